@@ -1,0 +1,69 @@
+/*
+ * pfi/error.h — error codes and diagnostics shared by every libpfi call.
+ *
+ * Every library function that can fail returns a pfi_error and hands results back through
+ * out-parameters. The library never prints and never exits; callers decide. Functions that
+ * read files also fill an optional pfi_diag (may be NULL) naming the file, line and column
+ * at fault and what was expected, so a command can print one clear line.
+ *
+ * The numeric values are stable: they may be stored or compared across versions.
+ */
+#ifndef PFI_ERROR_H
+#define PFI_ERROR_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum pfi_error {
+    PFI_OK = 0,
+    PFI_ERR_NOMEM = 1,           /* an allocation failed */
+    PFI_ERR_IO = 2,              /* a file could not be opened, read or written */
+    PFI_ERR_PARSE = 3,           /* malformed input (CSV or JSON syntax) */
+    PFI_ERR_MISSING_COLUMN = 4,  /* a mapped column is not in the header */
+    PFI_ERR_VALUE = 5,           /* a value is not what the field expects (non-numeric, negative) */
+    PFI_ERR_LINE_TOO_LONG = 6,   /* an input line exceeds PFI_CSV_MAX_LINE */
+    PFI_ERR_INVALID_ARGUMENT = 7,/* a caller passed an argument outside the documented domain */
+    PFI_ERR_EMPTY = 8,           /* the input holds no data rows (or no header) */
+    PFI_ERR_LIMIT = 9,           /* an input exceeds a documented size limit other than line length */
+    PFI_ERR_THREAD = 10,         /* a worker thread could not be started */
+    PFI_ERR_PLOT = 11            /* the plotting library failed */
+} pfi_error;
+
+/* Number of defined codes; every value in [0, PFI_ERROR_COUNT) has a name. */
+#define PFI_ERROR_COUNT 12
+
+/*
+ * pfi_strerror — a short, static, English description of code (never NULL; unknown codes
+ * give "unknown error"). Thread-safe.
+ */
+const char *pfi_strerror(pfi_error code);
+
+/*
+ * pfi_diag — where and why a read failed. Filled by readers when they return an error;
+ * fields that do not apply are empty ("" or line 0). Caller-owned, plain data.
+ */
+typedef struct pfi_diag {
+    char file[512];     /* path as given by the caller */
+    long line;          /* 1-based physical line, 0 when not about a line */
+    char column[128];   /* header name of the column at fault, "" when not about a column */
+    char message[512];  /* what was wrong and what was expected */
+} pfi_diag;
+
+/* pfi_diag_clear — empty every field of d (NULL is a no-op). */
+void pfi_diag_clear(pfi_diag *d);
+
+/*
+ * pfi_diag_format — write d as one line "FILE:LINE: column 'C': MESSAGE" (parts that do not
+ * apply are left out) into buf of size len (always NUL-terminated when len > 0, truncated if
+ * needed). Returns buf.
+ */
+char *pfi_diag_format(const pfi_diag *d, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * pfi/runs.h — the runs table: one row per run (one job configuration at one power cap),
+ * grouped into sweep groups (DESIGN §2).
+ *
+ * A CSV file with a header is read through a column mapping chosen by the caller (or by a
+ * dataset manifest, see pfi/manifest.h). Columns are found by header name, never by
+ * position. The mapping says:
+ *   - group: one or more key columns; runs with equal key values in one file form a sweep
+ *     group. A sweep group never spans files. "@file" names the file's base name, so a
+ *     dataset with one group per file maps group = ["@file"].
+ *   - cap: the power cap in W. With cap_regex, the cap is the first parenthesised
+ *     subexpression of a POSIX extended regular expression matched against the cell
+ *     (e.g. "_([0-9]+)$" on "__GlobalPowerLimitOptimizer_275").
+ *   - power, in W, directly — or energy in J divided by duration in s. power and energy may be
+ *     shell-style globs ("gpu*_energy"): matching columns are summed (whole-job power).
+ *   - throughput, in any unit of work per second, directly — or time, seconds per fixed unit
+ *     of work, with throughput = 1 / time.
+ *   - optional: power_se (W), throughput_se (same unit as throughput) or time_se (s), gpus,
+ *     job_class.
+ *
+ * PFI uses only relative changes of power and throughput against the reference run, so
+ * per-GPU power and whole-job power (and per-GPU or whole-job throughput) give the same PFI,
+ * as long as one group uses one convention.
+ *
+ * Missing cells ("", "N/A", "[N/A]", ... see pfi/value.h) are kept as missing: the run stays
+ * in the table with the field's validity flag cleared, and the PFI reports it as excluded
+ * with the reason. Non-numeric, negative or non-finite values are errors that name the file,
+ * line and column.
+ */
+#ifndef PFI_RUNS_H
+#define PFI_RUNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "pfi/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most key columns in a mapping. */
+#define PFI_MAX_GROUP_COLUMNS 16
+/* Most data rows read from one file; more is PFI_ERR_LIMIT. */
+#define PFI_RUNS_MAX_ROWS 10000000
+/* The pseudo-column naming a file's base name. */
+#define PFI_FILE_COLUMN "@file"
+
+/*
+ * pfi_mapping — which columns hold what. Every string is owned by the mapping (allocated
+ * with malloc; pfi_mapping_clear frees them); NULL means "not mapped". Zero-initialise, or
+ * use pfi_mapping_clear, before first use.
+ */
+typedef struct pfi_mapping {
+    char *group[PFI_MAX_GROUP_COLUMNS];
+    size_t n_group;
+    char *cap;           /* required */
+    char *cap_regex;     /* optional POSIX ERE with one capture group */
+    char *power;         /* W; glob, summed */
+    char *energy;        /* J; glob, summed; needs duration */
+    char *duration;      /* s; divides energy */
+    char *throughput;    /* work/s */
+    char *time;          /* s per unit of work; throughput = 1/time */
+    char *power_se;      /* W */
+    char *throughput_se; /* work/s */
+    char *time_se;       /* s; se(throughput) = time_se / time^2 */
+    char *gpus;          /* GPU count of the job */
+    char *job_class;     /* job class (dense, moe-pt, ...) */
+} pfi_mapping;
+
+/* pfi_mapping_clear — free every string of m and zero it. NULL is a no-op. */
+void pfi_mapping_clear(pfi_mapping *m);
+
+/*
+ * pfi_mapping_set — replace one field (by its name above: "cap", "power", "time", ...; "group"
+ * replaces the whole key list with the comma-separated names in value) with a copy of value
+ * (NULL unmaps). Errors: PFI_ERR_INVALID_ARGUMENT (unknown field, too many group columns),
+ * PFI_ERR_NOMEM.
+ */
+pfi_error pfi_mapping_set(pfi_mapping *m, const char *field, const char *value);
+
+/*
+ * pfi_mapping_get — the column (borrowed) mapped to field ("cap", "power"...; not "group"),
+ * NULL when unmapped or the field is unknown.
+ */
+const char *pfi_mapping_get(const pfi_mapping *m, const char *field);
+
+/*
+ * pfi_mapping_check — PFI_OK when m maps the required fields: at least one group column,
+ * cap, exactly one of power / energy (energy also needs duration, or falls back to time),
+ * exactly one of throughput / time. Otherwise PFI_ERR_INVALID_ARGUMENT and why in msg
+ * (size len).
+ */
+pfi_error pfi_mapping_check(const pfi_mapping *m, char *msg, size_t len);
+
+/* Validity flags of a run's fields (pfi_run.valid). */
+enum {
+    PFI_RUN_CAP = 1u << 0,
+    PFI_RUN_POWER = 1u << 1,
+    PFI_RUN_THROUGHPUT = 1u << 2,
+    PFI_RUN_POWER_SE = 1u << 3,
+    PFI_RUN_THROUGHPUT_SE = 1u << 4,
+    PFI_RUN_GPUS = 1u << 5
+};
+
+/* pfi_run — one row. A field is meaningful only when its flag is set in valid. */
+typedef struct pfi_run {
+    long line;            /* 1-based line of the row in its file */
+    double cap_w;         /* power cap, W */
+    double power_w;       /* steady-state power (whole job or per GPU), W */
+    double throughput;    /* work per second (tokens/s, samples/s, epochs/s...) */
+    double power_se_w;    /* standard error of power_w, W */
+    double throughput_se; /* standard error of throughput, same unit */
+    double gpus;          /* GPU count */
+    unsigned valid;       /* PFI_RUN_* flags */
+} pfi_run;
+
+/*
+ * pfi_group — one sweep group: the runs of one configuration in one file, sorted by cap
+ * descending (runs with a missing cap last), then by line. All pointers are owned by the
+ * table.
+ */
+typedef struct pfi_group {
+    size_t file_index;             /* index into pfi_runs_table.files */
+    size_t n_key;                  /* number of key columns */
+    const char *const *key_names;  /* n_key column names ("@file" included as given) */
+    char **key_values;             /* n_key values, as written in the file */
+    char *job_class;               /* NULL when unmapped or missing in every run */
+    pfi_run *runs;
+    size_t n_runs;
+} pfi_group;
+
+/*
+ * pfi_runs_table — every run read so far. Fields are read-only for callers.
+ * Groups appear file by file, in order of each group's first row in its file.
+ */
+typedef struct pfi_runs_table {
+    char **files;       /* n_files paths as given to pfi_runs_read_csv */
+    size_t n_files;
+    pfi_group *groups;
+    size_t n_groups;
+    size_t n_runs;      /* total runs over all groups */
+    /* private */
+    char ***key_names_by_file;
+    size_t *n_key_by_file;
+    size_t groups_cap;
+} pfi_runs_table;
+
+/* pfi_runs_table_create — an empty table in *out (owned; pfi_runs_table_destroy). */
+pfi_error pfi_runs_table_create(pfi_runs_table **out);
+
+/* pfi_runs_table_destroy — free t and everything it owns. NULL is a no-op. */
+void pfi_runs_table_destroy(pfi_runs_table *t);
+
+/*
+ * pfi_runs_read_csv — read the runs of one CSV file at path through mapping m and append its
+ * sweep groups to t. name (NULL: path) is what diagnostics and pfi_runs_table.files show.
+ * On error nothing is appended and diag (may be NULL) names file, line, column and the
+ * expected value. Errors: PFI_ERR_IO, PFI_ERR_EMPTY (no header or no data row),
+ * PFI_ERR_MISSING_COLUMN, PFI_ERR_VALUE, PFI_ERR_PARSE, PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT,
+ * PFI_ERR_INVALID_ARGUMENT (mapping incomplete or cap_regex invalid), PFI_ERR_NOMEM.
+ */
+pfi_error pfi_runs_read_csv(pfi_runs_table *t, const char *path, const char *name,
+                            const pfi_mapping *m, pfi_diag *diag);
+
+/*
+ * pfi_runs_read_stream — as pfi_runs_read_csv, from an open stream (borrowed), e.g. stdin or
+ * fmemopen() memory; name is required and used as the file name ("@file" is its base name).
+ */
+pfi_error pfi_runs_read_stream(pfi_runs_table *t, FILE *stream, const char *name,
+                               const pfi_mapping *m, pfi_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,493 @@
+/*
+ * pfi analyze — the Power Flexibility Index of every sweep group in the given datasets.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "analyze.h"
+#include "cli.h"
+#include "pfi/manifest.h"
+#include "pfi/plot.h"
+
+#ifndef PFI_DEFAULT_DATA_DIR
+#define PFI_DEFAULT_DATA_DIR "data"
+#endif
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: pfi analyze [OPTIONS] [DIR|FILE|- ...]\n"
+        "\n"
+        "Compute the Power Flexibility Index (PFI) of every sweep group: how much relative\n"
+        "power a job gives up per unit of relative throughput it loses under power caps.\n"
+        "A DIR holds a dataset manifest (" PFI_MANIFEST_NAME ") that maps its CSV columns;\n"
+        "a FILE uses the manifest beside it, or the mapping options below; '-' reads stdin.\n"
+        "Without inputs, the embedded datasets are analysed.\n"
+        "\n"
+        "column mapping (override the manifest):\n"
+        "  --group COL[,COL...]   columns identifying a sweep group ('@file' = the file name)\n"
+        "  --cap COL              power cap, W\n"
+        "  --cap-regex RE         take the cap from RE's first group, e.g. '_([0-9]+)$'\n"
+        "  --power COL            power, W (a glob sums columns: 'gpu*_power')\n"
+        "  --energy COL           energy, J, divided by --duration (glob: summed)\n"
+        "  --duration COL         seconds the energy was measured over\n"
+        "  --throughput COL       work per second (tokens/s, samples/s...)\n"
+        "  --time COL             seconds per fixed unit of work (throughput = 1/time)\n"
+        "  --power-se COL         standard error of power, W\n"
+        "  --throughput-se COL    standard error of throughput\n"
+        "  --time-se COL          standard error of time, s\n"
+        "  --gpus COL             GPU count of the job\n"
+        "  --class COL            job class (dense, moe-pt, ...)\n"
+        "  --manifest FILE        read the mapping from FILE\n"
+        "\n"
+        "analysis:\n"
+        "  --x-min X              smallest relative power decrease that binds (0.02)\n"
+        "  --noise-rel R          relative standard error for runs without one (e.g. 0.01);\n"
+        "                         without standard errors there is no confidence interval\n"
+        "  --draws N              Monte Carlo draws per group (10000; 0: no CI)\n"
+        "  --seed N               random seed (1); same seed, same CI\n"
+        "  --ci-level L           confidence level (0.95)\n"
+        "  --linear-band B        without a CI, |PFI-1| <= B is 'linear' (0.05)\n"
+        "  --threads N            worker threads (0: one per CPU)\n"
+        "\n"
+        "output:\n"
+        "  --format table|csv|json  (table)\n"
+        "  -o, --output FILE      write there instead of stdout (atomically)\n"
+        "  --points               table: list every point and why it was excluded\n"
+        "  --plot FILE.png|.svg   draw normalised throughput against normalised power\n"
+        "  --timing               print load/compute/output seconds on stderr\n"
+        "  -h, --help             this help\n"
+        "\n"
+        "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
+        "3 output not written, 4 internal error.\n");
+}
+
+enum {
+    OPT_GROUP = 256, OPT_CAP, OPT_CAP_REGEX, OPT_POWER, OPT_ENERGY, OPT_DURATION,
+    OPT_THROUGHPUT, OPT_TIME, OPT_POWER_SE, OPT_THROUGHPUT_SE, OPT_TIME_SE, OPT_GPUS,
+    OPT_CLASS, OPT_MANIFEST, OPT_X_MIN, OPT_NOISE_REL, OPT_DRAWS, OPT_SEED, OPT_CI_LEVEL,
+    OPT_LINEAR_BAND, OPT_THREADS, OPT_FORMAT, OPT_POINTS, OPT_PLOT, OPT_TIMING
+};
+
+static const struct option long_options[] = {
+    {"group", required_argument, NULL, OPT_GROUP},
+    {"cap", required_argument, NULL, OPT_CAP},
+    {"cap-regex", required_argument, NULL, OPT_CAP_REGEX},
+    {"power", required_argument, NULL, OPT_POWER},
+    {"energy", required_argument, NULL, OPT_ENERGY},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"throughput", required_argument, NULL, OPT_THROUGHPUT},
+    {"time", required_argument, NULL, OPT_TIME},
+    {"power-se", required_argument, NULL, OPT_POWER_SE},
+    {"throughput-se", required_argument, NULL, OPT_THROUGHPUT_SE},
+    {"time-se", required_argument, NULL, OPT_TIME_SE},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"class", required_argument, NULL, OPT_CLASS},
+    {"manifest", required_argument, NULL, OPT_MANIFEST},
+    {"x-min", required_argument, NULL, OPT_X_MIN},
+    {"noise-rel", required_argument, NULL, OPT_NOISE_REL},
+    {"draws", required_argument, NULL, OPT_DRAWS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"ci-level", required_argument, NULL, OPT_CI_LEVEL},
+    {"linear-band", required_argument, NULL, OPT_LINEAR_BAND},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"output", required_argument, NULL, 'o'},
+    {"points", no_argument, NULL, OPT_POINTS},
+    {"plot", required_argument, NULL, OPT_PLOT},
+    {"timing", no_argument, NULL, OPT_TIMING},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The mapping fields the flags set, in flag order (OPT_GROUP .. OPT_CLASS). */
+static const char *const flag_field[] = {
+    "group", "cap", "cap_regex", "power", "energy", "duration", "throughput",
+    "time", "power_se", "throughput_se", "time_se", "gpus", "job_class"};
+
+typedef struct settings {
+    pfi_mapping flags; /* only the fields given on the command line */
+    bool flag_set[sizeof flag_field / sizeof flag_field[0]];
+    const char *manifest;
+    pfi_options options;
+    bool noise_given;
+    const char *format;
+    const char *output;
+    const char *plot;
+    bool points;
+    bool timing;
+} settings;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int parse_args(int argc, char **argv, settings *s)
+{
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", long_options, NULL)) != -1) {
+        if (c >= OPT_GROUP && c <= OPT_CLASS) {
+            size_t k = (size_t)(c - OPT_GROUP);
+            if (pfi_mapping_set(&s->flags, flag_field[k], optarg) != PFI_OK) {
+                cli_error("--%s: too many columns (at most %d)", long_options[k].name,
+                          PFI_MAX_GROUP_COLUMNS);
+                return PFI_EXIT_USAGE;
+            }
+            s->flag_set[k] = true;
+            continue;
+        }
+        double v;
+        size_t n;
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return -1;
+        case 'o':
+            s->output = optarg;
+            break;
+        case OPT_MANIFEST:
+            s->manifest = optarg;
+            break;
+        case OPT_X_MIN:
+            if (!cli_parse_double(optarg, &v) || v < 0 || v >= 1) {
+                cli_error("--x-min: expected a number in [0, 1), got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            s->options.x_min = v;
+            break;
+        case OPT_NOISE_REL:
+            if (!cli_parse_double(optarg, &v) || v <= 0 || v >= 1) {
+                cli_error("--noise-rel: expected a relative noise in (0, 1), e.g. 0.01; got "
+                          "'%s'",
+                          optarg);
+                return PFI_EXIT_USAGE;
+            }
+            s->options.noise_rel = v;
+            s->noise_given = true;
+            break;
+        case OPT_DRAWS:
+            if (!cli_parse_size(optarg, &n) || n > 100000000) {
+                cli_error("--draws: expected an integer from 0 to 100000000, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            s->options.draws = n;
+            break;
+        case OPT_SEED:
+            if (!cli_parse_size(optarg, &n)) {
+                cli_error("--seed: expected a non-negative integer, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            s->options.seed = (uint64_t)n;
+            break;
+        case OPT_CI_LEVEL:
+            if (!cli_parse_double(optarg, &v) || v <= 0 || v >= 1) {
+                cli_error("--ci-level: expected a number in (0, 1), e.g. 0.95; got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            s->options.ci_level = v;
+            break;
+        case OPT_LINEAR_BAND:
+            if (!cli_parse_double(optarg, &v) || v < 0) {
+                cli_error("--linear-band: expected a number >= 0, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            s->options.linear_band = v;
+            break;
+        case OPT_THREADS:
+            if (!cli_parse_size(optarg, &n) || n > 256) {
+                cli_error("--threads: expected an integer from 0 to 256, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            s->options.threads = (unsigned)n;
+            break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
+                cli_error("--format: expected table, csv or json; got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            s->format = optarg;
+            break;
+        case OPT_POINTS:
+            s->points = true;
+            break;
+        case OPT_PLOT:
+            s->plot = optarg;
+            break;
+        case OPT_TIMING:
+            s->timing = true;
+            break;
+        default:
+            fprintf(stderr, "Try 'pfi analyze --help'.\n");
+            return PFI_EXIT_USAGE;
+        }
+    }
+    if (s->plot != NULL) {
+        const char *dot = strrchr(s->plot, '.');
+        if (dot == NULL || (strcmp(dot, ".png") && strcmp(dot, ".svg"))) {
+            cli_error("--plot: the file name must end in .png or .svg, got '%s'", s->plot);
+            return PFI_EXIT_USAGE;
+        }
+    }
+    return PFI_EXIT_OK;
+}
+
+/* The index of a mapping field in flag_field. */
+static size_t field_index(const char *field)
+{
+    for (size_t k = 0; k < sizeof flag_field / sizeof flag_field[0]; k++)
+        if (strcmp(flag_field[k], field) == 0)
+            return k;
+    return 0;
+}
+
+/*
+ * The manifest mapping with the command-line flags laid over it. A flag for one side of a
+ * pair (power/energy, throughput/time) unmaps the manifest's other side.
+ */
+static int merge_mapping(const settings *s, const pfi_manifest *man, pfi_mapping *out)
+{
+    static const char *const pairs[][2] = {{"power", "energy"}, {"throughput", "time"}};
+    pfi_error e = PFI_OK;
+    for (size_t k = 0; e == PFI_OK && k < sizeof flag_field / sizeof flag_field[0]; k++) {
+        const pfi_mapping *src = s->flag_set[k] ? &s->flags : man ? &man->mapping : NULL;
+        if (src == NULL)
+            continue;
+        if (k == 0) {
+            char joined[PFI_MAX_GROUP_COLUMNS * 130] = "";
+            for (size_t i = 0; i < src->n_group; i++) {
+                strncat(joined, i ? "," : "", sizeof joined - strlen(joined) - 1);
+                strncat(joined, src->group[i], sizeof joined - strlen(joined) - 1);
+            }
+            e = pfi_mapping_set(out, "group", src->n_group ? joined : NULL);
+        } else {
+            e = pfi_mapping_set(out, flag_field[k], pfi_mapping_get(src, flag_field[k]));
+        }
+    }
+    for (size_t p = 0; e == PFI_OK && p < 2; p++)
+        for (int side = 0; side < 2; side++)
+            if (s->flag_set[field_index(pairs[p][side])] &&
+                !s->flag_set[field_index(pairs[p][1 - side])])
+                e = pfi_mapping_set(out, pairs[p][1 - side], NULL);
+    if (e != PFI_OK) {
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
+    return PFI_EXIT_OK;
+}
+
+static bool any_flag(const settings *s)
+{
+    for (size_t k = 0; k < sizeof flag_field / sizeof flag_field[0]; k++)
+        if (s->flag_set[k])
+            return true;
+    return false;
+}
+
+static bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Read one input (directory, file or "-") into t. */
+static int load_input(const settings *s, const char *input, pfi_runs_table *t, double *noise_rel,
+                      bool *noise_from_manifest)
+{
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    struct stat st;
+    bool is_stdin = strcmp(input, "-") == 0;
+    bool is_dir = !is_stdin && stat(input, &st) == 0 && S_ISDIR(st.st_mode);
+    if (!is_stdin && !is_dir && stat(input, &st) != 0) {
+        cli_error("%s: no such file or directory", input);
+        return PFI_EXIT_DATA;
+    }
+    /* find the manifest: --manifest, else the one in the directory or beside the file */
+    char man_path[4096] = "";
+    if (s->manifest != NULL) {
+        snprintf(man_path, sizeof man_path, "%s", s->manifest);
+    } else if (!is_stdin) {
+        if (is_dir) {
+            snprintf(man_path, sizeof man_path, "%s/%s", input, PFI_MANIFEST_NAME);
+        } else {
+            const char *slash = strrchr(input, '/');
+            int dir_len = slash ? (int)(slash - input) : 1;
+            snprintf(man_path, sizeof man_path, "%.*s/%s", dir_len, slash ? input : ".",
+                     PFI_MANIFEST_NAME);
+        }
+        if (!file_exists(man_path))
+            man_path[0] = '\0';
+    }
+    pfi_manifest man;
+    memset(&man, 0, sizeof man);
+    bool have_manifest = man_path[0] != '\0';
+    int rc = PFI_EXIT_OK;
+    if (have_manifest) {
+        pfi_error e = pfi_manifest_load(man_path, &man, &d);
+        if (e != PFI_OK) {
+            pfi_manifest_clear(&man);
+            return cli_report(e, &d);
+        }
+        if (man.has_noise_rel && !s->noise_given) {
+            if (*noise_from_manifest && *noise_rel != man.noise_rel)
+                cli_error("warning: %s: noise_rel %g differs from another manifest's %g; using "
+                          "%g (give --noise-rel to choose)",
+                          man_path, man.noise_rel, *noise_rel, *noise_rel);
+            else
+                *noise_rel = man.noise_rel;
+            *noise_from_manifest = true;
+        }
+    } else if (!any_flag(s)) {
+        cli_error("%s: no %s%s and no column mapping options (--group, --cap, --power, "
+                  "--throughput...); see 'pfi analyze --help'",
+                  input, PFI_MANIFEST_NAME, is_dir ? " in this directory" : " beside this file");
+        return PFI_EXIT_USAGE;
+    }
+    pfi_mapping mapping;
+    memset(&mapping, 0, sizeof mapping);
+    rc = merge_mapping(s, have_manifest ? &man : NULL, &mapping);
+    char why[256];
+    if (rc == PFI_EXIT_OK && pfi_mapping_check(&mapping, why, sizeof why) != PFI_OK) {
+        cli_error("%s: incomplete column mapping: %s", input, why);
+        rc = PFI_EXIT_USAGE;
+    }
+    if (rc == PFI_EXIT_OK) {
+        pfi_error e = PFI_OK;
+        if (is_stdin) {
+            e = pfi_runs_read_stream(t, stdin, "(stdin)", &mapping, &d);
+        } else if (is_dir) {
+            char **paths = NULL;
+            size_t n = 0;
+            e = pfi_manifest_files(input, &man, &paths, &n, &d);
+            for (size_t i = 0; e == PFI_OK && i < n; i++)
+                e = pfi_runs_read_csv(t, paths[i], NULL, &mapping, &d);
+            for (size_t i = 0; i < n; i++)
+                free(paths[i]);
+            free(paths);
+        } else {
+            e = pfi_runs_read_csv(t, input, NULL, &mapping, &d);
+        }
+        if (e != PFI_OK)
+            rc = cli_report(e, &d);
+    }
+    pfi_mapping_clear(&mapping);
+    pfi_manifest_clear(&man);
+    return rc;
+}
+
+static int write_outputs(const settings *s, const analyze_report *rep)
+{
+    cli_output out;
+    if (!cli_output_open(&out, s->output))
+        return PFI_EXIT_OUTPUT;
+    bool ok;
+    if (strcmp(s->format, "json") == 0)
+        ok = analyze_write_json(out.f, rep);
+    else if (strcmp(s->format, "csv") == 0)
+        ok = analyze_write_csv(out.f, rep);
+    else
+        ok = analyze_write_table(out.f, rep);
+    if (!ok) {
+        cli_output_abort(&out);
+        return PFI_EXIT_OUTPUT;
+    }
+    if (!cli_output_commit(&out))
+        return PFI_EXIT_OUTPUT;
+    if (s->plot == NULL)
+        return PFI_EXIT_OK;
+    const pfi_runs_table *t = rep->table;
+    char **titles = calloc(t->n_groups ? t->n_groups : 1, sizeof *titles);
+    int rc = titles ? PFI_EXIT_OK : PFI_EXIT_INTERNAL;
+    for (size_t g = 0; rc == PFI_EXIT_OK && g < t->n_groups; g++) {
+        if ((titles[g] = malloc(160)) == NULL)
+            rc = PFI_EXIT_INTERNAL;
+        else
+            analyze_group_title(t, g, titles[g], 160);
+    }
+    if (rc == PFI_EXIT_OK) {
+        pfi_diag d;
+        pfi_diag_clear(&d);
+        pfi_error e = pfi_plot_curves(s->plot, rep->results, (const char *const *)titles,
+                                      t->n_groups, &d);
+        if (e != PFI_OK) {
+            cli_report(e, &d);
+            rc = e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_OUTPUT;
+        }
+    } else {
+        cli_error("out of memory");
+    }
+    for (size_t g = 0; titles && g < t->n_groups; g++)
+        free(titles[g]);
+    free(titles);
+    return rc;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+    settings s;
+    memset(&s, 0, sizeof s);
+    pfi_options_init(&s.options);
+    s.format = "table";
+    int rc = parse_args(argc, argv, &s);
+    if (rc != PFI_EXIT_OK) {
+        pfi_mapping_clear(&s.flags);
+        return rc < 0 ? PFI_EXIT_OK : rc;
+    }
+    double t_start = now_s();
+    pfi_runs_table *t = NULL;
+    if (pfi_runs_table_create(&t) != PFI_OK) {
+        cli_error("out of memory");
+        pfi_mapping_clear(&s.flags);
+        return PFI_EXIT_INTERNAL;
+    }
+    static char *const defaults[] = {PFI_DEFAULT_DATA_DIR "/zeus_nsdi23_power",
+                                     PFI_DEFAULT_DATA_DIR "/zeus_jit_profile"};
+    char *const *inputs = argv + optind;
+    int n_inputs = argc - optind;
+    if (n_inputs == 0) {
+        inputs = defaults;
+        n_inputs = 2;
+    }
+    double noise_rel = s.options.noise_rel;
+    bool noise_from_manifest = false;
+    for (int i = 0; rc == PFI_EXIT_OK && i < n_inputs; i++)
+        rc = load_input(&s, inputs[i], t, &noise_rel, &noise_from_manifest);
+    s.options.noise_rel = noise_rel;
+    if (rc == PFI_EXIT_OK && t->n_groups == 0) {
+        cli_error("no sweep group found in the inputs");
+        rc = PFI_EXIT_DATA;
+    }
+    pfi_result *results = NULL;
+    double t_loaded = now_s(), t_computed = t_loaded;
+    if (rc == PFI_EXIT_OK) {
+        results = calloc(t->n_groups, sizeof *results);
+        pfi_error e = results ? pfi_analyze(t, &s.options, results) : PFI_ERR_NOMEM;
+        t_computed = now_s();
+        if (e != PFI_OK) {
+            cli_error("analysis failed: %s", pfi_strerror(e));
+            rc = cli_exit_code(e) == PFI_EXIT_USAGE ? PFI_EXIT_USAGE : PFI_EXIT_INTERNAL;
+        }
+    }
+    if (rc == PFI_EXIT_OK) {
+        analyze_report rep = {.table = t, .results = results, .options = &s.options,
+                              .show_points = s.points};
+        rc = write_outputs(&s, &rep);
+    }
+    double t_end = now_s();
+    if (s.timing && results != NULL)
+        fprintf(stderr, "pfi: timing: load_s=%.6f compute_s=%.6f output_s=%.6f\n",
+                t_loaded - t_start, t_computed - t_loaded, t_end - t_computed);
+    for (size_t g = 0; results && g < t->n_groups; g++)
+        pfi_result_clear(&results[g]);
+    free(results);
+    pfi_runs_table_destroy(t);
+    pfi_mapping_clear(&s.flags);
+    return rc;
+}

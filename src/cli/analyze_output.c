@@ -1,0 +1,433 @@
+/*
+ * pfi analyze output: an aligned table for people, CSV and JSON for machines.
+ */
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "cli.h"
+
+/* ---- shared pieces ---------------------------------------------------------------------- */
+
+static const char *file_base(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The group's key values joined by sep, leaving out the "@file" pseudo-column. */
+static void key_text(const pfi_group *g, const char *sep, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    size_t used = 0;
+    bool first = true;
+    for (size_t k = 0; k < g->n_key && used + 1 < len; k++) {
+        if (strcmp(g->key_names[k], PFI_FILE_COLUMN) == 0)
+            continue;
+        int n = snprintf(buf + used, len - used, "%s%s", first ? "" : sep, g->key_values[k]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+        first = false;
+    }
+}
+
+void analyze_group_title(const pfi_runs_table *t, size_t gi, char *buf, size_t len)
+{
+    const pfi_group *g = &t->groups[gi];
+    char key[512];
+    key_text(g, "/", key, sizeof key);
+    const char *file = file_base(t->files[g->file_index]);
+    if (key[0] == '\0')
+        snprintf(buf, len, "%s", file);
+    else if (t->n_files > 1)
+        snprintf(buf, len, "%s: %s", file, key);
+    else
+        snprintf(buf, len, "%s", key);
+}
+
+typedef struct summary {
+    size_t groups, defined;
+    double median, min, max; /* NaN when nothing is defined */
+} summary;
+
+/* Summary of the ratio PFI over the groups for which pick() is true. */
+static bool summarise(const analyze_report *r, bool (*pick)(const analyze_report *, size_t,
+                                                             const void *),
+                      const void *arg, summary *out)
+{
+    const pfi_runs_table *t = r->table;
+    double *v = malloc((t->n_groups ? t->n_groups : 1) * sizeof *v);
+    if (v == NULL)
+        return false;
+    *out = (summary){0, 0, NAN, NAN, NAN};
+    for (size_t g = 0; g < t->n_groups; g++) {
+        if (pick && !pick(r, g, arg))
+            continue;
+        out->groups++;
+        if (!isnan(r->results[g].ratio))
+            v[out->defined++] = r->results[g].ratio;
+    }
+    if (out->defined > 0) {
+        gsl_sort(v, 1, out->defined);
+        out->median = gsl_stats_median_from_sorted_data(v, 1, out->defined);
+        out->min = v[0];
+        out->max = v[out->defined - 1];
+    }
+    free(v);
+    return true;
+}
+
+static bool in_class(const analyze_report *r, size_t g, const void *cls)
+{
+    const char *c = r->table->groups[g].job_class;
+    return c != NULL && strcmp(c, cls) == 0;
+}
+
+static bool in_file(const analyze_report *r, size_t g, const void *file)
+{
+    return r->table->groups[g].file_index == *(const size_t *)file;
+}
+
+/* Distinct job classes in order of first appearance; *n of them, borrowed strings. */
+static const char **classes(const pfi_runs_table *t, size_t *n)
+{
+    const char **out = malloc((t->n_groups ? t->n_groups : 1) * sizeof *out);
+    *n = 0;
+    if (out == NULL)
+        return NULL;
+    for (size_t g = 0; g < t->n_groups; g++) {
+        const char *c = t->groups[g].job_class;
+        if (c == NULL)
+            continue;
+        bool seen = false;
+        for (size_t i = 0; i < *n && !seen; i++)
+            seen = strcmp(out[i], c) == 0;
+        if (!seen)
+            out[(*n)++] = c;
+    }
+    return out;
+}
+
+static size_t excluded_count(const pfi_result *res)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < res->n_points; i++)
+        n += res->points[i].exclusion != PFI_EXCL_NONE &&
+             res->points[i].exclusion != PFI_EXCL_NO_THROUGHPUT_LOSS;
+    return n;
+}
+
+/* ---- table ------------------------------------------------------------------------------ */
+
+/* v with the given number of decimals (or %g-style significant digits when digits < 0). */
+static void fmt_num(char *buf, size_t len, double v, int digits)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else if (digits < 0)
+        snprintf(buf, len, "%.*g", -digits, v);
+    else
+        snprintf(buf, len, "%.*f", digits, v);
+}
+
+static void table_points(FILE *f, const pfi_result *res)
+{
+    const pfi_point *all[1] = {&res->reference};
+    for (size_t i = 0; i < res->n_points + (res->has_reference ? 1 : 0); i++) {
+        const pfi_point *p = res->has_reference ? (i == 0 ? all[0] : &res->points[i - 1])
+                                                : &res->points[i];
+        char cap[32], pw[32], tp[32], x[32], y[32];
+        fmt_num(cap, sizeof cap, p->cap_w, -6);
+        fmt_num(pw, sizeof pw, p->power_w, -6);
+        fmt_num(tp, sizeof tp, p->throughput, -6);
+        fmt_num(x, sizeof x, p->x, 4);
+        fmt_num(y, sizeof y, p->y, 4);
+        const char *what = (res->has_reference && i == 0) ? "reference"
+                           : p->exclusion == PFI_EXCL_NONE ? "used"
+                           : p->exclusion == PFI_EXCL_NO_THROUGHPUT_LOSS
+                               ? "area/ce only: no_throughput_loss"
+                               : pfi_exclusion_name(p->exclusion);
+        fprintf(f, "      cap %8s W  power %10s  throughput %12s  x %7s  y %7s  line %ld%s  %s\n",
+                cap, pw, tp, x, y, p->line, p->n_runs > 1 ? " (merged)" : "", what);
+    }
+}
+
+bool analyze_write_table(FILE *f, const analyze_report *r)
+{
+    const pfi_runs_table *t = r->table;
+    int level = (int)lround(r->options->ci_level * 100);
+    size_t width = 24;
+    for (size_t g = 0; g < t->n_groups; g++) {
+        char key[512];
+        key_text(&t->groups[g], "/", key, sizeof key);
+        size_t n = key[0] ? strlen(key) : strlen(file_base(t->files[t->groups[g].file_index]));
+        if (n > width)
+            width = n < 60 ? n : 60;
+    }
+    size_t last_file = (size_t)-1;
+    for (size_t g = 0; g < t->n_groups; g++) {
+        const pfi_group *grp = &t->groups[g];
+        const pfi_result *res = &r->results[g];
+        if (grp->file_index != last_file) {
+            last_file = grp->file_index;
+            fprintf(f, "%s%s\n", g ? "\n" : "", t->files[last_file]);
+            char ci[16];
+            snprintf(ci, sizeof ci, "%d%% CI", level);
+            fprintf(f, "  %-*s %7s %9s  %-17s %7s %7s  %-9s %s\n", (int)width, "group",
+                    "ref_cap", "PFI", ci, "area", "CE", "label", "used/ratio/excl");
+        }
+        char key[512], ratio[32], ci[48], area[32], ce[32], cap[32];
+        key_text(grp, "/", key, sizeof key);
+        if (key[0] == '\0')
+            snprintf(key, sizeof key, "%s", file_base(t->files[grp->file_index]));
+        fmt_num(ratio, sizeof ratio, res->ratio, 3);
+        fmt_num(area, sizeof area, res->area, 3);
+        fmt_num(ce, sizeof ce, res->ce, 3);
+        fmt_num(cap, sizeof cap, res->has_reference ? res->reference.cap_w : NAN, 0);
+        if (res->ci_available)
+            snprintf(ci, sizeof ci, "[%.3f, %.3f]", res->ci_lo, res->ci_hi);
+        else
+            snprintf(ci, sizeof ci, "-");
+        fprintf(f, "  %-*.*s %7s %9s  %-17s %7s %7s  %-9s %zu/%zu/%zu\n", (int)width, (int)width,
+                key, cap, ratio, ci, area, ce, pfi_label_name(res->label), res->n_used,
+                res->n_ratio, excluded_count(res));
+        if (r->show_points) {
+            if (res->undefined_reason)
+                fprintf(f, "      PFI undefined: %s\n", res->undefined_reason);
+            if (res->ci_note && r->options->draws > 0 && !isnan(res->ratio))
+                fprintf(f, "      no CI: %s\n", res->ci_note);
+            table_points(f, res);
+        }
+    }
+    summary all;
+    if (!summarise(r, NULL, NULL, &all))
+        return false;
+    fprintf(f, "\n%zu sweep groups, %zu with a defined PFI", all.groups, all.defined);
+    if (all.defined > 0)
+        fprintf(f, "; median PFI %.3f (range %.3f to %.3f)", all.median, all.min, all.max);
+    fprintf(f, "\n");
+    if (t->n_files > 1) {
+        for (size_t i = 0; i < t->n_files; i++) {
+            summary s;
+            if (!summarise(r, in_file, &i, &s))
+                return false;
+            char med[32];
+            fmt_num(med, sizeof med, s.median, 3);
+            fprintf(f, "  %-40s %3zu groups, %3zu defined, median PFI %s\n",
+                    file_base(t->files[i]), s.groups, s.defined, med);
+        }
+    }
+    size_t n_cls = 0;
+    const char **cls = classes(t, &n_cls);
+    if (cls == NULL)
+        return false;
+    for (size_t i = 0; i < n_cls; i++) {
+        summary s;
+        if (!summarise(r, in_class, cls[i], &s)) {
+            free(cls);
+            return false;
+        }
+        char med[32];
+        fmt_num(med, sizeof med, s.median, 3);
+        fprintf(f, "  class %-20s %3zu groups, %3zu defined, median PFI %s\n", cls[i], s.groups,
+                s.defined, med);
+    }
+    free(cls);
+    bool no_ci = false;
+    for (size_t g = 0; g < t->n_groups; g++)
+        no_ci = no_ci || (!isnan(r->results[g].ratio) && !r->results[g].ci_available);
+    if (no_ci && r->options->draws > 0)
+        fprintf(f, "CI '-': no standard errors in the data; give --noise-rel (e.g. 0.01) to "
+                   "assume a relative measurement noise.\n");
+    fprintf(f, "used/ratio/excl: points in area and CE / in the ratio / excluded (not binding or "
+               "missing); --points lists them.\n");
+    return !ferror(f);
+}
+
+/* ---- CSV -------------------------------------------------------------------------------- */
+
+static void csv_field(FILE *f, const char *s, bool last)
+{
+    bool quote = strpbrk(s, ",\"\r\n") != NULL || (s[0] == ' ' || s[0] == '\t') ||
+                 (s[0] != '\0' && (s[strlen(s) - 1] == ' ' || s[strlen(s) - 1] == '\t'));
+    if (!quote) {
+        fputs(s, f);
+    } else {
+        fputc('"', f);
+        for (const char *p = s; *p; p++) {
+            if (*p == '"')
+                fputc('"', f);
+            fputc(*p, f);
+        }
+        fputc('"', f);
+    }
+    fputc(last ? '\n' : ',', f);
+}
+
+static void csv_number(FILE *f, double v, bool last)
+{
+    char buf[40] = "";
+    if (!isnan(v))
+        snprintf(buf, sizeof buf, "%.17g", v);
+    csv_field(f, buf, last);
+}
+
+bool analyze_write_csv(FILE *f, const analyze_report *r)
+{
+    const pfi_runs_table *t = r->table;
+    fputs("file,group,job_class,cap_ref_w,power_ref_w,throughput_ref,pfi_ratio,ci_lo,ci_median,"
+          "ci_hi,pfi_area,pfi_ce,label,points_used,points_ratio,excluded,undefined_reason\n",
+          f);
+    for (size_t g = 0; g < t->n_groups; g++) {
+        const pfi_group *grp = &t->groups[g];
+        const pfi_result *res = &r->results[g];
+        char key[1024], count[32];
+        key_text(grp, "|", key, sizeof key);
+        csv_field(f, file_base(t->files[grp->file_index]), false);
+        csv_field(f, key, false);
+        csv_field(f, grp->job_class ? grp->job_class : "", false);
+        csv_number(f, res->has_reference ? res->reference.cap_w : NAN, false);
+        csv_number(f, res->has_reference ? res->reference.power_w : NAN, false);
+        csv_number(f, res->has_reference ? res->reference.throughput : NAN, false);
+        csv_number(f, res->ratio, false);
+        csv_number(f, res->ci_lo, false);
+        csv_number(f, res->ci_median, false);
+        csv_number(f, res->ci_hi, false);
+        csv_number(f, res->area, false);
+        csv_number(f, res->ce, false);
+        csv_field(f, pfi_label_name(res->label), false);
+        snprintf(count, sizeof count, "%zu", res->n_used);
+        csv_field(f, count, false);
+        snprintf(count, sizeof count, "%zu", res->n_ratio);
+        csv_field(f, count, false);
+        snprintf(count, sizeof count, "%zu", excluded_count(res));
+        csv_field(f, count, false);
+        csv_field(f, res->undefined_reason ? res->undefined_reason : "", true);
+    }
+    return !ferror(f);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+/* A number, or null when undefined. */
+static json_t *num(double v)
+{
+    return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *summary_json(const summary *s)
+{
+    return json_pack("{s:I, s:I, s:o, s:o, s:o}", "groups", (json_int_t)s->groups, "defined",
+                     (json_int_t)s->defined, "median", num(s->median), "min", num(s->min), "max",
+                     num(s->max));
+}
+
+static json_t *point_json(const pfi_point *p)
+{
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s}", "cap_w", num(p->cap_w), "power",
+                     num(p->power_w), "throughput", num(p->throughput), "x", num(p->x), "y",
+                     num(p->y), "line", (json_int_t)p->line, "runs", (json_int_t)p->n_runs,
+                     "status",
+                     p->exclusion == PFI_EXCL_NONE ? "used" : pfi_exclusion_name(p->exclusion));
+}
+
+static json_t *group_json(const analyze_report *r, size_t g)
+{
+    const pfi_group *grp = &r->table->groups[g];
+    const pfi_result *res = &r->results[g];
+    json_t *key = json_object(), *excluded = json_array(), *points = json_array();
+    for (size_t k = 0; k < grp->n_key; k++)
+        json_object_set_new(key, grp->key_names[k], json_string(grp->key_values[k]));
+    for (size_t i = 0; i < res->n_points; i++) {
+        const pfi_point *p = &res->points[i];
+        json_array_append_new(points, point_json(p));
+        if (p->exclusion != PFI_EXCL_NONE)
+            json_array_append_new(excluded,
+                                  json_pack("{s:o, s:s, s:I}", "cap_w", num(p->cap_w), "reason",
+                                            pfi_exclusion_name(p->exclusion), "line",
+                                            (json_int_t)p->line));
+    }
+    json_t *ref = res->has_reference
+                      ? json_pack("{s:o, s:o, s:o, s:I}", "cap_w", num(res->reference.cap_w),
+                                  "power", num(res->reference.power_w), "throughput",
+                                  num(res->reference.throughput), "runs",
+                                  (json_int_t)res->reference.n_runs)
+                      : json_null();
+    json_t *ci = res->ci_available ? json_pack("[o, o]", num(res->ci_lo), num(res->ci_hi))
+                                   : json_null();
+    return json_pack(
+        "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
+        "file", r->table->files[grp->file_index], "key", key, "job_class",
+        grp->job_class ? json_string(grp->job_class) : json_null(), "reference", ref, "pfi_ratio",
+        num(res->ratio), "pfi_ratio_ci", ci, "pfi_ratio_ci_median", num(res->ci_median),
+        "pfi_area", num(res->area), "pfi_ce", num(res->ce), "label", pfi_label_name(res->label),
+        "points_used", (json_int_t)res->n_used, "points_ratio", (json_int_t)res->n_ratio,
+        "undefined_reason",
+        res->undefined_reason ? json_string(res->undefined_reason) : json_null(), "ci_note",
+        res->ci_note && r->options->draws > 0 ? json_string(res->ci_note) : json_null(),
+        "excluded", excluded, "points", points, "ci_undefined_draws", (json_int_t)res->ci_undefined,
+        "ci_draws", json_integer((json_int_t)res->ci_draws), "gpus",
+        res->has_reference && grp->n_runs > 0 && (grp->runs[0].valid & PFI_RUN_GPUS)
+            ? json_real(grp->runs[0].gpus)
+            : json_null());
+}
+
+bool analyze_write_json(FILE *f, const analyze_report *r)
+{
+    const pfi_runs_table *t = r->table;
+    json_t *root = json_object(), *groups = json_array();
+    bool ok = root && groups;
+    for (size_t g = 0; ok && g < t->n_groups; g++) {
+        json_t *gj = group_json(r, g);
+        ok = gj != NULL && json_array_append_new(groups, gj) == 0;
+    }
+    summary all;
+    ok = ok && summarise(r, NULL, NULL, &all);
+    json_t *sum = ok ? summary_json(&all) : NULL;
+    json_t *by_class = json_object(), *by_file = json_object();
+    size_t n_cls = 0;
+    const char **cls = ok ? classes(t, &n_cls) : NULL;
+    ok = ok && sum && by_class && by_file && cls;
+    for (size_t i = 0; ok && i < n_cls; i++) {
+        summary s;
+        ok = summarise(r, in_class, cls[i], &s) &&
+             json_object_set_new(by_class, cls[i], summary_json(&s)) == 0;
+    }
+    for (size_t i = 0; ok && i < t->n_files; i++) {
+        summary s;
+        ok = summarise(r, in_file, &i, &s) &&
+             json_object_set_new(by_file, t->files[i], summary_json(&s)) == 0;
+    }
+    free(cls);
+    if (ok) {
+        json_object_set_new(sum, "by_class", by_class);
+        json_object_set_new(sum, "by_file", by_file);
+        by_class = by_file = NULL;
+        json_t *opts = json_pack(
+            "{s:f, s:I, s:I, s:f, s:o, s:f}", "x_min", r->options->x_min, "draws",
+            (json_int_t)r->options->draws, "seed", (json_int_t)r->options->seed, "ci_level",
+            r->options->ci_level,
+            "noise_rel", r->options->noise_rel > 0 ? json_real(r->options->noise_rel) : json_null(),
+            "linear_band", r->options->linear_band);
+        json_object_set_new(root, "groups", groups);
+        json_object_set_new(root, "summary", sum);
+        json_object_set_new(root, "options", opts);
+        groups = sum = NULL;
+        ok = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) ==
+                 0 &&
+             fputc('\n', f) != EOF;
+    }
+    json_decref(by_class);
+    json_decref(by_file);
+    json_decref(groups);
+    json_decref(sum);
+    json_decref(root);
+    if (!ok)
+        cli_error("could not write the JSON output");
+    return ok && !ferror(f);
+}

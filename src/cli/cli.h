@@ -1,0 +1,55 @@
+/*
+ * The `pfi` command's shared helpers: exit codes, messages, safe output files.
+ */
+#ifndef PFI_CLI_H
+#define PFI_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "pfi/error.h"
+
+/* Exit codes: stable, documented in the README. */
+enum {
+    PFI_EXIT_OK = 0,       /* success */
+    PFI_EXIT_DATA = 1,     /* an input is missing, unreadable or malformed */
+    PFI_EXIT_USAGE = 2,    /* bad command line */
+    PFI_EXIT_OUTPUT = 3,   /* an output (table, JSON, figure) could not be written */
+    PFI_EXIT_INTERNAL = 4  /* out of memory or another internal failure */
+};
+
+int cmd_analyze(int argc, char **argv);
+
+/* cli_error — print "pfi: MESSAGE" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* cli_report — print a library error with its diagnostic; return the matching exit code. */
+int cli_report(pfi_error e, const pfi_diag *d);
+
+/* cli_exit_code — the exit code for a library error from reading input. */
+int cli_exit_code(pfi_error e);
+
+/* cli_parse_double / cli_parse_size — a whole-string number; false when it is not one. */
+bool cli_parse_double(const char *s, double *out);
+bool cli_parse_size(const char *s, size_t *out);
+
+/*
+ * cli_output — a file written whole or not at all: data goes to a temporary file beside path,
+ * renamed over path by cli_output_commit. path "-" or NULL is stdout (no temporary).
+ */
+typedef struct cli_output {
+    FILE *f;
+    char *path;
+    char *tmp;
+} cli_output;
+
+bool cli_output_open(cli_output *o, const char *path);
+/* Returns false (and removes the temporary) when a write failed. */
+bool cli_output_commit(cli_output *o);
+void cli_output_abort(cli_output *o);
+
+/* cli_is_tty — true when f is a terminal. */
+bool cli_is_tty(FILE *f);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * pfi — Power Flexibility Index toolkit: command dispatch.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef PFI_VERSION
+#define PFI_VERSION "unknown"
+#endif
+
+typedef struct verb {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} verb;
+
+static const verb verbs[] = {
+    {"analyze", cmd_analyze, "compute the Power Flexibility Index of power-cap sweep groups"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: pfi COMMAND [OPTIONS] [ARGS]\n"
+               "\n"
+               "pfi measures how much throughput a GPU training job keeps under power caps\n"
+               "(the Power Flexibility Index, PFI) from power-cap sweeps.\n"
+               "\n"
+               "commands:\n");
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf(f, "  %-10s %s\n", "help", "show help for a command (pfi help analyze)");
+    fprintf(f, "  %-10s %s\n", "version", "print the version");
+    fprintf(f, "\n"
+               "Run 'pfi COMMAND --help' for a command's options.\n"
+               "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
+               "3 output not written, 4 internal error (e.g. out of memory).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return PFI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        usage(stdout);
+        return PFI_EXIT_OK;
+    }
+    if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+        printf("pfi %s\n", PFI_VERSION);
+        return PFI_EXIT_OK;
+    }
+    if (strcmp(name, "help") == 0) {
+        if (argc < 3) {
+            usage(stdout);
+            return PFI_EXIT_OK;
+        }
+        for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
+            if (strcmp(argv[2], verbs[i].name) == 0) {
+                char *help_argv[] = {argv[2], "--help", NULL};
+                return verbs[i].run(2, help_argv);
+            }
+        }
+        cli_error("unknown command '%s' (see 'pfi --help')", argv[2]);
+        return PFI_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (strcmp(name, verbs[i].name) == 0)
+            return verbs[i].run(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (see 'pfi --help')", name);
+    return PFI_EXIT_USAGE;
+}

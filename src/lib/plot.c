@@ -1,0 +1,285 @@
+/*
+ * Normalised power–throughput curves with PLplot (cairo drivers).
+ */
+#include "pfi/plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <plplot/plplot.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* PLplot reports fatal errors through these hooks; returning 0 keeps it from exiting. */
+static char plot_error[256];
+
+static int on_plexit(PLCHAR_VECTOR msg)
+{
+    snprintf(plot_error, sizeof plot_error, "%s", msg ? msg : "PLplot error");
+    return 0;
+}
+
+static void on_plabort(PLCHAR_VECTOR msg)
+{
+    snprintf(plot_error, sizeof plot_error, "%s", msg ? msg : "PLplot error");
+}
+
+static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt, ...)
+{
+    if (d != NULL) {
+        pfi_diag_clear(d);
+        snprintf(d->file, sizeof d->file, "%s", path);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->message, sizeof d->message, fmt, ap);
+        va_end(ap);
+    }
+    return e;
+}
+
+/* Colour-map-0 entries used for series; 0 is the background, 1 black for axes. */
+static const int palette[][3] = {{0, 114, 178},  {213, 94, 0},  {0, 158, 115},
+                                 {204, 121, 167}, {230, 159, 0}, {86, 180, 233}};
+enum { N_PALETTE = sizeof palette / sizeof palette[0], GREY = 2 + N_PALETTE };
+
+typedef struct curve {
+    PLFLT *p, *t;   /* used points and the reference, sorted by p */
+    size_t n;
+    PLFLT *xp, *xt; /* excluded points with a measured power and throughput */
+    size_t nx;
+} curve;
+
+static int by_first(const void *a, const void *b)
+{
+    const PLFLT *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static pfi_error curve_make(const pfi_result *r, curve *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!r->has_reference)
+        return PFI_OK;
+    size_t cap = r->n_points + 1;
+    PLFLT *pairs = malloc(2 * cap * sizeof *pairs);
+    c->p = malloc(cap * sizeof *c->p);
+    c->t = malloc(cap * sizeof *c->t);
+    c->xp = malloc(cap * sizeof *c->xp);
+    c->xt = malloc(cap * sizeof *c->xt);
+    if (!pairs || !c->p || !c->t || !c->xp || !c->xt) {
+        free(pairs);
+        return PFI_ERR_NOMEM;
+    }
+    const double p0 = r->reference.power_w, t0 = r->reference.throughput;
+    size_t n = 0;
+    pairs[2 * n] = 1.0;
+    pairs[2 * n + 1] = 1.0;
+    n++;
+    for (size_t i = 0; i < r->n_points; i++) {
+        const pfi_point *pt = &r->points[i];
+        if (isnan(pt->x) || isnan(pt->y))
+            continue;
+        double p = pt->power_w / p0, t = pt->throughput / t0;
+        if (pt->exclusion == PFI_EXCL_NONE || pt->exclusion == PFI_EXCL_NO_THROUGHPUT_LOSS) {
+            pairs[2 * n] = p;
+            pairs[2 * n + 1] = t;
+            n++;
+        } else {
+            c->xp[c->nx] = p;
+            c->xt[c->nx] = t;
+            c->nx++;
+        }
+    }
+    qsort(pairs, n, 2 * sizeof *pairs, by_first);
+    for (size_t i = 0; i < n; i++) {
+        c->p[i] = pairs[2 * i];
+        c->t[i] = pairs[2 * i + 1];
+    }
+    c->n = n;
+    free(pairs);
+    return PFI_OK;
+}
+
+static void curve_free(curve *c)
+{
+    free(c->p);
+    free(c->t);
+    free(c->xp);
+    free(c->xt);
+}
+
+static void extend(double v, double *lo, double *hi)
+{
+    if (isfinite(v)) {
+        if (v < *lo)
+            *lo = v;
+        if (v > *hi)
+            *hi = v;
+    }
+}
+
+/* Axis limits covering the curves, the reference and the proportional line. */
+static void limits(const curve *c, size_t n, PLFLT *xmin, PLFLT *xmax, PLFLT *ymin, PLFLT *ymax)
+{
+    double lo = 1.0, hi = 1.0, tlo = 1.0, thi = 1.0;
+    for (size_t k = 0; k < n; k++) {
+        for (size_t i = 0; i < c[k].n; i++) {
+            extend(c[k].p[i], &lo, &hi);
+            extend(c[k].t[i], &tlo, &thi);
+        }
+        for (size_t i = 0; i < c[k].nx; i++) {
+            extend(c[k].xp[i], &lo, &hi);
+            extend(c[k].xt[i], &tlo, &thi);
+        }
+    }
+    extend(lo, &tlo, &thi);
+    double dx = (hi - lo) * 0.06 + 0.02, dy = (thi - tlo) * 0.06 + 0.02;
+    *xmin = lo - dx;
+    *xmax = hi + dx;
+    *ymin = tlo - dy;
+    *ymax = thi + dy;
+}
+
+static void draw_panel(const curve *c, size_t n, const char *const *titles, const char *title,
+                       bool legend)
+{
+    PLFLT xmin, xmax, ymin, ymax;
+    limits(c, n, &xmin, &xmax, &ymin, &ymax);
+    plcol0(1);
+    plenv(xmin, xmax, ymin, ymax, 0, 0);
+    pllab("power P/P#d0#u (reference = 1)", "throughput T/T#d0#u", title ? title : "");
+    /* the proportional line: throughput falls as fast as power (PFI = 1) */
+    plcol0(GREY);
+    pllsty(2);
+    PLFLT lx[2] = {xmin, xmax}, ly[2] = {xmin, xmax};
+    plline(2, lx, ly);
+    pllsty(1);
+    for (size_t k = 0; k < n; k++) {
+        plcol0(2 + (int)(k % N_PALETTE));
+        if (c[k].n > 1) {
+            plwidth(2.0);
+            plline((PLINT)c[k].n, c[k].p, c[k].t);
+            plwidth(1.0);
+        }
+        if (c[k].n > 0)
+            plstring((PLINT)c[k].n, c[k].p, c[k].t, "#(728)"); /* filled circle */
+        if (c[k].nx > 0) {
+            plcol0(GREY);
+            plstring((PLINT)c[k].nx, c[k].xp, c[k].xt, "#(727)"); /* open circle */
+        }
+        if (legend) {
+            plcol0(2 + (int)(k % N_PALETTE));
+            plmtex("lv", -1.0, 0.95 - 0.06 * (double)k, 0.0,
+                   titles && titles[k] ? titles[k] : "(group)");
+        }
+    }
+    if (legend) {
+        plcol0(GREY);
+        plmtex("lv", -1.0, 0.95 - 0.06 * (double)n, 0.0, "dashed: T/T0 = P/P0 (PFI 1)");
+    }
+}
+
+static const char *device_for(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (dot == NULL)
+        return NULL;
+    if (strcasecmp(dot, ".png") == 0)
+        return "pngcairo";
+    if (strcasecmp(dot, ".svg") == 0)
+        return "svgcairo";
+    return NULL;
+}
+
+pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const char *const *titles,
+                          size_t n, pfi_diag *diag)
+{
+    const char *dev = device_for(path);
+    if (n == 0)
+        return fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "no group to plot");
+    if (dev == NULL)
+        return fail(diag, path, PFI_ERR_INVALID_ARGUMENT,
+                    "unknown figure format: the file name must end in .png or .svg");
+    curve *c = calloc(n, sizeof *c);
+    if (c == NULL)
+        return PFI_ERR_NOMEM;
+    pfi_error e = PFI_OK;
+    for (size_t i = 0; i < n && e == PFI_OK; i++)
+        e = curve_make(&results[i], &c[i]);
+    size_t len = strlen(path) + 16;
+    char *tmp = malloc(len);
+    if (e == PFI_OK && tmp == NULL)
+        e = PFI_ERR_NOMEM;
+    if (e != PFI_OK)
+        goto out;
+    snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
+    FILE *probe = fopen(tmp, "wb");
+    if (probe == NULL) {
+        e = fail(diag, path, PFI_ERR_IO, "cannot write the figure: %s", strerror(errno));
+        goto out;
+    }
+    fclose(probe);
+
+    bool overlay = n <= PFI_PLOT_OVERLAY_MAX;
+    PLINT nx = 1, ny = 1;
+    if (!overlay) {
+        nx = (PLINT)ceil(sqrt((double)n));
+        ny = (PLINT)((n + (size_t)nx - 1) / (size_t)nx);
+    }
+    plot_error[0] = '\0';
+    plsexit(on_plexit);
+    plsabort(on_plabort);
+    plsdev(dev);
+    plsfnam(tmp);
+    plspage(0, 0, overlay ? 900 : 300 * nx, overlay ? 650 : 260 * ny, 0, 0);
+    plscolbg(255, 255, 255);
+    plscmap0n(3 + N_PALETTE);
+    plscol0(1, 0, 0, 0);
+    for (int k = 0; k < N_PALETTE; k++)
+        plscol0(2 + k, palette[k][0], palette[k][1], palette[k][2]);
+    plscol0(GREY, 150, 150, 150);
+    plssub(nx, ny);
+    plinit();
+    if (overlay) {
+        plschr(0, 1.0);
+        draw_panel(c, n, titles, "Power Flexibility: normalised throughput vs power", true);
+    } else {
+        plschr(0, 0.9);
+        for (size_t i = 0; i < n; i++) {
+            char title[96];
+            const char *t = titles && titles[i] ? titles[i] : "(group)";
+            if (!results[i].has_reference)
+                snprintf(title, sizeof title, "%.60s (undefined)", t);
+            else if (isnan(results[i].ratio))
+                snprintf(title, sizeof title, "%.60s: PFI undefined", t);
+            else
+                snprintf(title, sizeof title, "%.60s: PFI %.2f", t, results[i].ratio);
+            draw_panel(&c[i], 1, NULL, title, false);
+        }
+    }
+    plend();
+    plsexit(NULL);
+    plsabort(NULL);
+    struct stat st;
+    if (plot_error[0] != '\0' || stat(tmp, &st) != 0 || st.st_size == 0) {
+        unlink(tmp);
+        e = fail(diag, path, PFI_ERR_PLOT, "PLplot could not draw the figure%s%s",
+                 plot_error[0] ? ": " : "", plot_error);
+        goto out;
+    }
+    if (rename(tmp, path) != 0) {
+        e = fail(diag, path, PFI_ERR_IO, "cannot write the figure: %s", strerror(errno));
+        unlink(tmp);
+    }
+out:
+    for (size_t i = 0; i < n; i++)
+        curve_free(&c[i]);
+    free(c);
+    free(tmp);
+    return e;
+}
