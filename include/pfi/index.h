@@ -68,6 +68,12 @@ typedef enum pfi_label {
 /* pfi_label_name — "undefined", "elastic", "linear", "inelastic"; static. */
 const char *pfi_label_name(pfi_label l);
 
+/* The normal generator of the Monte Carlo CI. */
+typedef enum pfi_rng_kind {
+    PFI_RNG_FAST = 0, /* xoshiro256++ with a 256-layer ziggurat (pfi/rng.h); the default */
+    PFI_RNG_GSL = 1   /* GSL: gsl_rng_taus2 with gsl_ran_gaussian_ziggurat; for cross-checks */
+} pfi_rng_kind;
+
 /* pfi_options — analysis settings; pfi_options_init gives the defaults. */
 typedef struct pfi_options {
     double x_min;       /* smallest relative power decrease that counts as binding; 0.02 */
@@ -77,6 +83,7 @@ typedef struct pfi_options {
     double noise_rel;   /* relative standard error for runs without one; 0 = none */
     double ci_level;    /* 0.95 */
     unsigned threads;   /* worker threads for pfi_analyze; 0 = one per online CPU */
+    pfi_rng_kind rng;   /* PFI_RNG_FAST */
 } pfi_options;
 
 /* pfi_options_init — fill o with the defaults above. */

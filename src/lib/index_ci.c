@@ -9,6 +9,7 @@
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <pthread.h>
@@ -16,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "pfi/rng.h"
 
 /* SplitMix64 finaliser: decorrelates (seed, stream) into a generator seed. */
 static uint64_t mix64(uint64_t z)
@@ -27,28 +30,77 @@ static uint64_t mix64(uint64_t z)
 }
 
 /*
- * Quantile f of data[0..n) (type 7: h = (n−1)f, linear between order statistics lo = ⌊h⌋
- * and lo+1), reordering data. The (lo+1)-th is the smallest value above position lo, which a
- * linear scan finds without relying on how the selection left the array.
+ * Quickselect: afterwards data[k] is the k-th smallest of data[lo..hi], every element before
+ * it is <= and every element after it is >=. The partition is Lomuto's without branches
+ * (random draws make every comparison a coin flip, which a branchy partition pays for in
+ * mispredictions); pivots are medians of three. Many equal values can make Lomuto slow, so
+ * after 2·log2(n) + 8 rounds the remaining range is sorted instead (GSL heapsort).
  */
-static double quantile(double *data, size_t n, double f)
+static void select_kth(double *data, size_t lo, size_t hi, size_t k)
 {
-    double h = (double)(n - 1) * f;
-    size_t lo = (size_t)floor(h);
-    double v_lo = gsl_stats_select(data, 1, n, lo);
-    if (lo + 1 >= n)
-        return v_lo;
-    /* count values <= v_lo; if more than lo+1, the next order statistic equals v_lo */
-    size_t at_most = 0;
-    double next = INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        if (data[i] <= v_lo)
-            at_most++;
-        else if (data[i] < next)
-            next = data[i];
+    int rounds = 8;
+    for (size_t n = hi - lo + 1; n > 1; n >>= 1)
+        rounds += 2;
+    while (hi > lo) {
+        if (rounds-- == 0) {
+            gsl_sort(data + lo, 1, hi - lo + 1);
+            return;
+        }
+        size_t mid = lo + (hi - lo) / 2;
+        /* median of three into data[hi] */
+        if (data[mid] < data[lo]) {
+            double t = data[mid]; data[mid] = data[lo]; data[lo] = t;
+        }
+        if (data[hi] < data[lo]) {
+            double t = data[hi]; data[hi] = data[lo]; data[lo] = t;
+        }
+        if (data[mid] < data[hi]) {
+            double t = data[mid]; data[mid] = data[hi]; data[hi] = t;
+        }
+        double pivot = data[hi];
+        size_t store = lo;
+        for (size_t i = lo; i < hi; i++) {
+            double v = data[i];
+            size_t smaller = v < pivot;
+            data[i] = data[store];
+            data[store] = v;
+            store += smaller;
+        }
+        data[hi] = data[store];
+        data[store] = pivot;
+        if (k == store)
+            return;
+        if (k < store)
+            hi = store - 1;
+        else
+            lo = store + 1;
     }
-    double v_hi = at_most > lo + 1 ? v_lo : next;
-    return v_lo + (h - (double)lo) * (v_hi - v_lo);
+}
+
+/*
+ * Quantiles f[0] < f[1] < ... of data[0..n) (type 7: h = (n−1)f, linear between the order
+ * statistics ⌊h⌋ and ⌊h⌋+1), reordering data. Each selection works only on the part above
+ * the previous one, so the three CI quantiles cost about one pass and a half.
+ */
+static void quantiles(double *data, size_t n, const double *f, double *out, size_t m)
+{
+    size_t from = 0;
+    for (size_t q = 0; q < m; q++) {
+        double h = (double)(n - 1) * f[q];
+        size_t k = (size_t)floor(h);
+        select_kth(data, from, n - 1, k);
+        double v = data[k];
+        double next = v;
+        if (k + 1 < n) {
+            /* the (k+1)-th smallest is the minimum of what lies above position k */
+            next = data[k + 1];
+            for (size_t i = k + 2; i < n; i++)
+                if (data[i] < next)
+                    next = data[i];
+        }
+        out[q] = v + (h - (double)k) * (next - v);
+        from = k;
+    }
 }
 
 /* The standard errors a point contributes to the draws, or false when unknown. */
@@ -59,6 +111,94 @@ static bool point_se(const pfi_point *p, const pfi_options *o, double *se_p, dou
     if (o->noise_rel > 0)
         return true;
     return !isnan(p->power_se_w) && !isnan(p->throughput_se);
+}
+
+/* Standard normals in blocks: generation and arithmetic run as separate tight loops. */
+typedef struct normal_source {
+    pfi_rng fast;
+    gsl_rng *gsl; /* non-NULL: use GSL's taus2 + ziggurat instead */
+} normal_source;
+
+static void fill_normals(normal_source *src, double *z, size_t n)
+{
+    if (src->gsl != NULL) {
+        for (size_t i = 0; i < n; i++)
+            z[i] = gsl_ran_gaussian_ziggurat(src->gsl, 1.0);
+        return;
+    }
+    pfi_rng r = src->fast; /* a local copy stays in registers */
+    for (size_t i = 0; i < n; i++)
+        z[i] = pfi_rng_normal(&r);
+    src->fast = r;
+}
+
+/* Normals per block of draws; a block's normals fit in L1 (32 KiB). */
+enum { BLOCK_NORMALS = 2048 };
+
+/*
+ * The draws: each perturbs the reference and the k ratio points by their standard errors and
+ * averages x/y over the points that still count (x >= x_min, y > 0). par holds
+ * [P, se(P), T, se(T)] per point, the reference first. The defined draws go to work; returns
+ * how many there are.
+ */
+static size_t draw_ratios(normal_source *src, const double *par, size_t k, size_t draws,
+                          double x_min, double *work)
+{
+    double z[BLOCK_NORMALS];
+    const size_t per_draw = 2 * (k + 1);
+    const size_t block = per_draw <= BLOCK_NORMALS ? BLOCK_NORMALS / per_draw : 1;
+    size_t defined = 0;
+    for (size_t d0 = 0; d0 < draws; d0 += block) {
+        size_t nb = draws - d0 < block ? draws - d0 : block;
+        for (size_t b = 0; b < nb; b++) {
+            /* a draw needs per_draw normals; large k draws one at a time in pieces */
+            const double *zz;
+            double *big = NULL;
+            if (per_draw <= BLOCK_NORMALS) {
+                if (b == 0)
+                    fill_normals(src, z, nb * per_draw);
+                zz = z + b * per_draw;
+            } else {
+                big = malloc(per_draw * sizeof *big);
+                if (big == NULL)
+                    return (size_t)-1;
+                fill_normals(src, big, per_draw);
+                zz = big;
+            }
+            double p0 = par[0] + par[1] * zz[0];
+            double t0 = par[2] + par[3] * zz[1];
+            double sum = 0.0;
+            size_t used = 0;
+            if (p0 > 0 && t0 > 0) {
+                /* x >= x_min and y > 0 without dividing; one division for x/y */
+                double p_bind = x_min * p0;
+                for (size_t i = 1; i <= k; i++) {
+                    const double *q = par + 4 * i;
+                    double dp = p0 - (q[0] + q[1] * zz[2 * i]);
+                    double dt = t0 - (q[2] + q[3] * zz[2 * i + 1]);
+                    if (dp >= p_bind && dt > 0) {
+                        sum += (dp * t0) / (dt * p0);
+                        used++;
+                    }
+                }
+            } else {
+                /* a non-positive reference draw: the definitions as written */
+                for (size_t i = 1; i <= k; i++) {
+                    const double *q = par + 4 * i;
+                    double x = (p0 - (q[0] + q[1] * zz[2 * i])) / p0;
+                    double y = (t0 - (q[2] + q[3] * zz[2 * i + 1])) / t0;
+                    if (x >= x_min && y > 0) {
+                        sum += x / y;
+                        used++;
+                    }
+                }
+            }
+            free(big);
+            if (used > 0)
+                work[defined++] = sum / (double)used;
+        }
+    }
+    return defined;
 }
 
 /* Up to this many ratio points use a stack buffer for their parameters. */
@@ -103,37 +243,24 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
                      "relative noise)";
         return PFI_OK;
     }
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
-    if (rng == NULL) {
-        if (par != small)
-            free(par);
-        return PFI_ERR_NOMEM;
-    }
-    gsl_rng_set(rng, (unsigned long)mix64(o->seed ^ mix64(stream)));
-
-    const double x_min = o->x_min;
-    size_t defined = 0;
-    for (size_t d = 0; d < o->draws; d++) {
-        double p0 = par[0] + gsl_ran_gaussian_ziggurat(rng, par[1]);
-        double t0 = par[2] + gsl_ran_gaussian_ziggurat(rng, par[3]);
-        double sum = 0.0;
-        size_t used = 0;
-        for (size_t i = 1; i <= k; i++) {
-            const double *q = par + 4 * i;
-            double pk = q[0] + gsl_ran_gaussian_ziggurat(rng, q[1]);
-            double tk = q[2] + gsl_ran_gaussian_ziggurat(rng, q[3]);
-            double x = (p0 - pk) / p0, y = (t0 - tk) / t0;
-            if (x >= x_min && y > 0) {
-                sum += x / y;
-                used++;
-            }
+    normal_source src = {.gsl = NULL};
+    if (o->rng == PFI_RNG_GSL) {
+        src.gsl = gsl_rng_alloc(gsl_rng_taus2);
+        if (src.gsl == NULL) {
+            if (par != small)
+                free(par);
+            return PFI_ERR_NOMEM;
         }
-        if (used > 0)
-            work[defined++] = sum / (double)used;
+        gsl_rng_set(src.gsl, (unsigned long)mix64(o->seed ^ mix64(stream)));
+    } else {
+        pfi_rng_seed(&src.fast, o->seed, stream);
     }
-    gsl_rng_free(rng);
+    size_t defined = draw_ratios(&src, par, k, o->draws, o->x_min, work);
+    gsl_rng_free(src.gsl);
     if (par != small)
         free(par);
+    if (defined == (size_t)-1)
+        return PFI_ERR_NOMEM;
     r->ci_draws = o->draws;
     r->ci_undefined = o->draws - defined;
     if (defined == 0) {
@@ -141,9 +268,11 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
         return PFI_OK;
     }
     double a = (1.0 - o->ci_level) / 2.0;
-    r->ci_lo = quantile(work, defined, a);
-    r->ci_median = quantile(work, defined, 0.5);
-    r->ci_hi = quantile(work, defined, 1.0 - a);
+    double f[3] = {a, 0.5, 1.0 - a}, q[3];
+    quantiles(work, defined, f, q, 3);
+    r->ci_lo = q[0];
+    r->ci_median = q[1];
+    r->ci_hi = q[2];
     r->ci_available = true;
     r->ci_note = NULL;
     if (r->ci_lo > 1.0)

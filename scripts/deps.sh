@@ -1,0 +1,23 @@
+#!/bin/sh
+# Install the Debian 12 packages pfi needs to build, test and benchmark (as root; skips what
+# is already installed).
+set -eu
+PACKAGES="cmake make gcc clang libclang-rt-14-dev pkg-config libgsl-dev libjansson-dev
+libplplot-dev plplot-driver-cairo libcsv-dev libcmocka-dev python3-numpy python3-scipy locales"
+missing=""
+for p in $PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "pfi: installing:$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+# The locale tests run under a decimal-comma locale; generate it if it is not there.
+if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
+    sed -i 's/^# *\(de_DE.UTF-8 UTF-8\)/\1/' /etc/locale.gen
+    grep -q '^de_DE.UTF-8 UTF-8' /etc/locale.gen || echo 'de_DE.UTF-8 UTF-8' >> /etc/locale.gen
+    locale-gen >/dev/null
+fi
