@@ -9,8 +9,6 @@
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pfi/quantile.h"
 #include "pfi/rng.h"
 
 /* SplitMix64 finaliser: decorrelates (seed, stream) into a generator seed. */
@@ -27,80 +26,6 @@ static uint64_t mix64(uint64_t z)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
-}
-
-/*
- * Quickselect: afterwards data[k] is the k-th smallest of data[lo..hi], every element before
- * it is <= and every element after it is >=. The partition is Lomuto's without branches
- * (random draws make every comparison a coin flip, which a branchy partition pays for in
- * mispredictions); pivots are medians of three. Many equal values can make Lomuto slow, so
- * after 2·log2(n) + 8 rounds the remaining range is sorted instead (GSL heapsort).
- */
-static void select_kth(double *data, size_t lo, size_t hi, size_t k)
-{
-    int rounds = 8;
-    for (size_t n = hi - lo + 1; n > 1; n >>= 1)
-        rounds += 2;
-    while (hi > lo) {
-        if (rounds-- == 0) {
-            gsl_sort(data + lo, 1, hi - lo + 1);
-            return;
-        }
-        size_t mid = lo + (hi - lo) / 2;
-        /* median of three into data[hi] */
-        if (data[mid] < data[lo]) {
-            double t = data[mid]; data[mid] = data[lo]; data[lo] = t;
-        }
-        if (data[hi] < data[lo]) {
-            double t = data[hi]; data[hi] = data[lo]; data[lo] = t;
-        }
-        if (data[mid] < data[hi]) {
-            double t = data[mid]; data[mid] = data[hi]; data[hi] = t;
-        }
-        double pivot = data[hi];
-        size_t store = lo;
-        for (size_t i = lo; i < hi; i++) {
-            double v = data[i];
-            size_t smaller = v < pivot;
-            data[i] = data[store];
-            data[store] = v;
-            store += smaller;
-        }
-        data[hi] = data[store];
-        data[store] = pivot;
-        if (k == store)
-            return;
-        if (k < store)
-            hi = store - 1;
-        else
-            lo = store + 1;
-    }
-}
-
-/*
- * Quantiles f[0] < f[1] < ... of data[0..n) (type 7: h = (n−1)f, linear between the order
- * statistics ⌊h⌋ and ⌊h⌋+1), reordering data. Each selection works only on the part above
- * the previous one, so the three CI quantiles cost about one pass and a half.
- */
-static void quantiles(double *data, size_t n, const double *f, double *out, size_t m)
-{
-    size_t from = 0;
-    for (size_t q = 0; q < m; q++) {
-        double h = (double)(n - 1) * f[q];
-        size_t k = (size_t)floor(h);
-        select_kth(data, from, n - 1, k);
-        double v = data[k];
-        double next = v;
-        if (k + 1 < n) {
-            /* the (k+1)-th smallest is the minimum of what lies above position k */
-            next = data[k + 1];
-            for (size_t i = k + 2; i < n; i++)
-                if (data[i] < next)
-                    next = data[i];
-        }
-        out[q] = v + (h - (double)k) * (next - v);
-        from = k;
-    }
 }
 
 /* The standard errors a point contributes to the draws, or false when unknown. */
@@ -269,7 +194,7 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
     }
     double a = (1.0 - o->ci_level) / 2.0;
     double f[3] = {a, 0.5, 1.0 - a}, q[3];
-    quantiles(work, defined, f, q, 3);
+    (void)pfi_quantiles(work, defined, f, q, 3); /* f is valid by construction */
     r->ci_lo = q[0];
     r->ci_median = q[1];
     r->ci_hi = q[2];
