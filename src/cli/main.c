@@ -38,6 +38,16 @@ static void usage(FILE *f)
                "3 output not written, 4 internal error (e.g. out of memory).\n");
 }
 
+/* Exit code after printing to stdout: 3 when the text could not be written. */
+static int stdout_ok(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error("cannot write to standard output");
+        return PFI_EXIT_OUTPUT;
+    }
+    return PFI_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -47,16 +57,16 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         usage(stdout);
-        return PFI_EXIT_OK;
+        return stdout_ok();
     }
     if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
         printf("pfi %s\n", PFI_VERSION);
-        return PFI_EXIT_OK;
+        return stdout_ok();
     }
     if (strcmp(name, "help") == 0) {
         if (argc < 3) {
             usage(stdout);
-            return PFI_EXIT_OK;
+            return stdout_ok();
         }
         for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
             if (strcmp(argv[2], verbs[i].name) == 0) {
