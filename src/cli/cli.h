@@ -20,6 +20,7 @@ enum {
 };
 
 int cmd_analyze(int argc, char **argv);
+int cmd_library(int argc, char **argv);
 
 /* cli_error — print "pfi: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -18,6 +18,7 @@ typedef struct verb {
 
 static const verb verbs[] = {
     {"analyze", cmd_analyze, "compute the Power Flexibility Index of power-cap sweep groups"},
+    {"library", cmd_library, "generate the calibrated synthetic job library (library generate)"},
 };
 
 static void usage(FILE *f)
