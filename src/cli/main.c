@@ -18,6 +18,10 @@ typedef struct verb {
 
 static const verb verbs[] = {
     {"analyze", cmd_analyze, "compute the Power Flexibility Index of power-cap sweep groups"},
+    {"stats", cmd_stats, "class differences, telemetry correlations, sensitivity (stats compare)"},
+    {"fit", cmd_fit, "fit and validate (LOO, LOCO) a telemetry PFI predictor"},
+    {"predict", cmd_predict, "estimate PFI from telemetry with a fitted model"},
+    {"library", cmd_library, "generate the calibrated synthetic job library (library generate)"},
 };
 
 static void usage(FILE *f)
