@@ -51,7 +51,8 @@ static const struct option fit_options[] = {
 static size_t split(char *s, char **names, size_t max)
 {
     size_t n = 0;
-    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+    char *save = NULL;
+    for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (n == max)
             return 0;
         names[n++] = tok;

@@ -365,9 +365,9 @@ int cmd_stats(int argc, char **argv)
         rc = PFI_EXIT_DATA;
     }
     if (rc == PFI_EXIT_OK && extra != NULL) {
-        char *copy = strdup(extra);
-        for (char *tok = copy ? strtok(copy, ",") : NULL; tok && rc == PFI_EXIT_OK;
-             tok = strtok(NULL, ","))
+        char *copy = strdup(extra), *save = NULL;
+        for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && rc == PFI_EXIT_OK;
+             tok = strtok_r(NULL, ",", &save))
             if (pfi_groups_resolve(g, tok, &idx) != PFI_OK) {
                 cli_error("--features: '%s' is not a feature of %s", tok, argv[optind]);
                 rc = PFI_EXIT_DATA;
