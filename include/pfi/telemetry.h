@@ -20,7 +20,8 @@
  * Time: samples carry seconds on the file's own clock. nvidia-smi timestamps are host-local
  * date/time without zone, converted as if UTC ("naive local" seconds since 1970). Formats
  * without timestamps (dcgmi dmon, dmon without -o T, Prometheus scrapes) get nominal time
- * = per-entity sample index x options.interval_s, and pfi_tm.time_nominal is set. A time
+ * = per-entity sample index x options.interval_s (1 s, the dmon/dcgmi default, when not
+ * given: pfi_tm.interval_assumed), and pfi_tm.time_nominal is set. A time
  * that goes backwards splits the series (a new segment, a note); for time-of-day-only dmon a
  * jump back across midnight that matches the interval is a day rollover (+86400 s, a note).
  *
@@ -121,6 +122,7 @@ typedef struct pfi_tm_entity {
     size_t rows;            /* data rows seen for this entity */
     int segment;            /* current segment (time went backwards: +1) */
     double last_t;          /* private: last row time */
+    double day_offset_s;    /* private: midnight rollovers so far x 86400 */
     bool is_gpu;            /* false for NVSwitch and other non-GPU entities */
 } pfi_tm_entity;
 
@@ -147,6 +149,7 @@ typedef struct pfi_tm {
     size_t n_stored;        /* samples stored over all series */
     bool time_nominal;      /* some times come from interval x index */
     bool time_relative;     /* times are relative to the first sample, not dates */
+    bool interval_assumed;  /* nominal times used 1 s because no interval was given */
     pfi_tm_format last_format;
     char **notes;           /* n_notes one-line notes (warnings, tool errors) */
     size_t n_notes;

@@ -18,6 +18,8 @@ typedef struct verb {
 
 static const verb verbs[] = {
     {"analyze", cmd_analyze, "compute the Power Flexibility Index of power-cap sweep groups"},
+    {"ingest", cmd_ingest, "read a run's telemetry and training log into the run store"},
+    {"runs", cmd_runs, "list the runs in the run store"},
 };
 
 static void usage(FILE *f)

@@ -222,7 +222,7 @@ pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
     (void)diag;
     label lab[MAX_LABELS];
     long scrape = (long)tm->n_scrapes++;
-    double t_nominal = (double)scrape * tm->opt.interval_s;
+    double t_nominal = (double)scrape * tm_interval(tm);
     bool power_seen = false;
     size_t ent = (size_t)-1;
     size_t n_samples = 0, n_other = 0;

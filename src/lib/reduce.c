@@ -122,6 +122,8 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
     } else {
         snprintf(out->power_field, sizeof out->power_field, "%s", tm->fields[fp].name);
         double align = o->align_s > 0 ? o->align_s : tm->opt.interval_s;
+        if (!(align > 0) && tm->time_nominal)
+            align = 1.0;
         if (!(align > 0))
             align = median_spacing(pfi_tm_series_get(tm, gpus[0], (size_t)fp));
         if (!(align > 0))

@@ -450,6 +450,18 @@ pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, 
     return PFI_OK;
 }
 
+double tm_interval(pfi_tm *tm)
+{
+    if (tm->opt.interval_s > 0)
+        return tm->opt.interval_s;
+    if (!tm->interval_assumed) {
+        tm->interval_assumed = true;
+        tm_note(tm, "no timestamps and no --interval: 1 s assumed (the dmon/dcgmi default); "
+                    "times are nominal");
+    }
+    return 1.0;
+}
+
 double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long line,
                    const char *name)
 {
@@ -458,15 +470,20 @@ double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long li
     if (!has_t) {
         tm->time_nominal = true;
         tm->time_relative = true;
-        return (double)(en->rows - 1) * tm->opt.interval_s;
+        return (double)(en->rows - 1) * tm_interval(tm);
     }
+    if (tod)
+        t += en->day_offset_s;
     if (!isnan(en->last_t) && t < en->last_t) {
         double wrapped = t + 86400.0;
         double step = tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0;
+        (void)0;
         if (tod && wrapped > en->last_t && wrapped - en->last_t <= 2 * step + 1.0) {
             tm_note(tm, "%s:%ld: time went from %.0f s to %.0f s of the day: taken as a "
-                        "midnight rollover (+24 h)", name, line, fmod(en->last_t, 86400.0), t);
+                        "midnight rollover (+24 h)", name, line, fmod(en->last_t, 86400.0),
+                    fmod(t, 86400.0));
             t = wrapped;
+            en->day_offset_s += 86400.0;
         } else {
             en->segment++;
             tm_note(tm, "%s:%ld: %s: time jumped back %.3f s (clock change?): series split "

@@ -42,6 +42,8 @@ pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, 
  * backwards jumps (segment split) and, when tod is true, midnight rollover. */
 double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long line,
                    const char *name);
+/* The nominal sampling interval: options.interval_s, else 1 s (noted once). */
+double tm_interval(pfi_tm *tm);
 void tm_note(pfi_tm *tm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tm_tool_error(pfi_tm *tm, const char *name, long line, const char *s, size_t n);
 void tm_mark_lost(pfi_tm *tm, size_t e, double t);
