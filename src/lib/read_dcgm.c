@@ -24,7 +24,8 @@ static bool span_eq(span x, const char *w)
     return x.n == n && memcmp(x.s, w, n) == 0;
 }
 
-static size_t split_ws(const char *s, size_t n, span *out)
+/* Split on blanks into out[0..max); returns max + 1 when there are more tokens. */
+static size_t split_ws_n(const char *s, size_t n, span *out, size_t max)
 {
     size_t k = 0, i = 0;
     while (i < n) {
@@ -35,11 +36,16 @@ static size_t split_ws(const char *s, size_t n, span *out)
         size_t b = i;
         while (i < n && s[i] != ' ' && s[i] != '\t')
             i++;
-        if (k == MAX_TOK)
-            return MAX_TOK + 1;
+        if (k == max)
+            return max + 1;
         out[k++] = (span){s + b, i - b};
     }
     return k;
+}
+
+static size_t split_ws(const char *s, size_t n, span *out)
+{
+    return split_ws_n(s, n, out, MAX_TOK);
 }
 
 static bool is_uint(span x)
@@ -251,8 +257,8 @@ pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
             tm->n_skipped++;
             continue;
         }
-        span tok[3];
-        size_t k = split_ws(s + i, n - i, tok);
+        span tok[2];
+        size_t k = split_ws_n(s + i, n - i, tok, 2);
         if (k < 1 || k > 2) {
             tm_note(tm, "%s:%ld: expected a value (and optional timestamp): skipped", name,
                     r->line);

@@ -133,17 +133,20 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
         size_t total = 0;
         for (size_t g = 0; g < ng; g++) {
             const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
-            if (s != NULL && s->n > 0) {
-                if (s->t_s[s->n - 1] > tmax)
-                    tmax = s->t_s[s->n - 1];
-                total += s->n;
+            for (size_t i = 0; s != NULL && i < s->n; i++) {
+                /* Not sorted when a backwards clock jump split the series. */
+                if (s->t_s[i] > tmax)
+                    tmax = s->t_s[i];
+                if (s->t_s[i] < t0)
+                    t0 = s->t_s[i];
             }
+            total += s != NULL ? s->n : 0;
         }
         if (total == 0) {
             out->flags |= PFI_RED_NO_POWER;
         } else {
             double nbd = floor((tmax - t0) / align + 0.5) + 1;
-            if (!(nbd < MAX_BINS))
+            if (!(nbd >= 1 && nbd < MAX_BINS))
                 return PFI_ERR_LIMIT;
             size_t nb = (size_t)nbd;
             double *sum = calloc(nb, sizeof *sum);
@@ -157,8 +160,11 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
                 const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
                 size_t last = (size_t)-1;
                 for (size_t i = 0; s != NULL && i < s->n; i++) {
-                    size_t b = (size_t)floor((s->t_s[i] - t0) / align + 0.5);
-                    if (b >= nb || b == last)
+                    double bd = floor((s->t_s[i] - t0) / align + 0.5);
+                    if (!(bd >= 0 && bd < (double)nb))
+                        continue;
+                    size_t b = (size_t)bd;
+                    if (b == last)
                         continue; /* one sample per GPU per bin: the first */
                     last = b;
                     sum[b] += s->value[i];
