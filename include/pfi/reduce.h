@@ -72,7 +72,7 @@ typedef struct pfi_reduced {
 /*
  * pfi_reduce_power — reduce tm (read with keep_series) to job power, energy and features
  * into *out (caller-owned). Errors: PFI_ERR_INVALID_ARGUMENT (options), PFI_ERR_NOMEM,
- * PFI_ERR_LIMIT (time grid over 100 million bins). A run without power is not an error:
+ * PFI_ERR_LIMIT (time grid over 20 million bins, or over 16 bins per sample + 2^20). A run without power is not an error:
  * out->flags has PFI_RED_NO_POWER and out->power.mean is NaN.
  */
 pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_reduced *out);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_BINS 100000000
+#define MAX_BINS 20000000
 
 void pfi_reduce_options_init(pfi_reduce_options *o)
 {
@@ -146,7 +146,9 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
             out->flags |= PFI_RED_NO_POWER;
         } else {
             double nbd = floor((tmax - t0) / align + 0.5) + 1;
-            if (!(nbd >= 1 && nbd < MAX_BINS))
+            /* Bounded grid: a huge time span with few samples is refused, not allocated. */
+            double cap_bins = (double)total * 16 + 1048576;
+            if (!(nbd >= 1 && nbd < MAX_BINS && nbd <= cap_bins))
                 return PFI_ERR_LIMIT;
             size_t nb = (size_t)nbd;
             double *sum = calloc(nb, sizeof *sum);
