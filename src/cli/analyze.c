@@ -44,6 +44,7 @@ static void usage(FILE *f)
         "  --gpus COL             GPU count of the job\n"
         "  --class COL            job class (dense, moe-pt, ...)\n"
         "  --manifest FILE        read the mapping from FILE\n"
+        "  --db FILE              also analyse the sweep groups of a run store (pfi ingest)\n"
         "\n"
         "analysis:\n"
         "  --x-min X              smallest relative power decrease that binds (0.02)\n"
@@ -71,7 +72,7 @@ enum {
     OPT_GROUP = 256, OPT_CAP, OPT_CAP_REGEX, OPT_POWER, OPT_ENERGY, OPT_DURATION,
     OPT_THROUGHPUT, OPT_TIME, OPT_POWER_SE, OPT_THROUGHPUT_SE, OPT_TIME_SE, OPT_GPUS,
     OPT_CLASS, OPT_MANIFEST, OPT_X_MIN, OPT_NOISE_REL, OPT_DRAWS, OPT_SEED, OPT_CI_LEVEL,
-    OPT_LINEAR_BAND, OPT_THREADS, OPT_FORMAT, OPT_POINTS, OPT_PLOT, OPT_TIMING
+    OPT_LINEAR_BAND, OPT_THREADS, OPT_FORMAT, OPT_POINTS, OPT_PLOT, OPT_TIMING, OPT_DB
 };
 
 static const struct option long_options[] = {
@@ -101,6 +102,7 @@ static const struct option long_options[] = {
     {"points", no_argument, NULL, OPT_POINTS},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"timing", no_argument, NULL, OPT_TIMING},
+    {"db", required_argument, NULL, OPT_DB},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -121,6 +123,7 @@ typedef struct settings {
     const char *plot;
     bool points;
     bool timing;
+    const char *db;
 } settings;
 
 static double now_s(void)
@@ -223,6 +226,9 @@ static int parse_args(int argc, char **argv, settings *s)
             break;
         case OPT_PLOT:
             s->plot = optarg;
+            break;
+        case OPT_DB:
+            s->db = optarg;
             break;
         case OPT_TIMING:
             s->timing = true;
@@ -466,7 +472,9 @@ int cmd_analyze(int argc, char **argv)
                                      PFI_DEFAULT_DATA_DIR "/zeus_jit_profile"};
     char *const *inputs = argv + optind;
     int n_inputs = argc - optind;
-    if (n_inputs == 0) {
+    if (s.db != NULL)
+        rc = cli_load_db(s.db, t);
+    if (n_inputs == 0 && s.db == NULL) {
         inputs = defaults;
         n_inputs = 2;
     }

@@ -31,6 +31,13 @@ struct pfi_groups;
 int cli_load_groups(const char *input, const char *pfi_column, const char *feature_glob,
                     struct pfi_groups **out);
 
+int cmd_ingest(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+
+struct pfi_runs_table;
+/* cli_load_db — append the runs of the run store db to t (analyze --db); an exit code. */
+int cli_load_db(const char *db, struct pfi_runs_table *t);
+
 /* cli_error — print "pfi: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -22,6 +22,8 @@ static const verb verbs[] = {
     {"fit", cmd_fit, "fit and validate (LOO, LOCO) a telemetry PFI predictor"},
     {"predict", cmd_predict, "estimate PFI from telemetry with a fitted model"},
     {"library", cmd_library, "generate the calibrated synthetic job library (library generate)"},
+    {"ingest", cmd_ingest, "read a run's telemetry and training log into the run store"},
+    {"runs", cmd_runs, "list the runs in the run store"},
 };
 
 static void usage(FILE *f)

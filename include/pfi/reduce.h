@@ -1,0 +1,84 @@
+/*
+ * pfi/reduce.h — reduce one run's telemetry to the numbers a sweep needs (DESIGN §2, §4).
+ *
+ * Job power: the per-GPU power series are aligned on a time grid of align_s seconds
+ * (sample i of a GPU goes to bin round((t_i - t_0) / align_s)) and summed per bin. A bin where
+ * any of the job's GPUs has no valid sample is INCOMPLETE: it is counted and left out, never
+ * summed smaller. The run power is the steady state (pfi_steady_state: warm-up dropped, mean
+ * of the top q of the complete bins, with its standard error) of that job series.
+ * Features: per field, the mean over the job's GPUs of each GPU's mean after the warm-up
+ * (valid samples only); plus products "name=a*b" of two field means, where percent fields
+ * count as fractions (DESIGN §4: dram_copy_product = dram_active x mem_copy_util_pct/100).
+ */
+#ifndef PFI_REDUCE_H
+#define PFI_REDUCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pfi/error.h"
+#include "pfi/steady.h"
+#include "pfi/telemetry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The default product list: the DRAM copy product of DESIGN §4 [our reading]. */
+#define PFI_DEFAULT_PRODUCTS "dram_copy_product=dram_active*mem_copy_util_pct"
+#define PFI_MAX_FEATURES 128
+
+typedef struct pfi_reduce_options {
+    double warmup_s;         /* seconds from the first sample dropped (0) */
+    double q;                /* top fraction averaged (PFI_STEADY_DEFAULT_Q) */
+    double align_s;          /* time grid; 0: tm interval, else the median sample spacing */
+    size_t gpus;             /* GPUs the job has (0: every GPU entity seen) */
+    const char *power_field; /* NULL: power_avg_w, else power_w, else power_energy_w */
+    const char *products;    /* comma list of name=a*b (NULL: PFI_DEFAULT_PRODUCTS) */
+} pfi_reduce_options;
+
+/* pfi_reduce_options_init — the defaults above. */
+void pfi_reduce_options_init(pfi_reduce_options *o);
+
+enum {
+    PFI_RED_NO_POWER = 1u << 0,      /* no power samples at all: no run power */
+    PFI_RED_GPU_LOST = 1u << 1,      /* a GPU fell off the bus: run invalid for PFI */
+    PFI_RED_INCOMPLETE = 1u << 2,    /* some timestamps lacked a GPU */
+    PFI_RED_NOMINAL_TIME = 1u << 3,  /* times from interval x index, not clocks */
+    PFI_RED_GPU_COUNT = 1u << 4,     /* fewer GPUs in the telemetry than the job has */
+    PFI_RED_TOOL_ERROR = 1u << 5,    /* the tool printed errors in place of data */
+    PFI_RED_NAN_LOSS = 1u << 6,      /* the training log had NaN losses */
+    PFI_RED_NO_THROUGHPUT = 1u << 7  /* no throughput */
+};
+/* Flags that make a run unusable for PFI (stored, shown, left out of analyze). */
+#define PFI_RED_INVALID (PFI_RED_NO_POWER | PFI_RED_GPU_LOST | PFI_RED_GPU_COUNT)
+
+typedef struct pfi_reduced {
+    char power_field[32];   /* the quantity used ("power_avg_w", ...), "" when none */
+    pfi_steady power;       /* job power, W */
+    size_t n_gpus;          /* GPUs summed */
+    size_t n_bins;          /* time bins with any sample */
+    size_t n_complete;      /* bins with every GPU */
+    size_t n_incomplete;    /* bins lacking a GPU: left out */
+    double align_s;         /* grid used */
+    double energy_j;        /* job energy, J (NaN when unknown) */
+    char energy_method[32]; /* "counter", "power-trapezoid" or "" */
+    unsigned flags;         /* PFI_RED_* */
+    size_t n_features;
+    char feature_name[PFI_MAX_FEATURES][64];
+    double feature_value[PFI_MAX_FEATURES];
+} pfi_reduced;
+
+/*
+ * pfi_reduce_power — reduce tm (read with keep_series) to job power, energy and features
+ * into *out (caller-owned). Errors: PFI_ERR_INVALID_ARGUMENT (options), PFI_ERR_NOMEM,
+ * PFI_ERR_LIMIT (time grid over 20 million bins, or over 16 bins per sample + 2^20). A run without power is not an error:
+ * out->flags has PFI_RED_NO_POWER and out->power.mean is NaN.
+ */
+pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_reduced *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

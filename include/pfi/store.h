@@ -1,0 +1,95 @@
+/*
+ * pfi/store.h — the run store: one SQLite file (WAL journal), schema versioned with
+ * PRAGMA user_version and migrated on open.
+ *
+ * Schema v1: groups(name, job_class, gpus); runs(group, cap_w, power_w, power_se_w, power_n,
+ * throughput, throughput_se, throughput_n, throughput_unit, power_field, energy_j, flags,
+ * ingested_at) unique per (group, cap_w); features(run, name, value); sources(run, path,
+ * reader, ingested_at). Every write is one transaction: an interrupted ingest leaves the
+ * store as it was. Missing values are SQL NULL, never 0.
+ */
+#ifndef PFI_STORE_H
+#define PFI_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "pfi/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PFI_STORE_SCHEMA_VERSION 1
+
+typedef struct pfi_store pfi_store;
+
+/*
+ * pfi_store_open — open (create when create is true) the store at path and migrate its
+ * schema to PFI_STORE_SCHEMA_VERSION. *out is owned (pfi_store_close). Errors: PFI_ERR_IO
+ * (cannot open, not a pfi store, newer schema; diag says why), PFI_ERR_NOMEM.
+ */
+pfi_error pfi_store_open(const char *path, bool create, pfi_store **out, pfi_diag *diag);
+
+/* pfi_store_close — NULL is a no-op. */
+void pfi_store_close(pfi_store *s);
+
+/* One source file of a run. */
+typedef struct pfi_store_source {
+    const char *path;
+    const char *reader; /* format name */
+} pfi_store_source;
+
+/* A run to store. NaN = missing (stored as NULL). Strings borrowed. */
+typedef struct pfi_store_run {
+    const char *group;
+    const char *job_class;   /* NULL: keep the group's */
+    long gpus;               /* 0: unknown */
+    double cap_w;
+    double power_w, power_se_w;
+    size_t power_n;
+    double throughput, throughput_se;
+    size_t throughput_n;
+    const char *throughput_unit;
+    const char *power_field;
+    double energy_j;
+    unsigned flags;          /* PFI_RED_* */
+    size_t n_features;
+    const char (*feature_name)[64];
+    const double *feature_value;
+    size_t n_sources;
+    const pfi_store_source *sources;
+} pfi_store_run;
+
+/*
+ * pfi_store_put_run — insert r, replacing a run of the same group and cap (then *replaced is
+ * true), in one transaction. Errors: PFI_ERR_INVALID_ARGUMENT (no group, cap not finite and
+ * positive), PFI_ERR_IO (SQLite failed: diag has its message; nothing written).
+ */
+pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced,
+                            pfi_diag *diag);
+
+/*
+ * pfi_store_export_csv — write every stored run as CSV (header: group,job_class,gpus,cap_w,
+ * power_w,power_se_w,throughput,throughput_se,flags,power_field,throughput_unit,energy_j,
+ * power_n,throughput_n) to f, ordered by group and cap descending; missing = empty cell.
+ * When usable_only, a run with flags & PFI_RED_INVALID gets empty power (so analyze reports
+ * it excluded). group_filter (NULL: all) restricts to one group. *n_runs: rows written.
+ * Numbers are written in the C locale. Errors: PFI_ERR_IO.
+ */
+pfi_error pfi_store_export_csv(pfi_store *s, FILE *f, bool usable_only, const char *group_filter,
+                               size_t *n_runs, pfi_diag *diag);
+
+/*
+ * pfi_store_export_json — every run (with features and sources) as a JSON array to f.
+ * Errors: PFI_ERR_IO, PFI_ERR_NOMEM.
+ */
+pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter, size_t *n_runs,
+                                pfi_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

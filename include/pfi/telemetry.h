@@ -1,0 +1,240 @@
+/*
+ * pfi/telemetry.h — GPU telemetry readers and the sample collector they fill.
+ *
+ * Readers (streaming, one bounded line at a time, PFI_TM_MAX_LINE bytes):
+ *   - nvidia-smi --query-gpu=... --format=csv[,nounits][,noheader]  (PFI_TM_SMI_CSV)
+ *   - nvidia-smi dmon, with or without -o D/T/DT                     (PFI_TM_SMI_DMON)
+ *   - nvidia-smi -q [-d POWER] text blocks                           (PFI_TM_SMI_QUERY)
+ *   - dcgmi dmon                                                     (PFI_TM_DCGMI_DMON)
+ *   - dcgm-exporter / Prometheus text exposition format 0.0.4        (PFI_TM_PROM)
+ * Formats are documented in tests/cases (shared/cases/README.md "Formats confirmed").
+ *
+ * Every column is mapped by its header name, never by position. Each source name maps to a
+ * canonical field (power_w, power_avg_w, power_instant_w, energy_mj, gpu_util_pct, sm_active,
+ * ...; see pfi_tm_field_info) or, when unknown, is kept under its own name: the feature list
+ * is data. A value is stored only when valid; missing tokens ("[N/A]", "N/A", "N/W", "-",
+ * "", DCGM blank sentinels, NaN/Inf) and out-of-range glitches (percent outside 0..100,
+ * ratio outside 0..1, power < 0 or > 2x the max limit) are counted per series, never stored
+ * as zero, and reported once per (entity, field) in the notes.
+ *
+ * Time: samples carry seconds on the file's own clock. nvidia-smi timestamps are host-local
+ * date/time without zone, converted as if UTC ("naive local" seconds since 1970). Formats
+ * without timestamps (dcgmi dmon, dmon without -o T, Prometheus scrapes) get nominal time
+ * = per-entity sample index x options.interval_s (1 s, the dmon/dcgmi default, when not
+ * given: pfi_tm.interval_assumed), and pfi_tm.time_nominal is set. A time
+ * that goes backwards splits the series (a new segment, a note); for time-of-day-only dmon a
+ * jump back across midnight that matches the interval is a day rollover (+86400 s, a note).
+ *
+ * Ownership: a pfi_tm owns everything it points to; all returned pointers are borrowed and
+ * valid until pfi_tm_destroy. Not thread-safe (one collector per thread).
+ */
+#ifndef PFI_TELEMETRY_H
+#define PFI_TELEMETRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "pfi/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PFI_TM_MAX_LINE 65536       /* longest input line, bytes */
+#define PFI_TM_MAX_ENTITIES 4096    /* most GPUs/entities in one collector */
+#define PFI_TM_MAX_FIELDS 256       /* most distinct fields */
+#define PFI_TM_MAX_SAMPLES 100000000 /* most stored samples over all series */
+#define PFI_TM_MAX_NOTES 512        /* notes kept; later ones are counted only */
+#define PFI_TM_NOTE_LEN 320
+
+typedef enum pfi_tm_format {
+    PFI_TM_AUTO = 0,
+    PFI_TM_SMI_CSV = 1,
+    PFI_TM_SMI_DMON = 2,
+    PFI_TM_SMI_QUERY = 3,
+    PFI_TM_DCGMI_DMON = 4,
+    PFI_TM_PROM = 5
+} pfi_tm_format;
+
+/* pfi_tm_format_name — "nvidia-smi-csv", "dmon", "nvidia-smi-q", "dcgmi-dmon", "prometheus". */
+const char *pfi_tm_format_name(pfi_tm_format f);
+
+/* pfi_tm_format_parse — inverse of pfi_tm_format_name ("auto" too); false when unknown. */
+bool pfi_tm_format_parse(const char *name, pfi_tm_format *out);
+
+/*
+ * pfi_tm_detect — guess the format from the first bytes of a file (head[0..n)). Returns
+ * PFI_TM_AUTO when nothing matches. Pure function.
+ */
+pfi_tm_format pfi_tm_detect(const char *head, size_t n);
+
+/* Kind of a field: decides its range check and how it may be combined. */
+typedef enum pfi_tm_kind {
+    PFI_KIND_OTHER = 0,
+    PFI_KIND_POWER_W = 1,   /* W, checked 0 .. 2 x max limit */
+    PFI_KIND_ENERGY_MJ = 2, /* cumulative counter, mJ */
+    PFI_KIND_PERCENT = 3,   /* 0..100 */
+    PFI_KIND_RATIO = 4,     /* 0..1 (DCGM profiling fields) */
+    PFI_KIND_LIMIT_W = 5    /* a power limit, W */
+} pfi_tm_kind;
+
+typedef struct pfi_tm_options {
+    double interval_s;     /* sampling interval for formats without time (0: unknown) */
+    double max_power_w;    /* per-GPU max power limit for the power range check (0: unknown;
+                              then a seen max/enforced limit column is used) */
+    const char *host;      /* host attached to entities without one (Prometheus), may be NULL */
+    const char *csv_fields;/* comma-separated --query-gpu list for csv,noheader (may be NULL) */
+    long start_date;       /* YYYYMMDD for time-only dmon (0: times relative) */
+    bool keep_series;      /* store samples (true) or only count/sum them (false: benchmarks) */
+} pfi_tm_options;
+
+/* One (entity, field) series. Arrays hold the valid samples only, in file order. */
+typedef struct pfi_tm_series {
+    size_t entity, field;
+    double *t_s;            /* n sample times, s (see time above) */
+    double *value;          /* n values in the field's unit */
+    unsigned char *brk;     /* n flags: 1 when sample i starts a new piece (after a gap,
+                               a missing value or a segment split): never integrate across */
+    size_t n;               /* stored (valid) samples; n_valid when keep_series */
+    size_t n_valid;         /* valid samples seen */
+    size_t n_missing;       /* missing tokens seen */
+    size_t n_range;         /* out-of-range glitches dropped */
+    size_t n_duplicate;     /* duplicate series in one scrape, dropped */
+    double range_max;       /* largest glitch value seen (NaN when none) */
+    double sum;             /* sum of valid values */
+    double last_good_t_s;   /* time of the last valid sample (NaN when none) */
+    double first_missing_t_s; /* first missing sample after a valid one (NaN when none) */
+    /* private */
+    size_t cap;
+    long last_row;
+    bool last_pod;
+    bool pending_break;
+    double last_t;
+} pfi_tm_series;
+
+typedef struct pfi_tm_entity {
+    char *name;             /* "gpu0", "GPU-I 3", "node-a/GPU-1c1c..." */
+    char *bus;              /* normalised PCI bus id "0000:3d:00.0" or NULL */
+    bool lost;              /* the GPU fell off the bus ("[GPU is lost]", error line) */
+    double lost_t_s;        /* first lost sample time (NaN when unknown) */
+    double last_good_t_s;   /* last row with any valid value before the loss (NaN) */
+    size_t rows;            /* data rows seen for this entity */
+    int segment;            /* current segment (time went backwards: +1) */
+    double last_t;          /* private: last row time */
+    double day_offset_s;    /* private: midnight rollovers so far x 86400 */
+    bool is_gpu;            /* false for NVSwitch and other non-GPU entities */
+} pfi_tm_entity;
+
+typedef struct pfi_tm_field {
+    char *name;             /* canonical name (or the source name when unknown) */
+    char *source;           /* name as written in the first file that had it */
+    pfi_tm_kind kind;
+    int dcgm_id;            /* DCGM field id, 0 when none */
+} pfi_tm_field;
+
+typedef struct pfi_tm {
+    pfi_tm_options opt;
+    pfi_tm_entity *entities;
+    size_t n_entities;
+    pfi_tm_field *fields;
+    size_t n_fields;
+    pfi_tm_series *series;
+    size_t n_series;
+    size_t n_rows;          /* data rows accepted */
+    size_t n_skipped;       /* non-data lines skipped (error text, malformed rows) */
+    size_t n_tool_errors;   /* error sentences printed by the tool in place of data */
+    size_t n_files;         /* files read */
+    size_t n_scrapes;       /* Prometheus scrapes read (one per file) */
+    size_t n_stored;        /* samples stored over all series */
+    bool time_nominal;      /* some times come from interval x index */
+    bool time_relative;     /* times are relative to the first sample, not dates */
+    bool interval_assumed;  /* nominal times used 1 s because no interval was given */
+    pfi_tm_format last_format;
+    char **notes;           /* n_notes one-line notes (warnings, tool errors) */
+    size_t n_notes;
+    size_t n_notes_dropped;
+    char tool_error[PFI_TM_NOTE_LEN]; /* first tool error sentence, verbatim ("" if none) */
+    /* private */
+    size_t series_cap, entities_cap;
+    int *map; /* n_entities x PFI_TM_MAX_FIELDS series index, -1 none */
+    double max_limit_w;
+} pfi_tm;
+
+/*
+ * pfi_tm_create — an empty collector with options opt (copied; NULL: defaults: no interval,
+ * keep_series true). opt->host and opt->csv_fields are copied. *out is owned
+ * (pfi_tm_destroy). Errors: PFI_ERR_NOMEM, PFI_ERR_INVALID_ARGUMENT (interval < 0).
+ */
+pfi_error pfi_tm_create(const pfi_tm_options *opt, pfi_tm **out);
+
+/* pfi_tm_destroy — free tm and everything it owns. NULL is a no-op. */
+void pfi_tm_destroy(pfi_tm *tm);
+
+/*
+ * pfi_tm_read_file / pfi_tm_read_stream — read one file (stream borrowed) of format fmt
+ * (PFI_TM_AUTO: detected from the first bytes) into tm. name is used in notes and diag.
+ * Bad lines (error sentences, rows with the wrong token count) are skipped and noted with
+ * their line number; a tool error sentence is kept verbatim in tm->tool_error.
+ * Errors: PFI_ERR_IO, PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT (entity/field/sample limits),
+ * PFI_ERR_PARSE (format not recognised; CSV without header and no csv_fields),
+ * PFI_ERR_NOMEM. A CSV cell whose unit contradicts its header is rejected (missing, noted);
+ * "mW" under a "[W]" header is converted explicitly. A file with zero samples is not an
+ * error here: check pfi_tm_has_field. On error tm keeps what was read before the error.
+ */
+pfi_error pfi_tm_read_file(pfi_tm *tm, const char *path, pfi_tm_format fmt, pfi_diag *diag);
+pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_format fmt,
+                             pfi_diag *diag);
+
+/* pfi_tm_field_find — index of the field with canonical name, or -1. */
+long pfi_tm_field_find(const pfi_tm *tm, const char *name);
+
+/* pfi_tm_series_get — the series of (entity, field), or NULL when never seen. */
+const pfi_tm_series *pfi_tm_series_get(const pfi_tm *tm, size_t entity, size_t field);
+
+/*
+ * pfi_tm_field_info — the canonical name, kind and DCGM id of a source column name
+ * (nvidia-smi query name without " [unit]", dmon column, dcgmi short name or DCGM_FI_*
+ * metric). Unknown names give name itself, PFI_KIND_OTHER, 0. *canonical is static or name.
+ */
+void pfi_tm_field_info(const char *name, const char **canonical, pfi_tm_kind *kind,
+                       int *dcgm_id);
+
+/*
+ * pfi_tm_integrate — time-weighted integral of a series (trapezoid rule over consecutive
+ * stored samples with brk == 0 on the later one; never across a break). For a power series
+ * in W this is energy in J. *covered_s: seconds integrated over. Requires keep_series.
+ */
+double pfi_tm_integrate(const pfi_tm_series *s, double *covered_s);
+
+/*
+ * pfi_tm_counter_delta — total increase of a cumulative counter series (e.g. energy_mj):
+ * the sum over segments of (last - first), where a decrease (counter reset or wrap) or a
+ * break starts a new segment. *covered_s: seconds covered by the segments; *n_resets: resets
+ * seen. Same unit as the series (mJ for energy_mj).
+ */
+double pfi_tm_counter_delta(const pfi_tm_series *s, double *covered_s, size_t *n_resets);
+
+/*
+ * pfi_tm_derive_power_from_energy — for every entity with an energy_mj series, add a
+ * power_energy_w series: (E[i] - E[i-1]) / 1000 / (t[i] - t[i-1]) W at t[i], over
+ * consecutive samples without a break, reset or non-increasing time. Errors: PFI_ERR_NOMEM,
+ * PFI_ERR_LIMIT.
+ */
+pfi_error pfi_tm_derive_power_from_energy(pfi_tm *tm);
+
+/*
+ * pfi_tm_summarize — append one note per (entity, field) with missing, out-of-range or
+ * duplicate samples ("gpu0: power_w not available (3 of 3 samples missing)"), with a
+ * profiler hint for DCGM profiling ratios, and one per lost GPU. Call once after reading.
+ */
+void pfi_tm_summarize(pfi_tm *tm);
+
+/* pfi_tm_has_field — true when any entity has at least one valid sample of field name. */
+bool pfi_tm_has_field(const pfi_tm *tm, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,458 @@
+/*
+ * pfi ingest — read one run's telemetry (and training log), reduce it, store it.
+ * pfi runs   — list the stored runs.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pfi/reduce.h"
+#include "pfi/store.h"
+#include "pfi/telemetry.h"
+#include "pfi/trainlog.h"
+
+#define MAX_TELEMETRY 4096
+
+static void ingest_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: pfi ingest --db FILE --group NAME --cap W --telemetry FILE [--telemetry FILE...]\n"
+        "                  [--throughput-log FILE] [OPTIONS]\n"
+        "\n"
+        "Read one run (one job configuration at one power cap): GPU telemetry and, optionally,\n"
+        "its training log; reduce it to steady-state job power and throughput (mean of the top\n"
+        "q of the samples, DESIGN 2) and store it in the run store (SQLite).\n"
+        "\n"
+        "  --db FILE              run store (pfi.db); created when missing\n"
+        "  --group NAME           sweep group (one job configuration)\n"
+        "  --cap W                power cap of this run, W per GPU\n"
+        "  --class C              job class (dense, moe-pt, moe-ft, ...)\n"
+        "  --gpus N               GPUs of the job: fewer in the telemetry makes the run invalid\n"
+        "  --telemetry FILE       nvidia-smi CSV / dmon / -q, dcgmi dmon, or Prometheus scrape;\n"
+        "                         repeat for scrapes in time order\n"
+        "  --format F             auto|nvidia-smi-csv|dmon|nvidia-smi-q|dcgmi-dmon|prometheus\n"
+        "  --fields LIST          --query-gpu field list for CSV files without a header\n"
+        "  --interval S           sampling interval, s, for formats without timestamps\n"
+        "                         (dcgmi dmon, dmon without -o T, scrapes): times are nominal\n"
+        "  --start-date YYYYMMDD  date of the first sample of a time-only dmon (-o T)\n"
+        "  --host NAME            host for Prometheus series without a hostname label\n"
+        "  --max-power W          per-GPU max power limit for the power range check\n"
+        "  --power-field F        power_avg_w|power_w|power_energy_w|power_instant_w (auto)\n"
+        "  --align S              time grid for summing GPUs (interval or median spacing)\n"
+        "  --warmup S             seconds dropped at the start (0)\n"
+        "  --q Q                  top fraction averaged (0.10)\n"
+        "  --products LIST        name=a*b feature products (" PFI_DEFAULT_PRODUCTS ")\n"
+        "  --throughput-log FILE  training log: Megatron-LM, nanotron, HF Trainer, torchtitan\n"
+        "  --log-format F         auto|megatron|nanotron|hf|torchtitan|regex\n"
+        "  --throughput-regex RE  PCRE2 with a (?<throughput>...) group, optional (?<work>)\n"
+        "                         and (?<time_s>) groups\n"
+        "  --dry-run              read and report, store nothing\n"
+        "  -q, --quiet            print only errors\n"
+        "  -h, --help             this help\n"
+        "\n"
+        "Exit codes: 0 stored, 1 bad input (no power, no samples, unreadable file),\n"
+        "2 bad command line, 3 store not written, 4 internal error.\n");
+}
+
+enum {
+    O_DB = 256, O_GROUP, O_CAP, O_CLASS, O_GPUS, O_TELEMETRY, O_FORMAT, O_FIELDS, O_INTERVAL,
+    O_START_DATE, O_HOST, O_MAX_POWER, O_POWER_FIELD, O_ALIGN, O_WARMUP, O_Q, O_PRODUCTS,
+    O_TLOG, O_LOG_FORMAT, O_REGEX, O_DRY
+};
+
+static const struct option ingest_options[] = {
+    {"db", required_argument, NULL, O_DB},
+    {"group", required_argument, NULL, O_GROUP},
+    {"cap", required_argument, NULL, O_CAP},
+    {"class", required_argument, NULL, O_CLASS},
+    {"gpus", required_argument, NULL, O_GPUS},
+    {"telemetry", required_argument, NULL, O_TELEMETRY},
+    {"format", required_argument, NULL, O_FORMAT},
+    {"fields", required_argument, NULL, O_FIELDS},
+    {"interval", required_argument, NULL, O_INTERVAL},
+    {"start-date", required_argument, NULL, O_START_DATE},
+    {"host", required_argument, NULL, O_HOST},
+    {"max-power", required_argument, NULL, O_MAX_POWER},
+    {"power-field", required_argument, NULL, O_POWER_FIELD},
+    {"align", required_argument, NULL, O_ALIGN},
+    {"warmup", required_argument, NULL, O_WARMUP},
+    {"q", required_argument, NULL, O_Q},
+    {"products", required_argument, NULL, O_PRODUCTS},
+    {"throughput-log", required_argument, NULL, O_TLOG},
+    {"log-format", required_argument, NULL, O_LOG_FORMAT},
+    {"throughput-regex", required_argument, NULL, O_REGEX},
+    {"dry-run", no_argument, NULL, O_DRY},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void print_notes(const pfi_tm *tm, size_t from)
+{
+    for (size_t i = from; i < tm->n_notes; i++)
+        fprintf(stderr, "pfi: note: %s\n", tm->notes[i]);
+    if (tm->n_notes_dropped > 0)
+        fprintf(stderr, "pfi: note: %zu more notes not shown\n", tm->n_notes_dropped);
+}
+
+int cmd_ingest(int argc, char **argv)
+{
+    const char *db = "pfi.db", *group = NULL, *klass = NULL, *tlog = NULL, *regex = NULL;
+    const char *tel[MAX_TELEMETRY];
+    size_t n_tel = 0, gpus = 0;
+    double cap = NAN;
+    bool dry = false, quiet = false;
+    pfi_tm_format fmt = PFI_TM_AUTO;
+    pfi_tl_format lfmt = PFI_TL_AUTO;
+    pfi_tm_options topt = {.keep_series = true};
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hq", ingest_options, NULL)) != -1) {
+        double x;
+        switch (c) {
+        case 'h':
+            ingest_usage(stdout);
+            return PFI_EXIT_OK;
+        case 'q': quiet = true; break;
+        case O_DB: db = optarg; break;
+        case O_GROUP: group = optarg; break;
+        case O_CLASS: klass = optarg; break;
+        case O_TLOG: tlog = optarg; break;
+        case O_REGEX: regex = optarg; break;
+        case O_DRY: dry = true; break;
+        case O_FIELDS: topt.csv_fields = optarg; break;
+        case O_HOST: topt.host = optarg; break;
+        case O_POWER_FIELD: ro.power_field = optarg; break;
+        case O_PRODUCTS: ro.products = optarg; break;
+        case O_TELEMETRY:
+            if (n_tel == MAX_TELEMETRY) {
+                cli_error("--telemetry: at most %d files", MAX_TELEMETRY);
+                return PFI_EXIT_USAGE;
+            }
+            tel[n_tel++] = optarg;
+            break;
+        case O_FORMAT:
+            if (!pfi_tm_format_parse(optarg, &fmt)) {
+                cli_error("--format: unknown telemetry format '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case O_LOG_FORMAT:
+            if (!pfi_tl_format_parse(optarg, &lfmt)) {
+                cli_error("--log-format: unknown log format '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case O_GPUS:
+            if (!cli_parse_size(optarg, &gpus) || gpus == 0) {
+                cli_error("--gpus: expected a positive integer, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            ro.gpus = gpus;
+            break;
+        case O_START_DATE:
+            if (!cli_parse_double(optarg, &x) || x < 19700101 || x > 99991231) {
+                cli_error("--start-date: expected YYYYMMDD, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            topt.start_date = (long)x;
+            break;
+        case O_CAP: case O_INTERVAL: case O_MAX_POWER: case O_ALIGN: case O_WARMUP: case O_Q:
+            if (!cli_parse_double(optarg, &x) || x < 0 || (c == O_CAP && x <= 0) ||
+                (c == O_Q && !(x > 0 && x <= 1))) {
+                cli_error("--%s: bad value '%s'", ingest_options[c - O_DB].name, optarg);
+                return PFI_EXIT_USAGE;
+            }
+            if (c == O_CAP) cap = x;
+            else if (c == O_INTERVAL) topt.interval_s = x;
+            else if (c == O_MAX_POWER) topt.max_power_w = x;
+            else if (c == O_ALIGN) ro.align_s = x;
+            else if (c == O_WARMUP) ro.warmup_s = x;
+            else ro.q = x;
+            break;
+        default:
+            ingest_usage(stderr);
+            return PFI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc || n_tel == 0 || (!dry && (group == NULL || isnan(cap)))) {
+        cli_error("ingest needs --telemetry FILE, and --group NAME --cap W unless --dry-run "
+                  "(see 'pfi ingest --help')");
+        return PFI_EXIT_USAGE;
+    }
+    pfi_tm *tm = NULL;
+    if (pfi_tm_create(&topt, &tm) != PFI_OK) {
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
+    int rc = PFI_EXIT_OK;
+    pfi_diag d;
+    for (size_t i = 0; i < n_tel && rc == PFI_EXIT_OK; i++) {
+        size_t notes_before = tm->n_notes;
+        pfi_error e = pfi_tm_read_file(tm, tel[i], fmt, &d);
+        if (!quiet)
+            print_notes(tm, notes_before);
+        if (e != PFI_OK)
+            rc = cli_report(e, &d);
+    }
+    if (rc == PFI_EXIT_OK && pfi_tm_derive_power_from_energy(tm) != PFI_OK)
+        rc = PFI_EXIT_INTERNAL;
+    size_t notes_before = tm->n_notes;
+    pfi_tm_summarize(tm);
+    if (!quiet)
+        print_notes(tm, notes_before);
+    pfi_reduced *red = calloc(1, sizeof *red);
+    if (red == NULL)
+        rc = PFI_EXIT_INTERNAL;
+    if (rc == PFI_EXIT_OK) {
+        pfi_error e = pfi_reduce_power(tm, &ro, red);
+        if (e != PFI_OK) {
+            cli_error("reduce: %s", pfi_strerror(e));
+            rc = cli_exit_code(e);
+        }
+    }
+    pfi_trainlog *log = NULL;
+    pfi_tl_summary tls = {.window_rate = NAN};
+    tls.steady.mean = tls.steady.se = NAN;
+    if (rc == PFI_EXIT_OK && (tlog != NULL)) {
+        pfi_error e = pfi_trainlog_read_file(tlog, regex ? PFI_TL_REGEX : lfmt, regex, &log, &d);
+        if (e != PFI_OK)
+            rc = cli_report(e, &d);
+        else if ((e = pfi_trainlog_reduce(log, ro.warmup_s, ro.q, &tls)) != PFI_OK &&
+                 e != PFI_ERR_EMPTY)
+            rc = cli_report(e, NULL);
+        if (log != NULL && log->n_nan > 0)
+            red->flags |= PFI_RED_NAN_LOSS;
+    }
+    if (rc == PFI_EXIT_OK && tlog == NULL)
+        red->flags |= PFI_RED_NO_THROUGHPUT;
+    if (rc == PFI_EXIT_OK) {
+        FILE *o = quiet ? NULL : stdout;
+        if (o != NULL) {
+            fprintf(o, "telemetry: %zu file(s), format %s, %zu rows, %zu lines skipped, "
+                       "%zu tool errors\n", tm->n_files, pfi_tm_format_name(tm->last_format),
+                    tm->n_rows, tm->n_skipped, tm->n_tool_errors);
+            if (tm->tool_error[0] != '\0')
+                fprintf(o, "  the tool reported: %s\n", tm->tool_error);
+            if (tm->time_nominal)
+                fprintf(o, "  times are NOMINAL (sample index x %.6g s%s): the file has no "
+                           "timestamps\n", tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0,
+                        tm->interval_assumed ? ", assumed" : "");
+            else if (tm->time_relative)
+                fprintf(o, "  times are relative (time of day without a date)\n");
+            else
+                fprintf(o, "  times are host-local wall clock, no time zone assumed\n");
+            long fp = red->power_field[0] ? pfi_tm_field_find(tm, red->power_field) : -1;
+            for (size_t e = 0; e < tm->n_entities; e++) {
+                const pfi_tm_entity *en = &tm->entities[e];
+                const pfi_tm_series *s = fp >= 0 ? pfi_tm_series_get(tm, e, (size_t)fp) : NULL;
+                fprintf(o, "  %s: %zu rows", en->name, en->rows);
+                if (s != NULL)
+                    fprintf(o, ", %s %zu valid / %zu missing / %zu out of range, mean %.4f W",
+                            red->power_field, s->n_valid, s->n_missing, s->n_range,
+                            s->n_valid ? s->sum / (double)s->n_valid : NAN);
+                else
+                    fprintf(o, ", power unavailable");
+                if (en->lost)
+                    fprintf(o, ", LOST at t=%.3f (last good %.3f)", en->lost_t_s,
+                            en->last_good_t_s);
+                fputc('\n', o);
+            }
+            fprintf(o, "power: %s", red->power_field[0] ? red->power_field : "(none)");
+            if (!isnan(red->power.mean))
+                fprintf(o, " job %.4f W (se %.4g, top %zu of %zu complete timestamps; %zu "
+                           "incomplete left out; grid %.4g s)",
+                        red->power.mean, red->power.se, red->power.m, red->power.n_valid,
+                        red->n_incomplete, red->align_s);
+            fputc('\n', o);
+            if (!isnan(red->energy_j))
+                fprintf(o, "energy: %.3f J (%s)\n", red->energy_j, red->energy_method);
+            if (log != NULL)
+                fprintf(o, "throughput: %s log, %zu intervals, %zu used, excluded: %zu skipped-"
+                           "iteration, %zu checkpoint, %zu no rate, %zu warm-up; top-q %.6g "
+                           "%s/s (se %.3g), window %.6g %s/s, TFLOP/s/GPU %s%.6g; %zu NaN-loss "
+                           "intervals\n",
+                        pfi_tl_format_name(log->format), log->n, tls.n_included, tls.n_skipped,
+                        tls.n_checkpoint, tls.n_bad_rate, tls.n_warmup, tls.steady.mean,
+                        log->unit, tls.steady.se, tls.window_rate, log->unit,
+                        isnan(tls.tflops_mean) ? "unavailable " : "", tls.tflops_mean,
+                        log->n_nan);
+            fprintf(o, "flags:%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
+                    red->flags & PFI_RED_NO_POWER ? " no-power" : "",
+                    red->flags & PFI_RED_GPU_LOST ? " gpu-lost" : "",
+                    red->flags & PFI_RED_INCOMPLETE ? " incomplete" : "",
+                    red->flags & PFI_RED_NOMINAL_TIME ? " nominal-time" : "",
+                    red->flags & PFI_RED_GPU_COUNT ? " gpu-count" : "",
+                    red->flags & PFI_RED_TOOL_ERROR ? " tool-error" : "",
+                    red->flags & PFI_RED_NAN_LOSS ? " nan-loss" : "",
+                    red->flags & PFI_RED_NO_THROUGHPUT ? " no-throughput" : "");
+            if (red->flags & PFI_RED_INVALID)
+                fprintf(o, "this run is INVALID for PFI: stored, but analyze leaves it out\n");
+        }
+        if (red->flags & PFI_RED_NO_POWER) {
+            if (red->n_bins > 0)
+                cli_error("job power unavailable: no timestamp has power from every GPU "
+                          "(a GPU without power data makes the node total incomplete)");
+            else
+                cli_error("no power samples%s%s", tm->tool_error[0] ? ": the tool reported: " : "",
+                          tm->tool_error);
+            rc = PFI_EXIT_DATA;
+        }
+    }
+    if (rc == PFI_EXIT_OK && !dry) {
+        pfi_store *st = NULL;
+        pfi_error e = pfi_store_open(db, true, &st, &d);
+        pfi_store_source src[MAX_TELEMETRY + 1];
+        size_t ns = 0;
+        for (size_t i = 0; i < n_tel; i++)
+            src[ns++] = (pfi_store_source){tel[i], pfi_tm_format_name(tm->last_format)};
+        if (tlog != NULL)
+            src[ns++] = (pfi_store_source){tlog, pfi_tl_format_name(log->format)};
+        if (e == PFI_OK) {
+            pfi_store_run r = {
+                .group = group, .job_class = klass, .gpus = (long)gpus, .cap_w = cap,
+                .power_w = red->power.mean, .power_se_w = red->power.se,
+                .power_n = red->power.n_valid, .throughput = tls.steady.mean,
+                .throughput_se = tls.steady.se, .throughput_n = tls.steady.n_valid,
+                .throughput_unit = log ? log->unit : NULL, .power_field = red->power_field,
+                .energy_j = red->energy_j, .flags = red->flags,
+                .n_features = red->n_features,
+                .feature_name = (const char (*)[64])red->feature_name,
+                .feature_value = red->feature_value, .n_sources = ns, .sources = src};
+            bool replaced;
+            e = pfi_store_put_run(st, &r, &replaced, &d);
+            if (e == PFI_OK && !quiet)
+                printf("stored: group '%s' cap %.6g W in %s%s\n", group, cap, db,
+                       replaced ? " (replaced the earlier run at this cap)" : "");
+        }
+        if (e != PFI_OK) {
+            cli_report(e, &d);
+            rc = PFI_EXIT_OUTPUT;
+        }
+        pfi_store_close(st);
+    }
+    pfi_trainlog_destroy(log);
+    free(red);
+    pfi_tm_destroy(tm);
+    return rc;
+}
+
+static void runs_usage(FILE *f)
+{
+    fprintf(f, "usage: pfi runs [--db FILE] [--group NAME] [--format table|csv|json] "
+               "[-o FILE]\n"
+               "\n"
+               "List the runs in the run store: group, class, cap, job power and throughput\n"
+               "with standard errors and sample counts, quality flags.\n"
+               "\n"
+               "  --db FILE        run store (pfi.db)\n"
+               "  --group NAME     only this sweep group\n"
+               "  --format F       table (default), csv or json (with features and sources)\n"
+               "  -o, --output F   write there (atomically) instead of stdout\n"
+               "  -h, --help       this help\n"
+               "\n"
+               "Exit codes: 0 success, 1 store missing or unreadable, 2 bad command line,\n"
+               "3 output not written.\n");
+}
+
+int cmd_runs(int argc, char **argv)
+{
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                          {"group", required_argument, NULL, 'g'},
+                                          {"format", required_argument, NULL, 'f'},
+                                          {"output", required_argument, NULL, 'o'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    const char *db = "pfi.db", *group = NULL, *format = "table", *output = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': runs_usage(stdout); return PFI_EXIT_OK;
+        case 'd': db = optarg; break;
+        case 'g': group = optarg; break;
+        case 'o': output = optarg; break;
+        case 'f':
+            if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
+                cli_error("--format: expected table, csv or json; got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            format = optarg;
+            break;
+        default: runs_usage(stderr); return PFI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        runs_usage(stderr);
+        return PFI_EXIT_USAGE;
+    }
+    pfi_store *st = NULL;
+    pfi_diag d;
+    pfi_error e = pfi_store_open(db, false, &st, &d);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    cli_output out;
+    if (!cli_output_open(&out, output)) {
+        pfi_store_close(st);
+        return PFI_EXIT_OUTPUT;
+    }
+    size_t n = 0;
+    if (strcmp(format, "json") == 0) {
+        e = pfi_store_export_json(st, out.f, group, &n, &d);
+    } else if (strcmp(format, "csv") == 0) {
+        e = pfi_store_export_csv(st, out.f, false, group, &n, &d);
+    } else {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        e = m ? pfi_store_export_csv(st, m, false, group, &n, &d) : PFI_ERR_NOMEM;
+        if (m != NULL)
+            fclose(m);
+        if (e == PFI_OK) {
+            fprintf(out.f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6s\n", "group", "class",
+                    "gpus", "cap_w", "power_w", "power_se", "throughput", "tput_se", "flags");
+            char *save = NULL;
+            char *line = strtok_r(buf, "\n", &save); /* header */
+            while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+                char *cells[14] = {0};
+                size_t k = 0;
+                for (char *p = line; k < 14; k++) {
+                    cells[k] = p;
+                    char *comma = strchr(p, ',');
+                    if (comma == NULL) {
+                        k++;
+                        break;
+                    }
+                    *comma = '\0';
+                    p = comma + 1;
+                }
+                for (size_t i = 0; i < 14; i++)
+                    if (cells[i] == NULL || cells[i][0] == '\0')
+                        cells[i] = "-";
+                double pw = NAN, pse = NAN, tp = NAN, tse = NAN;
+                cli_parse_double(cells[4], &pw);
+                cli_parse_double(cells[5], &pse);
+                cli_parse_double(cells[6], &tp);
+                cli_parse_double(cells[7], &tse);
+                fprintf(out.f, "%-24s %-8s %5s %8s %12.3f %10.3g %14.6g %10.3g %6s\n", cells[0],
+                        cells[1], cells[2], cells[3], pw, pse, tp, tse, cells[8]);
+            }
+        }
+        free(buf);
+    }
+    pfi_store_close(st);
+    if (e != PFI_OK) {
+        cli_output_abort(&out);
+        return cli_report(e, &d);
+    }
+    if (!cli_output_commit(&out))
+        return PFI_EXIT_OUTPUT;
+    if (n == 0)
+        fprintf(stderr, "pfi: the store holds no runs%s%s\n", group ? " in group " : "",
+                group ? group : "");
+    return PFI_EXIT_OK;
+}

@@ -1,0 +1,351 @@
+/*
+ * DCGM readers: `dcgmi dmon` text and the Prometheus text exposition format (0.0.4) that
+ * dcgm-exporter serves. Layouts: shared/cases README "Formats confirmed from real output";
+ * https://prometheus.io/docs/instrumenting/exposition_formats/ .
+ */
+#define _GNU_SOURCE /* memmem, gmtime_r */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tm_internal.h"
+
+#define MAX_TOK 512
+
+typedef struct span {
+    const char *s;
+    size_t n;
+} span;
+
+static bool span_eq(span x, const char *w)
+{
+    size_t n = strlen(w);
+    return x.n == n && memcmp(x.s, w, n) == 0;
+}
+
+/* Split on blanks into out[0..max); returns max + 1 when there are more tokens. */
+static size_t split_ws_n(const char *s, size_t n, span *out, size_t max)
+{
+    size_t k = 0, i = 0;
+    while (i < n) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        if (i == n)
+            break;
+        size_t b = i;
+        while (i < n && s[i] != ' ' && s[i] != '\t')
+            i++;
+        if (k == max)
+            return max + 1;
+        out[k++] = (span){s + b, i - b};
+    }
+    return k;
+}
+
+static size_t split_ws(const char *s, size_t n, span *out)
+{
+    return split_ws_n(s, n, out, MAX_TOK);
+}
+
+static bool is_uint(span x)
+{
+    if (x.n == 0 || x.n > 9)
+        return false;
+    for (size_t i = 0; i < x.n; i++)
+        if (x.s[i] < '0' || x.s[i] > '9')
+            return false;
+    return true;
+}
+
+static bool is_word(span x)
+{
+    if (x.n == 0 || x.n > 16)
+        return false;
+    for (size_t i = 0; i < x.n; i++) {
+        char c = x.s[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    (void)diag;
+    span f[MAX_TOK + 1];
+    size_t fields[MAX_TOK];
+    size_t nf = 0;
+    bool have_header = false;
+    size_t ent = (size_t)-1;
+    for (;;) {
+        const char *s;
+        size_t n;
+        bool eof;
+        pfi_error e = tm_lines_next(r, &s, &n, &eof);
+        if (e != PFI_OK)
+            return e;
+        if (eof)
+            break;
+        size_t k = split_ws(s, n, f);
+        if (k == 0)
+            continue;
+        if (k > MAX_TOK)
+            return PFI_ERR_LIMIT;
+        if (f[0].s[0] == '#') {
+            /* "#Entity A B" or "# Entity A B": field names follow "Entity". */
+            size_t first = span_eq(f[0], "#") ? 2 : 1;
+            if (k < first || !(first == 1 ? span_eq(f[0], "#Entity") : span_eq(f[1], "Entity")))
+                continue;
+            nf = 0;
+            for (size_t i = first; i < k; i++)
+                if ((e = tm_field(tm, f[i].s, f[i].n, &fields[nf++])) != PFI_OK)
+                    return e;
+            have_header = true;
+            continue;
+        }
+        if (span_eq(f[0], "ID") || span_eq(f[0], "Id"))
+            continue;
+        size_t skip;
+        char ename[64];
+        if (k >= 2 && is_word(f[0]) && is_uint(f[1])) {
+            skip = 2;
+            snprintf(ename, sizeof ename, "%.*s %.*s", (int)f[0].n, f[0].s, (int)f[1].n,
+                     f[1].s);
+        } else if (is_uint(f[0])) {
+            skip = 1; /* DCGM 1.x: a bare GPU id */
+            snprintf(ename, sizeof ename, "GPU %.*s", (int)f[0].n, f[0].s);
+        } else {
+            skip = 0;
+        }
+        if (skip == 0 || !have_header || k != skip + nf) {
+            size_t l = n;
+            while (l > 0 && (s[l - 1] == ' ' || s[l - 1] == '\t'))
+                l--;
+            const char *p = s;
+            while (l > 0 && (*p == ' ' || *p == '\t')) {
+                p++;
+                l--;
+            }
+            if (skip == 0)
+                tm_tool_error(tm, name, r->line, p, l);
+            else
+                tm_note(tm, "%s:%ld: row has %zu values, header names %zu fields: skipped",
+                        name, r->line, k - skip, nf);
+            tm->n_skipped++;
+            continue;
+        }
+        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+            return e;
+        double tt = tm_row_time(tm, ent, false, 0, false, r->line, name);
+        for (size_t i = 0; i < nf; i++) {
+            span x = f[skip + i];
+            double v = NAN;
+            pfi_value_status st;
+            if (span_eq(x, "N/W") || span_eq(x, "N/S") || span_eq(x, "N/A"))
+                st = PFI_VALUE_MISSING;
+            else
+                st = tm_parse_number(x.s, x.n, &v);
+            if (st == PFI_VALUE_INVALID) {
+                tm_note(tm, "%s:%ld: '%.*s' is not a number: cell rejected", name, r->line,
+                        (int)(x.n > 40 ? 40 : x.n), x.s);
+                st = PFI_VALUE_MISSING;
+            }
+            if ((e = tm_put(tm, ent, fields[i], tt, st, v, -1, false)) != PFI_OK)
+                return e;
+        }
+        tm->n_rows++;
+    }
+    return PFI_OK;
+}
+
+/* ---- Prometheus text ---- */
+
+#define MAX_LABELS 64
+#define LABEL_LEN 256
+
+typedef struct label {
+    span name;
+    char value[LABEL_LEN];
+} label;
+
+/* Parse {a="x",b="y\"z"} starting at s[*i] == '{'. Values are unescaped (\\ \" \n). */
+static bool parse_labels(const char *s, size_t n, size_t *i, label *lab, size_t *nl)
+{
+    size_t p = *i + 1, k = 0;
+    for (;;) {
+        while (p < n && (s[p] == ' ' || s[p] == ','))
+            p++;
+        if (p < n && s[p] == '}') {
+            *i = p + 1;
+            *nl = k;
+            return true;
+        }
+        size_t b = p;
+        while (p < n && ((s[p] >= 'a' && s[p] <= 'z') || (s[p] >= 'A' && s[p] <= 'Z') ||
+                         (s[p] >= '0' && s[p] <= '9') || s[p] == '_'))
+            p++;
+        if (p == b || p + 1 >= n || s[p] != '=' || s[p + 1] != '"')
+            return false;
+        span lname = {s + b, p - b};
+        p += 2;
+        size_t vl = 0;
+        char tmp[LABEL_LEN];
+        for (;;) {
+            if (p >= n)
+                return false;
+            char c = s[p++];
+            if (c == '"')
+                break;
+            if (c == '\\') {
+                if (p >= n)
+                    return false;
+                char d = s[p++];
+                c = d == 'n' ? '\n' : d;
+            }
+            if (vl + 1 < LABEL_LEN)
+                tmp[vl++] = c;
+        }
+        tmp[vl] = '\0';
+        if (k < MAX_LABELS) {
+            lab[k].name = lname;
+            memcpy(lab[k].value, tmp, vl + 1);
+            k++;
+        }
+    }
+}
+
+static const char *label_get(const label *lab, size_t nl, const char *name)
+{
+    for (size_t i = 0; i < nl; i++)
+        if (span_eq(lab[i].name, name))
+            return lab[i].value;
+    return NULL;
+}
+
+pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    (void)diag;
+    label lab[MAX_LABELS];
+    long scrape = (long)tm->n_scrapes++;
+    double t_nominal = (double)scrape * tm_interval(tm);
+    bool power_seen = false;
+    size_t ent = (size_t)-1;
+    size_t n_samples = 0, n_other = 0;
+    for (;;) {
+        const char *s;
+        size_t n;
+        bool eof;
+        pfi_error e = tm_lines_next(r, &s, &n, &eof);
+        if (e != PFI_OK)
+            return e;
+        if (eof)
+            break;
+        size_t i = 0;
+        while (i < n && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        if (i == n || s[i] == '#')
+            continue; /* HELP / TYPE / comments: metadata */
+        size_t b = i;
+        while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                         (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == ':'))
+            i++;
+        span metric = {s + b, i - b};
+        size_t nl = 0;
+        if (metric.n == 0 || (i < n && s[i] == '{' && !parse_labels(s, n, &i, lab, &nl))) {
+            tm_note(tm, "%s:%ld: not a Prometheus sample line: skipped", name, r->line);
+            tm->n_skipped++;
+            continue;
+        }
+        span tok[2];
+        size_t k = split_ws_n(s + i, n - i, tok, 2);
+        if (k < 1 || k > 2) {
+            tm_note(tm, "%s:%ld: expected a value (and optional timestamp): skipped", name,
+                    r->line);
+            tm->n_skipped++;
+            continue;
+        }
+        const char *uuid = label_get(lab, nl, "UUID");
+        if (uuid == NULL)
+            uuid = label_get(lab, nl, "uuid");
+        const char *gpu = label_get(lab, nl, "gpu");
+        if (uuid == NULL && gpu == NULL) {
+            n_other++; /* not a per-GPU metric (exporter self-metrics) */
+            continue;
+        }
+        const char *host = label_get(lab, nl, "hostname");
+        if (host == NULL)
+            host = label_get(lab, nl, "Hostname");
+        if (host == NULL)
+            host = tm->opt.host ? tm->opt.host : "";
+        char ename[2 * LABEL_LEN + 8];
+        if (uuid != NULL)
+            snprintf(ename, sizeof ename, "%s/%s", host, uuid);
+        else
+            snprintf(ename, sizeof ename, "%s/gpu%s", host, gpu);
+        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+            return e;
+        size_t fid;
+        if ((e = tm_field(tm, metric.s, metric.n, &fid)) != PFI_OK)
+            return e;
+        double v = NAN;
+        pfi_value_status st;
+        if (span_eq(tok[0], "NaN") || span_eq(tok[0], "+Inf") || span_eq(tok[0], "-Inf") ||
+            span_eq(tok[0], "Inf"))
+            st = PFI_VALUE_MISSING;
+        else
+            st = tm_parse_number(tok[0].s, tok[0].n, &v);
+        if (st == PFI_VALUE_INVALID) {
+            tm_note(tm, "%s:%ld: '%.*s' is not a sample value: skipped", name, r->line,
+                    (int)(tok[0].n > 40 ? 40 : tok[0].n), tok[0].s);
+            tm->n_skipped++;
+            continue;
+        }
+        double t = t_nominal;
+        if (k == 2) {
+            double ms;
+            if (tm_parse_number(tok[1].s, tok[1].n, &ms) == PFI_VALUE_OK)
+                t = ms / 1000.0;
+        } else {
+            tm->time_nominal = true;
+            tm->time_relative = true;
+        }
+        const char *pod = label_get(lab, nl, "pod");
+        pfi_tm_kind kind = tm->fields[fid].kind;
+        if (kind == PFI_KIND_POWER_W || kind == PFI_KIND_ENERGY_MJ)
+            power_seen = true;
+        size_t before = tm->series ? 0 : 0;
+        (void)before;
+        const pfi_tm_series *old = pfi_tm_series_get(tm, ent, fid);
+        size_t dup_before = old ? old->n_duplicate : 0;
+        if ((e = tm_put(tm, ent, fid, t, st, v, scrape, pod != NULL && pod[0] != '\0')) !=
+            PFI_OK)
+            return e;
+        const pfi_tm_series *now = pfi_tm_series_get(tm, ent, fid);
+        if (now != NULL && now->n_duplicate > dup_before && now->n_duplicate == 1)
+            tm_note(tm, "%s:%ld: duplicate series for %s %s (two sources, e.g. two "
+                        "exporters): one kept, never summed", name, r->line, ename,
+                    tm->fields[fid].source);
+        if (tm->entities[ent].last_t != t) {
+            tm->entities[ent].rows++;
+            tm->entities[ent].last_t = t;
+        }
+        n_samples++;
+    }
+    if (!power_seen) {
+        tm_note(tm, "%s: no power samples in this scrape (%zu GPU samples): "
+                    "DCGM_FI_DEV_POWER_USAGE / DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION absent; "
+                    "add them to the exporter's counters CSV",
+                name, n_samples);
+        /* A hole for every GPU already known: never integrated across. */
+        long fp = pfi_tm_field_find(tm, "power_w");
+        for (size_t en = 0; fp >= 0 && en < tm->n_entities; en++) {
+            pfi_error e = tm_put(tm, en, (size_t)fp, t_nominal, PFI_VALUE_MISSING, NAN, scrape,
+                                 false);
+            if (e != PFI_OK)
+                return e;
+        }
+    }
+    (void)n_other;
+    return PFI_OK;
+}

@@ -1,0 +1,595 @@
+/*
+ * nvidia-smi readers: --query-gpu CSV, dmon, and -q text blocks. Layouts: shared/cases
+ * README "Formats confirmed from real output" and the nvidia-smi man page.
+ */
+#define _GNU_SOURCE /* memmem, gmtime_r */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tm_internal.h"
+
+#define MAX_COLS 512
+
+typedef struct span {
+    const char *s;
+    size_t n;
+} span;
+
+static span trim(span x)
+{
+    while (x.n > 0 && (x.s[0] == ' ' || x.s[0] == '\t')) {
+        x.s++;
+        x.n--;
+    }
+    while (x.n > 0 && (x.s[x.n - 1] == ' ' || x.s[x.n - 1] == '\t'))
+        x.n--;
+    return x;
+}
+
+static bool span_eq(span x, const char *w)
+{
+    size_t n = strlen(w);
+    return x.n == n && memcmp(x.s, w, n) == 0;
+}
+
+/* Split on c; returns the number of fields, or MAX_COLS + 1 when there are more. */
+static size_t split_char(const char *s, size_t n, char c, span *out)
+{
+    size_t k = 0, start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i == n || s[i] == c) {
+            if (k == MAX_COLS)
+                return MAX_COLS + 1;
+            out[k++] = trim((span){s + start, i - start});
+            start = i + 1;
+        }
+    }
+    return k;
+}
+
+static size_t split_ws(const char *s, size_t n, span *out)
+{
+    size_t k = 0, i = 0;
+    while (i < n) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        if (i == n)
+            break;
+        size_t b = i;
+        while (i < n && s[i] != ' ' && s[i] != '\t')
+            i++;
+        if (k == MAX_COLS)
+            return MAX_COLS + 1;
+        out[k++] = (span){s + b, i - b};
+    }
+    return k;
+}
+
+static bool parse_uint(span x, size_t digits, unsigned *out)
+{
+    if (x.n != digits)
+        return false;
+    unsigned v = 0;
+    for (size_t i = 0; i < x.n; i++) {
+        if (x.s[i] < '0' || x.s[i] > '9')
+            return false;
+        v = v * 10 + (unsigned)(x.s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* "HH:MM:SS[.fff]" -> seconds of the day. */
+static bool parse_tod(span x, double *out)
+{
+    unsigned h, m, s;
+    if (x.n < 8 || x.s[2] != ':' || x.s[5] != ':' || !parse_uint((span){x.s, 2}, 2, &h) ||
+        !parse_uint((span){x.s + 3, 2}, 2, &m) || !parse_uint((span){x.s + 6, 2}, 2, &s) ||
+        h > 23 || m > 59 || s > 60)
+        return false;
+    double frac = 0;
+    if (x.n > 8) {
+        if (x.s[8] != '.' || x.n > 8 + 10)
+            return false;
+        double scale = 0.1;
+        for (size_t i = 9; i < x.n; i++) {
+            if (x.s[i] < '0' || x.s[i] > '9')
+                return false;
+            frac += (x.s[i] - '0') * scale;
+            scale /= 10;
+        }
+    }
+    *out = h * 3600.0 + m * 60.0 + s + frac;
+    return true;
+}
+
+/* Date "YYYY/MM/DD" or "YYYYMMDD" or "YYYY-MM-DD" -> days since 1970. */
+static bool parse_date(span x, long *days)
+{
+    unsigned y, m, d;
+    if (x.n == 8) {
+        if (!parse_uint((span){x.s, 4}, 4, &y) || !parse_uint((span){x.s + 4, 2}, 2, &m) ||
+            !parse_uint((span){x.s + 6, 2}, 2, &d))
+            return false;
+    } else if (x.n == 10 && (x.s[4] == '/' || x.s[4] == '-') && x.s[7] == x.s[4]) {
+        if (!parse_uint((span){x.s, 4}, 4, &y) || !parse_uint((span){x.s + 5, 2}, 2, &m) ||
+            !parse_uint((span){x.s + 8, 2}, 2, &d))
+            return false;
+    } else {
+        return false;
+    }
+    if (m < 1 || m > 12 || d < 1 || d > 31)
+        return false;
+    *days = tm_days_from_civil((long)y, m, d);
+    return true;
+}
+
+/* Normalise a PCI bus id to "dddd:bb:dd.f" lower case (8-digit domains cut to 4). */
+static bool norm_bus(span x, char *out, size_t len)
+{
+    const char *colon = memchr(x.s, ':', x.n);
+    if (colon == NULL || x.n > 32 || len < 16)
+        return false;
+    size_t dom = (size_t)(colon - x.s);
+    span rest = {colon, x.n - dom};
+    span d = {x.s, dom};
+    if (dom > 4) {
+        d.s += dom - 4;
+        d.n = 4;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < 4 - (d.n < 4 ? 4 - d.n : 0) && i < d.n; i++)
+        out[k++] = (char)((d.s[i] >= 'A' && d.s[i] <= 'F') ? d.s[i] + 32 : d.s[i]);
+    for (size_t i = 0; i < rest.n && k + 1 < len; i++) {
+        char c = rest.s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+              c == ':' || c == '.'))
+            break;
+        out[k++] = (char)((c >= 'A' && c <= 'F') ? c + 32 : c);
+    }
+    out[k] = '\0';
+    return k >= 7;
+}
+
+/* ---- --query-gpu CSV ---- */
+
+enum { COL_VALUE, COL_TIMESTAMP, COL_INDEX, COL_BUS, COL_UUID, COL_TEXT };
+
+typedef struct csv_col {
+    int role;
+    size_t field;
+    char unit[16];
+} csv_col;
+
+static bool looks_like_header(const span *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        span x = f[i];
+        const char *br = memchr(x.s, '[', x.n);
+        size_t m = br ? (size_t)(br - x.s) : x.n;
+        if (m == 0)
+            return false;
+        for (size_t j = 0; j < m; j++) {
+            char c = x.s[j];
+            if (!((c >= 'a' && c <= 'z') || c == '.' || c == '_' || c == ' '))
+                return false;
+        }
+    }
+    return n > 0;
+}
+
+static pfi_error map_csv_header(pfi_tm *tm, const span *f, size_t n, csv_col *cols)
+{
+    for (size_t i = 0; i < n; i++) {
+        span x = f[i];
+        cols[i].unit[0] = '\0';
+        if (x.n > 2 && x.s[x.n - 1] == ']') {
+            const char *br = memchr(x.s, '[', x.n);
+            if (br != NULL) {
+                size_t un = x.n - 1 - (size_t)(br - x.s) - 1;
+                if (un >= sizeof cols[i].unit)
+                    un = sizeof cols[i].unit - 1;
+                memcpy(cols[i].unit, br + 1, un);
+                cols[i].unit[un] = '\0';
+                x = trim((span){x.s, (size_t)(br - x.s)});
+            }
+        }
+        if (span_eq(x, "timestamp"))
+            cols[i].role = COL_TIMESTAMP;
+        else if (span_eq(x, "index"))
+            cols[i].role = COL_INDEX;
+        else if (span_eq(x, "pci.bus_id"))
+            cols[i].role = COL_BUS;
+        else if (span_eq(x, "uuid"))
+            cols[i].role = COL_UUID;
+        else if (span_eq(x, "name") || span_eq(x, "driver_version") || span_eq(x, "serial") ||
+                 span_eq(x, "pstate") || (x.n > 7 && memcmp(x.s, "clocks_", 7) == 0 &&
+                                          memmem(x.s, x.n, "reasons", 7)))
+            cols[i].role = COL_TEXT;
+        else {
+            cols[i].role = COL_VALUE;
+            pfi_error e = tm_field(tm, x.s, x.n, &cols[i].field);
+            if (e != PFI_OK)
+                return e;
+        }
+    }
+    return PFI_OK;
+}
+
+/* Try to pull a bus id out of "Unable to determine the device handle for GPU0000:3D:00.0: ..." */
+static bool error_line_bus(const char *s, size_t n, char *bus, size_t len)
+{
+    const char *p = memmem(s, n, "for GPU", 7);
+    if (p == NULL)
+        return false;
+    p += 7;
+    while (p < s + n && (*p == ' ' || *p == ':'))
+        p++;
+    size_t k = 0;
+    while (p + k < s + n && p[k] != ' ' && !(p[k] == ':' && (p + k + 1 == s + n ||
+                                                             p[k + 1] == ' ')))
+        k++;
+    return norm_bus((span){p, k}, bus, len);
+}
+
+pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    span f[MAX_COLS + 1];
+    csv_col cols[MAX_COLS];
+    size_t ncol = 0;
+    bool have_header = false;
+    size_t ent = (size_t)-1;
+    bool warned_mismatch[MAX_COLS] = {false};
+    if (tm->opt.csv_fields != NULL) {
+        const char *q = tm->opt.csv_fields;
+        ncol = split_char(q, strlen(q), ',', f);
+        if (ncol > MAX_COLS)
+            return PFI_ERR_LIMIT;
+        pfi_error e = map_csv_header(tm, f, ncol, cols);
+        if (e != PFI_OK)
+            return e;
+        have_header = true;
+    }
+    for (;;) {
+        const char *s;
+        size_t n;
+        bool eof;
+        pfi_error e = tm_lines_next(r, &s, &n, &eof);
+        if (e != PFI_OK)
+            return e;
+        if (eof)
+            break;
+        if (r->line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+            s += 3;
+            n -= 3;
+        }
+        span t = trim((span){s, n});
+        if (t.n == 0)
+            continue;
+        size_t k = split_char(t.s, t.n, ',', f);
+        if (k > MAX_COLS)
+            return PFI_ERR_LIMIT;
+        if (looks_like_header(f, k)) {
+            /* A header (first line, or a re-print when several captures were appended). */
+            if ((e = map_csv_header(tm, f, k, cols)) != PFI_OK)
+                return e;
+            ncol = k;
+            have_header = true;
+            continue;
+        }
+        if (!have_header) {
+            if (diag != NULL) {
+                diag->line = r->line;
+                snprintf(diag->message, sizeof diag->message,
+                         "CSV has no header; pass the --query-gpu field list (--fields)");
+            }
+            return PFI_ERR_PARSE;
+        }
+        if (k != ncol) {
+            char bus[32];
+            if (k == 1) {
+                tm_tool_error(tm, name, r->line, t.s, t.n);
+                if (error_line_bus(t.s, t.n, bus, sizeof bus)) {
+                    for (size_t i = 0; i < tm->n_entities; i++)
+                        if (tm->entities[i].bus && strcmp(tm->entities[i].bus, bus) == 0)
+                            tm_mark_lost(tm, i, tm->entities[i].last_t);
+                }
+            } else {
+                tm_note(tm, "%s:%ld: row has %zu fields, header has %zu: skipped", name,
+                        r->line, k, ncol);
+            }
+            tm->n_skipped++;
+            continue;
+        }
+        /* Identity and time first. */
+        char ename[64] = "gpu";
+        double tsec = 0;
+        bool has_t = false;
+        char bus[32] = "";
+        for (size_t i = 0; i < k; i++) {
+            if (cols[i].role == COL_INDEX)
+                snprintf(ename, sizeof ename, "gpu%.*s", (int)(f[i].n > 40 ? 40 : f[i].n),
+                         f[i].s);
+            else if (cols[i].role == COL_BUS)
+                norm_bus(f[i], bus, sizeof bus);
+            else if (cols[i].role == COL_TIMESTAMP) {
+                span x = f[i];
+                const char *sp = memchr(x.s, ' ', x.n);
+                long days;
+                double tod;
+                if (sp != NULL && parse_date((span){x.s, (size_t)(sp - x.s)}, &days) &&
+                    parse_tod(trim((span){sp + 1, x.n - (size_t)(sp - x.s) - 1}), &tod)) {
+                    tsec = (double)days * 86400.0 + tod;
+                    has_t = true;
+                }
+            }
+        }
+        bool has_index = false;
+        for (size_t i = 0; i < k; i++)
+            has_index |= cols[i].role == COL_INDEX;
+        if (!has_index && bus[0] != '\0')
+            snprintf(ename, sizeof ename, "gpu-%s", bus);
+        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+            return e;
+        pfi_tm_entity *en = &tm->entities[ent];
+        if (bus[0] != '\0' && en->bus == NULL)
+            en->bus = tm_strndup(bus, strlen(bus));
+        double tt = tm_row_time(tm, ent, has_t, tsec, false, r->line, name);
+        bool any_good = false, lost = false;
+        for (size_t i = 0; i < k; i++) {
+            if (cols[i].role != COL_VALUE)
+                continue;
+            span x = f[i];
+            double v = NAN;
+            pfi_value_status st;
+            if (x.n > 0 && x.s[0] == '[') {
+                st = PFI_VALUE_MISSING;
+                if (span_eq(x, "[GPU is lost]") || span_eq(x, "[GPU requires reset]"))
+                    lost = true;
+            } else {
+                /* Strip a unit suffix; it must agree with the header's unit. */
+                const char *sp = memchr(x.s, ' ', x.n);
+                if (sp != NULL) {
+                    span num = {x.s, (size_t)(sp - x.s)};
+                    span unit = trim((span){sp + 1, x.n - num.n - 1});
+                    st = tm_parse_number(num.s, num.n, &v);
+                    if (st == PFI_VALUE_OK && !span_eq(unit, cols[i].unit)) {
+                        if (span_eq(unit, "mW") && strcmp(cols[i].unit, "W") == 0) {
+                            v /= 1000.0; /* explicit conversion, never a silent rescale */
+                        } else {
+                            if (!warned_mismatch[i])
+                                tm_note(tm, "%s:%ld: value unit '%.*s' contradicts header "
+                                            "unit '%s' in column %s: cell rejected",
+                                        name, r->line, (int)(unit.n > 16 ? 16 : unit.n),
+                                        unit.s, cols[i].unit, tm->fields[cols[i].field].source);
+                            warned_mismatch[i] = true;
+                            st = PFI_VALUE_MISSING;
+                        }
+                    } else if (st == PFI_VALUE_OK && unit.n == 0) {
+                        st = PFI_VALUE_INVALID;
+                    }
+                } else {
+                    st = tm_parse_number(x.s, x.n, &v);
+                }
+                if (st == PFI_VALUE_INVALID) {
+                    tm_note(tm, "%s:%ld: column %s: '%.*s' is not a number: cell rejected",
+                            name, r->line, tm->fields[cols[i].field].source,
+                            (int)(x.n > 40 ? 40 : x.n), x.s);
+                    st = PFI_VALUE_MISSING;
+                }
+            }
+            any_good |= st == PFI_VALUE_OK;
+            if ((e = tm_put(tm, ent, cols[i].field, tt, st, v, -1, false)) != PFI_OK)
+                return e;
+        }
+        en = &tm->entities[ent];
+        if (lost)
+            tm_mark_lost(tm, ent, tt);
+        else if (any_good && !en->lost)
+            en->last_good_t_s = tt;
+        tm->n_rows++;
+    }
+    return PFI_OK;
+}
+
+/* ---- dmon ---- */
+
+pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    (void)diag;
+    span f[MAX_COLS + 1];
+    size_t fields[MAX_COLS];
+    int date_col = -1, time_col = -1, gpu_col = -1;
+    size_t ncol = 0;
+    char prev_header[1024] = "";
+    bool expect_units = false;
+    size_t ent = (size_t)-1;
+    for (;;) {
+        const char *s;
+        size_t n;
+        bool eof;
+        pfi_error e = tm_lines_next(r, &s, &n, &eof);
+        if (e != PFI_OK)
+            return e;
+        if (eof)
+            break;
+        span t = trim((span){s, n});
+        if (t.n == 0)
+            continue;
+        if (t.s[0] == '#') {
+            size_t k = split_ws(t.s + 1, t.n - 1, f);
+            if (k > MAX_COLS)
+                return PFI_ERR_LIMIT;
+            bool units = k > 0 && (span_eq(f[0], "Idx") || span_eq(f[0], "YYYYMMDD") ||
+                                   span_eq(f[0], "HH:MM:SS"));
+            if (units || expect_units) {
+                expect_units = false;
+                continue;
+            }
+            char hdr[1024];
+            snprintf(hdr, sizeof hdr, "%.*s", (int)(t.n > 1000 ? 1000 : t.n), t.s);
+            if (prev_header[0] != '\0' && strcmp(hdr, prev_header) != 0)
+                tm_note(tm, "%s:%ld: dmon header changed: columns re-mapped", name, r->line);
+            snprintf(prev_header, sizeof prev_header, "%s", hdr);
+            date_col = time_col = gpu_col = -1;
+            for (size_t i = 0; i < k; i++) {
+                if (span_eq(f[i], "Date"))
+                    date_col = (int)i;
+                else if (span_eq(f[i], "Time"))
+                    time_col = (int)i;
+                else if (span_eq(f[i], "gpu") || span_eq(f[i], "Idx"))
+                    gpu_col = (int)i;
+                else if ((e = tm_field(tm, f[i].s, f[i].n, &fields[i])) != PFI_OK)
+                    return e;
+            }
+            ncol = k;
+            expect_units = true;
+            continue;
+        }
+        expect_units = false;
+        size_t k = split_ws(t.s, t.n, f);
+        if (ncol == 0 || k != ncol || gpu_col < 0) {
+            if (ncol == 0 || gpu_col < 0)
+                tm_tool_error(tm, name, r->line, t.s, t.n);
+            else
+                tm_note(tm, "%s:%ld: row has %zu columns, header has %zu: skipped", name,
+                        r->line, k, ncol);
+            tm->n_skipped++;
+            continue;
+        }
+        char ename[64];
+        snprintf(ename, sizeof ename, "gpu%.*s", (int)(f[gpu_col].n > 40 ? 40 : f[gpu_col].n),
+                 f[gpu_col].s);
+        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+            return e;
+        double tsec = 0, tod = 0;
+        long days = 0;
+        bool has_t = false, tod_only = false, bad_t = false;
+        if (time_col >= 0) {
+            if (!parse_tod(f[time_col], &tod))
+                bad_t = true;
+            if (date_col >= 0) {
+                if (!parse_date(f[date_col], &days))
+                    bad_t = true;
+            } else {
+                tod_only = true;
+                days = 0;
+                if (tm->opt.start_date > 0) {
+                    long sd = tm->opt.start_date;
+                    days = tm_days_from_civil(sd / 10000, (unsigned)(sd / 100 % 100),
+                                              (unsigned)(sd % 100));
+                } else {
+                    tm->time_relative = true;
+                }
+            }
+            tsec = (double)days * 86400.0 + tod;
+            has_t = !bad_t;
+        }
+        if (bad_t) {
+            tm_note(tm, "%s:%ld: bad date/time: row skipped", name, r->line);
+            tm->n_skipped++;
+            continue;
+        }
+        double tt = tm_row_time(tm, ent, has_t, tsec, tod_only, r->line, name);
+        for (size_t i = 0; i < k; i++) {
+            if ((int)i == date_col || (int)i == time_col || (int)i == gpu_col)
+                continue;
+            double v = NAN;
+            pfi_value_status st = tm_parse_number(f[i].s, f[i].n, &v);
+            if (st == PFI_VALUE_INVALID) {
+                tm_note(tm, "%s:%ld: '%.*s' is not a number: cell rejected", name, r->line,
+                        (int)(f[i].n > 40 ? 40 : f[i].n), f[i].s);
+                st = PFI_VALUE_MISSING;
+            }
+            if ((e = tm_put(tm, ent, fields[i], tt, st, v, -1, false)) != PFI_OK)
+                return e;
+        }
+        tm->n_rows++;
+    }
+    return PFI_OK;
+}
+
+/* ---- nvidia-smi -q ---- */
+
+pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    (void)diag;
+    size_t ent = (size_t)-1;
+    bool have_ent = false, skip_section = false;
+    size_t section_indent = 0;
+    double tt = 0;
+    size_t ordinal = 0;
+    for (;;) {
+        const char *s;
+        size_t n;
+        bool eof;
+        pfi_error e = tm_lines_next(r, &s, &n, &eof);
+        if (e != PFI_OK)
+            return e;
+        if (eof)
+            break;
+        size_t ind = 0;
+        while (ind < n && s[ind] == ' ')
+            ind++;
+        span t = trim((span){s, n});
+        if (t.n == 0)
+            continue;
+        if (ind == 0 && t.n > 4 && memcmp(t.s, "GPU ", 4) == 0) {
+            char bus[32];
+            char ename[64];
+            snprintf(ename, sizeof ename, "gpu%zu", ordinal++);
+            if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+                return e;
+            if (norm_bus(trim((span){t.s + 4, t.n - 4}), bus, sizeof bus) &&
+                tm->entities[ent].bus == NULL)
+                tm->entities[ent].bus = tm_strndup(bus, strlen(bus));
+            tt = tm_row_time(tm, ent, false, 0, false, r->line, name);
+            have_ent = true;
+            skip_section = false;
+            tm->n_rows++;
+            continue;
+        }
+        const char *colon = memchr(t.s, ':', t.n);
+        if (colon == NULL) {
+            /* A section title: skip module / memory power and sample-history blocks. */
+            span title = t;
+            skip_section = span_eq(title, "Module Power Readings") ||
+                           span_eq(title, "GPU Memory Power Readings") ||
+                           span_eq(title, "Power Samples") || span_eq(title, "Power Smoothing") ||
+                           span_eq(title, "Workload Power Profiles");
+            section_indent = ind;
+            continue;
+        }
+        if (skip_section && ind <= section_indent)
+            skip_section = false;
+        if (!have_ent || skip_section)
+            continue;
+        span key = trim((span){t.s, (size_t)(colon - t.s)});
+        span val = trim((span){colon + 1, t.n - key.n - 1 - (size_t)(colon - t.s - key.n)});
+        val = trim((span){colon + 1, (size_t)(t.s + t.n - colon - 1)});
+        const char *canon;
+        pfi_tm_kind kind;
+        int id;
+        char kb[128];
+        snprintf(kb, sizeof kb, "%.*s", (int)(key.n > 120 ? 120 : key.n), key.s);
+        pfi_tm_field_info(kb, &canon, &kind, &id);
+        if (kind != PFI_KIND_POWER_W && kind != PFI_KIND_LIMIT_W)
+            continue;
+        size_t fid;
+        if ((e = tm_field(tm, kb, strlen(kb), &fid)) != PFI_OK)
+            return e;
+        double v = NAN;
+        pfi_value_status st;
+        if (val.n > 2 && val.s[val.n - 1] == 'W' && val.s[val.n - 2] == ' ')
+            st = tm_parse_number(val.s, val.n - 2, &v);
+        else
+            st = tm_parse_number(val.s, val.n, &v);
+        if (st == PFI_VALUE_INVALID)
+            st = PFI_VALUE_MISSING;
+        if ((e = tm_put(tm, ent, fid, tt, st, v, -1, false)) != PFI_OK)
+            return e;
+    }
+    return PFI_OK;
+}

@@ -1,0 +1,266 @@
+/*
+ * Run reduction: job power on an aligned time grid, energy, per-run telemetry features.
+ */
+#define _GNU_SOURCE /* memmem, gmtime_r */
+#include "pfi/reduce.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BINS 20000000
+
+void pfi_reduce_options_init(pfi_reduce_options *o)
+{
+    *o = (pfi_reduce_options){.q = PFI_STEADY_DEFAULT_Q};
+}
+
+static long pick_power(const pfi_tm *tm, const char *want)
+{
+    if (want != NULL)
+        return pfi_tm_field_find(tm, want);
+    static const char *const pref[] = {"power_avg_w", "power_w", "power_energy_w"};
+    for (size_t i = 0; i < 3; i++)
+        if (pfi_tm_has_field(tm, pref[i]))
+            return pfi_tm_field_find(tm, pref[i]);
+    return -1;
+}
+
+static double median_spacing(const pfi_tm_series *s)
+{
+    if (s == NULL || s->n < 2)
+        return NAN;
+    size_t n = s->n - 1;
+    double *d = malloc(n * sizeof *d);
+    if (d == NULL)
+        return NAN;
+    size_t k = 0;
+    for (size_t i = 1; i < s->n; i++)
+        if (s->t_s[i] > s->t_s[i - 1])
+            d[k++] = s->t_s[i] - s->t_s[i - 1];
+    double m = NAN;
+    if (k > 0) {
+        gsl_sort(d, 1, k);
+        m = gsl_stats_median_from_sorted_data(d, 1, k);
+    }
+    free(d);
+    return m;
+}
+
+/* Mean of one field over the job's GPUs (each GPU's mean after warm-up, then averaged). */
+static bool field_mean(const pfi_tm *tm, size_t f, double t0, double warmup_s, double *out)
+{
+    double sum = 0;
+    size_t ng = 0;
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        if (!tm->entities[e].is_gpu)
+            continue;
+        const pfi_tm_series *s = pfi_tm_series_get(tm, e, f);
+        if (s == NULL)
+            continue;
+        double gs = 0;
+        size_t gn = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            if (s->t_s[i] - t0 < warmup_s)
+                continue;
+            gs += s->value[i];
+            gn++;
+        }
+        if (gn > 0) {
+            sum += gs / (double)gn;
+            ng++;
+        }
+    }
+    if (ng == 0)
+        return false;
+    *out = sum / (double)ng;
+    return true;
+}
+
+static void add_feature(pfi_reduced *out, const char *name, double v)
+{
+    if (out->n_features >= PFI_MAX_FEATURES)
+        return;
+    snprintf(out->feature_name[out->n_features], sizeof out->feature_name[0], "%.63s", name);
+    out->feature_value[out->n_features++] = v;
+}
+
+pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_reduced *out)
+{
+    memset(out, 0, sizeof *out);
+    out->power.mean = out->power.se = NAN;
+    out->energy_j = NAN;
+    out->align_s = NAN;
+    if (!(o->q > 0 && o->q <= 1) || !(o->warmup_s >= 0) || !(o->align_s >= 0))
+        return PFI_ERR_INVALID_ARGUMENT;
+    if (tm->time_nominal)
+        out->flags |= PFI_RED_NOMINAL_TIME;
+    if (tm->n_tool_errors > 0)
+        out->flags |= PFI_RED_TOOL_ERROR;
+    size_t gpus[PFI_TM_MAX_ENTITIES];
+    size_t ng = 0;
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        if (!tm->entities[e].is_gpu)
+            continue;
+        gpus[ng++] = e;
+        if (tm->entities[e].lost)
+            out->flags |= PFI_RED_GPU_LOST;
+    }
+    out->n_gpus = ng;
+    if (o->gpus > 0 && ng < o->gpus)
+        out->flags |= PFI_RED_GPU_COUNT;
+    /* t0: the earliest sample of any series. */
+    double t0 = INFINITY;
+    for (size_t i = 0; i < tm->n_series; i++)
+        if (tm->series[i].n > 0 && tm->series[i].t_s[0] < t0)
+            t0 = tm->series[i].t_s[0];
+    long fp = pick_power(tm, o->power_field);
+    if (fp < 0 || ng == 0) {
+        out->flags |= PFI_RED_NO_POWER;
+    } else {
+        snprintf(out->power_field, sizeof out->power_field, "%s", tm->fields[fp].name);
+        double align = o->align_s > 0 ? o->align_s : tm->opt.interval_s;
+        if (!(align > 0) && tm->time_nominal)
+            align = 1.0;
+        if (!(align > 0))
+            align = median_spacing(pfi_tm_series_get(tm, gpus[0], (size_t)fp));
+        if (!(align > 0))
+            align = 1.0;
+        out->align_s = align;
+        double tmax = -INFINITY;
+        size_t total = 0;
+        for (size_t g = 0; g < ng; g++) {
+            const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
+            for (size_t i = 0; s != NULL && i < s->n; i++) {
+                /* Not sorted when a backwards clock jump split the series. */
+                if (s->t_s[i] > tmax)
+                    tmax = s->t_s[i];
+                if (s->t_s[i] < t0)
+                    t0 = s->t_s[i];
+            }
+            total += s != NULL ? s->n : 0;
+        }
+        if (total == 0) {
+            out->flags |= PFI_RED_NO_POWER;
+        } else {
+            double nbd = floor((tmax - t0) / align + 0.5) + 1;
+            /* Bounded grid: a huge time span with few samples is refused, not allocated. */
+            double cap_bins = (double)total * 16 + 1048576;
+            if (!(nbd >= 1 && nbd < MAX_BINS && nbd <= cap_bins))
+                return PFI_ERR_LIMIT;
+            size_t nb = (size_t)nbd;
+            double *sum = calloc(nb, sizeof *sum);
+            unsigned *cnt = calloc(nb, sizeof *cnt);
+            if (sum == NULL || cnt == NULL) {
+                free(sum);
+                free(cnt);
+                return PFI_ERR_NOMEM;
+            }
+            for (size_t g = 0; g < ng; g++) {
+                const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
+                size_t last = (size_t)-1;
+                for (size_t i = 0; s != NULL && i < s->n; i++) {
+                    double bd = floor((s->t_s[i] - t0) / align + 0.5);
+                    if (!(bd >= 0 && bd < (double)nb))
+                        continue;
+                    size_t b = (size_t)bd;
+                    if (b == last)
+                        continue; /* one sample per GPU per bin: the first */
+                    last = b;
+                    sum[b] += s->value[i];
+                    cnt[b]++;
+                }
+            }
+            double *tv = malloc(nb * sizeof *tv), *pv = malloc(nb * sizeof *pv);
+            double *work = malloc(nb * sizeof *work);
+            pfi_error e = PFI_OK;
+            if (tv == NULL || pv == NULL || work == NULL) {
+                e = PFI_ERR_NOMEM;
+            } else {
+                size_t k = 0;
+                for (size_t b = 0; b < nb; b++) {
+                    if (cnt[b] == 0)
+                        continue;
+                    out->n_bins++;
+                    if (cnt[b] < ng) {
+                        out->n_incomplete++;
+                        continue;
+                    }
+                    out->n_complete++;
+                    tv[k] = (double)b * align;
+                    pv[k++] = sum[b];
+                }
+                e = pfi_steady_state(tv, pv, NULL, k, o->warmup_s, o->q, work, &out->power);
+                if (e == PFI_ERR_EMPTY) {
+                    out->flags |= PFI_RED_NO_POWER;
+                    e = PFI_OK;
+                }
+            }
+            if (out->n_incomplete > 0)
+                out->flags |= PFI_RED_INCOMPLETE;
+            free(sum);
+            free(cnt);
+            free(tv);
+            free(pv);
+            free(work);
+            if (e != PFI_OK)
+                return e;
+        }
+        /* Energy: the counter when every GPU has one, else trapezoid over each GPU. */
+        long fe = pfi_tm_field_find(tm, "energy_mj");
+        bool all_counter = fe >= 0;
+        for (size_t g = 0; all_counter && g < ng; g++) {
+            const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fe);
+            all_counter = s != NULL && s->n >= 2;
+        }
+        double ej = 0;
+        if (all_counter) {
+            for (size_t g = 0; g < ng; g++)
+                ej += pfi_tm_counter_delta(pfi_tm_series_get(tm, gpus[g], (size_t)fe), NULL,
+                                           NULL) / 1000.0;
+            snprintf(out->energy_method, sizeof out->energy_method, "counter");
+        } else {
+            for (size_t g = 0; g < ng; g++) {
+                const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
+                if (s != NULL)
+                    ej += pfi_tm_integrate(s, NULL);
+            }
+            snprintf(out->energy_method, sizeof out->energy_method, "power-trapezoid");
+        }
+        out->energy_j = ej;
+    }
+    /* Features: every field, then the products. */
+    if (!isfinite(t0))
+        t0 = 0;
+    for (size_t f = 0; f < tm->n_fields; f++) {
+        double m;
+        if (tm->fields[f].kind == PFI_KIND_ENERGY_MJ)
+            continue;
+        if (field_mean(tm, f, t0, o->warmup_s, &m))
+            add_feature(out, tm->fields[f].name, m);
+    }
+    const char *prod = o->products ? o->products : PFI_DEFAULT_PRODUCTS;
+    while (*prod) {
+        size_t len = strcspn(prod, ",");
+        char spec[192];
+        snprintf(spec, sizeof spec, "%.*s", (int)(len < 190 ? len : 190), prod);
+        prod += len + (prod[len] == ',');
+        char *eq = strchr(spec, '='), *star = strchr(spec, '*');
+        if (eq == NULL || star == NULL || star < eq)
+            return PFI_ERR_INVALID_ARGUMENT;
+        *eq = *star = '\0';
+        long fa = pfi_tm_field_find(tm, eq + 1), fb = pfi_tm_field_find(tm, star + 1);
+        double a, b;
+        if (fa < 0 || fb < 0 || !field_mean(tm, (size_t)fa, t0, o->warmup_s, &a) ||
+            !field_mean(tm, (size_t)fb, t0, o->warmup_s, &b))
+            continue;
+        if (tm->fields[fa].kind == PFI_KIND_PERCENT)
+            a /= 100;
+        if (tm->fields[fb].kind == PFI_KIND_PERCENT)
+            b /= 100;
+        add_feature(out, spec, a * b);
+    }
+    return PFI_OK;
+}

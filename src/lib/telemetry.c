@@ -1,0 +1,881 @@
+/*
+ * The telemetry collector: entities, fields, series, range checks, notes, time handling,
+ * integration. The readers (read_smi.c, read_dcgm.c) feed it through tm_internal.h.
+ */
+#define _GNU_SOURCE /* memmem, gmtime_r */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tm_internal.h"
+
+/*
+ * Source names -> canonical field. Names from nvidia-smi --help-query-gpu, nvidia-smi dmon
+ * headers, dcgmi dmon -l short names and dcgm-exporter DCGM_FI_* metrics; DCGM ids from
+ * dcgm_fields.h. The canonical name carries the unit.
+ */
+static const struct field_alias {
+    const char *source, *canonical;
+    pfi_tm_kind kind;
+    int dcgm_id;
+} aliases[] = {
+    {"power.draw", "power_w", PFI_KIND_POWER_W, 155},
+    {"power.draw.average", "power_avg_w", PFI_KIND_POWER_W, 155},
+    {"power.draw.instant", "power_instant_w", PFI_KIND_POWER_W, 157},
+    {"power.limit", "power_limit_w", PFI_KIND_LIMIT_W, 160},
+    {"enforced.power.limit", "enforced_limit_w", PFI_KIND_LIMIT_W, 164},
+    {"power.default_limit", "default_limit_w", PFI_KIND_LIMIT_W, 163},
+    {"power.min_limit", "min_limit_w", PFI_KIND_LIMIT_W, 161},
+    {"power.max_limit", "max_limit_w", PFI_KIND_LIMIT_W, 162},
+    {"utilization.gpu", "gpu_util_pct", PFI_KIND_PERCENT, 203},
+    {"utilization.memory", "mem_copy_util_pct", PFI_KIND_PERCENT, 204},
+    {"temperature.gpu", "temp_c", PFI_KIND_OTHER, 150},
+    {"temperature.memory", "mem_temp_c", PFI_KIND_OTHER, 140},
+    {"clocks.current.sm", "sm_clock_mhz", PFI_KIND_OTHER, 100},
+    {"clocks.sm", "sm_clock_mhz", PFI_KIND_OTHER, 100},
+    {"clocks.current.memory", "mem_clock_mhz", PFI_KIND_OTHER, 101},
+    {"clocks.mem", "mem_clock_mhz", PFI_KIND_OTHER, 101},
+    {"memory.used", "fb_used_mib", PFI_KIND_OTHER, 252},
+    {"fan.speed", "fan_pct", PFI_KIND_PERCENT, 0},
+    /* dmon */
+    {"pwr", "power_w", PFI_KIND_POWER_W, 155},
+    {"gtemp", "temp_c", PFI_KIND_OTHER, 150},
+    {"temp", "temp_c", PFI_KIND_OTHER, 150},
+    {"mtemp", "mem_temp_c", PFI_KIND_OTHER, 140},
+    {"sm", "gpu_util_pct", PFI_KIND_PERCENT, 203},
+    {"mem", "mem_copy_util_pct", PFI_KIND_PERCENT, 204},
+    {"enc", "enc_util_pct", PFI_KIND_PERCENT, 206},
+    {"dec", "dec_util_pct", PFI_KIND_PERCENT, 207},
+    {"jpg", "jpg_util_pct", PFI_KIND_PERCENT, 0},
+    {"ofa", "ofa_util_pct", PFI_KIND_PERCENT, 0},
+    {"mclk", "mem_clock_mhz", PFI_KIND_OTHER, 101},
+    {"pclk", "sm_clock_mhz", PFI_KIND_OTHER, 100},
+    {"pviol", "power_violation_pct", PFI_KIND_PERCENT, 240},
+    {"fb", "fb_used_mib", PFI_KIND_OTHER, 252},
+    /* dcgmi dmon short names */
+    {"POWER", "power_w", PFI_KIND_POWER_W, 155},
+    {"TOTEC", "energy_mj", PFI_KIND_ENERGY_MJ, 156},
+    {"POWINST", "power_instant_w", PFI_KIND_POWER_W, 157},
+    {"PMLMT", "power_limit_w", PFI_KIND_LIMIT_W, 160},
+    {"PMMAX", "max_limit_w", PFI_KIND_LIMIT_W, 162},
+    {"EPLMT", "enforced_limit_w", PFI_KIND_LIMIT_W, 164},
+    {"TMPTR", "temp_c", PFI_KIND_OTHER, 150},
+    {"MMTMP", "mem_temp_c", PFI_KIND_OTHER, 140},
+    {"GPUTL", "gpu_util_pct", PFI_KIND_PERCENT, 203},
+    {"MCUTL", "mem_copy_util_pct", PFI_KIND_PERCENT, 204},
+    {"FBUSD", "fb_used_mib", PFI_KIND_OTHER, 252},
+    {"SMCLK", "sm_clock_mhz", PFI_KIND_OTHER, 100},
+    {"MMCLK", "mem_clock_mhz", PFI_KIND_OTHER, 101},
+    {"GRACT", "gr_active", PFI_KIND_RATIO, 1001},
+    {"SMACT", "sm_active", PFI_KIND_RATIO, 1002},
+    {"SMOCC", "sm_occupancy", PFI_KIND_RATIO, 1003},
+    {"TENSO", "tensor_active", PFI_KIND_RATIO, 1004},
+    {"DRAMA", "dram_active", PFI_KIND_RATIO, 1005},
+    /* dcgm-exporter */
+    {"DCGM_FI_DEV_POWER_USAGE", "power_w", PFI_KIND_POWER_W, 155},
+    {"DCGM_FI_DEV_POWER_USAGE_INSTANT", "power_instant_w", PFI_KIND_POWER_W, 157},
+    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "energy_mj", PFI_KIND_ENERGY_MJ, 156},
+    {"DCGM_FI_DEV_POWER_MGMT_LIMIT", "power_limit_w", PFI_KIND_LIMIT_W, 160},
+    {"DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "enforced_limit_w", PFI_KIND_LIMIT_W, 164},
+    {"DCGM_FI_DEV_GPU_UTIL", "gpu_util_pct", PFI_KIND_PERCENT, 203},
+    {"DCGM_FI_DEV_MEM_COPY_UTIL", "mem_copy_util_pct", PFI_KIND_PERCENT, 204},
+    {"DCGM_FI_DEV_GPU_TEMP", "temp_c", PFI_KIND_OTHER, 150},
+    {"DCGM_FI_DEV_MEMORY_TEMP", "mem_temp_c", PFI_KIND_OTHER, 140},
+    {"DCGM_FI_DEV_SM_CLOCK", "sm_clock_mhz", PFI_KIND_OTHER, 100},
+    {"DCGM_FI_DEV_MEM_CLOCK", "mem_clock_mhz", PFI_KIND_OTHER, 101},
+    {"DCGM_FI_DEV_FB_USED", "fb_used_mib", PFI_KIND_OTHER, 252},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gr_active", PFI_KIND_RATIO, 1001},
+    {"DCGM_FI_PROF_SM_ACTIVE", "sm_active", PFI_KIND_RATIO, 1002},
+    {"DCGM_FI_PROF_SM_OCCUPANCY", "sm_occupancy", PFI_KIND_RATIO, 1003},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active", PFI_KIND_RATIO, 1004},
+    {"DCGM_FI_PROF_DRAM_ACTIVE", "dram_active", PFI_KIND_RATIO, 1005},
+    /* nvidia-smi -q */
+    {"Power Draw", "power_w", PFI_KIND_POWER_W, 155},
+    {"Average Power Draw", "power_avg_w", PFI_KIND_POWER_W, 155},
+    {"Instantaneous Power Draw", "power_instant_w", PFI_KIND_POWER_W, 157},
+    {"Power Limit", "power_limit_w", PFI_KIND_LIMIT_W, 160},
+    {"Current Power Limit", "enforced_limit_w", PFI_KIND_LIMIT_W, 164},
+    {"Enforced Power Limit", "enforced_limit_w", PFI_KIND_LIMIT_W, 164},
+    {"Requested Power Limit", "requested_limit_w", PFI_KIND_LIMIT_W, 160},
+    {"Default Power Limit", "default_limit_w", PFI_KIND_LIMIT_W, 163},
+    {"Min Power Limit", "min_limit_w", PFI_KIND_LIMIT_W, 161},
+    {"Max Power Limit", "max_limit_w", PFI_KIND_LIMIT_W, 162},
+};
+
+void pfi_tm_field_info(const char *name, const char **canonical, pfi_tm_kind *kind,
+                       int *dcgm_id)
+{
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+        if (strcmp(aliases[i].source, name) == 0) {
+            *canonical = aliases[i].canonical;
+            *kind = aliases[i].kind;
+            *dcgm_id = aliases[i].dcgm_id;
+            return;
+        }
+    }
+    *canonical = name;
+    *kind = PFI_KIND_OTHER;
+    *dcgm_id = 0;
+}
+
+static const char *const format_names[] = {"auto", "nvidia-smi-csv", "dmon", "nvidia-smi-q",
+                                           "dcgmi-dmon", "prometheus"};
+
+const char *pfi_tm_format_name(pfi_tm_format f)
+{
+    return (unsigned)f < 6 ? format_names[f] : "unknown";
+}
+
+bool pfi_tm_format_parse(const char *name, pfi_tm_format *out)
+{
+    for (int i = 0; i < 6; i++) {
+        if (strcmp(name, format_names[i]) == 0) {
+            *out = (pfi_tm_format)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+char *tm_strndup(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (p != NULL) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+pfi_error pfi_tm_create(const pfi_tm_options *opt, pfi_tm **out)
+{
+    *out = NULL;
+    pfi_tm_options o = {.keep_series = true};
+    if (opt != NULL)
+        o = *opt;
+    if (!(o.interval_s >= 0) || !(o.max_power_w >= 0))
+        return PFI_ERR_INVALID_ARGUMENT;
+    pfi_tm *tm = calloc(1, sizeof *tm);
+    if (tm == NULL)
+        return PFI_ERR_NOMEM;
+    tm->opt = o;
+    tm->opt.host = o.host ? tm_strndup(o.host, strlen(o.host)) : NULL;
+    tm->opt.csv_fields = o.csv_fields ? tm_strndup(o.csv_fields, strlen(o.csv_fields)) : NULL;
+    tm->fields = calloc(PFI_TM_MAX_FIELDS, sizeof *tm->fields);
+    tm->notes = calloc(PFI_TM_MAX_NOTES, sizeof *tm->notes);
+    if (tm->fields == NULL || tm->notes == NULL || (o.host && !tm->opt.host) ||
+        (o.csv_fields && !tm->opt.csv_fields)) {
+        pfi_tm_destroy(tm);
+        return PFI_ERR_NOMEM;
+    }
+    tm->max_limit_w = o.max_power_w;
+    *out = tm;
+    return PFI_OK;
+}
+
+void pfi_tm_destroy(pfi_tm *tm)
+{
+    if (tm == NULL)
+        return;
+    for (size_t i = 0; i < tm->n_entities; i++) {
+        free(tm->entities[i].name);
+        free(tm->entities[i].bus);
+    }
+    free(tm->entities);
+    if (tm->fields != NULL) {
+        for (size_t i = 0; i < tm->n_fields; i++) {
+            free(tm->fields[i].name);
+            free(tm->fields[i].source);
+        }
+    }
+    free(tm->fields);
+    for (size_t i = 0; i < tm->n_series; i++) {
+        free(tm->series[i].t_s);
+        free(tm->series[i].value);
+        free(tm->series[i].brk);
+    }
+    free(tm->series);
+    if (tm->notes != NULL)
+        for (size_t i = 0; i < tm->n_notes; i++)
+            free(tm->notes[i]);
+    free(tm->notes);
+    free(tm->map);
+    free((char *)tm->opt.host);
+    free((char *)tm->opt.csv_fields);
+    free(tm);
+}
+
+void tm_note(pfi_tm *tm, const char *fmt, ...)
+{
+    if (tm->n_notes >= PFI_TM_MAX_NOTES) {
+        tm->n_notes_dropped++;
+        return;
+    }
+    char buf[PFI_TM_NOTE_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char *p = tm_strndup(buf, strlen(buf));
+    if (p == NULL) {
+        tm->n_notes_dropped++;
+        return;
+    }
+    tm->notes[tm->n_notes++] = p;
+}
+
+void tm_tool_error(pfi_tm *tm, const char *name, long line, const char *s, size_t n)
+{
+    int w = n > 200 ? 200 : (int)n;
+    tm->n_tool_errors++;
+    if (tm->tool_error[0] == '\0')
+        snprintf(tm->tool_error, sizeof tm->tool_error, "%.*s", w, s);
+    tm_note(tm, "%s:%ld: the tool reported: %.*s", name, line, w, s);
+}
+
+pfi_error tm_entity(pfi_tm *tm, const char *name, size_t len, size_t *id)
+{
+    /* Linear scan from the most recent hit: GPU counts per file are small (<= a few hundred)
+     * and rows cycle through them in order, so the next entity is usually the next slot. */
+    static const size_t none = (size_t)-1;
+    size_t n = tm->n_entities;
+    size_t start = (*id != none && *id < n) ? *id : 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = (start + k) % n;
+        const char *e = tm->entities[i].name;
+        if (strncmp(e, name, len) == 0 && e[len] == '\0') {
+            *id = i;
+            return PFI_OK;
+        }
+    }
+    if (n >= PFI_TM_MAX_ENTITIES)
+        return PFI_ERR_LIMIT;
+    if (n == tm->entities_cap) {
+        size_t cap = n ? 2 * n : 16;
+        pfi_tm_entity *ne = realloc(tm->entities, cap * sizeof *ne);
+        if (ne == NULL)
+            return PFI_ERR_NOMEM;
+        tm->entities = ne;
+        int *nm = realloc(tm->map, cap * PFI_TM_MAX_FIELDS * sizeof *nm);
+        if (nm == NULL)
+            return PFI_ERR_NOMEM;
+        tm->map = nm;
+        tm->entities_cap = cap;
+    }
+    pfi_tm_entity *e = &tm->entities[n];
+    memset(e, 0, sizeof *e);
+    e->name = tm_strndup(name, len);
+    if (e->name == NULL)
+        return PFI_ERR_NOMEM;
+    e->lost_t_s = NAN;
+    e->last_good_t_s = NAN;
+    e->last_t = NAN;
+    e->is_gpu = !(len >= 6 && strncmp(name, "Switch", 6) == 0);
+    for (size_t f = 0; f < PFI_TM_MAX_FIELDS; f++)
+        tm->map[n * PFI_TM_MAX_FIELDS + f] = -1;
+    tm->n_entities++;
+    *id = n;
+    return PFI_OK;
+}
+
+pfi_error tm_field(pfi_tm *tm, const char *source, size_t len, size_t *id)
+{
+    char name[256];
+    if (len >= sizeof name)
+        len = sizeof name - 1;
+    memcpy(name, source, len);
+    name[len] = '\0';
+    const char *canon;
+    pfi_tm_kind kind;
+    int dcgm;
+    pfi_tm_field_info(name, &canon, &kind, &dcgm);
+    for (size_t i = 0; i < tm->n_fields; i++) {
+        if (strcmp(tm->fields[i].name, canon) == 0) {
+            *id = i;
+            return PFI_OK;
+        }
+    }
+    if (tm->n_fields >= PFI_TM_MAX_FIELDS)
+        return PFI_ERR_LIMIT;
+    pfi_tm_field *f = &tm->fields[tm->n_fields];
+    f->name = tm_strndup(canon, strlen(canon));
+    f->source = tm_strndup(name, strlen(name));
+    if (f->name == NULL || f->source == NULL) {
+        free(f->name);
+        free(f->source);
+        f->name = f->source = NULL;
+        return PFI_ERR_NOMEM;
+    }
+    f->kind = kind;
+    f->dcgm_id = dcgm;
+    *id = tm->n_fields++;
+    return PFI_OK;
+}
+
+static pfi_error series_of(pfi_tm *tm, size_t e, size_t f, pfi_tm_series **out)
+{
+    int *slot = &tm->map[e * PFI_TM_MAX_FIELDS + f];
+    if (*slot >= 0) {
+        *out = &tm->series[*slot];
+        return PFI_OK;
+    }
+    if (tm->n_series == tm->series_cap) {
+        size_t cap = tm->series_cap ? 2 * tm->series_cap : 64;
+        pfi_tm_series *ns = realloc(tm->series, cap * sizeof *ns);
+        if (ns == NULL)
+            return PFI_ERR_NOMEM;
+        tm->series = ns;
+        tm->series_cap = cap;
+    }
+    pfi_tm_series *s = &tm->series[tm->n_series];
+    memset(s, 0, sizeof *s);
+    s->entity = e;
+    s->field = f;
+    s->range_max = NAN;
+    s->last_good_t_s = NAN;
+    s->first_missing_t_s = NAN;
+    s->last_row = -1;
+    s->last_t = NAN;
+    *slot = (int)tm->n_series++;
+    *out = s;
+    return PFI_OK;
+}
+
+/* DCGM blank sentinels (dcgm_structs.h): DCGM_INT32_BLANK 0x7ffffff0 and above,
+ * DCGM_INT64_BLANK 0x7ffffffffffffff0, DCGM_FP64_BLANK 140737488355328.0 — "no value". */
+static bool is_dcgm_blank(double v)
+{
+    return (v >= 2147483632.0 && v <= 2147483647.0) || v == 140737488355328.0 ||
+           v >= 9223372036854775792.0;
+}
+
+static bool out_of_range(const pfi_tm *tm, pfi_tm_kind kind, double v)
+{
+    switch (kind) {
+    case PFI_KIND_PERCENT:
+        return v < 0 || v > 100;
+    case PFI_KIND_RATIO:
+        return v < 0 || v > 1;
+    case PFI_KIND_POWER_W:
+        return v < 0 || (tm->max_limit_w > 0 && v > 2 * tm->max_limit_w);
+    case PFI_KIND_LIMIT_W:
+    case PFI_KIND_ENERGY_MJ:
+        return v < 0;
+    default:
+        return false;
+    }
+}
+
+static pfi_error grow(pfi_tm_series *s)
+{
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    double *t = realloc(s->t_s, cap * sizeof *t);
+    if (t == NULL)
+        return PFI_ERR_NOMEM;
+    s->t_s = t;
+    double *v = realloc(s->value, cap * sizeof *v);
+    if (v == NULL)
+        return PFI_ERR_NOMEM;
+    s->value = v;
+    unsigned char *b = realloc(s->brk, cap);
+    if (b == NULL)
+        return PFI_ERR_NOMEM;
+    s->brk = b;
+    s->cap = cap;
+    return PFI_OK;
+}
+
+pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, double v,
+                 long row, bool pod)
+{
+    pfi_tm_series *s;
+    pfi_error err = series_of(tm, e, f, &s);
+    if (err != PFI_OK)
+        return err;
+    pfi_tm_kind kind = tm->fields[f].kind;
+    if (row >= 0 && s->last_row == row) {
+        /* A second series for the same (entity, metric) in one scrape: a duplicate. Keep one:
+         * the one with pod labels if only one has them, else the first. Never add. */
+        s->n_duplicate++;
+        if (st == PFI_VALUE_OK && pod && !s->last_pod && tm->opt.keep_series && s->n > 0 &&
+            s->t_s[s->n - 1] == t && !out_of_range(tm, kind, v) && !is_dcgm_blank(v)) {
+            s->sum += v - s->value[s->n - 1];
+            s->value[s->n - 1] = v;
+            s->last_pod = true;
+        }
+        return PFI_OK;
+    }
+    s->last_row = row;
+    s->last_pod = pod;
+    if (st == PFI_VALUE_OK && is_dcgm_blank(v))
+        st = PFI_VALUE_MISSING;
+    if (st == PFI_VALUE_OK && out_of_range(tm, kind, v)) {
+        s->n_range++;
+        if (isnan(s->range_max) || v > s->range_max)
+            s->range_max = v;
+        s->pending_break = true;
+        return PFI_OK;
+    }
+    if (st != PFI_VALUE_OK) {
+        s->n_missing++;
+        if (!isnan(s->last_good_t_s) && isnan(s->first_missing_t_s))
+            s->first_missing_t_s = t;
+        s->pending_break = true;
+        return PFI_OK;
+    }
+    if (kind == PFI_KIND_LIMIT_W && (strcmp(tm->fields[f].name, "max_limit_w") == 0) &&
+        tm->opt.max_power_w == 0 && v > tm->max_limit_w)
+        tm->max_limit_w = v;
+    s->n_valid++;
+    s->sum += v;
+    s->last_good_t_s = t;
+    if (tm->opt.keep_series) {
+        if (tm->n_stored >= PFI_TM_MAX_SAMPLES)
+            return PFI_ERR_LIMIT;
+        if (s->n == s->cap && (err = grow(s)) != PFI_OK)
+            return err;
+        bool brk = s->n == 0 || s->pending_break || !(t > s->last_t);
+        s->t_s[s->n] = t;
+        s->value[s->n] = v;
+        s->brk[s->n] = brk;
+        s->n++;
+        tm->n_stored++;
+    }
+    s->pending_break = false;
+    s->last_t = t;
+    return PFI_OK;
+}
+
+double tm_interval(pfi_tm *tm)
+{
+    if (tm->opt.interval_s > 0)
+        return tm->opt.interval_s;
+    if (!tm->interval_assumed) {
+        tm->interval_assumed = true;
+        tm_note(tm, "no timestamps and no --interval: 1 s assumed (the dmon/dcgmi default); "
+                    "times are nominal");
+    }
+    return 1.0;
+}
+
+double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long line,
+                   const char *name)
+{
+    pfi_tm_entity *en = &tm->entities[e];
+    en->rows++;
+    if (!has_t) {
+        tm->time_nominal = true;
+        tm->time_relative = true;
+        return (double)(en->rows - 1) * tm_interval(tm);
+    }
+    if (tod)
+        t += en->day_offset_s;
+    if (!isnan(en->last_t) && t < en->last_t) {
+        double wrapped = t + 86400.0;
+        double step = tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0;
+        (void)0;
+        if (tod && wrapped > en->last_t && wrapped - en->last_t <= 2 * step + 1.0) {
+            tm_note(tm, "%s:%ld: time went from %.0f s to %.0f s of the day: taken as a "
+                        "midnight rollover (+24 h)", name, line, fmod(en->last_t, 86400.0),
+                    fmod(t, 86400.0));
+            t = wrapped;
+            en->day_offset_s += 86400.0;
+        } else {
+            en->segment++;
+            tm_note(tm, "%s:%ld: %s: time jumped back %.3f s (clock change?): series split "
+                        "into a new segment", name, line, en->name, en->last_t - t);
+            for (size_t f = 0; f < tm->n_fields; f++) {
+                int k = tm->map[e * PFI_TM_MAX_FIELDS + f];
+                if (k >= 0)
+                    tm->series[k].pending_break = true;
+            }
+        }
+    }
+    en->last_t = t;
+    return t;
+}
+
+void tm_mark_lost(pfi_tm *tm, size_t e, double t)
+{
+    pfi_tm_entity *en = &tm->entities[e];
+    if (!en->lost) {
+        en->lost = true;
+        en->lost_t_s = t;
+    }
+}
+
+long pfi_tm_field_find(const pfi_tm *tm, const char *name)
+{
+    for (size_t i = 0; i < tm->n_fields; i++)
+        if (strcmp(tm->fields[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+const pfi_tm_series *pfi_tm_series_get(const pfi_tm *tm, size_t entity, size_t field)
+{
+    if (entity >= tm->n_entities || field >= tm->n_fields)
+        return NULL;
+    int k = tm->map[entity * PFI_TM_MAX_FIELDS + field];
+    return k < 0 ? NULL : &tm->series[k];
+}
+
+bool pfi_tm_has_field(const pfi_tm *tm, const char *name)
+{
+    long f = pfi_tm_field_find(tm, name);
+    if (f < 0)
+        return false;
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        const pfi_tm_series *s = pfi_tm_series_get(tm, e, (size_t)f);
+        if (s != NULL && s->n_valid > 0)
+            return true;
+    }
+    return false;
+}
+
+double pfi_tm_integrate(const pfi_tm_series *s, double *covered_s)
+{
+    double sum = 0, cov = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        if (s->brk[i])
+            continue;
+        double dt = s->t_s[i] - s->t_s[i - 1];
+        sum += 0.5 * (s->value[i] + s->value[i - 1]) * dt;
+        cov += dt;
+    }
+    if (covered_s != NULL)
+        *covered_s = cov;
+    return sum;
+}
+
+double pfi_tm_counter_delta(const pfi_tm_series *s, double *covered_s, size_t *n_resets)
+{
+    double sum = 0, cov = 0;
+    size_t resets = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        if (s->brk[i])
+            continue;
+        double d = s->value[i] - s->value[i - 1];
+        if (d < 0) {
+            resets++;
+            continue;
+        }
+        sum += d;
+        cov += s->t_s[i] - s->t_s[i - 1];
+    }
+    if (covered_s != NULL)
+        *covered_s = cov;
+    if (n_resets != NULL)
+        *n_resets = resets;
+    return sum;
+}
+
+pfi_error pfi_tm_derive_power_from_energy(pfi_tm *tm)
+{
+    long fe = pfi_tm_field_find(tm, "energy_mj");
+    if (fe < 0)
+        return PFI_OK;
+    static const char name[] = "power_energy_w";
+    size_t fp;
+    pfi_error err = tm_field(tm, name, sizeof name - 1, &fp);
+    if (err != PFI_OK)
+        return err;
+    tm->fields[fp].kind = PFI_KIND_POWER_W;
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        int k = tm->map[e * PFI_TM_MAX_FIELDS + (size_t)fe];
+        if (k < 0)
+            continue;
+        bool first = true;
+        for (size_t i = 1;; i++) {
+            const pfi_tm_series *s = &tm->series[k]; /* re-fetched: tm_put may realloc */
+            if (i >= s->n)
+                break;
+            double dt = s->t_s[i] - s->t_s[i - 1];
+            double de = s->value[i] - s->value[i - 1];
+            double t = s->t_s[i];
+            bool ok = !s->brk[i] && dt > 0 && de >= 0;
+            if (!ok && first)
+                continue;
+            first = false;
+            err = tm_put(tm, e, fp, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING,
+                         ok ? de / 1000.0 / dt : NAN, -1, false);
+            if (err != PFI_OK)
+                return err;
+        }
+    }
+    return PFI_OK;
+}
+
+long tm_days_from_civil(long y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    long era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (long)doe - 719468;
+}
+
+/* ---- lines ---- */
+
+#define TM_BLOCK (1u << 20)
+
+pfi_error tm_lines_init(tm_lines *r, FILE *f)
+{
+    memset(r, 0, sizeof *r);
+    r->f = f;
+    r->buf = malloc(TM_BLOCK + PFI_TM_MAX_LINE + 1);
+    return r->buf ? PFI_OK : PFI_ERR_NOMEM;
+}
+
+void tm_lines_free(tm_lines *r)
+{
+    free(r->buf);
+    r->buf = NULL;
+}
+
+pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof)
+{
+    for (;;) {
+        char *start = r->buf + r->pos;
+        size_t avail = r->len - r->pos;
+        char *nl = avail ? memchr(start, '\n', avail) : NULL;
+        if (nl != NULL || (r->eof && avail > 0)) {
+            size_t len = nl ? (size_t)(nl - start) : avail;
+            if (len + 1 > PFI_TM_MAX_LINE)
+                return PFI_ERR_LINE_TOO_LONG;
+            r->pos += nl ? len + 1 : len;
+            if (len > 0 && start[len - 1] == '\r')
+                len--;
+            r->line++;
+            *s = start;
+            *n = len;
+            *eof = false;
+            return PFI_OK;
+        }
+        if (r->eof) {
+            *eof = true;
+            return PFI_OK;
+        }
+        if (avail >= PFI_TM_MAX_LINE)
+            return PFI_ERR_LINE_TOO_LONG;
+        memmove(r->buf, start, avail);
+        r->pos = 0;
+        r->len = avail;
+        size_t got = fread(r->buf + r->len, 1, TM_BLOCK, r->f);
+        r->len += got;
+        if (got < TM_BLOCK) {
+            if (ferror(r->f))
+                return PFI_ERR_IO;
+            r->eof = true;
+        }
+    }
+}
+
+/* ---- numbers ---- */
+
+static const double pow10_tab[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * Fast path (Clinger): at most 15 significant digits and a decimal exponent within 22 give
+ * an exactly representable mantissa and power of ten, so one multiply or divide is correctly
+ * rounded. Anything else goes to pfi_value_parse (strtod_l in the C locale).
+ */
+pfi_value_status tm_parse_number(const char *text, size_t len, double *out)
+{
+    while (len > 0 && (*text == ' ' || *text == '\t')) {
+        text++;
+        len--;
+    }
+    while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t'))
+        len--;
+    size_t i = 0;
+    bool neg = false;
+    if (i < len && (text[i] == '-' || text[i] == '+')) {
+        neg = text[i] == '-';
+        i++;
+    }
+    uint64_t mant = 0;
+    int digits = 0, frac = 0;
+    bool any = false, dot = false;
+    for (; i < len; i++) {
+        char c = text[i];
+        if (c >= '0' && c <= '9') {
+            any = true;
+            if (mant == 0 && c == '0') {
+                if (dot)
+                    frac++;
+                continue;
+            }
+            if (++digits > 15)
+                break;
+            mant = mant * 10 + (uint64_t)(c - '0');
+            if (dot)
+                frac++;
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else {
+            break;
+        }
+    }
+    if (i == len && any && frac <= 22) {
+        double v = (double)mant / pow10_tab[frac];
+        *out = neg ? -v : v;
+        return PFI_VALUE_OK;
+    }
+    return pfi_value_parse(text, len, out);
+}
+
+/* ---- dispatch ---- */
+
+pfi_tm_format pfi_tm_detect(const char *head, size_t n)
+{
+    /* Look at the first non-blank line. */
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && head[j] != '\n')
+            j++;
+        size_t k = i;
+        while (k < j && (head[k] == ' ' || head[k] == '\t' || head[k] == '\r'))
+            k++;
+        if (k < j) {
+            const char *l = head + k;
+            size_t len = j - k;
+            if (len >= 7 && (memcmp(l, "#Entity", 7) == 0 ||
+                             (len >= 8 && memcmp(l, "# Entity", 8) == 0)))
+                return PFI_TM_DCGMI_DMON;
+            if (len >= 6 && (memcmp(l, "# HELP", 6) == 0 || memcmp(l, "# TYPE", 6) == 0 ||
+                             memcmp(l, "DCGM_FI", 7) == 0))
+                return PFI_TM_PROM;
+            if (l[0] == '#')
+                return PFI_TM_SMI_DMON;
+            if (len >= 6 && memcmp(l, "======", 6) == 0)
+                return PFI_TM_SMI_QUERY;
+            if (memchr(l, ',', len) != NULL)
+                return PFI_TM_SMI_CSV;
+            if (memchr(l, '{', len) != NULL)
+                return PFI_TM_PROM;
+        }
+        i = j + 1;
+    }
+    return PFI_TM_AUTO;
+}
+
+pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_format fmt,
+                             pfi_diag *diag)
+{
+    if (diag != NULL) {
+        pfi_diag_clear(diag);
+        snprintf(diag->file, sizeof diag->file, "%s", name);
+    }
+    tm_lines r;
+    pfi_error e = tm_lines_init(&r, f);
+    if (e != PFI_OK)
+        return e;
+    if (fmt == PFI_TM_AUTO) {
+        /* Fill the first block, detect, then parse from the start of the buffer. */
+        size_t got = fread(r.buf, 1, 1u << 16, f);
+        r.len = got;
+        if (got < (1u << 16)) {
+            if (ferror(f)) {
+                tm_lines_free(&r);
+                return PFI_ERR_IO;
+            }
+            r.eof = true;
+        }
+        fmt = pfi_tm_detect(r.buf, got);
+        if (fmt == PFI_TM_AUTO) {
+            tm_lines_free(&r);
+            if (got == 0) {
+                tm->n_files++;
+                tm_note(tm, "%s: empty file: no samples", name);
+                return PFI_OK;
+            }
+            if (diag != NULL)
+                snprintf(diag->message, sizeof diag->message,
+                         "telemetry format not recognised; pass --format "
+                         "(nvidia-smi-csv, dmon, nvidia-smi-q, dcgmi-dmon, prometheus)");
+            return PFI_ERR_PARSE;
+        }
+    }
+    tm->last_format = fmt;
+    tm->n_files++;
+    switch (fmt) {
+    case PFI_TM_SMI_CSV:
+        e = tm_read_smi_csv(tm, &r, name, diag);
+        break;
+    case PFI_TM_SMI_DMON:
+        e = tm_read_dmon(tm, &r, name, diag);
+        break;
+    case PFI_TM_SMI_QUERY:
+        e = tm_read_smi_query(tm, &r, name, diag);
+        break;
+    case PFI_TM_DCGMI_DMON:
+        e = tm_read_dcgmi(tm, &r, name, diag);
+        break;
+    case PFI_TM_PROM:
+        e = tm_read_prom(tm, &r, name, diag);
+        break;
+    default:
+        e = PFI_ERR_INVALID_ARGUMENT;
+    }
+    if (e != PFI_OK && diag != NULL && diag->line == 0)
+        diag->line = r.line;
+    if (e == PFI_ERR_LINE_TOO_LONG && diag != NULL && diag->message[0] == '\0')
+        snprintf(diag->message, sizeof diag->message, "line longer than %d bytes",
+                 PFI_TM_MAX_LINE);
+    tm_lines_free(&r);
+    return e;
+}
+
+pfi_error pfi_tm_read_file(pfi_tm *tm, const char *path, pfi_tm_format fmt, pfi_diag *diag)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        if (diag != NULL) {
+            pfi_diag_clear(diag);
+            snprintf(diag->file, sizeof diag->file, "%s", path);
+            snprintf(diag->message, sizeof diag->message, "cannot open: %s", strerror(errno));
+        }
+        return PFI_ERR_IO;
+    }
+    pfi_error e = pfi_tm_read_stream(tm, f, path, fmt, diag);
+    fclose(f);
+    return e;
+}
+
+void pfi_tm_summarize(pfi_tm *tm)
+{
+    for (size_t i = 0; i < tm->n_series; i++) {
+        const pfi_tm_series *s = &tm->series[i];
+        const char *en = tm->entities[s->entity].name;
+        const pfi_tm_field *f = &tm->fields[s->field];
+        size_t total = s->n_valid + s->n_missing + s->n_range;
+        if (s->n_missing > 0)
+            tm_note(tm, "%s: %s not available (%zu of %zu samples missing)%s", en, f->name,
+                    s->n_missing, total,
+                    f->kind == PFI_KIND_RATIO
+                        ? ": another profiler may hold the GPU performance counters, or the "
+                          "DCGM profiling module is not loaded / not permitted"
+                        : "");
+        if (s->n_range > 0)
+            tm_note(tm, "%s: %zu of %zu %s samples out of range (max seen %.17g): dropped, "
+                        "not clamped", en, s->n_range, total, f->name, s->range_max);
+        if (s->n_duplicate > 0)
+            tm_note(tm, "%s: %zu duplicate %s samples dropped (kept one per scrape)", en,
+                    s->n_duplicate, f->name);
+    }
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        const pfi_tm_entity *en = &tm->entities[e];
+        if (en->lost)
+            tm_note(tm, "%s: GPU lost (fell off the bus): last good sample at t=%.3f s, "
+                        "first lost at t=%.3f s", en->name, en->last_good_t_s, en->lost_t_s);
+    }
+}

@@ -1,0 +1,85 @@
+#!/bin/sh
+# End-to-end tests of pfi ingest / pfi runs / pfi analyze --db.
+# Usage: ingest.sh PFI_BINARY SOURCE_DIR CASES_DIR
+set -u
+PFI=$1
+CASES=${3:-}
+fail=0
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+check() { # check NAME EXPECTED_EXIT COMMAND...
+    name=$1; want=$2; shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL $name: exit $got, want $want"; cat "$T/err"; fail=1
+    else
+        echo "ok   $name"
+    fi
+}
+grep_out() { # grep_out NAME PATTERN FILE
+    if grep -q -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: '$2' not in $3"; cat "$3"; fail=1; fi
+}
+check ingest-help 0 "$PFI" ingest --help
+check runs-help 0 "$PFI" runs --help
+check ingest-usage 2 "$PFI" ingest --db "$T/x.db"
+check runs-missing-db 1 "$PFI" runs --db "$T/none.db"
+
+# Round trip: a sweep from the model y = known, written as dcgmi dmon + Megatron logs.
+# Per GPU power 600/450/300 W (2 GPUs), throughput 100/90/70 samples/s:
+# x = 0.25, 0.5; y = 0.1, 0.3; PFI = (2.5 + 5/3) / 2 = 2.0833333333333335.
+for spec in "700 600 100" "500 450 90" "300 300 70"; do
+    set -- $spec
+    { echo "#Entity POWER  TOTEC"; echo "ID"
+      for i in 1 2 3 4 5 6; do echo "GPU 0 $2 $((i * $2 * 5000))"; echo "GPU 1 $2 $((i * $2 * 5000))"; done
+    } > "$T/dc_$1.txt"
+    { echo "[before the start of training step] datetime: 2025-01-01 00:00:00"
+      for i in 1 2 3 4; do
+        echo " iteration $((i * 10))/ 100 | consumed samples: $((i * 10 * $3)) | elapsed time per iteration (ms): 1000.0 | global batch size: $3 | number of skipped iterations: 0 |"
+      done; } > "$T/log_$1.log"
+    check "ingest-cap-$1" 0 "$PFI" ingest --db "$T/rt.db" --group g1 --class dense --gpus 2 \
+        --cap "$1" --telemetry "$T/dc_$1.txt" --interval 5 --throughput-log "$T/log_$1.log"
+done
+# 2 GPUs x 300 W x 25 s = 15000 J, from the counter (5 steps x 1500 J x 2).
+grep_out ingest-energy-counter "energy: 15000.000 J (counter)" "$T/out"
+check runs-table 0 "$PFI" runs --db "$T/rt.db"
+grep_out runs-table-row "g1 .*dense .*300 .*600.000" "$T/out"
+check runs-json 0 "$PFI" runs --db "$T/rt.db" --format json
+grep_out runs-json-features '"dram_copy_product"\|"power_w"' "$T/out"
+check analyze-db 0 "$PFI" analyze --db "$T/rt.db" --format csv
+grep_out analyze-db-pfi ",g1,dense,700,1200,100,2.0833333333333" "$T/out"
+# Re-ingest at an existing cap replaces, never duplicates.
+check ingest-replace 0 "$PFI" ingest --db "$T/rt.db" --group g1 --cap 300 --gpus 2 \
+    --telemetry "$T/dc_300.txt" --interval 5 --throughput-log "$T/log_300.log"
+grep_out ingest-replace-msg "replaced" "$T/out"
+check runs-csv 0 "$PFI" runs --db "$T/rt.db" --format csv
+[ "$(grep -c '^g1,' "$T/out")" -eq 3 ] && echo "ok   runs-count" || { echo "FAIL runs-count"; fail=1; }
+
+if [ -n "$CASES" ] && [ -d "$CASES" ]; then
+    # case-09: header + error, no data: failure, error surfaced verbatim, nothing stored.
+    check case09-no-telemetry 1 "$PFI" ingest --db "$T/c.db" --group g --cap 700 \
+        --telemetry "$CASES/case-09/dcgmi_watch_error_module.txt" --interval 1
+    grep_out case09-verbatim "Error setting watches. Result: -33" "$T/err"
+    [ ! -e "$T/c.db" ] && echo "ok   case09-nothing-stored" || { echo "FAIL case09-nothing-stored"; fail=1; }
+    # case-01 (old driver): no power data -> clear error, non-zero exit, never 0 W.
+    check case01-no-power 1 "$PFI" ingest --dry-run --telemetry "$CASES/case-01/old_driver_not_supported.csv"
+    grep_out case01-message "no power samples" "$T/err"
+    # case-03: lost GPU -> stored but flagged invalid; analyze leaves it out.
+    check case03-lost 0 "$PFI" ingest --dry-run --telemetry "$CASES/case-03/query_loop.csv"
+    grep_out case03-flag "gpu-lost" "$T/out"
+    grep_out case03-invalid "INVALID for PFI" "$T/out"
+    # case-02: noheader CSV without --fields -> refused with the remedy.
+    check case02-noheader 1 "$PFI" ingest --dry-run --format nvidia-smi-csv \
+        --telemetry "$CASES/case-02/noheader_nounits.csv"
+    grep_out case02-msg "no header" "$T/err"
+    # case-25: same numbers under a decimal-comma locale.
+    if locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
+        LC_ALL=de_DE.UTF-8 "$PFI" ingest --dry-run --telemetry "$CASES/case-25/query.csv" >"$T/de" 2>&1
+        LC_ALL=C "$PFI" ingest --dry-run --telemetry "$CASES/case-25/query.csv" >"$T/c" 2>&1
+        cmp -s "$T/de" "$T/c" && echo "ok   case25-locale" || { echo "FAIL case25-locale"; fail=1; }
+        grep_out case25-mean "mean 279.1600 W" "$T/c"
+    else
+        echo "skip case25-locale (no de_DE.UTF-8 locale)"
+    fi
+fi
+exit $fail

@@ -1,0 +1,568 @@
+/*
+ * Telemetry and training-log readers against the field-report cases (tests/cases, copied
+ * expectations in comments). Expected numbers are from the cases' EXPECTED.md (hand
+ * computed there) and tests/golden/telemetry_expected.py (numpy).
+ */
+#include <locale.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#ifndef assert_double_equal /* cmocka < 1.1.6 */
+#define assert_double_equal(a, b, eps)                                                        \
+    do {                                                                                       \
+        double a_ = (a), b_ = (b);                                                             \
+        if (!(fabs(a_ - b_) <= (eps)))                                                         \
+            fail_msg("%.17g != %.17g (tolerance %g)", a_, b_, (double)(eps));                  \
+    } while (0)
+#endif
+
+#include "pfi/reduce.h"
+#include "pfi/store.h"
+#include "pfi/telemetry.h"
+#include "pfi/trainlog.h"
+
+#ifndef PFI_CASES
+#error "PFI_CASES (the field-report cases directory) is set by tests/CMakeLists.txt"
+#endif
+
+static char path_buf[1024];
+static const char *cp(const char *rel)
+{
+    snprintf(path_buf, sizeof path_buf, "%s/%s", PFI_CASES, rel);
+    return path_buf;
+}
+
+static pfi_tm *read1(const char *rel, pfi_tm_format fmt, double interval, pfi_error want)
+{
+    pfi_tm_options o = {.keep_series = true, .interval_s = interval};
+    pfi_tm *tm = NULL;
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    pfi_diag d;
+    assert_int_equal(pfi_tm_read_file(tm, cp(rel), fmt, &d), want);
+    pfi_tm_summarize(tm);
+    return tm;
+}
+
+static const pfi_tm_series *ser(const pfi_tm *tm, const char *ent, const char *field)
+{
+    long f = pfi_tm_field_find(tm, field);
+    if (f < 0)
+        return NULL;
+    for (size_t e = 0; e < tm->n_entities; e++)
+        if (strcmp(tm->entities[e].name, ent) == 0)
+            return pfi_tm_series_get(tm, e, (size_t)f);
+    return NULL;
+}
+
+static double mean(const pfi_tm_series *s)
+{
+    return s->sum / (double)s->n_valid;
+}
+
+static bool note_has(const pfi_tm *tm, const char *needle)
+{
+    for (size_t i = 0; i < tm->n_notes; i++)
+        if (strstr(tm->notes[i], needle) != NULL)
+            return true;
+    return false;
+}
+
+static void case01(void **state)
+{
+    (void)state;
+    pfi_tm *tm = read1("case-01/new_driver_na.csv", PFI_TM_AUTO, 0, PFI_OK);
+    assert_int_equal(tm->last_format, PFI_TM_SMI_CSV);
+    assert_int_equal(tm->n_rows, 6);
+    const pfi_tm_series *g0 = ser(tm, "gpu0", "power_w"), *g1 = ser(tm, "gpu1", "power_w");
+    assert_non_null(g0);
+    assert_int_equal(g0->n_valid, 0);
+    assert_int_equal(g0->n_missing, 3);
+    assert_int_equal(g1->n_valid, 3);
+    assert_double_equal(mean(g1), 213.45, 1e-9);
+    assert_double_equal(mean(ser(tm, "gpu1", "power_limit_w")), 250.0, 1e-12);
+    assert_true(note_has(tm, "gpu0: power_w not available (3 of 3 samples missing)"));
+    pfi_reduced red;
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
+    assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
+    /* The node total including GPU 0 is incomplete, never GPU 1 alone. */
+    assert_true(red.flags & PFI_RED_NO_POWER);
+    assert_true(red.flags & PFI_RED_INCOMPLETE);
+    assert_true(isnan(red.power.mean));
+    pfi_tm_destroy(tm);
+
+    tm = read1("case-01/old_driver_not_supported.csv", PFI_TM_AUTO, 0, PFI_OK);
+    const pfi_tm_series *u = ser(tm, "gpu0", "gpu_util_pct");
+    assert_int_equal(u->n_valid, 3);
+    assert_double_equal(u->sum, 12 + 15 + 11, 1e-12);
+    assert_false(pfi_tm_has_field(tm, "power_w"));
+    pfi_tm_destroy(tm);
+}
+
+static void case02(void **state)
+{
+    (void)state;
+    pfi_tm *a = read1("case-02/units.csv", PFI_TM_AUTO, 0, PFI_OK);
+    pfi_tm *b = read1("case-02/nounits.csv", PFI_TM_AUTO, 0, PFI_OK);
+    const char *ents[] = {"gpu0", "gpu1", "gpu2"};
+    const double pw[] = {287.16, 301.92, 95.40};
+    for (int i = 0; i < 3; i++) {
+        assert_double_equal(mean(ser(a, ents[i], "power_w")), pw[i], 1e-12);
+        for (size_t f = 0; f < a->n_fields; f++) {
+            const pfi_tm_series *sa = ser(a, ents[i], a->fields[f].name);
+            const pfi_tm_series *sb = ser(b, ents[i], a->fields[f].name);
+            assert_non_null(sb);
+            assert_int_equal(sa->n_valid, sb->n_valid);
+            assert_int_equal(sa->n_missing, sb->n_missing);
+            if (sa->n_valid)
+                assert_true(sa->value[0] == sb->value[0]);
+        }
+    }
+    assert_int_equal(ser(a, "gpu1", "default_limit_w")->n_missing, 1);
+    assert_int_equal(ser(a, "gpu2", "fb_used_mib")->n_missing, 1);
+    pfi_tm_destroy(a);
+    pfi_tm_destroy(b);
+    /* No header and no field list: refused. With the list: same table. */
+    pfi_tm *c = read1("case-02/noheader_nounits.csv", PFI_TM_SMI_CSV, 0, PFI_ERR_PARSE);
+    pfi_tm_destroy(c);
+    pfi_tm_options o = {.keep_series = true,
+                        .csv_fields = "name, index, power.draw [W], power.limit [W], "
+                                      "power.default_limit [W], memory.used [MiB], "
+                                      "utilization.gpu [%], temperature.gpu"};
+    assert_int_equal(pfi_tm_create(&o, &c), PFI_OK);
+    assert_int_equal(pfi_tm_read_file(c, cp("case-02/noheader_nounits.csv"), PFI_TM_SMI_CSV, NULL),
+                     PFI_OK);
+    assert_double_equal(mean(ser(c, "gpu1", "power_w")), 301.92, 1e-12);
+    pfi_tm_destroy(c);
+    /* 287160 mW under [W]: converted explicitly, never 287160 W. */
+    c = read1("case-02/unit_mismatch.csv", PFI_TM_AUTO, 0, PFI_OK);
+    assert_double_equal(mean(ser(c, "gpu0", "power_w")), 287.16, 1e-9);
+    pfi_tm_destroy(c);
+}
+
+static void case03(void **state)
+{
+    (void)state;
+    pfi_tm *tm = read1("case-03/query_loop.csv", PFI_TM_AUTO, 0, PFI_OK);
+    const pfi_tm_entity *g1 = &tm->entities[1];
+    assert_string_equal(g1->name, "gpu1");
+    assert_true(g1->lost);
+    double day = 20394.0 * 86400.0; /* 2025-11-02 */
+    assert_double_equal(g1->lost_t_s - day, 14 * 3600 + 20 * 60 + 3.013, 1e-6);
+    assert_double_equal(g1->last_good_t_s - day, 14 * 3600 + 20 * 60 + 2.011, 1e-6);
+    const pfi_tm_series *p1 = ser(tm, "gpu1", "power_w");
+    assert_int_equal(p1->n_valid, 2);
+    assert_int_equal(p1->n_missing, 3);
+    double cov;
+    double ej = pfi_tm_integrate(p1, &cov);
+    assert_double_equal(cov, 1.002, 1e-6); /* [14:20:01.009, 14:20:02.011] only */
+    assert_double_equal(ej, 0.5 * (297.80 + 298.91) * 1.002, 1e-3); /* epoch-s doubles: ~2e-7 s */
+    pfi_reduced red;
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
+    assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
+    assert_true(red.flags & PFI_RED_GPU_LOST);
+    pfi_tm_destroy(tm);
+
+    tm = read1("case-03/wrapper_appended.csv", PFI_TM_SMI_CSV, 0, PFI_ERR_PARSE);
+    pfi_tm_destroy(tm);
+    pfi_tm_options o = {.keep_series = true,
+                        .csv_fields = "timestamp, index, pci.bus_id, power.draw [W], "
+                                      "temperature.gpu, utilization.gpu [%], "
+                                      "ecc.errors.uncorrected.volatile.total"};
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    assert_int_equal(pfi_tm_read_file(tm, cp("case-03/wrapper_appended.csv"), PFI_TM_AUTO, NULL),
+                     PFI_OK);
+    assert_int_equal(tm->n_skipped, 2);
+    assert_true(tm->entities[1].lost); /* bus 0000:3D:00.0 from the error sentence */
+    assert_true(note_has(tm, "wrapper_appended.csv:5:"));
+    pfi_tm_destroy(tm);
+}
+
+static void case04(void **state)
+{
+    (void)state;
+    pfi_tm *tm = read1("case-04/dmon_repeated_header.txt", PFI_TM_AUTO, 0, PFI_OK);
+    assert_int_equal(tm->last_format, PFI_TM_SMI_DMON);
+    assert_int_equal(tm->n_rows, 10);
+    assert_true(tm->time_nominal);
+    const pfi_tm_series *p0 = ser(tm, "gpu0", "power_w"), *p1 = ser(tm, "gpu1", "power_w");
+    assert_double_equal(mean(p0), 300.0, 1e-12);
+    assert_int_equal(p1->n_valid, 4);
+    assert_int_equal(p1->n_missing, 1);
+    assert_double_equal(mean(p1), 295.5, 1e-12);
+    assert_int_equal(ser(tm, "gpu0", "mem_temp_c")->n_missing, 5);
+    assert_int_equal(ser(tm, "gpu0", "mem_temp_c")->n_valid, 0);
+    pfi_tm_destroy(tm);
+}
+
+static void case06(void **state)
+{
+    (void)state;
+    pfi_tm *tm = read1("case-06/dmon_DT_date_change.txt", PFI_TM_AUTO, 0, PFI_OK);
+    const pfi_tm_series *p = ser(tm, "gpu0", "power_w");
+    assert_int_equal(p->n, 5);
+    for (size_t i = 1; i < p->n; i++)
+        assert_double_equal(p->t_s[i] - p->t_s[i - 1], 1.0, 1e-9);
+    double cov;
+    assert_double_equal(pfi_tm_integrate(p, &cov), 968.5, 1e-9);
+    assert_double_equal(cov, 4.0, 1e-12);
+    pfi_tm_destroy(tm);
+    tm = read1("case-06/dmon_T_midnight.txt", PFI_TM_AUTO, 0, PFI_OK);
+    p = ser(tm, "gpu0", "power_w");
+    assert_double_equal(pfi_tm_integrate(p, &cov), 968.5, 1e-9);
+    assert_double_equal(cov, 4.0, 1e-12);
+    assert_true(note_has(tm, "midnight rollover"));
+    pfi_tm_destroy(tm);
+    /* A backwards jump that is not a midnight wrap splits the series. */
+    const char text[] = "#Time gpu pwr\n#HH:MM:SS Idx W\n 14:05:09 0 100\n 14:05:10 0 100\n"
+                        " 14:03:00 0 100\n 14:03:01 0 100\n";
+    FILE *f = fmemopen((void *)text, sizeof text - 1, "rb");
+    pfi_tm_options o = {.keep_series = true};
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    assert_int_equal(pfi_tm_read_stream(tm, f, "mem", PFI_TM_AUTO, NULL), PFI_OK);
+    fclose(f);
+    p = ser(tm, "gpu0", "power_w");
+    assert_double_equal(pfi_tm_integrate(p, &cov), 200.0, 1e-9); /* 2 x 1 s, not across */
+    assert_true(note_has(tm, "new segment"));
+    pfi_tm_destroy(tm);
+}
+
+static void case07(void **state)
+{
+    (void)state;
+    pfi_tm *tm = read1("case-07/dcgmi_dmon_power_energy.txt", PFI_TM_AUTO, 1.0, PFI_OK);
+    assert_int_equal(tm->last_format, PFI_TM_DCGMI_DMON);
+    assert_true(tm->time_nominal);
+    const pfi_tm_series *p0 = ser(tm, "GPU 0", "power_w"), *p1 = ser(tm, "GPU 1", "power_w");
+    assert_int_equal(p0->n_valid, 4);
+    assert_double_equal(mean(p0), 299.9835, 1e-9);
+    assert_double_equal(mean(p1), 288.97375, 1e-9);
+    assert_double_equal(pfi_tm_counter_delta(ser(tm, "GPU 0", "energy_mj"), NULL, NULL), 899019,
+                        1e-6);
+    assert_double_equal(pfi_tm_counter_delta(ser(tm, "GPU 1", "energy_mj"), NULL, NULL), 867014,
+                        1e-6);
+    pfi_reduced red;
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
+    assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
+    assert_string_equal(red.energy_method, "counter");
+    assert_double_equal(red.energy_j, 899.019 + 867.014, 1e-9);
+    assert_true(red.flags & PFI_RED_NOMINAL_TIME);
+    pfi_tm_destroy(tm);
+}
+
+static void case08(void **state)
+{
+    (void)state;
+    pfi_tm *tm = read1("case-08/dcgmi_dmon_prof_na.txt", PFI_TM_AUTO, 1.0, PFI_OK);
+    assert_int_equal(ser(tm, "GPU 0", "power_w")->n_valid, 4);
+    assert_int_equal(ser(tm, "GPU 0", "sm_active")->n_missing, 2);
+    assert_true(note_has(tm, "another profiler"));
+    pfi_tm_destroy(tm);
+    tm = read1("case-08/dcgmi_dmon_all_na.txt", PFI_TM_AUTO, 1.0, PFI_OK);
+    assert_false(pfi_tm_has_field(tm, "sm_active"));
+    pfi_tm_destroy(tm);
+    tm = read1("case-08/dcgmi_dmon_not_watched_old.txt", PFI_TM_AUTO, 1.0, PFI_OK);
+    const pfi_tm_series *s = ser(tm, "GPU 0", "sm_active");
+    assert_int_equal(s->n_valid, 2);
+    assert_double_equal(s->value[0], 0.873, 1e-12);
+    assert_double_equal(s->value[1], 0.869, 1e-12);
+    assert_int_equal(ser(tm, "GPU 0", "tensor_active")->n_missing, 2);
+    assert_int_equal(ser(tm, "GPU 0", "dram_active")->n_missing, 2);
+    pfi_tm_destroy(tm);
+}
+
+static void case09(void **state)
+{
+    (void)state;
+    const char *files[] = {"case-09/dcgmi_watch_error_module.txt",
+                           "case-09/dcgmi_watch_error_prof.txt"};
+    for (int i = 0; i < 2; i++) {
+        pfi_tm *tm = read1(files[i], PFI_TM_AUTO, 1.0, PFI_OK);
+        assert_int_equal(tm->n_rows, 0);
+        assert_int_equal(tm->n_tool_errors, 1);
+        assert_non_null(strstr(tm->tool_error, "Error setting watches. Result:"));
+        pfi_reduced red;
+        pfi_reduce_options ro;
+        pfi_reduce_options_init(&ro);
+        assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
+        assert_true(red.flags & PFI_RED_NO_POWER);
+        assert_true(isnan(red.power.mean));
+        pfi_tm_destroy(tm);
+    }
+}
+
+static void case12(void **state)
+{
+    (void)state;
+    pfi_tm_options o = {.keep_series = true, .interval_s = 30};
+    pfi_tm *tm = NULL;
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    for (int i = 1; i <= 6; i++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "case-12/scrape_%03d.prom", i);
+        assert_int_equal(pfi_tm_read_file(tm, cp(rel), PFI_TM_AUTO, NULL), PFI_OK);
+    }
+    pfi_tm_summarize(tm);
+    assert_int_equal(tm->n_entities, 1);
+    const char *e = tm->entities[0].name;
+    const pfi_tm_series *u = ser(tm, e, "gpu_util_pct"), *p = ser(tm, e, "power_w");
+    assert_int_equal(u->n_range, 2);
+    assert_int_equal(u->n_valid, 4);
+    assert_double_equal(mean(u), 97.5, 1e-12);
+    assert_double_equal(u->range_max, 4294967295.0, 0);
+    assert_int_equal(p->n_valid, 6);
+    assert_double_equal(mean(p), 514.0648, 5e-5);
+    assert_true(note_has(tm, "out of range"));
+    pfi_tm_destroy(tm);
+}
+
+static void case14(void **state)
+{
+    (void)state;
+    pfi_tm *tm = read1("case-14/merged_two_exporters.prom", PFI_TM_AUTO, 0, PFI_OK);
+    assert_int_equal(tm->n_entities, 2);
+    pfi_reduced red;
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
+    assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
+    assert_double_equal(red.power.mean, 356.218 + 349.907, 1e-9); /* prefer pod labels */
+    assert_true(note_has(tm, "duplicate series"));
+    pfi_tm_destroy(tm);
+    pfi_tm_options o = {.keep_series = true};
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    assert_int_equal(pfi_tm_read_file(tm, cp("case-14/old_exporter_Hostname.prom"), PFI_TM_AUTO,
+                                      NULL), PFI_OK);
+    assert_int_equal(pfi_tm_read_file(tm, cp("case-14/new_exporter_hostname.prom"), PFI_TM_AUTO,
+                                      NULL), PFI_OK);
+    assert_int_equal(tm->n_entities, 1); /* same (host, UUID) across the upgrade */
+    pfi_tm_destroy(tm);
+    /* Escapes in label values, label order, NaN/Inf values. */
+    const char text[] = "DCGM_FI_DEV_POWER_USAGE{modelName=\"a \\\"b\\\" \\\\ c\",UUID=\"GPU-x\","
+                        "hostname=\"h\"} 6.082e+02\n"
+                        "DCGM_FI_DEV_GPU_TEMP{UUID=\"GPU-x\",hostname=\"h\"} NaN\n"
+                        "DCGM_FI_DEV_SM_CLOCK{UUID=\"GPU-x\",hostname=\"h\"} +Inf\n";
+    FILE *f = fmemopen((void *)text, sizeof text - 1, "rb");
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    assert_int_equal(pfi_tm_read_stream(tm, f, "mem", PFI_TM_PROM, NULL), PFI_OK);
+    fclose(f);
+    assert_string_equal(tm->entities[0].name, "h/GPU-x");
+    assert_double_equal(mean(ser(tm, "h/GPU-x", "power_w")), 608.2, 1e-9);
+    assert_int_equal(ser(tm, "h/GPU-x", "temp_c")->n_missing, 1);
+    assert_int_equal(ser(tm, "h/GPU-x", "sm_clock_mhz")->n_missing, 1);
+    pfi_tm_destroy(tm);
+}
+
+static void case15(void **state)
+{
+    (void)state;
+    const char *files[] = {"case-15/help_type_only.prom", "case-15/empty_body.prom",
+                           "case-15/power_metric_absent.prom"};
+    for (int i = 0; i < 3; i++) {
+        pfi_tm *tm = read1(files[i], i == 1 ? PFI_TM_AUTO : PFI_TM_PROM, 0, PFI_OK);
+        assert_false(pfi_tm_has_field(tm, "power_w"));
+        pfi_reduced red;
+        pfi_reduce_options ro;
+        pfi_reduce_options_init(&ro);
+        assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
+        assert_true(red.flags & PFI_RED_NO_POWER);
+        if (i == 2) {
+            assert_int_equal(tm->n_entities, 2);
+            assert_double_equal(tm->series[0].value[0], 44, 0);
+            assert_true(note_has(tm, "DCGM_FI_DEV_POWER_USAGE"));
+        }
+        pfi_tm_destroy(tm);
+    }
+}
+
+static void case21(void **state)
+{
+    (void)state;
+    pfi_tm *tm = read1("case-21/avg_and_instant.csv", PFI_TM_AUTO, 0, PFI_OK);
+    const pfi_tm_series *a = ser(tm, "gpu0", "power_avg_w"), *in = ser(tm, "gpu0", "power_instant_w");
+    assert_double_equal(mean(in), 419.07, 5e-3);
+    double cov;
+    double e = pfi_tm_integrate(a, &cov);
+    assert_double_equal(cov, 1.001, 1e-6);
+    /* trapezoid: 402.17 over [0, 0.9] + (402.17+405.63)/2 over [0.9, 1.001] */
+    assert_double_equal(e / cov, (402.17 * 0.9 + 0.5 * (402.17 + 405.63) * 0.101) / 1.001, 1e-4);
+    pfi_reduced red;
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
+    assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
+    assert_string_equal(red.power_field, "power_avg_w"); /* never mixed with instant */
+    pfi_tm_destroy(tm);
+    tm = read1("case-21/legacy_power_draw.csv", PFI_TM_AUTO, 0, PFI_OK);
+    assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
+    assert_string_equal(red.power_field, "power_w");
+    pfi_tm_destroy(tm);
+}
+
+static void case18_query(void **state)
+{
+    (void)state;
+    pfi_tm *tm = read1("case-18/nvsmi_q_current_vs_requested.txt", PFI_TM_AUTO, 0, PFI_OK);
+    assert_int_equal(tm->last_format, PFI_TM_SMI_QUERY);
+    assert_double_equal(mean(ser(tm, "gpu0", "requested_limit_w")), 700, 0);
+    assert_double_equal(mean(ser(tm, "gpu0", "enforced_limit_w")), 500, 0);
+    assert_double_equal(mean(ser(tm, "gpu0", "power_avg_w")), 412.06, 1e-12);
+    assert_string_equal(tm->entities[0].bus, "0000:06:00.0");
+    pfi_tm_destroy(tm);
+}
+
+static void case23(void **state)
+{
+    (void)state;
+    pfi_trainlog *log = NULL;
+    assert_int_equal(pfi_trainlog_read_file(cp("case-23/megatron_new.log"), PFI_TL_AUTO, NULL,
+                                            &log, NULL), PFI_OK);
+    assert_int_equal(log->format, PFI_TL_MEGATRON);
+    assert_int_equal(log->n, 6);
+    assert_double_equal(log->iv[1].rate, 128 / 1.4027, 1e-9);
+    pfi_tl_summary s;
+    assert_int_equal(pfi_trainlog_reduce(log, 0, 0.1, &s), PFI_OK);
+    assert_int_equal(s.n_included, 4);
+    assert_int_equal(s.n_skipped, 1);
+    assert_int_equal(s.n_checkpoint, 1);
+    assert_int_equal(log->n_nan, 1);
+    assert_double_equal(s.window_rate, 128.0 / 1.40085, 1e-9); /* 91.37 samples/s */
+    assert_double_equal(s.tflops_mean, 197.35, 1e-9);
+    pfi_trainlog_destroy(log);
+    assert_int_equal(pfi_trainlog_read_file(cp("case-23/megatron_old.log"), PFI_TL_AUTO, NULL,
+                                            &log, NULL), PFI_OK);
+    assert_double_equal(log->iv[1].rate, 8 / 0.1632, 1e-9);
+    assert_true(isnan(log->iv[1].tflops));
+    assert_int_equal(pfi_trainlog_reduce(log, 0, 0.1, &s), PFI_OK);
+    assert_true(isnan(s.tflops_mean));
+    pfi_trainlog_destroy(log);
+}
+
+static void other_logs(void **state)
+{
+    (void)state;
+    pfi_trainlog *log = NULL;
+    pfi_tl_summary s;
+    assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/nanotron.log", PFI_TL_AUTO,
+                                            NULL, &log, NULL), PFI_OK);
+    assert_int_equal(log->format, PFI_TL_NANOTRON);
+    assert_int_equal(log->n, 3);
+    assert_double_equal(log->iv[1].rate, 131e3, 1e-6);
+    assert_double_equal(log->iv[2].time_s, 2.5, 1e-12);
+    assert_int_equal(log->n_nan, 1);
+    assert_int_equal(pfi_trainlog_reduce(log, 0, 1.0, &s), PFI_OK);
+    /* work / time, not the mean of rates: (64K*4.1 + 131K*2 + 104.8K*2.5) / 8.6 */
+    assert_double_equal(s.window_rate, (64e3 * 4.1 + 131e3 * 2 + 104.8e3 * 2.5) / 8.6, 1e-6);
+    pfi_trainlog_destroy(log);
+    assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/hf.log", PFI_TL_AUTO, NULL,
+                                            &log, NULL), PFI_OK);
+    assert_int_equal(log->format, PFI_TL_HF);
+    assert_int_equal(log->n, 1);
+    assert_double_equal(log->iv[0].rate, 42.5, 1e-12);
+    assert_int_equal(log->n_nan, 1);
+    pfi_trainlog_destroy(log);
+    assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/torchtitan.log",
+                                            PFI_TL_AUTO, NULL, &log, NULL), PFI_OK);
+    assert_int_equal(log->format, PFI_TL_TORCHTITAN);
+    assert_int_equal(log->n, 3);
+    assert_double_equal(log->iv[1].rate, 7000, 0);
+    assert_double_equal(log->iv[2].time_s, 20, 0);
+    assert_int_equal(pfi_trainlog_reduce(log, 0, 1.0, &s), PFI_OK);
+    assert_double_equal(s.window_rate, (7000 * 10 + 8000 * 20) / 30.0, 1e-9);
+    pfi_trainlog_destroy(log);
+    assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/torchtitan.log",
+                                            PFI_TL_REGEX, "tps: (?<throughput>[0-9,]+)", &log,
+                                            NULL), PFI_OK);
+    assert_int_equal(log->n, 3);
+    assert_double_equal(log->iv[0].rate, 6000, 0);
+    pfi_trainlog_destroy(log);
+    pfi_diag d;
+    assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/hf.log", PFI_TL_REGEX,
+                                            "tps: ([0-9]+)", &log, &d),
+                     PFI_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(d.message, "(?<throughput>"));
+}
+
+static void case25_locale(void **state)
+{
+    (void)state;
+    if (setlocale(LC_ALL, "de_DE.UTF-8") == NULL) {
+        print_message("de_DE.UTF-8 locale not available: locale check skipped\n");
+        skip();
+    }
+    pfi_tm *tm = read1("case-25/query.csv", PFI_TM_AUTO, 0, PFI_OK);
+    const pfi_tm_series *p = ser(tm, "gpu0", "power_w");
+    assert_int_equal(p->n_valid, 3);
+    assert_double_equal(p->value[0], 276.48, 1e-12);
+    assert_double_equal(p->value[1], 281.07, 1e-12);
+    assert_double_equal(p->value[2], 279.93, 1e-12);
+    assert_double_equal(mean(p), 279.16, 1e-9);
+    pfi_tm_destroy(tm);
+    setlocale(LC_ALL, "C");
+}
+
+/* Store: a transaction that fails leaves the store unchanged; replace keeps one run. */
+static void store_roundtrip(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/pfi-test-store-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    remove(path);
+    pfi_store *s = NULL;
+    assert_int_equal(pfi_store_open(path, true, &s, NULL), PFI_OK);
+    const char names[2][64] = {"sm_active", "dram_copy_product"};
+    const double vals[2] = {0.9, 0.12};
+    pfi_store_run r = {.group = "g", .job_class = "dense", .gpus = 8, .cap_w = 700,
+                       .power_w = 5000, .power_se_w = 10, .power_n = 3, .throughput = 100,
+                       .throughput_se = NAN, .energy_j = NAN, .n_features = 2,
+                       .feature_name = names, .feature_value = vals};
+    bool replaced;
+    assert_int_equal(pfi_store_put_run(s, &r, &replaced, NULL), PFI_OK);
+    assert_false(replaced);
+    r.power_w = 4000;
+    assert_int_equal(pfi_store_put_run(s, &r, &replaced, NULL), PFI_OK);
+    assert_true(replaced);
+    r.cap_w = NAN;
+    assert_int_equal(pfi_store_put_run(s, &r, &replaced, NULL), PFI_ERR_INVALID_ARGUMENT);
+    char *buf = NULL;
+    size_t len = 0, n = 0;
+    FILE *m = open_memstream(&buf, &len);
+    assert_int_equal(pfi_store_export_csv(s, m, true, NULL, &n, NULL), PFI_OK);
+    fclose(m);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(buf, "g,dense,8,700,4000,10,100,,0,"));
+    free(buf);
+    pfi_store_close(s);
+    /* Reopen: schema kept (no migration twice). */
+    assert_int_equal(pfi_store_open(path, false, &s, NULL), PFI_OK);
+    pfi_store_close(s);
+    remove(path);
+    char wal[64];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    remove(wal);
+    snprintf(wal, sizeof wal, "%s-shm", path);
+    remove(wal);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(case01), cmocka_unit_test(case02), cmocka_unit_test(case03),
+        cmocka_unit_test(case04), cmocka_unit_test(case06), cmocka_unit_test(case07),
+        cmocka_unit_test(case08), cmocka_unit_test(case09), cmocka_unit_test(case12),
+        cmocka_unit_test(case14), cmocka_unit_test(case15), cmocka_unit_test(case21),
+        cmocka_unit_test(case18_query), cmocka_unit_test(case23), cmocka_unit_test(other_logs),
+        cmocka_unit_test(case25_locale), cmocka_unit_test(store_roundtrip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
