@@ -89,7 +89,8 @@ const char *pfi_mapping_get(const pfi_mapping *m, const char *field);
 /*
  * pfi_mapping_check — PFI_OK when m maps the required fields: at least one group column,
  * cap, exactly one of power / energy (energy also needs duration, or falls back to time),
- * exactly one of throughput / time. Otherwise PFI_ERR_INVALID_ARGUMENT and why in msg
+ * exactly one of throughput / time, at most one of throughput_se / time_se, and time_se only
+ * with time. Otherwise PFI_ERR_INVALID_ARGUMENT and why in msg
  * (size len).
  */
 pfi_error pfi_mapping_check(const pfi_mapping *m, char *msg, size_t len);
@@ -104,7 +105,8 @@ enum {
     PFI_RUN_GPUS = 1u << 5
 };
 
-/* pfi_run — one row. A field is meaningful only when its flag is set in valid. */
+/* pfi_run — one row. A field is meaningful only when its flag is set in valid; a missing
+ * field also holds NaN. */
 typedef struct pfi_run {
     long line;            /* 1-based line of the row in its file */
     double cap_w;         /* power cap, W */

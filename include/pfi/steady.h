@@ -25,7 +25,7 @@ typedef struct pfi_steady {
     double se;        /* their standard error s/sqrt(m); NaN when m < 2 */
     size_t m;         /* samples averaged: max(1, ceil(q * n_valid)) */
     size_t n_valid;   /* samples after the warm-up that were valid */
-    size_t n_missing; /* samples after the warm-up that were missing (invalid or NaN) */
+    size_t n_missing; /* samples after the warm-up that were missing (invalid, NaN, ±inf) */
     size_t n_warmup;  /* samples dropped as warm-up */
 } pfi_steady;
 
@@ -34,7 +34,7 @@ typedef struct pfi_steady {
  *
  * t_s[n]: sample times in seconds on a monotonic clock, non-decreasing (may be NULL when
  * warmup_s == 0). value[n]: the samples, any unit. valid[n]: may be NULL (all valid); a sample
- * with valid[i] false, or a NaN value, is missing: counted, never averaged. Samples with
+ * with valid[i] false, or a NaN or infinite value, is missing: counted, never averaged. Samples with
  * t_s[i] - t_s[0] < warmup_s are the warm-up. Of the n_valid remaining valid samples, the
  * m = max(1, ceil(q·n_valid)) largest are averaged (ties broken arbitrarily: equal values
  * give the same mean); se is their sample standard deviation over sqrt(m).

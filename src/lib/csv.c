@@ -63,8 +63,6 @@ static void on_field(void *data, size_t len, void *ctx)
     pfi_csv_reader *r = ctx;
     if (r->cb_error != PFI_OK)
         return;
-    if (r->n_fields == 0 && r->rec_len == 0 && r->rec_line == 0)
-        r->rec_line = r->line_no;
     if (r->n_fields >= PFI_CSV_MAX_FIELDS) {
         r->cb_error = PFI_ERR_LIMIT;
         return;
@@ -137,6 +135,7 @@ static pfi_error reader_init(FILE *stream, bool owns, const char *name, pfi_csv_
     csv_set_space_func(&r->parser, is_space);
     csv_set_term_func(&r->parser, is_term);
     csv_set_realloc_func(&r->parser, bounded_realloc);
+    csv_set_blk_size(&r->parser, 65536); /* grow long fields in large steps, not 128 bytes */
     r->stream = stream;
     r->owns_stream = owns;
     r->at_start = true;
@@ -271,6 +270,13 @@ pfi_error pfi_csv_next(pfi_csv_reader *r, const char *const **fields, const size
             break;
         }
         const char *p = r->line;
+        if (r->rec_line == 0) {
+            for (size_t i = 0; i < n; i++)
+                if (!is_space((unsigned char)p[i]) && !is_term((unsigned char)p[i])) {
+                    r->rec_line = r->line_no;
+                    break;
+                }
+        }
         if (r->at_start) {
             r->at_start = false;
             if (n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {

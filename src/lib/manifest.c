@@ -48,7 +48,7 @@ static const char *const mapping_keys[] = {"cap",      "cap_regex",     "power",
 static pfi_error load_group(const char *path, json_t *v, pfi_mapping *mp, pfi_diag *diag)
 {
     if (json_is_string(v))
-        return pfi_mapping_set(mp, "group", json_string_value(v)) == PFI_OK
+        return pfi_mapping_set(mp, "group", json_string_value(v)) == PFI_OK && mp->n_group > 0
                    ? PFI_OK
                    : fail(diag, path, PFI_ERR_PARSE, 0, "mapping.group",
                           "expected 1 to %d column names", PFI_MAX_GROUP_COLUMNS);
@@ -174,6 +174,8 @@ pfi_error pfi_manifest_load(const char *path, pfi_manifest *out, pfi_diag *diag)
             goto out;
         }
     }
+    if (out->files == NULL && (out->files = strdup("*.csv")) == NULL)
+        e = PFI_ERR_NOMEM;
     if (!has_mapping)
         e = fail(diag, path, PFI_ERR_PARSE, 0, "mapping", "missing: the column mapping");
 out:
@@ -196,11 +198,19 @@ pfi_error pfi_manifest_files(const char *dir, const pfi_manifest *m, char ***pat
         return fail(diag, dir, PFI_ERR_INVALID_ARGUMENT, 0, "files",
                     "the file pattern '%s' must name files in the dataset directory, without '/'",
                     pattern);
-    size_t len = strlen(dir) + strlen(pattern) + 2;
+    size_t len = 2 * strlen(dir) + strlen(pattern) + 2;
     char *full = malloc(len);
     if (full == NULL)
         return PFI_ERR_NOMEM;
-    snprintf(full, len, "%s/%s", dir, pattern);
+    {
+        size_t k = 0;
+        for (const char *c = dir; *c; c++) {
+            if (strchr("*?[\\", *c))
+                full[k++] = '\\';
+            full[k++] = *c;
+        }
+        snprintf(full + k, len - k, "/%s", pattern);
+    }
     glob_t g;
     int rc = glob(full, GLOB_NOSORT, NULL, &g);
     free(full);

@@ -129,6 +129,8 @@ pfi_error pfi_mapping_check(const pfi_mapping *m, char *msg, size_t len)
                             : "no throughput mapped (work per second, or time per unit of work)";
     else if (m->throughput_se != NULL && m->time_se != NULL)
         why = "both throughput_se and time_se mapped; map one";
+    else if (m->time_se != NULL && m->time == NULL)
+        why = "time_se mapped without time (it is the standard error of time per unit of work)";
     if (why == NULL)
         return PFI_OK;
     if (msg != NULL && len > 0)
@@ -200,6 +202,7 @@ typedef struct reader {
     pfi_diag *diag;
     char **header;
     size_t n_header;
+    long header_line;
     columns col;
     regex_t cap_re;
     bool has_cap_re;
@@ -259,11 +262,11 @@ static pfi_error require_column(reader *r, const char *name, const char *role, l
 {
     *out = find_column(r, name);
     if (*out == -2)
-        return fail(r, PFI_ERR_PARSE, 1, name, "column name appears twice in the header");
+        return fail(r, PFI_ERR_PARSE, r->header_line, name, "column name appears twice in the header");
     if (*out == -1) {
         char have[256];
         header_list(r, have, sizeof have);
-        return fail(r, PFI_ERR_MISSING_COLUMN, 1, name,
+        return fail(r, PFI_ERR_MISSING_COLUMN, r->header_line, name,
                     "mapped as %s but not in the header (header: %s)", role, have);
     }
     return PFI_OK;
@@ -290,14 +293,14 @@ static pfi_error glob_columns(reader *r, const char *pattern, const char *role)
         /* a name twice in the header would be summed twice: ambiguous, so refused */
         for (size_t j = 0; j < r->col.n_power; j++)
             if (strcmp(r->header[r->col.power[j]], r->header[i]) == 0)
-                return fail(r, PFI_ERR_PARSE, 1, r->header[i],
+                return fail(r, PFI_ERR_PARSE, r->header_line, r->header[i],
                             "column name appears twice in the header");
         r->col.power[r->col.n_power++] = (long)i;
     }
     if (r->col.n_power == 0) {
         char have[256];
         header_list(r, have, sizeof have);
-        return fail(r, PFI_ERR_MISSING_COLUMN, 1, pattern,
+        return fail(r, PFI_ERR_MISSING_COLUMN, r->header_line, pattern,
                     "mapped as %s but no header column matches (header: %s)", role, have);
     }
     return PFI_OK;
@@ -393,6 +396,9 @@ static pfi_error parse_row(reader *r, const char *const *f, const size_t *len, l
     const columns *c = &r->col;
     pfi_run *run = &out->run;
     memset(out, 0, sizeof *out);
+    /* missing stays NaN in every field, not only behind its flag */
+    run->cap_w = run->power_w = run->throughput = NAN;
+    run->power_se_w = run->throughput_se = run->gpus = NAN;
     run->line = line;
     pfi_error e;
     bool ok;
@@ -694,6 +700,7 @@ static pfi_error read_records(pfi_runs_table *t, pfi_csv_reader *csv, reader *r,
     if (r->header == NULL)
         return PFI_ERR_NOMEM;
     r->n_header = n;
+    r->header_line = line;
     for (size_t i = 0; i < n; i++)
         if ((r->header[i] = strdup(f[i])) == NULL)
             return PFI_ERR_NOMEM;

@@ -21,7 +21,7 @@ pfi_error pfi_steady_state(const double *t_s, const double *value, const bool *v
             out->n_warmup++;
             continue;
         }
-        if ((valid != NULL && !valid[i]) || isnan(value[i])) {
+        if ((valid != NULL && !valid[i]) || !isfinite(value[i])) {
             out->n_missing++;
             continue;
         }
