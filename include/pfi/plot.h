@@ -1,6 +1,12 @@
 /*
  * pfi/plot.h — figures, drawn with PLplot's cairo drivers.
  *
+ * Every function takes the format from path's extension, ".png" (pngcairo) or ".svg"
+ * (svgcairo), draws on a white background, and writes to a temporary file beside path that
+ * is renamed over it, so path is never left half-written. Errors common to all:
+ * PFI_ERR_INVALID_ARGUMENT (unknown extension; diag says so), PFI_ERR_IO (cannot write or
+ * rename; diag names the file and why), PFI_ERR_PLOT (PLplot failed), PFI_ERR_NOMEM.
+ *
  * PLplot keeps global state: call these from one thread at a time.
  */
 #ifndef PFI_PLOT_H
@@ -34,6 +40,32 @@ extern "C" {
  */
 pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const char *const *titles,
                           size_t n, pfi_diag *diag);
+
+/*
+ * pfi_plot_pfi_by_class — the PFI distribution per job class (paper §4, Figure 3 in shape):
+ * a strip plot, one column per class with its points spread by a deterministic jitter, a
+ * bar at the class median, the class's n under its name, and a dashed line at PFI = 1.
+ * pfi[n] (NaN: left out), cls[n] in [0, k) (the class of each value), class_names[k]
+ * (borrowed). Errors: as above; PFI_ERR_INVALID_ARGUMENT also for k == 0, k > 64, a label
+ * ≥ k or no defined PFI.
+ */
+pfi_error pfi_plot_pfi_by_class(const char *path, const double *pfi, const size_t *cls, size_t n,
+                                const char *const *class_names, size_t k, pfi_diag *diag);
+
+/*
+ * pfi_plot_pfi_feature — PFI against one feature (paper §5, Figure 4 in shape): the groups as
+ * points (coloured by class when cls is not NULL, with a legend), the OLS line
+ * PFI = b0 + b1·x over the data's range and its level (e.g. 0.95) prediction band
+ * (pfi_stats_ols_predict), shaded; the title gives the fit and R². A pair with a NaN is left
+ * out. When the fit is undefined (fewer than 3 points, a constant feature) the points are
+ * drawn without a line and the title says so. x[n], y[n] (PFI), cls[n] in [0, k) or NULL,
+ * class_names[k] (borrowed; may be NULL when cls is), x_label (the feature's name).
+ * Errors: as above; PFI_ERR_INVALID_ARGUMENT also for no complete pair, a label ≥ k, k > 64,
+ * level outside (0, 1).
+ */
+pfi_error pfi_plot_pfi_feature(const char *path, const double *x, const double *y,
+                               const size_t *cls, size_t n, const char *const *class_names,
+                               size_t k, const char *x_label, double level, pfi_diag *diag);
 
 #ifdef __cplusplus
 }

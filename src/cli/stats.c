@@ -3,12 +3,15 @@
  * pfi stats compare — two PFI tables on matched groups.
  */
 #include <getopt.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "pfi/groups.h"
+#include "pfi/plot.h"
 #include "pfi/stats.h"
 
 static void usage(FILE *f)
@@ -35,6 +38,11 @@ static void usage(FILE *f)
         "  --pfi-column COL       groups CSV: the PFI column (pfi, else pfi_ratio)\n"
         "  --feature-glob GLOB    dataset: feature columns (dcgm_*)\n"
         "  --groups-out FILE      also write the groups table (CSV) for later runs\n"
+        "  --format table|csv|json  (table); csv is long: section,item,feature,step,n,\n"
+        "                         statistic,value; json holds every section\n"
+        "  --plot-class FILE      figure: PFI by class (strip plot, median bars); .png|.svg\n"
+        "  --plot-feature FILE    figure: PFI against --predictor with the OLS line and its\n"
+        "                         95%% prediction band; .png|.svg\n"
         "  -o, --output FILE      write there instead of stdout\n"
         "  -h, --help             this help\n"
         "\n"
@@ -48,8 +56,19 @@ static const struct option options[] = {
     {"alpha", required_argument, NULL, 'a'},     {"pfi-column", required_argument, NULL, 'P'},
     {"feature-glob", required_argument, NULL, 'G'}, {"groups-out", required_argument, NULL, 'g'},
     {"output", required_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    {"format", required_argument, NULL, 'F'},    {"plot-class", required_argument, NULL, 'C'},
+    {"plot-feature", required_argument, NULL, 'X'}, {NULL, 0, NULL, 0},
 };
+
+/* A figure name must end in .png or .svg (any case), as pfi/plot.h requires. */
+static bool figure_name_ok(const char *opt, const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (dot != NULL && (!strcasecmp(dot, ".png") || !strcasecmp(dot, ".svg")))
+        return true;
+    cli_error("%s: the file name must end in .png or .svg, got '%s'", opt, path);
+    return false;
+}
 
 static const char *num3(char *buf, size_t len, double v)
 {
@@ -93,179 +112,489 @@ static size_t select_rows(const pfi_groups *g, size_t col, const char *cls, doub
     return n;
 }
 
-static int report(FILE *f, pfi_groups *g, const char *predictor, double alpha)
+/* Everything `pfi stats` reports, computed once and then printed in the chosen format. */
+typedef struct class_row {
+    const char *name; /* borrowed from the groups table; "all" for the last row */
+    size_t n;
+    double median, min, max;
+} class_row;
+
+typedef struct feature_row {
+    const char *name;
+    size_t n;
+    double rho, p, q;
+} feature_row;
+
+typedef struct step_row {
+    const char *dropped; /* NULL at step 0 */
+    double leverage;     /* NaN at step 0 */
+    size_t n;
+    double rho, p;
+} step_row;
+
+enum { MAX_DUNN_CLASSES = 11, MAX_STEPS = 10 };
+
+typedef struct stats_report {
+    size_t n_groups, defined;
+    size_t k;               /* classes */
+    const char **cls;       /* k class names (borrowed) */
+    class_row *classes;     /* k + 1: the last is "all" */
+    double *y;              /* m PFI values with a class, and their labels */
+    size_t *label, m;
+    bool has_kw, has_dunn;
+    pfi_kruskal kw;
+    pfi_dunn_pair pairs[MAX_DUNN_CLASSES * (MAX_DUNN_CLASSES - 1) / 2];
+    size_t n_pairs;
+    feature_row *features;
+    size_t nf;
+    const char *predictor;
+    bool predictor_found;
+    const char *sensitivity_undefined; /* static reason when the predictor fit is undefined */
+    step_row steps[MAX_STEPS + 1];
+    size_t n_steps;
+    feature_row *within; /* k rows: name = class, q unused */
+    size_t col;          /* the predictor's column */
+    double alpha;
+} stats_report;
+
+static void report_free(stats_report *r)
 {
-    size_t n = g->n;
-    double *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
-    double *work = malloc((4 * n + 64) * sizeof *work);
-    size_t *order = malloc((n + 1) * sizeof *order), *rows = malloc((n + 1) * sizeof *rows);
-    size_t *label = malloc((n + 1) * sizeof *label);
-    const char **cls = calloc(n + 1, sizeof *cls);
-    int rc = PFI_EXIT_OK;
-    char b1[32], b2[32], b3[32], b4[32];
-    if (!x || !y || !work || !order || !rows || !label || !cls) {
-        rc = PFI_EXIT_INTERNAL;
-        goto done;
+    free(r->cls);
+    free(r->classes);
+    free(r->y);
+    free(r->label);
+    free(r->features);
+    free(r->within);
+}
+
+static void minmax(const double *v, size_t n, double *lo, double *hi)
+{
+    *lo = n ? INFINITY : NAN;
+    *hi = n ? -INFINITY : NAN;
+    for (size_t i = 0; i < n; i++) {
+        *lo = fmin(*lo, v[i]);
+        *hi = fmax(*hi, v[i]);
     }
+}
+
+/* Compute every section. Returns false on allocation failure. */
+static bool report_compute(pfi_groups *g, const char *predictor, double alpha, stats_report *r)
+{
+    size_t n = g->n, nf = g->n_features;
+    memset(r, 0, sizeof *r);
+    r->alpha = alpha;
+    r->predictor = predictor;
+    r->n_groups = n;
+    double *x = malloc((n + 1) * sizeof *x), *yy = malloc((n + 1) * sizeof *yy);
+    double *work = malloc((4 * n + 64) * sizeof *work), *h = malloc((n + 1) * sizeof *h);
+    double *xs = malloc((n + 1) * sizeof *xs), *ys = malloc((n + 1) * sizeof *ys);
+    double *p = malloc((nf + 1) * sizeof *p), *q = malloc((nf + 1) * sizeof *q);
+    size_t *order = malloc((n + nf + 1) * sizeof *order), *rows = malloc((n + 1) * sizeof *rows);
+    bool *dropped = calloc(n + 1, sizeof *dropped);
+    r->cls = calloc(n + 1, sizeof *r->cls);
+    r->classes = calloc(n + 2, sizeof *r->classes);
+    r->y = malloc((n + 1) * sizeof *r->y);
+    r->label = malloc((n + 1) * sizeof *r->label);
+    r->features = calloc(nf + 1, sizeof *r->features);
+    r->within = calloc(n + 1, sizeof *r->within);
+    bool ok = x && yy && work && h && xs && ys && p && q && order && rows && dropped && r->cls &&
+              r->classes && r->y && r->label && r->features && r->within;
+    if (!ok)
+        goto done;
     /* Classes in order of first appearance. */
-    size_t k = 0, m = 0;
     for (size_t i = 0; i < n; i++) {
         if (isnan(g->pfi[i]) || g->classes[i] == NULL)
             continue;
         size_t c;
-        for (c = 0; c < k && strcmp(cls[c], g->classes[i]); c++)
+        for (c = 0; c < r->k && strcmp(r->cls[c], g->classes[i]); c++)
             ;
-        if (c == k)
-            cls[k++] = g->classes[i];
-        y[m] = g->pfi[i];
-        label[m++] = c;
+        if (c == r->k)
+            r->cls[r->k++] = g->classes[i];
+        r->y[r->m] = g->pfi[i];
+        r->label[r->m++] = c;
     }
-    size_t defined = select_rows(g, SIZE_MAX, NULL, NULL, x, NULL);
-    fprintf(f, "PFI statistics over %zu sweep groups (%zu with a defined PFI)\n\n", n, defined);
-    double med = pfi_stats_median(x, defined, work);
-    double lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < defined; i++) {
-        lo = fmin(lo, x[i]);
-        hi = fmax(hi, x[i]);
+    for (size_t c = 0; c <= r->k; c++) {
+        class_row *row = &r->classes[c];
+        row->name = c < r->k ? r->cls[c] : "all";
+        row->n = select_rows(g, SIZE_MAX, c < r->k ? r->cls[c] : NULL, NULL, x, NULL);
+        row->median = pfi_stats_median(x, row->n, work);
+        minmax(x, row->n, &row->min, &row->max);
     }
-    fprintf(f, "PFI by class\n  %-12s %3s %7s %7s %7s\n", "class", "n", "median", "min", "max");
-    for (size_t c = 0; c < k; c++) {
-        size_t nc = select_rows(g, SIZE_MAX, cls[c], NULL, x, NULL);
-        double cl = INFINITY, ch = -INFINITY;
-        for (size_t i = 0; i < nc; i++) {
-            cl = fmin(cl, x[i]);
-            ch = fmax(ch, x[i]);
-        }
-        fprintf(f, "  %-12s %3zu %7.3f %7.3f %7.3f\n", cls[c], nc,
-                pfi_stats_median(x, nc, work + n), cl, ch);
+    r->defined = r->classes[r->k].n;
+    if (r->k >= 1 && r->m > 0)
+        r->has_kw = pfi_stats_kruskal(r->y, r->label, r->m, r->k, work, order, NULL, &r->kw) ==
+                    PFI_OK;
+    if (r->k >= 2 && r->k <= MAX_DUNN_CLASSES &&
+        pfi_stats_dunn(r->y, r->label, r->m, r->k, work, order, r->pairs) == PFI_OK) {
+        r->has_dunn = true;
+        r->n_pairs = r->k * (r->k - 1) / 2;
     }
-    if (defined > 0)
-        fprintf(f, "  %-12s %3zu %7.3f %7.3f %7.3f\n", "all", defined, med, lo, hi);
-
-    if (k >= 1 && m > 0) {
-        pfi_kruskal kw;
-        if (pfi_stats_kruskal(y, label, m, k, work, order, NULL, &kw) == PFI_OK) {
-            fprintf(f, "\nKruskal-Wallis across classes: H = %s, df = %zu, p = %s%s\n",
-                    num3(b1, sizeof b1, kw.h), kw.df, pval(b2, sizeof b2, kw.p_value),
-                    kw.defined ? (kw.p_value < alpha ? "  (equal classes rejected)" : "")
-                               : "");
-            if (!kw.defined)
-                fprintf(f, "  undefined: %s\n", kw.undefined_reason);
-        }
-        if (k >= 2) {
-            pfi_dunn_pair pairs[64];
-            if (k <= 11 && pfi_stats_dunn(y, label, m, k, work, order, pairs) == PFI_OK) {
-                fprintf(f, "\nDunn's test, Holm-Bonferroni over %zu pairs\n", k * (k - 1) / 2);
-                fprintf(f, "  %-25s %8s %10s %10s\n", "pair", "z", "p", "p (Holm)");
-                for (size_t q = 0; q < k * (k - 1) / 2; q++) {
-                    char pair[64];
-                    snprintf(pair, sizeof pair, "%s vs %s", cls[pairs[q].a], cls[pairs[q].b]);
-                    fprintf(f, "  %-25s %8s %10s %10s%s\n", pair, num3(b1, sizeof b1, pairs[q].z),
-                            pval(b2, sizeof b2, pairs[q].p_value),
-                            pval(b3, sizeof b3, pairs[q].p_holm),
-                            pairs[q].p_holm < alpha ? "  *" : "");
-                }
-            }
-        }
-    }
-
     /* Spearman with every feature, BH across features. */
-    size_t nf = g->n_features;
-    double *rho = malloc((nf + 1) * sizeof *rho), *p = malloc((nf + 1) * sizeof *p);
-    double *q = malloc((nf + 1) * sizeof *q);
-    size_t *nn = malloc((nf + 1) * sizeof *nn), *pord = malloc((nf + 1) * sizeof *pord);
-    if (!rho || !p || !q || !nn || !pord) {
-        free(rho); free(p); free(q); free(nn); free(pord);
-        rc = PFI_EXIT_INTERNAL;
-        goto done;
-    }
+    r->nf = nf;
     for (size_t j = 0; j < nf; j++) {
-        nn[j] = select_rows(g, j, NULL, x, y, NULL);
+        feature_row *fr = &r->features[j];
+        fr->name = g->feature_names[j];
+        fr->n = select_rows(g, j, NULL, x, yy, NULL);
         pfi_spearman s;
-        pfi_stats_spearman(x, y, nn[j], work, order, &s);
-        rho[j] = s.rho;
+        pfi_stats_spearman(x, yy, fr->n, work, order, &s);
+        fr->rho = s.rho;
         p[j] = s.p_value;
     }
-    pfi_stats_bh(p, nf, pord, q);
-    fprintf(f, "\nSpearman correlation of PFI with each feature (q: Benjamini-Hochberg over %zu)\n",
-            nf);
-    fprintf(f, "  %-40s %3s %9s %10s %10s\n", "feature", "n", "rho", "p", "q");
-    for (size_t j = 0; j < nf; j++)
-        fprintf(f, "  %-40s %3zu %9s %10s %10s%s\n", g->feature_names[j], nn[j],
-                num3(b1, sizeof b1, rho[j]), pval(b2, sizeof b2, p[j]), pval(b3, sizeof b3, q[j]),
-                q[j] < alpha ? "  *" : "");
-    free(rho); free(p); free(q); free(nn); free(pord);
-
-    /* Leverage sensitivity (App. D.5). */
-    size_t col;
-    if (pfi_groups_resolve(g, predictor, &col) != PFI_OK) {
-        fprintf(f, "\nsensitivity: predictor '%s' not in the table\n", predictor);
-    } else {
-        size_t np = select_rows(g, col, NULL, x, y, rows);
-        pfi_ols fit;
-        double *h = malloc((np + 1) * sizeof *h);
-        bool *dropped = calloc(np + 1, sizeof *dropped);
-        double *xs = malloc((np + 1) * sizeof *xs), *ys = malloc((np + 1) * sizeof *ys);
-        if (!h || !dropped || !xs || !ys || pfi_stats_ols(x, y, np, 1, &fit) != PFI_OK) {
-            rc = PFI_EXIT_INTERNAL;
-        } else if (!fit.defined) {
-            fprintf(f, "\nsensitivity: the predictor fit is undefined (%s)\n", fit.undefined_reason);
-        } else {
-            pfi_stats_leverage(&fit, x, np, h);
-            fprintf(f, "\nLeverage sensitivity of rho(PFI, %s): drop the highest-leverage group, "
-                       "recompute\n", predictor);
-            fprintf(f, "  %4s %-32s %8s %4s %9s %10s\n", "step", "dropped", "leverage", "n", "rho",
-                    "p");
-            for (size_t step = 0;; step++) {
-                size_t ns = 0;
-                for (size_t i = 0; i < np; i++)
-                    if (!dropped[i]) {
-                        xs[ns] = x[i];
-                        ys[ns++] = y[i];
-                    }
-                pfi_spearman s;
-                pfi_stats_spearman(xs, ys, ns, work, order, &s);
-                size_t top = SIZE_MAX;
-                for (size_t i = 0; i < np; i++)
-                    if (!dropped[i] && (top == SIZE_MAX || h[i] > h[top]))
-                        top = i;
-                if (step == 0)
-                    fprintf(f, "  %4zu %-32s %8s %4zu %9s %10s\n", step, "(none)", "-", ns,
-                            num3(b1, sizeof b1, s.rho), pval(b2, sizeof b2, s.p_value));
-                if (ns <= 3 || step >= 10 || top == SIZE_MAX)
-                    break;
-                dropped[top] = true;
-                size_t ns2 = ns - 1, w = 0;
-                for (size_t i = 0; i < np; i++)
-                    if (!dropped[i]) {
-                        xs[w] = x[i];
-                        ys[w++] = y[i];
-                    }
-                pfi_stats_spearman(xs, ys, ns2, work, order, &s);
-                fprintf(f, "  %4zu %-32.32s %8.3f %4zu %9s %10s\n", step + 1, g->names[rows[top]],
-                        h[top], ns2, num3(b1, sizeof b1, s.rho), pval(b2, sizeof b2, s.p_value));
-            }
-            fprintf(f, "\nWithin-class Spearman rho(PFI, %s)\n", predictor);
-            for (size_t c = 0; c < k; c++) {
-                size_t nc = select_rows(g, col, cls[c], xs, ys, NULL);
-                pfi_spearman s;
-                pfi_stats_spearman(xs, ys, nc, work, order, &s);
-                fprintf(f, "  %-12s n %3zu  rho %9s  p %10s%s\n", cls[c], nc,
-                        num3(b1, sizeof b1, s.rho), pval(b2, sizeof b2, s.p_value),
-                        s.defined && s.p_value < alpha ? "  *" : "");
-            }
-            (void)b4;
-        }
-        pfi_ols_clear(&fit);
-        free(h);
-        free(dropped);
-        free(xs);
-        free(ys);
+    pfi_stats_bh(p, nf, order, q);
+    for (size_t j = 0; j < nf; j++) {
+        r->features[j].p = p[j];
+        r->features[j].q = q[j];
     }
-    fprintf(f, "\n*: significant at alpha = %g (Dunn: Holm-adjusted; features: BH q)\n", alpha);
+    /* Leverage sensitivity (App. D.5) and within-class correlations of the predictor. */
+    if (pfi_groups_resolve(g, predictor, &r->col) != PFI_OK)
+        goto done;
+    r->predictor_found = true;
+    size_t np = select_rows(g, r->col, NULL, x, yy, rows);
+    pfi_ols fit;
+    if (pfi_stats_ols(x, yy, np, 1, &fit) != PFI_OK) {
+        ok = false;
+        goto done;
+    }
+    if (!fit.defined) {
+        r->sensitivity_undefined = fit.undefined_reason;
+    } else {
+        pfi_stats_leverage(&fit, x, np, h);
+        r->steps[0].leverage = NAN; /* step 0 drops nothing */
+        for (size_t step = 0;; step++) {
+            size_t ns = 0, top = SIZE_MAX;
+            for (size_t i = 0; i < np; i++)
+                if (!dropped[i]) {
+                    xs[ns] = x[i];
+                    ys[ns++] = yy[i];
+                    if (top == SIZE_MAX || h[i] > h[top])
+                        top = i;
+                }
+            pfi_spearman s;
+            pfi_stats_spearman(xs, ys, ns, work, order, &s);
+            step_row *sr = &r->steps[r->n_steps++];
+            sr->n = ns;
+            sr->rho = s.rho;
+            sr->p = s.p_value;
+            if (ns <= 3 || step >= MAX_STEPS || top == SIZE_MAX)
+                break;
+            dropped[top] = true;
+            r->steps[r->n_steps].dropped = g->names[rows[top]];
+            r->steps[r->n_steps].leverage = h[top];
+        }
+    }
+    pfi_ols_clear(&fit);
+    for (size_t c = 0; c < r->k; c++) {
+        feature_row *w = &r->within[c];
+        w->name = r->cls[c];
+        w->n = select_rows(g, r->col, r->cls[c], xs, ys, NULL);
+        pfi_spearman s;
+        pfi_stats_spearman(xs, ys, w->n, work, order, &s);
+        w->rho = s.rho;
+        w->p = s.p_value;
+        w->q = NAN;
+    }
 done:
-    free(x); free(y); free(work); free(order); free(rows); free(label); free(cls);
-    return rc;
+    free(x); free(yy); free(work); free(h); free(xs); free(ys); free(p); free(q);
+    free(order); free(rows); free(dropped);
+    return ok;
+}
+static void emit_table(FILE *f, const stats_report *r)
+{
+    char b1[32], b2[32], b3[32];
+    double alpha = r->alpha;
+    fprintf(f, "PFI statistics over %zu sweep groups (%zu with a defined PFI)\n\n", r->n_groups,
+            r->defined);
+    fprintf(f, "PFI by class\n  %-12s %3s %7s %7s %7s\n", "class", "n", "median", "min", "max");
+    for (size_t c = 0; c <= r->k; c++) {
+        const class_row *row = &r->classes[c];
+        if (c == r->k && row->n == 0)
+            break;
+        fprintf(f, "  %-12s %3zu %7.3f %7.3f %7.3f\n", row->name, row->n, row->median, row->min,
+                row->max);
+    }
+    if (r->has_kw) {
+        const pfi_kruskal *kw = &r->kw;
+        fprintf(f, "\nKruskal-Wallis across classes: H = %s, df = %zu, p = %s%s\n",
+                num3(b1, sizeof b1, kw->h), kw->df, pval(b2, sizeof b2, kw->p_value),
+                kw->defined && kw->p_value < alpha ? "  (equal classes rejected)" : "");
+        if (!kw->defined)
+            fprintf(f, "  undefined: %s\n", kw->undefined_reason);
+    }
+    if (r->has_dunn) {
+        fprintf(f, "\nDunn's test, Holm-Bonferroni over %zu pairs\n", r->n_pairs);
+        fprintf(f, "  %-25s %8s %10s %10s\n", "pair", "z", "p", "p (Holm)");
+        for (size_t q = 0; q < r->n_pairs; q++) {
+            const pfi_dunn_pair *d = &r->pairs[q];
+            char pair[64];
+            snprintf(pair, sizeof pair, "%s vs %s", r->cls[d->a], r->cls[d->b]);
+            fprintf(f, "  %-25s %8s %10s %10s%s\n", pair, num3(b1, sizeof b1, d->z),
+                    pval(b2, sizeof b2, d->p_value), pval(b3, sizeof b3, d->p_holm),
+                    d->p_holm < alpha ? "  *" : "");
+        }
+    }
+    fprintf(f, "\nSpearman correlation of PFI with each feature (q: Benjamini-Hochberg over %zu)\n",
+            r->nf);
+    fprintf(f, "  %-40s %3s %9s %10s %10s\n", "feature", "n", "rho", "p", "q");
+    for (size_t j = 0; j < r->nf; j++) {
+        const feature_row *fr = &r->features[j];
+        fprintf(f, "  %-40s %3zu %9s %10s %10s%s\n", fr->name, fr->n, num3(b1, sizeof b1, fr->rho),
+                pval(b2, sizeof b2, fr->p), pval(b3, sizeof b3, fr->q),
+                fr->q < alpha ? "  *" : "");
+    }
+    if (!r->predictor_found) {
+        fprintf(f, "\nsensitivity: predictor '%s' not in the table\n", r->predictor);
+    } else if (r->sensitivity_undefined != NULL) {
+        fprintf(f, "\nsensitivity: the predictor fit is undefined (%s)\n",
+                r->sensitivity_undefined);
+    } else {
+        fprintf(f, "\nLeverage sensitivity of rho(PFI, %s): drop the highest-leverage group, "
+                   "recompute\n", r->predictor);
+        fprintf(f, "  %4s %-32s %8s %4s %9s %10s\n", "step", "dropped", "leverage", "n", "rho",
+                "p");
+        for (size_t s = 0; s < r->n_steps; s++) {
+            const step_row *st = &r->steps[s];
+            if (s == 0)
+                fprintf(f, "  %4zu %-32s %8s %4zu %9s %10s\n", s, "(none)", "-", st->n,
+                        num3(b1, sizeof b1, st->rho), pval(b2, sizeof b2, st->p));
+            else
+                fprintf(f, "  %4zu %-32.32s %8.3f %4zu %9s %10s\n", s, st->dropped, st->leverage,
+                        st->n, num3(b1, sizeof b1, st->rho), pval(b2, sizeof b2, st->p));
+        }
+    }
+    if (r->predictor_found) {
+        fprintf(f, "\nWithin-class Spearman rho(PFI, %s)\n", r->predictor);
+        for (size_t c = 0; c < r->k; c++) {
+            const feature_row *w = &r->within[c];
+            fprintf(f, "  %-12s n %3zu  rho %9s  p %10s%s\n", w->name, w->n,
+                    num3(b1, sizeof b1, w->rho), pval(b2, sizeof b2, w->p),
+                    !isnan(w->p) && w->p < alpha ? "  *" : "");
+        }
+    }
+    fprintf(f, "\n*: significant at alpha = %g (Dunn: Holm-adjusted; features: BH q; within-class: p)\n",
+            alpha);
+}
+
+/* A CSV cell: quoted when it holds a comma, quote or line break. */
+static void csv_str(FILE *f, const char *s)
+{
+    if (s == NULL)
+        return;
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* One row of the long CSV: section,item,feature,step,n,statistic,value (empty: undefined). */
+static void csv_row(FILE *f, const char *section, const char *item, const char *feature,
+                    long step, long n, const char *statistic, double value)
+{
+    fprintf(f, "%s,", section);
+    csv_str(f, item);
+    fputc(',', f);
+    csv_str(f, feature);
+    fputc(',', f);
+    if (step >= 0)
+        fprintf(f, "%ld", step);
+    fputc(',', f);
+    if (n >= 0)
+        fprintf(f, "%ld", n);
+    fprintf(f, ",%s,", statistic);
+    if (!isnan(value))
+        fprintf(f, "%.17g", value);
+    fputc('\n', f);
+}
+
+static void emit_csv(FILE *f, const stats_report *r)
+{
+    fputs("section,item,feature,step,n,statistic,value\n", f);
+    for (size_t c = 0; c <= r->k; c++) {
+        const class_row *row = &r->classes[c];
+        csv_row(f, "class_pfi", row->name, NULL, -1, (long)row->n, "median", row->median);
+        csv_row(f, "class_pfi", row->name, NULL, -1, (long)row->n, "min", row->min);
+        csv_row(f, "class_pfi", row->name, NULL, -1, (long)row->n, "max", row->max);
+    }
+    if (r->has_kw) {
+        csv_row(f, "kruskal_wallis", "classes", NULL, -1, (long)r->kw.n, "h", r->kw.h);
+        csv_row(f, "kruskal_wallis", "classes", NULL, -1, (long)r->kw.n, "df", (double)r->kw.df);
+        csv_row(f, "kruskal_wallis", "classes", NULL, -1, (long)r->kw.n, "p", r->kw.p_value);
+    }
+    for (size_t q = 0; r->has_dunn && q < r->n_pairs; q++) {
+        const pfi_dunn_pair *d = &r->pairs[q];
+        char pair[256];
+        snprintf(pair, sizeof pair, "%s vs %s", r->cls[d->a], r->cls[d->b]);
+        csv_row(f, "dunn", pair, NULL, -1, -1, "z", d->z);
+        csv_row(f, "dunn", pair, NULL, -1, -1, "p", d->p_value);
+        csv_row(f, "dunn", pair, NULL, -1, -1, "p_holm", d->p_holm);
+    }
+    for (size_t j = 0; j < r->nf; j++) {
+        const feature_row *fr = &r->features[j];
+        csv_row(f, "spearman", "all", fr->name, -1, (long)fr->n, "rho", fr->rho);
+        csv_row(f, "spearman", "all", fr->name, -1, (long)fr->n, "p", fr->p);
+        csv_row(f, "spearman", "all", fr->name, -1, (long)fr->n, "q_bh", fr->q);
+    }
+    for (size_t s = 0; s < r->n_steps; s++) {
+        const step_row *st = &r->steps[s];
+        const char *item = s == 0 ? "(none)" : st->dropped;
+        csv_row(f, "sensitivity", item, r->predictor, (long)s, (long)st->n, "leverage",
+                st->leverage);
+        csv_row(f, "sensitivity", item, r->predictor, (long)s, (long)st->n, "rho", st->rho);
+        csv_row(f, "sensitivity", item, r->predictor, (long)s, (long)st->n, "p", st->p);
+    }
+    for (size_t c = 0; r->predictor_found && c < r->k; c++) {
+        const feature_row *w = &r->within[c];
+        csv_row(f, "within_class", w->name, r->predictor, -1, (long)w->n, "rho", w->rho);
+        csv_row(f, "within_class", w->name, r->predictor, -1, (long)w->n, "p", w->p);
+    }
+}
+
+static json_t *jnum(double v)
+{
+    return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *jstr(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+/* The report as one JSON object (undefined values are null). NULL when out of memory. */
+static json_t *report_json(const stats_report *r)
+{
+    json_t *root = json_object(), *classes = json_array(), *dunn = json_array();
+    json_t *spearman = json_array(), *steps = json_array(), *within = json_array();
+    if (!root || !classes || !dunn || !spearman || !steps || !within) {
+        json_decref(root); json_decref(classes); json_decref(dunn);
+        json_decref(spearman); json_decref(steps); json_decref(within);
+        return NULL;
+    }
+    bool ok = true;
+    json_t *all = NULL;
+    for (size_t c = 0; c <= r->k; c++) {
+        const class_row *row = &r->classes[c];
+        json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:o}", "class", row->name, "n",
+                              (json_int_t)row->n, "median", jnum(row->median), "min",
+                              jnum(row->min), "max", jnum(row->max));
+        if (c < r->k)
+            ok = ok && json_array_append_new(classes, o) == 0;
+        else
+            all = o;
+    }
+    json_t *kw = json_null();
+    if (r->has_kw)
+        kw = json_pack("{s:I, s:I, s:I, s:b, s:o, s:o, s:o}", "n", (json_int_t)r->kw.n, "k",
+                       (json_int_t)r->kw.k, "df", (json_int_t)r->kw.df, "defined", r->kw.defined,
+                       "undefined_reason", jstr(r->kw.undefined_reason), "h", jnum(r->kw.h),
+                       "p", jnum(r->kw.p_value));
+    for (size_t q = 0; r->has_dunn && q < r->n_pairs; q++) {
+        const pfi_dunn_pair *d = &r->pairs[q];
+        ok = ok && json_array_append_new(
+                       dunn, json_pack("{s:s, s:s, s:o, s:o, s:o}", "a", r->cls[d->a], "b",
+                                       r->cls[d->b], "z", jnum(d->z), "p", jnum(d->p_value),
+                                       "p_holm", jnum(d->p_holm))) == 0;
+    }
+    for (size_t j = 0; j < r->nf; j++) {
+        const feature_row *fr = &r->features[j];
+        ok = ok && json_array_append_new(
+                       spearman, json_pack("{s:s, s:I, s:o, s:o, s:o}", "feature", fr->name, "n",
+                                           (json_int_t)fr->n, "rho", jnum(fr->rho), "p",
+                                           jnum(fr->p), "q_bh", jnum(fr->q))) == 0;
+    }
+    for (size_t s = 0; s < r->n_steps; s++) {
+        const step_row *st = &r->steps[s];
+        ok = ok && json_array_append_new(
+                       steps, json_pack("{s:I, s:o, s:o, s:I, s:o, s:o}", "step", (json_int_t)s,
+                                        "dropped", jstr(st->dropped), "leverage",
+                                        jnum(st->leverage), "n", (json_int_t)st->n, "rho",
+                                        jnum(st->rho), "p", jnum(st->p))) == 0;
+    }
+    for (size_t c = 0; r->predictor_found && c < r->k; c++) {
+        const feature_row *w = &r->within[c];
+        ok = ok && json_array_append_new(
+                       within, json_pack("{s:s, s:I, s:o, s:o}", "class", w->name, "n",
+                                         (json_int_t)w->n, "rho", jnum(w->rho), "p",
+                                         jnum(w->p))) == 0;
+    }
+    ok = ok && json_object_set_new(root, "groups", json_integer((json_int_t)r->n_groups)) == 0 &&
+         json_object_set_new(root, "defined", json_integer((json_int_t)r->defined)) == 0 &&
+         json_object_set_new(root, "alpha", json_real(r->alpha)) == 0 &&
+         json_object_set_new(root, "classes", classes) == 0 &&
+         json_object_set_new(root, "all", all ? all : json_null()) == 0 &&
+         json_object_set_new(root, "kruskal_wallis", kw ? kw : json_null()) == 0 &&
+         json_object_set_new(root, "dunn_holm", dunn) == 0 &&
+         json_object_set_new(
+             root, "spearman",
+             json_pack("{s:s, s:o}", "correction", "benjamini-hochberg", "features", spearman)) ==
+             0 &&
+         json_object_set_new(
+             root, "sensitivity",
+             json_pack("{s:s, s:b, s:o, s:o}", "predictor", r->predictor, "found",
+                       r->predictor_found, "undefined_reason", jstr(r->sensitivity_undefined),
+                       "steps", steps)) == 0 &&
+         json_object_set_new(root, "within_class",
+                             json_pack("{s:s, s:o}", "predictor", r->predictor, "classes",
+                                       within)) == 0;
+    if (!ok) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* Figures: PFI by class, PFI against the predictor. Returns an exit code. */
+static int draw_figures(const pfi_groups *g, const stats_report *r, const char *plot_class,
+                        const char *plot_feature)
+{
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = PFI_OK;
+    if (plot_class != NULL) {
+        if (r->k == 0) {
+            cli_error("--plot-class: the table has no job classes");
+            return PFI_EXIT_DATA;
+        }
+        e = pfi_plot_pfi_by_class(plot_class, r->y, r->label, r->m, r->cls, r->k, &d);
+    }
+    if (e == PFI_OK && plot_feature != NULL) {
+        if (!r->predictor_found) {
+            cli_error("--plot-feature: predictor '%s' is not in the table", r->predictor);
+            return PFI_EXIT_DATA;
+        }
+        size_t n = g->n, extra = r->k; /* label k: groups without a class, if any */
+        bool unclassed = false;
+        double *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
+        size_t *lab = malloc((n + 1) * sizeof *lab);
+        const char **names = malloc((r->k + 1) * sizeof *names);
+        if (!x || !y || !lab || !names) {
+            e = PFI_ERR_NOMEM;
+        } else {
+            memcpy(names, r->cls, r->k * sizeof *names);
+            names[extra] = "(no class)";
+            for (size_t i = 0; i < n; i++) {
+                x[i] = g->features[i * g->n_features + r->col];
+                y[i] = g->pfi[i];
+                lab[i] = extra;
+                for (size_t c = 0; g->classes[i] && c < r->k; c++)
+                    if (!strcmp(g->classes[i], r->cls[c]))
+                        lab[i] = c;
+                unclassed = unclassed || lab[i] == extra;
+            }
+            e = pfi_plot_pfi_feature(plot_feature, x, y, lab, n, names, r->k + unclassed,
+                                     r->predictor, 0.95, &d);
+        }
+        free(x); free(y); free(lab); free(names);
+    }
+    if (e == PFI_OK)
+        return PFI_EXIT_OK;
+    cli_report(e, &d);
+    return e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_OUTPUT;
 }
 
 static int compare(int argc, char **argv, const char *pfi_column, const char *output)
@@ -322,7 +651,8 @@ static int compare(int argc, char **argv, const char *pfi_column, const char *ou
 int cmd_stats(int argc, char **argv)
 {
     const char *predictor = PFI_DRAM_COPY_PRODUCT, *pfi_column = NULL, *glob = NULL,
-               *groups_out = NULL, *output = NULL;
+               *groups_out = NULL, *output = NULL, *format = "table", *plot_class = NULL,
+               *plot_feature = NULL;
     char *extra = NULL;
     double alpha = 0.05;
     int c;
@@ -344,9 +674,19 @@ int cmd_stats(int argc, char **argv)
         case 'G': glob = optarg; break;
         case 'g': groups_out = optarg; break;
         case 'o': output = optarg; break;
+        case 'F': format = optarg; break;
+        case 'C': plot_class = optarg; break;
+        case 'X': plot_feature = optarg; break;
         default: return PFI_EXIT_USAGE;
         }
     }
+    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
+        cli_error("--format: expected table, csv or json, got '%s'", format);
+        return PFI_EXIT_USAGE;
+    }
+    if ((plot_class && !figure_name_ok("--plot-class", plot_class)) ||
+        (plot_feature && !figure_name_ok("--plot-feature", plot_feature)))
+        return PFI_EXIT_USAGE;
     if (optind < argc && strcmp(argv[optind], "compare") == 0)
         return compare(argc - optind - 1, argv + optind + 1, pfi_column, output);
     if (argc - optind != 1) {
@@ -376,18 +716,41 @@ int cmd_stats(int argc, char **argv)
             rc = PFI_EXIT_INTERNAL;
         free(copy);
     }
+    stats_report r;
+    memset(&r, 0, sizeof r);
+    if (rc == PFI_EXIT_OK && !report_compute(g, predictor, alpha, &r)) {
+        cli_error("out of memory");
+        rc = PFI_EXIT_INTERNAL;
+    }
+    json_t *root = NULL;
+    if (rc == PFI_EXIT_OK && !strcmp(format, "json") && (root = report_json(&r)) == NULL) {
+        cli_error("out of memory");
+        rc = PFI_EXIT_INTERNAL;
+    }
     cli_output out = {0};
     if (rc == PFI_EXIT_OK && !cli_output_open(&out, output))
         rc = PFI_EXIT_OUTPUT;
     if (rc == PFI_EXIT_OK) {
-        rc = report(out.f, g, predictor, alpha);
-        if (rc == PFI_EXIT_OK) {
-            if (!cli_output_commit(&out))
-                rc = PFI_EXIT_OUTPUT;
-        } else {
+        bool written = true;
+        if (root != NULL)
+            written = json_dumpf(root, out.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                                  JSON_REAL_PRECISION(17)) == 0 &&
+                      fputc('\n', out.f) != EOF;
+        else if (!strcmp(format, "csv"))
+            emit_csv(out.f, &r);
+        else
+            emit_table(out.f, &r);
+        if (!written) {
             cli_output_abort(&out);
+            rc = PFI_EXIT_OUTPUT;
+        } else if (!cli_output_commit(&out)) {
+            rc = PFI_EXIT_OUTPUT;
         }
     }
+    json_decref(root);
+    if (rc == PFI_EXIT_OK && (plot_class != NULL || plot_feature != NULL))
+        rc = draw_figures(g, &r, plot_class, plot_feature);
+    report_free(&r);
     if (rc == PFI_EXIT_OK && groups_out != NULL) {
         cli_output go;
         if (!cli_output_open(&go, groups_out))

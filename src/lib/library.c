@@ -86,7 +86,8 @@ void pfi_library_options_init(pfi_library_options *o)
     o->throughput_noise_rel = 0.001;
     o->power_static_frac = 0.30;
     o->gamma = 2;
-    o->feature_scale_sd = 0.25;
+    o->feature_scale_sd = 0.05;
+    o->feature_share_sd = 0.02;
     memcpy(o->class_pfi, pfi, sizeof pfi);
 }
 
@@ -126,7 +127,8 @@ static pfi_error check_options(const pfi_library_options *o)
     if (!(o->power_noise_rel >= 0 && o->power_noise_rel < 0.1) ||
         !(o->throughput_noise_rel >= 0 && o->throughput_noise_rel < 0.1) ||
         !(o->power_static_frac >= 0 && o->power_static_frac < 0.9) || !(o->gamma > 0) ||
-        !(o->feature_scale_sd >= 0 && o->feature_scale_sd < 2))
+        !(o->feature_scale_sd >= 0 && o->feature_scale_sd < 2) ||
+        !(o->feature_share_sd >= 0 && o->feature_share_sd < 0.5))
         return PFI_ERR_INVALID_ARGUMENT;
     for (int c = 0; c < 3; c++)
         if (!(o->class_pfi[c][0] > 0 && o->class_pfi[c][0] <= o->class_pfi[c][1] &&
@@ -135,11 +137,18 @@ static pfi_error check_options(const pfi_library_options *o)
     return PFI_OK;
 }
 
-/* Telemetry of a group's job at one model point (per-GPU means over the run). */
+/*
+ * Telemetry of a group's job at one model point (per-GPU means over the run). The counters
+ * follow the job's telemetry share g->telemetry_share (class level plus job noise, see
+ * pfi/library.h), not its true compute share: the share of the step bound by the clock at
+ * clock f is a/(a + (1 − a)·f/f_max) with a the telemetry share at f_max.
+ */
 static void run_features(const pfi_library_group *g, const pfi_model_point *pt, pfi_rng *r,
                          double *f)
 {
-    double mem = 1 - pt->compute_share;
+    double a = g->telemetry_share, rel = pt->clock_mhz / g->job.clock_max_mhz;
+    double share = a > 0 ? a / (a + (1 - a) * rel) : 0;
+    double mem = 1 - share;
     f[F_CLOCK] = round(pt->clock_mhz + 3 * pfi_rng_normal(r));
     f[F_MEMCLK] = 3201; /* H200 HBM3e: capping leaves the memory clock alone (paper §5) */
     f[F_POWER] = pt->power_w * (1 + 0.003 * pfi_rng_normal(r));
@@ -148,8 +157,8 @@ static void run_features(const pfi_library_group *g, const pfi_model_point *pt, 
     f[F_FB] = round(g->fb_used_mib + 300 * pfi_rng_normal(r));
     f[F_SMACT] = clamp01(0.93 - 0.10 * mem + 0.02 * pfi_rng_normal(r));
     f[F_OCC] = clamp01(0.30 + 0.15 * mem + 0.04 * pfi_rng_normal(r));
-    f[F_TENSOR] = clamp01(pt->tensor_active + 0.005 * pfi_rng_normal(r));
-    f[F_DRAM] = clamp01(pt->dram_active + 0.005 * pfi_rng_normal(r));
+    f[F_TENSOR] = clamp01(g->job.tensor_active_peak * share + 0.005 * pfi_rng_normal(r));
+    f[F_DRAM] = clamp01(g->job.dram_active_peak * mem + 0.005 * pfi_rng_normal(r));
 }
 
 pfi_error pfi_library_generate(const pfi_library_options *opt, pfi_library **out)
@@ -191,6 +200,23 @@ pfi_error pfi_library_generate(const pfi_library_options *opt, pfi_library **out
                 class_quantile(opt->class_pfi[c], n > 1 ? (double)i / (double)(n - 1) : 0.5);
     }
 
+    /* The class-level telemetry share: the compute share that gives the class's median PFI
+     * on the 8-GPU grid to a job at the middle of the class's power range. */
+    static const double pu_lo[] = {665, 645, 630}, pu_hi[] = {700, 690, 675};
+    double class_share[3];
+    for (unsigned c = 0; c < 3; c++) {
+        pfi_model_job ref;
+        pfi_model_job_init(&ref, 1, round(0.5 * (pu_lo[c] + pu_hi[c])));
+        ref.power_static_w = opt->power_static_frac * ref.power_uncapped_w;
+        ref.gamma = opt->gamma;
+        pfi_error e = pfi_model_share_for_pfi(&ref, grid_fine, 6, 0.02, opt->class_pfi[c][1],
+                                              &class_share[c], NULL);
+        if (e != PFI_OK) {
+            pfi_library_destroy(lib);
+            return e;
+        }
+    }
+
     unsigned variant[sizeof models / sizeof models[0]][2][3] = {{{0}}};
     for (size_t s = 0; s < N_SPECS; s++) {
         const group_spec *sp = &specs[s];
@@ -221,7 +247,6 @@ pfi_error pfi_library_generate(const pfi_library_options *opt, pfi_library **out
         g->n_caps = n;
 
         /* Platform and job scales. Dense jobs draw the most power, MoE fine-tuning the least. */
-        static const double pu_lo[] = {665, 645, 630}, pu_hi[] = {700, 690, 675};
         double pu = pu_lo[c] + (pu_hi[c] - pu_lo[c]) * pfi_rng_uniform(&r_job);
         pfi_model_job_init(&g->job, 1, round(pu));
         g->job.power_static_w = opt->power_static_frac * g->job.power_uncapped_w;
@@ -231,6 +256,8 @@ pfi_error pfi_library_generate(const pfi_library_options *opt, pfi_library **out
         g->job.dram_active_peak = clamp01(0.85 * exp(sd * pfi_rng_normal(&r_job)));
         g->job.tensor_active_peak = clamp01(0.60 * exp(0.8 * sd * pfi_rng_normal(&r_job)));
         g->copy_peak = clamp01(0.65 * exp(sd * pfi_rng_normal(&r_job)));
+        g->telemetry_share =
+            fmin(1, fmax(0.02, class_share[c] + opt->feature_share_sd * pfi_rng_normal(&r_job)));
         g->fb_used_mib = fmin(143771, m->fb_mib * (sp->ft ? 0.7 : 1.0) *
                                           (1 + 0.05 * pfi_rng_normal(&r_job)));
         double per_gpu = (sp->ft ? m->tokens_per_gpu_ft : m->tokens_per_gpu_pt) *
@@ -335,7 +362,8 @@ static void write_groups(FILE *f, const pfi_library *lib)
 {
     fputs("synthetic,group,model,task,job_class,gpus,caps_w,compute_share,compute_time_s,"
           "memory_time_s,tokens_per_step,power_uncapped_w,power_static_w,gamma,clock_max_mhz,"
-          "clock_min_mhz,dram_active_peak,tensor_active_peak,pfi_target,pfi_true\n",
+          "clock_min_mhz,dram_active_peak,tensor_active_peak,pfi_target,pfi_true,"
+          "telemetry_compute_share\n",
           f);
     for (size_t i = 0; i < lib->n_groups; i++) {
         const pfi_library_group *g = &lib->groups[i];
@@ -347,12 +375,12 @@ static void write_groups(FILE *f, const pfi_library *lib)
         const pfi_model_job *j = &g->job;
         fprintf(f,
                 "1,%s,%s,%s,%s,%u,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
-                "%.17g,%.17g,%.17g,%.17g\n",
+                "%.17g,%.17g,%.17g,%.17g,%.17g\n",
                 g->name, g->model, g->task, g->job_class, j->gpus, caps,
                 pfi_model_compute_share(j), j->compute_time_s, j->memory_time_s,
                 j->tokens_per_step, j->power_uncapped_w, j->power_static_w, j->gamma,
                 j->clock_max_mhz, j->clock_min_mhz, j->dram_active_peak, j->tensor_active_peak,
-                g->pfi_target, g->pfi_true);
+                g->pfi_target, g->pfi_true, g->telemetry_share);
     }
 }
 

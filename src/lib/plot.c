@@ -3,49 +3,15 @@
  */
 #include "pfi/plot.h"
 
-#include <errno.h>
 #include <math.h>
-#include <plplot/plplot.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-/* PLplot reports fatal errors through these hooks; returning 0 keeps it from exiting. */
-static char plot_error[256];
+#include "plot_common.h"
 
-static int on_plexit(PLCHAR_VECTOR msg)
-{
-    snprintf(plot_error, sizeof plot_error, "%s", msg ? msg : "PLplot error");
-    return 0;
-}
-
-static void on_plabort(PLCHAR_VECTOR msg)
-{
-    snprintf(plot_error, sizeof plot_error, "%s", msg ? msg : "PLplot error");
-}
-
-static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt, ...)
-{
-    if (d != NULL) {
-        pfi_diag_clear(d);
-        snprintf(d->file, sizeof d->file, "%s", path);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->message, sizeof d->message, fmt, ap);
-        va_end(ap);
-    }
-    return e;
-}
-
-/* Colour-map-0 entries used for series; 0 is the background, 1 black for axes. */
-static const int palette[][3] = {{0, 114, 178},  {213, 94, 0},  {0, 158, 115},
-                                 {204, 121, 167}, {230, 159, 0}, {86, 180, 233}};
-enum { N_PALETTE = sizeof palette / sizeof palette[0], GREY = 2 + N_PALETTE };
+enum { N_PALETTE = PLOT_N_SERIES, GREY = PLOT_GREY };
 
 typedef struct curve {
     PLFLT *p, *t;   /* used points and the reference, sorted by p */
@@ -160,7 +126,7 @@ static void draw_panel(const curve *c, size_t n, const char *const *titles, cons
     plline(2, lx, ly);
     pllsty(1);
     for (size_t k = 0; k < n; k++) {
-        plcol0(2 + (int)(k % N_PALETTE));
+        plcol0(PLOT_SERIES + (int)(k % N_PALETTE));
         if (c[k].n > 1) {
             plwidth(2.0);
             plline((PLINT)c[k].n, c[k].p, c[k].t);
@@ -173,7 +139,7 @@ static void draw_panel(const curve *c, size_t n, const char *const *titles, cons
             plstring((PLINT)c[k].nx, c[k].xp, c[k].xt, "#(727)"); /* open circle */
         }
         if (legend) {
-            plcol0(2 + (int)(k % N_PALETTE));
+            plcol0(PLOT_SERIES + (int)(k % N_PALETTE));
             plmtex("lv", -1.0, 0.95 - 0.06 * (double)k, 0.0,
                    titles && titles[k] ? titles[k] : "(group)");
         }
@@ -184,67 +150,29 @@ static void draw_panel(const curve *c, size_t n, const char *const *titles, cons
     }
 }
 
-static const char *device_for(const char *path)
-{
-    const char *dot = strrchr(path, '.');
-    if (dot == NULL)
-        return NULL;
-    if (strcasecmp(dot, ".png") == 0)
-        return "pngcairo";
-    if (strcasecmp(dot, ".svg") == 0)
-        return "svgcairo";
-    return NULL;
-}
-
 pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const char *const *titles,
                           size_t n, pfi_diag *diag)
 {
-    const char *dev = device_for(path);
     if (n == 0)
-        return fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "no group to plot");
-    if (dev == NULL)
-        return fail(diag, path, PFI_ERR_INVALID_ARGUMENT,
-                    "unknown figure format: the file name must end in .png or .svg");
+        return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "no group to plot");
     curve *c = calloc(n, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
     pfi_error e = PFI_OK;
     for (size_t i = 0; i < n && e == PFI_OK; i++)
         e = curve_make(&results[i], &c[i]);
-    size_t len = strlen(path) + 16;
-    char *tmp = malloc(len);
-    if (e == PFI_OK && tmp == NULL)
-        e = PFI_ERR_NOMEM;
-    if (e != PFI_OK)
-        goto out;
-    snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
-    FILE *probe = fopen(tmp, "wb");
-    if (probe == NULL) {
-        e = fail(diag, path, PFI_ERR_IO, "cannot write the figure: %s", strerror(errno));
-        goto out;
-    }
-    fclose(probe);
-
     bool overlay = n <= PFI_PLOT_OVERLAY_MAX;
     PLINT nx = 1, ny = 1;
     if (!overlay) {
         nx = (PLINT)ceil(sqrt((double)n));
         ny = (PLINT)((n + (size_t)nx - 1) / (size_t)nx);
     }
-    plot_error[0] = '\0';
-    plsexit(on_plexit);
-    plsabort(on_plabort);
-    plsdev(dev);
-    plsfnam(tmp);
-    plspage(0, 0, overlay ? 900 : 340 * nx, overlay ? 650 : 280 * ny, 0, 0);
-    plscolbg(255, 255, 255);
-    plscmap0n(3 + N_PALETTE);
-    plscol0(1, 0, 0, 0);
-    for (int k = 0; k < N_PALETTE; k++)
-        plscol0(2 + k, palette[k][0], palette[k][1], palette[k][2]);
-    plscol0(GREY, 150, 150, 150);
-    plssub(nx, ny);
-    plinit();
+    char *tmp = NULL;
+    if (e == PFI_OK)
+        e = plot_begin(path, overlay ? 900 : 340 * nx, overlay ? 650 : 280 * ny, nx, ny, &tmp,
+                       diag);
+    if (e != PFI_OK)
+        goto out;
     if (overlay) {
         char legend[PFI_PLOT_OVERLAY_MAX][96];
         const char *legend_ptr[PFI_PLOT_OVERLAY_MAX];
@@ -277,24 +205,10 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
             draw_panel(&c[i], 1, NULL, title, false);
         }
     }
-    plend();
-    plsexit(NULL);
-    plsabort(NULL);
-    struct stat st;
-    if (plot_error[0] != '\0' || stat(tmp, &st) != 0 || st.st_size == 0) {
-        unlink(tmp);
-        e = fail(diag, path, PFI_ERR_PLOT, "PLplot could not draw the figure%s%s",
-                 plot_error[0] ? ": " : "", plot_error);
-        goto out;
-    }
-    if (rename(tmp, path) != 0) {
-        e = fail(diag, path, PFI_ERR_IO, "cannot write the figure: %s", strerror(errno));
-        unlink(tmp);
-    }
+    e = plot_end(path, tmp, diag);
 out:
     for (size_t i = 0; i < n; i++)
         curve_free(&c[i]);
     free(c);
-    free(tmp);
     return e;
 }

@@ -3,6 +3,9 @@
 # Usage: stats_fit.sh PFI_BINARY
 set -u
 PFI=$1
+# Sanitizer builds: PLplot's font libraries leak (not pfi's allocations); see lsan.supp.
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "$0")/../data/cli" && pwd)/lsan.supp:print_suppressions=0"
+export LSAN_OPTIONS
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
@@ -27,7 +30,51 @@ grep_out analyze-groups "25 sweep groups, 25 with a defined PFI"
 check stats 0 "$PFI" stats "$T/lib" --groups-out "$T/groups.csv"
 grep_out stats-kw "Kruskal-Wallis across classes: H = .*df = 2"
 grep_out stats-undefined "dcgm_mem_clock_mhz .*undefined"
+cp "$T/out" "$T/table"
 check stats-csv 0 "$PFI" stats "$T/groups.csv"
+# The same statistics as CSV (long form) and JSON (every section), checked against the table.
+check stats-format-csv 0 "$PFI" stats "$T/lib" --format csv
+grep_out stats-csv-header "^section,item,feature,step,n,statistic,value$"
+grep_out stats-csv-kw "^kruskal_wallis,classes,,,25,h,"
+grep_out stats-csv-within "^within_class,moe-ft,dcgm_dram_active\*dcgm_mem_copy_util,,8,p,"
+check stats-json 0 "$PFI" stats "$T/lib" --format json -o "$T/stats.json"
+python3 - "$T/stats.json" "$T/table" <<'PY' || { echo "FAIL stats-json-values"; fail=1; }
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+table = open(sys.argv[2]).read()
+for key in ("classes", "all", "kruskal_wallis", "dunn_holm", "spearman", "sensitivity",
+            "within_class"):
+    assert key in d, key
+h = float(re.search(r"H = ([0-9.]+), df = 2", table).group(1))
+assert abs(d["kruskal_wallis"]["h"] - h) < 6e-4 and d["kruskal_wallis"]["df"] == 2
+med = {m[0]: float(m[1]) for m in re.findall(r"^  (\S+) +\d+ +([0-9.]+) ", table, re.M)}
+for c in d["classes"]:
+    assert abs(c["median"] - med[c["class"]]) < 6e-4, c
+assert [c["class"] for c in d["classes"]] == ["dense", "moe-pt", "moe-ft"]
+assert len(d["dunn_holm"]) == 3 and all(0 <= p["p_holm"] <= 1 for p in d["dunn_holm"])
+f = {r["feature"]: r for r in d["spearman"]["features"]}
+assert f["dcgm_mem_clock_mhz"]["rho"] is None  # undefined: null, never NaN
+rho = float(re.search(r"^  dcgm_dram_active\*dcgm_mem_copy_util +25 +([0-9.-]+)", table, re.M).group(1))
+assert abs(f["dcgm_dram_active*dcgm_mem_copy_util"]["rho"] - rho) < 6e-4
+assert f["dcgm_tensor_active"]["rho"] < 0 and f["dcgm_tensor_active"]["q_bh"] < 0.05
+steps = d["sensitivity"]["steps"]
+assert steps[0]["dropped"] is None and steps[0]["n"] == 25 and len(steps) == 11
+assert steps[1]["dropped"] in table and steps[1]["n"] == 24
+w = d["within_class"]["classes"]
+assert [x["class"] for x in w] == ["dense", "moe-pt", "moe-ft"] and all(x["p"] > 0.05 for x in w)
+PY
+check stats-bad-format 2 "$PFI" stats "$T/lib" --format xml
+# Figures: PNG and SVG, atomically written; a bad name is a usage error, an unwritable place
+# an output error.
+check stats-plots 0 "$PFI" stats "$T/lib" -o "$T/t.txt" --plot-class "$T/class.png" --plot-feature "$T/feature.svg"
+head -c 8 "$T/class.png" | od -c | grep -q 'P   N   G' || { echo "FAIL stats-plot-png"; fail=1; }
+grep -q "<svg" "$T/feature.svg" || { echo "FAIL stats-plot-svg"; fail=1; }
+ls "$T" | grep -q '\.tmp' && { echo "FAIL stats-plot-temporary left"; fail=1; }
+check stats-plot-pdf 2 "$PFI" stats "$T/lib" --plot-class "$T/class.pdf"
+grep -q -- "--plot-class.*\.png" "$T/err" || { echo "FAIL stats-plot-pdf message"; fail=1; }
+[ -e "$T/class.pdf" ] && { echo "FAIL stats-plot-pdf created"; fail=1; }
+check stats-plot-unwritable 3 "$PFI" stats "$T/lib" --plot-feature "$T/nope/feature.png"
+grep -q "nope/feature.png" "$T/err" || { echo "FAIL stats-plot-unwritable message"; fail=1; }
 check compare 0 "$PFI" stats compare "$T/groups.csv" "$T/lib"
 grep_out compare-self "Spearman rho = 1.000"
 check fit 0 "$PFI" fit "$T/lib" --features 'dcgm_dram_active*dcgm_mem_copy_util' --features dcgm_dram_active -m "$T/model.json"

@@ -1,0 +1,114 @@
+/*
+ * Shared PLplot plumbing of the figure writers: error hooks, format, palette, atomic output.
+ */
+#include "plot_common.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* PLplot reports fatal errors through these hooks; returning 0 keeps it from exiting. PLplot
+ * itself is global state (pfi/plot.h: one thread at a time), so one buffer suffices. */
+static char plot_error[256];
+
+static int on_plexit(PLCHAR_VECTOR msg)
+{
+    snprintf(plot_error, sizeof plot_error, "%s", msg ? msg : "PLplot error");
+    return 0;
+}
+
+static void on_plabort(PLCHAR_VECTOR msg)
+{
+    snprintf(plot_error, sizeof plot_error, "%s", msg ? msg : "PLplot error");
+}
+
+pfi_error plot_fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt, ...)
+{
+    if (d != NULL) {
+        pfi_diag_clear(d);
+        snprintf(d->file, sizeof d->file, "%s", path);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->message, sizeof d->message, fmt, ap);
+        va_end(ap);
+    }
+    return e;
+}
+
+static const char *device_for(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (dot == NULL)
+        return NULL;
+    if (strcasecmp(dot, ".png") == 0)
+        return "pngcairo";
+    if (strcasecmp(dot, ".svg") == 0)
+        return "svgcairo";
+    return NULL;
+}
+
+static const int palette[PLOT_N_SERIES][3] = {{0, 114, 178},  {213, 94, 0},  {0, 158, 115},
+                                              {204, 121, 167}, {230, 159, 0}, {86, 180, 233}};
+
+pfi_error plot_begin(const char *path, PLINT width, PLINT height, PLINT nx, PLINT ny, char **tmp,
+                     pfi_diag *d)
+{
+    *tmp = NULL;
+    const char *dev = device_for(path);
+    if (dev == NULL)
+        return plot_fail(d, path, PFI_ERR_INVALID_ARGUMENT,
+                         "unknown figure format: the file name must end in .png or .svg");
+    size_t len = strlen(path) + 32;
+    char *t = malloc(len);
+    if (t == NULL)
+        return PFI_ERR_NOMEM;
+    snprintf(t, len, "%s.tmp%ld", path, (long)getpid());
+    FILE *probe = fopen(t, "wb");
+    if (probe == NULL) {
+        int err = errno;
+        free(t);
+        return plot_fail(d, path, PFI_ERR_IO, "cannot write the figure: %s", strerror(err));
+    }
+    fclose(probe);
+    plot_error[0] = '\0';
+    plsexit(on_plexit);
+    plsabort(on_plabort);
+    plsdev(dev);
+    plsfnam(t);
+    plspage(0, 0, width, height, 0, 0);
+    plscolbg(255, 255, 255);
+    plscmap0n(PLOT_N_COLOURS);
+    plscol0(PLOT_BLACK, 0, 0, 0);
+    for (int k = 0; k < PLOT_N_SERIES; k++)
+        plscol0(PLOT_SERIES + k, palette[k][0], palette[k][1], palette[k][2]);
+    plscol0(PLOT_GREY, 150, 150, 150);
+    plscol0(PLOT_LIGHT, 215, 225, 240);
+    plssub(nx, ny);
+    plinit();
+    *tmp = t;
+    return PFI_OK;
+}
+
+pfi_error plot_end(const char *path, char *tmp, pfi_diag *d)
+{
+    plend();
+    plsexit(NULL);
+    plsabort(NULL);
+    pfi_error e = PFI_OK;
+    struct stat st;
+    if (plot_error[0] != '\0' || stat(tmp, &st) != 0 || st.st_size == 0) {
+        unlink(tmp);
+        e = plot_fail(d, path, PFI_ERR_PLOT, "PLplot could not draw the figure%s%s",
+                      plot_error[0] ? ": " : "", plot_error);
+    } else if (rename(tmp, path) != 0) {
+        e = plot_fail(d, path, PFI_ERR_IO, "cannot write the figure: %s", strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return e;
+}
