@@ -98,6 +98,9 @@ typedef struct pfi_alloc_jobs {
     const double *pfi;              /* estimated PFI (pfi-weighted, pfi-model) */
     const double *feature;          /* raw telemetry feature >= 0 (raw-telemetry) */
     const unsigned char *deep_cut;  /* nonzero: class-weighted cuts this job deeper */
+    const double *model_alpha;      /* pfi-model: the compute share for each job's PFI when the
+                                       caller has it (pfi_model_alpha_for_pfi on the job's caps
+                                       with this shape); NULL: found here by bisection */
 } pfi_alloc_jobs;
 
 /* pfi_alloc_options — pfi_alloc_options_init gives the defaults. */

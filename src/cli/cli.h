@@ -20,6 +20,8 @@ enum {
 };
 
 int cmd_analyze(int argc, char **argv);
+int cmd_allocate(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
 
 /* cli_error — print "pfi: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

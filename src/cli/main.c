@@ -18,6 +18,8 @@ typedef struct verb {
 
 static const verb verbs[] = {
     {"analyze", cmd_analyze, "compute the Power Flexibility Index of power-cap sweep groups"},
+    {"allocate", cmd_allocate, "choose per-job power caps under a cluster power budget"},
+    {"simulate", cmd_simulate, "compare allocation strategies on simulated workloads"},
 };
 
 static void usage(FILE *f)

@@ -497,9 +497,12 @@ static pfi_error estimate_curves(const pfi_alloc_jobs *J, const pfi_alloc_option
         m.p_s_w = ps_frac * m.p_u_w;
         m.tput_max_tok_s = t_ref > 0 ? t_ref : 1.0;
         m.alpha = 1.0;
-        double alpha = k >= 2 ? pfi_model_alpha_for_pfi(&m, c, k, o->x_min, J->pfi[j],
+        double alpha = J->model_alpha != NULL ? J->model_alpha[j]
+                       : k >= 2 ? pfi_model_alpha_for_pfi(&m, c, k, o->x_min, J->pfi[j],
                                                           o->alpha_lo)
-                              : 1.0;
+                                : 1.0;
+        if (!(alpha > 0 && alpha <= 1))
+            alpha = NAN;
         if (isnan(alpha))
             return fail(d, PFI_ERR_INVALID_ARGUMENT,
                         "job %zu: no model curve for PFI %g (check gpus and the reference "
