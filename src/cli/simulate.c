@@ -312,14 +312,14 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                     continue;
                 }
                 char rec[64], gap[64];
-                snprintf(rec, sizeof rec, "%.1f [%.1f, %.1f]", c->recovered_per_job_tok_s.mean,
+                snprintf(rec, sizeof rec, "%.5g [%.4g, %.4g]", c->recovered_per_job_tok_s.mean,
                          c->recovered_per_job_tok_s.lo, c->recovered_per_job_tok_s.hi);
                 if (isnan(c->gap_closed.mean))
                     snprintf(gap, sizeof gap, "%s", cell_na);
                 else
                     snprintf(gap, sizeof gap, "%.1f%% [%.1f, %.1f]", 100 * c->gap_closed.mean,
                              100 * c->gap_closed.lo, 100 * c->gap_closed.hi);
-                fprintf(f, "  %-15s %12.1f %26s %24s %7zu\n",
+                fprintf(f, "  %-15s %12.6g %26s %24s %7zu\n",
                         pfi_strategy_name((pfi_strategy)st), c->per_job_tok_s.mean, rec, gap,
                         c->below_equal);
             }
@@ -336,7 +336,7 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                 &r->cells[pfi_sim_cell_index(r, PFI_MIX_PRODUCTION, r30, (pfi_strategy)st)];
             if (!c->available)
                 continue;
-            fprintf(f, "  %-15s %26.1f %23.1f%%\n", pfi_strategy_name((pfi_strategy)st),
+            fprintf(f, "  %-15s %26.5g %23.1f%%\n", pfi_strategy_name((pfi_strategy)st),
                     c->recovered_per_job_tok_s.mean, 100 * c->gap_closed.mean);
         }
     }

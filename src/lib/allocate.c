@@ -501,12 +501,10 @@ static pfi_error estimate_curves(const pfi_alloc_jobs *J, const pfi_alloc_option
                        : k >= 2 ? pfi_model_alpha_for_pfi(&m, c, k, o->x_min, J->pfi[j],
                                                           o->alpha_lo)
                                 : 1.0;
+        /* no cap of the grid binds in the model (the job draws below them all): the PFI
+           carries no information there; treat the job as compute-bound */
         if (!(alpha > 0 && alpha <= 1))
-            alpha = NAN;
-        if (isnan(alpha))
-            return fail(d, PFI_ERR_INVALID_ARGUMENT,
-                        "job %zu: no model curve for PFI %g (check gpus and the reference "
-                        "point)", j + 1, J->pfi[j]);
+            alpha = 1.0;
         m.alpha = alpha;
         pfi_model_point ref, pt;
         if (pfi_model_at_cap(&m, c[k - 1], &ref) != PFI_OK)
