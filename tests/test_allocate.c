@@ -8,6 +8,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -140,6 +141,16 @@ static void test_select(void **state)
     }
 }
 
+/* A job of the DESIGN §7 model: compute share alpha, P_u (W), uncapped tokens/s, GPUs. */
+static pfi_model_job model_job(double alpha, double p_u, double tput, unsigned gpus)
+{
+    pfi_model_job j;
+    pfi_model_job_init(&j, alpha, p_u);
+    j.gpus = gpus;
+    assert_int_equal(pfi_model_set_throughput(&j, tput), PFI_OK);
+    return j;
+}
+
 static void test_model(void **state)
 {
     (void)state;
@@ -148,38 +159,65 @@ static void test_model(void **state)
     const double alpha[] = {1.0, 0.9, 0.8, 0.6, 0.5, 0.4};
     const double want[] = {1.23, 1.32, 1.43, 1.77, 2.04, 2.44};
     for (int i = 0; i < 6; i++) {
-        pfi_model_job j;
-        pfi_model_job_init(&j, alpha[i], 650, 8000, 8);
-        double v = pfi_model_pfi(&j, grid, 6, 0.02);
+        pfi_model_job j = model_job(alpha[i], 650, 8000, 8);
+        double v;
+        assert_int_equal(pfi_model_pfi(&j, grid, 6, 0.02, &v), PFI_OK);
         assert_true(fabs(v - want[i]) < 0.08 * want[i]);
         /* the inverse finds alpha back */
-        double a = pfi_model_alpha_for_pfi(&j, grid, 6, 0.02, v, 0.02);
+        double a;
+        bool reached = false;
+        assert_int_equal(pfi_model_share_for_pfi(&j, grid, 6, 0.02, v, &a, &reached), PFI_OK);
         NEAR(a, alpha[i], 1e-8);
+        assert_true(reached);
     }
-    pfi_model_job j;
-    pfi_model_job_init(&j, 0.5, 700, 8000, 8);
+    pfi_model_job j = model_job(0.5, 700, 8000, 8);
     pfi_model_point p;
-    assert_int_equal(pfi_model_at_cap(&j, 700, &p), PFI_OK);
+    assert_int_equal(pfi_model_eval(&j, 700, &p), PFI_OK);
     NEAR(p.clock_mhz, 1980, 1e-12);
     NEAR(p.job_power_w, 5600, 1e-12);
-    NEAR(p.tput_tok_s, 8000, 1e-12);
-    NEAR(p.dram_activity, 0.5, 1e-12);
+    NEAR(p.throughput, 8000, 1e-12);
+    NEAR(p.compute_share, 0.5, 1e-12);
+    NEAR(p.dram_active, j.dram_active_peak * 0.5, 1e-12);
     /* under a cap the GPU draws the cap: P(f) = c */
-    assert_int_equal(pfi_model_at_cap(&j, 400, &p), PFI_OK);
-    NEAR(p.gpu_power_w, 400, 1e-12);
+    assert_int_equal(pfi_model_eval(&j, 400, &p), PFI_OK);
+    NEAR(p.power_w, 400, 1e-12);
     NEAR(p.clock_mhz, 1980 * sqrt(225.0 / 525.0), 1e-12);
-    NEAR(p.tput_tok_s, 8000 / (0.5 * 1980 / p.clock_mhz + 0.5), 1e-12);
+    NEAR(p.throughput, 8000 / (0.5 * 1980 / p.clock_mhz + 0.5), 1e-12);
     /* below f_min the clock stops falling and the GPU draws more than the cap */
-    assert_int_equal(pfi_model_at_cap(&j, 150, &p), PFI_OK);
-    NEAR(p.clock_mhz, 210, 1e-12);
-    assert_true(p.gpu_power_w > 175);
-    assert_int_equal(pfi_model_at_cap(&j, -1, &p), PFI_ERR_INVALID_ARGUMENT);
-    j.alpha = 0;
-    assert_int_equal(pfi_model_at_cap(&j, 300, &p), PFI_ERR_INVALID_ARGUMENT);
-    assert_int_equal(pfi_model_from_times(&j, 0.3, 0.1, 4096), PFI_OK);
-    NEAR(j.alpha, 0.75, 1e-12);
-    NEAR(j.tput_max_tok_s, 4096 / 0.4, 1e-12);
-    assert_true(isnan(pfi_model_pfi(&j, grid, 1, 0.02)));
+    assert_int_equal(pfi_model_eval(&j, 150, &p), PFI_OK);
+    NEAR(p.clock_mhz, j.clock_min_mhz, 1e-12);
+    assert_true(p.at_clock_min);
+    assert_true(p.power_w > 175);
+    assert_int_equal(pfi_model_eval(&j, -1, &p), PFI_ERR_INVALID_ARGUMENT);
+    pfi_model_job bad = j;
+    bad.compute_time_s = bad.memory_time_s = 0;
+    assert_int_equal(pfi_model_eval(&bad, 300, &p), PFI_ERR_INVALID_ARGUMENT);
+    /* a step of t_c = 0.3 s, t_m = 0.1 s, 4096 tokens: alpha 0.75, 10240 tokens/s uncapped */
+    j.compute_time_s = 0.3;
+    j.memory_time_s = 0.1;
+    j.tokens_per_step = 4096;
+    NEAR(pfi_model_compute_share(&j), 0.75, 1e-12);
+    assert_int_equal(pfi_model_eval(&j, 700, &p), PFI_OK);
+    NEAR(p.throughput, 4096 / 0.4, 1e-12);
+    /* rescaling the throughput keeps the step split, hence the PFI */
+    double v0, v1;
+    assert_int_equal(pfi_model_pfi(&j, grid, 6, 0.02, &v0), PFI_OK);
+    assert_int_equal(pfi_model_set_throughput(&j, 5000), PFI_OK);
+    NEAR(j.tokens_per_step, 2000, 1e-12);
+    NEAR(j.compute_time_s, 0.3, 1e-12);
+    assert_int_equal(pfi_model_eval(&j, 700, &p), PFI_OK);
+    NEAR(p.throughput, 5000, 1e-12);
+    assert_int_equal(pfi_model_pfi(&j, grid, 6, 0.02, &v1), PFI_OK);
+    NEAR(v1, v0, 1e-12);
+    const double bad_tput[] = {0, -1, NAN, INFINITY};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pfi_model_set_throughput(&j, bad_tput[i]), PFI_ERR_INVALID_ARGUMENT);
+        NEAR(j.tokens_per_step, 2000, 1e-12);
+    }
+    assert_int_equal(pfi_model_set_throughput(&bad, 1000), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_model_set_throughput(NULL, 1000), PFI_ERR_INVALID_ARGUMENT);
+    double v;
+    assert_int_equal(pfi_model_pfi(&j, grid, 1, 0.02, &v), PFI_ERR_INVALID_ARGUMENT);
 }
 
 /* ---- random small instances ------------------------------------------------------------- */
@@ -495,16 +533,15 @@ static void test_strategies(void **state)
     double cap[18], pw[18], tp[18], pfi[3], feat[3], gpus[3] = {8, 8, 8};
     const double alpha[3] = {0.93, 0.8, 0.55};
     for (size_t j = 0; j < 3; j++) {
-        pfi_model_job m;
-        pfi_model_job_init(&m, alpha[j], 650 + 20.0 * (double)j, 8000 * (1 + (double)j), 8);
+        pfi_model_job m = model_job(alpha[j], 650 + 20.0 * (double)j, 8000 * (1 + (double)j), 8);
         for (size_t i = 0; i < 6; i++) {
             pfi_model_point pt;
-            pfi_model_at_cap(&m, caps[i], &pt);
+            assert_int_equal(pfi_model_eval(&m, caps[i], &pt), PFI_OK);
             cap[6 * j + i] = caps[i];
             pw[6 * j + i] = pt.job_power_w;
-            tp[6 * j + i] = pt.tput_tok_s;
+            tp[6 * j + i] = pt.throughput;
         }
-        pfi[j] = pfi_model_pfi(&m, caps, 6, 0.02);
+        assert_int_equal(pfi_model_pfi(&m, caps, 6, 0.02, &pfi[j]), PFI_OK);
         feat[j] = 1 - alpha[j];
     }
     unsigned char deep[3] = {0, 0, 1};

@@ -99,8 +99,8 @@ typedef struct pfi_alloc_jobs {
     const double *feature;          /* raw telemetry feature >= 0 (raw-telemetry) */
     const unsigned char *deep_cut;  /* nonzero: class-weighted cuts this job deeper */
     const double *model_alpha;      /* pfi-model: the compute share for each job's PFI when the
-                                       caller has it (pfi_model_alpha_for_pfi on the job's caps
-                                       with this shape); NULL: found here by bisection */
+                                       caller has it (pfi_model_share_for_pfi on the job's caps
+                                       with the options' shape); NULL: found here */
 } pfi_alloc_jobs;
 
 /* pfi_alloc_options — pfi_alloc_options_init gives the defaults. */
@@ -111,10 +111,12 @@ typedef struct pfi_alloc_options {
     double cap_step_w;      /* 0: continuous caps (0) */
     double class_factor;    /* class-weighted: share multiplier for deep_cut jobs (2) [ours] */
     double x_min;           /* pfi-model: x_min of the PFI definition (0.02) */
-    double alpha_lo;        /* pfi-model: smallest compute share considered (0.02) */
-    pfi_model_job shape;    /* pfi-model: γ, P_s/P_u (p_s_w / p_u_w), f_max, f_min of the
-                               model; alpha, p_u_w, tput and gpus are set per job
-                               (pfi_model_job_init's calibration) */
+    pfi_model_job shape;    /* pfi-model: γ, the ratio P_s/P_u (power_static_w /
+                               power_uncapped_w), f_max and f_min of the model; the compute
+                               share, P_u (reference draw ÷ gpus) and scale are set per job;
+                               compute shares are searched in [0.02, 1]
+                               (pfi_model_share_for_pfi) (pfi_model_job_init(α = 1, 700 W):
+                               P_s = 0.25 P_u, γ = 2, f 345–1980 MHz) */
 } pfi_alloc_options;
 
 /* pfi_alloc_options_init — the defaults above. */

@@ -14,7 +14,8 @@
  *           β = Σ ln p·ln t / Σ (ln p)², PFI_ce = 1 − β
  *
  * Exclusion rules [ours, DESIGN §3]: runs with a missing cap, power or throughput cannot be
- * placed and are excluded. Runs at the same cap are merged into one point (mean power, mean
+ * placed and are excluded; when no run at the highest cap has both, there is no reference
+ * and every definition is undefined (a lower cap is not promoted to reference). Runs at the same cap are merged into one point (mean power, mean
  * throughput, standard errors combined as sqrt(Σ se²)/n). A point with x < x_min (the cap
  * does not bind; x < 0: it drew more power than the reference) is excluded from every
  * definition; a point with y ≤ 0 (no measurable throughput loss) from the ratio only. With

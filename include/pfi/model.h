@@ -1,28 +1,26 @@
 /*
- * pfi/model.h — the physical model of a GPU training job under a power cap (DESIGN §7).
+ * pfi/model.h — the physical model of a training job under a GPU power cap (DESIGN §7, [ours]).
  *
- * One job on g identical GPUs, each running at SM clock f (MHz):
- *     step time   t(f) = t_c·f_max/f + t_m        (t_c scales with the SM clock, t_m does not:
- *                                                  memory, communication)
- *     GPU power   P(f) = P_s + (P_u − P_s)(f/f_max)^γ   per GPU, W
- * Under a per-GPU cap c < P_u the clock settles where P(f) = c, never below f_min (then the
- * GPU draws P(f_min), which may exceed c); with c ≥ P_u it runs at f_max and draws P_u.
- * Throughput T = tokens_per_step / t(f) for the whole job. The compute share at f_max,
- * α = t_c/(t_c + t_m), sets the elasticity: a memory-bound job (small α) keeps throughput
- * under caps (high PFI). Telemetry follows the model: SM clock = f, DRAM activity ∝ t_m/t(f),
- * tensor activity ∝ (t_c·f_max/f)/t(f).
+ * One step takes t(f) = t_c·f_max/f + t_m seconds at SM clock f: t_c scales with the clock
+ * (compute), t_m does not (memory traffic, communication). A GPU at clock f draws
+ * P(f) = P_s + (P_u − P_s)(f/f_max)^γ watts. Under a cap c < P_u the clock settles where
+ * P(f) = c, but not below f_min (where the GPU then draws P(f_min), which may exceed c: the
+ * cap cannot be met). Throughput is tokens_per_step / t(f). Telemetry follows the model:
+ * SM clock = f, DRAM activity = dram_active_peak · t_m/t(f), tensor activity =
+ * tensor_active_peak · (t_c f_max/f)/t(f). Memory-bound jobs (small compute share
+ * α = t_c/(t_c + t_m) at f_max) keep throughput under caps: high PFI.
  *
- * The model is parameterised here by α and the whole-job throughput at f_max (tokens per
- * step ÷ (t_c + t_m)), which is what the equations above depend on; pfi_model_from_times
- * converts (t_c, t_m, tokens per step). Everything is plain data and pure functions:
- * thread-safe, no allocation.
+ * Used to generate the synthetic job library (pfi/library.h), the simulation's built-in
+ * library (pfi/joblib.h) and to emulate GPUs; the `pfi-model` allocation strategy
+ * (pfi/allocate.h) inverts it (pfi_model_share_for_pfi) to turn an estimated PFI into a
+ * concave cap → throughput curve.
  *
- * This is a model for generating synthetic libraries and emulating GPUs [ours, DESIGN §7];
- * numbers it produces are synthetic.
+ * Plain data, no global state: thread-safe.
  */
 #ifndef PFI_MODEL_H
 #define PFI_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "pfi/error.h"
@@ -31,73 +29,87 @@
 extern "C" {
 #endif
 
-/* pfi_model_job — one job's model parameters. */
+/* pfi_model_job — one job configuration; per-GPU power, whole-job throughput. */
 typedef struct pfi_model_job {
-    double alpha;           /* compute share t_c/(t_c + t_m) at f_max, in (0, 1] */
-    double p_u_w;           /* uncapped per-GPU power P_u, W */
-    double p_s_w;           /* static per-GPU power P_s, W (< P_u) */
-    double gamma;           /* power exponent γ (> 0; 2 by default) */
-    double f_max_mhz;       /* highest SM clock, MHz */
-    double f_min_mhz;       /* lowest SM clock, MHz (0 < f_min <= f_max) */
-    double tput_max_tok_s;  /* whole-job throughput at f_max, tokens/s */
-    double gpus;            /* GPU count g (>= 1) */
+    double compute_time_s;     /* t_c: clock-bound part of a step at f_max, s (>= 0) */
+    double memory_time_s;      /* t_m: clock-independent part of a step, s (>= 0; sum > 0) */
+    double tokens_per_step;    /* tokens the whole job processes per step (> 0) */
+    double power_uncapped_w;   /* P_u: per-GPU power at f_max, W (> power_static_w) */
+    double power_static_w;     /* P_s: the P(f) curve's value as f → 0, W (>= 0) */
+    double gamma;              /* exponent γ of P(f) (> 0) */
+    double clock_max_mhz;      /* f_max, MHz */
+    double clock_min_mhz;      /* f_min, MHz (0 < f_min <= f_max) */
+    double dram_active_peak;   /* DRAM activity of a step that is all memory time, [0, 1] */
+    double tensor_active_peak; /* tensor activity of a step that is all compute time, [0, 1] */
+    unsigned gpus;             /* GPUs of the job (>= 1): job power = gpus × per-GPU power */
 } pfi_model_job;
 
-/*
- * pfi_model_job_init — the DESIGN §7 calibration starting point for a job: γ = 2,
- * P_s = 0.25·P_u, f_max = 1980 MHz, f_min = 210 MHz [ours], with the given α, P_u (W),
- * whole-job throughput at f_max (tokens/s) and GPU count.
- */
-void pfi_model_job_init(pfi_model_job *j, double alpha, double p_u_w, double tput_max_tok_s,
-                        double gpus);
-
-/*
- * pfi_model_from_times — set j->alpha and j->tput_max_tok_s from the step-time split t_c_s,
- * t_m_s (s, t_c > 0, t_m >= 0) and tokens_per_step (the whole job's tokens per step).
- * Errors: PFI_ERR_INVALID_ARGUMENT when a value is out of range (j untouched).
- */
-pfi_error pfi_model_from_times(pfi_model_job *j, double t_c_s, double t_m_s,
-                               double tokens_per_step);
-
-/* pfi_model_point — the model's state at one per-GPU cap. */
+/* pfi_model_point — the job's steady state under one cap. */
 typedef struct pfi_model_point {
-    double clock_mhz;       /* SM clock f */
-    double gpu_power_w;     /* drawn power per GPU, W */
-    double job_power_w;     /* drawn power of the whole job (g × per GPU), W */
-    double tput_tok_s;      /* whole-job throughput, tokens/s */
-    double dram_activity;   /* t_m/t(f), in [0, 1] (the DRAM-activity proxy) */
-    double tensor_activity; /* (t_c f_max/f)/t(f), in [0, 1] */
+    double cap_w;         /* per-GPU cap, W */
+    double clock_mhz;     /* SM clock f, MHz */
+    double power_w;       /* per-GPU power P(f), W */
+    double job_power_w;   /* gpus × power_w, W */
+    double step_time_s;   /* t(f), s */
+    double throughput;    /* tokens_per_step / t(f), tokens/s (whole job) */
+    double compute_share; /* (t_c f_max/f)/t(f): share of the step bound by the clock */
+    double dram_active;   /* dram_active_peak × (1 − compute_share) */
+    double tensor_active; /* tensor_active_peak × compute_share */
+    bool cap_binding;     /* c < P_u: the clock is below f_max */
+    bool at_clock_min;    /* the clock is held at f_min (power may exceed the cap) */
 } pfi_model_point;
 
 /*
- * pfi_model_check — PFI_OK when j's parameters are in the domains documented above,
- * PFI_ERR_INVALID_ARGUMENT otherwise.
+ * pfi_model_job_init — a job with compute share alpha = t_c/(t_c + t_m) at f_max (in [0, 1]),
+ * a step of 1 s, 1 token per step, one GPU, and H200-like platform values [ours, DESIGN §7]:
+ * P_u = power_uncapped_w, P_s = 0.25 P_u, γ = 2, f_max = 1980 MHz, f_min = 345 MHz,
+ * dram_active_peak 0.9, tensor_active_peak 0.6. Change any field afterwards.
  */
+void pfi_model_job_init(pfi_model_job *j, double alpha, double power_uncapped_w);
+
+/* pfi_model_check — PFI_OK when every field is in its documented domain, else
+ * PFI_ERR_INVALID_ARGUMENT. */
 pfi_error pfi_model_check(const pfi_model_job *j);
 
-/*
- * pfi_model_at_cap — the steady state of job j under a per-GPU cap cap_w (W, > 0) in *out.
- * Errors: PFI_ERR_INVALID_ARGUMENT (bad parameters or cap; *out untouched). Source: DESIGN §7.
- */
-pfi_error pfi_model_at_cap(const pfi_model_job *j, double cap_w, pfi_model_point *out);
+/* pfi_model_compute_share — α = t_c/(t_c + t_m) at f_max (NaN when t_c + t_m is 0). */
+double pfi_model_compute_share(const pfi_model_job *j);
 
 /*
- * pfi_model_pfi — the ratio PFI (paper §2) of job j swept over the n per-GPU caps caps_w[n]
- * (W, any order; the highest is the reference), with the exclusion rules of pfi/index.h
- * (x < x_min not binding; y <= 0 left out). NaN when no point is left or the arguments are
- * invalid (n < 2, a cap <= 0, bad parameters).
+ * pfi_model_eval — the steady state of job j under the per-GPU cap cap_w (W, > 0).
+ * Errors: PFI_ERR_INVALID_ARGUMENT (bad job, cap not positive or not finite).
  */
-double pfi_model_pfi(const pfi_model_job *j, const double *caps_w, size_t n, double x_min);
+pfi_error pfi_model_eval(const pfi_model_job *j, double cap_w, pfi_model_point *out);
 
 /*
- * pfi_model_alpha_for_pfi — the compute share α in [alpha_lo, 1] at which job j (its other
- * parameters as given; j->alpha ignored) has ratio PFI pfi on caps_w[n], found by bisection
- * (the PFI falls as α grows). A pfi below the PFI at α = 1 gives 1; above the PFI at alpha_lo
- * gives alpha_lo. alpha_lo in (0, 1). NaN on invalid arguments (including a NaN pfi).
- * Used by the `pfi-model` allocation strategy to turn an estimated PFI into a curve.
+ * pfi_model_pfi — the noise-free ratio PFI (paper §2) of job j swept over caps_w[n] (per-GPU,
+ * W, any order; the highest is the reference), with the same exclusions as pfi/index.h:
+ * a cap whose relative power decrease is below x_min (e.g. 0.02) or whose throughput does
+ * not fall is left out. *pfi is NaN when no cap is left.
+ * Errors: PFI_ERR_INVALID_ARGUMENT (bad job, n < 2, a cap not positive).
  */
-double pfi_model_alpha_for_pfi(const pfi_model_job *j, const double *caps_w, size_t n,
-                               double x_min, double pfi, double alpha_lo);
+pfi_error pfi_model_pfi(const pfi_model_job *j, const double *caps_w, size_t n, double x_min,
+                        double *pfi);
+
+/*
+ * pfi_model_share_for_pfi — the compute share α in [0, 1] that gives job j (keeping its
+ * step time t_c + t_m and every other field) the ratio PFI target over caps_w[n] (bisection
+ * to 1e-10 on α; PFI falls as α grows). When target is outside what α ∈ [0.02, 1] reaches,
+ * *alpha is the nearest end and *reached is false. Errors: as pfi_model_pfi.
+ */
+pfi_error pfi_model_share_for_pfi(const pfi_model_job *j, const double *caps_w, size_t n,
+                                  double x_min, double target, double *alpha, bool *reached);
+
+/* pfi_model_set_share — set t_c = α·s, t_m = (1 − α)·s keeping s = t_c + t_m. */
+void pfi_model_set_share(pfi_model_job *j, double alpha);
+
+/*
+ * pfi_model_set_throughput — scale the job so that its uncapped throughput (at f_max) is
+ * tput_tok_s (whole job, tokens/s): tokens_per_step = tput_tok_s × (t_c + t_m). Step times,
+ * the compute share and every other field are kept, so PFI and telemetry do not change.
+ * Errors: PFI_ERR_INVALID_ARGUMENT when tput_tok_s is not positive and finite or t_c + t_m
+ * is not (j untouched).
+ */
+pfi_error pfi_model_set_throughput(pfi_model_job *j, double tput_tok_s);
 
 #ifdef __cplusplus
 }

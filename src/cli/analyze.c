@@ -1,7 +1,9 @@
 /*
  * pfi analyze — the Power Flexibility Index of every sweep group in the given datasets.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -132,7 +134,8 @@ static int parse_args(int argc, char **argv, settings *s)
 {
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", long_options, NULL)) != -1) {
+    opterr = 0; /* our own messages, naming the command */
+    while ((c = getopt_long(argc, argv, ":ho:", long_options, NULL)) != -1) {
         if (c >= OPT_GROUP && c <= OPT_CLASS) {
             size_t k = (size_t)(c - OPT_GROUP);
             if (pfi_mapping_set(&s->flags, flag_field[k], optarg) != PFI_OK) {
@@ -148,7 +151,7 @@ static int parse_args(int argc, char **argv, settings *s)
         switch (c) {
         case 'h':
             usage(stdout);
-            return -1;
+            return fflush(stdout) == 0 && !ferror(stdout) ? -1 : PFI_EXIT_OUTPUT;
         case 'o':
             s->output = optarg;
             break;
@@ -180,8 +183,9 @@ static int parse_args(int argc, char **argv, settings *s)
             s->options.draws = n;
             break;
         case OPT_SEED:
-            if (!cli_parse_size(optarg, &n)) {
-                cli_error("--seed: expected a non-negative integer, got '%s'", optarg);
+            if (!cli_parse_size(optarg, &n) || n > (size_t)INT64_MAX) {
+                cli_error("--seed: expected an integer from 0 to %lld, got '%s'",
+                          (long long)INT64_MAX, optarg);
                 return PFI_EXIT_USAGE;
             }
             s->options.seed = (uint64_t)n;
@@ -223,7 +227,12 @@ static int parse_args(int argc, char **argv, settings *s)
         case OPT_TIMING:
             s->timing = true;
             break;
+        case ':':
+            cli_error("analyze: option '%s' needs a value", argv[optind - 1]);
+            fprintf(stderr, "Try 'pfi analyze --help'.\n");
+            return PFI_EXIT_USAGE;
         default:
+            cli_error("analyze: unknown option '%s'", argv[optind - 1]);
             fprintf(stderr, "Try 'pfi analyze --help'.\n");
             return PFI_EXIT_USAGE;
         }
@@ -344,6 +353,10 @@ static int load_input(const settings *s, const char *input, pfi_runs_table *t, d
                 *noise_rel = man.noise_rel;
             *noise_from_manifest = true;
         }
+    } else if (is_stdin && !any_flag(s)) {
+        cli_error("-: reading standard input needs the column mapping options (--group, --cap, "
+                  "--power, --throughput...) or --manifest");
+        return PFI_EXIT_USAGE;
     } else if (!any_flag(s)) {
         cli_error("%s: no %s%s and no column mapping options (--group, --cap, --power, "
                   "--throughput...); see 'pfi analyze --help'",
@@ -395,6 +408,8 @@ static int write_outputs(const settings *s, const analyze_report *rep)
     else
         ok = analyze_write_table(out.f, rep);
     if (!ok) {
+        cli_error("%s: cannot write: %s", s->output ? s->output : "standard output",
+                  strerror(errno ? errno : EIO));
         cli_output_abort(&out);
         return PFI_EXIT_OUTPUT;
     }

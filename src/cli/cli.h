@@ -22,6 +22,16 @@ enum {
 int cmd_analyze(int argc, char **argv);
 int cmd_allocate(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_library(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+
+struct pfi_groups;
+/* cli_load_groups — the groups table of input (a dataset directory or a groups CSV); prints
+ * the error and returns its exit code on failure. */
+int cli_load_groups(const char *input, const char *pfi_column, const char *feature_glob,
+                    struct pfi_groups **out);
 
 /* cli_error — print "pfi: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

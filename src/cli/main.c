@@ -18,6 +18,10 @@ typedef struct verb {
 
 static const verb verbs[] = {
     {"analyze", cmd_analyze, "compute the Power Flexibility Index of power-cap sweep groups"},
+    {"stats", cmd_stats, "class differences, telemetry correlations, sensitivity (stats compare)"},
+    {"fit", cmd_fit, "fit and validate (LOO, LOCO) a telemetry PFI predictor"},
+    {"predict", cmd_predict, "estimate PFI from telemetry with a fitted model"},
+    {"library", cmd_library, "generate the calibrated synthetic job library (library generate)"},
     {"allocate", cmd_allocate, "choose per-job power caps under a cluster power budget"},
     {"simulate", cmd_simulate, "compare allocation strategies on simulated workloads"},
 };
@@ -40,6 +44,16 @@ static void usage(FILE *f)
                "3 output not written, 4 internal error (e.g. out of memory).\n");
 }
 
+/* Exit code after printing to stdout: 3 when the text could not be written. */
+static int stdout_ok(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error("cannot write to standard output");
+        return PFI_EXIT_OUTPUT;
+    }
+    return PFI_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -49,16 +63,16 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         usage(stdout);
-        return PFI_EXIT_OK;
+        return stdout_ok();
     }
     if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
         printf("pfi %s\n", PFI_VERSION);
-        return PFI_EXIT_OK;
+        return stdout_ok();
     }
     if (strcmp(name, "help") == 0) {
         if (argc < 3) {
             usage(stdout);
-            return PFI_EXIT_OK;
+            return stdout_ok();
         }
         for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
             if (strcmp(argv[2], verbs[i].name) == 0) {

@@ -45,8 +45,7 @@ void pfi_alloc_options_init(pfi_alloc_options *o)
     o->cap_step_w = 0.0;
     o->class_factor = 2.0;
     o->x_min = 0.02;
-    o->alpha_lo = 0.02;
-    pfi_model_job_init(&o->shape, 1.0, 700.0, 1.0, 1.0);
+    pfi_model_job_init(&o->shape, 1.0, 700.0);
 }
 
 pfi_error pfi_alloc_result_init(pfi_alloc_result *r, size_t n)
@@ -481,39 +480,50 @@ static void water_fill(size_t n, const double *share, const double *maxshed, dou
     }
 }
 
-/* Estimated curves for pfi-model: the §7 model through each job's reference point. */
+/*
+ * The compute share α at which the §7 model m (α itself ignored) has ratio PFI pfi on the caps
+ * c[k]; 1 when it cannot be found (fewer than two caps, an unknown PFI, or no cap of the grid
+ * binds in the model, so that the PFI carries no information: treat the job as compute-bound).
+ * A PFI outside what α ∈ [0.02, 1] reaches gives the nearer end.
+ */
+static double share_for_pfi(const pfi_model_job *m, const double *c, size_t k, double x_min,
+                            double pfi)
+{
+    double alpha;
+    if (k < 2 || pfi_model_share_for_pfi(m, c, k, x_min, pfi, &alpha, NULL) != PFI_OK ||
+        !(alpha > 0 && alpha <= 1))
+        return 1.0;
+    return alpha;
+}
+
+/* Estimated curves for pfi-model: the §7 model through each job's reference point. Only ratios
+   to the reference enter, so the model runs per GPU with any throughput scale. */
 static pfi_error estimate_curves(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                                  workspace *w, pfi_diag *d)
 {
-    double ps_frac = o->shape.p_s_w / o->shape.p_u_w;
+    double ps_frac = o->shape.power_static_w / o->shape.power_uncapped_w;
     for (size_t j = 0; j < w->n; j++) {
         size_t a = J->offset[j], k = J->offset[j + 1] - a;
         const double *c = J->cap_w + a;
         double g = opt(J->gpus, j, 1.0);
         double d_ref = J->power_w[a + k - 1], t_ref = J->tput_tok_s[a + k - 1];
         pfi_model_job m = o->shape;
-        m.gpus = g;
-        m.p_u_w = d_ref / g;
-        m.p_s_w = ps_frac * m.p_u_w;
-        m.tput_max_tok_s = t_ref > 0 ? t_ref : 1.0;
-        m.alpha = 1.0;
+        m.gpus = 1;
+        m.power_uncapped_w = d_ref / g;
+        m.power_static_w = ps_frac * m.power_uncapped_w;
         double alpha = J->model_alpha != NULL ? J->model_alpha[j]
-                       : k >= 2 ? pfi_model_alpha_for_pfi(&m, c, k, o->x_min, J->pfi[j],
-                                                          o->alpha_lo)
-                                : 1.0;
-        /* no cap of the grid binds in the model (the job draws below them all): the PFI
-           carries no information there; treat the job as compute-bound */
+                                              : share_for_pfi(&m, c, k, o->x_min, J->pfi[j]);
         if (!(alpha > 0 && alpha <= 1))
             alpha = 1.0;
-        m.alpha = alpha;
+        pfi_model_set_share(&m, alpha);
         pfi_model_point ref, pt;
-        if (pfi_model_at_cap(&m, c[k - 1], &ref) != PFI_OK)
+        if (pfi_model_eval(&m, c[k - 1], &ref) != PFI_OK)
             return fail(d, PFI_ERR_INVALID_ARGUMENT, "job %zu: model rejected", j + 1);
         for (size_t i = 0; i < w->nc[j]; i++) {
             size_t q = w->c0[j] + i;
-            pfi_model_at_cap(&m, w->cand_cap[q], &pt);
+            pfi_model_eval(&m, w->cand_cap[q], &pt);
             w->est_d[q] = d_ref * pt.job_power_w / ref.job_power_w;
-            w->est_t[q] = t_ref * pt.tput_tok_s / ref.tput_tok_s;
+            w->est_t[q] = t_ref * pt.throughput / ref.throughput;
         }
         /* the model is monotone; the clamp to the reference keeps rounding from breaking it */
         for (size_t i = 1; i < w->nc[j]; i++) {

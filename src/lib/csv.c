@@ -255,8 +255,13 @@ pfi_error pfi_csv_next(pfi_csv_reader *r, const char *const **fields, const size
             return err;
         if (n == 0) {
             r->done = true;
-            if (csv_fini(&r->parser, on_field, on_record, r) != 0)
-                return parse_error(r, diag);
+            if (csv_fini(&r->parser, on_field, on_record, r) != 0) {
+                char msg[128];
+                snprintf(msg, sizeof msg, "unterminated quoted field at the end of the input "
+                                          "(the record starts here)");
+                set_diag(r, diag, r->rec_line ? r->rec_line : r->line_no, msg);
+                return PFI_ERR_PARSE;
+            }
             if (r->cb_error != PFI_OK)
                 return callback_error(r, diag);
             if (!r->rec_complete) {

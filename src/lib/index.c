@@ -224,15 +224,23 @@ pfi_error pfi_group_compute(const pfi_group *g, const pfi_options *o, pfi_result
     pfi_error e = build_points(g, &pts, &n);
     if (e != PFI_OK)
         return e;
-    /* the reference: the first valid point (highest cap) */
+    /*
+     * The reference: the point at the group's highest cap. Points come cap-descending, so it
+     * is the first valid one — unless every run at the highest cap lacks power or
+     * throughput: then there is no reference, rather than a quietly lower one that would
+     * change the cap grid the PFI is computed on.
+     */
     size_t ref = n;
     for (size_t j = 0; j < n && ref == n; j++)
         if (pts[j].exclusion == PFI_EXCL_NONE)
             ref = j;
-    if (ref == n) {
+    double top_cap = n > 0 ? pts[0].cap_w : NAN; /* NaN when no run has a cap */
+    if (ref == n || pts[ref].cap_w != top_cap) {
         out->points = pts;
         out->n_points = n;
-        out->undefined_reason = "no run with a cap, power and throughput";
+        out->undefined_reason = ref == n ? "no run with a cap, power and throughput"
+                                         : "the runs at the highest cap (the reference) lack "
+                                           "power or throughput";
         return PFI_OK;
     }
     out->has_reference = true;

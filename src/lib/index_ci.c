@@ -9,8 +9,6 @@
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pfi/quantile.h"
 #include "pfi/rng.h"
 
 /* SplitMix64 finaliser: decorrelates (seed, stream) into a generator seed. */
@@ -27,80 +26,6 @@ static uint64_t mix64(uint64_t z)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
-}
-
-/*
- * Quickselect: afterwards data[k] is the k-th smallest of data[lo..hi], every element before
- * it is <= and every element after it is >=. The partition is Lomuto's without branches
- * (random draws make every comparison a coin flip, which a branchy partition pays for in
- * mispredictions); pivots are medians of three. Many equal values can make Lomuto slow, so
- * after 2·log2(n) + 8 rounds the remaining range is sorted instead (GSL heapsort).
- */
-static void select_kth(double *data, size_t lo, size_t hi, size_t k)
-{
-    int rounds = 8;
-    for (size_t n = hi - lo + 1; n > 1; n >>= 1)
-        rounds += 2;
-    while (hi > lo) {
-        if (rounds-- == 0) {
-            gsl_sort(data + lo, 1, hi - lo + 1);
-            return;
-        }
-        size_t mid = lo + (hi - lo) / 2;
-        /* median of three into data[hi] */
-        if (data[mid] < data[lo]) {
-            double t = data[mid]; data[mid] = data[lo]; data[lo] = t;
-        }
-        if (data[hi] < data[lo]) {
-            double t = data[hi]; data[hi] = data[lo]; data[lo] = t;
-        }
-        if (data[mid] < data[hi]) {
-            double t = data[mid]; data[mid] = data[hi]; data[hi] = t;
-        }
-        double pivot = data[hi];
-        size_t store = lo;
-        for (size_t i = lo; i < hi; i++) {
-            double v = data[i];
-            size_t smaller = v < pivot;
-            data[i] = data[store];
-            data[store] = v;
-            store += smaller;
-        }
-        data[hi] = data[store];
-        data[store] = pivot;
-        if (k == store)
-            return;
-        if (k < store)
-            hi = store - 1;
-        else
-            lo = store + 1;
-    }
-}
-
-/*
- * Quantiles f[0] < f[1] < ... of data[0..n) (type 7: h = (n−1)f, linear between the order
- * statistics ⌊h⌋ and ⌊h⌋+1), reordering data. Each selection works only on the part above
- * the previous one, so the three CI quantiles cost about one pass and a half.
- */
-static void quantiles(double *data, size_t n, const double *f, double *out, size_t m)
-{
-    size_t from = 0;
-    for (size_t q = 0; q < m; q++) {
-        double h = (double)(n - 1) * f[q];
-        size_t k = (size_t)floor(h);
-        select_kth(data, from, n - 1, k);
-        double v = data[k];
-        double next = v;
-        if (k + 1 < n) {
-            /* the (k+1)-th smallest is the minimum of what lies above position k */
-            next = data[k + 1];
-            for (size_t i = k + 2; i < n; i++)
-                if (data[i] < next)
-                    next = data[i];
-        }
-        out[q] = v + (h - (double)k) * (next - v);
-        from = k;
-    }
 }
 
 /* The standard errors a point contributes to the draws, or false when unknown. */
@@ -132,72 +57,84 @@ static void fill_normals(normal_source *src, double *z, size_t n)
     src->fast = r;
 }
 
-/* Normals per block of draws; a block's normals fit in L1 (32 KiB). */
-enum { BLOCK_NORMALS = 2048 };
+/* Draws per block: the block's normals and per-draw sums stay in L1 and L2. */
+enum { BLOCK_DRAWS = 256 };
+
+/*
+ * One block of nb draws. z holds the block's normals point-major: z[(2j)·nb + d] perturbs
+ * point j's power in draw d and z[(2j+1)·nb + d] its throughput (j = 0 is the reference).
+ * Sums run over points in ascending order, as in the definition.
+ */
+static void block_ratios(const double *par, size_t k, size_t nb, double x_min, const double *z,
+                         double *sum, double *used, double *p0, double *t0)
+{
+    for (size_t d = 0; d < nb; d++) {
+        p0[d] = par[0] + par[1] * z[d];
+        t0[d] = par[2] + par[3] * z[nb + d];
+        sum[d] = 0.0;
+        used[d] = 0.0;
+    }
+    for (size_t i = 1; i <= k; i++) {
+        const double p = par[4 * i], se_p = par[4 * i + 1];
+        const double t = par[4 * i + 2], se_t = par[4 * i + 3];
+        const double *zp = z + 2 * i * nb, *zt = zp + nb;
+        for (size_t d = 0; d < nb; d++) {
+            double dp = p0[d] - (p + se_p * zp[d]);
+            double dt = t0[d] - (t + se_t * zt[d]);
+            /* x >= x_min and y > 0, multiplied out (p0, t0 > 0 here; see draw_ratios) */
+            if (dp >= x_min * p0[d] && dt > 0.0) {
+                sum[d] += (dp * t0[d]) / (dt * p0[d]);
+                used[d] += 1.0;
+            }
+        }
+    }
+}
+
+/* The same draw by the definitions as written, for a reference drawn at P0 <= 0 or T0 <= 0. */
+static void draw_as_written(const double *par, size_t k, size_t nb, size_t d, double x_min,
+                            const double *z, double p0, double t0, double *sum, double *used)
+{
+    *sum = 0.0;
+    *used = 0.0;
+    for (size_t i = 1; i <= k; i++) {
+        const double *q = par + 4 * i;
+        double x = (p0 - (q[0] + q[1] * z[2 * i * nb + d])) / p0;
+        double y = (t0 - (q[2] + q[3] * z[(2 * i + 1) * nb + d])) / t0;
+        if (x >= x_min && y > 0) {
+            *sum += x / y;
+            *used += 1.0;
+        }
+    }
+}
 
 /*
  * The draws: each perturbs the reference and the k ratio points by their standard errors and
  * averages x/y over the points that still count (x >= x_min, y > 0). par holds
  * [P, se(P), T, se(T)] per point, the reference first. The defined draws go to work; returns
- * how many there are.
+ * how many there are, or (size_t)-1 when memory runs out.
  */
 static size_t draw_ratios(normal_source *src, const double *par, size_t k, size_t draws,
                           double x_min, double *work)
 {
-    double z[BLOCK_NORMALS];
     const size_t per_draw = 2 * (k + 1);
-    const size_t block = per_draw <= BLOCK_NORMALS ? BLOCK_NORMALS / per_draw : 1;
+    double *z = malloc((per_draw + 4) * BLOCK_DRAWS * sizeof *z);
+    if (z == NULL)
+        return (size_t)-1;
+    double *sum = z + per_draw * BLOCK_DRAWS, *used = sum + BLOCK_DRAWS;
+    double *p0 = used + BLOCK_DRAWS, *t0 = p0 + BLOCK_DRAWS;
     size_t defined = 0;
-    for (size_t d0 = 0; d0 < draws; d0 += block) {
-        size_t nb = draws - d0 < block ? draws - d0 : block;
-        for (size_t b = 0; b < nb; b++) {
-            /* a draw needs per_draw normals; large k draws one at a time in pieces */
-            const double *zz;
-            double *big = NULL;
-            if (per_draw <= BLOCK_NORMALS) {
-                if (b == 0)
-                    fill_normals(src, z, nb * per_draw);
-                zz = z + b * per_draw;
-            } else {
-                big = malloc(per_draw * sizeof *big);
-                if (big == NULL)
-                    return (size_t)-1;
-                fill_normals(src, big, per_draw);
-                zz = big;
-            }
-            double p0 = par[0] + par[1] * zz[0];
-            double t0 = par[2] + par[3] * zz[1];
-            double sum = 0.0;
-            size_t used = 0;
-            if (p0 > 0 && t0 > 0) {
-                /* x >= x_min and y > 0 without dividing; one division for x/y */
-                double p_bind = x_min * p0;
-                for (size_t i = 1; i <= k; i++) {
-                    const double *q = par + 4 * i;
-                    double dp = p0 - (q[0] + q[1] * zz[2 * i]);
-                    double dt = t0 - (q[2] + q[3] * zz[2 * i + 1]);
-                    if (dp >= p_bind && dt > 0) {
-                        sum += (dp * t0) / (dt * p0);
-                        used++;
-                    }
-                }
-            } else {
-                /* a non-positive reference draw: the definitions as written */
-                for (size_t i = 1; i <= k; i++) {
-                    const double *q = par + 4 * i;
-                    double x = (p0 - (q[0] + q[1] * zz[2 * i])) / p0;
-                    double y = (t0 - (q[2] + q[3] * zz[2 * i + 1])) / t0;
-                    if (x >= x_min && y > 0) {
-                        sum += x / y;
-                        used++;
-                    }
-                }
-            }
-            free(big);
-            if (used > 0)
-                work[defined++] = sum / (double)used;
+    for (size_t d0 = 0; d0 < draws; d0 += BLOCK_DRAWS) {
+        size_t nb = draws - d0 < BLOCK_DRAWS ? draws - d0 : BLOCK_DRAWS;
+        fill_normals(src, z, per_draw * nb);
+        block_ratios(par, k, nb, x_min, z, sum, used, p0, t0);
+        for (size_t d = 0; d < nb; d++) {
+            if (!(p0[d] > 0 && t0[d] > 0))
+                draw_as_written(par, k, nb, d, x_min, z, p0[d], t0[d], &sum[d], &used[d]);
+            if (used[d] > 0)
+                work[defined++] = sum[d] / used[d];
         }
     }
+    free(z);
     return defined;
 }
 
@@ -269,7 +206,7 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
     }
     double a = (1.0 - o->ci_level) / 2.0;
     double f[3] = {a, 0.5, 1.0 - a}, q[3];
-    quantiles(work, defined, f, q, 3);
+    (void)pfi_quantiles(work, defined, f, q, 3); /* f is valid by construction */
     r->ci_lo = q[0];
     r->ci_median = q[1];
     r->ci_hi = q[2];

@@ -152,19 +152,29 @@ pfi_error pfi_joblib_synthetic(uint64_t seed, pfi_joblib **out)
         double p_u = 600 + 100 * pfi_rng_uniform(&rng);
         double eff = r->gpus == 8 ? 1.0 : r->gpus == 16 ? 0.95 : 0.90; /* scaling [ours] */
         double tok = r->tok_s_per_gpu * r->gpus * eff * (0.85 + 0.3 * pfi_rng_uniform(&rng));
+        /* DESIGN §7 starting point (P_s = 0.25 P_u, γ = 2, f_max 1980 MHz), scaled so that
+           the uncapped job makes tok tokens/s */
         pfi_model_job m;
-        pfi_model_job_init(&m, alpha, p_u, tok, r->gpus);
+        pfi_model_job_init(&m, alpha, p_u);
+        m.gpus = (unsigned)r->gpus;
         const double *grid = r->gpus == 8 ? fine : coarse;
         size_t k = r->gpus == 8 ? 6 : 4;
         l->offset[i] = q;
-        for (size_t c = 0; c < k; c++, q++) {
+        pfi_error e = pfi_model_set_throughput(&m, tok);
+        for (size_t c = 0; c < k && e == PFI_OK; c++, q++) {
             pfi_model_point pt;
-            pfi_model_at_cap(&m, grid[c], &pt);
+            e = pfi_model_eval(&m, grid[c], &pt);
             l->cap_w[q] = grid[c];
             l->power_w[q] = pt.job_power_w;
-            l->tput_tok_s[q] = pt.tput_tok_s;
+            l->tput_tok_s[q] = pt.throughput;
         }
-        l->pfi[i] = pfi_model_pfi(&m, grid, k, 0.02);
+        if (e == PFI_OK)
+            e = pfi_model_pfi(&m, grid, k, 0.02, &l->pfi[i]);
+        if (e != PFI_OK) { /* not reached: the recipes are in the model's domain */
+            l->n = i;
+            pfi_joblib_destroy(l);
+            return e;
+        }
         /* DRAM copy product: DRAM activity t_m/t times a copy utilisation that tracks it,
            with 20 % multiplicative measurement noise [ours] */
         double dram = 1.0 - alpha;
@@ -173,8 +183,7 @@ pfi_error pfi_joblib_synthetic(uint64_t seed, pfi_joblib **out)
         l->fine_tune[i] = r->fine_tune;
         l->name[i] = format_name("%s-%s-%dgpu%s", r->model, r->fine_tune ? "ft" : "pt", r->gpus,
                                  r->variant ? "-b" : "");
-        pfi_error e = l->name[i] == NULL ? PFI_ERR_NOMEM
-                                         : class_index(l, r->job_class, &l->class_id[i]);
+        e = l->name[i] == NULL ? PFI_ERR_NOMEM : class_index(l, r->job_class, &l->class_id[i]);
         l->n = i + 1;
         if (e != PFI_OK) {
             pfi_joblib_destroy(l);

@@ -17,12 +17,16 @@ static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, int line, cons
         pfi_diag_clear(d);
         snprintf(d->file, sizeof d->file, "%s", path);
         d->line = line;
-        if (key)
-            snprintf(d->column, sizeof d->column, "%s", key);
+        /* a JSON key is not a column: it goes into the message */
+        char text[sizeof d->message];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(d->message, sizeof d->message, fmt, ap);
+        vsnprintf(text, sizeof text, fmt, ap);
         va_end(ap);
+        if (key)
+            snprintf(d->message, sizeof d->message, "key '%.100s': %.380s", key, text);
+        else
+            snprintf(d->message, sizeof d->message, "%s", text);
     }
     return e;
 }
@@ -129,8 +133,13 @@ pfi_error pfi_manifest_load(const char *path, pfi_manifest *out, pfi_diag *diag)
     {
         if (strcmp(key, "pfi_manifest") == 0) {
             if (!json_is_integer(v) || json_integer_value(v) != PFI_MANIFEST_VERSION) {
-                e = fail(diag, path, PFI_ERR_PARSE, 0, key, "expected %d (the manifest version)",
-                         PFI_MANIFEST_VERSION);
+                char found[64] = "a non-integer";
+                if (json_is_integer(v))
+                    snprintf(found, sizeof found, "%lld", (long long)json_integer_value(v));
+                e = fail(diag, path, PFI_ERR_PARSE, 0, NULL,
+                         "key 'pfi_manifest': expected %d (the manifest version this pfi reads), "
+                         "found %s",
+                         PFI_MANIFEST_VERSION, found);
                 goto out;
             }
         } else if (strcmp(key, "description") == 0 || strcmp(key, "files") == 0) {

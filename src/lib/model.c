@@ -1,136 +1,177 @@
 /*
- * The DESIGN §7 job model: clock, power and throughput of a job under a per-GPU power cap.
+ * The DESIGN §7 job model: clock under a cap, power, step time, telemetry.
  */
 #include "pfi/model.h"
 
 #include <math.h>
 
-
-void pfi_model_job_init(pfi_model_job *j, double alpha, double p_u_w, double tput_max_tok_s,
-                        double gpus)
+void pfi_model_job_init(pfi_model_job *j, double alpha, double power_uncapped_w)
 {
-    j->alpha = alpha;
-    j->p_u_w = p_u_w;
-    j->p_s_w = 0.25 * p_u_w;
-    j->gamma = 2.0;
-    j->f_max_mhz = 1980.0;
-    j->f_min_mhz = 210.0;
-    j->tput_max_tok_s = tput_max_tok_s;
-    j->gpus = gpus;
+    *j = (pfi_model_job){
+        .compute_time_s = alpha,
+        .memory_time_s = 1 - alpha,
+        .tokens_per_step = 1,
+        .power_uncapped_w = power_uncapped_w,
+        .power_static_w = 0.25 * power_uncapped_w,
+        .gamma = 2,
+        .clock_max_mhz = 1980,
+        .clock_min_mhz = 345,
+        .dram_active_peak = 0.9,
+        .tensor_active_peak = 0.6,
+        .gpus = 1,
+    };
 }
 
-pfi_error pfi_model_from_times(pfi_model_job *j, double t_c_s, double t_m_s,
-                               double tokens_per_step)
+static bool in_unit(double v)
 {
-    if (!(t_c_s > 0) || !(t_m_s >= 0) || !(tokens_per_step > 0) || !isfinite(t_c_s + t_m_s) ||
-        !isfinite(tokens_per_step))
-        return PFI_ERR_INVALID_ARGUMENT;
-    j->alpha = t_c_s / (t_c_s + t_m_s);
-    j->tput_max_tok_s = tokens_per_step / (t_c_s + t_m_s);
-    return PFI_OK;
+    return v >= 0 && v <= 1;
 }
 
 pfi_error pfi_model_check(const pfi_model_job *j)
 {
-    if (j == NULL || !(j->alpha > 0 && j->alpha <= 1) || !(j->p_u_w > 0) || !isfinite(j->p_u_w) ||
-        !(j->p_s_w >= 0 && j->p_s_w < j->p_u_w) || !(j->gamma > 0) || !isfinite(j->gamma) ||
-        !(j->f_max_mhz > 0) || !isfinite(j->f_max_mhz) ||
-        !(j->f_min_mhz > 0 && j->f_min_mhz <= j->f_max_mhz) || !(j->tput_max_tok_s > 0) ||
-        !isfinite(j->tput_max_tok_s) || !(j->gpus >= 1) || !isfinite(j->gpus))
+    if (j == NULL || !(j->compute_time_s >= 0) || !(j->memory_time_s >= 0) ||
+        !(j->compute_time_s + j->memory_time_s > 0) || !isfinite(j->compute_time_s) ||
+        !isfinite(j->memory_time_s) || !(j->tokens_per_step > 0) ||
+        !(j->power_static_w >= 0) || !(j->power_uncapped_w > j->power_static_w) ||
+        !isfinite(j->power_uncapped_w) || !(j->gamma > 0) || !isfinite(j->gamma) ||
+        !(j->clock_min_mhz > 0) || !(j->clock_max_mhz >= j->clock_min_mhz) ||
+        !isfinite(j->clock_max_mhz) || !in_unit(j->dram_active_peak) ||
+        !in_unit(j->tensor_active_peak) || j->gpus < 1)
         return PFI_ERR_INVALID_ARGUMENT;
     return PFI_OK;
 }
 
-/* Clock and throughput from the cap, without the parameter check (callers check once). */
-static void at_cap(const pfi_model_job *j, double cap_w, pfi_model_point *out)
+double pfi_model_compute_share(const pfi_model_job *j)
 {
-    double f = j->f_max_mhz;
-    if (cap_w < j->p_u_w) {
-        double u = (cap_w - j->p_s_w) / (j->p_u_w - j->p_s_w);
-        f = u > 0 ? j->f_max_mhz * pow(u, 1.0 / j->gamma) : 0.0;
-        if (f < j->f_min_mhz)
-            f = j->f_min_mhz;
-    }
-    double rel = f / j->f_max_mhz;
-    double power = j->p_s_w + (j->p_u_w - j->p_s_w) * pow(rel, j->gamma);
-    /* step time relative to the one at f_max: alpha/rel + (1 - alpha) */
-    double tc = j->alpha / rel, tm = 1.0 - j->alpha, t = tc + tm;
-    out->clock_mhz = f;
-    out->gpu_power_w = power;
-    out->job_power_w = power * j->gpus;
-    out->tput_tok_s = j->tput_max_tok_s / t;
-    out->dram_activity = tm / t;
-    out->tensor_activity = tc / t;
+    double s = j->compute_time_s + j->memory_time_s;
+    return s > 0 ? j->compute_time_s / s : NAN;
 }
 
-pfi_error pfi_model_at_cap(const pfi_model_job *j, double cap_w, pfi_model_point *out)
+void pfi_model_set_share(pfi_model_job *j, double alpha)
+{
+    double s = j->compute_time_s + j->memory_time_s;
+    j->compute_time_s = alpha * s;
+    j->memory_time_s = (1 - alpha) * s;
+}
+
+pfi_error pfi_model_set_throughput(pfi_model_job *j, double tput_tok_s)
+{
+    if (j == NULL || !(tput_tok_s > 0) || !isfinite(tput_tok_s))
+        return PFI_ERR_INVALID_ARGUMENT;
+    double s = j->compute_time_s + j->memory_time_s;
+    if (!(s > 0) || !isfinite(s) || !isfinite(tput_tok_s * s))
+        return PFI_ERR_INVALID_ARGUMENT;
+    j->tokens_per_step = tput_tok_s * s;
+    return PFI_OK;
+}
+
+pfi_error pfi_model_eval(const pfi_model_job *j, double cap_w, pfi_model_point *out)
 {
     if (pfi_model_check(j) != PFI_OK || !(cap_w > 0) || !isfinite(cap_w) || out == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
-    at_cap(j, cap_w, out);
+    double fmax = j->clock_max_mhz, ps = j->power_static_w, pu = j->power_uncapped_w;
+    double rel = 1; /* f / f_max */
+    bool binding = cap_w < pu, at_min = false;
+    if (binding)
+        rel = cap_w > ps ? pow((cap_w - ps) / (pu - ps), 1 / j->gamma) : 0;
+    double rel_min = j->clock_min_mhz / fmax;
+    if (rel < rel_min) {
+        rel = rel_min;
+        at_min = true;
+    }
+    double tc = j->compute_time_s / rel, t = tc + j->memory_time_s;
+    double share = tc / t;
+    double p = ps + (pu - ps) * pow(rel, j->gamma);
+    *out = (pfi_model_point){
+        .cap_w = cap_w,
+        .clock_mhz = rel * fmax,
+        .power_w = p,
+        .job_power_w = p * j->gpus,
+        .step_time_s = t,
+        .throughput = j->tokens_per_step / t,
+        .compute_share = share,
+        .dram_active = j->dram_active_peak * (1 - share),
+        .tensor_active = j->tensor_active_peak * share,
+        .cap_binding = binding,
+        .at_clock_min = at_min,
+    };
     return PFI_OK;
 }
 
-/* The ratio PFI without the parameter check. */
-static double model_pfi(const pfi_model_job *j, const double *caps_w, size_t n, double x_min)
+pfi_error pfi_model_pfi(const pfi_model_job *j, const double *caps_w, size_t n, double x_min,
+                        double *pfi)
 {
-    double ref = -INFINITY;
+    if (caps_w == NULL || n < 2 || pfi == NULL || !(x_min >= 0))
+        return PFI_ERR_INVALID_ARGUMENT;
+    size_t ref = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!(caps_w[i] > 0) || !isfinite(caps_w[i]))
-            return NAN;
-        if (caps_w[i] > ref)
-            ref = caps_w[i];
+        if (!(caps_w[i] > 0))
+            return PFI_ERR_INVALID_ARGUMENT;
+        if (caps_w[i] > caps_w[ref])
+            ref = i;
     }
     pfi_model_point p0, pk;
-    at_cap(j, ref, &p0);
+    pfi_error e = pfi_model_eval(j, caps_w[ref], &p0);
+    if (e != PFI_OK)
+        return e;
     double sum = 0;
-    size_t k = 0;
+    size_t used = 0;
     for (size_t i = 0; i < n; i++) {
-        if (caps_w[i] == ref)
+        if (caps_w[i] == caps_w[ref])
             continue;
-        at_cap(j, caps_w[i], &pk);
+        e = pfi_model_eval(j, caps_w[i], &pk);
+        if (e != PFI_OK)
+            return e;
         double x = (p0.job_power_w - pk.job_power_w) / p0.job_power_w;
-        double y = (p0.tput_tok_s - pk.tput_tok_s) / p0.tput_tok_s;
-        if (x < x_min || y <= 0)
+        double y = (p0.throughput - pk.throughput) / p0.throughput;
+        if (x < x_min || !(y > 0))
             continue;
         sum += x / y;
-        k++;
+        used++;
     }
-    return k > 0 ? sum / (double)k : NAN;
+    *pfi = used ? sum / (double)used : NAN;
+    return PFI_OK;
 }
 
-double pfi_model_pfi(const pfi_model_job *j, const double *caps_w, size_t n, double x_min)
+pfi_error pfi_model_share_for_pfi(const pfi_model_job *j, const double *caps_w, size_t n,
+                                  double x_min, double target, double *alpha, bool *reached)
 {
-    if (pfi_model_check(j) != PFI_OK || caps_w == NULL || n < 2 || !(x_min >= 0))
-        return NAN;
-    return model_pfi(j, caps_w, n, x_min);
-}
-
-double pfi_model_alpha_for_pfi(const pfi_model_job *j, const double *caps_w, size_t n,
-                               double x_min, double pfi, double alpha_lo)
-{
-    if (j == NULL || caps_w == NULL || n < 2 || !(x_min >= 0) || isnan(pfi) ||
-        !(alpha_lo > 0 && alpha_lo < 1))
-        return NAN;
-    pfi_model_job m = *j;
-    m.alpha = 1.0;
-    if (pfi_model_check(&m) != PFI_OK)
-        return NAN;
-    double at_one = model_pfi(&m, caps_w, n, x_min);
-    if (isnan(at_one) || pfi <= at_one)
-        return isnan(at_one) ? NAN : 1.0;
-    m.alpha = alpha_lo;
-    double at_lo = model_pfi(&m, caps_w, n, x_min);
-    if (isnan(at_lo) || pfi >= at_lo)
-        return alpha_lo;
-    double lo = alpha_lo, hi = 1.0; /* PFI(lo) > pfi > PFI(hi) */
-    for (int it = 0; it < 60 && hi - lo > 1e-12; it++) {
-        m.alpha = 0.5 * (lo + hi);
-        double v = model_pfi(&m, caps_w, n, x_min);
-        if (v > pfi)
-            lo = m.alpha;
-        else
-            hi = m.alpha;
+    if (j == NULL || alpha == NULL || !(target > 0))
+        return PFI_ERR_INVALID_ARGUMENT;
+    pfi_model_job w = *j;
+    double lo = 0.02, hi = 1, v;
+    pfi_model_set_share(&w, lo);
+    pfi_error e = pfi_model_pfi(&w, caps_w, n, x_min, &v);
+    if (e != PFI_OK)
+        return e;
+    double pfi_lo = v; /* the largest PFI reachable */
+    pfi_model_set_share(&w, hi);
+    if ((e = pfi_model_pfi(&w, caps_w, n, x_min, &v)) != PFI_OK)
+        return e;
+    double pfi_hi = v; /* the smallest */
+    if (isnan(pfi_lo) || isnan(pfi_hi))
+        return PFI_ERR_INVALID_ARGUMENT;
+    bool ok = true;
+    if (target >= pfi_lo) {
+        *alpha = lo;
+        ok = target == pfi_lo;
+    } else if (target <= pfi_hi) {
+        *alpha = hi;
+        ok = target == pfi_hi;
+    } else {
+        while (hi - lo > 1e-10) {
+            double mid = 0.5 * (lo + hi);
+            pfi_model_set_share(&w, mid);
+            if ((e = pfi_model_pfi(&w, caps_w, n, x_min, &v)) != PFI_OK)
+                return e;
+            if (v > target)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        *alpha = 0.5 * (lo + hi);
     }
-    return 0.5 * (lo + hi);
+    if (reached != NULL)
+        *reached = ok;
+    return PFI_OK;
 }

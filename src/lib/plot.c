@@ -236,7 +236,7 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
     plsabort(on_plabort);
     plsdev(dev);
     plsfnam(tmp);
-    plspage(0, 0, overlay ? 900 : 300 * nx, overlay ? 650 : 260 * ny, 0, 0);
+    plspage(0, 0, overlay ? 900 : 340 * nx, overlay ? 650 : 280 * ny, 0, 0);
     plscolbg(255, 255, 255);
     plscmap0n(3 + N_PALETTE);
     plscol0(1, 0, 0, 0);
@@ -246,19 +246,34 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
     plssub(nx, ny);
     plinit();
     if (overlay) {
+        char legend[PFI_PLOT_OVERLAY_MAX][96];
+        const char *legend_ptr[PFI_PLOT_OVERLAY_MAX];
+        for (size_t i = 0; i < n; i++) {
+            const char *t = titles && titles[i] ? titles[i] : "(group)";
+            if (!results[i].has_reference || isnan(results[i].ratio))
+                snprintf(legend[i], sizeof legend[i], "%.70s: PFI undefined", t);
+            else
+                snprintf(legend[i], sizeof legend[i], "%.70s: PFI %.2f", t, results[i].ratio);
+            legend_ptr[i] = legend[i];
+        }
         plschr(0, 1.0);
-        draw_panel(c, n, titles, "Power Flexibility: normalised throughput vs power", true);
+        draw_panel(c, n, legend_ptr, "Power Flexibility: normalised throughput vs power", true);
     } else {
         plschr(0, 0.9);
         for (size_t i = 0; i < n; i++) {
-            char title[96];
+            /* a panel fits about 40 characters: keep the end of long names, where the
+               distinguishing key values are */
+            char title[96], name[40];
             const char *t = titles && titles[i] ? titles[i] : "(group)";
-            if (!results[i].has_reference)
-                snprintf(title, sizeof title, "%.60s (undefined)", t);
-            else if (isnan(results[i].ratio))
-                snprintf(title, sizeof title, "%.60s: PFI undefined", t);
+            size_t t_len = strlen(t);
+            if (t_len > 30)
+                snprintf(name, sizeof name, "...%s", t + t_len - 27);
             else
-                snprintf(title, sizeof title, "%.60s: PFI %.2f", t, results[i].ratio);
+                snprintf(name, sizeof name, "%s", t);
+            if (!results[i].has_reference || isnan(results[i].ratio))
+                snprintf(title, sizeof title, "%s: PFI undefined", name);
+            else
+                snprintf(title, sizeof title, "%s: PFI %.2f", name, results[i].ratio);
             draw_panel(&c[i], 1, NULL, title, false);
         }
     }

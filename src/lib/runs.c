@@ -284,9 +284,16 @@ static pfi_error glob_columns(reader *r, const char *pattern, const char *role)
     if (r->col.power == NULL)
         return PFI_ERR_NOMEM;
     r->col.n_power = 0;
-    for (size_t i = 0; i < r->n_header; i++)
-        if (fnmatch(pattern, r->header[i], 0) == 0)
-            r->col.power[r->col.n_power++] = (long)i;
+    for (size_t i = 0; i < r->n_header; i++) {
+        if (fnmatch(pattern, r->header[i], 0) != 0)
+            continue;
+        /* a name twice in the header would be summed twice: ambiguous, so refused */
+        for (size_t j = 0; j < r->col.n_power; j++)
+            if (strcmp(r->header[r->col.power[j]], r->header[i]) == 0)
+                return fail(r, PFI_ERR_PARSE, 1, r->header[i],
+                            "column name appears twice in the header");
+        r->col.power[r->col.n_power++] = (long)i;
+    }
     if (r->col.n_power == 0) {
         char have[256];
         header_list(r, have, sizeof have);

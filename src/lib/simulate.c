@@ -112,12 +112,13 @@ static pfi_error run_workload(sim *s, size_t w, pfi_sim_mix mix, size_t *tmpl, s
         deep[j] = l->class_id[t] == s->deep_class;
         /* the model inversion of pfi-model, once per job rather than once per r */
         size_t k = l->offset[t + 1] - l->offset[t];
+        /* as pfi_allocate's pfi-model does with the default shape: the model per GPU through
+           the reference draw; 1 (compute-bound) when the PFI cannot be matched */
         pfi_model_job m;
-        pfi_model_job_init(&m, 1.0, l->power_w[l->offset[t + 1] - 1] / l->gpus[t],
-                           l->tput_tok_s[l->offset[t + 1] - 1], l->gpus[t]);
-        alpha[j] = k >= 2 ? pfi_model_alpha_for_pfi(&m, l->cap_w + l->offset[t], k, 0.02,
-                                                    pfi[j], 0.02)
-                          : 1.0;
+        pfi_model_job_init(&m, 1.0, l->power_w[l->offset[t + 1] - 1] / l->gpus[t]);
+        if (k < 2 || pfi_model_share_for_pfi(&m, l->cap_w + l->offset[t], k, 0.02, pfi[j],
+                                             &alpha[j], NULL) != PFI_OK)
+            alpha[j] = 1.0;
     }
     off[J] = q;
     pfi_alloc_jobs jobs;

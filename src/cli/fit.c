@@ -1,0 +1,406 @@
+/*
+ * pfi fit — linear PFI predictors from telemetry, validated LOO and LOCO (paper §5);
+ * pfi predict — apply a saved predictor.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pfi/fit.h"
+#include "pfi/groups.h"
+
+#define MAX_SETS 16
+
+static void fit_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: pfi fit [OPTIONS] INPUT\n"
+        "\n"
+        "Fit PFI from reference-run telemetry with ordinary least squares and validate it\n"
+        "leave-one-out (LOO) and leave-one-cluster-out (LOCO, cluster = job class), as the\n"
+        "paper's §5. INPUT is a dataset directory (PFI computed, features from each group's\n"
+        "uncapped run) or a groups CSV (group, job_class, pfi, feature columns).\n"
+        "\n"
+        "options:\n"
+        "  --features LIST        comma-separated features of one model; 'A*B' is a product.\n"
+        "                         Repeat to compare feature sets side by side. Default: the\n"
+        "                         DRAM copy product " PFI_DRAM_COPY_PRODUCT "\n"
+        "  -m, --model FILE       write the first feature set's model as JSON (atomically)\n"
+        "  --pfi-column COL       groups CSV: the PFI column (pfi, else pfi_ratio)\n"
+        "  --feature-glob GLOB    dataset: feature columns (dcgm_*)\n"
+        "  --format table|csv|json  (table)\n"
+        "  -o, --output FILE      write the comparison there instead of stdout\n"
+        "  -h, --help             this help\n"
+        "\n"
+        "Scores pool the held-out predictions: R2 = 1 - SSE/SST (can be negative), RMSE, MAE,\n"
+        "Spearman rho of predictions against PFI. 'undefined' when a fold cannot be fitted.\n"
+        "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
+        "3 output not written, 4 internal error.\n");
+}
+
+static const struct option fit_options[] = {
+    {"features", required_argument, NULL, 'f'}, {"model", required_argument, NULL, 'm'},
+    {"pfi-column", required_argument, NULL, 'P'}, {"feature-glob", required_argument, NULL, 'G'},
+    {"format", required_argument, NULL, 'F'},    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+};
+
+/* Split a comma-separated list in place into names[]; returns the count (0: bad). */
+static size_t split(char *s, char **names, size_t max)
+{
+    size_t n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == max)
+            return 0;
+        names[n++] = tok;
+    }
+    return n;
+}
+
+/* v with 3 decimals, or "undefined". */
+static void fmt(char *buf, size_t len, double v)
+{
+    if (isnan(v))
+        snprintf(buf, len, "undefined");
+    else
+        snprintf(buf, len, "%.3f", v);
+}
+
+int cmd_fit(int argc, char **argv)
+{
+    char *sets_text[MAX_SETS];
+    size_t n_sets = 0;
+    const char *model_path = NULL, *pfi_column = NULL, *glob = NULL, *format = "table",
+               *output = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hm:o:", fit_options, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fit_usage(stdout);
+            return PFI_EXIT_OK;
+        case 'f':
+            if (n_sets == MAX_SETS) {
+                cli_error("--features: at most %d sets", MAX_SETS);
+                return PFI_EXIT_USAGE;
+            }
+            sets_text[n_sets++] = optarg;
+            break;
+        case 'm': model_path = optarg; break;
+        case 'P': pfi_column = optarg; break;
+        case 'G': glob = optarg; break;
+        case 'F': format = optarg; break;
+        case 'o': output = optarg; break;
+        default: return PFI_EXIT_USAGE;
+        }
+    }
+    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
+        cli_error("--format: expected table, csv or json, got '%s'", format);
+        return PFI_EXIT_USAGE;
+    }
+    if (argc - optind != 1) {
+        cli_error("fit: expected one INPUT (a dataset directory or a groups CSV)");
+        return PFI_EXIT_USAGE;
+    }
+    static char default_set[] = PFI_DRAM_COPY_PRODUCT;
+    if (n_sets == 0)
+        sets_text[n_sets++] = default_set;
+    pfi_groups *g = NULL;
+    int rc = cli_load_groups(argv[optind], pfi_column, glob, &g);
+    if (rc != PFI_EXIT_OK)
+        return rc;
+    pfi_fit_model *models[MAX_SETS] = {0};
+    char *labels[MAX_SETS] = {0};
+    for (size_t s = 0; s < n_sets && rc == PFI_EXIT_OK; s++) {
+        labels[s] = strdup(sets_text[s]);
+        char *copy = strdup(sets_text[s]);
+        char *names[PFI_FIT_MAX_FEATURES];
+        size_t p = copy ? split(copy, names, PFI_FIT_MAX_FEATURES) : 0;
+        if (labels[s] == NULL || copy == NULL) {
+            rc = PFI_EXIT_INTERNAL;
+        } else if (p == 0) {
+            cli_error("--features '%s': expected 1 to %d comma-separated names", sets_text[s],
+                      PFI_FIT_MAX_FEATURES);
+            rc = PFI_EXIT_USAGE;
+        } else {
+            pfi_diag d;
+            pfi_diag_clear(&d);
+            pfi_error e = pfi_fit_model_build(g, (const char *const *)names, p, &models[s], &d);
+            if (e == PFI_ERR_INVALID_ARGUMENT) {
+                cli_error("features %s: %s", sets_text[s], d.message);
+                rc = PFI_EXIT_DATA;
+            } else if (e != PFI_OK) {
+                rc = cli_report(e, &d);
+            }
+        }
+        free(copy);
+    }
+    cli_output out = {0};
+    if (rc == PFI_EXIT_OK && !cli_output_open(&out, output))
+        rc = PFI_EXIT_OUTPUT;
+    if (rc == PFI_EXIT_OK) {
+        FILE *f = out.f;
+        if (!strcmp(format, "table")) {
+            fprintf(f, "PFI predictors (OLS) on %zu sweep groups; LOCO cluster = job class\n\n",
+                    g->n);
+            fprintf(f, "  %-44s %3s %6s | %-27s | %-27s\n", "features", "n", "R2",
+                    "LOO  R2     RMSE   MAE  rho", "LOCO R2     RMSE   MAE  rho");
+        } else if (!strcmp(format, "csv")) {
+            fprintf(f, "features,n,r2,loo_r2,loo_rmse,loo_mae,loo_spearman,loco_r2,loco_rmse,"
+                       "loco_mae,loco_spearman,intercept,coefficients\n");
+        } else {
+            fputs("[\n", f);
+        }
+        for (size_t s = 0; s < n_sets; s++) {
+            const pfi_fit_model *m = models[s];
+            char v[8][32];
+            double vals[8] = {m->loo.r2, m->loo.rmse, m->loo.mae, m->loo.rho,
+                              m->loco.r2, m->loco.rmse, m->loco.mae, m->loco.rho};
+            for (int k = 0; k < 8; k++)
+                fmt(v[k], sizeof v[k], vals[k]);
+            if (!strcmp(format, "table")) {
+                fprintf(f, "  %-44s %3zu %6.3f | %6s %6s %6s %6s | %6s %6s %6s %6s\n", labels[s],
+                        m->n, m->r2, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+                fprintf(f, "      PFI = %.4g", m->coef[0]);
+                for (size_t j = 0; j < m->p; j++)
+                    fprintf(f, " %+.4g*%s", m->coef[j + 1], m->features[j]);
+                fprintf(f, "\n");
+            } else if (!strcmp(format, "csv")) {
+                fprintf(f, "\"%s\",%zu,%.17g", labels[s], m->n, m->r2);
+                for (int k = 0; k < 8; k++) {
+                    if (isnan(vals[k]))
+                        fputs(",", f);
+                    else
+                        fprintf(f, ",%.17g", vals[k]);
+                }
+                fprintf(f, ",%.17g,\"", m->coef[0]);
+                for (size_t j = 0; j < m->p; j++)
+                    fprintf(f, "%s%.17g", j ? " " : "", m->coef[j + 1]);
+                fputs("\"\n", f);
+            } else {
+                fprintf(f, "  {\"features\": \"%s\", \"n\": %zu, \"r2\": %.17g", labels[s], m->n,
+                        m->r2);
+                static const char *const keys[] = {"loo_r2", "loo_rmse", "loo_mae",
+                                                   "loo_spearman", "loco_r2", "loco_rmse",
+                                                   "loco_mae", "loco_spearman"};
+                for (int k = 0; k < 8; k++) {
+                    if (isnan(vals[k]))
+                        fprintf(f, ", \"%s\": null", keys[k]);
+                    else
+                        fprintf(f, ", \"%s\": %.17g", keys[k], vals[k]);
+                }
+                fprintf(f, "}%s\n", s + 1 < n_sets ? "," : "");
+            }
+        }
+        if (!strcmp(format, "json"))
+            fputs("]\n", f);
+        if (!cli_output_commit(&out))
+            rc = PFI_EXIT_OUTPUT;
+    }
+    if (rc == PFI_EXIT_OK && model_path != NULL) {
+        pfi_diag d;
+        pfi_diag_clear(&d);
+        pfi_error e = pfi_fit_model_save(models[0], model_path, &d);
+        if (e != PFI_OK) {
+            cli_report(e, &d);
+            rc = PFI_EXIT_OUTPUT;
+        } else {
+            fprintf(stderr, "pfi: model (%s) written to %s\n", labels[0], model_path);
+        }
+    }
+    for (size_t s = 0; s < n_sets; s++) {
+        pfi_fit_model_destroy(models[s]);
+        free(labels[s]);
+    }
+    pfi_groups_destroy(g);
+    return rc;
+}
+
+static void predict_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: pfi predict --model FILE [OPTIONS] FEATURE=VALUE ...\n"
+        "       pfi predict --model FILE [OPTIONS] --groups INPUT\n"
+        "\n"
+        "Estimate PFI with a model written by 'pfi fit --model FILE': from feature values on\n"
+        "the command line (one job), or for every sweep group of INPUT (a dataset directory,\n"
+        "features from each group's uncapped run, or a groups CSV). A product feature 'A*B'\n"
+        "is computed from A and B when only they are given. Prints the estimate, its\n"
+        "prediction interval, and warns when a feature lies outside the training range.\n"
+        "\n"
+        "options:\n"
+        "  -m, --model FILE       the model (JSON)\n"
+        "  --groups INPUT         predict for every group of INPUT (with its measured PFI)\n"
+        "  --level L              prediction interval level (0.95)\n"
+        "  --format table|csv|json  (table)\n"
+        "  -o, --output FILE      write there instead of stdout\n"
+        "  -h, --help             this help\n"
+        "\n"
+        "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
+        "3 output not written, 4 internal error.\n");
+}
+
+static const struct option predict_options[] = {
+    {"model", required_argument, NULL, 'm'}, {"groups", required_argument, NULL, 'g'},
+    {"level", required_argument, NULL, 'l'}, {"format", required_argument, NULL, 'F'},
+    {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+int cmd_predict(int argc, char **argv)
+{
+    const char *model_path = NULL, *groups_in = NULL, *format = "table", *output = NULL;
+    double level = 0.95;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hm:o:", predict_options, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            predict_usage(stdout);
+            return PFI_EXIT_OK;
+        case 'm': model_path = optarg; break;
+        case 'g': groups_in = optarg; break;
+        case 'l':
+            if (!cli_parse_double(optarg, &level) || level <= 0 || level >= 1) {
+                cli_error("--level: expected a number in (0, 1), got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case 'F': format = optarg; break;
+        case 'o': output = optarg; break;
+        default: return PFI_EXIT_USAGE;
+        }
+    }
+    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
+        cli_error("--format: expected table, csv or json, got '%s'", format);
+        return PFI_EXIT_USAGE;
+    }
+    if (model_path == NULL) {
+        cli_error("predict: --model FILE is required (write one with 'pfi fit --model FILE')");
+        return PFI_EXIT_USAGE;
+    }
+    if ((groups_in == NULL) == (optind == argc)) {
+        cli_error("predict: give FEATURE=VALUE arguments or --groups INPUT (not both)");
+        return PFI_EXIT_USAGE;
+    }
+    pfi_fit_model *m = NULL;
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = pfi_fit_model_load(model_path, &m, &d);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    /* Build a groups table: from INPUT, or one row from the command line. */
+    pfi_groups *g = NULL;
+    int rc = PFI_EXIT_OK;
+    if (groups_in != NULL) {
+        rc = cli_load_groups(groups_in, NULL, NULL, &g);
+    } else {
+        size_t n = (size_t)(argc - optind);
+        g = calloc(1, sizeof *g);
+        if (g != NULL) {
+            g->n = 1;
+            g->names = calloc(1, sizeof *g->names);
+            g->classes = calloc(1, sizeof *g->classes);
+            g->pfi = malloc(sizeof *g->pfi);
+            g->feature_names = calloc(n, sizeof *g->feature_names);
+            g->features = malloc(n * sizeof *g->features);
+        }
+        if (g == NULL || !g->names || !g->classes || !g->pfi || !g->feature_names ||
+            !g->features || !(g->names[0] = strdup("(command line)"))) {
+            rc = PFI_EXIT_INTERNAL;
+        } else {
+            g->pfi[0] = NAN;
+            for (size_t k = 0; k < n && rc == PFI_EXIT_OK; k++) {
+                char *arg = argv[optind + (int)k], *eq = strchr(arg, '=');
+                double v;
+                if (eq == NULL || eq == arg || !cli_parse_double(eq + 1, &v)) {
+                    cli_error("expected FEATURE=VALUE with a number, got '%s'", arg);
+                    rc = PFI_EXIT_USAGE;
+                    break;
+                }
+                g->feature_names[k] = strndup(arg, (size_t)(eq - arg));
+                if (g->feature_names[k] == NULL)
+                    rc = PFI_EXIT_INTERNAL;
+                g->features[k] = v;
+                g->n_features++;
+            }
+        }
+    }
+    size_t idx[PFI_FIT_MAX_FEATURES];
+    for (size_t j = 0; rc == PFI_EXIT_OK && j < m->p; j++) {
+        if (pfi_groups_resolve(g, m->features[j], &idx[j]) != PFI_OK) {
+            cli_error("the model needs feature '%s', which the input does not give",
+                      m->features[j]);
+            rc = PFI_EXIT_DATA;
+        }
+    }
+    cli_output out = {0};
+    if (rc == PFI_EXIT_OK && !cli_output_open(&out, output))
+        rc = PFI_EXIT_OUTPUT;
+    if (rc == PFI_EXIT_OK) {
+        FILE *f = out.f;
+        size_t outside_count = 0;
+        if (!strcmp(format, "table"))
+            fprintf(f, "  %-32s %9s  %-19s %9s  %s\n", "group", "PFI est", "interval", "measured",
+                    "note");
+        else if (!strcmp(format, "csv"))
+            fprintf(f, "group,pfi_estimate,pi_lo,pi_hi,level,pfi_measured,outside_training_range\n");
+        else
+            fputs("[\n", f);
+        for (size_t i = 0; i < g->n; i++) {
+            double x0[PFI_FIT_MAX_FEATURES], yhat = NAN, lo = NAN, hi = NAN;
+            bool missing = false, outside = false;
+            for (size_t j = 0; j < m->p; j++) {
+                x0[j] = g->features[i * g->n_features + idx[j]];
+                missing = missing || isnan(x0[j]);
+            }
+            if (!missing)
+                pfi_fit_model_predict(m, x0, level, &yhat, &lo, &hi, &outside);
+            outside_count += outside;
+            if (!strcmp(format, "table")) {
+                char est[32], iv[48], meas[32];
+                fmt(est, sizeof est, yhat);
+                if (isnan(lo))
+                    snprintf(iv, sizeof iv, "-");
+                else
+                    snprintf(iv, sizeof iv, "[%.3f, %.3f]", lo, hi);
+                fmt(meas, sizeof meas, g->pfi[i]);
+                fprintf(f, "  %-32.32s %9s  %-19s %9s  %s\n", g->names[i], est, iv,
+                        groups_in ? meas : "-",
+                        missing ? "a feature is missing" : outside ? "outside training range" : "");
+            } else if (!strcmp(format, "csv")) {
+                fprintf(f, "\"%s\"", g->names[i]);
+                double vals[] = {yhat, lo, hi, level, g->pfi[i]};
+                for (int k = 0; k < 5; k++)
+                    isnan(vals[k]) ? fputs(",", f) : fprintf(f, ",%.17g", vals[k]);
+                fprintf(f, ",%d\n", outside ? 1 : 0);
+            } else {
+                fprintf(f, "  {\"group\": \"%s\"", g->names[i]);
+                static const char *const keys[] = {"pfi_estimate", "pi_lo", "pi_hi", "level",
+                                                   "pfi_measured"};
+                double vals[] = {yhat, lo, hi, level, g->pfi[i]};
+                for (int k = 0; k < 5; k++)
+                    isnan(vals[k]) ? fprintf(f, ", \"%s\": null", keys[k])
+                                   : fprintf(f, ", \"%s\": %.17g", keys[k], vals[k]);
+                fprintf(f, ", \"outside_training_range\": %s}%s\n", outside ? "true" : "false",
+                        i + 1 < g->n ? "," : "");
+            }
+        }
+        if (!strcmp(format, "json"))
+            fputs("]\n", f);
+        if (!strcmp(format, "table"))
+            fprintf(f, "\nmodel: %s; %.0f%% prediction intervals; trained on %zu groups\n",
+                    model_path, level * 100, m->n);
+        if (!cli_output_commit(&out))
+            rc = PFI_EXIT_OUTPUT;
+        if (outside_count > 0)
+            cli_error("warning: %zu estimate%s extrapolate%s beyond the model's training range",
+                      outside_count, outside_count == 1 ? "" : "s", outside_count == 1 ? "s" : "");
+    }
+    pfi_groups_destroy(g);
+    pfi_fit_model_destroy(m);
+    return rc;
+}

@@ -1,0 +1,25 @@
+/* Fuzz the groups CSV reader (pfi_groups_read_stream) and product resolution. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pfi/groups.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    FILE *f = fmemopen((void *)data, size, "r");
+    if (f == NULL)
+        return 0;
+    pfi_groups *g = NULL;
+    pfi_diag d;
+    if (pfi_groups_read_stream(f, "fuzz", NULL, &g, &d) == PFI_OK && g->n_features >= 2) {
+        char spec[600];
+        snprintf(spec, sizeof spec, "%s*%s", g->feature_names[0], g->feature_names[1]);
+        size_t idx;
+        pfi_groups_resolve(g, spec, &idx);
+    }
+    pfi_groups_destroy(g);
+    fclose(f);
+    return 0;
+}
