@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "pfi/fit.h"
 #include "pfi/joblib.h"
 #include "pfi/manifest.h"
 #include "pfi/simulate.h"
@@ -38,7 +39,10 @@ static void usage(FILE *f)
         "  --reductions LIST      comma-separated r in %% (10,20,30,40,50)\n"
         "  --mix random|production|both  (both)\n"
         "  --prod-ft-share F      production mix: share of fine-tuning jobs (0.8)\n"
-        "  --pfi-noise SD         SD of the error of estimated PFIs, PFI units (0.25)\n"
+        "  --pfi-noise SD         SD of the error of estimated PFIs, PFI units (0.25, or the\n"
+        "                         --model's LOO RMSE)\n"
+        "  --model FILE           a predictor written by 'pfi fit -m': its leave-one-out RMSE\n"
+        "                         is the default --pfi-noise (how far its estimates miss)\n"
         "  --cap-step W           caps on multiples of W watts (0: continuous)\n"
         "  --deep-class NAME      class cut deeper by class-weighted (moe-ft)\n"
         "  --class-factor F       how much deeper (2)\n"
@@ -60,7 +64,7 @@ static void usage(FILE *f)
 enum {
     OPT_LIBRARY = 256, OPT_LIBRARY_SEED, OPT_WORKLOADS, OPT_JOBS, OPT_REDUCTIONS, OPT_MIX,
     OPT_PROD_FT, OPT_PFI_NOISE, OPT_CAP_STEP, OPT_DEEP_CLASS, OPT_CLASS_FACTOR, OPT_SEED,
-    OPT_THREADS, OPT_FORMAT, OPT_PLOT_GAP, OPT_PLOT_CLASSES, OPT_QUIET
+    OPT_THREADS, OPT_FORMAT, OPT_PLOT_GAP, OPT_PLOT_CLASSES, OPT_QUIET, OPT_MODEL
 };
 
 static const struct option long_options[] = {
@@ -72,6 +76,7 @@ static const struct option long_options[] = {
     {"mix", required_argument, NULL, OPT_MIX},
     {"prod-ft-share", required_argument, NULL, OPT_PROD_FT},
     {"pfi-noise", required_argument, NULL, OPT_PFI_NOISE},
+    {"model", required_argument, NULL, OPT_MODEL},
     {"cap-step", required_argument, NULL, OPT_CAP_STEP},
     {"deep-class", required_argument, NULL, OPT_DEEP_CLASS},
     {"class-factor", required_argument, NULL, OPT_CLASS_FACTOR},
@@ -91,6 +96,8 @@ typedef struct settings {
     size_t library_seed;
     pfi_sim_options sim;
     const char *format, *output, *plot_gap, *plot_classes;
+    const char *model;     /* --model: take the noise SD from this predictor's LOO RMSE */
+    bool noise_given;      /* --pfi-noise given (it wins over --model) */
     bool quiet;
 } settings;
 
@@ -170,6 +177,10 @@ static int parse_args(int argc, char **argv, settings *s)
         case OPT_PFI_NOISE:
             if (!cli_parse_double(optarg, &s->sim.pfi_noise) || !(s->sim.pfi_noise >= 0))
                 goto bad;
+            s->noise_given = true;
+            break;
+        case OPT_MODEL:
+            s->model = optarg;
             break;
         case OPT_CAP_STEP:
             if (!cli_parse_double(optarg, &s->sim.cap_step_w) || !(s->sim.cap_step_w >= 0))
@@ -224,6 +235,32 @@ static int parse_args(int argc, char **argv, settings *s)
         cli_error("unexpected argument '%s' (see 'pfi simulate --help')", argv[optind]);
         return PFI_EXIT_USAGE;
     }
+    return PFI_EXIT_OK;
+}
+
+/*
+ * The PFI estimate error from a fitted predictor (pfi fit -m): its leave-one-out RMSE, the
+ * typical miss of its estimate for a job it was not trained on. Unless --pfi-noise was given,
+ * it becomes the simulation's noise SD.
+ */
+static int noise_from_model(settings *s)
+{
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_fit_model *m = NULL;
+    pfi_error e = pfi_fit_model_load(s->model, &m, &d);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    double rmse = m->loo.rmse;
+    pfi_fit_model_destroy(m);
+    if (s->noise_given)
+        return PFI_EXIT_OK;
+    if (!(rmse >= 0) || !isfinite(rmse)) {
+        cli_error("%s: the model has no leave-one-out RMSE (undefined); give --pfi-noise",
+                  s->model);
+        return PFI_EXIT_DATA;
+    }
+    s->sim.pfi_noise = rmse;
     return PFI_EXIT_OK;
 }
 
@@ -291,9 +328,12 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                         const settings *s)
 {
     fprintf(f, "pfi simulate: %zu workloads x %zu jobs, seed %llu, library %s%s (%zu jobs, "
-               "%zu classes), PFI estimate error SD %.3g\n",
+               "%zu classes), PFI estimate error SD %.3g%s%s%s\n",
             s->sim.workloads, s->sim.jobs, (unsigned long long)s->sim.seed, s->library,
-            lib->synthetic ? " [SYNTHETIC]" : "", lib->n, lib->n_classes, s->sim.pfi_noise);
+            lib->synthetic ? " [SYNTHETIC]" : "", lib->n, lib->n_classes, s->sim.pfi_noise,
+            s->model != NULL && !s->noise_given ? " (LOO RMSE of " : "",
+            s->model != NULL && !s->noise_given ? s->model : "",
+            s->model != NULL && !s->noise_given ? ")" : "");
     fprintf(f, "intervals: 2.5-97.5 percentiles over workloads; tokens/s in the library's "
                "unit%s\n", lib->synthetic ? " (synthetic)" : "");
     for (int m = 0; m < PFI_SIM_MIXES; m++) {
@@ -423,10 +463,14 @@ static void write_json(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                        const settings *s)
 {
     fprintf(f, "{\n  \"workloads\": %zu, \"jobs\": %zu, \"seed\": %llu, \"synthetic\": %s,\n"
-               "  \"pfi_noise\": %.10g, \"interval\": \"2.5-97.5 percentiles over workloads\",\n"
+               "  \"pfi_noise\": %.10g, \"pfi_noise_source\": \"%s\",\n"
+               "  \"interval\": \"2.5-97.5 percentiles over workloads\",\n"
                "  \"cells\": [",
             s->sim.workloads, s->sim.jobs, (unsigned long long)s->sim.seed,
-            lib->synthetic ? "true" : "false", s->sim.pfi_noise);
+            lib->synthetic ? "true" : "false", s->sim.pfi_noise,
+            s->model != NULL && !s->noise_given ? "model_loo_rmse"
+            : s->noise_given                    ? "option"
+                                                : "default");
     bool first = true;
     for (int m = 0; m < PFI_SIM_MIXES; m++)
         for (size_t ri = 0; r->mix_run[m] && ri < r->n_reductions; ri++)
@@ -464,6 +508,8 @@ int cmd_simulate(int argc, char **argv)
     int rc = parse_args(argc, argv, &s);
     if (rc != PFI_EXIT_OK)
         return rc < 0 ? PFI_EXIT_OK : rc;
+    if (s.model != NULL && (rc = noise_from_model(&s)) != PFI_EXIT_OK)
+        return rc;
     pfi_joblib *lib = NULL;
     if (strcmp(s.library, "synthetic") == 0) {
         pfi_error e = pfi_joblib_synthetic(s.library_seed, &lib);

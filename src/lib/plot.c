@@ -30,6 +30,9 @@ static void on_plabort(PLCHAR_VECTOR msg)
 }
 
 static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt, ...)
 {
     if (d != NULL) {
         pfi_diag_clear(d);

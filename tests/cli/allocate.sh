@@ -47,6 +47,19 @@ cmp -s "$T/a.csv" "$T/b.csv" && echo "ok   simulate-deterministic" || { echo "FA
 # PLplot's cairo/fontconfig stack leaks at exit (not pfi's memory): no leak check on figures
 check simulate-zeus 0 env ASAN_OPTIONS=detect_leaks=0 "$PFI" simulate --library "$SRC/data/zeus_nsdi23_power" --workloads 10 --jobs 20 --plot-gap "$T/g.png"
 test -s "$T/g.png" && echo "ok   simulate-plot" || { echo "FAIL simulate-plot"; fail=1; }
+# --model: the predictor's LOO RMSE is the default PFI noise; --pfi-noise wins over it
+check simulate-model-lib 0 "$PFI" library generate --quiet "$T/lib"
+check simulate-model-fit 0 "$PFI" fit "$T/lib" -m "$T/m.json"
+rmse=$(python3 -c 'import json,sys; print("%.3g" % json.load(open(sys.argv[1]))["loo"]["rmse"])' "$T/m.json" 2>/dev/null || echo none)
+check simulate-model 0 "$PFI" simulate --workloads 5 --jobs 10 --quiet --model "$T/m.json"
+grep_out simulate-model-noise "error SD $rmse (LOO RMSE of "
+check simulate-model-json 0 "$PFI" simulate --workloads 5 --jobs 10 --quiet --model "$T/m.json" --format json
+grep_out simulate-model-json-source '"pfi_noise_source": "model_loo_rmse"'
+check simulate-model-option 0 "$PFI" simulate --workloads 5 --jobs 10 --quiet --model "$T/m.json" --pfi-noise 0.4
+grep_out simulate-model-option-noise "error SD 0.4$"
+sed 's/"rmse": [0-9.e+-]*/"rmse": null/' "$T/m.json" >"$T/null.json"
+check simulate-model-undefined 1 "$PFI" simulate --workloads 5 --model "$T/null.json"
+check simulate-model-missing 1 "$PFI" simulate --workloads 5 --model "$T/none.json"
 check simulate-bad-reduction 2 "$PFI" simulate --reductions 0,120
 check simulate-bad-plot 2 env ASAN_OPTIONS=detect_leaks=0 "$PFI" simulate --workloads 2 --plot-gap "$T/x.gif"
 rm -rf "$T"
