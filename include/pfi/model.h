@@ -10,8 +10,9 @@
  * tensor_active_peak · (t_c f_max/f)/t(f). Memory-bound jobs (small compute share
  * α = t_c/(t_c + t_m) at f_max) keep throughput under caps: high PFI.
  *
- * Used to generate the synthetic job library (pfi/library.h) and to emulate GPUs; the
- * allocation code can invert it (pfi_model_share_for_pfi) to turn an estimated PFI into a
+ * Used to generate the synthetic job library (pfi/library.h), the simulation's built-in
+ * library (pfi/joblib.h) and to emulate GPUs; the `pfi-model` allocation strategy
+ * (pfi/allocate.h) inverts it (pfi_model_share_for_pfi) to turn an estimated PFI into a
  * concave cap → throughput curve.
  *
  * Plain data, no global state: thread-safe.
@@ -100,6 +101,15 @@ pfi_error pfi_model_share_for_pfi(const pfi_model_job *j, const double *caps_w, 
 
 /* pfi_model_set_share — set t_c = α·s, t_m = (1 − α)·s keeping s = t_c + t_m. */
 void pfi_model_set_share(pfi_model_job *j, double alpha);
+
+/*
+ * pfi_model_set_throughput — scale the job so that its uncapped throughput (at f_max) is
+ * tput_tok_s (whole job, tokens/s): tokens_per_step = tput_tok_s × (t_c + t_m). Step times,
+ * the compute share and every other field are kept, so PFI and telemetry do not change.
+ * Errors: PFI_ERR_INVALID_ARGUMENT when tput_tok_s is not positive and finite or t_c + t_m
+ * is not (j untouched).
+ */
+pfi_error pfi_model_set_throughput(pfi_model_job *j, double tput_tok_s);
 
 #ifdef __cplusplus
 }

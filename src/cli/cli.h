@@ -20,6 +20,8 @@ enum {
 };
 
 int cmd_analyze(int argc, char **argv);
+int cmd_allocate(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
 int cmd_library(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_fit(int argc, char **argv);

@@ -24,6 +24,8 @@ static const verb verbs[] = {
     {"library", cmd_library, "generate the calibrated synthetic job library (library generate)"},
     {"ingest", cmd_ingest, "read a run's telemetry and training log into the run store"},
     {"runs", cmd_runs, "list the runs in the run store"},
+    {"allocate", cmd_allocate, "choose per-job power caps under a cluster power budget"},
+    {"simulate", cmd_simulate, "compare allocation strategies on simulated workloads"},
 };
 
 static void usage(FILE *f)

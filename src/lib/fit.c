@@ -15,6 +15,9 @@
 #include "pfi/stats.h"
 
 static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, const char *fmt, ...)
 {
     if (d != NULL) {
         pfi_diag_clear(d);

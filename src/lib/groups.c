@@ -45,6 +45,10 @@ static pfi_error hash_file(const char *path, uint64_t *h)
 
 static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, long line,
                           const char *column, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, long line,
+                          const char *column, const char *fmt, ...)
 {
     if (d != NULL) {
         pfi_diag_clear(d);

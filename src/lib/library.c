@@ -302,6 +302,9 @@ pfi_error pfi_library_generate(const pfi_library_options *opt, pfi_library **out
 /* ---- writing ---- */
 
 static pfi_error io_fail(pfi_diag *d, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static pfi_error io_fail(pfi_diag *d, const char *path, const char *fmt, ...)
 {
     if (d != NULL) {
         pfi_diag_clear(d);

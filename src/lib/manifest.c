@@ -11,6 +11,9 @@
 #include <string.h>
 
 static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, int line, const char *key,
+                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, int line, const char *key,
                       const char *fmt, ...)
 {
     if (d != NULL) {

@@ -54,6 +54,17 @@ void pfi_model_set_share(pfi_model_job *j, double alpha)
     j->memory_time_s = (1 - alpha) * s;
 }
 
+pfi_error pfi_model_set_throughput(pfi_model_job *j, double tput_tok_s)
+{
+    if (j == NULL || !(tput_tok_s > 0) || !isfinite(tput_tok_s))
+        return PFI_ERR_INVALID_ARGUMENT;
+    double s = j->compute_time_s + j->memory_time_s;
+    if (!(s > 0) || !isfinite(s) || !isfinite(tput_tok_s * s))
+        return PFI_ERR_INVALID_ARGUMENT;
+    j->tokens_per_step = tput_tok_s * s;
+    return PFI_OK;
+}
+
 pfi_error pfi_model_eval(const pfi_model_job *j, double cap_w, pfi_model_point *out)
 {
     if (pfi_model_check(j) != PFI_OK || !(cap_w > 0) || !isfinite(cap_w) || out == NULL)

@@ -211,6 +211,9 @@ typedef struct reader {
 } reader;
 
 static pfi_error fail(reader *r, pfi_error e, long line, const char *column, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static pfi_error fail(reader *r, pfi_error e, long line, const char *column, const char *fmt, ...)
 {
     if (r->diag != NULL) {
         pfi_diag_clear(r->diag);

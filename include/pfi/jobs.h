@@ -1,0 +1,63 @@
+/*
+ * pfi/jobs.h — the jobs file of `pfi allocate`: each job's curve and optional inputs.
+ *
+ * CSV with a header, one row per curve point; columns found by name, in any order:
+ *   required: job (name), cap_w (per-GPU cap, W), power_w (whole-job drawn power, W),
+ *             tput_tok_s (whole-job throughput, tokens/s)
+ *   optional, per job (the first non-empty cell of the job's rows counts): class, gpus,
+ *             weight (objective weight), floor (SLA: keep this fraction of the reference
+ *             throughput), pfi (estimated PFI), feature (raw telemetry), cap_min_w, cap_max_w
+ * A job's rows need not be adjacent; jobs keep the order of their first row. Empty cells and
+ * the missing markers of pfi/value.h are missing (NaN), never zero. Points are sorted by cap;
+ * two points at one cap are an error. Monotonicity is not checked here (pfi/curve.h).
+ */
+#ifndef PFI_JOBS_H
+#define PFI_JOBS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "pfi/allocate.h"
+#include "pfi/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most jobs and points in one file (more is PFI_ERR_LIMIT). */
+#define PFI_JOBS_MAX_POINTS 50000000
+
+/* pfi_jobs — owned (pfi_jobs_destroy); arrays as in pfi_alloc_jobs, n entries per job. */
+typedef struct pfi_jobs {
+    size_t n;
+    char **name;           /* [n] */
+    char **job_class;      /* [n], NULL when absent */
+    size_t *offset;        /* [n + 1] */
+    double *cap_w, *power_w, *tput_tok_s; /* [offset[n]] */
+    double *gpus, *weight, *floor_frac, *pfi, *feature, *cap_lo_w, *cap_hi_w; /* [n], NaN absent */
+    /* private */
+    size_t cap_jobs, cap_points;
+} pfi_jobs;
+
+/*
+ * pfi_jobs_read_stream — read a jobs CSV from stream (borrowed) named name (diagnostics) into
+ * *out (owned). Errors: PFI_ERR_EMPTY, PFI_ERR_MISSING_COLUMN, PFI_ERR_VALUE (a bad number, a
+ * negative value, two points at one cap — diag names line and column), PFI_ERR_PARSE,
+ * PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT, PFI_ERR_IO, PFI_ERR_NOMEM.
+ */
+pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, pfi_diag *diag);
+
+/* pfi_jobs_read — as pfi_jobs_read_stream from the file at path. */
+pfi_error pfi_jobs_read(const char *path, pfi_jobs **out, pfi_diag *diag);
+
+/* pfi_jobs_view — fill *v with borrowed pointers into j (optional arrays included). */
+void pfi_jobs_view(const pfi_jobs *j, pfi_alloc_jobs *v);
+
+/* pfi_jobs_destroy — free j. NULL is a no-op. */
+void pfi_jobs_destroy(pfi_jobs *j);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,378 @@
+/*
+ * pfi allocate — per-job power caps under a cluster power budget.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pfi/allocate.h"
+#include "pfi/curve.h"
+#include "pfi/jobs.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: pfi allocate [OPTIONS] JOBS.csv|-\n"
+        "\n"
+        "Choose every job's per-GPU power cap so the cluster draws at most a budget and keeps\n"
+        "the most tokens/s (paper section 6). JOBS.csv has one row per curve point:\n"
+        "  job,cap_w,power_w,tput_tok_s  (required: per-GPU cap W, whole-job power W and\n"
+        "                                 tokens/s measured at that cap)\n"
+        "  class,gpus,weight,floor,pfi,feature,cap_min_w,cap_max_w  (optional, per job)\n"
+        "A curve whose power or throughput falls as the cap rises is reported and repaired\n"
+        "by isotonic regression (pool adjacent violators) unless --no-repair.\n"
+        "\n"
+        "budget (one of):\n"
+        "  --budget-w W           cluster budget in watts\n"
+        "  --reduction R          shed R %% of the jobs' uncapped power (default 30)\n"
+        "\n"
+        "allocation:\n"
+        "  --strategy S           oracle (default), equal, class-weighted, pfi-weighted,\n"
+        "                         pfi-model, raw-telemetry (see the README)\n"
+        "  --cap-step W           caps on multiples of W watts (0: continuous)\n"
+        "  --deep-class NAME      class-weighted: the class cut deeper (moe-ft)\n"
+        "  --class-factor F       class-weighted: how much deeper (2)\n"
+        "  --no-repair            a non-monotone curve is an error\n"
+        "\n"
+        "output:\n"
+        "  --format table|csv|json  (table)\n"
+        "  -o, --output FILE      write there instead of stdout (atomically)\n"
+        "  --explain              table: each job's marginal tokens/s per W below and above\n"
+        "                         its cap, and why it got that cap\n"
+        "  -h, --help             this help\n"
+        "\n"
+        "Exit codes: 0 success (also when the budget cannot be met: the output says by how\n"
+        "much), 1 bad or missing input, 2 bad command line, 3 output not written,\n"
+        "4 internal error.\n");
+}
+
+enum { OPT_BUDGET = 256, OPT_REDUCTION, OPT_STRATEGY, OPT_CAP_STEP, OPT_DEEP, OPT_FACTOR,
+       OPT_NO_REPAIR, OPT_FORMAT, OPT_EXPLAIN };
+
+static const struct option long_options[] = {
+    {"budget-w", required_argument, NULL, OPT_BUDGET},
+    {"reduction", required_argument, NULL, OPT_REDUCTION},
+    {"strategy", required_argument, NULL, OPT_STRATEGY},
+    {"cap-step", required_argument, NULL, OPT_CAP_STEP},
+    {"deep-class", required_argument, NULL, OPT_DEEP},
+    {"class-factor", required_argument, NULL, OPT_FACTOR},
+    {"no-repair", no_argument, NULL, OPT_NO_REPAIR},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"output", required_argument, NULL, 'o'},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void json_num(FILE *f, double v)
+{
+    if (isnan(v) || isinf(v))
+        fputs("null", f);
+    else
+        fprintf(f, "%.10g", v);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st)
+{
+    fprintf(f, "strategy %s: %s\n", pfi_strategy_name(st), r->method);
+    fprintf(f, "budget %.1f W of %.1f W uncapped (%.1f%% reduction); lowest possible %.1f W\n",
+            r->budget_w, r->ref_power_w, 100 * (1 - r->budget_w / r->ref_power_w),
+            r->min_power_w);
+    if (!r->feasible)
+        fprintf(f, "INFEASIBLE: the jobs draw at least %.1f W at their lowest caps, %.1f W over "
+                   "the budget; every job is at its lowest cap\n",
+                r->min_power_w, r->shortfall_w);
+    fprintf(f, "drawn %.1f W; throughput %.1f tokens/s of %.1f uncapped (%.1f%% kept)\n",
+            r->total_power_w, r->total_tput_tok_s, r->ref_tput_tok_s,
+            100 * r->total_tput_tok_s / r->ref_tput_tok_s);
+    if (!isnan(r->upper_bound))
+        fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective,
+                r->upper_bound, r->upper_bound - r->objective);
+    if (r->floors_unmet > 0)
+        fprintf(f, "warning: %zu floors exceed the job's throughput at its top cap: held there\n",
+                r->floors_unmet);
+}
+
+static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
+                        bool explain)
+{
+    write_summary(f, r, st);
+    fprintf(f, "\n%-24s %-8s %5s %9s %11s %10s %13s %6s", "job", "class", "gpus", "cap_w",
+            "power_w", "shed_w", "tput_tok_s", "kept");
+    if (explain)
+        fprintf(f, " %11s %11s  why", "tok/s/W-dn", "tok/s/W-up");
+    fputc('\n', f);
+    for (size_t j = 0; j < J->n; j++) {
+        size_t last = J->offset[j + 1] - 1;
+        fprintf(f, "%-24.24s %-8.8s %5.0f %9.1f %11.1f %10.1f %13.1f %5.1f%%", J->name[j],
+                J->job_class[j] ? J->job_class[j] : "-", isnan(J->gpus[j]) ? 1 : J->gpus[j],
+                r->cap_w[j], r->power_w[j], r->shed_w[j], r->tput_tok_s[j],
+                100 * r->tput_tok_s[j] / J->tput_tok_s[last]);
+        if (explain) {
+            fprintf(f, " %11.4g %11.4g  ", r->marginal_down[j], r->marginal_up[j]);
+            bool at_top = isnan(r->marginal_up[j]), at_bottom = isnan(r->marginal_down[j]);
+            if (st == PFI_STRATEGY_ORACLE && !isnan(r->lambda)) {
+                if (at_top)
+                    fprintf(f, "at its top cap: every W earns more here than the threshold "
+                               "%.4g", r->lambda);
+                else if (at_bottom)
+                    fprintf(f, "at its lowest cap: a W here earns less than the threshold %.4g",
+                            r->lambda);
+                else
+                    fprintf(f, "a W above earns %.4g <= threshold %.4g <= %.4g a W below",
+                            r->marginal_up[j], r->lambda, r->marginal_down[j]);
+            } else if (at_top) {
+                fputs("at its top cap", f);
+            } else if (at_bottom) {
+                fputs("at its lowest allowed cap", f);
+            } else {
+                fprintf(f, "sheds %.1f%% of its power (its share under %s)",
+                        100 * r->shed_w[j] / J->power_w[last], pfi_strategy_name(st));
+            }
+        }
+        fputc('\n', f);
+    }
+}
+
+static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r)
+{
+    fputs("job,class,gpus,cap_w,power_w,shed_w,tput_tok_s,tput_ref_tok_s,marginal_down,"
+          "marginal_up\n", f);
+    for (size_t j = 0; j < J->n; j++) {
+        csv_str(f, J->name[j]);
+        fputc(',', f);
+        if (J->job_class[j])
+            csv_str(f, J->job_class[j]);
+        double v[] = {J->gpus[j], r->cap_w[j], r->power_w[j], r->shed_w[j], r->tput_tok_s[j],
+                      J->tput_tok_s[J->offset[j + 1] - 1], r->marginal_down[j],
+                      r->marginal_up[j]};
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+            if (isnan(v[k]))
+                fputs(",", f);
+            else
+                fprintf(f, ",%.10g", v[k]);
+        }
+        fputc('\n', f);
+    }
+}
+
+static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st)
+{
+    fprintf(f, "{\n  \"strategy\": \"%s\", \"method\": ", pfi_strategy_name(st));
+    json_str(f, r->method);
+    fprintf(f, ",\n  \"feasible\": %s, \"shortfall_w\": ", r->feasible ? "true" : "false");
+    json_num(f, r->shortfall_w);
+    const char *keys[] = {"budget_w", "ref_power_w", "min_power_w", "total_power_w",
+                          "total_tput_tok_s", "ref_tput_tok_s", "objective", "upper_bound",
+                          "lambda"};
+    double vals[] = {r->budget_w, r->ref_power_w, r->min_power_w, r->total_power_w,
+                     r->total_tput_tok_s, r->ref_tput_tok_s, r->objective, r->upper_bound,
+                     r->lambda};
+    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+        fprintf(f, ", \"%s\": ", keys[k]);
+        json_num(f, vals[k]);
+    }
+    fputs(",\n  \"jobs\": [", f);
+    for (size_t j = 0; j < J->n; j++) {
+        fputs(j ? ",\n    {\"job\": " : "\n    {\"job\": ", f);
+        json_str(f, J->name[j]);
+        const char *k2[] = {"cap_w", "power_w", "shed_w", "tput_tok_s", "marginal_down",
+                            "marginal_up"};
+        double v2[] = {r->cap_w[j], r->power_w[j], r->shed_w[j], r->tput_tok_s[j],
+                       r->marginal_down[j], r->marginal_up[j]};
+        for (size_t k = 0; k < 6; k++) {
+            fprintf(f, ", \"%s\": ", k2[k]);
+            json_num(f, v2[k]);
+        }
+        fputc('}', f);
+    }
+    fputs("\n  ]\n}\n", f);
+}
+
+int cmd_allocate(int argc, char **argv)
+{
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    const char *format = "table", *output = NULL, *deep_class = "moe-ft";
+    bool explain = false, repair = true, have_budget = false, have_reduction = false;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":ho:", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return PFI_EXIT_OK;
+        case 'o':
+            output = optarg;
+            break;
+        case OPT_BUDGET:
+            if (!cli_parse_double(optarg, &o.budget_w) || !(o.budget_w >= 0))
+                goto bad;
+            have_budget = true;
+            break;
+        case OPT_REDUCTION:
+            if (!cli_parse_double(optarg, &o.reduction) || !(o.reduction >= 0 &&
+                                                             o.reduction <= 100))
+                goto bad;
+            o.reduction /= 100;
+            have_reduction = true;
+            break;
+        case OPT_STRATEGY:
+            if (pfi_strategy_parse(optarg, &o.strategy) != PFI_OK)
+                goto bad;
+            break;
+        case OPT_CAP_STEP:
+            if (!cli_parse_double(optarg, &o.cap_step_w) || !(o.cap_step_w >= 0))
+                goto bad;
+            break;
+        case OPT_DEEP:
+            deep_class = optarg;
+            break;
+        case OPT_FACTOR:
+            if (!cli_parse_double(optarg, &o.class_factor) || !(o.class_factor > 0))
+                goto bad;
+            break;
+        case OPT_NO_REPAIR:
+            repair = false;
+            break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
+                goto bad;
+            format = optarg;
+            break;
+        case OPT_EXPLAIN:
+            explain = true;
+            break;
+        case ':':
+            cli_error("option '%s' needs a value (see 'pfi allocate --help')", argv[optind - 1]);
+            return PFI_EXIT_USAGE;
+        default:
+            cli_error("unknown option '%s' (see 'pfi allocate --help')", argv[optind - 1]);
+            return PFI_EXIT_USAGE;
+        }
+        continue;
+    bad:
+        cli_error("invalid value '%s' for %s (see 'pfi allocate --help')", optarg,
+                  argv[optind - 1]);
+        return PFI_EXIT_USAGE;
+    }
+    if (have_budget && have_reduction) {
+        cli_error("give --budget-w or --reduction, not both");
+        return PFI_EXIT_USAGE;
+    }
+    if (optind + 1 != argc) {
+        cli_error("give one jobs file (see 'pfi allocate --help')");
+        return PFI_EXIT_USAGE;
+    }
+    const char *in = argv[optind];
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_jobs *J = NULL;
+    pfi_error e = strcmp(in, "-") == 0 ? pfi_jobs_read_stream(stdin, "(stdin)", &J, &d)
+                                       : pfi_jobs_read(in, &J, &d);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    /* monotone check and the documented repair */
+    size_t maxk = 0;
+    for (size_t j = 0; j < J->n; j++)
+        if (J->offset[j + 1] - J->offset[j] > maxk)
+            maxk = J->offset[j + 1] - J->offset[j];
+    double *work = malloc(2 * maxk * sizeof *work);
+    unsigned char *deep = calloc(J->n, 1);
+    if (work == NULL || deep == NULL) {
+        free(work);
+        free(deep);
+        pfi_jobs_destroy(J);
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
+    int rc = PFI_EXIT_OK;
+    for (size_t j = 0; j < J->n && rc == PFI_EXIT_OK; j++) {
+        size_t a = J->offset[j], k = J->offset[j + 1] - a;
+        pfi_curve_report rep;
+        if (pfi_curve_check(k, J->cap_w + a, J->power_w + a, J->tput_tok_s + a, &rep) != PFI_OK)
+            continue; /* pfi_allocate says what is wrong */
+        if (rep.power_violations + rep.tput_violations > 0) {
+            cli_error("%s: job '%s': %zu power and %zu throughput points fall as the cap rises "
+                      "(largest drops %.4g W, %.4g tokens/s)%s",
+                      in, J->name[j], rep.power_violations, rep.tput_violations,
+                      rep.max_power_drop_w, rep.max_tput_drop,
+                      repair ? "; repaired by isotonic regression" : "");
+            if (!repair)
+                rc = PFI_EXIT_DATA;
+            else
+                pfi_curve_repair(k, J->power_w + a, J->tput_tok_s + a, work);
+        }
+        deep[j] = J->job_class[j] != NULL && strcmp(J->job_class[j], deep_class) == 0;
+    }
+    free(work);
+    pfi_alloc_result r;
+    memset(&r, 0, sizeof r);
+    if (rc == PFI_EXIT_OK) {
+        pfi_alloc_jobs v;
+        pfi_jobs_view(J, &v);
+        v.deep_cut = deep;
+        e = pfi_alloc_result_init(&r, J->n);
+        if (e == PFI_OK)
+            e = pfi_allocate(&v, &o, &r, &d);
+        if (e != PFI_OK) {
+            rc = cli_report(e, &d);
+            if (e == PFI_ERR_INVALID_ARGUMENT)
+                rc = PFI_EXIT_DATA; /* the jobs file, not the command line */
+        }
+    }
+    if (rc == PFI_EXIT_OK) {
+        cli_output out;
+        if (!cli_output_open(&out, output)) {
+            rc = PFI_EXIT_OUTPUT;
+        } else {
+            if (strcmp(format, "csv") == 0)
+                write_csv(out.f, J, &r);
+            else if (strcmp(format, "json") == 0)
+                write_json(out.f, J, &r, o.strategy);
+            else
+                write_table(out.f, J, &r, o.strategy, explain);
+            if (!cli_output_commit(&out))
+                rc = PFI_EXIT_OUTPUT;
+        }
+        if (!r.feasible)
+            cli_error("warning: the budget cannot be met: %.1f W short", r.shortfall_w);
+    }
+    pfi_alloc_result_clear(&r);
+    free(deep);
+    pfi_jobs_destroy(J);
+    return rc;
+}

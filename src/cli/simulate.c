@@ -1,0 +1,561 @@
+/*
+ * pfi simulate — the paper's §6 policy simulation: every allocation strategy on workloads
+ * drawn from a job library.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "pfi/fit.h"
+#include "pfi/joblib.h"
+#include "pfi/manifest.h"
+#include "pfi/simulate.h"
+#include "pfi/plot_sim.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: pfi simulate [OPTIONS]\n"
+        "\n"
+        "Simulate power-capping policies (paper section 6): draw W workloads of J jobs from a\n"
+        "job library, ask every allocation strategy for per-job caps that shed r %% of the\n"
+        "cluster's GPU power, and score the caps on the jobs' true curves. Reports, per mix\n"
+        "and r, tokens/s per job, tokens/s per job recovered over 'equal' and the share of\n"
+        "the equal-to-oracle gap closed, each with its mean and the 2.5-97.5 percentile\n"
+        "interval over workloads.\n"
+        "\n"
+        "library:\n"
+        "  --library synthetic|DIR  the built-in SYNTHETIC library (default), or a dataset\n"
+        "                         directory with a " PFI_MANIFEST_NAME " (e.g. data/zeus_nsdi23_power):\n"
+        "                         each sweep group becomes a job with its measured curve\n"
+        "  --library-seed N       seed of the synthetic library (2024)\n"
+        "\n"
+        "simulation:\n"
+        "  --workloads W          workloads per mix (500)\n"
+        "  --jobs J               jobs per workload (100)\n"
+        "  --reductions LIST      comma-separated r in %% (10,20,30,40,50)\n"
+        "  --mix random|production|both  (both)\n"
+        "  --prod-ft-share F      production mix: share of fine-tuning jobs (0.8)\n"
+        "  --pfi-noise SD         SD of the error of estimated PFIs, PFI units (0.25, or the\n"
+        "                         --model's LOO RMSE)\n"
+        "  --model FILE           a predictor written by 'pfi fit -m': its leave-one-out RMSE\n"
+        "                         is the default --pfi-noise (how far its estimates miss)\n"
+        "  --cap-step W           caps on multiples of W watts (0: continuous)\n"
+        "  --deep-class NAME      class cut deeper by class-weighted (moe-ft)\n"
+        "  --class-factor F       how much deeper (2)\n"
+        "  --seed N               random seed (1); same seed, same numbers\n"
+        "  --threads N            worker threads (0: one per CPU)\n"
+        "\n"
+        "output:\n"
+        "  --format table|csv|json  (table)\n"
+        "  -o, --output FILE      write there instead of stdout (atomically)\n"
+        "  --plot-gap FILE        figure: gap closed against r, per strategy (.png/.svg)\n"
+        "  --plot-classes FILE    figure: throughput kept per job class against r\n"
+        "  --quiet                no progress line (it shows only on a terminal)\n"
+        "  -h, --help             this help\n"
+        "\n"
+        "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
+        "3 output not written, 4 internal error.\n");
+}
+
+enum {
+    OPT_LIBRARY = 256, OPT_LIBRARY_SEED, OPT_WORKLOADS, OPT_JOBS, OPT_REDUCTIONS, OPT_MIX,
+    OPT_PROD_FT, OPT_PFI_NOISE, OPT_CAP_STEP, OPT_DEEP_CLASS, OPT_CLASS_FACTOR, OPT_SEED,
+    OPT_THREADS, OPT_FORMAT, OPT_PLOT_GAP, OPT_PLOT_CLASSES, OPT_QUIET, OPT_MODEL
+};
+
+static const struct option long_options[] = {
+    {"library", required_argument, NULL, OPT_LIBRARY},
+    {"library-seed", required_argument, NULL, OPT_LIBRARY_SEED},
+    {"workloads", required_argument, NULL, OPT_WORKLOADS},
+    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"reductions", required_argument, NULL, OPT_REDUCTIONS},
+    {"mix", required_argument, NULL, OPT_MIX},
+    {"prod-ft-share", required_argument, NULL, OPT_PROD_FT},
+    {"pfi-noise", required_argument, NULL, OPT_PFI_NOISE},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"cap-step", required_argument, NULL, OPT_CAP_STEP},
+    {"deep-class", required_argument, NULL, OPT_DEEP_CLASS},
+    {"class-factor", required_argument, NULL, OPT_CLASS_FACTOR},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"output", required_argument, NULL, 'o'},
+    {"plot-gap", required_argument, NULL, OPT_PLOT_GAP},
+    {"plot-classes", required_argument, NULL, OPT_PLOT_CLASSES},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct settings {
+    const char *library;
+    size_t library_seed;
+    pfi_sim_options sim;
+    const char *format, *output, *plot_gap, *plot_classes;
+    const char *model;     /* --model: take the noise SD from this predictor's LOO RMSE */
+    bool noise_given;      /* --pfi-noise given (it wins over --model) */
+    bool quiet;
+} settings;
+
+static bool parse_reductions(const char *s, pfi_sim_options *o)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    o->n_reductions = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        double v;
+        if (o->n_reductions == PFI_SIM_MAX_REDUCTIONS || !cli_parse_double(tok, &v) ||
+            !(v > 0 && v < 100))
+            return false;
+        o->reductions[o->n_reductions++] = v / 100.0;
+    }
+    return o->n_reductions > 0;
+}
+
+static int parse_args(int argc, char **argv, settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->library = "synthetic";
+    s->library_seed = 2024;
+    s->format = "table";
+    pfi_sim_options_init(&s->sim);
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":ho:", long_options, NULL)) != -1) {
+        size_t z;
+        double d;
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return -1;
+        case 'o':
+            s->output = optarg;
+            break;
+        case OPT_LIBRARY:
+            s->library = optarg;
+            break;
+        case OPT_LIBRARY_SEED:
+            if (!cli_parse_size(optarg, &s->library_seed))
+                goto bad;
+            break;
+        case OPT_WORKLOADS:
+            if (!cli_parse_size(optarg, &s->sim.workloads) || s->sim.workloads == 0 ||
+                s->sim.workloads > 10000000)
+                goto bad;
+            break;
+        case OPT_JOBS:
+            if (!cli_parse_size(optarg, &s->sim.jobs) || s->sim.jobs == 0 ||
+                s->sim.jobs > 10000000)
+                goto bad;
+            break;
+        case OPT_REDUCTIONS:
+            if (!parse_reductions(optarg, &s->sim))
+                goto bad;
+            break;
+        case OPT_MIX:
+            if (strcmp(optarg, "both") == 0) {
+                s->sim.mix_enabled[0] = s->sim.mix_enabled[1] = true;
+            } else if (strcmp(optarg, "random") == 0 || strcmp(optarg, "production") == 0) {
+                bool prod = optarg[0] == 'p';
+                s->sim.mix_enabled[PFI_MIX_RANDOM] = !prod;
+                s->sim.mix_enabled[PFI_MIX_PRODUCTION] = prod;
+            } else {
+                goto bad;
+            }
+            break;
+        case OPT_PROD_FT:
+            if (!cli_parse_double(optarg, &s->sim.prod_ft_share) ||
+                !(s->sim.prod_ft_share >= 0 && s->sim.prod_ft_share <= 1))
+                goto bad;
+            break;
+        case OPT_PFI_NOISE:
+            if (!cli_parse_double(optarg, &s->sim.pfi_noise) || !(s->sim.pfi_noise >= 0))
+                goto bad;
+            s->noise_given = true;
+            break;
+        case OPT_MODEL:
+            s->model = optarg;
+            break;
+        case OPT_CAP_STEP:
+            if (!cli_parse_double(optarg, &s->sim.cap_step_w) || !(s->sim.cap_step_w >= 0))
+                goto bad;
+            break;
+        case OPT_DEEP_CLASS:
+            s->sim.deep_cut_class = optarg;
+            break;
+        case OPT_CLASS_FACTOR:
+            if (!cli_parse_double(optarg, &s->sim.class_factor) || !(s->sim.class_factor > 0))
+                goto bad;
+            break;
+        case OPT_SEED:
+            if (!cli_parse_size(optarg, &z))
+                goto bad;
+            s->sim.seed = z;
+            break;
+        case OPT_THREADS:
+            if (!cli_parse_size(optarg, &z) || z > 1024)
+                goto bad;
+            s->sim.threads = (unsigned)z;
+            break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
+                goto bad;
+            s->format = optarg;
+            break;
+        case OPT_PLOT_GAP:
+            s->plot_gap = optarg;
+            break;
+        case OPT_PLOT_CLASSES:
+            s->plot_classes = optarg;
+            break;
+        case OPT_QUIET:
+            s->quiet = true;
+            break;
+        case ':':
+            cli_error("option '%s' needs a value (see 'pfi simulate --help')", argv[optind - 1]);
+            return PFI_EXIT_USAGE;
+        default:
+            cli_error("unknown option '%s' (see 'pfi simulate --help')", argv[optind - 1]);
+            return PFI_EXIT_USAGE;
+        }
+        continue;
+    bad:
+        (void)d;
+        cli_error("invalid value '%s' for %s (see 'pfi simulate --help')", optarg,
+                  argv[optind - 1]);
+        return PFI_EXIT_USAGE;
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument '%s' (see 'pfi simulate --help')", argv[optind]);
+        return PFI_EXIT_USAGE;
+    }
+    return PFI_EXIT_OK;
+}
+
+/*
+ * The PFI estimate error from a fitted predictor (pfi fit -m): its leave-one-out RMSE, the
+ * typical miss of its estimate for a job it was not trained on. Unless --pfi-noise was given,
+ * it becomes the simulation's noise SD.
+ */
+static int noise_from_model(settings *s)
+{
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_fit_model *m = NULL;
+    pfi_error e = pfi_fit_model_load(s->model, &m, &d);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    double rmse = m->loo.rmse;
+    pfi_fit_model_destroy(m);
+    if (s->noise_given)
+        return PFI_EXIT_OK;
+    if (!(rmse >= 0) || !isfinite(rmse)) {
+        cli_error("%s: the model has no leave-one-out RMSE (undefined); give --pfi-noise",
+                  s->model);
+        return PFI_EXIT_DATA;
+    }
+    s->sim.pfi_noise = rmse;
+    return PFI_EXIT_OK;
+}
+
+/* A library from a dataset directory read through its manifest. */
+static int load_library_dir(const char *dir, pfi_joblib **out)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        cli_error("%s: not 'synthetic' and not a dataset directory", dir);
+        return PFI_EXIT_DATA;
+    }
+    char man_path[4096];
+    snprintf(man_path, sizeof man_path, "%s/%s", dir, PFI_MANIFEST_NAME);
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_manifest man;
+    pfi_error e = pfi_manifest_load(man_path, &man, &d);
+    pfi_runs_table *t = NULL;
+    char **paths = NULL;
+    size_t n = 0;
+    if (e == PFI_OK)
+        e = pfi_runs_table_create(&t);
+    if (e == PFI_OK)
+        e = pfi_manifest_files(dir, &man, &paths, &n, &d);
+    for (size_t i = 0; e == PFI_OK && i < n; i++)
+        e = pfi_runs_read_csv(t, paths[i], NULL, &man.mapping, &d);
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    if (e == PFI_OK) {
+        pfi_options o;
+        pfi_options_init(&o);
+        e = pfi_joblib_from_runs(t, &o, out, &d);
+    }
+    pfi_manifest_clear(&man);
+    pfi_runs_table_destroy(t);
+    return e == PFI_OK ? PFI_EXIT_OK : cli_report(e, &d);
+}
+
+static void progress(void *ctx, size_t done, size_t total)
+{
+    size_t *last = ctx;
+    size_t pct = 100 * done / total;
+    if (pct != *last || done == total) {
+        *last = pct;
+        fprintf(stderr, "\rpfi simulate: %zu/%zu workloads (%zu%%)", done, total, pct);
+        if (done == total)
+            fputs("\n", stderr);
+        fflush(stderr);
+    }
+}
+
+static const char *cell_na = "n/a";
+
+/* The index of r = 30 % in the result, or SIZE_MAX. */
+static size_t find_r(const pfi_sim_result *r, double v)
+{
+    for (size_t i = 0; i < r->n_reductions; i++)
+        if (fabs(r->reductions[i] - v) < 1e-9)
+            return i;
+    return SIZE_MAX;
+}
+
+static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
+                        const settings *s)
+{
+    fprintf(f, "pfi simulate: %zu workloads x %zu jobs, seed %llu, library %s%s (%zu jobs, "
+               "%zu classes), PFI estimate error SD %.3g%s%s%s\n",
+            s->sim.workloads, s->sim.jobs, (unsigned long long)s->sim.seed, s->library,
+            lib->synthetic ? " [SYNTHETIC]" : "", lib->n, lib->n_classes, s->sim.pfi_noise,
+            s->model != NULL && !s->noise_given ? " (LOO RMSE of " : "",
+            s->model != NULL && !s->noise_given ? s->model : "",
+            s->model != NULL && !s->noise_given ? ")" : "");
+    fprintf(f, "intervals: 2.5-97.5 percentiles over workloads; tokens/s in the library's "
+               "unit%s\n", lib->synthetic ? " (synthetic)" : "");
+    for (int m = 0; m < PFI_SIM_MIXES; m++) {
+        if (!r->mix_run[m])
+            continue;
+        for (size_t ri = 0; ri < r->n_reductions; ri++) {
+            fprintf(f, "\nmix %s, r = %g%%\n", pfi_sim_mix_name((pfi_sim_mix)m),
+                    100 * r->reductions[ri]);
+            fprintf(f, "  %-15s %12s %26s %24s %7s\n", "strategy", "tok/s/job",
+                    "recovered tok/s/job [95%]", "gap closed [95%]", "<equal");
+            for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
+                const pfi_sim_cell *c =
+                    &r->cells[pfi_sim_cell_index(r, (pfi_sim_mix)m, ri, (pfi_strategy)st)];
+                if (!c->available) {
+                    fprintf(f, "  %-15s %12s\n", pfi_strategy_name((pfi_strategy)st), cell_na);
+                    continue;
+                }
+                char rec[64], gap[64];
+                snprintf(rec, sizeof rec, "%.5g [%.4g, %.4g]", c->recovered_per_job_tok_s.mean,
+                         c->recovered_per_job_tok_s.lo, c->recovered_per_job_tok_s.hi);
+                if (isnan(c->gap_closed.mean))
+                    snprintf(gap, sizeof gap, "%s", cell_na);
+                else
+                    snprintf(gap, sizeof gap, "%.1f%% [%.1f, %.1f]", 100 * c->gap_closed.mean,
+                             100 * c->gap_closed.lo, 100 * c->gap_closed.hi);
+                fprintf(f, "  %-15s %12.6g %26s %24s %7zu\n",
+                        pfi_strategy_name((pfi_strategy)st), c->per_job_tok_s.mean, rec, gap,
+                        c->below_equal);
+            }
+        }
+    }
+    /* the paper comparison */
+    size_t r30 = find_r(r, 0.3);
+    if (r30 != SIZE_MAX && r->mix_run[PFI_MIX_PRODUCTION]) {
+        fprintf(f, "\npaper comparison (production mix, r = 30%%):\n");
+        fprintf(f, "  %-15s %26s %24s\n", "strategy", "recovered tok/s/job", "gap closed");
+        fprintf(f, "  %-15s %26s %24s\n", "paper PFI-aware", "~1500", "63%");
+        for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
+            const pfi_sim_cell *c =
+                &r->cells[pfi_sim_cell_index(r, PFI_MIX_PRODUCTION, r30, (pfi_strategy)st)];
+            if (!c->available)
+                continue;
+            fprintf(f, "  %-15s %26.5g %23.1f%%\n", pfi_strategy_name((pfi_strategy)st),
+                    c->recovered_per_job_tok_s.mean, 100 * c->gap_closed.mean);
+        }
+    }
+    /* PFI-based strategies below equal anywhere? */
+    bool any = false;
+    for (int m = 0; m < PFI_SIM_MIXES; m++)
+        for (size_t ri = 0; m < PFI_SIM_MIXES && r->mix_run[m] && ri < r->n_reductions; ri++)
+            for (int st = PFI_STRATEGY_PFI_WEIGHTED; st <= PFI_STRATEGY_PFI_MODEL; st++) {
+                const pfi_sim_cell *c =
+                    &r->cells[pfi_sim_cell_index(r, (pfi_sim_mix)m, ri, (pfi_strategy)st)];
+                if (c->available && c->recovered_per_job_tok_s.mean < 0) {
+                    fprintf(f, "\nnote: %s is below equal on average at mix %s, r = %g%%\n",
+                            pfi_strategy_name((pfi_strategy)st),
+                            pfi_sim_mix_name((pfi_sim_mix)m), 100 * r->reductions[ri]);
+                    any = true;
+                }
+            }
+    if (!any)
+        fprintf(f, "\nno PFI-based strategy is below equal on average at any r or mix\n");
+    fprintf(f, "\nthroughput kept per class (mean sum T / sum T_ref):\n");
+    for (int m = 0; m < PFI_SIM_MIXES; m++) {
+        if (!r->mix_run[m])
+            continue;
+        for (size_t ri = 0; ri < r->n_reductions; ri++) {
+            fprintf(f, "  %-10s r=%2.0f%%", pfi_sim_mix_name((pfi_sim_mix)m),
+                    100 * r->reductions[ri]);
+            for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
+                const pfi_sim_cell *c =
+                    &r->cells[pfi_sim_cell_index(r, (pfi_sim_mix)m, ri, (pfi_strategy)st)];
+                if (!c->available)
+                    continue;
+                fprintf(f, "  %s:", pfi_strategy_name((pfi_strategy)st));
+                for (size_t k = 0; k < lib->n_classes; k++)
+                    if (!isnan(c->retained[k]))
+                        fprintf(f, " %s %.3f", lib->class_name[k], c->retained[k]);
+            }
+            fputc('\n', f);
+        }
+    }
+    if (r->infeasible > 0)
+        fprintf(f, "\nwarning: %zu allocations could not meet the budget (every job at its "
+                   "lowest cap)\n", r->infeasible);
+}
+
+static void write_csv(FILE *f, const pfi_sim_result *r)
+{
+    fputs("mix,reduction,strategy,tok_s_per_job,tok_s_per_job_lo,tok_s_per_job_hi,"
+          "recovered_tok_s_per_job,recovered_lo,recovered_hi,gap_closed,gap_closed_lo,"
+          "gap_closed_hi,workloads_gap,below_equal\n", f);
+    for (int m = 0; m < PFI_SIM_MIXES; m++)
+        for (size_t ri = 0; r->mix_run[m] && ri < r->n_reductions; ri++)
+            for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
+                const pfi_sim_cell *c =
+                    &r->cells[pfi_sim_cell_index(r, (pfi_sim_mix)m, ri, (pfi_strategy)st)];
+                if (!c->available)
+                    continue;
+                fprintf(f, "%s,%.17g,%s", pfi_sim_mix_name((pfi_sim_mix)m), r->reductions[ri],
+                        pfi_strategy_name((pfi_strategy)st));
+                const pfi_sim_stat *stats[] = {&c->per_job_tok_s, &c->recovered_per_job_tok_s,
+                                               &c->gap_closed};
+                for (int k = 0; k < 3; k++) {
+                    double v[3] = {stats[k]->mean, stats[k]->lo, stats[k]->hi};
+                    for (int q = 0; q < 3; q++)
+                        if (isnan(v[q]))
+                            fputs(",", f);
+                        else
+                            fprintf(f, ",%.10g", v[q]);
+                }
+                fprintf(f, ",%zu,%zu\n", c->gap_closed.n, c->below_equal);
+            }
+}
+
+static void json_stat(FILE *f, const char *name, const pfi_sim_stat *s)
+{
+    fprintf(f, "\"%s\": ", name);
+    if (isnan(s->mean))
+        fputs("null", f);
+    else
+        fprintf(f, "{\"mean\": %.10g, \"lo\": %.10g, \"hi\": %.10g, \"n\": %zu}", s->mean,
+                s->lo, s->hi, s->n);
+}
+
+static void write_json(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
+                       const settings *s)
+{
+    fprintf(f, "{\n  \"workloads\": %zu, \"jobs\": %zu, \"seed\": %llu, \"synthetic\": %s,\n"
+               "  \"pfi_noise\": %.10g, \"pfi_noise_source\": \"%s\",\n"
+               "  \"interval\": \"2.5-97.5 percentiles over workloads\",\n"
+               "  \"cells\": [",
+            s->sim.workloads, s->sim.jobs, (unsigned long long)s->sim.seed,
+            lib->synthetic ? "true" : "false", s->sim.pfi_noise,
+            s->model != NULL && !s->noise_given ? "model_loo_rmse"
+            : s->noise_given                    ? "option"
+                                                : "default");
+    bool first = true;
+    for (int m = 0; m < PFI_SIM_MIXES; m++)
+        for (size_t ri = 0; r->mix_run[m] && ri < r->n_reductions; ri++)
+            for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
+                const pfi_sim_cell *c =
+                    &r->cells[pfi_sim_cell_index(r, (pfi_sim_mix)m, ri, (pfi_strategy)st)];
+                if (!c->available)
+                    continue;
+                fprintf(f, "%s\n    {\"mix\": \"%s\", \"reduction\": %.10g, \"strategy\": \"%s\", ",
+                        first ? "" : ",", pfi_sim_mix_name((pfi_sim_mix)m), r->reductions[ri],
+                        pfi_strategy_name((pfi_strategy)st));
+                first = false;
+                json_stat(f, "tok_s_per_job", &c->per_job_tok_s);
+                fputs(", ", f);
+                json_stat(f, "recovered_tok_s_per_job", &c->recovered_per_job_tok_s);
+                fputs(", ", f);
+                json_stat(f, "gap_closed", &c->gap_closed);
+                fprintf(f, ", \"below_equal\": %zu, \"retained\": {", c->below_equal);
+                bool fc = true;
+                for (size_t k = 0; k < lib->n_classes; k++) {
+                    if (isnan(c->retained[k]))
+                        continue;
+                    fprintf(f, "%s\"%s\": %.10g", fc ? "" : ", ", lib->class_name[k],
+                            c->retained[k]);
+                    fc = false;
+                }
+                fputs("}}", f);
+            }
+    fprintf(f, "\n  ],\n  \"infeasible\": %zu\n}\n", r->infeasible);
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    settings s;
+    int rc = parse_args(argc, argv, &s);
+    if (rc != PFI_EXIT_OK)
+        return rc < 0 ? PFI_EXIT_OK : rc;
+    if (s.model != NULL && (rc = noise_from_model(&s)) != PFI_EXIT_OK)
+        return rc;
+    pfi_joblib *lib = NULL;
+    if (strcmp(s.library, "synthetic") == 0) {
+        pfi_error e = pfi_joblib_synthetic(s.library_seed, &lib);
+        if (e != PFI_OK)
+            return cli_report(e, NULL);
+    } else {
+        rc = load_library_dir(s.library, &lib);
+        if (rc != PFI_EXIT_OK)
+            return rc;
+    }
+    size_t last = SIZE_MAX;
+    if (!s.quiet && cli_is_tty(stderr)) {
+        s.sim.progress = progress;
+        s.sim.progress_ctx = &last;
+    }
+    pfi_sim_result *res = NULL;
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = pfi_simulate(lib, &s.sim, &res, &d);
+    if (e != PFI_OK) {
+        pfi_joblib_destroy(lib);
+        return cli_report(e, &d);
+    }
+    cli_output out;
+    rc = PFI_EXIT_OK;
+    if (!cli_output_open(&out, s.output)) {
+        rc = PFI_EXIT_OUTPUT;
+    } else {
+        if (strcmp(s.format, "csv") == 0)
+            write_csv(out.f, res);
+        else if (strcmp(s.format, "json") == 0)
+            write_json(out.f, res, lib, &s);
+        else
+            write_table(out.f, res, lib, &s);
+        if (!cli_output_commit(&out))
+            rc = PFI_EXIT_OUTPUT;
+    }
+    const char *plots[2] = {s.plot_gap, s.plot_classes};
+    for (int k = 0; k < 2 && rc == PFI_EXIT_OK; k++) {
+        if (plots[k] == NULL)
+            continue;
+        e = k == 0 ? pfi_plot_sim_gap(plots[k], res, &d) : pfi_plot_sim_classes(plots[k], res, lib, &d);
+        if (e != PFI_OK)
+            rc = cli_report(e, &d) == PFI_EXIT_USAGE ? PFI_EXIT_USAGE : PFI_EXIT_OUTPUT;
+    }
+    pfi_sim_result_destroy(res);
+    pfi_joblib_destroy(lib);
+    return rc;
+}

@@ -1,0 +1,448 @@
+/*
+ * The policy simulation (paper §6): workloads drawn from a job library, every strategy
+ * evaluated on the true curves, statistics over workloads.
+ */
+#include "pfi/simulate.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pfi/rng.h"
+
+const char *pfi_sim_mix_name(pfi_sim_mix m)
+{
+    return m == PFI_MIX_RANDOM ? "random" : m == PFI_MIX_PRODUCTION ? "production" : "unknown";
+}
+
+void pfi_sim_options_init(pfi_sim_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->workloads = 500;
+    o->jobs = 100;
+    o->seed = 1;
+    o->n_reductions = 5;
+    for (size_t i = 0; i < 5; i++)
+        o->reductions[i] = 0.1 * (double)(i + 1);
+    o->mix_enabled[PFI_MIX_RANDOM] = o->mix_enabled[PFI_MIX_PRODUCTION] = true;
+    o->prod_ft_share = 0.8;
+    o->pfi_noise = 0.25;
+    o->cap_step_w = 0;
+    o->deep_cut_class = "moe-ft";
+    o->class_factor = 2.0;
+}
+
+void pfi_sim_result_destroy(pfi_sim_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->cells);
+    free(r);
+}
+
+/* Shared state of one simulation. */
+typedef struct sim {
+    const pfi_joblib *lib;
+    const pfi_sim_options *o;
+    size_t n_cells;         /* mixes × reductions × strategies */
+    double *total;          /* [n_cells][W]: S per workload (NaN: not run) */
+    double *retained;       /* [n_cells][n_classes][W] */
+    bool feature_ok;        /* the library has a feature for every template */
+    size_t *ft_idx, n_ft;   /* production: fine-tuning templates with the fewest GPUs */
+    size_t *pt_idx, n_pt;   /* production: pre-training templates */
+    double *pt_cum;         /* cumulative GPU weights of pt_idx */
+    size_t deep_class;      /* class index cut deeper, or SIZE_MAX */
+    atomic_size_t done;
+    atomic_size_t infeasible;
+    atomic_int error;
+    pthread_mutex_t lock;
+    size_t total_work;
+    unsigned n_threads;
+} sim;
+
+typedef struct worker {
+    sim *s;
+    unsigned id;
+} worker;
+
+static size_t draw_template(sim *s, pfi_rng *rng, pfi_sim_mix mix)
+{
+    const pfi_joblib *l = s->lib;
+    if (mix == PFI_MIX_RANDOM)
+        return (size_t)(pfi_rng_uniform(rng) * (double)l->n) % l->n;
+    if (pfi_rng_uniform(rng) < s->o->prod_ft_share)
+        return s->ft_idx[(size_t)(pfi_rng_uniform(rng) * (double)s->n_ft) % s->n_ft];
+    double u = pfi_rng_uniform(rng) * s->pt_cum[s->n_pt - 1];
+    size_t i = 0;
+    while (i + 1 < s->n_pt && s->pt_cum[i] <= u)
+        i++;
+    return s->pt_idx[i];
+}
+
+/* One workload of one mix: draw, allocate with every strategy at every r, record. */
+static pfi_error run_workload(sim *s, size_t w, pfi_sim_mix mix, size_t *tmpl, size_t *off,
+                              double *cap, double *pw, double *tp, double *gpus, double *pfi,
+                              double *feat, unsigned char *deep, double *alpha,
+                              pfi_alloc_result *res)
+{
+    const pfi_joblib *l = s->lib;
+    const pfi_sim_options *o = s->o;
+    size_t J = o->jobs, W = o->workloads, NC = l->n_classes;
+    pfi_rng rng;
+    pfi_rng_seed(&rng, o->seed, 2 * (uint64_t)w + (uint64_t)mix);
+    size_t q = 0;
+    for (size_t j = 0; j < J; j++) {
+        size_t t = draw_template(s, &rng, mix);
+        tmpl[j] = t;
+        off[j] = q;
+        for (size_t i = l->offset[t]; i < l->offset[t + 1]; i++, q++) {
+            cap[q] = l->cap_w[i];
+            pw[q] = l->power_w[i];
+            tp[q] = l->tput_tok_s[i];
+        }
+        gpus[j] = l->gpus[t];
+        double est = l->pfi[t] + o->pfi_noise * pfi_rng_normal(&rng);
+        pfi[j] = est < 1.0 ? 1.0 : est;
+        feat[j] = s->feature_ok ? l->feature[t] : 0.0;
+        deep[j] = l->class_id[t] == s->deep_class;
+        /* the model inversion of pfi-model, once per job rather than once per r */
+        size_t k = l->offset[t + 1] - l->offset[t];
+        /* as pfi_allocate's pfi-model does with the default shape: the model per GPU through
+           the reference draw; 1 (compute-bound) when the PFI cannot be matched */
+        pfi_model_job m;
+        pfi_model_job_init(&m, 1.0, l->power_w[l->offset[t + 1] - 1] / l->gpus[t]);
+        if (k < 2 || pfi_model_share_for_pfi(&m, l->cap_w + l->offset[t], k, 0.02, pfi[j],
+                                             &alpha[j], NULL) != PFI_OK)
+            alpha[j] = 1.0;
+    }
+    off[J] = q;
+    pfi_alloc_jobs jobs;
+    memset(&jobs, 0, sizeof jobs);
+    jobs.n = J;
+    jobs.offset = off;
+    jobs.cap_w = cap;
+    jobs.power_w = pw;
+    jobs.tput_tok_s = tp;
+    jobs.gpus = gpus;
+    jobs.pfi = pfi;
+    jobs.feature = feat;
+    jobs.deep_cut = deep;
+    jobs.model_alpha = alpha;
+    double ref_class[PFI_JOBLIB_MAX_CLASSES] = {0}, got_class[PFI_JOBLIB_MAX_CLASSES];
+    for (size_t j = 0; j < J; j++)
+        ref_class[l->class_id[tmpl[j]]] += tp[off[j + 1] - 1];
+    for (size_t ri = 0; ri < o->n_reductions; ri++) {
+        for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
+            if (st == PFI_STRATEGY_RAW_TELEMETRY && !s->feature_ok)
+                continue;
+            pfi_alloc_options ao;
+            pfi_alloc_options_init(&ao);
+            ao.strategy = (pfi_strategy)st;
+            ao.reduction = o->reductions[ri];
+            ao.cap_step_w = o->cap_step_w;
+            ao.class_factor = o->class_factor;
+            pfi_error e = pfi_allocate(&jobs, &ao, res, NULL);
+            if (e != PFI_OK)
+                return e;
+            if (!res->feasible)
+                atomic_fetch_add(&s->infeasible, 1);
+            size_t cell = ((size_t)mix * o->n_reductions + ri) * PFI_STRATEGY_COUNT + (size_t)st;
+            s->total[cell * W + w] = res->total_tput_tok_s;
+            memset(got_class, 0, sizeof got_class);
+            for (size_t j = 0; j < J; j++)
+                got_class[l->class_id[tmpl[j]]] += res->tput_tok_s[j];
+            for (size_t c = 0; c < NC; c++)
+                s->retained[(cell * NC + c) * W + w] =
+                    ref_class[c] > 0 ? got_class[c] / ref_class[c] : NAN;
+        }
+    }
+    return PFI_OK;
+}
+
+static void *work(void *arg)
+{
+    worker *wk = arg;
+    sim *s = wk->s;
+    const pfi_joblib *l = s->lib;
+    size_t J = s->o->jobs, maxk = 0;
+    for (size_t t = 0; t < l->n; t++)
+        if (l->offset[t + 1] - l->offset[t] > maxk)
+            maxk = l->offset[t + 1] - l->offset[t];
+    size_t *tmpl = malloc(J * sizeof *tmpl), *off = malloc((J + 1) * sizeof *off);
+    double *cap = malloc(J * maxk * sizeof *cap), *pw = malloc(J * maxk * sizeof *pw),
+           *tp = malloc(J * maxk * sizeof *tp), *gpus = malloc(J * sizeof *gpus),
+           *pfi = malloc(J * sizeof *pfi), *feat = malloc(J * sizeof *feat);
+    unsigned char *deep = malloc(J);
+    double *alpha = malloc(J * sizeof *alpha);
+    pfi_alloc_result res;
+    pfi_error e = pfi_alloc_result_init(&res, J);
+    if (!tmpl || !off || !cap || !pw || !tp || !gpus || !pfi || !feat || !deep || !alpha)
+        e = PFI_ERR_NOMEM;
+    for (size_t w = wk->id; e == PFI_OK && w < s->o->workloads; w += s->n_threads) {
+        if (atomic_load(&s->error) != PFI_OK)
+            break;
+        for (int m = 0; m < PFI_SIM_MIXES && e == PFI_OK; m++) {
+            bool run = s->o->mix_enabled[m] && (m == PFI_MIX_RANDOM || (s->n_ft && s->n_pt));
+            if (run)
+                e = run_workload(s, w, (pfi_sim_mix)m, tmpl, off, cap, pw, tp, gpus, pfi, feat,
+                                 deep, alpha, &res);
+        }
+        size_t d = atomic_fetch_add(&s->done, 1) + 1;
+        if (s->o->progress != NULL) {
+            pthread_mutex_lock(&s->lock);
+            s->o->progress(s->o->progress_ctx, d, s->total_work);
+            pthread_mutex_unlock(&s->lock);
+        }
+    }
+    if (e != PFI_OK) {
+        int expected = PFI_OK;
+        atomic_compare_exchange_strong(&s->error, &expected, (int)e);
+    }
+    pfi_alloc_result_clear(&res);
+    free(tmpl);
+    free(off);
+    free(cap);
+    free(pw);
+    free(tp);
+    free(gpus);
+    free(pfi);
+    free(feat);
+    free(deep);
+    free(alpha);
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Mean and type-7 percentiles of the non-NaN values of v[n] (v is reordered). */
+static pfi_sim_stat stat_of(double *v, size_t n)
+{
+    pfi_sim_stat st = {NAN, NAN, NAN, 0};
+    size_t m = 0;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isnan(v[i])) {
+            sum += v[i];
+            v[m++] = v[i];
+        }
+    }
+    if (m == 0)
+        return st;
+    qsort(v, m, sizeof *v, cmp_double);
+    double qs[2] = {0.025, 0.975}, out[2];
+    for (int k = 0; k < 2; k++) {
+        double h = (double)(m - 1) * qs[k];
+        size_t i = (size_t)floor(h);
+        double f = h - (double)i;
+        out[k] = i + 1 < m ? v[i] + f * (v[i + 1] - v[i]) : v[i];
+    }
+    st.mean = sum / (double)m;
+    st.lo = out[0];
+    st.hi = out[1];
+    st.n = m;
+    return st;
+}
+
+static pfi_error fail(pfi_diag *d, const char *msg)
+{
+    if (d != NULL) {
+        pfi_diag_clear(d);
+        snprintf(d->message, sizeof d->message, "%s", msg);
+    }
+    return PFI_ERR_INVALID_ARGUMENT;
+}
+
+static void sim_free(sim *s)
+{
+    free(s->total);
+    free(s->retained);
+    free(s->ft_idx);
+    free(s->pt_idx);
+    free(s->pt_cum);
+}
+
+pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_result **out,
+                       pfi_diag *diag)
+{
+    *out = NULL;
+    if (lib == NULL || lib->n == 0)
+        return fail(diag, "the job library is empty");
+    if (o->workloads == 0 || o->jobs == 0)
+        return fail(diag, "workloads and jobs must be at least 1");
+    if (o->n_reductions == 0 || o->n_reductions > PFI_SIM_MAX_REDUCTIONS)
+        return fail(diag, "give between 1 and 16 reductions");
+    for (size_t i = 0; i < o->n_reductions; i++)
+        if (!(o->reductions[i] > 0 && o->reductions[i] < 1))
+            return fail(diag, "every reduction must lie in (0, 1)");
+    if (!(o->pfi_noise >= 0) || !isfinite(o->pfi_noise))
+        return fail(diag, "the PFI noise must be >= 0");
+    if (!(o->prod_ft_share >= 0 && o->prod_ft_share <= 1))
+        return fail(diag, "the production fine-tuning share must lie in [0, 1]");
+    for (size_t t = 0; t < lib->n; t++)
+        if (!(lib->pfi[t] > 0))
+            return fail(diag, "every library template needs a defined PFI");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.lib = lib;
+    s.o = o;
+    s.n_cells = PFI_SIM_MIXES * o->n_reductions * PFI_STRATEGY_COUNT;
+    size_t W = o->workloads, NC = lib->n_classes;
+    s.total = malloc(s.n_cells * W * sizeof *s.total);
+    s.retained = malloc(s.n_cells * (NC ? NC : 1) * W * sizeof *s.retained);
+    s.ft_idx = malloc(lib->n * sizeof *s.ft_idx);
+    s.pt_idx = malloc(lib->n * sizeof *s.pt_idx);
+    s.pt_cum = malloc(lib->n * sizeof *s.pt_cum);
+    pfi_sim_result *r = calloc(1, sizeof *r);
+    if (r != NULL)
+        r->cells = calloc(s.n_cells, sizeof *r->cells);
+    if (!s.total || !s.retained || !s.ft_idx || !s.pt_idx || !s.pt_cum || !r || !r->cells) {
+        sim_free(&s);
+        pfi_sim_result_destroy(r);
+        return PFI_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < s.n_cells * W; i++)
+        s.total[i] = NAN;
+    for (size_t i = 0; i < s.n_cells * NC * W; i++)
+        s.retained[i] = NAN;
+    s.feature_ok = true;
+    for (size_t t = 0; t < lib->n; t++)
+        if (!(lib->feature[t] >= 0))
+            s.feature_ok = false;
+    double min_ft_gpus = INFINITY;
+    for (size_t t = 0; t < lib->n; t++)
+        if (lib->fine_tune[t] && lib->gpus[t] < min_ft_gpus)
+            min_ft_gpus = lib->gpus[t];
+    double cum = 0;
+    for (size_t t = 0; t < lib->n; t++) {
+        if (lib->fine_tune[t] && lib->gpus[t] == min_ft_gpus)
+            s.ft_idx[s.n_ft++] = t;
+        else if (!lib->fine_tune[t]) {
+            cum += lib->gpus[t];
+            s.pt_cum[s.n_pt] = cum;
+            s.pt_idx[s.n_pt++] = t;
+        }
+    }
+    s.deep_class = SIZE_MAX;
+    for (size_t c = 0; c < NC && o->deep_cut_class != NULL; c++)
+        if (strcmp(lib->class_name[c], o->deep_cut_class) == 0)
+            s.deep_class = c;
+    bool any = false;
+    for (int m = 0; m < PFI_SIM_MIXES; m++) {
+        r->mix_run[m] = o->mix_enabled[m] && (m == PFI_MIX_RANDOM || (s.n_ft && s.n_pt));
+        any = any || r->mix_run[m];
+    }
+    if (!any) {
+        sim_free(&s);
+        pfi_sim_result_destroy(r);
+        return fail(diag, "no mix can run (production needs fine-tuning and pre-training "
+                          "templates)");
+    }
+    unsigned nt = o->threads;
+    if (nt == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        nt = c > 0 ? (unsigned)c : 1;
+    }
+    if (nt > W)
+        nt = (unsigned)W;
+    s.n_threads = nt;
+    s.total_work = W;
+    atomic_init(&s.done, 0);
+    atomic_init(&s.infeasible, 0);
+    atomic_init(&s.error, PFI_OK);
+    pthread_mutex_init(&s.lock, NULL);
+    pthread_t *th = malloc(nt * sizeof *th);
+    worker *wk = malloc(nt * sizeof *wk);
+    pfi_error e = th && wk ? PFI_OK : PFI_ERR_NOMEM;
+    unsigned started = 0;
+    for (unsigned i = 0; e == PFI_OK && i < nt; i++) {
+        wk[i].s = &s;
+        wk[i].id = i;
+        if (pthread_create(&th[i], NULL, work, &wk[i]) != 0) {
+            atomic_store(&s.error, PFI_ERR_THREAD);
+            e = PFI_ERR_THREAD;
+        } else {
+            started++;
+        }
+    }
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    free(th);
+    free(wk);
+    pthread_mutex_destroy(&s.lock);
+    if (e == PFI_OK)
+        e = (pfi_error)atomic_load(&s.error);
+    if (e != PFI_OK) {
+        sim_free(&s);
+        pfi_sim_result_destroy(r);
+        return e;
+    }
+
+    /* statistics */
+    r->n_reductions = o->n_reductions;
+    memcpy(r->reductions, o->reductions, sizeof r->reductions);
+    r->infeasible = atomic_load(&s.infeasible);
+    double *v = malloc(W * sizeof *v);
+    if (v == NULL) {
+        sim_free(&s);
+        pfi_sim_result_destroy(r);
+        return PFI_ERR_NOMEM;
+    }
+    for (int m = 0; m < PFI_SIM_MIXES; m++) {
+        for (size_t ri = 0; ri < o->n_reductions; ri++) {
+            size_t base = ((size_t)m * o->n_reductions + ri) * PFI_STRATEGY_COUNT;
+            const double *S_eq = s.total + (base + PFI_STRATEGY_EQUAL) * W;
+            const double *S_or = s.total + (base + PFI_STRATEGY_ORACLE) * W;
+            for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
+                pfi_sim_cell *c = &r->cells[base + (size_t)st];
+                const double *S = s.total + (base + (size_t)st) * W;
+                c->available = r->mix_run[m] && !isnan(S[0]);
+                for (size_t k = 0; k < PFI_JOBLIB_MAX_CLASSES; k++)
+                    c->retained[k] = NAN;
+                pfi_sim_stat none = {NAN, NAN, NAN, 0};
+                c->total_tok_s = c->per_job_tok_s = c->recovered_per_job_tok_s = none;
+                c->gap_closed = none;
+                if (!c->available)
+                    continue;
+                double J = (double)o->jobs;
+                memcpy(v, S, W * sizeof *v);
+                c->total_tok_s = stat_of(v, W);
+                for (size_t w = 0; w < W; w++)
+                    v[w] = S[w] / J;
+                c->per_job_tok_s = stat_of(v, W);
+                for (size_t w = 0; w < W; w++)
+                    v[w] = (S[w] - S_eq[w]) / J;
+                c->recovered_per_job_tok_s = stat_of(v, W);
+                c->below_equal = 0;
+                for (size_t w = 0; w < W; w++) {
+                    double gap = S_or[w] - S_eq[w];
+                    v[w] = gap > 1e-9 * S_or[w] ? (S[w] - S_eq[w]) / gap : NAN;
+                    if (S[w] < S_eq[w] * (1 - 1e-9))
+                        c->below_equal++;
+                }
+                c->gap_closed = stat_of(v, W);
+                for (size_t k = 0; k < NC; k++) {
+                    memcpy(v, s.retained + ((base + (size_t)st) * NC + k) * W, W * sizeof *v);
+                    c->retained[k] = stat_of(v, W).mean;
+                }
+            }
+        }
+    }
+    free(v);
+    sim_free(&s);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    *out = r;
+    return PFI_OK;
+}

@@ -1,0 +1,66 @@
+#!/bin/sh
+# End-to-end tests of pfi allocate and pfi simulate. Usage: allocate.sh PFI_BINARY SOURCE_DIR
+set -u
+PFI=$1
+SRC=$2
+T=${TMPDIR:-/tmp}/pfi-alloc-cli.$$
+mkdir -p "$T"
+fail=0
+check() { # check NAME EXPECTED_EXIT COMMAND...
+    name=$1; want=$2; shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL $name: exit $got, want $want"; cat "$T/err"; fail=1
+    else
+        echo "ok   $name"
+    fi
+}
+grep_out() { # grep_out NAME PATTERN: the last command's stdout matches
+    if grep -q -- "$2" "$T/out"; then echo "ok   $1"; else echo "FAIL $1: no '$2'"; cat "$T/out"; fail=1; fi
+}
+J=$SRC/examples/jobs.csv
+check allocate-help 0 "$PFI" allocate --help
+check allocate-oracle 0 "$PFI" allocate --explain "$J"
+grep_out allocate-oracle-kept "85.5% kept"
+grep_out allocate-oracle-moe-ft "moe-ft .* 400.0"
+check allocate-json 0 "$PFI" allocate --format json --strategy equal --budget-w 15000 "$J"
+grep_out allocate-json-budget '"budget_w": 15000'
+check allocate-csv-step 0 "$PFI" allocate --format csv --strategy pfi-weighted --cap-step 25 "$J"
+grep_out allocate-csv-header "job,class,gpus,cap_w"
+check allocate-infeasible 0 "$PFI" allocate --reduction 80 "$J"
+grep_out allocate-infeasible-msg "INFEASIBLE"
+check allocate-both-budgets 2 "$PFI" allocate --reduction 10 --budget-w 5 "$J"
+check allocate-bad-strategy 2 "$PFI" allocate --strategy nope "$J"
+check allocate-missing-file 1 "$PFI" allocate /nonexistent.csv
+printf 'job,cap_w,power_w\na,1,2\n' >"$T/bad.csv"
+check allocate-missing-column 1 "$PFI" allocate "$T/bad.csv"
+printf 'job,cap_w,power_w,tput_tok_s\na,200,1000,10\na,300,900,12\na,400,1500,11\n' >"$T/nm.csv"
+check allocate-repair 0 "$PFI" allocate "$T/nm.csv"
+grep -q "repaired by isotonic" "$T/err" && echo "ok   allocate-repair-msg" || { echo "FAIL allocate-repair-msg"; fail=1; }
+check allocate-no-repair 1 "$PFI" allocate --no-repair "$T/nm.csv"
+check allocate-pfi-needed 1 "$PFI" allocate --strategy raw-telemetry "$J"
+check simulate-help 0 "$PFI" simulate --help
+check simulate-small 0 "$PFI" simulate --workloads 20 --jobs 30 --seed 3 --format csv -o "$T/a.csv"
+check simulate-small-1thread 0 "$PFI" simulate --workloads 20 --jobs 30 --seed 3 --threads 1 --format csv -o "$T/b.csv"
+cmp -s "$T/a.csv" "$T/b.csv" && echo "ok   simulate-deterministic" || { echo "FAIL simulate-deterministic"; fail=1; }
+# PLplot's cairo/fontconfig stack leaks at exit (not pfi's memory): no leak check on figures
+check simulate-zeus 0 env ASAN_OPTIONS=detect_leaks=0 "$PFI" simulate --library "$SRC/data/zeus_nsdi23_power" --workloads 10 --jobs 20 --plot-gap "$T/g.png"
+test -s "$T/g.png" && echo "ok   simulate-plot" || { echo "FAIL simulate-plot"; fail=1; }
+# --model: the predictor's LOO RMSE is the default PFI noise; --pfi-noise wins over it
+check simulate-model-lib 0 "$PFI" library generate --quiet "$T/lib"
+check simulate-model-fit 0 "$PFI" fit "$T/lib" -m "$T/m.json"
+rmse=$(python3 -c 'import json,sys; print("%.3g" % json.load(open(sys.argv[1]))["loo"]["rmse"])' "$T/m.json" 2>/dev/null || echo none)
+check simulate-model 0 "$PFI" simulate --workloads 5 --jobs 10 --quiet --model "$T/m.json"
+grep_out simulate-model-noise "error SD $rmse (LOO RMSE of "
+check simulate-model-json 0 "$PFI" simulate --workloads 5 --jobs 10 --quiet --model "$T/m.json" --format json
+grep_out simulate-model-json-source '"pfi_noise_source": "model_loo_rmse"'
+check simulate-model-option 0 "$PFI" simulate --workloads 5 --jobs 10 --quiet --model "$T/m.json" --pfi-noise 0.4
+grep_out simulate-model-option-noise "error SD 0.4$"
+sed 's/"rmse": [0-9.e+-]*/"rmse": null/' "$T/m.json" >"$T/null.json"
+check simulate-model-undefined 1 "$PFI" simulate --workloads 5 --model "$T/null.json"
+check simulate-model-missing 1 "$PFI" simulate --workloads 5 --model "$T/none.json"
+check simulate-bad-reduction 2 "$PFI" simulate --reductions 0,120
+check simulate-bad-plot 2 env ASAN_OPTIONS=detect_leaks=0 "$PFI" simulate --workloads 2 --plot-gap "$T/x.gif"
+rm -rf "$T"
+exit $fail

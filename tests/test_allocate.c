@@ -1,0 +1,646 @@
+/*
+ * Tests of curves, the job model and the allocator. The oracle is checked against exhaustive
+ * search on small integer instances (continuous caps: every optimum has at most one job
+ * strictly inside a curve segment, so enumerating the breakpoints of all jobs but one and
+ * giving that one the rest of the budget is exact for any curve shape) and against SciPy's
+ * linprog on concave instances (tests/golden/alloc_lp.py).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pfi/allocate.h"
+#include "pfi/curve.h"
+#include "pfi/model.h"
+#include "pfi/rng.h"
+
+#define NEAR(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol) * (1.0 + fabs((double)(b))))
+
+static void test_isotonic(void **state)
+{
+    (void)state;
+    double y[] = {1, 3, 2, 4, 3.5, 3.5, 6};
+    double work[14];
+    size_t changed = pfi_isotonic(y, 7, work);
+    double want[] = {1, 2.5, 2.5, 11.0 / 3, 11.0 / 3, 11.0 / 3, 6};
+    for (int i = 0; i < 7; i++)
+        NEAR(y[i], want[i], 1e-12);
+    assert_int_equal(changed, 5);
+    double mono[] = {1, 2, 2, 5};
+    assert_int_equal(pfi_isotonic(mono, 4, work), 0);
+    double one[] = {5, 1};
+    pfi_isotonic(one, 2, work);
+    NEAR(one[0], 3, 1e-12);
+    NEAR(one[1], 3, 1e-12);
+}
+
+static void test_curve_check(void **state)
+{
+    (void)state;
+    double c[] = {200, 300, 400}, p[] = {1600, 2400, 2300}, t[] = {10, 9, 12};
+    pfi_curve_report rep;
+    assert_int_equal(pfi_curve_check(3, c, p, t, &rep), PFI_OK);
+    assert_int_equal(rep.power_violations, 1);
+    assert_int_equal(rep.tput_violations, 1);
+    NEAR(rep.max_power_drop_w, 100, 1e-12);
+    NEAR(rep.max_tput_drop, 1, 1e-12);
+    double bad_caps[] = {200, 200, 400};
+    assert_int_equal(pfi_curve_check(3, bad_caps, p, t, NULL), PFI_ERR_INVALID_ARGUMENT);
+    double nan_p[] = {1600, NAN, 2400};
+    assert_int_equal(pfi_curve_check(3, c, nan_p, t, NULL), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_curve_check(0, c, p, t, NULL), PFI_ERR_INVALID_ARGUMENT);
+}
+
+static void test_interp(void **state)
+{
+    (void)state;
+    double x[] = {1, 2, 2, 4}, y[] = {10, 20, 25, 35};
+    NEAR(pfi_interp(x, y, 4, 0.5), 10, 0);
+    NEAR(pfi_interp(x, y, 4, 1.5), 15, 1e-15);
+    NEAR(pfi_interp(x, y, 4, 2), 25, 0);
+    NEAR(pfi_interp(x, y, 4, 3), 30, 1e-15);
+    NEAR(pfi_interp(x, y, 4, 9), 35, 0);
+    assert_true(isnan(pfi_interp(x, y, 0, 1)));
+    assert_true(isnan(pfi_interp(x, y, 4, NAN)));
+}
+
+static void test_envelope(void **state)
+{
+    (void)state;
+    /* a dip at x = 2 and a collinear point at x = 4 are not vertices */
+    double x[] = {0, 1, 2, 3, 4, 5, 5}, y[] = {0, 4, 5, 9, 10, 11, 10};
+    size_t idx[7];
+    size_t m = pfi_envelope(x, y, 7, idx);
+    size_t want[] = {0, 1, 3, 5};
+    assert_int_equal(m, 4);
+    for (size_t i = 0; i < m; i++)
+        assert_int_equal(idx[i], want[i]);
+    /* equal x: the larger y */
+    double x2[] = {1, 1, 2}, y2[] = {1, 3, 4};
+    m = pfi_envelope(x2, y2, 3, idx);
+    assert_int_equal(m, 2);
+    assert_int_equal(idx[0], 1);
+    assert_int_equal(idx[1], 2);
+    assert_int_equal(pfi_envelope(x, y, 0, idx), 0);
+}
+
+static int by_desc(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return (x[0] < y[0]) - (x[0] > y[0]);
+}
+
+static void test_select(void **state)
+{
+    (void)state;
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 7, 0);
+    for (int trial = 0; trial < 300; trial++) {
+        size_t m = 1 + pfi_rng_next(&rng) % 200;
+        double *s = malloc(m * sizeof *s), *w = malloc(m * sizeof *w);
+        double *pairs = malloc(2 * m * sizeof *pairs);
+        double total = 0;
+        for (size_t i = 0; i < m; i++) {
+            /* many ties: slopes from a small set */
+            s[i] = (double)(pfi_rng_next(&rng) % 17);
+            w[i] = 1.0 + (double)(pfi_rng_next(&rng) % 5);
+            pairs[2 * i] = s[i];
+            pairs[2 * i + 1] = w[i];
+            total += w[i];
+        }
+        double cap = pfi_rng_uniform(&rng) * total * 1.1;
+        double above;
+        double lam = pfi_alloc_select(s, w, m, cap, &above);
+        qsort(pairs, m, 2 * sizeof(double), by_desc);
+        if (cap >= total) {
+            assert_true(isinf(lam) && lam < 0);
+        } else {
+            double gt = 0, ge = 0;
+            for (size_t i = 0; i < m; i++) {
+                if (pairs[2 * i] > lam)
+                    gt += pairs[2 * i + 1];
+                if (pairs[2 * i] >= lam)
+                    ge += pairs[2 * i + 1];
+            }
+            assert_true(gt <= cap);
+            assert_true(ge >= cap);
+            NEAR(above, gt, 1e-12);
+        }
+        free(s);
+        free(w);
+        free(pairs);
+    }
+}
+
+/* A job of the DESIGN §7 model: compute share alpha, P_u (W), uncapped tokens/s, GPUs. */
+static pfi_model_job model_job(double alpha, double p_u, double tput, unsigned gpus)
+{
+    pfi_model_job j;
+    pfi_model_job_init(&j, alpha, p_u);
+    j.gpus = gpus;
+    assert_int_equal(pfi_model_set_throughput(&j, tput), PFI_OK);
+    return j;
+}
+
+static void test_model(void **state)
+{
+    (void)state;
+    double grid[] = {200, 300, 400, 500, 600, 700};
+    /* DESIGN §7: alpha 1.0 -> about 1.23, 0.8 -> 1.43, 0.5 -> 2.04 (P_u 600-700 W) */
+    const double alpha[] = {1.0, 0.9, 0.8, 0.6, 0.5, 0.4};
+    const double want[] = {1.23, 1.32, 1.43, 1.77, 2.04, 2.44};
+    for (int i = 0; i < 6; i++) {
+        pfi_model_job j = model_job(alpha[i], 650, 8000, 8);
+        double v;
+        assert_int_equal(pfi_model_pfi(&j, grid, 6, 0.02, &v), PFI_OK);
+        assert_true(fabs(v - want[i]) < 0.08 * want[i]);
+        /* the inverse finds alpha back */
+        double a;
+        bool reached = false;
+        assert_int_equal(pfi_model_share_for_pfi(&j, grid, 6, 0.02, v, &a, &reached), PFI_OK);
+        NEAR(a, alpha[i], 1e-8);
+        assert_true(reached);
+    }
+    pfi_model_job j = model_job(0.5, 700, 8000, 8);
+    pfi_model_point p;
+    assert_int_equal(pfi_model_eval(&j, 700, &p), PFI_OK);
+    NEAR(p.clock_mhz, 1980, 1e-12);
+    NEAR(p.job_power_w, 5600, 1e-12);
+    NEAR(p.throughput, 8000, 1e-12);
+    NEAR(p.compute_share, 0.5, 1e-12);
+    NEAR(p.dram_active, j.dram_active_peak * 0.5, 1e-12);
+    /* under a cap the GPU draws the cap: P(f) = c */
+    assert_int_equal(pfi_model_eval(&j, 400, &p), PFI_OK);
+    NEAR(p.power_w, 400, 1e-12);
+    NEAR(p.clock_mhz, 1980 * sqrt(225.0 / 525.0), 1e-12);
+    NEAR(p.throughput, 8000 / (0.5 * 1980 / p.clock_mhz + 0.5), 1e-12);
+    /* below f_min the clock stops falling and the GPU draws more than the cap */
+    assert_int_equal(pfi_model_eval(&j, 150, &p), PFI_OK);
+    NEAR(p.clock_mhz, j.clock_min_mhz, 1e-12);
+    assert_true(p.at_clock_min);
+    assert_true(p.power_w > 175);
+    assert_int_equal(pfi_model_eval(&j, -1, &p), PFI_ERR_INVALID_ARGUMENT);
+    pfi_model_job bad = j;
+    bad.compute_time_s = bad.memory_time_s = 0;
+    assert_int_equal(pfi_model_eval(&bad, 300, &p), PFI_ERR_INVALID_ARGUMENT);
+    /* a step of t_c = 0.3 s, t_m = 0.1 s, 4096 tokens: alpha 0.75, 10240 tokens/s uncapped */
+    j.compute_time_s = 0.3;
+    j.memory_time_s = 0.1;
+    j.tokens_per_step = 4096;
+    NEAR(pfi_model_compute_share(&j), 0.75, 1e-12);
+    assert_int_equal(pfi_model_eval(&j, 700, &p), PFI_OK);
+    NEAR(p.throughput, 4096 / 0.4, 1e-12);
+    /* rescaling the throughput keeps the step split, hence the PFI */
+    double v0, v1;
+    assert_int_equal(pfi_model_pfi(&j, grid, 6, 0.02, &v0), PFI_OK);
+    assert_int_equal(pfi_model_set_throughput(&j, 5000), PFI_OK);
+    NEAR(j.tokens_per_step, 2000, 1e-12);
+    NEAR(j.compute_time_s, 0.3, 1e-12);
+    assert_int_equal(pfi_model_eval(&j, 700, &p), PFI_OK);
+    NEAR(p.throughput, 5000, 1e-12);
+    assert_int_equal(pfi_model_pfi(&j, grid, 6, 0.02, &v1), PFI_OK);
+    NEAR(v1, v0, 1e-12);
+    const double bad_tput[] = {0, -1, NAN, INFINITY};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pfi_model_set_throughput(&j, bad_tput[i]), PFI_ERR_INVALID_ARGUMENT);
+        NEAR(j.tokens_per_step, 2000, 1e-12);
+    }
+    assert_int_equal(pfi_model_set_throughput(&bad, 1000), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_model_set_throughput(NULL, 1000), PFI_ERR_INVALID_ARGUMENT);
+    double v;
+    assert_int_equal(pfi_model_pfi(&j, grid, 1, 0.02, &v), PFI_ERR_INVALID_ARGUMENT);
+}
+
+/* ---- random small instances ------------------------------------------------------------- */
+
+#define MAXJ 4
+#define MAXK 5
+
+typedef struct instance {
+    size_t n;
+    size_t off[MAXJ + 1];
+    double cap[MAXJ * MAXK], pw[MAXJ * MAXK], tp[MAXJ * MAXK];
+} instance;
+
+/* integer caps 1..k, integer powers rising, integer throughputs (concave when asked) */
+static void make_instance(pfi_rng *rng, instance *in, bool concave)
+{
+    in->n = 2 + pfi_rng_next(rng) % (MAXJ - 1);
+    size_t q = 0;
+    for (size_t j = 0; j < in->n; j++) {
+        in->off[j] = q;
+        size_t k = 2 + pfi_rng_next(rng) % (MAXK - 1);
+        double p = 1 + (double)(pfi_rng_next(rng) % 4), t = (double)(pfi_rng_next(rng) % 5);
+        double slope = 1 + (double)(pfi_rng_next(rng) % 9);
+        for (size_t i = 0; i < k; i++, q++) {
+            in->cap[q] = (double)(i + 1);
+            in->pw[q] = p;
+            in->tp[q] = t;
+            double dp = 1 + (double)(pfi_rng_next(rng) % 3);
+            if (concave) {
+                slope = floor(slope * (double)(pfi_rng_next(rng) % 4 + 1) / 4.0);
+            } else {
+                slope = (double)(pfi_rng_next(rng) % 9);
+            }
+            p += dp;
+            t += slope * dp;
+        }
+    }
+    in->off[in->n] = q;
+}
+
+static pfi_alloc_jobs jobs_of(const instance *in)
+{
+    pfi_alloc_jobs J;
+    memset(&J, 0, sizeof J);
+    J.n = in->n;
+    J.offset = in->off;
+    J.cap_w = in->cap;
+    J.power_w = in->pw;
+    J.tput_tok_s = in->tp;
+    return J;
+}
+
+/* exhaustive optimum with continuous caps: all jobs at breakpoints but one (free) */
+static double brute_continuous(const instance *in, double budget)
+{
+    double best = -INFINITY;
+    size_t n = in->n, choice[MAXJ];
+    for (size_t free_job = 0; free_job <= n; free_job++) { /* n: none free */
+        memset(choice, 0, sizeof choice);
+        for (;;) {
+            double p = 0, t = 0;
+            for (size_t j = 0; j < n; j++) {
+                if (j == free_job)
+                    continue;
+                p += in->pw[in->off[j] + choice[j]];
+                t += in->tp[in->off[j] + choice[j]];
+            }
+            if (free_job == n) {
+                if (p <= budget + 1e-9 && t > best)
+                    best = t;
+            } else {
+                size_t a = in->off[free_job], k = in->off[free_job + 1] - a;
+                double left = budget - p;
+                if (left >= in->pw[a] - 1e-9) {
+                    double give = left > in->pw[a + k - 1] ? in->pw[a + k - 1] : left;
+                    double v = t + pfi_interp(in->pw + a, in->tp + a, k, give);
+                    if (v > best)
+                        best = v;
+                }
+            }
+            size_t j = 0;
+            for (; j < n; j++) {
+                if (j == free_job)
+                    continue;
+                if (++choice[j] < in->off[j + 1] - in->off[j])
+                    break;
+                choice[j] = 0;
+            }
+            if (j == n)
+                break;
+        }
+    }
+    return best;
+}
+
+static void check_feasible(const instance *in, const pfi_alloc_result *r, double budget)
+{
+    double p = 0;
+    for (size_t j = 0; j < in->n; j++) {
+        size_t a = in->off[j], k = in->off[j + 1] - a;
+        assert_true(r->cap_w[j] >= in->cap[a] - 1e-12 && r->cap_w[j] <= in->cap[a + k - 1]);
+        NEAR(r->power_w[j], pfi_interp(in->cap + a, in->pw + a, k, r->cap_w[j]), 1e-12);
+        p += r->power_w[j];
+    }
+    assert_true(p <= budget * (1 + 1e-12) + 1e-9);
+}
+
+static void test_oracle_brute_force(void **state)
+{
+    (void)state;
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 11, 0);
+    int nonconcave_gaps = 0;
+    for (int trial = 0; trial < 2000; trial++) {
+        instance in;
+        bool concave = trial % 2 == 0;
+        make_instance(&rng, &in, concave);
+        pfi_alloc_jobs J = jobs_of(&in);
+        double lo = 0, hi = 0;
+        for (size_t j = 0; j < in.n; j++) {
+            lo += in.pw[in.off[j]];
+            hi += in.pw[in.off[j + 1] - 1];
+        }
+        double budget = lo + floor(pfi_rng_uniform(&rng) * (hi - lo + 1));
+        if (trial % 7 == 0)
+            budget += 0.5; /* a fractional budget: one job off its breakpoints */
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        o.budget_w = budget;
+        pfi_alloc_result r;
+        assert_int_equal(pfi_alloc_result_init(&r, in.n), PFI_OK);
+        assert_int_equal(pfi_allocate(&J, &o, &r, NULL), PFI_OK);
+        assert_true(r.feasible);
+        check_feasible(&in, &r, budget);
+        double best = brute_continuous(&in, budget);
+        if (concave) {
+            NEAR(r.objective, best, 1e-9);
+            NEAR(r.upper_bound, best, 1e-9);
+        } else {
+            assert_true(r.objective <= best + 1e-9 * (1 + best));
+            assert_true(best <= r.upper_bound + 1e-9 * (1 + best));
+            if (r.objective < best - 1e-9)
+                nonconcave_gaps++;
+        }
+        pfi_alloc_result_clear(&r);
+    }
+    /* non-concave instances do reach the bound's slack sometimes: the test can tell */
+    assert_true(nonconcave_gaps > 0);
+}
+
+/* exhaustive optimum on a cap grid: every combination of grid caps */
+static double brute_grid(const instance *in, double budget, double step)
+{
+    double grid[MAXJ][64];
+    size_t ng[MAXJ];
+    for (size_t j = 0; j < in->n; j++) {
+        size_t a = in->off[j], k = in->off[j + 1] - a;
+        ng[j] = 0;
+        for (double c = ceil(in->cap[a] / step) * step; c < in->cap[a + k - 1] - 1e-9; c += step)
+            grid[j][ng[j]++] = c;
+        grid[j][ng[j]++] = in->cap[a + k - 1];
+    }
+    size_t choice[MAXJ] = {0};
+    double best = -INFINITY;
+    for (;;) {
+        double p = 0, t = 0;
+        for (size_t j = 0; j < in->n; j++) {
+            size_t a = in->off[j], k = in->off[j + 1] - a;
+            p += pfi_interp(in->cap + a, in->pw + a, k, grid[j][choice[j]]);
+            t += pfi_interp(in->cap + a, in->tp + a, k, grid[j][choice[j]]);
+        }
+        if (p <= budget + 1e-9 && t > best)
+            best = t;
+        size_t j = 0;
+        for (; j < in->n; j++) {
+            if (++choice[j] < ng[j])
+                break;
+            choice[j] = 0;
+        }
+        if (j == in->n)
+            break;
+    }
+    return best;
+}
+
+static void test_oracle_grid(void **state)
+{
+    (void)state;
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 12, 0);
+    for (int trial = 0; trial < 1000; trial++) {
+        instance in;
+        make_instance(&rng, &in, trial % 2 == 0);
+        pfi_alloc_jobs J = jobs_of(&in);
+        double lo = 0, hi = 0;
+        for (size_t j = 0; j < in.n; j++) {
+            lo += in.pw[in.off[j]];
+            hi += in.pw[in.off[j + 1] - 1];
+        }
+        double budget = lo + pfi_rng_uniform(&rng) * (hi - lo);
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        o.budget_w = budget;
+        o.cap_step_w = 0.5;
+        pfi_alloc_result r;
+        assert_int_equal(pfi_alloc_result_init(&r, in.n), PFI_OK);
+        assert_int_equal(pfi_allocate(&J, &o, &r, NULL), PFI_OK);
+        check_feasible(&in, &r, budget);
+        for (size_t j = 0; j < in.n; j++) {
+            double q = r.cap_w[j] / 0.5;
+            assert_true(fabs(q - round(q)) < 1e-9);
+        }
+        double best = brute_grid(&in, budget, 0.5);
+        assert_true(r.objective <= best + 1e-9 * (1 + best));
+        assert_true(best <= r.upper_bound + 1e-9 * (1 + best));
+        pfi_alloc_result_clear(&r);
+    }
+}
+
+/* the LP reference: write concave instances, solve with scipy, compare */
+static void test_oracle_linprog(void **state)
+{
+    (void)state;
+    if (system("/usr/bin/python3 -c 'import scipy.optimize' >/dev/null 2>&1") != 0) {
+        skip();
+        return;
+    }
+    char path[] = "/tmp/pfi-alloc-lp-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 13, 0);
+    enum { CASES = 40 };
+    double ours[CASES];
+    for (int c = 0; c < CASES; c++) {
+        /* larger concave instances with real-valued data */
+        size_t n = 5 + pfi_rng_next(&rng) % 40;
+        size_t *off = malloc((n + 1) * sizeof *off);
+        double *cap = malloc(n * 6 * sizeof *cap), *pw = malloc(n * 6 * sizeof *pw),
+               *tp = malloc(n * 6 * sizeof *tp);
+        size_t q = 0;
+        double lo = 0, hi = 0;
+        for (size_t j = 0; j < n; j++) {
+            off[j] = q;
+            double p = 100 + 500 * pfi_rng_uniform(&rng), t = 1000 * pfi_rng_uniform(&rng);
+            double s = 1 + 20 * pfi_rng_uniform(&rng);
+            for (size_t i = 0; i < 6; i++, q++) {
+                cap[q] = 200 + 100 * (double)i;
+                pw[q] = p;
+                tp[q] = t;
+                double dp = 10 + 90 * pfi_rng_uniform(&rng);
+                p += dp;
+                t += s * dp;
+                s *= 0.3 + 0.7 * pfi_rng_uniform(&rng);
+            }
+            lo += pw[off[j]];
+            hi += pw[q - 1];
+        }
+        off[n] = q;
+        double budget = lo + pfi_rng_uniform(&rng) * (hi - lo);
+        pfi_alloc_jobs J;
+        memset(&J, 0, sizeof J);
+        J.n = n;
+        J.offset = off;
+        J.cap_w = cap;
+        J.power_w = pw;
+        J.tput_tok_s = tp;
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        o.budget_w = budget;
+        pfi_alloc_result r;
+        assert_int_equal(pfi_alloc_result_init(&r, n), PFI_OK);
+        assert_int_equal(pfi_allocate(&J, &o, &r, NULL), PFI_OK);
+        ours[c] = r.objective;
+        fprintf(f, "case %d %zu %.17g\n", c, n, budget);
+        for (size_t j = 0; j < n; j++) {
+            for (size_t i = off[j]; i < off[j + 1]; i++)
+                fprintf(f, "%.17g %.17g ", pw[i], tp[i]);
+            fputc('\n', f);
+        }
+        pfi_alloc_result_clear(&r);
+        free(off);
+        free(cap);
+        free(pw);
+        free(tp);
+    }
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/alloc_lp.py %s", PFI_GOLDEN, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    int got = 0;
+    double v;
+    int idx;
+    while (fscanf(p, "%d %lf", &idx, &v) == 2) {
+        assert_true(idx >= 0 && idx < CASES);
+        NEAR(ours[idx], v, 1e-7);
+        got++;
+    }
+    assert_int_equal(pclose(p), 0);
+    assert_int_equal(got, CASES);
+    unlink(path);
+}
+
+/* the heuristics: equal sheds the same fraction; bounds, floors, infeasibility */
+static void test_strategies(void **state)
+{
+    (void)state;
+    /* three jobs on the model, 8 GPUs each, α 0.93 / 0.8 / 0.55 */
+    double caps[] = {200, 300, 400, 500, 600, 700};
+    size_t off[4] = {0, 6, 12, 18};
+    double cap[18], pw[18], tp[18], pfi[3], feat[3], gpus[3] = {8, 8, 8};
+    const double alpha[3] = {0.93, 0.8, 0.55};
+    for (size_t j = 0; j < 3; j++) {
+        pfi_model_job m = model_job(alpha[j], 650 + 20.0 * (double)j, 8000 * (1 + (double)j), 8);
+        for (size_t i = 0; i < 6; i++) {
+            pfi_model_point pt;
+            assert_int_equal(pfi_model_eval(&m, caps[i], &pt), PFI_OK);
+            cap[6 * j + i] = caps[i];
+            pw[6 * j + i] = pt.job_power_w;
+            tp[6 * j + i] = pt.throughput;
+        }
+        assert_int_equal(pfi_model_pfi(&m, caps, 6, 0.02, &pfi[j]), PFI_OK);
+        feat[j] = 1 - alpha[j];
+    }
+    unsigned char deep[3] = {0, 0, 1};
+    pfi_alloc_jobs J;
+    memset(&J, 0, sizeof J);
+    J.n = 3;
+    J.offset = off;
+    J.cap_w = cap;
+    J.power_w = pw;
+    J.tput_tok_s = tp;
+    J.gpus = gpus;
+    J.pfi = pfi;
+    J.feature = feat;
+    J.deep_cut = deep;
+    double objective[PFI_STRATEGY_COUNT];
+    for (int s = 0; s < PFI_STRATEGY_COUNT; s++) {
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        o.strategy = (pfi_strategy)s;
+        o.reduction = 0.3;
+        pfi_alloc_result r;
+        assert_int_equal(pfi_alloc_result_init(&r, 3), PFI_OK);
+        assert_int_equal(pfi_allocate(&J, &o, &r, NULL), PFI_OK);
+        assert_true(r.feasible);
+        NEAR(r.total_power_w, 0.7 * r.ref_power_w, 1e-9);
+        objective[s] = r.objective;
+        if (s == PFI_STRATEGY_EQUAL)
+            for (size_t j = 0; j < 3; j++)
+                NEAR(r.shed_w[j] / pw[6 * j + 5], 0.3, 1e-9);
+        if (s == PFI_STRATEGY_CLASS_WEIGHTED)
+            NEAR(r.shed_w[2] / pw[17], 2 * r.shed_w[0] / pw[5], 1e-9);
+        pfi_alloc_result_clear(&r);
+    }
+    for (int s = 1; s < PFI_STRATEGY_COUNT; s++)
+        assert_true(objective[s] <= objective[PFI_STRATEGY_ORACLE] * (1 + 1e-12));
+    /* on exact PFIs the model strategy finds the oracle's answer: same model */
+    NEAR(objective[PFI_STRATEGY_PFI_MODEL], objective[PFI_STRATEGY_ORACLE], 1e-6);
+    assert_true(objective[PFI_STRATEGY_PFI_WEIGHTED] > objective[PFI_STRATEGY_EQUAL]);
+
+    /* SLA floor: job 1 keeps 95 % of its throughput */
+    double floor[3] = {0.95, NAN, NAN};
+    J.floor_frac = floor;
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    o.reduction = 0.4;
+    pfi_alloc_result r;
+    assert_int_equal(pfi_alloc_result_init(&r, 3), PFI_OK);
+    for (int s = 0; s < PFI_STRATEGY_COUNT; s++) {
+        o.strategy = (pfi_strategy)s;
+        assert_int_equal(pfi_allocate(&J, &o, &r, NULL), PFI_OK);
+        assert_true(r.tput_tok_s[0] >= 0.95 * tp[5] * (1 - 1e-9));
+        assert_true(r.total_power_w <= r.budget_w * (1 + 1e-12));
+    }
+    /* infeasible: the floors and lowest caps draw more than the budget */
+    o.strategy = PFI_STRATEGY_ORACLE;
+    o.reduction = 0.9;
+    assert_int_equal(pfi_allocate(&J, &o, &r, NULL), PFI_OK);
+    assert_false(r.feasible);
+    NEAR(r.shortfall_w, r.min_power_w - r.budget_w, 1e-12);
+    NEAR(r.total_power_w, r.min_power_w, 1e-9);
+    /* not binding */
+    o.reduction = 0;
+    assert_int_equal(pfi_allocate(&J, &o, &r, NULL), PFI_OK);
+    for (size_t j = 0; j < 3; j++)
+        NEAR(r.cap_w[j], 700, 0);
+    /* errors */
+    o.reduction = 1.5;
+    pfi_diag d;
+    assert_int_equal(pfi_allocate(&J, &o, &r, &d), PFI_ERR_INVALID_ARGUMENT);
+    o.reduction = 0.3;
+    J.pfi = NULL;
+    o.strategy = PFI_STRATEGY_PFI_WEIGHTED;
+    assert_int_equal(pfi_allocate(&J, &o, &r, &d), PFI_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(d.message, "PFI"));
+    J.pfi = pfi;
+    pw[3] = pw[2] - 1; /* power falls as the cap rises */
+    assert_int_equal(pfi_allocate(&J, &o, &r, &d), PFI_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(d.message, "job 1"));
+    pfi_alloc_result_clear(&r);
+    pfi_strategy st;
+    assert_int_equal(pfi_strategy_parse("pfi-model", &st), PFI_OK);
+    assert_int_equal(st, PFI_STRATEGY_PFI_MODEL);
+    assert_int_equal(pfi_strategy_parse("nope", &st), PFI_ERR_INVALID_ARGUMENT);
+    assert_string_equal(pfi_strategy_name(PFI_STRATEGY_RAW_TELEMETRY), "raw-telemetry");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_isotonic),
+        cmocka_unit_test(test_curve_check),
+        cmocka_unit_test(test_interp),
+        cmocka_unit_test(test_envelope),
+        cmocka_unit_test(test_select),
+        cmocka_unit_test(test_model),
+        cmocka_unit_test(test_oracle_brute_force),
+        cmocka_unit_test(test_oracle_grid),
+        cmocka_unit_test(test_oracle_linprog),
+        cmocka_unit_test(test_strategies),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
