@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "checks.h"
+
 #include "pfi/csv.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -108,26 +110,6 @@ static void read_str(const char *text, result *res)
 /* Name of the table case being checked, for messages. */
 static const char *g_case = "";
 
-/*
- * Soft checks: print every failed expectation of a test, keep going, free what the test
- * allocated, and fail at the end (END_CHECKS), so one failure neither hides the next nor leaks.
- */
-static int g_failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            print_error(__VA_ARGS__);                                                              \
-            print_error("  (%s:%d)\n", __FILE__, __LINE__);                                        \
-            g_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
-#define END_CHECKS()                                                                               \
-    do {                                                                                           \
-        int n_failed_ = g_failures;                                                                \
-        g_failures = 0;                                                                            \
-        if (n_failed_ != 0)                                                                        \
-            fail_msg("%d failed check(s), listed above", n_failed_);                               \
-    } while (0)
 
 /* Compare a record with expected fields (NULL-terminated list). */
 static void expect_record(const result *res, size_t i, long line, const char *const *want)

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "checks.h"
+
 #include "pfi/runs.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -92,26 +94,6 @@ static void expect_run(const pfi_run *r, long line, unsigned valid, double cap, 
 
 #define BASIC (PFI_RUN_CAP | PFI_RUN_POWER | PFI_RUN_THROUGHPUT)
 
-/*
- * Soft checks for the table-driven tests: print every failed expectation, keep going, free
- * what the test allocated, and fail at the end (END_CHECKS), so nothing leaks on failure.
- */
-static int g_failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            print_error(__VA_ARGS__);                                                              \
-            print_error("  (%s:%d)\n", __FILE__, __LINE__);                                        \
-            g_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
-#define END_CHECKS()                                                                               \
-    do {                                                                                           \
-        int n_failed_ = g_failures;                                                                \
-        g_failures = 0;                                                                            \
-        if (n_failed_ != 0)                                                                        \
-            fail_msg("%d failed check(s), listed above", n_failed_);                               \
-    } while (0)
 
 /* ---- mapping ---------------------------------------------------------------------------- */
 

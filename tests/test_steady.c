@@ -14,32 +14,14 @@
 
 #include <cmocka.h>
 
+#include "checks.h"
+
 #include "pfi/steady.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define EXPECTED_CSV PFI_GOLDEN "/steady_expected.csv"
 #define REL 1e-12
 
-/*
- * Soft checks: print every failed expectation, keep going, free what the test allocated, and
- * fail at the end (END_CHECKS), so nothing leaks on failure.
- */
-static int g_failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            print_error(__VA_ARGS__);                                                              \
-            print_error("  (%s:%d)\n", __FILE__, __LINE__);                                        \
-            g_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
-#define END_CHECKS()                                                                               \
-    do {                                                                                           \
-        int n_failed_ = g_failures;                                                                \
-        g_failures = 0;                                                                            \
-        if (n_failed_ != 0)                                                                        \
-            fail_msg("%d failed check(s), listed above", n_failed_);                               \
-    } while (0)
 
 /* ---- the expected-values file ----------------------------------------------------------- */
 
