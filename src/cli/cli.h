@@ -20,6 +20,9 @@ enum {
 };
 
 int cmd_analyze(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_restore(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 
 /* cli_error — print "pfi: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

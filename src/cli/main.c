@@ -18,6 +18,9 @@ typedef struct verb {
 
 static const verb verbs[] = {
     {"analyze", cmd_analyze, "compute the Power Flexibility Index of power-cap sweep groups"},
+    {"sweep", cmd_sweep, "measure a job at several GPU power caps (nvml or emulated GPUs)"},
+    {"restore", cmd_restore, "put back the power limits a killed sweep left (from its journal)"},
+    {"probe", cmd_probe, "list GPUs, their power limits and the metrics they report"},
 };
 
 static void usage(FILE *f)
@@ -35,7 +38,8 @@ static void usage(FILE *f)
     fprintf(f, "\n"
                "Run 'pfi COMMAND --help' for a command's options.\n"
                "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
-               "3 output not written, 4 internal error (e.g. out of memory).\n");
+               "3 output not written, 4 internal error (e.g. out of memory),\n"
+               "5 a GPU operation failed (sweep, restore, probe).\n");
 }
 
 int main(int argc, char **argv)
