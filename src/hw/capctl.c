@@ -295,7 +295,8 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, bool only_
     pfi_error first = PFI_OK;
     for (size_t i = 0; i < c->n; i++) {
         size_t k = order[i];
-        if (only_changed && !c->changed[k]) {
+        /* restore: leave a GPU alone that was never changed or already holds its original */
+        if (only_changed && (!c->changed[k] || present[k] == target[k])) {
             res[k].skipped = true;
             continue;
         }
