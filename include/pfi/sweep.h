@@ -179,7 +179,7 @@ typedef struct pfi_sweep_config {
 typedef struct pfi_sweep_stats {
     size_t runs_done, runs_skipped, runs_failed;
     size_t ticks;                 /* telemetry ticks */
-    double max_late_s;            /* largest tick lateness against its deadline */
+    double max_late_s;            /* largest delay from a tick's deadline to the end of its reads */
     double drift_rel;             /* max over windows of |span − (ticks−1)·Δt| / ((ticks−1)·Δt) */
     double cpu_per_sample_s;      /* process CPU per GPU sample (sampling code only) */
     double elapsed_s;             /* backend time from start to end */

@@ -183,9 +183,6 @@ static pfi_error measure(sweep_state *s, window *w, pfi_diag *diag)
         if (stopped(c))
             return PFI_ERR_INTERRUPTED;
         double tick = pfi_gpu_now_s(s->g);
-        double late = tick - deadline;
-        if (late > s->stats->max_late_s)
-            s->stats->max_late_s = late;
         double cpu0 = cpu_s();
         double sum = 0;
         bool all = true;
@@ -225,6 +222,10 @@ static pfi_error measure(sweep_state *s, window *w, pfi_diag *diag)
             }
         }
         s->cpu_sampling_s += cpu_s() - cpu0;
+        /* lateness: from the deadline to the end of this tick's reads */
+        double late = pfi_gpu_now_s(s->g) - deadline;
+        if (late > s->stats->max_late_s)
+            s->stats->max_late_s = late;
         s->gpu_samples += c->n_gpus;
         w->tick_t[k] = tick;
         w->power[k] = all ? sum : NAN;
@@ -363,6 +364,7 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
     if (e == PFI_OK)
         e = pfi_capctl_create(g, c->gpus, ng, c->journal_path, c->library, &ctl, diag);
     if (e != PFI_OK) {
+        stats->restored = true; /* refused before any change */
         free(targets);
         free(clamped);
         free(res);
