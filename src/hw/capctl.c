@@ -281,12 +281,20 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, bool only_
             free(res);
         return PFI_ERR_NOMEM;
     }
+    bool *known = calloc(c->n, sizeof *known);
+    if (known == NULL) {
+        free(present);
+        free(order);
+        if (results == NULL)
+            free(res);
+        return PFI_ERR_NOMEM;
+    }
     for (size_t k = 0; k < c->n; k++) {
         pfi_gpu_limits l;
-        present[k] = pfi_gpu_read_limits(c->g, c->gpus[k], &l, NULL) == PFI_OK &&
-                             (l.valid & PFI_LIMIT_CURRENT)
-                         ? l.current_mw
-                         : target[k];
+        /* unknown (unreadable, lost) counts as "not at the target": it is set, not skipped */
+        known[k] = pfi_gpu_read_limits(c->g, c->gpus[k], &l, NULL) == PFI_OK &&
+                   (l.valid & PFI_LIMIT_CURRENT);
+        present[k] = known[k] ? l.current_mw : target[k];
         memset(&res[k], 0, sizeof res[k]);
         res[k].gpu = c->gpus[k];
         res[k].target_mw = target[k];
@@ -296,7 +304,7 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, bool only_
     for (size_t i = 0; i < c->n; i++) {
         size_t k = order[i];
         /* restore: leave a GPU alone that was never changed or already holds its original */
-        if (only_changed && (!c->changed[k] || present[k] == target[k])) {
+        if (only_changed && (!c->changed[k] || (known[k] && present[k] == target[k]))) {
             res[k].skipped = true;
             continue;
         }
@@ -314,6 +322,7 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, bool only_
             break;
     }
     free(present);
+    free(known);
     free(order);
     if (results == NULL)
         free(res);

@@ -238,7 +238,9 @@ static pfi_error measure(sweep_state *s, window *w, pfi_diag *diag)
             if (s->tp->poll != NULL)
                 s->tp->poll(s->tp->ctx, tick, tr, vr, REPORT_CHUNK, &got);
             for (size_t j = 0; j < got; j++)
-                if (tr[j] > t0 && tr[j] <= tick && !series_push(&w->tput, tr[j], vr[j]))
+                /* a report stamped when polled belongs to this window; emulated ones are
+                 * stamped when made, never after now */
+                if (tr[j] > t0 && !series_push(&w->tput, tr[j], vr[j]))
                     return PFI_ERR_NOMEM;
         } while (got == REPORT_CHUNK);
         progress(s, "measure", t0 + (double)n * c->interval_s - tick);
