@@ -28,6 +28,10 @@ static void usage(FILE *f)
         "  --emulate SPEC          emulated GPUs (see 'pfi sweep --help')\n"
         "  --replay FILE           recorded telemetry CSV for --backend replay\n"
         "  --format table|json     (table)\n"
+        "  --record FILE           also sample every GPU for --duration at --interval and\n"
+        "                          write the samples as a replay CSV ('-': stdout); read-only\n"
+        "  --duration T            recording length (10s); units ms, s, m, h\n"
+        "  --interval T            recording period (1s)\n"
         "  -h, --help              this help\n"
         "\n"
         "Exit codes: 0 success, 2 bad command line, 5 the backend cannot start (no driver,\n"
@@ -48,6 +52,62 @@ static void limit_cell(char *buf, size_t len, const pfi_gpu_limits *l, unsigned 
         snprintf(buf, len, "n/a (%s)", pfi_strerror(l->err[k]));
 }
 
+static void cell(FILE *f, bool valid, double v, int prec)
+{
+    if (valid)
+        fprintf(f, ",%.*f", prec, v);
+    else
+        fputc(',', f);
+}
+
+/* Sample every GPU on absolute deadlines; write the replay CSV (pfi/gpu.h) atomically. */
+static int record_samples(pfi_gpu *g, unsigned n, const char *path, double duration_s,
+                          double interval_s)
+{
+    cli_output o;
+    if (!cli_output_open(&o, path))
+        return PFI_EXIT_OUTPUT;
+    fprintf(o.f, "t_s,gpu,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,gpu_util,mem_util,"
+                 "temp_c,dram_active,tensor_active,enforced_limit_w\n");
+    double t0 = pfi_gpu_now_s(g);
+    size_t ticks = (size_t)floor(duration_s / interval_s + 1e-9);
+    int rc = PFI_EXIT_OK;
+    for (size_t k = 1; k <= ticks && rc == PFI_EXIT_OK; k++) {
+        while (pfi_gpu_sleep_until_s(g, t0 + (double)k * interval_s) == PFI_ERR_INTERRUPTED) {
+        }
+        for (unsigned i = 0; i < n; i++) {
+            pfi_gpu_sample s;
+            pfi_gpu_limits l;
+            pfi_diag d;
+            pfi_error e = pfi_gpu_read_sample(g, i, &s, &d);
+            if (e == PFI_OK)
+                e = pfi_gpu_read_limits(g, i, &l, &d);
+            if (e != PFI_OK) {
+                cli_error("GPU %u: %s", i, d.message);
+                rc = hw_exit_code(e);
+                break;
+            }
+            fprintf(o.f, "%.3f,%u", s.t_s - t0, i);
+            cell(o.f, s.valid & PFI_SAMPLE_POWER, s.power_w, 3);
+            cell(o.f, s.valid & PFI_SAMPLE_ENERGY, s.energy_j, 3);
+            cell(o.f, s.valid & PFI_SAMPLE_SM_CLOCK, s.sm_clock_mhz, 0);
+            cell(o.f, s.valid & PFI_SAMPLE_MEM_CLOCK, s.mem_clock_mhz, 0);
+            cell(o.f, s.valid & PFI_SAMPLE_GPU_UTIL, s.gpu_util, 3);
+            cell(o.f, s.valid & PFI_SAMPLE_MEM_UTIL, s.mem_util, 3);
+            cell(o.f, s.valid & PFI_SAMPLE_TEMP, s.temp_c, 0);
+            cell(o.f, s.valid & PFI_SAMPLE_DRAM_ACTIVE, s.dram_active, 4);
+            cell(o.f, s.valid & PFI_SAMPLE_TENSOR_ACTIVE, s.tensor_active, 4);
+            cell(o.f, l.valid & PFI_LIMIT_ENFORCED, l.enforced_mw / 1000.0, 3);
+            fputc('\n', o.f);
+        }
+    }
+    if (rc != PFI_EXIT_OK) {
+        cli_output_abort(&o);
+        return rc;
+    }
+    return cli_output_commit(&o) ? PFI_EXIT_OK : PFI_EXIT_OUTPUT;
+}
+
 int cmd_probe(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -56,11 +116,16 @@ int cmd_probe(int argc, char **argv)
         {"emulate", required_argument, NULL, 'e'},
         {"replay", required_argument, NULL, 'r'},
         {"format", required_argument, NULL, 'f'},
+        {"record", required_argument, NULL, 'R'},
+        {"duration", required_argument, NULL, 'D'},
+        {"interval", required_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     pfi_gpu_config gc = {.kind = PFI_GPU_NVML};
     bool json = false;
+    const char *record = NULL;
+    double duration_s = 10, interval_s = 1;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -86,6 +151,18 @@ int cmd_probe(int argc, char **argv)
                 return PFI_EXIT_USAGE;
             }
             json = strcmp(optarg, "json") == 0;
+            break;
+        case 'R':
+            record = optarg;
+            break;
+        case 'D':
+        case 'I':
+            if (!hw_parse_duration(optarg, c == 'D' ? &duration_s : &interval_s) ||
+                (c == 'I' && !(interval_s > 0))) {
+                cli_error("--%s: expected a duration like 10s or 500ms, got '%s'",
+                          c == 'D' ? "duration" : "interval", optarg);
+                return PFI_EXIT_USAGE;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -186,6 +263,8 @@ int cmd_probe(int argc, char **argv)
     }
     if (json)
         printf("]}\n");
+    if (rc == PFI_EXIT_OK && record != NULL)
+        rc = record_samples(g, n, record, duration_s, interval_s);
     pfi_gpu_close(g);
     if (fflush(stdout) != 0)
         return PFI_EXIT_OUTPUT;
