@@ -108,7 +108,7 @@ pfi_error pfi_journal_parse(const char *text, size_t len, pfi_journal *out, pfi_
                 return jfail(diag, PFI_ERR_PARSE, ln, "bad pid");
             out->pid = (long)v;
         } else if (strcmp(line, "gpu") == 0) {
-            char idx[32], uuid[128], mw[32];
+            char idx[32], uuid[sizeof out->entries[0].uuid], mw[32];
             const char *a = arg;
             const char *s1 = strchr(a, ' ');
             const char *s2 = s1 ? strchr(s1 + 1, ' ') : NULL;
