@@ -261,6 +261,37 @@ static void test_order_and_journal(void **st)
     pfi_gpu_close(g);
 }
 
+/* case-17 §6: NVML refuses a limit (range changed underneath): GPU, mW and range reported,
+ * no retry. */
+static void test_invalid_argument_reported(void **st)
+{
+    (void)st;
+    fake_state("gpu 0 min=300000\n");
+    pfi_gpu *g = open_fake();
+    unsigned gpu0 = 0;
+    pfi_capctl *c;
+    assert_int_equal(pfi_capctl_create(g, &gpu0, 1, NULL, NULL, &c, NULL), PFI_OK);
+    uint32_t t = 250000; /* as if resolved against an older 200 W minimum */
+    pfi_cap_result r;
+    pfi_diag d;
+    assert_int_equal(pfi_capctl_apply(c, &t, &r, &d), PFI_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(r.message, "GPU 0"));
+    assert_non_null(strstr(r.message, "250000 mW"));
+    assert_non_null(strstr(r.message, "NVML_ERROR_INVALID_ARGUMENT (2)"));
+    assert_non_null(strstr(r.message, "range is now 300.00-700.00 W"));
+    FILE *f = fopen(trace_path, "r");
+    char line[64];
+    int sets = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        sets++;
+    if (f != NULL)
+        fclose(f);
+    assert_int_equal(sets, 1); /* tried once */
+    assert_int_equal(pfi_capctl_restore(c, NULL, NULL), PFI_OK);
+    pfi_capctl_destroy(c);
+    pfi_gpu_close(g);
+}
+
 /* No permission: clear error, nothing changed, nothing left to restore. */
 static void test_no_permission(void **st)
 {
@@ -334,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_case18_enforced_below),
         cmocka_unit_test(test_journal_roundtrip),
         cmocka_unit_test(test_order_and_journal),
+        cmocka_unit_test(test_invalid_argument_reported),
         cmocka_unit_test(test_no_permission),
         cmocka_unit_test(test_journal_restore),
     };

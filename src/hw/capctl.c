@@ -219,6 +219,16 @@ static pfi_error set_one(pfi_gpu *g, unsigned gpu, uint32_t target, pfi_cap_resu
     if (e != PFI_OK) {
         r->error = e;
         copy_str(r->message, sizeof r->message, d.message);
+        if (e == PFI_ERR_INVALID_ARGUMENT && e2 == PFI_OK &&
+            (l.valid & (PFI_LIMIT_MIN | PFI_LIMIT_MAX)) == (PFI_LIMIT_MIN | PFI_LIMIT_MAX)) {
+            /* the range may have changed underneath (case-17 §6): say what it is now; the
+             * caller does not retry */
+            char tail[96];
+            snprintf(tail, sizeof tail, "; the device's range is now %.2f-%.2f W",
+                     l.min_mw / 1000.0, l.max_mw / 1000.0);
+            size_t used = strlen(r->message);
+            copy_str(r->message + used, sizeof r->message - used, tail);
+        }
         if (r->readback & PFI_LIMIT_ENFORCED) {
             char tail[64];
             snprintf(tail, sizeof tail, " (enforced limit %.0f W)", r->enforced_mw / 1000.0);
