@@ -212,13 +212,11 @@ static pfi_error read_all(pfi_csv_reader *rd, const char *name, replay_ctx *c, p
             r->v[k] = NAN;
             if (!c->has_col[k])
                 continue;
-            if (idx[k] >= nf) {
-                r->v[k] = NAN;
-                continue;
-            }
-            double v;
-            pfi_value_status st = pfi_value_parse(f[idx[k]], lens[idx[k]], &v);
             bool required = k == C_T || k == C_GPU;
+            double v;
+            /* a short row: its missing trailing cells are missing values */
+            pfi_value_status st = idx[k] < nf ? pfi_value_parse(f[idx[k]], lens[idx[k]], &v)
+                                              : PFI_VALUE_MISSING;
             if (st == PFI_VALUE_INVALID || (st == PFI_VALUE_MISSING && required) ||
                 (st == PFI_VALUE_OK && v < 0) ||
                 (k == C_GPU && st == PFI_VALUE_OK && (v != floor(v) || v >= HW_REPLAY_MAX_GPUS))) {
