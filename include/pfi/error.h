@@ -29,11 +29,21 @@ typedef enum pfi_error {
     PFI_ERR_EMPTY = 8,           /* the input holds no data rows (or no header) */
     PFI_ERR_LIMIT = 9,           /* an input exceeds a documented size limit other than line length */
     PFI_ERR_THREAD = 10,         /* a worker thread could not be started */
-    PFI_ERR_PLOT = 11            /* the plotting library failed */
+    PFI_ERR_PLOT = 11,           /* the plotting library failed */
+    /* GPU access (pfi/gpu.h); NVML return codes map onto these, the NVML name goes in diag */
+    PFI_ERR_NO_PERMISSION = 12,  /* the driver refused: not privileged (NVML_ERROR_NO_PERMISSION) */
+    PFI_ERR_NOT_SUPPORTED = 13,  /* this device or driver cannot do it (NVML_ERROR_NOT_SUPPORTED) */
+    PFI_ERR_GPU_LOST = 14,       /* the GPU fell off the bus or needs a reset */
+    PFI_ERR_DEVICE = 15,         /* another driver or library failure (uninitialised, timeout...) */
+    PFI_ERR_UNAVAILABLE = 16,    /* the backend cannot start: library or symbol not found */
+    PFI_ERR_OUT_OF_RANGE = 17,   /* a requested power cap lies outside the device's [min, max] */
+    PFI_ERR_NOT_EFFECTIVE = 18,  /* a cap was accepted but the read-back limit is not it */
+    PFI_ERR_INTERRUPTED = 19,    /* stopped by a signal or the caller's stop flag */
+    PFI_ERR_EXISTS = 20          /* a state file (cap journal) already exists */
 } pfi_error;
 
 /* Number of defined codes; every value in [0, PFI_ERROR_COUNT) has a name. */
-#define PFI_ERROR_COUNT 12
+#define PFI_ERROR_COUNT 21
 
 /*
  * pfi_strerror — a short, static, English description of code (never NULL; unknown codes

@@ -40,6 +40,10 @@ struct pfi_runs_table;
 /* cli_load_db — append the runs of the run store db to t (analyze --db); an exit code. */
 int cli_load_db(const char *db, struct pfi_runs_table *t);
 
+int cmd_sweep(int argc, char **argv);
+int cmd_restore(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+
 /* cli_error — print "pfi: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -26,6 +26,9 @@ static const verb verbs[] = {
     {"runs", cmd_runs, "list the runs in the run store"},
     {"allocate", cmd_allocate, "choose per-job power caps under a cluster power budget"},
     {"simulate", cmd_simulate, "compare allocation strategies on simulated workloads"},
+    {"sweep", cmd_sweep, "measure a job at several GPU power caps (nvml or emulated GPUs)"},
+    {"restore", cmd_restore, "put back the power limits a killed sweep left (from its journal)"},
+    {"probe", cmd_probe, "list GPUs, their power limits and the metrics they report"},
 };
 
 static void usage(FILE *f)
@@ -43,7 +46,8 @@ static void usage(FILE *f)
     fprintf(f, "\n"
                "Run 'pfi COMMAND --help' for a command's options.\n"
                "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
-               "3 output not written, 4 internal error (e.g. out of memory).\n");
+               "3 output not written, 4 internal error (e.g. out of memory),\n"
+               "5 a GPU operation failed (sweep, restore, probe).\n");
 }
 
 /* Exit code after printing to stdout: 3 when the text could not be written. */

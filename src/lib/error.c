@@ -16,6 +16,15 @@ static const char *const error_names[PFI_ERROR_COUNT] = {
     [PFI_ERR_LIMIT] = "input exceeds a size limit",
     [PFI_ERR_THREAD] = "could not start a worker thread",
     [PFI_ERR_PLOT] = "plotting failed",
+    [PFI_ERR_NO_PERMISSION] = "insufficient permissions",
+    [PFI_ERR_NOT_SUPPORTED] = "not supported by this GPU or driver",
+    [PFI_ERR_GPU_LOST] = "GPU is lost",
+    [PFI_ERR_DEVICE] = "GPU driver or library error",
+    [PFI_ERR_UNAVAILABLE] = "GPU backend unavailable",
+    [PFI_ERR_OUT_OF_RANGE] = "power cap outside the device's limits",
+    [PFI_ERR_NOT_EFFECTIVE] = "power cap not in effect",
+    [PFI_ERR_INTERRUPTED] = "interrupted",
+    [PFI_ERR_EXISTS] = "already exists",
 };
 
 const char *pfi_strerror(pfi_error code)

@@ -1,0 +1,139 @@
+/*
+ * Option parsing shared by the GPU verbs.
+ */
+#include "hwutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pfi/value.h"
+
+bool hw_parse_duration(const char *s, double *out_s)
+{
+    if (s == NULL || *s == '\0')
+        return false;
+    size_t len = strlen(s);
+    double unit = 1.0;
+    size_t num = len;
+    if (len > 2 && strcmp(s + len - 2, "ms") == 0) {
+        unit = 1e-3;
+        num = len - 2;
+    } else if (s[len - 1] == 's') {
+        num = len - 1;
+    } else if (s[len - 1] == 'm') {
+        unit = 60;
+        num = len - 1;
+    } else if (s[len - 1] == 'h') {
+        unit = 3600;
+        num = len - 1;
+    }
+    double v;
+    if (num == 0 || pfi_value_parse(s, num, &v) != PFI_VALUE_OK || v < 0 || v > 1e7)
+        return false;
+    *out_s = v * unit;
+    return true;
+}
+
+bool hw_parse_list(const char *s, double *out, size_t max, size_t *n)
+{
+    *n = 0;
+    if (s == NULL || *s == '\0')
+        return false;
+    const char *p = s;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        double v;
+        if (*n == max || pfi_value_parse(p, len, &v) != PFI_VALUE_OK)
+            return false;
+        out[(*n)++] = v;
+        if (comma == NULL)
+            return true;
+        p = comma + 1;
+    }
+}
+
+static bool parse_uint(const char *p, size_t len, unsigned long *out)
+{
+    char buf[16];
+    if (len == 0 || len >= sizeof buf)
+        return false;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] < '0' || buf[i] > '9')
+            return false;
+    errno = 0;
+    *out = strtoul(buf, NULL, 10);
+    return errno == 0 && *out < 100000;
+}
+
+bool hw_parse_gpus(const char *s, unsigned *out, size_t max, size_t *n)
+{
+    *n = 0;
+    if (s == NULL || *s == '\0')
+        return false;
+    const char *p = s;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        const char *dash = memchr(p, '-', len);
+        unsigned long a, b;
+        if (dash != NULL) {
+            if (!parse_uint(p, (size_t)(dash - p), &a) ||
+                !parse_uint(dash + 1, len - (size_t)(dash - p) - 1, &b) || b < a)
+                return false;
+        } else {
+            if (!parse_uint(p, len, &a))
+                return false;
+            b = a;
+        }
+        for (unsigned long g = a; g <= b; g++) {
+            for (size_t k = 0; k < *n; k++)
+                if (out[k] == g)
+                    return false;
+            if (*n == max)
+                return false;
+            out[(*n)++] = (unsigned)g;
+        }
+        if (comma == NULL)
+            return true;
+        p = comma + 1;
+    }
+}
+
+int hw_exit_code(pfi_error e)
+{
+    switch (e) {
+    case PFI_ERR_NO_PERMISSION:
+    case PFI_ERR_NOT_SUPPORTED:
+    case PFI_ERR_GPU_LOST:
+    case PFI_ERR_DEVICE:
+    case PFI_ERR_UNAVAILABLE:
+    case PFI_ERR_NOT_EFFECTIVE:
+    case PFI_ERR_EXISTS:
+        return PFI_EXIT_DEVICE;
+    case PFI_ERR_OUT_OF_RANGE:
+        return PFI_EXIT_USAGE;
+    default:
+        return cli_exit_code(e);
+    }
+}
+
+const char *hw_format_duration(double s, char *buf, size_t len)
+{
+    if (!(s >= 0) || !isfinite(s))
+        s = 0;
+    long t = (long)llround(s);
+    if (t >= 3600)
+        snprintf(buf, len, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else if (t >= 60)
+        snprintf(buf, len, "%ldm%02lds", t / 60, t % 60);
+    else
+        snprintf(buf, len, "%lds", t);
+    return buf;
+}

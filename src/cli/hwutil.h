@@ -1,0 +1,33 @@
+/*
+ * Helpers shared by the GPU verbs (sweep, restore, probe): option values with units,
+ * GPU lists, the exit code of a GPU error.
+ */
+#ifndef PFI_CLI_HWUTIL_H
+#define PFI_CLI_HWUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pfi/error.h"
+
+/* Exit code when a GPU operation failed (no permission, not supported, GPU lost, cap not
+ * in effect, limits not restored). */
+#define PFI_EXIT_DEVICE 5
+
+/* hw_parse_duration — "30m", "5s", "1h", "250ms", "90" (seconds) into seconds; false when
+ * not a positive-or-zero finite duration. */
+bool hw_parse_duration(const char *s, double *out_s);
+
+/* hw_parse_list — "700,600,500" into out[*n] (at most max); false on a bad number. */
+bool hw_parse_list(const char *s, double *out, size_t max, size_t *n);
+
+/* hw_parse_gpus — "0-3,6" into out[*n] (at most max, no duplicates); false when malformed. */
+bool hw_parse_gpus(const char *s, unsigned *out, size_t max, size_t *n);
+
+/* hw_exit_code — exit code for a library error from a GPU verb. */
+int hw_exit_code(pfi_error e);
+
+/* hw_format_duration — "1h02m", "12m03s", "45s" into buf. */
+const char *hw_format_duration(double s, char *buf, size_t len);
+
+#endif

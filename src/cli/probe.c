@@ -1,0 +1,272 @@
+/*
+ * pfi probe — list the GPUs, their power limits, and which metrics this machine can read.
+ * Read-only: changes nothing on any GPU.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "hwutil.h"
+#include "pfi/gpu.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: pfi probe [--backend nvml|emulated|replay] [OPTIONS]\n"
+        "\n"
+        "List the GPUs of a backend with their power limits (current = requested, enforced,\n"
+        "default, min, max) and which telemetry metrics can be read. Changes nothing.\n"
+        "A limit the driver will not report is shown as n/a with NVML's reason. When the\n"
+        "enforced limit differs from the requested one (another limiter holds the GPU lower),\n"
+        "a warning says so: runs measured there are at the enforced limit.\n"
+        "\n"
+        "options:\n"
+        "  --backend B             nvml (default), emulated or replay\n"
+        "  --nvml-library PATH     NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
+        "  --emulate SPEC          emulated GPUs (see 'pfi sweep --help')\n"
+        "  --replay FILE           recorded telemetry CSV for --backend replay\n"
+        "  --format table|json     (table)\n"
+        "  --record FILE           also sample every GPU for --duration at --interval and\n"
+        "                          write the samples as a replay CSV ('-': stdout); read-only\n"
+        "  --duration T            recording length (10s); units ms, s, m, h\n"
+        "  --interval T            recording period (1s)\n"
+        "  -h, --help              this help\n"
+        "\n"
+        "Exit codes: 0 success, 2 bad command line, 5 the backend cannot start (no driver,\n"
+        "no permission) or a GPU is lost.\n");
+}
+
+static const char *metric_names[] = {"power", "energy", "sm_clock", "mem_clock", "gpu_util",
+                                     "mem_util", "temperature", "clock_reasons",
+                                     "dram_active", "tensor_active", "sm_active"};
+#define N_METRICS (sizeof metric_names / sizeof metric_names[0])
+
+static void limit_cell(char *buf, size_t len, const pfi_gpu_limits *l, unsigned bit, int k,
+                       uint32_t mw)
+{
+    if (l->valid & bit)
+        snprintf(buf, len, "%.2f", mw / 1000.0);
+    else
+        snprintf(buf, len, "n/a (%s)", pfi_strerror(l->err[k]));
+}
+
+static void cell(FILE *f, bool valid, double v, int prec)
+{
+    if (valid)
+        fprintf(f, ",%.*f", prec, v);
+    else
+        fputc(',', f);
+}
+
+/* Sample every GPU on absolute deadlines; write the replay CSV (pfi/gpu.h) atomically. */
+static int record_samples(pfi_gpu *g, unsigned n, const char *path, double duration_s,
+                          double interval_s)
+{
+    cli_output o;
+    if (!cli_output_open(&o, path))
+        return PFI_EXIT_OUTPUT;
+    fprintf(o.f, "t_s,gpu,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,gpu_util,mem_util,"
+                 "temp_c,dram_active,tensor_active,enforced_limit_w\n");
+    double t0 = pfi_gpu_now_s(g);
+    size_t ticks = (size_t)floor(duration_s / interval_s + 1e-9);
+    int rc = PFI_EXIT_OK;
+    for (size_t k = 1; k <= ticks && rc == PFI_EXIT_OK; k++) {
+        while (pfi_gpu_sleep_until_s(g, t0 + (double)k * interval_s) == PFI_ERR_INTERRUPTED) {
+        }
+        for (unsigned i = 0; i < n; i++) {
+            pfi_gpu_sample s;
+            pfi_gpu_limits l;
+            pfi_diag d;
+            pfi_error e = pfi_gpu_read_sample(g, i, &s, &d);
+            if (e == PFI_OK)
+                e = pfi_gpu_read_limits(g, i, &l, &d);
+            if (e != PFI_OK) {
+                cli_error("GPU %u: %s", i, d.message);
+                rc = hw_exit_code(e);
+                break;
+            }
+            fprintf(o.f, "%.3f,%u", s.t_s - t0, i);
+            cell(o.f, s.valid & PFI_SAMPLE_POWER, s.power_w, 3);
+            cell(o.f, s.valid & PFI_SAMPLE_ENERGY, s.energy_j, 3);
+            cell(o.f, s.valid & PFI_SAMPLE_SM_CLOCK, s.sm_clock_mhz, 0);
+            cell(o.f, s.valid & PFI_SAMPLE_MEM_CLOCK, s.mem_clock_mhz, 0);
+            cell(o.f, s.valid & PFI_SAMPLE_GPU_UTIL, s.gpu_util, 3);
+            cell(o.f, s.valid & PFI_SAMPLE_MEM_UTIL, s.mem_util, 3);
+            cell(o.f, s.valid & PFI_SAMPLE_TEMP, s.temp_c, 0);
+            cell(o.f, s.valid & PFI_SAMPLE_DRAM_ACTIVE, s.dram_active, 4);
+            cell(o.f, s.valid & PFI_SAMPLE_TENSOR_ACTIVE, s.tensor_active, 4);
+            cell(o.f, l.valid & PFI_LIMIT_ENFORCED, l.enforced_mw / 1000.0, 3);
+            fputc('\n', o.f);
+        }
+    }
+    if (rc != PFI_EXIT_OK) {
+        cli_output_abort(&o);
+        return rc;
+    }
+    return cli_output_commit(&o) ? PFI_EXIT_OK : PFI_EXIT_OUTPUT;
+}
+
+int cmd_probe(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"backend", required_argument, NULL, 'b'},
+        {"nvml-library", required_argument, NULL, 'l'},
+        {"emulate", required_argument, NULL, 'e'},
+        {"replay", required_argument, NULL, 'r'},
+        {"format", required_argument, NULL, 'f'},
+        {"record", required_argument, NULL, 'R'},
+        {"duration", required_argument, NULL, 'D'},
+        {"interval", required_argument, NULL, 'I'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    pfi_gpu_config gc = {.kind = PFI_GPU_NVML};
+    bool json = false;
+    const char *record = NULL;
+    double duration_s = 10, interval_s = 1;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            if (!pfi_gpu_kind_parse(optarg, &gc.kind)) {
+                cli_error("--backend: expected nvml, emulated or replay, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case 'l':
+            gc.nvml_library = optarg;
+            break;
+        case 'e':
+            gc.emulate = optarg;
+            break;
+        case 'r':
+            gc.replay_path = optarg;
+            break;
+        case 'f':
+            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0) {
+                cli_error("--format: expected table or json, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            json = strcmp(optarg, "json") == 0;
+            break;
+        case 'R':
+            record = optarg;
+            break;
+        case 'D':
+        case 'I':
+            if (!hw_parse_duration(optarg, c == 'D' ? &duration_s : &interval_s) ||
+                (c == 'I' && !(interval_s > 0))) {
+                cli_error("--%s: expected a duration like 10s or 500ms, got '%s'",
+                          c == 'D' ? "duration" : "interval", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return PFI_EXIT_OK;
+        default:
+            return PFI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument '%s'", argv[optind]);
+        return PFI_EXIT_USAGE;
+    }
+    pfi_gpu *g;
+    pfi_diag d;
+    pfi_error e = pfi_gpu_open(&gc, &g, &d);
+    if (e != PFI_OK) {
+        cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
+        return hw_exit_code(e);
+    }
+    unsigned n = 0;
+    if ((e = pfi_gpu_count(g, &n, &d)) != PFI_OK) {
+        cli_error("%s", d.message);
+        pfi_gpu_close(g);
+        return hw_exit_code(e);
+    }
+    /* GPM needs two samples: the first primes it */
+    for (unsigned i = 0; i < n; i++) {
+        pfi_gpu_sample sm;
+        pfi_gpu_read_sample(g, i, &sm, NULL);
+    }
+    pfi_gpu_sleep_until_s(g, pfi_gpu_now_s(g) + 0.2);
+    int rc = PFI_EXIT_OK;
+    if (json)
+        printf("{\"backend\": \"%s\", \"gpus\": [", pfi_gpu_backend_name(g));
+    else
+        printf("backend %s: %u GPU(s)\n", pfi_gpu_backend_name(g), n);
+    for (unsigned i = 0; i < n; i++) {
+        pfi_gpu_info info;
+        pfi_gpu_limits l;
+        pfi_gpu_sample sm;
+        pfi_diag di;
+        e = pfi_gpu_get_info(g, i, &info, &di);
+        if (e == PFI_OK)
+            e = pfi_gpu_read_limits(g, i, &l, &di);
+        if (e == PFI_OK)
+            e = pfi_gpu_read_sample(g, i, &sm, &di);
+        if (e != PFI_OK) {
+            cli_error("GPU %u: %s", i, di.message);
+            rc = hw_exit_code(e);
+            continue;
+        }
+        char cur[64], enf[64], def[64], mn[64], mx[64];
+        limit_cell(cur, sizeof cur, &l, PFI_LIMIT_CURRENT, 0, l.current_mw);
+        limit_cell(enf, sizeof enf, &l, PFI_LIMIT_ENFORCED, 1, l.enforced_mw);
+        limit_cell(def, sizeof def, &l, PFI_LIMIT_DEFAULT, 2, l.default_mw);
+        limit_cell(mn, sizeof mn, &l, PFI_LIMIT_MIN, 3, l.min_mw);
+        limit_cell(mx, sizeof mx, &l, PFI_LIMIT_MAX, 4, l.max_mw);
+        if (json) {
+            printf("%s{\"index\": %u, \"uuid\": \"%s\", \"name\": \"%s\", \"limits_w\": {", i ? ", " : "",
+                   i, info.uuid, info.name);
+            const char *ln[] = {"current", "enforced", "default", "min", "max"};
+            uint32_t lv[] = {l.current_mw, l.enforced_mw, l.default_mw, l.min_mw, l.max_mw};
+            for (int k = 0; k < 5; k++) {
+                printf("%s\"%s\": ", k ? ", " : "", ln[k]);
+                if (l.valid & (1u << k))
+                    printf("%.3f", lv[k] / 1000.0);
+                else
+                    printf("null");
+            }
+            printf("}, \"metrics\": {");
+            for (size_t k = 0; k < N_METRICS; k++)
+                printf("%s\"%s\": %s", k ? ", " : "", metric_names[k],
+                       (sm.valid & (1u << k)) ? "true" : "false");
+            printf("}}");
+        } else {
+            printf("\nGPU %u  %s  %s\n", i, info.name[0] ? info.name : "-",
+                   info.uuid[0] ? info.uuid : "-");
+            printf("  power limit W: current %s, enforced %s, default %s, min %s, max %s\n", cur,
+                   enf, def, mn, mx);
+            printf("  metrics:");
+            for (size_t k = 0; k < N_METRICS; k++)
+                printf(" %s%s", metric_names[k], (sm.valid & (1u << k)) ? "" : "(no)");
+            printf("\n");
+            if (sm.valid & PFI_SAMPLE_POWER)
+                printf("  now: %.1f W", sm.power_w);
+            if (sm.valid & PFI_SAMPLE_SM_CLOCK)
+                printf(", SM %.0f MHz", sm.sm_clock_mhz);
+            if (sm.valid & PFI_SAMPLE_TEMP)
+                printf(", %.0f C", sm.temp_c);
+            if (sm.valid & (PFI_SAMPLE_POWER | PFI_SAMPLE_SM_CLOCK | PFI_SAMPLE_TEMP))
+                printf("\n");
+        }
+        if ((l.valid & PFI_LIMIT_CURRENT) && (l.valid & PFI_LIMIT_ENFORCED) &&
+            l.enforced_mw != l.current_mw)
+            cli_error("warning: GPU %u: enforced limit %.2f W differs from the requested %.2f W "
+                      "(another limiter); runs here are at the enforced limit", i,
+                      l.enforced_mw / 1000.0, l.current_mw / 1000.0);
+    }
+    if (json)
+        printf("]}\n");
+    if (rc == PFI_EXIT_OK && record != NULL)
+        rc = record_samples(g, n, record, duration_s, interval_s);
+    pfi_gpu_close(g);
+    if (fflush(stdout) != 0)
+        return PFI_EXIT_OUTPUT;
+    return rc;
+}

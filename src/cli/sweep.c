@@ -1,0 +1,538 @@
+/*
+ * pfi sweep — measure a job at several GPU power caps (paper §3) and print its PFI.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "hwutil.h"
+#include "pfi/index.h"
+#include "pfi/manifest.h"
+#include "pfi/sweep.h"
+
+#define MAX_CAPS 64
+#define MAX_GPUS 1024
+
+static volatile sig_atomic_t stop_signal;
+
+/* Async-signal-safe: only records the signal; the sweep loop restores the limits. */
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: pfi sweep --caps W[,W...] -o DIR [OPTIONS] [-- COMMAND [ARGS...]]\n"
+        "\n"
+        "Run a job at each power cap, sample GPU telemetry every interval, reduce each run to\n"
+        "its steady state (mean of the top 10 %% of samples) and append it to DIR/runs.csv\n"
+        "(with DIR/pfi-dataset.json: 'pfi analyze DIR' reads it). Ends with the PFI table.\n"
+        "The original power limits are journaled before the first change and restored at the\n"
+        "end, on SIGINT/SIGTERM/SIGHUP, and by 'pfi restore' after a crash. A sweep that is\n"
+        "run again with the same DIR and group skips the caps already in runs.csv.\n"
+        "\n"
+        "GPUs:\n"
+        "  --backend nvml|emulated   (emulated) nvml sets real power limits: needs root\n"
+        "  --gpus LIST               GPUs of the job, e.g. 0-7 or 0,2 (all)\n"
+        "  --nvml-library PATH       NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
+        "  --emulate SPEC            emulated job, e.g. gpus=8,alpha=0.6,noise=0.01 (README)\n"
+        "  --journal PATH            where the original limits go (DIR/cap-journal)\n"
+        "\n"
+        "sweep:\n"
+        "  --caps W[,W...]           per-GPU caps in watts, measured in this order; the\n"
+        "                            highest is the reference (include the default limit)\n"
+        "  --clamp                   set the nearest valid limit for caps outside the device's\n"
+        "                            range (default: refuse and change nothing)\n"
+        "  --mode separate|in-situ   separate: start the job at each cap (the paper's method);\n"
+        "                            in-situ: one running job, caps changed in place (separate)\n"
+        "  --duration T              measurement window per cap (30m); units ms, s, m, h\n"
+        "  --interval T              telemetry period (5s)\n"
+        "  --warmup T                dropped after each job start (5m)\n"
+        "  --settle T                in-situ: dropped after each cap change (1m)\n"
+        "  --group NAME              sweep group name for the runs (sweep)\n"
+        "  --top-fraction Q          steady state: mean of the top Q of samples (0.10)\n"
+        "\n"
+        "throughput (not with --backend emulated, whose job reports its own):\n"
+        "  -- COMMAND [ARGS...]      the training command; its stdout is matched line by line\n"
+        "  --throughput-log FILE     or follow a log file the job writes\n"
+        "  --throughput-regex RE     POSIX ERE whose one group is tokens/s, e.g.\n"
+        "                            'tokens_per_sec: ([0-9.]+[KMG]?)' (a K/M/G suffix scales)\n"
+        "  --echo                    copy the command's output to stderr\n"
+        "\n"
+        "output:\n"
+        "  -o, --output DIR          sweep directory (required)\n"
+        "  --format table|csv|json   final PFI table (table)\n"
+        "  --draws N                 Monte Carlo draws for the PFI CI (10000)\n"
+        "  --seed N                  CI seed (1)\n"
+        "  --stats                   print sampling statistics (drift, CPU per sample)\n"
+        "  -h, --help                this help\n"
+        "\n"
+        "Progress and ETA are shown when stderr is a terminal.\n"
+        "Exit codes: 0 success, 1 bad input or a failed run, 2 bad command line (also a cap\n"
+        "outside the device's range), 3 output not written, 4 internal error, 5 a GPU\n"
+        "operation failed (permission, not supported, GPU lost, cap not in effect, limits not\n"
+        "restored: see the message), 128+N stopped by signal N (limits restored).\n");
+}
+
+enum {
+    OPT_BACKEND = 256, OPT_GPUS, OPT_NVML_LIB, OPT_EMULATE, OPT_JOURNAL, OPT_CAPS, OPT_CLAMP,
+    OPT_MODE, OPT_DURATION, OPT_INTERVAL, OPT_WARMUP, OPT_SETTLE, OPT_GROUP, OPT_Q,
+    OPT_TLOG, OPT_TREGEX, OPT_ECHO, OPT_FORMAT, OPT_DRAWS, OPT_SEED, OPT_STATS
+};
+
+static const struct option long_options[] = {
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"nvml-library", required_argument, NULL, OPT_NVML_LIB},
+    {"emulate", required_argument, NULL, OPT_EMULATE},
+    {"journal", required_argument, NULL, OPT_JOURNAL},
+    {"caps", required_argument, NULL, OPT_CAPS},
+    {"clamp", no_argument, NULL, OPT_CLAMP},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"settle", required_argument, NULL, OPT_SETTLE},
+    {"group", required_argument, NULL, OPT_GROUP},
+    {"top-fraction", required_argument, NULL, OPT_Q},
+    {"throughput-log", required_argument, NULL, OPT_TLOG},
+    {"throughput-regex", required_argument, NULL, OPT_TREGEX},
+    {"echo", no_argument, NULL, OPT_ECHO},
+    {"output", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"draws", required_argument, NULL, OPT_DRAWS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"stats", no_argument, NULL, OPT_STATS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct settings {
+    pfi_gpu_config gc;
+    unsigned gpus[MAX_GPUS];
+    size_t n_gpus;
+    double caps[MAX_CAPS];
+    size_t n_caps;
+    pfi_sweep_config sc;
+    const char *out, *journal, *tlog, *tregex, *format;
+    bool echo, stats;
+    size_t draws;
+    unsigned long long seed;
+    char **cmd;
+} settings;
+
+static int parse_args(int argc, char **argv, settings *s)
+{
+    int c;
+    optind = 1;
+    s->gc.kind = PFI_GPU_EMULATED;
+    s->sc.duration_s = 1800;
+    s->sc.interval_s = 5;
+    s->sc.warmup_s = 300;
+    s->sc.settle_s = 60;
+    s->sc.q = 0.10;
+    s->sc.group = "sweep";
+    s->format = "table";
+    s->draws = 10000;
+    s->seed = 1;
+    while ((c = getopt_long(argc, argv, "+ho:", long_options, NULL)) != -1) {
+        double v;
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return -1;
+        case OPT_BACKEND:
+            if (!pfi_gpu_kind_parse(optarg, &s->gc.kind) || s->gc.kind == PFI_GPU_REPLAY) {
+                cli_error("--backend: expected nvml or emulated, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case OPT_GPUS:
+            if (!hw_parse_gpus(optarg, s->gpus, MAX_GPUS, &s->n_gpus)) {
+                cli_error("--gpus: expected indices and ranges like 0-3,6, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case OPT_NVML_LIB:
+            s->gc.nvml_library = optarg;
+            break;
+        case OPT_EMULATE:
+            s->gc.emulate = optarg;
+            break;
+        case OPT_JOURNAL:
+            s->journal = optarg;
+            break;
+        case OPT_CAPS:
+            if (!hw_parse_list(optarg, s->caps, MAX_CAPS, &s->n_caps)) {
+                cli_error("--caps: expected watts like 700,600,500 (at most %d), got '%s'",
+                          MAX_CAPS, optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case OPT_CLAMP:
+            s->sc.clamp = true;
+            break;
+        case OPT_MODE:
+            if (strcmp(optarg, "separate") == 0)
+                s->sc.mode = PFI_SWEEP_SEPARATE;
+            else if (strcmp(optarg, "in-situ") == 0)
+                s->sc.mode = PFI_SWEEP_IN_SITU;
+            else {
+                cli_error("--mode: expected separate or in-situ, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case OPT_DURATION:
+        case OPT_INTERVAL:
+        case OPT_WARMUP:
+        case OPT_SETTLE:
+            if (!hw_parse_duration(optarg, &v)) {
+                cli_error("--%s: expected a duration like 30m, 5s, 250ms, got '%s'",
+                          long_options[c - OPT_BACKEND].name, optarg);
+                return PFI_EXIT_USAGE;
+            }
+            if (c == OPT_DURATION)
+                s->sc.duration_s = v;
+            else if (c == OPT_INTERVAL)
+                s->sc.interval_s = v;
+            else if (c == OPT_WARMUP)
+                s->sc.warmup_s = v;
+            else
+                s->sc.settle_s = v;
+            break;
+        case OPT_GROUP:
+            s->sc.group = optarg;
+            break;
+        case OPT_Q:
+            if (!cli_parse_double(optarg, &s->sc.q) || !(s->sc.q > 0 && s->sc.q <= 1)) {
+                cli_error("--top-fraction: expected a number in (0, 1], got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case OPT_TLOG:
+            s->tlog = optarg;
+            break;
+        case OPT_TREGEX:
+            s->tregex = optarg;
+            break;
+        case OPT_ECHO:
+            s->echo = true;
+            break;
+        case 'o':
+            s->out = optarg;
+            break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
+                cli_error("--format: expected table, csv or json, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            s->format = optarg;
+            break;
+        case OPT_DRAWS:
+            if (!cli_parse_size(optarg, &s->draws) || s->draws > 10000000) {
+                cli_error("--draws: expected a count up to 10000000, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case OPT_SEED: {
+            size_t z;
+            if (!cli_parse_size(optarg, &z)) {
+                cli_error("--seed: expected a non-negative integer, got '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            s->seed = z;
+            break;
+        }
+        case OPT_STATS:
+            s->stats = true;
+            break;
+        default:
+            return PFI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        s->cmd = argv + optind;
+    if (s->n_caps == 0 || s->out == NULL) {
+        cli_error("--caps and -o DIR are required (see 'pfi sweep --help')");
+        return PFI_EXIT_USAGE;
+    }
+    if (!(s->sc.interval_s > 0) || s->sc.duration_s < s->sc.interval_s) {
+        cli_error("--interval must be > 0 and --duration at least one interval");
+        return PFI_EXIT_USAGE;
+    }
+    for (size_t k = 0; k < s->n_caps; k++)
+        for (size_t j = 0; j < k; j++)
+            if (s->caps[j] == s->caps[k]) {
+                cli_error("--caps: %g W is listed twice", s->caps[k]);
+                return PFI_EXIT_USAGE;
+            }
+    bool emulated = s->gc.kind == PFI_GPU_EMULATED;
+    if (emulated && (s->cmd || s->tlog)) {
+        cli_error("--backend emulated runs its own job: no COMMAND or --throughput-log");
+        return PFI_EXIT_USAGE;
+    }
+    if (!emulated && ((s->cmd == NULL) == (s->tlog == NULL))) {
+        cli_error("give either -- COMMAND or --throughput-log FILE for the job's throughput");
+        return PFI_EXIT_USAGE;
+    }
+    if (!emulated && s->tregex == NULL) {
+        cli_error("--throughput-regex is required with a command or a log");
+        return PFI_EXIT_USAGE;
+    }
+    if (s->tlog != NULL && s->sc.mode == PFI_SWEEP_SEPARATE) {
+        cli_error("--throughput-log follows a job pfi does not start: use --mode in-situ");
+        return PFI_EXIT_USAGE;
+    }
+    if (!emulated && s->gc.emulate != NULL) {
+        cli_error("--emulate needs --backend emulated");
+        return PFI_EXIT_USAGE;
+    }
+    return PFI_EXIT_OK;
+}
+
+static void on_warn(void *arg, const char *msg)
+{
+    (void)arg;
+    cli_error("warning: %s", msg);
+}
+
+static void on_progress(void *arg, const pfi_sweep_progress *p)
+{
+    const bool *virt = arg;
+    char a[32], b[32];
+    fprintf(stderr, "\r\033[K[run %zu/%zu, %.0f W] %s %s left, ETA %s%s", p->run + 1,
+            p->n_runs, p->cap_w, p->phase, hw_format_duration(p->phase_left_s, a, sizeof a),
+            hw_format_duration(p->eta_s, b, sizeof b), *virt ? " (emulated time)" : "");
+    fflush(stderr);
+}
+
+static int print_pfi(const settings *s, const char *runs_path)
+{
+    pfi_manifest m;
+    pfi_diag d;
+    char mpath[4096];
+    snprintf(mpath, sizeof mpath, "%s/%s", s->out, PFI_MANIFEST_NAME);
+    pfi_error e = pfi_manifest_load(mpath, &m, &d);
+    pfi_runs_table *t = NULL;
+    if (e == PFI_OK)
+        e = pfi_runs_table_create(&t);
+    if (e == PFI_OK)
+        e = pfi_runs_read_csv(t, runs_path, NULL, &m.mapping, &d);
+    pfi_manifest_clear(&m);
+    if (e != PFI_OK) {
+        pfi_runs_table_destroy(t);
+        return cli_report(e, &d);
+    }
+    pfi_options o;
+    pfi_options_init(&o);
+    o.draws = s->draws;
+    o.seed = s->seed;
+    double *work = malloc((s->draws ? s->draws : 1) * sizeof *work);
+    if (work == NULL) {
+        pfi_runs_table_destroy(t);
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
+    bool json = strcmp(s->format, "json") == 0, csv = strcmp(s->format, "csv") == 0;
+    if (json)
+        printf("{\"groups\": [");
+    else if (csv)
+        printf("group,runs,pfi,ci_lo,ci_hi,label,area,ce,points_used\n");
+    else
+        printf("%-20s %5s %8s %19s %-10s %7s %7s\n", "group", "runs", "PFI", "95% CI", "label",
+               "area", "ce");
+    int rc = PFI_EXIT_OK;
+    for (size_t gi = 0; gi < t->n_groups; gi++) {
+        pfi_result r;
+        if (pfi_group_compute(&t->groups[gi], &o, &r) != PFI_OK ||
+            pfi_result_ci(&r, &o, gi, work) != PFI_OK) {
+            pfi_result_clear(&r);
+            rc = PFI_EXIT_INTERNAL;
+            break;
+        }
+        const char *name = t->groups[gi].key_values[0];
+        if (json) {
+            printf("%s{\"group\": \"", gi ? ", " : "");
+            for (const char *p = name; *p; p++) {
+                if (*p == '"' || *p == '\\')
+                    putchar('\\');
+                putchar((unsigned char)*p < 32 ? '?' : *p);
+            }
+            printf("\", \"runs\": %zu, \"pfi\": ", t->groups[gi].n_runs);
+            if (isnan(r.ratio))
+                printf("null");
+            else
+                printf("%.6g", r.ratio);
+            if (r.ci_available)
+                printf(", \"ci_lo\": %.6g, \"ci_hi\": %.6g", r.ci_lo, r.ci_hi);
+            printf(", \"label\": \"%s\"}", pfi_label_name(r.label));
+        } else if (csv) {
+            printf("%s,%zu,", name, t->groups[gi].n_runs);
+            if (!isnan(r.ratio))
+                printf("%.6g", r.ratio);
+            printf(",");
+            if (r.ci_available)
+                printf("%.6g,%.6g", r.ci_lo, r.ci_hi);
+            else
+                printf(",");
+            printf(",%s,", pfi_label_name(r.label));
+            if (!isnan(r.area))
+                printf("%.6g", r.area);
+            printf(",");
+            if (!isnan(r.ce))
+                printf("%.6g", r.ce);
+            printf(",%zu\n", r.n_ratio);
+        } else {
+            char pfi[32] = "undefined", ci[48] = "-", area[16] = "-", ce[16] = "-";
+            if (!isnan(r.ratio))
+                snprintf(pfi, sizeof pfi, "%.3f", r.ratio);
+            if (r.ci_available)
+                snprintf(ci, sizeof ci, "[%.3f, %.3f]", r.ci_lo, r.ci_hi);
+            if (!isnan(r.area))
+                snprintf(area, sizeof area, "%.3f", r.area);
+            if (!isnan(r.ce))
+                snprintf(ce, sizeof ce, "%.3f", r.ce);
+            printf("%-20s %5zu %8s %19s %-10s %7s %7s\n", name, t->groups[gi].n_runs, pfi, ci,
+                   pfi_label_name(r.label), area, ce);
+            if (r.undefined_reason != NULL)
+                printf("  (%s)\n", r.undefined_reason);
+        }
+        pfi_result_clear(&r);
+    }
+    if (json)
+        printf("]}\n");
+    free(work);
+    pfi_runs_table_destroy(t);
+    if (fflush(stdout) != 0)
+        return PFI_EXIT_OUTPUT;
+    return rc;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    settings s;
+    memset(&s, 0, sizeof s);
+    int rc = parse_args(argc, argv, &s);
+    if (rc != PFI_EXIT_OK)
+        return rc < 0 ? PFI_EXIT_OK : rc;
+    pfi_diag d;
+    pfi_gpu *g = NULL;
+    pfi_error e = pfi_gpu_open(&s.gc, &g, &d);
+    if (e != PFI_OK) {
+        cli_error("%s backend: %s", s.gc.kind == PFI_GPU_NVML ? "nvml" : "emulated",
+                  d.message[0] ? d.message : pfi_strerror(e));
+        return hw_exit_code(e);
+    }
+    unsigned count = 0;
+    if ((e = pfi_gpu_count(g, &count, &d)) != PFI_OK || count == 0) {
+        cli_error("no GPU found%s%s", e ? ": " : "", e ? d.message : "");
+        pfi_gpu_close(g);
+        return e ? hw_exit_code(e) : PFI_EXIT_DEVICE;
+    }
+    if (s.n_gpus == 0)
+        for (unsigned i = 0; i < count && i < MAX_GPUS; i++)
+            s.gpus[s.n_gpus++] = i;
+    for (size_t k = 0; k < s.n_gpus; k++)
+        if (s.gpus[k] >= count) {
+            cli_error("--gpus: GPU %u does not exist (%u found)", s.gpus[k], count);
+            pfi_gpu_close(g);
+            return PFI_EXIT_USAGE;
+        }
+    pfi_runs_dir *dir = NULL;
+    if ((e = pfi_runs_dir_open(s.out, &dir, &d)) != PFI_OK) {
+        pfi_gpu_close(g);
+        return cli_report(e, &d);
+    }
+    pfi_tput_source tp;
+    pfi_tput_regex *re = NULL;
+    if (s.gc.kind == PFI_GPU_EMULATED)
+        e = pfi_tput_emulated(g, &tp);
+    else if ((e = pfi_tput_regex_compile(s.tregex, &re, &d)) == PFI_OK)
+        e = s.cmd ? pfi_tput_command(s.cmd, re, g, s.echo ? STDERR_FILENO : -1, &tp, &d)
+                  : pfi_tput_log(s.tlog, re, g, &tp, &d);
+    if (e != PFI_OK) {
+        cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
+        pfi_runs_dir_close(dir);
+        pfi_gpu_close(g);
+        return cli_exit_code(e);
+    }
+    char journal[4096];
+    if (s.journal != NULL)
+        snprintf(journal, sizeof journal, "%s", s.journal);
+    else
+        snprintf(journal, sizeof journal, "%s/cap-journal", s.out);
+    bool virt = pfi_gpu_is_virtual_clock(g);
+    s.sc.gpus = s.gpus;
+    s.sc.n_gpus = s.n_gpus;
+    s.sc.caps_w = s.caps;
+    s.sc.n_caps = s.n_caps;
+    /* emulated limits vanish with the process: nothing to journal */
+    s.sc.journal_path = s.gc.kind == PFI_GPU_NVML ? journal : NULL;
+    s.sc.library = s.gc.nvml_library;
+    s.sc.stop = &stop_signal;
+    s.sc.warn = on_warn;
+    if (cli_is_tty(stderr)) {
+        s.sc.progress = on_progress;
+        s.sc.progress_arg = &virt;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: a sleeping sweep wakes up at once */
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old_int, old_term, old_hup;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
+    pfi_run_sink sink = pfi_runs_dir_sink(dir);
+    pfi_sweep_stats st;
+    e = pfi_sweep_run(g, &s.sc, &tp, &sink, &st, &d);
+    if (cli_is_tty(stderr) && s.sc.progress != NULL)
+        fputs("\r\033[K", stderr);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    if (s.stats) {
+        char a[32];
+        fprintf(stderr,
+                "pfi: sampling: %zu ticks on %zu GPUs, max lateness %.3f ms, period drift "
+                "%.4f %%, CPU %.2f us per GPU sample, %s %s elapsed\n",
+                st.ticks, s.n_gpus, st.max_late_s * 1e3, st.drift_rel * 100,
+                st.cpu_per_sample_s * 1e6, hw_format_duration(st.elapsed_s, a, sizeof a),
+                virt ? "emulated" : "real");
+    }
+    fprintf(stderr, "pfi: %zu run(s) measured, %zu already in %s, %zu failed\n", st.runs_done,
+            st.runs_skipped, pfi_runs_dir_path(dir), st.runs_failed);
+    if (s.sc.journal_path != NULL) {
+        for (size_t k = 0; k < s.n_gpus; k++)
+            if (st.restore[k].error != PFI_OK)
+                cli_error("GPU %u: original limit NOT restored: %s", st.restore[k].gpu,
+                          st.restore[k].message);
+        if (!st.restored)
+            cli_error("power limits not all restored; the journal %s is kept: run "
+                      "'pfi restore --journal %s'", journal, journal);
+    }
+    if (e == PFI_ERR_INTERRUPTED && stop_signal != 0) {
+        cli_error("stopped by signal %d; %s", (int)stop_signal,
+                  st.restored ? "original power limits restored" : "see above");
+        rc = st.restored ? 128 + (int)stop_signal : PFI_EXIT_DEVICE;
+    } else if (e != PFI_OK) {
+        cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
+        rc = e == PFI_ERR_INTERRUPTED ? PFI_EXIT_DATA : hw_exit_code(e);
+    }
+    if ((e == PFI_OK || e == PFI_ERR_NOT_EFFECTIVE) && st.runs_done + st.runs_skipped > 0) {
+        int prc = print_pfi(&s, pfi_runs_dir_path(dir));
+        if (rc == PFI_EXIT_OK)
+            rc = prc;
+    }
+    pfi_sweep_stats_clear(&st);
+    pfi_tput_source_destroy(&tp);
+    pfi_runs_dir_close(dir);
+    pfi_gpu_close(g);
+    return rc;
+}

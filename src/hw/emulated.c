@@ -1,0 +1,408 @@
+/*
+ * The emulated backend: N GPUs running one training job of the DESIGN §7 model (model.c) on
+ * a virtual clock. Time moves only when the caller sleeps (or pays the per-read cost), so an
+ * hour of sweep costs milliseconds and every run is reproducible from the seed.
+ *
+ * The job: idle until pfi_gpu_job_start; then a start-up phase (power low, no throughput),
+ * then training with a checkpoint dip every `ckpt` seconds. The SM clock follows the cap with
+ * a first-order lag (time constant `tau`). Power and throughput carry relative normal noise.
+ * The job runs at the pace of its slowest GPU and reports tokens/s every `report` seconds.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "emulated.h"
+#include "model.h"
+#include "pfi/rng.h"
+
+#define EMU_MAX_GPUS 1024
+
+typedef struct emu_params {
+    double gpus, alpha, pu, ps, gamma, fmax, fmin, tdp, min, max, tput, noise, startup, ckpt,
+        ckpt_len, report, tau, read_cost, spread, seed;
+} emu_params;
+
+typedef struct emu_gpu {
+    hw_model_job job;
+    uint32_t limit_mw;
+    double f_mhz;
+    double power_w; /* noiseless power at the last advance */
+    double energy_j;
+} emu_gpu;
+
+typedef struct emu_ctx {
+    emu_params p;
+    unsigned n;
+    emu_gpu *g;
+    double now_s;
+    double last_advance_s;
+    pfi_rng rng;
+    int running;
+    double start_s;
+    double next_report_s;
+} emu_ctx;
+
+static const struct {
+    const char *key;
+    size_t off;
+    double def;
+} keys[] = {
+#define K(name, d) {#name, offsetof(emu_params, name), d}
+    K(gpus, 8), K(alpha, 0.8), K(pu, 650), K(ps, -1), K(gamma, 2), K(fmax, 1980), K(fmin, 345),
+    K(tdp, 700), K(min, 200), K(max, 700), K(tput, 10000), K(noise, 0.01), K(startup, 60),
+    K(ckpt, 600), K(ckpt_len, 20), K(report, 10), K(tau, 2), K(read_cost, 0.0005),
+    K(spread, 0.02), K(seed, 1),
+#undef K
+};
+
+static pfi_error parse_spec(const char *spec, emu_params *p, pfi_diag *diag)
+{
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        *(double *)((char *)p + keys[k].off) = keys[k].def;
+    const char *s = spec ? spec : "";
+    while (*s != '\0') {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        const char *eq = memchr(s, '=', len);
+        if (len > 0) {
+            if (eq == NULL)
+                return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
+                               "emulate: '%.*s' is not key=value", (int)len, s);
+            size_t klen = (size_t)(eq - s);
+            size_t k = 0;
+            while (k < sizeof keys / sizeof keys[0] &&
+                   !(strlen(keys[k].key) == klen && memcmp(keys[k].key, s, klen) == 0))
+                k++;
+            if (k == sizeof keys / sizeof keys[0])
+                return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "emulate: unknown key '%.*s'",
+                               (int)klen, s);
+            char num[64];
+            size_t vlen = len - klen - 1;
+            if (vlen == 0 || vlen >= sizeof num)
+                return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "emulate: bad value for %s",
+                               keys[k].key);
+            memcpy(num, eq + 1, vlen);
+            num[vlen] = '\0';
+            char *e;
+            double v = strtod(num, &e);
+            if (*e != '\0' || !isfinite(v) || v < 0)
+                return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
+                               "emulate: %s=%s is not a non-negative number", keys[k].key, num);
+            *(double *)((char *)p + keys[k].off) = v;
+        }
+        s += len + (end ? 1 : 0);
+    }
+    if (p->ps < 0)
+        p->ps = 0.25 * p->pu;
+    if (!(p->gpus >= 1 && p->gpus <= EMU_MAX_GPUS) || !(p->alpha > 0 && p->alpha <= 1) ||
+        !(p->pu > p->ps) || !(p->gamma > 0) || !(p->fmax > p->fmin) || !(p->fmin > 0) ||
+        !(p->min > 0 && p->min <= p->max) || !(p->tdp >= p->min && p->tdp <= p->max) ||
+        !(p->tput > 0) || !(p->report > 0) || !(p->tau > 0) || !(p->noise < 0.5) ||
+        !(p->spread < 0.2) || !(p->ckpt == 0 || p->ckpt > p->ckpt_len))
+        return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
+                       "emulate: inconsistent parameters (need 1<=gpus<=%d, 0<alpha<=1, "
+                       "pu>ps, fmax>fmin>0, 0<min<=tdp<=max, ckpt>ckpt_len)", EMU_MAX_GPUS);
+    return PFI_OK;
+}
+
+/* The per-GPU jobs: the same job, each GPU's uncapped power spread by `spread`. */
+static void build_gpus(const emu_params *p, emu_gpu *g, unsigned n)
+{
+    pfi_rng r;
+    pfi_rng_seed(&r, (uint64_t)p->seed, 0x9e3779b9u);
+    for (unsigned i = 0; i < n; i++) {
+        double z = pfi_rng_normal(&r);
+        z = z > 3 ? 3 : z < -3 ? -3 : z;
+        double scale = 1.0 + p->spread * z;
+        g[i].job = (hw_model_job){.alpha = p->alpha, .p_upper_w = p->pu * scale,
+                                  .p_static_w = p->ps * scale, .gamma = p->gamma,
+                                  .f_max_mhz = p->fmax, .f_min_mhz = p->fmin,
+                                  .tput_max = p->tput};
+        g[i].limit_mw = (uint32_t)llround(p->tdp * 1000.0);
+        g[i].f_mhz = p->fmin;
+        g[i].power_w = 0.1 * p->tdp;
+    }
+}
+
+pfi_error hw_emulated_expected(const char *spec, double cap_w, double *power_w, double *tput)
+{
+    emu_params p;
+    pfi_error e = parse_spec(spec, &p, NULL);
+    if (e != PFI_OK)
+        return e;
+    unsigned n = (unsigned)p.gpus;
+    emu_gpu *g = calloc(n, sizeof *g);
+    if (g == NULL)
+        return PFI_ERR_NOMEM;
+    build_gpus(&p, g, n);
+    double sum = 0, fmin = INFINITY;
+    for (unsigned i = 0; i < n; i++) {
+        hw_model_point pt;
+        hw_model_at_cap(&g[i].job, cap_w, &pt);
+        sum += pt.power_w;
+        if (pt.sm_clock_mhz < fmin)
+            fmin = pt.sm_clock_mhz;
+    }
+    hw_model_point slow;
+    hw_model_at_clock(&g[0].job, fmin, &slow);
+    *power_w = sum;
+    *tput = slow.throughput;
+    free(g);
+    return PFI_OK;
+}
+
+enum { PHASE_IDLE, PHASE_STARTUP, PHASE_TRAIN, PHASE_CKPT };
+
+static int phase_at(const emu_ctx *c, double t)
+{
+    if (!c->running)
+        return PHASE_IDLE;
+    double el = t - c->start_s;
+    if (el < c->p.startup)
+        return PHASE_STARTUP;
+    if (c->p.ckpt > 0) {
+        double in = fmod(el - c->p.startup, c->p.ckpt);
+        if (in >= c->p.ckpt - c->p.ckpt_len)
+            return PHASE_CKPT;
+    }
+    return PHASE_TRAIN;
+}
+
+/* Move every GPU's clock, power and energy from the last advance to time t. */
+static void advance(emu_ctx *c, double t)
+{
+    double dt = t - c->last_advance_s;
+    if (!(dt > 0))
+        return;
+    int ph = phase_at(c, t);
+    double k = 1.0 - exp(-dt / c->p.tau);
+    for (unsigned i = 0; i < c->n; i++) {
+        emu_gpu *g = &c->g[i];
+        double cap = g->limit_mw / 1000.0;
+        double target, power;
+        hw_model_point pt;
+        switch (ph) {
+        case PHASE_TRAIN:
+            target = hw_model_clock_mhz(&g->job, cap);
+            g->f_mhz += (target - g->f_mhz) * k;
+            hw_model_at_clock(&g->job, g->f_mhz, &pt);
+            power = pt.power_w;
+            break;
+        case PHASE_CKPT:
+        case PHASE_STARTUP:
+            g->f_mhz += (g->job.f_max_mhz - g->f_mhz) * k;
+            power = g->job.p_static_w + 0.1 * (g->job.p_upper_w - g->job.p_static_w);
+            break;
+        default:
+            g->f_mhz += (c->p.fmin - g->f_mhz) * k;
+            power = 0.1 * c->p.tdp;
+        }
+        g->energy_j += 0.5 * (g->power_w + power) * dt;
+        g->power_w = power;
+    }
+    c->last_advance_s = t;
+}
+
+static void emu_close(void *vctx)
+{
+    emu_ctx *c = vctx;
+    if (c == NULL)
+        return;
+    free(c->g);
+    free(c);
+}
+
+static pfi_error emu_count(void *vctx, unsigned *n, pfi_diag *diag)
+{
+    (void)diag;
+    *n = ((emu_ctx *)vctx)->n;
+    return PFI_OK;
+}
+
+static pfi_error check_index(const emu_ctx *c, unsigned i, pfi_diag *diag)
+{
+    if (i >= c->n)
+        return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "GPU %u: no such GPU (%u emulated)", i,
+                       c->n);
+    return PFI_OK;
+}
+
+static pfi_error emu_info(void *vctx, unsigned i, pfi_gpu_info *out, pfi_diag *diag)
+{
+    emu_ctx *c = vctx;
+    pfi_error e = check_index(c, i, diag);
+    if (e != PFI_OK)
+        return e;
+    snprintf(out->uuid, sizeof out->uuid, "EMU-%08x-%04u", (unsigned)c->p.seed, i);
+    snprintf(out->name, sizeof out->name, "Emulated GPU (DESIGN 7 model, alpha %.2f)",
+             c->p.alpha);
+    return PFI_OK;
+}
+
+static pfi_error emu_sample(void *vctx, unsigned i, pfi_gpu_sample *out, pfi_diag *diag)
+{
+    emu_ctx *c = vctx;
+    pfi_error e = check_index(c, i, diag);
+    if (e != PFI_OK)
+        return e;
+    c->now_s += c->p.read_cost; /* a driver call is not free */
+    out->t_s = c->now_s;
+    advance(c, c->now_s);
+    emu_gpu *g = &c->g[i];
+    int ph = phase_at(c, c->now_s);
+    out->power_w = g->power_w * (1.0 + c->p.noise * pfi_rng_normal(&c->rng));
+    out->energy_j = g->energy_j;
+    out->sm_clock_mhz = round(g->f_mhz);
+    out->mem_clock_mhz = 3201;
+    out->temp_c = 30 + 0.06 * g->power_w;
+    out->valid = PFI_SAMPLE_POWER | PFI_SAMPLE_ENERGY | PFI_SAMPLE_SM_CLOCK |
+                 PFI_SAMPLE_MEM_CLOCK | PFI_SAMPLE_TEMP | PFI_SAMPLE_REASONS |
+                 PFI_SAMPLE_GPU_UTIL | PFI_SAMPLE_MEM_UTIL | PFI_SAMPLE_DRAM_ACTIVE |
+                 PFI_SAMPLE_TENSOR_ACTIVE | PFI_SAMPLE_SM_ACTIVE;
+    if (ph == PHASE_TRAIN) {
+        hw_model_point pt;
+        hw_model_at_clock(&g->job, g->f_mhz, &pt);
+        out->dram_active = pt.dram_active;
+        out->tensor_active = pt.tensor_active;
+        out->sm_active = 0.95;
+        out->gpu_util = 1.0;
+        out->mem_util = pt.dram_active;
+        double cap = g->limit_mw / 1000.0;
+        out->reasons = cap < g->job.p_upper_w ? PFI_REASON_SW_POWER_CAP : 0;
+    } else {
+        out->dram_active = out->tensor_active = out->sm_active = 0.0;
+        out->gpu_util = ph == PHASE_IDLE ? 0.0 : 0.3;
+        out->mem_util = 0.0;
+        out->reasons = ph == PHASE_IDLE ? PFI_REASON_GPU_IDLE : 0;
+    }
+    return PFI_OK;
+}
+
+static pfi_error emu_limits(void *vctx, unsigned i, pfi_gpu_limits *out, pfi_diag *diag)
+{
+    emu_ctx *c = vctx;
+    pfi_error e = check_index(c, i, diag);
+    if (e != PFI_OK)
+        return e;
+    out->current_mw = out->enforced_mw = c->g[i].limit_mw;
+    out->default_mw = (uint32_t)llround(c->p.tdp * 1000);
+    out->min_mw = (uint32_t)llround(c->p.min * 1000);
+    out->max_mw = (uint32_t)llround(c->p.max * 1000);
+    out->valid = PFI_LIMIT_CURRENT | PFI_LIMIT_ENFORCED | PFI_LIMIT_DEFAULT | PFI_LIMIT_MIN |
+                 PFI_LIMIT_MAX;
+    return PFI_OK;
+}
+
+static pfi_error emu_set(void *vctx, unsigned i, uint32_t mw, pfi_diag *diag)
+{
+    emu_ctx *c = vctx;
+    pfi_error e = check_index(c, i, diag);
+    if (e != PFI_OK)
+        return e;
+    if (mw < (uint32_t)llround(c->p.min * 1000) || mw > (uint32_t)llround(c->p.max * 1000))
+        return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
+                       "GPU %u: %u mW outside [%.0f, %.0f] W (as NVML: "
+                       "NVML_ERROR_INVALID_ARGUMENT (2))", i, (unsigned)mw, c->p.min, c->p.max);
+    advance(c, c->now_s);
+    c->g[i].limit_mw = mw;
+    return PFI_OK;
+}
+
+static double emu_now(void *vctx)
+{
+    return ((emu_ctx *)vctx)->now_s;
+}
+
+static pfi_error emu_sleep(void *vctx, double t)
+{
+    emu_ctx *c = vctx;
+    if (t > c->now_s)
+        c->now_s = t;
+    return PFI_OK;
+}
+
+static pfi_error emu_job_start(void *vctx)
+{
+    emu_ctx *c = vctx;
+    advance(c, c->now_s);
+    c->running = 1;
+    c->start_s = c->now_s;
+    c->next_report_s = c->now_s + c->p.startup + c->p.report;
+    return PFI_OK;
+}
+
+static pfi_error emu_job_stop(void *vctx)
+{
+    emu_ctx *c = vctx;
+    advance(c, c->now_s);
+    c->running = 0;
+    return PFI_OK;
+}
+
+/* Reports due up to now: the job's pace is its slowest GPU's clock. */
+static size_t emu_job_poll(void *vctx, double *t_s, double *tput, size_t max)
+{
+    emu_ctx *c = vctx;
+    size_t n = 0;
+    if (!c->running)
+        return 0;
+    advance(c, c->now_s);
+    double fmin = INFINITY;
+    for (unsigned i = 0; i < c->n; i++)
+        if (c->g[i].f_mhz < fmin)
+            fmin = c->g[i].f_mhz;
+    hw_model_point pt;
+    hw_model_at_clock(&c->g[0].job, fmin, &pt);
+    while (c->next_report_s <= c->now_s && n < max) {
+        if (phase_at(c, c->next_report_s) == PHASE_TRAIN) {
+            t_s[n] = c->next_report_s;
+            tput[n] = pt.throughput * (1.0 + c->p.noise * pfi_rng_normal(&c->rng));
+            n++;
+        }
+        c->next_report_s += c->p.report;
+    }
+    return n;
+}
+
+static const pfi_gpu_ops emu_ops = {
+    .name = "emulated",
+    .close = emu_close,
+    .count = emu_count,
+    .info = emu_info,
+    .sample = emu_sample,
+    .limits = emu_limits,
+    .set_limit_mw = emu_set,
+    .now_s = emu_now,
+    .sleep_until_s = emu_sleep,
+    .job_start = emu_job_start,
+    .job_stop = emu_job_stop,
+    .job_poll = emu_job_poll,
+};
+
+pfi_error hw_emulated_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,
+                           pfi_diag *diag)
+{
+    emu_ctx *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return PFI_ERR_NOMEM;
+    pfi_error e = parse_spec(cfg->emulate, &c->p, diag);
+    if (e != PFI_OK) {
+        free(c);
+        return e;
+    }
+    c->n = (unsigned)c->p.gpus;
+    c->g = calloc(c->n, sizeof *c->g);
+    if (c->g == NULL) {
+        free(c);
+        return PFI_ERR_NOMEM;
+    }
+    build_gpus(&c->p, c->g, c->n);
+    pfi_rng_seed(&c->rng, (uint64_t)c->p.seed, 1);
+    c->now_s = c->last_advance_s = 1000.0; /* a monotonic clock does not start at 0 */
+    *ops = &emu_ops;
+    *out = c;
+    return PFI_OK;
+}

@@ -1,0 +1,322 @@
+/*
+ * GPU backends: NVML error mapping, the nvml backend through the fake libnvidia-ml.so.1
+ * (dlopen, versioned and fallback symbols, injected failures), the emulated backend against
+ * the DESIGN §7 model, the replay backend, the throughput regex.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "emulated.h"
+#include "model.h"
+#include "nvml_errors.h"
+#include "pfi/gpu.h"
+#include "pfi/sweep.h"
+
+static char state_path[256];
+
+/* Write a fake NVML state file and point the fake at it. */
+static void fake_state(const char *text)
+{
+    snprintf(state_path, sizeof state_path, "/tmp/pfi-test-hw-%ld.state", (long)getpid());
+    FILE *f = fopen(state_path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    setenv("FAKE_NVML_STATE", state_path, 1);
+}
+
+static pfi_gpu *open_fake(void)
+{
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .nvml_library = PFI_FAKE_NVML};
+    pfi_gpu *g = NULL;
+    pfi_diag d;
+    pfi_error e = pfi_gpu_open(&c, &g, &d);
+    if (e != PFI_OK)
+        fprintf(stderr, "open: %s\n", d.message);
+    assert_int_equal(e, PFI_OK);
+    return g;
+}
+
+static void test_nvml_error_map(void **st)
+{
+    (void)st;
+    static const struct {
+        int rc;
+        const char *name;
+        pfi_error e;
+    } t[] = {
+        {0, "NVML_SUCCESS", PFI_OK},
+        {1, "NVML_ERROR_UNINITIALIZED", PFI_ERR_DEVICE},
+        {2, "NVML_ERROR_INVALID_ARGUMENT", PFI_ERR_INVALID_ARGUMENT},
+        {3, "NVML_ERROR_NOT_SUPPORTED", PFI_ERR_NOT_SUPPORTED},
+        {4, "NVML_ERROR_NO_PERMISSION", PFI_ERR_NO_PERMISSION},
+        {6, "NVML_ERROR_NOT_FOUND", PFI_ERR_INVALID_ARGUMENT},
+        {9, "NVML_ERROR_DRIVER_NOT_LOADED", PFI_ERR_UNAVAILABLE},
+        {10, "NVML_ERROR_TIMEOUT", PFI_ERR_DEVICE},
+        {13, "NVML_ERROR_FUNCTION_NOT_FOUND", PFI_ERR_UNAVAILABLE},
+        {15, "NVML_ERROR_GPU_IS_LOST", PFI_ERR_GPU_LOST},
+        {16, "NVML_ERROR_RESET_REQUIRED", PFI_ERR_GPU_LOST},
+        {20, "NVML_ERROR_MEMORY", PFI_ERR_NOMEM},
+        {28, "NVML_ERROR_GPU_NOT_FOUND", PFI_ERR_GPU_LOST},
+        {999, "NVML_ERROR_UNKNOWN", PFI_ERR_DEVICE},
+        {12345, "NVML_ERROR_UNRECOGNISED", PFI_ERR_DEVICE},
+        {-1, "NVML_ERROR_UNRECOGNISED", PFI_ERR_DEVICE},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        assert_string_equal(hw_nvml_return_name(t[i].rc), t[i].name);
+        assert_int_equal(hw_nvml_map(t[i].rc), t[i].e);
+    }
+    for (int rc = 0; rc < 30; rc++)
+        assert_non_null(strstr(hw_nvml_return_name(rc), "NVML_"));
+    for (int e = 0; e < PFI_ERROR_COUNT; e++)
+        assert_string_not_equal(pfi_strerror((pfi_error)e), "unknown error");
+}
+
+static void test_nvml_missing_library(void **st)
+{
+    (void)st;
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .nvml_library = "/nonexistent/libnvidia-ml.so.1"};
+    pfi_gpu *g = (pfi_gpu *)1;
+    pfi_diag d;
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_UNAVAILABLE);
+    assert_null(g);
+    assert_non_null(strstr(d.message, "cannot load"));
+}
+
+static void test_nvml_init_error(void **st)
+{
+    (void)st;
+    fake_state("init_error 9\ngpu 0\n");
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .nvml_library = PFI_FAKE_NVML};
+    pfi_gpu *g;
+    pfi_diag d;
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_UNAVAILABLE);
+    assert_non_null(strstr(d.message, "NVML_ERROR_DRIVER_NOT_LOADED (9)"));
+    assert_non_null(strstr(d.message, "nvmlInit_v2"));
+}
+
+static void test_nvml_read(void **st)
+{
+    (void)st;
+    fake_state("gpu 0 uuid=GPU-aaa name=NVIDIA_H200 min=200000 max=700000 default=700000 "
+               "limit=700000 enforced=700000 draw=612345\n"
+               "gpu 1 uuid=GPU-bbb limit=600000 enforced=600000 ext=500000\n");
+    pfi_gpu *g = open_fake();
+    assert_string_equal(pfi_gpu_backend_name(g), "nvml");
+    assert_false(pfi_gpu_is_virtual_clock(g));
+    unsigned n;
+    assert_int_equal(pfi_gpu_count(g, &n, NULL), PFI_OK);
+    assert_int_equal(n, 2);
+    pfi_gpu_info info;
+    assert_int_equal(pfi_gpu_get_info(g, 0, &info, NULL), PFI_OK);
+    assert_string_equal(info.uuid, "GPU-aaa");
+    assert_string_equal(info.name, "NVIDIA H200");
+    pfi_gpu_limits l;
+    assert_int_equal(pfi_gpu_read_limits(g, 1, &l, NULL), PFI_OK);
+    assert_int_equal(l.valid, PFI_LIMIT_CURRENT | PFI_LIMIT_ENFORCED | PFI_LIMIT_DEFAULT |
+                                  PFI_LIMIT_MIN | PFI_LIMIT_MAX);
+    assert_int_equal(l.current_mw, 600000);
+    assert_int_equal(l.enforced_mw, 500000); /* another limiter holds it lower (case-18 #3) */
+    assert_int_equal(l.min_mw, 200000);
+    pfi_gpu_sample s;
+    assert_int_equal(pfi_gpu_read_sample(g, 0, &s, NULL), PFI_OK);
+    assert_true(s.valid & PFI_SAMPLE_POWER);
+    assert_float_equal(s.power_w, 612.345, 1e-9); /* mW at the boundary, W inside */
+    assert_true(s.valid & PFI_SAMPLE_ENERGY);
+    assert_true(s.valid & PFI_SAMPLE_REASONS); /* found under the fallback (throttle) name */
+    assert_true(s.valid & PFI_SAMPLE_MEM_CLOCK);
+    assert_float_equal(s.mem_clock_mhz, 3201, 0);
+    /* the fake has no GPM: DRAM / tensor activity missing, not zero */
+    assert_false(s.valid & PFI_SAMPLE_DRAM_ACTIVE);
+    assert_true(isnan(s.dram_active));
+    pfi_diag d;
+    assert_int_equal(pfi_gpu_get_info(g, 7, &info, &d), PFI_ERR_INVALID_ARGUMENT);
+    pfi_gpu_close(g);
+}
+
+static void test_nvml_set_errors(void **st)
+{
+    (void)st;
+    fake_state("gpu 0 set_error=4\n"
+               "gpu 1 set_error=3 get_limit_error=3 enforced=80000\n"
+               "gpu 2\n");
+    pfi_gpu *g = open_fake();
+    pfi_diag d;
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 0, 400000, &d), PFI_ERR_NO_PERMISSION);
+    assert_non_null(strstr(d.message, "NVML_ERROR_NO_PERMISSION (4)"));
+    assert_non_null(strstr(d.message, "GPU 0"));
+    assert_non_null(strstr(d.message, "400000 mW"));
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 1, 175000, &d), PFI_ERR_NOT_SUPPORTED);
+    assert_non_null(strstr(d.message, "NVML_ERROR_NOT_SUPPORTED (3)"));
+    pfi_gpu_limits l;
+    assert_int_equal(pfi_gpu_read_limits(g, 1, &l, NULL), PFI_OK);
+    assert_false(l.valid & PFI_LIMIT_CURRENT);
+    assert_int_equal(l.err[0], PFI_ERR_NOT_SUPPORTED);
+    assert_true(l.valid & PFI_LIMIT_ENFORCED);
+    assert_int_equal(l.enforced_mw, 80000);
+    /* below min: NVML says INVALID_ARGUMENT (case-17) */
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 2, 150000, &d), PFI_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(d.message, "NVML_ERROR_INVALID_ARGUMENT (2)"));
+    pfi_gpu_close(g);
+}
+
+static void test_nvml_gpu_lost(void **st)
+{
+    (void)st;
+    fake_state("gpu 0 lost_after=3\n");
+    pfi_gpu *g = open_fake();
+    pfi_gpu_limits l;
+    pfi_diag d;
+    /* limits = 4 calls: the 4th is past lost_after */
+    assert_int_equal(pfi_gpu_read_limits(g, 0, &l, &d), PFI_ERR_GPU_LOST);
+    assert_non_null(strstr(d.message, "NVML_ERROR_GPU_IS_LOST (15)"));
+    pfi_gpu_sample s;
+    assert_int_equal(pfi_gpu_read_sample(g, 0, &s, &d), PFI_ERR_GPU_LOST);
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 0, 300000, &d), PFI_ERR_GPU_LOST);
+    pfi_gpu_close(g);
+}
+
+/* The emulated job at each cap equals the model: P = cap where it binds, T = T_max / t(f). */
+static void test_emulated_model(void **st)
+{
+    (void)st;
+    hw_model_job j = {.alpha = 0.5, .p_upper_w = 600, .p_static_w = 150, .gamma = 2,
+                      .f_max_mhz = 2000, .f_min_mhz = 300, .tput_max = 1000};
+    hw_model_point p;
+    hw_model_at_cap(&j, 700, &p);
+    assert_float_equal(p.power_w, 600, 1e-9);
+    assert_float_equal(p.throughput, 1000, 1e-9);
+    hw_model_at_cap(&j, 375, &p); /* (375-150)/450 = 0.5 -> f = 2000 sqrt(0.5) */
+    assert_float_equal(p.sm_clock_mhz, 2000 * sqrt(0.5), 1e-9);
+    assert_float_equal(p.power_w, 375, 1e-9);
+    assert_float_equal(p.throughput, 1000 / (0.5 * sqrt(2) + 0.5), 1e-9);
+    assert_true(p.dram_active > 0.9 * 0.5 / (0.5 * sqrt(2) + 0.5) - 1e-12);
+    hw_model_at_cap(&j, 151, &p); /* would need f < f_min */
+    assert_float_equal(p.sm_clock_mhz, 300, 0);
+
+    pfi_gpu_config c = {.kind = PFI_GPU_EMULATED, .emulate = "gpus=2,noise=0,spread=0,startup=10"};
+    pfi_gpu *g;
+    assert_int_equal(pfi_gpu_open(&c, &g, NULL), PFI_OK);
+    assert_true(pfi_gpu_is_virtual_clock(g));
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 0, 400000, NULL), PFI_OK);
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 1, 400000, NULL), PFI_OK);
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 1, 100000, NULL), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_gpu_job_start(g), PFI_OK);
+    double t0 = pfi_gpu_now_s(g);
+    pfi_gpu_sleep_until_s(g, t0 + 100);
+    assert_float_equal(pfi_gpu_now_s(g), t0 + 100, 1e-9);
+    pfi_gpu_sample s;
+    assert_int_equal(pfi_gpu_read_sample(g, 0, &s, NULL), PFI_OK);
+    double pw, tput;
+    assert_int_equal(hw_emulated_expected("gpus=2,noise=0,spread=0", 400, &pw, &tput), PFI_OK);
+    assert_float_equal(s.power_w * 2, pw, 1e-6);
+    assert_float_equal(pw, 800, 1e-6);
+    double t[64], v[64];
+    size_t n;
+    assert_int_equal(pfi_gpu_job_poll(g, t, v, 64, &n), PFI_OK);
+    assert_true(n >= 8);
+    assert_float_equal(v[n - 1], tput, 1e-6);
+    assert_int_equal(pfi_gpu_job_stop(g), PFI_OK);
+    pfi_gpu_close(g);
+    pfi_diag d;
+    c.emulate = "gpus=0";
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_INVALID_ARGUMENT);
+    c.emulate = "alpha=x";
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_INVALID_ARGUMENT);
+    c.emulate = "bogus=1";
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(d.message, "unknown key"));
+}
+
+static void test_replay(void **st)
+{
+    (void)st;
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/pfi-test-replay-%ld.csv", (long)getpid());
+    FILE *f = fopen(path, "w");
+    fputs("t_s,gpu,power_w,sm_clock_mhz,enforced_limit_w\n"
+          "10,0,300,1500,500\n10,1,310,1490,500\n15,0,N/A,1500,500\n15,1,320,,500\n", f);
+    fclose(f);
+    pfi_gpu_config c = {.kind = PFI_GPU_REPLAY, .replay_path = path};
+    pfi_gpu *g;
+    assert_int_equal(pfi_gpu_open(&c, &g, NULL), PFI_OK);
+    unsigned n;
+    pfi_gpu_count(g, &n, NULL);
+    assert_int_equal(n, 2);
+    pfi_gpu_sample s;
+    assert_int_equal(pfi_gpu_read_sample(g, 0, &s, NULL), PFI_OK);
+    assert_float_equal(s.power_w, 300, 0);
+    pfi_gpu_sleep_until_s(g, 16);
+    assert_int_equal(pfi_gpu_read_sample(g, 0, &s, NULL), PFI_OK);
+    assert_false(s.valid & PFI_SAMPLE_POWER); /* N/A is missing, never 0 */
+    assert_true(s.valid & PFI_SAMPLE_SM_CLOCK);
+    assert_int_equal(pfi_gpu_read_sample(g, 1, &s, NULL), PFI_OK);
+    assert_float_equal(s.power_w, 320, 0);
+    assert_false(s.valid & PFI_SAMPLE_SM_CLOCK);
+    pfi_gpu_limits l;
+    pfi_gpu_read_limits(g, 1, &l, NULL);
+    assert_int_equal(l.valid, PFI_LIMIT_ENFORCED);
+    assert_int_equal(l.enforced_mw, 500000);
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 0, 400000, NULL), PFI_ERR_NOT_SUPPORTED);
+    pfi_gpu_close(g);
+    f = fopen(path, "w");
+    fputs("t_s,power_w\n1,2\n", f);
+    fclose(f);
+    pfi_diag d;
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_MISSING_COLUMN);
+    f = fopen(path, "w");
+    fputs("t_s,gpu\n1,-2\n", f);
+    fclose(f);
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_VALUE);
+    assert_int_equal(d.line, 2);
+    unlink(path);
+}
+
+static void test_tput_regex(void **st)
+{
+    (void)st;
+    pfi_tput_regex *re;
+    pfi_diag d;
+    assert_int_equal(pfi_tput_regex_compile("tokens_per_sec: ([0-9.]+[KMG]?)", &re, &d), PFI_OK);
+    double v;
+    const char *l1 = "iteration: 5 / 100 | tokens_per_sec: 12.5K | lm_loss: 2.1";
+    assert_true(pfi_tput_parse_line(re, l1, strlen(l1), &v));
+    assert_float_equal(v, 12500, 1e-9);
+    const char *l2 = "tokens_per_sec: 3100";
+    assert_true(pfi_tput_parse_line(re, l2, strlen(l2), &v));
+    assert_float_equal(v, 3100, 0);
+    const char *l3 = "loss 1.0";
+    assert_false(pfi_tput_parse_line(re, l3, strlen(l3), &v));
+    const char l4[] = "tokens_per_sec: 1\0 99";
+    assert_false(pfi_tput_parse_line(re, l4, sizeof l4 - 1, &v));
+    pfi_tput_regex_free(re);
+    assert_int_equal(pfi_tput_regex_compile("no group", &re, &d), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_tput_regex_compile("(a)(b)", &re, &d), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_tput_regex_compile("([", &re, &d), PFI_ERR_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nvml_error_map),
+        cmocka_unit_test(test_nvml_missing_library),
+        cmocka_unit_test(test_nvml_init_error),
+        cmocka_unit_test(test_nvml_read),
+        cmocka_unit_test(test_nvml_set_errors),
+        cmocka_unit_test(test_nvml_gpu_lost),
+        cmocka_unit_test(test_emulated_model),
+        cmocka_unit_test(test_replay),
+        cmocka_unit_test(test_tput_regex),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    unlink(state_path);
+    return rc;
+}
