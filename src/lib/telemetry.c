@@ -427,7 +427,8 @@ pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, 
         s->pending_break = true;
         return PFI_OK;
     }
-    if (kind == PFI_KIND_LIMIT_W && (strcmp(tm->fields[f].name, "max_limit_w") == 0) &&
+    /* dcgm_id 162 is max_limit_w (every alias of it); no string compare per sample. */
+    if (kind == PFI_KIND_LIMIT_W && tm->fields[f].dcgm_id == 162 &&
         tm->opt.max_power_w == 0 && v > tm->max_limit_w)
         tm->max_limit_w = v;
     s->n_valid++;
