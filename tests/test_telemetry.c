@@ -384,6 +384,78 @@ static void case15(void **state)
     }
 }
 
+/* Read text as one Prometheus scrape (format detected) through a temporary stream. */
+static void scrape(pfi_tm *tm, const char *text, const char *name)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    fputs(text, f);
+    rewind(f);
+    pfi_diag d;
+    assert_int_equal(pfi_tm_read_stream(tm, f, name, PFI_TM_AUTO, &d), PFI_OK);
+    fclose(f);
+}
+
+/*
+ * case-15 item 4: in a series of scrapes, one with no power sample (HELP/TYPE only, or an
+ * empty body) is a hole: power is never integrated across it, but the energy counter,
+ * which brackets it, gives the energy over the whole span.
+ */
+static void case15_hole(void **state)
+{
+    (void)state;
+    pfi_tm_options o = {.keep_series = true, .interval_s = 5};
+    pfi_tm *tm = NULL;
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    char good[512];
+    /* 300 W for 5 s = 1500 J = 1.5e6 mJ per scrape; scrapes 0 1 [hole] 3 [empty] 5. */
+    const int slot[] = {0, 1, -1, 3, -2, 5};
+    for (int i = 0; i < 6; i++) {
+        if (slot[i] == -1) {
+            scrape(tm, "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
+                       "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n", "help-only");
+            continue;
+        }
+        if (slot[i] == -2) {
+            scrape(tm, "", "empty");
+            continue;
+        }
+        snprintf(good, sizeof good,
+                 "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"h\"} 300\n"
+                 "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"GPU-a\","
+                 "Hostname=\"h\"} %d\n", 1000000 + 1500000 * slot[i]);
+        scrape(tm, good, "good");
+    }
+    assert_int_equal(pfi_tm_derive_power_from_energy(tm), PFI_OK);
+    pfi_tm_summarize(tm);
+    assert_int_equal(tm->n_scrapes, 6);
+    const pfi_tm_series *p = ser(tm, "h/GPU-a", "power_w");
+    const pfi_tm_series *en = ser(tm, "h/GPU-a", "energy_mj");
+    assert_non_null(p);
+    assert_non_null(en);
+    assert_int_equal(p->n, 4);
+    assert_int_equal(p->n_missing, 2); /* the two holes: missing, never 0 W */
+    double t[4] = {0, 5, 15, 25};
+    for (int i = 0; i < 4; i++)
+        assert_double_equal(p->t_s[i], t[i], 0);
+    double cov;
+    /* Power: only [0, 5] s is integrated; never across either hole. */
+    assert_double_equal(pfi_tm_integrate(p, &cov), 1500.0, 1e-9);
+    assert_double_equal(cov, 5.0, 0);
+    /* The counter brackets both holes: 25 s x 300 W = 7500 J, over the whole span. */
+    size_t resets;
+    assert_double_equal(pfi_tm_counter_delta(en, &cov, &resets) / 1000.0, 7500.0, 1e-9);
+    assert_double_equal(cov, 25.0, 0);
+    assert_int_equal(resets, 0);
+    pfi_reduced red;
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
+    assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
+    assert_string_equal(red.energy_method, "counter");
+    assert_double_equal(red.energy_j, 7500.0, 1e-9);
+    pfi_tm_destroy(tm);
+}
+
 static void case21(void **state)
 {
     (void)state;
@@ -560,7 +632,8 @@ int main(void)
         cmocka_unit_test(case01), cmocka_unit_test(case02), cmocka_unit_test(case03),
         cmocka_unit_test(case04), cmocka_unit_test(case06), cmocka_unit_test(case07),
         cmocka_unit_test(case08), cmocka_unit_test(case09), cmocka_unit_test(case12),
-        cmocka_unit_test(case14), cmocka_unit_test(case15), cmocka_unit_test(case21),
+        cmocka_unit_test(case14), cmocka_unit_test(case15), cmocka_unit_test(case15_hole),
+        cmocka_unit_test(case21),
         cmocka_unit_test(case18_query), cmocka_unit_test(case23), cmocka_unit_test(other_logs),
         cmocka_unit_test(case25_locale), cmocka_unit_test(store_roundtrip),
     };

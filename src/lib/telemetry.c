@@ -792,6 +792,10 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
             r.eof = true;
         }
         fmt = pfi_tm_detect(r.buf, got);
+        /* An empty scrape in a series of Prometheus scrapes is still a scrape: it takes its
+         * time slot and leaves a hole (case-15), instead of pulling later scrapes earlier. */
+        if (fmt == PFI_TM_AUTO && got == 0 && tm->last_format == PFI_TM_PROM)
+            fmt = PFI_TM_PROM;
         if (fmt == PFI_TM_AUTO) {
             tm_lines_free(&r);
             if (got == 0) {
