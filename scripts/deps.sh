@@ -3,7 +3,8 @@
 # is already installed).
 set -eu
 PACKAGES="cmake make gcc clang libclang-rt-14-dev pkg-config libgsl-dev libjansson-dev
-libplplot-dev plplot-driver-cairo libcsv-dev libcmocka-dev libsqlite3-dev libpcre2-dev python3-numpy python3-scipy
+libplplot-dev plplot-driver-cairo libcsv-dev libcmocka-dev libsqlite3-dev libpcre2-dev libxml2-dev
+python3-numpy python3-scipy
 python3-pandas locales"
 missing=""
 for p in $PACKAGES; do

@@ -384,6 +384,143 @@ static void case15(void **state)
     }
 }
 
+/* Read text as one Prometheus scrape (format detected) through a temporary stream. */
+static void scrape(pfi_tm *tm, const char *text, const char *name)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    fputs(text, f);
+    rewind(f);
+    pfi_diag d;
+    assert_int_equal(pfi_tm_read_stream(tm, f, name, PFI_TM_AUTO, &d), PFI_OK);
+    fclose(f);
+}
+
+/*
+ * case-15 item 4: in a series of scrapes, one with no power sample (HELP/TYPE only, or an
+ * empty body) is a hole: power is never integrated across it, but the energy counter,
+ * which brackets it, gives the energy over the whole span.
+ */
+static void case15_hole(void **state)
+{
+    (void)state;
+    pfi_tm_options o = {.keep_series = true, .interval_s = 5};
+    pfi_tm *tm = NULL;
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    char good[512];
+    /* 300 W for 5 s = 1500 J = 1.5e6 mJ per scrape; scrapes 0 1 [hole] 3 [empty] 5. */
+    const int slot[] = {0, 1, -1, 3, -2, 5};
+    for (int i = 0; i < 6; i++) {
+        if (slot[i] == -1) {
+            scrape(tm, "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
+                       "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n", "help-only");
+            continue;
+        }
+        if (slot[i] == -2) {
+            scrape(tm, "", "empty");
+            continue;
+        }
+        snprintf(good, sizeof good,
+                 "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"h\"} 300\n"
+                 "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"GPU-a\","
+                 "Hostname=\"h\"} %d\n", 1000000 + 1500000 * slot[i]);
+        scrape(tm, good, "good");
+    }
+    assert_int_equal(pfi_tm_derive_power_from_energy(tm), PFI_OK);
+    pfi_tm_summarize(tm);
+    assert_int_equal(tm->n_scrapes, 6);
+    const pfi_tm_series *p = ser(tm, "h/GPU-a", "power_w");
+    const pfi_tm_series *en = ser(tm, "h/GPU-a", "energy_mj");
+    assert_non_null(p);
+    assert_non_null(en);
+    assert_int_equal(p->n, 4);
+    assert_int_equal(p->n_missing, 2); /* the two holes: missing, never 0 W */
+    double t[4] = {0, 5, 15, 25};
+    for (int i = 0; i < 4; i++)
+        assert_double_equal(p->t_s[i], t[i], 0);
+    double cov;
+    /* Power: only [0, 5] s is integrated; never across either hole. */
+    assert_double_equal(pfi_tm_integrate(p, &cov), 1500.0, 1e-9);
+    assert_double_equal(cov, 5.0, 0);
+    /* The counter brackets both holes: 25 s x 300 W = 7500 J, over the whole span. */
+    size_t resets;
+    assert_double_equal(pfi_tm_counter_delta(en, &cov, &resets) / 1000.0, 7500.0, 1e-9);
+    assert_double_equal(cov, 25.0, 0);
+    assert_int_equal(resets, 0);
+    pfi_reduced red;
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
+    assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
+    assert_string_equal(red.energy_method, "counter");
+    assert_double_equal(red.energy_j, 7500.0, 1e-9);
+    pfi_tm_destroy(tm);
+}
+
+/* Read text through a temporary stream with format fmt; returns the reader's code. */
+static pfi_error read_text(pfi_tm *tm, const char *text, pfi_tm_format fmt, pfi_diag *d)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    fputs(text, f);
+    rewind(f);
+    pfi_error e = pfi_tm_read_stream(tm, f, "text", fmt, d);
+    fclose(f);
+    return e;
+}
+
+/* case-21 item 4: the XML fallback, every spelling of the power reading, never mixed. */
+static void case21_xml(void **state)
+{
+    (void)state;
+    pfi_tm *tm = read1("case-21/nvsmi_xml_power_570.xml", PFI_TM_AUTO, 0, PFI_OK);
+    assert_int_equal(tm->last_format, PFI_TM_SMI_XML);
+    assert_double_equal(ser(tm, "gpu0", "power_avg_w")->value[0], 402.17, 1e-12);
+    assert_double_equal(ser(tm, "gpu0", "power_instant_w")->value[0], 515.40, 1e-12);
+    assert_double_equal(ser(tm, "gpu0", "enforced_limit_w")->value[0], 700, 0);
+    assert_double_equal(ser(tm, "gpu0", "requested_limit_w")->value[0], 700, 0);
+    assert_double_equal(ser(tm, "gpu0", "min_limit_w")->value[0], 200, 0);
+    assert_null(ser(tm, "gpu0", "power_w"));
+    pfi_tm_destroy(tm);
+
+    /* A `-q -x -l` capture: two documents, two GPUs; old <power_readings><power_draw>
+     * on one, 535 <gpu_power_readings> on the other; module / memory blocks skipped. */
+    static const char two[] =
+        "<?xml version=\"1.0\" ?>\n<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_v12.dtd\">\n"
+        "<nvidia_smi_log><gpu id=\"00000000:3D:00.0\"><power_readings>"
+        "<power_draw>301.50 W</power_draw><power_limit>700.00 W</power_limit>"
+        "</power_readings></gpu><gpu id=\"00000000:3E:00.0\"><gpu_power_readings>"
+        "<power_draw>N/A</power_draw></gpu_power_readings><module_power_readings>"
+        "<power_draw>999.00 W</power_draw></module_power_readings>"
+        "<gpu_memory_power_readings><power_draw>N/A</power_draw>"
+        "</gpu_memory_power_readings></gpu></nvidia_smi_log>\n"
+        "<?xml version=\"1.0\" ?>\n<nvidia_smi_log><gpu id=\"00000000:3D:00.0\">"
+        "<power_readings><power_draw>305.50 W</power_draw></power_readings></gpu>"
+        "<gpu id=\"00000000:3E:00.0\"><gpu_power_readings><power_draw>290.00 W</power_draw>"
+        "</gpu_power_readings></gpu></nvidia_smi_log>\n";
+    pfi_tm_options o = {.keep_series = true, .interval_s = 2};
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    pfi_diag d;
+    assert_int_equal(read_text(tm, two, PFI_TM_AUTO, &d), PFI_OK);
+    assert_int_equal(tm->n_entities, 2);
+    assert_string_equal(tm->entities[0].bus, "0000:3d:00.0");
+    const pfi_tm_series *p0 = ser(tm, "gpu0", "power_w"), *p1 = ser(tm, "gpu1", "power_w");
+    assert_int_equal(p0->n, 2);
+    assert_double_equal(p0->value[1], 305.5, 0);
+    assert_double_equal(p0->t_s[1], 2.0, 0);
+    assert_int_equal(p1->n, 1); /* N/A is missing, never 0 W; 999 W module power ignored */
+    assert_int_equal(p1->n_missing, 1);
+    assert_double_equal(p1->value[0], 290.0, 0);
+    pfi_tm_destroy(tm);
+
+    /* Not well-formed: a parse error with the file line of the fault. */
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    assert_int_equal(read_text(tm, "<?xml version=\"1.0\" ?>\n<a>\n<b></a>\n",
+                               PFI_TM_SMI_XML, &d), PFI_ERR_PARSE);
+    assert_int_equal(d.line, 3);
+    assert_non_null(strstr(d.message, "XML"));
+    pfi_tm_destroy(tm);
+}
+
 static void case21(void **state)
 {
     (void)state;
@@ -560,7 +697,8 @@ int main(void)
         cmocka_unit_test(case01), cmocka_unit_test(case02), cmocka_unit_test(case03),
         cmocka_unit_test(case04), cmocka_unit_test(case06), cmocka_unit_test(case07),
         cmocka_unit_test(case08), cmocka_unit_test(case09), cmocka_unit_test(case12),
-        cmocka_unit_test(case14), cmocka_unit_test(case15), cmocka_unit_test(case21),
+        cmocka_unit_test(case14), cmocka_unit_test(case15), cmocka_unit_test(case15_hole),
+        cmocka_unit_test(case21), cmocka_unit_test(case21_xml),
         cmocka_unit_test(case18_query), cmocka_unit_test(case23), cmocka_unit_test(other_logs),
         cmocka_unit_test(case25_locale), cmocka_unit_test(store_roundtrip),
     };

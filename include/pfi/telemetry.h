@@ -7,6 +7,8 @@
  *   - nvidia-smi -q [-d POWER] text blocks                           (PFI_TM_SMI_QUERY)
  *   - dcgmi dmon                                                     (PFI_TM_DCGMI_DMON)
  *   - dcgm-exporter / Prometheus text exposition format 0.0.4        (PFI_TM_PROM)
+ *   - nvidia-smi -q -x XML (power readings; one document per sample,
+ *     libxml2, at most 16 MiB per document)                          (PFI_TM_SMI_XML)
  * Formats are documented in tests/cases (shared/cases/README.md "Formats confirmed").
  *
  * Every column is mapped by its header name, never by position. Each source name maps to a
@@ -54,10 +56,12 @@ typedef enum pfi_tm_format {
     PFI_TM_SMI_DMON = 2,
     PFI_TM_SMI_QUERY = 3,
     PFI_TM_DCGMI_DMON = 4,
-    PFI_TM_PROM = 5
+    PFI_TM_PROM = 5,
+    PFI_TM_SMI_XML = 6
 } pfi_tm_format;
 
-/* pfi_tm_format_name — "nvidia-smi-csv", "dmon", "nvidia-smi-q", "dcgmi-dmon", "prometheus". */
+/* pfi_tm_format_name — "nvidia-smi-csv", "dmon", "nvidia-smi-q", "dcgmi-dmon", "prometheus",
+ * "nvidia-smi-xml". */
 const char *pfi_tm_format_name(pfi_tm_format f);
 
 /* pfi_tm_format_parse — inverse of pfi_tm_format_name ("auto" too); false when unknown. */

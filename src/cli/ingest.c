@@ -32,7 +32,8 @@ static void ingest_usage(FILE *f)
         "  --gpus N               GPUs of the job: fewer in the telemetry makes the run invalid\n"
         "  --telemetry FILE       nvidia-smi CSV / dmon / -q, dcgmi dmon, or Prometheus scrape;\n"
         "                         repeat for scrapes in time order\n"
-        "  --format F             auto|nvidia-smi-csv|dmon|nvidia-smi-q|dcgmi-dmon|prometheus\n"
+        "  --format F             auto|nvidia-smi-csv|dmon|nvidia-smi-q|dcgmi-dmon|prometheus|\n"
+        "                         nvidia-smi-xml\n"
         "  --fields LIST          --query-gpu field list for CSV files without a header\n"
         "  --interval S           sampling interval, s, for formats without timestamps\n"
         "                         (dcgmi dmon, dmon without -o T, scrapes): times are nominal\n"
@@ -191,14 +192,33 @@ int cmd_ingest(int argc, char **argv)
     }
     int rc = PFI_EXIT_OK;
     pfi_diag d;
-    for (size_t i = 0; i < n_tel && rc == PFI_EXIT_OK; i++) {
-        size_t notes_before = tm->n_notes;
+    /* Every file is read even after one fails (case-09: one bad capture must not hide the
+     * others); each failure is reported with its name, and the run is then not stored. */
+    size_t n_failed = 0;
+    for (size_t i = 0; i < n_tel; i++) {
+        size_t notes_before = tm->n_notes, rows_before = tm->n_rows;
+        size_t errors_before = tm->n_tool_errors;
         pfi_error e = pfi_tm_read_file(tm, tel[i], fmt, &d);
         if (!quiet)
             print_notes(tm, notes_before);
-        if (e != PFI_OK)
-            rc = cli_report(e, &d);
+        int frc = PFI_EXIT_OK;
+        if (e != PFI_OK) {
+            frc = cli_report(e, &d);
+        } else if (tm->n_rows == rows_before && tm->n_tool_errors > errors_before) {
+            cli_error("%s: no telemetry: the tool reported an error instead of data (see "
+                      "above); if it names profiling fields (DCGM_FI_PROF_*, 1001-1012), "
+                      "re-run without them to get POWER/TOTEC, or stop the other profiler / "
+                      "load the profiling module", tel[i]);
+            frc = PFI_EXIT_DATA;
+        }
+        if (frc != PFI_EXIT_OK) {
+            n_failed++;
+            if (rc == PFI_EXIT_OK || rc == PFI_EXIT_DATA)
+                rc = frc;
+        }
     }
+    if (n_failed > 0)
+        cli_error("%zu of %zu telemetry file(s) failed: nothing stored", n_failed, n_tel);
     if (rc == PFI_EXIT_OK && pfi_tm_derive_power_from_energy(tm) != PFI_OK)
         rc = PFI_EXIT_INTERNAL;
     size_t notes_before = tm->n_notes;

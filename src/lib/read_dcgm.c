@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "tm_internal.h"
+#include "tm_scan.h"
 
 #define MAX_TOK 512
 
@@ -27,18 +28,13 @@ static bool span_eq(span x, const char *w)
 /* Split on blanks into out[0..max); returns max + 1 when there are more tokens. */
 static size_t split_ws_n(const char *s, size_t n, span *out, size_t max)
 {
-    size_t k = 0, i = 0;
+    size_t k = 0, i = tm_skip_blanks(s, 0, n);
     while (i < n) {
-        while (i < n && (s[i] == ' ' || s[i] == '\t'))
-            i++;
-        if (i == n)
-            break;
-        size_t b = i;
-        while (i < n && s[i] != ' ' && s[i] != '\t')
-            i++;
+        size_t e = tm_find_blank(s, i, n);
         if (k == max)
             return max + 1;
-        out[k++] = (span){s + b, i - b};
+        out[k++] = (span){s + i, e - i};
+        i = tm_skip_blanks(s, e, n);
     }
     return k;
 }
@@ -70,8 +66,36 @@ static bool is_word(span x)
     return true;
 }
 
+/*
+ * The common row "<word> <id> v1 .. vnf" where every value is a plain decimal: tokens
+ * and values in one pass (f[0..nf+2), fv[0..nf)). False for anything else (headers, error
+ * text, N/A cells, wrong counts): the caller then takes the general path.
+ */
+static bool dcgmi_fast_row(const char *s, size_t n, size_t nf, span *f, double *fv)
+{
+    size_t i = tm_skip_blanks(s, 0, n);
+    for (size_t t = 0; t < 2; t++) {
+        size_t e = tm_find_blank(s, i, n);
+        f[t] = (span){s + i, e - i};
+        i = tm_skip_blanks(s, e, n);
+    }
+    if (!is_word(f[0]) || !is_uint(f[1]))
+        return false;
+    for (size_t k = 0; k < nf; k++) {
+        if (i == n)
+            return false;
+        size_t e = tm_scan_number(s, i, n, ' ', &fv[k]);
+        if (e == SIZE_MAX)
+            return false;
+        f[2 + k] = (span){s + i, e - i};
+        i = tm_skip_blanks(s, e, n);
+    }
+    return i == n;
+}
+
 pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
+    double fv[MAX_TOK];
     (void)diag;
     span f[MAX_TOK + 1];
     size_t fields[MAX_TOK];
@@ -87,12 +111,13 @@ pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *dia
             return e;
         if (eof)
             break;
-        size_t k = split_ws(s, n, f);
+        bool fast = have_header && nf > 0 && dcgmi_fast_row(s, n, nf, f, fv);
+        size_t k = fast ? nf + 2 : split_ws(s, n, f);
         if (k == 0)
             continue;
         if (k > MAX_TOK)
             return PFI_ERR_LIMIT;
-        if (f[0].s[0] == '#') {
+        if (!fast && f[0].s[0] == '#') {
             /* "#Entity A B" or "# Entity A B": field names follow "Entity". */
             size_t first = span_eq(f[0], "#") ? 2 : 1;
             if (k < first || !(first == 1 ? span_eq(f[0], "#Entity") : span_eq(f[1], "Entity")))
@@ -109,12 +134,16 @@ pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *dia
         size_t skip;
         char ename[64];
         if (k >= 2 && is_word(f[0]) && is_uint(f[1])) {
-            skip = 2;
-            snprintf(ename, sizeof ename, "%.*s %.*s", (int)f[0].n, f[0].s, (int)f[1].n,
-                     f[1].s);
+            skip = 2; /* ename = "<word> <id>"; is_word/is_uint bound both lengths */
+            memcpy(ename, f[0].s, f[0].n);
+            ename[f[0].n] = ' ';
+            memcpy(ename + f[0].n + 1, f[1].s, f[1].n);
+            ename[f[0].n + 1 + f[1].n] = '\0';
         } else if (is_uint(f[0])) {
             skip = 1; /* DCGM 1.x: a bare GPU id */
-            snprintf(ename, sizeof ename, "GPU %.*s", (int)f[0].n, f[0].s);
+            memcpy(ename, "GPU ", 4);
+            memcpy(ename + 4, f[0].s, f[0].n);
+            ename[4 + f[0].n] = '\0';
         } else {
             skip = 0;
         }
@@ -141,11 +170,10 @@ pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *dia
         for (size_t i = 0; i < nf; i++) {
             span x = f[skip + i];
             double v = NAN;
-            pfi_value_status st;
-            if (span_eq(x, "N/W") || span_eq(x, "N/S") || span_eq(x, "N/A"))
+            pfi_value_status st = fast ? (v = fv[i], PFI_VALUE_OK) : tm_number(x.s, x.n, &v);
+            if (st != PFI_VALUE_OK &&
+                (span_eq(x, "N/W") || span_eq(x, "N/S") || span_eq(x, "N/A")))
                 st = PFI_VALUE_MISSING;
-            else
-                st = tm_parse_number(x.s, x.n, &v);
             if (st == PFI_VALUE_INVALID) {
                 tm_note(tm, "%s:%ld: '%.*s' is not a number: cell rejected", name, r->line,
                         (int)(x.n > 40 ? 40 : x.n), x.s);

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "tm_internal.h"
+#include "tm_scan.h"
 
 #define MAX_COLS 512
 
@@ -17,13 +18,13 @@ typedef struct span {
     size_t n;
 } span;
 
-static span trim(span x)
+static inline span trim(span x)
 {
-    while (x.n > 0 && (x.s[0] == ' ' || x.s[0] == '\t')) {
+    while (x.n > 0 && tm_is_blank(x.s[0])) {
         x.s++;
         x.n--;
     }
-    while (x.n > 0 && (x.s[x.n - 1] == ' ' || x.s[x.n - 1] == '\t'))
+    while (x.n > 0 && tm_is_blank(x.s[x.n - 1]))
         x.n--;
     return x;
 }
@@ -38,31 +39,26 @@ static bool span_eq(span x, const char *w)
 static size_t split_char(const char *s, size_t n, char c, span *out)
 {
     size_t k = 0, start = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i == n || s[i] == c) {
-            if (k == MAX_COLS)
-                return MAX_COLS + 1;
-            out[k++] = trim((span){s + start, i - start});
-            start = i + 1;
-        }
+    for (;;) {
+        size_t i = tm_find_char(s, start, n, c);
+        if (k == MAX_COLS)
+            return MAX_COLS + 1;
+        out[k++] = trim((span){s + start, i - start});
+        if (i == n)
+            return k;
+        start = i + 1;
     }
-    return k;
 }
 
 static size_t split_ws(const char *s, size_t n, span *out)
 {
-    size_t k = 0, i = 0;
+    size_t k = 0, i = tm_skip_blanks(s, 0, n);
     while (i < n) {
-        while (i < n && (s[i] == ' ' || s[i] == '\t'))
-            i++;
-        if (i == n)
-            break;
-        size_t b = i;
-        while (i < n && s[i] != ' ' && s[i] != '\t')
-            i++;
+        size_t e = tm_find_blank(s, i, n);
         if (k == MAX_COLS)
             return MAX_COLS + 1;
-        out[k++] = (span){s + b, i - b};
+        out[k++] = (span){s + i, e - i};
+        i = tm_skip_blanks(s, e, n);
     }
     return k;
 }
@@ -153,6 +149,15 @@ static bool norm_bus(span x, char *out, size_t len)
     return k >= 7;
 }
 
+/* "gpu<index>" into out[64], the index cut to 40 bytes (no printf per row). */
+static void gpu_name(char *out, span idx)
+{
+    size_t n = idx.n > 40 ? 40 : idx.n;
+    memcpy(out, "gpu", 3);
+    memcpy(out + 3, idx.s, n);
+    out[3 + n] = '\0';
+}
+
 /* ---- --query-gpu CSV ---- */
 
 enum { COL_VALUE, COL_TIMESTAMP, COL_INDEX, COL_BUS, COL_UUID, COL_TEXT };
@@ -234,8 +239,42 @@ static bool error_line_bus(const char *s, size_t n, char *bus, size_t len)
     return norm_bus((span){p, k}, bus, len);
 }
 
+/*
+ * The common data row: ncol fields, every value column a plain decimal followed by nothing
+ * or by exactly its header's unit. Fields (trimmed) in f[0..ncol), values in fv. False for
+ * anything else (placeholders, unit mismatches, wrong counts): the general path decides.
+ */
+static bool csv_fast_row(const char *s, size_t n, const csv_col *cols, size_t ncol, span *f,
+                         double *fv)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < ncol; i++) {
+        j = tm_skip_blanks(s, j, n);
+        size_t c;
+        if (cols[i].role == COL_VALUE) {
+            size_t e = tm_scan_number(s, j, n, ',', &fv[i]);
+            if (e == SIZE_MAX)
+                return false;
+            c = tm_find_char(s, e, n, ',');
+            span unit = trim((span){s + e, c - e});
+            if (unit.n > 0 && !span_eq(unit, cols[i].unit))
+                return false;
+        } else {
+            c = tm_find_char(s, j, n, ',');
+        }
+        f[i] = trim((span){s + j, c - j});
+        if ((c == n) != (i + 1 == ncol))
+            return false;
+        j = c + 1;
+    }
+    return true;
+}
+
 pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
+    double fv[MAX_COLS];
+    char last_date[16] = "";
+    long last_days = 0;
     span f[MAX_COLS + 1];
     csv_col cols[MAX_COLS];
     size_t ncol = 0;
@@ -268,10 +307,13 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
         span t = trim((span){s, n});
         if (t.n == 0)
             continue;
-        size_t k = split_char(t.s, t.n, ',', f);
+        /* Headers start with a lower-case name; data rows never take the fast path then. */
+        bool fast = have_header && ncol > 0 && !(t.s[0] >= 'a' && t.s[0] <= 'z') &&
+                    csv_fast_row(t.s, t.n, cols, ncol, f, fv);
+        size_t k = fast ? ncol : split_char(t.s, t.n, ',', f);
         if (k > MAX_COLS)
             return PFI_ERR_LIMIT;
-        if (looks_like_header(f, k)) {
+        if (!fast && looks_like_header(f, k)) {
             /* A header (first line, or a re-print when several captures were appended). */
             if ((e = map_csv_header(tm, f, k, cols)) != PFI_OK)
                 return e;
@@ -310,16 +352,26 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
         char bus[32] = "";
         for (size_t i = 0; i < k; i++) {
             if (cols[i].role == COL_INDEX)
-                snprintf(ename, sizeof ename, "gpu%.*s", (int)(f[i].n > 40 ? 40 : f[i].n),
-                         f[i].s);
+                gpu_name(ename, f[i]);
             else if (cols[i].role == COL_BUS)
                 norm_bus(f[i], bus, sizeof bus);
             else if (cols[i].role == COL_TIMESTAMP) {
                 span x = f[i];
                 const char *sp = memchr(x.s, ' ', x.n);
-                long days;
+                long days = last_days;
                 double tod;
-                if (sp != NULL && parse_date((span){x.s, (size_t)(sp - x.s)}, &days) &&
+                span date = {x.s, sp ? (size_t)(sp - x.s) : 0};
+                /* The date changes once a day: parse it only when its text changes. */
+                bool same = sp != NULL && date.n < sizeof last_date &&
+                            memcmp(date.s, last_date, date.n) == 0 && last_date[date.n] == 0;
+                if (sp != NULL && !same && parse_date(date, &days) &&
+                    date.n < sizeof last_date) {
+                    memcpy(last_date, date.s, date.n);
+                    last_date[date.n] = '\0';
+                    last_days = days;
+                    same = true;
+                }
+                if (sp != NULL && (same || parse_date(date, &days)) &&
                     parse_tod(trim((span){sp + 1, x.n - (size_t)(sp - x.s) - 1}), &tod)) {
                     tsec = (double)days * 86400.0 + tod;
                     has_t = true;
@@ -344,7 +396,10 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
             span x = f[i];
             double v = NAN;
             pfi_value_status st;
-            if (x.n > 0 && x.s[0] == '[') {
+            if (fast) {
+                st = PFI_VALUE_OK;
+                v = fv[i];
+            } else if (x.n > 0 && x.s[0] == '[') {
                 st = PFI_VALUE_MISSING;
                 if (span_eq(x, "[GPU is lost]") || span_eq(x, "[GPU requires reset]"))
                     lost = true;
@@ -354,7 +409,7 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
                 if (sp != NULL) {
                     span num = {x.s, (size_t)(sp - x.s)};
                     span unit = trim((span){sp + 1, x.n - num.n - 1});
-                    st = tm_parse_number(num.s, num.n, &v);
+                    st = tm_number(num.s, num.n, &v);
                     if (st == PFI_VALUE_OK && !span_eq(unit, cols[i].unit)) {
                         if (span_eq(unit, "mW") && strcmp(cols[i].unit, "W") == 0) {
                             v /= 1000.0; /* explicit conversion, never a silent rescale */
@@ -371,7 +426,7 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
                         st = PFI_VALUE_INVALID;
                     }
                 } else {
-                    st = tm_parse_number(x.s, x.n, &v);
+                    st = tm_number(x.s, x.n, &v);
                 }
                 if (st == PFI_VALUE_INVALID) {
                     tm_note(tm, "%s:%ld: column %s: '%.*s' is not a number: cell rejected",
@@ -460,8 +515,7 @@ pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
             continue;
         }
         char ename[64];
-        snprintf(ename, sizeof ename, "gpu%.*s", (int)(f[gpu_col].n > 40 ? 40 : f[gpu_col].n),
-                 f[gpu_col].s);
+        gpu_name(ename, f[gpu_col]);
         if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
             return e;
         double tsec = 0, tod = 0;
@@ -497,7 +551,7 @@ pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
             if ((int)i == date_col || (int)i == time_col || (int)i == gpu_col)
                 continue;
             double v = NAN;
-            pfi_value_status st = tm_parse_number(f[i].s, f[i].n, &v);
+            pfi_value_status st = tm_number(f[i].s, f[i].n, &v);
             if (st == PFI_VALUE_INVALID) {
                 tm_note(tm, "%s:%ld: '%.*s' is not a number: cell rejected", name, r->line,
                         (int)(f[i].n > 40 ? 40 : f[i].n), f[i].s);

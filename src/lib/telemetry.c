@@ -104,6 +104,17 @@ static const struct field_alias {
     {"Default Power Limit", "default_limit_w", PFI_KIND_LIMIT_W, 163},
     {"Min Power Limit", "min_limit_w", PFI_KIND_LIMIT_W, 161},
     {"Max Power Limit", "max_limit_w", PFI_KIND_LIMIT_W, 162},
+    /* nvidia-smi -q -x element names (case-21: renamed and split across drivers) */
+    {"power_draw", "power_w", PFI_KIND_POWER_W, 155},
+    {"average_power_draw", "power_avg_w", PFI_KIND_POWER_W, 155},
+    {"instant_power_draw", "power_instant_w", PFI_KIND_POWER_W, 157},
+    {"power_limit", "power_limit_w", PFI_KIND_LIMIT_W, 160},
+    {"current_power_limit", "enforced_limit_w", PFI_KIND_LIMIT_W, 164},
+    {"enforced_power_limit", "enforced_limit_w", PFI_KIND_LIMIT_W, 164},
+    {"requested_power_limit", "requested_limit_w", PFI_KIND_LIMIT_W, 160},
+    {"default_power_limit", "default_limit_w", PFI_KIND_LIMIT_W, 163},
+    {"min_power_limit", "min_limit_w", PFI_KIND_LIMIT_W, 161},
+    {"max_power_limit", "max_limit_w", PFI_KIND_LIMIT_W, 162},
 };
 
 void pfi_tm_field_info(const char *name, const char **canonical, pfi_tm_kind *kind,
@@ -122,17 +133,19 @@ void pfi_tm_field_info(const char *name, const char **canonical, pfi_tm_kind *ki
     *dcgm_id = 0;
 }
 
-static const char *const format_names[] = {"auto", "nvidia-smi-csv", "dmon", "nvidia-smi-q",
-                                           "dcgmi-dmon", "prometheus"};
+static const char *const format_names[] = {"auto",       "nvidia-smi-csv", "dmon",
+                                           "nvidia-smi-q", "dcgmi-dmon",   "prometheus",
+                                           "nvidia-smi-xml"};
+#define N_FORMATS (int)(sizeof format_names / sizeof format_names[0])
 
 const char *pfi_tm_format_name(pfi_tm_format f)
 {
-    return (unsigned)f < 6 ? format_names[f] : "unknown";
+    return (int)f >= 0 && (int)f < N_FORMATS ? format_names[f] : "unknown";
 }
 
 bool pfi_tm_format_parse(const char *name, pfi_tm_format *out)
 {
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < N_FORMATS; i++) {
         if (strcmp(name, format_names[i]) == 0) {
             *out = (pfi_tm_format)i;
             return true;
@@ -427,7 +440,8 @@ pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, 
         s->pending_break = true;
         return PFI_OK;
     }
-    if (kind == PFI_KIND_LIMIT_W && (strcmp(tm->fields[f].name, "max_limit_w") == 0) &&
+    /* dcgm_id 162 is max_limit_w (every alias of it); no string compare per sample. */
+    if (kind == PFI_KIND_LIMIT_W && tm->fields[f].dcgm_id == 162 &&
         tm->opt.max_power_w == 0 && v > tm->max_limit_w)
         tm->max_limit_w = v;
     s->n_valid++;
@@ -756,6 +770,8 @@ pfi_tm_format pfi_tm_detect(const char *head, size_t n)
                 return PFI_TM_PROM;
             if (l[0] == '#')
                 return PFI_TM_SMI_DMON;
+            if (l[0] == '<')
+                return PFI_TM_SMI_XML;
             if (len >= 6 && memcmp(l, "======", 6) == 0)
                 return PFI_TM_SMI_QUERY;
             if (memchr(l, ',', len) != NULL)
@@ -791,6 +807,10 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
             r.eof = true;
         }
         fmt = pfi_tm_detect(r.buf, got);
+        /* An empty scrape in a series of Prometheus scrapes is still a scrape: it takes its
+         * time slot and leaves a hole (case-15), instead of pulling later scrapes earlier. */
+        if (fmt == PFI_TM_AUTO && got == 0 && tm->last_format == PFI_TM_PROM)
+            fmt = PFI_TM_PROM;
         if (fmt == PFI_TM_AUTO) {
             tm_lines_free(&r);
             if (got == 0) {
@@ -801,7 +821,8 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
             if (diag != NULL)
                 snprintf(diag->message, sizeof diag->message,
                          "telemetry format not recognised; pass --format "
-                         "(nvidia-smi-csv, dmon, nvidia-smi-q, dcgmi-dmon, prometheus)");
+                         "(nvidia-smi-csv, dmon, nvidia-smi-q, dcgmi-dmon, prometheus, "
+                         "nvidia-smi-xml)");
             return PFI_ERR_PARSE;
         }
     }
@@ -822,6 +843,9 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
         break;
     case PFI_TM_PROM:
         e = tm_read_prom(tm, &r, name, diag);
+        break;
+    case PFI_TM_SMI_XML:
+        e = tm_read_smi_xml(tm, &r, name, diag);
         break;
     default:
         e = PFI_ERR_INVALID_ARGUMENT;

@@ -55,6 +55,7 @@ pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
 pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
+pfi_error tm_read_smi_xml(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
 long tm_days_from_civil(long y, unsigned m, unsigned d);

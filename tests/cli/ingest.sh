@@ -61,6 +61,17 @@ if [ -n "$CASES" ] && [ -d "$CASES" ]; then
         --telemetry "$CASES/case-09/dcgmi_watch_error_module.txt" --interval 1
     grep_out case09-verbatim "Error setting watches. Result: -33" "$T/err"
     [ ! -e "$T/c.db" ] && echo "ok   case09-nothing-stored" || { echo "FAIL case09-nothing-stored"; fail=1; }
+    # case-09 item 5: a batch with bad files between good ones: every file is read and each
+    # failure named; exit 1 at the end; nothing stored.
+    check case09-batch 1 "$PFI" ingest --db "$T/c.db" --group g --cap 700 --interval 1 \
+        --telemetry "$CASES/case-09/dcgmi_watch_error_prof.txt" \
+        --telemetry "$T/dc_700.txt" \
+        --telemetry "$CASES/case-09/dcgmi_watch_error_module.txt"
+    grep_out case09-batch-first "dcgmi_watch_error_prof.txt: no telemetry" "$T/err"
+    grep_out case09-batch-last "dcgmi_watch_error_module.txt: no telemetry" "$T/err"
+    grep_out case09-batch-count "2 of 3 telemetry file(s) failed" "$T/err"
+    grep_out case09-remedy "re-run without them to get POWER/TOTEC" "$T/err"
+    [ ! -e "$T/c.db" ] && echo "ok   case09-batch-nothing-stored" || { echo "FAIL case09-batch-nothing-stored"; fail=1; }
     # case-01 (old driver): no power data -> clear error, non-zero exit, never 0 W.
     check case01-no-power 1 "$PFI" ingest --dry-run --telemetry "$CASES/case-01/old_driver_not_supported.csv"
     grep_out case01-message "no power samples" "$T/err"
