@@ -270,19 +270,20 @@ pfi_error pfi_csv_next(pfi_csv_reader *r, const char *const **fields, const size
             break;
         }
         const char *p = r->line;
-        if (r->rec_line == 0) {
-            for (size_t i = 0; i < n; i++)
-                if (!is_space((unsigned char)p[i]) && !is_term((unsigned char)p[i])) {
-                    r->rec_line = r->line_no;
-                    break;
-                }
-        }
         if (r->at_start) {
             r->at_start = false;
             if (n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
                 p += 3;
                 n -= 3;
             }
+        }
+        /* a record starts on its first line with text (a BOM alone is not text) */
+        if (r->rec_line == 0) {
+            for (size_t i = 0; i < n; i++)
+                if (!is_space((unsigned char)p[i]) && !is_term((unsigned char)p[i])) {
+                    r->rec_line = r->line_no;
+                    break;
+                }
         }
         if (csv_parse(&r->parser, p, n, on_field, on_record, r) != n)
             return parse_error(r, diag);

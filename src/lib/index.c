@@ -167,27 +167,25 @@ static pfi_error build_points(const pfi_group *g, pfi_point **out, size_t *n_out
             }
         }
         if (prev == NULL) {
-            /* keep the running sums of se² in the se fields until the end */
-            pt.power_se_w *= pt.power_se_w;
-            pt.throughput_se *= pt.throughput_se;
             pts[n++] = pt;
             continue;
         }
+        /* sums and root-sum-squares (hypot: no overflow of se², NaN stays NaN = unknown) */
         prev->power_w += pt.power_w;
         prev->throughput += pt.throughput;
-        prev->power_se_w += pt.power_se_w * pt.power_se_w;
-        prev->throughput_se += pt.throughput_se * pt.throughput_se;
+        prev->power_se_w = hypot(prev->power_se_w, pt.power_se_w);
+        prev->throughput_se = hypot(prev->throughput_se, pt.throughput_se);
         prev->n_runs++;
     }
     for (size_t j = 0; j < n; j++) {
         pfi_point *p = &pts[j];
-        if (p->exclusion != PFI_EXCL_NONE)
+        if (p->exclusion != PFI_EXCL_NONE || p->n_runs == 1)
             continue;
         double k = (double)p->n_runs;
         p->power_w /= k;
         p->throughput /= k;
-        p->power_se_w = sqrt(p->power_se_w) / k; /* NaN stays NaN: unknown if any is unknown */
-        p->throughput_se = sqrt(p->throughput_se) / k;
+        p->power_se_w /= k;
+        p->throughput_se /= k;
     }
     *out = pts;
     *n_out = n;

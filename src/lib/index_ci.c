@@ -66,11 +66,14 @@ enum { BLOCK_DRAWS = 256 };
  * Sums run over points in ascending order, as in the definition.
  */
 static void block_ratios(const double *par, size_t k, size_t nb, double x_min, const double *z,
-                         double *sum, double *used, double *p0, double *t0)
+                         double *sum, double *used, double *p0, double *t0, double *inv_p0,
+                         double *inv_t0)
 {
     for (size_t d = 0; d < nb; d++) {
         p0[d] = par[0] + par[1] * z[d];
         t0[d] = par[2] + par[3] * z[nb + d];
+        inv_p0[d] = 1.0 / p0[d];
+        inv_t0[d] = 1.0 / t0[d];
         sum[d] = 0.0;
         used[d] = 0.0;
     }
@@ -79,30 +82,14 @@ static void block_ratios(const double *par, size_t k, size_t nb, double x_min, c
         const double t = par[4 * i + 2], se_t = par[4 * i + 3];
         const double *zp = z + 2 * i * nb, *zt = zp + nb;
         for (size_t d = 0; d < nb; d++) {
-            double dp = p0[d] - (p + se_p * zp[d]);
-            double dt = t0[d] - (t + se_t * zt[d]);
-            /* x >= x_min and y > 0, multiplied out (p0, t0 > 0 here; see draw_ratios) */
-            if (dp >= x_min * p0[d] && dt > 0.0) {
-                sum[d] += (dp * t0[d]) / (dt * p0[d]);
+            /* x and y as defined, each scaled by its reference's reciprocal (kept per draw),
+               so no product of two large values can overflow */
+            double x = (p0[d] - (p + se_p * zp[d])) * inv_p0[d];
+            double y = (t0[d] - (t + se_t * zt[d])) * inv_t0[d];
+            if (x >= x_min && y > 0.0) {
+                sum[d] += x / y;
                 used[d] += 1.0;
             }
-        }
-    }
-}
-
-/* The same draw by the definitions as written, for a reference drawn at P0 <= 0 or T0 <= 0. */
-static void draw_as_written(const double *par, size_t k, size_t nb, size_t d, double x_min,
-                            const double *z, double p0, double t0, double *sum, double *used)
-{
-    *sum = 0.0;
-    *used = 0.0;
-    for (size_t i = 1; i <= k; i++) {
-        const double *q = par + 4 * i;
-        double x = (p0 - (q[0] + q[1] * z[2 * i * nb + d])) / p0;
-        double y = (t0 - (q[2] + q[3] * z[(2 * i + 1) * nb + d])) / t0;
-        if (x >= x_min && y > 0) {
-            *sum += x / y;
-            *used += 1.0;
         }
     }
 }
@@ -117,19 +104,18 @@ static size_t draw_ratios(normal_source *src, const double *par, size_t k, size_
                           double x_min, double *work)
 {
     const size_t per_draw = 2 * (k + 1);
-    double *z = malloc((per_draw + 4) * BLOCK_DRAWS * sizeof *z);
+    double *z = malloc((per_draw + 6) * BLOCK_DRAWS * sizeof *z);
     if (z == NULL)
         return (size_t)-1;
     double *sum = z + per_draw * BLOCK_DRAWS, *used = sum + BLOCK_DRAWS;
     double *p0 = used + BLOCK_DRAWS, *t0 = p0 + BLOCK_DRAWS;
+    double *inv_p0 = t0 + BLOCK_DRAWS, *inv_t0 = inv_p0 + BLOCK_DRAWS;
     size_t defined = 0;
     for (size_t d0 = 0; d0 < draws; d0 += BLOCK_DRAWS) {
         size_t nb = draws - d0 < BLOCK_DRAWS ? draws - d0 : BLOCK_DRAWS;
         fill_normals(src, z, per_draw * nb);
-        block_ratios(par, k, nb, x_min, z, sum, used, p0, t0);
+        block_ratios(par, k, nb, x_min, z, sum, used, p0, t0, inv_p0, inv_t0);
         for (size_t d = 0; d < nb; d++) {
-            if (!(p0[d] > 0 && t0[d] > 0))
-                draw_as_written(par, k, nb, d, x_min, z, p0[d], t0[d], &sum[d], &used[d]);
             if (used[d] > 0)
                 work[defined++] = sum[d] / used[d];
         }

@@ -435,6 +435,11 @@ static pfi_error parse_row(reader *r, const char *const *f, const size_t *len, l
         all = all && ok;
         sum = all ? sum / d : NAN;
     }
+    /* a sum or quotient of finite cells can still overflow (1e308 + 1e308, 1e308 J / 1e-10 s) */
+    if (all && !isfinite(sum))
+        return fail(r, PFI_ERR_VALUE, line, r->header[c->power[0]],
+                    "the %s of this row is not a finite number (values out of range)",
+                    c->power_is_energy ? "power computed from energy and duration" : "power");
     if (all) {
         run->power_w = sum;
         run->valid |= PFI_RUN_POWER;
@@ -451,6 +456,9 @@ static pfi_error parse_row(reader *r, const char *const *f, const size_t *len, l
             return fail(r, PFI_ERR_VALUE, line, r->header[c->throughput],
                         "expected a time per unit of work in s (a number > 0), found 0");
         tp = 1.0 / tp;
+        if (!isfinite(tp))
+            return fail(r, PFI_ERR_VALUE, line, r->header[c->throughput],
+                        "a time per unit of work this small gives no finite throughput");
     }
     if (ok) {
         run->throughput = tp;
@@ -476,6 +484,10 @@ static pfi_error parse_row(reader *r, const char *const *f, const size_t *len, l
             /* delta method: T = 1/t, se(T) = se(t)/t^2; needs the time itself */
             ok = c->throughput_is_time && (run->valid & PFI_RUN_THROUGHPUT);
             v = ok ? v * tp * tp : NAN;
+            if (ok && !isfinite(v))
+                return fail(r, PFI_ERR_VALUE, line, r->header[se_col],
+                            "the throughput standard error from this time standard error is "
+                            "not a finite number");
         }
         if (ok) {
             run->throughput_se = v;
@@ -504,7 +516,7 @@ static pfi_error parse_row(reader *r, const char *const *f, const size_t *len, l
 
 /* The group key: the values joined by the ASCII unit separator, which CSV text never needs. */
 static pfi_error make_key(reader *r, size_t n_key, const char *const *f, const size_t *len,
-                          row *out)
+                          long line, row *out)
 {
     size_t total = 1;
     for (size_t k = 0; k < n_key; k++)
@@ -516,6 +528,12 @@ static pfi_error make_key(reader *r, size_t n_key, const char *const *f, const s
     for (size_t k = 0; k < n_key; k++) {
         const char *v = r->col.key[k] < 0 ? r->base : f[r->col.key[k]];
         size_t n = r->col.key[k] < 0 ? strlen(r->base) : len[r->col.key[k]];
+        if (memchr(v, '\x1f', n) != NULL) {
+            free(key);
+            return fail(r, PFI_ERR_VALUE, line, r->col.key[k] < 0 ? PFI_FILE_COLUMN
+                                                                  : r->header[r->col.key[k]],
+                        "a group key holds the control character 0x1F (unit separator)");
+        }
         memcpy(key + used, v, n);
         used += n;
         key[used++] = '\x1f';
@@ -731,7 +749,7 @@ static pfi_error read_records(pfi_runs_table *t, pfi_csv_reader *csv, reader *r,
         row *rw = &r->rows[r->n_rows];
         e = parse_row(r, f, len, line, rw);
         if (e == PFI_OK)
-            e = make_key(r, m->n_group, f, len, rw);
+            e = make_key(r, m->n_group, f, len, line, rw);
         if (e != PFI_OK) {
             free(rw->job_class);
             free(rw->key);
