@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "pfi/atomic_file.h"
 #include "pfi/error.h"
 
 /* Exit codes: stable, documented in the README. */
@@ -58,13 +59,12 @@ bool cli_parse_double(const char *s, double *out);
 bool cli_parse_size(const char *s, size_t *out);
 
 /*
- * cli_output — a file written whole or not at all: data goes to a temporary file beside path,
- * renamed over path by cli_output_commit. path "-" or NULL is stdout (no temporary).
+ * cli_output — a file written whole or not at all (pfi/atomic_file.h: a temporary renamed
+ * over path; devices and FIFOs written in place). path "-" or NULL is stdout.
  */
 typedef struct cli_output {
     FILE *f;
-    char *path;
-    char *tmp;
+    pfi_atomic_file file;
 } cli_output;
 
 bool cli_output_open(cli_output *o, const char *path);

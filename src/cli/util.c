@@ -75,61 +75,38 @@ bool cli_output_open(cli_output *o, const char *path)
         o->f = stdout;
         return true;
     }
-    size_t len = strlen(path) + 16;
-    o->path = strdup(path);
-    o->tmp = malloc(len);
-    if (o->path == NULL || o->tmp == NULL) {
-        cli_output_abort(o);
-        cli_error("out of memory");
+    pfi_diag d;
+    pfi_error e = pfi_atomic_open(&o->file, path, &d);
+    if (e != PFI_OK) {
+        cli_report(e, &d);
         return false;
     }
-    snprintf(o->tmp, len, "%s.tmp%ld", path, (long)getpid());
-    o->f = fopen(o->tmp, "w");
-    if (o->f == NULL) {
-        cli_error("%s: cannot write: %s", path, strerror(errno));
-        cli_output_abort(o);
-        return false;
-    }
+    o->f = o->file.f;
     return true;
 }
 
 bool cli_output_commit(cli_output *o)
 {
-    bool ok = true;
     if (o->f == stdout) {
-        ok = fflush(stdout) == 0 && !ferror(stdout);
+        bool ok = fflush(stdout) == 0 && !ferror(stdout);
         if (!ok)
-            cli_error("cannot write to standard output: %s", strerror(errno));
+            cli_error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
         o->f = NULL;
         return ok;
     }
-    if (ferror(o->f))
-        ok = false;
-    if (fclose(o->f) != 0)
-        ok = false;
     o->f = NULL;
-    if (ok && rename(o->tmp, o->path) != 0)
-        ok = false;
-    if (!ok) {
-        cli_error("%s: cannot write: %s", o->path, strerror(errno));
-        unlink(o->tmp);
-    }
-    free(o->tmp);
-    free(o->path);
-    o->tmp = o->path = NULL;
-    return ok;
+    pfi_diag d;
+    pfi_error e = pfi_atomic_commit(&o->file, &d);
+    if (e != PFI_OK)
+        cli_report(e, &d);
+    return e == PFI_OK;
 }
 
 void cli_output_abort(cli_output *o)
 {
-    if (o->f != NULL && o->f != stdout) {
-        fclose(o->f);
-        unlink(o->tmp);
-    }
+    if (o->f != stdout)
+        pfi_atomic_abort(&o->file);
     o->f = NULL;
-    free(o->tmp);
-    free(o->path);
-    o->tmp = o->path = NULL;
 }
 
 bool cli_is_tty(FILE *f)

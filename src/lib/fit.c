@@ -3,6 +3,8 @@
  */
 #include "pfi/fit.h"
 
+#include "pfi/atomic_file.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -319,16 +321,19 @@ pfi_error pfi_fit_model_save(const pfi_fit_model *m, const char *path, pfi_diag 
     json_object_set_new(root, "loo", scores_json(&m->loo));
     json_object_set_new(root, "loco", scores_json(&m->loco));
     json_object_set_new(root, "source_hash", json_string(hash));
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-    json_decref(root);
-    if (rc != 0 || rename(tmp, path) != 0) {
-        int err = errno;
-        unlink(tmp);
-        return set_diag(diag, PFI_ERR_IO, path, "cannot write: %s", strerror(err));
+    pfi_atomic_file out;
+    pfi_error e = pfi_atomic_open(&out, path, diag);
+    if (e == PFI_OK) {
+        if (json_dumpf(root, out.f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 ||
+            fputc('\n', out.f) == EOF) {
+            pfi_atomic_abort(&out);
+            e = set_diag(diag, PFI_ERR_IO, path, "cannot write: %s", strerror(errno ? errno : EIO));
+        } else {
+            e = pfi_atomic_commit(&out, diag);
+        }
     }
-    return PFI_OK;
+    json_decref(root);
+    return e;
 }
 
 static bool get_num(json_t *v, double *out)

@@ -3,6 +3,8 @@
  */
 #include "pfi/library.h"
 
+#include "pfi/atomic_file.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -323,22 +325,15 @@ typedef void (*writer_fn)(FILE *f, const pfi_library *lib);
 static pfi_error write_file(const char *dir, const char *name, writer_fn fn,
                             const pfi_library *lib, pfi_diag *d)
 {
-    char path[4096], tmp[4200];
+    char path[4096];
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
         return io_fail(d, dir, "path too long");
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL)
-        return io_fail(d, path, "cannot write: %s", strerror(errno));
-    fn(f, lib);
-    bool ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int err = errno;
-        unlink(tmp);
-        return io_fail(d, path, "cannot write: %s", strerror(err));
-    }
-    return PFI_OK;
+    pfi_atomic_file out;
+    pfi_error e = pfi_atomic_open(&out, path, d);
+    if (e != PFI_OK)
+        return e;
+    fn(out.f, lib);
+    return pfi_atomic_commit(&out, d);
 }
 
 static void write_runs(FILE *f, const pfi_library *lib)

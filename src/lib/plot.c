@@ -167,9 +167,9 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
         nx = (PLINT)ceil(sqrt((double)n));
         ny = (PLINT)((n + (size_t)nx - 1) / (size_t)nx);
     }
-    char *tmp = NULL;
+    pfi_atomic_file out_file;
     if (e == PFI_OK)
-        e = plot_begin(path, overlay ? 900 : 340 * nx, overlay ? 650 : 280 * ny, nx, ny, &tmp,
+        e = plot_begin(path, overlay ? 900 : 340 * nx, overlay ? 650 : 280 * ny, nx, ny, &out_file,
                        diag);
     if (e != PFI_OK)
         goto out;
@@ -205,7 +205,7 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
             draw_panel(&c[i], 1, NULL, title, false);
         }
     }
-    e = plot_end(path, tmp, diag);
+    e = plot_end(&out_file, diag);
 out:
     for (size_t i = 0; i < n; i++)
         curve_free(&c[i]);

@@ -55,31 +55,22 @@ static const char *device_for(const char *path)
 static const int palette[PLOT_N_SERIES][3] = {{0, 114, 178},  {213, 94, 0},  {0, 158, 115},
                                               {204, 121, 167}, {230, 159, 0}, {86, 180, 233}};
 
-pfi_error plot_begin(const char *path, PLINT width, PLINT height, PLINT nx, PLINT ny, char **tmp,
-                     pfi_diag *d)
+pfi_error plot_begin(const char *path, PLINT width, PLINT height, PLINT nx, PLINT ny,
+                     pfi_atomic_file *out, pfi_diag *d)
 {
-    *tmp = NULL;
+    memset(out, 0, sizeof *out);
     const char *dev = device_for(path);
     if (dev == NULL)
         return plot_fail(d, path, PFI_ERR_INVALID_ARGUMENT,
                          "unknown figure format: the file name must end in .png or .svg");
-    size_t len = strlen(path) + 32;
-    char *t = malloc(len);
-    if (t == NULL)
-        return PFI_ERR_NOMEM;
-    snprintf(t, len, "%s.tmp%ld", path, (long)getpid());
-    FILE *probe = fopen(t, "wb");
-    if (probe == NULL) {
-        int err = errno;
-        free(t);
-        return plot_fail(d, path, PFI_ERR_IO, "cannot write the figure: %s", strerror(err));
-    }
-    fclose(probe);
+    pfi_error e = pfi_atomic_open_path(out, path, d);
+    if (e != PFI_OK)
+        return e;
     plot_error[0] = '\0';
     plsexit(on_plexit);
     plsabort(on_plabort);
     plsdev(dev);
-    plsfnam(t);
+    plsfnam(out->write_path);
     plspage(0, 0, width, height, 0, 0);
     plscolbg(255, 255, 255);
     plscmap0n(PLOT_N_COLOURS);
@@ -90,25 +81,21 @@ pfi_error plot_begin(const char *path, PLINT width, PLINT height, PLINT nx, PLIN
     plscol0(PLOT_LIGHT, 215, 225, 240);
     plssub(nx, ny);
     plinit();
-    *tmp = t;
     return PFI_OK;
 }
 
-pfi_error plot_end(const char *path, char *tmp, pfi_diag *d)
+pfi_error plot_end(pfi_atomic_file *out, pfi_diag *d)
 {
     plend();
     plsexit(NULL);
     plsabort(NULL);
-    pfi_error e = PFI_OK;
     struct stat st;
-    if (plot_error[0] != '\0' || stat(tmp, &st) != 0 || st.st_size == 0) {
-        unlink(tmp);
-        e = plot_fail(d, path, PFI_ERR_PLOT, "PLplot could not draw the figure%s%s",
-                      plot_error[0] ? ": " : "", plot_error);
-    } else if (rename(tmp, path) != 0) {
-        e = plot_fail(d, path, PFI_ERR_IO, "cannot write the figure: %s", strerror(errno));
-        unlink(tmp);
+    if (plot_error[0] != '\0' ||
+        (!out->in_place && (stat(out->write_path, &st) != 0 || st.st_size == 0))) {
+        pfi_error e = plot_fail(d, out->path, PFI_ERR_PLOT, "PLplot could not draw the figure%s%s",
+                                plot_error[0] ? ": " : "", plot_error);
+        pfi_atomic_abort(out);
+        return e;
     }
-    free(tmp);
-    return e;
+    return pfi_atomic_commit(out, d);
 }

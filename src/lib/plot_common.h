@@ -8,6 +8,7 @@
 
 #include <plplot/plplot.h>
 
+#include "pfi/atomic_file.h"
 #include "pfi/error.h"
 
 /* Colour-map-0 indices set by plot_begin: 0 white background, 1 black (axes, text),
@@ -28,20 +29,20 @@ pfi_error plot_fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt,
 
 /*
  * plot_begin — start a figure for path: the device from its extension (".png" pngcairo,
- * ".svg" svgcairo, any case), a temporary file beside it (created to check it can be
- * written), a width × height pixel page split into nx × ny subpages, white background, the
- * palette above, PLplot's error hooks; then plinit. *tmp (owned; give it to plot_end) names
- * the temporary. Errors: PFI_ERR_INVALID_ARGUMENT (unknown extension), PFI_ERR_IO,
- * PFI_ERR_NOMEM; nothing is left behind on error.
+ * ".svg" svgcairo, any case), the output opened through pfi/atomic_file.h (a temporary
+ * beside path, or path itself for a device or FIFO), a width × height pixel page split into
+ * nx × ny subpages, white background, the palette above, PLplot's error hooks; then plinit.
+ * *out is the output in progress: give it to plot_end. Errors: PFI_ERR_INVALID_ARGUMENT
+ * (unknown extension), PFI_ERR_IO, PFI_ERR_NOMEM; nothing is left behind on error.
  */
-pfi_error plot_begin(const char *path, PLINT width, PLINT height, PLINT nx, PLINT ny, char **tmp,
-                     pfi_diag *d);
+pfi_error plot_begin(const char *path, PLINT width, PLINT height, PLINT nx, PLINT ny,
+                     pfi_atomic_file *out, pfi_diag *d);
 
 /*
  * plot_end — finish the figure started by plot_begin (plend), check that PLplot reported no
- * error and wrote something, and rename the temporary over path; frees tmp. Errors:
- * PFI_ERR_PLOT, PFI_ERR_IO (the temporary is removed).
+ * error and wrote something, and commit the output. Errors: PFI_ERR_PLOT, PFI_ERR_IO (the
+ * temporary is removed).
  */
-pfi_error plot_end(const char *path, char *tmp, pfi_diag *d);
+pfi_error plot_end(pfi_atomic_file *out, pfi_diag *d);
 
 #endif

@@ -61,10 +61,10 @@ pfi_error pfi_plot_pfi_by_class(const char *path, const double *pfi, const size_
         return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "no defined PFI to plot");
     double *v = malloc(n * sizeof *v), *work = malloc(n * sizeof *work);
     PLFLT *px = malloc(n * sizeof *px), *py = malloc(n * sizeof *py);
-    char *tmp = NULL;
+    pfi_atomic_file out_file;
     pfi_error e = v && work && px && py ? PFI_OK : PFI_ERR_NOMEM;
     if (e == PFI_OK)
-        e = plot_begin(path, 800, 600, 1, 1, &tmp, diag);
+        e = plot_begin(path, 800, 600, 1, 1, &out_file, diag);
     if (e != PFI_OK)
         goto out;
     double ylo, yhi;
@@ -112,7 +112,7 @@ pfi_error pfi_plot_pfi_by_class(const char *path, const double *pfi, const size_
     }
     plcol0(PLOT_GREY);
     plmtex("t", -1.5, 0.02, 0, "bars: class median; dashed: PFI = 1");
-    e = plot_end(path, tmp, diag);
+    e = plot_end(&out_file, diag);
 out:
     free(v);
     free(work);
@@ -147,7 +147,7 @@ pfi_error pfi_plot_pfi_feature(const char *path, const double *x, const double *
     PLFLT *px = malloc(n * sizeof *px), *py = malloc(n * sizeof *py);
     PLFLT gx[N_GRID], gy[N_GRID], glo[N_GRID], ghi[N_GRID];
     pfi_ols fit = {0};
-    char *tmp = NULL;
+    pfi_atomic_file out_file;
     pfi_error e = xs && ys && px && py ? PFI_OK : PFI_ERR_NOMEM;
     if (e != PFI_OK)
         goto out;
@@ -176,7 +176,7 @@ pfi_error pfi_plot_pfi_feature(const char *path, const double *x, const double *
             yhi = fmax(yhi, isnan(hi) ? gy[g] : hi);
         }
     }
-    if ((e = plot_begin(path, 800, 600, 1, 1, &tmp, diag)) != PFI_OK)
+    if ((e = plot_begin(path, 800, 600, 1, 1, &out_file, diag)) != PFI_OK)
         goto out;
     plschr(0, 1.1);
     plcol0(PLOT_BLACK);
@@ -229,7 +229,7 @@ pfi_error pfi_plot_pfi_feature(const char *path, const double *x, const double *
         snprintf(note, sizeof note, "%s", fit.defined ? "line: OLS fit" : "");
     plcol0(PLOT_GREY);
     plmtex("b", -1.5, 0.98, 1.0, note);
-    e = plot_end(path, tmp, diag);
+    e = plot_end(&out_file, diag);
 out:
     pfi_ols_clear(&fit);
     free(xs);
