@@ -53,7 +53,8 @@ typedef enum pfi_exclusion {
     PFI_EXCL_MISSING_THROUGHPUT = 3,
     PFI_EXCL_POWER_ABOVE_REFERENCE = 4, /* x < 0: drew more power than the reference */
     PFI_EXCL_CAP_NOT_BINDING = 5,       /* 0 <= x < x_min */
-    PFI_EXCL_NO_THROUGHPUT_LOSS = 6     /* y <= 0: left out of the ratio only */
+    PFI_EXCL_NO_THROUGHPUT_LOSS = 6,    /* y <= 0: left out of the ratio only */
+    PFI_EXCL_NO_REFERENCE = 7           /* the group has no usable reference to compare with */
 } pfi_exclusion;
 
 /* pfi_exclusion_name — a stable snake_case name ("cap_not_binding", ...); static. */

@@ -243,6 +243,11 @@ static int parse_args(int argc, char **argv, settings *s)
             return PFI_EXIT_USAGE;
         }
     }
+    if (s->points && strcmp(s->format, "table") != 0) {
+        cli_error("--points applies to the table format (JSON always lists every point; CSV has "
+                  "one row per group)");
+        return PFI_EXIT_USAGE;
+    }
     if (s->plot != NULL) {
         const char *dot = strrchr(s->plot, '.');
         if (dot == NULL || (strcmp(dot, ".png") && strcmp(dot, ".svg"))) {
@@ -373,9 +378,11 @@ static int load_input(const settings *s, const char *input, pfi_runs_table *t, d
     memset(&mapping, 0, sizeof mapping);
     rc = merge_mapping(s, have_manifest ? &man : NULL, &mapping);
     char why[256];
+    /* a mapping that is the manifest's alone is bad input; one the flags touched, bad usage */
+    const bool from_manifest = have_manifest && !any_flag(s);
     if (rc == PFI_EXIT_OK && pfi_mapping_check(&mapping, why, sizeof why) != PFI_OK) {
-        cli_error("%s: incomplete column mapping: %s", input, why);
-        rc = PFI_EXIT_USAGE;
+        cli_error("%s: incomplete column mapping: %s", from_manifest ? man_path : input, why);
+        rc = from_manifest ? PFI_EXIT_DATA : PFI_EXIT_USAGE;
     }
     if (rc == PFI_EXIT_OK) {
         pfi_error e = PFI_OK;
@@ -393,8 +400,11 @@ static int load_input(const settings *s, const char *input, pfi_runs_table *t, d
         } else {
             e = pfi_runs_read_csv(t, input, NULL, &mapping, &d);
         }
-        if (e != PFI_OK)
+        if (e != PFI_OK) {
             rc = cli_report(e, &d);
+            if (e == PFI_ERR_INVALID_ARGUMENT && from_manifest)
+                rc = PFI_EXIT_DATA; /* e.g. the manifest's cap_regex or file pattern */
+        }
     }
     pfi_mapping_clear(&mapping);
     pfi_manifest_clear(&man);
@@ -477,6 +487,13 @@ int cmd_analyze(int argc, char **argv)
     if (n_inputs == 0 && s.db == NULL) {
         inputs = defaults;
         n_inputs = 2;
+    }
+    int stdin_inputs = 0;
+    for (int i = 0; i < n_inputs; i++)
+        stdin_inputs += strcmp(inputs[i], "-") == 0;
+    if (stdin_inputs > 1) {
+        cli_error("standard input ('-') can be read only once");
+        rc = PFI_EXIT_USAGE;
     }
     double noise_rel = s.options.noise_rel;
     bool noise_from_manifest = false;

@@ -221,8 +221,8 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                 continue;
             char med[32];
             fmt_num(med, sizeof med, s.median, 3);
-            fprintf(f, "  %-40s %3zu groups, %3zu defined, median PFI %s\n",
-                    file_base(t->files[i]), s.groups, s.defined, med);
+            fprintf(f, "  %-40s %3zu groups, %3zu defined, median PFI %s\n", t->files[i],
+                    s.groups, s.defined, med);
         }
     }
     size_t n_cls = 0;
@@ -241,12 +241,15 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                 s.defined, med);
     }
     free(cls);
-    bool no_ci = false;
+    size_t no_se = 0;
     for (size_t g = 0; g < t->n_groups; g++)
-        no_ci = no_ci || (!isnan(r->results[g].ratio) && !r->results[g].ci_available);
-    if (no_ci && r->options->draws > 0)
-        fprintf(f, "CI '-': no standard errors in the data; give --noise-rel (e.g. 0.01) to "
-                   "assume a relative measurement noise.\n");
+        no_se += !isnan(r->results[g].ratio) && !r->results[g].ci_available &&
+                 r->results[g].ci_note != NULL &&
+                 strncmp(r->results[g].ci_note, "standard errors unknown", 23) == 0;
+    if (no_se > 0 && r->options->draws > 0)
+        fprintf(f, "CI '-': %zu group(s) have no standard errors in the data; give --noise-rel "
+                   "(e.g. 0.01) to assume a relative measurement noise.\n",
+                no_se);
     fprintf(f, "used/ratio/excl: points in area and CE / in the ratio / excluded (not binding or "
                "missing); --points lists them.\n");
     return !ferror(f);
@@ -291,7 +294,7 @@ bool analyze_write_csv(FILE *f, const analyze_report *r)
         const pfi_result *res = &r->results[g];
         char key[1024], count[32];
         key_text(grp, "|", key, sizeof key);
-        csv_field(f, file_base(t->files[grp->file_index]), false);
+        csv_field(f, t->files[grp->file_index], false);
         csv_field(f, key, false);
         csv_field(f, grp->job_class ? grp->job_class : "", false);
         csv_number(f, res->has_reference ? res->reference.cap_w : NAN, false);

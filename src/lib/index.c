@@ -25,6 +25,8 @@ const char *pfi_exclusion_name(pfi_exclusion e)
         return "cap_not_binding";
     case PFI_EXCL_NO_THROUGHPUT_LOSS:
         return "no_throughput_loss";
+    case PFI_EXCL_NO_REFERENCE:
+        return "no_reference";
     }
     return "unknown";
 }
@@ -234,6 +236,9 @@ pfi_error pfi_group_compute(const pfi_group *g, const pfi_options *o, pfi_result
             ref = j;
     double top_cap = n > 0 ? pts[0].cap_w : NAN; /* NaN when no run has a cap */
     if (ref == n || pts[ref].cap_w != top_cap) {
+        for (size_t j = 0; j < n; j++)
+            if (pts[j].exclusion == PFI_EXCL_NONE)
+                pts[j].exclusion = PFI_EXCL_NO_REFERENCE;
         out->points = pts;
         out->n_points = n;
         out->undefined_reason = ref == n ? "no run with a cap, power and throughput"

@@ -373,8 +373,11 @@ static pfi_error parse_cap(reader *r, const char *const *f, const size_t *len, l
     long i = r->col.cap;
     bool ok;
     if (!r->has_cap_re) {
-        pfi_error e = number(r, f, len, i, line, "a power cap in W (a number >= 0)", &run->cap_w,
+        pfi_error e = number(r, f, len, i, line, "a power cap in W (a number > 0)", &run->cap_w,
                              &ok);
+        if (e == PFI_OK && ok && run->cap_w == 0)
+            return fail(r, PFI_ERR_VALUE, line, r->header[i],
+                        "expected a power cap in W (a number > 0), found 0");
         if (ok)
             run->valid |= PFI_RUN_CAP;
         return e;
@@ -387,9 +390,9 @@ static pfi_error parse_cap(reader *r, const char *const *f, const size_t *len, l
                     "expected text matching the cap pattern, found '%.60s'", f[i]);
     pfi_value_status s =
         pfi_value_parse(f[i] + mt[1].rm_so, (size_t)(mt[1].rm_eo - mt[1].rm_so), &run->cap_w);
-    if (s != PFI_VALUE_OK || run->cap_w < 0)
+    if (s != PFI_VALUE_OK || !(run->cap_w > 0))
         return fail(r, PFI_ERR_VALUE, line, r->header[i],
-                    "the cap pattern's group in '%.60s' is not a number >= 0", f[i]);
+                    "the cap pattern's group in '%.60s' is not a number > 0", f[i]);
     run->valid |= PFI_RUN_CAP;
     return PFI_OK;
 }
@@ -672,13 +675,35 @@ static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *
             break;
         }
         g->n_runs = spans[s].n;
-        for (size_t i = 0; i < spans[s].n; i++) {
+        /* one configuration: its rows must agree on the job class and the GPU count */
+        const row *first_class = NULL, *first_gpus = NULL;
+        for (size_t i = 0; i < spans[s].n && e == PFI_OK; i++) {
             row *rw = &r->rows[order[spans[s].first + i]];
             g->runs[i] = rw->run;
-            if (g->job_class == NULL && rw->job_class != NULL) {
-                g->job_class = rw->job_class;
-                rw->job_class = NULL;
-            }
+            if (rw->job_class != NULL && first_class == NULL)
+                first_class = rw;
+            else if (rw->job_class != NULL && strcmp(rw->job_class, first_class->job_class) != 0)
+                e = fail(r, PFI_ERR_VALUE, rw->run.line, m->job_class,
+                         "job class '%.40s' differs from '%.40s' on line %ld of the same sweep "
+                         "group",
+                         rw->job_class, first_class->job_class, first_class->run.line);
+            if ((rw->run.valid & PFI_RUN_GPUS) && first_gpus == NULL)
+                first_gpus = rw;
+            else if ((rw->run.valid & PFI_RUN_GPUS) && rw->run.gpus != first_gpus->run.gpus)
+                e = fail(r, PFI_ERR_VALUE, rw->run.line, m->gpus,
+                         "GPU count %g differs from %g on line %ld of the same sweep group",
+                         rw->run.gpus, first_gpus->run.gpus, first_gpus->run.line);
+        }
+        if (e != PFI_OK) {
+            free(g->runs);
+            for (size_t k = 0; k < g->n_key; k++)
+                free(g->key_values[k]);
+            free(g->key_values);
+            break;
+        }
+        if (first_class != NULL) {
+            g->job_class = first_class->job_class;
+            ((row *)first_class)->job_class = NULL;
         }
         qsort(g->runs, g->n_runs, sizeof *g->runs, by_cap_desc);
         added++;

@@ -271,7 +271,7 @@ def csv_check(path, n):
 
 def csv_real(path):
     rows = csv_check(path, 230)
-    hit = [r for r in rows if r["file"] == "summary_power_a40.csv"
+    hit = [r for r in rows if os.path.basename(r["file"]) == "summary_power_a40.csv"
            and r["group"] == "sentiment140|bert_base_uncased|8|adamw"]
     if len(hit) != 1:
         die("%d rows for summary_power_a40.csv sentiment140|bert_base_uncased|8|adamw, want 1"
@@ -283,7 +283,8 @@ def csv_real(path):
         die("A40 sentiment140/8 excluded %s, want 2" % r["excluded"])
     files = {}
     for r in rows:
-        files[r["file"]] = files.get(r["file"], 0) + 1
+        base = os.path.basename(r["file"])
+        files[base] = files.get(base, 0) + 1
     want = {"summary_power_a40.csv": 53, "summary_power_p100.csv": 45,
             "summary_power_rtx6000.csv": 52, "summary_power_v100.csv": 68}
     for f, n in want.items():

@@ -28,7 +28,7 @@ done < "$T/runs.txt"
 "$PFI" analyze --db "$T/rt.db" --ci-level 0.995 --format csv > "$T/an.csv" || { echo "FAIL analyze"; exit 1; }
 n=0
 while read -r group want; do
-    line=$(grep "^rt.db,$group," "$T/an.csv")
+    line=$(grep "^[^,]*rt\.db,$group," "$T/an.csv")
     if [ -z "$line" ]; then echo "FAIL $group: not in analyze output"; fail=1; continue; fi
     got=$(echo "$line" | cut -d, -f7); lo=$(echo "$line" | cut -d, -f8); hi=$(echo "$line" | cut -d, -f10)
     if echo "$got $lo $hi $want" | awk '{ exit !($2 != "" && $2 <= $4 && $4 <= $3 &&
