@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "emulated.h"
+#include "pfi/model.h"
 #include "pfi/index.h"
 #include "pfi/manifest.h"
 #include "pfi/sweep.h"
@@ -152,20 +153,57 @@ static double model_pfi(const char *spec)
     return sum / (double)k;
 }
 
+/* With no per-GPU spread the emulator's noiseless steady state is pfi_model_eval on the
+ * spec's job: same PFI to rounding. */
+static void test_expected_is_model(void **st)
+{
+    (void)st;
+    static const char *specs[] = {"gpus=8,alpha=0.9,spread=0", "gpus=4,alpha=0.5,pu=690,spread=0",
+                                  "gpus=2,alpha=0.3,gamma=2.5,fmin=800,spread=0"};
+    for (size_t i = 0; i < 3; i++) {
+        pfi_model_job job;
+        double mj;
+        assert_int_equal(pfi_gpu_emulate_job(specs[i], &job, NULL), PFI_OK);
+        assert_int_equal(pfi_model_pfi(&job, caps, N_CAPS, 0.02, &mj), PFI_OK);
+        assert_float_equal(model_pfi(specs[i]), mj, 1e-9 * mj);
+        for (size_t k = 0; k < N_CAPS; k++) {
+            double pw, tput;
+            pfi_model_point p;
+            assert_int_equal(hw_emulated_expected(specs[i], caps[k], &pw, &tput), PFI_OK);
+            assert_int_equal(pfi_model_eval(&job, caps[k], &p), PFI_OK);
+            assert_float_equal(pw, p.job_power_w, 1e-9 * pw);
+            assert_float_equal(tput, p.throughput, 1e-9 * tput);
+        }
+    }
+}
+
 static void test_pfi_matches_model(void **st)
 {
     (void)st;
     static const char *specs[] = {"gpus=8,alpha=0.9,seed=3", "gpus=8,alpha=0.6,seed=4",
-                                  "gpus=4,alpha=0.4,pu=690,seed=5"};
+                                  "gpus=4,alpha=0.4,pu=690,seed=5",
+                                  "gpus=8,alpha=0.8,spread=0,seed=6"};
     char dir[128];
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         snprintf(dir, sizeof dir, "/tmp/pfi-test-sweep-%ld-%zu", (long)getpid(), i);
         rm_dir(dir);
         outcome o = sweep(specs[i], PFI_SWEEP_SEPARATE, dir, 1800, caps, N_CAPS, false);
         assert_int_equal(o.e, PFI_OK);
         double m = model_pfi(specs[i]);
-        fprintf(stderr, "  %-32s model PFI %.4f, sweep %.4f [%.4f, %.4f]\n", specs[i], m, o.pfi,
-                o.lo, o.hi);
+        /* the spec's pfi_model_job (no per-GPU spread): the model's own PFI */
+        pfi_model_job job;
+        double mj;
+        assert_int_equal(pfi_gpu_emulate_job(specs[i], &job, NULL), PFI_OK);
+        assert_int_equal(pfi_model_pfi(&job, caps, N_CAPS, 0.02, &mj), PFI_OK);
+        fprintf(stderr, "  %-32s model PFI %.4f (pfi_model_pfi %.4f), sweep %.4f [%.4f, %.4f]\n",
+                specs[i], m, mj, o.pfi, o.lo, o.hi);
+        /* with spread=0 the expected steady state is pfi_model_eval's (test_expected_is_model);
+         * a per-GPU spread of P_u lowers PFI below the spec job's own: the job runs at its
+         * slowest GPU's clock while power is the sum */
+        if (strstr(specs[i], "spread=0") != NULL)
+            assert_float_equal(mj, m, 1e-9 * m);
+        else
+            assert_true(mj >= m);
         assert_true(m >= o.lo - 0.02 * m && m <= o.hi + 0.02 * m);
         assert_true(fabs(o.pfi - m) < 0.03 * m);
         assert_int_equal(o.st.runs_done, N_CAPS);
@@ -279,6 +317,7 @@ static void test_out_of_range(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expected_is_model),
         cmocka_unit_test(test_pfi_matches_model),
         cmocka_unit_test(test_in_situ_vs_separate),
         cmocka_unit_test(test_sampling_drift),
