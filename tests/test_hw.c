@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "emulated.h"
-#include "model.h"
+#include "pfi/model.h"
 #include "nvml_errors.h"
 #include "pfi/gpu.h"
 #include "pfi/sweep.h"
@@ -184,23 +184,62 @@ static void test_nvml_gpu_lost(void **st)
     pfi_gpu_close(g);
 }
 
-/* The emulated job at each cap equals the model: P = cap where it binds, T = T_max / t(f). */
+/* The emulated job is the pfi_model_job its spec maps to: at each cap, after the clock has
+ * settled, a noiseless GPU reads pfi_model_eval's power, clock and telemetry. */
 static void test_emulated_model(void **st)
 {
     (void)st;
-    hw_model_job j = {.alpha = 0.5, .p_upper_w = 600, .p_static_w = 150, .gamma = 2,
-                      .f_max_mhz = 2000, .f_min_mhz = 300, .tput_max = 1000};
-    hw_model_point p;
-    hw_model_at_cap(&j, 700, &p);
-    assert_float_equal(p.power_w, 600, 1e-9);
-    assert_float_equal(p.throughput, 1000, 1e-9);
-    hw_model_at_cap(&j, 375, &p); /* (375-150)/450 = 0.5 -> f = 2000 sqrt(0.5) */
-    assert_float_equal(p.sm_clock_mhz, 2000 * sqrt(0.5), 1e-9);
-    assert_float_equal(p.power_w, 375, 1e-9);
+    pfi_model_job j;
+    assert_int_equal(pfi_gpu_emulate_job("alpha=0.5,pu=600,ps=150,fmax=2000,fmin=300,tput=1000,"
+                                         "gpus=3,step=2,dram_peak=0.8,tensor_peak=0.7",
+                                         &j, NULL), PFI_OK);
+    assert_float_equal(j.compute_time_s, 1.0, 1e-12);
+    assert_float_equal(j.memory_time_s, 1.0, 1e-12);
+    assert_float_equal(j.tokens_per_step, 2000, 1e-9);
+    assert_float_equal(j.power_uncapped_w, 600, 0);
+    assert_float_equal(j.power_static_w, 150, 0);
+    assert_float_equal(j.clock_max_mhz, 2000, 0);
+    assert_float_equal(j.clock_min_mhz, 300, 0);
+    assert_float_equal(j.dram_active_peak, 0.8, 0);
+    assert_float_equal(j.tensor_active_peak, 0.7, 0);
+    assert_int_equal(j.gpus, 3);
+    pfi_model_point p;
+    assert_int_equal(pfi_model_eval(&j, 375, &p), PFI_OK); /* f = 2000 sqrt(0.5) */
+    assert_float_equal(p.clock_mhz, 2000 * sqrt(0.5), 1e-9);
     assert_float_equal(p.throughput, 1000 / (0.5 * sqrt(2) + 0.5), 1e-9);
-    assert_true(p.dram_active > 0.9 * 0.5 / (0.5 * sqrt(2) + 0.5) - 1e-12);
-    hw_model_at_cap(&j, 151, &p); /* would need f < f_min */
-    assert_float_equal(p.sm_clock_mhz, 300, 0);
+    assert_int_equal(pfi_gpu_emulate_job(NULL, &j, NULL), PFI_OK); /* the defaults */
+    assert_float_equal(j.compute_time_s, 0.8, 1e-12);
+    assert_float_equal(j.power_static_w, 162.5, 1e-12);
+    assert_int_equal(j.gpus, 8);
+    pfi_diag d0;
+    assert_int_equal(pfi_gpu_emulate_job("step=0", &j, &d0), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_gpu_emulate_job("tensor_peak=2", &j, &d0), PFI_ERR_INVALID_ARGUMENT);
+
+    /* a noiseless emulated GPU, settled at each cap, reads what the model says */
+    static const char spec[] = "gpus=1,alpha=0.6,noise=0,spread=0,startup=10,ckpt=0";
+    assert_int_equal(pfi_gpu_emulate_job(spec, &j, NULL), PFI_OK);
+    static const double caps_w[] = {700, 500, 300, 200};
+    for (size_t k = 0; k < 4; k++) {
+        pfi_gpu_config ce = {.kind = PFI_GPU_EMULATED, .emulate = spec};
+        pfi_gpu *ge;
+        assert_int_equal(pfi_gpu_open(&ce, &ge, NULL), PFI_OK);
+        assert_int_equal(pfi_gpu_set_limit_mw(ge, 0, (uint32_t)(caps_w[k] * 1000), NULL), PFI_OK);
+        assert_int_equal(pfi_gpu_job_start(ge), PFI_OK);
+        pfi_gpu_sleep_until_s(ge, pfi_gpu_now_s(ge) + 300); /* 290 s of training, tau 2 s */
+        pfi_gpu_sample sm;
+        assert_int_equal(pfi_gpu_read_sample(ge, 0, &sm, NULL), PFI_OK);
+        assert_int_equal(pfi_model_eval(&j, caps_w[k], &p), PFI_OK);
+        assert_float_equal(sm.power_w, p.power_w, 1e-6);
+        assert_float_equal(sm.sm_clock_mhz, round(p.clock_mhz), 0);
+        assert_float_equal(sm.dram_active, p.dram_active, 1e-9);
+        assert_float_equal(sm.tensor_active, p.tensor_active, 1e-9);
+        double t[64], v[64];
+        size_t n;
+        assert_int_equal(pfi_gpu_job_poll(ge, t, v, 64, &n), PFI_OK);
+        assert_true(n > 0);
+        assert_float_equal(v[n - 1], p.throughput, 1e-6 * p.throughput);
+        pfi_gpu_close(ge);
+    }
 
     pfi_gpu_config c = {.kind = PFI_GPU_EMULATED, .emulate = "gpus=2,noise=0,spread=0,startup=10"};
     pfi_gpu *g;

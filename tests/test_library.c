@@ -61,6 +61,54 @@ static void test_model(void **state)
     assert_int_equal(pfi_model_eval(&j, 400, &p), PFI_ERR_INVALID_ARGUMENT);
 }
 
+/* pfi_model_eval_at_clock agrees with pfi_model_eval at the clock a cap settles on (every
+ * field, to rounding), clamps to [f_min, f_max], and matches the formulas between. */
+static void test_model_at_clock(void **state)
+{
+    (void)state;
+    static const double alphas[] = {1.0, 0.8, 0.5, 0.1};
+    static const double caps[] = {800, 650, 600, 451.5, 300, 200, 170, 100};
+    for (size_t a = 0; a < sizeof alphas / sizeof alphas[0]; a++) {
+        pfi_model_job j;
+        pfi_model_job_init(&j, alphas[a], 650);
+        j.gpus = 8;
+        j.tokens_per_step = 4096;
+        for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
+            pfi_model_point pc, pf;
+            assert_int_equal(pfi_model_eval(&j, caps[k], &pc), PFI_OK);
+            assert_int_equal(pfi_model_eval_at_clock(&j, pc.clock_mhz, &pf), PFI_OK);
+            const double got[] = {pf.clock_mhz, pf.power_w, pf.job_power_w, pf.step_time_s,
+                                  pf.throughput, pf.compute_share, pf.dram_active,
+                                  pf.tensor_active};
+            const double want[] = {pc.clock_mhz, pc.power_w, pc.job_power_w, pc.step_time_s,
+                                   pc.throughput, pc.compute_share, pc.dram_active,
+                                   pc.tensor_active};
+            for (size_t f = 0; f < sizeof got / sizeof got[0]; f++)
+                assert_true(fabs(got[f] - want[f]) <= 1e-12 * (fabs(want[f]) + 1));
+            assert_true(pf.cap_binding == pc.cap_binding);
+            assert_true(pf.at_clock_min == pc.at_clock_min);
+            assert_true(isnan(pf.cap_w));
+        }
+    }
+    pfi_model_job j;
+    pfi_model_job_init(&j, 0.5, 600);
+    pfi_model_point p;
+    /* half the clock: P = 150 + 450/4, t = 0.5*2 + 0.5 */
+    assert_int_equal(pfi_model_eval_at_clock(&j, 990, &p), PFI_OK);
+    assert_true(fabs(p.power_w - 262.5) < 1e-9 && fabs(p.step_time_s - 1.5) < 1e-12);
+    assert_true(fabs(p.compute_share - 2.0 / 3) < 1e-12 && p.cap_binding && !p.at_clock_min);
+    assert_true(fabs(p.dram_active - 0.9 / 3) < 1e-12 && fabs(p.tensor_active - 0.4) < 1e-12);
+    assert_int_equal(pfi_model_eval_at_clock(&j, 5000, &p), PFI_OK); /* clamped to f_max */
+    assert_true(fabs(p.clock_mhz - 1980) < 1e-9 && !p.cap_binding && fabs(p.power_w - 600) < 1e-9);
+    assert_int_equal(pfi_model_eval_at_clock(&j, 10, &p), PFI_OK); /* clamped to f_min */
+    assert_true(fabs(p.clock_mhz - 345) < 1e-9 && p.at_clock_min);
+    assert_int_equal(pfi_model_eval_at_clock(&j, 0, &p), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_model_eval_at_clock(&j, NAN, &p), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_model_eval_at_clock(&j, 1000, NULL), PFI_ERR_INVALID_ARGUMENT);
+    j.clock_min_mhz = 0;
+    assert_int_equal(pfi_model_eval_at_clock(&j, 1000, &p), PFI_ERR_INVALID_ARGUMENT);
+}
+
 static void test_calibration(void **state)
 {
     (void)state;
@@ -213,6 +261,7 @@ static void test_calibration(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_model),
+                                       cmocka_unit_test(test_model_at_clock),
                                        cmocka_unit_test(test_calibration)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

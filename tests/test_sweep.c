@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "emulated.h"
+#include "pfi/model.h"
 #include "pfi/index.h"
 #include "pfi/manifest.h"
 #include "pfi/sweep.h"
@@ -152,20 +153,57 @@ static double model_pfi(const char *spec)
     return sum / (double)k;
 }
 
+/* With no per-GPU spread the emulator's noiseless steady state is pfi_model_eval on the
+ * spec's job: same PFI to rounding. */
+static void test_expected_is_model(void **st)
+{
+    (void)st;
+    static const char *specs[] = {"gpus=8,alpha=0.9,spread=0", "gpus=4,alpha=0.5,pu=690,spread=0",
+                                  "gpus=2,alpha=0.3,gamma=2.5,fmin=800,spread=0"};
+    for (size_t i = 0; i < 3; i++) {
+        pfi_model_job job;
+        double mj;
+        assert_int_equal(pfi_gpu_emulate_job(specs[i], &job, NULL), PFI_OK);
+        assert_int_equal(pfi_model_pfi(&job, caps, N_CAPS, 0.02, &mj), PFI_OK);
+        assert_float_equal(model_pfi(specs[i]), mj, 1e-9 * mj);
+        for (size_t k = 0; k < N_CAPS; k++) {
+            double pw, tput;
+            pfi_model_point p;
+            assert_int_equal(hw_emulated_expected(specs[i], caps[k], &pw, &tput), PFI_OK);
+            assert_int_equal(pfi_model_eval(&job, caps[k], &p), PFI_OK);
+            assert_float_equal(pw, p.job_power_w, 1e-9 * pw);
+            assert_float_equal(tput, p.throughput, 1e-9 * tput);
+        }
+    }
+}
+
 static void test_pfi_matches_model(void **st)
 {
     (void)st;
     static const char *specs[] = {"gpus=8,alpha=0.9,seed=3", "gpus=8,alpha=0.6,seed=4",
-                                  "gpus=4,alpha=0.4,pu=690,seed=5"};
+                                  "gpus=4,alpha=0.4,pu=690,seed=5",
+                                  "gpus=8,alpha=0.8,spread=0,seed=6"};
     char dir[128];
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         snprintf(dir, sizeof dir, "/tmp/pfi-test-sweep-%ld-%zu", (long)getpid(), i);
         rm_dir(dir);
         outcome o = sweep(specs[i], PFI_SWEEP_SEPARATE, dir, 1800, caps, N_CAPS, false);
         assert_int_equal(o.e, PFI_OK);
         double m = model_pfi(specs[i]);
-        fprintf(stderr, "  %-32s model PFI %.4f, sweep %.4f [%.4f, %.4f]\n", specs[i], m, o.pfi,
-                o.lo, o.hi);
+        /* the spec's pfi_model_job (no per-GPU spread): the model's own PFI */
+        pfi_model_job job;
+        double mj;
+        assert_int_equal(pfi_gpu_emulate_job(specs[i], &job, NULL), PFI_OK);
+        assert_int_equal(pfi_model_pfi(&job, caps, N_CAPS, 0.02, &mj), PFI_OK);
+        fprintf(stderr, "  %-32s model PFI %.4f (pfi_model_pfi %.4f), sweep %.4f [%.4f, %.4f]\n",
+                specs[i], m, mj, o.pfi, o.lo, o.hi);
+        /* with spread=0 the expected steady state is pfi_model_eval's (test_expected_is_model);
+         * a per-GPU spread of P_u lowers PFI below the spec job's own: the job runs at its
+         * slowest GPU's clock while power is the sum */
+        if (strstr(specs[i], "spread=0") != NULL)
+            assert_float_equal(mj, m, 1e-9 * m);
+        else
+            assert_true(mj >= m);
         assert_true(m >= o.lo - 0.02 * m && m <= o.hi + 0.02 * m);
         assert_true(fabs(o.pfi - m) < 0.03 * m);
         assert_int_equal(o.st.runs_done, N_CAPS);
@@ -276,14 +314,121 @@ static void test_out_of_range(void **st)
     rm_dir(dir);
 }
 
+static size_t hook_samples;
+static uint32_t hook_last_mw;
+
+static void count_sample(void *arg, unsigned gpu, const pfi_gpu_sample *smp, uint32_t limit_mw)
+{
+    (void)arg;
+    assert_true(gpu < 2 && (smp->valid & PFI_SAMPLE_POWER));
+    hook_samples++;
+    hook_last_mw = limit_mw;
+}
+
+/* The store sink: runs land in the store as they complete, an interrupted sweep resumes from
+ * it, flags map onto PFI_RED_* bits and features, and the sample hook sees every sample. */
+static void test_store_sink(void **st)
+{
+    (void)st;
+    char db[128], wal[140], shm[140];
+    snprintf(db, sizeof db, "/tmp/pfi-test-sweep-%ld.db", (long)getpid());
+    snprintf(wal, sizeof wal, "%s-wal", db);
+    snprintf(shm, sizeof shm, "%s-shm", db);
+    unlink(db);
+    pfi_store *store;
+    assert_int_equal(pfi_store_open(db, true, &store, NULL), PFI_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        pfi_gpu_config gc = {.kind = PFI_GPU_EMULATED, .emulate = "gpus=2,alpha=0.8"};
+        pfi_gpu *g;
+        assert_int_equal(pfi_gpu_open(&gc, &g, NULL), PFI_OK);
+        unsigned gpus[] = {0, 1};
+        pfi_tput_source tp;
+        assert_int_equal(pfi_tput_emulated(g, &tp), PFI_OK);
+        inner = pfi_store_sink(store);
+        pfi_run_sink sink = inner;
+        sink.put = counting_put;
+        stop_flag = 0;
+        stop_after_runs = pass == 0 ? 2 : 0;
+        hook_samples = 0;
+        pfi_sweep_config c = {.gpus = gpus, .n_gpus = 2, .caps_w = caps, .n_caps = N_CAPS,
+                              .duration_s = 600, .interval_s = 5, .warmup_s = 300, .q = 0.10,
+                              .group = "job", .stop = &stop_flag, .sample = count_sample};
+        pfi_sweep_stats stats;
+        pfi_error e = pfi_sweep_run(g, &c, &tp, &sink, &stats, NULL);
+        assert_int_equal(e, pass == 0 ? PFI_ERR_INTERRUPTED : PFI_OK);
+        assert_int_equal(stats.runs_done, pass == 0 ? 2 : N_CAPS - 2);
+        assert_int_equal(stats.runs_skipped, pass == 0 ? 0 : 2);
+        /* 120 ticks x 2 GPUs per measured run (the interrupted third run is cut short) */
+        assert_true(hook_samples >= 2 * 120 * stats.runs_done);
+        if (pass == 1) {
+            assert_int_equal(hook_samples, 2 * 120 * (N_CAPS - 2));
+            assert_int_equal(hook_last_mw, 200000);
+        }
+        pfi_sweep_stats_clear(&stats);
+        pfi_tput_source_destroy(&tp);
+        pfi_gpu_close(g);
+    }
+    stop_after_runs = 0;
+    pfi_run_sink sk = pfi_store_sink(store);
+    for (size_t k = 0; k < N_CAPS; k++)
+        assert_true(sk.done(sk.ctx, "job", caps[k]));
+    assert_false(sk.done(sk.ctx, "job", 650));
+    assert_false(sk.done(sk.ctx, "other", 700));
+
+    /* flags: three become PFI_RED_* bits, the others flag_<name> features */
+    pfi_sweep_row row = {.group = "flagged", .cap_w = 200, .requested_cap_w = 150,
+                         .power_w = NAN, .power_se_w = NAN, .throughput = 1000,
+                         .throughput_se = 5, .gpus = 2, .samples = 10, .tput_reports = 3,
+                         .flags = "clamped;gpu_lost;workload_exited", .mode = "in-situ",
+                         .window_s = 50, .sm_clock_mhz = NAN, .dram_active = 0.3,
+                         .tensor_active = 0.5, .energy_j = NAN, .started_utc = "2026-01-01T00:00:00Z"};
+    assert_int_equal(sk.put(sk.ctx, &row, NULL), PFI_OK);
+    assert_true(sk.done(sk.ctx, "flagged", 150));  /* by the requested cap */
+    assert_false(sk.done(sk.ctx, "flagged", 200));
+    bool found = false;
+    assert_int_equal(pfi_store_find_run(store, "flagged", NULL, 200, &found, NULL), PFI_OK);
+    assert_true(found); /* stored at the cap in effect */
+    char *buf = NULL;
+    size_t len = 0, nr = 0;
+    FILE *m = open_memstream(&buf, &len);
+    assert_int_equal(pfi_store_export_json(store, m, "flagged", &nr, NULL), PFI_OK);
+    fclose(m);
+    assert_int_equal(nr, 1);
+    assert_non_null(strstr(buf, "\"flag_clamped\""));
+    assert_non_null(strstr(buf, "\"flag_workload_exited\""));
+    assert_null(strstr(buf, "flag_gpu_lost"));
+    assert_non_null(strstr(buf, "\"pfi-sweep\""));
+    free(buf);
+    buf = NULL;
+    m = open_memstream(&buf, &len);
+    assert_int_equal(pfi_store_export_csv(store, m, false, "flagged", &nr, NULL), PFI_OK);
+    fclose(m);
+    /* flags column: PFI_RED_GPU_LOST (2) */
+    assert_non_null(strstr(buf, "\nflagged,,2,200,,,1000,5,2,power_w,tokens,"));
+    free(buf);
+    /* the whole sweep's runs: six, with their samples and requested caps */
+    buf = NULL;
+    m = open_memstream(&buf, &len);
+    assert_int_equal(pfi_store_export_csv(store, m, true, "job", &nr, NULL), PFI_OK);
+    fclose(m);
+    free(buf);
+    assert_int_equal(nr, N_CAPS);
+    pfi_store_close(store);
+    unlink(db);
+    unlink(wal);
+    unlink(shm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expected_is_model),
         cmocka_unit_test(test_pfi_matches_model),
         cmocka_unit_test(test_in_situ_vs_separate),
         cmocka_unit_test(test_sampling_drift),
         cmocka_unit_test(test_interrupt_and_resume),
         cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_store_sink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

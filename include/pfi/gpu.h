@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "pfi/error.h"
+#include "pfi/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,7 +61,10 @@ typedef struct pfi_gpu_config {
      * start-up without throughput, 60), ckpt (s between checkpoint dips, 600; 0 none),
      * ckpt_len (s, 20), report (s between throughput reports, 10), tau (s, clock response
      * time, 2), read_cost (virtual s per sample read, 0.0005), spread (relative per-GPU
-     * spread of pu, 0.02), seed (1).
+     * spread of pu and ps, 0.02), seed (1), step (s per training step at fmax, 1),
+     * dram_peak (DRAM activity of an all-memory step, 0.9), tensor_peak (tensor activity of
+     * an all-compute step, 0.9). The job keys map onto pfi_model_job (pfi/model.h; see
+     * pfi_gpu_emulate_job); each GPU runs that model with its own P_u, P_s.
      */
     const char *emulate;
     /* replay: the recorded telemetry CSV */
@@ -207,6 +211,18 @@ pfi_error pfi_gpu_job_start(pfi_gpu *g);
 pfi_error pfi_gpu_job_stop(pfi_gpu *g);
 pfi_error pfi_gpu_job_poll(pfi_gpu *g, double *t_s, double *tokens_per_s, size_t max,
                            size_t *n);
+
+/*
+ * pfi_gpu_emulate_job — the DESIGN §7 job an emulate spec (pfi_gpu_config.emulate syntax,
+ * NULL: defaults) describes, as a pfi_model_job: compute_time_s = alpha·step, memory_time_s
+ * = (1 − alpha)·step, tokens_per_step = tput·step (tokens/s uncapped = tput),
+ * power_uncapped_w = pu, power_static_w = ps, gamma, clock_max_mhz = fmax, clock_min_mhz =
+ * fmin, dram_active_peak = dram_peak, tensor_active_peak = tensor_peak, gpus. With spread=0
+ * every emulated GPU runs exactly this job, so pfi_model_pfi on it is the PFI a noiseless
+ * sweep measures; with spread > 0 the GPUs' P_u and P_s are scattered around it. Needs no
+ * open backend. Errors: PFI_ERR_INVALID_ARGUMENT (bad spec; diag says why).
+ */
+pfi_error pfi_gpu_emulate_job(const char *spec, pfi_model_job *job, pfi_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -46,7 +46,7 @@ typedef struct pfi_model_job {
 
 /* pfi_model_point — the job's steady state under one cap. */
 typedef struct pfi_model_point {
-    double cap_w;         /* per-GPU cap, W */
+    double cap_w;         /* per-GPU cap, W (NaN from pfi_model_eval_at_clock) */
     double clock_mhz;     /* SM clock f, MHz */
     double power_w;       /* per-GPU power P(f), W */
     double job_power_w;   /* gpus × power_w, W */
@@ -79,6 +79,17 @@ double pfi_model_compute_share(const pfi_model_job *j);
  * Errors: PFI_ERR_INVALID_ARGUMENT (bad job, cap not positive or not finite).
  */
 pfi_error pfi_model_eval(const pfi_model_job *j, double cap_w, pfi_model_point *out);
+
+/*
+ * pfi_model_eval_at_clock — the state of job j with its SM clock held at clock_mhz (MHz,
+ * clamped to [f_min, f_max]) instead of settled under a cap: power, step time, throughput and
+ * telemetry are the formulas of pfi_model_eval at that clock. For a clock that is moving
+ * towards a cap's (the emulated GPUs' first-order lag, pfi/gpu.h). In *out, cap_w is NaN
+ * (no cap), cap_binding is clock < f_max and at_clock_min is clock <= f_min. At the clock
+ * pfi_model_eval settles on for a cap, both agree (to rounding). Errors:
+ * PFI_ERR_INVALID_ARGUMENT (bad job, clock not positive or not finite, out NULL).
+ */
+pfi_error pfi_model_eval_at_clock(const pfi_model_job *j, double clock_mhz, pfi_model_point *out);
 
 /*
  * pfi_model_pfi — the noise-free ratio PFI (paper §2) of job j swept over caps_w[n] (per-GPU,

@@ -71,6 +71,15 @@ pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced
                             pfi_diag *diag);
 
 /*
+ * pfi_store_find_run — *found is true when group holds a run whose feature named feature has
+ * exactly value (feature NULL: whose cap_w is exactly value). A read, no transaction: what
+ * a sweep asks to resume (pfi/sweep.h, pfi_store_sink). Errors: PFI_ERR_INVALID_ARGUMENT
+ * (NULL group or found), PFI_ERR_IO (SQLite failed: diag has its message; *found false).
+ */
+pfi_error pfi_store_find_run(pfi_store *s, const char *group, const char *feature, double value,
+                             bool *found, pfi_diag *diag);
+
+/*
  * pfi_store_export_csv — write every stored run as CSV (header: group,job_class,gpus,cap_w,
  * power_w,power_se_w,throughput,throughput_se,flags,power_field,throughput_unit,energy_j,
  * power_n,throughput_n) to f, ordered by group and cap descending; missing = empty cell.

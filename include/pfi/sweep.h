@@ -9,8 +9,8 @@
  *     the emulated job (pfi_tput_emulated), a command whose stdout is matched line by line
  *     with a POSIX ERE (pfi_tput_command), a log file followed from its end (pfi_tput_log).
  *   - pfi_run_sink: receives each completed run and says which runs are already done (for
- *     resume). Provided: the runs-table directory (pfi_runs_dir_*; `pfi analyze DIR` reads it).
- *     The SQLite store (issue 3) plugs in as another sink.
+ *     resume). Provided: the runs-table directory (pfi_runs_dir_*; `pfi analyze DIR` reads it)
+ *     and the SQLite run store (pfi_store_sink; `pfi analyze --db FILE` reads it).
  *
  * Modes: separate (the paper's method: start the workload at each cap, drop its warm-up) and
  * in-situ (one running workload, caps changed in place, a settling time before each window).
@@ -26,6 +26,7 @@
 #include "pfi/capctl.h"
 #include "pfi/error.h"
 #include "pfi/gpu.h"
+#include "pfi/store.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -127,7 +128,8 @@ typedef struct pfi_runs_dir pfi_runs_dir;
 /*
  * pfi_runs_dir_open — a sweep output directory (created if absent): reads an existing
  * runs.csv (its rows are kept and count as done), writes the manifest pfi-dataset.json if
- * absent. Each put rewrites runs.csv whole (temporary + rename): never a half file.
+ * absent. Each put rewrites runs.csv whole (temporary + rename): never a half file; a put of
+ * a group and requested cap already there replaces that row.
  * Errors: PFI_ERR_IO, PFI_ERR_PARSE (an existing runs.csv with another header),
  * PFI_ERR_NOMEM.
  */
@@ -138,6 +140,22 @@ pfi_run_sink pfi_runs_dir_sink(pfi_runs_dir *d);
 const char *pfi_runs_dir_path(const pfi_runs_dir *d);
 /* pfi_runs_dir_close — NULL is a no-op. */
 void pfi_runs_dir_close(pfi_runs_dir *d);
+
+/*
+ * pfi_store_sink — the sink view of the run store st (borrowed: keep it open while the sweep
+ * runs). put stores each run as it completes, in one transaction (pfi_store_put_run): cap_w
+ * the cap in effect, power/throughput with their SEs, power_n = samples, throughput_n =
+ * tput_reports, throughput_unit "tokens", power_field "power_w", energy_j; flags gpu_lost,
+ * missing_power and no_throughput as PFI_RED_GPU_LOST, PFI_RED_NO_POWER,
+ * PFI_RED_NO_THROUGHPUT; features requested_cap_w, samples, tput_reports, window_s,
+ * sm_clock_mhz, dram_active, tensor_active, in_situ (0/1) and flag_<name> = 1 for every
+ * other flag (clamped, cap_not_effective, enforced_below_request, workload_exited); one
+ * source, reader "pfi-sweep", path "pfi sweep <mode> <started_utc>". A run replaces a stored
+ * run of the same group and cap in effect (the store keeps one per group and cap). done is
+ * true when the group holds a run whose requested_cap_w is the cap asked (a read error
+ * counts as not done: the run is measured again). put's errors: pfi_store_put_run's.
+ */
+pfi_run_sink pfi_store_sink(pfi_store *st);
 
 /* ---- the sweep -------------------------------------------------------------------------- */
 
@@ -173,6 +191,12 @@ typedef struct pfi_sweep_config {
     /* one line per notable event (cap not effective, enforced below request, clamped) */
     void (*warn)(void *arg, const char *message);
     void *warn_arg;
+    /* every sample read in a measurement window (NULL: none), after the tick's reads (not
+     * counted in cpu_per_sample_s): the GPU's backend index, the sample (borrowed for the
+     * call; t_s on the backend clock), the limit in effect on that GPU, mW (read back after
+     * the set; the target when it could not be read). For `pfi sweep --record`. */
+    void (*sample)(void *arg, unsigned gpu, const pfi_gpu_sample *s, uint32_t limit_mw);
+    void *sample_arg;
 } pfi_sweep_config;
 
 /* pfi_sweep_stats — what the sweep did and how well it kept time. */

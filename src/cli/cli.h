@@ -40,6 +40,8 @@ int cmd_runs(int argc, char **argv);
 struct pfi_runs_table;
 /* cli_load_db — append the runs of the run store db to t (analyze --db); an exit code. */
 int cli_load_db(const char *db, struct pfi_runs_table *t);
+/* cli_load_db_group — cli_load_db for the runs of one group (NULL: all). */
+int cli_load_db_group(const char *db, const char *group, struct pfi_runs_table *t);
 
 int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);

@@ -13,6 +13,11 @@
  * read back through the ordinary runs reader, so analyze sees one table shape. */
 int cli_load_db(const char *db, pfi_runs_table *t)
 {
+    return cli_load_db_group(db, NULL, t);
+}
+
+int cli_load_db_group(const char *db, const char *group, pfi_runs_table *t)
+{
     pfi_store *st = NULL;
     pfi_diag d;
     pfi_error e = pfi_store_open(db, false, &st, &d);
@@ -22,7 +27,7 @@ int cli_load_db(const char *db, pfi_runs_table *t)
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
     size_t n = 0;
-    e = m ? pfi_store_export_csv(st, m, true, NULL, &n, &d) : PFI_ERR_NOMEM;
+    e = m ? pfi_store_export_csv(st, m, true, group, &n, &d) : PFI_ERR_NOMEM;
     if (m != NULL)
         fclose(m);
     pfi_store_close(st);

@@ -137,3 +137,34 @@ const char *hw_format_duration(double s, char *buf, size_t len)
         snprintf(buf, len, "%lds", t);
     return buf;
 }
+
+static void cell(FILE *f, bool valid, double v, int prec)
+{
+    if (valid)
+        fprintf(f, ",%.*f", prec, v);
+    else
+        fputc(',', f);
+}
+
+void hw_record_header(FILE *f)
+{
+    fputs("t_s,gpu,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,gpu_util,mem_util,temp_c,"
+          "dram_active,tensor_active,enforced_limit_w\n", f);
+}
+
+void hw_record_row(FILE *f, double t_s, unsigned gpu, const pfi_gpu_sample *s, bool limit_valid,
+                   double limit_w)
+{
+    fprintf(f, "%.3f,%u", t_s, gpu);
+    cell(f, s->valid & PFI_SAMPLE_POWER, s->power_w, 3);
+    cell(f, s->valid & PFI_SAMPLE_ENERGY, s->energy_j, 3);
+    cell(f, s->valid & PFI_SAMPLE_SM_CLOCK, s->sm_clock_mhz, 0);
+    cell(f, s->valid & PFI_SAMPLE_MEM_CLOCK, s->mem_clock_mhz, 0);
+    cell(f, s->valid & PFI_SAMPLE_GPU_UTIL, s->gpu_util, 3);
+    cell(f, s->valid & PFI_SAMPLE_MEM_UTIL, s->mem_util, 3);
+    cell(f, s->valid & PFI_SAMPLE_TEMP, s->temp_c, 0);
+    cell(f, s->valid & PFI_SAMPLE_DRAM_ACTIVE, s->dram_active, 4);
+    cell(f, s->valid & PFI_SAMPLE_TENSOR_ACTIVE, s->tensor_active, 4);
+    cell(f, limit_valid, limit_w, 3);
+    fputc('\n', f);
+}

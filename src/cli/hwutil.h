@@ -7,8 +7,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "pfi/error.h"
+#include "pfi/gpu.h"
 
 /* Exit code when a GPU operation failed (no permission, not supported, GPU lost, cap not
  * in effect, limits not restored). */
@@ -29,5 +31,14 @@ int hw_exit_code(pfi_error e);
 
 /* hw_format_duration — "1h02m", "12m03s", "45s" into buf. */
 const char *hw_format_duration(double s, char *buf, size_t len);
+
+/* hw_record_header — the header line of the replay CSV (pfi/gpu.h, PFI_GPU_REPLAY) that
+ * `probe --record` and `sweep --record` write. */
+void hw_record_header(FILE *f);
+
+/* hw_record_row — one replay CSV row: t_s (s since the recording began), GPU index, every
+ * valid field of s (a missing one is an empty cell), the enforced limit when limit_valid. */
+void hw_record_row(FILE *f, double t_s, unsigned gpu, const pfi_gpu_sample *s, bool limit_valid,
+                   double limit_w);
 
 #endif

@@ -52,14 +52,6 @@ static void limit_cell(char *buf, size_t len, const pfi_gpu_limits *l, unsigned 
         snprintf(buf, len, "n/a (%s)", pfi_strerror(l->err[k]));
 }
 
-static void cell(FILE *f, bool valid, double v, int prec)
-{
-    if (valid)
-        fprintf(f, ",%.*f", prec, v);
-    else
-        fputc(',', f);
-}
-
 /* Sample every GPU on absolute deadlines; write the replay CSV (pfi/gpu.h) atomically. */
 static int record_samples(pfi_gpu *g, unsigned n, const char *path, double duration_s,
                           double interval_s)
@@ -67,8 +59,7 @@ static int record_samples(pfi_gpu *g, unsigned n, const char *path, double durat
     cli_output o;
     if (!cli_output_open(&o, path))
         return PFI_EXIT_OUTPUT;
-    fprintf(o.f, "t_s,gpu,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,gpu_util,mem_util,"
-                 "temp_c,dram_active,tensor_active,enforced_limit_w\n");
+    hw_record_header(o.f);
     double t0 = pfi_gpu_now_s(g);
     size_t ticks = (size_t)floor(duration_s / interval_s + 1e-9);
     int rc = PFI_EXIT_OK;
@@ -87,18 +78,8 @@ static int record_samples(pfi_gpu *g, unsigned n, const char *path, double durat
                 rc = hw_exit_code(e);
                 break;
             }
-            fprintf(o.f, "%.3f,%u", s.t_s - t0, i);
-            cell(o.f, s.valid & PFI_SAMPLE_POWER, s.power_w, 3);
-            cell(o.f, s.valid & PFI_SAMPLE_ENERGY, s.energy_j, 3);
-            cell(o.f, s.valid & PFI_SAMPLE_SM_CLOCK, s.sm_clock_mhz, 0);
-            cell(o.f, s.valid & PFI_SAMPLE_MEM_CLOCK, s.mem_clock_mhz, 0);
-            cell(o.f, s.valid & PFI_SAMPLE_GPU_UTIL, s.gpu_util, 3);
-            cell(o.f, s.valid & PFI_SAMPLE_MEM_UTIL, s.mem_util, 3);
-            cell(o.f, s.valid & PFI_SAMPLE_TEMP, s.temp_c, 0);
-            cell(o.f, s.valid & PFI_SAMPLE_DRAM_ACTIVE, s.dram_active, 4);
-            cell(o.f, s.valid & PFI_SAMPLE_TENSOR_ACTIVE, s.tensor_active, 4);
-            cell(o.f, l.valid & PFI_LIMIT_ENFORCED, l.enforced_mw / 1000.0, 3);
-            fputc('\n', o.f);
+            hw_record_row(o.f, s.t_s - t0, i, &s, l.valid & PFI_LIMIT_ENFORCED,
+                          l.enforced_mw / 1000.0);
         }
     }
     if (rc != PFI_EXIT_OK) {

@@ -12,6 +12,8 @@
 #include "hwutil.h"
 #include "pfi/index.h"
 #include "pfi/manifest.h"
+#include "pfi/runs.h"
+#include "pfi/store.h"
 #include "pfi/sweep.h"
 
 #define MAX_CAPS 64
@@ -28,21 +30,24 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: pfi sweep --caps W[,W...] -o DIR [OPTIONS] [-- COMMAND [ARGS...]]\n"
+        "usage: pfi sweep --caps W[,W...] (-o DIR | --db FILE) [OPTIONS] [-- COMMAND [ARGS...]]\n"
         "\n"
         "Run a job at each power cap, sample GPU telemetry every interval, reduce each run to\n"
         "its steady state (mean of the top 10 %% of samples) and append it to DIR/runs.csv\n"
-        "(with DIR/pfi-dataset.json: 'pfi analyze DIR' reads it). Ends with the PFI table.\n"
-        "The original power limits are journaled before the first change and restored at the\n"
-        "end, on SIGINT/SIGTERM/SIGHUP, and by 'pfi restore' after a crash. A sweep that is\n"
-        "run again with the same DIR and group skips the caps already in runs.csv.\n"
+        "(with DIR/pfi-dataset.json: 'pfi analyze DIR' reads it) and/or store it in the run\n"
+        "store FILE ('pfi analyze --db FILE' reads it) as soon as it completes. Ends with the\n"
+        "PFI table. The original power limits are journaled before the first change and\n"
+        "restored at the end, on SIGINT/SIGTERM/SIGHUP, and by 'pfi restore' after a crash.\n"
+        "A sweep that is run again with the same outputs and group skips the caps already\n"
+        "there (with both -o and --db: the caps already in both).\n"
         "\n"
         "GPUs:\n"
         "  --backend nvml|emulated   (emulated) nvml sets real power limits: needs root\n"
         "  --gpus LIST               GPUs of the job, e.g. 0-7 or 0,2 (all)\n"
         "  --nvml-library PATH       NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
         "  --emulate SPEC            emulated job, e.g. gpus=8,alpha=0.6,noise=0.01 (README)\n"
-        "  --journal PATH            where the original limits go (DIR/cap-journal)\n"
+        "  --journal PATH            where the original limits go (DIR/cap-journal, else\n"
+        "                            FILE.cap-journal)\n"
         "\n"
         "sweep:\n"
         "  --caps W[,W...]           per-GPU caps in watts, measured in this order; the\n"
@@ -66,7 +71,10 @@ static void usage(FILE *f)
         "  --echo                    copy the command's output to stderr\n"
         "\n"
         "output:\n"
-        "  -o, --output DIR          sweep directory (required)\n"
+        "  -o, --output DIR          sweep directory (runs.csv + manifest)\n"
+        "  --db FILE                 SQLite run store (created if absent); -o, --db or both\n"
+        "  --record FILE             also save every raw sample of the measurement windows as\n"
+        "                            a replay CSV ('pfi probe --backend replay --replay FILE')\n"
         "  --format table|csv|json   final PFI table (table)\n"
         "  --draws N                 Monte Carlo draws for the PFI CI (10000)\n"
         "  --seed N                  CI seed (1)\n"
@@ -83,7 +91,8 @@ static void usage(FILE *f)
 enum {
     OPT_BACKEND = 256, OPT_GPUS, OPT_NVML_LIB, OPT_EMULATE, OPT_JOURNAL, OPT_CAPS, OPT_CLAMP,
     OPT_MODE, OPT_DURATION, OPT_INTERVAL, OPT_WARMUP, OPT_SETTLE, OPT_GROUP, OPT_Q,
-    OPT_TLOG, OPT_TREGEX, OPT_ECHO, OPT_FORMAT, OPT_DRAWS, OPT_SEED, OPT_STATS
+    OPT_TLOG, OPT_TREGEX, OPT_ECHO, OPT_FORMAT, OPT_DRAWS, OPT_SEED, OPT_STATS, OPT_DB,
+    OPT_RECORD
 };
 
 static const struct option long_options[] = {
@@ -109,6 +118,8 @@ static const struct option long_options[] = {
     {"draws", required_argument, NULL, OPT_DRAWS},
     {"seed", required_argument, NULL, OPT_SEED},
     {"stats", no_argument, NULL, OPT_STATS},
+    {"db", required_argument, NULL, OPT_DB},
+    {"record", required_argument, NULL, OPT_RECORD},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -120,7 +131,7 @@ typedef struct settings {
     double caps[MAX_CAPS];
     size_t n_caps;
     pfi_sweep_config sc;
-    const char *out, *journal, *tlog, *tregex, *format;
+    const char *out, *db, *record, *journal, *tlog, *tregex, *format;
     bool echo, stats;
     size_t draws;
     unsigned long long seed;
@@ -252,14 +263,24 @@ static int parse_args(int argc, char **argv, settings *s)
         case OPT_STATS:
             s->stats = true;
             break;
+        case OPT_DB:
+            s->db = optarg;
+            break;
+        case OPT_RECORD:
+            s->record = optarg;
+            break;
         default:
             return PFI_EXIT_USAGE;
         }
     }
     if (optind < argc)
         s->cmd = argv + optind;
-    if (s->n_caps == 0 || s->out == NULL) {
-        cli_error("--caps and -o DIR are required (see 'pfi sweep --help')");
+    if (s->n_caps == 0 || (s->out == NULL && s->db == NULL)) {
+        cli_error("--caps and -o DIR or --db FILE are required (see 'pfi sweep --help')");
+        return PFI_EXIT_USAGE;
+    }
+    if (s->record != NULL && strcmp(s->record, "-") == 0) {
+        cli_error("--record: give a file (stdout carries the PFI table)");
         return PFI_EXIT_USAGE;
     }
     if (!(s->sc.interval_s > 0) || s->sc.duration_s < s->sc.interval_s) {
@@ -312,23 +333,47 @@ static void on_progress(void *arg, const pfi_sweep_progress *p)
     fflush(stderr);
 }
 
-static int print_pfi(const settings *s, const char *runs_path)
+/* The runs to show: the sweep directory's table, else the sweep group's runs in the store. */
+static int load_runs(const settings *s, const char *runs_path, pfi_runs_table **out)
 {
-    pfi_manifest m;
     pfi_diag d;
+    pfi_runs_table *t = NULL;
+    pfi_error e = pfi_runs_table_create(&t);
+    if (e != PFI_OK) {
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
+    if (runs_path == NULL) {
+        int rc = cli_load_db_group(s->db, s->sc.group, t);
+        if (rc != PFI_EXIT_OK) {
+            pfi_runs_table_destroy(t);
+            return rc;
+        }
+        *out = t;
+        return PFI_EXIT_OK;
+    }
+    pfi_manifest m;
     char mpath[4096];
     snprintf(mpath, sizeof mpath, "%s/%s", s->out, PFI_MANIFEST_NAME);
-    pfi_error e = pfi_manifest_load(mpath, &m, &d);
-    pfi_runs_table *t = NULL;
-    if (e == PFI_OK)
-        e = pfi_runs_table_create(&t);
-    if (e == PFI_OK)
+    e = pfi_manifest_load(mpath, &m, &d);
+    if (e == PFI_OK) {
         e = pfi_runs_read_csv(t, runs_path, NULL, &m.mapping, &d);
-    pfi_manifest_clear(&m);
+        pfi_manifest_clear(&m);
+    }
     if (e != PFI_OK) {
         pfi_runs_table_destroy(t);
         return cli_report(e, &d);
     }
+    *out = t;
+    return PFI_EXIT_OK;
+}
+
+static int print_pfi(const settings *s, const char *runs_path)
+{
+    pfi_runs_table *t = NULL;
+    int lrc = load_runs(s, runs_path, &t);
+    if (lrc != PFI_EXIT_OK)
+        return lrc;
     pfi_options o;
     pfi_options_init(&o);
     o.draws = s->draws;
@@ -414,6 +459,37 @@ static int print_pfi(const settings *s, const char *runs_path)
     return rc;
 }
 
+/* Both outputs: every run goes to each; a run is done only when both have it, so a run
+ * missing from either is measured again (and replaces the other's copy). */
+typedef struct tee_sink {
+    pfi_run_sink a, b;
+} tee_sink;
+
+static pfi_error tee_put(void *ctx, const pfi_sweep_row *row, pfi_diag *diag)
+{
+    tee_sink *t = ctx;
+    pfi_error e = t->a.put(t->a.ctx, row, diag);
+    return e == PFI_OK ? t->b.put(t->b.ctx, row, diag) : e;
+}
+
+static bool tee_done(void *ctx, const char *group, double cap_w)
+{
+    tee_sink *t = ctx;
+    return t->a.done(t->a.ctx, group, cap_w) && t->b.done(t->b.ctx, group, cap_w);
+}
+
+/* --record: the replay CSV, times from the sweep's start on the backend clock. */
+typedef struct recorder {
+    cli_output o;
+    double t0;
+} recorder;
+
+static void on_sample(void *arg, unsigned gpu, const pfi_gpu_sample *smp, uint32_t limit_mw)
+{
+    recorder *r = arg;
+    hw_record_row(r->o.f, smp->t_s - r->t0, gpu, smp, true, limit_mw / 1000.0);
+}
+
 int cmd_sweep(int argc, char **argv)
 {
     settings s;
@@ -445,12 +521,29 @@ int cmd_sweep(int argc, char **argv)
             return PFI_EXIT_USAGE;
         }
     pfi_runs_dir *dir = NULL;
-    if ((e = pfi_runs_dir_open(s.out, &dir, &d)) != PFI_OK) {
-        pfi_gpu_close(g);
-        return cli_report(e, &d);
-    }
-    pfi_tput_source tp;
+    pfi_store *store = NULL;
+    recorder rec = {.t0 = pfi_gpu_now_s(g)};
+    bool recording = false;
+    pfi_tput_source tp = {0};
     pfi_tput_regex *re = NULL;
+    if (s.out != NULL && (e = pfi_runs_dir_open(s.out, &dir, &d)) != PFI_OK) {
+        rc = cli_report(e, &d);
+        goto done;
+    }
+    if (s.db != NULL && (e = pfi_store_open(s.db, true, &store, &d)) != PFI_OK) {
+        rc = cli_report(e, &d);
+        goto done;
+    }
+    if (s.record != NULL) {
+        if (!cli_output_open(&rec.o, s.record)) {
+            rc = PFI_EXIT_OUTPUT;
+            goto done;
+        }
+        recording = true;
+        hw_record_header(rec.o.f);
+        s.sc.sample = on_sample;
+        s.sc.sample_arg = &rec;
+    }
     if (s.gc.kind == PFI_GPU_EMULATED)
         e = pfi_tput_emulated(g, &tp);
     else if ((e = pfi_tput_regex_compile(s.tregex, &re, &d)) == PFI_OK)
@@ -458,15 +551,16 @@ int cmd_sweep(int argc, char **argv)
                   : pfi_tput_log(s.tlog, re, g, &tp, &d);
     if (e != PFI_OK) {
         cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
-        pfi_runs_dir_close(dir);
-        pfi_gpu_close(g);
-        return cli_exit_code(e);
+        rc = cli_exit_code(e);
+        goto done;
     }
     char journal[4096];
     if (s.journal != NULL)
         snprintf(journal, sizeof journal, "%s", s.journal);
-    else
+    else if (s.out != NULL)
         snprintf(journal, sizeof journal, "%s/cap-journal", s.out);
+    else
+        snprintf(journal, sizeof journal, "%s.cap-journal", s.db);
     bool virt = pfi_gpu_is_virtual_clock(g);
     s.sc.gpus = s.gpus;
     s.sc.n_gpus = s.n_gpus;
@@ -489,7 +583,14 @@ int cmd_sweep(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
-    pfi_run_sink sink = pfi_runs_dir_sink(dir);
+    tee_sink tee;
+    pfi_run_sink sink;
+    if (dir != NULL && store != NULL) {
+        tee = (tee_sink){.a = pfi_runs_dir_sink(dir), .b = pfi_store_sink(store)};
+        sink = (pfi_run_sink){.put = tee_put, .done = tee_done, .ctx = &tee};
+    } else {
+        sink = dir != NULL ? pfi_runs_dir_sink(dir) : pfi_store_sink(store);
+    }
     pfi_sweep_stats st;
     e = pfi_sweep_run(g, &s.sc, &tp, &sink, &st, &d);
     if (cli_is_tty(stderr) && s.sc.progress != NULL)
@@ -506,8 +607,9 @@ int cmd_sweep(int argc, char **argv)
                 st.cpu_per_sample_s * 1e6, hw_format_duration(st.elapsed_s, a, sizeof a),
                 virt ? "emulated" : "real");
     }
-    fprintf(stderr, "pfi: %zu run(s) measured, %zu already in %s, %zu failed\n", st.runs_done,
-            st.runs_skipped, pfi_runs_dir_path(dir), st.runs_failed);
+    fprintf(stderr, "pfi: %zu run(s) measured, %zu already in %s%s%s, %zu failed\n",
+            st.runs_done, st.runs_skipped, dir ? pfi_runs_dir_path(dir) : "",
+            dir && store ? " and " : "", store ? s.db : "", st.runs_failed);
     if (s.sc.journal_path != NULL) {
         for (size_t k = 0; k < s.n_gpus; k++)
             if (st.restore[k].error != PFI_OK)
@@ -525,13 +627,26 @@ int cmd_sweep(int argc, char **argv)
         cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
         rc = e == PFI_ERR_INTERRUPTED ? PFI_EXIT_DATA : hw_exit_code(e);
     }
+    /* the samples taken are kept whatever stopped the sweep */
+    if (recording) {
+        recording = false;
+        if (!cli_output_commit(&rec.o)) {
+            cli_error("%s: cannot write the recorded samples", s.record);
+            if (rc == PFI_EXIT_OK)
+                rc = PFI_EXIT_OUTPUT;
+        }
+    }
     if ((e == PFI_OK || e == PFI_ERR_NOT_EFFECTIVE) && st.runs_done + st.runs_skipped > 0) {
-        int prc = print_pfi(&s, pfi_runs_dir_path(dir));
+        int prc = print_pfi(&s, dir ? pfi_runs_dir_path(dir) : NULL);
         if (rc == PFI_EXIT_OK)
             rc = prc;
     }
     pfi_sweep_stats_clear(&st);
+done:
+    if (recording)
+        cli_output_abort(&rec.o);
     pfi_tput_source_destroy(&tp);
+    pfi_store_close(store);
     pfi_runs_dir_close(dir);
     pfi_gpu_close(g);
     return rc;

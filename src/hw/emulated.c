@@ -1,6 +1,6 @@
 /*
- * The emulated backend: N GPUs running one training job of the DESIGN §7 model (model.c) on
- * a virtual clock. Time moves only when the caller sleeps (or pays the per-read cost), so an
+ * The emulated backend: N GPUs running one training job of the DESIGN §7 model (pfi/model.h)
+ * on a virtual clock. Time moves only when the caller sleeps (or pays the per-read cost), so an
  * hour of sweep costs milliseconds and every run is reproducible from the seed.
  *
  * The job: idle until pfi_gpu_job_start; then a start-up phase (power low, no throughput),
@@ -15,18 +15,18 @@
 
 #include "backend.h"
 #include "emulated.h"
-#include "model.h"
+#include "pfi/model.h"
 #include "pfi/rng.h"
 
 #define EMU_MAX_GPUS 1024
 
 typedef struct emu_params {
     double gpus, alpha, pu, ps, gamma, fmax, fmin, tdp, min, max, tput, noise, startup, ckpt,
-        ckpt_len, report, tau, read_cost, spread, seed;
+        ckpt_len, report, tau, read_cost, spread, seed, step, dram_peak, tensor_peak;
 } emu_params;
 
 typedef struct emu_gpu {
-    hw_model_job job;
+    pfi_model_job job; /* this GPU's share: gpus = 1, its own P_u and P_s */
     uint32_t limit_mw;
     double f_mhz;
     double power_w; /* noiseless power at the last advance */
@@ -54,7 +54,7 @@ static const struct {
     K(gpus, 8), K(alpha, 0.8), K(pu, 650), K(ps, -1), K(gamma, 2), K(fmax, 1980), K(fmin, 345),
     K(tdp, 700), K(min, 200), K(max, 700), K(tput, 10000), K(noise, 0.01), K(startup, 60),
     K(ckpt, 600), K(ckpt_len, 20), K(report, 10), K(tau, 2), K(read_cost, 0.0005),
-    K(spread, 0.02), K(seed, 1),
+    K(spread, 0.02), K(seed, 1), K(step, 1), K(dram_peak, 0.9), K(tensor_peak, 0.9),
 #undef K
 };
 
@@ -101,30 +101,81 @@ static pfi_error parse_spec(const char *spec, emu_params *p, pfi_diag *diag)
         !(p->pu > p->ps) || !(p->gamma > 0) || !(p->fmax > p->fmin) || !(p->fmin > 0) ||
         !(p->min > 0 && p->min <= p->max) || !(p->tdp >= p->min && p->tdp <= p->max) ||
         !(p->tput > 0) || !(p->report > 0) || !(p->tau > 0) || !(p->noise < 0.5) ||
-        !(p->spread < 0.2) || !(p->ckpt == 0 || p->ckpt > p->ckpt_len))
+        !(p->spread < 0.2) || !(p->ckpt == 0 || p->ckpt > p->ckpt_len) || !(p->step > 0) ||
+        !(p->dram_peak <= 1) || !(p->tensor_peak <= 1))
         return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
                        "emulate: inconsistent parameters (need 1<=gpus<=%d, 0<alpha<=1, "
-                       "pu>ps, fmax>fmin>0, 0<min<=tdp<=max, ckpt>ckpt_len)", EMU_MAX_GPUS);
+                       "pu>ps, fmax>fmin>0, 0<min<=tdp<=max, ckpt>ckpt_len, step>0, "
+                       "dram_peak, tensor_peak <= 1)", EMU_MAX_GPUS);
     return PFI_OK;
 }
 
-/* The per-GPU jobs: the same job, each GPU's uncapped power spread by `spread`. */
-static void build_gpus(const emu_params *p, emu_gpu *g, unsigned n)
+/* The spec's job as a pfi_model_job: t_c = alpha·step, t_m = (1 − alpha)·step,
+ * tokens_per_step = tput·step (so tput is the uncapped tokens/s), one entry per GPU. */
+static void spec_job(const emu_params *p, pfi_model_job *j)
 {
+    pfi_model_job_init(j, p->alpha, p->pu);
+    j->compute_time_s = p->alpha * p->step;
+    j->memory_time_s = (1.0 - p->alpha) * p->step;
+    j->tokens_per_step = p->tput * p->step;
+    j->power_static_w = p->ps;
+    j->gamma = p->gamma;
+    j->clock_max_mhz = p->fmax;
+    j->clock_min_mhz = p->fmin;
+    j->dram_active_peak = p->dram_peak;
+    j->tensor_active_peak = p->tensor_peak;
+    j->gpus = (unsigned)p->gpus;
+}
+
+pfi_error pfi_gpu_emulate_job(const char *spec, pfi_model_job *job, pfi_diag *diag)
+{
+    pfi_diag_clear(diag);
+    emu_params p;
+    pfi_error e = parse_spec(spec, &p, diag);
+    if (e != PFI_OK)
+        return e;
+    spec_job(&p, job);
+    if (pfi_model_check(job) != PFI_OK)
+        return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "emulate: not a valid model job");
+    return PFI_OK;
+}
+
+/* The clock GPU g settles at under cap_w (the job is checked at open: eval cannot fail). */
+static double settle_clock(const pfi_model_job *j, double cap_w)
+{
+    pfi_model_point pt;
+    return pfi_model_eval(j, cap_w, &pt) == PFI_OK ? pt.clock_mhz : j->clock_max_mhz;
+}
+
+/* The state at clock f; a failed eval (cannot happen for a checked job) reads as zeros. */
+static void at_clock(const pfi_model_job *j, double f, pfi_model_point *pt)
+{
+    if (pfi_model_eval_at_clock(j, f, pt) != PFI_OK)
+        memset(pt, 0, sizeof *pt);
+}
+
+/* The per-GPU jobs: the spec's job on one GPU, each GPU's P_u and P_s spread by `spread`. */
+static pfi_error build_gpus(const emu_params *p, emu_gpu *g, unsigned n, pfi_diag *diag)
+{
+    pfi_model_job base;
+    spec_job(p, &base);
+    base.gpus = 1;
     pfi_rng r;
     pfi_rng_seed(&r, (uint64_t)p->seed, 0x9e3779b9u);
     for (unsigned i = 0; i < n; i++) {
         double z = pfi_rng_normal(&r);
         z = z > 3 ? 3 : z < -3 ? -3 : z;
         double scale = 1.0 + p->spread * z;
-        g[i].job = (hw_model_job){.alpha = p->alpha, .p_upper_w = p->pu * scale,
-                                  .p_static_w = p->ps * scale, .gamma = p->gamma,
-                                  .f_max_mhz = p->fmax, .f_min_mhz = p->fmin,
-                                  .tput_max = p->tput};
+        g[i].job = base;
+        g[i].job.power_uncapped_w = p->pu * scale;
+        g[i].job.power_static_w = p->ps * scale;
+        if (pfi_model_check(&g[i].job) != PFI_OK)
+            return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "emulate: not a valid model job");
         g[i].limit_mw = (uint32_t)llround(p->tdp * 1000.0);
         g[i].f_mhz = p->fmin;
         g[i].power_w = 0.1 * p->tdp;
     }
+    return PFI_OK;
 }
 
 pfi_error hw_emulated_expected(const char *spec, double cap_w, double *power_w, double *tput)
@@ -137,21 +188,25 @@ pfi_error hw_emulated_expected(const char *spec, double cap_w, double *power_w, 
     emu_gpu *g = calloc(n, sizeof *g);
     if (g == NULL)
         return PFI_ERR_NOMEM;
-    build_gpus(&p, g, n);
+    e = build_gpus(&p, g, n, NULL);
     double sum = 0, fmin = INFINITY;
-    for (unsigned i = 0; i < n; i++) {
-        hw_model_point pt;
-        hw_model_at_cap(&g[i].job, cap_w, &pt);
+    for (unsigned i = 0; i < n && e == PFI_OK; i++) {
+        pfi_model_point pt;
+        if ((e = pfi_model_eval(&g[i].job, cap_w, &pt)) != PFI_OK)
+            break;
         sum += pt.power_w;
-        if (pt.sm_clock_mhz < fmin)
-            fmin = pt.sm_clock_mhz;
+        if (pt.clock_mhz < fmin)
+            fmin = pt.clock_mhz;
     }
-    hw_model_point slow;
-    hw_model_at_clock(&g[0].job, fmin, &slow);
-    *power_w = sum;
-    *tput = slow.throughput;
+    pfi_model_point slow;
+    if (e == PFI_OK)
+        e = pfi_model_eval_at_clock(&g[0].job, fmin, &slow);
+    if (e == PFI_OK) {
+        *power_w = sum;
+        *tput = slow.throughput;
+    }
     free(g);
-    return PFI_OK;
+    return e;
 }
 
 enum { PHASE_IDLE, PHASE_STARTUP, PHASE_TRAIN, PHASE_CKPT };
@@ -183,18 +238,19 @@ static void advance(emu_ctx *c, double t)
         emu_gpu *g = &c->g[i];
         double cap = g->limit_mw / 1000.0;
         double target, power;
-        hw_model_point pt;
+        pfi_model_point pt;
         switch (ph) {
         case PHASE_TRAIN:
-            target = hw_model_clock_mhz(&g->job, cap);
+            target = settle_clock(&g->job, cap);
             g->f_mhz += (target - g->f_mhz) * k;
-            hw_model_at_clock(&g->job, g->f_mhz, &pt);
+            at_clock(&g->job, g->f_mhz, &pt);
             power = pt.power_w;
             break;
         case PHASE_CKPT:
         case PHASE_STARTUP:
-            g->f_mhz += (g->job.f_max_mhz - g->f_mhz) * k;
-            power = g->job.p_static_w + 0.1 * (g->job.p_upper_w - g->job.p_static_w);
+            g->f_mhz += (g->job.clock_max_mhz - g->f_mhz) * k;
+            power = g->job.power_static_w +
+                    0.1 * (g->job.power_uncapped_w - g->job.power_static_w);
             break;
         default:
             g->f_mhz += (c->p.fmin - g->f_mhz) * k;
@@ -263,15 +319,15 @@ static pfi_error emu_sample(void *vctx, unsigned i, pfi_gpu_sample *out, pfi_dia
                  PFI_SAMPLE_GPU_UTIL | PFI_SAMPLE_MEM_UTIL | PFI_SAMPLE_DRAM_ACTIVE |
                  PFI_SAMPLE_TENSOR_ACTIVE | PFI_SAMPLE_SM_ACTIVE;
     if (ph == PHASE_TRAIN) {
-        hw_model_point pt;
-        hw_model_at_clock(&g->job, g->f_mhz, &pt);
+        pfi_model_point pt;
+        at_clock(&g->job, g->f_mhz, &pt);
         out->dram_active = pt.dram_active;
         out->tensor_active = pt.tensor_active;
         out->sm_active = 0.95;
         out->gpu_util = 1.0;
         out->mem_util = pt.dram_active;
         double cap = g->limit_mw / 1000.0;
-        out->reasons = cap < g->job.p_upper_w ? PFI_REASON_SW_POWER_CAP : 0;
+        out->reasons = cap < g->job.power_uncapped_w ? PFI_REASON_SW_POWER_CAP : 0;
     } else {
         out->dram_active = out->tensor_active = out->sm_active = 0.0;
         out->gpu_util = ph == PHASE_IDLE ? 0.0 : 0.3;
@@ -354,8 +410,8 @@ static size_t emu_job_poll(void *vctx, double *t_s, double *tput, size_t max)
     for (unsigned i = 0; i < c->n; i++)
         if (c->g[i].f_mhz < fmin)
             fmin = c->g[i].f_mhz;
-    hw_model_point pt;
-    hw_model_at_clock(&c->g[0].job, fmin, &pt);
+    pfi_model_point pt;
+    at_clock(&c->g[0].job, fmin, &pt);
     while (c->next_report_s <= c->now_s && n < max) {
         if (phase_at(c, c->next_report_s) == PHASE_TRAIN) {
             t_s[n] = c->next_report_s;
@@ -399,7 +455,11 @@ pfi_error hw_emulated_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, v
         free(c);
         return PFI_ERR_NOMEM;
     }
-    build_gpus(&c->p, c->g, c->n);
+    if ((e = build_gpus(&c->p, c->g, c->n, diag)) != PFI_OK) {
+        free(c->g);
+        free(c);
+        return e;
+    }
     pfi_rng_seed(&c->rng, (uint64_t)c->p.seed, 1);
     c->now_s = c->last_advance_s = 1000.0; /* a monotonic clock does not start at 0 */
     *ops = &emu_ops;

@@ -86,6 +86,7 @@ typedef struct sweep_state {
     double per_run_s;
     double cpu_sampling_s;
     size_t gpu_samples;
+    const pfi_cap_result *res; /* the caps of the run being measured, per GPU */
 } sweep_state;
 
 static void progress(sweep_state *s, const char *phase, double left)
@@ -139,6 +140,8 @@ typedef struct window {
     double clock_sum, dram_sum, tensor_sum;
     size_t clock_n, dram_n, tensor_n;
     double *e_first, *e_last; /* per GPU */
+    pfi_gpu_sample *tick;     /* per GPU: this tick's samples, for the sample hook */
+    bool *tick_ok;
     bool lost, exited;
     unsigned lost_gpu;
     double span_s;
@@ -153,6 +156,8 @@ static void window_free(window *w)
     free(w->tput.v);
     free(w->e_first);
     free(w->e_last);
+    free(w->tick);
+    free(w->tick_ok);
 }
 
 /* The measurement window: n ticks at t0 + k·Δt, k = 1..n. */
@@ -168,7 +173,10 @@ static pfi_error measure(sweep_state *s, window *w, pfi_diag *diag)
     w->valid = calloc(n, sizeof *w->valid);
     w->e_first = calloc(c->n_gpus, sizeof *w->e_first);
     w->e_last = calloc(c->n_gpus, sizeof *w->e_last);
-    if (!w->tick_t || !w->power || !w->valid || !w->e_first || !w->e_last)
+    w->tick = calloc(c->n_gpus, sizeof *w->tick);
+    w->tick_ok = calloc(c->n_gpus, sizeof *w->tick_ok);
+    if (!w->tick_t || !w->power || !w->valid || !w->e_first || !w->e_last || !w->tick ||
+        !w->tick_ok)
         return PFI_ERR_NOMEM;
     for (size_t i = 0; i < c->n_gpus; i++)
         w->e_first[i] = w->e_last[i] = NAN;
@@ -190,6 +198,9 @@ static pfi_error measure(sweep_state *s, window *w, pfi_diag *diag)
             pfi_gpu_sample sm;
             pfi_diag d;
             pfi_error e = pfi_gpu_read_sample(s->g, c->gpus[i], &sm, &d);
+            w->tick_ok[i] = e == PFI_OK;
+            if (e == PFI_OK)
+                w->tick[i] = sm;
             if (e == PFI_ERR_GPU_LOST) {
                 w->lost = true;
                 w->lost_gpu = c->gpus[i];
@@ -222,6 +233,14 @@ static pfi_error measure(sweep_state *s, window *w, pfi_diag *diag)
             }
         }
         s->cpu_sampling_s += cpu_s() - cpu0;
+        for (size_t i = 0; c->sample != NULL && i < c->n_gpus; i++) {
+            if (!w->tick_ok[i])
+                continue;
+            const pfi_cap_result *r = &s->res[i];
+            uint32_t mw = (r->readback & PFI_LIMIT_ENFORCED) ? r->enforced_mw : r->target_mw;
+            c->sample(c->sample_arg, c->gpus[i], &w->tick[i], mw);
+            w->tick_ok[i] = false;
+        }
         /* lateness: from the deadline to the end of this tick's reads */
         double late = pfi_gpu_now_s(s->g) - deadline;
         if (late > s->stats->max_late_s)
@@ -372,7 +391,7 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
         free(res);
         return e;
     }
-    sweep_state s = {.g = g, .c = c, .tp = tp, .stats = stats, .n_runs = nc};
+    sweep_state s = {.g = g, .c = c, .tp = tp, .stats = stats, .n_runs = nc, .res = res};
     s.per_run_s = c->duration_s + (c->mode == PFI_SWEEP_SEPARATE ? c->warmup_s : c->settle_s);
     for (size_t k = 0; k < nc; k++)
         s.runs_left += !(sink->done && sink->done(sink->ctx, c->group, c->caps_w[k]));

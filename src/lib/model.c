@@ -65,26 +65,18 @@ pfi_error pfi_model_set_throughput(pfi_model_job *j, double tput_tok_s)
     return PFI_OK;
 }
 
-pfi_error pfi_model_eval(const pfi_model_job *j, double cap_w, pfi_model_point *out)
+/* The state of a checked job at relative clock rel = f / f_max (f_min/f_max <= rel <= 1):
+ * the one place where power, step time and telemetry come from, for a cap and for a clock. */
+static void eval_rel(const pfi_model_job *j, double rel, double cap_w, bool binding,
+                     bool at_min, pfi_model_point *out)
 {
-    if (pfi_model_check(j) != PFI_OK || !(cap_w > 0) || !isfinite(cap_w) || out == NULL)
-        return PFI_ERR_INVALID_ARGUMENT;
-    double fmax = j->clock_max_mhz, ps = j->power_static_w, pu = j->power_uncapped_w;
-    double rel = 1; /* f / f_max */
-    bool binding = cap_w < pu, at_min = false;
-    if (binding)
-        rel = cap_w > ps ? pow((cap_w - ps) / (pu - ps), 1 / j->gamma) : 0;
-    double rel_min = j->clock_min_mhz / fmax;
-    if (rel < rel_min) {
-        rel = rel_min;
-        at_min = true;
-    }
+    double ps = j->power_static_w, pu = j->power_uncapped_w;
     double tc = j->compute_time_s / rel, t = tc + j->memory_time_s;
     double share = tc / t;
     double p = ps + (pu - ps) * pow(rel, j->gamma);
     *out = (pfi_model_point){
         .cap_w = cap_w,
-        .clock_mhz = rel * fmax,
+        .clock_mhz = rel * j->clock_max_mhz,
         .power_w = p,
         .job_power_w = p * j->gpus,
         .step_time_s = t,
@@ -95,6 +87,38 @@ pfi_error pfi_model_eval(const pfi_model_job *j, double cap_w, pfi_model_point *
         .cap_binding = binding,
         .at_clock_min = at_min,
     };
+}
+
+pfi_error pfi_model_eval(const pfi_model_job *j, double cap_w, pfi_model_point *out)
+{
+    if (pfi_model_check(j) != PFI_OK || !(cap_w > 0) || !isfinite(cap_w) || out == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    double ps = j->power_static_w, pu = j->power_uncapped_w;
+    double rel = 1; /* f / f_max */
+    bool binding = cap_w < pu, at_min = false;
+    if (binding)
+        rel = cap_w > ps ? pow((cap_w - ps) / (pu - ps), 1 / j->gamma) : 0;
+    double rel_min = j->clock_min_mhz / j->clock_max_mhz;
+    if (rel < rel_min) {
+        rel = rel_min;
+        at_min = true;
+    }
+    eval_rel(j, rel, cap_w, binding, at_min, out);
+    return PFI_OK;
+}
+
+pfi_error pfi_model_eval_at_clock(const pfi_model_job *j, double clock_mhz, pfi_model_point *out)
+{
+    if (pfi_model_check(j) != PFI_OK || !(clock_mhz > 0) || !isfinite(clock_mhz) || out == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    double f = clock_mhz;
+    if (f > j->clock_max_mhz)
+        f = j->clock_max_mhz;
+    bool at_min = f <= j->clock_min_mhz;
+    if (at_min)
+        f = j->clock_min_mhz;
+    double rel = f / j->clock_max_mhz;
+    eval_rel(j, rel, NAN, rel < 1, at_min, out);
     return PFI_OK;
 }
 

@@ -282,6 +282,34 @@ pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced
     return PFI_OK;
 }
 
+pfi_error pfi_store_find_run(pfi_store *s, const char *group, const char *feature, double value,
+                             bool *found, pfi_diag *diag)
+{
+    if (s == NULL || group == NULL || found == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    *found = false;
+    static const char by_cap[] =
+        "SELECT 1 FROM runs r JOIN groups g ON g.id = r.group_id"
+        " WHERE g.name = ?1 AND r.cap_w = ?2 LIMIT 1";
+    static const char by_feature[] =
+        "SELECT 1 FROM runs r JOIN groups g ON g.id = r.group_id"
+        " JOIN features f ON f.run_id = r.id"
+        " WHERE g.name = ?1 AND f.name = ?3 AND f.value = ?2 LIMIT 1";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, feature ? by_feature : by_cap, -1, &st, NULL) != SQLITE_OK)
+        return fail(s, diag, "cannot read runs");
+    bind_text(st, 1, group);
+    sqlite3_bind_double(st, 2, value);
+    if (feature != NULL)
+        bind_text(st, 3, feature);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fail(s, diag, "cannot read runs");
+    *found = rc == SQLITE_ROW;
+    return PFI_OK;
+}
+
 static const char export_sql[] =
     "SELECT g.name, g.job_class, g.gpus, r.cap_w, r.power_w, r.power_se_w, r.throughput,"
     " r.throughput_se, r.flags, r.power_field, r.throughput_unit, r.energy_j, r.power_n,"
