@@ -42,6 +42,19 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
                           size_t n, pfi_diag *diag);
 
 /*
+ * pfi_plot_curves_by_panel — as pfi_plot_curves, with the caller choosing the panels: group i
+ * is drawn in panel panel_of[i] (< n_panels), all of a panel's groups overlaid, titled
+ * panel_titles[p] (may be NULL). For many groups — say one panel per GPU model or per file —
+ * where a panel per group would be too small to read. Panels with more than
+ * PFI_PLOT_OVERLAY_MAX curves draw thin lines without markers or legend.
+ * results[n], panel_of[n], panel_titles[n_panels]; all borrowed. Errors: as pfi_plot_curves,
+ * plus PFI_ERR_INVALID_ARGUMENT for a panel index out of range.
+ */
+pfi_error pfi_plot_curves_by_panel(const char *path, const pfi_result *results, size_t n,
+                                   const size_t *panel_of, const char *const *panel_titles,
+                                   size_t n_panels, pfi_diag *diag);
+
+/*
  * pfi_plot_pfi_by_class — the PFI distribution per job class (paper §4, Figure 3 in shape):
  * a strip plot, one column per class with its points spread by a deterministic jitter, a
  * bar at the class median, the class's n under its name, and a dashed line at PFI = 1.

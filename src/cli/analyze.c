@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,67 @@ static int load_input(const settings *s, const char *input, pfi_runs_table *t, d
     return rc;
 }
 
+/* Up to this many groups get a panel each; more are overlaid one panel per file. */
+enum { PANELS_PER_GROUP_MAX = 36 };
+
+/*
+ * The figure: a panel per group while that stays readable; beyond PANELS_PER_GROUP_MAX
+ * groups, one panel per file with its groups overlaid (a file is usually one GPU model).
+ */
+static int plot_outputs(const char *path, const analyze_report *rep)
+{
+    const pfi_runs_table *t = rep->table;
+    const size_t n = t->n_groups;
+    const bool by_file = n > PANELS_PER_GROUP_MAX;
+    const size_t n_titles = by_file ? t->n_files : n;
+    char **titles = calloc(n_titles ? n_titles : 1, sizeof *titles);
+    size_t *panel_of = by_file ? calloc(n ? n : 1, sizeof *panel_of) : NULL;
+    int rc = titles && (panel_of || !by_file) ? PFI_EXIT_OK : PFI_EXIT_INTERNAL;
+    for (size_t i = 0; rc == PFI_EXIT_OK && i < n_titles; i++) {
+        if ((titles[i] = malloc(160)) == NULL) {
+            rc = PFI_EXIT_INTERNAL;
+        } else if (!by_file) {
+            analyze_group_title(t, i, titles[i], 160);
+        } else {
+            size_t groups = 0, last = 0;
+            for (size_t g = 0; g < n; g++)
+                if (t->groups[g].file_index == i) {
+                    groups++;
+                    last = g;
+                }
+            const char *base = strrchr(t->files[i], '/');
+            base = base ? base + 1 : t->files[i];
+            double pfi = groups == 1 ? rep->results[last].ratio : NAN;
+            if (groups == 1 && !isnan(pfi))
+                snprintf(titles[i], 160, "%s: PFI %.2f", base, pfi);
+            else
+                snprintf(titles[i], 160, "%s (%zu group%s)", base, groups,
+                         groups == 1 ? "" : "s");
+        }
+    }
+    for (size_t g = 0; rc == PFI_EXIT_OK && by_file && g < n; g++)
+        panel_of[g] = t->groups[g].file_index;
+    if (rc == PFI_EXIT_OK) {
+        pfi_diag d;
+        pfi_diag_clear(&d);
+        pfi_error e =
+            by_file ? pfi_plot_curves_by_panel(path, rep->results, n, panel_of,
+                                               (const char *const *)titles, n_titles, &d)
+                    : pfi_plot_curves(path, rep->results, (const char *const *)titles, n, &d);
+        if (e != PFI_OK) {
+            cli_report(e, &d);
+            rc = e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_OUTPUT;
+        }
+    } else {
+        cli_error("out of memory");
+    }
+    for (size_t i = 0; titles && i < n_titles; i++)
+        free(titles[i]);
+    free(titles);
+    free(panel_of);
+    return rc;
+}
+
 static int write_outputs(const settings *s, const analyze_report *rep)
 {
     cli_output out;
@@ -433,31 +495,7 @@ static int write_outputs(const settings *s, const analyze_report *rep)
         return PFI_EXIT_OUTPUT;
     if (s->plot == NULL)
         return PFI_EXIT_OK;
-    const pfi_runs_table *t = rep->table;
-    char **titles = calloc(t->n_groups ? t->n_groups : 1, sizeof *titles);
-    int rc = titles ? PFI_EXIT_OK : PFI_EXIT_INTERNAL;
-    for (size_t g = 0; rc == PFI_EXIT_OK && g < t->n_groups; g++) {
-        if ((titles[g] = malloc(160)) == NULL)
-            rc = PFI_EXIT_INTERNAL;
-        else
-            analyze_group_title(t, g, titles[g], 160);
-    }
-    if (rc == PFI_EXIT_OK) {
-        pfi_diag d;
-        pfi_diag_clear(&d);
-        pfi_error e = pfi_plot_curves(s->plot, rep->results, (const char *const *)titles,
-                                      t->n_groups, &d);
-        if (e != PFI_OK) {
-            cli_report(e, &d);
-            rc = e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_OUTPUT;
-        }
-    } else {
-        cli_error("out of memory");
-    }
-    for (size_t g = 0; titles && g < t->n_groups; g++)
-        free(titles[g]);
-    free(titles);
-    return rc;
+    return plot_outputs(s->plot, rep);
 }
 
 int cmd_analyze(int argc, char **argv)

@@ -111,13 +111,36 @@ static void limits(const curve *c, size_t n, PLFLT *xmin, PLFLT *xmax, PLFLT *ym
     *ymax = thi + dy;
 }
 
-static void draw_panel(const curve *c, size_t n, const char *const *titles, const char *title,
-                       bool legend)
+/* A tick step of 1, 2 or 5 × 10^k giving about three intervals over [lo, hi]. */
+static PLFLT nice_step(PLFLT lo, PLFLT hi)
 {
+    double raw = (hi - lo) / 3.0;
+    if (!(raw > 0))
+        return 0.0; /* PLplot chooses */
+    double mag = pow(10.0, floor(log10(raw))), f = raw / mag;
+    return (f < 1.5 ? 1.0 : f < 3.5 ? 2.0 : f < 7.5 ? 5.0 : 10.0) * mag;
+}
+
+/*
+ * One panel: the curves c[idx[0..n)] (idx NULL: c[0..n)), the proportional line, a legend
+ * of titles when there are few curves. Many curves are drawn thin, without markers, so the
+ * shape of the family stays readable.
+ */
+static void draw_panel(const curve *c, const size_t *idx, size_t n, const char *const *titles,
+                       const char *title, bool legend)
+{
+    curve *sel = malloc((n ? n : 1) * sizeof *sel);
+    if (sel == NULL)
+        return;
+    for (size_t k = 0; k < n; k++)
+        sel[k] = c[idx ? idx[k] : k];
     PLFLT xmin, xmax, ymin, ymax;
-    limits(c, n, &xmin, &xmax, &ymin, &ymax);
+    limits(sel, n, &xmin, &xmax, &ymin, &ymax);
     plcol0(1);
-    plenv(xmin, xmax, ymin, ymax, 0, 0);
+    pladv(0);
+    plvsta();
+    plwind(xmin, xmax, ymin, ymax);
+    plbox("bcnst", nice_step(xmin, xmax), 0, "bcnstv", nice_step(ymin, ymax), 0);
     pllab("power P/P#d0#u (reference = 1)", "throughput T/T#d0#u", title ? title : "");
     /* the proportional line: throughput falls as fast as power (PFI = 1) */
     plcol0(GREY);
@@ -125,18 +148,21 @@ static void draw_panel(const curve *c, size_t n, const char *const *titles, cons
     PLFLT lx[2] = {xmin, xmax}, ly[2] = {xmin, xmax};
     plline(2, lx, ly);
     pllsty(1);
+    const bool many = n > PFI_PLOT_OVERLAY_MAX;
     for (size_t k = 0; k < n; k++) {
         plcol0(PLOT_SERIES + (int)(k % N_PALETTE));
-        if (c[k].n > 1) {
-            plwidth(2.0);
-            plline((PLINT)c[k].n, c[k].p, c[k].t);
+        if (sel[k].n > 1) {
+            plwidth(many ? 1.0 : 2.0);
+            plline((PLINT)sel[k].n, sel[k].p, sel[k].t);
             plwidth(1.0);
         }
-        if (c[k].n > 0)
-            plstring((PLINT)c[k].n, c[k].p, c[k].t, "#(728)"); /* filled circle */
-        if (c[k].nx > 0) {
+        if (many)
+            continue;
+        if (sel[k].n > 0)
+            plstring((PLINT)sel[k].n, sel[k].p, sel[k].t, "#(728)"); /* filled circle */
+        if (sel[k].nx > 0) {
             plcol0(GREY);
-            plstring((PLINT)c[k].nx, c[k].xp, c[k].xt, "#(727)"); /* open circle */
+            plstring((PLINT)sel[k].nx, sel[k].xp, sel[k].xt, "#(727)"); /* open circle */
         }
         if (legend) {
             plcol0(PLOT_SERIES + (int)(k % N_PALETTE));
@@ -144,10 +170,21 @@ static void draw_panel(const curve *c, size_t n, const char *const *titles, cons
                    titles && titles[k] ? titles[k] : "(group)");
         }
     }
-    if (legend) {
+    if (legend && !many) {
         plcol0(GREY);
         plmtex("lv", -1.0, 0.95 - 0.06 * (double)n, 0.0, "dashed: T/T0 = P/P0 (PFI 1)");
     }
+    free(sel);
+}
+
+/* Keep the end of a long name (where the distinguishing key values are), in buf[len]. */
+static void short_name(const char *t, size_t keep, char *buf, size_t len)
+{
+    size_t t_len = strlen(t);
+    if (t_len > keep)
+        snprintf(buf, len, "...%s", t + t_len - (keep - 3));
+    else
+        snprintf(buf, len, "%s", t);
 }
 
 pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const char *const *titles,
@@ -185,24 +222,19 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
             legend_ptr[i] = legend[i];
         }
         plschr(0, 1.0);
-        draw_panel(c, n, legend_ptr, "Power Flexibility: normalised throughput vs power", true);
+        draw_panel(c, NULL, n, legend_ptr, "Power Flexibility: normalised throughput vs power",
+                   true);
     } else {
         plschr(0, 0.9);
         for (size_t i = 0; i < n; i++) {
-            /* a panel fits about 40 characters: keep the end of long names, where the
-               distinguishing key values are */
+            /* a panel fits about 34 characters of title */
             char title[96], name[40];
-            const char *t = titles && titles[i] ? titles[i] : "(group)";
-            size_t t_len = strlen(t);
-            if (t_len > 30)
-                snprintf(name, sizeof name, "...%s", t + t_len - 27);
-            else
-                snprintf(name, sizeof name, "%s", t);
+            short_name(titles && titles[i] ? titles[i] : "(group)", 24, name, sizeof name);
             if (!results[i].has_reference || isnan(results[i].ratio))
                 snprintf(title, sizeof title, "%s: PFI undefined", name);
             else
                 snprintf(title, sizeof title, "%s: PFI %.2f", name, results[i].ratio);
-            draw_panel(&c[i], 1, NULL, title, false);
+            draw_panel(c, &i, 1, NULL, title, false);
         }
     }
     e = plot_end(&out_file, diag);
@@ -210,5 +242,48 @@ out:
     for (size_t i = 0; i < n; i++)
         curve_free(&c[i]);
     free(c);
+    return e;
+}
+
+pfi_error pfi_plot_curves_by_panel(const char *path, const pfi_result *results, size_t n,
+                                   const size_t *panel_of, const char *const *panel_titles,
+                                   size_t n_panels, pfi_diag *diag)
+{
+    if (n == 0 || n_panels == 0)
+        return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "no group to plot");
+    for (size_t i = 0; i < n; i++)
+        if (panel_of[i] >= n_panels)
+            return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT,
+                             "group %zu is assigned to panel %zu of %zu", i, panel_of[i],
+                             n_panels);
+    curve *c = calloc(n, sizeof *c);
+    size_t *idx = malloc(n * sizeof *idx);
+    pfi_error e = c && idx ? PFI_OK : PFI_ERR_NOMEM;
+    for (size_t i = 0; i < n && e == PFI_OK; i++)
+        e = curve_make(&results[i], &c[i]);
+    PLINT nx = (PLINT)ceil(sqrt((double)n_panels));
+    PLINT ny = (PLINT)((n_panels + (size_t)nx - 1) / (size_t)nx);
+    pfi_atomic_file out_file;
+    if (e == PFI_OK)
+        e = plot_begin(path, n_panels == 1 ? 900 : 420 * nx, n_panels == 1 ? 650 : 340 * ny, nx,
+                       ny, &out_file, diag);
+    if (e == PFI_OK) {
+        plschr(0, n_panels == 1 ? 1.0 : 0.9);
+        for (size_t p = 0; p < n_panels; p++) {
+            size_t m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (panel_of[i] == p)
+                    idx[m++] = i;
+            char name[48];
+            short_name(panel_titles && panel_titles[p] ? panel_titles[p] : "(panel)", 38, name,
+                       sizeof name);
+            draw_panel(c, idx, m, NULL, name, false);
+        }
+        e = plot_end(&out_file, diag);
+    }
+    for (size_t i = 0; c != NULL && i < n; i++)
+        curve_free(&c[i]);
+    free(c);
+    free(idx);
     return e;
 }
