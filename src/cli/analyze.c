@@ -1,6 +1,7 @@
 /*
  * pfi analyze — the Power Flexibility Index of every sweep group in the given datasets.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "analyze.h"
 #include "cli.h"
@@ -498,6 +500,42 @@ static int write_outputs(const settings *s, const analyze_report *rep)
     return plot_outputs(s->plot, rep);
 }
 
+/*
+ * Where the embedded datasets are: $PFI_DATA_DIR; else data/ beside the build directory or
+ * share/pfi/data beside the bin/ directory of this executable (found through
+ * /proc/self/exe); else the source tree the binary was built from.
+ */
+static const char *embedded_data_dir(void)
+{
+    static char dir[4096];
+    const char *env = getenv("PFI_DATA_DIR");
+    if (env != NULL && env[0] != '\0')
+        return env;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            static const char *const rel[] = {"../data", "../share/pfi/data"};
+            for (size_t i = 0; i < 2; i++) {
+                char manifest[4200];
+                snprintf(dir, sizeof dir, "%.2000s/%s", exe, rel[i]);
+                snprintf(manifest, sizeof manifest, "%s/zeus_jit_profile/%s", dir,
+                         PFI_MANIFEST_NAME);
+                char *real = file_exists(manifest) ? realpath(dir, NULL) : NULL;
+                if (real != NULL) {
+                    snprintf(dir, sizeof dir, "%s", real);
+                    free(real);
+                    return dir;
+                }
+            }
+        }
+    }
+    return PFI_DEFAULT_DATA_DIR;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
     settings s;
@@ -516,13 +554,16 @@ int cmd_analyze(int argc, char **argv)
         pfi_mapping_clear(&s.flags);
         return PFI_EXIT_INTERNAL;
     }
-    static char *const defaults[] = {PFI_DEFAULT_DATA_DIR "/zeus_nsdi23_power",
-                                     PFI_DEFAULT_DATA_DIR "/zeus_jit_profile"};
+    char default_dirs[2][4200];
+    char *defaults[2] = {default_dirs[0], default_dirs[1]};
     char *const *inputs = argv + optind;
     int n_inputs = argc - optind;
     if (s.db != NULL)
         rc = cli_load_db(s.db, t);
     if (n_inputs == 0 && s.db == NULL) {
+        const char *data = embedded_data_dir();
+        snprintf(default_dirs[0], sizeof default_dirs[0], "%s/zeus_nsdi23_power", data);
+        snprintf(default_dirs[1], sizeof default_dirs[1], "%s/zeus_jit_profile", data);
         inputs = defaults;
         n_inputs = 2;
     }
