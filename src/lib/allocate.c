@@ -19,9 +19,12 @@
 
 /* The oracle guesses the threshold's bracket from this many jobs when it has at least
    SAMPLE_MIN_JOBS (plain instances only), ± SAMPLE_MARGIN of the sample's width [ours]. */
-#define SAMPLE_JOBS 4096
+#define SAMPLE_JOBS 16384
 #define SAMPLE_MIN_JOBS 32768
-#define SAMPLE_MARGIN 0.03
+#define SAMPLE_MARGIN 0.015
+#define SAMPLE_BLOCK 64
+/* Most points of a curve the oracle's large-instance pass handles in place. */
+#define FAST_MAX_POINTS 16
 
 static const char *const strategy_names[PFI_STRATEGY_COUNT] = {
     "oracle", "equal", "class-weighted", "pfi-weighted", "pfi-model", "raw-telemetry"};
@@ -172,8 +175,9 @@ double pfi_alloc_select(double *slope, double *width, size_t m, double cap, doub
 
 /* kind[j] bits: candidates copied to the workspace (bounds, floor or a cap step; otherwise
    they are the job's own curve points), envelope not the identity (stored), and the same for
-   the estimated curve of pfi-model. */
-enum { K_MAT = 1, K_ENV = 2, K_EST_MAT = 4, K_EST_ENV = 8 };
+   the estimated curve of pfi-model; K_COPY: K_MAT holding the whole curve (the oracle's
+   large-instance pass), so that its last point is the reference. */
+enum { K_MAT = 1, K_ENV = 2, K_EST_MAT = 4, K_EST_ENV = 8, K_COPY = 16 };
 
 struct pfi_alloc_workspace {
     size_t cap_jobs;
@@ -182,6 +186,7 @@ struct pfi_alloc_workspace {
     uint32_t *nc, *ne, *nee;     /* candidates, true and estimated envelope vertices */
     double *pick, *share, *maxshed, *shed;
     unsigned char *flag;
+    size_t *list, n_list;        /* oracle, sampled: jobs left for after the selection */
     double *cc, *cd, *ct;        /* copied candidates: cap, true power, true throughput */
     size_t cap_c, n_c;
     double *ed, *et;             /* estimated power and throughput at the candidates */
@@ -207,7 +212,7 @@ void pfi_alloc_workspace_destroy(pfi_alloc_workspace *w)
         return;
     void *p[] = {w->kind, w->c0, w->ec0, w->eo, w->eeo, w->nc, w->ne, w->nee, w->pick,
                  w->share, w->maxshed, w->shed, w->flag, w->cc, w->cd, w->ct, w->ed, w->et,
-                 w->env, w->eenv, w->bs, w->bw, w->idx, w->y};
+                 w->env, w->eenv, w->bs, w->bw, w->idx, w->y, w->list};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         free(p[i]);
     free(w);
@@ -240,7 +245,7 @@ static bool ws_jobs(pfi_alloc_workspace *w, size_t n)
               regrow(&w->ne, n, sizeof(uint32_t)) && regrow(&w->nee, n, sizeof(uint32_t)) &&
               regrow(&w->pick, n, sizeof(double)) && regrow(&w->share, n, sizeof(double)) &&
               regrow(&w->maxshed, n, sizeof(double)) && regrow(&w->shed, n, sizeof(double)) &&
-              regrow(&w->flag, n, 1);
+              regrow(&w->flag, n, 1) && regrow(&w->list, n, sizeof(size_t));
     if (ok)
         w->cap_jobs = n;
     return ok;
@@ -379,7 +384,11 @@ static inline size_t vtx(const ctx *x, size_t j, bool est, size_t v)
 
 static inline size_t n_vtx(const ctx *x, size_t j, bool est)
 {
-    return est ? x->w->nee[j] : x->w->ne[j];
+    const pfi_alloc_workspace *w = x->w;
+    unsigned char k = w->kind[j];
+    if (est ? (k & K_EST_ENV) : (k & K_ENV))
+        return est ? w->nee[j] : w->ne[j];
+    return (k & K_MAT) ? w->nc[j] : x->J->offset[j + 1] - x->J->offset[j];
 }
 
 /* Weighted tokens/s per W from candidate p to candidate q (one expression everywhere, so
@@ -577,22 +586,28 @@ static pfi_error job_classify(const ctx *x, size_t j, bool est, double hi, doubl
 }
 
 /*
- * A bracket [*lo, *hi] for the threshold slope from a systematic sample of jobs (the true
- * curves, no bounds): the sample's cut-off position ± 3 % of its width. Only a guess: the
+ * A bracket [*lo, *hi] for the threshold slope from a systematic sample of jobs (evenly
+ * spaced blocks of consecutive jobs) (the true
+ * curves, no bounds): the sample's cut-off position ± SAMPLE_MARGIN of its width. Only a guess: the
  * caller checks that the threshold lies inside and falls back to every segment if not.
+ * Returns false (no bracket) when the sample holds no usable job.
  */
-static void sample_bracket(const ctx *x, double *hi, double *lo)
+static bool sample_bracket(const ctx *x, double *hi, double *lo)
 {
     const pfi_alloc_jobs *J = x->J;
     pfi_alloc_workspace *w = x->w;
-    size_t n = J->n, S = SAMPLE_JOBS;
+    size_t n = J->n, S = n / 32 < SAMPLE_JOBS ? n / 32 : SAMPLE_JOBS;
     *hi = INFINITY;
     *lo = -INFINITY;
     w->n_b = 0;
     double ref = 0, base = 0, total = 0;
     size_t got = 0;
+    /* blocks of SAMPLE_BLOCK consecutive jobs, evenly spaced: read in sequence */
     for (size_t i = 0; i < S; i++) {
-        size_t j = (size_t)(((unsigned long long)i * n + n / (2 * S)) / S);
+        size_t blk = i / SAMPLE_BLOCK, nblk = (S + SAMPLE_BLOCK - 1) / SAMPLE_BLOCK;
+        size_t j = (size_t)((unsigned long long)blk * n / nblk) + i % SAMPLE_BLOCK;
+        if (j >= n)
+            continue;
         size_t a = J->offset[j], k = J->offset[j + 1] - a;
         if (k == 0 || k > MAX_CANDIDATES_PER_JOB)
             continue;
@@ -618,11 +633,15 @@ static void sample_bracket(const ctx *x, double *hi, double *lo)
         base += D[w->idx[0]];
         got++;
     }
-    if (got == 0 || !(total > 0))
-        return;
+    if (got == 0 || !(total > 0)) {
+        w->n_b = 0;
+        return false;
+    }
     double budget = isnan(x->o->budget_w) ? (1.0 - x->o->reduction) * ref
                                           : x->o->budget_w * (double)got / (double)n;
-    double cap = budget - base, eps = SAMPLE_MARGIN * total, above;
+    /* the margin: SAMPLE_MARGIN at SAMPLE_JOBS, wider for a smaller sample (1/√S) */
+    double eps = SAMPLE_MARGIN * sqrt((double)SAMPLE_JOBS / (double)got) * total;
+    double cap = budget - base, above;
     if (cap - eps > 0)
         *hi = pfi_alloc_select(w->bs, w->bw, w->n_b, cap - eps, &above);
     if (cap + eps < total)
@@ -632,23 +651,37 @@ static void sample_bracket(const ctx *x, double *hi, double *lo)
         *lo = -INFINITY;
     }
     w->n_b = 0;
+    return true;
+}
+
+/* The threshold lies in the bracket: the width above it fits and, unless nothing lies below
+   it, the segments inside reach past the capacity. */
+static bool above_ok(double above, double cap, double inside, size_t below)
+{
+    return above <= cap && (below == 0 || cap < above + inside);
 }
 
 /*
  * The Lagrangian threshold on the envelopes (true or estimated) for a budget: every job starts
  * at its lowest candidate; segments with slope > λ are taken, those at λ in job order while
  * the budget lasts (the last one in part when continuous). Writes each job's power to
- * w->pick and returns the envelope (LP) value. The buffer must hold the segments in
- * [lo_b, hi_b] with *above the width above hi_b (see job_classify).
+ * w->pick and returns the envelope (LP) value (of the jobs in list[n_list] only, every job when
+ * list is NULL: jobs outside the list have no segment at the threshold). The buffer must hold the segments in
+ * [lo_b, hi_b] with *above the width above hi_b (see job_classify). With out, the outputs of
+ * jobs whose whole curve was copied by fast_pass are written here (w->flag[j] set).
  */
-static double oracle_pick(const ctx *x, bool est, double cap, double above_hi, double *lambda)
+static double oracle_pick(const ctx *x, bool est, double cap, double above_hi,
+                          const size_t *list, size_t n_list, pfi_alloc_result *out,
+                          double *lambda)
 {
     pfi_alloc_workspace *w = x->w;
     double above = 0;
     double lam = pfi_alloc_select(w->bs, w->bw, w->n_b, cap - above_hi, &above);
     double rem = cap - above_hi - above;
     double value = 0;
-    for (size_t j = 0; j < x->J->n; j++) {
+    size_t nj = list != NULL ? n_list : x->J->n;
+    for (size_t l = 0; l < nj; l++) {
+        size_t j = list != NULL ? list[l] : l;
         view v = get_view(x, j, est);
         size_t ne = n_vtx(x, j, est);
         size_t p = vtx(x, j, est, 0);
@@ -677,9 +710,175 @@ static double oracle_pick(const ctx *x, bool est, double cap, double above_hi, d
         }
         w->pick[j] = pw;
         value += val;
+        w->flag[j] = 0;
+        if (out != NULL && (w->kind[j] & K_COPY) && !(w->kind[j] & K_ENV)) {
+            /* a copied whole curve, every point a vertex: its outputs at once */
+            double part = pw - v.d[p];
+            size_t m = v.m;
+            if (part > 0 && p + 1 < m) {
+                double f = part / (v.d[p + 1] - v.d[p]);
+                double cp = v.c[p] + f * (v.c[p + 1] - v.c[p]);
+                if (cp > v.c[p + 1])
+                    cp = v.c[p + 1];
+                double g = (cp - v.c[p]) / (v.c[p + 1] - v.c[p]);
+                out->cap_w[j] = cp;
+                out->power_w[j] = v.d[p] + g * (v.d[p + 1] - v.d[p]);
+                out->tput_tok_s[j] = v.t[p] + g * (v.t[p + 1] - v.t[p]);
+                out->marginal_down[j] = out->marginal_up[j] = slope_of(&v, p, p + 1);
+            } else {
+                out->cap_w[j] = v.c[p];
+                out->power_w[j] = v.d[p];
+                out->tput_tok_s[j] = v.t[p];
+                out->marginal_down[j] = p > 0 ? slope_of(&v, p - 1, p) : NAN;
+                out->marginal_up[j] = p + 1 < m ? slope_of(&v, p, p + 1) : NAN;
+            }
+            out->shed_w[j] = v.d[m - 1] - out->power_w[j];
+            w->flag[j] = 1;
+        }
     }
     *lambda = lam;
     return value;
+}
+
+/* Totals of the oracle's pass over the jobs. */
+typedef struct sums {
+    double ref_p, ref_t, lo_p, hi_p; /* Σ reference power and throughput, Σ lowest, highest */
+    double above;                    /* width of segments above the bracket */
+    double value;                    /* objective of the jobs already placed */
+    double tp, tt;                   /* their power and throughput */
+    size_t below, unmet;             /* segments below the bracket; floors not met */
+} sums;
+
+/*
+ * The oracle's single pass for a large plain instance (no bounds, floors or cap step) with a
+ * bracketed threshold: validate each job (as pfi_curve_check), and when its curve is its own
+ * envelope, sort its segments against the bracket. A job with no segment inside the bracket
+ * is placed at once (at the end of its segments above it, whatever the exact threshold);
+ * the others go to w->list for after the selection. Jobs whose curve is not concave, or that
+ * fail the check (job_prepare then says why), take the general path.
+ */
+static pfi_error fast_pass(const ctx *x, double b_hi, double b_lo, pfi_alloc_result *r, sums *S,
+                           pfi_diag *d)
+{
+    const pfi_alloc_jobs *J = x->J;
+    pfi_alloc_workspace *w = x->w;
+    /* everything the loop touches in locals: its byte and double stores could alias the
+       structures' fields, which would be reloaded at every job otherwise */
+    const size_t *off = J->offset;
+    const double *cap = J->cap_w, *pow_w = J->power_w, *tput = J->tput_tok_s, *wts = J->weight;
+    double *o_cap = r->cap_w, *o_pw = r->power_w, *o_tp = r->tput_tok_s, *o_shed = r->shed_w,
+           *o_down = r->marginal_down, *o_up = r->marginal_up;
+    unsigned char *kind = w->kind;
+    size_t *list = w->list, n_list = 0, n_b = w->n_b, below = 0, n = J->n;
+    double ref_p = 0, ref_t = 0, lo_p = 0, hi_p = 0, above = 0, value = 0, tp = 0, tt = 0;
+    pfi_error e = PFI_OK;
+    for (size_t j = 0; j < n && e == PFI_OK; j++) {
+        size_t a = off[j], b = off[j + 1], k = b > a ? b - a : 0;
+        const double *c = cap + a, *D = pow_w + a, *T = tput + a;
+        double wt = wts != NULL ? opt(wts, j, 1.0) : 1.0;
+        double sl[FAST_MAX_POINTS];
+        if (k >= 2 && k <= FAST_MAX_POINTS && n_b + k > w->cap_b) {
+            w->n_b = n_b;
+            if (!ws_buf(w, k)) {
+                e = PFI_ERR_NOMEM;
+                break;
+            }
+        }
+        /* In one branch-free sweep: pfi_curve_check without violations (caps rising, power
+           and throughput not falling; with the ends checked that makes every value finite,
+           and NaN fails every comparison), the slopes, whether every point is a vertex of
+           the envelope (power rising, slopes falling), and each segment against the
+           bracket: above (taken whatever the threshold), inside (to the selection), below. */
+        int ok = k >= 2 && k <= FAST_MAX_POINTS, identity = 1;
+        size_t v = 0, n_in = 0, n_above = 0, taking = 1;
+        double ab = 0, prev = INFINITY;
+        double *bs = w->bs + n_b, *bw = w->bw + n_b;
+        if (ok) {
+            ok = (c[0] > 0) & (c[k - 1] < INFINITY) & (D[0] > 0) & (D[k - 1] < INFINITY) &
+                 (T[0] >= 0) & (T[k - 1] < INFINITY);
+            for (size_t i = 1; i < k; i++) {
+                double wd = D[i] - D[i - 1];
+                double sv = (wt * T[i] - wt * T[i - 1]) / wd;
+                ok &= (c[i] > c[i - 1]) & (D[i] >= D[i - 1]) & (T[i] >= T[i - 1]);
+                identity &= (wd > 0) & (sv < prev);
+                prev = sv;
+                sl[i - 1] = sv;
+                size_t up = sv > b_hi, in = (size_t)(sv >= b_lo) & (size_t)(sv <= b_hi);
+                ab += up ? wd : 0.0;
+                n_above += up;
+                taking &= up;
+                v += taking;
+                bs[n_in] = sv;
+                bw[n_in] = wd;
+                n_in += in;
+            }
+        }
+        if (!ok || !identity) {
+            /* the general path, with the state it shares written back */
+            w->n_b = n_b;
+            w->n_list = n_list;
+            e = job_prepare(x, j, &S->unmet, d);
+            if (e == PFI_OK)
+                e = job_classify(x, j, false, b_hi, b_lo, &above, &below);
+            if (e != PFI_OK)
+                break;
+            view vw = true_view(x, j);
+            ref_p += pow_w[b - 1];
+            ref_t += tput[b - 1];
+            lo_p += vw.d[0];
+            hi_p += vw.d[vw.m - 1];
+            list[n_list++] = j;
+            n_b = w->n_b;
+            continue;
+        }
+        kind[j] = 0;
+        ref_p += D[k - 1];
+        ref_t += T[k - 1];
+        lo_p += D[0];
+        hi_p += D[k - 1];
+        above += ab;
+        below += k - 1 - n_above - n_in;
+        n_b += n_in;
+        if (n_in > 0 || n_above != v) {
+            /* decided after the selection: copy its points next to each other now, while
+               they are in cache, so that the later passes read them in sequence */
+            if (!ws_cand(w, k)) {
+                e = PFI_ERR_NOMEM;
+                break;
+            }
+            size_t c0 = w->n_c;
+            memcpy(w->cc + c0, c, k * sizeof *c);
+            memcpy(w->cd + c0, D, k * sizeof *D);
+            memcpy(w->ct + c0, T, k * sizeof *T);
+            w->n_c += k;
+            w->c0[j] = c0;
+            w->nc[j] = (uint32_t)k;
+            kind[j] = K_MAT | K_COPY;
+            list[n_list++] = j;
+            continue;
+        }
+        o_cap[j] = c[v];
+        o_pw[j] = D[v];
+        o_tp[j] = T[v];
+        o_shed[j] = D[k - 1] - D[v];
+        o_down[j] = v > 0 ? sl[v - 1] : NAN;
+        o_up[j] = v + 1 < k ? sl[v] : NAN;
+        value += wt * T[v];
+        tp += D[v];
+        tt += T[v];
+    }
+    w->n_b = n_b;
+    w->n_list = n_list;
+    S->ref_p = ref_p;
+    S->ref_t = ref_t;
+    S->lo_p = lo_p;
+    S->hi_p = hi_p;
+    S->above = above;
+    S->below = below;
+    S->value = value;
+    S->tp = tp;
+    S->tt = tt;
+    return e;
 }
 
 /* The cap of a view drawing at most power p (snapped down to a candidate when snap). */
@@ -707,7 +906,7 @@ static void output_job(const ctx *x, size_t j, double p, bool snap, pfi_alloc_re
     r->cap_w[j] = cap;
     r->power_w[j] = pw;
     r->tput_tok_s[j] = tp;
-    r->shed_w[j] = J->power_w[J->offset[j + 1] - 1] - pw;
+    r->shed_w[j] = ((x->w->kind[j] & K_COPY) ? v.d[v.m - 1] : J->power_w[J->offset[j + 1] - 1]) - pw;
     /* envelope slopes around the drawn power */
     double down = NAN, up = NAN, tol = 1e-9 * fabs(pw) + 1e-9;
     size_t ne = n_vtx(x, j, false), prev = 0;
@@ -934,40 +1133,51 @@ pfi_error pfi_allocate_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
     ctx x = {J, o, w, o->cap_step_w > 0};
     bool oracle = o->strategy == PFI_STRATEGY_ORACLE, model = o->strategy == PFI_STRATEGY_PFI_MODEL;
 
-    /* a guess of the threshold's bracket for large plain instances, so that the pass below
-       hands only a few segments to the selection */
+    /* a guess of the threshold's bracket for large plain instances, so that one pass places
+       most jobs and hands only the segments inside the bracket to the selection */
     double b_hi = INFINITY, b_lo = -INFINITY;
-    if (oracle && n >= SAMPLE_MIN_JOBS && !x.discrete && J->cap_lo_w == NULL &&
-        J->cap_hi_w == NULL && J->floor_frac == NULL)
-        sample_bracket(&x, &b_hi, &b_lo);
+    bool sampled = oracle && n >= SAMPLE_MIN_JOBS && !x.discrete && J->cap_lo_w == NULL &&
+                   J->cap_hi_w == NULL && J->floor_frac == NULL &&
+                   sample_bracket(&x, &b_hi, &b_lo);
 
     /* one pass: validate, candidates, envelopes, totals, segments for the selection */
-    size_t unmet = 0, below = 0;
-    double ref_p = 0, ref_t = 0, lo_p = 0, hi_p = 0, above = 0;
-    for (size_t j = 0; j < n; j++) {
-        if ((e = job_prepare(&x, j, &unmet, d)) != PFI_OK)
+    sums S;
+    memset(&S, 0, sizeof S);
+    if (sampled) {
+        if ((e = fast_pass(&x, b_hi, b_lo, r, &S, d)) != PFI_OK)
             return e;
-        size_t last = J->offset[j + 1] - 1;
-        ref_p += J->power_w[last];
-        ref_t += J->tput_tok_s[last];
-        view v = true_view(&x, j);
-        lo_p += v.d[0];
-        hi_p += v.d[v.m - 1];
-        if (oracle && (e = job_classify(&x, j, false, b_hi, b_lo, &above, &below)) != PFI_OK)
-            return e;
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            if ((e = job_prepare(&x, j, &S.unmet, d)) != PFI_OK)
+                return e;
+            size_t last = J->offset[j + 1] - 1;
+            S.ref_p += J->power_w[last];
+            S.ref_t += J->tput_tok_s[last];
+            view v = true_view(&x, j);
+            S.lo_p += v.d[0];
+            S.hi_p += v.d[v.m - 1];
+            if (oracle &&
+                (e = job_classify(&x, j, false, INFINITY, -INFINITY, &S.above, &S.below)) !=
+                    PFI_OK)
+                return e;
+        }
     }
+    double ref_p = S.ref_p, lo_p = S.lo_p, hi_p = S.hi_p;
     double budget = isnan(o->budget_w) ? (1.0 - o->reduction) * ref_p : o->budget_w;
     r->budget_w = budget;
     r->ref_power_w = ref_p;
-    r->ref_tput_tok_s = ref_t;
+    r->ref_tput_tok_s = S.ref_t;
     r->min_power_w = lo_p;
-    r->floors_unmet = unmet;
+    r->floors_unmet = S.unmet;
     r->feasible = lo_p <= budget;
     r->shortfall_w = r->feasible ? 0.0 : lo_p - budget;
     r->upper_bound = NAN;
     r->lambda = NAN;
     bool binding = r->feasible && hi_p > budget;
     bool snap = x.discrete || !r->feasible;
+    const size_t *list = NULL; /* jobs to place below; NULL: all */
+    bool placed = false;       /* oracle_pick wrote some outputs (w->flag) */
+    size_t n_list = n;
 
     if (!binding) {
         for (size_t j = 0; j < n; j++) {
@@ -980,18 +1190,25 @@ pfi_error pfi_allocate_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
         double cap = budget - lo_p, inside = 0;
         for (size_t i = 0; i < w->n_b; i++)
             inside += w->bw[i];
-        if (!(above <= cap && (below == 0 || cap < above + inside))) {
-            /* the guess missed: every segment goes to the selection */
+        if (sampled && above_ok(S.above, cap, inside, S.below)) {
+            list = w->list;
+            n_list = w->n_list;
+        } else if (sampled) {
+            /* the guess missed: every segment goes to the selection, every job is placed
+               after it */
             w->n_b = 0;
-            above = 0;
-            below = 0;
+            S.above = 0;
+            S.below = 0;
+            S.value = 0;
             for (size_t j = 0; j < n; j++)
-                if ((e = job_classify(&x, j, false, INFINITY, -INFINITY, &above, &below)) !=
-                    PFI_OK)
+                if ((e = job_classify(&x, j, false, INFINITY, -INFINITY, &S.above,
+                                      &S.below)) != PFI_OK)
                     return e;
         }
         double lam;
-        r->upper_bound = oracle_pick(&x, false, cap, above, &lam);
+        r->upper_bound =
+            S.value + oracle_pick(&x, false, cap, S.above, list, n_list, r, &lam);
+        placed = true;
         r->lambda = lam;
         r->method = x.discrete ? "concave envelope + Lagrangian threshold, caps on a grid"
                                : "concave envelope + Lagrangian threshold";
@@ -1038,7 +1255,7 @@ pfi_error pfi_allocate_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
             if (est_budget < est_lo)
                 est_budget = est_lo;
             double lam;
-            oracle_pick(&x, true, est_budget - est_lo, 0.0, &lam);
+            oracle_pick(&x, true, est_budget - est_lo, 0.0, NULL, 0, NULL, &lam);
             for (size_t j = 0; j < n; j++) {
                 view v = est_view(&x, j);
                 w->share[j] = v.d[v.m - 1] - w->pick[j];
@@ -1054,9 +1271,19 @@ pfi_error pfi_allocate_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                           : "shares of the reduction, water-filling within cap bounds";
     }
 
+    for (size_t l = 0; l < n_list; l++) {
+        size_t j = list != NULL ? list[l] : l;
+        if (!(placed && w->flag[j]))
+            output_job(&x, j, w->pick[j], snap, r);
+    }
     double tp = 0, tt = 0, obj = 0;
-    for (size_t j = 0; j < n; j++) {
-        output_job(&x, j, w->pick[j], snap, r);
+    if (list != NULL) { /* the pass placed the others and summed them */
+        tp = S.tp;
+        tt = S.tt;
+        obj = S.value;
+    }
+    for (size_t l = 0; l < n_list; l++) {
+        size_t j = list != NULL ? list[l] : l;
         tp += r->power_w[j];
         tt += r->tput_tok_s[j];
         obj += opt(J->weight, j, 1.0) * r->tput_tok_s[j];
