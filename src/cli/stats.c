@@ -650,6 +650,7 @@ static int compare(int argc, char **argv, const char *pfi_column, const char *ou
 
 int cmd_stats(int argc, char **argv)
 {
+    bool predictor_given = false; /* --predictor named one (it must exist) */
     const char *predictor = PFI_DRAM_COPY_PRODUCT, *pfi_column = NULL, *glob = NULL,
                *groups_out = NULL, *output = NULL, *format = "table", *plot_class = NULL,
                *plot_feature = NULL;
@@ -662,7 +663,7 @@ int cmd_stats(int argc, char **argv)
         case 'h':
             usage(stdout);
             return PFI_EXIT_OK;
-        case 'p': predictor = optarg; break;
+        case 'p': predictor = optarg; predictor_given = true; break;
         case 'f': extra = optarg; break;
         case 'a':
             if (!cli_parse_double(optarg, &alpha) || alpha <= 0 || alpha >= 1) {
@@ -700,7 +701,7 @@ int cmd_stats(int argc, char **argv)
     size_t idx;
     /* The default predictor is added when its columns exist; a named one must exist. */
     pfi_error e = pfi_groups_resolve(g, predictor, &idx);
-    if (e != PFI_OK && predictor != (const char *)PFI_DRAM_COPY_PRODUCT) {
+    if (e != PFI_OK && predictor_given) {
         cli_error("--predictor: '%s' is not a feature of %s", predictor, argv[optind]);
         rc = PFI_EXIT_DATA;
     }
