@@ -588,9 +588,9 @@ static pfi_error job_classify(const ctx *x, size_t j, bool est, double hi, doubl
 /*
  * A bracket [*lo, *hi] for the threshold slope from a systematic sample of jobs (evenly
  * spaced blocks of consecutive jobs) (the true
- * curves, no bounds): the sample's cut-off position ± SAMPLE_MARGIN of its width. Only a guess: the
- * caller checks that the threshold lies inside and falls back to every segment if not.
- * Returns false (no bracket) when the sample holds no usable job.
+ * curves, no bounds): the sample's cut-off position ± SAMPLE_MARGIN of its width. Only a
+ * guess: the caller checks that the threshold lies inside and falls back to every segment
+ * if not. Returns false (no bracket) when the sample holds no usable job.
  */
 static bool sample_bracket(const ctx *x, double *hi, double *lo)
 {
@@ -666,9 +666,10 @@ static bool above_ok(double above, double cap, double inside, size_t below)
  * at its lowest candidate; segments with slope > λ are taken, those at λ in job order while
  * the budget lasts (the last one in part when continuous). Writes each job's power to
  * w->pick and returns the envelope (LP) value (of the jobs in list[n_list] only, every job when
- * list is NULL: jobs outside the list have no segment at the threshold). The buffer must hold the segments in
- * [lo_b, hi_b] with *above the width above hi_b (see job_classify). With out, the outputs of
- * jobs whose whole curve was copied by fast_pass are written here (w->flag[j] set).
+ * list is NULL: jobs outside the list have no segment at the threshold). The buffer must
+ * hold the segments in [lo_b, hi_b], above_hi the width above hi_b (see job_classify). With
+ * out, the outputs of jobs whose whole curve fast_pass copied are written here (w->flag[j]
+ * set).
  */
 static double oracle_pick(const ctx *x, bool est, double cap, double above_hi,
                           const size_t *list, size_t n_list, pfi_alloc_result *out,
@@ -906,7 +907,8 @@ static void output_job(const ctx *x, size_t j, double p, bool snap, pfi_alloc_re
     r->cap_w[j] = cap;
     r->power_w[j] = pw;
     r->tput_tok_s[j] = tp;
-    r->shed_w[j] = ((x->w->kind[j] & K_COPY) ? v.d[v.m - 1] : J->power_w[J->offset[j + 1] - 1]) - pw;
+    double ref = (x->w->kind[j] & K_COPY) ? v.d[v.m - 1] : J->power_w[J->offset[j + 1] - 1];
+    r->shed_w[j] = ref - pw;
     /* envelope slopes around the drawn power */
     double down = NAN, up = NAN, tol = 1e-9 * fabs(pw) + 1e-9;
     size_t ne = n_vtx(x, j, false), prev = 0;

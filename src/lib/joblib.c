@@ -90,7 +90,8 @@ pfi_error pfi_joblib_from_library(const pfi_library *lib, pfi_joblib **out)
     *out = NULL;
     if (lib == NULL || lib->n_groups == 0)
         return PFI_ERR_INVALID_ARGUMENT;
-    int f_dram = library_feature("dcgm_dram_active"), f_copy = library_feature("dcgm_mem_copy_util");
+    int f_dram = library_feature("dcgm_dram_active");
+    int f_copy = library_feature("dcgm_mem_copy_util");
     pfi_joblib *l = lib_alloc(lib->n_groups, lib->n_groups * PFI_LIBRARY_MAX_CAPS);
     if (l == NULL)
         return PFI_ERR_NOMEM;
