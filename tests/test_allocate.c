@@ -628,6 +628,118 @@ static void test_strategies(void **state)
     assert_string_equal(pfi_strategy_name(PFI_STRATEGY_RAW_TELEMETRY), "raw-telemetry");
 }
 
+static int cmp_desc_slope(const void *a, const void *b)
+{
+    double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    return (x < y) - (x > y);
+}
+
+/*
+ * Large instances take the oracle's sampled path (>= 32768 jobs, no bounds): check it against
+ * a plain sort-based greedy over every segment (the LP optimum for concave curves), with
+ * weights, 3 to 6 points, some collinear points (not envelope vertices: the general path
+ * inside the fast pass), a reused workspace, and an instance built so that the sample (blocks
+ * of consecutive jobs at multiples of n/32) misleads the bracket and the fallback runs.
+ */
+static void test_oracle_large(void **state)
+{
+    (void)state;
+    const size_t n = 65536;
+    size_t *off = malloc((n + 1) * sizeof *off);
+    double *cap = malloc(6 * n * sizeof *cap), *pw = malloc(6 * n * sizeof *pw),
+           *tp = malloc(6 * n * sizeof *tp), *wt = malloc(n * sizeof *wt);
+    double *seg = malloc(2 * 5 * n * sizeof *seg);
+    assert_non_null(off);
+    assert_non_null(cap);
+    assert_non_null(pw);
+    assert_non_null(tp);
+    assert_non_null(wt);
+    assert_non_null(seg);
+    pfi_alloc_workspace *ws = NULL;
+    assert_int_equal(pfi_alloc_workspace_create(&ws), PFI_OK);
+    pfi_alloc_result r;
+    assert_int_equal(pfi_alloc_result_init(&r, n), PFI_OK);
+    for (int variant = 0; variant < 2; variant++) {
+        pfi_rng rng;
+        pfi_rng_seed(&rng, 11, (uint64_t)variant);
+        size_t q = 0, m = 0;
+        double base_p = 0, base_v = 0, ref = 0;
+        for (size_t j = 0; j < n; j++) {
+            off[j] = q;
+            size_t k = 3 + pfi_rng_next(&rng) % 4;
+            wt[j] = 0.5 + 1.5 * pfi_rng_uniform(&rng);
+            double scale = variant == 1 && j % 2048 < 64 ? 100.0 : 1.0; /* the sampled blocks */
+            double p = 1000 + 1000 * pfi_rng_uniform(&rng), t = 1000 * pfi_rng_uniform(&rng);
+            double slope = scale * (1 + 20 * pfi_rng_uniform(&rng));
+            for (size_t i = 0; i < k; i++) {
+                cap[q] = 100 + 100 * (double)i;
+                pw[q] = p;
+                tp[q] = t;
+                if (i + 1 < k) {
+                    double dp = 100 + 400 * pfi_rng_uniform(&rng);
+                    p += dp;
+                    t += slope * dp;
+                    if (!(j % 97 == 0 && i == 0)) /* every 97th job: a collinear point */
+                        slope *= 0.3 + 0.6 * pfi_rng_uniform(&rng);
+                }
+                q++;
+            }
+            base_p += pw[off[j]];
+            base_v += wt[j] * tp[off[j]];
+            ref += pw[q - 1];
+            for (size_t i = off[j]; i + 1 < q; i++) {
+                seg[2 * m] = (wt[j] * tp[i + 1] - wt[j] * tp[i]) / (pw[i + 1] - pw[i]);
+                seg[2 * m + 1] = pw[i + 1] - pw[i];
+                m++;
+            }
+        }
+        off[n] = q;
+        qsort(seg, m, 2 * sizeof *seg, cmp_desc_slope);
+        pfi_alloc_jobs J;
+        memset(&J, 0, sizeof J);
+        J.n = n;
+        J.offset = off;
+        J.cap_w = cap;
+        J.power_w = pw;
+        J.tput_tok_s = tp;
+        J.weight = wt;
+        for (int ri = 0; ri < 3; ri++) {
+            pfi_alloc_options o;
+            pfi_alloc_options_init(&o);
+            o.reduction = 0.05 + 0.1 * ri;
+            double left = (1 - o.reduction) * ref - base_p, best = base_v;
+            for (size_t i = 0; i < m && left > 0; i++) {
+                double take = seg[2 * i + 1] < left ? seg[2 * i + 1] : left;
+                best += seg[2 * i] * take;
+                left -= take;
+            }
+            assert_int_equal(pfi_allocate_ws(&J, &o, ws, &r, NULL), PFI_OK);
+            assert_true(r.feasible);
+            NEAR(r.objective, best, 1e-9);
+            NEAR(r.upper_bound, best, 1e-9);
+            double p = 0, obj = 0;
+            for (size_t j = 0; j < n; j++) {
+                size_t a = off[j], k = off[j + 1] - a;
+                NEAR(r.power_w[j], pfi_interp(cap + a, pw + a, k, r.cap_w[j]), 1e-12);
+                NEAR(r.tput_tok_s[j], pfi_interp(cap + a, tp + a, k, r.cap_w[j]), 1e-12);
+                NEAR(r.shed_w[j], pw[a + k - 1] - r.power_w[j], 1e-12);
+                p += r.power_w[j];
+                obj += wt[j] * r.tput_tok_s[j];
+            }
+            NEAR(r.objective, obj, 1e-12);
+            assert_true(p <= r.budget_w * (1 + 1e-12));
+        }
+    }
+    pfi_alloc_result_clear(&r);
+    pfi_alloc_workspace_destroy(ws);
+    free(off);
+    free(cap);
+    free(pw);
+    free(tp);
+    free(wt);
+    free(seg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -641,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_oracle_grid),
         cmocka_unit_test(test_oracle_linprog),
         cmocka_unit_test(test_strategies),
+        cmocka_unit_test(test_oracle_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,8 +38,9 @@
  *     ÷ tokens per joule [our reading of the paper's PFI-aware heuristic, DESIGN §6].
  *   - pfi-model [ours]: each PFI_j becomes an estimated curve through the job's reference
  *     point by inverting the DESIGN §7 model (the compute share α that gives PFI_j on the
- *     job's cap grid); the oracle runs on the estimated curves, and the sheds it chooses are
- *     the shares applied to the true curves.
+ *     job's cap grid), or the caller's estimated curves (est_power_w, est_tput_tok_s); the
+ *     oracle runs on the estimated curves, and the sheds it chooses are the shares applied
+ *     to the true curves.
  *   - raw-telemetry: share ∝ D_j × feature_j, the raw DCGM feature, uncalibrated (the paper's
  *     baseline).
  * With a cap step, heuristic caps are rounded down to the grid (the budget holds; some of it
@@ -101,6 +102,13 @@ typedef struct pfi_alloc_jobs {
     const double *model_alpha;      /* pfi-model: the compute share for each job's PFI when the
                                        caller has it (pfi_model_share_for_pfi on the job's caps
                                        with the options' shape); NULL: found here */
+    /* pfi-model: the estimated curve at each curve point (same layout as power_w: whole-job
+       W and tokens/s, finite, power > 0, neither falling as the cap rises), when the caller
+       has it (e.g. precomputed per job type); between points (cap bounds, a cap step)
+       interpolated linearly in the cap. Both or neither; NULL: the §7 model through each
+       job's reference point with model_alpha or pfi (pfi is then not needed for pfi-model) */
+    const double *est_power_w;
+    const double *est_tput_tok_s;
 } pfi_alloc_jobs;
 
 /* pfi_alloc_options — pfi_alloc_options_init gives the defaults. */
@@ -157,6 +165,21 @@ pfi_error pfi_alloc_result_init(pfi_alloc_result *r, size_t n);
 void pfi_alloc_result_clear(pfi_alloc_result *r);
 
 /*
+ * pfi_alloc_workspace — scratch memory of pfi_allocate_ws, reused across calls so that a
+ * caller that allocates repeatedly (the simulation, a control loop) allocates nothing once
+ * the workspace has grown to its largest instance. Opaque; one per thread (not shareable
+ * between concurrent calls).
+ */
+typedef struct pfi_alloc_workspace pfi_alloc_workspace;
+
+/* pfi_alloc_workspace_create — an empty workspace in *out (owned;
+ * pfi_alloc_workspace_destroy). Errors: PFI_ERR_NOMEM. */
+pfi_error pfi_alloc_workspace_create(pfi_alloc_workspace **out);
+
+/* pfi_alloc_workspace_destroy — free w. NULL is a no-op. */
+void pfi_alloc_workspace_destroy(pfi_alloc_workspace *w);
+
+/*
  * pfi_allocate — per-job caps for jobs under options o into r (initialised for jobs->n).
  * An infeasible budget is not an error: r->feasible is false, r->shortfall_w says by how
  * much, and every job is at its lower bound (the closest allocation).
@@ -168,6 +191,19 @@ void pfi_alloc_result_clear(pfi_alloc_result *r);
  */
 pfi_error pfi_allocate(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
                        pfi_alloc_result *r, pfi_diag *diag);
+
+/*
+ * pfi_allocate_ws — pfi_allocate with the caller's workspace w (borrowed, grown as needed;
+ * its contents on entry do not matter). pfi_allocate is this with a workspace of its own.
+ * Cost: O(total curve points) time, no allocation once w is large enough. For the oracle on
+ * large instances without bounds, floors or cap step (>= 32768 jobs) the threshold is first
+ * bracketed from a sample of 4096 jobs, so that one pass over the jobs hands only the
+ * segments inside the bracket to the selection; a missed bracket is detected and redone with
+ * every segment, so the result never depends on the sample. Errors: as pfi_allocate; r's
+ * contents are unspecified after an error.
+ */
+pfi_error pfi_allocate_ws(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
+                          pfi_alloc_workspace *w, pfi_alloc_result *r, pfi_diag *diag);
 
 /*
  * pfi_alloc_select — the weighted threshold at the heart of the oracle, exposed for tests

@@ -8,17 +8,18 @@
  * (the DRAM copy product, DESIGN §4).
  *
  * Two sources, one shape:
- *   - pfi_joblib_synthetic: a small built-in library drawn from the DESIGN §7 model at its
- *     calibration starting point. SYNTHETIC numbers: 25 groups, classes dense / moe-pt /
- *     moe-ft with compute share α near 0.93 / 0.80 / 0.55, P_u 600–700 W, P_s = 0.25 P_u,
- *     γ = 2, f_max 1980 MHz, caps 200–700 W by 100 W for 8 GPUs and {200,500,600,700} W for
- *     16 and 32 GPUs, per-GPU tokens/s at the scale of the public LLM Foundry MPT tables
- *     (data/real/llmfoundry_mpt_throughput: 7B ≈ 10k, 30B ≈ 2.2k tokens/s/GPU on H100).
- *     This is a stand-in for the calibrated library of issue 4 [ours].
+ *   - pfi_joblib_from_library: the calibrated SYNTHETIC library of pfi/library.h (issue 4;
+ *     `pfi library generate`), the one synthetic library of the project. Each group's curve
+ *     is its TRUE job (the noise-free DESIGN §7 model) at the caps the group was measured at,
+ *     its PFI the noise-free pfi_true, its raw feature the DRAM copy product (DESIGN §4:
+ *     DRAM active × memory copy utilisation) of its measured reference run, its task the
+ *     library's (pre-training or LoRA fine-tuning; dense fine-tuning included).
  *   - pfi_joblib_from_runs: any analysed runs table (a dataset directory read through its
- *     manifest): points merged by cap as pfi_group_compute does, runs with a missing value
- *     left out, the curve repaired; groups with fewer than 2 usable caps or an undefined PFI
- *     are skipped (counted).
+ *     manifest, e.g. data/zeus_nsdi23_power or a directory `pfi library generate` wrote):
+ *     points merged by cap as pfi_group_compute does, runs with a missing value left out,
+ *     the curve repaired; groups with fewer than 2 usable caps or an undefined PFI are
+ *     skipped (counted). Measured curves (noise included); no raw feature; the task is
+ *     fine-tuning when the class ends in "-ft" (a runs table has no task column).
  */
 #ifndef PFI_JOBLIB_H
 #define PFI_JOBLIB_H
@@ -29,6 +30,7 @@
 
 #include "pfi/error.h"
 #include "pfi/index.h"
+#include "pfi/library.h"
 #include "pfi/runs.h"
 
 #ifdef __cplusplus
@@ -59,10 +61,12 @@ typedef struct pfi_joblib {
 } pfi_joblib;
 
 /*
- * pfi_joblib_synthetic — the built-in synthetic library (see above), deterministic for seed.
- * *out owned (pfi_joblib_destroy). Errors: PFI_ERR_NOMEM.
+ * pfi_joblib_from_library — a library from the calibrated synthetic library lib (borrowed;
+ * pfi_library_generate), described above; synthetic is set. *out owned
+ * (pfi_joblib_destroy). Errors: PFI_ERR_INVALID_ARGUMENT (lib NULL or empty, a group the
+ * model rejects), PFI_ERR_NOMEM.
  */
-pfi_error pfi_joblib_synthetic(uint64_t seed, pfi_joblib **out);
+pfi_error pfi_joblib_from_library(const pfi_library *lib, pfi_joblib **out);
 
 /*
  * pfi_joblib_from_runs — a library from the sweep groups of t (borrowed), with o's exclusion

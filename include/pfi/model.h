@@ -10,9 +10,9 @@
  * tensor_active_peak · (t_c f_max/f)/t(f). Memory-bound jobs (small compute share
  * α = t_c/(t_c + t_m) at f_max) keep throughput under caps: high PFI.
  *
- * Used to generate the synthetic job library (pfi/library.h), the simulation's built-in
- * library (pfi/joblib.h) and to emulate GPUs; the `pfi-model` allocation strategy
- * (pfi/allocate.h) inverts it (pfi_model_share_for_pfi) to turn an estimated PFI into a
+ * Used to generate the synthetic job library (pfi/library.h, which the policy simulation
+ * also draws from through pfi/joblib.h) and to emulate GPUs; the `pfi-model` allocation
+ * strategy (pfi/allocate.h) inverts it (pfi_model_share_for_pfi) to turn an estimated PFI into a
  * concave cap → throughput curve.
  *
  * Plain data, no global state: thread-safe.

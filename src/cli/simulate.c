@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "pfi/fit.h"
 #include "pfi/joblib.h"
+#include "pfi/library.h"
 #include "pfi/manifest.h"
 #include "pfi/simulate.h"
 #include "pfi/plot_sim.h"
@@ -28,10 +29,12 @@ static void usage(FILE *f)
         "interval over workloads.\n"
         "\n"
         "library:\n"
-        "  --library synthetic|DIR  the built-in SYNTHETIC library (default), or a dataset\n"
-        "                         directory with a " PFI_MANIFEST_NAME " (e.g. data/zeus_nsdi23_power):\n"
+        "  --library synthetic|DIR  the calibrated SYNTHETIC library of 'pfi library\n"
+        "                         generate' (default; generated in memory, true curves), or\n"
+        "                         a dataset directory with a " PFI_MANIFEST_NAME " (e.g.\n"
+        "                         data/zeus_nsdi23_power, or one 'pfi library generate' wrote):\n"
         "                         each sweep group becomes a job with its measured curve\n"
-        "  --library-seed N       seed of the synthetic library (2024)\n"
+        "  --library-seed N       seed of the synthetic library (1, as 'pfi library generate')\n"
         "\n"
         "simulation:\n"
         "  --workloads W          workloads per mix (500)\n"
@@ -121,7 +124,7 @@ static int parse_args(int argc, char **argv, settings *s)
 {
     memset(s, 0, sizeof *s);
     s->library = "synthetic";
-    s->library_seed = 2024;
+    s->library_seed = 1;
     s->format = "table";
     pfi_sim_options_init(&s->sim);
     optind = 1;
@@ -512,7 +515,14 @@ int cmd_simulate(int argc, char **argv)
         return rc;
     pfi_joblib *lib = NULL;
     if (strcmp(s.library, "synthetic") == 0) {
-        pfi_error e = pfi_joblib_synthetic(s.library_seed, &lib);
+        pfi_library_options lo;
+        pfi_library_options_init(&lo);
+        lo.seed = s.library_seed;
+        pfi_library *gen = NULL;
+        pfi_error e = pfi_library_generate(&lo, &gen);
+        if (e == PFI_OK)
+            e = pfi_joblib_from_library(gen, &lib);
+        pfi_library_destroy(gen);
         if (e != PFI_OK)
             return cli_report(e, NULL);
     } else {

@@ -1,17 +1,16 @@
 /*
- * Job libraries: the built-in synthetic one (DESIGN §7 model) and one built from a runs table.
+ * Job libraries for the policy simulation: from the calibrated synthetic library
+ * (pfi/library.h) or from a runs table.
  */
 #include "pfi/joblib.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pfi/curve.h"
 #include "pfi/model.h"
-#include "pfi/rng.h"
 
 void pfi_joblib_destroy(pfi_joblib *l)
 {
@@ -77,120 +76,63 @@ static pfi_error class_index(pfi_joblib *l, const char *c, size_t *out)
     return PFI_OK;
 }
 
-static char *format_name(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *format_name(const char *fmt, ...)
+/* The feature column named name in pfi_library_feature_names, or -1. */
+static int library_feature(const char *name)
 {
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return strdup(buf);
+    for (int k = 0; k < PFI_LIBRARY_N_FEATURES; k++)
+        if (strcmp(pfi_library_feature_names[k], name) == 0)
+            return k;
+    return -1;
 }
 
-/* One row of the synthetic recipe. */
-typedef struct recipe {
-    const char *model;
-    const char *job_class;
-    bool fine_tune;
-    int gpus;
-    int variant;         /* a second configuration (batch size) of the same cell */
-    double tok_s_per_gpu; /* at f_max, 8 GPUs, before the per-group jitter */
-} recipe;
-
-/*
- * 25 sweep groups (as many as the paper): four models, pre-training and LoRA fine-tuning,
- * 8 / 16 / 32 GPUs (32 only for the large dense pre-training, as in the paper). Per-GPU
- * tokens/s: dense 8B ≈ 10k and dense 32B ≈ 2.2k (MPT 7B / 30B on H100 in the LLM Foundry
- * tables), the MoE models by their active parameters; LoRA fine-tuning 1.3× pre-training
- * (no weight gradients) [ours].
- */
-static const recipe recipes[] = {
-    {"dense-8b", "dense", false, 8, 0, 10000},  {"dense-8b", "dense", false, 16, 0, 10000},
-    {"dense-8b", "dense", true, 8, 0, 13000},   {"dense-8b", "dense", true, 16, 0, 13000},
-    {"dense-32b", "dense", false, 8, 0, 2200},  {"dense-32b", "dense", false, 16, 0, 2200},
-    {"dense-32b", "dense", false, 32, 0, 2200}, {"dense-32b", "dense", true, 8, 0, 2900},
-    {"dense-32b", "dense", true, 16, 0, 2900},
-    {"moe-16b", "moe-pt", false, 8, 0, 7000},   {"moe-16b", "moe-pt", false, 8, 1, 7000},
-    {"moe-16b", "moe-pt", false, 16, 0, 7000},  {"moe-16b", "moe-pt", false, 16, 1, 7000},
-    {"moe-30b", "moe-pt", false, 8, 0, 5000},   {"moe-30b", "moe-pt", false, 8, 1, 5000},
-    {"moe-30b", "moe-pt", false, 16, 0, 5000},  {"moe-30b", "moe-pt", false, 16, 1, 5000},
-    {"moe-16b", "moe-ft", true, 8, 0, 9000},    {"moe-16b", "moe-ft", true, 8, 1, 9000},
-    {"moe-16b", "moe-ft", true, 16, 0, 9000},   {"moe-16b", "moe-ft", true, 16, 1, 9000},
-    {"moe-30b", "moe-ft", true, 8, 0, 6500},    {"moe-30b", "moe-ft", true, 8, 1, 6500},
-    {"moe-30b", "moe-ft", true, 16, 0, 6500},   {"moe-30b", "moe-ft", true, 16, 1, 6500},
-};
-
-enum { N_RECIPES = sizeof recipes / sizeof recipes[0] };
-
-static double class_alpha(const char *c)
-{
-    if (strcmp(c, "dense") == 0)
-        return 0.93;
-    if (strcmp(c, "moe-pt") == 0)
-        return 0.80;
-    return 0.55;
-}
-
-pfi_error pfi_joblib_synthetic(uint64_t seed, pfi_joblib **out)
+pfi_error pfi_joblib_from_library(const pfi_library *lib, pfi_joblib **out)
 {
     *out = NULL;
-    static const double fine[] = {200, 300, 400, 500, 600, 700};
-    static const double coarse[] = {200, 500, 600, 700};
-    pfi_joblib *l = lib_alloc(N_RECIPES, 6 * N_RECIPES);
+    if (lib == NULL || lib->n_groups == 0)
+        return PFI_ERR_INVALID_ARGUMENT;
+    int f_dram = library_feature("dcgm_dram_active");
+    int f_copy = library_feature("dcgm_mem_copy_util");
+    pfi_joblib *l = lib_alloc(lib->n_groups, lib->n_groups * PFI_LIBRARY_MAX_CAPS);
     if (l == NULL)
         return PFI_ERR_NOMEM;
     l->synthetic = true;
-    pfi_rng rng;
-    pfi_rng_seed(&rng, seed, 0x5eed);
     size_t q = 0;
-    for (size_t i = 0; i < N_RECIPES; i++) {
-        const recipe *r = &recipes[i];
-        double alpha = class_alpha(r->job_class) + 0.04 * pfi_rng_normal(&rng);
-        alpha = fmin(1.0, fmax(0.3, alpha));
-        double p_u = 600 + 100 * pfi_rng_uniform(&rng);
-        double eff = r->gpus == 8 ? 1.0 : r->gpus == 16 ? 0.95 : 0.90; /* scaling [ours] */
-        double tok = r->tok_s_per_gpu * r->gpus * eff * (0.85 + 0.3 * pfi_rng_uniform(&rng));
-        /* DESIGN §7 starting point (P_s = 0.25 P_u, γ = 2, f_max 1980 MHz), scaled so that
-           the uncapped job makes tok tokens/s */
-        pfi_model_job m;
-        pfi_model_job_init(&m, alpha, p_u);
-        m.gpus = (unsigned)r->gpus;
-        const double *grid = r->gpus == 8 ? fine : coarse;
-        size_t k = r->gpus == 8 ? 6 : 4;
+    pfi_error e = PFI_OK;
+    for (size_t i = 0; i < lib->n_groups && e == PFI_OK; i++) {
+        const pfi_library_group *g = &lib->groups[i];
         l->offset[i] = q;
-        pfi_error e = pfi_model_set_throughput(&m, tok);
-        for (size_t c = 0; c < k && e == PFI_OK; c++, q++) {
+        /* the true curve at the group's caps, ascending (caps_w is descending) */
+        for (size_t c = g->n_caps; c-- > 0 && e == PFI_OK; q++) {
             pfi_model_point pt;
-            e = pfi_model_eval(&m, grid[c], &pt);
-            l->cap_w[q] = grid[c];
+            e = pfi_model_eval(&g->job, g->caps_w[c], &pt);
+            l->cap_w[q] = g->caps_w[c];
             l->power_w[q] = pt.job_power_w;
             l->tput_tok_s[q] = pt.throughput;
         }
-        if (e == PFI_OK)
-            e = pfi_model_pfi(&m, grid, k, 0.02, &l->pfi[i]);
-        if (e != PFI_OK) { /* not reached: the recipes are in the model's domain */
-            l->n = i;
-            pfi_joblib_destroy(l);
-            return e;
+        if (e != PFI_OK)
+            break;
+        l->pfi[i] = g->pfi_true;
+        /* the DRAM copy product of the measured reference (highest-cap) run */
+        l->feature[i] = NAN;
+        double ref_cap = -INFINITY;
+        for (size_t r = 0; r < lib->n_runs; r++) {
+            const pfi_library_run *run = &lib->runs[r];
+            if (run->group == i && run->cap_w > ref_cap && f_dram >= 0 && f_copy >= 0) {
+                ref_cap = run->cap_w;
+                l->feature[i] = run->features[f_dram] * run->features[f_copy];
+            }
         }
-        /* DRAM copy product: DRAM activity t_m/t times a copy utilisation that tracks it,
-           with 20 % multiplicative measurement noise [ours] */
-        double dram = 1.0 - alpha;
-        l->feature[i] = dram * (0.8 * dram) * exp(0.2 * pfi_rng_normal(&rng));
-        l->gpus[i] = r->gpus;
-        l->fine_tune[i] = r->fine_tune;
-        l->name[i] = format_name("%s-%s-%dgpu%s", r->model, r->fine_tune ? "ft" : "pt", r->gpus,
-                                 r->variant ? "-b" : "");
-        e = l->name[i] == NULL ? PFI_ERR_NOMEM : class_index(l, r->job_class, &l->class_id[i]);
+        l->gpus[i] = g->job.gpus;
+        l->fine_tune[i] = strcmp(g->task, "ft") == 0;
+        l->name[i] = strdup(g->name);
         l->n = i + 1;
-        if (e != PFI_OK) {
-            pfi_joblib_destroy(l);
-            return e;
-        }
+        e = l->name[i] == NULL ? PFI_ERR_NOMEM : class_index(l, g->job_class, &l->class_id[i]);
     }
-    l->offset[N_RECIPES] = q;
+    if (e != PFI_OK) {
+        pfi_joblib_destroy(l);
+        return e == PFI_ERR_NOMEM ? e : PFI_ERR_INVALID_ARGUMENT;
+    }
+    l->offset[lib->n_groups] = q;
     *out = l;
     return PFI_OK;
 }

@@ -3,49 +3,19 @@
  */
 #include "pfi/plot_sim.h"
 
-#include <errno.h>
 #include <math.h>
 #include <plplot/plplot.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-static char plot_error[256];
+#include "plot_common.h"
 
-static int on_plexit(PLCHAR_VECTOR msg)
-{
-    snprintf(plot_error, sizeof plot_error, "%s", msg ? msg : "PLplot error");
-    return 0;
-}
-
-static void on_plabort(PLCHAR_VECTOR msg)
-{
-    snprintf(plot_error, sizeof plot_error, "%s", msg ? msg : "PLplot error");
-}
-
-static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt, ...)
-{
-    if (d != NULL) {
-        pfi_diag_clear(d);
-        snprintf(d->file, sizeof d->file, "%s", path);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->message, sizeof d->message, fmt, ap);
-        va_end(ap);
-    }
-    return e;
-}
-
-static const int palette[PFI_STRATEGY_COUNT][3] = {
-    {0, 0, 0}, {150, 150, 150}, {230, 159, 0}, {0, 114, 178}, {0, 158, 115}, {213, 94, 0}};
+/* Colour of each strategy (plot_common.h's palette): the oracle black, equal grey, the
+   others series colours. */
+static const PLINT strategy_colour[PFI_STRATEGY_COUNT] = {
+    PLOT_BLACK, PLOT_GREY, PLOT_SERIES + 4, PLOT_SERIES + 0, PLOT_SERIES + 2, PLOT_SERIES + 1};
 
 /* One panel: y[s * nx + i] per strategy s (NaN: absent), x in %. */
 typedef struct panel {
@@ -53,45 +23,22 @@ typedef struct panel {
     double y[PFI_STRATEGY_COUNT * PFI_SIM_MAX_REDUCTIONS];
 } panel;
 
+/*
+ * Panels side by side (at most 3 a row), each with its own axes in the left part of its
+ * subpage and the legend in a column to the right of the axes, outside the plotting area:
+ * no line (the oracle runs along 100 %) can hide under it.
+ */
 static pfi_error draw(const char *path, const double *x, size_t nx, const panel *p, size_t np,
                       const char *ylabel, pfi_diag *diag)
 {
-    const char *dot = strrchr(path, '.');
-    const char *dev = dot == NULL ? NULL
-                      : strcasecmp(dot, ".png") == 0 ? "pngcairo"
-                      : strcasecmp(dot, ".svg") == 0 ? "svgcairo"
-                                                     : NULL;
-    if (dev == NULL)
-        return fail(diag, path, PFI_ERR_INVALID_ARGUMENT,
-                    "unknown figure format: the file name must end in .png or .svg");
     if (np == 0 || nx == 0)
-        return fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "nothing to plot");
-    size_t len = strlen(path) + 16;
-    char *tmp = malloc(len);
-    if (tmp == NULL)
-        return PFI_ERR_NOMEM;
-    snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
-    FILE *probe = fopen(tmp, "wb");
-    if (probe == NULL) {
-        free(tmp);
-        return fail(diag, path, PFI_ERR_IO, "cannot write the figure: %s", strerror(errno));
-    }
-    fclose(probe);
+        return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "nothing to plot");
     PLINT cols = (PLINT)(np < 3 ? np : 3), rows = (PLINT)((np + 2) / 3);
-    plot_error[0] = '\0';
-    plsexit(on_plexit);
-    plsabort(on_plabort);
-    plsdev(dev);
-    plsfnam(tmp);
-    plspage(0, 0, 520 * cols, 420 * rows, 0, 0);
-    plscolbg(255, 255, 255);
-    plscmap0n(2 + PFI_STRATEGY_COUNT);
-    plscol0(1, 0, 0, 0);
-    for (int k = 0; k < PFI_STRATEGY_COUNT; k++)
-        plscol0(2 + k, palette[k][0], palette[k][1], palette[k][2]);
-    plssub(cols, rows);
-    plinit();
-    plschr(0, 0.9);
+    pfi_atomic_file out_file;
+    pfi_error e = plot_begin(path, 680 * cols, 440 * rows, cols, rows, &out_file, diag);
+    if (e != PFI_OK)
+        return e;
+    plschr(0, cols >= 3 ? 0.72 : 0.9);
     for (size_t k = 0; k < np; k++) {
         double ymin = INFINITY, ymax = -INFINITY;
         for (size_t i = 0; i < PFI_STRATEGY_COUNT * nx; i++) {
@@ -105,8 +52,11 @@ static pfi_error draw(const char *path, const double *x, size_t nx, const panel 
             ymax = 1;
         }
         double pad = 0.08 * (ymax - ymin) + 1e-6;
-        plcol0(1);
-        plenv(x[0] - 2, x[nx - 1] + 2, ymin - pad, ymax + pad, 0, 0);
+        pladv(0);
+        plvpor(0.16, 0.68, 0.14, 0.88);
+        plwind(x[0] - 2, x[nx - 1] + 2, ymin - pad, ymax + pad);
+        plcol0(PLOT_BLACK);
+        plbox("bcnst", 0, 0, "bcnstv", 0, 0);
         pllab("power reduction r (%)", ylabel, p[k].title);
         int shown = 0;
         for (int s = 0; s < PFI_STRATEGY_COUNT; s++) {
@@ -122,30 +72,20 @@ static pfi_error draw(const char *path, const double *x, size_t nx, const panel 
             }
             if (m == 0)
                 continue;
-            plcol0(2 + s);
+            plcol0(strategy_colour[s]);
             plwidth(2.0);
             plline(m, xs, ys);
             plwidth(1.0);
             plstring(m, xs, ys, "#(728)");
-            plmtex("rv", -1.0, 0.95 - 0.06 * shown, 1.0, pfi_strategy_name((pfi_strategy)s));
+            /* the legend: a short line and the name, right of the axes */
+            double ly = 0.95 - 0.08 * shown;
+            char label[64];
+            snprintf(label, sizeof label, "#(728) %s", pfi_strategy_name((pfi_strategy)s));
+            plmtex("rv", 0.8, ly, 0.0, label);
             shown++;
         }
     }
-    plend();
-    plsexit(NULL);
-    plsabort(NULL);
-    struct stat st;
-    pfi_error e = PFI_OK;
-    if (plot_error[0] != '\0' || stat(tmp, &st) != 0 || st.st_size == 0) {
-        unlink(tmp);
-        e = fail(diag, path, PFI_ERR_PLOT, "PLplot could not draw the figure%s%s",
-                 plot_error[0] ? ": " : "", plot_error);
-    } else if (rename(tmp, path) != 0) {
-        e = fail(diag, path, PFI_ERR_IO, "cannot write the figure: %s", strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return e;
+    return plot_end(&out_file, diag);
 }
 
 pfi_error pfi_plot_sim_gap(const char *path, const pfi_sim_result *r, pfi_diag *diag)
@@ -185,7 +125,7 @@ pfi_error pfi_plot_sim_classes(const char *path, const pfi_sim_result *r, const 
         return PFI_ERR_NOMEM;
     size_t np = 0;
     for (size_t k = 0; k < lib->n_classes; k++) {
-        snprintf(p[np].title, sizeof p[np].title, "%s (%s mix): throughput kept",
+        snprintf(p[np].title, sizeof p[np].title, "%s: throughput kept (%s)",
                  lib->class_name[k], pfi_sim_mix_name(m));
         bool any = false;
         for (int s = 0; s < PFI_STRATEGY_COUNT; s++)

@@ -45,6 +45,103 @@ void pfi_sim_result_destroy(pfi_sim_result *r)
     free(r);
 }
 
+/*
+ * pfi-model's estimated curves, precomputed per template. The strategy's model (pfi_allocate's
+ * default shape: the §7 model per GPU through the template's reference draw, P_s = 0.25 P_u,
+ * γ = 2) has a step time linear in the compute share α: step(c; α) = α·s1(c) + (1 − α)·s0
+ * (s1 the step at α = 1, s0 at α = 0, the same at every cap), and a drawn power that does not
+ * depend on α. So on a fixed cap grid the ratio PFI is PFI(α) = A + B/α over the caps that
+ * count (x >= x_min, throughput falling), A = mean x_k (s1_k − s0)/Δ_k, B = mean x_k s0/Δ_k,
+ * Δ_k = s1_k − s1_ref: the inverse is α = B/(PFI − A) in closed form, where
+ * pfi_model_share_for_pfi bisects (to 1e-10) with a model evaluation per cap per step —
+ * which made most of the simulation's time. Same clamping: α in [0.02, 1], 1 when no cap
+ * counts.
+ */
+typedef struct model_table {
+    double *ratio;          /* per library point: P(c)/P(c_ref) */
+    double *s1;             /* per library point: step time at α = 1, s */
+    double *s0;             /* per template: step time at α = 0, s */
+    double *A, *B;          /* per template; B = 0: no cap counts */
+    double *pfi_lo, *pfi_hi; /* per template: PFI at α = 0.02 (largest) and at α = 1 */
+} model_table;
+
+static void model_table_free(model_table *t)
+{
+    free(t->ratio);
+    free(t->s1);
+    free(t->s0);
+    free(t->A);
+    free(t->B);
+    free(t->pfi_lo);
+    free(t->pfi_hi);
+}
+
+static pfi_error model_table_build(const pfi_joblib *l, model_table *t)
+{
+    size_t np = l->offset[l->n], n = l->n;
+    t->ratio = malloc(np * sizeof(double));
+    t->s1 = malloc(np * sizeof(double));
+    t->s0 = malloc(n * sizeof(double));
+    t->A = malloc(n * sizeof(double));
+    t->B = malloc(n * sizeof(double));
+    t->pfi_lo = malloc(n * sizeof(double));
+    t->pfi_hi = malloc(n * sizeof(double));
+    if (!t->ratio || !t->s1 || !t->s0 || !t->A || !t->B || !t->pfi_lo || !t->pfi_hi)
+        return PFI_ERR_NOMEM;
+    pfi_alloc_options ao;
+    pfi_alloc_options_init(&ao);
+    double ps_frac = ao.shape.power_static_w / ao.shape.power_uncapped_w;
+    for (size_t tm = 0; tm < n; tm++) {
+        size_t a = l->offset[tm], k = l->offset[tm + 1] - a, ref = a + k - 1;
+        pfi_model_job m = ao.shape;
+        m.gpus = 1;
+        m.power_uncapped_w = l->power_w[ref] / l->gpus[tm];
+        m.power_static_w = ps_frac * m.power_uncapped_w;
+        pfi_model_point p1, p0, pr;
+        pfi_model_set_share(&m, 1.0);
+        if (pfi_model_eval(&m, l->cap_w[ref], &pr) != PFI_OK)
+            return PFI_ERR_INVALID_ARGUMENT;
+        for (size_t i = a; i < a + k; i++) {
+            pfi_model_set_share(&m, 1.0);
+            pfi_model_eval(&m, l->cap_w[i], &p1);
+            pfi_model_set_share(&m, 0.0);
+            pfi_model_eval(&m, l->cap_w[i], &p0);
+            t->ratio[i] = p1.job_power_w / pr.job_power_w;
+            t->s1[i] = p1.step_time_s;
+            t->s0[tm] = p0.step_time_s;
+        }
+        double A = 0, B = 0;
+        size_t used = 0;
+        for (size_t i = a; k >= 2 && i < ref; i++) {
+            double x = (pr.job_power_w - pr.job_power_w * t->ratio[i]) / pr.job_power_w;
+            double dk = t->s1[i] - t->s1[ref];
+            if (x < ao.x_min || !(dk > 0))
+                continue;
+            A += x * (t->s1[i] - t->s0[tm]) / dk;
+            B += x * t->s0[tm] / dk;
+            used++;
+        }
+        t->A[tm] = used ? A / (double)used : 0;
+        t->B[tm] = used ? B / (double)used : 0;
+        t->pfi_lo[tm] = t->A[tm] + t->B[tm] / 0.02;
+        t->pfi_hi[tm] = t->A[tm] + t->B[tm];
+    }
+    return PFI_OK;
+}
+
+/* The compute share for an estimated PFI of template tm (see model_table). */
+static double model_share(const model_table *t, size_t tm, double pfi)
+{
+    if (!(t->B[tm] > 0))
+        return 1.0;
+    if (pfi >= t->pfi_lo[tm])
+        return 0.02;
+    if (pfi <= t->pfi_hi[tm])
+        return 1.0;
+    double alpha = t->B[tm] / (pfi - t->A[tm]);
+    return alpha < 0.02 ? 0.02 : alpha > 1 ? 1.0 : alpha;
+}
+
 /* Shared state of one simulation. */
 typedef struct sim {
     const pfi_joblib *lib;
@@ -57,6 +154,7 @@ typedef struct sim {
     size_t *pt_idx, n_pt;   /* production: pre-training templates */
     double *pt_cum;         /* cumulative GPU weights of pt_idx */
     size_t deep_class;      /* class index cut deeper, or SIZE_MAX */
+    model_table mt;         /* pfi-model: the §7 model of every template, precomputed */
     atomic_size_t done;
     atomic_size_t infeasible;
     atomic_int error;
@@ -87,8 +185,8 @@ static size_t draw_template(sim *s, pfi_rng *rng, pfi_sim_mix mix)
 /* One workload of one mix: draw, allocate with every strategy at every r, record. */
 static pfi_error run_workload(sim *s, size_t w, pfi_sim_mix mix, size_t *tmpl, size_t *off,
                               double *cap, double *pw, double *tp, double *gpus, double *pfi,
-                              double *feat, unsigned char *deep, double *alpha,
-                              pfi_alloc_result *res)
+                              double *feat, unsigned char *deep, double *est_d, double *est_t,
+                              pfi_alloc_workspace *ws, pfi_alloc_result *res)
 {
     const pfi_joblib *l = s->lib;
     const pfi_sim_options *o = s->o;
@@ -110,15 +208,20 @@ static pfi_error run_workload(sim *s, size_t w, pfi_sim_mix mix, size_t *tmpl, s
         pfi[j] = est < 1.0 ? 1.0 : est;
         feat[j] = s->feature_ok ? l->feature[t] : 0.0;
         deep[j] = l->class_id[t] == s->deep_class;
-        /* the model inversion of pfi-model, once per job rather than once per r */
-        size_t k = l->offset[t + 1] - l->offset[t];
-        /* as pfi_allocate's pfi-model does with the default shape: the model per GPU through
-           the reference draw; 1 (compute-bound) when the PFI cannot be matched */
-        pfi_model_job m;
-        pfi_model_job_init(&m, 1.0, l->power_w[l->offset[t + 1] - 1] / l->gpus[t]);
-        if (k < 2 || pfi_model_share_for_pfi(&m, l->cap_w + l->offset[t], k, 0.02, pfi[j],
-                                             &alpha[j], NULL) != PFI_OK)
-            alpha[j] = 1.0;
+        /* pfi-model's estimated curve, once per job rather than once per r */
+        double alpha = model_share(&s->mt, t, pfi[j]);
+        size_t a = l->offset[t], k = l->offset[t + 1] - a, ref = a + k - 1;
+        double s0 = s->mt.s0[t], step_ref = alpha * s->mt.s1[ref] + (1 - alpha) * s0;
+        for (size_t i = 0; i < k; i++) {
+            size_t p = off[j] + i;
+            est_d[p] = l->power_w[ref] * s->mt.ratio[a + i];
+            est_t[p] = l->tput_tok_s[ref] * step_ref /
+                       (alpha * s->mt.s1[a + i] + (1 - alpha) * s0);
+            if (i > 0 && est_d[p] < est_d[p - 1]) /* the model is monotone; rounding */
+                est_d[p] = est_d[p - 1];
+            if (i > 0 && est_t[p] < est_t[p - 1])
+                est_t[p] = est_t[p - 1];
+        }
     }
     off[J] = q;
     pfi_alloc_jobs jobs;
@@ -132,7 +235,8 @@ static pfi_error run_workload(sim *s, size_t w, pfi_sim_mix mix, size_t *tmpl, s
     jobs.pfi = pfi;
     jobs.feature = feat;
     jobs.deep_cut = deep;
-    jobs.model_alpha = alpha;
+    jobs.est_power_w = est_d;
+    jobs.est_tput_tok_s = est_t;
     double ref_class[PFI_JOBLIB_MAX_CLASSES] = {0}, got_class[PFI_JOBLIB_MAX_CLASSES];
     for (size_t j = 0; j < J; j++)
         ref_class[l->class_id[tmpl[j]]] += tp[off[j + 1] - 1];
@@ -146,7 +250,7 @@ static pfi_error run_workload(sim *s, size_t w, pfi_sim_mix mix, size_t *tmpl, s
             ao.reduction = o->reductions[ri];
             ao.cap_step_w = o->cap_step_w;
             ao.class_factor = o->class_factor;
-            pfi_error e = pfi_allocate(&jobs, &ao, res, NULL);
+            pfi_error e = pfi_allocate_ws(&jobs, &ao, ws, res, NULL);
             if (e != PFI_OK)
                 return e;
             if (!res->feasible)
@@ -178,10 +282,14 @@ static void *work(void *arg)
            *tp = malloc(J * maxk * sizeof *tp), *gpus = malloc(J * sizeof *gpus),
            *pfi = malloc(J * sizeof *pfi), *feat = malloc(J * sizeof *feat);
     unsigned char *deep = malloc(J);
-    double *alpha = malloc(J * sizeof *alpha);
+    double *est_d = malloc(J * maxk * sizeof *est_d), *est_t = malloc(J * maxk * sizeof *est_t);
+    pfi_alloc_workspace *ws = NULL;
     pfi_alloc_result res;
     pfi_error e = pfi_alloc_result_init(&res, J);
-    if (!tmpl || !off || !cap || !pw || !tp || !gpus || !pfi || !feat || !deep || !alpha)
+    if (e == PFI_OK)
+        e = pfi_alloc_workspace_create(&ws);
+    if (!tmpl || !off || !cap || !pw || !tp || !gpus || !pfi || !feat || !deep || !est_d ||
+        !est_t)
         e = PFI_ERR_NOMEM;
     for (size_t w = wk->id; e == PFI_OK && w < s->o->workloads; w += s->n_threads) {
         if (atomic_load(&s->error) != PFI_OK)
@@ -190,7 +298,7 @@ static void *work(void *arg)
             bool run = s->o->mix_enabled[m] && (m == PFI_MIX_RANDOM || (s->n_ft && s->n_pt));
             if (run)
                 e = run_workload(s, w, (pfi_sim_mix)m, tmpl, off, cap, pw, tp, gpus, pfi, feat,
-                                 deep, alpha, &res);
+                                 deep, est_d, est_t, ws, &res);
         }
         size_t d = atomic_fetch_add(&s->done, 1) + 1;
         if (s->o->progress != NULL) {
@@ -213,7 +321,9 @@ static void *work(void *arg)
     free(pfi);
     free(feat);
     free(deep);
-    free(alpha);
+    free(est_d);
+    free(est_t);
+    pfi_alloc_workspace_destroy(ws);
     return NULL;
 }
 
@@ -268,6 +378,7 @@ static void sim_free(sim *s)
     free(s->ft_idx);
     free(s->pt_idx);
     free(s->pt_cum);
+    model_table_free(&s->mt);
 }
 
 pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_result **out,
@@ -333,6 +444,12 @@ pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_
             s.pt_cum[s.n_pt] = cum;
             s.pt_idx[s.n_pt++] = t;
         }
+    }
+    pfi_error e0 = model_table_build(lib, &s.mt);
+    if (e0 != PFI_OK) {
+        sim_free(&s);
+        pfi_sim_result_destroy(r);
+        return e0 == PFI_ERR_NOMEM ? e0 : fail(diag, "a library curve the model rejects");
     }
     s.deep_class = SIZE_MAX;
     for (size_t c = 0; c < NC && o->deep_cut_class != NULL; c++)
