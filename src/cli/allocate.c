@@ -285,8 +285,8 @@ int cmd_allocate(int argc, char **argv)
         }
         continue;
     bad:
-        cli_error("invalid value '%s' for %s (see 'pfi allocate --help')", optarg,
-                  argv[optind - 1]);
+        cli_error("invalid value '%s' for --%s (see 'pfi allocate --help' for what it takes)",
+                  optarg, cli_option_name(long_options, c));
         return PFI_EXIT_USAGE;
     }
     if (have_budget && have_reduction) {

@@ -74,6 +74,11 @@ bool cli_output_open(cli_output *o, const char *path);
 bool cli_output_commit(cli_output *o);
 void cli_output_abort(cli_output *o);
 
+struct option;
+/* cli_option_name — the long name of the option whose getopt value is c in opts ("?" when
+ * none), for messages: getopt's argv[optind - 1] may be the value, not the option. */
+const char *cli_option_name(const struct option *opts, int c);
+
 /* cli_is_tty — true when f is a terminal. */
 bool cli_is_tty(FILE *f);
 

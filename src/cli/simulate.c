@@ -230,8 +230,8 @@ static int parse_args(int argc, char **argv, settings *s)
         continue;
     bad:
         (void)d;
-        cli_error("invalid value '%s' for %s (see 'pfi simulate --help')", optarg,
-                  argv[optind - 1]);
+        cli_error("invalid value '%s' for --%s (see 'pfi simulate --help' for what it takes)",
+                  optarg, cli_option_name(long_options, c));
         return PFI_EXIT_USAGE;
     }
     if (optind < argc) {

@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <locale.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -112,4 +113,12 @@ void cli_output_abort(cli_output *o)
 bool cli_is_tty(FILE *f)
 {
     return isatty(fileno(f)) == 1;
+}
+
+const char *cli_option_name(const struct option *opts, int c)
+{
+    for (const struct option *o = opts; o->name != NULL; o++)
+        if (o->flag == NULL && o->val == c)
+            return o->name;
+    return "?";
 }
