@@ -160,6 +160,27 @@ void pfid_caps_start(pfid_agent *a)
     pthread_mutex_unlock(&a->snap_lock);
 }
 
+/* Read-your-writes: the limits read back after a set go into the snapshot at once, so a
+ * /v1/state right after a PUT or DELETE shows them (the sampler refreshes them anyway). */
+static void publish_limits(pfid_agent *a, const pfi_cap_result *res)
+{
+    pthread_mutex_lock(&a->snap_lock);
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        if (!res[k].changed)
+            continue;
+        pfi_gpu_limits *l = &a->gpus[k].limits;
+        if (res[k].readback & PFI_LIMIT_CURRENT) {
+            l->current_mw = res[k].requested_mw;
+            l->valid |= PFI_LIMIT_CURRENT;
+        }
+        if (res[k].readback & PFI_LIMIT_ENFORCED) {
+            l->enforced_mw = res[k].enforced_mw;
+            l->valid |= PFI_LIMIT_ENFORCED;
+        }
+    }
+    pthread_mutex_unlock(&a->snap_lock);
+}
+
 static void clear_lease(pfid_agent *a)
 {
     pthread_mutex_lock(&a->snap_lock);
@@ -182,6 +203,7 @@ static pfi_error restore_all(pfid_agent *a, const char *why, pfi_cap_result *res
     }
     pfi_error e = pfi_capctl_restore(a->capctl, res, &d);
     pthread_mutex_unlock(&a->gpu_lock);
+    publish_limits(a, res);
     for (unsigned k = 0; k < a->n_gpus; k++)
         if (res[k].error == PFI_OK)
             a->cur_mw[k] = orig_mw(a, k);
@@ -440,6 +462,7 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
         reply_error(code, msg, status, body);
         goto out;
     }
+    publish_limits(a, res);
     json_t *gpus = json_array();
     char line[600];
     size_t used = 0;

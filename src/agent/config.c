@@ -319,6 +319,13 @@ pfi_error pfid_config_parse(pfid_config *c, const char *text, size_t len, pfi_di
         char *v = eq + 1;
         while (*v == ' ' || *v == '\t')
             v++;
+        for (char *h = v; *h != '\0'; h++) /* a comment after blanks ends the value */
+            if (*h == '#' && h > v && (h[-1] == ' ' || h[-1] == '\t')) {
+                *h = '\0';
+                break;
+            }
+        for (char *z = v + strlen(v); z > v && (z[-1] == ' ' || z[-1] == '\t');)
+            *--z = '\0';
         pfi_error e = pfid_config_set(c, s, v, diag);
         if (e != PFI_OK) {
             if (diag)
