@@ -458,6 +458,15 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
     pfi_cap_result res[PFID_MAX_GPUS];
     if (code == 0)
         code = check_and_apply(a, which, want_w, target, res, msg, sizeof msg);
+    if (code == 500) {
+        /* rolled back: when every GPU is on its original again, the journal goes too */
+        bool all_orig = true;
+        for (unsigned k = 0; k < a->n_gpus; k++)
+            all_orig = all_orig && a->cur_mw[k] == orig_mw(a, k);
+        char m2[768];
+        if (all_orig)
+            restore_all(a, "failed request rolled back", res, false, m2, sizeof m2);
+    }
     if (code != 0) {
         reply_error(code, msg, status, body);
         goto out;

@@ -27,6 +27,7 @@ printf '%s\n' "$TOKEN" >"$T/token"
 chmod 600 "$T/token"
 export FAKE_NVML_STATE="$T/state"
 export FAKE_NVML_CTL="$T/ctl"
+export FAKE_NVML_TRACE="$T/trace"
 
 # the fake node: two 200-700 W GPUs at 700 W; extra keys for GPU 0 and GPU 1
 state() {
@@ -289,6 +290,20 @@ rm -f "$FAKE_NVML_CTL"
 start_agent lost-back $ARGS || exit 1
 originals "lost: GPU back, restart restored it"
 stop_agent lost-back 0
+
+# --- all or nothing on the hardware: GPU 1 refuses the set after GPU 0 was lowered; GPU 0
+# is put back, the answer is 500, nothing stays changed
+state "" "set_error=4"
+# shellcheck disable=SC2086
+start_agent rollback $ARGS || exit 1
+put r12 60 '[{"uuid": "GPU-0", "cap_w": 400}, {"uuid": "GPU-1", "cap_w": 410}]'
+expect "rollback: GPU 1 refuses" 500 'not applied'
+grep -q 'NVML_ERROR_NO_PERMISSION' "$T/body" && ok "rollback: NVML's error named" || bad "rollback: message"
+grep -q '^set 0 400000 0$' "$FAKE_NVML_TRACE" && grep -q '^set 0 700000 0$' "$FAKE_NVML_TRACE" \
+    && ok "rollback: GPU 0 was lowered, then put back" || { bad "rollback trace"; cat "$FAKE_NVML_TRACE"; }
+sleep 0.3
+originals "rollback"
+stop_agent rollback 0
 
 # --- a stalled driver: /healthz 503, /metrics still answers (never a GPU call in a scrape)
 start_agent stall $ARGS || exit 1
