@@ -8,6 +8,8 @@
 # nvmlProcessInfo_t layout of the real driver); a write without the token gets 401 and a cap
 # below the device's minimum gets 422 — neither touches the GPU. It never sends a valid
 # PUT or a DELETE: no power limit, clock or mode is changed. pfid's journal lives under $OUT.
+# Needs pfi's build dependencies (scripts/deps.sh: libmicrohttpd, GSL, PLplot, ...) on the
+# machine, which the stock device image lacks; not yet run on a real GPU.
 # Usage: scripts/device-check-pfid.sh   (output under ${OUT:-device-check-out}/)
 set -u
 cd "$(dirname "$0")/.."
