@@ -1,11 +1,11 @@
 #!/bin/sh
 # Install the Debian 12 packages pfi needs to build, test and benchmark (as root; skips what
-# is already installed).
+# is already installed). pfid: libmicrohttpd-dev; its tests: curl, prometheus (promtool and
+# the scrape test).
 set -eu
 PACKAGES="cmake make gcc clang libclang-rt-14-dev pkg-config libgsl-dev libjansson-dev
 libplplot-dev plplot-driver-cairo libcsv-dev libcmocka-dev libsqlite3-dev libpcre2-dev libxml2-dev
-python3-numpy python3-scipy
-python3-pandas locales"
+libmicrohttpd-dev curl prometheus python3-numpy python3-scipy python3-pandas locales"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

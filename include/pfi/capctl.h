@@ -146,6 +146,14 @@ pfi_error pfi_capctl_apply(pfi_capctl *c, const uint32_t *target_mw, pfi_cap_res
                            pfi_diag *diag);
 
 /*
+ * pfi_capctl_apply_subset — pfi_capctl_apply for the GPUs k with which[k] true only; the
+ * others are not touched (their result is marked skipped), so a lost GPU that is not asked
+ * for does not fail the call. target_mw[n] and which[n] both have one entry per GPU.
+ */
+pfi_error pfi_capctl_apply_subset(pfi_capctl *c, const uint32_t *target_mw, const bool *which,
+                                  pfi_cap_result *results, pfi_diag *diag);
+
+/*
  * pfi_capctl_restore — set the originals back on every GPU this controller changed (lower
  * first), read back, and remove the journal when all hold their original. results[n]
  * (may be NULL). Returns PFI_OK or the first error; GPUs that failed keep the journal.

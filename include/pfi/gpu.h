@@ -190,6 +190,17 @@ pfi_error pfi_gpu_read_limits(pfi_gpu *g, unsigned i, pfi_gpu_limits *out, pfi_d
  */
 pfi_error pfi_gpu_set_limit_mw(pfi_gpu *g, unsigned i, uint32_t mw, pfi_diag *diag);
 
+/*
+ * pfi_gpu_processes — process ids of the compute processes on GPU i (NVML:
+ * nvmlDeviceGetComputeRunningProcesses_v3, then _v2, then the unversioned call), up to max
+ * into pids[max] (caller-allocated); *n the number written. Used to map GPUs to jobs (a
+ * process's SLURM_JOB_ID). Errors: PFI_ERR_NOT_SUPPORTED (the backend or driver cannot list
+ * processes: emulated, replay, old drivers), PFI_ERR_GPU_LOST, PFI_ERR_LIMIT (more than max
+ * processes), PFI_ERR_INVALID_ARGUMENT (no such GPU), mapped NVML errors.
+ */
+pfi_error pfi_gpu_processes(pfi_gpu *g, unsigned i, unsigned *pids, size_t max, size_t *n,
+                            pfi_diag *diag);
+
 /* pfi_gpu_now_s — the backend's monotonic time in seconds (virtual for emulated/replay). */
 double pfi_gpu_now_s(pfi_gpu *g);
 

@@ -16,6 +16,9 @@ typedef struct pfi_gpu_ops {
     pfi_error (*sample)(void *ctx, unsigned i, pfi_gpu_sample *out, pfi_diag *diag);
     pfi_error (*limits)(void *ctx, unsigned i, pfi_gpu_limits *out, pfi_diag *diag);
     pfi_error (*set_limit_mw)(void *ctx, unsigned i, uint32_t mw, pfi_diag *diag);
+    /* compute processes on GPU i; NULL: not supported */
+    pfi_error (*processes)(void *ctx, unsigned i, unsigned *pids, size_t max, size_t *n,
+                           pfi_diag *diag);
     /* virtual clock; NULL: CLOCK_MONOTONIC and clock_nanosleep */
     double (*now_s)(void *ctx);
     pfi_error (*sleep_until_s)(void *ctx, double t_s);

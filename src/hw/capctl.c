@@ -278,8 +278,9 @@ static void lower_first(const uint32_t *target, const uint32_t *present, size_t 
             order[m++] = k;
 }
 
-static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, bool only_changed,
-                               pfi_cap_result *results, pfi_diag *diag, bool stop_on_error)
+static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, const bool *which,
+                               bool only_changed, pfi_cap_result *results, pfi_diag *diag,
+                               bool stop_on_error)
 {
     uint32_t *present = calloc(c->n, sizeof *present);
     size_t *order = calloc(c->n, sizeof *order);
@@ -313,6 +314,10 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, bool only_
     pfi_error first = PFI_OK;
     for (size_t i = 0; i < c->n; i++) {
         size_t k = order[i];
+        if (which != NULL && !which[k]) {
+            res[k].skipped = true;
+            continue;
+        }
         /* restore: leave a GPU alone that was never changed or already holds its original */
         if (only_changed && (!c->changed[k] || (known[k] && present[k] == target[k]))) {
             res[k].skipped = true;
@@ -345,7 +350,16 @@ pfi_error pfi_capctl_apply(pfi_capctl *c, const uint32_t *target_mw, pfi_cap_res
     pfi_error e = write_journal(c, diag);
     if (e != PFI_OK)
         return e;
-    return apply_targets(c, target_mw, false, results, diag, true);
+    return apply_targets(c, target_mw, NULL, false, results, diag, true);
+}
+
+pfi_error pfi_capctl_apply_subset(pfi_capctl *c, const uint32_t *target_mw, const bool *which,
+                                  pfi_cap_result *results, pfi_diag *diag)
+{
+    pfi_error e = write_journal(c, diag);
+    if (e != PFI_OK)
+        return e;
+    return apply_targets(c, target_mw, which, false, results, diag, true);
 }
 
 pfi_error pfi_capctl_restore(pfi_capctl *c, pfi_cap_result *results, pfi_diag *diag)
@@ -355,7 +369,7 @@ pfi_error pfi_capctl_restore(pfi_capctl *c, pfi_cap_result *results, pfi_diag *d
         return PFI_ERR_NOMEM;
     for (size_t k = 0; k < c->n; k++)
         t[k] = c->orig[k].current_mw;
-    pfi_error e = apply_targets(c, t, true, results, diag, false);
+    pfi_error e = apply_targets(c, t, NULL, true, results, diag, false);
     free(t);
     /* a restore to the original reads back enforced == original unless another limiter
      * holds it lower; that is the original state too */

@@ -127,6 +127,16 @@ pfi_error pfi_gpu_set_limit_mw(pfi_gpu *g, unsigned i, uint32_t mw, pfi_diag *di
     return g->ops->set_limit_mw(g->ctx, i, mw, diag);
 }
 
+pfi_error pfi_gpu_processes(pfi_gpu *g, unsigned i, unsigned *pids, size_t max, size_t *n,
+                            pfi_diag *diag)
+{
+    *n = 0;
+    if (g->ops->processes == NULL)
+        return hw_fail(diag, PFI_ERR_NOT_SUPPORTED, "the %s backend cannot list processes",
+                       g->ops->name);
+    return g->ops->processes(g->ctx, i, pids, max, n, diag);
+}
+
 double pfi_gpu_now_s(pfi_gpu *g)
 {
     return g->ops->now_s != NULL ? g->ops->now_s(g->ctx) : hw_monotonic_s();

@@ -56,6 +56,20 @@ typedef struct {
     unsigned int isSupportedDevice;
 } nvmlGpmSupport_t;
 
+/* nvmlProcessInfo_t as the _v2/_v3 calls fill it, and the v1 layout of the unversioned call. */
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_v2_t;
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_MAX_PROCS 256
+
 typedef struct nvml_syms {
     nvmlReturn_t (*init)(void);
     nvmlReturn_t (*shutdown)(void);
@@ -75,6 +89,8 @@ typedef struct nvml_syms {
     nvmlReturn_t (*get_util)(nvmlDevice_t, nvmlUtilization_t *);
     nvmlReturn_t (*get_temp)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*get_reasons)(nvmlDevice_t, unsigned long long *);
+    nvmlReturn_t (*get_procs)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_v2_t *);
+    nvmlReturn_t (*get_procs_v1)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_v1_t *);
     nvmlReturn_t (*gpm_support)(nvmlDevice_t, nvmlGpmSupport_t *);
     nvmlReturn_t (*gpm_alloc)(nvmlGpmSample_t *);
     nvmlReturn_t (*gpm_free)(nvmlGpmSample_t);
@@ -138,6 +154,10 @@ static void load_syms(void *lib, nvml_syms *s)
     LOAD(get_temp, "nvmlDeviceGetTemperature", NULL);
     LOAD(get_reasons, "nvmlDeviceGetCurrentClocksEventReasons",
          "nvmlDeviceGetCurrentClocksThrottleReasons");
+    LOAD(get_procs, "nvmlDeviceGetComputeRunningProcesses_v3",
+         "nvmlDeviceGetComputeRunningProcesses_v2");
+    if (s->get_procs == NULL)
+        LOAD(get_procs_v1, "nvmlDeviceGetComputeRunningProcesses", NULL);
     LOAD(gpm_support, "nvmlGpmQueryDeviceSupport", NULL);
     LOAD(gpm_alloc, "nvmlGpmSampleAlloc", NULL);
     LOAD(gpm_free, "nvmlGpmSampleFree", NULL);
@@ -360,6 +380,47 @@ static pfi_error nvml_set(void *vctx, unsigned i, uint32_t mw, pfi_diag *diag)
     return PFI_OK;
 }
 
+/* The compute processes of GPU i: the versioned layout when the driver has it, else v1. */
+static pfi_error nvml_processes(void *vctx, unsigned i, unsigned *pids, size_t max, size_t *n,
+                                pfi_diag *diag)
+{
+    nvml_ctx *c = vctx;
+    nvml_gpu *g = NULL;
+    pfi_error e = get_gpu(c, i, &g, diag);
+    if (e != PFI_OK)
+        return e;
+    if (c->s.get_procs == NULL && c->s.get_procs_v1 == NULL)
+        return hw_fail(diag, PFI_ERR_NOT_SUPPORTED,
+                       "GPU %u: nvmlDeviceGetComputeRunningProcesses not in %s", i, c->path);
+    unsigned count = NVML_MAX_PROCS;
+    int rc;
+    if (c->s.get_procs != NULL) {
+        nvmlProcessInfo_v2_t *info = calloc(NVML_MAX_PROCS, sizeof *info);
+        if (info == NULL)
+            return PFI_ERR_NOMEM;
+        rc = c->s.get_procs(g->dev, &count, info);
+        for (unsigned k = 0; rc == 0 && k < count && k < NVML_MAX_PROCS && *n < max; k++)
+            pids[(*n)++] = info[k].pid;
+        free(info);
+    } else {
+        nvmlProcessInfo_v1_t *info = calloc(NVML_MAX_PROCS, sizeof *info);
+        if (info == NULL)
+            return PFI_ERR_NOMEM;
+        rc = c->s.get_procs_v1(g->dev, &count, info);
+        for (unsigned k = 0; rc == 0 && k < count && k < NVML_MAX_PROCS && *n < max; k++)
+            pids[(*n)++] = info[k].pid;
+        free(info);
+    }
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE || (rc == 0 && count > max)) {
+        *n = 0;
+        return hw_fail(diag, PFI_ERR_LIMIT, "GPU %u: more than %zu compute processes", i,
+                       rc == 0 ? max : (size_t)NVML_MAX_PROCS);
+    }
+    if (rc != 0)
+        return dev_fail(c, i, rc, "nvmlDeviceGetComputeRunningProcesses", diag);
+    return PFI_OK;
+}
+
 static const pfi_gpu_ops nvml_ops = {
     .name = "nvml",
     .close = nvml_close,
@@ -368,6 +429,7 @@ static const pfi_gpu_ops nvml_ops = {
     .sample = nvml_sample,
     .limits = nvml_limits,
     .set_limit_mw = nvml_set,
+    .processes = nvml_processes,
 };
 
 pfi_error hw_nvml_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,

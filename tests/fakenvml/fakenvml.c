@@ -13,6 +13,10 @@
  * succeeds but the enforced limit stays. lost_after=N: every call on that GPU after its N-th
  * (in this process) returns NVML_ERROR_GPU_IS_LOST. Names use '_' for spaces.
  * $FAKE_NVML_TRACE, when set, is a file every set is appended to ("set GPU MW RC").
+ * pids=P1:P2:... lists the GPU's compute processes (nvmlDeviceGetComputeRunningProcesses_v3).
+ * $FAKE_NVML_CTL, when set, names a control file read at every call on a GPU, for faults that
+ * must start while a process runs: a line "lost INDEX" makes that GPU return GPU_IS_LOST, a
+ * line "hang" makes every GPU call block until the line is gone (a stalled driver).
  * The clock-event reasons are exported under the old name only
  * (nvmlDeviceGetCurrentClocksThrottleReasons) to exercise the backend's fallback.
  */
@@ -31,6 +35,8 @@ typedef struct fake_gpu {
     int set_error, get_limit_error;
     long lost_after, calls;
     int stuck;
+    unsigned pids[16];
+    unsigned n_pids;
 } fake_gpu;
 
 static fake_gpu gpus[MAX_GPUS];
@@ -51,6 +57,11 @@ static long num(const char *v)
     char *e;
     long x = strtol(v, &e, 10);
     return *e == '\0' ? x : 0;
+}
+
+static long num_prefix(const char *v)
+{
+    return strtol(v, NULL, 10);
 }
 
 static int load(void)
@@ -117,6 +128,12 @@ static int load(void)
                 g->lost_after = num(v);
             else if (strcmp(k, "stuck") == 0)
                 g->stuck = (int)num(v);
+            else if (strcmp(k, "pids") == 0) {
+                char *ps = NULL;
+                for (char *p = strtok_r(eq + 1, ":", &ps); p != NULL && g->n_pids < 16;
+                     p = strtok_r(NULL, ":", &ps))
+                    g->pids[g->n_pids++] = (unsigned)num(p);
+            }
         }
         n_gpus++;
     }
@@ -140,14 +157,43 @@ static void save(void)
         fake_gpu *g = &gpus[i];
         fprintf(f,
                 "gpu %u uuid=%s name=%s min=%u max=%u default=%u limit=%u enforced=%u ext=%u "
-                "draw=%u set_error=%d get_limit_error=%d lost_after=%ld stuck=%d\n",
+                "draw=%u set_error=%d get_limit_error=%d lost_after=%ld stuck=%d",
                 g->index, g->uuid, g->name, g->min, g->max, g->def, g->limit, g->enforced,
                 g->ext, g->draw, g->set_error, g->get_limit_error, g->lost_after, g->stuck);
+        for (unsigned k = 0; k < g->n_pids; k++)
+            fprintf(f, "%s%u", k == 0 ? " pids=" : ":", g->pids[k]);
+        fputc('\n', f);
     }
     if (fclose(f) == 0)
         rename(tmp, path);
     else
         unlink(tmp);
+}
+
+/* The control file: 1 when GPU index is listed "lost"; blocks while a "hang" line is there. */
+static int ctl_lost(unsigned index)
+{
+    const char *path = getenv("FAKE_NVML_CTL");
+    if (path == NULL)
+        return 0;
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            return 0;
+        char line[128];
+        int lost = 0, hang = 0;
+        while (fgets(line, sizeof line, f) != NULL) {
+            if (strncmp(line, "hang", 4) == 0)
+                hang = 1;
+            else if (strncmp(line, "lost ", 5) == 0 && (unsigned)num_prefix(line + 5) == index)
+                lost = 1;
+        }
+        fclose(f);
+        if (!hang)
+            return lost;
+        struct timespec ts = {0, 20000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Count a call on g; 15 (GPU_IS_LOST) once past lost_after. */
@@ -160,6 +206,8 @@ static int touch(void *dev, fake_gpu **out)
         return 2;
     g->calls++;
     if (g->lost_after > 0 && g->calls > g->lost_after)
+        return 15;
+    if (ctl_lost(g->index))
         return 15;
     *out = g;
     return 0;
@@ -372,5 +420,30 @@ int nvmlDeviceGetCurrentClocksThrottleReasons(void *dev, unsigned long long *r)
     if (rc)
         return rc;
     *r = enforced_of(g) < g->draw ? 0x4ull : 0;
+    return 0;
+}
+
+int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *count, void *infos)
+{
+    fake_gpu *g;
+    int rc = touch(dev, &g);
+    if (rc)
+        return rc;
+    if (*count < g->n_pids) {
+        *count = g->n_pids;
+        return 7; /* INSUFFICIENT_SIZE */
+    }
+    /* nvmlProcessInfo_t: pid, usedGpuMemory, gpuInstanceId, computeInstanceId (24 bytes) */
+    struct info {
+        unsigned pid;
+        unsigned long long mem;
+        unsigned gi, ci;
+    } *out = infos;
+    for (unsigned k = 0; k < g->n_pids; k++) {
+        out[k].pid = g->pids[k];
+        out[k].mem = 1ull << 30;
+        out[k].gi = out[k].ci = 0xFFFFFFFFu;
+    }
+    *count = g->n_pids;
     return 0;
 }

@@ -1,0 +1,191 @@
+/*
+ * pfid — the node agent (DESIGN §8): samples the node's GPUs into a snapshot, maps GPUs to
+ * jobs, serves Prometheus metrics and the cap API of docs/agent-api.md.
+ *
+ * Threads and locks. The sampler thread is the only reader of GPU telemetry; HTTP worker
+ * threads never call the backend except to set caps (PUT/DELETE /v1/caps). A pfi_gpu handle
+ * is not thread-safe, so every backend call holds gpu_lock. Scrapes and /v1/state read only
+ * the snapshot (snap_lock). Lock order, when nested: caps_lock, then gpu_lock, then
+ * snap_lock; nothing takes caps_lock while holding another.
+ */
+#ifndef PFID_AGENT_H
+#define PFID_AGENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "mapping.h"
+#include "pfi/capctl.h"
+#include "pfi/gpu.h"
+
+#define PFID_MAX_GPUS 64
+#define PFID_MAX_JOBS 256
+#define PFID_RING_MAX 600
+#define PFID_IDEM_SLOTS 64
+
+/* One sample kept in a GPU's ring. */
+typedef struct pfid_ring_entry {
+    double t_s;      /* backend monotonic time, s */
+    double energy_j; /* NaN when unreadable */
+    double power_w;  /* instantaneous reading; NaN when unreadable */
+} pfid_ring_entry;
+
+/* What the snapshot holds about one GPU. Fields are valid only as their flags say. */
+typedef struct pfid_gpu_state {
+    pfi_gpu_info info;          /* read once at start */
+    bool up;                    /* the last read succeeded */
+    bool ever;                  /* at least one good sample */
+    pfi_gpu_sample last;        /* last good sample */
+    double last_mono_s;         /* CLOCK_MONOTONIC of the last good sample */
+    double last_wall_s;         /* wall clock of the last good sample (labels only) */
+    double power_w;             /* energy-based over the last interval, else the reading */
+    bool power_valid;
+    pfi_gpu_limits limits;      /* last read (valid flags inside) */
+    uint32_t original_mw;       /* limit before pfid changed it (journalled) */
+    bool original_valid;
+    char job[PFID_ID_MAX];      /* "" when no job */
+    char cls[PFID_ID_MAX];
+    pfid_ring_entry ring[PFID_RING_MAX];
+    unsigned ring_head, ring_n;
+} pfid_gpu_state;
+
+/* A job's throughput, from a log, the emulated job or POST /v1/jobs/{id}/throughput. */
+typedef struct pfid_job_tput {
+    char id[PFID_ID_MAX];
+    double tok_s;
+    double mono_s; /* when it was reported */
+} pfid_job_tput;
+
+/* The lease as the snapshot shows it. */
+typedef struct pfid_lease_view {
+    bool active;         /* caps set by a PUT are in force */
+    bool holding;        /* lease expired, caps held (policy hold) until hold_until */
+    char request_id[PFID_ID_MAX];
+    double expires_mono; /* lease end, CLOCK_MONOTONIC */
+    double revert_mono;  /* when the caps go back to the originals (lease or hold end) */
+} pfid_lease_view;
+
+typedef struct pfid_agent {
+    pfid_config cfg;
+    char config_path[PFID_PATH_MAX];
+    char hostname[256];
+    char token[256];
+    size_t token_len;          /* 0: no token, every write is refused */
+
+    pfi_gpu *gpu;
+    pthread_mutex_t gpu_lock;
+    unsigned n_gpus;
+    double clock_offset_s;     /* emulated: backend time = monotonic + offset */
+
+    /* snapshot */
+    pthread_mutex_t snap_lock;
+    pfid_gpu_state *gpus;      /* [n_gpus] */
+    pfid_job_tput tput[PFID_MAX_JOBS];
+    size_t n_tput;
+    pfid_mapping mapping;      /* static mapping (jobs = static) */
+    pfid_lease_view lease;
+    double heartbeat_mono_s;   /* end of the last complete sampling round */
+    double sampled_wall_s;
+    uint64_t samples_total, sample_errors_total, rounds_total;
+    double round_cost_s;       /* CPU time of the last round, s (thread CPU clock) */
+    bool caps_available;
+    char caps_why[1024];
+
+    /* cap control */
+    pthread_mutex_t caps_lock;
+    pfi_capctl *capctl;        /* NULL when cap control is unavailable */
+    uint32_t cur_mw[PFID_MAX_GPUS];
+    bool restore_pending;      /* a restore failed; retried by pfid_caps_tick */
+    double restore_retry_mono;
+    struct {
+        char id[PFID_ID_MAX];
+        char *response;        /* the 200 body given the first time (owned) */
+    } idem[PFID_IDEM_SLOTS];
+    unsigned idem_next;
+
+    /* sampler thread */
+    pthread_t sampler;
+    bool sampler_running;
+    pthread_mutex_t stop_lock;
+    pthread_cond_t stop_cond;
+    bool stop;
+    double next_jobs_refresh_mono;
+    double next_log_poll_mono;
+    long long log_size[PFID_MAX_TLOGS];
+} pfid_agent;
+
+/* CLOCK_MONOTONIC and CLOCK_REALTIME, s. */
+double pfid_mono_s(void);
+double pfid_wall_s(void);
+
+/* ---- sampler.c ---- */
+/* Count the GPUs, read their identities and limits into a fresh snapshot. 0 or -1 (logged). */
+int pfid_sampler_init(pfid_agent *a);
+/* One round now (so the first scrape has data), then the sampler thread. 0 or -1 (logged). */
+int pfid_sampler_start(pfid_agent *a);
+void pfid_sampler_stop(pfid_agent *a);
+/* One sampling round (the thread's body; tests of a single round call it too). */
+void pfid_sample_round(pfid_agent *a);
+/* Find a job's throughput slot (creating it when create); NULL when full or absent.
+ * Caller holds snap_lock. */
+pfid_job_tput *pfid_tput_slot(pfid_agent *a, const char *job, bool create);
+
+/* ---- jobs.c ---- */
+/* Refresh the GPU→job mapping per cfg.jobs (static / slurm / emulated). Called by the
+ * sampler without locks held; takes gpu_lock and snap_lock itself. */
+void pfid_jobs_refresh(pfid_agent *a);
+/* Poll configured training logs and the emulated job for throughput. */
+void pfid_jobs_poll_throughput(pfid_agent *a);
+/* (Re)load the static mapping file into a->mapping; 0 or -1 (logged). */
+int pfid_jobs_load_mapping(pfid_agent *a);
+
+/* ---- caps.c ---- */
+/* Repair a journal left by a killed pfid, then take charge of the GPUs. Never fatal:
+ * when cap control cannot start, caps_available is false and caps_why says why. */
+void pfid_caps_start(pfid_agent *a);
+/* Lease expiry and restore retries; now = CLOCK_MONOTONIC. */
+void pfid_caps_tick(pfid_agent *a, double now);
+/* Seconds until pfid_caps_tick has something to do (capped at max_wait). */
+double pfid_caps_next_s(pfid_agent *a, double now, double max_wait);
+/* Shutdown: restore (policy restore) or leave the caps and journal (policy hold). */
+void pfid_caps_stop(pfid_agent *a);
+/* PUT /v1/caps: *status and *body (malloc'ed JSON, caller frees). */
+void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char **body);
+/* DELETE /v1/caps. */
+void pfid_caps_delete(pfid_agent *a, int *status, char **body);
+
+/* ---- metrics.c / state.c ---- */
+/* The jobs of this node: those owning a GPU (GPU order), then those with only a throughput.
+ * Caller holds snap_lock. Returns the count written to out[max]. */
+size_t pfid_jobs_list(pfid_agent *a, char (*out)[PFID_ID_MAX], size_t max);
+/* Is GPU k's last sample fresh at mono time now? Caller holds snap_lock. */
+bool pfid_gpu_fresh(const pfid_agent *a, unsigned k, double now);
+/* A job's power (sum over its GPUs, all fresh) into *w; false when missing. */
+bool pfid_job_power(const pfid_agent *a, const char *job, double now, double *w);
+/* A job's throughput when fresh; false when missing or stale. */
+bool pfid_job_throughput(pfid_agent *a, const char *job, double now, double *tok_s);
+/* The Prometheus exposition of the snapshot (malloc'ed, *len bytes); NULL when out of
+ * memory. Takes snap_lock. */
+char *pfid_metrics_render(pfid_agent *a, size_t *len);
+/* The /v1/state JSON (malloc'ed); NULL when out of memory. */
+char *pfid_state_render(pfid_agent *a);
+/* {"error": msg} (malloc'ed; NULL when out of memory). */
+char *pfid_error_json(const char *msg);
+
+/* ---- http.c ---- */
+struct MHD_Daemon;
+/* Start the HTTP server; writes cfg.port_file when set. NULL on failure (logged). */
+struct MHD_Daemon *pfid_http_start(pfid_agent *a);
+void pfid_http_stop(struct MHD_Daemon *d);
+/* Constant-time comparison of a presented token with the secret (time depends only on the
+ * secret's length). */
+bool pfid_token_equal(const char *given, size_t given_len, const char *secret,
+                      size_t secret_len);
+/* POST /v1/jobs/{id}/throughput. */
+void pfid_throughput_post(pfid_agent *a, const char *job, const char *req, size_t len,
+                          int *status, char **body);
+
+#endif

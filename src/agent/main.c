@@ -1,0 +1,366 @@
+/*
+ * pfid — the pfi node agent. See docs/pfid.md and `pfid --help`.
+ *
+ * The main thread owns the process's signals (blocked everywhere, taken with sigtimedwait,
+ * so no work happens in a signal handler) and the lease clock; the sampler thread reads the
+ * GPUs; libmicrohttpd's threads answer requests.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "log.h"
+
+#ifndef PFI_VERSION
+#define PFI_VERSION "0"
+#endif
+#define DEFAULT_CONFIG "/etc/pfid/pfid.conf"
+#define MAX_OVERRIDES 64
+
+static const char usage[] =
+    "Usage: pfid [OPTIONS]\n"
+    "The pfi node agent: samples this node's GPUs, maps them to jobs, serves Prometheus\n"
+    "metrics (GET /metrics) and an authenticated cap API (GET /v1/state, PUT and DELETE\n"
+    "/v1/caps; docs/agent-api.md). Operator guide: docs/pfid.md.\n"
+    "\n"
+    "Options (each overrides the config file's key of the same meaning):\n"
+    "  -c, --config FILE      config file (default " DEFAULT_CONFIG " when it exists)\n"
+    "  -l, --listen ADDR:PORT listen address (listen; default 127.0.0.1:9400; port 0: any)\n"
+    "  -b, --backend NAME     nvml, emulated or replay (backend; default nvml)\n"
+    "      --emulate SPEC     emulated GPUs, key=value,... (emulate; see pfi sweep --help)\n"
+    "  -i, --interval DUR     sampling interval (interval; default 1s)\n"
+    "  -t, --token-file FILE  bearer token file, mode 0600 (token_file)\n"
+    "  -j, --journal FILE     cap journal (journal; default /var/lib/pfid/cap-journal)\n"
+    "  -s, --set KEY=VALUE    any config key (repeatable)\n"
+    "  -v, --verbose          log debug lines too (log_level = debug)\n"
+    "  -q, --quiet            log warnings and errors only\n"
+    "      --check            check the configuration and exit (0 when valid)\n"
+    "  -h, --help             this help;  --version  the version\n"
+    "\n"
+    "Signals: SIGTERM / SIGINT stop cleanly (caps restored unless shutdown = hold);\n"
+    "SIGHUP reloads the config file, the token and the jobs mapping file.\n"
+    "Exit status: 0 clean stop, 1 the caps could not all be restored, 2 bad usage or config,\n"
+    "3 the GPUs or the listen socket could not be opened.\n";
+
+typedef struct options {
+    char config[PFID_PATH_MAX];
+    bool config_given;
+    char *keys[MAX_OVERRIDES], *values[MAX_OVERRIDES];
+    int n;
+    bool check;
+} options;
+
+/* Defaults, then the file, then the command line. 0 or -1 (printed). */
+static int build_config(const options *o, pfid_config *cfg)
+{
+    pfid_config_defaults(cfg);
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    char buf[1200];
+    if (o->config_given || access(o->config, F_OK) == 0) {
+        pfi_error e = pfid_config_load(cfg, o->config, &d);
+        if (e != PFI_OK) {
+            LOG_ERROR("config: %s", pfi_diag_format(&d, buf, sizeof buf));
+            return -1;
+        }
+    }
+    for (int k = 0; k < o->n; k++) {
+        pfi_diag_clear(&d);
+        if (pfid_config_set(cfg, o->keys[k], o->values[k], &d) != PFI_OK) {
+            LOG_ERROR("option: %s", d.message);
+            return -1;
+        }
+    }
+    pfi_diag_clear(&d);
+    if (pfid_config_check(cfg, &d) != PFI_OK) {
+        LOG_ERROR("config: %s", d.message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Read the bearer token: a regular file owned by us, no group or other access. */
+static int load_token(const char *path, char *out, size_t cap, size_t *len)
+{
+    *len = 0;
+    out[0] = '\0';
+    if (path[0] == '\0')
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            LOG_WARN("token file %s does not exist: every write will be refused (401)", path);
+            return 0;
+        }
+        LOG_ERROR("token file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) != 0 ||
+        st.st_uid != geteuid()) {
+        LOG_ERROR("token file %s must be a regular file owned by uid %u with mode 0600 or "
+                  "stricter (chmod 600 %s)", path, (unsigned)geteuid(), path);
+        close(fd);
+        return -1;
+    }
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    if (n < 0) {
+        LOG_ERROR("token file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t m = (size_t)n;
+    while (m > 0 && (out[m - 1] == '\n' || out[m - 1] == '\r' || out[m - 1] == ' '))
+        m--;
+    out[m] = '\0';
+    if (m == 0 || m == cap - 1 || strlen(out) != m) {
+        LOG_ERROR("token file %s: want one line of 1 to %zu bytes", path, cap - 2);
+        return -1;
+    }
+    if (m < 16)
+        LOG_WARN("token in %s is short (%zu bytes): use 32 random bytes or more", path, m);
+    *len = m;
+    return 0;
+}
+
+/* SIGHUP: the config file, the token and the mapping file again; what needs a restart is
+ * named and kept. */
+static void reload(pfid_agent *a, const options *o)
+{
+    pfid_config nc;
+    LOG_INFO("SIGHUP: reloading %s", a->config_path[0] ? a->config_path : "(no config file)");
+    if (build_config(o, &nc) != 0) {
+        LOG_ERROR("reload failed; the running configuration is kept");
+        return;
+    }
+    char tok[256];
+    size_t tok_len;
+    if (load_token(nc.token_file, tok, sizeof tok, &tok_len) != 0) {
+        LOG_ERROR("reload failed; the running configuration is kept");
+        return;
+    }
+    if (strcmp(nc.listen, a->cfg.listen) != 0 || nc.backend != a->cfg.backend ||
+        strcmp(nc.emulate, a->cfg.emulate) != 0 || strcmp(nc.journal, a->cfg.journal) != 0 ||
+        nc.threads != a->cfg.threads || nc.max_connections != a->cfg.max_connections ||
+        nc.max_body != a->cfg.max_body || nc.auth_reads != a->cfg.auth_reads ||
+        nc.jobs != a->cfg.jobs)
+        LOG_WARN("listen, backend, emulate, journal, jobs, threads, max_connections, max_body "
+                 "and auth_reads change only at restart");
+    pfid_sampler_stop(a);
+    pthread_mutex_lock(&a->caps_lock);
+    pthread_mutex_lock(&a->snap_lock);
+    memcpy(a->token, tok, sizeof tok);
+    a->token_len = tok_len;
+    a->cfg.interval_s = nc.interval_s;
+    a->cfg.stale_s = nc.stale_s;
+    a->cfg.lease_max_s = nc.lease_max_s;
+    a->cfg.lease_policy = nc.lease_policy;
+    a->cfg.hold_max_s = nc.hold_max_s;
+    a->cfg.shutdown_policy = nc.shutdown_policy;
+    a->cfg.tput_stale_s = nc.tput_stale_s;
+    a->cfg.jobs_refresh_s = nc.jobs_refresh_s;
+    memcpy(a->cfg.jobs_file, nc.jobs_file, sizeof nc.jobs_file);
+    memcpy(a->cfg.tlogs, nc.tlogs, sizeof nc.tlogs);
+    a->cfg.n_tlogs = nc.n_tlogs;
+    memset(a->log_size, 0, sizeof a->log_size);
+    a->cfg.log_level = nc.log_level;
+    pfid_log_set_level(nc.log_level);
+    pthread_mutex_unlock(&a->snap_lock);
+    pthread_mutex_unlock(&a->caps_lock);
+    if (a->cfg.jobs == PFID_JOBS_STATIC)
+        pfid_jobs_load_mapping(a);
+    if (!a->caps_available && a->capctl == NULL) {
+        pthread_mutex_lock(&a->caps_lock);
+        pfid_caps_start(a);
+        pthread_mutex_unlock(&a->caps_lock);
+        if (a->caps_available)
+            LOG_INFO("cap control available");
+    }
+    pfid_sampler_start(a);
+}
+
+static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
+{
+    static const struct option longs[] = {
+        {"config", required_argument, NULL, 'c'}, {"listen", required_argument, NULL, 'l'},
+        {"backend", required_argument, NULL, 'b'}, {"emulate", required_argument, NULL, 'E'},
+        {"interval", required_argument, NULL, 'i'}, {"token-file", required_argument, NULL, 't'},
+        {"journal", required_argument, NULL, 'j'}, {"set", required_argument, NULL, 's'},
+        {"verbose", no_argument, NULL, 'v'}, {"quiet", no_argument, NULL, 'q'},
+        {"check", no_argument, NULL, 'C'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+    snprintf(o->config, sizeof o->config, "%s", DEFAULT_CONFIG);
+    int ch;
+    while ((ch = getopt_long(argc, argv, "c:l:b:i:t:j:s:vqh", longs, NULL)) != -1) {
+        const char *key = NULL;
+        char *val = optarg;
+        switch (ch) {
+        case 'c':
+            if (strlen(optarg) >= sizeof o->config) {
+                LOG_ERROR("--config: path too long");
+                return 2;
+            }
+            snprintf(o->config, sizeof o->config, "%s", optarg);
+            o->config_given = true;
+            continue;
+        case 'l': key = "listen"; break;
+        case 'b': key = "backend"; break;
+        case 'E': key = "emulate"; break;
+        case 'i': key = "interval"; break;
+        case 't': key = "token_file"; break;
+        case 'j': key = "journal"; break;
+        case 'v': key = "log_level"; val = "debug"; break;
+        case 'q': key = "log_level"; val = "warning"; break;
+        case 's': {
+            char *eq = strchr(optarg, '=');
+            if (eq == NULL) {
+                LOG_ERROR("--set: want KEY=VALUE, got '%s'", optarg);
+                return 2;
+            }
+            *eq = '\0';
+            key = optarg;
+            val = eq + 1;
+            break;
+        }
+        case 'C': o->check = true; continue;
+        case 'h': fputs(usage, stdout); return 0;
+        case 'V': printf("pfid %s\n", PFI_VERSION); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+        if (o->n == MAX_OVERRIDES) {
+            LOG_ERROR("too many options");
+            return 2;
+        }
+        o->keys[o->n] = (char *)key;
+        o->values[o->n] = val;
+        o->n++;
+    }
+    if (optind < argc) {
+        LOG_ERROR("unexpected argument '%s' (see pfid --help)", argv[optind]);
+        return 2;
+    }
+    if (build_config(o, cfg) != 0)
+        return 2;
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    static pfid_agent agent; /* large (GPU rings); one per process */
+    pfid_agent *a = &agent;
+    options o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_args(argc, argv, &o, &a->cfg);
+    if (rc >= 0)
+        return rc;
+    pfid_log_set_level(a->cfg.log_level);
+    if (o.config_given || access(o.config, F_OK) == 0)
+        snprintf(a->config_path, sizeof a->config_path, "%s", o.config);
+    if (load_token(a->cfg.token_file, a->token, sizeof a->token, &a->token_len) != 0)
+        return 2;
+    if (o.check) {
+        printf("pfid: configuration valid\n");
+        return 0;
+    }
+    if (a->cfg.hostname[0] != '\0')
+        snprintf(a->hostname, sizeof a->hostname, "%s", a->cfg.hostname);
+    else if (gethostname(a->hostname, sizeof a->hostname - 1) != 0)
+        snprintf(a->hostname, sizeof a->hostname, "localhost");
+
+    /* signals: taken synchronously by this thread only */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    pthread_mutex_init(&a->gpu_lock, NULL);
+    pthread_mutex_init(&a->snap_lock, NULL);
+    pthread_mutex_init(&a->caps_lock, NULL);
+    pthread_mutex_init(&a->stop_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->stop_cond, &ca);
+    pthread_condattr_destroy(&ca);
+
+    pfi_gpu_config gc = {.kind = a->cfg.backend,
+                         .nvml_library = a->cfg.nvml_library[0] ? a->cfg.nvml_library : NULL,
+                         .emulate = a->cfg.emulate[0] ? a->cfg.emulate : NULL,
+                         .replay_path = a->cfg.replay};
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = pfi_gpu_open(&gc, &a->gpu, &d);
+    if (e != PFI_OK) {
+        LOG_ERROR("cannot open the %s backend: %s: %s",
+                  a->cfg.backend == PFI_GPU_NVML ? "nvml" : a->cfg.backend == PFI_GPU_EMULATED
+                                                                ? "emulated" : "replay",
+                  pfi_strerror(e), d.message);
+        return 3;
+    }
+    LOG_INFO("pfid %s: %s backend, hostname %s, sampling every %g s", PFI_VERSION,
+             pfi_gpu_backend_name(a->gpu), a->hostname, a->cfg.interval_s);
+    int status = 0;
+    struct MHD_Daemon *http = NULL;
+    if (pfid_sampler_init(a) != 0) {
+        status = 3;
+        goto out;
+    }
+    if (a->cfg.jobs == PFID_JOBS_STATIC && pfid_jobs_load_mapping(a) != 0) {
+        status = 2;
+        goto out;
+    }
+    pfid_caps_start(a);
+    if (a->caps_available)
+        LOG_INFO("cap control on %u GPU(s); journal %s; lease policy %s (hold_max %g s)",
+                 a->n_gpus, a->cfg.journal,
+                 a->cfg.lease_policy == PFID_POLICY_HOLD ? "hold" : "restore",
+                 a->cfg.hold_max_s);
+    else
+        LOG_WARN("cap control unavailable: %s", a->caps_why);
+    if (pfid_sampler_start(a) != 0) {
+        status = 3;
+        goto out;
+    }
+    http = pfid_http_start(a);
+    if (http == NULL) {
+        status = 3;
+        goto out;
+    }
+    for (;;) {
+        double now = pfid_mono_s();
+        double wait = pfid_caps_next_s(a, now, 1.0);
+        struct timespec ts = {.tv_sec = (time_t)wait,
+                              .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9)};
+        int sig = sigtimedwait(&set, NULL, &ts);
+        if (sig == SIGTERM || sig == SIGINT) {
+            LOG_INFO("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            break;
+        }
+        if (sig == SIGHUP)
+            reload(a, &o);
+        pfid_caps_tick(a, pfid_mono_s());
+    }
+out:
+    pfid_http_stop(http);
+    pfid_sampler_stop(a);
+    pfid_caps_stop(a);
+    if (a->restore_pending && status == 0)
+        status = 1;
+    pfi_gpu_close(a->gpu);
+    pfid_mapping_clear(&a->mapping);
+    free(a->gpus);
+    LOG_INFO("stopped (exit %d)", status);
+    return status;
+}

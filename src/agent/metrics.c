@@ -1,0 +1,300 @@
+/*
+ * GET /metrics: the snapshot in the Prometheus text exposition format 0.0.4 — one HELP and
+ * one TYPE per family followed by all its samples, '\n' line ends, no timestamps, label
+ * values escaped. A value that is missing or stale has no sample (never 0); pfi_gpu_up says
+ * whether a GPU is being read. Which job owns a GPU is an info series
+ * (pfi_gpu_job_info{uuid, job} 1), not a label on the value series.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent.h"
+#include "buf.h"
+
+bool pfid_gpu_fresh(const pfid_agent *a, unsigned k, double now)
+{
+    double stale = a->cfg.stale_s > 0 ? a->cfg.stale_s : 3 * a->cfg.interval_s;
+    const pfid_gpu_state *g = &a->gpus[k];
+    return g->up && now - g->last_mono_s <= stale;
+}
+
+size_t pfid_jobs_list(pfid_agent *a, char (*out)[PFID_ID_MAX], size_t max)
+{
+    size_t n = 0;
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        const char *j = a->gpus[k].job;
+        bool seen = j[0] == '\0';
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = strcmp(out[i], j) == 0;
+        if (!seen && n < max)
+            snprintf(out[n++], PFID_ID_MAX, "%s", j);
+    }
+    for (size_t t = 0; t < a->n_tput; t++) {
+        bool seen = false;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = strcmp(out[i], a->tput[t].id) == 0;
+        if (!seen && n < max)
+            snprintf(out[n++], PFID_ID_MAX, "%s", a->tput[t].id);
+    }
+    return n;
+}
+
+bool pfid_job_power(const pfid_agent *a, const char *job, double now, double *w)
+{
+    double sum = 0;
+    int n = 0;
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        if (strcmp(a->gpus[k].job, job) != 0)
+            continue;
+        if (!pfid_gpu_fresh(a, k, now) || !a->gpus[k].power_valid)
+            return false;
+        sum += a->gpus[k].power_w;
+        n++;
+    }
+    *w = sum;
+    return n > 0;
+}
+
+bool pfid_job_throughput(pfid_agent *a, const char *job, double now, double *tok_s)
+{
+    pfid_job_tput *t = pfid_tput_slot(a, job, false);
+    if (t == NULL || !isfinite(t->tok_s) || now - t->mono_s > a->cfg.tput_stale_s)
+        return false;
+    *tok_s = t->tok_s;
+    return true;
+}
+
+static void family(pfid_buf *b, const char *name, const char *type, const char *help)
+{
+    pfid_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void gpu_labels(pfid_buf *b, const pfid_agent *a, unsigned k)
+{
+    pfid_buf_printf(b, "{gpu=\"%u\",uuid=\"", k);
+    pfid_buf_label(b, a->gpus[k].info.uuid);
+    pfid_buf_printf(b, "\",hostname=\"");
+    pfid_buf_label(b, a->hostname);
+    pfid_buf_printf(b, "\"}");
+}
+
+static void job_labels(pfid_buf *b, const pfid_agent *a, const char *job)
+{
+    pfid_buf_printf(b, "{job=\"");
+    pfid_buf_label(b, job);
+    pfid_buf_printf(b, "\",hostname=\"");
+    pfid_buf_label(b, a->hostname);
+    pfid_buf_printf(b, "\"}");
+}
+
+static void value(pfid_buf *b, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e15)
+        pfid_buf_printf(b, " %.0f\n", v);
+    else
+        pfid_buf_printf(b, " %.15g\n", v);
+}
+
+/* What one GPU family shows: a field of the snapshot, present or not. */
+typedef bool (*gpu_getter)(const pfid_agent *a, unsigned k, bool fresh, double *v);
+
+#define SAMPLE_GETTER(fn, flag, expr)                                                          \
+    static bool fn(const pfid_agent *a, unsigned k, bool fresh, double *v)                     \
+    {                                                                                          \
+        const pfi_gpu_sample *s = &a->gpus[k].last;                                            \
+        if (!fresh || !(s->valid & (flag)))                                                    \
+            return false;                                                                      \
+        *v = (expr);                                                                           \
+        return isfinite(*v);                                                                   \
+    }
+SAMPLE_GETTER(get_energy, PFI_SAMPLE_ENERGY, s->energy_j)
+SAMPLE_GETTER(get_sm_clock, PFI_SAMPLE_SM_CLOCK, s->sm_clock_mhz * 1e6)
+SAMPLE_GETTER(get_mem_clock, PFI_SAMPLE_MEM_CLOCK, s->mem_clock_mhz * 1e6)
+SAMPLE_GETTER(get_temp, PFI_SAMPLE_TEMP, s->temp_c)
+SAMPLE_GETTER(get_util, PFI_SAMPLE_GPU_UTIL, s->gpu_util)
+SAMPLE_GETTER(get_dram, PFI_SAMPLE_DRAM_ACTIVE, s->dram_active)
+SAMPLE_GETTER(get_tensor, PFI_SAMPLE_TENSOR_ACTIVE, s->tensor_active)
+SAMPLE_GETTER(get_sm_active, PFI_SAMPLE_SM_ACTIVE, s->sm_active)
+#undef SAMPLE_GETTER
+
+#define LIMIT_GETTER(fn, flag, field)                                                          \
+    static bool fn(const pfid_agent *a, unsigned k, bool fresh, double *v)                     \
+    {                                                                                          \
+        const pfi_gpu_limits *l = &a->gpus[k].limits;                                          \
+        if (!fresh || !(l->valid & (flag)))                                                    \
+            return false;                                                                      \
+        *v = l->field / 1000.0;                                                                \
+        return true;                                                                           \
+    }
+LIMIT_GETTER(get_cap, PFI_LIMIT_CURRENT, current_mw)
+LIMIT_GETTER(get_enforced, PFI_LIMIT_ENFORCED, enforced_mw)
+LIMIT_GETTER(get_min, PFI_LIMIT_MIN, min_mw)
+LIMIT_GETTER(get_max, PFI_LIMIT_MAX, max_mw)
+LIMIT_GETTER(get_default, PFI_LIMIT_DEFAULT, default_mw)
+#undef LIMIT_GETTER
+
+static bool get_power(const pfid_agent *a, unsigned k, bool fresh, double *v)
+{
+    *v = a->gpus[k].power_w;
+    return fresh && a->gpus[k].power_valid && isfinite(*v);
+}
+
+static bool get_original(const pfid_agent *a, unsigned k, bool fresh, double *v)
+{
+    (void)fresh;
+    *v = a->gpus[k].original_mw / 1000.0;
+    return a->gpus[k].original_valid;
+}
+
+static bool get_up(const pfid_agent *a, unsigned k, bool fresh, double *v)
+{
+    (void)a;
+    (void)k;
+    *v = fresh ? 1 : 0;
+    return true;
+}
+
+static bool get_last(const pfid_agent *a, unsigned k, bool fresh, double *v)
+{
+    (void)fresh;
+    *v = a->gpus[k].last_wall_s;
+    return a->gpus[k].last_mono_s > 0;
+}
+
+static const struct {
+    const char *name, *type, *help;
+    gpu_getter get;
+} gpu_families[] = {
+    {"pfi_gpu_up", "gauge", "1 when the GPU was read within stale_after, else 0.", get_up},
+    {"pfi_gpu_last_sample_timestamp_seconds", "gauge",
+     "Wall-clock time of the GPU's last good sample.", get_last},
+    {"pfi_gpu_power_watts", "gauge",
+     "GPU power over the last sampling interval (from the energy counter when readable).",
+     get_power},
+    {"pfi_gpu_energy_joules_total", "counter", "GPU energy counter since driver load.",
+     get_energy},
+    {"pfi_gpu_power_cap_watts", "gauge", "Requested (management) power limit.", get_cap},
+    {"pfi_gpu_power_cap_enforced_watts", "gauge", "Power limit in force.", get_enforced},
+    {"pfi_gpu_power_cap_min_watts", "gauge", "Lowest settable power limit.", get_min},
+    {"pfi_gpu_power_cap_max_watts", "gauge", "Highest settable power limit.", get_max},
+    {"pfi_gpu_power_cap_default_watts", "gauge", "Default power limit.", get_default},
+    {"pfi_gpu_power_cap_original_watts", "gauge",
+     "Power limit before pfid changed it (journalled; restored on lease end).", get_original},
+    {"pfi_gpu_sm_clock_hertz", "gauge", "SM clock.", get_sm_clock},
+    {"pfi_gpu_memory_clock_hertz", "gauge", "Memory clock.", get_mem_clock},
+    {"pfi_gpu_temperature_celsius", "gauge", "GPU temperature.", get_temp},
+    {"pfi_gpu_utilization_ratio", "gauge", "Fraction of time a kernel ran (0..1).", get_util},
+    {"pfi_gpu_dram_active_ratio", "gauge", "DRAM bandwidth utilisation (0..1).", get_dram},
+    {"pfi_gpu_tensor_active_ratio", "gauge", "Tensor pipe activity (0..1).", get_tensor},
+    {"pfi_gpu_sm_active_ratio", "gauge", "SM activity (0..1).", get_sm_active},
+};
+
+char *pfid_metrics_render(pfid_agent *a, size_t *len)
+{
+    pfid_buf b = {0};
+    pthread_mutex_lock(&a->snap_lock);
+    double now = pfid_mono_s(), wall = pfid_wall_s();
+    bool fresh[PFID_MAX_GPUS];
+    for (unsigned k = 0; k < a->n_gpus; k++)
+        fresh[k] = pfid_gpu_fresh(a, k, now);
+    for (size_t f = 0; f < sizeof gpu_families / sizeof gpu_families[0]; f++) {
+        family(&b, gpu_families[f].name, gpu_families[f].type, gpu_families[f].help);
+        for (unsigned k = 0; k < a->n_gpus; k++) {
+            double v;
+            if (!gpu_families[f].get(a, k, fresh[k], &v))
+                continue;
+            pfid_buf_printf(&b, "%s", gpu_families[f].name);
+            gpu_labels(&b, a, k);
+            value(&b, v);
+        }
+    }
+    family(&b, "pfi_gpu_job_info", "gauge", "The job that owns the GPU (value always 1).");
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        if (a->gpus[k].job[0] == '\0')
+            continue;
+        pfid_buf_printf(&b, "pfi_gpu_job_info{gpu=\"%u\",uuid=\"", k);
+        pfid_buf_label(&b, a->gpus[k].info.uuid);
+        pfid_buf_printf(&b, "\",hostname=\"");
+        pfid_buf_label(&b, a->hostname);
+        pfid_buf_printf(&b, "\",job=\"");
+        pfid_buf_label(&b, a->gpus[k].job);
+        pfid_buf_printf(&b, "\"} 1\n");
+    }
+    char jobs[PFID_MAX_JOBS][PFID_ID_MAX];
+    size_t nj = pfid_jobs_list(a, jobs, PFID_MAX_JOBS);
+    family(&b, "pfi_job_power_watts", "gauge",
+           "Sum of the job's GPU power on this node (missing when a GPU is not read).");
+    for (size_t j = 0; j < nj; j++) {
+        double w;
+        if (!pfid_job_power(a, jobs[j], now, &w))
+            continue;
+        pfid_buf_printf(&b, "pfi_job_power_watts");
+        job_labels(&b, a, jobs[j]);
+        value(&b, w);
+    }
+    family(&b, "pfi_job_gpus", "gauge", "Number of the job's GPUs on this node.");
+    for (size_t j = 0; j < nj; j++) {
+        unsigned n = 0;
+        for (unsigned k = 0; k < a->n_gpus; k++)
+            n += strcmp(a->gpus[k].job, jobs[j]) == 0;
+        pfid_buf_printf(&b, "pfi_job_gpus");
+        job_labels(&b, a, jobs[j]);
+        value(&b, n);
+    }
+    family(&b, "pfi_job_throughput_tokens_per_second", "gauge",
+           "The job's last reported throughput (missing when older than throughput_stale).");
+    for (size_t j = 0; j < nj; j++) {
+        double t;
+        if (!pfid_job_throughput(a, jobs[j], now, &t))
+            continue;
+        pfid_buf_printf(&b, "pfi_job_throughput_tokens_per_second");
+        job_labels(&b, a, jobs[j]);
+        value(&b, t);
+    }
+    family(&b, "pfi_cap_control_available", "gauge",
+           "1 when this agent can set caps (see the log or /v1/state when 0).");
+    pfid_buf_printf(&b, "pfi_cap_control_available{hostname=\"");
+    pfid_buf_label(&b, a->hostname);
+    pfid_buf_printf(&b, "\"} %d\n", a->caps_available ? 1 : 0);
+    family(&b, "pfi_cap_lease_active", "gauge", "1 while caps set through the API are in force.");
+    pfid_buf_printf(&b, "pfi_cap_lease_active{hostname=\"");
+    pfid_buf_label(&b, a->hostname);
+    pfid_buf_printf(&b, "\"} %d\n", a->lease.active ? 1 : 0);
+    family(&b, "pfi_cap_lease_holding", "gauge",
+           "1 while an expired lease's caps are held (lease_policy hold).");
+    pfid_buf_printf(&b, "pfi_cap_lease_holding{hostname=\"");
+    pfid_buf_label(&b, a->hostname);
+    pfid_buf_printf(&b, "\"} %d\n", a->lease.holding ? 1 : 0);
+    family(&b, "pfi_cap_lease_expiry_timestamp_seconds", "gauge",
+           "Wall-clock time the present lease expires.");
+    if (a->lease.active) {
+        pfid_buf_printf(&b, "pfi_cap_lease_expiry_timestamp_seconds{hostname=\"");
+        pfid_buf_label(&b, a->hostname);
+        pfid_buf_printf(&b, "\"}");
+        value(&b, wall + (a->lease.expires_mono - now));
+    }
+    family(&b, "pfi_cap_revert_timestamp_seconds", "gauge",
+           "Wall-clock time the caps go back to the originals if no new lease comes.");
+    if (a->lease.active) {
+        pfid_buf_printf(&b, "pfi_cap_revert_timestamp_seconds{hostname=\"");
+        pfid_buf_label(&b, a->hostname);
+        pfid_buf_printf(&b, "\"}");
+        value(&b, wall + (a->lease.revert_mono - now));
+    }
+    family(&b, "pfi_agent_samples_total", "counter", "GPU samples read.");
+    pfid_buf_printf(&b, "pfi_agent_samples_total %llu\n", (unsigned long long)a->samples_total);
+    family(&b, "pfi_agent_sample_errors_total", "counter", "GPU reads that failed.");
+    pfid_buf_printf(&b, "pfi_agent_sample_errors_total %llu\n",
+                    (unsigned long long)a->sample_errors_total);
+    family(&b, "pfi_agent_round_cpu_seconds", "gauge",
+           "CPU time of the last sampling round (all GPUs).");
+    pfid_buf_printf(&b, "pfi_agent_round_cpu_seconds");
+    value(&b, a->round_cost_s);
+    family(&b, "pfi_agent_last_round_timestamp_seconds", "gauge",
+           "Wall-clock time of the end of the last sampling round.");
+    pfid_buf_printf(&b, "pfi_agent_last_round_timestamp_seconds");
+    value(&b, a->sampled_wall_s);
+    pthread_mutex_unlock(&a->snap_lock);
+    return pfid_buf_take(&b, len);
+}

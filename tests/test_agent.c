@@ -1,0 +1,209 @@
+/*
+ * Unit tests of pfid's pieces that need no server: the constant-time token comparison, the
+ * config parser (durations, sizes, inline comments, errors with line numbers), the mapping
+ * file, the Slurm environment scan, the request body parsers, Prometheus label escaping, and
+ * the GPU process list through the fake NVML.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "checks.h"
+
+#include "agent.h"
+#include "buf.h"
+#include "request.h"
+
+static void test_token(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *given, *secret;
+        bool want;
+    } cases[] = {
+        {"abc", "abc", true},   {"abd", "abc", false}, {"ab", "abc", false},
+        {"abcd", "abc", false}, {"", "abc", false},    {"", "", false}, /* no token: no write */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        CHECK(pfid_token_equal(cases[k].given, strlen(cases[k].given), cases[k].secret,
+                               strlen(cases[k].secret)) == cases[k].want,
+              "token case %zu\n", k);
+    END_CHECKS();
+}
+
+static void test_config(void **state)
+{
+    (void)state;
+    pfid_config c;
+    pfi_diag d;
+    pfid_config_defaults(&c);
+    const char *ok = "# comment\n  interval = 250ms   # trailing\nmax_body = 1M\nlease_policy = "
+                     "restore\nhold_max = 2m\nthroughput_log = j1 nanotron /x.log 4096\r\n";
+    CHECK(pfid_config_parse(&c, ok, strlen(ok), &d) == PFI_OK, "%s\n", d.message);
+    CHECK(fabs(c.interval_s - 0.25) < 1e-12, "interval %g\n", c.interval_s);
+    CHECK(c.max_body == 1024 * 1024, "max_body %zu\n", c.max_body);
+    CHECK(c.lease_policy == PFID_POLICY_RESTORE, "policy\n");
+    CHECK(c.hold_max_s == 120, "hold_max %g\n", c.hold_max_s);
+    CHECK(c.n_tlogs == 1 && c.tlogs[0].scale == 4096 && c.tlogs[0].format == PFI_TL_NANOTRON,
+          "throughput_log\n");
+    static const struct {
+        const char *text;
+        long line;
+        const char *msg;
+    } bad[] = {
+        {"interval = 1s\nbogus = 1\n", 2, "unknown key 'bogus'"},
+        {"interval = -1s\n", 1, "interval"},
+        {"interval = 1 parsec\n", 1, "interval"},
+        {"no equals sign\n", 1, "key = value"},
+        {"max_body = 99999999999999999999\n", 1, "max_body"},
+        {"jobs = lsf\n", 1, "jobs"},
+        {"throughput_log = j1 regex /x\n", 1, "format"},
+        {"emulated_job = a/b\n", 1, "emulated_job"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        pfid_config_defaults(&c);
+        pfi_diag_clear(&d);
+        CHECK(pfid_config_parse(&c, bad[k].text, strlen(bad[k].text), &d) != PFI_OK &&
+                  d.line == bad[k].line && strstr(d.message, bad[k].msg) != NULL,
+              "bad config %zu: line %ld '%s'\n", k, d.line, d.message);
+    }
+    pfid_config_defaults(&c);
+    c.jobs = PFID_JOBS_STATIC;
+    CHECK(pfid_config_check(&c, &d) != PFI_OK, "static without jobs_file\n");
+    END_CHECKS();
+}
+
+static void test_mapping(void **state)
+{
+    (void)state;
+    pfid_mapping m;
+    pfi_diag d;
+    const char *text = "# gpu job class\nGPU-a job-1 moe\n\n1 job-2\n";
+    CHECK(pfid_mapping_parse(text, strlen(text), &m, &d) == PFI_OK && m.n == 2, "parse\n");
+    const pfid_mapping_entry *e = pfid_mapping_find(&m, "GPU-a", 7);
+    CHECK(e != NULL && strcmp(e->job, "job-1") == 0 && strcmp(e->cls, "moe") == 0, "by uuid\n");
+    e = pfid_mapping_find(&m, "GPU-zz", 1);
+    CHECK(e != NULL && strcmp(e->job, "job-2") == 0, "by index\n");
+    CHECK(pfid_mapping_find(&m, "GPU-zz", 2) == NULL, "unmapped\n");
+    pfid_mapping_clear(&m);
+    static const char *const bad[] = {"GPU-a\n", "GPU-a j k l\n", "GPU-a j\nGPU-a k\n",
+                                      "GPU-a j/k\n", "99999 j\n", "GPU a\"b j\n"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        pfi_diag_clear(&d);
+        CHECK(pfid_mapping_parse(bad[k], strlen(bad[k]), &m, &d) == PFI_ERR_PARSE && d.line > 0,
+              "bad mapping %zu\n", k);
+        pfid_mapping_clear(&m);
+    }
+    char job[PFID_ID_MAX];
+    const char env[] = "PATH=/bin\0SLURM_JOBID=7\0SLURM_JOB_ID=4242\0";
+    CHECK(pfid_environ_job(env, sizeof env - 1, job) && strcmp(job, "4242") == 0, "environ\n");
+    const char env2[] = "SLURM_JOBID=77";
+    CHECK(pfid_environ_job(env2, sizeof env2 - 1, job) && strcmp(job, "77") == 0, "JOBID\n");
+    CHECK(!pfid_environ_job("SLURM_JOB_ID=", 13, job), "empty id\n");
+    END_CHECKS();
+}
+
+static void test_requests(void **state)
+{
+    (void)state;
+    pfid_caps_request r;
+    char msg[256];
+    const char *ok = "{\"request_id\": \"r-1\", \"lease_s\": 30, \"caps\": [{\"uuid\": \"GPU-0\", "
+                     "\"cap_w\": 450.5}, {\"job\": \"j\", \"cap_w\": 300}]}";
+    CHECK(pfid_caps_request_parse(ok, strlen(ok), &r, msg, sizeof msg) && r.n == 2 &&
+              !r.items[0].by_job && r.items[1].by_job && r.items[0].cap_w == 450.5 &&
+              r.lease_s == 30,
+          "valid: %s\n", msg);
+    pfid_caps_request_clear(&r);
+    static const struct {
+        const char *body, *msg;
+    } bad[] = {
+        {"{", "malformed JSON"},
+        {"{\"request_id\": \"r\", \"request_id\": \"s\"}", "duplicate"},
+        {"{\"request_id\": \"r\", \"lease_s\": 0, \"caps\": []}", "lease_s"},
+        {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": []}", "non-empty"},
+        {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\"}]}", "caps[0]"},
+        {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"job\": \"b\", "
+         "\"cap_w\": 1}]}", "caps[0]"},
+        {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"cap_w\": -5}]}",
+         "cap_w"},
+        {"{\"request_id\": \"r s\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"cap_w\": 5}]}",
+         "request_id"},
+        {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"cap_w\": 5}], "
+         "\"x\": 1}", "unknown member"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        msg[0] = '\0';
+        CHECK(!pfid_caps_request_parse(bad[k].body, strlen(bad[k].body), &r, msg, sizeof msg) &&
+                  strstr(msg, bad[k].msg) != NULL && r.items == NULL,
+              "bad request %zu: '%s'\n", k, msg);
+    }
+    double t;
+    CHECK(pfid_throughput_parse("{\"throughput_tok_s\": 12.5}", 26, &t, msg, sizeof msg) &&
+              t == 12.5, "throughput\n");
+    CHECK(!pfid_throughput_parse("{\"throughput_tok_s\": \"1\"}", 25, &t, msg, sizeof msg),
+          "throughput string\n");
+    END_CHECKS();
+}
+
+static void test_label_escape(void **state)
+{
+    (void)state;
+    pfid_buf b = {0};
+    pfid_buf_printf(&b, "x{l=\"");
+    pfid_buf_label(&b, "a\\b\"c\nd");
+    pfid_buf_printf(&b, "\"} 1\n");
+    size_t len;
+    char *s = pfid_buf_take(&b, &len);
+    CHECK(s != NULL && strcmp(s, "x{l=\"a\\\\b\\\"c\\nd\"} 1\n") == 0, "escaped: %s\n", s);
+    free(s);
+    END_CHECKS();
+}
+
+static void test_processes(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/pfid-fake-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char st[] = "gpu 0 uuid=GPU-0 pids=11:22:33\ngpu 1 uuid=GPU-1\n";
+    assert_true(write(fd, st, sizeof st - 1) == (ssize_t)(sizeof st - 1));
+    close(fd);
+    setenv("FAKE_NVML_STATE", path, 1);
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .nvml_library = PFI_FAKE_NVML};
+    pfi_gpu *g = NULL;
+    pfi_diag d;
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_OK);
+    unsigned pids[8];
+    size_t n = 0;
+    CHECK(pfi_gpu_processes(g, 0, pids, 8, &n, &d) == PFI_OK && n == 3 && pids[2] == 33,
+          "processes: %zu %s\n", n, d.message);
+    CHECK(pfi_gpu_processes(g, 0, pids, 2, &n, &d) == PFI_ERR_LIMIT, "limit\n");
+    CHECK(pfi_gpu_processes(g, 1, pids, 8, &n, &d) == PFI_OK && n == 0, "none\n");
+    pfi_gpu_close(g);
+    c = (pfi_gpu_config){.kind = PFI_GPU_EMULATED, .emulate = "gpus=1"};
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_OK);
+    CHECK(pfi_gpu_processes(g, 0, pids, 8, &n, &d) == PFI_ERR_NOT_SUPPORTED, "emulated\n");
+    pfi_gpu_close(g);
+    unlink(path);
+    unsetenv("FAKE_NVML_STATE");
+    END_CHECKS();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_token),         cmocka_unit_test(test_config),
+        cmocka_unit_test(test_mapping),       cmocka_unit_test(test_requests),
+        cmocka_unit_test(test_label_escape),  cmocka_unit_test(test_processes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
