@@ -170,4 +170,6 @@ check group-without-db 2 "$PFI" predict -m "$T/model.json" --group g1 dcgm_dram_
 # The store is also a groups INPUT: fit on it, predict --groups on it.
 check groups-db 0 "$PFI" predict -m "$T/model.json" --groups "$T/pfi.db" --format csv
 estimate groups-db-g1 1 0.15
+check fit-db 0 "$PFI" fit "$T/pfi.db"
+grep_file fit-db-groups "on 3 sweep groups" "$T/out"
 exit $fail
