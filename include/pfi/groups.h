@@ -10,7 +10,10 @@
  *   - a groups CSV: columns "group" (name), "job_class" (or "class"; optional), the PFI column
  *     (default "pfi", else "pfi_ratio"), and every other column whose non-missing cells are
  *     all numbers is a feature. `pfi stats --groups-out` writes this format.
- * A later SQLite store can fill the same struct: nothing else depends on where rows came from.
+ *   - the run store (pfi/store.h): the PFI of each stored group is computed from its usable
+ *     runs, and the features are the stored features of its reference (highest-cap usable)
+ *     run, mapped to the predictor's names by pfi/featmap.h.
+ * Nothing else depends on where rows came from.
  *
  * Derived features: "A*B" names the product of features A and B (the DRAM copy product is
  * "dcgm_dram_active*dcgm_mem_copy_util"); pfi_groups_resolve adds it on demand.
@@ -74,6 +77,38 @@ pfi_error pfi_groups_read_stream(FILE *stream, const char *name, const char *pfi
  */
 pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const char *feature_glob,
                                   pfi_groups **out, pfi_diag *diag);
+
+/*
+ * pfi_groups_from_store — analyse the groups of the run store at path db (opened read-only,
+ * never created) with options o (NULL: defaults; no CI), only group when not NULL: PFI from
+ * the usable runs (flags without PFI_RED_INVALID), features from the reference run's stored
+ * features through pfi_featmap_apply (mapped names and the stored names). A group whose only
+ * run is the reference has an undefined PFI (NaN) and its features. Errors: those of
+ * pfi_store_open and pfi_store_read_runs, PFI_ERR_EMPTY (no runs, or none in group),
+ * pfi_analyze's, PFI_ERR_LIMIT, PFI_ERR_NOMEM.
+ */
+pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char *group,
+                                pfi_groups **out, pfi_diag *diag);
+
+/*
+ * pfi_groups_create — an empty table of n rows (names NULL, classes NULL, PFI NaN, no
+ * features) in *out (owned). The caller may store strdup'ed names in g->names. Errors:
+ * PFI_ERR_NOMEM.
+ */
+pfi_error pfi_groups_create(size_t n, pfi_groups **out);
+
+/*
+ * pfi_groups_set_feature — set feature name of row to value, adding the column (missing in
+ * every other row) when g lacks it. Errors: PFI_ERR_INVALID_ARGUMENT (row >= g->n, NULL name),
+ * PFI_ERR_LIMIT (PFI_GROUPS_MAX_FEATURES columns), PFI_ERR_NOMEM.
+ */
+pfi_error pfi_groups_set_feature(pfi_groups *g, size_t row, const char *name, double value);
+
+/*
+ * pfi_groups_feature — the value of feature name in row (NaN when the column or the value is
+ * missing). Pure.
+ */
+double pfi_groups_feature(const pfi_groups *g, size_t row, const char *name);
 
 /*
  * pfi_groups_resolve — the index of feature spec in g: a column name, or "A*B" (added to g as

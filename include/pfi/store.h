@@ -97,6 +97,27 @@ pfi_error pfi_store_export_csv(pfi_store *s, FILE *f, bool usable_only, const ch
 pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter, size_t *n_runs,
                                 pfi_diag *diag);
 
+/*
+ * pfi_store_read_runs — append the stored runs (group filter: NULL all) to the runs table t
+ * (pfi/runs.h), as pfi_store_export_csv with usable_only read back through the runs reader:
+ * runs flagged PFI_RED_INVALID keep their cap but no power, so analysis shows them excluded.
+ * *n_runs (may be NULL): runs read. Errors: PFI_ERR_EMPTY (no runs; diag says so),
+ * PFI_ERR_IO, those of pfi_runs_read_stream, PFI_ERR_NOMEM.
+ */
+struct pfi_runs_table;
+pfi_error pfi_store_read_runs(pfi_store *s, struct pfi_runs_table *t, const char *group_filter,
+                              size_t *n_runs, pfi_diag *diag);
+
+/*
+ * pfi_store_run_features — the stored features of group's run at cap_w (exactly): *names
+ * (*n entries of 64 bytes) and *values (*n; NaN where stored NULL), both owned by the caller
+ * (free), in name order. A run without features, or no such run, gives *n = 0 (and NULL
+ * arrays). Errors: PFI_ERR_INVALID_ARGUMENT, PFI_ERR_IO (SQLite; diag), PFI_ERR_NOMEM.
+ */
+pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,
+                                 char (**names)[64], double **values, size_t *n,
+                                 pfi_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

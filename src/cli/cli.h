@@ -43,6 +43,22 @@ int cli_load_db(const char *db, struct pfi_runs_table *t);
 /* cli_load_db_group — cli_load_db for the runs of one group (NULL: all). */
 int cli_load_db_group(const char *db, const char *group, struct pfi_runs_table *t);
 
+struct pfi_tm;
+struct pfi_tm_options;
+struct pfi_reduce_options;
+struct pfi_reduced;
+/*
+ * cli_read_telemetry — read files[n_files] (format fmt, PFI_TM_AUTO: detected) into one
+ * collector, derive power from energy counters, summarise, and reduce the run with ro: the
+ * path of `pfi ingest` and `pfi predict --telemetry`. Notes go to stderr unless quiet; when a
+ * file fails, "N of M telemetry file(s) failed: ON_FAILURE". On success *tm_out and *red_out
+ * are owned by the caller (pfi_tm_destroy, free); on failure both are NULL. An exit code.
+ */
+int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
+                       const struct pfi_tm_options *topt, const struct pfi_reduce_options *ro,
+                       bool quiet, const char *on_failure, struct pfi_tm **tm_out,
+                       struct pfi_reduced **red_out);
+
 int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_probe(int argc, char **argv);

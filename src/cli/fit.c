@@ -9,7 +9,10 @@
 
 #include "cli.h"
 #include "pfi/fit.h"
+#include "pfi/featmap.h"
 #include "pfi/groups.h"
+#include "pfi/reduce.h"
+#include "pfi/telemetry.h"
 
 #define MAX_SETS 16
 
@@ -223,67 +226,241 @@ static void predict_usage(FILE *f)
 {
     fprintf(f,
         "usage: pfi predict --model FILE [OPTIONS] FEATURE=VALUE ...\n"
+        "       pfi predict --model FILE [OPTIONS] --telemetry FILE [--telemetry FILE ...]\n"
+        "       pfi predict --model FILE [OPTIONS] --db FILE [--group NAME]\n"
         "       pfi predict --model FILE [OPTIONS] --groups INPUT\n"
         "\n"
-        "Estimate PFI with a model written by 'pfi fit --model FILE': from feature values on\n"
-        "the command line (one job), or for every sweep group of INPUT (a dataset directory,\n"
-        "features from each group's uncapped run, or a groups CSV). A product feature 'A*B'\n"
-        "is computed from A and B when only they are given. Prints the estimate, its\n"
-        "prediction interval, and warns when a feature lies outside the training range.\n"
+        "Estimate PFI with a model written by 'pfi fit --model FILE', for one job from its\n"
+        "feature values on the command line or from its telemetry (read and reduced as\n"
+        "'pfi ingest' does), or for every sweep group of a run store (features of each\n"
+        "group's reference run, next to its measured PFI) or of INPUT (a dataset directory,\n"
+        "a groups CSV or a run store). Telemetry and stored features are mapped to the\n"
+        "model's names by the feature table (README: Feature names): dram_active ->\n"
+        "dcgm_dram_active, mem_copy_util_pct / 100 -> dcgm_mem_copy_util, ... A product\n"
+        "feature 'A*B' is computed from A and B. Prints the estimate, its prediction\n"
+        "interval, and warns when a feature lies outside the training range.\n"
         "\n"
         "options:\n"
         "  -m, --model FILE       the model (JSON)\n"
-        "  --groups INPUT         predict for every group of INPUT (with its measured PFI)\n"
+        "  --telemetry FILE       one job's telemetry: nvidia-smi CSV / dmon / -q, dcgmi dmon,\n"
+        "                         Prometheus scrape; repeat for more files of the same job\n"
+        "  --telemetry-format F   auto|nvidia-smi-csv|dmon|nvidia-smi-q|dcgmi-dmon|prometheus|\n"
+        "                         nvidia-smi-xml (auto: detected from content, as ingest)\n"
+        "  --interval S           sampling interval, s, for formats without timestamps\n"
+        "  --warmup S             seconds dropped at the start of the telemetry (0)\n"
+        "  --fields LIST          --query-gpu field list for CSV files without a header\n"
+        "  --db FILE              run store (pfi ingest): every stored group\n"
+        "  --group NAME           with --db: only this group\n"
+        "  --groups INPUT         every group of INPUT (with its measured PFI)\n"
         "  --level L              prediction interval level (0.95)\n"
-        "  --format table|csv|json  (table)\n"
+        "  --format table|csv|json  output format (table)\n"
         "  -o, --output FILE      write there instead of stdout\n"
+        "  -q, --quiet            no telemetry notes\n"
         "  -h, --help             this help\n"
         "\n"
-        "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
-        "3 output not written, 4 internal error.\n");
+        "Exit codes: 0 success, 1 bad or missing input (a feature the model needs is not in\n"
+        "the input), 2 bad command line, 3 output not written, 4 internal error.\n");
 }
 
+enum { P_GROUPS = 256, P_LEVEL, P_FORMAT, P_TELEMETRY, P_TFORMAT, P_INTERVAL, P_WARMUP,
+       P_FIELDS, P_DB, P_GROUP };
+
 static const struct option predict_options[] = {
-    {"model", required_argument, NULL, 'm'}, {"groups", required_argument, NULL, 'g'},
-    {"level", required_argument, NULL, 'l'}, {"format", required_argument, NULL, 'F'},
-    {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+    {"model", required_argument, NULL, 'm'},
+    {"groups", required_argument, NULL, P_GROUPS},
+    {"level", required_argument, NULL, P_LEVEL},
+    {"format", required_argument, NULL, P_FORMAT},
+    {"output", required_argument, NULL, 'o'},
+    {"telemetry", required_argument, NULL, P_TELEMETRY},
+    {"telemetry-format", required_argument, NULL, P_TFORMAT},
+    {"interval", required_argument, NULL, P_INTERVAL},
+    {"warmup", required_argument, NULL, P_WARMUP},
+    {"fields", required_argument, NULL, P_FIELDS},
+    {"db", required_argument, NULL, P_DB},
+    {"group", required_argument, NULL, P_GROUP},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+#define MAX_TELEMETRY 4096
+
+/* One row from FEATURE=VALUE arguments. */
+static int groups_from_args(char **args, size_t n, pfi_groups **out)
+{
+    pfi_groups *g = NULL;
+    if (pfi_groups_create(1, &g) != PFI_OK || !(g->names[0] = strdup("(command line)"))) {
+        pfi_groups_destroy(g);
+        return PFI_EXIT_INTERNAL;
+    }
+    for (size_t k = 0; k < n; k++) {
+        char *arg = args[k], *eq = strchr(arg, '=');
+        double v;
+        if (eq == NULL || eq == arg || !cli_parse_double(eq + 1, &v)) {
+            cli_error("expected FEATURE=VALUE with a number, got '%s'", arg);
+            pfi_groups_destroy(g);
+            return PFI_EXIT_USAGE;
+        }
+        *eq = '\0';
+        pfi_error e = pfi_groups_set_feature(g, 0, arg, v);
+        *eq = '=';
+        if (e != PFI_OK) {
+            pfi_groups_destroy(g);
+            return cli_report(e, NULL);
+        }
+    }
+    *out = g;
+    return PFI_EXIT_OK;
+}
+
+/* One row from a job's telemetry: read and reduced as `pfi ingest` does, then mapped. */
+static int groups_from_telemetry(const char *const *files, size_t n, pfi_tm_format fmt,
+                                 const pfi_tm_options *topt, const pfi_reduce_options *ro,
+                                 bool quiet, pfi_groups **out)
+{
+    pfi_tm *tm = NULL;
+    pfi_reduced *red = NULL;
+    int rc = cli_read_telemetry(files, n, fmt, topt, ro, quiet, "no estimate", &tm, &red);
+    if (rc != PFI_EXIT_OK)
+        return rc;
+    pfi_groups *g = NULL;
+    pfi_error e = pfi_groups_create(1, &g);
+    if (e == PFI_OK) {
+        const char *slash = strrchr(files[0], '/');
+        char name[512];
+        snprintf(name, sizeof name, "%s%s", slash ? slash + 1 : files[0], n > 1 ? " (+more)" : "");
+        if ((g->names[0] = strdup(name)) == NULL)
+            e = PFI_ERR_NOMEM;
+    }
+    if (e == PFI_OK)
+        e = pfi_featmap_apply(g, 0, (const char(*)[64])red->feature_name, red->feature_value,
+                              red->n_features);
+    if (e == PFI_OK && red->n_features == 0) {
+        cli_error("%s: no telemetry features (no field with valid samples after the warm-up)",
+                  files[0]);
+        rc = PFI_EXIT_DATA;
+    } else if (e != PFI_OK) {
+        rc = cli_report(e, NULL);
+    }
+    free(red);
+    pfi_tm_destroy(tm);
+    if (rc != PFI_EXIT_OK) {
+        pfi_groups_destroy(g);
+        return rc;
+    }
+    *out = g;
+    return PFI_EXIT_OK;
+}
+
+/* The model needs spec, which g lacks: say which telemetry field would give it. */
+static void explain_missing(const char *spec, const pfi_groups *g, const char *source)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *star = strchr(buf, '*');
+    const char *parts[2] = {buf, NULL};
+    if (star != NULL) { /* a product: its factors are the fields to record */
+        *star = '\0';
+        parts[1] = star + 1;
+    }
+    cli_error("the model needs feature '%s', which is not in %s", spec, source);
+    for (size_t i = 0; i < 2 && parts[i]; i++) {
+        bool have = false;
+        for (size_t j = 0; j < g->n_features && !have; j++)
+            have = strcmp(g->feature_names[j], parts[i]) == 0;
+        if (have)
+            continue;
+        const pfi_featmap_entry *m = pfi_featmap_by_predictor(parts[i]);
+        if (m != NULL && m->dcgm_id > 0)
+            cli_error("  '%s' comes from telemetry field %s (DCGM field %d, %s): record it",
+                      parts[i], m->reduced, m->dcgm_id, m->reduced_unit);
+        else
+            cli_error("  '%s' is not in the input and not in the feature table", parts[i]);
+    }
+}
 
 int cmd_predict(int argc, char **argv)
 {
     const char *model_path = NULL, *groups_in = NULL, *format = "table", *output = NULL;
+    const char *db = NULL, *group = NULL;
+    const char *tel[MAX_TELEMETRY];
+    size_t n_tel = 0;
+    bool quiet = false;
     double level = 0.95;
+    pfi_tm_format tfmt = PFI_TM_AUTO;
+    pfi_tm_options topt = {.keep_series = true};
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hm:o:", predict_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hm:o:q", predict_options, NULL)) != -1) {
+        double x;
         switch (c) {
         case 'h':
             predict_usage(stdout);
             return PFI_EXIT_OK;
         case 'm': model_path = optarg; break;
-        case 'g': groups_in = optarg; break;
-        case 'l':
+        case 'q': quiet = true; break;
+        case P_GROUPS: groups_in = optarg; break;
+        case P_DB: db = optarg; break;
+        case P_GROUP: group = optarg; break;
+        case P_FIELDS: topt.csv_fields = optarg; break;
+        case P_LEVEL:
             if (!cli_parse_double(optarg, &level) || level <= 0 || level >= 1) {
                 cli_error("--level: expected a number in (0, 1), got '%s'", optarg);
                 return PFI_EXIT_USAGE;
             }
             break;
-        case 'F': format = optarg; break;
+        case P_FORMAT: format = optarg; break;
         case 'o': output = optarg; break;
+        case P_TELEMETRY:
+            if (n_tel == MAX_TELEMETRY) {
+                cli_error("--telemetry: at most %d files", MAX_TELEMETRY);
+                return PFI_EXIT_USAGE;
+            }
+            tel[n_tel++] = optarg;
+            break;
+        case P_TFORMAT:
+            if (!pfi_tm_format_parse(optarg, &tfmt)) {
+                cli_error("--telemetry-format: unknown telemetry format '%s'", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case P_INTERVAL: case P_WARMUP:
+            if (!cli_parse_double(optarg, &x) || x < 0) {
+                cli_error("--%s: expected a number >= 0, got '%s'",
+                          cli_option_name(predict_options, c), optarg);
+                return PFI_EXIT_USAGE;
+            }
+            if (c == P_INTERVAL)
+                topt.interval_s = x;
+            else
+                ro.warmup_s = x;
+            break;
         default: return PFI_EXIT_USAGE;
         }
     }
     if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
-        cli_error("--format: expected table, csv or json, got '%s'", format);
+        pfi_tm_format unused;
+        if (pfi_tm_format_parse(format, &unused))
+            cli_error("--format is the output format (table, csv or json); for the telemetry "
+                      "format use --telemetry-format %s", format);
+        else
+            cli_error("--format: expected table, csv or json, got '%s'", format);
         return PFI_EXIT_USAGE;
     }
     if (model_path == NULL) {
         cli_error("predict: --model FILE is required (write one with 'pfi fit --model FILE')");
         return PFI_EXIT_USAGE;
     }
-    if ((groups_in == NULL) == (optind == argc)) {
-        cli_error("predict: give FEATURE=VALUE arguments or --groups INPUT (not both)");
+    int n_sources = (groups_in != NULL) + (optind < argc) + (n_tel > 0) + (db != NULL);
+    if (n_sources != 1) {
+        cli_error("predict: give one of FEATURE=VALUE arguments, --telemetry FILE, --db FILE "
+                  "or --groups INPUT");
+        return PFI_EXIT_USAGE;
+    }
+    if (group != NULL && db == NULL) {
+        cli_error("predict: --group NAME needs --db FILE");
         return PFI_EXIT_USAGE;
     }
     pfi_fit_model *m = NULL;
@@ -292,48 +469,33 @@ int cmd_predict(int argc, char **argv)
     pfi_error e = pfi_fit_model_load(model_path, &m, &d);
     if (e != PFI_OK)
         return cli_report(e, &d);
-    /* Build a groups table: from INPUT, or one row from the command line. */
+    /* Build a groups table: from INPUT, the store, the telemetry, or the command line. */
     pfi_groups *g = NULL;
     int rc = PFI_EXIT_OK;
+    const char *source = "the input";
+    bool measured = groups_in != NULL || db != NULL;
     if (groups_in != NULL) {
         rc = cli_load_groups(groups_in, NULL, NULL, &g);
+    } else if (db != NULL) {
+        source = "the stored reference runs";
+        e = pfi_groups_from_store(db, NULL, group, &g, &d);
+        if (e == PFI_ERR_EMPTY) {
+            cli_error("%s: %s", db, d.message);
+            rc = PFI_EXIT_DATA;
+        } else if (e != PFI_OK) {
+            rc = cli_report(e, &d);
+        }
+    } else if (n_tel > 0) {
+        source = "the telemetry";
+        rc = groups_from_telemetry(tel, n_tel, tfmt, &topt, &ro, quiet, &g);
     } else {
-        size_t n = (size_t)(argc - optind);
-        g = calloc(1, sizeof *g);
-        if (g != NULL) {
-            g->n = 1;
-            g->names = calloc(1, sizeof *g->names);
-            g->classes = calloc(1, sizeof *g->classes);
-            g->pfi = malloc(sizeof *g->pfi);
-            g->feature_names = calloc(n, sizeof *g->feature_names);
-            g->features = malloc(n * sizeof *g->features);
-        }
-        if (g == NULL || !g->names || !g->classes || !g->pfi || !g->feature_names ||
-            !g->features || !(g->names[0] = strdup("(command line)"))) {
-            rc = PFI_EXIT_INTERNAL;
-        } else {
-            g->pfi[0] = NAN;
-            for (size_t k = 0; k < n && rc == PFI_EXIT_OK; k++) {
-                char *arg = argv[optind + (int)k], *eq = strchr(arg, '=');
-                double v;
-                if (eq == NULL || eq == arg || !cli_parse_double(eq + 1, &v)) {
-                    cli_error("expected FEATURE=VALUE with a number, got '%s'", arg);
-                    rc = PFI_EXIT_USAGE;
-                    break;
-                }
-                g->feature_names[k] = strndup(arg, (size_t)(eq - arg));
-                if (g->feature_names[k] == NULL)
-                    rc = PFI_EXIT_INTERNAL;
-                g->features[k] = v;
-                g->n_features++;
-            }
-        }
+        source = "the command line";
+        rc = groups_from_args(argv + optind, (size_t)(argc - optind), &g);
     }
     size_t idx[PFI_FIT_MAX_FEATURES];
     for (size_t j = 0; rc == PFI_EXIT_OK && j < m->p; j++) {
         if (pfi_groups_resolve(g, m->features[j], &idx[j]) != PFI_OK) {
-            cli_error("the model needs feature '%s', which the input does not give",
-                      m->features[j]);
+            explain_missing(m->features[j], g, source);
             rc = PFI_EXIT_DATA;
         }
     }
@@ -369,7 +531,7 @@ int cmd_predict(int argc, char **argv)
                     snprintf(iv, sizeof iv, "[%.3f, %.3f]", lo, hi);
                 fmt(meas, sizeof meas, g->pfi[i]);
                 fprintf(f, "  %-32.32s %9s  %-19s %9s  %s\n", g->names[i], est, iv,
-                        groups_in ? meas : "-",
+                        measured ? meas : "-",
                         missing ? "a feature is missing" : outside ? "outside training range" : "");
             } else if (!strcmp(format, "csv")) {
                 fprintf(f, "\"%s\"", g->names[i]);
@@ -391,9 +553,17 @@ int cmd_predict(int argc, char **argv)
         }
         if (!strcmp(format, "json"))
             fputs("]\n", f);
-        if (!strcmp(format, "table"))
-            fprintf(f, "\nmodel: %s; %.0f%% prediction intervals; trained on %zu groups\n",
-                    model_path, level * 100, m->n);
+        if (!strcmp(format, "table")) {
+            if (g->n == 1) { /* one job: show the feature values the estimate used */
+                fprintf(f, "\nfeatures:");
+                for (size_t j = 0; j < m->p; j++)
+                    fprintf(f, "%s %s = %.6g", j ? "," : "", m->features[j],
+                            g->features[idx[j]]);
+                fputc('\n', f);
+            }
+            fprintf(f, "%smodel: %s; %.0f%% prediction intervals; trained on %zu groups\n",
+                    g->n == 1 ? "" : "\n", model_path, level * 100, m->n);
+        }
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
         if (outside_count > 0)

@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "pfi/csv.h"
+#include "pfi/featmap.h"
 #include "pfi/manifest.h"
 #include "pfi/runs.h"
+#include "pfi/store.h"
 #include "pfi/value.h"
 
 #define FNV_OFFSET 0xcbf29ce484222325ull
@@ -156,6 +158,32 @@ static void expand(pfi_groups *g, size_t cap)
             g->features[i * cap + j] = NAN;
 }
 
+/* Append a column named name (missing in every row) to a table in the public layout
+ * (stride n_features); *index gets its index. */
+static pfi_error add_column(pfi_groups *g, const char *name, size_t *index)
+{
+    if (g->n_features >= PFI_GROUPS_MAX_FEATURES)
+        return PFI_ERR_LIMIT;
+    size_t old = g->n_features, cap = old + 1;
+    double *f = realloc(g->features, (g->n ? g->n : 1) * cap * sizeof *f);
+    if (f == NULL)
+        return PFI_ERR_NOMEM;
+    g->features = f;
+    char **names = realloc(g->feature_names, cap * sizeof *names);
+    if (names == NULL)
+        return PFI_ERR_NOMEM;
+    g->feature_names = names;
+    char *copy = strdup(name);
+    if (copy == NULL)
+        return PFI_ERR_NOMEM;
+    expand(g, cap);
+    g->feature_names[old] = copy;
+    g->n_features = cap;
+    g->features_cap = cap;
+    *index = old;
+    return PFI_OK;
+}
+
 pfi_error pfi_groups_resolve(pfi_groups *g, const char *spec, size_t *index)
 {
     if (g == NULL || spec == NULL || index == NULL)
@@ -182,28 +210,52 @@ pfi_error pfi_groups_resolve(pfi_groups *g, const char *spec, size_t *index)
         ;
     if (ia == g->n_features || ib == g->n_features)
         return PFI_ERR_MISSING_COLUMN;
-    if (g->n_features >= PFI_GROUPS_MAX_FEATURES)
-        return PFI_ERR_LIMIT;
-    size_t old = g->n_features, cap = old + 1;
-    double *f = realloc(g->features, (g->n ? g->n : 1) * cap * sizeof *f);
-    if (f == NULL)
-        return PFI_ERR_NOMEM;
-    g->features = f;
-    char **names = realloc(g->feature_names, cap * sizeof *names);
-    if (names == NULL)
-        return PFI_ERR_NOMEM;
-    g->feature_names = names;
-    char *name = strdup(spec);
-    if (name == NULL)
-        return PFI_ERR_NOMEM;
-    expand(g, cap);
+    size_t old;
+    pfi_error e = add_column(g, spec, &old);
+    if (e != PFI_OK)
+        return e;
+    size_t cap = g->n_features;
     for (size_t i = 0; i < g->n; i++)
         g->features[i * cap + old] = g->features[i * cap + ia] * g->features[i * cap + ib];
-    g->feature_names[old] = name;
-    g->n_features = cap;
-    g->features_cap = cap;
     *index = old;
     return PFI_OK;
+}
+
+pfi_error pfi_groups_create(size_t n, pfi_groups **out)
+{
+    if (out == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    *out = groups_alloc(n, 0);
+    if (*out == NULL)
+        return PFI_ERR_NOMEM;
+    (*out)->features_cap = 0; /* the public layout: stride n_features (0 columns) */
+    return PFI_OK;
+}
+
+pfi_error pfi_groups_set_feature(pfi_groups *g, size_t row, const char *name, double value)
+{
+    if (g == NULL || name == NULL || row >= g->n)
+        return PFI_ERR_INVALID_ARGUMENT;
+    size_t j;
+    for (j = 0; j < g->n_features && strcmp(g->feature_names[j], name); j++)
+        ;
+    if (j == g->n_features) {
+        pfi_error e = add_column(g, name, &j);
+        if (e != PFI_OK)
+            return e;
+    }
+    g->features[row * g->n_features + j] = value;
+    return PFI_OK;
+}
+
+double pfi_groups_feature(const pfi_groups *g, size_t row, const char *name)
+{
+    if (g == NULL || name == NULL || row >= g->n)
+        return NAN;
+    for (size_t j = 0; j < g->n_features; j++)
+        if (strcmp(g->feature_names[j], name) == 0)
+            return g->features[row * g->n_features + j];
+    return NAN;
 }
 
 /* ---- groups CSV ---- */
@@ -593,6 +645,72 @@ pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const c
         free(paths[i]);
     free(paths);
     pfi_manifest_clear(&man);
+    return e;
+}
+
+/* ---- from the run store ---- */
+
+pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char *group,
+                                pfi_groups **out, pfi_diag *diag)
+{
+    if (db == NULL || out == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    pfi_options opt;
+    if (o != NULL)
+        opt = *o;
+    else
+        pfi_options_init(&opt);
+    opt.draws = 0;
+    pfi_store *st = NULL;
+    pfi_runs_table *t = NULL;
+    pfi_result *res = NULL;
+    pfi_groups *g = NULL;
+    pfi_error e = pfi_store_open(db, false, &st, diag);
+    if (e == PFI_OK)
+        e = pfi_runs_table_create(&t);
+    if (e == PFI_OK)
+        e = pfi_store_read_runs(st, t, group, NULL, diag);
+    if (e == PFI_OK) {
+        res = calloc(t->n_groups, sizeof *res);
+        e = res ? pfi_analyze(t, &opt, res) : PFI_ERR_NOMEM;
+    }
+    if (e == PFI_OK)
+        e = pfi_groups_create(t->n_groups, &g);
+    for (size_t i = 0; e == PFI_OK && i < t->n_groups; i++) {
+        g->names[i] = group_name(t, &t->groups[i]);
+        if (g->names[i] == NULL ||
+            (t->groups[i].job_class && !(g->classes[i] = strdup(t->groups[i].job_class)))) {
+            e = PFI_ERR_NOMEM;
+            break;
+        }
+        g->pfi[i] = res[i].ratio;
+        if (!res[i].has_reference)
+            continue;
+        /* The reference run's stored features, by the group's name and the cap. */
+        char(*names)[64] = NULL;
+        double *values = NULL;
+        size_t n = 0;
+        e = pfi_store_run_features(st, g->names[i], res[i].reference.cap_w, &names, &values, &n,
+                                   diag);
+        if (e == PFI_OK)
+            e = pfi_featmap_apply(g, i, (const char(*)[64])names, values, n);
+        free(names);
+        free(values);
+    }
+    if (e == PFI_OK)
+        e = hash_file(db, &g->source_hash);
+    if (e == PFI_OK) {
+        *out = g;
+        g = NULL;
+    }
+    pfi_groups_destroy(g);
+    if (res != NULL && t != NULL)
+        for (size_t i = 0; i < t->n_groups; i++)
+            pfi_result_clear(&res[i]);
+    free(res);
+    pfi_runs_table_destroy(t);
+    pfi_store_close(st);
     return e;
 }
 

@@ -4,6 +4,8 @@
 #define _GNU_SOURCE /* memmem, gmtime_r */
 #include "pfi/reduce.h"
 
+#include "pfi/featmap.h"
+
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -256,10 +258,9 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
         if (fa < 0 || fb < 0 || !field_mean(tm, (size_t)fa, t0, o->warmup_s, &a) ||
             !field_mean(tm, (size_t)fb, t0, o->warmup_s, &b))
             continue;
-        if (tm->fields[fa].kind == PFI_KIND_PERCENT)
-            a /= 100;
-        if (tm->fields[fb].kind == PFI_KIND_PERCENT)
-            b /= 100;
+        /* Products are of fractions: the percent conversion of the feature table. */
+        a *= pfi_featmap_fraction_scale(tm->fields[fa].kind);
+        b *= pfi_featmap_fraction_scale(tm->fields[fb].kind);
         add_feature(out, spec, a * b);
     }
     return PFI_OK;

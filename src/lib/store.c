@@ -4,6 +4,8 @@
 #define _GNU_SOURCE /* memmem, gmtime_r */
 #include "pfi/store.h"
 
+#include "pfi/runs.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -462,4 +464,103 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
     fputc('\n', f);
     json_decref(arr);
     return w == 0 && !ferror(f) ? PFI_OK : PFI_ERR_IO;
+}
+
+pfi_error pfi_store_read_runs(pfi_store *s, pfi_runs_table *t, const char *group_filter,
+                              size_t *n_runs, pfi_diag *diag)
+{
+    if (s == NULL || t == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    char *buf = NULL;
+    size_t len = 0, n = 0;
+    FILE *m = open_memstream(&buf, &len);
+    pfi_error e = m ? pfi_store_export_csv(s, m, true, group_filter, &n, diag) : PFI_ERR_NOMEM;
+    if (m != NULL && fclose(m) != 0 && e == PFI_OK)
+        e = PFI_ERR_NOMEM;
+    if (n_runs != NULL)
+        *n_runs = n;
+    if (e == PFI_OK && n == 0) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message, "the store holds no runs%s%s",
+                     group_filter ? " in group " : " (use 'pfi ingest')",
+                     group_filter ? group_filter : "");
+        e = PFI_ERR_EMPTY;
+    }
+    /* The export's column names mapped onto the runs reader's fields. */
+    pfi_mapping map = {0};
+    static const char *const pairs[][2] = {
+        {"group", "group"}, {"cap", "cap_w"}, {"power", "power_w"},
+        {"power_se", "power_se_w"}, {"throughput", "throughput"},
+        {"throughput_se", "throughput_se"}, {"gpus", "gpus"}, {"job_class", "job_class"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0] && e == PFI_OK; i++)
+        e = pfi_mapping_set(&map, pairs[i][0], pairs[i][1]);
+    FILE *f = e == PFI_OK ? fmemopen(buf, len, "r") : NULL;
+    if (e == PFI_OK && f == NULL)
+        e = PFI_ERR_NOMEM;
+    if (e == PFI_OK) {
+        const char *name = sqlite3_db_filename(s->db, "main");
+        e = pfi_runs_read_stream(t, f, name && *name ? name : "store", &map, diag);
+    }
+    if (f != NULL)
+        fclose(f);
+    pfi_mapping_clear(&map);
+    free(buf);
+    return e;
+}
+
+pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,
+                                 char (**names)[64], double **values, size_t *n,
+                                 pfi_diag *diag)
+{
+    if (s == NULL || group == NULL || names == NULL || values == NULL || n == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    *names = NULL;
+    *values = NULL;
+    *n = 0;
+    static const char sql[] =
+        "SELECT f.name, f.value FROM features f JOIN runs r ON r.id = f.run_id"
+        " JOIN groups g ON g.id = r.group_id WHERE g.name = ?1 AND r.cap_w = ?2"
+        " ORDER BY f.name";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(s, diag, "cannot read features");
+    bind_text(st, 1, group);
+    sqlite3_bind_double(st, 2, cap_w);
+    size_t cap = 0, k = 0;
+    char (*nm)[64] = NULL;
+    double *v = NULL;
+    int rc;
+    pfi_error e = PFI_OK;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (k == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char (*nn)[64] = realloc(nm, nc * sizeof *nn);
+            if (nn != NULL)
+                nm = nn;
+            double *nv = realloc(v, nc * sizeof *nv);
+            if (nv != NULL)
+                v = nv;
+            if (nn == NULL || nv == NULL) {
+                e = PFI_ERR_NOMEM;
+                break;
+            }
+            cap = nc;
+        }
+        const unsigned char *name = sqlite3_column_text(st, 0);
+        snprintf(nm[k], sizeof nm[k], "%.63s", name ? (const char *)name : "");
+        v[k] = sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1);
+        k++;
+    }
+    sqlite3_finalize(st);
+    if (e == PFI_OK && rc != SQLITE_DONE)
+        e = fail(s, diag, "cannot read features");
+    if (e != PFI_OK) {
+        free(nm);
+        free(v);
+        return e;
+    }
+    *names = nm;
+    *values = v;
+    *n = k;
+    return PFI_OK;
 }

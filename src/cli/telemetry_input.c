@@ -1,0 +1,83 @@
+/*
+ * Reading and reducing one run's telemetry files: the path `pfi ingest` and
+ * `pfi predict --telemetry` share, so both see the same samples, notes and features.
+ */
+#include <stdlib.h>
+
+#include "cli.h"
+#include "pfi/reduce.h"
+#include "pfi/telemetry.h"
+
+static void print_notes(const pfi_tm *tm, size_t from)
+{
+    for (size_t i = from; i < tm->n_notes; i++)
+        fprintf(stderr, "pfi: note: %s\n", tm->notes[i]);
+    if (tm->n_notes_dropped > 0)
+        fprintf(stderr, "pfi: note: %zu more notes not shown\n", tm->n_notes_dropped);
+}
+
+int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
+                       const pfi_tm_options *topt, const pfi_reduce_options *ro, bool quiet,
+                       const char *on_failure, pfi_tm **tm_out, pfi_reduced **red_out)
+{
+    *tm_out = NULL;
+    *red_out = NULL;
+    pfi_tm *tm = NULL;
+    if (pfi_tm_create(topt, &tm) != PFI_OK) {
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
+    int rc = PFI_EXIT_OK;
+    pfi_diag d;
+    /* Every file is read even after one fails (case-09: one bad capture must not hide the
+     * others); each failure is reported with its name, and the run is then not used. */
+    size_t n_failed = 0;
+    for (size_t i = 0; i < n_files; i++) {
+        size_t notes_before = tm->n_notes, rows_before = tm->n_rows;
+        size_t errors_before = tm->n_tool_errors;
+        pfi_error e = pfi_tm_read_file(tm, files[i], (pfi_tm_format)fmt, &d);
+        if (!quiet)
+            print_notes(tm, notes_before);
+        int frc = PFI_EXIT_OK;
+        if (e != PFI_OK) {
+            frc = cli_report(e, &d);
+        } else if (tm->n_rows == rows_before && tm->n_tool_errors > errors_before) {
+            cli_error("%s: no telemetry: the tool reported an error instead of data (see "
+                      "above); if it names profiling fields (DCGM_FI_PROF_*, 1001-1012), "
+                      "re-run without them to get POWER/TOTEC, or stop the other profiler / "
+                      "load the profiling module", files[i]);
+            frc = PFI_EXIT_DATA;
+        }
+        if (frc != PFI_EXIT_OK) {
+            n_failed++;
+            if (rc == PFI_EXIT_OK || rc == PFI_EXIT_DATA)
+                rc = frc;
+        }
+    }
+    if (n_failed > 0)
+        cli_error("%zu of %zu telemetry file(s) failed: %s", n_failed, n_files, on_failure);
+    if (rc == PFI_EXIT_OK && pfi_tm_derive_power_from_energy(tm) != PFI_OK)
+        rc = PFI_EXIT_INTERNAL;
+    size_t notes_before = tm->n_notes;
+    pfi_tm_summarize(tm);
+    if (!quiet)
+        print_notes(tm, notes_before);
+    pfi_reduced *red = calloc(1, sizeof *red);
+    if (red == NULL)
+        rc = PFI_EXIT_INTERNAL;
+    if (rc == PFI_EXIT_OK) {
+        pfi_error e = pfi_reduce_power(tm, ro, red);
+        if (e != PFI_OK) {
+            cli_error("reduce: %s", pfi_strerror(e));
+            rc = cli_exit_code(e);
+        }
+    }
+    if (rc != PFI_EXIT_OK) {
+        free(red);
+        pfi_tm_destroy(tm);
+        return rc;
+    }
+    *tm_out = tm;
+    *red_out = red;
+    return PFI_EXIT_OK;
+}
