@@ -352,3 +352,28 @@ pfi_error ctl_audit_fix_caps(ctl_audit *a, long period)
     snprintf(sql, sizeof sql, "UPDATE ctl_caps SET period = %ld WHERE period = -1", period);
     return sqlite3_exec(a->db, sql, NULL, NULL, NULL) == SQLITE_OK ? PFI_OK : PFI_ERR_IO;
 }
+
+size_t ctl_audit_agent_gpus(ctl_audit *a, const char *agent, char (*uuid)[128], double *cap_w,
+                            size_t max)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(a->db,
+                           "SELECT o.uuid, (SELECT c.enforced_w FROM ctl_caps c WHERE c.uuid ="
+                           " o.uuid AND c.what = 'confirmed' ORDER BY c.rowid DESC LIMIT 1),"
+                           " o.original_w FROM ctl_originals o WHERE o.agent = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, agent, -1, SQLITE_TRANSIENT);
+    size_t n = 0;
+    while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *u = sqlite3_column_text(st, 0);
+        if (u == NULL || !ctl_copy(uuid[n], 128, (const char *)u))
+            continue;
+        int col = sqlite3_column_type(st, 1) != SQLITE_NULL ? 1 : 2;
+        cap_w[n] = sqlite3_column_type(st, col) == SQLITE_NULL ? NAN
+                                                              : sqlite3_column_double(st, col);
+        n++;
+    }
+    sqlite3_finalize(st);
+    return n;
+}

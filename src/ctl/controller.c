@@ -301,6 +301,25 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
         if (r->status != 200 || r->resp == NULL ||
             pfi_agent_state_parse(r->resp, r->resp_len, c->st, &d) != PFI_OK) {
             c->up[a] = false;
+            if (fill_jobs && c->audit != NULL) {
+                /* a restarted controller has never seen this agent: what did it have? */
+                bool known = false;
+                for (size_t gi = 0; gi < c->ng; gi++)
+                    known |= c->g[gi].agent == a;
+                char(*uu)[128] = known ? NULL : malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
+                double *cw = known ? NULL : malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
+                size_t nk = uu && cw ? ctl_audit_agent_gpus(c->audit, c->cfg.agents[a].url, uu,
+                                                            cw, PFI_CTL_MAX_GPUS)
+                                     : 0;
+                for (size_t q = 0; q < nk; q++) {
+                    cgpu *g = gpu_slot(c, a, uu[q]);
+                    if (g == NULL)
+                        break;
+                    g->confirmed_w = g->max_w = cw[q];
+                }
+                free(uu);
+                free(cw);
+            }
             if (rep != NULL && rep->note[0] == '\0')
                 snprintf(rep->note, sizeof rep->note, "agent %.120s not answering (%.100s)",
                          c->cfg.agents[a].url,

@@ -64,6 +64,10 @@ pfi_error ctl_audit_original(ctl_audit *a, const char *agent, const char *uuid, 
 bool ctl_audit_job_ref(ctl_audit *a, const char *job, double *ref_power_w, double *ref_tput);
 bool ctl_audit_original_get(ctl_audit *a, const char *uuid, double *w);
 pfi_error ctl_audit_fix_caps(ctl_audit *a, long period);
+/* ctl_audit_agent_gpus — the GPUs an earlier run saw on agent, with their last confirmed
+ * cap (else their original): for a restarted controller whose agent does not answer. */
+size_t ctl_audit_agent_gpus(ctl_audit *a, const char *agent, char (*uuid)[128], double *cap_w,
+                            size_t max);
 bool ctl_audit_last_correction(ctl_audit *a, double *corr_w);
 
 #endif
