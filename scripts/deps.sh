@@ -4,6 +4,7 @@
 set -eu
 PACKAGES="cmake make gcc clang libclang-rt-14-dev pkg-config libgsl-dev libjansson-dev
 libplplot-dev plplot-driver-cairo libcsv-dev libcmocka-dev libsqlite3-dev libpcre2-dev python3-numpy python3-scipy
+libcurl4-openssl-dev libmicrohttpd-dev prometheus curl sqlite3
 python3-pandas locales"
 missing=""
 for p in $PACKAGES; do
