@@ -88,6 +88,8 @@ struct pfi_ctl {
     pfi_agent_state *st;
     double correction_w;
     bool prev_settled; /* last period's caps were all confirmed (feedback is meaningful) */
+    int quiet;         /* periods since caps last changed */
+    double last_change_wall_s; /* Unix s of the last cap change (energy segments start) */
     unsigned long seq;
     long run;
     long period_id;
@@ -761,7 +763,7 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
     if (c->prom_on) {
         pfi_diag pd;
         pfi_diag_clear(&pd);
-        pfi_error pe = ctl_prom_read(&c->prom, c->http, &c->cfg.prom, &pd);
+        pfi_error pe = ctl_prom_read(&c->prom, c->http, &c->cfg.prom, c->last_change_wall_s, &pd);
         size_t matched = 0;
         if (pe == PFI_OK) {
             for (size_t gi = 0; gi < c->ng; gi++) {
@@ -847,7 +849,8 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         B = isnan(budget_w) ? (1 - reduction) * ref_w : budget_w;
     /* feedback: the curves' error on the managed GPUs, integrated, bounded */
     double scale = isfinite(B) ? B : ref_w;
-    if (c->prev_settled && isfinite(measured)) {
+    if (c->prev_settled && c->quiet >= 2 && isfinite(measured)) {
+        /* only on a steady state: caps unchanged for two periods, all confirmed */
         double err = (measured - unmanaged) - predicted_managed;
         double corr = c->correction_w + c->cfg.feedback_gain * err;
         double hi = c->cfg.feedback_bound * scale, lo = -0.5 * c->cfg.margin * scale;
@@ -902,6 +905,14 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
     if ((e = push(c, send, 2, t_s, &sent, &unconf2, event)) != PFI_OK)
         goto stage_out;
     rep->increases = ninc;
+    if (rep->decreases + ninc > 0) {
+        struct timespec wt;
+        clock_gettime(CLOCK_REALTIME, &wt);
+        c->last_change_wall_s = (double)wt.tv_sec + wt.tv_nsec * 1e-9;
+        c->quiet = 0;
+    } else {
+        c->quiet++;
+    }
     rep->unconfirmed = unconf1 + unconf2;
     c->prev_settled = rep->unconfirmed == 0 && ninc == want_inc;
     if (ninc < want_inc && rep->note[0] == '\0')

@@ -27,11 +27,13 @@ typedef struct ctl_prom {
 pfi_error ctl_prom_init(ctl_prom *p, const pfi_ctl_prom_config *pc, pfi_diag *d);
 void ctl_prom_clear(ctl_prom *p);
 
-/* ctl_prom_read — one read: per (host, uuid) power (energy differenced per segment: a
- * counter that went backwards starts a new segment and the gauge is used) and features,
+/* ctl_prom_read — one read: per (host, uuid) power (energy differenced per segment — caps
+ * constant since segment_start_s, Unix s; a counter that went backwards or a cap change
+ * starts a new segment and the gauge is used until it spans 1 s) and features,
  * only from targets with up == 1, each GPU counted once. Errors: PFI_ERR_IO (server down or
  * answered an error: diag says which), PFI_ERR_PARSE, PFI_ERR_NOMEM. */
-pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc, pfi_diag *d);
+pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
+                        double segment_start_s, pfi_diag *d);
 
 /* ctl_prom_find — the GPU host/uuid seen in the last read, or NULL. */
 const ctl_prom_gpu *ctl_prom_find(const ctl_prom *p, const char *host, const char *uuid);

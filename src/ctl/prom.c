@@ -14,6 +14,8 @@
 
 #include "ctl_prom.h"
 
+#define CTL_PROM_MIN_SPAN_S 1.0
+
 pfi_error ctl_prom_init(ctl_prom *p, const pfi_ctl_prom_config *pc, pfi_diag *d)
 {
     memset(p, 0, sizeof *p);
@@ -139,6 +141,7 @@ typedef struct etake {
     const pfi_prom_sample *ts; /* timestamp() answers, same order not guaranteed */
     size_t nts;
     const pfi_ctl_prom_config *pc;
+    double segment_start_s;
 } etake;
 
 static void take_energy(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
@@ -161,6 +164,18 @@ static void take_energy(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
     if (isfinite(g->energy_t_s) && t == g->energy_t_s)
         return; /* a duplicate of this GPU, or no new scrape: keep what we have */
     if (isfinite(g->energy_t_s) && t > g->energy_t_s && s->value >= g->energy_j) {
+        /* A segment is a stretch of constant caps: an anchor from before the last cap change
+         * would average the old power in, so a new segment starts (the gauge meanwhile).
+         * Prometheus stamps a sample with the scrape's start and the exporter reads the
+         * counter a little later: over a short span that jitter is a large share of the
+         * power, so the difference is taken over at least CTL_PROM_MIN_SPAN_S. */
+        if (g->energy_t_s < et->segment_start_s) {
+            g->energy_j = s->value;
+            g->energy_t_s = t;
+            return;
+        }
+        if (t - g->energy_t_s < CTL_PROM_MIN_SPAN_S)
+            return;
         g->power_w = (s->value - g->energy_j) / (t - g->energy_t_s);
         g->fresh = true;
     }
@@ -179,7 +194,8 @@ static void take_feature(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
     g->feature[f->k] = isfinite(s->value) ? s->value : NAN;
 }
 
-pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc, pfi_diag *d)
+pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
+                        double segment_start_s, pfi_diag *d)
 {
     for (size_t i = 0; i < p->n; i++) {
         p->g[i].fresh = false;
@@ -205,7 +221,7 @@ pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
             e = query(h, pc, q, &ts, &nts, d);
         }
         if (e == PFI_OK) {
-            etake et = {ts, nts, pc};
+            etake et = {ts, nts, pc, segment_start_s};
             e = each_gpu(p, pc, s, n, take_energy, &et);
         }
         free(s);
