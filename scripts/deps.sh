@@ -5,7 +5,8 @@
 set -eu
 PACKAGES="cmake make gcc clang libclang-rt-14-dev pkg-config libgsl-dev libjansson-dev
 libplplot-dev plplot-driver-cairo libcsv-dev libcmocka-dev libsqlite3-dev libpcre2-dev libxml2-dev
-libmicrohttpd-dev curl prometheus python3-numpy python3-scipy python3-pandas locales"
+libcurl4-openssl-dev libmicrohttpd-dev curl prometheus sqlite3 python3-numpy python3-scipy
+python3-pandas locales"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

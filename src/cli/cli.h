@@ -62,6 +62,9 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
 int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_control(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
 
 /* cli_error — print "pfi: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -29,6 +29,9 @@ static const verb verbs[] = {
     {"sweep", cmd_sweep, "measure a job at several GPU power caps (nvml or emulated GPUs)"},
     {"restore", cmd_restore, "put back the power limits a killed sweep left (from its journal)"},
     {"probe", cmd_probe, "list GPUs, their power limits and the metrics they report"},
+    {"control", cmd_control, "keep a cluster under a grid power budget (closed loop, agents)"},
+    {"report", cmd_report, "plot a power event from the controller's audit log"},
+    {"demo", cmd_demo, "run a demonstration (demo cluster: agents + controller on loopback)"},
 };
 
 static void usage(FILE *f)

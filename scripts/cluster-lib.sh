@@ -1,0 +1,129 @@
+# Shared by tests/control/*.sh, bench/control.sh and scripts/demo-cluster.sh: start emulated
+# agents, a private Prometheus server, and clean up every process started (source it; set
+# PFI_AGENT_BIN and WORK first, and call cluster_cleanup from a trap).
+#
+# Swapping in the real pfid (issue 7): set PFI_AGENT_BIN to the pfid binary and change the
+# one command line in start_agent (pfid takes a config file; the job list maps to its static
+# job-mapping file and --backend emulated).
+
+CLUSTER_PIDS=""
+PROM_PID=""
+
+cluster_cleanup() {
+    for p in $CLUSTER_PIDS $PROM_PID; do kill "$p" 2>/dev/null || true; done
+    for p in $CLUSTER_PIDS $PROM_PID; do wait "$p" 2>/dev/null || true; done
+    CLUSTER_PIDS=""
+    PROM_PID=""
+}
+
+# free_port — a free TCP port on loopback (bound and released; the kernel picks it).
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_agent NAME TOKEN JOB... — an agent on a random port; appends "URL TOKEN" to
+# $WORK/agents and sets AGENT_PID and AGENT_PORT. JOB is ID:CLASS:GPUS:ALPHA:TPUT.
+start_agent() {
+    name=$1 token=$2
+    shift 2
+    jobs=""
+    for j in "$@"; do jobs="$jobs --job $j"; done
+    rm -f "$WORK/port.$name"
+    # shellcheck disable=SC2086
+    "$PFI_AGENT_BIN" --port-file "$WORK/port.$name" --token "$token" --host "$name" $jobs \
+        2>>"$WORK/agent.$name.log" &
+    AGENT_PID=$!
+    CLUSTER_PIDS="$CLUSTER_PIDS $AGENT_PID"
+    i=0
+    while [ ! -s "$WORK/port.$name" ]; do
+        i=$((i + 1))
+        [ $i -gt 200 ] && { echo "agent $name did not start" >&2; return 1; }
+        sleep 0.05
+    done
+    AGENT_PORT=$(cat "$WORK/port.$name")
+    echo "http://127.0.0.1:$AGENT_PORT $token" >> "$WORK/agents"
+}
+
+# start_prometheus — Debian's prometheus on a random loopback port with its own config and
+# storage under $WORK, scraping every agent in $WORK/agents every 0.5 s; waits until
+# count(up == 1) reaches the agent count. Sets PROM_URL. Returns 1 when not installed.
+start_prometheus() {
+    command -v prometheus >/dev/null 2>&1 || return 1
+    port=$(free_port)
+    targets=$(awk '{sub("http://", "", $1); printf "%s\"%s\"", (NR > 1 ? ", " : ""), $1}' "$WORK/agents")
+    n=$(wc -l < "$WORK/agents")
+    mkdir -p "$WORK/prom-data"
+    cat > "$WORK/prometheus.yml" <<YML
+global:
+  scrape_interval: 500ms
+  scrape_timeout: 400ms
+scrape_configs:
+  - job_name: pfid
+    static_configs:
+      - targets: [$targets]
+YML
+    prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/prom-data" \
+        --web.listen-address="127.0.0.1:$port" --log.level=warn 2>>"$WORK/prometheus.log" &
+    PROM_PID=$!
+    PROM_URL="http://127.0.0.1:$port"
+    i=0
+    while :; do
+        i=$((i + 1))
+        [ $i -gt 300 ] && { echo "prometheus: up never reached $n" >&2; return 2; }
+        got=$(curl -sf "$PROM_URL/api/v1/query" --data-urlencode 'query=count(up == 1)' 2>/dev/null |
+            python3 -c 'import json,sys
+try:
+    r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)
+except Exception: print(0)' 2>/dev/null)
+        [ "$got" = "$n" ] && break
+        sleep 0.1
+    done
+    # the first samples are queryable a moment after up == 1: wait for power samples too
+    i=0
+    while :; do
+        i=$((i + 1))
+        [ $i -gt 100 ] && break
+        got=$(curl -sf "$PROM_URL/api/v1/query" --data-urlencode 'query=count(pfi_gpu_energy_joules_total)' 2>/dev/null |
+            python3 -c 'import json,sys
+try:
+    r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)
+except Exception: print(0)' 2>/dev/null)
+        [ "${got:-0}" -gt 0 ] && break
+        sleep 0.1
+    done
+    return 0
+}
+
+# stop_prometheus
+stop_prometheus() {
+    [ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null && wait "$PROM_PID" 2>/dev/null
+    PROM_PID=""
+}
+
+# agents_restored — 0 when every GPU of every answering agent in $WORK/agents is on its
+# original limit; prints the offenders otherwise. Agents listed in $WORK/dead are skipped.
+agents_restored() {
+    bad=0
+    while read -r url tok; do
+        grep -qx "$url" "$WORK/dead" 2>/dev/null && continue
+        curl -sf "$url/v1/state" | python3 -c 'import json,sys
+s=json.load(sys.stdin); bad=[g["uuid"] for g in s["gpus"] if abs(g["cap_w"]-g["original_cap_w"])>0.5 or abs(g["enforced_cap_w"]-g["original_cap_w"])>0.5]
+bad and print("not restored:", " ".join(bad)); sys.exit(1 if bad else 0)' || bad=1
+    done < "$WORK/agents"
+    return $bad
+}
+
+# mixed_cluster N — N agents with mixed jobs (dense / MoE, pre-training / fine-tuning)
+mixed_cluster() {
+    : > "$WORK/agents"
+    k=1
+    while [ $k -le "$1" ]; do
+        case $((k % 4)) in
+        1) start_agent "node$k" "tok$k" "dense-pt$k:dense:4:0.93:24000" "moe-ft$k:moe-ft:4:0.55:9000" ;;
+        2) start_agent "node$k" "tok$k" "moe-pt$k:moe-pt:4:0.8:16000" "dense-ft$k:dense-ft:4:0.9:12000" ;;
+        3) start_agent "node$k" "tok$k" "moe-ft$k:moe-ft:8:0.5:10000" ;;
+        0) start_agent "node$k" "tok$k" "dense-pt$k:dense:8:0.95:30000" ;;
+        esac
+        k=$((k + 1))
+    done
+}

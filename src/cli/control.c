@@ -1,0 +1,741 @@
+/*
+ * pfi control — the closed-loop cluster controller (pfi/control.h), its small HTTP API
+ * (PUT /v1/budget, GET /metrics) and `pfi control status`; pfi report — the audit log as a
+ * figure.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "pfi/control.h"
+
+static volatile sig_atomic_t g_stop;
+static void on_signal(int s)
+{
+    (void)s;
+    g_stop = 1;
+}
+
+/* read a whole small file (≤ 16 MiB) */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    size_t r;
+    while (b != NULL && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (n + 1 == cap) {
+            if (cap > (16u << 20)) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            char *q = realloc(b, cap * 2);
+            if (q == NULL) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = q;
+            cap *= 2;
+        }
+    }
+    if (b != NULL && ferror(f)) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b != NULL) {
+        b[n] = '\0';
+        *len = n;
+    }
+    return b;
+}
+
+static double now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double now_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- the controller's HTTP API ------------------------------------------------------------ */
+
+typedef struct api_state {
+    pthread_mutex_t mu;
+    const char *token;   /* writes need it ("" : writes refused) */
+    bool budget_set;     /* a PUT /v1/budget is in force */
+    bool event;
+    double budget_w, reduction;
+    pfi_ctl_report last;
+    char *jobs_text;     /* per-job metric lines of the last period (owned) */
+} api_state;
+
+static enum MHD_Result api_reply(struct MHD_Connection *c, unsigned status, const char *type,
+                                 char *body)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(r, "Content-Type", type);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result api_error(struct MHD_Connection *c, unsigned status, const char *msg)
+{
+    json_t *o = json_pack("{s:s}", "error", msg);
+    char *b = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return api_reply(c, status, "application/json", b);
+}
+
+typedef struct api_body {
+    char buf[4097];
+    size_t n;
+    bool big;
+} api_body;
+
+static bool token_ok(const char *auth, const char *token)
+{
+    if (auth == NULL || token == NULL || token[0] == '\0' || strncmp(auth, "Bearer ", 7) != 0)
+        return false;
+    const char *a = auth + 7;
+    size_t la = strlen(a), lt = strlen(token);
+    unsigned char diff = (unsigned char)(la != lt);
+    for (size_t i = 0; i < lt; i++) /* constant time in the token's length */
+        diff |= (unsigned char)(token[i] ^ (i < la ? a[i] : 0));
+    return diff == 0;
+}
+
+static void metric(char **b, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void metric(char **b, size_t *len, size_t *cap, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int w = vsnprintf(*b + *len, *cap - *len, fmt, ap);
+        va_end(ap);
+        if (w < 0)
+            return;
+        if ((size_t)w < *cap - *len) {
+            *len += (size_t)w;
+            return;
+        }
+        char *q = realloc(*b, *cap * 2);
+        if (q == NULL)
+            return;
+        *b = q;
+        *cap *= 2;
+    }
+}
+
+static void gauge(char **b, size_t *len, size_t *cap, const char *name, const char *help,
+                  double v)
+{
+    metric(b, len, cap, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+    if (isfinite(v))
+        metric(b, len, cap, "%s %.17g\n", name, v);
+}
+
+static enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *data,
+                                  size_t *size, void **pp)
+{
+    (void)version;
+    api_state *s = cls;
+    api_body *b = *pp;
+    if (b == NULL) {
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl != NULL && strtoul(cl, NULL, 10) > 4096)
+            return api_error(c, 413, "body larger than 4096 bytes");
+        b = calloc(1, sizeof *b);
+        if (b == NULL)
+            return MHD_NO;
+        *pp = b;
+        return MHD_YES;
+    }
+    if (*size > 0) {
+        if (b->n + *size > 4096)
+            b->big = true;
+        else {
+            memcpy(b->buf + b->n, data, *size);
+            b->n += *size;
+        }
+        *size = 0;
+        return MHD_YES;
+    }
+    if (strcmp(method, "GET") == 0 && strcmp(url, "/metrics") == 0) {
+        size_t cap = 4096, len = 0;
+        char *o = malloc(cap);
+        if (o == NULL)
+            return MHD_NO;
+        o[0] = '\0';
+        pthread_mutex_lock(&s->mu);
+        const pfi_ctl_report *r = &s->last;
+        gauge(&o, &len, &cap, "pfi_ctl_event_active", "1 while a power event is in force",
+              r->event);
+        gauge(&o, &len, &cap, "pfi_ctl_budget_watts", "cluster power budget", r->budget_w);
+        gauge(&o, &len, &cap, "pfi_ctl_measured_watts", "measured cluster GPU power",
+              r->measured_w);
+        gauge(&o, &len, &cap, "pfi_ctl_reserved_watts", "power held for silent agents",
+              r->reserved_w);
+        gauge(&o, &len, &cap, "pfi_ctl_predicted_watts", "curves' prediction at the caps",
+              r->predicted_w);
+        gauge(&o, &len, &cap, "pfi_ctl_correction_watts", "feedback correction",
+              r->correction_w);
+        gauge(&o, &len, &cap, "pfi_ctl_tokens_per_second", "measured tokens/s of all jobs",
+              r->tput_tok_s);
+        gauge(&o, &len, &cap, "pfi_ctl_agents_up", "agents answering", (double)r->agents_up);
+        if (s->jobs_text != NULL)
+            metric(&o, &len, &cap, "%s", s->jobs_text);
+        pthread_mutex_unlock(&s->mu);
+        return api_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", o);
+    }
+    if (strcmp(url, "/v1/budget") == 0 && strcmp(method, "PUT") == 0) {
+        if (!token_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
+                      s->token))
+            return api_error(c, 401, "missing or wrong bearer token");
+        if (b->big)
+            return api_error(c, 413, "body larger than 4096 bytes");
+        json_error_t je;
+        json_t *o = json_loadb(b->buf, b->n, JSON_REJECT_DUPLICATES, &je);
+        json_t *bw = json_object_get(o, "budget_w"), *rd = json_object_get(o, "reduction"),
+               *ev = json_object_get(o, "event");
+        enum MHD_Result ret;
+        if (!json_is_object(o) || (bw && !json_is_number(bw)) || (rd && !json_is_number(rd)) ||
+            (ev && !json_is_boolean(ev)) || (bw && rd) ||
+            (!bw && !rd && !(ev && json_is_false(ev)))) {
+            ret = api_error(c, 400,
+                            "expected {\"budget_w\": W} or {\"reduction\": r} or {\"event\": false}");
+        } else if ((bw && !(json_number_value(bw) > 0)) ||
+                   (rd && !(json_number_value(rd) >= 0 && json_number_value(rd) <= 1))) {
+            ret = api_error(c, 422, "budget_w must be > 0 and reduction in [0, 1]");
+        } else {
+            pthread_mutex_lock(&s->mu);
+            s->budget_set = true;
+            s->event = !(ev && json_is_false(ev));
+            s->budget_w = bw ? json_number_value(bw) : NAN;
+            s->reduction = rd ? json_number_value(rd) : NAN;
+            pthread_mutex_unlock(&s->mu);
+            ret = api_reply(c, 200, "application/json", strdup("{\"ok\":true}"));
+        }
+        json_decref(o);
+        return ret;
+    }
+    return api_error(c, 404, "no such endpoint (GET /metrics, PUT /v1/budget)");
+}
+
+static void api_done(void *cls, struct MHD_Connection *c, void **pp,
+                     enum MHD_RequestTerminationCode t)
+{
+    (void)cls;
+    (void)c;
+    (void)t;
+    free(*pp);
+    *pp = NULL;
+}
+
+/* ---- pfi control -------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pfi control --agents FILE (--budget-w W | --reduction R | --schedule FILE |"
+            " --listen PORT) [OPTIONS]\n"
+            "       pfi control status --db FILE\n"
+            "\n"
+            "Keep the cluster's GPU power under a grid power budget with the most tokens/s:\n"
+            "every period read the agents (and Prometheus), estimate each job's curve,\n"
+            "allocate, push caps (decreases first, confirmed, then increases), audit.\n"
+            "\n"
+            "options:\n"
+            "  --agents FILE        one agent a line: URL [TOKEN]\n"
+            "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
+            "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
+            "  --schedule FILE      events: START END TARGET [RAMP] (s since --epoch)\n"
+            "  --start S            event start, s since --epoch (0)\n"
+            "  --duration S         event length, s (until stopped)\n"
+            "  --ramp S             ramp into the event over S s (0)\n"
+            "  --epoch T            Unix time the schedule counts from (now); a restarted\n"
+            "                       controller given the same epoch continues the event\n"
+            "  --run-for S          stop after S s (until SIGINT/SIGTERM)\n"
+            "  --period S           control period (5)\n"
+            "  --strategy NAME      pfi-model (default), oracle, equal, class-weighted,\n"
+            "                       pfi-weighted, raw-telemetry\n"
+            "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
+            "  --margin F           safety margin, fraction of the budget (0.03)\n"
+            "  --facility-limit-w W after the event, raise caps only under W\n"
+            "  --db FILE            audit log (SQLite)\n"
+            "  --store FILE         run store with measured sweeps (group = job id)\n"
+            "  --model FILE         `pfi fit` model applied to live features\n"
+            "  --prometheus URL     telemetry from a Prometheus server\n"
+            "  --prom-power M, --prom-energy M, --prom-host-label L, --prom-uuid-label L,\n"
+            "  --prom-join-label L, --prom-features NAME=METRIC,...\n"
+            "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
+            "  --token-file FILE    bearer token for PUT /v1/budget\n"
+            "  --release-on-exit    put every GPU back on its original limit when stopped\n"
+            "  --quiet              no per-period lines\n");
+}
+
+static int status_cmd(int argc, char **argv)
+{
+    const char *db = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+            db = argv[++i];
+        else if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: pfi control status --db FILE\n");
+            return PFI_EXIT_OK;
+        } else {
+            cli_error("control status: unknown argument '%s'", argv[i]);
+            return PFI_EXIT_USAGE;
+        }
+    }
+    if (db == NULL) {
+        cli_error("control status: --db FILE is required");
+        return PFI_EXIT_USAGE;
+    }
+    pfi_audit_period *p;
+    size_t n;
+    pfi_diag d;
+    pfi_error e = pfi_audit_read(db, 0, &p, &n, &d);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    const pfi_audit_period *q = &p[n - 1];
+    printf("periods      %zu (strategy %s)\n", n, q->strategy);
+    printf("event        %s\n", q->event ? "active" : "none");
+    printf("budget       %.0f W\n", q->budget_w);
+    printf("measured     %.0f W (+ %.0f W reserved for silent agents)\n", q->measured_w,
+           q->reserved_w);
+    printf("predicted    %.0f W, correction %.0f W\n", q->predicted_w, q->correction_w);
+    printf("tokens/s     %.0f\n", q->tput_tok_s);
+    printf("agents       %d of %d answering\n", q->agents_up, q->agents);
+    if (q->note[0])
+        printf("note         %s\n", q->note);
+    free(p);
+    sqlite3 *s;
+    if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(s,
+                               "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput FROM"
+                               " ctl_jobs WHERE period = (SELECT MAX(id) FROM ctl_periods)"
+                               " ORDER BY job",
+                               -1, &st, NULL) == SQLITE_OK) {
+            printf("\n%-20s %-8s %5s %6s %-6s %8s %9s %10s\n", "job", "class", "gpus", "pfi",
+                   "curve", "cap_w", "power_w", "tokens/s");
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                const unsigned char *cls = sqlite3_column_text(st, 1);
+                printf("%-20s %-8s %5d %6.2f %-6s %8.0f %9.0f %10.0f\n",
+                       (const char *)sqlite3_column_text(st, 0), cls ? (const char *)cls : "-",
+                       sqlite3_column_int(st, 2),
+                       sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN
+                                                                 : sqlite3_column_double(st, 3),
+                       (const char *)sqlite3_column_text(st, 4),
+                       sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN
+                                                                 : sqlite3_column_double(st, 5),
+                       sqlite3_column_double(st, 6), sqlite3_column_double(st, 7));
+            }
+            sqlite3_finalize(st);
+        }
+        sqlite3_close(s);
+    }
+    return PFI_EXIT_OK;
+}
+
+static bool parse_reduction(const char *s, double *r)
+{
+    char buf[64];
+    size_t l = strlen(s);
+    if (l > 0 && l < sizeof buf && s[l - 1] == '%') {
+        memcpy(buf, s, l - 1);
+        buf[l - 1] = '\0';
+        if (!cli_parse_double(buf, r))
+            return false;
+        *r /= 100;
+    } else if (!cli_parse_double(s, r)) {
+        return false;
+    }
+    return *r >= 0 && *r <= 1;
+}
+
+enum {
+    O_AGENTS = 256, O_BUDGET, O_REDUCTION, O_SCHEDULE, O_START, O_DURATION, O_RAMP, O_EPOCH,
+    O_RUNFOR, O_PERIOD, O_STRATEGY, O_POLICY, O_MARGIN, O_FACILITY, O_DB, O_STORE, O_MODEL,
+    O_PROM, O_PPOWER, O_PENERGY, O_PHOST, O_PUUID, O_PJOIN, O_PFEAT, O_LISTEN, O_TOKEN,
+    O_RELEASE, O_QUIET, O_HELP
+};
+
+static const struct option opts[] = {
+    {"agents", required_argument, NULL, O_AGENTS}, {"budget-w", required_argument, NULL, O_BUDGET},
+    {"reduction", required_argument, NULL, O_REDUCTION},
+    {"schedule", required_argument, NULL, O_SCHEDULE}, {"start", required_argument, NULL, O_START},
+    {"duration", required_argument, NULL, O_DURATION}, {"ramp", required_argument, NULL, O_RAMP},
+    {"epoch", required_argument, NULL, O_EPOCH}, {"run-for", required_argument, NULL, O_RUNFOR},
+    {"period", required_argument, NULL, O_PERIOD},
+    {"strategy", required_argument, NULL, O_STRATEGY},
+    {"policy", required_argument, NULL, O_POLICY}, {"margin", required_argument, NULL, O_MARGIN},
+    {"facility-limit-w", required_argument, NULL, O_FACILITY},
+    {"db", required_argument, NULL, O_DB}, {"store", required_argument, NULL, O_STORE},
+    {"model", required_argument, NULL, O_MODEL}, {"prometheus", required_argument, NULL, O_PROM},
+    {"prom-power", required_argument, NULL, O_PPOWER},
+    {"prom-energy", required_argument, NULL, O_PENERGY},
+    {"prom-host-label", required_argument, NULL, O_PHOST},
+    {"prom-uuid-label", required_argument, NULL, O_PUUID},
+    {"prom-join-label", required_argument, NULL, O_PJOIN},
+    {"prom-features", required_argument, NULL, O_PFEAT},
+    {"listen", required_argument, NULL, O_LISTEN}, {"token-file", required_argument, NULL, O_TOKEN},
+    {"release-on-exit", no_argument, NULL, O_RELEASE}, {"quiet", no_argument, NULL, O_QUIET},
+    {"help", no_argument, NULL, O_HELP}, {NULL, 0, NULL, 0}};
+
+static int load_file(const char *what, const char *path, char **text, size_t *len)
+{
+    *text = slurp(path, len);
+    if (*text == NULL) {
+        cli_error("%s %s: %s", what, path, errno ? strerror(errno) : "cannot read");
+        return PFI_EXIT_DATA;
+    }
+    return PFI_EXIT_OK;
+}
+
+int cmd_control(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "status") == 0)
+        return status_cmd(argc - 1, argv + 1);
+    pfi_ctl_config cfg;
+    pfi_ctl_config_init(&cfg);
+    const char *agents_path = NULL, *sched_path = NULL, *policy_path = NULL, *token_path = NULL;
+    double budget_w = NAN, reduction = NAN, start = 0, duration = INFINITY, ramp = 0,
+           epoch = now_wall(), run_for = INFINITY;
+    long listen_port = -1;
+    bool release = false, quiet = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case O_AGENTS: agents_path = optarg; break;
+        case O_BUDGET: ok = cli_parse_double(optarg, &budget_w) && budget_w > 0; break;
+        case O_REDUCTION: ok = parse_reduction(optarg, &reduction); break;
+        case O_SCHEDULE: sched_path = optarg; break;
+        case O_START: ok = cli_parse_double(optarg, &start) && start >= 0; break;
+        case O_DURATION: ok = cli_parse_double(optarg, &duration) && duration > 0; break;
+        case O_RAMP: ok = cli_parse_double(optarg, &ramp) && ramp >= 0; break;
+        case O_EPOCH: ok = cli_parse_double(optarg, &epoch) && epoch > 0; break;
+        case O_RUNFOR: ok = cli_parse_double(optarg, &run_for) && run_for > 0; break;
+        case O_PERIOD: ok = cli_parse_double(optarg, &cfg.period_s) && cfg.period_s >= 0.05; break;
+        case O_STRATEGY: ok = pfi_strategy_parse(optarg, &cfg.strategy) == PFI_OK; break;
+        case O_POLICY: policy_path = optarg; break;
+        case O_MARGIN: ok = cli_parse_double(optarg, &cfg.margin) && cfg.margin >= 0 &&
+                            cfg.margin < 0.5; break;
+        case O_FACILITY: ok = cli_parse_double(optarg, &cfg.facility_limit_w) &&
+                              cfg.facility_limit_w > 0; break;
+        case O_DB: cfg.audit_path = optarg; break;
+        case O_STORE: cfg.store_path = optarg; break;
+        case O_MODEL: cfg.model_path = optarg; break;
+        case O_PROM: cfg.prom.url = optarg; break;
+        case O_PPOWER: cfg.prom.power_metric = optarg; break;
+        case O_PENERGY: cfg.prom.energy_metric = optarg; break;
+        case O_PHOST: cfg.prom.host_label = optarg; break;
+        case O_PUUID: cfg.prom.uuid_label = optarg; break;
+        case O_PJOIN: cfg.prom.up_join_label = optarg; break;
+        case O_PFEAT: cfg.prom.feature_metrics = optarg; break;
+        case O_LISTEN: {
+            size_t p;
+            ok = cli_parse_size(optarg, &p) && p < 65536;
+            listen_port = (long)p;
+            break;
+        }
+        case O_TOKEN: token_path = optarg; break;
+        case O_RELEASE: release = true; break;
+        case O_QUIET: quiet = true; break;
+        case O_HELP: usage(stdout); return PFI_EXIT_OK;
+        default:
+            cli_error("control: unknown or incomplete option '%s' (see 'pfi control --help')",
+                      argv[optind - 1]);
+            return PFI_EXIT_USAGE;
+        }
+        if (!ok) {
+            cli_error("control: bad value '%s' for --%s", optarg, opts[c - O_AGENTS].name);
+            return PFI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("control: unexpected argument '%s'", argv[optind]);
+        return PFI_EXIT_USAGE;
+    }
+    int targets = !isnan(budget_w) + !isnan(reduction) + (sched_path != NULL);
+    if (agents_path == NULL || targets > 1 || (targets == 0 && listen_port < 0)) {
+        cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
+                  "--listen for PUT /v1/budget) are required");
+        return PFI_EXIT_USAGE;
+    }
+    int rc = PFI_EXIT_OK;
+    char *atext = NULL, *stext = NULL, *ptext = NULL, *token = NULL;
+    pfi_ctl_agent_spec *agents = NULL;
+    pfi_ctl_event *events = NULL;
+    pfi_ctl_rule *rules = NULL;
+    size_t na = 0, ne = 0, nr = 0, len;
+    pfi_ctl *ctl = NULL;
+    struct MHD_Daemon *mhd = NULL;
+    api_state api;
+    memset(&api, 0, sizeof api);
+    pthread_mutex_init(&api.mu, NULL);
+    pfi_diag d;
+    pfi_error e;
+    if ((rc = load_file("agents file", agents_path, &atext, &len)) != 0)
+        goto out;
+    if ((e = pfi_ctl_agents_parse(atext, len, &agents, &na, &d)) != PFI_OK) {
+        snprintf(d.file, sizeof d.file, "%s", agents_path);
+        rc = cli_report(e, &d);
+        goto out;
+    }
+    if (sched_path != NULL) {
+        if ((rc = load_file("schedule", sched_path, &stext, &len)) != 0)
+            goto out;
+        if ((e = pfi_ctl_schedule_parse(stext, len, &events, &ne, &d)) != PFI_OK) {
+            snprintf(d.file, sizeof d.file, "%s", sched_path);
+            rc = cli_report(e, &d);
+            goto out;
+        }
+    }
+    if (policy_path != NULL) {
+        if ((rc = load_file("policy", policy_path, &ptext, &len)) != 0)
+            goto out;
+        if ((e = pfi_ctl_policy_parse(ptext, len, &rules, &nr, &d)) != PFI_OK) {
+            snprintf(d.file, sizeof d.file, "%s", policy_path);
+            rc = cli_report(e, &d);
+            goto out;
+        }
+    }
+    if (token_path != NULL) {
+        if ((rc = load_file("token file", token_path, &token, &len)) != 0)
+            goto out;
+        while (len > 0 && (token[len - 1] == '\n' || token[len - 1] == '\r'))
+            token[--len] = '\0';
+    }
+    cfg.agents = agents;
+    cfg.n_agents = na;
+    cfg.rules = rules;
+    cfg.n_rules = nr;
+    if ((e = pfi_ctl_create(&cfg, &ctl, &d)) != PFI_OK) {
+        rc = cli_report(e, &d);
+        goto out;
+    }
+    api.token = token ? token : "";
+    api.last.budget_w = NAN;
+    if (listen_port >= 0) {
+        mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)listen_port, NULL,
+                               NULL, api_handle, &api, MHD_OPTION_NOTIFY_COMPLETED, api_done,
+                               NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+        if (mhd == NULL) {
+            cli_error("control: cannot listen on port %ld", listen_port);
+            rc = PFI_EXIT_DATA;
+            goto out;
+        }
+        if (listen_port == 0) {
+            const union MHD_DaemonInfo *info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT);
+            fprintf(stderr, "pfi control: listening on 127.0.0.1:%u\n", (unsigned)info->port);
+        }
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    double t_start = now_mono(), wall0 = now_wall();
+    double offset = wall0 - epoch; /* schedule time at t_start */
+    bool prom_was_down = false;
+    if (!quiet)
+        printf("%8s %5s %9s %9s %9s %9s %10s %6s %s\n", "t_s", "event", "budget_w",
+               "measured", "reserved", "predicted", "tokens/s", "agents", "note");
+    for (unsigned long k = 0; !g_stop; k++) {
+        double tick = t_start + (double)k * cfg.period_s;
+        double t_sched = tick - t_start + offset;
+        if (tick - t_start >= run_for)
+            break;
+        bool event;
+        double bw = NAN, red = NAN, ref = api.last.ref_w > 0 ? api.last.ref_w : NAN;
+        pthread_mutex_lock(&api.mu);
+        bool api_set = api.budget_set;
+        if (api_set) {
+            event = api.event;
+            bw = api.budget_w;
+            red = api.reduction;
+        }
+        pthread_mutex_unlock(&api.mu);
+        if (!api_set) {
+            if (events != NULL) {
+                event = pfi_ctl_schedule_at(events, ne, t_sched, ref, &red, &bw);
+            } else {
+                event = targets > 0 && t_sched >= start && t_sched < start + duration;
+                if (event) {
+                    double kk = ramp > 0 ? fmin(1, (t_sched - start) / ramp) : 1;
+                    if (!isnan(reduction))
+                        red = kk * reduction;
+                    else
+                        bw = isfinite(ref) && ref > budget_w ? ref + kk * (budget_w - ref)
+                                                             : budget_w;
+                }
+            }
+        }
+        pfi_ctl_report r;
+        if ((e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d)) != PFI_OK) {
+            rc = cli_report(e, &d);
+            break;
+        }
+        if (r.prom_failed && !prom_was_down)
+            fprintf(stderr, "pfi control: %s\n", r.note);
+        else if (!r.prom_failed && prom_was_down)
+            fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
+        prom_was_down = r.prom_failed;
+        size_t cap = 1024, l = 0;
+        char *jt = malloc(cap);
+        if (jt != NULL) {
+            jt[0] = '\0';
+            metric(&jt, &l, &cap, "# HELP pfi_ctl_job_cap_watts per-GPU cap of a job\n"
+                                  "# TYPE pfi_ctl_job_cap_watts gauge\n");
+            for (size_t i = 0; i < pfi_ctl_job_count(ctl); i++) {
+                pfi_ctl_job_view v;
+                pfi_ctl_job_get(ctl, i, &v);
+                if (v.gpus > 0 && isfinite(v.cap_w))
+                    metric(&jt, &l, &cap, "pfi_ctl_job_cap_watts{job=\"%s\"} %.1f\n", v.id,
+                           v.cap_w);
+            }
+        }
+        pthread_mutex_lock(&api.mu);
+        api.last = r;
+        free(api.jobs_text);
+        api.jobs_text = jt;
+        pthread_mutex_unlock(&api.mu);
+        if (!quiet) {
+            printf("%8.2f %5s %9.0f %9.0f %9.0f %9.0f %10.0f %3zu/%-2zu %s\n", r.t_s,
+                   r.event ? "yes" : "no", r.budget_w, r.measured_w, r.reserved_w,
+                   r.predicted_w, r.tput_tok_s, r.agents_up, r.agents, r.note);
+            fflush(stdout);
+        }
+        double next = t_start + (double)(k + 1) * cfg.period_s;
+        while (!g_stop && now_mono() < next) {
+            double dt = fmin(0.05, next - now_mono());
+            if (dt <= 0)
+                break;
+            struct timespec ts = {(time_t)dt, (long)((dt - floor(dt)) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (release && ctl != NULL) {
+        bool all;
+        pfi_ctl_release(ctl, &all, &d);
+        if (!all)
+            fprintf(stderr, "pfi control: not every agent confirmed the release\n");
+    }
+out:
+    if (mhd != NULL)
+        MHD_stop_daemon(mhd);
+    pfi_ctl_destroy(ctl);
+    free(api.jobs_text);
+    pthread_mutex_destroy(&api.mu);
+    free(atext);
+    free(stext);
+    free(ptext);
+    free(token);
+    free(agents);
+    free(events);
+    free(rules);
+    return rc;
+}
+
+/* ---- pfi report --------------------------------------------------------------------------- */
+
+int cmd_report(int argc, char **argv)
+{
+    const char *out = NULL, *title = NULL;
+    const char *dbs[6];
+    size_t nd = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: pfi report AUDIT.db [AUDIT.db ...] -o FIGURE.png|.svg "
+                   "[--title T]\n\nPlot the budget, measured power and tokens/s of the latest "
+                   "controller run\nin each audit log (one per strategy: up to 6).\n");
+            return PFI_EXIT_OK;
+        } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
+                   i + 1 < argc) {
+            out = argv[++i];
+        } else if (strcmp(argv[i], "--title") == 0 && i + 1 < argc) {
+            title = argv[++i];
+        } else if (argv[i][0] == '-') {
+            cli_error("report: unknown option '%s'", argv[i]);
+            return PFI_EXIT_USAGE;
+        } else if (nd < 6) {
+            dbs[nd++] = argv[i];
+        } else {
+            cli_error("report: at most 6 audit logs");
+            return PFI_EXIT_USAGE;
+        }
+    }
+    if (nd == 0 || out == NULL) {
+        cli_error("report: an audit log and -o FIGURE are required");
+        return PFI_EXIT_USAGE;
+    }
+    pfi_audit_period *p[6] = {NULL};
+    size_t n[6];
+    int rc = PFI_EXIT_OK;
+    pfi_diag d;
+    for (size_t k = 0; k < nd; k++) {
+        pfi_error e = pfi_audit_read(dbs[k], 0, &p[k], &n[k], &d);
+        if (e != PFI_OK) {
+            rc = cli_report(e, &d);
+            goto done;
+        }
+    }
+    pfi_error e = pfi_audit_plot((const pfi_audit_period *const *)p, n, nd, title, out, &d);
+    if (e != PFI_OK) {
+        rc = cli_report(e, &d);
+        if (rc == PFI_EXIT_DATA)
+            rc = PFI_EXIT_OUTPUT;
+        goto done;
+    }
+    for (size_t k = 0; k < nd; k++) {
+        double peak_over = 0, tsum = 0;
+        size_t ne = 0;
+        for (size_t i = 0; i < n[k]; i++)
+            if (p[k][i].event && isfinite(p[k][i].budget_w)) {
+                /* the first two periods of an event measure the cluster before and while
+                 * the caps come down: the excess counts from the third on */
+                double tot = p[k][i].measured_w + p[k][i].reserved_w;
+                bool settled = i >= 2 && p[k][i - 1].event && p[k][i - 2].event;
+                if (settled)
+                    peak_over = fmax(peak_over, tot - p[k][i].budget_w);
+                tsum += p[k][i].tput_tok_s;
+                ne++;
+            }
+        printf("%s: %s, %zu periods, %zu in the event, mean tokens/s in the event %.0f, "
+               "largest excess over the budget from its third period %.0f W\n",
+               dbs[k], p[k][0].strategy, n[k], ne, ne ? tsum / (double)ne : NAN, peak_over);
+    }
+    printf("figure: %s\n", out);
+done:
+    for (size_t k = 0; k < nd; k++)
+        free(p[k]);
+    return rc;
+}
