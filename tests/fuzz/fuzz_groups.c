@@ -1,14 +1,10 @@
 /* Fuzz the groups CSV reader (pfi_groups_read_stream) and product resolution. */
-#include <stdint.h>
-#include <stdio.h>
-
+#include "fuzz_common.h"
 #include "pfi/groups.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0)
-        return 0;
-    FILE *f = fmemopen((void *)data, size, "r");
+    FILE *f = fuzz_stream(data, size);
     if (f == NULL)
         return 0;
     pfi_groups *g = NULL;

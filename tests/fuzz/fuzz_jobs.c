@@ -4,10 +4,7 @@
  * allocation strategy (pfi_allocate must refuse bad curves with an error, never crash).
  * The allocator runs only on small files, to keep the fuzzer fast.
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-
+#include "fuzz_common.h"
 #include "pfi/allocate.h"
 #include "pfi/curve.h"
 #include "pfi/jobs.h"
@@ -41,9 +38,7 @@ static void allocate_all(pfi_jobs *J)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0)
-        return 0;
-    FILE *f = fmemopen((void *)data, size, "r");
+    FILE *f = fuzz_stream(data, size);
     if (f == NULL)
         return 0;
     pfi_jobs *J = NULL;

@@ -1,12 +1,8 @@
 /*
  * Fuzz harness: the cap journal parser (pfi restore reads a file a crashed process left).
  */
-#include <stddef.h>
-#include <stdint.h>
-
+#include "fuzz_common.h"
 #include "pfi/capctl.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,19 +1,12 @@
 /*
  * Fuzz harness: the replay backend's telemetry CSV reader, then a few samples and limits.
  */
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-
+#include "fuzz_common.h"
 #include "replay.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0)
-        return 0;
-    FILE *f = fmemopen((void *)data, size, "r");
+    FILE *f = fuzz_stream(data, size);
     if (f == NULL)
         return 0;
     const pfi_gpu_ops *ops;

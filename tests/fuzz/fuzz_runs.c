@@ -2,10 +2,11 @@
  * Fuzz the runs-table reader (pfi/runs.h) and the PFI of every group it forms (pfi/index.h).
  *
  * Input layout: byte 0 selects the mapping and a few options, the rest is the CSV text.
- *   (byte0 & 0x1f) % 6   the column mapping (see mappings[] below: direct power + throughput; the Zeus
- *               NSDI'23 columns; energy glob "gpu*_energy" / duration / time; the same with
- *               cap_regex "_([0-9]+)$" on the JIT profile's window_name; standard-error, GPU
- *               and job-class columns with throughput_se; the same with time_se)
+ *   (byte0 & 0x1f) % 6   the column mapping (see mappings[] below: direct power +
+ *               throughput; the Zeus NSDI'23 columns; energy glob "gpu*_energy" / duration /
+ *               time; the same with cap_regex "_([0-9]+)$" on the JIT profile's window_name;
+ *               standard-error, GPU and job-class columns with throughput_se; the same with
+ *               time_se)
  *   byte0 & 0x20   read the CSV a second time as another file (groups never span files)
  *   byte0 & 0x40   the GSL normal generator instead of the default one
  *   byte0 & 0x80   noise_rel = 0.05, so groups without standard-error columns get a CI too
@@ -27,13 +28,6 @@
  *   - grouping: the CSV is read again with pfi_csv_next, and every run of a group must come
  *     from a row whose key cells are exactly the group's key_values (runs with different
  *     keys never share a group; a key value is reported as written).
- * With PFI_FUZZ_LAX set in the environment, inputs that trigger the known, reported bugs are
- * let through so a campaign can look past them (see README.md, "Known issues"):
- *   - a non-finite derived run value (overflow of a sum, a quotient or 1/time), and every
- *     result check of a group holding one;
- *   - the CI checks of a group with a value beyond 1e150 or below 1e-150 in magnitude (the
- *     CI arithmetic squares and multiplies values and overflows);
- *   - the grouping oracle when a key cell holds the byte 0x1F (the key separator).
  * Everything is destroyed at the end (LeakSanitizer checks).
  */
 #include <math.h>
@@ -42,13 +36,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "pfi/csv.h"
 #include "pfi/index.h"
 #include "pfi/runs.h"
 
 enum { DRAWS = 50 };
-
-static int lax = -1; /* PFI_FUZZ_LAX set: let the known bugs through */
 
 typedef struct field_value {
     const char *field, *value;
@@ -89,13 +82,6 @@ static const field_value mappings[][10] = {
 };
 enum { N_MAPPINGS = sizeof mappings / sizeof mappings[0] };
 
-static FILE *open_bytes(const uint8_t *data, size_t size)
-{
-    if (size == 0)
-        return fopen("/dev/null", "rb");
-    return fmemopen((void *)data, size, "rb");
-}
-
 static void check_table(const pfi_runs_table *t)
 {
     size_t total = 0;
@@ -125,10 +111,8 @@ static void check_table(const pfi_runs_table *t)
             for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
                 if (!(r->valid & fields[k].flag))
                     continue;
-                if (fields[k].v < 0)
+                if (fields[k].v < 0 || !isfinite(fields[k].v))
                     abort();
-                if (!isfinite(fields[k].v) && !lax)
-                    abort(); /* known: overflow of derived values (0 * inf gives NaN) */
             }
             if (j > 0) {
                 const pfi_run *p = &g->runs[j - 1];
@@ -146,30 +130,7 @@ static void check_table(const pfi_runs_table *t)
         abort();
 }
 
-/* Known bug filters for PFI_FUZZ_LAX: does group g hold a non-finite or an extreme value? */
-static bool group_has(const pfi_group *g, bool extreme)
-{
-    for (size_t j = 0; j < g->n_runs; j++) {
-        const pfi_run *r = &g->runs[j];
-        const struct {
-            unsigned flag;
-            double v;
-        } f[] = {{PFI_RUN_POWER, r->power_w},
-                 {PFI_RUN_THROUGHPUT, r->throughput},
-                 {PFI_RUN_POWER_SE, r->power_se_w},
-                 {PFI_RUN_THROUGHPUT_SE, r->throughput_se}};
-        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
-            if (!(r->valid & f[k].flag))
-                continue;
-            double a = fabs(f[k].v);
-            if (!isfinite(a) || (extreme && (a > 1e150 || (a > 0 && a < 1e-150))))
-                return true;
-        }
-    }
-    return false;
-}
-
-static void check_result(const pfi_group *g, const pfi_result *r)
+static void check_result(const pfi_result *r)
 {
     if (!(isnan(r->ratio) || isfinite(r->ratio)))
         abort();
@@ -179,13 +140,11 @@ static void check_result(const pfi_group *g, const pfi_result *r)
         abort();
     if (r->ci_available != (r->ci_note == NULL))
         abort();
-    if (lax && group_has(g, false))
-        return;
     if (isnan(r->ratio) != (r->undefined_reason != NULL))
         abort();
     if (isnan(r->ratio) != (r->label == PFI_LABEL_UNDEFINED))
         abort();
-    if (r->ci_available && !(lax && group_has(g, true))) {
+    if (r->ci_available) {
         if (!isfinite(r->ci_lo) || !isfinite(r->ci_median) || !isfinite(r->ci_hi))
             abort();
         if (!(r->ci_lo <= r->ci_median && r->ci_median <= r->ci_hi))
@@ -206,7 +165,7 @@ typedef struct key_row {
 static void check_groups(const pfi_runs_table *t, size_t file_index, const uint8_t *data,
                          size_t size, const char *base, const pfi_mapping *m)
 {
-    FILE *f = open_bytes(data, size);
+    FILE *f = fuzz_stream_or_empty(data, size);
     if (f == NULL)
         return;
     pfi_csv_reader *csv = NULL;
@@ -222,7 +181,6 @@ static void check_groups(const pfi_runs_table *t, size_t file_index, const uint8
     long col[PFI_MAX_GROUP_COLUMNS];
     key_row *rows = NULL;
     size_t n_rows = 0, cap = 0;
-    bool skip = false;
     /* the runs reader succeeded on the same bytes, so this reader must too */
     if (pfi_csv_next(csv, &fields, &lens, &n, &line, &eof, NULL) != PFI_OK || eof)
         abort();
@@ -255,8 +213,6 @@ static void check_groups(const pfi_runs_table *t, size_t file_index, const uint8
             abort();
         for (size_t k = 0; k < m->n_group; k++) {
             const char *cell = col[k] < 0 ? base : fields[col[k]];
-            if (lax && strchr(cell, '\x1f') != NULL)
-                skip = true; /* known: 0x1F in a key cell */
             if ((kr->cells[k] = strdup(cell)) == NULL)
                 abort();
         }
@@ -264,8 +220,8 @@ static void check_groups(const pfi_runs_table *t, size_t file_index, const uint8
     pfi_csv_close(csv);
     fclose(f);
 
-    size_t runs_seen = skip ? n_rows : 0;
-    for (size_t i = 0; i < t->n_groups && !skip; i++) {
+    size_t runs_seen = 0;
+    for (size_t i = 0; i < t->n_groups; i++) {
         const pfi_group *g = &t->groups[i];
         if (g->file_index != file_index)
             continue;
@@ -299,10 +255,10 @@ static void check_groups(const pfi_runs_table *t, size_t file_index, const uint8
     free(rows);
 }
 
-static pfi_error read_once(pfi_runs_table *t, const uint8_t *data, size_t size,
-                           const char *name, const pfi_mapping *m)
+static pfi_error read_once(pfi_runs_table *t, const uint8_t *data, size_t size, const char *name,
+                           const pfi_mapping *m)
 {
-    FILE *f = open_bytes(data, size);
+    FILE *f = fuzz_stream_or_empty(data, size);
     if (f == NULL)
         return PFI_ERR_IO;
     size_t n_files = t->n_files, n_groups = t->n_groups, n_runs = t->n_runs;
@@ -328,8 +284,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    if (lax < 0)
-        lax = getenv("PFI_FUZZ_LAX") != NULL;
     const uint8_t sel = data[0];
     data++;
     size--;
@@ -369,7 +323,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (e != PFI_OK && e != PFI_ERR_NOMEM)
             abort();
         if (e == PFI_OK)
-            check_result(&t->groups[i], &r);
+            check_result(&r);
         pfi_result_clear(&r);
     }
 

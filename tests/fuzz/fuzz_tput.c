@@ -1,12 +1,8 @@
 /*
  * Fuzz harness: throughput lines matched by a --throughput-regex (training-command stdout).
  */
-#include <stddef.h>
-#include <stdint.h>
-
+#include "fuzz_common.h"
 #include "pfi/sweep.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

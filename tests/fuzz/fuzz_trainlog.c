@@ -1,16 +1,12 @@
 /*
  * libFuzzer harness: the training-log readers (auto-detected formats) and their reduction.
  */
-#include <stdint.h>
-#include <stdio.h>
-
+#include "fuzz_common.h"
 #include "pfi/trainlog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0)
-        return 0;
-    FILE *f = fmemopen((void *)data, size, "rb");
+    FILE *f = fuzz_stream(data, size);
     if (f == NULL)
         return 0;
     pfi_trainlog *log = NULL;

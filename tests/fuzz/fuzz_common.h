@@ -1,0 +1,63 @@
+/*
+ * What the harnesses share (header-only, static inline): the libFuzzer entry point's
+ * prototype, the input bytes as a read-only stream, and the whole telemetry pipeline that
+ * every telemetry-format harness runs.
+ */
+#ifndef PFI_FUZZ_COMMON_H
+#define PFI_FUZZ_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pfi/reduce.h"
+#include "pfi/telemetry.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The bytes as a stream (borrowed: close it before returning); NULL for an empty input. */
+static inline FILE *fuzz_stream(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return NULL;
+    return fmemopen((void *)data, size, "rb");
+}
+
+/*
+ * The same, but an empty input reads as an empty file: fmemopen of 0 bytes is refused by
+ * some C libraries, and the CSV harnesses check what the readers do with nothing.
+ */
+static inline FILE *fuzz_stream_or_empty(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return fopen("/dev/null", "rb");
+    return fuzz_stream(data, size);
+}
+
+/*
+ * One telemetry file of format fmt, then everything `pfi` does with it: energy-derived power,
+ * the summary and the run reduction. Any crash, leak or sanitizer report is a bug.
+ */
+static inline int fuzz_telemetry(const uint8_t *data, size_t size, pfi_tm_format fmt)
+{
+    FILE *f = fuzz_stream(data, size);
+    if (f == NULL)
+        return 0;
+    pfi_tm_options o = {.keep_series = true, .interval_s = 1, .max_power_w = 700};
+    pfi_tm *tm = NULL;
+    if (pfi_tm_create(&o, &tm) == PFI_OK) {
+        pfi_diag d;
+        pfi_tm_read_stream(tm, f, "fuzz", fmt, &d);
+        pfi_tm_derive_power_from_energy(tm);
+        pfi_tm_summarize(tm);
+        static pfi_reduced red;
+        pfi_reduce_options ro;
+        pfi_reduce_options_init(&ro);
+        pfi_reduce_power(tm, &ro, &red);
+        pfi_tm_destroy(tm);
+    }
+    fclose(f);
+    return 0;
+}
+
+#endif
