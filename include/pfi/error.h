@@ -11,6 +11,7 @@
 #ifndef PFI_ERROR_H
 #define PFI_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -64,6 +65,16 @@ typedef struct pfi_diag {
 
 /* pfi_diag_clear — empty every field of d (NULL is a no-op). */
 void pfi_diag_clear(pfi_diag *d);
+
+/*
+ * pfi_diag_set / pfi_diag_vset — fill d (NULL is a no-op): file (NULL: ""), line (0: none),
+ * column (NULL: none) and the printf-style message. Every reader reports through these, so a
+ * diagnostic always has the same shape.
+ */
+void pfi_diag_set(pfi_diag *d, const char *file, long line, const char *column, const char *fmt,
+                  ...) __attribute__((format(printf, 5, 6)));
+void pfi_diag_vset(pfi_diag *d, const char *file, long line, const char *column, const char *fmt,
+                   va_list ap) __attribute__((format(printf, 5, 0)));
 
 /*
  * pfi_diag_format — write d as one line "FILE:LINE: column 'C': MESSAGE" (parts that do not

@@ -18,14 +18,10 @@
 
 pfi_error ctl_fail(pfi_diag *d, long line, pfi_error e, const char *fmt, ...)
 {
-    if (d != NULL) {
-        pfi_diag_clear(d);
-        d->line = line;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->message, sizeof d->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    pfi_diag_vset(d, NULL, line, NULL, fmt, ap);
+    va_end(ap);
     return e;
 }
 

@@ -18,13 +18,10 @@ struct pfi_gpu {
 
 pfi_error hw_fail(pfi_diag *diag, pfi_error e, const char *fmt, ...)
 {
-    if (diag != NULL) {
-        pfi_diag_clear(diag);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(diag->message, sizeof diag->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    pfi_diag_vset(diag, NULL, 0, NULL, fmt, ap);
+    va_end(ap);
     return e;
 }
 

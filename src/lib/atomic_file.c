@@ -18,14 +18,10 @@ static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, const char *fm
 
 static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt, ...)
 {
-    if (d != NULL) {
-        pfi_diag_clear(d);
-        snprintf(d->file, sizeof d->file, "%s", path);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->message, sizeof d->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    pfi_diag_vset(d, path, 0, NULL, fmt, ap);
+    va_end(ap);
     return e;
 }
 

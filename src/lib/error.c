@@ -1,5 +1,6 @@
 #include "pfi/error.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +43,28 @@ void pfi_diag_clear(pfi_diag *d)
     d->line = 0;
     d->column[0] = '\0';
     d->message[0] = '\0';
+}
+
+void pfi_diag_vset(pfi_diag *d, const char *file, long line, const char *column, const char *fmt,
+                   va_list ap)
+{
+    if (d == NULL)
+        return;
+    pfi_diag_clear(d);
+    snprintf(d->file, sizeof d->file, "%s", file ? file : "");
+    d->line = line;
+    if (column != NULL)
+        snprintf(d->column, sizeof d->column, "%s", column);
+    vsnprintf(d->message, sizeof d->message, fmt, ap);
+}
+
+void pfi_diag_set(pfi_diag *d, const char *file, long line, const char *column, const char *fmt,
+                  ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pfi_diag_vset(d, file, line, column, fmt, ap);
+    va_end(ap);
 }
 
 char *pfi_diag_format(const pfi_diag *d, char *buf, size_t len)

@@ -21,14 +21,10 @@ static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, const char
 
 static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, const char *fmt, ...)
 {
-    if (d != NULL) {
-        pfi_diag_clear(d);
-        snprintf(d->file, sizeof d->file, "%s", file ? file : "");
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->message, sizeof d->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    pfi_diag_vset(d, file, 0, NULL, fmt, ap);
+    va_end(ap);
     return e;
 }
 

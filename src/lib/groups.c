@@ -52,16 +52,10 @@ static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, long line,
 static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, long line,
                           const char *column, const char *fmt, ...)
 {
-    if (d != NULL) {
-        pfi_diag_clear(d);
-        snprintf(d->file, sizeof d->file, "%s", file ? file : "");
-        d->line = line;
-        snprintf(d->column, sizeof d->column, "%s", column ? column : "");
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->message, sizeof d->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    pfi_diag_vset(d, file, line, column, fmt, ap);
+    va_end(ap);
     return e;
 }
 

@@ -65,17 +65,10 @@ static pfi_error fail(pfi_diag *d, const char *name, long line, const char *col,
 static pfi_error fail(pfi_diag *d, const char *name, long line, const char *col, pfi_error e,
                       const char *fmt, ...)
 {
-    if (d != NULL) {
-        pfi_diag_clear(d);
-        snprintf(d->file, sizeof d->file, "%s", name);
-        d->line = line;
-        if (col != NULL)
-            snprintf(d->column, sizeof d->column, "%s", col);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->message, sizeof d->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    pfi_diag_vset(d, name, line, col, fmt, ap);
+    va_end(ap);
     return e;
 }
 

@@ -308,14 +308,10 @@ static pfi_error io_fail(pfi_diag *d, const char *path, const char *fmt, ...)
 
 static pfi_error io_fail(pfi_diag *d, const char *path, const char *fmt, ...)
 {
-    if (d != NULL) {
-        pfi_diag_clear(d);
-        snprintf(d->file, sizeof d->file, "%s", path);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->message, sizeof d->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    pfi_diag_vset(d, path, 0, NULL, fmt, ap);
+    va_end(ap);
     return PFI_ERR_IO;
 }
 

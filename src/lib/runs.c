@@ -215,17 +215,10 @@ static pfi_error fail(reader *r, pfi_error e, long line, const char *column, con
 
 static pfi_error fail(reader *r, pfi_error e, long line, const char *column, const char *fmt, ...)
 {
-    if (r->diag != NULL) {
-        pfi_diag_clear(r->diag);
-        snprintf(r->diag->file, sizeof r->diag->file, "%s", r->name);
-        r->diag->line = line;
-        if (column)
-            snprintf(r->diag->column, sizeof r->diag->column, "%s", column);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(r->diag->message, sizeof r->diag->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    pfi_diag_vset(r->diag, r->name, line, column, fmt, ap);
+    va_end(ap);
     return e;
 }
 

@@ -28,13 +28,10 @@ static pfi_error tfail(pfi_diag *diag, pfi_error e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static pfi_error tfail(pfi_diag *diag, pfi_error e, const char *fmt, ...)
 {
-    if (diag != NULL) {
-        pfi_diag_clear(diag);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(diag->message, sizeof diag->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    pfi_diag_vset(diag, NULL, 0, NULL, fmt, ap);
+    va_end(ap);
     return e;
 }
 
