@@ -740,6 +740,118 @@ static void test_oracle_large(void **state)
     free(seg);
 }
 
+/*
+ * 6-point curves without weights take the unrolled path of the large-instance pass (and of
+ * the sample). Check it job by job against the general path (the same instance with a
+ * cap_hi_w of NaN — no bound, but not a plain instance, so no sample and no fast pass):
+ * concave curves; an instance whose sampled blocks (both stages: j mod 2048 in [0, 64) and
+ * [1024, 1088) at 65536 jobs) mislead the bracket, so that the fallback runs; some curves
+ * with a collinear point (the general path inside the pass); and a falling curve, reported
+ * by job.
+ */
+static void test_oracle_large6(void **state)
+{
+    (void)state;
+    const size_t n = 65536, k = 6;
+    size_t *off = malloc((n + 1) * sizeof *off);
+    double *cap = malloc(k * n * sizeof *cap), *pw = malloc(k * n * sizeof *pw),
+           *tp = malloc(k * n * sizeof *tp), *nan_hi = malloc(n * sizeof *nan_hi);
+    assert_non_null(off);
+    assert_non_null(cap);
+    assert_non_null(pw);
+    assert_non_null(tp);
+    assert_non_null(nan_hi);
+    pfi_alloc_workspace *ws = NULL;
+    assert_int_equal(pfi_alloc_workspace_create(&ws), PFI_OK);
+    pfi_alloc_result r, g;
+    assert_int_equal(pfi_alloc_result_init(&r, n), PFI_OK);
+    assert_int_equal(pfi_alloc_result_init(&g, n), PFI_OK);
+    for (int variant = 0; variant < 3; variant++) {
+        pfi_rng rng;
+        pfi_rng_seed(&rng, 23, (uint64_t)variant);
+        for (size_t j = 0; j < n; j++) {
+            off[j] = k * j;
+            nan_hi[j] = NAN;
+            size_t m = j % 2048;
+            double scale = variant == 1 && (m < 64 || (m >= 1024 && m < 1088)) ? 100.0 : 1.0;
+            double p = 1000 + 1000 * pfi_rng_uniform(&rng), t = 1000 * pfi_rng_uniform(&rng);
+            double slope = scale * (1 + 20 * pfi_rng_uniform(&rng));
+            for (size_t i = 0; i < k; i++) {
+                size_t q = k * j + i;
+                cap[q] = 200 + 100 * (double)i;
+                pw[q] = p;
+                tp[q] = t;
+                double dp = 100 + 400 * pfi_rng_uniform(&rng);
+                p += dp;
+                t += slope * dp;
+                if (!(variant == 2 && j % 89 == 0 && i == 1)) /* a collinear point */
+                    slope *= 0.3 + 0.6 * pfi_rng_uniform(&rng);
+            }
+        }
+        off[n] = k * n;
+        pfi_alloc_jobs J;
+        memset(&J, 0, sizeof J);
+        J.n = n;
+        J.offset = off;
+        J.cap_w = cap;
+        J.power_w = pw;
+        J.tput_tok_s = tp;
+        pfi_alloc_jobs G = J;
+        G.cap_hi_w = nan_hi;
+        for (int ri = 0; ri < 3; ri++) {
+            pfi_alloc_options o;
+            pfi_alloc_options_init(&o);
+            o.reduction = 0.1 + 0.15 * ri;
+            assert_int_equal(pfi_allocate_ws(&J, &o, ws, &r, NULL), PFI_OK);
+            assert_int_equal(pfi_allocate(&G, &o, &g, NULL), PFI_OK);
+            NEAR(r.objective, g.objective, 1e-12);
+            NEAR(r.upper_bound, g.upper_bound, 1e-12);
+            assert_true(r.total_power_w <= r.budget_w * (1 + 1e-12));
+            size_t differ = 0;
+            for (size_t j = 0; j < n; j++) {
+                /* the job on the threshold segment absorbs the rounding of the budget's
+                   sums, which the two paths add in different orders: the same power to
+                   1e-12 of the budget; every other job the same to 1e-9 */
+                bool same = fabs(r.cap_w[j] - g.cap_w[j]) <= 1e-9 * (1 + fabs(g.cap_w[j])) &&
+                            fabs(r.tput_tok_s[j] - g.tput_tok_s[j]) <=
+                                1e-9 * (1 + fabs(g.tput_tok_s[j]));
+                if (!same)
+                    differ++;
+                assert_true(fabs(r.power_w[j] - g.power_w[j]) <= 1e-12 * r.budget_w);
+                assert_true(fabs(r.shed_w[j] - g.shed_w[j]) <= 1e-12 * r.budget_w);
+                assert_true(isnan(r.marginal_down[j]) == isnan(g.marginal_down[j]));
+                assert_true(isnan(r.marginal_up[j]) == isnan(g.marginal_up[j]));
+                if (!isnan(r.marginal_up[j]))
+                    NEAR(r.marginal_up[j], g.marginal_up[j], 1e-12);
+            }
+            assert_true(differ <= 1);
+        }
+    }
+    /* a falling curve is reported by job, whatever the path */
+    pw[k * 40000 + 3] = pw[k * 40000 + 2] - 1;
+    pfi_alloc_jobs J;
+    memset(&J, 0, sizeof J);
+    J.n = n;
+    J.offset = off;
+    J.cap_w = cap;
+    J.power_w = pw;
+    J.tput_tok_s = tp;
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    assert_int_equal(pfi_allocate_ws(&J, &o, ws, &r, &d), PFI_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(d.message, "job 40001"));
+    pfi_alloc_result_clear(&r);
+    pfi_alloc_result_clear(&g);
+    pfi_alloc_workspace_destroy(ws);
+    free(off);
+    free(cap);
+    free(pw);
+    free(tp);
+    free(nan_hi);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -754,6 +866,7 @@ int main(void)
         cmocka_unit_test(test_oracle_linprog),
         cmocka_unit_test(test_strategies),
         cmocka_unit_test(test_oracle_large),
+        cmocka_unit_test(test_oracle_large6),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -197,9 +197,10 @@ pfi_error pfi_allocate(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
  * its contents on entry do not matter). pfi_allocate is this with a workspace of its own.
  * Cost: O(total curve points) time, no allocation once w is large enough. For the oracle on
  * large instances without bounds, floors or cap step (>= 32768 jobs) the threshold is first
- * bracketed from a sample of 4096 jobs, so that one pass over the jobs hands only the
- * segments inside the bracket to the selection; a missed bracket is detected and redone with
- * every segment, so the result never depends on the sample. Errors: as pfi_allocate; r's
+ * bracketed from a sample (16384 jobs, then 16384 more to narrow it), so that one pass over
+ * the jobs hands only the segments inside the bracket to the selection (6-point curves take
+ * an unrolled path in it); a missed bracket is detected and redone with every segment, so
+ * the result never depends on the sample. Errors: as pfi_allocate; r's
  * contents are unspecified after an error.
  */
 pfi_error pfi_allocate_ws(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,

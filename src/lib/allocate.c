@@ -20,11 +20,15 @@
 /* The oracle guesses the threshold's bracket from this many jobs when it has at least
    SAMPLE_MIN_JOBS (plain instances only), ± SAMPLE_MARGIN of the sample's width [ours]. */
 #define SAMPLE_JOBS 16384
+#define SAMPLE_MORE_JOBS 16384
 #define SAMPLE_MIN_JOBS 32768
 #define SAMPLE_MARGIN 0.015
 #define SAMPLE_BLOCK 64
 /* Most points of a curve the oracle's large-instance pass handles in place. */
 #define FAST_MAX_POINTS 16
+/* The point count that pass (and the sample) handles fully unrolled: the usual cap sweep
+   (scan_k is written out for it). */
+#define FAST_K 6
 
 static const char *const strategy_names[PFI_STRATEGY_COUNT] = {
     "oracle", "equal", "class-weighted", "pfi-weighted", "pfi-model", "raw-telemetry"};
@@ -586,69 +590,177 @@ static pfi_error job_classify(const ctx *x, size_t j, bool est, double hi, doubl
 }
 
 /*
+ * One curve of FAST_K points, unrolled: whether it passes pfi_curve_check without violations
+ * (caps rising, power and throughput not falling; with the ends checked every value is
+ * finite, and NaN fails every comparison) and every point is a vertex of its envelope (power
+ * rising, slopes falling), in which case sv and wd hold its segments' slopes (the bits of
+ * slope_of) and widths. Branch-free, so that the compiler keeps it in registers.
+ */
+static inline int scan_k(const double *c, const double *D, const double *T, double wt,
+                         double sv[FAST_K - 1], double wd[FAST_K - 1])
+{
+    int ok = (c[0] > 0) & (c[FAST_K - 1] < INFINITY) & (D[0] > 0) &
+             (D[FAST_K - 1] < INFINITY) & (T[0] >= 0) & (T[FAST_K - 1] < INFINITY);
+    /* written out (gcc -O2 keeps a loop, and the arrays on the stack) */
+#define SCAN_SEG(i)                                                                           \
+    wd[i] = D[i + 1] - D[i];                                                                  \
+    sv[i] = (wt * T[i + 1] - wt * T[i]) / wd[i];                                              \
+    ok &= (c[i + 1] > c[i]) & (D[i + 1] >= D[i]) & (T[i + 1] >= T[i]) & (wd[i] > 0)
+    SCAN_SEG(0);
+    SCAN_SEG(1);
+    SCAN_SEG(2);
+    SCAN_SEG(3);
+    SCAN_SEG(4);
+#undef SCAN_SEG
+    return ok & (sv[1] < sv[0]) & (sv[2] < sv[1]) & (sv[3] < sv[2]) & (sv[4] < sv[3]);
+}
+
+/* The sample's running totals (sample_bracket). */
+typedef struct sample {
+    double ref, base, total; /* Σ reference power, Σ lowest power, Σ envelope width */
+    double above;            /* width of segments above the stage's bracket */
+    size_t got;              /* jobs sampled */
+} sample;
+
+/* Sample job j (the true curve, no bounds): its envelope segments with slope in [lo, hi] go
+   to the buffer, the width above hi to s->above. A job that fails the checks is skipped (the
+   main pass reports it). */
+static void sample_job(pfi_alloc_workspace *w, const pfi_alloc_jobs *J, size_t j, double hi,
+                       double lo, sample *s)
+{
+    size_t a = J->offset[j], k = J->offset[j + 1] - a;
+    if (k == 0 || k > MAX_CANDIDATES_PER_JOB)
+        return;
+    double wt = opt(J->weight, j, 1.0);
+    if (!(wt >= 0) || !isfinite(wt) || !ws_buf(w, k) || !ws_scratch(w, k))
+        return;
+    const double *D = J->power_w + a, *T = J->tput_tok_s + a;
+    double sv[FAST_K - 1], wd[FAST_K - 1];
+    size_t ne;
+    if (k == FAST_K && scan_k(J->cap_w + a, D, T, wt, sv, wd)) {
+        ne = FAST_K;
+        for (size_t q = 0; q < FAST_K; q++)
+            w->idx[q] = q;
+    } else {
+        pfi_curve_report rep;
+        if (pfi_curve_check(k, J->cap_w + a, D, T, &rep) != PFI_OK || rep.power_violations ||
+            rep.tput_violations)
+            return;
+        for (size_t q = 0; q < k; q++)
+            w->y[q] = wt * T[q];
+        ne = pfi_envelope(D, w->y, k, w->idx);
+        for (size_t q = 1; q < ne; q++) {
+            size_t p = w->idx[q - 1], r = w->idx[q];
+            sv[0] = (w->y[r] - w->y[p]) / (D[r] - D[p]);
+            wd[0] = D[r] - D[p];
+            s->total += wd[0];
+            if (sv[0] > hi) {
+                s->above += wd[0];
+            } else if (sv[0] >= lo) {
+                w->bs[w->n_b] = sv[0];
+                w->bw[w->n_b++] = wd[0];
+            }
+        }
+        ne = 0;
+    }
+    for (size_t q = 0; q + 1 < ne; q++) {
+        s->total += wd[q];
+        if (sv[q] > hi) {
+            s->above += wd[q];
+        } else if (sv[q] >= lo) {
+            w->bs[w->n_b] = sv[q];
+            w->bw[w->n_b++] = wd[q];
+        }
+    }
+    s->ref += D[k - 1];
+    s->base += D[w->idx[0]];
+    s->got++;
+}
+
+/* Sample S jobs in blocks of SAMPLE_BLOCK consecutive jobs (read in sequence), evenly spaced
+   from job first_frac·n/blocks on. */
+static void sample_blocks(const ctx *x, size_t S, double first_frac, double hi, double lo,
+                          sample *s)
+{
+    const pfi_alloc_jobs *J = x->J;
+    size_t n = J->n, nblk = (S + SAMPLE_BLOCK - 1) / SAMPLE_BLOCK;
+    for (size_t i = 0; i < S; i++) {
+        size_t blk = i / SAMPLE_BLOCK;
+        size_t j = (size_t)(((double)blk + first_frac) * (double)n / (double)nblk) +
+                   i % SAMPLE_BLOCK;
+        if (j < n)
+            sample_job(x->w, J, j, hi, lo, s);
+    }
+}
+
+/* The cut-off slope of the buffer (above: the width already above it) for capacity cap,
+   clamped to [lo, hi], the range the buffer covers. */
+static double sample_cut(pfi_alloc_workspace *w, double cap, double above, double inside,
+                         double hi, double lo)
+{
+    double dummy;
+    if (cap <= above)
+        return hi;
+    if (cap - above >= inside)
+        return lo;
+    return pfi_alloc_select(w->bs, w->bw, w->n_b, cap - above, &dummy);
+}
+
+/*
  * A bracket [*lo, *hi] for the threshold slope from a systematic sample of jobs (evenly
- * spaced blocks of consecutive jobs) (the true
- * curves, no bounds): the sample's cut-off position ± SAMPLE_MARGIN of its width. Only a
- * guess: the caller checks that the threshold lies inside and falls back to every segment
- * if not. Returns false (no bracket) when the sample holds no usable job.
+ * spaced blocks of consecutive jobs; the true curves, no bounds), in two stages: SAMPLE_JOBS
+ * jobs give a wide bracket (the sample's cut-off ± SAMPLE_MARGIN of its width); then
+ * SAMPLE_MORE_JOBS more, of which only the segments inside the wide bracket are kept, narrow
+ * it (the margin shrinks as 1/√jobs) at the cost of a small selection. Only a guess: the
+ * caller checks that the threshold lies inside and falls back to every segment if not.
+ * Returns false (no bracket) when the sample holds no usable job.
  */
 static bool sample_bracket(const ctx *x, double *hi, double *lo)
 {
     const pfi_alloc_jobs *J = x->J;
     pfi_alloc_workspace *w = x->w;
     size_t n = J->n, S = n / 32 < SAMPLE_JOBS ? n / 32 : SAMPLE_JOBS;
+    size_t S2 = S < SAMPLE_MORE_JOBS ? S : SAMPLE_MORE_JOBS;
     *hi = INFINITY;
     *lo = -INFINITY;
     w->n_b = 0;
-    double ref = 0, base = 0, total = 0;
-    size_t got = 0;
-    /* blocks of SAMPLE_BLOCK consecutive jobs, evenly spaced: read in sequence */
-    for (size_t i = 0; i < S; i++) {
-        size_t blk = i / SAMPLE_BLOCK, nblk = (S + SAMPLE_BLOCK - 1) / SAMPLE_BLOCK;
-        size_t j = (size_t)((unsigned long long)blk * n / nblk) + i % SAMPLE_BLOCK;
-        if (j >= n)
-            continue;
-        size_t a = J->offset[j], k = J->offset[j + 1] - a;
-        if (k == 0 || k > MAX_CANDIDATES_PER_JOB)
-            continue;
-        pfi_curve_report rep;
-        const double *D = J->power_w + a, *T = J->tput_tok_s + a;
-        if (pfi_curve_check(k, J->cap_w + a, D, T, &rep) != PFI_OK || rep.power_violations ||
-            rep.tput_violations || !ws_scratch(w, k) || !ws_buf(w, k))
-            continue;
-        double wt = opt(J->weight, j, 1.0);
-        if (!(wt >= 0) || !isfinite(wt))
-            continue;
-        for (size_t q = 0; q < k; q++)
-            w->y[q] = wt * T[q];
-        size_t ne = pfi_envelope(D, w->y, k, w->idx);
-        for (size_t s = 1; s < ne; s++) {
-            size_t p = w->idx[s - 1], q = w->idx[s];
-            w->bs[w->n_b] = (w->y[q] - w->y[p]) / (D[q] - D[p]);
-            w->bw[w->n_b] = D[q] - D[p];
-            total += D[q] - D[p];
-            w->n_b++;
-        }
-        ref += D[k - 1];
-        base += D[w->idx[0]];
-        got++;
-    }
-    if (got == 0 || !(total > 0)) {
+    sample s;
+    memset(&s, 0, sizeof s);
+    sample_blocks(x, S, 0.0, INFINITY, -INFINITY, &s);
+    if (s.got == 0 || !(s.total > 0)) {
         w->n_b = 0;
         return false;
     }
-    double budget = isnan(x->o->budget_w) ? (1.0 - x->o->reduction) * ref
-                                          : x->o->budget_w * (double)got / (double)n;
-    /* the margin: SAMPLE_MARGIN at SAMPLE_JOBS, wider for a smaller sample (1/√S) */
-    double eps = SAMPLE_MARGIN * sqrt((double)SAMPLE_JOBS / (double)got) * total;
-    double cap = budget - base, above;
-    if (cap - eps > 0)
-        *hi = pfi_alloc_select(w->bs, w->bw, w->n_b, cap - eps, &above);
-    if (cap + eps < total)
-        *lo = pfi_alloc_select(w->bs, w->bw, w->n_b, cap + eps, &above);
-    if (*lo > *hi) { /* cannot happen; keep the bracket sound anyway */
-        *hi = INFINITY;
-        *lo = -INFINITY;
+    for (int stage = 0; stage < 2; stage++) {
+        double budget = isnan(x->o->budget_w) ? (1.0 - x->o->reduction) * s.ref
+                                              : x->o->budget_w * (double)s.got / (double)n;
+        /* the margin: SAMPLE_MARGIN at SAMPLE_JOBS, narrower for a larger sample (1/√S) */
+        double eps = SAMPLE_MARGIN * sqrt((double)SAMPLE_JOBS / (double)s.got) * s.total;
+        double cap = budget - s.base, inside = 0;
+        for (size_t i = 0; i < w->n_b; i++)
+            inside += w->bw[i];
+        double h = cap - eps > 0 ? sample_cut(w, cap - eps, s.above, inside, *hi, *lo)
+                                 : INFINITY;
+        double l = cap + eps < s.total ? sample_cut(w, cap + eps, s.above, inside, *hi, *lo)
+                                       : -INFINITY;
+        if (!(l <= h)) /* cannot happen; keep the bracket sound anyway */
+            break;
+        *hi = h;
+        *lo = l;
+        if (stage == 1 || S2 == 0)
+            break;
+        /* keep the stage's segments inside the bracket, then sample more between its blocks */
+        size_t m = 0;
+        for (size_t i = 0; i < w->n_b; i++) {
+            if (w->bs[i] > h) {
+                s.above += w->bw[i];
+            } else if (w->bs[i] >= l) {
+                w->bs[m] = w->bs[i];
+                w->bw[m++] = w->bw[i];
+            }
+        }
+        w->n_b = m;
+        sample_blocks(x, S2, 0.5, h, l, &s);
     }
     w->n_b = 0;
     return true;
@@ -777,6 +889,59 @@ static pfi_error fast_pass(const ctx *x, double b_hi, double b_lo, pfi_alloc_res
         size_t a = off[j], b = off[j + 1], k = b > a ? b - a : 0;
         const double *c = cap + a, *D = pow_w + a, *T = tput + a;
         double wt = wts != NULL ? opt(wts, j, 1.0) : 1.0;
+        if (k == FAST_K) {
+            /* the usual curve, unrolled: its segments above the bracket are a prefix (slopes
+               falling), those inside follow */
+            double sv[FAST_K - 1], wd[FAST_K - 1];
+            if (scan_k(c, D, T, wt, sv, wd)) {
+                size_t up = (size_t)(sv[0] > b_hi) + (sv[1] > b_hi) + (sv[2] > b_hi) +
+                            (sv[3] > b_hi) + (sv[4] > b_hi);
+                size_t ge = (size_t)(sv[0] >= b_lo) + (sv[1] >= b_lo) + (sv[2] >= b_lo) +
+                            (sv[3] >= b_lo) + (sv[4] >= b_lo);
+                double ab = (sv[0] > b_hi ? wd[0] : 0.0) + (sv[1] > b_hi ? wd[1] : 0.0) +
+                            (sv[2] > b_hi ? wd[2] : 0.0) + (sv[3] > b_hi ? wd[3] : 0.0) +
+                            (sv[4] > b_hi ? wd[4] : 0.0);
+                kind[j] = 0;
+                ref_p += D[FAST_K - 1];
+                ref_t += T[FAST_K - 1];
+                lo_p += D[0];
+                hi_p += D[FAST_K - 1];
+                above += ab;
+                below += FAST_K - 1 - ge;
+                if (ge > up) {
+                    w->n_b = n_b;
+                    if (!ws_buf(w, FAST_K) || !ws_cand(w, FAST_K)) {
+                        e = PFI_ERR_NOMEM;
+                        break;
+                    }
+                    for (size_t i = up; i < ge; i++, n_b++) {
+                        w->bs[n_b] = sv[i];
+                        w->bw[n_b] = wd[i];
+                    }
+                    size_t c0 = w->n_c;
+                    memcpy(w->cc + c0, c, FAST_K * sizeof *c);
+                    memcpy(w->cd + c0, D, FAST_K * sizeof *D);
+                    memcpy(w->ct + c0, T, FAST_K * sizeof *T);
+                    w->n_c += FAST_K;
+                    w->c0[j] = c0;
+                    w->nc[j] = FAST_K;
+                    kind[j] = K_MAT | K_COPY;
+                    list[n_list++] = j;
+                    continue;
+                }
+                size_t v = up;
+                o_cap[j] = c[v];
+                o_pw[j] = D[v];
+                o_tp[j] = T[v];
+                o_shed[j] = D[FAST_K - 1] - D[v];
+                o_down[j] = v > 0 ? sv[v - 1] : NAN;
+                o_up[j] = v + 1 < FAST_K ? sv[v] : NAN;
+                value += wt * T[v];
+                tp += D[v];
+                tt += T[v];
+                continue;
+            }
+        }
         double sl[FAST_MAX_POINTS];
         if (k >= 2 && k <= FAST_MAX_POINTS && n_b + k > w->cap_b) {
             w->n_b = n_b;
@@ -1081,6 +1246,9 @@ static pfi_error check_inputs(const pfi_alloc_jobs *J, const pfi_alloc_options *
     bool model = o->strategy == PFI_STRATEGY_PFI_MODEL;
     bool given = model && J->est_power_w != NULL && J->est_tput_tok_s != NULL;
     bool need_pfi = o->strategy == PFI_STRATEGY_PFI_WEIGHTED || (model && !given);
+    bool raw = o->strategy == PFI_STRATEGY_RAW_TELEMETRY;
+    if (J->weight == NULL && J->gpus == NULL && !need_pfi && !raw && !given)
+        return PFI_OK; /* nothing per job to check here (the curves are checked later) */
     for (size_t j = 0; j < J->n; j++) {
         if (J->weight != NULL && (opt(J->weight, j, 1.0) < 0 || !isfinite(opt(J->weight, j, 1.0))))
             return fail(d, PFI_ERR_INVALID_ARGUMENT, "job %zu: weight must be >= 0", j + 1);
@@ -1090,8 +1258,7 @@ static pfi_error check_inputs(const pfi_alloc_jobs *J, const pfi_alloc_options *
             return fail(d, PFI_ERR_INVALID_ARGUMENT,
                         "job %zu: strategy %s needs a PFI estimate > 0", j + 1,
                         pfi_strategy_name(o->strategy));
-        if (o->strategy == PFI_STRATEGY_RAW_TELEMETRY &&
-            (J->feature == NULL || !(J->feature[j] >= 0) || !isfinite(J->feature[j])))
+        if (raw && (J->feature == NULL || !(J->feature[j] >= 0) || !isfinite(J->feature[j])))
             return fail(d, PFI_ERR_INVALID_ARGUMENT,
                         "job %zu: strategy raw-telemetry needs a feature value >= 0", j + 1);
         if (given) {
