@@ -1,12 +1,14 @@
 #!/bin/sh
-# bench/control: 64 agents (emulated, 8 GPUs each) on loopback; the time from a budget change
-# to all caps confirmed (goal < 500 ms) and the controller's CPU per period.
+# bench/control: 64 pfid agents (emulated, 8 GPUs each) on loopback; the time from a budget
+# change to all caps confirmed (goal < 500 ms) and the controller's CPU per period.
 # usage: bench/control.sh [BUILD_DIR] [AGENTS]
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$SRC/build}
 N=${2:-64}
-PFI_AGENT_BIN=${PFI_AGENT_BIN:-$BUILD/tests/pfi_test_agent}
+PFI_AGENT_BIN=${PFI_AGENT_BIN:-$BUILD/pfid}
+# 64 pfid processes on one machine: sample every 250 ms, not 100 ms
+PFI_AGENT_INTERVAL=${PFI_AGENT_INTERVAL:-250ms}
 WORK=$(mktemp -d)
 . "$SRC/scripts/cluster-lib.sh"
 trap 'cluster_cleanup; rm -rf "$WORK"' EXIT INT TERM

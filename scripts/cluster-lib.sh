@@ -1,10 +1,7 @@
 # Shared by tests/control/*.sh, bench/control.sh and scripts/demo-cluster.sh: start emulated
-# agents, a private Prometheus server, and clean up every process started (source it; set
-# PFI_AGENT_BIN and WORK first, and call cluster_cleanup from a trap).
-#
-# Swapping in the real pfid (issue 7): set PFI_AGENT_BIN to the pfid binary and change the
-# one command line in start_agent (pfid takes a config file; the job list maps to its static
-# job-mapping file and --backend emulated).
+# pfid agents, a private Prometheus server, and clean up every process started (source it;
+# set PFI_AGENT_BIN (the pfid binary) and WORK first, and call cluster_cleanup from a trap).
+# PFI_AGENT_INTERVAL sets the agents' sampling interval (default 100ms).
 
 CLUSTER_PIDS=""
 PROM_PID=""
@@ -21,26 +18,66 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# start_agent NAME TOKEN JOB... — an agent on a random port; appends "URL TOKEN" to
-# $WORK/agents and sets AGENT_PID and AGENT_PORT. JOB is ID:CLASS:GPUS:ALPHA:TPUT.
+# start_agent NAME TOKEN JOB... — a pfid on a port of its own choosing (listen port 0, the
+# bound port read from its port file), emulated GPUs, one emulated job per JOB
+# (ID:CLASS:GPUS:ALPHA:TPUT), each on its own GPUs following the wall clock and named with
+# its class by a static jobs file; writes go through TOKEN (a 0600 token file). Appends
+# "URL TOKEN" to $WORK/agents and sets AGENT_PID and AGENT_PORT.
 start_agent() {
+    # (sh has no locals: the callers' loop variables k and i are left alone)
     name=$1 token=$2
     shift 2
-    jobs=""
-    for j in "$@"; do jobs="$jobs --job $j"; done
-    rm -f "$WORK/port.$name"
-    # shellcheck disable=SC2086
-    "$PFI_AGENT_BIN" --port-file "$WORK/port.$name" --token "$token" --host "$name" $jobs \
-        2>>"$WORK/agent.$name.log" &
+    dir="$WORK/agent.$name"
+    mkdir -p "$dir" || return 1
+    seed=$(printf '%s' "$name" | cksum | cut -d' ' -f1)
+    seed=$((seed % 100000 + 1))
+    spec="" idx=0
+    : > "$dir/jobs"
+    for j in "$@"; do
+        id=${j%%:*} rest=${j#*:}
+        cls=${rest%%:*} rest=${rest#*:}
+        g=${rest%%:*} rest=${rest#*:}
+        alpha=${rest%%:*} tput=${rest#*:}
+        seg="gpus=$g,alpha=$alpha,tput=$tput"
+        [ -z "$spec" ] && seg="$seg,pu=650,startup=0,ckpt=0,tau=0.05,report=0.2,noise=0.005,seed=$seed"
+        spec="$spec${spec:+;}$seg"
+        sa_n=0
+        while [ $sa_n -lt "$g" ]; do
+            echo "$idx $id $cls" >> "$dir/jobs"
+            idx=$((idx + 1)) sa_n=$((sa_n + 1))
+        done
+    done
+    (umask 077 && printf '%s\n' "$token" > "$dir/token")
+    cat > "$dir/pfid.conf" <<CONF
+listen = 127.0.0.1:0
+port_file = $dir/port
+hostname = $name
+token_file = $dir/token
+backend = emulated
+emulate = $spec
+interval = ${PFI_AGENT_INTERVAL:-100ms}
+jobs = static
+jobs_file = $dir/jobs
+journal = $dir/cap-journal
+lease_policy = hold
+shutdown = restore
+log_level = warning
+CONF
+    rm -f "$dir/port"
+    "$PFI_AGENT_BIN" --config "$dir/pfid.conf" 2>>"$WORK/agent.$name.log" &
     AGENT_PID=$!
     CLUSTER_PIDS="$CLUSTER_PIDS $AGENT_PID"
-    i=0
-    while [ ! -s "$WORK/port.$name" ]; do
-        i=$((i + 1))
-        [ $i -gt 200 ] && { echo "agent $name did not start" >&2; return 1; }
+    sa_n=0
+    while [ ! -s "$dir/port" ]; do
+        sa_n=$((sa_n + 1))
+        if [ $sa_n -gt 200 ] || ! kill -0 "$AGENT_PID" 2>/dev/null; then
+            echo "agent $name did not start:" >&2
+            cat "$WORK/agent.$name.log" >&2
+            return 1
+        fi
         sleep 0.05
     done
-    AGENT_PORT=$(cat "$WORK/port.$name")
+    AGENT_PORT=$(cat "$dir/port")
     echo "http://127.0.0.1:$AGENT_PORT $token" >> "$WORK/agents"
 }
 
@@ -59,6 +96,7 @@ global:
   scrape_timeout: 400ms
 scrape_configs:
   - job_name: pfid
+    honor_labels: true
     static_configs:
       - targets: [$targets]
 YML

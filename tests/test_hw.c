@@ -342,9 +342,62 @@ static void test_tput_regex(void **st)
     assert_int_equal(pfi_tput_regex_compile("([", &re, &d), PFI_ERR_INVALID_ARGUMENT);
 }
 
+/* Several jobs in one handle: ';' segments, each job on its own GPUs, inheriting keys. */
+static void test_emulated_multi_job(void **state)
+{
+    (void)state;
+    pfi_gpu_config c = {.kind = PFI_GPU_EMULATED,
+                        .emulate = "gpus=2,noise=0,spread=0,startup=0,report=1,tput=20000;"
+                                   "gpus=3,alpha=0.5,tput=9000,min=150"};
+    pfi_gpu *g;
+    assert_int_equal(pfi_gpu_open(&c, &g, NULL), PFI_OK);
+    unsigned n, first, cnt;
+    assert_int_equal(pfi_gpu_count(g, &n, NULL), PFI_OK);
+    assert_int_equal(n, 5);
+    assert_int_equal(pfi_gpu_job_count(g, &n), PFI_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(pfi_gpu_job_gpus(g, 1, &first, &cnt), PFI_OK);
+    assert_int_equal(first, 2);
+    assert_int_equal(cnt, 3);
+    assert_int_equal(pfi_gpu_job_gpus(g, 2, &first, &cnt), PFI_ERR_INVALID_ARGUMENT);
+    pfi_gpu_limits l;
+    assert_int_equal(pfi_gpu_read_limits(g, 0, &l, NULL), PFI_OK);
+    assert_int_equal(l.min_mw, 200000);
+    assert_int_equal(pfi_gpu_read_limits(g, 4, &l, NULL), PFI_OK);
+    assert_int_equal(l.min_mw, 150000); /* its own key */
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 4, 160000, NULL), PFI_OK);
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 0, 160000, NULL), PFI_ERR_INVALID_ARGUMENT);
+    pfi_gpu_info i0, i2;
+    assert_int_equal(pfi_gpu_get_info(g, 0, &i0, NULL), PFI_OK);
+    assert_int_equal(pfi_gpu_get_info(g, 2, &i2, NULL), PFI_OK);
+    assert_string_not_equal(i0.uuid, i2.uuid);
+    assert_int_equal(pfi_gpu_job_start(g), PFI_OK);
+    pfi_gpu_sleep_until_s(g, pfi_gpu_now_s(g) + 30);
+    double t[64], v[64];
+    size_t k;
+    assert_int_equal(pfi_gpu_job_poll_at(g, 0, t, v, 64, &k), PFI_OK);
+    assert_true(k > 0);
+    assert_float_equal(v[k - 1], 20000, 1.0); /* uncapped, noise 0: tput (clock lag) */
+    assert_int_equal(pfi_gpu_job_poll_at(g, 1, t, v, 64, &k), PFI_OK);
+    assert_true(k > 0);
+    assert_true(v[k - 1] < 9000); /* capped at 160 W: slower */
+    assert_int_equal(pfi_gpu_job_poll_at(g, 2, t, v, 64, &k), PFI_ERR_INVALID_ARGUMENT);
+    pfi_gpu_close(g);
+    pfi_model_job j;
+    assert_int_equal(pfi_gpu_emulate_job("gpus=2;gpus=3", &j, NULL), PFI_ERR_INVALID_ARGUMENT);
+    c.emulate = "gpus=2;bogus=1";
+    assert_int_equal(pfi_gpu_open(&c, &g, NULL), PFI_ERR_INVALID_ARGUMENT);
+    c.emulate = "gpus=2;";
+    assert_int_equal(pfi_gpu_open(&c, &g, NULL), PFI_OK); /* an empty segment: a copy */
+    assert_int_equal(pfi_gpu_count(g, &n, NULL), PFI_OK);
+    assert_int_equal(n, 4);
+    pfi_gpu_close(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_emulated_multi_job),
         cmocka_unit_test(test_nvml_error_map),
         cmocka_unit_test(test_nvml_missing_library),
         cmocka_unit_test(test_nvml_init_error),

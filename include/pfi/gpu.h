@@ -65,6 +65,9 @@ typedef struct pfi_gpu_config {
      * dram_peak (DRAM activity of an all-memory step, 0.9), tensor_peak (tensor activity of
      * an all-compute step, 0.9). The job keys map onto pfi_model_job (pfi/model.h; see
      * pfi_gpu_emulate_job); each GPU runs that model with its own P_u, P_s.
+     * Several jobs: segments separated by ';' ("gpus=4,alpha=0.93;gpus=4,alpha=0.55"), one
+     * job each on its own GPUs, numbered in segment order, on one virtual clock; a segment
+     * starts from the previous segment's values with seed + 1 (see pfi_gpu_job_count).
      */
     const char *emulate;
     /* replay: the recorded telemetry CSV */
@@ -224,8 +227,20 @@ pfi_error pfi_gpu_job_poll(pfi_gpu *g, double *t_s, double *tokens_per_s, size_t
                            size_t *n);
 
 /*
- * pfi_gpu_emulate_job — the DESIGN §7 job an emulate spec (pfi_gpu_config.emulate syntax,
- * NULL: defaults) describes, as a pfi_model_job: compute_time_s = alpha·step, memory_time_s
+ * Several emulated jobs in one handle (an emulate spec with ';' segments): start and stop act
+ * on every job; pfi_gpu_job_poll polls job 0. pfi_gpu_job_count — the number of jobs (1 for
+ * a plain spec); pfi_gpu_job_gpus — job k runs on GPUs first .. first + count − 1;
+ * pfi_gpu_job_poll_at — pfi_gpu_job_poll for job k. Errors: PFI_ERR_NOT_SUPPORTED (not
+ * emulated), PFI_ERR_INVALID_ARGUMENT (no job k).
+ */
+pfi_error pfi_gpu_job_count(pfi_gpu *g, unsigned *n);
+pfi_error pfi_gpu_job_gpus(pfi_gpu *g, unsigned job, unsigned *first, unsigned *count);
+pfi_error pfi_gpu_job_poll_at(pfi_gpu *g, unsigned job, double *t_s, double *tokens_per_s,
+                              size_t max, size_t *n);
+
+/*
+ * pfi_gpu_emulate_job — the DESIGN §7 job a one-job emulate spec (pfi_gpu_config.emulate
+ * syntax without ';', NULL: defaults) describes, as a pfi_model_job: compute_time_s = alpha·step, memory_time_s
  * = (1 − alpha)·step, tokens_per_step = tput·step (tokens/s uncapped = tput),
  * power_uncapped_w = pu, power_static_w = ps, gamma, clock_max_mhz = fmax, clock_min_mhz =
  * fmin, dram_active_peak = dram_peak, tensor_active_peak = tensor_peak, gpus. With spread=0

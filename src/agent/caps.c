@@ -201,6 +201,8 @@ static pfi_error restore_all(pfid_agent *a, const char *why, pfi_cap_result *res
         a->restore_retry_mono = pfid_mono_s() + RESTORE_RETRY_S;
         return PFI_ERR_DEVICE;
     }
+    if (pfi_gpu_is_virtual_clock(a->gpu))
+        pfi_gpu_sleep_until_s(a->gpu, pfid_mono_s() + a->clock_offset_s);
     pfi_error e = pfi_capctl_restore(a->capctl, res, &d);
     pthread_mutex_unlock(&a->gpu_lock);
     publish_limits(a, res);
@@ -394,6 +396,9 @@ static int check_and_apply(pfid_agent *a, const bool *which, const double *want_
     }
     pfi_diag d;
     pfi_diag_clear(&d);
+    if (pfi_gpu_is_virtual_clock(a->gpu)) /* emulated: the new caps start now, not at the
+                                              last sample */
+        pfi_gpu_sleep_until_s(a->gpu, pfid_mono_s() + a->clock_offset_s);
     pfi_error e = pfi_capctl_apply_subset(a->capctl, target, which, res, &d);
     if (e == PFI_OK) {
         pthread_mutex_unlock(&a->gpu_lock);

@@ -2,9 +2,10 @@
  * Which job owns which GPU, and how fast each job goes.
  *
  * Mapping: the static file (reloaded on SIGHUP), Slurm (each GPU's compute processes →
- * SLURM_JOB_ID in /proc/PID/environ, every jobs_refresh), or the emulated backend's one job.
+ * SLURM_JOB_ID in /proc/PID/environ, every jobs_refresh), or the emulated backend's jobs.
  * Throughput: the tail of each configured training log (read with the trainlog readers when
- * it grew), the emulated job's reports, or POST /v1/jobs/{id}/throughput (http.c).
+ * it grew), the emulated jobs' reports (each to the job that owns its GPUs), or
+ * POST /v1/jobs/{id}/throughput (http.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -112,12 +113,30 @@ void pfid_jobs_refresh(pfid_agent *a)
         }
         pthread_mutex_unlock(&a->snap_lock);
         break;
-    case PFID_JOBS_EMULATED:
+    case PFID_JOBS_EMULATED: {
+        /* one emulated job: emulated_job; several (';' in emulate): emulated_job-K */
+        unsigned nj = 1, first, cnt;
+        pthread_mutex_lock(&a->gpu_lock);
+        if (pfi_gpu_job_count(a->gpu, &nj) != PFI_OK || nj == 0)
+            nj = 1;
         pthread_mutex_lock(&a->snap_lock);
-        for (unsigned i = 0; i < a->n_gpus; i++)
-            snprintf(a->gpus[i].job, sizeof a->gpus[i].job, "%s", a->cfg.emulated_job);
+        for (unsigned k = 0; k < nj; k++) {
+            if (pfi_gpu_job_gpus(a->gpu, k, &first, &cnt) != PFI_OK) {
+                first = 0;
+                cnt = a->n_gpus;
+            }
+            for (unsigned i = first; i < first + cnt && i < a->n_gpus; i++) {
+                if (nj == 1)
+                    snprintf(a->gpus[i].job, sizeof a->gpus[i].job, "%s", a->cfg.emulated_job);
+                else
+                    snprintf(a->gpus[i].job, sizeof a->gpus[i].job, "%.100s-%u",
+                             a->cfg.emulated_job, k);
+            }
+        }
         pthread_mutex_unlock(&a->snap_lock);
+        pthread_mutex_unlock(&a->gpu_lock);
         break;
+    }
     case PFID_JOBS_SLURM:
         if (now >= a->next_jobs_refresh_mono) {
             refresh_slurm(a);
@@ -182,13 +201,29 @@ void pfid_jobs_poll_throughput(pfid_agent *a)
 {
     double now = pfid_mono_s();
     if (a->cfg.backend == PFI_GPU_EMULATED) {
-        double t[64], v[64];
-        size_t n = 0;
+        /* each emulated job's last report goes to the job owning its first GPU (the mapping
+         * in force: jobs = emulated, or a static file naming the jobs) */
+        unsigned nj = 0;
         pthread_mutex_lock(&a->gpu_lock);
-        pfi_gpu_job_poll(a->gpu, t, v, 64, &n);
+        pfi_gpu_job_count(a->gpu, &nj);
         pthread_mutex_unlock(&a->gpu_lock);
-        if (n > 0)
-            set_tput(a, a->cfg.emulated_job, v[n - 1], now);
+        for (unsigned k = 0; k < nj; k++) {
+            double t[64], v[64];
+            size_t n = 0;
+            unsigned first = 0, cnt = 0;
+            pthread_mutex_lock(&a->gpu_lock);
+            pfi_gpu_job_gpus(a->gpu, k, &first, &cnt);
+            pfi_gpu_job_poll_at(a->gpu, k, t, v, 64, &n);
+            pthread_mutex_unlock(&a->gpu_lock);
+            if (n == 0 || first >= a->n_gpus)
+                continue;
+            char job[PFID_ID_MAX];
+            pthread_mutex_lock(&a->snap_lock);
+            snprintf(job, sizeof job, "%s", a->gpus[first].job);
+            pthread_mutex_unlock(&a->snap_lock);
+            if (job[0] != '\0')
+                set_tput(a, job, v[n - 1], now);
+        }
     }
     if (a->cfg.n_tlogs == 0 || now < a->next_log_poll_mono)
         return;

@@ -16,7 +16,7 @@
 #define PFI_SOURCE_DIR "."
 #endif
 #ifndef PFI_AGENT_DEFAULT
-#define PFI_AGENT_DEFAULT "pfi_test_agent"
+#define PFI_AGENT_DEFAULT "pfid"
 #endif
 
 int cmd_demo(int argc, char **argv)
@@ -28,7 +28,7 @@ int cmd_demo(int argc, char **argv)
                    "Start N emulated agents (4), a Prometheus server if installed, and the\n"
                    "controller on loopback; run a 30 %% power event and compare with the\n"
                    "equal strategy; print the periods and write DIR/cluster.png (pfi-demo).\n"
-                   "The agent binary is $PFI_AGENT_BIN, else the build's tests/pfi_test_agent.\n");
+                   "The agent binary is $PFI_AGENT_BIN, else the build's pfid.\n");
         return f == stdout ? PFI_EXIT_OK : PFI_EXIT_USAGE;
     }
     char self[PATH_MAX];
@@ -42,7 +42,7 @@ int cmd_demo(int argc, char **argv)
     if (agent == NULL || agent[0] == '\0')
         agent = PFI_AGENT_DEFAULT;
     if (access(agent, X_OK) != 0) {
-        cli_error("demo: agent binary %s not found (build the tests, or set PFI_AGENT_BIN)",
+        cli_error("demo: agent binary %s not found (build pfid, or set PFI_AGENT_BIN)",
                   agent);
         return PFI_EXIT_DATA;
     }

@@ -22,10 +22,12 @@ typedef struct pfi_gpu_ops {
     /* virtual clock; NULL: CLOCK_MONOTONIC and clock_nanosleep */
     double (*now_s)(void *ctx);
     pfi_error (*sleep_until_s)(void *ctx, double t_s);
-    /* emulated job; NULL: not supported */
+    /* emulated jobs (start and stop act on all); NULL: not supported */
     pfi_error (*job_start)(void *ctx);
     pfi_error (*job_stop)(void *ctx);
-    size_t (*job_poll)(void *ctx, double *t_s, double *tput, size_t max);
+    size_t (*job_poll)(void *ctx, unsigned job, double *t_s, double *tput, size_t max);
+    unsigned (*job_count)(void *ctx);
+    void (*job_gpus)(void *ctx, unsigned job, unsigned *first, unsigned *n);
 } pfi_gpu_ops;
 
 /* Constructors: on success *ops and *ctx describe the open backend. */

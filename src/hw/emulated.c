@@ -7,6 +7,11 @@
  * then training with a checkpoint dip every `ckpt` seconds. The SM clock follows the cap with
  * a first-order lag (time constant `tau`). Power and throughput carry relative normal noise.
  * The job runs at the pace of its slowest GPU and reports tokens/s every `report` seconds.
+ *
+ * Several jobs share one handle when the spec has segments separated by ';' (a node running
+ * a dense and a MoE job): each segment is one job on its own GPUs, numbered in segment order,
+ * all on one virtual clock. A segment starts from the previous one's values (so common keys
+ * are given once) with the seed moved on by one, then applies its own keys.
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,22 +32,30 @@ typedef struct emu_params {
 
 typedef struct emu_gpu {
     pfi_model_job job; /* this GPU's share: gpus = 1, its own P_u and P_s */
+    unsigned owner;    /* index of its job in emu_ctx.jobs */
     uint32_t limit_mw;
     double f_mhz;
     double power_w; /* noiseless power at the last advance */
     double energy_j;
 } emu_gpu;
 
-typedef struct emu_ctx {
+/* One job (one spec segment) on GPUs first .. first + n - 1. */
+typedef struct emu_job {
     emu_params p;
-    unsigned n;
+    unsigned first, n;
+    int running;
+    double start_s;
+    double next_report_s;
+} emu_job;
+
+typedef struct emu_ctx {
+    emu_job *jobs;
+    unsigned nj;
+    unsigned n; /* GPUs, all jobs */
     emu_gpu *g;
     double now_s;
     double last_advance_s;
     pfi_rng rng;
-    int running;
-    double start_s;
-    double next_report_s;
 } emu_ctx;
 
 static const struct {
@@ -58,14 +71,23 @@ static const struct {
 #undef K
 };
 
-static pfi_error parse_spec(const char *spec, emu_params *p, pfi_diag *diag)
+/* Parse one segment spec[0..slen) into *p, starting from *base (NULL: the defaults); *raw
+ * (may be NULL) gets the values as given (ps < 0: not given), the base of the next segment. */
+static pfi_error parse_segment(const char *spec, size_t slen, const emu_params *base,
+                               emu_params *raw, emu_params *p, pfi_diag *diag)
 {
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-        *(double *)((char *)p + keys[k].off) = keys[k].def;
+    if (base != NULL) {
+        *p = *base;
+        p->seed += 1;
+    } else {
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            *(double *)((char *)p + keys[k].off) = keys[k].def;
+    }
     const char *s = spec ? spec : "";
-    while (*s != '\0') {
-        const char *end = strchr(s, ',');
-        size_t len = end ? (size_t)(end - s) : strlen(s);
+    const char *stop = s + (spec ? slen : 0);
+    while (s < stop) {
+        const char *end = memchr(s, ',', (size_t)(stop - s));
+        size_t len = end ? (size_t)(end - s) : (size_t)(stop - s);
         const char *eq = memchr(s, '=', len);
         if (len > 0) {
             if (eq == NULL)
@@ -95,6 +117,8 @@ static pfi_error parse_spec(const char *spec, emu_params *p, pfi_diag *diag)
         }
         s += len + (end ? 1 : 0);
     }
+    if (raw != NULL)
+        *raw = *p;
     if (p->ps < 0)
         p->ps = 0.25 * p->pu;
     if (!(p->gpus >= 1 && p->gpus <= EMU_MAX_GPUS) || !(p->alpha > 0 && p->alpha <= 1) ||
@@ -108,6 +132,15 @@ static pfi_error parse_spec(const char *spec, emu_params *p, pfi_diag *diag)
                        "pu>ps, fmax>fmin>0, 0<min<=tdp<=max, ckpt>ckpt_len, step>0, "
                        "dram_peak, tensor_peak <= 1)", EMU_MAX_GPUS);
     return PFI_OK;
+}
+
+/* A single-job spec (no ';'). */
+static pfi_error parse_spec(const char *spec, emu_params *p, pfi_diag *diag)
+{
+    if (spec != NULL && strchr(spec, ';') != NULL)
+        return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
+                       "emulate: one job wanted here (no ';' segments)");
+    return parse_segment(spec, spec ? strlen(spec) : 0, NULL, NULL, p, diag);
 }
 
 /* The spec's job as a pfi_model_job: t_c = alpha·step, t_m = (1 − alpha)·step,
@@ -211,16 +244,16 @@ pfi_error hw_emulated_expected(const char *spec, double cap_w, double *power_w, 
 
 enum { PHASE_IDLE, PHASE_STARTUP, PHASE_TRAIN, PHASE_CKPT };
 
-static int phase_at(const emu_ctx *c, double t)
+static int phase_at(const emu_job *j, double t)
 {
-    if (!c->running)
+    if (!j->running)
         return PHASE_IDLE;
-    double el = t - c->start_s;
-    if (el < c->p.startup)
+    double el = t - j->start_s;
+    if (el < j->p.startup)
         return PHASE_STARTUP;
-    if (c->p.ckpt > 0) {
-        double in = fmod(el - c->p.startup, c->p.ckpt);
-        if (in >= c->p.ckpt - c->p.ckpt_len)
+    if (j->p.ckpt > 0) {
+        double in = fmod(el - j->p.startup, j->p.ckpt);
+        if (in >= j->p.ckpt - j->p.ckpt_len)
             return PHASE_CKPT;
     }
     return PHASE_TRAIN;
@@ -232,10 +265,11 @@ static void advance(emu_ctx *c, double t)
     double dt = t - c->last_advance_s;
     if (!(dt > 0))
         return;
-    int ph = phase_at(c, t);
-    double k = 1.0 - exp(-dt / c->p.tau);
     for (unsigned i = 0; i < c->n; i++) {
         emu_gpu *g = &c->g[i];
+        const emu_job *j = &c->jobs[g->owner];
+        int ph = phase_at(j, t);
+        double k = 1.0 - exp(-dt / j->p.tau);
         double cap = g->limit_mw / 1000.0;
         double target, power;
         pfi_model_point pt;
@@ -253,8 +287,8 @@ static void advance(emu_ctx *c, double t)
                     0.1 * (g->job.power_uncapped_w - g->job.power_static_w);
             break;
         default:
-            g->f_mhz += (c->p.fmin - g->f_mhz) * k;
-            power = 0.1 * c->p.tdp;
+            g->f_mhz += (j->p.fmin - g->f_mhz) * k;
+            power = 0.1 * j->p.tdp;
         }
         g->energy_j += 0.5 * (g->power_w + power) * dt;
         g->power_w = power;
@@ -268,6 +302,7 @@ static void emu_close(void *vctx)
     if (c == NULL)
         return;
     free(c->g);
+    free(c->jobs);
     free(c);
 }
 
@@ -286,15 +321,20 @@ static pfi_error check_index(const emu_ctx *c, unsigned i, pfi_diag *diag)
     return PFI_OK;
 }
 
+static const emu_params *params_of(const emu_ctx *c, unsigned i)
+{
+    return &c->jobs[c->g[i].owner].p;
+}
+
 static pfi_error emu_info(void *vctx, unsigned i, pfi_gpu_info *out, pfi_diag *diag)
 {
     emu_ctx *c = vctx;
     pfi_error e = check_index(c, i, diag);
     if (e != PFI_OK)
         return e;
-    snprintf(out->uuid, sizeof out->uuid, "EMU-%08x-%04u", (unsigned)c->p.seed, i);
+    snprintf(out->uuid, sizeof out->uuid, "EMU-%08x-%04u", (unsigned)c->jobs[0].p.seed, i);
     snprintf(out->name, sizeof out->name, "Emulated GPU (DESIGN 7 model, alpha %.2f)",
-             c->p.alpha);
+             params_of(c, i)->alpha);
     return PFI_OK;
 }
 
@@ -304,12 +344,13 @@ static pfi_error emu_sample(void *vctx, unsigned i, pfi_gpu_sample *out, pfi_dia
     pfi_error e = check_index(c, i, diag);
     if (e != PFI_OK)
         return e;
-    c->now_s += c->p.read_cost; /* a driver call is not free */
+    const emu_params *p = params_of(c, i);
+    c->now_s += p->read_cost; /* a driver call is not free */
     out->t_s = c->now_s;
     advance(c, c->now_s);
     emu_gpu *g = &c->g[i];
-    int ph = phase_at(c, c->now_s);
-    out->power_w = g->power_w * (1.0 + c->p.noise * pfi_rng_normal(&c->rng));
+    int ph = phase_at(&c->jobs[g->owner], c->now_s);
+    out->power_w = g->power_w * (1.0 + p->noise * pfi_rng_normal(&c->rng));
     out->energy_j = g->energy_j;
     out->sm_clock_mhz = round(g->f_mhz);
     out->mem_clock_mhz = 3201;
@@ -343,10 +384,11 @@ static pfi_error emu_limits(void *vctx, unsigned i, pfi_gpu_limits *out, pfi_dia
     pfi_error e = check_index(c, i, diag);
     if (e != PFI_OK)
         return e;
+    const emu_params *p = params_of(c, i);
     out->current_mw = out->enforced_mw = c->g[i].limit_mw;
-    out->default_mw = (uint32_t)llround(c->p.tdp * 1000);
-    out->min_mw = (uint32_t)llround(c->p.min * 1000);
-    out->max_mw = (uint32_t)llround(c->p.max * 1000);
+    out->default_mw = (uint32_t)llround(p->tdp * 1000);
+    out->min_mw = (uint32_t)llround(p->min * 1000);
+    out->max_mw = (uint32_t)llround(p->max * 1000);
     out->valid = PFI_LIMIT_CURRENT | PFI_LIMIT_ENFORCED | PFI_LIMIT_DEFAULT | PFI_LIMIT_MIN |
                  PFI_LIMIT_MAX;
     return PFI_OK;
@@ -358,10 +400,11 @@ static pfi_error emu_set(void *vctx, unsigned i, uint32_t mw, pfi_diag *diag)
     pfi_error e = check_index(c, i, diag);
     if (e != PFI_OK)
         return e;
-    if (mw < (uint32_t)llround(c->p.min * 1000) || mw > (uint32_t)llround(c->p.max * 1000))
+    const emu_params *p = params_of(c, i);
+    if (mw < (uint32_t)llround(p->min * 1000) || mw > (uint32_t)llround(p->max * 1000))
         return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
                        "GPU %u: %u mW outside [%.0f, %.0f] W (as NVML: "
-                       "NVML_ERROR_INVALID_ARGUMENT (2))", i, (unsigned)mw, c->p.min, c->p.max);
+                       "NVML_ERROR_INVALID_ARGUMENT (2))", i, (unsigned)mw, p->min, p->max);
     advance(c, c->now_s);
     c->g[i].limit_mw = mw;
     return PFI_OK;
@@ -384,9 +427,12 @@ static pfi_error emu_job_start(void *vctx)
 {
     emu_ctx *c = vctx;
     advance(c, c->now_s);
-    c->running = 1;
-    c->start_s = c->now_s;
-    c->next_report_s = c->now_s + c->p.startup + c->p.report;
+    for (unsigned k = 0; k < c->nj; k++) {
+        emu_job *j = &c->jobs[k];
+        j->running = 1;
+        j->start_s = c->now_s;
+        j->next_report_s = c->now_s + j->p.startup + j->p.report;
+    }
     return PFI_OK;
 }
 
@@ -394,31 +440,45 @@ static pfi_error emu_job_stop(void *vctx)
 {
     emu_ctx *c = vctx;
     advance(c, c->now_s);
-    c->running = 0;
+    for (unsigned k = 0; k < c->nj; k++)
+        c->jobs[k].running = 0;
     return PFI_OK;
 }
 
-/* Reports due up to now: the job's pace is its slowest GPU's clock. */
-static size_t emu_job_poll(void *vctx, double *t_s, double *tput, size_t max)
+static unsigned emu_job_count(void *vctx)
+{
+    return ((emu_ctx *)vctx)->nj;
+}
+
+static void emu_job_gpus(void *vctx, unsigned k, unsigned *first, unsigned *n)
+{
+    const emu_job *j = &((emu_ctx *)vctx)->jobs[k];
+    *first = j->first;
+    *n = j->n;
+}
+
+/* Reports of job jk due up to now: the job's pace is its slowest GPU's clock. */
+static size_t emu_job_poll(void *vctx, unsigned jk, double *t_s, double *tput, size_t max)
 {
     emu_ctx *c = vctx;
+    emu_job *j = &c->jobs[jk];
     size_t n = 0;
-    if (!c->running)
+    if (!j->running)
         return 0;
     advance(c, c->now_s);
     double fmin = INFINITY;
-    for (unsigned i = 0; i < c->n; i++)
+    for (unsigned i = j->first; i < j->first + j->n; i++)
         if (c->g[i].f_mhz < fmin)
             fmin = c->g[i].f_mhz;
     pfi_model_point pt;
-    at_clock(&c->g[0].job, fmin, &pt);
-    while (c->next_report_s <= c->now_s && n < max) {
-        if (phase_at(c, c->next_report_s) == PHASE_TRAIN) {
-            t_s[n] = c->next_report_s;
-            tput[n] = pt.throughput * (1.0 + c->p.noise * pfi_rng_normal(&c->rng));
+    at_clock(&c->g[j->first].job, fmin, &pt);
+    while (j->next_report_s <= c->now_s && n < max) {
+        if (phase_at(j, j->next_report_s) == PHASE_TRAIN) {
+            t_s[n] = j->next_report_s;
+            tput[n] = pt.throughput * (1.0 + j->p.noise * pfi_rng_normal(&c->rng));
             n++;
         }
-        c->next_report_s += c->p.report;
+        j->next_report_s += j->p.report;
     }
     return n;
 }
@@ -436,6 +496,8 @@ static const pfi_gpu_ops emu_ops = {
     .job_start = emu_job_start,
     .job_stop = emu_job_stop,
     .job_poll = emu_job_poll,
+    .job_count = emu_job_count,
+    .job_gpus = emu_job_gpus,
 };
 
 pfi_error hw_emulated_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,
@@ -444,23 +506,42 @@ pfi_error hw_emulated_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, v
     emu_ctx *c = calloc(1, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
-    pfi_error e = parse_spec(cfg->emulate, &c->p, diag);
+    const char *spec = cfg->emulate ? cfg->emulate : "";
+    unsigned nseg = 1;
+    for (const char *q = spec; *q; q++)
+        nseg += *q == ';';
+    c->jobs = calloc(nseg, sizeof *c->jobs);
+    pfi_error e = c->jobs ? PFI_OK : PFI_ERR_NOMEM;
+    emu_params raw;
+    const char *s = spec;
+    for (unsigned k = 0; e == PFI_OK && k < nseg; k++) {
+        const char *semi = strchr(s, ';');
+        size_t len = semi ? (size_t)(semi - s) : strlen(s);
+        emu_params base = raw;
+        e = parse_segment(s, len, k ? &base : NULL, &raw, &c->jobs[k].p, diag);
+        if (e == PFI_OK && c->n + (unsigned)c->jobs[k].p.gpus > EMU_MAX_GPUS)
+            e = hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "emulate: more than %d GPUs in all",
+                        EMU_MAX_GPUS);
+        if (e == PFI_OK) {
+            c->jobs[k].first = c->n;
+            c->jobs[k].n = (unsigned)c->jobs[k].p.gpus;
+            c->n += c->jobs[k].n;
+        }
+        s += len + (semi ? 1 : 0);
+    }
+    c->nj = nseg;
+    if (e == PFI_OK && (c->g = calloc(c->n, sizeof *c->g)) == NULL)
+        e = PFI_ERR_NOMEM;
+    for (unsigned k = 0; e == PFI_OK && k < nseg; k++) {
+        e = build_gpus(&c->jobs[k].p, c->g + c->jobs[k].first, c->jobs[k].n, diag);
+        for (unsigned i = 0; i < c->jobs[k].n; i++)
+            c->g[c->jobs[k].first + i].owner = k;
+    }
     if (e != PFI_OK) {
-        free(c);
+        emu_close(c);
         return e;
     }
-    c->n = (unsigned)c->p.gpus;
-    c->g = calloc(c->n, sizeof *c->g);
-    if (c->g == NULL) {
-        free(c);
-        return PFI_ERR_NOMEM;
-    }
-    if ((e = build_gpus(&c->p, c->g, c->n, diag)) != PFI_OK) {
-        free(c->g);
-        free(c);
-        return e;
-    }
-    pfi_rng_seed(&c->rng, (uint64_t)c->p.seed, 1);
+    pfi_rng_seed(&c->rng, (uint64_t)c->jobs[0].p.seed, 1);
     c->now_s = c->last_advance_s = 1000.0; /* a monotonic clock does not start at 0 */
     *ops = &emu_ops;
     *out = c;

@@ -168,9 +168,37 @@ pfi_error pfi_gpu_job_stop(pfi_gpu *g)
 
 pfi_error pfi_gpu_job_poll(pfi_gpu *g, double *t_s, double *tokens_per_s, size_t max, size_t *n)
 {
+    return pfi_gpu_job_poll_at(g, 0, t_s, tokens_per_s, max, n);
+}
+
+pfi_error pfi_gpu_job_count(pfi_gpu *g, unsigned *n)
+{
     *n = 0;
-    if (g->ops->job_poll == NULL)
+    if (g->ops->job_count == NULL)
         return PFI_ERR_NOT_SUPPORTED;
-    *n = g->ops->job_poll(g->ctx, t_s, tokens_per_s, max);
+    *n = g->ops->job_count(g->ctx);
+    return PFI_OK;
+}
+
+pfi_error pfi_gpu_job_gpus(pfi_gpu *g, unsigned job, unsigned *first, unsigned *count)
+{
+    *first = *count = 0;
+    if (g->ops->job_count == NULL)
+        return PFI_ERR_NOT_SUPPORTED;
+    if (job >= g->ops->job_count(g->ctx))
+        return PFI_ERR_INVALID_ARGUMENT;
+    g->ops->job_gpus(g->ctx, job, first, count);
+    return PFI_OK;
+}
+
+pfi_error pfi_gpu_job_poll_at(pfi_gpu *g, unsigned job, double *t_s, double *tokens_per_s,
+                              size_t max, size_t *n)
+{
+    *n = 0;
+    if (g->ops->job_poll == NULL || g->ops->job_count == NULL)
+        return PFI_ERR_NOT_SUPPORTED;
+    if (job >= g->ops->job_count(g->ctx))
+        return PFI_ERR_INVALID_ARGUMENT;
+    *n = g->ops->job_poll(g->ctx, job, t_s, tokens_per_s, max);
     return PFI_OK;
 }

@@ -1,12 +1,14 @@
 #!/bin/sh
-# End-to-end: pfi control against 4 agents with mixed jobs (the stand-in agent over emulated
-# GPUs, or the real pfid through PFI_AGENT_BIN) and Debian's Prometheus on loopback:
+# End-to-end: pfi control against 4 pfid agents with mixed jobs (several emulated jobs per
+# node, each on its own GPUs following the wall clock) and Debian's Prometheus on loopback:
 #   1. a 30 % event (pfi-model): measured power under the budget within 2 periods of the
 #      start, never above budget + margin after that, every GPU back on its original limit;
 #      tokens/s at least equal's in the same scenario;
-#   2. faults: an agent killed mid-event, the controller killed (-9) and restarted, and
+#   2. faults: an agent killed (-9) mid-event, the controller killed (-9) and restarted, and
 #      Prometheus stopped (the controller falls back to the agents and says so).
-# usage: e2e.sh PFI AGENT_BIN SOURCE_DIR
+# Every cap request the controller sends must be accepted by pfid (no 4xx/5xx in the audit
+# log: a lease over pfid's lease_max would be 422, a failed set 500, a stuck driver 503).
+# usage: e2e.sh PFI PFID SOURCE_DIR
 set -u
 PFI=$1
 PFI_AGENT_BIN=${PFI_AGENT_BIN:-$2}
@@ -47,6 +49,21 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# refused_check DB — 0 when no cap request in the audit log got an HTTP error from an agent.
+refused_check() {
+    python3 - "$1" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+bad = c.execute("select agent, uuid, requested_w, what from ctl_caps "
+                "where what like 'HTTP%' and what not like 'HTTP 0:%'").fetchall()
+for b in bad[:5]:
+    print("  refused:", *b)
+n = c.execute("select count(*) from ctl_caps").fetchone()[0]
+print(f"  cap requests {n}, refused {len(bad)}")
+sys.exit(1 if bad or n == 0 else 0)
+PY
+}
+
 mean_tput() {
     python3 -c "
 import sqlite3; c = sqlite3.connect('$1')
@@ -72,6 +89,8 @@ for s in pfi-model equal; do
     check $? "$s: under the budget within 2 periods and never above budget + margin"
     agents_restored
     check $? "$s: every GPU back on its original limit after the event"
+    refused_check "$WORK/$s.db"
+    check $? "$s: pfid accepted every cap request"
 done
 tm=$(mean_tput "$WORK/pfi-model.db")
 te=$(mean_tput "$WORK/equal.db")
@@ -104,7 +123,7 @@ sleep 3
 # an agent dies mid-event
 dead_url=$(sed -n 4p "$WORK/agents" | cut -d' ' -f1)
 echo "$dead_url" > "$WORK/dead"
-kill "$(echo $CLUSTER_PIDS | cut -d' ' -f4)"
+kill -9 "$(echo $CLUSTER_PIDS | cut -d' ' -f4)"
 sleep 1.5
 # the controller is killed and restarted with the same epoch and audit log
 kill -9 $CTL_PID
