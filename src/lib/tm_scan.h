@@ -292,7 +292,9 @@ static inline bool tm_token_number(const char *p, size_t len, double *out)
         int64_t ip = tm_digits16(p, dot), fp = tm_digits16(p + dot + 1, fd);
         if (ip < 0 || fp < 0)
             return false;
-        m = ip * (int64_t)p10[fd] + fp;
+        static const int64_t i10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                       100000000};
+        m = ip * i10[fd] + fp;
     }
     if (m < 0)
         return false;
