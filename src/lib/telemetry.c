@@ -358,31 +358,6 @@ static pfi_error series_of(pfi_tm *tm, size_t e, size_t f, pfi_tm_series **out)
     return PFI_OK;
 }
 
-/* DCGM blank sentinels (dcgm_structs.h): DCGM_INT32_BLANK 0x7ffffff0 and above,
- * DCGM_INT64_BLANK 0x7ffffffffffffff0, DCGM_FP64_BLANK 140737488355328.0 — "no value". */
-static bool is_dcgm_blank(double v)
-{
-    return (v >= 2147483632.0 && v <= 2147483647.0) || v == 140737488355328.0 ||
-           v >= 9223372036854775792.0;
-}
-
-static bool out_of_range(const pfi_tm *tm, pfi_tm_kind kind, double v)
-{
-    switch (kind) {
-    case PFI_KIND_PERCENT:
-        return v < 0 || v > 100;
-    case PFI_KIND_RATIO:
-        return v < 0 || v > 1;
-    case PFI_KIND_POWER_W:
-        return v < 0 || (tm->max_limit_w > 0 && v > 2 * tm->max_limit_w);
-    case PFI_KIND_LIMIT_W:
-    case PFI_KIND_ENERGY_MJ:
-        return v < 0;
-    default:
-        return false;
-    }
-}
-
 static pfi_error grow(pfi_tm_series *s)
 {
     size_t cap = s->cap ? 2 * s->cap : 64;
@@ -415,7 +390,7 @@ pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, 
          * the one with pod labels if only one has them, else the first. Never add. */
         s->n_duplicate++;
         if (st == PFI_VALUE_OK && pod && !s->last_pod && tm->opt.keep_series && s->n > 0 &&
-            s->t_s[s->n - 1] == t && !out_of_range(tm, kind, v) && !is_dcgm_blank(v)) {
+            s->t_s[s->n - 1] == t && !tm_out_of_range(tm, kind, v) && !tm_is_dcgm_blank(v)) {
             s->sum += v - s->value[s->n - 1];
             s->value[s->n - 1] = v;
             s->last_pod = true;
@@ -424,9 +399,9 @@ pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, 
     }
     s->last_row = row;
     s->last_pod = pod;
-    if (st == PFI_VALUE_OK && is_dcgm_blank(v))
+    if (st == PFI_VALUE_OK && tm_is_dcgm_blank(v))
         st = PFI_VALUE_MISSING;
-    if (st == PFI_VALUE_OK && out_of_range(tm, kind, v)) {
+    if (st == PFI_VALUE_OK && tm_out_of_range(tm, kind, v)) {
         s->n_range++;
         if (isnan(s->range_max) || v > s->range_max)
             s->range_max = v;
@@ -642,8 +617,11 @@ pfi_error tm_lines_init(tm_lines *r, FILE *f)
 {
     memset(r, 0, sizeof *r);
     r->f = f;
-    r->buf = malloc(TM_BLOCK + PFI_TM_MAX_LINE + 1);
-    return r->buf ? PFI_OK : PFI_ERR_NOMEM;
+    r->buf = malloc(TM_BLOCK + PFI_TM_MAX_LINE + 1 + TM_LINE_PAD);
+    if (r->buf == NULL)
+        return PFI_ERR_NOMEM;
+    memset(r->buf, 0, TM_LINE_PAD);
+    return PFI_OK;
 }
 
 void tm_lines_free(tm_lines *r)
@@ -682,6 +660,7 @@ pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof)
         r->len = avail;
         size_t got = fread(r->buf + r->len, 1, TM_BLOCK, r->f);
         r->len += got;
+        memset(r->buf + r->len, 0, TM_LINE_PAD); /* the readers' over-read guarantee */
         if (got < TM_BLOCK) {
             if (ferror(r->f))
                 return PFI_ERR_IO;
@@ -799,6 +778,7 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
         /* Fill the first block, detect, then parse from the start of the buffer. */
         size_t got = fread(r.buf, 1, 1u << 16, f);
         r.len = got;
+        memset(r.buf + got, 0, TM_LINE_PAD);
         if (got < (1u << 16)) {
             if (ferror(f)) {
                 tm_lines_free(&r);

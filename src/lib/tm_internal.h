@@ -5,6 +5,7 @@
 #ifndef PFI_TM_INTERNAL_H
 #define PFI_TM_INTERNAL_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,6 +21,11 @@ typedef struct tm_lines {
     bool eof;
     long line;
 } tm_lines;
+
+/* Every line handed out is followed by at least TM_LINE_PAD readable bytes (the rest of the
+ * block, then zeros), so the hot paths may load 16 or 64 bytes at a time past a line's end
+ * without a bounds check; what lies past the end is never taken as part of the line. */
+#define TM_LINE_PAD 64
 
 pfi_error tm_lines_init(tm_lines *r, FILE *f);
 void tm_lines_free(tm_lines *r);
@@ -38,6 +44,69 @@ pfi_error tm_field(pfi_tm *tm, const char *source, size_t len, size_t *id);
  * duplicate detection (-1: no duplicate check); pod: the sample came with pod labels. */
 pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, double v,
                  long row, bool pod);
+
+/* DCGM blank sentinels (dcgm_structs.h): DCGM_INT32_BLANK 0x7ffffff0 and above,
+ * DCGM_INT64_BLANK 0x7ffffffffffffff0, DCGM_FP64_BLANK 140737488355328.0 — "no value". */
+static inline bool tm_is_dcgm_blank(double v)
+{
+    return (v >= 2147483632.0 && v <= 2147483647.0) || v == 140737488355328.0 ||
+           v >= 9223372036854775792.0;
+}
+
+static inline bool tm_out_of_range(const pfi_tm *tm, pfi_tm_kind kind, double v)
+{
+    switch (kind) {
+    case PFI_KIND_PERCENT:
+        return v < 0 || v > 100;
+    case PFI_KIND_RATIO:
+        return v < 0 || v > 1;
+    case PFI_KIND_POWER_W:
+        return v < 0 || (tm->max_limit_w > 0 && v > 2 * tm->max_limit_w);
+    case PFI_KIND_LIMIT_W:
+    case PFI_KIND_ENERGY_MJ:
+        return v < 0;
+    default:
+        return false;
+    }
+}
+
+/*
+ * tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false) for the readers' hot loops, inlined: the
+ * common sample (series already there, a plain in-range value, room to store it) is
+ * counted and stored here; every other case — a new series, a DCGM blank, a glitch, a
+ * full buffer — goes to tm_put itself before anything is changed, so the result is always
+ * tm_put's.
+ */
+static inline pfi_error tm_put_ok(pfi_tm *tm, size_t e, size_t f, double t, double v)
+{
+    int k = tm->map[e * PFI_TM_MAX_FIELDS + f];
+    pfi_tm_kind kind = tm->fields[f].kind;
+    if (k < 0 || tm_is_dcgm_blank(v) || tm_out_of_range(tm, kind, v))
+        return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
+    pfi_tm_series *s = &tm->series[k];
+    if (tm->opt.keep_series) {
+        if (s->n == s->cap || tm->n_stored >= PFI_TM_MAX_SAMPLES)
+            return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
+        s->t_s[s->n] = t;
+        s->value[s->n] = v;
+        s->brk[s->n] = s->n == 0 || s->pending_break || !(t > s->last_t);
+        s->n++;
+        tm->n_stored++;
+    }
+    /* dcgm_id 162 is max_limit_w (every alias of it), as in tm_put. */
+    if (kind == PFI_KIND_LIMIT_W && tm->fields[f].dcgm_id == 162 && tm->opt.max_power_w == 0 &&
+        v > tm->max_limit_w)
+        tm->max_limit_w = v;
+    s->last_row = -1;
+    s->last_pod = false;
+    s->n_valid++;
+    s->sum += v;
+    s->last_good_t_s = t;
+    s->pending_break = false;
+    s->last_t = t;
+    return PFI_OK;
+}
+
 /* Time of a new row of entity e: t when has_t, else nominal index x interval. Handles
  * backwards jumps (segment split) and, when tod is true, midnight rollover. */
 double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long line,

@@ -29,6 +29,13 @@
 #define TM_SWAR 0
 #endif
 
+#if TM_SWAR && defined(__SSE2__)
+#include <emmintrin.h>
+#define TM_SSE2 1
+#else
+#define TM_SSE2 0
+#endif
+
 #define TM_ONES 0x0101010101010101ULL
 #define TM_LOWS 0x7f7f7f7f7f7f7f7fULL
 
@@ -145,5 +152,215 @@ static inline pfi_value_status tm_number(const char *s, size_t n, double *out)
         return PFI_VALUE_OK;
     return tm_parse_number(s, n, out);
 }
+
+#if TM_SWAR /* the rest needs the SWAR primitives and __builtin_ctzll */
+#define TM_FAST_LINES 1
+
+/* ---- whole-line classification (lines of up to 127 bytes, TM_LINE_PAD readable after) ---- */
+
+/* Bit i of the result is set when s[i] is ' ' or '\t' (blank) — or, with c != 0, equals c
+ * (in *cm) — for i in [0, 64); 16 bytes per step with SSE2, 8 with SWAR. */
+static inline uint64_t tm_class64(const char *s, char c, uint64_t *cm)
+{
+#if TM_SSE2
+    const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), cc = _mm_set1_epi8(c);
+    uint64_t b = 0, m = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * k));
+        __m128i bl = _mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, tab));
+        b |= (uint64_t)(uint32_t)_mm_movemask_epi8(bl) << (16 * k);
+        m |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, cc)) << (16 * k);
+    }
+    *cm = m;
+    return b;
+#else
+    uint64_t b = 0, m = 0;
+    for (int k = 0; k < 8; k++) {
+        uint64_t x = tm_load8(s + 8 * k);
+        uint64_t bl = (tm_eq_mask(x, ' ') | tm_eq_mask(x, '\t')) >> 7;
+        uint64_t cx = tm_eq_mask(x, (unsigned char)c) >> 7;
+        /* gather the high bit of each byte into 8 consecutive bits */
+        b |= ((bl * 0x0102040810204080ULL) >> 56) << (8 * k);
+        m |= ((cx * 0x0102040810204080ULL) >> 56) << (8 * k);
+    }
+    *cm = m;
+    return b;
+#endif
+}
+
+/* A line s[0..n), n < 128, as two 64-bit masks per class: blanks (bits at and past n set,
+ * so every token ends inside the masks) and bytes equal to c (bits past n clear). */
+typedef struct tm_linemask {
+    uint64_t blank[2], chr[2];
+} tm_linemask;
+
+static inline void tm_classify_line(const char *s, size_t n, char c, tm_linemask *m)
+{
+    m->blank[0] = tm_class64(s, c, &m->chr[0]);
+    if (n < 64) { /* s[64..128) may lie past the padding: not read */
+        uint64_t past = ~0ULL << n;
+        m->blank[0] |= past;
+        m->chr[0] &= ~past;
+        m->blank[1] = ~0ULL;
+        m->chr[1] = 0;
+    } else {
+        m->blank[1] = tm_class64(s + 64, c, &m->chr[1]);
+        uint64_t past = ~0ULL << (n - 64);
+        m->blank[1] |= past;
+        m->chr[1] &= ~past;
+    }
+}
+
+/* Index of the first set bit of the 128-bit mask {m[0], m[1]} at or after i (i < 128);
+ * 128 when none. */
+static inline size_t tm_next_bit(const uint64_t *m, size_t i)
+{
+    if (i < 64) {
+        uint64_t x = m[0] & (~0ULL << i);
+        if (x != 0)
+            return (size_t)__builtin_ctzll(x);
+        i = 64;
+    }
+    uint64_t x = m[1] & (~0ULL << (i - 64));
+    return x != 0 ? 64 + (size_t)__builtin_ctzll(x) : 128;
+}
+
+/* Index of the first clear bit at or after i (i < 128); 128 when none. */
+static inline size_t tm_next_clear(const uint64_t *m, size_t i)
+{
+    uint64_t inv[2] = {~m[0], ~m[1]};
+    return tm_next_bit(inv, i);
+}
+
+/* ---- digits eight at a time ---- */
+
+/* The value of the len (1..8) ASCII digits at p, or -1 when one of them is not a digit.
+ * Reads p[0..8) (the caller guarantees it is readable). */
+static inline __attribute__((always_inline)) int64_t tm_digits8(const char *p, size_t len)
+{
+    uint64_t x = tm_load8(p) << (8 * (8 - len));  /* the len digits in the high bytes */
+    x |= (0x3030303030303030ULL >> (4 * len)) >> (4 * len); /* '0's in front */
+    if (((x & 0xF0F0F0F0F0F0F0F0ULL) | (((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL)
+                                         >> 4)) != 0x3333333333333333ULL)
+        return -1;
+    x = ((x & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8; /* pairs, then quads, then all 8 */
+    x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
+    x = ((x & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
+    return (int64_t)x;
+}
+
+/* The value of the len (0..16) digits at p (p[0..16) readable), -1 when not all digits. */
+static inline __attribute__((always_inline)) int64_t tm_digits16(const char *p, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (len <= 8)
+        return tm_digits8(p, len);
+    int64_t hi = tm_digits8(p, len - 8), lo = tm_digits8(p + len - 8, 8);
+    return (hi < 0 || lo < 0) ? -1 : hi * 100000000 + lo;
+}
+
+/*
+ * tm_token_number — the whole token p[0..len) as a plain decimal "-?[0-9]*(\.[0-9]*)?" of
+ * 1..15 digits: true with the value in *out, exactly tm_scan_number's (the mantissa is
+ * exact either way, then one correctly rounded division). False for anything else — the
+ * caller then takes the path it would have taken for a token tm_scan_number refuses.
+ * Reads p[0..17) (TM_LINE_PAD covers it inside a line).
+ */
+static inline bool tm_token_number(const char *p, size_t len, double *out)
+{
+    static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    bool neg = len > 0 && p[0] == '-';
+    p += neg;
+    len -= neg;
+    if (len == 0 || len > 16)
+        return false;
+    uint64_t d0 = tm_eq_mask(tm_load8(p), '.'), d1 = tm_eq_mask(tm_load8(p + 8), '.');
+    size_t dot = d0 ? (size_t)(__builtin_ctzll(d0) >> 3)
+                    : d1 ? 8 + (size_t)(__builtin_ctzll(d1) >> 3) : 16;
+    int64_t m;
+    size_t fd = 0;
+    if (dot >= len) {
+        if (len > 15)
+            return false;
+        m = tm_digits16(p, len);
+    } else {
+        fd = len - dot - 1;
+        if (dot + fd == 0 || dot > 8 || fd > 8 || dot + fd > 15)
+            return false; /* (the rare long sides go the general way: same result) */
+        int64_t ip = tm_digits16(p, dot), fp = tm_digits16(p + dot + 1, fd);
+        if (ip < 0 || fp < 0)
+            return false;
+        static const int64_t i10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                       100000000};
+        m = ip * i10[fd] + fp;
+    }
+    if (m < 0)
+        return false;
+    double v = fd ? (double)m / p10[fd] : (double)m;
+    *out = neg ? -v : v;
+    return true;
+}
+
+
+/* ---- a small text -> index cache (entity of a row's id token) ---- */
+
+/*
+ * Direct-mapped, 256 slots, keys of 1..16 bytes compared whole (two words and the length):
+ * a hit is the same text, so the same answer the slow lookup would give as long as that
+ * answer is a pure function of the text (entity names are never removed or renamed).
+ */
+#define TM_KC_SLOTS 256
+typedef struct tm_keycache {
+    uint64_t k0[TM_KC_SLOTS], k1[TM_KC_SLOTS];
+    size_t len1[TM_KC_SLOTS]; /* key length + 1; 0: empty slot */
+    size_t val[TM_KC_SLOTS];
+} tm_keycache;
+
+/* Key of p[0..len), len <= 16 (p[0..16) readable): the bytes, zero padded. */
+static inline size_t tm_kc_key(const char *p, size_t len, uint64_t *k0, uint64_t *k1)
+{
+    uint64_t a = tm_load8(p), b = tm_load8(p + 8);
+    if (len < 8) {
+        a &= len ? ~0ULL >> (64 - 8 * len) : 0;
+        b = 0;
+    } else if (len < 16) {
+        b &= len > 8 ? ~0ULL >> (64 - 8 * (len - 8)) : 0;
+    }
+    *k0 = a;
+    *k1 = b;
+    /* Fold the bytes so that ids differing in one or two digits ("GPU 3", "GPU 12", "7")
+     * land in different slots. */
+    uint64_t h = a ^ (b * 31) ^ len;
+    uint32_t x = (uint32_t)(h ^ (h >> 32));
+    x ^= x >> 16;
+    return (size_t)((x * 0x9E3779B1u) >> 24); /* 8 bits: TM_KC_SLOTS */
+}
+
+static inline bool tm_kc_get(const tm_keycache *c, const char *p, size_t len, size_t *slot,
+                             size_t *val)
+{
+    uint64_t a, b;
+    size_t h = tm_kc_key(p, len, &a, &b);
+    *slot = h;
+    if (c->len1[h] == len + 1 && c->k0[h] == a && c->k1[h] == b) {
+        *val = c->val[h];
+        return true;
+    }
+    return false;
+}
+
+static inline void tm_kc_put(tm_keycache *c, const char *p, size_t len, size_t val)
+{
+    uint64_t a, b;
+    size_t h = tm_kc_key(p, len, &a, &b);
+    c->k0[h] = a;
+    c->k1[h] = b;
+    c->len1[h] = len + 1;
+    c->val[h] = val;
+}
+
+#endif /* TM_SWAR */
 
 #endif
