@@ -258,7 +258,7 @@ int cmd_ingest(int argc, char **argv)
                     red->flags & PFI_RED_TOOL_ERROR ? " tool-error" : "",
                     red->flags & PFI_RED_NAN_LOSS ? " nan-loss" : "",
                     red->flags & PFI_RED_NO_THROUGHPUT ? " no-throughput" : "");
-            if (red->flags & PFI_RED_INVALID)
+            if ((red->flags & PFI_RED_INVALID) && !(red->flags & PFI_RED_NO_POWER))
                 fprintf(o, "this run is INVALID for PFI: stored, but analyze leaves it out\n");
         }
         if (red->flags & PFI_RED_NO_POWER) {

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -237,6 +238,17 @@ static int parse_args(int argc, char **argv, settings *s)
     if (optind < argc) {
         cli_error("unexpected argument '%s' (see 'pfi simulate --help')", argv[optind]);
         return PFI_EXIT_USAGE;
+    }
+    /* a figure name the plotter would refuse is refused now, before the simulation runs */
+    const char *plots[2] = {s->plot_gap, s->plot_classes};
+    for (int i = 0; i < 2; i++) {
+        const char *dot = plots[i] ? strrchr(plots[i], '.') : NULL;
+        if (plots[i] != NULL &&
+            (dot == NULL || (strcasecmp(dot, ".png") != 0 && strcasecmp(dot, ".svg") != 0))) {
+            cli_error("--%s: the file name must end in .png or .svg, got '%s'",
+                      i == 0 ? "plot-gap" : "plot-classes", plots[i]);
+            return PFI_EXIT_USAGE;
+        }
     }
     return PFI_EXIT_OK;
 }

@@ -528,6 +528,8 @@ int cmd_sweep(int argc, char **argv)
     pfi_tput_regex *re = NULL;
     if (s.out != NULL && (e = pfi_runs_dir_open(s.out, &dir, &d)) != PFI_OK) {
         rc = cli_report(e, &d);
+        if (e == PFI_ERR_IO)
+            rc = PFI_EXIT_OUTPUT; /* the output directory cannot be made or written */
         goto done;
     }
     if (s.db != NULL && (e = pfi_store_open(s.db, true, &store, &d)) != PFI_OK) {
