@@ -444,7 +444,7 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
         goto out;
     }
     if (rq.lease_s > a->cfg.lease_max_s) {
-        snprintf(msg, sizeof msg, "lease_s %.3g s is above this node's lease_max %.3g s",
+        snprintf(msg, sizeof msg, "lease_s %.0f s is above this node's lease_max %.0f s",
                  rq.lease_s, a->cfg.lease_max_s);
         reply_error(422, msg, status, body);
         goto out;

@@ -155,9 +155,13 @@ int cmd_ingest(int argc, char **argv)
             topt.start_date = (long)x;
             break;
         case O_CAP: case O_INTERVAL: case O_MAX_POWER: case O_ALIGN: case O_WARMUP: case O_Q:
-            if (!cli_parse_double(optarg, &x) || x < 0 || (c == O_CAP && x <= 0) ||
-                (c == O_Q && !(x > 0 && x <= 1))) {
-                cli_error("--%s: bad value '%s'", ingest_options[c - O_DB].name, optarg);
+            if (!cli_parse_double(optarg, &x) || x < 0 ||
+                ((c == O_CAP || c == O_INTERVAL) && x <= 0) || (c == O_Q && !(x > 0 && x <= 1))) {
+                cli_error("--%s: expected %s, got '%s'", ingest_options[c - O_DB].name,
+                          c == O_Q                          ? "a fraction in (0, 1]"
+                          : c == O_CAP || c == O_INTERVAL   ? "a number > 0"
+                                                            : "a number >= 0",
+                          optarg);
                 return PFI_EXIT_USAGE;
             }
             if (c == O_CAP) cap = x;
