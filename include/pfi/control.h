@@ -216,6 +216,9 @@ typedef struct pfi_ctl_prom_config {
     const char *url;              /* base URL; NULL: no Prometheus (agents only) */
     const char *power_metric;     /* "pfi_gpu_power_watts" */
     const char *energy_metric;    /* "pfi_gpu_energy_joules_total" (""/NULL: power gauge only) */
+    const char *energy_time_metric; /* the exporter's time of the counter's sample, exported
+                                       with it: "pfi_gpu_last_sample_timestamp_seconds"
+                                       (""/NULL or absent for a GPU: the scrape's time) */
     const char *host_label;       /* "hostname" */
     const char *uuid_label;       /* "uuid" */
     const char *up_join_label;    /* label shared with up: "instance" */

@@ -61,6 +61,8 @@ typedef struct cjob {
     size_t ngpus;
     double power_w, tput;
     double ref_pg_w, ref_tput_pg; /* reference per GPU (draw at original caps, tokens/s) */
+    double ref_hist[CTL_REF_WINDOW], tput_hist[CTL_REF_WINDOW]; /* last uncapped readings */
+    size_t ref_n, tput_n;
     double lo_w, hi_w, cap_now_w;
     double pfi;
     pfi_curve_source src;
@@ -109,6 +111,7 @@ void pfi_ctl_config_init(pfi_ctl_config *c)
     c->lease_s = NAN;
     c->prom.power_metric = "pfi_gpu_power_watts";
     c->prom.energy_metric = "pfi_gpu_energy_joules_total";
+    c->prom.energy_time_metric = "pfi_gpu_last_sample_timestamp_seconds";
     c->prom.host_label = "hostname";
     c->prom.uuid_label = "uuid";
     c->prom.up_join_label = "instance";
@@ -828,12 +831,13 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
             j->lo_w = j->hi_w - 1;
         if (j->at_ref && j->power_w > 0) {
             /* the job runs uncapped: (re)learn its reference, smoothed */
-            double pg = j->power_w / (double)j->ngpus;
-            j->ref_pg_w = isfinite(j->ref_pg_w) ? 0.7 * j->ref_pg_w + 0.3 * pg : pg;
-            if (isfinite(j->tput) && j->tput > 0) {
-                double tg = j->tput / (double)j->ngpus;
-                j->ref_tput_pg = isfinite(j->ref_tput_pg) ? 0.7 * j->ref_tput_pg + 0.3 * tg : tg;
-            }
+            /* the median of the last CTL_REF_WINDOW uncapped periods: one spiky reading (an
+             * energy difference over a short or misaligned span, a load transient) moves an
+             * average, and an event's budget (1 − reduction) × reference with it */
+            j->ref_pg_w = ctl_window_median(j->ref_hist, &j->ref_n, j->power_w / (double)j->ngpus);
+            if (isfinite(j->tput) && j->tput > 0)
+                j->ref_tput_pg =
+                    ctl_window_median(j->tput_hist, &j->tput_n, j->tput / (double)j->ngpus);
         }
         if (!isfinite(j->ref_pg_w))
             j->ref_pg_w = 0.93 * j->hi_w; /* prior: a training job draws ~93 % of its limit */
@@ -849,7 +853,9 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         B = isnan(budget_w) ? (1 - reduction) * ref_w : budget_w;
     /* feedback: the curves' error on the managed GPUs, integrated, bounded */
     double scale = isfinite(B) ? B : ref_w;
-    if (c->prev_settled && c->quiet >= 2 && isfinite(measured)) {
+    if (!event)
+        c->correction_w = 0; /* the correction is the event's: the next one learns afresh */
+    else if (c->prev_settled && c->quiet >= 2 && isfinite(measured)) {
         /* only on a steady state: caps unchanged for two periods, all confirmed */
         double err = (measured - unmanaged) - predicted_managed;
         double corr = c->correction_w + c->cfg.feedback_gain * err;

@@ -16,6 +16,11 @@ pfi_error ctl_fail(pfi_diag *d, long line, pfi_error e, const char *fmt, ...)
 /* ctl_parse_num — a whole-string finite number. */
 bool ctl_parse_num(const char *s, double *out);
 
+/* ctl_window_median — push v into the window h[CTL_REF_WINDOW] (*n values pushed so far) and
+ * return the median of the values it holds. */
+#define CTL_REF_WINDOW 5
+double ctl_window_median(double *h, size_t *n, double v);
+
 /* ctl_copy — copy src into dst[n]; false (dst untouched) when it does not fit. */
 bool ctl_copy(char *dst, size_t n, const char *src);
 

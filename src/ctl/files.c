@@ -368,3 +368,18 @@ const char *pfi_curve_source_name(pfi_curve_source s)
     }
     return "unknown";
 }
+
+double ctl_window_median(double *h, size_t *n, double v)
+{
+    h[*n % CTL_REF_WINDOW] = v;
+    (*n)++;
+    size_t m = *n < CTL_REF_WINDOW ? *n : CTL_REF_WINDOW;
+    double s[CTL_REF_WINDOW];
+    for (size_t i = 0; i < m; i++) { /* insertion sort: at most CTL_REF_WINDOW values */
+        size_t k = i;
+        for (; k > 0 && s[k - 1] > h[i]; k--)
+            s[k] = s[k - 1];
+        s[k] = h[i];
+    }
+    return m % 2 ? s[m / 2] : 0.5 * (s[m / 2 - 1] + s[m / 2]);
+}

@@ -14,7 +14,6 @@
 
 #include "ctl_prom.h"
 
-#define CTL_PROM_MIN_SPAN_S 1.0
 
 pfi_error ctl_prom_init(ctl_prom *p, const pfi_ctl_prom_config *pc, pfi_diag *d)
 {
@@ -138,27 +137,54 @@ static void take_gauge(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
 }
 
 typedef struct etake {
-    const pfi_prom_sample *ts; /* timestamp() answers, same order not guaranteed */
+    const pfi_prom_sample *s; /* the counters and their own sample times (one query) */
+    size_t n;
+    const pfi_prom_sample *ts; /* timestamp() answers (scrape times), same order not guaranteed */
     size_t nts;
     const pfi_ctl_prom_config *pc;
     double segment_start_s;
 } etake;
 
+static bool has_time_metric(const pfi_ctl_prom_config *pc)
+{
+    return pc->energy_time_metric != NULL && pc->energy_time_metric[0] != '\0';
+}
+
+static bool is_time_sample(const pfi_ctl_prom_config *pc, const pfi_prom_sample *s)
+{
+    const char *name = pfi_prom_sample_label(s, "__name__");
+    return has_time_metric(pc) && name != NULL && strcmp(name, pc->energy_time_metric) == 0;
+}
+
+/* The first finite value among xs[] of GPU g (is_time: only the time metric's series). */
+static double gpu_value(const etake *et, const ctl_prom_gpu *g, const pfi_prom_sample *xs,
+                        size_t n, bool is_time)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (is_time && !is_time_sample(et->pc, &xs[k]))
+            continue;
+        const char *h = pfi_prom_sample_label(&xs[k], et->pc->host_label);
+        const char *u = pfi_prom_sample_label(&xs[k], et->pc->uuid_label);
+        if (h && u && strcmp(h, g->host) == 0 && strcmp(u, g->uuid) == 0 &&
+            isfinite(xs[k].value))
+            return xs[k].value;
+    }
+    return NAN;
+}
+
 static void take_energy(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
 {
     etake *et = ctx;
-    if (!isfinite(s->value) || s->value < 0)
+    if (is_time_sample(et->pc, s) || !isfinite(s->value) || s->value < 0)
         return;
-    double t = NAN;
-    for (size_t k = 0; k < et->nts; k++) {
-        const char *h = pfi_prom_sample_label(&et->ts[k], et->pc->host_label);
-        const char *u = pfi_prom_sample_label(&et->ts[k], et->pc->uuid_label);
-        if (h && u && strcmp(h, g->host) == 0 && strcmp(u, g->uuid) == 0 &&
-            isfinite(et->ts[k].value)) {
-            t = et->ts[k].value;
-            break;
-        }
-    }
+    /* The counter's time: the exporter's own time of the counter's sample, from the same
+     * scrape (exported with the counter, read in the same query). Prometheus' timestamp is
+     * the scrape's start, and the exporter's counter lags it by up to its sampling interval:
+     * over a 1 s span that lag is a tenth or more of the power. timestamp() is the fallback
+     * for an exporter that does not export the time. */
+    double t = gpu_value(et, g, et->s, et->n, true);
+    if (isnan(t))
+        t = gpu_value(et, g, et->ts, et->nts, false);
     if (isnan(t))
         return;
     if (isfinite(g->energy_t_s) && t == g->energy_t_s)
@@ -184,6 +210,14 @@ static void take_energy(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
     g->energy_t_s = t;
 }
 
+pfi_error ctl_prom_take_energy(ctl_prom *p, const pfi_ctl_prom_config *pc,
+                               const pfi_prom_sample *s, size_t n, const pfi_prom_sample *ts,
+                               size_t nts, double segment_start_s)
+{
+    etake et = {s, n, ts, nts, pc, segment_start_s};
+    return each_gpu(p, pc, s, n, take_energy, &et);
+}
+
 typedef struct ftake {
     size_t k;
 } ftake;
@@ -194,8 +228,7 @@ static void take_feature(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
     g->feature[f->k] = isfinite(s->value) ? s->value : NAN;
 }
 
-pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
-                        double segment_start_s, pfi_diag *d)
+void ctl_prom_begin(ctl_prom *p)
 {
     for (size_t i = 0; i < p->n; i++) {
         p->g[i].fresh = false;
@@ -203,6 +236,12 @@ pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
         for (size_t k = 0; k < CTL_PROM_MAX_FEATURES; k++)
             p->g[i].feature[k] = NAN;
     }
+}
+
+pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
+                        double segment_start_s, pfi_diag *d)
+{
+    ctl_prom_begin(p);
     char q[512];
     pfi_prom_sample *s = NULL, *ts = NULL;
     size_t n = 0, nts = 0;
@@ -214,16 +253,18 @@ pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
     s = NULL;
     /* energy: the raw counter and its sample time; the difference overrides the gauge */
     if (e == PFI_OK && pc->energy_metric != NULL && pc->energy_metric[0] != '\0') {
-        joined(q, sizeof q, "", pc->energy_metric, pc);
+        if (has_time_metric(pc))
+            snprintf(q, sizeof q, "(%s or %s) and on(%s) (up == 1)", pc->energy_metric,
+                     pc->energy_time_metric, pc->up_join_label);
+        else
+            joined(q, sizeof q, "", pc->energy_metric, pc);
         e = query(h, pc, q, &s, &n, d);
         if (e == PFI_OK) {
             joined(q, sizeof q, "timestamp(", pc->energy_metric, pc);
             e = query(h, pc, q, &ts, &nts, d);
         }
-        if (e == PFI_OK) {
-            etake et = {ts, nts, pc, segment_start_s};
-            e = each_gpu(p, pc, s, n, take_energy, &et);
-        }
+        if (e == PFI_OK)
+            e = ctl_prom_take_energy(p, pc, s, n, ts, nts, segment_start_s);
         free(s);
         free(ts);
         s = ts = NULL;
