@@ -2,7 +2,7 @@
  * HTTP for the controller: libcurl's multi interface runs every agent's request at once
  * (64 agents answer in one round trip, not 64), each answer bounded (CTL_HTTP_MAX_BODY).
  */
-#include <curl/curl.h>
+#include "curl_lazy.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * reads — per segment, a counter reset starting a new one — rather than through increase(),
  * which extrapolates to the window's edges.
  */
-#include <curl/curl.h>
+#include "curl_lazy.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
