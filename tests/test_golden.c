@@ -24,24 +24,14 @@ static pfi_runs_table *load(const char *const *dirs, size_t n_dirs)
     pfi_runs_table *t;
     assert_int_equal(pfi_runs_table_create(&t), PFI_OK);
     for (size_t d = 0; d < n_dirs; d++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dirs[d], PFI_MANIFEST_NAME);
         pfi_manifest m;
         pfi_diag diag;
-        assert_int_equal(pfi_manifest_load(path, &m, &diag), PFI_OK);
-        char **files;
-        size_t n;
-        assert_int_equal(pfi_manifest_files(dirs[d], &m, &files, &n, &diag), PFI_OK);
-        for (size_t i = 0; i < n; i++) {
-            pfi_error e = pfi_runs_read_csv(t, files[i], NULL, &m.mapping, &diag);
-            if (e != PFI_OK) {
-                char line[1400];
-                print_error("%s\n", pfi_diag_format(&diag, line, sizeof line));
-                fail();
-            }
-            free(files[i]);
+        pfi_error e = pfi_dataset_read(dirs[d], t, &m, &diag);
+        if (e != PFI_OK) {
+            char line[1400];
+            print_error("%s\n", pfi_diag_format(&diag, line, sizeof line));
+            fail();
         }
-        free(files);
         pfi_manifest_clear(&m);
     }
     return t;

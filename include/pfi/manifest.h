@@ -65,6 +65,16 @@ void pfi_manifest_clear(pfi_manifest *m);
 pfi_error pfi_manifest_files(const char *dir, const pfi_manifest *m, char ***paths, size_t *n,
                              pfi_diag *diag);
 
+/*
+ * pfi_dataset_read — read a whole dataset directory into t: its manifest (dir/
+ * PFI_MANIFEST_NAME, parsed into *man, which the caller clears after use, also after an
+ * error), then every file the manifest's pattern lists, in byte order, through its mapping.
+ * Errors: those of pfi_manifest_load, pfi_manifest_files and pfi_runs_read_csv (diag names
+ * the file); on an error t may hold the files read before it.
+ */
+pfi_error pfi_dataset_read(const char *dir, pfi_runs_table *t, pfi_manifest *man,
+                           pfi_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

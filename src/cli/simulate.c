@@ -287,24 +287,14 @@ static int load_library_dir(const char *dir, pfi_joblib **out)
         cli_error("%s: not 'synthetic' and not a dataset directory", dir);
         return PFI_EXIT_DATA;
     }
-    char man_path[4096];
-    snprintf(man_path, sizeof man_path, "%s/%s", dir, PFI_MANIFEST_NAME);
     pfi_diag d;
     pfi_diag_clear(&d);
     pfi_manifest man;
-    pfi_error e = pfi_manifest_load(man_path, &man, &d);
+    memset(&man, 0, sizeof man);
     pfi_runs_table *t = NULL;
-    char **paths = NULL;
-    size_t n = 0;
+    pfi_error e = pfi_runs_table_create(&t);
     if (e == PFI_OK)
-        e = pfi_runs_table_create(&t);
-    if (e == PFI_OK)
-        e = pfi_manifest_files(dir, &man, &paths, &n, &d);
-    for (size_t i = 0; e == PFI_OK && i < n; i++)
-        e = pfi_runs_read_csv(t, paths[i], NULL, &man.mapping, &d);
-    for (size_t i = 0; i < n; i++)
-        free(paths[i]);
-    free(paths);
+        e = pfi_dataset_read(dir, t, &man, &d);
     if (e == PFI_OK) {
         pfi_options o;
         pfi_options_init(&o);

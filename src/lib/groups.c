@@ -582,23 +582,16 @@ pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const c
     else
         pfi_options_init(&opt);
     opt.draws = 0;
-    char man_path[4096];
-    snprintf(man_path, sizeof man_path, "%s/%s", dir, PFI_MANIFEST_NAME);
     pfi_manifest man;
+    memset(&man, 0, sizeof man);
     pfi_runs_table *t = NULL;
     pfi_result *res = NULL;
     pfi_groups *g = NULL;
-    char **paths = NULL;
-    size_t n_paths = 0;
-    pfi_error e = pfi_manifest_load(man_path, &man, diag);
+    pfi_error e = pfi_runs_table_create(&t);
+    if (e == PFI_OK)
+        e = pfi_dataset_read(dir, t, &man, diag);
     if (e == PFI_OK && !isnan(man.noise_rel) && man.has_noise_rel)
         opt.noise_rel = man.noise_rel;
-    if (e == PFI_OK)
-        e = pfi_manifest_files(dir, &man, &paths, &n_paths, diag);
-    if (e == PFI_OK)
-        e = pfi_runs_table_create(&t);
-    for (size_t i = 0; e == PFI_OK && i < n_paths; i++)
-        e = pfi_runs_read_csv(t, paths[i], NULL, &man.mapping, diag);
     if (e == PFI_OK && t->n_groups == 0)
         e = set_diag(diag, PFI_ERR_EMPTY, dir, 0, NULL, "no sweep groups");
     if (e == PFI_OK) {
@@ -635,9 +628,6 @@ pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const c
             pfi_result_clear(&res[i]);
     free(res);
     pfi_runs_table_destroy(t);
-    for (size_t i = 0; i < n_paths; i++)
-        free(paths[i]);
-    free(paths);
     pfi_manifest_clear(&man);
     return e;
 }

@@ -239,3 +239,26 @@ pfi_error pfi_manifest_files(const char *dir, const pfi_manifest *m, char ***pat
     globfree(&g);
     return e;
 }
+
+pfi_error pfi_dataset_read(const char *dir, pfi_runs_table *t, pfi_manifest *man, pfi_diag *diag)
+{
+    size_t len = strlen(dir) + sizeof PFI_MANIFEST_NAME + 1;
+    char *path = malloc(len);
+    if (path == NULL) {
+        memset(man, 0, sizeof *man);
+        return PFI_ERR_NOMEM;
+    }
+    snprintf(path, len, "%s/%s", dir, PFI_MANIFEST_NAME);
+    pfi_error e = pfi_manifest_load(path, man, diag);
+    free(path);
+    char **paths = NULL;
+    size_t n = 0;
+    if (e == PFI_OK)
+        e = pfi_manifest_files(dir, man, &paths, &n, diag);
+    for (size_t i = 0; e == PFI_OK && i < n; i++)
+        e = pfi_runs_read_csv(t, paths[i], NULL, &man->mapping, diag);
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return e;
+}
