@@ -91,6 +91,10 @@ typedef struct pfi_tm_options {
     const char *csv_fields;/* comma-separated --query-gpu list for csv,noheader (may be NULL) */
     long start_date;       /* YYYYMMDD for time-only dmon (0: times relative) */
     bool keep_series;      /* store samples (true) or only count/sum them (false: benchmarks) */
+    bool generic_rows;     /* every row through the general per-line path, none through the
+                              fast row paths. The results are identical by contract (same
+                              series, sums, notes and counters); tests and fuzzers read each
+                              input both ways and compare. Off: the default. */
 } pfi_tm_options;
 
 /* One (entity, field) series. Arrays hold the valid samples only, in file order. */

@@ -118,8 +118,84 @@ static bool dcgmi_fast_line(const char *s, size_t n, size_t nf, span *f, double 
 }
 #endif
 
+#if TM_FAST_LINES
+/*
+ * The block path: common rows taken straight from the buffer (tm_lines_peek), many per
+ * call. A row qualifies when it is what the per-line path would take from its entity
+ * cache: nf + 2 tokens, an entity text already in kc, every value a number
+ * tm_token_number converts. The first line that does not qualify ends the block before
+ * anything of it is used; the per-line path then reads it. Returns the bytes of whole rows
+ * consumed (*rows of them); on an error from the collector, *err, with *rows counting the
+ * failing row too (so the caller's line number names it).
+ */
+static size_t dcgmi_block(pfi_tm *tm, const char *p0, size_t avail, size_t nf,
+                          const size_t *fields, const tm_keycache *kc, long *rows,
+                          pfi_error *err)
+{
+    const char *p = p0, *end = p0 + avail;
+    double fv[16], lo[16], hi[16];
+    unsigned pos[128]; /* token edges: start, end, start, end, ... */
+    long k = 0;
+    *err = PFI_OK;
+    *rows = 0;
+    if (nf > 16 || avail == 0)
+        return 0;
+    bool plain = true; /* no maximum-limit column (it moves the power range) */
+    for (size_t i = 0; i < nf; i++) {
+        const pfi_tm_field *fl = &tm->fields[fields[i]];
+        plain &= !(fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
+        tm_kind_range(tm, fl->kind, &lo[i], &hi[i]);
+    }
+    const unsigned n_edges = 2 * ((unsigned)nf + 2);
+    tm_window w;
+    tm_window_init(&w, p, end, '\0');
+    while (p < end) {
+        unsigned sh = tm_window_at(&w, p, '\0'), len;
+        if (!tm_window_line(&w, sh, &len) || p + len >= end)
+            break;
+        unsigned n = len - (len > 0 && p[len - 1] == '\r');
+        tm_u128 nb = ~tm_window_view(w.blank, sh) & ((((tm_u128)1) << n) - 1);
+        /* Token edges: where the line goes from blank to not, and back. */
+        uint64_t nb0 = (uint64_t)nb, nb1 = (uint64_t)(nb >> 64);
+        uint64_t e0 = nb0 ^ (nb0 << 1), e1 = nb1 ^ ((nb1 << 1) | (nb0 >> 63));
+        unsigned ne = 0; /* (at most 128 edges: pos has room for all) */
+        for (; e0 != 0; e0 &= e0 - 1)
+            pos[ne++] = (unsigned)__builtin_ctzll(e0);
+        for (; e1 != 0; e1 &= e1 - 1)
+            pos[ne++] = 64 + (unsigned)__builtin_ctzll(e1);
+        if (ne != n_edges)
+            break; /* not nf + 2 tokens */
+        size_t slot, ent;
+        if (pos[3] - pos[0] > 16 || !tm_kc_get(kc, p + pos[0], pos[3] - pos[0], &slot, &ent))
+            break;
+        size_t i;
+        for (i = 0; i < nf; i++)
+            if (!tm_token_number(p + pos[4 + 2 * i], pos[5 + 2 * i] - pos[4 + 2 * i], &fv[i]))
+                break;
+        if (i < nf)
+            break;
+        double tt = tm_row_time_nominal(tm, ent);
+        const int *row = &tm->map[ent * PFI_TM_MAX_FIELDS];
+        for (i = 0; i < nf; i++) {
+            *err = plain ? tm_put_in(tm, row, ent, fields[i], tt, fv[i], lo[i], hi[i])
+                         : tm_put_ok(tm, ent, fields[i], tt, fv[i]);
+            if (*err != PFI_OK) {
+                *rows = k + 1;
+                return (size_t)(p - p0);
+            }
+        }
+        tm->n_rows++;
+        p += len + 1;
+        k++;
+    }
+    *rows = k;
+    return (size_t)(p - p0);
+}
+#endif
+
 pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
+    bool generic = tm->opt.generic_rows;
 #if TM_FAST_LINES
     tm_keycache kc; /* "<word> <id>" as written -> entity */
     memset(kc.len1, 0, sizeof kc.len1);
@@ -135,18 +211,29 @@ pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *dia
         const char *s;
         size_t n;
         bool eof;
-        pfi_error e = tm_lines_next(r, &s, &n, &eof);
+        pfi_error e;
+#if TM_FAST_LINES
+        if (have_header && nf > 0 && !generic) {
+            long rows;
+            const char *blk = tm_lines_peek(r, &n);
+            size_t used = dcgmi_block(tm, blk, n, nf, fields, &kc, &rows, &e);
+            tm_lines_skip(r, used, rows);
+            if (e != PFI_OK)
+                return e;
+        }
+#endif
+        e = tm_lines_next(r, &s, &n, &eof);
         if (e != PFI_OK)
             return e;
         if (eof)
             break;
-        bool fast;
+        bool fast = have_header && nf > 0 && !generic;
 #if TM_FAST_LINES
-        if (n < 128)
-            fast = have_header && nf > 0 && dcgmi_fast_line(s, n, nf, f, fv);
+        if (fast && n < 128)
+            fast = dcgmi_fast_line(s, n, nf, f, fv);
         else
 #endif
-            fast = have_header && nf > 0 && dcgmi_fast_row(s, n, nf, f, fv);
+            fast = fast && dcgmi_fast_row(s, n, nf, f, fv);
         size_t k = fast ? nf + 2 : split_ws(s, n, f);
         if (k == 0)
             continue;

@@ -367,6 +367,174 @@ static void csv_layout_of(const csv_col *cols, size_t ncol, csv_layout *L)
     }
 }
 
+#if TM_FAST_LINES
+/* What the CSV block path carries from row to row: the entity cache and the last
+ * timestamp text converted (8 GPUs share each one), shared with the per-line path. */
+typedef struct csv_fast_state {
+    tm_keycache kc;      /* index text -> entity ("gpu<index>") */
+    char ts_text[32];    /* the last timestamp cell converted, and its time (zero padded) */
+    size_t ts_len;       /* SIZE_MAX: none */
+    double ts_t;
+    bool ts_has;
+    char last_date[16];  /* csv_time's date cache */
+    long last_days;
+} csv_fast_state;
+
+/*
+ * The block path of the CSV reader: common rows straight from the buffer, many per call
+ * (see dcgmi_block in read_dcgm.c). A row qualifies when the per-line path would take it
+ * as a fast row with its entity in the cache: ncol fields, the first byte not a lower-case
+ * letter, every value column a number tm_token_number converts followed by nothing or by
+ * exactly the header's unit. The first line that does not qualify ends the block before
+ * anything of it is used. Layout: one index column, at most one timestamp, no bus id.
+ */
+static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+                        const csv_layout *lay, size_t ncol, csv_fast_state *fs,
+                        const char *name, long line0, long *rows, pfi_error *err)
+{
+    const char *p = p0, *end = p0 + avail;
+    double fv[32], lo[32], hi[32];
+    long k = 0;
+    *err = PFI_OK;
+    *rows = 0;
+    if (ncol > 32 || avail == 0)
+        return 0;
+    bool plain = true;
+    for (size_t i = 0; i < ncol; i++) {
+        if (cols[i].role != COL_VALUE)
+            continue;
+        const pfi_tm_field *fl = &tm->fields[cols[i].field];
+        plain &= !(fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
+        tm_kind_range(tm, fl->kind, &lo[i], &hi[i]);
+    }
+    uint64_t unit[32], umask[32]; /* each column's unit (at most 8 bytes), as one word */
+    for (size_t i = 0; i < ncol; i++) {
+        size_t ul = lay->ulen[i];
+        if (ul > 8)
+            return 0;
+        char u8[8] = {0};
+        memcpy(u8, cols[i].unit, ul);
+        unit[i] = tm_load8(u8);
+        umask[i] = ul ? ~0ULL >> (64 - 8 * ul) : 0;
+    }
+    tm_window w;
+    tm_window_init(&w, p, end, ',');
+    while (p < end) {
+        unsigned sh = tm_window_at(&w, p, ','), len;
+        if (!tm_window_line(&w, sh, &len) || p + len >= end)
+            break;
+        unsigned n = len - (len > 0 && p[len - 1] == '\r');
+        if (n >= 64)
+            break; /* (longer rows: the per-line path) */
+        uint64_t keep = (1ULL << n) - 1;
+        uint64_t cm = (uint64_t)tm_window_view(w.chr, sh) & keep;
+        uint64_t nb = ~((uint64_t)tm_window_view(w.blank, sh) | cm) & keep;
+        uint64_t first = nb & ~(nb << 1), last = nb & ~(nb >> 1); /* of each token */
+        if (first == 0)
+            break;
+        char c0 = p[__builtin_ctzll(first)];
+        if (c0 >= 'a' && c0 <= 'z')
+            break;
+        /* Each field: the bits between its commas; its trimmed text runs from its first
+         * token's first byte to its last token's last. */
+        span ix = {NULL, 0}, ts = {NULL, 0};
+        size_t i;
+        for (i = 0; i < ncol; i++) {
+            uint64_t upto; /* the bits up to and with the field's comma */
+            if (i + 1 < ncol) {
+                if (cm == 0)
+                    break;
+                upto = cm ^ (cm - 1);
+                cm &= cm - 1;
+            } else {
+                if (cm != 0)
+                    break; /* more fields than the header */
+                upto = keep;
+            }
+            uint64_t fa = first & upto, la = last & upto;
+            first &= ~upto;
+            last &= ~upto;
+            if (cols[i].role == COL_VALUE) {
+                if (fa == 0)
+                    break;
+                unsigned a = (unsigned)__builtin_ctzll(fa), e = (unsigned)__builtin_ctzll(la) + 1;
+                if (!tm_token_number(p + a, e - a, &fv[i]))
+                    break;
+                uint64_t more = fa & (fa - 1);
+                if (more != 0) { /* a unit: exactly the header's */
+                    unsigned u = (unsigned)__builtin_ctzll(more);
+                    unsigned z = 64 - (unsigned)__builtin_clzll(la);
+                    if (z - u != lay->ulen[i] || ((tm_load8(p + u) ^ unit[i]) & umask[i]) != 0)
+                        break;
+                }
+            } else if (cols[i].role == COL_INDEX) {
+                if (fa == 0)
+                    break;
+                unsigned a = (unsigned)__builtin_ctzll(fa), z = 64 - (unsigned)__builtin_clzll(la);
+                if (z - a > 16)
+                    break;
+                ix = (span){p + a, z - a};
+            } else if (cols[i].role == COL_TIMESTAMP) {
+                unsigned a = fa ? (unsigned)__builtin_ctzll(fa) : 0;
+                unsigned z = fa ? 64 - (unsigned)__builtin_clzll(la) : 0;
+                ts = (span){p + a, z - a};
+            }
+        }
+        if (i < ncol)
+            break;
+        size_t slot, ent;
+        if (!tm_kc_get(&fs->kc, ix.s, ix.n, &slot, &ent))
+            break;
+        double tsec = 0;
+        bool has_t = false;
+        if (lay->n_time == 1) {
+            if (ts.n == fs->ts_len && tm_eq_short(ts.s, fs->ts_text, ts.n)) {
+                tsec = fs->ts_t;
+                has_t = fs->ts_has;
+            } else {
+                csv_time(ts, fs->last_date, sizeof fs->last_date, &fs->last_days, &tsec,
+                         &has_t);
+                if (ts.n <= sizeof fs->ts_text) {
+                    memset(fs->ts_text, 0, sizeof fs->ts_text);
+                    memcpy(fs->ts_text, ts.s, ts.n);
+                    fs->ts_len = ts.n;
+                    fs->ts_t = tsec;
+                    fs->ts_has = has_t;
+                }
+            }
+        }
+        pfi_tm_entity *en = &tm->entities[ent];
+        double tt;
+        if (has_t && !(tsec < en->last_t)) { /* tm_row_time's common case, inlined */
+            en->rows++;
+            en->last_t = tsec;
+            tt = tsec;
+        } else {
+            tt = tm_row_time(tm, ent, has_t, tsec, false, line0 + k + 1, name);
+        }
+        const int *row = &tm->map[ent * PFI_TM_MAX_FIELDS];
+        for (i = 0; i < ncol; i++) {
+            if (cols[i].role != COL_VALUE)
+                continue;
+            *err = plain ? tm_put_in(tm, row, ent, cols[i].field, tt, fv[i], lo[i], hi[i])
+                         : tm_put_ok(tm, ent, cols[i].field, tt, fv[i]);
+            if (*err != PFI_OK) {
+                *rows = k + 1;
+                return (size_t)(p - p0);
+            }
+        }
+        en = &tm->entities[ent];
+        if (lay->n_value > 0 && !en->lost)
+            en->last_good_t_s = tt;
+        tm->n_rows++;
+        p += len + 1;
+        k++;
+    }
+    *rows = k;
+    return (size_t)(p - p0);
+}
+#endif
+
 pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     double fv[MAX_COLS];
@@ -380,13 +548,15 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
     bool warned_mismatch[MAX_COLS] = {false};
     csv_layout lay;
     lay.n_index = 0;
+    bool generic = tm->opt.generic_rows;
 #if TM_FAST_LINES
-    tm_keycache kc; /* index text -> entity ("gpu<index>") */
-    memset(kc.len1, 0, sizeof kc.len1);
-    char ts_text[32];  /* the last timestamp cell converted, and its time */
-    size_t ts_len = SIZE_MAX;
-    double ts_t = 0;
-    bool ts_has = false;
+    csv_fast_state fs;
+    memset(fs.kc.len1, 0, sizeof fs.kc.len1);
+    fs.ts_len = SIZE_MAX;
+    fs.ts_t = 0;
+    fs.ts_has = false;
+    fs.last_date[0] = '\0';
+    fs.last_days = 0;
 #endif
     if (tm->opt.csv_fields != NULL) {
         const char *q = tm->opt.csv_fields;
@@ -403,7 +573,20 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
         const char *s;
         size_t n;
         bool eof;
-        pfi_error e = tm_lines_next(r, &s, &n, &eof);
+        pfi_error e;
+#if TM_FAST_LINES
+        /* (never on line 1: the per-line path strips a byte order mark there) */
+        if (have_header && ncol > 0 && !generic && r->line > 0 && lay.n_index == 1 &&
+            lay.n_time <= 1 && lay.n_bus == 0) {
+            long rows;
+            const char *blk = tm_lines_peek(r, &n);
+            size_t used = csv_block(tm, blk, n, cols, &lay, ncol, &fs, name, r->line, &rows, &e);
+            tm_lines_skip(r, used, rows);
+            if (e != PFI_OK)
+                return e;
+        }
+#endif
+        e = tm_lines_next(r, &s, &n, &eof);
         if (e != PFI_OK)
             return e;
         if (eof)
@@ -416,7 +599,7 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
         if (t.n == 0)
             continue;
         /* Headers start with a lower-case name; data rows never take the fast path then. */
-        bool fast = have_header && ncol > 0 && !(t.s[0] >= 'a' && t.s[0] <= 'z');
+        bool fast = have_header && ncol > 0 && !generic && !(t.s[0] >= 'a' && t.s[0] <= 'z');
 #if TM_FAST_LINES
         if (fast && t.n < 128)
             fast = csv_fast_line(t.s, t.n, cols, lay.ulen, ncol, f, fv);
@@ -467,27 +650,28 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
             f[lay.index_col].n <= 16) {
             span ix = f[lay.index_col];
             size_t slot;
-            if (!tm_kc_get(&kc, ix.s, ix.n, &slot, &ent)) {
+            if (!tm_kc_get(&fs.kc, ix.s, ix.n, &slot, &ent)) {
                 char ename[64];
                 gpu_name(ename, ix);
                 if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
                     return e;
-                tm_kc_put(&kc, ix.s, ix.n, ent);
+                tm_kc_put(&fs.kc, ix.s, ix.n, ent);
             }
             double tsec = 0;
             bool has_t = false;
             if (lay.n_time == 1) {
                 span x = f[lay.time_col];
-                if (x.n == ts_len && memcmp(x.s, ts_text, x.n) == 0) {
-                    tsec = ts_t;
-                    has_t = ts_has;
+                if (x.n == fs.ts_len && memcmp(x.s, fs.ts_text, x.n) == 0) {
+                    tsec = fs.ts_t;
+                    has_t = fs.ts_has;
                 } else {
                     csv_time(x, last_date, sizeof last_date, &last_days, &tsec, &has_t);
-                    if (x.n <= sizeof ts_text) {
-                        memcpy(ts_text, x.s, x.n);
-                        ts_len = x.n;
-                        ts_t = tsec;
-                        ts_has = has_t;
+                    if (x.n <= sizeof fs.ts_text) {
+                        memset(fs.ts_text, 0, sizeof fs.ts_text);
+                        memcpy(fs.ts_text, x.s, x.n);
+                        fs.ts_len = x.n;
+                        fs.ts_t = tsec;
+                        fs.ts_has = has_t;
                     }
                 }
             }

@@ -25,13 +25,29 @@ typedef struct tm_lines {
 /* Every line handed out is followed by at least TM_LINE_PAD readable bytes (the rest of the
  * block, then zeros), so the hot paths may load 16 or 64 bytes at a time past a line's end
  * without a bounds check; what lies past the end is never taken as part of the line. */
-#define TM_LINE_PAD 64
+#define TM_LINE_PAD 128
 
 pfi_error tm_lines_init(tm_lines *r, FILE *f);
 void tm_lines_free(tm_lines *r);
 /* Next line in *s (borrowed, NOT NUL-terminated, CR stripped), *n its length; *eof at end.
  * PFI_ERR_LINE_TOO_LONG when a line exceeds PFI_TM_MAX_LINE. */
 pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof);
+
+/* The buffered bytes not yet handed out: *n bytes at the result (borrowed), then
+ * TM_LINE_PAD readable bytes. A block path may take whole lines from them directly and
+ * then tm_lines_skip them; what it leaves is handed out by tm_lines_next as before. */
+static inline const char *tm_lines_peek(const tm_lines *r, size_t *n)
+{
+    *n = r->len - r->pos;
+    return r->buf + r->pos;
+}
+
+/* Mark bytes (whole lines, lines of them) of tm_lines_peek's data as read. */
+static inline void tm_lines_skip(tm_lines *r, size_t bytes, long lines)
+{
+    r->pos += bytes;
+    r->line += lines;
+}
 
 /* Fast locale-free number parse of text[0..len) (blanks trimmed); falls back to
  * pfi_value_parse for anything unusual. Missing tokens give PFI_VALUE_MISSING. */
@@ -77,7 +93,8 @@ static inline bool tm_out_of_range(const pfi_tm *tm, pfi_tm_kind kind, double v)
  * full buffer — goes to tm_put itself before anything is changed, so the result is always
  * tm_put's.
  */
-static inline pfi_error tm_put_ok(pfi_tm *tm, size_t e, size_t f, double t, double v)
+static inline __attribute__((always_inline)) pfi_error tm_put_ok(pfi_tm *tm, size_t e, size_t f,
+                                                                 double t, double v)
 {
     int k = tm->map[e * PFI_TM_MAX_FIELDS + f];
     pfi_tm_kind kind = tm->fields[f].kind;
@@ -107,12 +124,79 @@ static inline pfi_error tm_put_ok(pfi_tm *tm, size_t e, size_t f, double t, doub
     return PFI_OK;
 }
 
+/* The values tm_out_of_range accepts for kind: [*lo, *hi] (v outside, or NaN: rejected). */
+static inline void tm_kind_range(const pfi_tm *tm, pfi_tm_kind kind, double *lo, double *hi)
+{
+    *lo = 0;
+    *hi = INFINITY;
+    switch (kind) {
+    case PFI_KIND_PERCENT:
+        *hi = 100;
+        break;
+    case PFI_KIND_RATIO:
+        *hi = 1;
+        break;
+    case PFI_KIND_POWER_W:
+        if (tm->max_limit_w > 0)
+            *hi = 2 * tm->max_limit_w;
+        break;
+    case PFI_KIND_LIMIT_W:
+    case PFI_KIND_ENERGY_MJ:
+        break;
+    default:
+        *lo = -INFINITY;
+    }
+}
+
+/*
+ * tm_put_ok for the block paths: the field's range [lo, hi] comes from tm_kind_range
+ * (computed once per block), row is tm->map's row of entity e. Only for fields that are
+ * not a maximum power limit (dcgm_id 162), whose values move the power range; same result
+ * as tm_put_ok otherwise — every case it does not store goes to tm_put unchanged.
+ */
+static inline __attribute__((always_inline)) pfi_error
+tm_put_in(pfi_tm *tm, const int *row, size_t e, size_t f, double t, double v, double lo,
+          double hi)
+{
+    int k = row[f];
+    if (k < 0 || !(v >= lo && v <= hi) || (v >= 2147483632.0 && tm_is_dcgm_blank(v)))
+        return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
+    pfi_tm_series *s = &tm->series[k];
+    if (tm->opt.keep_series) {
+        if (s->n == s->cap || tm->n_stored >= PFI_TM_MAX_SAMPLES)
+            return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
+        s->t_s[s->n] = t;
+        s->value[s->n] = v;
+        s->brk[s->n] = s->n == 0 || s->pending_break || !(t > s->last_t);
+        s->n++;
+        tm->n_stored++;
+    }
+    s->last_row = -1;
+    s->last_pod = false;
+    s->n_valid++;
+    s->sum += v;
+    s->last_good_t_s = t;
+    s->pending_break = false;
+    s->last_t = t;
+    return PFI_OK;
+}
+
 /* Time of a new row of entity e: t when has_t, else nominal index x interval. Handles
  * backwards jumps (segment split) and, when tod is true, midnight rollover. */
 double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long line,
                    const char *name);
 /* The nominal sampling interval: options.interval_s, else 1 s (noted once). */
 double tm_interval(pfi_tm *tm);
+
+/* tm_row_time(tm, e, false, ...) inlined: a row without a time of its own. */
+static inline double tm_row_time_nominal(pfi_tm *tm, size_t e)
+{
+    pfi_tm_entity *en = &tm->entities[e];
+    en->rows++;
+    tm->time_nominal = true;
+    tm->time_relative = true;
+    return (double)(en->rows - 1) * (tm->opt.interval_s > 0 ? tm->opt.interval_s : tm_interval(tm));
+}
 void tm_note(pfi_tm *tm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tm_tool_error(pfi_tm *tm, const char *name, long line, const char *s, size_t n);
 void tm_mark_lost(pfi_tm *tm, size_t e, double t);

@@ -260,14 +260,34 @@ static inline __attribute__((always_inline)) int64_t tm_digits16(const char *p, 
     return (hi < 0 || lo < 0) ? -1 : hi * 100000000 + lo;
 }
 
+/* The value of the 1..8 digits in the low len bytes of x (first digit lowest, the bytes
+ * above len zero), or -1 when one of them is not a digit. */
+static inline __attribute__((always_inline)) int64_t tm_digits_in(uint64_t x, size_t len)
+{
+    x <<= 8 * (8 - len);                                    /* the digits in the high bytes */
+    x |= (0x3030303030303030ULL >> (4 * len)) >> (4 * len); /* '0's in front */
+    if (((x & 0xF0F0F0F0F0F0F0F0ULL) | (((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL)
+                                         >> 4)) != 0x3333333333333333ULL)
+        return -1;
+    x = ((x & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8;
+    x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
+    x = ((x & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
+    return (int64_t)x;
+}
+
 /*
  * tm_token_number — the whole token p[0..len) as a plain decimal "-?[0-9]*(\.[0-9]*)?" of
  * 1..15 digits: true with the value in *out, exactly tm_scan_number's (the mantissa is
  * exact either way, then one correctly rounded division). False for anything else — the
  * caller then takes the path it would have taken for a token tm_scan_number refuses.
  * Reads p[0..17) (TM_LINE_PAD covers it inside a line).
+ *
+ * A token of at most 8 bytes (nearly every telemetry value) is one 8-byte load: the dot
+ * is found from a byte mask and squeezed out by one shift, so the digits on both sides
+ * convert as one run of at most 7 or 8.
  */
-static inline bool tm_token_number(const char *p, size_t len, double *out)
+static inline __attribute__((always_inline)) bool tm_token_number(const char *p, size_t len,
+                                                                  double *out)
 {
     static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
@@ -276,33 +296,186 @@ static inline bool tm_token_number(const char *p, size_t len, double *out)
     len -= neg;
     if (len == 0 || len > 16)
         return false;
-    uint64_t d0 = tm_eq_mask(tm_load8(p), '.'), d1 = tm_eq_mask(tm_load8(p + 8), '.');
-    size_t dot = d0 ? (size_t)(__builtin_ctzll(d0) >> 3)
-                    : d1 ? 8 + (size_t)(__builtin_ctzll(d1) >> 3) : 16;
     int64_t m;
     size_t fd = 0;
-    if (dot >= len) {
-        if (len > 15)
+    if (len <= 8) {
+        uint64_t x = tm_load8(p) & (~0ULL >> (64 - 8 * len));
+        uint64_t dm = tm_eq_mask(x, '.');
+        size_t nd = len;
+        if (dm != 0) {
+            if ((dm & (dm - 1)) != 0 || len == 1)
+                return false; /* two dots, or "." alone */
+            size_t dot = (size_t)__builtin_ctzll(dm) >> 3;
+            uint64_t low = dot ? ~0ULL >> (64 - 8 * dot) : 0; /* the digits before the dot */
+            x = (x & low) | ((x >> 8) & ~low);
+            fd = len - dot - 1;
+            nd = len - 1;
+        }
+        m = tm_digits_in(x, nd);
+        if (m < 0)
             return false;
-        m = tm_digits16(p, len);
     } else {
-        fd = len - dot - 1;
-        if (dot + fd == 0 || dot > 8 || fd > 8 || dot + fd > 15)
-            return false; /* (the rare long sides go the general way: same result) */
-        int64_t ip = tm_digits16(p, dot), fp = tm_digits16(p + dot + 1, fd);
-        if (ip < 0 || fp < 0)
+        uint64_t d0 = tm_eq_mask(tm_load8(p), '.'), d1 = tm_eq_mask(tm_load8(p + 8), '.');
+        size_t dot = d0 ? (size_t)(__builtin_ctzll(d0) >> 3)
+                        : d1 ? 8 + (size_t)(__builtin_ctzll(d1) >> 3) : 16;
+        if (dot >= len) {
+            if (len > 15)
+                return false;
+            m = tm_digits16(p, len);
+        } else {
+            fd = len - dot - 1;
+            if (dot + fd == 0 || dot > 8 || fd > 8 || dot + fd > 15)
+                return false; /* (the rare long sides go the general way: same result) */
+            int64_t ip = tm_digits16(p, dot), fp = tm_digits16(p + dot + 1, fd);
+            if (ip < 0 || fp < 0)
+                return false;
+            static const int64_t i10[9] = {1,      10,      100,      1000,     10000,
+                                           100000, 1000000, 10000000, 100000000};
+            m = ip * i10[fd] + fp;
+        }
+        if (m < 0)
             return false;
-        static const int64_t i10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
-                                       100000000};
-        m = ip * i10[fd] + fp;
     }
-    if (m < 0)
-        return false;
     double v = fd ? (double)m / p10[fd] : (double)m;
     *out = neg ? -v : v;
     return true;
 }
 
+/* ---- blocks of lines: each byte classified once, 64 at a time ---- */
+
+/*
+ * The readers' block paths walk many lines of the buffer at once (tm_lines_peek): a window
+ * of 128 classified bytes slides along in steps of 64, so each byte is classified once, and
+ * a line's end, its blanks and its separators are all read off the same masks — no
+ * search per line. Lines are at most 127 bytes here; a longer one, or one not finished
+ * inside the buffered data, ends the block and goes the general way.
+ */
+typedef unsigned __int128 tm_u128;
+
+typedef struct tm_window {
+    const char *base, *end; /* the masks describe base[0..192); data ends at end */
+    uint64_t blank[3], nl[3], chr[3]; /* ' ' or '\t'; '\n'; the separator (0: none) */
+} tm_window;
+
+/* Masks of p[0..64): blanks, newlines, bytes equal to c. */
+static inline void tm_class64_3(const char *p, char c, uint64_t *blank, uint64_t *nl,
+                                uint64_t *chr)
+{
+#if TM_SSE2
+    const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), lf = _mm_set1_epi8('\n'),
+                  cc = _mm_set1_epi8(c);
+    uint64_t b = 0, l = 0, m = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        __m128i bl = _mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, tab));
+        b |= (uint64_t)(uint32_t)_mm_movemask_epi8(bl) << (16 * k);
+        l |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, lf)) << (16 * k);
+        if (c != 0)
+            m |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, cc)) << (16 * k);
+    }
+    *blank = b;
+    *nl = l;
+    *chr = m;
+#else
+    uint64_t b = 0, l = 0, m = 0;
+    for (int k = 0; k < 8; k++) {
+        uint64_t x = tm_load8(p + 8 * k);
+        uint64_t bl = (tm_eq_mask(x, ' ') | tm_eq_mask(x, '\t')) >> 7;
+        uint64_t lx = tm_eq_mask(x, '\n') >> 7;
+        uint64_t cx = c != 0 ? tm_eq_mask(x, (unsigned char)c) >> 7 : 0;
+        b |= ((bl * 0x0102040810204080ULL) >> 56) << (8 * k);
+        l |= ((lx * 0x0102040810204080ULL) >> 56) << (8 * k);
+        m |= ((cx * 0x0102040810204080ULL) >> 56) << (8 * k);
+    }
+    *blank = b;
+    *nl = l;
+    *chr = m;
+#endif
+}
+
+/* Chunk i (0..2) of the window: classified when it starts inside the data (it then reads
+ * at most 63 bytes past the end: TM_LINE_PAD covers them), else empty. */
+static inline void tm_window_fill(tm_window *w, int i, char c)
+{
+    if (w->base + 64 * i < w->end)
+        tm_class64_3(w->base + 64 * i, c, &w->blank[i], &w->nl[i], &w->chr[i]);
+    else
+        w->blank[i] = w->nl[i] = w->chr[i] = 0;
+}
+
+/* A window over the data p[0..end - p), p < end, TM_LINE_PAD readable bytes after end. */
+static inline void tm_window_init(tm_window *w, const char *p, const char *end, char c)
+{
+    w->base = p;
+    w->end = end;
+    for (int i = 0; i < 3; i++)
+        tm_window_fill(w, i, c);
+}
+
+/* Slide the window until p lies in its first 64 bytes; returns p - base (0..63). The
+ * window then covers p[0..128) at least. */
+static inline unsigned tm_window_at(tm_window *w, const char *p, char c)
+{
+    while (p - w->base >= 64) {
+        w->base += 64;
+        for (int i = 0; i < 2; i++) {
+            w->blank[i] = w->blank[i + 1];
+            w->nl[i] = w->nl[i + 1];
+            w->chr[i] = w->chr[i + 1];
+        }
+        tm_window_fill(w, 2, c);
+    }
+    return (unsigned)(p - w->base);
+}
+
+/* Bits [sh, sh + 128) of the 192-bit mask m, sh < 64. */
+static inline tm_u128 tm_window_view(const uint64_t *m, unsigned sh)
+{
+    /* ((x << 1) << (63 - sh)) is x << (64 - sh) without the undefined shift at sh = 0 */
+    uint64_t lo = (m[0] >> sh) | ((m[1] << 1) << (63 - sh));
+    uint64_t hi = (m[1] >> sh) | ((m[2] << 1) << (63 - sh));
+    return (tm_u128)lo | ((tm_u128)hi << 64);
+}
+
+/* Index of the highest set bit of x != 0. */
+static inline unsigned tm_msb128(tm_u128 x)
+{
+    uint64_t hi = (uint64_t)(x >> 64);
+    return hi ? 127 - (unsigned)__builtin_clzll(hi) : 63 - (unsigned)__builtin_clzll((uint64_t)x);
+}
+
+/* p[0..len) == ref[0..len), len <= 32; p[0..32) readable, ref zero padded to 32 bytes. */
+static inline bool tm_eq_short(const char *p, const char *ref, size_t len)
+{
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8)
+        if (tm_load8(p + i) != tm_load8(ref + i))
+            return false;
+    return i == len || ((tm_load8(p + i) ^ tm_load8(ref + i)) & (~0ULL >> (64 - 8 * (len - i)))) == 0;
+}
+
+static inline unsigned tm_ctz128(tm_u128 x)
+{
+    uint64_t lo = (uint64_t)x;
+    return lo ? (unsigned)__builtin_ctzll(lo) : 64 + (unsigned)__builtin_ctzll((uint64_t)(x >> 64));
+}
+
+static inline unsigned tm_popcount128(tm_u128 x)
+{
+    return (unsigned)(__builtin_popcountll((uint64_t)x) + __builtin_popcountll((uint64_t)(x >> 64)));
+}
+
+/* The line starting at p = base + sh: its length without the newline (0..127) in *len,
+ * false when it has no newline in its first 128 bytes (a long line, or the end of the
+ * data: the padding holds no newline). */
+static inline bool tm_window_line(const tm_window *w, unsigned sh, unsigned *len)
+{
+    tm_u128 nl = tm_window_view(w->nl, sh);
+    if (nl == 0)
+        return false;
+    *len = tm_ctz128(nl);
+    return true;
+}
 
 /* ---- a small text -> index cache (entity of a row's id token) ---- */
 
@@ -338,7 +511,7 @@ static inline size_t tm_kc_key(const char *p, size_t len, uint64_t *k0, uint64_t
     return (size_t)((x * 0x9E3779B1u) >> 24); /* 8 bits: TM_KC_SLOTS */
 }
 
-static inline bool tm_kc_get(const tm_keycache *c, const char *p, size_t len, size_t *slot,
+static inline __attribute__((always_inline)) bool tm_kc_get(const tm_keycache *c, const char *p, size_t len, size_t *slot,
                              size_t *val)
 {
     uint64_t a, b;

@@ -10,6 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <stdlib.h>
+
+#include "../tm_compare.h"
 #include "pfi/reduce.h"
 #include "pfi/telemetry.h"
 
@@ -58,6 +61,41 @@ static inline int fuzz_telemetry(const uint8_t *data, size_t size, pfi_tm_format
     }
     fclose(f);
     return 0;
+}
+
+/*
+ * The readers' fast row paths against their general path (differential fuzzing): the
+ * input read as shipped and with options.generic_rows, under the given options; any
+ * difference in the error, the counters, notes, entities or series aborts (the difference
+ * printed first).
+ */
+static inline void fuzz_telemetry_same(const uint8_t *data, size_t size, pfi_tm_format fmt,
+                                       pfi_tm_options o)
+{
+    pfi_tm *tm[2] = {NULL, NULL};
+    pfi_error e[2] = {PFI_OK, PFI_OK};
+    for (int k = 0; k < 2; k++) {
+        o.generic_rows = k == 1;
+        FILE *f = fuzz_stream_or_empty(data, size);
+        if (f == NULL || pfi_tm_create(&o, &tm[k]) != PFI_OK) {
+            if (f != NULL)
+                fclose(f);
+            pfi_tm_destroy(tm[0]);
+            pfi_tm_destroy(tm[1]);
+            return;
+        }
+        pfi_diag d;
+        e[k] = pfi_tm_read_stream(tm[k], f, "fuzz", fmt, &d);
+        fclose(f);
+    }
+    char why[2048];
+    if (e[0] != e[1] || !tm_compare(tm[0], tm[1], why, sizeof why)) {
+        fprintf(stderr, "fast and general paths differ: %s\n",
+                e[0] != e[1] ? pfi_strerror(e[0]) : why);
+        abort();
+    }
+    pfi_tm_destroy(tm[0]);
+    pfi_tm_destroy(tm[1]);
 }
 
 #endif
