@@ -3,8 +3,9 @@
  *
  * The dcgmi dmon and nvidia-smi CSV readers take common rows through block and per-line
  * fast paths; their contract is that the result is exactly the general path's. Every input
- * here is read twice — as shipped and with options.generic_rows — under several formats
- * and options, and tm_compare (tm_compare.h) must find no difference in counters, notes,
+ * here is read three times — with options.generic_rows, as shipped, and with
+ * options.no_simd (the fast paths' baseline copy, without the run-time-selected SSSE3/BMI
+ * one) — under several formats and options, and tm_compare (tm_compare.h) must find no difference in counters, notes,
  * entities, fields or series (sums and samples bit for bit), nor in the error returned.
  *
  * Inputs: every file under the directories given on the command line (the fuzz corpora
@@ -58,28 +59,38 @@ static int check(const char *name, const char *data, size_t size)
                                 .max_power_w = variant == 1 ? 700 : 0};
             if (variant == 2 && fmts[fi] == PFI_TM_SMI_CSV)
                 o.csv_fields = csv_fields;
-            pfi_tm *a, *b;
-            pfi_diag da, db;
-            pfi_error ea = read_one(data, size, fmts[fi], &o, &a, &da);
+            /* the general path, then the fast paths as the CPU allows and without SIMD */
+            pfi_tm *b;
+            pfi_diag db;
             o.generic_rows = true;
             pfi_error eb = read_one(data, size, fmts[fi], &o, &b, &db);
-            char why[2048] = "";
-            int same = ea == eb && a != NULL && b != NULL;
-            if (!same)
-                snprintf(why, sizeof why, "error %s / %s", pfi_strerror(ea), pfi_strerror(eb));
-            else if (ea != PFI_OK && (da.line != db.line || strcmp(da.message, db.message)))
-                snprintf(why, sizeof why, "diag %ld '%.300s' / %ld '%.300s'", da.line, da.message,
-                         db.line, db.message), same = 0;
-            else
-                same = tm_compare(a, b, why, sizeof why);
-            pfi_tm_destroy(a);
-            pfi_tm_destroy(b);
-            n_compared++;
-            if (!same) {
-                fprintf(stderr, "%s (format %d, variant %d): fast and general paths differ: %s\n",
-                        name, (int)fmts[fi], variant, why);
-                return 0;
+            o.generic_rows = false;
+            for (int simd = 0; simd < 2; simd++) {
+                o.no_simd = simd == 1;
+                pfi_tm *a;
+                pfi_diag da;
+                pfi_error ea = read_one(data, size, fmts[fi], &o, &a, &da);
+                char why[2048] = "";
+                int same = ea == eb && a != NULL && b != NULL;
+                if (!same)
+                    snprintf(why, sizeof why, "error %s / %s", pfi_strerror(ea),
+                             pfi_strerror(eb));
+                else if (ea != PFI_OK && (da.line != db.line || strcmp(da.message, db.message)))
+                    snprintf(why, sizeof why, "diag %ld '%.300s' / %ld '%.300s'", da.line,
+                             da.message, db.line, db.message), same = 0;
+                else
+                    same = tm_compare(a, b, why, sizeof why);
+                pfi_tm_destroy(a);
+                n_compared++;
+                if (!same) {
+                    fprintf(stderr, "%s (format %d, variant %d%s): fast and general paths "
+                                    "differ: %s\n",
+                            name, (int)fmts[fi], variant, simd ? ", no SIMD" : "", why);
+                    pfi_tm_destroy(b);
+                    return 0;
+                }
             }
+            pfi_tm_destroy(b);
         }
     return 1;
 }

@@ -95,6 +95,9 @@ typedef struct pfi_tm_options {
                               fast row paths. The results are identical by contract (same
                               series, sums, notes and counters); tests and fuzzers read each
                               input both ways and compare. Off: the default. */
+    bool no_simd;          /* the fast row paths without instructions beyond the baseline
+                              (SSE2 on x86-64), even where the CPU has them: for tests of
+                              that path; results are the same either way. */
 } pfi_tm_options;
 
 /* One (entity, field) series. Arrays hold the valid samples only, in file order. */

@@ -128,9 +128,9 @@ static bool dcgmi_fast_line(const char *s, size_t n, size_t nf, span *f, double 
  * consumed (*rows of them); on an error from the collector, *err, with *rows counting the
  * failing row too (so the caller's line number names it).
  */
-static size_t dcgmi_block(pfi_tm *tm, const char *p0, size_t avail, size_t nf,
-                          const size_t *fields, const tm_keycache *kc, long *rows,
-                          pfi_error *err)
+static inline __attribute__((always_inline)) size_t
+dcgmi_block_body(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
+                 const tm_keycache *kc, long *rows, pfi_error *err, const bool simd)
 {
     const char *p = p0, *end = p0 + avail;
     double fv[16], lo[16], hi[16];
@@ -147,6 +147,7 @@ static size_t dcgmi_block(pfi_tm *tm, const char *p0, size_t avail, size_t nf,
         tm_kind_range(tm, fl->kind, &lo[i], &hi[i]);
     }
     const unsigned n_edges = 2 * ((unsigned)nf + 2);
+    const bool keep = tm->opt.keep_series;
     tm_window w;
     tm_window_init(&w, p, end, '\0');
     while (p < end) {
@@ -170,14 +171,14 @@ static size_t dcgmi_block(pfi_tm *tm, const char *p0, size_t avail, size_t nf,
             break;
         size_t i;
         for (i = 0; i < nf; i++)
-            if (!tm_token_number(p + pos[4 + 2 * i], pos[5 + 2 * i] - pos[4 + 2 * i], &fv[i]))
+            if (!tm_number_in(simd, p + pos[4 + 2 * i], pos[5 + 2 * i] - pos[4 + 2 * i], &fv[i]))
                 break;
         if (i < nf)
             break;
         double tt = tm_row_time_nominal(tm, ent);
         const int *row = &tm->map[ent * PFI_TM_MAX_FIELDS];
         for (i = 0; i < nf; i++) {
-            *err = plain ? tm_put_in(tm, row, ent, fields[i], tt, fv[i], lo[i], hi[i])
+            *err = plain ? tm_put_in(tm, row, ent, fields[i], tt, fv[i], lo[i], hi[i], keep)
                          : tm_put_ok(tm, ent, fields[i], tt, fv[i]);
             if (*err != PFI_OK) {
                 *rows = k + 1;
@@ -191,11 +192,35 @@ static size_t dcgmi_block(pfi_tm *tm, const char *p0, size_t avail, size_t nf,
     *rows = k;
     return (size_t)(p - p0);
 }
+
+/* dcgmi_block_body compiled twice: with the SSSE3 number conversion, and without. */
+#if TM_SSE2
+__attribute__((target(TM_SIMD_TARGET))) static size_t
+dcgmi_block_ssse3(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
+                  const tm_keycache *kc, long *rows, pfi_error *err)
+{
+    return dcgmi_block_body(tm, p0, avail, nf, fields, kc, rows, err, true);
+}
+#endif
+
+static size_t dcgmi_block(pfi_tm *tm, const char *p0, size_t avail, size_t nf,
+                          const size_t *fields, const tm_keycache *kc, long *rows,
+                          pfi_error *err, bool simd)
+{
+#if TM_SSE2
+    if (simd)
+        return dcgmi_block_ssse3(tm, p0, avail, nf, fields, kc, rows, err);
+#endif
+    return dcgmi_block_body(tm, p0, avail, nf, fields, kc, rows, err, false);
+}
 #endif
 
 pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     bool generic = tm->opt.generic_rows;
+#if TM_FAST_LINES
+    bool simd = tm_use_ssse3(tm->opt.no_simd);
+#endif
 #if TM_FAST_LINES
     tm_keycache kc; /* "<word> <id>" as written -> entity */
     memset(kc.len1, 0, sizeof kc.len1);
@@ -216,7 +241,7 @@ pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *dia
         if (have_header && nf > 0 && !generic) {
             long rows;
             const char *blk = tm_lines_peek(r, &n);
-            size_t used = dcgmi_block(tm, blk, n, nf, fields, &kc, &rows, &e);
+            size_t used = dcgmi_block(tm, blk, n, nf, fields, &kc, &rows, &e, simd);
             tm_lines_skip(r, used, rows);
             if (e != PFI_OK)
                 return e;

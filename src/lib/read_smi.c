@@ -388,12 +388,25 @@ typedef struct csv_fast_state {
  * exactly the header's unit. The first line that does not qualify ends the block before
  * anything of it is used. Layout: one index column, at most one timestamp, no bus id.
  */
-static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
-                        const csv_layout *lay, size_t ncol, csv_fast_state *fs,
-                        const char *name, long line0, long *rows, pfi_error *err)
+static inline __attribute__((always_inline)) size_t
+csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+               const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
+               long line0, long *rows, pfi_error *err, const bool simd)
 {
     const char *p = p0, *end = p0 + avail;
-    double fv[32], lo[32], hi[32];
+    /* The layout compiled once: the value columns in order, with their field, accepted
+     * range and unit (at most 8 bytes, as one word); rows are at most 63 bytes, so at most
+     * 32 fields. */
+    struct vcol {
+        unsigned col;
+        size_t field;
+        double lo, hi;
+        uint64_t unit, umask;
+        unsigned ulen;
+    } vc[32];
+    double fv[32];
+    unsigned cpos[64];
+    size_t nv = 0;
     long k = 0;
     *err = PFI_OK;
     *rows = 0;
@@ -405,18 +418,20 @@ static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col 
             continue;
         const pfi_tm_field *fl = &tm->fields[cols[i].field];
         plain &= !(fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
-        tm_kind_range(tm, fl->kind, &lo[i], &hi[i]);
-    }
-    uint64_t unit[32], umask[32]; /* each column's unit (at most 8 bytes), as one word */
-    for (size_t i = 0; i < ncol; i++) {
-        size_t ul = lay->ulen[i];
-        if (ul > 8)
+        struct vcol *v = &vc[nv++];
+        v->col = (unsigned)i;
+        v->field = cols[i].field;
+        tm_kind_range(tm, fl->kind, &v->lo, &v->hi);
+        v->ulen = (unsigned)lay->ulen[i];
+        if (v->ulen > 8)
             return 0;
         char u8[8] = {0};
-        memcpy(u8, cols[i].unit, ul);
-        unit[i] = tm_load8(u8);
-        umask[i] = ul ? ~0ULL >> (64 - 8 * ul) : 0;
+        memcpy(u8, cols[i].unit, v->ulen);
+        v->unit = tm_load8(u8);
+        v->umask = v->ulen ? ~0ULL >> (64 - 8 * v->ulen) : 0;
     }
+    const unsigned ix_col = (unsigned)lay->index_col, ts_col = (unsigned)lay->time_col;
+    const bool has_ts = lay->n_time == 1, keep_series = tm->opt.keep_series;
     tm_window w;
     tm_window_init(&w, p, end, ',');
     while (p < end) {
@@ -435,59 +450,54 @@ static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col 
         char c0 = p[__builtin_ctzll(first)];
         if (c0 >= 'a' && c0 <= 'z')
             break;
-        /* Each field: the bits between its commas; its trimmed text runs from its first
-         * token's first byte to its last token's last. */
-        span ix = {NULL, 0}, ts = {NULL, 0};
+        /* Field i holds the bits [start(i), cpos[i]); start(0) = 0, else cpos[i - 1] + 1.
+         * Its trimmed text runs from its first token's first byte to its last's last. */
+        unsigned nc = 0;
+        for (; cm != 0; cm &= cm - 1)
+            cpos[nc++] = (unsigned)__builtin_ctzll(cm);
+        if (nc + 1 != ncol)
+            break;
+        cpos[nc] = n;
+#define CSV_FIELD_MASK(i) (((1ULL << cpos[i]) - 1) & ~(((i) ? 2ULL << cpos[(i) - 1] : 1ULL) - 1))
         size_t i;
-        for (i = 0; i < ncol; i++) {
-            uint64_t upto; /* the bits up to and with the field's comma */
-            if (i + 1 < ncol) {
-                if (cm == 0)
+        for (i = 0; i < nv; i++) {
+            const struct vcol *v = &vc[i];
+            uint64_t f = CSV_FIELD_MASK(v->col), fa = first & f, la = last & f;
+            if (fa == 0)
+                break;
+            unsigned a = (unsigned)__builtin_ctzll(fa), e = (unsigned)__builtin_ctzll(la) + 1;
+            if (!tm_number_in(simd, p + a, e - a, &fv[i]))
+                break;
+            uint64_t more = fa & (fa - 1);
+            if (more != 0) { /* a unit: exactly the header's */
+                unsigned u = (unsigned)__builtin_ctzll(more);
+                unsigned z = 64 - (unsigned)__builtin_clzll(la);
+                if (z - u != v->ulen || ((tm_load8(p + u) ^ v->unit) & v->umask) != 0)
                     break;
-                upto = cm ^ (cm - 1);
-                cm &= cm - 1;
-            } else {
-                if (cm != 0)
-                    break; /* more fields than the header */
-                upto = keep;
-            }
-            uint64_t fa = first & upto, la = last & upto;
-            first &= ~upto;
-            last &= ~upto;
-            if (cols[i].role == COL_VALUE) {
-                if (fa == 0)
-                    break;
-                unsigned a = (unsigned)__builtin_ctzll(fa), e = (unsigned)__builtin_ctzll(la) + 1;
-                if (!tm_token_number(p + a, e - a, &fv[i]))
-                    break;
-                uint64_t more = fa & (fa - 1);
-                if (more != 0) { /* a unit: exactly the header's */
-                    unsigned u = (unsigned)__builtin_ctzll(more);
-                    unsigned z = 64 - (unsigned)__builtin_clzll(la);
-                    if (z - u != lay->ulen[i] || ((tm_load8(p + u) ^ unit[i]) & umask[i]) != 0)
-                        break;
-                }
-            } else if (cols[i].role == COL_INDEX) {
-                if (fa == 0)
-                    break;
-                unsigned a = (unsigned)__builtin_ctzll(fa), z = 64 - (unsigned)__builtin_clzll(la);
-                if (z - a > 16)
-                    break;
-                ix = (span){p + a, z - a};
-            } else if (cols[i].role == COL_TIMESTAMP) {
-                unsigned a = fa ? (unsigned)__builtin_ctzll(fa) : 0;
-                unsigned z = fa ? 64 - (unsigned)__builtin_clzll(la) : 0;
-                ts = (span){p + a, z - a};
             }
         }
-        if (i < ncol)
+        if (i < nv)
             break;
+        uint64_t fx = CSV_FIELD_MASK(ix_col), xa = first & fx;
+        if (xa == 0)
+            break;
+        unsigned xa0 = (unsigned)__builtin_ctzll(xa), xz = 64 - (unsigned)__builtin_clzll(last & fx);
+        if (xz - xa0 > 16)
+            break;
+        span ix = {p + xa0, xz - xa0}, ts = {NULL, 0};
+        if (has_ts) {
+            uint64_t ft = CSV_FIELD_MASK(ts_col), ta = first & ft;
+            unsigned a = ta ? (unsigned)__builtin_ctzll(ta) : 0;
+            unsigned z = ta ? 64 - (unsigned)__builtin_clzll(last & ft) : 0;
+            ts = (span){p + a, z - a};
+        }
+#undef CSV_FIELD_MASK
         size_t slot, ent;
         if (!tm_kc_get(&fs->kc, ix.s, ix.n, &slot, &ent))
             break;
         double tsec = 0;
         bool has_t = false;
-        if (lay->n_time == 1) {
+        if (has_ts) {
             if (ts.n == fs->ts_len && tm_eq_short(ts.s, fs->ts_text, ts.n)) {
                 tsec = fs->ts_t;
                 has_t = fs->ts_has;
@@ -513,11 +523,10 @@ static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col 
             tt = tm_row_time(tm, ent, has_t, tsec, false, line0 + k + 1, name);
         }
         const int *row = &tm->map[ent * PFI_TM_MAX_FIELDS];
-        for (i = 0; i < ncol; i++) {
-            if (cols[i].role != COL_VALUE)
-                continue;
-            *err = plain ? tm_put_in(tm, row, ent, cols[i].field, tt, fv[i], lo[i], hi[i])
-                         : tm_put_ok(tm, ent, cols[i].field, tt, fv[i]);
+        for (i = 0; i < nv; i++) {
+            *err = plain ? tm_put_in(tm, row, ent, vc[i].field, tt, fv[i], vc[i].lo, vc[i].hi,
+                                     keep_series)
+                         : tm_put_ok(tm, ent, vc[i].field, tt, fv[i]);
             if (*err != PFI_OK) {
                 *rows = k + 1;
                 return (size_t)(p - p0);
@@ -532,6 +541,28 @@ static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col 
     }
     *rows = k;
     return (size_t)(p - p0);
+}
+
+/* csv_block_body compiled twice: with the SSSE3 number conversion, and without. */
+#if TM_SSE2
+__attribute__((target(TM_SIMD_TARGET))) static size_t
+csv_block_ssse3(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+                const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
+                long line0, long *rows, pfi_error *err)
+{
+    return csv_block_body(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err, true);
+}
+#endif
+
+static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+                        const csv_layout *lay, size_t ncol, csv_fast_state *fs,
+                        const char *name, long line0, long *rows, pfi_error *err, bool simd)
+{
+#if TM_SSE2
+    if (simd)
+        return csv_block_ssse3(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err);
+#endif
+    return csv_block_body(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err, false);
 }
 #endif
 
@@ -550,6 +581,7 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
     lay.n_index = 0;
     bool generic = tm->opt.generic_rows;
 #if TM_FAST_LINES
+    bool simd = tm_use_ssse3(tm->opt.no_simd);
     csv_fast_state fs;
     memset(fs.kc.len1, 0, sizeof fs.kc.len1);
     fs.ts_len = SIZE_MAX;
@@ -580,7 +612,8 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
             lay.n_time <= 1 && lay.n_bus == 0) {
             long rows;
             const char *blk = tm_lines_peek(r, &n);
-            size_t used = csv_block(tm, blk, n, cols, &lay, ncol, &fs, name, r->line, &rows, &e);
+            size_t used = csv_block(tm, blk, n, cols, &lay, ncol, &fs, name, r->line, &rows, &e,
+                                    simd);
             tm_lines_skip(r, used, rows);
             if (e != PFI_OK)
                 return e;

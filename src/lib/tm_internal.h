@@ -150,19 +150,20 @@ static inline void tm_kind_range(const pfi_tm *tm, pfi_tm_kind kind, double *lo,
 
 /*
  * tm_put_ok for the block paths: the field's range [lo, hi] comes from tm_kind_range
- * (computed once per block), row is tm->map's row of entity e. Only for fields that are
+ * (computed once per block), row is tm->map's row of entity e, keep_series the option's
+ * value (read once per block). Only for fields that are
  * not a maximum power limit (dcgm_id 162), whose values move the power range; same result
  * as tm_put_ok otherwise — every case it does not store goes to tm_put unchanged.
  */
 static inline __attribute__((always_inline)) pfi_error
 tm_put_in(pfi_tm *tm, const int *row, size_t e, size_t f, double t, double v, double lo,
-          double hi)
+          double hi, bool keep_series)
 {
     int k = row[f];
     if (k < 0 || !(v >= lo && v <= hi) || (v >= 2147483632.0 && tm_is_dcgm_blank(v)))
         return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
     pfi_tm_series *s = &tm->series[k];
-    if (tm->opt.keep_series) {
+    if (keep_series) {
         if (s->n == s->cap || tm->n_stored >= PFI_TM_MAX_SAMPLES)
             return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
         s->t_s[s->n] = t;

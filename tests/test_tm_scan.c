@@ -1,0 +1,150 @@
+/*
+ * The hot-path number conversions (src/lib/tm_scan.h) against the plain scanner.
+ *
+ * tm_token_number (SWAR) and tm_token_number_ssse3 must give, for every token they accept,
+ * the very double tm_scan_number gives (bit for bit), and accept every plain decimal of
+ * at most 8 bytes a side (SWAR) or 16 bytes (SSSE3) that tm_scan_number accepts; what they
+ * refuse goes the general way. Checked on hand-picked edge tokens and on 2 million
+ * random ones (digits, dots, signs, exponents, blanks, separators; 1..18 bytes, the bytes
+ * after the token random too, since the conversions load past its end).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../src/lib/tm_scan.h"
+
+#if TM_SWAR
+
+typedef bool (*conv_fn)(const char *p, size_t len, double *out);
+
+static bool conv_swar(const char *p, size_t len, double *out)
+{
+    return tm_token_number(p, len, out);
+}
+
+#if TM_SSE2
+static bool have_simd(void)
+{
+    return tm_use_ssse3(false);
+}
+
+__attribute__((target(TM_SIMD_TARGET))) static bool conv_ssse3(const char *p, size_t len,
+                                                               double *out)
+{
+    return tm_token_number_ssse3(p, len, out);
+}
+#endif
+
+/* One token (in a zero-padded 64-byte buffer, trailing bytes fill): 0 when the conversion
+ * contradicts tm_scan_number; *refused set when it refused a token the scanner took. */
+static int agree(conv_fn f, const char *tok, size_t len, char fill, size_t max_side,
+                 int *refused)
+{
+    char buf[64];
+    memset(buf, fill, sizeof buf);
+    memcpy(buf, tok, len);
+    double a = 0, b = 0;
+    bool ok_scan = tm_scan_number(buf, 0, len, '\0', &a) == len;
+    bool ok = f(buf, len, &b);
+    if (ok && (!ok_scan || memcmp(&a, &b, sizeof a) != 0)) {
+        print_error("'%.*s': scanner %d %.17g, conversion %.17g\n", (int)len, tok, ok_scan, a, b);
+        return 0;
+    }
+    /* a plain decimal with sides of at most max_side bytes must be taken */
+    if (ok_scan && !ok) {
+        const char *dot = memchr(buf, '.', len);
+        size_t lead = buf[0] == '-';
+        size_t ip = dot ? (size_t)(dot - buf) - lead : len - lead;
+        size_t fp = dot ? len - (size_t)(dot - buf) - 1 : 0;
+        if (max_side == 8 ? (ip <= 8 && fp <= 8 && len - lead <= 16)
+                          : len - lead <= max_side) {
+            print_error("'%.*s': refused, though plain\n", (int)len, tok);
+            return 0;
+        }
+        *refused = 1;
+    }
+    return 1;
+}
+
+static const char *edge[] = {
+    "0", "-0", "5", "-5", ".5", "5.", "-.5", "-5.", ".", "-", "-.", "..", "1.2.3", "+5",
+    "1e5", "12345678", "123456789", "1234567.8", "0.12345678", "12345678.12345678",
+    "123456789012345", "1234567890123456", "12345678901234.5", "-12345678901234.5",
+    "0000000000000001", "999999999999999", "9999999999999999", "250.125", "9876543210",
+    "140737488355328.0", "2147483647", "7 ", " 7", "4,", "1:2", "12/05", "N/A", "0x1f",
+    "00.000000", "-000000000000000", "1.000000000000000"};
+
+static void check_all(conv_fn f, size_t max_side)
+{
+    int refused = 0;
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+        for (int fill = 0; fill < 3; fill++)
+            assert_true(agree(f, edge[i], strlen(edge[i]), "\0.9"[fill], max_side, &refused));
+    static const char al[] = "0123456789.-+e ,:/";
+    uint64_t x = 0x2545F4914F6CDD1DULL;
+    for (long it = 0; it < 2000000; it++) {
+        char tok[20];
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t len = 1 + x % 18;
+        for (size_t i = 0; i < len; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            tok[i] = (x >> 8) % 4 ? (char)('0' + (x >> 16) % 10) : al[(x >> 24) % (sizeof al - 1)];
+        }
+        assert_true(agree(f, tok, len, (char)('0' + it % 10), max_side, &refused));
+    }
+}
+
+static void swar_agrees(void **state)
+{
+    (void)state;
+    check_all(conv_swar, 8);
+}
+
+static void ssse3_agrees(void **state)
+{
+    (void)state;
+#if TM_SSE2
+    if (!have_simd())
+        skip();
+    check_all(conv_ssse3, 16);
+#else
+    skip();
+#endif
+}
+
+/* The 192-bit window view is the 128 bits at the shift, for every shift. */
+static void window_view(void **state)
+{
+    (void)state;
+    uint64_t m[3] = {0x0123456789abcdefULL, 0xfedcba9876543210ULL, 0x0f1e2d3c4b5a6978ULL};
+    for (unsigned sh = 0; sh < 64; sh++) {
+        tm_u128 v = tm_window_view(m, sh);
+        for (unsigned b = 0; b < 128; b++) {
+            unsigned src = b + sh;
+            int want = (int)((m[src / 64] >> (src % 64)) & 1);
+            assert_int_equal((int)((v >> b) & 1), want);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(swar_agrees),
+        cmocka_unit_test(ssse3_agrees),
+        cmocka_unit_test(window_view),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#else
+int main(void)
+{
+    return 0; /* no fast paths on this platform */
+}
+#endif
