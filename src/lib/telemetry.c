@@ -611,7 +611,7 @@ long tm_days_from_civil(long y, unsigned m, unsigned d)
 
 /* ---- lines ---- */
 
-#define TM_BLOCK (1u << 20)
+#define TM_BLOCK (1u << 18)
 
 pfi_error tm_lines_init(tm_lines *r, FILE *f)
 {

@@ -13,7 +13,8 @@
 #include "pfi/telemetry.h"
 #include "pfi/value.h"
 
-/* A bounded line reader: reads in 1 MiB blocks, hands out lines without their terminator. */
+/* A bounded line reader: reads in 256 KiB blocks (they stay in the L2 cache while the
+ * readers walk them), hands out lines without their terminator. */
 typedef struct tm_lines {
     FILE *f;
     char *buf;

@@ -34,8 +34,8 @@
 #include <tmmintrin.h> /* SSSE3, for functions compiled with target("ssse3") only */
 #define TM_SSE2 1
 /* What the run-time-selected copies of the hot paths are compiled for (tm_use_ssse3): every
- * x86-64 CPU since about 2013 (Haswell, Zen) has all four. */
-#define TM_SIMD_TARGET "ssse3,popcnt,bmi,bmi2"
+ * x86-64 CPU since about 2013 (Haswell, Zen) has all of it. */
+#define TM_SIMD_TARGET "ssse3,popcnt,bmi,bmi2,fma"
 #else
 #define TM_SSE2 0
 #endif
@@ -347,6 +347,30 @@ static inline __attribute__((always_inline)) bool tm_token_number(const char *p,
 
 #if TM_SSE2
 /*
+ * m / 10^fd correctly rounded (m < 2^53 exact, fd <= 15), without a division: the quotient
+ * from the rounded reciprocal, its exact residual, one correcting FMA. Markstein's theorem
+ * (P. Markstein, IBM J. Res. Dev. 34(1), 1990; Muller et al., Handbook of Floating-Point
+ * Arithmetic, 2nd ed., §4.9): with y = RN(1/b) and q within an ulp of a/b, RN(q + (a - bq)y)
+ * = RN(a/b). Checked against the division by tests/test_tm_scan.c. The divider is not
+ * pipelined; these three are. neg: the result negated (-0.0 for m = 0, as the division).
+ */
+__attribute__((target(TM_SIMD_TARGET))) static inline double tm_div_pow10_fma(double a, size_t fd,
+                                                                           bool neg)
+{
+    static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    static const double ip10[16] = {1e0,  1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
+                                    1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15};
+    double v = a;
+    if (fd != 0) {
+        double y = ip10[fd], q = a * y;
+        double r = __builtin_fma(-q, p10[fd], a);
+        v = __builtin_fma(r, y, q);
+    }
+    return neg ? -v : v;
+}
+
+/*
  * tm_token_number with SSSE3 (callers compiled with target("ssse3") only; the readers pick
  * it at run time when the CPU has it): the same tokens give the same doubles — a plain
  * decimal "-?[0-9]*(\.[0-9]*)?" of at most 16 bytes and 1..15 digits is m / 10^fd, m the
@@ -359,8 +383,6 @@ __attribute__((target(TM_SIMD_TARGET))) static inline bool tm_token_number_ssse3
                                                                           size_t len,
                                                                           double *out)
 {
-    static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
     bool neg = len > 0 && p[0] == '-';
     p += neg;
     len -= neg;
@@ -391,8 +413,7 @@ __attribute__((target(TM_SIMD_TARGET))) static inline bool tm_token_number_ssse3
     t = _mm_madd_epi16(t, _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
     uint64_t hi = (uint32_t)_mm_cvtsi128_si32(t), lo = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(t, 4));
     uint64_t m = hi * 100000000 + lo;
-    double v = fd ? (double)m / p10[fd] : (double)m;
-    *out = neg ? -v : v;
+    *out = tm_div_pow10_fma((double)m, fd, neg);
     return true;
 }
 
@@ -403,7 +424,8 @@ static inline bool tm_use_ssse3(bool no_simd)
         return false;
     __builtin_cpu_init();
     return __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt") &&
-           __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+           __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("fma");
 }
 
 /* tm_token_number or, with simd (a constant in each compiled copy), its SSSE3 twin. */
