@@ -128,7 +128,8 @@ typedef struct pfi_tm_entity {
     char *name;             /* "gpu0", "GPU-I 3", "node-a/GPU-1c1c..." */
     char *bus;              /* normalised PCI bus id "0000:3d:00.0" or NULL */
     bool lost;              /* the GPU fell off the bus ("[GPU is lost]", error line) */
-    double lost_t_s;        /* first lost sample time (NaN when unknown) */
+    double lost_t_s;        /* first lost sample time (NaN when unknown, e.g. marked lost
+                               from a kernel log: pfi/kernlog.h) */
     double last_good_t_s;   /* last row with any valid value before the loss (NaN) */
     size_t rows;            /* data rows seen for this entity */
     int segment;            /* current segment (time went backwards: +1) */

@@ -320,7 +320,7 @@ static int groups_from_telemetry(const char *const *files, size_t n, pfi_tm_form
 {
     pfi_tm *tm = NULL;
     pfi_reduced *red = NULL;
-    int rc = cli_read_telemetry(files, n, fmt, topt, ro, quiet, "no estimate", &tm, &red);
+    int rc = cli_read_telemetry(files, n, fmt, topt, ro, quiet, "no estimate", NULL, &tm, &red);
     if (rc != PFI_EXIT_OK)
         return rc;
     pfi_groups *g = NULL;

@@ -2,18 +2,23 @@
  * pfi ingest — read one run's telemetry (and training log), reduce it, store it.
  * pfi runs   — list the stored runs.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "pfi/kernlog.h"
 #include "pfi/reduce.h"
 #include "pfi/store.h"
 #include "pfi/telemetry.h"
 #include "pfi/trainlog.h"
 
 #define MAX_TELEMETRY 4096
+#define MAX_KERNEL_LOGS 256
+#define MAX_FATAL_XIDS 256
+#define MAX_UNMATCHED_SHOWN 20
 
 static void ingest_usage(FILE *f)
 {
@@ -49,6 +54,11 @@ static void ingest_usage(FILE *f)
         "  --log-format F         auto|megatron|nanotron|hf|torchtitan|regex\n"
         "  --throughput-regex RE  PCRE2 with a (?<throughput>...) group, optional (?<work>)\n"
         "                         and (?<time_s>) groups\n"
+        "  --kernel-log FILE      kernel log (dmesg, dmesg -T, journalctl -k): NVIDIA Xid\n"
+        "                         events matched to the run's GPUs by PCI bus id; a fatal Xid\n"
+        "                         marks its GPU lost and the run invalid; repeatable\n"
+        "  --fatal-xids LIST      Xids fatal for the run, comma list or 'none' (default\n"
+        "                         48,62,64,74,79,94,95,119,120,140, and 154 asking for a reset)\n"
         "  --dry-run              read and report, store nothing\n"
         "  -q, --quiet            print only errors\n"
         "  -h, --help             this help\n"
@@ -60,7 +70,7 @@ static void ingest_usage(FILE *f)
 enum {
     O_DB = 256, O_GROUP, O_CAP, O_CLASS, O_GPUS, O_TELEMETRY, O_FORMAT, O_FIELDS, O_INTERVAL,
     O_START_DATE, O_HOST, O_MAX_POWER, O_POWER_FIELD, O_ALIGN, O_WARMUP, O_Q, O_PRODUCTS,
-    O_TLOG, O_LOG_FORMAT, O_REGEX, O_DRY
+    O_TLOG, O_LOG_FORMAT, O_REGEX, O_DRY, O_KERNEL_LOG, O_FATAL_XIDS
 };
 
 static const struct option ingest_options[] = {
@@ -85,16 +95,163 @@ static const struct option ingest_options[] = {
     {"log-format", required_argument, NULL, O_LOG_FORMAT},
     {"throughput-regex", required_argument, NULL, O_REGEX},
     {"dry-run", no_argument, NULL, O_DRY},
+    {"kernel-log", required_argument, NULL, O_KERNEL_LOG},
+    {"fatal-xids", required_argument, NULL, O_FATAL_XIDS},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
+/* "79,48" (blanks after commas allowed) or "none" into xids[MAX_FATAL_XIDS]. */
+static bool parse_xid_list(const char *s, int *xids, size_t *n)
+{
+    *n = 0;
+    if (strcmp(s, "none") == 0)
+        return true;
+    for (const char *p = s;;) {
+        while (*p == ' ')
+            p++;
+        if (*p < '0' || *p > '9' || *n == MAX_FATAL_XIDS)
+            return false;
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno != 0 || v < 1 || v > 999999)
+            return false;
+        xids[(*n)++] = (int)v;
+        if (*end == '\0')
+            return true;
+        if (*end != ',')
+            return false;
+        p = end + 1;
+    }
+}
+
+/* Every --kernel-log file into one collector; each failure named, then exit 1. */
+static int read_kernel_logs(const char *const *files, size_t n, pfi_kl **out)
+{
+    *out = NULL;
+    if (n == 0)
+        return PFI_EXIT_OK;
+    pfi_kl *kl = NULL;
+    if (pfi_kl_create(&kl) != PFI_OK) {
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
+    int rc = PFI_EXIT_OK;
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        pfi_diag d;
+        pfi_error e = pfi_kl_read_file(kl, files[i], &d);
+        if (e != PFI_OK) {
+            int frc = cli_report(e, &d);
+            if (rc == PFI_EXIT_OK || frc == PFI_EXIT_INTERNAL)
+                rc = frc;
+            failed++;
+        }
+    }
+    if (failed > 0) {
+        cli_error("%zu of %zu kernel log(s) failed: nothing stored", failed, n);
+        pfi_kl_destroy(kl);
+        return rc;
+    }
+    *out = kl;
+    return PFI_EXIT_OK;
+}
+
+/* What a kernel timestamp is, for the reader of the report: never converted. */
+static const char *clock_note(const pfi_kl_event *ev)
+{
+    switch (ev->clock) {
+    case PFI_KL_CLOCK_BOOT: return " (seconds since boot, not on the telemetry clock)";
+    case PFI_KL_CLOCK_WALL: return " (host clock as printed, not compared with the telemetry)";
+    default: return "";
+    }
+}
+
+static void print_event(FILE *o, const pfi_kl *kl, const pfi_kl_event *ev,
+                        const pfi_kl_match *m, const pfi_tm *tm)
+{
+    const char *name = pfi_kl_xid_name(ev->xid);
+    if (ev->xid == 0)
+        fprintf(o, "  GPU-lost notice");
+    else
+        fprintf(o, "  Xid %d%s%s%s", ev->xid, name ? " [" : "", name ? name : "", name ? "]" : "");
+    if (m->entity >= 0)
+        fprintf(o, " on %s (%s)", tm->entities[m->entity].name, ev->bus);
+    else if (ev->bus[0] != '\0')
+        fprintf(o, " on %s", ev->bus);
+    else
+        fprintf(o, " on bus '%s' (not a PCI bus id pfi can place)", ev->bus_text);
+    if (ev->time[0] != '\0')
+        fprintf(o, " at %s%s", ev->time, clock_note(ev));
+    else
+        fprintf(o, ", no timestamp");
+    fprintf(o, " (%s:%ld)", kl->files[ev->file], ev->line);
+    if (ev->count > 1)
+        fprintf(o, ", %zu times (last %s:%ld%s%s)", ev->count, kl->files[ev->last_file],
+                ev->last_line, ev->last_time[0] ? " at " : "", ev->last_time);
+    fprintf(o, ": \"%s%s\"", ev->message, ev->message_cut ? "..." : "");
+    if (m->entity < 0 && ev->bus[0] == '\0')
+        fprintf(o, " -> cannot be matched to a GPU: noted, not fatal for this run\n");
+    else if (m->entity < 0)
+        fprintf(o, " -> no GPU of this run has this bus id (another job's GPU, or another "
+                   "node): noted, not fatal for this run\n");
+    else if (m->fatal && m->marked)
+        fprintf(o, " -> FATAL: %s marked LOST, the run is invalid\n",
+                tm->entities[m->entity].name);
+    else if (m->fatal && isnan(tm->entities[m->entity].lost_t_s))
+        fprintf(o, " -> FATAL: %s already marked LOST\n", tm->entities[m->entity].name);
+    else if (m->fatal)
+        fprintf(o, " -> FATAL: confirms the loss of %s seen in the telemetry\n",
+                tm->entities[m->entity].name);
+    else
+        fprintf(o, " -> noted, not fatal for the run\n");
+}
+
+/* The kernel-log section of the report: what was read, then each event and its GPU. */
+static void print_kernel_log(FILE *o, const pfi_kl *kl, const pfi_kl_match *m, const pfi_tm *tm)
+{
+    fprintf(o, "kernel log: %zu file(s), %zu lines: %zu Xid, %zu GPU-lost notice, %zu "
+               "continuation lines; %zu other NVIDIA driver lines and %zu other lines ignored",
+            kl->n_files, kl->n_lines, kl->n_xid_lines, kl->n_notice_lines, kl->n_continuation,
+            kl->n_nvrm_other, kl->n_ignored);
+    if (kl->n_too_long > 0)
+        fprintf(o, ", %zu over-long lines skipped", kl->n_too_long);
+    fputc('\n', o);
+    if (kl->n_malformed > 0) {
+        fprintf(o, "  %zu 'NVRM: Xid' line(s) not understood, ignored:", kl->n_malformed);
+        for (size_t i = 0; i < kl->n_malformed_noted; i++)
+            fprintf(o, " %s:%ld", kl->files[kl->malformed_file[i]], kl->malformed_line[i]);
+        fprintf(o, "%s\n", kl->n_malformed > kl->n_malformed_noted ? " ..." : "");
+    }
+    bool any_bus = false;
+    for (size_t e = 0; e < tm->n_entities; e++)
+        any_bus |= tm->entities[e].is_gpu && tm->entities[e].bus != NULL;
+    if (kl->n_events > 0 && !any_bus)
+        fprintf(o, "  the telemetry names no PCI bus ids (nvidia-smi: add pci.bus_id to "
+                   "--query-gpu): no event can be matched to a GPU of this run\n");
+    size_t unmatched = 0;
+    for (size_t i = 0; i < kl->n_events; i++) {
+        if (m[i].entity < 0 && unmatched++ >= MAX_UNMATCHED_SHOWN)
+            continue;
+        print_event(o, kl, &kl->events[i], &m[i], tm);
+    }
+    if (unmatched > MAX_UNMATCHED_SHOWN)
+        fprintf(o, "  ... and %zu more events on buses of no GPU of this run (not fatal)\n",
+                unmatched - MAX_UNMATCHED_SHOWN);
+    if (kl->n_dropped > 0)
+        fprintf(o, "  %zu occurrences of further distinct events past the limit of %d were "
+                   "not examined\n", kl->n_dropped, PFI_KL_MAX_EVENTS);
+}
+
 int cmd_ingest(int argc, char **argv)
 {
     const char *db = "pfi.db", *group = NULL, *klass = NULL, *tlog = NULL, *regex = NULL;
-    const char *tel[MAX_TELEMETRY];
-    size_t n_tel = 0, gpus = 0;
+    const char *tel[MAX_TELEMETRY], *klogs[MAX_KERNEL_LOGS];
+    size_t n_tel = 0, gpus = 0, n_klogs = 0, n_fatal = 0;
+    int fatal[MAX_FATAL_XIDS];
+    bool fatal_set = false;
     double cap = NAN;
     bool dry = false, quiet = false;
     pfi_tm_format fmt = PFI_TM_AUTO;
@@ -127,6 +284,21 @@ int cmd_ingest(int argc, char **argv)
                 return PFI_EXIT_USAGE;
             }
             tel[n_tel++] = optarg;
+            break;
+        case O_KERNEL_LOG:
+            if (n_klogs == MAX_KERNEL_LOGS) {
+                cli_error("--kernel-log: at most %d files", MAX_KERNEL_LOGS);
+                return PFI_EXIT_USAGE;
+            }
+            klogs[n_klogs++] = optarg;
+            break;
+        case O_FATAL_XIDS:
+            if (!parse_xid_list(optarg, fatal, &n_fatal)) {
+                cli_error("--fatal-xids: expected Xid numbers separated by commas (at most %d) "
+                          "or 'none', got '%s'", MAX_FATAL_XIDS, optarg);
+                return PFI_EXIT_USAGE;
+            }
+            fatal_set = true;
             break;
         case O_FORMAT:
             if (!pfi_tm_format_parse(optarg, &fmt)) {
@@ -181,11 +353,25 @@ int cmd_ingest(int argc, char **argv)
                   "(see 'pfi ingest --help')");
         return PFI_EXIT_USAGE;
     }
-    pfi_tm *tm = NULL;
-    pfi_reduced *red = NULL;
-    int rc = cli_read_telemetry(tel, n_tel, fmt, &topt, &ro, quiet, "nothing stored", &tm, &red);
+    pfi_kl *kl = NULL;
+    int rc = read_kernel_logs(klogs, n_klogs, &kl);
     if (rc != PFI_EXIT_OK)
         return rc;
+    cli_kernlog klog = {.kl = kl, .fatal = fatal_set ? fatal : NULL, .n_fatal = n_fatal};
+    if (kl != NULL && (klog.match = calloc(kl->n_events + 1, sizeof *klog.match)) == NULL) {
+        cli_error("out of memory");
+        pfi_kl_destroy(kl);
+        return PFI_EXIT_INTERNAL;
+    }
+    pfi_tm *tm = NULL;
+    pfi_reduced *red = NULL;
+    rc = cli_read_telemetry(tel, n_tel, fmt, &topt, &ro, quiet, "nothing stored",
+                            kl ? &klog : NULL, &tm, &red);
+    if (rc != PFI_EXIT_OK) {
+        free(klog.match);
+        pfi_kl_destroy(kl);
+        return rc;
+    }
     pfi_diag d;
     pfi_trainlog *log = NULL;
     pfi_tl_summary tls = {.window_rate = NAN};
@@ -229,11 +415,16 @@ int cmd_ingest(int argc, char **argv)
                             s->n_valid ? s->sum / (double)s->n_valid : NAN);
                 else
                     fprintf(o, ", power unavailable");
-                if (en->lost)
+                if (en->lost && isnan(en->lost_t_s))
+                    fprintf(o, ", LOST per the kernel log (last good t=%.3f; time of the loss "
+                               "unknown)", en->last_good_t_s);
+                else if (en->lost)
                     fprintf(o, ", LOST at t=%.3f (last good %.3f)", en->lost_t_s,
                             en->last_good_t_s);
                 fputc('\n', o);
             }
+            if (kl != NULL)
+                print_kernel_log(o, kl, klog.match, tm);
             fprintf(o, "power: %s", red->power_field[0] ? red->power_field : "(none)");
             if (!isnan(red->power.mean))
                 fprintf(o, " job %.4f W (se %.4g, top %zu of %zu complete timestamps; %zu "
@@ -278,12 +469,14 @@ int cmd_ingest(int argc, char **argv)
     if (rc == PFI_EXIT_OK && !dry) {
         pfi_store *st = NULL;
         pfi_error e = pfi_store_open(db, true, &st, &d);
-        pfi_store_source src[MAX_TELEMETRY + 1];
+        pfi_store_source src[MAX_TELEMETRY + 1 + MAX_KERNEL_LOGS];
         size_t ns = 0;
         for (size_t i = 0; i < n_tel; i++)
             src[ns++] = (pfi_store_source){tel[i], pfi_tm_format_name(tm->last_format)};
         if (tlog != NULL)
             src[ns++] = (pfi_store_source){tlog, pfi_tl_format_name(log->format)};
+        for (size_t i = 0; i < n_klogs; i++)
+            src[ns++] = (pfi_store_source){klogs[i], "kernel-log"};
         if (e == PFI_OK) {
             pfi_store_run r = {
                 .group = group, .job_class = klass, .gpus = (long)gpus, .cap_w = cap,
@@ -310,6 +503,8 @@ int cmd_ingest(int argc, char **argv)
     pfi_trainlog_destroy(log);
     free(red);
     pfi_tm_destroy(tm);
+    free(klog.match);
+    pfi_kl_destroy(kl);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "pfi/kernlog.h"
 #include "pfi/reduce.h"
 #include "pfi/telemetry.h"
 
@@ -18,7 +19,8 @@ static void print_notes(const pfi_tm *tm, size_t from)
 
 int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                        const pfi_tm_options *topt, const pfi_reduce_options *ro, bool quiet,
-                       const char *on_failure, pfi_tm **tm_out, pfi_reduced **red_out)
+                       const char *on_failure, const cli_kernlog *klog, pfi_tm **tm_out,
+                       pfi_reduced **red_out)
 {
     *tm_out = NULL;
     *red_out = NULL;
@@ -59,6 +61,11 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
     if (rc == PFI_EXIT_OK && pfi_tm_derive_power_from_energy(tm) != PFI_OK)
         rc = PFI_EXIT_INTERNAL;
     size_t notes_before = tm->n_notes;
+    /* Before the summary and the reduction: a GPU the kernel log reports lost is lost for
+     * both, exactly as if the telemetry had said "[GPU is lost]". */
+    if (rc == PFI_EXIT_OK && klog != NULL && klog->kl != NULL &&
+        pfi_kl_apply(klog->kl, tm, klog->fatal, klog->n_fatal, klog->match, NULL) != PFI_OK)
+        rc = PFI_EXIT_INTERNAL;
     pfi_tm_summarize(tm);
     if (!quiet)
         print_notes(tm, notes_before);

@@ -878,7 +878,10 @@ void pfi_tm_summarize(pfi_tm *tm)
     }
     for (size_t e = 0; e < tm->n_entities; e++) {
         const pfi_tm_entity *en = &tm->entities[e];
-        if (en->lost)
+        if (en->lost && isnan(en->lost_t_s)) /* marked by the kernel log (pfi/kernlog.h) */
+            tm_note(tm, "%s: GPU lost: last good sample at t=%.3f s, time of the loss not "
+                        "known on the telemetry clock", en->name, en->last_good_t_s);
+        else if (en->lost)
             tm_note(tm, "%s: GPU lost (fell off the bus): last good sample at t=%.3f s, "
                         "first lost at t=%.3f s", en->name, en->last_good_t_s, en->lost_t_s);
     }
