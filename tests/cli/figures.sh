@@ -2,7 +2,9 @@
 # Every figure keeps its titles, axis labels and legends inside the image and inside its own
 # panel (png_margins.py: a clean background band along every panel edge), in each layout the
 # commands produce: pfi simulate (one, two and three panels a row), pfi analyze (one overlay,
-# a 4 x 3 grid, a 6 x 6 grid), pfi stats (class and feature).
+# a 4 x 3 grid, a 6 x 6 grid), pfi stats (class and feature), pfi report (two panels). And
+# pfi report tells every run's budget line apart by colour and dash pattern and names each in
+# its legend (report_lines.py, on the SVG).
 # Usage: figures.sh PFI_BINARY SOURCE_DIR
 set -u
 PFI=$1
@@ -52,6 +54,39 @@ margins "$T/grid36.png" 6 6
 run stats "$PFI" stats "$T/lib" --plot-class "$T/class.png" --plot-feature "$T/feature.png"
 margins "$T/class.png" 1 1
 margins "$T/feature.png" 1 1
+
+# pfi report: two controller runs under the same budget (the lines overlap), from audit logs
+# written here with the controller's schema
+for s in pfi-model equal; do
+    python3 - "$T/$s.db" "$s" <<'PY' || bad "audit log $s"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL, wall_s REAL,"
+           " event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL, reserved_w REAL,"
+           " predicted_w REAL, correction_w REAL, ref_w REAL, tput_tok_s REAL, cap_sum_w REAL,"
+           " strategy TEXT, agents_up INTEGER, agents INTEGER, jobs INTEGER, gpus INTEGER,"
+           " decreases INTEGER, increases INTEGER, unconfirmed INTEGER, telemetry TEXT,"
+           " restored INTEGER, note TEXT)")
+keep = 0.86 if sys.argv[2] == "pfi-model" else 0.79
+for i in range(20):
+    t = 0.5 * i
+    event = 2 <= t < 8
+    db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, budget_w, measured_w, reserved_w,"
+               " tput_tok_s, strategy, agents_up, agents) VALUES(1,?,?,?,?,?,0,?,?,4,4)",
+               (t, 1e9 + t, int(event), 14560 if event else None,
+                14100 if event else 20800, 1e5 * (keep if event else 1.0), sys.argv[2]))
+db.commit()
+db.close()
+PY
+done
+run report-png "$PFI" report "$T/pfi-model.db" "$T/equal.db" -o "$T/report.png"
+margins "$T/report.png" 1 2
+run report-svg "$PFI" report "$T/pfi-model.db" "$T/equal.db" -o "$T/report.svg"
+if python3 "$HERE/report_lines.py" "$T/report.svg" 2 >"$T/m" 2>&1; then
+    ok "report: each run's budget line has its own colour and dashes, and a legend entry"
+else
+    bad "report budget lines: $(cat "$T/m")"
+fi
 
 [ -n "${KEEP_FIGURES:-}" ] && echo "figures kept in $T" || rm -rf "$T"
 exit $fail
