@@ -336,9 +336,11 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
                          pfi_diag *diag);
 
 /* pfi_audit_plot — the figure of nruns controller runs (run k: periods p[k][n[k]], e.g.
- * one per strategy on the same scenario): top, cluster budget (dashed) and measured power
- * (W, reserve for silent agents included) over time since each run's first period; bottom,
- * tokens/s. Series are labelled with the run's strategy. path ".png" or ".svg".
+ * one per strategy on the same scenario): top, measured power (W, reserve for silent agents
+ * included; solid) and the cluster budget (dashed in the run's colour, with a dash pattern
+ * per run so coinciding budgets stay distinct) over time since each run's first period;
+ * bottom, tokens/s. A legend right of each panel names every line by the run's strategy
+ * (numbered when two runs share one). path ".png" or ".svg".
  * Errors: PFI_ERR_INVALID_ARGUMENT, PFI_ERR_PLOT, PFI_ERR_IO, PFI_ERR_NOMEM. */
 pfi_error pfi_audit_plot(const pfi_audit_period *const *p, const size_t *n, size_t nruns,
                          const char *title, const char *path, pfi_diag *diag);

@@ -32,7 +32,9 @@ typedef struct pfi_store pfi_store;
  */
 pfi_error pfi_store_open(const char *path, bool create, pfi_store **out, pfi_diag *diag);
 
-/* pfi_store_close — NULL is a no-op. */
+/* pfi_store_close — NULL is a no-op. The store runs in WAL mode while open; the last
+ * connection to close puts the file back in rollback-journal mode, leaving no -wal or -shm
+ * file beside it (a read-only reader of a WAL file would create both and keep them). */
 void pfi_store_close(pfi_store *s);
 
 /* One source file of a run. */

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "hwutil.h"
+#include "pfi/capctl.h"
 #include "pfi/index.h"
 #include "pfi/manifest.h"
 #include "pfi/runs.h"
@@ -83,9 +84,10 @@ static void usage(FILE *f)
         "\n"
         "Progress and ETA are shown when stderr is a terminal.\n"
         "Exit codes: 0 success, 1 bad input or a failed run, 2 bad command line (also a cap\n"
-        "outside the device's range), 3 output not written, 4 internal error, 5 a GPU\n"
-        "operation failed (permission, not supported, GPU lost, cap not in effect, limits not\n"
-        "restored: see the message), 128+N stopped by signal N (limits restored).\n");
+        "outside the device's range: refused before anything is written), 3 output not\n"
+        "written, 4 internal error, 5 a GPU operation failed (permission, not supported, GPU\n"
+        "lost, cap not in effect, limits not restored: see the message), 128+N stopped by\n"
+        "signal N (limits restored).\n");
 }
 
 enum {
@@ -490,6 +492,48 @@ static void on_sample(void *arg, unsigned gpu, const pfi_gpu_sample *smp, uint32
     hw_record_row(r->o.f, smp->t_s - r->t0, gpu, smp, true, limit_mw / 1000.0);
 }
 
+/*
+ * Every cap against every GPU's [min, max], before any output is opened: a sweep that will be
+ * refused must not create its directory, manifest, store or record file, nor print a summary.
+ * pfi_sweep_run checks again (the library's contract); this is the CLI's early, complete
+ * report — one line per refused cap, naming the GPU, its limit and the flag that would help.
+ */
+static int check_caps(pfi_gpu *g, const settings *s)
+{
+    size_t refused = 0;
+    for (size_t k = 0; k < s->n_caps; k++) {
+        for (size_t i = 0; i < s->n_gpus; i++) {
+            pfi_gpu_limits l;
+            pfi_diag d;
+            pfi_error e = pfi_gpu_read_limits(g, s->gpus[i], &l, &d);
+            uint32_t mw;
+            bool clamped;
+            if (e == PFI_OK)
+                e = pfi_cap_resolve_mw(&l, s->caps[k], s->sc.clamp, &mw, &clamped, &d);
+            if (e == PFI_ERR_OUT_OF_RANGE) {
+                bool above = s->caps[k] * 1000.0 > l.max_mw;
+                cli_error("--caps: %g W is %s GPU %u's %s power limit of %g W (device range "
+                          "%g-%g W)",
+                          s->caps[k], above ? "above" : "below", s->gpus[i],
+                          above ? "maximum" : "minimum", (above ? l.max_mw : l.min_mw) / 1000.0,
+                          l.min_mw / 1000.0, l.max_mw / 1000.0);
+                refused++;
+                break; /* one line per cap */
+            }
+            if (e != PFI_OK) {
+                cli_error("GPU %u: %s", s->gpus[i], d.message[0] ? d.message : pfi_strerror(e));
+                return hw_exit_code(e);
+            }
+        }
+    }
+    if (refused == 0)
+        return PFI_EXIT_OK;
+    cli_error("sweep refused: %zu cap(s) outside the device's range; nothing was changed, run "
+              "or written (remove them, or pass --clamp to set the nearest valid limit)",
+              refused);
+    return PFI_EXIT_USAGE;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
     settings s;
@@ -526,6 +570,19 @@ int cmd_sweep(int argc, char **argv)
     bool recording = false;
     pfi_tput_source tp = {0};
     pfi_tput_regex *re = NULL;
+    /* everything that can refuse the sweep is checked before the first file is written */
+    if ((rc = check_caps(g, &s)) != PFI_EXIT_OK)
+        goto done;
+    if (s.gc.kind == PFI_GPU_EMULATED)
+        e = pfi_tput_emulated(g, &tp);
+    else if ((e = pfi_tput_regex_compile(s.tregex, &re, &d)) == PFI_OK)
+        e = s.cmd ? pfi_tput_command(s.cmd, re, g, s.echo ? STDERR_FILENO : -1, &tp, &d)
+                  : pfi_tput_log(s.tlog, re, g, &tp, &d);
+    if (e != PFI_OK) {
+        cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
+        rc = cli_exit_code(e);
+        goto done;
+    }
     if (s.out != NULL && (e = pfi_runs_dir_open(s.out, &dir, &d)) != PFI_OK) {
         rc = cli_report(e, &d);
         if (e == PFI_ERR_IO)
@@ -545,16 +602,6 @@ int cmd_sweep(int argc, char **argv)
         hw_record_header(rec.o.f);
         s.sc.sample = on_sample;
         s.sc.sample_arg = &rec;
-    }
-    if (s.gc.kind == PFI_GPU_EMULATED)
-        e = pfi_tput_emulated(g, &tp);
-    else if ((e = pfi_tput_regex_compile(s.tregex, &re, &d)) == PFI_OK)
-        e = s.cmd ? pfi_tput_command(s.cmd, re, g, s.echo ? STDERR_FILENO : -1, &tp, &d)
-                  : pfi_tput_log(s.tlog, re, g, &tp, &d);
-    if (e != PFI_OK) {
-        cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
-        rc = cli_exit_code(e);
-        goto done;
     }
     char journal[4096];
     if (s.journal != NULL)
@@ -609,9 +656,12 @@ int cmd_sweep(int argc, char **argv)
                 st.cpu_per_sample_s * 1e6, hw_format_duration(st.elapsed_s, a, sizeof a),
                 virt ? "emulated" : "real");
     }
-    fprintf(stderr, "pfi: %zu run(s) measured, %zu already in %s%s%s, %zu failed\n",
-            st.runs_done, st.runs_skipped, dir ? pfi_runs_dir_path(dir) : "",
-            dir && store ? " and " : "", store ? s.db : "", st.runs_failed);
+    /* no summary for a sweep refused before its first run: there is nothing to sum up */
+    if (st.runs_done + st.runs_skipped + st.runs_failed > 0 || e == PFI_OK ||
+        e == PFI_ERR_INTERRUPTED || e == PFI_ERR_NOT_EFFECTIVE)
+        fprintf(stderr, "pfi: %zu run(s) measured, %zu already in %s%s%s, %zu failed\n",
+                st.runs_done, st.runs_skipped, dir ? pfi_runs_dir_path(dir) : "",
+                dir && store ? " and " : "", store ? s.db : "", st.runs_failed);
     if (s.sc.journal_path != NULL) {
         for (size_t k = 0; k < s.n_gpus; k++)
             if (st.restore[k].error != PFI_OK)

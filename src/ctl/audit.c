@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/db_close.h"
 #include "ctl_internal.h"
 #include "pfi/control.h"
 
@@ -110,7 +111,7 @@ void ctl_audit_close(ctl_audit *a)
     sqlite3_finalize(a->job);
     sqlite3_finalize(a->cap);
     sqlite3_finalize(a->orig);
-    sqlite3_close(a->db);
+    db_close(a->db);
     free(a);
 }
 
@@ -276,7 +277,7 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         pfi_error e = db_fail(db, diag, path);
-        sqlite3_close(db);
+        db_close(db);
         return e;
     }
     sqlite3_busy_timeout(db, 2000);
@@ -342,7 +343,7 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
 out:
     free(p);
     sqlite3_finalize(st);
-    sqlite3_close(db);
+    db_close(db);
     return e;
 }
 

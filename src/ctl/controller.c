@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/db_close.h"
 #include "ctl_curves.h"
 #include "ctl_internal.h"
 #include "ctl_prom.h"
@@ -126,7 +127,7 @@ void pfi_ctl_destroy(pfi_ctl *c)
         return;
     ctl_http_destroy(c->http);
     ctl_audit_close(c->audit);
-    sqlite3_close(c->store);
+    db_close(c->store);
     pfi_fit_model_destroy(c->model);
     ctl_prom_clear(&c->prom);
     if (c->req != NULL)

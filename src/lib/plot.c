@@ -13,6 +13,10 @@
 
 enum { N_PALETTE = PLOT_N_SERIES, GREY = PLOT_GREY };
 
+/* Text size, as character heights per panel height: one large figure, a grid of panels. */
+#define TEXT_LINES_ONE 42.0
+#define TEXT_LINES_GRID 23.0
+
 typedef struct curve {
     PLFLT *p, *t;   /* used points and the reference, sorted by p */
     size_t n;
@@ -124,10 +128,12 @@ static PLFLT nice_step(PLFLT lo, PLFLT hi)
 /*
  * One panel: the curves c[idx[0..n)] (idx NULL: c[0..n)), the proportional line, a legend
  * of titles when there are few curves. Many curves are drawn thin, without markers, so the
- * shape of the family stays readable.
+ * shape of the family stays readable. Text is sized to the panel (text_lines character
+ * heights to its height, plot_text_size), not to the page, so a wide grid of panels keeps
+ * its titles and labels inside each panel.
  */
 static void draw_panel(const curve *c, const size_t *idx, size_t n, const char *const *titles,
-                       const char *title, bool legend)
+                       const char *title, bool legend, double text_lines)
 {
     curve *sel = malloc((n ? n : 1) * sizeof *sel);
     if (sel == NULL)
@@ -138,6 +144,7 @@ static void draw_panel(const curve *c, const size_t *idx, size_t n, const char *
     limits(sel, n, &xmin, &xmax, &ymin, &ymax);
     plcol0(1);
     pladv(0);
+    plot_text_size(text_lines);
     plvsta();
     plwind(xmin, xmax, ymin, ymax);
     plbox("bcnst", nice_step(xmin, xmax), 0, "bcnstv", nice_step(ymin, ymax), 0);
@@ -221,11 +228,9 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
                 snprintf(legend[i], sizeof legend[i], "%.70s: PFI %.2f", t, results[i].ratio);
             legend_ptr[i] = legend[i];
         }
-        plschr(0, 1.0);
         draw_panel(c, NULL, n, legend_ptr, "Power Flexibility: normalised throughput vs power",
-                   true);
+                   true, TEXT_LINES_ONE);
     } else {
-        plschr(0, 0.9);
         for (size_t i = 0; i < n; i++) {
             /* a panel fits about 34 characters of title */
             char title[96], name[40];
@@ -234,7 +239,7 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
                 snprintf(title, sizeof title, "%s: PFI undefined", name);
             else
                 snprintf(title, sizeof title, "%s: PFI %.2f", name, results[i].ratio);
-            draw_panel(c, &i, 1, NULL, title, false);
+            draw_panel(c, &i, 1, NULL, title, false, TEXT_LINES_GRID);
         }
     }
     e = plot_end(&out_file, diag);
@@ -268,7 +273,6 @@ pfi_error pfi_plot_curves_by_panel(const char *path, const pfi_result *results, 
         e = plot_begin(path, n_panels == 1 ? 900 : 420 * nx, n_panels == 1 ? 650 : 340 * ny, nx,
                        ny, &out_file, diag);
     if (e == PFI_OK) {
-        plschr(0, n_panels == 1 ? 1.0 : 0.9);
         for (size_t p = 0; p < n_panels; p++) {
             size_t m = 0;
             for (size_t i = 0; i < n; i++)
@@ -277,7 +281,8 @@ pfi_error pfi_plot_curves_by_panel(const char *path, const pfi_result *results, 
             char name[48];
             short_name(panel_titles && panel_titles[p] ? panel_titles[p] : "(panel)", 38, name,
                        sizeof name);
-            draw_panel(c, idx, m, NULL, name, false);
+            draw_panel(c, idx, m, NULL, name, false,
+                       n_panels == 1 ? TEXT_LINES_ONE : TEXT_LINES_GRID);
         }
         e = plot_end(&out_file, diag);
     }

@@ -4,6 +4,7 @@
 #include "plot_common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,33 @@ pfi_error plot_begin(const char *path, PLINT width, PLINT height, PLINT nx, PLIN
     plssub(nx, ny);
     plinit();
     return PFI_OK;
+}
+
+void plot_text_size(double lines)
+{
+    PLFLT x0, x1, y0, y1;
+    plgspa(&x0, &x1, &y0, &y1);
+    double h = fmin(y1 - y0, (x1 - x0) / 1.6);
+    if (h > 0 && lines > 0)
+        plschr(h / lines, 1.0);
+}
+
+double plot_viewport(double left, double right, double bottom, double top)
+{
+    PLFLT x0, x1, y0, y1, def, ht;
+    plgspa(&x0, &x1, &y0, &y1);
+    plgchr(&def, &ht);
+    double w = x1 - x0, h = y1 - y0;
+    if (!(w > 0 && h > 0 && ht > 0)) {
+        plvsta();
+        return 1.0;
+    }
+    double fx = (left + right) * ht / w, fy = (bottom + top) * ht / h;
+    double sx = fx > 2.0 / 3.0 ? (2.0 / 3.0) / fx : 1.0;
+    double sy = fy > 2.0 / 3.0 ? (2.0 / 3.0) / fy : 1.0;
+    plvpor(left * ht * sx / w, 1.0 - right * ht * sx / w, bottom * ht * sy / h,
+           1.0 - top * ht * sy / h);
+    return w / ht - (left + right) * sx;
 }
 
 pfi_error plot_end(pfi_atomic_file *out, pfi_diag *d)

@@ -23,10 +23,25 @@ typedef struct panel {
     double y[PFI_STRATEGY_COUNT * PFI_SIM_MAX_REDUCTIONS];
 } panel;
 
+/* Width of the legend column, in character heights: the marker, a space and the longest
+ * strategy name (about 0.75 of a height per character in the cairo drivers' sans font), the
+ * offset from the axes and a little air. */
+static double legend_width(void)
+{
+    size_t longest = 0;
+    for (int s = 0; s < PFI_STRATEGY_COUNT; s++) {
+        size_t n = strlen(pfi_strategy_name((pfi_strategy)s));
+        longest = n > longest ? n : longest;
+    }
+    return 0.8 + 0.75 * (double)(longest + 2) + 1.0;
+}
+
 /*
  * Panels side by side (at most 3 a row), each with its own axes in the left part of its
  * subpage and the legend in a column to the right of the axes, outside the plotting area:
- * no line (the oracle runs along 100 %) can hide under it.
+ * no line (the oracle runs along 100 %) can hide under it. Text is sized to the panel, not
+ * the page, and the margins are in character heights, so the axis labels, the title and the
+ * legend stay inside the image however many panels there are.
  */
 static pfi_error draw(const char *path, const double *x, size_t nx, const panel *p, size_t np,
                       const char *ylabel, pfi_diag *diag)
@@ -38,7 +53,6 @@ static pfi_error draw(const char *path, const double *x, size_t nx, const panel 
     pfi_error e = plot_begin(path, 680 * cols, 440 * rows, cols, rows, &out_file, diag);
     if (e != PFI_OK)
         return e;
-    plschr(0, cols >= 3 ? 0.72 : 0.9);
     for (size_t k = 0; k < np; k++) {
         double ymin = INFINITY, ymax = -INFINITY;
         for (size_t i = 0; i < PFI_STRATEGY_COUNT * nx; i++) {
@@ -53,7 +67,8 @@ static pfi_error draw(const char *path, const double *x, size_t nx, const panel 
         }
         double pad = 0.08 * (ymax - ymin) + 1e-6;
         pladv(0);
-        plvpor(0.16, 0.68, 0.14, 0.88);
+        plot_text_size(30);
+        plot_viewport(7.5, legend_width(), 4.6, 3.2);
         plwind(x[0] - 2, x[nx - 1] + 2, ymin - pad, ymax + pad);
         plcol0(PLOT_BLACK);
         plbox("bcnst", 0, 0, "bcnstv", 0, 0);
@@ -125,7 +140,7 @@ pfi_error pfi_plot_sim_classes(const char *path, const pfi_sim_result *r, const 
         return PFI_ERR_NOMEM;
     size_t np = 0;
     for (size_t k = 0; k < lib->n_classes; k++) {
-        snprintf(p[np].title, sizeof p[np].title, "%s: throughput kept (%s)",
+        snprintf(p[np].title, sizeof p[np].title, "%.24s: throughput kept (%s)",
                  lib->class_name[k], pfi_sim_mix_name(m));
         bool any = false;
         for (int s = 0; s < PFI_STRATEGY_COUNT; s++)

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "db_close.h"
+
 struct pfi_store {
     sqlite3 *db;
 };
@@ -112,7 +114,7 @@ void pfi_store_close(pfi_store *s)
 {
     if (s == NULL)
         return;
-    sqlite3_close(s->db);
+    db_close(s->db);
     free(s);
 }
 

@@ -54,6 +54,13 @@ check ingest-replace 0 "$PFI" ingest --db "$T/rt.db" --group g1 --cap 300 --gpus
 grep_out ingest-replace-msg "replaced" "$T/out"
 check runs-csv 0 "$PFI" runs --db "$T/rt.db" --format csv
 [ "$(grep -c '^g1,' "$T/out")" -eq 3 ] && echo "ok   runs-count" || { echo "FAIL runs-count"; fail=1; }
+# Every store connection is closed, leaving no SQLite side file: a read-only opener of a
+# file left in WAL mode (pfi control --store) would create -wal and -shm and never remove them.
+[ ! -e "$T/rt.db-wal" ] && [ ! -e "$T/rt.db-shm" ] && echo "ok   ingest-no-wal-shm" \
+    || { echo "FAIL ingest-no-wal-shm: $(ls "$T" | grep -e -wal -e -shm | tr '\n' ' ')"; fail=1; }
+mode=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA journal_mode").fetchone()[0])' "$T/rt.db" 2>&1)
+[ "$mode" = delete ] && echo "ok   ingest-store-closed-in-rollback-mode" \
+    || { echo "FAIL ingest-store-closed-in-rollback-mode: $mode"; fail=1; }
 
 if [ -n "$CASES" ] && [ -d "$CASES" ]; then
     # case-09: header + error, no data: failure, error surfaced verbatim, nothing stored.

@@ -90,5 +90,27 @@ printf 'not a database\n' >"$T/bad.db"
 sweep $CAPS --db "$T/bad.db" >"$T/out" 2>"$T/err"
 rc=$?; [ $rc -ne 0 ] && grep -q 'bad.db' "$T/err" && ok "not a store: refused (exit $rc)" || bad "bad store: exit $rc"
 
+# 8. a cap outside the device's range is refused before anything is written: no directory,
+# store or record file, no summary, one line per refused cap naming the limit and the flag
+sweep 700,800,500,150 -o "$T/over" --db "$T/over.db" --record "$T/over.csv" >"$T/out" 2>"$T/err"
+expect "cap above the maximum refused" 2 $?
+[ ! -e "$T/over" ] && [ ! -e "$T/over.db" ] && [ ! -e "$T/over.csv" ] \
+    && ok "refused sweep: no directory, store or record created" \
+    || bad "refused sweep left: $(ls -A "$T" | tr '\n' ' ')"
+[ ! -s "$T/out" ] && ok "refused sweep: nothing on stdout" || bad "refused sweep printed: $(cat "$T/out")"
+grep -q 'run(s) measured' "$T/err" && bad "refused sweep printed a summary: $(cat "$T/err")" \
+    || ok "refused sweep: no summary"
+grep -q -- "--caps: 800 W is above GPU 0's maximum power limit of 700 W" "$T/err" \
+    && grep -q -- "--caps: 150 W is below GPU 0's minimum power limit of 200 W" "$T/err" \
+    && grep -q -- '--clamp' "$T/err" && ok "refusal names each cap, the device's limit and --clamp" \
+    || bad "refusal message: $(cat "$T/err")"
+# an existing sweep directory and store are left exactly as they were
+(cd "$T" && ls -lA dir && cksum dir/* both.db) >"$T/before"
+sweep 700,800 -o "$T/dir" --db "$T/both.db" >"$T/out" 2>"$T/err"
+expect "cap above the maximum refused (existing outputs)" 2 $?
+(cd "$T" && ls -lA dir && cksum dir/* both.db) >"$T/after"
+cmp -s "$T/before" "$T/after" && ok "refused sweep leaves the existing outputs as they were" \
+    || bad "refused sweep changed the outputs: $(diff "$T/before" "$T/after")"
+
 rm -rf "$T"
 exit $fail
