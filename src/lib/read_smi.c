@@ -326,7 +326,8 @@ static void csv_time(span x, char *last_date, size_t last_date_size, long *last_
     long days = *last_days;
     double tod;
     span date = {x.s, sp ? (size_t)(sp - x.s) : 0};
-    bool same = sp != NULL && date.n < last_date_size &&
+    /* (an empty cache matches nothing: a date of NUL bytes is not the empty text) */
+    bool same = sp != NULL && last_date[0] != '\0' && date.n < last_date_size &&
                 memcmp(date.s, last_date, date.n) == 0 && last_date[date.n] == 0;
     if (sp != NULL && !same && parse_date(date, &days) && date.n < last_date_size) {
         memcpy(last_date, date.s, date.n);
@@ -583,12 +584,8 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
 #if TM_FAST_LINES
     bool simd = tm_use_ssse3(tm->opt.no_simd);
     csv_fast_state fs;
-    memset(fs.kc.len1, 0, sizeof fs.kc.len1);
+    memset(&fs, 0, sizeof fs);
     fs.ts_len = SIZE_MAX;
-    fs.ts_t = 0;
-    fs.ts_has = false;
-    fs.last_date[0] = '\0';
-    fs.last_days = 0;
 #endif
     if (tm->opt.csv_fields != NULL) {
         const char *q = tm->opt.csv_fields;
