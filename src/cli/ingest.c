@@ -9,6 +9,17 @@
 #include <string.h>
 
 #include "cli.h"
+
+/* v with `digits` significant digits into buf, or the word `none` when v is NaN (no NaN is
+ * ever printed). */
+static const char *num_or(char *buf, size_t len, int digits, double v, const char *none)
+{
+    if (isnan(v))
+        snprintf(buf, len, "%s", none);
+    else
+        snprintf(buf, len, "%.*g", digits, v);
+    return buf;
+}
 #include "pfi/kernlog.h"
 #include "pfi/reduce.h"
 #include "pfi/store.h"
@@ -426,10 +437,12 @@ int cmd_ingest(int argc, char **argv)
             if (kl != NULL)
                 print_kernel_log(o, kl, klog.match, tm);
             fprintf(o, "power: %s", red->power_field[0] ? red->power_field : "(none)");
+            char se[32], tse[32], tflops[32];
+            num_or(se, sizeof se, 4, red->power.se, "undefined");
             if (!isnan(red->power.mean))
-                fprintf(o, " job %.4f W (se %.4g, top %zu of %zu complete timestamps; %zu "
+                fprintf(o, " job %.4f W (se %s, top %zu of %zu complete timestamps; %zu "
                            "incomplete left out; grid %.4g s)",
-                        red->power.mean, red->power.se, red->power.m, red->power.n_valid,
+                        red->power.mean, se, red->power.m, red->power.n_valid,
                         red->n_incomplete, red->align_s);
             fputc('\n', o);
             if (!isnan(red->energy_j))
@@ -437,12 +450,13 @@ int cmd_ingest(int argc, char **argv)
             if (log != NULL)
                 fprintf(o, "throughput: %s log, %zu intervals, %zu used, excluded: %zu skipped-"
                            "iteration, %zu checkpoint, %zu no rate, %zu warm-up; top-q %.6g "
-                           "%s/s (se %.3g), window %.6g %s/s, TFLOP/s/GPU %s%.6g; %zu NaN-loss "
+                           "%s/s (se %s), window %.6g %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
                            "intervals\n",
                         pfi_tl_format_name(log->format), log->n, tls.n_included, tls.n_skipped,
                         tls.n_checkpoint, tls.n_bad_rate, tls.n_warmup, tls.steady.mean,
-                        log->unit, tls.steady.se, tls.window_rate, log->unit,
-                        isnan(tls.tflops_mean) ? "unavailable " : "", tls.tflops_mean,
+                        log->unit, num_or(tse, sizeof tse, 3, tls.steady.se, "undefined"),
+                        tls.window_rate, log->unit,
+                        num_or(tflops, sizeof tflops, 6, tls.tflops_mean, "unavailable"),
                         log->n_nan);
             fprintf(o, "flags:%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
                     red->flags & PFI_RED_NO_POWER ? " no-power" : "",

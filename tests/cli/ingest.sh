@@ -86,6 +86,9 @@ if [ -n "$CASES" ] && [ -d "$CASES" ]; then
     check case03-lost 0 "$PFI" ingest --dry-run --telemetry "$CASES/case-03/query_loop.csv"
     grep_out case03-flag "gpu-lost" "$T/out"
     grep_out case03-invalid "INVALID for PFI" "$T/out"
+    # one complete timestamp: the standard error is undefined, and said so (never "nan")
+    grep_out case03-se-undefined "se undefined" "$T/out"
+    if grep -qiw "nan" "$T/out"; then echo "FAIL case03-no-nan: a NaN printed"; cat "$T/out"; fail=1; else echo "ok   case03-no-nan"; fi
     # case-02: noheader CSV without --fields -> refused with the remedy.
     check case02-noheader 1 "$PFI" ingest --dry-run --format nvidia-smi-csv \
         --telemetry "$CASES/case-02/noheader_nounits.csv"
