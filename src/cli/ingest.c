@@ -420,10 +420,13 @@ int cmd_ingest(int argc, char **argv)
                 const pfi_tm_entity *en = &tm->entities[e];
                 const pfi_tm_series *s = fp >= 0 ? pfi_tm_series_get(tm, e, (size_t)fp) : NULL;
                 fprintf(o, "  %s: %zu rows", en->name, en->rows);
-                if (s != NULL)
+                if (s != NULL && s->n_valid > 0)
                     fprintf(o, ", %s %zu valid / %zu missing / %zu out of range, mean %.4f W",
                             red->power_field, s->n_valid, s->n_missing, s->n_range,
-                            s->n_valid ? s->sum / (double)s->n_valid : NAN);
+                            s->sum / (double)s->n_valid);
+                else if (s != NULL)
+                    fprintf(o, ", %s 0 valid / %zu missing / %zu out of range, no mean",
+                            red->power_field, s->n_missing, s->n_range);
                 else
                     fprintf(o, ", power unavailable");
                 if (en->lost && isnan(en->lost_t_s))
