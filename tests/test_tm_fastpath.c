@@ -221,8 +221,8 @@ static void gen_dcgmi(text *t, size_t target, int damage)
                     "ID", "Error setting watches. Result: -15: Host engine is not valid any longer",
                     "GPU 3      250.000", "GPU 1 1 2 3 4 5 6 7", "GPU-I 3    100.5      1      2      0.1      0.2",
                     "# Entity POWER TOTEC TMPTR SMACT DRAMA",
-                    "GPU 0      250.000      9876543210           40           0.123        0.456"
-                    "      0.123        0.456      0.123        0.456      0.123        0.456",
+                    ("GPU 0      250.000      9876543210           40           0.123        0.456"
+                     "      0.123        0.456      0.123        0.456      0.123        0.456"),
                     "5      250.000      9876543210           40           0.123        0.456"};
                 put(t, "%s", lines[pick(sizeof lines / sizeof lines[0])]);
                 eol(t, damage);
@@ -283,7 +283,11 @@ static void gen_csv(text *t, size_t target, int damage, int header, int maxcol)
             put(t, "%d,", damage && pick(200) == 0 ? 11 : g);
             blank(t, damage, 1);
             value(t, 200 + (double)((i * 7) % 450) + 0.25, 2, damage);
-            put(t, damage && pick(200) == 0 ? " mW," : damage && pick(200) == 0 ? " %%," : " W,");
+            put(t, damage && pick(200) == 0   ? " mW,"
+                   : damage && pick(200) == 0 ? " %%,"
+                   : damage && pick(100) == 0 ? "\tW,"
+                   : damage && pick(100) == 0 ? "W,"
+                                              : " W,");
             blank(t, damage, 1);
             value(t, 700, 2, damage);
             put(t, " W,");

@@ -756,8 +756,10 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
                 if (span_eq(x, "[GPU is lost]") || span_eq(x, "[GPU requires reset]"))
                     lost = true;
             } else {
-                /* Strip a unit suffix; it must agree with the header's unit. */
-                const char *sp = memchr(x.s, ' ', x.n);
+                /* Strip a unit suffix (after the first blank, as the fast paths split it);
+                 * it must agree with the header's unit. */
+                size_t b = tm_find_blank(x.s, 0, x.n);
+                const char *sp = b < x.n ? x.s + b : NULL;
                 if (sp != NULL) {
                     span num = {x.s, (size_t)(sp - x.s)};
                     span unit = trim((span){sp + 1, x.n - num.n - 1});
