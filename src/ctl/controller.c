@@ -871,8 +871,10 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         if ((e = allocate_jobs(c, ab, rep)) != PFI_OK)
             goto out;
     } else {
+        /* the curves' prediction is as good as during an event: the same margin keeps the
+         * measured power under the limit (staged at the limit itself, it drew a little over) */
         if (isfinite(c->cfg.facility_limit_w))
-            stage_limit = c->cfg.facility_limit_w;
+            stage_limit = c->cfg.facility_limit_w * (1 - c->cfg.margin);
     }
     for (size_t gi = 0; gi < c->ng; gi++) {
         cgpu *g = &c->g[gi];
