@@ -15,7 +15,7 @@ ctl_test_cleanup() {
     rm -rf "$WORK"
 }
 trap 'ctl_test_cleanup' EXIT
-trap 'exit 2' INT TERM
+trap 'exit 2' HUP INT TERM PIPE
 fail=0
 check() { if [ "$1" -ne 0 ]; then echo "FAIL: $2"; fail=1; else echo "ok: $2"; fi; }
 
