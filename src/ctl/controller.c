@@ -672,7 +672,11 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
         goto out;
     for (size_t k = 0; k < nj; k++)
         deep[k] = strcmp(c->j[jx[k]].cls, "moe-ft") == 0;
-    pfi_alloc_jobs aj = {nj, off, cap, pw, tp, gp, wt, fl, lo, hi, pf, ft, deep, NULL, NULL, NULL};
+    /* pfi-model decides on the estimated curves and applies the sheds to the true ones; here
+     * the controller's curves are both: left to itself, pfi-model would rebuild a §7 curve
+     * from pf[] — the class prior for a job on a measured (store) curve, whose sweep would
+     * then shape only the cap that the prior's shed maps to, never the shed itself */
+    pfi_alloc_jobs aj = {nj, off, cap, pw, tp, gp, wt, fl, lo, hi, pf, ft, deep, NULL, pw, tp};
     pfi_alloc_options o;
     pfi_alloc_options_init(&o);
     o.strategy = c->cfg.strategy;
