@@ -15,6 +15,7 @@
 #include "ctl_internal.h"
 #include "ctl_prom.h"
 #include "pfi/control.h"
+#include "pfi/featmap.h"
 #include "pfi/fit.h"
 
 #include <unistd.h>
@@ -540,44 +541,67 @@ static double pfi_stage_cost_total(pfi_ctl *c)
 
 /* ---- one period ------------------------------------------------------------------------- */
 
-/* Live features of job ix for the model: per feature of the model (a name or "A*B"), the
- * mean over the job's GPUs of the Prometheus feature; false when one is missing. */
+/* The mean over job ix's GPUs of the Prometheus feature named name, in the model's unit:
+ * a Prometheus feature of that name, else — a model names features as the library and
+ * `pfi fit` do (dcgm_dram_active), the feature map (--prom-features) as telemetry does
+ * (dram_active) — the one the feature table (pfi/featmap.h) maps it from, converted.
+ * false when there is none or a GPU lacks it. */
+static bool job_feature(const pfi_ctl *c, size_t ix, const char *name, double *out)
+{
+    double scale = 1;
+    size_t k = 0;
+    while (k < c->prom.n_features && strcmp(c->prom.feature_name[k], name) != 0)
+        k++;
+    if (k == c->prom.n_features) {
+        const pfi_featmap_entry *m = pfi_featmap_by_predictor(name);
+        if (m == NULL)
+            return false;
+        k = 0;
+        while (k < c->prom.n_features && strcmp(c->prom.feature_name[k], m->reduced) != 0)
+            k++;
+        if (k == c->prom.n_features)
+            return false;
+        scale = m->scale;
+    }
+    double s = 0;
+    size_t n = 0;
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        const cgpu *g = &c->g[gi];
+        if (!g->seen || g->job_ix != ix)
+            continue;
+        const ctl_prom_gpu *pg = ctl_prom_find(&c->prom, g->host, g->uuid);
+        if (pg == NULL || !isfinite(pg->feature[k]))
+            return false;
+        s += pg->feature[k];
+        n++;
+    }
+    if (n == 0)
+        return false;
+    *out = scale * s / (double)n;
+    return true;
+}
+
+/* Live features of job ix for the model: per feature of the model (a name, or "A*B": the
+ * product's own name when the feature map has it, else the product of the means), the mean
+ * over the job's GPUs of the Prometheus feature; false when one is missing. */
 static bool job_features(const pfi_ctl *c, size_t ix, double *x)
 {
     if (c->model == NULL || !c->prom_on)
         return false;
     for (size_t f = 0; f < c->model->p; f++) {
+        if (job_feature(c, ix, c->model->features[f], &x[f]))
+            continue;
         char name[256];
         if (!ctl_copy(name, sizeof name, c->model->features[f]))
             return false;
         char *star = strchr(name, '*');
-        if (star != NULL)
-            *star = '\0';
-        const char *parts[2] = {name, star ? star + 1 : NULL};
-        double v = 1;
-        for (int pi = 0; pi < 2 && parts[pi] != NULL; pi++) {
-            size_t k = 0;
-            while (k < c->prom.n_features && strcmp(c->prom.feature_name[k], parts[pi]) != 0)
-                k++;
-            if (k == c->prom.n_features)
-                return false;
-            double s = 0;
-            size_t m = 0;
-            for (size_t gi = 0; gi < c->ng; gi++) {
-                const cgpu *g = &c->g[gi];
-                if (!g->seen || g->job_ix != ix)
-                    continue;
-                const ctl_prom_gpu *pg = ctl_prom_find(&c->prom, g->host, g->uuid);
-                if (pg == NULL || !isfinite(pg->feature[k]))
-                    return false;
-                s += pg->feature[k];
-                m++;
-            }
-            if (m == 0)
-                return false;
-            v *= s / (double)m;
-        }
-        x[f] = v;
+        if (star == NULL)
+            return false;
+        *star = '\0';
+        double a, b;
+        if (!job_feature(c, ix, name, &a) || !job_feature(c, ix, star + 1, &b))
+            return false;
+        x[f] = a * b;
     }
     return true;
 }
