@@ -64,6 +64,9 @@ typedef struct cjob {
     double ref_pg_w, ref_tput_pg; /* reference per GPU (draw at original caps, tokens/s) */
     double ref_hist[CTL_REF_WINDOW], tput_hist[CTL_REF_WINDOW]; /* last uncapped readings */
     size_t ref_n, tput_n;
+    double model_pfi;             /* the model's PFI from uncapped features; NaN none yet */
+    double pfi_hist[CTL_REF_WINDOW];
+    size_t pfi_n;
     double lo_w, hi_w, cap_now_w;
     double pfi;
     pfi_curve_source src;
@@ -263,13 +266,16 @@ static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
     cjob *j = &c->j[c->nj];
     memset(j, 0, sizeof *j);
     ctl_copy(j->id, sizeof j->id, id);
-    j->ref_pg_w = j->ref_tput_pg = NAN;
+    j->ref_pg_w = j->ref_tput_pg = j->model_pfi = NAN;
     job_reset(j);
     double rp, rt;
     if (c->audit != NULL && ctl_audit_job_ref(c->audit, id, &rp, &rt)) {
         j->ref_pg_w = rp; /* stored per GPU */
         j->ref_tput_pg = rt;
     }
+    /* a restarted controller that finds the job capped keeps the model's last estimate */
+    if (c->audit != NULL && c->model != NULL)
+        ctl_audit_job_model_pfi(c->audit, id, &j->model_pfi);
     *ix = c->nj++;
     return j;
 }
@@ -624,10 +630,17 @@ static void estimate_curve(pfi_ctl *c, size_t ix)
         bool outside;
         j->src = PFI_CURVE_PRIOR;
         j->pfi = pfi_ctl_prior_pfi(j->cls[0] ? j->cls : NULL);
-        if (job_features(c, ix, x) &&
+        /* the model was fitted on features of reference (uncapped) runs: it is applied while
+         * the job runs uncapped (the median of the last CTL_REF_WINDOW such periods, as the
+         * reference power), and that estimate is kept while the job is capped, when its DRAM
+         * and tensor activity follow the cap rather than the job; a PFI is kept in [1.05, 3],
+         * the paper's range a little wider */
+        if (j->at_ref && job_features(c, ix, x) &&
             pfi_fit_model_predict(c->model, x, 0.9, &yhat, &lo, &hi, &outside) == PFI_OK &&
-            isfinite(yhat)) {
-            j->pfi = fmin(3.0, fmax(1.05, yhat)); /* the paper's range, a little wider */
+            isfinite(yhat))
+            j->model_pfi = ctl_window_median(j->pfi_hist, &j->pfi_n, fmin(3.0, fmax(1.05, yhat)));
+        if (c->model != NULL && isfinite(j->model_pfi)) {
+            j->pfi = j->model_pfi;
             j->src = PFI_CURVE_MODEL;
         }
         if (ctl_curve_from_pfi(j->pfi, j->ref_pg_w, j->lo_w, j->hi_w, j->ngpus, ref_t,
