@@ -65,6 +65,7 @@ typedef struct cjob {
     double ref_hist[CTL_REF_WINDOW], tput_hist[CTL_REF_WINDOW]; /* last uncapped readings */
     size_t ref_n, tput_n;
     double model_pfi;             /* the model's PFI from uncapped features; NaN none yet */
+    unsigned uncapped_run;        /* periods in a row it has run uncapped (this one included) */
     double pfi_hist[CTL_REF_WINDOW];
     size_t pfi_n;
     double lo_w, hi_w, cap_now_w;
@@ -633,9 +634,12 @@ static void estimate_curve(pfi_ctl *c, size_t ix)
         /* the model was fitted on features of reference (uncapped) runs: it is applied while
          * the job runs uncapped (the median of the last CTL_REF_WINDOW such periods, as the
          * reference power), and that estimate is kept while the job is capped, when its DRAM
-         * and tensor activity follow the cap rather than the job; a PFI is kept in [1.05, 3],
-         * the paper's range a little wider */
-        if (j->at_ref && job_features(c, ix, x) &&
+         * and tensor activity follow the cap rather than the job. Once it has an estimate, a
+         * job just uncapped waits a period: the features (a scrape, a sampling interval, the
+         * clocks' lag) still show the caps. A PFI is kept in [1.05, 3], the paper's range a
+         * little wider. */
+        if (j->at_ref && (j->uncapped_run >= 2 || isnan(j->model_pfi)) &&
+            job_features(c, ix, x) &&
             pfi_fit_model_predict(c->model, x, 0.9, &yhat, &lo, &hi, &outside) == PFI_OK &&
             isfinite(yhat))
             j->model_pfi = ctl_window_median(j->pfi_hist, &j->pfi_n, fmin(3.0, fmax(1.05, yhat)));
@@ -870,6 +874,7 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         j->cap_now_w /= (double)j->ngpus;
         if (!(j->hi_w > j->lo_w))
             j->lo_w = j->hi_w - 1;
+        j->uncapped_run = j->at_ref ? j->uncapped_run + 1 : 0;
         if (j->at_ref && j->power_w > 0) {
             /* the job runs uncapped: (re)learn its reference, smoothed */
             /* the median of the last CTL_REF_WINDOW uncapped periods: one spiky reading (an
