@@ -9,6 +9,8 @@
 #     its GPUs when it runs uncapped (X read from Prometheus afterwards) — during the event
 #     too: the model was fitted on reference-run features, and a capped job's DRAM activity
 #     is not its reference's;
+#   - a controller restarted during the event (same audit log and epoch), which finds the
+#     jobs capped, continues with the model's PFIs from the audit log;
 #   - the model's PFIs are not the class priors (the check can tell them apart);
 #   - power within the budget two periods into the event.
 # Skipped (77) without prometheus.
@@ -45,14 +47,22 @@ start_agent node2 tok2 "moe-b:moe-pt:4:0.8:16000" || exit 1
 start_prometheus
 check $? "prometheus scrapes the agents"
 
-"$PFI" control --agents "$WORK/agents" --budget-w 5500 --start 2 --duration 3 \
-    --prometheus "$PROM_URL" --model "$WORK/model.json" \
-    --period $PERIOD --margin $MARGIN --run-for 6.5 --db "$WORK/ctl.db" \
-    > "$WORK/ctl.out" 2> "$WORK/ctl.err" &
-CTL_PID=$!
-wait $CTL_PID
-check $? "pfi control --model ran"
-CTL_PID=""
+# run_ctl RUN_FOR — the controller on the same epoch and audit log
+EPOCH=$(python3 -c 'import time; print(time.time())')
+run_ctl() {
+    "$PFI" control --agents "$WORK/agents" --budget-w 5500 --start 2 --duration 3 \
+        --epoch "$EPOCH" --prometheus "$PROM_URL" --model "$WORK/model.json" \
+        --period $PERIOD --margin $MARGIN --run-for "$1" --db "$WORK/ctl.db" \
+        >> "$WORK/ctl.out" 2>> "$WORK/ctl.err" &
+    CTL_PID=$!
+    wait $CTL_PID
+    check $? "pfi control --model ran"
+    CTL_PID=""
+}
+# stopped in the event (the agents hold the caps), restarted: the restarted controller
+# never sees the jobs uncapped until the event ends and takes the model's PFI from the log
+run_ctl 3.6
+run_ctl "$(python3 -c "import time; print(6.5 - (time.time() - $EPOCH))")"
 
 # every GPU uncapped again: the jobs' reference DRAM activity, as Prometheus has it
 sleep 1
@@ -92,6 +102,13 @@ prior = {"dense-a": 1.27, "moe-a": 2.10, "moe-b": 1.43}
 bad = 0
 rows = c.execute("select p.t_s, p.event, p.telemetry, j.job, j.source, j.pfi from ctl_jobs j "
                  "join ctl_periods p on p.id = j.period order by p.id").fetchall()
+runs = c.execute("select run, min(event), max(event), count(*) from ctl_periods group by run "
+                 "order by run").fetchall()
+print("  runs (id, min event, max event, periods):", runs)
+first2 = c.execute("select event from ctl_periods where run = ? order by id limit 1",
+                   (runs[-1][0],)).fetchone()[0]
+if len(runs) != 2 or first2 != 1:
+    bad += 1; print("  the second controller did not start inside the event")
 worst = {}
 for t, ev, tel, job, src, pfi in rows:
     if tel != "prometheus":
@@ -105,8 +122,8 @@ for t, ev, tel, job, src, pfi in rows:
 print("  largest difference per job:", {j: round(v, 5) for j, v in worst.items()})
 if not any(abs(want[j] - prior[j]) > 0.05 for j in want):
     bad += 1; print("  the model gives the priors: the check cannot tell")
-t0 = c.execute("select min(t_s) from ctl_periods where event = 1").fetchone()[0]
-w = c.execute("select max(measured_w / budget_w) from ctl_periods where event = 1 and t_s >= ?",
+t0 = c.execute("select min(wall_s) from ctl_periods where event = 1").fetchone()[0]
+w = c.execute("select max(measured_w / budget_w) from ctl_periods where event = 1 and wall_s >= ?",
               (t0 + 2 * period,)).fetchone()[0]
 print(f"  worst measured / budget {w:.3f}")
 if not w or w > 1 + margin:
