@@ -49,12 +49,3 @@ wait_ctl_port() {
     done
     sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$1" | head -1
 }
-
-# agent_caps — "uuid cap_w enforced_cap_w job" of every GPU of every agent in $WORK/agents.
-agent_caps() {
-    while read -r url tok; do
-        curl -sf --max-time 5 "$url/v1/state" | python3 -c 'import json,sys
-for g in json.load(sys.stdin)["gpus"]:
-    print(g["uuid"], g["cap_w"], g["enforced_cap_w"], g["job"])'
-    done < "$WORK/agents"
-}
