@@ -23,8 +23,9 @@ start_agent node2 tok2 "moe-b:moe-pt:4:0.8:16000" || exit 1
 TOKEN=ctl-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 (umask 077 && printf '%s\n' "$TOKEN" > "$WORK/ctl-token")
 
+# stopped with SIGTERM when the requests are done (--run-for only bounds a stuck test)
 "$PFI" control --agents "$WORK/agents" --listen 0 --token-file "$WORK/ctl-token" \
-    --period $PERIOD --margin $MARGIN --run-for 20 --db "$WORK/api.db" \
+    --period $PERIOD --margin $MARGIN --run-for 90 --db "$WORK/api.db" \
     > "$WORK/ctl.out" 2> "$WORK/ctl.err" &
 CTL_PID=$!
 PORT=$(wait_ctl_port "$WORK/ctl.err")

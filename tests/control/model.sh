@@ -50,7 +50,7 @@ check $? "prometheus scrapes the agents"
 # run_ctl RUN_FOR — the controller on the same epoch and audit log
 EPOCH=$(python3 -c 'import time; print(time.time())')
 run_ctl() {
-    "$PFI" control --agents "$WORK/agents" --budget-w 5500 --start 2 --duration 3 \
+    "$PFI" control --agents "$WORK/agents" --budget-w 5500 --start 2 --duration 4 \
         --epoch "$EPOCH" --prometheus "$PROM_URL" --model "$WORK/model.json" \
         --period $PERIOD --margin $MARGIN --run-for "$1" --db "$WORK/ctl.db" \
         >> "$WORK/ctl.out" 2>> "$WORK/ctl.err" &
@@ -62,7 +62,7 @@ run_ctl() {
 # stopped in the event (the agents hold the caps), restarted: the restarted controller
 # never sees the jobs uncapped until the event ends and takes the model's PFI from the log
 run_ctl 3.6
-run_ctl "$(python3 -c "import time; print(6.5 - (time.time() - $EPOCH))")"
+run_ctl "$(python3 -c "import time; print(max(1.0, 7.5 - (time.time() - $EPOCH)))")"
 
 # every GPU uncapped again: the jobs' reference DRAM activity, as Prometheus has it
 sleep 1
