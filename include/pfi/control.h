@@ -237,7 +237,8 @@ typedef struct pfi_ctl_config {
     double margin;               /* safety margin, fraction of the budget held back (0.03) */
     double feedback_gain;        /* share of the measured − predicted error fed back (0.5) */
     double feedback_bound;       /* |correction| <= bound × budget (0.10) */
-    double facility_limit_w;     /* after the event, increases are staged under it (NaN none) */
+    double facility_limit_w;     /* after the event, increases are staged under it, less the
+                                    margin (NaN none) */
     double confirm_timeout_s;    /* wait for enforced caps (period/2, at most 2 s) */
     double http_timeout_s;       /* one agent request (1) */
     double lease_s;              /* lease asked of the agents (max(30, 6 × period)) */

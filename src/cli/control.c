@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -547,8 +548,15 @@ int cmd_control(int argc, char **argv)
     api.token = token ? token : "";
     api.last.budget_w = NAN;
     if (listen_port >= 0) {
+        /* loopback only: without MHD_OPTION_SOCK_ADDR libmicrohttpd binds every interface */
+        struct sockaddr_in sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons((uint16_t)listen_port);
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)listen_port, NULL,
-                               NULL, api_handle, &api, MHD_OPTION_NOTIFY_COMPLETED, api_done,
+                               NULL, api_handle, &api, MHD_OPTION_SOCK_ADDR,
+                               (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, api_done,
                                NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
         if (mhd == NULL) {

@@ -256,6 +256,14 @@ bool ctl_audit_job_ref(ctl_audit *a, const char *job, double *ref_power_w, doubl
                    job, ref_power_w, ref_tput);
 }
 
+bool ctl_audit_job_model_pfi(ctl_audit *a, const char *job, double *pfi)
+{
+    return one_row(a->db,
+                   "SELECT pfi FROM ctl_jobs WHERE job = ? AND source = 'model' AND pfi IS NOT"
+                   " NULL ORDER BY period DESC LIMIT 1",
+                   job, pfi, NULL);
+}
+
 bool ctl_audit_original_get(ctl_audit *a, const char *uuid, double *w)
 {
     return one_row(a->db, "SELECT original_w FROM ctl_originals WHERE uuid = ?", uuid, w, NULL);

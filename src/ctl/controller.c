@@ -16,6 +16,7 @@
 #include "ctl_internal.h"
 #include "ctl_prom.h"
 #include "pfi/control.h"
+#include "pfi/featmap.h"
 #include "pfi/fit.h"
 
 #include <unistd.h>
@@ -64,6 +65,10 @@ typedef struct cjob {
     double ref_pg_w, ref_tput_pg; /* reference per GPU (draw at original caps, tokens/s) */
     double ref_hist[CTL_REF_WINDOW], tput_hist[CTL_REF_WINDOW]; /* last uncapped readings */
     size_t ref_n, tput_n;
+    double model_pfi;             /* the model's PFI from uncapped features; NaN none yet */
+    unsigned uncapped_run;        /* periods in a row it has run uncapped (this one included) */
+    double pfi_hist[CTL_REF_WINDOW];
+    size_t pfi_n;
     double lo_w, hi_w, cap_now_w;
     double pfi;
     pfi_curve_source src;
@@ -263,13 +268,16 @@ static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
     cjob *j = &c->j[c->nj];
     memset(j, 0, sizeof *j);
     ctl_copy(j->id, sizeof j->id, id);
-    j->ref_pg_w = j->ref_tput_pg = NAN;
+    j->ref_pg_w = j->ref_tput_pg = j->model_pfi = NAN;
     job_reset(j);
     double rp, rt;
     if (c->audit != NULL && ctl_audit_job_ref(c->audit, id, &rp, &rt)) {
         j->ref_pg_w = rp; /* stored per GPU */
         j->ref_tput_pg = rt;
     }
+    /* a restarted controller that finds the job capped keeps the model's last estimate */
+    if (c->audit != NULL && c->model != NULL)
+        ctl_audit_job_model_pfi(c->audit, id, &j->model_pfi);
     *ix = c->nj++;
     return j;
 }
@@ -541,44 +549,67 @@ static double pfi_stage_cost_total(pfi_ctl *c)
 
 /* ---- one period ------------------------------------------------------------------------- */
 
-/* Live features of job ix for the model: per feature of the model (a name or "A*B"), the
- * mean over the job's GPUs of the Prometheus feature; false when one is missing. */
+/* The mean over job ix's GPUs of the Prometheus feature named name, in the model's unit:
+ * a Prometheus feature of that name, else — a model names features as the library and
+ * `pfi fit` do (dcgm_dram_active), the feature map (--prom-features) as telemetry does
+ * (dram_active) — the one the feature table (pfi/featmap.h) maps it from, converted.
+ * false when there is none or a GPU lacks it. */
+static bool job_feature(const pfi_ctl *c, size_t ix, const char *name, double *out)
+{
+    double scale = 1;
+    size_t k = 0;
+    while (k < c->prom.n_features && strcmp(c->prom.feature_name[k], name) != 0)
+        k++;
+    if (k == c->prom.n_features) {
+        const pfi_featmap_entry *m = pfi_featmap_by_predictor(name);
+        if (m == NULL)
+            return false;
+        k = 0;
+        while (k < c->prom.n_features && strcmp(c->prom.feature_name[k], m->reduced) != 0)
+            k++;
+        if (k == c->prom.n_features)
+            return false;
+        scale = m->scale;
+    }
+    double s = 0;
+    size_t n = 0;
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        const cgpu *g = &c->g[gi];
+        if (!g->seen || g->job_ix != ix)
+            continue;
+        const ctl_prom_gpu *pg = ctl_prom_find(&c->prom, g->host, g->uuid);
+        if (pg == NULL || !isfinite(pg->feature[k]))
+            return false;
+        s += pg->feature[k];
+        n++;
+    }
+    if (n == 0)
+        return false;
+    *out = scale * s / (double)n;
+    return true;
+}
+
+/* Live features of job ix for the model: per feature of the model (a name, or "A*B": the
+ * product's own name when the feature map has it, else the product of the means), the mean
+ * over the job's GPUs of the Prometheus feature; false when one is missing. */
 static bool job_features(const pfi_ctl *c, size_t ix, double *x)
 {
     if (c->model == NULL || !c->prom_on)
         return false;
     for (size_t f = 0; f < c->model->p; f++) {
+        if (job_feature(c, ix, c->model->features[f], &x[f]))
+            continue;
         char name[256];
         if (!ctl_copy(name, sizeof name, c->model->features[f]))
             return false;
         char *star = strchr(name, '*');
-        if (star != NULL)
-            *star = '\0';
-        const char *parts[2] = {name, star ? star + 1 : NULL};
-        double v = 1;
-        for (int pi = 0; pi < 2 && parts[pi] != NULL; pi++) {
-            size_t k = 0;
-            while (k < c->prom.n_features && strcmp(c->prom.feature_name[k], parts[pi]) != 0)
-                k++;
-            if (k == c->prom.n_features)
-                return false;
-            double s = 0;
-            size_t m = 0;
-            for (size_t gi = 0; gi < c->ng; gi++) {
-                const cgpu *g = &c->g[gi];
-                if (!g->seen || g->job_ix != ix)
-                    continue;
-                const ctl_prom_gpu *pg = ctl_prom_find(&c->prom, g->host, g->uuid);
-                if (pg == NULL || !isfinite(pg->feature[k]))
-                    return false;
-                s += pg->feature[k];
-                m++;
-            }
-            if (m == 0)
-                return false;
-            v *= s / (double)m;
-        }
-        x[f] = v;
+        if (star == NULL)
+            return false;
+        *star = '\0';
+        double a, b;
+        if (!job_feature(c, ix, name, &a) || !job_feature(c, ix, star + 1, &b))
+            return false;
+        x[f] = a * b;
     }
     return true;
 }
@@ -601,10 +632,20 @@ static void estimate_curve(pfi_ctl *c, size_t ix)
         bool outside;
         j->src = PFI_CURVE_PRIOR;
         j->pfi = pfi_ctl_prior_pfi(j->cls[0] ? j->cls : NULL);
-        if (job_features(c, ix, x) &&
+        /* the model was fitted on features of reference (uncapped) runs: it is applied while
+         * the job runs uncapped (the median of the last CTL_REF_WINDOW such periods, as the
+         * reference power), and that estimate is kept while the job is capped, when its DRAM
+         * and tensor activity follow the cap rather than the job. Once it has an estimate, a
+         * job just uncapped waits a period: the features (a scrape, a sampling interval, the
+         * clocks' lag) still show the caps. A PFI is kept in [1.05, 3], the paper's range a
+         * little wider. */
+        if (j->at_ref && (j->uncapped_run >= 2 || isnan(j->model_pfi)) &&
+            job_features(c, ix, x) &&
             pfi_fit_model_predict(c->model, x, 0.9, &yhat, &lo, &hi, &outside) == PFI_OK &&
-            isfinite(yhat)) {
-            j->pfi = fmin(3.0, fmax(1.05, yhat)); /* the paper's range, a little wider */
+            isfinite(yhat))
+            j->model_pfi = ctl_window_median(j->pfi_hist, &j->pfi_n, fmin(3.0, fmax(1.05, yhat)));
+        if (c->model != NULL && isfinite(j->model_pfi)) {
+            j->pfi = j->model_pfi;
             j->src = PFI_CURVE_MODEL;
         }
         if (ctl_curve_from_pfi(j->pfi, j->ref_pg_w, j->lo_w, j->hi_w, j->ngpus, ref_t,
@@ -673,7 +714,11 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
         goto out;
     for (size_t k = 0; k < nj; k++)
         deep[k] = strcmp(c->j[jx[k]].cls, "moe-ft") == 0;
-    pfi_alloc_jobs aj = {nj, off, cap, pw, tp, gp, wt, fl, lo, hi, pf, ft, deep, NULL, NULL, NULL};
+    /* pfi-model decides on the estimated curves and applies the sheds to the true ones; here
+     * the controller's curves are both: left to itself, pfi-model would rebuild a §7 curve
+     * from pf[] — the class prior for a job on a measured (store) curve, whose sweep would
+     * then shape only the cap that the prior's shed maps to, never the shed itself */
+    pfi_alloc_jobs aj = {nj, off, cap, pw, tp, gp, wt, fl, lo, hi, pf, ft, deep, NULL, pw, tp};
     pfi_alloc_options o;
     pfi_alloc_options_init(&o);
     o.strategy = c->cfg.strategy;
@@ -830,6 +875,7 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         j->cap_now_w /= (double)j->ngpus;
         if (!(j->hi_w > j->lo_w))
             j->lo_w = j->hi_w - 1;
+        j->uncapped_run = j->at_ref ? j->uncapped_run + 1 : 0;
         if (j->at_ref && j->power_w > 0) {
             /* the job runs uncapped: (re)learn its reference, smoothed */
             /* the median of the last CTL_REF_WINDOW uncapped periods: one spiky reading (an
@@ -872,8 +918,10 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         if ((e = allocate_jobs(c, ab, rep)) != PFI_OK)
             goto out;
     } else {
+        /* the curves' prediction is as good as during an event: the same margin keeps the
+         * measured power under the limit (staged at the limit itself, it drew a little over) */
         if (isfinite(c->cfg.facility_limit_w))
-            stage_limit = c->cfg.facility_limit_w;
+            stage_limit = c->cfg.facility_limit_w * (1 - c->cfg.margin);
     }
     for (size_t gi = 0; gi < c->ng; gi++) {
         cgpu *g = &c->g[gi];

@@ -67,6 +67,8 @@ pfi_error ctl_audit_cap(ctl_audit *a, long period, int phase, const char *agent,
 pfi_error ctl_audit_original(ctl_audit *a, const char *agent, const char *uuid, double w);
 /* restore: latest reference values of a job from any earlier run; false when none */
 bool ctl_audit_job_ref(ctl_audit *a, const char *job, double *ref_power_w, double *ref_tput);
+/* restore: the latest PFI a model gave job in any earlier run; false (*pfi untouched) when none */
+bool ctl_audit_job_model_pfi(ctl_audit *a, const char *job, double *pfi);
 bool ctl_audit_original_get(ctl_audit *a, const char *uuid, double *w);
 pfi_error ctl_audit_fix_caps(ctl_audit *a, long period);
 /* ctl_audit_agent_gpus — the GPUs an earlier run saw on agent, with their last confirmed

@@ -1,0 +1,51 @@
+# Shared by the feature tests in tests/control (budget API, schedule, facility limit, policy,
+# curve sources): source it after setting PFI, PFI_AGENT_BIN and SRC. It makes $WORK, loads
+# scripts/cluster-lib.sh (emulated pfid agents on ports they pick themselves, so parallel
+# ctest runs never collide) and installs a trap that stops the controller(s) and every agent
+# and removes $WORK on exit.
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/pfi-ctl-test.XXXXXX")
+. "$SRC/scripts/cluster-lib.sh"
+CTL_PID=""
+ctl_test_cleanup() {
+    for p in $CTL_PID; do kill -9 "$p" 2>/dev/null; done
+    for p in $CTL_PID; do wait "$p" 2>/dev/null; done
+    CTL_PID=""
+    cluster_cleanup
+    rm -rf "$WORK"
+}
+trap 'ctl_test_cleanup' EXIT
+trap 'exit 2' HUP INT TERM PIPE
+fail=0
+check() { if [ "$1" -ne 0 ]; then echo "FAIL: $2"; fail=1; else echo "ok: $2"; fi; }
+
+# sql DB QUERY — the first column of the first row (empty when none).
+sql() {
+    python3 - "$1" "$2" <<'PY'
+import sqlite3, sys
+r = sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()
+print("" if r is None or r[0] is None else r[0])
+PY
+}
+
+# py DB SCRIPT ARGS... — run a Python check with c = sqlite3 connection to DB, argv after it;
+# its exit status is the check's.
+py() {
+    db=$1 script=$2
+    shift 2
+    python3 -c "import sqlite3, sys, json
+c = sqlite3.connect(sys.argv[1])
+args = sys.argv[2:]
+$script" "$db" "$@"
+}
+
+# wait_ctl_port ERRFILE — the port a controller started with --listen 0 reports on stderr.
+wait_ctl_port() {
+    wp_n=0
+    while ! grep -q 'listening on 127.0.0.1:' "$1" 2>/dev/null; do
+        wp_n=$((wp_n + 1))
+        [ $wp_n -gt 200 ] && return 1
+        sleep 0.05
+    done
+    sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$1" | head -1
+}
