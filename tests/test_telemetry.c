@@ -28,6 +28,7 @@
 #include "pfi/store.h"
 #include "pfi/telemetry.h"
 #include "pfi/trainlog.h"
+#include "../src/lib/xml_lazy.h"
 
 #ifndef PFI_CASES
 #error "PFI_CASES (the field-report cases directory) is set by tests/CMakeLists.txt"
@@ -521,6 +522,53 @@ static void case21_xml(void **state)
     pfi_tm_destroy(tm);
 }
 
+/*
+ * The lazy libxml2 loader (src/lib/xml_lazy.c), through its stateless entry point: a library
+ * that cannot be opened or lacks a function is a clear error naming it, never a crash.
+ */
+static void xml_lazy(void **state)
+{
+    (void)state;
+    xml_lazy_fns f;
+    char why[512];
+    memset(&f, 0xa5, sizeof f);
+    assert_int_equal(xml_lazy_open("libpfi-no-such-xml.so.9", &f, why, sizeof why), -1);
+    assert_non_null(strstr(why, "libpfi-no-such-xml.so.9"));
+    assert_null(f.lib);
+    assert_null(f.new_parser_ctxt);
+    /* a library that opens but is not libxml2: the first missing function is named */
+    assert_int_equal(xml_lazy_open("libm.so.6", &f, why, sizeof why), -1);
+    assert_non_null(strstr(why, "libm.so.6 lacks xmlInitParser"));
+    assert_null(f.lib);
+    /* no room for the reason: still -1, nothing written */
+    assert_int_equal(xml_lazy_open("libpfi-no-such-xml.so.9", &f, why, 0), -1);
+
+    /* the real one: every function resolved and callable */
+    assert_int_equal(xml_lazy_open(PFI_XML_SONAME, &f, why, sizeof why), 0);
+    assert_string_equal(why, "");
+    assert_non_null(f.lib);
+    f.init_parser();
+    xmlParserCtxtPtr c = f.new_parser_ctxt();
+    assert_non_null(c);
+    static const char doc[] = "<a id=\"x\">7 W</a>";
+    xmlDocPtr d = f.ctxt_read_memory(c, doc, (int)strlen(doc), "t", NULL, XML_PARSE_NONET);
+    assert_non_null(d);
+    xmlNodePtr root = f.doc_get_root_element(d);
+    xmlChar *txt = f.node_get_content(root), *id = f.get_prop(root, (const xmlChar *)"id");
+    assert_string_equal((const char *)txt, "7 W");
+    assert_string_equal((const char *)id, "x");
+    (*f.free)(txt);
+    (*f.free)(id);
+    f.free_doc(d);
+    f.free_parser_ctxt(c);
+
+    /* the process-wide loader: loads once, then reports success every time */
+    const char *reason = "unset";
+    assert_int_equal(xml_lazy_load(&reason), 0);
+    assert_null(reason);
+    assert_int_equal(xml_lazy_load(NULL), 0);
+}
+
 static void case21(void **state)
 {
     (void)state;
@@ -698,7 +746,7 @@ int main(void)
         cmocka_unit_test(case04), cmocka_unit_test(case06), cmocka_unit_test(case07),
         cmocka_unit_test(case08), cmocka_unit_test(case09), cmocka_unit_test(case12),
         cmocka_unit_test(case14), cmocka_unit_test(case15), cmocka_unit_test(case15_hole),
-        cmocka_unit_test(case21), cmocka_unit_test(case21_xml),
+        cmocka_unit_test(case21), cmocka_unit_test(case21_xml), cmocka_unit_test(xml_lazy),
         cmocka_unit_test(case18_query), cmocka_unit_test(case23), cmocka_unit_test(other_logs),
         cmocka_unit_test(case25_locale), cmocka_unit_test(store_roundtrip),
     };

@@ -36,7 +36,7 @@ typedef enum pfi_error {
     PFI_ERR_NOT_SUPPORTED = 13,  /* this device or driver cannot do it (NVML_ERROR_NOT_SUPPORTED) */
     PFI_ERR_GPU_LOST = 14,       /* the GPU fell off the bus or needs a reset */
     PFI_ERR_DEVICE = 15,         /* another driver or library failure (uninitialised, timeout...) */
-    PFI_ERR_UNAVAILABLE = 16,    /* the backend cannot start: library or symbol not found */
+    PFI_ERR_UNAVAILABLE = 16,    /* a backend or library cannot load: library or symbol not found */
     PFI_ERR_OUT_OF_RANGE = 17,   /* a requested power cap lies outside the device's [min, max] */
     PFI_ERR_NOT_EFFECTIVE = 18,  /* a cap was accepted but the read-back limit is not it */
     PFI_ERR_INTERRUPTED = 19,    /* stopped by a signal or the caller's stop flag */

@@ -8,7 +8,7 @@
  *   - dcgmi dmon                                                     (PFI_TM_DCGMI_DMON)
  *   - dcgm-exporter / Prometheus text exposition format 0.0.4        (PFI_TM_PROM)
  *   - nvidia-smi -q -x XML (power readings; one document per sample,
- *     libxml2, at most 16 MiB per document)                          (PFI_TM_SMI_XML)
+ *     libxml2, opened on first use, at most 16 MiB per document)     (PFI_TM_SMI_XML)
  * Formats are documented in tests/cases (shared/cases/README.md "Formats confirmed").
  *
  * Every column is mapped by its header name, never by position. Each source name maps to a
@@ -190,6 +190,7 @@ void pfi_tm_destroy(pfi_tm *tm);
  * their line number; a tool error sentence is kept verbatim in tm->tool_error.
  * Errors: PFI_ERR_IO, PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT (entity/field/sample limits),
  * PFI_ERR_PARSE (format not recognised; CSV without header and no csv_fields),
+ * PFI_ERR_UNAVAILABLE (XML, and libxml2.so.2 cannot be loaded: diag says why),
  * PFI_ERR_NOMEM. A CSV cell whose unit contradicts its header is rejected (missing, noted);
  * "mW" under a "[W]" header is converted explicitly. A file with zero samples is not an
  * error here: check pfi_tm_has_field. On error tm keeps what was read before the error.

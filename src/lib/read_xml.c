@@ -3,20 +3,21 @@
  * <power_readings> (old drivers) or <gpu_power_readings> (535+), with the 570+ split of
  * <power_draw> into <average_power_draw> and <instant_power_draw>. <module_power_readings>
  * and <gpu_memory_power_readings> are other quantities and are skipped. Parsed with libxml2
- * (Debian libxml2), DOM per document: one `nvidia-smi -q -x` output is small, and a capture
- * of `-l` loops holds one document per sample, each starting with "<?xml", each parsed and
- * freed in turn (bounded by PFI_TM_MAX_XML_DOC). No network, no DTD loading, no entity
- * substitution, libxml2's own error printing off (the library never prints).
+ * (Debian libxml2), opened with dlopen the first time this reader runs (xml_lazy.h: no other
+ * run loads it, nor ICU behind it; without it the reader fails with PFI_ERR_UNAVAILABLE), DOM
+ * per document: one `nvidia-smi -q -x` output is small, and a capture of `-l` loops holds one
+ * document per sample, each starting with "<?xml", each parsed and freed in turn (bounded by
+ * PFI_TM_MAX_XML_DOC). No network, no DTD loading, no entity substitution, libxml2's own
+ * error printing off (the library never prints).
  */
 #define _GNU_SOURCE
-#include <libxml/parser.h>
-#include <libxml/tree.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tm_internal.h"
 #include "tm_scan.h"
+#include "xml_lazy.h" /* libxml2's xml* calls, through dlopen */
 
 #define PFI_TM_MAX_XML_DOC (16u << 20) /* bytes of one XML document */
 
@@ -188,6 +189,16 @@ static pfi_error parse_doc(pfi_tm *tm, const char *buf, size_t len, const char *
 
 pfi_error tm_read_smi_xml(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
+    const char *why;
+    if (xml_lazy_load(&why) != 0) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message,
+                     "the nvidia-smi XML reader needs libxml2 (%s), which cannot be loaded: "
+                     "%s; install the libxml2 package, or capture telemetry as CSV "
+                     "(nvidia-smi --query-gpu=... --format=csv)",
+                     PFI_XML_SONAME, why);
+        return PFI_ERR_UNAVAILABLE;
+    }
     size_t cap = 1u << 16, len = 0;
     char *doc = malloc(cap);
     if (doc == NULL)

@@ -109,6 +109,13 @@ def main():
         if not SANITIZED:
             if rss > 8 * 1024:
                 fail.append("idle RSS %.1f MB >= 8 MB" % (rss / 1024))
+            # libxml2 (and ICU, libstdc++ behind it) is for the XML telemetry reader only,
+            # opened on first use (src/lib/xml_lazy.c): never in an agent's resident set
+            with open("/proc/%d/maps" % idle.pid) as f:
+                heavy = sorted({ln.split()[-1].rsplit("/", 1)[-1] for ln in f
+                                if any(k in ln for k in ("libxml2", "libicu", "libstdc++"))})
+            if heavy:
+                fail.append("idle agent maps %s (should be loaded lazily)" % ", ".join(heavy))
             if core > 0.002:
                 fail.append("idle CPU %.3f %% >= 0.2 %% of a core" % (100 * core))
         rc = stop(idle)

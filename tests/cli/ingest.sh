@@ -89,6 +89,24 @@ if [ -n "$CASES" ] && [ -d "$CASES" ]; then
     # one complete timestamp: the standard error is undefined, and said so (never "nan")
     grep_out case03-se-undefined "se undefined" "$T/out"
     if grep -qiw "nan" "$T/out"; then echo "FAIL case03-no-nan: a NaN printed"; cat "$T/out"; fail=1; else echo "ok   case03-no-nan"; fi
+    # case-21: the nvidia-smi -q -x reader from the command (libxml2 opened on first use).
+    check case21-xml 0 "$PFI" ingest --dry-run --telemetry "$CASES/case-21/nvsmi_xml_power_570.xml"
+    grep_out case21-xml-format "format nvidia-smi-xml" "$T/out"
+    grep_out case21-xml-power "power_avg_w 1 valid / 0 missing / 0 out of range, mean 402.1700 W" "$T/out"
+    # Without a loadable libxml2 (hidden here behind an empty file, in a private mount
+    # namespace): a clear error naming the library, exit 1; the other readers still work.
+    xml_so=$(ldconfig -p 2>/dev/null | awk '/libxml2\.so\.2 /{print $NF; exit}')
+    if [ -n "$xml_so" ] && unshare -rm true 2>/dev/null; then
+        check case21-xml-nolib 1 unshare -rm sh -c 'mount --bind /dev/null "$(readlink -f "$1")" &&
+            exec "$2" ingest --dry-run --telemetry "$3"' sh "$xml_so" "$PFI" \
+            "$CASES/case-21/nvsmi_xml_power_570.xml"
+        grep_out case21-xml-nolib-msg "XML reader needs libxml2 (libxml2.so.2), which cannot be loaded" "$T/err"
+        check case21-xml-nolib-csv 0 unshare -rm sh -c 'mount --bind /dev/null "$(readlink -f "$1")" &&
+            exec "$2" ingest --dry-run --telemetry "$3"' sh "$xml_so" "$PFI" \
+            "$CASES/case-03/query_loop.csv"
+    else
+        echo "skip case21-xml-nolib (no libxml2 in ldconfig, or no unprivileged mount namespace)"
+    fi
     # case-02: noheader CSV without --fields -> refused with the remedy.
     check case02-noheader 1 "$PFI" ingest --dry-run --format nvidia-smi-csv \
         --telemetry "$CASES/case-02/noheader_nounits.csv"
