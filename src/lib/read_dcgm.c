@@ -178,7 +178,8 @@ dcgmi_block_body(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size
         double tt = tm_row_time_nominal(tm, ent);
         const int *row = &tm->map[ent * PFI_TM_MAX_FIELDS];
         for (i = 0; i < nf; i++) {
-            *err = plain ? tm_put_in(tm, row, ent, fields[i], tt, fv[i], lo[i], hi[i], keep)
+            *err = plain ? tm_put_in(tm, row, ent, fields[i], tt, fv[i], lo[i], hi[i], keep,
+                                     false)
                          : tm_put_ok(tm, ent, fields[i], tt, fv[i]);
             if (*err != PFI_OK) {
                 *rows = k + 1;

@@ -526,7 +526,7 @@ csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
         const int *row = &tm->map[ent * PFI_TM_MAX_FIELDS];
         for (i = 0; i < nv; i++) {
             *err = plain ? tm_put_in(tm, row, ent, vc[i].field, tt, fv[i], vc[i].lo, vc[i].hi,
-                                     keep_series)
+                                     keep_series, false)
                          : tm_put_ok(tm, ent, vc[i].field, tt, fv[i]);
             if (*err != PFI_OK) {
                 *rows = k + 1;

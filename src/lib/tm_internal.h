@@ -87,44 +87,6 @@ static inline bool tm_out_of_range(const pfi_tm *tm, pfi_tm_kind kind, double v)
     }
 }
 
-/*
- * tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false) for the readers' hot loops, inlined: the
- * common sample (series already there, a plain in-range value, room to store it) is
- * counted and stored here; every other case — a new series, a DCGM blank, a glitch, a
- * full buffer — goes to tm_put itself before anything is changed, so the result is always
- * tm_put's.
- */
-static inline __attribute__((always_inline)) pfi_error tm_put_ok(pfi_tm *tm, size_t e, size_t f,
-                                                                 double t, double v)
-{
-    int k = tm->map[e * PFI_TM_MAX_FIELDS + f];
-    pfi_tm_kind kind = tm->fields[f].kind;
-    if (k < 0 || tm_is_dcgm_blank(v) || tm_out_of_range(tm, kind, v))
-        return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
-    pfi_tm_series *s = &tm->series[k];
-    if (tm->opt.keep_series) {
-        if (s->n == s->cap || tm->n_stored >= PFI_TM_MAX_SAMPLES)
-            return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
-        s->t_s[s->n] = t;
-        s->value[s->n] = v;
-        s->brk[s->n] = s->n == 0 || s->pending_break || !(t > s->last_t);
-        s->n++;
-        tm->n_stored++;
-    }
-    /* dcgm_id 162 is max_limit_w (every alias of it), as in tm_put. */
-    if (kind == PFI_KIND_LIMIT_W && tm->fields[f].dcgm_id == 162 && tm->opt.max_power_w == 0 &&
-        v > tm->max_limit_w)
-        tm->max_limit_w = v;
-    s->last_row = -1;
-    s->last_pod = false;
-    s->n_valid++;
-    s->sum += v;
-    s->last_good_t_s = t;
-    s->pending_break = false;
-    s->last_t = t;
-    return PFI_OK;
-}
-
 /* The values tm_out_of_range accepts for kind: [*lo, *hi] (v outside, or NaN: rejected). */
 static inline void tm_kind_range(const pfi_tm *tm, pfi_tm_kind kind, double *lo, double *hi)
 {
@@ -150,15 +112,18 @@ static inline void tm_kind_range(const pfi_tm *tm, pfi_tm_kind kind, double *lo,
 }
 
 /*
- * tm_put_ok for the block paths: the field's range [lo, hi] comes from tm_kind_range
- * (computed once per block), row is tm->map's row of entity e, keep_series the option's
- * value (read once per block). Only for fields that are
- * not a maximum power limit (dcgm_id 162), whose values move the power range; same result
- * as tm_put_ok otherwise — every case it does not store goes to tm_put unchanged.
+ * tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false) for the readers' hot loops, inlined: the
+ * common sample (series already there, a value inside [lo, hi] — tm_kind_range of the
+ * field — and not a DCGM blank, room to store it) is counted and stored here; every other
+ * case — a new series, a DCGM blank, a glitch, a full buffer — goes to tm_put itself before
+ * anything is changed, so the result is always tm_put's. row is tm->map's row of entity e,
+ * keep_series the option's value; max_limit: the field is a maximum power limit (DCGM id
+ * 162, every alias), whose values move the power range — a caller that computed [lo, hi]
+ * once for many samples must not pass such a field (tm_put_ok computes them per sample).
  */
 static inline __attribute__((always_inline)) pfi_error
 tm_put_in(pfi_tm *tm, const int *row, size_t e, size_t f, double t, double v, double lo,
-          double hi, bool keep_series)
+          double hi, bool keep_series, bool max_limit)
 {
     int k = row[f];
     if (k < 0 || !(v >= lo && v <= hi) || (v >= 2147483632.0 && tm_is_dcgm_blank(v)))
@@ -173,6 +138,8 @@ tm_put_in(pfi_tm *tm, const int *row, size_t e, size_t f, double t, double v, do
         s->n++;
         tm->n_stored++;
     }
+    if (max_limit && tm->opt.max_power_w == 0 && v > tm->max_limit_w)
+        tm->max_limit_w = v; /* as in tm_put */
     s->last_row = -1;
     s->last_pod = false;
     s->n_valid++;
@@ -181,6 +148,17 @@ tm_put_in(pfi_tm *tm, const int *row, size_t e, size_t f, double t, double v, do
     s->pending_break = false;
     s->last_t = t;
     return PFI_OK;
+}
+
+/* tm_put_in for one sample, the field's range and kind looked up here. */
+static inline __attribute__((always_inline)) pfi_error tm_put_ok(pfi_tm *tm, size_t e, size_t f,
+                                                                 double t, double v)
+{
+    const pfi_tm_field *fl = &tm->fields[f];
+    double lo, hi;
+    tm_kind_range(tm, fl->kind, &lo, &hi);
+    return tm_put_in(tm, &tm->map[e * PFI_TM_MAX_FIELDS], e, f, t, v, lo, hi,
+                     tm->opt.keep_series, fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
 }
 
 /* Time of a new row of entity e: t when has_t, else nominal index x interval. Handles
