@@ -13,7 +13,8 @@
  * to 2.5 MB (so reads cross the 1 MiB block edge) with random damage drawn from what real
  * files contain — placeholders, DCGM blank sentinels, out-of-range values, tabs, CRLF,
  * blank and long lines, repeated headers, error sentences, unit mismatches, numbers too
- * long for the fast conversion, time going backwards, a byte order mark.
+ * long for the fast conversion, time going backwards, a byte order mark, NUL bytes in a
+ * date.
  *
  * Usage: test_tm_fastpath [DIR|FILE]...   Exit 0 when all agree, 1 at the first difference
  * (the input's name and the difference printed).
@@ -177,6 +178,18 @@ static void put(text *t, const char *fmt, ...)
     t->n += (size_t)k;
 }
 
+static void put_raw(text *t, const char *s, size_t n)
+{
+    if (t->n + n + 1 > t->cap) {
+        t->cap = (t->n + n + 1) * 2;
+        t->s = realloc(t->s, t->cap);
+        if (t->s == NULL)
+            abort();
+    }
+    memcpy(t->s + t->n, s, n);
+    t->n += n;
+}
+
 /* A value token: nearly always a plain decimal, sometimes anything a real file holds. */
 static void value(text *t, double base, int decimals, int damage)
 {
@@ -278,7 +291,13 @@ static void gen_csv(text *t, size_t target, int damage, int header, int maxcol)
                 eol(t, damage);
                 continue;
             }
-            put(t, "%s,", damage && pick(500) == 0 ? "2025/13/40 25:61:61.000" : ts);
+            if (damage && pick(400) == 0) { /* NUL bytes inside the date */
+                char raw[64];
+                size_t n = (size_t)snprintf(raw, sizeof raw, "%.10s%c%c%s,", ts, 0, 0, ts + 10);
+                put_raw(t, raw, n);
+            } else {
+                put(t, "%s,", damage && pick(500) == 0 ? "2025/13/40 25:61:61.000" : ts);
+            }
             blank(t, damage, 1);
             put(t, "%d,", damage && pick(200) == 0 ? 11 : g);
             blank(t, damage, 1);

@@ -326,9 +326,10 @@ static void csv_time(span x, char *last_date, size_t last_date_size, long *last_
     long days = *last_days;
     double tod;
     span date = {x.s, sp ? (size_t)(sp - x.s) : 0};
-    /* (an empty cache matches nothing: a date of NUL bytes is not the empty text) */
-    bool same = sp != NULL && last_date[0] != '\0' && date.n < last_date_size &&
-                memcmp(date.s, last_date, date.n) == 0 && last_date[date.n] == 0;
+    /* The cached text, whole: same length, same bytes (a date with NUL bytes in it never
+     * matches the NUL-padded cache, nor an empty one). */
+    bool same = sp != NULL && date.n > 0 && date.n == strnlen(last_date, last_date_size) &&
+                memcmp(date.s, last_date, date.n) == 0;
     if (sp != NULL && !same && parse_date(date, &days) && date.n < last_date_size) {
         memcpy(last_date, date.s, date.n);
         last_date[date.n] = '\0';
