@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/alloc_internal.h"
 #include "ctl_internal.h"
 #include "pfi/control.h"
 
@@ -249,7 +250,7 @@ pfi_error pfi_prom_vector_parse(const char *text, size_t len, pfi_prom_sample **
         goto out;
     }
     if (m > 0) {
-        s = calloc(m, sizeof *s);
+        s = pfi_calloc(m, sizeof *s);
         if (s == NULL) {
             e = PFI_ERR_NOMEM;
             goto out;
@@ -296,7 +297,7 @@ pfi_error pfi_prom_vector_parse(const char *text, size_t len, pfi_prom_sample **
     s = NULL;
     e = PFI_OK;
 out:
-    free(s);
+    pfi_free(s);
     json_decref(root);
     return e;
 }

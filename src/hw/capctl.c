@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/alloc_internal.h"
 #include "backend.h"
 #include "pfi/capctl.h"
 
@@ -117,12 +118,12 @@ void pfi_capctl_destroy(pfi_capctl *c)
 {
     if (c == NULL)
         return;
-    free(c->gpus);
-    free(c->orig);
-    free(c->info);
-    free(c->changed);
-    free(c->journal_path);
-    free(c);
+    pfi_free(c->gpus);
+    pfi_free(c->orig);
+    pfi_free(c->info);
+    pfi_free(c->changed);
+    pfi_free(c->journal_path);
+    pfi_free(c);
 }
 
 pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const char *journal_path,
@@ -135,16 +136,16 @@ pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const ch
         return hw_fail(diag, PFI_ERR_EXISTS,
                        "%s exists: an earlier run did not restore its power limits; run "
                        "'pfi restore --journal %s' first", journal_path, journal_path);
-    pfi_capctl *c = calloc(1, sizeof *c);
+    pfi_capctl *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
     c->g = g;
     c->n = n;
-    c->gpus = calloc(n, sizeof *c->gpus);
-    c->orig = calloc(n, sizeof *c->orig);
-    c->info = calloc(n, sizeof *c->info);
-    c->changed = calloc(n, sizeof *c->changed);
-    c->journal_path = journal_path ? strdup(journal_path) : NULL;
+    c->gpus = pfi_calloc(n, sizeof *c->gpus);
+    c->orig = pfi_calloc(n, sizeof *c->orig);
+    c->info = pfi_calloc(n, sizeof *c->info);
+    c->changed = pfi_calloc(n, sizeof *c->changed);
+    c->journal_path = journal_path ? pfi_strdup(journal_path) : NULL;
     snprintf(c->library, sizeof c->library, "%s", library ? library : "");
     if (!c->gpus || !c->orig || !c->info || !c->changed || (journal_path && !c->journal_path)) {
         pfi_capctl_destroy(c);
@@ -182,7 +183,7 @@ static pfi_error write_journal(pfi_capctl *c, pfi_diag *diag)
     snprintf(j.library, sizeof j.library, "%s", c->library);
     j.pid = (long)getpid();
     j.n = c->n;
-    j.entries = calloc(c->n, sizeof *j.entries);
+    j.entries = pfi_calloc(c->n, sizeof *j.entries);
     if (j.entries == NULL)
         return PFI_ERR_NOMEM;
     for (size_t k = 0; k < c->n; k++) {
@@ -191,7 +192,7 @@ static pfi_error write_journal(pfi_capctl *c, pfi_diag *diag)
         j.entries[k].original_mw = c->orig[k].current_mw;
     }
     pfi_error e = pfi_journal_write(c->journal_path, &j, diag);
-    free(j.entries);
+    pfi_free(j.entries);
     if (e == PFI_OK)
         c->journaled = true;
     return e;
@@ -282,22 +283,22 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, const bool
                                bool only_changed, pfi_cap_result *results, pfi_diag *diag,
                                bool stop_on_error)
 {
-    uint32_t *present = calloc(c->n, sizeof *present);
-    size_t *order = calloc(c->n, sizeof *order);
-    pfi_cap_result *res = results ? results : calloc(c->n, sizeof *res);
+    uint32_t *present = pfi_calloc(c->n, sizeof *present);
+    size_t *order = pfi_calloc(c->n, sizeof *order);
+    pfi_cap_result *res = results ? results : pfi_calloc(c->n, sizeof *res);
     if (present == NULL || order == NULL || res == NULL) {
-        free(present);
-        free(order);
+        pfi_free(present);
+        pfi_free(order);
         if (results == NULL)
-            free(res);
+            pfi_free(res);
         return PFI_ERR_NOMEM;
     }
-    bool *known = calloc(c->n, sizeof *known);
+    bool *known = pfi_calloc(c->n, sizeof *known);
     if (known == NULL) {
-        free(present);
-        free(order);
+        pfi_free(present);
+        pfi_free(order);
         if (results == NULL)
-            free(res);
+            pfi_free(res);
         return PFI_ERR_NOMEM;
     }
     for (size_t k = 0; k < c->n; k++) {
@@ -336,11 +337,11 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, const bool
         if (e != PFI_OK && e != PFI_ERR_NOT_EFFECTIVE && stop_on_error)
             break;
     }
-    free(present);
-    free(known);
-    free(order);
+    pfi_free(present);
+    pfi_free(known);
+    pfi_free(order);
     if (results == NULL)
-        free(res);
+        pfi_free(res);
     return first;
 }
 
@@ -364,13 +365,13 @@ pfi_error pfi_capctl_apply_subset(pfi_capctl *c, const uint32_t *target_mw, cons
 
 pfi_error pfi_capctl_restore(pfi_capctl *c, pfi_cap_result *results, pfi_diag *diag)
 {
-    uint32_t *t = calloc(c->n, sizeof *t);
+    uint32_t *t = pfi_calloc(c->n, sizeof *t);
     if (t == NULL)
         return PFI_ERR_NOMEM;
     for (size_t k = 0; k < c->n; k++)
         t[k] = c->orig[k].current_mw;
     pfi_error e = apply_targets(c, t, NULL, true, results, diag, false);
-    free(t);
+    pfi_free(t);
     /* a restore to the original reads back enforced == original unless another limiter
      * holds it lower; that is the original state too */
     if (e == PFI_ERR_NOT_EFFECTIVE) {

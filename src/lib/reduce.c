@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
+
 #define MAX_BINS 20000000
 
 void pfi_reduce_options_init(pfi_reduce_options *o)
@@ -35,7 +37,7 @@ static double median_spacing(const pfi_tm_series *s)
     if (s == NULL || s->n < 2)
         return NAN;
     size_t n = s->n - 1;
-    double *d = malloc(n * sizeof *d);
+    double *d = pfi_malloc(n * sizeof *d);
     if (d == NULL)
         return NAN;
     size_t k = 0;
@@ -47,7 +49,7 @@ static double median_spacing(const pfi_tm_series *s)
         gsl_sort(d, 1, k);
         m = gsl_stats_median_from_sorted_data(d, 1, k);
     }
-    free(d);
+    pfi_free(d);
     return m;
 }
 
@@ -153,11 +155,11 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
             if (!(nbd >= 1 && nbd < MAX_BINS && nbd <= cap_bins))
                 return PFI_ERR_LIMIT;
             size_t nb = (size_t)nbd;
-            double *sum = calloc(nb, sizeof *sum);
-            unsigned *cnt = calloc(nb, sizeof *cnt);
+            double *sum = pfi_calloc(nb, sizeof *sum);
+            unsigned *cnt = pfi_calloc(nb, sizeof *cnt);
             if (sum == NULL || cnt == NULL) {
-                free(sum);
-                free(cnt);
+                pfi_free(sum);
+                pfi_free(cnt);
                 return PFI_ERR_NOMEM;
             }
             for (size_t g = 0; g < ng; g++) {
@@ -175,8 +177,8 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
                     cnt[b]++;
                 }
             }
-            double *tv = malloc(nb * sizeof *tv), *pv = malloc(nb * sizeof *pv);
-            double *work = malloc(nb * sizeof *work);
+            double *tv = pfi_malloc(nb * sizeof *tv), *pv = pfi_malloc(nb * sizeof *pv);
+            double *work = pfi_malloc(nb * sizeof *work);
             pfi_error e = PFI_OK;
             if (tv == NULL || pv == NULL || work == NULL) {
                 e = PFI_ERR_NOMEM;
@@ -202,11 +204,11 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
             }
             if (out->n_incomplete > 0)
                 out->flags |= PFI_RED_INCOMPLETE;
-            free(sum);
-            free(cnt);
-            free(tv);
-            free(pv);
-            free(work);
+            pfi_free(sum);
+            pfi_free(cnt);
+            pfi_free(tv);
+            pfi_free(pv);
+            pfi_free(work);
             if (e != PFI_OK)
                 return e;
         }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc_internal.h"
 #include "db_close.h"
 
 struct pfi_store {
@@ -49,7 +50,7 @@ pfi_error pfi_store_open(const char *path, bool create, pfi_store **out, pfi_dia
         pfi_diag_clear(diag);
         snprintf(diag->file, sizeof diag->file, "%s", path);
     }
-    pfi_store *s = calloc(1, sizeof *s);
+    pfi_store *s = pfi_calloc(1, sizeof *s);
     if (s == NULL)
         return PFI_ERR_NOMEM;
     int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
@@ -115,7 +116,7 @@ void pfi_store_close(pfi_store *s)
     if (s == NULL)
         return;
     db_close(s->db);
-    free(s);
+    pfi_free(s);
 }
 
 static void bind_real(sqlite3_stmt *st, int i, double v)
@@ -506,7 +507,7 @@ pfi_error pfi_store_read_runs(pfi_store *s, pfi_runs_table *t, const char *group
     if (f != NULL)
         fclose(f);
     pfi_mapping_clear(&map);
-    free(buf);
+    free(buf); /* open_memstream's buffer: libc's malloc */
     return e;
 }
 
@@ -536,10 +537,10 @@ pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (k == cap) {
             size_t nc = cap ? cap * 2 : 16;
-            char (*nn)[64] = realloc(nm, nc * sizeof *nn);
+            char (*nn)[64] = pfi_realloc(nm, nc * sizeof *nn);
             if (nn != NULL)
                 nm = nn;
-            double *nv = realloc(v, nc * sizeof *nv);
+            double *nv = pfi_realloc(v, nc * sizeof *nv);
             if (nv != NULL)
                 v = nv;
             if (nn == NULL || nv == NULL) {
@@ -557,8 +558,8 @@ pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,
     if (e == PFI_OK && rc != SQLITE_DONE)
         e = fail(s, diag, "cannot read features");
     if (e != PFI_OK) {
-        free(nm);
-        free(v);
+        pfi_free(nm);
+        pfi_free(v);
         return e;
     }
     *names = nm;
