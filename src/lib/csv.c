@@ -33,9 +33,10 @@ struct pfi_csv_reader {
 };
 
 /* libcsv grows its field buffer with this; refusing past the record cap bounds memory. */
+#define CSV_BUFFER_CAP (PFI_CSV_MAX_RECORD + 64)
 static void *bounded_realloc(void *p, size_t size)
 {
-    if (size > PFI_CSV_MAX_RECORD + 64)
+    if (size > CSV_BUFFER_CAP)
         return NULL;
     return pfi_realloc(p, size);
 }
@@ -228,6 +229,12 @@ static pfi_error parse_error(pfi_csv_reader *r, pfi_diag *diag)
 {
     int code = csv_error(&r->parser);
     long line = r->rec_line ? r->rec_line : r->line_no;
+    /* libcsv halves its request down to one byte before it gives up: a buffer that had room
+     * under the cap for that byte was refused by the allocator, not by the cap */
+    if (code == CSV_ENOMEM && csv_get_buffer_size(&r->parser) + 1 <= CSV_BUFFER_CAP) {
+        set_diag(r, diag, line, pfi_strerror(PFI_ERR_NOMEM));
+        return PFI_ERR_NOMEM;
+    }
     if (code == CSV_ENOMEM || code == CSV_ETOOBIG) {
         char msg[160];
         snprintf(msg, sizeof msg, "field exceeds the limit of %d bytes", PFI_CSV_MAX_RECORD);
