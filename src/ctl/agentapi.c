@@ -14,7 +14,13 @@
 static pfi_error load(const char *text, size_t len, json_t **out, pfi_diag *d)
 {
     json_error_t je;
+    unsigned long jf = pfi_json_failures();
     *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (pfi_json_failed(jf)) { /* jansson may report it as a syntax error, or drop a byte */
+        json_decref(*out);
+        *out = NULL;
+        return PFI_ERR_NOMEM;
+    }
     if (*out == NULL)
         return ctl_fail(d, je.line, PFI_ERR_PARSE, "not JSON: %s", je.text);
     return PFI_OK;

@@ -15,10 +15,16 @@ static struct {
     pfi_free_func free_func;
 } allocator = {malloc, realloc, calloc, free};
 
+/* jansson's allocations that failed on this thread (see pfi_json_failures). */
+static _Thread_local unsigned long json_failed;
+
 /* What jansson calls once it is switched over: the current table, looked up at each call. */
 static void *json_malloc(size_t size)
 {
-    return pfi_malloc(size);
+    void *p = pfi_malloc(size);
+    if (p == NULL)
+        json_failed++;
+    return p;
 }
 
 static void json_free(void *ptr)
@@ -39,6 +45,11 @@ pfi_error pfi_replace_allocator(pfi_malloc_func malloc_func, pfi_realloc_func re
      * holds again after a restore), so that JSON parsing fails and leaks like libpfi's own */
     json_set_alloc_funcs(json_malloc, json_free);
     return PFI_OK;
+}
+
+unsigned long pfi_json_failures(void)
+{
+    return json_failed;
 }
 
 void *pfi_malloc(size_t size)

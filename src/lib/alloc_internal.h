@@ -29,4 +29,21 @@ void *pfi_realloc(void *ptr, size_t size);
 /* pfi_strndup — a NUL-terminated copy of at most n bytes of s; NULL when out of memory. */
 char *pfi_strndup(const char *s, size_t n);
 
+/*
+ * pfi_json_failures — how many of jansson's allocations have failed on this thread so far
+ * (counted once pfi_replace_allocator has switched jansson over; always 0 before). jansson
+ * does not report every failure: a parse may end in a generic syntax error, or succeed with a
+ * string byte dropped; an object member or array element that could not be allocated is left
+ * out. So a parse or a build during which the count moved is out of memory, whatever jansson
+ * returned: read the count before, compare after (pfi_json_failed).
+ */
+unsigned long pfi_json_failures(void);
+
+/* pfi_json_failed — true when a jansson allocation failed on this thread since the count
+ * was since (pfi_json_failures). */
+static inline int pfi_json_failed(unsigned long since)
+{
+    return pfi_json_failures() != since;
+}
+
 #endif

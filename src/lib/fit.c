@@ -283,6 +283,7 @@ pfi_error pfi_fit_model_save(const pfi_fit_model *m, const char *path, pfi_diag 
 {
     if (m == NULL || path == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
+    unsigned long jf = pfi_json_failures();
     json_t *root = json_object(), *feats = json_array(), *coef = json_object(),
            *range = json_object(), *xtx = json_array();
     if (!root || !feats || !coef || !range || !xtx) {
@@ -321,13 +322,20 @@ pfi_error pfi_fit_model_save(const pfi_fit_model *m, const char *path, pfi_diag 
     json_object_set_new(root, "loo", scores_json(&m->loo));
     json_object_set_new(root, "loco", scores_json(&m->loco));
     json_object_set_new(root, "source_hash", json_string(hash));
+    /* a member jansson could not allocate is left out without an error: never write that */
+    if (pfi_json_failed(jf)) {
+        json_decref(root);
+        return PFI_ERR_NOMEM;
+    }
     pfi_atomic_file out;
     pfi_error e = pfi_atomic_open(&out, path, diag);
     if (e == PFI_OK) {
         if (json_dumpf(root, out.f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 ||
             fputc('\n', out.f) == EOF) {
             pfi_atomic_abort(&out);
-            e = set_diag(diag, PFI_ERR_IO, path, "cannot write: %s", strerror(errno ? errno : EIO));
+            e = pfi_json_failed(jf) ? PFI_ERR_NOMEM
+                                    : set_diag(diag, PFI_ERR_IO, path, "cannot write: %s",
+                                               strerror(errno ? errno : EIO));
         } else {
             e = pfi_atomic_commit(&out, diag);
         }
@@ -425,7 +433,13 @@ pfi_error pfi_fit_model_load_buffer(const char *data, size_t len, pfi_fit_model 
         return PFI_ERR_INVALID_ARGUMENT;
     *out = NULL;
     json_error_t jerr;
+    unsigned long jf = pfi_json_failures();
     json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (pfi_json_failed(jf) ||
+        (root == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+        json_decref(root);
+        return set_diag(diag, PFI_ERR_NOMEM, "(model)", "%s", pfi_strerror(PFI_ERR_NOMEM));
+    }
     if (root == NULL) {
         set_diag(diag, PFI_ERR_PARSE, "(model)", "%s", jerr.text);
         if (diag != NULL)
@@ -434,6 +448,9 @@ pfi_error pfi_fit_model_load_buffer(const char *data, size_t len, pfi_fit_model 
     }
     pfi_error e = parse_model(root, "(model)", out, diag);
     json_decref(root);
+    /* json_unpack allocates too: a failure there reads as a missing key */
+    if (e != PFI_OK && pfi_json_failed(jf))
+        e = set_diag(diag, PFI_ERR_NOMEM, "(model)", "%s", pfi_strerror(PFI_ERR_NOMEM));
     return e;
 }
 
@@ -446,8 +463,14 @@ pfi_error pfi_fit_model_load(const char *path, pfi_fit_model **out, pfi_diag *di
     if (f == NULL)
         return set_diag(diag, PFI_ERR_IO, path, "cannot open: %s", strerror(errno));
     json_error_t jerr;
+    unsigned long jf = pfi_json_failures();
     json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
     fclose(f);
+    if (pfi_json_failed(jf) ||
+        (root == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+        json_decref(root);
+        return set_diag(diag, PFI_ERR_NOMEM, path, "%s", pfi_strerror(PFI_ERR_NOMEM));
+    }
     if (root == NULL) {
         set_diag(diag, PFI_ERR_PARSE, path, "%s", jerr.text);
         if (diag != NULL)
@@ -456,5 +479,8 @@ pfi_error pfi_fit_model_load(const char *path, pfi_fit_model **out, pfi_diag *di
     }
     pfi_error e = parse_model(root, path, out, diag);
     json_decref(root);
+    /* json_unpack allocates too: a failure there reads as a missing key */
+    if (e != PFI_OK && pfi_json_failed(jf))
+        e = set_diag(diag, PFI_ERR_NOMEM, path, "%s", pfi_strerror(PFI_ERR_NOMEM));
     return e;
 }

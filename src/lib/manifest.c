@@ -121,8 +121,15 @@ pfi_error pfi_manifest_load(const char *path, pfi_manifest *out, pfi_diag *diag)
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return fail(diag, path, PFI_ERR_IO, 0, NULL, "cannot open: %s", strerror(errno));
+    unsigned long jf = pfi_json_failures();
     json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
     fclose(f);
+    /* jansson may report a failed allocation as a syntax error, or drop a byte of a string */
+    if (pfi_json_failed(jf) ||
+        (root == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+        json_decref(root);
+        return fail(diag, path, PFI_ERR_NOMEM, 0, NULL, "%s", pfi_strerror(PFI_ERR_NOMEM));
+    }
     if (root == NULL)
         return fail(diag, path, PFI_ERR_PARSE, jerr.line, NULL, "not valid JSON: %s (column %d)",
                     jerr.text, jerr.column);

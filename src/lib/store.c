@@ -415,6 +415,7 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
                                         "power_field", "throughput_unit", "energy_j", "power_n",
                                         "throughput_n"};
     sqlite3_stmt *st = NULL, *fs = NULL, *ss = NULL;
+    unsigned long jf = pfi_json_failures();
     json_t *arr = json_array();
     if (arr == NULL)
         return PFI_ERR_NOMEM;
@@ -463,9 +464,16 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
         json_decref(arr);
         return fail(s, diag, "cannot read runs");
     }
+    /* a member or run jansson could not allocate is left out without an error */
+    if (pfi_json_failed(jf)) {
+        json_decref(arr);
+        return PFI_ERR_NOMEM;
+    }
     int w = json_dumpf(arr, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     fputc('\n', f);
     json_decref(arr);
+    if (pfi_json_failed(jf))
+        return PFI_ERR_NOMEM;
     return w == 0 && !ferror(f) ? PFI_OK : PFI_ERR_IO;
 }
 
