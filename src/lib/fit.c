@@ -403,7 +403,11 @@ static pfi_error parse_model(json_t *root, const char *name, pfi_fit_model **out
          json_object_get(coef, "intercept") != NULL;
     for (size_t j = 0; ok && j < p; j++) {
         json_t *f = json_array_get(feats, j);
-        ok = json_is_string(f) && (m->features[j] = pfi_strdup(json_string_value(f))) != NULL;
+        ok = json_is_string(f);
+        if (ok && (m->features[j] = pfi_strdup(json_string_value(f))) == NULL) {
+            pfi_fit_model_destroy(m);
+            return PFI_ERR_NOMEM;
+        }
         if (!ok)
             break;
         json_t *c = json_object_get(coef, m->features[j]), *r = json_object_get(range, m->features[j]);
