@@ -32,14 +32,16 @@ static long pick_power(const pfi_tm *tm, const char *want)
     return -1;
 }
 
-static double median_spacing(const pfi_tm_series *s)
+/* The median of s's positive time steps in *out (NaN when it has none). */
+static pfi_error median_spacing(const pfi_tm_series *s, double *out)
 {
+    *out = NAN;
     if (s == NULL || s->n < 2)
-        return NAN;
+        return PFI_OK;
     size_t n = s->n - 1;
     double *d = pfi_malloc(n * sizeof *d);
     if (d == NULL)
-        return NAN;
+        return PFI_ERR_NOMEM; /* not NaN: the grid would silently fall back to 1 s */
     size_t k = 0;
     for (size_t i = 1; i < s->n; i++)
         if (s->t_s[i] > s->t_s[i - 1])
@@ -50,7 +52,8 @@ static double median_spacing(const pfi_tm_series *s)
         m = gsl_stats_median_from_sorted_data(d, 1, k);
     }
     pfi_free(d);
-    return m;
+    *out = m;
+    return PFI_OK;
 }
 
 /* Mean of one field over the job's GPUs (each GPU's mean after warm-up, then averaged). */
@@ -128,8 +131,9 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
         double align = o->align_s > 0 ? o->align_s : tm->opt.interval_s;
         if (!(align > 0) && tm->time_nominal)
             align = 1.0;
-        if (!(align > 0))
-            align = median_spacing(pfi_tm_series_get(tm, gpus[0], (size_t)fp));
+        if (!(align > 0) &&
+            median_spacing(pfi_tm_series_get(tm, gpus[0], (size_t)fp), &align) != PFI_OK)
+            return PFI_ERR_NOMEM;
         if (!(align > 0))
             align = 1.0;
         out->align_s = align;
