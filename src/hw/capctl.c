@@ -30,6 +30,12 @@ struct pfi_capctl {
     char *journal_path;
     char library[512];
     bool journaled;
+    /* scratch of apply_targets, allocated with the controller: putting the original limits
+     * back must not need memory (it runs on error paths, out-of-memory ones included) */
+    uint32_t *target, *present;
+    size_t *order;
+    bool *known;
+    pfi_cap_result *res;
 };
 
 pfi_error pfi_cap_resolve_mw(const pfi_gpu_limits *l, double request_w, bool clamp,
@@ -123,6 +129,11 @@ void pfi_capctl_destroy(pfi_capctl *c)
     pfi_free(c->info);
     pfi_free(c->changed);
     pfi_free(c->journal_path);
+    pfi_free(c->target);
+    pfi_free(c->present);
+    pfi_free(c->order);
+    pfi_free(c->known);
+    pfi_free(c->res);
     pfi_free(c);
 }
 
@@ -146,8 +157,14 @@ pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const ch
     c->info = pfi_calloc(n, sizeof *c->info);
     c->changed = pfi_calloc(n, sizeof *c->changed);
     c->journal_path = journal_path ? pfi_strdup(journal_path) : NULL;
+    c->target = pfi_calloc(n, sizeof *c->target);
+    c->present = pfi_calloc(n, sizeof *c->present);
+    c->order = pfi_calloc(n, sizeof *c->order);
+    c->known = pfi_calloc(n, sizeof *c->known);
+    c->res = pfi_calloc(n, sizeof *c->res);
     snprintf(c->library, sizeof c->library, "%s", library ? library : "");
-    if (!c->gpus || !c->orig || !c->info || !c->changed || (journal_path && !c->journal_path)) {
+    if (!c->gpus || !c->orig || !c->info || !c->changed || (journal_path && !c->journal_path) ||
+        !c->target || !c->present || !c->order || !c->known || !c->res) {
         pfi_capctl_destroy(c);
         return PFI_ERR_NOMEM;
     }
@@ -283,24 +300,11 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, const bool
                                bool only_changed, pfi_cap_result *results, pfi_diag *diag,
                                bool stop_on_error)
 {
-    uint32_t *present = pfi_calloc(c->n, sizeof *present);
-    size_t *order = pfi_calloc(c->n, sizeof *order);
-    pfi_cap_result *res = results ? results : pfi_calloc(c->n, sizeof *res);
-    if (present == NULL || order == NULL || res == NULL) {
-        pfi_free(present);
-        pfi_free(order);
-        if (results == NULL)
-            pfi_free(res);
-        return PFI_ERR_NOMEM;
-    }
-    bool *known = pfi_calloc(c->n, sizeof *known);
-    if (known == NULL) {
-        pfi_free(present);
-        pfi_free(order);
-        if (results == NULL)
-            pfi_free(res);
-        return PFI_ERR_NOMEM;
-    }
+    /* no allocation here: the controller's scratch (see struct pfi_capctl) */
+    uint32_t *present = c->present;
+    size_t *order = c->order;
+    bool *known = c->known;
+    pfi_cap_result *res = results ? results : c->res;
     for (size_t k = 0; k < c->n; k++) {
         pfi_gpu_limits l;
         /* unknown (unreadable, lost) counts as "not at the target": it is set, not skipped */
@@ -337,11 +341,6 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, const bool
         if (e != PFI_OK && e != PFI_ERR_NOT_EFFECTIVE && stop_on_error)
             break;
     }
-    pfi_free(present);
-    pfi_free(known);
-    pfi_free(order);
-    if (results == NULL)
-        pfi_free(res);
     return first;
 }
 
@@ -365,13 +364,10 @@ pfi_error pfi_capctl_apply_subset(pfi_capctl *c, const uint32_t *target_mw, cons
 
 pfi_error pfi_capctl_restore(pfi_capctl *c, pfi_cap_result *results, pfi_diag *diag)
 {
-    uint32_t *t = pfi_calloc(c->n, sizeof *t);
-    if (t == NULL)
-        return PFI_ERR_NOMEM;
+    uint32_t *t = c->target; /* allocated with c: a restore never runs out of memory */
     for (size_t k = 0; k < c->n; k++)
         t[k] = c->orig[k].current_mw;
     pfi_error e = apply_targets(c, t, NULL, true, results, diag, false);
-    pfi_free(t);
     /* a restore to the original reads back enforced == original unless another limiter
      * holds it lower; that is the original state too */
     if (e == PFI_ERR_NOT_EFFECTIVE) {

@@ -359,6 +359,7 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
         pfi_free(targets);
         pfi_free(clamped);
         pfi_free(res);
+        stats->restored = true; /* refused before any change */
         return PFI_ERR_NOMEM;
     }
     pfi_error e = PFI_OK;
