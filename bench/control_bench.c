@@ -91,6 +91,6 @@ int main(int argc, char **argv)
     printf("unconfirmed caps: %zu; released: %s\n", unconf, ok ? "yes" : "no");
     pfi_ctl_destroy(ctl);
     free(cpu);
-    free(agents);
+    pfi_free(agents);
     return worst < 0.5 && unconf == 0 ? 0 : 1;
 }

@@ -10,4 +10,14 @@ if [ -n "$found" ]; then
     echo "$found"
     exit 1
 fi
+# libpfi allocates through its replaceable allocator (pfi/alloc.h, src/lib/alloc_internal.h):
+# no direct malloc family in src/lib and src/hw but alloc.c, except a free() of a buffer another
+# library allocated (realpath, open_memstream), marked with a comment that says libc.
+raw=$(grep -nE '(^|[^_A-Za-z0-9.>])(malloc|calloc|realloc|strdup|strndup|free)\(' \
+    $(find src/lib src/hw -name '*.[ch]' ! -name alloc.c) | grep -v 'libc' || true)
+if [ -n "$raw" ]; then
+    echo "direct allocation calls in libpfi (use pfi_malloc, pfi_free... from alloc_internal.h):"
+    echo "$raw"
+    exit 1
+fi
 echo "style: no banned calls"

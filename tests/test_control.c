@@ -32,7 +32,7 @@ static void test_agents(void **state)
         CHECK(strcmp(a[0].url, "http://10.0.0.1:9400") == 0, "trailing slash dropped");
         CHECK(strcmp(a[0].token, "secret") == 0 && a[1].token[0] == '\0', "tokens");
     }
-    free(a);
+    pfi_free(a);
     const char *bad[] = {"ftp://x\n", "http://a t extra\n", "http://a\nhttp://a\n", "", "# only\n"};
     pfi_error want[] = {PFI_ERR_PARSE, PFI_ERR_PARSE, PFI_ERR_PARSE, PFI_ERR_EMPTY, PFI_ERR_EMPTY};
     for (size_t i = 0; i < 5; i++) {
@@ -59,7 +59,7 @@ static void test_schedule(void **state)
     CHECK(pfi_ctl_schedule_at(ev, n, 150, 8000, &r, &b) && fabs(r - 0.3) < 1e-12, "30 %%");
     CHECK(pfi_ctl_schedule_at(ev, n, 10, 8000, &r, &b) && b == 5000, "5000 W");
     CHECK(!pfi_ctl_schedule_at(ev, n, 200, 8000, &r, &b), "over at END");
-    free(ev);
+    pfi_free(ev);
     const char *bad[] = {"10 5 30%\n", "0 10 30\n", "0 10 130%\n", "0 10 30% -1\n",
                          "0 10 30%\n5 20 10%\n", "0 10 0W\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -79,7 +79,7 @@ static void test_policy(void **state)
     const pfi_ctl_rule *a = pfi_ctl_policy_find(r, n, "job-1"), *b = pfi_ctl_policy_find(r, n, "x");
     CHECK(a && a->floor_frac == 0.8 && a->weight == 2, "exact rule");
     CHECK(b && strcmp(b->job, "*") == 0 && strcmp(b->job_class, "moe-ft") == 0, "default rule");
-    free(r);
+    pfi_free(r);
     const char *bad[] = {"j floor=2\n", "j\n", "j speed=1\n", "j class=gpu\n", "j weight=1\nj floor=0\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK(pfi_ctl_policy_parse(bad[i], strlen(bad[i]), &r, &n, &d) == PFI_ERR_PARSE,
@@ -116,7 +116,7 @@ static void test_answers(void **state)
     CHECK(pfi_prom_vector_parse(pv, strlen(pv), &ps, &n, &d) == PFI_OK, "prom: %s", d.message);
     CHECK(n == 3 && isnan(ps[0].value) && isinf(ps[1].value) && ps[2].value == 12.5, "values");
     CHECK(n == 3 && strcmp(pfi_prom_sample_label(&ps[0], "hostname"), "h") == 0, "labels");
-    free(ps);
+    pfi_free(ps);
     const char *pe = "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\"}";
     CHECK(pfi_prom_vector_parse(pe, strlen(pe), &ps, &n, &d) == PFI_ERR_VALUE &&
               strstr(d.message, "parse error") != NULL,

@@ -89,8 +89,8 @@ static bool names_key(const pfi_diag *d, const char *key)
 static void free_paths(char **paths, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        free(paths[i]);
-    free(paths);
+        pfi_free(paths[i]);
+    pfi_free(paths);
 }
 
 /* ---- the shipped manifests -------------------------------------------------------------- */
@@ -521,7 +521,7 @@ static void test_files_sorted(void **state)
     };
     for (size_t c = 0; c < ARRAY_LEN(cases); c++) {
         pfi_manifest m = {0};
-        m.files = strdup(cases[c].pattern);
+        m.files = pfi_strdup(cases[c].pattern);
         assert_non_null(m.files);
         char **paths = NULL;
         size_t n = 0;
@@ -554,7 +554,7 @@ static void test_files_no_match(void **state)
     make_dir(dir, sizeof dir, "empty");
     write_file(dir, "a.csv", "x\n");
     pfi_manifest m = {0};
-    m.files = strdup("*.json");
+    m.files = pfi_strdup("*.json");
     char **paths = (char **)&m; /* must be reset */
     size_t n = 99;
     pfi_diag d;
@@ -598,7 +598,7 @@ static void test_files_pattern_with_slash(void **state)
                                     up,          up_star,     "/etc/*",  "../*.csv"};
     for (size_t i = 0; i < ARRAY_LEN(patterns); i++) {
         pfi_manifest m = {0};
-        m.files = strdup(patterns[i]);
+        m.files = pfi_strdup(patterns[i]);
         assert_non_null(m.files);
         char **paths = (char **)&m;
         size_t n = 99;

@@ -156,7 +156,8 @@ pfi_error pfi_capctl_apply_subset(pfi_capctl *c, const uint32_t *target_mw, cons
 /*
  * pfi_capctl_restore — set the originals back on every GPU this controller changed (lower
  * first), read back, and remove the journal when all hold their original. results[n]
- * (may be NULL). Returns PFI_OK or the first error; GPUs that failed keep the journal.
+ * (may be NULL). Allocates nothing (its scratch comes with c), so it works when memory is
+ * exhausted. Returns PFI_OK or the first error; GPUs that failed keep the journal.
  */
 pfi_error pfi_capctl_restore(pfi_capctl *c, pfi_cap_result *results, pfi_diag *diag);
 

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "pfi/allocate.h"
+#include "pfi/alloc.h"
 #include "pfi/error.h"
 
 #ifdef __cplusplus
@@ -41,7 +42,7 @@ typedef struct pfi_ctl_agent_spec {
     char token[PFI_CTL_TOKEN_LEN]; /* "" when none */
 } pfi_ctl_agent_spec;
 
-/* pfi_ctl_agents_parse — parse text[0..len) into *out (owned, free()) of *n entries.
+/* pfi_ctl_agents_parse — parse text[0..len) into *out (owned, pfi_free()) of *n entries.
  * Errors: PFI_ERR_PARSE (diag: line and why), PFI_ERR_LIMIT, PFI_ERR_EMPTY (no agent),
  * PFI_ERR_NOMEM. */
 pfi_error pfi_ctl_agents_parse(const char *text, size_t len, pfi_ctl_agent_spec **out, size_t *n,
@@ -60,7 +61,7 @@ typedef struct pfi_ctl_event {
     double budget_w;  /* cluster W, or NaN when reduction is given */
 } pfi_ctl_event;
 
-/* pfi_ctl_schedule_parse — parse into *out (owned, free()) of *n events, sorted by start.
+/* pfi_ctl_schedule_parse — parse into *out (owned, pfi_free()) of *n events, sorted by start.
  * Errors: PFI_ERR_PARSE, PFI_ERR_LIMIT, PFI_ERR_EMPTY, PFI_ERR_NOMEM. */
 pfi_error pfi_ctl_schedule_parse(const char *text, size_t len, pfi_ctl_event **out, size_t *n,
                                  pfi_diag *diag);
@@ -86,7 +87,7 @@ typedef struct pfi_ctl_rule {
     char job_class[32];
 } pfi_ctl_rule;
 
-/* pfi_ctl_policy_parse — parse into *out (owned, free()) of *n rules (may be 0).
+/* pfi_ctl_policy_parse — parse into *out (owned, pfi_free()) of *n rules (may be 0).
  * Errors: PFI_ERR_PARSE, PFI_ERR_LIMIT, PFI_ERR_NOMEM. */
 pfi_error pfi_ctl_policy_parse(const char *text, size_t len, pfi_ctl_rule **out, size_t *n,
                                pfi_diag *diag);
@@ -188,7 +189,7 @@ typedef struct pfi_prom_sample {
 /* pfi_prom_sample_label — the value of label name in s, or NULL. Borrowed. */
 const char *pfi_prom_sample_label(const pfi_prom_sample *s, const char *name);
 
-/* pfi_prom_vector_parse — parse an answer into *out (owned, free()) of *n samples. A
+/* pfi_prom_vector_parse — parse an answer into *out (owned, pfi_free()) of *n samples. A
  * "status":"error" answer is PFI_ERR_VALUE with the server's error in diag. Errors:
  * PFI_ERR_PARSE, PFI_ERR_VALUE, PFI_ERR_LIMIT, PFI_ERR_NOMEM. */
 pfi_error pfi_prom_vector_parse(const char *text, size_t len, pfi_prom_sample **out, size_t *n,
@@ -331,7 +332,7 @@ typedef struct pfi_audit_period {
 } pfi_audit_period;
 
 /* pfi_audit_read — every period in the audit log at path (ascending) into *out (owned,
- * free()) of *n; run_id selects one controller run (0: the latest). Errors: PFI_ERR_IO,
+ * pfi_free()) of *n; run_id selects one controller run (0: the latest). Errors: PFI_ERR_IO,
  * PFI_ERR_EMPTY (no periods), PFI_ERR_NOMEM. */
 pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, size_t *n,
                          pfi_diag *diag);

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pfi/alloc.h"
 #include "pfi/error.h"
 #include "pfi/index.h"
 
@@ -92,8 +93,8 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
 
 /*
  * pfi_groups_create — an empty table of n rows (names NULL, classes NULL, PFI NaN, no
- * features) in *out (owned). The caller may store strdup'ed names in g->names. Errors:
- * PFI_ERR_NOMEM.
+ * features) in *out (owned). The caller may store names from pfi_strdup (pfi/alloc.h) in
+ * g->names. Errors: PFI_ERR_NOMEM.
  */
 pfi_error pfi_groups_create(size_t n, pfi_groups **out);
 

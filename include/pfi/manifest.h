@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "pfi/alloc.h"
 #include "pfi/error.h"
 #include "pfi/runs.h"
 
@@ -38,7 +39,8 @@ extern "C" {
 #define PFI_MANIFEST_NAME "pfi-dataset.json"
 #define PFI_MANIFEST_VERSION 1
 
-/* pfi_manifest — a parsed manifest; strings owned (pfi_manifest_clear). */
+/* pfi_manifest — a parsed manifest; strings owned (pfi_manifest_clear; a string stored by the
+ * caller comes from pfi_strdup, pfi/alloc.h). */
 typedef struct pfi_manifest {
     char *description; /* NULL when absent */
     char *files;       /* glob; "*.csv" when absent */
@@ -59,7 +61,7 @@ void pfi_manifest_clear(pfi_manifest *m);
 
 /*
  * pfi_manifest_files — the paths of dir's files matching m->files, sorted bytewise, in
- * *paths (an owned array of *n owned strings; free each, then the array). Errors:
+ * *paths (an owned array of *n owned strings; pfi_free each, then the array). Errors:
  * PFI_ERR_EMPTY (nothing matches; diag says which pattern), PFI_ERR_IO, PFI_ERR_NOMEM.
  */
 pfi_error pfi_manifest_files(const char *dir, const pfi_manifest *m, char ***paths, size_t *n,

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "pfi/alloc.h"
 #include "pfi/error.h"
 
 #ifdef __cplusplus
@@ -48,9 +49,9 @@ extern "C" {
 #define PFI_FILE_COLUMN "@file"
 
 /*
- * pfi_mapping — which columns hold what. Every string is owned by the mapping (allocated
- * with malloc; pfi_mapping_clear frees them); NULL means "not mapped". Zero-initialise, or
- * use pfi_mapping_clear, before first use.
+ * pfi_mapping — which columns hold what. Every string is owned by the mapping (allocated by
+ * libpfi: set them with pfi_mapping_set, or store a pfi_strdup copy; pfi_mapping_clear frees
+ * them); NULL means "not mapped". Zero-initialise, or use pfi_mapping_clear, before first use.
  */
 typedef struct pfi_mapping {
     char *group[PFI_MAX_GROUP_COLUMNS];

@@ -6,7 +6,8 @@
  * throughput, throughput_se, throughput_n, throughput_unit, power_field, energy_j, flags,
  * ingested_at) unique per (group, cap_w); features(run, name, value); sources(run, path,
  * reader, ingested_at). Every write is one transaction: an interrupted ingest leaves the
- * store as it was. Missing values are SQL NULL, never 0.
+ * store as it was. Missing values are SQL NULL, never 0. SQLite keeps its own allocator:
+ * pfi_replace_allocator (pfi/alloc.h) does not reach it.
  */
 #ifndef PFI_STORE_H
 #define PFI_STORE_H
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "pfi/alloc.h"
 #include "pfi/error.h"
 
 #ifdef __cplusplus
@@ -113,7 +115,7 @@ pfi_error pfi_store_read_runs(pfi_store *s, struct pfi_runs_table *t, const char
 /*
  * pfi_store_run_features — the stored features of group's run at cap_w (exactly): *names
  * (*n entries of 64 bytes) and *values (*n; NaN where stored NULL), both owned by the caller
- * (free), in name order. A run without features, or no such run, gives *n = 0 (and NULL
+ * (pfi_free), in name order. A run without features, or no such run, gives *n = 0 (and NULL
  * arrays). Errors: PFI_ERR_INVALID_ARGUMENT, PFI_ERR_IO (SQLite; diag), PFI_ERR_NOMEM.
  */
 pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,

@@ -398,8 +398,8 @@ static int load_input(const settings *s, const char *input, pfi_runs_table *t, d
             for (size_t i = 0; e == PFI_OK && i < n; i++)
                 e = pfi_runs_read_csv(t, paths[i], NULL, &mapping, &d);
             for (size_t i = 0; i < n; i++)
-                free(paths[i]);
-            free(paths);
+                pfi_free(paths[i]);
+            pfi_free(paths);
         } else {
             e = pfi_runs_read_csv(t, input, NULL, &mapping, &d);
         }

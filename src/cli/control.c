@@ -335,7 +335,7 @@ static int status_cmd(int argc, char **argv)
     printf("agents       %d of %d answering\n", q->agents_up, q->agents);
     if (q->note[0])
         printf("note         %s\n", q->note);
-    free(p);
+    pfi_free(p);
     sqlite3 *s;
     if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
         sqlite3_stmt *st;
@@ -667,9 +667,9 @@ out:
     free(stext);
     free(ptext);
     free(token);
-    free(agents);
-    free(events);
-    free(rules);
+    pfi_free(agents);
+    pfi_free(events);
+    pfi_free(rules);
     return rc;
 }
 
@@ -744,6 +744,6 @@ int cmd_report(int argc, char **argv)
     printf("figure: %s\n", out);
 done:
     for (size_t k = 0; k < nd; k++)
-        free(p[k]);
+        pfi_free(p[k]);
     return rc;
 }

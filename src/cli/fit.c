@@ -289,7 +289,7 @@ static const struct option predict_options[] = {
 static int groups_from_args(char **args, size_t n, pfi_groups **out)
 {
     pfi_groups *g = NULL;
-    if (pfi_groups_create(1, &g) != PFI_OK || !(g->names[0] = strdup("(command line)"))) {
+    if (pfi_groups_create(1, &g) != PFI_OK || !(g->names[0] = pfi_strdup("(command line)"))) {
         pfi_groups_destroy(g);
         return PFI_EXIT_INTERNAL;
     }
@@ -329,7 +329,7 @@ static int groups_from_telemetry(const char *const *files, size_t n, pfi_tm_form
         const char *slash = strrchr(files[0], '/');
         char name[512];
         snprintf(name, sizeof name, "%s%s", slash ? slash + 1 : files[0], n > 1 ? " (+more)" : "");
-        if ((g->names[0] = strdup(name)) == NULL)
+        if ((g->names[0] = pfi_strdup(name)) == NULL)
             e = PFI_ERR_NOMEM;
     }
     if (e == PFI_OK)

@@ -7,13 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/alloc_internal.h"
 #include "ctl_internal.h"
 #include "pfi/control.h"
 
 static pfi_error load(const char *text, size_t len, json_t **out, pfi_diag *d)
 {
     json_error_t je;
+    unsigned long jf = pfi_json_failures();
     *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (pfi_json_failed(jf)) { /* jansson may report it as a syntax error, or drop a byte */
+        json_decref(*out);
+        *out = NULL;
+        return PFI_ERR_NOMEM;
+    }
     if (*out == NULL)
         return ctl_fail(d, je.line, PFI_ERR_PARSE, "not JSON: %s", je.text);
     return PFI_OK;
@@ -249,7 +256,7 @@ pfi_error pfi_prom_vector_parse(const char *text, size_t len, pfi_prom_sample **
         goto out;
     }
     if (m > 0) {
-        s = calloc(m, sizeof *s);
+        s = pfi_calloc(m, sizeof *s);
         if (s == NULL) {
             e = PFI_ERR_NOMEM;
             goto out;
@@ -296,7 +303,7 @@ pfi_error pfi_prom_vector_parse(const char *text, size_t len, pfi_prom_sample **
     s = NULL;
     e = PFI_OK;
 out:
-    free(s);
+    pfi_free(s);
     json_decref(root);
     return e;
 }

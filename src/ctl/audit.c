@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/alloc_internal.h"
 #include "../lib/db_close.h"
 #include "ctl_internal.h"
 #include "pfi/control.h"
@@ -308,7 +309,7 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (m == cap) {
             size_t nc = cap ? 2 * cap : 64;
-            pfi_audit_period *q = realloc(p, nc * sizeof *q);
+            pfi_audit_period *q = pfi_realloc(p, nc * sizeof *q);
             if (q == NULL) {
                 e = PFI_ERR_NOMEM;
                 goto out;
@@ -349,7 +350,7 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
     *n = m;
     p = NULL;
 out:
-    free(p);
+    pfi_free(p);
     sqlite3_finalize(st);
     db_close(db);
     return e;

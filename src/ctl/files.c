@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/alloc_internal.h"
 #include "ctl_internal.h"
 #include "pfi/control.h"
 
@@ -111,7 +112,7 @@ static pfi_error vec_push(vec *v, const void *item, long line, pfi_diag *d)
         return ctl_fail(d, line, PFI_ERR_LIMIT, "more than %zu entries", v->max);
     if (v->n == v->cap) {
         size_t nc = v->cap ? 2 * v->cap : 8;
-        void *p = realloc(v->items, nc * v->size);
+        void *p = pfi_realloc(v->items, nc * v->size);
         if (p == NULL)
             return PFI_ERR_NOMEM;
         v->items = p;
@@ -162,7 +163,7 @@ pfi_error pfi_ctl_agents_parse(const char *text, size_t len, pfi_ctl_agent_spec 
     if (e == PFI_OK && v.n == 0)
         e = ctl_fail(diag, 0, PFI_ERR_EMPTY, "no agent listed");
     if (e != PFI_OK) {
-        free(v.items);
+        pfi_free(v.items);
         return e;
     }
     *out = v.items;
@@ -233,7 +234,7 @@ pfi_error pfi_ctl_schedule_parse(const char *text, size_t len, pfi_ctl_event **o
             }
     }
     if (e != PFI_OK) {
-        free(v.items);
+        pfi_free(v.items);
         return e;
     }
     *out = v.items;
@@ -323,7 +324,7 @@ pfi_error pfi_ctl_policy_parse(const char *text, size_t len, pfi_ctl_rule **out,
     vec v = {NULL, 0, 0, sizeof(pfi_ctl_rule), PFI_CTL_MAX_RULES};
     pfi_error e = each_line(text, len, rule_line, &v, diag);
     if (e != PFI_OK) {
-        free(v.items);
+        pfi_free(v.items);
         return e;
     }
     *out = v.items;

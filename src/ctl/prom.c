@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/alloc_internal.h"
 #include "ctl_prom.h"
 
 
@@ -249,7 +250,7 @@ pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
     pfi_error e = query(h, pc, q, &s, &n, d);
     if (e == PFI_OK)
         e = each_gpu(p, pc, s, n, take_gauge, NULL);
-    free(s);
+    pfi_free(s);
     s = NULL;
     /* energy: the raw counter and its sample time; the difference overrides the gauge */
     if (e == PFI_OK && pc->energy_metric != NULL && pc->energy_metric[0] != '\0') {
@@ -265,8 +266,8 @@ pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
         }
         if (e == PFI_OK)
             e = ctl_prom_take_energy(p, pc, s, n, ts, nts, segment_start_s);
-        free(s);
-        free(ts);
+        pfi_free(s);
+        pfi_free(ts);
         s = ts = NULL;
     }
     for (size_t k = 0; e == PFI_OK && k < p->n_features; k++) {
@@ -275,7 +276,7 @@ pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
         ftake f = {k};
         if (e == PFI_OK)
             e = each_gpu(p, pc, s, n, take_feature, &f);
-        free(s);
+        pfi_free(s);
         s = NULL;
     }
     return e;

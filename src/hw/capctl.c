@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/alloc_internal.h"
 #include "backend.h"
 #include "pfi/capctl.h"
 
@@ -29,6 +30,12 @@ struct pfi_capctl {
     char *journal_path;
     char library[512];
     bool journaled;
+    /* scratch of apply_targets, allocated with the controller: putting the original limits
+     * back must not need memory (it runs on error paths, out-of-memory ones included) */
+    uint32_t *target, *present;
+    size_t *order;
+    bool *known;
+    pfi_cap_result *res;
 };
 
 pfi_error pfi_cap_resolve_mw(const pfi_gpu_limits *l, double request_w, bool clamp,
@@ -117,12 +124,17 @@ void pfi_capctl_destroy(pfi_capctl *c)
 {
     if (c == NULL)
         return;
-    free(c->gpus);
-    free(c->orig);
-    free(c->info);
-    free(c->changed);
-    free(c->journal_path);
-    free(c);
+    pfi_free(c->gpus);
+    pfi_free(c->orig);
+    pfi_free(c->info);
+    pfi_free(c->changed);
+    pfi_free(c->journal_path);
+    pfi_free(c->target);
+    pfi_free(c->present);
+    pfi_free(c->order);
+    pfi_free(c->known);
+    pfi_free(c->res);
+    pfi_free(c);
 }
 
 pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const char *journal_path,
@@ -135,18 +147,24 @@ pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const ch
         return hw_fail(diag, PFI_ERR_EXISTS,
                        "%s exists: an earlier run did not restore its power limits; run "
                        "'pfi restore --journal %s' first", journal_path, journal_path);
-    pfi_capctl *c = calloc(1, sizeof *c);
+    pfi_capctl *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
     c->g = g;
     c->n = n;
-    c->gpus = calloc(n, sizeof *c->gpus);
-    c->orig = calloc(n, sizeof *c->orig);
-    c->info = calloc(n, sizeof *c->info);
-    c->changed = calloc(n, sizeof *c->changed);
-    c->journal_path = journal_path ? strdup(journal_path) : NULL;
+    c->gpus = pfi_calloc(n, sizeof *c->gpus);
+    c->orig = pfi_calloc(n, sizeof *c->orig);
+    c->info = pfi_calloc(n, sizeof *c->info);
+    c->changed = pfi_calloc(n, sizeof *c->changed);
+    c->journal_path = journal_path ? pfi_strdup(journal_path) : NULL;
+    c->target = pfi_calloc(n, sizeof *c->target);
+    c->present = pfi_calloc(n, sizeof *c->present);
+    c->order = pfi_calloc(n, sizeof *c->order);
+    c->known = pfi_calloc(n, sizeof *c->known);
+    c->res = pfi_calloc(n, sizeof *c->res);
     snprintf(c->library, sizeof c->library, "%s", library ? library : "");
-    if (!c->gpus || !c->orig || !c->info || !c->changed || (journal_path && !c->journal_path)) {
+    if (!c->gpus || !c->orig || !c->info || !c->changed || (journal_path && !c->journal_path) ||
+        !c->target || !c->present || !c->order || !c->known || !c->res) {
         pfi_capctl_destroy(c);
         return PFI_ERR_NOMEM;
     }
@@ -182,7 +200,7 @@ static pfi_error write_journal(pfi_capctl *c, pfi_diag *diag)
     snprintf(j.library, sizeof j.library, "%s", c->library);
     j.pid = (long)getpid();
     j.n = c->n;
-    j.entries = calloc(c->n, sizeof *j.entries);
+    j.entries = pfi_calloc(c->n, sizeof *j.entries);
     if (j.entries == NULL)
         return PFI_ERR_NOMEM;
     for (size_t k = 0; k < c->n; k++) {
@@ -191,7 +209,7 @@ static pfi_error write_journal(pfi_capctl *c, pfi_diag *diag)
         j.entries[k].original_mw = c->orig[k].current_mw;
     }
     pfi_error e = pfi_journal_write(c->journal_path, &j, diag);
-    free(j.entries);
+    pfi_free(j.entries);
     if (e == PFI_OK)
         c->journaled = true;
     return e;
@@ -282,24 +300,11 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, const bool
                                bool only_changed, pfi_cap_result *results, pfi_diag *diag,
                                bool stop_on_error)
 {
-    uint32_t *present = calloc(c->n, sizeof *present);
-    size_t *order = calloc(c->n, sizeof *order);
-    pfi_cap_result *res = results ? results : calloc(c->n, sizeof *res);
-    if (present == NULL || order == NULL || res == NULL) {
-        free(present);
-        free(order);
-        if (results == NULL)
-            free(res);
-        return PFI_ERR_NOMEM;
-    }
-    bool *known = calloc(c->n, sizeof *known);
-    if (known == NULL) {
-        free(present);
-        free(order);
-        if (results == NULL)
-            free(res);
-        return PFI_ERR_NOMEM;
-    }
+    /* no allocation here: the controller's scratch (see struct pfi_capctl) */
+    uint32_t *present = c->present;
+    size_t *order = c->order;
+    bool *known = c->known;
+    pfi_cap_result *res = results ? results : c->res;
     for (size_t k = 0; k < c->n; k++) {
         pfi_gpu_limits l;
         /* unknown (unreadable, lost) counts as "not at the target": it is set, not skipped */
@@ -336,11 +341,6 @@ static pfi_error apply_targets(pfi_capctl *c, const uint32_t *target, const bool
         if (e != PFI_OK && e != PFI_ERR_NOT_EFFECTIVE && stop_on_error)
             break;
     }
-    free(present);
-    free(known);
-    free(order);
-    if (results == NULL)
-        free(res);
     return first;
 }
 
@@ -364,13 +364,10 @@ pfi_error pfi_capctl_apply_subset(pfi_capctl *c, const uint32_t *target_mw, cons
 
 pfi_error pfi_capctl_restore(pfi_capctl *c, pfi_cap_result *results, pfi_diag *diag)
 {
-    uint32_t *t = calloc(c->n, sizeof *t);
-    if (t == NULL)
-        return PFI_ERR_NOMEM;
+    uint32_t *t = c->target; /* allocated with c: a restore never runs out of memory */
     for (size_t k = 0; k < c->n; k++)
         t[k] = c->orig[k].current_mw;
     pfi_error e = apply_targets(c, t, NULL, true, results, diag, false);
-    free(t);
     /* a restore to the original reads back enforced == original unless another limiter
      * holds it lower; that is the original state too */
     if (e == PFI_ERR_NOT_EFFECTIVE) {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/alloc_internal.h"
 #include "backend.h"
 #include "emulated.h"
 #include "pfi/model.h"
@@ -218,7 +219,7 @@ pfi_error hw_emulated_expected(const char *spec, double cap_w, double *power_w, 
     if (e != PFI_OK)
         return e;
     unsigned n = (unsigned)p.gpus;
-    emu_gpu *g = calloc(n, sizeof *g);
+    emu_gpu *g = pfi_calloc(n, sizeof *g);
     if (g == NULL)
         return PFI_ERR_NOMEM;
     e = build_gpus(&p, g, n, NULL);
@@ -238,7 +239,7 @@ pfi_error hw_emulated_expected(const char *spec, double cap_w, double *power_w, 
         *power_w = sum;
         *tput = slow.throughput;
     }
-    free(g);
+    pfi_free(g);
     return e;
 }
 
@@ -301,9 +302,9 @@ static void emu_close(void *vctx)
     emu_ctx *c = vctx;
     if (c == NULL)
         return;
-    free(c->g);
-    free(c->jobs);
-    free(c);
+    pfi_free(c->g);
+    pfi_free(c->jobs);
+    pfi_free(c);
 }
 
 static pfi_error emu_count(void *vctx, unsigned *n, pfi_diag *diag)
@@ -503,14 +504,14 @@ static const pfi_gpu_ops emu_ops = {
 pfi_error hw_emulated_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,
                            pfi_diag *diag)
 {
-    emu_ctx *c = calloc(1, sizeof *c);
+    emu_ctx *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
     const char *spec = cfg->emulate ? cfg->emulate : "";
     unsigned nseg = 1;
     for (const char *q = spec; *q; q++)
         nseg += *q == ';';
-    c->jobs = calloc(nseg, sizeof *c->jobs);
+    c->jobs = pfi_calloc(nseg, sizeof *c->jobs);
     pfi_error e = c->jobs ? PFI_OK : PFI_ERR_NOMEM;
     emu_params raw;
     const char *s = spec;
@@ -530,7 +531,7 @@ pfi_error hw_emulated_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, v
         s += len + (semi ? 1 : 0);
     }
     c->nj = nseg;
-    if (e == PFI_OK && (c->g = calloc(c->n, sizeof *c->g)) == NULL)
+    if (e == PFI_OK && (c->g = pfi_calloc(c->n, sizeof *c->g)) == NULL)
         e = PFI_ERR_NOMEM;
     for (unsigned k = 0; e == PFI_OK && k < nseg; k++) {
         e = build_gpus(&c->jobs[k].p, c->g + c->jobs[k].first, c->jobs[k].n, diag);

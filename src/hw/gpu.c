@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/alloc_internal.h"
+
 struct pfi_gpu {
     const pfi_gpu_ops *ops;
     void *ctx;
@@ -47,7 +49,7 @@ pfi_error pfi_gpu_open(const pfi_gpu_config *c, pfi_gpu **out, pfi_diag *diag)
 {
     *out = NULL;
     pfi_diag_clear(diag);
-    pfi_gpu *g = calloc(1, sizeof *g);
+    pfi_gpu *g = pfi_calloc(1, sizeof *g);
     if (g == NULL)
         return PFI_ERR_NOMEM;
     pfi_error e;
@@ -65,7 +67,7 @@ pfi_error pfi_gpu_open(const pfi_gpu_config *c, pfi_gpu **out, pfi_diag *diag)
         e = hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "unknown backend %d", (int)c->kind);
     }
     if (e != PFI_OK) {
-        free(g);
+        pfi_free(g);
         return e;
     }
     *out = g;
@@ -77,7 +79,7 @@ void pfi_gpu_close(pfi_gpu *g)
     if (g == NULL)
         return;
     g->ops->close(g->ctx);
-    free(g);
+    pfi_free(g);
 }
 
 const char *pfi_gpu_backend_name(const pfi_gpu *g)

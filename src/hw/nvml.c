@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/alloc_internal.h"
 #include "backend.h"
 #include "nvml_errors.h"
 
@@ -177,12 +178,12 @@ static void nvml_close(void *vctx)
             c->s.gpm_free(c->gpus[i].gpm_cur);
         }
     }
-    free(c->gpus);
+    pfi_free(c->gpus);
     if (c->s.shutdown != NULL)
         c->s.shutdown();
     if (c->lib != NULL)
         dlclose(c->lib);
-    free(c);
+    pfi_free(c);
 }
 
 static pfi_error nvml_count(void *vctx, unsigned *n, pfi_diag *diag)
@@ -395,21 +396,21 @@ static pfi_error nvml_processes(void *vctx, unsigned i, unsigned *pids, size_t m
     unsigned count = NVML_MAX_PROCS;
     int rc;
     if (c->s.get_procs != NULL) {
-        nvmlProcessInfo_v2_t *info = calloc(NVML_MAX_PROCS, sizeof *info);
+        nvmlProcessInfo_v2_t *info = pfi_calloc(NVML_MAX_PROCS, sizeof *info);
         if (info == NULL)
             return PFI_ERR_NOMEM;
         rc = c->s.get_procs(g->dev, &count, info);
         for (unsigned k = 0; rc == 0 && k < count && k < NVML_MAX_PROCS && *n < max; k++)
             pids[(*n)++] = info[k].pid;
-        free(info);
+        pfi_free(info);
     } else {
-        nvmlProcessInfo_v1_t *info = calloc(NVML_MAX_PROCS, sizeof *info);
+        nvmlProcessInfo_v1_t *info = pfi_calloc(NVML_MAX_PROCS, sizeof *info);
         if (info == NULL)
             return PFI_ERR_NOMEM;
         rc = c->s.get_procs_v1(g->dev, &count, info);
         for (unsigned k = 0; rc == 0 && k < count && k < NVML_MAX_PROCS && *n < max; k++)
             pids[(*n)++] = info[k].pid;
-        free(info);
+        pfi_free(info);
     }
     if (rc == NVML_ERROR_INSUFFICIENT_SIZE || (rc == 0 && count > max)) {
         *n = 0;
@@ -440,14 +441,14 @@ pfi_error hw_nvml_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void 
         path = getenv("PFI_NVML_LIBRARY");
     if (path == NULL || *path == '\0')
         path = "libnvidia-ml.so.1";
-    nvml_ctx *c = calloc(1, sizeof *c);
+    nvml_ctx *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
     snprintf(c->path, sizeof c->path, "%s", path);
     c->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (c->lib == NULL) {
         const char *why = dlerror();
-        free(c);
+        pfi_free(c);
         return hw_fail(diag, PFI_ERR_UNAVAILABLE,
                        "cannot load %s (is the NVIDIA driver installed?): %s", path,
                        why ? why : "unknown reason");
@@ -455,7 +456,7 @@ pfi_error hw_nvml_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void 
     load_syms(c->lib, &c->s);
     if (c->s.init == NULL || c->s.get_count == NULL || c->s.get_handle == NULL) {
         dlclose(c->lib);
-        free(c);
+        pfi_free(c);
         return hw_fail(diag, PFI_ERR_UNAVAILABLE,
                        "%s lacks nvmlInit / nvmlDeviceGetCount / nvmlDeviceGetHandleByIndex",
                        path);
@@ -474,7 +475,7 @@ pfi_error hw_nvml_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void 
         nvml_close(c);
         return e;
     }
-    c->gpus = calloc(n ? n : 1, sizeof *c->gpus);
+    c->gpus = pfi_calloc(n ? n : 1, sizeof *c->gpus);
     if (c->gpus == NULL) {
         nvml_close(c);
         return PFI_ERR_NOMEM;

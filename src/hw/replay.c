@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/alloc_internal.h"
 #include "pfi/csv.h"
 #include "pfi/value.h"
 
@@ -43,10 +44,10 @@ static void replay_close(void *vctx)
     replay_ctx *c = vctx;
     if (c == NULL)
         return;
-    free(c->r);
-    free(c->scan);
-    free(c->best);
-    free(c);
+    pfi_free(c->r);
+    pfi_free(c->scan);
+    pfi_free(c->best);
+    pfi_free(c);
 }
 
 static pfi_error replay_count(void *vctx, unsigned *n, pfi_diag *diag)
@@ -201,7 +202,7 @@ static pfi_error read_all(pfi_csv_reader *rd, const char *name, replay_ctx *c, p
                 return hw_fail(diag, PFI_ERR_LIMIT, "%s: more than %d records", name,
                                HW_REPLAY_MAX_RECORDS);
             size_t nc = c->cap ? 2 * c->cap : 256;
-            rec *p = realloc(c->r, nc * sizeof *p);
+            rec *p = pfi_realloc(c->r, nc * sizeof *p);
             if (p == NULL)
                 return PFI_ERR_NOMEM;
             c->r = p;
@@ -242,15 +243,15 @@ static pfi_error read_all(pfi_csv_reader *rd, const char *name, replay_ctx *c, p
         return hw_fail(diag, PFI_ERR_EMPTY, "%s: no records", name);
     qsort(c->r, c->n, sizeof *c->r, cmp_rec);
     c->now_s = c->r[0].t_s;
-    c->scan = calloc(c->n_gpus, sizeof *c->scan);
-    c->best = calloc(c->n_gpus, sizeof *c->best);
+    c->scan = pfi_calloc(c->n_gpus, sizeof *c->scan);
+    c->best = pfi_calloc(c->n_gpus, sizeof *c->best);
     return c->scan && c->best ? PFI_OK : PFI_ERR_NOMEM;
 }
 
 pfi_error hw_replay_open_stream(FILE *stream, const char *name, const pfi_gpu_ops **ops,
                                 void **out, pfi_diag *diag)
 {
-    replay_ctx *c = calloc(1, sizeof *c);
+    replay_ctx *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
     pfi_csv_reader *rd;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/alloc_internal.h"
 #include "backend.h"
 #include "pfi/steady.h"
 #include "pfi/sweep.h"
@@ -21,7 +22,7 @@ void pfi_sweep_stats_clear(pfi_sweep_stats *s)
 {
     if (s == NULL)
         return;
-    free(s->restore);
+    pfi_free(s->restore);
     memset(s, 0, sizeof *s);
 }
 
@@ -61,11 +62,11 @@ static bool series_push(series *s, double t, double v)
 {
     if (s->n == s->cap) {
         size_t nc = s->cap ? 2 * s->cap : 256;
-        double *a = realloc(s->t, nc * sizeof *a);
+        double *a = pfi_realloc(s->t, nc * sizeof *a);
         if (a == NULL)
             return false;
         s->t = a;
-        double *b = realloc(s->v, nc * sizeof *b);
+        double *b = pfi_realloc(s->v, nc * sizeof *b);
         if (b == NULL)
             return false;
         s->v = b;
@@ -149,15 +150,15 @@ typedef struct window {
 
 static void window_free(window *w)
 {
-    free(w->tick_t);
-    free(w->power);
-    free(w->valid);
-    free(w->tput.t);
-    free(w->tput.v);
-    free(w->e_first);
-    free(w->e_last);
-    free(w->tick);
-    free(w->tick_ok);
+    pfi_free(w->tick_t);
+    pfi_free(w->power);
+    pfi_free(w->valid);
+    pfi_free(w->tput.t);
+    pfi_free(w->tput.v);
+    pfi_free(w->e_first);
+    pfi_free(w->e_last);
+    pfi_free(w->tick);
+    pfi_free(w->tick_ok);
 }
 
 /* The measurement window: n ticks at t0 + k·Δt, k = 1..n. */
@@ -168,13 +169,13 @@ static pfi_error measure(sweep_state *s, window *w, pfi_diag *diag)
     if (n < 1)
         n = 1;
     memset(w, 0, sizeof *w);
-    w->tick_t = calloc(n, sizeof *w->tick_t);
-    w->power = calloc(n, sizeof *w->power);
-    w->valid = calloc(n, sizeof *w->valid);
-    w->e_first = calloc(c->n_gpus, sizeof *w->e_first);
-    w->e_last = calloc(c->n_gpus, sizeof *w->e_last);
-    w->tick = calloc(c->n_gpus, sizeof *w->tick);
-    w->tick_ok = calloc(c->n_gpus, sizeof *w->tick_ok);
+    w->tick_t = pfi_calloc(n, sizeof *w->tick_t);
+    w->power = pfi_calloc(n, sizeof *w->power);
+    w->valid = pfi_calloc(n, sizeof *w->valid);
+    w->e_first = pfi_calloc(c->n_gpus, sizeof *w->e_first);
+    w->e_last = pfi_calloc(c->n_gpus, sizeof *w->e_last);
+    w->tick = pfi_calloc(c->n_gpus, sizeof *w->tick);
+    w->tick_ok = pfi_calloc(c->n_gpus, sizeof *w->tick_ok);
     if (!w->tick_t || !w->power || !w->valid || !w->e_first || !w->e_last || !w->tick ||
         !w->tick_ok)
         return PFI_ERR_NOMEM;
@@ -292,13 +293,13 @@ static pfi_error reduce_and_put(sweep_state *s, const window *w, double req_w, d
 {
     const pfi_sweep_config *c = s->c;
     size_t m = w->ticks > w->tput.n ? w->ticks : w->tput.n;
-    double *work = malloc((m ? m : 1) * sizeof *work);
+    double *work = pfi_malloc((m ? m : 1) * sizeof *work);
     if (work == NULL)
         return PFI_ERR_NOMEM;
     pfi_steady ps, ts;
     pfi_error ep = pfi_steady_state(w->tick_t, w->power, w->valid, w->ticks, 0, c->q, work, &ps);
     pfi_error et = pfi_steady_state(w->tput.t, w->tput.v, NULL, w->tput.n, 0, c->q, work, &ts);
-    free(work);
+    pfi_free(work);
     if (ep != PFI_OK)
         add_flag(flags, flen, "missing_power");
     if (et != PFI_OK)
@@ -350,14 +351,15 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
         return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
                        "sweep: need GPUs, caps, interval > 0, duration >= interval, 0 < q <= 1");
     size_t ng = c->n_gpus, nc = c->n_caps;
-    uint32_t *targets = calloc(ng * nc, sizeof *targets);
-    bool *clamped = calloc(nc, sizeof *clamped);
-    pfi_cap_result *res = calloc(ng, sizeof *res);
-    stats->restore = calloc(ng, sizeof *stats->restore);
+    uint32_t *targets = pfi_calloc(ng * nc, sizeof *targets);
+    bool *clamped = pfi_calloc(nc, sizeof *clamped);
+    pfi_cap_result *res = pfi_calloc(ng, sizeof *res);
+    stats->restore = pfi_calloc(ng, sizeof *stats->restore);
     if (!targets || !clamped || !res || !stats->restore) {
-        free(targets);
-        free(clamped);
-        free(res);
+        pfi_free(targets);
+        pfi_free(clamped);
+        pfi_free(res);
+        stats->restored = true; /* refused before any change */
         return PFI_ERR_NOMEM;
     }
     pfi_error e = PFI_OK;
@@ -386,9 +388,9 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
         e = pfi_capctl_create(g, c->gpus, ng, c->journal_path, c->library, &ctl, diag);
     if (e != PFI_OK) {
         stats->restored = true; /* refused before any change */
-        free(targets);
-        free(clamped);
-        free(res);
+        pfi_free(targets);
+        pfi_free(clamped);
+        pfi_free(res);
         return e;
     }
     sweep_state s = {.g = g, .c = c, .tp = tp, .stats = stats, .n_runs = nc, .res = res};
@@ -485,8 +487,8 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
     stats->elapsed_s = pfi_gpu_now_s(g) - t_begin;
     stats->cpu_per_sample_s = s.gpu_samples ? s.cpu_sampling_s / (double)s.gpu_samples : NAN;
     pfi_capctl_destroy(ctl);
-    free(targets);
-    free(clamped);
-    free(res);
+    pfi_free(targets);
+    pfi_free(clamped);
+    pfi_free(res);
     return e;
 }

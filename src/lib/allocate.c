@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "pfi/curve.h"
 
 /* Most candidate caps per job (a tiny cap step on a wide range is a mistake, not a plan). */
@@ -67,7 +68,7 @@ pfi_error pfi_alloc_result_init(pfi_alloc_result *r, size_t n)
     double **arrays[] = {&r->cap_w, &r->power_w, &r->tput_tok_s, &r->marginal_down,
                          &r->marginal_up, &r->shed_w};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
-        *arrays[i] = calloc(n > 0 ? n : 1, sizeof(double));
+        *arrays[i] = pfi_calloc(n > 0 ? n : 1, sizeof(double));
         if (*arrays[i] == NULL) {
             pfi_alloc_result_clear(r);
             return PFI_ERR_NOMEM;
@@ -81,12 +82,12 @@ void pfi_alloc_result_clear(pfi_alloc_result *r)
 {
     if (r == NULL)
         return;
-    free(r->cap_w);
-    free(r->power_w);
-    free(r->tput_tok_s);
-    free(r->marginal_down);
-    free(r->marginal_up);
-    free(r->shed_w);
+    pfi_free(r->cap_w);
+    pfi_free(r->power_w);
+    pfi_free(r->tput_tok_s);
+    pfi_free(r->marginal_down);
+    pfi_free(r->marginal_up);
+    pfi_free(r->shed_w);
     memset(r, 0, sizeof *r);
 }
 
@@ -206,7 +207,7 @@ struct pfi_alloc_workspace {
 
 pfi_error pfi_alloc_workspace_create(pfi_alloc_workspace **out)
 {
-    *out = calloc(1, sizeof **out);
+    *out = pfi_calloc(1, sizeof **out);
     return *out == NULL ? PFI_ERR_NOMEM : PFI_OK;
 }
 
@@ -218,14 +219,14 @@ void pfi_alloc_workspace_destroy(pfi_alloc_workspace *w)
                  w->share, w->maxshed, w->shed, w->flag, w->cc, w->cd, w->ct, w->ed, w->et,
                  w->env, w->eenv, w->bs, w->bw, w->idx, w->y, w->list};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
-        free(p[i]);
-    free(w);
+        pfi_free(p[i]);
+    pfi_free(w);
 }
 
 static bool regrow(void *pp, size_t n, size_t size)
 {
     void **p = pp;
-    void *q = realloc(*p, (n > 0 ? n : 1) * size);
+    void *q = pfi_realloc(*p, (n > 0 ? n : 1) * size);
     if (q == NULL)
         return false;
     *p = q;

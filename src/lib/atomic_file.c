@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc_internal.h"
+
 static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -27,9 +29,9 @@ static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, const char *fm
 
 static void clear(pfi_atomic_file *a)
 {
-    free(a->path);
+    pfi_free(a->path);
     if (a->write_path != a->path)
-        free(a->write_path);
+        pfi_free(a->write_path);
     a->f = NULL;
     a->path = a->write_path = NULL;
     a->in_place = false;
@@ -45,11 +47,15 @@ static pfi_error prepare(pfi_atomic_file *a, const char *path, int *fd, pfi_diag
     if (exists && S_ISLNK(st.st_mode)) {
         char *target = realpath(path, NULL);
         if (target == NULL)
-            return fail(diag, path, PFI_ERR_IO, "cannot write through the link: %s",
-                        strerror(errno));
-        a->path = target;
-        exists = stat(target, &st) == 0;
-    } else if ((a->path = strdup(path)) == NULL) {
+            return errno == ENOMEM ? PFI_ERR_NOMEM
+                                   : fail(diag, path, PFI_ERR_IO,
+                                          "cannot write through the link: %s", strerror(errno));
+        a->path = pfi_strdup(target);
+        free(target); /* realpath's buffer: libc's malloc */
+        if (a->path == NULL)
+            return PFI_ERR_NOMEM;
+        exists = stat(a->path, &st) == 0;
+    } else if ((a->path = pfi_strdup(path)) == NULL) {
         return PFI_ERR_NOMEM;
     }
     if (exists && S_ISDIR(st.st_mode)) {
@@ -62,7 +68,7 @@ static pfi_error prepare(pfi_atomic_file *a, const char *path, int *fd, pfi_diag
         return PFI_OK;
     }
     size_t len = strlen(a->path) + 16;
-    if ((a->write_path = malloc(len)) == NULL) {
+    if ((a->write_path = pfi_malloc(len)) == NULL) {
         clear(a);
         return PFI_ERR_NOMEM;
     }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
+
 struct pfi_csv_reader {
     FILE *stream;
     bool owns_stream;
@@ -31,11 +33,12 @@ struct pfi_csv_reader {
 };
 
 /* libcsv grows its field buffer with this; refusing past the record cap bounds memory. */
+#define CSV_BUFFER_CAP (PFI_CSV_MAX_RECORD + 64)
 static void *bounded_realloc(void *p, size_t size)
 {
-    if (size > PFI_CSV_MAX_RECORD + 64)
+    if (size > CSV_BUFFER_CAP)
         return NULL;
-    return realloc(p, size);
+    return pfi_realloc(p, size);
 }
 
 static int is_space(unsigned char c)
@@ -75,7 +78,7 @@ static void on_field(void *data, size_t len, void *ctx)
         size_t cap = r->rec_cap ? r->rec_cap : 1024;
         while (cap < r->rec_len + len + 1)
             cap *= 2;
-        char *p = realloc(r->rec, cap);
+        char *p = pfi_realloc(r->rec, cap);
         if (p == NULL) {
             r->cb_error = PFI_ERR_NOMEM;
             return;
@@ -85,19 +88,19 @@ static void on_field(void *data, size_t len, void *ctx)
     }
     if (r->n_fields == r->fields_cap) {
         size_t cap = r->fields_cap ? 2 * r->fields_cap : 32;
-        size_t *o = realloc(r->offsets, cap * sizeof *o);
+        size_t *o = pfi_realloc(r->offsets, cap * sizeof *o);
         if (o == NULL) {
             r->cb_error = PFI_ERR_NOMEM;
             return;
         }
         r->offsets = o;
-        size_t *l = realloc(r->lens, cap * sizeof *l);
+        size_t *l = pfi_realloc(r->lens, cap * sizeof *l);
         if (l == NULL) {
             r->cb_error = PFI_ERR_NOMEM;
             return;
         }
         r->lens = l;
-        const char **f = realloc(r->fields, cap * sizeof *f);
+        const char **f = pfi_realloc(r->fields, cap * sizeof *f);
         if (f == NULL) {
             r->cb_error = PFI_ERR_NOMEM;
             return;
@@ -125,16 +128,18 @@ static void on_record(int term, void *ctx)
 static pfi_error reader_init(FILE *stream, bool owns, const char *name, pfi_csv_reader **out,
                              pfi_diag *diag)
 {
-    pfi_csv_reader *r = calloc(1, sizeof *r);
+    pfi_csv_reader *r = pfi_calloc(1, sizeof *r);
     if (r == NULL)
         return PFI_ERR_NOMEM;
     if (csv_init(&r->parser, CSV_STRICT | CSV_STRICT_FINI) != 0) {
-        free(r);
+        pfi_free(r);
         return PFI_ERR_NOMEM;
     }
     csv_set_space_func(&r->parser, is_space);
     csv_set_term_func(&r->parser, is_term);
+    /* libcsv's buffer on libpfi's allocator, both ways: it is released by csv_free */
     csv_set_realloc_func(&r->parser, bounded_realloc);
+    csv_set_free_func(&r->parser, pfi_free);
     csv_set_blk_size(&r->parser, 65536); /* grow long fields in large steps, not 128 bytes */
     r->stream = stream;
     r->owns_stream = owns;
@@ -224,6 +229,12 @@ static pfi_error parse_error(pfi_csv_reader *r, pfi_diag *diag)
 {
     int code = csv_error(&r->parser);
     long line = r->rec_line ? r->rec_line : r->line_no;
+    /* libcsv halves its request down to one byte before it gives up: a buffer that had room
+     * under the cap for that byte was refused by the allocator, not by the cap */
+    if (code == CSV_ENOMEM && csv_get_buffer_size(&r->parser) + 1 <= CSV_BUFFER_CAP) {
+        set_diag(r, diag, line, pfi_strerror(PFI_ERR_NOMEM));
+        return PFI_ERR_NOMEM;
+    }
     if (code == CSV_ENOMEM || code == CSV_ETOOBIG) {
         char msg[160];
         snprintf(msg, sizeof msg, "field exceeds the limit of %d bytes", PFI_CSV_MAX_RECORD);
@@ -306,9 +317,9 @@ void pfi_csv_close(pfi_csv_reader *r)
     csv_free(&r->parser);
     if (r->owns_stream && r->stream)
         fclose(r->stream);
-    free(r->rec);
-    free(r->offsets);
-    free(r->lens);
-    free(r->fields);
-    free(r);
+    pfi_free(r->rec);
+    pfi_free(r->offsets);
+    pfi_free(r->lens);
+    pfi_free(r->fields);
+    pfi_free(r);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc_internal.h"
 #include "pfi/stats.h"
 
 static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, const char *fmt, ...)
@@ -34,9 +35,11 @@ pfi_error pfi_fit_cv(const double *x, const double *y, size_t n, size_t p, const
     if (out == NULL || p == 0 || p > PFI_FIT_MAX_FEATURES || (n > 0 && (x == NULL || y == NULL)))
         return PFI_ERR_INVALID_ARGUMENT;
     *out = (pfi_cv_scores){.n = n, .r2 = NAN, .rmse = NAN, .mae = NAN, .rho = NAN};
-    double *xt = malloc((n ? n : 1) * p * sizeof *xt), *yt = malloc((n ? n : 1) * sizeof *yt);
-    double *yh = malloc((n ? n : 1) * sizeof *yh), *work = malloc((4 * n + 1) * sizeof *work);
-    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    double *xt = pfi_malloc((n ? n : 1) * p * sizeof *xt);
+    double *yt = pfi_malloc((n ? n : 1) * sizeof *yt);
+    double *yh = pfi_malloc((n ? n : 1) * sizeof *yh);
+    double *work = pfi_malloc((4 * n + 1) * sizeof *work);
+    size_t *order = pfi_malloc((n ? n : 1) * sizeof *order);
     pfi_error e = PFI_OK;
     if (xt == NULL || yt == NULL || yh == NULL || work == NULL || order == NULL) {
         e = PFI_ERR_NOMEM;
@@ -98,11 +101,11 @@ pfi_error pfi_fit_cv(const double *x, const double *y, size_t n, size_t p, const
     if (pred != NULL)
         memcpy(pred, yh, n * sizeof *pred);
 done:
-    free(xt);
-    free(yt);
-    free(yh);
-    free(work);
-    free(order);
+    pfi_free(xt);
+    pfi_free(yt);
+    pfi_free(yh);
+    pfi_free(work);
+    pfi_free(order);
     return e;
 }
 
@@ -111,26 +114,26 @@ void pfi_fit_model_destroy(pfi_fit_model *m)
     if (m == NULL)
         return;
     for (size_t j = 0; m->features != NULL && j < m->p; j++)
-        free(m->features[j]);
-    free(m->features);
-    free(m->coef);
-    free(m->xtx_inv);
-    free(m->train_min);
-    free(m->train_max);
-    free(m);
+        pfi_free(m->features[j]);
+    pfi_free(m->features);
+    pfi_free(m->coef);
+    pfi_free(m->xtx_inv);
+    pfi_free(m->train_min);
+    pfi_free(m->train_max);
+    pfi_free(m);
 }
 
 static pfi_fit_model *model_alloc(size_t p)
 {
-    pfi_fit_model *m = calloc(1, sizeof *m);
+    pfi_fit_model *m = pfi_calloc(1, sizeof *m);
     if (m == NULL)
         return NULL;
     m->p = p;
-    m->features = calloc(p, sizeof *m->features);
-    m->coef = malloc((p + 1) * sizeof *m->coef);
-    m->xtx_inv = malloc((p + 1) * (p + 1) * sizeof *m->xtx_inv);
-    m->train_min = malloc(p * sizeof *m->train_min);
-    m->train_max = malloc(p * sizeof *m->train_max);
+    m->features = pfi_calloc(p, sizeof *m->features);
+    m->coef = pfi_malloc((p + 1) * sizeof *m->coef);
+    m->xtx_inv = pfi_malloc((p + 1) * (p + 1) * sizeof *m->xtx_inv);
+    m->train_min = pfi_malloc(p * sizeof *m->train_min);
+    m->train_max = pfi_malloc(p * sizeof *m->train_max);
     if (!m->features || !m->coef || !m->xtx_inv || !m->train_min || !m->train_max) {
         pfi_fit_model_destroy(m);
         return NULL;
@@ -151,8 +154,9 @@ pfi_error pfi_fit_model_build(pfi_groups *g, const char *const *features, size_t
             return set_diag(diag, e, NULL, "feature '%s' is not in the groups table", features[j]);
     }
     size_t n = 0;
-    double *x = malloc((g->n ? g->n : 1) * p * sizeof *x), *y = malloc((g->n ? g->n : 1) * sizeof *y);
-    size_t *cl = malloc((g->n ? g->n : 1) * sizeof *cl);
+    double *x = pfi_malloc((g->n ? g->n : 1) * p * sizeof *x);
+    double *y = pfi_malloc((g->n ? g->n : 1) * sizeof *y);
+    size_t *cl = pfi_malloc((g->n ? g->n : 1) * sizeof *cl);
     pfi_fit_model *m = model_alloc(p);
     pfi_ols fit = {0};
     pfi_error e = PFI_OK;
@@ -174,7 +178,7 @@ pfi_error pfi_fit_model_build(pfi_groups *g, const char *const *features, size_t
     /* LOCO clusters: groups of one class share the id of its first group; a group without
      * a class is its own cluster. */
     {
-        const char **cls = malloc((n ? n : 1) * sizeof *cls);
+        const char **cls = pfi_malloc((n ? n : 1) * sizeof *cls);
         if (cls == NULL) {
             e = PFI_ERR_NOMEM;
             goto done;
@@ -197,7 +201,7 @@ pfi_error pfi_fit_model_build(pfi_groups *g, const char *const *features, size_t
                     break;
                 }
         }
-        free(cls);
+        pfi_free(cls);
     }
     e = pfi_stats_ols(x, y, n, p, &fit);
     if (e != PFI_OK)
@@ -208,7 +212,7 @@ pfi_error pfi_fit_model_build(pfi_groups *g, const char *const *features, size_t
         goto done;
     }
     for (size_t j = 0; j < p; j++) {
-        if ((m->features[j] = strdup(features[j])) == NULL) {
+        if ((m->features[j] = pfi_strdup(features[j])) == NULL) {
             e = PFI_ERR_NOMEM;
             goto done;
         }
@@ -236,9 +240,9 @@ pfi_error pfi_fit_model_build(pfi_groups *g, const char *const *features, size_t
 done:
     pfi_ols_clear(&fit);
     pfi_fit_model_destroy(m);
-    free(x);
-    free(y);
-    free(cl);
+    pfi_free(x);
+    pfi_free(y);
+    pfi_free(cl);
     return e;
 }
 
@@ -279,6 +283,7 @@ pfi_error pfi_fit_model_save(const pfi_fit_model *m, const char *path, pfi_diag 
 {
     if (m == NULL || path == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
+    unsigned long jf = pfi_json_failures();
     json_t *root = json_object(), *feats = json_array(), *coef = json_object(),
            *range = json_object(), *xtx = json_array();
     if (!root || !feats || !coef || !range || !xtx) {
@@ -317,13 +322,20 @@ pfi_error pfi_fit_model_save(const pfi_fit_model *m, const char *path, pfi_diag 
     json_object_set_new(root, "loo", scores_json(&m->loo));
     json_object_set_new(root, "loco", scores_json(&m->loco));
     json_object_set_new(root, "source_hash", json_string(hash));
+    /* a member jansson could not allocate is left out without an error: never write that */
+    if (pfi_json_failed(jf)) {
+        json_decref(root);
+        return PFI_ERR_NOMEM;
+    }
     pfi_atomic_file out;
     pfi_error e = pfi_atomic_open(&out, path, diag);
     if (e == PFI_OK) {
         if (json_dumpf(root, out.f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 ||
             fputc('\n', out.f) == EOF) {
             pfi_atomic_abort(&out);
-            e = set_diag(diag, PFI_ERR_IO, path, "cannot write: %s", strerror(errno ? errno : EIO));
+            e = pfi_json_failed(jf) ? PFI_ERR_NOMEM
+                                    : set_diag(diag, PFI_ERR_IO, path, "cannot write: %s",
+                                               strerror(errno ? errno : EIO));
         } else {
             e = pfi_atomic_commit(&out, diag);
         }
@@ -391,7 +403,11 @@ static pfi_error parse_model(json_t *root, const char *name, pfi_fit_model **out
          json_object_get(coef, "intercept") != NULL;
     for (size_t j = 0; ok && j < p; j++) {
         json_t *f = json_array_get(feats, j);
-        ok = json_is_string(f) && (m->features[j] = strdup(json_string_value(f))) != NULL;
+        ok = json_is_string(f);
+        if (ok && (m->features[j] = pfi_strdup(json_string_value(f))) == NULL) {
+            pfi_fit_model_destroy(m);
+            return PFI_ERR_NOMEM;
+        }
         if (!ok)
             break;
         json_t *c = json_object_get(coef, m->features[j]), *r = json_object_get(range, m->features[j]);
@@ -421,7 +437,13 @@ pfi_error pfi_fit_model_load_buffer(const char *data, size_t len, pfi_fit_model 
         return PFI_ERR_INVALID_ARGUMENT;
     *out = NULL;
     json_error_t jerr;
+    unsigned long jf = pfi_json_failures();
     json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (pfi_json_failed(jf) ||
+        (root == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+        json_decref(root);
+        return set_diag(diag, PFI_ERR_NOMEM, "(model)", "%s", pfi_strerror(PFI_ERR_NOMEM));
+    }
     if (root == NULL) {
         set_diag(diag, PFI_ERR_PARSE, "(model)", "%s", jerr.text);
         if (diag != NULL)
@@ -430,6 +452,9 @@ pfi_error pfi_fit_model_load_buffer(const char *data, size_t len, pfi_fit_model 
     }
     pfi_error e = parse_model(root, "(model)", out, diag);
     json_decref(root);
+    /* json_unpack allocates too: a failure there reads as a missing key */
+    if (e != PFI_OK && pfi_json_failed(jf))
+        e = set_diag(diag, PFI_ERR_NOMEM, "(model)", "%s", pfi_strerror(PFI_ERR_NOMEM));
     return e;
 }
 
@@ -442,8 +467,14 @@ pfi_error pfi_fit_model_load(const char *path, pfi_fit_model **out, pfi_diag *di
     if (f == NULL)
         return set_diag(diag, PFI_ERR_IO, path, "cannot open: %s", strerror(errno));
     json_error_t jerr;
+    unsigned long jf = pfi_json_failures();
     json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
     fclose(f);
+    if (pfi_json_failed(jf) ||
+        (root == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+        json_decref(root);
+        return set_diag(diag, PFI_ERR_NOMEM, path, "%s", pfi_strerror(PFI_ERR_NOMEM));
+    }
     if (root == NULL) {
         set_diag(diag, PFI_ERR_PARSE, path, "%s", jerr.text);
         if (diag != NULL)
@@ -452,5 +483,8 @@ pfi_error pfi_fit_model_load(const char *path, pfi_fit_model **out, pfi_diag *di
     }
     pfi_error e = parse_model(root, path, out, diag);
     json_decref(root);
+    /* json_unpack allocates too: a failure there reads as a missing key */
+    if (e != PFI_OK && pfi_json_failed(jf))
+        e = set_diag(diag, PFI_ERR_NOMEM, path, "%s", pfi_strerror(PFI_ERR_NOMEM));
     return e;
 }

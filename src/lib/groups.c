@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "pfi/csv.h"
 #include "pfi/featmap.h"
 #include "pfi/manifest.h"
@@ -64,32 +65,32 @@ void pfi_groups_destroy(pfi_groups *g)
     if (g == NULL)
         return;
     for (size_t i = 0; i < g->n; i++) {
-        free(g->names[i]);
-        free(g->classes[i]);
+        pfi_free(g->names[i]);
+        pfi_free(g->classes[i]);
     }
     for (size_t j = 0; j < g->n_features; j++)
-        free(g->feature_names[j]);
-    free(g->names);
-    free(g->classes);
-    free(g->pfi);
-    free(g->feature_names);
-    free(g->features);
-    free(g);
+        pfi_free(g->feature_names[j]);
+    pfi_free(g->names);
+    pfi_free(g->classes);
+    pfi_free(g->pfi);
+    pfi_free(g->feature_names);
+    pfi_free(g->features);
+    pfi_free(g);
 }
 
 /* A table of n rows and room for cap features. */
 static pfi_groups *groups_alloc(size_t n, size_t cap)
 {
-    pfi_groups *g = calloc(1, sizeof *g);
+    pfi_groups *g = pfi_calloc(1, sizeof *g);
     if (g == NULL)
         return NULL;
     g->n = n;
     g->features_cap = cap ? cap : 1;
-    g->names = calloc(n ? n : 1, sizeof *g->names);
-    g->classes = calloc(n ? n : 1, sizeof *g->classes);
-    g->pfi = malloc((n ? n : 1) * sizeof *g->pfi);
-    g->feature_names = calloc(g->features_cap, sizeof *g->feature_names);
-    g->features = malloc((n ? n : 1) * g->features_cap * sizeof *g->features);
+    g->names = pfi_calloc(n ? n : 1, sizeof *g->names);
+    g->classes = pfi_calloc(n ? n : 1, sizeof *g->classes);
+    g->pfi = pfi_malloc((n ? n : 1) * sizeof *g->pfi);
+    g->feature_names = pfi_calloc(g->features_cap, sizeof *g->feature_names);
+    g->features = pfi_malloc((n ? n : 1) * g->features_cap * sizeof *g->features);
     if (!g->names || !g->classes || !g->pfi || !g->feature_names || !g->features) {
         g->n = 0;
         pfi_groups_destroy(g);
@@ -113,18 +114,18 @@ static pfi_error grow_features(pfi_groups *g)
     size_t cap = g->features_cap * 2;
     if (cap > PFI_GROUPS_MAX_FEATURES)
         cap = PFI_GROUPS_MAX_FEATURES;
-    double *f = malloc((g->n ? g->n : 1) * cap * sizeof *f);
-    char **names = realloc(g->feature_names, cap * sizeof *names);
+    double *f = pfi_malloc((g->n ? g->n : 1) * cap * sizeof *f);
+    char **names = pfi_realloc(g->feature_names, cap * sizeof *names);
     if (names != NULL)
         g->feature_names = names;
     if (f == NULL || names == NULL) {
-        free(f);
+        pfi_free(f);
         return PFI_ERR_NOMEM;
     }
     for (size_t i = 0; i < g->n; i++)
         for (size_t j = 0; j < cap; j++)
             f[i * cap + j] = j < g->n_features ? g->features[i * g->features_cap + j] : NAN;
-    free(g->features);
+    pfi_free(g->features);
     g->features = f;
     g->features_cap = cap;
     return PFI_OK;
@@ -159,15 +160,15 @@ static pfi_error add_column(pfi_groups *g, const char *name, size_t *index)
     if (g->n_features >= PFI_GROUPS_MAX_FEATURES)
         return PFI_ERR_LIMIT;
     size_t old = g->n_features, cap = old + 1;
-    double *f = realloc(g->features, (g->n ? g->n : 1) * cap * sizeof *f);
+    double *f = pfi_realloc(g->features, (g->n ? g->n : 1) * cap * sizeof *f);
     if (f == NULL)
         return PFI_ERR_NOMEM;
     g->features = f;
-    char **names = realloc(g->feature_names, cap * sizeof *names);
+    char **names = pfi_realloc(g->feature_names, cap * sizeof *names);
     if (names == NULL)
         return PFI_ERR_NOMEM;
     g->feature_names = names;
-    char *copy = strdup(name);
+    char *copy = pfi_strdup(name);
     if (copy == NULL)
         return PFI_ERR_NOMEM;
     expand(g, cap);
@@ -275,9 +276,9 @@ typedef struct row_buf {
 static void rows_free(row_buf *b)
 {
     for (size_t i = 0; i < b->rows * b->cols; i++)
-        free(b->cells[i]);
-    free(b->cells);
-    free(b->lines);
+        pfi_free(b->cells[i]);
+    pfi_free(b->cells);
+    pfi_free(b->lines);
 }
 
 static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pfi_column,
@@ -294,14 +295,14 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
     if (eof)
         return set_diag(d, PFI_ERR_EMPTY, name, 0, NULL, "no header");
     size_t cols = nf;
-    char **header = calloc(cols, sizeof *header);
+    char **header = pfi_calloc(cols, sizeof *header);
     if (header == NULL)
         return PFI_ERR_NOMEM;
     for (size_t i = 0; i < cols; i++)
-        if ((header[i] = strdup(fields[i])) == NULL) {
+        if ((header[i] = pfi_strdup(fields[i])) == NULL) {
             for (size_t k = 0; k < i; k++)
-                free(header[k]);
-            free(header);
+                pfi_free(header[k]);
+            pfi_free(header);
             return PFI_ERR_NOMEM;
         }
     row_buf b = {.cols = cols};
@@ -336,10 +337,10 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
         }
         if (b.rows == b.cap) {
             size_t cap = b.cap ? 2 * b.cap : 32;
-            char **cells = realloc(b.cells, cap * cols * sizeof *cells);
+            char **cells = pfi_realloc(b.cells, cap * cols * sizeof *cells);
             if (cells != NULL)
                 b.cells = cells;
-            long *lines = realloc(b.lines, cap * sizeof *lines);
+            long *lines = pfi_realloc(b.lines, cap * sizeof *lines);
             if (lines != NULL)
                 b.lines = lines;
             if (cells == NULL || lines == NULL) {
@@ -349,10 +350,10 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
             b.cap = cap;
         }
         for (size_t i = 0; i < cols; i++) {
-            b.cells[b.rows * cols + i] = strdup(fields[i]);
+            b.cells[b.rows * cols + i] = pfi_strdup(fields[i]);
             if (b.cells[b.rows * cols + i] == NULL) {
                 for (size_t k = 0; k < i; k++)
-                    free(b.cells[b.rows * cols + k]);
+                    pfi_free(b.cells[b.rows * cols + k]);
                 e = PFI_ERR_NOMEM;
                 break;
             }
@@ -368,7 +369,7 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
         goto done;
     }
     /* Feature columns: every other column whose non-missing cells are all numbers. */
-    numeric = calloc(cols, sizeof *numeric);
+    numeric = pfi_calloc(cols, sizeof *numeric);
     if (numeric == NULL) {
         e = PFI_ERR_NOMEM;
         goto done;
@@ -398,7 +399,7 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
     }
     for (size_t c = 0; c < cols; c++)
         if (numeric[c]) {
-            if ((g->feature_names[g->n_features++] = strdup(header[c])) == NULL) {
+            if ((g->feature_names[g->n_features++] = pfi_strdup(header[c])) == NULL) {
                 e = PFI_ERR_NOMEM;
                 goto done;
             }
@@ -433,10 +434,10 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
 done:
     pfi_groups_destroy(g);
     rows_free(&b);
-    free(numeric);
+    pfi_free(numeric);
     for (size_t i = 0; i < cols; i++)
-        free(header[i]);
-    free(header);
+        pfi_free(header[i]);
+    pfi_free(header);
     return e;
 }
 
@@ -494,7 +495,7 @@ static char *group_name(const pfi_runs_table *t, const pfi_group *grp)
         const char *slash = strrchr(f, '/');
         snprintf(buf, sizeof buf, "%s", slash ? slash + 1 : f);
     }
-    return strdup(buf);
+    return pfi_strdup(buf);
 }
 
 /* Read the feature columns of the reference rows of file fi's groups into g. */
@@ -516,7 +517,7 @@ static pfi_error read_features(pfi_groups *g, const pfi_runs_table *t, const pfi
     if (e != PFI_OK || eof)
         goto done;
     cols = nf;
-    col_feature = malloc((cols ? cols : 1) * sizeof *col_feature);
+    col_feature = pfi_malloc((cols ? cols : 1) * sizeof *col_feature);
     if (col_feature == NULL) {
         e = PFI_ERR_NOMEM;
         goto done;
@@ -534,7 +535,7 @@ static pfi_error read_features(pfi_groups *g, const pfi_runs_table *t, const pfi
                          PFI_GROUPS_MAX_FEATURES);
                 goto done;
             }
-            if ((g->feature_names[j] = strdup(fields[c])) == NULL) {
+            if ((g->feature_names[j] = pfi_strdup(fields[c])) == NULL) {
                 e = PFI_ERR_NOMEM;
                 goto done;
             }
@@ -565,7 +566,7 @@ static pfi_error read_features(pfi_groups *g, const pfi_runs_table *t, const pfi
         }
     }
 done:
-    free(col_feature);
+    pfi_free(col_feature);
     pfi_csv_close(r);
     return e;
 }
@@ -595,7 +596,7 @@ pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const c
     if (e == PFI_OK && t->n_groups == 0)
         e = set_diag(diag, PFI_ERR_EMPTY, dir, 0, NULL, "no sweep groups");
     if (e == PFI_OK) {
-        res = calloc(t->n_groups, sizeof *res);
+        res = pfi_calloc(t->n_groups, sizeof *res);
         e = res ? pfi_analyze(t, &opt, res) : PFI_ERR_NOMEM;
     }
     if (e == PFI_OK) {
@@ -606,7 +607,7 @@ pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const c
     for (size_t i = 0; e == PFI_OK && i < t->n_groups; i++) {
         g->names[i] = group_name(t, &t->groups[i]);
         if (g->names[i] == NULL ||
-            (t->groups[i].job_class && !(g->classes[i] = strdup(t->groups[i].job_class))))
+            (t->groups[i].job_class && !(g->classes[i] = pfi_strdup(t->groups[i].job_class))))
             e = PFI_ERR_NOMEM;
         g->pfi[i] = res[i].ratio;
     }
@@ -626,7 +627,7 @@ pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const c
     if (res != NULL && t != NULL)
         for (size_t i = 0; i < t->n_groups; i++)
             pfi_result_clear(&res[i]);
-    free(res);
+    pfi_free(res);
     pfi_runs_table_destroy(t);
     pfi_manifest_clear(&man);
     return e;
@@ -656,7 +657,7 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
     if (e == PFI_OK)
         e = pfi_store_read_runs(st, t, group, NULL, diag);
     if (e == PFI_OK) {
-        res = calloc(t->n_groups, sizeof *res);
+        res = pfi_calloc(t->n_groups, sizeof *res);
         e = res ? pfi_analyze(t, &opt, res) : PFI_ERR_NOMEM;
     }
     if (e == PFI_OK)
@@ -664,7 +665,7 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
     for (size_t i = 0; e == PFI_OK && i < t->n_groups; i++) {
         g->names[i] = group_name(t, &t->groups[i]);
         if (g->names[i] == NULL ||
-            (t->groups[i].job_class && !(g->classes[i] = strdup(t->groups[i].job_class)))) {
+            (t->groups[i].job_class && !(g->classes[i] = pfi_strdup(t->groups[i].job_class)))) {
             e = PFI_ERR_NOMEM;
             break;
         }
@@ -679,8 +680,8 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
                                    diag);
         if (e == PFI_OK)
             e = pfi_featmap_apply(g, i, (const char(*)[64])names, values, n);
-        free(names);
-        free(values);
+        pfi_free(names);
+        pfi_free(values);
     }
     if (e == PFI_OK)
         e = hash_file(db, &g->source_hash);
@@ -692,7 +693,7 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
     if (res != NULL && t != NULL)
         for (size_t i = 0; i < t->n_groups; i++)
             pfi_result_clear(&res[i]);
-    free(res);
+    pfi_free(res);
     pfi_runs_table_destroy(t);
     pfi_store_close(st);
     return e;

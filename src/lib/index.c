@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
+
 const char *pfi_exclusion_name(pfi_exclusion e)
 {
     switch (e) {
@@ -61,7 +63,7 @@ void pfi_result_clear(pfi_result *r)
 {
     if (r == NULL)
         return;
-    free(r->points);
+    pfi_free(r->points);
     memset(r, 0, sizeof *r);
 }
 
@@ -137,7 +139,7 @@ static double run_se(const pfi_run *r, unsigned flag, double value)
  */
 static pfi_error build_points(const pfi_group *g, pfi_point **out, size_t *n_out)
 {
-    pfi_point *pts = calloc(g->n_runs ? g->n_runs : 1, sizeof *pts);
+    pfi_point *pts = pfi_calloc(g->n_runs ? g->n_runs : 1, sizeof *pts);
     if (pts == NULL)
         return PFI_ERR_NOMEM;
     size_t n = 0;
@@ -262,7 +264,7 @@ pfi_error pfi_group_compute(const pfi_group *g, const pfi_options *o, pfi_result
     /* Scratch on the stack for small groups; a group larger than this is rare. */
     enum { SMALL = 64 };
     double small[6 * SMALL];
-    double *buf = n + 1 <= SMALL ? small : malloc(6 * (n + 1) * sizeof *buf);
+    double *buf = n + 1 <= SMALL ? small : pfi_malloc(6 * (n + 1) * sizeof *buf);
     if (buf == NULL)
         return PFI_ERR_NOMEM;
     double *xs = buf, *ys = buf + (n + 1), *ps = buf + 2 * (n + 1), *ts = buf + 3 * (n + 1);
@@ -310,6 +312,6 @@ pfi_error pfi_group_compute(const pfi_group *g, const pfi_options *o, pfi_result
                                             : "no capped run lost throughput";
     out->label = label_of(out->ratio, o->linear_band);
     if (buf != small)
-        free(buf);
+        pfi_free(buf);
     return PFI_OK;
 }

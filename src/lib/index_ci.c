@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc_internal.h"
 #include "pfi/quantile.h"
 #include "pfi/rng.h"
 
@@ -104,7 +105,7 @@ static size_t draw_ratios(normal_source *src, const double *par, size_t k, size_
                           double x_min, double *work)
 {
     const size_t per_draw = 2 * (k + 1);
-    double *z = malloc((per_draw + 6) * BLOCK_DRAWS * sizeof *z);
+    double *z = pfi_malloc((per_draw + 6) * BLOCK_DRAWS * sizeof *z);
     if (z == NULL)
         return (size_t)-1;
     double *sum = z + per_draw * BLOCK_DRAWS, *used = sum + BLOCK_DRAWS;
@@ -120,7 +121,7 @@ static size_t draw_ratios(normal_source *src, const double *par, size_t k, size_
                 work[defined++] = sum[d] / used[d];
         }
     }
-    free(z);
+    pfi_free(z);
     return defined;
 }
 
@@ -143,7 +144,7 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
     /* parameters: [mean, se] for P then T, reference first, then the ratio points */
     size_t k = r->n_ratio;
     double small[4 * (CI_SMALL + 1)];
-    double *par = k <= CI_SMALL ? small : malloc(4 * (k + 1) * sizeof *par);
+    double *par = k <= CI_SMALL ? small : pfi_malloc(4 * (k + 1) * sizeof *par);
     if (par == NULL)
         return PFI_ERR_NOMEM;
     bool known = point_se(&r->reference, o, &par[1], &par[3]);
@@ -161,7 +162,7 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
     }
     if (!known) {
         if (par != small)
-            free(par);
+            pfi_free(par);
         r->ci_note = "standard errors unknown (map power_se and throughput_se, or give a "
                      "relative noise)";
         return PFI_OK;
@@ -171,7 +172,7 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
         src.gsl = gsl_rng_alloc(gsl_rng_taus2);
         if (src.gsl == NULL) {
             if (par != small)
-                free(par);
+                pfi_free(par);
             return PFI_ERR_NOMEM;
         }
         gsl_rng_set(src.gsl, (unsigned long)mix64(o->seed ^ mix64(stream)));
@@ -181,7 +182,7 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
     size_t defined = draw_ratios(&src, par, k, o->draws, o->x_min, work);
     gsl_rng_free(src.gsl);
     if (par != small)
-        free(par);
+        pfi_free(par);
     if (defined == (size_t)-1)
         return PFI_ERR_NOMEM;
     r->ci_draws = o->draws;
@@ -220,7 +221,7 @@ typedef struct analyze_job {
 static void *analyze_worker(void *arg)
 {
     analyze_job *job = arg;
-    double *work = malloc((job->o->draws ? job->o->draws : 1) * sizeof *work);
+    double *work = pfi_malloc((job->o->draws ? job->o->draws : 1) * sizeof *work);
     if (work == NULL) {
         int ok = PFI_OK;
         atomic_compare_exchange_strong(&job->error, &ok, PFI_ERR_NOMEM);
@@ -238,7 +239,7 @@ static void *analyze_worker(void *arg)
             atomic_compare_exchange_strong(&job->error, &ok, (int)e);
         }
     }
-    free(work);
+    pfi_free(work);
     return NULL;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "pfi/curve.h"
 #include "pfi/model.h"
 
@@ -17,39 +18,39 @@ void pfi_joblib_destroy(pfi_joblib *l)
     if (l == NULL)
         return;
     for (size_t i = 0; l->name != NULL && i < l->n; i++)
-        free(l->name[i]);
+        pfi_free(l->name[i]);
     for (size_t c = 0; c < l->n_classes; c++)
-        free(l->class_name[c]);
-    free(l->name);
-    free(l->class_id);
-    free(l->fine_tune);
-    free(l->gpus);
-    free(l->offset);
-    free(l->cap_w);
-    free(l->power_w);
-    free(l->tput_tok_s);
-    free(l->pfi);
-    free(l->feature);
-    free(l);
+        pfi_free(l->class_name[c]);
+    pfi_free(l->name);
+    pfi_free(l->class_id);
+    pfi_free(l->fine_tune);
+    pfi_free(l->gpus);
+    pfi_free(l->offset);
+    pfi_free(l->cap_w);
+    pfi_free(l->power_w);
+    pfi_free(l->tput_tok_s);
+    pfi_free(l->pfi);
+    pfi_free(l->feature);
+    pfi_free(l);
 }
 
 /* A library with room for n templates and points curve points (n counts up as filled). */
 static pfi_joblib *lib_alloc(size_t n, size_t points)
 {
-    pfi_joblib *l = calloc(1, sizeof *l);
+    pfi_joblib *l = pfi_calloc(1, sizeof *l);
     if (l == NULL)
         return NULL;
     size_t m = n > 0 ? n : 1, p = points > 0 ? points : 1;
-    l->name = calloc(m, sizeof *l->name);
-    l->class_id = calloc(m, sizeof *l->class_id);
-    l->fine_tune = calloc(m, sizeof *l->fine_tune);
-    l->gpus = calloc(m, sizeof *l->gpus);
-    l->offset = calloc(m + 1, sizeof *l->offset);
-    l->cap_w = calloc(p, sizeof *l->cap_w);
-    l->power_w = calloc(p, sizeof *l->power_w);
-    l->tput_tok_s = calloc(p, sizeof *l->tput_tok_s);
-    l->pfi = calloc(m, sizeof *l->pfi);
-    l->feature = calloc(m, sizeof *l->feature);
+    l->name = pfi_calloc(m, sizeof *l->name);
+    l->class_id = pfi_calloc(m, sizeof *l->class_id);
+    l->fine_tune = pfi_calloc(m, sizeof *l->fine_tune);
+    l->gpus = pfi_calloc(m, sizeof *l->gpus);
+    l->offset = pfi_calloc(m + 1, sizeof *l->offset);
+    l->cap_w = pfi_calloc(p, sizeof *l->cap_w);
+    l->power_w = pfi_calloc(p, sizeof *l->power_w);
+    l->tput_tok_s = pfi_calloc(p, sizeof *l->tput_tok_s);
+    l->pfi = pfi_calloc(m, sizeof *l->pfi);
+    l->feature = pfi_calloc(m, sizeof *l->feature);
     if (!l->name || !l->class_id || !l->fine_tune || !l->gpus || !l->offset || !l->cap_w ||
         !l->power_w || !l->tput_tok_s || !l->pfi || !l->feature) {
         pfi_joblib_destroy(l);
@@ -69,7 +70,7 @@ static pfi_error class_index(pfi_joblib *l, const char *c, size_t *out)
     }
     if (l->n_classes == PFI_JOBLIB_MAX_CLASSES)
         return PFI_ERR_LIMIT;
-    l->class_name[l->n_classes] = strdup(c);
+    l->class_name[l->n_classes] = pfi_strdup(c);
     if (l->class_name[l->n_classes] == NULL)
         return PFI_ERR_NOMEM;
     *out = l->n_classes++;
@@ -124,7 +125,7 @@ pfi_error pfi_joblib_from_library(const pfi_library *lib, pfi_joblib **out)
         }
         l->gpus[i] = g->job.gpus;
         l->fine_tune[i] = strcmp(g->task, "ft") == 0;
-        l->name[i] = strdup(g->name);
+        l->name[i] = pfi_strdup(g->name);
         l->n = i + 1;
         e = l->name[i] == NULL ? PFI_ERR_NOMEM : class_index(l, g->job_class, &l->class_id[i]);
     }
@@ -150,7 +151,7 @@ pfi_error pfi_joblib_from_runs(const pfi_runs_table *t, const pfi_options *o, pf
     pfi_joblib *l = lib_alloc(t->n_groups, t->n_runs);
     if (l == NULL)
         return PFI_ERR_NOMEM;
-    double *work = malloc(2 * (t->n_runs + 1) * sizeof *work);
+    double *work = pfi_malloc(2 * (t->n_runs + 1) * sizeof *work);
     if (work == NULL) {
         pfi_joblib_destroy(l);
         return PFI_ERR_NOMEM;
@@ -210,13 +211,13 @@ pfi_error pfi_joblib_from_runs(const pfi_runs_table *t, const pfi_options *o, pf
         for (size_t i = 0; i < grp->n_key && used < sizeof label; i++)
             used += (size_t)snprintf(label + used, sizeof label - used, "%s%s",
                                      i == 0 ? ":" : "|", grp->key_values[i]);
-        l->name[n] = strdup(label);
+        l->name[n] = pfi_strdup(label);
         l->n = n + 1;
         e = l->name[n] == NULL ? PFI_ERR_NOMEM : class_index(l, cls, &l->class_id[n]);
         n++;
         pfi_result_clear(&res);
     }
-    free(work);
+    pfi_free(work);
     l->offset[n] = q;
     l->n = n;
     if (e == PFI_OK && n == 0) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "pfi/csv.h"
 #include "pfi/value.h"
 
@@ -23,23 +24,23 @@ void pfi_jobs_destroy(pfi_jobs *j)
     if (j == NULL)
         return;
     for (size_t i = 0; i < j->n; i++) {
-        free(j->name[i]);
-        free(j->job_class[i]);
+        pfi_free(j->name[i]);
+        pfi_free(j->job_class[i]);
     }
-    free(j->name);
-    free(j->job_class);
-    free(j->offset);
-    free(j->cap_w);
-    free(j->power_w);
-    free(j->tput_tok_s);
-    free(j->gpus);
-    free(j->weight);
-    free(j->floor_frac);
-    free(j->pfi);
-    free(j->feature);
-    free(j->cap_lo_w);
-    free(j->cap_hi_w);
-    free(j);
+    pfi_free(j->name);
+    pfi_free(j->job_class);
+    pfi_free(j->offset);
+    pfi_free(j->cap_w);
+    pfi_free(j->power_w);
+    pfi_free(j->tput_tok_s);
+    pfi_free(j->gpus);
+    pfi_free(j->weight);
+    pfi_free(j->floor_frac);
+    pfi_free(j->pfi);
+    pfi_free(j->feature);
+    pfi_free(j->cap_lo_w);
+    pfi_free(j->cap_hi_w);
+    pfi_free(j);
 }
 
 void pfi_jobs_view(const pfi_jobs *j, pfi_alloc_jobs *v)
@@ -79,7 +80,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
     size_t n = *cap ? *cap : 16;
     while (n < need)
         n *= 2;
-    void *q = realloc(*p, n * elem);
+    void *q = pfi_realloc(*p, n * elem);
     if (q == NULL)
         return false;
     *p = q;
@@ -113,7 +114,7 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
 {
     if (s->n_names * 2 >= s->table_size) {
         size_t ns = s->table_size ? s->table_size * 2 : 64;
-        size_t *t = calloc(ns, sizeof *t);
+        size_t *t = pfi_calloc(ns, sizeof *t);
         if (t == NULL)
             return PFI_ERR_NOMEM;
         for (size_t i = 0; i < s->n_names; i++) {
@@ -122,7 +123,7 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
                 h = (h + 1) & (ns - 1);
             t[h] = i + 1;
         }
-        free(s->table);
+        pfi_free(s->table);
         s->table = t;
         s->table_size = ns;
     }
@@ -147,7 +148,7 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
     size_t c = old;
     if (!grow((void **)&s->cls, &c, s->n_names + 1, sizeof(char *)))
         return PFI_ERR_NOMEM;
-    s->names[s->n_names] = strdup(name);
+    s->names[s->n_names] = pfi_strdup(name);
     if (s->names[s->n_names] == NULL)
         return PFI_ERR_NOMEM;
     for (int k = 0; k < 7; k++)
@@ -162,20 +163,20 @@ static void state_free(reader_state *s, bool keep_names)
 {
     if (!keep_names) {
         for (size_t i = 0; i < s->n_names; i++) {
-            free(s->names[i]);
-            free(s->cls[i]);
+            pfi_free(s->names[i]);
+            pfi_free(s->cls[i]);
         }
-        free(s->names);
-        free(s->cls);
+        pfi_free(s->names);
+        pfi_free(s->cls);
         for (int k = 0; k < 7; k++)
-            free(s->jobv[k]);
+            pfi_free(s->jobv[k]);
     }
-    free(s->table);
-    free(s->row_job);
-    free(s->row_c);
-    free(s->row_p);
-    free(s->row_t);
-    free(s->row_line);
+    pfi_free(s->table);
+    pfi_free(s->row_job);
+    pfi_free(s->row_c);
+    pfi_free(s->row_p);
+    pfi_free(s->row_t);
+    pfi_free(s->row_line);
 }
 
 static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s, pfi_diag *d)
@@ -240,7 +241,7 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
             if (isnan(s->jobv[c - C_GPUS][j]))
                 s->jobv[c - C_GPUS][j] = v[c];
         if (col[C_CLASS] >= 0 && (size_t)col[C_CLASS] < nf && f[col[C_CLASS]][0] != '\0' &&
-            s->cls[j] == NULL && (s->cls[j] = strdup(f[col[C_CLASS]])) == NULL)
+            s->cls[j] == NULL && (s->cls[j] = pfi_strdup(f[col[C_CLASS]])) == NULL)
             return PFI_ERR_NOMEM;
         size_t n = s->n_rows + 1;
         if (!grow((void **)&s->row_job, &s->cap_rows, n, sizeof *s->row_job) ||
@@ -274,12 +275,12 @@ pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, p
     pfi_csv_close(rd);
     pfi_jobs *j = NULL;
     if (e == PFI_OK) {
-        j = calloc(1, sizeof *j);
+        j = pfi_calloc(1, sizeof *j);
         if (j != NULL) {
-            j->offset = calloc(s.n_names + 1, sizeof *j->offset);
-            j->cap_w = malloc(s.n_rows * sizeof(double));
-            j->power_w = malloc(s.n_rows * sizeof(double));
-            j->tput_tok_s = malloc(s.n_rows * sizeof(double));
+            j->offset = pfi_calloc(s.n_names + 1, sizeof *j->offset);
+            j->cap_w = pfi_malloc(s.n_rows * sizeof(double));
+            j->power_w = pfi_malloc(s.n_rows * sizeof(double));
+            j->tput_tok_s = pfi_malloc(s.n_rows * sizeof(double));
         }
         if (j == NULL || !j->offset || !j->cap_w || !j->power_w || !j->tput_tok_s) {
             pfi_jobs_destroy(j);
@@ -292,7 +293,7 @@ pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, p
         return e;
     }
     /* counting sort of the rows by job, then insertion sort of each job's points by cap */
-    size_t *lines_at = malloc(s.n_rows * sizeof *lines_at);
+    size_t *lines_at = pfi_malloc(s.n_rows * sizeof *lines_at);
     if (lines_at == NULL) {
         pfi_jobs_destroy(j);
         state_free(&s, false);
@@ -302,9 +303,9 @@ pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, p
         j->offset[s.row_job[r] + 1]++;
     for (size_t i = 0; i < s.n_names; i++)
         j->offset[i + 1] += j->offset[i];
-    size_t *fill = calloc(s.n_names ? s.n_names : 1, sizeof *fill);
+    size_t *fill = pfi_calloc(s.n_names ? s.n_names : 1, sizeof *fill);
     if (fill == NULL) {
-        free(lines_at);
+        pfi_free(lines_at);
         pfi_jobs_destroy(j);
         state_free(&s, false);
         return PFI_ERR_NOMEM;
@@ -325,7 +326,7 @@ pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, p
         j->tput_tok_s[k] = s.row_t[r];
         lines_at[k] = (size_t)s.row_line[r];
     }
-    free(fill);
+    pfi_free(fill);
     e = PFI_OK;
     for (size_t i = 0; i < s.n_names && e == PFI_OK; i++)
         for (size_t q = j->offset[i] + 1; q < j->offset[i + 1]; q++)
@@ -334,7 +335,7 @@ pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, p
                          "job '%.100s' has two points at cap %g W", s.names[i], j->cap_w[q]);
                 break;
             }
-    free(lines_at);
+    pfi_free(lines_at);
     j->n = s.n_names;
     j->name = s.names;
     j->job_class = s.cls;

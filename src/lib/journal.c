@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc_internal.h"
 #include "pfi/capctl.h"
 
 #define JOURNAL_MAX_BYTES (1 << 20)
@@ -27,7 +28,7 @@ void pfi_journal_clear(pfi_journal *j)
 {
     if (j == NULL)
         return;
-    free(j->entries);
+    pfi_free(j->entries);
     memset(j, 0, sizeof *j);
 }
 
@@ -127,7 +128,7 @@ pfi_error pfi_journal_parse(const char *text, size_t len, pfi_journal *out, pfi_
                 return jfail(diag, PFI_ERR_PARSE, ln, "expected 'gpu INDEX UUID MW'");
             if (out->n == PFI_JOURNAL_MAX_GPUS)
                 return jfail(diag, PFI_ERR_LIMIT, ln, "too many GPUs");
-            pfi_journal_entry *p = realloc(out->entries, (out->n + 1) * sizeof *p);
+            pfi_journal_entry *p = pfi_realloc(out->entries, (out->n + 1) * sizeof *p);
             if (p == NULL)
                 return PFI_ERR_NOMEM;
             out->entries = p;
@@ -155,7 +156,7 @@ pfi_error pfi_journal_read(const char *path, pfi_journal *out, pfi_diag *diag)
     if (f == NULL)
         return jfail(diag, PFI_ERR_IO, 0,
                      errno == ENOENT ? "no journal: nothing to restore" : strerror(errno));
-    char *buf = malloc(JOURNAL_MAX_BYTES);
+    char *buf = pfi_malloc(JOURNAL_MAX_BYTES);
     if (buf == NULL) {
         fclose(f);
         return PFI_ERR_NOMEM;
@@ -170,7 +171,7 @@ pfi_error pfi_journal_read(const char *path, pfi_journal *out, pfi_diag *diag)
         e = jfail(diag, PFI_ERR_LIMIT, 0, "journal larger than 1 MiB");
     else
         e = pfi_journal_parse(buf, n, out, diag);
-    free(buf);
+    pfi_free(buf);
     return e;
 }
 
@@ -180,7 +181,7 @@ pfi_error pfi_journal_write(const char *path, const pfi_journal *j, pfi_diag *di
     if (diag != NULL)
         snprintf(diag->file, sizeof diag->file, "%s", path);
     size_t len = strlen(path) + 32;
-    char *tmp = malloc(len);
+    char *tmp = pfi_malloc(len);
     if (tmp == NULL)
         return PFI_ERR_NOMEM;
     snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
@@ -189,7 +190,7 @@ pfi_error pfi_journal_write(const char *path, const pfi_journal *j, pfi_diag *di
     if (f == NULL) {
         if (fd >= 0)
             close(fd);
-        free(tmp);
+        pfi_free(tmp);
         return jfail(diag, PFI_ERR_IO, 0, strerror(errno));
     }
     fprintf(f, "pfi-cap-journal 1\nbackend %s\nlibrary %s\npid %ld\n", j->backend,
@@ -205,12 +206,12 @@ pfi_error pfi_journal_write(const char *path, const pfi_journal *j, pfi_diag *di
     if (!ok) {
         int err = errno;
         unlink(tmp);
-        free(tmp);
+        pfi_free(tmp);
         return jfail(diag, PFI_ERR_IO, 0, strerror(err));
     }
-    free(tmp);
+    pfi_free(tmp);
     /* make the rename itself durable */
-    char *dir = strdup(path);
+    char *dir = pfi_strdup(path);
     if (dir != NULL) {
         char *slash = strrchr(dir, '/');
         const char *d = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
@@ -219,7 +220,7 @@ pfi_error pfi_journal_write(const char *path, const pfi_journal *j, pfi_diag *di
             fsync(dfd);
             close(dfd);
         }
-        free(dir);
+        pfi_free(dir);
     }
     return PFI_OK;
 }

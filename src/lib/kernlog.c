@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "pfi/kernlog.h"
 #include "tm_internal.h"
 
@@ -266,12 +267,12 @@ pfi_error pfi_kl_create(pfi_kl **out)
     if (out == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
     *out = NULL;
-    pfi_kl *kl = calloc(1, sizeof *kl);
+    pfi_kl *kl = pfi_calloc(1, sizeof *kl);
     if (kl == NULL)
         return PFI_ERR_NOMEM;
-    kl->slots = calloc(KL_SLOTS, sizeof *kl->slots);
+    kl->slots = pfi_calloc(KL_SLOTS, sizeof *kl->slots);
     if (kl->slots == NULL) {
-        free(kl);
+        pfi_free(kl);
         return PFI_ERR_NOMEM;
     }
     *out = kl;
@@ -283,11 +284,11 @@ void pfi_kl_destroy(pfi_kl *kl)
     if (kl == NULL)
         return;
     for (size_t i = 0; i < kl->n_files; i++)
-        free(kl->files[i]);
-    free(kl->files);
-    free(kl->events);
-    free(kl->slots);
-    free(kl);
+        pfi_free(kl->files[i]);
+    pfi_free(kl->files);
+    pfi_free(kl->events);
+    pfi_free(kl->slots);
+    pfi_free(kl);
 }
 
 /* A record being read: its first line and the continuation lines joined to it. */
@@ -376,7 +377,7 @@ static pfi_error add_event(pfi_kl *kl, const record *r, int xid, size_t fi)
         size_t cap = kl->events_cap ? 2 * kl->events_cap : 16;
         if (cap > PFI_KL_MAX_EVENTS)
             cap = PFI_KL_MAX_EVENTS;
-        pfi_kl_event *ev = realloc(kl->events, cap * sizeof *ev);
+        pfi_kl_event *ev = pfi_realloc(kl->events, cap * sizeof *ev);
         if (ev == NULL)
             return PFI_ERR_NOMEM;
         kl->events = ev;
@@ -756,20 +757,20 @@ pfi_error pfi_kl_read_stream(pfi_kl *kl, FILE *f, const char *name, pfi_diag *di
         return PFI_ERR_INVALID_ARGUMENT;
     if (name == NULL)
         name = "(stream)";
-    char **files = realloc(kl->files, (kl->n_files + 1) * sizeof *files);
+    char **files = pfi_realloc(kl->files, (kl->n_files + 1) * sizeof *files);
     if (files == NULL)
         return PFI_ERR_NOMEM;
     kl->files = files;
-    if ((files[kl->n_files] = strdup(name)) == NULL)
+    if ((files[kl->n_files] = pfi_strdup(name)) == NULL)
         return PFI_ERR_NOMEM;
     size_t fi = kl->n_files++;
     kl_reader rd = {.f = f};
-    rd.buf = malloc(KL_BLOCK + PFI_KL_MAX_LINE + 1);
+    rd.buf = pfi_malloc(KL_BLOCK + PFI_KL_MAX_LINE + 1);
     if (rd.buf == NULL)
         return PFI_ERR_NOMEM;
-    record *r = calloc(1, sizeof *r);
+    record *r = pfi_calloc(1, sizeof *r);
     if (r == NULL) {
-        free(rd.buf);
+        pfi_free(rd.buf);
         return PFI_ERR_NOMEM;
     }
     pfi_error e = PFI_OK;
@@ -799,8 +800,8 @@ pfi_error pfi_kl_read_stream(pfi_kl *kl, FILE *f, const char *name, pfi_diag *di
         e = finish(kl, r, fi);
     else
         finish(kl, r, fi);
-    free(r);
-    free(rd.buf);
+    pfi_free(r);
+    pfi_free(rd.buf);
     return e;
 }
 
@@ -830,7 +831,7 @@ pfi_error pfi_kl_apply(const pfi_kl *kl, pfi_tm *tm, const int *fatal, size_t n_
         (n_fatal > 0 && fatal == NULL))
         return PFI_ERR_INVALID_ARGUMENT;
     char(*nb)[PFI_KL_BUS_LEN] = NULL;
-    if (tm->n_entities > 0 && (nb = calloc(tm->n_entities, sizeof *nb)) == NULL)
+    if (tm->n_entities > 0 && (nb = pfi_calloc(tm->n_entities, sizeof *nb)) == NULL)
         return PFI_ERR_NOMEM;
     for (size_t e = 0; e < tm->n_entities; e++) {
         const pfi_tm_entity *en = &tm->entities[e];
@@ -870,7 +871,7 @@ pfi_error pfi_kl_apply(const pfi_kl *kl, pfi_tm *tm, const int *fatal, size_t n_
                     ev->line);
         }
     }
-    free(nb);
+    pfi_free(nb);
     if (n_matched != NULL)
         *n_matched = matched;
     return PFI_OK;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc_internal.h"
 #include "pfi/manifest.h"
 #include "pfi/rng.h"
 
@@ -97,9 +98,9 @@ void pfi_library_destroy(pfi_library *lib)
 {
     if (lib == NULL)
         return;
-    free(lib->groups);
-    free(lib->runs);
-    free(lib);
+    pfi_free(lib->groups);
+    pfi_free(lib->runs);
+    pfi_free(lib);
 }
 
 static double clamp01(double v)
@@ -175,10 +176,10 @@ pfi_error pfi_library_generate(const pfi_library_options *opt, pfi_library **out
     }
     if (check_options(opt) != PFI_OK)
         return PFI_ERR_INVALID_ARGUMENT;
-    pfi_library *lib = calloc(1, sizeof *lib);
+    pfi_library *lib = pfi_calloc(1, sizeof *lib);
     size_t max_runs = N_SPECS * PFI_LIBRARY_MAX_CAPS;
-    if (lib == NULL || (lib->groups = calloc(N_SPECS, sizeof *lib->groups)) == NULL ||
-        (lib->runs = calloc(max_runs, sizeof *lib->runs)) == NULL) {
+    if (lib == NULL || (lib->groups = pfi_calloc(N_SPECS, sizeof *lib->groups)) == NULL ||
+        (lib->runs = pfi_calloc(max_runs, sizeof *lib->runs)) == NULL) {
         pfi_library_destroy(lib);
         return PFI_ERR_NOMEM;
     }

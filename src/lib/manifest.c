@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
+
 static pfi_error fail(pfi_diag *d, const char *path, pfi_error e, int line, const char *key,
                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
@@ -38,8 +40,8 @@ void pfi_manifest_clear(pfi_manifest *m)
 {
     if (m == NULL)
         return;
-    free(m->description);
-    free(m->files);
+    pfi_free(m->description);
+    pfi_free(m->files);
     pfi_mapping_clear(&m->mapping);
     memset(m, 0, sizeof *m);
 }
@@ -61,7 +63,7 @@ static pfi_error load_group(const char *path, json_t *v, pfi_mapping *mp, pfi_di
                     "expected a column name or an array of 1 to %d column names",
                     PFI_MAX_GROUP_COLUMNS);
     for (size_t i = 0; i < mp->n_group; i++)
-        free(mp->group[i]);
+        pfi_free(mp->group[i]);
     mp->n_group = 0;
     size_t i;
     json_t *name;
@@ -70,7 +72,7 @@ static pfi_error load_group(const char *path, json_t *v, pfi_mapping *mp, pfi_di
         if (!json_is_string(name) || json_string_length(name) == 0)
             return fail(diag, path, PFI_ERR_PARSE, 0, "mapping.group",
                         "element %zu: expected a non-empty column name", i);
-        if ((mp->group[i] = strdup(json_string_value(name))) == NULL)
+        if ((mp->group[i] = pfi_strdup(json_string_value(name))) == NULL)
             return PFI_ERR_NOMEM;
         mp->n_group = i + 1;
     }
@@ -119,8 +121,15 @@ pfi_error pfi_manifest_load(const char *path, pfi_manifest *out, pfi_diag *diag)
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return fail(diag, path, PFI_ERR_IO, 0, NULL, "cannot open: %s", strerror(errno));
+    unsigned long jf = pfi_json_failures();
     json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
     fclose(f);
+    /* jansson may report a failed allocation as a syntax error, or drop a byte of a string */
+    if (pfi_json_failed(jf) ||
+        (root == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+        json_decref(root);
+        return fail(diag, path, PFI_ERR_NOMEM, 0, NULL, "%s", pfi_strerror(PFI_ERR_NOMEM));
+    }
     if (root == NULL)
         return fail(diag, path, PFI_ERR_PARSE, jerr.line, NULL, "not valid JSON: %s (column %d)",
                     jerr.text, jerr.column);
@@ -151,8 +160,8 @@ pfi_error pfi_manifest_load(const char *path, pfi_manifest *out, pfi_diag *diag)
                 goto out;
             }
             char **slot = key[0] == 'd' ? &out->description : &out->files;
-            free(*slot);
-            if ((*slot = strdup(json_string_value(v))) == NULL) {
+            pfi_free(*slot);
+            if ((*slot = pfi_strdup(json_string_value(v))) == NULL) {
                 e = PFI_ERR_NOMEM;
                 goto out;
             }
@@ -177,7 +186,7 @@ pfi_error pfi_manifest_load(const char *path, pfi_manifest *out, pfi_diag *diag)
             goto out;
         }
     }
-    if (out->files == NULL && (out->files = strdup("*.csv")) == NULL)
+    if (out->files == NULL && (out->files = pfi_strdup("*.csv")) == NULL)
         e = PFI_ERR_NOMEM;
     if (!has_mapping)
         e = fail(diag, path, PFI_ERR_PARSE, 0, "mapping", "missing: the column mapping");
@@ -202,7 +211,7 @@ pfi_error pfi_manifest_files(const char *dir, const pfi_manifest *m, char ***pat
                     "the file pattern '%s' must name files in the dataset directory, without '/'",
                     pattern);
     size_t len = 2 * strlen(dir) + strlen(pattern) + 2;
-    char *full = malloc(len);
+    char *full = pfi_malloc(len);
     if (full == NULL)
         return PFI_ERR_NOMEM;
     {
@@ -216,21 +225,21 @@ pfi_error pfi_manifest_files(const char *dir, const pfi_manifest *m, char ***pat
     }
     glob_t g;
     int rc = glob(full, GLOB_NOSORT, NULL, &g);
-    free(full);
+    pfi_free(full);
     if (rc == GLOB_NOMATCH)
         return fail(diag, dir, PFI_ERR_EMPTY, 0, NULL, "no file matches '%s'", pattern);
     if (rc != 0)
         return fail(diag, dir, rc == GLOB_NOSPACE ? PFI_ERR_NOMEM : PFI_ERR_IO, 0, NULL,
                     "cannot list the directory");
-    char **out = calloc(g.gl_pathc, sizeof *out);
+    char **out = pfi_calloc(g.gl_pathc, sizeof *out);
     pfi_error e = out ? PFI_OK : PFI_ERR_NOMEM;
     for (size_t i = 0; e == PFI_OK && i < g.gl_pathc; i++)
-        if ((out[i] = strdup(g.gl_pathv[i])) == NULL)
+        if ((out[i] = pfi_strdup(g.gl_pathv[i])) == NULL)
             e = PFI_ERR_NOMEM;
     if (e != PFI_OK) {
         for (size_t i = 0; out && i < g.gl_pathc; i++)
-            free(out[i]);
-        free(out);
+            pfi_free(out[i]);
+        pfi_free(out);
     } else {
         qsort(out, g.gl_pathc, sizeof *out, by_bytes);
         *paths = out;
@@ -243,14 +252,14 @@ pfi_error pfi_manifest_files(const char *dir, const pfi_manifest *m, char ***pat
 pfi_error pfi_dataset_read(const char *dir, pfi_runs_table *t, pfi_manifest *man, pfi_diag *diag)
 {
     size_t len = strlen(dir) + sizeof PFI_MANIFEST_NAME + 1;
-    char *path = malloc(len);
+    char *path = pfi_malloc(len);
     if (path == NULL) {
         memset(man, 0, sizeof *man);
         return PFI_ERR_NOMEM;
     }
     snprintf(path, len, "%s/%s", dir, PFI_MANIFEST_NAME);
     pfi_error e = pfi_manifest_load(path, man, diag);
-    free(path);
+    pfi_free(path);
     char **paths = NULL;
     size_t n = 0;
     if (e == PFI_OK)
@@ -258,7 +267,7 @@ pfi_error pfi_dataset_read(const char *dir, pfi_runs_table *t, pfi_manifest *man
     for (size_t i = 0; e == PFI_OK && i < n; i++)
         e = pfi_runs_read_csv(t, paths[i], NULL, &man->mapping, diag);
     for (size_t i = 0; i < n; i++)
-        free(paths[i]);
-    free(paths);
+        pfi_free(paths[i]);
+    pfi_free(paths);
     return e;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "plot_common.h"
 
 enum { N_PALETTE = PLOT_N_SERIES, GREY = PLOT_GREY };
@@ -36,13 +37,13 @@ static pfi_error curve_make(const pfi_result *r, curve *c)
     if (!r->has_reference)
         return PFI_OK;
     size_t cap = r->n_points + 1;
-    PLFLT *pairs = malloc(2 * cap * sizeof *pairs);
-    c->p = malloc(cap * sizeof *c->p);
-    c->t = malloc(cap * sizeof *c->t);
-    c->xp = malloc(cap * sizeof *c->xp);
-    c->xt = malloc(cap * sizeof *c->xt);
+    PLFLT *pairs = pfi_malloc(2 * cap * sizeof *pairs);
+    c->p = pfi_malloc(cap * sizeof *c->p);
+    c->t = pfi_malloc(cap * sizeof *c->t);
+    c->xp = pfi_malloc(cap * sizeof *c->xp);
+    c->xt = pfi_malloc(cap * sizeof *c->xt);
     if (!pairs || !c->p || !c->t || !c->xp || !c->xt) {
-        free(pairs);
+        pfi_free(pairs);
         return PFI_ERR_NOMEM;
     }
     const double p0 = r->reference.power_w, t0 = r->reference.throughput;
@@ -71,16 +72,16 @@ static pfi_error curve_make(const pfi_result *r, curve *c)
         c->t[i] = pairs[2 * i + 1];
     }
     c->n = n;
-    free(pairs);
+    pfi_free(pairs);
     return PFI_OK;
 }
 
 static void curve_free(curve *c)
 {
-    free(c->p);
-    free(c->t);
-    free(c->xp);
-    free(c->xt);
+    pfi_free(c->p);
+    pfi_free(c->t);
+    pfi_free(c->xp);
+    pfi_free(c->xt);
 }
 
 static void extend(double v, double *lo, double *hi)
@@ -135,7 +136,7 @@ static PLFLT nice_step(PLFLT lo, PLFLT hi)
 static void draw_panel(const curve *c, const size_t *idx, size_t n, const char *const *titles,
                        const char *title, bool legend, double text_lines)
 {
-    curve *sel = malloc((n ? n : 1) * sizeof *sel);
+    curve *sel = pfi_malloc((n ? n : 1) * sizeof *sel);
     if (sel == NULL)
         return;
     for (size_t k = 0; k < n; k++)
@@ -181,7 +182,7 @@ static void draw_panel(const curve *c, const size_t *idx, size_t n, const char *
         plcol0(GREY);
         plmtex("lv", -1.0, 0.95 - 0.06 * (double)n, 0.0, "dashed: T/T0 = P/P0 (PFI 1)");
     }
-    free(sel);
+    pfi_free(sel);
 }
 
 /* Keep the end of a long name (where the distinguishing key values are), in buf[len]. */
@@ -199,7 +200,7 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
 {
     if (n == 0)
         return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "no group to plot");
-    curve *c = calloc(n, sizeof *c);
+    curve *c = pfi_calloc(n, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
     pfi_error e = PFI_OK;
@@ -246,7 +247,7 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
 out:
     for (size_t i = 0; i < n; i++)
         curve_free(&c[i]);
-    free(c);
+    pfi_free(c);
     return e;
 }
 
@@ -261,8 +262,8 @@ pfi_error pfi_plot_curves_by_panel(const char *path, const pfi_result *results, 
             return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT,
                              "group %zu is assigned to panel %zu of %zu", i, panel_of[i],
                              n_panels);
-    curve *c = calloc(n, sizeof *c);
-    size_t *idx = malloc(n * sizeof *idx);
+    curve *c = pfi_calloc(n, sizeof *c);
+    size_t *idx = pfi_malloc(n * sizeof *idx);
     pfi_error e = c && idx ? PFI_OK : PFI_ERR_NOMEM;
     for (size_t i = 0; i < n && e == PFI_OK; i++)
         e = curve_make(&results[i], &c[i]);
@@ -288,7 +289,7 @@ pfi_error pfi_plot_curves_by_panel(const char *path, const pfi_result *results, 
     }
     for (size_t i = 0; c != NULL && i < n; i++)
         curve_free(&c[i]);
-    free(c);
-    free(idx);
+    pfi_free(c);
+    pfi_free(idx);
     return e;
 }

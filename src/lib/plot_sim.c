@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "plot_common.h"
 
 /* Colour of each strategy (plot_common.h's palette): the oracle black, equal grey, the
@@ -135,7 +136,7 @@ pfi_error pfi_plot_sim_classes(const char *path, const pfi_sim_result *r, const 
     size_t nx = r->n_reductions;
     for (size_t i = 0; i < nx; i++)
         x[i] = 100 * r->reductions[i];
-    panel *p = calloc(lib->n_classes ? lib->n_classes : 1, sizeof *p);
+    panel *p = pfi_calloc(lib->n_classes ? lib->n_classes : 1, sizeof *p);
     if (p == NULL)
         return PFI_ERR_NOMEM;
     size_t np = 0;
@@ -154,6 +155,6 @@ pfi_error pfi_plot_sim_classes(const char *path, const pfi_sim_result *r, const 
             np++;
     }
     pfi_error e = draw(path, x, nx, p, np, "sum T / sum T_ref", diag);
-    free(p);
+    pfi_free(p);
     return e;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "pfi/plot.h"
 #include "pfi/stats.h"
 #include "plot_common.h"
@@ -59,8 +60,8 @@ pfi_error pfi_plot_pfi_by_class(const char *path, const double *pfi, const size_
     }
     if (defined == 0)
         return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "no defined PFI to plot");
-    double *v = malloc(n * sizeof *v), *work = malloc(n * sizeof *work);
-    PLFLT *px = malloc(n * sizeof *px), *py = malloc(n * sizeof *py);
+    double *v = pfi_malloc(n * sizeof *v), *work = pfi_malloc(n * sizeof *work);
+    PLFLT *px = pfi_malloc(n * sizeof *px), *py = pfi_malloc(n * sizeof *py);
     pfi_atomic_file out_file;
     pfi_error e = v && work && px && py ? PFI_OK : PFI_ERR_NOMEM;
     if (e == PFI_OK)
@@ -114,10 +115,10 @@ pfi_error pfi_plot_pfi_by_class(const char *path, const double *pfi, const size_
     plmtex("t", -1.5, 0.02, 0, "bars: class median; dashed: PFI = 1");
     e = plot_end(&out_file, diag);
 out:
-    free(v);
-    free(work);
-    free(px);
-    free(py);
+    pfi_free(v);
+    pfi_free(work);
+    pfi_free(px);
+    pfi_free(py);
     return e;
 }
 
@@ -143,8 +144,8 @@ pfi_error pfi_plot_pfi_feature(const char *path, const double *x, const double *
     }
     if (m == 0)
         return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "no complete (feature, PFI) pair");
-    double *xs = malloc(m * sizeof *xs), *ys = malloc(m * sizeof *ys);
-    PLFLT *px = malloc(n * sizeof *px), *py = malloc(n * sizeof *py);
+    double *xs = pfi_malloc(m * sizeof *xs), *ys = pfi_malloc(m * sizeof *ys);
+    PLFLT *px = pfi_malloc(n * sizeof *px), *py = pfi_malloc(n * sizeof *py);
     PLFLT gx[N_GRID], gy[N_GRID], glo[N_GRID], ghi[N_GRID];
     pfi_ols fit = {0};
     pfi_atomic_file out_file;
@@ -232,9 +233,9 @@ pfi_error pfi_plot_pfi_feature(const char *path, const double *x, const double *
     e = plot_end(&out_file, diag);
 out:
     pfi_ols_clear(&fit);
-    free(xs);
-    free(ys);
-    free(px);
-    free(py);
+    pfi_free(xs);
+    pfi_free(ys);
+    pfi_free(px);
+    pfi_free(py);
     return e;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "tm_internal.h"
 #include "tm_scan.h"
 #include "xml_lazy.h" /* libxml2's xml* calls, through dlopen */
@@ -200,7 +201,7 @@ pfi_error tm_read_smi_xml(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
         return PFI_ERR_UNAVAILABLE;
     }
     size_t cap = 1u << 16, len = 0;
-    char *doc = malloc(cap);
+    char *doc = pfi_malloc(cap);
     if (doc == NULL)
         return PFI_ERR_NOMEM;
     long doc_line = 1;
@@ -235,7 +236,7 @@ pfi_error tm_read_smi_xml(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
         if (len + n + 1 > cap) {
             while (len + n + 1 > cap)
                 cap *= 2;
-            char *nd = realloc(doc, cap);
+            char *nd = pfi_realloc(doc, cap);
             if (nd == NULL) {
                 err = PFI_ERR_NOMEM;
                 break;
@@ -246,6 +247,6 @@ pfi_error tm_read_smi_xml(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
         len += n;
         doc[len++] = '\n';
     }
-    free(doc);
+    pfi_free(doc);
     return err;
 }

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
+
 #define MAX_BINS 20000000
 
 void pfi_reduce_options_init(pfi_reduce_options *o)
@@ -30,14 +32,16 @@ static long pick_power(const pfi_tm *tm, const char *want)
     return -1;
 }
 
-static double median_spacing(const pfi_tm_series *s)
+/* The median of s's positive time steps in *out (NaN when it has none). */
+static pfi_error median_spacing(const pfi_tm_series *s, double *out)
 {
+    *out = NAN;
     if (s == NULL || s->n < 2)
-        return NAN;
+        return PFI_OK;
     size_t n = s->n - 1;
-    double *d = malloc(n * sizeof *d);
+    double *d = pfi_malloc(n * sizeof *d);
     if (d == NULL)
-        return NAN;
+        return PFI_ERR_NOMEM; /* not NaN: the grid would silently fall back to 1 s */
     size_t k = 0;
     for (size_t i = 1; i < s->n; i++)
         if (s->t_s[i] > s->t_s[i - 1])
@@ -47,8 +51,9 @@ static double median_spacing(const pfi_tm_series *s)
         gsl_sort(d, 1, k);
         m = gsl_stats_median_from_sorted_data(d, 1, k);
     }
-    free(d);
-    return m;
+    pfi_free(d);
+    *out = m;
+    return PFI_OK;
 }
 
 /* Mean of one field over the job's GPUs (each GPU's mean after warm-up, then averaged). */
@@ -126,8 +131,9 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
         double align = o->align_s > 0 ? o->align_s : tm->opt.interval_s;
         if (!(align > 0) && tm->time_nominal)
             align = 1.0;
-        if (!(align > 0))
-            align = median_spacing(pfi_tm_series_get(tm, gpus[0], (size_t)fp));
+        if (!(align > 0) &&
+            median_spacing(pfi_tm_series_get(tm, gpus[0], (size_t)fp), &align) != PFI_OK)
+            return PFI_ERR_NOMEM;
         if (!(align > 0))
             align = 1.0;
         out->align_s = align;
@@ -153,11 +159,11 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
             if (!(nbd >= 1 && nbd < MAX_BINS && nbd <= cap_bins))
                 return PFI_ERR_LIMIT;
             size_t nb = (size_t)nbd;
-            double *sum = calloc(nb, sizeof *sum);
-            unsigned *cnt = calloc(nb, sizeof *cnt);
+            double *sum = pfi_calloc(nb, sizeof *sum);
+            unsigned *cnt = pfi_calloc(nb, sizeof *cnt);
             if (sum == NULL || cnt == NULL) {
-                free(sum);
-                free(cnt);
+                pfi_free(sum);
+                pfi_free(cnt);
                 return PFI_ERR_NOMEM;
             }
             for (size_t g = 0; g < ng; g++) {
@@ -175,8 +181,8 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
                     cnt[b]++;
                 }
             }
-            double *tv = malloc(nb * sizeof *tv), *pv = malloc(nb * sizeof *pv);
-            double *work = malloc(nb * sizeof *work);
+            double *tv = pfi_malloc(nb * sizeof *tv), *pv = pfi_malloc(nb * sizeof *pv);
+            double *work = pfi_malloc(nb * sizeof *work);
             pfi_error e = PFI_OK;
             if (tv == NULL || pv == NULL || work == NULL) {
                 e = PFI_ERR_NOMEM;
@@ -202,11 +208,11 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
             }
             if (out->n_incomplete > 0)
                 out->flags |= PFI_RED_INCOMPLETE;
-            free(sum);
-            free(cnt);
-            free(tv);
-            free(pv);
-            free(work);
+            pfi_free(sum);
+            pfi_free(cnt);
+            pfi_free(tv);
+            pfi_free(pv);
+            pfi_free(work);
             if (e != PFI_OK)
                 return e;
         }

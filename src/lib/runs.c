@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "pfi/csv.h"
 #include "pfi/value.h"
 
@@ -53,12 +54,12 @@ void pfi_mapping_clear(pfi_mapping *m)
     if (m == NULL)
         return;
     for (size_t i = 0; i < m->n_group; i++)
-        free(m->group[i]);
+        pfi_free(m->group[i]);
     char **all[] = {&m->cap,        &m->cap_regex,     &m->power,   &m->energy, &m->duration,
                     &m->throughput, &m->time,          &m->power_se, &m->throughput_se,
                     &m->time_se,    &m->gpus,          &m->job_class};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        free(*all[i]);
+        pfi_free(*all[i]);
     memset(m, 0, sizeof *m);
 }
 
@@ -73,13 +74,13 @@ static pfi_error set_group_list(pfi_mapping *m, const char *value)
         if (len > 0) {
             if (n == PFI_MAX_GROUP_COLUMNS) {
                 for (size_t i = 0; i < n; i++)
-                    free(names[i]);
+                    pfi_free(names[i]);
                 return PFI_ERR_INVALID_ARGUMENT;
             }
-            names[n] = strndup(p, len);
+            names[n] = pfi_strndup(p, len);
             if (names[n] == NULL) {
                 for (size_t i = 0; i < n; i++)
-                    free(names[i]);
+                    pfi_free(names[i]);
                 return PFI_ERR_NOMEM;
             }
             n++;
@@ -89,7 +90,7 @@ static pfi_error set_group_list(pfi_mapping *m, const char *value)
         p = comma + 1;
     }
     for (size_t i = 0; i < m->n_group; i++)
-        free(m->group[i]);
+        pfi_free(m->group[i]);
     memcpy(m->group, names, n * sizeof names[0]);
     m->n_group = n;
     return PFI_OK;
@@ -105,9 +106,9 @@ pfi_error pfi_mapping_set(pfi_mapping *m, const char *field, const char *value)
     if (slot == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
     char *copy = NULL;
-    if (value != NULL && (copy = strdup(value)) == NULL)
+    if (value != NULL && (copy = pfi_strdup(value)) == NULL)
         return PFI_ERR_NOMEM;
-    free(*slot);
+    pfi_free(*slot);
     *slot = copy;
     return PFI_OK;
 }
@@ -142,17 +143,17 @@ pfi_error pfi_mapping_check(const pfi_mapping *m, char *msg, size_t len)
 
 pfi_error pfi_runs_table_create(pfi_runs_table **out)
 {
-    *out = calloc(1, sizeof **out);
+    *out = pfi_calloc(1, sizeof **out);
     return *out ? PFI_OK : PFI_ERR_NOMEM;
 }
 
 static void group_free(pfi_group *g)
 {
     for (size_t i = 0; i < g->n_key; i++)
-        free(g->key_values[i]);
-    free(g->key_values);
-    free(g->job_class);
-    free(g->runs);
+        pfi_free(g->key_values[i]);
+    pfi_free(g->key_values);
+    pfi_free(g->job_class);
+    pfi_free(g->runs);
 }
 
 void pfi_runs_table_destroy(pfi_runs_table *t)
@@ -161,17 +162,17 @@ void pfi_runs_table_destroy(pfi_runs_table *t)
         return;
     for (size_t i = 0; i < t->n_groups; i++)
         group_free(&t->groups[i]);
-    free(t->groups);
+    pfi_free(t->groups);
     for (size_t f = 0; f < t->n_files; f++) {
-        free(t->files[f]);
+        pfi_free(t->files[f]);
         for (size_t k = 0; k < t->n_key_by_file[f]; k++)
-            free(t->key_names_by_file[f][k]);
-        free(t->key_names_by_file[f]);
+            pfi_free(t->key_names_by_file[f][k]);
+        pfi_free(t->key_names_by_file[f]);
     }
-    free(t->files);
-    free(t->key_names_by_file);
-    free(t->n_key_by_file);
-    free(t);
+    pfi_free(t->files);
+    pfi_free(t->key_names_by_file);
+    pfi_free(t->n_key_by_file);
+    pfi_free(t);
 }
 
 /* ---- reading ---------------------------------------------------------------------------- */
@@ -279,7 +280,7 @@ static pfi_error optional_column(reader *r, const char *name, const char *role, 
 /* Every header column whose name matches the glob pattern, in header order. */
 static pfi_error glob_columns(reader *r, const char *pattern, const char *role)
 {
-    r->col.power = calloc(r->n_header ? r->n_header : 1, sizeof(long));
+    r->col.power = pfi_calloc(r->n_header ? r->n_header : 1, sizeof(long));
     if (r->col.power == NULL)
         return PFI_ERR_NOMEM;
     r->col.n_power = 0;
@@ -503,7 +504,7 @@ static pfi_error parse_row(reader *r, const char *const *f, const size_t *len, l
         }
     }
     if (c->job_class >= 0 && !pfi_value_is_missing_token(f[c->job_class], len[c->job_class])) {
-        out->job_class = strdup(f[c->job_class]);
+        out->job_class = pfi_strdup(f[c->job_class]);
         if (out->job_class == NULL)
             return PFI_ERR_NOMEM;
     }
@@ -517,7 +518,7 @@ static pfi_error make_key(reader *r, size_t n_key, const char *const *f, const s
     size_t total = 1;
     for (size_t k = 0; k < n_key; k++)
         total += (r->col.key[k] < 0 ? strlen(r->base) : len[r->col.key[k]]) + 1;
-    char *key = malloc(total);
+    char *key = pfi_malloc(total);
     if (key == NULL)
         return PFI_ERR_NOMEM;
     size_t used = 0;
@@ -525,7 +526,7 @@ static pfi_error make_key(reader *r, size_t n_key, const char *const *f, const s
         const char *v = r->col.key[k] < 0 ? r->base : f[r->col.key[k]];
         size_t n = r->col.key[k] < 0 ? strlen(r->base) : len[r->col.key[k]];
         if (memchr(v, '\x1f', n) != NULL) {
-            free(key);
+            pfi_free(key);
             return fail(r, PFI_ERR_VALUE, line, r->col.key[k] < 0 ? PFI_FILE_COLUMN
                                                                   : r->header[r->col.key[k]],
                         "a group key holds the control character 0x1F (unit separator)");
@@ -542,10 +543,10 @@ static pfi_error make_key(reader *r, size_t n_key, const char *const *f, const s
 static void rows_free(reader *r)
 {
     for (size_t i = 0; i < r->n_rows; i++) {
-        free(r->rows[i].key);
-        free(r->rows[i].job_class);
+        pfi_free(r->rows[i].key);
+        pfi_free(r->rows[i].job_class);
     }
-    free(r->rows);
+    pfi_free(r->rows);
     r->rows = NULL;
     r->n_rows = 0;
 }
@@ -586,17 +587,17 @@ static int by_first_line(const void *a, const void *b)
 
 static pfi_error split_key(const char *key, size_t n_key, char ***out)
 {
-    char **values = calloc(n_key ? n_key : 1, sizeof *values);
+    char **values = pfi_calloc(n_key ? n_key : 1, sizeof *values);
     if (values == NULL)
         return PFI_ERR_NOMEM;
     const char *p = key;
     for (size_t k = 0; k < n_key; k++) {
         const char *sep = strchr(p, '\x1f');
-        values[k] = strndup(p, (size_t)(sep - p));
+        values[k] = pfi_strndup(p, (size_t)(sep - p));
         if (values[k] == NULL) {
             for (size_t j = 0; j < k; j++)
-                free(values[j]);
-            free(values);
+                pfi_free(values[j]);
+            pfi_free(values);
             return PFI_ERR_NOMEM;
         }
         p = sep + 1;
@@ -609,24 +610,24 @@ static pfi_error split_key(const char *key, size_t n_key, char ***out)
 static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *m,
                                const char *name)
 {
-    size_t *order = malloc(r->n_rows * sizeof *order);
-    group_span *spans = malloc(r->n_rows * sizeof *spans);
-    char *file = strdup(name);
-    char **names = calloc(m->n_group, sizeof *names);
-    char ***knf = realloc(t->key_names_by_file, (t->n_files + 1) * sizeof *knf);
+    size_t *order = pfi_malloc(r->n_rows * sizeof *order);
+    group_span *spans = pfi_malloc(r->n_rows * sizeof *spans);
+    char *file = pfi_strdup(name);
+    char **names = pfi_calloc(m->n_group, sizeof *names);
+    char ***knf = pfi_realloc(t->key_names_by_file, (t->n_files + 1) * sizeof *knf);
     if (knf)
         t->key_names_by_file = knf;
-    size_t *nkf = realloc(t->n_key_by_file, (t->n_files + 1) * sizeof *nkf);
+    size_t *nkf = pfi_realloc(t->n_key_by_file, (t->n_files + 1) * sizeof *nkf);
     if (nkf)
         t->n_key_by_file = nkf;
-    char **files = realloc(t->files, (t->n_files + 1) * sizeof *files);
+    char **files = pfi_realloc(t->files, (t->n_files + 1) * sizeof *files);
     if (files)
         t->files = files;
     pfi_error e = PFI_OK;
     if (!order || !spans || !file || !names || !knf || !nkf || !files)
         e = PFI_ERR_NOMEM;
     for (size_t k = 0; e == PFI_OK && k < m->n_group; k++)
-        if ((names[k] = strdup(m->group[k])) == NULL)
+        if ((names[k] = pfi_strdup(m->group[k])) == NULL)
             e = PFI_ERR_NOMEM;
 
     size_t n_spans = 0;
@@ -644,7 +645,7 @@ static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *
             size_t cap = t->groups_cap ? t->groups_cap : 64;
             while (cap < t->n_groups + n_spans)
                 cap *= 2;
-            pfi_group *g = realloc(t->groups, cap * sizeof *g);
+            pfi_group *g = pfi_realloc(t->groups, cap * sizeof *g);
             if (g == NULL)
                 e = PFI_ERR_NOMEM;
             else {
@@ -660,10 +661,10 @@ static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *
         g->file_index = t->n_files;
         g->n_key = m->n_group;
         g->key_names = (const char *const *)names;
-        g->runs = malloc(spans[s].n * sizeof *g->runs);
+        g->runs = pfi_malloc(spans[s].n * sizeof *g->runs);
         if (g->runs == NULL || split_key(r->rows[order[spans[s].first]].key, m->n_group,
                                          &g->key_values) != PFI_OK) {
-            free(g->runs);
+            pfi_free(g->runs);
             e = PFI_ERR_NOMEM;
             break;
         }
@@ -688,10 +689,10 @@ static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *
                          rw->run.gpus, first_gpus->run.gpus, first_gpus->run.line);
         }
         if (e != PFI_OK) {
-            free(g->runs);
+            pfi_free(g->runs);
             for (size_t k = 0; k < g->n_key; k++)
-                free(g->key_values[k]);
-            free(g->key_values);
+                pfi_free(g->key_values[k]);
+            pfi_free(g->key_values);
             break;
         }
         if (first_class != NULL) {
@@ -706,9 +707,9 @@ static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *
             group_free(&t->groups[t->n_groups + i]);
         if (names)
             for (size_t k = 0; k < m->n_group; k++)
-                free(names[k]);
-        free(names);
-        free(file);
+                pfi_free(names[k]);
+        pfi_free(names);
+        pfi_free(file);
     } else {
         t->files[t->n_files] = file;
         t->key_names_by_file[t->n_files] = names;
@@ -717,8 +718,8 @@ static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *
         t->n_groups += added;
         t->n_runs += r->n_rows;
     }
-    free(order);
-    free(spans);
+    pfi_free(order);
+    pfi_free(spans);
     return e;
 }
 
@@ -735,13 +736,13 @@ static pfi_error read_records(pfi_runs_table *t, pfi_csv_reader *csv, reader *r,
         return e;
     if (eof)
         return fail(r, PFI_ERR_EMPTY, 0, NULL, "empty file: expected a CSV header line");
-    r->header = calloc(n, sizeof *r->header);
+    r->header = pfi_calloc(n, sizeof *r->header);
     if (r->header == NULL)
         return PFI_ERR_NOMEM;
     r->n_header = n;
     r->header_line = line;
     for (size_t i = 0; i < n; i++)
-        if ((r->header[i] = strdup(f[i])) == NULL)
+        if ((r->header[i] = pfi_strdup(f[i])) == NULL)
             return PFI_ERR_NOMEM;
     if ((e = resolve_columns(r, m)) != PFI_OK)
         return e;
@@ -758,7 +759,7 @@ static pfi_error read_records(pfi_runs_table *t, pfi_csv_reader *csv, reader *r,
                         PFI_RUNS_MAX_ROWS);
         if (r->n_rows == r->rows_cap) {
             size_t cap = r->rows_cap ? 2 * r->rows_cap : 256;
-            row *p = realloc(r->rows, cap * sizeof *p);
+            row *p = pfi_realloc(r->rows, cap * sizeof *p);
             if (p == NULL)
                 return PFI_ERR_NOMEM;
             r->rows = p;
@@ -769,8 +770,8 @@ static pfi_error read_records(pfi_runs_table *t, pfi_csv_reader *csv, reader *r,
         if (e == PFI_OK)
             e = make_key(r, m->n_group, f, len, line, rw);
         if (e != PFI_OK) {
-            free(rw->job_class);
-            free(rw->key);
+            pfi_free(rw->job_class);
+            pfi_free(rw->key);
             return e;
         }
         r->n_rows++;
@@ -809,9 +810,9 @@ out:
         regfree(&r.cap_re);
     rows_free(&r);
     for (size_t i = 0; i < r.n_header; i++)
-        free(r.header[i]);
-    free(r.header);
-    free(r.col.power);
+        pfi_free(r.header[i]);
+    pfi_free(r.header);
+    pfi_free(r.col.power);
     return e;
 }
 

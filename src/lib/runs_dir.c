@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc_internal.h"
 #include "pfi/csv.h"
 #include "pfi/manifest.h"
 #include "pfi/sweep.h"
@@ -70,7 +71,7 @@ static bool put_field(char **buf, size_t *len, size_t *cap, const char *s, bool 
     size_t need = 2 * strlen(s) + 4;
     if (*len + need >= *cap) {
         size_t nc = (*cap + need) * 2;
-        char *p = realloc(*buf, nc);
+        char *p = pfi_realloc(*buf, nc);
         if (p == NULL)
             return false;
         *buf = p;
@@ -100,7 +101,7 @@ static char *join(const char *const *fields, size_t n)
     size_t len = 0, cap = 0;
     for (size_t i = 0; i < n; i++)
         if (!put_field(&buf, &len, &cap, fields[i], i > 0)) {
-            free(buf);
+            pfi_free(buf);
             return NULL;
         }
     return buf;
@@ -110,13 +111,13 @@ static pfi_error add_row(pfi_runs_dir *d, char *line, const char *group, double 
 {
     if (d->n == d->cap) {
         size_t nc = d->cap ? 2 * d->cap : 16;
-        row *p = realloc(d->rows, nc * sizeof *p);
+        row *p = pfi_realloc(d->rows, nc * sizeof *p);
         if (p == NULL)
             return PFI_ERR_NOMEM;
         d->rows = p;
         d->cap = nc;
     }
-    char *g = strdup(group);
+    char *g = pfi_strdup(group);
     if (g == NULL)
         return PFI_ERR_NOMEM;
     d->rows[d->n++] = (row){.line = line, .group = g, .requested_w = req};
@@ -161,7 +162,7 @@ static pfi_error load_existing(pfi_runs_dir *d, pfi_diag *diag)
         }
         char *joined = join(f, nf);
         if (joined == NULL || (e = add_row(d, joined, f[0], req)) != PFI_OK) {
-            free(joined);
+            pfi_free(joined);
             e = PFI_ERR_NOMEM;
         }
     }
@@ -185,7 +186,7 @@ static pfi_error write_file(const char *path, const char *tmp, const char *text1
             return PFI_ERR_NOMEM;
         }
         fprintf(f, "%s\n", h);
-        free(h);
+        pfi_free(h);
         for (size_t i = 0; i < d->n; i++)
             fprintf(f, "%s\n", d->rows[i].line);
     }
@@ -206,14 +207,14 @@ void pfi_runs_dir_close(pfi_runs_dir *d)
     if (d == NULL)
         return;
     for (size_t i = 0; i < d->n; i++) {
-        free(d->rows[i].line);
-        free(d->rows[i].group);
+        pfi_free(d->rows[i].line);
+        pfi_free(d->rows[i].group);
     }
-    free(d->rows);
-    free(d->dir);
-    free(d->path);
-    free(d->tmp);
-    free(d);
+    pfi_free(d->rows);
+    pfi_free(d->dir);
+    pfi_free(d->path);
+    pfi_free(d->tmp);
+    pfi_free(d);
 }
 
 const char *pfi_runs_dir_path(const pfi_runs_dir *d)
@@ -227,13 +228,13 @@ pfi_error pfi_runs_dir_open(const char *dir, pfi_runs_dir **out, pfi_diag *diag)
     pfi_diag_clear(diag);
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return dfail(diag, PFI_ERR_IO, dir, 0, strerror(errno));
-    pfi_runs_dir *d = calloc(1, sizeof *d);
+    pfi_runs_dir *d = pfi_calloc(1, sizeof *d);
     if (d == NULL)
         return PFI_ERR_NOMEM;
     size_t len = strlen(dir) + 64;
-    d->dir = strdup(dir);
-    d->path = malloc(len);
-    d->tmp = malloc(len + 32);
+    d->dir = pfi_strdup(dir);
+    d->path = pfi_malloc(len);
+    d->tmp = pfi_malloc(len + 32);
     if (d->dir == NULL || d->path == NULL || d->tmp == NULL) {
         pfi_runs_dir_close(d);
         return PFI_ERR_NOMEM;
@@ -304,22 +305,22 @@ static pfi_error sink_put(void *ctx, const pfi_sweep_row *r, pfi_diag *diag)
             pfi_error e = write_file(d->path, d->tmp, NULL, d, diag);
             if (e != PFI_OK) { /* not on disk: keep the old row */
                 d->rows[i].line = old;
-                free(line);
+                pfi_free(line);
             } else {
-                free(old);
+                pfi_free(old);
             }
             return e;
         }
     pfi_error e = add_row(d, line, r->group, r->requested_cap_w);
     if (e != PFI_OK) {
-        free(line);
+        pfi_free(line);
         return e;
     }
     e = write_file(d->path, d->tmp, NULL, d, diag);
     if (e != PFI_OK) { /* not on disk: not done */
         d->n--;
-        free(d->rows[d->n].line);
-        free(d->rows[d->n].group);
+        pfi_free(d->rows[d->n].line);
+        pfi_free(d->rows[d->n].group);
     }
     return e;
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc_internal.h"
 #include "pfi/rng.h"
 
 const char *pfi_sim_mix_name(pfi_sim_mix m)
@@ -41,8 +42,8 @@ void pfi_sim_result_destroy(pfi_sim_result *r)
 {
     if (r == NULL)
         return;
-    free(r->cells);
-    free(r);
+    pfi_free(r->cells);
+    pfi_free(r);
 }
 
 /*
@@ -67,25 +68,25 @@ typedef struct model_table {
 
 static void model_table_free(model_table *t)
 {
-    free(t->ratio);
-    free(t->s1);
-    free(t->s0);
-    free(t->A);
-    free(t->B);
-    free(t->pfi_lo);
-    free(t->pfi_hi);
+    pfi_free(t->ratio);
+    pfi_free(t->s1);
+    pfi_free(t->s0);
+    pfi_free(t->A);
+    pfi_free(t->B);
+    pfi_free(t->pfi_lo);
+    pfi_free(t->pfi_hi);
 }
 
 static pfi_error model_table_build(const pfi_joblib *l, model_table *t)
 {
     size_t np = l->offset[l->n], n = l->n;
-    t->ratio = malloc(np * sizeof(double));
-    t->s1 = malloc(np * sizeof(double));
-    t->s0 = malloc(n * sizeof(double));
-    t->A = malloc(n * sizeof(double));
-    t->B = malloc(n * sizeof(double));
-    t->pfi_lo = malloc(n * sizeof(double));
-    t->pfi_hi = malloc(n * sizeof(double));
+    t->ratio = pfi_malloc(np * sizeof(double));
+    t->s1 = pfi_malloc(np * sizeof(double));
+    t->s0 = pfi_malloc(n * sizeof(double));
+    t->A = pfi_malloc(n * sizeof(double));
+    t->B = pfi_malloc(n * sizeof(double));
+    t->pfi_lo = pfi_malloc(n * sizeof(double));
+    t->pfi_hi = pfi_malloc(n * sizeof(double));
     if (!t->ratio || !t->s1 || !t->s0 || !t->A || !t->B || !t->pfi_lo || !t->pfi_hi)
         return PFI_ERR_NOMEM;
     pfi_alloc_options ao;
@@ -277,12 +278,13 @@ static void *work(void *arg)
     for (size_t t = 0; t < l->n; t++)
         if (l->offset[t + 1] - l->offset[t] > maxk)
             maxk = l->offset[t + 1] - l->offset[t];
-    size_t *tmpl = malloc(J * sizeof *tmpl), *off = malloc((J + 1) * sizeof *off);
-    double *cap = malloc(J * maxk * sizeof *cap), *pw = malloc(J * maxk * sizeof *pw),
-           *tp = malloc(J * maxk * sizeof *tp), *gpus = malloc(J * sizeof *gpus),
-           *pfi = malloc(J * sizeof *pfi), *feat = malloc(J * sizeof *feat);
-    unsigned char *deep = malloc(J);
-    double *est_d = malloc(J * maxk * sizeof *est_d), *est_t = malloc(J * maxk * sizeof *est_t);
+    size_t *tmpl = pfi_malloc(J * sizeof *tmpl), *off = pfi_malloc((J + 1) * sizeof *off);
+    double *cap = pfi_malloc(J * maxk * sizeof *cap), *pw = pfi_malloc(J * maxk * sizeof *pw),
+           *tp = pfi_malloc(J * maxk * sizeof *tp), *gpus = pfi_malloc(J * sizeof *gpus),
+           *pfi = pfi_malloc(J * sizeof *pfi), *feat = pfi_malloc(J * sizeof *feat);
+    unsigned char *deep = pfi_malloc(J);
+    double *est_d = pfi_malloc(J * maxk * sizeof *est_d);
+    double *est_t = pfi_malloc(J * maxk * sizeof *est_t);
     pfi_alloc_workspace *ws = NULL;
     pfi_alloc_result res;
     pfi_error e = pfi_alloc_result_init(&res, J);
@@ -312,17 +314,17 @@ static void *work(void *arg)
         atomic_compare_exchange_strong(&s->error, &expected, (int)e);
     }
     pfi_alloc_result_clear(&res);
-    free(tmpl);
-    free(off);
-    free(cap);
-    free(pw);
-    free(tp);
-    free(gpus);
-    free(pfi);
-    free(feat);
-    free(deep);
-    free(est_d);
-    free(est_t);
+    pfi_free(tmpl);
+    pfi_free(off);
+    pfi_free(cap);
+    pfi_free(pw);
+    pfi_free(tp);
+    pfi_free(gpus);
+    pfi_free(pfi);
+    pfi_free(feat);
+    pfi_free(deep);
+    pfi_free(est_d);
+    pfi_free(est_t);
     pfi_alloc_workspace_destroy(ws);
     return NULL;
 }
@@ -373,11 +375,11 @@ static pfi_error fail(pfi_diag *d, const char *msg)
 
 static void sim_free(sim *s)
 {
-    free(s->total);
-    free(s->retained);
-    free(s->ft_idx);
-    free(s->pt_idx);
-    free(s->pt_cum);
+    pfi_free(s->total);
+    pfi_free(s->retained);
+    pfi_free(s->ft_idx);
+    pfi_free(s->pt_idx);
+    pfi_free(s->pt_cum);
     model_table_free(&s->mt);
 }
 
@@ -410,14 +412,14 @@ pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_
     s.o = o;
     s.n_cells = PFI_SIM_MIXES * o->n_reductions * PFI_STRATEGY_COUNT;
     size_t W = o->workloads, NC = lib->n_classes;
-    s.total = malloc(s.n_cells * W * sizeof *s.total);
-    s.retained = malloc(s.n_cells * (NC ? NC : 1) * W * sizeof *s.retained);
-    s.ft_idx = malloc(lib->n * sizeof *s.ft_idx);
-    s.pt_idx = malloc(lib->n * sizeof *s.pt_idx);
-    s.pt_cum = malloc(lib->n * sizeof *s.pt_cum);
-    pfi_sim_result *r = calloc(1, sizeof *r);
+    s.total = pfi_malloc(s.n_cells * W * sizeof *s.total);
+    s.retained = pfi_malloc(s.n_cells * (NC ? NC : 1) * W * sizeof *s.retained);
+    s.ft_idx = pfi_malloc(lib->n * sizeof *s.ft_idx);
+    s.pt_idx = pfi_malloc(lib->n * sizeof *s.pt_idx);
+    s.pt_cum = pfi_malloc(lib->n * sizeof *s.pt_cum);
+    pfi_sim_result *r = pfi_calloc(1, sizeof *r);
     if (r != NULL)
-        r->cells = calloc(s.n_cells, sizeof *r->cells);
+        r->cells = pfi_calloc(s.n_cells, sizeof *r->cells);
     if (!s.total || !s.retained || !s.ft_idx || !s.pt_idx || !s.pt_cum || !r || !r->cells) {
         sim_free(&s);
         pfi_sim_result_destroy(r);
@@ -479,8 +481,8 @@ pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_
     atomic_init(&s.infeasible, 0);
     atomic_init(&s.error, PFI_OK);
     pthread_mutex_init(&s.lock, NULL);
-    pthread_t *th = malloc(nt * sizeof *th);
-    worker *wk = malloc(nt * sizeof *wk);
+    pthread_t *th = pfi_malloc(nt * sizeof *th);
+    worker *wk = pfi_malloc(nt * sizeof *wk);
     pfi_error e = th && wk ? PFI_OK : PFI_ERR_NOMEM;
     unsigned started = 0;
     for (unsigned i = 0; e == PFI_OK && i < nt; i++) {
@@ -495,8 +497,8 @@ pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_
     }
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
-    free(th);
-    free(wk);
+    pfi_free(th);
+    pfi_free(wk);
     pthread_mutex_destroy(&s.lock);
     if (e == PFI_OK)
         e = (pfi_error)atomic_load(&s.error);
@@ -510,7 +512,7 @@ pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_
     r->n_reductions = o->n_reductions;
     memcpy(r->reductions, o->reductions, sizeof r->reductions);
     r->infeasible = atomic_load(&s.infeasible);
-    double *v = malloc(W * sizeof *v);
+    double *v = pfi_malloc(W * sizeof *v);
     if (v == NULL) {
         sim_free(&s);
         pfi_sim_result_destroy(r);
@@ -556,7 +558,7 @@ pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_
             }
         }
     }
-    free(v);
+    pfi_free(v);
     sim_free(&s);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);

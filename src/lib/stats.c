@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
+
 /* qsort has no context argument: sort indices by value with a small merge sort instead. */
 static void sort_index(const double *x, size_t *idx, size_t *tmp, size_t n)
 {
@@ -49,11 +51,11 @@ static pfi_error argsort(const double *x, size_t n, size_t *order)
         }
         return PFI_OK;
     }
-    size_t *tmp = malloc(n * sizeof *tmp);
+    size_t *tmp = pfi_malloc(n * sizeof *tmp);
     if (tmp == NULL)
         return PFI_ERR_NOMEM;
     sort_index(x, order, tmp, n);
-    free(tmp);
+    pfi_free(tmp);
     return PFI_OK;
 }
 
@@ -177,11 +179,11 @@ pfi_error pfi_stats_kruskal(const double *x, const size_t *group, size_t n, size
     if (out == NULL || k == 0)
         return PFI_ERR_INVALID_ARGUMENT;
     *out = (pfi_kruskal){.n = n, .k = k, .df = k - 1, .h = NAN, .p_value = NAN};
-    double *rank_sum = malloc(k * sizeof *rank_sum);
-    size_t *count = malloc(k * sizeof *count);
+    double *rank_sum = pfi_malloc(k * sizeof *rank_sum);
+    size_t *count = pfi_malloc(k * sizeof *count);
     if (rank_sum == NULL || count == NULL) {
-        free(rank_sum);
-        free(count);
+        pfi_free(rank_sum);
+        pfi_free(count);
         return PFI_ERR_NOMEM;
     }
     double ties = 0;
@@ -208,8 +210,8 @@ pfi_error pfi_stats_kruskal(const double *x, const size_t *group, size_t n, size
             out->p_value = gsl_cdf_chisq_Q(h, (double)(k - 1));
         }
     }
-    free(rank_sum);
-    free(count);
+    pfi_free(rank_sum);
+    pfi_free(count);
     return e;
 }
 
@@ -218,14 +220,14 @@ pfi_error pfi_stats_dunn(const double *x, const size_t *group, size_t n, size_t 
 {
     if (k == 0 || (k > 1 && pairs == NULL))
         return PFI_ERR_INVALID_ARGUMENT;
-    double *rank_sum = malloc(k * sizeof *rank_sum);
-    size_t *count = malloc(k * sizeof *count);
+    double *rank_sum = pfi_malloc(k * sizeof *rank_sum);
+    size_t *count = pfi_malloc(k * sizeof *count);
     size_t m = k * (k - 1) / 2;
-    size_t *porder = malloc((m ? m : 1) * sizeof *porder);
+    size_t *porder = pfi_malloc((m ? m : 1) * sizeof *porder);
     if (rank_sum == NULL || count == NULL || porder == NULL) {
-        free(rank_sum);
-        free(count);
-        free(porder);
+        pfi_free(rank_sum);
+        pfi_free(count);
+        pfi_free(porder);
         return PFI_ERR_NOMEM;
     }
     double ties = 0;
@@ -256,9 +258,9 @@ pfi_error pfi_stats_dunn(const double *x, const size_t *group, size_t n, size_t 
         for (q = 0; e == PFI_OK && q < m; q++)
             pairs[q].p_holm = p[q];
     }
-    free(rank_sum);
-    free(count);
-    free(porder);
+    pfi_free(rank_sum);
+    pfi_free(count);
+    pfi_free(porder);
     return e;
 }
 
@@ -334,9 +336,9 @@ void pfi_ols_clear(pfi_ols *f)
 {
     if (f == NULL)
         return;
-    free(f->coef);
-    free(f->se);
-    free(f->xtx_inv);
+    pfi_free(f->coef);
+    pfi_free(f->se);
+    pfi_free(f->xtx_inv);
     memset(f, 0, sizeof *f);
 }
 
@@ -358,9 +360,9 @@ pfi_error pfi_stats_ols(const double *x, const double *y, size_t n, size_t p, pf
                 return PFI_ERR_INVALID_ARGUMENT;
     }
     size_t np = p + 1;
-    out->coef = malloc(np * sizeof *out->coef);
-    out->se = malloc(np * sizeof *out->se);
-    out->xtx_inv = malloc(np * np * sizeof *out->xtx_inv);
+    out->coef = pfi_malloc(np * sizeof *out->coef);
+    out->se = pfi_malloc(np * sizeof *out->se);
+    out->xtx_inv = pfi_malloc(np * np * sizeof *out->xtx_inv);
     if (out->coef == NULL || out->se == NULL || out->xtx_inv == NULL) {
         pfi_ols_clear(out);
         return PFI_ERR_NOMEM;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc_internal.h"
 #include "db_close.h"
 
 struct pfi_store {
@@ -49,7 +50,7 @@ pfi_error pfi_store_open(const char *path, bool create, pfi_store **out, pfi_dia
         pfi_diag_clear(diag);
         snprintf(diag->file, sizeof diag->file, "%s", path);
     }
-    pfi_store *s = calloc(1, sizeof *s);
+    pfi_store *s = pfi_calloc(1, sizeof *s);
     if (s == NULL)
         return PFI_ERR_NOMEM;
     int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
@@ -115,7 +116,7 @@ void pfi_store_close(pfi_store *s)
     if (s == NULL)
         return;
     db_close(s->db);
-    free(s);
+    pfi_free(s);
 }
 
 static void bind_real(sqlite3_stmt *st, int i, double v)
@@ -414,6 +415,7 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
                                         "power_field", "throughput_unit", "energy_j", "power_n",
                                         "throughput_n"};
     sqlite3_stmt *st = NULL, *fs = NULL, *ss = NULL;
+    unsigned long jf = pfi_json_failures();
     json_t *arr = json_array();
     if (arr == NULL)
         return PFI_ERR_NOMEM;
@@ -462,9 +464,16 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
         json_decref(arr);
         return fail(s, diag, "cannot read runs");
     }
+    /* a member or run jansson could not allocate is left out without an error */
+    if (pfi_json_failed(jf)) {
+        json_decref(arr);
+        return PFI_ERR_NOMEM;
+    }
     int w = json_dumpf(arr, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     fputc('\n', f);
     json_decref(arr);
+    if (pfi_json_failed(jf))
+        return PFI_ERR_NOMEM;
     return w == 0 && !ferror(f) ? PFI_OK : PFI_ERR_IO;
 }
 
@@ -506,7 +515,7 @@ pfi_error pfi_store_read_runs(pfi_store *s, pfi_runs_table *t, const char *group
     if (f != NULL)
         fclose(f);
     pfi_mapping_clear(&map);
-    free(buf);
+    free(buf); /* open_memstream's buffer: libc's malloc */
     return e;
 }
 
@@ -536,10 +545,10 @@ pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (k == cap) {
             size_t nc = cap ? cap * 2 : 16;
-            char (*nn)[64] = realloc(nm, nc * sizeof *nn);
+            char (*nn)[64] = pfi_realloc(nm, nc * sizeof *nn);
             if (nn != NULL)
                 nm = nn;
-            double *nv = realloc(v, nc * sizeof *nv);
+            double *nv = pfi_realloc(v, nc * sizeof *nv);
             if (nv != NULL)
                 v = nv;
             if (nn == NULL || nv == NULL) {
@@ -557,8 +566,8 @@ pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,
     if (e == PFI_OK && rc != SQLITE_DONE)
         e = fail(s, diag, "cannot read features");
     if (e != PFI_OK) {
-        free(nm);
-        free(v);
+        pfi_free(nm);
+        pfi_free(v);
         return e;
     }
     *names = nm;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "alloc_internal.h"
 #include "tm_internal.h"
 
 /*
@@ -156,7 +157,7 @@ bool pfi_tm_format_parse(const char *name, pfi_tm_format *out)
 
 char *tm_strndup(const char *s, size_t n)
 {
-    char *p = malloc(n + 1);
+    char *p = pfi_malloc(n + 1);
     if (p != NULL) {
         memcpy(p, s, n);
         p[n] = '\0';
@@ -172,14 +173,14 @@ pfi_error pfi_tm_create(const pfi_tm_options *opt, pfi_tm **out)
         o = *opt;
     if (!(o.interval_s >= 0) || !(o.max_power_w >= 0))
         return PFI_ERR_INVALID_ARGUMENT;
-    pfi_tm *tm = calloc(1, sizeof *tm);
+    pfi_tm *tm = pfi_calloc(1, sizeof *tm);
     if (tm == NULL)
         return PFI_ERR_NOMEM;
     tm->opt = o;
     tm->opt.host = o.host ? tm_strndup(o.host, strlen(o.host)) : NULL;
     tm->opt.csv_fields = o.csv_fields ? tm_strndup(o.csv_fields, strlen(o.csv_fields)) : NULL;
-    tm->fields = calloc(PFI_TM_MAX_FIELDS, sizeof *tm->fields);
-    tm->notes = calloc(PFI_TM_MAX_NOTES, sizeof *tm->notes);
+    tm->fields = pfi_calloc(PFI_TM_MAX_FIELDS, sizeof *tm->fields);
+    tm->notes = pfi_calloc(PFI_TM_MAX_NOTES, sizeof *tm->notes);
     if (tm->fields == NULL || tm->notes == NULL || (o.host && !tm->opt.host) ||
         (o.csv_fields && !tm->opt.csv_fields)) {
         pfi_tm_destroy(tm);
@@ -195,31 +196,31 @@ void pfi_tm_destroy(pfi_tm *tm)
     if (tm == NULL)
         return;
     for (size_t i = 0; i < tm->n_entities; i++) {
-        free(tm->entities[i].name);
-        free(tm->entities[i].bus);
+        pfi_free(tm->entities[i].name);
+        pfi_free(tm->entities[i].bus);
     }
-    free(tm->entities);
+    pfi_free(tm->entities);
     if (tm->fields != NULL) {
         for (size_t i = 0; i < tm->n_fields; i++) {
-            free(tm->fields[i].name);
-            free(tm->fields[i].source);
+            pfi_free(tm->fields[i].name);
+            pfi_free(tm->fields[i].source);
         }
     }
-    free(tm->fields);
+    pfi_free(tm->fields);
     for (size_t i = 0; i < tm->n_series; i++) {
-        free(tm->series[i].t_s);
-        free(tm->series[i].value);
-        free(tm->series[i].brk);
+        pfi_free(tm->series[i].t_s);
+        pfi_free(tm->series[i].value);
+        pfi_free(tm->series[i].brk);
     }
-    free(tm->series);
+    pfi_free(tm->series);
     if (tm->notes != NULL)
         for (size_t i = 0; i < tm->n_notes; i++)
-            free(tm->notes[i]);
-    free(tm->notes);
-    free(tm->map);
-    free((char *)tm->opt.host);
-    free((char *)tm->opt.csv_fields);
-    free(tm);
+            pfi_free(tm->notes[i]);
+    pfi_free(tm->notes);
+    pfi_free(tm->map);
+    pfi_free((char *)tm->opt.host);
+    pfi_free((char *)tm->opt.csv_fields);
+    pfi_free(tm);
 }
 
 void tm_note(pfi_tm *tm, const char *fmt, ...)
@@ -269,11 +270,11 @@ pfi_error tm_entity(pfi_tm *tm, const char *name, size_t len, size_t *id)
         return PFI_ERR_LIMIT;
     if (n == tm->entities_cap) {
         size_t cap = n ? 2 * n : 16;
-        pfi_tm_entity *ne = realloc(tm->entities, cap * sizeof *ne);
+        pfi_tm_entity *ne = pfi_realloc(tm->entities, cap * sizeof *ne);
         if (ne == NULL)
             return PFI_ERR_NOMEM;
         tm->entities = ne;
-        int *nm = realloc(tm->map, cap * PFI_TM_MAX_FIELDS * sizeof *nm);
+        int *nm = pfi_realloc(tm->map, cap * PFI_TM_MAX_FIELDS * sizeof *nm);
         if (nm == NULL)
             return PFI_ERR_NOMEM;
         tm->map = nm;
@@ -318,8 +319,8 @@ pfi_error tm_field(pfi_tm *tm, const char *source, size_t len, size_t *id)
     f->name = tm_strndup(canon, strlen(canon));
     f->source = tm_strndup(name, strlen(name));
     if (f->name == NULL || f->source == NULL) {
-        free(f->name);
-        free(f->source);
+        pfi_free(f->name);
+        pfi_free(f->source);
         f->name = f->source = NULL;
         return PFI_ERR_NOMEM;
     }
@@ -338,7 +339,7 @@ static pfi_error series_of(pfi_tm *tm, size_t e, size_t f, pfi_tm_series **out)
     }
     if (tm->n_series == tm->series_cap) {
         size_t cap = tm->series_cap ? 2 * tm->series_cap : 64;
-        pfi_tm_series *ns = realloc(tm->series, cap * sizeof *ns);
+        pfi_tm_series *ns = pfi_realloc(tm->series, cap * sizeof *ns);
         if (ns == NULL)
             return PFI_ERR_NOMEM;
         tm->series = ns;
@@ -361,15 +362,15 @@ static pfi_error series_of(pfi_tm *tm, size_t e, size_t f, pfi_tm_series **out)
 static pfi_error grow(pfi_tm_series *s)
 {
     size_t cap = s->cap ? 2 * s->cap : 64;
-    double *t = realloc(s->t_s, cap * sizeof *t);
+    double *t = pfi_realloc(s->t_s, cap * sizeof *t);
     if (t == NULL)
         return PFI_ERR_NOMEM;
     s->t_s = t;
-    double *v = realloc(s->value, cap * sizeof *v);
+    double *v = pfi_realloc(s->value, cap * sizeof *v);
     if (v == NULL)
         return PFI_ERR_NOMEM;
     s->value = v;
-    unsigned char *b = realloc(s->brk, cap);
+    unsigned char *b = pfi_realloc(s->brk, cap);
     if (b == NULL)
         return PFI_ERR_NOMEM;
     s->brk = b;
@@ -617,7 +618,7 @@ pfi_error tm_lines_init(tm_lines *r, FILE *f)
 {
     memset(r, 0, sizeof *r);
     r->f = f;
-    r->buf = malloc(TM_BLOCK + PFI_TM_MAX_LINE + 1 + TM_LINE_PAD);
+    r->buf = pfi_malloc(TM_BLOCK + PFI_TM_MAX_LINE + 1 + TM_LINE_PAD);
     if (r->buf == NULL)
         return PFI_ERR_NOMEM;
     memset(r->buf, 0, TM_LINE_PAD);
@@ -626,7 +627,7 @@ pfi_error tm_lines_init(tm_lines *r, FILE *f)
 
 void tm_lines_free(tm_lines *r)
 {
-    free(r->buf);
+    pfi_free(r->buf);
     r->buf = NULL;
 }
 

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc_internal.h"
 #include "pfi/sweep.h"
 #include "pfi/value.h"
 
@@ -53,19 +54,19 @@ struct pfi_tput_regex {
 pfi_error pfi_tput_regex_compile(const char *ere, pfi_tput_regex **out, pfi_diag *diag)
 {
     *out = NULL;
-    pfi_tput_regex *r = malloc(sizeof *r);
+    pfi_tput_regex *r = pfi_malloc(sizeof *r);
     if (r == NULL)
         return PFI_ERR_NOMEM;
     int rc = regcomp(&r->re, ere, REG_EXTENDED);
     if (rc != 0) {
         char why[200];
         regerror(rc, &r->re, why, sizeof why);
-        free(r);
+        pfi_free(r);
         return tfail(diag, PFI_ERR_INVALID_ARGUMENT, "--throughput-regex: %s", why);
     }
     if (r->re.re_nsub != 1) {
         regfree(&r->re);
-        free(r);
+        pfi_free(r);
         return tfail(diag, PFI_ERR_INVALID_ARGUMENT,
                      "--throughput-regex '%s' needs exactly one parenthesised group", ere);
     }
@@ -78,14 +79,14 @@ void pfi_tput_regex_free(pfi_tput_regex *re)
     if (re == NULL)
         return;
     regfree(&re->re);
-    free(re);
+    pfi_free(re);
 }
 
 bool pfi_tput_parse_line(const pfi_tput_regex *re, const char *line, size_t len, double *out)
 {
     if (len >= LINE_MAX_BYTES || memchr(line, '\0', len) != NULL)
         return false;
-    char *buf = malloc(len + 1);
+    char *buf = pfi_malloc(len + 1);
     if (buf == NULL)
         return false;
     memcpy(buf, line, len);
@@ -110,7 +111,7 @@ bool pfi_tput_parse_line(const pfi_tput_regex *re, const char *line, size_t len,
             ok = isfinite(*out);
         }
     }
-    free(buf);
+    pfi_free(buf);
     return ok;
 }
 
@@ -133,11 +134,11 @@ static void lines_report(lines *L, double v)
         size_t nc = L->cap ? 2 * L->cap : 64;
         if (nc > 1u << 20)
             return; /* the sweep polls every tick: this never fills in practice */
-        double *t = realloc(L->t, nc * sizeof *t);
+        double *t = pfi_realloc(L->t, nc * sizeof *t);
         if (t == NULL)
             return;
         L->t = t;
-        double *w = realloc(L->v, nc * sizeof *w);
+        double *w = pfi_realloc(L->v, nc * sizeof *w);
         if (w == NULL)
             return;
         L->v = w;
@@ -195,16 +196,16 @@ static pfi_error lines_init(lines *L, pfi_tput_regex *re, pfi_gpu *clock, int ec
     L->re = re;
     L->clock = clock;
     L->echo_fd = echo_fd;
-    L->buf = malloc(LINE_MAX_BYTES);
+    L->buf = pfi_malloc(LINE_MAX_BYTES);
     return L->buf ? PFI_OK : PFI_ERR_NOMEM;
 }
 
 static void lines_free(lines *L)
 {
     pfi_tput_regex_free(L->re);
-    free(L->buf);
-    free(L->t);
-    free(L->v);
+    pfi_free(L->buf);
+    pfi_free(L->t);
+    pfi_free(L->v);
 }
 
 /* ---- command ---- */
@@ -326,9 +327,9 @@ static void cmd_destroy(void *vctx)
     cmd_stop(c);
     lines_free(&c->L);
     for (size_t i = 0; c->argv && c->argv[i]; i++)
-        free(c->argv[i]);
-    free(c->argv);
-    free(c);
+        pfi_free(c->argv[i]);
+    pfi_free(c->argv);
+    pfi_free(c);
 }
 
 pfi_error pfi_tput_command(char *const *argv, pfi_tput_regex *re, pfi_gpu *clock, int echo_fd,
@@ -339,23 +340,23 @@ pfi_error pfi_tput_command(char *const *argv, pfi_tput_regex *re, pfi_gpu *clock
         pfi_tput_regex_free(re);
         return tfail(diag, PFI_ERR_INVALID_ARGUMENT, "%s", "no command");
     }
-    cmd_ctx *c = calloc(1, sizeof *c);
+    cmd_ctx *c = pfi_calloc(1, sizeof *c);
     size_t n = 0;
     while (argv[n] != NULL)
         n++;
-    if (c == NULL || (c->argv = calloc(n + 1, sizeof *c->argv)) == NULL ||
+    if (c == NULL || (c->argv = pfi_calloc(n + 1, sizeof *c->argv)) == NULL ||
         lines_init(&c->L, re, clock, echo_fd) != PFI_OK) {
         if (c != NULL) {
-            free(c->argv);
-            free(c->L.buf);
+            pfi_free(c->argv);
+            pfi_free(c->L.buf);
         }
-        free(c);
+        pfi_free(c);
         pfi_tput_regex_free(re);
         return PFI_ERR_NOMEM;
     }
     c->fd = -1;
     for (size_t i = 0; i < n; i++)
-        if ((c->argv[i] = strdup(argv[i])) == NULL) {
+        if ((c->argv[i] = pfi_strdup(argv[i])) == NULL) {
             cmd_destroy(c);
             return PFI_ERR_NOMEM;
         }
@@ -415,8 +416,8 @@ static void log_destroy(void *vctx)
     if (c->fd >= 0)
         close(c->fd);
     lines_free(&c->L);
-    free(c->path);
-    free(c);
+    pfi_free(c->path);
+    pfi_free(c);
 }
 
 pfi_error pfi_tput_log(const char *path, pfi_tput_regex *re, pfi_gpu *clock,
@@ -424,14 +425,14 @@ pfi_error pfi_tput_log(const char *path, pfi_tput_regex *re, pfi_gpu *clock,
 {
     (void)diag;
     memset(out, 0, sizeof *out);
-    log_ctx *c = calloc(1, sizeof *c);
-    if (c == NULL || (c->path = strdup(path)) == NULL ||
+    log_ctx *c = pfi_calloc(1, sizeof *c);
+    if (c == NULL || (c->path = pfi_strdup(path)) == NULL ||
         lines_init(&c->L, re, clock, -1) != PFI_OK) {
         if (c != NULL) {
-            free(c->path);
-            free(c->L.buf);
+            pfi_free(c->path);
+            pfi_free(c->L.buf);
         }
-        free(c);
+        pfi_free(c);
         pfi_tput_regex_free(re);
         return PFI_ERR_NOMEM;
     }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "tm_internal.h"
 
 static const char *const tl_names[] = {"auto", "megatron", "nanotron", "hf", "torchtitan",
@@ -37,8 +38,8 @@ void pfi_trainlog_destroy(pfi_trainlog *log)
 {
     if (log == NULL)
         return;
-    free(log->iv);
-    free(log);
+    pfi_free(log->iv);
+    pfi_free(log);
 }
 
 static pfi_error push(pfi_trainlog *log, const pfi_tl_interval *iv)
@@ -47,7 +48,7 @@ static pfi_error push(pfi_trainlog *log, const pfi_tl_interval *iv)
         return PFI_ERR_LIMIT;
     if (log->n == log->cap) {
         size_t cap = log->cap ? 2 * log->cap : 64;
-        pfi_tl_interval *p = realloc(log->iv, cap * sizeof *p);
+        pfi_tl_interval *p = pfi_realloc(log->iv, cap * sizeof *p);
         if (p == NULL)
             return PFI_ERR_NOMEM;
         log->iv = p;
@@ -475,11 +476,11 @@ pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_tl_format fmt,
             return PFI_ERR_NOMEM;
         }
     }
-    pfi_trainlog *log = calloc(1, sizeof *log);
+    pfi_trainlog *log = pfi_calloc(1, sizeof *log);
     tm_lines r;
     pfi_error e = log ? tm_lines_init(&r, f) : PFI_ERR_NOMEM;
     if (e != PFI_OK) {
-        free(log);
+        pfi_free(log);
         pcre2_match_data_free(md);
         pcre2_code_free(re);
         return e;
@@ -560,11 +561,11 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
     out->steady.mean = out->steady.se = NAN;
     if (!(q > 0 && q <= 1) || !(warmup_s >= 0))
         return PFI_ERR_INVALID_ARGUMENT;
-    double *vals = malloc((log->n + 1) * sizeof *vals);
-    double *work = malloc((log->n + 1) * sizeof *work);
+    double *vals = pfi_malloc((log->n + 1) * sizeof *vals);
+    double *work = pfi_malloc((log->n + 1) * sizeof *work);
     if (vals == NULL || work == NULL) {
-        free(vals);
-        free(work);
+        pfi_free(vals);
+        pfi_free(work);
         return PFI_ERR_NOMEM;
     }
     size_t k = 0;
@@ -608,7 +609,7 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
     if (ntf > 0)
         out->tflops_mean = tf / (double)ntf;
     pfi_error e = pfi_steady_state(NULL, vals, NULL, k, 0, q, work, &out->steady);
-    free(vals);
-    free(work);
+    pfi_free(vals);
+    pfi_free(work);
     return e;
 }

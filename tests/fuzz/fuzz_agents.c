@@ -15,6 +15,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n;
     pfi_diag d;
     if (pfi_ctl_agents_parse((const char *)data, size, &out, &n, &d) == PFI_OK)
-        free(out);
+        pfi_free(out);
     return 0;
 }

@@ -95,8 +95,8 @@ static void exercise(const pfi_manifest *m)
                 abort();
         }
         for (size_t i = 0; i < n; i++)
-            free(paths[i]);
-        free(paths);
+            pfi_free(paths[i]);
+        pfi_free(paths);
     }
 
     char msg[256];

@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pfi_prom_sample *s;
         size_t m;
         if (pfi_prom_vector_parse(t, n, &s, &m, &d) == PFI_OK)
-            free(s);
+            pfi_free(s);
         break;
     }
     case 1: {
