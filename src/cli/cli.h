@@ -112,6 +112,24 @@ struct option;
  * none), for messages: getopt's argv[optind - 1] may be the value, not the option. */
 const char *cli_option_name(const struct option *opts, int c);
 
+/*
+ * Missing values are shown as missing: no output prints "nan" or "inf". A missing (NaN) or
+ * infinite number is a table's "-", a CSV's empty cell, JSON's null or a word in prose.
+ *
+ * cli_num — v printed with printf's "%.*f" (conv 'f'), "%.*g" ('g') or "%.*e" ('e') at
+ * precision prec, or the text missing when v is not finite (cut to 47 bytes). The text lives
+ * in the returned value, so it can be an argument of printf itself:
+ *     printf("%9s W\n", cli_num(v, 'f', 0, "-").s);
+ */
+typedef struct cli_numtext {
+    char s[48];
+} cli_numtext;
+cli_numtext cli_num(double v, char conv, int prec, const char *missing);
+
+struct json_t;
+/* cli_json_num — a JSON real, or null when v is not finite (jansson refuses NaN and Inf). */
+struct json_t *cli_json_num(double v);
+
 /* cli_is_tty — true when f is a terminal. */
 bool cli_is_tty(FILE *f);
 

@@ -297,7 +297,24 @@ static void usage(FILE *f)
             "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
             "  --token-file FILE    bearer token for PUT /v1/budget\n"
             "  --release-on-exit    put every GPU back on its original limit when stopped\n"
-            "  --quiet              no per-period lines\n");
+            "  --quiet              no per-period lines\n"
+            "  -h, --help           this help\n"
+            "\n"
+            "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
+            "event, is '-'). `pfi control status` prints the audit log's last period.\n"
+            "\n"
+            "Exit codes: 0 stopped by --run-for or a signal (status: printed), 1 bad or\n"
+            "missing input file or audit log, 2 bad command line, 3 audit not written,\n"
+            "4 internal error.\n");
+}
+
+/* "123 W", or missing when w is not a number (pfi control status's prose) */
+static cli_numtext watts(double w, const char *missing)
+{
+    cli_numtext t = cli_num(w, 'f', 0, missing);
+    if (isfinite(w))
+        snprintf(t.s + strlen(t.s), sizeof t.s - strlen(t.s), " W");
+    return t;
 }
 
 static int status_cmd(int argc, char **argv)
@@ -306,8 +323,15 @@ static int status_cmd(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
             db = argv[++i];
-        else if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: pfi control status --db FILE\n");
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: pfi control status --db FILE\n"
+                   "\n"
+                   "Print the last period of the controller's audit log (budget, measured,\n"
+                   "predicted power, tokens/s, agents; a value the period lacks is a word,\n"
+                   "e.g. budget none outside an event) and its per-job table ('-': missing).\n"
+                   "\n"
+                   "Exit codes: 0 success, 1 audit log missing or unreadable, 2 bad command\n"
+                   "line.\n");
             return PFI_EXIT_OK;
         } else {
             cli_error("control status: unknown argument '%s'", argv[i]);
@@ -327,11 +351,13 @@ static int status_cmd(int argc, char **argv)
     const pfi_audit_period *q = &p[n - 1];
     printf("periods      %zu (strategy %s)\n", n, q->strategy);
     printf("event        %s\n", q->event ? "active" : "none");
-    printf("budget       %.0f W\n", q->budget_w);
-    printf("measured     %.0f W (+ %.0f W reserved for silent agents)\n", q->measured_w,
-           q->reserved_w);
-    printf("predicted    %.0f W, correction %.0f W\n", q->predicted_w, q->correction_w);
-    printf("tokens/s     %.0f\n", q->tput_tok_s);
+    /* a value the period did not have (no budget outside an event) is a word, never nan */
+    printf("budget       %s\n", watts(q->budget_w, "none (no event in force)").s);
+    printf("measured     %s (+ %s reserved for silent agents)\n",
+           watts(q->measured_w, "unavailable").s, watts(q->reserved_w, "unavailable").s);
+    printf("predicted    %s, correction %s\n", watts(q->predicted_w, "unavailable").s,
+           watts(q->correction_w, "unavailable").s);
+    printf("tokens/s     %s\n", cli_num(q->tput_tok_s, 'f', 0, "unavailable").s);
     printf("agents       %d of %d answering\n", q->agents_up, q->agents);
     if (q->note[0])
         printf("note         %s\n", q->note);
@@ -347,16 +373,19 @@ static int status_cmd(int argc, char **argv)
             printf("\n%-20s %-8s %5s %6s %-6s %8s %9s %10s\n", "job", "class", "gpus", "pfi",
                    "curve", "cap_w", "power_w", "tokens/s");
             while (sqlite3_step(st) == SQLITE_ROW) {
-                const unsigned char *cls = sqlite3_column_text(st, 1);
-                printf("%-20s %-8s %5d %6.2f %-6s %8.0f %9.0f %10.0f\n",
-                       (const char *)sqlite3_column_text(st, 0), cls ? (const char *)cls : "-",
-                       sqlite3_column_int(st, 2),
-                       sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN
-                                                                 : sqlite3_column_double(st, 3),
-                       (const char *)sqlite3_column_text(st, 4),
-                       sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN
-                                                                 : sqlite3_column_double(st, 5),
-                       sqlite3_column_double(st, 6), sqlite3_column_double(st, 7));
+                const unsigned char *job = sqlite3_column_text(st, 0),
+                                    *cls = sqlite3_column_text(st, 1),
+                                    *src = sqlite3_column_text(st, 4);
+                double v[4];
+                for (int k = 0; k < 4; k++) /* pfi, cap_w, power_w, tput: NULL is missing */
+                    v[k] = sqlite3_column_type(st, k < 2 ? 3 + 2 * k : 4 + k) == SQLITE_NULL
+                               ? NAN
+                               : sqlite3_column_double(st, k < 2 ? 3 + 2 * k : 4 + k);
+                printf("%-20s %-8s %5d %6s %-6s %8s %9s %10s\n", job ? (const char *)job : "-",
+                       cls ? (const char *)cls : "-", sqlite3_column_int(st, 2),
+                       cli_num(v[0], 'f', 2, "-").s, src ? (const char *)src : "-",
+                       cli_num(v[1], 'f', 0, "-").s, cli_num(v[2], 'f', 0, "-").s,
+                       cli_num(v[3], 'f', 0, "-").s);
             }
             sqlite3_finalize(st);
         }
@@ -434,7 +463,7 @@ int cmd_control(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         bool ok = true;
         switch (c) {
         case O_AGENTS: agents_path = optarg; break;
@@ -472,6 +501,7 @@ int cmd_control(int argc, char **argv)
         case O_TOKEN: token_path = optarg; break;
         case O_RELEASE: release = true; break;
         case O_QUIET: quiet = true; break;
+        case 'h':
         case O_HELP: usage(stdout); return PFI_EXIT_OK;
         default:
             cli_error("control: unknown or incomplete option '%s' (see 'pfi control --help')",
@@ -637,9 +667,12 @@ int cmd_control(int argc, char **argv)
         api.jobs_text = jt;
         pthread_mutex_unlock(&api.mu);
         if (!quiet) {
-            printf("%8.2f %5s %9.0f %9.0f %9.0f %9.0f %10.0f %3zu/%-2zu %s\n", r.t_s,
-                   r.event ? "yes" : "no", r.budget_w, r.measured_w, r.reserved_w,
-                   r.predicted_w, r.tput_tok_s, r.agents_up, r.agents, r.note);
+            /* no budget outside an event, no measurement before the agents answer: "-" */
+            printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r.t_s,
+                   r.event ? "yes" : "no", cli_num(r.budget_w, 'f', 0, "-").s,
+                   cli_num(r.measured_w, 'f', 0, "-").s, cli_num(r.reserved_w, 'f', 0, "-").s,
+                   cli_num(r.predicted_w, 'f', 0, "-").s, cli_num(r.tput_tok_s, 'f', 0, "-").s,
+                   r.agents_up, r.agents, r.note);
             fflush(stdout);
         }
         double next = t_start + (double)(k + 1) * cfg.period_s;
@@ -681,10 +714,12 @@ int cmd_report(int argc, char **argv)
     const char *dbs[6];
     size_t nd = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: pfi report AUDIT.db [AUDIT.db ...] -o FIGURE.png|.svg "
                    "[--title T]\n\nPlot the budget, measured power and tokens/s of the latest "
-                   "controller run\nin each audit log (one per strategy: up to 6).\n");
+                   "controller run\nin each audit log (one per strategy: up to 6).\n"
+                   "\nExit codes: 0 success, 1 audit log missing or unreadable, 2 bad command "
+                   "line,\n3 figure not written, 4 internal error.\n");
             return PFI_EXIT_OK;
         } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
                    i + 1 < argc) {
@@ -725,7 +760,7 @@ int cmd_report(int argc, char **argv)
     }
     for (size_t k = 0; k < nd; k++) {
         double peak_over = 0, tsum = 0;
-        size_t ne = 0;
+        size_t ne = 0, nt = 0;
         for (size_t i = 0; i < n[k]; i++)
             if (p[k][i].event && isfinite(p[k][i].budget_w)) {
                 /* the first two periods of an event measure the cluster before and while
@@ -734,12 +769,17 @@ int cmd_report(int argc, char **argv)
                 bool settled = i >= 2 && p[k][i - 1].event && p[k][i - 2].event;
                 if (settled)
                     peak_over = fmax(peak_over, tot - p[k][i].budget_w);
-                tsum += p[k][i].tput_tok_s;
+                if (isfinite(p[k][i].tput_tok_s)) {
+                    tsum += p[k][i].tput_tok_s;
+                    nt++;
+                }
                 ne++;
             }
-        printf("%s: %s, %zu periods, %zu in the event, mean tokens/s in the event %.0f, "
-               "largest excess over the budget from its third period %.0f W\n",
-               dbs[k], p[k][0].strategy, n[k], ne, ne ? tsum / (double)ne : NAN, peak_over);
+        printf("%s: %s, %zu periods, %zu in the event, mean tokens/s in the event %s, "
+               "largest excess over the budget from its third period %s\n",
+               dbs[k], p[k][0].strategy, n[k], ne,
+               cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
+               watts(peak_over, "undefined").s);
     }
     printf("figure: %s\n", out);
 done:

@@ -5,6 +5,7 @@
  * this verb finds it and the agent binary and runs it.
  */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +20,33 @@
 #define PFI_AGENT_DEFAULT "pfid"
 #endif
 
+static bool is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
 int cmd_demo(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "cluster") != 0) {
-        FILE *f = argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr;
+    /* --help anywhere (pfi demo --help, pfi demo cluster --help ...) is the help */
+    bool help = false;
+    for (int i = 1; i < argc; i++)
+        help = help || is_help(argv[i]);
+    if (help || argc < 2 || strcmp(argv[1], "cluster") != 0) {
+        FILE *f = help ? stdout : stderr;
         fprintf(f, "usage: pfi demo cluster [--agents N] [--out DIR] [--strategy NAME]\n"
                    "\n"
                    "Start N emulated agents (4), a Prometheus server if installed, and the\n"
                    "controller on loopback; run a 30 %% power event and compare with the\n"
                    "equal strategy; print the periods and write DIR/cluster.png (pfi-demo).\n"
-                   "The agent binary is $PFI_AGENT_BIN, else the build's pfid.\n");
+                   "The agent binary is $PFI_AGENT_BIN, else the build's pfid.\n"
+                   "\n"
+                   "  --agents N       emulated agents (4)\n"
+                   "  --out DIR        audit logs and figure (pfi-demo)\n"
+                   "  --strategy NAME  the strategy compared with equal (pfi-model)\n"
+                   "  -h, --help       this help\n"
+                   "\n"
+                   "Exit codes: 0 success, 1 agent binary missing or a run failed, 2 bad\n"
+                   "command line, 3 output folder not writable, 4 internal error.\n");
         return f == stdout ? PFI_EXIT_OK : PFI_EXIT_USAGE;
     }
     char self[PATH_MAX];

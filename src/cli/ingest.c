@@ -622,8 +622,10 @@ int cmd_runs(int argc, char **argv)
                 cli_parse_double(cells[5], &pse);
                 cli_parse_double(cells[6], &tp);
                 cli_parse_double(cells[7], &tse);
-                fprintf(out.f, "%-24s %-8s %5s %8s %12.3f %10.3g %14.6g %10.3g %6s\n", cells[0],
-                        cells[1], cells[2], cells[3], pw, pse, tp, tse, cells[8]);
+                fprintf(out.f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6s\n", cells[0],
+                        cells[1], cells[2], cells[3], cli_num(pw, 'f', 3, "-").s,
+                        cli_num(pse, 'g', 3, "-").s, cli_num(tp, 'g', 6, "-").s,
+                        cli_num(tse, 'g', 3, "-").s, cells[8]);
             }
         }
         free(buf);

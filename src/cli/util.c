@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <locale.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,4 +123,27 @@ const char *cli_option_name(const struct option *opts, int c)
         if (o->flag == NULL && o->val == c)
             return o->name;
     return "?";
+}
+
+cli_numtext cli_num(double v, char conv, int prec, const char *missing)
+{
+    cli_numtext t;
+    if (!isfinite(v)) {
+        snprintf(t.s, sizeof t.s, "%s", missing != NULL ? missing : "");
+        return t;
+    }
+    switch (conv) {
+    case 'e': snprintf(t.s, sizeof t.s, "%.*e", prec, v); break;
+    case 'g': snprintf(t.s, sizeof t.s, "%.*g", prec, v); break;
+    default:
+        if (snprintf(t.s, sizeof t.s, "%.*f", prec, v) >= (int)sizeof t.s)
+            snprintf(t.s, sizeof t.s, "%.*g", prec > 6 ? prec : 6, v); /* too long */
+        break;
+    }
+    return t;
+}
+
+json_t *cli_json_num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
 }

@@ -53,6 +53,19 @@ static void run_names(const pfi_audit_period *const *p, size_t nr, char names[][
     }
 }
 
+/*
+ * The end of period i of a run, s since the run's start: the next period's start, and for
+ * the last one its start plus the spacing before it (a lone period: 0.5 s). A budget holds
+ * for its whole period, so its line is drawn to here: an event from 2 s to 8 s ends at 8 s.
+ */
+static double period_end(const pfi_audit_period *p, size_t n, size_t i)
+{
+    if (i + 1 < n)
+        return p[i + 1].t_s - p[0].t_s;
+    double step = n >= 2 ? p[n - 1].t_s - p[n - 2].t_s : 0.5;
+    return p[i].t_s - p[0].t_s + (isfinite(step) && step > 0 ? step : 0.5);
+}
+
 /* PLplot line styles of the budget lines: one dash pattern per run (style 1 is solid). */
 static PLINT budget_style(size_t k)
 {
@@ -77,9 +90,10 @@ pfi_error pfi_audit_plot(const pfi_audit_period *const *p, const size_t *n, size
         if (n[k] == 0)
             return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "run %zu has no period", k);
         maxn = n[k] > maxn ? n[k] : maxn;
-        tmax = fmax(tmax, p[k][n[k] - 1].t_s - p[k][0].t_s);
+        tmax = fmax(tmax, period_end(p[k], n[k], n[k] - 1));
     }
-    PLFLT *x = malloc(maxn * sizeof *x), *y = malloc(maxn * sizeof *y);
+    /* the budget is a step line: two points a period */
+    PLFLT *x = malloc(2 * maxn * sizeof *x), *y = malloc(2 * maxn * sizeof *y);
     if (x == NULL || y == NULL) {
         free(x);
         free(y);
@@ -124,21 +138,25 @@ pfi_error pfi_audit_plot(const pfi_audit_period *const *p, const size_t *n, size
         for (size_t k = 0; k < nr; k++) {
             PLINT m = 0;
             if (panel == 0) {
-                for (size_t i = 0; i < n[k]; i++) {
-                    if (!isfinite(p[k][i].budget_w))
-                        continue;
-                    x[m] = p[k][i].t_s - p[k][0].t_s;
-                    y[m] = p[k][i].budget_w;
-                    m++;
+                /* each period's budget from its start to its end; a period without one
+                 * (outside the event) breaks the line */
+                plcol0(PLOT_SERIES + (PLINT)k);
+                pllsty(budget_style(k));
+                plwidth(1.5);
+                for (size_t i = 0; i <= n[k]; i++) {
+                    if (i < n[k] && isfinite(p[k][i].budget_w)) {
+                        x[m] = p[k][i].t_s - p[k][0].t_s;
+                        y[m] = p[k][i].budget_w;
+                        x[m + 1] = period_end(p[k], n[k], i);
+                        y[m + 1] = p[k][i].budget_w;
+                        m += 2;
+                    } else if (m > 0) {
+                        plline(m, x, y);
+                        m = 0;
+                    }
                 }
-                if (m > 0) {
-                    plcol0(PLOT_SERIES + (PLINT)k);
-                    pllsty(budget_style(k));
-                    plwidth(1.5);
-                    plline(m, x, y);
-                    plwidth(1.0);
-                    pllsty(1);
-                }
+                plwidth(1.0);
+                pllsty(1);
             }
             m = 0;
             for (size_t i = 0; i < n[k]; i++) {

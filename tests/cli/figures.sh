@@ -82,8 +82,9 @@ done
 run report-png "$PFI" report "$T/pfi-model.db" "$T/equal.db" -o "$T/report.png"
 margins "$T/report.png" 1 2
 run report-svg "$PFI" report "$T/pfi-model.db" "$T/equal.db" -o "$T/report.svg"
-if python3 "$HERE/report_lines.py" "$T/report.svg" 2 >"$T/m" 2>&1; then
-    ok "report: each run's budget line has its own colour and dashes, and a legend entry"
+# the event runs from 2 s to 8 s (periods 2.0 ... 7.5 s); the data lines from 0 to 9.5 s
+if python3 "$HERE/report_lines.py" "$T/report.svg" 2 2 8 9.5 >"$T/m" 2>&1; then
+    ok "report: each run's budget line has its own colour and dashes, a legend entry, and covers the event to its end"
 else
     bad "report budget lines: $(cat "$T/m")"
 fi

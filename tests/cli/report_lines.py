@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check the budget lines of a `pfi report` figure written as SVG (PLplot's svgcairo).
 
-Usage: report_lines.py FIGURE.svg RUNS
+Usage: report_lines.py FIGURE.svg RUNS [FROM TO DATA_END]
 
 PLplot draws a dashed line as one short path per dash ("M x y L x y"), a solid line as one
 path through all its points, in the series colour. For each of the RUNS runs (told apart by
@@ -11,6 +11,9 @@ the colour of their solid data lines) the figure must have:
     colour alone is not enough where they overlap);
   - a dashed legend sample in that colour right of the plot, beside the solid samples: the
     legend names the budget line of every run.
+With FROM TO DATA_END (seconds; every run's data line runs from 0 to DATA_END): each run's
+budget line covers FROM to TO, its event, within 0.2 s: a period's budget is drawn to the
+period's end, not stopped at the last period's start.
 Exit 0 when all hold; 1 with what is missing on stdout. Standard library only.
 """
 import re
@@ -36,7 +39,7 @@ def segments(svg):
 
 
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) not in (3, 6):
         sys.stderr.write(__doc__)
         return 2
     with open(argv[1], encoding="utf-8") as f:
@@ -66,6 +69,19 @@ def main(argv):
         if len(dashes) < 2:
             problems.append("%s: no dashed budget sample in the legend (legend segments %s)"
                             % (c, sorted(round(x, 1) for x in legend)))
+    if len(argv) == 6 and data:
+        t_from, t_to, t_end = (float(a) for a in argv[3:6])
+        x0 = min(x for _, pts in data for x, _ in pts)
+        scale = (right - x0) / t_end  # svg units a second
+        for c in colours:
+            xs = [x for cc, pts in segs if cc == c and len(pts) == 2 for x, _ in pts
+                  if x <= right + 0.5]
+            if not xs:
+                continue
+            lo, hi = (min(xs) - x0) / scale, (max(xs) - x0) / scale
+            if abs(lo - t_from) > 0.2 or abs(hi - t_to) > 0.2:
+                problems.append("%s: budget line from %.2f s to %.2f s, expected %g to %g"
+                                % (c, lo, hi, t_from, t_to))
     if len(set(patterns.values())) < len(patterns):
         problems.append("runs share a dash pattern: %s" % patterns)
     others = sorted({c for c, pts in segs if len(pts) == 2 and c not in colours})
