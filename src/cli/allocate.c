@@ -107,17 +107,18 @@ static void csv_str(FILE *f, const char *s)
 static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st)
 {
     fprintf(f, "strategy %s: %s\n", pfi_strategy_name(st), r->method);
-    fprintf(f, "budget %.1f W of %.1f W uncapped (%.1f%% reduction); lowest possible %.1f W\n",
-            r->budget_w, r->ref_power_w, 100 * (1 - r->budget_w / r->ref_power_w),
+    fprintf(f, "budget %.1f W of %.1f W uncapped (%s%% reduction); lowest possible %.1f W\n",
+            r->budget_w, r->ref_power_w,
+            cli_num(100 * (1 - r->budget_w / r->ref_power_w), 'f', 1, "undefined").s,
             r->min_power_w);
     if (!r->feasible)
         fprintf(f, "INFEASIBLE: the jobs draw at least %.1f W at their lowest caps, %.1f W over "
                    "the budget; every job is at its lowest cap\n",
                 r->min_power_w, r->shortfall_w);
-    fprintf(f, "drawn %.1f W; throughput %.1f tokens/s of %.1f uncapped (%.1f%% kept)\n",
+    fprintf(f, "drawn %.1f W; throughput %.1f tokens/s of %.1f uncapped (%s%% kept)\n",
             r->total_power_w, r->total_tput_tok_s, r->ref_tput_tok_s,
-            100 * r->total_tput_tok_s / r->ref_tput_tok_s);
-    if (!isnan(r->upper_bound))
+            cli_num(100 * r->total_tput_tok_s / r->ref_tput_tok_s, 'f', 1, "undefined").s);
+    if (isfinite(r->upper_bound) && isfinite(r->objective))
         fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective,
                 r->upper_bound, r->upper_bound - r->objective);
     if (r->floors_unmet > 0)
@@ -136,12 +137,15 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     fputc('\n', f);
     for (size_t j = 0; j < J->n; j++) {
         size_t last = J->offset[j + 1] - 1;
-        fprintf(f, "%-24.24s %-8.8s %5.0f %9.1f %11.1f %10.1f %13.1f %5.1f%%", J->name[j],
+        /* a value the job lacks (no marginal at an end of its curve) is "-" */
+        fprintf(f, "%-24.24s %-8.8s %5.0f %9s %11s %10s %13s %5s%%", J->name[j],
                 J->job_class[j] ? J->job_class[j] : "-", isnan(J->gpus[j]) ? 1 : J->gpus[j],
-                r->cap_w[j], r->power_w[j], r->shed_w[j], r->tput_tok_s[j],
-                100 * r->tput_tok_s[j] / J->tput_tok_s[last]);
+                cli_num(r->cap_w[j], 'f', 1, "-").s, cli_num(r->power_w[j], 'f', 1, "-").s,
+                cli_num(r->shed_w[j], 'f', 1, "-").s, cli_num(r->tput_tok_s[j], 'f', 1, "-").s,
+                cli_num(100 * r->tput_tok_s[j] / J->tput_tok_s[last], 'f', 1, "-").s);
         if (explain) {
-            fprintf(f, " %11.4g %11.4g  ", r->marginal_down[j], r->marginal_up[j]);
+            fprintf(f, " %11s %11s  ", cli_num(r->marginal_down[j], 'g', 4, "-").s,
+                    cli_num(r->marginal_up[j], 'g', 4, "-").s);
             bool at_top = isnan(r->marginal_up[j]), at_bottom = isnan(r->marginal_down[j]);
             if (st == PFI_STRATEGY_ORACLE && !isnan(r->lambda)) {
                 if (at_top)
@@ -179,7 +183,7 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r)
                       J->tput_tok_s[J->offset[j + 1] - 1], r->marginal_down[j],
                       r->marginal_up[j]};
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-            if (isnan(v[k]))
+            if (!isfinite(v[k]))
                 fputs(",", f);
             else
                 fprintf(f, ",%.10g", v[k]);

@@ -127,12 +127,8 @@ static size_t excluded_count(const pfi_result *res)
 /* v with the given number of decimals (or %g-style significant digits when digits < 0). */
 static void fmt_num(char *buf, size_t len, double v, int digits)
 {
-    if (isnan(v))
-        snprintf(buf, len, "-");
-    else if (digits < 0)
-        snprintf(buf, len, "%.*g", -digits, v);
-    else
-        snprintf(buf, len, "%.*f", digits, v);
+    snprintf(buf, len, "%.*s", (int)len - 1,
+             cli_num(v, digits < 0 ? 'g' : 'f', digits < 0 ? -digits : digits, "-").s);
 }
 
 static void table_points(FILE *f, const pfi_result *res)
@@ -181,7 +177,7 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
             fprintf(f, "  %-*s %7s %9s  %-17s %7s %7s  %-9s %s\n", (int)width, "group",
                     "ref_cap", "PFI", ci, "area", "CE", "label", "used/ratio/excl");
         }
-        char key[512], ratio[32], ci[48], area[32], ce[32], cap[32];
+        char key[512], ratio[32], ci[100], area[32], ce[32], cap[32];
         key_text(grp, "/", key, sizeof key);
         if (key[0] == '\0')
             snprintf(key, sizeof key, "%s", file_base(t->files[grp->file_index]));
@@ -189,8 +185,9 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
         fmt_num(area, sizeof area, res->area, 3);
         fmt_num(ce, sizeof ce, res->ce, 3);
         fmt_num(cap, sizeof cap, res->has_reference ? res->reference.cap_w : NAN, 0);
-        if (res->ci_available)
-            snprintf(ci, sizeof ci, "[%.3f, %.3f]", res->ci_lo, res->ci_hi);
+        if (res->ci_available) /* an unbounded end is "-" */
+            snprintf(ci, sizeof ci, "[%s, %s]", cli_num(res->ci_lo, 'f', 3, "-").s,
+                     cli_num(res->ci_hi, 'f', 3, "-").s);
         else
             snprintf(ci, sizeof ci, "-");
         fprintf(f, "  %-*.*s %7s %9s  %-17s %7s %7s  %-9s %zu/%zu/%zu\n", (int)width, (int)width,
@@ -209,7 +206,8 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
         return false;
     fprintf(f, "\n%zu sweep groups, %zu with a defined PFI", all.groups, all.defined);
     if (all.defined > 0)
-        fprintf(f, "; median PFI %.3f (range %.3f to %.3f)", all.median, all.min, all.max);
+        fprintf(f, "; median PFI %s (range %s to %s)", cli_num(all.median, 'f', 3, "undefined").s,
+                cli_num(all.min, 'f', 3, "undefined").s, cli_num(all.max, 'f', 3, "undefined").s);
     fprintf(f, "\n");
     if (t->n_files > 1) {
         /* per file, for files with several groups (a one-group file's line repeats its row) */
@@ -277,10 +275,7 @@ static void csv_field(FILE *f, const char *s, bool last)
 
 static void csv_number(FILE *f, double v, bool last)
 {
-    char buf[40] = "";
-    if (!isnan(v))
-        snprintf(buf, sizeof buf, "%.17g", v);
-    csv_field(f, buf, last);
+    csv_field(f, cli_num(v, 'g', 17, "").s, last);
 }
 
 bool analyze_write_csv(FILE *f, const analyze_report *r)
@@ -323,7 +318,7 @@ bool analyze_write_csv(FILE *f, const analyze_report *r)
 /* A number, or null when undefined. */
 static json_t *num(double v)
 {
-    return isnan(v) ? json_null() : json_real(v);
+    return cli_json_num(v);
 }
 
 static json_t *summary_json(const summary *s)
@@ -379,7 +374,7 @@ static json_t *group_json(const analyze_report *r, size_t g)
         "excluded", excluded, "points", points, "ci_undefined_draws", (json_int_t)res->ci_undefined,
         "ci_draws", json_integer((json_int_t)res->ci_draws), "gpus",
         res->has_reference && grp->n_runs > 0 && (grp->runs[0].valid & PFI_RUN_GPUS)
-            ? json_real(grp->runs[0].gpus)
+            ? cli_json_num(grp->runs[0].gpus)
             : json_null());
 }
 
@@ -418,7 +413,7 @@ bool analyze_write_json(FILE *f, const analyze_report *r)
             "{s:f, s:I, s:I, s:f, s:o, s:f}", "x_min", r->options->x_min, "draws",
             (json_int_t)r->options->draws, "seed", (json_int_t)r->options->seed, "ci_level",
             r->options->ci_level,
-            "noise_rel", r->options->noise_rel > 0 ? json_real(r->options->noise_rel) : json_null(),
+            "noise_rel", r->options->noise_rel > 0 ? cli_json_num(r->options->noise_rel) : json_null(),
             "linear_band", r->options->linear_band);
         json_object_set_new(root, "groups", groups);
         json_object_set_new(root, "summary", sum);

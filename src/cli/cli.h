@@ -126,6 +126,10 @@ typedef struct cli_numtext {
 } cli_numtext;
 cli_numtext cli_num(double v, char conv, int prec, const char *missing);
 
+/* cli_put_num — fputs of v with "%.*g" at sig significant digits, or of missing when v is not
+ * finite: "" for a CSV cell, "null" in hand-written JSON. */
+void cli_put_num(FILE *f, double v, int sig, const char *missing);
+
 struct json_t;
 /* cli_json_num — a JSON real, or null when v is not finite (jansson refuses NaN and Inf). */
 struct json_t *cli_json_num(double v);

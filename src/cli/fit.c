@@ -66,10 +66,7 @@ static size_t split(char *s, char **names, size_t max)
 /* v with 3 decimals, or "undefined". */
 static void fmt(char *buf, size_t len, double v)
 {
-    if (isnan(v))
-        snprintf(buf, len, "undefined");
-    else
-        snprintf(buf, len, "%.3f", v);
+    snprintf(buf, len, "%.*s", (int)len - 1, cli_num(v, 'f', 3, "undefined").s);
 }
 
 int cmd_fit(int argc, char **argv)
@@ -165,35 +162,41 @@ int cmd_fit(int argc, char **argv)
             for (int k = 0; k < 8; k++)
                 fmt(v[k], sizeof v[k], vals[k]);
             if (!strcmp(format, "table")) {
-                fprintf(f, "  %-44s %3zu %6.3f | %6s %6s %6s %6s | %6s %6s %6s %6s\n", labels[s],
-                        m->n, m->r2, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
-                fprintf(f, "      PFI = %.4g", m->coef[0]);
-                for (size_t j = 0; j < m->p; j++)
-                    fprintf(f, " %+.4g*%s", m->coef[j + 1], m->features[j]);
+                fprintf(f, "  %-44s %3zu %6s | %6s %6s %6s %6s | %6s %6s %6s %6s\n", labels[s],
+                        m->n, cli_num(m->r2, 'f', 3, "undefined").s, v[0], v[1], v[2], v[3],
+                        v[4], v[5], v[6], v[7]);
+                fprintf(f, "      PFI = %s", cli_num(m->coef[0], 'g', 4, "undefined").s);
+                for (size_t j = 0; j < m->p; j++) {
+                    if (isfinite(m->coef[j + 1]))
+                        fprintf(f, " %+.4g*%s", m->coef[j + 1], m->features[j]);
+                    else
+                        fprintf(f, " + undefined*%s", m->features[j]);
+                }
                 fprintf(f, "\n");
             } else if (!strcmp(format, "csv")) {
-                fprintf(f, "\"%s\",%zu,%.17g", labels[s], m->n, m->r2);
+                fprintf(f, "\"%s\",%zu,", labels[s], m->n);
+                cli_put_num(f, m->r2, 17, "");
                 for (int k = 0; k < 8; k++) {
-                    if (isnan(vals[k]))
-                        fputs(",", f);
-                    else
-                        fprintf(f, ",%.17g", vals[k]);
+                    fputc(',', f);
+                    cli_put_num(f, vals[k], 17, "");
                 }
-                fprintf(f, ",%.17g,\"", m->coef[0]);
-                for (size_t j = 0; j < m->p; j++)
-                    fprintf(f, "%s%.17g", j ? " " : "", m->coef[j + 1]);
+                fputc(',', f);
+                cli_put_num(f, m->coef[0], 17, "");
+                fputs(",\"", f);
+                for (size_t j = 0; j < m->p; j++) {
+                    fputs(j ? " " : "", f);
+                    cli_put_num(f, m->coef[j + 1], 17, "");
+                }
                 fputs("\"\n", f);
             } else {
-                fprintf(f, "  {\"features\": \"%s\", \"n\": %zu, \"r2\": %.17g", labels[s], m->n,
-                        m->r2);
+                fprintf(f, "  {\"features\": \"%s\", \"n\": %zu, \"r2\": ", labels[s], m->n);
+                cli_put_num(f, m->r2, 17, "null");
                 static const char *const keys[] = {"loo_r2", "loo_rmse", "loo_mae",
                                                    "loo_spearman", "loco_r2", "loco_rmse",
                                                    "loco_mae", "loco_spearman"};
                 for (int k = 0; k < 8; k++) {
-                    if (isnan(vals[k]))
-                        fprintf(f, ", \"%s\": null", keys[k]);
-                    else
-                        fprintf(f, ", \"%s\": %.17g", keys[k], vals[k]);
+                    fprintf(f, ", \"%s\": ", keys[k]);
+                    cli_put_num(f, vals[k], 17, "null");
                 }
                 fprintf(f, "}%s\n", s + 1 < n_sets ? "," : "");
             }
@@ -525,7 +528,7 @@ int cmd_predict(int argc, char **argv)
             if (!strcmp(format, "table")) {
                 char est[32], iv[48], meas[32];
                 fmt(est, sizeof est, yhat);
-                if (isnan(lo))
+                if (!isfinite(lo) || !isfinite(hi))
                     snprintf(iv, sizeof iv, "-");
                 else
                     snprintf(iv, sizeof iv, "[%.3f, %.3f]", lo, hi);
@@ -536,17 +539,20 @@ int cmd_predict(int argc, char **argv)
             } else if (!strcmp(format, "csv")) {
                 fprintf(f, "\"%s\"", g->names[i]);
                 double vals[] = {yhat, lo, hi, level, g->pfi[i]};
-                for (int k = 0; k < 5; k++)
-                    isnan(vals[k]) ? fputs(",", f) : fprintf(f, ",%.17g", vals[k]);
+                for (int k = 0; k < 5; k++) {
+                    fputc(',', f);
+                    cli_put_num(f, vals[k], 17, "");
+                }
                 fprintf(f, ",%d\n", outside ? 1 : 0);
             } else {
                 fprintf(f, "  {\"group\": \"%s\"", g->names[i]);
                 static const char *const keys[] = {"pfi_estimate", "pi_lo", "pi_hi", "level",
                                                    "pfi_measured"};
                 double vals[] = {yhat, lo, hi, level, g->pfi[i]};
-                for (int k = 0; k < 5; k++)
-                    isnan(vals[k]) ? fprintf(f, ", \"%s\": null", keys[k])
-                                   : fprintf(f, ", \"%s\": %.17g", keys[k], vals[k]);
+                for (int k = 0; k < 5; k++) {
+                    fprintf(f, ", \"%s\": ", keys[k]);
+                    cli_put_num(f, vals[k], 17, "null");
+                }
                 fprintf(f, ", \"outside_training_range\": %s}%s\n", outside ? "true" : "false",
                         i + 1 < g->n ? "," : "");
             }
@@ -557,8 +563,8 @@ int cmd_predict(int argc, char **argv)
             if (g->n == 1) { /* one job: show the feature values the estimate used */
                 fprintf(f, "\nfeatures:");
                 for (size_t j = 0; j < m->p; j++)
-                    fprintf(f, "%s %s = %.6g", j ? "," : "", m->features[j],
-                            g->features[idx[j]]);
+                    fprintf(f, "%s %s = %s", j ? "," : "", m->features[j],
+                            cli_num(g->features[idx[j]], 'g', 6, "missing").s);
                 fputc('\n', f);
             }
             fprintf(f, "%smodel: %s; %.0f%% prediction intervals; trained on %zu groups\n",

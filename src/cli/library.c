@@ -133,8 +133,8 @@ static int generate(int argc, char **argv)
             for (size_t g = 0; g < lib->n_groups; g++)
                 if (strcmp(lib->groups[g].job_class, classes[k]) == 0)
                     v[n++] = lib->groups[g].pfi_true;
-            printf("  class %-7s %2zu groups, noise-free PFI median %.3f\n", classes[k], n,
-                   pfi_stats_median(v, n, w));
+            printf("  class %-7s %2zu groups, noise-free PFI median %s\n", classes[k], n,
+                   cli_num(pfi_stats_median(v, n, w), 'f', 3, "undefined").s);
         }
         printf("next: pfi analyze %s; pfi stats %s; pfi fit %s\n", dir, dir, dir);
     }

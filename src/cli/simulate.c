@@ -356,17 +356,19 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                     fprintf(f, "  %-15s %12s\n", pfi_strategy_name((pfi_strategy)st), cell_na);
                     continue;
                 }
-                char rec[64], gap[64];
-                snprintf(rec, sizeof rec, "%.5g [%.4g, %.4g]", c->recovered_per_job_tok_s.mean,
-                         c->recovered_per_job_tok_s.lo, c->recovered_per_job_tok_s.hi);
-                if (isnan(c->gap_closed.mean))
+                char rec[160], gap[64];
+                snprintf(rec, sizeof rec, "%s [%s, %s]",
+                         cli_num(c->recovered_per_job_tok_s.mean, 'g', 5, "-").s,
+                         cli_num(c->recovered_per_job_tok_s.lo, 'g', 4, "-").s,
+                         cli_num(c->recovered_per_job_tok_s.hi, 'g', 4, "-").s);
+                if (!isfinite(c->gap_closed.mean))
                     snprintf(gap, sizeof gap, "%s", cell_na);
                 else
                     snprintf(gap, sizeof gap, "%.1f%% [%.1f, %.1f]", 100 * c->gap_closed.mean,
                              100 * c->gap_closed.lo, 100 * c->gap_closed.hi);
-                fprintf(f, "  %-15s %12.6g %26s %24s %7zu\n",
-                        pfi_strategy_name((pfi_strategy)st), c->per_job_tok_s.mean, rec, gap,
-                        c->below_equal);
+                fprintf(f, "  %-15s %12s %26s %24s %7zu\n",
+                        pfi_strategy_name((pfi_strategy)st),
+                        cli_num(c->per_job_tok_s.mean, 'g', 6, "-").s, rec, gap, c->below_equal);
             }
         }
     }
@@ -381,8 +383,11 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                 &r->cells[pfi_sim_cell_index(r, PFI_MIX_PRODUCTION, r30, (pfi_strategy)st)];
             if (!c->available)
                 continue;
-            fprintf(f, "  %-15s %26.5g %23.1f%%\n", pfi_strategy_name((pfi_strategy)st),
-                    c->recovered_per_job_tok_s.mean, 100 * c->gap_closed.mean);
+            char gap[32] = "-";
+            if (isfinite(c->gap_closed.mean))
+                snprintf(gap, sizeof gap, "%.1f%%", 100 * c->gap_closed.mean);
+            fprintf(f, "  %-15s %26s %24s\n", pfi_strategy_name((pfi_strategy)st),
+                    cli_num(c->recovered_per_job_tok_s.mean, 'g', 5, "-").s, gap);
         }
     }
     /* PFI-based strategies below equal anywhere? */
@@ -415,7 +420,7 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                     continue;
                 fprintf(f, "  %s:", pfi_strategy_name((pfi_strategy)st));
                 for (size_t k = 0; k < lib->n_classes; k++)
-                    if (!isnan(c->retained[k]))
+                    if (isfinite(c->retained[k]))
                         fprintf(f, " %s %.3f", lib->class_name[k], c->retained[k]);
             }
             fputc('\n', f);
@@ -444,11 +449,10 @@ static void write_csv(FILE *f, const pfi_sim_result *r)
                                                &c->gap_closed};
                 for (int k = 0; k < 3; k++) {
                     double v[3] = {stats[k]->mean, stats[k]->lo, stats[k]->hi};
-                    for (int q = 0; q < 3; q++)
-                        if (isnan(v[q]))
-                            fputs(",", f);
-                        else
-                            fprintf(f, ",%.10g", v[q]);
+                    for (int q = 0; q < 3; q++) {
+                        fputc(',', f);
+                        cli_put_num(f, v[q], 10, "");
+                    }
                 }
                 fprintf(f, ",%zu,%zu\n", c->gap_closed.n, c->below_equal);
             }
@@ -457,11 +461,15 @@ static void write_csv(FILE *f, const pfi_sim_result *r)
 static void json_stat(FILE *f, const char *name, const pfi_sim_stat *s)
 {
     fprintf(f, "\"%s\": ", name);
-    if (isnan(s->mean))
+    if (!isfinite(s->mean)) {
         fputs("null", f);
-    else
-        fprintf(f, "{\"mean\": %.10g, \"lo\": %.10g, \"hi\": %.10g, \"n\": %zu}", s->mean,
-                s->lo, s->hi, s->n);
+        return;
+    }
+    fprintf(f, "{\"mean\": %.10g, \"lo\": ", s->mean);
+    cli_put_num(f, s->lo, 10, "null");
+    fputs(", \"hi\": ", f);
+    cli_put_num(f, s->hi, 10, "null");
+    fprintf(f, ", \"n\": %zu}", s->n);
 }
 
 static void write_json(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
@@ -496,7 +504,7 @@ static void write_json(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                 fprintf(f, ", \"below_equal\": %zu, \"retained\": {", c->below_equal);
                 bool fc = true;
                 for (size_t k = 0; k < lib->n_classes; k++) {
-                    if (isnan(c->retained[k]))
+                    if (!isfinite(c->retained[k]))
                         continue;
                     fprintf(f, "%s\"%s\": %.10g", fc ? "" : ", ", lib->class_name[k],
                             c->retained[k]);

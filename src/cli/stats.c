@@ -72,19 +72,13 @@ static bool figure_name_ok(const char *opt, const char *path)
 
 static const char *num3(char *buf, size_t len, double v)
 {
-    if (isnan(v))
-        snprintf(buf, len, "undefined");
-    else
-        snprintf(buf, len, "%.3f", v);
+    snprintf(buf, len, "%.*s", (int)len - 1, cli_num(v, 'f', 3, "undefined").s);
     return buf;
 }
 
 static const char *pval(char *buf, size_t len, double v)
 {
-    if (isnan(v))
-        snprintf(buf, len, "undefined");
-    else
-        snprintf(buf, len, "%.3g", v);
+    snprintf(buf, len, "%.*s", (int)len - 1, cli_num(v, 'g', 3, "undefined").s);
     return buf;
 }
 
@@ -309,8 +303,10 @@ static void emit_table(FILE *f, const stats_report *r)
         const class_row *row = &r->classes[c];
         if (c == r->k && row->n == 0)
             break;
-        fprintf(f, "  %-12s %3zu %7.3f %7.3f %7.3f\n", row->name, row->n, row->median, row->min,
-                row->max);
+        /* a class without a defined PFI has no median: "-" */
+        fprintf(f, "  %-12s %3zu %7s %7s %7s\n", row->name, row->n,
+                cli_num(row->median, 'f', 3, "-").s, cli_num(row->min, 'f', 3, "-").s,
+                cli_num(row->max, 'f', 3, "-").s);
     }
     if (r->has_kw) {
         const pfi_kruskal *kw = &r->kw;
@@ -357,8 +353,8 @@ static void emit_table(FILE *f, const stats_report *r)
                 fprintf(f, "  %4zu %-32s %8s %4zu %9s %10s\n", s, "(none)", "-", st->n,
                         num3(b1, sizeof b1, st->rho), pval(b2, sizeof b2, st->p));
             else
-                fprintf(f, "  %4zu %-32.32s %8.3f %4zu %9s %10s\n", s, st->dropped, st->leverage,
-                        st->n, num3(b1, sizeof b1, st->rho), pval(b2, sizeof b2, st->p));
+                fprintf(f, "  %4zu %-32.32s %8s %4zu %9s %10s\n", s, st->dropped,
+                        cli_num(st->leverage, 'f', 3, "-").s, st->n, num3(b1, sizeof b1, st->rho), pval(b2, sizeof b2, st->p));
         }
     }
     if (r->predictor_found) {
@@ -407,8 +403,7 @@ static void csv_row(FILE *f, const char *section, const char *item, const char *
     if (n >= 0)
         fprintf(f, "%ld", n);
     fprintf(f, ",%s,", statistic);
-    if (!isnan(value))
-        fprintf(f, "%.17g", value);
+    cli_put_num(f, value, 17, "");
     fputc('\n', f);
 }
 
@@ -457,7 +452,7 @@ static void emit_csv(FILE *f, const stats_report *r)
 
 static json_t *jnum(double v)
 {
-    return isnan(v) ? json_null() : json_real(v);
+    return cli_json_num(v);
 }
 
 static json_t *jstr(const char *s)
@@ -524,7 +519,7 @@ static json_t *report_json(const stats_report *r)
     }
     ok = ok && json_object_set_new(root, "groups", json_integer((json_int_t)r->n_groups)) == 0 &&
          json_object_set_new(root, "defined", json_integer((json_int_t)r->defined)) == 0 &&
-         json_object_set_new(root, "alpha", json_real(r->alpha)) == 0 &&
+         json_object_set_new(root, "alpha", cli_json_num(r->alpha)) == 0 &&
          json_object_set_new(root, "classes", classes) == 0 &&
          json_object_set_new(root, "all", all ? all : json_null()) == 0 &&
          json_object_set_new(root, "kruskal_wallis", kw ? kw : json_null()) == 0 &&

@@ -412,41 +412,38 @@ static int print_pfi(const settings *s, const char *runs_path)
                 putchar((unsigned char)*p < 32 ? '?' : *p);
             }
             printf("\", \"runs\": %zu, \"pfi\": ", t->groups[gi].n_runs);
-            if (isnan(r.ratio))
-                printf("null");
-            else
-                printf("%.6g", r.ratio);
-            if (r.ci_available)
-                printf(", \"ci_lo\": %.6g, \"ci_hi\": %.6g", r.ci_lo, r.ci_hi);
+            cli_put_num(stdout, r.ratio, 6, "null");
+            if (r.ci_available) {
+                printf(", \"ci_lo\": ");
+                cli_put_num(stdout, r.ci_lo, 6, "null");
+                printf(", \"ci_hi\": ");
+                cli_put_num(stdout, r.ci_hi, 6, "null");
+            }
             printf(", \"label\": \"%s\"}", pfi_label_name(r.label));
         } else if (csv) {
             printf("%s,%zu,", name, t->groups[gi].n_runs);
-            if (!isnan(r.ratio))
-                printf("%.6g", r.ratio);
+            cli_put_num(stdout, r.ratio, 6, "");
             printf(",");
-            if (r.ci_available)
-                printf("%.6g,%.6g", r.ci_lo, r.ci_hi);
-            else
+            if (r.ci_available) {
+                cli_put_num(stdout, r.ci_lo, 6, "");
                 printf(",");
+                cli_put_num(stdout, r.ci_hi, 6, "");
+            } else {
+                printf(",");
+            }
             printf(",%s,", pfi_label_name(r.label));
-            if (!isnan(r.area))
-                printf("%.6g", r.area);
+            cli_put_num(stdout, r.area, 6, "");
             printf(",");
-            if (!isnan(r.ce))
-                printf("%.6g", r.ce);
+            cli_put_num(stdout, r.ce, 6, "");
             printf(",%zu\n", r.n_ratio);
         } else {
-            char pfi[32] = "undefined", ci[48] = "-", area[16] = "-", ce[16] = "-";
-            if (!isnan(r.ratio))
-                snprintf(pfi, sizeof pfi, "%.3f", r.ratio);
-            if (r.ci_available)
-                snprintf(ci, sizeof ci, "[%.3f, %.3f]", r.ci_lo, r.ci_hi);
-            if (!isnan(r.area))
-                snprintf(area, sizeof area, "%.3f", r.area);
-            if (!isnan(r.ce))
-                snprintf(ce, sizeof ce, "%.3f", r.ce);
-            printf("%-20s %5zu %8s %19s %-10s %7s %7s\n", name, t->groups[gi].n_runs, pfi, ci,
-                   pfi_label_name(r.label), area, ce);
+            char ci[100] = "-";
+            if (r.ci_available) /* an unbounded end is "-" */
+                snprintf(ci, sizeof ci, "[%s, %s]", cli_num(r.ci_lo, 'f', 3, "-").s,
+                         cli_num(r.ci_hi, 'f', 3, "-").s);
+            printf("%-20s %5zu %8s %19s %-10s %7s %7s\n", name, t->groups[gi].n_runs,
+                   cli_num(r.ratio, 'f', 3, "undefined").s, ci, pfi_label_name(r.label),
+                   cli_num(r.area, 'f', 3, "-").s, cli_num(r.ce, 'f', 3, "-").s);
             if (r.undefined_reason != NULL)
                 printf("  (%s)\n", r.undefined_reason);
         }

@@ -143,6 +143,14 @@ cli_numtext cli_num(double v, char conv, int prec, const char *missing)
     return t;
 }
 
+void cli_put_num(FILE *f, double v, int sig, const char *missing)
+{
+    if (isfinite(v))
+        fprintf(f, "%.*g", sig, v);
+    else
+        fputs(missing != NULL ? missing : "", f);
+}
+
 json_t *cli_json_num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
