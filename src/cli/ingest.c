@@ -430,8 +430,8 @@ int cmd_ingest(int argc, char **argv)
                 else
                     fprintf(o, ", power unavailable");
                 if (en->lost && isnan(en->lost_t_s))
-                    fprintf(o, ", LOST per the kernel log (last good t=%.3f; time of the loss "
-                               "unknown)", en->last_good_t_s);
+                    fprintf(o, ", LOST per the kernel log (last good t=%s; time of the loss "
+                               "unknown)", cli_num(en->last_good_t_s, 'f', 3, "none").s);
                 else if (en->lost)
                     fprintf(o, ", LOST at t=%.3f (last good %.3f)", en->lost_t_s,
                             en->last_good_t_s);

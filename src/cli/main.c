@@ -79,7 +79,8 @@ int main(int argc, char **argv)
         return stdout_ok();
     }
     if (strcmp(name, "help") == 0) {
-        if (argc < 3 || strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0) {
+        if (argc < 3 || strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0 ||
+            strcmp(argv[2], "help") == 0) {
             usage(stdout);
             return stdout_ok();
         }

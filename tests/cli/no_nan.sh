@@ -1,0 +1,124 @@
+#!/bin/sh
+# Missing values are shown as missing: no output of pfi — table, CSV, JSON, report lines —
+# prints "nan" or "inf" (any case, signed or not). Runs every command that can meet a missing
+# or undefined value, in each of its output formats, on the embedded data, the field cases and
+# small stores and audit logs made here with missing values, and greps stdout and stderr.
+# Usage: no_nan.sh PFI_BINARY SOURCE_DIR [CASES_DIR]      (ctest cli_no_nan)
+set -u
+PFI=$1
+SRC=$2
+CASES=${3:-$SRC/tests/cases}
+T=$(mktemp -d "${TMPDIR:-/tmp}/pfi-no-nan.XXXXXX")
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
+fail=0
+n=0
+# run NAME COMMAND...: keep stdout and stderr as $T/o/NAME.{out,err}; a crash fails
+mkdir -p "$T/o"
+run() {
+    name=$1; shift
+    n=$((n + 1))
+    "$@" >"$T/o/$name.out" 2>"$T/o/$name.err"
+    rc=$?
+    if [ "$rc" -gt 5 ]; then echo "FAIL $name: exit $rc"; cat "$T/o/$name.err"; fail=1; fi
+}
+# nan, inf, infinity as a word of their own ("nan-loss", a flag's name, is not one)
+NAN_RE='(?i)(?<![A-Za-z0-9_-])[-+]?(nan|inf|infinity)(?![A-Za-z0-9_-])'
+
+# pfi analyze / stats: the embedded data and the hand-made set
+pts() { [ "$1" = table ] && echo --points; } # --points: the table's per-point lines
+for f in table csv json; do
+    # shellcheck disable=SC2046
+    run analyze-zeus-$f "$PFI" analyze "$SRC/data/zeus_jit_profile" --format "$f" $(pts "$f")
+    run analyze-nsdi-$f "$PFI" analyze "$SRC/data/zeus_nsdi23_power" --format "$f"
+    # shellcheck disable=SC2046
+    run analyze-handmade-$f "$PFI" analyze "$SRC/tests/data/cli/handmade" --format "$f" $(pts "$f")
+    run stats-zeus-$f "$PFI" stats "$SRC/data/zeus_jit_profile" --format "$f"
+done
+
+# the synthetic library: stats, fit, predict; a 4-group excerpt where statistics are undefined
+run library "$PFI" library generate --quiet "$T/lib"
+run groups "$PFI" stats "$T/lib" --groups-out "$T/groups.csv"
+head -n 5 "$T/groups.csv" >"$T/few.csv"
+run fit-model "$PFI" fit "$T/lib" -m "$T/model.json"
+for f in table csv json; do
+    run stats-lib-$f "$PFI" stats "$T/lib" --format "$f"
+    run stats-few-$f "$PFI" stats "$T/few.csv" --format "$f"
+    run fit-few-$f "$PFI" fit "$T/few.csv" --format "$f"
+    run predict-$f "$PFI" predict -m "$T/model.json" --groups "$T/few.csv" --format "$f"
+done
+run predict-one "$PFI" predict -m "$T/model.json" dcgm_dram_active=0.4 dcgm_mem_copy_util=0.3
+
+# pfi allocate (a job at its top cap has no marginal gain above) and simulate
+for f in table csv json; do
+    run allocate-$f "$PFI" allocate --explain --format "$f" "$SRC/examples/jobs.csv"
+    run allocate-infeasible-$f "$PFI" allocate --format "$f" --reduction 80 "$SRC/examples/jobs.csv"
+    run simulate-$f "$PFI" simulate --workloads 20 --format "$f"
+done
+
+# pfi ingest --dry-run on every field case; a store with runs lacking power, throughput,
+# standard errors, class and GPU count; pfi runs and analyze --db in each format
+for c in "$CASES"/case-*; do
+    for t in "$c"/*; do
+        case $t in *.md) continue ;; esac
+        run "ingest-$(basename "$c")-$(basename "$t")" "$PFI" ingest --dry-run --telemetry "$t"
+    done
+done
+run ingest-lost "$PFI" ingest --db "$T/s.db" --group g1 --cap 300 --telemetry "$CASES/case-03/query_loop.csv"
+run ingest-one "$PFI" ingest --db "$T/s.db" --group g1 --cap 250 --class dense --gpus 2 \
+    --telemetry "$CASES/case-02/units.csv"
+run ingest-na "$PFI" ingest --db "$T/s.db" --group g2 --cap 250 --interval 1 \
+    --telemetry "$CASES/case-08/dcgmi_dmon_prof_na.txt"
+for f in table csv json; do
+    run runs-$f "$PFI" runs --db "$T/s.db" --format "$f"
+    # shellcheck disable=SC2046
+    run analyze-db-$f "$PFI" analyze --db "$T/s.db" --format "$f" $(pts "$f")
+done
+
+# pfi sweep on emulated GPUs, table / csv / json
+for f in table csv json; do
+    run sweep-$f "$PFI" sweep --backend emulated --emulate gpus=2,noise=0.01 --caps 300,250,200 \
+        --duration 2m --interval 5s --db "$T/sw-$f.db" --group sw --format "$f"
+done
+
+# pfi control: an agent that never answers (no budget outside the event, nothing measured),
+# then control status and report on its audit log and on one with every value missing
+echo "http://127.0.0.1:9 token" >"$T/agents"
+run control-lines "$PFI" control --agents "$T/agents" --reduction 30% --start 0.4 \
+    --duration 0.4 --period 0.2 --run-for 1.2 --db "$T/c.db"
+grep -q '^ *0.00 *no *- ' "$T/o/control-lines.out" ||
+    { echo "FAIL control-lines: no '-' budget outside the event"; fail=1; }
+run control-status "$PFI" control status --db "$T/c.db"
+run report "$PFI" report "$T/c.db" -o "$T/c.svg"
+python3 - "$T/null.db" <<'PY' || { echo "FAIL audit log with missing values"; fail=1; }
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL, wall_s REAL,"
+           " event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL, reserved_w REAL,"
+           " predicted_w REAL, correction_w REAL, ref_w REAL, tput_tok_s REAL, cap_sum_w REAL,"
+           " strategy TEXT, agents_up INTEGER, agents INTEGER, jobs INTEGER, gpus INTEGER,"
+           " decreases INTEGER, increases INTEGER, unconfirmed INTEGER, telemetry TEXT,"
+           " restored INTEGER, note TEXT)")
+db.execute("CREATE TABLE ctl_jobs(period INTEGER, job TEXT, class TEXT, gpus INTEGER, pfi REAL,"
+           " source TEXT, cap_w REAL, ref_power_w REAL, ref_tput REAL, power_w REAL,"
+           " pred_power_w REAL, tput REAL)")
+for i in range(4):
+    db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, strategy, agents_up, agents)"
+               " VALUES(1, ?, ?, 0, 'equal', 0, 1)", (0.5 * i, 1e9 + 0.5 * i))
+db.execute("INSERT INTO ctl_jobs(period, job, gpus, source) VALUES(4, 'j1', 0, NULL)")
+db.commit()
+PY
+run control-status-null "$PFI" control status --db "$T/null.db"
+run report-null "$PFI" report "$T/null.db" -o "$T/null.svg"
+grep -q 'budget *none' "$T/o/control-status-null.out" ||
+    { echo "FAIL control-status-null: the missing budget is not a word"; fail=1; }
+
+# every output of every run above
+if grep -P -l "$NAN_RE" "$T"/o/* >"$T/hits" 2>/dev/null; then
+    for h in $(cat "$T/hits"); do
+        echo "FAIL $(basename "$h"): prints nan/inf:"
+        grep -P -n "$NAN_RE" "$h" | head -n 5
+    done
+    fail=1
+fi
+[ "$fail" -eq 0 ] && echo "ok   $n runs: no nan or inf in any output"
+exit $fail
