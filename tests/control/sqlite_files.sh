@@ -39,6 +39,14 @@ no_side_files "pfi control status" "$WORK/demo"
     >"$WORK/report.log" 2>&1
 expect "pfi report" 0 $? "$WORK/report.log"
 no_side_files "pfi report" "$WORK/demo"
+# the demo's per-period lines (no budget outside the event), status and report summary show a
+# missing value as "-" or a word, never nan/inf
+if grep -P -n '(?i)(?<![A-Za-z0-9_-])[-+]?(nan|inf|infinity)(?![A-Za-z0-9_-])' \
+    "$WORK/demo.log" "$WORK/status.log" "$WORK/report.log" >"$WORK/nan" 2>&1; then
+    bad "demo / status / report print nan or inf: $(head -n 3 "$WORK/nan")"
+else
+    ok "demo, status and report print no nan or inf"
+fi
 
 # 2. a run store from a sweep, read by the controller (--store) while it writes its audit log
 mkdir -p "$WORK/st"
