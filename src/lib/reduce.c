@@ -178,6 +178,12 @@ static void reduce_energy(const pfi_tm *tm, const size_t *gpus, size_t ng, size_
         const pfi_tm_series *es = pfi_tm_series_get(tm, gpus[g], (size_t)fe);
         counter = es != NULL && es->n >= 2;
     }
+    /* Partial: a GPU whose integrated time falls short of the span of the job's samples by
+     * over half a grid step (a hole, a gap, a GPU that started late or was lost). */
+    double lo = INFINITY, hi = -INFINITY, least = INFINITY;
+    size_t lg = 0;
+    for (size_t g = 0; g < ng; g++)
+        span_of(pfi_tm_series_get(tm, gpus[g], counter ? (size_t)fe : fp), &lo, &hi);
     double ej = 0;
     for (size_t g = 0; counter && g < ng; g++) {
         const pfi_tm_series *es = pfi_tm_series_get(tm, gpus[g], (size_t)fe);
@@ -193,10 +199,17 @@ static void reduce_energy(const pfi_tm *tm, const size_t *gpus, size_t ng, size_
                         tm->entities[gpus[g]].name, pc, pm);
         }
         ej += e;
+        if (cov < least) {
+            least = cov;
+            lg = g;
+        }
     }
-    size_t fi = counter ? (size_t)fe : fp;
     if (!counter) {
         ej = 0;
+        least = lo = INFINITY;
+        hi = -INFINITY;
+        for (size_t g = 0; g < ng; g++)
+            span_of(pfi_tm_series_get(tm, gpus[g], fp), &lo, &hi);
         for (size_t g = 0; g < ng; g++) {
             const pfi_tm_series *ps = pfi_tm_series_get(tm, gpus[g], fp);
             const char *name = tm->entities[gpus[g]].name;
@@ -210,32 +223,17 @@ static void reduce_energy(const pfi_tm *tm, const size_t *gpus, size_t ng, size_
                 energy_note(out, "%s has no two consecutive power samples to integrate", name);
                 return;
             }
-        }
-    }
-    /* Partial: a GPU whose integrated time falls short of the job's span by over half a grid
-     * step (a hole, a gap, a GPU that started late or was lost). */
-    double lo = INFINITY, hi = -INFINITY, worst = 0, worst_cov = 0;
-    size_t wg = 0;
-    for (size_t g = 0; g < ng; g++)
-        span_of(pfi_tm_series_get(tm, gpus[g], fi), &lo, &hi);
-    for (size_t g = 0; g < ng; g++) {
-        const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], fi);
-        double cov = 0;
-        if (counter)
-            pfi_tm_counter_delta(s, &cov, NULL);
-        else
-            pfi_tm_integrate(s, &cov);
-        if (hi - lo - cov > worst) {
-            worst = hi - lo - cov;
-            worst_cov = cov;
-            wg = g;
+            if (cov < least) {
+                least = cov;
+                lg = g;
+            }
         }
     }
     double tol = out->align_s > 0 ? 0.5 * out->align_s : 0;
-    if (worst > tol) {
+    if (hi - lo - least > tol) {
         out->flags |= PFI_RED_ENERGY_PARTIAL;
-        energy_note(out, "partial: %s covers %.4g of %.4g s", tm->entities[gpus[wg]].name,
-                    worst_cov, hi - lo);
+        energy_note(out, "partial: %s covers %.4g of %.4g s", tm->entities[gpus[lg]].name,
+                    least, hi - lo);
     }
     out->energy_j = ej;
     snprintf(out->energy_method, sizeof out->energy_method, "%s",
