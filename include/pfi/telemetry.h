@@ -110,8 +110,9 @@ typedef struct pfi_tm_series {
     size_t entity, field;
     double *t_s;            /* n sample times, s (see time above) */
     double *value;          /* n values in the field's unit */
-    unsigned char *brk;     /* n flags: 1 when sample i starts a new piece (after a gap,
-                               a missing value or a segment split): never integrate across */
+    unsigned char *brk;     /* n flags: 1 when sample i starts a new piece (after a missing
+                               value or a segment split): never integrate across; time gaps
+                               (pfi_tm_gaps) are not marked here but skipped all the same */
     size_t n;               /* stored (valid) samples; n_valid when keep_series */
     size_t n_valid;         /* valid samples seen */
     size_t n_missing;       /* missing tokens seen */
