@@ -6,6 +6,14 @@
  * any of the job's GPUs has no valid sample is INCOMPLETE: it is counted and left out, never
  * summed smaller. The run power is the steady state (pfi_steady_state: warm-up dropped, mean
  * of the top q of the complete bins, with its standard error) of that job series.
+ * Energy: per GPU, the energy counter's increase (energy_mj, when every GPU has one with two
+ * samples and each agrees with the power measured over the same time within a factor 2;
+ * else a note says so) or the trapezoid integral of the power series, summed; never across a
+ * break or a time gap (pfi_tm_gaps). It is unknown (NaN, energy_note says why) when the
+ * telemetry lacks a GPU of the job, or a GPU has no power samples or no two consecutive ones.
+ * It is PARTIAL (flag, energy_note) when a GPU's integrated time falls short of the span of
+ * the job's samples by over half a grid step: a missing stretch or a time gap is left out,
+ * never filled in. The job power is not affected by gaps: bins in a gap are empty.
  * Features: per field, the mean over the job's GPUs of each GPU's mean after the warm-up
  * (valid samples only); plus products "name=a*b" of two field means, where percent fields
  * count as fractions (DESIGN §4: dram_copy_product = dram_active x mem_copy_util_pct/100).
@@ -48,7 +56,10 @@ enum {
     PFI_RED_GPU_COUNT = 1u << 4,     /* fewer GPUs in the telemetry than the job has */
     PFI_RED_TOOL_ERROR = 1u << 5,    /* the tool printed errors in place of data */
     PFI_RED_NAN_LOSS = 1u << 6,      /* the training log had NaN losses */
-    PFI_RED_NO_THROUGHPUT = 1u << 7  /* no throughput */
+    PFI_RED_NO_THROUGHPUT = 1u << 7, /* no throughput */
+    PFI_RED_TIME_GAP = 1u << 8,      /* a GPU's power or energy series has a time gap
+                                        (pfi_tm_gaps): not integrated across */
+    PFI_RED_ENERGY_PARTIAL = 1u << 9 /* the energy covers less than the run (see energy_note) */
 };
 /* Flags that make a run unusable for PFI (stored, shown, left out of analyze). */
 #define PFI_RED_INVALID (PFI_RED_NO_POWER | PFI_RED_GPU_LOST | PFI_RED_GPU_COUNT)
@@ -61,8 +72,11 @@ typedef struct pfi_reduced {
     size_t n_complete;      /* bins with every GPU */
     size_t n_incomplete;    /* bins lacking a GPU: left out */
     double align_s;         /* grid used */
-    double energy_j;        /* job energy, J (NaN when unknown) */
-    char energy_method[32]; /* "counter", "power-trapezoid" or "" */
+    double energy_j;        /* job energy, J (NaN when unknown: see energy_note) */
+    char energy_method[32]; /* "counter", "power-trapezoid" or "" when unknown */
+    char energy_note[256];  /* "" or why energy_j is unknown ("gpu0 has no power samples"),
+                               or what qualifies it: "partial: gpu1 covers 3 of 4 s", the
+                               energy counter rejected; several joined by "; " */
     unsigned flags;         /* PFI_RED_* */
     size_t n_features;
     char feature_name[PFI_MAX_FEATURES][64];

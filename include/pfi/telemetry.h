@@ -26,6 +26,10 @@
  * given: pfi_tm.interval_assumed), and pfi_tm.time_nominal is set. A time
  * that goes backwards splits the series (a new segment, a note); for time-of-day-only dmon a
  * jump back across midnight that matches the interval is a day rollover (+86400 s, a note).
+ * A time GAP is a step between consecutive stored samples longer than PFI_TM_GAP_FACTOR x the
+ * series' own median sampling step (pfi_tm_gaps; for nominal times that step is the
+ * interval): nothing is integrated across one, and pfi_tm_summarize notes each power or
+ * energy series that has gaps.
  *
  * Ownership: a pfi_tm owns everything it points to; all returned pointers are borrowed and
  * valid until pfi_tm_destroy. Not thread-safe (one collector per thread).
@@ -49,6 +53,7 @@ extern "C" {
 #define PFI_TM_MAX_SAMPLES 100000000 /* most stored samples over all series */
 #define PFI_TM_MAX_NOTES 512        /* notes kept; later ones are counted only */
 #define PFI_TM_NOTE_LEN 320
+#define PFI_TM_GAP_FACTOR 10.0      /* a step > this x the median step is a gap (pfi_tm_gaps) */
 
 typedef enum pfi_tm_format {
     PFI_TM_AUTO = 0,
@@ -105,8 +110,9 @@ typedef struct pfi_tm_series {
     size_t entity, field;
     double *t_s;            /* n sample times, s (see time above) */
     double *value;          /* n values in the field's unit */
-    unsigned char *brk;     /* n flags: 1 when sample i starts a new piece (after a gap,
-                               a missing value or a segment split): never integrate across */
+    unsigned char *brk;     /* n flags: 1 when sample i starts a new piece (after a missing
+                               value or a segment split): never integrate across; time gaps
+                               (pfi_tm_gaps) are not marked here but skipped all the same */
     size_t n;               /* stored (valid) samples; n_valid when keep_series */
     size_t n_valid;         /* valid samples seen */
     size_t n_missing;       /* missing tokens seen */
@@ -214,30 +220,45 @@ void pfi_tm_field_info(const char *name, const char **canonical, pfi_tm_kind *ki
                        int *dcgm_id);
 
 /*
+ * pfi_tm_gaps — the time gaps of a series: steps t[i] - t[i-1] > 0 between consecutive
+ * stored samples, the later one not already a break (brk), longer than PFI_TM_GAP_FACTOR x
+ * *step_s, the lower median of those steps (the series' own sampling interval; exact; NaN
+ * when the series has no such step, and then there is no gap). Returns the number of gaps;
+ * *longest_s the longest (NaN when none). step_s, longest_s may be NULL. Allocates nothing;
+ * O(n) (eight passes). Requires keep_series.
+ */
+size_t pfi_tm_gaps(const pfi_tm_series *s, double *step_s, double *longest_s);
+
+/*
  * pfi_tm_integrate — time-weighted integral of a series (trapezoid rule over consecutive
- * stored samples with brk == 0 on the later one; never across a break). For a power series
- * in W this is energy in J. *covered_s: seconds integrated over. Requires keep_series.
+ * stored samples with brk == 0 on the later one; never across a break or a time gap:
+ * pfi_tm_gaps). For a power series in W this is energy in J. *covered_s: seconds integrated
+ * over (0 when no two consecutive samples qualify: the integral is then unknown, not 0).
+ * Requires keep_series.
  */
 double pfi_tm_integrate(const pfi_tm_series *s, double *covered_s);
 
 /*
  * pfi_tm_counter_delta — total increase of a cumulative counter series (e.g. energy_mj):
- * the sum over segments of (last - first), where a decrease (counter reset or wrap) or a
- * break starts a new segment. *covered_s: seconds covered by the segments; *n_resets: resets
- * seen. Same unit as the series (mJ for energy_mj).
+ * the sum over segments of (last - first), where a decrease (counter reset or wrap), a break
+ * or a time gap (pfi_tm_gaps: what the counter gained over a hole is left out, like the
+ * trapezoids) starts a new segment. *covered_s: seconds covered by the segments; *n_resets:
+ * resets seen. Same unit as the series (mJ for energy_mj).
  */
 double pfi_tm_counter_delta(const pfi_tm_series *s, double *covered_s, size_t *n_resets);
 
 /*
  * pfi_tm_derive_power_from_energy — for every entity with an energy_mj series, add a
  * power_energy_w series: (E[i] - E[i-1]) / 1000 / (t[i] - t[i-1]) W at t[i], over
- * consecutive samples without a break, reset or non-increasing time. Errors: PFI_ERR_NOMEM,
- * PFI_ERR_LIMIT.
+ * consecutive samples without a break, reset, time gap or non-increasing time. Errors:
+ * PFI_ERR_NOMEM, PFI_ERR_LIMIT.
  */
 pfi_error pfi_tm_derive_power_from_energy(pfi_tm *tm);
 
 /*
- * pfi_tm_summarize — append one note per (entity, field) with missing, out-of-range or
+ * pfi_tm_summarize — append one note per power or energy series with time gaps
+ * ("gpu0: power_w: 1 time gap longer than 10x the median sampling step (1 s), longest
+ * 601 s: not integrated across"), one per (entity, field) with missing, out-of-range or
  * duplicate samples ("gpu0: power_w not available (3 of 3 samples missing)"), with a
  * profiler hint for DCGM profiling ratios, and one per lost GPU. Call once after reading.
  */

@@ -449,7 +449,11 @@ int cmd_ingest(int argc, char **argv)
                         red->n_incomplete, red->align_s);
             fputc('\n', o);
             if (!isnan(red->energy_j))
-                fprintf(o, "energy: %.3f J (%s)\n", red->energy_j, red->energy_method);
+                fprintf(o, "energy: %.3f J (%s%s%s)\n", red->energy_j, red->energy_method,
+                        red->energy_note[0] ? "; " : "", red->energy_note);
+            else
+                fprintf(o, "energy: unavailable (%s)\n",
+                        red->energy_note[0] ? red->energy_note : "no power samples");
             if (log != NULL)
                 fprintf(o, "throughput: %s log, %zu intervals, %zu used, excluded: %zu skipped-"
                            "iteration, %zu checkpoint, %zu no rate, %zu warm-up; top-q %.6g "
@@ -461,7 +465,7 @@ int cmd_ingest(int argc, char **argv)
                         tls.window_rate, log->unit,
                         num_or(tflops, sizeof tflops, 6, tls.tflops_mean, "unavailable"),
                         log->n_nan);
-            fprintf(o, "flags:%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
+            fprintf(o, "flags:%s%s%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
                     red->flags & PFI_RED_NO_POWER ? " no-power" : "",
                     red->flags & PFI_RED_GPU_LOST ? " gpu-lost" : "",
                     red->flags & PFI_RED_INCOMPLETE ? " incomplete" : "",
@@ -469,7 +473,9 @@ int cmd_ingest(int argc, char **argv)
                     red->flags & PFI_RED_GPU_COUNT ? " gpu-count" : "",
                     red->flags & PFI_RED_TOOL_ERROR ? " tool-error" : "",
                     red->flags & PFI_RED_NAN_LOSS ? " nan-loss" : "",
-                    red->flags & PFI_RED_NO_THROUGHPUT ? " no-throughput" : "");
+                    red->flags & PFI_RED_NO_THROUGHPUT ? " no-throughput" : "",
+                    red->flags & PFI_RED_TIME_GAP ? " time-gap" : "",
+                    red->flags & PFI_RED_ENERGY_PARTIAL ? " energy-partial" : "");
             if ((red->flags & PFI_RED_INVALID) && !(red->flags & PFI_RED_NO_POWER))
                 fprintf(o, "this run is INVALID for PFI: stored, but analyze leaves it out\n");
         }

@@ -9,12 +9,16 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc_internal.h"
 
 #define MAX_BINS 20000000
+/* The counter is used when its mean power is within this factor of the measured mean power. */
+#define PFI_RED_COUNTER_RATIO 2.0
 
 void pfi_reduce_options_init(pfi_reduce_options *o)
 {
@@ -92,6 +96,148 @@ static void add_feature(pfi_reduced *out, const char *name, double v)
         return;
     snprintf(out->feature_name[out->n_features], sizeof out->feature_name[0], "%.63s", name);
     out->feature_value[out->n_features++] = v;
+}
+
+/* Appends "; "-separated text to the energy note. */
+static void energy_note(pfi_reduced *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void energy_note(pfi_reduced *out, const char *fmt, ...)
+{
+    size_t len = strlen(out->energy_note), cap = sizeof out->energy_note;
+    if (len > 0 && len + 2 < cap) {
+        memcpy(out->energy_note + len, "; ", 3);
+        len += 2;
+    }
+    if (len + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->energy_note + len, cap - len, fmt, ap);
+    va_end(ap);
+}
+
+/* Time span of a set of series (min and max sample time; unsorted after a backwards jump). */
+static void span_of(const pfi_tm_series *s, double *lo, double *hi)
+{
+    for (size_t i = 0; s != NULL && i < s->n; i++) {
+        if (s->t_s[i] < *lo)
+            *lo = s->t_s[i];
+        if (s->t_s[i] > *hi)
+            *hi = s->t_s[i];
+    }
+}
+
+/*
+ * The counter of one GPU against its measured power over the same time (the mean of the
+ * power samples within the counter's first..last sample): true when they agree within
+ * PFI_RED_COUNTER_RATIO either way, or when there is nothing to compare with.
+ */
+static bool counter_plausible(const pfi_tm_series *es, const pfi_tm_series *ps, double ej,
+                              double cov, double *pc, double *pm)
+{
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    size_t n = 0;
+    span_of(es, &lo, &hi);
+    for (size_t i = 0; ps != NULL && i < ps->n; i++)
+        if (ps->t_s[i] >= lo && ps->t_s[i] <= hi) {
+            sum += ps->value[i];
+            n++;
+        }
+    if (n == 0 || !(cov > 0) || !(sum > 0))
+        return true;
+    *pc = ej / cov;
+    *pm = sum / (double)n;
+    return *pc >= *pm / PFI_RED_COUNTER_RATIO && *pc <= *pm * PFI_RED_COUNTER_RATIO;
+}
+
+/*
+ * Job energy (pfi_reduced.energy_j, _method, _note; flags TIME_GAP, ENERGY_PARTIAL): the
+ * counter when every GPU has one that agrees with its measured power, else power trapezoids;
+ * unavailable (NaN) when a GPU of the job has nothing to integrate.
+ */
+static void reduce_energy(const pfi_tm *tm, const size_t *gpus, size_t ng, size_t fp,
+                          size_t job_gpus, pfi_reduced *out)
+{
+    long fe = pfi_tm_field_find(tm, "energy_mj");
+    for (size_t g = 0; g < ng; g++) {
+        const pfi_tm_series *ps = pfi_tm_series_get(tm, gpus[g], fp);
+        const pfi_tm_series *es = fe >= 0 ? pfi_tm_series_get(tm, gpus[g], (size_t)fe) : NULL;
+        if ((ps != NULL && pfi_tm_gaps(ps, NULL, NULL) > 0) ||
+            (es != NULL && pfi_tm_gaps(es, NULL, NULL) > 0))
+            out->flags |= PFI_RED_TIME_GAP;
+    }
+    if (job_gpus > ng) {
+        energy_note(out, "the telemetry has %zu of the job's %zu GPUs", ng, job_gpus);
+        return;
+    }
+    bool derived = strcmp(tm->fields[fp].name, "power_energy_w") == 0;
+    /* The counter: every GPU has one with an integrable step, and none disagrees grossly
+     * with the power measured beside it. */
+    bool counter = fe >= 0;
+    for (size_t g = 0; counter && g < ng; g++) {
+        const pfi_tm_series *es = pfi_tm_series_get(tm, gpus[g], (size_t)fe);
+        counter = es != NULL && es->n >= 2;
+    }
+    /* Partial: a GPU whose integrated time falls short of the span of the job's samples by
+     * over half a grid step (a hole, a gap, a GPU that started late or was lost). */
+    double lo = INFINITY, hi = -INFINITY, least = INFINITY;
+    size_t lg = 0;
+    for (size_t g = 0; g < ng; g++)
+        span_of(pfi_tm_series_get(tm, gpus[g], counter ? (size_t)fe : fp), &lo, &hi);
+    double ej = 0;
+    for (size_t g = 0; counter && g < ng; g++) {
+        const pfi_tm_series *es = pfi_tm_series_get(tm, gpus[g], (size_t)fe);
+        double cov = 0, e = pfi_tm_counter_delta(es, &cov, NULL) / 1000.0, pc = NAN, pm = NAN;
+        if (!(cov > 0)) {
+            counter = false;
+        } else if (!derived &&
+                   !counter_plausible(es, pfi_tm_series_get(tm, gpus[g], fp), e, cov, &pc,
+                                      &pm)) {
+            counter = false;
+            energy_note(out, "the energy counter disagrees with the measured power (%s: "
+                             "%.4g W from the counter, %.4g W measured): not used",
+                        tm->entities[gpus[g]].name, pc, pm);
+        }
+        ej += e;
+        if (cov < least) {
+            least = cov;
+            lg = g;
+        }
+    }
+    if (!counter) {
+        ej = 0;
+        least = lo = INFINITY;
+        hi = -INFINITY;
+        for (size_t g = 0; g < ng; g++)
+            span_of(pfi_tm_series_get(tm, gpus[g], fp), &lo, &hi);
+        for (size_t g = 0; g < ng; g++) {
+            const pfi_tm_series *ps = pfi_tm_series_get(tm, gpus[g], fp);
+            const char *name = tm->entities[gpus[g]].name;
+            double cov = 0;
+            if (ps == NULL || ps->n == 0) {
+                energy_note(out, "%s has no power samples", name);
+                return;
+            }
+            ej += pfi_tm_integrate(ps, &cov);
+            if (!(cov > 0)) {
+                energy_note(out, "%s has no two consecutive power samples to integrate", name);
+                return;
+            }
+            if (cov < least) {
+                least = cov;
+                lg = g;
+            }
+        }
+    }
+    double tol = out->align_s > 0 ? 0.5 * out->align_s : 0;
+    if (hi - lo - least > tol) {
+        out->flags |= PFI_RED_ENERGY_PARTIAL;
+        energy_note(out, "partial: %s covers %.4g of %.4g s", tm->entities[gpus[lg]].name,
+                    least, hi - lo);
+    }
+    out->energy_j = ej;
+    snprintf(out->energy_method, sizeof out->energy_method, "%s",
+             counter ? "counter" : "power-trapezoid");
 }
 
 pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_reduced *out)
@@ -216,28 +362,7 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
             if (e != PFI_OK)
                 return e;
         }
-        /* Energy: the counter when every GPU has one, else trapezoid over each GPU. */
-        long fe = pfi_tm_field_find(tm, "energy_mj");
-        bool all_counter = fe >= 0;
-        for (size_t g = 0; all_counter && g < ng; g++) {
-            const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fe);
-            all_counter = s != NULL && s->n >= 2;
-        }
-        double ej = 0;
-        if (all_counter) {
-            for (size_t g = 0; g < ng; g++)
-                ej += pfi_tm_counter_delta(pfi_tm_series_get(tm, gpus[g], (size_t)fe), NULL,
-                                           NULL) / 1000.0;
-            snprintf(out->energy_method, sizeof out->energy_method, "counter");
-        } else {
-            for (size_t g = 0; g < ng; g++) {
-                const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
-                if (s != NULL)
-                    ej += pfi_tm_integrate(s, NULL);
-            }
-            snprintf(out->energy_method, sizeof out->energy_method, "power-trapezoid");
-        }
-        out->energy_j = ej;
+        reduce_energy(tm, gpus, ng, (size_t)fp, o->gpus, out);
     }
     /* Features: every field, then the products. */
     if (!isfinite(t0))

@@ -1,6 +1,7 @@
 /*
- * The telemetry collector: entities, fields, series, range checks, notes, time handling,
- * integration. The readers (read_smi.c, read_dcgm.c) feed it through tm_internal.h.
+ * The telemetry collector: entities, fields, series, range checks, notes, time handling
+ * (integration over time: tm_energy.c). The readers (read_smi.c, read_dcgm.c) feed it through
+ * tm_internal.h.
  */
 #define _GNU_SOURCE /* memmem, gmtime_r */
 #include <errno.h>
@@ -527,79 +528,6 @@ bool pfi_tm_has_field(const pfi_tm *tm, const char *name)
     return false;
 }
 
-double pfi_tm_integrate(const pfi_tm_series *s, double *covered_s)
-{
-    double sum = 0, cov = 0;
-    for (size_t i = 1; i < s->n; i++) {
-        if (s->brk[i])
-            continue;
-        double dt = s->t_s[i] - s->t_s[i - 1];
-        sum += 0.5 * (s->value[i] + s->value[i - 1]) * dt;
-        cov += dt;
-    }
-    if (covered_s != NULL)
-        *covered_s = cov;
-    return sum;
-}
-
-double pfi_tm_counter_delta(const pfi_tm_series *s, double *covered_s, size_t *n_resets)
-{
-    double sum = 0, cov = 0;
-    size_t resets = 0;
-    for (size_t i = 1; i < s->n; i++) {
-        if (s->brk[i])
-            continue;
-        double d = s->value[i] - s->value[i - 1];
-        if (d < 0) {
-            resets++;
-            continue;
-        }
-        sum += d;
-        cov += s->t_s[i] - s->t_s[i - 1];
-    }
-    if (covered_s != NULL)
-        *covered_s = cov;
-    if (n_resets != NULL)
-        *n_resets = resets;
-    return sum;
-}
-
-pfi_error pfi_tm_derive_power_from_energy(pfi_tm *tm)
-{
-    long fe = pfi_tm_field_find(tm, "energy_mj");
-    if (fe < 0)
-        return PFI_OK;
-    static const char name[] = "power_energy_w";
-    size_t fp;
-    pfi_error err = tm_field(tm, name, sizeof name - 1, &fp);
-    if (err != PFI_OK)
-        return err;
-    tm->fields[fp].kind = PFI_KIND_POWER_W;
-    for (size_t e = 0; e < tm->n_entities; e++) {
-        int k = tm->map[e * PFI_TM_MAX_FIELDS + (size_t)fe];
-        if (k < 0)
-            continue;
-        bool first = true;
-        for (size_t i = 1;; i++) {
-            const pfi_tm_series *s = &tm->series[k]; /* re-fetched: tm_put may realloc */
-            if (i >= s->n)
-                break;
-            double dt = s->t_s[i] - s->t_s[i - 1];
-            double de = s->value[i] - s->value[i - 1];
-            double t = s->t_s[i];
-            bool ok = !s->brk[i] && dt > 0 && de >= 0;
-            if (!ok && first)
-                continue;
-            first = false;
-            err = tm_put(tm, e, fp, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING,
-                         ok ? de / 1000.0 / dt : NAN, -1, false);
-            if (err != PFI_OK)
-                return err;
-        }
-    }
-    return PFI_OK;
-}
-
 long tm_days_from_civil(long y, unsigned m, unsigned d)
 {
     y -= m <= 2;
@@ -858,6 +786,7 @@ pfi_error pfi_tm_read_file(pfi_tm *tm, const char *path, pfi_tm_format fmt, pfi_
 
 void pfi_tm_summarize(pfi_tm *tm)
 {
+    tm_note_gaps(tm);
     for (size_t i = 0; i < tm->n_series; i++) {
         const pfi_tm_series *s = &tm->series[i];
         const char *en = tm->entities[s->entity].name;

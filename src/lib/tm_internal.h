@@ -180,6 +180,8 @@ static inline double tm_row_time_nominal(pfi_tm *tm, size_t e)
 void tm_note(pfi_tm *tm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tm_tool_error(pfi_tm *tm, const char *name, long line, const char *s, size_t n);
 void tm_mark_lost(pfi_tm *tm, size_t e, double t);
+/* One note per power or energy series with time gaps (pfi_tm_gaps; tm_energy.c). */
+void tm_note_gaps(pfi_tm *tm);
 char *tm_strndup(const char *s, size_t n);
 
 /* Readers. */

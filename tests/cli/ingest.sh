@@ -3,6 +3,7 @@
 # Usage: ingest.sh PFI_BINARY SOURCE_DIR CASES_DIR
 set -u
 PFI=$1
+SRC=${2:-.}
 CASES=${3:-}
 fail=0
 T=$(mktemp -d)
@@ -62,7 +63,39 @@ mode=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execu
 [ "$mode" = delete ] && echo "ok   ingest-store-closed-in-rollback-mode" \
     || { echo "FAIL ingest-store-closed-in-rollback-mode: $mode"; fail=1; }
 
+# Energy (tests/data/energy): never across a time gap, missing when unknown, partial labelled,
+# an implausible energy counter not used.
+E=$SRC/tests/data/energy
+check energy-gap 0 "$PFI" ingest --dry-run --telemetry "$E/dmon_gap.txt"
+grep_out energy-gap-value "energy: 726.500 J (power-trapezoid; partial: gpu0 covers 3 of 604 s)" "$T/out"
+grep_out energy-gap-flag "^flags:.* time-gap energy-partial" "$T/out"
+grep_out energy-gap-note "gpu0: power_w: 1 time gap longer than 10x the median sampling step (1 s), longest 601 s: not integrated across" "$T/err"
+if grep -q "dmon_gap" "$T/err"; then echo "FAIL energy-gap-note-no-file: the note names the file"; fail=1; else echo "ok   energy-gap-note-no-file"; fi
+check energy-gap-back 0 "$PFI" ingest --dry-run --telemetry "$E/dmon_back.txt"
+grep_out energy-gap-back-value "energy: 485.000 J" "$T/out"
+check energy-gap-csv 0 "$PFI" ingest --dry-run --telemetry "$E/csvgap.csv"
+grep_out energy-gap-csv-value "energy: 5947.200 J" "$T/out"
+grep_out energy-gap-csv-power "job 4926.0000 W" "$T/out"
+[ "$(grep -c 'time gap' "$T/err")" -eq 8 ] && echo "ok   energy-gap-csv-once-per-series" \
+    || { echo "FAIL energy-gap-csv-once-per-series"; cat "$T/err"; fail=1; }
+check energy-counter-implausible 0 "$PFI" ingest --dry-run --interval 1 --telemetry "$E/dcgmi_counter_low.txt"
+grep_out energy-counter-implausible-msg "energy: 2400.000 J (power-trapezoid; the energy counter disagrees with the measured power (GPU 0: 30 W from the counter, 300 W measured): not used)" "$T/out"
+# Every segment holds one sample: energy unknown; stored as NULL: empty in CSV, null in JSON.
+check energy-unknown 0 "$PFI" ingest --db "$T/e.db" --group ge --cap 500 --telemetry "$E/backwards.csv"
+grep_out energy-unknown-report "energy: unavailable (gpu0 has no two consecutive power samples to integrate)" "$T/out"
+if grep -q "0.000 J" "$T/out"; then echo "FAIL energy-unknown-not-0"; fail=1; else echo "ok   energy-unknown-not-0"; fi
+check energy-unknown-csv 0 "$PFI" runs --db "$T/e.db" --format csv
+grep_out energy-unknown-csv-empty "^ge,.*,power_w,,,[0-9]*,[0-9]*$" "$T/out"
+check energy-unknown-json 0 "$PFI" runs --db "$T/e.db" --format json
+grep_out energy-unknown-json-null '"energy_j": *null' "$T/out"
+
 if [ -n "$CASES" ] && [ -d "$CASES" ]; then
+    # A GPU of the job missing part of the run: the energy says it is partial.
+    check case04-energy-partial 0 "$PFI" ingest --dry-run --telemetry "$CASES/case-04/dmon_repeated_header.txt"
+    grep_out case04-energy-partial-label "energy: 1791.500 J (power-trapezoid; partial: gpu1 covers 2 of 4 s)" "$T/out"
+    # One sample per GPU: energy unavailable, never 0 J.
+    check case02-energy-unknown 0 "$PFI" ingest --dry-run --telemetry "$CASES/case-02/units.csv"
+    grep_out case02-energy-unknown-msg "energy: unavailable (" "$T/out"
     # case-09: header + error, no data: failure, error surfaced verbatim, nothing stored.
     check case09-no-telemetry 1 "$PFI" ingest --db "$T/c.db" --group g --cap 700 \
         --telemetry "$CASES/case-09/dcgmi_watch_error_module.txt" --interval 1
