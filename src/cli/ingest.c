@@ -405,8 +405,10 @@ int cmd_ingest(int argc, char **argv)
             fprintf(o, "telemetry: %zu file(s), format %s, %zu rows, %zu lines skipped, "
                        "%zu tool errors\n", tm->n_files, pfi_tm_format_name(tm->last_format),
                     tm->n_rows, tm->n_skipped, tm->n_tool_errors);
+            char safe[4 * sizeof tm->tool_error + 4];
             if (tm->tool_error[0] != '\0')
-                fprintf(o, "  the tool reported: %s\n", tm->tool_error);
+                fprintf(o, "  the tool reported: %s\n",
+                        cli_safe(safe, sizeof safe, tm->tool_error, strlen(tm->tool_error)));
             if (tm->time_nominal)
                 fprintf(o, "  times are NOMINAL (sample index x %.6g s%s): the file has no "
                            "timestamps\n", tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0,
@@ -485,7 +487,7 @@ int cmd_ingest(int argc, char **argv)
     }
     if (rc == PFI_EXIT_OK && !dry) {
         pfi_store *st = NULL;
-        pfi_error e = pfi_store_open(db, true, &st, &d);
+        pfi_error e = pfi_store_open(db, PFI_STORE_WRITE, &st, &d);
         pfi_store_source src[MAX_TELEMETRY + 1 + MAX_KERNEL_LOGS];
         size_t ns = 0;
         for (size_t i = 0; i < n_tel; i++)
@@ -576,7 +578,7 @@ int cmd_runs(int argc, char **argv)
     }
     pfi_store *st = NULL;
     pfi_diag d;
-    pfi_error e = pfi_store_open(db, false, &st, &d);
+    pfi_error e = pfi_store_open(db, PFI_STORE_READ, &st, &d);
     if (e != PFI_OK)
         return cli_report(e, &d);
     cli_output out;

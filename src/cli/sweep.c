@@ -589,7 +589,7 @@ int cmd_sweep(int argc, char **argv)
             rc = PFI_EXIT_OUTPUT; /* the output directory cannot be made or written */
         goto done;
     }
-    if (s.db != NULL && (e = pfi_store_open(s.db, true, &store, &d)) != PFI_OK) {
+    if (s.db != NULL && (e = pfi_store_open(s.db, PFI_STORE_WRITE, &store, &d)) != PFI_OK) {
         rc = cli_report(e, &d);
         goto done;
     }

@@ -3,6 +3,7 @@
  * `pfi predict --telemetry` share, so both see the same samples, notes and features.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "pfi/kernlog.h"
@@ -11,8 +12,10 @@
 
 static void print_notes(const pfi_tm *tm, size_t from)
 {
+    char safe[4 * PFI_TM_NOTE_LEN + 4];
     for (size_t i = from; i < tm->n_notes; i++)
-        fprintf(stderr, "pfi: note: %s\n", tm->notes[i]);
+        fprintf(stderr, "pfi: note: %s\n",
+                cli_safe(safe, sizeof safe, tm->notes[i], strlen(tm->notes[i])));
     if (tm->n_notes_dropped > 0)
         fprintf(stderr, "pfi: note: %zu more notes not shown\n", tm->n_notes_dropped);
 }
