@@ -76,10 +76,20 @@ typedef struct pfi_store_run {
     const pfi_store_source *sources;
 } pfi_store_run;
 
+/* Longest group name the store takes, in bytes. */
+#define PFI_STORE_MAX_GROUP 256
+
+/*
+ * pfi_store_group_check — NULL when name can name a sweep group in the store, else a static
+ * sentence saying what is expected: not empty or blanks only, no control characters (they
+ * would reach a terminal in `pfi runs`), at most PFI_STORE_MAX_GROUP bytes. Thread-safe.
+ */
+const char *pfi_store_group_check(const char *name);
+
 /*
  * pfi_store_put_run — insert r, replacing a run of the same group and cap (then *replaced is
- * true), in one transaction. Errors: PFI_ERR_INVALID_ARGUMENT (no group, cap not finite and
- * positive), PFI_ERR_IO (SQLite failed: diag has its message; nothing written).
+ * true), in one transaction. Errors: PFI_ERR_INVALID_ARGUMENT (group refused by
+ * pfi_store_group_check, cap not finite and positive; diag says which), PFI_ERR_IO (SQLite failed: diag has its message; nothing written).
  */
 pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced,
                             pfi_diag *diag);

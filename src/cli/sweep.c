@@ -220,6 +220,11 @@ static int parse_args(int argc, char **argv, settings *s)
                 s->sc.settle_s = v;
             break;
         case OPT_GROUP:
+            if (pfi_store_group_check(optarg) != NULL) {
+                cli_error("--group: expected a sweep group name (%s); got '%s'",
+                          pfi_store_group_check(optarg), optarg);
+                return PFI_EXIT_USAGE;
+            }
             s->sc.group = optarg;
             break;
         case OPT_Q:

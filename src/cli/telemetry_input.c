@@ -78,7 +78,8 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
     if (rc == PFI_EXIT_OK) {
         pfi_error e = pfi_reduce_power(tm, ro, red);
         if (e != PFI_OK) {
-            cli_error("reduce: %s", pfi_strerror(e));
+            cli_error("%s%s: cannot reduce the telemetry to job power: %s", files[0],
+                      n_files > 1 ? " (and the other telemetry files)" : "", pfi_strerror(e));
             rc = cli_exit_code(e);
         }
     }

@@ -197,12 +197,38 @@ static bool exec1(sqlite3 *db, const char *sql, sqlite3_int64 *rowid, int (*bind
     return rc == SQLITE_DONE || rc == SQLITE_ROW;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+const char *pfi_store_group_check(const char *name)
+{
+    if (name == NULL || name[0] == '\0')
+        return "a group name must not be empty";
+    bool blank = true;
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++, n++) {
+        if (*p < 0x20 || *p == 0x7F)
+            return "a group name must not contain control characters";
+        blank &= *p == ' ';
+    }
+    if (blank)
+        return "a group name must not be blanks only";
+    if (n > PFI_STORE_MAX_GROUP)
+        return "a group name must be at most " STR(PFI_STORE_MAX_GROUP) " bytes";
+    return NULL;
+}
+
 pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced, pfi_diag *diag)
 {
     if (replaced != NULL)
         *replaced = false;
-    if (r->group == NULL || r->group[0] == '\0' || !(isfinite(r->cap_w) && r->cap_w > 0))
+    const char *why = pfi_store_group_check(r->group);
+    if (why != NULL || !(isfinite(r->cap_w) && r->cap_w > 0)) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message, "%s",
+                     why ? why : "a run's cap must be a number > 0 W");
         return PFI_ERR_INVALID_ARGUMENT;
+    }
     char now[32];
     time_t t = time(NULL);
     struct tm tmv;
