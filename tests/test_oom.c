@@ -555,7 +555,7 @@ static pfi_error op_store(const void *arg, sig *s)
     FILE *out = fopen("/dev/null", "w");
     assert_non_null(out);
     arm();
-    pfi_error e = pfi_store_open(db, true, &st, &g_d);
+    pfi_error e = pfi_store_open(db, PFI_STORE_WRITE, &st, &g_d);
     for (int k = 0; k < 6 && e == PFI_OK; k++) {
         double fv[2] = {0.5 - 0.05 * k, 0.3 + 0.01 * k};
         pfi_store_run r = {.group = k < 3 ? "job-a" : "job-b",

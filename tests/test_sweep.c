@@ -336,7 +336,7 @@ static void test_store_sink(void **st)
     snprintf(shm, sizeof shm, "%s-shm", db);
     unlink(db);
     pfi_store *store;
-    assert_int_equal(pfi_store_open(db, true, &store, NULL), PFI_OK);
+    assert_int_equal(pfi_store_open(db, PFI_STORE_WRITE, &store, NULL), PFI_OK);
     for (int pass = 0; pass < 2; pass++) {
         pfi_gpu_config gc = {.kind = PFI_GPU_EMULATED, .emulate = "gpus=2,alpha=0.8"};
         pfi_gpu *g;

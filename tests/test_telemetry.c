@@ -704,7 +704,7 @@ static void store_roundtrip(void **state)
     close(fd);
     remove(path);
     pfi_store *s = NULL;
-    assert_int_equal(pfi_store_open(path, true, &s, NULL), PFI_OK);
+    assert_int_equal(pfi_store_open(path, PFI_STORE_WRITE, &s, NULL), PFI_OK);
     const char names[2][64] = {"sm_active", "dram_copy_product"};
     const double vals[2] = {0.9, 0.12};
     pfi_store_run r = {.group = "g", .job_class = "dense", .gpus = 8, .cap_w = 700,
@@ -729,7 +729,7 @@ static void store_roundtrip(void **state)
     free(buf);
     pfi_store_close(s);
     /* Reopen: schema kept (no migration twice). */
-    assert_int_equal(pfi_store_open(path, false, &s, NULL), PFI_OK);
+    assert_int_equal(pfi_store_open(path, PFI_STORE_READ, &s, NULL), PFI_OK);
     pfi_store_close(s);
     remove(path);
     char wal[64];
@@ -737,6 +737,58 @@ static void store_roundtrip(void **state)
     remove(wal);
     snprintf(wal, sizeof wal, "%s-shm", path);
     remove(wal);
+}
+
+/* The whole file's bytes (the test stores are small). */
+static size_t slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return n;
+}
+
+/* A reader never writes: an empty file is "not a pfi store" and stays 0 bytes; reading a
+ * store leaves every byte (SQLite's change counter included) as it was; a write through a
+ * read-only handle fails. */
+static void store_read_only(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/pfi-test-store-ro-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    pfi_store *s = NULL;
+    pfi_diag d;
+    assert_int_equal(pfi_store_open(path, PFI_STORE_READ, &s, &d), PFI_ERR_IO);
+    assert_null(s);
+    assert_non_null(strstr(d.message, "not a pfi store"));
+    static char before[1 << 16], after[1 << 16];
+    assert_int_equal(slurp(path, before, sizeof before), 0);
+    assert_int_equal(pfi_store_open(path, PFI_STORE_WRITE, &s, NULL), PFI_OK);
+    pfi_store_run r = {.group = "g", .gpus = 1, .cap_w = 300, .power_w = 250,
+                       .power_se_w = NAN, .throughput = 10, .throughput_se = NAN,
+                       .energy_j = NAN};
+    bool replaced;
+    assert_int_equal(pfi_store_put_run(s, &r, &replaced, NULL), PFI_OK);
+    pfi_store_close(s);
+    size_t n0 = slurp(path, before, sizeof before);
+    assert_true(n0 > 0 && n0 < sizeof before);
+    assert_int_equal(pfi_store_open(path, PFI_STORE_READ, &s, &d), PFI_OK);
+    char *buf = NULL;
+    size_t len = 0, n = 0;
+    FILE *m = open_memstream(&buf, &len);
+    assert_int_equal(pfi_store_export_csv(s, m, false, NULL, &n, NULL), PFI_OK);
+    fclose(m);
+    free(buf);
+    assert_int_equal(n, 1);
+    r.cap_w = 200;
+    assert_int_equal(pfi_store_put_run(s, &r, &replaced, NULL), PFI_ERR_IO);
+    pfi_store_close(s);
+    assert_int_equal(slurp(path, after, sizeof after), n0);
+    assert_memory_equal(before, after, n0);
+    remove(path);
 }
 
 int main(void)
@@ -749,6 +801,7 @@ int main(void)
         cmocka_unit_test(case21), cmocka_unit_test(case21_xml), cmocka_unit_test(xml_lazy),
         cmocka_unit_test(case18_query), cmocka_unit_test(case23), cmocka_unit_test(other_logs),
         cmocka_unit_test(case25_locale), cmocka_unit_test(store_roundtrip),
+        cmocka_unit_test(store_read_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

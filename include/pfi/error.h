@@ -83,6 +83,16 @@ void pfi_diag_vset(pfi_diag *d, const char *file, long line, const char *column,
  */
 char *pfi_diag_format(const pfi_diag *d, char *buf, size_t len);
 
+/*
+ * pfi_escape — copy s[0..n) into buf of size len (NUL-terminated when len > 0) as text that
+ * is safe to print on a terminal: printable ASCII and well-formed UTF-8 are kept; control
+ * characters (C0, DEL, C1), bytes of invalid UTF-8 and NUL are written as \xNN. At most max
+ * bytes of s are taken (0: no limit); when s is cut, by max or by len, "..." ends the text.
+ * Applying it twice gives the same text (a backslash is kept as is). Every message that
+ * quotes input text goes through it. Returns buf. Thread-safe.
+ */
+char *pfi_escape(char *buf, size_t len, const char *s, size_t n, size_t max);
+
 #ifdef __cplusplus
 }
 #endif

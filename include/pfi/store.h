@@ -1,6 +1,6 @@
 /*
  * pfi/store.h — the run store: one SQLite file (WAL journal), schema versioned with
- * PRAGMA user_version and migrated on open.
+ * PRAGMA user_version and migrated when opened for writing (PFI_STORE_WRITE).
  *
  * Schema v1: groups(name, job_class, gpus); runs(group, cap_w, power_w, power_se_w, power_n,
  * throughput, throughput_se, throughput_n, throughput_unit, power_field, energy_j, flags,
@@ -27,12 +27,22 @@ extern "C" {
 
 typedef struct pfi_store pfi_store;
 
+/* How a store is opened. The values are those of the former bool `create` (false, true). */
+typedef enum pfi_store_mode {
+    PFI_STORE_READ = 0, /* read-only (SQLITE_OPEN_READONLY): never creates, migrates or writes */
+    PFI_STORE_WRITE = 1 /* read-write: creates the file and the schema, migrates an older one */
+} pfi_store_mode;
+
 /*
- * pfi_store_open — open (create when create is true) the store at path and migrate its
- * schema to PFI_STORE_SCHEMA_VERSION. *out is owned (pfi_store_close). Errors: PFI_ERR_IO
- * (cannot open, not a pfi store, newer schema; diag says why), PFI_ERR_NOMEM.
+ * pfi_store_open — open the store at path. PFI_STORE_WRITE creates it when missing and
+ * migrates its schema to PFI_STORE_SCHEMA_VERSION. PFI_STORE_READ leaves the file exactly as
+ * it is (not one byte written: a reader works on a store it may not write) and fails on a
+ * file that is not a pfi store at the current version. *out is owned (pfi_store_close).
+ * Errors: PFI_ERR_IO (cannot open; not a pfi store, e.g. an empty file opened for reading;
+ * newer schema; older schema opened for reading: open it once for writing; diag says why),
+ * PFI_ERR_NOMEM. With PFI_STORE_READ the write calls below fail with PFI_ERR_IO.
  */
-pfi_error pfi_store_open(const char *path, bool create, pfi_store **out, pfi_diag *diag);
+pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out, pfi_diag *diag);
 
 /* pfi_store_close — NULL is a no-op. The store runs in WAL mode while open; the last
  * connection to close puts the file back in rollback-journal mode, leaving no -wal or -shm
@@ -66,10 +76,20 @@ typedef struct pfi_store_run {
     const pfi_store_source *sources;
 } pfi_store_run;
 
+/* Longest group name the store takes, in bytes. */
+#define PFI_STORE_MAX_GROUP 256
+
+/*
+ * pfi_store_group_check — NULL when name can name a sweep group in the store, else a static
+ * sentence saying what is expected: not empty or blanks only, no control characters (they
+ * would reach a terminal in `pfi runs`), at most PFI_STORE_MAX_GROUP bytes. Thread-safe.
+ */
+const char *pfi_store_group_check(const char *name);
+
 /*
  * pfi_store_put_run — insert r, replacing a run of the same group and cap (then *replaced is
- * true), in one transaction. Errors: PFI_ERR_INVALID_ARGUMENT (no group, cap not finite and
- * positive), PFI_ERR_IO (SQLite failed: diag has its message; nothing written).
+ * true), in one transaction. Errors: PFI_ERR_INVALID_ARGUMENT (group refused by
+ * pfi_store_group_check, cap not finite and positive; diag says which), PFI_ERR_IO (SQLite failed: diag has its message; nothing written).
  */
 pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced,
                             pfi_diag *diag);

@@ -176,6 +176,7 @@ typedef struct pfi_tm {
     /* private */
     size_t series_cap, entities_cap;
     int *map; /* n_entities x PFI_TM_MAX_FIELDS series index, -1 none */
+    size_t file_tool_errors; /* tool sentences in the file being read */
     double max_limit_w;
 } pfi_tm;
 

@@ -82,6 +82,10 @@ int cmd_demo(int argc, char **argv);
 
 /* cli_error — print "pfi: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* s[0..n) made safe to print (pfi_escape: control characters and invalid UTF-8 as \xNN),
+ * in buf of size len; returns buf. cli_error and every printed note go through it: input
+ * text inside a message never reaches the terminal raw. */
+const char *cli_safe(char *buf, size_t len, const char *s, size_t n);
 
 /* cli_report — print a library error with its diagnostic; return the matching exit code. */
 int cli_report(pfi_error e, const pfi_diag *d);

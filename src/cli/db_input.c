@@ -16,7 +16,7 @@ int cli_load_db_group(const char *db, const char *group, pfi_runs_table *t)
 {
     pfi_store *st = NULL;
     pfi_diag d;
-    pfi_error e = pfi_store_open(db, false, &st, &d);
+    pfi_error e = pfi_store_open(db, PFI_STORE_READ, &st, &d);
     if (e != PFI_OK)
         return cli_report(e, &d);
     pfi_diag_clear(&d);

@@ -280,7 +280,14 @@ int cmd_ingest(int argc, char **argv)
             return PFI_EXIT_OK;
         case 'q': quiet = true; break;
         case O_DB: db = optarg; break;
-        case O_GROUP: group = optarg; break;
+        case O_GROUP:
+            if (pfi_store_group_check(optarg) != NULL) {
+                cli_error("--group: expected a sweep group name (%s); got '%s'",
+                          pfi_store_group_check(optarg), optarg);
+                return PFI_EXIT_USAGE;
+            }
+            group = optarg;
+            break;
         case O_CLASS: klass = optarg; break;
         case O_TLOG: tlog = optarg; break;
         case O_REGEX: regex = optarg; break;
@@ -392,8 +399,10 @@ int cmd_ingest(int argc, char **argv)
         if (e != PFI_OK)
             rc = cli_report(e, &d);
         else if ((e = pfi_trainlog_reduce(log, ro.warmup_s, ro.q, &tls)) != PFI_OK &&
-                 e != PFI_ERR_EMPTY)
-            rc = cli_report(e, NULL);
+                 e != PFI_ERR_EMPTY) {
+            cli_error("%s: throughput: %s", tlog, pfi_strerror(e));
+            rc = cli_exit_code(e);
+        }
         if (log != NULL && log->n_nan > 0)
             red->flags |= PFI_RED_NAN_LOSS;
     }
@@ -405,8 +414,10 @@ int cmd_ingest(int argc, char **argv)
             fprintf(o, "telemetry: %zu file(s), format %s, %zu rows, %zu lines skipped, "
                        "%zu tool errors\n", tm->n_files, pfi_tm_format_name(tm->last_format),
                     tm->n_rows, tm->n_skipped, tm->n_tool_errors);
+            char safe[4 * sizeof tm->tool_error + 4];
             if (tm->tool_error[0] != '\0')
-                fprintf(o, "  the tool reported: %s\n", tm->tool_error);
+                fprintf(o, "  the tool reported: %s\n",
+                        cli_safe(safe, sizeof safe, tm->tool_error, strlen(tm->tool_error)));
             if (tm->time_nominal)
                 fprintf(o, "  times are NOMINAL (sample index x %.6g s%s): the file has no "
                            "timestamps\n", tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0,
@@ -419,7 +430,10 @@ int cmd_ingest(int argc, char **argv)
             for (size_t e = 0; e < tm->n_entities; e++) {
                 const pfi_tm_entity *en = &tm->entities[e];
                 const pfi_tm_series *s = fp >= 0 ? pfi_tm_series_get(tm, e, (size_t)fp) : NULL;
-                fprintf(o, "  %s: %zu rows", en->name, en->rows);
+                char safe_name[4 * 256 + 4];
+                fprintf(o, "  %s: %zu row%s",
+                        cli_safe(safe_name, sizeof safe_name, en->name, strlen(en->name)),
+                        en->rows, en->rows == 1 ? "" : "s");
                 if (s != NULL && s->n_valid > 0)
                     fprintf(o, ", %s %zu valid / %zu missing / %zu out of range, mean %.4f W",
                             red->power_field, s->n_valid, s->n_missing, s->n_range,
@@ -477,21 +491,30 @@ int cmd_ingest(int argc, char **argv)
                     red->flags & PFI_RED_TIME_GAP ? " time-gap" : "",
                     red->flags & PFI_RED_ENERGY_PARTIAL ? " energy-partial" : "");
             if ((red->flags & PFI_RED_INVALID) && !(red->flags & PFI_RED_NO_POWER))
-                fprintf(o, "this run is INVALID for PFI: stored, but analyze leaves it out\n");
+                fprintf(o, "%s\n", dry ? "this run is INVALID for PFI: it would be stored, but "
+                                         "analyze would leave it out (dry run: nothing stored)"
+                                       : "this run is INVALID for PFI: stored, but analyze "
+                                         "leaves it out");
         }
         if (red->flags & PFI_RED_NO_POWER) {
-            if (red->n_bins > 0)
-                cli_error("job power unavailable: no timestamp has power from every GPU "
-                          "(a GPU without power data makes the node total incomplete)");
+            char files[600];
+            if (n_tel == 1)
+                snprintf(files, sizeof files, "%s", tel[0]);
             else
-                cli_error("no power samples%s%s", tm->tool_error[0] ? ": the tool reported: " : "",
-                          tm->tool_error);
+                snprintf(files, sizeof files, "%s and %zu other telemetry file%s", tel[0],
+                         n_tel - 1, n_tel == 2 ? "" : "s");
+            if (red->n_bins > 0)
+                cli_error("%s: job power unavailable: no timestamp has power from every GPU "
+                          "(a GPU without power data makes the node total incomplete)", files);
+            else
+                cli_error("%s: no power samples%s%s", files,
+                          tm->tool_error[0] ? ": the tool reported: " : "", tm->tool_error);
             rc = PFI_EXIT_DATA;
         }
     }
     if (rc == PFI_EXIT_OK && !dry) {
         pfi_store *st = NULL;
-        pfi_error e = pfi_store_open(db, true, &st, &d);
+        pfi_error e = pfi_store_open(db, PFI_STORE_WRITE, &st, &d);
         pfi_store_source src[MAX_TELEMETRY + 1 + MAX_KERNEL_LOGS];
         size_t ns = 0;
         for (size_t i = 0; i < n_tel; i++)
@@ -582,7 +605,7 @@ int cmd_runs(int argc, char **argv)
     }
     pfi_store *st = NULL;
     pfi_diag d;
-    pfi_error e = pfi_store_open(db, false, &st, &d);
+    pfi_error e = pfi_store_open(db, PFI_STORE_READ, &st, &d);
     if (e != PFI_OK)
         return cli_report(e, &d);
     cli_output out;

@@ -220,6 +220,11 @@ static int parse_args(int argc, char **argv, settings *s)
                 s->sc.settle_s = v;
             break;
         case OPT_GROUP:
+            if (pfi_store_group_check(optarg) != NULL) {
+                cli_error("--group: expected a sweep group name (%s); got '%s'",
+                          pfi_store_group_check(optarg), optarg);
+                return PFI_EXIT_USAGE;
+            }
             s->sc.group = optarg;
             break;
         case OPT_Q:
@@ -586,7 +591,7 @@ int cmd_sweep(int argc, char **argv)
             rc = PFI_EXIT_OUTPUT; /* the output directory cannot be made or written */
         goto done;
     }
-    if (s.db != NULL && (e = pfi_store_open(s.db, true, &store, &d)) != PFI_OK) {
+    if (s.db != NULL && (e = pfi_store_open(s.db, PFI_STORE_WRITE, &store, &d)) != PFI_OK) {
         rc = cli_report(e, &d);
         goto done;
     }

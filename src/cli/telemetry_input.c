@@ -3,6 +3,7 @@
  * `pfi predict --telemetry` share, so both see the same samples, notes and features.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "pfi/kernlog.h"
@@ -11,8 +12,10 @@
 
 static void print_notes(const pfi_tm *tm, size_t from)
 {
+    char safe[4 * PFI_TM_NOTE_LEN + 4];
     for (size_t i = from; i < tm->n_notes; i++)
-        fprintf(stderr, "pfi: note: %s\n", tm->notes[i]);
+        fprintf(stderr, "pfi: note: %s\n",
+                cli_safe(safe, sizeof safe, tm->notes[i], strlen(tm->notes[i])));
     if (tm->n_notes_dropped > 0)
         fprintf(stderr, "pfi: note: %zu more notes not shown\n", tm->n_notes_dropped);
 }
@@ -75,7 +78,8 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
     if (rc == PFI_EXIT_OK) {
         pfi_error e = pfi_reduce_power(tm, ro, red);
         if (e != PFI_OK) {
-            cli_error("reduce: %s", pfi_strerror(e));
+            cli_error("%s%s: cannot reduce the telemetry to job power: %s", files[0],
+                      n_files > 1 ? " (and the other telemetry files)" : "", pfi_strerror(e));
             rc = cli_exit_code(e);
         }
     }

@@ -17,12 +17,18 @@
 
 void cli_error(const char *fmt, ...)
 {
+    char msg[4096], safe[4 * sizeof msg + 4];
     va_list ap;
     va_start(ap, fmt);
-    fputs("pfi: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
+    fprintf(stderr, "pfi: %s\n", cli_safe(safe, sizeof safe, msg, len));
+}
+
+const char *cli_safe(char *buf, size_t len, const char *s, size_t n)
+{
+    return pfi_escape(buf, len, s, n, 0);
 }
 
 int cli_exit_code(pfi_error e)
@@ -46,6 +52,11 @@ int cli_report(pfi_error e, const pfi_diag *d)
 {
     char line[1400];
     pfi_diag_format(d, line, sizeof line);
+    if (d != NULL && d->message[0] == '\0' && line[0] != '\0') {
+        /* Never "FILE: " alone: say at least what kind of failure it was. */
+        size_t used = strlen(line);
+        snprintf(line + used, sizeof line - used, "%s", pfi_strerror(e));
+    }
     if (line[0] != '\0')
         cli_error("%s", line);
     else

@@ -1,6 +1,7 @@
 #include "pfi/error.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,5 +90,79 @@ char *pfi_diag_format(const pfi_diag *d, char *buf, size_t len)
     }
     if (used < len)
         snprintf(buf + used, len - used, "%s", d->message);
+    return buf;
+}
+
+/* Length of the well-formed UTF-8 sequence at s[0..n) that is not a C1 control, or 0. */
+static size_t utf8_ok(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t k;
+    unsigned cp;
+    if (c >= 0xC2 && c <= 0xDF) {
+        k = 2;
+        cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        k = 3;
+        cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        k = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < k)
+        return 0;
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF) || cp <= 0x9F)
+        return 0; /* overlong, out of range, surrogate, or C1 control (U+0080-U+009F) */
+    return k;
+}
+
+/* Input text reaches the user's terminal inside messages: an ESC or OSC sequence copied
+ * verbatim would clear the screen or set the title, so only printable text passes. */
+char *pfi_escape(char *buf, size_t len, const char *s, size_t n, size_t max)
+{
+    if (len == 0)
+        return buf;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t lim = max > 0 && max < n ? max : n;
+    size_t o = 0, i = 0;
+    bool cut = lim < n;
+    while (i < lim) {
+        size_t k = 1;
+        char esc[5];
+        const char *piece;
+        size_t plen;
+        if (u[i] >= 0x20 && u[i] < 0x7F) {
+            piece = (const char *)u + i;
+            plen = 1;
+        } else if (u[i] >= 0x80 && (k = utf8_ok(u + i, lim - i)) > 0) {
+            piece = (const char *)u + i;
+            plen = k;
+        } else {
+            k = 1;
+            snprintf(esc, sizeof esc, "\\x%02X", u[i]);
+            piece = esc;
+            plen = 4;
+        }
+        if (o + plen + 4 > len) { /* room for the piece, "..." and the NUL */
+            cut = true;
+            break;
+        }
+        memcpy(buf + o, piece, plen);
+        o += plen;
+        i += k;
+    }
+    if (cut && o + 4 <= len) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o < len ? o : len - 1] = '\0';
     return buf;
 }

@@ -327,8 +327,8 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
             for (size_t i = 0; i < nf; i++)
                 *hash = fnv(fnv(*hash, fields[i], lens[i]), ",", 1);
         if (nf != cols) {
-            e = set_diag(d, PFI_ERR_PARSE, name, line, NULL, "%zu fields, the header has %zu", nf,
-                         cols);
+            e = set_diag(d, PFI_ERR_PARSE, name, line, NULL, "%zu field%s, the header has %zu", nf,
+                         nf == 1 ? "" : "s", cols);
             break;
         }
         if (b.rows >= 1000000) {
@@ -651,7 +651,7 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
     pfi_runs_table *t = NULL;
     pfi_result *res = NULL;
     pfi_groups *g = NULL;
-    pfi_error e = pfi_store_open(db, false, &st, diag);
+    pfi_error e = pfi_store_open(db, PFI_STORE_READ, &st, diag);
     if (e == PFI_OK)
         e = pfi_runs_table_create(&t);
     if (e == PFI_OK)

@@ -319,8 +319,8 @@ pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *dia
             if (skip == 0)
                 tm_tool_error(tm, name, r->line, p, l);
             else
-                tm_note(tm, "%s:%ld: row has %zu values, header names %zu fields: skipped",
-                        name, r->line, k - skip, nf);
+                tm_note(tm, "%s:%ld: row has %zu value%s, header names %zu field%s: skipped",
+                        name, r->line, k - skip, TM_PLURAL(k - skip), nf, TM_PLURAL(nf));
             tm->n_skipped++;
             continue;
         }
@@ -339,8 +339,9 @@ pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *dia
                 (span_eq(x, "N/W") || span_eq(x, "N/S") || span_eq(x, "N/A")))
                 st = PFI_VALUE_MISSING;
             if (st == PFI_VALUE_INVALID) {
-                tm_note(tm, "%s:%ld: '%.*s' is not a number: cell rejected", name, r->line,
-                        (int)(x.n > 40 ? 40 : x.n), x.s);
+                char q[TM_QUOTE_LEN];
+                tm_note(tm, "%s:%ld: '%s' is not a number: cell rejected", name, r->line,
+                        tm_quote(q, x.s, x.n, 40));
                 st = PFI_VALUE_MISSING;
             }
             if ((e = tm_put(tm, ent, fields[i], tt, st, v, -1, false)) != PFI_OK)

@@ -667,8 +667,8 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
                             tm_mark_lost(tm, i, tm->entities[i].last_t);
                 }
             } else {
-                tm_note(tm, "%s:%ld: row has %zu fields, header has %zu: skipped", name,
-                        r->line, k, ncol);
+                tm_note(tm, "%s:%ld: row has %zu field%s, header has %zu: skipped", name,
+                        r->line, k, TM_PLURAL(k), ncol);
             }
             tm->n_skipped++;
             continue;
@@ -784,9 +784,11 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
                     st = tm_number(x.s, x.n, &v);
                 }
                 if (st == PFI_VALUE_INVALID) {
-                    tm_note(tm, "%s:%ld: column %s: '%.*s' is not a number: cell rejected",
-                            name, r->line, tm->fields[cols[i].field].source,
-                            (int)(x.n > 40 ? 40 : x.n), x.s);
+                    char q[TM_QUOTE_LEN], c[TM_QUOTE_LEN];
+                    const char *src = tm->fields[cols[i].field].source;
+                    tm_note(tm, "%s:%ld: column %s: '%s' is not a number: cell rejected",
+                            name, r->line, tm_quote(c, src, strlen(src), 60),
+                            tm_quote(q, x.s, x.n, 40));
                     st = PFI_VALUE_MISSING;
                 }
             }
@@ -864,8 +866,8 @@ pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
             if (ncol == 0 || gpu_col < 0)
                 tm_tool_error(tm, name, r->line, t.s, t.n);
             else
-                tm_note(tm, "%s:%ld: row has %zu columns, header has %zu: skipped", name,
-                        r->line, k, ncol);
+                tm_note(tm, "%s:%ld: row has %zu column%s, header has %zu: skipped", name,
+                        r->line, k, TM_PLURAL(k), ncol);
             tm->n_skipped++;
             continue;
         }
@@ -908,8 +910,9 @@ pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
             double v = NAN;
             pfi_value_status st = tm_number(f[i].s, f[i].n, &v);
             if (st == PFI_VALUE_INVALID) {
-                tm_note(tm, "%s:%ld: '%.*s' is not a number: cell rejected", name, r->line,
-                        (int)(f[i].n > 40 ? 40 : f[i].n), f[i].s);
+                char q[TM_QUOTE_LEN];
+                tm_note(tm, "%s:%ld: '%s' is not a number: cell rejected", name, r->line,
+                        tm_quote(q, f[i].s, f[i].n, 40));
                 st = PFI_VALUE_MISSING;
             }
             if ((e = tm_put(tm, ent, fields[i], tt, st, v, -1, false)) != PFI_OK)

@@ -6,11 +6,13 @@
 
 #include "pfi/runs.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "alloc_internal.h"
@@ -43,36 +45,67 @@ static pfi_error fail(pfi_store *s, pfi_diag *diag, const char *what)
     return PFI_ERR_IO;
 }
 
-pfi_error pfi_store_open(const char *path, bool create, pfi_store **out, pfi_diag *diag)
+/* The schema version and table count of an open connection (a read, never a write). */
+static bool store_version(sqlite3 *db, int *version, int *n_tables)
+{
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+              sqlite3_step(st) == SQLITE_ROW;
+    if (ok)
+        *version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    ok = ok &&
+         sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) ==
+             SQLITE_OK &&
+         sqlite3_step(st) == SQLITE_ROW;
+    if (ok)
+        *n_tables = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* A reader opens with SQLITE_OPEN_READONLY and changes nothing: no journal-mode switch, no
+ * schema, no migration (each would write the file, bump its change counter, and fail on a
+ * store the user may only read). Only a writer creates and migrates. */
+pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out, pfi_diag *diag)
 {
     *out = NULL;
     if (diag != NULL) {
         pfi_diag_clear(diag);
         snprintf(diag->file, sizeof diag->file, "%s", path);
     }
+    bool write = mode == PFI_STORE_WRITE;
+    struct stat sb;
+    if (!write) {
+        const char *why = stat(path, &sb) != 0 ? strerror(errno)
+                          : S_ISDIR(sb.st_mode) ? "is a directory, expected a pfi store file"
+                                                : NULL;
+        if (why != NULL) {
+            if (diag != NULL)
+                snprintf(diag->message, sizeof diag->message, "cannot open store: %s", why);
+            return PFI_ERR_IO;
+        }
+    }
     pfi_store *s = pfi_calloc(1, sizeof *s);
     if (s == NULL)
         return PFI_ERR_NOMEM;
-    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+    int flags = write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
         fail(s, diag, "cannot open store");
         pfi_store_close(s);
         return PFI_ERR_IO;
     }
     sqlite3_busy_timeout(s->db, 5000);
-    sqlite3_stmt *st = NULL;
-    int version = -1;
-    if (sqlite3_exec(s->db, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;", NULL, NULL,
-                     NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_finalize(st);
+    int version = -1, n_tables = 0;
+    if (sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK ||
+        (write && sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) !=
+                      SQLITE_OK) ||
+        !store_version(s->db, &version, &n_tables)) {
         fail(s, diag, "not a readable SQLite file");
         pfi_store_close(s);
         return PFI_ERR_IO;
     }
-    version = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
     if (version > PFI_STORE_SCHEMA_VERSION) {
         if (diag != NULL)
             snprintf(diag->message, sizeof diag->message,
@@ -81,21 +114,32 @@ pfi_error pfi_store_open(const char *path, bool create, pfi_store **out, pfi_dia
         pfi_store_close(s);
         return PFI_ERR_IO;
     }
+    if (version == 0 && n_tables > 0) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message,
+                     "not a pfi store (has tables but no pfi schema version)");
+        pfi_store_close(s);
+        return PFI_ERR_IO;
+    }
+    if (!write && version == 0) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message,
+                     "not a pfi store (empty file: no runs ingested; `pfi ingest --db` creates "
+                     "one)");
+        pfi_store_close(s);
+        return PFI_ERR_IO;
+    }
+    if (!write && version < PFI_STORE_SCHEMA_VERSION) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message,
+                     "store schema version %d is older than this pfi (%d): run a command that "
+                     "writes the store (pfi ingest) once to migrate it, then read it",
+                     version, PFI_STORE_SCHEMA_VERSION);
+        pfi_store_close(s);
+        return PFI_ERR_IO;
+    }
     if (version == 0) {
-        /* Empty database (or a foreign one): migrate 0 -> 1 in one transaction. */
-        int n_tables = 0;
-        if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) ==
-                SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
-            n_tables = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-        if (n_tables > 0) {
-            if (diag != NULL)
-                snprintf(diag->message, sizeof diag->message,
-                         "not a pfi store (has tables but no pfi schema version)");
-            pfi_store_close(s);
-            return PFI_ERR_IO;
-        }
+        /* Empty database: migrate 0 -> 1 in one transaction. */
         char *err = NULL;
         if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
             sqlite3_exec(s->db, schema_v1, NULL, NULL, &err) != SQLITE_OK ||
@@ -153,12 +197,38 @@ static bool exec1(sqlite3 *db, const char *sql, sqlite3_int64 *rowid, int (*bind
     return rc == SQLITE_DONE || rc == SQLITE_ROW;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+const char *pfi_store_group_check(const char *name)
+{
+    if (name == NULL || name[0] == '\0')
+        return "a group name must not be empty";
+    bool blank = true;
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++, n++) {
+        if (*p < 0x20 || *p == 0x7F)
+            return "a group name must not contain control characters";
+        blank &= *p == ' ';
+    }
+    if (blank)
+        return "a group name must not be blanks only";
+    if (n > PFI_STORE_MAX_GROUP)
+        return "a group name must be at most " STR(PFI_STORE_MAX_GROUP) " bytes";
+    return NULL;
+}
+
 pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced, pfi_diag *diag)
 {
     if (replaced != NULL)
         *replaced = false;
-    if (r->group == NULL || r->group[0] == '\0' || !(isfinite(r->cap_w) && r->cap_w > 0))
+    const char *why = pfi_store_group_check(r->group);
+    if (why != NULL || !(isfinite(r->cap_w) && r->cap_w > 0)) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message, "%s",
+                     why ? why : "a run's cap must be a number > 0 W");
         return PFI_ERR_INVALID_ARGUMENT;
+    }
     char now[32];
     time_t t = time(NULL);
     struct tm tmv;

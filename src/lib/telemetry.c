@@ -243,13 +243,19 @@ void tm_note(pfi_tm *tm, const char *fmt, ...)
     tm->notes[tm->n_notes++] = p;
 }
 
+/* The first tool sentence is kept verbatim (tm->tool_error, for callers that match on it);
+ * the notes quote it escaped and cut (pfi_escape), and only the first TM_TOOL_NOTES of a
+ * file: a binary file read as text would otherwise print its bytes line after line. */
 void tm_tool_error(pfi_tm *tm, const char *name, long line, const char *s, size_t n)
 {
     int w = n > 200 ? 200 : (int)n;
     tm->n_tool_errors++;
     if (tm->tool_error[0] == '\0')
         snprintf(tm->tool_error, sizeof tm->tool_error, "%.*s", w, s);
-    tm_note(tm, "%s:%ld: the tool reported: %.*s", name, line, w, s);
+    if (++tm->file_tool_errors > TM_TOOL_NOTES)
+        return;
+    char q[TM_QUOTE_LEN];
+    tm_note(tm, "%s:%ld: the tool reported: %s", name, line, tm_quote(q, s, n, 160));
 }
 
 pfi_error tm_entity(pfi_tm *tm, const char *name, size_t len, size_t *id)
@@ -567,8 +573,10 @@ pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof)
         char *nl = avail ? memchr(start, '\n', avail) : NULL;
         if (nl != NULL || (r->eof && avail > 0)) {
             size_t len = nl ? (size_t)(nl - start) : avail;
-            if (len + 1 > PFI_TM_MAX_LINE)
+            if (len + 1 > PFI_TM_MAX_LINE) {
+                r->line++; /* the error is about this line: count it first */
                 return PFI_ERR_LINE_TOO_LONG;
+            }
             r->pos += nl ? len + 1 : len;
             if (len > 0 && start[len - 1] == '\r')
                 len--;
@@ -582,8 +590,10 @@ pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof)
             *eof = true;
             return PFI_OK;
         }
-        if (avail >= PFI_TM_MAX_LINE)
+        if (avail >= PFI_TM_MAX_LINE) {
+            r->line++;
             return PFI_ERR_LINE_TOO_LONG;
+        }
         memmove(r->buf, start, avail);
         r->pos = 0;
         r->len = avail;
@@ -591,11 +601,42 @@ pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof)
         r->len += got;
         memset(r->buf + r->len, 0, TM_LINE_PAD); /* the readers' over-read guarantee */
         if (got < TM_BLOCK) {
-            if (ferror(r->f))
+            if (ferror(r->f)) {
+                r->err = errno;
                 return PFI_ERR_IO;
+            }
             r->eof = true;
         }
+        tm_lines_bom(r);
     }
+}
+
+/* A UTF-8 byte order mark (Windows editors, PowerShell's Out-File) is not text: dropped
+ * before the first line of every reader, whatever the format. */
+void tm_lines_bom(tm_lines *r)
+{
+    if (r->started)
+        return;
+    r->started = true;
+    if (r->len - r->pos >= 3 && memcmp(r->buf + r->pos, "\xEF\xBB\xBF", 3) == 0)
+        r->pos += 3;
+}
+
+/* A read failure with its reason: the directory given as a file (EISDIR) says so. */
+void tm_lines_io_diag(const tm_lines *r, pfi_diag *diag)
+{
+    if (diag == NULL || diag->message[0] != '\0')
+        return;
+    if (r->err == EISDIR)
+        snprintf(diag->message, sizeof diag->message, "is a directory, expected a file");
+    else
+        snprintf(diag->message, sizeof diag->message, "cannot read: %s",
+                 strerror(r->err ? r->err : EIO));
+}
+
+char *tm_quote(char buf[TM_QUOTE_LEN], const char *s, size_t n, size_t max)
+{
+    return pfi_escape(buf, TM_QUOTE_LEN, s, n, max);
 }
 
 /* ---- numbers ---- */
@@ -658,8 +699,8 @@ pfi_value_status tm_parse_number(const char *text, size_t len, double *out)
 
 pfi_tm_format pfi_tm_detect(const char *head, size_t n)
 {
-    /* Look at the first non-blank line. */
-    size_t i = 0;
+    /* Look at the first non-blank line, after a byte order mark. */
+    size_t i = n >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
     while (i < n) {
         size_t j = i;
         while (j < n && head[j] != '\n')
@@ -710,11 +751,14 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
         memset(r.buf + got, 0, TM_LINE_PAD);
         if (got < (1u << 16)) {
             if (ferror(f)) {
+                r.err = errno;
+                tm_lines_io_diag(&r, diag);
                 tm_lines_free(&r);
                 return PFI_ERR_IO;
             }
             r.eof = true;
         }
+        tm_lines_bom(&r);
         fmt = pfi_tm_detect(r.buf, got);
         /* An empty scrape in a series of Prometheus scrapes is still a scrape: it takes its
          * time slot and leaves a hole (case-15), instead of pulling later scrapes earlier. */
@@ -722,7 +766,7 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
             fmt = PFI_TM_PROM;
         if (fmt == PFI_TM_AUTO) {
             tm_lines_free(&r);
-            if (got == 0) {
+            if (got == r.pos) { /* nothing, or a byte order mark alone */
                 tm->n_files++;
                 tm_note(tm, "%s: empty file: no samples", name);
                 return PFI_OK;
@@ -737,6 +781,7 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
     }
     tm->last_format = fmt;
     tm->n_files++;
+    tm->file_tool_errors = 0;
     switch (fmt) {
     case PFI_TM_SMI_CSV:
         e = tm_read_smi_csv(tm, &r, name, diag);
@@ -761,11 +806,24 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
     }
     if (e != PFI_OK && diag != NULL && diag->line == 0)
         diag->line = r.line;
-    if (e == PFI_ERR_LINE_TOO_LONG && diag != NULL && diag->message[0] == '\0')
-        snprintf(diag->message, sizeof diag->message, "line longer than %d bytes",
-                 PFI_TM_MAX_LINE);
+    if (e == PFI_ERR_LINE_TOO_LONG)
+        tm_line_too_long_diag(diag);
+    if (e == PFI_ERR_IO)
+        tm_lines_io_diag(&r, diag);
+    if (tm->file_tool_errors > TM_TOOL_NOTES)
+        tm_note(tm, "%s: ... and %zu more lines the tool reported (not shown)", name,
+                tm->file_tool_errors - TM_TOOL_NOTES);
     tm_lines_free(&r);
     return e;
+}
+
+void tm_line_too_long_diag(pfi_diag *diag)
+{
+    if (diag != NULL && diag->message[0] == '\0')
+        snprintf(diag->message, sizeof diag->message,
+                 "line longer than %d bytes (%d KiB): expected one record per line; is this "
+                 "the right file?",
+                 PFI_TM_MAX_LINE - 1, PFI_TM_MAX_LINE / 1024);
 }
 
 pfi_error pfi_tm_read_file(pfi_tm *tm, const char *path, pfi_tm_format fmt, pfi_diag *diag)

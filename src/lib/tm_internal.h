@@ -20,7 +20,9 @@ typedef struct tm_lines {
     char *buf;
     size_t len, pos;
     bool eof;
-    long line;
+    bool started; /* the first bytes were looked at for a byte order mark */
+    int err;      /* errno of a failed read, 0 */
+    long line;    /* lines handed out; on PFI_ERR_LINE_TOO_LONG, the long line's number */
 } tm_lines;
 
 /* Every line handed out is followed by at least TM_LINE_PAD readable bytes (the rest of the
@@ -31,8 +33,23 @@ typedef struct tm_lines {
 pfi_error tm_lines_init(tm_lines *r, FILE *f);
 void tm_lines_free(tm_lines *r);
 /* Next line in *s (borrowed, NOT NUL-terminated, CR stripped), *n its length; *eof at end.
- * PFI_ERR_LINE_TOO_LONG when a line exceeds PFI_TM_MAX_LINE. */
+ * A UTF-8 byte order mark before the first line is dropped. PFI_ERR_LINE_TOO_LONG when a
+ * line exceeds PFI_TM_MAX_LINE (r->line is then that line's number), PFI_ERR_IO when the read
+ * fails (r->err). After an error the reader is not used again. */
 pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof);
+/* Drop a byte order mark at the start of the buffered bytes (once; tm_lines_next calls it). */
+void tm_lines_bom(tm_lines *r);
+/* Fill an empty diag message for a failed read (EISDIR: "is a directory") or a long line. */
+void tm_lines_io_diag(const tm_lines *r, pfi_diag *diag);
+void tm_line_too_long_diag(pfi_diag *diag);
+
+/* Notes quote input text through tm_quote: escaped (pfi_escape), at most max input bytes. */
+#define TM_QUOTE_LEN 200
+char *tm_quote(char buf[TM_QUOTE_LEN], const char *s, size_t n, size_t max);
+/* "s" after a count other than 1: "1 value", "2 values". */
+#define TM_PLURAL(n) ((n) == 1 ? "" : "s")
+/* "the tool reported" notes per file; the rest are counted in one note. */
+#define TM_TOOL_NOTES 5
 
 /* The buffered bytes not yet handed out: *n bytes at the result (borrowed), then
  * TM_LINE_PAD readable bytes. A block path may take whole lines from them directly and

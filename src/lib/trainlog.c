@@ -515,6 +515,10 @@ pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_tl_format fmt,
             break;
     }
     long lineno = r.line;
+    if (e == PFI_ERR_LINE_TOO_LONG)
+        tm_line_too_long_diag(diag);
+    if (e == PFI_ERR_IO)
+        tm_lines_io_diag(&r, diag);
     tm_lines_free(&r);
     pcre2_match_data_free(md);
     pcre2_code_free(re);
