@@ -847,6 +847,8 @@ pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
             snprintf(prev_header, sizeof prev_header, "%s", hdr);
             date_col = time_col = gpu_col = -1;
             for (size_t i = 0; i < k; i++) {
+                fields[i] = SIZE_MAX; /* not a value column (Date, Time, gpu: each of them,
+                                         also when a header names one twice) */
                 if (span_eq(f[i], "Date"))
                     date_col = (int)i;
                 else if (span_eq(f[i], "Time"))
@@ -905,7 +907,8 @@ pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
         }
         double tt = tm_row_time(tm, ent, has_t, tsec, tod_only, r->line, name);
         for (size_t i = 0; i < k; i++) {
-            if ((int)i == date_col || (int)i == time_col || (int)i == gpu_col)
+            if ((int)i == date_col || (int)i == time_col || (int)i == gpu_col ||
+                fields[i] == SIZE_MAX)
                 continue;
             double v = NAN;
             pfi_value_status st = tm_number(f[i].s, f[i].n, &v);
