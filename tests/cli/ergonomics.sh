@@ -9,19 +9,7 @@ fail=0
 T=$(mktemp -d)
 chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
-check() { # check NAME EXPECTED_EXIT COMMAND...
-    name=$1; want=$2; shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        echo "FAIL $name: exit $got, want $want"; cat "$T/err"; fail=1
-    else
-        echo "ok   $name"
-    fi
-}
-grep_out() { # grep_out NAME PATTERN FILE
-    if grep -q -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: '$2' not in $3"; cat "$3"; fail=1; fi
-}
+. "$(dirname "$0")/check.sh" # check, grep_out
 no_grep() { # no_grep NAME PATTERN FILE
     if grep -q -- "$2" "$3"; then echo "FAIL $1: '$2' in $3"; cat "$3"; fail=1; else echo "ok   $1"; fi
 }

@@ -9,16 +9,7 @@ export LSAN_OPTIONS
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
-check() { # check NAME EXPECTED_EXIT COMMAND...
-    name=$1; want=$2; shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        echo "FAIL $name: exit $got, want $want"; cat "$T/err"; fail=1
-    else
-        echo "ok   $name"
-    fi
-}
+. "$(dirname "$0")/check.sh" # check, grep_out
 grep_out() { # grep_out NAME PATTERN: the last command's stdout must match
     if grep -q -- "$2" "$T/out"; then echo "ok   $1"; else echo "FAIL $1: no '$2'"; fail=1; fi
 }
