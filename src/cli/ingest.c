@@ -184,6 +184,13 @@ static void print_event(FILE *o, const pfi_kl *kl, const pfi_kl_event *ev,
                         const pfi_kl_match *m, const pfi_tm *tm)
 {
     const char *name = pfi_kl_xid_name(ev->xid);
+    /* Everything quoted from the log is escaped: a kernel log is input like any other. */
+    char bus_text[4 * sizeof ev->bus_text + 4], when[4 * sizeof ev->time + 4],
+        last_time[4 * sizeof ev->last_time + 4], message[4 * sizeof ev->message + 4];
+    cli_safe(bus_text, sizeof bus_text, ev->bus_text, strlen(ev->bus_text));
+    cli_safe(when, sizeof when, ev->time, strlen(ev->time));
+    cli_safe(last_time, sizeof last_time, ev->last_time, strlen(ev->last_time));
+    cli_safe(message, sizeof message, ev->message, strlen(ev->message));
     if (ev->xid == 0)
         fprintf(o, "  GPU-lost notice");
     else
@@ -193,16 +200,16 @@ static void print_event(FILE *o, const pfi_kl *kl, const pfi_kl_event *ev,
     else if (ev->bus[0] != '\0')
         fprintf(o, " on %s", ev->bus);
     else
-        fprintf(o, " on bus '%s' (not a PCI bus id pfi can place)", ev->bus_text);
+        fprintf(o, " on bus '%s' (not a PCI bus id pfi can place)", bus_text);
     if (ev->time[0] != '\0')
-        fprintf(o, " at %s%s", ev->time, clock_note(ev));
+        fprintf(o, " at %s%s", when, clock_note(ev));
     else
         fprintf(o, ", no timestamp");
     fprintf(o, " (%s:%ld)", kl->files[ev->file], ev->line);
     if (ev->count > 1)
         fprintf(o, ", %zu times (last %s:%ld%s%s)", ev->count, kl->files[ev->last_file],
-                ev->last_line, ev->last_time[0] ? " at " : "", ev->last_time);
-    fprintf(o, ": \"%s%s\"", ev->message, ev->message_cut ? "..." : "");
+                ev->last_line, ev->last_time[0] ? " at " : "", last_time);
+    fprintf(o, ": \"%s%s\"", message, ev->message_cut ? "..." : "");
     if (m->entity < 0 && ev->bus[0] == '\0')
         fprintf(o, " -> cannot be matched to a GPU: noted, not fatal for this run\n");
     else if (m->entity < 0)

@@ -114,4 +114,9 @@ has missing-count "2 of 3 kernel log(s) failed: nothing stored" "$T/err"
 [ ! -e "$T/m.db" ] && echo "ok   missing-nothing-stored" || { echo "FAIL missing-nothing-stored"; fail=1; }
 check dir 1 "$PFI" ingest --dry-run --telemetry "$T/head.csv" --kernel-log "$T"
 has dir-name "$T: " "$T/err"
+
+# Terminal escapes in a kernel log never reach the terminal (the text is input).
+printf '[ 8123.441915] NVRM: Xid (PCI:0000:3d:00): 79, GPU has \033[2J fallen \033]0;x\007 off the bus.\n' >"$T/esc.log"
+check escapes 0 "$PFI" ingest --dry-run --telemetry "$T/head.csv" --kernel-log "$T/esc.log"
+if LC_ALL=C grep -q "$(printf '\033')" "$T/out" "$T/err"; then echo "FAIL escapes-escaped: an ESC byte printed"; fail=1; else echo "ok   escapes-escaped"; fi
 exit $fail
