@@ -382,6 +382,26 @@ typedef struct csv_fast_state {
     long last_days;
 } csv_fast_state;
 
+/* The time of timestamp cell x (trimmed; its line's padding readable after it): the
+ * previous cell's when the text is the same, else csv_time's, remembered for the next. */
+static inline __attribute__((always_inline)) void csv_fast_time(csv_fast_state *fs, span x,
+                                                                double *tsec, bool *has_t)
+{
+    if (x.n == fs->ts_len && tm_eq_short(x.s, fs->ts_text, x.n)) {
+        *tsec = fs->ts_t;
+        *has_t = fs->ts_has;
+        return;
+    }
+    csv_time(x, fs->last_date, sizeof fs->last_date, &fs->last_days, tsec, has_t);
+    if (x.n <= sizeof fs->ts_text) {
+        memset(fs->ts_text, 0, sizeof fs->ts_text);
+        memcpy(fs->ts_text, x.s, x.n);
+        fs->ts_len = x.n;
+        fs->ts_t = *tsec;
+        fs->ts_has = *has_t;
+    }
+}
+
 /*
  * The block path of the CSV reader: common rows straight from the buffer, many per call
  * (see dcgmi_block in read_dcgm.c). A row qualifies when the per-line path would take it
@@ -499,22 +519,8 @@ csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
             break;
         double tsec = 0;
         bool has_t = false;
-        if (has_ts) {
-            if (ts.n == fs->ts_len && tm_eq_short(ts.s, fs->ts_text, ts.n)) {
-                tsec = fs->ts_t;
-                has_t = fs->ts_has;
-            } else {
-                csv_time(ts, fs->last_date, sizeof fs->last_date, &fs->last_days, &tsec,
-                         &has_t);
-                if (ts.n <= sizeof fs->ts_text) {
-                    memset(fs->ts_text, 0, sizeof fs->ts_text);
-                    memcpy(fs->ts_text, ts.s, ts.n);
-                    fs->ts_len = ts.n;
-                    fs->ts_t = tsec;
-                    fs->ts_has = has_t;
-                }
-            }
-        }
+        if (has_ts)
+            csv_fast_time(fs, ts, &tsec, &has_t);
         pfi_tm_entity *en = &tm->entities[ent];
         double tt;
         if (has_t && !(tsec < en->last_t)) { /* tm_row_time's common case, inlined */
@@ -690,22 +696,8 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
             }
             double tsec = 0;
             bool has_t = false;
-            if (lay.n_time == 1) {
-                span x = f[lay.time_col];
-                if (x.n == fs.ts_len && memcmp(x.s, fs.ts_text, x.n) == 0) {
-                    tsec = fs.ts_t;
-                    has_t = fs.ts_has;
-                } else {
-                    csv_time(x, last_date, sizeof last_date, &last_days, &tsec, &has_t);
-                    if (x.n <= sizeof fs.ts_text) {
-                        memset(fs.ts_text, 0, sizeof fs.ts_text);
-                        memcpy(fs.ts_text, x.s, x.n);
-                        fs.ts_len = x.n;
-                        fs.ts_t = tsec;
-                        fs.ts_has = has_t;
-                    }
-                }
-            }
+            if (lay.n_time == 1)
+                csv_fast_time(&fs, f[lay.time_col], &tsec, &has_t);
             double tt = tm_row_time(tm, ent, has_t, tsec, false, r->line, name);
             for (size_t i = 0; i < k; i++)
                 if (cols[i].role == COL_VALUE &&

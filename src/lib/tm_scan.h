@@ -162,34 +162,49 @@ static inline pfi_value_status tm_number(const char *s, size_t n, double *out)
 
 /* ---- whole-line classification (lines of up to 127 bytes, TM_LINE_PAD readable after) ---- */
 
-/* Bit i of the result is set when s[i] is ' ' or '\t' (blank) — or, with c != 0, equals c
- * (in *cm) — for i in [0, 64); 16 bytes per step with SSE2, 8 with SWAR. */
-static inline uint64_t tm_class64(const char *s, char c, uint64_t *cm)
+/* Masks of p[0..64): blanks, newlines, bytes equal to c. */
+static inline void tm_class64_3(const char *p, char c, uint64_t *blank, uint64_t *nl,
+                                uint64_t *chr)
 {
 #if TM_SSE2
-    const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), cc = _mm_set1_epi8(c);
-    uint64_t b = 0, m = 0;
+    const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), lf = _mm_set1_epi8('\n'),
+                  cc = _mm_set1_epi8(c);
+    uint64_t b = 0, l = 0, m = 0;
     for (int k = 0; k < 4; k++) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * k));
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
         __m128i bl = _mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, tab));
         b |= (uint64_t)(uint32_t)_mm_movemask_epi8(bl) << (16 * k);
-        m |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, cc)) << (16 * k);
+        l |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, lf)) << (16 * k);
+        if (c != 0)
+            m |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, cc)) << (16 * k);
     }
-    *cm = m;
-    return b;
+    *blank = b;
+    *nl = l;
+    *chr = m;
 #else
-    uint64_t b = 0, m = 0;
+    uint64_t b = 0, l = 0, m = 0;
     for (int k = 0; k < 8; k++) {
-        uint64_t x = tm_load8(s + 8 * k);
+        uint64_t x = tm_load8(p + 8 * k);
         uint64_t bl = (tm_eq_mask(x, ' ') | tm_eq_mask(x, '\t')) >> 7;
-        uint64_t cx = tm_eq_mask(x, (unsigned char)c) >> 7;
-        /* gather the high bit of each byte into 8 consecutive bits */
+        uint64_t lx = tm_eq_mask(x, '\n') >> 7;
+        uint64_t cx = c != 0 ? tm_eq_mask(x, (unsigned char)c) >> 7 : 0;
         b |= ((bl * 0x0102040810204080ULL) >> 56) << (8 * k);
+        l |= ((lx * 0x0102040810204080ULL) >> 56) << (8 * k);
         m |= ((cx * 0x0102040810204080ULL) >> 56) << (8 * k);
     }
-    *cm = m;
-    return b;
+    *blank = b;
+    *nl = l;
+    *chr = m;
 #endif
+}
+
+/* Bit i of the result is set when s[i] is ' ' or '\t' (blank) — or, with c != 0, equals c
+ * (in *cm) — for i in [0, 64): tm_class64_3 without the newlines. */
+static inline uint64_t tm_class64(const char *s, char c, uint64_t *cm)
+{
+    uint64_t b, nl;
+    tm_class64_3(s, c, &b, &nl, cm);
+    return b;
 }
 
 /* A line s[0..n), n < 128, as two 64-bit masks per class: blanks (bits at and past n set,
@@ -238,32 +253,6 @@ static inline size_t tm_next_clear(const uint64_t *m, size_t i)
 
 /* ---- digits eight at a time ---- */
 
-/* The value of the len (1..8) ASCII digits at p, or -1 when one of them is not a digit.
- * Reads p[0..8) (the caller guarantees it is readable). */
-static inline __attribute__((always_inline)) int64_t tm_digits8(const char *p, size_t len)
-{
-    uint64_t x = tm_load8(p) << (8 * (8 - len));  /* the len digits in the high bytes */
-    x |= (0x3030303030303030ULL >> (4 * len)) >> (4 * len); /* '0's in front */
-    if (((x & 0xF0F0F0F0F0F0F0F0ULL) | (((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL)
-                                         >> 4)) != 0x3333333333333333ULL)
-        return -1;
-    x = ((x & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8; /* pairs, then quads, then all 8 */
-    x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
-    x = ((x & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
-    return (int64_t)x;
-}
-
-/* The value of the len (0..16) digits at p (p[0..16) readable), -1 when not all digits. */
-static inline __attribute__((always_inline)) int64_t tm_digits16(const char *p, size_t len)
-{
-    if (len == 0)
-        return 0;
-    if (len <= 8)
-        return tm_digits8(p, len);
-    int64_t hi = tm_digits8(p, len - 8), lo = tm_digits8(p + len - 8, 8);
-    return (hi < 0 || lo < 0) ? -1 : hi * 100000000 + lo;
-}
-
 /* The value of the 1..8 digits in the low len bytes of x (first digit lowest, the bytes
  * above len zero), or -1 when one of them is not a digit. */
 static inline __attribute__((always_inline)) int64_t tm_digits_in(uint64_t x, size_t len)
@@ -277,6 +266,24 @@ static inline __attribute__((always_inline)) int64_t tm_digits_in(uint64_t x, si
     x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
     x = ((x & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
     return (int64_t)x;
+}
+
+/* The value of the len (1..8) ASCII digits at p, or -1 when one of them is not a digit.
+ * Reads p[0..8) (the caller guarantees it is readable). */
+static inline __attribute__((always_inline)) int64_t tm_digits8(const char *p, size_t len)
+{
+    return tm_digits_in(tm_load8(p), len); /* (the bytes past len are shifted out) */
+}
+
+/* The value of the len (0..16) digits at p (p[0..16) readable), -1 when not all digits. */
+static inline __attribute__((always_inline)) int64_t tm_digits16(const char *p, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (len <= 8)
+        return tm_digits8(p, len);
+    int64_t hi = tm_digits8(p, len - 8), lo = tm_digits8(p + len - 8, 8);
+    return (hi < 0 || lo < 0) ? -1 : hi * 100000000 + lo;
 }
 
 /*
@@ -463,42 +470,6 @@ typedef struct tm_window {
     const char *base, *end; /* the masks describe base[0..192); data ends at end */
     uint64_t blank[3], nl[3], chr[3]; /* ' ' or '\t'; '\n'; the separator (0: none) */
 } tm_window;
-
-/* Masks of p[0..64): blanks, newlines, bytes equal to c. */
-static inline void tm_class64_3(const char *p, char c, uint64_t *blank, uint64_t *nl,
-                                uint64_t *chr)
-{
-#if TM_SSE2
-    const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), lf = _mm_set1_epi8('\n'),
-                  cc = _mm_set1_epi8(c);
-    uint64_t b = 0, l = 0, m = 0;
-    for (int k = 0; k < 4; k++) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
-        __m128i bl = _mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, tab));
-        b |= (uint64_t)(uint32_t)_mm_movemask_epi8(bl) << (16 * k);
-        l |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, lf)) << (16 * k);
-        if (c != 0)
-            m |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, cc)) << (16 * k);
-    }
-    *blank = b;
-    *nl = l;
-    *chr = m;
-#else
-    uint64_t b = 0, l = 0, m = 0;
-    for (int k = 0; k < 8; k++) {
-        uint64_t x = tm_load8(p + 8 * k);
-        uint64_t bl = (tm_eq_mask(x, ' ') | tm_eq_mask(x, '\t')) >> 7;
-        uint64_t lx = tm_eq_mask(x, '\n') >> 7;
-        uint64_t cx = c != 0 ? tm_eq_mask(x, (unsigned char)c) >> 7 : 0;
-        b |= ((bl * 0x0102040810204080ULL) >> 56) << (8 * k);
-        l |= ((lx * 0x0102040810204080ULL) >> 56) << (8 * k);
-        m |= ((cx * 0x0102040810204080ULL) >> 56) << (8 * k);
-    }
-    *blank = b;
-    *nl = l;
-    *chr = m;
-#endif
-}
 
 /* Chunk i (0..2) of the window: classified when it starts inside the data (it then reads
  * at most 63 bytes past the end: TM_LINE_PAD covers them), else empty. */
