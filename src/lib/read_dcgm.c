@@ -220,7 +220,7 @@ pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *dia
 {
     bool generic = tm->opt.generic_rows;
 #if TM_FAST_LINES
-    bool simd = tm_use_ssse3(tm->opt.no_simd);
+    bool simd = tm_use_simd(tm->opt.no_simd);
     tm_keycache kc; /* "<word> <id>" as written -> entity */
     memset(kc.len1, 0, sizeof kc.len1);
 #endif

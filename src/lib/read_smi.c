@@ -77,7 +77,8 @@ static bool parse_uint(span x, size_t digits, unsigned *out)
     return true;
 }
 
-/* "HH:MM:SS[.fff]" -> seconds of the day. */
+/* "HH:MM:SS[.fff]" -> seconds of the day; the fraction (at most 10 digits) is the
+ * correctly rounded f / 10^k of its k digits f. */
 static bool parse_tod(span x, double *out)
 {
     unsigned h, m, s;
@@ -89,13 +90,15 @@ static bool parse_tod(span x, double *out)
     if (x.n > 8) {
         if (x.s[8] != '.' || x.n > 8 + 10)
             return false;
-        double scale = 0.1;
+        static const double p10[11] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5,
+                                       1e6, 1e7, 1e8, 1e9, 1e10};
+        uint64_t f = 0;
         for (size_t i = 9; i < x.n; i++) {
             if (x.s[i] < '0' || x.s[i] > '9')
                 return false;
-            frac += (x.s[i] - '0') * scale;
-            scale /= 10;
+            f = f * 10 + (unsigned)(x.s[i] - '0');
         }
+        frac = (double)f / p10[x.n - 9];
     }
     *out = h * 3600.0 + m * 60.0 + s + frac;
     return true;
@@ -405,10 +408,11 @@ static inline __attribute__((always_inline)) void csv_fast_time(csv_fast_state *
 /*
  * The block path of the CSV reader: common rows straight from the buffer, many per call
  * (see dcgmi_block in read_dcgm.c). A row qualifies when the per-line path would take it
- * as a fast row with its entity in the cache: ncol fields, the first byte not a lower-case
- * letter, every value column a number tm_token_number converts followed by nothing or by
- * exactly the header's unit. The first line that does not qualify ends the block before
- * anything of it is used. Layout: one index column, at most one timestamp, no bus id.
+ * as a fast row with its entity in the cache: ncol fields, none empty, the first byte not
+ * a lower-case letter, every value column a number tm_token_number converts followed by
+ * nothing or by exactly the header's unit. The first line that does not qualify ends the
+ * block before anything of it is used. Layout: one index column, at most one timestamp, no
+ * bus id.
  */
 static inline __attribute__((always_inline)) size_t
 csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
@@ -419,103 +423,102 @@ csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
     /* The layout compiled once: the value columns in order, with their field, accepted
      * range and unit (at most 8 bytes, as one word); rows are at most 63 bytes, so at most
      * 32 fields. */
-    struct vcol {
-        unsigned col;
-        size_t field;
-        double lo, hi;
-        uint64_t unit, umask;
-        unsigned ulen;
-    } vc[32];
-    double fv[32];
-    unsigned cpos[64];
+    enum { CSV_B_OTHER, CSV_B_VALUE, CSV_B_INDEX, CSV_B_TIME };
+    unsigned char role[32];
+    unsigned vulen[32];
+    size_t vfield[32];
+    double vlo[32], vhi[32], fv[32];
+    uint64_t vunit[32], vumask[32];
     size_t nv = 0;
     long k = 0;
     *err = PFI_OK;
     *rows = 0;
-    if (ncol > 32 || avail == 0)
+    if (ncol > 32 || ncol == 0 || avail == 0)
         return 0;
     bool plain = true;
     for (size_t i = 0; i < ncol; i++) {
-        if (cols[i].role != COL_VALUE)
+        role[i] = i == lay->index_col && lay->n_index == 1 ? CSV_B_INDEX
+                  : i == lay->time_col && lay->n_time == 1 ? CSV_B_TIME
+                  : cols[i].role == COL_VALUE             ? CSV_B_VALUE
+                                                          : CSV_B_OTHER;
+        if (role[i] != CSV_B_VALUE)
             continue;
         const pfi_tm_field *fl = &tm->fields[cols[i].field];
         plain &= !(fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
-        struct vcol *v = &vc[nv++];
-        v->col = (unsigned)i;
-        v->field = cols[i].field;
-        tm_kind_range(tm, fl->kind, &v->lo, &v->hi);
-        v->ulen = (unsigned)lay->ulen[i];
-        if (v->ulen > 8)
+        vfield[nv] = cols[i].field;
+        tm_kind_range(tm, fl->kind, &vlo[nv], &vhi[nv]);
+        vulen[nv] = (unsigned)lay->ulen[i];
+        if (vulen[nv] > 8)
             return 0;
         char u8[8] = {0};
-        memcpy(u8, cols[i].unit, v->ulen);
-        v->unit = tm_load8(u8);
-        v->umask = v->ulen ? ~0ULL >> (64 - 8 * v->ulen) : 0;
+        memcpy(u8, cols[i].unit, vulen[nv]);
+        vunit[nv] = tm_load8(u8);
+        vumask[nv] = vulen[nv] ? ~0ULL >> (64 - 8 * vulen[nv]) : 0;
+        nv++;
     }
-    const unsigned ix_col = (unsigned)lay->index_col, ts_col = (unsigned)lay->time_col;
+    const unsigned n_sep = (unsigned)ncol - 1;
     const bool has_ts = lay->n_time == 1, keep_series = tm->opt.keep_series;
-    tm_window w;
-    tm_window_init(&w, p, end, ',');
     while (p < end) {
-        unsigned sh = tm_window_at(&w, p, ','), len;
-        if (!tm_window_line(&w, sh, &len) || p + len >= end)
+        /* The row's first 64 bytes classified (TM_LINE_PAD readable past end): its end, its
+         * blanks and commas as bit masks. */
+        uint64_t bm, nlm, cm;
+        tm_class64_in(simd, p, ',', &bm, &nlm, &cm);
+        if (nlm == 0)
+            break; /* (rows of 64 bytes and more: the per-line path) */
+        unsigned len = (unsigned)__builtin_ctzll(nlm);
+        if (p + len >= end)
             break;
         unsigned n = len - (len > 0 && p[len - 1] == '\r');
-        if (n >= 64)
-            break; /* (longer rows: the per-line path) */
         uint64_t keep = (1ULL << n) - 1;
-        uint64_t cm = (uint64_t)tm_window_view(w.chr, sh) & keep;
-        uint64_t nb = ~((uint64_t)tm_window_view(w.blank, sh) | cm) & keep;
+        cm &= keep;
+        uint64_t sep = (bm & keep) | cm;
+        uint64_t nb = ~sep & keep;
         uint64_t first = nb & ~(nb << 1), last = nb & ~(nb >> 1); /* of each token */
-        if (first == 0)
+        /* The first token of each field but the first: the one after a run of separators
+         * holding a comma (adding the comma's bit carries through the rest of its run onto
+         * the byte after it). As many of them as commas, and not the row's first token:
+         * no field is empty, and a field's tokens lie between its first token and the
+         * next field's. */
+        uint64_t ff = (sep + cm) & first;
+        if (first == 0 || (unsigned)__builtin_popcountll(cm) != n_sep ||
+            (unsigned)__builtin_popcountll(ff) != n_sep || (ff & first & (0 - first)) != 0)
             break;
         char c0 = p[__builtin_ctzll(first)];
         if (c0 >= 'a' && c0 <= 'z')
             break;
-        /* Field i holds the bits [start(i), cpos[i]); start(0) = 0, else cpos[i - 1] + 1.
-         * Its trimmed text runs from its first token's first byte to its last's last. */
-        unsigned nc = 0;
-        for (; cm != 0; cm &= cm - 1)
-            cpos[nc++] = (unsigned)__builtin_ctzll(cm);
-        if (nc + 1 != ncol)
-            break;
-        cpos[nc] = n;
-#define CSV_FIELD_MASK(i) (((1ULL << cpos[i]) - 1) & ~(((i) ? 2ULL << cpos[(i) - 1] : 1ULL) - 1))
-        size_t i;
-        for (i = 0; i < nv; i++) {
-            const struct vcol *v = &vc[i];
-            uint64_t f = CSV_FIELD_MASK(v->col), fa = first & f, la = last & f;
-            if (fa == 0)
-                break;
-            unsigned a = (unsigned)__builtin_ctzll(fa), e = (unsigned)__builtin_ctzll(la) + 1;
-            if (!tm_number_in(simd, p + a, e - a, &fv[i]))
-                break;
-            uint64_t more = fa & (fa - 1);
-            if (more != 0) { /* a unit: exactly the header's */
-                unsigned u = (unsigned)__builtin_ctzll(more);
-                unsigned z = 64 - (unsigned)__builtin_clzll(la);
-                if (z - u != v->ulen || ((tm_load8(p + u) ^ v->unit) & v->umask) != 0)
-                    break;
+        /* Field by field, in order: its first token at a, the next field's at b (the
+         * row's end for the last field), its last token's end at z. */
+        uint64_t nexts = ff | 1ULL << n;
+        unsigned a = (unsigned)__builtin_ctzll(first), xa = 0, xz = 0, ta = 0, tz = 0;
+        size_t i = 0;
+        for (unsigned j = 0; j < ncol; j++, nexts &= nexts - 1) {
+            unsigned b = (unsigned)__builtin_ctzll(nexts);
+            unsigned z = 64 - (unsigned)__builtin_clzll(last & ((1ULL << b) - 1));
+            if (role[j] == CSV_B_VALUE) {
+                unsigned e = a + (unsigned)__builtin_ctzll(last >> a) + 1; /* the number's end */
+                if (!tm_number_in(simd, p + a, e - a, &fv[i]))
+                    goto done;
+                if (z != e) { /* one more token, the unit: exactly the header's */
+                    unsigned u = z - vulen[i];
+                    if ((first & (((1ULL << z) - 1) & ~((1ULL << e) - 1))) != 1ULL << u ||
+                        ((tm_load8(p + u) ^ vunit[i]) & vumask[i]) != 0)
+                        goto done;
+                }
+                i++;
+            } else if (role[j] == CSV_B_INDEX) {
+                xa = a;
+                xz = z;
+            } else if (role[j] == CSV_B_TIME) {
+                ta = a;
+                tz = z;
             }
+            a = b;
         }
-        if (i < nv)
+        if (xz - xa > 16)
             break;
-        uint64_t fx = CSV_FIELD_MASK(ix_col), xa = first & fx;
-        if (xa == 0)
-            break;
-        unsigned xa0 = (unsigned)__builtin_ctzll(xa), xz = 64 - (unsigned)__builtin_clzll(last & fx);
-        if (xz - xa0 > 16)
-            break;
-        span ix = {p + xa0, xz - xa0}, ts = {NULL, 0};
-        if (has_ts) {
-            uint64_t ft = CSV_FIELD_MASK(ts_col), ta = first & ft;
-            unsigned a = ta ? (unsigned)__builtin_ctzll(ta) : 0;
-            unsigned z = ta ? 64 - (unsigned)__builtin_clzll(last & ft) : 0;
-            ts = (span){p + a, z - a};
-        }
-#undef CSV_FIELD_MASK
+        span ts = {p + ta, tz - ta};
         size_t slot, ent;
-        if (!tm_kc_get(&fs->kc, ix.s, ix.n, &slot, &ent))
+        if (!tm_kc_get(&fs->kc, p + xa, xz - xa, &slot, &ent))
             break;
         double tsec = 0;
         bool has_t = false;
@@ -530,15 +533,10 @@ csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
         } else {
             tt = tm_row_time(tm, ent, has_t, tsec, false, line0 + k + 1, name);
         }
-        const int *row = &tm->map[ent * PFI_TM_MAX_FIELDS];
-        for (i = 0; i < nv; i++) {
-            *err = plain ? tm_put_in(tm, row, ent, vc[i].field, tt, fv[i], vc[i].lo, vc[i].hi,
-                                     keep_series, false)
-                         : tm_put_ok(tm, ent, vc[i].field, tt, fv[i]);
-            if (*err != PFI_OK) {
-                *rows = k + 1;
-                return (size_t)(p - p0);
-            }
+        *err = tm_put_row(tm, ent, vfield, fv, vlo, vhi, nv, tt, plain, keep_series);
+        if (*err != PFI_OK) {
+            *rows = k + 1;
+            return (size_t)(p - p0);
         }
         en = &tm->entities[ent];
         if (lay->n_value > 0 && !en->lost)
@@ -547,6 +545,7 @@ csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
         p += len + 1;
         k++;
     }
+done:
     *rows = k;
     return (size_t)(p - p0);
 }
@@ -589,7 +588,7 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
     lay.n_index = 0;
     bool generic = tm->opt.generic_rows;
 #if TM_FAST_LINES
-    bool simd = tm_use_ssse3(tm->opt.no_simd);
+    bool simd = tm_use_simd(tm->opt.no_simd);
     csv_fast_state fs;
     memset(&fs, 0, sizeof fs);
     fs.ts_len = SIZE_MAX;

@@ -178,6 +178,54 @@ static inline __attribute__((always_inline)) pfi_error tm_put_ok(pfi_tm *tm, siz
                      tm->opt.keep_series, fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
 }
 
+/*
+ * The samples of one block-path row: tm_put_in of fv[i] into field fields[i] of entity e at
+ * time t, with the range [lo[i], hi[i]], for i < n (arrays of n); plain: no field is a
+ * maximum power limit (else tm_put_ok per sample), keep_series the option's value. One loop
+ * per case, so that nothing is decided per sample; the common sample of the first (tm_put_in's
+ * fast case, spelled out) is stored here. Returns the first error; the samples before it are
+ * stored.
+ */
+static inline __attribute__((always_inline)) pfi_error
+tm_put_row(pfi_tm *tm, size_t e, const size_t *fields, const double *fv, const double *lo,
+           const double *hi, size_t n, double t, bool plain,
+           bool keep_series)
+{
+    const int *row = &tm->map[e * PFI_TM_MAX_FIELDS];
+    pfi_error err;
+    if (plain && !keep_series) {
+        pfi_tm_series *series = tm->series;
+        for (size_t i = 0; i < n; i++) {
+            double v = fv[i];
+            int k = row[fields[i]];
+            if (k < 0 || !(v >= lo[i] && v <= hi[i]) || v >= 2147483632.0) {
+                err = tm_put_in(tm, row, e, fields[i], t, v, lo[i], hi[i], false, false);
+                if (err != PFI_OK)
+                    return err;
+                series = tm->series; /* (tm_put may have moved it) */
+                continue;
+            }
+            pfi_tm_series *s = &series[k]; /* tm_put_in's common case */
+            s->last_row = -1;
+            s->last_pod = false;
+            s->n_valid++;
+            s->sum += v;
+            s->last_good_t_s = t;
+            s->pending_break = false;
+            s->last_t = t;
+        }
+    } else if (plain) {
+        for (size_t i = 0; i < n; i++)
+            if ((err = tm_put_in(tm, row, e, fields[i], t, fv[i], lo[i], hi[i], true, false)))
+                return err;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if ((err = tm_put_ok(tm, e, fields[i], t, fv[i])) != PFI_OK)
+                return err;
+    }
+    return PFI_OK;
+}
+
 /* Time of a new row of entity e: t when has_t, else nominal index x interval. Handles
  * backwards jumps (segment split) and, when tod is true, midnight rollover. */
 double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long line,

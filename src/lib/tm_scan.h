@@ -31,11 +31,11 @@
 
 #if TM_SWAR && defined(__SSE2__)
 #include <emmintrin.h>
-#include <tmmintrin.h> /* SSSE3, for functions compiled with target("ssse3") only */
+#include <immintrin.h> /* SSSE3, AVX2: for functions compiled with target(TM_SIMD_TARGET) only */
 #define TM_SSE2 1
-/* What the run-time-selected copies of the hot paths are compiled for (tm_use_ssse3): every
+/* What the run-time-selected copies of the hot paths are compiled for (tm_use_simd): every
  * x86-64 CPU since about 2013 (Haswell, Zen) has all of it. */
-#define TM_SIMD_TARGET "ssse3,popcnt,bmi,bmi2,fma"
+#define TM_SIMD_TARGET "avx2,popcnt,bmi,bmi2,fma"
 #else
 #define TM_SSE2 0
 #endif
@@ -353,6 +353,24 @@ static inline __attribute__((always_inline)) bool tm_token_number(const char *p,
 }
 
 #if TM_SSE2
+/* tm_class64_3 with AVX2 (callers compiled with target(TM_SIMD_TARGET) only). */
+__attribute__((target(TM_SIMD_TARGET))) static inline void
+tm_class64_3_avx2(const char *p, char c, uint64_t *blank, uint64_t *nl, uint64_t *chr)
+{
+    const __m256i sp = _mm256_set1_epi8(' '), tab = _mm256_set1_epi8('\t'),
+                  lf = _mm256_set1_epi8('\n'), cc = _mm256_set1_epi8(c);
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+#define TM_MASK64(cmp0, cmp1)                                                                 \
+    ((uint64_t)(uint32_t)_mm256_movemask_epi8(cmp0) |                                         \
+     (uint64_t)(uint32_t)_mm256_movemask_epi8(cmp1) << 32)
+    *blank = TM_MASK64(_mm256_or_si256(_mm256_cmpeq_epi8(x0, sp), _mm256_cmpeq_epi8(x0, tab)),
+                       _mm256_or_si256(_mm256_cmpeq_epi8(x1, sp), _mm256_cmpeq_epi8(x1, tab)));
+    *nl = TM_MASK64(_mm256_cmpeq_epi8(x0, lf), _mm256_cmpeq_epi8(x1, lf));
+    *chr = c != 0 ? TM_MASK64(_mm256_cmpeq_epi8(x0, cc), _mm256_cmpeq_epi8(x1, cc)) : 0;
+#undef TM_MASK64
+}
+
 /*
  * m / 10^fd correctly rounded (m < 2^53 exact, fd <= 15), without a division: the quotient
  * from the rounded reciprocal, its exact residual, one correcting FMA. Markstein's theorem
@@ -377,75 +395,106 @@ __attribute__((target(TM_SIMD_TARGET))) static inline double tm_div_pow10_fma(do
     return neg ? -v : v;
 }
 
+/* The shuffle that right-aligns the ndig digits of a token with its dot at byte dot (16:
+ * none) around the dot, for tm_token_number_simd: output byte j holds digit k = j - (16 -
+ * ndig), read from byte k, or k + 1 past the dot; -128 (a zero) where k < 0. */
+#define TM_SH_K(j, nd) ((j) - (16 - (nd)))
+#define TM_SH(j, nd, dt) (TM_SH_K(j, nd) < 0 ? -128 : TM_SH_K(j, nd) + (TM_SH_K(j, nd) >= (dt)))
+#define TM_SH_ROW(nd, dt)                                                                       \
+    {TM_SH(0, nd, dt),  TM_SH(1, nd, dt),  TM_SH(2, nd, dt),  TM_SH(3, nd, dt),                 \
+     TM_SH(4, nd, dt),  TM_SH(5, nd, dt),  TM_SH(6, nd, dt),  TM_SH(7, nd, dt),                 \
+     TM_SH(8, nd, dt),  TM_SH(9, nd, dt),  TM_SH(10, nd, dt), TM_SH(11, nd, dt),                \
+     TM_SH(12, nd, dt), TM_SH(13, nd, dt), TM_SH(14, nd, dt), TM_SH(15, nd, dt)}
+#define TM_SH_ND(nd)                                                                            \
+    {TM_SH_ROW(nd, 0),  TM_SH_ROW(nd, 1),  TM_SH_ROW(nd, 2),  TM_SH_ROW(nd, 3),                 \
+     TM_SH_ROW(nd, 4),  TM_SH_ROW(nd, 5),  TM_SH_ROW(nd, 6),  TM_SH_ROW(nd, 7),                 \
+     TM_SH_ROW(nd, 8),  TM_SH_ROW(nd, 9),  TM_SH_ROW(nd, 10), TM_SH_ROW(nd, 11),                \
+     TM_SH_ROW(nd, 12), TM_SH_ROW(nd, 13), TM_SH_ROW(nd, 14), TM_SH_ROW(nd, 15),                \
+     TM_SH_ROW(nd, 16)}
+
 /*
- * tm_token_number with SSSE3 (callers compiled with target("ssse3") only; the readers pick
- * it at run time when the CPU has it): the same tokens give the same doubles — a plain
- * decimal "-?[0-9]*(\.[0-9]*)?" of at most 16 bytes and 1..15 digits is m / 10^fd, m the
- * digits as an exact integer — and it may accept more of them (any dot position).
- * One 16-byte load: digits and the dot from byte compares, the digits right-aligned
- * around the dot by one shuffle, then converted 16 at a time by multiply-adds (the
- * method of simdjson's parse_eight_digits, widened). Reads p[0..17).
+ * tm_token_number's SIMD twin (callers compiled with target(TM_SIMD_TARGET) only; the
+ * readers pick it at run time when the CPU has it) for unsigned decimals: a plain
+ * "[0-9]*(\.[0-9]*)?" of 1..16 bytes and 1..15 digits is m / 10^fd, m the digits as an
+ * exact integer — the double tm_token_number and the scanner give. A sign is refused (it
+ * goes the per-line way, which takes it). One 16-byte load: digits and the dot from byte
+ * compares, the digits right-aligned around the dot by one shuffle from a table, then
+ * converted 16 at a time by multiply-adds (the method of simdjson's parse_eight_digits,
+ * widened). Reads p[0..16).
  */
-__attribute__((target(TM_SIMD_TARGET))) static inline bool tm_token_number_ssse3(const char *p,
-                                                                          size_t len,
-                                                                          double *out)
+__attribute__((target(TM_SIMD_TARGET))) static inline bool tm_token_number_simd(const char *p,
+                                                                         size_t len,
+                                                                         double *out)
 {
-    bool neg = len > 0 && p[0] == '-';
-    p += neg;
-    len -= neg;
-    if (len == 0 || len > 16)
-        return false;
+    static const signed char shuf[16][17][16] = {
+        TM_SH_ND(0),  TM_SH_ND(1),  TM_SH_ND(2),  TM_SH_ND(3),  TM_SH_ND(4),  TM_SH_ND(5),
+        TM_SH_ND(6),  TM_SH_ND(7),  TM_SH_ND(8),  TM_SH_ND(9),  TM_SH_ND(10), TM_SH_ND(11),
+        TM_SH_ND(12), TM_SH_ND(13), TM_SH_ND(14), TM_SH_ND(15)};
+    if (len - 1 > 15)
+        return false; /* (len 0 too) */
     __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
     __m128i d = _mm_sub_epi8(x, _mm_set1_epi8('0'));
-    unsigned want = (1u << len) - 1;
+    unsigned want = _bzhi_u32(~0u, (unsigned)len);
     unsigned dig = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d));
     unsigned dotm = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('.'))) & want;
-    if (((dig | dotm) & want) != want || (dotm & (dotm - 1)) != 0)
-        return false; /* not a digit or the dot; two dots */
     unsigned ndig = (unsigned)len - (dotm != 0);
-    if (ndig == 0 || ndig > 15)
-        return false;
-    unsigned dot = dotm ? (unsigned)__builtin_ctz(dotm) : 16;
+    if ((want & ~(dig | dotm)) != 0 || (dotm & (dotm - 1)) != 0 || ndig - 1 > 14)
+        return false; /* not a digit or the dot; two dots; no digit; 16 digits */
+    unsigned dot = (unsigned)__builtin_ctz(dotm | 0x10000u);
     size_t fd = dotm ? len - dot - 1 : 0;
-    /* Output byte j holds digit k = j - (16 - ndig) (none when k < 0: the shuffle index is
-     * then negative and gives 0), read from byte k, or k + 1 past the dot. */
-    __m128i k = _mm_sub_epi8(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                             _mm_set1_epi8((char)(16 - ndig)));
-    __m128i src = _mm_sub_epi8(k, _mm_cmpgt_epi8(k, _mm_set1_epi8((char)(dot - 1))));
-    __m128i digits = _mm_shuffle_epi8(d, src);
-    __m128i t = _mm_maddubs_epi16(digits, _mm_setr_epi8(10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10,
-                                                        1, 10, 1, 10, 1));
+    __m128i src = _mm_loadu_si128((const __m128i *)(const void *)shuf[ndig][dot]);
+    __m128i t = _mm_maddubs_epi16(_mm_shuffle_epi8(d, src),
+                                  _mm_setr_epi8(10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1,
+                                                10, 1));
     t = _mm_madd_epi16(t, _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
     t = _mm_packs_epi32(t, t);
     t = _mm_madd_epi16(t, _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
-    uint64_t hi = (uint32_t)_mm_cvtsi128_si32(t), lo = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(t, 4));
-    uint64_t m = hi * 100000000 + lo;
-    *out = tm_div_pow10_fma((double)m, fd, neg);
+    uint64_t hl = (uint64_t)_mm_cvtsi128_si64(t);
+    uint64_t m = (hl & 0xffffffffu) * 100000000 + (hl >> 32);
+    *out = tm_div_pow10_fma((double)m, fd, false);
     return true;
 }
 
 /* The TM_SIMD_TARGET copies are taken when the CPU has all of it and the options allow. */
-static inline bool tm_use_ssse3(bool no_simd)
+static inline bool tm_use_simd(bool no_simd)
 {
     if (no_simd)
         return false;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt") &&
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") &&
            __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
            __builtin_cpu_supports("fma");
 }
 
-/* tm_token_number or, with simd (a constant in each compiled copy), its SSSE3 twin. */
+/* tm_class64_3 or, with simd (a constant in each compiled copy), its AVX2 twin. */
+static inline __attribute__((always_inline)) void tm_class64_in(bool simd, const char *p, char c,
+                                                                uint64_t *blank, uint64_t *nl,
+                                                                uint64_t *chr)
+{
+    if (simd)
+        tm_class64_3_avx2(p, c, blank, nl, chr);
+    else
+        tm_class64_3(p, c, blank, nl, chr);
+}
+
+/* tm_token_number or, with simd (a constant in each compiled copy), its SIMD twin. */
 static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const char *p,
                                                                size_t len, double *out)
 {
-    return simd ? tm_token_number_ssse3(p, len, out) : tm_token_number(p, len, out);
+    return simd ? tm_token_number_simd(p, len, out) : tm_token_number(p, len, out);
 }
 #else
-static inline bool tm_use_ssse3(bool no_simd)
+static inline bool tm_use_simd(bool no_simd)
 {
     (void)no_simd;
     return false;
+}
+static inline __attribute__((always_inline)) void tm_class64_in(bool simd, const char *p, char c,
+                                                                uint64_t *blank, uint64_t *nl,
+                                                                uint64_t *chr)
+{
+    (void)simd;
+    tm_class64_3(p, c, blank, nl, chr);
 }
 static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const char *p,
                                                                size_t len, double *out)
@@ -525,11 +574,21 @@ static inline unsigned tm_msb128(tm_u128 x)
 /* p[0..len) == ref[0..len), len <= 32; p[0..32) readable, ref zero padded to 32 bytes. */
 static inline bool tm_eq_short(const char *p, const char *ref, size_t len)
 {
+#if TM_SSE2
+    __m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    __m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)ref);
+    __m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(ref + 16));
+    uint64_t eq = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a0, b0)) |
+                  (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a1, b1)) << 16;
+    return (~eq & ((1ULL << len) - 1)) == 0;
+#else
     size_t i = 0;
     for (; i + 8 <= len; i += 8)
         if (tm_load8(p + i) != tm_load8(ref + i))
             return false;
     return i == len || ((tm_load8(p + i) ^ tm_load8(ref + i)) & (~0ULL >> (64 - 8 * (len - i)))) == 0;
+#endif
 }
 
 static inline unsigned tm_ctz128(tm_u128 x)
