@@ -159,18 +159,44 @@ static void div_pow10(void **state)
 #endif
 }
 
-/* The 192-bit window view is the 128 bits at the shift, for every shift. */
-static void window_view(void **state)
+/* The masks of tm_class64_3 and of its AVX2 twin are those of a byte-by-byte reading:
+ * random bytes drawn mostly from blanks, newlines, commas and digits, every separator. */
+#if TM_SSE2
+__attribute__((target(TM_SIMD_TARGET))) static void class_avx2(const char *p, char c,
+                                                               uint64_t *b, uint64_t *l,
+                                                               uint64_t *m)
+{
+    tm_class64_3_avx2(p, c, b, l, m);
+}
+#endif
+
+static void classify(void **state)
 {
     (void)state;
-    uint64_t m[3] = {0x0123456789abcdefULL, 0xfedcba9876543210ULL, 0x0f1e2d3c4b5a6978ULL};
-    for (unsigned sh = 0; sh < 64; sh++) {
-        tm_u128 v = tm_window_view(m, sh);
-        for (unsigned b = 0; b < 128; b++) {
-            unsigned src = b + sh;
-            int want = (int)((m[src / 64] >> (src % 64)) & 1);
-            assert_int_equal((int)((v >> b) & 1), want);
+    static const char al[] = " \t\n,\r0.W\0\xff\x8a";
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (long it = 0; it < 200000; it++) {
+        char buf[64];
+        for (int i = 0; i < 64; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            buf[i] = (x >> 8) % 4 ? al[(x >> 16) % (sizeof al - 1)] : (char)(x >> 24);
         }
+        char c = "\0,\t"[it % 3];
+        uint64_t wb = 0, wl = 0, wm = 0;
+        for (int i = 0; i < 64; i++) {
+            wb |= (uint64_t)(buf[i] == ' ' || buf[i] == '\t') << i;
+            wl |= (uint64_t)(buf[i] == '\n') << i;
+            wm |= (uint64_t)(c != 0 && buf[i] == c) << i;
+        }
+        uint64_t b, l, m;
+        tm_class64_3(buf, c, &b, &l, &m);
+        assert_true(b == wb && l == wl && m == wm);
+#if TM_SSE2
+        if (have_simd()) {
+            class_avx2(buf, c, &b, &l, &m);
+            assert_true(b == wb && l == wl && m == wm);
+        }
+#endif
     }
 }
 
@@ -180,7 +206,7 @@ int main(void)
         cmocka_unit_test(swar_agrees),
         cmocka_unit_test(simd_agrees),
         cmocka_unit_test(div_pow10),
-        cmocka_unit_test(window_view),
+        cmocka_unit_test(classify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

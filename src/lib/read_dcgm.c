@@ -148,14 +148,24 @@ dcgmi_block_body(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size
     }
     const unsigned n_edges = 2 * ((unsigned)nf + 2);
     const bool keep = tm->opt.keep_series;
-    tm_window w;
-    tm_window_init(&w, p, end, '\0');
     while (p < end) {
-        unsigned sh = tm_window_at(&w, p, '\0'), len;
-        if (!tm_window_line(&w, sh, &len) || p + len >= end)
+        /* The row's first 64 bytes classified, and the next 64 when it is longer
+         * (TM_LINE_PAD readable past end): its end and its blanks as bit masks. */
+        uint64_t bl0, nl0, bl1 = 0, nl1 = 0, none;
+        unsigned len;
+        tm_class64_in(simd, p, '\0', &bl0, &nl0, &none);
+        if (nl0 != 0) {
+            len = (unsigned)__builtin_ctzll(nl0);
+        } else {
+            tm_class64_in(simd, p + 64, '\0', &bl1, &nl1, &none);
+            if (nl1 == 0)
+                break; /* (rows of 128 bytes and more: the per-line path) */
+            len = 64 + (unsigned)__builtin_ctzll(nl1);
+        }
+        if (p + len >= end)
             break;
         unsigned n = len - (len > 0 && p[len - 1] == '\r');
-        tm_u128 nb = ~tm_window_view(w.blank, sh) & ((((tm_u128)1) << n) - 1);
+        tm_u128 nb = ~((tm_u128)bl1 << 64 | bl0) & ((((tm_u128)1) << n) - 1);
         /* Token edges: where the line goes from blank to not, and back. */
         uint64_t nb0 = (uint64_t)nb, nb1 = (uint64_t)(nb >> 64);
         uint64_t e0 = nb0 ^ (nb0 << 1), e1 = nb1 ^ ((nb1 << 1) | (nb0 >> 63));
@@ -176,15 +186,10 @@ dcgmi_block_body(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size
         if (i < nf)
             break;
         double tt = tm_row_time_nominal(tm, ent);
-        const int *row = &tm->map[ent * PFI_TM_MAX_FIELDS];
-        for (i = 0; i < nf; i++) {
-            *err = plain ? tm_put_in(tm, row, ent, fields[i], tt, fv[i], lo[i], hi[i], keep,
-                                     false)
-                         : tm_put_ok(tm, ent, fields[i], tt, fv[i]);
-            if (*err != PFI_OK) {
-                *rows = k + 1;
-                return (size_t)(p - p0);
-            }
+        *err = tm_put_row(tm, ent, fields, fv, lo, hi, nf, tt, plain, keep);
+        if (*err != PFI_OK) {
+            *rows = k + 1;
+            return (size_t)(p - p0);
         }
         tm->n_rows++;
         p += len + 1;

@@ -504,72 +504,18 @@ static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const 
 }
 #endif
 
-/* ---- blocks of lines: each byte classified once, 64 at a time ---- */
+/* ---- blocks of lines ---- */
 
 /*
- * The readers' block paths walk many lines of the buffer at once (tm_lines_peek): a window
- * of 128 classified bytes slides along in steps of 64, so each byte is classified once, and
- * a line's end, its blanks and its separators are all read off the same masks — no
- * search per line. Lines are at most 127 bytes here; a longer one, or one not finished
- * inside the buffered data, ends the block and goes the general way.
+ * The readers' block paths take many lines of the buffer at once (tm_lines_peek). Each
+ * row's first 64 bytes (128 for dcgmi) are classified on their own by tm_class64_in — its
+ * end, blanks and separators as bit masks — and its tokens and fields are read off the
+ * masks, with no search per byte. (A window of classified bytes carried from row to row
+ * classified each byte once, but its bookkeeping cost more than classifying a row's bytes
+ * with two AVX2 loads.) A longer row, or one not finished inside the buffered data, ends
+ * the block and goes the per-line way.
  */
 typedef unsigned __int128 tm_u128;
-
-typedef struct tm_window {
-    const char *base, *end; /* the masks describe base[0..192); data ends at end */
-    uint64_t blank[3], nl[3], chr[3]; /* ' ' or '\t'; '\n'; the separator (0: none) */
-} tm_window;
-
-/* Chunk i (0..2) of the window: classified when it starts inside the data (it then reads
- * at most 63 bytes past the end: TM_LINE_PAD covers them), else empty. */
-static inline void tm_window_fill(tm_window *w, int i, char c)
-{
-    if (w->base + 64 * i < w->end)
-        tm_class64_3(w->base + 64 * i, c, &w->blank[i], &w->nl[i], &w->chr[i]);
-    else
-        w->blank[i] = w->nl[i] = w->chr[i] = 0;
-}
-
-/* A window over the data p[0..end - p), p < end, TM_LINE_PAD readable bytes after end. */
-static inline void tm_window_init(tm_window *w, const char *p, const char *end, char c)
-{
-    w->base = p;
-    w->end = end;
-    for (int i = 0; i < 3; i++)
-        tm_window_fill(w, i, c);
-}
-
-/* Slide the window until p lies in its first 64 bytes; returns p - base (0..63). The
- * window then covers p[0..128) at least. */
-static inline unsigned tm_window_at(tm_window *w, const char *p, char c)
-{
-    while (p - w->base >= 64) {
-        w->base += 64;
-        for (int i = 0; i < 2; i++) {
-            w->blank[i] = w->blank[i + 1];
-            w->nl[i] = w->nl[i + 1];
-            w->chr[i] = w->chr[i + 1];
-        }
-        tm_window_fill(w, 2, c);
-    }
-    return (unsigned)(p - w->base);
-}
-
-/* Bits [sh, sh + 128) of the 192-bit mask m, sh < 64. */
-static inline tm_u128 tm_window_view(const uint64_t *m, unsigned sh)
-{
-    /* ((x << 1) << (63 - sh)) is x << (64 - sh) without the undefined shift at sh = 0 */
-    uint64_t lo = (m[0] >> sh) | ((m[1] << 1) << (63 - sh));
-    uint64_t hi = (m[1] >> sh) | ((m[2] << 1) << (63 - sh));
-    return (tm_u128)lo | ((tm_u128)hi << 64);
-}
-
-/* Index of the highest set bit of x != 0. */
-static inline unsigned tm_msb128(tm_u128 x)
-{
-    uint64_t hi = (uint64_t)(x >> 64);
-    return hi ? 127 - (unsigned)__builtin_clzll(hi) : 63 - (unsigned)__builtin_clzll((uint64_t)x);
-}
 
 /* p[0..len) == ref[0..len), len <= 32; p[0..32) readable, ref zero padded to 32 bytes. */
 static inline bool tm_eq_short(const char *p, const char *ref, size_t len)
@@ -589,29 +535,6 @@ static inline bool tm_eq_short(const char *p, const char *ref, size_t len)
             return false;
     return i == len || ((tm_load8(p + i) ^ tm_load8(ref + i)) & (~0ULL >> (64 - 8 * (len - i)))) == 0;
 #endif
-}
-
-static inline unsigned tm_ctz128(tm_u128 x)
-{
-    uint64_t lo = (uint64_t)x;
-    return lo ? (unsigned)__builtin_ctzll(lo) : 64 + (unsigned)__builtin_ctzll((uint64_t)(x >> 64));
-}
-
-static inline unsigned tm_popcount128(tm_u128 x)
-{
-    return (unsigned)(__builtin_popcountll((uint64_t)x) + __builtin_popcountll((uint64_t)(x >> 64)));
-}
-
-/* The line starting at p = base + sh: its length without the newline (0..127) in *len,
- * false when it has no newline in its first 128 bytes (a long line, or the end of the
- * data: the padding holds no newline). */
-static inline bool tm_window_line(const tm_window *w, unsigned sh, unsigned *len)
-{
-    tm_u128 nl = tm_window_view(w->nl, sh);
-    if (nl == 0)
-        return false;
-    *len = tm_ctz128(nl);
-    return true;
 }
 
 /* ---- a small text -> index cache (entity of a row's id token) ---- */
