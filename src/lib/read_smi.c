@@ -383,7 +383,21 @@ typedef struct csv_fast_state {
     bool ts_has;
     char last_date[16];  /* csv_time's date cache */
     long last_days;
+    /* Entity + 1 of the index texts "0".."9" (slots 0..9) and "00".."99" (10..109) seen,
+     * 0 when not seen: nvidia-smi's indices, without kc's hashing. */
+    size_t ix_ent[110];
 } csv_fast_state;
+
+/* The ix_ent slot of the index text s[0..n) (s[0..2) readable), or -1 for another text. */
+static inline int csv_small_ix(const char *s, size_t n)
+{
+    unsigned d0 = (unsigned)(unsigned char)s[0] - '0', d1 = (unsigned)(unsigned char)s[1] - '0';
+    if (n == 1 && d0 <= 9)
+        return (int)d0;
+    if (n == 2 && d0 <= 9 && d1 <= 9)
+        return (int)(10 + 10 * d0 + d1);
+    return -1;
+}
 
 /* The time of timestamp cell x (trimmed; its line's padding readable after it): the
  * previous cell's when the text is the same, else csv_time's, remembered for the next. */
@@ -447,13 +461,15 @@ csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
         plain &= !(fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
         vfield[nv] = cols[i].field;
         tm_kind_range(tm, fl->kind, &vlo[nv], &vhi[nv]);
+        /* The unit as a cell writes it after its number: one blank, then the unit (as
+         * one word with the blank; a unit of a blank or a comma never takes this path). */
         vulen[nv] = (unsigned)lay->ulen[i];
-        if (vulen[nv] > 8)
+        if (vulen[nv] > 7 || strpbrk(cols[i].unit, " \t,") != NULL)
             return 0;
-        char u8[8] = {0};
-        memcpy(u8, cols[i].unit, vulen[nv]);
+        char u8[8] = {' '};
+        memcpy(u8 + 1, cols[i].unit, vulen[nv]);
         vunit[nv] = tm_load8(u8);
-        vumask[nv] = vulen[nv] ? ~0ULL >> (64 - 8 * vulen[nv]) : 0;
+        vumask[nv] = ~0ULL >> (56 - 8 * vulen[nv]);
         nv++;
     }
     const unsigned n_sep = (unsigned)ncol - 1;
@@ -498,12 +514,9 @@ csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
                 unsigned e = a + (unsigned)__builtin_ctzll(last >> a) + 1; /* the number's end */
                 if (!tm_number_in(simd, p + a, e - a, &fv[i]))
                     goto done;
-                if (z != e) { /* one more token, the unit: exactly the header's */
-                    unsigned u = z - vulen[i];
-                    if ((first & (((1ULL << z) - 1) & ~((1ULL << e) - 1))) != 1ULL << u ||
-                        ((tm_load8(p + u) ^ vunit[i]) & vumask[i]) != 0)
-                        goto done;
-                }
+                if (z != e && (z != e + 1 + vulen[i] || vulen[i] == 0 ||
+                               ((tm_load8(p + e) ^ vunit[i]) & vumask[i]) != 0))
+                    goto done; /* more than " <the header's unit>" */
                 i++;
             } else if (role[j] == CSV_B_INDEX) {
                 xa = a;
@@ -518,7 +531,10 @@ csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
             break;
         span ts = {p + ta, tz - ta};
         size_t slot, ent;
-        if (!tm_kc_get(&fs->kc, p + xa, xz - xa, &slot, &ent))
+        int sx = csv_small_ix(p + xa, xz - xa);
+        if (sx >= 0 && fs->ix_ent[sx] != 0)
+            ent = fs->ix_ent[sx] - 1;
+        else if (!tm_kc_get(&fs->kc, p + xa, xz - xa, &slot, &ent))
             break;
         double tsec = 0;
         bool has_t = false;
@@ -692,6 +708,9 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
                 if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
                     return e;
                 tm_kc_put(&fs.kc, ix.s, ix.n, ent);
+                int sx = csv_small_ix(ix.s, ix.n);
+                if (sx >= 0)
+                    fs.ix_ent[sx] = ent + 1;
             }
             double tsec = 0;
             bool has_t = false;
