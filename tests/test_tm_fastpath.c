@@ -4,7 +4,7 @@
  * The dcgmi dmon and nvidia-smi CSV readers take common rows through block and per-line
  * fast paths; their contract is that the result is exactly the general path's. Every input
  * here is read three times — with options.generic_rows, as shipped, and with
- * options.no_simd (the fast paths' baseline copy, without the run-time-selected SSSE3/BMI
+ * options.no_simd (the fast paths' baseline copy, without the run-time-selected AVX2/BMI
  * one) — under several formats and options, and tm_compare (tm_compare.h) must find no difference in counters, notes,
  * entities, fields or series (sums and samples bit for bit), nor in the error returned.
  *

@@ -199,10 +199,11 @@ dcgmi_block_body(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size
     return (size_t)(p - p0);
 }
 
-/* dcgmi_block_body compiled twice: with the SSSE3 number conversion, and without. */
+/* dcgmi_block_body compiled twice: with AVX2 classification and the SIMD number conversion
+ * (the CPU permitting), and without. */
 #if TM_SSE2
 __attribute__((target(TM_SIMD_TARGET))) static size_t
-dcgmi_block_ssse3(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
+dcgmi_block_simd(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
                   const tm_keycache *kc, long *rows, pfi_error *err)
 {
     return dcgmi_block_body(tm, p0, avail, nf, fields, kc, rows, err, true);
@@ -215,7 +216,7 @@ static size_t dcgmi_block(pfi_tm *tm, const char *p0, size_t avail, size_t nf,
 {
 #if TM_SSE2
     if (simd)
-        return dcgmi_block_ssse3(tm, p0, avail, nf, fields, kc, rows, err);
+        return dcgmi_block_simd(tm, p0, avail, nf, fields, kc, rows, err);
 #endif
     return dcgmi_block_body(tm, p0, avail, nf, fields, kc, rows, err, false);
 }

@@ -422,11 +422,13 @@ static inline __attribute__((always_inline)) void csv_fast_time(csv_fast_state *
 /*
  * The block path of the CSV reader: common rows straight from the buffer, many per call
  * (see dcgmi_block in read_dcgm.c). A row qualifies when the per-line path would take it
- * as a fast row with its entity in the cache: ncol fields, none empty, the first byte not
- * a lower-case letter, every value column a number tm_token_number converts followed by
- * nothing or by exactly the header's unit. The first line that does not qualify ends the
- * block before anything of it is used. Layout: one index column, at most one timestamp, no
- * bus id.
+ * as a fast row with its entity in the cache: at most 63 bytes, ncol fields, none empty,
+ * the first byte not a lower-case letter, every value column an unsigned number the block's
+ * conversion takes (tm_number_in) followed by nothing or by one blank and exactly the
+ * header's unit. The first line that does not qualify ends the block before anything of
+ * it is used; the per-line path reads it. Layout: one index column, at most one
+ * timestamp, no bus id. Returns the bytes of whole rows consumed (*rows of them); on an
+ * error from the collector, *err, with *rows counting the failing row too.
  */
 static inline __attribute__((always_inline)) size_t
 csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
@@ -566,10 +568,11 @@ done:
     return (size_t)(p - p0);
 }
 
-/* csv_block_body compiled twice: with the SSSE3 number conversion, and without. */
+/* csv_block_body compiled twice: with AVX2 classification and the SIMD number conversion
+ * (the CPU permitting), and without. */
 #if TM_SSE2
 __attribute__((target(TM_SIMD_TARGET))) static size_t
-csv_block_ssse3(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+csv_block_simd(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
                 const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
                 long line0, long *rows, pfi_error *err)
 {
@@ -583,7 +586,7 @@ static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col 
 {
 #if TM_SSE2
     if (simd)
-        return csv_block_ssse3(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err);
+        return csv_block_simd(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err);
 #endif
     return csv_block_body(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err, false);
 }

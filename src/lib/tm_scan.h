@@ -10,7 +10,10 @@
  * other than a leading '-', missing tokens, more digits — goes to tm_parse_number, and from
  * there to the locale-independent pfi_value_parse, so results never depend on the path.
  *
- * Every function reads only s[0..n): the 8-byte loads are taken only when 8 bytes remain.
+ * The scanning functions read only s[0..n): their 8-byte loads are taken only when 8 bytes
+ * remain. The whole-row and whole-token ones (tm_class64*, tm_token_number*, tm_eq_short,
+ * the key cache) load a fixed 16, 32 or 64 bytes, each saying how many: the readers call
+ * them only where TM_LINE_PAD (tm_internal.h) makes that many readable.
  */
 #ifndef PFI_TM_SCAN_H
 #define PFI_TM_SCAN_H
@@ -31,7 +34,7 @@
 
 #if TM_SWAR && defined(__SSE2__)
 #include <emmintrin.h>
-#include <immintrin.h> /* SSSE3, AVX2: for functions compiled with target(TM_SIMD_TARGET) only */
+#include <immintrin.h> /* AVX2 and the rest: in target(TM_SIMD_TARGET) functions only */
 #define TM_SSE2 1
 /* What the run-time-selected copies of the hot paths are compiled for (tm_use_simd): every
  * x86-64 CPU since about 2013 (Haswell, Zen) has all of it. */
