@@ -299,13 +299,20 @@ static void gen_csv(text *t, size_t target, int damage, int header, int maxcol)
                 put(t, "%s,", damage && pick(500) == 0 ? "2025/13/40 25:61:61.000" : ts);
             }
             blank(t, damage, 1);
-            put(t, "%d,", damage && pick(200) == 0 ? 11 : g);
+            if (damage && pick(200) == 0)
+                put(t, "%s,", (const char *[]){"11", "0", "00", "07", "70", "007", "1a"}[pick(7)]);
+            else
+                put(t, "%d,", g);
             blank(t, damage, 1);
             value(t, 200 + (double)((i * 7) % 450) + 0.25, 2, damage);
             put(t, damage && pick(200) == 0   ? " mW,"
                    : damage && pick(200) == 0 ? " %%,"
                    : damage && pick(100) == 0 ? "\tW,"
                    : damage && pick(100) == 0 ? "W,"
+                   : damage && pick(100) == 0 ? "  W,"
+                   : damage && pick(100) == 0 ? " W ,"
+                   : damage && pick(200) == 0 ? " W W,"
+                   : damage && pick(200) == 0 ? " WW,"
                                               : " W,");
             blank(t, damage, 1);
             value(t, 700, 2, damage);
