@@ -259,13 +259,16 @@ static void gen_dcgmi(text *t, size_t target, int damage)
         }
 }
 
-static void gen_csv(text *t, size_t target, int damage, int header, int maxcol)
+/* wide: four more columns, rows of 90-100 bytes (the block path's two-word masks). */
+static void gen_csv(text *t, size_t target, int damage, int header, int maxcol, int wide)
 {
     if (damage && pick(4) == 0)
         put(t, "\xEF\xBB\xBF");
     if (header)
         put(t, "timestamp, index, power.draw [W], power.limit [W], utilization.gpu [%%], "
-               "temperature.gpu%s\n", maxcol ? ", power.max_limit [W]" : "");
+               "temperature.gpu%s%s\n", maxcol ? ", power.max_limit [W]" : "",
+            wide ? ", utilization.memory [%], clocks.sm [MHz], clocks.mem [MHz], "
+                   "memory.used [MiB]" : "");
     long start = 86400 - 60;
     for (uint64_t tick = 0; t->n < target; tick++) {
         long ms = (long)tick * 100;
@@ -327,6 +330,18 @@ static void gen_csv(text *t, size_t target, int damage, int header, int maxcol)
                 value(t, 700 + (double)(tick % 3) * 10, 2, damage);
                 put(t, " W");
             }
+            if (wide) {
+                put(t, ",");
+                blank(t, damage, 1);
+                value(t, (double)((i * 3) % 101), 0, damage);
+                put(t, " %%, ");
+                value(t, 1410 - (double)(i % 50), 0, damage);
+                put(t, damage && pick(200) == 0 ? " MHz ," : " MHz, ");
+                value(t, 1593, 0, damage);
+                put(t, " MHz, ");
+                value(t, 12345 + (double)(i % 100000), 0, damage);
+                put(t, damage && pick(200) == 0 ? "  MiB" : " MiB");
+            }
             eol(t, damage);
         }
     }
@@ -347,7 +362,7 @@ int main(int argc, char **argv)
             gen_dcgmi(&t, target, damage);
             snprintf(name, sizeof name, "generated dcgmi #%d", round);
         } else {
-            gen_csv(&t, target, damage, round % 3 != 0, round % 5 == 1);
+            gen_csv(&t, target, damage, round % 3 != 0, round % 5 == 1, round % 4 == 3);
             snprintf(name, sizeof name, "generated csv #%d", round);
         }
         int ok = check(name, t.s, t.n);

@@ -419,176 +419,44 @@ static inline __attribute__((always_inline)) void csv_fast_time(csv_fast_state *
     }
 }
 
-/*
- * The block path of the CSV reader: common rows straight from the buffer, many per call
- * (see dcgmi_block in read_dcgm.c). A row qualifies when the per-line path would take it
- * as a fast row with its entity in the cache: at most 63 bytes, ncol fields, none empty,
- * the first byte not a lower-case letter, every value column an unsigned number the block's
- * conversion takes (tm_number_in) followed by nothing or by one blank and exactly the
- * header's unit. The first line that does not qualify ends the block before anything of
- * it is used; the per-line path reads it. Layout: one index column, at most one
- * timestamp, no bus id. Returns the bytes of whole rows consumed (*rows of them); on an
- * error from the collector, *err, with *rows counting the failing row too.
- */
-static inline __attribute__((always_inline)) size_t
-csv_block_body(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
-               const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
-               long line0, long *rows, pfi_error *err, const bool simd)
-{
-    const char *p = p0, *end = p0 + avail;
-    /* The layout compiled once: the value columns in order, with their field, accepted
-     * range and unit (at most 8 bytes, as one word); rows are at most 63 bytes, so at most
-     * 32 fields. */
-    enum { CSV_B_OTHER, CSV_B_VALUE, CSV_B_INDEX, CSV_B_TIME };
-    unsigned char role[32];
-    unsigned vulen[32];
-    size_t vfield[32];
-    double vlo[32], vhi[32], fv[32];
-    uint64_t vunit[32], vumask[32];
-    size_t nv = 0;
-    long k = 0;
-    *err = PFI_OK;
-    *rows = 0;
-    if (ncol > 32 || ncol == 0 || avail == 0)
-        return 0;
-    bool plain = true;
-    for (size_t i = 0; i < ncol; i++) {
-        role[i] = i == lay->index_col && lay->n_index == 1 ? CSV_B_INDEX
-                  : i == lay->time_col && lay->n_time == 1 ? CSV_B_TIME
-                  : cols[i].role == COL_VALUE             ? CSV_B_VALUE
-                                                          : CSV_B_OTHER;
-        if (role[i] != CSV_B_VALUE)
-            continue;
-        const pfi_tm_field *fl = &tm->fields[cols[i].field];
-        plain &= !(fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
-        vfield[nv] = cols[i].field;
-        tm_kind_range(tm, fl->kind, &vlo[nv], &vhi[nv]);
-        /* The unit as a cell writes it after its number: one blank, then the unit (as
-         * one word with the blank; a unit of a blank or a comma never takes this path). */
-        vulen[nv] = (unsigned)lay->ulen[i];
-        if (vulen[nv] > 7 || strpbrk(cols[i].unit, " \t,") != NULL)
-            return 0;
-        char u8[8] = {' '};
-        memcpy(u8 + 1, cols[i].unit, vulen[nv]);
-        vunit[nv] = tm_load8(u8);
-        vumask[nv] = ~0ULL >> (56 - 8 * vulen[nv]);
-        nv++;
-    }
-    const unsigned n_sep = (unsigned)ncol - 1;
-    const bool has_ts = lay->n_time == 1, keep_series = tm->opt.keep_series;
-    while (p < end) {
-        /* The row's first 64 bytes classified (TM_LINE_PAD readable past end): its end, its
-         * blanks and commas as bit masks. */
-        uint64_t bm, nlm, cm;
-        tm_class64_in(simd, p, ',', &bm, &nlm, &cm);
-        if (nlm == 0)
-            break; /* (rows of 64 bytes and more: the per-line path) */
-        unsigned len = (unsigned)__builtin_ctzll(nlm);
-        if (p + len >= end)
-            break;
-        unsigned n = len - (len > 0 && p[len - 1] == '\r');
-        uint64_t keep = (1ULL << n) - 1;
-        cm &= keep;
-        uint64_t sep = (bm & keep) | cm;
-        uint64_t nb = ~sep & keep;
-        uint64_t first = nb & ~(nb << 1), last = nb & ~(nb >> 1); /* of each token */
-        /* The first token of each field but the first: the one after a run of separators
-         * holding a comma (adding the comma's bit carries through the rest of its run onto
-         * the byte after it). As many of them as commas, and not the row's first token:
-         * no field is empty, and a field's tokens lie between its first token and the
-         * next field's. */
-        uint64_t ff = (sep + cm) & first;
-        if (first == 0 || (unsigned)__builtin_popcountll(cm) != n_sep ||
-            (unsigned)__builtin_popcountll(ff) != n_sep || (ff & first & (0 - first)) != 0)
-            break;
-        char c0 = p[__builtin_ctzll(first)];
-        if (c0 >= 'a' && c0 <= 'z')
-            break;
-        /* Field by field, in order: its first token at a, the next field's at b (the
-         * row's end for the last field), its last token's end at z. */
-        uint64_t nexts = ff | 1ULL << n;
-        unsigned a = (unsigned)__builtin_ctzll(first), xa = 0, xz = 0, ta = 0, tz = 0;
-        size_t i = 0;
-        for (unsigned j = 0; j < ncol; j++, nexts &= nexts - 1) {
-            unsigned b = (unsigned)__builtin_ctzll(nexts);
-            unsigned z = 64 - (unsigned)__builtin_clzll(last & ((1ULL << b) - 1));
-            if (role[j] == CSV_B_VALUE) {
-                unsigned e = a + (unsigned)__builtin_ctzll(last >> a) + 1; /* the number's end */
-                if (!tm_number_in(simd, p + a, e - a, &fv[i]))
-                    goto done;
-                if (z != e && (z != e + 1 + vulen[i] || vulen[i] == 0 ||
-                               ((tm_load8(p + e) ^ vunit[i]) & vumask[i]) != 0))
-                    goto done; /* more than " <the header's unit>" */
-                i++;
-            } else if (role[j] == CSV_B_INDEX) {
-                xa = a;
-                xz = z;
-            } else if (role[j] == CSV_B_TIME) {
-                ta = a;
-                tz = z;
-            }
-            a = b;
-        }
-        if (xz - xa > 16)
-            break;
-        span ts = {p + ta, tz - ta};
-        size_t slot, ent;
-        int sx = csv_small_ix(p + xa, xz - xa);
-        if (sx >= 0 && fs->ix_ent[sx] != 0)
-            ent = fs->ix_ent[sx] - 1;
-        else if (!tm_kc_get(&fs->kc, p + xa, xz - xa, &slot, &ent))
-            break;
-        double tsec = 0;
-        bool has_t = false;
-        if (has_ts)
-            csv_fast_time(fs, ts, &tsec, &has_t);
-        pfi_tm_entity *en = &tm->entities[ent];
-        double tt;
-        if (has_t && !(tsec < en->last_t)) { /* tm_row_time's common case, inlined */
-            en->rows++;
-            en->last_t = tsec;
-            tt = tsec;
-        } else {
-            tt = tm_row_time(tm, ent, has_t, tsec, false, line0 + k + 1, name);
-        }
-        *err = tm_put_row(tm, ent, vfield, fv, vlo, vhi, nv, tt, plain, keep_series);
-        if (*err != PFI_OK) {
-            *rows = k + 1;
-            return (size_t)(p - p0);
-        }
-        en = &tm->entities[ent];
-        if (lay->n_value > 0 && !en->lost)
-            en->last_good_t_s = tt;
-        tm->n_rows++;
-        p += len + 1;
-        k++;
-    }
-done:
-    *rows = k;
-    return (size_t)(p - p0);
-}
+/* The block loop, for rows of up to 63 bytes and of up to 127: one source, two mask
+ * widths. */
+#define CSV_WIDE 0
+#include "csv_block_body.h"
+#define CSV_WIDE 1
+#include "csv_block_body.h"
 
-/* csv_block_body compiled twice: with AVX2 classification and the SIMD number conversion
+/* The block loops compiled twice: with AVX2 classification and the SIMD number conversion
  * (the CPU permitting), and without. */
 #if TM_SSE2
 __attribute__((target(TM_SIMD_TARGET))) static size_t
 csv_block_simd(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
-                const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
-                long line0, long *rows, pfi_error *err)
+               const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
+               long line0, long *rows, pfi_error *err, bool wide)
 {
-    return csv_block_body(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err, true);
+    return wide ? csv_block_body128(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err,
+                                    true)
+                : csv_block_body64(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err,
+                                   true);
 }
 #endif
 
+/* The block path from p0: the loop of one-word masks when the first row is shorter than 64
+ * bytes, else the one of two words (a file's rows are mostly alike; a narrower or wider one
+ * ends the block, and the next call picks again). */
 static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
                         const csv_layout *lay, size_t ncol, csv_fast_state *fs,
                         const char *name, long line0, long *rows, pfi_error *err, bool simd)
 {
+    bool wide = memchr(p0, '\n', avail < 64 ? avail : 64) == NULL;
 #if TM_SSE2
     if (simd)
-        return csv_block_simd(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err);
+        return csv_block_simd(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err, wide);
 #endif
-    return csv_block_body(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err, false);
+    return wide ? csv_block_body128(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err,
+                                    false)
+                : csv_block_body64(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err,
+                                   false);
 }
 #endif
 

@@ -520,6 +520,24 @@ static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const 
  */
 typedef unsigned __int128 tm_u128;
 
+/* Lowest set bit, highest set bit (x != 0), set bits of a two-word mask. */
+static inline unsigned tm_ctz128(tm_u128 x)
+{
+    uint64_t lo = (uint64_t)x;
+    return lo ? (unsigned)__builtin_ctzll(lo) : 64 + (unsigned)__builtin_ctzll((uint64_t)(x >> 64));
+}
+
+static inline unsigned tm_msb128(tm_u128 x)
+{
+    uint64_t hi = (uint64_t)(x >> 64);
+    return hi ? 127 - (unsigned)__builtin_clzll(hi) : 63 - (unsigned)__builtin_clzll((uint64_t)x);
+}
+
+static inline unsigned tm_popcount128(tm_u128 x)
+{
+    return (unsigned)(__builtin_popcountll((uint64_t)x) + __builtin_popcountll((uint64_t)(x >> 64)));
+}
+
 /* p[0..len) == ref[0..len), len <= 32; p[0..32) readable, ref zero padded to 32 bytes. */
 static inline bool tm_eq_short(const char *p, const char *ref, size_t len)
 {

@@ -1,0 +1,189 @@
+/*
+ * The CSV reader's block loop (read_smi.c), written once for two mask widths: included by
+ * read_smi.c twice, with CSV_WIDE 0 (rows of at most 63 bytes: one 64-bit word per mask)
+ * and 1 (at most 127 bytes: unsigned __int128), after the types and helpers it uses. It
+ * defines CSV_BLOCK_BODY (csv_block_body64 or csv_block_body128) and leaves no macro behind.
+ * Not a header of its own: include it nowhere else.
+ */
+#if CSV_WIDE
+#define CSV_BYTES 128
+#define CSV_M tm_u128
+#define CSV_BLOCK_BODY csv_block_body128
+#define CSV_CTZ(x) tm_ctz128(x)
+#define CSV_MSB(x) tm_msb128(x)
+#define CSV_POPCOUNT(x) tm_popcount128(x)
+#else
+#define CSV_BYTES 64
+#define CSV_M uint64_t
+#define CSV_BLOCK_BODY csv_block_body64
+#define CSV_CTZ(x) ((unsigned)__builtin_ctzll(x))
+#define CSV_MSB(x) (63 - (unsigned)__builtin_clzll(x))
+#define CSV_POPCOUNT(x) ((unsigned)__builtin_popcountll(x))
+#endif
+
+/*
+ * The block path of the CSV reader: common rows straight from the buffer, many per call
+ * (see dcgmi_block in read_dcgm.c). A row qualifies when the per-line path would take it
+ * as a fast row with its entity in the cache: at most CSV_BYTES - 1 bytes, ncol fields,
+ * none empty,
+ * the first byte not a lower-case letter, every value column an unsigned number the block's
+ * conversion takes (tm_number_in) followed by nothing or by one blank and exactly the
+ * header's unit. The first line that does not qualify ends the block before anything of
+ * it is used; the per-line path reads it. Layout: one index column, at most one
+ * timestamp, no bus id. Returns the bytes of whole rows consumed (*rows of them); on an
+ * error from the collector, *err, with *rows counting the failing row too.
+ */
+static inline __attribute__((always_inline)) size_t
+CSV_BLOCK_BODY(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+               const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
+               long line0, long *rows, pfi_error *err, const bool simd)
+{
+    const char *p = p0, *end = p0 + avail;
+    /* The layout compiled once: the value columns in order, with their field, accepted
+     * range and unit (at most 7 bytes, as one word with its blank); rows are at most
+     * CSV_BYTES - 1 bytes, so at most CSV_BYTES / 2 fields. */
+    enum { CSV_B_OTHER, CSV_B_VALUE, CSV_B_INDEX, CSV_B_TIME };
+    unsigned char role[CSV_BYTES / 2];
+    unsigned vulen[CSV_BYTES / 2];
+    size_t vfield[CSV_BYTES / 2];
+    double vlo[CSV_BYTES / 2], vhi[CSV_BYTES / 2], fv[CSV_BYTES / 2];
+    uint64_t vunit[CSV_BYTES / 2], vumask[CSV_BYTES / 2];
+    size_t nv = 0;
+    long k = 0;
+    *err = PFI_OK;
+    *rows = 0;
+    if (ncol > CSV_BYTES / 2 || ncol == 0 || avail == 0)
+        return 0;
+    bool plain = true;
+    for (size_t i = 0; i < ncol; i++) {
+        role[i] = i == lay->index_col && lay->n_index == 1 ? CSV_B_INDEX
+                  : i == lay->time_col && lay->n_time == 1 ? CSV_B_TIME
+                  : cols[i].role == COL_VALUE             ? CSV_B_VALUE
+                                                          : CSV_B_OTHER;
+        if (role[i] != CSV_B_VALUE)
+            continue;
+        const pfi_tm_field *fl = &tm->fields[cols[i].field];
+        plain &= !(fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
+        vfield[nv] = cols[i].field;
+        tm_kind_range(tm, fl->kind, &vlo[nv], &vhi[nv]);
+        /* The unit as a cell writes it after its number: one blank, then the unit (as
+         * one word with the blank; a unit of a blank or a comma never takes this path). */
+        vulen[nv] = (unsigned)lay->ulen[i];
+        if (vulen[nv] > 7 || strpbrk(cols[i].unit, " \t,") != NULL)
+            return 0;
+        char u8[8] = {' '};
+        memcpy(u8 + 1, cols[i].unit, vulen[nv]);
+        vunit[nv] = tm_load8(u8);
+        vumask[nv] = ~0ULL >> (56 - 8 * vulen[nv]);
+        nv++;
+    }
+    const unsigned n_sep = (unsigned)ncol - 1;
+    const bool has_ts = lay->n_time == 1, keep_series = tm->opt.keep_series;
+    while (p < end) {
+        /* The row's first CSV_BYTES bytes classified (TM_LINE_PAD readable past end): its
+         * end, its blanks and commas as bit masks. */
+        CSV_M bm, nlm, cm;
+#if CSV_WIDE
+        uint64_t b0, n0, c0_, b1, n1, c1_;
+        tm_class64_in(simd, p, ',', &b0, &n0, &c0_);
+        tm_class64_in(simd, p + 64, ',', &b1, &n1, &c1_);
+        bm = (CSV_M)b1 << 64 | b0;
+        nlm = (CSV_M)n1 << 64 | n0;
+        cm = (CSV_M)c1_ << 64 | c0_;
+#else
+        tm_class64_in(simd, p, ',', &bm, &nlm, &cm);
+#endif
+        if (nlm == 0)
+            break; /* (longer rows: the per-line path) */
+        unsigned len = CSV_CTZ(nlm);
+        if (p + len >= end)
+            break;
+        unsigned n = len - (len > 0 && p[len - 1] == '\r');
+        CSV_M keep = ((CSV_M)1 << n) - 1;
+        cm &= keep;
+        CSV_M sep = (bm & keep) | cm;
+        CSV_M nb = ~sep & keep;
+        CSV_M first = nb & ~(nb << 1), last = nb & ~(nb >> 1); /* of each token */
+        /* The first token of each field but the first: the one after a run of separators
+         * holding a comma (adding the comma's bit carries through the rest of its run onto
+         * the byte after it). As many of them as commas, and not the row's first token:
+         * no field is empty, and a field's tokens lie between its first token and the
+         * next field's. */
+        CSV_M ff = (sep + cm) & first;
+        if (first == 0 || CSV_POPCOUNT(cm) != n_sep || CSV_POPCOUNT(ff) != n_sep ||
+            (ff & first & (0 - first)) != 0)
+            break;
+        char c0 = p[CSV_CTZ(first)];
+        if (c0 >= 'a' && c0 <= 'z')
+            break;
+        /* Field by field, in order: its first token at a, the next field's at b (the
+         * row's end for the last field), its last token's end at z. */
+        CSV_M nexts = ff | (CSV_M)1 << n;
+        unsigned a = CSV_CTZ(first), xa = 0, xz = 0, ta = 0, tz = 0;
+        size_t i = 0;
+        for (unsigned j = 0; j < ncol; j++, nexts &= nexts - 1) {
+            unsigned b = CSV_CTZ(nexts);
+            unsigned z = CSV_MSB(last & (((CSV_M)1 << b) - 1)) + 1;
+            if (role[j] == CSV_B_VALUE) {
+                unsigned e = a + CSV_CTZ(last >> a) + 1; /* the number's end */
+                if (!tm_number_in(simd, p + a, e - a, &fv[i]))
+                    goto done;
+                if (z != e && (z != e + 1 + vulen[i] || vulen[i] == 0 ||
+                               ((tm_load8(p + e) ^ vunit[i]) & vumask[i]) != 0))
+                    goto done; /* more than " <the header's unit>" */
+                i++;
+            } else if (role[j] == CSV_B_INDEX) {
+                xa = a;
+                xz = z;
+            } else if (role[j] == CSV_B_TIME) {
+                ta = a;
+                tz = z;
+            }
+            a = b;
+        }
+        if (xz - xa > 16)
+            break;
+        span ts = {p + ta, tz - ta};
+        size_t slot, ent;
+        int sx = csv_small_ix(p + xa, xz - xa);
+        if (sx >= 0 && fs->ix_ent[sx] != 0)
+            ent = fs->ix_ent[sx] - 1;
+        else if (!tm_kc_get(&fs->kc, p + xa, xz - xa, &slot, &ent))
+            break;
+        double tsec = 0;
+        bool has_t = false;
+        if (has_ts)
+            csv_fast_time(fs, ts, &tsec, &has_t);
+        pfi_tm_entity *en = &tm->entities[ent];
+        double tt;
+        if (has_t && !(tsec < en->last_t)) { /* tm_row_time's common case, inlined */
+            en->rows++;
+            en->last_t = tsec;
+            tt = tsec;
+        } else {
+            tt = tm_row_time(tm, ent, has_t, tsec, false, line0 + k + 1, name);
+        }
+        *err = tm_put_row(tm, ent, vfield, fv, vlo, vhi, nv, tt, plain, keep_series);
+        if (*err != PFI_OK) {
+            *rows = k + 1;
+            return (size_t)(p - p0);
+        }
+        en = &tm->entities[ent];
+        if (lay->n_value > 0 && !en->lost)
+            en->last_good_t_s = tt;
+        tm->n_rows++;
+        p += len + 1;
+        k++;
+    }
+done:
+    *rows = k;
+    return (size_t)(p - p0);
+}
+
+#undef CSV_BYTES
+#undef CSV_M
+#undef CSV_BLOCK_BODY
+#undef CSV_CTZ
+#undef CSV_MSB
+#undef CSV_POPCOUNT
+#undef CSV_WIDE
