@@ -2,9 +2,11 @@
  * pfi/reduce.h — reduce one run's telemetry to the numbers a sweep needs (DESIGN §2, §4).
  *
  * Job power: the per-GPU power series are aligned on a time grid of align_s seconds
- * (sample i of a GPU goes to bin round((t_i - t_0) / align_s)) and summed per bin. A bin where
- * any of the job's GPUs has no valid sample is INCOMPLETE: it is counted and left out, never
- * summed smaller. The run power is the steady state (pfi_steady_state: warm-up dropped, mean
+ * (sample i of a GPU goes to bin round((t_i - t_0) / align_s)) and summed per bin. A bin is a
+ * timestamp when any GPU has a row there, with a valid value or not (the times of missing
+ * values, DCGM blanks and dropped glitches: pfi_tm_series.miss_t), so a missing value counts
+ * the same in every reader and with one GPU as with many. A bin where any of the job's GPUs
+ * has no valid sample is INCOMPLETE: it is counted and left out, never summed smaller. The run power is the steady state (pfi_steady_state: warm-up dropped, mean
  * of the top q of the complete bins, with its standard error) of that job series.
  * Energy: per GPU, the energy counter's increase (energy_mj, when every GPU has one with two
  * samples and each agrees with the power measured over the same time within a factor 2;
@@ -68,7 +70,7 @@ typedef struct pfi_reduced {
     char power_field[32];   /* the quantity used ("power_avg_w", ...), "" when none */
     pfi_steady power;       /* job power, W */
     size_t n_gpus;          /* GPUs summed */
-    size_t n_bins;          /* time bins with any sample */
+    size_t n_bins;          /* time bins where any GPU has a row (valid or missing) */
     size_t n_complete;      /* bins with every GPU */
     size_t n_incomplete;    /* bins lacking a GPU: left out */
     double align_s;         /* grid used */
