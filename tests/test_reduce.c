@@ -230,11 +230,72 @@ static void missing_times_kept(void **state)
     pfi_tm_destroy(tm);
 }
 
+/*
+ * The grid when the data must give it (no --align, no --interval, real timestamps): the
+ * median sampling step of the first job GPU that has one; a GPU with a single row does not
+ * make it 1 s. 2 GPUs at 2 s; gpu0 (or gpu1) has one row at t = 0.
+ */
+#define CSV2_ROW(s, g, v) "2025/01/01 00:00:0" #s ".000, " #g ", " v " W\n"
+static void grid_single_row(void **state)
+{
+    (void)state;
+    static const char gpu0_single[] =
+        CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200") CSV2_ROW(2, 1, "200")
+            CSV2_ROW(4, 1, "200") CSV2_ROW(6, 1, "200") CSV2_ROW(8, 1, "200");
+    static const char gpu1_single[] =
+        CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200") CSV2_ROW(2, 0, "300")
+            CSV2_ROW(4, 0, "300") CSV2_ROW(6, 0, "300") CSV2_ROW(8, 0, "300");
+    pfi_reduced red;
+    pfi_tm *tm = load(gpu0_single, PFI_TM_AUTO, 0, 0, &red);
+    /* Bins 0 2 4 6 8 s: only t = 0 has both GPUs. */
+    assert_double_equal(red.align_s, 2.0, 0);
+    assert_int_equal(red.n_complete, 1);
+    assert_int_equal(red.n_incomplete, 4);
+    assert_double_equal(red.power.mean, 500.0, 0);
+    assert_non_null(strstr(red.align_note, "gpu0"));
+    assert_non_null(strstr(red.align_note, "gpu1"));
+    assert_non_null(strstr(red.align_note, "2 s"));
+    pfi_tm_destroy(tm);
+
+    /* The first GPU has the step: the usual case, nothing to say. */
+    tm = load(gpu1_single, PFI_TM_AUTO, 0, 0, &red);
+    assert_double_equal(red.align_s, 2.0, 0);
+    assert_int_equal(red.n_incomplete, 4);
+    assert_string_equal(red.align_note, "");
+    pfi_tm_destroy(tm);
+
+    /* --interval or --align given: used as they are, nothing to say. */
+    tm = load(gpu0_single, PFI_TM_AUTO, 4, 0, &red);
+    assert_double_equal(red.align_s, 4.0, 0);
+    assert_string_equal(red.align_note, "");
+    pfi_tm_destroy(tm);
+    tm = load(gpu0_single, PFI_TM_AUTO, 0, 8, &red);
+    assert_double_equal(red.align_s, 8.0, 0);
+    assert_string_equal(red.align_note, "");
+    pfi_tm_destroy(tm);
+
+    /* No GPU has two samples (one query): nothing to measure; 1 s assumed, and said. */
+    tm = load(CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200"), PFI_TM_AUTO, 0, 0, &red);
+    assert_double_equal(red.align_s, 1.0, 0);
+    assert_int_equal(red.n_complete, 1);
+    assert_double_equal(red.power.mean, 500.0, 0);
+    assert_non_null(strstr(red.align_note, "1 s assumed"));
+    pfi_tm_destroy(tm);
+
+    /* Nominal times without --interval: the collector's 1 s (noted by the reader). */
+    tm = load(DMON_HEAD "    0    300\n    1    200\n    1    200\n", PFI_TM_AUTO, 0, 0, &red);
+    assert_double_equal(red.align_s, 1.0, 0);
+    assert_true(tm->interval_assumed);
+    assert_string_equal(red.align_note, "");
+    pfi_tm_destroy(tm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(missing_is_incomplete),
         cmocka_unit_test(missing_times_kept),
+        cmocka_unit_test(grid_single_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

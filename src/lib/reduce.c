@@ -64,6 +64,44 @@ static pfi_error median_spacing(const pfi_tm_series *s, double *out)
     return PFI_OK;
 }
 
+/*
+ * The time grid of the job power (out->align_s, out->align_note), in this order:
+ *   1. o->align_s (--align), then the collector's options.interval_s (--interval): given by
+ *      the user, used as they are;
+ *   2. nominal times without an interval: 1 s, the spacing those times were made with (the
+ *      collector noted the assumption);
+ *   3. the median sampling step (median_spacing) of the first of the job's GPUs whose power
+ *      series has one — gpu0's in the usual case. When an earlier GPU has no two consecutive
+ *      samples (a single row, or only holes between them), the step of the next GPU that has
+ *      them is the step the data supports, and the note says whose it is: a GPU with one row
+ *      must not make the grid 1 s when the others were sampled every 5 s;
+ *   4. no GPU has two consecutive samples: nothing to measure; 1 s, said in the note.
+ */
+static pfi_error grid_step(const pfi_tm *tm, const pfi_reduce_options *o, const size_t *gpus,
+                           size_t ng, size_t fp, pfi_reduced *out)
+{
+    double align = o->align_s > 0 ? o->align_s : tm->opt.interval_s;
+    if (!(align > 0) && tm->time_nominal)
+        align = 1.0;
+    size_t g = 0;
+    for (; !(align > 0) && g < ng; g++)
+        if (median_spacing(pfi_tm_series_get(tm, gpus[g], fp), &align) != PFI_OK)
+            return PFI_ERR_NOMEM;
+    if (!(align > 0)) {
+        align = 1.0;
+        snprintf(out->align_note, sizeof out->align_note,
+                 "no GPU has two consecutive %s samples and no interval was given: grid 1 s "
+                 "assumed (--interval or --align sets it)", tm->fields[fp].name);
+    } else if (g > 1) {
+        snprintf(out->align_note, sizeof out->align_note,
+                 "%s has no two consecutive %s samples: grid %.4g s, the median sampling "
+                 "step of %s", tm->entities[gpus[0]].name, tm->fields[fp].name, align,
+                 tm->entities[gpus[g - 1]].name);
+    }
+    out->align_s = align;
+    return PFI_OK;
+}
+
 /* Mean of one field over the job's GPUs (each GPU's mean after warm-up, then averaged). */
 static bool field_mean(const pfi_tm *tm, size_t f, double t0, double warmup_s, double *out)
 {
@@ -278,15 +316,9 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
         out->flags |= PFI_RED_NO_POWER;
     } else {
         snprintf(out->power_field, sizeof out->power_field, "%s", tm->fields[fp].name);
-        double align = o->align_s > 0 ? o->align_s : tm->opt.interval_s;
-        if (!(align > 0) && tm->time_nominal)
-            align = 1.0;
-        if (!(align > 0) &&
-            median_spacing(pfi_tm_series_get(tm, gpus[0], (size_t)fp), &align) != PFI_OK)
+        if (grid_step(tm, o, gpus, ng, (size_t)fp, out) != PFI_OK)
             return PFI_ERR_NOMEM;
-        if (!(align > 0))
-            align = 1.0;
-        out->align_s = align;
+        double align = out->align_s;
         /* The grid spans every row of the power field, valid or not: a missing value at
          * the start or end is a timestamp too. */
         double tmax = -INFINITY;

@@ -88,6 +88,19 @@ for f in dmon1.txt smi1.csv dcgmi1.txt; do
     grep_out "missing-incomplete-$f-flag" "^flags:.* incomplete" "$T/out"
 done
 
+# The grid when one GPU has a single row: the other GPU's 2 s step, said in a note; with no
+# step to measure at all, 1 s assumed and said; --interval used as given, nothing said.
+printf 'timestamp, index, power.draw [W]\n2025/01/01 00:00:00.000, 0, 300 W\n2025/01/01 00:00:00.000, 1, 200 W\n2025/01/01 00:00:02.000, 1, 200 W\n2025/01/01 00:00:04.000, 1, 200 W\n' >"$T/grid.csv"
+check grid-single-row 0 "$PFI" ingest --dry-run --telemetry "$T/grid.csv"
+grep_out grid-single-row-step "1 complete timestamps; 2 incomplete left out; grid 2 s)" "$T/out"
+grep_out grid-single-row-note "^pfi: note: gpu0 has no two consecutive power_w samples: grid 2 s, the median sampling step of gpu1$" "$T/err"
+check grid-interval 0 "$PFI" ingest --dry-run --interval 4 --telemetry "$T/grid.csv"
+grep_out grid-interval-step "grid 4 s)" "$T/out"
+if grep -q "grid" "$T/err"; then echo "FAIL grid-interval-no-note"; cat "$T/err"; fail=1; else echo "ok   grid-interval-no-note"; fi
+head -3 "$T/grid.csv" >"$T/grid1.csv"
+check grid-nothing-to-measure 0 "$PFI" ingest --dry-run --telemetry "$T/grid1.csv"
+grep_out grid-nothing-to-measure-note "grid 1 s assumed (--interval or --align sets it)" "$T/err"
+
 if [ -n "$CASES" ] && [ -d "$CASES" ]; then
     # A GPU of the job missing part of the run: the energy says it is partial.
     check case04-energy-partial 0 "$PFI" ingest --dry-run --telemetry "$CASES/case-04/dmon_repeated_header.txt"
