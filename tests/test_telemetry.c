@@ -454,6 +454,11 @@ static void case15_hole(void **state)
     assert_int_equal(pfi_reduce_power(tm, &ro, &red), PFI_OK);
     assert_string_equal(red.energy_method, "counter");
     assert_double_equal(red.energy_j, 7500.0, 1e-9);
+    /* Each hole is a timestamp without the GPU's power: incomplete, never 0 W (grid 5 s:
+     * 0 5 [10] 15 [20] 25). */
+    assert_int_equal(red.n_complete, 4);
+    assert_int_equal(red.n_incomplete, 2);
+    assert_true(red.flags & PFI_RED_INCOMPLETE);
     pfi_tm_destroy(tm);
 }
 

@@ -3,7 +3,7 @@
  * differential test (tests/test_tm_fastpath.c) and the reader fuzzers: each input is read
  * once with the fast row paths and once with options.generic_rows, and everything a
  * caller can see must agree — counters, notes (same text, same order), entities, fields,
- * and every series (counters, sums and stored samples bit for bit).
+ * and every series (counters, sums, stored samples and missing-sample times bit for bit).
  */
 #ifndef PFI_TESTS_TM_COMPARE_H
 #define PFI_TESTS_TM_COMPARE_H
@@ -86,6 +86,12 @@ static inline int tm_compare(const pfi_tm *a, const pfi_tm *b, char *why, size_t
                 !tm_cmp_double(x->value[j], y->value[j]) || x->brk[j] != y->brk[j])
                 TM_DIFF("series %zu sample %zu: t %.17g/%.17g v %.17g/%.17g brk %d/%d", i, j,
                         x->t_s[j], y->t_s[j], x->value[j], y->value[j], x->brk[j], y->brk[j]);
+        if (x->n_miss != y->n_miss)
+            TM_DIFF("series %zu: %zu/%zu missing-sample times", i, x->n_miss, y->n_miss);
+        for (size_t j = 0; j < x->n_miss; j++)
+            if (!tm_cmp_double(x->miss_t[j], y->miss_t[j]))
+                TM_DIFF("series %zu missing-sample time %zu: %.17g/%.17g", i, j, x->miss_t[j],
+                        y->miss_t[j]);
     }
     return 1;
 #undef TM_DIFF

@@ -2,10 +2,15 @@
  * pfi/reduce.h — reduce one run's telemetry to the numbers a sweep needs (DESIGN §2, §4).
  *
  * Job power: the per-GPU power series are aligned on a time grid of align_s seconds
- * (sample i of a GPU goes to bin round((t_i - t_0) / align_s)) and summed per bin. A bin where
- * any of the job's GPUs has no valid sample is INCOMPLETE: it is counted and left out, never
- * summed smaller. The run power is the steady state (pfi_steady_state: warm-up dropped, mean
- * of the top q of the complete bins, with its standard error) of that job series.
+ * (sample i of a GPU goes to bin round((t_i - t_0) / align_s)) and summed per bin. A bin is a
+ * timestamp when any GPU has a row there, with a valid value or not (the times of missing
+ * values, DCGM blanks and dropped glitches: pfi_tm_series.miss_t), so a missing value counts
+ * the same in every reader and with one GPU as with many. A bin where any of the job's GPUs
+ * has no valid sample is INCOMPLETE: it is counted and left out, never summed smaller. The
+ * grid is never a silent guess: a step the data cannot give is named in
+ * pfi_reduced.align_note (see pfi_reduce_options.align_s). The run power is the steady state
+ * (pfi_steady_state: warm-up dropped, mean of the top q of the complete bins, with its
+ * standard error) of that job series.
  * Energy: per GPU, the energy counter's increase (energy_mj, when every GPU has one with two
  * samples and each agrees with the power measured over the same time within a factor 2;
  * else a note says so) or the trapezoid integral of the power series, summed; never across a
@@ -39,7 +44,10 @@ extern "C" {
 typedef struct pfi_reduce_options {
     double warmup_s;         /* seconds from the first sample dropped (0) */
     double q;                /* top fraction averaged (PFI_STEADY_DEFAULT_Q) */
-    double align_s;          /* time grid; 0: tm interval, else the median sample spacing */
+    double align_s;          /* time grid, s; 0: the collector's interval_s, else 1 s for
+                                nominal times, else the median sampling step of the first
+                                GPU that has two consecutive power samples (said in
+                                align_note when that is not the first GPU), else 1 s (said) */
     size_t gpus;             /* GPUs the job has (0: every GPU entity seen) */
     const char *power_field; /* NULL: power_avg_w, else power_w, else power_energy_w */
     const char *products;    /* comma list of name=a*b (NULL: PFI_DEFAULT_PRODUCTS) */
@@ -68,10 +76,12 @@ typedef struct pfi_reduced {
     char power_field[32];   /* the quantity used ("power_avg_w", ...), "" when none */
     pfi_steady power;       /* job power, W */
     size_t n_gpus;          /* GPUs summed */
-    size_t n_bins;          /* time bins with any sample */
+    size_t n_bins;          /* time bins where any GPU has a row (valid or missing) */
     size_t n_complete;      /* bins with every GPU */
     size_t n_incomplete;    /* bins lacking a GPU: left out */
     double align_s;         /* grid used */
+    char align_note[160];   /* "" or how align_s was chosen when neither the options nor the
+                               first GPU's sampling gave it (see pfi_reduce_power) */
     double energy_j;        /* job energy, J (NaN when unknown: see energy_note) */
     char energy_method[32]; /* "counter", "power-trapezoid" or "" when unknown */
     char energy_note[256];  /* "" or why energy_j is unknown ("gpu0 has no power samples"),
@@ -86,8 +96,10 @@ typedef struct pfi_reduced {
 /*
  * pfi_reduce_power — reduce tm (read with keep_series) to job power, energy and features
  * into *out (caller-owned). Errors: PFI_ERR_INVALID_ARGUMENT (options), PFI_ERR_NOMEM,
- * PFI_ERR_LIMIT (time grid over 20 million bins, or over 16 bins per sample + 2^20). A run without power is not an error:
- * out->flags has PFI_RED_NO_POWER and out->power.mean is NaN.
+ * PFI_ERR_LIMIT (time grid over 20 million bins, or over 16 bins per power row, valid or
+ * missing, + 2^20). A run without power is not an error: out->flags has PFI_RED_NO_POWER
+ * and out->power.mean is NaN. out->align_note says how the grid was chosen when neither the
+ * options nor the first GPU's sampling gave it.
  */
 pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_reduced *out);
 

@@ -122,8 +122,17 @@ typedef struct pfi_tm_series {
     double sum;             /* sum of valid values */
     double last_good_t_s;   /* time of the last valid sample (NaN when none) */
     double first_missing_t_s; /* first missing sample after a valid one (NaN when none) */
+    double *miss_t;         /* n_miss times of the rows whose value was seen but not stored
+                               (a missing token, a DCGM blank, an out-of-range glitch), in
+                               the order recorded; kept for power and energy fields only
+                               (PFI_KIND_POWER_W, PFI_KIND_ENERGY_MJ) and only with
+                               keep_series, else n_miss is 0. power_energy_w also holds its
+                               counter's. A time that is not known (an empty Prometheus
+                               scrape among timestamped ones) is not kept. pfi_reduce_power
+                               makes these timestamps incomplete. */
+    size_t n_miss;
     /* private */
-    size_t cap;
+    size_t cap, miss_cap;
     long last_row;
     bool last_pod;
     bool pending_break;
@@ -175,6 +184,8 @@ typedef struct pfi_tm {
     char tool_error[PFI_TM_NOTE_LEN]; /* first tool error sentence, verbatim ("" if none) */
     /* private */
     size_t series_cap, entities_cap;
+    size_t n_miss_stored; /* miss_t entries over all series (at most PFI_TM_MAX_SAMPLES) */
+    bool prom_stamped;    /* a Prometheus sample carried its own timestamp */
     int *map; /* n_entities x PFI_TM_MAX_FIELDS series index, -1 none */
     size_t file_tool_errors; /* tool sentences in the file being read */
     double max_limit_w;

@@ -81,6 +81,10 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
             cli_error("%s%s: cannot reduce the telemetry to job power: %s", files[0],
                       n_files > 1 ? " (and the other telemetry files)" : "", pfi_strerror(e));
             rc = cli_exit_code(e);
+        } else if (!quiet && red->align_note[0] != '\0') {
+            char safe[4 * sizeof red->align_note + 4];
+            fprintf(stderr, "pfi: note: %s\n",
+                    cli_safe(safe, sizeof safe, red->align_note, strlen(red->align_note)));
         }
     }
     if (rc != PFI_EXIT_OK) {

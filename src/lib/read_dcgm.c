@@ -427,6 +427,7 @@ pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
     long scrape = (long)tm->n_scrapes++;
     double t_nominal = (double)scrape * tm_interval(tm);
     bool power_seen = false;
+    double t_stamp = NAN; /* the first sample timestamp of this scrape */
     size_t ent = (size_t)-1;
     size_t n_samples = 0, n_other = 0;
     for (;;) {
@@ -501,8 +502,12 @@ pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
         double t = t_nominal;
         if (k == 2) {
             double ms;
-            if (tm_parse_number(tok[1].s, tok[1].n, &ms) == PFI_VALUE_OK)
+            if (tm_parse_number(tok[1].s, tok[1].n, &ms) == PFI_VALUE_OK) {
                 t = ms / 1000.0;
+                tm->prom_stamped = true;
+                if (isnan(t_stamp))
+                    t_stamp = t;
+            }
         } else {
             tm->time_nominal = true;
             tm->time_relative = true;
@@ -534,10 +539,14 @@ pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
                     "DCGM_FI_DEV_POWER_USAGE / DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION absent; "
                     "add them to the exporter's counters CSV",
                 name, n_samples);
-        /* A hole for every GPU already known: never integrated across. */
+        /* A hole for every GPU already known: never integrated across. Its time is the
+         * scrape's: nominal, or the timestamp its other samples carry; when the scrapes are
+         * timestamped and this one says nothing, the time is not known (NaN): a break, but
+         * no timestamp of the grid (a nominal time there would be on another clock). */
+        double t_hole = !isnan(t_stamp) ? t_stamp : tm->prom_stamped ? NAN : t_nominal;
         long fp = pfi_tm_field_find(tm, "power_w");
         for (size_t en = 0; fp >= 0 && en < tm->n_entities; en++) {
-            pfi_error e = tm_put(tm, en, (size_t)fp, t_nominal, PFI_VALUE_MISSING, NAN, scrape,
+            pfi_error e = tm_put(tm, en, (size_t)fp, t_hole, PFI_VALUE_MISSING, NAN, scrape,
                                  false);
             if (e != PFI_OK)
                 return e;

@@ -36,7 +36,11 @@ static long pick_power(const pfi_tm *tm, const char *want)
     return -1;
 }
 
-/* The median of s's positive time steps in *out (NaN when it has none). */
+/*
+ * The median of s's sampling steps in *out (NaN when it has none): positive steps between
+ * consecutive samples, never across a break. A step over a missing value is two sampling
+ * steps; taking it would stretch the grid until the hole shares a bin with a valid sample.
+ */
 static pfi_error median_spacing(const pfi_tm_series *s, double *out)
 {
     *out = NAN;
@@ -48,7 +52,7 @@ static pfi_error median_spacing(const pfi_tm_series *s, double *out)
         return PFI_ERR_NOMEM; /* not NaN: the grid would silently fall back to 1 s */
     size_t k = 0;
     for (size_t i = 1; i < s->n; i++)
-        if (s->t_s[i] > s->t_s[i - 1])
+        if (!s->brk[i] && s->t_s[i] > s->t_s[i - 1])
             d[k++] = s->t_s[i] - s->t_s[i - 1];
     double m = NAN;
     if (k > 0) {
@@ -57,6 +61,44 @@ static pfi_error median_spacing(const pfi_tm_series *s, double *out)
     }
     pfi_free(d);
     *out = m;
+    return PFI_OK;
+}
+
+/*
+ * The time grid of the job power (out->align_s, out->align_note), in this order:
+ *   1. o->align_s (--align), then the collector's options.interval_s (--interval): given by
+ *      the user, used as they are;
+ *   2. nominal times without an interval: 1 s, the spacing those times were made with (the
+ *      collector noted the assumption);
+ *   3. the median sampling step (median_spacing) of the first of the job's GPUs whose power
+ *      series has one — gpu0's in the usual case. When an earlier GPU has no two consecutive
+ *      samples (a single row, or only holes between them), the step of the next GPU that has
+ *      them is the step the data supports, and the note says whose it is: a GPU with one row
+ *      must not make the grid 1 s when the others were sampled every 5 s;
+ *   4. no GPU has two consecutive samples: nothing to measure; 1 s, said in the note.
+ */
+static pfi_error grid_step(const pfi_tm *tm, const pfi_reduce_options *o, const size_t *gpus,
+                           size_t ng, size_t fp, pfi_reduced *out)
+{
+    double align = o->align_s > 0 ? o->align_s : tm->opt.interval_s;
+    if (!(align > 0) && tm->time_nominal)
+        align = 1.0;
+    size_t g = 0;
+    for (; !(align > 0) && g < ng; g++)
+        if (median_spacing(pfi_tm_series_get(tm, gpus[g], fp), &align) != PFI_OK)
+            return PFI_ERR_NOMEM;
+    if (!(align > 0)) {
+        align = 1.0;
+        snprintf(out->align_note, sizeof out->align_note,
+                 "no GPU has two consecutive %s samples and no interval was given: grid 1 s "
+                 "assumed (--interval or --align sets it)", tm->fields[fp].name);
+    } else if (g > 1) {
+        snprintf(out->align_note, sizeof out->align_note,
+                 "%s has no two consecutive %s samples: grid %.4g s, the median sampling "
+                 "step of %s", tm->entities[gpus[0]].name, tm->fields[fp].name, align,
+                 tm->entities[gpus[g - 1]].name);
+    }
+    out->align_s = align;
     return PFI_OK;
 }
 
@@ -274,42 +316,44 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
         out->flags |= PFI_RED_NO_POWER;
     } else {
         snprintf(out->power_field, sizeof out->power_field, "%s", tm->fields[fp].name);
-        double align = o->align_s > 0 ? o->align_s : tm->opt.interval_s;
-        if (!(align > 0) && tm->time_nominal)
-            align = 1.0;
-        if (!(align > 0) &&
-            median_spacing(pfi_tm_series_get(tm, gpus[0], (size_t)fp), &align) != PFI_OK)
+        if (grid_step(tm, o, gpus, ng, (size_t)fp, out) != PFI_OK)
             return PFI_ERR_NOMEM;
-        if (!(align > 0))
-            align = 1.0;
-        out->align_s = align;
+        double align = out->align_s;
+        /* The grid spans every row of the power field, valid or not: a missing value at
+         * the start or end is a timestamp too. */
         double tmax = -INFINITY;
-        size_t total = 0;
+        size_t total = 0, rows = 0;
         for (size_t g = 0; g < ng; g++) {
             const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
-            for (size_t i = 0; s != NULL && i < s->n; i++) {
+            if (s == NULL)
+                continue;
+            for (size_t i = 0; i < s->n + s->n_miss; i++) {
                 /* Not sorted when a backwards clock jump split the series. */
-                if (s->t_s[i] > tmax)
-                    tmax = s->t_s[i];
-                if (s->t_s[i] < t0)
-                    t0 = s->t_s[i];
+                double t = i < s->n ? s->t_s[i] : s->miss_t[i - s->n];
+                if (t > tmax)
+                    tmax = t;
+                if (t < t0)
+                    t0 = t;
             }
-            total += s != NULL ? s->n : 0;
+            total += s->n;
+            rows += s->n + s->n_miss;
         }
         if (total == 0) {
             out->flags |= PFI_RED_NO_POWER;
         } else {
             double nbd = floor((tmax - t0) / align + 0.5) + 1;
             /* Bounded grid: a huge time span with few samples is refused, not allocated. */
-            double cap_bins = (double)total * 16 + 1048576;
+            double cap_bins = (double)rows * 16 + 1048576;
             if (!(nbd >= 1 && nbd < MAX_BINS && nbd <= cap_bins))
                 return PFI_ERR_LIMIT;
             size_t nb = (size_t)nbd;
             double *sum = pfi_calloc(nb, sizeof *sum);
             unsigned *cnt = pfi_calloc(nb, sizeof *cnt);
-            if (sum == NULL || cnt == NULL) {
+            unsigned char *row = pfi_calloc(nb, 1); /* a GPU has a row here, valid or not */
+            if (sum == NULL || cnt == NULL || row == NULL) {
                 pfi_free(sum);
                 pfi_free(cnt);
+                pfi_free(row);
                 return PFI_ERR_NOMEM;
             }
             for (size_t g = 0; g < ng; g++) {
@@ -320,11 +364,19 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
                     if (!(bd >= 0 && bd < (double)nb))
                         continue;
                     size_t b = (size_t)bd;
+                    row[b] = 1;
                     if (b == last)
                         continue; /* one sample per GPU per bin: the first */
                     last = b;
                     sum[b] += s->value[i];
                     cnt[b]++;
+                }
+                /* A missing value's timestamp is a bin that lacks this GPU (unless the GPU
+                 * has a valid sample in the same bin): incomplete, whatever the GPU count. */
+                for (size_t i = 0; s != NULL && i < s->n_miss; i++) {
+                    double bd = floor((s->miss_t[i] - t0) / align + 0.5);
+                    if (bd >= 0 && bd < (double)nb)
+                        row[(size_t)bd] = 1;
                 }
             }
             double *tv = pfi_malloc(nb * sizeof *tv), *pv = pfi_malloc(nb * sizeof *pv);
@@ -335,7 +387,7 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
             } else {
                 size_t k = 0;
                 for (size_t b = 0; b < nb; b++) {
-                    if (cnt[b] == 0)
+                    if (!row[b])
                         continue;
                     out->n_bins++;
                     if (cnt[b] < ng) {
@@ -356,6 +408,7 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
                 out->flags |= PFI_RED_INCOMPLETE;
             pfi_free(sum);
             pfi_free(cnt);
+            pfi_free(row);
             pfi_free(tv);
             pfi_free(pv);
             pfi_free(work);

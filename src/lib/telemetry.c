@@ -212,6 +212,7 @@ void pfi_tm_destroy(pfi_tm *tm)
         pfi_free(tm->series[i].t_s);
         pfi_free(tm->series[i].value);
         pfi_free(tm->series[i].brk);
+        pfi_free(tm->series[i].miss_t);
     }
     pfi_free(tm->series);
     if (tm->notes != NULL)
@@ -385,6 +386,40 @@ static pfi_error grow(pfi_tm_series *s)
     return PFI_OK;
 }
 
+/*
+ * Keep the time of a row whose value of s was not stored (missing, blank, glitch), so the
+ * reduction can make that timestamp incomplete: without it a one-GPU run's hole left no
+ * trace on the grid. Power and energy fields only (what the reduction bins), and only times
+ * that are known; bounded like the samples.
+ */
+static pfi_error keep_miss(pfi_tm *tm, pfi_tm_series *s, double t)
+{
+    pfi_tm_kind kind = tm->fields[s->field].kind;
+    if (!tm->opt.keep_series || isnan(t) ||
+        (kind != PFI_KIND_POWER_W && kind != PFI_KIND_ENERGY_MJ))
+        return PFI_OK;
+    if (tm->n_miss_stored >= PFI_TM_MAX_SAMPLES)
+        return PFI_ERR_LIMIT;
+    if (s->n_miss == s->miss_cap) {
+        size_t cap = s->miss_cap ? 2 * s->miss_cap : 16;
+        double *m = pfi_realloc(s->miss_t, cap * sizeof *m);
+        if (m == NULL)
+            return PFI_ERR_NOMEM;
+        s->miss_t = m;
+        s->miss_cap = cap;
+    }
+    s->miss_t[s->n_miss++] = t;
+    tm->n_miss_stored++;
+    return PFI_OK;
+}
+
+pfi_error tm_put_miss_time(pfi_tm *tm, size_t e, size_t f, double t)
+{
+    pfi_tm_series *s;
+    pfi_error err = series_of(tm, e, f, &s);
+    return err != PFI_OK ? err : keep_miss(tm, s, t);
+}
+
 pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, double v,
                  long row, bool pod)
 {
@@ -414,14 +449,14 @@ pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, 
         if (isnan(s->range_max) || v > s->range_max)
             s->range_max = v;
         s->pending_break = true;
-        return PFI_OK;
+        return keep_miss(tm, s, t);
     }
     if (st != PFI_VALUE_OK) {
         s->n_missing++;
         if (!isnan(s->last_good_t_s) && isnan(s->first_missing_t_s))
             s->first_missing_t_s = t;
         s->pending_break = true;
-        return PFI_OK;
+        return keep_miss(tm, s, t);
     }
     /* dcgm_id 162 is max_limit_w (every alias of it); no string compare per sample. */
     if (kind == PFI_KIND_LIMIT_W && tm->fields[f].dcgm_id == 162 &&

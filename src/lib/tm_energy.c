@@ -168,6 +168,11 @@ pfi_error pfi_tm_derive_power_from_energy(pfi_tm *tm)
             if (err != PFI_OK)
                 return err;
         }
+        /* A row without a counter value has no power either: its time goes along, so the
+         * reduction finds that timestamp incomplete as it would for a missing power value. */
+        for (size_t i = 0; i < tm->series[k].n_miss; i++)
+            if ((err = tm_put_miss_time(tm, e, fp, tm->series[k].miss_t[i])) != PFI_OK)
+                return err;
     }
     return PFI_OK;
 }

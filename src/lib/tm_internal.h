@@ -79,6 +79,11 @@ pfi_error tm_field(pfi_tm *tm, const char *source, size_t len, size_t *id);
 pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, double v,
                  long row, bool pod);
 
+/* Keep t as the time of a row whose value of (e, f) was not stored (pfi_tm_series.miss_t;
+ * power and energy fields, keep_series, known times only; else nothing). tm_put does this
+ * for every missing or out-of-range sample it is given. */
+pfi_error tm_put_miss_time(pfi_tm *tm, size_t e, size_t f, double t);
+
 /* DCGM blank sentinels (dcgm_structs.h): DCGM_INT32_BLANK 0x7ffffff0 and above,
  * DCGM_INT64_BLANK 0x7ffffffffffffff0, DCGM_FP64_BLANK 140737488355328.0 — "no value". */
 static inline bool tm_is_dcgm_blank(double v)

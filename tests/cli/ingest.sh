@@ -77,6 +77,30 @@ grep_out energy-unknown-csv-empty "^ge,.*,power_w,,,[0-9]*,[0-9]*$" "$T/out"
 check energy-unknown-json 0 "$PFI" runs --db "$T/e.db" --format json
 grep_out energy-unknown-json-null '"energy_j": *null' "$T/out"
 
+# A missing power value makes its timestamp incomplete, with one GPU as with eight, in every
+# reader: dmon '-', nvidia-smi CSV '[N/A]', dcgmi 'N/A' (the rest: tests/test_reduce.c).
+printf '# gpu    pwr\n# Idx      W\n    0    300\n    0    301\n    0      -\n    0    303\n    0    304\n' >"$T/dmon1.txt"
+printf 'timestamp, index, power.draw [W]\n2025/01/01 00:00:00.000, 0, 300.00 W\n2025/01/01 00:00:01.000, 0, 301.00 W\n2025/01/01 00:00:02.000, 0, [N/A]\n2025/01/01 00:00:03.000, 0, 303.00 W\n2025/01/01 00:00:04.000, 0, 304.00 W\n' >"$T/smi1.csv"
+printf '#Entity   POWER\nID\nGPU 0     300.000\nGPU 0     301.000\nGPU 0     N/A\nGPU 0     303.000\nGPU 0     304.000\n' >"$T/dcgmi1.txt"
+for f in dmon1.txt smi1.csv dcgmi1.txt; do
+    check "missing-incomplete-$f" 0 "$PFI" ingest --dry-run --interval 1 --telemetry "$T/$f"
+    grep_out "missing-incomplete-$f-count" "of 4 complete timestamps; 1 incomplete left out; grid 1 s" "$T/out"
+    grep_out "missing-incomplete-$f-flag" "^flags:.* incomplete" "$T/out"
+done
+
+# The grid when one GPU has a single row: the other GPU's 2 s step, said in a note; with no
+# step to measure at all, 1 s assumed and said; --interval used as given, nothing said.
+printf 'timestamp, index, power.draw [W]\n2025/01/01 00:00:00.000, 0, 300 W\n2025/01/01 00:00:00.000, 1, 200 W\n2025/01/01 00:00:02.000, 1, 200 W\n2025/01/01 00:00:04.000, 1, 200 W\n' >"$T/grid.csv"
+check grid-single-row 0 "$PFI" ingest --dry-run --telemetry "$T/grid.csv"
+grep_out grid-single-row-step "1 complete timestamps; 2 incomplete left out; grid 2 s)" "$T/out"
+grep_out grid-single-row-note "^pfi: note: gpu0 has no two consecutive power_w samples: grid 2 s, the median sampling step of gpu1$" "$T/err"
+check grid-interval 0 "$PFI" ingest --dry-run --interval 4 --telemetry "$T/grid.csv"
+grep_out grid-interval-step "grid 4 s)" "$T/out"
+if grep -q "grid" "$T/err"; then echo "FAIL grid-interval-no-note"; cat "$T/err"; fail=1; else echo "ok   grid-interval-no-note"; fi
+head -3 "$T/grid.csv" >"$T/grid1.csv"
+check grid-nothing-to-measure 0 "$PFI" ingest --dry-run --telemetry "$T/grid1.csv"
+grep_out grid-nothing-to-measure-note "grid 1 s assumed (--interval or --align sets it)" "$T/err"
+
 if [ -n "$CASES" ] && [ -d "$CASES" ]; then
     # A GPU of the job missing part of the run: the energy says it is partial.
     check case04-energy-partial 0 "$PFI" ingest --dry-run --telemetry "$CASES/case-04/dmon_repeated_header.txt"

@@ -1,0 +1,301 @@
+/*
+ * The run reduction's time grid (pfi_reduce_power): a missing power value makes its
+ * timestamp incomplete in every format, whatever the number of GPUs; the grid step is the
+ * step the data has, and a step the data cannot give is said, never silently 1 s.
+ * Inputs are small streams written below, one table row per format and missing token;
+ * expected counts are by hand in the comments.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#ifndef assert_double_equal /* cmocka < 1.1.6 */
+#define assert_double_equal(a, b, eps)                                                        \
+    do {                                                                                       \
+        double a_ = (a), b_ = (b);                                                             \
+        if (!(fabs(a_ - b_) <= (eps)))                                                         \
+            fail_msg("%.17g != %.17g (tolerance %g)", a_, b_, (double)(eps));                  \
+    } while (0)
+#endif
+
+#include "pfi/reduce.h"
+#include "pfi/telemetry.h"
+
+/*
+ * Reads text (Prometheus: scrapes separated by '\f', one stream each), derives power from
+ * an energy counter, summarises and reduces with q = 1 (the job power is then the plain
+ * mean of the complete timestamps). align: the --align option (0: none).
+ */
+static pfi_tm *load(const char *text, pfi_tm_format fmt, double interval, double align,
+                    pfi_reduced *red)
+{
+    pfi_tm_options o = {.keep_series = true, .interval_s = interval};
+    pfi_tm *tm = NULL;
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    for (const char *p = text;;) {
+        size_t n = strcspn(p, "\f");
+        FILE *f = fmemopen((void *)p, n > 0 ? n : 1, "rb");
+        assert_non_null(f);
+        if (n == 0) { /* fmemopen needs a size: an empty scrape is an empty stream */
+            fclose(f);
+            f = tmpfile();
+            assert_non_null(f);
+        }
+        pfi_diag d;
+        pfi_error e = pfi_tm_read_stream(tm, f, "mem", fmt, &d);
+        fclose(f);
+        if (e != PFI_OK)
+            fail_msg("read: %s (%s, line %ld)", pfi_strerror(e), d.message, d.line);
+        if (p[n] == '\0')
+            break;
+        p += n + 1;
+    }
+    assert_int_equal(pfi_tm_derive_power_from_energy(tm), PFI_OK);
+    pfi_tm_summarize(tm);
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
+    ro.q = 1;
+    ro.align_s = align;
+    assert_int_equal(pfi_reduce_power(tm, &ro, red), PFI_OK);
+    return tm;
+}
+
+#define CSV_HEAD "timestamp, index, power.draw [W]\n"
+#define CSV_ROW(s, v) "2025/01/01 00:00:0" #s ".000, 0, " v "\n"
+#define DMON_HEAD "# gpu    pwr\n# Idx      W\n"
+#define DMON_DT_HEAD "#Date       Time        gpu    pwr\n#YYYYMMDD   HH:MM:SS    Idx      W\n"
+#define DMON_DT_ROW(s, v) " 20250101   10:00:0" #s "      0    " v "\n"
+#define DCGMI_HEAD "#Entity   POWER\nID\n"
+#define PROM(v) "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"h\"} " v "\n"
+#define XML_DOC(v)                                                                            \
+    "<?xml version=\"1.0\" ?>\n<nvidia_smi_log><gpu id=\"00000000:3D:00.0\">"                \
+    "<gpu_power_readings><power_draw>" v "</power_draw></gpu_power_readings></gpu>"          \
+    "</nvidia_smi_log>\n"
+
+/*
+ * One GPU, five rows, 300 301 ? 303 304 W: the third value is missing (or a dropped glitch).
+ * Its timestamp is a bin of the grid, and it lacks the GPU: 4 complete, 1 incomplete, job
+ * power (q = 1) = (300 + 301 + 303 + 304) / 4 = 302 W. Never summed smaller, never 0.
+ */
+static const struct missing_case {
+    const char *what;
+    pfi_tm_format fmt;
+    double interval;
+    const char *text;
+    size_t n_complete, n_incomplete;
+    double mean, align; /* align: expected grid, s (0: not checked) */
+} missing_cases[] = {
+    {"nvidia-smi csv [N/A]", PFI_TM_AUTO, 0,
+     CSV_HEAD CSV_ROW(0, "300.00 W") CSV_ROW(1, "301.00 W") CSV_ROW(2, "[N/A]")
+         CSV_ROW(3, "303.00 W") CSV_ROW(4, "304.00 W"),
+     4, 1, 302, 1},
+    {"nvidia-smi csv [Unknown Error], nounits", PFI_TM_AUTO, 0,
+     CSV_HEAD CSV_ROW(0, "300.00") CSV_ROW(1, "301.00") CSV_ROW(2, "[Unknown Error]")
+         CSV_ROW(3, "303.00") CSV_ROW(4, "304.00"),
+     4, 1, 302, 1},
+    /* Steps 1 and 2 s between the valid samples: the grid is the sampling step (1 s), not
+     * stretched over the missing value (1.5 s would put the hole into a complete bin). */
+    {"nvidia-smi csv, grid not stretched by the hole", PFI_TM_AUTO, 0,
+     CSV_HEAD CSV_ROW(0, "300.00 W") CSV_ROW(1, "301.00 W") CSV_ROW(2, "[N/A]")
+         CSV_ROW(3, "303.00 W"),
+     3, 1, (300 + 301 + 303) / 3.0, 1},
+    {"dmon -", PFI_TM_AUTO, 0,
+     DMON_HEAD "    0    300\n    0    301\n    0      -\n    0    303\n    0    304\n", 4, 1,
+     302, 1},
+    {"dmon N/A", PFI_TM_SMI_DMON, 2,
+     DMON_HEAD "    0    300\n    0    301\n    0    N/A\n    0    303\n    0    304\n", 4, 1,
+     302, 2},
+    {"dmon [N/A]", PFI_TM_SMI_DMON, 0,
+     DMON_HEAD "    0    300\n    0    301\n    0  [N/A]\n    0    303\n    0    304\n", 4, 1,
+     302, 1},
+    {"dmon -o DT -", PFI_TM_AUTO, 0,
+     DMON_DT_HEAD DMON_DT_ROW(0, "300") DMON_DT_ROW(1, "301") DMON_DT_ROW(2, "  -")
+         DMON_DT_ROW(3, "303") DMON_DT_ROW(4, "304"),
+     4, 1, 302, 1},
+    /* A glitch (negative power) is dropped, not clamped: the timestamp lacks the GPU. */
+    {"dmon out-of-range glitch", PFI_TM_AUTO, 0,
+     DMON_HEAD "    0    300\n    0    301\n    0     -5\n    0    303\n    0    304\n", 4, 1,
+     302, 1},
+    /* First and last rows missing: the grid reaches them (2 incomplete, 301..303 = 302). */
+    {"dmon leading and trailing -", PFI_TM_AUTO, 0,
+     DMON_HEAD "    0      -\n    0    301\n    0    302\n    0    303\n    0      -\n", 3, 2,
+     302, 1},
+    {"dcgmi N/A", PFI_TM_AUTO, 1,
+     DCGMI_HEAD "GPU 0     300.000\nGPU 0     301.000\nGPU 0     N/A\nGPU 0     303.000\n"
+                "GPU 0     304.000\n",
+     4, 1, 302, 1},
+    {"dcgmi N/W", PFI_TM_AUTO, 1,
+     DCGMI_HEAD "GPU 0     300.000\nGPU 0     301.000\nGPU 0     N/W\nGPU 0     303.000\n"
+                "GPU 0     304.000\n",
+     4, 1, 302, 1},
+    {"dcgmi FP64 blank", PFI_TM_AUTO, 1,
+     DCGMI_HEAD "GPU 0     300.000\nGPU 0     301.000\nGPU 0     140737488355328.000\n"
+                "GPU 0     303.000\nGPU 0     304.000\n",
+     4, 1, 302, 1},
+    {"dcgmi INT32 blank", PFI_TM_AUTO, 1,
+     DCGMI_HEAD "GPU 0     300.000\nGPU 0     301.000\nGPU 0     2147483632\n"
+                "GPU 0     303.000\nGPU 0     304.000\n",
+     4, 1, 302, 1},
+    /* Energy counter only: power is derived from consecutive counter steps. 1.0e6, 1.3e6,
+     * N/A, 1.9e6, 2.2e6 mJ at 1 s: 300 W at t = 1 and 4; t = 2 (counter missing) and t = 3
+     * (no step from a valid sample) have no power: 2 complete, 2 incomplete; t = 0 has no
+     * step to derive from and is no timestamp of the power series. */
+    {"dcgmi TOTEC N/A (power from the counter)", PFI_TM_AUTO, 1,
+     "#Entity   TOTEC\nID\nGPU 0  1000000\nGPU 0  1300000\nGPU 0  N/A\nGPU 0  1900000\n"
+     "GPU 0  2200000\n",
+     2, 2, 300, 1},
+    {"prometheus NaN", PFI_TM_PROM, 5,
+     PROM("300") "\f" PROM("301") "\f" PROM("NaN") "\f" PROM("303") "\f" PROM("304"), 4, 1,
+     302, 5},
+    {"prometheus scrape without power (a hole)", PFI_TM_AUTO, 5,
+     PROM("300") "\f" PROM("301") "\f"
+     "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
+     "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n\f" PROM("303") "\f" PROM("304"),
+     4, 1, 302, 5},
+    {"prometheus empty scrape (a hole)", PFI_TM_AUTO, 5,
+     PROM("300") "\f" PROM("301") "\f\f" PROM("303") "\f" PROM("304"), 4, 1, 302, 5},
+    {"prometheus NaN with sample timestamps", PFI_TM_PROM, 0,
+     PROM("300 1735725600000") "\f" PROM("301 1735725601000") "\f" PROM("NaN 1735725602000")
+         "\f" PROM("303 1735725603000") "\f" PROM("304 1735725604000"),
+     4, 1, 302, 1},
+    /* Timestamped scrapes and an empty one: the hole's time is not known (no sample says
+     * it), so it is no timestamp of the grid; it still breaks the integration. */
+    {"prometheus empty scrape among timestamped ones", PFI_TM_AUTO, 0,
+     PROM("300 1735725600000") "\f" PROM("301 1735725601000") "\f\f"
+         PROM("303 1735725603000") "\f" PROM("304 1735725604000"),
+     4, 0, 302, 1},
+    {"nvidia-smi -q -x N/A", PFI_TM_AUTO, 1,
+     XML_DOC("300.00 W") XML_DOC("301.00 W") XML_DOC("N/A") XML_DOC("303.00 W")
+         XML_DOC("304.00 W"),
+     4, 1, 302, 1},
+    /* Two GPUs (the case that always worked): gpu0 misses t = 2; sums 600 602 606 608. */
+    {"dmon two GPUs -", PFI_TM_AUTO, 0,
+     DMON_HEAD "    0    300\n    1    300\n    0    301\n    1    301\n    0      -\n"
+               "    1    302\n    0    303\n    1    303\n    0    304\n    1    304\n",
+     4, 1, 604, 1},
+};
+
+static void missing_is_incomplete(void **state)
+{
+    (void)state;
+    size_t bad = 0;
+    for (size_t k = 0; k < sizeof missing_cases / sizeof missing_cases[0]; k++) {
+        const struct missing_case *c = &missing_cases[k];
+        pfi_reduced red;
+        pfi_tm *tm = load(c->text, c->fmt, c->interval, 0, &red);
+        if (red.n_complete != c->n_complete || red.n_incomplete != c->n_incomplete ||
+            !(fabs(red.power.mean - c->mean) <= 1e-9) ||
+            (c->align > 0 && red.align_s != c->align) ||
+            !!(red.flags & PFI_RED_INCOMPLETE) != (c->n_incomplete > 0))
+            print_error("%s: %zu complete / %zu incomplete (want %zu / %zu), power %.17g W "
+                     "(want %.17g), grid %g s (want %g), flags %#x\n",
+                     c->what, red.n_complete, red.n_incomplete, c->n_complete,
+                     c->n_incomplete, red.power.mean, c->mean, red.align_s, c->align,
+                     red.flags),
+                bad++;
+        else if (red.n_bins != red.n_complete + red.n_incomplete)
+            print_error("%s: %zu bins, %zu complete + %zu incomplete\n", c->what, red.n_bins,
+                        red.n_complete, red.n_incomplete),
+                bad++;
+        pfi_tm_destroy(tm);
+    }
+    if (bad > 0)
+        fail_msg("%zu of %zu cases wrong (above)", bad,
+                 sizeof missing_cases / sizeof missing_cases[0]);
+}
+
+/* The missing samples' times are kept (pfi_tm_series.miss_t) for the power fields only. */
+static void missing_times_kept(void **state)
+{
+    (void)state;
+    pfi_reduced red;
+    pfi_tm *tm = load("# gpu    pwr  mtemp\n# Idx      W      C\n    0    300      -\n"
+                      "    0      -      -\n    0    302      -\n",
+                      PFI_TM_AUTO, 2, 0, &red);
+    const pfi_tm_series *p = pfi_tm_series_get(tm, 0, (size_t)pfi_tm_field_find(tm, "power_w"));
+    const pfi_tm_series *m =
+        pfi_tm_series_get(tm, 0, (size_t)pfi_tm_field_find(tm, "mem_temp_c"));
+    assert_non_null(p);
+    assert_non_null(m);
+    assert_int_equal(p->n_miss, 1);
+    assert_double_equal(p->miss_t[0], 2.0, 0);
+    assert_int_equal(m->n_missing, 3);
+    assert_int_equal(m->n_miss, 0); /* not a power field: counted, no times kept */
+    pfi_tm_destroy(tm);
+}
+
+/*
+ * The grid when the data must give it (no --align, no --interval, real timestamps): the
+ * median sampling step of the first job GPU that has one; a GPU with a single row does not
+ * make it 1 s. 2 GPUs at 2 s; gpu0 (or gpu1) has one row at t = 0.
+ */
+#define CSV2_ROW(s, g, v) "2025/01/01 00:00:0" #s ".000, " #g ", " v " W\n"
+static void grid_single_row(void **state)
+{
+    (void)state;
+    static const char gpu0_single[] =
+        CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200") CSV2_ROW(2, 1, "200")
+            CSV2_ROW(4, 1, "200") CSV2_ROW(6, 1, "200") CSV2_ROW(8, 1, "200");
+    static const char gpu1_single[] =
+        CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200") CSV2_ROW(2, 0, "300")
+            CSV2_ROW(4, 0, "300") CSV2_ROW(6, 0, "300") CSV2_ROW(8, 0, "300");
+    pfi_reduced red;
+    pfi_tm *tm = load(gpu0_single, PFI_TM_AUTO, 0, 0, &red);
+    /* Bins 0 2 4 6 8 s: only t = 0 has both GPUs. */
+    assert_double_equal(red.align_s, 2.0, 0);
+    assert_int_equal(red.n_complete, 1);
+    assert_int_equal(red.n_incomplete, 4);
+    assert_double_equal(red.power.mean, 500.0, 0);
+    assert_non_null(strstr(red.align_note, "gpu0"));
+    assert_non_null(strstr(red.align_note, "gpu1"));
+    assert_non_null(strstr(red.align_note, "2 s"));
+    pfi_tm_destroy(tm);
+
+    /* The first GPU has the step: the usual case, nothing to say. */
+    tm = load(gpu1_single, PFI_TM_AUTO, 0, 0, &red);
+    assert_double_equal(red.align_s, 2.0, 0);
+    assert_int_equal(red.n_incomplete, 4);
+    assert_string_equal(red.align_note, "");
+    pfi_tm_destroy(tm);
+
+    /* --interval or --align given: used as they are, nothing to say. */
+    tm = load(gpu0_single, PFI_TM_AUTO, 4, 0, &red);
+    assert_double_equal(red.align_s, 4.0, 0);
+    assert_string_equal(red.align_note, "");
+    pfi_tm_destroy(tm);
+    tm = load(gpu0_single, PFI_TM_AUTO, 0, 8, &red);
+    assert_double_equal(red.align_s, 8.0, 0);
+    assert_string_equal(red.align_note, "");
+    pfi_tm_destroy(tm);
+
+    /* No GPU has two samples (one query): nothing to measure; 1 s assumed, and said. */
+    tm = load(CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200"), PFI_TM_AUTO, 0, 0, &red);
+    assert_double_equal(red.align_s, 1.0, 0);
+    assert_int_equal(red.n_complete, 1);
+    assert_double_equal(red.power.mean, 500.0, 0);
+    assert_non_null(strstr(red.align_note, "1 s assumed"));
+    pfi_tm_destroy(tm);
+
+    /* Nominal times without --interval: the collector's 1 s (noted by the reader). */
+    tm = load(DMON_HEAD "    0    300\n    1    200\n    1    200\n", PFI_TM_AUTO, 0, 0, &red);
+    assert_double_equal(red.align_s, 1.0, 0);
+    assert_true(tm->interval_assumed);
+    assert_string_equal(red.align_note, "");
+    pfi_tm_destroy(tm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(missing_is_incomplete),
+        cmocka_unit_test(missing_times_kept),
+        cmocka_unit_test(grid_single_row),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
