@@ -81,10 +81,16 @@ static bool parse_uint(span x, size_t digits, unsigned *out)
  * correctly rounded f / 10^k of its k digits f. */
 static bool parse_tod(span x, double *out)
 {
-    unsigned h, m, s;
-    if (x.n < 8 || x.s[2] != ':' || x.s[5] != ':' || !parse_uint((span){x.s, 2}, 2, &h) ||
-        !parse_uint((span){x.s + 3, 2}, 2, &m) || !parse_uint((span){x.s + 6, 2}, 2, &s) ||
-        h > 23 || m > 59 || s > 60)
+    if (x.n < 8 || x.s[2] != ':' || x.s[5] != ':')
+        return false;
+    const unsigned char *u = (const unsigned char *)x.s;
+    /* (a byte that is not a digit gives a difference above 9) */
+    unsigned h1 = u[0] - 48u, h2 = u[1] - 48u, m1 = u[3] - 48u, m2 = u[4] - 48u,
+             s1 = u[6] - 48u, s2 = u[7] - 48u;
+    if ((h1 > 9) | (h2 > 9) | (m1 > 9) | (m2 > 9) | (s1 > 9) | (s2 > 9))
+        return false;
+    unsigned h = 10 * h1 + h2, m = 10 * m1 + m2, s = 10 * s1 + s2;
+    if (h > 23 || m > 59 || s > 60)
         return false;
     double frac = 0;
     if (x.n > 8) {
@@ -94,9 +100,10 @@ static bool parse_tod(span x, double *out)
                                        1e6, 1e7, 1e8, 1e9, 1e10};
         uint64_t f = 0;
         for (size_t i = 9; i < x.n; i++) {
-            if (x.s[i] < '0' || x.s[i] > '9')
+            unsigned d = u[i] - 48u;
+            if (d > 9)
                 return false;
-            f = f * 10 + (unsigned)(x.s[i] - '0');
+            f = f * 10 + d;
         }
         frac = (double)f / p10[x.n - 9];
     }
