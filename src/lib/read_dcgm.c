@@ -516,8 +516,6 @@ pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
         pfi_tm_kind kind = tm->fields[fid].kind;
         if (kind == PFI_KIND_POWER_W || kind == PFI_KIND_ENERGY_MJ)
             power_seen = true;
-        size_t before = tm->series ? 0 : 0;
-        (void)before;
         const pfi_tm_series *old = pfi_tm_series_get(tm, ent, fid);
         size_t dup_before = old ? old->n_duplicate : 0;
         if ((e = tm_put(tm, ent, fid, t, st, v, scrape, pod != NULL && pod[0] != '\0')) !=

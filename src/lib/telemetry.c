@@ -509,7 +509,6 @@ double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long li
     if (!isnan(en->last_t) && t < en->last_t) {
         double wrapped = t + 86400.0;
         double step = tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0;
-        (void)0;
         if (tod && wrapped > en->last_t && wrapped - en->last_t <= 2 * step + 1.0) {
             tm_note(tm, "%s:%ld: time went from %.0f s to %.0f s of the day: taken as a "
                         "midnight rollover (+24 h)", name, line, fmod(en->last_t, 86400.0),
