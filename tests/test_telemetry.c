@@ -146,6 +146,7 @@ static void case02(void **state)
     /* 287160 mW under [W]: converted explicitly, never 287160 W. */
     c = read1("case-02/unit_mismatch.csv", PFI_TM_AUTO, 0, PFI_OK);
     assert_double_equal(mean(ser(c, "gpu0", "power_w")), 287.16, 1e-9);
+    assert_true(note_has(c, "a value in mW under the header's [W]: converted to W"));
     pfi_tm_destroy(c);
 }
 

@@ -477,7 +477,7 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
     size_t ncol = 0;
     bool have_header = false;
     size_t ent = (size_t)-1;
-    bool warned_mismatch[MAX_COLS] = {false};
+    bool warned_mismatch[MAX_COLS] = {false}, noted_mw[MAX_COLS] = {false};
     csv_layout lay;
     lay.n_index = 0;
     bool generic = tm->opt.generic_rows;
@@ -656,6 +656,12 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
                     if (st == PFI_VALUE_OK && !span_eq(unit, cols[i].unit)) {
                         if (span_eq(unit, "mW") && strcmp(cols[i].unit, "W") == 0) {
                             v /= 1000.0; /* explicit conversion, never a silent rescale */
+                            if (!noted_mw[i])
+                                tm_note(tm, "%s:%ld: column %s: a value in mW under the "
+                                            "header's [W]: converted to W (noted once "
+                                            "per column)",
+                                        name, r->line, tm->fields[cols[i].field].source);
+                            noted_mw[i] = true;
                         } else {
                             if (!warned_mismatch[i])
                                 tm_note(tm, "%s:%ld: value unit '%.*s' contradicts header "
