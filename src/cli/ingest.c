@@ -350,7 +350,7 @@ static bool regex_valid(const char *regex)
     return false;
 }
 
-/* What the command line lacks, named exactly; or what it has too many of. */
+/* What the command line has too many of, then what it lacks, each named exactly. */
 static void usage_problem(int argc, char **argv, size_t n_tel, const char *group, double cap,
                           bool dry, const char *q_value)
 {
@@ -363,7 +363,6 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
         else
             cli_error("ingest: unexpected argument '%s' (options take one value each; every "
                       "telemetry file follows its own --telemetry)", a);
-        return;
     }
     const char *miss[3];
     size_t n = 0;
@@ -373,6 +372,8 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
         miss[n++] = "--group NAME";
     if (!dry && isnan(cap))
         miss[n++] = "--cap W";
+    if (n == 0)
+        return;
     if (n == 1)
         cli_error("ingest: missing %s (see 'pfi ingest --help')", miss[0]);
     else if (n == 2)

@@ -92,6 +92,9 @@ grep_out q-mistyped-explains "\-q is --quiet.*--q 0.2" "$T/err"
 no_out q-mistyped-not-missing "missing" "$T/err"
 check stray-arg 2 ingest --group g --cap 300 --telemetry "$T/smi4.csv" "$T/smi4.csv"
 grep_out stray-arg-says "unexpected argument '.*smi4.csv'.*--telemetry" "$T/err"
+check stray-and-missing 2 ingest --group g --telemetry "$T/smi4.csv" extra
+grep_out stray-and-missing-stray "unexpected argument 'extra'" "$T/err"
+grep_out stray-and-missing-missing "missing --cap W" "$T/err"
 check unknown-option 2 ingest --group g --cap 300 --telemetry "$T/smi4.csv" --bogus
 grep_out unknown-option-says "unknown option '--bogus'" "$T/err"
 check option-needs-value 2 ingest --group g --telemetry "$T/smi4.csv" --cap
