@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -30,24 +31,35 @@ static const char *num_or(char *buf, size_t len, int digits, double v, const cha
 #define MAX_KERNEL_LOGS 256
 #define MAX_FATAL_XIDS 256
 #define MAX_UNMATCHED_SHOWN 20
+/* The highest --cap taken, W per GPU: far above any GPU's limit, low enough to catch a
+ * value in mW or a stray exponent. */
+#define MAX_CAP_W 100000.0
+
+/* The power fields --power-field may name (pfi/telemetry.h field names). */
+static const char *const power_fields[] = {"power_avg_w", "power_w", "power_energy_w",
+                                           "power_instant_w"};
+#define POWER_FIELDS_TEXT "power_avg_w, power_w, power_energy_w, power_instant_w"
 
 static void ingest_usage(FILE *f)
 {
     fprintf(f,
-        "usage: pfi ingest --db FILE --group NAME --cap W --telemetry FILE [--telemetry FILE...]\n"
-        "                  [--throughput-log FILE] [OPTIONS]\n"
+        "usage: pfi ingest [--db FILE] --group NAME --cap W --telemetry FILE\n"
+        "                  [--telemetry FILE...] [--throughput-log FILE] [OPTIONS]\n"
+        "       pfi ingest --dry-run --telemetry FILE [--telemetry FILE...] [OPTIONS]\n"
         "\n"
         "Read one run (one job configuration at one power cap): GPU telemetry and, optionally,\n"
         "its training log; reduce it to steady-state job power and throughput (mean of the top\n"
         "q of the samples, DESIGN 2) and store it in the run store (SQLite).\n"
         "\n"
-        "  --db FILE              run store (pfi.db); created when missing\n"
+        "  --db FILE              run store (default ./pfi.db); created when missing\n"
         "  --group NAME           sweep group (one job configuration)\n"
-        "  --cap W                power cap of this run, W per GPU\n"
+        "  --cap W                power cap of this run, W per GPU (> 0, at most 100000)\n"
         "  --class C              job class (dense, moe-pt, moe-ft, ...)\n"
-        "  --gpus N               GPUs of the job: fewer in the telemetry makes the run invalid\n"
+        "  --gpus N               GPUs of the job: a different number in the telemetry (fewer\n"
+        "                         or more) flags the run gpu-count, invalid for PFI\n"
         "  --telemetry FILE       nvidia-smi CSV / dmon / -q, dcgmi dmon, or Prometheus scrape;\n"
-        "                         repeat for scrapes in time order\n"
+        "                         repeat for scrapes in time order; each file once; an empty\n"
+        "                         file is an error, except a Prometheus scrape (a hole)\n"
         "  --format F             auto|nvidia-smi-csv|dmon|nvidia-smi-q|dcgmi-dmon|prometheus|\n"
         "                         nvidia-smi-xml\n"
         "  --fields LIST          --query-gpu field list for CSV files without a header\n"
@@ -57,26 +69,30 @@ static void ingest_usage(FILE *f)
         "  --host NAME            host for Prometheus series without a hostname label\n"
         "  --max-power W          per-GPU max power limit for the power range check\n"
         "  --power-field F        power_avg_w|power_w|power_energy_w|power_instant_w (auto)\n"
-        "  --align S              time grid for summing GPUs (--interval, else the median\n"
+        "  --align S              time grid (> 0) for summing GPUs (--interval, else the median\n"
         "                         sampling step; a guessed step is noted)\n"
         "  --warmup S             seconds dropped at the start (0)\n"
-        "  --q Q                  top fraction averaged (0.10)\n"
+        "  --q Q                  top fraction averaged (0.10); not -q, which is --quiet\n"
         "  --products LIST        name=a*b feature products (" PFI_DEFAULT_PRODUCTS ")\n"
         "  --throughput-log FILE  training log: Megatron-LM, nanotron, HF Trainer, torchtitan\n"
         "  --log-format F         auto|megatron|nanotron|hf|torchtitan|regex\n"
         "  --throughput-regex RE  PCRE2 with a (?<throughput>...) group, optional (?<work>)\n"
-        "                         and (?<time_s>) groups\n"
+        "                         and (?<time_s>) groups; checked even without a log\n"
         "  --kernel-log FILE      kernel log (dmesg, dmesg -T, journalctl -k): NVIDIA Xid\n"
         "                         events matched to the run's GPUs by PCI bus id; a fatal Xid\n"
         "                         marks its GPU lost and the run invalid; repeatable\n"
         "  --fatal-xids LIST      Xids fatal for the run, comma list or 'none' (default\n"
         "                         48,62,64,74,79,94,95,119,120,140, and 154 asking for a reset)\n"
-        "  --dry-run              read and report, store nothing\n"
+        "  --dry-run              read and report, store nothing; needs neither --group nor --cap\n"
         "  -q, --quiet            print only errors\n"
         "  -h, --help             this help\n"
         "\n"
-        "Exit codes: 0 stored, 1 bad input (no power, no samples, unreadable file),\n"
-        "2 bad command line, 3 store not written, 4 internal error.\n");
+        "Flags gpu-count (GPUs seen differ from --gpus), gpu-lost and no-power make a run\n"
+        "INVALID for PFI (stored, left out by analyze); the others are warnings.\n"
+        "\n"
+        "Exit codes: 0 stored, 1 bad input (no power, no samples, unreadable or empty file,\n"
+        "any failed file of a batch), 2 bad command line, 3 store not written, 4 internal\n"
+        "error.\n");
 }
 
 enum {
@@ -264,6 +280,109 @@ static void print_kernel_log(FILE *o, const pfi_kl *kl, const pfi_kl_match *m, c
                    "not examined\n", kl->n_dropped, PFI_KL_MAX_EVENTS);
 }
 
+/* "YYYYMMDD", a real calendar date from 1970 on, into *out. */
+static bool parse_date(const char *s, long *out)
+{
+    if (strlen(s) != 8 || strspn(s, "0123456789") != 8)
+        return false;
+    long v = strtol(s, NULL, 10), y = v / 10000, m = v / 100 % 100, d = v % 100;
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (y < 1970 || m < 1 || m > 12 || d < 1 || d > mdays[m - 1])
+        return false;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (m == 2 && d == 29 && !leap)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* A file given twice would be read twice: its energy and samples counted double. Same
+ * path, or the same file under another name (device and inode), is a usage error. */
+static bool telemetry_unique(const char *const *files, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        struct stat si;
+        bool have_i = stat(files[i], &si) == 0;
+        for (size_t j = 0; j < i; j++) {
+            struct stat sj;
+            if (strcmp(files[i], files[j]) == 0) {
+                cli_error("--telemetry: '%s' given more than once: its samples and energy "
+                          "would be counted twice", files[i]);
+                return false;
+            }
+            if (have_i && stat(files[j], &sj) == 0 && si.st_dev == sj.st_dev &&
+                si.st_ino == sj.st_ino && S_ISREG(si.st_mode)) {
+                cli_error("--telemetry: '%s' is the same file as '%s' (one file given more "
+                          "than once): its samples and energy would be counted twice",
+                          files[i], files[j]);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* --throughput-regex compiled now, with or without a log to apply it to: a bad pattern is a
+ * command-line error whether or not this run reads a log. */
+static bool regex_valid(const char *regex)
+{
+    char text[] = "\n";
+    FILE *f = fmemopen(text, 1, "r");
+    if (f == NULL)
+        return true; /* checked again when the log is read */
+    pfi_trainlog *log = NULL;
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = pfi_trainlog_read_stream(f, "--throughput-regex", PFI_TL_REGEX, regex, &log,
+                                           &d);
+    fclose(f);
+    pfi_trainlog_destroy(log);
+    if (e != PFI_ERR_INVALID_ARGUMENT)
+        return true;
+    char safe[4 * 256 + 4];
+    /* The library's message starts with the name given to it: "--throughput-regex: ...". */
+    if (d.message[0] != '\0')
+        cli_error("%s (pattern '%s')", d.message,
+                  cli_safe(safe, sizeof safe, regex, strlen(regex)));
+    else
+        cli_error("--throughput-regex: %s (pattern '%s')", pfi_strerror(e),
+                  cli_safe(safe, sizeof safe, regex, strlen(regex)));
+    return false;
+}
+
+/* What the command line has too many of, then what it lacks, each named exactly. */
+static void usage_problem(int argc, char **argv, size_t n_tel, const char *group, double cap,
+                          bool dry, const char *q_value)
+{
+    if (optind < argc) {
+        char safe[4 * 256 + 4];
+        const char *a = cli_safe(safe, sizeof safe, argv[optind], strlen(argv[optind]));
+        if (q_value != NULL && strcmp(argv[optind], q_value) == 0)
+            cli_error("ingest: unexpected argument '%s': -q is --quiet and takes no value; "
+                      "the top fraction averaged is --q %s", a, a);
+        else
+            cli_error("ingest: unexpected argument '%s' (options take one value each; every "
+                      "telemetry file follows its own --telemetry)", a);
+    }
+    const char *miss[3];
+    size_t n = 0;
+    if (n_tel == 0)
+        miss[n++] = "--telemetry FILE";
+    if (!dry && group == NULL)
+        miss[n++] = "--group NAME";
+    if (!dry && isnan(cap))
+        miss[n++] = "--cap W";
+    if (n == 0)
+        return;
+    if (n == 1)
+        cli_error("ingest: missing %s (see 'pfi ingest --help')", miss[0]);
+    else if (n == 2)
+        cli_error("ingest: missing %s and %s (see 'pfi ingest --help')", miss[0], miss[1]);
+    else
+        cli_error("ingest: missing %s, %s and %s (group and cap are not needed with --dry-run; "
+                  "see 'pfi ingest --help')", miss[0], miss[1], miss[2]);
+}
+
 int cmd_ingest(int argc, char **argv)
 {
     const char *db = "pfi.db", *group = NULL, *klass = NULL, *tlog = NULL, *regex = NULL;
@@ -278,9 +397,17 @@ int cmd_ingest(int argc, char **argv)
     pfi_tm_options topt = {.keep_series = true};
     pfi_reduce_options ro;
     pfi_reduce_options_init(&ro);
+    /* "-q 0.2" meant "--q 0.2": remembered, so the stray 0.2 can be explained. */
+    const char *q_value = NULL;
+    for (int i = 1; i + 1 < argc; i++) {
+        double x;
+        if (strcmp(argv[i], "-q") == 0 && cli_parse_double(argv[i + 1], &x))
+            q_value = argv[i + 1];
+    }
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hq", ingest_options, NULL)) != -1) {
+    opterr = 0; /* our own messages, naming the option */
+    while ((c = getopt_long(argc, argv, ":hq", ingest_options, NULL)) != -1) {
         double x;
         switch (c) {
         case 'h':
@@ -302,7 +429,19 @@ int cmd_ingest(int argc, char **argv)
         case O_DRY: dry = true; break;
         case O_FIELDS: topt.csv_fields = optarg; break;
         case O_HOST: topt.host = optarg; break;
-        case O_POWER_FIELD: ro.power_field = optarg; break;
+        case O_POWER_FIELD: {
+            bool known = false;
+            for (size_t i = 0; i < sizeof power_fields / sizeof power_fields[0]; i++)
+                known |= strcmp(optarg, power_fields[i]) == 0;
+            if (!known) {
+                char safe[4 * 256 + 4];
+                cli_error("--power-field: unknown field '%s'; expected one of " POWER_FIELDS_TEXT,
+                          cli_safe(safe, sizeof safe, optarg, strlen(optarg)));
+                return PFI_EXIT_USAGE;
+            }
+            ro.power_field = optarg;
+            break;
+        }
         case O_PRODUCTS: ro.products = optarg; break;
         case O_TELEMETRY:
             if (n_tel == MAX_TELEMETRY) {
@@ -346,20 +485,26 @@ int cmd_ingest(int argc, char **argv)
             ro.gpus = gpus;
             break;
         case O_START_DATE:
-            if (!cli_parse_double(optarg, &x) || x < 19700101 || x > 99991231) {
-                cli_error("--start-date: expected YYYYMMDD, got '%s'", optarg);
+            if (!parse_date(optarg, &topt.start_date)) {
+                cli_error("--start-date: expected a calendar date YYYYMMDD from 1970 on, got "
+                          "'%s'", optarg);
                 return PFI_EXIT_USAGE;
             }
-            topt.start_date = (long)x;
             break;
         case O_CAP: case O_INTERVAL: case O_MAX_POWER: case O_ALIGN: case O_WARMUP: case O_Q:
             if (!cli_parse_double(optarg, &x) || x < 0 ||
-                ((c == O_CAP || c == O_INTERVAL) && x <= 0) || (c == O_Q && !(x > 0 && x <= 1))) {
+                ((c == O_CAP || c == O_INTERVAL || c == O_ALIGN) && x <= 0) ||
+                (c == O_Q && !(x > 0 && x <= 1))) {
                 cli_error("--%s: expected %s, got '%s'", ingest_options[c - O_DB].name,
-                          c == O_Q                          ? "a fraction in (0, 1]"
-                          : c == O_CAP || c == O_INTERVAL   ? "a number > 0"
-                                                            : "a number >= 0",
+                          c == O_Q ? "a fraction in (0, 1]"
+                          : c == O_CAP || c == O_INTERVAL || c == O_ALIGN ? "a number > 0"
+                                                                          : "a number >= 0",
                           optarg);
+                return PFI_EXIT_USAGE;
+            }
+            if (c == O_CAP && x > MAX_CAP_W) {
+                cli_error("--cap: %s W per GPU is above %.0f W (100 kW), not a GPU power cap "
+                          "(the cap is in W per GPU, not mW or W per job)", optarg, MAX_CAP_W);
                 return PFI_EXIT_USAGE;
             }
             if (c == O_CAP) cap = x;
@@ -369,16 +514,28 @@ int cmd_ingest(int argc, char **argv)
             else if (c == O_WARMUP) ro.warmup_s = x;
             else ro.q = x;
             break;
+        case ':':
+            cli_error("ingest: --%s needs a value (see 'pfi ingest --help')",
+                      cli_option_name(ingest_options, optopt));
+            return PFI_EXIT_USAGE;
         default:
-            ingest_usage(stderr);
+            if (optopt != 0)
+                cli_error("ingest: unknown option '-%c' (-q is --quiet, -h --help; see 'pfi "
+                          "ingest --help')", optopt);
+            else
+                cli_error("ingest: unknown option '%s' (see 'pfi ingest --help')",
+                          argv[optind - 1]);
             return PFI_EXIT_USAGE;
         }
     }
     if (optind < argc || n_tel == 0 || (!dry && (group == NULL || isnan(cap)))) {
-        cli_error("ingest needs --telemetry FILE, and --group NAME --cap W unless --dry-run "
-                  "(see 'pfi ingest --help')");
+        usage_problem(argc, argv, n_tel, group, cap, dry, q_value);
         return PFI_EXIT_USAGE;
     }
+    if (!telemetry_unique(tel, n_tel))
+        return PFI_EXIT_USAGE;
+    if (regex != NULL && !regex_valid(regex))
+        return PFI_EXIT_USAGE;
     pfi_kl *kl = NULL;
     int rc = read_kernel_logs(klogs, n_klogs, &kl);
     if (rc != PFI_EXIT_OK)
@@ -397,6 +554,17 @@ int cmd_ingest(int argc, char **argv)
         free(klog.match);
         pfi_kl_destroy(kl);
         return rc;
+    }
+    /* --gpus is what the job has; the telemetry is what was measured. Fewer GPUs seen leave
+     * the job power short, more sum other jobs' GPUs in: either way the run is not this
+     * job's, and is flagged, never silently stored. */
+    if (gpus > 0 && red->n_gpus != gpus) {
+        red->flags |= PFI_RED_GPU_COUNT;
+        cli_error("the telemetry has %zu GPU%s, --gpus says %zu: %s; flagged gpu-count, the "
+                  "run is INVALID for PFI", red->n_gpus, red->n_gpus == 1 ? "" : "s", gpus,
+                  red->n_gpus > gpus ? "the job power sums every GPU seen (another job's GPUs "
+                                       "too?)"
+                                     : "the job power misses the GPUs not seen");
     }
     pfi_diag d;
     pfi_trainlog *log = NULL;
@@ -500,7 +668,7 @@ int cmd_ingest(int argc, char **argv)
                     red->flags & PFI_RED_ENERGY_PARTIAL ? " energy-partial" : "");
             if ((red->flags & PFI_RED_INVALID) && !(red->flags & PFI_RED_NO_POWER))
                 fprintf(o, "%s\n", dry ? "this run is INVALID for PFI: it would be stored, but "
-                                         "analyze would leave it out (dry run: nothing stored)"
+                                         "analyze would leave it out"
                                        : "this run is INVALID for PFI: stored, but analyze "
                                          "leaves it out");
         }
@@ -511,7 +679,15 @@ int cmd_ingest(int argc, char **argv)
             else
                 snprintf(files, sizeof files, "%s and %zu other telemetry file%s", tel[0],
                          n_tel - 1, n_tel == 2 ? "" : "s");
-            if (red->n_bins > 0)
+            char have[128] = "";
+            for (size_t i = 0; i < sizeof power_fields / sizeof power_fields[0]; i++)
+                if (pfi_tm_has_field(tm, power_fields[i]))
+                    snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s",
+                             have[0] ? ", " : "", power_fields[i]);
+            if (ro.power_field != NULL && !pfi_tm_has_field(tm, ro.power_field))
+                cli_error("%s: --power-field %s: not in the telemetry (it has %s)", files,
+                          ro.power_field, have[0] ? have : "no power field");
+            else if (red->n_bins > 0)
                 cli_error("%s: job power unavailable: no timestamp has power from every GPU "
                           "(a GPU without power data makes the node total incomplete)", files);
             else
@@ -520,6 +696,8 @@ int cmd_ingest(int argc, char **argv)
             rc = PFI_EXIT_DATA;
         }
     }
+    if (rc == PFI_EXIT_OK && dry && !quiet)
+        printf("dry run: nothing stored\n");
     if (rc == PFI_EXIT_OK && !dry) {
         pfi_store *st = NULL;
         pfi_error e = pfi_store_open(db, PFI_STORE_WRITE, &st, &d);
@@ -576,6 +754,13 @@ static void runs_usage(FILE *f)
                "  -o, --output F   write there (atomically) instead of stdout\n"
                "  -h, --help       this help\n"
                "\n"
+               "flags: the sum of the run's quality flags (pfi ingest prints them by name):\n"
+               "  1 no-power, 2 gpu-lost, 16 gpu-count: the run is INVALID for PFI (analyze\n"
+               "    leaves it out);\n"
+               "  4 incomplete, 8 nominal-time, 32 tool-error, 64 nan-loss, 128 no-throughput,\n"
+               "    256 time-gap, 512 energy-partial: warnings, the run is used.\n"
+               "  e.g. 144 = 16 gpu-count + 128 no-throughput. See README, 'pfi runs'.\n"
+               "\n"
                "Exit codes: 0 success, 1 store missing or unreadable, 2 bad command line,\n"
                "3 output not written.\n");
 }
@@ -591,7 +776,8 @@ int cmd_runs(int argc, char **argv)
     const char *db = "pfi.db", *group = NULL, *format = "table", *output = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    opterr = 0; /* our own messages, naming the option */
+    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         switch (c) {
         case 'h': runs_usage(stdout); return PFI_EXIT_OK;
         case 'd': db = optarg; break;
@@ -604,11 +790,24 @@ int cmd_runs(int argc, char **argv)
             }
             format = optarg;
             break;
-        default: runs_usage(stderr); return PFI_EXIT_USAGE;
+        case ':':
+            cli_error("runs: %s%s needs a value (see 'pfi runs --help')",
+                      optopt == 'o' ? "-o/--" : "--",
+                      optopt == 'o' ? "output" : cli_option_name(opts, optopt));
+            return PFI_EXIT_USAGE;
+        default:
+            if (optopt != 0)
+                cli_error("runs: unknown option '-%c' (see 'pfi runs --help')", optopt);
+            else
+                cli_error("runs: unknown option '%s' (see 'pfi runs --help')", argv[optind - 1]);
+            return PFI_EXIT_USAGE;
         }
     }
     if (optind < argc) {
-        runs_usage(stderr);
+        char safe[4 * 256 + 4];
+        cli_error("runs: unexpected argument '%s' (the store is --db FILE, a group --group "
+                  "NAME; see 'pfi runs --help')",
+                  cli_safe(safe, sizeof safe, argv[optind], strlen(argv[optind])));
         return PFI_EXIT_USAGE;
     }
     pfi_store *st = NULL;

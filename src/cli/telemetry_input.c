@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "pfi/kernlog.h"
@@ -18,6 +19,26 @@ static void print_notes(const pfi_tm *tm, size_t from)
                 cli_safe(safe, sizeof safe, tm->notes[i], strlen(tm->notes[i])));
     if (tm->n_notes_dropped > 0)
         fprintf(stderr, "pfi: note: %zu more notes not shown\n", tm->n_notes_dropped);
+}
+
+/* True when path is a regular file with nothing in it, or a UTF-8 byte order mark alone.
+ * Other files (a FIFO, a device) are not looked at: reading them here would consume them. */
+static bool file_is_empty(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 3)
+        return false;
+    if (st.st_size == 0)
+        return true;
+    if (st.st_size != 3)
+        return false;
+    unsigned char b[3] = {0};
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return false;
+    size_t got = fread(b, 1, 3, f);
+    fclose(f);
+    return got == 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF;
 }
 
 int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
@@ -40,6 +61,18 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
     for (size_t i = 0; i < n_files; i++) {
         size_t notes_before = tm->n_notes, rows_before = tm->n_rows;
         size_t errors_before = tm->n_tool_errors;
+        /* An empty file is a failed capture, like any other file of the batch that has no
+         * data; only an empty Prometheus scrape is data: a hole in its time slot. */
+        bool prom = fmt == PFI_TM_PROM || (fmt == PFI_TM_AUTO && tm->last_format == PFI_TM_PROM);
+        if (!prom && file_is_empty(files[i])) {
+            char safe[4 * 256 + 4];
+            cli_error("%s: empty file: no telemetry samples",
+                      cli_safe(safe, sizeof safe, files[i], strlen(files[i])));
+            n_failed++;
+            if (rc == PFI_EXIT_OK)
+                rc = PFI_EXIT_DATA;
+            continue;
+        }
         pfi_error e = pfi_tm_read_file(tm, files[i], (pfi_tm_format)fmt, &d);
         if (!quiet)
             print_notes(tm, notes_before);
