@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,12 +291,144 @@ static void grid_single_row(void **state)
     pfi_tm_destroy(tm);
 }
 
+/*
+ * An nvidia-smi -lms 100 capture as it comes: 4 GPUs, every loop 100..112 ms after the last
+ * (a fixed pseudo-random sequence), consecutive GPUs of a loop 0..3 ms apart, none missing.
+ * skip_loop/skip_gpu: that GPU's row of that loop is absent (SIZE_MAX: none); na_loop: gpu1's
+ * value in that loop is [N/A] (SIZE_MAX: none). Returns a malloc'd text.
+ */
+static char *jitter_csv(size_t loops, size_t skip_loop, size_t skip_gpu, size_t na_loop)
+{
+    size_t cap = 64 + loops * 4 * 64, len = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    len += (size_t)snprintf(s, cap, "%s", CSV_HEAD);
+    unsigned rng = 12345;
+    long ms = 0; /* loop time, ms after 2025/01/01 10:00:00 */
+    for (size_t l = 0; l < loops; l++) {
+        for (size_t g = 0; g < 4; g++) {
+            if (l == skip_loop && g == skip_gpu)
+                continue;
+            long t = ms + (long)g * (long)((l % 4) == 0 ? 0 : (l % 3) + 1);
+            char v[16];
+            if (l == na_loop && g == 1)
+                snprintf(v, sizeof v, "[N/A]");
+            else
+                snprintf(v, sizeof v, "%zu.00 W", 100 + g);
+            len += (size_t)snprintf(s + len, cap - len,
+                                    "2025/01/01 10:%02ld:%02ld.%03ld, %zu, %s\n",
+                                    t / 60000, (t / 1000) % 60, t % 1000, g, v);
+        }
+        rng = rng * 1103515245u + 12345u;
+        ms += 100 + (long)((rng >> 16) % 13);
+    }
+    return s;
+}
+
+/*
+ * Sampling jitter alone never makes a timestamp incomplete: the rows of one capture loop
+ * belong together however the loop falls on the grid (the grid step is the median step,
+ * about 0.106 s, so loops drift across bin edges and a loop's GPUs a few ms apart used to
+ * straddle one). A truly absent row or a missing value still makes its loop incomplete.
+ */
+static void jitter_is_not_incomplete(void **state)
+{
+    (void)state;
+    pfi_reduced red;
+    char *csv = jitter_csv(600, SIZE_MAX, 0, SIZE_MAX);
+    pfi_tm *tm = load(csv, PFI_TM_AUTO, 0, 0, &red);
+    assert_true(red.align_s > 0.1 && red.align_s < 0.112);
+    assert_int_equal(red.n_incomplete, 0);
+    assert_false(red.flags & PFI_RED_INCOMPLETE);
+    assert_true(red.n_complete > 500);
+    assert_double_equal(red.power.mean, 100 + 101 + 102 + 103, 1e-9);
+    pfi_tm_destroy(tm);
+    free(csv);
+
+    /* A coarser --align still sums one sample per GPU per bin, all complete. */
+    csv = jitter_csv(600, SIZE_MAX, 0, SIZE_MAX);
+    tm = load(csv, PFI_TM_AUTO, 0, 0.5, &red);
+    assert_int_equal(red.n_incomplete, 0);
+    pfi_tm_destroy(tm);
+    free(csv);
+
+    /* gpu2's row of loop 300 is absent: that one timestamp lacks a GPU. */
+    csv = jitter_csv(600, 300, 2, SIZE_MAX);
+    tm = load(csv, PFI_TM_AUTO, 0, 0, &red);
+    assert_int_equal(red.n_incomplete, 1);
+    assert_true(red.flags & PFI_RED_INCOMPLETE);
+    pfi_tm_destroy(tm);
+    free(csv);
+
+    /* gpu1 reads [N/A] in loop 200: incomplete, one timestamp. */
+    csv = jitter_csv(600, SIZE_MAX, 0, 200);
+    tm = load(csv, PFI_TM_AUTO, 0, 0, &red);
+    assert_int_equal(red.n_incomplete, 1);
+    pfi_tm_destroy(tm);
+    free(csv);
+}
+
+/* 2 GPUs, 4 rows each; gpu1's third row is dated 1970/01/01 (a clock not yet set). */
+#define CSV2_HEAD_1970                                                                        \
+    CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200") CSV2_ROW(1, 0, "300")                \
+        CSV2_ROW(1, 1, "200") CSV2_ROW(2, 0, "300") "1970/01/01 00:00:00.000, 1, 200 W\n"     \
+        CSV2_ROW(3, 0, "300") CSV2_ROW(3, 1, "200")
+
+/* Reads a CSV text and reduces it, expecting PFI_ERR_LIMIT; the reason in red->grid_error. */
+static void expect_limit(const char *text, double interval, double align, pfi_reduced *red)
+{
+    pfi_tm_options o = {.keep_series = true, .interval_s = interval};
+    pfi_tm *tm = NULL;
+    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    FILE *f = fmemopen((void *)text, strlen(text), "rb");
+    assert_non_null(f);
+    pfi_diag d;
+    assert_int_equal(pfi_tm_read_stream(tm, f, "mem", PFI_TM_AUTO, &d), PFI_OK);
+    fclose(f);
+    pfi_tm_summarize(tm);
+    pfi_reduce_options ro;
+    pfi_reduce_options_init(&ro);
+    ro.align_s = align;
+    assert_int_equal(pfi_reduce_power(tm, &ro, red), PFI_ERR_LIMIT);
+    pfi_tm_destroy(tm);
+}
+
+/*
+ * A time grid too large to build is refused with the reason spelled out: the span, the
+ * step, the grid points it would need, and the sample far from the others (GPU, its row
+ * number in that GPU's series, its time) with what to do.
+ */
+static void far_off_time_said(void **state)
+{
+    (void)state;
+    pfi_reduced red;
+    /* One row dated 1970/01/01 (a clock not yet set) among rows of 2025. */
+    expect_limit(CSV2_HEAD_1970, 0, 0, &red);
+    assert_non_null(strstr(red.grid_error, "1970-01-01 00:00:00"));
+    assert_non_null(strstr(red.grid_error, "gpu1"));
+    assert_non_null(strstr(red.grid_error, "sample 3 of 4"));
+    assert_non_null(strstr(red.grid_error, "grid step 1 s"));
+    assert_non_null(strstr(red.grid_error, "grid points"));
+    assert_non_null(strstr(red.grid_error, "correct or remove"));
+
+    /* Two captures 9 days apart, both real, at a 0.1 s grid: too many points; a coarser
+     * --align is the remedy, and the message says which step would fit. */
+    expect_limit(CSV_HEAD "2025/01/01 00:00:00.000, 0, 300\n2025/01/01 00:00:00.100, 0, 300\n"
+                          "2025/01/10 00:00:00.000, 0, 300\n2025/01/10 00:00:00.100, 0, 300\n",
+                 0, 0, &red);
+    assert_non_null(strstr(red.grid_error, "grid step 0.1 s"));
+    assert_non_null(strstr(red.grid_error, "9 days"));
+    assert_non_null(strstr(red.grid_error, "--align"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(missing_is_incomplete),
         cmocka_unit_test(missing_times_kept),
         cmocka_unit_test(grid_single_row),
+        cmocka_unit_test(jitter_is_not_incomplete),
+        cmocka_unit_test(far_off_time_said),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,20 @@
 /*
  * pfi/reduce.h — reduce one run's telemetry to the numbers a sweep needs (DESIGN §2, §4).
  *
- * Job power: the per-GPU power series are aligned on a time grid of align_s seconds
- * (sample i of a GPU goes to bin round((t_i - t_0) / align_s)) and summed per bin. A bin is a
- * timestamp when any GPU has a row there, with a valid value or not (the times of missing
- * values, DCGM blanks and dropped glitches: pfi_tm_series.miss_t), so a missing value counts
- * the same in every reader and with one GPU as with many. A bin where any of the job's GPUs
- * has no valid sample is INCOMPLETE: it is counted and left out, never summed smaller. The
+ * Job power: the per-GPU power series are aligned on a time grid of align_s seconds and
+ * summed per bin. Alignment is by capture loop, so that sampling jitter alone never makes a
+ * timestamp incomplete: every power row of the job's GPUs, valid or missing, is taken in time
+ * order, and a row joins the loop of the row before it when it lies within align_s / 2 of
+ * that loop's first row and its GPU has no row in the loop yet; else it starts a new loop.
+ * A loop goes whole to bin round((t_first - t_0) / align_s), so GPUs read a few ms apart
+ * (nvidia-smi queries them one after the other) share a bin even when the loop falls on a bin
+ * edge, and loops 100..112 ms apart on a 0.106 s grid never split. When two loops fall in
+ * one bin (a coarser --align, or a short step), each GPU's first valid sample there is used.
+ * A bin is a timestamp when any GPU has a row there, with a valid value or not (the times of
+ * missing values, DCGM blanks and dropped glitches: pfi_tm_series.miss_t), so a missing value
+ * counts the same in every reader and with one GPU as with many. A bin where any of the
+ * job's GPUs has no valid sample (a missing value, or no row at all in that loop) is
+ * INCOMPLETE: it is counted and left out, never summed smaller. The
  * grid is never a silent guess: a step the data cannot give is named in
  * pfi_reduced.align_note (see pfi_reduce_options.align_s). The run power is the steady state
  * (pfi_steady_state: warm-up dropped, mean of the top q of the complete bins, with its
@@ -80,6 +88,11 @@ typedef struct pfi_reduced {
     size_t n_complete;      /* bins with every GPU */
     size_t n_incomplete;    /* bins lacking a GPU: left out */
     double align_s;         /* grid used */
+    char grid_error[640];   /* "" or, with PFI_ERR_LIMIT, why the grid was refused: the
+                               span, the step, the grid points needed and the limit, then the
+                               cause: a far-off sample (GPU, sample number, time), two groups
+                               of times (nominal times mixed with timestamps), or the --align
+                               step that would fit */
     char align_note[160];   /* "" or how align_s was chosen when neither the options nor the
                                first GPU's sampling gave it (see pfi_reduce_power) */
     double energy_j;        /* job energy, J (NaN when unknown: see energy_note) */
@@ -97,7 +110,11 @@ typedef struct pfi_reduced {
  * pfi_reduce_power — reduce tm (read with keep_series) to job power, energy and features
  * into *out (caller-owned). Errors: PFI_ERR_INVALID_ARGUMENT (options), PFI_ERR_NOMEM,
  * PFI_ERR_LIMIT (time grid over 20 million bins, or over 16 bins per power row, valid or
- * missing, + 2^20). A run without power is not an error: out->flags has PFI_RED_NO_POWER
+ * missing, + 2^20; out->grid_error says why). A far-off time is refused, not dropped: one row
+ * dated 1970 (an unset clock) moves t_0, the warm-up and the energy span, and the library
+ * cannot know which side of the jump is right, so the message names the sample and the fix
+ * (correct or remove it, trim the file, a coarser --align, or nominal-time files reduced on
+ * their own). A run without power is not an error: out->flags has PFI_RED_NO_POWER
  * and out->power.mean is NaN. out->align_note says how the grid was chosen when neither the
  * options nor the first GPU's sampling gave it.
  */

@@ -111,8 +111,14 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
     if (rc == PFI_EXIT_OK) {
         pfi_error e = pfi_reduce_power(tm, ro, red);
         if (e != PFI_OK) {
+            /* The library says why when it can (a time grid too large: which span, step,
+             * sample); else the error's own text. */
+            char safe[4 * sizeof red->grid_error + 4];
             cli_error("%s%s: cannot reduce the telemetry to job power: %s", files[0],
-                      n_files > 1 ? " (and the other telemetry files)" : "", pfi_strerror(e));
+                      n_files > 1 ? " (and the other telemetry files)" : "",
+                      red->grid_error[0] != '\0'
+                          ? cli_safe(safe, sizeof safe, red->grid_error, strlen(red->grid_error))
+                          : pfi_strerror(e));
             rc = cli_exit_code(e);
         } else if (!quiet && red->align_note[0] != '\0') {
             char safe[4 * sizeof red->align_note + 4];

@@ -12,7 +12,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc_internal.h"
 
@@ -100,6 +102,127 @@ static pfi_error grid_step(const pfi_tm *tm, const pfi_reduce_options *o, const 
     }
     out->align_s = align;
     return PFI_OK;
+}
+
+/* One row of a GPU's power series on the way to the grid: a valid sample or a missing one. */
+typedef struct grid_row {
+    double t, v;
+    unsigned g;     /* index into the job's GPUs */
+    unsigned valid; /* 1: v is a sample; 0: a missing value's timestamp */
+    size_t i;       /* index in that GPU's valid samples or missing times */
+} grid_row;
+
+/* Time order; within one time, by GPU, the valid sample before a missing one, file order. */
+static int grid_row_cmp(const void *pa, const void *pb)
+{
+    const grid_row *a = pa, *b = pb;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    if (a->g != b->g)
+        return a->g < b->g ? -1 : 1;
+    if (a->valid != b->valid)
+        return a->valid > b->valid ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* A duration in the unit a reader thinks in: "3.5 s", "12 min", "9 days", "54.99 years". */
+static const char *fmt_duration(char *buf, size_t cap, double s)
+{
+    if (s < 120)
+        snprintf(buf, cap, "%.4g s", s);
+    else if (s < 7200)
+        snprintf(buf, cap, "%.4g min", s / 60);
+    else if (s < 172800)
+        snprintf(buf, cap, "%.4g h", s / 3600);
+    else if (s < 730 * 86400.0)
+        snprintf(buf, cap, "%.4g days", s / 86400);
+    else
+        snprintf(buf, cap, "%.4g years", s / (365.25 * 86400));
+    return buf;
+}
+
+/* A sample time as written: a date and time (naive local, as the readers keep it), or
+ * seconds when the times are relative to the first sample. */
+static const char *fmt_time(char *buf, size_t cap, const pfi_tm *tm, double t)
+{
+    struct tm b;
+    time_t tt = (time_t)floor(t);
+    if (tm->time_relative || !(fabs(t) < 1e15) || gmtime_r(&tt, &b) == NULL)
+        snprintf(buf, cap, "t=%.6g s", t);
+    else
+        snprintf(buf, cap, "%04d-%02d-%02d %02d:%02d:%02d", b.tm_year + 1900, b.tm_mon + 1,
+                 b.tm_mday, b.tm_hour, b.tm_min, b.tm_sec);
+    return buf;
+}
+
+/*
+ * Why the grid is refused (pfi_reduced.grid_error): the span, the step, the points it would
+ * need against the limit, and the cause the data shows. r[0..n) sorted by time. The largest
+ * step between consecutive rows splits them in two. Nominal times (from 0) beside
+ * timestamps make two groups that no step can join: said first. Else, when one side holds
+ * at most one row per GPU (one capture loop) and the other side alone fits, that side is a
+ * far-off time (an unset clock, a wrong date) and is named — GPU, sample number, time;
+ * otherwise the times form two groups or one long span, and a coarser step that would fit
+ * is said.
+ */
+static void grid_limit_note(const pfi_tm *tm, const size_t *gpus, size_t ng, size_t fp,
+                            const grid_row *r, size_t n, double t0, double tmax, double align,
+                            double need, double limit, pfi_reduced *out)
+{
+    char d1[48], a[80], b[80];
+    int len = snprintf(out->grid_error, sizeof out->grid_error,
+                       "the samples span %s (%s to %s); at grid step %.4g s that is %.4g grid "
+                       "points, over the limit of %.0f for %zu power rows",
+                       fmt_duration(d1, sizeof d1, tmax - t0), fmt_time(a, sizeof a, tm, t0),
+                       fmt_time(b, sizeof b, tm, tmax), align, need, limit, n);
+    if (len < 0 || (size_t)len >= sizeof out->grid_error)
+        return;
+    char *p = out->grid_error + len;
+    size_t cap = sizeof out->grid_error - (size_t)len;
+    size_t k = 0; /* the largest step is between r[k-1] and r[k] */
+    double dmax = -1;
+    for (size_t i = 1; i < n; i++)
+        if (r[i].t - r[i - 1].t > dmax) {
+            dmax = r[i].t - r[i - 1].t;
+            k = i;
+        }
+    size_t left = k, right = n - k;
+    bool lone_left = left <= right;
+    size_t m = lone_left ? left : right;
+    double rest = lone_left ? r[n - 1].t - r[k].t : r[k - 1].t - r[0].t;
+    double step = (tmax - t0) / (limit - 1);
+    double mag = pow(10, floor(log10(step)) - 1);
+    step = ceil(step / mag) * mag; /* two significant digits, rounded up */
+    if (k > 0 && dmax > 0.5 * (tmax - t0) && tm->time_nominal) {
+        snprintf(p, cap, ": the times fall in two groups %s apart (%zu rows to %s, %zu from "
+                         "%s): nominal times (sample index x interval, from t=0, for a file "
+                         "without timestamps) do not mix with timestamps; reduce such files "
+                         "on their own",
+                 fmt_duration(d1, sizeof d1, dmax), left, fmt_time(a, sizeof a, tm, r[k - 1].t),
+                 right, fmt_time(b, sizeof b, tm, r[k].t));
+    } else if (k > 0 && m <= ng && rest / align + 1 <= limit) {
+        const grid_row *o = lone_left ? &r[0] : &r[n - 1];
+        const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[o->g], fp);
+        char sample[96];
+        if (o->valid)
+            snprintf(sample, sizeof sample, "sample %zu of %zu", o->i + 1, s->n);
+        else
+            snprintf(sample, sizeof sample, "missing-value row %zu of %zu", o->i + 1,
+                     s->n_miss);
+        snprintf(p, cap, ": %s's %s %s (%s)%s lies %s %s the other %zu rows: a far-off time "
+                         "(a clock not yet set, a wrong date); correct or remove that row",
+                 tm->entities[gpus[o->g]].name, tm->fields[fp].name, sample,
+                 fmt_time(a, sizeof a, tm, o->t), m > 1 ? " with its loop" : "",
+                 fmt_duration(d1, sizeof d1, dmax), lone_left ? "before" : "after", n - m);
+    } else if (k > 0 && dmax > 0.5 * (tmax - t0)) {
+        snprintf(p, cap, ": the times fall in two groups %s apart (%zu rows to %s, %zu from "
+                         "%s); reduce each capture on its own (trim the file), or give "
+                         "--align %.2g or coarser",
+                 fmt_duration(d1, sizeof d1, dmax), left, fmt_time(a, sizeof a, tm, r[k - 1].t),
+                 right, fmt_time(b, sizeof b, tm, r[k].t), step);
+    } else {
+        snprintf(p, cap, ": give --align %.2g or coarser, or trim the file", step);
+    }
 }
 
 /* Mean of one field over the job's GPUs (each GPU's mean after warm-up, then averaged). */
@@ -321,64 +444,92 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
         double align = out->align_s;
         /* The grid spans every row of the power field, valid or not: a missing value at
          * the start or end is a timestamp too. */
-        double tmax = -INFINITY;
         size_t total = 0, rows = 0;
         for (size_t g = 0; g < ng; g++) {
             const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
-            if (s == NULL)
-                continue;
-            for (size_t i = 0; i < s->n + s->n_miss; i++) {
-                /* Not sorted when a backwards clock jump split the series. */
-                double t = i < s->n ? s->t_s[i] : s->miss_t[i - s->n];
-                if (t > tmax)
-                    tmax = t;
-                if (t < t0)
-                    t0 = t;
+            if (s != NULL) {
+                total += s->n;
+                rows += s->n + s->n_miss;
             }
-            total += s->n;
-            rows += s->n + s->n_miss;
         }
         if (total == 0) {
             out->flags |= PFI_RED_NO_POWER;
         } else {
+            /* Every row in time order (not file order: a backwards clock jump splits a
+             * series), to find the capture loops below. */
+            grid_row *r = pfi_malloc(rows * sizeof *r);
+            if (r == NULL)
+                return PFI_ERR_NOMEM;
+            size_t n = 0;
+            for (size_t g = 0; g < ng; g++) {
+                const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
+                for (size_t i = 0; s != NULL && i < s->n + s->n_miss; i++) {
+                    bool valid = i < s->n;
+                    r[n++] = (grid_row){.t = valid ? s->t_s[i] : s->miss_t[i - s->n],
+                                        .v = valid ? s->value[i] : NAN,
+                                        .g = (unsigned)g,
+                                        .valid = valid,
+                                        .i = valid ? i : i - s->n};
+                }
+            }
+            qsort(r, n, sizeof *r, grid_row_cmp);
+            if (r[0].t < t0)
+                t0 = r[0].t;
+            double tmax = r[n - 1].t;
             double nbd = floor((tmax - t0) / align + 0.5) + 1;
-            /* Bounded grid: a huge time span with few samples is refused, not allocated. */
+            /* Bounded grid: a huge time span with few samples is refused, not allocated,
+             * and the reason said (grid_error). */
             double cap_bins = (double)rows * 16 + 1048576;
-            if (!(nbd >= 1 && nbd < MAX_BINS && nbd <= cap_bins))
+            double limit = cap_bins < MAX_BINS - 1 ? cap_bins : MAX_BINS - 1;
+            if (!(nbd >= 1 && nbd <= limit)) {
+                grid_limit_note(tm, gpus, ng, (size_t)fp, r, n, t0, tmax, align, nbd, limit,
+                                out);
+                pfi_free(r);
                 return PFI_ERR_LIMIT;
+            }
             size_t nb = (size_t)nbd;
             double *sum = pfi_calloc(nb, sizeof *sum);
             unsigned *cnt = pfi_calloc(nb, sizeof *cnt);
             unsigned char *row = pfi_calloc(nb, 1); /* a GPU has a row here, valid or not */
-            if (sum == NULL || cnt == NULL || row == NULL) {
+            size_t *stamp = pfi_malloc(ng * sizeof *stamp), *last = pfi_malloc(ng * sizeof *last);
+            if (sum == NULL || cnt == NULL || row == NULL || stamp == NULL || last == NULL) {
+                pfi_free(r);
                 pfi_free(sum);
                 pfi_free(cnt);
                 pfi_free(row);
+                pfi_free(stamp);
+                pfi_free(last);
                 return PFI_ERR_NOMEM;
             }
-            for (size_t g = 0; g < ng; g++) {
-                const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
-                size_t last = (size_t)-1;
-                for (size_t i = 0; s != NULL && i < s->n; i++) {
-                    double bd = floor((s->t_s[i] - t0) / align + 0.5);
-                    if (!(bd >= 0 && bd < (double)nb))
-                        continue;
-                    size_t b = (size_t)bd;
-                    row[b] = 1;
-                    if (b == last)
-                        continue; /* one sample per GPU per bin: the first */
-                    last = b;
-                    sum[b] += s->value[i];
-                    cnt[b]++;
+            /* Capture loops: in time order, a row joins the loop of the row before it when
+             * it is within half a grid step of the loop's first row and its GPU has no row
+             * in that loop yet; else it starts the next loop. A loop goes whole to the bin
+             * of its first row, so GPUs read a few ms apart never straddle a bin edge. */
+            for (size_t g = 0; g < ng; g++)
+                stamp[g] = last[g] = SIZE_MAX;
+            size_t loop = 0, bin = 0;
+            double first = -INFINITY;
+            for (size_t i = 0; i < n; i++) {
+                if (!(r[i].t - first <= 0.5 * align) || stamp[r[i].g] == loop) {
+                    loop++;
+                    first = r[i].t;
+                    bin = (size_t)floor((r[i].t - t0) / align + 0.5);
+                    if (bin >= nb)
+                        bin = nb - 1;
                 }
-                /* A missing value's timestamp is a bin that lacks this GPU (unless the GPU
-                 * has a valid sample in the same bin): incomplete, whatever the GPU count. */
-                for (size_t i = 0; s != NULL && i < s->n_miss; i++) {
-                    double bd = floor((s->miss_t[i] - t0) / align + 0.5);
-                    if (bd >= 0 && bd < (double)nb)
-                        row[(size_t)bd] = 1;
-                }
+                stamp[r[i].g] = loop;
+                row[bin] = 1;
+                /* One sample per GPU per bin: the first valid one. A missing value's bin
+                 * lacks this GPU unless the GPU has a valid sample there too. */
+                if (!r[i].valid || last[r[i].g] == bin)
+                    continue;
+                last[r[i].g] = bin;
+                sum[bin] += r[i].v;
+                cnt[bin]++;
             }
+            pfi_free(r);
+            pfi_free(stamp);
+            pfi_free(last);
             double *tv = pfi_malloc(nb * sizeof *tv), *pv = pfi_malloc(nb * sizeof *pv);
             double *work = pfi_malloc(nb * sizeof *work);
             pfi_error e = PFI_OK;

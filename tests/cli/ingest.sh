@@ -59,6 +59,42 @@ grep_out energy-gap-value "energy: 726.500 J (power-trapezoid; partial: gpu0 cov
 grep_out energy-gap-flag "^flags:.* time-gap energy-partial" "$T/out"
 grep_out energy-gap-note "gpu0: power_w: 1 time gap longer than 10x the median sampling step (1 s), longest 601 s: not integrated across" "$T/err"
 if grep -q "dmon_gap" "$T/err"; then echo "FAIL energy-gap-note-no-file: the note names the file"; fail=1; else echo "ok   energy-gap-note-no-file"; fi
+
+# The time grid. An nvidia-smi -lms 100 capture: 4 GPUs, loops 100..112 ms apart, the GPUs of
+# a loop 0..3 ms apart, nothing missing: jitter alone leaves no timestamp incomplete. One row
+# dated 1970/01/01 among them, two captures 9 days apart at 0.1 s, or a file without
+# timestamps beside a timestamped one: refused, saying the span, the step, the grid points
+# and the cause, never just "input exceeds a size limit".
+python3 - "$T" <<'PY'
+import random, sys
+random.seed(7)
+def ts(ms, day=1):
+    s = ms // 1000
+    return "2025/01/%02d 10:%02d:%02d.%03d" % (day, s // 60, s % 60, ms % 1000)
+rows, ms = ["timestamp, index, power.draw [W]"], 0
+for loop in range(400):
+    for g in range(4):
+        rows.append("%s, %d, %d.00 W" % (ts(ms + g * random.randint(0, 3)), g, 200 + g))
+    ms += random.randint(100, 112)
+open(sys.argv[1] + "/jitter.csv", "w").write("\n".join(rows) + "\n")
+far = rows[:9] + ["1970/01/01 00:00:00.000, 1, 201.00 W"] + rows[9:]
+open(sys.argv[1] + "/far.csv", "w").write("\n".join(far) + "\n")
+two = rows[0:1] + ["%s, 0, 300 W" % ts(100 * i) for i in range(20)] + \
+      ["%s, 0, 300 W" % ts(100 * i, 10) for i in range(20)]
+open(sys.argv[1] + "/two.csv", "w").write("\n".join(two) + "\n")
+PY
+check grid-jitter 0 "$PFI" ingest --dry-run --telemetry "$T/jitter.csv"
+grep_out grid-jitter-complete "0 incomplete left out; grid 0.10" "$T/out"
+if grep -q "^flags:.*incomplete" "$T/out"; then echo "FAIL grid-jitter-flag"; cat "$T/out"; fail=1; else echo "ok   grid-jitter-flag"; fi
+check grid-far-off 1 "$PFI" ingest --dry-run --telemetry "$T/far.csv"
+grep_out grid-far-off-why "far.csv: cannot reduce the telemetry to job power: the samples span 55 years (1970-01-01 00:00:00 to 2025-01-01 10:00:4[0-9]); at grid step 0.10[0-9]* s that is .* grid points, over the limit" "$T/err"
+grep_out grid-far-off-which "gpu1's power_w sample 3 of 401 (1970-01-01 00:00:00) lies 55 years before the other 1600 rows: .*correct or remove that row" "$T/err"
+grep_out grid-far-off-line "far.csv:10: gpu1: time jumped back" "$T/err"
+check grid-two-captures 1 "$PFI" ingest --dry-run --telemetry "$T/two.csv"
+grep_out grid-two-captures-why "grid step 0.1 s .*two groups 9 days apart (20 rows to 2025-01-01 10:00:01, 20 from 2025-01-10 10:00:00); .*--align 0.75 or coarser" "$T/err"
+printf '#Entity POWER\nID\nGPU 0 300\nGPU 0 300\nGPU 0 300\n' > "$T/nominal.txt"
+check grid-nominal-mix 1 "$PFI" ingest --dry-run --telemetry "$T/jitter.csv" --telemetry "$T/nominal.txt"
+grep_out grid-nominal-mix-why "nominal times .* do not mix with timestamps" "$T/err"
 check energy-gap-back 0 "$PFI" ingest --dry-run --telemetry "$E/dmon_back.txt"
 grep_out energy-gap-back-value "energy: 485.000 J" "$T/out"
 check energy-gap-csv 0 "$PFI" ingest --dry-run --telemetry "$E/csvgap.csv"
