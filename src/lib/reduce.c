@@ -427,7 +427,7 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
             out->flags |= PFI_RED_GPU_LOST;
     }
     out->n_gpus = ng;
-    if (o->gpus > 0 && ng < o->gpus)
+    if (o->gpus > 0 && ng != o->gpus)
         out->flags |= PFI_RED_GPU_COUNT;
     /* t0: the earliest sample of any series. */
     double t0 = INFINITY;
