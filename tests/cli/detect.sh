@@ -64,6 +64,14 @@ printf '2024/01/01 00:00:00.000, 0, 300.5 W\n' >"$T/noheader.csv"
 check csv-noheader 1 ingest --telemetry "$T/noheader.csv"
 grep_out csv-noheader-fields "CSV has no header; pass the --query-gpu field list (--fields)" "$T/err"
 
+# More notes than are kept: one line with the total, not one per print.
+{ echo "timestamp, index, power.draw [W]"
+  i=0; while [ $i -lt 600 ]; do echo "2024/01/01 00:00:$((i % 60)).000, 0, bad W"; i=$((i + 1)); done
+} >"$T/badcells.csv"
+check notes-dropped 1 ingest --telemetry "$T/badcells.csv"
+[ "$(grep -c 'more notes\? not shown' "$T/err")" -eq 1 ] && echo "ok   notes-dropped-once" \
+    || { echo "FAIL notes-dropped-once: $(grep 'not shown' "$T/err")"; fail=1; }
+
 # --format forcing a reader on a file that is not its input: an error that says so.
 printf 'timestamp, index, power.draw [W]\n' >"$T/smi.csv"
 i=0; while [ $i -lt 20 ]; do echo "2024/01/01 00:00:$((i + 10)).000, 0, 300.$i W" >>"$T/smi.csv"; i=$((i + 1)); done
