@@ -758,6 +758,84 @@ static size_t slurp(const char *path, char *buf, size_t cap)
 /* A reader never writes: an empty file is "not a pfi store" and stays 0 bytes; reading a
  * store leaves every byte (SQLite's change counter included) as it was; a write through a
  * read-only handle fails. */
+/* Files that are not telemetry: "format not recognised" with what was seen (pfi_tm_detect
+ * is conservative), and a forced format that reads almost nothing is an error that says so. */
+static void detect_conservative(void **state)
+{
+    (void)state;
+    /* binary: a NUL byte, or mostly bytes that are not text (even with a '{' line first) */
+    static const char elf[] = "\x7f" "ELF\x02\x01\x01\0\0\0,\n";
+    assert_int_equal(pfi_tm_detect(elf, sizeof elf - 1), PFI_TM_AUTO);
+    char junk[512];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (char)(0x80 + (i * 37) % 0x40); /* continuation bytes: invalid UTF-8 */
+    memcpy(junk, "a{b\n", 4);
+    assert_int_equal(pfi_tm_detect(junk, sizeof junk), PFI_TM_AUTO);
+    /* a NUL block after a good first line (a log cut by a crash) is still read */
+    static const char padded[] = "timestamp, index, power.draw [W]\n2024/01/01 00:00:00, 0, 3 W\n"
+                                 "\0\0\0\0\0\0\0\0\n";
+    assert_int_equal(pfi_tm_detect(padded, sizeof padded - 1), PFI_TM_SMI_CSV);
+    /* a header naming no nvidia-smi query field is not nvidia-smi CSV */
+    static const char runs[] = "dataset,network,batch_size,optimizer,power_limit,"
+                               "time_per_epoch,average_power\ncifar100,x,1024,adam,100,27,106\n";
+    assert_int_equal(pfi_tm_detect(runs, sizeof runs - 1), PFI_TM_AUTO);
+    static const char smi[] = "timestamp, index, power.draw [W]\n2024/01/01 00:00:00, 0, 3 W\n";
+    assert_int_equal(pfi_tm_detect(smi, sizeof smi - 1), PFI_TM_SMI_CSV);
+    static const char smi2[] = "name, pci.bus_id, pstate\nNVIDIA H100, 00000000:3D:00.0, P0\n";
+    assert_int_equal(pfi_tm_detect(smi2, sizeof smi2 - 1), PFI_TM_SMI_CSV);
+    static const char noheader[] = "2024/01/01 00:00:00.000, 0, 300.5 W\n";
+    assert_int_equal(pfi_tm_detect(noheader, sizeof noheader - 1), PFI_TM_SMI_CSV);
+    /* Prometheus only when enough lines are exposition lines */
+    static const char json[] = "{\n  \"gpu\": 0,\n  \"power\": 300\n}\n";
+    assert_int_equal(pfi_tm_detect(json, sizeof json - 1), PFI_TM_AUTO);
+    static const char prom[] = "# HELP DCGM_FI_DEV_POWER_USAGE Power\n"
+                               "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n"
+                               "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"a,}b\"} 300.5\n"
+                               "garbage\n# a comment\n";
+    assert_int_equal(pfi_tm_detect(prom, sizeof prom - 1), PFI_TM_PROM);
+    static const char generic[] = "node_gpu_watts{gpu=\"0\",host=\"a\"} 3 1700000000000\n";
+    assert_int_equal(pfi_tm_detect(generic, sizeof generic - 1), PFI_TM_PROM);
+    static const char promjunk[] = "# HELP x y\nnot\nexposition\nlines\nat all\n";
+    assert_int_equal(pfi_tm_detect(promjunk, sizeof promjunk - 1), PFI_TM_AUTO);
+
+    /* the reasons reach the diag */
+    pfi_tm *tm = NULL;
+    pfi_diag d;
+    assert_int_equal(pfi_tm_create(NULL, &tm), PFI_OK);
+    assert_int_equal(read_text(tm, runs, PFI_TM_AUTO, &d), PFI_ERR_PARSE);
+    assert_non_null(strstr(d.message, "format not recognised"));
+    assert_non_null(strstr(d.message, "(dataset, network, batch_size, optimizer, power_limit"));
+    assert_non_null(strstr(d.message, "names no nvidia-smi query field"));
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    fwrite(junk, 1, sizeof junk, f);
+    rewind(f);
+    assert_int_equal(pfi_tm_read_stream(tm, f, "junk", PFI_TM_AUTO, &d), PFI_ERR_PARSE);
+    fclose(f);
+    assert_non_null(strstr(d.message, "not a text file"));
+    assert_int_equal(tm->n_notes, 0);
+
+    /* --format dmon on an nvidia-smi CSV: an error naming both, no note per line */
+    char csv[4096] = "timestamp, index, power.draw [W]\n";
+    for (int i = 0; i < 20; i++)
+        snprintf(csv + strlen(csv), sizeof csv - strlen(csv),
+                 "2024/01/01 00:00:%02d.000, 0, 300.%d W\n", 10 + i, i);
+    assert_int_equal(read_text(tm, csv, PFI_TM_SMI_DMON, &d), PFI_ERR_PARSE);
+    assert_non_null(strstr(d.message, "does not look like dmon output: 0 of 21 lines"));
+    assert_non_null(strstr(d.message, "it looks like nvidia-smi-csv"));
+    assert_int_equal(d.line, 0);
+    assert_int_equal(tm->n_notes, 0);
+    assert_string_equal(tm->tool_error, "");
+    /* the right format still reads, and a dcgmi tool error under --format dcgmi-dmon is
+     * still the tool's error (the file looks like dcgmi output) */
+    assert_int_equal(read_text(tm, csv, PFI_TM_SMI_CSV, &d), PFI_OK);
+    assert_int_equal(tm->n_rows, 20);
+    pfi_tm_destroy(tm);
+    tm = read1("case-09/dcgmi_watch_error_module.txt", PFI_TM_DCGMI_DMON, 0, PFI_OK);
+    assert_true(tm->n_tool_errors >= 1);
+    pfi_tm_destroy(tm);
+}
+
 static void store_read_only(void **state)
 {
     (void)state;
@@ -807,7 +885,7 @@ int main(void)
         cmocka_unit_test(case21), cmocka_unit_test(case21_xml), cmocka_unit_test(xml_lazy),
         cmocka_unit_test(case18_query), cmocka_unit_test(case23), cmocka_unit_test(other_logs),
         cmocka_unit_test(case25_locale), cmocka_unit_test(store_roundtrip),
-        cmocka_unit_test(store_read_only),
+        cmocka_unit_test(store_read_only), cmocka_unit_test(detect_conservative),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,7 +74,9 @@ bool pfi_tm_format_parse(const char *name, pfi_tm_format *out);
 
 /*
  * pfi_tm_detect — guess the format from the first bytes of a file (head[0..n)). Returns
- * PFI_TM_AUTO when nothing matches. Pure function.
+ * PFI_TM_AUTO when nothing matches, and for what is not telemetry: binary content (a NUL
+ * byte, mostly non-text bytes), UTF-16, a CSV header naming no nvidia-smi query field, a
+ * Prometheus-like first line with too few exposition lines after it. Pure function.
  */
 pfi_tm_format pfi_tm_detect(const char *head, size_t n);
 
@@ -207,7 +209,9 @@ void pfi_tm_destroy(pfi_tm *tm);
  * Bad lines (error sentences, rows with the wrong token count) are skipped and noted with
  * their line number; a tool error sentence is kept verbatim in tm->tool_error.
  * Errors: PFI_ERR_IO, PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT (entity/field/sample limits),
- * PFI_ERR_PARSE (format not recognised; CSV without header and no csv_fields),
+ * PFI_ERR_PARSE (format not recognised, diag saying what was seen; CSV without header and
+ * no csv_fields; fmt forced and almost nothing parsed in a file that does not look like fmt:
+ * diag says so and what it looks like, and that file's notes are dropped),
  * PFI_ERR_UNAVAILABLE (XML, and libxml2.so.2 cannot be loaded: diag says why),
  * PFI_ERR_NOMEM. A CSV cell whose unit contradicts its header is rejected (missing, noted);
  * "mW" under a "[W]" header is converted explicitly. A file with zero samples is not an

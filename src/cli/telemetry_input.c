@@ -11,14 +11,18 @@
 #include "pfi/reduce.h"
 #include "pfi/telemetry.h"
 
-static void print_notes(const pfi_tm *tm, size_t from)
+/* Notes from index `from` on. The count of notes not kept is cumulative, so it is printed
+ * once, by the last call (last): printed after every file it read as two contradictory
+ * totals. */
+static void print_notes(const pfi_tm *tm, size_t from, bool last)
 {
     char safe[4 * PFI_TM_NOTE_LEN + 4];
     for (size_t i = from; i < tm->n_notes; i++)
         fprintf(stderr, "pfi: note: %s\n",
                 cli_safe(safe, sizeof safe, tm->notes[i], strlen(tm->notes[i])));
-    if (tm->n_notes_dropped > 0)
-        fprintf(stderr, "pfi: note: %zu more notes not shown\n", tm->n_notes_dropped);
+    if (last && tm->n_notes_dropped > 0)
+        fprintf(stderr, "pfi: note: %zu more note%s not shown (only the first %d are kept)\n",
+                tm->n_notes_dropped, tm->n_notes_dropped == 1 ? "" : "s", PFI_TM_MAX_NOTES);
 }
 
 /* True when path is a regular file with nothing in it, or a UTF-8 byte order mark alone.
@@ -75,7 +79,7 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
         }
         pfi_error e = pfi_tm_read_file(tm, files[i], (pfi_tm_format)fmt, &d);
         if (!quiet)
-            print_notes(tm, notes_before);
+            print_notes(tm, notes_before, false);
         int frc = PFI_EXIT_OK;
         if (e != PFI_OK) {
             frc = cli_report(e, &d);
@@ -104,7 +108,7 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
         rc = PFI_EXIT_INTERNAL;
     pfi_tm_summarize(tm);
     if (!quiet)
-        print_notes(tm, notes_before);
+        print_notes(tm, notes_before, true);
     pfi_reduced *red = calloc(1, sizeof *red);
     if (red == NULL)
         rc = PFI_EXIT_INTERNAL;

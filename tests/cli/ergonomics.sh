@@ -88,8 +88,10 @@ check escape-dcgmi 1 ingest --group g --cap 300 --format dcgmi-dmon --telemetry 
 grep_out escape-shown 'hello\\x1B\[2J\\x1B\]0;pwned\\x07 world' "$T/err"
 if LC_ALL=C grep -q "$(printf '\033')" "$T/err" "$T/out"; then
     echo "FAIL escape-no-raw-esc"; fail=1; else echo "ok   escape-no-raw-esc"; fi
-awk 'BEGIN { for (i = 0; i < 40; i++) printf "junk %d \007\033[31m\n", i }' >"$T/junk.txt"
-check tool-notes-capped 1 ingest --group g --cap 300 --format dmon --telemetry "$T/junk.txt"
+# (a dcgmi header, then junk: the reader is right, and quotes only the first lines)
+awk 'BEGIN { print "#Entity   POWER"; print "ID"
+             for (i = 0; i < 40; i++) printf "junk \007\033[31m %d\n", i }' >"$T/junk.txt"
+check tool-notes-capped 1 ingest --group g --cap 300 --format dcgmi-dmon --telemetry "$T/junk.txt"
 [ "$(grep -c 'the tool reported:' "$T/err")" -le 6 ] && echo "ok   tool-notes-count" \
     || { echo "FAIL tool-notes-count: $(grep -c 'the tool reported:' "$T/err")"; fail=1; }
 grep_out tool-notes-rest "and 35 more lines the tool reported" "$T/err"
