@@ -6,10 +6,11 @@
  * timestamp incomplete: every power row of the job's GPUs, valid or missing, is taken in time
  * order, and a row joins the loop of the row before it when it lies within align_s / 2 of
  * that loop's first row and its GPU has no row in the loop yet; else it starts a new loop.
- * A loop goes whole to bin round((t_first - t_0) / align_s), so GPUs read a few ms apart
- * (nvidia-smi queries them one after the other) share a bin even when the loop falls on a bin
- * edge, and loops 100..112 ms apart on a 0.106 s grid never split. When two loops fall in
- * one bin (a coarser --align, or a short step), each GPU's first valid sample there is used.
+ * Without options.align_s each loop is a timestamp of its own, at its first row's time: GPUs
+ * read a few ms apart (nvidia-smi queries them one after the other) share it, and two loops
+ * closer than the measured step stay two timestamps (none is dropped). With align_s a loop
+ * goes whole to bin round((t_first - t_0) / align_s); when two loops fall in one bin, each
+ * GPU's first valid sample there is used (downsampling).
  * A bin is a timestamp when any GPU has a row there, with a valid value or not (the times of
  * missing values, DCGM blanks and dropped glitches: pfi_tm_series.miss_t), so a missing value
  * counts the same in every reader and with one GPU as with many. A bin where any of the

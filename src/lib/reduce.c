@@ -487,13 +487,23 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
                 pfi_free(r);
                 return PFI_ERR_LIMIT;
             }
-            size_t nb = (size_t)nbd;
+            /* Without --align each capture loop is a timestamp of its own (at its first
+             * row's time): two loops closer than the measured step are two timestamps, not
+             * one bin that keeps the first. With --align, loops are binned on that grid. */
+            bool per_loop = !(o->align_s > 0);
+            size_t nb = per_loop ? n : (size_t)nbd;
+            double *lt = per_loop ? pfi_malloc(nb * sizeof *lt) : NULL;
+            if (per_loop && lt == NULL) {
+                pfi_free(r);
+                return PFI_ERR_NOMEM;
+            }
             double *sum = pfi_calloc(nb, sizeof *sum);
             unsigned *cnt = pfi_calloc(nb, sizeof *cnt);
             unsigned char *row = pfi_calloc(nb, 1); /* a GPU has a row here, valid or not */
             size_t *stamp = pfi_malloc(ng * sizeof *stamp), *last = pfi_malloc(ng * sizeof *last);
             if (sum == NULL || cnt == NULL || row == NULL || stamp == NULL || last == NULL) {
                 pfi_free(r);
+                pfi_free(lt);
                 pfi_free(sum);
                 pfi_free(cnt);
                 pfi_free(row);
@@ -513,9 +523,14 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
                 if (!(r[i].t - first <= 0.5 * align) || stamp[r[i].g] == loop) {
                     loop++;
                     first = r[i].t;
-                    bin = (size_t)floor((r[i].t - t0) / align + 0.5);
-                    if (bin >= nb)
-                        bin = nb - 1;
+                    if (per_loop) {
+                        bin = loop - 1;
+                        lt[bin] = r[i].t - t0;
+                    } else {
+                        bin = (size_t)floor((r[i].t - t0) / align + 0.5);
+                        if (bin >= nb)
+                            bin = nb - 1;
+                    }
                 }
                 stamp[r[i].g] = loop;
                 row[bin] = 1;
@@ -546,7 +561,7 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
                         continue;
                     }
                     out->n_complete++;
-                    tv[k] = (double)b * align;
+                    tv[k] = per_loop ? lt[b] : (double)b * align;
                     pv[k++] = sum[b];
                 }
                 e = pfi_steady_state(tv, pv, NULL, k, o->warmup_s, o->q, work, &out->power);
@@ -557,6 +572,7 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
             }
             if (out->n_incomplete > 0)
                 out->flags |= PFI_RED_INCOMPLETE;
+            pfi_free(lt);
             pfi_free(sum);
             pfi_free(cnt);
             pfi_free(row);
