@@ -865,6 +865,29 @@ static bool smi_query_field(const char *s, size_t n)
 
 /* A first line that is an nvidia-smi-style header naming no query field: true, with the
  * names seen in why. Data rows (a headerless CSV) and other lines: false. */
+/* An nvidia-smi dmon header: '#', blanks, then "gpu", "Date" or "Time" (# gpu pwr ...,
+ * #Date Time gpu ..., #Time gpu ..., any case). Else false, and why says what was seen. */
+static bool dmon_header(const char *l, size_t len, char *why, size_t wlen)
+{
+    size_t a = 1;
+    while (a < len && (l[a] == ' ' || l[a] == '\t'))
+        a++;
+    size_t b = a;
+    while (b < len && l[b] != ' ' && l[b] != '\t')
+        b++;
+    static const char *const words[] = {"gpu", "date", "time"};
+    for (size_t k = 0; k < 3; k++)
+        if (b - a == strlen(words[k]) && strncasecmp(l + a, words[k], b - a) == 0)
+            return true;
+    if (why != NULL && wlen > 0) {
+        char q[TM_QUOTE_LEN];
+        snprintf(why, wlen, "a first line '%s' that starts with '#' but is not an nvidia-smi "
+                            "dmon header (# gpu ..., #Date Time gpu ..., #Time gpu ...)",
+                 tm_quote(q, l, len, 60));
+    }
+    return false;
+}
+
 static bool csv_foreign_header(const char *l, size_t len, char *why, size_t wlen)
 {
     char seen[200] = "";
@@ -990,7 +1013,7 @@ static pfi_tm_format detect(const char *head, size_t n, bool cut, char *why, siz
                 return prom_enough(head + i, n - i, cut, why, wlen) ? PFI_TM_PROM
                                                                     : PFI_TM_AUTO;
             if (l[0] == '#')
-                return PFI_TM_SMI_DMON;
+                return dmon_header(l, len, why, wlen) ? PFI_TM_SMI_DMON : PFI_TM_AUTO;
             if (l[0] == '<')
                 return PFI_TM_SMI_XML;
             if (len >= 6 && memcmp(l, "======", 6) == 0)

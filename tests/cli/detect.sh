@@ -36,6 +36,16 @@ printf '\377\376t\000i\000m\000e\000,\000\n\000' >"$T/utf16.csv"
 check utf16 1 ingest --telemetry "$T/utf16.csv"
 grep_out utf16-said "UTF-16 text" "$T/err"
 
+# A Markdown file: its '#' heading is not a dmon header (once read as dmon, a note per line
+# and the dcgmi profiling advice).
+printf '# Notes\n\nSome *markdown* text, with a comma.\n## More\n- a list\n' >"$T/notes.md"
+check markdown 1 ingest --telemetry "$T/notes.md"
+grep_out markdown-said "notes.md: telemetry format not recognised: a first line '# Notes' that starts with '#' but is not an nvidia-smi dmon header" "$T/err"
+no_out markdown-no-tool "the tool reported\|DCGM_FI_PROF" "$T/err"
+# A real dmon header in any of its layouts is still dmon.
+printf '#Date       Time        gpu    pwr\n#YYYYMMDD   HH:MM:SS    Idx      W\n20250514   10:00:00      0    250\n20250514   10:00:01      0    251\n' >"$T/dt.txt"
+check dmon-dt 0 ingest --telemetry "$T/dt.txt"
+
 # A runs table: a CSV with a header that names no nvidia-smi query field.
 { echo "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power"
   i=0; while [ $i -lt 600 ]; do echo "cifar100,shufflenetv2,1024,adadelta,$((100 + i % 8 * 25)),27.13,106.9"; i=$((i + 1)); done
