@@ -892,7 +892,7 @@ static bool csv_foreign_header(const char *l, size_t len, char *why, size_t wlen
 {
     char seen[200] = "";
     size_t used = 0, cells = 0;
-    bool known = false;
+    bool known = false, data = false;
     for (size_t i = 0; i <= len;) {
         size_t j = i;
         while (j < len && l[j] != ',')
@@ -901,9 +901,17 @@ static bool csv_foreign_header(const char *l, size_t len, char *why, size_t wlen
         while (a < j && (l[a] == ' ' || l[a] == '\t'))
             a++;
         size_t m;
-        if (!smi_header_cell(l + a, j - a, &m))
-            return false;
-        known |= smi_query_field(l + a, m);
+        if (!smi_header_cell(l + a, j - a, &m)) {
+            /* Not a header cell of nvidia-smi's: a first line of data (a headerless CSV
+             * has numbers, times, [N/A]) when it starts like one, else a foreign name. */
+            char c = a < j ? l[a] : ' ';
+            data |= (c >= '0' && c <= '9') || c == '-' || c == '[' || c == '.';
+            m = j - a;
+            while (m > 0 && (l[a + m - 1] == ' ' || l[a + m - 1] == '\t'))
+                m--;
+        } else {
+            known |= smi_query_field(l + a, m);
+        }
         if (used + m + 3 < sizeof seen)
             used += (size_t)snprintf(seen + used, sizeof seen - used, "%s%.*s",
                                      cells ? ", " : "", (int)m, l + a);
@@ -912,7 +920,7 @@ static bool csv_foreign_header(const char *l, size_t len, char *why, size_t wlen
         cells++;
         i = j + 1;
     }
-    if (known)
+    if (known || data)
         return false;
     if (why != NULL)
         snprintf(why, wlen,
@@ -1003,6 +1011,19 @@ static pfi_tm_format detect(const char *head, size_t n, bool cut, char *why, siz
             if (len >= 7 && (memcmp(l, "#Entity", 7) == 0 ||
                              (len >= 8 && memcmp(l, "# Entity", 8) == 0)))
                 return PFI_TM_DCGMI_DMON;
+            /* JSON (an object, or an array of objects or strings) is no telemetry format
+             * pfi reads. */
+            size_t b = 1;
+            while (b < len && (l[b] == ' ' || l[b] == '\t'))
+                b++;
+            if (l[0] == '{' || (l[0] == '[' && (b == len || l[b] == '{' || l[b] == '"'))) {
+                if (why != NULL && wlen > 0) {
+                    char q[TM_QUOTE_LEN];
+                    snprintf(why, wlen, "JSON (first line '%s'), not a telemetry format pfi "
+                                        "reads", tm_quote(q, l, len, 60));
+                }
+                return PFI_TM_AUTO;
+            }
             bool prom = (len >= 6 && (memcmp(l, "# HELP", 6) == 0 ||
                                       memcmp(l, "# TYPE", 6) == 0 ||
                                       memcmp(l, "DCGM_FI", 7) == 0)) ||

@@ -58,7 +58,17 @@ no_out runs-table-no-cells "not a number\|notes not shown\|no power samples" "$T
 # JSON: a '{' on the first line is not enough for Prometheus.
 printf '{\n  "gpu": 0,\n  "power": 300\n}\n' >"$T/x.json"
 check json 1 ingest --telemetry "$T/x.json"
-grep_out json-why "format not recognised: 0 of the first 4 lines look like Prometheus exposition lines" "$T/err"
+grep_out json-why "format not recognised: JSON (first line '{')" "$T/err"
+printf '{"gpu": 0, "power": 250.5}\n{"gpu": 1, "power": 251}\n' >"$T/lines.json"
+check json-lines 1 ingest --telemetry "$T/lines.json"
+grep_out json-lines-why "format not recognised: JSON" "$T/err"
+no_out json-lines-no-csv "CSV has no header" "$T/err"
+# A foreign table whose header has capitals and '#' (not nvidia-smi's header cells): refused
+# with its names, not asked for --fields.
+printf 'table_section,Model,# GPUs,Throughput (T/s)\n"H100, large",70b,512,515636\n' >"$T/tables.csv"
+check foreign-caps 1 ingest --telemetry "$T/tables.csv"
+grep_out foreign-caps-why "a CSV whose header (table_section, Model, # GPUs" "$T/err"
+no_out foreign-caps-no-fields "CSV has no header" "$T/err"
 
 # Still detected: a dcgm-exporter scrape with a damaged line, a generic metric whose labels
 # hold commas, a headerless nvidia-smi CSV (the reader asks for --fields).
