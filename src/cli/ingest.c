@@ -687,6 +687,10 @@ int cmd_ingest(int argc, char **argv)
             if (ro.power_field != NULL && !pfi_tm_has_field(tm, ro.power_field))
                 cli_error("%s: --power-field %s: not in the telemetry (it has %s)", files,
                           ro.power_field, have[0] ? have : "no power field");
+            else if (red->n_complete > 0 && ro.warmup_s > 0)
+                cli_error("%s: job power unavailable: --warmup %g s drops all %zu complete "
+                          "timestamps (the warm-up counts from the first sample); give a "
+                          "shorter --warmup", files, ro.warmup_s, red->n_complete);
             else if (red->n_bins > 0)
                 cli_error("%s: job power unavailable: no timestamp has power from every GPU "
                           "(a GPU without power data makes the node total incomplete)", files);

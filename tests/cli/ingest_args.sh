@@ -115,4 +115,7 @@ check dry-run-says 0 ingest --dry-run --telemetry "$T/smi4.csv"
 grep_out dry-run-last-line "dry run: nothing stored" "$T/out"
 [ "$(tail -n 1 "$T/out" | grep -c 'nothing stored')" -eq 1 ] && echo "ok   dry-run-last" \
     || { echo "FAIL dry-run-last: $(tail -n 1 "$T/out")"; fail=1; }
+# A warm-up longer than the capture: said as such, not as a GPU without power.
+check warmup-too-long 1 ingest --dry-run --warmup 100000 --telemetry "$T/smi4.csv"
+grep_out warmup-too-long-says "warmup 100000 s drops all" "$T/err"
 exit $fail
