@@ -25,10 +25,9 @@
  * The block path of the CSV reader: common rows straight from the buffer, many per call
  * (see dcgmi_block in read_dcgm.c). A row qualifies when the per-line path would take it
  * as a fast row with its entity in the cache: at most CSV_BYTES - 1 bytes, ncol fields,
- * none empty,
- * the first byte not a lower-case letter, every value column an unsigned number the block's
- * conversion takes (tm_number_in) followed by nothing or by one blank and exactly the
- * header's unit. The first line that does not qualify ends the block before anything of
+ * none empty, the first byte not a lower-case letter, every value column an unsigned number
+ * the block's conversion takes (tm_number_in) followed by nothing or by one blank and
+ * exactly the header's unit. The first line that does not qualify ends the block before anything of
  * it is used; the per-line path reads it. Layout: one index column, at most one
  * timestamp, no bus id. Returns the bytes of whole rows consumed (*rows of them); on an
  * error from the collector, *err, with *rows counting the failing row too.
