@@ -163,4 +163,11 @@ check groups-db 0 "$PFI" predict -m "$T/model.json" --groups "$T/pfi.db" --forma
 estimate groups-db-g1 1 0.15
 check fit-db 0 "$PFI" fit "$T/pfi.db"
 grep_file fit-db-groups "on 3 sweep groups" "$T/out"
+# An empty or unrecognised telemetry file fails the prediction, as it fails an ingest.
+: >"$T/empty.txt"
+check telemetry-empty 1 "$PFI" predict -m "$T/model.json" --telemetry "$T/empty.txt"
+grep_out telemetry-empty-says "empty.txt" "$T/err"
+printf '# Notes\n\nnot telemetry\n' >"$T/notes.md"
+check telemetry-unrecognised 1 "$PFI" predict -m "$T/model.json" --telemetry "$T/notes.md"
+grep_out telemetry-unrecognised-says "format not recognised" "$T/err"
 exit $fail
