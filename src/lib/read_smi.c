@@ -96,8 +96,6 @@ static bool parse_tod(span x, double *out)
     if (x.n > 8) {
         if (x.s[8] != '.' || x.n > 8 + 10)
             return false;
-        static const double p10[11] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5,
-                                       1e6, 1e7, 1e8, 1e9, 1e10};
         uint64_t f = 0;
         for (size_t i = 9; i < x.n; i++) {
             unsigned d = u[i] - 48u;
@@ -105,7 +103,7 @@ static bool parse_tod(span x, double *out)
                 return false;
             f = f * 10 + d;
         }
-        frac = (double)f / p10[x.n - 9];
+        frac = (double)f / tm_pow10(x.n - 9);
     }
     *out = h * 3600.0 + m * 60.0 + s + frac;
     return true;

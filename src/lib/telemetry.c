@@ -14,6 +14,7 @@
 
 #include "alloc_internal.h"
 #include "tm_internal.h"
+#include "tm_scan.h"
 
 /*
  * Source names -> canonical field. Names from nvidia-smi --help-query-gpu, nvidia-smi dmon
@@ -675,10 +676,6 @@ char *tm_quote(char buf[TM_QUOTE_LEN], const char *s, size_t n, size_t max)
 
 /* ---- numbers ---- */
 
-static const double pow10_tab[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
 /*
  * Fast path (Clinger): at most 15 significant digits and a decimal exponent within 22 give
  * an exactly representable mantissa and power of ten, so one multiply or divide is correctly
@@ -722,7 +719,7 @@ pfi_value_status tm_parse_number(const char *text, size_t len, double *out)
         }
     }
     if (i == len && any && frac <= 22) {
-        double v = (double)mant / pow10_tab[frac];
+        double v = (double)mant / tm_pow10(frac);
         *out = neg ? -v : v;
         return PFI_VALUE_OK;
     }

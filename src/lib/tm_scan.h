@@ -43,6 +43,16 @@
 #define TM_SSE2 0
 #endif
 
+/* 10^k for k = 0..22: every power of ten a double holds exactly (the divisors of the exact
+ * decimal conversions here, Clinger's fast path). One table for every reader. */
+static inline double tm_pow10(size_t k)
+{
+    static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    return p10[k];
+}
+
 #define TM_ONES 0x0101010101010101ULL
 #define TM_LOWS 0x7f7f7f7f7f7f7f7fULL
 
@@ -127,8 +137,6 @@ pfi_value_status tm_parse_number(const char *text, size_t len, double *out);
  */
 static inline size_t tm_scan_number(const char *s, size_t i, size_t n, char term, double *out)
 {
-    static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
     bool neg = i < n && s[i] == '-';
     i += neg;
     uint64_t m = 0;
@@ -144,7 +152,7 @@ static inline size_t tm_scan_number(const char *s, size_t i, size_t n, char term
     }
     if (nd + fd == 0 || nd + fd > 15 || (i < n && !tm_is_blank(s[i]) && s[i] != term))
         return SIZE_MAX;
-    double v = fd ? (double)m / p10[fd] : (double)m;
+    double v = fd ? (double)m / tm_pow10(fd) : (double)m;
     *out = neg ? -v : v;
     return i;
 }
@@ -303,8 +311,6 @@ static inline __attribute__((always_inline)) int64_t tm_digits16(const char *p, 
 static inline __attribute__((always_inline)) bool tm_token_number(const char *p, size_t len,
                                                                   double *out)
 {
-    static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
     bool neg = len > 0 && p[0] == '-';
     p += neg;
     len -= neg;
@@ -350,7 +356,7 @@ static inline __attribute__((always_inline)) bool tm_token_number(const char *p,
         if (m < 0)
             return false;
     }
-    double v = fd ? (double)m / p10[fd] : (double)m;
+    double v = fd ? (double)m / tm_pow10(fd) : (double)m;
     *out = neg ? -v : v;
     return true;
 }
@@ -385,14 +391,12 @@ tm_class64_3_avx2(const char *p, char c, uint64_t *blank, uint64_t *nl, uint64_t
 __attribute__((target(TM_SIMD_TARGET))) static inline double tm_div_pow10_fma(double a, size_t fd,
                                                                            bool neg)
 {
-    static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
     static const double ip10[16] = {1e0,  1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
                                     1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15};
     double v = a;
     if (fd != 0) {
         double y = ip10[fd], q = a * y;
-        double r = __builtin_fma(-q, p10[fd], a);
+        double r = __builtin_fma(-q, tm_pow10(fd), a);
         v = __builtin_fma(r, y, q);
     }
     return neg ? -v : v;
