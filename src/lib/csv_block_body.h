@@ -83,12 +83,7 @@ CSV_BLOCK_BODY(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
          * end, its blanks and commas as bit masks. */
         CSV_M bm, nlm, cm;
 #if CSV_WIDE
-        uint64_t b0, n0, c0_, b1, n1, c1_;
-        tm_class64_in(simd, p, ',', &b0, &n0, &c0_);
-        tm_class64_in(simd, p + 64, ',', &b1, &n1, &c1_);
-        bm = (CSV_M)b1 << 64 | b0;
-        nlm = (CSV_M)n1 << 64 | n0;
-        cm = (CSV_M)c1_ << 64 | c0_;
+        tm_class128_in(simd, p, ',', &bm, &nlm, &cm);
 #else
         tm_class64_in(simd, p, ',', &bm, &nlm, &cm);
 #endif

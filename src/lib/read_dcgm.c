@@ -151,21 +151,15 @@ dcgmi_block_body(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size
     while (p < end) {
         /* The row's first 64 bytes classified, and the next 64 when it is longer
          * (TM_LINE_PAD readable past end): its end and its blanks as bit masks. */
-        uint64_t bl0, nl0, bl1 = 0, nl1 = 0, none;
-        unsigned len;
-        tm_class64_in(simd, p, '\0', &bl0, &nl0, &none);
-        if (nl0 != 0) {
-            len = (unsigned)__builtin_ctzll(nl0);
-        } else {
-            tm_class64_in(simd, p + 64, '\0', &bl1, &nl1, &none);
-            if (nl1 == 0)
-                break; /* (rows of 128 bytes and more: the per-line path) */
-            len = 64 + (unsigned)__builtin_ctzll(nl1);
-        }
+        tm_u128 bl, nl, none;
+        tm_class128_in(simd, p, '\0', &bl, &nl, &none);
+        if (nl == 0)
+            break; /* (rows of 128 bytes and more: the per-line path) */
+        unsigned len = tm_ctz128(nl);
         if (p + len >= end)
             break;
         unsigned n = len - (len > 0 && p[len - 1] == '\r');
-        tm_u128 nb = ~((tm_u128)bl1 << 64 | bl0) & ((((tm_u128)1) << n) - 1);
+        tm_u128 nb = ~bl & ((((tm_u128)1) << n) - 1);
         /* Token edges: where the line goes from blank to not, and back. */
         uint64_t nb0 = (uint64_t)nb, nb1 = (uint64_t)(nb >> 64);
         uint64_t e0 = nb0 ^ (nb0 << 1), e1 = nb1 ^ ((nb1 << 1) | (nb0 >> 63));

@@ -542,6 +542,20 @@ static inline unsigned tm_popcount128(tm_u128 x)
     return (unsigned)(__builtin_popcountll((uint64_t)x) + __builtin_popcountll((uint64_t)(x >> 64)));
 }
 
+/* A row of up to 127 bytes classified (tm_class64_in): its first 64 bytes, and the next 64
+ * only when no newline ends it before (then the high words are 0). Reads p[0..128). */
+static inline __attribute__((always_inline)) void
+tm_class128_in(bool simd, const char *p, char c, tm_u128 *blank, tm_u128 *nl, tm_u128 *chr)
+{
+    uint64_t b0, n0, c0, b1 = 0, n1 = 0, c1 = 0;
+    tm_class64_in(simd, p, c, &b0, &n0, &c0);
+    if (n0 == 0)
+        tm_class64_in(simd, p + 64, c, &b1, &n1, &c1);
+    *blank = (tm_u128)b1 << 64 | b0;
+    *nl = (tm_u128)n1 << 64 | n0;
+    *chr = (tm_u128)c1 << 64 | c0;
+}
+
 /* p[0..len) == ref[0..len), len <= 32; p[0..32) readable, ref zero padded to 32 bytes. */
 static inline bool tm_eq_short(const char *p, const char *ref, size_t len)
 {
