@@ -133,6 +133,20 @@ static inline void tm_kind_range(const pfi_tm *tm, pfi_tm_kind kind, double *lo,
     }
 }
 
+/* A valid sample v at time t counted into s (tm_put's bookkeeping of one stored value,
+ * whether or not the series keeps its samples). */
+static inline __attribute__((always_inline)) void tm_count_sample(pfi_tm_series *s, double t,
+                                                                  double v)
+{
+    s->last_row = -1;
+    s->last_pod = false;
+    s->n_valid++;
+    s->sum += v;
+    s->last_good_t_s = t;
+    s->pending_break = false;
+    s->last_t = t;
+}
+
 /*
  * tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false) for the readers' hot loops, inlined: the
  * common sample (series already there, a value inside [lo, hi] — tm_kind_range of the
@@ -162,13 +176,7 @@ tm_put_in(pfi_tm *tm, const int *row, size_t e, size_t f, double t, double v, do
     }
     if (max_limit && tm->opt.max_power_w == 0 && v > tm->max_limit_w)
         tm->max_limit_w = v; /* as in tm_put */
-    s->last_row = -1;
-    s->last_pod = false;
-    s->n_valid++;
-    s->sum += v;
-    s->last_good_t_s = t;
-    s->pending_break = false;
-    s->last_t = t;
+    tm_count_sample(s, t, v);
     return PFI_OK;
 }
 
@@ -210,14 +218,7 @@ tm_put_row(pfi_tm *tm, size_t e, const size_t *fields, const double *fv, const d
                 series = tm->series; /* (tm_put may have moved it) */
                 continue;
             }
-            pfi_tm_series *s = &series[k]; /* tm_put_in's common case */
-            s->last_row = -1;
-            s->last_pod = false;
-            s->n_valid++;
-            s->sum += v;
-            s->last_good_t_s = t;
-            s->pending_break = false;
-            s->last_t = t;
+            tm_count_sample(&series[k], t, v); /* tm_put_in's common case */
         }
     } else if (plain) {
         for (size_t i = 0; i < n; i++)
