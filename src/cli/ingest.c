@@ -557,9 +557,8 @@ int cmd_ingest(int argc, char **argv)
     }
     /* --gpus is what the job has; the telemetry is what was measured. Fewer GPUs seen leave
      * the job power short, more sum other jobs' GPUs in: either way the run is not this
-     * job's, and is flagged, never silently stored. */
+     * job's. The reduction flags it (gpu-count); said here too, never silently stored. */
     if (gpus > 0 && red->n_gpus != gpus) {
-        red->flags |= PFI_RED_GPU_COUNT;
         cli_error("the telemetry has %zu GPU%s, --gpus says %zu: %s; flagged gpu-count, the "
                   "run is INVALID for PFI", red->n_gpus, red->n_gpus == 1 ? "" : "s", gpus,
                   red->n_gpus > gpus ? "the job power sums every GPU seen (another job's GPUs "

@@ -860,8 +860,6 @@ static bool smi_query_field(const char *s, size_t n)
     return false;
 }
 
-/* A first line that is an nvidia-smi-style header naming no query field: true, with the
- * names seen in why. Data rows (a headerless CSV) and other lines: false. */
 /* An nvidia-smi dmon header: '#', blanks, then "gpu", "Date" or "Time" (# gpu pwr ...,
  * #Date Time gpu ..., #Time gpu ..., any case). Else false, and why says what was seen. */
 static bool dmon_header(const char *l, size_t len, char *why, size_t wlen)
@@ -885,6 +883,8 @@ static bool dmon_header(const char *l, size_t len, char *why, size_t wlen)
     return false;
 }
 
+/* A first line that is a CSV header naming no nvidia-smi query field: true, with the names
+ * seen in why. A first line of data (a headerless CSV), or a header naming one: false. */
 static bool csv_foreign_header(const char *l, size_t len, char *why, size_t wlen)
 {
     char seen[200] = "";
@@ -1022,8 +1022,8 @@ static pfi_tm_format detect(const char *head, size_t n, bool cut, char *why, siz
                 return PFI_TM_AUTO;
             }
             bool prom = (len >= 6 && (memcmp(l, "# HELP", 6) == 0 ||
-                                      memcmp(l, "# TYPE", 6) == 0 ||
-                                      memcmp(l, "DCGM_FI", 7) == 0)) ||
+                                      memcmp(l, "# TYPE", 6) == 0)) ||
+                        (len >= 7 && memcmp(l, "DCGM_FI", 7) == 0) ||
                         (prom_line_kind(l, len) == 1 && memchr(l, '{', len) != NULL) ||
                         (l[0] != '#' && l[0] != '<' && memchr(l, ',', len) == NULL &&
                          memchr(l, '{', len) != NULL);
@@ -1170,16 +1170,18 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
                              pfi_tm_format_name(forced), rows, rows + bad,
                              binary ? "" : " (line 1: '", binary ? "" : first,
                              binary ? "" : "')");
-            if (w > 0 && (size_t)w < sizeof diag->message)
-                snprintf(diag->message + w, sizeof diag->message - (size_t)w,
-                         seen != PFI_TM_AUTO
-                             ? "it looks like %s: pass --format %s, or leave --format out"
-                             : "%s%s",
-                         seen != PFI_TM_AUTO ? pfi_tm_format_name(seen) : why,
-                         seen != PFI_TM_AUTO ? pfi_tm_format_name(seen)
-                         : why[0] != '\0'   ? ""
-                                             : "nor like any format pfi reads: check the file "
-                                               "and --format");
+            size_t used = w > 0 && (size_t)w < sizeof diag->message ? (size_t)w
+                                                                     : sizeof diag->message;
+            char *rest = diag->message + used;
+            size_t room = sizeof diag->message - used;
+            if (room > 0 && seen != PFI_TM_AUTO)
+                snprintf(rest, room, "it looks like %s: pass --format %s, or leave --format out",
+                         pfi_tm_format_name(seen), pfi_tm_format_name(seen));
+            else if (room > 0 && why[0] != '\0')
+                snprintf(rest, room, "%s", why);
+            else if (room > 0)
+                snprintf(rest, room, "nor like any format pfi reads: check the file and "
+                                     "--format");
         }
         e = PFI_ERR_PARSE;
     }
