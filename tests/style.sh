@@ -10,13 +10,13 @@ if [ -n "$found" ]; then
     echo "$found"
     exit 1
 fi
-# libpfi allocates through its replaceable allocator (pfi/alloc.h, src/lib/alloc_internal.h):
-# no direct malloc family in src/lib and src/hw but alloc.c, except a free() of a buffer another
-# library allocated (realpath, open_memstream), marked with a comment that says libc.
+# libpfi allocates through its replaceable allocator (pfi/memory.h, src/lib/core/memory.h):
+# no direct malloc family anywhere in src/lib but core/memory.c, except a free() of a buffer
+# another library allocated (realpath, open_memstream), marked with a comment that says libc.
 raw=$(grep -nE '(^|[^_A-Za-z0-9.>])(malloc|calloc|realloc|strdup|strndup|free)\(' \
-    $(find src/lib src/hw -name '*.[ch]' ! -name alloc.c) | grep -v 'libc' || true)
+    $(find src/lib -name '*.[ch]' ! -path src/lib/core/memory.c ! -path 'src/lib/control/*') | grep -v 'libc' || true)
 if [ -n "$raw" ]; then
-    echo "direct allocation calls in libpfi (use pfi_malloc, pfi_free... from alloc_internal.h):"
+    echo "direct allocation calls in libpfi (use pfi_malloc, pfi_free... from core/memory.h):"
     echo "$raw"
     exit 1
 fi

@@ -16,8 +16,8 @@
 #include "pfi/control.h"
 #include "pfi/rng.h"
 
-#include "../src/ctl/ctl_internal.h"
-#include "../src/ctl/ctl_prom.h"
+#include "control/ctl_internal.h"
+#include "control/ctl_prom.h"
 
 static void test_agents(void **state)
 {

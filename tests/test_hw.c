@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "emulated.h"
+#include "hw/emulated.h"
 #include "pfi/model.h"
-#include "nvml_errors.h"
+#include "hw/nvml_errors.h"
 #include "pfi/gpu.h"
 #include "pfi/sweep.h"
 

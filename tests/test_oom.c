@@ -1,7 +1,7 @@
 /*
  * Allocation-failure tests (STYLE habit 6; after libuv's test/test-loop-oom.c).
  *
- * libpfi allocates through pfi_replace_allocator's functions (pfi/alloc.h); here they are a
+ * libpfi allocates through pfi_replace_allocator's functions (pfi/memory.h); here they are a
  * counting allocator that fails the Nth allocation. For each operation of the table below the
  * test first runs it with no failure (the baseline: its result, a signature of its output, and
  * its number of allocations), then again with N = 1, 2, ... until an N beyond the allocations
@@ -21,7 +21,7 @@
  * succeeded), and the Nth and every later one fail ("from": error paths that allocate).
  *
  * Not covered: allocations of SQLite, PCRE2, GSL, libxml2, PLplot and libc (realpath, glob,
- * open_memstream, fopen), which keep their own allocators (pfi/alloc.h).
+ * open_memstream, fopen), which keep their own allocators (pfi/memory.h).
  */
 #include <ftw.h>
 #include <math.h>
@@ -40,7 +40,7 @@
 #include <execinfo.h>
 
 #include "checks.h"
-#include "pfi/alloc.h"
+#include "pfi/memory.h"
 #include "pfi/allocate.h"
 #include "pfi/control.h"
 #include "pfi/csv.h"
@@ -1170,7 +1170,7 @@ int main(void)
 {
     if (getenv("PFI_OOM_TRAP") != NULL)
         g_trap = strtol(getenv("PFI_OOM_TRAP"), NULL, 10);
-    /* before any other pfi or jansson call (pfi/alloc.h) */
+    /* before any other pfi or jansson call (pfi/memory.h) */
     if (pfi_replace_allocator(t_malloc, t_realloc, t_calloc, t_free) != PFI_OK)
         return 1;
     const struct CMUnitTest tests[] = {

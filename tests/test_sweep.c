@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "emulated.h"
+#include "hw/emulated.h"
 #include "pfi/model.h"
 #include "pfi/index.h"
 #include "pfi/manifest.h"

@@ -21,7 +21,7 @@
 #include "pfi/store.h"
 #include "pfi/telemetry.h"
 #include "pfi/trainlog.h"
-#include "../src/lib/xml_lazy.h"
+#include "telemetry/xml_lazy.h"
 
 #ifndef PFI_CASES
 #error "PFI_CASES (the field-report cases directory) is set by tests/CMakeLists.txt"
@@ -522,7 +522,7 @@ static void case21_xml(void **state)
 }
 
 /*
- * The lazy libxml2 loader (src/lib/xml_lazy.c), through its stateless entry point: a library
+ * The lazy libxml2 loader (src/lib/telemetry/xml_lazy.c), through its stateless entry point: a library
  * that cannot be opened or lacks a function is a clear error naming it, never a crash.
  */
 static void xml_lazy(void **state)

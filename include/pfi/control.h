@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "pfi/allocate.h"
-#include "pfi/alloc.h"
+#include "pfi/memory.h"
 #include "pfi/error.h"
 
 #ifdef __cplusplus

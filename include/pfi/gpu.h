@@ -2,7 +2,7 @@
  * pfi/gpu.h — GPU access behind one interface (DESIGN §8): enumerate GPUs, read telemetry
  * samples and power limits, set a power cap.
  *
- * Backends (src/hw/, one vtable):
+ * Backends (src/lib/hw/, one vtable):
  *   - PFI_GPU_NVML: libnvidia-ml.so.1 loaded with dlopen at pfi_gpu_open (the build needs no
  *     NVIDIA headers or libraries; without the library, open fails with PFI_ERR_UNAVAILABLE).
  *     Versioned symbols (nvmlInit_v2, ...) are tried first. Every NVML return code is mapped

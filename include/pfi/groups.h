@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pfi/alloc.h"
+#include "pfi/memory.h"
 #include "pfi/error.h"
 #include "pfi/index.h"
 
@@ -93,7 +93,7 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
 
 /*
  * pfi_groups_create — an empty table of n rows (names NULL, classes NULL, PFI NaN, no
- * features) in *out (owned). The caller may store names from pfi_strdup (pfi/alloc.h) in
+ * features) in *out (owned). The caller may store names from pfi_strdup (pfi/memory.h) in
  * g->names. Errors: PFI_ERR_NOMEM.
  */
 pfi_error pfi_groups_create(size_t n, pfi_groups **out);

@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pfi/alloc.h"
+#include "pfi/memory.h"
 #include "pfi/error.h"
 #include "pfi/runs.h"
 
@@ -40,7 +40,7 @@ extern "C" {
 #define PFI_MANIFEST_VERSION 1
 
 /* pfi_manifest — a parsed manifest; strings owned (pfi_manifest_clear; a string stored by the
- * caller comes from pfi_strdup, pfi/alloc.h). */
+ * caller comes from pfi_strdup, pfi/memory.h). */
 typedef struct pfi_manifest {
     char *description; /* NULL when absent */
     char *files;       /* glob; "*.csv" when absent */

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "pfi/alloc.h"
+#include "pfi/memory.h"
 #include "pfi/error.h"
 
 #ifdef __cplusplus

@@ -7,7 +7,7 @@
  * ingested_at) unique per (group, cap_w); features(run, name, value); sources(run, path,
  * reader, ingested_at). Every write is one transaction: an interrupted ingest leaves the
  * store as it was. Missing values are SQL NULL, never 0. SQLite keeps its own allocator:
- * pfi_replace_allocator (pfi/alloc.h) does not reach it.
+ * pfi_replace_allocator (pfi/memory.h) does not reach it.
  */
 #ifndef PFI_STORE_H
 #define PFI_STORE_H
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "pfi/alloc.h"
+#include "pfi/memory.h"
 #include "pfi/error.h"
 
 #ifdef __cplusplus

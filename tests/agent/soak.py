@@ -110,7 +110,7 @@ def main():
             if rss > 8 * 1024:
                 fail.append("idle RSS %.1f MB >= 8 MB" % (rss / 1024))
             # libxml2 (and ICU, libstdc++ behind it) is for the XML telemetry reader only,
-            # opened on first use (src/lib/xml_lazy.c): never in an agent's resident set
+            # opened on first use (src/lib/telemetry/xml_lazy.c): never in an agent's resident set
             with open("/proc/%d/maps" % idle.pid) as f:
                 heavy = sorted({ln.split()[-1].rsplit("/", 1)[-1] for ln in f
                                 if any(k in ln for k in ("libxml2", "libicu", "libstdc++"))})

@@ -12,7 +12,7 @@
 
 #include <stdlib.h>
 
-#include "../tm_compare.h"
+#include "tm_compare.h"
 #include "pfi/reduce.h"
 #include "pfi/telemetry.h"
 

@@ -2,7 +2,7 @@
  * Fuzz harness: the replay backend's telemetry CSV reader, then a few samples and limits.
  */
 #include "fuzz_common.h"
-#include "replay.h"
+#include "hw/replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

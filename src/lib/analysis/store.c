@@ -1,0 +1,647 @@
+/*
+ * The SQLite run store (pfi/store.h).
+ */
+#define _GNU_SOURCE /* memmem, gmtime_r */
+#include "pfi/store.h"
+
+#include "pfi/runs.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "core/memory.h"
+#include "core/db_close.h"
+
+struct pfi_store {
+    sqlite3 *db;
+};
+
+static const char schema_v1[] =
+    "CREATE TABLE groups(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, job_class TEXT,"
+    " gpus INTEGER);"
+    "CREATE TABLE runs(id INTEGER PRIMARY KEY,"
+    " group_id INTEGER NOT NULL REFERENCES groups(id) ON DELETE CASCADE,"
+    " cap_w REAL NOT NULL, power_w REAL, power_se_w REAL, power_n INTEGER,"
+    " throughput REAL, throughput_se REAL, throughput_n INTEGER, throughput_unit TEXT,"
+    " power_field TEXT, energy_j REAL, flags INTEGER NOT NULL DEFAULT 0,"
+    " ingested_at TEXT NOT NULL, UNIQUE(group_id, cap_w));"
+    "CREATE TABLE features(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " name TEXT NOT NULL, value REAL, PRIMARY KEY(run_id, name));"
+    "CREATE TABLE sources(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " path TEXT NOT NULL, reader TEXT NOT NULL, ingested_at TEXT NOT NULL);"
+    "PRAGMA user_version = 1;";
+
+static pfi_error fail(pfi_store *s, pfi_diag *diag, const char *what)
+{
+    if (diag != NULL)
+        snprintf(diag->message, sizeof diag->message, "%s: %s", what,
+                 s && s->db ? sqlite3_errmsg(s->db) : "cannot open");
+    return PFI_ERR_IO;
+}
+
+/* The schema version and table count of an open connection (a read, never a write). */
+static bool store_version(sqlite3 *db, int *version, int *n_tables)
+{
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+              sqlite3_step(st) == SQLITE_ROW;
+    if (ok)
+        *version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    ok = ok &&
+         sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) ==
+             SQLITE_OK &&
+         sqlite3_step(st) == SQLITE_ROW;
+    if (ok)
+        *n_tables = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* A reader opens with SQLITE_OPEN_READONLY and changes nothing: no journal-mode switch, no
+ * schema, no migration (each would write the file, bump its change counter, and fail on a
+ * store the user may only read). Only a writer creates and migrates. */
+pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out, pfi_diag *diag)
+{
+    *out = NULL;
+    if (diag != NULL) {
+        pfi_diag_clear(diag);
+        snprintf(diag->file, sizeof diag->file, "%s", path);
+    }
+    bool write = mode == PFI_STORE_WRITE;
+    struct stat sb;
+    if (!write) {
+        const char *why = stat(path, &sb) != 0 ? strerror(errno)
+                          : S_ISDIR(sb.st_mode) ? "is a directory, expected a pfi store file"
+                                                : NULL;
+        if (why != NULL) {
+            if (diag != NULL)
+                snprintf(diag->message, sizeof diag->message, "cannot open store: %s", why);
+            return PFI_ERR_IO;
+        }
+    }
+    pfi_store *s = pfi_calloc(1, sizeof *s);
+    if (s == NULL)
+        return PFI_ERR_NOMEM;
+    int flags = write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+        fail(s, diag, "cannot open store");
+        pfi_store_close(s);
+        return PFI_ERR_IO;
+    }
+    sqlite3_busy_timeout(s->db, 5000);
+    int version = -1, n_tables = 0;
+    if (sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK ||
+        (write && sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) !=
+                      SQLITE_OK) ||
+        !store_version(s->db, &version, &n_tables)) {
+        fail(s, diag, "not a readable SQLite file");
+        pfi_store_close(s);
+        return PFI_ERR_IO;
+    }
+    if (version > PFI_STORE_SCHEMA_VERSION) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message,
+                     "store schema version %d is newer than this pfi (%d)", version,
+                     PFI_STORE_SCHEMA_VERSION);
+        pfi_store_close(s);
+        return PFI_ERR_IO;
+    }
+    if (version == 0 && n_tables > 0) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message,
+                     "not a pfi store (has tables but no pfi schema version)");
+        pfi_store_close(s);
+        return PFI_ERR_IO;
+    }
+    if (!write && version == 0) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message,
+                     "not a pfi store (empty file: no runs ingested; `pfi ingest --db` creates "
+                     "one)");
+        pfi_store_close(s);
+        return PFI_ERR_IO;
+    }
+    if (!write && version < PFI_STORE_SCHEMA_VERSION) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message,
+                     "store schema version %d is older than this pfi (%d): run a command that "
+                     "writes the store (pfi ingest) once to migrate it, then read it",
+                     version, PFI_STORE_SCHEMA_VERSION);
+        pfi_store_close(s);
+        return PFI_ERR_IO;
+    }
+    if (version == 0) {
+        /* Empty database: migrate 0 -> 1 in one transaction. */
+        char *err = NULL;
+        if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(s->db, schema_v1, NULL, NULL, &err) != SQLITE_OK ||
+            sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+            sqlite3_free(err);
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            fail(s, diag, "cannot create schema");
+            pfi_store_close(s);
+            return PFI_ERR_IO;
+        }
+    }
+    *out = s;
+    return PFI_OK;
+}
+
+void pfi_store_close(pfi_store *s)
+{
+    if (s == NULL)
+        return;
+    db_close(s->db);
+    pfi_free(s);
+}
+
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+    if (isfinite(v))
+        sqlite3_bind_double(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v != NULL && v[0] != '\0')
+        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static bool exec1(sqlite3 *db, const char *sql, sqlite3_int64 *rowid, int (*bind)(sqlite3_stmt *,
+                                                                                  const void *),
+                  const void *arg, sqlite3_int64 *out_int)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return false;
+    if (bind != NULL)
+        bind(st, arg);
+    int rc = sqlite3_step(st);
+    if (out_int != NULL)
+        *out_int = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (rowid != NULL)
+        *rowid = sqlite3_last_insert_rowid(db);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+const char *pfi_store_group_check(const char *name)
+{
+    if (name == NULL || name[0] == '\0')
+        return "a group name must not be empty";
+    bool blank = true;
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++, n++) {
+        if (*p < 0x20 || *p == 0x7F)
+            return "a group name must not contain control characters";
+        blank &= *p == ' ';
+    }
+    if (blank)
+        return "a group name must not be blanks only";
+    if (n > PFI_STORE_MAX_GROUP)
+        return "a group name must be at most " STR(PFI_STORE_MAX_GROUP) " bytes";
+    return NULL;
+}
+
+pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced, pfi_diag *diag)
+{
+    if (replaced != NULL)
+        *replaced = false;
+    const char *why = pfi_store_group_check(r->group);
+    if (why != NULL || !(isfinite(r->cap_w) && r->cap_w > 0)) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message, "%s",
+                     why ? why : "a run's cap must be a number > 0 W");
+        return PFI_ERR_INVALID_ARGUMENT;
+    }
+    char now[32];
+    time_t t = time(NULL);
+    struct tm tmv;
+    gmtime_r(&t, &tmv);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    sqlite3 *db = s->db;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return fail(s, diag, "cannot start a transaction");
+    sqlite3_stmt *st = NULL;
+    bool ok = true;
+    sqlite3_int64 gid = -1, rid = -1, old = -1;
+    /* group */
+    ok = sqlite3_prepare_v2(db,
+                            "INSERT INTO groups(name, job_class, gpus) VALUES(?1, ?2, ?3) "
+                            "ON CONFLICT(name) DO UPDATE SET "
+                            "job_class = coalesce(excluded.job_class, job_class), "
+                            "gpus = coalesce(excluded.gpus, gpus)",
+                            -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        bind_text(st, 1, r->group);
+        bind_text(st, 2, r->job_class);
+        if (r->gpus > 0)
+            sqlite3_bind_int64(st, 3, r->gpus);
+        else
+            sqlite3_bind_null(st, 3);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (ok) {
+        ok = sqlite3_prepare_v2(db, "SELECT id FROM groups WHERE name = ?1", -1, &st, NULL) ==
+             SQLITE_OK;
+        if (ok) {
+            bind_text(st, 1, r->group);
+            ok = sqlite3_step(st) == SQLITE_ROW;
+            gid = ok ? sqlite3_column_int64(st, 0) : -1;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (ok) {
+        ok = sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE group_id = ?1 AND cap_w = ?2",
+                                -1, &st, NULL) == SQLITE_OK;
+        if (ok) {
+            sqlite3_bind_int64(st, 1, gid);
+            sqlite3_bind_double(st, 2, r->cap_w);
+            old = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (ok && old >= 0) {
+        ok = sqlite3_prepare_v2(db, "DELETE FROM runs WHERE id = ?1", -1, &st, NULL) ==
+             SQLITE_OK;
+        if (ok) {
+            sqlite3_bind_int64(st, 1, old);
+            ok = sqlite3_step(st) == SQLITE_DONE;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+        if (replaced != NULL)
+            *replaced = true;
+    }
+    if (ok) {
+        ok = sqlite3_prepare_v2(
+                 db,
+                 "INSERT INTO runs(group_id, cap_w, power_w, power_se_w, power_n, throughput,"
+                 " throughput_se, throughput_n, throughput_unit, power_field, energy_j, flags,"
+                 " ingested_at) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                 -1, &st, NULL) == SQLITE_OK;
+        if (ok) {
+            sqlite3_bind_int64(st, 1, gid);
+            sqlite3_bind_double(st, 2, r->cap_w);
+            bind_real(st, 3, r->power_w);
+            bind_real(st, 4, r->power_se_w);
+            sqlite3_bind_int64(st, 5, (sqlite3_int64)r->power_n);
+            bind_real(st, 6, r->throughput);
+            bind_real(st, 7, r->throughput_se);
+            sqlite3_bind_int64(st, 8, (sqlite3_int64)r->throughput_n);
+            bind_text(st, 9, r->throughput_unit);
+            bind_text(st, 10, r->power_field);
+            bind_real(st, 11, r->energy_j);
+            sqlite3_bind_int64(st, 12, r->flags);
+            bind_text(st, 13, now);
+            ok = sqlite3_step(st) == SQLITE_DONE;
+            rid = sqlite3_last_insert_rowid(db);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (ok && r->n_features > 0) {
+        ok = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO features(run_id, name, value) "
+                                    "VALUES(?1, ?2, ?3)", -1, &st, NULL) == SQLITE_OK;
+        for (size_t i = 0; ok && i < r->n_features; i++) {
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, rid);
+            bind_text(st, 2, r->feature_name[i]);
+            bind_real(st, 3, r->feature_value[i]);
+            ok = sqlite3_step(st) == SQLITE_DONE;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (ok && r->n_sources > 0) {
+        ok = sqlite3_prepare_v2(db, "INSERT INTO sources(run_id, path, reader, ingested_at) "
+                                    "VALUES(?1, ?2, ?3, ?4)", -1, &st, NULL) == SQLITE_OK;
+        for (size_t i = 0; ok && i < r->n_sources; i++) {
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, rid);
+            sqlite3_bind_text(st, 2, r->sources[i].path, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(st, 3, r->sources[i].reader, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(st, 4, now, -1, SQLITE_TRANSIENT);
+            ok = sqlite3_step(st) == SQLITE_DONE;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    (void)exec1;
+    if (!ok || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        pfi_error e = fail(s, diag, "cannot store the run");
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        if (replaced != NULL)
+            *replaced = false;
+        return e;
+    }
+    return PFI_OK;
+}
+
+pfi_error pfi_store_find_run(pfi_store *s, const char *group, const char *feature, double value,
+                             bool *found, pfi_diag *diag)
+{
+    if (s == NULL || group == NULL || found == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    *found = false;
+    static const char by_cap[] =
+        "SELECT 1 FROM runs r JOIN groups g ON g.id = r.group_id"
+        " WHERE g.name = ?1 AND r.cap_w = ?2 LIMIT 1";
+    static const char by_feature[] =
+        "SELECT 1 FROM runs r JOIN groups g ON g.id = r.group_id"
+        " JOIN features f ON f.run_id = r.id"
+        " WHERE g.name = ?1 AND f.name = ?3 AND f.value = ?2 LIMIT 1";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, feature ? by_feature : by_cap, -1, &st, NULL) != SQLITE_OK)
+        return fail(s, diag, "cannot read runs");
+    bind_text(st, 1, group);
+    sqlite3_bind_double(st, 2, value);
+    if (feature != NULL)
+        bind_text(st, 3, feature);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fail(s, diag, "cannot read runs");
+    *found = rc == SQLITE_ROW;
+    return PFI_OK;
+}
+
+static const char export_sql[] =
+    "SELECT g.name, g.job_class, g.gpus, r.cap_w, r.power_w, r.power_se_w, r.throughput,"
+    " r.throughput_se, r.flags, r.power_field, r.throughput_unit, r.energy_j, r.power_n,"
+    " r.throughput_n, r.id FROM runs r JOIN groups g ON g.id = r.group_id"
+    " WHERE ?1 IS NULL OR g.name = ?1 ORDER BY g.name, r.cap_w DESC";
+
+static void csv_text(FILE *f, const unsigned char *s)
+{
+    if (s == NULL)
+        return;
+    bool quote = strpbrk((const char *)s, ",\"\n\r") != NULL;
+    if (!quote) {
+        fputs((const char *)s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_num(FILE *f, sqlite3_stmt *st, int col, bool blank)
+{
+    if (!blank && sqlite3_column_type(st, col) != SQLITE_NULL)
+        fprintf(f, "%.17g", sqlite3_column_double(st, col));
+}
+
+pfi_error pfi_store_export_csv(pfi_store *s, FILE *f, bool usable_only, const char *group_filter,
+                               size_t *n_runs, pfi_diag *diag)
+{
+    sqlite3_stmt *st = NULL;
+    size_t n = 0;
+    if (sqlite3_prepare_v2(s->db, export_sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(s, diag, "cannot read runs");
+    bind_text(st, 1, group_filter);
+    fputs("group,job_class,gpus,cap_w,power_w,power_se_w,throughput,throughput_se,flags,"
+          "power_field,throughput_unit,energy_j,power_n,throughput_n\n", f);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        unsigned flags = (unsigned)sqlite3_column_int64(st, 8);
+        bool invalid = usable_only && (flags & (1u | 2u | 16u)) != 0; /* PFI_RED_INVALID */
+        csv_text(f, sqlite3_column_text(st, 0));
+        fputc(',', f);
+        csv_text(f, sqlite3_column_text(st, 1));
+        fputc(',', f);
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+            fprintf(f, "%lld", (long long)sqlite3_column_int64(st, 2));
+        fputc(',', f);
+        csv_num(f, st, 3, false);
+        fputc(',', f);
+        csv_num(f, st, 4, invalid);
+        fputc(',', f);
+        csv_num(f, st, 5, invalid);
+        fputc(',', f);
+        csv_num(f, st, 6, false);
+        fputc(',', f);
+        csv_num(f, st, 7, false);
+        fprintf(f, ",%u,", flags);
+        csv_text(f, sqlite3_column_text(st, 9));
+        fputc(',', f);
+        csv_text(f, sqlite3_column_text(st, 10));
+        fputc(',', f);
+        csv_num(f, st, 11, false);
+        fprintf(f, ",%lld,%lld\n", (long long)sqlite3_column_int64(st, 12),
+                (long long)sqlite3_column_int64(st, 13));
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (n_runs != NULL)
+        *n_runs = n;
+    if (rc != SQLITE_DONE)
+        return fail(s, diag, "cannot read runs");
+    return ferror(f) ? PFI_ERR_IO : PFI_OK;
+}
+
+static json_t *col_json(sqlite3_stmt *st, int col)
+{
+    switch (sqlite3_column_type(st, col)) {
+    case SQLITE_NULL:
+        return json_null();
+    case SQLITE_INTEGER:
+        return json_integer(sqlite3_column_int64(st, col));
+    case SQLITE_FLOAT:
+        return json_real(sqlite3_column_double(st, col));
+    default:
+        return json_string((const char *)sqlite3_column_text(st, col));
+    }
+}
+
+pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter, size_t *n_runs,
+                                pfi_diag *diag)
+{
+    static const char *const names[] = {"group", "job_class", "gpus", "cap_w", "power_w",
+                                        "power_se_w", "throughput", "throughput_se", "flags",
+                                        "power_field", "throughput_unit", "energy_j", "power_n",
+                                        "throughput_n"};
+    sqlite3_stmt *st = NULL, *fs = NULL, *ss = NULL;
+    unsigned long jf = pfi_json_failures();
+    json_t *arr = json_array();
+    if (arr == NULL)
+        return PFI_ERR_NOMEM;
+    if (sqlite3_prepare_v2(s->db, export_sql, -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT name, value FROM features WHERE run_id = ?1 "
+                                  "ORDER BY name", -1, &fs, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT path, reader, ingested_at FROM sources WHERE "
+                                  "run_id = ?1", -1, &ss, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        sqlite3_finalize(fs);
+        json_decref(arr);
+        return fail(s, diag, "cannot read runs");
+    }
+    bind_text(st, 1, group_filter);
+    int rc;
+    size_t n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *o = json_object();
+        for (int c = 0; c < 14; c++)
+            json_object_set_new(o, names[c], col_json(st, c));
+        sqlite3_int64 rid = sqlite3_column_int64(st, 14);
+        json_t *feat = json_object();
+        sqlite3_reset(fs);
+        sqlite3_bind_int64(fs, 1, rid);
+        while (sqlite3_step(fs) == SQLITE_ROW)
+            json_object_set_new(feat, (const char *)sqlite3_column_text(fs, 0), col_json(fs, 1));
+        json_object_set_new(o, "features", feat);
+        json_t *src = json_array();
+        sqlite3_reset(ss);
+        sqlite3_bind_int64(ss, 1, rid);
+        while (sqlite3_step(ss) == SQLITE_ROW)
+            json_array_append_new(src, json_pack("{s:s, s:s, s:s}", "path",
+                                                 sqlite3_column_text(ss, 0), "reader",
+                                                 sqlite3_column_text(ss, 1), "ingested_at",
+                                                 sqlite3_column_text(ss, 2)));
+        json_object_set_new(o, "sources", src);
+        json_array_append_new(arr, o);
+        n++;
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(fs);
+    sqlite3_finalize(ss);
+    if (n_runs != NULL)
+        *n_runs = n;
+    if (rc != SQLITE_DONE) {
+        json_decref(arr);
+        return fail(s, diag, "cannot read runs");
+    }
+    /* a member or run jansson could not allocate is left out without an error */
+    if (pfi_json_failed(jf)) {
+        json_decref(arr);
+        return PFI_ERR_NOMEM;
+    }
+    int w = json_dumpf(arr, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    fputc('\n', f);
+    json_decref(arr);
+    if (pfi_json_failed(jf))
+        return PFI_ERR_NOMEM;
+    return w == 0 && !ferror(f) ? PFI_OK : PFI_ERR_IO;
+}
+
+pfi_error pfi_store_read_runs(pfi_store *s, pfi_runs_table *t, const char *group_filter,
+                              size_t *n_runs, pfi_diag *diag)
+{
+    if (s == NULL || t == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    char *buf = NULL;
+    size_t len = 0, n = 0;
+    FILE *m = open_memstream(&buf, &len);
+    pfi_error e = m ? pfi_store_export_csv(s, m, true, group_filter, &n, diag) : PFI_ERR_NOMEM;
+    if (m != NULL && fclose(m) != 0 && e == PFI_OK)
+        e = PFI_ERR_NOMEM;
+    if (n_runs != NULL)
+        *n_runs = n;
+    if (e == PFI_OK && n == 0) {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message, "the store holds no runs%s%s",
+                     group_filter ? " in group " : " (use 'pfi ingest')",
+                     group_filter ? group_filter : "");
+        e = PFI_ERR_EMPTY;
+    }
+    /* The export's column names mapped onto the runs reader's fields. */
+    pfi_mapping map = {0};
+    static const char *const pairs[][2] = {
+        {"group", "group"}, {"cap", "cap_w"}, {"power", "power_w"},
+        {"power_se", "power_se_w"}, {"throughput", "throughput"},
+        {"throughput_se", "throughput_se"}, {"gpus", "gpus"}, {"job_class", "job_class"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0] && e == PFI_OK; i++)
+        e = pfi_mapping_set(&map, pairs[i][0], pairs[i][1]);
+    FILE *f = e == PFI_OK ? fmemopen(buf, len, "r") : NULL;
+    if (e == PFI_OK && f == NULL)
+        e = PFI_ERR_NOMEM;
+    if (e == PFI_OK) {
+        const char *name = sqlite3_db_filename(s->db, "main");
+        e = pfi_runs_read_stream(t, f, name && *name ? name : "store", &map, diag);
+    }
+    if (f != NULL)
+        fclose(f);
+    pfi_mapping_clear(&map);
+    free(buf); /* open_memstream's buffer: libc's malloc */
+    return e;
+}
+
+pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,
+                                 char (**names)[64], double **values, size_t *n,
+                                 pfi_diag *diag)
+{
+    if (s == NULL || group == NULL || names == NULL || values == NULL || n == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    *names = NULL;
+    *values = NULL;
+    *n = 0;
+    static const char sql[] =
+        "SELECT f.name, f.value FROM features f JOIN runs r ON r.id = f.run_id"
+        " JOIN groups g ON g.id = r.group_id WHERE g.name = ?1 AND r.cap_w = ?2"
+        " ORDER BY f.name";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(s, diag, "cannot read features");
+    bind_text(st, 1, group);
+    sqlite3_bind_double(st, 2, cap_w);
+    size_t cap = 0, k = 0;
+    char (*nm)[64] = NULL;
+    double *v = NULL;
+    int rc;
+    pfi_error e = PFI_OK;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (k == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char (*nn)[64] = pfi_realloc(nm, nc * sizeof *nn);
+            if (nn != NULL)
+                nm = nn;
+            double *nv = pfi_realloc(v, nc * sizeof *nv);
+            if (nv != NULL)
+                v = nv;
+            if (nn == NULL || nv == NULL) {
+                e = PFI_ERR_NOMEM;
+                break;
+            }
+            cap = nc;
+        }
+        const unsigned char *name = sqlite3_column_text(st, 0);
+        snprintf(nm[k], sizeof nm[k], "%.63s", name ? (const char *)name : "");
+        v[k] = sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1);
+        k++;
+    }
+    sqlite3_finalize(st);
+    if (e == PFI_OK && rc != SQLITE_DONE)
+        e = fail(s, diag, "cannot read features");
+    if (e != PFI_OK) {
+        pfi_free(nm);
+        pfi_free(v);
+        return e;
+    }
+    *names = nm;
+    *values = v;
+    *n = k;
+    return PFI_OK;
+}

@@ -1,0 +1,168 @@
+/*
+ * HTTP for the controller: libcurl's multi interface runs every agent's request at once
+ * (64 agents answer in one round trip, not 64), each answer bounded (CTL_HTTP_MAX_BODY).
+ */
+#include "control/curl_lazy.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/ctl_internal.h"
+
+struct ctl_http {
+    CURLM *multi;
+};
+
+pfi_error ctl_http_create(ctl_http **out)
+{
+    *out = NULL;
+    /* curl_global_init is not thread-safe before 7.84; the CLI is single-threaded here. */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return PFI_ERR_UNAVAILABLE;
+    ctl_http *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return PFI_ERR_NOMEM;
+    h->multi = curl_multi_init();
+    if (h->multi == NULL) {
+        free(h);
+        return PFI_ERR_NOMEM;
+    }
+    curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, 256L);
+    *out = h;
+    return PFI_OK;
+}
+
+void ctl_http_destroy(ctl_http *h)
+{
+    if (h == NULL)
+        return;
+    curl_multi_cleanup(h->multi);
+    free(h);
+    curl_global_cleanup();
+}
+
+void ctl_http_req_clear(ctl_http_req *r)
+{
+    free(r->resp);
+    r->resp = NULL;
+    r->resp_len = 0;
+    r->status = 0;
+    r->err[0] = '\0';
+}
+
+typedef struct xfer {
+    ctl_http_req *r;
+    CURL *easy;
+    struct curl_slist *hdr;
+    size_t cap;
+    bool too_big;
+} xfer;
+
+static size_t on_data(char *p, size_t sz, size_t nm, void *ud)
+{
+    xfer *x = ud;
+    size_t n = sz * nm;
+    ctl_http_req *r = x->r;
+    if (r->resp_len + n > CTL_HTTP_MAX_BODY) {
+        x->too_big = true;
+        return 0;
+    }
+    if (r->resp_len + n + 1 > x->cap) {
+        size_t nc = x->cap ? x->cap : 4096;
+        while (nc < r->resp_len + n + 1)
+            nc *= 2;
+        char *q = realloc(r->resp, nc);
+        if (q == NULL)
+            return 0;
+        r->resp = q;
+        x->cap = nc;
+    }
+    memcpy(r->resp + r->resp_len, p, n);
+    r->resp_len += n;
+    r->resp[r->resp_len] = '\0';
+    return n;
+}
+
+pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s)
+{
+    if (n == 0)
+        return PFI_OK;
+    xfer *x = calloc(n, sizeof *x);
+    if (x == NULL)
+        return PFI_ERR_NOMEM;
+    pfi_error e = PFI_OK;
+    long ms = (long)(timeout_s * 1000);
+    if (ms < 1)
+        ms = 1;
+    for (size_t i = 0; i < n; i++) {
+        ctl_http_req_clear(&r[i]);
+        x[i].r = &r[i];
+        CURL *c = curl_easy_init();
+        if (c == NULL) {
+            e = PFI_ERR_NOMEM;
+            goto done;
+        }
+        x[i].easy = c;
+        curl_easy_setopt(c, CURLOPT_URL, r[i].url);
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r[i].method);
+        if (strcmp(r[i].method, "GET") == 0)
+            curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &x[i]);
+        curl_easy_setopt(c, CURLOPT_PRIVATE, &x[i]);
+        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        struct curl_slist *hd = curl_slist_append(NULL, "Expect:");
+        if (r[i].token != NULL && r[i].token[0] != '\0') {
+            char auth[PFI_CTL_AUTH_LEN];
+            snprintf(auth, sizeof auth, "Authorization: Bearer %s", r[i].token);
+            hd = curl_slist_append(hd, auth);
+        }
+        if (r[i].body != NULL) {
+            hd = curl_slist_append(hd, "Content-Type: application/json");
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, r[i].body);
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(r[i].body));
+        }
+        x[i].hdr = hd;
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hd);
+        curl_multi_add_handle(h->multi, c);
+    }
+    int running = 1;
+    while (running) {
+        if (curl_multi_perform(h->multi, &running) != CURLM_OK) {
+            e = PFI_ERR_IO;
+            break;
+        }
+        if (running)
+            curl_multi_poll(h->multi, NULL, 0, 100, NULL);
+    }
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(h->multi, &left)) != NULL) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        xfer *xi;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&xi);
+        if (m->data.result == CURLE_OK) {
+            curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &xi->r->status);
+        } else {
+            xi->r->status = 0;
+            snprintf(xi->r->err, sizeof xi->r->err, "%s",
+                     xi->too_big ? "answer too large" : curl_easy_strerror(m->data.result));
+        }
+    }
+done:
+    for (size_t i = 0; i < n; i++) {
+        if (x[i].easy != NULL) {
+            curl_multi_remove_handle(h->multi, x[i].easy);
+            curl_easy_cleanup(x[i].easy);
+        }
+        curl_slist_free_all(x[i].hdr);
+        if (r[i].status == 0 && r[i].err[0] == '\0')
+            snprintf(r[i].err, sizeof r[i].err, "no answer");
+    }
+    free(x);
+    return e;
+}

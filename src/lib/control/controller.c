@@ -1,0 +1,1068 @@
+/*
+ * The controller loop (pfi/control.h): read agents (and Prometheus), track GPUs and jobs,
+ * estimate curves, allocate under the budget less margin, reserve and feedback correction,
+ * actuate staged (decreases, confirmation, increases that fit), audit every decision.
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/db_close.h"
+#include "control/ctl_curves.h"
+#include "control/ctl_internal.h"
+#include "control/ctl_prom.h"
+#include "pfi/control.h"
+#include "pfi/featmap.h"
+#include "pfi/fit.h"
+
+#include <unistd.h>
+
+static long getpid_cached(void)
+{
+    static long pid;
+    if (pid == 0)
+        pid = (long)getpid();
+    return pid;
+}
+
+static double now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A cap request is confirmed when the enforced limit is at or below it (a decrease) or at
+ * it (an increase). */
+static bool confirmed(double enforced, double sent, int phase)
+{
+    if (!isfinite(enforced))
+        return false;
+    return phase == 1 ? enforced <= sent + 0.5 : fabs(enforced - sent) <= 0.5;
+}
+
+typedef struct cgpu {
+    size_t agent;
+    char uuid[PFI_CTL_ID_LEN];
+    char job[PFI_CTL_ID_LEN];
+    char host[PFI_CTL_ID_LEN];
+    double power_w, min_w, max_w, original_w;
+    double confirmed_w; /* enforced cap last confirmed; NaN unknown */
+    double target_w;    /* this period; NaN leave */
+    size_t job_ix;      /* SIZE_MAX: no job */
+    bool seen;          /* its agent answered this period */
+} cgpu;
+
+typedef struct cjob {
+    char id[PFI_CTL_ID_LEN];
+    char cls[32];
+    size_t ngpus;
+    double power_w, tput;
+    double ref_pg_w, ref_tput_pg; /* reference per GPU (draw at original caps, tokens/s) */
+    double ref_hist[CTL_REF_WINDOW], tput_hist[CTL_REF_WINDOW]; /* last uncapped readings */
+    size_t ref_n, tput_n;
+    double model_pfi;             /* the model's PFI from uncapped features; NaN none yet */
+    unsigned uncapped_run;        /* periods in a row it has run uncapped (this one included) */
+    double pfi_hist[CTL_REF_WINDOW];
+    size_t pfi_n;
+    double lo_w, hi_w, cap_now_w;
+    double pfi;
+    pfi_curve_source src;
+    ctl_curve curve;
+    double cap_w, pred_w;
+    bool seen, at_ref;
+} cjob;
+
+struct pfi_ctl {
+    pfi_ctl_config cfg;
+    ctl_http *http;
+    ctl_audit *audit;
+    sqlite3 *store;
+    pfi_fit_model *model;
+    ctl_prom prom;
+    bool prom_on;
+    cgpu *g;
+    size_t ng, capg;
+    cjob *j;
+    size_t nj, capj;
+    bool *up;
+    double *last_put_s;
+    ctl_http_req *req;
+    char **bodies;
+    pfi_agent_state *st;
+    double correction_w;
+    bool prev_settled; /* last period's caps were all confirmed (feedback is meaningful) */
+    int quiet;         /* periods since caps last changed */
+    double last_change_wall_s; /* Unix s of the last cap change (energy segments start) */
+    unsigned long seq;
+    long run;
+    long period_id;
+};
+
+void pfi_ctl_config_init(pfi_ctl_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->strategy = PFI_STRATEGY_PFI_MODEL;
+    c->period_s = 5;
+    c->margin = 0.03;
+    c->feedback_gain = 0.5;
+    c->feedback_bound = 0.10;
+    c->facility_limit_w = NAN;
+    c->confirm_timeout_s = NAN;
+    c->http_timeout_s = 1;
+    c->lease_s = NAN;
+    c->prom.power_metric = "pfi_gpu_power_watts";
+    c->prom.energy_metric = "pfi_gpu_energy_joules_total";
+    c->prom.energy_time_metric = "pfi_gpu_last_sample_timestamp_seconds";
+    c->prom.host_label = "hostname";
+    c->prom.uuid_label = "uuid";
+    c->prom.up_join_label = "instance";
+    c->prom.feature_metrics =
+        "dram_active=pfi_gpu_dram_active_ratio,tensor_active=pfi_gpu_tensor_active_ratio";
+    c->prom.timeout_s = 1;
+}
+
+void pfi_ctl_destroy(pfi_ctl *c)
+{
+    if (c == NULL)
+        return;
+    ctl_http_destroy(c->http);
+    ctl_audit_close(c->audit);
+    db_close(c->store);
+    pfi_fit_model_destroy(c->model);
+    ctl_prom_clear(&c->prom);
+    if (c->req != NULL)
+        for (size_t i = 0; i < c->cfg.n_agents; i++)
+            ctl_http_req_clear(&c->req[i]);
+    if (c->bodies != NULL)
+        for (size_t i = 0; i < c->cfg.n_agents; i++)
+            free(c->bodies[i]);
+    free(c->bodies);
+    free(c->req);
+    free(c->up);
+    free(c->last_put_s);
+    free(c->st);
+    free(c->g);
+    free(c->j);
+    free(c);
+}
+
+pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
+{
+    *out = NULL;
+    if (cfg->n_agents == 0 || cfg->agents == NULL || !(cfg->period_s > 0) ||
+        !(cfg->margin >= 0 && cfg->margin < 0.5) || !(cfg->feedback_gain >= 0) ||
+        !(cfg->feedback_bound >= 0))
+        return ctl_fail(d, 0, PFI_ERR_INVALID_ARGUMENT,
+                        "controller: agents, a period > 0 and a margin in [0, 0.5) are needed");
+    pfi_ctl *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return PFI_ERR_NOMEM;
+    c->cfg = *cfg;
+    if (isnan(c->cfg.confirm_timeout_s))
+        c->cfg.confirm_timeout_s = fmin(2.0, cfg->period_s / 2);
+    if (isnan(c->cfg.lease_s))
+        c->cfg.lease_s = fmax(30.0, 6 * cfg->period_s);
+    size_t n = cfg->n_agents;
+    pfi_error e = PFI_ERR_NOMEM;
+    c->up = calloc(n, sizeof *c->up);
+    c->last_put_s = calloc(n, sizeof *c->last_put_s);
+    c->req = calloc(n, sizeof *c->req);
+    c->bodies = calloc(n, sizeof *c->bodies);
+    c->st = malloc(sizeof *c->st);
+    if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        c->last_put_s[i] = -INFINITY;
+    if ((e = ctl_http_create(&c->http)) != PFI_OK)
+        goto fail;
+    if (cfg->prom.url != NULL) {
+        if ((e = ctl_prom_init(&c->prom, &cfg->prom, d)) != PFI_OK)
+            goto fail;
+        c->prom_on = true;
+    }
+    if (cfg->model_path != NULL && (e = pfi_fit_model_load(cfg->model_path, &c->model, d)) != PFI_OK)
+        goto fail;
+    if (cfg->store_path != NULL &&
+        sqlite3_open_v2(cfg->store_path, &c->store, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        e = ctl_fail(d, 0, PFI_ERR_IO, "run store %s: %s", cfg->store_path,
+                     c->store ? sqlite3_errmsg(c->store) : "cannot open");
+        goto fail;
+    }
+    if (cfg->audit_path != NULL) {
+        char conf[512];
+        snprintf(conf, sizeof conf,
+                 "{\"strategy\":\"%s\",\"period_s\":%g,\"margin\":%g,\"agents\":%zu}",
+                 pfi_strategy_name(cfg->strategy), cfg->period_s, cfg->margin, n);
+        if ((e = ctl_audit_open(cfg->audit_path, conf, &c->audit, d)) != PFI_OK)
+            goto fail;
+        c->run = ctl_audit_run_id(c->audit);
+        double corr;
+        if (ctl_audit_last_correction(c->audit, &corr) && isfinite(corr))
+            c->correction_w = corr; /* a restarted controller continues the event's correction */
+    }
+    *out = c;
+    return PFI_OK;
+fail:
+    pfi_ctl_destroy(c);
+    return e;
+}
+
+/* ---- state ------------------------------------------------------------------------------ */
+
+static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
+{
+    for (size_t i = 0; i < c->ng; i++)
+        if (c->g[i].agent == agent && strcmp(c->g[i].uuid, uuid) == 0)
+            return &c->g[i];
+    if (c->ng == c->capg) {
+        size_t nc = c->capg ? 2 * c->capg : 64;
+        cgpu *q = realloc(c->g, nc * sizeof *q);
+        if (q == NULL)
+            return NULL;
+        c->g = q;
+        c->capg = nc;
+    }
+    cgpu *g = &c->g[c->ng++];
+    memset(g, 0, sizeof *g);
+    g->agent = agent;
+    ctl_copy(g->uuid, sizeof g->uuid, uuid);
+    g->confirmed_w = g->original_w = g->power_w = NAN;
+    g->job_ix = SIZE_MAX;
+    return g;
+}
+
+/* The per-period fields of a job, before its GPUs are counted. */
+static void job_reset(cjob *j)
+{
+    j->seen = false;
+    j->ngpus = 0;
+    j->power_w = 0;
+    j->tput = NAN;
+    j->lo_w = 0;
+    j->hi_w = INFINITY;
+    j->cap_now_w = 0;
+    j->at_ref = true;
+    j->cap_w = j->pred_w = NAN;
+}
+
+static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
+{
+    for (size_t i = 0; i < c->nj; i++)
+        if (strcmp(c->j[i].id, id) == 0) {
+            *ix = i;
+            return &c->j[i];
+        }
+    if (c->nj == c->capj) {
+        size_t nc = c->capj ? 2 * c->capj : 32;
+        cjob *q = realloc(c->j, nc * sizeof *q);
+        if (q == NULL)
+            return NULL;
+        c->j = q;
+        c->capj = nc;
+    }
+    cjob *j = &c->j[c->nj];
+    memset(j, 0, sizeof *j);
+    ctl_copy(j->id, sizeof j->id, id);
+    j->ref_pg_w = j->ref_tput_pg = j->model_pfi = NAN;
+    job_reset(j);
+    double rp, rt;
+    if (c->audit != NULL && ctl_audit_job_ref(c->audit, id, &rp, &rt)) {
+        j->ref_pg_w = rp; /* stored per GPU */
+        j->ref_tput_pg = rt;
+    }
+    /* a restarted controller that finds the job capped keeps the model's last estimate */
+    if (c->audit != NULL && c->model != NULL)
+        ctl_audit_job_model_pfi(c->audit, id, &j->model_pfi);
+    *ix = c->nj++;
+    return j;
+}
+
+static void agent_url(const pfi_ctl *c, size_t a, const char *path, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s", c->cfg.agents[a].url, path);
+}
+
+/* GET /v1/state of the agents with want[a] (NULL: all); updates GPUs; returns how many
+ * answered. fill_jobs: also the jobs' throughput and class. */
+static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, double *tput_job,
+                             pfi_ctl_report *rep)
+{
+    size_t n = c->cfg.n_agents, m = 0;
+    size_t *map = malloc(n * sizeof *map);
+    if (map == NULL)
+        return PFI_ERR_NOMEM;
+    for (size_t a = 0; a < n; a++) {
+        if (want != NULL && !want[a])
+            continue;
+        ctl_http_req *r = &c->req[m];
+        ctl_http_req_clear(r);
+        r->method = "GET";
+        agent_url(c, a, "/v1/state", r->url, sizeof r->url);
+        r->token = c->cfg.agents[a].token;
+        r->body = NULL;
+        map[m++] = a;
+    }
+    pfi_error e = ctl_http_run(c->http, c->req, m, c->cfg.http_timeout_s);
+    for (size_t k = 0; e == PFI_OK && k < m; k++) {
+        size_t a = map[k];
+        ctl_http_req *r = &c->req[k];
+        pfi_diag d;
+        if (r->status != 200 || r->resp == NULL ||
+            pfi_agent_state_parse(r->resp, r->resp_len, c->st, &d) != PFI_OK) {
+            c->up[a] = false;
+            if (fill_jobs && c->audit != NULL) {
+                /* a restarted controller has never seen this agent: what did it have? */
+                bool known = false;
+                for (size_t gi = 0; gi < c->ng; gi++)
+                    known |= c->g[gi].agent == a;
+                char(*uu)[128] = known ? NULL : malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
+                double *cw = known ? NULL : malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
+                size_t nk = uu && cw ? ctl_audit_agent_gpus(c->audit, c->cfg.agents[a].url, uu,
+                                                            cw, PFI_CTL_MAX_GPUS)
+                                     : 0;
+                for (size_t q = 0; q < nk; q++) {
+                    cgpu *g = gpu_slot(c, a, uu[q]);
+                    if (g == NULL)
+                        break;
+                    g->confirmed_w = g->max_w = cw[q];
+                }
+                free(uu);
+                free(cw);
+            }
+            if (rep != NULL && rep->note[0] == '\0')
+                snprintf(rep->note, sizeof rep->note, "agent %.120s not answering (%.100s)",
+                         c->cfg.agents[a].url,
+                         r->status ? (r->status == 200 ? "bad state" : "HTTP error") : r->err);
+            continue;
+        }
+        c->up[a] = true;
+        for (size_t i = 0; i < c->st->n_gpus; i++) {
+            const pfi_agent_gpu *sg = &c->st->gpus[i];
+            cgpu *g = gpu_slot(c, a, sg->uuid);
+            if (g == NULL) {
+                e = PFI_ERR_NOMEM;
+                break;
+            }
+            g->seen = true;
+            g->power_w = sg->power_w;
+            ctl_copy(g->host, sizeof g->host, c->st->hostname);
+            g->confirmed_w = isfinite(sg->enforced_cap_w) ? sg->enforced_cap_w : sg->cap_w;
+            if (fill_jobs) {
+                ctl_copy(g->job, sizeof g->job, sg->job);
+                g->min_w = isfinite(sg->min_cap_w) ? sg->min_cap_w : 100;
+                g->max_w = isfinite(sg->max_cap_w) ? sg->max_cap_w : g->confirmed_w;
+                if (isnan(g->original_w)) {
+                    double w = sg->original_cap_w;
+                    if (!isfinite(w) && c->audit != NULL)
+                        ctl_audit_original_get(c->audit, g->uuid, &w);
+                    if (!isfinite(w))
+                        w = isfinite(sg->default_cap_w) ? sg->default_cap_w : g->max_w;
+                    g->original_w = w;
+                    if (c->audit != NULL)
+                        ctl_audit_original(c->audit, c->cfg.agents[a].url, g->uuid, w);
+                }
+            }
+        }
+        if (fill_jobs && tput_job != NULL) {
+            for (size_t i = 0; i < c->st->n_jobs; i++) {
+                size_t ix;
+                cjob *j = job_slot(c, c->st->jobs[i].id, &ix);
+                if (j == NULL) {
+                    e = PFI_ERR_NOMEM;
+                    break;
+                }
+                if (c->st->jobs[i].job_class[0])
+                    ctl_copy(j->cls, sizeof j->cls, c->st->jobs[i].job_class);
+                if (isfinite(c->st->jobs[i].tput_tok_s))
+                    j->tput = fmax(isfinite(j->tput) ? j->tput : 0, c->st->jobs[i].tput_tok_s);
+            }
+        }
+    }
+    free(map);
+    return e;
+}
+
+/* cost of GPU k at cap c for staging: the job curve's per-GPU power (conservative: never
+ * below what the GPU draws now when at the same cap), the cap for unmanaged/unseen GPUs. */
+static double stage_cost(void *ctx, size_t k, double cap)
+{
+    pfi_ctl *c = ctx;
+    const cgpu *g = &c->g[k];
+    if (!g->seen)
+        return cap;
+    if (g->job_ix == SIZE_MAX)
+        return isfinite(g->power_w) ? fmin(cap, g->power_w) : cap;
+    const cjob *j = &c->j[g->job_ix];
+    return ctl_curve_power(&j->curve, cap) / (double)j->ngpus;
+}
+
+/* PUT caps send[k] (NaN: none) grouped per agent; confirm from the answers, then poll the
+ * state of agents with unconfirmed GPUs until confirm_timeout. Returns unconfirmed count. */
+static pfi_error push(pfi_ctl *c, const double *send, int phase, double now_s, size_t *sent,
+                      size_t *unconfirmed, bool renew)
+{
+    size_t n = c->cfg.n_agents, m = 0;
+    *sent = 0;
+    size_t *map = malloc(n * sizeof *map);
+    if (map == NULL)
+        return PFI_ERR_NOMEM;
+    pfi_error e = PFI_OK;
+    for (size_t a = 0; a < n; a++) {
+        free(c->bodies[a]);
+        c->bodies[a] = NULL;
+        if (!c->up[a])
+            continue;
+        size_t cap = 256, len = 0, cnt = 0;
+        char *b = malloc(cap);
+        if (b == NULL) {
+            e = PFI_ERR_NOMEM;
+            break;
+        }
+        c->seq++;
+        len = (size_t)snprintf(b, cap, "{\"request_id\":\"pfi-ctl-%ld-%ld-%lu\",\"lease_s\":%g,\"caps\":[",
+                               c->run, getpid_cached(), c->seq, c->cfg.lease_s);
+        for (size_t k = 0; k < c->ng; k++) {
+            const cgpu *g = &c->g[k];
+            double w = send[k];
+            if (g->agent != a || !g->seen)
+                continue;
+            if (isnan(w) && renew && now_s - c->last_put_s[a] >= c->cfg.lease_s / 3 &&
+                isfinite(g->confirmed_w) && isfinite(g->original_w) &&
+                g->confirmed_w < g->original_w - 0.5)
+                w = g->confirmed_w; /* lease renewal of a reduced cap */
+            if (isnan(w))
+                continue;
+            if (len + 300 > cap) {
+                cap *= 2;
+                char *q = realloc(b, cap);
+                if (q == NULL) {
+                    free(b);
+                    free(map);
+                    return PFI_ERR_NOMEM;
+                }
+                b = q;
+            }
+            len += (size_t)snprintf(b + len, cap - len, "%s{\"uuid\":\"%s\",\"cap_w\":%.0f}",
+                                    cnt ? "," : "", g->uuid, w);
+            cnt++;
+        }
+        if (cnt == 0) {
+            free(b);
+            continue;
+        }
+        snprintf(b + len, cap - len, "]}");
+        c->bodies[a] = b;
+        ctl_http_req *r = &c->req[m];
+        ctl_http_req_clear(r);
+        r->method = "PUT";
+        agent_url(c, a, "/v1/caps", r->url, sizeof r->url);
+        r->token = c->cfg.agents[a].token;
+        r->body = b;
+        map[m++] = a;
+    }
+    if (e == PFI_OK)
+        e = ctl_http_run(c->http, c->req, m, c->cfg.http_timeout_s);
+    bool *pending = calloc(n, sizeof *pending);
+    if (pending == NULL)
+        e = PFI_ERR_NOMEM;
+    pfi_agent_cap_reply *rep = malloc(PFI_CTL_MAX_GPUS * sizeof *rep);
+    if (rep == NULL)
+        e = PFI_ERR_NOMEM;
+    size_t npend = 0;
+    for (size_t k = 0; e == PFI_OK && k < m; k++) {
+        size_t a = map[k];
+        ctl_http_req *r = &c->req[k];
+        c->last_put_s[a] = now_s;
+        size_t nr = 0;
+        bool applied;
+        pfi_diag d;
+        bool ok = r->status == 200 && r->resp != NULL &&
+                  pfi_agent_caps_parse(r->resp, r->resp_len, rep, PFI_CTL_MAX_GPUS, &nr, &applied,
+                                       &d) == PFI_OK;
+        char what[200];
+        if (!ok)
+            snprintf(what, sizeof what, "HTTP %ld: %.150s", r->status,
+                     r->status ? (r->resp ? r->resp : "") : r->err);
+        if (r->status == 0)
+            c->up[a] = false;
+        for (size_t gi = 0; gi < c->ng; gi++) {
+            cgpu *g = &c->g[gi];
+            if (g->agent != a || isnan(send[gi]))
+                continue;
+            (*sent)++;
+            double enf = NAN;
+            for (size_t q = 0; ok && q < nr; q++)
+                if (strcmp(rep[q].uuid, g->uuid) == 0)
+                    enf = rep[q].enforced_w;
+            bool conf = confirmed(enf, send[gi], phase);
+            if (conf)
+                g->confirmed_w = enf;
+            else if (ok) {
+                pending[a] = true;
+                npend++;
+            }
+            if (c->audit != NULL)
+                ctl_audit_cap(c->audit, c->period_id, phase, c->cfg.agents[a].url, g->uuid,
+                              send[gi], enf, ok ? (conf ? "confirmed" : "pending") : what);
+        }
+    }
+    /* wait for enforced limits (an agent may apply asynchronously) */
+    double t0 = now_mono();
+    while (e == PFI_OK && npend > 0 && now_mono() - t0 < c->cfg.confirm_timeout_s) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        e = read_agents(c, pending, false, NULL, NULL);
+        npend = 0;
+        for (size_t gi = 0; e == PFI_OK && gi < c->ng; gi++) {
+            cgpu *g = &c->g[gi];
+            if (!pending[g->agent] || isnan(send[gi]))
+                continue;
+            if (!confirmed(g->confirmed_w, send[gi], phase))
+                npend++;
+        }
+        for (size_t a = 0; a < n; a++)
+            if (pending[a] && !c->up[a])
+                pending[a] = false;
+    }
+    *unconfirmed = npend;
+    free(rep);
+    free(pending);
+    free(map);
+    return e;
+}
+
+static double pfi_stage_cost_total(pfi_ctl *c)
+{
+    double s = 0;
+    for (size_t k = 0; k < c->ng; k++) {
+        const cgpu *g = &c->g[k];
+        double cap = isfinite(g->confirmed_w) ? g->confirmed_w : g->max_w;
+        s += stage_cost(c, k, cap);
+    }
+    return s;
+}
+
+/* ---- one period ------------------------------------------------------------------------- */
+
+/* The mean over job ix's GPUs of the Prometheus feature named name, in the model's unit:
+ * a Prometheus feature of that name, else — a model names features as the library and
+ * `pfi fit` do (dcgm_dram_active), the feature map (--prom-features) as telemetry does
+ * (dram_active) — the one the feature table (pfi/featmap.h) maps it from, converted.
+ * false when there is none or a GPU lacks it. */
+static bool job_feature(const pfi_ctl *c, size_t ix, const char *name, double *out)
+{
+    double scale = 1;
+    size_t k = 0;
+    while (k < c->prom.n_features && strcmp(c->prom.feature_name[k], name) != 0)
+        k++;
+    if (k == c->prom.n_features) {
+        const pfi_featmap_entry *m = pfi_featmap_by_predictor(name);
+        if (m == NULL)
+            return false;
+        k = 0;
+        while (k < c->prom.n_features && strcmp(c->prom.feature_name[k], m->reduced) != 0)
+            k++;
+        if (k == c->prom.n_features)
+            return false;
+        scale = m->scale;
+    }
+    double s = 0;
+    size_t n = 0;
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        const cgpu *g = &c->g[gi];
+        if (!g->seen || g->job_ix != ix)
+            continue;
+        const ctl_prom_gpu *pg = ctl_prom_find(&c->prom, g->host, g->uuid);
+        if (pg == NULL || !isfinite(pg->feature[k]))
+            return false;
+        s += pg->feature[k];
+        n++;
+    }
+    if (n == 0)
+        return false;
+    *out = scale * s / (double)n;
+    return true;
+}
+
+/* Live features of job ix for the model: per feature of the model (a name, or "A*B": the
+ * product's own name when the feature map has it, else the product of the means), the mean
+ * over the job's GPUs of the Prometheus feature; false when one is missing. */
+static bool job_features(const pfi_ctl *c, size_t ix, double *x)
+{
+    if (c->model == NULL || !c->prom_on)
+        return false;
+    for (size_t f = 0; f < c->model->p; f++) {
+        if (job_feature(c, ix, c->model->features[f], &x[f]))
+            continue;
+        char name[256];
+        if (!ctl_copy(name, sizeof name, c->model->features[f]))
+            return false;
+        char *star = strchr(name, '*');
+        if (star == NULL)
+            return false;
+        *star = '\0';
+        double a, b;
+        if (!job_feature(c, ix, name, &a) || !job_feature(c, ix, star + 1, &b))
+            return false;
+        x[f] = a * b;
+    }
+    return true;
+}
+
+static void estimate_curve(pfi_ctl *c, size_t ix)
+{
+    cjob *j = &c->j[ix];
+    const pfi_ctl_rule *rule = pfi_ctl_policy_find(c->cfg.rules, c->cfg.n_rules, j->id);
+    if (rule != NULL && rule->job_class[0])
+        ctl_copy(j->cls, sizeof j->cls, rule->job_class);
+    double g = (double)j->ngpus;
+    bool tput_known = isfinite(j->ref_tput_pg);
+    double ref_t = tput_known ? j->ref_tput_pg * g : 1.0;
+    if (ctl_curve_from_store(c->store, j->id, j->ref_pg_w * g, ref_t, j->lo_w, j->hi_w,
+                             &j->curve)) {
+        j->src = PFI_CURVE_STORE;
+        j->pfi = NAN;
+    } else {
+        double x[PFI_FIT_MAX_FEATURES], yhat = NAN, lo, hi;
+        bool outside;
+        j->src = PFI_CURVE_PRIOR;
+        j->pfi = pfi_ctl_prior_pfi(j->cls[0] ? j->cls : NULL);
+        /* the model was fitted on features of reference (uncapped) runs: it is applied while
+         * the job runs uncapped (the median of the last CTL_REF_WINDOW such periods, as the
+         * reference power), and that estimate is kept while the job is capped, when its DRAM
+         * and tensor activity follow the cap rather than the job. Once it has an estimate, a
+         * job just uncapped waits a period: the features (a scrape, a sampling interval, the
+         * clocks' lag) still show the caps. A PFI is kept in [1.05, 3], the paper's range a
+         * little wider. */
+        if (j->at_ref && (j->uncapped_run >= 2 || isnan(j->model_pfi)) &&
+            job_features(c, ix, x) &&
+            pfi_fit_model_predict(c->model, x, 0.9, &yhat, &lo, &hi, &outside) == PFI_OK &&
+            isfinite(yhat))
+            j->model_pfi = ctl_window_median(j->pfi_hist, &j->pfi_n, fmin(3.0, fmax(1.05, yhat)));
+        if (c->model != NULL && isfinite(j->model_pfi)) {
+            j->pfi = j->model_pfi;
+            j->src = PFI_CURVE_MODEL;
+        }
+        if (ctl_curve_from_pfi(j->pfi, j->ref_pg_w, j->lo_w, j->hi_w, j->ngpus, ref_t,
+                               &j->curve) != PFI_OK) {
+            j->curve.n = 2; /* a flat fallback keeps the job at its caps */
+            j->curve.cap_w[0] = j->lo_w;
+            j->curve.cap_w[1] = j->hi_w;
+            j->curve.power_w[0] = j->curve.power_w[1] = j->ref_pg_w * g;
+            j->curve.tput[0] = j->curve.tput[1] = ref_t;
+        }
+    }
+    if (!tput_known && isfinite(j->tput) && j->tput > 0) {
+        /* the reference throughput from the live one through the curve's shape */
+        double f = ctl_curve_tput(&j->curve, j->cap_now_w) / ctl_curve_tput(&j->curve, j->hi_w);
+        if (f > 0) {
+            j->ref_tput_pg = j->tput / f / g;
+            for (size_t k = 0; k < j->curve.n; k++)
+                j->curve.tput[k] *= j->ref_tput_pg * g;
+        }
+    }
+}
+
+static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
+{
+    size_t nj = 0, npts = 0;
+    for (size_t i = 0; i < c->nj; i++)
+        if (c->j[i].seen) {
+            nj++;
+            npts += c->j[i].curve.n;
+        }
+    if (nj == 0)
+        return PFI_OK;
+    pfi_error e = PFI_ERR_NOMEM;
+    size_t *off = malloc((nj + 1) * sizeof *off), *jx = malloc(nj * sizeof *jx);
+    double *buf = malloc((3 * npts + 7 * nj) * sizeof *buf);
+    pfi_alloc_result r;
+    memset(&r, 0, sizeof r);
+    if (off == NULL || jx == NULL || buf == NULL)
+        goto out;
+    double *cap = buf, *pw = cap + npts, *tp = pw + npts, *gp = tp + npts, *wt = gp + nj,
+           *fl = wt + nj, *lo = fl + nj, *hi = lo + nj, *pf = hi + nj, *ft = pf + nj;
+    size_t m = 0, p = 0;
+    off[0] = 0;
+    for (size_t i = 0; i < c->nj; i++) {
+        cjob *j = &c->j[i];
+        if (!j->seen)
+            continue;
+        for (size_t k = 0; k < j->curve.n; k++, p++) {
+            cap[p] = j->curve.cap_w[k];
+            pw[p] = j->curve.power_w[k];
+            tp[p] = j->curve.tput[k];
+        }
+        const pfi_ctl_rule *rule = pfi_ctl_policy_find(c->cfg.rules, c->cfg.n_rules, j->id);
+        gp[m] = (double)j->ngpus;
+        wt[m] = rule && isfinite(rule->weight) ? rule->weight : 1;
+        fl[m] = rule ? rule->floor_frac : NAN;
+        lo[m] = NAN;
+        hi[m] = NAN;
+        pf[m] = isfinite(j->pfi) ? j->pfi : pfi_ctl_prior_pfi(j->cls);
+        ft[m] = 1;
+        jx[m] = i;
+        off[++m] = p;
+    }
+    unsigned char *deep = calloc(nj, 1);
+    if (deep == NULL)
+        goto out;
+    for (size_t k = 0; k < nj; k++)
+        deep[k] = strcmp(c->j[jx[k]].cls, "moe-ft") == 0;
+    /* pfi-model decides on the estimated curves and applies the sheds to the true ones; here
+     * the controller's curves are both: left to itself, pfi-model would rebuild a §7 curve
+     * from pf[] — the class prior for a job on a measured (store) curve, whose sweep would
+     * then shape only the cap that the prior's shed maps to, never the shed itself */
+    pfi_alloc_jobs aj = {nj, off, cap, pw, tp, gp, wt, fl, lo, hi, pf, ft, deep, NULL, pw, tp};
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    o.strategy = c->cfg.strategy;
+    o.budget_w = fmax(0, budget);
+    if ((e = pfi_alloc_result_init(&r, nj)) != PFI_OK) {
+        free(deep);
+        goto out;
+    }
+    pfi_diag d;
+    e = pfi_allocate(&aj, &o, &r, &d);
+    free(deep);
+    if (e != PFI_OK) {
+        snprintf(rep->note, sizeof rep->note, "allocation failed: %.200s", d.message);
+        e = PFI_OK; /* keep the caps as they are this period */
+        goto out;
+    }
+    if (!r.feasible)
+        snprintf(rep->note, sizeof rep->note,
+                 "budget infeasible: every job at its floor still needs %.0f W more",
+                 r.shortfall_w);
+    for (size_t k = 0; k < nj; k++) {
+        cjob *j = &c->j[jx[k]];
+        j->cap_w = floor(r.cap_w[k]);
+        j->pred_w = ctl_curve_power(&j->curve, j->cap_w);
+    }
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        cgpu *g = &c->g[gi];
+        if (!g->seen || g->job_ix == SIZE_MAX)
+            continue;
+        g->target_w = fmin(fmax(c->j[g->job_ix].cap_w, g->min_w), g->original_w);
+    }
+out:
+    pfi_alloc_result_clear(&r);
+    free(off);
+    free(jx);
+    free(buf);
+    return e;
+}
+
+pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, double reduction,
+                       pfi_ctl_report *rep, pfi_diag *d)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->t_s = t_s;
+    rep->event = event;
+    rep->agents = c->cfg.n_agents;
+    rep->budget_w = NAN;
+    rep->alloc_budget_w = NAN;
+    for (size_t i = 0; i < c->ng; i++) {
+        c->g[i].seen = false;
+        c->g[i].target_w = NAN;
+        c->g[i].job_ix = SIZE_MAX;
+    }
+    for (size_t i = 0; i < c->nj; i++)
+        job_reset(&c->j[i]);
+    c->period_id = -1;
+    if (c->audit != NULL && ctl_audit_begin(c->audit) != PFI_OK)
+        return ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot begin a transaction");
+    pfi_error e = read_agents(c, NULL, true, NULL, rep);
+    if (e != PFI_OK)
+        goto out;
+    /* jobs' throughput and class come with the same answers (second pass over the states
+     * is avoided: read_agents fills them when asked) */
+    {
+        /* re-read job lists cheaply from the last answers */
+        for (size_t a = 0, k = 0; a < c->cfg.n_agents; a++, k++) {
+            ctl_http_req *r = &c->req[k];
+            if (!c->up[a] || r->resp == NULL)
+                continue;
+            pfi_diag dd;
+            if (pfi_agent_state_parse(r->resp, r->resp_len, c->st, &dd) != PFI_OK)
+                continue;
+            for (size_t i = 0; i < c->st->n_jobs; i++) {
+                size_t ix;
+                cjob *j = job_slot(c, c->st->jobs[i].id, &ix);
+                if (j == NULL) {
+                    e = PFI_ERR_NOMEM;
+                    goto out;
+                }
+                if (c->st->jobs[i].job_class[0])
+                    ctl_copy(j->cls, sizeof j->cls, c->st->jobs[i].job_class);
+                if (isfinite(c->st->jobs[i].tput_tok_s))
+                    j->tput = isfinite(j->tput) ? fmax(j->tput, c->st->jobs[i].tput_tok_s)
+                                                : c->st->jobs[i].tput_tok_s;
+            }
+        }
+    }
+    for (size_t a = 0; a < c->cfg.n_agents; a++)
+        rep->agents_up += c->up[a];
+    /* Prometheus: power (and features) from the server when it answers */
+    if (c->prom_on) {
+        pfi_diag pd;
+        pfi_diag_clear(&pd);
+        pfi_error pe = ctl_prom_read(&c->prom, c->http, &c->cfg.prom, c->last_change_wall_s, &pd);
+        size_t matched = 0;
+        if (pe == PFI_OK) {
+            for (size_t gi = 0; gi < c->ng; gi++) {
+                cgpu *g = &c->g[gi];
+                const ctl_prom_gpu *pg = g->seen ? ctl_prom_find(&c->prom, g->host, g->uuid) : NULL;
+                if (pg != NULL && isfinite(pg->power_w)) {
+                    g->power_w = pg->power_w;
+                    matched++;
+                }
+            }
+        }
+        if (matched > 0) {
+            rep->prom_used = true;
+        } else {
+            rep->prom_failed = true;
+            snprintf(rep->note, sizeof rep->note,
+                     "Prometheus unavailable (%.160s): using the agents' power",
+                     pe != PFI_OK ? pd.message : "no GPU of the agents in its answer");
+        }
+    }
+    /* jobs */
+    double reserve = 0, unmanaged = 0, measured = 0, cap_sum = 0;
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        cgpu *g = &c->g[gi];
+        if (!g->seen) {
+            reserve += isfinite(g->confirmed_w) ? g->confirmed_w : g->max_w;
+            continue;
+        }
+        rep->gpus++;
+        if (isfinite(g->power_w))
+            measured += g->power_w;
+        if (isfinite(g->confirmed_w))
+            cap_sum += g->confirmed_w;
+        if (g->job[0] == '\0') {
+            unmanaged += isfinite(g->power_w) ? g->power_w : g->confirmed_w;
+            continue;
+        }
+        size_t ix;
+        if (job_slot(c, g->job, &ix) == NULL) {
+            e = PFI_ERR_NOMEM;
+            goto out;
+        }
+        cjob *j = &c->j[ix];
+        g->job_ix = ix;
+        j->seen = true;
+        j->ngpus++;
+        j->power_w += isfinite(g->power_w) ? g->power_w : 0;
+        j->lo_w = fmax(j->lo_w, g->min_w);
+        j->hi_w = fmin(j->hi_w, g->original_w);
+        j->cap_now_w += g->confirmed_w;
+        if (!(g->confirmed_w >= g->original_w - 0.5))
+            j->at_ref = false;
+    }
+    double ref_w = unmanaged + reserve, tput = 0;
+    for (size_t i = 0; i < c->nj; i++) {
+        cjob *j = &c->j[i];
+        if (!j->seen)
+            continue;
+        rep->jobs++;
+        j->cap_now_w /= (double)j->ngpus;
+        if (!(j->hi_w > j->lo_w))
+            j->lo_w = j->hi_w - 1;
+        j->uncapped_run = j->at_ref ? j->uncapped_run + 1 : 0;
+        if (j->at_ref && j->power_w > 0) {
+            /* the job runs uncapped: (re)learn its reference, smoothed */
+            /* the median of the last CTL_REF_WINDOW uncapped periods: one spiky reading (an
+             * energy difference over a short or misaligned span, a load transient) moves an
+             * average, and an event's budget (1 − reduction) × reference with it */
+            j->ref_pg_w = ctl_window_median(j->ref_hist, &j->ref_n, j->power_w / (double)j->ngpus);
+            if (isfinite(j->tput) && j->tput > 0)
+                j->ref_tput_pg =
+                    ctl_window_median(j->tput_hist, &j->tput_n, j->tput / (double)j->ngpus);
+        }
+        if (!isfinite(j->ref_pg_w))
+            j->ref_pg_w = 0.93 * j->hi_w; /* prior: a training job draws ~93 % of its limit */
+        estimate_curve(c, i);
+        ref_w += ctl_curve_power(&j->curve, j->hi_w);
+        if (isfinite(j->tput))
+            tput += j->tput;
+    }
+    double predicted = pfi_stage_cost_total(c);
+    double predicted_managed = predicted - reserve - unmanaged;
+    double B = NAN;
+    if (event)
+        B = isnan(budget_w) ? (1 - reduction) * ref_w : budget_w;
+    /* feedback: the curves' error on the managed GPUs, integrated, bounded */
+    double scale = isfinite(B) ? B : ref_w;
+    if (!event)
+        c->correction_w = 0; /* the correction is the event's: the next one learns afresh */
+    else if (c->prev_settled && c->quiet >= 2 && isfinite(measured)) {
+        /* only on a steady state: caps unchanged for two periods, all confirmed */
+        double err = (measured - unmanaged) - predicted_managed;
+        double corr = c->correction_w + c->cfg.feedback_gain * err;
+        double hi = c->cfg.feedback_bound * scale, lo = -0.5 * c->cfg.margin * scale;
+        c->correction_w = fmin(hi, fmax(lo, corr));
+    }
+    /* targets */
+    double stage_limit = INFINITY;
+    if (event) {
+        double ab = B * (1 - c->cfg.margin) - reserve - unmanaged - c->correction_w;
+        rep->alloc_budget_w = ab;
+        stage_limit = B * (1 - c->cfg.margin) - c->correction_w;
+        if ((e = allocate_jobs(c, ab, rep)) != PFI_OK)
+            goto out;
+    } else {
+        /* the curves' prediction is as good as during an event: the same margin keeps the
+         * measured power under the limit (staged at the limit itself, it drew a little over) */
+        if (isfinite(c->cfg.facility_limit_w))
+            stage_limit = c->cfg.facility_limit_w * (1 - c->cfg.margin);
+    }
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        cgpu *g = &c->g[gi];
+        if (g->seen && (!event || g->job_ix == SIZE_MAX))
+            g->target_w = g->original_w;
+    }
+    /* staged actuation */
+    pfi_stage_gpu *sg = malloc((c->ng + 1) * sizeof *sg);
+    double *send = malloc((c->ng + 1) * sizeof *send);
+    if (sg == NULL || send == NULL) {
+        free(sg);
+        free(send);
+        e = PFI_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        cgpu *g = &c->g[gi];
+        sg[gi] = (pfi_stage_gpu){g->confirmed_w, g->target_w, g->min_w, g->max_w,
+                                 g->seen && c->up[g->agent]};
+    }
+    size_t sent = 0, unconf1 = 0, unconf2 = 0;
+    pfi_stage_decreases(sg, c->ng, send);
+    if ((e = push(c, send, 1, t_s, &sent, &unconf1, false)) != PFI_OK)
+        goto stage_out;
+    rep->decreases = sent;
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        sg[gi].confirmed_w = c->g[gi].confirmed_w;
+        sg[gi].reachable = c->g[gi].seen && c->up[c->g[gi].agent];
+    }
+    size_t ninc = pfi_stage_increases(sg, c->ng, stage_limit, stage_cost, c, send, NULL);
+    size_t want_inc = 0;
+    for (size_t gi = 0; gi < c->ng; gi++)
+        if (sg[gi].reachable && isfinite(sg[gi].target_w) && isfinite(sg[gi].confirmed_w) &&
+            sg[gi].target_w > sg[gi].confirmed_w + 0.5)
+            want_inc++;
+    if ((e = push(c, send, 2, t_s, &sent, &unconf2, event)) != PFI_OK)
+        goto stage_out;
+    rep->increases = ninc;
+    if (rep->decreases + ninc > 0) {
+        struct timespec wt;
+        clock_gettime(CLOCK_REALTIME, &wt);
+        c->last_change_wall_s = (double)wt.tv_sec + wt.tv_nsec * 1e-9;
+        c->quiet = 0;
+    } else {
+        c->quiet++;
+    }
+    rep->unconfirmed = unconf1 + unconf2;
+    c->prev_settled = rep->unconfirmed == 0 && ninc == want_inc;
+    if (ninc < want_inc && rep->note[0] == '\0')
+        snprintf(rep->note, sizeof rep->note, "%zu increase(s) held back by the %s",
+                 want_inc - ninc, event ? "budget" : "facility limit");
+stage_out:
+    free(sg);
+    free(send);
+    if (e != PFI_OK)
+        goto out;
+    /* report */
+    cap_sum = 0;
+    bool restored = true;
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        const cgpu *g = &c->g[gi];
+        if (!g->seen)
+            continue;
+        if (isfinite(g->confirmed_w))
+            cap_sum += g->confirmed_w;
+        if (!(fabs(g->confirmed_w - g->original_w) <= 0.5))
+            restored = false;
+    }
+    rep->budget_w = B;
+    rep->measured_w = measured;
+    rep->reserved_w = reserve;
+    rep->predicted_w = predicted;
+    rep->correction_w = c->correction_w;
+    rep->ref_w = ref_w;
+    rep->tput_tok_s = tput;
+    rep->cap_sum_w = cap_sum;
+    rep->restored = !event && restored;
+    if (c->audit != NULL) {
+        long id;
+        if (ctl_audit_period(c->audit, rep, pfi_strategy_name(c->cfg.strategy), &id) != PFI_OK ||
+            ctl_audit_fix_caps(c->audit, id) != PFI_OK) {
+            e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record the period");
+            goto out;
+        }
+        for (size_t i = 0; i < c->nj; i++) {
+            const cjob *j = &c->j[i];
+            if (!j->seen)
+                continue;
+            if (ctl_audit_job(c->audit, id, j->id, j->cls, j->ngpus, j->pfi,
+                              pfi_curve_source_name(j->src), j->cap_w, j->ref_pg_w,
+                              j->ref_tput_pg, j->power_w, j->pred_w, j->tput) != PFI_OK) {
+                e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record job %s", j->id);
+                goto out;
+            }
+        }
+        return ctl_audit_commit(c->audit, d);
+    }
+    return PFI_OK;
+out:
+    if (c->audit != NULL)
+        ctl_audit_commit(c->audit, NULL);
+    return e;
+}
+
+pfi_error pfi_ctl_release(pfi_ctl *c, bool *all_ok, pfi_diag *d)
+{
+    (void)d;
+    size_t n = c->cfg.n_agents;
+    for (size_t a = 0; a < n; a++) {
+        ctl_http_req *r = &c->req[a];
+        ctl_http_req_clear(r);
+        r->method = "DELETE";
+        agent_url(c, a, "/v1/caps", r->url, sizeof r->url);
+        r->token = c->cfg.agents[a].token;
+        r->body = NULL;
+    }
+    pfi_error e = ctl_http_run(c->http, c->req, n, c->cfg.http_timeout_s);
+    *all_ok = true;
+    for (size_t a = 0; a < n; a++)
+        if (c->req[a].status != 200)
+            *all_ok = false;
+    return e;
+}
+
+size_t pfi_ctl_job_count(const pfi_ctl *c)
+{
+    return c->nj;
+}
+
+void pfi_ctl_job_get(const pfi_ctl *c, size_t i, pfi_ctl_job_view *o)
+{
+    const cjob *j = &c->j[i];
+    o->id = j->id;
+    o->job_class = j->cls;
+    o->gpus = j->seen ? j->ngpus : 0;
+    o->pfi = j->pfi;
+    o->source = j->src;
+    o->cap_w = j->seen ? j->cap_now_w : NAN;
+    o->ref_power_w = j->ref_pg_w * (double)j->ngpus;
+    o->power_w = j->seen ? j->power_w : NAN;
+    o->pred_power_w = j->pred_w;
+    o->tput_tok_s = j->tput;
+    o->ref_tput_tok_s = j->ref_tput_pg * (double)j->ngpus;
+}

@@ -1,0 +1,80 @@
+/*
+ * Internals shared by the controller's files (src/lib/control). Not part of the public API.
+ */
+#ifndef PFI_CTL_INTERNAL_H
+#define PFI_CTL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pfi/error.h"
+
+/* ctl_fail — fill d (may be NULL) with line and message; return e. */
+pfi_error ctl_fail(pfi_diag *d, long line, pfi_error e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ctl_parse_num — a whole-string finite number. */
+bool ctl_parse_num(const char *s, double *out);
+
+/* ctl_window_median — push v into the window h[CTL_REF_WINDOW] (*n values pushed so far) and
+ * return the median of the values it holds. */
+#define CTL_REF_WINDOW 5
+double ctl_window_median(double *h, size_t *n, double v);
+
+/* ctl_copy — copy src into dst[n]; false (dst untouched) when it does not fit. */
+bool ctl_copy(char *dst, size_t n, const char *src);
+
+/* ---- HTTP (libcurl multi): many requests at once, bounded answers ---- */
+#define CTL_HTTP_MAX_BODY (8u << 20) /* longest answer kept, bytes */
+#define PFI_CTL_AUTH_LEN 320
+
+typedef struct ctl_http_req {
+    const char *method; /* "GET", "PUT", "DELETE" */
+    char url[640];
+    const char *token;  /* bearer token or NULL */
+    const char *body;   /* request body or NULL (borrowed) */
+    /* results */
+    long status;        /* HTTP status, 0 when no answer */
+    char *resp;         /* answer body (owned: free), NUL-terminated, or NULL */
+    size_t resp_len;
+    char err[160];      /* transport error when status == 0 */
+} ctl_http_req;
+
+typedef struct ctl_http ctl_http;
+pfi_error ctl_http_create(ctl_http **out);
+void ctl_http_destroy(ctl_http *h);
+/* ctl_http_run — perform r[n] concurrently, each within timeout_s. Frees earlier resp. */
+pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s);
+void ctl_http_req_clear(ctl_http_req *r);
+
+/* ---- audit (SQLite) ---- */
+typedef struct ctl_audit ctl_audit;
+pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **out,
+                         pfi_diag *d);
+void ctl_audit_close(ctl_audit *a);
+long ctl_audit_run_id(const ctl_audit *a);
+pfi_error ctl_audit_begin(ctl_audit *a);
+pfi_error ctl_audit_commit(ctl_audit *a, pfi_diag *d);
+/* period row; returns its id in *id */
+struct pfi_ctl_report;
+pfi_error ctl_audit_period(ctl_audit *a, const struct pfi_ctl_report *r, const char *strategy,
+                           long *id);
+pfi_error ctl_audit_job(ctl_audit *a, long period, const char *job, const char *cls, size_t gpus,
+                        double pfi, const char *source, double cap_w, double ref_power_w,
+                        double ref_tput, double power_w, double pred_power_w, double tput);
+pfi_error ctl_audit_cap(ctl_audit *a, long period, int phase, const char *agent,
+                        const char *uuid, double requested_w, double enforced_w, const char *what);
+pfi_error ctl_audit_original(ctl_audit *a, const char *agent, const char *uuid, double w);
+/* restore: latest reference values of a job from any earlier run; false when none */
+bool ctl_audit_job_ref(ctl_audit *a, const char *job, double *ref_power_w, double *ref_tput);
+/* restore: the latest PFI a model gave job in any earlier run; false (*pfi untouched) when none */
+bool ctl_audit_job_model_pfi(ctl_audit *a, const char *job, double *pfi);
+bool ctl_audit_original_get(ctl_audit *a, const char *uuid, double *w);
+pfi_error ctl_audit_fix_caps(ctl_audit *a, long period);
+/* ctl_audit_agent_gpus — the GPUs an earlier run saw on agent, with their last confirmed
+ * cap (else their original): for a restarted controller whose agent does not answer. */
+size_t ctl_audit_agent_gpus(ctl_audit *a, const char *agent, char (*uuid)[128], double *cap_w,
+                            size_t max);
+bool ctl_audit_last_correction(ctl_audit *a, double *corr_w);
+
+#endif

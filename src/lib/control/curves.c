@@ -1,0 +1,116 @@
+/*
+ * Per-job curve estimation for the controller (pfi/control.h): a measured sweep from the
+ * run store, else a `pfi fit` model applied to live features, else the class prior — the
+ * latter two turned into a concave cap → power, throughput curve by inverting the DESIGN §7
+ * model (pfi_model_share_for_pfi) through the job's reference point.
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "control/ctl_curves.h"
+#include "pfi/model.h"
+
+/* The platform grid the PFI is defined on (DESIGN §2: comparable only on the same grid). */
+static const double pfi_grid[] = {200, 300, 400, 500, 600, 700};
+
+pfi_error ctl_curve_from_pfi(double pfi, double ref_pg_w, double lo_w, double hi_w, size_t gpus,
+                             double ref_tput, ctl_curve *c)
+{
+    pfi_model_job j;
+    pfi_model_job_init(&j, 0.8, ref_pg_w > 0 ? ref_pg_w : hi_w);
+    double alpha;
+    bool reached;
+    pfi_error e = pfi_model_share_for_pfi(&j, pfi_grid, sizeof pfi_grid / sizeof pfi_grid[0],
+                                          0.02, pfi, &alpha, &reached);
+    if (e != PFI_OK)
+        return e;
+    pfi_model_set_share(&j, alpha);
+    c->alpha = alpha;
+    size_t n = 0;
+    double step = (hi_w - lo_w) / (CTL_CURVE_MAX - 1);
+    if (!(step > 0)) {
+        lo_w = hi_w - 1;
+        step = 1;
+    }
+    pfi_model_point top;
+    if ((e = pfi_model_eval(&j, hi_w, &top)) != PFI_OK)
+        return e;
+    for (size_t k = 0; k < CTL_CURVE_MAX; k++) {
+        double cap = k + 1 == CTL_CURVE_MAX ? hi_w : lo_w + step * (double)k;
+        pfi_model_point p;
+        if ((e = pfi_model_eval(&j, cap, &p)) != PFI_OK)
+            return e;
+        c->cap_w[n] = cap;
+        c->power_w[n] = p.power_w * (double)gpus;
+        c->tput[n] = ref_tput * p.throughput / top.throughput;
+        if (n > 0 && c->power_w[n] < c->power_w[n - 1])
+            c->power_w[n] = c->power_w[n - 1];
+        if (n > 0 && c->tput[n] < c->tput[n - 1])
+            c->tput[n] = c->tput[n - 1];
+        n++;
+    }
+    c->n = n;
+    return PFI_OK;
+}
+
+bool ctl_curve_from_store(sqlite3 *db, const char *group, double ref_power_w, double ref_tput,
+                          double lo_w, double hi_w, ctl_curve *c)
+{
+    if (db == NULL)
+        return false;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT r.cap_w, r.power_w, r.throughput FROM runs r JOIN groups g ON"
+                           " g.id = r.group_id WHERE g.name = ? AND r.power_w > 0 AND"
+                           " r.throughput > 0 AND (r.flags & 1) = 0 ORDER BY r.cap_w",
+                           -1, &st, NULL) != SQLITE_OK)
+        return false;
+    sqlite3_bind_text(st, 1, group, -1, SQLITE_TRANSIENT);
+    double cap[CTL_CURVE_MAX], pw[CTL_CURVE_MAX], tp[CTL_CURVE_MAX];
+    size_t n = 0;
+    while (n < CTL_CURVE_MAX && sqlite3_step(st) == SQLITE_ROW) {
+        cap[n] = sqlite3_column_double(st, 0);
+        pw[n] = sqlite3_column_double(st, 1);
+        tp[n] = sqlite3_column_double(st, 2);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (n < 2)
+        return false;
+    /* normalise to the sweep's reference (highest cap), scale to the live job's reference,
+     * keep the caps inside [lo, hi] (the end points interpolated) */
+    double p0 = pw[n - 1], t0 = tp[n - 1];
+    size_t m = 0;
+    double lo = lo_w > cap[0] ? lo_w : cap[0];
+    double hi = hi_w < cap[n - 1] ? hi_w : cap[n - 1];
+    if (!(hi > lo))
+        return false;
+    for (size_t k = 0; k <= n + 1 && m < CTL_CURVE_MAX; k++) {
+        double x = k == 0 ? lo : k == n + 1 ? hi : cap[k - 1];
+        if (x < lo || x > hi || (m > 0 && x <= c->cap_w[m - 1]))
+            continue;
+        c->cap_w[m] = x;
+        c->power_w[m] = ref_power_w * pfi_interp_lin(cap, pw, n, x) / p0;
+        c->tput[m] = ref_tput * pfi_interp_lin(cap, tp, n, x) / t0;
+        if (m > 0 && c->power_w[m] < c->power_w[m - 1])
+            c->power_w[m] = c->power_w[m - 1];
+        if (m > 0 && c->tput[m] < c->tput[m - 1])
+            c->tput[m] = c->tput[m - 1];
+        m++;
+    }
+    c->n = m;
+    c->alpha = NAN;
+    return m >= 2;
+}
+
+double ctl_curve_power(const ctl_curve *c, double cap_w)
+{
+    return pfi_interp_lin(c->cap_w, c->power_w, c->n, cap_w);
+}
+
+double ctl_curve_tput(const ctl_curve *c, double cap_w)
+{
+    return pfi_interp_lin(c->cap_w, c->tput, c->n, cap_w);
+}

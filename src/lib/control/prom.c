@@ -1,0 +1,283 @@
+/*
+ * Telemetry from a Prometheus server for the controller. Every query joins on up == 1 (a
+ * dead target's last samples otherwise linger in the lookback window), each GPU is counted
+ * once per host and UUID (a GPU scraped twice, or listed under two job ids, is one GPU),
+ * and energy counters are read raw with their sample timestamps and differenced between
+ * reads — per segment, a counter reset starting a new one — rather than through increase(),
+ * which extrapolates to the window's edges.
+ */
+#include "control/curl_lazy.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/memory.h"
+#include "control/ctl_prom.h"
+
+
+pfi_error ctl_prom_init(ctl_prom *p, const pfi_ctl_prom_config *pc, pfi_diag *d)
+{
+    memset(p, 0, sizeof *p);
+    const char *s = pc->feature_metrics;
+    while (s != NULL && *s != '\0') {
+        const char *comma = strchr(s, ',');
+        size_t l = comma ? (size_t)(comma - s) : strlen(s);
+        const char *eq = memchr(s, '=', l);
+        if (eq == NULL || eq == s || eq + 1 == s + l || p->n_features == CTL_PROM_MAX_FEATURES ||
+            (size_t)(eq - s) >= 64 || (size_t)(s + l - eq - 1) >= 128)
+            return ctl_fail(d, 0, PFI_ERR_INVALID_ARGUMENT,
+                            "feature map must be NAME=METRIC,... (at most %d)",
+                            CTL_PROM_MAX_FEATURES);
+        memcpy(p->feature_name[p->n_features], s, (size_t)(eq - s));
+        memcpy(p->feature_metric[p->n_features], eq + 1, (size_t)(s + l - eq - 1));
+        p->n_features++;
+        s = comma ? comma + 1 : NULL;
+    }
+    return PFI_OK;
+}
+
+void ctl_prom_clear(ctl_prom *p)
+{
+    free(p->g);
+    memset(p, 0, sizeof *p);
+}
+
+const ctl_prom_gpu *ctl_prom_find(const ctl_prom *p, const char *host, const char *uuid)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->g[i].fresh && strcmp(p->g[i].uuid, uuid) == 0 && strcmp(p->g[i].host, host) == 0)
+            return &p->g[i];
+    return NULL;
+}
+
+static ctl_prom_gpu *slot(ctl_prom *p, const char *host, const char *uuid)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (strcmp(p->g[i].uuid, uuid) == 0 && strcmp(p->g[i].host, host) == 0)
+            return &p->g[i];
+    if (p->n == p->cap) {
+        size_t nc = p->cap ? 2 * p->cap : 64;
+        ctl_prom_gpu *q = realloc(p->g, nc * sizeof *q);
+        if (q == NULL)
+            return NULL;
+        p->g = q;
+        p->cap = nc;
+    }
+    ctl_prom_gpu *g = &p->g[p->n++];
+    memset(g, 0, sizeof *g);
+    ctl_copy(g->host, sizeof g->host, host);
+    ctl_copy(g->uuid, sizeof g->uuid, uuid);
+    g->energy_j = g->energy_t_s = NAN;
+    return g;
+}
+
+/* Run one instant query; *out owned. */
+static pfi_error query(ctl_http *h, const pfi_ctl_prom_config *pc, const char *promql,
+                       pfi_prom_sample **out, size_t *n, pfi_diag *d)
+{
+    char *enc = curl_easy_escape(NULL, promql, 0);
+    if (enc == NULL)
+        return PFI_ERR_NOMEM;
+    ctl_http_req r;
+    memset(&r, 0, sizeof r);
+    r.method = "GET";
+    int w = snprintf(r.url, sizeof r.url, "%s/api/v1/query?query=%s", pc->url, enc);
+    curl_free(enc);
+    if (w < 0 || (size_t)w >= sizeof r.url)
+        return ctl_fail(d, 0, PFI_ERR_INVALID_ARGUMENT, "Prometheus query too long");
+    pfi_error e = ctl_http_run(h, &r, 1, pc->timeout_s > 0 ? pc->timeout_s : 1.0);
+    if (e == PFI_OK && r.status == 0)
+        e = ctl_fail(d, 0, PFI_ERR_IO, "Prometheus %s: %s", pc->url, r.err);
+    else if (e == PFI_OK && r.resp == NULL)
+        e = ctl_fail(d, 0, PFI_ERR_IO, "Prometheus %s: HTTP %ld, empty answer", pc->url,
+                     r.status);
+    if (e == PFI_OK) {
+        e = pfi_prom_vector_parse(r.resp, r.resp_len, out, n, d);
+        if (e == PFI_ERR_VALUE)
+            e = PFI_ERR_IO;
+    }
+    ctl_http_req_clear(&r);
+    return e;
+}
+
+/* "M and on(J) (up == 1)" */
+static void joined(char *buf, size_t n, const char *fn, const char *metric,
+                   const pfi_ctl_prom_config *pc)
+{
+    snprintf(buf, n, "%s%s%s and on(%s) (up == 1)", fn, metric, fn[0] ? ")" : "",
+             pc->up_join_label);
+}
+
+/* For each series with the host and uuid labels: the latest sample per (host, uuid). */
+typedef void (*take_fn)(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx);
+
+static pfi_error each_gpu(ctl_prom *p, const pfi_ctl_prom_config *pc, const pfi_prom_sample *s,
+                          size_t n, take_fn take, void *ctx)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *host = pfi_prom_sample_label(&s[i], pc->host_label);
+        const char *uuid = pfi_prom_sample_label(&s[i], pc->uuid_label);
+        if (host == NULL || uuid == NULL)
+            continue;
+        ctl_prom_gpu *g = slot(p, host, uuid);
+        if (g == NULL)
+            return PFI_ERR_NOMEM;
+        take(g, &s[i], ctx);
+    }
+    return PFI_OK;
+}
+
+static void take_gauge(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
+{
+    (void)ctx;
+    if (isfinite(s->value) && s->value >= 0) {
+        g->power_w = s->value; /* duplicates of one GPU carry the same value: keep one */
+        g->fresh = true;
+    }
+}
+
+typedef struct etake {
+    const pfi_prom_sample *s; /* the counters and their own sample times (one query) */
+    size_t n;
+    const pfi_prom_sample *ts; /* timestamp() answers (scrape times), same order not guaranteed */
+    size_t nts;
+    const pfi_ctl_prom_config *pc;
+    double segment_start_s;
+} etake;
+
+static bool has_time_metric(const pfi_ctl_prom_config *pc)
+{
+    return pc->energy_time_metric != NULL && pc->energy_time_metric[0] != '\0';
+}
+
+static bool is_time_sample(const pfi_ctl_prom_config *pc, const pfi_prom_sample *s)
+{
+    const char *name = pfi_prom_sample_label(s, "__name__");
+    return has_time_metric(pc) && name != NULL && strcmp(name, pc->energy_time_metric) == 0;
+}
+
+/* The first finite value among xs[] of GPU g (is_time: only the time metric's series). */
+static double gpu_value(const etake *et, const ctl_prom_gpu *g, const pfi_prom_sample *xs,
+                        size_t n, bool is_time)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (is_time && !is_time_sample(et->pc, &xs[k]))
+            continue;
+        const char *h = pfi_prom_sample_label(&xs[k], et->pc->host_label);
+        const char *u = pfi_prom_sample_label(&xs[k], et->pc->uuid_label);
+        if (h && u && strcmp(h, g->host) == 0 && strcmp(u, g->uuid) == 0 &&
+            isfinite(xs[k].value))
+            return xs[k].value;
+    }
+    return NAN;
+}
+
+static void take_energy(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
+{
+    etake *et = ctx;
+    if (is_time_sample(et->pc, s) || !isfinite(s->value) || s->value < 0)
+        return;
+    /* The counter's time: the exporter's own time of the counter's sample, from the same
+     * scrape (exported with the counter, read in the same query). Prometheus' timestamp is
+     * the scrape's start, and the exporter's counter lags it by up to its sampling interval:
+     * over a 1 s span that lag is a tenth or more of the power. timestamp() is the fallback
+     * for an exporter that does not export the time. */
+    double t = gpu_value(et, g, et->s, et->n, true);
+    if (isnan(t))
+        t = gpu_value(et, g, et->ts, et->nts, false);
+    if (isnan(t))
+        return;
+    if (isfinite(g->energy_t_s) && t == g->energy_t_s)
+        return; /* a duplicate of this GPU, or no new scrape: keep what we have */
+    if (isfinite(g->energy_t_s) && t > g->energy_t_s && s->value >= g->energy_j) {
+        /* A segment is a stretch of constant caps: an anchor from before the last cap change
+         * would average the old power in, so a new segment starts (the gauge meanwhile).
+         * Prometheus stamps a sample with the scrape's start and the exporter reads the
+         * counter a little later: over a short span that jitter is a large share of the
+         * power, so the difference is taken over at least CTL_PROM_MIN_SPAN_S. */
+        if (g->energy_t_s < et->segment_start_s) {
+            g->energy_j = s->value;
+            g->energy_t_s = t;
+            return;
+        }
+        if (t - g->energy_t_s < CTL_PROM_MIN_SPAN_S)
+            return;
+        g->power_w = (s->value - g->energy_j) / (t - g->energy_t_s);
+        g->fresh = true;
+    }
+    /* else: first sample or a counter reset: a new segment starts here */
+    g->energy_j = s->value;
+    g->energy_t_s = t;
+}
+
+pfi_error ctl_prom_take_energy(ctl_prom *p, const pfi_ctl_prom_config *pc,
+                               const pfi_prom_sample *s, size_t n, const pfi_prom_sample *ts,
+                               size_t nts, double segment_start_s)
+{
+    etake et = {s, n, ts, nts, pc, segment_start_s};
+    return each_gpu(p, pc, s, n, take_energy, &et);
+}
+
+typedef struct ftake {
+    size_t k;
+} ftake;
+
+static void take_feature(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
+{
+    ftake *f = ctx;
+    g->feature[f->k] = isfinite(s->value) ? s->value : NAN;
+}
+
+void ctl_prom_begin(ctl_prom *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        p->g[i].fresh = false;
+        p->g[i].power_w = NAN;
+        for (size_t k = 0; k < CTL_PROM_MAX_FEATURES; k++)
+            p->g[i].feature[k] = NAN;
+    }
+}
+
+pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
+                        double segment_start_s, pfi_diag *d)
+{
+    ctl_prom_begin(p);
+    char q[512];
+    pfi_prom_sample *s = NULL, *ts = NULL;
+    size_t n = 0, nts = 0;
+    joined(q, sizeof q, "", pc->power_metric, pc);
+    pfi_error e = query(h, pc, q, &s, &n, d);
+    if (e == PFI_OK)
+        e = each_gpu(p, pc, s, n, take_gauge, NULL);
+    pfi_free(s);
+    s = NULL;
+    /* energy: the raw counter and its sample time; the difference overrides the gauge */
+    if (e == PFI_OK && pc->energy_metric != NULL && pc->energy_metric[0] != '\0') {
+        if (has_time_metric(pc))
+            snprintf(q, sizeof q, "(%s or %s) and on(%s) (up == 1)", pc->energy_metric,
+                     pc->energy_time_metric, pc->up_join_label);
+        else
+            joined(q, sizeof q, "", pc->energy_metric, pc);
+        e = query(h, pc, q, &s, &n, d);
+        if (e == PFI_OK) {
+            joined(q, sizeof q, "timestamp(", pc->energy_metric, pc);
+            e = query(h, pc, q, &ts, &nts, d);
+        }
+        if (e == PFI_OK)
+            e = ctl_prom_take_energy(p, pc, s, n, ts, nts, segment_start_s);
+        pfi_free(s);
+        pfi_free(ts);
+        s = ts = NULL;
+    }
+    for (size_t k = 0; e == PFI_OK && k < p->n_features; k++) {
+        joined(q, sizeof q, "", p->feature_metric[k], pc);
+        e = query(h, pc, q, &s, &n, d);
+        ftake f = {k};
+        if (e == PFI_OK)
+            e = each_gpu(p, pc, s, n, take_feature, &f);
+        pfi_free(s);
+        s = NULL;
+    }
+    return e;
+}

@@ -1,0 +1,902 @@
+/*
+ * nvidia-smi readers: --query-gpu CSV, dmon, and -q text blocks. Layouts: shared/cases
+ * README "Formats confirmed from real output" and the nvidia-smi man page.
+ */
+#define _GNU_SOURCE /* memmem, gmtime_r */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "telemetry/tm_internal.h"
+#include "telemetry/tm_scan.h"
+
+#define MAX_COLS 512
+
+typedef struct span {
+    const char *s;
+    size_t n;
+} span;
+
+static inline span trim(span x)
+{
+    while (x.n > 0 && tm_is_blank(x.s[0])) {
+        x.s++;
+        x.n--;
+    }
+    while (x.n > 0 && tm_is_blank(x.s[x.n - 1]))
+        x.n--;
+    return x;
+}
+
+static bool span_eq(span x, const char *w)
+{
+    size_t n = strlen(w);
+    return x.n == n && memcmp(x.s, w, n) == 0;
+}
+
+/* Split on c; returns the number of fields, or MAX_COLS + 1 when there are more. */
+static size_t split_char(const char *s, size_t n, char c, span *out)
+{
+    size_t k = 0, start = 0;
+    for (;;) {
+        size_t i = tm_find_char(s, start, n, c);
+        if (k == MAX_COLS)
+            return MAX_COLS + 1;
+        out[k++] = trim((span){s + start, i - start});
+        if (i == n)
+            return k;
+        start = i + 1;
+    }
+}
+
+static size_t split_ws(const char *s, size_t n, span *out)
+{
+    size_t k = 0, i = tm_skip_blanks(s, 0, n);
+    while (i < n) {
+        size_t e = tm_find_blank(s, i, n);
+        if (k == MAX_COLS)
+            return MAX_COLS + 1;
+        out[k++] = (span){s + i, e - i};
+        i = tm_skip_blanks(s, e, n);
+    }
+    return k;
+}
+
+static bool parse_uint(span x, size_t digits, unsigned *out)
+{
+    if (x.n != digits)
+        return false;
+    unsigned v = 0;
+    for (size_t i = 0; i < x.n; i++) {
+        if (x.s[i] < '0' || x.s[i] > '9')
+            return false;
+        v = v * 10 + (unsigned)(x.s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* "HH:MM:SS[.fff]" -> seconds of the day; the fraction (at most 10 digits) is the
+ * correctly rounded f / 10^k of its k digits f. */
+static bool parse_tod(span x, double *out)
+{
+    if (x.n < 8 || x.s[2] != ':' || x.s[5] != ':')
+        return false;
+    const unsigned char *u = (const unsigned char *)x.s;
+    /* (a byte that is not a digit gives a difference above 9) */
+    unsigned h1 = u[0] - 48u, h2 = u[1] - 48u, m1 = u[3] - 48u, m2 = u[4] - 48u,
+             s1 = u[6] - 48u, s2 = u[7] - 48u;
+    if ((h1 > 9) | (h2 > 9) | (m1 > 9) | (m2 > 9) | (s1 > 9) | (s2 > 9))
+        return false;
+    unsigned h = 10 * h1 + h2, m = 10 * m1 + m2, s = 10 * s1 + s2;
+    if (h > 23 || m > 59 || s > 60)
+        return false;
+    double frac = 0;
+    if (x.n > 8) {
+        if (x.s[8] != '.' || x.n > 8 + 10)
+            return false;
+        uint64_t f = 0;
+        for (size_t i = 9; i < x.n; i++) {
+            unsigned d = u[i] - 48u;
+            if (d > 9)
+                return false;
+            f = f * 10 + d;
+        }
+        frac = (double)f / tm_pow10(x.n - 9);
+    }
+    *out = h * 3600.0 + m * 60.0 + s + frac;
+    return true;
+}
+
+/* Date "YYYY/MM/DD" or "YYYYMMDD" or "YYYY-MM-DD" -> days since 1970. */
+static bool parse_date(span x, long *days)
+{
+    unsigned y, m, d;
+    if (x.n == 8) {
+        if (!parse_uint((span){x.s, 4}, 4, &y) || !parse_uint((span){x.s + 4, 2}, 2, &m) ||
+            !parse_uint((span){x.s + 6, 2}, 2, &d))
+            return false;
+    } else if (x.n == 10 && (x.s[4] == '/' || x.s[4] == '-') && x.s[7] == x.s[4]) {
+        if (!parse_uint((span){x.s, 4}, 4, &y) || !parse_uint((span){x.s + 5, 2}, 2, &m) ||
+            !parse_uint((span){x.s + 8, 2}, 2, &d))
+            return false;
+    } else {
+        return false;
+    }
+    if (m < 1 || m > 12 || d < 1 || d > 31)
+        return false;
+    *days = tm_days_from_civil((long)y, m, d);
+    return true;
+}
+
+/* Normalise a PCI bus id to "dddd:bb:dd.f" lower case (8-digit domains cut to 4). */
+static bool norm_bus(span x, char *out, size_t len)
+{
+    const char *colon = memchr(x.s, ':', x.n);
+    if (colon == NULL || x.n > 32 || len < 16)
+        return false;
+    size_t dom = (size_t)(colon - x.s);
+    span rest = {colon, x.n - dom};
+    span d = {x.s, dom};
+    if (dom > 4) {
+        d.s += dom - 4;
+        d.n = 4;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < 4 - (d.n < 4 ? 4 - d.n : 0) && i < d.n; i++)
+        out[k++] = (char)((d.s[i] >= 'A' && d.s[i] <= 'F') ? d.s[i] + 32 : d.s[i]);
+    for (size_t i = 0; i < rest.n && k + 1 < len; i++) {
+        char c = rest.s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+              c == ':' || c == '.'))
+            break;
+        out[k++] = (char)((c >= 'A' && c <= 'F') ? c + 32 : c);
+    }
+    out[k] = '\0';
+    return k >= 7;
+}
+
+/* "gpu<index>" into out[64], the index cut to 40 bytes (no printf per row). */
+static void gpu_name(char *out, span idx)
+{
+    size_t n = idx.n > 40 ? 40 : idx.n;
+    memcpy(out, "gpu", 3);
+    memcpy(out + 3, idx.s, n);
+    out[3 + n] = '\0';
+}
+
+/* ---- --query-gpu CSV ---- */
+
+enum { COL_VALUE, COL_TIMESTAMP, COL_INDEX, COL_BUS, COL_UUID, COL_TEXT };
+
+typedef struct csv_col {
+    int role;
+    size_t field;
+    char unit[16];
+} csv_col;
+
+static bool looks_like_header(const span *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        span x = f[i];
+        const char *br = memchr(x.s, '[', x.n);
+        size_t m = br ? (size_t)(br - x.s) : x.n;
+        if (m == 0)
+            return false;
+        for (size_t j = 0; j < m; j++) {
+            char c = x.s[j];
+            if (!((c >= 'a' && c <= 'z') || c == '.' || c == '_' || c == ' '))
+                return false;
+        }
+    }
+    return n > 0;
+}
+
+static pfi_error map_csv_header(pfi_tm *tm, const span *f, size_t n, csv_col *cols)
+{
+    for (size_t i = 0; i < n; i++) {
+        span x = f[i];
+        cols[i].unit[0] = '\0';
+        if (x.n > 2 && x.s[x.n - 1] == ']') {
+            const char *br = memchr(x.s, '[', x.n);
+            if (br != NULL) {
+                size_t un = x.n - 1 - (size_t)(br - x.s) - 1;
+                if (un >= sizeof cols[i].unit)
+                    un = sizeof cols[i].unit - 1;
+                memcpy(cols[i].unit, br + 1, un);
+                cols[i].unit[un] = '\0';
+                x = trim((span){x.s, (size_t)(br - x.s)});
+            }
+        }
+        if (span_eq(x, "timestamp"))
+            cols[i].role = COL_TIMESTAMP;
+        else if (span_eq(x, "index"))
+            cols[i].role = COL_INDEX;
+        else if (span_eq(x, "pci.bus_id"))
+            cols[i].role = COL_BUS;
+        else if (span_eq(x, "uuid"))
+            cols[i].role = COL_UUID;
+        else if (span_eq(x, "name") || span_eq(x, "driver_version") || span_eq(x, "serial") ||
+                 span_eq(x, "pstate") || (x.n > 7 && memcmp(x.s, "clocks_", 7) == 0 &&
+                                          memmem(x.s, x.n, "reasons", 7)))
+            cols[i].role = COL_TEXT;
+        else {
+            cols[i].role = COL_VALUE;
+            pfi_error e = tm_field(tm, x.s, x.n, &cols[i].field);
+            if (e != PFI_OK)
+                return e;
+        }
+    }
+    return PFI_OK;
+}
+
+/* Try to pull a bus id out of "Unable to determine the device handle for GPU0000:3D:00.0: ..." */
+static bool error_line_bus(const char *s, size_t n, char *bus, size_t len)
+{
+    const char *p = memmem(s, n, "for GPU", 7);
+    if (p == NULL)
+        return false;
+    p += 7;
+    while (p < s + n && (*p == ' ' || *p == ':'))
+        p++;
+    size_t k = 0;
+    while (p + k < s + n && p[k] != ' ' && !(p[k] == ':' && (p + k + 1 == s + n ||
+                                                             p[k + 1] == ' ')))
+        k++;
+    return norm_bus((span){p, k}, bus, len);
+}
+
+/*
+ * The common data row: ncol fields, every value column a plain decimal followed by nothing
+ * or by exactly its header's unit. Fields (trimmed) in f[0..ncol), values in fv. False for
+ * anything else (placeholders, unit mismatches, wrong counts): the general path decides.
+ */
+static bool csv_fast_row(const char *s, size_t n, const csv_col *cols, size_t ncol, span *f,
+                         double *fv)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < ncol; i++) {
+        j = tm_skip_blanks(s, j, n);
+        size_t c;
+        if (cols[i].role == COL_VALUE) {
+            size_t e = tm_scan_number(s, j, n, ',', &fv[i]);
+            if (e == SIZE_MAX)
+                return false;
+            c = tm_find_char(s, e, n, ',');
+            span unit = trim((span){s + e, c - e});
+            if (unit.n > 0 && !span_eq(unit, cols[i].unit))
+                return false;
+        } else {
+            c = tm_find_char(s, j, n, ',');
+        }
+        f[i] = trim((span){s + j, c - j});
+        if ((c == n) != (i + 1 == ncol))
+            return false;
+        j = c + 1;
+    }
+    return true;
+}
+
+#if TM_FAST_LINES
+/*
+ * csv_fast_row for a line of up to 127 bytes: one SSE2 pass gives the blank and comma
+ * bitmasks, fields and number ends come from them, numbers are converted from their known
+ * spans eight digits at a time. Accepts exactly what csv_fast_row accepts, less the rare
+ * numbers tm_token_number leaves to the general path; the fields it gives are the same.
+ */
+static bool csv_fast_line(const char *s, size_t n, const csv_col *cols, const size_t *ulen,
+                          size_t ncol, span *f, double *fv)
+{
+    tm_linemask m;
+    tm_classify_line(s, n, ',', &m);
+    size_t j = 0;
+    for (size_t i = 0; i < ncol; i++) {
+        size_t c = tm_next_bit(m.chr, j);
+        if (c > n)
+            c = n;
+        if ((c == n) != (i + 1 == ncol))
+            return false;
+        size_t a = tm_next_clear(m.blank, j);
+        if (a > c)
+            a = c;
+        size_t z = c; /* end of the trimmed field */
+        while (z > a && tm_is_blank(s[z - 1]))
+            z--;
+        if (cols[i].role == COL_VALUE) {
+            size_t e = tm_next_bit(m.blank, a);
+            if (e > c)
+                e = c;
+            if (!tm_token_number(s + a, e - a, &fv[i]))
+                return false;
+            size_t u = tm_next_clear(m.blank, e); /* unit: what follows, trimmed */
+            if (u < z) {
+                if (z - u != ulen[i])
+                    return false;
+                for (size_t q = 0; q < ulen[i]; q++)
+                    if (s[u + q] != cols[i].unit[q])
+                        return false;
+            }
+        }
+        f[i] = (span){s + a, z - a};
+        j = c + 1;
+    }
+    return true;
+}
+#endif
+
+/* The time of a CSV timestamp cell "DATE TIME" (has_t false when it does not parse); the
+ * date's text and days are remembered in last_date / last_days (it changes once a day). */
+static void csv_time(span x, char *last_date, size_t last_date_size, long *last_days,
+                     double *tsec, bool *has_t)
+{
+    const char *sp = memchr(x.s, ' ', x.n);
+    long days = *last_days;
+    double tod;
+    span date = {x.s, sp ? (size_t)(sp - x.s) : 0};
+    /* The cached text, whole: same length, same bytes (a date with NUL bytes in it never
+     * matches the NUL-padded cache, nor an empty one). */
+    bool same = sp != NULL && date.n > 0 && date.n == strnlen(last_date, last_date_size) &&
+                memcmp(date.s, last_date, date.n) == 0;
+    if (sp != NULL && !same && parse_date(date, &days) && date.n < last_date_size) {
+        memcpy(last_date, date.s, date.n);
+        last_date[date.n] = '\0';
+        *last_days = days;
+        same = true;
+    }
+    if (sp != NULL && (same || parse_date(date, &days)) &&
+        parse_tod(trim((span){sp + 1, x.n - (size_t)(sp - x.s) - 1}), &tod)) {
+        *tsec = (double)days * 86400.0 + tod;
+        *has_t = true;
+    }
+}
+
+/* Where the identity and time of a row come from under the current header. */
+typedef struct csv_layout {
+    size_t n_index, n_time, n_bus, n_value, index_col, time_col;
+    size_t ulen[MAX_COLS]; /* strlen of each column's unit */
+} csv_layout;
+
+static void csv_layout_of(const csv_col *cols, size_t ncol, csv_layout *L)
+{
+    L->n_index = L->n_time = L->n_bus = L->n_value = 0;
+    L->index_col = L->time_col = 0;
+    for (size_t i = 0; i < ncol; i++) {
+        L->ulen[i] = strlen(cols[i].unit);
+        if (cols[i].role == COL_INDEX) {
+            L->n_index++;
+            L->index_col = i;
+        } else if (cols[i].role == COL_TIMESTAMP) {
+            L->n_time++;
+            L->time_col = i;
+        } else if (cols[i].role == COL_BUS) {
+            L->n_bus++;
+        } else if (cols[i].role == COL_VALUE) {
+            L->n_value++;
+        }
+    }
+}
+
+#if TM_FAST_LINES
+/* What the CSV block path carries from row to row: the entity cache and the last
+ * timestamp text converted (8 GPUs share each one), shared with the per-line path. */
+typedef struct csv_fast_state {
+    tm_keycache kc;      /* index text -> entity ("gpu<index>") */
+    char ts_text[32];    /* the last timestamp cell converted, and its time (zero padded) */
+    size_t ts_len;       /* SIZE_MAX: none */
+    double ts_t;
+    bool ts_has;
+    char last_date[16];  /* csv_time's date cache */
+    long last_days;
+    /* Entity + 1 of the index texts "0".."9" (slots 0..9) and "00".."99" (10..109) seen,
+     * 0 when not seen: nvidia-smi's indices, without kc's hashing. */
+    size_t ix_ent[110];
+} csv_fast_state;
+
+/* The ix_ent slot of the index text s[0..n) (s[0..2) readable), or -1 for another text. */
+static inline int csv_small_ix(const char *s, size_t n)
+{
+    unsigned d0 = (unsigned)(unsigned char)s[0] - '0', d1 = (unsigned)(unsigned char)s[1] - '0';
+    if (n == 1 && d0 <= 9)
+        return (int)d0;
+    if (n == 2 && d0 <= 9 && d1 <= 9)
+        return (int)(10 + 10 * d0 + d1);
+    return -1;
+}
+
+/* The time of timestamp cell x (trimmed; its line's padding readable after it): the
+ * previous cell's when the text is the same, else csv_time's, remembered for the next. */
+static inline __attribute__((always_inline)) void csv_fast_time(csv_fast_state *fs, span x,
+                                                                double *tsec, bool *has_t)
+{
+    if (x.n == fs->ts_len && tm_eq_short(x.s, fs->ts_text, x.n)) {
+        *tsec = fs->ts_t;
+        *has_t = fs->ts_has;
+        return;
+    }
+    csv_time(x, fs->last_date, sizeof fs->last_date, &fs->last_days, tsec, has_t);
+    if (x.n <= sizeof fs->ts_text) {
+        memset(fs->ts_text, 0, sizeof fs->ts_text);
+        memcpy(fs->ts_text, x.s, x.n);
+        fs->ts_len = x.n;
+        fs->ts_t = *tsec;
+        fs->ts_has = *has_t;
+    }
+}
+
+/* The block loop, for rows of up to 63 bytes and of up to 127: one source, two mask
+ * widths. */
+#define CSV_WIDE 0
+#include "telemetry/csv_block_body.h"
+#define CSV_WIDE 1
+#include "telemetry/csv_block_body.h"
+
+/* The block loops compiled twice: with AVX2 classification and the SIMD number conversion
+ * (the CPU permitting), and without. */
+#if TM_SSE2
+__attribute__((target(TM_SIMD_TARGET))) static size_t
+csv_block_simd(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+               const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
+               long line0, long *rows, pfi_error *err, bool wide)
+{
+    return wide ? csv_block_body128(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err,
+                                    true)
+                : csv_block_body64(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err,
+                                   true);
+}
+#endif
+
+/* The block path from p0: the loop of one-word masks when the first row is shorter than 64
+ * bytes, else the one of two words (a file's rows are mostly alike; a narrower or wider one
+ * ends the block, and the next call picks again). */
+static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+                        const csv_layout *lay, size_t ncol, csv_fast_state *fs,
+                        const char *name, long line0, long *rows, pfi_error *err, bool simd)
+{
+    bool wide = memchr(p0, '\n', avail < 64 ? avail : 64) == NULL;
+#if TM_SSE2
+    if (simd)
+        return csv_block_simd(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err, wide);
+#endif
+    return wide ? csv_block_body128(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err,
+                                    false)
+                : csv_block_body64(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err,
+                                   false);
+}
+#endif
+
+pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    double fv[MAX_COLS];
+    char last_date[16] = "";
+    long last_days = 0;
+    span f[MAX_COLS + 1];
+    csv_col cols[MAX_COLS];
+    size_t ncol = 0;
+    bool have_header = false;
+    size_t ent = (size_t)-1;
+    bool warned_mismatch[MAX_COLS] = {false}, noted_mw[MAX_COLS] = {false};
+    csv_layout lay;
+    lay.n_index = 0;
+    bool generic = tm->opt.generic_rows;
+#if TM_FAST_LINES
+    bool simd = tm_use_simd(tm->opt.no_simd);
+    csv_fast_state fs;
+    memset(&fs, 0, sizeof fs);
+    fs.ts_len = SIZE_MAX;
+#endif
+    if (tm->opt.csv_fields != NULL) {
+        const char *q = tm->opt.csv_fields;
+        ncol = split_char(q, strlen(q), ',', f);
+        if (ncol > MAX_COLS)
+            return PFI_ERR_LIMIT;
+        pfi_error e = map_csv_header(tm, f, ncol, cols);
+        if (e != PFI_OK)
+            return e;
+        csv_layout_of(cols, ncol, &lay);
+        have_header = true;
+    }
+    for (;;) {
+        const char *s;
+        size_t n;
+        bool eof;
+        pfi_error e;
+#if TM_FAST_LINES
+        /* (never on line 1: the per-line path strips a byte order mark there) */
+        if (have_header && ncol > 0 && !generic && r->line > 0 && lay.n_index == 1 &&
+            lay.n_time <= 1 && lay.n_bus == 0) {
+            long rows;
+            const char *blk = tm_lines_peek(r, &n);
+            size_t used = csv_block(tm, blk, n, cols, &lay, ncol, &fs, name, r->line, &rows, &e,
+                                    simd);
+            tm_lines_skip(r, used, rows);
+            if (e != PFI_OK)
+                return e;
+        }
+#endif
+        e = tm_lines_next(r, &s, &n, &eof);
+        if (e != PFI_OK)
+            return e;
+        if (eof)
+            break;
+        if (r->line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+            s += 3;
+            n -= 3;
+        }
+        span t = trim((span){s, n});
+        if (t.n == 0)
+            continue;
+        /* Headers start with a lower-case name; data rows never take the fast path then. */
+        bool fast = have_header && ncol > 0 && !generic && !(t.s[0] >= 'a' && t.s[0] <= 'z');
+#if TM_FAST_LINES
+        if (fast && t.n < 128)
+            fast = csv_fast_line(t.s, t.n, cols, lay.ulen, ncol, f, fv);
+        else
+#endif
+            fast = fast && csv_fast_row(t.s, t.n, cols, ncol, f, fv);
+        size_t k = fast ? ncol : split_char(t.s, t.n, ',', f);
+        if (k > MAX_COLS)
+            return PFI_ERR_LIMIT;
+        if (!fast && looks_like_header(f, k)) {
+            /* A header (first line, or a re-print when several captures were appended). */
+            if ((e = map_csv_header(tm, f, k, cols)) != PFI_OK)
+                return e;
+            ncol = k;
+            csv_layout_of(cols, ncol, &lay);
+            have_header = true;
+            continue;
+        }
+        if (!have_header) {
+            if (diag != NULL) {
+                diag->line = r->line;
+                snprintf(diag->message, sizeof diag->message,
+                         "CSV has no header; pass the --query-gpu field list (--fields)");
+            }
+            return PFI_ERR_PARSE;
+        }
+        if (k != ncol) {
+            char bus[32];
+            if (k == 1) {
+                tm_tool_error(tm, name, r->line, t.s, t.n);
+                if (error_line_bus(t.s, t.n, bus, sizeof bus)) {
+                    for (size_t i = 0; i < tm->n_entities; i++)
+                        if (tm->entities[i].bus && strcmp(tm->entities[i].bus, bus) == 0)
+                            tm_mark_lost(tm, i, tm->entities[i].last_t);
+                }
+            } else {
+                tm_note(tm, "%s:%ld: row has %zu field%s, header has %zu: skipped", name,
+                        r->line, k, TM_PLURAL(k), ncol);
+            }
+            tm->n_skipped++;
+            continue;
+        }
+#if TM_FAST_LINES
+        /* The common row — one index column, at most one timestamp, no bus id: the entity
+         * from the cache, the time from the previous row when its text is the same (8 GPUs
+         * share each timestamp), every value straight into its series. */
+        if (fast && lay.n_index == 1 && lay.n_time <= 1 && lay.n_bus == 0 &&
+            f[lay.index_col].n <= 16) {
+            span ix = f[lay.index_col];
+            size_t slot;
+            if (!tm_kc_get(&fs.kc, ix.s, ix.n, &slot, &ent)) {
+                char ename[64];
+                gpu_name(ename, ix);
+                if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+                    return e;
+                tm_kc_put(&fs.kc, ix.s, ix.n, ent);
+                int sx = csv_small_ix(ix.s, ix.n);
+                if (sx >= 0)
+                    fs.ix_ent[sx] = ent + 1;
+            }
+            double tsec = 0;
+            bool has_t = false;
+            if (lay.n_time == 1)
+                csv_fast_time(&fs, f[lay.time_col], &tsec, &has_t);
+            double tt = tm_row_time(tm, ent, has_t, tsec, false, r->line, name);
+            for (size_t i = 0; i < k; i++)
+                if (cols[i].role == COL_VALUE &&
+                    (e = tm_put_ok(tm, ent, cols[i].field, tt, fv[i])) != PFI_OK)
+                    return e;
+            pfi_tm_entity *en = &tm->entities[ent];
+            if (lay.n_value > 0 && !en->lost)
+                en->last_good_t_s = tt;
+            tm->n_rows++;
+            continue;
+        }
+#endif
+        /* Identity and time first. */
+        char ename[64] = "gpu";
+        double tsec = 0;
+        bool has_t = false;
+        char bus[32] = "";
+        for (size_t i = 0; i < k; i++) {
+            if (cols[i].role == COL_INDEX)
+                gpu_name(ename, f[i]);
+            else if (cols[i].role == COL_BUS)
+                norm_bus(f[i], bus, sizeof bus);
+            else if (cols[i].role == COL_TIMESTAMP)
+                csv_time(f[i], last_date, sizeof last_date, &last_days, &tsec, &has_t);
+        }
+        bool has_index = false;
+        for (size_t i = 0; i < k; i++)
+            has_index |= cols[i].role == COL_INDEX;
+        if (!has_index && bus[0] != '\0')
+            snprintf(ename, sizeof ename, "gpu-%s", bus);
+        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+            return e;
+        pfi_tm_entity *en = &tm->entities[ent];
+        if (bus[0] != '\0' && en->bus == NULL)
+            en->bus = tm_strndup(bus, strlen(bus));
+        double tt = tm_row_time(tm, ent, has_t, tsec, false, r->line, name);
+        bool any_good = false, lost = false;
+        for (size_t i = 0; i < k; i++) {
+            if (cols[i].role != COL_VALUE)
+                continue;
+            span x = f[i];
+            double v = NAN;
+            pfi_value_status st;
+            if (fast) {
+                st = PFI_VALUE_OK;
+                v = fv[i];
+            } else if (x.n > 0 && x.s[0] == '[') {
+                st = PFI_VALUE_MISSING;
+                if (span_eq(x, "[GPU is lost]") || span_eq(x, "[GPU requires reset]"))
+                    lost = true;
+            } else {
+                /* Strip a unit suffix (after the first blank, as the fast paths split it);
+                 * it must agree with the header's unit. */
+                size_t b = tm_find_blank(x.s, 0, x.n);
+                const char *sp = b < x.n ? x.s + b : NULL;
+                if (sp != NULL) {
+                    span num = {x.s, (size_t)(sp - x.s)};
+                    span unit = trim((span){sp + 1, x.n - num.n - 1});
+                    st = tm_number(num.s, num.n, &v);
+                    if (st == PFI_VALUE_OK && !span_eq(unit, cols[i].unit)) {
+                        if (span_eq(unit, "mW") && strcmp(cols[i].unit, "W") == 0) {
+                            v /= 1000.0; /* explicit conversion, never a silent rescale */
+                            if (!noted_mw[i])
+                                tm_note(tm, "%s:%ld: column %s: a value in mW under the "
+                                            "header's [W]: converted to W (noted once "
+                                            "per column)",
+                                        name, r->line, tm->fields[cols[i].field].source);
+                            noted_mw[i] = true;
+                        } else {
+                            if (!warned_mismatch[i])
+                                tm_note(tm, "%s:%ld: value unit '%.*s' contradicts header "
+                                            "unit '%s' in column %s: cell rejected",
+                                        name, r->line, (int)(unit.n > 16 ? 16 : unit.n),
+                                        unit.s, cols[i].unit, tm->fields[cols[i].field].source);
+                            warned_mismatch[i] = true;
+                            st = PFI_VALUE_MISSING;
+                        }
+                    } else if (st == PFI_VALUE_OK && unit.n == 0) {
+                        st = PFI_VALUE_INVALID;
+                    }
+                } else {
+                    st = tm_number(x.s, x.n, &v);
+                }
+                if (st == PFI_VALUE_INVALID) {
+                    char q[TM_QUOTE_LEN], c[TM_QUOTE_LEN];
+                    const char *src = tm->fields[cols[i].field].source;
+                    tm_note(tm, "%s:%ld: column %s: '%s' is not a number: cell rejected",
+                            name, r->line, tm_quote(c, src, strlen(src), 60),
+                            tm_quote(q, x.s, x.n, 40));
+                    st = PFI_VALUE_MISSING;
+                }
+            }
+            any_good |= st == PFI_VALUE_OK;
+            if ((e = tm_put(tm, ent, cols[i].field, tt, st, v, -1, false)) != PFI_OK)
+                return e;
+        }
+        en = &tm->entities[ent];
+        if (lost)
+            tm_mark_lost(tm, ent, tt);
+        else if (any_good && !en->lost)
+            en->last_good_t_s = tt;
+        tm->n_rows++;
+    }
+    return PFI_OK;
+}
+
+/* ---- dmon ---- */
+
+pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    (void)diag;
+    span f[MAX_COLS + 1];
+    size_t fields[MAX_COLS];
+    int date_col = -1, time_col = -1, gpu_col = -1;
+    size_t ncol = 0;
+    char prev_header[1024] = "";
+    bool expect_units = false;
+    size_t ent = (size_t)-1;
+    for (;;) {
+        const char *s;
+        size_t n;
+        bool eof;
+        pfi_error e = tm_lines_next(r, &s, &n, &eof);
+        if (e != PFI_OK)
+            return e;
+        if (eof)
+            break;
+        span t = trim((span){s, n});
+        if (t.n == 0)
+            continue;
+        if (t.s[0] == '#') {
+            size_t k = split_ws(t.s + 1, t.n - 1, f);
+            if (k > MAX_COLS)
+                return PFI_ERR_LIMIT;
+            bool units = k > 0 && (span_eq(f[0], "Idx") || span_eq(f[0], "YYYYMMDD") ||
+                                   span_eq(f[0], "HH:MM:SS"));
+            if (units || expect_units) {
+                expect_units = false;
+                continue;
+            }
+            char hdr[1024];
+            snprintf(hdr, sizeof hdr, "%.*s", (int)(t.n > 1000 ? 1000 : t.n), t.s);
+            if (prev_header[0] != '\0' && strcmp(hdr, prev_header) != 0)
+                tm_note(tm, "%s:%ld: dmon header changed: columns re-mapped", name, r->line);
+            snprintf(prev_header, sizeof prev_header, "%s", hdr);
+            date_col = time_col = gpu_col = -1;
+            for (size_t i = 0; i < k; i++) {
+                fields[i] = SIZE_MAX; /* not a value column (Date, Time, gpu: each of them,
+                                         also when a header names one twice) */
+                if (span_eq(f[i], "Date"))
+                    date_col = (int)i;
+                else if (span_eq(f[i], "Time"))
+                    time_col = (int)i;
+                else if (span_eq(f[i], "gpu") || span_eq(f[i], "Idx"))
+                    gpu_col = (int)i;
+                else if ((e = tm_field(tm, f[i].s, f[i].n, &fields[i])) != PFI_OK)
+                    return e;
+            }
+            ncol = k;
+            expect_units = true;
+            continue;
+        }
+        expect_units = false;
+        size_t k = split_ws(t.s, t.n, f);
+        if (ncol == 0 || k != ncol || gpu_col < 0) {
+            if (ncol == 0 || gpu_col < 0)
+                tm_tool_error(tm, name, r->line, t.s, t.n);
+            else
+                tm_note(tm, "%s:%ld: row has %zu column%s, header has %zu: skipped", name,
+                        r->line, k, TM_PLURAL(k), ncol);
+            tm->n_skipped++;
+            continue;
+        }
+        char ename[64];
+        gpu_name(ename, f[gpu_col]);
+        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+            return e;
+        double tsec = 0, tod = 0;
+        long days = 0;
+        bool has_t = false, tod_only = false, bad_t = false;
+        if (time_col >= 0) {
+            if (!parse_tod(f[time_col], &tod))
+                bad_t = true;
+            if (date_col >= 0) {
+                if (!parse_date(f[date_col], &days))
+                    bad_t = true;
+            } else {
+                tod_only = true;
+                days = 0;
+                if (tm->opt.start_date > 0) {
+                    long sd = tm->opt.start_date;
+                    days = tm_days_from_civil(sd / 10000, (unsigned)(sd / 100 % 100),
+                                              (unsigned)(sd % 100));
+                } else {
+                    tm->time_relative = true;
+                }
+            }
+            tsec = (double)days * 86400.0 + tod;
+            has_t = !bad_t;
+        }
+        if (bad_t) {
+            tm_note(tm, "%s:%ld: bad date/time: row skipped", name, r->line);
+            tm->n_skipped++;
+            continue;
+        }
+        double tt = tm_row_time(tm, ent, has_t, tsec, tod_only, r->line, name);
+        for (size_t i = 0; i < k; i++) {
+            if ((int)i == date_col || (int)i == time_col || (int)i == gpu_col ||
+                fields[i] == SIZE_MAX)
+                continue;
+            double v = NAN;
+            pfi_value_status st = tm_number(f[i].s, f[i].n, &v);
+            if (st == PFI_VALUE_INVALID) {
+                char q[TM_QUOTE_LEN];
+                tm_note(tm, "%s:%ld: '%s' is not a number: cell rejected", name, r->line,
+                        tm_quote(q, f[i].s, f[i].n, 40));
+                st = PFI_VALUE_MISSING;
+            }
+            if ((e = tm_put(tm, ent, fields[i], tt, st, v, -1, false)) != PFI_OK)
+                return e;
+        }
+        tm->n_rows++;
+    }
+    return PFI_OK;
+}
+
+/* ---- nvidia-smi -q ---- */
+
+pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    (void)diag;
+    size_t ent = (size_t)-1;
+    bool have_ent = false, skip_section = false;
+    size_t section_indent = 0;
+    double tt = 0;
+    size_t ordinal = 0;
+    for (;;) {
+        const char *s;
+        size_t n;
+        bool eof;
+        pfi_error e = tm_lines_next(r, &s, &n, &eof);
+        if (e != PFI_OK)
+            return e;
+        if (eof)
+            break;
+        size_t ind = 0;
+        while (ind < n && s[ind] == ' ')
+            ind++;
+        span t = trim((span){s, n});
+        if (t.n == 0)
+            continue;
+        if (ind == 0 && t.n > 4 && memcmp(t.s, "GPU ", 4) == 0) {
+            char bus[32];
+            char ename[64];
+            snprintf(ename, sizeof ename, "gpu%zu", ordinal++);
+            if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+                return e;
+            if (norm_bus(trim((span){t.s + 4, t.n - 4}), bus, sizeof bus) &&
+                tm->entities[ent].bus == NULL)
+                tm->entities[ent].bus = tm_strndup(bus, strlen(bus));
+            tt = tm_row_time(tm, ent, false, 0, false, r->line, name);
+            have_ent = true;
+            skip_section = false;
+            tm->n_rows++;
+            continue;
+        }
+        const char *colon = memchr(t.s, ':', t.n);
+        if (colon == NULL) {
+            /* A section title: skip module / memory power and sample-history blocks. */
+            span title = t;
+            skip_section = span_eq(title, "Module Power Readings") ||
+                           span_eq(title, "GPU Memory Power Readings") ||
+                           span_eq(title, "Power Samples") || span_eq(title, "Power Smoothing") ||
+                           span_eq(title, "Workload Power Profiles");
+            section_indent = ind;
+            continue;
+        }
+        if (skip_section && ind <= section_indent)
+            skip_section = false;
+        if (!have_ent || skip_section)
+            continue;
+        span key = trim((span){t.s, (size_t)(colon - t.s)});
+        span val = trim((span){colon + 1, t.n - key.n - 1 - (size_t)(colon - t.s - key.n)});
+        val = trim((span){colon + 1, (size_t)(t.s + t.n - colon - 1)});
+        const char *canon;
+        pfi_tm_kind kind;
+        int id;
+        char kb[128];
+        snprintf(kb, sizeof kb, "%.*s", (int)(key.n > 120 ? 120 : key.n), key.s);
+        pfi_tm_field_info(kb, &canon, &kind, &id);
+        if (kind != PFI_KIND_POWER_W && kind != PFI_KIND_LIMIT_W)
+            continue;
+        size_t fid;
+        if ((e = tm_field(tm, kb, strlen(kb), &fid)) != PFI_OK)
+            return e;
+        double v = NAN;
+        pfi_value_status st;
+        if (val.n > 2 && val.s[val.n - 1] == 'W' && val.s[val.n - 2] == ' ')
+            st = tm_parse_number(val.s, val.n - 2, &v);
+        else
+            st = tm_parse_number(val.s, val.n, &v);
+        if (st == PFI_VALUE_INVALID)
+            st = PFI_VALUE_MISSING;
+        if ((e = tm_put(tm, ent, fid, tt, st, v, -1, false)) != PFI_OK)
+            return e;
+    }
+    return PFI_OK;
+}
