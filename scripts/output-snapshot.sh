@@ -87,9 +87,10 @@ run ingest-store sh -c 'for f in ../../tests/data/trainlog/*.log; do
 run probe-emulated pfi probe --backend emulated
 run sweep-emulated sh -c 'pfi sweep --backend emulated --caps 300,250,200 --duration 2s \
     --interval 100ms --warmup 0 -o sw --db s.db --format csv; pfi runs --db s.db'
-# what differs from run to run by design: wall-clock stamps and the scratch directory
+# what differs from run to run by design: wall-clock stamps, the scratch directory and the
+# source tree's path (the default data directory is compiled in)
 find "$out" -type f | while read -r f; do
     sed -i -e 's/20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z/TIMESTAMP/g' \
-        -e "s|$work|WORK|g" "$f"
+        -e "s|$work|WORK|g" -e "s|$src|SRC|g" "$f"
 done
 echo "pfi: snapshot of $(ls "$out" | wc -l) outputs in $out"
