@@ -5,7 +5,7 @@
 # with dlopen on first use, not linked: their -dev packages give the headers, and the runtime
 # packages (libxml2, libcurl4) are listed themselves, since no binary's link names them.
 set -eu
-PACKAGES="cmake make gcc clang libclang-rt-14-dev pkg-config libgsl-dev libjansson-dev
+PACKAGES="cmake make gcc clang clang-format libclang-rt-14-dev pkg-config libgsl-dev libjansson-dev
 libplplot-dev plplot-driver-cairo libcsv-dev libcmocka-dev libsqlite3-dev libpcre2-dev libxml2-dev
 libxml2 libcurl4-openssl-dev libcurl4 libmicrohttpd-dev curl prometheus sqlite3 python3-numpy
 python3-scipy python3-pandas locales"
