@@ -500,6 +500,25 @@ static void test_backend_caps_hold(void **st)
     assert_null(g);
 }
 
+/* The library reads no environment variable: PFI_NVML_LIBRARY is the callers' business. */
+static void test_nvml_ignores_environment(void **st)
+{
+    (void)st;
+    setenv("PFI_NVML_LIBRARY", PFI_FAKE_NVML, 1);
+    fake_state("gpu 0\n");
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .library = "/nonexistent/libnvidia-ml.so.1"};
+    pfi_gpu *g = NULL;
+    pfi_diag d;
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_UNAVAILABLE);
+    assert_non_null(strstr(d.message, "/nonexistent/libnvidia-ml.so.1"));
+    c.library = NULL; /* the driver's soname, not the variable */
+    pfi_error e = pfi_gpu_open(&c, &g, &d);
+    if (e != PFI_OK)
+        assert_non_null(strstr(d.message, "cannot load libnvidia-ml.so.1"));
+    pfi_gpu_close(g);
+    unsetenv("PFI_NVML_LIBRARY");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_tput_regex),
         cmocka_unit_test(test_backend_table),
         cmocka_unit_test(test_backend_caps_hold),
+        cmocka_unit_test(test_nvml_ignores_environment),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(state_path);

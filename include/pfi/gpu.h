@@ -27,6 +27,9 @@
  * Time: pfi_gpu_now_s is the backend's monotonic clock (CLOCK_MONOTONIC, or the virtual clock
  * of the emulated and replay backends); use it, not the wall clock, for every interval.
  *
+ * The library reads no environment variable: a caller that honours one (PFI_NVML_LIBRARY)
+ * puts its value in pfi_gpu_config.library (see pfi_gpu_library_env).
+ *
  * A pfi_gpu handle is not thread-safe; use it from one thread (pfi_gpu_caps and
  * pfi_gpu_backend_name excepted: they read nothing the backend changes).
  */
@@ -96,8 +99,8 @@ const char *pfi_gpu_kind_names(unsigned need, char *buf, size_t len);
 /*
  * pfi_gpu_library_env — the environment variable by which a user conventionally names the
  * shared library backend kind loads ("PFI_NVML_LIBRARY" for nvml; static), or NULL when it
- * loads none. A caller that honours it passes its value as pfi_gpu_config.library when no
- * library was given explicitly.
+ * loads none. The library never reads it: a caller that honours it passes its value as
+ * pfi_gpu_config.library when no library was given explicitly.
  */
 const char *pfi_gpu_library_env(pfi_gpu_kind kind);
 
@@ -106,8 +109,8 @@ typedef struct pfi_gpu_config {
     pfi_gpu_kind kind;
     union {
         /* the shared library the backend loads, for the backends that load one (nvml:
-         * dlopen'ed; NULL or "": $PFI_NVML_LIBRARY, else "libnvidia-ml.so.1"); ignored by
-         * the others. */
+         * dlopen'ed; NULL or "": "libnvidia-ml.so.1"); ignored by the others. No
+         * environment variable is consulted here (see pfi_gpu_library_env). */
         const char *library;
         /* the former name of library, kept so that existing callers build */
         const char *nvml_library;

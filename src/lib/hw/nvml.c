@@ -432,14 +432,12 @@ static const pfi_gpu_ops nvml_ops = {
     .processes = nvml_processes,
 };
 
-/* Open: dlopen the library (cfg->library, else $PFI_NVML_LIBRARY, else the driver's soname),
- * nvmlInit, one handle per GPU (a lost GPU stays listed, flagged). */
+/* Open: dlopen the library (cfg->library, else the driver's soname; the environment is the
+ * caller's business), nvmlInit, one handle per GPU (a lost GPU stays listed, flagged). */
 static pfi_error nvml_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,
                            pfi_diag *diag)
 {
     const char *path = cfg->library;
-    if (path == NULL || *path == '\0')
-        path = getenv("PFI_NVML_LIBRARY");
     if (path == NULL || *path == '\0')
         path = "libnvidia-ml.so.1";
     nvml_ctx *c = pfi_calloc(1, sizeof *c);
