@@ -394,6 +394,131 @@ static void test_emulated_multi_job(void **state)
     pfi_gpu_close(g);
 }
 
+/* The backend table: every name parses back to its kind, lists follow the table's order,
+ * unknown kinds have no name and no capabilities. */
+static void test_backend_table(void **st)
+{
+    (void)st;
+    const pfi_gpu_kind kinds[] = {PFI_GPU_NVML, PFI_GPU_EMULATED, PFI_GPU_REPLAY};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        const char *name = pfi_gpu_kind_name(kinds[k]);
+        assert_non_null(name);
+        pfi_gpu_kind back = (pfi_gpu_kind)99;
+        assert_true(pfi_gpu_kind_parse(name, &back));
+        assert_int_equal(back, kinds[k]);
+    }
+    assert_string_equal(pfi_gpu_kind_name(PFI_GPU_NVML), "nvml");
+    assert_string_equal(pfi_gpu_kind_name(PFI_GPU_EMULATED), "emulated");
+    assert_string_equal(pfi_gpu_kind_name(PFI_GPU_REPLAY), "replay");
+    assert_null(pfi_gpu_kind_name((pfi_gpu_kind)99));
+    assert_int_equal(pfi_gpu_backend_caps((pfi_gpu_kind)99), 0);
+    assert_null(pfi_gpu_library_env((pfi_gpu_kind)99));
+    pfi_gpu_kind out = PFI_GPU_REPLAY;
+    assert_false(pfi_gpu_kind_parse("bogus", &out));
+    assert_false(pfi_gpu_kind_parse(NULL, &out));
+    assert_int_equal(out, PFI_GPU_REPLAY);
+
+    /* what the callers ask of each backend */
+    unsigned nv = pfi_gpu_backend_caps(PFI_GPU_NVML);
+    unsigned em = pfi_gpu_backend_caps(PFI_GPU_EMULATED);
+    unsigned rp = pfi_gpu_backend_caps(PFI_GPU_REPLAY);
+    assert_int_equal(nv, PFI_GPU_CAP_SET_LIMITS | PFI_GPU_CAP_PERSISTENT_LIMITS);
+    assert_int_equal(em, PFI_GPU_CAP_SET_LIMITS | PFI_GPU_CAP_VIRTUAL_CLOCK | PFI_GPU_CAP_JOBS);
+    assert_int_equal(rp, PFI_GPU_CAP_VIRTUAL_CLOCK | PFI_GPU_CAP_REPLAY_FILE);
+    assert_int_equal(pfi_gpu_backend_caps(PFI_GPU_DEFAULT), nv);
+    assert_string_equal(pfi_gpu_library_env(PFI_GPU_NVML), "PFI_NVML_LIBRARY");
+    assert_null(pfi_gpu_library_env(PFI_GPU_EMULATED));
+    assert_null(pfi_gpu_library_env(PFI_GPU_REPLAY));
+
+    char buf[128];
+    assert_string_equal(pfi_gpu_kind_names(0, buf, sizeof buf), "nvml, emulated or replay");
+    assert_string_equal(pfi_gpu_kind_names(PFI_GPU_CAP_SET_LIMITS, buf, sizeof buf),
+                        "nvml or emulated");
+    assert_string_equal(pfi_gpu_kind_names(PFI_GPU_CAP_JOBS, buf, sizeof buf), "emulated");
+    assert_string_equal(pfi_gpu_kind_names(PFI_GPU_CAP_VIRTUAL_CLOCK, buf, sizeof buf),
+                        "emulated or replay");
+    assert_string_equal(
+        pfi_gpu_kind_names(PFI_GPU_CAP_PERSISTENT_LIMITS | PFI_GPU_CAP_JOBS, buf, sizeof buf),
+        "");
+    char small[8];
+    assert_string_equal(pfi_gpu_kind_names(0, small, sizeof small), "nvml, e");
+    assert_ptr_equal(pfi_gpu_kind_names(0, NULL, 0), NULL);
+}
+
+/* An open backend answers what its table entry says: name, capabilities, clock, jobs, and
+ * setting a limit (the current one, so nothing changes). */
+static void check_caps_hold(pfi_gpu_kind kind, pfi_gpu *g)
+{
+    unsigned caps = pfi_gpu_caps(g);
+    assert_int_equal(caps, pfi_gpu_backend_caps(kind));
+    assert_string_equal(pfi_gpu_backend_name(g), pfi_gpu_kind_name(kind));
+    assert_int_equal(pfi_gpu_is_virtual_clock(g), (caps & PFI_GPU_CAP_VIRTUAL_CLOCK) != 0);
+    unsigned nj = 0;
+    assert_int_equal(pfi_gpu_job_count(g, &nj),
+                     (caps & PFI_GPU_CAP_JOBS) ? PFI_OK : PFI_ERR_NOT_SUPPORTED);
+    assert_int_equal(pfi_gpu_job_start(g),
+                     (caps & PFI_GPU_CAP_JOBS) ? PFI_OK : PFI_ERR_NOT_SUPPORTED);
+    pfi_gpu_limits l;
+    assert_int_equal(pfi_gpu_read_limits(g, 0, &l, NULL), PFI_OK);
+    uint32_t mw = (l.valid & PFI_LIMIT_CURRENT) ? l.current_mw : 300000;
+    assert_int_equal(pfi_gpu_set_limit_mw(g, 0, mw, NULL),
+                     (caps & PFI_GPU_CAP_SET_LIMITS) ? PFI_OK : PFI_ERR_NOT_SUPPORTED);
+}
+
+static void test_backend_caps_hold(void **st)
+{
+    (void)st;
+    fake_state("gpu 0 uuid=GPU-aaa min=200000 max=700000 default=700000 limit=700000 "
+               "enforced=700000\n");
+    pfi_gpu_config nc = {.kind = PFI_GPU_NVML, .library = PFI_FAKE_NVML};
+    pfi_gpu *g = NULL;
+    assert_int_equal(pfi_gpu_open(&nc, &g, NULL), PFI_OK);
+    check_caps_hold(PFI_GPU_NVML, g);
+    pfi_gpu_close(g);
+
+    pfi_gpu_config ec = {.kind = PFI_GPU_EMULATED, .emulate = "gpus=2"};
+    assert_int_equal(pfi_gpu_open(&ec, &g, NULL), PFI_OK);
+    check_caps_hold(PFI_GPU_EMULATED, g);
+    pfi_gpu_close(g);
+
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/pfi-test-replay-caps-%ld.csv", (long)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("t_s,gpu,power_w\n10,0,300\n", f);
+    fclose(f);
+    pfi_gpu_config rc = {.kind = PFI_GPU_REPLAY, .replay_path = path};
+    assert_int_equal(pfi_gpu_open(&rc, &g, NULL), PFI_OK);
+    check_caps_hold(PFI_GPU_REPLAY, g);
+    pfi_gpu_close(g);
+    unlink(path);
+
+    pfi_gpu_config bad = {.kind = (pfi_gpu_kind)99};
+    pfi_diag d;
+    g = (pfi_gpu *)1;
+    assert_int_equal(pfi_gpu_open(&bad, &g, &d), PFI_ERR_INVALID_ARGUMENT);
+    assert_null(g);
+}
+
+/* The library reads no environment variable: PFI_NVML_LIBRARY is the callers' business. */
+static void test_nvml_ignores_environment(void **st)
+{
+    (void)st;
+    setenv("PFI_NVML_LIBRARY", PFI_FAKE_NVML, 1);
+    fake_state("gpu 0\n");
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .library = "/nonexistent/libnvidia-ml.so.1"};
+    pfi_gpu *g = NULL;
+    pfi_diag d;
+    assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_UNAVAILABLE);
+    assert_non_null(strstr(d.message, "/nonexistent/libnvidia-ml.so.1"));
+    c.library = NULL; /* the driver's soname, not the variable */
+    pfi_error e = pfi_gpu_open(&c, &g, &d);
+    if (e != PFI_OK)
+        assert_non_null(strstr(d.message, "cannot load libnvidia-ml.so.1"));
+    pfi_gpu_close(g);
+    unsetenv("PFI_NVML_LIBRARY");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +532,9 @@ int main(void)
         cmocka_unit_test(test_emulated_model),
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_tput_regex),
+        cmocka_unit_test(test_backend_table),
+        cmocka_unit_test(test_backend_caps_hold),
+        cmocka_unit_test(test_nvml_ignores_environment),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(state_path);

@@ -65,8 +65,9 @@ typedef struct pfi_journal_entry {
 
 /* pfi_journal — original limits of the GPUs a process is about to change. Owns entries. */
 typedef struct pfi_journal {
-    char backend[16];       /* "nvml", "emulated" */
-    char library[512];      /* nvml library path used ("" default) */
+    char backend[16];       /* pfi_gpu_backend_name of the backend: "nvml" */
+    char library[512];      /* the backend's library as given (pfi_gpu_config.library; ""
+                             * default) */
     long pid;               /* process that wrote it */
     pfi_journal_entry *entries;
     size_t n;
@@ -123,11 +124,13 @@ typedef struct pfi_capctl pfi_capctl;
 /*
  * pfi_capctl_create — take charge of GPUs gpus[n] of backend g (borrowed; must outlive the
  * controller): read their limits now (the originals). journal_path (may be NULL: no
- * journal, e.g. the emulated backend) is where the originals go before the first change;
- * library is recorded in it. Refuses (PFI_ERR_EXISTS) when a journal is already there — an
- * earlier run was not restored: run `pfi restore` first. Errors: PFI_ERR_NOT_SUPPORTED (a
- * GPU's current limit or min/max cannot be read: it will not be touched), PFI_ERR_GPU_LOST,
- * PFI_ERR_INVALID_ARGUMENT, PFI_ERR_NOMEM.
+ * journal — for a backend without PFI_GPU_CAP_PERSISTENT_LIMITS, whose limits die with the
+ * process) is where the originals go before the first change; library (the backend's
+ * pfi_gpu_config.library as the caller gave it, may be NULL) is recorded in it. Refuses
+ * (PFI_ERR_EXISTS) when a journal is already there — an earlier run was not restored: run
+ * `pfi restore` first. Errors: PFI_ERR_NOT_SUPPORTED (a GPU's current limit or min/max
+ * cannot be read: it will not be touched), PFI_ERR_GPU_LOST, PFI_ERR_INVALID_ARGUMENT,
+ * PFI_ERR_NOMEM.
  */
 pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const char *journal_path,
                             const char *library, pfi_capctl **out, pfi_diag *diag);

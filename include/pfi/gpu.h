@@ -2,7 +2,7 @@
  * pfi/gpu.h — GPU access behind one interface (DESIGN §8): enumerate GPUs, read telemetry
  * samples and power limits, set a power cap.
  *
- * Backends (src/lib/hw/, one vtable):
+ * Backends (src/lib/hw/, one table of backends, one vtable):
  *   - PFI_GPU_NVML: libnvidia-ml.so.1 loaded with dlopen at pfi_gpu_open (the build needs no
  *     NVIDIA headers or libraries; without the library, open fails with PFI_ERR_UNAVAILABLE).
  *     Versioned symbols (nvmlInit_v2, ...) are tried first. Every NVML return code is mapped
@@ -16,6 +16,10 @@
  *     energy_j, enforced_limit_w; t_s and gpu required) played back on a virtual clock.
  *     Read-only: setting a cap is PFI_ERR_NOT_SUPPORTED.
  *
+ * Callers do not branch on the kind they have: they ask what a backend can do
+ * (pfi_gpu_backend_caps before opening, pfi_gpu_caps after) and name it with
+ * pfi_gpu_kind_name / pfi_gpu_backend_name.
+ *
  * Units: limits in milliwatts (uint32_t, NVML's unit) so that what is set is exactly what is
  * asked; telemetry in W, J, MHz, °C and fractions in [0, 1]. Every field has a validity flag:
  * a value the device cannot give is missing, never 0.
@@ -23,7 +27,11 @@
  * Time: pfi_gpu_now_s is the backend's monotonic clock (CLOCK_MONOTONIC, or the virtual clock
  * of the emulated and replay backends); use it, not the wall clock, for every interval.
  *
- * A pfi_gpu handle is not thread-safe; use it from one thread.
+ * The library reads no environment variable: a caller that honours one (PFI_NVML_LIBRARY)
+ * puts its value in pfi_gpu_config.library (see pfi_gpu_library_env).
+ *
+ * A pfi_gpu handle is not thread-safe; use it from one thread (pfi_gpu_caps and
+ * pfi_gpu_backend_name excepted: they read nothing the backend changes).
  */
 #ifndef PFI_GPU_H
 #define PFI_GPU_H
@@ -42,17 +50,71 @@ extern "C" {
 typedef enum pfi_gpu_kind {
     PFI_GPU_NVML = 0,
     PFI_GPU_EMULATED = 1,
-    PFI_GPU_REPLAY = 2
+    PFI_GPU_REPLAY = 2,
+    /* the real hardware backend, the default of `pfi probe` and pfid */
+    PFI_GPU_DEFAULT = PFI_GPU_NVML
 } pfi_gpu_kind;
 
-/* pfi_gpu_kind_parse — "nvml", "emulated", "replay" into *out; false when unknown. */
+/*
+ * Backend capabilities (bits of pfi_gpu_backend_caps and pfi_gpu_caps): what a caller may
+ * ask of a backend instead of asking which backend it is.
+ */
+enum {
+    /* pfi_gpu_set_limit_mw can change a limit (without: the backend is read-only and every
+     * set is PFI_ERR_NOT_SUPPORTED) */
+    PFI_GPU_CAP_SET_LIMITS = 1u << 0,
+    /* a limit set outlives the process (a driver setting, not the process's own state): it
+     * is journaled before the first change (pfi/capctl.h) and `pfi restore` can put the
+     * original back after a crash. nvml only: the emulated GPUs vanish with their process */
+    PFI_GPU_CAP_PERSISTENT_LIMITS = 1u << 1,
+    /* pfi_gpu_now_s is a virtual clock: sleeping costs nothing (pfi_gpu_is_virtual_clock) */
+    PFI_GPU_CAP_VIRTUAL_CLOCK = 1u << 2,
+    /* runs emulated training jobs, described by pfi_gpu_config.emulate: pfi_gpu_job_* work
+     * and report the jobs' throughput */
+    PFI_GPU_CAP_JOBS = 1u << 3,
+    /* plays back a recorded file: pfi_gpu_config.replay_path is required */
+    PFI_GPU_CAP_REPLAY_FILE = 1u << 4
+};
+
+/* pfi_gpu_kind_parse — a backend's name ("nvml", "emulated", "replay") into *out; false when
+ * no backend has that name (or name is NULL; *out untouched). */
 bool pfi_gpu_kind_parse(const char *name, pfi_gpu_kind *out);
+
+/* pfi_gpu_kind_name — the name of backend kind (static; what pfi_gpu_kind_parse accepts and
+ * pfi_gpu_backend_name returns), or NULL when kind is no backend. */
+const char *pfi_gpu_kind_name(pfi_gpu_kind kind);
+
+/* pfi_gpu_backend_caps — the PFI_GPU_CAP_* bits of backend kind, known before it is opened;
+ * 0 when kind is no backend. */
+unsigned pfi_gpu_backend_caps(pfi_gpu_kind kind);
+
+/*
+ * pfi_gpu_kind_names — the names of the backends that have every capability in need (0: all
+ * backends), in table order, as an English list ("nvml, emulated or replay", "nvml or
+ * emulated", "emulated"), into buf[len] (truncated to fit, NUL-terminated when len > 0);
+ * "" when none has them. Returns buf. For messages that list the accepted names.
+ */
+const char *pfi_gpu_kind_names(unsigned need, char *buf, size_t len);
+
+/*
+ * pfi_gpu_library_env — the environment variable by which a user conventionally names the
+ * shared library backend kind loads ("PFI_NVML_LIBRARY" for nvml; static), or NULL when it
+ * loads none. The library never reads it: a caller that honours it passes its value as
+ * pfi_gpu_config.library when no library was given explicitly.
+ */
+const char *pfi_gpu_library_env(pfi_gpu_kind kind);
 
 /* pfi_gpu_config — how to open a backend. Zero-initialise, then set what applies. */
 typedef struct pfi_gpu_config {
     pfi_gpu_kind kind;
-    /* nvml: the library to dlopen; NULL: $PFI_NVML_LIBRARY, else "libnvidia-ml.so.1" */
-    const char *nvml_library;
+    union {
+        /* the shared library the backend loads, for the backends that load one (nvml:
+         * dlopen'ed; NULL or "": "libnvidia-ml.so.1"); ignored by the others. No
+         * environment variable is consulted here (see pfi_gpu_library_env). */
+        const char *library;
+        /* the former name of library, kept so that existing callers build */
+        const char *nvml_library;
+    };
     /*
      * emulated: "key=value,..." (NULL: defaults). Keys: gpus (8), alpha (compute share of
      * the step time at f_max, 0.8), pu (W drawn uncapped, 650), ps (static W, 0.25·pu),
@@ -90,10 +152,14 @@ pfi_error pfi_gpu_open(const pfi_gpu_config *c, pfi_gpu **out, pfi_diag *diag);
 /* pfi_gpu_close — shut the backend down (nvmlShutdown, dlclose) and free g. NULL: no-op. */
 void pfi_gpu_close(pfi_gpu *g);
 
-/* pfi_gpu_backend_name — "nvml", "emulated" or "replay" (static). */
+/* pfi_gpu_backend_name — the open backend's name: pfi_gpu_kind_name of its kind (static). */
 const char *pfi_gpu_backend_name(const pfi_gpu *g);
 
-/* pfi_gpu_is_virtual_clock — true when time is emulated (sleeping costs nothing). */
+/* pfi_gpu_caps — the open backend's PFI_GPU_CAP_* bits (pfi_gpu_backend_caps of its kind). */
+unsigned pfi_gpu_caps(const pfi_gpu *g);
+
+/* pfi_gpu_is_virtual_clock — true when time is emulated (sleeping costs nothing); the same
+ * as pfi_gpu_caps(g) & PFI_GPU_CAP_VIRTUAL_CLOCK. */
 bool pfi_gpu_is_virtual_clock(const pfi_gpu *g);
 
 /* pfi_gpu_count — number of GPUs in *n. Errors: mapped NVML errors. */
@@ -216,7 +282,7 @@ double pfi_gpu_now_s(pfi_gpu *g);
 pfi_error pfi_gpu_sleep_until_s(pfi_gpu *g, double t_s);
 
 /*
- * The emulated training job (PFI_GPU_EMULATED only; other backends answer
+ * The emulated training job (backends with PFI_GPU_CAP_JOBS; the others answer
  * PFI_ERR_NOT_SUPPORTED): start it (start-up phase, then training), stop it (GPUs idle),
  * and poll the throughput reports it made since the last poll — up to max reports
  * (t_s[k] backend time, tokens_per_s[k]) into caller arrays; *n the number written.
@@ -230,8 +296,8 @@ pfi_error pfi_gpu_job_poll(pfi_gpu *g, double *t_s, double *tokens_per_s, size_t
  * Several emulated jobs in one handle (an emulate spec with ';' segments): start and stop act
  * on every job; pfi_gpu_job_poll polls job 0. pfi_gpu_job_count — the number of jobs (1 for
  * a plain spec); pfi_gpu_job_gpus — job k runs on GPUs first .. first + count − 1;
- * pfi_gpu_job_poll_at — pfi_gpu_job_poll for job k. Errors: PFI_ERR_NOT_SUPPORTED (not
- * emulated), PFI_ERR_INVALID_ARGUMENT (no job k).
+ * pfi_gpu_job_poll_at — pfi_gpu_job_poll for job k. Errors: PFI_ERR_NOT_SUPPORTED (no
+ * PFI_GPU_CAP_JOBS), PFI_ERR_INVALID_ARGUMENT (no job k).
  */
 pfi_error pfi_gpu_job_count(pfi_gpu *g, unsigned *n);
 pfi_error pfi_gpu_job_gpus(pfi_gpu *g, unsigned job, unsigned *first, unsigned *count);

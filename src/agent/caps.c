@@ -116,8 +116,9 @@ void pfid_caps_start(pfid_agent *a)
 {
     a->caps_available = false;
     a->caps_why[0] = '\0';
-    if (a->cfg.backend == PFI_GPU_REPLAY) {
-        snprintf(a->caps_why, sizeof a->caps_why, "the replay backend is read-only");
+    if (!(pfi_gpu_caps(a->gpu) & PFI_GPU_CAP_SET_LIMITS)) {
+        snprintf(a->caps_why, sizeof a->caps_why, "the %s backend is read-only",
+                 pfi_gpu_backend_name(a->gpu));
         return;
     }
     if (a->n_gpus == 0) {

@@ -30,7 +30,7 @@ void pfid_config_defaults(pfid_config *c)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:9400");
-    c->backend = PFI_GPU_NVML;
+    c->backend = PFI_GPU_DEFAULT;
     c->interval_s = 1.0;
     c->stale_s = 0;
     c->ring = 60;
@@ -227,8 +227,10 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
 #undef UINT
 #undef STR
     if (strcmp(key, "backend") == 0) {
+        char names[128];
         if (!pfi_gpu_kind_parse(v, &c->backend))
-            return fail(diag, PFI_ERR_VALUE, "backend: '%s' is not nvml, emulated or replay", v);
+            return fail(diag, PFI_ERR_VALUE, "backend: '%s' is not %s", v,
+                        pfi_gpu_kind_names(0, names, sizeof names));
         return PFI_OK;
     }
     if (strcmp(key, "auth_reads") == 0) {
@@ -362,10 +364,15 @@ pfi_error pfid_config_check(const pfid_config *c, pfi_diag *diag)
 {
     if (c->jobs == PFID_JOBS_STATIC && c->jobs_file[0] == '\0')
         return fail(diag, PFI_ERR_INVALID_ARGUMENT, "jobs = static needs jobs_file");
-    if (c->jobs == PFID_JOBS_EMULATED && c->backend != PFI_GPU_EMULATED)
-        return fail(diag, PFI_ERR_INVALID_ARGUMENT, "jobs = emulated needs backend = emulated");
-    if (c->backend == PFI_GPU_REPLAY && c->replay[0] == '\0')
-        return fail(diag, PFI_ERR_INVALID_ARGUMENT, "backend = replay needs replay = FILE");
+    unsigned caps = pfi_gpu_backend_caps(c->backend);
+    if (c->jobs == PFID_JOBS_EMULATED && !(caps & PFI_GPU_CAP_JOBS)) {
+        char names[128];
+        return fail(diag, PFI_ERR_INVALID_ARGUMENT, "jobs = emulated needs backend = %s",
+                    pfi_gpu_kind_names(PFI_GPU_CAP_JOBS, names, sizeof names));
+    }
+    if ((caps & PFI_GPU_CAP_REPLAY_FILE) && c->replay[0] == '\0')
+        return fail(diag, PFI_ERR_INVALID_ARGUMENT, "backend = %s needs replay = FILE",
+                    pfi_gpu_kind_name(c->backend));
     if (c->stale_s != 0 && c->stale_s < c->interval_s)
         return fail(diag, PFI_ERR_INVALID_ARGUMENT, "stale_after is shorter than interval");
     return PFI_OK;

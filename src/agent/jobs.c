@@ -200,7 +200,7 @@ static void set_tput(pfid_agent *a, const char *job, double tok_s, double mono)
 void pfid_jobs_poll_throughput(pfid_agent *a)
 {
     double now = pfid_mono_s();
-    if (a->cfg.backend == PFI_GPU_EMULATED) {
+    if (pfi_gpu_caps(a->gpu) & PFI_GPU_CAP_JOBS) { /* reads no backend state: no lock */
         /* each emulated job's last report goes to the job owning its first GPU (the mapping
          * in force: jobs = emulated, or a static file naming the jobs) */
         unsigned nj = 0;

@@ -88,6 +88,17 @@ static int build_config(const options *o, pfid_config *cfg)
     return 0;
 }
 
+/* The library the backend loads: nvml_library when configured, else the backend's
+ * environment variable (pfi_gpu_library_env: PFI_NVML_LIBRARY), else NULL (its default). */
+static const char *gpu_library(pfi_gpu_kind kind, const char *configured)
+{
+    if (configured[0] != '\0')
+        return configured;
+    const char *env = pfi_gpu_library_env(kind);
+    const char *v = env != NULL ? getenv(env) : NULL;
+    return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
 /* Read the bearer token: a regular file owned by us, no group or other access. */
 static int load_token(const char *path, char *out, size_t cap, size_t *len)
 {
@@ -296,16 +307,14 @@ int main(int argc, char **argv)
     pthread_condattr_destroy(&ca);
 
     pfi_gpu_config gc = {.kind = a->cfg.backend,
-                         .nvml_library = a->cfg.nvml_library[0] ? a->cfg.nvml_library : NULL,
+                         .library = gpu_library(a->cfg.backend, a->cfg.nvml_library),
                          .emulate = a->cfg.emulate[0] ? a->cfg.emulate : NULL,
                          .replay_path = a->cfg.replay};
     pfi_diag d;
     pfi_diag_clear(&d);
     pfi_error e = pfi_gpu_open(&gc, &a->gpu, &d);
     if (e != PFI_OK) {
-        LOG_ERROR("cannot open the %s backend: %s: %s",
-                  a->cfg.backend == PFI_GPU_NVML ? "nvml" : a->cfg.backend == PFI_GPU_EMULATED
-                                                                ? "emulated" : "replay",
+        LOG_ERROR("cannot open the %s backend: %s: %s", pfi_gpu_kind_name(a->cfg.backend),
                   pfi_strerror(e), d.message);
         return 3;
     }

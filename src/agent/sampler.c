@@ -84,7 +84,7 @@ int pfid_sampler_init(pfid_agent *a)
         LOG_INFO("GPU %u: %s (%s)", i, g->info.uuid[0] ? g->info.uuid : "no UUID",
                  g->info.name[0] ? g->info.name : "unknown model");
     }
-    if (a->cfg.backend == PFI_GPU_EMULATED && pfi_gpu_job_start(a->gpu) == PFI_OK)
+    if ((pfi_gpu_caps(a->gpu) & PFI_GPU_CAP_JOBS) && pfi_gpu_job_start(a->gpu) == PFI_OK)
         LOG_INFO("emulated training job started on %u GPU(s)", n);
     return 0;
 }

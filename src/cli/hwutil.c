@@ -1,5 +1,5 @@
 /*
- * Option parsing shared by the GPU verbs.
+ * Option parsing and backend opening shared by the GPU verbs.
  */
 #include "hwutil.h"
 
@@ -104,6 +104,22 @@ bool hw_parse_gpus(const char *s, unsigned *out, size_t max, size_t *n)
             return true;
         p = comma + 1;
     }
+}
+
+const char *hw_gpu_library(pfi_gpu_kind kind, const char *option)
+{
+    if (option != NULL && *option != '\0')
+        return option;
+    const char *env = pfi_gpu_library_env(kind);
+    const char *v = env != NULL ? getenv(env) : NULL;
+    return v != NULL && *v != '\0' ? v : NULL;
+}
+
+pfi_error hw_gpu_open(const pfi_gpu_config *c, pfi_gpu **out, pfi_diag *diag)
+{
+    pfi_gpu_config open = *c;
+    open.library = hw_gpu_library(c->kind, c->library);
+    return pfi_gpu_open(&open, out, diag);
 }
 
 int hw_exit_code(pfi_error e)

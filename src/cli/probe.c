@@ -89,7 +89,16 @@ static int record_samples(pfi_gpu *g, unsigned n, const char *path, double durat
     return cli_output_commit(&o) ? PFI_EXIT_OK : PFI_EXIT_OUTPUT;
 }
 
-int cmd_probe(int argc, char **argv)
+/* What the command line asks. */
+typedef struct probe_opts {
+    pfi_gpu_config gc;
+    bool json;
+    const char *record;
+    double duration_s, interval_s;
+} probe_opts;
+
+/* Parse argv into *o. Returns PFI_EXIT_OK to go on, -1 after --help, else an exit code. */
+static int parse_probe_args(int argc, char **argv, probe_opts *o)
 {
     static const struct option opts[] = {
         {"backend", required_argument, NULL, 'b'},
@@ -103,43 +112,42 @@ int cmd_probe(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    pfi_gpu_config gc = {.kind = PFI_GPU_NVML};
-    bool json = false;
-    const char *record = NULL;
-    double duration_s = 10, interval_s = 1;
+    *o = (probe_opts){.gc = {.kind = PFI_GPU_DEFAULT}, .duration_s = 10, .interval_s = 1};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
-            if (!pfi_gpu_kind_parse(optarg, &gc.kind)) {
-                cli_error("--backend: expected nvml, emulated or replay, got '%s'", optarg);
+            if (!pfi_gpu_kind_parse(optarg, &o->gc.kind)) {
+                char names[128];
+                cli_error("--backend: expected %s, got '%s'",
+                          pfi_gpu_kind_names(0, names, sizeof names), optarg);
                 return PFI_EXIT_USAGE;
             }
             break;
         case 'l':
-            gc.nvml_library = optarg;
+            o->gc.library = optarg;
             break;
         case 'e':
-            gc.emulate = optarg;
+            o->gc.emulate = optarg;
             break;
         case 'r':
-            gc.replay_path = optarg;
+            o->gc.replay_path = optarg;
             break;
         case 'f':
             if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0) {
                 cli_error("--format: expected table or json, got '%s'", optarg);
                 return PFI_EXIT_USAGE;
             }
-            json = strcmp(optarg, "json") == 0;
+            o->json = strcmp(optarg, "json") == 0;
             break;
         case 'R':
-            record = optarg;
+            o->record = optarg;
             break;
         case 'D':
         case 'I':
-            if (!hw_parse_duration(optarg, c == 'D' ? &duration_s : &interval_s) ||
-                (c == 'I' && !(interval_s > 0))) {
+            if (!hw_parse_duration(optarg, c == 'D' ? &o->duration_s : &o->interval_s) ||
+                (c == 'I' && !(o->interval_s > 0))) {
                 cli_error("--%s: expected a duration like 10s or 500ms, got '%s'",
                           c == 'D' ? "duration" : "interval", optarg);
                 return PFI_EXIT_USAGE;
@@ -147,7 +155,7 @@ int cmd_probe(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
-            return PFI_EXIT_OK;
+            return -1;
         default:
             return PFI_EXIT_USAGE;
         }
@@ -156,9 +164,107 @@ int cmd_probe(int argc, char **argv)
         cli_error("unexpected argument '%s'", argv[optind]);
         return PFI_EXIT_USAGE;
     }
+    return PFI_EXIT_OK;
+}
+
+/* One GPU's entry of the JSON list: identity, every limit (null when missing), metrics. */
+static void print_gpu_json(unsigned i, const pfi_gpu_info *info, const pfi_gpu_limits *l,
+                           const pfi_gpu_sample *sm)
+{
+    printf("%s{\"index\": %u, \"uuid\": \"%s\", \"name\": \"%s\", \"limits_w\": {",
+           i ? ", " : "", i, info->uuid, info->name);
+    const char *ln[] = {"current", "enforced", "default", "min", "max"};
+    uint32_t lv[] = {l->current_mw, l->enforced_mw, l->default_mw, l->min_mw, l->max_mw};
+    for (int k = 0; k < 5; k++) {
+        printf("%s\"%s\": ", k ? ", " : "", ln[k]);
+        if (l->valid & (1u << k))
+            printf("%.3f", lv[k] / 1000.0);
+        else
+            printf("null");
+    }
+    printf("}, \"metrics\": {");
+    for (size_t k = 0; k < N_METRICS; k++)
+        printf("%s\"%s\": %s", k ? ", " : "", metric_names[k],
+               (sm->valid & (1u << k)) ? "true" : "false");
+    printf("}}");
+}
+
+/* One GPU's block of the table: identity, limits (n/a with the reason), metrics, now. */
+static void print_gpu_table(unsigned i, const pfi_gpu_info *info, const pfi_gpu_limits *l,
+                            const pfi_gpu_sample *sm)
+{
+    char cur[64], enf[64], def[64], mn[64], mx[64];
+    limit_cell(cur, sizeof cur, l, PFI_LIMIT_CURRENT, 0, l->current_mw);
+    limit_cell(enf, sizeof enf, l, PFI_LIMIT_ENFORCED, 1, l->enforced_mw);
+    limit_cell(def, sizeof def, l, PFI_LIMIT_DEFAULT, 2, l->default_mw);
+    limit_cell(mn, sizeof mn, l, PFI_LIMIT_MIN, 3, l->min_mw);
+    limit_cell(mx, sizeof mx, l, PFI_LIMIT_MAX, 4, l->max_mw);
+    printf("\nGPU %u  %s  %s\n", i, info->name[0] ? info->name : "-",
+           info->uuid[0] ? info->uuid : "-");
+    printf("  power limit W: current %s, enforced %s, default %s, min %s, max %s\n", cur, enf,
+           def, mn, mx);
+    printf("  metrics:");
+    for (size_t k = 0; k < N_METRICS; k++)
+        printf(" %s%s", metric_names[k], (sm->valid & (1u << k)) ? "" : "(no)");
+    printf("\n");
+    if (sm->valid & PFI_SAMPLE_POWER)
+        printf("  now: %.1f W", sm->power_w);
+    if (sm->valid & PFI_SAMPLE_SM_CLOCK)
+        printf(", SM %.0f MHz", sm->sm_clock_mhz);
+    if (sm->valid & PFI_SAMPLE_TEMP)
+        printf(", %.0f C", sm->temp_c);
+    if (sm->valid & (PFI_SAMPLE_POWER | PFI_SAMPLE_SM_CLOCK | PFI_SAMPLE_TEMP))
+        printf("\n");
+}
+
+/* List every GPU of g; a GPU that cannot be read is reported and skipped. Returns the exit
+ * code of the last such GPU, else PFI_EXIT_OK. */
+static int list_gpus(pfi_gpu *g, unsigned n, bool json)
+{
+    int rc = PFI_EXIT_OK;
+    if (json)
+        printf("{\"backend\": \"%s\", \"gpus\": [", pfi_gpu_backend_name(g));
+    else
+        printf("backend %s: %u GPU(s)\n", pfi_gpu_backend_name(g), n);
+    for (unsigned i = 0; i < n; i++) {
+        pfi_gpu_info info;
+        pfi_gpu_limits l;
+        pfi_gpu_sample sm;
+        pfi_diag di;
+        pfi_error e = pfi_gpu_get_info(g, i, &info, &di);
+        if (e == PFI_OK)
+            e = pfi_gpu_read_limits(g, i, &l, &di);
+        if (e == PFI_OK)
+            e = pfi_gpu_read_sample(g, i, &sm, &di);
+        if (e != PFI_OK) {
+            cli_error("GPU %u: %s", i, di.message);
+            rc = hw_exit_code(e);
+            continue;
+        }
+        if (json)
+            print_gpu_json(i, &info, &l, &sm);
+        else
+            print_gpu_table(i, &info, &l, &sm);
+        if ((l.valid & PFI_LIMIT_CURRENT) && (l.valid & PFI_LIMIT_ENFORCED) &&
+            l.enforced_mw != l.current_mw)
+            cli_error("warning: GPU %u: enforced limit %.2f W differs from the requested %.2f W "
+                      "(another limiter); runs here are at the enforced limit", i,
+                      l.enforced_mw / 1000.0, l.current_mw / 1000.0);
+    }
+    if (json)
+        printf("]}\n");
+    return rc;
+}
+
+int cmd_probe(int argc, char **argv)
+{
+    probe_opts o;
+    int rc = parse_probe_args(argc, argv, &o);
+    if (rc != PFI_EXIT_OK)
+        return rc < 0 ? PFI_EXIT_OK : rc;
     pfi_gpu *g;
     pfi_diag d;
-    pfi_error e = pfi_gpu_open(&gc, &g, &d);
+    pfi_error e = hw_gpu_open(&o.gc, &g, &d);
     if (e != PFI_OK) {
         cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
         return hw_exit_code(e);
@@ -175,77 +281,9 @@ int cmd_probe(int argc, char **argv)
         pfi_gpu_read_sample(g, i, &sm, NULL);
     }
     pfi_gpu_sleep_until_s(g, pfi_gpu_now_s(g) + 0.2);
-    int rc = PFI_EXIT_OK;
-    if (json)
-        printf("{\"backend\": \"%s\", \"gpus\": [", pfi_gpu_backend_name(g));
-    else
-        printf("backend %s: %u GPU(s)\n", pfi_gpu_backend_name(g), n);
-    for (unsigned i = 0; i < n; i++) {
-        pfi_gpu_info info;
-        pfi_gpu_limits l;
-        pfi_gpu_sample sm;
-        pfi_diag di;
-        e = pfi_gpu_get_info(g, i, &info, &di);
-        if (e == PFI_OK)
-            e = pfi_gpu_read_limits(g, i, &l, &di);
-        if (e == PFI_OK)
-            e = pfi_gpu_read_sample(g, i, &sm, &di);
-        if (e != PFI_OK) {
-            cli_error("GPU %u: %s", i, di.message);
-            rc = hw_exit_code(e);
-            continue;
-        }
-        char cur[64], enf[64], def[64], mn[64], mx[64];
-        limit_cell(cur, sizeof cur, &l, PFI_LIMIT_CURRENT, 0, l.current_mw);
-        limit_cell(enf, sizeof enf, &l, PFI_LIMIT_ENFORCED, 1, l.enforced_mw);
-        limit_cell(def, sizeof def, &l, PFI_LIMIT_DEFAULT, 2, l.default_mw);
-        limit_cell(mn, sizeof mn, &l, PFI_LIMIT_MIN, 3, l.min_mw);
-        limit_cell(mx, sizeof mx, &l, PFI_LIMIT_MAX, 4, l.max_mw);
-        if (json) {
-            printf("%s{\"index\": %u, \"uuid\": \"%s\", \"name\": \"%s\", \"limits_w\": {", i ? ", " : "",
-                   i, info.uuid, info.name);
-            const char *ln[] = {"current", "enforced", "default", "min", "max"};
-            uint32_t lv[] = {l.current_mw, l.enforced_mw, l.default_mw, l.min_mw, l.max_mw};
-            for (int k = 0; k < 5; k++) {
-                printf("%s\"%s\": ", k ? ", " : "", ln[k]);
-                if (l.valid & (1u << k))
-                    printf("%.3f", lv[k] / 1000.0);
-                else
-                    printf("null");
-            }
-            printf("}, \"metrics\": {");
-            for (size_t k = 0; k < N_METRICS; k++)
-                printf("%s\"%s\": %s", k ? ", " : "", metric_names[k],
-                       (sm.valid & (1u << k)) ? "true" : "false");
-            printf("}}");
-        } else {
-            printf("\nGPU %u  %s  %s\n", i, info.name[0] ? info.name : "-",
-                   info.uuid[0] ? info.uuid : "-");
-            printf("  power limit W: current %s, enforced %s, default %s, min %s, max %s\n", cur,
-                   enf, def, mn, mx);
-            printf("  metrics:");
-            for (size_t k = 0; k < N_METRICS; k++)
-                printf(" %s%s", metric_names[k], (sm.valid & (1u << k)) ? "" : "(no)");
-            printf("\n");
-            if (sm.valid & PFI_SAMPLE_POWER)
-                printf("  now: %.1f W", sm.power_w);
-            if (sm.valid & PFI_SAMPLE_SM_CLOCK)
-                printf(", SM %.0f MHz", sm.sm_clock_mhz);
-            if (sm.valid & PFI_SAMPLE_TEMP)
-                printf(", %.0f C", sm.temp_c);
-            if (sm.valid & (PFI_SAMPLE_POWER | PFI_SAMPLE_SM_CLOCK | PFI_SAMPLE_TEMP))
-                printf("\n");
-        }
-        if ((l.valid & PFI_LIMIT_CURRENT) && (l.valid & PFI_LIMIT_ENFORCED) &&
-            l.enforced_mw != l.current_mw)
-            cli_error("warning: GPU %u: enforced limit %.2f W differs from the requested %.2f W "
-                      "(another limiter); runs here are at the enforced limit", i,
-                      l.enforced_mw / 1000.0, l.current_mw / 1000.0);
-    }
-    if (json)
-        printf("]}\n");
-    if (rc == PFI_EXIT_OK && record != NULL)
-        rc = record_samples(g, n, record, duration_s, interval_s);
+    rc = list_gpus(g, n, o.json);
+    if (rc == PFI_EXIT_OK && o.record != NULL)
+        rc = record_samples(g, n, o.record, o.duration_s, o.interval_s);
     pfi_gpu_close(g);
     if (fflush(stdout) != 0)
         return PFI_EXIT_OUTPUT;

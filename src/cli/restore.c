@@ -80,12 +80,14 @@ int cmd_restore(int argc, char **argv)
         return rc;
     }
     pfi_gpu_config gc = {0};
-    if (!pfi_gpu_kind_parse(j.backend, &gc.kind) || gc.kind != PFI_GPU_NVML) {
+    /* only limits that outlive their process can be left behind by a crash */
+    if (!pfi_gpu_kind_parse(j.backend, &gc.kind) ||
+        !(pfi_gpu_backend_caps(gc.kind) & PFI_GPU_CAP_PERSISTENT_LIMITS)) {
         cli_error("%s: backend '%s' has no limits to restore", journal, j.backend);
         pfi_journal_clear(&j);
         return PFI_EXIT_DATA;
     }
-    gc.nvml_library = library ? library : (j.library[0] ? j.library : NULL);
+    gc.library = library ? library : (j.library[0] ? j.library : NULL);
     if (dry) {
         for (size_t k = 0; k < j.n; k++)
             printf("GPU %u %s: would restore %.3f W\n", j.entries[k].index,
@@ -95,9 +97,10 @@ int cmd_restore(int argc, char **argv)
         return PFI_EXIT_OK;
     }
     pfi_gpu *g;
-    e = pfi_gpu_open(&gc, &g, &d);
+    e = hw_gpu_open(&gc, &g, &d);
     if (e != PFI_OK) {
-        cli_error("nvml backend: %s", d.message[0] ? d.message : pfi_strerror(e));
+        cli_error("%s backend: %s", pfi_gpu_kind_name(gc.kind),
+                  d.message[0] ? d.message : pfi_strerror(e));
         pfi_journal_clear(&j);
         return hw_exit_code(e);
     }

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -90,41 +91,8 @@ static void usage(FILE *f)
         "signal N (limits restored).\n");
 }
 
-enum {
-    OPT_BACKEND = 256, OPT_GPUS, OPT_NVML_LIB, OPT_EMULATE, OPT_JOURNAL, OPT_CAPS, OPT_CLAMP,
-    OPT_MODE, OPT_DURATION, OPT_INTERVAL, OPT_WARMUP, OPT_SETTLE, OPT_GROUP, OPT_Q,
-    OPT_TLOG, OPT_TREGEX, OPT_ECHO, OPT_FORMAT, OPT_DRAWS, OPT_SEED, OPT_STATS, OPT_DB,
-    OPT_RECORD
-};
-
-static const struct option long_options[] = {
-    {"backend", required_argument, NULL, OPT_BACKEND},
-    {"gpus", required_argument, NULL, OPT_GPUS},
-    {"nvml-library", required_argument, NULL, OPT_NVML_LIB},
-    {"emulate", required_argument, NULL, OPT_EMULATE},
-    {"journal", required_argument, NULL, OPT_JOURNAL},
-    {"caps", required_argument, NULL, OPT_CAPS},
-    {"clamp", no_argument, NULL, OPT_CLAMP},
-    {"mode", required_argument, NULL, OPT_MODE},
-    {"duration", required_argument, NULL, OPT_DURATION},
-    {"interval", required_argument, NULL, OPT_INTERVAL},
-    {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"settle", required_argument, NULL, OPT_SETTLE},
-    {"group", required_argument, NULL, OPT_GROUP},
-    {"top-fraction", required_argument, NULL, OPT_Q},
-    {"throughput-log", required_argument, NULL, OPT_TLOG},
-    {"throughput-regex", required_argument, NULL, OPT_TREGEX},
-    {"echo", no_argument, NULL, OPT_ECHO},
-    {"output", required_argument, NULL, 'o'},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"draws", required_argument, NULL, OPT_DRAWS},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"stats", no_argument, NULL, OPT_STATS},
-    {"db", required_argument, NULL, OPT_DB},
-    {"record", required_argument, NULL, OPT_RECORD},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+/* The backend a sweep uses when --backend is not given (the help says so). */
+#define SWEEP_BACKEND_DEFAULT "emulated"
 
 typedef struct settings {
     pfi_gpu_config gc;
@@ -140,11 +108,190 @@ typedef struct settings {
     char **cmd;
 } settings;
 
-static int parse_args(int argc, char **argv, settings *s)
+/*
+ * The options, one entry each: getopt_long's entry, the function that takes the value, and
+ * the settings field it sets (for the functions that only store). A function returns
+ * PFI_EXIT_OK to go on, -1 after --help, else the exit code.
+ */
+typedef struct sweep_option {
+    struct option o;
+    int (*set)(settings *s, const struct sweep_option *opt, const char *arg);
+    size_t field;
+} sweep_option;
+
+#define FIELD(s, f) ((void *)((char *)(s) + (f)))
+
+static int set_string(settings *s, const sweep_option *opt, const char *arg)
 {
-    int c;
-    optind = 1;
-    s->gc.kind = PFI_GPU_EMULATED;
+    *(const char **)FIELD(s, opt->field) = arg;
+    return PFI_EXIT_OK;
+}
+
+static int set_true(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)arg;
+    *(bool *)FIELD(s, opt->field) = true;
+    return PFI_EXIT_OK;
+}
+
+static int set_duration(settings *s, const sweep_option *opt, const char *arg)
+{
+    if (!hw_parse_duration(arg, FIELD(s, opt->field))) {
+        cli_error("--%s: expected a duration like 30m, 5s, 250ms, got '%s'", opt->o.name, arg);
+        return PFI_EXIT_USAGE;
+    }
+    return PFI_EXIT_OK;
+}
+
+static int show_help(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)s, (void)opt, (void)arg;
+    usage(stdout);
+    return -1;
+}
+
+/* A sweep sets limits: only the backends that can are accepted. */
+static int set_backend(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)opt;
+    if (!pfi_gpu_kind_parse(arg, &s->gc.kind) ||
+        !(pfi_gpu_backend_caps(s->gc.kind) & PFI_GPU_CAP_SET_LIMITS)) {
+        char names[128];
+        cli_error("--backend: expected %s, got '%s'",
+                  pfi_gpu_kind_names(PFI_GPU_CAP_SET_LIMITS, names, sizeof names), arg);
+        return PFI_EXIT_USAGE;
+    }
+    return PFI_EXIT_OK;
+}
+
+static int set_gpus(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)opt;
+    if (!hw_parse_gpus(arg, s->gpus, MAX_GPUS, &s->n_gpus)) {
+        cli_error("--gpus: expected indices and ranges like 0-3,6, got '%s'", arg);
+        return PFI_EXIT_USAGE;
+    }
+    return PFI_EXIT_OK;
+}
+
+static int set_caps(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)opt;
+    if (!hw_parse_list(arg, s->caps, MAX_CAPS, &s->n_caps)) {
+        cli_error("--caps: expected watts like 700,600,500 (at most %d), got '%s'", MAX_CAPS,
+                  arg);
+        return PFI_EXIT_USAGE;
+    }
+    return PFI_EXIT_OK;
+}
+
+static int set_mode(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)opt;
+    if (strcmp(arg, "separate") == 0)
+        s->sc.mode = PFI_SWEEP_SEPARATE;
+    else if (strcmp(arg, "in-situ") == 0)
+        s->sc.mode = PFI_SWEEP_IN_SITU;
+    else {
+        cli_error("--mode: expected separate or in-situ, got '%s'", arg);
+        return PFI_EXIT_USAGE;
+    }
+    return PFI_EXIT_OK;
+}
+
+static int set_group(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)opt;
+    if (pfi_store_group_check(arg) != NULL) {
+        cli_error("--group: expected a sweep group name (%s); got '%s'",
+                  pfi_store_group_check(arg), arg);
+        return PFI_EXIT_USAGE;
+    }
+    s->sc.group = arg;
+    return PFI_EXIT_OK;
+}
+
+static int set_top_fraction(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)opt;
+    if (!cli_parse_double(arg, &s->sc.q) || !(s->sc.q > 0 && s->sc.q <= 1)) {
+        cli_error("--top-fraction: expected a number in (0, 1], got '%s'", arg);
+        return PFI_EXIT_USAGE;
+    }
+    return PFI_EXIT_OK;
+}
+
+static int set_format(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)opt;
+    if (strcmp(arg, "table") && strcmp(arg, "csv") && strcmp(arg, "json")) {
+        cli_error("--format: expected table, csv or json, got '%s'", arg);
+        return PFI_EXIT_USAGE;
+    }
+    s->format = arg;
+    return PFI_EXIT_OK;
+}
+
+static int set_draws(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)opt;
+    if (!cli_parse_size(arg, &s->draws) || s->draws > 10000000) {
+        cli_error("--draws: expected a count up to 10000000, got '%s'", arg);
+        return PFI_EXIT_USAGE;
+    }
+    return PFI_EXIT_OK;
+}
+
+static int set_seed(settings *s, const sweep_option *opt, const char *arg)
+{
+    (void)opt;
+    size_t z;
+    if (!cli_parse_size(arg, &z)) {
+        cli_error("--seed: expected a non-negative integer, got '%s'", arg);
+        return PFI_EXIT_USAGE;
+    }
+    s->seed = z;
+    return PFI_EXIT_OK;
+}
+
+#define REQ(name, val, fn, field) {{name, required_argument, NULL, val}, fn, field}
+#define FLAG(name, val, fn, field) {{name, no_argument, NULL, val}, fn, field}
+#define AT(f) offsetof(settings, f)
+static const sweep_option sweep_options[] = {
+    REQ("backend", 'b', set_backend, 0),
+    REQ("gpus", 'G', set_gpus, 0),
+    REQ("nvml-library", 'L', set_string, AT(gc.library)),
+    REQ("emulate", 'E', set_string, AT(gc.emulate)),
+    REQ("journal", 'J', set_string, AT(journal)),
+    REQ("caps", 'C', set_caps, 0),
+    FLAG("clamp", 'c', set_true, AT(sc.clamp)),
+    REQ("mode", 'M', set_mode, 0),
+    REQ("duration", 'D', set_duration, AT(sc.duration_s)),
+    REQ("interval", 'I', set_duration, AT(sc.interval_s)),
+    REQ("warmup", 'W', set_duration, AT(sc.warmup_s)),
+    REQ("settle", 'S', set_duration, AT(sc.settle_s)),
+    REQ("group", 'g', set_group, 0),
+    REQ("top-fraction", 'q', set_top_fraction, 0),
+    REQ("throughput-log", 'T', set_string, AT(tlog)),
+    REQ("throughput-regex", 'R', set_string, AT(tregex)),
+    FLAG("echo", 'e', set_true, AT(echo)),
+    REQ("output", 'o', set_string, AT(out)),
+    REQ("format", 'f', set_format, 0),
+    REQ("draws", 'd', set_draws, 0),
+    REQ("seed", 's', set_seed, 0),
+    FLAG("stats", 't', set_true, AT(stats)),
+    REQ("db", 'B', set_string, AT(db)),
+    REQ("record", 'r', set_string, AT(record)),
+    FLAG("help", 'h', show_help, 0),
+};
+#undef REQ
+#undef FLAG
+#undef AT
+#define N_OPTIONS (sizeof sweep_options / sizeof sweep_options[0])
+
+static void set_defaults(settings *s)
+{
+    pfi_gpu_kind_parse(SWEEP_BACKEND_DEFAULT, &s->gc.kind);
     s->sc.duration_s = 1800;
     s->sc.interval_s = 5;
     s->sc.warmup_s = 300;
@@ -154,134 +301,11 @@ static int parse_args(int argc, char **argv, settings *s)
     s->format = "table";
     s->draws = 10000;
     s->seed = 1;
-    while ((c = getopt_long(argc, argv, "+ho:", long_options, NULL)) != -1) {
-        double v;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return -1;
-        case OPT_BACKEND:
-            if (!pfi_gpu_kind_parse(optarg, &s->gc.kind) || s->gc.kind == PFI_GPU_REPLAY) {
-                cli_error("--backend: expected nvml or emulated, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            break;
-        case OPT_GPUS:
-            if (!hw_parse_gpus(optarg, s->gpus, MAX_GPUS, &s->n_gpus)) {
-                cli_error("--gpus: expected indices and ranges like 0-3,6, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            break;
-        case OPT_NVML_LIB:
-            s->gc.nvml_library = optarg;
-            break;
-        case OPT_EMULATE:
-            s->gc.emulate = optarg;
-            break;
-        case OPT_JOURNAL:
-            s->journal = optarg;
-            break;
-        case OPT_CAPS:
-            if (!hw_parse_list(optarg, s->caps, MAX_CAPS, &s->n_caps)) {
-                cli_error("--caps: expected watts like 700,600,500 (at most %d), got '%s'",
-                          MAX_CAPS, optarg);
-                return PFI_EXIT_USAGE;
-            }
-            break;
-        case OPT_CLAMP:
-            s->sc.clamp = true;
-            break;
-        case OPT_MODE:
-            if (strcmp(optarg, "separate") == 0)
-                s->sc.mode = PFI_SWEEP_SEPARATE;
-            else if (strcmp(optarg, "in-situ") == 0)
-                s->sc.mode = PFI_SWEEP_IN_SITU;
-            else {
-                cli_error("--mode: expected separate or in-situ, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            break;
-        case OPT_DURATION:
-        case OPT_INTERVAL:
-        case OPT_WARMUP:
-        case OPT_SETTLE:
-            if (!hw_parse_duration(optarg, &v)) {
-                cli_error("--%s: expected a duration like 30m, 5s, 250ms, got '%s'",
-                          long_options[c - OPT_BACKEND].name, optarg);
-                return PFI_EXIT_USAGE;
-            }
-            if (c == OPT_DURATION)
-                s->sc.duration_s = v;
-            else if (c == OPT_INTERVAL)
-                s->sc.interval_s = v;
-            else if (c == OPT_WARMUP)
-                s->sc.warmup_s = v;
-            else
-                s->sc.settle_s = v;
-            break;
-        case OPT_GROUP:
-            if (pfi_store_group_check(optarg) != NULL) {
-                cli_error("--group: expected a sweep group name (%s); got '%s'",
-                          pfi_store_group_check(optarg), optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->sc.group = optarg;
-            break;
-        case OPT_Q:
-            if (!cli_parse_double(optarg, &s->sc.q) || !(s->sc.q > 0 && s->sc.q <= 1)) {
-                cli_error("--top-fraction: expected a number in (0, 1], got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            break;
-        case OPT_TLOG:
-            s->tlog = optarg;
-            break;
-        case OPT_TREGEX:
-            s->tregex = optarg;
-            break;
-        case OPT_ECHO:
-            s->echo = true;
-            break;
-        case 'o':
-            s->out = optarg;
-            break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
-                cli_error("--format: expected table, csv or json, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->format = optarg;
-            break;
-        case OPT_DRAWS:
-            if (!cli_parse_size(optarg, &s->draws) || s->draws > 10000000) {
-                cli_error("--draws: expected a count up to 10000000, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            break;
-        case OPT_SEED: {
-            size_t z;
-            if (!cli_parse_size(optarg, &z)) {
-                cli_error("--seed: expected a non-negative integer, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->seed = z;
-            break;
-        }
-        case OPT_STATS:
-            s->stats = true;
-            break;
-        case OPT_DB:
-            s->db = optarg;
-            break;
-        case OPT_RECORD:
-            s->record = optarg;
-            break;
-        default:
-            return PFI_EXIT_USAGE;
-        }
-    }
-    if (optind < argc)
-        s->cmd = argv + optind;
+}
+
+/* The options that only make sense together, once all are read. */
+static int check_args(settings *s)
+{
     if (s->n_caps == 0 || (s->out == NULL && s->db == NULL)) {
         cli_error("--caps and -o DIR or --db FILE are required (see 'pfi sweep --help')");
         return PFI_EXIT_USAGE;
@@ -300,16 +324,18 @@ static int parse_args(int argc, char **argv, settings *s)
                 cli_error("--caps: %g W is listed twice", s->caps[k]);
                 return PFI_EXIT_USAGE;
             }
-    bool emulated = s->gc.kind == PFI_GPU_EMULATED;
-    if (emulated && (s->cmd || s->tlog)) {
-        cli_error("--backend emulated runs its own job: no COMMAND or --throughput-log");
+    /* a backend that runs its own emulated job reports its throughput itself */
+    bool own_job = (pfi_gpu_backend_caps(s->gc.kind) & PFI_GPU_CAP_JOBS) != 0;
+    if (own_job && (s->cmd || s->tlog)) {
+        cli_error("--backend %s runs its own job: no COMMAND or --throughput-log",
+                  pfi_gpu_kind_name(s->gc.kind));
         return PFI_EXIT_USAGE;
     }
-    if (!emulated && ((s->cmd == NULL) == (s->tlog == NULL))) {
+    if (!own_job && ((s->cmd == NULL) == (s->tlog == NULL))) {
         cli_error("give either -- COMMAND or --throughput-log FILE for the job's throughput");
         return PFI_EXIT_USAGE;
     }
-    if (!emulated && s->tregex == NULL) {
+    if (!own_job && s->tregex == NULL) {
         cli_error("--throughput-regex is required with a command or a log");
         return PFI_EXIT_USAGE;
     }
@@ -317,11 +343,38 @@ static int parse_args(int argc, char **argv, settings *s)
         cli_error("--throughput-log follows a job pfi does not start: use --mode in-situ");
         return PFI_EXIT_USAGE;
     }
-    if (!emulated && s->gc.emulate != NULL) {
-        cli_error("--emulate needs --backend emulated");
+    if (!own_job && s->gc.emulate != NULL) {
+        char names[128];
+        cli_error("--emulate needs --backend %s",
+                  pfi_gpu_kind_names(PFI_GPU_CAP_JOBS, names, sizeof names));
         return PFI_EXIT_USAGE;
     }
     return PFI_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, settings *s)
+{
+    struct option long_options[N_OPTIONS + 1];
+    for (size_t k = 0; k < N_OPTIONS; k++)
+        long_options[k] = sweep_options[k].o;
+    long_options[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
+    set_defaults(s);
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+ho:", long_options, NULL)) != -1) {
+        const sweep_option *opt = NULL;
+        for (size_t k = 0; k < N_OPTIONS && opt == NULL; k++)
+            if (sweep_options[k].o.val == c)
+                opt = &sweep_options[k];
+        if (opt == NULL)
+            return PFI_EXIT_USAGE;
+        int rc = opt->set(s, opt, optarg);
+        if (rc != PFI_EXIT_OK)
+            return rc;
+    }
+    if (optind < argc)
+        s->cmd = argv + optind;
+    return check_args(s);
 }
 
 static void on_warn(void *arg, const char *msg)
@@ -536,96 +589,124 @@ static int check_caps(pfi_gpu *g, const settings *s)
     return PFI_EXIT_USAGE;
 }
 
-int cmd_sweep(int argc, char **argv)
+/* What one sweep holds open; released by sweep_close whatever state it is in. */
+typedef struct sweep_run {
+    pfi_gpu *g;
+    pfi_runs_dir *dir;
+    pfi_store *store;
+    recorder rec;
+    bool recording;
+    pfi_tput_source tp;
+    char journal[4096];
+    bool virt;
+} sweep_run;
+
+static void sweep_close(sweep_run *r)
 {
-    settings s;
-    memset(&s, 0, sizeof s);
-    int rc = parse_args(argc, argv, &s);
-    if (rc != PFI_EXIT_OK)
-        return rc < 0 ? PFI_EXIT_OK : rc;
+    if (r->recording)
+        cli_output_abort(&r->rec.o);
+    pfi_tput_source_destroy(&r->tp);
+    pfi_store_close(r->store);
+    pfi_runs_dir_close(r->dir);
+    pfi_gpu_close(r->g);
+}
+
+/* Open the backend and settle the GPU list (all GPUs when --gpus was not given). */
+static int open_backend(settings *s, sweep_run *r)
+{
     pfi_diag d;
-    pfi_gpu *g = NULL;
-    pfi_error e = pfi_gpu_open(&s.gc, &g, &d);
+    pfi_error e = hw_gpu_open(&s->gc, &r->g, &d);
     if (e != PFI_OK) {
-        cli_error("%s backend: %s", s.gc.kind == PFI_GPU_NVML ? "nvml" : "emulated",
+        cli_error("%s backend: %s", pfi_gpu_kind_name(s->gc.kind),
                   d.message[0] ? d.message : pfi_strerror(e));
         return hw_exit_code(e);
     }
     unsigned count = 0;
-    if ((e = pfi_gpu_count(g, &count, &d)) != PFI_OK || count == 0) {
+    if ((e = pfi_gpu_count(r->g, &count, &d)) != PFI_OK || count == 0) {
         cli_error("no GPU found%s%s", e ? ": " : "", e ? d.message : "");
-        pfi_gpu_close(g);
         return e ? hw_exit_code(e) : PFI_EXIT_DEVICE;
     }
-    if (s.n_gpus == 0)
+    if (s->n_gpus == 0)
         for (unsigned i = 0; i < count && i < MAX_GPUS; i++)
-            s.gpus[s.n_gpus++] = i;
-    for (size_t k = 0; k < s.n_gpus; k++)
-        if (s.gpus[k] >= count) {
-            cli_error("--gpus: GPU %u does not exist (%u found)", s.gpus[k], count);
-            pfi_gpu_close(g);
+            s->gpus[s->n_gpus++] = i;
+    for (size_t k = 0; k < s->n_gpus; k++)
+        if (s->gpus[k] >= count) {
+            cli_error("--gpus: GPU %u does not exist (%u found)", s->gpus[k], count);
             return PFI_EXIT_USAGE;
         }
-    pfi_runs_dir *dir = NULL;
-    pfi_store *store = NULL;
-    recorder rec = {.t0 = pfi_gpu_now_s(g)};
-    bool recording = false;
-    pfi_tput_source tp = {0};
+    return PFI_EXIT_OK;
+}
+
+/* The job's throughput: the backend's own emulated job, else a command or a log. */
+static int open_throughput(const settings *s, sweep_run *r)
+{
+    pfi_diag d;
+    pfi_error e;
     pfi_tput_regex *re = NULL;
-    /* everything that can refuse the sweep is checked before the first file is written */
-    if ((rc = check_caps(g, &s)) != PFI_EXIT_OK)
-        goto done;
-    if (s.gc.kind == PFI_GPU_EMULATED)
-        e = pfi_tput_emulated(g, &tp);
-    else if ((e = pfi_tput_regex_compile(s.tregex, &re, &d)) == PFI_OK)
-        e = s.cmd ? pfi_tput_command(s.cmd, re, g, s.echo ? STDERR_FILENO : -1, &tp, &d)
-                  : pfi_tput_log(s.tlog, re, g, &tp, &d);
+    if (pfi_gpu_caps(r->g) & PFI_GPU_CAP_JOBS)
+        e = pfi_tput_emulated(r->g, &r->tp);
+    else if ((e = pfi_tput_regex_compile(s->tregex, &re, &d)) == PFI_OK)
+        e = s->cmd ? pfi_tput_command(s->cmd, re, r->g, s->echo ? STDERR_FILENO : -1, &r->tp, &d)
+                   : pfi_tput_log(s->tlog, re, r->g, &r->tp, &d);
     if (e != PFI_OK) {
         cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
-        rc = cli_exit_code(e);
-        goto done;
+        return cli_exit_code(e);
     }
-    if (s.out != NULL && (e = pfi_runs_dir_open(s.out, &dir, &d)) != PFI_OK) {
-        rc = cli_report(e, &d);
-        if (e == PFI_ERR_IO)
-            rc = PFI_EXIT_OUTPUT; /* the output directory cannot be made or written */
-        goto done;
+    return PFI_EXIT_OK;
+}
+
+/* The outputs: the sweep directory, the run store, the record file. */
+static int open_outputs(settings *s, sweep_run *r)
+{
+    pfi_diag d;
+    pfi_error e;
+    if (s->out != NULL && (e = pfi_runs_dir_open(s->out, &r->dir, &d)) != PFI_OK) {
+        int rc = cli_report(e, &d);
+        return e == PFI_ERR_IO ? PFI_EXIT_OUTPUT : rc; /* the directory cannot be written */
     }
-    if (s.db != NULL && (e = pfi_store_open(s.db, PFI_STORE_WRITE, &store, &d)) != PFI_OK) {
-        rc = cli_report(e, &d);
-        goto done;
+    if (s->db != NULL && (e = pfi_store_open(s->db, PFI_STORE_WRITE, &r->store, &d)) != PFI_OK)
+        return cli_report(e, &d);
+    if (s->record != NULL) {
+        if (!cli_output_open(&r->rec.o, s->record))
+            return PFI_EXIT_OUTPUT;
+        r->recording = true;
+        hw_record_header(r->rec.o.f);
+        s->sc.sample = on_sample;
+        s->sc.sample_arg = &r->rec;
     }
-    if (s.record != NULL) {
-        if (!cli_output_open(&rec.o, s.record)) {
-            rc = PFI_EXIT_OUTPUT;
-            goto done;
-        }
-        recording = true;
-        hw_record_header(rec.o.f);
-        s.sc.sample = on_sample;
-        s.sc.sample_arg = &rec;
-    }
-    char journal[4096];
-    if (s.journal != NULL)
-        snprintf(journal, sizeof journal, "%s", s.journal);
-    else if (s.out != NULL)
-        snprintf(journal, sizeof journal, "%s/cap-journal", s.out);
+    return PFI_EXIT_OK;
+}
+
+/* The engine's configuration: GPUs, caps, the journal, the hooks. */
+static void configure_sweep(settings *s, sweep_run *r)
+{
+    if (s->journal != NULL)
+        snprintf(r->journal, sizeof r->journal, "%s", s->journal);
+    else if (s->out != NULL)
+        snprintf(r->journal, sizeof r->journal, "%s/cap-journal", s->out);
     else
-        snprintf(journal, sizeof journal, "%s.cap-journal", s.db);
-    bool virt = pfi_gpu_is_virtual_clock(g);
-    s.sc.gpus = s.gpus;
-    s.sc.n_gpus = s.n_gpus;
-    s.sc.caps_w = s.caps;
-    s.sc.n_caps = s.n_caps;
-    /* emulated limits vanish with the process: nothing to journal */
-    s.sc.journal_path = s.gc.kind == PFI_GPU_NVML ? journal : NULL;
-    s.sc.library = s.gc.nvml_library;
-    s.sc.stop = &stop_signal;
-    s.sc.warn = on_warn;
+        snprintf(r->journal, sizeof r->journal, "%s.cap-journal", s->db);
+    r->virt = pfi_gpu_is_virtual_clock(r->g);
+    s->sc.gpus = s->gpus;
+    s->sc.n_gpus = s->n_gpus;
+    s->sc.caps_w = s->caps;
+    s->sc.n_caps = s->n_caps;
+    /* limits that vanish with the process (emulated GPUs) leave nothing to journal */
+    s->sc.journal_path =
+        (pfi_gpu_caps(r->g) & PFI_GPU_CAP_PERSISTENT_LIMITS) ? r->journal : NULL;
+    s->sc.library = s->gc.library;
+    s->sc.stop = &stop_signal;
+    s->sc.warn = on_warn;
     if (cli_is_tty(stderr)) {
-        s.sc.progress = on_progress;
-        s.sc.progress_arg = &virt;
+        s->sc.progress = on_progress;
+        s->sc.progress_arg = &r->virt;
     }
+}
+
+/* pfi_sweep_run into the outputs with SIGINT/SIGTERM/SIGHUP caught (the engine restores the
+ * limits and returns PFI_ERR_INTERRUPTED). */
+static pfi_error run_sweep(const settings *s, sweep_run *r, pfi_sweep_stats *st, pfi_diag *d)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal; /* no SA_RESTART: a sleeping sweep wakes up at once */
@@ -636,72 +717,103 @@ int cmd_sweep(int argc, char **argv)
     sigaction(SIGHUP, &sa, &old_hup);
     tee_sink tee;
     pfi_run_sink sink;
-    if (dir != NULL && store != NULL) {
-        tee = (tee_sink){.a = pfi_runs_dir_sink(dir), .b = pfi_store_sink(store)};
+    if (r->dir != NULL && r->store != NULL) {
+        tee = (tee_sink){.a = pfi_runs_dir_sink(r->dir), .b = pfi_store_sink(r->store)};
         sink = (pfi_run_sink){.put = tee_put, .done = tee_done, .ctx = &tee};
     } else {
-        sink = dir != NULL ? pfi_runs_dir_sink(dir) : pfi_store_sink(store);
+        sink = r->dir != NULL ? pfi_runs_dir_sink(r->dir) : pfi_store_sink(r->store);
     }
-    pfi_sweep_stats st;
-    e = pfi_sweep_run(g, &s.sc, &tp, &sink, &st, &d);
-    if (cli_is_tty(stderr) && s.sc.progress != NULL)
+    pfi_error e = pfi_sweep_run(r->g, &s->sc, &r->tp, &sink, st, d);
+    if (cli_is_tty(stderr) && s->sc.progress != NULL)
         fputs("\r\033[K", stderr);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
-    if (s.stats) {
+    return e;
+}
+
+/* What the sweep did, on stderr: statistics, the summary, limits not restored, why it
+ * stopped. Returns the exit code. */
+static int report_sweep(const settings *s, const sweep_run *r, const pfi_sweep_stats *st,
+                        pfi_error e, const pfi_diag *d)
+{
+    int rc = PFI_EXIT_OK;
+    if (s->stats) {
         char a[32];
         fprintf(stderr,
                 "pfi: sampling: %zu ticks on %zu GPUs, max lateness %.3f ms, period drift "
                 "%.4f %%, CPU %.2f us per GPU sample, %s %s elapsed\n",
-                st.ticks, s.n_gpus, st.max_late_s * 1e3, st.drift_rel * 100,
-                st.cpu_per_sample_s * 1e6, hw_format_duration(st.elapsed_s, a, sizeof a),
-                virt ? "emulated" : "real");
+                st->ticks, s->n_gpus, st->max_late_s * 1e3, st->drift_rel * 100,
+                st->cpu_per_sample_s * 1e6, hw_format_duration(st->elapsed_s, a, sizeof a),
+                r->virt ? "emulated" : "real");
     }
     /* no summary for a sweep refused before its first run: there is nothing to sum up */
-    if (st.runs_done + st.runs_skipped + st.runs_failed > 0 || e == PFI_OK ||
+    if (st->runs_done + st->runs_skipped + st->runs_failed > 0 || e == PFI_OK ||
         e == PFI_ERR_INTERRUPTED || e == PFI_ERR_NOT_EFFECTIVE)
         fprintf(stderr, "pfi: %zu run(s) measured, %zu already in %s%s%s, %zu failed\n",
-                st.runs_done, st.runs_skipped, dir ? pfi_runs_dir_path(dir) : "",
-                dir && store ? " and " : "", store ? s.db : "", st.runs_failed);
-    if (s.sc.journal_path != NULL) {
-        for (size_t k = 0; k < s.n_gpus; k++)
-            if (st.restore[k].error != PFI_OK)
-                cli_error("GPU %u: original limit NOT restored: %s", st.restore[k].gpu,
-                          st.restore[k].message);
-        if (!st.restored)
+                st->runs_done, st->runs_skipped, r->dir ? pfi_runs_dir_path(r->dir) : "",
+                r->dir && r->store ? " and " : "", r->store ? s->db : "", st->runs_failed);
+    if (s->sc.journal_path != NULL) {
+        for (size_t k = 0; k < s->n_gpus; k++)
+            if (st->restore[k].error != PFI_OK)
+                cli_error("GPU %u: original limit NOT restored: %s", st->restore[k].gpu,
+                          st->restore[k].message);
+        if (!st->restored)
             cli_error("power limits not all restored; the journal %s is kept: run "
-                      "'pfi restore --journal %s'", journal, journal);
+                      "'pfi restore --journal %s'", r->journal, r->journal);
     }
     if (e == PFI_ERR_INTERRUPTED && stop_signal != 0) {
         cli_error("stopped by signal %d; %s", (int)stop_signal,
-                  st.restored ? "original power limits restored" : "see above");
-        rc = st.restored ? 128 + (int)stop_signal : PFI_EXIT_DEVICE;
+                  st->restored ? "original power limits restored" : "see above");
+        rc = st->restored ? 128 + (int)stop_signal : PFI_EXIT_DEVICE;
     } else if (e != PFI_OK) {
-        cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
+        cli_error("%s", d->message[0] ? d->message : pfi_strerror(e));
         rc = e == PFI_ERR_INTERRUPTED ? PFI_EXIT_DATA : hw_exit_code(e);
     }
+    return rc;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    settings s;
+    memset(&s, 0, sizeof s);
+    int rc = parse_args(argc, argv, &s);
+    if (rc != PFI_EXIT_OK)
+        return rc < 0 ? PFI_EXIT_OK : rc;
+    sweep_run r;
+    memset(&r, 0, sizeof r);
+    if ((rc = open_backend(&s, &r)) != PFI_EXIT_OK) {
+        sweep_close(&r);
+        return rc;
+    }
+    r.rec.t0 = pfi_gpu_now_s(r.g);
+    /* everything that can refuse the sweep is checked before the first file is written */
+    if ((rc = check_caps(r.g, &s)) != PFI_EXIT_OK ||
+        (rc = open_throughput(&s, &r)) != PFI_EXIT_OK ||
+        (rc = open_outputs(&s, &r)) != PFI_EXIT_OK) {
+        sweep_close(&r);
+        return rc;
+    }
+    configure_sweep(&s, &r);
+    pfi_sweep_stats st;
+    pfi_diag d;
+    pfi_error e = run_sweep(&s, &r, &st, &d);
+    rc = report_sweep(&s, &r, &st, e, &d);
     /* the samples taken are kept whatever stopped the sweep */
-    if (recording) {
-        recording = false;
-        if (!cli_output_commit(&rec.o)) {
+    if (r.recording) {
+        r.recording = false;
+        if (!cli_output_commit(&r.rec.o)) {
             cli_error("%s: cannot write the recorded samples", s.record);
             if (rc == PFI_EXIT_OK)
                 rc = PFI_EXIT_OUTPUT;
         }
     }
     if ((e == PFI_OK || e == PFI_ERR_NOT_EFFECTIVE) && st.runs_done + st.runs_skipped > 0) {
-        int prc = print_pfi(&s, dir ? pfi_runs_dir_path(dir) : NULL);
+        int prc = print_pfi(&s, r.dir ? pfi_runs_dir_path(r.dir) : NULL);
         if (rc == PFI_EXIT_OK)
             rc = prc;
     }
     pfi_sweep_stats_clear(&st);
-done:
-    if (recording)
-        cli_output_abort(&rec.o);
-    pfi_tput_source_destroy(&tp);
-    pfi_store_close(store);
-    pfi_runs_dir_close(dir);
-    pfi_gpu_close(g);
+    sweep_close(&r);
     return rc;
 }

@@ -485,7 +485,6 @@ static size_t emu_job_poll(void *vctx, unsigned jk, double *t_s, double *tput, s
 }
 
 static const pfi_gpu_ops emu_ops = {
-    .name = "emulated",
     .close = emu_close,
     .count = emu_count,
     .info = emu_info,
@@ -494,15 +493,20 @@ static const pfi_gpu_ops emu_ops = {
     .set_limit_mw = emu_set,
     .now_s = emu_now,
     .sleep_until_s = emu_sleep,
-    .job_start = emu_job_start,
-    .job_stop = emu_job_stop,
-    .job_poll = emu_job_poll,
-    .job_count = emu_job_count,
-    .job_gpus = emu_job_gpus,
 };
 
-pfi_error hw_emulated_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,
-                           pfi_diag *diag)
+/* The jobs, beside the vtable: only this backend runs them (PFI_GPU_CAP_JOBS). */
+static const hw_job_ops emu_job_ops = {
+    .start = emu_job_start,
+    .stop = emu_job_stop,
+    .poll = emu_job_poll,
+    .count = emu_job_count,
+    .gpus = emu_job_gpus,
+};
+
+/* Open: one job per ';' segment of cfg->emulate, each on its own GPUs, one virtual clock. */
+static pfi_error emu_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,
+                          pfi_diag *diag)
 {
     emu_ctx *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)
@@ -548,3 +552,16 @@ pfi_error hw_emulated_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, v
     *out = c;
     return PFI_OK;
 }
+
+/*
+ * Limits are settable but live in this process only (the GPUs vanish with it), so they are
+ * not PFI_GPU_CAP_PERSISTENT_LIMITS: nothing outlives a crash to journal, and a journal of
+ * an emulated sweep could only block the next sweep and "restore" GPUs that never changed.
+ */
+const hw_backend hw_emulated_backend = {
+    .kind = PFI_GPU_EMULATED,
+    .name = "emulated",
+    .caps = PFI_GPU_CAP_SET_LIMITS | PFI_GPU_CAP_VIRTUAL_CLOCK | PFI_GPU_CAP_JOBS,
+    .open = emu_open,
+    .jobs = &emu_job_ops,
+};

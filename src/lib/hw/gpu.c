@@ -1,5 +1,7 @@
 /*
- * pfi/gpu.h dispatch: one handle, one vtable, the real monotonic clock by default.
+ * pfi/gpu.h dispatch: the one table of backends (available_backends[]: every name, kind,
+ * capability and open function comes from there), one handle, one vtable, the real
+ * monotonic clock by default.
  */
 #include "hw/backend.h"
 
@@ -13,10 +15,29 @@
 
 #include "core/memory.h"
 
+/* Every backend, in the order names are listed to users. Adding one: its file defines its
+ * hw_backend, its kind goes into pfi_gpu_kind (pfi/gpu.h), its entry goes here. */
+static const hw_backend *const available_backends[] = {
+    &hw_nvml_backend,
+    &hw_emulated_backend,
+    &hw_replay_backend,
+};
+#define N_BACKENDS (sizeof available_backends / sizeof available_backends[0])
+
 struct pfi_gpu {
+    const hw_backend *backend;
     const pfi_gpu_ops *ops;
     void *ctx;
 };
+
+/* The table entry of kind, or NULL. */
+static const hw_backend *backend_of(pfi_gpu_kind kind)
+{
+    for (size_t k = 0; k < N_BACKENDS; k++)
+        if (available_backends[k]->kind == kind)
+            return available_backends[k];
+    return NULL;
+}
 
 pfi_error hw_fail(pfi_diag *diag, pfi_error e, const char *fmt, ...)
 {
@@ -36,36 +57,62 @@ double hw_monotonic_s(void)
 
 bool pfi_gpu_kind_parse(const char *name, pfi_gpu_kind *out)
 {
-    static const char *const names[] = {"nvml", "emulated", "replay"};
-    for (int k = 0; k < 3; k++)
-        if (name != NULL && strcmp(name, names[k]) == 0) {
-            *out = (pfi_gpu_kind)k;
+    for (size_t k = 0; name != NULL && k < N_BACKENDS; k++)
+        if (strcmp(name, available_backends[k]->name) == 0) {
+            *out = available_backends[k]->kind;
             return true;
         }
     return false;
+}
+
+const char *pfi_gpu_kind_name(pfi_gpu_kind kind)
+{
+    const hw_backend *b = backend_of(kind);
+    return b != NULL ? b->name : NULL;
+}
+
+unsigned pfi_gpu_backend_caps(pfi_gpu_kind kind)
+{
+    const hw_backend *b = backend_of(kind);
+    return b != NULL ? b->caps : 0;
+}
+
+const char *pfi_gpu_library_env(pfi_gpu_kind kind)
+{
+    const hw_backend *b = backend_of(kind);
+    return b != NULL ? b->library_env : NULL;
+}
+
+const char *pfi_gpu_kind_names(unsigned need, char *buf, size_t len)
+{
+    size_t total = 0, listed = 0, used = 0;
+    for (size_t k = 0; k < N_BACKENDS; k++)
+        total += (available_backends[k]->caps & need) == need;
+    if (len > 0)
+        buf[0] = '\0';
+    for (size_t k = 0; k < N_BACKENDS && used < len; k++) {
+        if ((available_backends[k]->caps & need) != need)
+            continue;
+        const char *sep = listed == 0 ? "" : listed + 1 == total ? " or " : ", ";
+        int w = snprintf(buf + used, len - used, "%s%s", sep, available_backends[k]->name);
+        used = w < 0 ? len : used + (size_t)w;
+        listed++;
+    }
+    return buf;
 }
 
 pfi_error pfi_gpu_open(const pfi_gpu_config *c, pfi_gpu **out, pfi_diag *diag)
 {
     *out = NULL;
     pfi_diag_clear(diag);
+    const hw_backend *b = backend_of(c->kind);
+    if (b == NULL)
+        return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "unknown backend %d", (int)c->kind);
     pfi_gpu *g = pfi_calloc(1, sizeof *g);
     if (g == NULL)
         return PFI_ERR_NOMEM;
-    pfi_error e;
-    switch (c->kind) {
-    case PFI_GPU_NVML:
-        e = hw_nvml_open(c, &g->ops, &g->ctx, diag);
-        break;
-    case PFI_GPU_EMULATED:
-        e = hw_emulated_open(c, &g->ops, &g->ctx, diag);
-        break;
-    case PFI_GPU_REPLAY:
-        e = hw_replay_open(c, &g->ops, &g->ctx, diag);
-        break;
-    default:
-        e = hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "unknown backend %d", (int)c->kind);
-    }
+    g->backend = b;
+    pfi_error e = b->open(c, &g->ops, &g->ctx, diag);
     if (e != PFI_OK) {
         pfi_free(g);
         return e;
@@ -84,12 +131,17 @@ void pfi_gpu_close(pfi_gpu *g)
 
 const char *pfi_gpu_backend_name(const pfi_gpu *g)
 {
-    return g->ops->name;
+    return g->backend->name;
+}
+
+unsigned pfi_gpu_caps(const pfi_gpu *g)
+{
+    return g->backend->caps;
 }
 
 bool pfi_gpu_is_virtual_clock(const pfi_gpu *g)
 {
-    return g->ops->now_s != NULL;
+    return (g->backend->caps & PFI_GPU_CAP_VIRTUAL_CLOCK) != 0;
 }
 
 pfi_error pfi_gpu_count(pfi_gpu *g, unsigned *n, pfi_diag *diag)
@@ -132,7 +184,7 @@ pfi_error pfi_gpu_processes(pfi_gpu *g, unsigned i, unsigned *pids, size_t max, 
     *n = 0;
     if (g->ops->processes == NULL)
         return hw_fail(diag, PFI_ERR_NOT_SUPPORTED, "the %s backend cannot list processes",
-                       g->ops->name);
+                       g->backend->name);
     return g->ops->processes(g->ctx, i, pids, max, n, diag);
 }
 
@@ -158,14 +210,22 @@ pfi_error pfi_gpu_sleep_until_s(pfi_gpu *g, double t_s)
     return PFI_OK;
 }
 
+/* The job interface of g, or NULL when its backend runs no emulated jobs. */
+static const hw_job_ops *jobs_of(const pfi_gpu *g)
+{
+    return (g->backend->caps & PFI_GPU_CAP_JOBS) != 0 ? g->backend->jobs : NULL;
+}
+
 pfi_error pfi_gpu_job_start(pfi_gpu *g)
 {
-    return g->ops->job_start != NULL ? g->ops->job_start(g->ctx) : PFI_ERR_NOT_SUPPORTED;
+    const hw_job_ops *j = jobs_of(g);
+    return j != NULL ? j->start(g->ctx) : PFI_ERR_NOT_SUPPORTED;
 }
 
 pfi_error pfi_gpu_job_stop(pfi_gpu *g)
 {
-    return g->ops->job_stop != NULL ? g->ops->job_stop(g->ctx) : PFI_ERR_NOT_SUPPORTED;
+    const hw_job_ops *j = jobs_of(g);
+    return j != NULL ? j->stop(g->ctx) : PFI_ERR_NOT_SUPPORTED;
 }
 
 pfi_error pfi_gpu_job_poll(pfi_gpu *g, double *t_s, double *tokens_per_s, size_t max, size_t *n)
@@ -176,20 +236,22 @@ pfi_error pfi_gpu_job_poll(pfi_gpu *g, double *t_s, double *tokens_per_s, size_t
 pfi_error pfi_gpu_job_count(pfi_gpu *g, unsigned *n)
 {
     *n = 0;
-    if (g->ops->job_count == NULL)
+    const hw_job_ops *j = jobs_of(g);
+    if (j == NULL)
         return PFI_ERR_NOT_SUPPORTED;
-    *n = g->ops->job_count(g->ctx);
+    *n = j->count(g->ctx);
     return PFI_OK;
 }
 
 pfi_error pfi_gpu_job_gpus(pfi_gpu *g, unsigned job, unsigned *first, unsigned *count)
 {
     *first = *count = 0;
-    if (g->ops->job_count == NULL)
+    const hw_job_ops *j = jobs_of(g);
+    if (j == NULL)
         return PFI_ERR_NOT_SUPPORTED;
-    if (job >= g->ops->job_count(g->ctx))
+    if (job >= j->count(g->ctx))
         return PFI_ERR_INVALID_ARGUMENT;
-    g->ops->job_gpus(g->ctx, job, first, count);
+    j->gpus(g->ctx, job, first, count);
     return PFI_OK;
 }
 
@@ -197,10 +259,11 @@ pfi_error pfi_gpu_job_poll_at(pfi_gpu *g, unsigned job, double *t_s, double *tok
                               size_t max, size_t *n)
 {
     *n = 0;
-    if (g->ops->job_poll == NULL || g->ops->job_count == NULL)
+    const hw_job_ops *j = jobs_of(g);
+    if (j == NULL)
         return PFI_ERR_NOT_SUPPORTED;
-    if (job >= g->ops->job_count(g->ctx))
+    if (job >= j->count(g->ctx))
         return PFI_ERR_INVALID_ARGUMENT;
-    *n = g->ops->job_poll(g->ctx, job, t_s, tokens_per_s, max);
+    *n = j->poll(g->ctx, job, t_s, tokens_per_s, max);
     return PFI_OK;
 }

@@ -423,7 +423,6 @@ static pfi_error nvml_processes(void *vctx, unsigned i, unsigned *pids, size_t m
 }
 
 static const pfi_gpu_ops nvml_ops = {
-    .name = "nvml",
     .close = nvml_close,
     .count = nvml_count,
     .info = nvml_info,
@@ -433,12 +432,12 @@ static const pfi_gpu_ops nvml_ops = {
     .processes = nvml_processes,
 };
 
-pfi_error hw_nvml_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,
-                       pfi_diag *diag)
+/* Open: dlopen the library (cfg->library, else the driver's soname; the environment is the
+ * caller's business), nvmlInit, one handle per GPU (a lost GPU stays listed, flagged). */
+static pfi_error nvml_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,
+                           pfi_diag *diag)
 {
-    const char *path = cfg->nvml_library;
-    if (path == NULL || *path == '\0')
-        path = getenv("PFI_NVML_LIBRARY");
+    const char *path = cfg->library;
     if (path == NULL || *path == '\0')
         path = "libnvidia-ml.so.1";
     nvml_ctx *c = pfi_calloc(1, sizeof *c);
@@ -509,3 +508,12 @@ pfi_error hw_nvml_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void 
     *out = c;
     return PFI_OK;
 }
+
+/* Real limits: a limit set stays in the driver after the process exits, so it is journaled. */
+const hw_backend hw_nvml_backend = {
+    .kind = PFI_GPU_NVML,
+    .name = "nvml",
+    .caps = PFI_GPU_CAP_SET_LIMITS | PFI_GPU_CAP_PERSISTENT_LIMITS,
+    .library_env = "PFI_NVML_LIBRARY",
+    .open = nvml_open,
+};

@@ -140,7 +140,6 @@ static pfi_error replay_sleep(void *vctx, double t)
 }
 
 static const pfi_gpu_ops replay_ops = {
-    .name = "replay",
     .close = replay_close,
     .count = replay_count,
     .info = replay_info,
@@ -269,8 +268,9 @@ pfi_error hw_replay_open_stream(FILE *stream, const char *name, const pfi_gpu_op
     return PFI_OK;
 }
 
-pfi_error hw_replay_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,
-                         pfi_diag *diag)
+/* Open: read the whole file named by cfg->replay_path. */
+static pfi_error replay_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, void **out,
+                             pfi_diag *diag)
 {
     if (cfg->replay_path == NULL)
         return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "replay: no file given");
@@ -281,3 +281,11 @@ pfi_error hw_replay_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, voi
     fclose(f);
     return e;
 }
+
+/* Read-only, on a virtual clock, from a file. */
+const hw_backend hw_replay_backend = {
+    .kind = PFI_GPU_REPLAY,
+    .name = "replay",
+    .caps = PFI_GPU_CAP_VIRTUAL_CLOCK | PFI_GPU_CAP_REPLAY_FILE,
+    .open = replay_open,
+};

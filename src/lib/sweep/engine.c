@@ -87,7 +87,10 @@ typedef struct sweep_state {
     double per_run_s;
     double cpu_sampling_s;
     size_t gpu_samples;
-    const pfi_cap_result *res; /* the caps of the run being measured, per GPU */
+    pfi_cap_result *res;       /* the caps of the run being measured, per GPU */
+    bool started;              /* the workload was started (in-situ: once) */
+    bool not_effective;        /* a cap did not take: the sweep ends NOT_EFFECTIVE */
+    char ne_msg[sizeof ((pfi_diag *)0)->message]; /* why, from the first such cap */
 } sweep_state;
 
 static void progress(sweep_state *s, const char *phase, double left)
@@ -340,6 +343,134 @@ static pfi_error reduce_and_put(sweep_state *s, const window *w, double req_w, d
     return sink->put(sink->ctx, &row, diag);
 }
 
+/* Phase 1: every cap against every GPU's range, before anything changes: targets[k·ng + i]
+ * for cap k on GPU i, clamped[k] when a GPU's target for cap k was clamped. */
+static pfi_error resolve_targets(pfi_gpu *g, const pfi_sweep_config *c, uint32_t *targets,
+                                 bool *clamped, pfi_diag *diag)
+{
+    size_t ng = c->n_gpus, nc = c->n_caps;
+    pfi_error e = PFI_OK;
+    for (size_t i = 0; i < ng && e == PFI_OK; i++) {
+        pfi_gpu_limits l;
+        e = pfi_gpu_read_limits(g, c->gpus[i], &l, diag);
+        for (size_t k = 0; k < nc && e == PFI_OK; k++) {
+            bool cl = false;
+            e = pfi_cap_resolve_mw(&l, c->caps_w[k], c->clamp, &targets[k * ng + i], &cl, diag);
+            if (e != PFI_OK && diag != NULL) {
+                char tmp[sizeof diag->message];
+                memcpy(tmp, diag->message, sizeof tmp);
+                snprintf(diag->message, sizeof diag->message, "GPU %u: %.490s", c->gpus[i], tmp);
+            }
+            if (cl) {
+                clamped[k] = true;
+                warn(c, "GPU %u: cap %.2f W clamped to %.3f W (device range %.2f-%.2f W)",
+                     c->gpus[i], c->caps_w[k], targets[k * ng + i] / 1000.0, l.min_mw / 1000.0,
+                     l.max_mw / 1000.0);
+            }
+        }
+    }
+    return e;
+}
+
+/* Set one cap's targets[ng] on every GPU. A cap that did not take is flagged, not an error
+ * (remembered in s for the end); *cap_label is the highest limit in force, the run's label. */
+static pfi_error apply_cap(sweep_state *s, pfi_capctl *ctl, const uint32_t *targets,
+                           char *flags, size_t flen, double *cap_label, pfi_diag *diag)
+{
+    const pfi_sweep_config *c = s->c;
+    pfi_cap_result *res = s->res;
+    pfi_error e = pfi_capctl_apply(ctl, targets, res, diag);
+    if (e == PFI_ERR_NOT_EFFECTIVE) {
+        e = PFI_OK;
+        s->not_effective = true;
+        memcpy(s->ne_msg, diag->message, sizeof s->ne_msg);
+        add_flag(flags, flen, "cap_not_effective");
+    }
+    if (e != PFI_OK)
+        return e;
+    *cap_label = 0;
+    bool below = false;
+    for (size_t i = 0; i < c->n_gpus; i++) {
+        double enf = (res[i].readback & PFI_LIMIT_ENFORCED) ? res[i].enforced_mw / 1000.0
+                                                             : res[i].target_mw / 1000.0;
+        if (enf > *cap_label)
+            *cap_label = enf;
+        if (res[i].message[0] != '\0')
+            warn(c, "%s", res[i].message);
+        if ((res[i].readback & PFI_LIMIT_ENFORCED) && res[i].enforced_mw < res[i].target_mw)
+            below = true;
+    }
+    if (below)
+        add_flag(flags, flen, "enforced_below_request");
+    return PFI_OK;
+}
+
+/* One run at cap k (already applied): start the workload when this mode does, warm up or
+ * settle, measure, hand the run to the sink; a lost GPU or an exited workload fails it. */
+static pfi_error measure_run(sweep_state *s, size_t k, double cap_label, char *flags,
+                             size_t flen, pfi_run_sink *sink, pfi_diag *diag)
+{
+    const pfi_sweep_config *c = s->c;
+    pfi_tput_source *tp = s->tp;
+    pfi_error e;
+    if (c->mode == PFI_SWEEP_SEPARATE || !s->started) {
+        if (tp->start != NULL && (e = tp->start(tp->ctx, diag)) != PFI_OK)
+            return e;
+        s->started = true;
+        if ((e = wait_phase(s, "warm-up", c->warmup_s)) != PFI_OK)
+            return e;
+    }
+    if (c->mode == PFI_SWEEP_IN_SITU && (e = wait_phase(s, "settle", c->settle_s)) != PFI_OK)
+        return e;
+    window w;
+    e = measure(s, &w, diag);
+    if (c->mode == PFI_SWEEP_SEPARATE && tp->stop != NULL)
+        tp->stop(tp->ctx);
+    if (e == PFI_OK) {
+        pfi_diag lost_diag = {0};
+        if (w.lost && diag != NULL)
+            lost_diag = *diag;
+        e = reduce_and_put(s, &w, c->caps_w[k], cap_label, flags, flen, sink, diag);
+        if (e == PFI_OK && (w.lost || w.exited)) {
+            s->stats->runs_failed++;
+            if (w.lost) {
+                if (diag != NULL)
+                    *diag = lost_diag;
+                e = PFI_ERR_GPU_LOST;
+            } else {
+                e = hw_fail(diag, PFI_ERR_INTERRUPTED,
+                            "the workload exited during the run at %.0f W", c->caps_w[k]);
+            }
+        } else if (e == PFI_OK) {
+            s->stats->runs_done++;
+        }
+    }
+    window_free(&w);
+    return e;
+}
+
+/* Cap k: skipped when the sink has it already, else applied and measured. */
+static pfi_error run_cap(sweep_state *s, pfi_capctl *ctl, size_t k, const uint32_t *targets,
+                         bool clamped, pfi_run_sink *sink, pfi_diag *diag)
+{
+    const pfi_sweep_config *c = s->c;
+    s->run = k;
+    s->cap_w = c->caps_w[k];
+    if (sink->done != NULL && sink->done(sink->ctx, c->group, c->caps_w[k])) {
+        s->stats->runs_skipped++;
+        return PFI_OK;
+    }
+    s->runs_left--;
+    char flags[256] = "";
+    if (clamped)
+        add_flag(flags, sizeof flags, "clamped");
+    double cap_label = 0;
+    pfi_error e = apply_cap(s, ctl, targets, flags, sizeof flags, &cap_label, diag);
+    if (e != PFI_OK)
+        return e;
+    return measure_run(s, k, cap_label, flags, sizeof flags, sink, diag);
+}
+
 pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *tp,
                         pfi_run_sink *sink, pfi_sweep_stats *stats, pfi_diag *diag)
 {
@@ -362,27 +493,7 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
         stats->restored = true; /* refused before any change */
         return PFI_ERR_NOMEM;
     }
-    pfi_error e = PFI_OK;
-    /* 1. every cap against every GPU's range, before anything changes */
-    for (size_t i = 0; i < ng && e == PFI_OK; i++) {
-        pfi_gpu_limits l;
-        e = pfi_gpu_read_limits(g, c->gpus[i], &l, diag);
-        for (size_t k = 0; k < nc && e == PFI_OK; k++) {
-            bool cl = false;
-            e = pfi_cap_resolve_mw(&l, c->caps_w[k], c->clamp, &targets[k * ng + i], &cl, diag);
-            if (e != PFI_OK && diag != NULL) {
-                char tmp[sizeof diag->message];
-                memcpy(tmp, diag->message, sizeof tmp);
-                snprintf(diag->message, sizeof diag->message, "GPU %u: %.490s", c->gpus[i], tmp);
-            }
-            if (cl) {
-                clamped[k] = true;
-                warn(c, "GPU %u: cap %.2f W clamped to %.3f W (device range %.2f-%.2f W)",
-                     c->gpus[i], c->caps_w[k], targets[k * ng + i] / 1000.0, l.min_mw / 1000.0,
-                     l.max_mw / 1000.0);
-            }
-        }
-    }
+    pfi_error e = resolve_targets(g, c, targets, clamped, diag);
     pfi_capctl *ctl = NULL;
     if (e == PFI_OK)
         e = pfi_capctl_create(g, c->gpus, ng, c->journal_path, c->library, &ctl, diag);
@@ -398,77 +509,9 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
     for (size_t k = 0; k < nc; k++)
         s.runs_left += !(sink->done && sink->done(sink->ctx, c->group, c->caps_w[k]));
     double t_begin = pfi_gpu_now_s(g);
-    bool started = false, not_effective = false;
-    char ne_msg[sizeof diag->message] = "";
-    for (size_t k = 0; k < nc && e == PFI_OK; k++) {
-        s.run = k;
-        s.cap_w = c->caps_w[k];
-        if (sink->done != NULL && sink->done(sink->ctx, c->group, c->caps_w[k])) {
-            stats->runs_skipped++;
-            continue;
-        }
-        s.runs_left--;
-        char flags[256] = "";
-        if (clamped[k])
-            add_flag(flags, sizeof flags, "clamped");
-        e = pfi_capctl_apply(ctl, &targets[k * ng], res, diag);
-        if (e == PFI_ERR_NOT_EFFECTIVE) {
-            e = PFI_OK;
-            not_effective = true;
-            memcpy(ne_msg, diag->message, sizeof ne_msg);
-            add_flag(flags, sizeof flags, "cap_not_effective");
-        }
-        if (e != PFI_OK)
-            break;
-        double cap_label = 0;
-        bool below = false;
-        for (size_t i = 0; i < ng; i++) {
-            double enf = (res[i].readback & PFI_LIMIT_ENFORCED) ? res[i].enforced_mw / 1000.0
-                                                                 : res[i].target_mw / 1000.0;
-            if (enf > cap_label)
-                cap_label = enf;
-            if (res[i].message[0] != '\0')
-                warn(c, "%s", res[i].message);
-            if ((res[i].readback & PFI_LIMIT_ENFORCED) && res[i].enforced_mw < res[i].target_mw)
-                below = true;
-        }
-        if (below)
-            add_flag(flags, sizeof flags, "enforced_below_request");
-        if (c->mode == PFI_SWEEP_SEPARATE || !started) {
-            if (tp->start != NULL && (e = tp->start(tp->ctx, diag)) != PFI_OK)
-                break;
-            started = true;
-            if ((e = wait_phase(&s, "warm-up", c->warmup_s)) != PFI_OK)
-                break;
-        }
-        if (c->mode == PFI_SWEEP_IN_SITU && (e = wait_phase(&s, "settle", c->settle_s)) != PFI_OK)
-            break;
-        window w;
-        e = measure(&s, &w, diag);
-        if (c->mode == PFI_SWEEP_SEPARATE && tp->stop != NULL)
-            tp->stop(tp->ctx);
-        if (e == PFI_OK) {
-            pfi_diag lost_diag = {0};
-            if (w.lost && diag != NULL)
-                lost_diag = *diag;
-            e = reduce_and_put(&s, &w, c->caps_w[k], cap_label, flags, sizeof flags, sink, diag);
-            if (e == PFI_OK && (w.lost || w.exited)) {
-                stats->runs_failed++;
-                if (w.lost) {
-                    if (diag != NULL)
-                        *diag = lost_diag;
-                    e = PFI_ERR_GPU_LOST;
-                } else {
-                    e = hw_fail(diag, PFI_ERR_INTERRUPTED,
-                                "the workload exited during the run at %.0f W", c->caps_w[k]);
-                }
-            } else if (e == PFI_OK) {
-                stats->runs_done++;
-            }
-        }
-        window_free(&w);
-    }
-    if (tp->stop != NULL && started)
+    for (size_t k = 0; k < nc && e == PFI_OK; k++)
+        e = run_cap(&s, ctl, k, &targets[k * ng], clamped[k], sink, diag);
+    if (tp->stop != NULL && s.started)
         tp->stop(tp->ctx);
     /* restore whatever happened; keep the first error */
     pfi_diag rd;
@@ -479,10 +522,10 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
         if (diag != NULL)
             *diag = rd;
     }
-    if (e == PFI_OK && not_effective) {
+    if (e == PFI_OK && s.not_effective) {
         e = PFI_ERR_NOT_EFFECTIVE;
         if (diag != NULL)
-            memcpy(diag->message, ne_msg, sizeof ne_msg);
+            memcpy(diag->message, s.ne_msg, sizeof s.ne_msg);
     }
     stats->elapsed_s = pfi_gpu_now_s(g) - t_begin;
     stats->cpu_per_sample_s = s.gpu_samples ? s.cpu_sampling_s / (double)s.gpu_samples : NAN;
