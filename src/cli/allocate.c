@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "pfi/allocate.h"
+#include "pfi/csv.h"
 #include "pfi/curve.h"
 #include "pfi/jobs.h"
 
@@ -89,21 +90,6 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void csv_str(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st)
 {
     fprintf(f, "strategy %s: %s\n", pfi_strategy_name(st), r->method);
@@ -175,10 +161,10 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r)
     fputs("job,class,gpus,cap_w,power_w,shed_w,tput_tok_s,tput_ref_tok_s,marginal_down,"
           "marginal_up\n", f);
     for (size_t j = 0; j < J->n; j++) {
-        csv_str(f, J->name[j]);
+        pfi_csv_write_field(f, J->name[j]);
         fputc(',', f);
         if (J->job_class[j])
-            csv_str(f, J->job_class[j]);
+            pfi_csv_write_field(f, J->job_class[j]);
         double v[] = {J->gpus[j], r->cap_w[j], r->power_w[j], r->shed_w[j], r->tput_tok_s[j],
                       J->tput_tok_s[J->offset[j + 1] - 1], r->marginal_down[j],
                       r->marginal_up[j]};
