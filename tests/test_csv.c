@@ -1,5 +1,5 @@
 /*
- * Unit tests of pfi/csv.h: the bounded CSV record reader.
+ * Unit tests of pfi/csv.h: the bounded CSV record reader and the CSV field writer.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -620,6 +620,83 @@ static void test_real_file(void **state)
     unlink(path);
 }
 
+/* ---- writing ---------------------------------------------------------------------------- */
+
+/* The field writer against hand-written fields: the quoting rule of pfi/csv.h, in the three
+ * forms (needs_quotes, format into a buffer, write to a stream), then read back. */
+static void test_write_field(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"", ""},
+        {"gpu0", "gpu0"},
+        {"a b", "a b"},                  /* a blank inside is kept unquoted */
+        {"dcgm_*", "dcgm_*"},
+        {"x'y", "x'y"},
+        {"a,b", "\"a,b\""},
+        {",", "\",\""},
+        {"say \"hi\"", "\"say \"\"hi\"\"\""},
+        {"\"", "\"\"\"\""},
+        {"two\nlines", "\"two\nlines\""},
+        {"cr\r", "\"cr\r\""},
+        {" lead", "\" lead\""},
+        {"trail ", "\"trail \""},
+        {"\tlead", "\"\tlead\""},
+        {"trail\t", "\"trail\t\""},
+        {" ", "\" \""},
+        {"a\tb", "a\tb"},                /* a tab inside is kept unquoted */
+    };
+    for (size_t c = 0; c < ARRAY_LEN(cases); c++) {
+        const char *in = cases[c].in, *want = cases[c].out;
+        size_t want_len = strlen(want);
+        CHECK(pfi_csv_field_needs_quotes(in) == (want[0] == '"'), "needs_quotes('%s')\n", in);
+        char buf[64];
+        size_t n = pfi_csv_format_field(buf, sizeof buf, in);
+        CHECK(n == want_len && strcmp(buf, want) == 0, "format('%s') = '%s' (%zu), want '%s'\n",
+              in, buf, n, want);
+        CHECK(pfi_csv_format_field(NULL, 0, in) == want_len, "format('%s') length only\n", in);
+        /* cut to fit: NUL-terminated, the prefix of the field, the full length returned */
+        char small[4];
+        n = pfi_csv_format_field(small, sizeof small, in);
+        CHECK(n == want_len && strlen(small) == (want_len < 3 ? want_len : 3) &&
+                  strncmp(small, want, strlen(small)) == 0,
+              "format('%s') into 4 bytes = '%s' (%zu)\n", in, small, n);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        assert_non_null(f);
+        CHECK(pfi_csv_write_field(f, in), "write('%s') failed\n", in);
+        fclose(f);
+        CHECK(len == want_len && memcmp(text, want, len) == 0, "write('%s') = '%s'\n", in, text);
+        free(text);
+        /* read back as the only field after a header: the reader gives the text back */
+        char rec[80];
+        snprintf(rec, sizeof rec, "h\n%s\n", want);
+        result res;
+        read_str(rec, &res);
+        if (in[0] != '\0') /* the empty field alone is a blank line: skipped */
+            CHECK(res.err == PFI_OK && res.n_recs == 2 && res.recs[1].n == 1 &&
+                      strcmp(res.recs[1].fields[0], in) == 0,
+                  "read back '%s': %d, %zu records\n", in, (int)res.err, res.n_recs);
+        result_free(&res);
+    }
+    /* NULL is the empty field */
+    char buf[8] = "x";
+    CHECK(pfi_csv_format_field(buf, sizeof buf, NULL) == 0 && buf[0] == '\0', "format(NULL)\n");
+    CHECK(pfi_csv_format_field(buf, 1, "abc") == 3 && buf[0] == '\0', "format into 1 byte\n");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    CHECK(pfi_csv_write_field(f, NULL), "write(NULL) failed\n");
+    fclose(f);
+    CHECK(len == 0, "write(NULL) wrote %zu bytes\n", len);
+    free(text);
+    END_CHECKS();
+}
+
 static void test_close_null(void **state)
 {
     (void)state;
@@ -643,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_real_file),
         cmocka_unit_test(test_close_null),
+        cmocka_unit_test(test_write_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

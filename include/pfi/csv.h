@@ -1,5 +1,6 @@
 /*
- * pfi/csv.h — a bounded CSV record reader (RFC 4180 quoting, via libcsv).
+ * pfi/csv.h — a bounded CSV record reader (RFC 4180 quoting, via libcsv), and the one CSV
+ * field writer (the same quoting) that pfi's CSV outputs share.
  *
  * Reads one physical line at a time into a fixed buffer of PFI_CSV_MAX_LINE bytes, so a
  * hostile file with an endless line is rejected in bounded memory, and every record carries
@@ -56,6 +57,35 @@ pfi_error pfi_csv_next(pfi_csv_reader *r, const char *const **fields, const size
 
 /* pfi_csv_close — release r and close its file (if opened by pfi_csv_open). NULL is a no-op. */
 void pfi_csv_close(pfi_csv_reader *r);
+
+/*
+ * Writing a field (RFC 4180 §2 quoting). A field that needs quotes is written between double
+ * quotes with each double quote inside doubled: the text  say "hi"  becomes  "say ""hi""".
+ * A field needs quotes when it holds a comma, a double quote, CR or LF, or when it begins or
+ * ends with a blank (space or tab): readers that trim unquoted fields (this one does) keep the
+ * blanks of a quoted one. Every other field, the empty one included, is written as it is.
+ * Quoting more often than RFC 4180 requires is still the same field to a reader.
+ */
+
+/* pfi_csv_field_needs_quotes — true when s (NUL-terminated, not NULL) is quoted by the rule
+ * above. */
+bool pfi_csv_field_needs_quotes(const char *s);
+
+/*
+ * pfi_csv_format_field — s as one CSV field (quoted when it needs it; no separator) into
+ * dst[0..size), NUL-terminated and cut to fit when size > 0; dst may be NULL when size is 0.
+ * Returns the field's length in bytes, the NUL not counted, whether or not it fitted (as
+ * snprintf does): a buffer of the return value + 1 bytes holds it whole. s NULL is the empty
+ * field. Allocates nothing; thread-safe.
+ */
+size_t pfi_csv_format_field(char *dst, size_t size, const char *s);
+
+/*
+ * pfi_csv_write_field — s as one CSV field (quoted when it needs it; no separator) on f. s NULL
+ * is the empty field: nothing is written. Returns false when a write failed (ferror(f) is then
+ * set); a caller writing many fields may check ferror(f) once at the end instead.
+ */
+bool pfi_csv_write_field(FILE *f, const char *s);
 
 #ifdef __cplusplus
 }

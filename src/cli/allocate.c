@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "pfi/allocate.h"
+#include "pfi/csv.h"
 #include "pfi/curve.h"
 #include "pfi/jobs.h"
 
@@ -89,21 +90,6 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void csv_str(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st)
 {
     fprintf(f, "strategy %s: %s\n", pfi_strategy_name(st), r->method);
@@ -175,10 +161,10 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r)
     fputs("job,class,gpus,cap_w,power_w,shed_w,tput_tok_s,tput_ref_tok_s,marginal_down,"
           "marginal_up\n", f);
     for (size_t j = 0; j < J->n; j++) {
-        csv_str(f, J->name[j]);
+        pfi_csv_write_field(f, J->name[j]);
         fputc(',', f);
         if (J->job_class[j])
-            csv_str(f, J->job_class[j]);
+            pfi_csv_write_field(f, J->job_class[j]);
         double v[] = {J->gpus[j], r->cap_w[j], r->power_w[j], r->shed_w[j], r->tput_tok_s[j],
                       J->tput_tok_s[J->offset[j + 1] - 1], r->marginal_down[j],
                       r->marginal_up[j]};
@@ -225,60 +211,67 @@ static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pf
     fputs("\n  ]\n}\n", f);
 }
 
-int cmd_allocate(int argc, char **argv)
-{
+/* pfi allocate's command line, parsed. */
+typedef struct allocate_args {
     pfi_alloc_options o;
-    pfi_alloc_options_init(&o);
-    const char *format = "table", *output = NULL, *deep_class = "moe-ft";
-    bool explain = false, repair = true, have_budget = false, have_reduction = false;
+    const char *format, *output, *deep_class;
+    const char *input;     /* the jobs file, "-": stdin */
+    bool explain, no_repair, have_budget, have_reduction;
+} allocate_args;
+
+/* The complaint about a value an option does not take; returns the exit code. */
+static int bad_value(int c, const char *value)
+{
+    cli_error("invalid value '%s' for --%s (see 'pfi allocate --help' for what it takes)",
+              value, cli_option_name(long_options, c));
+    return PFI_EXIT_USAGE;
+}
+
+/* Phase 1, the options. An exit code, -1 after --help. */
+static int parse_allocate_args(int argc, char **argv, allocate_args *a)
+{
+    memset(a, 0, sizeof *a);
+    pfi_alloc_options_init(&a->o);
+    a->format = "table";
+    a->deep_class = "moe-ft";
+    const cli_opt table[] = {
+        {.c = 'o', .kind = CLI_OPT_TEXT, .dst = &a->output},
+        {.c = OPT_BUDGET, .kind = CLI_OPT_DOUBLE, .dst = &a->o.budget_w, .lo = 0,
+         .hi = HUGE_VAL, .given = &a->have_budget},
+        {.c = OPT_REDUCTION, .kind = CLI_OPT_DOUBLE, .dst = &a->o.reduction, .lo = 0,
+         .hi = 100, .given = &a->have_reduction},
+        {.c = OPT_CAP_STEP, .kind = CLI_OPT_DOUBLE, .dst = &a->o.cap_step_w, .lo = 0,
+         .hi = HUGE_VAL},
+        {.c = OPT_DEEP, .kind = CLI_OPT_TEXT, .dst = &a->deep_class},
+        {.c = OPT_FACTOR, .kind = CLI_OPT_DOUBLE, .dst = &a->o.class_factor, .lo = 0,
+         .lo_open = true, .hi = HUGE_VAL},
+        {.c = OPT_NO_REPAIR, .kind = CLI_OPT_FLAG, .dst = &a->no_repair},
+        {.c = OPT_EXPLAIN, .kind = CLI_OPT_FLAG, .dst = &a->explain},
+    };
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":ho:", long_options, NULL)) != -1) {
+        const cli_opt *o = cli_opt_find(table, sizeof table / sizeof table[0], c);
+        if (o != NULL) {
+            if (!cli_opt_take(o, optarg))
+                return bad_value(c, optarg);
+            if (c == OPT_REDUCTION)
+                a->o.reduction /= 100; /* given in %, a fraction in the options */
+            continue;
+        }
         switch (c) {
         case 'h':
             usage(stdout);
-            return PFI_EXIT_OK;
-        case 'o':
-            output = optarg;
-            break;
-        case OPT_BUDGET:
-            if (!cli_parse_double(optarg, &o.budget_w) || !(o.budget_w >= 0))
-                goto bad;
-            have_budget = true;
-            break;
-        case OPT_REDUCTION:
-            if (!cli_parse_double(optarg, &o.reduction) || !(o.reduction >= 0 &&
-                                                             o.reduction <= 100))
-                goto bad;
-            o.reduction /= 100;
-            have_reduction = true;
-            break;
+            return -1;
         case OPT_STRATEGY:
-            if (pfi_strategy_parse(optarg, &o.strategy) != PFI_OK)
-                goto bad;
-            break;
-        case OPT_CAP_STEP:
-            if (!cli_parse_double(optarg, &o.cap_step_w) || !(o.cap_step_w >= 0))
-                goto bad;
-            break;
-        case OPT_DEEP:
-            deep_class = optarg;
-            break;
-        case OPT_FACTOR:
-            if (!cli_parse_double(optarg, &o.class_factor) || !(o.class_factor > 0))
-                goto bad;
-            break;
-        case OPT_NO_REPAIR:
-            repair = false;
+            if (pfi_strategy_parse(optarg, &a->o.strategy) != PFI_OK)
+                return bad_value(c, optarg);
             break;
         case OPT_FORMAT:
             if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
-                goto bad;
-            format = optarg;
-            break;
-        case OPT_EXPLAIN:
-            explain = true;
+                return bad_value(c, optarg);
+            a->format = optarg;
             break;
         case ':':
             cli_error("option '%s' needs a value (see 'pfi allocate --help')", argv[optind - 1]);
@@ -287,13 +280,8 @@ int cmd_allocate(int argc, char **argv)
             cli_error("unknown option '%s' (see 'pfi allocate --help')", argv[optind - 1]);
             return PFI_EXIT_USAGE;
         }
-        continue;
-    bad:
-        cli_error("invalid value '%s' for --%s (see 'pfi allocate --help' for what it takes)",
-                  optarg, cli_option_name(long_options, c));
-        return PFI_EXIT_USAGE;
     }
-    if (have_budget && have_reduction) {
+    if (a->have_budget && a->have_reduction) {
         cli_error("give --budget-w or --reduction, not both");
         return PFI_EXIT_USAGE;
     }
@@ -301,15 +289,16 @@ int cmd_allocate(int argc, char **argv)
         cli_error("give one jobs file (see 'pfi allocate --help')");
         return PFI_EXIT_USAGE;
     }
-    const char *in = argv[optind];
-    pfi_diag d;
-    pfi_diag_clear(&d);
-    pfi_jobs *J = NULL;
-    pfi_error e = strcmp(in, "-") == 0 ? pfi_jobs_read_stream(stdin, "(stdin)", &J, &d)
-                                       : pfi_jobs_read(in, &J, &d);
-    if (e != PFI_OK)
-        return cli_report(e, &d);
-    /* monotone check and the documented repair */
+    a->input = argv[optind];
+    return PFI_EXIT_OK;
+}
+
+/* Phase 2, the curves: each job's checked for points that fall as the cap rises, and repaired
+ * as documented (or refused with --no-repair); deep[j] marks the jobs of --deep-class. An exit
+ * code; *deep_out (J->n flags, or NULL after running out of memory) owned by the caller. */
+static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **deep_out)
+{
+    *deep_out = NULL;
     size_t maxk = 0;
     for (size_t j = 0; j < J->n; j++)
         if (J->offset[j + 1] - J->offset[j] > maxk)
@@ -319,62 +308,97 @@ int cmd_allocate(int argc, char **argv)
     if (work == NULL || deep == NULL) {
         free(work);
         free(deep);
-        pfi_jobs_destroy(J);
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }
     int rc = PFI_EXIT_OK;
+    bool repair = !a->no_repair;
     for (size_t j = 0; j < J->n && rc == PFI_EXIT_OK; j++) {
-        size_t a = J->offset[j], k = J->offset[j + 1] - a;
+        size_t first = J->offset[j], k = J->offset[j + 1] - first;
         pfi_curve_report rep;
-        if (pfi_curve_check(k, J->cap_w + a, J->power_w + a, J->tput_tok_s + a, &rep) != PFI_OK)
+        if (pfi_curve_check(k, J->cap_w + first, J->power_w + first, J->tput_tok_s + first,
+                            &rep) != PFI_OK)
             continue; /* pfi_allocate says what is wrong */
         if (rep.power_violations + rep.tput_violations > 0) {
             cli_error("%s: job '%s': %zu power and %zu throughput points fall as the cap rises "
                       "(largest drops %.4g W, %.4g tokens/s)%s",
-                      in, J->name[j], rep.power_violations, rep.tput_violations,
+                      a->input, J->name[j], rep.power_violations, rep.tput_violations,
                       rep.max_power_drop_w, rep.max_tput_drop,
                       repair ? "; repaired by isotonic regression" : "");
             if (!repair)
                 rc = PFI_EXIT_DATA;
             else
-                pfi_curve_repair(k, J->power_w + a, J->tput_tok_s + a, work);
+                pfi_curve_repair(k, J->power_w + first, J->tput_tok_s + first, work);
         }
-        deep[j] = J->job_class[j] != NULL && strcmp(J->job_class[j], deep_class) == 0;
+        deep[j] = J->job_class[j] != NULL && strcmp(J->job_class[j], a->deep_class) == 0;
     }
     free(work);
+    *deep_out = deep;
+    return rc;
+}
+
+/* Phase 3, the allocation itself into r (initialised here; pfi_alloc_result_clear it); d is
+ * the diagnostic reported on failure. */
+static int run_allocation(const allocate_args *a, const pfi_jobs *J, const unsigned char *deep,
+                          pfi_alloc_result *r, pfi_diag *d)
+{
+    pfi_alloc_jobs v;
+    pfi_jobs_view(J, &v);
+    v.deep_cut = deep;
+    pfi_error e = pfi_alloc_result_init(r, J->n);
+    if (e == PFI_OK)
+        e = pfi_allocate(&v, &a->o, r, d);
+    if (e == PFI_OK)
+        return PFI_EXIT_OK;
+    int rc = cli_report(e, d);
+    return e == PFI_ERR_INVALID_ARGUMENT ? PFI_EXIT_DATA /* the jobs file, not the command line */
+                                         : rc;
+}
+
+/* Phase 4, the output in --format, then a warning when the budget is out of reach. */
+static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi_alloc_result *r)
+{
+    int rc = PFI_EXIT_OK;
+    cli_output out;
+    if (!cli_output_open(&out, a->output)) {
+        rc = PFI_EXIT_OUTPUT;
+    } else {
+        if (strcmp(a->format, "csv") == 0)
+            write_csv(out.f, J, r);
+        else if (strcmp(a->format, "json") == 0)
+            write_json(out.f, J, r, a->o.strategy);
+        else
+            write_table(out.f, J, r, a->o.strategy, a->explain);
+        if (!cli_output_commit(&out))
+            rc = PFI_EXIT_OUTPUT;
+    }
+    if (!r->feasible)
+        cli_error("warning: the budget cannot be met: %.1f W short", r->shortfall_w);
+    return rc;
+}
+
+/* pfi allocate: the options, the jobs file, its curves checked, the caps, the output. */
+int cmd_allocate(int argc, char **argv)
+{
+    allocate_args a;
+    int rc = parse_allocate_args(argc, argv, &a);
+    if (rc != PFI_EXIT_OK)
+        return rc < 0 ? PFI_EXIT_OK : rc;
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_jobs *J = NULL;
+    pfi_error e = strcmp(a.input, "-") == 0 ? pfi_jobs_read_stream(stdin, "(stdin)", &J, &d)
+                                            : pfi_jobs_read(a.input, &J, &d);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    unsigned char *deep = NULL;
+    rc = check_curves(&a, J, &deep);
     pfi_alloc_result r;
     memset(&r, 0, sizeof r);
-    if (rc == PFI_EXIT_OK) {
-        pfi_alloc_jobs v;
-        pfi_jobs_view(J, &v);
-        v.deep_cut = deep;
-        e = pfi_alloc_result_init(&r, J->n);
-        if (e == PFI_OK)
-            e = pfi_allocate(&v, &o, &r, &d);
-        if (e != PFI_OK) {
-            rc = cli_report(e, &d);
-            if (e == PFI_ERR_INVALID_ARGUMENT)
-                rc = PFI_EXIT_DATA; /* the jobs file, not the command line */
-        }
-    }
-    if (rc == PFI_EXIT_OK) {
-        cli_output out;
-        if (!cli_output_open(&out, output)) {
-            rc = PFI_EXIT_OUTPUT;
-        } else {
-            if (strcmp(format, "csv") == 0)
-                write_csv(out.f, J, &r);
-            else if (strcmp(format, "json") == 0)
-                write_json(out.f, J, &r, o.strategy);
-            else
-                write_table(out.f, J, &r, o.strategy, explain);
-            if (!cli_output_commit(&out))
-                rc = PFI_EXIT_OUTPUT;
-        }
-        if (!r.feasible)
-            cli_error("warning: the budget cannot be met: %.1f W short", r.shortfall_w);
-    }
+    if (rc == PFI_EXIT_OK)
+        rc = run_allocation(&a, J, deep, &r, &d);
+    if (rc == PFI_EXIT_OK)
+        rc = write_allocation(&a, J, &r);
     pfi_alloc_result_clear(&r);
     free(deep);
     pfi_jobs_destroy(J);

@@ -136,113 +136,82 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The options that are not in parse_args' table, each by its own rule: an exit code, -1
+ * after --help. */
+static int take_option(int c, char **argv, settings *s)
+{
+    if (c >= OPT_GROUP && c <= OPT_CLASS) { /* a column of the mapping */
+        size_t k = (size_t)(c - OPT_GROUP);
+        if (pfi_mapping_set(&s->flags, flag_field[k], optarg) != PFI_OK) {
+            cli_error("--%s: too many columns (at most %d)", long_options[k].name,
+                      PFI_MAX_GROUP_COLUMNS);
+            return PFI_EXIT_USAGE;
+        }
+        s->flag_set[k] = true;
+        return PFI_EXIT_OK;
+    }
+    switch (c) {
+    case 'h':
+        usage(stdout);
+        return fflush(stdout) == 0 && !ferror(stdout) ? -1 : PFI_EXIT_OUTPUT;
+    case OPT_FORMAT:
+        if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
+            cli_error("--format: expected table, csv or json; got '%s'", optarg);
+            return PFI_EXIT_USAGE;
+        }
+        s->format = optarg;
+        return PFI_EXIT_OK;
+    case ':':
+        cli_error("analyze: option '%s' needs a value", argv[optind - 1]);
+        fprintf(stderr, "Try 'pfi analyze --help'.\n");
+        return PFI_EXIT_USAGE;
+    default:
+        cli_error("analyze: unknown option '%s'", argv[optind - 1]);
+        fprintf(stderr, "Try 'pfi analyze --help'.\n");
+        return PFI_EXIT_USAGE;
+    }
+}
+
+/* The options into s (its defaults already set), then the checks across options. An exit
+ * code, -1 after --help. */
 static int parse_args(int argc, char **argv, settings *s)
 {
+    pfi_options *o = &s->options;
+    const cli_opt table[] = {
+        {.c = 'o', .kind = CLI_OPT_TEXT, .dst = &s->output},
+        {.c = OPT_MANIFEST, .kind = CLI_OPT_TEXT, .dst = &s->manifest},
+        {.c = OPT_POINTS, .kind = CLI_OPT_FLAG, .dst = &s->points},
+        {.c = OPT_PLOT, .kind = CLI_OPT_TEXT, .dst = &s->plot},
+        {.c = OPT_DB, .kind = CLI_OPT_TEXT, .dst = &s->db},
+        {.c = OPT_TIMING, .kind = CLI_OPT_FLAG, .dst = &s->timing},
+        {.c = OPT_X_MIN, .kind = CLI_OPT_DOUBLE, .dst = &o->x_min, .lo = 0, .hi = 1,
+         .hi_open = true, .error = "expected a number in [0, 1), got"},
+        {.c = OPT_NOISE_REL, .kind = CLI_OPT_DOUBLE, .dst = &o->noise_rel, .lo = 0,
+         .lo_open = true, .hi = 1, .hi_open = true, .given = &s->noise_given,
+         .error = "expected a relative noise in (0, 1), e.g. 0.01; got"},
+        {.c = OPT_DRAWS, .kind = CLI_OPT_SIZE, .dst = &o->draws, .max = 100000000,
+         .error = "expected an integer from 0 to 100000000, got"},
+        {.c = OPT_SEED, .kind = CLI_OPT_UINT64, .dst = &o->seed, .max = (size_t)INT64_MAX,
+         .error = "expected an integer from 0 to 9223372036854775807, got"},
+        {.c = OPT_CI_LEVEL, .kind = CLI_OPT_DOUBLE, .dst = &o->ci_level, .lo = 0,
+         .lo_open = true, .hi = 1, .hi_open = true,
+         .error = "expected a number in (0, 1), e.g. 0.95; got"},
+        {.c = OPT_LINEAR_BAND, .kind = CLI_OPT_DOUBLE, .dst = &o->linear_band, .lo = 0,
+         .hi = HUGE_VAL, .error = "expected a number >= 0, got"},
+        {.c = OPT_THREADS, .kind = CLI_OPT_UNSIGNED, .dst = &o->threads, .max = 256,
+         .error = "expected an integer from 0 to 256, got"},
+    };
     int c;
     optind = 1;
     opterr = 0; /* our own messages, naming the command */
     while ((c = getopt_long(argc, argv, ":ho:", long_options, NULL)) != -1) {
-        if (c >= OPT_GROUP && c <= OPT_CLASS) {
-            size_t k = (size_t)(c - OPT_GROUP);
-            if (pfi_mapping_set(&s->flags, flag_field[k], optarg) != PFI_OK) {
-                cli_error("--%s: too many columns (at most %d)", long_options[k].name,
-                          PFI_MAX_GROUP_COLUMNS);
-                return PFI_EXIT_USAGE;
-            }
-            s->flag_set[k] = true;
-            continue;
-        }
-        double v;
-        size_t n;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return fflush(stdout) == 0 && !ferror(stdout) ? -1 : PFI_EXIT_OUTPUT;
-        case 'o':
-            s->output = optarg;
-            break;
-        case OPT_MANIFEST:
-            s->manifest = optarg;
-            break;
-        case OPT_X_MIN:
-            if (!cli_parse_double(optarg, &v) || v < 0 || v >= 1) {
-                cli_error("--x-min: expected a number in [0, 1), got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->options.x_min = v;
-            break;
-        case OPT_NOISE_REL:
-            if (!cli_parse_double(optarg, &v) || v <= 0 || v >= 1) {
-                cli_error("--noise-rel: expected a relative noise in (0, 1), e.g. 0.01; got "
-                          "'%s'",
-                          optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->options.noise_rel = v;
-            s->noise_given = true;
-            break;
-        case OPT_DRAWS:
-            if (!cli_parse_size(optarg, &n) || n > 100000000) {
-                cli_error("--draws: expected an integer from 0 to 100000000, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->options.draws = n;
-            break;
-        case OPT_SEED:
-            if (!cli_parse_size(optarg, &n) || n > (size_t)INT64_MAX) {
-                cli_error("--seed: expected an integer from 0 to %lld, got '%s'",
-                          (long long)INT64_MAX, optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->options.seed = (uint64_t)n;
-            break;
-        case OPT_CI_LEVEL:
-            if (!cli_parse_double(optarg, &v) || v <= 0 || v >= 1) {
-                cli_error("--ci-level: expected a number in (0, 1), e.g. 0.95; got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->options.ci_level = v;
-            break;
-        case OPT_LINEAR_BAND:
-            if (!cli_parse_double(optarg, &v) || v < 0) {
-                cli_error("--linear-band: expected a number >= 0, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->options.linear_band = v;
-            break;
-        case OPT_THREADS:
-            if (!cli_parse_size(optarg, &n) || n > 256) {
-                cli_error("--threads: expected an integer from 0 to 256, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->options.threads = (unsigned)n;
-            break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
-                cli_error("--format: expected table, csv or json; got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            s->format = optarg;
-            break;
-        case OPT_POINTS:
-            s->points = true;
-            break;
-        case OPT_PLOT:
-            s->plot = optarg;
-            break;
-        case OPT_DB:
-            s->db = optarg;
-            break;
-        case OPT_TIMING:
-            s->timing = true;
-            break;
-        case ':':
-            cli_error("analyze: option '%s' needs a value", argv[optind - 1]);
-            fprintf(stderr, "Try 'pfi analyze --help'.\n");
-            return PFI_EXIT_USAGE;
-        default:
-            cli_error("analyze: unknown option '%s'", argv[optind - 1]);
-            fprintf(stderr, "Try 'pfi analyze --help'.\n");
+        const cli_opt *t = cli_opt_find(table, sizeof table / sizeof table[0], c);
+        if (t == NULL) {
+            int rc = take_option(c, argv, s);
+            if (rc != PFI_EXIT_OK)
+                return rc;
+        } else if (!cli_opt_take(t, optarg)) {
+            cli_opt_complain(long_options, t, optarg);
             return PFI_EXIT_USAGE;
         }
     }

@@ -10,6 +10,7 @@
 
 #include "analyze.h"
 #include "cli.h"
+#include "pfi/csv.h"
 
 /* ---- shared pieces ---------------------------------------------------------------------- */
 
@@ -255,21 +256,10 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
 
 /* ---- CSV -------------------------------------------------------------------------------- */
 
+/* A field (quoted as pfi/csv.h says) and what follows it: a comma, or the end of the row. */
 static void csv_field(FILE *f, const char *s, bool last)
 {
-    bool quote = strpbrk(s, ",\"\r\n") != NULL || (s[0] == ' ' || s[0] == '\t') ||
-                 (s[0] != '\0' && (s[strlen(s) - 1] == ' ' || s[strlen(s) - 1] == '\t'));
-    if (!quote) {
-        fputs(s, f);
-    } else {
-        fputc('"', f);
-        for (const char *p = s; *p; p++) {
-            if (*p == '"')
-                fputc('"', f);
-            fputc(*p, f);
-        }
-        fputc('"', f);
-    }
+    pfi_csv_write_field(f, s);
     fputc(last ? '\n' : ',', f);
 }
 

@@ -117,6 +117,44 @@ struct option;
 const char *cli_option_name(const struct option *opts, int c);
 
 /*
+ * Option tables. A verb lists its plain options (a value kept as given, a flag, a number
+ * within bounds) in a table of cli_opt; its getopt_long loop hands each option to
+ * cli_opt_find and cli_opt_take first, and only options with rules of their own stay in
+ * the verb's switch.
+ */
+typedef enum cli_opt_kind {
+    CLI_OPT_TEXT,     /* const char *: the value as given */
+    CLI_OPT_FLAG,     /* bool: set true (an option without a value) */
+    CLI_OPT_DOUBLE,   /* double: a number (cli_parse_double) within lo and hi */
+    CLI_OPT_SIZE,     /* size_t: a whole number (cli_parse_size) in [min, max] */
+    CLI_OPT_UNSIGNED, /* unsigned: as CLI_OPT_SIZE; max at most UINT_MAX */
+    CLI_OPT_UINT64    /* uint64_t: as CLI_OPT_SIZE */
+} cli_opt_kind;
+
+typedef struct cli_opt {
+    int c;                 /* the option's getopt_long value */
+    cli_opt_kind kind;
+    void *dst;             /* the variable set, of the kind's type (borrowed) */
+    double lo, hi;         /* CLI_OPT_DOUBLE: the bounds (HUGE_VAL: none above) */
+    bool lo_open, hi_open; /* CLI_OPT_DOUBLE: a bound itself refused, as in (0, 1] */
+    size_t min, max;       /* integer kinds: the bounds, both allowed */
+    bool *given;           /* set true when the option is taken; NULL: not recorded */
+    const char *error;     /* for cli_opt_complain, what follows "--NAME: " before the value:
+                            * "expected a number > 0, got"; NULL where the verb words it */
+} cli_opt;
+
+/* cli_opt_find — the entry of t[0..n) whose getopt value is c, or NULL. */
+const cli_opt *cli_opt_find(const cli_opt *t, size_t n, int c);
+
+/* cli_opt_take — store the value text of o (optarg; ignored for a flag) in o->dst and set
+ * *o->given; false, nothing stored, when text is not a number of o's kind within its bounds. */
+bool cli_opt_take(const cli_opt *o, const char *text);
+
+/* cli_opt_complain — print "pfi: --NAME: ERROR 'TEXT'" for a value cli_opt_take refused; NAME
+ * is the long name of o in opts. */
+void cli_opt_complain(const struct option *opts, const cli_opt *o, const char *text);
+
+/*
  * Missing values are shown as missing: no output prints "nan" or "inf". A missing (NaN) or
  * infinite number is a table's "-", a CSV's empty cell, JSON's null or a word in prose.
  *

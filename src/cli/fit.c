@@ -69,68 +69,87 @@ static void fmt(char *buf, size_t len, double v)
     snprintf(buf, len, "%.*s", (int)len - 1, cli_num(v, 'f', 3, "undefined").s);
 }
 
-int cmd_fit(int argc, char **argv)
+/* pfi fit's command line, parsed. */
+typedef struct fit_args {
+    char *sets_text[MAX_SETS]; /* each --features list (argv's text, or the default) */
+    size_t n_sets;
+    const char *model_path, *pfi_column, *glob, *format, *output;
+    const char *input;
+} fit_args;
+
+/* Phase 1 of pfi fit, the options. An exit code, -1 after --help. */
+static int parse_fit_args(int argc, char **argv, fit_args *a)
 {
-    char *sets_text[MAX_SETS];
-    size_t n_sets = 0;
-    const char *model_path = NULL, *pfi_column = NULL, *glob = NULL, *format = "table",
-               *output = NULL;
+    memset(a, 0, sizeof *a);
+    a->format = "table";
+    const cli_opt table[] = {
+        {.c = 'm', .kind = CLI_OPT_TEXT, .dst = &a->model_path},
+        {.c = 'P', .kind = CLI_OPT_TEXT, .dst = &a->pfi_column},
+        {.c = 'G', .kind = CLI_OPT_TEXT, .dst = &a->glob},
+        {.c = 'F', .kind = CLI_OPT_TEXT, .dst = &a->format},
+        {.c = 'o', .kind = CLI_OPT_TEXT, .dst = &a->output},
+    };
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hm:o:", fit_options, NULL)) != -1) {
+        const cli_opt *o = cli_opt_find(table, sizeof table / sizeof table[0], c);
+        if (o != NULL) {
+            cli_opt_take(o, optarg);
+            continue;
+        }
         switch (c) {
         case 'h':
             fit_usage(stdout);
-            return PFI_EXIT_OK;
+            return -1;
         case 'f':
-            if (n_sets == MAX_SETS) {
+            if (a->n_sets == MAX_SETS) {
                 cli_error("--features: at most %d sets", MAX_SETS);
                 return PFI_EXIT_USAGE;
             }
-            sets_text[n_sets++] = optarg;
+            a->sets_text[a->n_sets++] = optarg;
             break;
-        case 'm': model_path = optarg; break;
-        case 'P': pfi_column = optarg; break;
-        case 'G': glob = optarg; break;
-        case 'F': format = optarg; break;
-        case 'o': output = optarg; break;
         default: return PFI_EXIT_USAGE;
         }
     }
-    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
-        cli_error("--format: expected table, csv or json, got '%s'", format);
+    if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json")) {
+        cli_error("--format: expected table, csv or json, got '%s'", a->format);
         return PFI_EXIT_USAGE;
     }
     if (argc - optind != 1) {
         cli_error("fit: expected one INPUT (a dataset directory or a groups CSV)");
         return PFI_EXIT_USAGE;
     }
+    a->input = argv[optind];
     static char default_set[] = PFI_DRAM_COPY_PRODUCT;
-    if (n_sets == 0)
-        sets_text[n_sets++] = default_set;
-    pfi_groups *g = NULL;
-    int rc = cli_load_groups(argv[optind], pfi_column, glob, &g);
-    if (rc != PFI_EXIT_OK)
-        return rc;
-    pfi_fit_model *models[MAX_SETS] = {0};
-    char *labels[MAX_SETS] = {0};
-    for (size_t s = 0; s < n_sets && rc == PFI_EXIT_OK; s++) {
-        labels[s] = strdup(sets_text[s]);
-        char *copy = strdup(sets_text[s]);
+    if (a->n_sets == 0)
+        a->sets_text[a->n_sets++] = default_set;
+    return PFI_EXIT_OK;
+}
+
+/* Phase 2: one model per feature set, fitted on g and validated; labels[s] is set s's text.
+ * Both arrays hold a->n_sets entries, owned by the caller whatever the outcome (NULL where
+ * none was made). An exit code. */
+static int build_models(const fit_args *a, pfi_groups *g, pfi_fit_model **models,
+                        char **labels)
+{
+    int rc = PFI_EXIT_OK;
+    for (size_t s = 0; s < a->n_sets && rc == PFI_EXIT_OK; s++) {
+        labels[s] = strdup(a->sets_text[s]);
+        char *copy = strdup(a->sets_text[s]);
         char *names[PFI_FIT_MAX_FEATURES];
         size_t p = copy ? split(copy, names, PFI_FIT_MAX_FEATURES) : 0;
         if (labels[s] == NULL || copy == NULL) {
             rc = PFI_EXIT_INTERNAL;
         } else if (p == 0) {
-            cli_error("--features '%s': expected 1 to %d comma-separated names", sets_text[s],
-                      PFI_FIT_MAX_FEATURES);
+            cli_error("--features '%s': expected 1 to %d comma-separated names",
+                      a->sets_text[s], PFI_FIT_MAX_FEATURES);
             rc = PFI_EXIT_USAGE;
         } else {
             pfi_diag d;
             pfi_diag_clear(&d);
             pfi_error e = pfi_fit_model_build(g, (const char *const *)names, p, &models[s], &d);
             if (e == PFI_ERR_INVALID_ARGUMENT) {
-                cli_error("features %s: %s", sets_text[s], d.message);
+                cli_error("features %s: %s", a->sets_text[s], d.message);
                 rc = PFI_EXIT_DATA;
             } else if (e != PFI_OK) {
                 rc = cli_report(e, &d);
@@ -138,86 +157,129 @@ int cmd_fit(int argc, char **argv)
         }
         free(copy);
     }
+    return rc;
+}
+
+/* One model's row of the comparison, in the table format: its scores, then its equation. */
+static void write_fit_table_row(FILE *f, const char *label, const pfi_fit_model *m,
+                                const double vals[8])
+{
+    char v[8][32];
+    for (int k = 0; k < 8; k++)
+        fmt(v[k], sizeof v[k], vals[k]);
+    fprintf(f, "  %-44s %3zu %6s | %6s %6s %6s %6s | %6s %6s %6s %6s\n", label, m->n,
+            cli_num(m->r2, 'f', 3, "undefined").s, v[0], v[1], v[2], v[3], v[4], v[5], v[6],
+            v[7]);
+    fprintf(f, "      PFI = %s", cli_num(m->coef[0], 'g', 4, "undefined").s);
+    for (size_t j = 0; j < m->p; j++) {
+        if (isfinite(m->coef[j + 1]))
+            fprintf(f, " %+.4g*%s", m->coef[j + 1], m->features[j]);
+        else
+            fprintf(f, " + undefined*%s", m->features[j]);
+    }
+    fprintf(f, "\n");
+}
+
+/* The same row in CSV: label, n, r2, the 8 scores, intercept, "coefficients". */
+static void write_fit_csv_row(FILE *f, const char *label, const pfi_fit_model *m,
+                              const double vals[8])
+{
+    fprintf(f, "\"%s\",%zu,", label, m->n);
+    cli_put_num(f, m->r2, 17, "");
+    for (int k = 0; k < 8; k++) {
+        fputc(',', f);
+        cli_put_num(f, vals[k], 17, "");
+    }
+    fputc(',', f);
+    cli_put_num(f, m->coef[0], 17, "");
+    fputs(",\"", f);
+    for (size_t j = 0; j < m->p; j++) {
+        fputs(j ? " " : "", f);
+        cli_put_num(f, m->coef[j + 1], 17, "");
+    }
+    fputs("\"\n", f);
+}
+
+/* The same row as a JSON object, followed by a comma unless last. */
+static void write_fit_json_row(FILE *f, const char *label, const pfi_fit_model *m,
+                               const double vals[8], bool last)
+{
+    fprintf(f, "  {\"features\": \"%s\", \"n\": %zu, \"r2\": ", label, m->n);
+    cli_put_num(f, m->r2, 17, "null");
+    static const char *const keys[] = {"loo_r2", "loo_rmse", "loo_mae", "loo_spearman",
+                                       "loco_r2", "loco_rmse", "loco_mae", "loco_spearman"};
+    for (int k = 0; k < 8; k++) {
+        fprintf(f, ", \"%s\": ", keys[k]);
+        cli_put_num(f, vals[k], 17, "null");
+    }
+    fprintf(f, "}%s\n", last ? "" : ",");
+}
+
+/* Phase 3: the comparison of the models, in format, on f. */
+static void write_comparison(FILE *f, const char *format, const pfi_groups *g,
+                             pfi_fit_model *const *models, char *const *labels, size_t n_sets)
+{
+    if (!strcmp(format, "table")) {
+        fprintf(f, "PFI predictors (OLS) on %zu sweep groups; LOCO cluster = job class\n\n",
+                g->n);
+        fprintf(f, "  %-44s %3s %6s | %-27s | %-27s\n", "features", "n", "R2",
+                "LOO  R2     RMSE   MAE  rho", "LOCO R2     RMSE   MAE  rho");
+    } else if (!strcmp(format, "csv")) {
+        fprintf(f, "features,n,r2,loo_r2,loo_rmse,loo_mae,loo_spearman,loco_r2,loco_rmse,"
+                   "loco_mae,loco_spearman,intercept,coefficients\n");
+    } else {
+        fputs("[\n", f);
+    }
+    for (size_t s = 0; s < n_sets; s++) {
+        const pfi_fit_model *m = models[s];
+        double vals[8] = {m->loo.r2,  m->loo.rmse,  m->loo.mae,  m->loo.rho,
+                          m->loco.r2, m->loco.rmse, m->loco.mae, m->loco.rho};
+        if (!strcmp(format, "table"))
+            write_fit_table_row(f, labels[s], m, vals);
+        else if (!strcmp(format, "csv"))
+            write_fit_csv_row(f, labels[s], m, vals);
+        else
+            write_fit_json_row(f, labels[s], m, vals, s + 1 == n_sets);
+    }
+    if (!strcmp(format, "json"))
+        fputs("]\n", f);
+}
+
+/* pfi fit: the options, the groups of INPUT, a model per feature set, their comparison, the
+ * first model saved (-m). */
+int cmd_fit(int argc, char **argv)
+{
+    fit_args a;
+    int rc = parse_fit_args(argc, argv, &a);
+    if (rc != PFI_EXIT_OK)
+        return rc < 0 ? PFI_EXIT_OK : rc;
+    pfi_groups *g = NULL;
+    rc = cli_load_groups(a.input, a.pfi_column, a.glob, &g);
+    if (rc != PFI_EXIT_OK)
+        return rc;
+    pfi_fit_model *models[MAX_SETS] = {0};
+    char *labels[MAX_SETS] = {0};
+    rc = build_models(&a, g, models, labels);
     cli_output out = {0};
-    if (rc == PFI_EXIT_OK && !cli_output_open(&out, output))
+    if (rc == PFI_EXIT_OK && !cli_output_open(&out, a.output))
         rc = PFI_EXIT_OUTPUT;
     if (rc == PFI_EXIT_OK) {
-        FILE *f = out.f;
-        if (!strcmp(format, "table")) {
-            fprintf(f, "PFI predictors (OLS) on %zu sweep groups; LOCO cluster = job class\n\n",
-                    g->n);
-            fprintf(f, "  %-44s %3s %6s | %-27s | %-27s\n", "features", "n", "R2",
-                    "LOO  R2     RMSE   MAE  rho", "LOCO R2     RMSE   MAE  rho");
-        } else if (!strcmp(format, "csv")) {
-            fprintf(f, "features,n,r2,loo_r2,loo_rmse,loo_mae,loo_spearman,loco_r2,loco_rmse,"
-                       "loco_mae,loco_spearman,intercept,coefficients\n");
-        } else {
-            fputs("[\n", f);
-        }
-        for (size_t s = 0; s < n_sets; s++) {
-            const pfi_fit_model *m = models[s];
-            char v[8][32];
-            double vals[8] = {m->loo.r2, m->loo.rmse, m->loo.mae, m->loo.rho,
-                              m->loco.r2, m->loco.rmse, m->loco.mae, m->loco.rho};
-            for (int k = 0; k < 8; k++)
-                fmt(v[k], sizeof v[k], vals[k]);
-            if (!strcmp(format, "table")) {
-                fprintf(f, "  %-44s %3zu %6s | %6s %6s %6s %6s | %6s %6s %6s %6s\n", labels[s],
-                        m->n, cli_num(m->r2, 'f', 3, "undefined").s, v[0], v[1], v[2], v[3],
-                        v[4], v[5], v[6], v[7]);
-                fprintf(f, "      PFI = %s", cli_num(m->coef[0], 'g', 4, "undefined").s);
-                for (size_t j = 0; j < m->p; j++) {
-                    if (isfinite(m->coef[j + 1]))
-                        fprintf(f, " %+.4g*%s", m->coef[j + 1], m->features[j]);
-                    else
-                        fprintf(f, " + undefined*%s", m->features[j]);
-                }
-                fprintf(f, "\n");
-            } else if (!strcmp(format, "csv")) {
-                fprintf(f, "\"%s\",%zu,", labels[s], m->n);
-                cli_put_num(f, m->r2, 17, "");
-                for (int k = 0; k < 8; k++) {
-                    fputc(',', f);
-                    cli_put_num(f, vals[k], 17, "");
-                }
-                fputc(',', f);
-                cli_put_num(f, m->coef[0], 17, "");
-                fputs(",\"", f);
-                for (size_t j = 0; j < m->p; j++) {
-                    fputs(j ? " " : "", f);
-                    cli_put_num(f, m->coef[j + 1], 17, "");
-                }
-                fputs("\"\n", f);
-            } else {
-                fprintf(f, "  {\"features\": \"%s\", \"n\": %zu, \"r2\": ", labels[s], m->n);
-                cli_put_num(f, m->r2, 17, "null");
-                static const char *const keys[] = {"loo_r2", "loo_rmse", "loo_mae",
-                                                   "loo_spearman", "loco_r2", "loco_rmse",
-                                                   "loco_mae", "loco_spearman"};
-                for (int k = 0; k < 8; k++) {
-                    fprintf(f, ", \"%s\": ", keys[k]);
-                    cli_put_num(f, vals[k], 17, "null");
-                }
-                fprintf(f, "}%s\n", s + 1 < n_sets ? "," : "");
-            }
-        }
-        if (!strcmp(format, "json"))
-            fputs("]\n", f);
+        write_comparison(out.f, a.format, g, models, labels, a.n_sets);
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
     }
-    if (rc == PFI_EXIT_OK && model_path != NULL) {
+    if (rc == PFI_EXIT_OK && a.model_path != NULL) {
         pfi_diag d;
         pfi_diag_clear(&d);
-        pfi_error e = pfi_fit_model_save(models[0], model_path, &d);
+        pfi_error e = pfi_fit_model_save(models[0], a.model_path, &d);
         if (e != PFI_OK) {
             cli_report(e, &d);
             rc = PFI_EXIT_OUTPUT;
         } else {
-            fprintf(stderr, "pfi: model (%s) written to %s\n", labels[0], model_path);
+            fprintf(stderr, "pfi: model (%s) written to %s\n", labels[0], a.model_path);
         }
     }
-    for (size_t s = 0; s < n_sets; s++) {
+    for (size_t s = 0; s < a.n_sets; s++) {
         pfi_fit_model_destroy(models[s]);
         free(labels[s]);
     }
@@ -382,194 +444,268 @@ static void explain_missing(const char *spec, const pfi_groups *g, const char *s
     }
 }
 
-int cmd_predict(int argc, char **argv)
-{
-    const char *model_path = NULL, *groups_in = NULL, *format = "table", *output = NULL;
-    const char *db = NULL, *group = NULL;
+/* pfi predict's command line, parsed. */
+typedef struct predict_args {
+    const char *model_path, *groups_in, *format, *output;
+    const char *db, *group;
     const char *tel[MAX_TELEMETRY];
-    size_t n_tel = 0;
-    bool quiet = false;
-    double level = 0.95;
-    pfi_tm_format tfmt = PFI_TM_AUTO;
-    pfi_tm_options topt = {.keep_series = true};
+    size_t n_tel;
+    bool quiet;
+    double level;          /* prediction interval level */
+    pfi_tm_format tfmt;
+    pfi_tm_options topt;
     pfi_reduce_options ro;
-    pfi_reduce_options_init(&ro);
+    char **features;       /* the FEATURE=VALUE arguments (argv's) */
+    size_t n_features;
+} predict_args;
+
+/* Phase 1 of pfi predict, the options, then whether they name one source of groups. An exit
+ * code, -1 after --help. */
+static int parse_predict_args(int argc, char **argv, predict_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->format = "table";
+    a->level = 0.95;
+    a->tfmt = PFI_TM_AUTO;
+    a->topt.keep_series = true;
+    pfi_reduce_options_init(&a->ro);
+    const cli_opt table[] = {
+        {.c = 'm', .kind = CLI_OPT_TEXT, .dst = &a->model_path},
+        {.c = 'q', .kind = CLI_OPT_FLAG, .dst = &a->quiet},
+        {.c = 'o', .kind = CLI_OPT_TEXT, .dst = &a->output},
+        {.c = P_GROUPS, .kind = CLI_OPT_TEXT, .dst = &a->groups_in},
+        {.c = P_DB, .kind = CLI_OPT_TEXT, .dst = &a->db},
+        {.c = P_GROUP, .kind = CLI_OPT_TEXT, .dst = &a->group},
+        {.c = P_FIELDS, .kind = CLI_OPT_TEXT, .dst = &a->topt.csv_fields},
+        {.c = P_FORMAT, .kind = CLI_OPT_TEXT, .dst = &a->format},
+        {.c = P_LEVEL, .kind = CLI_OPT_DOUBLE, .dst = &a->level, .lo = 0, .lo_open = true,
+         .hi = 1, .hi_open = true, .error = "expected a number in (0, 1), got"},
+        {.c = P_INTERVAL, .kind = CLI_OPT_DOUBLE, .dst = &a->topt.interval_s, .lo = 0,
+         .hi = HUGE_VAL, .error = "expected a number >= 0, got"},
+        {.c = P_WARMUP, .kind = CLI_OPT_DOUBLE, .dst = &a->ro.warmup_s, .lo = 0, .hi = HUGE_VAL,
+         .error = "expected a number >= 0, got"},
+    };
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hm:o:q", predict_options, NULL)) != -1) {
-        double x;
+        const cli_opt *o = cli_opt_find(table, sizeof table / sizeof table[0], c);
+        if (o != NULL) {
+            if (!cli_opt_take(o, optarg)) {
+                cli_opt_complain(predict_options, o, optarg);
+                return PFI_EXIT_USAGE;
+            }
+            continue;
+        }
         switch (c) {
         case 'h':
             predict_usage(stdout);
-            return PFI_EXIT_OK;
-        case 'm': model_path = optarg; break;
-        case 'q': quiet = true; break;
-        case P_GROUPS: groups_in = optarg; break;
-        case P_DB: db = optarg; break;
-        case P_GROUP: group = optarg; break;
-        case P_FIELDS: topt.csv_fields = optarg; break;
-        case P_LEVEL:
-            if (!cli_parse_double(optarg, &level) || level <= 0 || level >= 1) {
-                cli_error("--level: expected a number in (0, 1), got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            break;
-        case P_FORMAT: format = optarg; break;
-        case 'o': output = optarg; break;
+            return -1;
         case P_TELEMETRY:
-            if (n_tel == MAX_TELEMETRY) {
+            if (a->n_tel == MAX_TELEMETRY) {
                 cli_error("--telemetry: at most %d files", MAX_TELEMETRY);
                 return PFI_EXIT_USAGE;
             }
-            tel[n_tel++] = optarg;
+            a->tel[a->n_tel++] = optarg;
             break;
         case P_TFORMAT:
-            if (!pfi_tm_format_parse(optarg, &tfmt)) {
+            if (!pfi_tm_format_parse(optarg, &a->tfmt)) {
                 cli_error("--telemetry-format: unknown telemetry format '%s'", optarg);
                 return PFI_EXIT_USAGE;
             }
             break;
-        case P_INTERVAL: case P_WARMUP:
-            if (!cli_parse_double(optarg, &x) || x < 0) {
-                cli_error("--%s: expected a number >= 0, got '%s'",
-                          cli_option_name(predict_options, c), optarg);
-                return PFI_EXIT_USAGE;
-            }
-            if (c == P_INTERVAL)
-                topt.interval_s = x;
-            else
-                ro.warmup_s = x;
-            break;
         default: return PFI_EXIT_USAGE;
         }
     }
-    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
+    if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json")) {
         pfi_tm_format unused;
-        if (pfi_tm_format_parse(format, &unused))
+        if (pfi_tm_format_parse(a->format, &unused))
             cli_error("--format is the output format (table, csv or json); for the telemetry "
-                      "format use --telemetry-format %s", format);
+                      "format use --telemetry-format %s", a->format);
         else
-            cli_error("--format: expected table, csv or json, got '%s'", format);
+            cli_error("--format: expected table, csv or json, got '%s'", a->format);
         return PFI_EXIT_USAGE;
     }
-    if (model_path == NULL) {
+    if (a->model_path == NULL) {
         cli_error("predict: --model FILE is required (write one with 'pfi fit --model FILE')");
         return PFI_EXIT_USAGE;
     }
-    int n_sources = (groups_in != NULL) + (optind < argc) + (n_tel > 0) + (db != NULL);
+    a->features = argv + optind;
+    a->n_features = (size_t)(argc - optind);
+    int n_sources = (a->groups_in != NULL) + (a->n_features > 0) + (a->n_tel > 0) +
+                    (a->db != NULL);
     if (n_sources != 1) {
         cli_error("predict: give one of FEATURE=VALUE arguments, --telemetry FILE, --db FILE "
                   "or --groups INPUT");
         return PFI_EXIT_USAGE;
     }
-    if (group != NULL && db == NULL) {
+    if (a->group != NULL && a->db == NULL) {
         cli_error("predict: --group NAME needs --db FILE");
         return PFI_EXIT_USAGE;
     }
+    return PFI_EXIT_OK;
+}
+
+/* Phase 2: the groups to estimate, from INPUT, the store, the telemetry or the command line.
+ * *source names where they came from, for messages. An exit code; *g owned by the caller. */
+static int load_predict_groups(const predict_args *a, pfi_diag *d, pfi_groups **g,
+                               const char **source)
+{
+    int rc = PFI_EXIT_OK;
+    *source = "the input";
+    if (a->groups_in != NULL) {
+        rc = cli_load_groups(a->groups_in, NULL, NULL, g);
+    } else if (a->db != NULL) {
+        *source = "the stored reference runs";
+        pfi_error e = pfi_groups_from_store(a->db, NULL, a->group, g, d);
+        if (e == PFI_ERR_EMPTY) {
+            cli_error("%s: %s", a->db, d->message);
+            rc = PFI_EXIT_DATA;
+        } else if (e != PFI_OK) {
+            rc = cli_report(e, d);
+        }
+    } else if (a->n_tel > 0) {
+        *source = "the telemetry";
+        rc = groups_from_telemetry(a->tel, a->n_tel, a->tfmt, &a->topt, &a->ro, a->quiet, g);
+    } else {
+        *source = "the command line";
+        rc = groups_from_args(a->features, a->n_features, g);
+    }
+    return rc;
+}
+
+/* Phase 3: idx[j], the column of g holding the model's feature j; the first one missing is
+ * explained (exit 1). */
+static int resolve_features(const pfi_fit_model *m, pfi_groups *g, const char *source,
+                            size_t *idx)
+{
+    for (size_t j = 0; j < m->p; j++) {
+        if (pfi_groups_resolve(g, m->features[j], &idx[j]) != PFI_OK) {
+            explain_missing(m->features[j], g, source);
+            return PFI_EXIT_DATA;
+        }
+    }
+    return PFI_EXIT_OK;
+}
+
+/* One group's estimate: PFI and its prediction interval (NaN when a feature is missing). */
+typedef struct estimate {
+    double yhat, lo, hi;
+    bool missing, outside; /* a feature missing; a feature outside the training range */
+} estimate;
+
+static void write_estimate_table(FILE *f, const char *name, const estimate *e, double pfi,
+                                 bool measured)
+{
+    char est[32], iv[48], meas[32];
+    fmt(est, sizeof est, e->yhat);
+    if (!isfinite(e->lo) || !isfinite(e->hi))
+        snprintf(iv, sizeof iv, "-");
+    else
+        snprintf(iv, sizeof iv, "[%.3f, %.3f]", e->lo, e->hi);
+    fmt(meas, sizeof meas, pfi);
+    fprintf(f, "  %-32.32s %9s  %-19s %9s  %s\n", name, est, iv, measured ? meas : "-",
+            e->missing ? "a feature is missing" : e->outside ? "outside training range" : "");
+}
+
+static void write_estimate_csv(FILE *f, const char *name, const estimate *e, double level,
+                               double pfi)
+{
+    fprintf(f, "\"%s\"", name);
+    double vals[] = {e->yhat, e->lo, e->hi, level, pfi};
+    for (int k = 0; k < 5; k++) {
+        fputc(',', f);
+        cli_put_num(f, vals[k], 17, "");
+    }
+    fprintf(f, ",%d\n", e->outside ? 1 : 0);
+}
+
+static void write_estimate_json(FILE *f, const char *name, const estimate *e, double level,
+                                double pfi, bool last)
+{
+    fprintf(f, "  {\"group\": \"%s\"", name);
+    static const char *const keys[] = {"pfi_estimate", "pi_lo", "pi_hi", "level",
+                                       "pfi_measured"};
+    double vals[] = {e->yhat, e->lo, e->hi, level, pfi};
+    for (int k = 0; k < 5; k++) {
+        fprintf(f, ", \"%s\": ", keys[k]);
+        cli_put_num(f, vals[k], 17, "null");
+    }
+    fprintf(f, ", \"outside_training_range\": %s}%s\n", e->outside ? "true" : "false",
+            last ? "" : ",");
+}
+
+/* Phase 4: every group's estimate in a->format on f (the table ends with the feature values
+ * of a single job and the model's summary). Returns how many estimates extrapolate. */
+static size_t write_estimates(FILE *f, const predict_args *a, const pfi_fit_model *m,
+                              const pfi_groups *g, const size_t *idx, bool measured)
+{
+    size_t outside_count = 0;
+    if (!strcmp(a->format, "table"))
+        fprintf(f, "  %-32s %9s  %-19s %9s  %s\n", "group", "PFI est", "interval", "measured",
+                "note");
+    else if (!strcmp(a->format, "csv"))
+        fprintf(f, "group,pfi_estimate,pi_lo,pi_hi,level,pfi_measured,outside_training_range\n");
+    else
+        fputs("[\n", f);
+    for (size_t i = 0; i < g->n; i++) {
+        double x0[PFI_FIT_MAX_FEATURES];
+        estimate e = {.yhat = NAN, .lo = NAN, .hi = NAN};
+        for (size_t j = 0; j < m->p; j++) {
+            x0[j] = g->features[i * g->n_features + idx[j]];
+            e.missing = e.missing || isnan(x0[j]);
+        }
+        if (!e.missing)
+            pfi_fit_model_predict(m, x0, a->level, &e.yhat, &e.lo, &e.hi, &e.outside);
+        outside_count += e.outside;
+        if (!strcmp(a->format, "table"))
+            write_estimate_table(f, g->names[i], &e, g->pfi[i], measured);
+        else if (!strcmp(a->format, "csv"))
+            write_estimate_csv(f, g->names[i], &e, a->level, g->pfi[i]);
+        else
+            write_estimate_json(f, g->names[i], &e, a->level, g->pfi[i], i + 1 == g->n);
+    }
+    if (!strcmp(a->format, "json"))
+        fputs("]\n", f);
+    if (!strcmp(a->format, "table")) {
+        if (g->n == 1) { /* one job: show the feature values the estimate used */
+            fprintf(f, "\nfeatures:");
+            for (size_t j = 0; j < m->p; j++)
+                fprintf(f, "%s %s = %s", j ? "," : "", m->features[j],
+                        cli_num(g->features[idx[j]], 'g', 6, "missing").s);
+            fputc('\n', f);
+        }
+        fprintf(f, "%smodel: %s; %.0f%% prediction intervals; trained on %zu groups\n",
+                g->n == 1 ? "" : "\n", a->model_path, a->level * 100, m->n);
+    }
+    return outside_count;
+}
+
+/* pfi predict: the options, the model, the groups to estimate, their features, the
+ * estimates. */
+int cmd_predict(int argc, char **argv)
+{
+    predict_args a;
+    int rc = parse_predict_args(argc, argv, &a);
+    if (rc != PFI_EXIT_OK)
+        return rc < 0 ? PFI_EXIT_OK : rc;
     pfi_fit_model *m = NULL;
     pfi_diag d;
     pfi_diag_clear(&d);
-    pfi_error e = pfi_fit_model_load(model_path, &m, &d);
+    pfi_error e = pfi_fit_model_load(a.model_path, &m, &d);
     if (e != PFI_OK)
         return cli_report(e, &d);
-    /* Build a groups table: from INPUT, the store, the telemetry, or the command line. */
     pfi_groups *g = NULL;
-    int rc = PFI_EXIT_OK;
-    const char *source = "the input";
-    bool measured = groups_in != NULL || db != NULL;
-    if (groups_in != NULL) {
-        rc = cli_load_groups(groups_in, NULL, NULL, &g);
-    } else if (db != NULL) {
-        source = "the stored reference runs";
-        e = pfi_groups_from_store(db, NULL, group, &g, &d);
-        if (e == PFI_ERR_EMPTY) {
-            cli_error("%s: %s", db, d.message);
-            rc = PFI_EXIT_DATA;
-        } else if (e != PFI_OK) {
-            rc = cli_report(e, &d);
-        }
-    } else if (n_tel > 0) {
-        source = "the telemetry";
-        rc = groups_from_telemetry(tel, n_tel, tfmt, &topt, &ro, quiet, &g);
-    } else {
-        source = "the command line";
-        rc = groups_from_args(argv + optind, (size_t)(argc - optind), &g);
-    }
+    const char *source;
+    bool measured = a.groups_in != NULL || a.db != NULL;
+    rc = load_predict_groups(&a, &d, &g, &source);
     size_t idx[PFI_FIT_MAX_FEATURES];
-    for (size_t j = 0; rc == PFI_EXIT_OK && j < m->p; j++) {
-        if (pfi_groups_resolve(g, m->features[j], &idx[j]) != PFI_OK) {
-            explain_missing(m->features[j], g, source);
-            rc = PFI_EXIT_DATA;
-        }
-    }
+    if (rc == PFI_EXIT_OK)
+        rc = resolve_features(m, g, source, idx);
     cli_output out = {0};
-    if (rc == PFI_EXIT_OK && !cli_output_open(&out, output))
+    if (rc == PFI_EXIT_OK && !cli_output_open(&out, a.output))
         rc = PFI_EXIT_OUTPUT;
     if (rc == PFI_EXIT_OK) {
-        FILE *f = out.f;
-        size_t outside_count = 0;
-        if (!strcmp(format, "table"))
-            fprintf(f, "  %-32s %9s  %-19s %9s  %s\n", "group", "PFI est", "interval", "measured",
-                    "note");
-        else if (!strcmp(format, "csv"))
-            fprintf(f, "group,pfi_estimate,pi_lo,pi_hi,level,pfi_measured,outside_training_range\n");
-        else
-            fputs("[\n", f);
-        for (size_t i = 0; i < g->n; i++) {
-            double x0[PFI_FIT_MAX_FEATURES], yhat = NAN, lo = NAN, hi = NAN;
-            bool missing = false, outside = false;
-            for (size_t j = 0; j < m->p; j++) {
-                x0[j] = g->features[i * g->n_features + idx[j]];
-                missing = missing || isnan(x0[j]);
-            }
-            if (!missing)
-                pfi_fit_model_predict(m, x0, level, &yhat, &lo, &hi, &outside);
-            outside_count += outside;
-            if (!strcmp(format, "table")) {
-                char est[32], iv[48], meas[32];
-                fmt(est, sizeof est, yhat);
-                if (!isfinite(lo) || !isfinite(hi))
-                    snprintf(iv, sizeof iv, "-");
-                else
-                    snprintf(iv, sizeof iv, "[%.3f, %.3f]", lo, hi);
-                fmt(meas, sizeof meas, g->pfi[i]);
-                fprintf(f, "  %-32.32s %9s  %-19s %9s  %s\n", g->names[i], est, iv,
-                        measured ? meas : "-",
-                        missing ? "a feature is missing" : outside ? "outside training range" : "");
-            } else if (!strcmp(format, "csv")) {
-                fprintf(f, "\"%s\"", g->names[i]);
-                double vals[] = {yhat, lo, hi, level, g->pfi[i]};
-                for (int k = 0; k < 5; k++) {
-                    fputc(',', f);
-                    cli_put_num(f, vals[k], 17, "");
-                }
-                fprintf(f, ",%d\n", outside ? 1 : 0);
-            } else {
-                fprintf(f, "  {\"group\": \"%s\"", g->names[i]);
-                static const char *const keys[] = {"pfi_estimate", "pi_lo", "pi_hi", "level",
-                                                   "pfi_measured"};
-                double vals[] = {yhat, lo, hi, level, g->pfi[i]};
-                for (int k = 0; k < 5; k++) {
-                    fprintf(f, ", \"%s\": ", keys[k]);
-                    cli_put_num(f, vals[k], 17, "null");
-                }
-                fprintf(f, ", \"outside_training_range\": %s}%s\n", outside ? "true" : "false",
-                        i + 1 < g->n ? "," : "");
-            }
-        }
-        if (!strcmp(format, "json"))
-            fputs("]\n", f);
-        if (!strcmp(format, "table")) {
-            if (g->n == 1) { /* one job: show the feature values the estimate used */
-                fprintf(f, "\nfeatures:");
-                for (size_t j = 0; j < m->p; j++)
-                    fprintf(f, "%s %s = %s", j ? "," : "", m->features[j],
-                            cli_num(g->features[idx[j]], 'g', 6, "missing").s);
-                fputc('\n', f);
-            }
-            fprintf(f, "%smodel: %s; %.0f%% prediction intervals; trained on %zu groups\n",
-                    g->n == 1 ? "" : "\n", model_path, level * 100, m->n);
-        }
+        size_t outside_count = write_estimates(out.f, &a, m, g, idx, measured);
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
         if (outside_count > 0)

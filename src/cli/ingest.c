@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -383,21 +384,162 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
                   "see 'pfi ingest --help')", miss[0], miss[1], miss[2]);
 }
 
-int cmd_ingest(int argc, char **argv)
-{
-    const char *db = "pfi.db", *group = NULL, *klass = NULL, *tlog = NULL, *regex = NULL;
+/* pfi ingest's command line, parsed. */
+typedef struct ingest_args {
+    const char *db, *group, *klass, *tlog, *regex;
     const char *tel[MAX_TELEMETRY], *klogs[MAX_KERNEL_LOGS];
-    size_t n_tel = 0, gpus = 0, n_klogs = 0, n_fatal = 0;
+    size_t n_tel, n_klogs, n_fatal;
     int fatal[MAX_FATAL_XIDS];
-    bool fatal_set = false;
-    double cap = NAN;
-    bool dry = false, quiet = false;
-    pfi_tm_format fmt = PFI_TM_AUTO;
-    pfi_tl_format lfmt = PFI_TL_AUTO;
-    pfi_tm_options topt = {.keep_series = true};
-    pfi_reduce_options ro;
-    pfi_reduce_options_init(&ro);
-    /* "-q 0.2" meant "--q 0.2": remembered, so the stray 0.2 can be explained. */
+    bool fatal_set;        /* --fatal-xids given: fatal[0..n_fatal), else the default */
+    double cap;            /* --cap, W per GPU; NaN: not given */
+    bool dry, quiet;
+    pfi_tm_format fmt;
+    pfi_tl_format lfmt;
+    pfi_tm_options topt;
+    pfi_reduce_options ro; /* ro.gpus is --gpus (0: not given) */
+} ingest_args;
+
+/* What was read of one run; every pointer owned (ingest_run_clear). */
+typedef struct ingest_run {
+    pfi_kl *kl;           /* the kernel logs, NULL without --kernel-log */
+    cli_kernlog klog;     /* kl's events matched to the run's GPUs */
+    pfi_tm *tm;
+    pfi_reduced *red;
+    pfi_trainlog *log;    /* NULL without --throughput-log */
+    pfi_tl_summary tls;   /* the log's throughput; NaN without one */
+} ingest_run;
+
+static void ingest_run_clear(ingest_run *run)
+{
+    pfi_trainlog_destroy(run->log);
+    free(run->red);
+    pfi_tm_destroy(run->tm);
+    free(run->klog.match);
+    pfi_kl_destroy(run->kl);
+}
+
+/* The options of ingest's own rules (the plain ones are in parse_ingest_args' table): an exit
+ * code, -1 after --help. */
+static int take_ingest_option(int c, char **argv, ingest_args *a)
+{
+    switch (c) {
+    case 'h':
+        ingest_usage(stdout);
+        return -1;
+    case O_GROUP:
+        if (pfi_store_group_check(optarg) != NULL) {
+            cli_error("--group: expected a sweep group name (%s); got '%s'",
+                      pfi_store_group_check(optarg), optarg);
+            return PFI_EXIT_USAGE;
+        }
+        a->group = optarg;
+        return PFI_EXIT_OK;
+    case O_POWER_FIELD: {
+        bool known = false;
+        for (size_t i = 0; i < sizeof power_fields / sizeof power_fields[0]; i++)
+            known |= strcmp(optarg, power_fields[i]) == 0;
+        if (!known) {
+            char safe[4 * 256 + 4];
+            cli_error("--power-field: unknown field '%s'; expected one of " POWER_FIELDS_TEXT,
+                      cli_safe(safe, sizeof safe, optarg, strlen(optarg)));
+            return PFI_EXIT_USAGE;
+        }
+        a->ro.power_field = optarg;
+        return PFI_EXIT_OK;
+    }
+    case O_TELEMETRY:
+        if (a->n_tel == MAX_TELEMETRY) {
+            cli_error("--telemetry: at most %d files", MAX_TELEMETRY);
+            return PFI_EXIT_USAGE;
+        }
+        a->tel[a->n_tel++] = optarg;
+        return PFI_EXIT_OK;
+    case O_KERNEL_LOG:
+        if (a->n_klogs == MAX_KERNEL_LOGS) {
+            cli_error("--kernel-log: at most %d files", MAX_KERNEL_LOGS);
+            return PFI_EXIT_USAGE;
+        }
+        a->klogs[a->n_klogs++] = optarg;
+        return PFI_EXIT_OK;
+    case O_FATAL_XIDS:
+        if (!parse_xid_list(optarg, a->fatal, &a->n_fatal)) {
+            cli_error("--fatal-xids: expected Xid numbers separated by commas (at most %d) "
+                      "or 'none', got '%s'", MAX_FATAL_XIDS, optarg);
+            return PFI_EXIT_USAGE;
+        }
+        a->fatal_set = true;
+        return PFI_EXIT_OK;
+    case O_FORMAT:
+        if (!pfi_tm_format_parse(optarg, &a->fmt)) {
+            cli_error("--format: unknown telemetry format '%s'", optarg);
+            return PFI_EXIT_USAGE;
+        }
+        return PFI_EXIT_OK;
+    case O_LOG_FORMAT:
+        if (!pfi_tl_format_parse(optarg, &a->lfmt)) {
+            cli_error("--log-format: unknown log format '%s'", optarg);
+            return PFI_EXIT_USAGE;
+        }
+        return PFI_EXIT_OK;
+    case O_START_DATE:
+        if (!parse_date(optarg, &a->topt.start_date)) {
+            cli_error("--start-date: expected a calendar date YYYYMMDD from 1970 on, got "
+                      "'%s'", optarg);
+            return PFI_EXIT_USAGE;
+        }
+        return PFI_EXIT_OK;
+    case ':':
+        cli_error("ingest: --%s needs a value (see 'pfi ingest --help')",
+                  cli_option_name(ingest_options, optopt));
+        return PFI_EXIT_USAGE;
+    default:
+        if (optopt != 0)
+            cli_error("ingest: unknown option '-%c' (-q is --quiet, -h --help; see 'pfi "
+                      "ingest --help')", optopt);
+        else
+            cli_error("ingest: unknown option '%s' (see 'pfi ingest --help')", argv[optind - 1]);
+        return PFI_EXIT_USAGE;
+    }
+}
+
+/* Phase 1, the options: parsed into a, then checked as a whole (what is missing, a file given
+ * twice, a bad --throughput-regex). An exit code, -1 after --help. */
+static int parse_ingest_args(int argc, char **argv, ingest_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->db = "pfi.db";
+    a->cap = NAN;
+    a->fmt = PFI_TM_AUTO;
+    a->lfmt = PFI_TL_AUTO;
+    a->topt.keep_series = true;
+    pfi_reduce_options_init(&a->ro);
+    const cli_opt table[] = {
+        {.c = 'q', .kind = CLI_OPT_FLAG, .dst = &a->quiet},
+        {.c = O_DB, .kind = CLI_OPT_TEXT, .dst = &a->db},
+        {.c = O_CLASS, .kind = CLI_OPT_TEXT, .dst = &a->klass},
+        {.c = O_TLOG, .kind = CLI_OPT_TEXT, .dst = &a->tlog},
+        {.c = O_REGEX, .kind = CLI_OPT_TEXT, .dst = &a->regex},
+        {.c = O_DRY, .kind = CLI_OPT_FLAG, .dst = &a->dry},
+        {.c = O_FIELDS, .kind = CLI_OPT_TEXT, .dst = &a->topt.csv_fields},
+        {.c = O_HOST, .kind = CLI_OPT_TEXT, .dst = &a->topt.host},
+        {.c = O_PRODUCTS, .kind = CLI_OPT_TEXT, .dst = &a->ro.products},
+        {.c = O_GPUS, .kind = CLI_OPT_SIZE, .dst = &a->ro.gpus, .min = 1, .max = SIZE_MAX,
+         .error = "expected a positive integer, got"},
+        {.c = O_CAP, .kind = CLI_OPT_DOUBLE, .dst = &a->cap, .lo = 0, .lo_open = true,
+         .hi = HUGE_VAL, .error = "expected a number > 0, got"},
+        {.c = O_INTERVAL, .kind = CLI_OPT_DOUBLE, .dst = &a->topt.interval_s, .lo = 0,
+         .lo_open = true, .hi = HUGE_VAL, .error = "expected a number > 0, got"},
+        {.c = O_MAX_POWER, .kind = CLI_OPT_DOUBLE, .dst = &a->topt.max_power_w, .lo = 0,
+         .hi = HUGE_VAL, .error = "expected a number >= 0, got"},
+        {.c = O_ALIGN, .kind = CLI_OPT_DOUBLE, .dst = &a->ro.align_s, .lo = 0, .lo_open = true,
+         .hi = HUGE_VAL, .error = "expected a number > 0, got"},
+        {.c = O_WARMUP, .kind = CLI_OPT_DOUBLE, .dst = &a->ro.warmup_s, .lo = 0, .hi = HUGE_VAL,
+         .error = "expected a number >= 0, got"},
+        {.c = O_Q, .kind = CLI_OPT_DOUBLE, .dst = &a->ro.q, .lo = 0, .lo_open = true, .hi = 1,
+         .error = "expected a fraction in (0, 1], got"},
+    };
+    /* "-q 0.2" meant "--q 0.2": remembered, so the stray 0.2 can be explained. Looked for
+     * before getopt_long, which moves the arguments that are not options to the end. */
     const char *q_value = NULL;
     for (int i = 1; i + 1 < argc; i++) {
         double x;
@@ -408,338 +550,290 @@ int cmd_ingest(int argc, char **argv)
     optind = 1;
     opterr = 0; /* our own messages, naming the option */
     while ((c = getopt_long(argc, argv, ":hq", ingest_options, NULL)) != -1) {
-        double x;
-        switch (c) {
-        case 'h':
-            ingest_usage(stdout);
-            return PFI_EXIT_OK;
-        case 'q': quiet = true; break;
-        case O_DB: db = optarg; break;
-        case O_GROUP:
-            if (pfi_store_group_check(optarg) != NULL) {
-                cli_error("--group: expected a sweep group name (%s); got '%s'",
-                          pfi_store_group_check(optarg), optarg);
-                return PFI_EXIT_USAGE;
-            }
-            group = optarg;
-            break;
-        case O_CLASS: klass = optarg; break;
-        case O_TLOG: tlog = optarg; break;
-        case O_REGEX: regex = optarg; break;
-        case O_DRY: dry = true; break;
-        case O_FIELDS: topt.csv_fields = optarg; break;
-        case O_HOST: topt.host = optarg; break;
-        case O_POWER_FIELD: {
-            bool known = false;
-            for (size_t i = 0; i < sizeof power_fields / sizeof power_fields[0]; i++)
-                known |= strcmp(optarg, power_fields[i]) == 0;
-            if (!known) {
-                char safe[4 * 256 + 4];
-                cli_error("--power-field: unknown field '%s'; expected one of " POWER_FIELDS_TEXT,
-                          cli_safe(safe, sizeof safe, optarg, strlen(optarg)));
-                return PFI_EXIT_USAGE;
-            }
-            ro.power_field = optarg;
-            break;
-        }
-        case O_PRODUCTS: ro.products = optarg; break;
-        case O_TELEMETRY:
-            if (n_tel == MAX_TELEMETRY) {
-                cli_error("--telemetry: at most %d files", MAX_TELEMETRY);
-                return PFI_EXIT_USAGE;
-            }
-            tel[n_tel++] = optarg;
-            break;
-        case O_KERNEL_LOG:
-            if (n_klogs == MAX_KERNEL_LOGS) {
-                cli_error("--kernel-log: at most %d files", MAX_KERNEL_LOGS);
-                return PFI_EXIT_USAGE;
-            }
-            klogs[n_klogs++] = optarg;
-            break;
-        case O_FATAL_XIDS:
-            if (!parse_xid_list(optarg, fatal, &n_fatal)) {
-                cli_error("--fatal-xids: expected Xid numbers separated by commas (at most %d) "
-                          "or 'none', got '%s'", MAX_FATAL_XIDS, optarg);
-                return PFI_EXIT_USAGE;
-            }
-            fatal_set = true;
-            break;
-        case O_FORMAT:
-            if (!pfi_tm_format_parse(optarg, &fmt)) {
-                cli_error("--format: unknown telemetry format '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            break;
-        case O_LOG_FORMAT:
-            if (!pfi_tl_format_parse(optarg, &lfmt)) {
-                cli_error("--log-format: unknown log format '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            break;
-        case O_GPUS:
-            if (!cli_parse_size(optarg, &gpus) || gpus == 0) {
-                cli_error("--gpus: expected a positive integer, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            ro.gpus = gpus;
-            break;
-        case O_START_DATE:
-            if (!parse_date(optarg, &topt.start_date)) {
-                cli_error("--start-date: expected a calendar date YYYYMMDD from 1970 on, got "
-                          "'%s'", optarg);
-                return PFI_EXIT_USAGE;
-            }
-            break;
-        case O_CAP: case O_INTERVAL: case O_MAX_POWER: case O_ALIGN: case O_WARMUP: case O_Q:
-            if (!cli_parse_double(optarg, &x) || x < 0 ||
-                ((c == O_CAP || c == O_INTERVAL || c == O_ALIGN) && x <= 0) ||
-                (c == O_Q && !(x > 0 && x <= 1))) {
-                cli_error("--%s: expected %s, got '%s'", ingest_options[c - O_DB].name,
-                          c == O_Q ? "a fraction in (0, 1]"
-                          : c == O_CAP || c == O_INTERVAL || c == O_ALIGN ? "a number > 0"
-                                                                          : "a number >= 0",
-                          optarg);
-                return PFI_EXIT_USAGE;
-            }
-            if (c == O_CAP && x > MAX_CAP_W) {
-                cli_error("--cap: %s W per GPU is above %.0f W (100 kW), not a GPU power cap "
-                          "(the cap is in W per GPU, not mW or W per job)", optarg, MAX_CAP_W);
-                return PFI_EXIT_USAGE;
-            }
-            if (c == O_CAP) cap = x;
-            else if (c == O_INTERVAL) topt.interval_s = x;
-            else if (c == O_MAX_POWER) topt.max_power_w = x;
-            else if (c == O_ALIGN) ro.align_s = x;
-            else if (c == O_WARMUP) ro.warmup_s = x;
-            else ro.q = x;
-            break;
-        case ':':
-            cli_error("ingest: --%s needs a value (see 'pfi ingest --help')",
-                      cli_option_name(ingest_options, optopt));
+        const cli_opt *o = cli_opt_find(table, sizeof table / sizeof table[0], c);
+        if (o == NULL) {
+            int rc = take_ingest_option(c, argv, a);
+            if (rc != PFI_EXIT_OK)
+                return rc;
+        } else if (!cli_opt_take(o, optarg)) {
+            cli_opt_complain(ingest_options, o, optarg);
             return PFI_EXIT_USAGE;
-        default:
-            if (optopt != 0)
-                cli_error("ingest: unknown option '-%c' (-q is --quiet, -h --help; see 'pfi "
-                          "ingest --help')", optopt);
-            else
-                cli_error("ingest: unknown option '%s' (see 'pfi ingest --help')",
-                          argv[optind - 1]);
+        } else if (c == O_CAP && a->cap > MAX_CAP_W) {
+            cli_error("--cap: %s W per GPU is above %.0f W (100 kW), not a GPU power cap "
+                      "(the cap is in W per GPU, not mW or W per job)", optarg, MAX_CAP_W);
             return PFI_EXIT_USAGE;
         }
     }
-    if (optind < argc || n_tel == 0 || (!dry && (group == NULL || isnan(cap)))) {
-        usage_problem(argc, argv, n_tel, group, cap, dry, q_value);
+    if (optind < argc || a->n_tel == 0 || (!a->dry && (a->group == NULL || isnan(a->cap)))) {
+        usage_problem(argc, argv, a->n_tel, a->group, a->cap, a->dry, q_value);
         return PFI_EXIT_USAGE;
     }
-    if (!telemetry_unique(tel, n_tel))
+    if (!telemetry_unique(a->tel, a->n_tel))
         return PFI_EXIT_USAGE;
-    if (regex != NULL && !regex_valid(regex))
+    if (a->regex != NULL && !regex_valid(a->regex))
         return PFI_EXIT_USAGE;
-    pfi_kl *kl = NULL;
-    int rc = read_kernel_logs(klogs, n_klogs, &kl);
+    return PFI_EXIT_OK;
+}
+
+/* The training log's throughput (--throughput-log), or the no-throughput flag without one. */
+static int read_throughput(const ingest_args *a, ingest_run *run)
+{
+    if (a->tlog == NULL) {
+        run->red->flags |= PFI_RED_NO_THROUGHPUT;
+        return PFI_EXIT_OK;
+    }
+    int rc = PFI_EXIT_OK;
+    pfi_diag d;
+    pfi_error e = pfi_trainlog_read_file(a->tlog, a->regex ? PFI_TL_REGEX : a->lfmt, a->regex,
+                                         &run->log, &d);
+    if (e != PFI_OK)
+        rc = cli_report(e, &d);
+    else if ((e = pfi_trainlog_reduce(run->log, a->ro.warmup_s, a->ro.q, &run->tls)) != PFI_OK &&
+             e != PFI_ERR_EMPTY) {
+        cli_error("%s: throughput: %s", a->tlog, pfi_strerror(e));
+        rc = cli_exit_code(e);
+    }
+    if (run->log != NULL && run->log->n_nan > 0)
+        run->red->flags |= PFI_RED_NAN_LOSS;
+    return rc;
+}
+
+/* Phase 2, reading: the kernel logs, the telemetry (reduced, with the kernel-log events
+ * applied), the training log. An exit code; run owns what was read either way. */
+static int read_run(const ingest_args *a, ingest_run *run)
+{
+    int rc = read_kernel_logs(a->klogs, a->n_klogs, &run->kl);
     if (rc != PFI_EXIT_OK)
         return rc;
-    cli_kernlog klog = {.kl = kl, .fatal = fatal_set ? fatal : NULL, .n_fatal = n_fatal};
-    if (kl != NULL && (klog.match = calloc(kl->n_events + 1, sizeof *klog.match)) == NULL) {
+    run->klog = (cli_kernlog){
+        .kl = run->kl, .fatal = a->fatal_set ? a->fatal : NULL, .n_fatal = a->n_fatal};
+    if (run->kl != NULL &&
+        (run->klog.match = calloc(run->kl->n_events + 1, sizeof *run->klog.match)) == NULL) {
         cli_error("out of memory");
-        pfi_kl_destroy(kl);
         return PFI_EXIT_INTERNAL;
     }
-    pfi_tm *tm = NULL;
-    pfi_reduced *red = NULL;
-    rc = cli_read_telemetry(tel, n_tel, fmt, &topt, &ro, quiet, "nothing stored",
-                            kl ? &klog : NULL, &tm, &red);
-    if (rc != PFI_EXIT_OK) {
-        free(klog.match);
-        pfi_kl_destroy(kl);
+    rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &a->topt, &a->ro, a->quiet,
+                            "nothing stored", run->kl ? &run->klog : NULL, &run->tm, &run->red);
+    if (rc != PFI_EXIT_OK)
         return rc;
-    }
     /* --gpus is what the job has; the telemetry is what was measured. Fewer GPUs seen leave
      * the job power short, more sum other jobs' GPUs in: either way the run is not this
      * job's. The reduction flags it (gpu-count); said here too, never silently stored. */
-    if (gpus > 0 && red->n_gpus != gpus) {
+    size_t gpus = a->ro.gpus, seen = run->red->n_gpus;
+    if (gpus > 0 && seen != gpus) {
         cli_error("the telemetry has %zu GPU%s, --gpus says %zu: %s; flagged gpu-count, the "
-                  "run is INVALID for PFI", red->n_gpus, red->n_gpus == 1 ? "" : "s", gpus,
-                  red->n_gpus > gpus ? "the job power sums every GPU seen (another job's GPUs "
-                                       "too?)"
-                                     : "the job power misses the GPUs not seen");
+                  "run is INVALID for PFI", seen, seen == 1 ? "" : "s", gpus,
+                  seen > gpus ? "the job power sums every GPU seen (another job's GPUs "
+                                "too?)"
+                              : "the job power misses the GPUs not seen");
     }
+    return read_throughput(a, run);
+}
+
+/* The report's telemetry part: what was read, how its times are to be taken, each entity. */
+static void print_telemetry(FILE *o, const pfi_tm *tm, const pfi_reduced *red)
+{
+    fprintf(o, "telemetry: %zu file(s), format %s, %zu rows, %zu lines skipped, "
+               "%zu tool errors\n", tm->n_files, pfi_tm_format_name(tm->last_format),
+            tm->n_rows, tm->n_skipped, tm->n_tool_errors);
+    char safe[4 * sizeof tm->tool_error + 4];
+    if (tm->tool_error[0] != '\0')
+        fprintf(o, "  the tool reported: %s\n",
+                cli_safe(safe, sizeof safe, tm->tool_error, strlen(tm->tool_error)));
+    if (tm->time_nominal)
+        fprintf(o, "  times are NOMINAL (sample index x %.6g s%s): the file has no "
+                   "timestamps\n", tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0,
+                tm->interval_assumed ? ", assumed" : "");
+    else if (tm->time_relative)
+        fprintf(o, "  times are relative (time of day without a date)\n");
+    else
+        fprintf(o, "  times are host-local wall clock, no time zone assumed\n");
+    long fp = red->power_field[0] ? pfi_tm_field_find(tm, red->power_field) : -1;
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        const pfi_tm_entity *en = &tm->entities[e];
+        const pfi_tm_series *s = fp >= 0 ? pfi_tm_series_get(tm, e, (size_t)fp) : NULL;
+        char safe_name[4 * 256 + 4];
+        fprintf(o, "  %s: %zu row%s",
+                cli_safe(safe_name, sizeof safe_name, en->name, strlen(en->name)),
+                en->rows, en->rows == 1 ? "" : "s");
+        if (s != NULL && s->n_valid > 0)
+            fprintf(o, ", %s %zu valid / %zu missing / %zu out of range, mean %.4f W",
+                    red->power_field, s->n_valid, s->n_missing, s->n_range,
+                    s->sum / (double)s->n_valid);
+        else if (s != NULL)
+            fprintf(o, ", %s 0 valid / %zu missing / %zu out of range, no mean",
+                    red->power_field, s->n_missing, s->n_range);
+        else
+            fprintf(o, ", power unavailable");
+        if (en->lost && isnan(en->lost_t_s))
+            fprintf(o, ", LOST per the kernel log (last good t=%s; time of the loss "
+                       "unknown)", cli_num(en->last_good_t_s, 'f', 3, "none").s);
+        else if (en->lost)
+            fprintf(o, ", LOST at t=%.3f (last good %.3f)", en->lost_t_s,
+                    en->last_good_t_s);
+        fputc('\n', o);
+    }
+}
+
+/* The report's reduction part: job power, energy, throughput, the flags, and whether the run
+ * counts for PFI. */
+static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run)
+{
+    const pfi_reduced *red = run->red;
+    const pfi_trainlog *log = run->log;
+    const pfi_tl_summary *tls = &run->tls;
+    fprintf(o, "power: %s", red->power_field[0] ? red->power_field : "(none)");
+    char se[32], tse[32], tflops[32];
+    num_or(se, sizeof se, 4, red->power.se, "undefined");
+    if (!isnan(red->power.mean))
+        fprintf(o, " job %.4f W (se %s, top %zu of %zu complete timestamps; %zu "
+                   "incomplete left out; grid %.4g s)",
+                red->power.mean, se, red->power.m, red->power.n_valid,
+                red->n_incomplete, red->align_s);
+    fputc('\n', o);
+    if (!isnan(red->energy_j))
+        fprintf(o, "energy: %.3f J (%s%s%s)\n", red->energy_j, red->energy_method,
+                red->energy_note[0] ? "; " : "", red->energy_note);
+    else
+        fprintf(o, "energy: unavailable (%s)\n",
+                red->energy_note[0] ? red->energy_note : "no power samples");
+    if (log != NULL)
+        fprintf(o, "throughput: %s log, %zu intervals, %zu used, excluded: %zu skipped-"
+                   "iteration, %zu checkpoint, %zu no rate, %zu warm-up; top-q %.6g "
+                   "%s/s (se %s), window %.6g %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
+                   "intervals\n",
+                pfi_tl_format_name(log->format), log->n, tls->n_included, tls->n_skipped,
+                tls->n_checkpoint, tls->n_bad_rate, tls->n_warmup, tls->steady.mean,
+                log->unit, num_or(tse, sizeof tse, 3, tls->steady.se, "undefined"),
+                tls->window_rate, log->unit,
+                num_or(tflops, sizeof tflops, 6, tls->tflops_mean, "unavailable"),
+                log->n_nan);
+    fprintf(o, "flags:%s%s%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
+            red->flags & PFI_RED_NO_POWER ? " no-power" : "",
+            red->flags & PFI_RED_GPU_LOST ? " gpu-lost" : "",
+            red->flags & PFI_RED_INCOMPLETE ? " incomplete" : "",
+            red->flags & PFI_RED_NOMINAL_TIME ? " nominal-time" : "",
+            red->flags & PFI_RED_GPU_COUNT ? " gpu-count" : "",
+            red->flags & PFI_RED_TOOL_ERROR ? " tool-error" : "",
+            red->flags & PFI_RED_NAN_LOSS ? " nan-loss" : "",
+            red->flags & PFI_RED_NO_THROUGHPUT ? " no-throughput" : "",
+            red->flags & PFI_RED_TIME_GAP ? " time-gap" : "",
+            red->flags & PFI_RED_ENERGY_PARTIAL ? " energy-partial" : "");
+    if ((red->flags & PFI_RED_INVALID) && !(red->flags & PFI_RED_NO_POWER))
+        fprintf(o, "%s\n", a->dry ? "this run is INVALID for PFI: it would be stored, but "
+                                    "analyze would leave it out"
+                                  : "this run is INVALID for PFI: stored, but analyze "
+                                    "leaves it out");
+}
+
+/* Why a run without job power has none, as one error naming the files. */
+static void explain_no_power(const ingest_args *a, const ingest_run *run)
+{
+    const pfi_tm *tm = run->tm;
+    const pfi_reduced *red = run->red;
+    const pfi_reduce_options *ro = &a->ro;
+    char files[600];
+    if (a->n_tel == 1)
+        snprintf(files, sizeof files, "%s", a->tel[0]);
+    else
+        snprintf(files, sizeof files, "%s and %zu other telemetry file%s", a->tel[0],
+                 a->n_tel - 1, a->n_tel == 2 ? "" : "s");
+    char have[128] = "";
+    for (size_t i = 0; i < sizeof power_fields / sizeof power_fields[0]; i++)
+        if (pfi_tm_has_field(tm, power_fields[i]))
+            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s",
+                     have[0] ? ", " : "", power_fields[i]);
+    if (ro->power_field != NULL && !pfi_tm_has_field(tm, ro->power_field))
+        cli_error("%s: --power-field %s: not in the telemetry (it has %s)", files,
+                  ro->power_field, have[0] ? have : "no power field");
+    else if (red->n_complete > 0 && ro->warmup_s > 0)
+        cli_error("%s: job power unavailable: --warmup %g s drops all %zu complete "
+                  "timestamps (the warm-up counts from the first sample); give a "
+                  "shorter --warmup", files, ro->warmup_s, red->n_complete);
+    else if (red->n_bins > 0)
+        cli_error("%s: job power unavailable: no timestamp has power from every GPU "
+                  "(a GPU without power data makes the node total incomplete)", files);
+    else
+        cli_error("%s: no power samples%s%s", files,
+                  tm->tool_error[0] ? ": the tool reported: " : "", tm->tool_error);
+}
+
+/* Phase 3, the summary: the report on stdout (unless --quiet), then, for a run without job
+ * power, why (exit 1). */
+static int summarise_run(const ingest_args *a, const ingest_run *run)
+{
+    if (!a->quiet) {
+        print_telemetry(stdout, run->tm, run->red);
+        if (run->kl != NULL)
+            print_kernel_log(stdout, run->kl, run->klog.match, run->tm);
+        print_reduction(stdout, a, run);
+    }
+    if (run->red->flags & PFI_RED_NO_POWER) {
+        explain_no_power(a, run);
+        return PFI_EXIT_DATA;
+    }
+    return PFI_EXIT_OK;
+}
+
+/* Phase 4, storing: the run and its source files into the run store --db. An exit code. */
+static int store_run(const ingest_args *a, const ingest_run *run)
+{
+    const pfi_reduced *red = run->red;
+    const pfi_trainlog *log = run->log;
     pfi_diag d;
-    pfi_trainlog *log = NULL;
-    pfi_tl_summary tls = {.window_rate = NAN};
-    tls.steady.mean = tls.steady.se = NAN;
-    if (rc == PFI_EXIT_OK && (tlog != NULL)) {
-        pfi_error e = pfi_trainlog_read_file(tlog, regex ? PFI_TL_REGEX : lfmt, regex, &log, &d);
-        if (e != PFI_OK)
-            rc = cli_report(e, &d);
-        else if ((e = pfi_trainlog_reduce(log, ro.warmup_s, ro.q, &tls)) != PFI_OK &&
-                 e != PFI_ERR_EMPTY) {
-            cli_error("%s: throughput: %s", tlog, pfi_strerror(e));
-            rc = cli_exit_code(e);
-        }
-        if (log != NULL && log->n_nan > 0)
-            red->flags |= PFI_RED_NAN_LOSS;
+    pfi_store *st = NULL;
+    pfi_error e = pfi_store_open(a->db, PFI_STORE_WRITE, &st, &d);
+    pfi_store_source src[MAX_TELEMETRY + 1 + MAX_KERNEL_LOGS];
+    size_t ns = 0;
+    for (size_t i = 0; i < a->n_tel; i++)
+        src[ns++] = (pfi_store_source){a->tel[i], pfi_tm_format_name(run->tm->last_format)};
+    if (a->tlog != NULL)
+        src[ns++] = (pfi_store_source){a->tlog, pfi_tl_format_name(log->format)};
+    for (size_t i = 0; i < a->n_klogs; i++)
+        src[ns++] = (pfi_store_source){a->klogs[i], "kernel-log"};
+    if (e == PFI_OK) {
+        pfi_store_run r = {
+            .group = a->group, .job_class = a->klass, .gpus = (long)a->ro.gpus,
+            .cap_w = a->cap, .power_w = red->power.mean, .power_se_w = red->power.se,
+            .power_n = red->power.n_valid, .throughput = run->tls.steady.mean,
+            .throughput_se = run->tls.steady.se, .throughput_n = run->tls.steady.n_valid,
+            .throughput_unit = log ? log->unit : NULL, .power_field = red->power_field,
+            .energy_j = red->energy_j, .flags = red->flags,
+            .n_features = red->n_features,
+            .feature_name = (const char (*)[64])red->feature_name,
+            .feature_value = red->feature_value, .n_sources = ns, .sources = src};
+        bool replaced;
+        e = pfi_store_put_run(st, &r, &replaced, &d);
+        if (e == PFI_OK && !a->quiet)
+            printf("stored: group '%s' cap %.6g W in %s%s\n", a->group, a->cap, a->db,
+                   replaced ? " (replaced the earlier run at this cap)" : "");
     }
-    if (rc == PFI_EXIT_OK && tlog == NULL)
-        red->flags |= PFI_RED_NO_THROUGHPUT;
-    if (rc == PFI_EXIT_OK) {
-        FILE *o = quiet ? NULL : stdout;
-        if (o != NULL) {
-            fprintf(o, "telemetry: %zu file(s), format %s, %zu rows, %zu lines skipped, "
-                       "%zu tool errors\n", tm->n_files, pfi_tm_format_name(tm->last_format),
-                    tm->n_rows, tm->n_skipped, tm->n_tool_errors);
-            char safe[4 * sizeof tm->tool_error + 4];
-            if (tm->tool_error[0] != '\0')
-                fprintf(o, "  the tool reported: %s\n",
-                        cli_safe(safe, sizeof safe, tm->tool_error, strlen(tm->tool_error)));
-            if (tm->time_nominal)
-                fprintf(o, "  times are NOMINAL (sample index x %.6g s%s): the file has no "
-                           "timestamps\n", tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0,
-                        tm->interval_assumed ? ", assumed" : "");
-            else if (tm->time_relative)
-                fprintf(o, "  times are relative (time of day without a date)\n");
-            else
-                fprintf(o, "  times are host-local wall clock, no time zone assumed\n");
-            long fp = red->power_field[0] ? pfi_tm_field_find(tm, red->power_field) : -1;
-            for (size_t e = 0; e < tm->n_entities; e++) {
-                const pfi_tm_entity *en = &tm->entities[e];
-                const pfi_tm_series *s = fp >= 0 ? pfi_tm_series_get(tm, e, (size_t)fp) : NULL;
-                char safe_name[4 * 256 + 4];
-                fprintf(o, "  %s: %zu row%s",
-                        cli_safe(safe_name, sizeof safe_name, en->name, strlen(en->name)),
-                        en->rows, en->rows == 1 ? "" : "s");
-                if (s != NULL && s->n_valid > 0)
-                    fprintf(o, ", %s %zu valid / %zu missing / %zu out of range, mean %.4f W",
-                            red->power_field, s->n_valid, s->n_missing, s->n_range,
-                            s->sum / (double)s->n_valid);
-                else if (s != NULL)
-                    fprintf(o, ", %s 0 valid / %zu missing / %zu out of range, no mean",
-                            red->power_field, s->n_missing, s->n_range);
-                else
-                    fprintf(o, ", power unavailable");
-                if (en->lost && isnan(en->lost_t_s))
-                    fprintf(o, ", LOST per the kernel log (last good t=%s; time of the loss "
-                               "unknown)", cli_num(en->last_good_t_s, 'f', 3, "none").s);
-                else if (en->lost)
-                    fprintf(o, ", LOST at t=%.3f (last good %.3f)", en->lost_t_s,
-                            en->last_good_t_s);
-                fputc('\n', o);
-            }
-            if (kl != NULL)
-                print_kernel_log(o, kl, klog.match, tm);
-            fprintf(o, "power: %s", red->power_field[0] ? red->power_field : "(none)");
-            char se[32], tse[32], tflops[32];
-            num_or(se, sizeof se, 4, red->power.se, "undefined");
-            if (!isnan(red->power.mean))
-                fprintf(o, " job %.4f W (se %s, top %zu of %zu complete timestamps; %zu "
-                           "incomplete left out; grid %.4g s)",
-                        red->power.mean, se, red->power.m, red->power.n_valid,
-                        red->n_incomplete, red->align_s);
-            fputc('\n', o);
-            if (!isnan(red->energy_j))
-                fprintf(o, "energy: %.3f J (%s%s%s)\n", red->energy_j, red->energy_method,
-                        red->energy_note[0] ? "; " : "", red->energy_note);
-            else
-                fprintf(o, "energy: unavailable (%s)\n",
-                        red->energy_note[0] ? red->energy_note : "no power samples");
-            if (log != NULL)
-                fprintf(o, "throughput: %s log, %zu intervals, %zu used, excluded: %zu skipped-"
-                           "iteration, %zu checkpoint, %zu no rate, %zu warm-up; top-q %.6g "
-                           "%s/s (se %s), window %.6g %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
-                           "intervals\n",
-                        pfi_tl_format_name(log->format), log->n, tls.n_included, tls.n_skipped,
-                        tls.n_checkpoint, tls.n_bad_rate, tls.n_warmup, tls.steady.mean,
-                        log->unit, num_or(tse, sizeof tse, 3, tls.steady.se, "undefined"),
-                        tls.window_rate, log->unit,
-                        num_or(tflops, sizeof tflops, 6, tls.tflops_mean, "unavailable"),
-                        log->n_nan);
-            fprintf(o, "flags:%s%s%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
-                    red->flags & PFI_RED_NO_POWER ? " no-power" : "",
-                    red->flags & PFI_RED_GPU_LOST ? " gpu-lost" : "",
-                    red->flags & PFI_RED_INCOMPLETE ? " incomplete" : "",
-                    red->flags & PFI_RED_NOMINAL_TIME ? " nominal-time" : "",
-                    red->flags & PFI_RED_GPU_COUNT ? " gpu-count" : "",
-                    red->flags & PFI_RED_TOOL_ERROR ? " tool-error" : "",
-                    red->flags & PFI_RED_NAN_LOSS ? " nan-loss" : "",
-                    red->flags & PFI_RED_NO_THROUGHPUT ? " no-throughput" : "",
-                    red->flags & PFI_RED_TIME_GAP ? " time-gap" : "",
-                    red->flags & PFI_RED_ENERGY_PARTIAL ? " energy-partial" : "");
-            if ((red->flags & PFI_RED_INVALID) && !(red->flags & PFI_RED_NO_POWER))
-                fprintf(o, "%s\n", dry ? "this run is INVALID for PFI: it would be stored, but "
-                                         "analyze would leave it out"
-                                       : "this run is INVALID for PFI: stored, but analyze "
-                                         "leaves it out");
-        }
-        if (red->flags & PFI_RED_NO_POWER) {
-            char files[600];
-            if (n_tel == 1)
-                snprintf(files, sizeof files, "%s", tel[0]);
-            else
-                snprintf(files, sizeof files, "%s and %zu other telemetry file%s", tel[0],
-                         n_tel - 1, n_tel == 2 ? "" : "s");
-            char have[128] = "";
-            for (size_t i = 0; i < sizeof power_fields / sizeof power_fields[0]; i++)
-                if (pfi_tm_has_field(tm, power_fields[i]))
-                    snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s",
-                             have[0] ? ", " : "", power_fields[i]);
-            if (ro.power_field != NULL && !pfi_tm_has_field(tm, ro.power_field))
-                cli_error("%s: --power-field %s: not in the telemetry (it has %s)", files,
-                          ro.power_field, have[0] ? have : "no power field");
-            else if (red->n_complete > 0 && ro.warmup_s > 0)
-                cli_error("%s: job power unavailable: --warmup %g s drops all %zu complete "
-                          "timestamps (the warm-up counts from the first sample); give a "
-                          "shorter --warmup", files, ro.warmup_s, red->n_complete);
-            else if (red->n_bins > 0)
-                cli_error("%s: job power unavailable: no timestamp has power from every GPU "
-                          "(a GPU without power data makes the node total incomplete)", files);
-            else
-                cli_error("%s: no power samples%s%s", files,
-                          tm->tool_error[0] ? ": the tool reported: " : "", tm->tool_error);
-            rc = PFI_EXIT_DATA;
-        }
+    int rc = PFI_EXIT_OK;
+    if (e != PFI_OK) {
+        cli_report(e, &d);
+        rc = PFI_EXIT_OUTPUT;
     }
-    if (rc == PFI_EXIT_OK && dry && !quiet)
+    pfi_store_close(st);
+    return rc;
+}
+
+/* pfi ingest: the options, the run read, its summary, the run stored (not with --dry-run). */
+int cmd_ingest(int argc, char **argv)
+{
+    ingest_args a;
+    int rc = parse_ingest_args(argc, argv, &a);
+    if (rc != PFI_EXIT_OK)
+        return rc < 0 ? PFI_EXIT_OK : rc;
+    ingest_run run = {.tls = {.window_rate = NAN}};
+    run.tls.steady.mean = run.tls.steady.se = NAN;
+    rc = read_run(&a, &run);
+    if (rc == PFI_EXIT_OK)
+        rc = summarise_run(&a, &run);
+    if (rc == PFI_EXIT_OK && a.dry && !a.quiet)
         printf("dry run: nothing stored\n");
-    if (rc == PFI_EXIT_OK && !dry) {
-        pfi_store *st = NULL;
-        pfi_error e = pfi_store_open(db, PFI_STORE_WRITE, &st, &d);
-        pfi_store_source src[MAX_TELEMETRY + 1 + MAX_KERNEL_LOGS];
-        size_t ns = 0;
-        for (size_t i = 0; i < n_tel; i++)
-            src[ns++] = (pfi_store_source){tel[i], pfi_tm_format_name(tm->last_format)};
-        if (tlog != NULL)
-            src[ns++] = (pfi_store_source){tlog, pfi_tl_format_name(log->format)};
-        for (size_t i = 0; i < n_klogs; i++)
-            src[ns++] = (pfi_store_source){klogs[i], "kernel-log"};
-        if (e == PFI_OK) {
-            pfi_store_run r = {
-                .group = group, .job_class = klass, .gpus = (long)gpus, .cap_w = cap,
-                .power_w = red->power.mean, .power_se_w = red->power.se,
-                .power_n = red->power.n_valid, .throughput = tls.steady.mean,
-                .throughput_se = tls.steady.se, .throughput_n = tls.steady.n_valid,
-                .throughput_unit = log ? log->unit : NULL, .power_field = red->power_field,
-                .energy_j = red->energy_j, .flags = red->flags,
-                .n_features = red->n_features,
-                .feature_name = (const char (*)[64])red->feature_name,
-                .feature_value = red->feature_value, .n_sources = ns, .sources = src};
-            bool replaced;
-            e = pfi_store_put_run(st, &r, &replaced, &d);
-            if (e == PFI_OK && !quiet)
-                printf("stored: group '%s' cap %.6g W in %s%s\n", group, cap, db,
-                       replaced ? " (replaced the earlier run at this cap)" : "");
-        }
-        if (e != PFI_OK) {
-            cli_report(e, &d);
-            rc = PFI_EXIT_OUTPUT;
-        }
-        pfi_store_close(st);
-    }
-    pfi_trainlog_destroy(log);
-    free(red);
-    pfi_tm_destroy(tm);
-    free(klog.match);
-    pfi_kl_destroy(kl);
+    if (rc == PFI_EXIT_OK && !a.dry)
+        rc = store_run(&a, &run);
+    ingest_run_clear(&run);
     return rc;
 }
 

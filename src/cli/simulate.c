@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -121,6 +122,47 @@ static bool parse_reductions(const char *s, pfi_sim_options *o)
     return o->n_reductions > 0;
 }
 
+/* The complaint about a value an option does not take; returns the exit code. */
+static int bad_value(int c, const char *value)
+{
+    cli_error("invalid value '%s' for --%s (see 'pfi simulate --help' for what it takes)",
+              value, cli_option_name(long_options, c));
+    return PFI_EXIT_USAGE;
+}
+
+/* --mix: random, production or both. */
+static bool parse_mix(const char *s, pfi_sim_options *o)
+{
+    if (strcmp(s, "both") == 0) {
+        o->mix_enabled[0] = o->mix_enabled[1] = true;
+    } else if (strcmp(s, "random") == 0 || strcmp(s, "production") == 0) {
+        bool prod = s[0] == 'p';
+        o->mix_enabled[PFI_MIX_RANDOM] = !prod;
+        o->mix_enabled[PFI_MIX_PRODUCTION] = prod;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* A figure name the plotter would refuse is refused now, before the simulation runs. */
+static bool plot_names_valid(const settings *s)
+{
+    const char *plots[2] = {s->plot_gap, s->plot_classes};
+    for (int i = 0; i < 2; i++) {
+        const char *dot = plots[i] ? strrchr(plots[i], '.') : NULL;
+        if (plots[i] != NULL &&
+            (dot == NULL || (strcasecmp(dot, ".png") != 0 && strcasecmp(dot, ".svg") != 0))) {
+            cli_error("--%s: the file name must end in .png or .svg, got '%s'",
+                      i == 0 ? "plot-gap" : "plot-classes", plots[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The options into s: the plain ones from a table, the rest by their own rules. An exit
+ * code, -1 after --help. */
 static int parse_args(int argc, char **argv, settings *s)
 {
     memset(s, 0, sizeof *s);
@@ -128,98 +170,55 @@ static int parse_args(int argc, char **argv, settings *s)
     s->library_seed = 1;
     s->format = "table";
     pfi_sim_options_init(&s->sim);
+    pfi_sim_options *o = &s->sim;
+    const cli_opt table[] = {
+        {.c = 'o', .kind = CLI_OPT_TEXT, .dst = &s->output},
+        {.c = OPT_LIBRARY, .kind = CLI_OPT_TEXT, .dst = &s->library},
+        {.c = OPT_LIBRARY_SEED, .kind = CLI_OPT_SIZE, .dst = &s->library_seed, .max = SIZE_MAX},
+        {.c = OPT_WORKLOADS, .kind = CLI_OPT_SIZE, .dst = &o->workloads, .min = 1,
+         .max = 10000000},
+        {.c = OPT_JOBS, .kind = CLI_OPT_SIZE, .dst = &o->jobs, .min = 1, .max = 10000000},
+        {.c = OPT_PROD_FT, .kind = CLI_OPT_DOUBLE, .dst = &o->prod_ft_share, .lo = 0, .hi = 1},
+        {.c = OPT_PFI_NOISE, .kind = CLI_OPT_DOUBLE, .dst = &o->pfi_noise, .lo = 0,
+         .hi = HUGE_VAL, .given = &s->noise_given},
+        {.c = OPT_MODEL, .kind = CLI_OPT_TEXT, .dst = &s->model},
+        {.c = OPT_CAP_STEP, .kind = CLI_OPT_DOUBLE, .dst = &o->cap_step_w, .lo = 0,
+         .hi = HUGE_VAL},
+        {.c = OPT_DEEP_CLASS, .kind = CLI_OPT_TEXT, .dst = &o->deep_cut_class},
+        {.c = OPT_CLASS_FACTOR, .kind = CLI_OPT_DOUBLE, .dst = &o->class_factor, .lo = 0,
+         .lo_open = true, .hi = HUGE_VAL},
+        {.c = OPT_SEED, .kind = CLI_OPT_UINT64, .dst = &o->seed, .max = SIZE_MAX},
+        {.c = OPT_THREADS, .kind = CLI_OPT_UNSIGNED, .dst = &o->threads, .max = 1024},
+        {.c = OPT_PLOT_GAP, .kind = CLI_OPT_TEXT, .dst = &s->plot_gap},
+        {.c = OPT_PLOT_CLASSES, .kind = CLI_OPT_TEXT, .dst = &s->plot_classes},
+        {.c = OPT_QUIET, .kind = CLI_OPT_FLAG, .dst = &s->quiet},
+    };
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":ho:", long_options, NULL)) != -1) {
-        size_t z;
-        double d;
+        const cli_opt *t = cli_opt_find(table, sizeof table / sizeof table[0], c);
+        if (t != NULL) {
+            if (!cli_opt_take(t, optarg))
+                return bad_value(c, optarg);
+            continue;
+        }
         switch (c) {
         case 'h':
             usage(stdout);
             return -1;
-        case 'o':
-            s->output = optarg;
-            break;
-        case OPT_LIBRARY:
-            s->library = optarg;
-            break;
-        case OPT_LIBRARY_SEED:
-            if (!cli_parse_size(optarg, &s->library_seed))
-                goto bad;
-            break;
-        case OPT_WORKLOADS:
-            if (!cli_parse_size(optarg, &s->sim.workloads) || s->sim.workloads == 0 ||
-                s->sim.workloads > 10000000)
-                goto bad;
-            break;
-        case OPT_JOBS:
-            if (!cli_parse_size(optarg, &s->sim.jobs) || s->sim.jobs == 0 ||
-                s->sim.jobs > 10000000)
-                goto bad;
-            break;
         case OPT_REDUCTIONS:
-            if (!parse_reductions(optarg, &s->sim))
-                goto bad;
+            if (!parse_reductions(optarg, o))
+                return bad_value(c, optarg);
             break;
         case OPT_MIX:
-            if (strcmp(optarg, "both") == 0) {
-                s->sim.mix_enabled[0] = s->sim.mix_enabled[1] = true;
-            } else if (strcmp(optarg, "random") == 0 || strcmp(optarg, "production") == 0) {
-                bool prod = optarg[0] == 'p';
-                s->sim.mix_enabled[PFI_MIX_RANDOM] = !prod;
-                s->sim.mix_enabled[PFI_MIX_PRODUCTION] = prod;
-            } else {
-                goto bad;
-            }
-            break;
-        case OPT_PROD_FT:
-            if (!cli_parse_double(optarg, &s->sim.prod_ft_share) ||
-                !(s->sim.prod_ft_share >= 0 && s->sim.prod_ft_share <= 1))
-                goto bad;
-            break;
-        case OPT_PFI_NOISE:
-            if (!cli_parse_double(optarg, &s->sim.pfi_noise) || !(s->sim.pfi_noise >= 0))
-                goto bad;
-            s->noise_given = true;
-            break;
-        case OPT_MODEL:
-            s->model = optarg;
-            break;
-        case OPT_CAP_STEP:
-            if (!cli_parse_double(optarg, &s->sim.cap_step_w) || !(s->sim.cap_step_w >= 0))
-                goto bad;
-            break;
-        case OPT_DEEP_CLASS:
-            s->sim.deep_cut_class = optarg;
-            break;
-        case OPT_CLASS_FACTOR:
-            if (!cli_parse_double(optarg, &s->sim.class_factor) || !(s->sim.class_factor > 0))
-                goto bad;
-            break;
-        case OPT_SEED:
-            if (!cli_parse_size(optarg, &z))
-                goto bad;
-            s->sim.seed = z;
-            break;
-        case OPT_THREADS:
-            if (!cli_parse_size(optarg, &z) || z > 1024)
-                goto bad;
-            s->sim.threads = (unsigned)z;
+            if (!parse_mix(optarg, o))
+                return bad_value(c, optarg);
             break;
         case OPT_FORMAT:
             if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
-                goto bad;
+                return bad_value(c, optarg);
             s->format = optarg;
-            break;
-        case OPT_PLOT_GAP:
-            s->plot_gap = optarg;
-            break;
-        case OPT_PLOT_CLASSES:
-            s->plot_classes = optarg;
-            break;
-        case OPT_QUIET:
-            s->quiet = true;
             break;
         case ':':
             cli_error("option '%s' needs a value (see 'pfi simulate --help')", argv[optind - 1]);
@@ -228,29 +227,12 @@ static int parse_args(int argc, char **argv, settings *s)
             cli_error("unknown option '%s' (see 'pfi simulate --help')", argv[optind - 1]);
             return PFI_EXIT_USAGE;
         }
-        continue;
-    bad:
-        (void)d;
-        cli_error("invalid value '%s' for --%s (see 'pfi simulate --help' for what it takes)",
-                  optarg, cli_option_name(long_options, c));
-        return PFI_EXIT_USAGE;
     }
     if (optind < argc) {
         cli_error("unexpected argument '%s' (see 'pfi simulate --help')", argv[optind]);
         return PFI_EXIT_USAGE;
     }
-    /* a figure name the plotter would refuse is refused now, before the simulation runs */
-    const char *plots[2] = {s->plot_gap, s->plot_classes};
-    for (int i = 0; i < 2; i++) {
-        const char *dot = plots[i] ? strrchr(plots[i], '.') : NULL;
-        if (plots[i] != NULL &&
-            (dot == NULL || (strcasecmp(dot, ".png") != 0 && strcasecmp(dot, ".svg") != 0))) {
-            cli_error("--%s: the file name must end in .png or .svg, got '%s'",
-                      i == 0 ? "plot-gap" : "plot-classes", plots[i]);
-            return PFI_EXIT_USAGE;
-        }
-    }
-    return PFI_EXIT_OK;
+    return plot_names_valid(s) ? PFI_EXIT_OK : PFI_EXIT_USAGE;
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "pfi/csv.h"
 #include "pfi/groups.h"
 #include "pfi/plot.h"
 #include "pfi/stats.h"
@@ -370,32 +371,14 @@ static void emit_table(FILE *f, const stats_report *r)
             alpha);
 }
 
-/* A CSV cell: quoted when it holds a comma, quote or line break. */
-static void csv_str(FILE *f, const char *s)
-{
-    if (s == NULL)
-        return;
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* One row of the long CSV: section,item,feature,step,n,statistic,value (empty: undefined). */
 static void csv_row(FILE *f, const char *section, const char *item, const char *feature,
                     long step, long n, const char *statistic, double value)
 {
     fprintf(f, "%s,", section);
-    csv_str(f, item);
+    pfi_csv_write_field(f, item);
     fputc(',', f);
-    csv_str(f, feature);
+    pfi_csv_write_field(f, feature);
     fputc(',', f);
     if (step >= 0)
         fprintf(f, "%ld", step);

@@ -9,6 +9,7 @@
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -134,6 +135,55 @@ const char *cli_option_name(const struct option *opts, int c)
         if (o->flag == NULL && o->val == c)
             return o->name;
     return "?";
+}
+
+const cli_opt *cli_opt_find(const cli_opt *t, size_t n, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i].c == c)
+            return &t[i];
+    return NULL;
+}
+
+bool cli_opt_take(const cli_opt *o, const char *text)
+{
+    double x;
+    size_t z;
+    switch (o->kind) {
+    case CLI_OPT_TEXT:
+        *(const char **)o->dst = text;
+        break;
+    case CLI_OPT_FLAG:
+        *(bool *)o->dst = true;
+        break;
+    case CLI_OPT_DOUBLE:
+        if (!cli_parse_double(text, &x) || (o->lo_open ? !(x > o->lo) : !(x >= o->lo)) ||
+            (o->hi_open ? !(x < o->hi) : !(x <= o->hi)))
+            return false;
+        *(double *)o->dst = x;
+        break;
+    case CLI_OPT_SIZE:
+    case CLI_OPT_UNSIGNED:
+    case CLI_OPT_UINT64:
+        if (!cli_parse_size(text, &z) || z < o->min || z > o->max)
+            return false;
+        if (o->kind == CLI_OPT_SIZE)
+            *(size_t *)o->dst = z;
+        else if (o->kind == CLI_OPT_UNSIGNED)
+            *(unsigned *)o->dst = (unsigned)z;
+        else
+            *(uint64_t *)o->dst = (uint64_t)z;
+        break;
+    }
+    if (o->given != NULL)
+        *o->given = true;
+    return true;
+}
+
+void cli_opt_complain(const struct option *opts, const cli_opt *o, const char *text)
+{
+    cli_error("--%s: %s '%s'", cli_option_name(opts, o->c), o->error ? o->error : "bad value",
+              text);
 }
 
 cli_numtext cli_num(double v, char conv, int prec, const char *missing)

@@ -701,33 +701,18 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
 
 /* ---- writing ---- */
 
-static void csv_cell(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 bool pfi_groups_write_csv(const pfi_groups *g, FILE *f)
 {
     fputs("group,job_class,pfi", f);
     for (size_t j = 0; j < g->n_features; j++) {
         fputc(',', f);
-        csv_cell(f, g->feature_names[j]);
+        pfi_csv_write_field(f, g->feature_names[j]);
     }
     fputc('\n', f);
     for (size_t i = 0; i < g->n; i++) {
-        csv_cell(f, g->names[i]);
+        pfi_csv_write_field(f, g->names[i]);
         fputc(',', f);
-        csv_cell(f, g->classes[i] ? g->classes[i] : "");
+        pfi_csv_write_field(f, g->classes[i] ? g->classes[i] : "");
         fputc(',', f);
         if (!isnan(g->pfi[i]))
             fprintf(f, "%.17g", g->pfi[i]);

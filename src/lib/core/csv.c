@@ -1,6 +1,7 @@
 /*
  * Bounded CSV record reader on top of libcsv. libcsv does the quoting; this file bounds
- * memory (one fixed line buffer, a capped record buffer) and keeps line numbers.
+ * memory (one fixed line buffer, a capped record buffer) and keeps line numbers. The one CSV
+ * field writer (RFC 4180 quoting) is at the end.
  */
 #include "pfi/csv.h"
 
@@ -322,4 +323,60 @@ void pfi_csv_close(pfi_csv_reader *r)
     pfi_free(r->lens);
     pfi_free(r->fields);
     pfi_free(r);
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+bool pfi_csv_field_needs_quotes(const char *s)
+{
+    size_t n = strlen(s);
+    return strpbrk(s, ",\"\r\n") != NULL || (n > 0 && (is_blank(s[0]) || is_blank(s[n - 1])));
+}
+
+/* One byte of a formatted field: counted always, stored while room for the NUL is left. */
+static void put_byte(char *dst, size_t size, size_t *n, char c)
+{
+    if (*n + 1 < size)
+        dst[*n] = c;
+    (*n)++;
+}
+
+size_t pfi_csv_format_field(char *dst, size_t size, const char *s)
+{
+    if (s == NULL)
+        s = "";
+    bool quote = pfi_csv_field_needs_quotes(s);
+    size_t n = 0;
+    if (quote)
+        put_byte(dst, size, &n, '"');
+    for (const char *p = s; *p != '\0'; p++) {
+        if (*p == '"')
+            put_byte(dst, size, &n, '"');
+        put_byte(dst, size, &n, *p);
+    }
+    if (quote)
+        put_byte(dst, size, &n, '"');
+    if (size > 0)
+        dst[n < size ? n : size - 1] = '\0';
+    return n;
+}
+
+bool pfi_csv_write_field(FILE *f, const char *s)
+{
+    if (s == NULL)
+        return true;
+    if (!pfi_csv_field_needs_quotes(s))
+        return fputs(s, f) != EOF;
+    bool ok = putc('"', f) != EOF;
+    for (const char *p = s; *p != '\0'; p++) {
+        if (*p == '"')
+            ok = putc('"', f) != EOF && ok;
+        ok = putc(*p, f) != EOF && ok;
+    }
+    return putc('"', f) != EOF && ok;
 }

@@ -65,10 +65,11 @@ static pfi_error dfail(pfi_diag *diag, pfi_error e, const char *file, long line,
     return e;
 }
 
-/* Append s as one CSV field to buf (quoted when needed). */
+/* Append s as one CSV field (pfi/csv.h quoting), after a comma unless first, to buf. */
 static bool put_field(char **buf, size_t *len, size_t *cap, const char *s, bool comma)
 {
-    size_t need = 2 * strlen(s) + 4;
+    size_t field = pfi_csv_format_field(NULL, 0, s);
+    size_t need = field + 2; /* the comma and the NUL */
     if (*len + need >= *cap) {
         size_t nc = (*cap + need) * 2;
         char *p = pfi_realloc(*buf, nc);
@@ -77,21 +78,9 @@ static bool put_field(char **buf, size_t *len, size_t *cap, const char *s, bool 
         *buf = p;
         *cap = nc;
     }
-    char *o = *buf + *len;
     if (comma)
-        *o++ = ',';
-    bool quote = strpbrk(s, ",\"\r\n") != NULL || (s[0] == ' ' || (s[0] && s[strlen(s) - 1] == ' '));
-    if (quote)
-        *o++ = '"';
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            *o++ = '"';
-        *o++ = *p;
-    }
-    if (quote)
-        *o++ = '"';
-    *o = '\0';
-    *len = (size_t)(o - *buf);
+        (*buf)[(*len)++] = ',';
+    *len += pfi_csv_format_field(*buf + *len, *cap - *len, s);
     return true;
 }
 
