@@ -178,7 +178,7 @@ static void test_processes(void **state)
     assert_true(write(fd, st, sizeof st - 1) == (ssize_t)(sizeof st - 1));
     close(fd);
     setenv("FAKE_NVML_STATE", path, 1);
-    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .nvml_library = PFI_FAKE_NVML};
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .library = PFI_FAKE_NVML};
     pfi_gpu *g = NULL;
     pfi_diag d;
     assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_OK);

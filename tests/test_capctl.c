@@ -28,7 +28,7 @@ static void fake_state(const char *text)
 
 static pfi_gpu *open_fake(void)
 {
-    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .nvml_library = PFI_FAKE_NVML};
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .library = PFI_FAKE_NVML};
     pfi_gpu *g = NULL;
     assert_int_equal(pfi_gpu_open(&c, &g, NULL), PFI_OK);
     return g;

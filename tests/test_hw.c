@@ -35,7 +35,7 @@ static void fake_state(const char *text)
 
 static pfi_gpu *open_fake(void)
 {
-    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .nvml_library = PFI_FAKE_NVML};
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .library = PFI_FAKE_NVML};
     pfi_gpu *g = NULL;
     pfi_diag d;
     pfi_error e = pfi_gpu_open(&c, &g, &d);
@@ -83,7 +83,7 @@ static void test_nvml_error_map(void **st)
 static void test_nvml_missing_library(void **st)
 {
     (void)st;
-    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .nvml_library = "/nonexistent/libnvidia-ml.so.1"};
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .library = "/nonexistent/libnvidia-ml.so.1"};
     pfi_gpu *g = (pfi_gpu *)1;
     pfi_diag d;
     assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_UNAVAILABLE);
@@ -95,7 +95,7 @@ static void test_nvml_init_error(void **st)
 {
     (void)st;
     fake_state("init_error 9\ngpu 0\n");
-    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .nvml_library = PFI_FAKE_NVML};
+    pfi_gpu_config c = {.kind = PFI_GPU_NVML, .library = PFI_FAKE_NVML};
     pfi_gpu *g;
     pfi_diag d;
     assert_int_equal(pfi_gpu_open(&c, &g, &d), PFI_ERR_UNAVAILABLE);

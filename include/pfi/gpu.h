@@ -107,14 +107,10 @@ const char *pfi_gpu_library_env(pfi_gpu_kind kind);
 /* pfi_gpu_config — how to open a backend. Zero-initialise, then set what applies. */
 typedef struct pfi_gpu_config {
     pfi_gpu_kind kind;
-    union {
-        /* the shared library the backend loads, for the backends that load one (nvml:
-         * dlopen'ed; NULL or "": "libnvidia-ml.so.1"); ignored by the others. No
-         * environment variable is consulted here (see pfi_gpu_library_env). */
-        const char *library;
-        /* the former name of library, kept so that existing callers build */
-        const char *nvml_library;
-    };
+    /* the shared library the backend loads, for the backends that load one (nvml:
+     * dlopen'ed; NULL or "": "libnvidia-ml.so.1"); ignored by the others. No environment
+     * variable is consulted here (see pfi_gpu_library_env). */
+    const char *library;
     /*
      * emulated: "key=value,..." (NULL: defaults). Keys: gpus (8), alpha (compute share of
      * the step time at f_max, 0.8), pu (W drawn uncapped, 650), ps (static W, 0.25·pu),
