@@ -7,7 +7,6 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "http/server.h"
 #include "pfi/control.h"
 
 static volatile sig_atomic_t g_stop;
@@ -82,6 +82,8 @@ static double now_wall(void)
 
 /* ---- the controller's HTTP API ------------------------------------------------------------ */
 
+#define API_MAX_BODY 4096 /* bytes of a PUT /v1/budget body */
+
 typedef struct api_state {
     pthread_mutex_t mu;
     const char *token;   /* writes need it ("" : writes refused) */
@@ -92,41 +94,23 @@ typedef struct api_state {
     char *jobs_text;     /* per-job metric lines of the last period (owned) */
 } api_state;
 
-static enum MHD_Result api_reply(struct MHD_Connection *c, unsigned status, const char *type,
-                                 char *body)
+/* Reply with body (malloc'ed, freed here; NULL: out of memory, the connection is closed). */
+static http_next api_reply(http_request *rq, unsigned status, const char *type, char *body)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(r, "Content-Type", type);
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ret;
+    if (body == NULL)
+        return HTTP_CLOSE;
+    http_header h[] = {{"Content-Type", type}, {NULL, NULL}};
+    http_next next = http_reply(rq, status, body, h);
+    free(body);
+    return next;
 }
 
-static enum MHD_Result api_error(struct MHD_Connection *c, unsigned status, const char *msg)
+static http_next api_error(http_request *rq, unsigned status, const char *msg)
 {
     json_t *o = json_pack("{s:s}", "error", msg);
     char *b = json_dumps(o, JSON_COMPACT);
     json_decref(o);
-    return api_reply(c, status, "application/json", b);
-}
-
-typedef struct api_body {
-    char buf[4097];
-    size_t n;
-    bool big;
-} api_body;
-
-static bool token_ok(const char *auth, const char *token)
-{
-    if (auth == NULL || token == NULL || token[0] == '\0' || strncmp(auth, "Bearer ", 7) != 0)
-        return false;
-    const char *a = auth + 7;
-    size_t la = strlen(a), lt = strlen(token);
-    unsigned char diff = (unsigned char)(la != lt);
-    for (size_t i = 0; i < lt; i++) /* constant time in the token's length */
-        diff |= (unsigned char)(token[i] ^ (i < la ? a[i] : 0));
-    return diff == 0;
+    return api_reply(rq, status, "application/json", b);
 }
 
 static void metric(char **b, size_t *len, size_t *cap, const char *fmt, ...)
@@ -160,102 +144,120 @@ static void gauge(char **b, size_t *len, size_t *cap, const char *name, const ch
         metric(b, len, cap, "%s %.17g\n", name, v);
 }
 
-static enum MHD_Result api_handle(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version, const char *data,
-                                  size_t *size, void **pp)
+/* GET /metrics: the last period's report and per-job caps, Prometheus text. */
+static http_next api_metrics(api_state *s, http_request *rq)
 {
-    (void)version;
-    api_state *s = cls;
-    api_body *b = *pp;
-    if (b == NULL) {
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl != NULL && strtoul(cl, NULL, 10) > 4096)
-            return api_error(c, 413, "body larger than 4096 bytes");
-        b = calloc(1, sizeof *b);
-        if (b == NULL)
-            return MHD_NO;
-        *pp = b;
-        return MHD_YES;
-    }
-    if (*size > 0) {
-        if (b->n + *size > 4096)
-            b->big = true;
-        else {
-            memcpy(b->buf + b->n, data, *size);
-            b->n += *size;
-        }
-        *size = 0;
-        return MHD_YES;
-    }
-    if (strcmp(method, "GET") == 0 && strcmp(url, "/metrics") == 0) {
-        size_t cap = 4096, len = 0;
-        char *o = malloc(cap);
-        if (o == NULL)
-            return MHD_NO;
-        o[0] = '\0';
-        pthread_mutex_lock(&s->mu);
-        const pfi_ctl_report *r = &s->last;
-        gauge(&o, &len, &cap, "pfi_ctl_event_active", "1 while a power event is in force",
-              r->event);
-        gauge(&o, &len, &cap, "pfi_ctl_budget_watts", "cluster power budget", r->budget_w);
-        gauge(&o, &len, &cap, "pfi_ctl_measured_watts", "measured cluster GPU power",
-              r->measured_w);
-        gauge(&o, &len, &cap, "pfi_ctl_reserved_watts", "power held for silent agents",
-              r->reserved_w);
-        gauge(&o, &len, &cap, "pfi_ctl_predicted_watts", "curves' prediction at the caps",
-              r->predicted_w);
-        gauge(&o, &len, &cap, "pfi_ctl_correction_watts", "feedback correction",
-              r->correction_w);
-        gauge(&o, &len, &cap, "pfi_ctl_tokens_per_second", "measured tokens/s of all jobs",
-              r->tput_tok_s);
-        gauge(&o, &len, &cap, "pfi_ctl_agents_up", "agents answering", (double)r->agents_up);
-        if (s->jobs_text != NULL)
-            metric(&o, &len, &cap, "%s", s->jobs_text);
-        pthread_mutex_unlock(&s->mu);
-        return api_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", o);
-    }
-    if (strcmp(url, "/v1/budget") == 0 && strcmp(method, "PUT") == 0) {
-        if (!token_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
-                      s->token))
-            return api_error(c, 401, "missing or wrong bearer token");
-        if (b->big)
-            return api_error(c, 413, "body larger than 4096 bytes");
-        json_error_t je;
-        json_t *o = json_loadb(b->buf, b->n, JSON_REJECT_DUPLICATES, &je);
-        json_t *bw = json_object_get(o, "budget_w"), *rd = json_object_get(o, "reduction"),
-               *ev = json_object_get(o, "event");
-        enum MHD_Result ret;
-        if (!json_is_object(o) || (bw && !json_is_number(bw)) || (rd && !json_is_number(rd)) ||
-            (ev && !json_is_boolean(ev)) || (bw && rd) ||
-            (!bw && !rd && !(ev && json_is_false(ev)))) {
-            ret = api_error(c, 400,
-                            "expected {\"budget_w\": W} or {\"reduction\": r} or {\"event\": false}");
-        } else if ((bw && !(json_number_value(bw) > 0)) ||
-                   (rd && !(json_number_value(rd) >= 0 && json_number_value(rd) <= 1))) {
-            ret = api_error(c, 422, "budget_w must be > 0 and reduction in [0, 1]");
-        } else {
-            pthread_mutex_lock(&s->mu);
-            s->budget_set = true;
-            s->event = !(ev && json_is_false(ev));
-            s->budget_w = bw ? json_number_value(bw) : NAN;
-            s->reduction = rd ? json_number_value(rd) : NAN;
-            pthread_mutex_unlock(&s->mu);
-            ret = api_reply(c, 200, "application/json", strdup("{\"ok\":true}"));
-        }
-        json_decref(o);
-        return ret;
-    }
-    return api_error(c, 404, "no such endpoint (GET /metrics, PUT /v1/budget)");
+    size_t cap = 4096, len = 0;
+    char *o = malloc(cap);
+    if (o == NULL)
+        return HTTP_CLOSE;
+    o[0] = '\0';
+    pthread_mutex_lock(&s->mu);
+    const pfi_ctl_report *r = &s->last;
+    gauge(&o, &len, &cap, "pfi_ctl_event_active", "1 while a power event is in force",
+          r->event);
+    gauge(&o, &len, &cap, "pfi_ctl_budget_watts", "cluster power budget", r->budget_w);
+    gauge(&o, &len, &cap, "pfi_ctl_measured_watts", "measured cluster GPU power",
+          r->measured_w);
+    gauge(&o, &len, &cap, "pfi_ctl_reserved_watts", "power held for silent agents",
+          r->reserved_w);
+    gauge(&o, &len, &cap, "pfi_ctl_predicted_watts", "curves' prediction at the caps",
+          r->predicted_w);
+    gauge(&o, &len, &cap, "pfi_ctl_correction_watts", "feedback correction", r->correction_w);
+    gauge(&o, &len, &cap, "pfi_ctl_tokens_per_second", "measured tokens/s of all jobs",
+          r->tput_tok_s);
+    gauge(&o, &len, &cap, "pfi_ctl_agents_up", "agents answering", (double)r->agents_up);
+    if (s->jobs_text != NULL)
+        metric(&o, &len, &cap, "%s", s->jobs_text);
+    pthread_mutex_unlock(&s->mu);
+    return api_reply(rq, 200, "text/plain; version=0.0.4; charset=utf-8", o);
 }
 
-static void api_done(void *cls, struct MHD_Connection *c, void **pp,
-                     enum MHD_RequestTerminationCode t)
+/* PUT /v1/budget: {"budget_w": W}, {"reduction": r} or {"event": false}, in force from the
+ * next period on. The token is checked before the body's size. */
+static http_next api_budget(api_state *s, http_request *rq, const char *body, size_t len,
+                            bool too_big)
+{
+    if (!http_bearer_ok(http_request_header(rq, "Authorization"), s->token, strlen(s->token)))
+        return api_error(rq, 401, "missing or wrong bearer token");
+    if (too_big)
+        return api_error(rq, 413, "body larger than 4096 bytes");
+    json_error_t je;
+    json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *bw = json_object_get(o, "budget_w"), *rd = json_object_get(o, "reduction"),
+           *ev = json_object_get(o, "event");
+    http_next ret;
+    if (!json_is_object(o) || (bw && !json_is_number(bw)) || (rd && !json_is_number(rd)) ||
+        (ev && !json_is_boolean(ev)) || (bw && rd) ||
+        (!bw && !rd && !(ev && json_is_false(ev)))) {
+        ret = api_error(rq, 400,
+                        "expected {\"budget_w\": W} or {\"reduction\": r} or {\"event\": false}");
+    } else if ((bw && !(json_number_value(bw) > 0)) ||
+               (rd && !(json_number_value(rd) >= 0 && json_number_value(rd) <= 1))) {
+        ret = api_error(rq, 422, "budget_w must be > 0 and reduction in [0, 1]");
+    } else {
+        pthread_mutex_lock(&s->mu);
+        s->budget_set = true;
+        s->event = !(ev && json_is_false(ev));
+        s->budget_w = bw ? json_number_value(bw) : NAN;
+        s->reduction = rd ? json_number_value(rd) : NAN;
+        pthread_mutex_unlock(&s->mu);
+        ret = api_reply(rq, 200, "application/json", strdup("{\"ok\":true}"));
+    }
+    json_decref(o);
+    return ret;
+}
+
+/* A declared body over the bound is refused at once; every other request reads its body. */
+static http_next api_head(void *cls, http_request *rq)
 {
     (void)cls;
-    (void)c;
-    (void)t;
-    free(*pp);
-    *pp = NULL;
+    if (http_request_body_over(rq, API_MAX_BODY))
+        return api_error(rq, 413, "body larger than 4096 bytes");
+    return HTTP_READ_BODY;
+}
+
+static http_next api_body(void *cls, http_request *rq, const char *body, size_t len,
+                          bool too_big)
+{
+    api_state *s = cls;
+    const char *method = http_request_method(rq), *url = http_request_url(rq);
+    if (strcmp(method, "GET") == 0 && strcmp(url, "/metrics") == 0)
+        return api_metrics(s, rq);
+    if (strcmp(url, "/v1/budget") == 0 && strcmp(method, "PUT") == 0)
+        return api_budget(s, rq, body, len, too_big);
+    return api_error(rq, 404, "no such endpoint (GET /metrics, PUT /v1/budget)");
+}
+
+/* Serve the API on 127.0.0.1:port (loopback only). PFI_EXIT_OK, or an exit code (the error
+ * printed). */
+static int api_listen(api_state *api, long port, http_server **out)
+{
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    http_server_config hc = {.addr = (const struct sockaddr *)&sa,
+                             .max_connections = 64,
+                             .idle_timeout_s = 10,
+                             .max_body = API_MAX_BODY,
+                             .on_head = api_head,
+                             .on_body = api_body,
+                             .cls = api};
+    pfi_diag d;
+    pfi_error e = http_server_start(&hc, out, &d);
+    if (e == PFI_ERR_UNAVAILABLE) {
+        cli_error("control: %s", d.message);
+        return PFI_EXIT_DATA;
+    }
+    if (e != PFI_OK) {
+        cli_error("control: cannot listen on port %ld", port);
+        return PFI_EXIT_DATA;
+    }
+    if (port == 0)
+        fprintf(stderr, "pfi control: listening on 127.0.0.1:%u\n", http_server_port(*out));
+    return PFI_EXIT_OK;
 }
 
 /* ---- pfi control -------------------------------------------------------------------------- */
@@ -449,66 +451,97 @@ static int load_file(const char *what, const char *path, char **text, size_t *le
     return PFI_EXIT_OK;
 }
 
-int cmd_control(int argc, char **argv)
-{
-    if (argc >= 2 && strcmp(argv[1], "status") == 0)
-        return status_cmd(argc - 1, argv + 1);
+/* What the command line asked for. */
+typedef struct control_opts {
     pfi_ctl_config cfg;
-    pfi_ctl_config_init(&cfg);
-    const char *agents_path = NULL, *sched_path = NULL, *policy_path = NULL, *token_path = NULL;
-    double budget_w = NAN, reduction = NAN, start = 0, duration = INFINITY, ramp = 0,
-           epoch = now_wall(), run_for = INFINITY;
-    long listen_port = -1;
-    bool release = false, quiet = false;
+    const char *agents_path, *sched_path, *policy_path, *token_path;
+    double budget_w, reduction, start, duration, ramp, epoch, run_for;
+    long listen_port; /* -1: no --listen */
+    bool release, quiet;
+    int targets; /* how many of --budget-w, --reduction and --schedule were given */
+} control_opts;
+
+/* The input files, read and parsed (owned; inputs_free). */
+typedef struct control_inputs {
+    char *atext, *stext, *ptext, *token;
+    pfi_ctl_agent_spec *agents;
+    pfi_ctl_event *events;
+    pfi_ctl_rule *rules;
+    size_t na, ne, nr;
+} control_inputs;
+
+/* One option's value (getopt's c, its argument arg) into o; false when arg is not valid. */
+static bool control_option(control_opts *o, int c, const char *arg)
+{
+    pfi_ctl_config *cfg = &o->cfg;
+    switch (c) {
+    case O_AGENTS: o->agents_path = arg; return true;
+    case O_BUDGET: return cli_parse_double(arg, &o->budget_w) && o->budget_w > 0;
+    case O_REDUCTION: return parse_reduction(arg, &o->reduction);
+    case O_SCHEDULE: o->sched_path = arg; return true;
+    case O_START: return cli_parse_double(arg, &o->start) && o->start >= 0;
+    case O_DURATION: return cli_parse_double(arg, &o->duration) && o->duration > 0;
+    case O_RAMP: return cli_parse_double(arg, &o->ramp) && o->ramp >= 0;
+    case O_EPOCH: return cli_parse_double(arg, &o->epoch) && o->epoch > 0;
+    case O_RUNFOR: return cli_parse_double(arg, &o->run_for) && o->run_for > 0;
+    case O_PERIOD: return cli_parse_double(arg, &cfg->period_s) && cfg->period_s >= 0.05;
+    case O_STRATEGY: return pfi_strategy_parse(arg, &cfg->strategy) == PFI_OK;
+    case O_POLICY: o->policy_path = arg; return true;
+    case O_MARGIN:
+        return cli_parse_double(arg, &cfg->margin) && cfg->margin >= 0 && cfg->margin < 0.5;
+    case O_FACILITY:
+        return cli_parse_double(arg, &cfg->facility_limit_w) && cfg->facility_limit_w > 0;
+    case O_DB: cfg->audit_path = arg; return true;
+    case O_STORE: cfg->store_path = arg; return true;
+    case O_MODEL: cfg->model_path = arg; return true;
+    case O_PROM: cfg->prom.url = arg; return true;
+    case O_PPOWER: cfg->prom.power_metric = arg; return true;
+    case O_PENERGY: cfg->prom.energy_metric = arg; return true;
+    case O_PHOST: cfg->prom.host_label = arg; return true;
+    case O_PUUID: cfg->prom.uuid_label = arg; return true;
+    case O_PJOIN: cfg->prom.up_join_label = arg; return true;
+    case O_PFEAT: cfg->prom.feature_metrics = arg; return true;
+    case O_LISTEN: {
+        size_t p;
+        bool ok = cli_parse_size(arg, &p) && p < 65536;
+        o->listen_port = (long)p;
+        return ok;
+    }
+    case O_TOKEN: o->token_path = arg; return true;
+    case O_RELEASE: o->release = true; return true;
+    case O_QUIET: o->quiet = true; return true;
+    default: return false;
+    }
+}
+
+/*
+ * The command line into *o. PFI_EXIT_OK with *done false: go on; with *done true: --help
+ * was printed. Otherwise the usage error's exit code (the error printed).
+ */
+static int control_options(int argc, char **argv, control_opts *o, bool *done)
+{
+    *done = false;
+    memset(o, 0, sizeof *o);
+    pfi_ctl_config_init(&o->cfg);
+    o->budget_w = o->reduction = NAN;
+    o->duration = o->run_for = INFINITY;
+    o->epoch = now_wall();
+    o->listen_port = -1;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        bool ok = true;
-        switch (c) {
-        case O_AGENTS: agents_path = optarg; break;
-        case O_BUDGET: ok = cli_parse_double(optarg, &budget_w) && budget_w > 0; break;
-        case O_REDUCTION: ok = parse_reduction(optarg, &reduction); break;
-        case O_SCHEDULE: sched_path = optarg; break;
-        case O_START: ok = cli_parse_double(optarg, &start) && start >= 0; break;
-        case O_DURATION: ok = cli_parse_double(optarg, &duration) && duration > 0; break;
-        case O_RAMP: ok = cli_parse_double(optarg, &ramp) && ramp >= 0; break;
-        case O_EPOCH: ok = cli_parse_double(optarg, &epoch) && epoch > 0; break;
-        case O_RUNFOR: ok = cli_parse_double(optarg, &run_for) && run_for > 0; break;
-        case O_PERIOD: ok = cli_parse_double(optarg, &cfg.period_s) && cfg.period_s >= 0.05; break;
-        case O_STRATEGY: ok = pfi_strategy_parse(optarg, &cfg.strategy) == PFI_OK; break;
-        case O_POLICY: policy_path = optarg; break;
-        case O_MARGIN: ok = cli_parse_double(optarg, &cfg.margin) && cfg.margin >= 0 &&
-                            cfg.margin < 0.5; break;
-        case O_FACILITY: ok = cli_parse_double(optarg, &cfg.facility_limit_w) &&
-                              cfg.facility_limit_w > 0; break;
-        case O_DB: cfg.audit_path = optarg; break;
-        case O_STORE: cfg.store_path = optarg; break;
-        case O_MODEL: cfg.model_path = optarg; break;
-        case O_PROM: cfg.prom.url = optarg; break;
-        case O_PPOWER: cfg.prom.power_metric = optarg; break;
-        case O_PENERGY: cfg.prom.energy_metric = optarg; break;
-        case O_PHOST: cfg.prom.host_label = optarg; break;
-        case O_PUUID: cfg.prom.uuid_label = optarg; break;
-        case O_PJOIN: cfg.prom.up_join_label = optarg; break;
-        case O_PFEAT: cfg.prom.feature_metrics = optarg; break;
-        case O_LISTEN: {
-            size_t p;
-            ok = cli_parse_size(optarg, &p) && p < 65536;
-            listen_port = (long)p;
-            break;
+        if (c == 'h' || c == O_HELP) {
+            usage(stdout);
+            *done = true;
+            return PFI_EXIT_OK;
         }
-        case O_TOKEN: token_path = optarg; break;
-        case O_RELEASE: release = true; break;
-        case O_QUIET: quiet = true; break;
-        case 'h':
-        case O_HELP: usage(stdout); return PFI_EXIT_OK;
-        default:
+        if (c < O_AGENTS || c >= O_HELP) {
             cli_error("control: unknown or incomplete option '%s' (see 'pfi control --help')",
                       argv[optind - 1]);
             return PFI_EXIT_USAGE;
         }
-        if (!ok) {
+        if (!control_option(o, c, optarg)) {
             cli_error("control: bad value '%s' for --%s", optarg, opts[c - O_AGENTS].name);
             return PFI_EXIT_USAGE;
         }
@@ -517,192 +550,240 @@ int cmd_control(int argc, char **argv)
         cli_error("control: unexpected argument '%s'", argv[optind]);
         return PFI_EXIT_USAGE;
     }
-    int targets = !isnan(budget_w) + !isnan(reduction) + (sched_path != NULL);
-    if (agents_path == NULL || targets > 1 || (targets == 0 && listen_port < 0)) {
+    o->targets = !isnan(o->budget_w) + !isnan(o->reduction) + (o->sched_path != NULL);
+    if (o->agents_path == NULL || o->targets > 1 || (o->targets == 0 && o->listen_port < 0)) {
         cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
                   "--listen for PUT /v1/budget) are required");
         return PFI_EXIT_USAGE;
     }
-    int rc = PFI_EXIT_OK;
-    char *atext = NULL, *stext = NULL, *ptext = NULL, *token = NULL;
-    pfi_ctl_agent_spec *agents = NULL;
-    pfi_ctl_event *events = NULL;
-    pfi_ctl_rule *rules = NULL;
-    size_t na = 0, ne = 0, nr = 0, len;
-    pfi_ctl *ctl = NULL;
-    struct MHD_Daemon *mhd = NULL;
-    api_state api;
-    memset(&api, 0, sizeof api);
-    pthread_mutex_init(&api.mu, NULL);
+    return PFI_EXIT_OK;
+}
+
+/* A parse error in the file at path, reported with its name (the parsers read text). */
+static int report_file(pfi_error e, pfi_diag *d, const char *path)
+{
+    snprintf(d->file, sizeof d->file, "%s", path);
+    return cli_report(e, d);
+}
+
+/* Read and parse the agents, schedule and policy files and the token. PFI_EXIT_OK, or the
+ * exit code of the first that fails (the error printed); what was read is in *in either way. */
+static int control_read_inputs(const control_opts *o, control_inputs *in)
+{
+    int rc;
+    size_t len;
     pfi_diag d;
     pfi_error e;
-    if ((rc = load_file("agents file", agents_path, &atext, &len)) != 0)
-        goto out;
-    if ((e = pfi_ctl_agents_parse(atext, len, &agents, &na, &d)) != PFI_OK) {
-        snprintf(d.file, sizeof d.file, "%s", agents_path);
-        rc = cli_report(e, &d);
-        goto out;
+    if ((rc = load_file("agents file", o->agents_path, &in->atext, &len)) != 0)
+        return rc;
+    if ((e = pfi_ctl_agents_parse(in->atext, len, &in->agents, &in->na, &d)) != PFI_OK)
+        return report_file(e, &d, o->agents_path);
+    if (o->sched_path != NULL) {
+        if ((rc = load_file("schedule", o->sched_path, &in->stext, &len)) != 0)
+            return rc;
+        if ((e = pfi_ctl_schedule_parse(in->stext, len, &in->events, &in->ne, &d)) != PFI_OK)
+            return report_file(e, &d, o->sched_path);
     }
-    if (sched_path != NULL) {
-        if ((rc = load_file("schedule", sched_path, &stext, &len)) != 0)
-            goto out;
-        if ((e = pfi_ctl_schedule_parse(stext, len, &events, &ne, &d)) != PFI_OK) {
-            snprintf(d.file, sizeof d.file, "%s", sched_path);
-            rc = cli_report(e, &d);
-            goto out;
+    if (o->policy_path != NULL) {
+        if ((rc = load_file("policy", o->policy_path, &in->ptext, &len)) != 0)
+            return rc;
+        if ((e = pfi_ctl_policy_parse(in->ptext, len, &in->rules, &in->nr, &d)) != PFI_OK)
+            return report_file(e, &d, o->policy_path);
+    }
+    if (o->token_path != NULL) {
+        if ((rc = load_file("token file", o->token_path, &in->token, &len)) != 0)
+            return rc;
+        while (len > 0 && (in->token[len - 1] == '\n' || in->token[len - 1] == '\r'))
+            in->token[--len] = '\0';
+    }
+    return PFI_EXIT_OK;
+}
+
+static void inputs_free(control_inputs *in)
+{
+    free(in->atext);
+    free(in->stext);
+    free(in->ptext);
+    free(in->token);
+    pfi_free(in->agents);
+    pfi_free(in->events);
+    pfi_free(in->rules);
+}
+
+/*
+ * The period's target at schedule time t_sched: a PUT /v1/budget in force wins; else the
+ * schedule; else --budget-w / --reduction between --start and its end, ramped in. Returns
+ * whether an event is in force; *bw or *red (NaN: not given) is its target.
+ */
+static bool period_target(const control_opts *o, const control_inputs *in, api_state *api,
+                          double t_sched, double *bw, double *red)
+{
+    bool event = false;
+    double ref = api->last.ref_w > 0 ? api->last.ref_w : NAN;
+    *bw = *red = NAN;
+    pthread_mutex_lock(&api->mu);
+    bool api_set = api->budget_set;
+    if (api_set) {
+        event = api->event;
+        *bw = api->budget_w;
+        *red = api->reduction;
+    }
+    pthread_mutex_unlock(&api->mu);
+    if (api_set)
+        return event;
+    if (in->events != NULL)
+        return pfi_ctl_schedule_at(in->events, in->ne, t_sched, ref, red, bw);
+    event = o->targets > 0 && t_sched >= o->start && t_sched < o->start + o->duration;
+    if (event) {
+        double kk = o->ramp > 0 ? fmin(1, (t_sched - o->start) / o->ramp) : 1;
+        if (!isnan(o->reduction))
+            *red = kk * o->reduction;
+        else
+            *bw = isfinite(ref) && ref > o->budget_w ? ref + kk * (o->budget_w - ref)
+                                                     : o->budget_w;
+    }
+    return event;
+}
+
+/* Hand the period's report and per-job caps to the API's GET /metrics. */
+static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
+{
+    size_t cap = 1024, l = 0;
+    char *jt = malloc(cap);
+    if (jt != NULL) {
+        jt[0] = '\0';
+        metric(&jt, &l, &cap, "# HELP pfi_ctl_job_cap_watts per-GPU cap of a job\n"
+                              "# TYPE pfi_ctl_job_cap_watts gauge\n");
+        for (size_t i = 0; i < pfi_ctl_job_count(ctl); i++) {
+            pfi_ctl_job_view v;
+            pfi_ctl_job_get(ctl, i, &v);
+            if (v.gpus > 0 && isfinite(v.cap_w))
+                metric(&jt, &l, &cap, "pfi_ctl_job_cap_watts{job=\"%s\"} %.1f\n", v.id,
+                       v.cap_w);
         }
     }
-    if (policy_path != NULL) {
-        if ((rc = load_file("policy", policy_path, &ptext, &len)) != 0)
-            goto out;
-        if ((e = pfi_ctl_policy_parse(ptext, len, &rules, &nr, &d)) != PFI_OK) {
-            snprintf(d.file, sizeof d.file, "%s", policy_path);
-            rc = cli_report(e, &d);
-            goto out;
-        }
+    pthread_mutex_lock(&api->mu);
+    api->last = *r;
+    free(api->jobs_text);
+    api->jobs_text = jt;
+    pthread_mutex_unlock(&api->mu);
+}
+
+/* The period's line (no budget outside an event, no measurement before the agents answer:
+ * "-"). */
+static void print_period(const pfi_ctl_report *r)
+{
+    printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r->t_s, r->event ? "yes" : "no",
+           cli_num(r->budget_w, 'f', 0, "-").s, cli_num(r->measured_w, 'f', 0, "-").s,
+           cli_num(r->reserved_w, 'f', 0, "-").s, cli_num(r->predicted_w, 'f', 0, "-").s,
+           cli_num(r->tput_tok_s, 'f', 0, "-").s, r->agents_up, r->agents, r->note);
+    fflush(stdout);
+}
+
+/* Sleep until monotonic time next, waking every 50 ms for a signal. */
+static void sleep_until(double next)
+{
+    while (!g_stop && now_mono() < next) {
+        double dt = fmin(0.05, next - now_mono());
+        if (dt <= 0)
+            break;
+        struct timespec ts = {(time_t)dt, (long)((dt - floor(dt)) * 1e9)};
+        nanosleep(&ts, NULL);
     }
-    if (token_path != NULL) {
-        if ((rc = load_file("token file", token_path, &token, &len)) != 0)
-            goto out;
-        while (len > 0 && (token[len - 1] == '\n' || token[len - 1] == '\r'))
-            token[--len] = '\0';
-    }
-    cfg.agents = agents;
-    cfg.n_agents = na;
-    cfg.rules = rules;
-    cfg.n_rules = nr;
-    if ((e = pfi_ctl_create(&cfg, &ctl, &d)) != PFI_OK) {
-        rc = cli_report(e, &d);
-        goto out;
-    }
-    api.token = token ? token : "";
-    api.last.budget_w = NAN;
-    if (listen_port >= 0) {
-        /* loopback only: without MHD_OPTION_SOCK_ADDR libmicrohttpd binds every interface */
-        struct sockaddr_in sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sin_family = AF_INET;
-        sa.sin_port = htons((uint16_t)listen_port);
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)listen_port, NULL,
-                               NULL, api_handle, &api, MHD_OPTION_SOCK_ADDR,
-                               (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, api_done,
-                               NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
-        if (mhd == NULL) {
-            cli_error("control: cannot listen on port %ld", listen_port);
-            rc = PFI_EXIT_DATA;
-            goto out;
-        }
-        if (listen_port == 0) {
-            const union MHD_DaemonInfo *info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT);
-            fprintf(stderr, "pfi control: listening on 127.0.0.1:%u\n", (unsigned)info->port);
-        }
-    }
+}
+
+/*
+ * The control loop: one step a period until --run-for, SIGINT or SIGTERM. PFI_EXIT_OK, or
+ * the exit code of a step that failed (reported).
+ */
+static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl *ctl,
+                        api_state *api)
+{
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    double period_s = o->cfg.period_s;
     double t_start = now_mono(), wall0 = now_wall();
-    double offset = wall0 - epoch; /* schedule time at t_start */
+    double offset = wall0 - o->epoch; /* schedule time at t_start */
     bool prom_was_down = false;
-    if (!quiet)
+    if (!o->quiet)
         printf("%8s %5s %9s %9s %9s %9s %10s %6s %s\n", "t_s", "event", "budget_w",
                "measured", "reserved", "predicted", "tokens/s", "agents", "note");
     for (unsigned long k = 0; !g_stop; k++) {
-        double tick = t_start + (double)k * cfg.period_s;
+        double tick = t_start + (double)k * period_s;
         double t_sched = tick - t_start + offset;
-        if (tick - t_start >= run_for)
+        if (tick - t_start >= o->run_for)
             break;
-        bool event;
-        double bw = NAN, red = NAN, ref = api.last.ref_w > 0 ? api.last.ref_w : NAN;
-        pthread_mutex_lock(&api.mu);
-        bool api_set = api.budget_set;
-        if (api_set) {
-            event = api.event;
-            bw = api.budget_w;
-            red = api.reduction;
-        }
-        pthread_mutex_unlock(&api.mu);
-        if (!api_set) {
-            if (events != NULL) {
-                event = pfi_ctl_schedule_at(events, ne, t_sched, ref, &red, &bw);
-            } else {
-                event = targets > 0 && t_sched >= start && t_sched < start + duration;
-                if (event) {
-                    double kk = ramp > 0 ? fmin(1, (t_sched - start) / ramp) : 1;
-                    if (!isnan(reduction))
-                        red = kk * reduction;
-                    else
-                        bw = isfinite(ref) && ref > budget_w ? ref + kk * (budget_w - ref)
-                                                             : budget_w;
-                }
-            }
-        }
+        double bw, red;
+        bool event = period_target(o, in, api, t_sched, &bw, &red);
         pfi_ctl_report r;
-        if ((e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d)) != PFI_OK) {
-            rc = cli_report(e, &d);
-            break;
-        }
+        pfi_diag d;
+        pfi_error e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d);
+        if (e != PFI_OK)
+            return cli_report(e, &d);
         if (r.prom_failed && !prom_was_down)
             fprintf(stderr, "pfi control: %s\n", r.note);
         else if (!r.prom_failed && prom_was_down)
             fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
         prom_was_down = r.prom_failed;
-        size_t cap = 1024, l = 0;
-        char *jt = malloc(cap);
-        if (jt != NULL) {
-            jt[0] = '\0';
-            metric(&jt, &l, &cap, "# HELP pfi_ctl_job_cap_watts per-GPU cap of a job\n"
-                                  "# TYPE pfi_ctl_job_cap_watts gauge\n");
-            for (size_t i = 0; i < pfi_ctl_job_count(ctl); i++) {
-                pfi_ctl_job_view v;
-                pfi_ctl_job_get(ctl, i, &v);
-                if (v.gpus > 0 && isfinite(v.cap_w))
-                    metric(&jt, &l, &cap, "pfi_ctl_job_cap_watts{job=\"%s\"} %.1f\n", v.id,
-                           v.cap_w);
-            }
-        }
-        pthread_mutex_lock(&api.mu);
-        api.last = r;
-        free(api.jobs_text);
-        api.jobs_text = jt;
-        pthread_mutex_unlock(&api.mu);
-        if (!quiet) {
-            /* no budget outside an event, no measurement before the agents answer: "-" */
-            printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r.t_s,
-                   r.event ? "yes" : "no", cli_num(r.budget_w, 'f', 0, "-").s,
-                   cli_num(r.measured_w, 'f', 0, "-").s, cli_num(r.reserved_w, 'f', 0, "-").s,
-                   cli_num(r.predicted_w, 'f', 0, "-").s, cli_num(r.tput_tok_s, 'f', 0, "-").s,
-                   r.agents_up, r.agents, r.note);
-            fflush(stdout);
-        }
-        double next = t_start + (double)(k + 1) * cfg.period_s;
-        while (!g_stop && now_mono() < next) {
-            double dt = fmin(0.05, next - now_mono());
-            if (dt <= 0)
-                break;
-            struct timespec ts = {(time_t)dt, (long)((dt - floor(dt)) * 1e9)};
-            nanosleep(&ts, NULL);
-        }
+        api_publish(api, &r, ctl);
+        if (!o->quiet)
+            print_period(&r);
+        sleep_until(t_start + (double)(k + 1) * period_s);
     }
-    if (release && ctl != NULL) {
-        bool all;
-        pfi_ctl_release(ctl, &all, &d);
-        if (!all)
-            fprintf(stderr, "pfi control: not every agent confirmed the release\n");
+    return PFI_EXIT_OK;
+}
+
+/* --release-on-exit: every GPU back on its original limit. */
+static void control_release(pfi_ctl *ctl)
+{
+    bool all;
+    pfi_diag d;
+    pfi_ctl_release(ctl, &all, &d);
+    if (!all)
+        fprintf(stderr, "pfi control: not every agent confirmed the release\n");
+}
+
+int cmd_control(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "status") == 0)
+        return status_cmd(argc - 1, argv + 1);
+    control_opts o;
+    bool done;
+    int rc = control_options(argc, argv, &o, &done);
+    if (rc != PFI_EXIT_OK || done)
+        return rc;
+    control_inputs in;
+    memset(&in, 0, sizeof in);
+    pfi_ctl *ctl = NULL;
+    http_server *srv = NULL;
+    api_state api;
+    memset(&api, 0, sizeof api);
+    pthread_mutex_init(&api.mu, NULL);
+    if ((rc = control_read_inputs(&o, &in)) != PFI_EXIT_OK)
+        goto out;
+    o.cfg.agents = in.agents;
+    o.cfg.n_agents = in.na;
+    o.cfg.rules = in.rules;
+    o.cfg.n_rules = in.nr;
+    pfi_diag d;
+    pfi_error e = pfi_ctl_create(&o.cfg, &ctl, &d);
+    if (e != PFI_OK) {
+        rc = cli_report(e, &d);
+        goto out;
     }
+    api.token = in.token ? in.token : "";
+    api.last.budget_w = NAN;
+    if (o.listen_port >= 0 && (rc = api_listen(&api, o.listen_port, &srv)) != PFI_EXIT_OK)
+        goto out;
+    rc = control_loop(&o, &in, ctl, &api);
+    if (o.release)
+        control_release(ctl);
 out:
-    if (mhd != NULL)
-        MHD_stop_daemon(mhd);
+    http_server_stop(srv);
     pfi_ctl_destroy(ctl);
     free(api.jobs_text);
     pthread_mutex_destroy(&api.mu);
-    free(atext);
-    free(stext);
-    free(ptext);
-    free(token);
-    pfi_free(agents);
-    pfi_free(events);
-    pfi_free(rules);
+    inputs_free(&in);
     return rc;
 }
 

@@ -1,0 +1,287 @@
+/*
+ * The embedded HTTP server (http/server.h) over libmicrohttpd (through http/mhd_lazy.h):
+ * start and stop, the two-phase request handling (headers, then the body collected up to a
+ * bound), replies, the one bearer-token check, and listen-address parsing.
+ */
+#define _GNU_SOURCE
+#include "http/server.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/memory.h"
+#include "http/mhd_lazy.h"
+
+struct http_server {
+    struct MHD_Daemon *daemon;
+    http_server_config cfg; /* addr is not used after the start */
+};
+
+/* What a handler sees: one call's connection, method and path (on the caller's stack). */
+struct http_request {
+    struct MHD_Connection *conn;
+    const char *method, *url;
+};
+
+/* A request whose body is being read (libmicrohttpd's per-request pointer). */
+typedef struct body_buf {
+    char *data; /* NUL-terminated once anything is in; NULL when empty or dropped */
+    size_t len, cap;
+    bool too_big;
+} body_buf;
+
+/* The body's bytes go into b until max_body would be passed; then it is dropped, and only
+ * too_big remains. false when out of memory. */
+static bool body_append(body_buf *b, const char *data, size_t n, size_t max_body)
+{
+    if (!b->too_big && b->len + n > max_body) {
+        b->too_big = true;
+        pfi_free(b->data);
+        b->data = NULL;
+        b->len = b->cap = 0;
+    }
+    if (b->too_big)
+        return true;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->len + n + 1;
+        char *p = pfi_realloc(b->data, cap);
+        if (p == NULL)
+            return false;
+        b->data = p;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return true;
+}
+
+/*
+ * libmicrohttpd calls this once with the headers (*con_cls NULL), then once per piece of the
+ * body (*size > 0), then once more with *size 0 when the body is complete.
+ */
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
+                                 const char *method, const char *version, const char *data,
+                                 size_t *size, void **con_cls)
+{
+    (void)version;
+    http_server *s = cls;
+    http_request rq = {.conn = c, .method = method, .url = url};
+    body_buf *b = *con_cls;
+    if (b == NULL) {
+        http_next next = s->cfg.on_head ? s->cfg.on_head(s->cfg.cls, &rq) : HTTP_READ_BODY;
+        if (next != HTTP_READ_BODY)
+            return next == HTTP_ANSWERED ? MHD_YES : MHD_NO;
+        b = pfi_calloc(1, sizeof *b);
+        if (b == NULL)
+            return MHD_NO;
+        *con_cls = b;
+        return MHD_YES;
+    }
+    if (*size > 0) {
+        if (!body_append(b, data, *size, s->cfg.max_body))
+            return MHD_NO;
+        *size = 0;
+        return MHD_YES;
+    }
+    http_next next = s->cfg.on_body(s->cfg.cls, &rq, b->data ? b->data : "", b->len, b->too_big);
+    return next == HTTP_ANSWERED ? MHD_YES : MHD_NO;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    (void)toe;
+    body_buf *b = *con_cls;
+    if (b != NULL) {
+        pfi_free(b->data);
+        pfi_free(b);
+        *con_cls = NULL;
+    }
+}
+
+/* libmicrohttpd's error log, one line at a time, to the owner's log function. */
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+    http_server *s = cls;
+    if (s->cfg.log == NULL) /* libmicrohttpd logs only with MHD_USE_ERROR_LOG: not reached */
+        return;
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n > 0 && line[n - 1] == '\n')
+        line[--n] = '\0';
+    s->cfg.log(s->cfg.cls, line);
+}
+
+pfi_error http_server_start(const http_server_config *cfg, http_server **out, pfi_diag *d)
+{
+    *out = NULL;
+    if (cfg->addr == NULL || cfg->on_body == NULL ||
+        (cfg->addr->sa_family != AF_INET && cfg->addr->sa_family != AF_INET6)) {
+        pfi_diag_set(d, NULL, 0, NULL, "http server: no IPv4 or IPv6 address, or no handler");
+        return PFI_ERR_INVALID_ARGUMENT;
+    }
+    const char *why;
+    if (mhd_lazy_load(&why) != 0) {
+        pfi_diag_set(d, NULL, 0, NULL,
+                     "the HTTP server needs libmicrohttpd (%s), which cannot be loaded: %s",
+                     PFI_MHD_SONAME, why);
+        return PFI_ERR_UNAVAILABLE;
+    }
+    http_server *s = pfi_calloc(1, sizeof *s);
+    if (s == NULL)
+        return PFI_ERR_NOMEM;
+    s->cfg = *cfg;
+    s->cfg.addr = NULL;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+    if (cfg->log != NULL)
+        flags |= MHD_USE_ERROR_LOG;
+    if (cfg->addr->sa_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    /* the options the caller set; unset ones keep libmicrohttpd's defaults */
+    struct {
+        enum MHD_OPTION option;
+        size_t value;
+    } set[] = {
+        {MHD_OPTION_THREAD_POOL_SIZE, cfg->threads},
+        {MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections},
+        {MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->connection_memory_b},
+        {MHD_OPTION_THREAD_STACK_SIZE, cfg->thread_stack_b},
+    };
+    struct MHD_OptionItem opt[sizeof set / sizeof set[0] + 1];
+    size_t n = 0;
+    for (size_t k = 0; k < sizeof set / sizeof set[0]; k++)
+        if (set[k].value > 0)
+            opt[n++] = (struct MHD_OptionItem){
+                .option = set[k].option, .value = (intptr_t)set[k].value, .ptr_value = NULL};
+    opt[n] = (struct MHD_OptionItem){.option = MHD_OPTION_END, .value = 0, .ptr_value = NULL};
+    /* the port argument is unused: MHD_OPTION_SOCK_ADDR gives it (without that option
+     * libmicrohttpd would bind every interface) */
+    s->daemon =
+        MHD_start_daemon(flags, 0, NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, cfg->addr,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER,
+                         on_log, s, MHD_OPTION_ARRAY, opt, MHD_OPTION_END);
+    if (s->daemon == NULL) {
+        pfi_free(s);
+        pfi_diag_set(d, NULL, 0, NULL, "http server: cannot listen");
+        return PFI_ERR_IO;
+    }
+    *out = s;
+    return PFI_OK;
+}
+
+unsigned http_server_port(const http_server *s)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info != NULL ? info->port : 0;
+}
+
+void http_server_stop(http_server *s)
+{
+    if (s == NULL)
+        return;
+    MHD_stop_daemon(s->daemon);
+    pfi_free(s);
+}
+
+const char *http_request_method(const http_request *rq)
+{
+    return rq->method;
+}
+
+const char *http_request_url(const http_request *rq)
+{
+    return rq->url;
+}
+
+const char *http_request_header(const http_request *rq, const char *name)
+{
+    return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
+}
+
+bool http_request_body_over(const http_request *rq, size_t max)
+{
+    const char *cl = http_request_header(rq, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl == NULL)
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(cl, &end, 10);
+    return *end != '\0' || errno != 0 || n > max;
+}
+
+http_next http_reply(http_request *rq, unsigned status, const char *body,
+                     const http_header *headers)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (r == NULL)
+        return HTTP_CLOSE;
+    for (const http_header *h = headers; h != NULL && h->name != NULL; h++)
+        MHD_add_response_header(r, h->name, h->value);
+    enum MHD_Result ret = MHD_queue_response(rq->conn, status, r);
+    MHD_destroy_response(r);
+    return ret == MHD_YES ? HTTP_ANSWERED : HTTP_CLOSE;
+}
+
+bool http_token_equal(const char *given, size_t given_len, const char *secret, size_t secret_len)
+{
+    /* volatile: the compiler may not end the loop at the first difference */
+    volatile unsigned char diff = given_len != secret_len;
+    for (size_t i = 0; i < secret_len; i++) {
+        unsigned char g = i < given_len ? (unsigned char)given[i] : 0;
+        diff |= (unsigned char)(g ^ (unsigned char)secret[i]);
+    }
+    return secret_len > 0 && diff == 0;
+}
+
+bool http_bearer_ok(const char *authorization, const char *secret, size_t secret_len)
+{
+    const char *h = authorization;
+    if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+        return false;
+    h += 7;
+    while (*h == ' ')
+        h++;
+    return http_token_equal(h, strlen(h), secret, secret_len);
+}
+
+bool http_address_parse(const char *text, struct sockaddr_storage *ss)
+{
+    char host[128];
+    const char *port;
+    if (text[0] == '[') {
+        const char *e = strchr(text, ']');
+        if (e == NULL || e[1] != ':' || (size_t)(e - text - 1) >= sizeof host)
+            return false;
+        memcpy(host, text + 1, (size_t)(e - text - 1));
+        host[e - text - 1] = '\0';
+        port = e + 2;
+    } else {
+        const char *e = strrchr(text, ':');
+        if (e == NULL || (size_t)(e - text) >= sizeof host)
+            return false;
+        memcpy(host, text, (size_t)(e - text));
+        host[e - text] = '\0';
+        port = e + 1;
+    }
+    struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
+                             .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host[0] ? host : NULL, port, &hints, &res) != 0 || res == NULL)
+        return false;
+    memset(ss, 0, sizeof *ss);
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    return true;
+}
