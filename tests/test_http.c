@@ -24,7 +24,7 @@
 #include "pfi/memory.h"
 
 #include "http/mhd_lazy.h"
-#include "http/server.h"
+#include "pfi/http.h"
 
 /* ---- an allocator that fails on demand (pfi/memory.h) ---- */
 
@@ -57,7 +57,7 @@ static void test_token(void **state)
         {"xbc", "abc", false},  {"abc\n", "abc", false},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
-        CHECK(http_token_equal(cases[k].given, strlen(cases[k].given), cases[k].secret,
+        CHECK(pfi_http_token_equal(cases[k].given, strlen(cases[k].given), cases[k].secret,
                                strlen(cases[k].secret)) == cases[k].want,
               "token case %zu\n", k);
     static const struct {
@@ -75,7 +75,7 @@ static void test_token(void **state)
         {NULL, "s3cret", false},
     };
     for (size_t k = 0; k < sizeof bearer / sizeof bearer[0]; k++)
-        CHECK(http_bearer_ok(bearer[k].authorization, bearer[k].secret, strlen(bearer[k].secret)) ==
+        CHECK(pfi_http_bearer_ok(bearer[k].authorization, bearer[k].secret, strlen(bearer[k].secret)) ==
                   bearer[k].want,
               "bearer case %zu\n", k);
     END_CHECKS();
@@ -85,15 +85,15 @@ static void test_address(void **state)
 {
     (void)state;
     struct sockaddr_storage ss;
-    CHECK(http_address_parse("127.0.0.1:9400", &ss) && ss.ss_family == AF_INET &&
+    CHECK(pfi_http_address_parse("127.0.0.1:9400", &ss) && ss.ss_family == AF_INET &&
               ntohs(((struct sockaddr_in *)&ss)->sin_port) == 9400,
           "v4\n");
-    CHECK(http_address_parse("[::1]:0", &ss) && ss.ss_family == AF_INET6, "v6\n");
-    CHECK(http_address_parse(":9400", &ss), "any address\n");
+    CHECK(pfi_http_address_parse("[::1]:0", &ss) && ss.ss_family == AF_INET6, "v6\n");
+    CHECK(pfi_http_address_parse(":9400", &ss), "any address\n");
     static const char *bad[] = {"127.0.0.1",      "localhost:9400", "[::1]9400", "[::1:9400",
                                 "127.0.0.1:http", "1.2.3.4.5:80",   ""};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
-        CHECK(!http_address_parse(bad[k], &ss), "'%s' is not an address\n", bad[k]);
+        CHECK(!pfi_http_address_parse(bad[k], &ss), "'%s' is not an address\n", bad[k]);
     END_CHECKS();
 }
 
@@ -121,31 +121,31 @@ static void test_lazy(void **state)
 static const char k_secret[] = "s3cret";
 
 /* GET /now: answered from the headers. PUT /echo: authorised, then its body is read. */
-static http_next t_head(void *cls, http_request *rq)
+static pfi_http_next t_head(void *cls, pfi_http_request *rq)
 {
     (void)cls;
-    const char *url = http_request_url(rq);
+    const char *url = pfi_http_request_url(rq);
     if (strcmp(url, "/now") == 0) {
-        http_header h[] = {{"Content-Type", "text/plain"}, {"X-Test", "1"}, {NULL, NULL}};
-        return http_reply(rq, 200, "now\n", h);
+        pfi_http_header h[] = {{"Content-Type", "text/plain"}, {"X-Test", "1"}, {NULL, NULL}};
+        return pfi_http_reply(rq, 200, "now\n", h);
     }
     if (strcmp(url, "/echo") == 0 &&
-        !http_bearer_ok(http_request_header(rq, "Authorization"), k_secret, strlen(k_secret)))
-        return http_reply(rq, 401, "token\n", NULL);
-    if (http_request_body_over(rq, 16))
-        return http_reply(rq, 413, "declared\n", NULL);
-    return HTTP_READ_BODY;
+        !pfi_http_bearer_ok(pfi_http_request_header(rq, "Authorization"), k_secret, strlen(k_secret)))
+        return pfi_http_reply(rq, 401, "token\n", NULL);
+    if (pfi_http_request_body_over(rq, 16))
+        return pfi_http_reply(rq, 413, "declared\n", NULL);
+    return PFI_HTTP_READ_BODY;
 }
 
-static http_next t_body(void *cls, http_request *rq, const char *body, size_t len, bool too_big)
+static pfi_http_next t_body(void *cls, pfi_http_request *rq, const char *body, size_t len, bool too_big)
 {
     (void)cls;
     if (too_big)
-        return http_reply(rq, 413, "read\n", NULL);
+        return pfi_http_reply(rq, 413, "read\n", NULL);
     char msg[128];
-    snprintf(msg, sizeof msg, "%s %s %zu [%s]\n", http_request_method(rq), http_request_url(rq),
+    snprintf(msg, sizeof msg, "%s %s %zu [%s]\n", pfi_http_request_method(rq), pfi_http_request_url(rq),
              len, body);
-    return http_reply(rq, 200, msg, NULL);
+    return pfi_http_reply(rq, 200, msg, NULL);
 }
 
 /* Send req to 127.0.0.1:port and read the whole answer (the server closes: Connection:
@@ -175,18 +175,18 @@ static void test_server(void **state)
 {
     (void)state;
     struct sockaddr_storage ss;
-    assert_true(http_address_parse("127.0.0.1:0", &ss));
-    http_server_config cfg = {.addr = (const struct sockaddr *)&ss,
+    assert_true(pfi_http_address_parse("127.0.0.1:0", &ss));
+    pfi_http_server_config cfg = {.addr = (const struct sockaddr *)&ss,
                               .threads = 2,
                               .max_connections = 8,
                               .idle_timeout_s = 5,
                               .max_body = 16,
                               .on_head = t_head,
                               .on_body = t_body};
-    http_server *s;
+    pfi_http_server *s;
     pfi_diag d;
-    assert_int_equal(http_server_start(&cfg, &s, &d), PFI_OK);
-    unsigned port = http_server_port(s);
+    assert_int_equal(pfi_http_server_start(&cfg, &s, &d), PFI_OK);
+    unsigned port = pfi_http_server_port(s);
     assert_true(port > 0);
     char out[4096];
     static const struct {
@@ -228,8 +228,8 @@ static void test_server(void **state)
                       out, sizeof out);
     atomic_store(&g_fail_alloc, false);
     CHECK(n <= 0 || strstr(out, "hello") == NULL, "answered out of memory: '%s'\n", out);
-    http_server_stop(s);
-    http_server_stop(NULL);
+    pfi_http_server_stop(s);
+    pfi_http_server_stop(NULL);
     END_CHECKS();
 }
 
@@ -237,28 +237,28 @@ static void test_start_errors(void **state)
 {
     (void)state;
     struct sockaddr_storage ss;
-    assert_true(http_address_parse("127.0.0.1:0", &ss));
-    http_server_config cfg = {.addr = (const struct sockaddr *)&ss, .on_body = t_body};
-    http_server *s, *t = (http_server *)&ss;
+    assert_true(pfi_http_address_parse("127.0.0.1:0", &ss));
+    pfi_http_server_config cfg = {.addr = (const struct sockaddr *)&ss, .on_body = t_body};
+    pfi_http_server *s, *t = (pfi_http_server *)&ss;
     pfi_diag d;
     /* a port in use */
-    assert_int_equal(http_server_start(&cfg, &s, &d), PFI_OK);
+    assert_int_equal(pfi_http_server_start(&cfg, &s, &d), PFI_OK);
     struct sockaddr_in taken = {.sin_family = AF_INET,
-                                .sin_port = htons((uint16_t)http_server_port(s))};
+                                .sin_port = htons((uint16_t)pfi_http_server_port(s))};
     taken.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    http_server_config again = cfg;
+    pfi_http_server_config again = cfg;
     again.addr = (const struct sockaddr *)&taken;
-    assert_int_equal(http_server_start(&again, &t, &d), PFI_ERR_IO);
+    assert_int_equal(pfi_http_server_start(&again, &t, &d), PFI_ERR_IO);
     assert_null(t);
-    http_server_stop(s);
+    pfi_http_server_stop(s);
     /* no handler, no address */
-    http_server_config none = {.addr = (const struct sockaddr *)&ss};
-    assert_int_equal(http_server_start(&none, &s, &d), PFI_ERR_INVALID_ARGUMENT);
-    none = (http_server_config){.on_body = t_body};
-    assert_int_equal(http_server_start(&none, &s, &d), PFI_ERR_INVALID_ARGUMENT);
+    pfi_http_server_config none = {.addr = (const struct sockaddr *)&ss};
+    assert_int_equal(pfi_http_server_start(&none, &s, &d), PFI_ERR_INVALID_ARGUMENT);
+    none = (pfi_http_server_config){.on_body = t_body};
+    assert_int_equal(pfi_http_server_start(&none, &s, &d), PFI_ERR_INVALID_ARGUMENT);
     /* out of memory */
     atomic_store(&g_fail_alloc, true);
-    pfi_error e = http_server_start(&cfg, &s, &d);
+    pfi_error e = pfi_http_server_start(&cfg, &s, &d);
     atomic_store(&g_fail_alloc, false);
     assert_int_equal(e, PFI_ERR_NOMEM);
     assert_null(s);

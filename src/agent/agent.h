@@ -176,14 +176,14 @@ char *pfid_state_render(pfid_agent *a);
 char *pfid_error_json(const char *msg);
 
 /* ---- api.c ---- */
-struct http_server;
-/* Start the HTTP API on the shared server (http/server.h); writes cfg.port_file when set.
+struct pfi_http_server;
+/* Start the HTTP API on the shared server (pfi/http.h); writes cfg.port_file when set.
  * NULL on failure (logged). */
-struct http_server *pfid_http_start(pfid_agent *a);
+struct pfi_http_server *pfid_http_start(pfid_agent *a);
 /* Stop it (NULL: nothing to stop). */
-void pfid_http_stop(struct http_server *s);
+void pfid_http_stop(struct pfi_http_server *s);
 /* Constant-time comparison of a presented token with the secret (time depends only on the
- * secret's length): http_token_equal, the one check both servers use. */
+ * secret's length): pfi_http_token_equal, the one check both servers use. */
 bool pfid_token_equal(const char *given, size_t given_len, const char *secret,
                       size_t secret_len);
 /* POST /v1/jobs/{id}/throughput. */

@@ -1,5 +1,5 @@
 /*
- * pfid's HTTP API (docs/agent-api.md) on the shared server (http/server.h): its routes,
+ * pfid's HTTP API (docs/agent-api.md) on the shared server (pfi/http.h): its routes,
  * which requests need the bearer token, and the handlers of each route.
  *
  * Limits are explicit: a thread pool of cfg.threads, at most cfg.max_connections
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "http/server.h"
+#include "pfi/http.h"
 #include "log.h"
 #include "request.h"
 
@@ -33,27 +33,27 @@ enum route {
 bool pfid_token_equal(const char *given, size_t given_len, const char *secret,
                       size_t secret_len)
 {
-    return http_token_equal(given, given_len, secret, secret_len);
+    return pfi_http_token_equal(given, given_len, secret, secret_len);
 }
 
 /* Reply with body (malloc'ed, freed here; NULL: out of memory, answered 500). */
-static http_next respond(http_request *rq, unsigned status, char *body, const char *type)
+static pfi_http_next respond(pfi_http_request *rq, unsigned status, char *body, const char *type)
 {
     static const char oom[] = "{\"error\": \"out of memory\"}";
     if (body == NULL)
         status = 500;
-    http_header h[] = {{"Content-Type", type},
+    pfi_http_header h[] = {{"Content-Type", type},
                        {"Cache-Control", "no-store"},
                        {status == 401 ? "WWW-Authenticate" : NULL, "Bearer"},
                        {NULL, NULL}};
-    http_next next = http_reply(rq, status, body != NULL ? body : oom, h);
+    pfi_http_next next = pfi_http_reply(rq, status, body != NULL ? body : oom, h);
     free(body);
     return next;
 }
 
-static http_next send_error(http_request *rq, unsigned status, const char *fmt, ...)
+static pfi_http_next send_error(pfi_http_request *rq, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static http_next send_error(http_request *rq, unsigned status, const char *fmt, ...)
+static pfi_http_next send_error(pfi_http_request *rq, unsigned status, const char *fmt, ...)
 {
     char msg[600];
     va_list ap;
@@ -97,16 +97,16 @@ static enum route route_of(const char *method, const char *url, char *job, const
     return R_NONE;
 }
 
-static bool authorised(pfid_agent *a, const http_request *rq)
+static bool authorised(pfid_agent *a, const pfi_http_request *rq)
 {
-    const char *h = http_request_header(rq, "Authorization");
+    const char *h = pfi_http_request_header(rq, "Authorization");
     pthread_mutex_lock(&a->snap_lock); /* the token may be replaced by SIGHUP */
-    bool ok = http_bearer_ok(h, a->token, a->token_len);
+    bool ok = pfi_http_bearer_ok(h, a->token, a->token_len);
     pthread_mutex_unlock(&a->snap_lock);
     return ok;
 }
 
-static http_next healthz(pfid_agent *a, http_request *rq)
+static pfi_http_next healthz(pfid_agent *a, pfi_http_request *rq)
 {
     pthread_mutex_lock(&a->snap_lock);
     double age = pfid_mono_s() - a->heartbeat_mono_s;
@@ -159,13 +159,13 @@ void pfid_throughput_post(pfid_agent *a, const char *job, const char *req, size_
 }
 
 /* 405 with the methods the path takes. */
-static http_next method_not_allowed(http_request *rq, const char *allow)
+static pfi_http_next method_not_allowed(pfi_http_request *rq, const char *allow)
 {
     char *b = pfid_error_json("method not allowed");
     if (b == NULL)
-        return HTTP_CLOSE;
-    http_header h[] = {{"Allow", allow}, {"Content-Type", "application/json"}, {NULL, NULL}};
-    http_next next = http_reply(rq, 405, b, h);
+        return PFI_HTTP_CLOSE;
+    pfi_http_header h[] = {{"Allow", allow}, {"Content-Type", "application/json"}, {NULL, NULL}};
+    pfi_http_next next = pfi_http_reply(rq, 405, b, h);
     free(b);
     return next;
 }
@@ -174,10 +174,10 @@ static http_next method_not_allowed(http_request *rq, const char *allow)
  * The headers are in: unknown routes and methods, the token, the reads (answered now) and
  * the declared body length; a write goes on to read its body (on_body).
  */
-static http_next on_head(void *cls, http_request *rq)
+static pfi_http_next on_head(void *cls, pfi_http_request *rq)
 {
     pfid_agent *a = cls;
-    const char *method = http_request_method(rq), *url = http_request_url(rq);
+    const char *method = pfi_http_request_method(rq), *url = pfi_http_request_url(rq);
     char job[PFID_ID_MAX] = "";
     const char *allow;
     enum route r = route_of(method, url, job, &allow);
@@ -202,18 +202,18 @@ static http_next on_head(void *cls, http_request *rq)
     }
     if (r == R_STATE)
         return respond(rq, 200, pfid_state_render(a), "application/json");
-    if (http_request_body_over(rq, a->cfg.max_body))
+    if (pfi_http_request_body_over(rq, a->cfg.max_body))
         return send_error(rq, 413, "request body over %zu bytes", a->cfg.max_body);
-    return HTTP_READ_BODY;
+    return PFI_HTTP_READ_BODY;
 }
 
 /* A write's body is in: run it. Its route is found again from the method and path (the
  * same answer as on_head's, which let it through). */
-static http_next on_body(void *cls, http_request *rq, const char *body, size_t len,
+static pfi_http_next on_body(void *cls, pfi_http_request *rq, const char *body, size_t len,
                          bool too_big)
 {
     pfid_agent *a = cls;
-    const char *method = http_request_method(rq), *url = http_request_url(rq);
+    const char *method = pfi_http_request_method(rq), *url = pfi_http_request_url(rq);
     if (too_big)
         return send_error(rq, 413, "request body over %zu bytes", a->cfg.max_body);
     char job[PFID_ID_MAX] = "";
@@ -255,15 +255,15 @@ static void write_port_file(const char *path, unsigned port)
     }
 }
 
-struct http_server *pfid_http_start(pfid_agent *a)
+struct pfi_http_server *pfid_http_start(pfid_agent *a)
 {
     struct sockaddr_storage ss;
-    if (!http_address_parse(a->cfg.listen, &ss)) {
+    if (!pfi_http_address_parse(a->cfg.listen, &ss)) {
         LOG_ERROR("listen: '%s' is not ADDRESS:PORT (numeric, e.g. 127.0.0.1:9400)",
                   a->cfg.listen);
         return NULL;
     }
-    http_server_config hc = {.addr = (const struct sockaddr *)&ss,
+    pfi_http_server_config hc = {.addr = (const struct sockaddr *)&ss,
                              .threads = a->cfg.threads,
                              .max_connections = a->cfg.max_connections,
                              .idle_timeout_s = (unsigned)(a->cfg.conn_timeout_s + 0.5),
@@ -274,10 +274,10 @@ struct http_server *pfid_http_start(pfid_agent *a)
                              .on_body = on_body,
                              .log = server_log,
                              .cls = a};
-    http_server *s;
+    pfi_http_server *s;
     pfi_diag d;
     pfi_diag_clear(&d);
-    pfi_error e = http_server_start(&hc, &s, &d);
+    pfi_error e = pfi_http_server_start(&hc, &s, &d);
     if (e == PFI_ERR_UNAVAILABLE) {
         LOG_ERROR("%s", d.message);
         return NULL;
@@ -287,7 +287,7 @@ struct http_server *pfid_http_start(pfid_agent *a)
                   a->cfg.listen);
         return NULL;
     }
-    unsigned port = http_server_port(s);
+    unsigned port = pfi_http_server_port(s);
     LOG_INFO("listening on %s (port %u), %u thread(s), %u connection(s) at most", a->cfg.listen,
              port, a->cfg.threads, a->cfg.max_connections);
     if (a->cfg.port_file[0] != '\0')
@@ -295,7 +295,7 @@ struct http_server *pfid_http_start(pfid_agent *a)
     return s;
 }
 
-void pfid_http_stop(struct http_server *s)
+void pfid_http_stop(struct pfi_http_server *s)
 {
-    http_server_stop(s);
+    pfi_http_server_stop(s);
 }

@@ -321,7 +321,7 @@ int main(int argc, char **argv)
     LOG_INFO("pfid %s: %s backend, hostname %s, sampling every %g s", PFI_VERSION,
              pfi_gpu_backend_name(a->gpu), a->hostname, a->cfg.interval_s);
     int status = 0;
-    struct http_server *http = NULL;
+    struct pfi_http_server *http = NULL;
     if (pfid_sampler_init(a) != 0) {
         status = 3;
         goto out;

@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "http/server.h"
+#include "pfi/http.h"
 #include "pfi/control.h"
 
 static volatile sig_atomic_t g_stop;
@@ -95,17 +95,17 @@ typedef struct api_state {
 } api_state;
 
 /* Reply with body (malloc'ed, freed here; NULL: out of memory, the connection is closed). */
-static http_next api_reply(http_request *rq, unsigned status, const char *type, char *body)
+static pfi_http_next api_reply(pfi_http_request *rq, unsigned status, const char *type, char *body)
 {
     if (body == NULL)
-        return HTTP_CLOSE;
-    http_header h[] = {{"Content-Type", type}, {NULL, NULL}};
-    http_next next = http_reply(rq, status, body, h);
+        return PFI_HTTP_CLOSE;
+    pfi_http_header h[] = {{"Content-Type", type}, {NULL, NULL}};
+    pfi_http_next next = pfi_http_reply(rq, status, body, h);
     free(body);
     return next;
 }
 
-static http_next api_error(http_request *rq, unsigned status, const char *msg)
+static pfi_http_next api_error(pfi_http_request *rq, unsigned status, const char *msg)
 {
     json_t *o = json_pack("{s:s}", "error", msg);
     char *b = json_dumps(o, JSON_COMPACT);
@@ -145,12 +145,12 @@ static void gauge(char **b, size_t *len, size_t *cap, const char *name, const ch
 }
 
 /* GET /metrics: the last period's report and per-job caps, Prometheus text. */
-static http_next api_metrics(api_state *s, http_request *rq)
+static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
 {
     size_t cap = 4096, len = 0;
     char *o = malloc(cap);
     if (o == NULL)
-        return HTTP_CLOSE;
+        return PFI_HTTP_CLOSE;
     o[0] = '\0';
     pthread_mutex_lock(&s->mu);
     const pfi_ctl_report *r = &s->last;
@@ -175,10 +175,10 @@ static http_next api_metrics(api_state *s, http_request *rq)
 
 /* PUT /v1/budget: {"budget_w": W}, {"reduction": r} or {"event": false}, in force from the
  * next period on. The token is checked before the body's size. */
-static http_next api_budget(api_state *s, http_request *rq, const char *body, size_t len,
+static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *body, size_t len,
                             bool too_big)
 {
-    if (!http_bearer_ok(http_request_header(rq, "Authorization"), s->token, strlen(s->token)))
+    if (!pfi_http_bearer_ok(pfi_http_request_header(rq, "Authorization"), s->token, strlen(s->token)))
         return api_error(rq, 401, "missing or wrong bearer token");
     if (too_big)
         return api_error(rq, 413, "body larger than 4096 bytes");
@@ -186,7 +186,7 @@ static http_next api_budget(api_state *s, http_request *rq, const char *body, si
     json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     json_t *bw = json_object_get(o, "budget_w"), *rd = json_object_get(o, "reduction"),
            *ev = json_object_get(o, "event");
-    http_next ret;
+    pfi_http_next ret;
     if (!json_is_object(o) || (bw && !json_is_number(bw)) || (rd && !json_is_number(rd)) ||
         (ev && !json_is_boolean(ev)) || (bw && rd) ||
         (!bw && !rd && !(ev && json_is_false(ev)))) {
@@ -209,19 +209,19 @@ static http_next api_budget(api_state *s, http_request *rq, const char *body, si
 }
 
 /* A declared body over the bound is refused at once; every other request reads its body. */
-static http_next api_head(void *cls, http_request *rq)
+static pfi_http_next api_head(void *cls, pfi_http_request *rq)
 {
     (void)cls;
-    if (http_request_body_over(rq, API_MAX_BODY))
+    if (pfi_http_request_body_over(rq, API_MAX_BODY))
         return api_error(rq, 413, "body larger than 4096 bytes");
-    return HTTP_READ_BODY;
+    return PFI_HTTP_READ_BODY;
 }
 
-static http_next api_body(void *cls, http_request *rq, const char *body, size_t len,
+static pfi_http_next api_body(void *cls, pfi_http_request *rq, const char *body, size_t len,
                           bool too_big)
 {
     api_state *s = cls;
-    const char *method = http_request_method(rq), *url = http_request_url(rq);
+    const char *method = pfi_http_request_method(rq), *url = pfi_http_request_url(rq);
     if (strcmp(method, "GET") == 0 && strcmp(url, "/metrics") == 0)
         return api_metrics(s, rq);
     if (strcmp(url, "/v1/budget") == 0 && strcmp(method, "PUT") == 0)
@@ -231,14 +231,14 @@ static http_next api_body(void *cls, http_request *rq, const char *body, size_t 
 
 /* Serve the API on 127.0.0.1:port (loopback only). PFI_EXIT_OK, or an exit code (the error
  * printed). */
-static int api_listen(api_state *api, long port, http_server **out)
+static int api_listen(api_state *api, long port, pfi_http_server **out)
 {
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    http_server_config hc = {.addr = (const struct sockaddr *)&sa,
+    pfi_http_server_config hc = {.addr = (const struct sockaddr *)&sa,
                              .max_connections = 64,
                              .idle_timeout_s = 10,
                              .max_body = API_MAX_BODY,
@@ -246,7 +246,7 @@ static int api_listen(api_state *api, long port, http_server **out)
                              .on_body = api_body,
                              .cls = api};
     pfi_diag d;
-    pfi_error e = http_server_start(&hc, out, &d);
+    pfi_error e = pfi_http_server_start(&hc, out, &d);
     if (e == PFI_ERR_UNAVAILABLE) {
         cli_error("control: %s", d.message);
         return PFI_EXIT_DATA;
@@ -256,7 +256,7 @@ static int api_listen(api_state *api, long port, http_server **out)
         return PFI_EXIT_DATA;
     }
     if (port == 0)
-        fprintf(stderr, "pfi control: listening on 127.0.0.1:%u\n", http_server_port(*out));
+        fprintf(stderr, "pfi control: listening on 127.0.0.1:%u\n", pfi_http_server_port(*out));
     return PFI_EXIT_OK;
 }
 
@@ -755,7 +755,7 @@ int cmd_control(int argc, char **argv)
     control_inputs in;
     memset(&in, 0, sizeof in);
     pfi_ctl *ctl = NULL;
-    http_server *srv = NULL;
+    pfi_http_server *srv = NULL;
     api_state api;
     memset(&api, 0, sizeof api);
     pthread_mutex_init(&api.mu, NULL);
@@ -779,7 +779,7 @@ int cmd_control(int argc, char **argv)
     if (o.release)
         control_release(ctl);
 out:
-    http_server_stop(srv);
+    pfi_http_server_stop(srv);
     pfi_ctl_destroy(ctl);
     free(api.jobs_text);
     pthread_mutex_destroy(&api.mu);

@@ -1,6 +1,6 @@
 /*
  * libmicrohttpd through dlopen (see mhd_lazy.h). The library is opened the first time a
- * server starts; when it cannot be loaded, http_server_start fails with PFI_ERR_UNAVAILABLE
+ * server starts; when it cannot be loaded, pfi_http_server_start fails with PFI_ERR_UNAVAILABLE
  * and a message naming the library and dlerror's reason, instead of every `pfi` command
  * failing to start (or paying for GnuTLS) when it is there.
  */

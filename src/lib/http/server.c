@@ -1,10 +1,10 @@
 /*
- * The embedded HTTP server (http/server.h) over libmicrohttpd (through http/mhd_lazy.h):
+ * The embedded HTTP server (pfi/http.h) over libmicrohttpd (through http/mhd_lazy.h):
  * start and stop, the two-phase request handling (headers, then the body collected up to a
  * bound), replies, the one bearer-token check, and listen-address parsing.
  */
 #define _GNU_SOURCE
-#include "http/server.h"
+#include "pfi/http.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -18,13 +18,13 @@
 #include "core/memory.h"
 #include "http/mhd_lazy.h"
 
-struct http_server {
+struct pfi_http_server {
     struct MHD_Daemon *daemon;
-    http_server_config cfg; /* addr is not used after the start */
+    pfi_http_server_config cfg; /* addr is not used after the start */
 };
 
 /* What a handler sees: one call's connection, method and path (on the caller's stack). */
-struct http_request {
+struct pfi_http_request {
     struct MHD_Connection *conn;
     const char *method, *url;
 };
@@ -71,13 +71,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
                                  size_t *size, void **con_cls)
 {
     (void)version;
-    http_server *s = cls;
-    http_request rq = {.conn = c, .method = method, .url = url};
+    pfi_http_server *s = cls;
+    pfi_http_request rq = {.conn = c, .method = method, .url = url};
     body_buf *b = *con_cls;
     if (b == NULL) {
-        http_next next = s->cfg.on_head ? s->cfg.on_head(s->cfg.cls, &rq) : HTTP_READ_BODY;
-        if (next != HTTP_READ_BODY)
-            return next == HTTP_ANSWERED ? MHD_YES : MHD_NO;
+        pfi_http_next next = s->cfg.on_head ? s->cfg.on_head(s->cfg.cls, &rq) : PFI_HTTP_READ_BODY;
+        if (next != PFI_HTTP_READ_BODY)
+            return next == PFI_HTTP_ANSWERED ? MHD_YES : MHD_NO;
         b = pfi_calloc(1, sizeof *b);
         if (b == NULL)
             return MHD_NO;
@@ -90,8 +90,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         *size = 0;
         return MHD_YES;
     }
-    http_next next = s->cfg.on_body(s->cfg.cls, &rq, b->data ? b->data : "", b->len, b->too_big);
-    return next == HTTP_ANSWERED ? MHD_YES : MHD_NO;
+    pfi_http_next next = s->cfg.on_body(s->cfg.cls, &rq, b->data ? b->data : "", b->len, b->too_big);
+    return next == PFI_HTTP_ANSWERED ? MHD_YES : MHD_NO;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -111,7 +111,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 /* libmicrohttpd's error log, one line at a time, to the owner's log function. */
 static void on_log(void *cls, const char *fmt, va_list ap)
 {
-    http_server *s = cls;
+    pfi_http_server *s = cls;
     if (s->cfg.log == NULL) /* libmicrohttpd logs only with MHD_USE_ERROR_LOG: not reached */
         return;
     char line[512];
@@ -122,7 +122,7 @@ static void on_log(void *cls, const char *fmt, va_list ap)
     s->cfg.log(s->cfg.cls, line);
 }
 
-pfi_error http_server_start(const http_server_config *cfg, http_server **out, pfi_diag *d)
+pfi_error pfi_http_server_start(const pfi_http_server_config *cfg, pfi_http_server **out, pfi_diag *d)
 {
     *out = NULL;
     if (cfg->addr == NULL || cfg->on_body == NULL ||
@@ -137,7 +137,7 @@ pfi_error http_server_start(const http_server_config *cfg, http_server **out, pf
                      PFI_MHD_SONAME, why);
         return PFI_ERR_UNAVAILABLE;
     }
-    http_server *s = pfi_calloc(1, sizeof *s);
+    pfi_http_server *s = pfi_calloc(1, sizeof *s);
     if (s == NULL)
         return PFI_ERR_NOMEM;
     s->cfg = *cfg;
@@ -180,13 +180,13 @@ pfi_error http_server_start(const http_server_config *cfg, http_server **out, pf
     return PFI_OK;
 }
 
-unsigned http_server_port(const http_server *s)
+unsigned pfi_http_server_port(const pfi_http_server *s)
 {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info != NULL ? info->port : 0;
 }
 
-void http_server_stop(http_server *s)
+void pfi_http_server_stop(pfi_http_server *s)
 {
     if (s == NULL)
         return;
@@ -194,24 +194,24 @@ void http_server_stop(http_server *s)
     pfi_free(s);
 }
 
-const char *http_request_method(const http_request *rq)
+const char *pfi_http_request_method(const pfi_http_request *rq)
 {
     return rq->method;
 }
 
-const char *http_request_url(const http_request *rq)
+const char *pfi_http_request_url(const pfi_http_request *rq)
 {
     return rq->url;
 }
 
-const char *http_request_header(const http_request *rq, const char *name)
+const char *pfi_http_request_header(const pfi_http_request *rq, const char *name)
 {
     return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
-bool http_request_body_over(const http_request *rq, size_t max)
+bool pfi_http_request_body_over(const pfi_http_request *rq, size_t max)
 {
-    const char *cl = http_request_header(rq, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *cl = pfi_http_request_header(rq, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl == NULL)
         return false;
     char *end;
@@ -220,21 +220,21 @@ bool http_request_body_over(const http_request *rq, size_t max)
     return *end != '\0' || errno != 0 || n > max;
 }
 
-http_next http_reply(http_request *rq, unsigned status, const char *body,
-                     const http_header *headers)
+pfi_http_next pfi_http_reply(pfi_http_request *rq, unsigned status, const char *body,
+                     const pfi_http_header *headers)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
     if (r == NULL)
-        return HTTP_CLOSE;
-    for (const http_header *h = headers; h != NULL && h->name != NULL; h++)
+        return PFI_HTTP_CLOSE;
+    for (const pfi_http_header *h = headers; h != NULL && h->name != NULL; h++)
         MHD_add_response_header(r, h->name, h->value);
     enum MHD_Result ret = MHD_queue_response(rq->conn, status, r);
     MHD_destroy_response(r);
-    return ret == MHD_YES ? HTTP_ANSWERED : HTTP_CLOSE;
+    return ret == MHD_YES ? PFI_HTTP_ANSWERED : PFI_HTTP_CLOSE;
 }
 
-bool http_token_equal(const char *given, size_t given_len, const char *secret, size_t secret_len)
+bool pfi_http_token_equal(const char *given, size_t given_len, const char *secret, size_t secret_len)
 {
     /* volatile: the compiler may not end the loop at the first difference */
     volatile unsigned char diff = given_len != secret_len;
@@ -245,7 +245,7 @@ bool http_token_equal(const char *given, size_t given_len, const char *secret, s
     return secret_len > 0 && diff == 0;
 }
 
-bool http_bearer_ok(const char *authorization, const char *secret, size_t secret_len)
+bool pfi_http_bearer_ok(const char *authorization, const char *secret, size_t secret_len)
 {
     const char *h = authorization;
     if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
@@ -253,10 +253,10 @@ bool http_bearer_ok(const char *authorization, const char *secret, size_t secret
     h += 7;
     while (*h == ' ')
         h++;
-    return http_token_equal(h, strlen(h), secret, secret_len);
+    return pfi_http_token_equal(h, strlen(h), secret, secret_len);
 }
 
-bool http_address_parse(const char *text, struct sockaddr_storage *ss)
+bool pfi_http_address_parse(const char *text, struct sockaddr_storage *ss)
 {
     char host[128];
     const char *port;
