@@ -4,12 +4,14 @@
 # the data and any man pages are there; and a small program builds against the installed
 # library with `pkg-config --cflags --libs pfi` (shared) and `--static` (libpfi.a), and runs.
 # Usage: install.sh CMAKE PKG_CONFIG CC BUILD_DIR SOURCE_DIR BINDIR LIBDIR INCLUDEDIR DATADIR
-#                   DOCDIR MANDIR   (the GNUInstallDirs directories, relative to the prefix)
+#                   DOCDIR MANDIR [CFLAGS]
+# (the GNUInstallDirs directories, relative to the prefix; CFLAGS for the program: the
+# sanitizer flags when libpfi is built with them)
 set -u
 cmake=$1 pkgconfig=$2 cc=$3 build=$4 src=$5
 bindir=$6 libdir=$7 includedir=$8 datadir=$9
 shift 9
-docdir=$1 mandir=$2
+docdir=$1 mandir=$2 cflags=${3:-}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
@@ -71,12 +73,12 @@ version=$("$pkgconfig" --modversion pfi) || bad "pkg-config does not find the in
 flags=$("$pkgconfig" --cflags --libs pfi)
 static_flags=$("$pkgconfig" --static --cflags --libs pfi | sed 's/-lpfi\( \|$\)/-l:libpfi.a\1/')
 # shellcheck disable=SC2086
-if ! "$cc" -std=c11 -Wall -Wextra -Werror "$tmp/user.c" $flags -o "$tmp/user_shared"; then
+if ! "$cc" -std=c11 -Wall -Wextra -Werror $cflags "$tmp/user.c" $flags -o "$tmp/user_shared"; then
     bad "a program does not build with: $pkgconfig --cflags --libs pfi ($flags)"
     exit 1
 fi
 # shellcheck disable=SC2086
-if ! "$cc" -std=c11 -Wall -Wextra -Werror "$tmp/user.c" $static_flags -o "$tmp/user_static"; then
+if ! "$cc" -std=c11 -Wall -Wextra -Werror $cflags "$tmp/user.c" $static_flags -o "$tmp/user_static"; then
     bad "a program does not build against libpfi.a with: $pkgconfig --static ($static_flags)"
     exit 1
 fi
