@@ -60,6 +60,12 @@ pfi_error plot_begin(const char *path, PLINT width, PLINT height, PLINT nx, PLIN
     if (dev == NULL)
         return plot_fail(d, path, PFI_ERR_INVALID_ARGUMENT,
                          "unknown figure format: the file name must end in .png or .svg");
+    const char *why;
+    if (plot_lazy_load(&why) != 0)
+        return plot_fail(d, path, PFI_ERR_UNAVAILABLE,
+                         "figures need PLplot (%s), which cannot be loaded: %s; install the "
+                         "libplplot17 and plplot-driver-cairo packages",
+                         PFI_PLPLOT_SONAME, why);
     pfi_error e = pfi_atomic_open_path(out, path, d);
     if (e != PFI_OK)
         return e;

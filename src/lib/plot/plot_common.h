@@ -7,7 +7,7 @@
 #ifndef PFI_PLOT_COMMON_H
 #define PFI_PLOT_COMMON_H
 
-#include <plplot/plplot.h>
+#include "plot/plplot_lazy.h" /* PLplot, opened on the first figure */
 
 #include "pfi/atomic_file.h"
 #include "pfi/error.h"
@@ -33,8 +33,10 @@ pfi_error plot_fail(pfi_diag *d, const char *path, pfi_error e, const char *fmt,
  * ".svg" svgcairo, any case), the output opened through pfi/atomic_file.h (a temporary
  * beside path, or path itself for a device or FIFO), a width × height pixel page split into
  * nx × ny subpages, white background, the palette above, PLplot's error hooks; then plinit.
- * *out is the output in progress: give it to plot_end. Errors: PFI_ERR_INVALID_ARGUMENT
- * (unknown extension), PFI_ERR_IO, PFI_ERR_NOMEM; nothing is left behind on error.
+ * PLplot is opened here the first time (plot/plplot_lazy.h). *out is the output in progress:
+ * give it to plot_end. Errors: PFI_ERR_INVALID_ARGUMENT (unknown extension),
+ * PFI_ERR_UNAVAILABLE (PLplot cannot be loaded: the message names the library and why),
+ * PFI_ERR_IO, PFI_ERR_NOMEM; nothing is left behind on error.
  */
 pfi_error plot_begin(const char *path, PLINT width, PLINT height, PLINT nx, PLINT ny,
                      pfi_atomic_file *out, pfi_diag *d);

@@ -4,7 +4,6 @@
 #include "pfi/plot_sim.h"
 
 #include <math.h>
-#include <plplot/plplot.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
