@@ -180,24 +180,6 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
-static bool exec1(sqlite3 *db, const char *sql, sqlite3_int64 *rowid, int (*bind)(sqlite3_stmt *,
-                                                                                  const void *),
-                  const void *arg, sqlite3_int64 *out_int)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return false;
-    if (bind != NULL)
-        bind(st, arg);
-    int rc = sqlite3_step(st);
-    if (out_int != NULL)
-        *out_int = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    if (rowid != NULL)
-        *rowid = sqlite3_last_insert_rowid(db);
-    return rc == SQLITE_DONE || rc == SQLITE_ROW;
-}
-
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -219,6 +201,142 @@ const char *pfi_store_group_check(const char *name)
     return NULL;
 }
 
+/* The group's row, created or with its job class and GPU count updated when r gives them;
+ * *gid its id. */
+static bool put_group(sqlite3 *db, const pfi_store_run *r, sqlite3_int64 *gid)
+{
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(db,
+                                 "INSERT INTO groups(name, job_class, gpus) VALUES(?1, ?2, ?3) "
+                                 "ON CONFLICT(name) DO UPDATE SET "
+                                 "job_class = coalesce(excluded.job_class, job_class), "
+                                 "gpus = coalesce(excluded.gpus, gpus)",
+                                 -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        bind_text(st, 1, r->group);
+        bind_text(st, 2, r->job_class);
+        if (r->gpus > 0)
+            sqlite3_bind_int64(st, 3, r->gpus);
+        else
+            sqlite3_bind_null(st, 3);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (!ok)
+        return false;
+    ok = sqlite3_prepare_v2(db, "SELECT id FROM groups WHERE name = ?1", -1, &st, NULL) ==
+         SQLITE_OK;
+    if (ok) {
+        bind_text(st, 1, r->group);
+        ok = sqlite3_step(st) == SQLITE_ROW;
+        *gid = ok ? sqlite3_column_int64(st, 0) : -1;
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* Delete group gid's run at cap_w, if it has one (then *replaced, may be NULL, is true). */
+static bool drop_old_run(sqlite3 *db, sqlite3_int64 gid, double cap_w, bool *replaced)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_int64 old = -1;
+    bool ok = sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE group_id = ?1 AND cap_w = ?2",
+                                 -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_int64(st, 1, gid);
+        sqlite3_bind_double(st, 2, cap_w);
+        old = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (!ok || old < 0)
+        return ok;
+    ok = sqlite3_prepare_v2(db, "DELETE FROM runs WHERE id = ?1", -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_int64(st, 1, old);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    if (replaced != NULL)
+        *replaced = true;
+    return ok;
+}
+
+/* The run's row in group gid, ingested at now; *rid its id. */
+static bool insert_run(sqlite3 *db, sqlite3_int64 gid, const pfi_store_run *r, const char *now,
+                       sqlite3_int64 *rid)
+{
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(
+                  db,
+                  "INSERT INTO runs(group_id, cap_w, power_w, power_se_w, power_n, throughput,"
+                  " throughput_se, throughput_n, throughput_unit, power_field, energy_j, flags,"
+                  " ingested_at) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                  -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_int64(st, 1, gid);
+        sqlite3_bind_double(st, 2, r->cap_w);
+        bind_real(st, 3, r->power_w);
+        bind_real(st, 4, r->power_se_w);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)r->power_n);
+        bind_real(st, 6, r->throughput);
+        bind_real(st, 7, r->throughput_se);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)r->throughput_n);
+        bind_text(st, 9, r->throughput_unit);
+        bind_text(st, 10, r->power_field);
+        bind_real(st, 11, r->energy_j);
+        sqlite3_bind_int64(st, 12, r->flags);
+        bind_text(st, 13, now);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        *rid = sqlite3_last_insert_rowid(db);
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* The run's features (run rid). */
+static bool insert_features(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run *r)
+{
+    if (r->n_features == 0)
+        return true;
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO features(run_id, name, value) "
+                                     "VALUES(?1, ?2, ?3)", -1, &st, NULL) == SQLITE_OK;
+    for (size_t i = 0; ok && i < r->n_features; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, rid);
+        bind_text(st, 2, r->feature_name[i]);
+        bind_real(st, 3, r->feature_value[i]);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* The run's source files (run rid), ingested at now. */
+static bool insert_sources(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run *r,
+                           const char *now)
+{
+    if (r->n_sources == 0)
+        return true;
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(db, "INSERT INTO sources(run_id, path, reader, ingested_at) "
+                                     "VALUES(?1, ?2, ?3, ?4)", -1, &st, NULL) == SQLITE_OK;
+    for (size_t i = 0; ok && i < r->n_sources; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, rid);
+        sqlite3_bind_text(st, 2, r->sources[i].path, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 3, r->sources[i].reader, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 4, now, -1, SQLITE_TRANSIENT);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* One transaction: the group, the old run at this cap out, the run, its features and
+ * sources in; any failure rolls all of it back. */
 pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced, pfi_diag *diag)
 {
     if (replaced != NULL)
@@ -238,116 +356,10 @@ pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced
     sqlite3 *db = s->db;
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return fail(s, diag, "cannot start a transaction");
-    sqlite3_stmt *st = NULL;
-    bool ok = true;
-    sqlite3_int64 gid = -1, rid = -1, old = -1;
-    /* group */
-    ok = sqlite3_prepare_v2(db,
-                            "INSERT INTO groups(name, job_class, gpus) VALUES(?1, ?2, ?3) "
-                            "ON CONFLICT(name) DO UPDATE SET "
-                            "job_class = coalesce(excluded.job_class, job_class), "
-                            "gpus = coalesce(excluded.gpus, gpus)",
-                            -1, &st, NULL) == SQLITE_OK;
-    if (ok) {
-        bind_text(st, 1, r->group);
-        bind_text(st, 2, r->job_class);
-        if (r->gpus > 0)
-            sqlite3_bind_int64(st, 3, r->gpus);
-        else
-            sqlite3_bind_null(st, 3);
-        ok = sqlite3_step(st) == SQLITE_DONE;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (ok) {
-        ok = sqlite3_prepare_v2(db, "SELECT id FROM groups WHERE name = ?1", -1, &st, NULL) ==
-             SQLITE_OK;
-        if (ok) {
-            bind_text(st, 1, r->group);
-            ok = sqlite3_step(st) == SQLITE_ROW;
-            gid = ok ? sqlite3_column_int64(st, 0) : -1;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (ok) {
-        ok = sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE group_id = ?1 AND cap_w = ?2",
-                                -1, &st, NULL) == SQLITE_OK;
-        if (ok) {
-            sqlite3_bind_int64(st, 1, gid);
-            sqlite3_bind_double(st, 2, r->cap_w);
-            old = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (ok && old >= 0) {
-        ok = sqlite3_prepare_v2(db, "DELETE FROM runs WHERE id = ?1", -1, &st, NULL) ==
-             SQLITE_OK;
-        if (ok) {
-            sqlite3_bind_int64(st, 1, old);
-            ok = sqlite3_step(st) == SQLITE_DONE;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-        if (replaced != NULL)
-            *replaced = true;
-    }
-    if (ok) {
-        ok = sqlite3_prepare_v2(
-                 db,
-                 "INSERT INTO runs(group_id, cap_w, power_w, power_se_w, power_n, throughput,"
-                 " throughput_se, throughput_n, throughput_unit, power_field, energy_j, flags,"
-                 " ingested_at) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
-                 -1, &st, NULL) == SQLITE_OK;
-        if (ok) {
-            sqlite3_bind_int64(st, 1, gid);
-            sqlite3_bind_double(st, 2, r->cap_w);
-            bind_real(st, 3, r->power_w);
-            bind_real(st, 4, r->power_se_w);
-            sqlite3_bind_int64(st, 5, (sqlite3_int64)r->power_n);
-            bind_real(st, 6, r->throughput);
-            bind_real(st, 7, r->throughput_se);
-            sqlite3_bind_int64(st, 8, (sqlite3_int64)r->throughput_n);
-            bind_text(st, 9, r->throughput_unit);
-            bind_text(st, 10, r->power_field);
-            bind_real(st, 11, r->energy_j);
-            sqlite3_bind_int64(st, 12, r->flags);
-            bind_text(st, 13, now);
-            ok = sqlite3_step(st) == SQLITE_DONE;
-            rid = sqlite3_last_insert_rowid(db);
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (ok && r->n_features > 0) {
-        ok = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO features(run_id, name, value) "
-                                    "VALUES(?1, ?2, ?3)", -1, &st, NULL) == SQLITE_OK;
-        for (size_t i = 0; ok && i < r->n_features; i++) {
-            sqlite3_reset(st);
-            sqlite3_bind_int64(st, 1, rid);
-            bind_text(st, 2, r->feature_name[i]);
-            bind_real(st, 3, r->feature_value[i]);
-            ok = sqlite3_step(st) == SQLITE_DONE;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (ok && r->n_sources > 0) {
-        ok = sqlite3_prepare_v2(db, "INSERT INTO sources(run_id, path, reader, ingested_at) "
-                                    "VALUES(?1, ?2, ?3, ?4)", -1, &st, NULL) == SQLITE_OK;
-        for (size_t i = 0; ok && i < r->n_sources; i++) {
-            sqlite3_reset(st);
-            sqlite3_bind_int64(st, 1, rid);
-            sqlite3_bind_text(st, 2, r->sources[i].path, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(st, 3, r->sources[i].reader, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(st, 4, now, -1, SQLITE_TRANSIENT);
-            ok = sqlite3_step(st) == SQLITE_DONE;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    (void)exec1;
+    sqlite3_int64 gid = -1, rid = -1;
+    bool ok = put_group(db, r, &gid) && drop_old_run(db, gid, r->cap_w, replaced) &&
+              insert_run(db, gid, r, now, &rid) && insert_features(db, rid, r) &&
+              insert_sources(db, rid, r, now);
     if (!ok || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         pfi_error e = fail(s, diag, "cannot store the run");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
