@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/db_close.h"
+#include "core/memory.h"
 #include "control/ctl_curves.h"
 #include "control/ctl_internal.h"
 #include "control/ctl_prom.h"
@@ -140,15 +141,15 @@ void pfi_ctl_destroy(pfi_ctl *c)
             ctl_http_req_clear(&c->req[i]);
     if (c->bodies != NULL)
         for (size_t i = 0; i < c->cfg.n_agents; i++)
-            free(c->bodies[i]);
-    free(c->bodies);
-    free(c->req);
-    free(c->up);
-    free(c->last_put_s);
-    free(c->st);
-    free(c->g);
-    free(c->j);
-    free(c);
+            pfi_free(c->bodies[i]);
+    pfi_free(c->bodies);
+    pfi_free(c->req);
+    pfi_free(c->up);
+    pfi_free(c->last_put_s);
+    pfi_free(c->st);
+    pfi_free(c->g);
+    pfi_free(c->j);
+    pfi_free(c);
 }
 
 pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
@@ -159,7 +160,7 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
         !(cfg->feedback_bound >= 0))
         return ctl_fail(d, 0, PFI_ERR_INVALID_ARGUMENT,
                         "controller: agents, a period > 0 and a margin in [0, 0.5) are needed");
-    pfi_ctl *c = calloc(1, sizeof *c);
+    pfi_ctl *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
     c->cfg = *cfg;
@@ -169,11 +170,11 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
         c->cfg.lease_s = fmax(30.0, 6 * cfg->period_s);
     size_t n = cfg->n_agents;
     pfi_error e = PFI_ERR_NOMEM;
-    c->up = calloc(n, sizeof *c->up);
-    c->last_put_s = calloc(n, sizeof *c->last_put_s);
-    c->req = calloc(n, sizeof *c->req);
-    c->bodies = calloc(n, sizeof *c->bodies);
-    c->st = malloc(sizeof *c->st);
+    c->up = pfi_calloc(n, sizeof *c->up);
+    c->last_put_s = pfi_calloc(n, sizeof *c->last_put_s);
+    c->req = pfi_calloc(n, sizeof *c->req);
+    c->bodies = pfi_calloc(n, sizeof *c->bodies);
+    c->st = pfi_malloc(sizeof *c->st);
     if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st)
         goto fail;
     for (size_t i = 0; i < n; i++)
@@ -221,7 +222,7 @@ static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
             return &c->g[i];
     if (c->ng == c->capg) {
         size_t nc = c->capg ? 2 * c->capg : 64;
-        cgpu *q = realloc(c->g, nc * sizeof *q);
+        cgpu *q = pfi_realloc(c->g, nc * sizeof *q);
         if (q == NULL)
             return NULL;
         c->g = q;
@@ -259,7 +260,7 @@ static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
         }
     if (c->nj == c->capj) {
         size_t nc = c->capj ? 2 * c->capj : 32;
-        cjob *q = realloc(c->j, nc * sizeof *q);
+        cjob *q = pfi_realloc(c->j, nc * sizeof *q);
         if (q == NULL)
             return NULL;
         c->j = q;
@@ -293,7 +294,7 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
                              pfi_ctl_report *rep)
 {
     size_t n = c->cfg.n_agents, m = 0;
-    size_t *map = malloc(n * sizeof *map);
+    size_t *map = pfi_malloc(n * sizeof *map);
     if (map == NULL)
         return PFI_ERR_NOMEM;
     for (size_t a = 0; a < n; a++) {
@@ -320,8 +321,8 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
                 bool known = false;
                 for (size_t gi = 0; gi < c->ng; gi++)
                     known |= c->g[gi].agent == a;
-                char(*uu)[128] = known ? NULL : malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
-                double *cw = known ? NULL : malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
+                char(*uu)[128] = known ? NULL : pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
+                double *cw = known ? NULL : pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
                 size_t nk = uu && cw ? ctl_audit_agent_gpus(c->audit, c->cfg.agents[a].url, uu,
                                                             cw, PFI_CTL_MAX_GPUS)
                                      : 0;
@@ -331,8 +332,8 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
                         break;
                     g->confirmed_w = g->max_w = cw[q];
                 }
-                free(uu);
-                free(cw);
+                pfi_free(uu);
+                pfi_free(cw);
             }
             if (rep != NULL && rep->note[0] == '\0')
                 snprintf(rep->note, sizeof rep->note, "agent %.120s not answering (%.100s)",
@@ -383,7 +384,7 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
             }
         }
     }
-    free(map);
+    pfi_free(map);
     return e;
 }
 
@@ -408,17 +409,17 @@ static pfi_error push(pfi_ctl *c, const double *send, int phase, double now_s, s
 {
     size_t n = c->cfg.n_agents, m = 0;
     *sent = 0;
-    size_t *map = malloc(n * sizeof *map);
+    size_t *map = pfi_malloc(n * sizeof *map);
     if (map == NULL)
         return PFI_ERR_NOMEM;
     pfi_error e = PFI_OK;
     for (size_t a = 0; a < n; a++) {
-        free(c->bodies[a]);
+        pfi_free(c->bodies[a]);
         c->bodies[a] = NULL;
         if (!c->up[a])
             continue;
         size_t cap = 256, len = 0, cnt = 0;
-        char *b = malloc(cap);
+        char *b = pfi_malloc(cap);
         if (b == NULL) {
             e = PFI_ERR_NOMEM;
             break;
@@ -439,10 +440,10 @@ static pfi_error push(pfi_ctl *c, const double *send, int phase, double now_s, s
                 continue;
             if (len + 300 > cap) {
                 cap *= 2;
-                char *q = realloc(b, cap);
+                char *q = pfi_realloc(b, cap);
                 if (q == NULL) {
-                    free(b);
-                    free(map);
+                    pfi_free(b);
+                    pfi_free(map);
                     return PFI_ERR_NOMEM;
                 }
                 b = q;
@@ -452,7 +453,7 @@ static pfi_error push(pfi_ctl *c, const double *send, int phase, double now_s, s
             cnt++;
         }
         if (cnt == 0) {
-            free(b);
+            pfi_free(b);
             continue;
         }
         snprintf(b + len, cap - len, "]}");
@@ -467,10 +468,10 @@ static pfi_error push(pfi_ctl *c, const double *send, int phase, double now_s, s
     }
     if (e == PFI_OK)
         e = ctl_http_run(c->http, c->req, m, c->cfg.http_timeout_s);
-    bool *pending = calloc(n, sizeof *pending);
+    bool *pending = pfi_calloc(n, sizeof *pending);
     if (pending == NULL)
         e = PFI_ERR_NOMEM;
-    pfi_agent_cap_reply *rep = malloc(PFI_CTL_MAX_GPUS * sizeof *rep);
+    pfi_agent_cap_reply *rep = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *rep);
     if (rep == NULL)
         e = PFI_ERR_NOMEM;
     size_t npend = 0;
@@ -530,9 +531,9 @@ static pfi_error push(pfi_ctl *c, const double *send, int phase, double now_s, s
                 pending[a] = false;
     }
     *unconfirmed = npend;
-    free(rep);
-    free(pending);
-    free(map);
+    pfi_free(rep);
+    pfi_free(pending);
+    pfi_free(map);
     return e;
 }
 
@@ -679,8 +680,8 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
     if (nj == 0)
         return PFI_OK;
     pfi_error e = PFI_ERR_NOMEM;
-    size_t *off = malloc((nj + 1) * sizeof *off), *jx = malloc(nj * sizeof *jx);
-    double *buf = malloc((3 * npts + 7 * nj) * sizeof *buf);
+    size_t *off = pfi_malloc((nj + 1) * sizeof *off), *jx = pfi_malloc(nj * sizeof *jx);
+    double *buf = pfi_malloc((3 * npts + 7 * nj) * sizeof *buf);
     pfi_alloc_result r;
     memset(&r, 0, sizeof r);
     if (off == NULL || jx == NULL || buf == NULL)
@@ -709,7 +710,7 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
         jx[m] = i;
         off[++m] = p;
     }
-    unsigned char *deep = calloc(nj, 1);
+    unsigned char *deep = pfi_calloc(nj, 1);
     if (deep == NULL)
         goto out;
     for (size_t k = 0; k < nj; k++)
@@ -724,12 +725,12 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
     o.strategy = c->cfg.strategy;
     o.budget_w = fmax(0, budget);
     if ((e = pfi_alloc_result_init(&r, nj)) != PFI_OK) {
-        free(deep);
+        pfi_free(deep);
         goto out;
     }
     pfi_diag d;
     e = pfi_allocate(&aj, &o, &r, &d);
-    free(deep);
+    pfi_free(deep);
     if (e != PFI_OK) {
         snprintf(rep->note, sizeof rep->note, "allocation failed: %.200s", d.message);
         e = PFI_OK; /* keep the caps as they are this period */
@@ -752,9 +753,9 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
     }
 out:
     pfi_alloc_result_clear(&r);
-    free(off);
-    free(jx);
-    free(buf);
+    pfi_free(off);
+    pfi_free(jx);
+    pfi_free(buf);
     return e;
 }
 
@@ -929,11 +930,11 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
             g->target_w = g->original_w;
     }
     /* staged actuation */
-    pfi_stage_gpu *sg = malloc((c->ng + 1) * sizeof *sg);
-    double *send = malloc((c->ng + 1) * sizeof *send);
+    pfi_stage_gpu *sg = pfi_malloc((c->ng + 1) * sizeof *sg);
+    double *send = pfi_malloc((c->ng + 1) * sizeof *send);
     if (sg == NULL || send == NULL) {
-        free(sg);
-        free(send);
+        pfi_free(sg);
+        pfi_free(send);
         e = PFI_ERR_NOMEM;
         goto out;
     }
@@ -974,8 +975,8 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         snprintf(rep->note, sizeof rep->note, "%zu increase(s) held back by the %s",
                  want_inc - ninc, event ? "budget" : "facility limit");
 stage_out:
-    free(sg);
-    free(send);
+    pfi_free(sg);
+    pfi_free(send);
     if (e != PFI_OK)
         goto out;
     /* report */
