@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "pfi/audit.h"
 #include "pfi/control.h"
 
 static volatile sig_atomic_t g_stop;

@@ -14,6 +14,7 @@
 #include "core/memory.h"
 #include "core/db_close.h"
 #include "control/ctl_internal.h"
+#include "pfi/audit.h"
 #include "pfi/control.h"
 
 struct ctl_audit {

@@ -17,6 +17,8 @@
 #include "control/ctl_internal.h"
 #include "control/ctl_prom.h"
 #include "pfi/control.h"
+#include "pfi/http_answers.h"
+#include "pfi/stage.h"
 #include "pfi/featmap.h"
 #include "pfi/fit.h"
 
@@ -574,7 +576,7 @@ static pfi_error push(pfi_ctl *c, const double *send, int phase, double now_s, s
     return e;
 }
 
-static double pfi_stage_cost_total(pfi_ctl *c)
+static double stage_cost_total(pfi_ctl *c)
 {
     double s = 0;
     for (size_t k = 0; k < c->ng; k++) {
@@ -983,7 +985,7 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
         if (isfinite(j->tput))
             p->tput_tok_s += j->tput;
     }
-    p->predicted_w = pfi_stage_cost_total(c);
+    p->predicted_w = stage_cost_total(c);
     return PFI_OK;
 }
 

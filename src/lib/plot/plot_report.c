@@ -1,5 +1,5 @@
 /*
- * pfi report's figure: a grid power event from the controller's audit log (pfi/control.h),
+ * pfi report's figure: a grid power event from the controller's audit log (pfi/audit.h),
  * following the figure protocol of src/lib/plot/plot_common.h (temporary file, then rename).
  */
 #include <math.h>
@@ -10,7 +10,7 @@
 
 #include "core/memory.h"
 #include "plot/plot_common.h"
-#include "pfi/control.h"
+#include "pfi/audit.h"
 
 static void range(const pfi_audit_period *const *p, const size_t *n, size_t nr, int which,
                   double *lo, double *hi)
