@@ -290,6 +290,33 @@ static void agent_url(const pfi_ctl *c, size_t a, const char *path, char *buf, s
     snprintf(buf, n, "%s%s", c->cfg.agents[a].url, path);
 }
 
+/* A restarted controller has never seen agent a, which does not answer: the GPUs an
+ * earlier run saw there, from the audit log, at their last confirmed caps (counted in the
+ * reserve). Nothing when the controller knows a GPU of a already. Errors: PFI_ERR_NOMEM. */
+static pfi_error restore_agent_gpus(pfi_ctl *c, size_t a)
+{
+    for (size_t gi = 0; gi < c->ng; gi++)
+        if (c->g[gi].agent == a)
+            return PFI_OK;
+    char(*uu)[128] = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
+    double *cw = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
+    pfi_error e = uu && cw ? PFI_OK : PFI_ERR_NOMEM;
+    size_t nk = e == PFI_OK ? ctl_audit_agent_gpus(c->audit, c->cfg.agents[a].url, uu, cw,
+                                                   PFI_CTL_MAX_GPUS)
+                            : 0;
+    for (size_t q = 0; q < nk; q++) {
+        cgpu *g = gpu_slot(c, a, uu[q]);
+        if (g == NULL) {
+            e = PFI_ERR_NOMEM;
+            break;
+        }
+        g->confirmed_w = g->max_w = cw[q];
+    }
+    pfi_free(uu);
+    pfi_free(cw);
+    return e;
+}
+
 /* GET /v1/state of the agents with want[a] (NULL: all); updates GPUs; returns how many
  * answered. fill_jobs: also the jobs' throughput and class. */
 static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, double *tput_job,
@@ -315,28 +342,17 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
         size_t a = map[k];
         ctl_http_req *r = &c->req[k];
         pfi_diag d;
-        if (r->status != 200 || r->resp == NULL ||
-            pfi_agent_state_parse(r->resp, r->resp_len, c->st, &d) != PFI_OK) {
+        pfi_error pe = r->status == 200 && r->resp != NULL
+                           ? pfi_agent_state_parse(r->resp, r->resp_len, c->st, &d)
+                           : PFI_ERR_IO;
+        if (pe == PFI_ERR_NOMEM) {
+            e = pe;
+            break;
+        }
+        if (pe != PFI_OK) {
             c->up[a] = false;
-            if (fill_jobs && c->audit != NULL) {
-                /* a restarted controller has never seen this agent: what did it have? */
-                bool known = false;
-                for (size_t gi = 0; gi < c->ng; gi++)
-                    known |= c->g[gi].agent == a;
-                char(*uu)[128] = known ? NULL : pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
-                double *cw = known ? NULL : pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
-                size_t nk = uu && cw ? ctl_audit_agent_gpus(c->audit, c->cfg.agents[a].url, uu,
-                                                            cw, PFI_CTL_MAX_GPUS)
-                                     : 0;
-                for (size_t q = 0; q < nk; q++) {
-                    cgpu *g = gpu_slot(c, a, uu[q]);
-                    if (g == NULL)
-                        break;
-                    g->confirmed_w = g->max_w = cw[q];
-                }
-                pfi_free(uu);
-                pfi_free(cw);
-            }
+            if (fill_jobs && c->audit != NULL && (e = restore_agent_gpus(c, a)) != PFI_OK)
+                break;
             if (rep != NULL && rep->note[0] == '\0')
                 snprintf(rep->note, sizeof rep->note, "agent %.120s not answering (%.100s)",
                          c->cfg.agents[a].url,
@@ -469,9 +485,15 @@ static pfi_error take_put_answers(pfi_ctl *c, const double *send, int phase, dou
         size_t nr = 0;
         bool applied;
         pfi_diag d;
-        bool ok = r->status == 200 && r->resp != NULL &&
-                  pfi_agent_caps_parse(r->resp, r->resp_len, rep, PFI_CTL_MAX_GPUS, &nr, &applied,
-                                       &d) == PFI_OK;
+        pfi_error pe = r->status == 200 && r->resp != NULL
+                           ? pfi_agent_caps_parse(r->resp, r->resp_len, rep, PFI_CTL_MAX_GPUS,
+                                                  &nr, &applied, &d)
+                           : PFI_ERR_IO;
+        if (pe == PFI_ERR_NOMEM) {
+            pfi_free(rep);
+            return pe;
+        }
+        bool ok = pe == PFI_OK;
         char what[200];
         if (!ok)
             snprintf(what, sizeof what, "HTTP %ld: %.150s", r->status,
@@ -854,7 +876,10 @@ static pfi_error read_job_lists(pfi_ctl *c)
         if (!c->up[a] || r->resp == NULL)
             continue;
         pfi_diag dd;
-        if (pfi_agent_state_parse(r->resp, r->resp_len, c->st, &dd) != PFI_OK)
+        pfi_error pe = pfi_agent_state_parse(r->resp, r->resp_len, c->st, &dd);
+        if (pe == PFI_ERR_NOMEM)
+            return pe;
+        if (pe != PFI_OK)
             continue;
         for (size_t i = 0; i < c->st->n_jobs; i++) {
             size_t ix;
@@ -872,12 +897,14 @@ static pfi_error read_job_lists(pfi_ctl *c)
 }
 
 /* Prometheus: the GPUs' power from the server when it answers for any of them; otherwise
- * the agents' power stays, and the note says why. */
-static void read_prometheus(pfi_ctl *c, pfi_ctl_report *rep)
+ * the agents' power stays, and the note says why. Errors: PFI_ERR_NOMEM. */
+static pfi_error read_prometheus(pfi_ctl *c, pfi_ctl_report *rep)
 {
     pfi_diag pd;
     pfi_diag_clear(&pd);
     pfi_error pe = ctl_prom_read(&c->prom, c->http, &c->cfg.prom, c->last_change_wall_s, &pd);
+    if (pe == PFI_ERR_NOMEM)
+        return pe;
     size_t matched = 0;
     if (pe == PFI_OK) {
         for (size_t gi = 0; gi < c->ng; gi++) {
@@ -897,6 +924,7 @@ static void read_prometheus(pfi_ctl *c, pfi_ctl_report *rep)
                  "Prometheus unavailable (%.160s): using the agents' power",
                  pe != PFI_OK ? pd.message : "no GPU of the agents in its answer");
     }
+    return PFI_OK;
 }
 
 /* Phase read: every agent's state (GPUs, jobs), then Prometheus. Errors: PFI_ERR_NOMEM. */
@@ -910,9 +938,7 @@ static pfi_error period_read(pfi_ctl *c, pfi_ctl_report *rep)
         return e;
     for (size_t a = 0; a < c->cfg.n_agents; a++)
         rep->agents_up += c->up[a];
-    if (c->prom_on)
-        read_prometheus(c, rep);
-    return PFI_OK;
+    return c->prom_on ? read_prometheus(c, rep) : PFI_OK;
 }
 
 /* The GPUs counted: the reserve for silent agents, unmanaged power, measured power, and
