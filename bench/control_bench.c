@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "pfi/control.h"
+#include "pfi/control_files.h"
 
 static double clk(clockid_t id)
 {

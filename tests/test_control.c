@@ -14,7 +14,10 @@
 
 #include "checks.h"
 #include "pfi/control.h"
+#include "pfi/control_files.h"
+#include "pfi/agent_api.h"
 #include "pfi/rng.h"
+#include "pfi/stage.h"
 
 #include "control/ctl_internal.h"
 #include "control/ctl_prom.h"

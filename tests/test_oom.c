@@ -20,11 +20,14 @@
  * Two passes: the Nth allocation fails alone ("once": the code must not carry on as if it had
  * succeeded), and the Nth and every later one fail ("from": error paths that allocate).
  *
- * Not covered: allocations of SQLite, PCRE2, GSL, libxml2, PLplot and libc (realpath, glob,
- * open_memstream, fopen), which keep their own allocators (pfi/memory.h).
+ * Not covered: allocations of SQLite, PCRE2, GSL, libxml2, PLplot, libcurl and libc
+ * (realpath, glob, open_memstream, fopen), which keep their own allocators (pfi/memory.h).
+ * The controller runs without a network: its agents and Prometheus refuse connections.
  */
+#include <arpa/inet.h>
 #include <ftw.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -33,19 +36,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <execinfo.h>
+#include <sqlite3.h>
 
 #include "checks.h"
 #include "pfi/memory.h"
 #include "pfi/allocate.h"
+#include "pfi/audit.h"
 #include "pfi/control.h"
+#include "pfi/control_files.h"
 #include "pfi/csv.h"
 #include "pfi/fit.h"
 #include "pfi/groups.h"
+#include "pfi/agent_api.h"
 #include "pfi/index.h"
 #include "pfi/joblib.h"
 #include "pfi/kernlog.h"
@@ -759,6 +767,218 @@ static pfi_error op_ctl_parse(const void *arg, sig *s)
     return e;
 }
 
+/* Each of the controller's file parsers alone, on inputs long enough that its array grows
+ * (more than 8 entries): agents, schedule, policy. */
+static pfi_error op_ctl_files(const void *arg, sig *s)
+{
+    (void)arg;
+    char agents[2048] = "# cluster\n", sched[1024] = "", policy[1024] = "* weight=1\n";
+    for (int k = 0; k < 20; k++) {
+        size_t u = strlen(agents), v = strlen(sched), w = strlen(policy);
+        snprintf(agents + u, sizeof agents - u, "http://10.0.0.%d:9400 %s\n", k + 1,
+                 k % 2 ? "-" : "secret");
+        snprintf(sched + v, sizeof sched - v, "%d %d %s %d\n", 100 * (19 - k), 100 * (19 - k) + 50,
+                 k % 2 ? "25%" : "4000W", k % 3);
+        snprintf(policy + w, sizeof policy - w, "job-%d floor=0.%d weight=%d class=%s\n", k, k % 9,
+                 k % 4, k % 2 ? "dense" : "moe-ft");
+    }
+    pfi_ctl_agent_spec *a = NULL;
+    pfi_ctl_event *ev = NULL;
+    pfi_ctl_rule *r = NULL;
+    size_t na = 0, ne = 0, nr = 0;
+    arm();
+    pfi_error e = pfi_ctl_agents_parse(agents, strlen(agents), &a, &na, &g_d);
+    disarm();
+    if (e == PFI_OK) {
+        arm();
+        e = pfi_ctl_schedule_parse(sched, strlen(sched), &ev, &ne, &g_d);
+        disarm();
+    }
+    if (e == PFI_OK) {
+        arm();
+        e = pfi_ctl_policy_parse(policy, strlen(policy), &r, &nr, &g_d);
+        disarm();
+    }
+    if (e == PFI_OK) {
+        sig_add(s, "%zu %zu %zu|%s %s|%g %g|", na, ne, nr, a[19].url, a[0].token, ev[0].start_s,
+                ev[19].end_s);
+        const pfi_ctl_rule *job7 = pfi_ctl_policy_find(r, nr, "job-7");
+        sig_add(s, "%s %g %g %s", job7 ? job7->job : "-", job7 ? job7->floor_frac : NAN,
+                job7 ? job7->weight : NAN, job7 ? job7->job_class : "-");
+    }
+    pfi_free(a);
+    pfi_free(ev);
+    pfi_free(r);
+    return e;
+}
+
+/* The agent's answers (GET /v1/state, PUT /v1/caps) as data: jansson's allocations. Every
+ * token is at most 13 bytes: when the allocation that grows jansson 2.14's token buffer
+ * (16 bytes) fails, its lexer loses the byte and then asserts (a number) or reads and writes
+ * past the buffer (a string: the closing quote is lost), so the optional keys with longer
+ * names (enforced_cap_w, original_cap_w, throughput_tok_s, requested_cap_w) are left out. */
+static pfi_error op_agent_answers(const void *arg, sig *s)
+{
+    (void)arg;
+    const char *state =
+        "{\"hostname\":\"n1\",\"sampled_at_s\":12.5,\"gpus\":["
+        "{\"index\":0,\"uuid\":\"GPU-0\",\"job\":\"job-1\",\"power_w\":612.5,\"energy_j\":1e6,"
+        "\"cap_w\":700,\"min_cap_w\":200,\"max_cap_w\":700,\"default_cap_w\":700},"
+        "{\"index\":1,\"uuid\":\"GPU-1\",\"job\":null,\"power_w\":null,\"cap_w\":500}],"
+        "\"jobs\":[{\"id\":\"job-1\",\"class\":\"dense\",\"power_w\":612.5,\"gpus\":[0]},"
+        "{\"id\":\"job-2\",\"class\":null}]}";
+    const char *caps = "{\"applied\":true,\"gpus\":[{\"uuid\":\"GPU-0\"},{\"uuid\":\"GPU-1\"}]}";
+    static pfi_agent_state st;
+    pfi_agent_cap_reply rep[4];
+    size_t n = 0;
+    bool applied = false;
+    arm();
+    pfi_error e = pfi_agent_state_parse(state, strlen(state), &st, &g_d);
+    disarm();
+    if (e == PFI_OK) {
+        arm();
+        e = pfi_agent_caps_parse(caps, strlen(caps), rep, 4, &n, &applied, &g_d);
+        disarm();
+    }
+    if (e == PFI_OK)
+        sig_add(s, "%s %g %zu %zu %s %s %g %g %g|%zu %d %s %g", st.hostname, st.sampled_at_s,
+                st.n_gpus, st.n_jobs, st.gpus[0].job, st.jobs[0].job_class,
+                st.gpus[0].default_cap_w, st.gpus[1].power_w, st.jobs[0].power_w, n, applied,
+                rep[1].uuid, rep[0].enforced_w);
+    return e;
+}
+
+/* Agents and a Prometheus server on a loopback port that refuses connections (bound, never
+ * listening: no network needed), and the audit log of an earlier controller run that saw
+ * agent a's two GPUs (setup). */
+static int g_closed_fd = -1;
+static char g_agent_a[64], g_agent_b[64], g_prom_url[64];
+
+static bool copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    char buf[8192];
+    size_t n;
+    bool ok = in != NULL && out != NULL;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        ok = fwrite(buf, 1, n, out) == n;
+    if (in != NULL)
+        fclose(in);
+    if (out != NULL && fclose(out) != 0)
+        ok = false;
+    return ok;
+}
+
+static void sig_report(sig *s, const pfi_ctl_report *r)
+{
+    sig_add(s, "|t=%g ev=%d B=%.17g ab=%.17g m=%.17g res=%.17g pred=%.17g corr=%.17g ref=%.17g "
+               "tp=%.17g caps=%.17g up=%zu/%zu jobs=%zu gpus=%zu d=%zu i=%zu u=%zu prom=%d%d "
+               "restored=%d note=%s",
+            r->t_s, r->event, r->budget_w, r->alloc_budget_w, r->measured_w, r->reserved_w,
+            r->predicted_w, r->correction_w, r->ref_w, r->tput_tok_s, r->cap_sum_w, r->agents_up,
+            r->agents, r->jobs, r->gpus, r->decreases, r->increases, r->unconfirmed,
+            r->prom_used, r->prom_failed, r->restored, r->note);
+}
+
+/* The controller without a network: create over the earlier run's audit log (its GPUs of
+ * agent a restored as the reserve), three periods (outside an event, a reduction, a budget)
+ * with every agent and Prometheus refusing, release, destroy; then the audit log read back.
+ * A step refused for memory must leave the controller able to step again. */
+static pfi_error op_ctl(const void *arg, sig *s)
+{
+    (void)arg;
+    char tmpl[512], db[512], side[600];
+    tmp_path(tmpl, sizeof tmpl, "audit-template.db");
+    tmp_path(db, sizeof db, "audit.db");
+    snprintf(side, sizeof side, "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db);
+    unlink(side);
+    assert_true(copy_file(tmpl, db));
+    pfi_ctl_agent_spec agents[2];
+    memset(agents, 0, sizeof agents);
+    snprintf(agents[0].url, sizeof agents[0].url, "%s", g_agent_a);
+    snprintf(agents[1].url, sizeof agents[1].url, "%s", g_agent_b);
+    snprintf(agents[1].token, sizeof agents[1].token, "secret");
+    pfi_ctl_config cfg;
+    pfi_ctl_config_init(&cfg);
+    cfg.agents = agents;
+    cfg.n_agents = 2;
+    cfg.period_s = 1;
+    cfg.audit_path = db;
+    cfg.prom.url = g_prom_url;
+    static const struct {
+        double t_s;
+        bool event;
+        double budget_w, reduction;
+    } steps[] = {{0, false, NAN, NAN}, {1, true, NAN, 0.3}, {2, true, 3000, NAN}};
+    pfi_ctl *ctl = NULL;
+    bool all_ok = true;
+    size_t jobs = 0;
+    arm();
+    pfi_error e = pfi_ctl_create(&cfg, &ctl, &g_d);
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0] && e == PFI_OK; k++) {
+        pfi_ctl_report rep;
+        e = pfi_ctl_step(ctl, steps[k].t_s, steps[k].event, steps[k].budget_w, steps[k].reduction,
+                         &rep, &g_d);
+        if (e == PFI_OK)
+            sig_report(s, &rep);
+    }
+    if (e == PFI_OK)
+        e = pfi_ctl_release(ctl, &all_ok, &g_d);
+    if (e == PFI_OK)
+        jobs = pfi_ctl_job_count(ctl);
+    disarm();
+    if (e != PFI_OK && ctl != NULL) {
+        pfi_ctl_report rep;
+        pfi_error again = pfi_ctl_step(ctl, 3, false, NAN, NAN, &rep, &g_d);
+        CHECK(again == PFI_OK, "controller: no step after %s: %s", pfi_strerror(e),
+              g_d.message);
+    }
+    arm();
+    pfi_ctl_destroy(ctl);
+    disarm();
+    pfi_audit_period *p = NULL;
+    size_t n = 0;
+    if (e == PFI_OK) {
+        sig_add(s, "|release ok=%d jobs=%zu", all_ok, jobs);
+        pfi_error r = pfi_audit_read(db, 0, &p, &n, &g_d);
+        CHECK(r == PFI_OK, "controller: its audit log does not read back: %s", g_d.message);
+        for (size_t i = 0; i < n; i++)
+            sig_add(s, "|%g %d %.17g %.17g %.17g %s %s %d/%d", p[i].t_s, p[i].event, p[i].budget_w,
+                    p[i].measured_w, p[i].reserved_w, p[i].strategy, p[i].note, p[i].agents_up,
+                    p[i].agents);
+    }
+    pfi_free(p);
+    return e;
+}
+
+/* pfi_audit_read of a small audit log of 70 periods in two controller runs (its array grows
+ * past 64), the latest run and the first. */
+static pfi_error op_audit_read(const void *arg, sig *s)
+{
+    (void)arg;
+    char db[512];
+    tmp_path(db, sizeof db, "audit-read.db");
+    pfi_audit_period *p = NULL, *q = NULL;
+    size_t n = 0, m = 0;
+    arm();
+    pfi_error e = pfi_audit_read(db, 0, &p, &n, &g_d);
+    if (e == PFI_OK)
+        e = pfi_audit_read(db, 1, &q, &m, &g_d);
+    disarm();
+    if (e == PFI_OK) {
+        sig_add(s, "%zu %zu", n, m);
+        for (size_t i = 0; i < n; i += 7)
+            sig_add(s, "|%ld %g %d %.17g %.17g %s %s", p[i].id, p[i].t_s, p[i].event,
+                    p[i].budget_w, p[i].measured_w, p[i].strategy, p[i].note);
+        sig_add(s, "|%ld %s", q[m - 1].id, q[m - 1].strategy);
+    }
+    pfi_free(p);
+    pfi_free(q);
+    return e;
+}
+
 /* The library's groups.csv (true PFI per group) as a groups table. */
 static pfi_error op_groups_csv(const void *arg, sig *s)
 {
@@ -1085,6 +1305,18 @@ static void test_readers(void **state)
     run_table(ops, sizeof ops / sizeof ops[0]);
 }
 
+static void test_control(void **state)
+{
+    (void)state;
+    const oom_op ops[] = {
+        {"pfi_ctl agents/schedule/policy files", op_ctl_files, NULL, PFI_OK},
+        {"pfi_agent state/caps answers", op_agent_answers, NULL, PFI_OK},
+        {"pfi_audit_read 70 periods, 2 runs", op_audit_read, NULL, PFI_OK},
+        {"pfi_ctl create/step/release (no network)", op_ctl, NULL, PFI_OK},
+    };
+    run_table(ops, sizeof ops / sizeof ops[0]);
+}
+
 static void test_telemetry(void **state)
 {
     (void)state;
@@ -1134,6 +1366,74 @@ static void test_store_fit_sweep(void **state)
     run_table(ops, sizeof ops / sizeof ops[0]);
 }
 
+/* The controller's fixtures, unarmed: a loopback port that refuses connections, an audit
+ * log template holding an earlier run that saw agent a's GPUs, a 70-period audit log. */
+static int control_setup(void)
+{
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof sa;
+    g_closed_fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (g_closed_fd < 0 || bind(g_closed_fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+        getsockname(g_closed_fd, (struct sockaddr *)&sa, &sl) != 0)
+        return -1;
+    unsigned port = ntohs(sa.sin_port);
+    snprintf(g_agent_a, sizeof g_agent_a, "http://127.0.0.1:%u/a", port);
+    snprintf(g_agent_b, sizeof g_agent_b, "http://127.0.0.1:%u/b", port);
+    snprintf(g_prom_url, sizeof g_prom_url, "http://127.0.0.1:%u", port);
+    /* the template: the controller's own schema (one run, agents down), then what an earlier
+     * run would have recorded of agent a */
+    char db[512];
+    tmp_path(db, sizeof db, "audit-template.db");
+    pfi_ctl_agent_spec agent;
+    memset(&agent, 0, sizeof agent);
+    snprintf(agent.url, sizeof agent.url, "%s", g_agent_b);
+    pfi_ctl_config cfg;
+    pfi_ctl_config_init(&cfg);
+    cfg.agents = &agent;
+    cfg.n_agents = 1;
+    cfg.audit_path = db;
+    pfi_ctl *ctl = NULL;
+    pfi_ctl_report rep;
+    if (pfi_ctl_create(&cfg, &ctl, NULL) != PFI_OK ||
+        pfi_ctl_step(ctl, 0, false, NAN, NAN, &rep, NULL) != PFI_OK)
+        return -1;
+    pfi_ctl_destroy(ctl);
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO ctl_originals VALUES('GPU-a0', '%s', 700), ('GPU-a1', '%s', 700);"
+             "INSERT INTO ctl_caps VALUES(1, 1, '%s', 'GPU-a0', 450, 450, 'confirmed');",
+             g_agent_a, g_agent_a, g_agent_a);
+    sqlite3 *h = NULL;
+    bool ok = sqlite3_open(db, &h) == SQLITE_OK &&
+              sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(h);
+    /* 70 periods, runs 1 (30) and 2 (40), a few values NULL */
+    tmp_path(db, sizeof db, "audit-read.db");
+    h = NULL;
+    ok = ok && sqlite3_open(db, &h) == SQLITE_OK &&
+         sqlite3_exec(
+             h,
+             "CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL,"
+             " wall_s REAL, event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL,"
+             " reserved_w REAL, predicted_w REAL, correction_w REAL, ref_w REAL,"
+             " tput_tok_s REAL, cap_sum_w REAL, strategy TEXT, agents_up INTEGER,"
+             " agents INTEGER, note TEXT);"
+             "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 70)"
+             " INSERT INTO ctl_periods(run, t_s, wall_s, event, budget_w, measured_w,"
+             " reserved_w, tput_tok_s, strategy, agents_up, agents, note)"
+             " SELECT CASE WHEN i <= 30 THEN 1 ELSE 2 END, 5.0 * i, 1.7e9 + 5 * i,"
+             " i % 3 = 0, CASE WHEN i % 3 = 0 THEN 5000 - i END, 5200.5 - i,"
+             " CASE WHEN i % 5 = 0 THEN NULL ELSE 40 END, 1e5 + i,"
+             " CASE WHEN i <= 30 THEN 'equal' ELSE 'pfi-model' END, 2, 2,"
+             " CASE WHEN i % 7 = 0 THEN 'agent down' ELSE '' END FROM k;",
+             NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(h);
+    return ok ? 0 : -1;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1147,7 +1447,7 @@ static int setup(void **state)
         pfi_joblib_from_library(g_lib, &g_jl) != PFI_OK ||
         pfi_library_write(g_lib, tmp_path(dir, sizeof dir, "library"), NULL) != PFI_OK)
         return -1;
-    return 0;
+    return control_setup();
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -1163,6 +1463,8 @@ static int teardown(void **state)
     (void)state;
     pfi_joblib_destroy(g_jl);
     pfi_library_destroy(g_lib);
+    if (g_closed_fd >= 0)
+        close(g_closed_fd);
     return nftw(g_tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -1180,6 +1482,7 @@ int main(void)
         cmocka_unit_test(test_analysis),
         cmocka_unit_test(test_allocation),
         cmocka_unit_test(test_store_fit_sweep),
+        cmocka_unit_test(test_control),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     long live = atomic_load(&g_live);

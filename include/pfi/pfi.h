@@ -56,7 +56,11 @@
 #include "pfi/sweep.h"
 
 /* The cluster controller and the embedded HTTP server (pfid, pfi control --listen). */
+#include "pfi/agent_api.h"
+#include "pfi/audit.h"
 #include "pfi/control.h"
+#include "pfi/control_files.h"
 #include "pfi/http.h"
+#include "pfi/stage.h"
 
 #endif

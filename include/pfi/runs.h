@@ -174,6 +174,36 @@ pfi_error pfi_runs_read_csv(pfi_runs_table *t, const char *path, const char *nam
 pfi_error pfi_runs_read_stream(pfi_runs_table *t, FILE *stream, const char *name,
                                const pfi_mapping *m, pfi_diag *diag);
 
+/*
+ * pfi_runs_cell — one cell of a table held as data rather than CSV text (pfi_runs_read_cells).
+ * A column the mapping reads as text (a group key, the job class, the cap under cap_regex)
+ * takes text (NULL reads as an empty cell: missing); a number column takes value, in the
+ * column's unit, NaN when missing (an infinity is refused as a cell that is not a number
+ * is). The other member is ignored. Strings borrowed.
+ */
+typedef struct pfi_runs_cell {
+    const char *text;
+    double value;
+} pfi_runs_cell;
+
+/*
+ * pfi_runs_read_cells — as pfi_runs_read_csv, from a table in memory instead of a CSV file:
+ * header[n_columns] names the columns, cells[n_rows * n_columns] holds the rows (row-major),
+ * line[n_rows] (NULL: 2, 3, ... as below a header line) gives each row the line that
+ * diagnostics and pfi_run.line name. Every row passes the checks a CSV row passes (numbers
+ * not negative, a cap > 0, an integer GPU count, one job class and GPU count per group...)
+ * with the same messages, a value cell's number shown as "%.17g" writes it; nothing is
+ * formatted to be parsed back. name is the file name of diagnostics and of
+ * pfi_runs_table.files ("@file" is its base name). All arguments borrowed. On error nothing
+ * is appended. Errors: PFI_ERR_INVALID_ARGUMENT (NULL t, name, m, header or cells; mapping
+ * incomplete or cap_regex invalid), PFI_ERR_EMPTY (no row), PFI_ERR_MISSING_COLUMN,
+ * PFI_ERR_PARSE (a mapped name twice in header), PFI_ERR_VALUE, PFI_ERR_LIMIT,
+ * PFI_ERR_NOMEM.
+ */
+pfi_error pfi_runs_read_cells(pfi_runs_table *t, const char *name, const char *const *header,
+                              size_t n_columns, const pfi_runs_cell *cells, const long *line,
+                              size_t n_rows, const pfi_mapping *m, pfi_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -123,10 +123,14 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
 
 /*
  * pfi_store_read_runs — append the stored runs (group filter: NULL all) to the runs table t
- * (pfi/runs.h), as pfi_store_export_csv with usable_only read back through the runs reader:
- * runs flagged PFI_RED_INVALID keep their cap but no power, so analysis shows them excluded.
- * *n_runs (may be NULL): runs read. Errors: PFI_ERR_EMPTY (no runs; diag says so),
- * PFI_ERR_IO, those of pfi_runs_read_stream, PFI_ERR_NOMEM.
+ * (pfi/runs.h) as one file named by the store's path, through pfi_runs_read_cells (values
+ * from the SQL rows, no text in between): the runs pfi_store_export_csv with usable_only
+ * writes, in its order, each named by its line there. Runs flagged PFI_RED_INVALID keep their
+ * cap but no power, so analysis shows them excluded. Group names and job classes read as
+ * the export's CSV reader read them (blanks around one without a comma, quote or line break
+ * dropped). *n_runs (may be NULL): runs read. Errors: PFI_ERR_EMPTY (no runs; diag says so),
+ * PFI_ERR_IO, those of pfi_runs_read_cells (e.g. PFI_ERR_VALUE for a negative power),
+ * PFI_ERR_NOMEM.
  */
 struct pfi_runs_table;
 pfi_error pfi_store_read_runs(pfi_store *s, struct pfi_runs_table *t, const char *group_filter,

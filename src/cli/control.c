@@ -17,8 +17,9 @@
 #include <time.h>
 
 #include "cli.h"
-#include "pfi/http.h"
+#include "pfi/audit.h"
 #include "pfi/control.h"
+#include "pfi/http.h"
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int s)

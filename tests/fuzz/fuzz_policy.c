@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "pfi/control.h"
+#include "pfi/control_files.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

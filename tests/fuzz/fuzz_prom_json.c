@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "pfi/control.h"
+#include "pfi/agent_api.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -201,6 +201,7 @@ typedef struct reader {
     const char *name;
     const char *base;
     pfi_diag *diag;
+    const pfi_runs_cell *cells; /* the row's cells when read from data (pfi_runs_read_cells) */
     char **header;
     size_t n_header;
     long header_line;
@@ -343,21 +344,39 @@ static pfi_error resolve_columns(reader *r, const pfi_mapping *m)
     return PFI_OK;
 }
 
+/* What a diagnostic shows of field i: the CSV cell's text, or a value cell's number. */
+static const char *shown(const reader *r, const char *const *f, long i, char *buf, size_t n)
+{
+    if (r->cells == NULL)
+        return f[i];
+    snprintf(buf, n, "%.17g", r->cells[i].value);
+    return buf;
+}
+
 /*
- * Parse a non-negative number from field i of the row. *ok false when missing. Errors name
- * the column and the text found.
+ * A non-negative number from field i of the row: a CSV cell's text parsed, or a value cell's
+ * number as it is (NaN missing, an infinity as unreadable as a cell that is not a number).
+ * *ok false when missing. Errors name the column and the text found.
  */
 static pfi_error number(reader *r, const char *const *f, const size_t *len, long i, long line,
                         const char *what, double *out, bool *ok)
 {
-    pfi_value_status s = pfi_value_parse(f[i], len[i], out);
+    pfi_value_status s;
+    if (r->cells != NULL) {
+        double v = r->cells[i].value;
+        s = isnan(v) ? PFI_VALUE_MISSING : isfinite(v) ? PFI_VALUE_OK : PFI_VALUE_INVALID;
+        *out = s == PFI_VALUE_OK ? v : NAN;
+    } else {
+        s = pfi_value_parse(f[i], len[i], out);
+    }
     *ok = s == PFI_VALUE_OK;
+    char buf[32];
     if (s == PFI_VALUE_INVALID)
         return fail(r, PFI_ERR_VALUE, line, r->header[i], "expected %s, found '%.60s'", what,
-                    f[i]);
+                    shown(r, f, i, buf, sizeof buf));
     if (s == PFI_VALUE_OK && *out < 0)
         return fail(r, PFI_ERR_VALUE, line, r->header[i], "expected %s, found negative '%.60s'",
-                    what, f[i]);
+                    what, shown(r, f, i, buf, sizeof buf));
     return PFI_OK;
 }
 
@@ -495,9 +514,11 @@ static pfi_error parse_row(reader *r, const char *const *f, const size_t *len, l
         if ((e = number(r, f, len, c->gpus, line, "a GPU count (an integer >= 1)", &v, &ok)) !=
             PFI_OK)
             return e;
+        char buf[32];
         if (ok && (v < 1 || v != floor(v) || v > 1e7))
             return fail(r, PFI_ERR_VALUE, line, r->header[c->gpus],
-                        "expected a GPU count (an integer >= 1), found '%.60s'", f[c->gpus]);
+                        "expected a GPU count (an integer >= 1), found '%.60s'",
+                        shown(r, f, c->gpus, buf, sizeof buf));
         if (ok) {
             run->gpus = v;
             run->valid |= PFI_RUN_GPUS;
@@ -723,6 +744,52 @@ static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *
     return e;
 }
 
+/* The header's names, copied, and the mapping's columns found among them. */
+static pfi_error take_header(reader *r, const pfi_mapping *m, const char *const *f, size_t n,
+                             long line)
+{
+    r->header = pfi_calloc(n, sizeof *r->header);
+    if (r->header == NULL)
+        return PFI_ERR_NOMEM;
+    r->n_header = n;
+    r->header_line = line;
+    for (size_t i = 0; i < n; i++)
+        if ((r->header[i] = pfi_strdup(f[i])) == NULL)
+            return PFI_ERR_NOMEM;
+    return resolve_columns(r, m);
+}
+
+/* One data row of n fields: checked, parsed and keyed into r->rows. */
+static pfi_error take_row(reader *r, const pfi_mapping *m, const char *const *f,
+                          const size_t *len, size_t n, long line)
+{
+    if (n != r->n_header)
+        return fail(r, PFI_ERR_PARSE, line, NULL,
+                    "expected %zu fields as in the header, found %zu", r->n_header, n);
+    if (r->n_rows == PFI_RUNS_MAX_ROWS)
+        return fail(r, PFI_ERR_LIMIT, line, NULL, "more than %d data rows in one file",
+                    PFI_RUNS_MAX_ROWS);
+    if (r->n_rows == r->rows_cap) {
+        size_t cap = r->rows_cap ? 2 * r->rows_cap : 256;
+        row *p = pfi_realloc(r->rows, cap * sizeof *p);
+        if (p == NULL)
+            return PFI_ERR_NOMEM;
+        r->rows = p;
+        r->rows_cap = cap;
+    }
+    row *rw = &r->rows[r->n_rows];
+    pfi_error e = parse_row(r, f, len, line, rw);
+    if (e == PFI_OK)
+        e = make_key(r, m->n_group, f, len, line, rw);
+    if (e != PFI_OK) {
+        pfi_free(rw->job_class);
+        pfi_free(rw->key);
+        return e;
+    }
+    r->n_rows++;
+    return PFI_OK;
+}
+
 static pfi_error read_records(pfi_runs_table *t, pfi_csv_reader *csv, reader *r,
                               const pfi_mapping *m)
 {
@@ -736,53 +803,64 @@ static pfi_error read_records(pfi_runs_table *t, pfi_csv_reader *csv, reader *r,
         return e;
     if (eof)
         return fail(r, PFI_ERR_EMPTY, 0, NULL, "empty file: expected a CSV header line");
-    r->header = pfi_calloc(n, sizeof *r->header);
-    if (r->header == NULL)
-        return PFI_ERR_NOMEM;
-    r->n_header = n;
-    r->header_line = line;
-    for (size_t i = 0; i < n; i++)
-        if ((r->header[i] = pfi_strdup(f[i])) == NULL)
-            return PFI_ERR_NOMEM;
-    if ((e = resolve_columns(r, m)) != PFI_OK)
+    if ((e = take_header(r, m, f, n, line)) != PFI_OK)
         return e;
     for (;;) {
         if ((e = pfi_csv_next(csv, &f, &len, &n, &line, &eof, r->diag)) != PFI_OK)
             return e;
         if (eof)
             break;
-        if (n != r->n_header)
-            return fail(r, PFI_ERR_PARSE, line, NULL,
-                        "expected %zu fields as in the header, found %zu", r->n_header, n);
-        if (r->n_rows == PFI_RUNS_MAX_ROWS)
-            return fail(r, PFI_ERR_LIMIT, line, NULL, "more than %d data rows in one file",
-                        PFI_RUNS_MAX_ROWS);
-        if (r->n_rows == r->rows_cap) {
-            size_t cap = r->rows_cap ? 2 * r->rows_cap : 256;
-            row *p = pfi_realloc(r->rows, cap * sizeof *p);
-            if (p == NULL)
-                return PFI_ERR_NOMEM;
-            r->rows = p;
-            r->rows_cap = cap;
-        }
-        row *rw = &r->rows[r->n_rows];
-        e = parse_row(r, f, len, line, rw);
-        if (e == PFI_OK)
-            e = make_key(r, m->n_group, f, len, line, rw);
-        if (e != PFI_OK) {
-            pfi_free(rw->job_class);
-            pfi_free(rw->key);
+        if ((e = take_row(r, m, f, len, n, line)) != PFI_OK)
             return e;
-        }
-        r->n_rows++;
     }
     if (r->n_rows == 0)
         return fail(r, PFI_ERR_EMPTY, 0, NULL, "no data rows after the header");
     return append_groups(t, r, m, r->name);
 }
 
-static pfi_error read_with(pfi_runs_table *t, pfi_csv_reader *csv, const char *name,
-                           const pfi_mapping *m, pfi_diag *diag)
+/* A table held as data (pfi_runs_read_cells). */
+typedef struct cell_table {
+    const char *const *header;
+    size_t n_columns;
+    const pfi_runs_cell *cells; /* n_rows x n_columns, row-major */
+    const long *line;           /* n_rows; NULL: 2, 3, ... */
+    size_t n_rows;
+} cell_table;
+
+/* The rows of a cell table, through the same checks as CSV rows: a field's text is its
+ * cell's text (NULL: empty), a number field is read from the cell's value by number(). */
+static pfi_error read_cells(pfi_runs_table *t, const cell_table *ct, reader *r,
+                            const pfi_mapping *m)
+{
+    pfi_error e = take_header(r, m, ct->header, ct->n_columns, 1);
+    if (e != PFI_OK)
+        return e;
+    const char **f = pfi_calloc(ct->n_columns ? ct->n_columns : 1, sizeof *f);
+    size_t *len = pfi_calloc(ct->n_columns ? ct->n_columns : 1, sizeof *len);
+    if (f == NULL || len == NULL)
+        e = PFI_ERR_NOMEM;
+    for (size_t i = 0; e == PFI_OK && i < ct->n_rows; i++) {
+        r->cells = ct->cells + i * ct->n_columns;
+        for (size_t k = 0; k < ct->n_columns; k++) {
+            f[k] = r->cells[k].text ? r->cells[k].text : "";
+            len[k] = strlen(f[k]);
+        }
+        long line = ct->line ? ct->line[i] : (long)i + 2;
+        e = take_row(r, m, f, len, ct->n_columns, line);
+    }
+    r->cells = NULL;
+    pfi_free(f);
+    pfi_free(len);
+    if (e != PFI_OK)
+        return e;
+    if (r->n_rows == 0)
+        return fail(r, PFI_ERR_EMPTY, 0, NULL, "no data rows after the header");
+    return append_groups(t, r, m, r->name);
+}
+
+/* Read one source, CSV (csv) or cells (ct), through mapping m into t. */
+static pfi_error read_with(pfi_runs_table *t, pfi_csv_reader *csv, const cell_table *ct,
+                           const char *name, const pfi_mapping *m, pfi_diag *diag)
 {
     reader r = {.name = name, .base = base_name(name), .diag = diag};
     char msg[256];
@@ -804,7 +882,7 @@ static pfi_error read_with(pfi_runs_table *t, pfi_csv_reader *csv, const char *n
         }
         r.has_cap_re = true;
     }
-    e = read_records(t, csv, &r, m);
+    e = csv != NULL ? read_records(t, csv, &r, m) : read_cells(t, ct, &r, m);
 out:
     if (r.has_cap_re)
         regfree(&r.cap_re);
@@ -823,7 +901,7 @@ pfi_error pfi_runs_read_csv(pfi_runs_table *t, const char *path, const char *nam
     pfi_error e = pfi_csv_open(path, name ? name : path, &csv, diag);
     if (e != PFI_OK)
         return e;
-    e = read_with(t, csv, name ? name : path, m, diag);
+    e = read_with(t, csv, NULL, name ? name : path, m, diag);
     pfi_csv_close(csv);
     return e;
 }
@@ -837,7 +915,19 @@ pfi_error pfi_runs_read_stream(pfi_runs_table *t, FILE *stream, const char *name
     pfi_error e = pfi_csv_open_stream(stream, name, &csv, diag);
     if (e != PFI_OK)
         return e;
-    e = read_with(t, csv, name, m, diag);
+    e = read_with(t, csv, NULL, name, m, diag);
     pfi_csv_close(csv);
     return e;
+}
+
+pfi_error pfi_runs_read_cells(pfi_runs_table *t, const char *name, const char *const *header,
+                              size_t n_columns, const pfi_runs_cell *cells, const long *line,
+                              size_t n_rows, const pfi_mapping *m, pfi_diag *diag)
+{
+    if (t == NULL || name == NULL || m == NULL || (n_columns > 0 && header == NULL) ||
+        (n_rows > 0 && cells == NULL))
+        return PFI_ERR_INVALID_ARGUMENT;
+    const cell_table ct = {
+        .header = header, .n_columns = n_columns, .cells = cells, .line = line, .n_rows = n_rows};
+    return read_with(t, NULL, &ct, name, m, diag);
 }

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* memmem, gmtime_r */
 #include "pfi/store.h"
 
+#include "pfi/reduce.h"
 #include "pfi/runs.h"
 
 #include <errno.h>
@@ -179,24 +180,6 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
-static bool exec1(sqlite3 *db, const char *sql, sqlite3_int64 *rowid, int (*bind)(sqlite3_stmt *,
-                                                                                  const void *),
-                  const void *arg, sqlite3_int64 *out_int)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return false;
-    if (bind != NULL)
-        bind(st, arg);
-    int rc = sqlite3_step(st);
-    if (out_int != NULL)
-        *out_int = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    if (rowid != NULL)
-        *rowid = sqlite3_last_insert_rowid(db);
-    return rc == SQLITE_DONE || rc == SQLITE_ROW;
-}
-
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -218,6 +201,142 @@ const char *pfi_store_group_check(const char *name)
     return NULL;
 }
 
+/* The group's row, created or with its job class and GPU count updated when r gives them;
+ * *gid its id. */
+static bool put_group(sqlite3 *db, const pfi_store_run *r, sqlite3_int64 *gid)
+{
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(db,
+                                 "INSERT INTO groups(name, job_class, gpus) VALUES(?1, ?2, ?3) "
+                                 "ON CONFLICT(name) DO UPDATE SET "
+                                 "job_class = coalesce(excluded.job_class, job_class), "
+                                 "gpus = coalesce(excluded.gpus, gpus)",
+                                 -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        bind_text(st, 1, r->group);
+        bind_text(st, 2, r->job_class);
+        if (r->gpus > 0)
+            sqlite3_bind_int64(st, 3, r->gpus);
+        else
+            sqlite3_bind_null(st, 3);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (!ok)
+        return false;
+    ok = sqlite3_prepare_v2(db, "SELECT id FROM groups WHERE name = ?1", -1, &st, NULL) ==
+         SQLITE_OK;
+    if (ok) {
+        bind_text(st, 1, r->group);
+        ok = sqlite3_step(st) == SQLITE_ROW;
+        *gid = ok ? sqlite3_column_int64(st, 0) : -1;
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* Delete group gid's run at cap_w, if it has one (then *replaced, may be NULL, is true). */
+static bool drop_old_run(sqlite3 *db, sqlite3_int64 gid, double cap_w, bool *replaced)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_int64 old = -1;
+    bool ok = sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE group_id = ?1 AND cap_w = ?2",
+                                 -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_int64(st, 1, gid);
+        sqlite3_bind_double(st, 2, cap_w);
+        old = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (!ok || old < 0)
+        return ok;
+    ok = sqlite3_prepare_v2(db, "DELETE FROM runs WHERE id = ?1", -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_int64(st, 1, old);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    if (replaced != NULL)
+        *replaced = true;
+    return ok;
+}
+
+/* The run's row in group gid, ingested at now; *rid its id. */
+static bool insert_run(sqlite3 *db, sqlite3_int64 gid, const pfi_store_run *r, const char *now,
+                       sqlite3_int64 *rid)
+{
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(
+                  db,
+                  "INSERT INTO runs(group_id, cap_w, power_w, power_se_w, power_n, throughput,"
+                  " throughput_se, throughput_n, throughput_unit, power_field, energy_j, flags,"
+                  " ingested_at) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                  -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_int64(st, 1, gid);
+        sqlite3_bind_double(st, 2, r->cap_w);
+        bind_real(st, 3, r->power_w);
+        bind_real(st, 4, r->power_se_w);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)r->power_n);
+        bind_real(st, 6, r->throughput);
+        bind_real(st, 7, r->throughput_se);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)r->throughput_n);
+        bind_text(st, 9, r->throughput_unit);
+        bind_text(st, 10, r->power_field);
+        bind_real(st, 11, r->energy_j);
+        sqlite3_bind_int64(st, 12, r->flags);
+        bind_text(st, 13, now);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        *rid = sqlite3_last_insert_rowid(db);
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* The run's features (run rid). */
+static bool insert_features(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run *r)
+{
+    if (r->n_features == 0)
+        return true;
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO features(run_id, name, value) "
+                                     "VALUES(?1, ?2, ?3)", -1, &st, NULL) == SQLITE_OK;
+    for (size_t i = 0; ok && i < r->n_features; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, rid);
+        bind_text(st, 2, r->feature_name[i]);
+        bind_real(st, 3, r->feature_value[i]);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* The run's source files (run rid), ingested at now. */
+static bool insert_sources(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run *r,
+                           const char *now)
+{
+    if (r->n_sources == 0)
+        return true;
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(db, "INSERT INTO sources(run_id, path, reader, ingested_at) "
+                                     "VALUES(?1, ?2, ?3, ?4)", -1, &st, NULL) == SQLITE_OK;
+    for (size_t i = 0; ok && i < r->n_sources; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, rid);
+        sqlite3_bind_text(st, 2, r->sources[i].path, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 3, r->sources[i].reader, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 4, now, -1, SQLITE_TRANSIENT);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* One transaction: the group, the old run at this cap out, the run, its features and
+ * sources in; any failure rolls all of it back. */
 pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced, pfi_diag *diag)
 {
     if (replaced != NULL)
@@ -237,116 +356,10 @@ pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced
     sqlite3 *db = s->db;
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return fail(s, diag, "cannot start a transaction");
-    sqlite3_stmt *st = NULL;
-    bool ok = true;
-    sqlite3_int64 gid = -1, rid = -1, old = -1;
-    /* group */
-    ok = sqlite3_prepare_v2(db,
-                            "INSERT INTO groups(name, job_class, gpus) VALUES(?1, ?2, ?3) "
-                            "ON CONFLICT(name) DO UPDATE SET "
-                            "job_class = coalesce(excluded.job_class, job_class), "
-                            "gpus = coalesce(excluded.gpus, gpus)",
-                            -1, &st, NULL) == SQLITE_OK;
-    if (ok) {
-        bind_text(st, 1, r->group);
-        bind_text(st, 2, r->job_class);
-        if (r->gpus > 0)
-            sqlite3_bind_int64(st, 3, r->gpus);
-        else
-            sqlite3_bind_null(st, 3);
-        ok = sqlite3_step(st) == SQLITE_DONE;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (ok) {
-        ok = sqlite3_prepare_v2(db, "SELECT id FROM groups WHERE name = ?1", -1, &st, NULL) ==
-             SQLITE_OK;
-        if (ok) {
-            bind_text(st, 1, r->group);
-            ok = sqlite3_step(st) == SQLITE_ROW;
-            gid = ok ? sqlite3_column_int64(st, 0) : -1;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (ok) {
-        ok = sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE group_id = ?1 AND cap_w = ?2",
-                                -1, &st, NULL) == SQLITE_OK;
-        if (ok) {
-            sqlite3_bind_int64(st, 1, gid);
-            sqlite3_bind_double(st, 2, r->cap_w);
-            old = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (ok && old >= 0) {
-        ok = sqlite3_prepare_v2(db, "DELETE FROM runs WHERE id = ?1", -1, &st, NULL) ==
-             SQLITE_OK;
-        if (ok) {
-            sqlite3_bind_int64(st, 1, old);
-            ok = sqlite3_step(st) == SQLITE_DONE;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-        if (replaced != NULL)
-            *replaced = true;
-    }
-    if (ok) {
-        ok = sqlite3_prepare_v2(
-                 db,
-                 "INSERT INTO runs(group_id, cap_w, power_w, power_se_w, power_n, throughput,"
-                 " throughput_se, throughput_n, throughput_unit, power_field, energy_j, flags,"
-                 " ingested_at) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
-                 -1, &st, NULL) == SQLITE_OK;
-        if (ok) {
-            sqlite3_bind_int64(st, 1, gid);
-            sqlite3_bind_double(st, 2, r->cap_w);
-            bind_real(st, 3, r->power_w);
-            bind_real(st, 4, r->power_se_w);
-            sqlite3_bind_int64(st, 5, (sqlite3_int64)r->power_n);
-            bind_real(st, 6, r->throughput);
-            bind_real(st, 7, r->throughput_se);
-            sqlite3_bind_int64(st, 8, (sqlite3_int64)r->throughput_n);
-            bind_text(st, 9, r->throughput_unit);
-            bind_text(st, 10, r->power_field);
-            bind_real(st, 11, r->energy_j);
-            sqlite3_bind_int64(st, 12, r->flags);
-            bind_text(st, 13, now);
-            ok = sqlite3_step(st) == SQLITE_DONE;
-            rid = sqlite3_last_insert_rowid(db);
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (ok && r->n_features > 0) {
-        ok = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO features(run_id, name, value) "
-                                    "VALUES(?1, ?2, ?3)", -1, &st, NULL) == SQLITE_OK;
-        for (size_t i = 0; ok && i < r->n_features; i++) {
-            sqlite3_reset(st);
-            sqlite3_bind_int64(st, 1, rid);
-            bind_text(st, 2, r->feature_name[i]);
-            bind_real(st, 3, r->feature_value[i]);
-            ok = sqlite3_step(st) == SQLITE_DONE;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (ok && r->n_sources > 0) {
-        ok = sqlite3_prepare_v2(db, "INSERT INTO sources(run_id, path, reader, ingested_at) "
-                                    "VALUES(?1, ?2, ?3, ?4)", -1, &st, NULL) == SQLITE_OK;
-        for (size_t i = 0; ok && i < r->n_sources; i++) {
-            sqlite3_reset(st);
-            sqlite3_bind_int64(st, 1, rid);
-            sqlite3_bind_text(st, 2, r->sources[i].path, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(st, 3, r->sources[i].reader, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(st, 4, now, -1, SQLITE_TRANSIENT);
-            ok = sqlite3_step(st) == SQLITE_DONE;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    (void)exec1;
+    sqlite3_int64 gid = -1, rid = -1;
+    bool ok = put_group(db, r, &gid) && drop_old_run(db, gid, r->cap_w, replaced) &&
+              insert_run(db, gid, r, now, &rid) && insert_features(db, rid, r) &&
+              insert_sources(db, rid, r, now);
     if (!ok || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         pfi_error e = fail(s, diag, "cannot store the run");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -428,7 +441,7 @@ pfi_error pfi_store_export_csv(pfi_store *s, FILE *f, bool usable_only, const ch
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         unsigned flags = (unsigned)sqlite3_column_int64(st, 8);
-        bool invalid = usable_only && (flags & (1u | 2u | 16u)) != 0; /* PFI_RED_INVALID */
+        bool invalid = usable_only && (flags & PFI_RED_INVALID) != 0;
         csv_text(f, sqlite3_column_text(st, 0));
         fputc(',', f);
         csv_text(f, sqlite3_column_text(st, 1));
@@ -547,27 +560,177 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
     return w == 0 && !ferror(f) ? PFI_OK : PFI_ERR_IO;
 }
 
+/* ---- the stored runs as a runs table ---------------------------------------------------- */
+
+/* The columns analysis reads, named as in the CSV export (its diagnostics name them so). */
+enum { RC_GROUP, RC_JOB_CLASS, RC_GPUS, RC_CAP, RC_POWER, RC_POWER_SE, RC_TPUT, RC_TPUT_SE,
+       RC_COLUMNS };
+static const char *const run_columns[RC_COLUMNS] = {
+    "group", "job_class", "gpus", "cap_w", "power_w", "power_se_w", "throughput",
+    "throughput_se"};
+
+/* The runs in export order (group, then cap descending), with the cells of export_sql's
+ * columns 1 to 12 after the group's id. */
+static const char read_sql[] =
+    "SELECT g.id, g.name, g.job_class, g.gpus, r.cap_w, r.power_w, r.power_se_w, r.throughput,"
+    " r.throughput_se, r.flags, r.power_field, r.throughput_unit"
+    " FROM runs r JOIN groups g ON g.id = r.group_id"
+    " WHERE ?1 IS NULL OR g.name = ?1 ORDER BY g.name, r.cap_w DESC";
+
+/* The stored runs as cells for pfi_runs_read_cells: RC_COLUMNS a run, each run's line in
+ * the CSV export, and the group names and job classes the cells point to (owned). */
+typedef struct run_cells {
+    pfi_runs_cell *cells;
+    long *line;
+    size_t n, cap;
+    char *text[2]; /* the current group's name and job class, while it is read */
+    char **texts;  /* every group's, to free */
+    size_t n_texts, texts_cap;
+} run_cells;
+
+static void run_cells_free(run_cells *rc)
+{
+    for (size_t i = 0; i < rc->n_texts; i++)
+        pfi_free(rc->texts[i]);
+    pfi_free(rc->texts);
+    pfi_free(rc->cells);
+    pfi_free(rc->line);
+}
+
+/*
+ * A text cell as analysis has always read it. The runs used to reach analysis through the
+ * CSV export and its reader, which drops the blanks (spaces, tabs) around a cell the export
+ * did not quote, one without a comma, quote or line break: " b " and "b" are one group.
+ * The copy (NULL for SQL NULL) is kept in rc->texts. false: out of memory.
+ */
+static bool cell_text(run_cells *rc, const unsigned char *sql_text, char **out)
+{
+    *out = NULL;
+    if (sql_text == NULL)
+        return true;
+    const char *s = (const char *)sql_text;
+    size_t len = strlen(s);
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        while (len > 0 && (*s == ' ' || *s == '\t')) {
+            s++;
+            len--;
+        }
+        while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+            len--;
+    }
+    if (rc->n_texts == rc->texts_cap) {
+        size_t nc = rc->texts_cap ? 2 * rc->texts_cap : 16;
+        char **q = pfi_realloc(rc->texts, nc * sizeof *q);
+        if (q == NULL)
+            return false;
+        rc->texts = q;
+        rc->texts_cap = nc;
+    }
+    if ((*out = pfi_strndup(s, len)) == NULL)
+        return false;
+    rc->texts[rc->n_texts++] = *out;
+    return true;
+}
+
+/* The line breaks of a text cell: a quoted cell with one spans lines of the export. */
+static long line_breaks(const unsigned char *s)
+{
+    long n = 0;
+    for (; s != NULL && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* A number cell: NaN for SQL NULL, or when blank (an invalid run's power). */
+static double cell_number(sqlite3_stmt *st, int col, bool blank)
+{
+    return blank || sqlite3_column_type(st, col) == SQLITE_NULL ? NAN
+                                                                : sqlite3_column_double(st, col);
+}
+
+/* One run's row of cells from the current row of read_sql; *line is its line in the
+ * export (the next run's on return). false: out of memory. */
+static bool take_run(run_cells *rc, sqlite3_stmt *st, bool new_group, long *line)
+{
+    if (rc->n == rc->cap) {
+        size_t nc = rc->cap ? 2 * rc->cap : 64;
+        pfi_runs_cell *q = pfi_realloc(rc->cells, nc * RC_COLUMNS * sizeof *q);
+        if (q != NULL)
+            rc->cells = q;
+        long *l = pfi_realloc(rc->line, nc * sizeof *l);
+        if (l != NULL)
+            rc->line = l;
+        if (q == NULL || l == NULL)
+            return false;
+        rc->cap = nc;
+    }
+    if (new_group && (!cell_text(rc, sqlite3_column_text(st, 1), &rc->text[0]) ||
+                      !cell_text(rc, sqlite3_column_text(st, 2), &rc->text[1])))
+        return false;
+    /* a run the reduction marked invalid keeps its cap and throughput, not its power */
+    bool invalid = ((unsigned)sqlite3_column_int64(st, 9) & PFI_RED_INVALID) != 0;
+    pfi_runs_cell *c = rc->cells + rc->n * RC_COLUMNS;
+    for (int k = 0; k < RC_COLUMNS; k++)
+        c[k] = (pfi_runs_cell){.text = NULL, .value = NAN};
+    c[RC_GROUP].text = rc->text[0];
+    c[RC_JOB_CLASS].text = rc->text[1];
+    if (sqlite3_column_type(st, 3) != SQLITE_NULL)
+        c[RC_GPUS].value = (double)sqlite3_column_int64(st, 3);
+    c[RC_CAP].value = cell_number(st, 4, false);
+    c[RC_POWER].value = cell_number(st, 5, invalid);
+    c[RC_POWER_SE].value = cell_number(st, 6, invalid);
+    c[RC_TPUT].value = cell_number(st, 7, false);
+    c[RC_TPUT_SE].value = cell_number(st, 8, false);
+    rc->line[rc->n++] = *line;
+    *line += 1 + line_breaks(sqlite3_column_text(st, 1)) +
+             line_breaks(sqlite3_column_text(st, 2)) +
+             line_breaks(sqlite3_column_text(st, 10)) + line_breaks(sqlite3_column_text(st, 11));
+    return true;
+}
+
+/* Every stored run (of group_filter, NULL all) into rc. Errors: PFI_ERR_IO, PFI_ERR_NOMEM. */
+static pfi_error read_run_cells(pfi_store *s, const char *group_filter, run_cells *rc,
+                                pfi_diag *diag)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, read_sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(s, diag, "cannot read runs");
+    bind_text(st, 1, group_filter);
+    long line = 2; /* below the export's header line */
+    sqlite3_int64 group_id = 0;
+    int rc_step;
+    pfi_error e = PFI_OK;
+    while ((rc_step = sqlite3_step(st)) == SQLITE_ROW) {
+        sqlite3_int64 id = sqlite3_column_int64(st, 0);
+        if (!take_run(rc, st, rc->n == 0 || id != group_id, &line)) {
+            e = PFI_ERR_NOMEM;
+            break;
+        }
+        group_id = id;
+    }
+    sqlite3_finalize(st);
+    if (e == PFI_OK && rc_step != SQLITE_DONE)
+        e = fail(s, diag, "cannot read runs");
+    return e;
+}
+
 pfi_error pfi_store_read_runs(pfi_store *s, pfi_runs_table *t, const char *group_filter,
                               size_t *n_runs, pfi_diag *diag)
 {
     if (s == NULL || t == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
-    char *buf = NULL;
-    size_t len = 0, n = 0;
-    FILE *m = open_memstream(&buf, &len);
-    pfi_error e = m ? pfi_store_export_csv(s, m, true, group_filter, &n, diag) : PFI_ERR_NOMEM;
-    if (m != NULL && fclose(m) != 0 && e == PFI_OK)
-        e = PFI_ERR_NOMEM;
+    run_cells rc = {0};
+    pfi_error e = read_run_cells(s, group_filter, &rc, diag);
     if (n_runs != NULL)
-        *n_runs = n;
-    if (e == PFI_OK && n == 0) {
+        *n_runs = rc.n;
+    if (e == PFI_OK && rc.n == 0) {
         if (diag != NULL)
             snprintf(diag->message, sizeof diag->message, "the store holds no runs%s%s",
                      group_filter ? " in group " : " (use 'pfi ingest')",
                      group_filter ? group_filter : "");
         e = PFI_ERR_EMPTY;
     }
-    /* The export's column names mapped onto the runs reader's fields. */
+    /* the columns mapped onto the runs reader's fields */
     pfi_mapping map = {0};
     static const char *const pairs[][2] = {
         {"group", "group"}, {"cap", "cap_w"}, {"power", "power_w"},
@@ -575,17 +738,13 @@ pfi_error pfi_store_read_runs(pfi_store *s, pfi_runs_table *t, const char *group
         {"throughput_se", "throughput_se"}, {"gpus", "gpus"}, {"job_class", "job_class"}};
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0] && e == PFI_OK; i++)
         e = pfi_mapping_set(&map, pairs[i][0], pairs[i][1]);
-    FILE *f = e == PFI_OK ? fmemopen(buf, len, "r") : NULL;
-    if (e == PFI_OK && f == NULL)
-        e = PFI_ERR_NOMEM;
     if (e == PFI_OK) {
         const char *name = sqlite3_db_filename(s->db, "main");
-        e = pfi_runs_read_stream(t, f, name && *name ? name : "store", &map, diag);
+        e = pfi_runs_read_cells(t, name && *name ? name : "store", run_columns, RC_COLUMNS,
+                                rc.cells, rc.line, rc.n, &map, diag);
     }
-    if (f != NULL)
-        fclose(f);
     pfi_mapping_clear(&map);
-    free(buf); /* open_memstream's buffer: libc's malloc */
+    run_cells_free(&rc);
     return e;
 }
 

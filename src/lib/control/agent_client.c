@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "control/ctl_internal.h"
+#include "core/memory.h"
 
 struct ctl_http {
     CURLM *multi;
@@ -19,12 +20,12 @@ pfi_error ctl_http_create(ctl_http **out)
     /* curl_global_init is not thread-safe before 7.84; the CLI is single-threaded here. */
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return PFI_ERR_UNAVAILABLE;
-    ctl_http *h = calloc(1, sizeof *h);
+    ctl_http *h = pfi_calloc(1, sizeof *h);
     if (h == NULL)
         return PFI_ERR_NOMEM;
     h->multi = curl_multi_init();
     if (h->multi == NULL) {
-        free(h);
+        pfi_free(h);
         return PFI_ERR_NOMEM;
     }
     curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, 256L);
@@ -37,13 +38,13 @@ void ctl_http_destroy(ctl_http *h)
     if (h == NULL)
         return;
     curl_multi_cleanup(h->multi);
-    free(h);
+    pfi_free(h);
     curl_global_cleanup();
 }
 
 void ctl_http_req_clear(ctl_http_req *r)
 {
-    free(r->resp);
+    pfi_free(r->resp);
     r->resp = NULL;
     r->resp_len = 0;
     r->status = 0;
@@ -71,7 +72,7 @@ static size_t on_data(char *p, size_t sz, size_t nm, void *ud)
         size_t nc = x->cap ? x->cap : 4096;
         while (nc < r->resp_len + n + 1)
             nc *= 2;
-        char *q = realloc(r->resp, nc);
+        char *q = pfi_realloc(r->resp, nc);
         if (q == NULL)
             return 0;
         r->resp = q;
@@ -87,7 +88,7 @@ pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s)
 {
     if (n == 0)
         return PFI_OK;
-    xfer *x = calloc(n, sizeof *x);
+    xfer *x = pfi_calloc(n, sizeof *x);
     if (x == NULL)
         return PFI_ERR_NOMEM;
     pfi_error e = PFI_OK;
@@ -163,6 +164,6 @@ done:
         if (r[i].status == 0 && r[i].err[0] == '\0')
             snprintf(r[i].err, sizeof r[i].err, "no answer");
     }
-    free(x);
+    pfi_free(x);
     return e;
 }

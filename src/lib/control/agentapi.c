@@ -1,6 +1,7 @@
 /*
- * The pfid agent API (docs/agent-api.md) and Prometheus /api/v1/query answers as data.
- * jansson with duplicate keys rejected; every type checked; nulls become NaN or "".
+ * The pfid agent API (docs/agent-api.md) and Prometheus /api/v1/query answers as data
+ * (pfi/agent_api.h). jansson with duplicate keys rejected; every type checked; nulls
+ * become NaN or "".
  */
 #include <jansson.h>
 #include <math.h>
@@ -9,7 +10,7 @@
 
 #include "core/memory.h"
 #include "control/ctl_internal.h"
-#include "pfi/control.h"
+#include "pfi/agent_api.h"
 
 static pfi_error load(const char *text, size_t len, json_t **out, pfi_diag *d)
 {

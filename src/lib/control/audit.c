@@ -14,6 +14,7 @@
 #include "core/memory.h"
 #include "core/db_close.h"
 #include "control/ctl_internal.h"
+#include "pfi/audit.h"
 #include "pfi/control.h"
 
 struct ctl_audit {
@@ -49,7 +50,7 @@ static pfi_error db_fail(sqlite3 *db, pfi_diag *d, const char *what)
 pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **out, pfi_diag *d)
 {
     *out = NULL;
-    ctl_audit *a = calloc(1, sizeof *a);
+    ctl_audit *a = pfi_calloc(1, sizeof *a);
     if (a == NULL)
         return PFI_ERR_NOMEM;
     pfi_error e;
@@ -113,7 +114,7 @@ void ctl_audit_close(ctl_audit *a)
     sqlite3_finalize(a->cap);
     sqlite3_finalize(a->orig);
     db_close(a->db);
-    free(a);
+    pfi_free(a);
 }
 
 long ctl_audit_run_id(const ctl_audit *a)

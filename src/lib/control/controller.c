@@ -12,10 +12,13 @@
 #include <time.h>
 
 #include "core/db_close.h"
+#include "core/memory.h"
 #include "control/ctl_curves.h"
 #include "control/ctl_internal.h"
 #include "control/ctl_prom.h"
 #include "pfi/control.h"
+#include "pfi/agent_api.h"
+#include "pfi/stage.h"
 #include "pfi/featmap.h"
 #include "pfi/fit.h"
 
@@ -140,15 +143,15 @@ void pfi_ctl_destroy(pfi_ctl *c)
             ctl_http_req_clear(&c->req[i]);
     if (c->bodies != NULL)
         for (size_t i = 0; i < c->cfg.n_agents; i++)
-            free(c->bodies[i]);
-    free(c->bodies);
-    free(c->req);
-    free(c->up);
-    free(c->last_put_s);
-    free(c->st);
-    free(c->g);
-    free(c->j);
-    free(c);
+            pfi_free(c->bodies[i]);
+    pfi_free(c->bodies);
+    pfi_free(c->req);
+    pfi_free(c->up);
+    pfi_free(c->last_put_s);
+    pfi_free(c->st);
+    pfi_free(c->g);
+    pfi_free(c->j);
+    pfi_free(c);
 }
 
 pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
@@ -159,7 +162,7 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
         !(cfg->feedback_bound >= 0))
         return ctl_fail(d, 0, PFI_ERR_INVALID_ARGUMENT,
                         "controller: agents, a period > 0 and a margin in [0, 0.5) are needed");
-    pfi_ctl *c = calloc(1, sizeof *c);
+    pfi_ctl *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
     c->cfg = *cfg;
@@ -169,11 +172,11 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
         c->cfg.lease_s = fmax(30.0, 6 * cfg->period_s);
     size_t n = cfg->n_agents;
     pfi_error e = PFI_ERR_NOMEM;
-    c->up = calloc(n, sizeof *c->up);
-    c->last_put_s = calloc(n, sizeof *c->last_put_s);
-    c->req = calloc(n, sizeof *c->req);
-    c->bodies = calloc(n, sizeof *c->bodies);
-    c->st = malloc(sizeof *c->st);
+    c->up = pfi_calloc(n, sizeof *c->up);
+    c->last_put_s = pfi_calloc(n, sizeof *c->last_put_s);
+    c->req = pfi_calloc(n, sizeof *c->req);
+    c->bodies = pfi_calloc(n, sizeof *c->bodies);
+    c->st = pfi_malloc(sizeof *c->st);
     if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st)
         goto fail;
     for (size_t i = 0; i < n; i++)
@@ -221,7 +224,7 @@ static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
             return &c->g[i];
     if (c->ng == c->capg) {
         size_t nc = c->capg ? 2 * c->capg : 64;
-        cgpu *q = realloc(c->g, nc * sizeof *q);
+        cgpu *q = pfi_realloc(c->g, nc * sizeof *q);
         if (q == NULL)
             return NULL;
         c->g = q;
@@ -259,7 +262,7 @@ static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
         }
     if (c->nj == c->capj) {
         size_t nc = c->capj ? 2 * c->capj : 32;
-        cjob *q = realloc(c->j, nc * sizeof *q);
+        cjob *q = pfi_realloc(c->j, nc * sizeof *q);
         if (q == NULL)
             return NULL;
         c->j = q;
@@ -287,13 +290,40 @@ static void agent_url(const pfi_ctl *c, size_t a, const char *path, char *buf, s
     snprintf(buf, n, "%s%s", c->cfg.agents[a].url, path);
 }
 
+/* A restarted controller has never seen agent a, which does not answer: the GPUs an
+ * earlier run saw there, from the audit log, at their last confirmed caps (counted in the
+ * reserve). Nothing when the controller knows a GPU of a already. Errors: PFI_ERR_NOMEM. */
+static pfi_error restore_agent_gpus(pfi_ctl *c, size_t a)
+{
+    for (size_t gi = 0; gi < c->ng; gi++)
+        if (c->g[gi].agent == a)
+            return PFI_OK;
+    char(*uu)[128] = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
+    double *cw = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
+    pfi_error e = uu && cw ? PFI_OK : PFI_ERR_NOMEM;
+    size_t nk = e == PFI_OK ? ctl_audit_agent_gpus(c->audit, c->cfg.agents[a].url, uu, cw,
+                                                   PFI_CTL_MAX_GPUS)
+                            : 0;
+    for (size_t q = 0; q < nk; q++) {
+        cgpu *g = gpu_slot(c, a, uu[q]);
+        if (g == NULL) {
+            e = PFI_ERR_NOMEM;
+            break;
+        }
+        g->confirmed_w = g->max_w = cw[q];
+    }
+    pfi_free(uu);
+    pfi_free(cw);
+    return e;
+}
+
 /* GET /v1/state of the agents with want[a] (NULL: all); updates GPUs; returns how many
  * answered. fill_jobs: also the jobs' throughput and class. */
 static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, double *tput_job,
                              pfi_ctl_report *rep)
 {
     size_t n = c->cfg.n_agents, m = 0;
-    size_t *map = malloc(n * sizeof *map);
+    size_t *map = pfi_malloc(n * sizeof *map);
     if (map == NULL)
         return PFI_ERR_NOMEM;
     for (size_t a = 0; a < n; a++) {
@@ -312,28 +342,17 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
         size_t a = map[k];
         ctl_http_req *r = &c->req[k];
         pfi_diag d;
-        if (r->status != 200 || r->resp == NULL ||
-            pfi_agent_state_parse(r->resp, r->resp_len, c->st, &d) != PFI_OK) {
+        pfi_error pe = r->status == 200 && r->resp != NULL
+                           ? pfi_agent_state_parse(r->resp, r->resp_len, c->st, &d)
+                           : PFI_ERR_IO;
+        if (pe == PFI_ERR_NOMEM) {
+            e = pe;
+            break;
+        }
+        if (pe != PFI_OK) {
             c->up[a] = false;
-            if (fill_jobs && c->audit != NULL) {
-                /* a restarted controller has never seen this agent: what did it have? */
-                bool known = false;
-                for (size_t gi = 0; gi < c->ng; gi++)
-                    known |= c->g[gi].agent == a;
-                char(*uu)[128] = known ? NULL : malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
-                double *cw = known ? NULL : malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
-                size_t nk = uu && cw ? ctl_audit_agent_gpus(c->audit, c->cfg.agents[a].url, uu,
-                                                            cw, PFI_CTL_MAX_GPUS)
-                                     : 0;
-                for (size_t q = 0; q < nk; q++) {
-                    cgpu *g = gpu_slot(c, a, uu[q]);
-                    if (g == NULL)
-                        break;
-                    g->confirmed_w = g->max_w = cw[q];
-                }
-                free(uu);
-                free(cw);
-            }
+            if (fill_jobs && c->audit != NULL && (e = restore_agent_gpus(c, a)) != PFI_OK)
+                break;
             if (rep != NULL && rep->note[0] == '\0')
                 snprintf(rep->note, sizeof rep->note, "agent %.120s not answering (%.100s)",
                          c->cfg.agents[a].url,
@@ -383,7 +402,7 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
             }
         }
     }
-    free(map);
+    pfi_free(map);
     return e;
 }
 
@@ -401,89 +420,80 @@ static double stage_cost(void *ctx, size_t k, double cap)
     return ctl_curve_power(&j->curve, cap) / (double)j->ngpus;
 }
 
-/* PUT caps send[k] (NaN: none) grouped per agent; confirm from the answers, then poll the
- * state of agents with unconfirmed GPUs until confirm_timeout. Returns unconfirmed count. */
-static pfi_error push(pfi_ctl *c, const double *send, int phase, double now_s, size_t *sent,
-                      size_t *unconfirmed, bool renew)
+/* The PUT /v1/caps body for agent a: send[k] (NaN: none) of each of its GPUs seen this
+ * period, and with renew the lease renewal of a reduced cap due (a third of the lease since
+ * the last PUT). *body (owned, pfi_free) is NULL when there is nothing to send.
+ * Errors: PFI_ERR_NOMEM. */
+static pfi_error put_body(pfi_ctl *c, size_t a, const double *send, double now_s, bool renew,
+                          char **body)
 {
-    size_t n = c->cfg.n_agents, m = 0;
-    *sent = 0;
-    size_t *map = malloc(n * sizeof *map);
-    if (map == NULL)
+    *body = NULL;
+    size_t cap = 256, len = 0, cnt = 0;
+    char *b = pfi_malloc(cap);
+    if (b == NULL)
         return PFI_ERR_NOMEM;
-    pfi_error e = PFI_OK;
-    for (size_t a = 0; a < n; a++) {
-        free(c->bodies[a]);
-        c->bodies[a] = NULL;
-        if (!c->up[a])
+    c->seq++;
+    len = (size_t)snprintf(b, cap, "{\"request_id\":\"pfi-ctl-%ld-%ld-%lu\",\"lease_s\":%g,\"caps\":[",
+                           c->run, getpid_cached(), c->seq, c->cfg.lease_s);
+    for (size_t k = 0; k < c->ng; k++) {
+        const cgpu *g = &c->g[k];
+        double w = send[k];
+        if (g->agent != a || !g->seen)
             continue;
-        size_t cap = 256, len = 0, cnt = 0;
-        char *b = malloc(cap);
-        if (b == NULL) {
-            e = PFI_ERR_NOMEM;
-            break;
-        }
-        c->seq++;
-        len = (size_t)snprintf(b, cap, "{\"request_id\":\"pfi-ctl-%ld-%ld-%lu\",\"lease_s\":%g,\"caps\":[",
-                               c->run, getpid_cached(), c->seq, c->cfg.lease_s);
-        for (size_t k = 0; k < c->ng; k++) {
-            const cgpu *g = &c->g[k];
-            double w = send[k];
-            if (g->agent != a || !g->seen)
-                continue;
-            if (isnan(w) && renew && now_s - c->last_put_s[a] >= c->cfg.lease_s / 3 &&
-                isfinite(g->confirmed_w) && isfinite(g->original_w) &&
-                g->confirmed_w < g->original_w - 0.5)
-                w = g->confirmed_w; /* lease renewal of a reduced cap */
-            if (isnan(w))
-                continue;
-            if (len + 300 > cap) {
-                cap *= 2;
-                char *q = realloc(b, cap);
-                if (q == NULL) {
-                    free(b);
-                    free(map);
-                    return PFI_ERR_NOMEM;
-                }
-                b = q;
+        if (isnan(w) && renew && now_s - c->last_put_s[a] >= c->cfg.lease_s / 3 &&
+            isfinite(g->confirmed_w) && isfinite(g->original_w) &&
+            g->confirmed_w < g->original_w - 0.5)
+            w = g->confirmed_w; /* lease renewal of a reduced cap */
+        if (isnan(w))
+            continue;
+        if (len + 300 > cap) {
+            cap *= 2;
+            char *q = pfi_realloc(b, cap);
+            if (q == NULL) {
+                pfi_free(b);
+                return PFI_ERR_NOMEM;
             }
-            len += (size_t)snprintf(b + len, cap - len, "%s{\"uuid\":\"%s\",\"cap_w\":%.0f}",
-                                    cnt ? "," : "", g->uuid, w);
-            cnt++;
+            b = q;
         }
-        if (cnt == 0) {
-            free(b);
-            continue;
-        }
-        snprintf(b + len, cap - len, "]}");
-        c->bodies[a] = b;
-        ctl_http_req *r = &c->req[m];
-        ctl_http_req_clear(r);
-        r->method = "PUT";
-        agent_url(c, a, "/v1/caps", r->url, sizeof r->url);
-        r->token = c->cfg.agents[a].token;
-        r->body = b;
-        map[m++] = a;
+        len += (size_t)snprintf(b + len, cap - len, "%s{\"uuid\":\"%s\",\"cap_w\":%.0f}",
+                                cnt ? "," : "", g->uuid, w);
+        cnt++;
     }
-    if (e == PFI_OK)
-        e = ctl_http_run(c->http, c->req, m, c->cfg.http_timeout_s);
-    bool *pending = calloc(n, sizeof *pending);
-    if (pending == NULL)
-        e = PFI_ERR_NOMEM;
-    pfi_agent_cap_reply *rep = malloc(PFI_CTL_MAX_GPUS * sizeof *rep);
+    if (cnt == 0) {
+        pfi_free(b);
+        return PFI_OK;
+    }
+    snprintf(b + len, cap - len, "]}");
+    *body = b;
+    return PFI_OK;
+}
+
+/* The answers of the m PUTs to agents map[m]: a GPU whose answer shows its enforced limit
+ * at the request is confirmed, one whose agent answered otherwise is pending (pending[a],
+ * *npend GPUs); every request is audited. *sent counts the requests. */
+static pfi_error take_put_answers(pfi_ctl *c, const double *send, int phase, double now_s,
+                                  const size_t *map, size_t m, bool *pending, size_t *npend,
+                                  size_t *sent)
+{
+    pfi_agent_cap_reply *rep = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *rep);
     if (rep == NULL)
-        e = PFI_ERR_NOMEM;
-    size_t npend = 0;
-    for (size_t k = 0; e == PFI_OK && k < m; k++) {
+        return PFI_ERR_NOMEM;
+    for (size_t k = 0; k < m; k++) {
         size_t a = map[k];
         ctl_http_req *r = &c->req[k];
         c->last_put_s[a] = now_s;
         size_t nr = 0;
         bool applied;
         pfi_diag d;
-        bool ok = r->status == 200 && r->resp != NULL &&
-                  pfi_agent_caps_parse(r->resp, r->resp_len, rep, PFI_CTL_MAX_GPUS, &nr, &applied,
-                                       &d) == PFI_OK;
+        pfi_error pe = r->status == 200 && r->resp != NULL
+                           ? pfi_agent_caps_parse(r->resp, r->resp_len, rep, PFI_CTL_MAX_GPUS,
+                                                  &nr, &applied, &d)
+                           : PFI_ERR_IO;
+        if (pe == PFI_ERR_NOMEM) {
+            pfi_free(rep);
+            return pe;
+        }
+        bool ok = pe == PFI_OK;
         char what[200];
         if (!ok)
             snprintf(what, sizeof what, "HTTP %ld: %.150s", r->status,
@@ -504,39 +514,91 @@ static pfi_error push(pfi_ctl *c, const double *send, int phase, double now_s, s
                 g->confirmed_w = enf;
             else if (ok) {
                 pending[a] = true;
-                npend++;
+                (*npend)++;
             }
             if (c->audit != NULL)
                 ctl_audit_cap(c->audit, c->period_id, phase, c->cfg.agents[a].url, g->uuid,
                               send[gi], enf, ok ? (conf ? "confirmed" : "pending") : what);
         }
     }
-    /* wait for enforced limits (an agent may apply asynchronously) */
+    pfi_free(rep);
+    return PFI_OK;
+}
+
+/* Poll the state of the agents with pending GPUs until every request is confirmed, the
+ * agent stops answering, or confirm_timeout_s passes (an agent may apply asynchronously).
+ * *npend: the GPUs still unconfirmed. */
+static pfi_error wait_confirmed(pfi_ctl *c, const double *send, int phase, bool *pending,
+                                size_t *npend)
+{
+    pfi_error e = PFI_OK;
     double t0 = now_mono();
-    while (e == PFI_OK && npend > 0 && now_mono() - t0 < c->cfg.confirm_timeout_s) {
+    while (e == PFI_OK && *npend > 0 && now_mono() - t0 < c->cfg.confirm_timeout_s) {
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
         e = read_agents(c, pending, false, NULL, NULL);
-        npend = 0;
+        *npend = 0;
         for (size_t gi = 0; e == PFI_OK && gi < c->ng; gi++) {
             cgpu *g = &c->g[gi];
             if (!pending[g->agent] || isnan(send[gi]))
                 continue;
             if (!confirmed(g->confirmed_w, send[gi], phase))
-                npend++;
+                (*npend)++;
         }
-        for (size_t a = 0; a < n; a++)
+        for (size_t a = 0; a < c->cfg.n_agents; a++)
             if (pending[a] && !c->up[a])
                 pending[a] = false;
     }
-    *unconfirmed = npend;
-    free(rep);
-    free(pending);
-    free(map);
     return e;
 }
 
-static double pfi_stage_cost_total(pfi_ctl *c)
+/* PUT caps send[k] (NaN: none) grouped per agent; confirm from the answers, then poll the
+ * state of agents with unconfirmed GPUs until confirm_timeout. *sent: requests sent,
+ * *unconfirmed: those not confirmed. */
+static pfi_error push(pfi_ctl *c, const double *send, int phase, double now_s, size_t *sent,
+                      size_t *unconfirmed, bool renew)
+{
+    size_t n = c->cfg.n_agents, m = 0;
+    *sent = 0;
+    *unconfirmed = 0;
+    size_t *map = pfi_malloc(n * sizeof *map);
+    if (map == NULL)
+        return PFI_ERR_NOMEM;
+    pfi_error e = PFI_OK;
+    for (size_t a = 0; a < n; a++) {
+        pfi_free(c->bodies[a]);
+        c->bodies[a] = NULL;
+        if (!c->up[a])
+            continue;
+        if ((e = put_body(c, a, send, now_s, renew, &c->bodies[a])) != PFI_OK)
+            break;
+        if (c->bodies[a] == NULL)
+            continue;
+        ctl_http_req *r = &c->req[m];
+        ctl_http_req_clear(r);
+        r->method = "PUT";
+        agent_url(c, a, "/v1/caps", r->url, sizeof r->url);
+        r->token = c->cfg.agents[a].token;
+        r->body = c->bodies[a];
+        map[m++] = a;
+    }
+    if (e == PFI_OK)
+        e = ctl_http_run(c->http, c->req, m, c->cfg.http_timeout_s);
+    bool *pending = pfi_calloc(n, sizeof *pending);
+    if (pending == NULL)
+        e = PFI_ERR_NOMEM;
+    size_t npend = 0;
+    if (e == PFI_OK)
+        e = take_put_answers(c, send, phase, now_s, map, m, pending, &npend, sent);
+    if (e == PFI_OK)
+        e = wait_confirmed(c, send, phase, pending, &npend);
+    *unconfirmed = npend;
+    pfi_free(pending);
+    pfi_free(map);
+    return e;
+}
+
+static double stage_cost_total(pfi_ctl *c)
 {
     double s = 0;
     for (size_t k = 0; k < c->ng; k++) {
@@ -679,8 +741,8 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
     if (nj == 0)
         return PFI_OK;
     pfi_error e = PFI_ERR_NOMEM;
-    size_t *off = malloc((nj + 1) * sizeof *off), *jx = malloc(nj * sizeof *jx);
-    double *buf = malloc((3 * npts + 7 * nj) * sizeof *buf);
+    size_t *off = pfi_malloc((nj + 1) * sizeof *off), *jx = pfi_malloc(nj * sizeof *jx);
+    double *buf = pfi_malloc((3 * npts + 7 * nj) * sizeof *buf);
     pfi_alloc_result r;
     memset(&r, 0, sizeof r);
     if (off == NULL || jx == NULL || buf == NULL)
@@ -709,7 +771,7 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
         jx[m] = i;
         off[++m] = p;
     }
-    unsigned char *deep = calloc(nj, 1);
+    unsigned char *deep = pfi_calloc(nj, 1);
     if (deep == NULL)
         goto out;
     for (size_t k = 0; k < nj; k++)
@@ -718,18 +780,33 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
      * the controller's curves are both: left to itself, pfi-model would rebuild a §7 curve
      * from pf[] — the class prior for a job on a measured (store) curve, whose sweep would
      * then shape only the cap that the prior's shed maps to, never the shed itself */
-    pfi_alloc_jobs aj = {nj, off, cap, pw, tp, gp, wt, fl, lo, hi, pf, ft, deep, NULL, pw, tp};
+    pfi_alloc_jobs aj = {.n = nj,
+                         .offset = off,
+                         .cap_w = cap,
+                         .power_w = pw,
+                         .tput_tok_s = tp,
+                         .gpus = gp,
+                         .weight = wt,
+                         .floor_frac = fl,
+                         .cap_lo_w = lo,
+                         .cap_hi_w = hi,
+                         .pfi = pf,
+                         .feature = ft,
+                         .deep_cut = deep,
+                         .model_alpha = NULL,
+                         .est_power_w = pw,
+                         .est_tput_tok_s = tp};
     pfi_alloc_options o;
     pfi_alloc_options_init(&o);
     o.strategy = c->cfg.strategy;
     o.budget_w = fmax(0, budget);
     if ((e = pfi_alloc_result_init(&r, nj)) != PFI_OK) {
-        free(deep);
+        pfi_free(deep);
         goto out;
     }
     pfi_diag d;
     e = pfi_allocate(&aj, &o, &r, &d);
-    free(deep);
+    pfi_free(deep);
     if (e != PFI_OK) {
         snprintf(rep->note, sizeof rep->note, "allocation failed: %.200s", d.message);
         e = PFI_OK; /* keep the caps as they are this period */
@@ -752,14 +829,27 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
     }
 out:
     pfi_alloc_result_clear(&r);
-    free(off);
-    free(jx);
-    free(buf);
+    pfi_free(off);
+    pfi_free(jx);
+    pfi_free(buf);
     return e;
 }
 
-pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, double reduction,
-                       pfi_ctl_report *rep, pfi_diag *d)
+/* What one period measured and decided, handed from phase to phase of pfi_ctl_step. */
+typedef struct period {
+    bool event;            /* a budget is in force */
+    double reserve_w;      /* held for the GPUs of agents that do not answer */
+    double unmanaged_w;    /* drawn (else capped) by answering GPUs without a job */
+    double measured_w;     /* measured power of the answering GPUs */
+    double ref_w;          /* Σ jobs' reference power + unmanaged + reserve */
+    double tput_tok_s;     /* Σ jobs' measured tokens/s */
+    double predicted_w;    /* the curves at the confirmed caps (the reserve's GPUs at theirs) */
+    double budget_w;       /* the cluster budget B (NaN outside an event) */
+    double stage_limit_w;  /* what the staged increases must fit under */
+} period;
+
+/* A new period: the report cleared, every GPU and job unseen until read. */
+static void period_begin(pfi_ctl *c, double t_s, bool event, pfi_ctl_report *rep)
 {
     memset(rep, 0, sizeof *rep);
     rep->t_s = t_s;
@@ -775,86 +865,102 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
     for (size_t i = 0; i < c->nj; i++)
         job_reset(&c->j[i]);
     c->period_id = -1;
-    if (c->audit != NULL && ctl_audit_begin(c->audit) != PFI_OK)
-        return ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot begin a transaction");
+}
+
+/* The jobs of the agents' last answers: each one's class and throughput (the largest an
+ * agent reports). Errors: PFI_ERR_NOMEM. */
+static pfi_error read_job_lists(pfi_ctl *c)
+{
+    for (size_t a = 0; a < c->cfg.n_agents; a++) {
+        ctl_http_req *r = &c->req[a];
+        if (!c->up[a] || r->resp == NULL)
+            continue;
+        pfi_diag dd;
+        pfi_error pe = pfi_agent_state_parse(r->resp, r->resp_len, c->st, &dd);
+        if (pe == PFI_ERR_NOMEM)
+            return pe;
+        if (pe != PFI_OK)
+            continue;
+        for (size_t i = 0; i < c->st->n_jobs; i++) {
+            size_t ix;
+            cjob *j = job_slot(c, c->st->jobs[i].id, &ix);
+            if (j == NULL)
+                return PFI_ERR_NOMEM;
+            if (c->st->jobs[i].job_class[0])
+                ctl_copy(j->cls, sizeof j->cls, c->st->jobs[i].job_class);
+            if (isfinite(c->st->jobs[i].tput_tok_s))
+                j->tput = isfinite(j->tput) ? fmax(j->tput, c->st->jobs[i].tput_tok_s)
+                                            : c->st->jobs[i].tput_tok_s;
+        }
+    }
+    return PFI_OK;
+}
+
+/* Prometheus: the GPUs' power from the server when it answers for any of them; otherwise
+ * the agents' power stays, and the note says why. Errors: PFI_ERR_NOMEM. */
+static pfi_error read_prometheus(pfi_ctl *c, pfi_ctl_report *rep)
+{
+    pfi_diag pd;
+    pfi_diag_clear(&pd);
+    pfi_error pe = ctl_prom_read(&c->prom, c->http, &c->cfg.prom, c->last_change_wall_s, &pd);
+    if (pe == PFI_ERR_NOMEM)
+        return pe;
+    size_t matched = 0;
+    if (pe == PFI_OK) {
+        for (size_t gi = 0; gi < c->ng; gi++) {
+            cgpu *g = &c->g[gi];
+            const ctl_prom_gpu *pg = g->seen ? ctl_prom_find(&c->prom, g->host, g->uuid) : NULL;
+            if (pg != NULL && isfinite(pg->power_w)) {
+                g->power_w = pg->power_w;
+                matched++;
+            }
+        }
+    }
+    if (matched > 0) {
+        rep->prom_used = true;
+    } else {
+        rep->prom_failed = true;
+        snprintf(rep->note, sizeof rep->note,
+                 "Prometheus unavailable (%.160s): using the agents' power",
+                 pe != PFI_OK ? pd.message : "no GPU of the agents in its answer");
+    }
+    return PFI_OK;
+}
+
+/* Phase read: every agent's state (GPUs, jobs), then Prometheus. Errors: PFI_ERR_NOMEM. */
+static pfi_error period_read(pfi_ctl *c, pfi_ctl_report *rep)
+{
     pfi_error e = read_agents(c, NULL, true, NULL, rep);
     if (e != PFI_OK)
-        goto out;
-    /* jobs' throughput and class come with the same answers (second pass over the states
-     * is avoided: read_agents fills them when asked) */
-    {
-        /* re-read job lists cheaply from the last answers */
-        for (size_t a = 0, k = 0; a < c->cfg.n_agents; a++, k++) {
-            ctl_http_req *r = &c->req[k];
-            if (!c->up[a] || r->resp == NULL)
-                continue;
-            pfi_diag dd;
-            if (pfi_agent_state_parse(r->resp, r->resp_len, c->st, &dd) != PFI_OK)
-                continue;
-            for (size_t i = 0; i < c->st->n_jobs; i++) {
-                size_t ix;
-                cjob *j = job_slot(c, c->st->jobs[i].id, &ix);
-                if (j == NULL) {
-                    e = PFI_ERR_NOMEM;
-                    goto out;
-                }
-                if (c->st->jobs[i].job_class[0])
-                    ctl_copy(j->cls, sizeof j->cls, c->st->jobs[i].job_class);
-                if (isfinite(c->st->jobs[i].tput_tok_s))
-                    j->tput = isfinite(j->tput) ? fmax(j->tput, c->st->jobs[i].tput_tok_s)
-                                                : c->st->jobs[i].tput_tok_s;
-            }
-        }
-    }
+        return e;
+    /* jobs' throughput and class come with the same answers */
+    if ((e = read_job_lists(c)) != PFI_OK)
+        return e;
     for (size_t a = 0; a < c->cfg.n_agents; a++)
         rep->agents_up += c->up[a];
-    /* Prometheus: power (and features) from the server when it answers */
-    if (c->prom_on) {
-        pfi_diag pd;
-        pfi_diag_clear(&pd);
-        pfi_error pe = ctl_prom_read(&c->prom, c->http, &c->cfg.prom, c->last_change_wall_s, &pd);
-        size_t matched = 0;
-        if (pe == PFI_OK) {
-            for (size_t gi = 0; gi < c->ng; gi++) {
-                cgpu *g = &c->g[gi];
-                const ctl_prom_gpu *pg = g->seen ? ctl_prom_find(&c->prom, g->host, g->uuid) : NULL;
-                if (pg != NULL && isfinite(pg->power_w)) {
-                    g->power_w = pg->power_w;
-                    matched++;
-                }
-            }
-        }
-        if (matched > 0) {
-            rep->prom_used = true;
-        } else {
-            rep->prom_failed = true;
-            snprintf(rep->note, sizeof rep->note,
-                     "Prometheus unavailable (%.160s): using the agents' power",
-                     pe != PFI_OK ? pd.message : "no GPU of the agents in its answer");
-        }
-    }
-    /* jobs */
-    double reserve = 0, unmanaged = 0, measured = 0, cap_sum = 0;
+    return c->prom_on ? read_prometheus(c, rep) : PFI_OK;
+}
+
+/* The GPUs counted: the reserve for silent agents, unmanaged power, measured power, and
+ * each job's GPUs, power and cap range. Errors: PFI_ERR_NOMEM. */
+static pfi_error tally_gpus(pfi_ctl *c, period *p, pfi_ctl_report *rep)
+{
     for (size_t gi = 0; gi < c->ng; gi++) {
         cgpu *g = &c->g[gi];
         if (!g->seen) {
-            reserve += isfinite(g->confirmed_w) ? g->confirmed_w : g->max_w;
+            p->reserve_w += isfinite(g->confirmed_w) ? g->confirmed_w : g->max_w;
             continue;
         }
         rep->gpus++;
         if (isfinite(g->power_w))
-            measured += g->power_w;
-        if (isfinite(g->confirmed_w))
-            cap_sum += g->confirmed_w;
+            p->measured_w += g->power_w;
         if (g->job[0] == '\0') {
-            unmanaged += isfinite(g->power_w) ? g->power_w : g->confirmed_w;
+            p->unmanaged_w += isfinite(g->power_w) ? g->power_w : g->confirmed_w;
             continue;
         }
         size_t ix;
-        if (job_slot(c, g->job, &ix) == NULL) {
-            e = PFI_ERR_NOMEM;
-            goto out;
-        }
+        if (job_slot(c, g->job, &ix) == NULL)
+            return PFI_ERR_NOMEM;
         cjob *j = &c->j[ix];
         g->job_ix = ix;
         j->seen = true;
@@ -866,7 +972,19 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         if (!(g->confirmed_w >= g->original_w - 0.5))
             j->at_ref = false;
     }
-    double ref_w = unmanaged + reserve, tput = 0;
+    return PFI_OK;
+}
+
+/* Phase estimate: the GPUs counted, each job's reference (re)learnt while it runs uncapped
+ * and its curve estimated; the reference power of the cluster and the curves' prediction
+ * at the confirmed caps. Errors: PFI_ERR_NOMEM. */
+static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
+{
+    pfi_error e = tally_gpus(c, p, rep);
+    if (e != PFI_OK)
+        return e;
+    p->ref_w = p->unmanaged_w + p->reserve_w;
+    p->tput_tok_s = 0;
     for (size_t i = 0; i < c->nj; i++) {
         cjob *j = &c->j[i];
         if (!j->seen)
@@ -889,76 +1007,103 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         if (!isfinite(j->ref_pg_w))
             j->ref_pg_w = 0.93 * j->hi_w; /* prior: a training job draws ~93 % of its limit */
         estimate_curve(c, i);
-        ref_w += ctl_curve_power(&j->curve, j->hi_w);
+        p->ref_w += ctl_curve_power(&j->curve, j->hi_w);
         if (isfinite(j->tput))
-            tput += j->tput;
+            p->tput_tok_s += j->tput;
     }
-    double predicted = pfi_stage_cost_total(c);
-    double predicted_managed = predicted - reserve - unmanaged;
-    double B = NAN;
-    if (event)
-        B = isnan(budget_w) ? (1 - reduction) * ref_w : budget_w;
+    p->predicted_w = stage_cost_total(c);
+    return PFI_OK;
+}
+
+/* Phase budget: the budget B in force (a reduction of the reference, or cluster watts), the
+ * feedback correction, and every GPU's target: the allocation's caps during an event, the
+ * originals otherwise, staged under stage_limit_w. Errors: PFI_ERR_NOMEM. */
+static pfi_error period_budget(pfi_ctl *c, period *p, double budget_w, double reduction,
+                               pfi_ctl_report *rep)
+{
+    double predicted_managed = p->predicted_w - p->reserve_w - p->unmanaged_w;
+    p->budget_w = NAN;
+    if (p->event)
+        p->budget_w = isnan(budget_w) ? (1 - reduction) * p->ref_w : budget_w;
     /* feedback: the curves' error on the managed GPUs, integrated, bounded */
-    double scale = isfinite(B) ? B : ref_w;
-    if (!event)
+    double scale = isfinite(p->budget_w) ? p->budget_w : p->ref_w;
+    if (!p->event)
         c->correction_w = 0; /* the correction is the event's: the next one learns afresh */
-    else if (c->prev_settled && c->quiet >= 2 && isfinite(measured)) {
+    else if (c->prev_settled && c->quiet >= 2 && isfinite(p->measured_w)) {
         /* only on a steady state: caps unchanged for two periods, all confirmed */
-        double err = (measured - unmanaged) - predicted_managed;
+        double err = (p->measured_w - p->unmanaged_w) - predicted_managed;
         double corr = c->correction_w + c->cfg.feedback_gain * err;
         double hi = c->cfg.feedback_bound * scale, lo = -0.5 * c->cfg.margin * scale;
         c->correction_w = fmin(hi, fmax(lo, corr));
     }
     /* targets */
-    double stage_limit = INFINITY;
-    if (event) {
-        double ab = B * (1 - c->cfg.margin) - reserve - unmanaged - c->correction_w;
+    p->stage_limit_w = INFINITY;
+    if (p->event) {
+        double ab = p->budget_w * (1 - c->cfg.margin) - p->reserve_w - p->unmanaged_w -
+                    c->correction_w;
         rep->alloc_budget_w = ab;
-        stage_limit = B * (1 - c->cfg.margin) - c->correction_w;
-        if ((e = allocate_jobs(c, ab, rep)) != PFI_OK)
-            goto out;
+        p->stage_limit_w = p->budget_w * (1 - c->cfg.margin) - c->correction_w;
+        pfi_error e = allocate_jobs(c, ab, rep);
+        if (e != PFI_OK)
+            return e;
     } else {
         /* the curves' prediction is as good as during an event: the same margin keeps the
          * measured power under the limit (staged at the limit itself, it drew a little over) */
         if (isfinite(c->cfg.facility_limit_w))
-            stage_limit = c->cfg.facility_limit_w * (1 - c->cfg.margin);
+            p->stage_limit_w = c->cfg.facility_limit_w * (1 - c->cfg.margin);
     }
     for (size_t gi = 0; gi < c->ng; gi++) {
         cgpu *g = &c->g[gi];
-        if (g->seen && (!event || g->job_ix == SIZE_MAX))
+        if (g->seen && (!p->event || g->job_ix == SIZE_MAX))
             g->target_w = g->original_w;
     }
-    /* staged actuation */
-    pfi_stage_gpu *sg = malloc((c->ng + 1) * sizeof *sg);
-    double *send = malloc((c->ng + 1) * sizeof *send);
-    if (sg == NULL || send == NULL) {
-        free(sg);
-        free(send);
-        e = PFI_ERR_NOMEM;
-        goto out;
-    }
+    return PFI_OK;
+}
+
+/* The GPUs as the planner sees them (pfi_stage_*). */
+static void stage_state(const pfi_ctl *c, pfi_stage_gpu *sg)
+{
     for (size_t gi = 0; gi < c->ng; gi++) {
-        cgpu *g = &c->g[gi];
-        sg[gi] = (pfi_stage_gpu){g->confirmed_w, g->target_w, g->min_w, g->max_w,
-                                 g->seen && c->up[g->agent]};
+        const cgpu *g = &c->g[gi];
+        sg[gi] = (pfi_stage_gpu){.confirmed_w = g->confirmed_w,
+                                 .target_w = g->target_w,
+                                 .min_w = g->min_w,
+                                 .max_w = g->max_w,
+                                 .reachable = g->seen && c->up[g->agent]};
     }
+}
+
+/* Phase actuate: the decreases sent and confirmed, then the increases that fit under the
+ * stage limit; the counts, and whether caps changed (feedback waits for a quiet state).
+ * Errors: PFI_ERR_NOMEM. */
+static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl_report *rep)
+{
+    pfi_stage_gpu *sg = pfi_malloc((c->ng + 1) * sizeof *sg);
+    double *send = pfi_malloc((c->ng + 1) * sizeof *send);
+    if (sg == NULL || send == NULL) {
+        pfi_free(sg);
+        pfi_free(send);
+        return PFI_ERR_NOMEM;
+    }
+    stage_state(c, sg);
     size_t sent = 0, unconf1 = 0, unconf2 = 0;
     pfi_stage_decreases(sg, c->ng, send);
-    if ((e = push(c, send, 1, t_s, &sent, &unconf1, false)) != PFI_OK)
-        goto stage_out;
+    pfi_error e = push(c, send, 1, t_s, &sent, &unconf1, false);
+    if (e != PFI_OK)
+        goto out;
     rep->decreases = sent;
     for (size_t gi = 0; gi < c->ng; gi++) {
         sg[gi].confirmed_w = c->g[gi].confirmed_w;
         sg[gi].reachable = c->g[gi].seen && c->up[c->g[gi].agent];
     }
-    size_t ninc = pfi_stage_increases(sg, c->ng, stage_limit, stage_cost, c, send, NULL);
+    size_t ninc = pfi_stage_increases(sg, c->ng, p->stage_limit_w, stage_cost, c, send, NULL);
     size_t want_inc = 0;
     for (size_t gi = 0; gi < c->ng; gi++)
         if (sg[gi].reachable && isfinite(sg[gi].target_w) && isfinite(sg[gi].confirmed_w) &&
             sg[gi].target_w > sg[gi].confirmed_w + 0.5)
             want_inc++;
-    if ((e = push(c, send, 2, t_s, &sent, &unconf2, event)) != PFI_OK)
-        goto stage_out;
+    if ((e = push(c, send, 2, t_s, &sent, &unconf2, p->event)) != PFI_OK)
+        goto out;
     rep->increases = ninc;
     if (rep->decreases + ninc > 0) {
         struct timespec wt;
@@ -972,14 +1117,18 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
     c->prev_settled = rep->unconfirmed == 0 && ninc == want_inc;
     if (ninc < want_inc && rep->note[0] == '\0')
         snprintf(rep->note, sizeof rep->note, "%zu increase(s) held back by the %s",
-                 want_inc - ninc, event ? "budget" : "facility limit");
-stage_out:
-    free(sg);
-    free(send);
-    if (e != PFI_OK)
-        goto out;
-    /* report */
-    cap_sum = 0;
+                 want_inc - ninc, p->event ? "budget" : "facility limit");
+out:
+    pfi_free(sg);
+    pfi_free(send);
+    return e;
+}
+
+/* The period's report: p's figures, the caps as confirmed now, and whether every GPU is
+ * back on its original limit. */
+static void period_report(const pfi_ctl *c, const period *p, pfi_ctl_report *rep)
+{
+    double cap_sum = 0;
     bool restored = true;
     for (size_t gi = 0; gi < c->ng; gi++) {
         const cgpu *g = &c->g[gi];
@@ -990,40 +1139,68 @@ stage_out:
         if (!(fabs(g->confirmed_w - g->original_w) <= 0.5))
             restored = false;
     }
-    rep->budget_w = B;
-    rep->measured_w = measured;
-    rep->reserved_w = reserve;
-    rep->predicted_w = predicted;
+    rep->budget_w = p->budget_w;
+    rep->measured_w = p->measured_w;
+    rep->reserved_w = p->reserve_w;
+    rep->predicted_w = p->predicted_w;
     rep->correction_w = c->correction_w;
-    rep->ref_w = ref_w;
-    rep->tput_tok_s = tput;
+    rep->ref_w = p->ref_w;
+    rep->tput_tok_s = p->tput_tok_s;
     rep->cap_sum_w = cap_sum;
-    rep->restored = !event && restored;
-    if (c->audit != NULL) {
-        long id;
-        if (ctl_audit_period(c->audit, rep, pfi_strategy_name(c->cfg.strategy), &id) != PFI_OK ||
-            ctl_audit_fix_caps(c->audit, id) != PFI_OK) {
-            e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record the period");
-            goto out;
-        }
-        for (size_t i = 0; i < c->nj; i++) {
-            const cjob *j = &c->j[i];
-            if (!j->seen)
-                continue;
-            if (ctl_audit_job(c->audit, id, j->id, j->cls, j->ngpus, j->pfi,
-                              pfi_curve_source_name(j->src), j->cap_w, j->ref_pg_w,
-                              j->ref_tput_pg, j->power_w, j->pred_w, j->tput) != PFI_OK) {
-                e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record job %s", j->id);
-                goto out;
-            }
-        }
-        return ctl_audit_commit(c->audit, d);
-    }
-    return PFI_OK;
-out:
-    if (c->audit != NULL)
+    rep->restored = !p->event && restored;
+}
+
+/* Phase audit: the period, its caps and every job seen, then the period's transaction
+ * committed (rolled back short when a row cannot be written). Errors: PFI_ERR_IO. */
+static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d)
+{
+    if (c->audit == NULL)
+        return PFI_OK;
+    long id;
+    if (ctl_audit_period(c->audit, rep, pfi_strategy_name(c->cfg.strategy), &id) != PFI_OK ||
+        ctl_audit_fix_caps(c->audit, id) != PFI_OK) {
+        pfi_error e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record the period");
         ctl_audit_commit(c->audit, NULL);
-    return e;
+        return e;
+    }
+    for (size_t i = 0; i < c->nj; i++) {
+        const cjob *j = &c->j[i];
+        if (!j->seen)
+            continue;
+        if (ctl_audit_job(c->audit, id, j->id, j->cls, j->ngpus, j->pfi,
+                          pfi_curve_source_name(j->src), j->cap_w, j->ref_pg_w, j->ref_tput_pg,
+                          j->power_w, j->pred_w, j->tput) != PFI_OK) {
+            pfi_error e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record job %s", j->id);
+            ctl_audit_commit(c->audit, NULL);
+            return e;
+        }
+    }
+    return ctl_audit_commit(c->audit, d);
+}
+
+/* One period, in phases: read, estimate, budget, actuate, then report and audit. A phase
+ * that fails ends the period (its audit transaction committed as far as it got). */
+pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, double reduction,
+                       pfi_ctl_report *rep, pfi_diag *d)
+{
+    period_begin(c, t_s, event, rep);
+    if (c->audit != NULL && ctl_audit_begin(c->audit) != PFI_OK)
+        return ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot begin a transaction");
+    period p = {.event = event};
+    pfi_error e = period_read(c, rep);
+    if (e == PFI_OK)
+        e = period_estimate(c, &p, rep);
+    if (e == PFI_OK)
+        e = period_budget(c, &p, budget_w, reduction, rep);
+    if (e == PFI_OK)
+        e = period_actuate(c, &p, t_s, rep);
+    if (e != PFI_OK) {
+        if (c->audit != NULL)
+            ctl_audit_commit(c->audit, NULL);
+        return e;
+    }
+    period_report(c, &p, rep);
+    return period_audit(c, rep, d);
 }
 
 pfi_error pfi_ctl_release(pfi_ctl *c, bool *all_ok, pfi_diag *d)

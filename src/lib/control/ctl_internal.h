@@ -35,7 +35,7 @@ typedef struct ctl_http_req {
     const char *body;   /* request body or NULL (borrowed) */
     /* results */
     long status;        /* HTTP status, 0 when no answer */
-    char *resp;         /* answer body (owned: free), NUL-terminated, or NULL */
+    char *resp;         /* answer body (owned: pfi_free), NUL-terminated, or NULL */
     size_t resp_len;
     char err[160];      /* transport error when status == 0 */
 } ctl_http_req;

@@ -4,6 +4,7 @@
 
 #include "control/ctl_internal.h"
 #include "pfi/control.h"
+#include "pfi/agent_api.h"
 
 #define CTL_PROM_MAX_FEATURES 8
 #define CTL_PROM_MIN_SPAN_S 1.0 /* shortest span an energy difference is taken over */

@@ -1,6 +1,6 @@
 /*
- * The controller's input files: agents, schedule, policy (pfi/control.h). Line-oriented,
- * bounded, strict: anything not documented is an error naming the line.
+ * The controller's input files: agents, schedule, policy (pfi/control_files.h).
+ * Line-oriented, bounded, strict: anything not documented is an error naming the line.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -12,7 +12,8 @@
 
 #include "core/memory.h"
 #include "control/ctl_internal.h"
-#include "pfi/control.h"
+#include "pfi/control.h" /* pfi_ctl_prior_pfi, pfi_curve_source_name */
+#include "pfi/control_files.h"
 
 #define MAX_LINE 1024
 #define MAX_TOKENS 16

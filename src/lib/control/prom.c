@@ -39,7 +39,7 @@ pfi_error ctl_prom_init(ctl_prom *p, const pfi_ctl_prom_config *pc, pfi_diag *d)
 
 void ctl_prom_clear(ctl_prom *p)
 {
-    free(p->g);
+    pfi_free(p->g);
     memset(p, 0, sizeof *p);
 }
 
@@ -58,7 +58,7 @@ static ctl_prom_gpu *slot(ctl_prom *p, const char *host, const char *uuid)
             return &p->g[i];
     if (p->n == p->cap) {
         size_t nc = p->cap ? 2 * p->cap : 64;
-        ctl_prom_gpu *q = realloc(p->g, nc * sizeof *q);
+        ctl_prom_gpu *q = pfi_realloc(p->g, nc * sizeof *q);
         if (q == NULL)
             return NULL;
         p->g = q;

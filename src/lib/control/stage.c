@@ -1,11 +1,11 @@
 /*
- * Staged actuation (pfi/control.h): decreases first, then increases granted only while the
+ * Staged actuation (pfi/stage.h): decreases first, then increases granted only while the
  * cluster's cost stays under the budget whatever subset of them lands.
  */
 #include <math.h>
 #include <stddef.h>
 
-#include "pfi/control.h"
+#include "pfi/stage.h"
 
 static double cost_at(pfi_stage_cost_fn f, void *ctx, size_t k, double cap)
 {

@@ -1,5 +1,5 @@
 /*
- * pfi report's figure: a grid power event from the controller's audit log (pfi/control.h),
+ * pfi report's figure: a grid power event from the controller's audit log (pfi/audit.h),
  * following the figure protocol of src/lib/plot/plot_common.h (temporary file, then rename).
  */
 #include <math.h>
@@ -10,7 +10,7 @@
 
 #include "core/memory.h"
 #include "plot/plot_common.h"
-#include "pfi/control.h"
+#include "pfi/audit.h"
 
 static void range(const pfi_audit_period *const *p, const size_t *n, size_t nr, int which,
                   double *lo, double *hi)
@@ -73,6 +73,140 @@ static PLINT budget_style(size_t k)
     return (PLINT)(2 + k % 7);
 }
 
+/* The legend of one panel: two entries a run on top (power, budget), one below (tokens/s). */
+typedef struct legend {
+    PLINT n;
+    char text[2 * PLOT_N_SERIES][64];
+    const char *text_ptr[2 * PLOT_N_SERIES];
+    PLINT opt[2 * PLOT_N_SERIES], colour[2 * PLOT_N_SERIES], style[2 * PLOT_N_SERIES],
+        text_colour[2 * PLOT_N_SERIES];
+    PLFLT width[2 * PLOT_N_SERIES];
+} legend;
+
+/* Legend line samples, in character heights. */
+static const double legend_sample = 3.0;
+
+/* The right margin the legend needs, in character heights: the offset, the sample,
+ * pllegend's own spacing around the text, the longest text, air. */
+static double legend_margin(char names[][48], size_t nr)
+{
+    size_t longest = 0;
+    for (size_t k = 0; k < nr; k++) {
+        size_t len = strlen(names[k]) + strlen(": budget");
+        longest = len > longest ? len : longest;
+    }
+    return 1.0 + legend_sample + 2.5 + 0.75 * (double)longest + 1.0;
+}
+
+/* Run k's budget as a step line: each period's budget from its start to its end; a period
+ * without one (outside the event) breaks the line. x, y: room for 2 n points. */
+static void draw_budget(const pfi_audit_period *p, size_t n, size_t k, PLFLT *x, PLFLT *y)
+{
+    plcol0(PLOT_SERIES + (PLINT)k);
+    pllsty(budget_style(k));
+    plwidth(1.5);
+    PLINT m = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && isfinite(p[i].budget_w)) {
+            x[m] = p[i].t_s - p[0].t_s;
+            y[m] = p[i].budget_w;
+            x[m + 1] = period_end(p, n, i);
+            y[m + 1] = p[i].budget_w;
+            m += 2;
+        } else if (m > 0) {
+            plline(m, x, y);
+            m = 0;
+        }
+    }
+    plwidth(1.0);
+    pllsty(1);
+}
+
+/* Run k's measured line of the panel: power with the reserve (panel 0) or tokens/s. */
+static void draw_measured(const pfi_audit_period *p, size_t n, size_t k, int panel, PLFLT *x,
+                          PLFLT *y)
+{
+    PLINT m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const pfi_audit_period *q = &p[i];
+        double v = panel == 0 ? q->measured_w + (isfinite(q->reserved_w) ? q->reserved_w : 0)
+                              : q->tput_tok_s;
+        if (!isfinite(v))
+            continue;
+        x[m] = q->t_s - p[0].t_s;
+        y[m] = v;
+        m++;
+    }
+    if (m > 0) {
+        plcol0(PLOT_SERIES + (PLINT)k);
+        plwidth(2.0);
+        plline(m, x, y);
+        plwidth(1.0);
+    }
+}
+
+/* Run k's entries in the panel's legend, named drawn or not: the legend says what was
+ * compared. */
+static void legend_add(legend *lg, const char *name, size_t k, int panel)
+{
+    snprintf(lg->text[lg->n], sizeof lg->text[lg->n], "%.40s%s", name,
+             panel == 0 ? ": power" : "");
+    lg->style[lg->n] = 1;
+    lg->width[lg->n] = 2.0;
+    lg->colour[lg->n++] = PLOT_SERIES + (PLINT)k;
+    if (panel == 0) {
+        snprintf(lg->text[lg->n], sizeof lg->text[lg->n], "%.40s: budget", name);
+        lg->style[lg->n] = budget_style(k);
+        lg->width[lg->n] = 1.5;
+        lg->colour[lg->n++] = PLOT_SERIES + (PLINT)k;
+    }
+}
+
+/* The legend in a column right of the axes (viewport width vpw, in character heights). */
+static void draw_legend(legend *lg, double vpw)
+{
+    for (PLINT i = 0; i < lg->n; i++) {
+        lg->text_ptr[i] = lg->text[i];
+        lg->opt[i] = PL_LEGEND_LINE;
+        lg->text_colour[i] = PLOT_BLACK;
+    }
+    PLFLT lw, lh;
+    pllegend(&lw, &lh, PL_LEGEND_NONE,
+             PL_POSITION_RIGHT | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 1.0 / vpw, 0.0,
+             legend_sample / vpw, 0, 0, 1, lg->n, 1, lg->n, lg->opt, 0.5, 1.0, 2.0, 0.0,
+             lg->text_colour, lg->text_ptr, NULL, NULL, NULL, NULL, lg->colour, lg->style,
+             lg->width, NULL, NULL, NULL, NULL);
+    plcol0(PLOT_BLACK);
+}
+
+/* One panel (0: power and budgets, 1: tokens/s) of every run, over [0, tmax] s, the legend
+ * right margin wide. x, y: room for 2 maxn points. */
+static void draw_panel(const pfi_audit_period *const *p, const size_t *n, size_t nr, int panel,
+                       char names[][48], const char *title, double tmax, double right,
+                       PLFLT *x, PLFLT *y)
+{
+    double lo, hi;
+    range(p, n, nr, panel, &lo, &hi);
+    pladv(0);
+    plot_text_size(30);
+    plcol0(PLOT_BLACK);
+    double vpw = plot_viewport(7.5, right, 4.8, 4.2);
+    plwind(0, tmax, lo, hi);
+    plbox("bcnst", 0, 0, "bcnstv", 0, 0);
+    pllab("time since the controller started (s)",
+          panel == 0 ? "cluster GPU power (W)" : "tokens/s",
+          panel == 0 ? (title ? title : "grid power event") : "throughput");
+    legend lg;
+    lg.n = 0;
+    for (size_t k = 0; k < nr; k++) {
+        if (panel == 0)
+            draw_budget(p[k], n[k], k, x, y);
+        draw_measured(p[k], n[k], k, panel, x, y);
+        legend_add(&lg, names[k], k, panel);
+    }
+    draw_legend(&lg, vpw);
+}
+
 /*
  * Two panels, one above the other: cluster power (measured plus the reserve for silent
  * agents, solid) with each run's budget (dashed, the run's colour, a dash pattern of its
@@ -109,98 +243,9 @@ pfi_error pfi_audit_plot(const pfi_audit_period *const *p, const size_t *n, size
     }
     char names[PLOT_N_SERIES][48];
     run_names(p, nr, names);
-    /* legend: 2 entries a run on top (power, budget), 1 below (tokens/s) */
-    char text[2 * PLOT_N_SERIES][64];
-    const char *text_ptr[2 * PLOT_N_SERIES];
-    PLINT opt[2 * PLOT_N_SERIES], colour[2 * PLOT_N_SERIES], style[2 * PLOT_N_SERIES],
-        text_colour[2 * PLOT_N_SERIES];
-    PLFLT width[2 * PLOT_N_SERIES];
-    size_t longest = 0;
-    for (size_t k = 0; k < nr; k++) {
-        size_t len = strlen(names[k]) + strlen(": budget");
-        longest = len > longest ? len : longest;
-    }
-    const double sample = 3.0; /* legend line samples, character heights */
-    /* offset, sample, pllegend's own spacing around the text, the text, air */
-    const double right = 1.0 + sample + 2.5 + 0.75 * (double)longest + 1.0;
-    for (int panel = 0; panel < 2; panel++) {
-        double lo, hi;
-        range(p, n, nr, panel, &lo, &hi);
-        pladv(0);
-        plot_text_size(30);
-        plcol0(PLOT_BLACK);
-        double vpw = plot_viewport(7.5, right, 4.8, 4.2);
-        plwind(0, tmax, lo, hi);
-        plbox("bcnst", 0, 0, "bcnstv", 0, 0);
-        pllab("time since the controller started (s)",
-              panel == 0 ? "cluster GPU power (W)" : "tokens/s",
-              panel == 0 ? (title ? title : "grid power event") : "throughput");
-        PLINT nl = 0;
-        for (size_t k = 0; k < nr; k++) {
-            PLINT m = 0;
-            if (panel == 0) {
-                /* each period's budget from its start to its end; a period without one
-                 * (outside the event) breaks the line */
-                plcol0(PLOT_SERIES + (PLINT)k);
-                pllsty(budget_style(k));
-                plwidth(1.5);
-                for (size_t i = 0; i <= n[k]; i++) {
-                    if (i < n[k] && isfinite(p[k][i].budget_w)) {
-                        x[m] = p[k][i].t_s - p[k][0].t_s;
-                        y[m] = p[k][i].budget_w;
-                        x[m + 1] = period_end(p[k], n[k], i);
-                        y[m + 1] = p[k][i].budget_w;
-                        m += 2;
-                    } else if (m > 0) {
-                        plline(m, x, y);
-                        m = 0;
-                    }
-                }
-                plwidth(1.0);
-                pllsty(1);
-            }
-            m = 0;
-            for (size_t i = 0; i < n[k]; i++) {
-                const pfi_audit_period *q = &p[k][i];
-                double v = panel == 0
-                               ? q->measured_w + (isfinite(q->reserved_w) ? q->reserved_w : 0)
-                               : q->tput_tok_s;
-                if (!isfinite(v))
-                    continue;
-                x[m] = q->t_s - p[k][0].t_s;
-                y[m] = v;
-                m++;
-            }
-            if (m > 0) {
-                plcol0(PLOT_SERIES + (PLINT)k);
-                plwidth(2.0);
-                plline(m, x, y);
-                plwidth(1.0);
-            }
-            /* every run is named, drawn or not: the legend says what was compared */
-            snprintf(text[nl], sizeof text[nl], "%.40s%s", names[k], panel == 0 ? ": power" : "");
-            style[nl] = 1;
-            width[nl] = 2.0;
-            colour[nl++] = PLOT_SERIES + (PLINT)k;
-            if (panel == 0) {
-                snprintf(text[nl], sizeof text[nl], "%.40s: budget", names[k]);
-                style[nl] = budget_style(k);
-                width[nl] = 1.5;
-                colour[nl++] = PLOT_SERIES + (PLINT)k;
-            }
-        }
-        for (PLINT i = 0; i < nl; i++) {
-            text_ptr[i] = text[i];
-            opt[i] = PL_LEGEND_LINE;
-            text_colour[i] = PLOT_BLACK;
-        }
-        PLFLT lw, lh;
-        pllegend(&lw, &lh, PL_LEGEND_NONE,
-                 PL_POSITION_RIGHT | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 1.0 / vpw, 0.0,
-                 sample / vpw, 0, 0, 1, nl, 1, nl, opt, 0.5, 1.0, 2.0, 0.0, text_colour, text_ptr,
-                 NULL, NULL, NULL, NULL, colour, style, width, NULL, NULL, NULL, NULL);
-        plcol0(PLOT_BLACK);
-    }
+    double right = legend_margin(names, nr);
+    for (int panel = 0; panel < 2; panel++)
+        draw_panel(p, n, nr, panel, names, title, tmax, right, x, y);
     pfi_free(x);
     pfi_free(y);
     return plot_end(&out_file, diag);

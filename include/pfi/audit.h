@@ -1,0 +1,53 @@
+/*
+ * pfi/audit.h — the controller's audit log (pfi/control.h, pfi_ctl_config.audit_path) read
+ * back: its periods as data, and their figure for pfi report.
+ *
+ * The log is SQLite (tables ctl_*); reading it opens it read-only. Results are owned arrays
+ * (pfi_free). Nothing here prints or exits. Thread-safety: no shared state.
+ */
+#ifndef PFI_AUDIT_H
+#define PFI_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pfi/error.h"
+#include "pfi/memory.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One period of the audit log, for pfi report and pfi control status. */
+typedef struct pfi_audit_period {
+    long id;
+    double t_s, wall_s;
+    int event;
+    double budget_w, alloc_budget_w, measured_w, reserved_w, predicted_w, correction_w,
+        tput_tok_s, cap_sum_w;
+    char strategy[32];
+    char note[256];
+    int agents_up, agents;
+} pfi_audit_period;
+
+/* pfi_audit_read — every period in the audit log at path (ascending) into *out (owned,
+ * pfi_free()) of *n; run_id selects one controller run (0: the latest). Errors: PFI_ERR_IO,
+ * PFI_ERR_EMPTY (no periods), PFI_ERR_NOMEM. */
+pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, size_t *n,
+                         pfi_diag *diag);
+
+/* pfi_audit_plot — the figure of nruns controller runs (run k: periods p[k][n[k]], e.g.
+ * one per strategy on the same scenario): top, measured power (W, reserve for silent agents
+ * included; solid) and the cluster budget (dashed in the run's colour, with a dash pattern
+ * per run so coinciding budgets stay distinct) over time since each run's first period;
+ * bottom, tokens/s. A legend right of each panel names every line by the run's strategy
+ * (numbered when two runs share one). path ".png" or ".svg".
+ * Errors: PFI_ERR_INVALID_ARGUMENT, PFI_ERR_PLOT, PFI_ERR_IO, PFI_ERR_NOMEM. */
+pfi_error pfi_audit_plot(const pfi_audit_period *const *p, const size_t *n, size_t nruns,
+                         const char *title, const char *path, pfi_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
