@@ -104,6 +104,34 @@ pfi_error pfi_store_find_run(pfi_store *s, const char *group, const char *featur
                              bool *found, pfi_diag *diag);
 
 /*
+ * One stored run as pfi_store_each_run hands it over. Strings are borrowed: valid only during
+ * the callback (NULL when the store holds none). A missing number is NaN (has_gpus false for
+ * a missing GPU count). Units: W, tokens/s (or the run's throughput_unit), J.
+ */
+typedef struct pfi_store_row {
+    const char *group, *job_class;
+    bool has_gpus;
+    long long gpus;
+    double cap_w, power_w, power_se_w, throughput, throughput_se;
+    unsigned flags; /* PFI_RED_* */
+    const char *power_field, *throughput_unit;
+    double energy_j;
+    long long power_n, throughput_n; /* samples behind power, intervals behind throughput */
+} pfi_store_row;
+
+/* The callback of pfi_store_each_run: anything but PFI_OK stops the walk and is returned. */
+typedef pfi_error (*pfi_store_row_fn)(void *ctx, const pfi_store_row *row);
+
+/*
+ * pfi_store_each_run — call fn once per stored run (group_filter NULL: all groups), ordered
+ * by group name and cap descending, with the run's values as structs (no text in between).
+ * *n_runs (may be NULL): runs handed over. Errors: PFI_ERR_IO (SQLite failed: diag has its
+ * message), or the first error fn returned.
+ */
+pfi_error pfi_store_each_run(pfi_store *s, const char *group_filter, pfi_store_row_fn fn,
+                             void *ctx, size_t *n_runs, pfi_diag *diag);
+
+/*
  * pfi_store_export_csv — write every stored run as CSV (header: group,job_class,gpus,cap_w,
  * power_w,power_se_w,throughput,throughput_se,flags,power_field,throughput_unit,energy_j,
  * power_n,throughput_n) to f, ordered by group and cap descending; missing = empty cell.

@@ -862,6 +862,24 @@ static void runs_usage(FILE *f)
                "3 output not written.\n");
 }
 
+/* One row of pfi runs' table: text cells as stored ("-" when empty), numbers for people. */
+static pfi_error runs_table_row(void *ctx, const pfi_store_row *r)
+{
+    FILE *f = ctx;
+    char gpus[24] = "-", cap[32] = "-";
+    if (r->has_gpus)
+        snprintf(gpus, sizeof gpus, "%lld", r->gpus);
+    if (!isnan(r->cap_w))
+        snprintf(cap, sizeof cap, "%.17g", r->cap_w);
+    fprintf(f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6u\n",
+            r->group && r->group[0] ? r->group : "-",
+            r->job_class && r->job_class[0] ? r->job_class : "-", gpus, cap,
+            cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
+            cli_num(r->throughput, 'g', 6, "-").s, cli_num(r->throughput_se, 'g', 3, "-").s,
+            r->flags);
+    return PFI_OK;
+}
+
 int cmd_runs(int argc, char **argv)
 {
     static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
@@ -923,45 +941,9 @@ int cmd_runs(int argc, char **argv)
     } else if (strcmp(format, "csv") == 0) {
         e = pfi_store_export_csv(st, out.f, false, group, &n, &d);
     } else {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&buf, &len);
-        e = m ? pfi_store_export_csv(st, m, false, group, &n, &d) : PFI_ERR_NOMEM;
-        if (m != NULL)
-            fclose(m);
-        if (e == PFI_OK) {
-            fprintf(out.f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6s\n", "group", "class",
-                    "gpus", "cap_w", "power_w", "power_se", "throughput", "tput_se", "flags");
-            char *save = NULL;
-            char *line = strtok_r(buf, "\n", &save); /* header */
-            while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
-                char *cells[14] = {0};
-                size_t k = 0;
-                for (char *p = line; k < 14; k++) {
-                    cells[k] = p;
-                    char *comma = strchr(p, ',');
-                    if (comma == NULL) {
-                        k++;
-                        break;
-                    }
-                    *comma = '\0';
-                    p = comma + 1;
-                }
-                for (size_t i = 0; i < 14; i++)
-                    if (cells[i] == NULL || cells[i][0] == '\0')
-                        cells[i] = "-";
-                double pw = NAN, pse = NAN, tp = NAN, tse = NAN;
-                cli_parse_double(cells[4], &pw);
-                cli_parse_double(cells[5], &pse);
-                cli_parse_double(cells[6], &tp);
-                cli_parse_double(cells[7], &tse);
-                fprintf(out.f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6s\n", cells[0],
-                        cells[1], cells[2], cells[3], cli_num(pw, 'f', 3, "-").s,
-                        cli_num(pse, 'g', 3, "-").s, cli_num(tp, 'g', 6, "-").s,
-                        cli_num(tse, 'g', 3, "-").s, cells[8]);
-            }
-        }
-        free(buf);
+        fprintf(out.f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6s\n", "group", "class",
+                "gpus", "cap_w", "power_w", "power_se", "throughput", "tput_se", "flags");
+        e = pfi_store_each_run(st, group, runs_table_row, out.f, &n, &d);
     }
     pfi_store_close(st);
     if (e != PFI_OK) {

@@ -5,6 +5,7 @@
 #include "pfi/store.h"
 
 #include "pfi/reduce.h"
+#include "pfi/csv.h"
 #include "pfi/runs.h"
 
 #include <errno.h>
@@ -404,75 +405,108 @@ static const char export_sql[] =
     " r.throughput_n, r.id FROM runs r JOIN groups g ON g.id = r.group_id"
     " WHERE ?1 IS NULL OR g.name = ?1 ORDER BY g.name, r.cap_w DESC";
 
-static void csv_text(FILE *f, const unsigned char *s)
+static double col_double(sqlite3_stmt *st, int col)
 {
-    if (s == NULL)
-        return;
-    bool quote = strpbrk((const char *)s, ",\"\n\r") != NULL;
-    if (!quote) {
-        fputs((const char *)s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
 }
 
-static void csv_num(FILE *f, sqlite3_stmt *st, int col, bool blank)
+pfi_error pfi_store_each_run(pfi_store *s, const char *group_filter, pfi_store_row_fn fn,
+                             void *ctx, size_t *n_runs, pfi_diag *diag)
 {
-    if (!blank && sqlite3_column_type(st, col) != SQLITE_NULL)
-        fprintf(f, "%.17g", sqlite3_column_double(st, col));
+    sqlite3_stmt *st = NULL;
+    size_t n = 0;
+    if (n_runs != NULL)
+        *n_runs = 0;
+    if (sqlite3_prepare_v2(s->db, export_sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(s, diag, "cannot read runs");
+    bind_text(st, 1, group_filter);
+    int rc;
+    pfi_error e = PFI_OK;
+    while (e == PFI_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        pfi_store_row row = {
+            .group = (const char *)sqlite3_column_text(st, 0),
+            .job_class = (const char *)sqlite3_column_text(st, 1),
+            .has_gpus = sqlite3_column_type(st, 2) != SQLITE_NULL,
+            .gpus = (long long)sqlite3_column_int64(st, 2),
+            .cap_w = col_double(st, 3),
+            .power_w = col_double(st, 4),
+            .power_se_w = col_double(st, 5),
+            .throughput = col_double(st, 6),
+            .throughput_se = col_double(st, 7),
+            .flags = (unsigned)sqlite3_column_int64(st, 8),
+            .power_field = (const char *)sqlite3_column_text(st, 9),
+            .throughput_unit = (const char *)sqlite3_column_text(st, 10),
+            .energy_j = col_double(st, 11),
+            .power_n = (long long)sqlite3_column_int64(st, 12),
+            .throughput_n = (long long)sqlite3_column_int64(st, 13),
+        };
+        e = fn(ctx, &row);
+        if (e == PFI_OK)
+            n++;
+    }
+    sqlite3_finalize(st);
+    if (n_runs != NULL)
+        *n_runs = n;
+    if (e != PFI_OK)
+        return e;
+    if (rc != SQLITE_DONE)
+        return fail(s, diag, "cannot read runs");
+    return PFI_OK;
+}
+
+/* A number cell of the export: empty when missing (or blanked), else exact (%.17g). */
+static void csv_num(FILE *f, double v)
+{
+    if (!isnan(v))
+        fprintf(f, "%.17g", v);
+}
+
+typedef struct {
+    FILE *f;
+    bool usable_only;
+} export_ctx;
+
+static pfi_error export_row(void *ctx, const pfi_store_row *r)
+{
+    const export_ctx *x = ctx;
+    FILE *f = x->f;
+    bool invalid = x->usable_only && (r->flags & PFI_RED_INVALID) != 0;
+    pfi_csv_write_field(f, r->group);
+    fputc(',', f);
+    pfi_csv_write_field(f, r->job_class);
+    fputc(',', f);
+    if (r->has_gpus)
+        fprintf(f, "%lld", r->gpus);
+    fputc(',', f);
+    csv_num(f, r->cap_w);
+    fputc(',', f);
+    csv_num(f, invalid ? NAN : r->power_w);
+    fputc(',', f);
+    csv_num(f, invalid ? NAN : r->power_se_w);
+    fputc(',', f);
+    csv_num(f, r->throughput);
+    fputc(',', f);
+    csv_num(f, r->throughput_se);
+    fprintf(f, ",%u,", r->flags);
+    pfi_csv_write_field(f, r->power_field);
+    fputc(',', f);
+    pfi_csv_write_field(f, r->throughput_unit);
+    fputc(',', f);
+    csv_num(f, r->energy_j);
+    fprintf(f, ",%lld,%lld\n", r->power_n, r->throughput_n);
+    return PFI_OK;
 }
 
 pfi_error pfi_store_export_csv(pfi_store *s, FILE *f, bool usable_only, const char *group_filter,
                                size_t *n_runs, pfi_diag *diag)
 {
-    sqlite3_stmt *st = NULL;
-    size_t n = 0;
-    if (sqlite3_prepare_v2(s->db, export_sql, -1, &st, NULL) != SQLITE_OK)
-        return fail(s, diag, "cannot read runs");
-    bind_text(st, 1, group_filter);
     fputs("group,job_class,gpus,cap_w,power_w,power_se_w,throughput,throughput_se,flags,"
-          "power_field,throughput_unit,energy_j,power_n,throughput_n\n", f);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        unsigned flags = (unsigned)sqlite3_column_int64(st, 8);
-        bool invalid = usable_only && (flags & PFI_RED_INVALID) != 0;
-        csv_text(f, sqlite3_column_text(st, 0));
-        fputc(',', f);
-        csv_text(f, sqlite3_column_text(st, 1));
-        fputc(',', f);
-        if (sqlite3_column_type(st, 2) != SQLITE_NULL)
-            fprintf(f, "%lld", (long long)sqlite3_column_int64(st, 2));
-        fputc(',', f);
-        csv_num(f, st, 3, false);
-        fputc(',', f);
-        csv_num(f, st, 4, invalid);
-        fputc(',', f);
-        csv_num(f, st, 5, invalid);
-        fputc(',', f);
-        csv_num(f, st, 6, false);
-        fputc(',', f);
-        csv_num(f, st, 7, false);
-        fprintf(f, ",%u,", flags);
-        csv_text(f, sqlite3_column_text(st, 9));
-        fputc(',', f);
-        csv_text(f, sqlite3_column_text(st, 10));
-        fputc(',', f);
-        csv_num(f, st, 11, false);
-        fprintf(f, ",%lld,%lld\n", (long long)sqlite3_column_int64(st, 12),
-                (long long)sqlite3_column_int64(st, 13));
-        n++;
-    }
-    sqlite3_finalize(st);
-    if (n_runs != NULL)
-        *n_runs = n;
-    if (rc != SQLITE_DONE)
-        return fail(s, diag, "cannot read runs");
+          "power_field,throughput_unit,energy_j,power_n,throughput_n\n",
+          f);
+    export_ctx x = {.f = f, .usable_only = usable_only};
+    pfi_error e = pfi_store_each_run(s, group_filter, export_row, &x, n_runs, diag);
+    if (e != PFI_OK)
+        return e;
     return ferror(f) ? PFI_ERR_IO : PFI_OK;
 }
 
