@@ -10,7 +10,9 @@
  *
  * Adding a strategy: its value (and PFI_STRATEGY_COUNT) in pfi/allocate.h with its doc, a
  * file strategy_NAME.c defining its placement (and a pass if the plain one will not do), its
- * declaration below, its row in strategy.c, the file in PFI_POWER_SOURCES.
+ * declaration below, its row in strategy.c, the file in PFI_POWER_SOURCES. Outside the
+ * library these still name the strategies one by one: the --help of pfi allocate and pfi
+ * control (src/cli), the colour per strategy of plot_sim.c, the list in tests/test_oom.c.
  */
 #ifndef PFI_POWER_STRATEGY_H
 #define PFI_POWER_STRATEGY_H
@@ -20,8 +22,9 @@
 #include "pfi/allocate.h"
 #include "power/alloc_internal.h"
 
-/* What a strategy needs of the instance (alloc_strategy.needs), checked per job before the
-   pass, in the order of the flags, after each job's weight and GPU count. */
+/* What a strategy needs of the instance (alloc_strategy.needs), checked job by job before
+   the pass, after each job's weight and GPU count: the PFI (ALLOC_NEEDS_PFI, or
+   ALLOC_NEEDS_EST without the caller's curves), the feature, the caller's estimated curves. */
 enum {
     ALLOC_NEEDS_PFI = 1,     /* an estimated PFI > 0 for every job (jobs->pfi) */
     ALLOC_NEEDS_FEATURE = 2, /* a raw feature value >= 0 for every job (jobs->feature) */
