@@ -22,6 +22,7 @@
 #include "pfi/curve.h"
 #include "pfi/model.h"
 #include "pfi/rng.h"
+#include "power/strategy.h"
 
 #define NEAR(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol) * (1.0 + fabs((double)(b))))
 
@@ -852,6 +853,87 @@ static void test_oracle_large6(void **state)
     free(nan_hi);
 }
 
+/*
+ * The strategy table (src/lib/power/strategy.c): every row named and placed, the names
+ * distinct and read back by pfi_strategy_parse, and each row's needs what pfi_allocate
+ * asks of the instance: a strategy needing no PFI or feature runs without them; one needing
+ * them is refused without them; pfi-model runs without PFI when given estimated curves.
+ * The oracle alone reports the envelope bound, which is the objective when the budget does
+ * not bind.
+ */
+static void test_strategy_table(void **state)
+{
+    (void)state;
+    for (int s = 0; s < PFI_STRATEGY_COUNT; s++) {
+        const alloc_strategy *row = &alloc_strategies[s];
+        assert_non_null(row->name);
+        assert_non_null(row->place);
+        assert_string_equal(pfi_strategy_name((pfi_strategy)s), row->name);
+        pfi_strategy back = PFI_STRATEGY_COUNT;
+        assert_int_equal(pfi_strategy_parse(row->name, &back), PFI_OK);
+        assert_int_equal(back, s);
+        for (int t = 0; t < s; t++)
+            assert_true(strcmp(alloc_strategies[t].name, row->name) != 0);
+    }
+    assert_string_equal(pfi_strategy_name((pfi_strategy)PFI_STRATEGY_COUNT), "unknown");
+    pfi_strategy st;
+    assert_int_equal(pfi_strategy_parse(NULL, &st), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_strategy_parse("", &st), PFI_ERR_INVALID_ARGUMENT);
+
+    /* two jobs, 3-point concave curves */
+    size_t off[3] = {0, 3, 6};
+    double cap[6] = {300, 500, 700, 300, 500, 700};
+    double pw[6] = {900, 1400, 1800, 1000, 1500, 2000};
+    double tp[6] = {60, 85, 100, 40, 70, 90};
+    double pfi[2] = {2, 4}, feat[2] = {0.2, 0.6};
+    pfi_alloc_jobs J;
+    memset(&J, 0, sizeof J);
+    J.n = 2;
+    J.offset = off;
+    J.cap_w = cap;
+    J.power_w = pw;
+    J.tput_tok_s = tp;
+    pfi_alloc_result r;
+    assert_int_equal(pfi_alloc_result_init(&r, 2), PFI_OK);
+    pfi_diag d;
+    for (int s = 0; s < PFI_STRATEGY_COUNT; s++) {
+        unsigned needs = alloc_strategies[s].needs;
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        o.strategy = (pfi_strategy)s;
+        o.reduction = 0.2;
+        J.pfi = NULL;
+        J.feature = NULL;
+        J.est_power_w = J.est_tput_tok_s = NULL;
+        pfi_error want = needs != 0 ? PFI_ERR_INVALID_ARGUMENT : PFI_OK;
+        assert_int_equal(pfi_allocate(&J, &o, &r, &d), want);
+        if (want != PFI_OK)
+            assert_non_null(strstr(d.message, pfi_strategy_name((pfi_strategy)s)));
+        J.pfi = pfi;
+        J.feature = feat;
+        assert_int_equal(pfi_allocate(&J, &o, &r, &d), PFI_OK);
+        assert_true(r.total_power_w <= r.budget_w * (1 + 1e-12));
+        assert_true(alloc_strategies[s].lp_bound ? !isnan(r.upper_bound) : isnan(r.upper_bound));
+        if (needs & ALLOC_NEEDS_EST) {
+            J.pfi = NULL;
+            J.est_power_w = pw;
+            J.est_tput_tok_s = tp;
+            assert_int_equal(pfi_allocate(&J, &o, &r, &d), PFI_OK);
+        }
+        /* not binding: every job at its top; the bound, where reported, is the objective */
+        J.pfi = pfi;
+        o.reduction = 0;
+        assert_int_equal(pfi_allocate(&J, &o, &r, &d), PFI_OK);
+        NEAR(r.cap_w[0], 700, 0);
+        NEAR(r.cap_w[1], 700, 0);
+        if (alloc_strategies[s].lp_bound)
+            assert_true(r.upper_bound == r.objective);
+        else
+            assert_true(isnan(r.upper_bound));
+    }
+    pfi_alloc_result_clear(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -867,6 +949,7 @@ int main(void)
         cmocka_unit_test(test_strategies),
         cmocka_unit_test(test_oracle_large),
         cmocka_unit_test(test_oracle_large6),
+        cmocka_unit_test(test_strategy_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,10 +70,12 @@ typedef enum pfi_strategy {
     PFI_STRATEGY_RAW_TELEMETRY = 5
 } pfi_strategy;
 
+/* The strategies are numbered 0 .. PFI_STRATEGY_COUNT - 1, in the order above: a caller
+   that lists them (a --help) loops over the numbers with pfi_strategy_name. */
 #define PFI_STRATEGY_COUNT 6
 
 /* pfi_strategy_name — "oracle", "equal", "class-weighted", "pfi-weighted", "pfi-model",
- * "raw-telemetry"; "unknown" otherwise. Static. */
+ * "raw-telemetry"; "unknown" otherwise. Static (borrowed, never freed). */
 const char *pfi_strategy_name(pfi_strategy s);
 
 /* pfi_strategy_parse — the strategy named name. Errors: PFI_ERR_INVALID_ARGUMENT. */

@@ -281,8 +281,10 @@ static void rows_free(row_buf *b)
     pfi_free(b->lines);
 }
 
-static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pfi_column,
-                             uint64_t *hash, bool hash_fields, pfi_groups **out, pfi_diag *d)
+/* The header row, copied into *header (*cols strings, owned: free each and the array).
+   Errors: those of pfi_csv_next, PFI_ERR_EMPTY (no header), PFI_ERR_NOMEM. */
+static pfi_error read_header(pfi_csv_reader *r, const char *name, char ***header, size_t *cols,
+                             pfi_diag *d)
 {
     const char *const *fields;
     const size_t *lens;
@@ -294,17 +296,152 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
         return e;
     if (eof)
         return set_diag(d, PFI_ERR_EMPTY, name, 0, NULL, "no header");
-    size_t cols = nf;
-    char **header = pfi_calloc(cols, sizeof *header);
-    if (header == NULL)
+    char **h = pfi_calloc(nf, sizeof *h);
+    if (h == NULL)
         return PFI_ERR_NOMEM;
-    for (size_t i = 0; i < cols; i++)
-        if ((header[i] = pfi_strdup(fields[i])) == NULL) {
+    for (size_t i = 0; i < nf; i++)
+        if ((h[i] = pfi_strdup(fields[i])) == NULL) {
             for (size_t k = 0; k < i; k++)
-                pfi_free(header[k]);
-            pfi_free(header);
+                pfi_free(h[k]);
+            pfi_free(h);
             return PFI_ERR_NOMEM;
         }
+    *header = h;
+    *cols = nf;
+    return PFI_OK;
+}
+
+/* Room in b for twice as many rows (32 at first). PFI_ERR_NOMEM (b keeps what it had). */
+static pfi_error rows_grow(row_buf *b)
+{
+    size_t cap = b->cap ? 2 * b->cap : 32;
+    char **cells = pfi_realloc(b->cells, cap * b->cols * sizeof *cells);
+    if (cells != NULL)
+        b->cells = cells;
+    long *lines = pfi_realloc(b->lines, cap * sizeof *lines);
+    if (lines != NULL)
+        b->lines = lines;
+    if (cells == NULL || lines == NULL)
+        return PFI_ERR_NOMEM;
+    b->cap = cap;
+    return PFI_OK;
+}
+
+/* A row of b->cols fields copied into b (room made), with its line number. PFI_ERR_NOMEM
+   (the row's copies freed, b unchanged). */
+static pfi_error row_copy(row_buf *b, const char *const *fields, long line)
+{
+    char **row = &b->cells[b->rows * b->cols];
+    for (size_t i = 0; i < b->cols; i++) {
+        row[i] = pfi_strdup(fields[i]);
+        if (row[i] == NULL) {
+            for (size_t k = 0; k < i; k++)
+                pfi_free(row[k]);
+            return PFI_ERR_NOMEM;
+        }
+    }
+    b->lines[b->rows++] = line;
+    return PFI_OK;
+}
+
+/* The data rows into b (b->cols fields each), every field hashed into *hash first when
+   hash_fields. Errors: those of pfi_csv_next, PFI_ERR_PARSE (a row with another field
+   count), PFI_ERR_LIMIT (more than 1000000 rows), PFI_ERR_NOMEM. */
+static pfi_error read_rows(pfi_csv_reader *r, const char *name, uint64_t *hash,
+                           bool hash_fields, row_buf *b, pfi_diag *d)
+{
+    const char *const *fields;
+    const size_t *lens;
+    size_t nf;
+    long line;
+    bool eof;
+    size_t cols = b->cols;
+    for (;;) {
+        pfi_error e = pfi_csv_next(r, &fields, &lens, &nf, &line, &eof, d);
+        if (e != PFI_OK || eof)
+            return e;
+        if (hash_fields)
+            for (size_t i = 0; i < nf; i++)
+                *hash = fnv(fnv(*hash, fields[i], lens[i]), ",", 1);
+        if (nf != cols)
+            return set_diag(d, PFI_ERR_PARSE, name, line, NULL, "%zu field%s, the header has %zu",
+                            nf, nf == 1 ? "" : "s", cols);
+        if (b->rows >= 1000000)
+            return set_diag(d, PFI_ERR_LIMIT, name, line, NULL, "more than 1000000 groups");
+        if (b->rows == b->cap && (e = rows_grow(b)) != PFI_OK)
+            return e;
+        if ((e = row_copy(b, fields, line)) != PFI_OK)
+            return e;
+    }
+}
+
+/* Feature columns: every column but the name, class and PFI ones whose non-missing cells
+   are all numbers (numeric[c] set); returns their count. */
+static size_t feature_columns(const row_buf *b, long c_name, long c_class, long c_pfi,
+                              bool *numeric)
+{
+    size_t n_feat = 0, cols = b->cols;
+    for (size_t c = 0; c < cols; c++) {
+        if ((long)c == c_name || (long)c == c_class || (long)c == c_pfi)
+            continue;
+        bool ok = true;
+        for (size_t i = 0; i < b->rows && ok; i++) {
+            double v;
+            const char *s = b->cells[i * cols + c];
+            ok = pfi_value_parse(s, strlen(s), &v) != PFI_VALUE_INVALID;
+        }
+        numeric[c] = ok;
+        n_feat += ok;
+    }
+    return n_feat;
+}
+
+/* Every row of b into g (sized for b->rows and the feature columns, feature names set): the
+   name and a non-missing class moved out of b (NULL left there), the PFI, the features.
+   Errors: PFI_ERR_VALUE (a PFI cell neither a number nor a missing value). */
+static pfi_error fill_rows(pfi_groups *g, row_buf *b, char *const *header, const bool *numeric,
+                           long c_name, long c_class, long c_pfi, const char *name,
+                           pfi_diag *d)
+{
+    size_t cols = b->cols;
+    for (size_t i = 0; i < b->rows; i++) {
+        char **row = &b->cells[i * cols];
+        g->names[i] = row[c_name];
+        row[c_name] = NULL;
+        if (c_class >= 0 && !pfi_value_is_missing_token(row[c_class], strlen(row[c_class]))) {
+            g->classes[i] = row[c_class];
+            row[c_class] = NULL;
+        }
+        double v;
+        pfi_value_status st = pfi_value_parse(row[c_pfi], strlen(row[c_pfi]), &v);
+        if (st == PFI_VALUE_INVALID)
+            return set_diag(d, PFI_ERR_VALUE, name, b->lines[i], header[c_pfi],
+                            "expected a PFI (a number) or a missing value, got '%s'",
+                            row[c_pfi]);
+        g->pfi[i] = v;
+        size_t j = 0;
+        for (size_t c = 0; c < cols; c++)
+            if (numeric[c]) {
+                pfi_value_parse(row[c], strlen(row[c]), &v);
+                g->features[i * g->features_cap + j++] = v;
+            }
+    }
+    return PFI_OK;
+}
+
+/*
+ * A groups table from a CSV: the header, the columns found (group, class, PFI), the rows,
+ * the feature columns, then the table. *hash continues over every data field when
+ * hash_fields and becomes the table's source_hash.
+ */
+static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pfi_column,
+                             uint64_t *hash, bool hash_fields, pfi_groups **out, pfi_diag *d)
+{
+    char **header = NULL;
+    size_t cols = 0;
+    pfi_error e = read_header(r, name, &header, &cols, d);
+    if (e != PFI_OK)
+        return e;
     row_buf b = {.cols = cols};
     pfi_groups *g = NULL;
     bool *numeric = NULL;
@@ -319,74 +456,18 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
                      pfi_names[0], pfi_column ? "" : " or 'pfi_ratio'");
         goto done;
     }
-    for (;;) {
-        e = pfi_csv_next(r, &fields, &lens, &nf, &line, &eof, d);
-        if (e != PFI_OK || eof)
-            break;
-        if (hash_fields)
-            for (size_t i = 0; i < nf; i++)
-                *hash = fnv(fnv(*hash, fields[i], lens[i]), ",", 1);
-        if (nf != cols) {
-            e = set_diag(d, PFI_ERR_PARSE, name, line, NULL, "%zu field%s, the header has %zu", nf,
-                         nf == 1 ? "" : "s", cols);
-            break;
-        }
-        if (b.rows >= 1000000) {
-            e = set_diag(d, PFI_ERR_LIMIT, name, line, NULL, "more than 1000000 groups");
-            break;
-        }
-        if (b.rows == b.cap) {
-            size_t cap = b.cap ? 2 * b.cap : 32;
-            char **cells = pfi_realloc(b.cells, cap * cols * sizeof *cells);
-            if (cells != NULL)
-                b.cells = cells;
-            long *lines = pfi_realloc(b.lines, cap * sizeof *lines);
-            if (lines != NULL)
-                b.lines = lines;
-            if (cells == NULL || lines == NULL) {
-                e = PFI_ERR_NOMEM;
-                break;
-            }
-            b.cap = cap;
-        }
-        for (size_t i = 0; i < cols; i++) {
-            b.cells[b.rows * cols + i] = pfi_strdup(fields[i]);
-            if (b.cells[b.rows * cols + i] == NULL) {
-                for (size_t k = 0; k < i; k++)
-                    pfi_free(b.cells[b.rows * cols + k]);
-                e = PFI_ERR_NOMEM;
-                break;
-            }
-        }
-        if (e != PFI_OK)
-            break;
-        b.lines[b.rows++] = line;
-    }
-    if (e != PFI_OK)
+    if ((e = read_rows(r, name, hash, hash_fields, &b, d)) != PFI_OK)
         goto done;
     if (b.rows == 0) {
         e = set_diag(d, PFI_ERR_EMPTY, name, 0, NULL, "no data rows");
         goto done;
     }
-    /* Feature columns: every other column whose non-missing cells are all numbers. */
     numeric = pfi_calloc(cols, sizeof *numeric);
     if (numeric == NULL) {
         e = PFI_ERR_NOMEM;
         goto done;
     }
-    size_t n_feat = 0;
-    for (size_t c = 0; c < cols; c++) {
-        if ((long)c == c_name || (long)c == c_class || (long)c == c_pfi)
-            continue;
-        bool ok = true;
-        for (size_t i = 0; i < b.rows && ok; i++) {
-            double v;
-            const char *s = b.cells[i * cols + c];
-            ok = pfi_value_parse(s, strlen(s), &v) != PFI_VALUE_INVALID;
-        }
-        numeric[c] = ok;
-        n_feat += ok;
-    }
+    size_t n_feat = feature_columns(&b, c_name, c_class, c_pfi, numeric);
     if (n_feat > PFI_GROUPS_MAX_FEATURES) {
         e = set_diag(d, PFI_ERR_LIMIT, name, 1, NULL, "more than %d feature columns",
                      PFI_GROUPS_MAX_FEATURES);
@@ -404,29 +485,8 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
                 goto done;
             }
         }
-    for (size_t i = 0; i < b.rows; i++) {
-        char **row = &b.cells[i * cols];
-        g->names[i] = row[c_name];
-        row[c_name] = NULL;
-        if (c_class >= 0 && !pfi_value_is_missing_token(row[c_class], strlen(row[c_class]))) {
-            g->classes[i] = row[c_class];
-            row[c_class] = NULL;
-        }
-        double v;
-        pfi_value_status st = pfi_value_parse(row[c_pfi], strlen(row[c_pfi]), &v);
-        if (st == PFI_VALUE_INVALID) {
-            e = set_diag(d, PFI_ERR_VALUE, name, b.lines[i], header[c_pfi],
-                         "expected a PFI (a number) or a missing value, got '%s'", row[c_pfi]);
-            goto done;
-        }
-        g->pfi[i] = v;
-        size_t j = 0;
-        for (size_t c = 0; c < cols; c++)
-            if (numeric[c]) {
-                pfi_value_parse(row[c], strlen(row[c]), &v);
-                g->features[i * g->features_cap + j++] = v;
-            }
-    }
+    if ((e = fill_rows(g, &b, header, numeric, c_name, c_class, c_pfi, name, d)) != PFI_OK)
+        goto done;
     compact(g);
     g->source_hash = *hash;
     *out = g;

@@ -15,6 +15,7 @@
 
 #include "core/memory.h"
 #include "pfi/rng.h"
+#include "power/strategy.h"
 
 const char *pfi_sim_mix_name(pfi_sim_mix m)
 {
@@ -243,8 +244,8 @@ static pfi_error run_workload(sim *s, size_t w, pfi_sim_mix mix, size_t *tmpl, s
         ref_class[l->class_id[tmpl[j]]] += tp[off[j + 1] - 1];
     for (size_t ri = 0; ri < o->n_reductions; ri++) {
         for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
-            if (st == PFI_STRATEGY_RAW_TELEMETRY && !s->feature_ok)
-                continue;
+            if ((alloc_strategies[st].needs & ALLOC_NEEDS_FEATURE) && !s->feature_ok)
+                continue; /* the library has no feature for some template */
             pfi_alloc_options ao;
             pfi_alloc_options_init(&ao);
             ao.strategy = (pfi_strategy)st;
@@ -383,10 +384,9 @@ static void sim_free(sim *s)
     model_table_free(&s->mt);
 }
 
-pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_result **out,
-                       pfi_diag *diag)
+/* The options' checks, before anything is allocated. */
+static pfi_error check_options(const pfi_joblib *lib, const pfi_sim_options *o, pfi_diag *diag)
 {
-    *out = NULL;
     if (lib == NULL || lib->n == 0)
         return fail(diag, "the job library is empty");
     if (o->workloads == 0 || o->jobs == 0)
@@ -403,36 +403,14 @@ pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_
     for (size_t t = 0; t < lib->n; t++)
         if (!(lib->pfi[t] > 0))
             return fail(diag, "every library template needs a defined PFI");
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    return PFI_OK;
+}
 
-    sim s;
-    memset(&s, 0, sizeof s);
-    s.lib = lib;
-    s.o = o;
-    s.n_cells = PFI_SIM_MIXES * o->n_reductions * PFI_STRATEGY_COUNT;
-    size_t W = o->workloads, NC = lib->n_classes;
-    s.total = pfi_malloc(s.n_cells * W * sizeof *s.total);
-    s.retained = pfi_malloc(s.n_cells * (NC ? NC : 1) * W * sizeof *s.retained);
-    s.ft_idx = pfi_malloc(lib->n * sizeof *s.ft_idx);
-    s.pt_idx = pfi_malloc(lib->n * sizeof *s.pt_idx);
-    s.pt_cum = pfi_malloc(lib->n * sizeof *s.pt_cum);
-    pfi_sim_result *r = pfi_calloc(1, sizeof *r);
-    if (r != NULL)
-        r->cells = pfi_calloc(s.n_cells, sizeof *r->cells);
-    if (!s.total || !s.retained || !s.ft_idx || !s.pt_idx || !s.pt_cum || !r || !r->cells) {
-        sim_free(&s);
-        pfi_sim_result_destroy(r);
-        return PFI_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < s.n_cells * W; i++)
-        s.total[i] = NAN;
-    for (size_t i = 0; i < s.n_cells * NC * W; i++)
-        s.retained[i] = NAN;
-    s.feature_ok = true;
-    for (size_t t = 0; t < lib->n; t++)
-        if (!(lib->feature[t] >= 0))
-            s.feature_ok = false;
+/* The production mix's template pools: the fine-tuning templates with the fewest GPUs, and
+   the pre-training ones with their cumulative GPU weights. */
+static void production_pools(sim *s)
+{
+    const pfi_joblib *lib = s->lib;
     double min_ft_gpus = INFINITY;
     for (size_t t = 0; t < lib->n; t++)
         if (lib->fine_tune[t] && lib->gpus[t] < min_ft_gpus)
@@ -440,56 +418,94 @@ pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_
     double cum = 0;
     for (size_t t = 0; t < lib->n; t++) {
         if (lib->fine_tune[t] && lib->gpus[t] == min_ft_gpus)
-            s.ft_idx[s.n_ft++] = t;
+            s->ft_idx[s->n_ft++] = t;
         else if (!lib->fine_tune[t]) {
             cum += lib->gpus[t];
-            s.pt_cum[s.n_pt] = cum;
-            s.pt_idx[s.n_pt++] = t;
+            s->pt_cum[s->n_pt] = cum;
+            s->pt_idx[s->n_pt++] = t;
         }
     }
-    pfi_error e0 = model_table_build(lib, &s.mt);
-    if (e0 != PFI_OK) {
-        sim_free(&s);
-        pfi_sim_result_destroy(r);
-        return e0 == PFI_ERR_NOMEM ? e0 : fail(diag, "a library curve the model rejects");
-    }
-    s.deep_class = SIZE_MAX;
+}
+
+/*
+ * The simulation's shared state and its result (*out, cells allocated), every cell NaN until
+ * run. On an error the caller frees what was made (sim_free, pfi_sim_result_destroy).
+ * Errors: PFI_ERR_NOMEM; PFI_ERR_INVALID_ARGUMENT (diag) when the model rejects a library
+ * curve or no mix can run.
+ */
+static pfi_error sim_setup(sim *s, const pfi_joblib *lib, const pfi_sim_options *o,
+                           pfi_sim_result **out, pfi_diag *diag)
+{
+    memset(s, 0, sizeof *s);
+    s->lib = lib;
+    s->o = o;
+    s->n_cells = PFI_SIM_MIXES * o->n_reductions * PFI_STRATEGY_COUNT;
+    size_t W = o->workloads, NC = lib->n_classes;
+    s->total = pfi_malloc(s->n_cells * W * sizeof *s->total);
+    s->retained = pfi_malloc(s->n_cells * (NC ? NC : 1) * W * sizeof *s->retained);
+    s->ft_idx = pfi_malloc(lib->n * sizeof *s->ft_idx);
+    s->pt_idx = pfi_malloc(lib->n * sizeof *s->pt_idx);
+    s->pt_cum = pfi_malloc(lib->n * sizeof *s->pt_cum);
+    pfi_sim_result *r = pfi_calloc(1, sizeof *r);
+    *out = r;
+    if (r != NULL)
+        r->cells = pfi_calloc(s->n_cells, sizeof *r->cells);
+    if (!s->total || !s->retained || !s->ft_idx || !s->pt_idx || !s->pt_cum || !r || !r->cells)
+        return PFI_ERR_NOMEM;
+    for (size_t i = 0; i < s->n_cells * W; i++)
+        s->total[i] = NAN;
+    for (size_t i = 0; i < s->n_cells * NC * W; i++)
+        s->retained[i] = NAN;
+    s->feature_ok = true;
+    for (size_t t = 0; t < lib->n; t++)
+        if (!(lib->feature[t] >= 0))
+            s->feature_ok = false;
+    production_pools(s);
+    pfi_error e = model_table_build(lib, &s->mt);
+    if (e != PFI_OK)
+        return e == PFI_ERR_NOMEM ? e : fail(diag, "a library curve the model rejects");
+    s->deep_class = SIZE_MAX;
     for (size_t c = 0; c < NC && o->deep_cut_class != NULL; c++)
         if (strcmp(lib->class_name[c], o->deep_cut_class) == 0)
-            s.deep_class = c;
+            s->deep_class = c;
     bool any = false;
     for (int m = 0; m < PFI_SIM_MIXES; m++) {
-        r->mix_run[m] = o->mix_enabled[m] && (m == PFI_MIX_RANDOM || (s.n_ft && s.n_pt));
+        r->mix_run[m] = o->mix_enabled[m] && (m == PFI_MIX_RANDOM || (s->n_ft && s->n_pt));
         any = any || r->mix_run[m];
     }
-    if (!any) {
-        sim_free(&s);
-        pfi_sim_result_destroy(r);
+    if (!any)
         return fail(diag, "no mix can run (production needs fine-tuning and pre-training "
                           "templates)");
-    }
-    unsigned nt = o->threads;
+    return PFI_OK;
+}
+
+/* The workloads over the worker threads (o->threads; 0: one per online CPU, at most one per
+   workload). Errors: PFI_ERR_NOMEM, PFI_ERR_THREAD, or the first worker's error. */
+static pfi_error run_threads(sim *s)
+{
+    size_t W = s->o->workloads;
+    unsigned nt = s->o->threads;
     if (nt == 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         nt = c > 0 ? (unsigned)c : 1;
     }
     if (nt > W)
         nt = (unsigned)W;
-    s.n_threads = nt;
-    s.total_work = W;
-    atomic_init(&s.done, 0);
-    atomic_init(&s.infeasible, 0);
-    atomic_init(&s.error, PFI_OK);
-    pthread_mutex_init(&s.lock, NULL);
+    s->n_threads = nt;
+    s->total_work = W;
+    atomic_init(&s->done, 0);
+    atomic_init(&s->infeasible, 0);
+    atomic_init(&s->error, PFI_OK);
+    pthread_mutex_init(&s->lock, NULL);
     pthread_t *th = pfi_malloc(nt * sizeof *th);
     worker *wk = pfi_malloc(nt * sizeof *wk);
     pfi_error e = th && wk ? PFI_OK : PFI_ERR_NOMEM;
     unsigned started = 0;
     for (unsigned i = 0; e == PFI_OK && i < nt; i++) {
-        wk[i].s = &s;
+        wk[i].s = s;
         wk[i].id = i;
         if (pthread_create(&th[i], NULL, work, &wk[i]) != 0) {
-            atomic_store(&s.error, PFI_ERR_THREAD);
+            atomic_store(&s->error, PFI_ERR_THREAD);
             e = PFI_ERR_THREAD;
         } else {
             started++;
@@ -499,67 +515,95 @@ pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_
         pthread_join(th[i], NULL);
     pfi_free(th);
     pfi_free(wk);
-    pthread_mutex_destroy(&s.lock);
+    pthread_mutex_destroy(&s->lock);
     if (e == PFI_OK)
-        e = (pfi_error)atomic_load(&s.error);
-    if (e != PFI_OK) {
-        sim_free(&s);
-        pfi_sim_result_destroy(r);
-        return e;
-    }
+        e = (pfi_error)atomic_load(&s->error);
+    return e;
+}
 
-    /* statistics */
+/* Cell c's statistics over the W workloads of strategy totals S, with S_eq and S_or the
+   equal and oracle totals of the same mix and r; v is scratch of W. */
+static void cell_stats(const sim *s, pfi_sim_cell *c, size_t cell, const double *S,
+                       const double *S_eq, const double *S_or, double *v)
+{
+    const pfi_sim_options *o = s->o;
+    size_t W = o->workloads, NC = s->lib->n_classes;
+    double J = (double)o->jobs;
+    memcpy(v, S, W * sizeof *v);
+    c->total_tok_s = stat_of(v, W);
+    for (size_t w = 0; w < W; w++)
+        v[w] = S[w] / J;
+    c->per_job_tok_s = stat_of(v, W);
+    for (size_t w = 0; w < W; w++)
+        v[w] = (S[w] - S_eq[w]) / J;
+    c->recovered_per_job_tok_s = stat_of(v, W);
+    c->below_equal = 0;
+    for (size_t w = 0; w < W; w++) {
+        double gap = S_or[w] - S_eq[w];
+        v[w] = gap > 1e-9 * S_or[w] ? (S[w] - S_eq[w]) / gap : NAN;
+        if (S[w] < S_eq[w] * (1 - 1e-9))
+            c->below_equal++;
+    }
+    c->gap_closed = stat_of(v, W);
+    for (size_t k = 0; k < NC; k++) {
+        memcpy(v, s->retained + (cell * NC + k) * W, W * sizeof *v);
+        c->retained[k] = stat_of(v, W).mean;
+    }
+}
+
+/* Every cell's statistics into r. Errors: PFI_ERR_NOMEM. */
+static pfi_error sim_statistics(const sim *s, pfi_sim_result *r)
+{
+    const pfi_sim_options *o = s->o;
+    size_t W = o->workloads;
     r->n_reductions = o->n_reductions;
     memcpy(r->reductions, o->reductions, sizeof r->reductions);
-    r->infeasible = atomic_load(&s.infeasible);
+    r->infeasible = atomic_load(&s->infeasible);
     double *v = pfi_malloc(W * sizeof *v);
-    if (v == NULL) {
-        sim_free(&s);
-        pfi_sim_result_destroy(r);
+    if (v == NULL)
         return PFI_ERR_NOMEM;
-    }
     for (int m = 0; m < PFI_SIM_MIXES; m++) {
         for (size_t ri = 0; ri < o->n_reductions; ri++) {
             size_t base = ((size_t)m * o->n_reductions + ri) * PFI_STRATEGY_COUNT;
-            const double *S_eq = s.total + (base + PFI_STRATEGY_EQUAL) * W;
-            const double *S_or = s.total + (base + PFI_STRATEGY_ORACLE) * W;
+            const double *S_eq = s->total + (base + PFI_STRATEGY_EQUAL) * W;
+            const double *S_or = s->total + (base + PFI_STRATEGY_ORACLE) * W;
             for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
                 pfi_sim_cell *c = &r->cells[base + (size_t)st];
-                const double *S = s.total + (base + (size_t)st) * W;
+                const double *S = s->total + (base + (size_t)st) * W;
                 c->available = r->mix_run[m] && !isnan(S[0]);
                 for (size_t k = 0; k < PFI_JOBLIB_MAX_CLASSES; k++)
                     c->retained[k] = NAN;
                 pfi_sim_stat none = {NAN, NAN, NAN, 0};
                 c->total_tok_s = c->per_job_tok_s = c->recovered_per_job_tok_s = none;
                 c->gap_closed = none;
-                if (!c->available)
-                    continue;
-                double J = (double)o->jobs;
-                memcpy(v, S, W * sizeof *v);
-                c->total_tok_s = stat_of(v, W);
-                for (size_t w = 0; w < W; w++)
-                    v[w] = S[w] / J;
-                c->per_job_tok_s = stat_of(v, W);
-                for (size_t w = 0; w < W; w++)
-                    v[w] = (S[w] - S_eq[w]) / J;
-                c->recovered_per_job_tok_s = stat_of(v, W);
-                c->below_equal = 0;
-                for (size_t w = 0; w < W; w++) {
-                    double gap = S_or[w] - S_eq[w];
-                    v[w] = gap > 1e-9 * S_or[w] ? (S[w] - S_eq[w]) / gap : NAN;
-                    if (S[w] < S_eq[w] * (1 - 1e-9))
-                        c->below_equal++;
-                }
-                c->gap_closed = stat_of(v, W);
-                for (size_t k = 0; k < NC; k++) {
-                    memcpy(v, s.retained + ((base + (size_t)st) * NC + k) * W, W * sizeof *v);
-                    c->retained[k] = stat_of(v, W).mean;
-                }
+                if (c->available)
+                    cell_stats(s, c, base + (size_t)st, S, S_eq, S_or, v);
             }
         }
     }
     pfi_free(v);
+    return PFI_OK;
+}
+
+/* The phases: options checked, shared state set up, the workloads run, the statistics. */
+pfi_error pfi_simulate(const pfi_joblib *lib, const pfi_sim_options *o, pfi_sim_result **out,
+                       pfi_diag *diag)
+{
+    *out = NULL;
+    pfi_error e = check_options(lib, o, diag);
+    if (e != PFI_OK)
+        return e;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    sim s;
+    pfi_sim_result *r = NULL;
+    if ((e = sim_setup(&s, lib, o, &r, diag)) == PFI_OK && (e = run_threads(&s)) == PFI_OK)
+        e = sim_statistics(&s, r);
     sim_free(&s);
+    if (e != PFI_OK) {
+        pfi_sim_result_destroy(r);
+        return e;
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     *out = r;

@@ -164,6 +164,130 @@ static void run_features(const pfi_library_group *g, const pfi_model_point *pt, 
     f[F_DRAM] = clamp01(g->job.dram_active_peak * mem + 0.005 * pfi_rng_normal(r));
 }
 
+/* Per class, the range of a job's uncapped per-GPU power P_u, W: dense jobs draw the most
+   power, MoE fine-tuning the least. */
+static const double pu_lo[] = {665, 645, 630}, pu_hi[] = {700, 690, 675};
+
+/* Targets: class quantiles at i/(n−1), handed out to the class's groups in random order. */
+static void assign_targets(pfi_library *lib, const pfi_library_options *opt, pfi_rng *r_assign)
+{
+    for (unsigned c = 0; c < 3; c++) {
+        size_t idx[N_SPECS], n = 0;
+        for (size_t s = 0; s < N_SPECS; s++)
+            if (spec_class(&specs[s]) == c)
+                idx[n++] = s;
+        shuffle(idx, n, r_assign);
+        for (size_t i = 0; i < n; i++)
+            lib->groups[idx[i]].pfi_target =
+                class_quantile(opt->class_pfi[c], n > 1 ? (double)i / (double)(n - 1) : 0.5);
+    }
+}
+
+/* The class-level telemetry share: the compute share that gives the class's median PFI on
+   the 8-GPU grid to a job at the middle of the class's power range. Errors: the model's. */
+static pfi_error class_shares(const pfi_library_options *opt, double class_share[3])
+{
+    for (unsigned c = 0; c < 3; c++) {
+        pfi_model_job ref;
+        pfi_model_job_init(&ref, 1, round(0.5 * (pu_lo[c] + pu_hi[c])));
+        ref.power_static_w = opt->power_static_frac * ref.power_uncapped_w;
+        ref.gamma = opt->gamma;
+        pfi_error e = pfi_model_share_for_pfi(&ref, grid_fine, 6, 0.02, opt->class_pfi[c][1],
+                                              &class_share[c], NULL);
+        if (e != PFI_OK)
+            return e;
+    }
+    return PFI_OK;
+}
+
+/* Group g of spec sp, variant v of its model, task and scale: its name and labels, and its
+   caps (the spec's grid without the caps whose runs "failed", descending). */
+static void group_caps(pfi_library_group *g, const group_spec *sp, unsigned v)
+{
+    const model_spec *m = &models[sp->model];
+    snprintf(g->name, sizeof g->name, "%s-%s-%ug-%c", m->name, sp->ft ? "ft" : "pt", sp->gpus,
+             'a' + (char)v);
+    g->model = m->name;
+    g->task = sp->ft ? "ft" : "pt";
+    g->job_class = class_names[spec_class(sp)];
+    const double *grid = sp->gpus == 8 ? grid_fine : grid_coarse;
+    size_t n_grid = sp->gpus == 8 ? 6 : 4;
+    double sorted[PFI_LIBRARY_MAX_CAPS];
+    size_t n = 0;
+    for (size_t k = 0; k < n_grid; k++)
+        if (grid[k] != sp->skip[0] && grid[k] != sp->skip[1])
+            sorted[n++] = grid[k];
+    for (size_t a = 1; a < n; a++) /* descending */
+        for (size_t b = a; b > 0 && sorted[b - 1] < sorted[b]; b--) {
+            double t = sorted[b];
+            sorted[b] = sorted[b - 1];
+            sorted[b - 1] = t;
+        }
+    memcpy(g->caps_w, sorted, n * sizeof *sorted);
+    g->n_caps = n;
+}
+
+/* Group g's job: platform and job scales drawn from r_job, then the compute share that gives
+   its PFI target on its caps (pfi_true: the PFI it then has). Errors: the model's. */
+static pfi_error group_job(pfi_library_group *g, const group_spec *sp,
+                           const pfi_library_options *opt, double class_share, pfi_rng *r_job)
+{
+    const model_spec *m = &models[sp->model];
+    unsigned c = spec_class(sp);
+    double pu = pu_lo[c] + (pu_hi[c] - pu_lo[c]) * pfi_rng_uniform(r_job);
+    pfi_model_job_init(&g->job, 1, round(pu));
+    g->job.power_static_w = opt->power_static_frac * g->job.power_uncapped_w;
+    g->job.gamma = opt->gamma;
+    g->job.gpus = sp->gpus;
+    double sd = opt->feature_scale_sd;
+    g->job.dram_active_peak = clamp01(0.85 * exp(sd * pfi_rng_normal(r_job)));
+    g->job.tensor_active_peak = clamp01(0.60 * exp(0.8 * sd * pfi_rng_normal(r_job)));
+    g->copy_peak = clamp01(0.65 * exp(sd * pfi_rng_normal(r_job)));
+    g->telemetry_share =
+        fmin(1, fmax(0.02, class_share + opt->feature_share_sd * pfi_rng_normal(r_job)));
+    g->fb_used_mib =
+        fmin(143771, m->fb_mib * (sp->ft ? 0.7 : 1.0) * (1 + 0.05 * pfi_rng_normal(r_job)));
+    double per_gpu = (sp->ft ? m->tokens_per_gpu_ft : m->tokens_per_gpu_pt) *
+                     (0.9 + 0.2 * pfi_rng_uniform(r_job)) *
+                     (sp->gpus == 8 ? 1.0 : sp->gpus == 16 ? 0.92 : 0.88);
+    g->job.tokens_per_step = 32768.0 * sp->gpus;
+    double step_s = g->job.tokens_per_step / (per_gpu * sp->gpus);
+    g->job.compute_time_s = step_s;
+    g->job.memory_time_s = 0;
+    double alpha;
+    pfi_error e = pfi_model_share_for_pfi(&g->job, g->caps_w, g->n_caps, 0.02, g->pfi_target,
+                                          &alpha, NULL);
+    if (e == PFI_OK) {
+        pfi_model_set_share(&g->job, alpha);
+        e = pfi_model_pfi(&g->job, g->caps_w, g->n_caps, 0.02, &g->pfi_true);
+    }
+    return e;
+}
+
+/* Group s's runs, one per cap, appended to lib->runs: the model's point with measurement
+   noise from r_noise, and its telemetry features. Errors: the model's. */
+static pfi_error group_runs(pfi_library *lib, size_t s, const pfi_library_options *opt,
+                            pfi_rng *r_noise)
+{
+    const pfi_library_group *g = &lib->groups[s];
+    for (size_t k = 0; k < g->n_caps; k++) {
+        pfi_model_point pt;
+        pfi_error e = pfi_model_eval(&g->job, g->caps_w[k], &pt);
+        if (e != PFI_OK)
+            return e;
+        pfi_library_run *run = &lib->runs[lib->n_runs++];
+        run->group = s;
+        run->cap_w = g->caps_w[k];
+        run->power_se_w = opt->power_noise_rel * pt.job_power_w;
+        run->throughput_se = opt->throughput_noise_rel * pt.throughput;
+        run->power_w = pt.job_power_w + run->power_se_w * pfi_rng_normal(r_noise);
+        run->throughput = pt.throughput + run->throughput_se * pfi_rng_normal(r_noise);
+        run_features(g, &pt, r_noise, run->features);
+    }
+    return PFI_OK;
+}
+
+/* The phases: targets, class shares, then per group its caps, job and runs. */
 pfi_error pfi_library_generate(const pfi_library_options *opt, pfi_library **out)
 {
     if (out == NULL)
@@ -190,113 +314,22 @@ pfi_error pfi_library_generate(const pfi_library_options *opt, pfi_library **out
     pfi_rng_seed(&r_assign, opt->seed, 1);
     pfi_rng_seed(&r_job, opt->seed, 2);
     pfi_rng_seed(&r_noise, opt->seed, 3);
-
-    /* Targets: class quantiles at i/(n−1), handed out to the class's groups in random order. */
-    for (unsigned c = 0; c < 3; c++) {
-        size_t idx[N_SPECS], n = 0;
-        for (size_t s = 0; s < N_SPECS; s++)
-            if (spec_class(&specs[s]) == c)
-                idx[n++] = s;
-        shuffle(idx, n, &r_assign);
-        for (size_t i = 0; i < n; i++)
-            lib->groups[idx[i]].pfi_target =
-                class_quantile(opt->class_pfi[c], n > 1 ? (double)i / (double)(n - 1) : 0.5);
-    }
-
-    /* The class-level telemetry share: the compute share that gives the class's median PFI
-     * on the 8-GPU grid to a job at the middle of the class's power range. */
-    static const double pu_lo[] = {665, 645, 630}, pu_hi[] = {700, 690, 675};
+    assign_targets(lib, opt, &r_assign);
     double class_share[3];
-    for (unsigned c = 0; c < 3; c++) {
-        pfi_model_job ref;
-        pfi_model_job_init(&ref, 1, round(0.5 * (pu_lo[c] + pu_hi[c])));
-        ref.power_static_w = opt->power_static_frac * ref.power_uncapped_w;
-        ref.gamma = opt->gamma;
-        pfi_error e = pfi_model_share_for_pfi(&ref, grid_fine, 6, 0.02, opt->class_pfi[c][1],
-                                              &class_share[c], NULL);
-        if (e != PFI_OK) {
-            pfi_library_destroy(lib);
-            return e;
-        }
-    }
-
+    pfi_error e = class_shares(opt, class_share);
     unsigned variant[sizeof models / sizeof models[0]][2][3] = {{{0}}};
-    for (size_t s = 0; s < N_SPECS; s++) {
+    for (size_t s = 0; e == PFI_OK && s < N_SPECS; s++) {
         const group_spec *sp = &specs[s];
-        const model_spec *m = &models[sp->model];
         pfi_library_group *g = &lib->groups[s];
-        unsigned c = spec_class(sp);
         unsigned scale = sp->gpus == 8 ? 0 : sp->gpus == 16 ? 1 : 2;
-        unsigned v = variant[sp->model][sp->ft][scale]++;
-        snprintf(g->name, sizeof g->name, "%s-%s-%ug-%c", m->name, sp->ft ? "ft" : "pt", sp->gpus,
-                 'a' + (char)v);
-        g->model = m->name;
-        g->task = sp->ft ? "ft" : "pt";
-        g->job_class = class_names[c];
-        const double *grid = sp->gpus == 8 ? grid_fine : grid_coarse;
-        size_t n_grid = sp->gpus == 8 ? 6 : 4;
-        double sorted[PFI_LIBRARY_MAX_CAPS];
-        size_t n = 0;
-        for (size_t k = 0; k < n_grid; k++)
-            if (grid[k] != sp->skip[0] && grid[k] != sp->skip[1])
-                sorted[n++] = grid[k];
-        for (size_t a = 1; a < n; a++) /* descending */
-            for (size_t b = a; b > 0 && sorted[b - 1] < sorted[b]; b--) {
-                double t = sorted[b];
-                sorted[b] = sorted[b - 1];
-                sorted[b - 1] = t;
-            }
-        memcpy(g->caps_w, sorted, n * sizeof *sorted);
-        g->n_caps = n;
-
-        /* Platform and job scales. Dense jobs draw the most power, MoE fine-tuning the least. */
-        double pu = pu_lo[c] + (pu_hi[c] - pu_lo[c]) * pfi_rng_uniform(&r_job);
-        pfi_model_job_init(&g->job, 1, round(pu));
-        g->job.power_static_w = opt->power_static_frac * g->job.power_uncapped_w;
-        g->job.gamma = opt->gamma;
-        g->job.gpus = sp->gpus;
-        double sd = opt->feature_scale_sd;
-        g->job.dram_active_peak = clamp01(0.85 * exp(sd * pfi_rng_normal(&r_job)));
-        g->job.tensor_active_peak = clamp01(0.60 * exp(0.8 * sd * pfi_rng_normal(&r_job)));
-        g->copy_peak = clamp01(0.65 * exp(sd * pfi_rng_normal(&r_job)));
-        g->telemetry_share =
-            fmin(1, fmax(0.02, class_share[c] + opt->feature_share_sd * pfi_rng_normal(&r_job)));
-        g->fb_used_mib = fmin(143771, m->fb_mib * (sp->ft ? 0.7 : 1.0) *
-                                          (1 + 0.05 * pfi_rng_normal(&r_job)));
-        double per_gpu = (sp->ft ? m->tokens_per_gpu_ft : m->tokens_per_gpu_pt) *
-                         (0.9 + 0.2 * pfi_rng_uniform(&r_job)) *
-                         (sp->gpus == 8 ? 1.0 : sp->gpus == 16 ? 0.92 : 0.88);
-        g->job.tokens_per_step = 32768.0 * sp->gpus;
-        double step_s = g->job.tokens_per_step / (per_gpu * sp->gpus);
-        g->job.compute_time_s = step_s;
-        g->job.memory_time_s = 0;
-        double alpha;
-        pfi_error e = pfi_model_share_for_pfi(&g->job, g->caps_w, g->n_caps, 0.02, g->pfi_target,
-                                              &alpha, NULL);
-        if (e == PFI_OK) {
-            pfi_model_set_share(&g->job, alpha);
-            e = pfi_model_pfi(&g->job, g->caps_w, g->n_caps, 0.02, &g->pfi_true);
-        }
-        if (e != PFI_OK) {
-            pfi_library_destroy(lib);
-            return e;
-        }
-        for (size_t k = 0; k < g->n_caps; k++) {
-            pfi_model_point pt;
-            e = pfi_model_eval(&g->job, g->caps_w[k], &pt);
-            if (e != PFI_OK) {
-                pfi_library_destroy(lib);
-                return e;
-            }
-            pfi_library_run *run = &lib->runs[lib->n_runs++];
-            run->group = s;
-            run->cap_w = g->caps_w[k];
-            run->power_se_w = opt->power_noise_rel * pt.job_power_w;
-            run->throughput_se = opt->throughput_noise_rel * pt.throughput;
-            run->power_w = pt.job_power_w + run->power_se_w * pfi_rng_normal(&r_noise);
-            run->throughput = pt.throughput + run->throughput_se * pfi_rng_normal(&r_noise);
-            run_features(g, &pt, &r_noise, run->features);
-        }
+        group_caps(g, sp, variant[sp->model][sp->ft][scale]++);
+        e = group_job(g, sp, opt, class_share[spec_class(sp)], &r_job);
+        if (e == PFI_OK)
+            e = group_runs(lib, s, opt, &r_noise);
+    }
+    if (e != PFI_OK) {
+        pfi_library_destroy(lib);
+        return e;
     }
     *out = lib;
     return PFI_OK;

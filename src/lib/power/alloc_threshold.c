@@ -1,0 +1,149 @@
+/*
+ * The Lagrangian threshold at the heart of the oracle (and of pfi-model's estimated world):
+ * the weighted selection of the threshold slope (pfi_alloc_select) and the placement of every
+ * job against it (alloc_pick).
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pfi/allocate.h"
+#include "power/alloc_internal.h"
+
+static inline void swap2(double *a, double *b, size_t i, size_t j)
+{
+    double t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+    t = b[i];
+    b[i] = b[j];
+    b[j] = t;
+}
+
+/*
+ * Quickselect on slopes with weights: three-way partition around a pivot (median of three),
+ * keep the side where the capacity runs out. Each round is one pass over the live range.
+ */
+double pfi_alloc_select(double *slope, double *width, size_t m, double cap, double *above)
+{
+    double total = 0;
+    for (size_t i = 0; i < m; i++)
+        total += width[i];
+    if (total <= cap || m == 0) {
+        *above = total;
+        return -INFINITY;
+    }
+    size_t lo = 0, hi = m; /* live range [lo, hi) */
+    double acc = 0;        /* width of segments already known to be above the live range */
+    uint64_t state = 0x9E3779B97F4A7C15ull ^ (uint64_t)m;
+    for (;;) {
+        size_t n = hi - lo;
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        double a = slope[lo + state % n], b = slope[lo + (state >> 20) % n],
+               c = slope[lo + (state >> 40) % n];
+        double pivot = fmax(fmin(a, b), fmin(fmax(a, b), c));
+        /* Dutch flag: [lo, gt) > pivot, [gt, eq) == pivot, [lt, hi) < pivot */
+        size_t gt = lo, i = lo, lt = hi;
+        double w_gt = 0, w_eq = 0;
+        while (i < lt) {
+            double s = slope[i];
+            if (s > pivot) {
+                w_gt += width[i];
+                swap2(slope, width, i, gt);
+                gt++;
+                i++;
+            } else if (s < pivot) {
+                lt--;
+                swap2(slope, width, i, lt);
+            } else {
+                w_eq += width[i];
+                i++;
+            }
+        }
+        if (acc + w_gt > cap) {
+            hi = gt;
+        } else if (acc + w_gt + w_eq >= cap) {
+            *above = acc + w_gt;
+            return pivot;
+        } else {
+            acc += w_gt + w_eq;
+            lo = lt;
+        }
+        if (lo >= hi) { /* cannot happen while total > cap; keep the loop finite anyway */
+            *above = acc;
+            return pivot;
+        }
+    }
+}
+
+double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, const size_t *list,
+                  size_t n_list, pfi_alloc_result *out, double *lambda)
+{
+    pfi_alloc_workspace *w = x->w;
+    double above = 0;
+    double lam = pfi_alloc_select(w->bs, w->bw, w->n_b, cap - above_hi, &above);
+    double rem = cap - above_hi - above;
+    double value = 0;
+    size_t nj = list != NULL ? n_list : x->J->n;
+    for (size_t l = 0; l < nj; l++) {
+        size_t j = list != NULL ? list[l] : l;
+        alloc_view v = alloc_view_of(x, j, est);
+        size_t ne = alloc_n_vtx(x, j, est);
+        size_t p = alloc_vtx(x, j, est, 0);
+        double pw = v.d[p], val = v.wt * v.t[p];
+        for (size_t s = 1; s < ne; s++) {
+            size_t q = alloc_vtx(x, j, est, s);
+            double sl = alloc_slope(&v, p, q), wd = v.d[q] - v.d[p];
+            if (sl > lam || (sl == lam && rem > 0 && wd <= rem)) {
+                if (!(sl > lam))
+                    rem -= wd;
+                pw = v.d[q];
+                val = v.wt * v.t[q];
+                p = q;
+                continue;
+            }
+            if (sl == lam && rem > 0) {
+                if (!x->discrete) {
+                    pw += rem;
+                    val += rem * sl;
+                } else {
+                    value += rem * sl; /* in the bound, not in the pick: rounded down */
+                }
+                rem = 0;
+            }
+            break;
+        }
+        w->pick[j] = pw;
+        value += val;
+        w->flag[j] = 0;
+        if (out != NULL && (w->kind[j] & KIND_COPY) && !(w->kind[j] & KIND_ENV)) {
+            /* a copied whole curve, every point a vertex: its outputs at once */
+            double part = pw - v.d[p];
+            size_t m = v.m;
+            if (part > 0 && p + 1 < m) {
+                double f = part / (v.d[p + 1] - v.d[p]);
+                double cp = v.c[p] + f * (v.c[p + 1] - v.c[p]);
+                if (cp > v.c[p + 1])
+                    cp = v.c[p + 1];
+                double g = (cp - v.c[p]) / (v.c[p + 1] - v.c[p]);
+                out->cap_w[j] = cp;
+                out->power_w[j] = v.d[p] + g * (v.d[p + 1] - v.d[p]);
+                out->tput_tok_s[j] = v.t[p] + g * (v.t[p + 1] - v.t[p]);
+                out->marginal_down[j] = out->marginal_up[j] = alloc_slope(&v, p, p + 1);
+            } else {
+                out->cap_w[j] = v.c[p];
+                out->power_w[j] = v.d[p];
+                out->tput_tok_s[j] = v.t[p];
+                out->marginal_down[j] = p > 0 ? alloc_slope(&v, p - 1, p) : NAN;
+                out->marginal_up[j] = p + 1 < m ? alloc_slope(&v, p, p + 1) : NAN;
+            }
+            out->shed_w[j] = v.d[m - 1] - out->power_w[j];
+            w->flag[j] = 1;
+        }
+    }
+    *lambda = lam;
+    return value;
+}

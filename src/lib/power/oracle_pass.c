@@ -1,0 +1,485 @@
+/*
+ * The oracle's pass for large plain instances (>= SAMPLE_MIN_JOBS jobs without bounds,
+ * floors or cap step): a bracket for the threshold slope guessed from a sample of the jobs,
+ * then one pass that validates every curve, places at once each job with no segment inside
+ * the bracket and hands only the segments inside it to the selection. The caller checks the
+ * guess (alloc_bracket_holds) and redoes the selection with every segment when it missed, so
+ * the result never depends on the sample.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "pfi/allocate.h"
+#include "pfi/curve.h"
+#include "power/alloc_internal.h"
+
+/* The oracle guesses the threshold's bracket from this many jobs when it has at least
+   SAMPLE_MIN_JOBS (plain instances only), ± SAMPLE_MARGIN of the sample's width [ours]. */
+#define SAMPLE_JOBS 16384
+#define SAMPLE_MORE_JOBS 16384
+#define SAMPLE_MIN_JOBS 32768
+#define SAMPLE_MARGIN 0.015
+#define SAMPLE_BLOCK 64
+/* Most points of a curve the oracle's large-instance pass handles in place. */
+#define FAST_MAX_POINTS 16
+/* The point count that pass (and the sample) handles fully unrolled: the usual cap sweep
+   (scan_k is written out for it). */
+#define FAST_K 6
+
+/* ---- the sample ----------------------------------------------------------------------- */
+
+/*
+ * One curve of FAST_K points, unrolled: whether it passes pfi_curve_check without violations
+ * (caps rising, power and throughput not falling; with the ends checked every value is
+ * finite, and NaN fails every comparison) and every point is a vertex of its envelope (power
+ * rising, slopes falling), in which case sv and wd hold its segments' slopes (the bits of
+ * slope_of) and widths. Branch-free, so that the compiler keeps it in registers.
+ */
+static inline int scan_k(const double *c, const double *D, const double *T, double wt,
+                         double sv[FAST_K - 1], double wd[FAST_K - 1])
+{
+    int ok = (c[0] > 0) & (c[FAST_K - 1] < INFINITY) & (D[0] > 0) & (D[FAST_K - 1] < INFINITY) &
+             (T[0] >= 0) & (T[FAST_K - 1] < INFINITY);
+    /* written out (gcc -O2 keeps a loop, and the arrays on the stack) */
+#define SCAN_SEG(i)                                                                                \
+    wd[i] = D[i + 1] - D[i];                                                                       \
+    sv[i] = (wt * T[i + 1] - wt * T[i]) / wd[i];                                                   \
+    ok &= (c[i + 1] > c[i]) & (D[i + 1] >= D[i]) & (T[i + 1] >= T[i]) & (wd[i] > 0)
+    SCAN_SEG(0);
+    SCAN_SEG(1);
+    SCAN_SEG(2);
+    SCAN_SEG(3);
+    SCAN_SEG(4);
+#undef SCAN_SEG
+    return ok & (sv[1] < sv[0]) & (sv[2] < sv[1]) & (sv[3] < sv[2]) & (sv[4] < sv[3]);
+}
+
+/* The sample's running totals (sample_bracket). */
+typedef struct sample {
+    double ref, base, total; /* Σ reference power, Σ lowest power, Σ envelope width */
+    double above;            /* width of segments above the stage's bracket */
+    size_t got;              /* jobs sampled */
+} sample;
+
+/* Sample job j (the true curve, no bounds): its envelope segments with slope in [lo, hi] go
+   to the buffer, the width above hi to s->above. A job that fails the checks is skipped (the
+   main pass reports it). */
+static void sample_job(pfi_alloc_workspace *w, const pfi_alloc_jobs *J, size_t j, double hi,
+                       double lo, sample *s)
+{
+    size_t a = J->offset[j], k = J->offset[j + 1] - a;
+    if (k == 0 || k > ALLOC_MAX_CANDIDATES_PER_JOB)
+        return;
+    double wt = alloc_opt(J->weight, j, 1.0);
+    if (!(wt >= 0) || !isfinite(wt) || !alloc_ws_buf(w, k) || !alloc_ws_scratch(w, k))
+        return;
+    const double *D = J->power_w + a, *T = J->tput_tok_s + a;
+    double sv[FAST_K - 1], wd[FAST_K - 1];
+    size_t ne;
+    if (k == FAST_K && scan_k(J->cap_w + a, D, T, wt, sv, wd)) {
+        ne = FAST_K;
+        for (size_t q = 0; q < FAST_K; q++)
+            w->idx[q] = q;
+    } else {
+        pfi_curve_report rep;
+        if (pfi_curve_check(k, J->cap_w + a, D, T, &rep) != PFI_OK || rep.power_violations ||
+            rep.tput_violations)
+            return;
+        for (size_t q = 0; q < k; q++)
+            w->y[q] = wt * T[q];
+        ne = pfi_envelope(D, w->y, k, w->idx);
+        for (size_t q = 1; q < ne; q++) {
+            size_t p = w->idx[q - 1], r = w->idx[q];
+            sv[0] = (w->y[r] - w->y[p]) / (D[r] - D[p]);
+            wd[0] = D[r] - D[p];
+            s->total += wd[0];
+            if (sv[0] > hi) {
+                s->above += wd[0];
+            } else if (sv[0] >= lo) {
+                w->bs[w->n_b] = sv[0];
+                w->bw[w->n_b++] = wd[0];
+            }
+        }
+        ne = 0;
+    }
+    for (size_t q = 0; q + 1 < ne; q++) {
+        s->total += wd[q];
+        if (sv[q] > hi) {
+            s->above += wd[q];
+        } else if (sv[q] >= lo) {
+            w->bs[w->n_b] = sv[q];
+            w->bw[w->n_b++] = wd[q];
+        }
+    }
+    s->ref += D[k - 1];
+    s->base += D[w->idx[0]];
+    s->got++;
+}
+
+/* Sample S jobs in blocks of SAMPLE_BLOCK consecutive jobs (read in sequence), evenly spaced
+   from job first_frac·n/blocks on. */
+static void sample_blocks(const alloc_ctx *x, size_t S, double first_frac, double hi, double lo,
+                          sample *s)
+{
+    const pfi_alloc_jobs *J = x->J;
+    size_t n = J->n, nblk = (S + SAMPLE_BLOCK - 1) / SAMPLE_BLOCK;
+    for (size_t i = 0; i < S; i++) {
+        size_t blk = i / SAMPLE_BLOCK;
+        size_t j =
+            (size_t)(((double)blk + first_frac) * (double)n / (double)nblk) + i % SAMPLE_BLOCK;
+        if (j < n)
+            sample_job(x->w, J, j, hi, lo, s);
+    }
+}
+
+/* The cut-off slope of the buffer (above: the width already above it) for capacity cap,
+   clamped to [lo, hi], the range the buffer covers. */
+static double sample_cut(pfi_alloc_workspace *w, double cap, double above, double inside, double hi,
+                         double lo)
+{
+    double dummy;
+    if (cap <= above)
+        return hi;
+    if (cap - above >= inside)
+        return lo;
+    return pfi_alloc_select(w->bs, w->bw, w->n_b, cap - above, &dummy);
+}
+
+/*
+ * A bracket [*lo, *hi] for the threshold slope from a systematic sample of jobs (evenly
+ * spaced blocks of consecutive jobs; the true curves, no bounds), in two stages: SAMPLE_JOBS
+ * jobs give a wide bracket (the sample's cut-off ± SAMPLE_MARGIN of its width); then
+ * SAMPLE_MORE_JOBS more, of which only the segments inside the wide bracket are kept, narrow
+ * it (the margin shrinks as 1/√jobs) at the cost of a small selection. Only a guess: the
+ * caller checks that the threshold lies inside and falls back to every segment if not.
+ * Returns false (no bracket) when the sample holds no usable job.
+ */
+static bool sample_bracket(const alloc_ctx *x, double *hi, double *lo)
+{
+    const pfi_alloc_jobs *J = x->J;
+    pfi_alloc_workspace *w = x->w;
+    size_t n = J->n, S = n / 32 < SAMPLE_JOBS ? n / 32 : SAMPLE_JOBS;
+    size_t S2 = S < SAMPLE_MORE_JOBS ? S : SAMPLE_MORE_JOBS;
+    *hi = INFINITY;
+    *lo = -INFINITY;
+    w->n_b = 0;
+    sample s;
+    memset(&s, 0, sizeof s);
+    sample_blocks(x, S, 0.0, INFINITY, -INFINITY, &s);
+    if (s.got == 0 || !(s.total > 0)) {
+        w->n_b = 0;
+        return false;
+    }
+    for (int stage = 0; stage < 2; stage++) {
+        double budget = isnan(x->o->budget_w) ? (1.0 - x->o->reduction) * s.ref
+                                              : x->o->budget_w * (double)s.got / (double)n;
+        /* the margin: SAMPLE_MARGIN at SAMPLE_JOBS, narrower for a larger sample (1/√S) */
+        double eps = SAMPLE_MARGIN * sqrt((double)SAMPLE_JOBS / (double)s.got) * s.total;
+        double cap = budget - s.base, inside = 0;
+        for (size_t i = 0; i < w->n_b; i++)
+            inside += w->bw[i];
+        double h = cap - eps > 0 ? sample_cut(w, cap - eps, s.above, inside, *hi, *lo) : INFINITY;
+        double l =
+            cap + eps < s.total ? sample_cut(w, cap + eps, s.above, inside, *hi, *lo) : -INFINITY;
+        if (!(l <= h)) /* cannot happen; keep the bracket sound anyway */
+            break;
+        *hi = h;
+        *lo = l;
+        if (stage == 1 || S2 == 0)
+            break;
+        /* keep the stage's segments inside the bracket, then sample more between its blocks */
+        size_t m = 0;
+        for (size_t i = 0; i < w->n_b; i++) {
+            if (w->bs[i] > h) {
+                s.above += w->bw[i];
+            } else if (w->bs[i] >= l) {
+                w->bs[m] = w->bs[i];
+                w->bw[m++] = w->bw[i];
+            }
+        }
+        w->n_b = m;
+        sample_blocks(x, S2, 0.5, h, l, &s);
+    }
+    w->n_b = 0;
+    return true;
+}
+
+bool alloc_oracle_bracket(const alloc_ctx *x, double *hi, double *lo)
+{
+    const pfi_alloc_jobs *J = x->J;
+    *hi = INFINITY;
+    *lo = -INFINITY;
+    return J->n >= SAMPLE_MIN_JOBS && !x->discrete && J->cap_lo_w == NULL && J->cap_hi_w == NULL &&
+           J->floor_frac == NULL && sample_bracket(x, hi, lo);
+}
+
+/* ---- the one pass --------------------------------------------------------------------- */
+
+/*
+ * The pass's running state: a local of alloc_fast_pass that the compiler splits into scalars,
+ * because its address reaches only the inline phases below (never a call that is not
+ * inlined) and it is set by an initialiser, not memset. Otherwise (gcc 12 does not split a
+ * memset struct) its fields stay in memory, where the loop's byte and double stores could
+ * alias them, and get paired into vector adds: 3 % more instructions at 100 000 jobs.
+ */
+typedef struct fast_acc {
+    size_t n_b, n_list, below; /* segments in the buffer, jobs listed, segments below */
+    double ref_p, ref_t, lo_p, hi_p, above, value, tp, tt; /* as alloc_sums */
+} fast_acc;
+
+/* The arrays the pass reads and writes, in a local for the same reason (reloaded from the
+   instance and the result at every job otherwise). */
+typedef struct fast_io {
+    const size_t *off;
+    const double *cap, *pow_w, *tput, *wts;
+    double *o_cap, *o_pw, *o_tp, *o_shed, *o_down, *o_up;
+    unsigned char *kind;
+    size_t *list;
+} fast_io;
+
+/* A concave curve of k points (its own envelope) in the totals. */
+static inline void fast_add_curve(fast_acc *acc, const double *D, const double *T, size_t k)
+{
+    acc->ref_p += D[k - 1];
+    acc->ref_t += T[k - 1];
+    acc->lo_p += D[0];
+    acc->hi_p += D[k - 1];
+}
+
+/* Job j placed at once at its point v (sl: its k - 1 segment slopes): outputs and sums. */
+static inline void fast_place(const fast_io *io, fast_acc *acc, size_t j, const double *c,
+                              const double *D, const double *T, size_t k, size_t v,
+                              const double *sl, double wt)
+{
+    io->o_cap[j] = c[v];
+    io->o_pw[j] = D[v];
+    io->o_tp[j] = T[v];
+    io->o_shed[j] = D[k - 1] - D[v];
+    io->o_down[j] = v > 0 ? sl[v - 1] : NAN;
+    io->o_up[j] = v + 1 < k ? sl[v] : NAN;
+    acc->value += wt * T[v];
+    acc->tp += D[v];
+    acc->tt += T[v];
+}
+
+/* Job j decided after the selection: its k points copied next to each other now, while they
+   are in cache, so that the later passes read them in sequence (room made by the caller). */
+static inline void fast_defer(pfi_alloc_workspace *w, const fast_io *io, fast_acc *acc, size_t j,
+                              const double *c, const double *D, const double *T, size_t k)
+{
+    size_t c0 = w->n_c;
+    memcpy(w->cc + c0, c, k * sizeof *c);
+    memcpy(w->cd + c0, D, k * sizeof *D);
+    memcpy(w->ct + c0, T, k * sizeof *T);
+    w->n_c += k;
+    w->c0[j] = c0;
+    w->nc[j] = (uint32_t)k;
+    io->kind[j] = KIND_MAT | KIND_COPY;
+    io->list[acc->n_list++] = j;
+}
+
+/*
+ * Job j of FAST_K points that passed scan_k (slopes sv, widths wd): its segments above the
+ * bracket are a prefix (slopes falling), those inside follow. PFI_ERR_NOMEM.
+ */
+static inline pfi_error fast_job_k(pfi_alloc_workspace *w, const fast_io *io, fast_acc *acc,
+                                   size_t j, const double *c, const double *D, const double *T,
+                                   double wt, const double sv[FAST_K - 1],
+                                   const double wd[FAST_K - 1], double b_hi, double b_lo)
+{
+    size_t up =
+        (size_t)(sv[0] > b_hi) + (sv[1] > b_hi) + (sv[2] > b_hi) + (sv[3] > b_hi) + (sv[4] > b_hi);
+    size_t ge = (size_t)(sv[0] >= b_lo) + (sv[1] >= b_lo) + (sv[2] >= b_lo) + (sv[3] >= b_lo) +
+                (sv[4] >= b_lo);
+    double ab = (sv[0] > b_hi ? wd[0] : 0.0) + (sv[1] > b_hi ? wd[1] : 0.0) +
+                (sv[2] > b_hi ? wd[2] : 0.0) + (sv[3] > b_hi ? wd[3] : 0.0) +
+                (sv[4] > b_hi ? wd[4] : 0.0);
+    io->kind[j] = 0;
+    fast_add_curve(acc, D, T, FAST_K);
+    acc->above += ab;
+    acc->below += FAST_K - 1 - ge;
+    if (ge > up) {
+        w->n_b = acc->n_b;
+        if (!alloc_ws_buf(w, FAST_K) || !alloc_ws_cand(w, FAST_K))
+            return PFI_ERR_NOMEM;
+        for (size_t i = up; i < ge; i++, acc->n_b++) {
+            w->bs[acc->n_b] = sv[i];
+            w->bw[acc->n_b] = wd[i];
+        }
+        fast_defer(w, io, acc, j, c, D, T, FAST_K);
+        return PFI_OK;
+    }
+    fast_place(io, acc, j, c, D, T, FAST_K, up, sv, wt);
+    return PFI_OK;
+}
+
+/* What fast_sweep found of a curve against the bracket. */
+typedef struct fast_sweep_out {
+    size_t v;       /* the point at the end of the leading segments above the bracket */
+    size_t n_in;    /* segments inside the bracket (in bs/bw) */
+    size_t n_above; /* segments above it */
+    double ab;      /* their width */
+} fast_sweep_out;
+
+/*
+ * In one branch-free sweep over a curve of k points (2..FAST_MAX_POINTS): pfi_curve_check
+ * without violations (caps rising, power and throughput not falling; with the ends checked
+ * that makes every value finite, and NaN fails every comparison), the slopes sl[k - 1],
+ * whether every point is a vertex of the envelope (power rising, slopes falling), and each
+ * segment against the bracket: above (taken whatever the threshold), inside (to bs/bw, room
+ * for k - 1 made by the caller), below. True when the curve passes and is its own envelope.
+ */
+static inline bool fast_sweep(const double *c, const double *D, const double *T, size_t k,
+                              double wt, double b_hi, double b_lo, double *bs, double *bw,
+                              double *sl, fast_sweep_out *s)
+{
+    int ok = k >= 2 && k <= FAST_MAX_POINTS, identity = 1;
+    size_t v = 0, n_in = 0, n_above = 0, taking = 1;
+    double ab = 0, prev = INFINITY;
+    if (ok) {
+        ok = (c[0] > 0) & (c[k - 1] < INFINITY) & (D[0] > 0) & (D[k - 1] < INFINITY) & (T[0] >= 0) &
+             (T[k - 1] < INFINITY);
+        for (size_t i = 1; i < k; i++) {
+            double wd = D[i] - D[i - 1];
+            double sv = (wt * T[i] - wt * T[i - 1]) / wd;
+            ok &= (c[i] > c[i - 1]) & (D[i] >= D[i - 1]) & (T[i] >= T[i - 1]);
+            identity &= (wd > 0) & (sv < prev);
+            prev = sv;
+            sl[i - 1] = sv;
+            size_t up = sv > b_hi, in = (size_t)(sv >= b_lo) & (size_t)(sv <= b_hi);
+            ab += up ? wd : 0.0;
+            n_above += up;
+            taking &= up;
+            v += taking;
+            bs[n_in] = sv;
+            bw[n_in] = wd;
+            n_in += in;
+        }
+    }
+    s->v = v;
+    s->n_in = n_in;
+    s->n_above = n_above;
+    s->ab = ab;
+    return ok && identity;
+}
+
+/*
+ * Job j on the general path (a curve that is not concave, or fails the check: then
+ * alloc_job_prepare says why), with the state it shares written back around it; listed for
+ * after the selection. Errors: as alloc_job_prepare.
+ */
+static inline pfi_error fast_general(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j,
+                                     double b_hi, double b_lo, alloc_sums *S, pfi_diag *d)
+{
+    pfi_alloc_workspace *w = x->w;
+    /* the totals alloc_job_classify adds to, in locals: acc's address stays here */
+    double above = acc->above;
+    size_t below = acc->below;
+    w->n_b = acc->n_b;
+    w->n_list = acc->n_list;
+    pfi_error e = alloc_job_prepare(x, j, &S->unmet, d);
+    if (e == PFI_OK)
+        e = alloc_job_classify(x, j, false, b_hi, b_lo, &above, &below);
+    acc->above = above;
+    acc->below = below;
+    if (e != PFI_OK)
+        return e;
+    alloc_view vw = alloc_true_view(x, j);
+    size_t b = io->off[j + 1];
+    acc->ref_p += io->pow_w[b - 1];
+    acc->ref_t += io->tput[b - 1];
+    acc->lo_p += vw.d[0];
+    acc->hi_p += vw.d[vw.m - 1];
+    io->list[acc->n_list++] = j;
+    acc->n_b = w->n_b;
+    return PFI_OK;
+}
+
+/* Job j of any other curve: the sweep, then placed, deferred or the general path. */
+static inline pfi_error fast_job_any(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j,
+                                     const double *c, const double *D, const double *T, size_t k,
+                                     double wt, double b_hi, double b_lo, alloc_sums *S,
+                                     pfi_diag *d)
+{
+    pfi_alloc_workspace *w = x->w;
+    double sl[FAST_MAX_POINTS];
+    if (k >= 2 && k <= FAST_MAX_POINTS && acc->n_b + k > w->cap_b) {
+        w->n_b = acc->n_b;
+        if (!alloc_ws_buf(w, k))
+            return PFI_ERR_NOMEM;
+    }
+    fast_sweep_out s;
+    if (!fast_sweep(c, D, T, k, wt, b_hi, b_lo, w->bs + acc->n_b, w->bw + acc->n_b, sl, &s))
+        return fast_general(x, io, acc, j, b_hi, b_lo, S, d);
+    io->kind[j] = 0;
+    fast_add_curve(acc, D, T, k);
+    acc->above += s.ab;
+    acc->below += k - 1 - s.n_above - s.n_in;
+    acc->n_b += s.n_in;
+    if (s.n_in > 0 || s.n_above != s.v) {
+        if (!alloc_ws_cand(w, k))
+            return PFI_ERR_NOMEM;
+        fast_defer(w, io, acc, j, c, D, T, k);
+        return PFI_OK;
+    }
+    fast_place(io, acc, j, c, D, T, k, s.v, sl, wt);
+    return PFI_OK;
+}
+
+/*
+ * The oracle's single pass for a large plain instance (no bounds, floors or cap step) with a
+ * bracketed threshold: validate each job (as pfi_curve_check), and when its curve is its own
+ * envelope, sort its segments against the bracket. A job with no segment inside the bracket
+ * is placed at once (at the end of its segments above it, whatever the exact threshold);
+ * the others go to w->list for after the selection. Jobs whose curve is not concave, or that
+ * fail the check (alloc_job_prepare then says why), take the general path.
+ */
+pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r,
+                          alloc_sums *S, pfi_diag *d)
+{
+    const pfi_alloc_jobs *J = x->J;
+    pfi_alloc_workspace *w = x->w;
+    fast_io io = {.off = J->offset,
+                  .cap = J->cap_w,
+                  .pow_w = J->power_w,
+                  .tput = J->tput_tok_s,
+                  .wts = J->weight,
+                  .o_cap = r->cap_w,
+                  .o_pw = r->power_w,
+                  .o_tp = r->tput_tok_s,
+                  .o_shed = r->shed_w,
+                  .o_down = r->marginal_down,
+                  .o_up = r->marginal_up,
+                  .kind = w->kind,
+                  .list = w->list};
+    fast_acc acc = {.n_b = w->n_b};
+    size_t n = J->n;
+    pfi_error e = PFI_OK;
+    for (size_t j = 0; j < n; j++) {
+        size_t a = io.off[j], b = io.off[j + 1], k = b > a ? b - a : 0;
+        const double *c = io.cap + a, *D = io.pow_w + a, *T = io.tput + a;
+        double wt = io.wts != NULL ? alloc_opt(io.wts, j, 1.0) : 1.0;
+        double sv[FAST_K - 1], wd[FAST_K - 1];
+        if (k == FAST_K && scan_k(c, D, T, wt, sv, wd))
+            e = fast_job_k(w, &io, &acc, j, c, D, T, wt, sv, wd, b_hi, b_lo);
+        else
+            e = fast_job_any(x, &io, &acc, j, c, D, T, k, wt, b_hi, b_lo, S, d);
+        if (e != PFI_OK)
+            break;
+    }
+    w->n_b = acc.n_b;
+    w->n_list = acc.n_list;
+    S->ref_p = acc.ref_p;
+    S->ref_t = acc.ref_t;
+    S->lo_p = acc.lo_p;
+    S->hi_p = acc.hi_p;
+    S->above = acc.above;
+    S->below = acc.below;
+    S->value = acc.value;
+    S->tp = acc.tp;
+    S->tt = acc.tt;
+    return e;
+}
