@@ -14,8 +14,15 @@
 
 /* Colour of each strategy (plot_common.h's palette): the oracle black, equal grey, the
    others series colours. */
+/* each strategy's colour, by name (a new strategy needs its row here: colour 0 is the page's) */
 static const PLINT strategy_colour[PFI_STRATEGY_COUNT] = {
-    PLOT_BLACK, PLOT_GREY, PLOT_SERIES + 4, PLOT_SERIES + 0, PLOT_SERIES + 2, PLOT_SERIES + 1};
+    [PFI_STRATEGY_ORACLE] = PLOT_BLACK,
+    [PFI_STRATEGY_EQUAL] = PLOT_GREY,
+    [PFI_STRATEGY_CLASS_WEIGHTED] = PLOT_SERIES + 4,
+    [PFI_STRATEGY_PFI_WEIGHTED] = PLOT_SERIES + 0,
+    [PFI_STRATEGY_PFI_MODEL] = PLOT_SERIES + 2,
+    [PFI_STRATEGY_RAW_TELEMETRY] = PLOT_SERIES + 1,
+};
 
 /* One panel: y[s * nx + i] per strategy s (NaN: absent), x in %. */
 typedef struct panel {
