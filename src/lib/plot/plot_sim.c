@@ -12,9 +12,8 @@
 #include "core/memory.h"
 #include "plot/plot_common.h"
 
-/* Colour of each strategy (plot_common.h's palette): the oracle black, equal grey, the
-   others series colours. */
-/* each strategy's colour, by name (a new strategy needs its row here: colour 0 is the page's) */
+/* Colour of each strategy (plot_common.h's palette), by name: the oracle black, equal grey,
+   the others series colours. A new strategy needs its row here (colour 0 is the page's). */
 static const PLINT strategy_colour[PFI_STRATEGY_COUNT] = {
     [PFI_STRATEGY_ORACLE] = PLOT_BLACK,
     [PFI_STRATEGY_EQUAL] = PLOT_GREY,
