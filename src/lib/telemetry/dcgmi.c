@@ -9,8 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "telemetry/tm_internal.h"
-#include "telemetry/tm_scan.h"
+#include "telemetry/internal.h"
+#include "telemetry/scan.h"
 
 #define MAX_TOK 512
 

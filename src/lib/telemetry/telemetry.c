@@ -13,8 +13,8 @@
 #include <strings.h>
 
 #include "core/memory.h"
-#include "telemetry/tm_internal.h"
-#include "telemetry/tm_scan.h"
+#include "telemetry/internal.h"
+#include "telemetry/scan.h"
 
 /*
  * Source names -> canonical field. Names from nvidia-smi --help-query-gpu, nvidia-smi dmon

@@ -2,8 +2,8 @@
  * Private interface between the telemetry collector (telemetry.c) and its readers
  * (read_smi.c, read_dcgm.c). Not installed, not part of the API.
  */
-#ifndef PFI_TM_INTERNAL_H
-#define PFI_TM_INTERNAL_H
+#ifndef PFI_TELEMETRY_INTERNAL_H
+#define PFI_TELEMETRY_INTERNAL_H
 
 #include <math.h>
 #include <stdbool.h>
