@@ -1,9 +1,9 @@
 /*
  * The telemetry room's private interface (not installed, not part of the API): between the
  * collector (telemetry.c), the line reader (lines.c), detection (detect.c), the entry point
- * that picks a reader (read.c) and the readers, one file per format (nvidia_smi.c: the
- * --query-gpu CSV, dmon and -q; dcgmi.c; prometheus.c; nvidia_smi_xml.c). Fast scanning
- * primitives are scan.h's, text spans span.h's.
+ * that picks a reader (read.c) and the readers — nvidia_smi.c (nvidia-smi's text: the
+ * --query-gpu CSV, dmon, -q), nvidia_smi_xml.c (-q -x), dcgmi.c, prometheus.c. Fast
+ * scanning primitives are scan.h's, text spans span.h's.
  */
 #ifndef PFI_TELEMETRY_INTERNAL_H
 #define PFI_TELEMETRY_INTERNAL_H
@@ -268,8 +268,13 @@ char *tm_strndup(const char *s, size_t n);
  */
 pfi_tm_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t wlen);
 
-/* Readers, one per format (read.c's table): read r into tm, name for the notes, diag (may
- * be NULL) for a fatal error. */
+/*
+ * Readers, one per format (read.c's table): read r into tm, name for the notes, diag (may
+ * be NULL) for a fatal error. A new format is its reader's file (in PFI_TELEMETRY_SOURCES),
+ * its declaration here, a number in pfi_tm_format (pfi/telemetry.h), a row in read.c's
+ * table (its --format name and reader), its rule in tm_detect (detect.c), and its source
+ * names in fields.c when they are new.
+ */
 pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
