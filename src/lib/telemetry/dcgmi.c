@@ -189,16 +189,16 @@ static size_t dcgmi_block(pfi_tm *tm, const char *p0, size_t avail, size_t nf,
 
 /* What the reader carries from line to line. */
 typedef struct dcgmi_state {
-    bool generic;            /* options.generic_rows: no fast path */
-    bool have_header;        /* an "#Entity" header was read */
-    size_t nf;               /* its value columns */
-    size_t fields[MAX_TOK];  /* their fields */
-    size_t ent;              /* the last row's entity (tm_entity's hint) */
-    span f[MAX_TOK + 1];     /* the current line's tokens */
-    double fv[MAX_TOK];      /* its values, when a fast path took it */
+    bool generic;           /* options.generic_rows: no fast path */
+    bool have_header;       /* an "#Entity" header was read */
+    size_t nf;              /* its value columns */
+    size_t fields[MAX_TOK]; /* their fields */
+    size_t ent;             /* the last row's entity (tm_entity's hint) */
+    span f[MAX_TOK + 1];    /* the current line's tokens */
+    double fv[MAX_TOK];     /* its values, when a fast path took it */
 #if TM_FAST_LINES
-    bool simd;               /* the TM_SIMD_TARGET copy of the block path */
-    tm_keycache kc;          /* "<word> <id>" as written -> entity */
+    bool simd;      /* the TM_SIMD_TARGET copy of the block path */
+    tm_keycache kc; /* "<word> <id>" as written -> entity */
 #endif
 } dcgmi_state;
 
@@ -254,8 +254,7 @@ static pfi_error dcgmi_header(pfi_tm *tm, dcgmi_state *st, size_t k)
 
 #if TM_FAST_LINES
 /* A fast row whose entity is in the cache (st->ent): values straight into their series. */
-static inline pfi_error dcgmi_cached_row(pfi_tm *tm, dcgmi_state *st, const char *name,
-                                         long line)
+static inline pfi_error dcgmi_cached_row(pfi_tm *tm, dcgmi_state *st, const char *name, long line)
 {
     double tt = tm_row_time(tm, st->ent, false, 0, false, line, name);
     for (size_t i = 0; i < st->nf; i++) {
@@ -291,8 +290,8 @@ static size_t dcgmi_entity_name(const span *f, size_t k, char *ename)
 
 /* A row that is not one (skip 0: the tool's text, quoted) or has not the header's number
  * of values: noted, counted skipped. */
-static void dcgmi_reject_row(pfi_tm *tm, const dcgmi_state *st, const char *s, size_t n,
-                             size_t k, size_t skip, const char *name, long line)
+static void dcgmi_reject_row(pfi_tm *tm, const dcgmi_state *st, const char *s, size_t n, size_t k,
+                             size_t skip, const char *name, long line)
 {
     size_t l = n;
     while (l > 0 && (s[l - 1] == ' ' || s[l - 1] == '\t'))
@@ -305,15 +304,15 @@ static void dcgmi_reject_row(pfi_tm *tm, const dcgmi_state *st, const char *s, s
     if (skip == 0)
         tm_tool_error(tm, name, line, p, l);
     else
-        tm_note(tm, "%s:%ld: row has %zu value%s, header names %zu field%s: skipped", name,
-                line, k - skip, TM_PLURAL(k - skip), st->nf, TM_PLURAL(st->nf));
+        tm_note(tm, "%s:%ld: row has %zu value%s, header names %zu field%s: skipped", name, line,
+                k - skip, TM_PLURAL(k - skip), st->nf, TM_PLURAL(st->nf));
     tm->n_skipped++;
 }
 
 /* The general path for a row of k tokens (st->f; values in st->fv when fast): entity,
  * time, then every cell with the missing-value rules and notes. */
-static pfi_error dcgmi_general_row(pfi_tm *tm, dcgmi_state *st, const char *s, size_t n,
-                                   size_t k, bool fast, const char *name, long line)
+static pfi_error dcgmi_general_row(pfi_tm *tm, dcgmi_state *st, const char *s, size_t n, size_t k,
+                                   bool fast, const char *name, long line)
 {
     char ename[64];
     size_t skip = dcgmi_entity_name(st->f, k, ename);

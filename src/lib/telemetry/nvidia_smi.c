@@ -433,20 +433,20 @@ static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col 
 
 /* What the CSV reader carries from line to line. */
 typedef struct csv_state {
-    bool generic;            /* options.generic_rows: no fast path */
-    bool have_header;        /* a header (or --fields) maps the columns */
-    size_t ncol;             /* its columns */
+    bool generic;     /* options.generic_rows: no fast path */
+    bool have_header; /* a header (or --fields) maps the columns */
+    size_t ncol;      /* its columns */
     csv_col cols[MAX_COLS];
-    csv_layout lay;          /* what identifies a row and its time (n_index: 0 before) */
-    size_t ent;              /* the last row's entity (tm_entity's hint) */
-    char last_date[16];      /* csv_time's date cache, for the general path */
+    csv_layout lay;     /* what identifies a row and its time (n_index: 0 before) */
+    size_t ent;         /* the last row's entity (tm_entity's hint) */
+    char last_date[16]; /* csv_time's date cache, for the general path */
     long last_days;
     bool warned_mismatch[MAX_COLS], noted_mw[MAX_COLS]; /* notes once per column */
-    span f[MAX_COLS + 1];    /* the current line's fields */
-    double fv[MAX_COLS];     /* its values, when a fast path took it */
+    span f[MAX_COLS + 1];                               /* the current line's fields */
+    double fv[MAX_COLS];                                /* its values, when a fast path took it */
 #if TM_FAST_LINES
-    bool simd;               /* the TM_SIMD_TARGET copy of the block path */
-    csv_fast_state fs;       /* the fast paths' caches */
+    bool simd;         /* the TM_SIMD_TARGET copy of the block path */
+    csv_fast_state fs; /* the fast paths' caches */
 #endif
 } csv_state;
 
@@ -485,18 +485,17 @@ static pfi_error csv_begin(pfi_tm *tm, csv_state *st)
 /* The block path over the buffered rows, when the layout is the common one (one index
  * column, at most one timestamp, no bus id); what it leaves goes the per-line way. Never
  * on line 1: the per-line path strips a byte order mark there. */
-static inline pfi_error csv_take_block(pfi_tm *tm, tm_lines *r, csv_state *st,
-                                       const char *name)
+static inline pfi_error csv_take_block(pfi_tm *tm, tm_lines *r, csv_state *st, const char *name)
 {
-    if (!(st->have_header && st->ncol > 0 && !st->generic && r->line > 0 &&
-          st->lay.n_index == 1 && st->lay.n_time <= 1 && st->lay.n_bus == 0))
+    if (!(st->have_header && st->ncol > 0 && !st->generic && r->line > 0 && st->lay.n_index == 1 &&
+          st->lay.n_time <= 1 && st->lay.n_bus == 0))
         return PFI_OK;
     long rows;
     size_t n;
     pfi_error e;
     const char *blk = tm_lines_peek(r, &n);
-    size_t used = csv_block(tm, blk, n, st->cols, &st->lay, st->ncol, &st->fs, name, r->line,
-                            &rows, &e, st->simd);
+    size_t used = csv_block(tm, blk, n, st->cols, &st->lay, st->ncol, &st->fs, name, r->line, &rows,
+                            &e, st->simd);
     tm_lines_skip(r, used, rows);
     return e;
 }
@@ -533,8 +532,8 @@ static pfi_error csv_header(pfi_tm *tm, csv_state *st, size_t k)
 
 /* A row of k fields under a header of another count: a lone field is the tool's text
  * (quoted; "... for GPU<bus>: ..." marks that GPU lost), else a note. Counted skipped. */
-static void csv_bad_count(pfi_tm *tm, const csv_state *st, span t, size_t k,
-                          const char *name, long line)
+static void csv_bad_count(pfi_tm *tm, const csv_state *st, span t, size_t k, const char *name,
+                          long line)
 {
     if (k == 1) {
         char bus[32];
@@ -600,8 +599,8 @@ static inline pfi_error csv_indexed_row(pfi_tm *tm, csv_state *st, size_t k, con
  * fast paths split it): the unit must agree with the header's; mW under [W] is converted
  * (noted once per column), another unit rejects the cell (noted once per column), a blank
  * and no unit is not a number. */
-static pfi_value_status csv_cell_with_unit(pfi_tm *tm, csv_state *st, size_t i, span x,
-                                           size_t b, double *v, const char *name, long line)
+static pfi_value_status csv_cell_with_unit(pfi_tm *tm, csv_state *st, size_t i, span x, size_t b,
+                                           double *v, const char *name, long line)
 {
     const csv_col *col = &st->cols[i];
     span num = {x.s, b};
@@ -611,14 +610,16 @@ static pfi_value_status csv_cell_with_unit(pfi_tm *tm, csv_state *st, size_t i, 
         if (span_eq(unit, "mW") && strcmp(col->unit, "W") == 0) {
             *v /= 1000.0; /* explicit conversion, never a silent rescale */
             if (!st->noted_mw[i])
-                tm_note(tm, "%s:%ld: column %s: a value in mW under the header's [W]: "
-                            "converted to W (noted once per column)",
+                tm_note(tm,
+                        "%s:%ld: column %s: a value in mW under the header's [W]: "
+                        "converted to W (noted once per column)",
                         name, line, tm->fields[col->field].source);
             st->noted_mw[i] = true;
         } else {
             if (!st->warned_mismatch[i])
-                tm_note(tm, "%s:%ld: value unit '%.*s' contradicts header unit '%s' in "
-                            "column %s: cell rejected",
+                tm_note(tm,
+                        "%s:%ld: value unit '%.*s' contradicts header unit '%s' in "
+                        "column %s: cell rejected",
                         name, line, (int)(unit.n > 16 ? 16 : unit.n), unit.s, col->unit,
                         tm->fields[col->field].source);
             st->warned_mismatch[i] = true;
@@ -634,8 +635,8 @@ static pfi_value_status csv_cell_with_unit(pfi_tm *tm, csv_state *st, size_t i, 
  * row's converted value; a "[...]" placeholder is missing ("[GPU is lost]" and "[GPU
  * requires reset]" set *lost); else a number, with or without a unit. What is not a
  * number is noted and missing. */
-static pfi_value_status csv_cell(pfi_tm *tm, csv_state *st, size_t i, span x, bool fast,
-                                 double *v, bool *lost, const char *name, long line)
+static pfi_value_status csv_cell(pfi_tm *tm, csv_state *st, size_t i, span x, bool fast, double *v,
+                                 bool *lost, const char *name, long line)
 {
     if (fast) {
         *v = st->fv[i];
@@ -647,8 +648,8 @@ static pfi_value_status csv_cell(pfi_tm *tm, csv_state *st, size_t i, span x, bo
         return PFI_VALUE_MISSING;
     }
     size_t b = tm_find_blank(x.s, 0, x.n);
-    pfi_value_status vs = b < x.n ? csv_cell_with_unit(tm, st, i, x, b, v, name, line)
-                                  : tm_number(x.s, x.n, v);
+    pfi_value_status vs =
+        b < x.n ? csv_cell_with_unit(tm, st, i, x, b, v, name, line) : tm_number(x.s, x.n, v);
     if (vs == PFI_VALUE_INVALID) {
         char q[TM_QUOTE_LEN], c[TM_QUOTE_LEN];
         const char *src = tm->fields[st->cols[i].field].source;
@@ -661,8 +662,8 @@ static pfi_value_status csv_cell(pfi_tm *tm, csv_state *st, size_t i, span x, bo
 
 /* The general path for a row of k fields: identity and time first (index, bus id,
  * timestamp), then every value cell with the missing-value rules and notes. */
-static pfi_error csv_general_row(pfi_tm *tm, csv_state *st, size_t k, bool fast,
-                                 const char *name, long line)
+static pfi_error csv_general_row(pfi_tm *tm, csv_state *st, size_t k, bool fast, const char *name,
+                                 long line)
 {
     const span *f = st->f;
     const csv_col *cols = st->cols;
@@ -711,8 +712,8 @@ static pfi_error csv_general_row(pfi_tm *tm, csv_state *st, size_t k, bool fast,
 
 /* One line handed out by the line reader (line: its number): a header, a row, or the
  * tool's text. */
-static inline pfi_error csv_line(pfi_tm *tm, csv_state *st, const char *s, size_t n,
-                                 long line, const char *name, pfi_diag *diag)
+static inline pfi_error csv_line(pfi_tm *tm, csv_state *st, const char *s, size_t n, long line,
+                                 const char *name, pfi_diag *diag)
 {
     if (line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
         s += 3;

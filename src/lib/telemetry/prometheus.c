@@ -175,8 +175,8 @@ static double prom_sample_time(pfi_tm *tm, prom_scrape *sc, const prom_line *pl)
 /* Store the sample (entity ent, field fid, at t) with the scrape as its row: a second
  * series for the same GPU and metric in one scrape is a duplicate (noted once per series). */
 static pfi_error prom_store(pfi_tm *tm, prom_scrape *sc, const prom_line *pl, size_t ent,
-                            size_t fid, double t, pfi_value_status st, double v,
-                            const char *ename, const char *name, long line)
+                            size_t fid, double t, pfi_value_status st, double v, const char *ename,
+                            const char *name, long line)
 {
     const char *pod = label_get(pl->lab, pl->nl, "pod");
     pfi_tm_kind kind = tm->fields[fid].kind;
@@ -189,9 +189,10 @@ static pfi_error prom_store(pfi_tm *tm, prom_scrape *sc, const prom_line *pl, si
         return e;
     const pfi_tm_series *now = pfi_tm_series_get(tm, ent, fid);
     if (now != NULL && now->n_duplicate > dup_before && now->n_duplicate == 1)
-        tm_note(tm, "%s:%ld: duplicate series for %s %s (two sources, e.g. two "
-                    "exporters): one kept, never summed", name, line, ename,
-                tm->fields[fid].source);
+        tm_note(tm,
+                "%s:%ld: duplicate series for %s %s (two sources, e.g. two "
+                "exporters): one kept, never summed",
+                name, line, ename, tm->fields[fid].source);
     if (tm->entities[ent].last_t != t) {
         tm->entities[ent].rows++;
         tm->entities[ent].last_t = t;
@@ -202,8 +203,8 @@ static pfi_error prom_store(pfi_tm *tm, prom_scrape *sc, const prom_line *pl, si
 
 /* One parsed sample line: its entity and field (made even when the value is then
  * rejected), its value and time, stored. */
-static pfi_error prom_sample(pfi_tm *tm, prom_scrape *sc, const prom_line *pl,
-                             const char *name, long line)
+static pfi_error prom_sample(pfi_tm *tm, prom_scrape *sc, const prom_line *pl, const char *name,
+                             long line)
 {
     char ename[2 * LABEL_LEN + 8];
     if (!prom_entity_name(tm, pl, ename, sizeof ename))
@@ -235,15 +236,15 @@ static pfi_error prom_sample(pfi_tm *tm, prom_scrape *sc, const prom_line *pl,
  */
 static pfi_error prom_power_hole(pfi_tm *tm, const prom_scrape *sc, const char *name)
 {
-    tm_note(tm, "%s: no power samples in this scrape (%zu GPU samples): "
-                "DCGM_FI_DEV_POWER_USAGE / DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION absent; "
-                "add them to the exporter's counters CSV",
+    tm_note(tm,
+            "%s: no power samples in this scrape (%zu GPU samples): "
+            "DCGM_FI_DEV_POWER_USAGE / DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION absent; "
+            "add them to the exporter's counters CSV",
             name, sc->n_samples);
     double t_hole = !isnan(sc->t_stamp) ? sc->t_stamp : tm->prom_stamped ? NAN : sc->t_nominal;
     long fp = pfi_tm_field_find(tm, "power_w");
     for (size_t en = 0; fp >= 0 && en < tm->n_entities; en++) {
-        pfi_error e = tm_put(tm, en, (size_t)fp, t_hole, PFI_VALUE_MISSING, NAN, sc->index,
-                             false);
+        pfi_error e = tm_put(tm, en, (size_t)fp, t_hole, PFI_VALUE_MISSING, NAN, sc->index, false);
         if (e != PFI_OK)
             return e;
     }

@@ -98,8 +98,8 @@ static pfi_tm_format auto_format(const pfi_tm *tm, const tm_lines *r, const tm_s
 
 /* A file no reader is for: an empty one (nothing, or a byte order mark alone) is counted
  * and noted, PFI_OK; anything else is PFI_ERR_PARSE, diag saying what detection saw. */
-static pfi_error not_recognised(pfi_tm *tm, const tm_lines *r, const tm_sniff *sn,
-                                const char *name, pfi_diag *diag)
+static pfi_error not_recognised(pfi_tm *tm, const tm_lines *r, const tm_sniff *sn, const char *name,
+                                pfi_diag *diag)
 {
     if (r->len == r->pos) {
         tm->n_files++;
@@ -155,8 +155,8 @@ static void drop_file_notes(pfi_tm *tm, const tm_file_mark *m)
 
 /* The mismatch error: what --format expected, how little of the file it read, and what
  * the file looks like instead (or why it looks like nothing pfi reads). */
-static void mismatch_diag(pfi_diag *diag, pfi_tm_format forced, const tm_sniff *sn,
-                          size_t rows, size_t bad)
+static void mismatch_diag(pfi_diag *diag, pfi_tm_format forced, const tm_sniff *sn, size_t rows,
+                          size_t bad)
 {
     if (diag == NULL)
         return;
@@ -165,11 +165,9 @@ static void mismatch_diag(pfi_diag *diag, pfi_tm_format forced, const tm_sniff *
     int w = snprintf(diag->message, sizeof diag->message,
                      "does not look like %s output: %zu of %zu lines read as samples"
                      "%s%.80s%s; ",
-                     pfi_tm_format_name(forced), rows, rows + bad,
-                     binary ? "" : " (line 1: '", binary ? "" : sn->first,
-                     binary ? "" : "')");
-    size_t used = w > 0 && (size_t)w < sizeof diag->message ? (size_t)w
-                                                             : sizeof diag->message;
+                     pfi_tm_format_name(forced), rows, rows + bad, binary ? "" : " (line 1: '",
+                     binary ? "" : sn->first, binary ? "" : "')");
+    size_t used = w > 0 && (size_t)w < sizeof diag->message ? (size_t)w : sizeof diag->message;
     char *rest = diag->message + used;
     size_t room = sizeof diag->message - used;
     if (room > 0 && sn->seen != PFI_TM_AUTO)
@@ -178,14 +176,15 @@ static void mismatch_diag(pfi_diag *diag, pfi_tm_format forced, const tm_sniff *
     else if (room > 0 && sn->why[0] != '\0')
         snprintf(rest, room, "%s", sn->why);
     else if (room > 0)
-        snprintf(rest, room, "nor like any format pfi reads: check the file and "
-                             "--format");
+        snprintf(rest, room,
+                 "nor like any format pfi reads: check the file and "
+                 "--format");
 }
 
 /* The end of a file: the line an error is about (none for a mismatch: it is about the
  * file), the messages of the line reader's failures, the count of tool lines not shown. */
-static void finish_file(pfi_tm *tm, const tm_lines *r, pfi_error e, bool mismatch,
-                        const char *name, pfi_diag *diag)
+static void finish_file(pfi_tm *tm, const tm_lines *r, pfi_error e, bool mismatch, const char *name,
+                        pfi_diag *diag)
 {
     if (e != PFI_OK && !mismatch && diag != NULL && diag->line == 0)
         diag->line = r->line;

@@ -442,8 +442,8 @@ static double first_sample_time(const pfi_tm *tm)
 /* Every row of the power field fp of the job's GPUs, valid or missing (rows of them), in
  * time order (not file order: a backwards clock jump splits a series), to find the capture
  * loops: *r (owned by the caller, pfi_free), *n of them. */
-static pfi_error grid_rows(const pfi_tm *tm, const size_t *gpus, size_t ng, size_t fp,
-                           size_t rows, grid_row **r_out, size_t *n_out)
+static pfi_error grid_rows(const pfi_tm *tm, const size_t *gpus, size_t ng, size_t fp, size_t rows,
+                           grid_row **r_out, size_t *n_out)
 {
     grid_row *r = pfi_malloc(rows * sizeof *r);
     if (r == NULL)
@@ -502,8 +502,7 @@ static pfi_error power_bins_alloc(power_bins *b, size_t nb, bool per_loop, size_
     b->row = pfi_calloc(nb, 1);
     b->stamp = pfi_malloc(ng * sizeof *b->stamp);
     b->last = pfi_malloc(ng * sizeof *b->last);
-    if (b->sum == NULL || b->cnt == NULL || b->row == NULL || b->stamp == NULL ||
-        b->last == NULL) {
+    if (b->sum == NULL || b->cnt == NULL || b->row == NULL || b->stamp == NULL || b->last == NULL) {
         power_bins_free(b);
         return PFI_ERR_NOMEM;
     }
@@ -596,9 +595,8 @@ static pfi_error steady_power(const power_bins *b, size_t ng, double align,
  * capture loops binned, the steady state of the complete bins. *t0 moves to the earliest
  * power row when that is earlier.
  */
-static pfi_error reduce_job_power(const pfi_tm *tm, const pfi_reduce_options *o,
-                                  const size_t *gpus, size_t ng, size_t fp, double *t0,
-                                  pfi_reduced *out)
+static pfi_error reduce_job_power(const pfi_tm *tm, const pfi_reduce_options *o, const size_t *gpus,
+                                  size_t ng, size_t fp, double *t0, pfi_reduced *out)
 {
     snprintf(out->power_field, sizeof out->power_field, "%s", tm->fields[fp].name);
     if (grid_step(tm, o, gpus, ng, fp, out) != PFI_OK)
