@@ -1,5 +1,5 @@
 /*
- * The hot-path number conversions (src/lib/telemetry/tm_scan.h) against the plain scanner.
+ * The hot-path number conversions (src/lib/telemetry/scan.h) against the plain scanner.
  *
  * tm_token_number (SWAR) and tm_token_number_simd must give, for every token they accept,
  * the very double tm_scan_number gives (bit for bit), and accept every plain decimal of
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "telemetry/tm_scan.h"
+#include "telemetry/scan.h"
 
 #if TM_SWAR
 

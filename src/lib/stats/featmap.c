@@ -11,7 +11,7 @@
 #define PERCENT_TO_FRACTION 0.01
 
 /* Rows for the same predictor name: the earlier wins (see pfi_featmap_apply). Reduced names
- * are the readers' canonical names (src/lib/telemetry/telemetry.c aliases) and reduce's products
+ * are the readers' canonical names (src/lib/telemetry/fields.c aliases) and reduce's products
  * (PFI_DEFAULT_PRODUCTS); predictor names are the library's (src/lib/stats/library.c). */
 static const pfi_featmap_entry table[] = {
     {100, "sm_clock_mhz", "MHz", "dcgm_sm_clock_mhz", "MHz", 1, ""},

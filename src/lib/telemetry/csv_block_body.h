@@ -1,6 +1,6 @@
 /*
- * The CSV reader's block loop (read_smi.c), written once for two mask widths: included by
- * read_smi.c twice, with CSV_WIDE 0 (rows of at most 63 bytes: one 64-bit word per mask)
+ * The CSV reader's block loop (nvidia_smi.c), written once for two mask widths: included by
+ * nvidia_smi.c twice, with CSV_WIDE 0 (rows of at most 63 bytes: one 64-bit word per mask)
  * and 1 (at most 127 bytes: unsigned __int128), after the types and helpers it uses. It
  * defines CSV_BLOCK_BODY (csv_block_body64 or csv_block_body128) and leaves no macro behind.
  * Not a header of its own: include it nowhere else.
@@ -23,7 +23,7 @@
 
 /*
  * The block path of the CSV reader: common rows straight from the buffer, many per call
- * (see dcgmi_block in read_dcgm.c). A row qualifies when the per-line path would take it
+ * (see dcgmi_block in dcgmi.c). A row qualifies when the per-line path would take it
  * as a fast row with its entity in the cache: at most CSV_BYTES - 1 bytes, ncol fields,
  * none empty, the first byte not a lower-case letter, every value column an unsigned number
  * the block's conversion takes (tm_number_in) followed by nothing or by one blank and

@@ -1,48 +1,19 @@
 /*
- * DCGM readers: `dcgmi dmon` text and the Prometheus text exposition format (0.0.4) that
- * dcgm-exporter serves. Layouts: shared/cases README "Formats confirmed from real output";
- * https://prometheus.io/docs/instrumenting/exposition_formats/ .
+ * The `dcgmi dmon` reader: "#Entity" headers, then one row per entity and sample, values
+ * padded into columns. Layout: shared/cases README "Formats confirmed from real output".
+ * Three paths, one result (bench/README.md "What the hot path does"): the block path
+ * (dcgmi_block), the per-line fast path (dcgmi_fast_line, dcgmi_fast_row) and the general
+ * path (dcgmi_general_row), with every note.
  */
-#define _GNU_SOURCE /* memmem, gmtime_r */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "telemetry/tm_internal.h"
-#include "telemetry/tm_scan.h"
+#include "telemetry/internal.h"
+#include "telemetry/scan.h"
+#include "telemetry/span.h"
 
 #define MAX_TOK 512
-
-typedef struct span {
-    const char *s;
-    size_t n;
-} span;
-
-static bool span_eq(span x, const char *w)
-{
-    size_t n = strlen(w);
-    return x.n == n && memcmp(x.s, w, n) == 0;
-}
-
-/* Split on blanks into out[0..max); returns max + 1 when there are more tokens. */
-static size_t split_ws_n(const char *s, size_t n, span *out, size_t max)
-{
-    size_t k = 0, i = tm_skip_blanks(s, 0, n);
-    while (i < n) {
-        size_t e = tm_find_blank(s, i, n);
-        if (k == max)
-            return max + 1;
-        out[k++] = (span){s + i, e - i};
-        i = tm_skip_blanks(s, e, n);
-    }
-    return k;
-}
-
-static size_t split_ws(const char *s, size_t n, span *out)
-{
-    return split_ws_n(s, n, out, MAX_TOK);
-}
 
 static bool is_uint(span x)
 {
@@ -216,334 +187,218 @@ static size_t dcgmi_block(pfi_tm *tm, const char *p0, size_t avail, size_t nf,
 }
 #endif
 
+/* What the reader carries from line to line. */
+typedef struct dcgmi_state {
+    bool generic;           /* options.generic_rows: no fast path */
+    bool have_header;       /* an "#Entity" header was read */
+    size_t nf;              /* its value columns */
+    size_t fields[MAX_TOK]; /* their fields */
+    size_t ent;             /* the last row's entity (tm_entity's hint) */
+    span f[MAX_TOK + 1];    /* the current line's tokens */
+    double fv[MAX_TOK];     /* its values, when a fast path took it */
+#if TM_FAST_LINES
+    bool simd;      /* the TM_SIMD_TARGET copy of the block path */
+    tm_keycache kc; /* "<word> <id>" as written -> entity */
+#endif
+} dcgmi_state;
+
+#if TM_FAST_LINES
+/* The block path over the buffered rows, once a header is known; what it leaves goes the
+ * per-line way. */
+static inline pfi_error dcgmi_take_block(pfi_tm *tm, tm_lines *r, dcgmi_state *st)
+{
+    if (!st->have_header || st->nf == 0 || st->generic)
+        return PFI_OK;
+    long rows;
+    size_t n;
+    pfi_error e;
+    const char *blk = tm_lines_peek(r, &n);
+    size_t used = dcgmi_block(tm, blk, n, st->nf, st->fields, &st->kc, &rows, &e, st->simd);
+    tm_lines_skip(r, used, rows);
+    return e;
+}
+#endif
+
+/* The tokens of line s[0..n) in st->f (and, on a fast path, the values in st->fv): their
+ * number, MAX_TOK + 1 when there are more; *fast when a fast path took the line. */
+static inline size_t dcgmi_tokens(dcgmi_state *st, const char *s, size_t n, bool *fast)
+{
+    bool ok = st->have_header && st->nf > 0 && !st->generic;
+#if TM_FAST_LINES
+    if (ok && n < 128)
+        ok = dcgmi_fast_line(s, n, st->nf, st->f, st->fv);
+    else
+#endif
+        ok = ok && dcgmi_fast_row(s, n, st->nf, st->f, st->fv);
+    *fast = ok;
+    return ok ? st->nf + 2 : span_split_ws(s, n, st->f, MAX_TOK);
+}
+
+/* A comment line of k tokens: "#Entity A B" or "# Entity A B" names the value columns (the
+ * names after "Entity"); any other is ignored. */
+static pfi_error dcgmi_header(pfi_tm *tm, dcgmi_state *st, size_t k)
+{
+    const span *f = st->f;
+    size_t first = span_eq(f[0], "#") ? 2 : 1;
+    if (k < first || !(first == 1 ? span_eq(f[0], "#Entity") : span_eq(f[1], "Entity")))
+        return PFI_OK;
+    st->nf = 0;
+    for (size_t i = first; i < k; i++) {
+        pfi_error e = tm_field(tm, f[i].s, f[i].n, &st->fields[st->nf++]);
+        if (e != PFI_OK)
+            return e;
+    }
+    st->have_header = true;
+    return PFI_OK;
+}
+
+#if TM_FAST_LINES
+/* A fast row whose entity is in the cache (st->ent): values straight into their series. */
+static inline pfi_error dcgmi_cached_row(pfi_tm *tm, dcgmi_state *st, const char *name, long line)
+{
+    double tt = tm_row_time(tm, st->ent, false, 0, false, line, name);
+    for (size_t i = 0; i < st->nf; i++) {
+        pfi_error e = tm_put_ok(tm, st->ent, st->fields[i], tt, st->fv[i]);
+        if (e != PFI_OK)
+            return e;
+    }
+    tm->n_rows++;
+    return PFI_OK;
+}
+#endif
+
+/* The entity of a row of k tokens f[..] into ename[64]: "<word> <id>" (the tokens skipped:
+ * 2), or "GPU <id>" for DCGM 1.x's bare GPU id (1); 0 when the row names none. */
+static size_t dcgmi_entity_name(const span *f, size_t k, char *ename)
+{
+    if (k >= 2 && is_word(f[0]) && is_uint(f[1])) {
+        /* is_word/is_uint bound both lengths */
+        memcpy(ename, f[0].s, f[0].n);
+        ename[f[0].n] = ' ';
+        memcpy(ename + f[0].n + 1, f[1].s, f[1].n);
+        ename[f[0].n + 1 + f[1].n] = '\0';
+        return 2;
+    }
+    if (is_uint(f[0])) {
+        memcpy(ename, "GPU ", 4);
+        memcpy(ename + 4, f[0].s, f[0].n);
+        ename[4 + f[0].n] = '\0';
+        return 1;
+    }
+    return 0;
+}
+
+/* A row that is not one (skip 0: the tool's text, quoted) or has not the header's number
+ * of values: noted, counted skipped. */
+static void dcgmi_reject_row(pfi_tm *tm, const dcgmi_state *st, const char *s, size_t n, size_t k,
+                             size_t skip, const char *name, long line)
+{
+    size_t l = n;
+    while (l > 0 && (s[l - 1] == ' ' || s[l - 1] == '\t'))
+        l--;
+    const char *p = s;
+    while (l > 0 && (*p == ' ' || *p == '\t')) {
+        p++;
+        l--;
+    }
+    if (skip == 0)
+        tm_tool_error(tm, name, line, p, l);
+    else
+        tm_note(tm, "%s:%ld: row has %zu value%s, header names %zu field%s: skipped", name, line,
+                k - skip, TM_PLURAL(k - skip), st->nf, TM_PLURAL(st->nf));
+    tm->n_skipped++;
+}
+
+/* The general path for a row of k tokens (st->f; values in st->fv when fast): entity,
+ * time, then every cell with the missing-value rules and notes. */
+static pfi_error dcgmi_general_row(pfi_tm *tm, dcgmi_state *st, const char *s, size_t n, size_t k,
+                                   bool fast, const char *name, long line)
+{
+    char ename[64];
+    size_t skip = dcgmi_entity_name(st->f, k, ename);
+    if (skip == 0 || !st->have_header || k != skip + st->nf) {
+        dcgmi_reject_row(tm, st, s, n, k, skip, name, line);
+        return PFI_OK;
+    }
+    pfi_error e;
+    if ((e = tm_entity(tm, ename, strlen(ename), &st->ent)) != PFI_OK)
+        return e;
+#if TM_FAST_LINES
+    size_t key_n = fast ? (size_t)(st->f[1].s + st->f[1].n - st->f[0].s) : 0;
+    if (fast && key_n <= 16)
+        tm_kc_put(&st->kc, st->f[0].s, key_n, st->ent);
+#endif
+    double tt = tm_row_time(tm, st->ent, false, 0, false, line, name);
+    for (size_t i = 0; i < st->nf; i++) {
+        span x = st->f[skip + i];
+        double v = NAN;
+        pfi_value_status vs = fast ? (v = st->fv[i], PFI_VALUE_OK) : tm_number(x.s, x.n, &v);
+        if (vs != PFI_VALUE_OK && (span_eq(x, "N/W") || span_eq(x, "N/S") || span_eq(x, "N/A")))
+            vs = PFI_VALUE_MISSING;
+        if (vs == PFI_VALUE_INVALID) {
+            char q[TM_QUOTE_LEN];
+            tm_note(tm, "%s:%ld: '%s' is not a number: cell rejected", name, line,
+                    tm_quote(q, x.s, x.n, 40));
+            vs = PFI_VALUE_MISSING;
+        }
+        if ((e = tm_put(tm, st->ent, st->fields[i], tt, vs, v, -1, false)) != PFI_OK)
+            return e;
+    }
+    tm->n_rows++;
+    return PFI_OK;
+}
+
+/* One line handed out by the line reader: a header, a units line, or a row. */
+static inline pfi_error dcgmi_line(pfi_tm *tm, dcgmi_state *st, const char *s, size_t n,
+                                   const char *name, long line)
+{
+    bool fast;
+    size_t k = dcgmi_tokens(st, s, n, &fast);
+    if (k == 0)
+        return PFI_OK;
+    if (k > MAX_TOK)
+        return PFI_ERR_LIMIT;
+    if (!fast && st->f[0].s[0] == '#')
+        return dcgmi_header(tm, st, k);
+    if (span_eq(st->f[0], "ID") || span_eq(st->f[0], "Id"))
+        return PFI_OK;
+#if TM_FAST_LINES
+    /* The common row: entity from the cache, values straight into their series. */
+    size_t key_n = fast ? (size_t)(st->f[1].s + st->f[1].n - st->f[0].s) : 0, slot;
+    if (fast && key_n <= 16 && tm_kc_get(&st->kc, st->f[0].s, key_n, &slot, &st->ent))
+        return dcgmi_cached_row(tm, st, name, line);
+#endif
+    return dcgmi_general_row(tm, st, s, n, k, fast, name, line);
+}
+
 pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
-    bool generic = tm->opt.generic_rows;
-#if TM_FAST_LINES
-    bool simd = tm_use_simd(tm->opt.no_simd);
-    tm_keycache kc; /* "<word> <id>" as written -> entity */
-    memset(kc.len1, 0, sizeof kc.len1);
-#endif
-    double fv[MAX_TOK];
     (void)diag;
-    span f[MAX_TOK + 1];
-    size_t fields[MAX_TOK];
-    size_t nf = 0;
-    bool have_header = false;
-    size_t ent = (size_t)-1;
+    dcgmi_state st;
+    st.generic = tm->opt.generic_rows;
+    st.have_header = false;
+    st.nf = 0;
+    st.ent = (size_t)-1;
+#if TM_FAST_LINES
+    st.simd = tm_use_simd(tm->opt.no_simd);
+    memset(st.kc.len1, 0, sizeof st.kc.len1);
+#endif
     for (;;) {
         const char *s;
         size_t n;
         bool eof;
         pfi_error e;
 #if TM_FAST_LINES
-        if (have_header && nf > 0 && !generic) {
-            long rows;
-            const char *blk = tm_lines_peek(r, &n);
-            size_t used = dcgmi_block(tm, blk, n, nf, fields, &kc, &rows, &e, simd);
-            tm_lines_skip(r, used, rows);
-            if (e != PFI_OK)
-                return e;
-        }
+        if ((e = dcgmi_take_block(tm, r, &st)) != PFI_OK)
+            return e;
 #endif
         e = tm_lines_next(r, &s, &n, &eof);
         if (e != PFI_OK)
             return e;
         if (eof)
             break;
-        bool fast = have_header && nf > 0 && !generic;
-#if TM_FAST_LINES
-        if (fast && n < 128)
-            fast = dcgmi_fast_line(s, n, nf, f, fv);
-        else
-#endif
-            fast = fast && dcgmi_fast_row(s, n, nf, f, fv);
-        size_t k = fast ? nf + 2 : split_ws(s, n, f);
-        if (k == 0)
-            continue;
-        if (k > MAX_TOK)
-            return PFI_ERR_LIMIT;
-        if (!fast && f[0].s[0] == '#') {
-            /* "#Entity A B" or "# Entity A B": field names follow "Entity". */
-            size_t first = span_eq(f[0], "#") ? 2 : 1;
-            if (k < first || !(first == 1 ? span_eq(f[0], "#Entity") : span_eq(f[1], "Entity")))
-                continue;
-            nf = 0;
-            for (size_t i = first; i < k; i++)
-                if ((e = tm_field(tm, f[i].s, f[i].n, &fields[nf++])) != PFI_OK)
-                    return e;
-            have_header = true;
-            continue;
-        }
-        if (span_eq(f[0], "ID") || span_eq(f[0], "Id"))
-            continue;
-#if TM_FAST_LINES
-        /* The common row: entity from the cache, values straight into their series. */
-        size_t key_n = fast ? (size_t)(f[1].s + f[1].n - f[0].s) : 0, slot;
-        if (fast && key_n <= 16 && tm_kc_get(&kc, f[0].s, key_n, &slot, &ent)) {
-            double tt = tm_row_time(tm, ent, false, 0, false, r->line, name);
-            for (size_t i = 0; i < nf; i++)
-                if ((e = tm_put_ok(tm, ent, fields[i], tt, fv[i])) != PFI_OK)
-                    return e;
-            tm->n_rows++;
-            continue;
-        }
-#endif
-        size_t skip;
-        char ename[64];
-        if (k >= 2 && is_word(f[0]) && is_uint(f[1])) {
-            skip = 2; /* ename = "<word> <id>"; is_word/is_uint bound both lengths */
-            memcpy(ename, f[0].s, f[0].n);
-            ename[f[0].n] = ' ';
-            memcpy(ename + f[0].n + 1, f[1].s, f[1].n);
-            ename[f[0].n + 1 + f[1].n] = '\0';
-        } else if (is_uint(f[0])) {
-            skip = 1; /* DCGM 1.x: a bare GPU id */
-            memcpy(ename, "GPU ", 4);
-            memcpy(ename + 4, f[0].s, f[0].n);
-            ename[4 + f[0].n] = '\0';
-        } else {
-            skip = 0;
-        }
-        if (skip == 0 || !have_header || k != skip + nf) {
-            size_t l = n;
-            while (l > 0 && (s[l - 1] == ' ' || s[l - 1] == '\t'))
-                l--;
-            const char *p = s;
-            while (l > 0 && (*p == ' ' || *p == '\t')) {
-                p++;
-                l--;
-            }
-            if (skip == 0)
-                tm_tool_error(tm, name, r->line, p, l);
-            else
-                tm_note(tm, "%s:%ld: row has %zu value%s, header names %zu field%s: skipped",
-                        name, r->line, k - skip, TM_PLURAL(k - skip), nf, TM_PLURAL(nf));
-            tm->n_skipped++;
-            continue;
-        }
-        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+        if ((e = dcgmi_line(tm, &st, s, n, name, r->line)) != PFI_OK)
             return e;
-#if TM_FAST_LINES
-        if (fast && key_n <= 16)
-            tm_kc_put(&kc, f[0].s, key_n, ent);
-#endif
-        double tt = tm_row_time(tm, ent, false, 0, false, r->line, name);
-        for (size_t i = 0; i < nf; i++) {
-            span x = f[skip + i];
-            double v = NAN;
-            pfi_value_status st = fast ? (v = fv[i], PFI_VALUE_OK) : tm_number(x.s, x.n, &v);
-            if (st != PFI_VALUE_OK &&
-                (span_eq(x, "N/W") || span_eq(x, "N/S") || span_eq(x, "N/A")))
-                st = PFI_VALUE_MISSING;
-            if (st == PFI_VALUE_INVALID) {
-                char q[TM_QUOTE_LEN];
-                tm_note(tm, "%s:%ld: '%s' is not a number: cell rejected", name, r->line,
-                        tm_quote(q, x.s, x.n, 40));
-                st = PFI_VALUE_MISSING;
-            }
-            if ((e = tm_put(tm, ent, fields[i], tt, st, v, -1, false)) != PFI_OK)
-                return e;
-        }
-        tm->n_rows++;
     }
-    return PFI_OK;
-}
-
-/* ---- Prometheus text ---- */
-
-#define MAX_LABELS 64
-#define LABEL_LEN 256
-
-typedef struct label {
-    span name;
-    char value[LABEL_LEN];
-} label;
-
-/* Parse {a="x",b="y\"z"} starting at s[*i] == '{'. Values are unescaped (\\ \" \n). */
-static bool parse_labels(const char *s, size_t n, size_t *i, label *lab, size_t *nl)
-{
-    size_t p = *i + 1, k = 0;
-    for (;;) {
-        while (p < n && (s[p] == ' ' || s[p] == ','))
-            p++;
-        if (p < n && s[p] == '}') {
-            *i = p + 1;
-            *nl = k;
-            return true;
-        }
-        size_t b = p;
-        while (p < n && ((s[p] >= 'a' && s[p] <= 'z') || (s[p] >= 'A' && s[p] <= 'Z') ||
-                         (s[p] >= '0' && s[p] <= '9') || s[p] == '_'))
-            p++;
-        if (p == b || p + 1 >= n || s[p] != '=' || s[p + 1] != '"')
-            return false;
-        span lname = {s + b, p - b};
-        p += 2;
-        size_t vl = 0;
-        char tmp[LABEL_LEN];
-        for (;;) {
-            if (p >= n)
-                return false;
-            char c = s[p++];
-            if (c == '"')
-                break;
-            if (c == '\\') {
-                if (p >= n)
-                    return false;
-                char d = s[p++];
-                c = d == 'n' ? '\n' : d;
-            }
-            if (vl + 1 < LABEL_LEN)
-                tmp[vl++] = c;
-        }
-        tmp[vl] = '\0';
-        if (k < MAX_LABELS) {
-            lab[k].name = lname;
-            memcpy(lab[k].value, tmp, vl + 1);
-            k++;
-        }
-    }
-}
-
-static const char *label_get(const label *lab, size_t nl, const char *name)
-{
-    for (size_t i = 0; i < nl; i++)
-        if (span_eq(lab[i].name, name))
-            return lab[i].value;
-    return NULL;
-}
-
-pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
-{
-    (void)diag;
-    label lab[MAX_LABELS];
-    long scrape = (long)tm->n_scrapes++;
-    double t_nominal = (double)scrape * tm_interval(tm);
-    bool power_seen = false;
-    double t_stamp = NAN; /* the first sample timestamp of this scrape */
-    size_t ent = (size_t)-1;
-    size_t n_samples = 0, n_other = 0;
-    for (;;) {
-        const char *s;
-        size_t n;
-        bool eof;
-        pfi_error e = tm_lines_next(r, &s, &n, &eof);
-        if (e != PFI_OK)
-            return e;
-        if (eof)
-            break;
-        size_t i = 0;
-        while (i < n && (s[i] == ' ' || s[i] == '\t'))
-            i++;
-        if (i == n || s[i] == '#')
-            continue; /* HELP / TYPE / comments: metadata */
-        size_t b = i;
-        while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-                         (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == ':'))
-            i++;
-        span metric = {s + b, i - b};
-        size_t nl = 0;
-        if (metric.n == 0 || (i < n && s[i] == '{' && !parse_labels(s, n, &i, lab, &nl))) {
-            tm_note(tm, "%s:%ld: not a Prometheus sample line: skipped", name, r->line);
-            tm->n_skipped++;
-            continue;
-        }
-        span tok[2];
-        size_t k = split_ws_n(s + i, n - i, tok, 2);
-        if (k < 1 || k > 2) {
-            tm_note(tm, "%s:%ld: expected a value (and optional timestamp): skipped", name,
-                    r->line);
-            tm->n_skipped++;
-            continue;
-        }
-        const char *uuid = label_get(lab, nl, "UUID");
-        if (uuid == NULL)
-            uuid = label_get(lab, nl, "uuid");
-        const char *gpu = label_get(lab, nl, "gpu");
-        if (uuid == NULL && gpu == NULL) {
-            n_other++; /* not a per-GPU metric (exporter self-metrics) */
-            continue;
-        }
-        const char *host = label_get(lab, nl, "hostname");
-        if (host == NULL)
-            host = label_get(lab, nl, "Hostname");
-        if (host == NULL)
-            host = tm->opt.host ? tm->opt.host : "";
-        char ename[2 * LABEL_LEN + 8];
-        if (uuid != NULL)
-            snprintf(ename, sizeof ename, "%s/%s", host, uuid);
-        else
-            snprintf(ename, sizeof ename, "%s/gpu%s", host, gpu);
-        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
-            return e;
-        size_t fid;
-        if ((e = tm_field(tm, metric.s, metric.n, &fid)) != PFI_OK)
-            return e;
-        double v = NAN;
-        pfi_value_status st;
-        if (span_eq(tok[0], "NaN") || span_eq(tok[0], "+Inf") || span_eq(tok[0], "-Inf") ||
-            span_eq(tok[0], "Inf"))
-            st = PFI_VALUE_MISSING;
-        else
-            st = tm_parse_number(tok[0].s, tok[0].n, &v);
-        if (st == PFI_VALUE_INVALID) {
-            tm_note(tm, "%s:%ld: '%.*s' is not a sample value: skipped", name, r->line,
-                    (int)(tok[0].n > 40 ? 40 : tok[0].n), tok[0].s);
-            tm->n_skipped++;
-            continue;
-        }
-        double t = t_nominal;
-        if (k == 2) {
-            double ms;
-            if (tm_parse_number(tok[1].s, tok[1].n, &ms) == PFI_VALUE_OK) {
-                t = ms / 1000.0;
-                tm->prom_stamped = true;
-                if (isnan(t_stamp))
-                    t_stamp = t;
-            }
-        } else {
-            tm->time_nominal = true;
-            tm->time_relative = true;
-        }
-        const char *pod = label_get(lab, nl, "pod");
-        pfi_tm_kind kind = tm->fields[fid].kind;
-        if (kind == PFI_KIND_POWER_W || kind == PFI_KIND_ENERGY_MJ)
-            power_seen = true;
-        const pfi_tm_series *old = pfi_tm_series_get(tm, ent, fid);
-        size_t dup_before = old ? old->n_duplicate : 0;
-        if ((e = tm_put(tm, ent, fid, t, st, v, scrape, pod != NULL && pod[0] != '\0')) !=
-            PFI_OK)
-            return e;
-        const pfi_tm_series *now = pfi_tm_series_get(tm, ent, fid);
-        if (now != NULL && now->n_duplicate > dup_before && now->n_duplicate == 1)
-            tm_note(tm, "%s:%ld: duplicate series for %s %s (two sources, e.g. two "
-                        "exporters): one kept, never summed", name, r->line, ename,
-                    tm->fields[fid].source);
-        if (tm->entities[ent].last_t != t) {
-            tm->entities[ent].rows++;
-            tm->entities[ent].last_t = t;
-        }
-        n_samples++;
-    }
-    if (!power_seen) {
-        tm_note(tm, "%s: no power samples in this scrape (%zu GPU samples): "
-                    "DCGM_FI_DEV_POWER_USAGE / DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION absent; "
-                    "add them to the exporter's counters CSV",
-                name, n_samples);
-        /* A hole for every GPU already known: never integrated across. Its time is the
-         * scrape's: nominal, or the timestamp its other samples carry; when the scrapes are
-         * timestamped and this one says nothing, the time is not known (NaN): a break, but
-         * no timestamp of the grid (a nominal time there would be on another clock). */
-        double t_hole = !isnan(t_stamp) ? t_stamp : tm->prom_stamped ? NAN : t_nominal;
-        long fp = pfi_tm_field_find(tm, "power_w");
-        for (size_t en = 0; fp >= 0 && en < tm->n_entities; en++) {
-            pfi_error e = tm_put(tm, en, (size_t)fp, t_hole, PFI_VALUE_MISSING, NAN, scrape,
-                                 false);
-            if (e != PFI_OK)
-                return e;
-        }
-    }
-    (void)n_other;
     return PFI_OK;
 }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "telemetry/tm_internal.h"
+#include "telemetry/internal.h"
 
 /* A step i (from sample i-1 to i) that the rule may look at: positive and not a break. */
 static bool clean_step(const pfi_tm_series *s, size_t i)

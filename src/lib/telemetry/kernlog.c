@@ -13,7 +13,7 @@
 
 #include "core/memory.h"
 #include "pfi/kernlog.h"
-#include "telemetry/tm_internal.h"
+#include "telemetry/internal.h"
 
 #define KL_BLOCK 65536
 #define KL_SLOTS (2 * PFI_KL_MAX_EVENTS) /* power of two: the hash table never fills */

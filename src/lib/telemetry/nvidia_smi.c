@@ -8,32 +8,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "telemetry/tm_internal.h"
-#include "telemetry/tm_scan.h"
+#include "telemetry/internal.h"
+#include "telemetry/scan.h"
+#include "telemetry/span.h"
 
 #define MAX_COLS 512
-
-typedef struct span {
-    const char *s;
-    size_t n;
-} span;
-
-static inline span trim(span x)
-{
-    while (x.n > 0 && tm_is_blank(x.s[0])) {
-        x.s++;
-        x.n--;
-    }
-    while (x.n > 0 && tm_is_blank(x.s[x.n - 1]))
-        x.n--;
-    return x;
-}
-
-static bool span_eq(span x, const char *w)
-{
-    size_t n = strlen(w);
-    return x.n == n && memcmp(x.s, w, n) == 0;
-}
 
 /* Split on c; returns the number of fields, or MAX_COLS + 1 when there are more. */
 static size_t split_char(const char *s, size_t n, char c, span *out)
@@ -43,24 +22,11 @@ static size_t split_char(const char *s, size_t n, char c, span *out)
         size_t i = tm_find_char(s, start, n, c);
         if (k == MAX_COLS)
             return MAX_COLS + 1;
-        out[k++] = trim((span){s + start, i - start});
+        out[k++] = span_trim((span){s + start, i - start});
         if (i == n)
             return k;
         start = i + 1;
     }
-}
-
-static size_t split_ws(const char *s, size_t n, span *out)
-{
-    size_t k = 0, i = tm_skip_blanks(s, 0, n);
-    while (i < n) {
-        size_t e = tm_find_blank(s, i, n);
-        if (k == MAX_COLS)
-            return MAX_COLS + 1;
-        out[k++] = (span){s + i, e - i};
-        i = tm_skip_blanks(s, e, n);
-    }
-    return k;
 }
 
 static bool parse_uint(span x, size_t digits, unsigned *out)
@@ -206,7 +172,7 @@ static pfi_error map_csv_header(pfi_tm *tm, const span *f, size_t n, csv_col *co
                     un = sizeof cols[i].unit - 1;
                 memcpy(cols[i].unit, br + 1, un);
                 cols[i].unit[un] = '\0';
-                x = trim((span){x.s, (size_t)(br - x.s)});
+                x = span_trim((span){x.s, (size_t)(br - x.s)});
             }
         }
         if (span_eq(x, "timestamp"))
@@ -264,13 +230,13 @@ static bool csv_fast_row(const char *s, size_t n, const csv_col *cols, size_t nc
             if (e == SIZE_MAX)
                 return false;
             c = tm_find_char(s, e, n, ',');
-            span unit = trim((span){s + e, c - e});
+            span unit = span_trim((span){s + e, c - e});
             if (unit.n > 0 && !span_eq(unit, cols[i].unit))
                 return false;
         } else {
             c = tm_find_char(s, j, n, ',');
         }
-        f[i] = trim((span){s + j, c - j});
+        f[i] = span_trim((span){s + j, c - j});
         if ((c == n) != (i + 1 == ncol))
             return false;
         j = c + 1;
@@ -345,7 +311,7 @@ static void csv_time(span x, char *last_date, size_t last_date_size, long *last_
         same = true;
     }
     if (sp != NULL && (same || parse_date(date, &days)) &&
-        parse_tod(trim((span){sp + 1, x.n - (size_t)(sp - x.s) - 1}), &tod)) {
+        parse_tod(span_trim((span){sp + 1, x.n - (size_t)(sp - x.s) - 1}), &tod)) {
         *tsec = (double)days * 86400.0 + tod;
         *has_t = true;
     }
@@ -465,235 +431,343 @@ static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col 
 }
 #endif
 
-pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
-{
-    double fv[MAX_COLS];
-    char last_date[16] = "";
-    long last_days = 0;
-    span f[MAX_COLS + 1];
+/* What the CSV reader carries from line to line. */
+typedef struct csv_state {
+    bool generic;     /* options.generic_rows: no fast path */
+    bool have_header; /* a header (or --fields) maps the columns */
+    size_t ncol;      /* its columns */
     csv_col cols[MAX_COLS];
-    size_t ncol = 0;
-    bool have_header = false;
-    size_t ent = (size_t)-1;
-    bool warned_mismatch[MAX_COLS] = {false}, noted_mw[MAX_COLS] = {false};
-    csv_layout lay;
-    lay.n_index = 0;
-    bool generic = tm->opt.generic_rows;
+    csv_layout lay;     /* what identifies a row and its time (n_index: 0 before) */
+    size_t ent;         /* the last row's entity (tm_entity's hint) */
+    char last_date[16]; /* csv_time's date cache, for the general path */
+    long last_days;
+    bool warned_mismatch[MAX_COLS], noted_mw[MAX_COLS]; /* notes once per column */
+    span f[MAX_COLS + 1];                               /* the current line's fields */
+    double fv[MAX_COLS];                                /* its values, when a fast path took it */
 #if TM_FAST_LINES
-    bool simd = tm_use_simd(tm->opt.no_simd);
-    csv_fast_state fs;
-    memset(&fs, 0, sizeof fs);
-    fs.ts_len = SIZE_MAX;
+    bool simd;         /* the TM_SIMD_TARGET copy of the block path */
+    csv_fast_state fs; /* the fast paths' caches */
+#endif
+} csv_state;
+
+/* A fresh reader state; with --fields (options.csv_fields) the header is that list. */
+static pfi_error csv_begin(pfi_tm *tm, csv_state *st)
+{
+    st->last_date[0] = '\0';
+    st->last_days = 0;
+    st->ncol = 0;
+    st->have_header = false;
+    st->ent = (size_t)-1;
+    memset(st->warned_mismatch, 0, sizeof st->warned_mismatch);
+    memset(st->noted_mw, 0, sizeof st->noted_mw);
+    st->lay.n_index = 0;
+    st->generic = tm->opt.generic_rows;
+#if TM_FAST_LINES
+    st->simd = tm_use_simd(tm->opt.no_simd);
+    memset(&st->fs, 0, sizeof st->fs);
+    st->fs.ts_len = SIZE_MAX;
 #endif
     if (tm->opt.csv_fields != NULL) {
         const char *q = tm->opt.csv_fields;
-        ncol = split_char(q, strlen(q), ',', f);
-        if (ncol > MAX_COLS)
+        st->ncol = split_char(q, strlen(q), ',', st->f);
+        if (st->ncol > MAX_COLS)
             return PFI_ERR_LIMIT;
-        pfi_error e = map_csv_header(tm, f, ncol, cols);
+        pfi_error e = map_csv_header(tm, st->f, st->ncol, st->cols);
         if (e != PFI_OK)
             return e;
-        csv_layout_of(cols, ncol, &lay);
-        have_header = true;
+        csv_layout_of(st->cols, st->ncol, &st->lay);
+        st->have_header = true;
     }
+    return PFI_OK;
+}
+
+#if TM_FAST_LINES
+/* The block path over the buffered rows, when the layout is the common one (one index
+ * column, at most one timestamp, no bus id); what it leaves goes the per-line way. Never
+ * on line 1: the per-line path strips a byte order mark there. */
+static inline pfi_error csv_take_block(pfi_tm *tm, tm_lines *r, csv_state *st, const char *name)
+{
+    if (!(st->have_header && st->ncol > 0 && !st->generic && r->line > 0 && st->lay.n_index == 1 &&
+          st->lay.n_time <= 1 && st->lay.n_bus == 0))
+        return PFI_OK;
+    long rows;
+    size_t n;
+    pfi_error e;
+    const char *blk = tm_lines_peek(r, &n);
+    size_t used = csv_block(tm, blk, n, st->cols, &st->lay, st->ncol, &st->fs, name, r->line, &rows,
+                            &e, st->simd);
+    tm_lines_skip(r, used, rows);
+    return e;
+}
+#endif
+
+/* The fields of line t (trimmed, not empty) in st->f (and, on a fast path, the values in
+ * st->fv): their number, MAX_COLS + 1 when there are more; *fast when a fast path took it.
+ * Headers start with a lower-case name; data rows never take the fast path then. */
+static inline size_t csv_split_line(csv_state *st, span t, bool *fast)
+{
+    bool ok = st->have_header && st->ncol > 0 && !st->generic && !(t.s[0] >= 'a' && t.s[0] <= 'z');
+#if TM_FAST_LINES
+    if (ok && t.n < 128)
+        ok = csv_fast_line(t.s, t.n, st->cols, st->lay.ulen, st->ncol, st->f, st->fv);
+    else
+#endif
+        ok = ok && csv_fast_row(t.s, t.n, st->cols, st->ncol, st->f, st->fv);
+    *fast = ok;
+    return ok ? st->ncol : split_char(t.s, t.n, ',', st->f);
+}
+
+/* A header of k fields (the first line, or a re-print when several captures were
+ * appended): the columns mapped again. */
+static pfi_error csv_header(pfi_tm *tm, csv_state *st, size_t k)
+{
+    pfi_error e = map_csv_header(tm, st->f, k, st->cols);
+    if (e != PFI_OK)
+        return e;
+    st->ncol = k;
+    csv_layout_of(st->cols, st->ncol, &st->lay);
+    st->have_header = true;
+    return PFI_OK;
+}
+
+/* A row of k fields under a header of another count: a lone field is the tool's text
+ * (quoted; "... for GPU<bus>: ..." marks that GPU lost), else a note. Counted skipped. */
+static void csv_bad_count(pfi_tm *tm, const csv_state *st, span t, size_t k, const char *name,
+                          long line)
+{
+    if (k == 1) {
+        char bus[32];
+        tm_tool_error(tm, name, line, t.s, t.n);
+        if (error_line_bus(t.s, t.n, bus, sizeof bus)) {
+            for (size_t i = 0; i < tm->n_entities; i++)
+                if (tm->entities[i].bus && strcmp(tm->entities[i].bus, bus) == 0)
+                    tm_mark_lost(tm, i, tm->entities[i].last_t);
+        }
+    } else {
+        tm_note(tm, "%s:%ld: row has %zu field%s, header has %zu: skipped", name, line, k,
+                TM_PLURAL(k), st->ncol);
+    }
+    tm->n_skipped++;
+}
+
+#if TM_FAST_LINES
+/* Whether a fast row goes csv_indexed_row's way: the common layout, an index short enough
+ * for the cache. */
+static inline bool csv_indexed(const csv_state *st)
+{
+    return st->lay.n_index == 1 && st->lay.n_time <= 1 && st->lay.n_bus == 0 &&
+           st->f[st->lay.index_col].n <= 16;
+}
+
+/* The common row of k fields — one index column, at most one timestamp, no bus id: the
+ * entity from the cache, the time from the previous row when its text is the same (8 GPUs
+ * share each timestamp), every value straight into its series. */
+static inline pfi_error csv_indexed_row(pfi_tm *tm, csv_state *st, size_t k, const char *name,
+                                        long line)
+{
+    span ix = st->f[st->lay.index_col];
+    size_t slot;
+    pfi_error e;
+    if (!tm_kc_get(&st->fs.kc, ix.s, ix.n, &slot, &st->ent)) {
+        char ename[64];
+        gpu_name(ename, ix);
+        if ((e = tm_entity(tm, ename, strlen(ename), &st->ent)) != PFI_OK)
+            return e;
+        tm_kc_put(&st->fs.kc, ix.s, ix.n, st->ent);
+        int sx = csv_small_ix(ix.s, ix.n);
+        if (sx >= 0)
+            st->fs.ix_ent[sx] = st->ent + 1;
+    }
+    double tsec = 0;
+    bool has_t = false;
+    if (st->lay.n_time == 1)
+        csv_fast_time(&st->fs, st->f[st->lay.time_col], &tsec, &has_t);
+    double tt = tm_row_time(tm, st->ent, has_t, tsec, false, line, name);
+    for (size_t i = 0; i < k; i++)
+        if (st->cols[i].role == COL_VALUE &&
+            (e = tm_put_ok(tm, st->ent, st->cols[i].field, tt, st->fv[i])) != PFI_OK)
+            return e;
+    pfi_tm_entity *en = &tm->entities[st->ent];
+    if (st->lay.n_value > 0 && !en->lost)
+        en->last_good_t_s = tt;
+    tm->n_rows++;
+    return PFI_OK;
+}
+#endif
+
+/* A value cell x of column i with a unit after its number (from its first blank, b, as the
+ * fast paths split it): the unit must agree with the header's; mW under [W] is converted
+ * (noted once per column), another unit rejects the cell (noted once per column), a blank
+ * and no unit is not a number. */
+static pfi_value_status csv_cell_with_unit(pfi_tm *tm, csv_state *st, size_t i, span x, size_t b,
+                                           double *v, const char *name, long line)
+{
+    const csv_col *col = &st->cols[i];
+    span num = {x.s, b};
+    span unit = span_trim((span){x.s + b + 1, x.n - num.n - 1});
+    pfi_value_status vs = tm_number(num.s, num.n, v);
+    if (vs == PFI_VALUE_OK && !span_eq(unit, col->unit)) {
+        if (span_eq(unit, "mW") && strcmp(col->unit, "W") == 0) {
+            *v /= 1000.0; /* explicit conversion, never a silent rescale */
+            if (!st->noted_mw[i])
+                tm_note(tm,
+                        "%s:%ld: column %s: a value in mW under the header's [W]: "
+                        "converted to W (noted once per column)",
+                        name, line, tm->fields[col->field].source);
+            st->noted_mw[i] = true;
+        } else {
+            if (!st->warned_mismatch[i])
+                tm_note(tm,
+                        "%s:%ld: value unit '%.*s' contradicts header unit '%s' in "
+                        "column %s: cell rejected",
+                        name, line, (int)(unit.n > 16 ? 16 : unit.n), unit.s, col->unit,
+                        tm->fields[col->field].source);
+            st->warned_mismatch[i] = true;
+            vs = PFI_VALUE_MISSING;
+        }
+    } else if (vs == PFI_VALUE_OK && unit.n == 0) {
+        vs = PFI_VALUE_INVALID;
+    }
+    return vs;
+}
+
+/* The value of cell x of value column i on the general path (*v; NaN unless OK): a fast
+ * row's converted value; a "[...]" placeholder is missing ("[GPU is lost]" and "[GPU
+ * requires reset]" set *lost); else a number, with or without a unit. What is not a
+ * number is noted and missing. */
+static pfi_value_status csv_cell(pfi_tm *tm, csv_state *st, size_t i, span x, bool fast, double *v,
+                                 bool *lost, const char *name, long line)
+{
+    if (fast) {
+        *v = st->fv[i];
+        return PFI_VALUE_OK;
+    }
+    if (x.n > 0 && x.s[0] == '[') {
+        if (span_eq(x, "[GPU is lost]") || span_eq(x, "[GPU requires reset]"))
+            *lost = true;
+        return PFI_VALUE_MISSING;
+    }
+    size_t b = tm_find_blank(x.s, 0, x.n);
+    pfi_value_status vs =
+        b < x.n ? csv_cell_with_unit(tm, st, i, x, b, v, name, line) : tm_number(x.s, x.n, v);
+    if (vs == PFI_VALUE_INVALID) {
+        char q[TM_QUOTE_LEN], c[TM_QUOTE_LEN];
+        const char *src = tm->fields[st->cols[i].field].source;
+        tm_note(tm, "%s:%ld: column %s: '%s' is not a number: cell rejected", name, line,
+                tm_quote(c, src, strlen(src), 60), tm_quote(q, x.s, x.n, 40));
+        vs = PFI_VALUE_MISSING;
+    }
+    return vs;
+}
+
+/* The general path for a row of k fields: identity and time first (index, bus id,
+ * timestamp), then every value cell with the missing-value rules and notes. */
+static pfi_error csv_general_row(pfi_tm *tm, csv_state *st, size_t k, bool fast, const char *name,
+                                 long line)
+{
+    const span *f = st->f;
+    const csv_col *cols = st->cols;
+    char ename[64] = "gpu";
+    double tsec = 0;
+    bool has_t = false;
+    char bus[32] = "";
+    for (size_t i = 0; i < k; i++) {
+        if (cols[i].role == COL_INDEX)
+            gpu_name(ename, f[i]);
+        else if (cols[i].role == COL_BUS)
+            norm_bus(f[i], bus, sizeof bus);
+        else if (cols[i].role == COL_TIMESTAMP)
+            csv_time(f[i], st->last_date, sizeof st->last_date, &st->last_days, &tsec, &has_t);
+    }
+    bool has_index = false;
+    for (size_t i = 0; i < k; i++)
+        has_index |= cols[i].role == COL_INDEX;
+    if (!has_index && bus[0] != '\0')
+        snprintf(ename, sizeof ename, "gpu-%s", bus);
+    pfi_error e;
+    if ((e = tm_entity(tm, ename, strlen(ename), &st->ent)) != PFI_OK)
+        return e;
+    pfi_tm_entity *en = &tm->entities[st->ent];
+    if (bus[0] != '\0' && en->bus == NULL)
+        en->bus = tm_strndup(bus, strlen(bus));
+    double tt = tm_row_time(tm, st->ent, has_t, tsec, false, line, name);
+    bool any_good = false, lost = false;
+    for (size_t i = 0; i < k; i++) {
+        if (cols[i].role != COL_VALUE)
+            continue;
+        double v = NAN;
+        pfi_value_status vs = csv_cell(tm, st, i, f[i], fast, &v, &lost, name, line);
+        any_good |= vs == PFI_VALUE_OK;
+        if ((e = tm_put(tm, st->ent, cols[i].field, tt, vs, v, -1, false)) != PFI_OK)
+            return e;
+    }
+    en = &tm->entities[st->ent];
+    if (lost)
+        tm_mark_lost(tm, st->ent, tt);
+    else if (any_good && !en->lost)
+        en->last_good_t_s = tt;
+    tm->n_rows++;
+    return PFI_OK;
+}
+
+/* One line handed out by the line reader (line: its number): a header, a row, or the
+ * tool's text. */
+static inline pfi_error csv_line(pfi_tm *tm, csv_state *st, const char *s, size_t n, long line,
+                                 const char *name, pfi_diag *diag)
+{
+    if (line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+        s += 3;
+        n -= 3;
+    }
+    span t = span_trim((span){s, n});
+    if (t.n == 0)
+        return PFI_OK;
+    bool fast;
+    size_t k = csv_split_line(st, t, &fast);
+    if (k > MAX_COLS)
+        return PFI_ERR_LIMIT;
+    if (!fast && looks_like_header(st->f, k))
+        return csv_header(tm, st, k);
+    if (!st->have_header) {
+        if (diag != NULL) {
+            diag->line = line;
+            snprintf(diag->message, sizeof diag->message,
+                     "CSV has no header; pass the --query-gpu field list (--fields)");
+        }
+        return PFI_ERR_PARSE;
+    }
+    if (k != st->ncol) {
+        csv_bad_count(tm, st, t, k, name, line);
+        return PFI_OK;
+    }
+#if TM_FAST_LINES
+    if (fast && csv_indexed(st))
+        return csv_indexed_row(tm, st, k, name, line);
+#endif
+    return csv_general_row(tm, st, k, fast, name, line);
+}
+
+pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    csv_state st;
+    pfi_error e = csv_begin(tm, &st);
+    if (e != PFI_OK)
+        return e;
     for (;;) {
         const char *s;
         size_t n;
         bool eof;
-        pfi_error e;
 #if TM_FAST_LINES
-        /* (never on line 1: the per-line path strips a byte order mark there) */
-        if (have_header && ncol > 0 && !generic && r->line > 0 && lay.n_index == 1 &&
-            lay.n_time <= 1 && lay.n_bus == 0) {
-            long rows;
-            const char *blk = tm_lines_peek(r, &n);
-            size_t used = csv_block(tm, blk, n, cols, &lay, ncol, &fs, name, r->line, &rows, &e,
-                                    simd);
-            tm_lines_skip(r, used, rows);
-            if (e != PFI_OK)
-                return e;
-        }
+        if ((e = csv_take_block(tm, r, &st, name)) != PFI_OK)
+            return e;
 #endif
         e = tm_lines_next(r, &s, &n, &eof);
         if (e != PFI_OK)
             return e;
         if (eof)
             break;
-        if (r->line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
-            s += 3;
-            n -= 3;
-        }
-        span t = trim((span){s, n});
-        if (t.n == 0)
-            continue;
-        /* Headers start with a lower-case name; data rows never take the fast path then. */
-        bool fast = have_header && ncol > 0 && !generic && !(t.s[0] >= 'a' && t.s[0] <= 'z');
-#if TM_FAST_LINES
-        if (fast && t.n < 128)
-            fast = csv_fast_line(t.s, t.n, cols, lay.ulen, ncol, f, fv);
-        else
-#endif
-            fast = fast && csv_fast_row(t.s, t.n, cols, ncol, f, fv);
-        size_t k = fast ? ncol : split_char(t.s, t.n, ',', f);
-        if (k > MAX_COLS)
-            return PFI_ERR_LIMIT;
-        if (!fast && looks_like_header(f, k)) {
-            /* A header (first line, or a re-print when several captures were appended). */
-            if ((e = map_csv_header(tm, f, k, cols)) != PFI_OK)
-                return e;
-            ncol = k;
-            csv_layout_of(cols, ncol, &lay);
-            have_header = true;
-            continue;
-        }
-        if (!have_header) {
-            if (diag != NULL) {
-                diag->line = r->line;
-                snprintf(diag->message, sizeof diag->message,
-                         "CSV has no header; pass the --query-gpu field list (--fields)");
-            }
-            return PFI_ERR_PARSE;
-        }
-        if (k != ncol) {
-            char bus[32];
-            if (k == 1) {
-                tm_tool_error(tm, name, r->line, t.s, t.n);
-                if (error_line_bus(t.s, t.n, bus, sizeof bus)) {
-                    for (size_t i = 0; i < tm->n_entities; i++)
-                        if (tm->entities[i].bus && strcmp(tm->entities[i].bus, bus) == 0)
-                            tm_mark_lost(tm, i, tm->entities[i].last_t);
-                }
-            } else {
-                tm_note(tm, "%s:%ld: row has %zu field%s, header has %zu: skipped", name,
-                        r->line, k, TM_PLURAL(k), ncol);
-            }
-            tm->n_skipped++;
-            continue;
-        }
-#if TM_FAST_LINES
-        /* The common row — one index column, at most one timestamp, no bus id: the entity
-         * from the cache, the time from the previous row when its text is the same (8 GPUs
-         * share each timestamp), every value straight into its series. */
-        if (fast && lay.n_index == 1 && lay.n_time <= 1 && lay.n_bus == 0 &&
-            f[lay.index_col].n <= 16) {
-            span ix = f[lay.index_col];
-            size_t slot;
-            if (!tm_kc_get(&fs.kc, ix.s, ix.n, &slot, &ent)) {
-                char ename[64];
-                gpu_name(ename, ix);
-                if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
-                    return e;
-                tm_kc_put(&fs.kc, ix.s, ix.n, ent);
-                int sx = csv_small_ix(ix.s, ix.n);
-                if (sx >= 0)
-                    fs.ix_ent[sx] = ent + 1;
-            }
-            double tsec = 0;
-            bool has_t = false;
-            if (lay.n_time == 1)
-                csv_fast_time(&fs, f[lay.time_col], &tsec, &has_t);
-            double tt = tm_row_time(tm, ent, has_t, tsec, false, r->line, name);
-            for (size_t i = 0; i < k; i++)
-                if (cols[i].role == COL_VALUE &&
-                    (e = tm_put_ok(tm, ent, cols[i].field, tt, fv[i])) != PFI_OK)
-                    return e;
-            pfi_tm_entity *en = &tm->entities[ent];
-            if (lay.n_value > 0 && !en->lost)
-                en->last_good_t_s = tt;
-            tm->n_rows++;
-            continue;
-        }
-#endif
-        /* Identity and time first. */
-        char ename[64] = "gpu";
-        double tsec = 0;
-        bool has_t = false;
-        char bus[32] = "";
-        for (size_t i = 0; i < k; i++) {
-            if (cols[i].role == COL_INDEX)
-                gpu_name(ename, f[i]);
-            else if (cols[i].role == COL_BUS)
-                norm_bus(f[i], bus, sizeof bus);
-            else if (cols[i].role == COL_TIMESTAMP)
-                csv_time(f[i], last_date, sizeof last_date, &last_days, &tsec, &has_t);
-        }
-        bool has_index = false;
-        for (size_t i = 0; i < k; i++)
-            has_index |= cols[i].role == COL_INDEX;
-        if (!has_index && bus[0] != '\0')
-            snprintf(ename, sizeof ename, "gpu-%s", bus);
-        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+        if ((e = csv_line(tm, &st, s, n, r->line, name, diag)) != PFI_OK)
             return e;
-        pfi_tm_entity *en = &tm->entities[ent];
-        if (bus[0] != '\0' && en->bus == NULL)
-            en->bus = tm_strndup(bus, strlen(bus));
-        double tt = tm_row_time(tm, ent, has_t, tsec, false, r->line, name);
-        bool any_good = false, lost = false;
-        for (size_t i = 0; i < k; i++) {
-            if (cols[i].role != COL_VALUE)
-                continue;
-            span x = f[i];
-            double v = NAN;
-            pfi_value_status st;
-            if (fast) {
-                st = PFI_VALUE_OK;
-                v = fv[i];
-            } else if (x.n > 0 && x.s[0] == '[') {
-                st = PFI_VALUE_MISSING;
-                if (span_eq(x, "[GPU is lost]") || span_eq(x, "[GPU requires reset]"))
-                    lost = true;
-            } else {
-                /* Strip a unit suffix (after the first blank, as the fast paths split it);
-                 * it must agree with the header's unit. */
-                size_t b = tm_find_blank(x.s, 0, x.n);
-                const char *sp = b < x.n ? x.s + b : NULL;
-                if (sp != NULL) {
-                    span num = {x.s, (size_t)(sp - x.s)};
-                    span unit = trim((span){sp + 1, x.n - num.n - 1});
-                    st = tm_number(num.s, num.n, &v);
-                    if (st == PFI_VALUE_OK && !span_eq(unit, cols[i].unit)) {
-                        if (span_eq(unit, "mW") && strcmp(cols[i].unit, "W") == 0) {
-                            v /= 1000.0; /* explicit conversion, never a silent rescale */
-                            if (!noted_mw[i])
-                                tm_note(tm, "%s:%ld: column %s: a value in mW under the "
-                                            "header's [W]: converted to W (noted once "
-                                            "per column)",
-                                        name, r->line, tm->fields[cols[i].field].source);
-                            noted_mw[i] = true;
-                        } else {
-                            if (!warned_mismatch[i])
-                                tm_note(tm, "%s:%ld: value unit '%.*s' contradicts header "
-                                            "unit '%s' in column %s: cell rejected",
-                                        name, r->line, (int)(unit.n > 16 ? 16 : unit.n),
-                                        unit.s, cols[i].unit, tm->fields[cols[i].field].source);
-                            warned_mismatch[i] = true;
-                            st = PFI_VALUE_MISSING;
-                        }
-                    } else if (st == PFI_VALUE_OK && unit.n == 0) {
-                        st = PFI_VALUE_INVALID;
-                    }
-                } else {
-                    st = tm_number(x.s, x.n, &v);
-                }
-                if (st == PFI_VALUE_INVALID) {
-                    char q[TM_QUOTE_LEN], c[TM_QUOTE_LEN];
-                    const char *src = tm->fields[cols[i].field].source;
-                    tm_note(tm, "%s:%ld: column %s: '%s' is not a number: cell rejected",
-                            name, r->line, tm_quote(c, src, strlen(src), 60),
-                            tm_quote(q, x.s, x.n, 40));
-                    st = PFI_VALUE_MISSING;
-                }
-            }
-            any_good |= st == PFI_VALUE_OK;
-            if ((e = tm_put(tm, ent, cols[i].field, tt, st, v, -1, false)) != PFI_OK)
-                return e;
-        }
-        en = &tm->entities[ent];
-        if (lost)
-            tm_mark_lost(tm, ent, tt);
-        else if (any_good && !en->lost)
-            en->last_good_t_s = tt;
-        tm->n_rows++;
     }
     return PFI_OK;
 }
@@ -719,11 +793,11 @@ pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
             return e;
         if (eof)
             break;
-        span t = trim((span){s, n});
+        span t = span_trim((span){s, n});
         if (t.n == 0)
             continue;
         if (t.s[0] == '#') {
-            size_t k = split_ws(t.s + 1, t.n - 1, f);
+            size_t k = span_split_ws(t.s + 1, t.n - 1, f, MAX_COLS);
             if (k > MAX_COLS)
                 return PFI_ERR_LIMIT;
             bool units = k > 0 && (span_eq(f[0], "Idx") || span_eq(f[0], "YYYYMMDD") ||
@@ -755,7 +829,7 @@ pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
             continue;
         }
         expect_units = false;
-        size_t k = split_ws(t.s, t.n, f);
+        size_t k = span_split_ws(t.s, t.n, f, MAX_COLS);
         if (ncol == 0 || k != ncol || gpu_col < 0) {
             if (ncol == 0 || gpu_col < 0)
                 tm_tool_error(tm, name, r->line, t.s, t.n);
@@ -840,7 +914,7 @@ pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag 
         size_t ind = 0;
         while (ind < n && s[ind] == ' ')
             ind++;
-        span t = trim((span){s, n});
+        span t = span_trim((span){s, n});
         if (t.n == 0)
             continue;
         if (ind == 0 && t.n > 4 && memcmp(t.s, "GPU ", 4) == 0) {
@@ -849,7 +923,7 @@ pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag 
             snprintf(ename, sizeof ename, "gpu%zu", ordinal++);
             if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
                 return e;
-            if (norm_bus(trim((span){t.s + 4, t.n - 4}), bus, sizeof bus) &&
+            if (norm_bus(span_trim((span){t.s + 4, t.n - 4}), bus, sizeof bus) &&
                 tm->entities[ent].bus == NULL)
                 tm->entities[ent].bus = tm_strndup(bus, strlen(bus));
             tt = tm_row_time(tm, ent, false, 0, false, r->line, name);
@@ -873,9 +947,9 @@ pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag 
             skip_section = false;
         if (!have_ent || skip_section)
             continue;
-        span key = trim((span){t.s, (size_t)(colon - t.s)});
-        span val = trim((span){colon + 1, t.n - key.n - 1 - (size_t)(colon - t.s - key.n)});
-        val = trim((span){colon + 1, (size_t)(t.s + t.n - colon - 1)});
+        span key = span_trim((span){t.s, (size_t)(colon - t.s)});
+        span val = span_trim((span){colon + 1, t.n - key.n - 1 - (size_t)(colon - t.s - key.n)});
+        val = span_trim((span){colon + 1, (size_t)(t.s + t.n - colon - 1)});
         const char *canon;
         pfi_tm_kind kind;
         int id;

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "core/memory.h"
-#include "telemetry/tm_internal.h"
-#include "telemetry/tm_scan.h"
+#include "telemetry/internal.h"
+#include "telemetry/scan.h"
 #include "telemetry/xml_lazy.h" /* libxml2's xml* calls, through dlopen */
 
 #define PFI_TM_MAX_XML_DOC (16u << 20) /* bytes of one XML document */

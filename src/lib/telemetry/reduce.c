@@ -405,19 +405,16 @@ static void reduce_energy(const pfi_tm *tm, const size_t *gpus, size_t ng, size_
              counter ? "counter" : "power-trapezoid");
 }
 
-pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_reduced *out)
+/* The job's GPUs (entities that are GPUs) into gpus[], their number returned; the flags the
+ * collector's state sets (nominal time, tool errors, a GPU lost, another GPU count than the
+ * job's), and out->n_gpus. */
+static size_t job_gpus(const pfi_tm *tm, const pfi_reduce_options *o, size_t *gpus,
+                       pfi_reduced *out)
 {
-    memset(out, 0, sizeof *out);
-    out->power.mean = out->power.se = NAN;
-    out->energy_j = NAN;
-    out->align_s = NAN;
-    if (!(o->q > 0 && o->q <= 1) || !(o->warmup_s >= 0) || !(o->align_s >= 0))
-        return PFI_ERR_INVALID_ARGUMENT;
     if (tm->time_nominal)
         out->flags |= PFI_RED_NOMINAL_TIME;
     if (tm->n_tool_errors > 0)
         out->flags |= PFI_RED_TOOL_ERROR;
-    size_t gpus[PFI_TM_MAX_ENTITIES];
     size_t ng = 0;
     for (size_t e = 0; e < tm->n_entities; e++) {
         if (!tm->entities[e].is_gpu)
@@ -429,164 +426,231 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
     out->n_gpus = ng;
     if (o->gpus > 0 && ng != o->gpus)
         out->flags |= PFI_RED_GPU_COUNT;
-    /* t0: the earliest sample of any series. */
+    return ng;
+}
+
+/* The earliest sample of any series; INFINITY when there is none. */
+static double first_sample_time(const pfi_tm *tm)
+{
     double t0 = INFINITY;
     for (size_t i = 0; i < tm->n_series; i++)
         if (tm->series[i].n > 0 && tm->series[i].t_s[0] < t0)
             t0 = tm->series[i].t_s[0];
-    long fp = pick_power(tm, o->power_field);
-    if (fp < 0 || ng == 0) {
-        out->flags |= PFI_RED_NO_POWER;
-    } else {
-        snprintf(out->power_field, sizeof out->power_field, "%s", tm->fields[fp].name);
-        if (grid_step(tm, o, gpus, ng, (size_t)fp, out) != PFI_OK)
-            return PFI_ERR_NOMEM;
-        double align = out->align_s;
-        /* The grid spans every row of the power field, valid or not: a missing value at
-         * the start or end is a timestamp too. */
-        size_t total = 0, rows = 0;
-        for (size_t g = 0; g < ng; g++) {
-            const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
-            if (s != NULL) {
-                total += s->n;
-                rows += s->n + s->n_miss;
-            }
+    return t0;
+}
+
+/* Every row of the power field fp of the job's GPUs, valid or missing (rows of them), in
+ * time order (not file order: a backwards clock jump splits a series), to find the capture
+ * loops: *r (owned by the caller, pfi_free), *n of them. */
+static pfi_error grid_rows(const pfi_tm *tm, const size_t *gpus, size_t ng, size_t fp, size_t rows,
+                           grid_row **r_out, size_t *n_out)
+{
+    grid_row *r = pfi_malloc(rows * sizeof *r);
+    if (r == NULL)
+        return PFI_ERR_NOMEM;
+    size_t n = 0;
+    for (size_t g = 0; g < ng; g++) {
+        const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], fp);
+        for (size_t i = 0; s != NULL && i < s->n + s->n_miss; i++) {
+            bool valid = i < s->n;
+            r[n++] = (grid_row){.t = valid ? s->t_s[i] : s->miss_t[i - s->n],
+                                .v = valid ? s->value[i] : NAN,
+                                .g = (unsigned)g,
+                                .valid = valid,
+                                .i = valid ? i : i - s->n};
         }
-        if (total == 0) {
-            out->flags |= PFI_RED_NO_POWER;
-        } else {
-            /* Every row in time order (not file order: a backwards clock jump splits a
-             * series), to find the capture loops below. */
-            grid_row *r = pfi_malloc(rows * sizeof *r);
-            if (r == NULL)
-                return PFI_ERR_NOMEM;
-            size_t n = 0;
-            for (size_t g = 0; g < ng; g++) {
-                const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], (size_t)fp);
-                for (size_t i = 0; s != NULL && i < s->n + s->n_miss; i++) {
-                    bool valid = i < s->n;
-                    r[n++] = (grid_row){.t = valid ? s->t_s[i] : s->miss_t[i - s->n],
-                                        .v = valid ? s->value[i] : NAN,
-                                        .g = (unsigned)g,
-                                        .valid = valid,
-                                        .i = valid ? i : i - s->n};
-                }
-            }
-            qsort(r, n, sizeof *r, grid_row_cmp);
-            if (r[0].t < t0)
-                t0 = r[0].t;
-            double tmax = r[n - 1].t;
-            double nbd = floor((tmax - t0) / align + 0.5) + 1;
-            /* Bounded grid: a huge time span with few samples is refused, not allocated,
-             * and the reason said (grid_error). */
-            double cap_bins = (double)rows * 16 + 1048576;
-            double limit = cap_bins < MAX_BINS - 1 ? cap_bins : MAX_BINS - 1;
-            if (!(nbd >= 1 && nbd <= limit)) {
-                grid_limit_note(tm, gpus, ng, (size_t)fp, r, n, t0, tmax, align, nbd, limit,
-                                out);
-                pfi_free(r);
-                return PFI_ERR_LIMIT;
-            }
-            /* Without --align each capture loop is a timestamp of its own (at its first
-             * row's time): two loops closer than the measured step are two timestamps, not
-             * one bin that keeps the first. With --align, loops are binned on that grid. */
-            bool per_loop = !(o->align_s > 0);
-            size_t nb = per_loop ? n : (size_t)nbd;
-            double *lt = per_loop ? pfi_malloc(nb * sizeof *lt) : NULL;
-            if (per_loop && lt == NULL) {
-                pfi_free(r);
-                return PFI_ERR_NOMEM;
-            }
-            double *sum = pfi_calloc(nb, sizeof *sum);
-            unsigned *cnt = pfi_calloc(nb, sizeof *cnt);
-            unsigned char *row = pfi_calloc(nb, 1); /* a GPU has a row here, valid or not */
-            size_t *stamp = pfi_malloc(ng * sizeof *stamp), *last = pfi_malloc(ng * sizeof *last);
-            if (sum == NULL || cnt == NULL || row == NULL || stamp == NULL || last == NULL) {
-                pfi_free(r);
-                pfi_free(lt);
-                pfi_free(sum);
-                pfi_free(cnt);
-                pfi_free(row);
-                pfi_free(stamp);
-                pfi_free(last);
-                return PFI_ERR_NOMEM;
-            }
-            /* Capture loops: in time order, a row joins the loop of the row before it when
-             * it is within half a grid step of the loop's first row and its GPU has no row
-             * in that loop yet; else it starts the next loop. A loop goes whole to the bin
-             * of its first row, so GPUs read a few ms apart never straddle a bin edge. */
-            for (size_t g = 0; g < ng; g++)
-                stamp[g] = last[g] = SIZE_MAX;
-            size_t loop = 0, bin = 0;
-            double first = -INFINITY;
-            for (size_t i = 0; i < n; i++) {
-                if (!(r[i].t - first <= 0.5 * align) || stamp[r[i].g] == loop) {
-                    loop++;
-                    first = r[i].t;
-                    if (per_loop) {
-                        bin = loop - 1;
-                        lt[bin] = r[i].t - t0;
-                    } else {
-                        bin = (size_t)floor((r[i].t - t0) / align + 0.5);
-                        if (bin >= nb)
-                            bin = nb - 1;
-                    }
-                }
-                stamp[r[i].g] = loop;
-                row[bin] = 1;
-                /* One sample per GPU per bin: the first valid one. A missing value's bin
-                 * lacks this GPU unless the GPU has a valid sample there too. */
-                if (!r[i].valid || last[r[i].g] == bin)
-                    continue;
-                last[r[i].g] = bin;
-                sum[bin] += r[i].v;
-                cnt[bin]++;
-            }
-            pfi_free(r);
-            pfi_free(stamp);
-            pfi_free(last);
-            double *tv = pfi_malloc(nb * sizeof *tv), *pv = pfi_malloc(nb * sizeof *pv);
-            double *work = pfi_malloc(nb * sizeof *work);
-            pfi_error e = PFI_OK;
-            if (tv == NULL || pv == NULL || work == NULL) {
-                e = PFI_ERR_NOMEM;
-            } else {
-                size_t k = 0;
-                for (size_t b = 0; b < nb; b++) {
-                    if (!row[b])
-                        continue;
-                    out->n_bins++;
-                    if (cnt[b] < ng) {
-                        out->n_incomplete++;
-                        continue;
-                    }
-                    out->n_complete++;
-                    tv[k] = per_loop ? lt[b] : (double)b * align;
-                    pv[k++] = sum[b];
-                }
-                e = pfi_steady_state(tv, pv, NULL, k, o->warmup_s, o->q, work, &out->power);
-                if (e == PFI_ERR_EMPTY) {
-                    out->flags |= PFI_RED_NO_POWER;
-                    e = PFI_OK;
-                }
-            }
-            if (out->n_incomplete > 0)
-                out->flags |= PFI_RED_INCOMPLETE;
-            pfi_free(lt);
-            pfi_free(sum);
-            pfi_free(cnt);
-            pfi_free(row);
-            pfi_free(tv);
-            pfi_free(pv);
-            pfi_free(work);
-            if (e != PFI_OK)
-                return e;
-        }
-        reduce_energy(tm, gpus, ng, (size_t)fp, o->gpus, out);
     }
-    /* Features: every field, then the products. */
-    if (!isfinite(t0))
-        t0 = 0;
+    qsort(r, n, sizeof *r, grid_row_cmp);
+    *r_out = r;
+    *n_out = n;
+    return PFI_OK;
+}
+
+/* The job power's bins: per bin the sum of the GPUs' samples, their count, whether a GPU has
+ * a row there (valid or not), and per capture loop its time from t0; stamp and last are the
+ * binning's per-GPU scratch (ng each). */
+typedef struct power_bins {
+    size_t nb;
+    bool per_loop;      /* a bin per capture loop (no --align), at lt[bin] */
+    double *lt;         /* nb loop times from t0 when per_loop, else NULL */
+    double *sum;        /* nb */
+    unsigned *cnt;      /* nb */
+    unsigned char *row; /* nb */
+    size_t *stamp, *last;
+} power_bins;
+
+static void power_bins_free(power_bins *b)
+{
+    pfi_free(b->lt);
+    pfi_free(b->sum);
+    pfi_free(b->cnt);
+    pfi_free(b->row);
+    pfi_free(b->stamp);
+    pfi_free(b->last);
+    *b = (power_bins){0};
+}
+
+/* nb bins (and lt when per_loop) and the scratch for ng GPUs; PFI_ERR_NOMEM frees them all. */
+static pfi_error power_bins_alloc(power_bins *b, size_t nb, bool per_loop, size_t ng)
+{
+    *b = (power_bins){.nb = nb, .per_loop = per_loop};
+    b->lt = per_loop ? pfi_malloc(nb * sizeof *b->lt) : NULL;
+    if (per_loop && b->lt == NULL)
+        return PFI_ERR_NOMEM;
+    b->sum = pfi_calloc(nb, sizeof *b->sum);
+    b->cnt = pfi_calloc(nb, sizeof *b->cnt);
+    b->row = pfi_calloc(nb, 1);
+    b->stamp = pfi_malloc(ng * sizeof *b->stamp);
+    b->last = pfi_malloc(ng * sizeof *b->last);
+    if (b->sum == NULL || b->cnt == NULL || b->row == NULL || b->stamp == NULL || b->last == NULL) {
+        power_bins_free(b);
+        return PFI_ERR_NOMEM;
+    }
+    return PFI_OK;
+}
+
+/*
+ * Capture loops: in time order, a row joins the loop of the row before it when it is within
+ * half a grid step of the loop's first row and its GPU has no row in that loop yet; else it
+ * starts the next loop. A loop goes whole to the bin of its first row, so GPUs read a few ms
+ * apart never straddle a bin edge. Without --align each loop is a bin of its own (at its
+ * first row's time); with it, loops are binned on that grid. r[0..n) sorted (grid_rows).
+ */
+static void bin_capture_loops(const grid_row *r, size_t n, size_t ng, double t0, double align,
+                              power_bins *b)
+{
+    for (size_t g = 0; g < ng; g++)
+        b->stamp[g] = b->last[g] = SIZE_MAX;
+    size_t loop = 0, bin = 0;
+    double first = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        if (!(r[i].t - first <= 0.5 * align) || b->stamp[r[i].g] == loop) {
+            loop++;
+            first = r[i].t;
+            if (b->per_loop) {
+                bin = loop - 1;
+                b->lt[bin] = r[i].t - t0;
+            } else {
+                bin = (size_t)floor((r[i].t - t0) / align + 0.5);
+                if (bin >= b->nb)
+                    bin = b->nb - 1;
+            }
+        }
+        b->stamp[r[i].g] = loop;
+        b->row[bin] = 1;
+        /* One sample per GPU per bin: the first valid one. A missing value's bin lacks this
+         * GPU unless the GPU has a valid sample there too. */
+        if (!r[i].valid || b->last[r[i].g] == bin)
+            continue;
+        b->last[r[i].g] = bin;
+        b->sum[bin] += r[i].v;
+        b->cnt[bin]++;
+    }
+}
+
+/* The job power's steady state (out->power, pfi_steady_state) over the complete bins (every
+ * GPU has a sample; the others counted in out->n_incomplete, flag INCOMPLETE); no complete
+ * bin flags NO_POWER. */
+static pfi_error steady_power(const power_bins *b, size_t ng, double align,
+                              const pfi_reduce_options *o, pfi_reduced *out)
+{
+    size_t nb = b->nb;
+    double *tv = pfi_malloc(nb * sizeof *tv), *pv = pfi_malloc(nb * sizeof *pv);
+    double *work = pfi_malloc(nb * sizeof *work);
+    pfi_error e = PFI_OK;
+    if (tv == NULL || pv == NULL || work == NULL) {
+        e = PFI_ERR_NOMEM;
+    } else {
+        size_t k = 0;
+        for (size_t i = 0; i < nb; i++) {
+            if (!b->row[i])
+                continue;
+            out->n_bins++;
+            if (b->cnt[i] < ng) {
+                out->n_incomplete++;
+                continue;
+            }
+            out->n_complete++;
+            tv[k] = b->per_loop ? b->lt[i] : (double)i * align;
+            pv[k++] = b->sum[i];
+        }
+        e = pfi_steady_state(tv, pv, NULL, k, o->warmup_s, o->q, work, &out->power);
+        if (e == PFI_ERR_EMPTY) {
+            out->flags |= PFI_RED_NO_POWER;
+            e = PFI_OK;
+        }
+    }
+    if (out->n_incomplete > 0)
+        out->flags |= PFI_RED_INCOMPLETE;
+    pfi_free(tv);
+    pfi_free(pv);
+    pfi_free(work);
+    return e;
+}
+
+/*
+ * The job power of field fp (out->power_field, align_s, power, the bin counts): the grid
+ * step (grid_step), every row in time order, the grid bounded (a huge time span with few
+ * samples is refused, not allocated, and the reason said: grid_error, PFI_ERR_LIMIT), the
+ * capture loops binned, the steady state of the complete bins. *t0 moves to the earliest
+ * power row when that is earlier.
+ */
+static pfi_error reduce_job_power(const pfi_tm *tm, const pfi_reduce_options *o, const size_t *gpus,
+                                  size_t ng, size_t fp, double *t0, pfi_reduced *out)
+{
+    snprintf(out->power_field, sizeof out->power_field, "%s", tm->fields[fp].name);
+    if (grid_step(tm, o, gpus, ng, fp, out) != PFI_OK)
+        return PFI_ERR_NOMEM;
+    double align = out->align_s;
+    /* The grid spans every row of the power field, valid or not: a missing value at the
+     * start or end is a timestamp too. */
+    size_t total = 0, rows = 0;
+    for (size_t g = 0; g < ng; g++) {
+        const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], fp);
+        if (s != NULL) {
+            total += s->n;
+            rows += s->n + s->n_miss;
+        }
+    }
+    if (total == 0) {
+        out->flags |= PFI_RED_NO_POWER;
+        return PFI_OK;
+    }
+    grid_row *r;
+    size_t n;
+    if (grid_rows(tm, gpus, ng, fp, rows, &r, &n) != PFI_OK)
+        return PFI_ERR_NOMEM;
+    if (r[0].t < *t0)
+        *t0 = r[0].t;
+    double tmax = r[n - 1].t;
+    double nbd = floor((tmax - *t0) / align + 0.5) + 1;
+    double cap_bins = (double)rows * 16 + 1048576;
+    double limit = cap_bins < MAX_BINS - 1 ? cap_bins : MAX_BINS - 1;
+    if (!(nbd >= 1 && nbd <= limit)) {
+        grid_limit_note(tm, gpus, ng, fp, r, n, *t0, tmax, align, nbd, limit, out);
+        pfi_free(r);
+        return PFI_ERR_LIMIT;
+    }
+    bool per_loop = !(o->align_s > 0);
+    power_bins b;
+    if (power_bins_alloc(&b, per_loop ? n : (size_t)nbd, per_loop, ng) != PFI_OK) {
+        pfi_free(r);
+        return PFI_ERR_NOMEM;
+    }
+    bin_capture_loops(r, n, ng, *t0, align, &b);
+    pfi_free(r);
+    pfi_error e = steady_power(&b, ng, align, o, out);
+    power_bins_free(&b);
+    return e;
+}
+
+/* The features (out->feature_*): every field's mean over the job's GPUs after warm-up
+ * (field_mean; energy counters left out), then each product "name=a*b" of o->products
+ * (PFI_DEFAULT_PRODUCTS when NULL) of two fields that have a mean, as fractions.
+ * PFI_ERR_INVALID_ARGUMENT for a product without '=' and '*' after it. */
+static pfi_error reduce_features(const pfi_tm *tm, const pfi_reduce_options *o, double t0,
+                                 pfi_reduced *out)
+{
     for (size_t f = 0; f < tm->n_fields; f++) {
         double m;
         if (tm->fields[f].kind == PFI_KIND_ENERGY_MJ)
@@ -615,4 +679,27 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
         add_feature(out, spec, a * b);
     }
     return PFI_OK;
+}
+
+pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_reduced *out)
+{
+    memset(out, 0, sizeof *out);
+    out->power.mean = out->power.se = NAN;
+    out->energy_j = NAN;
+    out->align_s = NAN;
+    if (!(o->q > 0 && o->q <= 1) || !(o->warmup_s >= 0) || !(o->align_s >= 0))
+        return PFI_ERR_INVALID_ARGUMENT;
+    size_t gpus[PFI_TM_MAX_ENTITIES];
+    size_t ng = job_gpus(tm, o, gpus, out);
+    double t0 = first_sample_time(tm);
+    long fp = pick_power(tm, o->power_field);
+    if (fp < 0 || ng == 0) {
+        out->flags |= PFI_RED_NO_POWER;
+    } else {
+        pfi_error e = reduce_job_power(tm, o, gpus, ng, (size_t)fp, &t0, out);
+        if (e != PFI_OK)
+            return e;
+        reduce_energy(tm, gpus, ng, (size_t)fp, o->gpus, out);
+    }
+    return reduce_features(tm, o, isfinite(t0) ? t0 : 0, out);
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/memory.h"
-#include "telemetry/tm_internal.h"
+#include "telemetry/internal.h"
 
 static const char *const tl_names[] = {"auto", "megatron", "nanotron", "hf", "torchtitan",
                                        "regex"};

@@ -1,9 +1,12 @@
 /*
- * Private interface between the telemetry collector (telemetry.c) and its readers
- * (read_smi.c, read_dcgm.c). Not installed, not part of the API.
+ * The telemetry room's private interface (not installed, not part of the API): between the
+ * collector (telemetry.c), the line reader (lines.c), detection (detect.c), the entry point
+ * that picks a reader (read.c) and the readers — nvidia_smi.c (nvidia-smi's text: the
+ * --query-gpu CSV, dmon, -q), nvidia_smi_xml.c (-q -x), dcgmi.c, prometheus.c. Fast
+ * scanning primitives are scan.h's, text spans span.h's.
  */
-#ifndef PFI_TM_INTERNAL_H
-#define PFI_TM_INTERNAL_H
+#ifndef PFI_TELEMETRY_INTERNAL_H
+#define PFI_TELEMETRY_INTERNAL_H
 
 #include <math.h>
 #include <stdbool.h>
@@ -32,6 +35,9 @@ typedef struct tm_lines {
 
 pfi_error tm_lines_init(tm_lines *r, FILE *f);
 void tm_lines_free(tm_lines *r);
+/* The stream's first read, 64 KiB at most (what detection looks at; r->len bytes), then a
+ * byte order mark dropped. PFI_ERR_IO when the read fails (r->err). */
+pfi_error tm_lines_head(tm_lines *r);
 /* Next line in *s (borrowed, NOT NUL-terminated, CR stripped), *n its length; *eof at end.
  * A UTF-8 byte order mark before the first line is dropped. PFI_ERR_LINE_TOO_LONG when a
  * line exceeds PFI_TM_MAX_LINE (r->line is then that line's number), PFI_ERR_IO when the read
@@ -251,11 +257,24 @@ static inline double tm_row_time_nominal(pfi_tm *tm, size_t e)
 void tm_note(pfi_tm *tm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tm_tool_error(pfi_tm *tm, const char *name, long line, const char *s, size_t n);
 void tm_mark_lost(pfi_tm *tm, size_t e, double t);
-/* One note per power or energy series with time gaps (pfi_tm_gaps; tm_energy.c). */
+/* One note per power or energy series with time gaps (pfi_tm_gaps; energy.c). */
 void tm_note_gaps(pfi_tm *tm);
 char *tm_strndup(const char *s, size_t n);
 
-/* Readers. */
+/*
+ * Detection (detect.c): the format of a file from its first bytes head[0..n) (cut: head
+ * ends before the file does, so its last line may be cut). PFI_TM_AUTO when none, with the
+ * reason in why[wlen] (may be NULL) when there was something to read.
+ */
+pfi_tm_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t wlen);
+
+/*
+ * Readers, one per format (read.c's table): read r into tm, name for the notes, diag (may
+ * be NULL) for a fatal error. A new format is its reader's file (in PFI_TELEMETRY_SOURCES),
+ * its declaration here, a number in pfi_tm_format (pfi/telemetry.h), a row in read.c's
+ * table (its --format name and reader), its rule in tm_detect (detect.c), and its source
+ * names in fields.c when they are new.
+ */
 pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);

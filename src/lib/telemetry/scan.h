@@ -13,10 +13,10 @@
  * The scanning functions read only s[0..n): their 8-byte loads are taken only when 8 bytes
  * remain. The whole-row and whole-token ones (tm_class64*, tm_token_number*, tm_eq_short,
  * the key cache) load a fixed 16, 32 or 64 bytes, each saying how many: the readers call
- * them only where TM_LINE_PAD (tm_internal.h) makes that many readable.
+ * them only where TM_LINE_PAD (telemetry/internal.h) makes that many readable.
  */
-#ifndef PFI_TM_SCAN_H
-#define PFI_TM_SCAN_H
+#ifndef PFI_TELEMETRY_SCAN_H
+#define PFI_TELEMETRY_SCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -127,7 +127,7 @@ static inline size_t tm_find_char(const char *s, size_t i, size_t n, char c)
     return i;
 }
 
-/* Slow path (out of line): blanks trimmed, then the general rules (tm_internal.h). */
+/* Slow path (out of line): blanks trimmed, then the general rules (scan.c). */
 pfi_value_status tm_parse_number(const char *text, size_t len, double *out);
 
 /*

@@ -1,0 +1,274 @@
+/*
+ * The Prometheus text exposition format (0.0.4) reader, for what dcgm-exporter serves: one
+ * file is one scrape. Layout: https://prometheus.io/docs/instrumenting/exposition_formats/
+ * and shared/cases README "Formats confirmed from real output". What looks like a scrape is
+ * decided in detect.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "telemetry/internal.h"
+#include "telemetry/span.h"
+
+#define MAX_LABELS 64
+#define LABEL_LEN 256
+
+typedef struct label {
+    span name;
+    char value[LABEL_LEN];
+} label;
+
+/* Parse {a="x",b="y\"z"} starting at s[*i] == '{'. Values are unescaped (\\ \" \n). */
+static bool parse_labels(const char *s, size_t n, size_t *i, label *lab, size_t *nl)
+{
+    size_t p = *i + 1, k = 0;
+    for (;;) {
+        while (p < n && (s[p] == ' ' || s[p] == ','))
+            p++;
+        if (p < n && s[p] == '}') {
+            *i = p + 1;
+            *nl = k;
+            return true;
+        }
+        size_t b = p;
+        while (p < n && ((s[p] >= 'a' && s[p] <= 'z') || (s[p] >= 'A' && s[p] <= 'Z') ||
+                         (s[p] >= '0' && s[p] <= '9') || s[p] == '_'))
+            p++;
+        if (p == b || p + 1 >= n || s[p] != '=' || s[p + 1] != '"')
+            return false;
+        span lname = {s + b, p - b};
+        p += 2;
+        size_t vl = 0;
+        char tmp[LABEL_LEN];
+        for (;;) {
+            if (p >= n)
+                return false;
+            char c = s[p++];
+            if (c == '"')
+                break;
+            if (c == '\\') {
+                if (p >= n)
+                    return false;
+                char d = s[p++];
+                c = d == 'n' ? '\n' : d;
+            }
+            if (vl + 1 < LABEL_LEN)
+                tmp[vl++] = c;
+        }
+        tmp[vl] = '\0';
+        if (k < MAX_LABELS) {
+            lab[k].name = lname;
+            memcpy(lab[k].value, tmp, vl + 1);
+            k++;
+        }
+    }
+}
+
+static const char *label_get(const label *lab, size_t nl, const char *name)
+{
+    for (size_t i = 0; i < nl; i++)
+        if (span_eq(lab[i].name, name))
+            return lab[i].value;
+    return NULL;
+}
+
+/* The scrape being read: its number and times, and what its samples so far said. */
+typedef struct prom_scrape {
+    long index;       /* scrapes read before this one: tm_put's row (duplicates) */
+    double t_nominal; /* index x the nominal interval */
+    double t_stamp;   /* the first sample timestamp of this scrape; NaN: none yet */
+    bool power_seen;  /* a power or energy sample */
+    size_t n_samples; /* per-GPU samples */
+    size_t ent;       /* the last entity (tm_entity's hint) */
+} prom_scrape;
+
+/* One sample line: name{labels} value [timestamp]. */
+typedef struct prom_line {
+    span metric;
+    label lab[MAX_LABELS];
+    size_t nl;   /* labels in lab */
+    span tok[2]; /* the value, and the timestamp (ms) when k == 2 */
+    size_t k;
+} prom_line;
+
+/* Line s[0..n) into *pl: true for a sample line. Blank lines and comments (HELP, TYPE)
+ * give false silently; a line that is neither gives false with a note, counted skipped. */
+static bool prom_parse_line(pfi_tm *tm, const char *s, size_t n, const char *name, long line,
+                            prom_line *pl)
+{
+    size_t i = 0;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    if (i == n || s[i] == '#')
+        return false; /* HELP / TYPE / comments: metadata */
+    size_t b = i;
+    while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                     (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == ':'))
+        i++;
+    pl->metric = (span){s + b, i - b};
+    pl->nl = 0;
+    if (pl->metric.n == 0 || (i < n && s[i] == '{' && !parse_labels(s, n, &i, pl->lab, &pl->nl))) {
+        tm_note(tm, "%s:%ld: not a Prometheus sample line: skipped", name, line);
+        tm->n_skipped++;
+        return false;
+    }
+    pl->k = span_split_ws(s + i, n - i, pl->tok, 2);
+    if (pl->k < 1 || pl->k > 2) {
+        tm_note(tm, "%s:%ld: expected a value (and optional timestamp): skipped", name, line);
+        tm->n_skipped++;
+        return false;
+    }
+    return true;
+}
+
+/* The entity of a sample, "<host>/<UUID>" or "<host>/gpu<gpu>", in ename[size]: false when
+ * the labels name no GPU (the exporter's own metrics). */
+static bool prom_entity_name(const pfi_tm *tm, const prom_line *pl, char *ename, size_t size)
+{
+    const char *uuid = label_get(pl->lab, pl->nl, "UUID");
+    if (uuid == NULL)
+        uuid = label_get(pl->lab, pl->nl, "uuid");
+    const char *gpu = label_get(pl->lab, pl->nl, "gpu");
+    if (uuid == NULL && gpu == NULL)
+        return false;
+    const char *host = label_get(pl->lab, pl->nl, "hostname");
+    if (host == NULL)
+        host = label_get(pl->lab, pl->nl, "Hostname");
+    if (host == NULL)
+        host = tm->opt.host ? tm->opt.host : "";
+    if (uuid != NULL)
+        snprintf(ename, size, "%s/%s", host, uuid);
+    else
+        snprintf(ename, size, "%s/gpu%s", host, gpu);
+    return true;
+}
+
+/* The sample value: NaN and the infinities are missing values. */
+static pfi_value_status prom_value(span x, double *v)
+{
+    if (span_eq(x, "NaN") || span_eq(x, "+Inf") || span_eq(x, "-Inf") || span_eq(x, "Inf"))
+        return PFI_VALUE_MISSING;
+    return tm_parse_number(x.s, x.n, v);
+}
+
+/* The sample's time: its own timestamp (ms) when it has one that parses, else the scrape's
+ * nominal time (a sample without a timestamp makes the times nominal). */
+static double prom_sample_time(pfi_tm *tm, prom_scrape *sc, const prom_line *pl)
+{
+    double t = sc->t_nominal;
+    if (pl->k == 2) {
+        double ms;
+        if (tm_parse_number(pl->tok[1].s, pl->tok[1].n, &ms) == PFI_VALUE_OK) {
+            t = ms / 1000.0;
+            tm->prom_stamped = true;
+            if (isnan(sc->t_stamp))
+                sc->t_stamp = t;
+        }
+    } else {
+        tm->time_nominal = true;
+        tm->time_relative = true;
+    }
+    return t;
+}
+
+/* Store the sample (entity ent, field fid, at t) with the scrape as its row: a second
+ * series for the same GPU and metric in one scrape is a duplicate (noted once per series). */
+static pfi_error prom_store(pfi_tm *tm, prom_scrape *sc, const prom_line *pl, size_t ent,
+                            size_t fid, double t, pfi_value_status st, double v, const char *ename,
+                            const char *name, long line)
+{
+    const char *pod = label_get(pl->lab, pl->nl, "pod");
+    pfi_tm_kind kind = tm->fields[fid].kind;
+    if (kind == PFI_KIND_POWER_W || kind == PFI_KIND_ENERGY_MJ)
+        sc->power_seen = true;
+    const pfi_tm_series *old = pfi_tm_series_get(tm, ent, fid);
+    size_t dup_before = old ? old->n_duplicate : 0;
+    pfi_error e = tm_put(tm, ent, fid, t, st, v, sc->index, pod != NULL && pod[0] != '\0');
+    if (e != PFI_OK)
+        return e;
+    const pfi_tm_series *now = pfi_tm_series_get(tm, ent, fid);
+    if (now != NULL && now->n_duplicate > dup_before && now->n_duplicate == 1)
+        tm_note(tm,
+                "%s:%ld: duplicate series for %s %s (two sources, e.g. two "
+                "exporters): one kept, never summed",
+                name, line, ename, tm->fields[fid].source);
+    if (tm->entities[ent].last_t != t) {
+        tm->entities[ent].rows++;
+        tm->entities[ent].last_t = t;
+    }
+    sc->n_samples++;
+    return PFI_OK;
+}
+
+/* One parsed sample line: its entity and field (made even when the value is then
+ * rejected), its value and time, stored. */
+static pfi_error prom_sample(pfi_tm *tm, prom_scrape *sc, const prom_line *pl, const char *name,
+                             long line)
+{
+    char ename[2 * LABEL_LEN + 8];
+    if (!prom_entity_name(tm, pl, ename, sizeof ename))
+        return PFI_OK; /* not a per-GPU metric (exporter self-metrics) */
+    pfi_error e;
+    if ((e = tm_entity(tm, ename, strlen(ename), &sc->ent)) != PFI_OK)
+        return e;
+    size_t fid;
+    if ((e = tm_field(tm, pl->metric.s, pl->metric.n, &fid)) != PFI_OK)
+        return e;
+    double v = NAN;
+    pfi_value_status st = prom_value(pl->tok[0], &v);
+    if (st == PFI_VALUE_INVALID) {
+        tm_note(tm, "%s:%ld: '%.*s' is not a sample value: skipped", name, line,
+                (int)(pl->tok[0].n > 40 ? 40 : pl->tok[0].n), pl->tok[0].s);
+        tm->n_skipped++;
+        return PFI_OK;
+    }
+    double t = prom_sample_time(tm, sc, pl);
+    return prom_store(tm, sc, pl, sc->ent, fid, t, st, v, ename, name, line);
+}
+
+/*
+ * A scrape without power samples: a note, and a hole for every GPU already known, never
+ * integrated across. Its time is the scrape's: nominal, or the timestamp its other samples
+ * carry; when the scrapes are timestamped and this one says nothing, the time is not known
+ * (NaN): a break, but no timestamp of the grid (a nominal time there would be on another
+ * clock).
+ */
+static pfi_error prom_power_hole(pfi_tm *tm, const prom_scrape *sc, const char *name)
+{
+    tm_note(tm,
+            "%s: no power samples in this scrape (%zu GPU samples): "
+            "DCGM_FI_DEV_POWER_USAGE / DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION absent; "
+            "add them to the exporter's counters CSV",
+            name, sc->n_samples);
+    double t_hole = !isnan(sc->t_stamp) ? sc->t_stamp : tm->prom_stamped ? NAN : sc->t_nominal;
+    long fp = pfi_tm_field_find(tm, "power_w");
+    for (size_t en = 0; fp >= 0 && en < tm->n_entities; en++) {
+        pfi_error e = tm_put(tm, en, (size_t)fp, t_hole, PFI_VALUE_MISSING, NAN, sc->index, false);
+        if (e != PFI_OK)
+            return e;
+    }
+    return PFI_OK;
+}
+
+pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    (void)diag;
+    prom_scrape sc = {.index = (long)tm->n_scrapes++, .t_stamp = NAN, .ent = (size_t)-1};
+    sc.t_nominal = (double)sc.index * tm_interval(tm);
+    prom_line pl;
+    for (;;) {
+        const char *s;
+        size_t n;
+        bool eof;
+        pfi_error e = tm_lines_next(r, &s, &n, &eof);
+        if (e != PFI_OK)
+            return e;
+        if (eof)
+            break;
+        if (prom_parse_line(tm, s, n, name, r->line, &pl) &&
+            (e = prom_sample(tm, &sc, &pl, name, r->line)) != PFI_OK)
+            return e;
+    }
+    return sc.power_seen ? PFI_OK : prom_power_hole(tm, &sc, name);
+}
