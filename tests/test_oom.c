@@ -1179,9 +1179,8 @@ static const tl_arg tl_regex = {"case-23/megatron_new.log",
                                 "consumed samples: +(?<work>[0-9]+) \\| elapsed time per "
                                 "iteration \\(ms\\): (?<throughput>[0-9.]+)"};
 
-static const pfi_strategy strategies[PFI_STRATEGY_COUNT] = {
-    PFI_STRATEGY_ORACLE,       PFI_STRATEGY_EQUAL,     PFI_STRATEGY_CLASS_WEIGHTED,
-    PFI_STRATEGY_PFI_WEIGHTED, PFI_STRATEGY_PFI_MODEL, PFI_STRATEGY_RAW_TELEMETRY};
+/* every strategy, 0 .. PFI_STRATEGY_COUNT - 1 (filled by test_allocation) */
+static pfi_strategy strategies[PFI_STRATEGY_COUNT];
 
 /* ---- the loop ----------------------------------------------------------------------------- */
 
@@ -1344,6 +1343,7 @@ static void test_allocation(void **state)
     oom_op ops[PFI_STRATEGY_COUNT + 3];
     static char names[PFI_STRATEGY_COUNT][64];
     for (int k = 0; k < PFI_STRATEGY_COUNT; k++) {
+        strategies[k] = (pfi_strategy)k;
         snprintf(names[k], sizeof names[k], "pfi_allocate %s", pfi_strategy_name(strategies[k]));
         ops[k] = (oom_op){names[k], op_allocate, &strategies[k], PFI_OK};
     }
