@@ -22,8 +22,8 @@ static double seconds(clockid_t id)
 
 int main(int argc, char **argv)
 {
-    pfi_tm_format fmt;
-    if (argc != 3 || !pfi_tm_format_parse(argv[1], &fmt)) {
+    pfi_telemetry_format fmt;
+    if (argc != 3 || !pfi_telemetry_format_parse(argv[1], &fmt)) {
         fprintf(stderr, "usage: ingest_bench FORMAT FILE\n");
         return 2;
     }
@@ -32,13 +32,13 @@ int main(int argc, char **argv)
         perror(argv[2]);
         return 1;
     }
-    pfi_tm_options o = {.keep_series = false, .interval_s = 1};
-    pfi_tm *tm = NULL;
-    if (pfi_tm_create(&o, &tm) != PFI_OK)
+    pfi_telemetry_options o = {.keep_series = false, .interval_s = 1};
+    pfi_telemetry *tm = NULL;
+    if (pfi_telemetry_create(&o, &tm) != PFI_OK)
         return 4;
     double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
     pfi_diag d;
-    pfi_error e = pfi_tm_read_file(tm, argv[2], fmt, &d);
+    pfi_error e = pfi_telemetry_read_file(tm, argv[2], fmt, &d);
     double wall = seconds(CLOCK_MONOTONIC) - w0, cpu = seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
     double sum = 0;
     size_t n = 0;
@@ -53,6 +53,6 @@ int main(int argc, char **argv)
            "cpu %.3f s = %.1f MB/s, maxrss %ld KiB (%s)\n",
            argv[1], (long long)st.st_size, tm->n_rows, n, sum, wall, mb / wall, cpu, mb / cpu,
            ru.ru_maxrss, pfi_strerror(e));
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
     return e == PFI_OK ? 0 : 1;
 }

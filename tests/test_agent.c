@@ -52,7 +52,7 @@ static void test_config(void **state)
     CHECK(c.max_body == 1024 * 1024, "max_body %zu\n", c.max_body);
     CHECK(c.lease_policy == PFID_POLICY_RESTORE, "policy\n");
     CHECK(c.hold_max_s == 120, "hold_max %g\n", c.hold_max_s);
-    CHECK(c.n_tlogs == 1 && c.tlogs[0].scale == 4096 && c.tlogs[0].format == PFI_TL_NANOTRON,
+    CHECK(c.n_tlogs == 1 && c.tlogs[0].scale == 4096 && c.tlogs[0].format == PFI_TRAINLOG_NANOTRON,
           "throughput_log\n");
     static const struct {
         const char *text;

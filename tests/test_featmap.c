@@ -48,9 +48,9 @@ static void test_table_matches_readers(void **state)
     CHECK(n >= 13, "table has %zu rows\n", n);
     for (size_t i = 0; i < ARRAY_LEN(sources); i++) {
         const char *canonical;
-        pfi_tm_kind kind;
+        pfi_telemetry_kind kind;
         int id;
-        pfi_tm_field_info(sources[i].source, &canonical, &kind, &id);
+        pfi_telemetry_field_info(sources[i].source, &canonical, &kind, &id);
         CHECK(strcmp(canonical, sources[i].reduced) == 0, "%s -> %s\n", sources[i].source,
               canonical);
         const pfi_featmap_entry *e = pfi_featmap_by_reduced(canonical);
@@ -141,13 +141,13 @@ static void test_reduce_then_map(void **state)
                                "GPU 1     500.0        40           0.600\n"
                                "GPU 0     501.0        20           0.400\n"
                                "GPU 1     501.0        40           0.600\n";
-    pfi_tm_options o = {.keep_series = true, .interval_s = 5};
-    pfi_tm *tm = NULL;
-    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    pfi_telemetry_options o = {.keep_series = true, .interval_s = 5};
+    pfi_telemetry *tm = NULL;
+    assert_int_equal(pfi_telemetry_create(&o, &tm), PFI_OK);
     FILE *f = fmemopen((void *)dmon, sizeof dmon - 1, "r");
     assert_non_null(f);
     pfi_diag d;
-    assert_int_equal(pfi_tm_read_stream(tm, f, "dmon", PFI_TM_AUTO, &d), PFI_OK);
+    assert_int_equal(pfi_telemetry_read_stream(tm, f, "dmon", PFI_TELEMETRY_AUTO, &d), PFI_OK);
     fclose(f);
     pfi_reduce_options ro;
     pfi_reduce_options_init(&ro);
@@ -169,7 +169,7 @@ static void test_reduce_then_map(void **state)
     CHECK(fabs(pfi_groups_feature(g, 0, "dcgm_power_w") - 500.5) < 1e-12, "power\n");
     pfi_groups_destroy(g);
     free(red);
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
     END_CHECKS();
 }
 

@@ -219,7 +219,7 @@ static void sig_table(sig *s, const pfi_runs_table *t)
     }
 }
 
-static void sig_tm(sig *s, const pfi_tm *tm)
+static void sig_tm(sig *s, const pfi_telemetry *tm)
 {
     sig_add(s, "ent=%zu fields=%zu series=%zu rows=%zu skipped=%zu stored=%zu files=%zu ",
             tm->n_entities, tm->n_fields, tm->n_series, tm->n_rows, tm->n_skipped, tm->n_stored,
@@ -363,11 +363,11 @@ static pfi_error op_analyze(const void *arg, sig *s)
     return e;
 }
 
-/* Telemetry: pfi_tm_read_file of one or more case files, optionally energy-derived power,
+/* Telemetry: pfi_telemetry_read_file of one or more case files, optionally energy-derived power,
  * the summary notes and the run reduction. */
 typedef struct tm_arg {
     const char *files[8];
-    pfi_tm_format fmt;
+    pfi_telemetry_format fmt;
     double interval_s;
     const char *csv_fields;
     bool derive;
@@ -376,24 +376,24 @@ typedef struct tm_arg {
 static pfi_error op_telemetry(const void *arg, sig *s)
 {
     const tm_arg *a = arg;
-    pfi_tm_options o = {.keep_series = true,
+    pfi_telemetry_options o = {.keep_series = true,
                         .interval_s = a->interval_s,
                         .csv_fields = a->csv_fields,
                         .host = "node0"};
-    pfi_tm *tm = NULL;
+    pfi_telemetry *tm = NULL;
     pfi_reduced red;
     memset(&red, 0, sizeof red);
     arm();
-    pfi_error e = pfi_tm_create(&o, &tm);
+    pfi_error e = pfi_telemetry_create(&o, &tm);
     for (size_t i = 0; e == PFI_OK && i < 8 && a->files[i] != NULL; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", PFI_CASES, a->files[i]);
-        e = pfi_tm_read_file(tm, path, a->fmt, &g_d);
+        e = pfi_telemetry_read_file(tm, path, a->fmt, &g_d);
     }
     if (e == PFI_OK && a->derive)
-        e = pfi_tm_derive_power_from_energy(tm);
+        e = pfi_telemetry_derive_power_from_energy(tm);
     if (tm != NULL)
-        pfi_tm_summarize(tm); /* notes it cannot store are dropped (counted), not an error */
+        pfi_telemetry_summarize(tm); /* notes it cannot store are dropped (counted), not an error */
     pfi_error er = PFI_OK;
     if (e == PFI_OK) {
         pfi_reduce_options ro;
@@ -407,7 +407,7 @@ static pfi_error op_telemetry(const void *arg, sig *s)
         if (er == PFI_OK)
             sig_reduced(s, &red);
     }
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
     return e != PFI_OK ? e : er;
 }
 
@@ -415,7 +415,7 @@ static pfi_error op_telemetry(const void *arg, sig *s)
  * own allocations are not hooked) and pfi_trainlog_reduce. */
 typedef struct tl_arg {
     const char *file;
-    const char *regex; /* NULL: PFI_TL_AUTO */
+    const char *regex; /* NULL: PFI_TRAINLOG_AUTO */
 } tl_arg;
 
 static pfi_error op_trainlog(const void *arg, sig *s)
@@ -424,10 +424,10 @@ static pfi_error op_trainlog(const void *arg, sig *s)
     char path[512];
     snprintf(path, sizeof path, "%s/%s", PFI_CASES, a->file);
     pfi_trainlog *log = NULL;
-    pfi_tl_summary sum;
+    pfi_trainlog_summary sum;
     arm();
     pfi_error e =
-        pfi_trainlog_read_file(path, a->regex ? PFI_TL_REGEX : PFI_TL_AUTO, a->regex, &log, &g_d);
+        pfi_trainlog_read_file(path, a->regex ? PFI_TRAINLOG_REGEX : PFI_TRAINLOG_AUTO, a->regex, &log, &g_d);
     if (e == PFI_OK)
         e = pfi_trainlog_reduce(log, 0, 0.1, &sum);
     disarm();
@@ -445,27 +445,27 @@ static pfi_error op_kernlog(const void *arg, sig *s)
     char kp[512], tp[512];
     snprintf(kp, sizeof kp, "%s/case-03/dmesg_excerpt.txt", PFI_CASES);
     snprintf(tp, sizeof tp, "%s/case-03/query_loop.csv", PFI_CASES);
-    pfi_kl *kl = NULL;
-    pfi_tm *tm = NULL;
-    pfi_kl_match *m = NULL;
+    pfi_kernlog *kl = NULL;
+    pfi_telemetry *tm = NULL;
+    pfi_kernlog_match *m = NULL;
     pfi_reduced red;
-    pfi_tm_options o = {.keep_series = true};
+    pfi_telemetry_options o = {.keep_series = true};
     size_t matched = 0;
     arm();
-    pfi_error e = pfi_kl_create(&kl);
+    pfi_error e = pfi_kernlog_create(&kl);
     if (e == PFI_OK)
-        e = pfi_kl_read_file(kl, kp, &g_d);
+        e = pfi_kernlog_read_file(kl, kp, &g_d);
     if (e == PFI_OK)
-        e = pfi_tm_create(&o, &tm);
+        e = pfi_telemetry_create(&o, &tm);
     if (e == PFI_OK)
-        e = pfi_tm_read_file(tm, tp, PFI_TM_AUTO, &g_d);
+        e = pfi_telemetry_read_file(tm, tp, PFI_TELEMETRY_AUTO, &g_d);
     if (e == PFI_OK) {
         m = calloc(kl->n_events + 1, sizeof *m); /* the caller's memory */
         assert_non_null(m);
-        e = pfi_kl_apply(kl, tm, NULL, 0, m, &matched);
+        e = pfi_kernlog_apply(kl, tm, NULL, 0, m, &matched);
     }
     if (e == PFI_OK) {
-        pfi_tm_summarize(tm);
+        pfi_telemetry_summarize(tm);
         pfi_reduce_options ro;
         pfi_reduce_options_init(&ro);
         e = pfi_reduce_power(tm, &ro, &red);
@@ -477,8 +477,8 @@ static pfi_error op_kernlog(const void *arg, sig *s)
         sig_reduced(s, &red);
     }
     free(m);
-    pfi_tm_destroy(tm);
-    pfi_kl_destroy(kl);
+    pfi_telemetry_destroy(tm);
+    pfi_kernlog_destroy(kl);
     return e;
 }
 
@@ -1125,52 +1125,52 @@ static const analyze_arg an_threads = {"zeus_jit_profile", 3, PFI_RNG_FAST, 200}
 static const analyze_arg an_gsl = {"zeus_jit_profile", 1, PFI_RNG_GSL, 200};
 
 static const tm_arg tm_cases[] = {
-    {{"case-01/new_driver_na.csv"}, PFI_TM_AUTO, 0, NULL, false},
-    {{"case-01/old_driver_not_supported.csv"}, PFI_TM_AUTO, 0, NULL, false},
-    {{"case-02/units.csv", "case-02/nounits.csv"}, PFI_TM_AUTO, 0, NULL, false},
+    {{"case-01/new_driver_na.csv"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
+    {{"case-01/old_driver_not_supported.csv"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
+    {{"case-02/units.csv", "case-02/nounits.csv"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
     {{"case-02/noheader_nounits.csv"},
-     PFI_TM_SMI_CSV,
+     PFI_TELEMETRY_SMI_CSV,
      1,
      "timestamp,index,pci.bus_id,power.draw,power.limit",
      false},
-    {{"case-02/unit_mismatch.csv"}, PFI_TM_AUTO, 0, NULL, false},
-    {{"case-03/query_loop.csv"}, PFI_TM_AUTO, 0, NULL, false},
-    {{"case-03/wrapper_appended.csv"}, PFI_TM_AUTO, 0, NULL, false},
-    {{"case-04/dmon_repeated_header.txt"}, PFI_TM_AUTO, 1, NULL, false},
-    {{"case-06/dmon_DT_date_change.txt"}, PFI_TM_AUTO, 1, NULL, false},
-    {{"case-06/dmon_T_midnight.txt"}, PFI_TM_AUTO, 1, NULL, false},
-    {{"case-07/dcgmi_dmon_power_energy.txt"}, PFI_TM_AUTO, 1, NULL, true},
+    {{"case-02/unit_mismatch.csv"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
+    {{"case-03/query_loop.csv"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
+    {{"case-03/wrapper_appended.csv"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
+    {{"case-04/dmon_repeated_header.txt"}, PFI_TELEMETRY_AUTO, 1, NULL, false},
+    {{"case-06/dmon_DT_date_change.txt"}, PFI_TELEMETRY_AUTO, 1, NULL, false},
+    {{"case-06/dmon_T_midnight.txt"}, PFI_TELEMETRY_AUTO, 1, NULL, false},
+    {{"case-07/dcgmi_dmon_power_energy.txt"}, PFI_TELEMETRY_AUTO, 1, NULL, true},
     {{"case-08/dcgmi_dmon_all_na.txt", "case-08/dcgmi_dmon_not_watched_old.txt",
       "case-08/dcgmi_dmon_prof_na.txt"},
-     PFI_TM_AUTO,
+     PFI_TELEMETRY_AUTO,
      1,
      NULL,
      false},
     {{"case-09/dcgmi_watch_error_module.txt", "case-09/dcgmi_watch_error_prof.txt"},
-     PFI_TM_AUTO,
+     PFI_TELEMETRY_AUTO,
      1,
      NULL,
      false},
     {{"case-12/scrape_001.prom", "case-12/scrape_002.prom", "case-12/scrape_003.prom",
       "case-12/scrape_004.prom", "case-12/scrape_005.prom", "case-12/scrape_006.prom"},
-     PFI_TM_AUTO,
+     PFI_TELEMETRY_AUTO,
      0,
      NULL,
      true},
     {{"case-14/merged_two_exporters.prom", "case-14/new_exporter_hostname.prom",
       "case-14/old_exporter_Hostname.prom"},
-     PFI_TM_AUTO,
+     PFI_TELEMETRY_AUTO,
      0,
      NULL,
      false},
     {{"case-15/empty_body.prom", "case-15/help_type_only.prom", "case-15/power_metric_absent.prom"},
-     PFI_TM_AUTO,
+     PFI_TELEMETRY_AUTO,
      0,
      NULL,
      false},
-    {{"case-21/avg_and_instant.csv", "case-21/legacy_power_draw.csv"}, PFI_TM_AUTO, 0, NULL, false},
-    {{"case-21/nvsmi_xml_power_570.xml"}, PFI_TM_AUTO, 0, NULL, false},
-    {{"case-25/query.csv"}, PFI_TM_AUTO, 0, NULL, false},
+    {{"case-21/avg_and_instant.csv", "case-21/legacy_power_draw.csv"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
+    {{"case-21/nvsmi_xml_power_570.xml"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
+    {{"case-25/query.csv"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
 };
 
 static const tl_arg tl_new = {"case-23/megatron_new.log", NULL};
@@ -1298,7 +1298,7 @@ static void test_readers(void **state)
         {"pfi_trainlog megatron_old.log", op_trainlog, &tl_old, PFI_OK},
         {"pfi_trainlog regex megatron_new.log", op_trainlog, &tl_regex, PFI_OK},
         {"pfi_groups_read_csv library groups.csv", op_groups_csv, NULL, PFI_OK},
-        {"pfi_kl + telemetry case-03", op_kernlog, NULL, PFI_OK},
+        {"pfi_kernlog + telemetry case-03", op_kernlog, NULL, PFI_OK},
         {"pfi_ctl/prom parsers", op_ctl_parse, NULL, PFI_OK},
     };
     run_table(ops, sizeof ops / sizeof ops[0]);

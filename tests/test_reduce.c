@@ -26,12 +26,12 @@
  * an energy counter, summarises and reduces with q = 1 (the job power is then the plain
  * mean of the complete timestamps). align: the --align option (0: none).
  */
-static pfi_tm *load(const char *text, pfi_tm_format fmt, double interval, double align,
+static pfi_telemetry *load(const char *text, pfi_telemetry_format fmt, double interval, double align,
                     pfi_reduced *red)
 {
-    pfi_tm_options o = {.keep_series = true, .interval_s = interval};
-    pfi_tm *tm = NULL;
-    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    pfi_telemetry_options o = {.keep_series = true, .interval_s = interval};
+    pfi_telemetry *tm = NULL;
+    assert_int_equal(pfi_telemetry_create(&o, &tm), PFI_OK);
     for (const char *p = text;;) {
         size_t n = strcspn(p, "\f");
         FILE *f = fmemopen((void *)p, n > 0 ? n : 1, "rb");
@@ -42,7 +42,7 @@ static pfi_tm *load(const char *text, pfi_tm_format fmt, double interval, double
             assert_non_null(f);
         }
         pfi_diag d;
-        pfi_error e = pfi_tm_read_stream(tm, f, "mem", fmt, &d);
+        pfi_error e = pfi_telemetry_read_stream(tm, f, "mem", fmt, &d);
         fclose(f);
         if (e != PFI_OK)
             fail_msg("read: %s (%s, line %ld)", pfi_strerror(e), d.message, d.line);
@@ -50,8 +50,8 @@ static pfi_tm *load(const char *text, pfi_tm_format fmt, double interval, double
             break;
         p += n + 1;
     }
-    assert_int_equal(pfi_tm_derive_power_from_energy(tm), PFI_OK);
-    pfi_tm_summarize(tm);
+    assert_int_equal(pfi_telemetry_derive_power_from_energy(tm), PFI_OK);
+    pfi_telemetry_summarize(tm);
     pfi_reduce_options ro;
     pfi_reduce_options_init(&ro);
     ro.q = 1;
@@ -79,60 +79,60 @@ static pfi_tm *load(const char *text, pfi_tm_format fmt, double interval, double
  */
 static const struct missing_case {
     const char *what;
-    pfi_tm_format fmt;
+    pfi_telemetry_format fmt;
     double interval;
     const char *text;
     size_t n_complete, n_incomplete;
     double mean, align; /* align: expected grid, s (0: not checked) */
 } missing_cases[] = {
-    {"nvidia-smi csv [N/A]", PFI_TM_AUTO, 0,
+    {"nvidia-smi csv [N/A]", PFI_TELEMETRY_AUTO, 0,
      CSV_HEAD CSV_ROW(0, "300.00 W") CSV_ROW(1, "301.00 W") CSV_ROW(2, "[N/A]")
          CSV_ROW(3, "303.00 W") CSV_ROW(4, "304.00 W"),
      4, 1, 302, 1},
-    {"nvidia-smi csv [Unknown Error], nounits", PFI_TM_AUTO, 0,
+    {"nvidia-smi csv [Unknown Error], nounits", PFI_TELEMETRY_AUTO, 0,
      CSV_HEAD CSV_ROW(0, "300.00") CSV_ROW(1, "301.00") CSV_ROW(2, "[Unknown Error]")
          CSV_ROW(3, "303.00") CSV_ROW(4, "304.00"),
      4, 1, 302, 1},
     /* Steps 1 and 2 s between the valid samples: the grid is the sampling step (1 s), not
      * stretched over the missing value (1.5 s would put the hole into a complete bin). */
-    {"nvidia-smi csv, grid not stretched by the hole", PFI_TM_AUTO, 0,
+    {"nvidia-smi csv, grid not stretched by the hole", PFI_TELEMETRY_AUTO, 0,
      CSV_HEAD CSV_ROW(0, "300.00 W") CSV_ROW(1, "301.00 W") CSV_ROW(2, "[N/A]")
          CSV_ROW(3, "303.00 W"),
      3, 1, (300 + 301 + 303) / 3.0, 1},
-    {"dmon -", PFI_TM_AUTO, 0,
+    {"dmon -", PFI_TELEMETRY_AUTO, 0,
      DMON_HEAD "    0    300\n    0    301\n    0      -\n    0    303\n    0    304\n", 4, 1,
      302, 1},
-    {"dmon N/A", PFI_TM_SMI_DMON, 2,
+    {"dmon N/A", PFI_TELEMETRY_SMI_DMON, 2,
      DMON_HEAD "    0    300\n    0    301\n    0    N/A\n    0    303\n    0    304\n", 4, 1,
      302, 2},
-    {"dmon [N/A]", PFI_TM_SMI_DMON, 0,
+    {"dmon [N/A]", PFI_TELEMETRY_SMI_DMON, 0,
      DMON_HEAD "    0    300\n    0    301\n    0  [N/A]\n    0    303\n    0    304\n", 4, 1,
      302, 1},
-    {"dmon -o DT -", PFI_TM_AUTO, 0,
+    {"dmon -o DT -", PFI_TELEMETRY_AUTO, 0,
      DMON_DT_HEAD DMON_DT_ROW(0, "300") DMON_DT_ROW(1, "301") DMON_DT_ROW(2, "  -")
          DMON_DT_ROW(3, "303") DMON_DT_ROW(4, "304"),
      4, 1, 302, 1},
     /* A glitch (negative power) is dropped, not clamped: the timestamp lacks the GPU. */
-    {"dmon out-of-range glitch", PFI_TM_AUTO, 0,
+    {"dmon out-of-range glitch", PFI_TELEMETRY_AUTO, 0,
      DMON_HEAD "    0    300\n    0    301\n    0     -5\n    0    303\n    0    304\n", 4, 1,
      302, 1},
     /* First and last rows missing: the grid reaches them (2 incomplete, 301..303 = 302). */
-    {"dmon leading and trailing -", PFI_TM_AUTO, 0,
+    {"dmon leading and trailing -", PFI_TELEMETRY_AUTO, 0,
      DMON_HEAD "    0      -\n    0    301\n    0    302\n    0    303\n    0      -\n", 3, 2,
      302, 1},
-    {"dcgmi N/A", PFI_TM_AUTO, 1,
+    {"dcgmi N/A", PFI_TELEMETRY_AUTO, 1,
      DCGMI_HEAD "GPU 0     300.000\nGPU 0     301.000\nGPU 0     N/A\nGPU 0     303.000\n"
                 "GPU 0     304.000\n",
      4, 1, 302, 1},
-    {"dcgmi N/W", PFI_TM_AUTO, 1,
+    {"dcgmi N/W", PFI_TELEMETRY_AUTO, 1,
      DCGMI_HEAD "GPU 0     300.000\nGPU 0     301.000\nGPU 0     N/W\nGPU 0     303.000\n"
                 "GPU 0     304.000\n",
      4, 1, 302, 1},
-    {"dcgmi FP64 blank", PFI_TM_AUTO, 1,
+    {"dcgmi FP64 blank", PFI_TELEMETRY_AUTO, 1,
      DCGMI_HEAD "GPU 0     300.000\nGPU 0     301.000\nGPU 0     140737488355328.000\n"
                 "GPU 0     303.000\nGPU 0     304.000\n",
      4, 1, 302, 1},
-    {"dcgmi INT32 blank", PFI_TM_AUTO, 1,
+    {"dcgmi INT32 blank", PFI_TELEMETRY_AUTO, 1,
      DCGMI_HEAD "GPU 0     300.000\nGPU 0     301.000\nGPU 0     2147483632\n"
                 "GPU 0     303.000\nGPU 0     304.000\n",
      4, 1, 302, 1},
@@ -140,36 +140,36 @@ static const struct missing_case {
      * N/A, 1.9e6, 2.2e6 mJ at 1 s: 300 W at t = 1 and 4; t = 2 (counter missing) and t = 3
      * (no step from a valid sample) have no power: 2 complete, 2 incomplete; t = 0 has no
      * step to derive from and is no timestamp of the power series. */
-    {"dcgmi TOTEC N/A (power from the counter)", PFI_TM_AUTO, 1,
+    {"dcgmi TOTEC N/A (power from the counter)", PFI_TELEMETRY_AUTO, 1,
      "#Entity   TOTEC\nID\nGPU 0  1000000\nGPU 0  1300000\nGPU 0  N/A\nGPU 0  1900000\n"
      "GPU 0  2200000\n",
      2, 2, 300, 1},
-    {"prometheus NaN", PFI_TM_PROM, 5,
+    {"prometheus NaN", PFI_TELEMETRY_PROM, 5,
      PROM("300") "\f" PROM("301") "\f" PROM("NaN") "\f" PROM("303") "\f" PROM("304"), 4, 1,
      302, 5},
-    {"prometheus scrape without power (a hole)", PFI_TM_AUTO, 5,
+    {"prometheus scrape without power (a hole)", PFI_TELEMETRY_AUTO, 5,
      PROM("300") "\f" PROM("301") "\f"
      "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
      "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n\f" PROM("303") "\f" PROM("304"),
      4, 1, 302, 5},
-    {"prometheus empty scrape (a hole)", PFI_TM_AUTO, 5,
+    {"prometheus empty scrape (a hole)", PFI_TELEMETRY_AUTO, 5,
      PROM("300") "\f" PROM("301") "\f\f" PROM("303") "\f" PROM("304"), 4, 1, 302, 5},
-    {"prometheus NaN with sample timestamps", PFI_TM_PROM, 0,
+    {"prometheus NaN with sample timestamps", PFI_TELEMETRY_PROM, 0,
      PROM("300 1735725600000") "\f" PROM("301 1735725601000") "\f" PROM("NaN 1735725602000")
          "\f" PROM("303 1735725603000") "\f" PROM("304 1735725604000"),
      4, 1, 302, 1},
     /* Timestamped scrapes and an empty one: the hole's time is not known (no sample says
      * it), so it is no timestamp of the grid; it still breaks the integration. */
-    {"prometheus empty scrape among timestamped ones", PFI_TM_AUTO, 0,
+    {"prometheus empty scrape among timestamped ones", PFI_TELEMETRY_AUTO, 0,
      PROM("300 1735725600000") "\f" PROM("301 1735725601000") "\f\f"
          PROM("303 1735725603000") "\f" PROM("304 1735725604000"),
      4, 0, 302, 1},
-    {"nvidia-smi -q -x N/A", PFI_TM_AUTO, 1,
+    {"nvidia-smi -q -x N/A", PFI_TELEMETRY_AUTO, 1,
      XML_DOC("300.00 W") XML_DOC("301.00 W") XML_DOC("N/A") XML_DOC("303.00 W")
          XML_DOC("304.00 W"),
      4, 1, 302, 1},
     /* Two GPUs (the case that always worked): gpu0 misses t = 2; sums 600 602 606 608. */
-    {"dmon two GPUs -", PFI_TM_AUTO, 0,
+    {"dmon two GPUs -", PFI_TELEMETRY_AUTO, 0,
      DMON_HEAD "    0    300\n    1    300\n    0    301\n    1    301\n    0      -\n"
                "    1    302\n    0    303\n    1    303\n    0    304\n    1    304\n",
      4, 1, 604, 1},
@@ -182,7 +182,7 @@ static void missing_is_incomplete(void **state)
     for (size_t k = 0; k < sizeof missing_cases / sizeof missing_cases[0]; k++) {
         const struct missing_case *c = &missing_cases[k];
         pfi_reduced red;
-        pfi_tm *tm = load(c->text, c->fmt, c->interval, 0, &red);
+        pfi_telemetry *tm = load(c->text, c->fmt, c->interval, 0, &red);
         if (red.n_complete != c->n_complete || red.n_incomplete != c->n_incomplete ||
             !(fabs(red.power.mean - c->mean) <= 1e-9) ||
             (c->align > 0 && red.align_s != c->align) ||
@@ -197,31 +197,31 @@ static void missing_is_incomplete(void **state)
             print_error("%s: %zu bins, %zu complete + %zu incomplete\n", c->what, red.n_bins,
                         red.n_complete, red.n_incomplete),
                 bad++;
-        pfi_tm_destroy(tm);
+        pfi_telemetry_destroy(tm);
     }
     if (bad > 0)
         fail_msg("%zu of %zu cases wrong (above)", bad,
                  sizeof missing_cases / sizeof missing_cases[0]);
 }
 
-/* The missing samples' times are kept (pfi_tm_series.miss_t) for the power fields only. */
+/* The missing samples' times are kept (pfi_telemetry_series.miss_t) for the power fields only. */
 static void missing_times_kept(void **state)
 {
     (void)state;
     pfi_reduced red;
-    pfi_tm *tm = load("# gpu    pwr  mtemp\n# Idx      W      C\n    0    300      -\n"
+    pfi_telemetry *tm = load("# gpu    pwr  mtemp\n# Idx      W      C\n    0    300      -\n"
                       "    0      -      -\n    0    302      -\n",
-                      PFI_TM_AUTO, 2, 0, &red);
-    const pfi_tm_series *p = pfi_tm_series_get(tm, 0, (size_t)pfi_tm_field_find(tm, "power_w"));
-    const pfi_tm_series *m =
-        pfi_tm_series_get(tm, 0, (size_t)pfi_tm_field_find(tm, "mem_temp_c"));
+                      PFI_TELEMETRY_AUTO, 2, 0, &red);
+    const pfi_telemetry_series *p = pfi_telemetry_series_get(tm, 0, (size_t)pfi_telemetry_field_find(tm, "power_w"));
+    const pfi_telemetry_series *m =
+        pfi_telemetry_series_get(tm, 0, (size_t)pfi_telemetry_field_find(tm, "mem_temp_c"));
     assert_non_null(p);
     assert_non_null(m);
     assert_int_equal(p->n_miss, 1);
     assert_double_equal(p->miss_t[0], 2.0, 0);
     assert_int_equal(m->n_missing, 3);
     assert_int_equal(m->n_miss, 0); /* not a power field: counted, no times kept */
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
 }
 
 /*
@@ -240,7 +240,7 @@ static void grid_single_row(void **state)
         CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200") CSV2_ROW(2, 0, "300")
             CSV2_ROW(4, 0, "300") CSV2_ROW(6, 0, "300") CSV2_ROW(8, 0, "300");
     pfi_reduced red;
-    pfi_tm *tm = load(gpu0_single, PFI_TM_AUTO, 0, 0, &red);
+    pfi_telemetry *tm = load(gpu0_single, PFI_TELEMETRY_AUTO, 0, 0, &red);
     /* Bins 0 2 4 6 8 s: only t = 0 has both GPUs. */
     assert_double_equal(red.align_s, 2.0, 0);
     assert_int_equal(red.n_complete, 1);
@@ -249,39 +249,39 @@ static void grid_single_row(void **state)
     assert_non_null(strstr(red.align_note, "gpu0"));
     assert_non_null(strstr(red.align_note, "gpu1"));
     assert_non_null(strstr(red.align_note, "2 s"));
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
 
     /* The first GPU has the step: the usual case, nothing to say. */
-    tm = load(gpu1_single, PFI_TM_AUTO, 0, 0, &red);
+    tm = load(gpu1_single, PFI_TELEMETRY_AUTO, 0, 0, &red);
     assert_double_equal(red.align_s, 2.0, 0);
     assert_int_equal(red.n_incomplete, 4);
     assert_string_equal(red.align_note, "");
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
 
     /* --interval or --align given: used as they are, nothing to say. */
-    tm = load(gpu0_single, PFI_TM_AUTO, 4, 0, &red);
+    tm = load(gpu0_single, PFI_TELEMETRY_AUTO, 4, 0, &red);
     assert_double_equal(red.align_s, 4.0, 0);
     assert_string_equal(red.align_note, "");
-    pfi_tm_destroy(tm);
-    tm = load(gpu0_single, PFI_TM_AUTO, 0, 8, &red);
+    pfi_telemetry_destroy(tm);
+    tm = load(gpu0_single, PFI_TELEMETRY_AUTO, 0, 8, &red);
     assert_double_equal(red.align_s, 8.0, 0);
     assert_string_equal(red.align_note, "");
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
 
     /* No GPU has two samples (one query): nothing to measure; 1 s assumed, and said. */
-    tm = load(CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200"), PFI_TM_AUTO, 0, 0, &red);
+    tm = load(CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200"), PFI_TELEMETRY_AUTO, 0, 0, &red);
     assert_double_equal(red.align_s, 1.0, 0);
     assert_int_equal(red.n_complete, 1);
     assert_double_equal(red.power.mean, 500.0, 0);
     assert_non_null(strstr(red.align_note, "1 s assumed"));
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
 
     /* Nominal times without --interval: the collector's 1 s (noted by the reader). */
-    tm = load(DMON_HEAD "    0    300\n    1    200\n    1    200\n", PFI_TM_AUTO, 0, 0, &red);
+    tm = load(DMON_HEAD "    0    300\n    1    200\n    1    200\n", PFI_TELEMETRY_AUTO, 0, 0, &red);
     assert_double_equal(red.align_s, 1.0, 0);
     assert_true(tm->interval_assumed);
     assert_string_equal(red.align_note, "");
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
 }
 
 /*
@@ -329,7 +329,7 @@ static void jitter_is_not_incomplete(void **state)
     (void)state;
     pfi_reduced red;
     char *csv = jitter_csv(600, SIZE_MAX, 0, SIZE_MAX);
-    pfi_tm *tm = load(csv, PFI_TM_AUTO, 0, 0, &red);
+    pfi_telemetry *tm = load(csv, PFI_TELEMETRY_AUTO, 0, 0, &red);
     assert_true(red.align_s > 0.1 && red.align_s < 0.112);
     assert_int_equal(red.n_incomplete, 0);
     assert_false(red.flags & PFI_RED_INCOMPLETE);
@@ -337,30 +337,30 @@ static void jitter_is_not_incomplete(void **state)
      * two timestamps, never one bin that keeps the first loop's samples. */
     assert_int_equal(red.n_complete, 600);
     assert_double_equal(red.power.mean, 100 + 101 + 102 + 103, 1e-9);
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
     free(csv);
 
     /* A coarser --align still sums one sample per GPU per bin, all complete. */
     csv = jitter_csv(600, SIZE_MAX, 0, SIZE_MAX);
-    tm = load(csv, PFI_TM_AUTO, 0, 0.5, &red);
+    tm = load(csv, PFI_TELEMETRY_AUTO, 0, 0.5, &red);
     assert_int_equal(red.n_incomplete, 0);
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
     free(csv);
 
     /* gpu2's row of loop 300 is absent: that one timestamp lacks a GPU. */
     csv = jitter_csv(600, 300, 2, SIZE_MAX);
-    tm = load(csv, PFI_TM_AUTO, 0, 0, &red);
+    tm = load(csv, PFI_TELEMETRY_AUTO, 0, 0, &red);
     assert_int_equal(red.n_incomplete, 1);
     assert_int_equal(red.n_complete, 599);
     assert_true(red.flags & PFI_RED_INCOMPLETE);
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
     free(csv);
 
     /* gpu1 reads [N/A] in loop 200: incomplete, one timestamp. */
     csv = jitter_csv(600, SIZE_MAX, 0, 200);
-    tm = load(csv, PFI_TM_AUTO, 0, 0, &red);
+    tm = load(csv, PFI_TELEMETRY_AUTO, 0, 0, &red);
     assert_int_equal(red.n_incomplete, 1);
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
     free(csv);
 }
 
@@ -373,20 +373,20 @@ static void jitter_is_not_incomplete(void **state)
 /* Reads a CSV text and reduces it, expecting PFI_ERR_LIMIT; the reason in red->grid_error. */
 static void expect_limit(const char *text, double interval, double align, pfi_reduced *red)
 {
-    pfi_tm_options o = {.keep_series = true, .interval_s = interval};
-    pfi_tm *tm = NULL;
-    assert_int_equal(pfi_tm_create(&o, &tm), PFI_OK);
+    pfi_telemetry_options o = {.keep_series = true, .interval_s = interval};
+    pfi_telemetry *tm = NULL;
+    assert_int_equal(pfi_telemetry_create(&o, &tm), PFI_OK);
     FILE *f = fmemopen((void *)text, strlen(text), "rb");
     assert_non_null(f);
     pfi_diag d;
-    assert_int_equal(pfi_tm_read_stream(tm, f, "mem", PFI_TM_AUTO, &d), PFI_OK);
+    assert_int_equal(pfi_telemetry_read_stream(tm, f, "mem", PFI_TELEMETRY_AUTO, &d), PFI_OK);
     fclose(f);
-    pfi_tm_summarize(tm);
+    pfi_telemetry_summarize(tm);
     pfi_reduce_options ro;
     pfi_reduce_options_init(&ro);
     ro.align_s = align;
     assert_int_equal(pfi_reduce_power(tm, &ro, red), PFI_ERR_LIMIT);
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
 }
 
 /*

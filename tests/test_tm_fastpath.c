@@ -35,16 +35,16 @@ static const char *csv_fields = "timestamp, index, power.draw [W], power.limit [
 static size_t n_compared;
 
 /* Read data[0..size) with opt (generic_rows as given) into *out; returns the error. */
-static pfi_error read_one(const char *data, size_t size, pfi_tm_format fmt,
-                          const pfi_tm_options *opt, pfi_tm **out, pfi_diag *d)
+static pfi_error read_one(const char *data, size_t size, pfi_telemetry_format fmt,
+                          const pfi_telemetry_options *opt, pfi_telemetry **out, pfi_diag *d)
 {
     *out = NULL;
-    if (pfi_tm_create(opt, out) != PFI_OK)
+    if (pfi_telemetry_create(opt, out) != PFI_OK)
         return PFI_ERR_NOMEM;
     FILE *f = size ? fmemopen((void *)data, size, "r") : fopen("/dev/null", "r");
     if (f == NULL)
         return PFI_ERR_IO;
-    pfi_error e = pfi_tm_read_stream(*out, f, "input", fmt, d);
+    pfi_error e = pfi_telemetry_read_stream(*out, f, "input", fmt, d);
     fclose(f);
     return e;
 }
@@ -52,23 +52,23 @@ static pfi_error read_one(const char *data, size_t size, pfi_tm_format fmt,
 /* Both ways under every format and option set; 0 and a message at the first difference. */
 static int check(const char *name, const char *data, size_t size)
 {
-    static const pfi_tm_format fmts[] = {PFI_TM_AUTO, PFI_TM_DCGMI_DMON, PFI_TM_SMI_CSV,
-                                         PFI_TM_SMI_DMON};
+    static const pfi_telemetry_format fmts[] = {PFI_TELEMETRY_AUTO, PFI_TELEMETRY_DCGMI_DMON, PFI_TELEMETRY_SMI_CSV,
+                                         PFI_TELEMETRY_SMI_DMON};
     for (size_t fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++)
         for (int variant = 0; variant < 4; variant++) {
-            pfi_tm_options o = {.keep_series = variant & 1, .interval_s = variant & 2 ? 0 : 1,
+            pfi_telemetry_options o = {.keep_series = variant & 1, .interval_s = variant & 2 ? 0 : 1,
                                 .max_power_w = variant == 1 ? 700 : 0};
-            if (variant == 2 && fmts[fi] == PFI_TM_SMI_CSV)
+            if (variant == 2 && fmts[fi] == PFI_TELEMETRY_SMI_CSV)
                 o.csv_fields = csv_fields;
             /* the general path, then the fast paths as the CPU allows and without SIMD */
-            pfi_tm *b;
+            pfi_telemetry *b;
             pfi_diag db;
             o.generic_rows = true;
             pfi_error eb = read_one(data, size, fmts[fi], &o, &b, &db);
             o.generic_rows = false;
             for (int simd = 0; simd < 2; simd++) {
                 o.no_simd = simd == 1;
-                pfi_tm *a;
+                pfi_telemetry *a;
                 pfi_diag da;
                 pfi_error ea = read_one(data, size, fmts[fi], &o, &a, &da);
                 char why[2048] = "";
@@ -81,17 +81,17 @@ static int check(const char *name, const char *data, size_t size)
                              da.message, db.line, db.message), same = 0;
                 else
                     same = tm_compare(a, b, why, sizeof why);
-                pfi_tm_destroy(a);
+                pfi_telemetry_destroy(a);
                 n_compared++;
                 if (!same) {
                     fprintf(stderr, "%s (format %d, variant %d%s): fast and general paths "
                                     "differ: %s\n",
                             name, (int)fmts[fi], variant, simd ? ", no SIMD" : "", why);
-                    pfi_tm_destroy(b);
+                    pfi_telemetry_destroy(b);
                     return 0;
                 }
             }
-            pfi_tm_destroy(b);
+            pfi_telemetry_destroy(b);
         }
     return 1;
 }

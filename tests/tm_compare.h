@@ -26,7 +26,7 @@ static inline int tm_cmp_str(const char *a, const char *b)
 }
 
 /* 1 when a and b agree; 0 with the first difference described in why[len]. */
-static inline int tm_compare(const pfi_tm *a, const pfi_tm *b, char *why, size_t len)
+static inline int tm_compare(const pfi_telemetry *a, const pfi_telemetry *b, char *why, size_t len)
 {
 #define TM_DIFF(...)                                                                         \
     do {                                                                                     \
@@ -51,7 +51,7 @@ static inline int tm_compare(const pfi_tm *a, const pfi_tm *b, char *why, size_t
     if (a->n_entities != b->n_entities)
         TM_DIFF("entities: %zu/%zu", a->n_entities, b->n_entities);
     for (size_t i = 0; i < a->n_entities; i++) {
-        const pfi_tm_entity *x = &a->entities[i], *y = &b->entities[i];
+        const pfi_telemetry_entity *x = &a->entities[i], *y = &b->entities[i];
         if (!tm_cmp_str(x->name, y->name) || !tm_cmp_str(x->bus, y->bus) ||
             x->lost != y->lost || !tm_cmp_double(x->lost_t_s, y->lost_t_s) ||
             !tm_cmp_double(x->last_good_t_s, y->last_good_t_s) || x->rows != y->rows ||
@@ -69,7 +69,7 @@ static inline int tm_compare(const pfi_tm *a, const pfi_tm *b, char *why, size_t
     if (a->n_series != b->n_series)
         TM_DIFF("series: %zu/%zu", a->n_series, b->n_series);
     for (size_t i = 0; i < a->n_series; i++) {
-        const pfi_tm_series *x = &a->series[i], *y = &b->series[i];
+        const pfi_telemetry_series *x = &a->series[i], *y = &b->series[i];
         if (x->entity != y->entity || x->field != y->field || x->n != y->n ||
             x->n_valid != y->n_valid || x->n_missing != y->n_missing ||
             x->n_range != y->n_range || x->n_duplicate != y->n_duplicate ||

@@ -69,7 +69,7 @@ const pfi_featmap_entry *pfi_featmap_by_predictor(const char *predictor);
  * is a percent (PFI_KIND_PERCENT: 0.01), else 1. The same constant as the table's percent
  * rows: reduce's products (dram_copy_product) use it, so the conversion lives here only.
  */
-double pfi_featmap_fraction_scale(pfi_tm_kind kind);
+double pfi_featmap_fraction_scale(pfi_telemetry_kind kind);
 
 /*
  * pfi_featmap_apply — put one run's reduced features (names[n], values[n], as in pfi_reduced

@@ -12,7 +12,7 @@
  * goes whole to bin round((t_first - t_0) / align_s); when two loops fall in one bin, each
  * GPU's first valid sample there is used (downsampling).
  * A bin is a timestamp when any GPU has a row there, with a valid value or not (the times of
- * missing values, DCGM blanks and dropped glitches: pfi_tm_series.miss_t), so a missing value
+ * missing values, DCGM blanks and dropped glitches: pfi_telemetry_series.miss_t), so a missing value
  * counts the same in every reader and with one GPU as with many. A bin where any of the
  * job's GPUs has no valid sample (a missing value, or no row at all in that loop) is
  * INCOMPLETE: it is counted and left out, never summed smaller. The
@@ -23,7 +23,7 @@
  * Energy: per GPU, the energy counter's increase (energy_mj, when every GPU has one with two
  * samples and each agrees with the power measured over the same time within a factor 2;
  * else a note says so) or the trapezoid integral of the power series, summed; never across a
- * break or a time gap (pfi_tm_gaps). It is unknown (NaN, energy_note says why) when the
+ * break or a time gap (pfi_telemetry_gaps). It is unknown (NaN, energy_note says why) when the
  * telemetry lacks a GPU of the job, or a GPU has no power samples or no two consecutive ones.
  * It is PARTIAL (flag, energy_note) when a GPU's integrated time falls short of the span of
  * the job's samples by over half a grid step: a missing stretch or a time gap is left out,
@@ -75,7 +75,7 @@ enum {
     PFI_RED_NAN_LOSS = 1u << 6,      /* the training log had NaN losses */
     PFI_RED_NO_THROUGHPUT = 1u << 7, /* no throughput */
     PFI_RED_TIME_GAP = 1u << 8,      /* a GPU's power or energy series has a time gap
-                                        (pfi_tm_gaps): not integrated across */
+                                        (pfi_telemetry_gaps): not integrated across */
     PFI_RED_ENERGY_PARTIAL = 1u << 9 /* the energy covers less than the run (see energy_note) */
 };
 /* Flags that make a run unusable for PFI (stored, shown, left out of analyze). */
@@ -119,7 +119,7 @@ typedef struct pfi_reduced {
  * and out->power.mean is NaN. out->align_note says how the grid was chosen when neither the
  * options nor the first GPU's sampling gave it.
  */
-pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_reduced *out);
+pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o, pfi_reduced *out);
 
 #ifdef __cplusplus
 }

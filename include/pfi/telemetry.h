@@ -1,19 +1,19 @@
 /*
  * pfi/telemetry.h — GPU telemetry readers and the sample collector they fill.
  *
- * Readers (streaming, one bounded line at a time, PFI_TM_MAX_LINE bytes):
- *   - nvidia-smi --query-gpu=... --format=csv[,nounits][,noheader]  (PFI_TM_SMI_CSV)
- *   - nvidia-smi dmon, with or without -o D/T/DT                     (PFI_TM_SMI_DMON)
- *   - nvidia-smi -q [-d POWER] text blocks                           (PFI_TM_SMI_QUERY)
- *   - dcgmi dmon                                                     (PFI_TM_DCGMI_DMON)
- *   - dcgm-exporter / Prometheus text exposition format 0.0.4        (PFI_TM_PROM)
+ * Readers (streaming, one bounded line at a time, PFI_TELEMETRY_MAX_LINE bytes):
+ *   - nvidia-smi --query-gpu=... --format=csv[,nounits][,noheader]  (PFI_TELEMETRY_SMI_CSV)
+ *   - nvidia-smi dmon, with or without -o D/T/DT                     (PFI_TELEMETRY_SMI_DMON)
+ *   - nvidia-smi -q [-d POWER] text blocks                           (PFI_TELEMETRY_SMI_QUERY)
+ *   - dcgmi dmon                                                     (PFI_TELEMETRY_DCGMI_DMON)
+ *   - dcgm-exporter / Prometheus text exposition format 0.0.4        (PFI_TELEMETRY_PROM)
  *   - nvidia-smi -q -x XML (power readings; one document per sample,
- *     libxml2, opened on first use, at most 16 MiB per document)     (PFI_TM_SMI_XML)
+ *     libxml2, opened on first use, at most 16 MiB per document)     (PFI_TELEMETRY_SMI_XML)
  * Formats are documented in tests/cases (shared/cases/README.md "Formats confirmed").
  *
  * Every column is mapped by its header name, never by position. Each source name maps to a
  * canonical field (power_w, power_avg_w, power_instant_w, energy_mj, gpu_util_pct, sm_active,
- * ...; see pfi_tm_field_info) or, when unknown, is kept under its own name: the feature list
+ * ...; see pfi_telemetry_field_info) or, when unknown, is kept under its own name: the feature list
  * is data. A value is stored only when valid; missing tokens ("[N/A]", "N/A", "N/W", "-",
  * "", DCGM blank sentinels, NaN/Inf) and out-of-range glitches (percent outside 0..100,
  * ratio outside 0..1, power < 0 or > 2x the max limit) are counted per series, never stored
@@ -23,16 +23,16 @@
  * date/time without zone, converted as if UTC ("naive local" seconds since 1970). Formats
  * without timestamps (dcgmi dmon, dmon without -o T, Prometheus scrapes) get nominal time
  * = per-entity sample index x options.interval_s (1 s, the dmon/dcgmi default, when not
- * given: pfi_tm.interval_assumed), and pfi_tm.time_nominal is set. A time
+ * given: pfi_telemetry.interval_assumed), and pfi_telemetry.time_nominal is set. A time
  * that goes backwards splits the series (a new segment, a note); for time-of-day-only dmon a
  * jump back across midnight that matches the interval is a day rollover (+86400 s, a note).
- * A time GAP is a step between consecutive stored samples longer than PFI_TM_GAP_FACTOR x the
- * series' own median sampling step (pfi_tm_gaps; for nominal times that step is the
- * interval): nothing is integrated across one, and pfi_tm_summarize notes each power or
+ * A time GAP is a step between consecutive stored samples longer than PFI_TELEMETRY_GAP_FACTOR x the
+ * series' own median sampling step (pfi_telemetry_gaps; for nominal times that step is the
+ * interval): nothing is integrated across one, and pfi_telemetry_summarize notes each power or
  * energy series that has gaps.
  *
- * Ownership: a pfi_tm owns everything it points to; all returned pointers are borrowed and
- * valid until pfi_tm_destroy. Not thread-safe (one collector per thread).
+ * Ownership: a pfi_telemetry owns everything it points to; all returned pointers are borrowed and
+ * valid until pfi_telemetry_destroy. Not thread-safe (one collector per thread).
  */
 #ifndef PFI_TELEMETRY_H
 #define PFI_TELEMETRY_H
@@ -47,50 +47,50 @@
 extern "C" {
 #endif
 
-#define PFI_TM_MAX_LINE 65536       /* longest input line, bytes */
-#define PFI_TM_MAX_ENTITIES 4096    /* most GPUs/entities in one collector */
-#define PFI_TM_MAX_FIELDS 256       /* most distinct fields */
-#define PFI_TM_MAX_SAMPLES 100000000 /* most stored samples over all series */
-#define PFI_TM_MAX_NOTES 512        /* notes kept; later ones are counted only */
-#define PFI_TM_NOTE_LEN 320
-#define PFI_TM_GAP_FACTOR 10.0      /* a step > this x the median step is a gap (pfi_tm_gaps) */
+#define PFI_TELEMETRY_MAX_LINE 65536       /* longest input line, bytes */
+#define PFI_TELEMETRY_MAX_ENTITIES 4096    /* most GPUs/entities in one collector */
+#define PFI_TELEMETRY_MAX_FIELDS 256       /* most distinct fields */
+#define PFI_TELEMETRY_MAX_SAMPLES 100000000 /* most stored samples over all series */
+#define PFI_TELEMETRY_MAX_NOTES 512        /* notes kept; later ones are counted only */
+#define PFI_TELEMETRY_NOTE_LEN 320
+#define PFI_TELEMETRY_GAP_FACTOR 10.0      /* a step > this x the median step is a gap (pfi_telemetry_gaps) */
 
-typedef enum pfi_tm_format {
-    PFI_TM_AUTO = 0,
-    PFI_TM_SMI_CSV = 1,
-    PFI_TM_SMI_DMON = 2,
-    PFI_TM_SMI_QUERY = 3,
-    PFI_TM_DCGMI_DMON = 4,
-    PFI_TM_PROM = 5,
-    PFI_TM_SMI_XML = 6
-} pfi_tm_format;
+typedef enum pfi_telemetry_format {
+    PFI_TELEMETRY_AUTO = 0,
+    PFI_TELEMETRY_SMI_CSV = 1,
+    PFI_TELEMETRY_SMI_DMON = 2,
+    PFI_TELEMETRY_SMI_QUERY = 3,
+    PFI_TELEMETRY_DCGMI_DMON = 4,
+    PFI_TELEMETRY_PROM = 5,
+    PFI_TELEMETRY_SMI_XML = 6
+} pfi_telemetry_format;
 
-/* pfi_tm_format_name — "nvidia-smi-csv", "dmon", "nvidia-smi-q", "dcgmi-dmon", "prometheus",
+/* pfi_telemetry_format_name — "nvidia-smi-csv", "dmon", "nvidia-smi-q", "dcgmi-dmon", "prometheus",
  * "nvidia-smi-xml". */
-const char *pfi_tm_format_name(pfi_tm_format f);
+const char *pfi_telemetry_format_name(pfi_telemetry_format f);
 
-/* pfi_tm_format_parse — inverse of pfi_tm_format_name ("auto" too); false when unknown. */
-bool pfi_tm_format_parse(const char *name, pfi_tm_format *out);
+/* pfi_telemetry_format_parse — inverse of pfi_telemetry_format_name ("auto" too); false when unknown. */
+bool pfi_telemetry_format_parse(const char *name, pfi_telemetry_format *out);
 
 /*
- * pfi_tm_detect — guess the format from the first bytes of a file (head[0..n)). Returns
- * PFI_TM_AUTO when nothing matches, and for what is not telemetry: binary content (a NUL
+ * pfi_telemetry_detect — guess the format from the first bytes of a file (head[0..n)). Returns
+ * PFI_TELEMETRY_AUTO when nothing matches, and for what is not telemetry: binary content (a NUL
  * byte, mostly non-text bytes), UTF-16, a CSV header naming no nvidia-smi query field, a
  * Prometheus-like first line with too few exposition lines after it. Pure function.
  */
-pfi_tm_format pfi_tm_detect(const char *head, size_t n);
+pfi_telemetry_format pfi_telemetry_detect(const char *head, size_t n);
 
 /* Kind of a field: decides its range check and how it may be combined. */
-typedef enum pfi_tm_kind {
+typedef enum pfi_telemetry_kind {
     PFI_KIND_OTHER = 0,
     PFI_KIND_POWER_W = 1,   /* W, checked 0 .. 2 x max limit */
     PFI_KIND_ENERGY_MJ = 2, /* cumulative counter, mJ */
     PFI_KIND_PERCENT = 3,   /* 0..100 */
     PFI_KIND_RATIO = 4,     /* 0..1 (DCGM profiling fields) */
     PFI_KIND_LIMIT_W = 5    /* a power limit, W */
-} pfi_tm_kind;
+} pfi_telemetry_kind;
 
-typedef struct pfi_tm_options {
+typedef struct pfi_telemetry_options {
     double interval_s;     /* sampling interval for formats without time (0: unknown) */
     double max_power_w;    /* per-GPU max power limit for the power range check (0: unknown;
                               then a seen max/enforced limit column is used) */
@@ -105,16 +105,16 @@ typedef struct pfi_tm_options {
     bool no_simd;          /* the fast row paths without instructions beyond the baseline
                               (SSE2 on x86-64), even where the CPU has them: for tests of
                               that path; results are the same either way. */
-} pfi_tm_options;
+} pfi_telemetry_options;
 
 /* One (entity, field) series. Arrays hold the valid samples only, in file order. */
-typedef struct pfi_tm_series {
+typedef struct pfi_telemetry_series {
     size_t entity, field;
     double *t_s;            /* n sample times, s (see time above) */
     double *value;          /* n values in the field's unit */
     unsigned char *brk;     /* n flags: 1 when sample i starts a new piece (after a missing
                                value or a segment split): never integrate across; time gaps
-                               (pfi_tm_gaps) are not marked here but skipped all the same */
+                               (pfi_telemetry_gaps) are not marked here but skipped all the same */
     size_t n;               /* stored (valid) samples; n_valid when keep_series */
     size_t n_valid;         /* valid samples seen */
     size_t n_missing;       /* missing tokens seen */
@@ -139,9 +139,9 @@ typedef struct pfi_tm_series {
     bool last_pod;
     bool pending_break;
     double last_t;
-} pfi_tm_series;
+} pfi_telemetry_series;
 
-typedef struct pfi_tm_entity {
+typedef struct pfi_telemetry_entity {
     char *name;             /* "gpu0", "GPU-I 3", "node-a/GPU-1c1c..." */
     char *bus;              /* normalised PCI bus id "0000:3d:00.0" or NULL */
     bool lost;              /* the GPU fell off the bus ("[GPU is lost]", error line) */
@@ -153,22 +153,22 @@ typedef struct pfi_tm_entity {
     double last_t;          /* private: last row time */
     double day_offset_s;    /* private: midnight rollovers so far x 86400 */
     bool is_gpu;            /* false for NVSwitch and other non-GPU entities */
-} pfi_tm_entity;
+} pfi_telemetry_entity;
 
-typedef struct pfi_tm_field {
+typedef struct pfi_telemetry_field {
     char *name;             /* canonical name (or the source name when unknown) */
     char *source;           /* name as written in the first file that had it */
-    pfi_tm_kind kind;
+    pfi_telemetry_kind kind;
     int dcgm_id;            /* DCGM field id, 0 when none */
-} pfi_tm_field;
+} pfi_telemetry_field;
 
-typedef struct pfi_tm {
-    pfi_tm_options opt;
-    pfi_tm_entity *entities;
+typedef struct pfi_telemetry {
+    pfi_telemetry_options opt;
+    pfi_telemetry_entity *entities;
     size_t n_entities;
-    pfi_tm_field *fields;
+    pfi_telemetry_field *fields;
     size_t n_fields;
-    pfi_tm_series *series;
+    pfi_telemetry_series *series;
     size_t n_series;
     size_t n_rows;          /* data rows accepted */
     size_t n_skipped;       /* non-data lines skipped (error text, malformed rows) */
@@ -179,33 +179,33 @@ typedef struct pfi_tm {
     bool time_nominal;      /* some times come from interval x index */
     bool time_relative;     /* times are relative to the first sample, not dates */
     bool interval_assumed;  /* nominal times used 1 s because no interval was given */
-    pfi_tm_format last_format;
+    pfi_telemetry_format last_format;
     char **notes;           /* n_notes one-line notes (warnings, tool errors) */
     size_t n_notes;
     size_t n_notes_dropped;
-    char tool_error[PFI_TM_NOTE_LEN]; /* first tool error sentence, verbatim ("" if none) */
+    char tool_error[PFI_TELEMETRY_NOTE_LEN]; /* first tool error sentence, verbatim ("" if none) */
     /* private */
     size_t series_cap, entities_cap;
-    size_t n_miss_stored; /* miss_t entries over all series (at most PFI_TM_MAX_SAMPLES) */
+    size_t n_miss_stored; /* miss_t entries over all series (at most PFI_TELEMETRY_MAX_SAMPLES) */
     bool prom_stamped;    /* a Prometheus sample carried its own timestamp */
-    int *map; /* n_entities x PFI_TM_MAX_FIELDS series index, -1 none */
+    int *map; /* n_entities x PFI_TELEMETRY_MAX_FIELDS series index, -1 none */
     size_t file_tool_errors; /* tool sentences in the file being read */
     double max_limit_w;
-} pfi_tm;
+} pfi_telemetry;
 
 /*
- * pfi_tm_create — an empty collector with options opt (copied; NULL: defaults: no interval,
+ * pfi_telemetry_create — an empty collector with options opt (copied; NULL: defaults: no interval,
  * keep_series true). opt->host and opt->csv_fields are copied. *out is owned
- * (pfi_tm_destroy). Errors: PFI_ERR_NOMEM, PFI_ERR_INVALID_ARGUMENT (interval < 0).
+ * (pfi_telemetry_destroy). Errors: PFI_ERR_NOMEM, PFI_ERR_INVALID_ARGUMENT (interval < 0).
  */
-pfi_error pfi_tm_create(const pfi_tm_options *opt, pfi_tm **out);
+pfi_error pfi_telemetry_create(const pfi_telemetry_options *opt, pfi_telemetry **out);
 
-/* pfi_tm_destroy — free tm and everything it owns. NULL is a no-op. */
-void pfi_tm_destroy(pfi_tm *tm);
+/* pfi_telemetry_destroy — free tm and everything it owns. NULL is a no-op. */
+void pfi_telemetry_destroy(pfi_telemetry *tm);
 
 /*
- * pfi_tm_read_file / pfi_tm_read_stream — read one file (stream borrowed) of format fmt
- * (PFI_TM_AUTO: detected from the first bytes) into tm. name is used in notes and diag.
+ * pfi_telemetry_read_file / pfi_telemetry_read_stream — read one file (stream borrowed) of format fmt
+ * (PFI_TELEMETRY_AUTO: detected from the first bytes) into tm. name is used in notes and diag.
  * Bad lines (error sentences, rows with the wrong token count) are skipped and noted with
  * their line number; a tool error sentence is kept verbatim in tm->tool_error.
  * Errors: PFI_ERR_IO, PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT (entity/field/sample limits),
@@ -215,73 +215,73 @@ void pfi_tm_destroy(pfi_tm *tm);
  * PFI_ERR_UNAVAILABLE (XML, and libxml2.so.2 cannot be loaded: diag says why),
  * PFI_ERR_NOMEM. A CSV cell whose unit contradicts its header is rejected (missing, noted);
  * "mW" under a "[W]" header is converted explicitly. A file with zero samples is not an
- * error here: check pfi_tm_has_field. On error tm keeps what was read before the error.
+ * error here: check pfi_telemetry_has_field. On error tm keeps what was read before the error.
  */
-pfi_error pfi_tm_read_file(pfi_tm *tm, const char *path, pfi_tm_format fmt, pfi_diag *diag);
-pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_format fmt,
+pfi_error pfi_telemetry_read_file(pfi_telemetry *tm, const char *path, pfi_telemetry_format fmt, pfi_diag *diag);
+pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name, pfi_telemetry_format fmt,
                              pfi_diag *diag);
 
-/* pfi_tm_field_find — index of the field with canonical name, or -1. */
-long pfi_tm_field_find(const pfi_tm *tm, const char *name);
+/* pfi_telemetry_field_find — index of the field with canonical name, or -1. */
+long pfi_telemetry_field_find(const pfi_telemetry *tm, const char *name);
 
-/* pfi_tm_series_get — the series of (entity, field), or NULL when never seen. */
-const pfi_tm_series *pfi_tm_series_get(const pfi_tm *tm, size_t entity, size_t field);
+/* pfi_telemetry_series_get — the series of (entity, field), or NULL when never seen. */
+const pfi_telemetry_series *pfi_telemetry_series_get(const pfi_telemetry *tm, size_t entity, size_t field);
 
 /*
- * pfi_tm_field_info — the canonical name, kind and DCGM id of a source column name
+ * pfi_telemetry_field_info — the canonical name, kind and DCGM id of a source column name
  * (nvidia-smi query name without " [unit]", dmon column, dcgmi short name or DCGM_FI_*
  * metric). Unknown names give name itself, PFI_KIND_OTHER, 0. *canonical is static or name.
  */
-void pfi_tm_field_info(const char *name, const char **canonical, pfi_tm_kind *kind,
+void pfi_telemetry_field_info(const char *name, const char **canonical, pfi_telemetry_kind *kind,
                        int *dcgm_id);
 
 /*
- * pfi_tm_gaps — the time gaps of a series: steps t[i] - t[i-1] > 0 between consecutive
- * stored samples, the later one not already a break (brk), longer than PFI_TM_GAP_FACTOR x
+ * pfi_telemetry_gaps — the time gaps of a series: steps t[i] - t[i-1] > 0 between consecutive
+ * stored samples, the later one not already a break (brk), longer than PFI_TELEMETRY_GAP_FACTOR x
  * *step_s, the lower median of those steps (the series' own sampling interval; exact; NaN
  * when the series has no such step, and then there is no gap). Returns the number of gaps;
  * *longest_s the longest (NaN when none). step_s, longest_s may be NULL. Allocates nothing;
  * O(n) (eight passes). Requires keep_series.
  */
-size_t pfi_tm_gaps(const pfi_tm_series *s, double *step_s, double *longest_s);
+size_t pfi_telemetry_gaps(const pfi_telemetry_series *s, double *step_s, double *longest_s);
 
 /*
- * pfi_tm_integrate — time-weighted integral of a series (trapezoid rule over consecutive
+ * pfi_telemetry_integrate — time-weighted integral of a series (trapezoid rule over consecutive
  * stored samples with brk == 0 on the later one; never across a break or a time gap:
- * pfi_tm_gaps). For a power series in W this is energy in J. *covered_s: seconds integrated
+ * pfi_telemetry_gaps). For a power series in W this is energy in J. *covered_s: seconds integrated
  * over (0 when no two consecutive samples qualify: the integral is then unknown, not 0).
  * Requires keep_series.
  */
-double pfi_tm_integrate(const pfi_tm_series *s, double *covered_s);
+double pfi_telemetry_integrate(const pfi_telemetry_series *s, double *covered_s);
 
 /*
- * pfi_tm_counter_delta — total increase of a cumulative counter series (e.g. energy_mj):
+ * pfi_telemetry_counter_delta — total increase of a cumulative counter series (e.g. energy_mj):
  * the sum over segments of (last - first), where a decrease (counter reset or wrap), a break
- * or a time gap (pfi_tm_gaps: what the counter gained over a hole is left out, like the
+ * or a time gap (pfi_telemetry_gaps: what the counter gained over a hole is left out, like the
  * trapezoids) starts a new segment. *covered_s: seconds covered by the segments; *n_resets:
  * resets seen. Same unit as the series (mJ for energy_mj).
  */
-double pfi_tm_counter_delta(const pfi_tm_series *s, double *covered_s, size_t *n_resets);
+double pfi_telemetry_counter_delta(const pfi_telemetry_series *s, double *covered_s, size_t *n_resets);
 
 /*
- * pfi_tm_derive_power_from_energy — for every entity with an energy_mj series, add a
+ * pfi_telemetry_derive_power_from_energy — for every entity with an energy_mj series, add a
  * power_energy_w series: (E[i] - E[i-1]) / 1000 / (t[i] - t[i-1]) W at t[i], over
  * consecutive samples without a break, reset, time gap or non-increasing time. Errors:
  * PFI_ERR_NOMEM, PFI_ERR_LIMIT.
  */
-pfi_error pfi_tm_derive_power_from_energy(pfi_tm *tm);
+pfi_error pfi_telemetry_derive_power_from_energy(pfi_telemetry *tm);
 
 /*
- * pfi_tm_summarize — append one note per power or energy series with time gaps
+ * pfi_telemetry_summarize — append one note per power or energy series with time gaps
  * ("gpu0: power_w: 1 time gap longer than 10x the median sampling step (1 s), longest
  * 601 s: not integrated across"), one per (entity, field) with missing, out-of-range or
  * duplicate samples ("gpu0: power_w not available (3 of 3 samples missing)"), with a
  * profiler hint for DCGM profiling ratios, and one per lost GPU. Call once after reading.
  */
-void pfi_tm_summarize(pfi_tm *tm);
+void pfi_telemetry_summarize(pfi_telemetry *tm);
 
-/* pfi_tm_has_field — true when any entity has at least one valid sample of field name. */
-bool pfi_tm_has_field(const pfi_tm *tm, const char *name);
+/* pfi_telemetry_has_field — true when any entity has at least one valid sample of field name. */
+bool pfi_telemetry_has_field(const pfi_telemetry *tm, const char *name);
 
 #ifdef __cplusplus
 }

@@ -160,7 +160,7 @@ static pfi_error add_tlog(pfid_config *c, const char *v, pfi_diag *diag)
     if (!pfid_valid_id(f[0]))
         return fail(diag, PFI_ERR_VALUE, "throughput_log: '%s' is not a valid job id", f[0]);
     snprintf(t->job, sizeof t->job, "%s", f[0]);
-    if (!pfi_tl_format_parse(f[1], &t->format) || t->format == PFI_TL_REGEX)
+    if (!pfi_trainlog_format_parse(f[1], &t->format) || t->format == PFI_TRAINLOG_REGEX)
         return fail(diag, PFI_ERR_VALUE,
                     "throughput_log: format '%s' is not auto, megatron, nanotron, hf or "
                     "torchtitan", f[1]);

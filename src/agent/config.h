@@ -34,7 +34,7 @@ typedef enum {
 /* throughput_log = JOB FORMAT PATH [TOKENS_PER_UNIT] */
 typedef struct pfid_tlog {
     char job[PFID_ID_MAX];
-    pfi_tl_format format;
+    pfi_trainlog_format format;
     char path[PFID_PATH_MAX];
     double scale; /* tokens per logged unit (1 for token logs; sequence length for samples) */
 } pfid_tlog;

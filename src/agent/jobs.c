@@ -169,8 +169,8 @@ static double tail_rate(const pfid_tlog *t, long long size)
         if (m != NULL && pfi_trainlog_read_stream(m, t->path, t->format, NULL, &log, NULL) ==
                              PFI_OK) {
             for (size_t k = log->n; k-- > 0;) {
-                const pfi_tl_interval *iv = &log->iv[k];
-                if (!(iv->flags & (PFI_TL_SKIPPED | PFI_TL_CHECKPOINT | PFI_TL_BAD_RATE)) &&
+                const pfi_trainlog_interval *iv = &log->iv[k];
+                if (!(iv->flags & (PFI_TRAINLOG_SKIPPED | PFI_TRAINLOG_CHECKPOINT | PFI_TRAINLOG_BAD_RATE)) &&
                     isfinite(iv->rate)) {
                     rate = iv->rate * t->scale;
                     break;

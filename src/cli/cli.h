@@ -43,35 +43,35 @@ int cli_load_db(const char *db, struct pfi_runs_table *t);
 /* cli_load_db_group — cli_load_db for the runs of one group (NULL: all). */
 int cli_load_db_group(const char *db, const char *group, struct pfi_runs_table *t);
 
-struct pfi_tm;
-struct pfi_tm_options;
+struct pfi_telemetry;
+struct pfi_telemetry_options;
 struct pfi_reduce_options;
 struct pfi_reduced;
-struct pfi_kl;
-struct pfi_kl_match;
+struct pfi_kernlog;
+struct pfi_kernlog_match;
 
 /* Kernel-log events to correlate with the telemetry before the run is reduced (pfi ingest
  * --kernel-log): every pointer borrowed. */
 typedef struct cli_kernlog {
-    const struct pfi_kl *kl;
+    const struct pfi_kernlog *kl;
     const int *fatal;           /* fatal Xid numbers, NULL: the default (pfi/kernlog.h) */
     size_t n_fatal;
-    struct pfi_kl_match *match; /* kl->n_events entries, filled by cli_read_telemetry */
+    struct pfi_kernlog_match *match; /* kl->n_events entries, filled by cli_read_telemetry */
 } cli_kernlog;
 
 /*
- * cli_read_telemetry — read files[n_files] (format fmt, PFI_TM_AUTO: detected) into one
+ * cli_read_telemetry — read files[n_files] (format fmt, PFI_TELEMETRY_AUTO: detected) into one
  * collector, derive power from energy counters, apply the kernel-log events of klog (may be
- * NULL: pfi_kl_apply marks GPUs with a fatal Xid lost), summarise, and reduce the run with
+ * NULL: pfi_kernlog_apply marks GPUs with a fatal Xid lost), summarise, and reduce the run with
  * ro: the path of `pfi ingest` and `pfi predict --telemetry`. Notes go to stderr unless quiet;
  * when a file fails, "N of M telemetry file(s) failed: ON_FAILURE". On success *tm_out and
- * *red_out are owned by the caller (pfi_tm_destroy, free); on failure both are NULL. An exit
+ * *red_out are owned by the caller (pfi_telemetry_destroy, free); on failure both are NULL. An exit
  * code.
  */
 int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
-                       const struct pfi_tm_options *topt, const struct pfi_reduce_options *ro,
+                       const struct pfi_telemetry_options *topt, const struct pfi_reduce_options *ro,
                        bool quiet, const char *on_failure, const cli_kernlog *klog,
-                       struct pfi_tm **tm_out, struct pfi_reduced **red_out);
+                       struct pfi_telemetry **tm_out, struct pfi_reduced **red_out);
 
 int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);

@@ -379,11 +379,11 @@ static int groups_from_args(char **args, size_t n, pfi_groups **out)
 }
 
 /* One row from a job's telemetry: read and reduced as `pfi ingest` does, then mapped. */
-static int groups_from_telemetry(const char *const *files, size_t n, pfi_tm_format fmt,
-                                 const pfi_tm_options *topt, const pfi_reduce_options *ro,
+static int groups_from_telemetry(const char *const *files, size_t n, pfi_telemetry_format fmt,
+                                 const pfi_telemetry_options *topt, const pfi_reduce_options *ro,
                                  bool quiet, pfi_groups **out)
 {
-    pfi_tm *tm = NULL;
+    pfi_telemetry *tm = NULL;
     pfi_reduced *red = NULL;
     int rc = cli_read_telemetry(files, n, fmt, topt, ro, quiet, "no estimate", NULL, &tm, &red);
     if (rc != PFI_EXIT_OK)
@@ -408,7 +408,7 @@ static int groups_from_telemetry(const char *const *files, size_t n, pfi_tm_form
         rc = cli_report(e, NULL);
     }
     free(red);
-    pfi_tm_destroy(tm);
+    pfi_telemetry_destroy(tm);
     if (rc != PFI_EXIT_OK) {
         pfi_groups_destroy(g);
         return rc;
@@ -452,8 +452,8 @@ typedef struct predict_args {
     size_t n_tel;
     bool quiet;
     double level;          /* prediction interval level */
-    pfi_tm_format tfmt;
-    pfi_tm_options topt;
+    pfi_telemetry_format tfmt;
+    pfi_telemetry_options topt;
     pfi_reduce_options ro;
     char **features;       /* the FEATURE=VALUE arguments (argv's) */
     size_t n_features;
@@ -466,7 +466,7 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
     memset(a, 0, sizeof *a);
     a->format = "table";
     a->level = 0.95;
-    a->tfmt = PFI_TM_AUTO;
+    a->tfmt = PFI_TELEMETRY_AUTO;
     a->topt.keep_series = true;
     pfi_reduce_options_init(&a->ro);
     const cli_opt table[] = {
@@ -508,7 +508,7 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
             a->tel[a->n_tel++] = optarg;
             break;
         case P_TFORMAT:
-            if (!pfi_tm_format_parse(optarg, &a->tfmt)) {
+            if (!pfi_telemetry_format_parse(optarg, &a->tfmt)) {
                 cli_error("--telemetry-format: unknown telemetry format '%s'", optarg);
                 return PFI_EXIT_USAGE;
             }
@@ -517,8 +517,8 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
         }
     }
     if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json")) {
-        pfi_tm_format unused;
-        if (pfi_tm_format_parse(a->format, &unused))
+        pfi_telemetry_format unused;
+        if (pfi_telemetry_format_parse(a->format, &unused))
             cli_error("--format is the output format (table, csv or json); for the telemetry "
                       "format use --telemetry-format %s", a->format);
         else

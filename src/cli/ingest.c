@@ -157,13 +157,13 @@ static bool parse_xid_list(const char *s, int *xids, size_t *n)
 }
 
 /* Every --kernel-log file into one collector; each failure named, then exit 1. */
-static int read_kernel_logs(const char *const *files, size_t n, pfi_kl **out)
+static int read_kernel_logs(const char *const *files, size_t n, pfi_kernlog **out)
 {
     *out = NULL;
     if (n == 0)
         return PFI_EXIT_OK;
-    pfi_kl *kl = NULL;
-    if (pfi_kl_create(&kl) != PFI_OK) {
+    pfi_kernlog *kl = NULL;
+    if (pfi_kernlog_create(&kl) != PFI_OK) {
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }
@@ -171,7 +171,7 @@ static int read_kernel_logs(const char *const *files, size_t n, pfi_kl **out)
     size_t failed = 0;
     for (size_t i = 0; i < n; i++) {
         pfi_diag d;
-        pfi_error e = pfi_kl_read_file(kl, files[i], &d);
+        pfi_error e = pfi_kernlog_read_file(kl, files[i], &d);
         if (e != PFI_OK) {
             int frc = cli_report(e, &d);
             if (rc == PFI_EXIT_OK || frc == PFI_EXIT_INTERNAL)
@@ -181,7 +181,7 @@ static int read_kernel_logs(const char *const *files, size_t n, pfi_kl **out)
     }
     if (failed > 0) {
         cli_error("%zu of %zu kernel log(s) failed: nothing stored", failed, n);
-        pfi_kl_destroy(kl);
+        pfi_kernlog_destroy(kl);
         return rc;
     }
     *out = kl;
@@ -189,19 +189,19 @@ static int read_kernel_logs(const char *const *files, size_t n, pfi_kl **out)
 }
 
 /* What a kernel timestamp is, for the reader of the report: never converted. */
-static const char *clock_note(const pfi_kl_event *ev)
+static const char *clock_note(const pfi_kernlog_event *ev)
 {
     switch (ev->clock) {
-    case PFI_KL_CLOCK_BOOT: return " (seconds since boot, not on the telemetry clock)";
-    case PFI_KL_CLOCK_WALL: return " (host clock as printed, not compared with the telemetry)";
+    case PFI_KERNLOG_CLOCK_BOOT: return " (seconds since boot, not on the telemetry clock)";
+    case PFI_KERNLOG_CLOCK_WALL: return " (host clock as printed, not compared with the telemetry)";
     default: return "";
     }
 }
 
-static void print_event(FILE *o, const pfi_kl *kl, const pfi_kl_event *ev,
-                        const pfi_kl_match *m, const pfi_tm *tm)
+static void print_event(FILE *o, const pfi_kernlog *kl, const pfi_kernlog_event *ev,
+                        const pfi_kernlog_match *m, const pfi_telemetry *tm)
 {
-    const char *name = pfi_kl_xid_name(ev->xid);
+    const char *name = pfi_kernlog_xid_name(ev->xid);
     /* Everything quoted from the log is escaped: a kernel log is input like any other. */
     char bus_text[4 * sizeof ev->bus_text + 4], when[4 * sizeof ev->time + 4],
         last_time[4 * sizeof ev->last_time + 4], message[4 * sizeof ev->message + 4];
@@ -246,7 +246,7 @@ static void print_event(FILE *o, const pfi_kl *kl, const pfi_kl_event *ev,
 }
 
 /* The kernel-log section of the report: what was read, then each event and its GPU. */
-static void print_kernel_log(FILE *o, const pfi_kl *kl, const pfi_kl_match *m, const pfi_tm *tm)
+static void print_kernel_log(FILE *o, const pfi_kernlog *kl, const pfi_kernlog_match *m, const pfi_telemetry *tm)
 {
     fprintf(o, "kernel log: %zu file(s), %zu lines: %zu Xid, %zu GPU-lost notice, %zu "
                "continuation lines; %zu other NVIDIA driver lines and %zu other lines ignored",
@@ -278,7 +278,7 @@ static void print_kernel_log(FILE *o, const pfi_kl *kl, const pfi_kl_match *m, c
                 unmatched - MAX_UNMATCHED_SHOWN);
     if (kl->n_dropped > 0)
         fprintf(o, "  %zu occurrences of further distinct events past the limit of %d were "
-                   "not examined\n", kl->n_dropped, PFI_KL_MAX_EVENTS);
+                   "not examined\n", kl->n_dropped, PFI_KERNLOG_MAX_EVENTS);
 }
 
 /* "YYYYMMDD", a real calendar date from 1970 on, into *out. */
@@ -334,7 +334,7 @@ static bool regex_valid(const char *regex)
     pfi_trainlog *log = NULL;
     pfi_diag d;
     pfi_diag_clear(&d);
-    pfi_error e = pfi_trainlog_read_stream(f, "--throughput-regex", PFI_TL_REGEX, regex, &log,
+    pfi_error e = pfi_trainlog_read_stream(f, "--throughput-regex", PFI_TRAINLOG_REGEX, regex, &log,
                                            &d);
     fclose(f);
     pfi_trainlog_destroy(log);
@@ -393,29 +393,29 @@ typedef struct ingest_args {
     bool fatal_set;        /* --fatal-xids given: fatal[0..n_fatal), else the default */
     double cap;            /* --cap, W per GPU; NaN: not given */
     bool dry, quiet;
-    pfi_tm_format fmt;
-    pfi_tl_format lfmt;
-    pfi_tm_options topt;
+    pfi_telemetry_format fmt;
+    pfi_trainlog_format lfmt;
+    pfi_telemetry_options topt;
     pfi_reduce_options ro; /* ro.gpus is --gpus (0: not given) */
 } ingest_args;
 
 /* What was read of one run; every pointer owned (ingest_run_clear). */
 typedef struct ingest_run {
-    pfi_kl *kl;           /* the kernel logs, NULL without --kernel-log */
+    pfi_kernlog *kl;           /* the kernel logs, NULL without --kernel-log */
     cli_kernlog klog;     /* kl's events matched to the run's GPUs */
-    pfi_tm *tm;
+    pfi_telemetry *tm;
     pfi_reduced *red;
     pfi_trainlog *log;    /* NULL without --throughput-log */
-    pfi_tl_summary tls;   /* the log's throughput; NaN without one */
+    pfi_trainlog_summary tls;   /* the log's throughput; NaN without one */
 } ingest_run;
 
 static void ingest_run_clear(ingest_run *run)
 {
     pfi_trainlog_destroy(run->log);
     free(run->red);
-    pfi_tm_destroy(run->tm);
+    pfi_telemetry_destroy(run->tm);
     free(run->klog.match);
-    pfi_kl_destroy(run->kl);
+    pfi_kernlog_destroy(run->kl);
 }
 
 /* The options of ingest's own rules (the plain ones are in parse_ingest_args' table): an exit
@@ -470,13 +470,13 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
         a->fatal_set = true;
         return PFI_EXIT_OK;
     case O_FORMAT:
-        if (!pfi_tm_format_parse(optarg, &a->fmt)) {
+        if (!pfi_telemetry_format_parse(optarg, &a->fmt)) {
             cli_error("--format: unknown telemetry format '%s'", optarg);
             return PFI_EXIT_USAGE;
         }
         return PFI_EXIT_OK;
     case O_LOG_FORMAT:
-        if (!pfi_tl_format_parse(optarg, &a->lfmt)) {
+        if (!pfi_trainlog_format_parse(optarg, &a->lfmt)) {
             cli_error("--log-format: unknown log format '%s'", optarg);
             return PFI_EXIT_USAGE;
         }
@@ -509,8 +509,8 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
     memset(a, 0, sizeof *a);
     a->db = "pfi.db";
     a->cap = NAN;
-    a->fmt = PFI_TM_AUTO;
-    a->lfmt = PFI_TL_AUTO;
+    a->fmt = PFI_TELEMETRY_AUTO;
+    a->lfmt = PFI_TRAINLOG_AUTO;
     a->topt.keep_series = true;
     pfi_reduce_options_init(&a->ro);
     const cli_opt table[] = {
@@ -584,7 +584,7 @@ static int read_throughput(const ingest_args *a, ingest_run *run)
     }
     int rc = PFI_EXIT_OK;
     pfi_diag d;
-    pfi_error e = pfi_trainlog_read_file(a->tlog, a->regex ? PFI_TL_REGEX : a->lfmt, a->regex,
+    pfi_error e = pfi_trainlog_read_file(a->tlog, a->regex ? PFI_TRAINLOG_REGEX : a->lfmt, a->regex,
                                          &run->log, &d);
     if (e != PFI_OK)
         rc = cli_report(e, &d);
@@ -631,10 +631,10 @@ static int read_run(const ingest_args *a, ingest_run *run)
 }
 
 /* The report's telemetry part: what was read, how its times are to be taken, each entity. */
-static void print_telemetry(FILE *o, const pfi_tm *tm, const pfi_reduced *red)
+static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced *red)
 {
     fprintf(o, "telemetry: %zu file(s), format %s, %zu rows, %zu lines skipped, "
-               "%zu tool errors\n", tm->n_files, pfi_tm_format_name(tm->last_format),
+               "%zu tool errors\n", tm->n_files, pfi_telemetry_format_name(tm->last_format),
             tm->n_rows, tm->n_skipped, tm->n_tool_errors);
     char safe[4 * sizeof tm->tool_error + 4];
     if (tm->tool_error[0] != '\0')
@@ -648,10 +648,10 @@ static void print_telemetry(FILE *o, const pfi_tm *tm, const pfi_reduced *red)
         fprintf(o, "  times are relative (time of day without a date)\n");
     else
         fprintf(o, "  times are host-local wall clock, no time zone assumed\n");
-    long fp = red->power_field[0] ? pfi_tm_field_find(tm, red->power_field) : -1;
+    long fp = red->power_field[0] ? pfi_telemetry_field_find(tm, red->power_field) : -1;
     for (size_t e = 0; e < tm->n_entities; e++) {
-        const pfi_tm_entity *en = &tm->entities[e];
-        const pfi_tm_series *s = fp >= 0 ? pfi_tm_series_get(tm, e, (size_t)fp) : NULL;
+        const pfi_telemetry_entity *en = &tm->entities[e];
+        const pfi_telemetry_series *s = fp >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)fp) : NULL;
         char safe_name[4 * 256 + 4];
         fprintf(o, "  %s: %zu row%s",
                 cli_safe(safe_name, sizeof safe_name, en->name, strlen(en->name)),
@@ -681,7 +681,7 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
 {
     const pfi_reduced *red = run->red;
     const pfi_trainlog *log = run->log;
-    const pfi_tl_summary *tls = &run->tls;
+    const pfi_trainlog_summary *tls = &run->tls;
     fprintf(o, "power: %s", red->power_field[0] ? red->power_field : "(none)");
     char se[32], tse[32], tflops[32];
     num_or(se, sizeof se, 4, red->power.se, "undefined");
@@ -702,7 +702,7 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
                    "iteration, %zu checkpoint, %zu no rate, %zu warm-up; top-q %.6g "
                    "%s/s (se %s), window %.6g %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
                    "intervals\n",
-                pfi_tl_format_name(log->format), log->n, tls->n_included, tls->n_skipped,
+                pfi_trainlog_format_name(log->format), log->n, tls->n_included, tls->n_skipped,
                 tls->n_checkpoint, tls->n_bad_rate, tls->n_warmup, tls->steady.mean,
                 log->unit, num_or(tse, sizeof tse, 3, tls->steady.se, "undefined"),
                 tls->window_rate, log->unit,
@@ -729,7 +729,7 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
 /* Why a run without job power has none, as one error naming the files. */
 static void explain_no_power(const ingest_args *a, const ingest_run *run)
 {
-    const pfi_tm *tm = run->tm;
+    const pfi_telemetry *tm = run->tm;
     const pfi_reduced *red = run->red;
     const pfi_reduce_options *ro = &a->ro;
     char files[600];
@@ -740,10 +740,10 @@ static void explain_no_power(const ingest_args *a, const ingest_run *run)
                  a->n_tel - 1, a->n_tel == 2 ? "" : "s");
     char have[128] = "";
     for (size_t i = 0; i < sizeof power_fields / sizeof power_fields[0]; i++)
-        if (pfi_tm_has_field(tm, power_fields[i]))
+        if (pfi_telemetry_has_field(tm, power_fields[i]))
             snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s",
                      have[0] ? ", " : "", power_fields[i]);
-    if (ro->power_field != NULL && !pfi_tm_has_field(tm, ro->power_field))
+    if (ro->power_field != NULL && !pfi_telemetry_has_field(tm, ro->power_field))
         cli_error("%s: --power-field %s: not in the telemetry (it has %s)", files,
                   ro->power_field, have[0] ? have : "no power field");
     else if (red->n_complete > 0 && ro->warmup_s > 0)
@@ -786,9 +786,9 @@ static int store_run(const ingest_args *a, const ingest_run *run)
     pfi_store_source src[MAX_TELEMETRY + 1 + MAX_KERNEL_LOGS];
     size_t ns = 0;
     for (size_t i = 0; i < a->n_tel; i++)
-        src[ns++] = (pfi_store_source){a->tel[i], pfi_tm_format_name(run->tm->last_format)};
+        src[ns++] = (pfi_store_source){a->tel[i], pfi_telemetry_format_name(run->tm->last_format)};
     if (a->tlog != NULL)
-        src[ns++] = (pfi_store_source){a->tlog, pfi_tl_format_name(log->format)};
+        src[ns++] = (pfi_store_source){a->tlog, pfi_trainlog_format_name(log->format)};
     for (size_t i = 0; i < a->n_klogs; i++)
         src[ns++] = (pfi_store_source){a->klogs[i], "kernel-log"};
     if (e == PFI_OK) {

@@ -14,15 +14,15 @@
 /* Notes from index `from` on. The count of notes not kept is cumulative, so it is printed
  * once, by the last call (last): printed after every file it read as two contradictory
  * totals. */
-static void print_notes(const pfi_tm *tm, size_t from, bool last)
+static void print_notes(const pfi_telemetry *tm, size_t from, bool last)
 {
-    char safe[4 * PFI_TM_NOTE_LEN + 4];
+    char safe[4 * PFI_TELEMETRY_NOTE_LEN + 4];
     for (size_t i = from; i < tm->n_notes; i++)
         fprintf(stderr, "pfi: note: %s\n",
                 cli_safe(safe, sizeof safe, tm->notes[i], strlen(tm->notes[i])));
     if (last && tm->n_notes_dropped > 0)
         fprintf(stderr, "pfi: note: %zu more note%s not shown (only the first %d are kept)\n",
-                tm->n_notes_dropped, tm->n_notes_dropped == 1 ? "" : "s", PFI_TM_MAX_NOTES);
+                tm->n_notes_dropped, tm->n_notes_dropped == 1 ? "" : "s", PFI_TELEMETRY_MAX_NOTES);
 }
 
 /* True when path is a regular file with nothing in it, or a UTF-8 byte order mark alone.
@@ -46,14 +46,14 @@ static bool file_is_empty(const char *path)
 }
 
 int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
-                       const pfi_tm_options *topt, const pfi_reduce_options *ro, bool quiet,
-                       const char *on_failure, const cli_kernlog *klog, pfi_tm **tm_out,
+                       const pfi_telemetry_options *topt, const pfi_reduce_options *ro, bool quiet,
+                       const char *on_failure, const cli_kernlog *klog, pfi_telemetry **tm_out,
                        pfi_reduced **red_out)
 {
     *tm_out = NULL;
     *red_out = NULL;
-    pfi_tm *tm = NULL;
-    if (pfi_tm_create(topt, &tm) != PFI_OK) {
+    pfi_telemetry *tm = NULL;
+    if (pfi_telemetry_create(topt, &tm) != PFI_OK) {
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }
@@ -67,7 +67,7 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
         size_t errors_before = tm->n_tool_errors;
         /* An empty file is a failed capture, like any other file of the batch that has no
          * data; only an empty Prometheus scrape is data: a hole in its time slot. */
-        bool prom = fmt == PFI_TM_PROM || (fmt == PFI_TM_AUTO && tm->last_format == PFI_TM_PROM);
+        bool prom = fmt == PFI_TELEMETRY_PROM || (fmt == PFI_TELEMETRY_AUTO && tm->last_format == PFI_TELEMETRY_PROM);
         if (!prom && file_is_empty(files[i])) {
             char safe[4 * 256 + 4];
             cli_error("%s: empty file: no telemetry samples",
@@ -77,7 +77,7 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                 rc = PFI_EXIT_DATA;
             continue;
         }
-        pfi_error e = pfi_tm_read_file(tm, files[i], (pfi_tm_format)fmt, &d);
+        pfi_error e = pfi_telemetry_read_file(tm, files[i], (pfi_telemetry_format)fmt, &d);
         if (!quiet)
             print_notes(tm, notes_before, false);
         int frc = PFI_EXIT_OK;
@@ -98,15 +98,15 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
     }
     if (n_failed > 0)
         cli_error("%zu of %zu telemetry file(s) failed: %s", n_failed, n_files, on_failure);
-    if (rc == PFI_EXIT_OK && pfi_tm_derive_power_from_energy(tm) != PFI_OK)
+    if (rc == PFI_EXIT_OK && pfi_telemetry_derive_power_from_energy(tm) != PFI_OK)
         rc = PFI_EXIT_INTERNAL;
     size_t notes_before = tm->n_notes;
     /* Before the summary and the reduction: a GPU the kernel log reports lost is lost for
      * both, exactly as if the telemetry had said "[GPU is lost]". */
     if (rc == PFI_EXIT_OK && klog != NULL && klog->kl != NULL &&
-        pfi_kl_apply(klog->kl, tm, klog->fatal, klog->n_fatal, klog->match, NULL) != PFI_OK)
+        pfi_kernlog_apply(klog->kl, tm, klog->fatal, klog->n_fatal, klog->match, NULL) != PFI_OK)
         rc = PFI_EXIT_INTERNAL;
-    pfi_tm_summarize(tm);
+    pfi_telemetry_summarize(tm);
     if (!quiet)
         print_notes(tm, notes_before, true);
     pfi_reduced *red = calloc(1, sizeof *red);
@@ -132,7 +132,7 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
     }
     if (rc != PFI_EXIT_OK) {
         free(red);
-        pfi_tm_destroy(tm);
+        pfi_telemetry_destroy(tm);
         return rc;
     }
     *tm_out = tm;

@@ -41,23 +41,23 @@ static inline FILE *fuzz_stream_or_empty(const uint8_t *data, size_t size)
  * One telemetry file of format fmt, then everything `pfi` does with it: energy-derived power,
  * the summary and the run reduction. Any crash, leak or sanitizer report is a bug.
  */
-static inline int fuzz_telemetry(const uint8_t *data, size_t size, pfi_tm_format fmt)
+static inline int fuzz_telemetry(const uint8_t *data, size_t size, pfi_telemetry_format fmt)
 {
     FILE *f = fuzz_stream(data, size);
     if (f == NULL)
         return 0;
-    pfi_tm_options o = {.keep_series = true, .interval_s = 1, .max_power_w = 700};
-    pfi_tm *tm = NULL;
-    if (pfi_tm_create(&o, &tm) == PFI_OK) {
+    pfi_telemetry_options o = {.keep_series = true, .interval_s = 1, .max_power_w = 700};
+    pfi_telemetry *tm = NULL;
+    if (pfi_telemetry_create(&o, &tm) == PFI_OK) {
         pfi_diag d;
-        pfi_tm_read_stream(tm, f, "fuzz", fmt, &d);
-        pfi_tm_derive_power_from_energy(tm);
-        pfi_tm_summarize(tm);
+        pfi_telemetry_read_stream(tm, f, "fuzz", fmt, &d);
+        pfi_telemetry_derive_power_from_energy(tm);
+        pfi_telemetry_summarize(tm);
         static pfi_reduced red;
         pfi_reduce_options ro;
         pfi_reduce_options_init(&ro);
         pfi_reduce_power(tm, &ro, &red);
-        pfi_tm_destroy(tm);
+        pfi_telemetry_destroy(tm);
     }
     fclose(f);
     return 0;
@@ -69,23 +69,23 @@ static inline int fuzz_telemetry(const uint8_t *data, size_t size, pfi_tm_format
  * difference in the error, the counters, notes, entities or series aborts (the difference
  * printed first).
  */
-static inline void fuzz_telemetry_same(const uint8_t *data, size_t size, pfi_tm_format fmt,
-                                       pfi_tm_options o)
+static inline void fuzz_telemetry_same(const uint8_t *data, size_t size, pfi_telemetry_format fmt,
+                                       pfi_telemetry_options o)
 {
-    pfi_tm *tm[2] = {NULL, NULL};
+    pfi_telemetry *tm[2] = {NULL, NULL};
     pfi_error e[2] = {PFI_OK, PFI_OK};
     for (int k = 0; k < 2; k++) {
         o.generic_rows = k == 1;
         FILE *f = fuzz_stream_or_empty(data, size);
-        if (f == NULL || pfi_tm_create(&o, &tm[k]) != PFI_OK) {
+        if (f == NULL || pfi_telemetry_create(&o, &tm[k]) != PFI_OK) {
             if (f != NULL)
                 fclose(f);
-            pfi_tm_destroy(tm[0]);
-            pfi_tm_destroy(tm[1]);
+            pfi_telemetry_destroy(tm[0]);
+            pfi_telemetry_destroy(tm[1]);
             return;
         }
         pfi_diag d;
-        e[k] = pfi_tm_read_stream(tm[k], f, "fuzz", fmt, &d);
+        e[k] = pfi_telemetry_read_stream(tm[k], f, "fuzz", fmt, &d);
         fclose(f);
     }
     char why[2048];
@@ -94,8 +94,8 @@ static inline void fuzz_telemetry_same(const uint8_t *data, size_t size, pfi_tm_
                 e[0] != e[1] ? pfi_strerror(e[0]) : why);
         abort();
     }
-    pfi_tm_destroy(tm[0]);
-    pfi_tm_destroy(tm[1]);
+    pfi_telemetry_destroy(tm[0]);
+    pfi_telemetry_destroy(tm[1]);
 }
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness: the dcgmi dmon reader (PFI_TM_DCGMI_DMON) on arbitrary bytes,
+ * libFuzzer harness: the dcgmi dmon reader (PFI_TELEMETRY_DCGMI_DMON) on arbitrary bytes,
  * then the summary and the run reduction (fuzz_telemetry in fuzz_common.h), after reading
  * it with and without the fast row paths and comparing (fuzz_telemetry_same).
  */
@@ -8,8 +8,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* and the fast row paths against the general one, counting and storing */
-    fuzz_telemetry_same(data, size, PFI_TM_DCGMI_DMON, (pfi_tm_options){.interval_s = 1});
-    fuzz_telemetry_same(data, size, PFI_TM_DCGMI_DMON,
-                        (pfi_tm_options){.keep_series = true, .max_power_w = 700, .no_simd = true});
-    return fuzz_telemetry(data, size, PFI_TM_DCGMI_DMON);
+    fuzz_telemetry_same(data, size, PFI_TELEMETRY_DCGMI_DMON, (pfi_telemetry_options){.interval_s = 1});
+    fuzz_telemetry_same(data, size, PFI_TELEMETRY_DCGMI_DMON,
+                        (pfi_telemetry_options){.keep_series = true, .max_power_w = 700, .no_simd = true});
+    return fuzz_telemetry(data, size, PFI_TELEMETRY_DCGMI_DMON);
 }

@@ -2,7 +2,7 @@
  * libFuzzer harness: the kernel-log reader (pfi/kernlog.h) on arbitrary bytes, then the
  * correlation with a two-GPU run whose bus ids are known (case-03's), and the bus-id
  * normaliser on the raw bytes. Invariants (abort() when one fails): at most
- * PFI_KL_MAX_EVENTS events; every text field NUL-terminated inside its array, without control
+ * PFI_KERNLOG_MAX_EVENTS events; every text field NUL-terminated inside its array, without control
  * bytes in a message; a bus id empty or exactly "dddd:bb:dd.f" in lower-case hex; counts >= 1,
  * lines >= 1, file indices in range; a match's entity a GPU with the same bus, or -1; a GPU
  * the correlation marked lost is a GPU with a fatal event.
@@ -46,8 +46,8 @@ static bool bus_form(const char *b)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char bus[PFI_KL_BUS_LEN];
-    if (pfi_kl_bus_normalize((const char *)data, size, bus))
+    char bus[PFI_KERNLOG_BUS_LEN];
+    if (pfi_kernlog_bus_normalize((const char *)data, size, bus))
         check(bus_form(bus) && bus[0] != '\0');
     else
         check(bus[0] == '\0');
@@ -55,19 +55,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *f = fuzz_stream_or_empty(data, size);
     if (f == NULL)
         return 0;
-    pfi_kl *kl = NULL;
-    if (pfi_kl_create(&kl) != PFI_OK) {
+    pfi_kernlog *kl = NULL;
+    if (pfi_kernlog_create(&kl) != PFI_OK) {
         fclose(f);
         return 0;
     }
     pfi_diag d;
-    pfi_error e = pfi_kl_read_stream(kl, f, "fuzz", &d);
+    pfi_error e = pfi_kernlog_read_stream(kl, f, "fuzz", &d);
     fclose(f);
     check(e == PFI_OK || e == PFI_ERR_NOMEM);
-    check(kl->n_events <= PFI_KL_MAX_EVENTS && kl->n_files == 1);
-    check(kl->n_malformed_noted <= PFI_KL_MAX_NOTED);
+    check(kl->n_events <= PFI_KERNLOG_MAX_EVENTS && kl->n_files == 1);
+    check(kl->n_malformed_noted <= PFI_KERNLOG_MAX_NOTED);
     for (size_t i = 0; i < kl->n_events; i++) {
-        const pfi_kl_event *ev = &kl->events[i];
+        const pfi_kernlog_event *ev = &kl->events[i];
         check(ev->xid >= 0 && ev->count >= 1 && ev->line >= 1 && ev->last_line >= ev->line);
         check(ev->file < kl->n_files && ev->last_file < kl->n_files);
         check(terminated(ev->bus, sizeof ev->bus) && bus_form(ev->bus));
@@ -80,19 +80,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(ev->xid != 0 || ev->bus[0] != '\0'); /* a notice always names its GPU */
     }
 
-    pfi_tm_options o = {.keep_series = true};
-    pfi_tm *tm = NULL;
+    pfi_telemetry_options o = {.keep_series = true};
+    pfi_telemetry *tm = NULL;
     FILE *c = fmemopen((void *)run_csv, sizeof run_csv - 1, "rb");
-    if (c != NULL && pfi_tm_create(&o, &tm) == PFI_OK &&
-        pfi_tm_read_stream(tm, c, "run", PFI_TM_AUTO, &d) == PFI_OK) {
-        pfi_kl_match *m = calloc(kl->n_events + 1, sizeof *m);
+    if (c != NULL && pfi_telemetry_create(&o, &tm) == PFI_OK &&
+        pfi_telemetry_read_stream(tm, c, "run", PFI_TELEMETRY_AUTO, &d) == PFI_OK) {
+        pfi_kernlog_match *m = calloc(kl->n_events + 1, sizeof *m);
         size_t matched = 0;
-        if (m != NULL && pfi_kl_apply(kl, tm, NULL, 0, m, &matched) == PFI_OK) {
+        if (m != NULL && pfi_kernlog_apply(kl, tm, NULL, 0, m, &matched) == PFI_OK) {
             size_t n_match = 0;
             bool fatal_on[2] = {false, false};
             for (size_t i = 0; i < kl->n_events; i++) {
                 check(m[i].entity >= -1 && m[i].entity < (long)tm->n_entities);
-                check(m[i].fatal == pfi_kl_is_fatal(&kl->events[i], NULL, 0));
+                check(m[i].fatal == pfi_kernlog_is_fatal(&kl->events[i], NULL, 0));
                 if (m[i].entity < 0) {
                     check(!m[i].marked);
                     continue;
@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check(n_match == matched);
             for (size_t g = 0; g < 2; g++)
                 check(tm->entities[g].lost == fatal_on[g]);
-            pfi_tm_summarize(tm);
+            pfi_telemetry_summarize(tm);
             pfi_reduced red;
             pfi_reduce_options ro;
             pfi_reduce_options_init(&ro);
@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (c != NULL)
         fclose(c);
-    pfi_tm_destroy(tm);
-    pfi_kl_destroy(kl);
+    pfi_telemetry_destroy(tm);
+    pfi_kernlog_destroy(kl);
     return 0;
 }

@@ -1,10 +1,10 @@
 /*
- * libFuzzer harness: the Prometheus text reader (dcgm-exporter) (PFI_TM_PROM) on arbitrary bytes,
+ * libFuzzer harness: the Prometheus text reader (dcgm-exporter) (PFI_TELEMETRY_PROM) on arbitrary bytes,
  * then the summary and the run reduction (fuzz_telemetry in fuzz_common.h).
  */
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    return fuzz_telemetry(data, size, PFI_TM_PROM);
+    return fuzz_telemetry(data, size, PFI_TELEMETRY_PROM);
 }

@@ -1,10 +1,10 @@
 /*
- * libFuzzer harness: the nvidia-smi -q -x XML reader (PFI_TM_SMI_XML) on arbitrary bytes,
+ * libFuzzer harness: the nvidia-smi -q -x XML reader (PFI_TELEMETRY_SMI_XML) on arbitrary bytes,
  * then the summary and the run reduction (fuzz_telemetry in fuzz_common.h).
  */
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    return fuzz_telemetry(data, size, PFI_TM_SMI_XML);
+    return fuzz_telemetry(data, size, PFI_TELEMETRY_SMI_XML);
 }

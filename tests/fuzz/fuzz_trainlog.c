@@ -11,8 +11,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     pfi_trainlog *log = NULL;
     pfi_diag d;
-    if (pfi_trainlog_read_stream(f, "fuzz", PFI_TL_AUTO, NULL, &log, &d) == PFI_OK) {
-        pfi_tl_summary s;
+    if (pfi_trainlog_read_stream(f, "fuzz", PFI_TRAINLOG_AUTO, NULL, &log, &d) == PFI_OK) {
+        pfi_trainlog_summary s;
         pfi_trainlog_reduce(log, 1.0, 0.1, &s);
         pfi_trainlog_destroy(log);
     }

@@ -33,7 +33,7 @@
  * error from the collector, *err, with *rows counting the failing row too.
  */
 static inline __attribute__((always_inline)) size_t
-CSV_BLOCK_BODY(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *cols,
                const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
                long line0, long *rows, pfi_error *err, const bool simd)
 {
@@ -61,7 +61,7 @@ CSV_BLOCK_BODY(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
                                                           : CSV_B_OTHER;
         if (role[i] != CSV_B_VALUE)
             continue;
-        const pfi_tm_field *fl = &tm->fields[cols[i].field];
+        const pfi_telemetry_field *fl = &tm->fields[cols[i].field];
         plain &= !(fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
         vfield[nv] = cols[i].field;
         tm_kind_range(tm, fl->kind, &vlo[nv], &vhi[nv]);
@@ -148,7 +148,7 @@ CSV_BLOCK_BODY(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
         bool has_t = false;
         if (has_ts)
             csv_fast_time(fs, ts, &tsec, &has_t);
-        pfi_tm_entity *en = &tm->entities[ent];
+        pfi_telemetry_entity *en = &tm->entities[ent];
         double tt;
         if (has_t && !(tsec < en->last_t)) { /* tm_row_time's common case, inlined */
             en->rows++;

@@ -100,7 +100,7 @@ static bool dcgmi_fast_line(const char *s, size_t n, size_t nf, span *f, double 
  * failing row too (so the caller's line number names it).
  */
 static inline __attribute__((always_inline)) size_t
-dcgmi_block_body(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
+dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
                  const tm_keycache *kc, long *rows, pfi_error *err, const bool simd)
 {
     const char *p = p0, *end = p0 + avail;
@@ -113,7 +113,7 @@ dcgmi_block_body(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size
         return 0;
     bool plain = true; /* no maximum-limit column (it moves the power range) */
     for (size_t i = 0; i < nf; i++) {
-        const pfi_tm_field *fl = &tm->fields[fields[i]];
+        const pfi_telemetry_field *fl = &tm->fields[fields[i]];
         plain &= !(fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
         tm_kind_range(tm, fl->kind, &lo[i], &hi[i]);
     }
@@ -168,14 +168,14 @@ dcgmi_block_body(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size
  * (the CPU permitting), and without. */
 #if TM_SSE2
 __attribute__((target(TM_SIMD_TARGET))) static size_t
-dcgmi_block_simd(pfi_tm *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
+dcgmi_block_simd(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
                   const tm_keycache *kc, long *rows, pfi_error *err)
 {
     return dcgmi_block_body(tm, p0, avail, nf, fields, kc, rows, err, true);
 }
 #endif
 
-static size_t dcgmi_block(pfi_tm *tm, const char *p0, size_t avail, size_t nf,
+static size_t dcgmi_block(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf,
                           const size_t *fields, const tm_keycache *kc, long *rows,
                           pfi_error *err, bool simd)
 {
@@ -205,7 +205,7 @@ typedef struct dcgmi_state {
 #if TM_FAST_LINES
 /* The block path over the buffered rows, once a header is known; what it leaves goes the
  * per-line way. */
-static inline pfi_error dcgmi_take_block(pfi_tm *tm, tm_lines *r, dcgmi_state *st)
+static inline pfi_error dcgmi_take_block(pfi_telemetry *tm, tm_lines *r, dcgmi_state *st)
 {
     if (!st->have_header || st->nf == 0 || st->generic)
         return PFI_OK;
@@ -236,7 +236,7 @@ static inline size_t dcgmi_tokens(dcgmi_state *st, const char *s, size_t n, bool
 
 /* A comment line of k tokens: "#Entity A B" or "# Entity A B" names the value columns (the
  * names after "Entity"); any other is ignored. */
-static pfi_error dcgmi_header(pfi_tm *tm, dcgmi_state *st, size_t k)
+static pfi_error dcgmi_header(pfi_telemetry *tm, dcgmi_state *st, size_t k)
 {
     const span *f = st->f;
     size_t first = span_eq(f[0], "#") ? 2 : 1;
@@ -254,7 +254,7 @@ static pfi_error dcgmi_header(pfi_tm *tm, dcgmi_state *st, size_t k)
 
 #if TM_FAST_LINES
 /* A fast row whose entity is in the cache (st->ent): values straight into their series. */
-static inline pfi_error dcgmi_cached_row(pfi_tm *tm, dcgmi_state *st, const char *name, long line)
+static inline pfi_error dcgmi_cached_row(pfi_telemetry *tm, dcgmi_state *st, const char *name, long line)
 {
     double tt = tm_row_time(tm, st->ent, false, 0, false, line, name);
     for (size_t i = 0; i < st->nf; i++) {
@@ -290,7 +290,7 @@ static size_t dcgmi_entity_name(const span *f, size_t k, char *ename)
 
 /* A row that is not one (skip 0: the tool's text, quoted) or has not the header's number
  * of values: noted, counted skipped. */
-static void dcgmi_reject_row(pfi_tm *tm, const dcgmi_state *st, const char *s, size_t n, size_t k,
+static void dcgmi_reject_row(pfi_telemetry *tm, const dcgmi_state *st, const char *s, size_t n, size_t k,
                              size_t skip, const char *name, long line)
 {
     size_t l = n;
@@ -311,7 +311,7 @@ static void dcgmi_reject_row(pfi_tm *tm, const dcgmi_state *st, const char *s, s
 
 /* The general path for a row of k tokens (st->f; values in st->fv when fast): entity,
  * time, then every cell with the missing-value rules and notes. */
-static pfi_error dcgmi_general_row(pfi_tm *tm, dcgmi_state *st, const char *s, size_t n, size_t k,
+static pfi_error dcgmi_general_row(pfi_telemetry *tm, dcgmi_state *st, const char *s, size_t n, size_t k,
                                    bool fast, const char *name, long line)
 {
     char ename[64];
@@ -349,7 +349,7 @@ static pfi_error dcgmi_general_row(pfi_tm *tm, dcgmi_state *st, const char *s, s
 }
 
 /* One line handed out by the line reader: a header, a units line, or a row. */
-static inline pfi_error dcgmi_line(pfi_tm *tm, dcgmi_state *st, const char *s, size_t n,
+static inline pfi_error dcgmi_line(pfi_telemetry *tm, dcgmi_state *st, const char *s, size_t n,
                                    const char *name, long line)
 {
     bool fast;
@@ -371,7 +371,7 @@ static inline pfi_error dcgmi_line(pfi_tm *tm, dcgmi_state *st, const char *s, s
     return dcgmi_general_row(tm, st, s, n, k, fast, name, line);
 }
 
-pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+pfi_error tm_read_dcgmi(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     (void)diag;
     dcgmi_state st;

@@ -1,5 +1,5 @@
 /*
- * Format detection (pfi_tm_detect, tm_detect): which reader a file's first bytes are for,
+ * Format detection (pfi_telemetry_detect, tm_detect): which reader a file's first bytes are for,
  * by its first line that says so, with the reason when it is none. Every format's rule is
  * here, in tm_detect's order.
  */
@@ -13,7 +13,7 @@
  * Detection is conservative: a file that is not telemetry must end in "format not
  * recognised" with what was seen, never in a reader that turns every line into a note and
  * then gives advice about a tool the file never came from. `why` (may be NULL) gets the
- * reason when the result is PFI_TM_AUTO and there was something to read.
+ * reason when the result is PFI_TELEMETRY_AUTO and there was something to read.
  */
 
 /* Bytes that text output of nvidia-smi / dcgmi / an exporter never holds: NUL, C0 controls
@@ -242,7 +242,7 @@ static bool prom_enough(const char *head, size_t n, bool cut, char *why, size_t 
     return false;
 }
 
-pfi_tm_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t wlen)
+pfi_telemetry_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t wlen)
 {
     if (why != NULL && wlen > 0)
         why[0] = '\0';
@@ -250,7 +250,7 @@ pfi_tm_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t 
         if (why != NULL)
             snprintf(why, wlen, "UTF-16 text (a PowerShell redirect?): convert it to UTF-8, "
                                 "e.g. iconv -f UTF-16 -t UTF-8");
-        return PFI_TM_AUTO;
+        return PFI_TELEMETRY_AUTO;
     }
     size_t i = n >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
     size_t nul, bad = non_text_bytes((const unsigned char *)head + i, n - i, &nul);
@@ -271,7 +271,7 @@ pfi_tm_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t 
                 snprintf(why + w, wlen - (size_t)w, ", %zu of the first %zu bytes are not text",
                          bad, n - i);
         }
-        return PFI_TM_AUTO;
+        return PFI_TELEMETRY_AUTO;
     }
     /* The first non-blank line that says which format it is. */
     while (i < n) {
@@ -288,7 +288,7 @@ pfi_tm_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t 
                 len--;
             if (len >= 7 && (memcmp(l, "#Entity", 7) == 0 ||
                              (len >= 8 && memcmp(l, "# Entity", 8) == 0)))
-                return PFI_TM_DCGMI_DMON;
+                return PFI_TELEMETRY_DCGMI_DMON;
             /* JSON (an object, or an array of objects or strings) is no telemetry format
              * pfi reads. */
             size_t b = 1;
@@ -300,7 +300,7 @@ pfi_tm_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t 
                     snprintf(why, wlen, "JSON (first line '%s'), not a telemetry format pfi "
                                         "reads", tm_quote(q, l, len, 60));
                 }
-                return PFI_TM_AUTO;
+                return PFI_TELEMETRY_AUTO;
             }
             bool prom = (len >= 6 && (memcmp(l, "# HELP", 6) == 0 ||
                                       memcmp(l, "# TYPE", 6) == 0)) ||
@@ -309,23 +309,23 @@ pfi_tm_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t 
                         (l[0] != '#' && l[0] != '<' && memchr(l, ',', len) == NULL &&
                          memchr(l, '{', len) != NULL);
             if (prom)
-                return prom_enough(head + i, n - i, cut, why, wlen) ? PFI_TM_PROM
-                                                                    : PFI_TM_AUTO;
+                return prom_enough(head + i, n - i, cut, why, wlen) ? PFI_TELEMETRY_PROM
+                                                                    : PFI_TELEMETRY_AUTO;
             if (l[0] == '#')
-                return dmon_header(l, len, why, wlen) ? PFI_TM_SMI_DMON : PFI_TM_AUTO;
+                return dmon_header(l, len, why, wlen) ? PFI_TELEMETRY_SMI_DMON : PFI_TELEMETRY_AUTO;
             if (l[0] == '<')
-                return PFI_TM_SMI_XML;
+                return PFI_TELEMETRY_SMI_XML;
             if (len >= 6 && memcmp(l, "======", 6) == 0)
-                return PFI_TM_SMI_QUERY;
+                return PFI_TELEMETRY_SMI_QUERY;
             if (memchr(l, ',', len) != NULL)
-                return csv_foreign_header(l, len, why, wlen) ? PFI_TM_AUTO : PFI_TM_SMI_CSV;
+                return csv_foreign_header(l, len, why, wlen) ? PFI_TELEMETRY_AUTO : PFI_TELEMETRY_SMI_CSV;
         }
         i = j + 1;
     }
-    return PFI_TM_AUTO;
+    return PFI_TELEMETRY_AUTO;
 }
 
-pfi_tm_format pfi_tm_detect(const char *head, size_t n)
+pfi_telemetry_format pfi_telemetry_detect(const char *head, size_t n)
 {
     return tm_detect(head, n, false, NULL, 0);
 }

@@ -1,7 +1,7 @@
 /*
  * Integration over a series' time: time gaps, power trapezoids, energy-counter deltas and
  * the power derived from the counter. Every integral here skips breaks (missing values,
- * segment splits) and time gaps (pfi_tm_gaps), so none spans a hole in the data.
+ * segment splits) and time gaps (pfi_telemetry_gaps), so none spans a hole in the data.
  */
 #include <math.h>
 #include <stdint.h>
@@ -10,12 +10,12 @@
 #include "telemetry/internal.h"
 
 /* A step i (from sample i-1 to i) that the rule may look at: positive and not a break. */
-static bool clean_step(const pfi_tm_series *s, size_t i)
+static bool clean_step(const pfi_telemetry_series *s, size_t i)
 {
     return !s->brk[i] && s->t_s[i] > s->t_s[i - 1];
 }
 
-static uint64_t step_key(const pfi_tm_series *s, size_t i)
+static uint64_t step_key(const pfi_telemetry_series *s, size_t i)
 {
     double d = s->t_s[i] - s->t_s[i - 1];
     uint64_t k;
@@ -28,7 +28,7 @@ static uint64_t step_key(const pfi_tm_series *s, size_t i)
  * the steps' bit patterns, one byte per pass (8 passes over the series). NaN when there is
  * no clean step.
  */
-static double median_step(const pfi_tm_series *s)
+static double median_step(const pfi_telemetry_series *s)
 {
     size_t m = 0;
     for (size_t i = 1; i < s->n; i++)
@@ -59,17 +59,17 @@ static double median_step(const pfi_tm_series *s)
     return d;
 }
 
-/* The longest step not integrated over: PFI_TM_GAP_FACTOR x the median step (INFINITY when
+/* The longest step not integrated over: PFI_TELEMETRY_GAP_FACTOR x the median step (INFINITY when
  * the series has no clean step). */
-static double gap_limit(const pfi_tm_series *s, double *step_s)
+static double gap_limit(const pfi_telemetry_series *s, double *step_s)
 {
     double m = median_step(s);
     if (step_s != NULL)
         *step_s = m;
-    return isnan(m) ? INFINITY : PFI_TM_GAP_FACTOR * m;
+    return isnan(m) ? INFINITY : PFI_TELEMETRY_GAP_FACTOR * m;
 }
 
-size_t pfi_tm_gaps(const pfi_tm_series *s, double *step_s, double *longest_s)
+size_t pfi_telemetry_gaps(const pfi_telemetry_series *s, double *step_s, double *longest_s)
 {
     double lim = s->n >= 2 ? gap_limit(s, step_s) : INFINITY;
     if (s->n < 2 && step_s != NULL)
@@ -91,7 +91,7 @@ size_t pfi_tm_gaps(const pfi_tm_series *s, double *step_s, double *longest_s)
     return n;
 }
 
-double pfi_tm_integrate(const pfi_tm_series *s, double *covered_s)
+double pfi_telemetry_integrate(const pfi_telemetry_series *s, double *covered_s)
 {
     double lim = s->n >= 2 ? gap_limit(s, NULL) : INFINITY;
     double sum = 0, cov = 0;
@@ -109,7 +109,7 @@ double pfi_tm_integrate(const pfi_tm_series *s, double *covered_s)
     return sum;
 }
 
-double pfi_tm_counter_delta(const pfi_tm_series *s, double *covered_s, size_t *n_resets)
+double pfi_telemetry_counter_delta(const pfi_telemetry_series *s, double *covered_s, size_t *n_resets)
 {
     double lim = s->n >= 2 ? gap_limit(s, NULL) : INFINITY;
     double sum = 0, cov = 0;
@@ -135,9 +135,9 @@ double pfi_tm_counter_delta(const pfi_tm_series *s, double *covered_s, size_t *n
     return sum;
 }
 
-pfi_error pfi_tm_derive_power_from_energy(pfi_tm *tm)
+pfi_error pfi_telemetry_derive_power_from_energy(pfi_telemetry *tm)
 {
-    long fe = pfi_tm_field_find(tm, "energy_mj");
+    long fe = pfi_telemetry_field_find(tm, "energy_mj");
     if (fe < 0)
         return PFI_OK;
     static const char name[] = "power_energy_w";
@@ -147,13 +147,13 @@ pfi_error pfi_tm_derive_power_from_energy(pfi_tm *tm)
         return err;
     tm->fields[fp].kind = PFI_KIND_POWER_W;
     for (size_t e = 0; e < tm->n_entities; e++) {
-        int k = tm->map[e * PFI_TM_MAX_FIELDS + (size_t)fe];
+        int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + (size_t)fe];
         if (k < 0)
             continue;
         double lim = tm->series[k].n >= 2 ? gap_limit(&tm->series[k], NULL) : INFINITY;
         bool first = true;
         for (size_t i = 1;; i++) {
-            const pfi_tm_series *s = &tm->series[k]; /* re-fetched: tm_put may realloc */
+            const pfi_telemetry_series *s = &tm->series[k]; /* re-fetched: tm_put may realloc */
             if (i >= s->n)
                 break;
             double dt = s->t_s[i] - s->t_s[i - 1];
@@ -177,19 +177,19 @@ pfi_error pfi_tm_derive_power_from_energy(pfi_tm *tm)
     return PFI_OK;
 }
 
-void tm_note_gaps(pfi_tm *tm)
+void tm_note_gaps(pfi_telemetry *tm)
 {
     for (size_t i = 0; i < tm->n_series; i++) {
-        const pfi_tm_series *s = &tm->series[i];
-        pfi_tm_kind kind = tm->fields[s->field].kind;
+        const pfi_telemetry_series *s = &tm->series[i];
+        pfi_telemetry_kind kind = tm->fields[s->field].kind;
         if (kind != PFI_KIND_POWER_W && kind != PFI_KIND_ENERGY_MJ)
             continue; /* the integrated quantities only: a gap in a mean does no harm */
         double step, longest;
-        size_t n = pfi_tm_gaps(s, &step, &longest);
+        size_t n = pfi_telemetry_gaps(s, &step, &longest);
         if (n > 0)
             tm_note(tm, "%s: %s: %zu time gap%s longer than %gx the median sampling step "
                         "(%.3g s), longest %.4g s: not integrated across",
                     tm->entities[s->entity].name, tm->fields[s->field].name, n,
-                    n == 1 ? "" : "s", PFI_TM_GAP_FACTOR, step, longest);
+                    n == 1 ? "" : "s", PFI_TELEMETRY_GAP_FACTOR, step, longest);
     }
 }

@@ -55,7 +55,7 @@ const pfi_featmap_entry *pfi_featmap_by_predictor(const char *predictor)
     return NULL;
 }
 
-double pfi_featmap_fraction_scale(pfi_tm_kind kind)
+double pfi_featmap_fraction_scale(pfi_telemetry_kind kind)
 {
     return kind == PFI_KIND_PERCENT ? PERCENT_TO_FRACTION : 1.0;
 }

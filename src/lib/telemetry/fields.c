@@ -1,7 +1,7 @@
 /*
  * The field names table: every source name the readers meet (nvidia-smi query fields, dmon
  * and dcgmi dmon short names, DCGM_FI_* metrics, nvidia-smi -q labels and -q -x elements)
- * mapped to its canonical field, kind and DCGM field id (pfi_tm_field_info). A new source
+ * mapped to its canonical field, kind and DCGM field id (pfi_telemetry_field_info). A new source
  * name is one row here.
  */
 #include <string.h>
@@ -15,7 +15,7 @@
  */
 static const struct field_alias {
     const char *source, *canonical;
-    pfi_tm_kind kind;
+    pfi_telemetry_kind kind;
     int dcgm_id;
 } aliases[] = {
     {"power.draw", "power_w", PFI_KIND_POWER_W, 155},
@@ -112,7 +112,7 @@ static const struct field_alias {
     {"max_power_limit", "max_limit_w", PFI_KIND_LIMIT_W, 162},
 };
 
-void pfi_tm_field_info(const char *name, const char **canonical, pfi_tm_kind *kind,
+void pfi_telemetry_field_info(const char *name, const char **canonical, pfi_telemetry_kind *kind,
                        int *dcgm_id)
 {
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {

@@ -40,7 +40,7 @@ void tm_lines_free(tm_lines *r);
 pfi_error tm_lines_head(tm_lines *r);
 /* Next line in *s (borrowed, NOT NUL-terminated, CR stripped), *n its length; *eof at end.
  * A UTF-8 byte order mark before the first line is dropped. PFI_ERR_LINE_TOO_LONG when a
- * line exceeds PFI_TM_MAX_LINE (r->line is then that line's number), PFI_ERR_IO when the read
+ * line exceeds PFI_TELEMETRY_MAX_LINE (r->line is then that line's number), PFI_ERR_IO when the read
  * fails (r->err). After an error the reader is not used again. */
 pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof);
 /* Drop a byte order mark at the start of the buffered bytes (once; tm_lines_next calls it). */
@@ -78,17 +78,17 @@ static inline void tm_lines_skip(tm_lines *r, size_t bytes, long lines)
 pfi_value_status tm_parse_number(const char *text, size_t len, double *out);
 
 /* Collector internals. */
-pfi_error tm_entity(pfi_tm *tm, const char *name, size_t len, size_t *id);
-pfi_error tm_field(pfi_tm *tm, const char *source, size_t len, size_t *id);
+pfi_error tm_entity(pfi_telemetry *tm, const char *name, size_t len, size_t *id);
+pfi_error tm_field(pfi_telemetry *tm, const char *source, size_t len, size_t *id);
 /* Store one sample: status OK with value, or MISSING. row groups samples of one scrape for
  * duplicate detection (-1: no duplicate check); pod: the sample came with pod labels. */
-pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, double v,
+pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_status st, double v,
                  long row, bool pod);
 
-/* Keep t as the time of a row whose value of (e, f) was not stored (pfi_tm_series.miss_t;
+/* Keep t as the time of a row whose value of (e, f) was not stored (pfi_telemetry_series.miss_t;
  * power and energy fields, keep_series, known times only; else nothing). tm_put does this
  * for every missing or out-of-range sample it is given. */
-pfi_error tm_put_miss_time(pfi_tm *tm, size_t e, size_t f, double t);
+pfi_error tm_put_miss_time(pfi_telemetry *tm, size_t e, size_t f, double t);
 
 /* DCGM blank sentinels (dcgm_structs.h): DCGM_INT32_BLANK 0x7ffffff0 and above,
  * DCGM_INT64_BLANK 0x7ffffffffffffff0, DCGM_FP64_BLANK 140737488355328.0 — "no value". */
@@ -98,7 +98,7 @@ static inline bool tm_is_dcgm_blank(double v)
            v >= 9223372036854775792.0;
 }
 
-static inline bool tm_out_of_range(const pfi_tm *tm, pfi_tm_kind kind, double v)
+static inline bool tm_out_of_range(const pfi_telemetry *tm, pfi_telemetry_kind kind, double v)
 {
     switch (kind) {
     case PFI_KIND_PERCENT:
@@ -116,7 +116,7 @@ static inline bool tm_out_of_range(const pfi_tm *tm, pfi_tm_kind kind, double v)
 }
 
 /* The values tm_out_of_range accepts for kind: [*lo, *hi] (v outside, or NaN: rejected). */
-static inline void tm_kind_range(const pfi_tm *tm, pfi_tm_kind kind, double *lo, double *hi)
+static inline void tm_kind_range(const pfi_telemetry *tm, pfi_telemetry_kind kind, double *lo, double *hi)
 {
     *lo = 0;
     *hi = INFINITY;
@@ -141,7 +141,7 @@ static inline void tm_kind_range(const pfi_tm *tm, pfi_tm_kind kind, double *lo,
 
 /* A valid sample v at time t counted into s (tm_put's bookkeeping of one stored value,
  * whether or not the series keeps its samples). */
-static inline __attribute__((always_inline)) void tm_count_sample(pfi_tm_series *s, double t,
+static inline __attribute__((always_inline)) void tm_count_sample(pfi_telemetry_series *s, double t,
                                                                   double v)
 {
     s->last_row = -1;
@@ -164,15 +164,15 @@ static inline __attribute__((always_inline)) void tm_count_sample(pfi_tm_series 
  * once for many samples must not pass such a field (tm_put_ok computes them per sample).
  */
 static inline __attribute__((always_inline)) pfi_error
-tm_put_in(pfi_tm *tm, const int *row, size_t e, size_t f, double t, double v, double lo,
+tm_put_in(pfi_telemetry *tm, const int *row, size_t e, size_t f, double t, double v, double lo,
           double hi, bool keep_series, bool max_limit)
 {
     int k = row[f];
     if (k < 0 || !(v >= lo && v <= hi) || (v >= 2147483632.0 && tm_is_dcgm_blank(v)))
         return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
-    pfi_tm_series *s = &tm->series[k];
+    pfi_telemetry_series *s = &tm->series[k];
     if (keep_series) {
-        if (s->n == s->cap || tm->n_stored >= PFI_TM_MAX_SAMPLES)
+        if (s->n == s->cap || tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
             return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
         s->t_s[s->n] = t;
         s->value[s->n] = v;
@@ -187,13 +187,13 @@ tm_put_in(pfi_tm *tm, const int *row, size_t e, size_t f, double t, double v, do
 }
 
 /* tm_put_in for one sample, the field's range and kind looked up here. */
-static inline __attribute__((always_inline)) pfi_error tm_put_ok(pfi_tm *tm, size_t e, size_t f,
+static inline __attribute__((always_inline)) pfi_error tm_put_ok(pfi_telemetry *tm, size_t e, size_t f,
                                                                  double t, double v)
 {
-    const pfi_tm_field *fl = &tm->fields[f];
+    const pfi_telemetry_field *fl = &tm->fields[f];
     double lo, hi;
     tm_kind_range(tm, fl->kind, &lo, &hi);
-    return tm_put_in(tm, &tm->map[e * PFI_TM_MAX_FIELDS], e, f, t, v, lo, hi,
+    return tm_put_in(tm, &tm->map[e * PFI_TELEMETRY_MAX_FIELDS], e, f, t, v, lo, hi,
                      tm->opt.keep_series, fl->kind == PFI_KIND_LIMIT_W && fl->dcgm_id == 162);
 }
 
@@ -206,14 +206,14 @@ static inline __attribute__((always_inline)) pfi_error tm_put_ok(pfi_tm *tm, siz
  * stored.
  */
 static inline __attribute__((always_inline)) pfi_error
-tm_put_row(pfi_tm *tm, size_t e, const size_t *fields, const double *fv, const double *lo,
+tm_put_row(pfi_telemetry *tm, size_t e, const size_t *fields, const double *fv, const double *lo,
            const double *hi, size_t n, double t, bool plain,
            bool keep_series)
 {
-    const int *row = &tm->map[e * PFI_TM_MAX_FIELDS];
+    const int *row = &tm->map[e * PFI_TELEMETRY_MAX_FIELDS];
     pfi_error err;
     if (plain && !keep_series) {
-        pfi_tm_series *series = tm->series;
+        pfi_telemetry_series *series = tm->series;
         for (size_t i = 0; i < n; i++) {
             double v = fv[i];
             int k = row[fields[i]];
@@ -240,47 +240,47 @@ tm_put_row(pfi_tm *tm, size_t e, const size_t *fields, const double *fv, const d
 
 /* Time of a new row of entity e: t when has_t, else nominal index x interval. Handles
  * backwards jumps (segment split) and, when tod is true, midnight rollover. */
-double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long line,
+double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, long line,
                    const char *name);
 /* The nominal sampling interval: options.interval_s, else 1 s (noted once). */
-double tm_interval(pfi_tm *tm);
+double tm_interval(pfi_telemetry *tm);
 
 /* tm_row_time(tm, e, false, ...) inlined: a row without a time of its own. */
-static inline double tm_row_time_nominal(pfi_tm *tm, size_t e)
+static inline double tm_row_time_nominal(pfi_telemetry *tm, size_t e)
 {
-    pfi_tm_entity *en = &tm->entities[e];
+    pfi_telemetry_entity *en = &tm->entities[e];
     en->rows++;
     tm->time_nominal = true;
     tm->time_relative = true;
     return (double)(en->rows - 1) * (tm->opt.interval_s > 0 ? tm->opt.interval_s : tm_interval(tm));
 }
-void tm_note(pfi_tm *tm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void tm_tool_error(pfi_tm *tm, const char *name, long line, const char *s, size_t n);
-void tm_mark_lost(pfi_tm *tm, size_t e, double t);
-/* One note per power or energy series with time gaps (pfi_tm_gaps; energy.c). */
-void tm_note_gaps(pfi_tm *tm);
+void tm_note(pfi_telemetry *tm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tm_tool_error(pfi_telemetry *tm, const char *name, long line, const char *s, size_t n);
+void tm_mark_lost(pfi_telemetry *tm, size_t e, double t);
+/* One note per power or energy series with time gaps (pfi_telemetry_gaps; energy.c). */
+void tm_note_gaps(pfi_telemetry *tm);
 char *tm_strndup(const char *s, size_t n);
 
 /*
  * Detection (detect.c): the format of a file from its first bytes head[0..n) (cut: head
- * ends before the file does, so its last line may be cut). PFI_TM_AUTO when none, with the
+ * ends before the file does, so its last line may be cut). PFI_TELEMETRY_AUTO when none, with the
  * reason in why[wlen] (may be NULL) when there was something to read.
  */
-pfi_tm_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t wlen);
+pfi_telemetry_format tm_detect(const char *head, size_t n, bool cut, char *why, size_t wlen);
 
 /*
  * Readers, one per format (read.c's table): read r into tm, name for the notes, diag (may
  * be NULL) for a fatal error. A new format is its reader's file (in PFI_TELEMETRY_SOURCES),
- * its declaration here, a number in pfi_tm_format (pfi/telemetry.h), a row in read.c's
+ * its declaration here, a number in pfi_telemetry_format (pfi/telemetry.h), a row in read.c's
  * table (its --format name and reader), its rule in tm_detect (detect.c), and its source
  * names in fields.c when they are new.
  */
-pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
-pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
-pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
-pfi_error tm_read_dcgmi(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
-pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
-pfi_error tm_read_smi_xml(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
+pfi_error tm_read_smi_csv(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+pfi_error tm_read_dcgmi(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+pfi_error tm_read_prom(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+pfi_error tm_read_smi_xml(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
 long tm_days_from_civil(long y, unsigned m, unsigned d);

@@ -16,7 +16,7 @@
 #include "telemetry/internal.h"
 
 #define KL_BLOCK 65536
-#define KL_SLOTS (2 * PFI_KL_MAX_EVENTS) /* power of two: the hash table never fills */
+#define KL_SLOTS (2 * PFI_KERNLOG_MAX_EVENTS) /* power of two: the hash table never fills */
 
 /* ---- small text helpers ---- */
 
@@ -97,7 +97,7 @@ static bool hex_field(const char *s, size_t n, size_t max, unsigned *v)
     return true;
 }
 
-bool pfi_kl_bus_normalize(const char *s, size_t n, char out[PFI_KL_BUS_LEN])
+bool pfi_kernlog_bus_normalize(const char *s, size_t n, char out[PFI_KERNLOG_BUS_LEN])
 {
     out[0] = '\0';
     if (s == NULL)
@@ -152,7 +152,7 @@ bool pfi_kl_bus_normalize(const char *s, size_t n, char out[PFI_KL_BUS_LEN])
         if (dl > 4 && !hex_field(d + dl - 4, 4, 4, &dom))
             return false;
     }
-    snprintf(out, PFI_KL_BUS_LEN, "%04x:%02x:%02x.%x", dom & 0xffffu, bus, dev, fn);
+    snprintf(out, PFI_KERNLOG_BUS_LEN, "%04x:%02x:%02x.%x", dom & 0xffffu, bus, dev, fn);
     return true;
 }
 
@@ -207,13 +207,13 @@ static const xid_info *xid_lookup(int xid)
     return NULL;
 }
 
-const char *pfi_kl_xid_name(int xid)
+const char *pfi_kernlog_xid_name(int xid)
 {
     const xid_info *x = xid_lookup(xid);
     return x ? x->name : NULL;
 }
 
-const int *pfi_kl_default_fatal(size_t *n)
+const int *pfi_kernlog_default_fatal(size_t *n)
 {
     if (n != NULL)
         *n = sizeof default_fatal / sizeof default_fatal[0];
@@ -242,7 +242,7 @@ static bool recovery_needed(const char *msg)
     return any && nonzero;
 }
 
-bool pfi_kl_is_fatal(const pfi_kl_event *ev, const int *fatal, size_t n_fatal)
+bool pfi_kernlog_is_fatal(const pfi_kernlog_event *ev, const int *fatal, size_t n_fatal)
 {
     if (ev == NULL)
         return false;
@@ -262,12 +262,12 @@ bool pfi_kl_is_fatal(const pfi_kl_event *ev, const int *fatal, size_t n_fatal)
 
 /* ---- the collector ---- */
 
-pfi_error pfi_kl_create(pfi_kl **out)
+pfi_error pfi_kernlog_create(pfi_kernlog **out)
 {
     if (out == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
     *out = NULL;
-    pfi_kl *kl = pfi_calloc(1, sizeof *kl);
+    pfi_kernlog *kl = pfi_calloc(1, sizeof *kl);
     if (kl == NULL)
         return PFI_ERR_NOMEM;
     kl->slots = pfi_calloc(KL_SLOTS, sizeof *kl->slots);
@@ -279,7 +279,7 @@ pfi_error pfi_kl_create(pfi_kl **out)
     return PFI_OK;
 }
 
-void pfi_kl_destroy(pfi_kl *kl)
+void pfi_kernlog_destroy(pfi_kernlog *kl)
 {
     if (kl == NULL)
         return;
@@ -297,11 +297,11 @@ enum { REC_NONE, REC_OTHER, REC_NVRM, REC_XID };
 typedef struct record {
     int kind;
     int xid;
-    char bus[PFI_KL_BUS_LEN];
+    char bus[PFI_KERNLOG_BUS_LEN];
     char bus_text[32];
-    char time[PFI_KL_TIME_LEN];
-    pfi_kl_clock clock;
-    char msg[PFI_KL_MSG_LEN];
+    char time[PFI_KERNLOG_TIME_LEN];
+    pfi_kernlog_clock clock;
+    char msg[PFI_KERNLOG_MSG_LEN];
     size_t msg_len;
     bool cut;
     long line;
@@ -352,7 +352,7 @@ static const char *event_key(const char *bus, const char *bus_text)
 
 /* Keep the finished record r of file fi: merged into an earlier event with the same Xid and
  * GPU, or as a new one while there is room. */
-static pfi_error add_event(pfi_kl *kl, const record *r, int xid, size_t fi)
+static pfi_error add_event(pfi_kernlog *kl, const record *r, int xid, size_t fi)
 {
     const char *key = event_key(r->bus, r->bus_text);
     uint32_t h = event_hash(xid, key) & (KL_SLOTS - 1);
@@ -360,7 +360,7 @@ static pfi_error add_event(pfi_kl *kl, const record *r, int xid, size_t fi)
         unsigned idx = kl->slots[h];
         if (idx == 0)
             break;
-        pfi_kl_event *ev = &kl->events[idx - 1];
+        pfi_kernlog_event *ev = &kl->events[idx - 1];
         if (ev->xid == xid && strcmp(event_key(ev->bus, ev->bus_text), key) == 0) {
             ev->count++;
             memcpy(ev->last_time, r->time, sizeof ev->last_time);
@@ -369,21 +369,21 @@ static pfi_error add_event(pfi_kl *kl, const record *r, int xid, size_t fi)
             return PFI_OK;
         }
     }
-    if (kl->n_events == PFI_KL_MAX_EVENTS) {
+    if (kl->n_events == PFI_KERNLOG_MAX_EVENTS) {
         kl->n_dropped++;
         return PFI_OK;
     }
     if (kl->n_events == kl->events_cap) {
         size_t cap = kl->events_cap ? 2 * kl->events_cap : 16;
-        if (cap > PFI_KL_MAX_EVENTS)
-            cap = PFI_KL_MAX_EVENTS;
-        pfi_kl_event *ev = pfi_realloc(kl->events, cap * sizeof *ev);
+        if (cap > PFI_KERNLOG_MAX_EVENTS)
+            cap = PFI_KERNLOG_MAX_EVENTS;
+        pfi_kernlog_event *ev = pfi_realloc(kl->events, cap * sizeof *ev);
         if (ev == NULL)
             return PFI_ERR_NOMEM;
         kl->events = ev;
         kl->events_cap = cap;
     }
-    pfi_kl_event *ev = &kl->events[kl->n_events];
+    pfi_kernlog_event *ev = &kl->events[kl->n_events];
     memset(ev, 0, sizeof *ev);
     ev->xid = xid;
     memcpy(ev->bus, r->bus, sizeof ev->bus);
@@ -417,7 +417,7 @@ static bool notice_bus(const char *s, size_t n, char *bus, char *bus_text, size_
             m--;
         bool written =
             memchr(s + i, '.', m) != NULL || (m > 4 && find_ci(s + i, 4, "pci:") == s + i);
-        if (m > 0 && written && pfi_kl_bus_normalize(s + i, m, bus)) {
+        if (m > 0 && written && pfi_kernlog_bus_normalize(s + i, m, bus)) {
             copy_text(bus_text, text_len, s + i, m);
             return true;
         }
@@ -427,7 +427,7 @@ static bool notice_bus(const char *s, size_t n, char *bus, char *bus_text, size_
 }
 
 /* End the open record: an Xid or a notice becomes an event; everything is counted. */
-static pfi_error finish(pfi_kl *kl, record *r, size_t fi)
+static pfi_error finish(pfi_kernlog *kl, record *r, size_t fi)
 {
     pfi_error e = PFI_OK;
     if (r->kind == REC_XID) {
@@ -590,13 +590,13 @@ static void parse_prefix(const char *s, size_t n, record *r)
         copy_text(t + len, cap - len, b, bn);
     }
     if (wn > 0)
-        r->clock = PFI_KL_CLOCK_WALL;
+        r->clock = PFI_KERNLOG_CLOCK_WALL;
     else if (bn > 0 && bracket_numeric(b, bn))
-        r->clock = PFI_KL_CLOCK_BOOT;
+        r->clock = PFI_KERNLOG_CLOCK_BOOT;
     else if (bn > 0 && memchr(b, ':', bn) != NULL)
-        r->clock = PFI_KL_CLOCK_WALL; /* dmesg -T */
+        r->clock = PFI_KERNLOG_CLOCK_WALL; /* dmesg -T */
     else
-        r->clock = PFI_KL_CLOCK_NONE;
+        r->clock = PFI_KERNLOG_CLOCK_NONE;
 }
 
 /* "Xid (PCI:0000:3d:00): 79, message" after "NVRM: " (s[0..n)); false when not readable. */
@@ -630,7 +630,7 @@ static bool parse_xid(const char *s, size_t n, record *r)
         return false;
     r->xid = (int)x;
     copy_text(r->bus_text, sizeof r->bus_text, bt, bl);
-    pfi_kl_bus_normalize(bt, bl, r->bus);
+    pfi_kernlog_bus_normalize(bt, bl, r->bus);
     if (i < n && s[i] == ',')
         i++;
     rec_append(r, s + i, n - i);
@@ -638,7 +638,7 @@ static bool parse_xid(const char *s, size_t n, record *r)
 }
 
 /* One line of file fi. */
-static pfi_error kl_line(pfi_kl *kl, record *r, const char *s, size_t n, long line, size_t fi)
+static pfi_error kl_line(pfi_kernlog *kl, record *r, const char *s, size_t n, long line, size_t fi)
 {
     size_t k = 0;
     while (k < n && is_blank(s[k]))
@@ -682,7 +682,7 @@ static pfi_error kl_line(pfi_kl *kl, record *r, const char *s, size_t n, long li
     if (mn >= 3 && memcmp(m, "Xid", 3) == 0 && (mn == 3 || is_blank(m[3]) || m[3] == '(')) {
         if (!parse_xid(m, mn, r)) {
             kl->n_malformed++;
-            if (kl->n_malformed_noted < PFI_KL_MAX_NOTED) {
+            if (kl->n_malformed_noted < PFI_KERNLOG_MAX_NOTED) {
                 kl->malformed_file[kl->n_malformed_noted] = fi;
                 kl->malformed_line[kl->n_malformed_noted++] = line;
             }
@@ -711,7 +711,7 @@ typedef struct kl_reader {
 enum { LINE_OK, LINE_LONG, LINE_EOF, LINE_ERROR };
 
 /* Next line in *s, *n (borrowed, no terminator, a trailing CR dropped). A line longer than
- * PFI_KL_MAX_LINE is read past and reported once as LINE_LONG. */
+ * PFI_KERNLOG_MAX_LINE is read past and reported once as LINE_LONG. */
 static int next_line(kl_reader *r, const char **s, size_t *n)
 {
     for (;;) {
@@ -722,7 +722,7 @@ static int next_line(kl_reader *r, const char **s, size_t *n)
             size_t len = nl ? (size_t)(nl - start) : avail;
             r->pos += nl ? len + 1 : len;
             r->line++;
-            if (r->skipping || len > PFI_KL_MAX_LINE) {
+            if (r->skipping || len > PFI_KERNLOG_MAX_LINE) {
                 r->skipping = false;
                 return LINE_LONG;
             }
@@ -734,7 +734,7 @@ static int next_line(kl_reader *r, const char **s, size_t *n)
         }
         if (r->eof)
             return LINE_EOF;
-        if (avail > PFI_KL_MAX_LINE) {
+        if (avail > PFI_KERNLOG_MAX_LINE) {
             r->skipping = true; /* no end in sight: drop what we have, find the newline */
             avail = 0;
         }
@@ -751,7 +751,7 @@ static int next_line(kl_reader *r, const char **s, size_t *n)
     }
 }
 
-pfi_error pfi_kl_read_stream(pfi_kl *kl, FILE *f, const char *name, pfi_diag *diag)
+pfi_error pfi_kernlog_read_stream(pfi_kernlog *kl, FILE *f, const char *name, pfi_diag *diag)
 {
     if (kl == NULL || f == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
@@ -765,7 +765,7 @@ pfi_error pfi_kl_read_stream(pfi_kl *kl, FILE *f, const char *name, pfi_diag *di
         return PFI_ERR_NOMEM;
     size_t fi = kl->n_files++;
     kl_reader rd = {.f = f};
-    rd.buf = pfi_malloc(KL_BLOCK + PFI_KL_MAX_LINE + 1);
+    rd.buf = pfi_malloc(KL_BLOCK + PFI_KERNLOG_MAX_LINE + 1);
     if (rd.buf == NULL)
         return PFI_ERR_NOMEM;
     record *r = pfi_calloc(1, sizeof *r);
@@ -805,7 +805,7 @@ pfi_error pfi_kl_read_stream(pfi_kl *kl, FILE *f, const char *name, pfi_diag *di
     return e;
 }
 
-pfi_error pfi_kl_read_file(pfi_kl *kl, const char *path, pfi_diag *diag)
+pfi_error pfi_kernlog_read_file(pfi_kernlog *kl, const char *path, pfi_diag *diag)
 {
     pfi_diag_clear(diag);
     if (kl == NULL || path == NULL)
@@ -815,35 +815,35 @@ pfi_error pfi_kl_read_file(pfi_kl *kl, const char *path, pfi_diag *diag)
         pfi_diag_set(diag, path, 0, NULL, "cannot open kernel log: %s", strerror(errno));
         return PFI_ERR_IO;
     }
-    pfi_error e = pfi_kl_read_stream(kl, f, path, diag);
+    pfi_error e = pfi_kernlog_read_stream(kl, f, path, diag);
     fclose(f);
     return e;
 }
 
 /* ---- correlation with the run ---- */
 
-pfi_error pfi_kl_apply(const pfi_kl *kl, pfi_tm *tm, const int *fatal, size_t n_fatal,
-                       pfi_kl_match *out, size_t *n_matched)
+pfi_error pfi_kernlog_apply(const pfi_kernlog *kl, pfi_telemetry *tm, const int *fatal, size_t n_fatal,
+                       pfi_kernlog_match *out, size_t *n_matched)
 {
     if (n_matched != NULL)
         *n_matched = 0;
     if (kl == NULL || tm == NULL || (kl->n_events > 0 && out == NULL) ||
         (n_fatal > 0 && fatal == NULL))
         return PFI_ERR_INVALID_ARGUMENT;
-    char(*nb)[PFI_KL_BUS_LEN] = NULL;
+    char(*nb)[PFI_KERNLOG_BUS_LEN] = NULL;
     if (tm->n_entities > 0 && (nb = pfi_calloc(tm->n_entities, sizeof *nb)) == NULL)
         return PFI_ERR_NOMEM;
     for (size_t e = 0; e < tm->n_entities; e++) {
-        const pfi_tm_entity *en = &tm->entities[e];
+        const pfi_telemetry_entity *en = &tm->entities[e];
         if (en->is_gpu && en->bus != NULL)
-            pfi_kl_bus_normalize(en->bus, strlen(en->bus), nb[e]);
+            pfi_kernlog_bus_normalize(en->bus, strlen(en->bus), nb[e]);
     }
     size_t matched = 0;
     for (size_t i = 0; i < kl->n_events; i++) {
-        const pfi_kl_event *ev = &kl->events[i];
-        pfi_kl_match *m = &out[i];
+        const pfi_kernlog_event *ev = &kl->events[i];
+        pfi_kernlog_match *m = &out[i];
         m->entity = -1;
-        m->fatal = pfi_kl_is_fatal(ev, fatal, n_fatal);
+        m->fatal = pfi_kernlog_is_fatal(ev, fatal, n_fatal);
         m->marked = false;
         if (ev->bus[0] == '\0')
             continue;
@@ -855,7 +855,7 @@ pfi_error pfi_kl_apply(const pfi_kl *kl, pfi_tm *tm, const int *fatal, size_t n_
         if (m->entity < 0)
             continue;
         matched++;
-        pfi_tm_entity *en = &tm->entities[m->entity];
+        pfi_telemetry_entity *en = &tm->entities[m->entity];
         if (m->fatal && !en->lost) {
             tm_mark_lost(tm, (size_t)m->entity, NAN);
             m->marked = true;

@@ -1,6 +1,6 @@
 /*
  * The bounded line reader every text reader reads through (tm_lines, telemetry/internal.h):
- * 256 KiB blocks, lines of at most PFI_TM_MAX_LINE bytes, TM_LINE_PAD readable bytes past
+ * 256 KiB blocks, lines of at most PFI_TELEMETRY_MAX_LINE bytes, TM_LINE_PAD readable bytes past
  * every line for the hot paths' wide loads, a byte order mark dropped, and the messages of
  * its two failures (a read error, a line too long).
  */
@@ -18,7 +18,7 @@ pfi_error tm_lines_init(tm_lines *r, FILE *f)
 {
     memset(r, 0, sizeof *r);
     r->f = f;
-    r->buf = pfi_malloc(TM_BLOCK + PFI_TM_MAX_LINE + 1 + TM_LINE_PAD);
+    r->buf = pfi_malloc(TM_BLOCK + PFI_TELEMETRY_MAX_LINE + 1 + TM_LINE_PAD);
     if (r->buf == NULL)
         return PFI_ERR_NOMEM;
     memset(r->buf, 0, TM_LINE_PAD);
@@ -39,7 +39,7 @@ pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof)
         char *nl = avail ? memchr(start, '\n', avail) : NULL;
         if (nl != NULL || (r->eof && avail > 0)) {
             size_t len = nl ? (size_t)(nl - start) : avail;
-            if (len + 1 > PFI_TM_MAX_LINE) {
+            if (len + 1 > PFI_TELEMETRY_MAX_LINE) {
                 r->line++; /* the error is about this line: count it first */
                 return PFI_ERR_LINE_TOO_LONG;
             }
@@ -56,7 +56,7 @@ pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof)
             *eof = true;
             return PFI_OK;
         }
-        if (avail >= PFI_TM_MAX_LINE) {
+        if (avail >= PFI_TELEMETRY_MAX_LINE) {
             r->line++;
             return PFI_ERR_LINE_TOO_LONG;
         }
@@ -123,5 +123,5 @@ void tm_line_too_long_diag(pfi_diag *diag)
         snprintf(diag->message, sizeof diag->message,
                  "line longer than %d bytes (%d KiB): expected one record per line; is this "
                  "the right file?",
-                 PFI_TM_MAX_LINE - 1, PFI_TM_MAX_LINE / 1024);
+                 PFI_TELEMETRY_MAX_LINE - 1, PFI_TELEMETRY_MAX_LINE / 1024);
 }

@@ -159,7 +159,7 @@ static bool looks_like_header(const span *f, size_t n)
     return n > 0;
 }
 
-static pfi_error map_csv_header(pfi_tm *tm, const span *f, size_t n, csv_col *cols)
+static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_col *cols)
 {
     for (size_t i = 0; i < n; i++) {
         span x = f[i];
@@ -401,7 +401,7 @@ static inline __attribute__((always_inline)) void csv_fast_time(csv_fast_state *
  * (the CPU permitting), and without. */
 #if TM_SSE2
 __attribute__((target(TM_SIMD_TARGET))) static size_t
-csv_block_simd(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+csv_block_simd(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *cols,
                const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
                long line0, long *rows, pfi_error *err, bool wide)
 {
@@ -415,7 +415,7 @@ csv_block_simd(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
 /* The block path from p0: the loop of one-word masks when the first row is shorter than 64
  * bytes, else the one of two words (a file's rows are mostly alike; a narrower or wider one
  * ends the block, and the next call picks again). */
-static size_t csv_block(pfi_tm *tm, const char *p0, size_t avail, const csv_col *cols,
+static size_t csv_block(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *cols,
                         const csv_layout *lay, size_t ncol, csv_fast_state *fs,
                         const char *name, long line0, long *rows, pfi_error *err, bool simd)
 {
@@ -451,7 +451,7 @@ typedef struct csv_state {
 } csv_state;
 
 /* A fresh reader state; with --fields (options.csv_fields) the header is that list. */
-static pfi_error csv_begin(pfi_tm *tm, csv_state *st)
+static pfi_error csv_begin(pfi_telemetry *tm, csv_state *st)
 {
     st->last_date[0] = '\0';
     st->last_days = 0;
@@ -485,7 +485,7 @@ static pfi_error csv_begin(pfi_tm *tm, csv_state *st)
 /* The block path over the buffered rows, when the layout is the common one (one index
  * column, at most one timestamp, no bus id); what it leaves goes the per-line way. Never
  * on line 1: the per-line path strips a byte order mark there. */
-static inline pfi_error csv_take_block(pfi_tm *tm, tm_lines *r, csv_state *st, const char *name)
+static inline pfi_error csv_take_block(pfi_telemetry *tm, tm_lines *r, csv_state *st, const char *name)
 {
     if (!(st->have_header && st->ncol > 0 && !st->generic && r->line > 0 && st->lay.n_index == 1 &&
           st->lay.n_time <= 1 && st->lay.n_bus == 0))
@@ -519,7 +519,7 @@ static inline size_t csv_split_line(csv_state *st, span t, bool *fast)
 
 /* A header of k fields (the first line, or a re-print when several captures were
  * appended): the columns mapped again. */
-static pfi_error csv_header(pfi_tm *tm, csv_state *st, size_t k)
+static pfi_error csv_header(pfi_telemetry *tm, csv_state *st, size_t k)
 {
     pfi_error e = map_csv_header(tm, st->f, k, st->cols);
     if (e != PFI_OK)
@@ -532,7 +532,7 @@ static pfi_error csv_header(pfi_tm *tm, csv_state *st, size_t k)
 
 /* A row of k fields under a header of another count: a lone field is the tool's text
  * (quoted; "... for GPU<bus>: ..." marks that GPU lost), else a note. Counted skipped. */
-static void csv_bad_count(pfi_tm *tm, const csv_state *st, span t, size_t k, const char *name,
+static void csv_bad_count(pfi_telemetry *tm, const csv_state *st, span t, size_t k, const char *name,
                           long line)
 {
     if (k == 1) {
@@ -562,7 +562,7 @@ static inline bool csv_indexed(const csv_state *st)
 /* The common row of k fields — one index column, at most one timestamp, no bus id: the
  * entity from the cache, the time from the previous row when its text is the same (8 GPUs
  * share each timestamp), every value straight into its series. */
-static inline pfi_error csv_indexed_row(pfi_tm *tm, csv_state *st, size_t k, const char *name,
+static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t k, const char *name,
                                         long line)
 {
     span ix = st->f[st->lay.index_col];
@@ -587,7 +587,7 @@ static inline pfi_error csv_indexed_row(pfi_tm *tm, csv_state *st, size_t k, con
         if (st->cols[i].role == COL_VALUE &&
             (e = tm_put_ok(tm, st->ent, st->cols[i].field, tt, st->fv[i])) != PFI_OK)
             return e;
-    pfi_tm_entity *en = &tm->entities[st->ent];
+    pfi_telemetry_entity *en = &tm->entities[st->ent];
     if (st->lay.n_value > 0 && !en->lost)
         en->last_good_t_s = tt;
     tm->n_rows++;
@@ -599,7 +599,7 @@ static inline pfi_error csv_indexed_row(pfi_tm *tm, csv_state *st, size_t k, con
  * fast paths split it): the unit must agree with the header's; mW under [W] is converted
  * (noted once per column), another unit rejects the cell (noted once per column), a blank
  * and no unit is not a number. */
-static pfi_value_status csv_cell_with_unit(pfi_tm *tm, csv_state *st, size_t i, span x, size_t b,
+static pfi_value_status csv_cell_with_unit(pfi_telemetry *tm, csv_state *st, size_t i, span x, size_t b,
                                            double *v, const char *name, long line)
 {
     const csv_col *col = &st->cols[i];
@@ -635,7 +635,7 @@ static pfi_value_status csv_cell_with_unit(pfi_tm *tm, csv_state *st, size_t i, 
  * row's converted value; a "[...]" placeholder is missing ("[GPU is lost]" and "[GPU
  * requires reset]" set *lost); else a number, with or without a unit. What is not a
  * number is noted and missing. */
-static pfi_value_status csv_cell(pfi_tm *tm, csv_state *st, size_t i, span x, bool fast, double *v,
+static pfi_value_status csv_cell(pfi_telemetry *tm, csv_state *st, size_t i, span x, bool fast, double *v,
                                  bool *lost, const char *name, long line)
 {
     if (fast) {
@@ -662,7 +662,7 @@ static pfi_value_status csv_cell(pfi_tm *tm, csv_state *st, size_t i, span x, bo
 
 /* The general path for a row of k fields: identity and time first (index, bus id,
  * timestamp), then every value cell with the missing-value rules and notes. */
-static pfi_error csv_general_row(pfi_tm *tm, csv_state *st, size_t k, bool fast, const char *name,
+static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, bool fast, const char *name,
                                  long line)
 {
     const span *f = st->f;
@@ -687,7 +687,7 @@ static pfi_error csv_general_row(pfi_tm *tm, csv_state *st, size_t k, bool fast,
     pfi_error e;
     if ((e = tm_entity(tm, ename, strlen(ename), &st->ent)) != PFI_OK)
         return e;
-    pfi_tm_entity *en = &tm->entities[st->ent];
+    pfi_telemetry_entity *en = &tm->entities[st->ent];
     if (bus[0] != '\0' && en->bus == NULL)
         en->bus = tm_strndup(bus, strlen(bus));
     double tt = tm_row_time(tm, st->ent, has_t, tsec, false, line, name);
@@ -712,7 +712,7 @@ static pfi_error csv_general_row(pfi_tm *tm, csv_state *st, size_t k, bool fast,
 
 /* One line handed out by the line reader (line: its number): a header, a row, or the
  * tool's text. */
-static inline pfi_error csv_line(pfi_tm *tm, csv_state *st, const char *s, size_t n, long line,
+static inline pfi_error csv_line(pfi_telemetry *tm, csv_state *st, const char *s, size_t n, long line,
                                  const char *name, pfi_diag *diag)
 {
     if (line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
@@ -747,7 +747,7 @@ static inline pfi_error csv_line(pfi_tm *tm, csv_state *st, const char *s, size_
     return csv_general_row(tm, st, k, fast, name, line);
 }
 
-pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+pfi_error tm_read_smi_csv(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     csv_state st;
     pfi_error e = csv_begin(tm, &st);
@@ -774,7 +774,7 @@ pfi_error tm_read_smi_csv(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
 
 /* ---- dmon ---- */
 
-pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     (void)diag;
     span f[MAX_COLS + 1];
@@ -894,7 +894,7 @@ pfi_error tm_read_dmon(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag
 
 /* ---- nvidia-smi -q ---- */
 
-pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     (void)diag;
     size_t ent = (size_t)-1;
@@ -951,11 +951,11 @@ pfi_error tm_read_smi_query(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag 
         span val = span_trim((span){colon + 1, t.n - key.n - 1 - (size_t)(colon - t.s - key.n)});
         val = span_trim((span){colon + 1, (size_t)(t.s + t.n - colon - 1)});
         const char *canon;
-        pfi_tm_kind kind;
+        pfi_telemetry_kind kind;
         int id;
         char kb[128];
         snprintf(kb, sizeof kb, "%.*s", (int)(key.n > 120 ? 120 : key.n), key.s);
-        pfi_tm_field_info(kb, &canon, &kind, &id);
+        pfi_telemetry_field_info(kb, &canon, &kind, &id);
         if (kind != PFI_KIND_POWER_W && kind != PFI_KIND_LIMIT_W)
             continue;
         size_t fid;

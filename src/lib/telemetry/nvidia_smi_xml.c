@@ -7,7 +7,7 @@
  * run loads it, nor ICU behind it; without it the reader fails with PFI_ERR_UNAVAILABLE), DOM
  * per document: one `nvidia-smi -q -x` output is small, and a capture of `-l` loops holds one
  * document per sample, each starting with "<?xml", each parsed and freed in turn (bounded by
- * PFI_TM_MAX_XML_DOC). No network, no DTD loading, no entity substitution, libxml2's own
+ * PFI_TELEMETRY_MAX_XML_DOC). No network, no DTD loading, no entity substitution, libxml2's own
  * error printing off (the library never prints).
  */
 #define _GNU_SOURCE
@@ -20,7 +20,7 @@
 #include "telemetry/scan.h"
 #include "telemetry/xml_lazy.h" /* libxml2's xml* calls, through dlopen */
 
-#define PFI_TM_MAX_XML_DOC (16u << 20) /* bytes of one XML document */
+#define PFI_TELEMETRY_MAX_XML_DOC (16u << 20) /* bytes of one XML document */
 
 static bool name_is(const xmlNode *n, const char *w)
 {
@@ -28,16 +28,16 @@ static bool name_is(const xmlNode *n, const char *w)
 }
 
 /* One <*power_readings> block of entity e at time t. */
-static pfi_error put_readings(pfi_tm *tm, size_t e, double t, const xmlNode *block)
+static pfi_error put_readings(pfi_telemetry *tm, size_t e, double t, const xmlNode *block)
 {
     for (const xmlNode *c = block->children; c != NULL; c = c->next) {
         if (c->type != XML_ELEMENT_NODE)
             continue;
         const char *tag = (const char *)c->name;
         const char *canon;
-        pfi_tm_kind kind;
+        pfi_telemetry_kind kind;
         int id;
-        pfi_tm_field_info(tag, &canon, &kind, &id);
+        pfi_telemetry_field_info(tag, &canon, &kind, &id);
         if (kind != PFI_KIND_POWER_W && kind != PFI_KIND_LIMIT_W)
             continue; /* power_state, power_management, clamp values, ... */
         size_t fid;
@@ -67,7 +67,7 @@ static pfi_error put_readings(pfi_tm *tm, size_t e, double t, const xmlNode *blo
 }
 
 /* Walk below node for power blocks of entity e (skipping module / memory power). */
-static pfi_error walk(pfi_tm *tm, size_t e, double t, const xmlNode *node, int depth)
+static pfi_error walk(pfi_telemetry *tm, size_t e, double t, const xmlNode *node, int depth)
 {
     if (depth > 64)
         return PFI_OK;
@@ -123,7 +123,7 @@ static void keep_first_error(void *data, xmlErrorPtr err)
         fe->msg[m - 1] = '\0';
 }
 
-static pfi_error parse_doc(pfi_tm *tm, const char *buf, size_t len, const char *name,
+static pfi_error parse_doc(pfi_telemetry *tm, const char *buf, size_t len, const char *name,
                            long first_line, pfi_diag *diag)
 {
     xmlParserCtxtPtr ctx = xmlNewParserCtxt();
@@ -188,7 +188,7 @@ static pfi_error parse_doc(pfi_tm *tm, const char *buf, size_t len, const char *
     return err;
 }
 
-pfi_error tm_read_smi_xml(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+pfi_error tm_read_smi_xml(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     const char *why;
     if (xml_lazy_load(&why) != 0) {
@@ -226,10 +226,10 @@ pfi_error tm_read_smi_xml(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *d
             break;
         if (len == 0)
             doc_line = r->line;
-        if (len + n + 1 > PFI_TM_MAX_XML_DOC) {
+        if (len + n + 1 > PFI_TELEMETRY_MAX_XML_DOC) {
             if (diag != NULL)
                 snprintf(diag->message, sizeof diag->message,
-                         "XML document longer than %u bytes", PFI_TM_MAX_XML_DOC);
+                         "XML document longer than %u bytes", PFI_TELEMETRY_MAX_XML_DOC);
             err = PFI_ERR_LIMIT;
             break;
         }

@@ -94,7 +94,7 @@ typedef struct prom_line {
 
 /* Line s[0..n) into *pl: true for a sample line. Blank lines and comments (HELP, TYPE)
  * give false silently; a line that is neither gives false with a note, counted skipped. */
-static bool prom_parse_line(pfi_tm *tm, const char *s, size_t n, const char *name, long line,
+static bool prom_parse_line(pfi_telemetry *tm, const char *s, size_t n, const char *name, long line,
                             prom_line *pl)
 {
     size_t i = 0;
@@ -124,7 +124,7 @@ static bool prom_parse_line(pfi_tm *tm, const char *s, size_t n, const char *nam
 
 /* The entity of a sample, "<host>/<UUID>" or "<host>/gpu<gpu>", in ename[size]: false when
  * the labels name no GPU (the exporter's own metrics). */
-static bool prom_entity_name(const pfi_tm *tm, const prom_line *pl, char *ename, size_t size)
+static bool prom_entity_name(const pfi_telemetry *tm, const prom_line *pl, char *ename, size_t size)
 {
     const char *uuid = label_get(pl->lab, pl->nl, "UUID");
     if (uuid == NULL)
@@ -154,7 +154,7 @@ static pfi_value_status prom_value(span x, double *v)
 
 /* The sample's time: its own timestamp (ms) when it has one that parses, else the scrape's
  * nominal time (a sample without a timestamp makes the times nominal). */
-static double prom_sample_time(pfi_tm *tm, prom_scrape *sc, const prom_line *pl)
+static double prom_sample_time(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl)
 {
     double t = sc->t_nominal;
     if (pl->k == 2) {
@@ -174,20 +174,20 @@ static double prom_sample_time(pfi_tm *tm, prom_scrape *sc, const prom_line *pl)
 
 /* Store the sample (entity ent, field fid, at t) with the scrape as its row: a second
  * series for the same GPU and metric in one scrape is a duplicate (noted once per series). */
-static pfi_error prom_store(pfi_tm *tm, prom_scrape *sc, const prom_line *pl, size_t ent,
+static pfi_error prom_store(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl, size_t ent,
                             size_t fid, double t, pfi_value_status st, double v, const char *ename,
                             const char *name, long line)
 {
     const char *pod = label_get(pl->lab, pl->nl, "pod");
-    pfi_tm_kind kind = tm->fields[fid].kind;
+    pfi_telemetry_kind kind = tm->fields[fid].kind;
     if (kind == PFI_KIND_POWER_W || kind == PFI_KIND_ENERGY_MJ)
         sc->power_seen = true;
-    const pfi_tm_series *old = pfi_tm_series_get(tm, ent, fid);
+    const pfi_telemetry_series *old = pfi_telemetry_series_get(tm, ent, fid);
     size_t dup_before = old ? old->n_duplicate : 0;
     pfi_error e = tm_put(tm, ent, fid, t, st, v, sc->index, pod != NULL && pod[0] != '\0');
     if (e != PFI_OK)
         return e;
-    const pfi_tm_series *now = pfi_tm_series_get(tm, ent, fid);
+    const pfi_telemetry_series *now = pfi_telemetry_series_get(tm, ent, fid);
     if (now != NULL && now->n_duplicate > dup_before && now->n_duplicate == 1)
         tm_note(tm,
                 "%s:%ld: duplicate series for %s %s (two sources, e.g. two "
@@ -203,7 +203,7 @@ static pfi_error prom_store(pfi_tm *tm, prom_scrape *sc, const prom_line *pl, si
 
 /* One parsed sample line: its entity and field (made even when the value is then
  * rejected), its value and time, stored. */
-static pfi_error prom_sample(pfi_tm *tm, prom_scrape *sc, const prom_line *pl, const char *name,
+static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl, const char *name,
                              long line)
 {
     char ename[2 * LABEL_LEN + 8];
@@ -234,7 +234,7 @@ static pfi_error prom_sample(pfi_tm *tm, prom_scrape *sc, const prom_line *pl, c
  * (NaN): a break, but no timestamp of the grid (a nominal time there would be on another
  * clock).
  */
-static pfi_error prom_power_hole(pfi_tm *tm, const prom_scrape *sc, const char *name)
+static pfi_error prom_power_hole(pfi_telemetry *tm, const prom_scrape *sc, const char *name)
 {
     tm_note(tm,
             "%s: no power samples in this scrape (%zu GPU samples): "
@@ -242,7 +242,7 @@ static pfi_error prom_power_hole(pfi_tm *tm, const prom_scrape *sc, const char *
             "add them to the exporter's counters CSV",
             name, sc->n_samples);
     double t_hole = !isnan(sc->t_stamp) ? sc->t_stamp : tm->prom_stamped ? NAN : sc->t_nominal;
-    long fp = pfi_tm_field_find(tm, "power_w");
+    long fp = pfi_telemetry_field_find(tm, "power_w");
     for (size_t en = 0; fp >= 0 && en < tm->n_entities; en++) {
         pfi_error e = tm_put(tm, en, (size_t)fp, t_hole, PFI_VALUE_MISSING, NAN, sc->index, false);
         if (e != PFI_OK)
@@ -251,7 +251,7 @@ static pfi_error prom_power_hole(pfi_tm *tm, const prom_scrape *sc, const char *
     return PFI_OK;
 }
 
-pfi_error tm_read_prom(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag)
+pfi_error tm_read_prom(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     (void)diag;
     prom_scrape sc = {.index = (long)tm->n_scrapes++, .t_stamp = NAN, .ent = (size_t)-1};

@@ -1,6 +1,6 @@
 /*
  * Reading one telemetry file: the table of the formats pfi reads (the name --format takes,
- * the reader), and pfi_tm_read_stream / pfi_tm_read_file — read the first block, detect
+ * the reader), and pfi_telemetry_read_stream / pfi_telemetry_read_file — read the first block, detect
  * (detect.c), pick the reader, run it, and when --format named a reader the file is not
  * for, say what the file looks like instead.
  */
@@ -13,33 +13,33 @@
 
 /* A reader: reads r (its first block already buffered) into tm; name is the file's name
  * for the notes, diag (may be NULL) gets a fatal error. */
-typedef pfi_error (*tm_reader)(pfi_tm *tm, tm_lines *r, const char *name, pfi_diag *diag);
+typedef pfi_error (*tm_reader)(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 
-/* Every format, at its pfi_tm_format number: its name and its reader (none for auto). */
+/* Every format, at its pfi_telemetry_format number: its name and its reader (none for auto). */
 static const struct tm_format {
     const char *name;
     tm_reader read;
 } formats[] = {
-    [PFI_TM_AUTO] = {"auto", NULL},
-    [PFI_TM_SMI_CSV] = {"nvidia-smi-csv", tm_read_smi_csv},
-    [PFI_TM_SMI_DMON] = {"dmon", tm_read_dmon},
-    [PFI_TM_SMI_QUERY] = {"nvidia-smi-q", tm_read_smi_query},
-    [PFI_TM_DCGMI_DMON] = {"dcgmi-dmon", tm_read_dcgmi},
-    [PFI_TM_PROM] = {"prometheus", tm_read_prom},
-    [PFI_TM_SMI_XML] = {"nvidia-smi-xml", tm_read_smi_xml},
+    [PFI_TELEMETRY_AUTO] = {"auto", NULL},
+    [PFI_TELEMETRY_SMI_CSV] = {"nvidia-smi-csv", tm_read_smi_csv},
+    [PFI_TELEMETRY_SMI_DMON] = {"dmon", tm_read_dmon},
+    [PFI_TELEMETRY_SMI_QUERY] = {"nvidia-smi-q", tm_read_smi_query},
+    [PFI_TELEMETRY_DCGMI_DMON] = {"dcgmi-dmon", tm_read_dcgmi},
+    [PFI_TELEMETRY_PROM] = {"prometheus", tm_read_prom},
+    [PFI_TELEMETRY_SMI_XML] = {"nvidia-smi-xml", tm_read_smi_xml},
 };
 #define N_FORMATS (int)(sizeof formats / sizeof formats[0])
 
-const char *pfi_tm_format_name(pfi_tm_format f)
+const char *pfi_telemetry_format_name(pfi_telemetry_format f)
 {
     return (int)f >= 0 && (int)f < N_FORMATS ? formats[f].name : "unknown";
 }
 
-bool pfi_tm_format_parse(const char *name, pfi_tm_format *out)
+bool pfi_telemetry_format_parse(const char *name, pfi_telemetry_format *out)
 {
     for (int i = 0; i < N_FORMATS; i++) {
         if (strcmp(name, formats[i].name) == 0) {
-            *out = (pfi_tm_format)i;
+            *out = (pfi_telemetry_format)i;
             return true;
         }
     }
@@ -75,7 +75,7 @@ static void first_line(const char *head, size_t n, char out[TM_QUOTE_LEN])
  * the first line quoted. A forced format is detected too: when its reader finds almost
  * nothing, what the file looks like is the better explanation. */
 typedef struct tm_sniff {
-    pfi_tm_format seen;
+    pfi_telemetry_format seen;
     char why[400];
     char first[TM_QUOTE_LEN];
 } tm_sniff;
@@ -88,17 +88,17 @@ static void sniff(const tm_lines *r, tm_sniff *sn)
 
 /* The reader for a file given as auto: detection's, and an empty file after a Prometheus
  * scrape is an empty scrape: it takes its time slot and leaves a hole (case-15), instead
- * of pulling later scrapes earlier. PFI_TM_AUTO when there is none. */
-static pfi_tm_format auto_format(const pfi_tm *tm, const tm_lines *r, const tm_sniff *sn)
+ * of pulling later scrapes earlier. PFI_TELEMETRY_AUTO when there is none. */
+static pfi_telemetry_format auto_format(const pfi_telemetry *tm, const tm_lines *r, const tm_sniff *sn)
 {
-    if (sn->seen == PFI_TM_AUTO && r->len == 0 && tm->last_format == PFI_TM_PROM)
-        return PFI_TM_PROM;
+    if (sn->seen == PFI_TELEMETRY_AUTO && r->len == 0 && tm->last_format == PFI_TELEMETRY_PROM)
+        return PFI_TELEMETRY_PROM;
     return sn->seen;
 }
 
 /* A file no reader is for: an empty one (nothing, or a byte order mark alone) is counted
  * and noted, PFI_OK; anything else is PFI_ERR_PARSE, diag saying what detection saw. */
-static pfi_error not_recognised(pfi_tm *tm, const tm_lines *r, const tm_sniff *sn, const char *name,
+static pfi_error not_recognised(pfi_telemetry *tm, const tm_lines *r, const tm_sniff *sn, const char *name,
                                 pfi_diag *diag)
 {
     if (r->len == r->pos) {
@@ -128,8 +128,8 @@ typedef struct tm_file_mark {
 /* Whether --format (forced) named a reader the file is not for: detection saw something
  * else, and of the lines the reader took, at least 4 and over 10 times the samples' rows
  * were bad (the readers count a tool line as skipped too). *rows, *bad: the file's. */
-static bool forced_mismatch(const pfi_tm *tm, const tm_file_mark *m, pfi_error e,
-                            pfi_tm_format forced, pfi_tm_format seen, size_t *rows, size_t *bad)
+static bool forced_mismatch(const pfi_telemetry *tm, const tm_file_mark *m, pfi_error e,
+                            pfi_telemetry_format forced, pfi_telemetry_format seen, size_t *rows, size_t *bad)
 {
     *rows = tm->n_rows - m->rows;
     *bad = tm->n_skipped - m->skipped;
@@ -137,12 +137,12 @@ static bool forced_mismatch(const pfi_tm *tm, const tm_file_mark *m, pfi_error e
         *bad = tm->n_tool_errors - m->tool_errors;
     return (e == PFI_OK || e == PFI_ERR_LIMIT || e == PFI_ERR_LINE_TOO_LONG ||
             e == PFI_ERR_PARSE) &&
-           forced != PFI_TM_AUTO && seen != forced && *bad >= 4 && *rows * 10 < *bad;
+           forced != PFI_TELEMETRY_AUTO && seen != forced && *bad >= 4 && *rows * 10 < *bad;
 }
 
 /* The file's notes dropped (each line quoted as tool text or a bad row says nothing the
  * mismatch error does not), and its first tool sentence if it set it. */
-static void drop_file_notes(pfi_tm *tm, const tm_file_mark *m)
+static void drop_file_notes(pfi_telemetry *tm, const tm_file_mark *m)
 {
     for (size_t k = m->notes; k < tm->n_notes; k++)
         pfi_free(tm->notes[k]);
@@ -155,7 +155,7 @@ static void drop_file_notes(pfi_tm *tm, const tm_file_mark *m)
 
 /* The mismatch error: what --format expected, how little of the file it read, and what
  * the file looks like instead (or why it looks like nothing pfi reads). */
-static void mismatch_diag(pfi_diag *diag, pfi_tm_format forced, const tm_sniff *sn, size_t rows,
+static void mismatch_diag(pfi_diag *diag, pfi_telemetry_format forced, const tm_sniff *sn, size_t rows,
                           size_t bad)
 {
     if (diag == NULL)
@@ -165,14 +165,14 @@ static void mismatch_diag(pfi_diag *diag, pfi_tm_format forced, const tm_sniff *
     int w = snprintf(diag->message, sizeof diag->message,
                      "does not look like %s output: %zu of %zu lines read as samples"
                      "%s%.80s%s; ",
-                     pfi_tm_format_name(forced), rows, rows + bad, binary ? "" : " (line 1: '",
+                     pfi_telemetry_format_name(forced), rows, rows + bad, binary ? "" : " (line 1: '",
                      binary ? "" : sn->first, binary ? "" : "')");
     size_t used = w > 0 && (size_t)w < sizeof diag->message ? (size_t)w : sizeof diag->message;
     char *rest = diag->message + used;
     size_t room = sizeof diag->message - used;
-    if (room > 0 && sn->seen != PFI_TM_AUTO)
+    if (room > 0 && sn->seen != PFI_TELEMETRY_AUTO)
         snprintf(rest, room, "it looks like %s: pass --format %s, or leave --format out",
-                 pfi_tm_format_name(sn->seen), pfi_tm_format_name(sn->seen));
+                 pfi_telemetry_format_name(sn->seen), pfi_telemetry_format_name(sn->seen));
     else if (room > 0 && sn->why[0] != '\0')
         snprintf(rest, room, "%s", sn->why);
     else if (room > 0)
@@ -183,7 +183,7 @@ static void mismatch_diag(pfi_diag *diag, pfi_tm_format forced, const tm_sniff *
 
 /* The end of a file: the line an error is about (none for a mismatch: it is about the
  * file), the messages of the line reader's failures, the count of tool lines not shown. */
-static void finish_file(pfi_tm *tm, const tm_lines *r, pfi_error e, bool mismatch, const char *name,
+static void finish_file(pfi_telemetry *tm, const tm_lines *r, pfi_error e, bool mismatch, const char *name,
                         pfi_diag *diag)
 {
     if (e != PFI_OK && !mismatch && diag != NULL && diag->line == 0)
@@ -199,7 +199,7 @@ static void finish_file(pfi_tm *tm, const tm_lines *r, pfi_error e, bool mismatc
                 tm->file_tool_errors - TM_TOOL_NOTES);
 }
 
-pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_format fmt,
+pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name, pfi_telemetry_format fmt,
                              pfi_diag *diag)
 {
     if (diag != NULL) {
@@ -218,8 +218,8 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
     }
     tm_sniff sn;
     sniff(&r, &sn);
-    pfi_tm_format forced = fmt;
-    if (fmt == PFI_TM_AUTO && (fmt = auto_format(tm, &r, &sn)) == PFI_TM_AUTO) {
+    pfi_telemetry_format forced = fmt;
+    if (fmt == PFI_TELEMETRY_AUTO && (fmt = auto_format(tm, &r, &sn)) == PFI_TELEMETRY_AUTO) {
         e = not_recognised(tm, &r, &sn, name, diag);
         tm_lines_free(&r);
         return e;
@@ -249,7 +249,7 @@ pfi_error pfi_tm_read_stream(pfi_tm *tm, FILE *f, const char *name, pfi_tm_forma
     return e;
 }
 
-pfi_error pfi_tm_read_file(pfi_tm *tm, const char *path, pfi_tm_format fmt, pfi_diag *diag)
+pfi_error pfi_telemetry_read_file(pfi_telemetry *tm, const char *path, pfi_telemetry_format fmt, pfi_diag *diag)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
@@ -260,7 +260,7 @@ pfi_error pfi_tm_read_file(pfi_tm *tm, const char *path, pfi_tm_format fmt, pfi_
         }
         return PFI_ERR_IO;
     }
-    pfi_error e = pfi_tm_read_stream(tm, f, path, fmt, diag);
+    pfi_error e = pfi_telemetry_read_stream(tm, f, path, fmt, diag);
     fclose(f);
     return e;
 }

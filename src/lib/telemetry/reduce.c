@@ -27,14 +27,14 @@ void pfi_reduce_options_init(pfi_reduce_options *o)
     *o = (pfi_reduce_options){.q = PFI_STEADY_DEFAULT_Q};
 }
 
-static long pick_power(const pfi_tm *tm, const char *want)
+static long pick_power(const pfi_telemetry *tm, const char *want)
 {
     if (want != NULL)
-        return pfi_tm_field_find(tm, want);
+        return pfi_telemetry_field_find(tm, want);
     static const char *const pref[] = {"power_avg_w", "power_w", "power_energy_w"};
     for (size_t i = 0; i < 3; i++)
-        if (pfi_tm_has_field(tm, pref[i]))
-            return pfi_tm_field_find(tm, pref[i]);
+        if (pfi_telemetry_has_field(tm, pref[i]))
+            return pfi_telemetry_field_find(tm, pref[i]);
     return -1;
 }
 
@@ -43,7 +43,7 @@ static long pick_power(const pfi_tm *tm, const char *want)
  * consecutive samples, never across a break. A step over a missing value is two sampling
  * steps; taking it would stretch the grid until the hole shares a bin with a valid sample.
  */
-static pfi_error median_spacing(const pfi_tm_series *s, double *out)
+static pfi_error median_spacing(const pfi_telemetry_series *s, double *out)
 {
     *out = NAN;
     if (s == NULL || s->n < 2)
@@ -79,7 +79,7 @@ static pfi_error median_spacing(const pfi_tm_series *s, double *out)
  *      must not make the grid 1 s when the others were sampled every 5 s;
  *   4. no GPU has two consecutive samples: nothing to measure; 1 s, said in the note.
  */
-static pfi_error grid_step(const pfi_tm *tm, const pfi_reduce_options *o, const size_t *gpus,
+static pfi_error grid_step(const pfi_telemetry *tm, const pfi_reduce_options *o, const size_t *gpus,
                            size_t ng, size_t fp, pfi_reduced *out)
 {
     double align = o->align_s > 0 ? o->align_s : tm->opt.interval_s;
@@ -87,7 +87,7 @@ static pfi_error grid_step(const pfi_tm *tm, const pfi_reduce_options *o, const 
         align = 1.0;
     size_t g = 0;
     for (; !(align > 0) && g < ng; g++)
-        if (median_spacing(pfi_tm_series_get(tm, gpus[g], fp), &align) != PFI_OK)
+        if (median_spacing(pfi_telemetry_series_get(tm, gpus[g], fp), &align) != PFI_OK)
             return PFI_ERR_NOMEM;
     if (!(align > 0)) {
         align = 1.0;
@@ -143,7 +143,7 @@ static const char *fmt_duration(char *buf, size_t cap, double s)
 
 /* A sample time as written: a date and time (naive local, as the readers keep it), or
  * seconds when the times are relative to the first sample. */
-static const char *fmt_time(char *buf, size_t cap, const pfi_tm *tm, double t)
+static const char *fmt_time(char *buf, size_t cap, const pfi_telemetry *tm, double t)
 {
     struct tm b;
     time_t tt = (time_t)floor(t);
@@ -165,7 +165,7 @@ static const char *fmt_time(char *buf, size_t cap, const pfi_tm *tm, double t)
  * otherwise the times form two groups or one long span, and a coarser step that would fit
  * is said.
  */
-static void grid_limit_note(const pfi_tm *tm, const size_t *gpus, size_t ng, size_t fp,
+static void grid_limit_note(const pfi_telemetry *tm, const size_t *gpus, size_t ng, size_t fp,
                             const grid_row *r, size_t n, double t0, double tmax, double align,
                             double need, double limit, pfi_reduced *out)
 {
@@ -202,7 +202,7 @@ static void grid_limit_note(const pfi_tm *tm, const size_t *gpus, size_t ng, siz
                  right, fmt_time(b, sizeof b, tm, r[k].t));
     } else if (k > 0 && m <= ng && rest / align + 1 <= limit) {
         const grid_row *o = lone_left ? &r[0] : &r[n - 1];
-        const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[o->g], fp);
+        const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, gpus[o->g], fp);
         char sample[96];
         if (o->valid)
             snprintf(sample, sizeof sample, "sample %zu of %zu", o->i + 1, s->n);
@@ -226,14 +226,14 @@ static void grid_limit_note(const pfi_tm *tm, const size_t *gpus, size_t ng, siz
 }
 
 /* Mean of one field over the job's GPUs (each GPU's mean after warm-up, then averaged). */
-static bool field_mean(const pfi_tm *tm, size_t f, double t0, double warmup_s, double *out)
+static bool field_mean(const pfi_telemetry *tm, size_t f, double t0, double warmup_s, double *out)
 {
     double sum = 0;
     size_t ng = 0;
     for (size_t e = 0; e < tm->n_entities; e++) {
         if (!tm->entities[e].is_gpu)
             continue;
-        const pfi_tm_series *s = pfi_tm_series_get(tm, e, f);
+        const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, e, f);
         if (s == NULL)
             continue;
         double gs = 0;
@@ -282,7 +282,7 @@ static void energy_note(pfi_reduced *out, const char *fmt, ...)
 }
 
 /* Time span of a set of series (min and max sample time; unsorted after a backwards jump). */
-static void span_of(const pfi_tm_series *s, double *lo, double *hi)
+static void span_of(const pfi_telemetry_series *s, double *lo, double *hi)
 {
     for (size_t i = 0; s != NULL && i < s->n; i++) {
         if (s->t_s[i] < *lo)
@@ -297,7 +297,7 @@ static void span_of(const pfi_tm_series *s, double *lo, double *hi)
  * power samples within the counter's first..last sample): true when they agree within
  * PFI_RED_COUNTER_RATIO either way, or when there is nothing to compare with.
  */
-static bool counter_plausible(const pfi_tm_series *es, const pfi_tm_series *ps, double ej,
+static bool counter_plausible(const pfi_telemetry_series *es, const pfi_telemetry_series *ps, double ej,
                               double cov, double *pc, double *pm)
 {
     double lo = INFINITY, hi = -INFINITY, sum = 0;
@@ -320,15 +320,15 @@ static bool counter_plausible(const pfi_tm_series *es, const pfi_tm_series *ps, 
  * counter when every GPU has one that agrees with its measured power, else power trapezoids;
  * unavailable (NaN) when a GPU of the job has nothing to integrate.
  */
-static void reduce_energy(const pfi_tm *tm, const size_t *gpus, size_t ng, size_t fp,
+static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng, size_t fp,
                           size_t job_gpus, pfi_reduced *out)
 {
-    long fe = pfi_tm_field_find(tm, "energy_mj");
+    long fe = pfi_telemetry_field_find(tm, "energy_mj");
     for (size_t g = 0; g < ng; g++) {
-        const pfi_tm_series *ps = pfi_tm_series_get(tm, gpus[g], fp);
-        const pfi_tm_series *es = fe >= 0 ? pfi_tm_series_get(tm, gpus[g], (size_t)fe) : NULL;
-        if ((ps != NULL && pfi_tm_gaps(ps, NULL, NULL) > 0) ||
-            (es != NULL && pfi_tm_gaps(es, NULL, NULL) > 0))
+        const pfi_telemetry_series *ps = pfi_telemetry_series_get(tm, gpus[g], fp);
+        const pfi_telemetry_series *es = fe >= 0 ? pfi_telemetry_series_get(tm, gpus[g], (size_t)fe) : NULL;
+        if ((ps != NULL && pfi_telemetry_gaps(ps, NULL, NULL) > 0) ||
+            (es != NULL && pfi_telemetry_gaps(es, NULL, NULL) > 0))
             out->flags |= PFI_RED_TIME_GAP;
     }
     if (job_gpus > ng) {
@@ -340,7 +340,7 @@ static void reduce_energy(const pfi_tm *tm, const size_t *gpus, size_t ng, size_
      * with the power measured beside it. */
     bool counter = fe >= 0;
     for (size_t g = 0; counter && g < ng; g++) {
-        const pfi_tm_series *es = pfi_tm_series_get(tm, gpus[g], (size_t)fe);
+        const pfi_telemetry_series *es = pfi_telemetry_series_get(tm, gpus[g], (size_t)fe);
         counter = es != NULL && es->n >= 2;
     }
     /* Partial: a GPU whose integrated time falls short of the span of the job's samples by
@@ -348,15 +348,15 @@ static void reduce_energy(const pfi_tm *tm, const size_t *gpus, size_t ng, size_
     double lo = INFINITY, hi = -INFINITY, least = INFINITY;
     size_t lg = 0;
     for (size_t g = 0; g < ng; g++)
-        span_of(pfi_tm_series_get(tm, gpus[g], counter ? (size_t)fe : fp), &lo, &hi);
+        span_of(pfi_telemetry_series_get(tm, gpus[g], counter ? (size_t)fe : fp), &lo, &hi);
     double ej = 0;
     for (size_t g = 0; counter && g < ng; g++) {
-        const pfi_tm_series *es = pfi_tm_series_get(tm, gpus[g], (size_t)fe);
-        double cov = 0, e = pfi_tm_counter_delta(es, &cov, NULL) / 1000.0, pc = NAN, pm = NAN;
+        const pfi_telemetry_series *es = pfi_telemetry_series_get(tm, gpus[g], (size_t)fe);
+        double cov = 0, e = pfi_telemetry_counter_delta(es, &cov, NULL) / 1000.0, pc = NAN, pm = NAN;
         if (!(cov > 0)) {
             counter = false;
         } else if (!derived &&
-                   !counter_plausible(es, pfi_tm_series_get(tm, gpus[g], fp), e, cov, &pc,
+                   !counter_plausible(es, pfi_telemetry_series_get(tm, gpus[g], fp), e, cov, &pc,
                                       &pm)) {
             counter = false;
             energy_note(out, "the energy counter disagrees with the measured power (%s: "
@@ -374,16 +374,16 @@ static void reduce_energy(const pfi_tm *tm, const size_t *gpus, size_t ng, size_
         least = lo = INFINITY;
         hi = -INFINITY;
         for (size_t g = 0; g < ng; g++)
-            span_of(pfi_tm_series_get(tm, gpus[g], fp), &lo, &hi);
+            span_of(pfi_telemetry_series_get(tm, gpus[g], fp), &lo, &hi);
         for (size_t g = 0; g < ng; g++) {
-            const pfi_tm_series *ps = pfi_tm_series_get(tm, gpus[g], fp);
+            const pfi_telemetry_series *ps = pfi_telemetry_series_get(tm, gpus[g], fp);
             const char *name = tm->entities[gpus[g]].name;
             double cov = 0;
             if (ps == NULL || ps->n == 0) {
                 energy_note(out, "%s has no power samples", name);
                 return;
             }
-            ej += pfi_tm_integrate(ps, &cov);
+            ej += pfi_telemetry_integrate(ps, &cov);
             if (!(cov > 0)) {
                 energy_note(out, "%s has no two consecutive power samples to integrate", name);
                 return;
@@ -408,7 +408,7 @@ static void reduce_energy(const pfi_tm *tm, const size_t *gpus, size_t ng, size_
 /* The job's GPUs (entities that are GPUs) into gpus[], their number returned; the flags the
  * collector's state sets (nominal time, tool errors, a GPU lost, another GPU count than the
  * job's), and out->n_gpus. */
-static size_t job_gpus(const pfi_tm *tm, const pfi_reduce_options *o, size_t *gpus,
+static size_t job_gpus(const pfi_telemetry *tm, const pfi_reduce_options *o, size_t *gpus,
                        pfi_reduced *out)
 {
     if (tm->time_nominal)
@@ -430,7 +430,7 @@ static size_t job_gpus(const pfi_tm *tm, const pfi_reduce_options *o, size_t *gp
 }
 
 /* The earliest sample of any series; INFINITY when there is none. */
-static double first_sample_time(const pfi_tm *tm)
+static double first_sample_time(const pfi_telemetry *tm)
 {
     double t0 = INFINITY;
     for (size_t i = 0; i < tm->n_series; i++)
@@ -442,7 +442,7 @@ static double first_sample_time(const pfi_tm *tm)
 /* Every row of the power field fp of the job's GPUs, valid or missing (rows of them), in
  * time order (not file order: a backwards clock jump splits a series), to find the capture
  * loops: *r (owned by the caller, pfi_free), *n of them. */
-static pfi_error grid_rows(const pfi_tm *tm, const size_t *gpus, size_t ng, size_t fp, size_t rows,
+static pfi_error grid_rows(const pfi_telemetry *tm, const size_t *gpus, size_t ng, size_t fp, size_t rows,
                            grid_row **r_out, size_t *n_out)
 {
     grid_row *r = pfi_malloc(rows * sizeof *r);
@@ -450,7 +450,7 @@ static pfi_error grid_rows(const pfi_tm *tm, const size_t *gpus, size_t ng, size
         return PFI_ERR_NOMEM;
     size_t n = 0;
     for (size_t g = 0; g < ng; g++) {
-        const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], fp);
+        const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, gpus[g], fp);
         for (size_t i = 0; s != NULL && i < s->n + s->n_miss; i++) {
             bool valid = i < s->n;
             r[n++] = (grid_row){.t = valid ? s->t_s[i] : s->miss_t[i - s->n],
@@ -595,7 +595,7 @@ static pfi_error steady_power(const power_bins *b, size_t ng, double align,
  * capture loops binned, the steady state of the complete bins. *t0 moves to the earliest
  * power row when that is earlier.
  */
-static pfi_error reduce_job_power(const pfi_tm *tm, const pfi_reduce_options *o, const size_t *gpus,
+static pfi_error reduce_job_power(const pfi_telemetry *tm, const pfi_reduce_options *o, const size_t *gpus,
                                   size_t ng, size_t fp, double *t0, pfi_reduced *out)
 {
     snprintf(out->power_field, sizeof out->power_field, "%s", tm->fields[fp].name);
@@ -606,7 +606,7 @@ static pfi_error reduce_job_power(const pfi_tm *tm, const pfi_reduce_options *o,
      * start or end is a timestamp too. */
     size_t total = 0, rows = 0;
     for (size_t g = 0; g < ng; g++) {
-        const pfi_tm_series *s = pfi_tm_series_get(tm, gpus[g], fp);
+        const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, gpus[g], fp);
         if (s != NULL) {
             total += s->n;
             rows += s->n + s->n_miss;
@@ -648,7 +648,7 @@ static pfi_error reduce_job_power(const pfi_tm *tm, const pfi_reduce_options *o,
  * (field_mean; energy counters left out), then each product "name=a*b" of o->products
  * (PFI_DEFAULT_PRODUCTS when NULL) of two fields that have a mean, as fractions.
  * PFI_ERR_INVALID_ARGUMENT for a product without '=' and '*' after it. */
-static pfi_error reduce_features(const pfi_tm *tm, const pfi_reduce_options *o, double t0,
+static pfi_error reduce_features(const pfi_telemetry *tm, const pfi_reduce_options *o, double t0,
                                  pfi_reduced *out)
 {
     for (size_t f = 0; f < tm->n_fields; f++) {
@@ -668,7 +668,7 @@ static pfi_error reduce_features(const pfi_tm *tm, const pfi_reduce_options *o, 
         if (eq == NULL || star == NULL || star < eq)
             return PFI_ERR_INVALID_ARGUMENT;
         *eq = *star = '\0';
-        long fa = pfi_tm_field_find(tm, eq + 1), fb = pfi_tm_field_find(tm, star + 1);
+        long fa = pfi_telemetry_field_find(tm, eq + 1), fb = pfi_telemetry_field_find(tm, star + 1);
         double a, b;
         if (fa < 0 || fb < 0 || !field_mean(tm, (size_t)fa, t0, o->warmup_s, &a) ||
             !field_mean(tm, (size_t)fb, t0, o->warmup_s, &b))
@@ -681,7 +681,7 @@ static pfi_error reduce_features(const pfi_tm *tm, const pfi_reduce_options *o, 
     return PFI_OK;
 }
 
-pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_reduced *out)
+pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o, pfi_reduced *out)
 {
     memset(out, 0, sizeof *out);
     out->power.mean = out->power.se = NAN;
@@ -689,7 +689,7 @@ pfi_error pfi_reduce_power(const pfi_tm *tm, const pfi_reduce_options *o, pfi_re
     out->align_s = NAN;
     if (!(o->q > 0 && o->q <= 1) || !(o->warmup_s >= 0) || !(o->align_s >= 0))
         return PFI_ERR_INVALID_ARGUMENT;
-    size_t gpus[PFI_TM_MAX_ENTITIES];
+    size_t gpus[PFI_TELEMETRY_MAX_ENTITIES];
     size_t ng = job_gpus(tm, o, gpus, out);
     double t0 = first_sample_time(tm);
     long fp = pick_power(tm, o->power_field);

@@ -1,5 +1,5 @@
 /*
- * The telemetry collector, the pfi_tm object every reader fills (telemetry/internal.h):
+ * The telemetry collector, the pfi_telemetry object every reader fills (telemetry/internal.h):
  * entities, fields, series and their samples, range checks, time handling (nominal times,
  * backward jumps, midnight), notes and the quoting they use, and the summary notes.
  * Integration over time is energy.c's; reading a file is read.c's.
@@ -22,25 +22,25 @@ char *tm_strndup(const char *s, size_t n)
     return p;
 }
 
-pfi_error pfi_tm_create(const pfi_tm_options *opt, pfi_tm **out)
+pfi_error pfi_telemetry_create(const pfi_telemetry_options *opt, pfi_telemetry **out)
 {
     *out = NULL;
-    pfi_tm_options o = {.keep_series = true};
+    pfi_telemetry_options o = {.keep_series = true};
     if (opt != NULL)
         o = *opt;
     if (!(o.interval_s >= 0) || !(o.max_power_w >= 0))
         return PFI_ERR_INVALID_ARGUMENT;
-    pfi_tm *tm = pfi_calloc(1, sizeof *tm);
+    pfi_telemetry *tm = pfi_calloc(1, sizeof *tm);
     if (tm == NULL)
         return PFI_ERR_NOMEM;
     tm->opt = o;
     tm->opt.host = o.host ? tm_strndup(o.host, strlen(o.host)) : NULL;
     tm->opt.csv_fields = o.csv_fields ? tm_strndup(o.csv_fields, strlen(o.csv_fields)) : NULL;
-    tm->fields = pfi_calloc(PFI_TM_MAX_FIELDS, sizeof *tm->fields);
-    tm->notes = pfi_calloc(PFI_TM_MAX_NOTES, sizeof *tm->notes);
+    tm->fields = pfi_calloc(PFI_TELEMETRY_MAX_FIELDS, sizeof *tm->fields);
+    tm->notes = pfi_calloc(PFI_TELEMETRY_MAX_NOTES, sizeof *tm->notes);
     if (tm->fields == NULL || tm->notes == NULL || (o.host && !tm->opt.host) ||
         (o.csv_fields && !tm->opt.csv_fields)) {
-        pfi_tm_destroy(tm);
+        pfi_telemetry_destroy(tm);
         return PFI_ERR_NOMEM;
     }
     tm->max_limit_w = o.max_power_w;
@@ -48,7 +48,7 @@ pfi_error pfi_tm_create(const pfi_tm_options *opt, pfi_tm **out)
     return PFI_OK;
 }
 
-void pfi_tm_destroy(pfi_tm *tm)
+void pfi_telemetry_destroy(pfi_telemetry *tm)
 {
     if (tm == NULL)
         return;
@@ -81,13 +81,13 @@ void pfi_tm_destroy(pfi_tm *tm)
     pfi_free(tm);
 }
 
-void tm_note(pfi_tm *tm, const char *fmt, ...)
+void tm_note(pfi_telemetry *tm, const char *fmt, ...)
 {
-    if (tm->n_notes >= PFI_TM_MAX_NOTES) {
+    if (tm->n_notes >= PFI_TELEMETRY_MAX_NOTES) {
         tm->n_notes_dropped++;
         return;
     }
-    char buf[PFI_TM_NOTE_LEN];
+    char buf[PFI_TELEMETRY_NOTE_LEN];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -103,7 +103,7 @@ void tm_note(pfi_tm *tm, const char *fmt, ...)
 /* The first tool sentence is kept verbatim (tm->tool_error, for callers that match on it);
  * the notes quote it escaped and cut (pfi_escape), and only the first TM_TOOL_NOTES of a
  * file: a binary file read as text would otherwise print its bytes line after line. */
-void tm_tool_error(pfi_tm *tm, const char *name, long line, const char *s, size_t n)
+void tm_tool_error(pfi_telemetry *tm, const char *name, long line, const char *s, size_t n)
 {
     int w = n > 200 ? 200 : (int)n;
     tm->n_tool_errors++;
@@ -115,7 +115,7 @@ void tm_tool_error(pfi_tm *tm, const char *name, long line, const char *s, size_
     tm_note(tm, "%s:%ld: the tool reported: %s", name, line, tm_quote(q, s, n, 160));
 }
 
-pfi_error tm_entity(pfi_tm *tm, const char *name, size_t len, size_t *id)
+pfi_error tm_entity(pfi_telemetry *tm, const char *name, size_t len, size_t *id)
 {
     /* Linear scan from the most recent hit: GPU counts per file are small (<= a few hundred)
      * and rows cycle through them in order, so the next entity is usually the next slot. */
@@ -130,21 +130,21 @@ pfi_error tm_entity(pfi_tm *tm, const char *name, size_t len, size_t *id)
             return PFI_OK;
         }
     }
-    if (n >= PFI_TM_MAX_ENTITIES)
+    if (n >= PFI_TELEMETRY_MAX_ENTITIES)
         return PFI_ERR_LIMIT;
     if (n == tm->entities_cap) {
         size_t cap = n ? 2 * n : 16;
-        pfi_tm_entity *ne = pfi_realloc(tm->entities, cap * sizeof *ne);
+        pfi_telemetry_entity *ne = pfi_realloc(tm->entities, cap * sizeof *ne);
         if (ne == NULL)
             return PFI_ERR_NOMEM;
         tm->entities = ne;
-        int *nm = pfi_realloc(tm->map, cap * PFI_TM_MAX_FIELDS * sizeof *nm);
+        int *nm = pfi_realloc(tm->map, cap * PFI_TELEMETRY_MAX_FIELDS * sizeof *nm);
         if (nm == NULL)
             return PFI_ERR_NOMEM;
         tm->map = nm;
         tm->entities_cap = cap;
     }
-    pfi_tm_entity *e = &tm->entities[n];
+    pfi_telemetry_entity *e = &tm->entities[n];
     memset(e, 0, sizeof *e);
     e->name = tm_strndup(name, len);
     if (e->name == NULL)
@@ -153,14 +153,14 @@ pfi_error tm_entity(pfi_tm *tm, const char *name, size_t len, size_t *id)
     e->last_good_t_s = NAN;
     e->last_t = NAN;
     e->is_gpu = !(len >= 6 && strncmp(name, "Switch", 6) == 0);
-    for (size_t f = 0; f < PFI_TM_MAX_FIELDS; f++)
-        tm->map[n * PFI_TM_MAX_FIELDS + f] = -1;
+    for (size_t f = 0; f < PFI_TELEMETRY_MAX_FIELDS; f++)
+        tm->map[n * PFI_TELEMETRY_MAX_FIELDS + f] = -1;
     tm->n_entities++;
     *id = n;
     return PFI_OK;
 }
 
-pfi_error tm_field(pfi_tm *tm, const char *source, size_t len, size_t *id)
+pfi_error tm_field(pfi_telemetry *tm, const char *source, size_t len, size_t *id)
 {
     char name[256];
     if (len >= sizeof name)
@@ -168,18 +168,18 @@ pfi_error tm_field(pfi_tm *tm, const char *source, size_t len, size_t *id)
     memcpy(name, source, len);
     name[len] = '\0';
     const char *canon;
-    pfi_tm_kind kind;
+    pfi_telemetry_kind kind;
     int dcgm;
-    pfi_tm_field_info(name, &canon, &kind, &dcgm);
+    pfi_telemetry_field_info(name, &canon, &kind, &dcgm);
     for (size_t i = 0; i < tm->n_fields; i++) {
         if (strcmp(tm->fields[i].name, canon) == 0) {
             *id = i;
             return PFI_OK;
         }
     }
-    if (tm->n_fields >= PFI_TM_MAX_FIELDS)
+    if (tm->n_fields >= PFI_TELEMETRY_MAX_FIELDS)
         return PFI_ERR_LIMIT;
-    pfi_tm_field *f = &tm->fields[tm->n_fields];
+    pfi_telemetry_field *f = &tm->fields[tm->n_fields];
     f->name = tm_strndup(canon, strlen(canon));
     f->source = tm_strndup(name, strlen(name));
     if (f->name == NULL || f->source == NULL) {
@@ -194,22 +194,22 @@ pfi_error tm_field(pfi_tm *tm, const char *source, size_t len, size_t *id)
     return PFI_OK;
 }
 
-static pfi_error series_of(pfi_tm *tm, size_t e, size_t f, pfi_tm_series **out)
+static pfi_error series_of(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series **out)
 {
-    int *slot = &tm->map[e * PFI_TM_MAX_FIELDS + f];
+    int *slot = &tm->map[e * PFI_TELEMETRY_MAX_FIELDS + f];
     if (*slot >= 0) {
         *out = &tm->series[*slot];
         return PFI_OK;
     }
     if (tm->n_series == tm->series_cap) {
         size_t cap = tm->series_cap ? 2 * tm->series_cap : 64;
-        pfi_tm_series *ns = pfi_realloc(tm->series, cap * sizeof *ns);
+        pfi_telemetry_series *ns = pfi_realloc(tm->series, cap * sizeof *ns);
         if (ns == NULL)
             return PFI_ERR_NOMEM;
         tm->series = ns;
         tm->series_cap = cap;
     }
-    pfi_tm_series *s = &tm->series[tm->n_series];
+    pfi_telemetry_series *s = &tm->series[tm->n_series];
     memset(s, 0, sizeof *s);
     s->entity = e;
     s->field = f;
@@ -223,7 +223,7 @@ static pfi_error series_of(pfi_tm *tm, size_t e, size_t f, pfi_tm_series **out)
     return PFI_OK;
 }
 
-static pfi_error grow(pfi_tm_series *s)
+static pfi_error grow(pfi_telemetry_series *s)
 {
     size_t cap = s->cap ? 2 * s->cap : 64;
     double *t = pfi_realloc(s->t_s, cap * sizeof *t);
@@ -248,13 +248,13 @@ static pfi_error grow(pfi_tm_series *s)
  * trace on the grid. Power and energy fields only (what the reduction bins), and only times
  * that are known; bounded like the samples.
  */
-static pfi_error keep_miss(pfi_tm *tm, pfi_tm_series *s, double t)
+static pfi_error keep_miss(pfi_telemetry *tm, pfi_telemetry_series *s, double t)
 {
-    pfi_tm_kind kind = tm->fields[s->field].kind;
+    pfi_telemetry_kind kind = tm->fields[s->field].kind;
     if (!tm->opt.keep_series || isnan(t) ||
         (kind != PFI_KIND_POWER_W && kind != PFI_KIND_ENERGY_MJ))
         return PFI_OK;
-    if (tm->n_miss_stored >= PFI_TM_MAX_SAMPLES)
+    if (tm->n_miss_stored >= PFI_TELEMETRY_MAX_SAMPLES)
         return PFI_ERR_LIMIT;
     if (s->n_miss == s->miss_cap) {
         size_t cap = s->miss_cap ? 2 * s->miss_cap : 16;
@@ -269,21 +269,21 @@ static pfi_error keep_miss(pfi_tm *tm, pfi_tm_series *s, double t)
     return PFI_OK;
 }
 
-pfi_error tm_put_miss_time(pfi_tm *tm, size_t e, size_t f, double t)
+pfi_error tm_put_miss_time(pfi_telemetry *tm, size_t e, size_t f, double t)
 {
-    pfi_tm_series *s;
+    pfi_telemetry_series *s;
     pfi_error err = series_of(tm, e, f, &s);
     return err != PFI_OK ? err : keep_miss(tm, s, t);
 }
 
-pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, double v,
+pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_status st, double v,
                  long row, bool pod)
 {
-    pfi_tm_series *s;
+    pfi_telemetry_series *s;
     pfi_error err = series_of(tm, e, f, &s);
     if (err != PFI_OK)
         return err;
-    pfi_tm_kind kind = tm->fields[f].kind;
+    pfi_telemetry_kind kind = tm->fields[f].kind;
     if (row >= 0 && s->last_row == row) {
         /* A second series for the same (entity, metric) in one scrape: a duplicate. Keep one:
          * the one with pod labels if only one has them, else the first. Never add. */
@@ -322,7 +322,7 @@ pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, 
     s->sum += v;
     s->last_good_t_s = t;
     if (tm->opt.keep_series) {
-        if (tm->n_stored >= PFI_TM_MAX_SAMPLES)
+        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
             return PFI_ERR_LIMIT;
         if (s->n == s->cap && (err = grow(s)) != PFI_OK)
             return err;
@@ -338,7 +338,7 @@ pfi_error tm_put(pfi_tm *tm, size_t e, size_t f, double t, pfi_value_status st, 
     return PFI_OK;
 }
 
-double tm_interval(pfi_tm *tm)
+double tm_interval(pfi_telemetry *tm)
 {
     if (tm->opt.interval_s > 0)
         return tm->opt.interval_s;
@@ -350,10 +350,10 @@ double tm_interval(pfi_tm *tm)
     return 1.0;
 }
 
-double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long line,
+double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, long line,
                    const char *name)
 {
-    pfi_tm_entity *en = &tm->entities[e];
+    pfi_telemetry_entity *en = &tm->entities[e];
     en->rows++;
     if (!has_t) {
         tm->time_nominal = true;
@@ -376,7 +376,7 @@ double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long li
             tm_note(tm, "%s:%ld: %s: time jumped back %.3f s (clock change?): series split "
                         "into a new segment", name, line, en->name, en->last_t - t);
             for (size_t f = 0; f < tm->n_fields; f++) {
-                int k = tm->map[e * PFI_TM_MAX_FIELDS + f];
+                int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + f];
                 if (k >= 0)
                     tm->series[k].pending_break = true;
             }
@@ -386,16 +386,16 @@ double tm_row_time(pfi_tm *tm, size_t e, bool has_t, double t, bool tod, long li
     return t;
 }
 
-void tm_mark_lost(pfi_tm *tm, size_t e, double t)
+void tm_mark_lost(pfi_telemetry *tm, size_t e, double t)
 {
-    pfi_tm_entity *en = &tm->entities[e];
+    pfi_telemetry_entity *en = &tm->entities[e];
     if (!en->lost) {
         en->lost = true;
         en->lost_t_s = t;
     }
 }
 
-long pfi_tm_field_find(const pfi_tm *tm, const char *name)
+long pfi_telemetry_field_find(const pfi_telemetry *tm, const char *name)
 {
     for (size_t i = 0; i < tm->n_fields; i++)
         if (strcmp(tm->fields[i].name, name) == 0)
@@ -403,21 +403,21 @@ long pfi_tm_field_find(const pfi_tm *tm, const char *name)
     return -1;
 }
 
-const pfi_tm_series *pfi_tm_series_get(const pfi_tm *tm, size_t entity, size_t field)
+const pfi_telemetry_series *pfi_telemetry_series_get(const pfi_telemetry *tm, size_t entity, size_t field)
 {
     if (entity >= tm->n_entities || field >= tm->n_fields)
         return NULL;
-    int k = tm->map[entity * PFI_TM_MAX_FIELDS + field];
+    int k = tm->map[entity * PFI_TELEMETRY_MAX_FIELDS + field];
     return k < 0 ? NULL : &tm->series[k];
 }
 
-bool pfi_tm_has_field(const pfi_tm *tm, const char *name)
+bool pfi_telemetry_has_field(const pfi_telemetry *tm, const char *name)
 {
-    long f = pfi_tm_field_find(tm, name);
+    long f = pfi_telemetry_field_find(tm, name);
     if (f < 0)
         return false;
     for (size_t e = 0; e < tm->n_entities; e++) {
-        const pfi_tm_series *s = pfi_tm_series_get(tm, e, (size_t)f);
+        const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, e, (size_t)f);
         if (s != NULL && s->n_valid > 0)
             return true;
     }
@@ -429,13 +429,13 @@ char *tm_quote(char buf[TM_QUOTE_LEN], const char *s, size_t n, size_t max)
     return pfi_escape(buf, TM_QUOTE_LEN, s, n, max);
 }
 
-void pfi_tm_summarize(pfi_tm *tm)
+void pfi_telemetry_summarize(pfi_telemetry *tm)
 {
     tm_note_gaps(tm);
     for (size_t i = 0; i < tm->n_series; i++) {
-        const pfi_tm_series *s = &tm->series[i];
+        const pfi_telemetry_series *s = &tm->series[i];
         const char *en = tm->entities[s->entity].name;
-        const pfi_tm_field *f = &tm->fields[s->field];
+        const pfi_telemetry_field *f = &tm->fields[s->field];
         size_t total = s->n_valid + s->n_missing + s->n_range;
         if (s->n_missing > 0)
             tm_note(tm, "%s: %s not available (%zu of %zu samples missing)%s", en, f->name,
@@ -452,7 +452,7 @@ void pfi_tm_summarize(pfi_tm *tm)
                     s->n_duplicate, f->name);
     }
     for (size_t e = 0; e < tm->n_entities; e++) {
-        const pfi_tm_entity *en = &tm->entities[e];
+        const pfi_telemetry_entity *en = &tm->entities[e];
         if (en->lost && isnan(en->lost_t_s)) /* marked by the kernel log (pfi/kernlog.h) */
             tm_note(tm, "%s: GPU lost: last good sample at t=%.3f s, time of the loss not "
                         "known on the telemetry clock", en->name, en->last_good_t_s);

@@ -18,16 +18,16 @@
 static const char *const tl_names[] = {"auto", "megatron", "nanotron", "hf", "torchtitan",
                                        "regex"};
 
-const char *pfi_tl_format_name(pfi_tl_format f)
+const char *pfi_trainlog_format_name(pfi_trainlog_format f)
 {
     return (unsigned)f < 6 ? tl_names[f] : "unknown";
 }
 
-bool pfi_tl_format_parse(const char *name, pfi_tl_format *out)
+bool pfi_trainlog_format_parse(const char *name, pfi_trainlog_format *out)
 {
     for (int i = 0; i < 6; i++) {
         if (strcmp(name, tl_names[i]) == 0) {
-            *out = (pfi_tl_format)i;
+            *out = (pfi_trainlog_format)i;
             return true;
         }
     }
@@ -42,20 +42,20 @@ void pfi_trainlog_destroy(pfi_trainlog *log)
     pfi_free(log);
 }
 
-static pfi_error push(pfi_trainlog *log, const pfi_tl_interval *iv)
+static pfi_error push(pfi_trainlog *log, const pfi_trainlog_interval *iv)
 {
-    if (log->n >= PFI_TL_MAX_INTERVALS)
+    if (log->n >= PFI_TRAINLOG_MAX_INTERVALS)
         return PFI_ERR_LIMIT;
     if (log->n == log->cap) {
         size_t cap = log->cap ? 2 * log->cap : 64;
-        pfi_tl_interval *p = pfi_realloc(log->iv, cap * sizeof *p);
+        pfi_trainlog_interval *p = pfi_realloc(log->iv, cap * sizeof *p);
         if (p == NULL)
             return PFI_ERR_NOMEM;
         log->iv = p;
         log->cap = cap;
     }
     log->iv[log->n++] = *iv;
-    if (iv->flags & PFI_TL_NAN)
+    if (iv->flags & PFI_TRAINLOG_NAN)
         log->n_nan++;
     return PFI_OK;
 }
@@ -200,7 +200,7 @@ static pfi_error megatron_line(pfi_trainlog *log, tl_state *st, const char *s, s
     if (it == NULL)
         return PFI_OK;
     long iter = strtol(it + 9, NULL, 10);
-    pfi_tl_interval iv = {.line = line, .iteration = iter, .work = NAN, .time_s = NAN,
+    pfi_trainlog_interval iv = {.line = line, .iteration = iter, .work = NAN, .time_s = NAN,
                           .rate = NAN, .tflops = NAN};
     iv.n_iter = st->prev_iter >= 0 ? iter - st->prev_iter : iter;
     span v;
@@ -216,13 +216,13 @@ static pfi_error megatron_line(pfi_trainlog *log, tl_state *st, const char *s, s
     if (kv(parts, np, "throughput per GPU (TFLOP/s/GPU)", ':', &v) && num(v, &x, NULL))
         iv.tflops = x;
     if (kv(parts, np, "number of skipped iterations", ':', &v) && num(v, &x, NULL) && x > 0)
-        iv.flags |= PFI_TL_SKIPPED;
+        iv.flags |= PFI_TRAINLOG_SKIPPED;
     if (kv(parts, np, "number of nan iterations", ':', &v) && num(v, &x, NULL) && x > 0)
-        iv.flags |= PFI_TL_NAN;
+        iv.flags |= PFI_TRAINLOG_NAN;
     if (kv(parts, np, "lm loss", ':', &v) && num(v, &x, &isnan_) && isnan_)
-        iv.flags |= PFI_TL_NAN;
+        iv.flags |= PFI_TRAINLOG_NAN;
     if (st->ckpt_pending)
-        iv.flags |= PFI_TL_CHECKPOINT;
+        iv.flags |= PFI_TRAINLOG_CHECKPOINT;
     st->ckpt_pending = false;
     if (iv.n_iter > 0) {
         iv.time_s = elapsed * (double)iv.n_iter / 1000.0;
@@ -236,7 +236,7 @@ static pfi_error megatron_line(pfi_trainlog *log, tl_state *st, const char *s, s
     if (isfinite(iv.work) && isfinite(iv.time_s) && iv.time_s > 0 && iv.work >= 0)
         iv.rate = iv.work / iv.time_s;
     else
-        iv.flags |= PFI_TL_BAD_RATE;
+        iv.flags |= PFI_TRAINLOG_BAD_RATE;
     snprintf(log->unit, sizeof log->unit, "samples");
     return push(log, &iv);
 }
@@ -250,7 +250,7 @@ static pfi_error nanotron_line(pfi_trainlog *log, tl_state *st, const char *s, s
     if (it == NULL)
         return PFI_OK;
     long iter = strtol(it + 10, NULL, 10);
-    pfi_tl_interval iv = {.line = line, .iteration = iter, .work = NAN, .time_s = NAN,
+    pfi_trainlog_interval iv = {.line = line, .iteration = iter, .work = NAN, .time_s = NAN,
                           .rate = NAN, .tflops = NAN};
     iv.n_iter = st->prev_iter >= 0 ? iter - st->prev_iter : iter;
     span v;
@@ -263,9 +263,9 @@ static pfi_error nanotron_line(pfi_trainlog *log, tl_state *st, const char *s, s
     if (kv(parts, np, "model_tflops_per_gpu", ':', &v) && num(v, &x, NULL))
         iv.tflops = x;
     if (kv(parts, np, "lm_loss", ':', &v) && num(v, &x, &isnan_) && isnan_)
-        iv.flags |= PFI_TL_NAN;
+        iv.flags |= PFI_TRAINLOG_NAN;
     if (st->ckpt_pending)
-        iv.flags |= PFI_TL_CHECKPOINT;
+        iv.flags |= PFI_TRAINLOG_CHECKPOINT;
     st->ckpt_pending = false;
     st->prev_iter = iter;
     if (iv.n_iter > 0 && isfinite(ms))
@@ -274,7 +274,7 @@ static pfi_error nanotron_line(pfi_trainlog *log, tl_state *st, const char *s, s
         iv.work = tps * iv.time_s;
         iv.rate = tps;
     } else {
-        iv.flags |= PFI_TL_BAD_RATE;
+        iv.flags |= PFI_TRAINLOG_BAD_RATE;
     }
     snprintf(log->unit, sizeof log->unit, "tokens");
     return push(log, &iv);
@@ -304,7 +304,7 @@ static pfi_error hf_line(pfi_trainlog *log, const char *s, size_t n, long line)
     }
     if (!dict_get(s, n, "train_runtime", &rt, NULL))
         return PFI_OK;
-    pfi_tl_interval iv = {.line = line, .iteration = -1, .work = NAN, .time_s = rt,
+    pfi_trainlog_interval iv = {.line = line, .iteration = -1, .work = NAN, .time_s = rt,
                           .rate = NAN, .tflops = NAN};
     if (dict_get(s, n, "train_tokens_per_second", &sps, NULL)) {
         snprintf(log->unit, sizeof log->unit, "tokens");
@@ -317,7 +317,7 @@ static pfi_error hf_line(pfi_trainlog *log, const char *s, size_t n, long line)
         iv.rate = sps;
         iv.work = sps * rt;
     } else {
-        iv.flags |= PFI_TL_BAD_RATE;
+        iv.flags |= PFI_TRAINLOG_BAD_RATE;
     }
     return push(log, &iv);
 }
@@ -344,7 +344,7 @@ static pfi_error titan_line(pfi_trainlog *log, tl_state *st, const char *s0, siz
     if (sp == NULL || tp == NULL)
         return PFI_OK;
     long step = strtol(sp + 5, NULL, 10);
-    pfi_tl_interval iv = {.line = line, .iteration = step, .work = NAN, .time_s = NAN,
+    pfi_trainlog_interval iv = {.line = line, .iteration = step, .work = NAN, .time_s = NAN,
                           .rate = NAN, .tflops = NAN};
     iv.n_iter = st->prev_iter >= 0 ? step - st->prev_iter : step;
     st->prev_iter = step;
@@ -358,7 +358,7 @@ static pfi_error titan_line(pfi_trainlog *log, tl_state *st, const char *s0, siz
     if (num((span){b, (size_t)(e - b)}, &x, NULL) && isfinite(x))
         iv.rate = x;
     else
-        iv.flags |= PFI_TL_BAD_RATE;
+        iv.flags |= PFI_TRAINLOG_BAD_RATE;
     const char *lp = strstr(buf, "loss:");
     bool isnan_;
     if (lp != NULL) {
@@ -369,7 +369,7 @@ static pfi_error titan_line(pfi_trainlog *log, tl_state *st, const char *s0, siz
         while (*qe && *qe != ' ')
             qe++;
         if (num((span){q, (size_t)(qe - q)}, &x, &isnan_) && isnan_)
-            iv.flags |= PFI_TL_NAN;
+            iv.flags |= PFI_TRAINLOG_NAN;
     }
     const char *fp = strstr(buf, "tflops:");
     if (fp != NULL && num((span){fp + 7, strcspn(fp + 8, " ") + 1}, &x, NULL))
@@ -383,7 +383,7 @@ static pfi_error titan_line(pfi_trainlog *log, tl_state *st, const char *s0, siz
     if (isfinite(iv.time_s) && isfinite(iv.rate))
         iv.work = iv.rate * iv.time_s;
     else
-        iv.flags |= PFI_TL_NO_TIME;
+        iv.flags |= PFI_TRAINLOG_NO_TIME;
     snprintf(log->unit, sizeof log->unit, "tokens");
     return push(log, &iv);
 }
@@ -394,7 +394,7 @@ static pfi_error regex_line(pfi_trainlog *log, pcre2_code *re, pcre2_match_data 
     int rc = pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, md, NULL);
     if (rc < 0)
         return PFI_OK;
-    pfi_tl_interval iv = {.line = line, .iteration = -1, .work = NAN, .time_s = NAN,
+    pfi_trainlog_interval iv = {.line = line, .iteration = -1, .work = NAN, .time_s = NAN,
                           .rate = NAN, .tflops = NAN};
     static const char *const groups[] = {"throughput", "work", "time_s"};
     double vals[3] = {NAN, NAN, NAN};
@@ -416,29 +416,29 @@ static pfi_error regex_line(pfi_trainlog *log, pcre2_code *re, pcre2_match_data 
         iv.time_s = vals[2];
         iv.work = vals[0] * vals[2];
     } else {
-        iv.flags |= PFI_TL_NO_TIME;
+        iv.flags |= PFI_TRAINLOG_NO_TIME;
     }
     if (!isfinite(iv.rate))
-        iv.flags |= PFI_TL_BAD_RATE;
+        iv.flags |= PFI_TRAINLOG_BAD_RATE;
     if (log->unit[0] == '\0')
         snprintf(log->unit, sizeof log->unit, "work");
     return push(log, &iv);
 }
 
-static pfi_tl_format detect_line(const char *s, size_t n)
+static pfi_trainlog_format detect_line(const char *s, size_t n)
 {
     if (memmem(s, n, "elapsed time per iteration (ms)", 31))
-        return PFI_TL_MEGATRON;
+        return PFI_TRAINLOG_MEGATRON;
     if (memmem(s, n, "elapsed_time_per_iteration_ms", 29))
-        return PFI_TL_NANOTRON;
+        return PFI_TRAINLOG_NANOTRON;
     if (memmem(s, n, "'train_runtime'", 15) || memmem(s, n, "{'loss'", 7))
-        return PFI_TL_HF;
+        return PFI_TRAINLOG_HF;
     if (memmem(s, n, "step:", 5) && (memmem(s, n, "tps:", 4) || memmem(s, n, "wps:", 4)))
-        return PFI_TL_TORCHTITAN;
-    return PFI_TL_AUTO;
+        return PFI_TRAINLOG_TORCHTITAN;
+    return PFI_TRAINLOG_AUTO;
 }
 
-pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_tl_format fmt,
+pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_trainlog_format fmt,
                                    const char *regex, pfi_trainlog **out, pfi_diag *diag)
 {
     *out = NULL;
@@ -448,8 +448,8 @@ pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_tl_format fmt,
     }
     pcre2_code *re = NULL;
     pcre2_match_data *md = NULL;
-    if (fmt == PFI_TL_REGEX || (fmt == PFI_TL_AUTO && regex != NULL)) {
-        fmt = PFI_TL_REGEX;
+    if (fmt == PFI_TRAINLOG_REGEX || (fmt == PFI_TRAINLOG_AUTO && regex != NULL)) {
+        fmt = PFI_TRAINLOG_REGEX;
         int ec;
         PCRE2_SIZE eo;
         if (regex == NULL)
@@ -493,22 +493,22 @@ pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_tl_format fmt,
         e = tm_lines_next(&r, &s, &n, &eof);
         if (e != PFI_OK || eof)
             break;
-        if (fmt != PFI_TL_REGEX && (memmem(s, n, "saving checkpoint", 17) ||
+        if (fmt != PFI_TRAINLOG_REGEX && (memmem(s, n, "saving checkpoint", 17) ||
                                     memmem(s, n, "Saving checkpoint", 17))) {
             st.ckpt_pending = true;
             continue;
         }
-        pfi_tl_format lf = fmt == PFI_TL_REGEX ? PFI_TL_REGEX : detect_line(s, n);
-        if (lf == PFI_TL_AUTO || (fmt != PFI_TL_AUTO && lf != fmt))
+        pfi_trainlog_format lf = fmt == PFI_TRAINLOG_REGEX ? PFI_TRAINLOG_REGEX : detect_line(s, n);
+        if (lf == PFI_TRAINLOG_AUTO || (fmt != PFI_TRAINLOG_AUTO && lf != fmt))
             continue;
-        if (fmt == PFI_TL_AUTO)
+        if (fmt == PFI_TRAINLOG_AUTO)
             fmt = lf;
         switch (lf) {
-        case PFI_TL_MEGATRON: e = megatron_line(log, &st, s, n, r.line); break;
-        case PFI_TL_NANOTRON: e = nanotron_line(log, &st, s, n, r.line); break;
-        case PFI_TL_HF: e = hf_line(log, s, n, r.line); break;
-        case PFI_TL_TORCHTITAN: e = titan_line(log, &st, s, n, r.line); break;
-        case PFI_TL_REGEX: e = regex_line(log, re, md, s, n, r.line); break;
+        case PFI_TRAINLOG_MEGATRON: e = megatron_line(log, &st, s, n, r.line); break;
+        case PFI_TRAINLOG_NANOTRON: e = nanotron_line(log, &st, s, n, r.line); break;
+        case PFI_TRAINLOG_HF: e = hf_line(log, s, n, r.line); break;
+        case PFI_TRAINLOG_TORCHTITAN: e = titan_line(log, &st, s, n, r.line); break;
+        case PFI_TRAINLOG_REGEX: e = regex_line(log, re, md, s, n, r.line); break;
         default: break;
         }
         if (e != PFI_OK)
@@ -540,7 +540,7 @@ pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_tl_format fmt,
     return PFI_OK;
 }
 
-pfi_error pfi_trainlog_read_file(const char *path, pfi_tl_format fmt, const char *regex,
+pfi_error pfi_trainlog_read_file(const char *path, pfi_trainlog_format fmt, const char *regex,
                                  pfi_trainlog **out, pfi_diag *diag)
 {
     *out = NULL;
@@ -559,9 +559,9 @@ pfi_error pfi_trainlog_read_file(const char *path, pfi_tl_format fmt, const char
 }
 
 pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q,
-                              pfi_tl_summary *out)
+                              pfi_trainlog_summary *out)
 {
-    *out = (pfi_tl_summary){.window_rate = NAN, .tflops_mean = NAN};
+    *out = (pfi_trainlog_summary){.window_rate = NAN, .tflops_mean = NAN};
     out->steady.mean = out->steady.se = NAN;
     if (!(q > 0 && q <= 1) || !(warmup_s >= 0))
         return PFI_ERR_INVALID_ARGUMENT;
@@ -576,18 +576,18 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
     double elapsed = 0, sw = 0, st = 0, tf = 0;
     size_t ntf = 0;
     for (size_t i = 0; i < log->n; i++) {
-        const pfi_tl_interval *iv = &log->iv[i];
+        const pfi_trainlog_interval *iv = &log->iv[i];
         if (isfinite(iv->time_s))
             elapsed += iv->time_s;
-        if (iv->flags & PFI_TL_SKIPPED) {
+        if (iv->flags & PFI_TRAINLOG_SKIPPED) {
             out->n_skipped++;
             continue;
         }
-        if (iv->flags & PFI_TL_CHECKPOINT) {
+        if (iv->flags & PFI_TRAINLOG_CHECKPOINT) {
             out->n_checkpoint++;
             continue;
         }
-        if ((iv->flags & PFI_TL_BAD_RATE) || !isfinite(iv->rate)) {
+        if ((iv->flags & PFI_TRAINLOG_BAD_RATE) || !isfinite(iv->rate)) {
             out->n_bad_rate++;
             continue;
         }
