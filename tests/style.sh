@@ -36,6 +36,15 @@ if [ -n "$rel" ]; then
     echo "$rel"
     exit 1
 fi
+# The library never prints or exits: the programs decide what to say and with which exit
+# code (a forked child that failed to exec may _exit, on a line that says so).
+say=$(grep -rnE '\b(printf|puts|perror|exit|abort|_exit)\s*\(|\bf(printf|puts)\s*\([^;]*\bstd(out|err)\b' \
+    src/lib | grep -vE '^[^:]*:[0-9]+:\s*(/?\*|//)' | grep -v 'forked child' || true)
+if [ -n "$say" ]; then
+    echo "printing or exiting in libpfi (return a pfi_error with a pfi_diag message instead):"
+    echo "$say"
+    exit 1
+fi
 # Code outside src/lib/hw asks a backend for a capability, never which backend it is.
 kind=$(grep -rnE 'PFI_GPU_(NVML|EMULATED|REPLAY)\b' src | grep -v '^src/lib/hw/' || true)
 if [ -n "$kind" ]; then
@@ -107,4 +116,4 @@ if [ -n "$layers" ]; then
     echo "includes across the layers of src/lib (docs/architecture.md):$layers"
     exit 1
 fi
-echo "style: no banned calls, no getenv or relative include in the library, no backend kind outside hw, includes follow the layers"
+echo "style: no banned calls, no printing, exit, getenv or relative include in the library, no backend kind outside hw, includes follow the layers"

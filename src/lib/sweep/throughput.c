@@ -286,7 +286,7 @@ static pfi_error cmd_start(void *vctx, pfi_diag *diag)
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         execvp(c->argv[0], c->argv);
-        _exit(127);
+        _exit(127); /* the forked child: exec failed (the parent sees 127) */
     }
     setpgid(pid, pid); /* also here: no race with an early stop */
     close(p[1]);
