@@ -3,88 +3,45 @@
  * first use; when it cannot be loaded, init functions fail (CURLE_FAILED_INIT, NULL) and the
  * controller reports the error instead of the process failing to start.
  */
-#define _GNU_SOURCE
+#define PFI_CURL_LAZY_IMPL
 #include "control/curl_lazy.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
 
-/* The functions used, resolved once. */
-static struct {
-    CURLcode (*global_init)(long);
-    void (*global_cleanup)(void);
-    CURL *(*easy_init)(void);
-    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-    void (*easy_cleanup)(CURL *);
-    const char *(*easy_strerror)(CURLcode);
-    char *(*easy_escape)(CURL *, const char *, int);
-    void (*free)(void *);
-    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-    void (*slist_free_all)(struct curl_slist *);
-    CURLM *(*multi_init)(void);
-    CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
-    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
-    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
-    CURLMcode (*multi_perform)(CURLM *, int *);
-    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned, int, int *);
-    CURLMsg *(*multi_info_read)(CURLM *, int *);
-    CURLMcode (*multi_cleanup)(CURLM *);
-} fn;
+#include "core/dl.h"
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static bool loaded;
-static const char *load_error = "libcurl.so.4 not loaded";
+/* Every function used: the field of curl_lazy_fns and libcurl's symbol. */
+#define CURL_LAZY_FUNCTIONS(X)                                                                     \
+    X(global_init, curl_global_init)                                                               \
+    X(global_cleanup, curl_global_cleanup)                                                         \
+    X(easy_init, curl_easy_init)                                                                   \
+    X(easy_setopt, curl_easy_setopt)                                                               \
+    X(easy_getinfo, curl_easy_getinfo)                                                             \
+    X(easy_cleanup, curl_easy_cleanup)                                                             \
+    X(easy_strerror, curl_easy_strerror)                                                           \
+    X(easy_escape, curl_easy_escape)                                                               \
+    X(free, curl_free)                                                                             \
+    X(slist_append, curl_slist_append)                                                             \
+    X(slist_free_all, curl_slist_free_all)                                                         \
+    X(multi_init, curl_multi_init)                                                                 \
+    X(multi_setopt, curl_multi_setopt)                                                             \
+    X(multi_add_handle, curl_multi_add_handle)                                                     \
+    X(multi_remove_handle, curl_multi_remove_handle)                                               \
+    X(multi_perform, curl_multi_perform)                                                           \
+    X(multi_poll, curl_multi_poll)                                                                 \
+    X(multi_info_read, curl_multi_info_read)                                                       \
+    X(multi_cleanup, curl_multi_cleanup)
 
-static void load(void)
-{
-    void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) {
-        load_error = dlerror();
-        return;
-    }
-    /* POSIX: a void * from dlsym converts to a function pointer through this cast */
-#define RESOLVE(field, name)                                                                   \
-    do {                                                                                       \
-        *(void **)(&fn.field) = dlsym(lib, name);                                              \
-        if (fn.field == NULL) {                                                                \
-            load_error = "libcurl.so.4 lacks " name;                                           \
-            return;                                                                            \
-        }                                                                                      \
-    } while (0)
-    RESOLVE(global_init, "curl_global_init");
-    RESOLVE(global_cleanup, "curl_global_cleanup");
-    RESOLVE(easy_init, "curl_easy_init");
-    RESOLVE(easy_setopt, "curl_easy_setopt");
-    RESOLVE(easy_getinfo, "curl_easy_getinfo");
-    RESOLVE(easy_cleanup, "curl_easy_cleanup");
-    RESOLVE(easy_strerror, "curl_easy_strerror");
-    RESOLVE(easy_escape, "curl_easy_escape");
-    RESOLVE(free, "curl_free");
-    RESOLVE(slist_append, "curl_slist_append");
-    RESOLVE(slist_free_all, "curl_slist_free_all");
-    RESOLVE(multi_init, "curl_multi_init");
-    RESOLVE(multi_setopt, "curl_multi_setopt");
-    RESOLVE(multi_add_handle, "curl_multi_add_handle");
-    RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
-    RESOLVE(multi_perform, "curl_multi_perform");
-    RESOLVE(multi_poll, "curl_multi_poll");
-    RESOLVE(multi_info_read, "curl_multi_info_read");
-    RESOLVE(multi_cleanup, "curl_multi_cleanup");
-#undef RESOLVE
-    loaded = true;
-}
+/* Where each function goes; each pointer's type must be the installed header's declaration of
+ * the function it holds (checked at compile time). */
+#define SYMBOL(field, sym) DL_SYMBOL(curl_lazy_fns, field, #sym, sym),
+static const dl_symbol curl_symbols[] = {CURL_LAZY_FUNCTIONS(SYMBOL)};
+#undef SYMBOL
 
-int ctl_curl_load(const char **why)
-{
-    pthread_once(&once, load);
-    if (why != NULL)
-        *why = loaded ? NULL : load_error;
-    return loaded ? 0 : -1;
-}
+DL_OPENER(ctl_curl_open, curl_lazy_fns, NULL, curl_symbols)
+
+/* The process's library: opened once, never closed. */
+DL_ONCE_LOADER(ctl_curl_load, ctl_curl_open, curl_lazy_fns, fn, PFI_CURL_SONAME)
 
 CURLcode ctl_curl_global_init(long flags)
 {
@@ -147,7 +104,8 @@ void ctl_curl_easy_cleanup(CURL *h)
 
 const char *ctl_curl_easy_strerror(CURLcode code)
 {
-    return ctl_curl_load(NULL) == 0 ? fn.easy_strerror(code) : load_error;
+    const char *why;
+    return ctl_curl_load(&why) == 0 ? fn.easy_strerror(code) : why;
 }
 
 char *ctl_curl_easy_escape(CURL *h, const char *s, int len)

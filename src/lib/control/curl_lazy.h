@@ -11,10 +11,46 @@
 
 #define CURL_DISABLE_TYPECHECK /* the forwarding functions are plain prototypes */
 #include <curl/curl.h>
+#include <stddef.h>
+
+#define PFI_CURL_SONAME "libcurl.so.4"
+
+/* The libcurl functions the controller calls, as resolved from one opened library. */
+typedef struct curl_lazy_fns {
+    void *lib; /* dlopen handle */
+    CURLcode (*global_init)(long);
+    void (*global_cleanup)(void);
+    CURL *(*easy_init)(void);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    void (*easy_cleanup)(CURL *);
+    const char *(*easy_strerror)(CURLcode);
+    char *(*easy_escape)(CURL *, const char *, int);
+    void (*free)(void *);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
+    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned, int, int *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
+    CURLMcode (*multi_cleanup)(CURLM *);
+} curl_lazy_fns;
 
 /*
- * ctl_curl_load — open libcurl and resolve every function below (once; thread-safe). Returns
- * 0 on success; otherwise -1 and a static message in *why (dlerror's text).
+ * ctl_curl_open — dlopen soname and resolve every function above into *fns; no global state
+ * (ctl_curl_load calls it with PFI_CURL_SONAME). Returns 0 on success; otherwise -1, *fns
+ * zeroed, nothing left open, and why (why_size bytes, may be 0) holds the reason, naming
+ * soname: dlerror's text, or which function the library lacks.
+ */
+int ctl_curl_open(const char *soname, curl_lazy_fns *fns, char *why, size_t why_size);
+
+/*
+ * ctl_curl_load — open libcurl and resolve its functions (once; thread-safe). Returns
+ * 0 on success; otherwise -1 and a static message in *why, naming PFI_CURL_SONAME (dlerror's
+ * text, or which function the library lacks). Later calls give the first call's result.
  */
 int ctl_curl_load(const char **why);
 
@@ -39,6 +75,8 @@ CURLMcode ctl_curl_multi_poll(CURLM *m, struct curl_waitfd *extra, unsigned n, i
 CURLMsg *ctl_curl_multi_info_read(CURLM *m, int *left);
 CURLMcode ctl_curl_multi_cleanup(CURLM *m);
 
+/* curl_lazy.c itself needs the real declarations (to check its pointers' types against them). */
+#ifndef PFI_CURL_LAZY_IMPL
 /* curl.h wraps these three in argument-count macros; replace them with the forwarders */
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
@@ -62,5 +100,6 @@ CURLMcode ctl_curl_multi_cleanup(CURLM *m);
 #define curl_multi_poll ctl_curl_multi_poll
 #define curl_multi_info_read ctl_curl_multi_info_read
 #define curl_multi_cleanup ctl_curl_multi_cleanup
+#endif
 
 #endif

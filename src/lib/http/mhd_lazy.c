@@ -8,99 +8,29 @@
 #define PFI_MHD_LAZY_IMPL
 #include "http/mhd_lazy.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <string.h>
+#include "core/dl.h"
 
-/*
- * Each pointer's type must be the installed header's declaration of the function it holds:
- * checked at compile time. _Generic does not evaluate its operand, so these name the real
- * libmicrohttpd symbols without making libpfi reference (link against) them.
- */
-#define SAME_TYPE(field, sym)                                                                      \
-    _Static_assert(_Generic(&sym, __typeof__(((mhd_lazy_fns *)0)->field) : 1, default : 0),        \
-                   #sym " does not match mhd_lazy_fns." #field)
-SAME_TYPE(start_daemon_va, MHD_start_daemon_va);
-SAME_TYPE(stop_daemon, MHD_stop_daemon);
-SAME_TYPE(get_daemon_info, MHD_get_daemon_info);
-SAME_TYPE(lookup_connection_value, MHD_lookup_connection_value);
-SAME_TYPE(create_response_from_buffer, MHD_create_response_from_buffer);
-SAME_TYPE(add_response_header, MHD_add_response_header);
-SAME_TYPE(queue_response, MHD_queue_response);
-SAME_TYPE(destroy_response, MHD_destroy_response);
-#undef SAME_TYPE
+/* Every function used: the field of mhd_lazy_fns and libmicrohttpd's symbol. */
+#define MHD_LAZY_FUNCTIONS(X)                                                                      \
+    X(start_daemon_va, MHD_start_daemon_va)                                                        \
+    X(stop_daemon, MHD_stop_daemon)                                                                \
+    X(get_daemon_info, MHD_get_daemon_info)                                                        \
+    X(lookup_connection_value, MHD_lookup_connection_value)                                        \
+    X(create_response_from_buffer, MHD_create_response_from_buffer)                                \
+    X(add_response_header, MHD_add_response_header)                                                \
+    X(queue_response, MHD_queue_response)                                                          \
+    X(destroy_response, MHD_destroy_response)
 
-/* Where each function goes: its symbol and the field of mhd_lazy_fns that holds it. */
-#define FIELD(field, sym)                                                                          \
-    {                                                                                              \
-#sym, offsetof(mhd_lazy_fns, field)                                                        \
-    }
-static const struct {
-    const char *name;
-    size_t offset;
-} symbols[] = {
-    FIELD(start_daemon_va, MHD_start_daemon_va),
-    FIELD(stop_daemon, MHD_stop_daemon),
-    FIELD(get_daemon_info, MHD_get_daemon_info),
-    FIELD(lookup_connection_value, MHD_lookup_connection_value),
-    FIELD(create_response_from_buffer, MHD_create_response_from_buffer),
-    FIELD(add_response_header, MHD_add_response_header),
-    FIELD(queue_response, MHD_queue_response),
-    FIELD(destroy_response, MHD_destroy_response),
-};
-#undef FIELD
+/* Where each function goes; each pointer's type must be the installed header's declaration of
+ * the function it holds (checked at compile time). */
+#define SYMBOL(field, sym) DL_SYMBOL(mhd_lazy_fns, field, #sym, sym),
+static const dl_symbol mhd_symbols[] = {MHD_LAZY_FUNCTIONS(SYMBOL)};
+#undef SYMBOL
 
-int mhd_lazy_open(const char *soname, mhd_lazy_fns *fns, char *why, size_t why_size)
-{
-    memset(fns, 0, sizeof *fns);
-    snprintf(why, why_size, "%s", "");
-    dlerror(); /* clear a stale error */
-    void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) {
-        const char *e = dlerror();
-        /* dlerror's text names the file; make sure the message does too */
-        if (e != NULL && strstr(e, soname) != NULL)
-            snprintf(why, why_size, "%s", e);
-        else
-            snprintf(why, why_size, "%s: %s", soname, e != NULL ? e : "cannot be opened");
-        return -1;
-    }
-    for (size_t k = 0; k < sizeof symbols / sizeof symbols[0]; k++) {
-        void *p = dlsym(lib, symbols[k].name);
-        if (p == NULL) {
-            snprintf(why, why_size, "%s lacks %s (not libmicrohttpd?)", soname, symbols[k].name);
-            dlclose(lib);
-            memset(fns, 0, sizeof *fns);
-            return -1;
-        }
-        /* POSIX: a function's address from dlsym is stored as the function pointer it is */
-        memcpy((char *)fns + symbols[k].offset, &p, sizeof p);
-    }
-    fns->lib = lib;
-    return 0;
-}
+DL_OPENER(mhd_lazy_open, mhd_lazy_fns, "not libmicrohttpd?", mhd_symbols)
 
 /* The process's library: opened once, never closed. */
-static mhd_lazy_fns fn;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static bool loaded;
-static char load_error[512] = PFI_MHD_SONAME " not loaded";
-
-static void load(void)
-{
-    loaded = mhd_lazy_open(PFI_MHD_SONAME, &fn, load_error, sizeof load_error) == 0;
-}
-
-int mhd_lazy_load(const char **why)
-{
-    pthread_once(&once, load);
-    if (why != NULL)
-        *why = loaded ? NULL : load_error;
-    return loaded ? 0 : -1;
-}
+DL_ONCE_LOADER(mhd_lazy_load, mhd_lazy_open, mhd_lazy_fns, fn, PFI_MHD_SONAME)
 
 struct MHD_Daemon *pfi_mhd_start_daemon(unsigned int flags, uint16_t port,
                                         MHD_AcceptPolicyCallback apc, void *apc_cls,

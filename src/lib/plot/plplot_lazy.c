@@ -8,11 +8,7 @@
 #define PFI_PLPLOT_LAZY_IMPL
 #include "plot/plplot_lazy.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <string.h>
+#include "core/dl.h"
 
 /* Every function used: the field of plot_lazy_fns, PLplot's symbol, and the forwarder. */
 #define PLOT_LAZY_FUNCTIONS(X)                                                                     \
@@ -58,56 +54,15 @@
 PLOT_LAZY_FUNCTIONS(SAME_TYPE)
 #undef SAME_TYPE
 
-int plot_lazy_open(const char *soname, plot_lazy_fns *fns, char *why, size_t why_size)
-{
-    memset(fns, 0, sizeof *fns);
-    if (why_size > 0)
-        why[0] = '\0';
-    dlerror(); /* clear a stale error */
-    void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) {
-        const char *e = dlerror();
-        if (why_size > 0)
-            snprintf(why, why_size, "%s", e != NULL ? e : "cannot be opened");
-        /* dlerror's text names the file; make sure the message does too */
-        if (why_size > 0 && strstr(why, soname) == NULL)
-            snprintf(why, why_size, "%s: %s", soname, e != NULL ? e : "cannot be opened");
-        return -1;
-    }
-    /* POSIX: a void * from dlsym converts to a function pointer through this cast */
-#define RESOLVE(field, sym, forwarder)                                                             \
-    *(void **)(&fns->field) = dlsym(lib, #sym);                                                    \
-    if (fns->field == NULL) {                                                                      \
-        if (why_size > 0)                                                                          \
-            snprintf(why, why_size, "%s lacks %s (not PLplot 5.15?)", soname, #sym);               \
-        dlclose(lib);                                                                              \
-        memset(fns, 0, sizeof *fns);                                                               \
-        return -1;                                                                                 \
-    }
-    PLOT_LAZY_FUNCTIONS(RESOLVE)
-#undef RESOLVE
-    fns->lib = lib;
-    return 0;
-}
+/* Where each function goes (and a check that each field is a pointer to the symbol's type). */
+#define SYMBOL(field, sym, forwarder) DL_SYMBOL(plot_lazy_fns, field, #sym, sym),
+static const dl_symbol plot_symbols[] = {PLOT_LAZY_FUNCTIONS(SYMBOL)};
+#undef SYMBOL
+
+DL_OPENER(plot_lazy_open, plot_lazy_fns, "not PLplot 5.15?", plot_symbols)
 
 /* The process's library: opened once, never closed (PLplot keeps its drivers open). */
-static plot_lazy_fns fn;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static bool loaded;
-static char load_error[512] = PFI_PLPLOT_SONAME " not loaded";
-
-static void load(void)
-{
-    loaded = plot_lazy_open(PFI_PLPLOT_SONAME, &fn, load_error, sizeof load_error) == 0;
-}
-
-int plot_lazy_load(const char **why)
-{
-    pthread_once(&once, load);
-    if (why != NULL)
-        *why = loaded ? NULL : load_error;
-    return loaded ? 0 : -1;
-}
+DL_ONCE_LOADER(plot_lazy_load, plot_lazy_open, plot_lazy_fns, fn, PFI_PLPLOT_SONAME)
 
 void plot_lazy_pladv(PLINT page)
 {
