@@ -631,18 +631,54 @@ done:
     return e;
 }
 
-pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const char *feature_glob,
-                                  pfi_groups **out, pfi_diag *diag)
+/* The options the groups table is analysed with: the caller's (or the defaults), no CI draws. */
+static pfi_options groups_options(const pfi_options *o)
 {
-    if (dir == NULL || out == NULL)
-        return PFI_ERR_INVALID_ARGUMENT;
-    *out = NULL;
     pfi_options opt;
     if (o != NULL)
         opt = *o;
     else
         pfi_options_init(&opt);
     opt.draws = 0;
+    return opt;
+}
+
+/* Every sweep group of t analysed into *res (t->n_groups results, owned by the caller:
+ * results_free). */
+static pfi_error analyse_groups(const pfi_runs_table *t, const pfi_options *opt,
+                                pfi_result **res)
+{
+    *res = pfi_calloc(t->n_groups, sizeof **res);
+    return *res ? pfi_analyze(t, opt, *res) : PFI_ERR_NOMEM;
+}
+
+/* Row i of g: the group's name, job class and PFI (ratio definition). */
+static pfi_error name_group(pfi_groups *g, size_t i, const pfi_runs_table *t,
+                            const pfi_result *res)
+{
+    g->names[i] = group_name(t, &t->groups[i]);
+    if (g->names[i] == NULL ||
+        (t->groups[i].job_class && !(g->classes[i] = pfi_strdup(t->groups[i].job_class))))
+        return PFI_ERR_NOMEM;
+    g->pfi[i] = res[i].ratio;
+    return PFI_OK;
+}
+
+static void results_free(pfi_result *res, const pfi_runs_table *t)
+{
+    if (res != NULL && t != NULL)
+        for (size_t i = 0; i < t->n_groups; i++)
+            pfi_result_clear(&res[i]);
+    pfi_free(res);
+}
+
+pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const char *feature_glob,
+                                  pfi_groups **out, pfi_diag *diag)
+{
+    if (dir == NULL || out == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    pfi_options opt = groups_options(o);
     pfi_manifest man;
     memset(&man, 0, sizeof man);
     pfi_runs_table *t = NULL;
@@ -655,22 +691,15 @@ pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const c
         opt.noise_rel = man.noise_rel;
     if (e == PFI_OK && t->n_groups == 0)
         e = set_diag(diag, PFI_ERR_EMPTY, dir, 0, NULL, "no sweep groups");
-    if (e == PFI_OK) {
-        res = pfi_calloc(t->n_groups, sizeof *res);
-        e = res ? pfi_analyze(t, &opt, res) : PFI_ERR_NOMEM;
-    }
+    if (e == PFI_OK)
+        e = analyse_groups(t, &opt, &res);
     if (e == PFI_OK) {
         g = groups_alloc(t->n_groups, 16);
         if (g == NULL)
             e = PFI_ERR_NOMEM;
     }
-    for (size_t i = 0; e == PFI_OK && i < t->n_groups; i++) {
-        g->names[i] = group_name(t, &t->groups[i]);
-        if (g->names[i] == NULL ||
-            (t->groups[i].job_class && !(g->classes[i] = pfi_strdup(t->groups[i].job_class))))
-            e = PFI_ERR_NOMEM;
-        g->pfi[i] = res[i].ratio;
-    }
+    for (size_t i = 0; e == PFI_OK && i < t->n_groups; i++)
+        e = name_group(g, i, t, res);
     for (size_t fi = 0; e == PFI_OK && fi < t->n_files; fi++) {
         e = hash_file(t->files[fi], &g->source_hash);
         if (e != PFI_OK)
@@ -684,10 +713,7 @@ pfi_error pfi_groups_from_dataset(const char *dir, const pfi_options *o, const c
         g = NULL;
     }
     pfi_groups_destroy(g);
-    if (res != NULL && t != NULL)
-        for (size_t i = 0; i < t->n_groups; i++)
-            pfi_result_clear(&res[i]);
-    pfi_free(res);
+    results_free(res, t);
     pfi_runs_table_destroy(t);
     pfi_manifest_clear(&man);
     return e;
@@ -701,12 +727,7 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
     if (db == NULL || out == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
     *out = NULL;
-    pfi_options opt;
-    if (o != NULL)
-        opt = *o;
-    else
-        pfi_options_init(&opt);
-    opt.draws = 0;
+    pfi_options opt = groups_options(o);
     pfi_store *st = NULL;
     pfi_runs_table *t = NULL;
     pfi_result *res = NULL;
@@ -716,20 +737,13 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
         e = pfi_runs_table_create(&t);
     if (e == PFI_OK)
         e = pfi_store_read_runs(st, t, group, NULL, diag);
-    if (e == PFI_OK) {
-        res = pfi_calloc(t->n_groups, sizeof *res);
-        e = res ? pfi_analyze(t, &opt, res) : PFI_ERR_NOMEM;
-    }
+    if (e == PFI_OK)
+        e = analyse_groups(t, &opt, &res);
     if (e == PFI_OK)
         e = pfi_groups_create(t->n_groups, &g);
     for (size_t i = 0; e == PFI_OK && i < t->n_groups; i++) {
-        g->names[i] = group_name(t, &t->groups[i]);
-        if (g->names[i] == NULL ||
-            (t->groups[i].job_class && !(g->classes[i] = pfi_strdup(t->groups[i].job_class)))) {
-            e = PFI_ERR_NOMEM;
+        if ((e = name_group(g, i, t, res)) != PFI_OK)
             break;
-        }
-        g->pfi[i] = res[i].ratio;
         if (!res[i].has_reference)
             continue;
         /* The reference run's stored features, by the group's name and the cap. */
@@ -750,10 +764,7 @@ pfi_error pfi_groups_from_store(const char *db, const pfi_options *o, const char
         g = NULL;
     }
     pfi_groups_destroy(g);
-    if (res != NULL && t != NULL)
-        for (size_t i = 0; i < t->n_groups; i++)
-            pfi_result_clear(&res[i]);
-    pfi_free(res);
+    results_free(res, t);
     pfi_runs_table_destroy(t);
     pfi_store_close(st);
     return e;
