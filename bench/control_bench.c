@@ -87,8 +87,8 @@ int main(int argc, char **argv)
     printf("agents %zu, GPUs %zu, periods %d\n", na, gpus, periods);
     printf("budget change -> all caps confirmed: worst %.1f ms over %zu changes (goal < 500 ms)\n",
            worst * 1e3, nchange);
-    printf("controller CPU per period: median %.1f ms, max %.1f ms\n",
-           cpu[periods / 2] * 1e3, cpu[periods - 1] * 1e3);
+    printf("controller CPU per period: median %.1f ms, max %.1f ms\n", cpu[periods / 2] * 1e3,
+           cpu[periods - 1] * 1e3);
     printf("unconfirmed caps: %zu; released: %s\n", unconf, ok ? "yes" : "no");
     pfi_ctl_destroy(ctl);
     free(cpu);

@@ -94,8 +94,8 @@ static void test_mapping(void **state)
     CHECK(e != NULL && strcmp(e->job, "job-2") == 0, "by index\n");
     CHECK(pfid_mapping_find(&m, "GPU-zz", 2) == NULL, "unmapped\n");
     pfid_mapping_clear(&m);
-    static const char *const bad[] = {"GPU-a\n", "GPU-a j k l\n", "GPU-a j\nGPU-a k\n",
-                                      "GPU-a j/k\n", "99999 j\n", "GPU a\"b j\n"};
+    static const char *const bad[] = {"GPU-a\n",     "GPU-a j k l\n", "GPU-a j\nGPU-a k\n",
+                                      "GPU-a j/k\n", "99999 j\n",     "GPU a\"b j\n"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         pfi_diag_clear(&d);
         CHECK(pfid_mapping_parse(bad[k], strlen(bad[k]), &m, &d) == PFI_ERR_PARSE && d.line > 0,
@@ -132,13 +132,15 @@ static void test_requests(void **state)
         {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": []}", "non-empty"},
         {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\"}]}", "caps[0]"},
         {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"job\": \"b\", "
-         "\"cap_w\": 1}]}", "caps[0]"},
+         "\"cap_w\": 1}]}",
+         "caps[0]"},
         {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"cap_w\": -5}]}",
          "cap_w"},
         {"{\"request_id\": \"r s\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"cap_w\": 5}]}",
          "request_id"},
         {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"cap_w\": 5}], "
-         "\"x\": 1}", "unknown member"},
+         "\"x\": 1}",
+         "unknown member"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         msg[0] = '\0';
@@ -148,7 +150,8 @@ static void test_requests(void **state)
     }
     double t;
     CHECK(pfid_throughput_parse("{\"throughput_tok_s\": 12.5}", 26, &t, msg, sizeof msg) &&
-              t == 12.5, "throughput\n");
+              t == 12.5,
+          "throughput\n");
     CHECK(!pfid_throughput_parse("{\"throughput_tok_s\": \"1\"}", 25, &t, msg, sizeof msg),
           "throughput string\n");
     END_CHECKS();
@@ -201,9 +204,9 @@ static void test_processes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_token),         cmocka_unit_test(test_config),
-        cmocka_unit_test(test_mapping),       cmocka_unit_test(test_requests),
-        cmocka_unit_test(test_label_escape),  cmocka_unit_test(test_processes),
+        cmocka_unit_test(test_token),        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_mapping),      cmocka_unit_test(test_requests),
+        cmocka_unit_test(test_label_escape), cmocka_unit_test(test_processes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

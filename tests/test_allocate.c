@@ -24,7 +24,8 @@
 #include "pfi/rng.h"
 #include "power/strategy.h"
 
-#define NEAR(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol) * (1.0 + fabs((double)(b))))
+#define NEAR(a, b, tol)                                                                            \
+    assert_true(fabs((double)(a) - (double)(b)) <= (tol) * (1.0 + fabs((double)(b))))
 
 static void test_isotonic(void **state)
 {
@@ -813,9 +814,9 @@ static void test_oracle_large6(void **state)
                 /* the job on the threshold segment absorbs the rounding of the budget's
                    sums, which the two paths add in different orders: the same power to
                    1e-12 of the budget; every other job the same to 1e-9 */
-                bool same = fabs(r.cap_w[j] - g.cap_w[j]) <= 1e-9 * (1 + fabs(g.cap_w[j])) &&
-                            fabs(r.tput_tok_s[j] - g.tput_tok_s[j]) <=
-                                1e-9 * (1 + fabs(g.tput_tok_s[j]));
+                bool same =
+                    fabs(r.cap_w[j] - g.cap_w[j]) <= 1e-9 * (1 + fabs(g.cap_w[j])) &&
+                    fabs(r.tput_tok_s[j] - g.tput_tok_s[j]) <= 1e-9 * (1 + fabs(g.tput_tok_s[j]));
                 if (!same)
                     differ++;
                 assert_true(fabs(r.power_w[j] - g.power_w[j]) <= 1e-12 * r.budget_w);

@@ -197,10 +197,14 @@ static void test_journal_roundtrip(void **st)
     assert_int_equal(pfi_journal_read(journal_path, &r, &d), PFI_ERR_IO);
     assert_non_null(strstr(d.message, "no journal"));
     static const char *bad[] = {
-        "", "pfi-cap-journal 1\nbackend nvml\ngpu 0 GPU-a 700000\n", /* torn: no end */
-        "pfi-cap-journal 2\nend\n", "pfi-cap-journal 1\ngpu 0 GPU-a\nend\n",
-        "pfi-cap-journal 1\ngpu 0 GPU-a 0\nend\n", "pfi-cap-journal 1\ngpu x GPU-a 5\nend\n",
-        "pfi-cap-journal 1\ngpu 0 GPU-a 99999999999\nend\n", "pfi-cap-journal 1\nend\nfoo\n",
+        "",
+        "pfi-cap-journal 1\nbackend nvml\ngpu 0 GPU-a 700000\n", /* torn: no end */
+        "pfi-cap-journal 2\nend\n",
+        "pfi-cap-journal 1\ngpu 0 GPU-a\nend\n",
+        "pfi-cap-journal 1\ngpu 0 GPU-a 0\nend\n",
+        "pfi-cap-journal 1\ngpu x GPU-a 5\nend\n",
+        "pfi-cap-journal 1\ngpu 0 GPU-a 99999999999\nend\n",
+        "pfi-cap-journal 1\nend\nfoo\n",
         "pfi-cap-journal 1\nwhat\nend\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(pfi_journal_parse(bad[i], strlen(bad[i]), &r, &d), PFI_ERR_PARSE);
@@ -354,8 +358,7 @@ int main(void)
 {
     snprintf(state_path, sizeof state_path, "/tmp/pfi-test-capctl-%ld.state", (long)getpid());
     snprintf(trace_path, sizeof trace_path, "/tmp/pfi-test-capctl-%ld.trace", (long)getpid());
-    snprintf(journal_path, sizeof journal_path, "/tmp/pfi-test-capctl-%ld.journal",
-             (long)getpid());
+    snprintf(journal_path, sizeof journal_path, "/tmp/pfi-test-capctl-%ld.journal", (long)getpid());
     setenv("FAKE_NVML_STATE", state_path, 1);
     setenv("FAKE_NVML_TRACE", trace_path, 1);
     const struct CMUnitTest tests[] = {

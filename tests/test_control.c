@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "checks.h"
+#include "pfi/agent_api.h"
 #include "pfi/control.h"
 #include "pfi/control_files.h"
-#include "pfi/agent_api.h"
 #include "pfi/rng.h"
 #include "pfi/stage.h"
 
@@ -63,7 +63,7 @@ static void test_schedule(void **state)
     CHECK(pfi_ctl_schedule_at(ev, n, 10, 8000, &r, &b) && b == 5000, "5000 W");
     CHECK(!pfi_ctl_schedule_at(ev, n, 200, 8000, &r, &b), "over at END");
     pfi_free(ev);
-    const char *bad[] = {"10 5 30%\n", "0 10 30\n", "0 10 130%\n", "0 10 30% -1\n",
+    const char *bad[] = {"10 5 30%\n",           "0 10 30\n", "0 10 130%\n", "0 10 30% -1\n",
                          "0 10 30%\n5 20 10%\n", "0 10 0W\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK(pfi_ctl_schedule_parse(bad[i], strlen(bad[i]), &ev, &n, &d) == PFI_ERR_PARSE,
@@ -83,7 +83,8 @@ static void test_policy(void **state)
     CHECK(a && a->floor_frac == 0.8 && a->weight == 2, "exact rule");
     CHECK(b && strcmp(b->job, "*") == 0 && strcmp(b->job_class, "moe-ft") == 0, "default rule");
     pfi_free(r);
-    const char *bad[] = {"j floor=2\n", "j\n", "j speed=1\n", "j class=gpu\n", "j weight=1\nj floor=0\n"};
+    const char *bad[] = {"j floor=2\n", "j\n", "j speed=1\n", "j class=gpu\n",
+                         "j weight=1\nj floor=0\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK(pfi_ctl_policy_parse(bad[i], strlen(bad[i]), &r, &n, &d) == PFI_ERR_PARSE,
               "bad policy %zu", i);
@@ -160,7 +161,8 @@ static void test_staging_property(void **state)
             old_budget += actual[k];
         }
         /* new budget between the sum of minimums and 120 % of now */
-        double budget = 200.0 * (double)n + pfi_rng_uniform(&rng) * (1.2 * old_budget - 200.0 * (double)n);
+        double budget =
+            200.0 * (double)n + pfi_rng_uniform(&rng) * (1.2 * old_budget - 200.0 * (double)n);
         /* targets: random shares that fit the budget */
         double w[64], ws = 0;
         for (size_t k = 0; k < n; k++) {
@@ -305,10 +307,14 @@ static void test_reference_median(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_agents),        cmocka_unit_test(test_schedule),
-        cmocka_unit_test(test_policy),        cmocka_unit_test(test_answers),
-        cmocka_unit_test(test_staging_property), cmocka_unit_test(test_partial_increase),
-        cmocka_unit_test(test_prom_energy_times), cmocka_unit_test(test_reference_median),
+        cmocka_unit_test(test_agents),
+        cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_answers),
+        cmocka_unit_test(test_staging_property),
+        cmocka_unit_test(test_partial_increase),
+        cmocka_unit_test(test_prom_energy_times),
+        cmocka_unit_test(test_reference_median),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -110,7 +110,6 @@ static void read_str(const char *text, result *res)
 /* Name of the table case being checked, for messages. */
 static const char *g_case = "";
 
-
 /* Compare a record with expected fields (NULL-terminated list). */
 static void expect_record(const result *res, size_t i, long line, const char *const *want)
 {
@@ -632,7 +631,7 @@ static void test_write_field(void **state)
     } cases[] = {
         {"", ""},
         {"gpu0", "gpu0"},
-        {"a b", "a b"},                  /* a blank inside is kept unquoted */
+        {"a b", "a b"}, /* a blank inside is kept unquoted */
         {"dcgm_*", "dcgm_*"},
         {"x'y", "x'y"},
         {"a,b", "\"a,b\""},
@@ -646,7 +645,7 @@ static void test_write_field(void **state)
         {"\tlead", "\"\tlead\""},
         {"trail\t", "\"trail\t\""},
         {" ", "\" \""},
-        {"a\tb", "a\tb"},                /* a tab inside is kept unquoted */
+        {"a\tb", "a\tb"}, /* a tab inside is kept unquoted */
     };
     for (size_t c = 0; c < ARRAY_LEN(cases); c++) {
         const char *in = cases[c].in, *want = cases[c].out;
@@ -654,8 +653,8 @@ static void test_write_field(void **state)
         CHECK(pfi_csv_field_needs_quotes(in) == (want[0] == '"'), "needs_quotes('%s')\n", in);
         char buf[64];
         size_t n = pfi_csv_format_field(buf, sizeof buf, in);
-        CHECK(n == want_len && strcmp(buf, want) == 0, "format('%s') = '%s' (%zu), want '%s'\n",
-              in, buf, n, want);
+        CHECK(n == want_len && strcmp(buf, want) == 0, "format('%s') = '%s' (%zu), want '%s'\n", in,
+              buf, n, want);
         CHECK(pfi_csv_format_field(NULL, 0, in) == want_len, "format('%s') length only\n", in);
         /* cut to fit: NUL-terminated, the prefix of the field, the full length returned */
         char small[4];

@@ -73,12 +73,15 @@ static void gap_rule(void **state)
         double energy_j; /* 100 W everywhere: 100 x seconds integrated */
     } cases[] = {
         {"#Time gpu pwr\n#HH:MM:SS Idx W\n 10:00:00 0 100\n 10:00:01 0 100\n"
-         " 10:00:02 0 100\n 10:00:12 0 100\n 10:00:13 0 100\n", 0, 1300},
+         " 10:00:02 0 100\n 10:00:12 0 100\n 10:00:13 0 100\n",
+         0, 1300},
         {"#Time gpu pwr\n#HH:MM:SS Idx W\n 10:00:00 0 100\n 10:00:01 0 100\n"
-         " 10:00:02 0 100\n 10:00:13 0 100\n 10:00:14 0 100\n", 1, 300},
+         " 10:00:02 0 100\n 10:00:13 0 100\n 10:00:14 0 100\n",
+         1, 300},
         /* two steps: the lower median (1 s), so the long one is a gap */
         {"#Time gpu pwr\n#HH:MM:SS Idx W\n 10:00:00 0 100\n 10:00:01 0 100\n"
-         " 10:10:01 0 100\n", 1, 100},
+         " 10:10:01 0 100\n",
+         1, 100},
         /* one step is its own median: never a gap */
         {"#Time gpu pwr\n#HH:MM:SS Idx W\n 10:00:00 0 100\n 10:10:00 0 100\n", 0, 60000},
     };
@@ -111,7 +114,8 @@ static void gap_dmon(void **state)
     assert_double_equal(pfi_telemetry_integrate(p, &cov), 726.5, 1e-9);
     assert_double_equal(cov, 3.0, 1e-9);
     assert_int_equal(notes_with(tm, "gpu0: power_w: 1 time gap longer than 10x the median "
-                                    "sampling step (1 s), longest 601 s"), 1);
+                                    "sampling step (1 s), longest 601 s"),
+                     1);
     assert_double_equal(red.energy_j, 726.5, 1e-9);
     assert_string_equal(red.energy_method, "power-trapezoid");
     assert_true(red.flags & PFI_RED_TIME_GAP);
@@ -169,7 +173,8 @@ static void gap_counter(void **state)
                  ts[i] * 1000 + 1700000000000L, 1000000 + ts[i] * 300000,
                  ts[i] * 1000 + 1700000000000L);
         FILE *f = fmemopen(text, strlen(text), "rb");
-        assert_int_equal(pfi_telemetry_read_stream(tm, f, "scrape", PFI_TELEMETRY_PROM, NULL), PFI_OK);
+        assert_int_equal(pfi_telemetry_read_stream(tm, f, "scrape", PFI_TELEMETRY_PROM, NULL),
+                         PFI_OK);
         fclose(f);
     }
     assert_false(tm->time_nominal);
@@ -247,7 +252,7 @@ static void energy_partial(void **state)
     pfi_telemetry_options o = {.keep_series = true, .interval_s = 1.0};
     assert_int_equal(pfi_telemetry_create(&o, &tm), PFI_OK);
     assert_int_equal(pfi_telemetry_read_file(tm, PFI_CASES "/case-07/dcgmi_dmon_power_energy.txt",
-                                      PFI_TELEMETRY_AUTO, NULL),
+                                             PFI_TELEMETRY_AUTO, NULL),
                      PFI_OK);
     pfi_reduce_options ro;
     pfi_reduce_options_init(&ro);

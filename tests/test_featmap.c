@@ -31,13 +31,20 @@
 static const struct {
     const char *source, *reduced;
 } sources[] = {
-    {"SMCLK", "sm_clock_mhz"},  {"MMCLK", "mem_clock_mhz"},
-    {"POWER", "power_w"},       {"power.draw.average", "power_avg_w"},
-    {"GPUTL", "gpu_util_pct"},  {"MCUTL", "mem_copy_util_pct"},
-    {"utilization.memory", "mem_copy_util_pct"}, {"mem", "mem_copy_util_pct"},
-    {"FBUSD", "fb_used_mib"},   {"GRACT", "gr_active"},
-    {"SMACT", "sm_active"},     {"SMOCC", "sm_occupancy"},
-    {"TENSO", "tensor_active"}, {"DRAMA", "dram_active"},
+    {"SMCLK", "sm_clock_mhz"},
+    {"MMCLK", "mem_clock_mhz"},
+    {"POWER", "power_w"},
+    {"power.draw.average", "power_avg_w"},
+    {"GPUTL", "gpu_util_pct"},
+    {"MCUTL", "mem_copy_util_pct"},
+    {"utilization.memory", "mem_copy_util_pct"},
+    {"mem", "mem_copy_util_pct"},
+    {"FBUSD", "fb_used_mib"},
+    {"GRACT", "gr_active"},
+    {"SMACT", "sm_active"},
+    {"SMOCC", "sm_occupancy"},
+    {"TENSO", "tensor_active"},
+    {"DRAMA", "dram_active"},
 };
 
 static void test_table_matches_readers(void **state)
@@ -62,15 +69,15 @@ static void test_table_matches_readers(void **state)
         CHECK(percent == (strcmp(e->reduced_unit, "%") == 0), "%s: unit %s\n", canonical,
               e->reduced_unit);
         /* Percent rows become fractions with the one conversion factor; others keep units. */
-        CHECK(e->scale == pfi_featmap_fraction_scale(kind), "%s: scale %g\n", canonical,
-              e->scale);
+        CHECK(e->scale == pfi_featmap_fraction_scale(kind), "%s: scale %g\n", canonical, e->scale);
         if (percent || kind == PFI_KIND_RATIO)
             CHECK(strcmp(e->predictor_unit, "fraction") == 0, "%s -> %s\n", canonical,
                   e->predictor_unit);
     }
     for (size_t i = 0; i < n; i++) {
         CHECK(t[i].reduced && t[i].predictor && t[i].reduced_unit && t[i].predictor_unit &&
-                  t[i].note, "row %zu has a NULL string\n", i);
+                  t[i].note,
+              "row %zu has a NULL string\n", i);
         CHECK(t[i].scale > 0, "row %zu scale\n", i);
         CHECK(strncmp(t[i].predictor, "dcgm_", 5) == 0, "row %zu: %s\n", i, t[i].predictor);
     }
@@ -102,8 +109,8 @@ static void test_apply(void **state)
     pfi_groups *g = NULL;
     assert_int_equal(pfi_groups_create(2, &g), PFI_OK);
     /* power_avg_w listed before power_w: the table's order (power_w first) still decides. */
-    static const char names[][64] = {"power_avg_w", "power_w", "dram_active",
-                                     "mem_copy_util_pct", "temp_c", "tensor_active"};
+    static const char names[][64] = {"power_avg_w",       "power_w", "dram_active",
+                                     "mem_copy_util_pct", "temp_c",  "tensor_active"};
     double values[] = {400, 410, 0.5, 30, 60, NAN};
     assert_int_equal(pfi_featmap_apply(g, 1, names, values, ARRAY_LEN(values)), PFI_OK);
     CHECK(pfi_groups_feature(g, 1, "dcgm_power_w") == 410, "power_w wins\n");

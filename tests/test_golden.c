@@ -47,8 +47,8 @@ static void group_name(const pfi_runs_table *t, const pfi_group *g, char *buf, s
     for (size_t k = 0; k < g->n_key; k++) {
         if (strcmp(g->key_names[k], PFI_FILE_COLUMN) == 0)
             continue;
-        used += snprintf(buf + used, len - (size_t)used, "%s%s", first ? "" : "|",
-                         g->key_values[k]);
+        used +=
+            snprintf(buf + used, len - (size_t)used, "%s%s", first ? "" : "|", g->key_values[k]);
         first = false;
     }
 }

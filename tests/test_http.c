@@ -58,7 +58,7 @@ static void test_token(void **state)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         CHECK(pfi_http_token_equal(cases[k].given, strlen(cases[k].given), cases[k].secret,
-                               strlen(cases[k].secret)) == cases[k].want,
+                                   strlen(cases[k].secret)) == cases[k].want,
               "token case %zu\n", k);
     static const struct {
         const char *authorization, *secret;
@@ -75,8 +75,8 @@ static void test_token(void **state)
         {NULL, "s3cret", false},
     };
     for (size_t k = 0; k < sizeof bearer / sizeof bearer[0]; k++)
-        CHECK(pfi_http_bearer_ok(bearer[k].authorization, bearer[k].secret, strlen(bearer[k].secret)) ==
-                  bearer[k].want,
+        CHECK(pfi_http_bearer_ok(bearer[k].authorization, bearer[k].secret,
+                                 strlen(bearer[k].secret)) == bearer[k].want,
               "bearer case %zu\n", k);
     END_CHECKS();
 }
@@ -130,21 +130,23 @@ static pfi_http_next t_head(void *cls, pfi_http_request *rq)
         return pfi_http_reply(rq, 200, "now\n", h);
     }
     if (strcmp(url, "/echo") == 0 &&
-        !pfi_http_bearer_ok(pfi_http_request_header(rq, "Authorization"), k_secret, strlen(k_secret)))
+        !pfi_http_bearer_ok(pfi_http_request_header(rq, "Authorization"), k_secret,
+                            strlen(k_secret)))
         return pfi_http_reply(rq, 401, "token\n", NULL);
     if (pfi_http_request_body_over(rq, 16))
         return pfi_http_reply(rq, 413, "declared\n", NULL);
     return PFI_HTTP_READ_BODY;
 }
 
-static pfi_http_next t_body(void *cls, pfi_http_request *rq, const char *body, size_t len, bool too_big)
+static pfi_http_next t_body(void *cls, pfi_http_request *rq, const char *body, size_t len,
+                            bool too_big)
 {
     (void)cls;
     if (too_big)
         return pfi_http_reply(rq, 413, "read\n", NULL);
     char msg[128];
-    snprintf(msg, sizeof msg, "%s %s %zu [%s]\n", pfi_http_request_method(rq), pfi_http_request_url(rq),
-             len, body);
+    snprintf(msg, sizeof msg, "%s %s %zu [%s]\n", pfi_http_request_method(rq),
+             pfi_http_request_url(rq), len, body);
     return pfi_http_reply(rq, 200, msg, NULL);
 }
 
@@ -177,12 +179,12 @@ static void test_server(void **state)
     struct sockaddr_storage ss;
     assert_true(pfi_http_address_parse("127.0.0.1:0", &ss));
     pfi_http_server_config cfg = {.addr = (const struct sockaddr *)&ss,
-                              .threads = 2,
-                              .max_connections = 8,
-                              .idle_timeout_s = 5,
-                              .max_body = 16,
-                              .on_head = t_head,
-                              .on_body = t_body};
+                                  .threads = 2,
+                                  .max_connections = 8,
+                                  .idle_timeout_s = 5,
+                                  .max_body = 16,
+                                  .on_head = t_head,
+                                  .on_body = t_body};
     pfi_http_server *s;
     pfi_diag d;
     assert_int_equal(pfi_http_server_start(&cfg, &s, &d), PFI_OK);

@@ -15,9 +15,9 @@
 #include <cmocka.h>
 
 #include "hw/emulated.h"
-#include "pfi/model.h"
 #include "hw/nvml_errors.h"
 #include "pfi/gpu.h"
+#include "pfi/model.h"
 #include "pfi/sweep.h"
 
 static char state_path[256];
@@ -192,7 +192,8 @@ static void test_emulated_model(void **st)
     pfi_model_job j;
     assert_int_equal(pfi_gpu_emulate_job("alpha=0.5,pu=600,ps=150,fmax=2000,fmin=300,tput=1000,"
                                          "gpus=3,step=2,dram_peak=0.8,tensor_peak=0.7",
-                                         &j, NULL), PFI_OK);
+                                         &j, NULL),
+                     PFI_OK);
     assert_float_equal(j.compute_time_s, 1.0, 1e-12);
     assert_float_equal(j.memory_time_s, 1.0, 1e-12);
     assert_float_equal(j.tokens_per_step, 2000, 1e-9);
@@ -282,7 +283,8 @@ static void test_replay(void **st)
     snprintf(path, sizeof path, "/tmp/pfi-test-replay-%ld.csv", (long)getpid());
     FILE *f = fopen(path, "w");
     fputs("t_s,gpu,power_w,sm_clock_mhz,enforced_limit_w\n"
-          "10,0,300,1500,500\n10,1,310,1490,500\n15,0,N/A,1500,500\n15,1,320,,500\n", f);
+          "10,0,300,1500,500\n10,1,310,1490,500\n15,0,N/A,1500,500\n15,1,320,,500\n",
+          f);
     fclose(f);
     pfi_gpu_config c = {.kind = PFI_GPU_REPLAY, .replay_path = path};
     pfi_gpu *g;
@@ -438,8 +440,7 @@ static void test_backend_table(void **st)
     assert_string_equal(pfi_gpu_kind_names(PFI_GPU_CAP_VIRTUAL_CLOCK, buf, sizeof buf),
                         "emulated or replay");
     assert_string_equal(
-        pfi_gpu_kind_names(PFI_GPU_CAP_PERSISTENT_LIMITS | PFI_GPU_CAP_JOBS, buf, sizeof buf),
-        "");
+        pfi_gpu_kind_names(PFI_GPU_CAP_PERSISTENT_LIMITS | PFI_GPU_CAP_JOBS, buf, sizeof buf), "");
     char small[8];
     assert_string_equal(pfi_gpu_kind_names(0, small, sizeof small), "nvml, e");
     assert_ptr_equal(pfi_gpu_kind_names(0, NULL, 0), NULL);

@@ -20,8 +20,8 @@
 /* A run with cap, power and throughput valid. */
 static pfi_run run(long line, double cap, double power, double tput)
 {
-    return (pfi_run){.line = line, .cap_w = cap, .power_w = power, .throughput = tput,
-                     .valid = ALL};
+    return (pfi_run){
+        .line = line, .cap_w = cap, .power_w = power, .throughput = tput, .valid = ALL};
 }
 
 /* A group over runs (borrowed), sorted as the reader sorts them: cap descending. */
@@ -30,8 +30,8 @@ static pfi_group group_of(pfi_run *runs, size_t n)
     static const char *const names[] = {"job"};
     static char value[] = "g";
     static char *values[] = {value};
-    return (pfi_group){.n_key = 1, .key_names = names, .key_values = values, .runs = runs,
-                       .n_runs = n};
+    return (pfi_group){
+        .n_key = 1, .key_names = names, .key_values = values, .runs = runs, .n_runs = n};
 }
 
 static pfi_result compute(pfi_run *runs, size_t n)
@@ -78,23 +78,25 @@ static void test_exclusion_rules(void **state)
 {
     (void)state;
     pfi_run runs[] = {
-        run(2, 700, 600, 100),
-        run(3, 650, 610, 100),   /* x < 0: power_above_reference */
-        run(4, 600, 594, 99),    /* x = 0.01 < 0.02: cap_not_binding */
-        run(5, 500, 480, 101),   /* x = 0.2, y < 0: no_throughput_loss (ratio only) */
-        run(6, 400, 420, 80),    /* x = 0.3, y = 0.2: used */
-        run(7, 300, 0, 0),       /* power missing (flag cleared below) */
-        run(8, 250, 300, 0),     /* throughput missing */
-        run(9, 0, 300, 60),      /* cap missing */
+        run(2, 700, 600, 100), run(3, 650, 610, 100), /* x < 0: power_above_reference */
+        run(4, 600, 594, 99),                         /* x = 0.01 < 0.02: cap_not_binding */
+        run(5, 500, 480, 101), /* x = 0.2, y < 0: no_throughput_loss (ratio only) */
+        run(6, 400, 420, 80),  /* x = 0.3, y = 0.2: used */
+        run(7, 300, 0, 0),     /* power missing (flag cleared below) */
+        run(8, 250, 300, 0),   /* throughput missing */
+        run(9, 0, 300, 60),    /* cap missing */
     };
     runs[5].valid &= ~(unsigned)PFI_RUN_POWER;
     runs[6].valid &= ~(unsigned)PFI_RUN_THROUGHPUT;
     runs[7].valid &= ~(unsigned)PFI_RUN_CAP;
     pfi_result r = compute(runs, 8);
     assert_int_equal(r.n_points, 7);
-    pfi_exclusion want[] = {PFI_EXCL_POWER_ABOVE_REFERENCE, PFI_EXCL_CAP_NOT_BINDING,
-                            PFI_EXCL_NO_THROUGHPUT_LOSS,    PFI_EXCL_NONE,
-                            PFI_EXCL_MISSING_POWER,         PFI_EXCL_MISSING_THROUGHPUT,
+    pfi_exclusion want[] = {PFI_EXCL_POWER_ABOVE_REFERENCE,
+                            PFI_EXCL_CAP_NOT_BINDING,
+                            PFI_EXCL_NO_THROUGHPUT_LOSS,
+                            PFI_EXCL_NONE,
+                            PFI_EXCL_MISSING_POWER,
+                            PFI_EXCL_MISSING_THROUGHPUT,
                             PFI_EXCL_MISSING_CAP};
     for (size_t i = 0; i < 7; i++)
         assert_int_equal(r.points[i].exclusion, want[i]);

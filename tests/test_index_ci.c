@@ -21,16 +21,16 @@
 #include "pfi/quantile.h"
 #include "pfi/rng.h"
 
-#define WITH_SE (PFI_RUN_CAP | PFI_RUN_POWER | PFI_RUN_THROUGHPUT | PFI_RUN_POWER_SE |          \
-                 PFI_RUN_THROUGHPUT_SE)
+#define WITH_SE                                                                                    \
+    (PFI_RUN_CAP | PFI_RUN_POWER | PFI_RUN_THROUGHPUT | PFI_RUN_POWER_SE | PFI_RUN_THROUGHPUT_SE)
 
 static pfi_group group_of(pfi_run *runs, size_t n)
 {
     static const char *const names[] = {"job"};
     static char value[] = "g";
     static char *values[] = {value};
-    return (pfi_group){.n_key = 1, .key_names = names, .key_values = values, .runs = runs,
-                       .n_runs = n};
+    return (pfi_group){
+        .n_key = 1, .key_names = names, .key_values = values, .runs = runs, .n_runs = n};
 }
 
 static pfi_result ci_of(pfi_run *runs, size_t n, const pfi_options *o, uint64_t stream)
@@ -90,12 +90,27 @@ static void test_ci_coverage_known_normal_case(void **state)
 }
 
 static pfi_run runs_fixed[3] = {
-    {.line = 2, .cap_w = 700, .power_w = 600, .throughput = 100, .valid = WITH_SE,
-     .power_se_w = 6, .throughput_se = 1},
-    {.line = 3, .cap_w = 500, .power_w = 450, .throughput = 90, .valid = WITH_SE,
-     .power_se_w = 4.5, .throughput_se = 0.9},
-    {.line = 4, .cap_w = 300, .power_w = 300, .throughput = 70, .valid = WITH_SE,
-     .power_se_w = 3, .throughput_se = 0.7},
+    {.line = 2,
+     .cap_w = 700,
+     .power_w = 600,
+     .throughput = 100,
+     .valid = WITH_SE,
+     .power_se_w = 6,
+     .throughput_se = 1},
+    {.line = 3,
+     .cap_w = 500,
+     .power_w = 450,
+     .throughput = 90,
+     .valid = WITH_SE,
+     .power_se_w = 4.5,
+     .throughput_se = 0.9},
+    {.line = 4,
+     .cap_w = 300,
+     .power_w = 300,
+     .throughput = 70,
+     .valid = WITH_SE,
+     .power_se_w = 3,
+     .throughput_se = 0.7},
 };
 
 static void test_same_seed_same_ci(void **state)
@@ -164,10 +179,20 @@ static void test_undefined_draws_counted(void **state)
 {
     (void)state;
     pfi_run runs[2] = {
-        {.line = 2, .cap_w = 300, .power_w = 100, .throughput = 10, .valid = WITH_SE,
-         .power_se_w = 1, .throughput_se = 0.2},
-        {.line = 3, .cap_w = 200, .power_w = 95, .throughput = 9.9, .valid = WITH_SE,
-         .power_se_w = 1, .throughput_se = 0.2},
+        {.line = 2,
+         .cap_w = 300,
+         .power_w = 100,
+         .throughput = 10,
+         .valid = WITH_SE,
+         .power_se_w = 1,
+         .throughput_se = 0.2},
+        {.line = 3,
+         .cap_w = 200,
+         .power_w = 95,
+         .throughput = 9.9,
+         .valid = WITH_SE,
+         .power_se_w = 1,
+         .throughput_se = 0.2},
     };
     pfi_options o;
     pfi_options_init(&o);

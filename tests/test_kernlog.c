@@ -58,8 +58,8 @@ typedef struct line_case {
 } line_case;
 
 static const line_case line_cases[] = {
-    {"dmesg", "[ 8123.441915] NVRM: Xid (PCI:0000:3d:00): 79, GPU has fallen off the bus.\n", 1,
-     79, "0000:3d:00.0", "PCI:0000:3d:00", "[ 8123.441915]", PFI_KERNLOG_CLOCK_BOOT,
+    {"dmesg", "[ 8123.441915] NVRM: Xid (PCI:0000:3d:00): 79, GPU has fallen off the bus.\n", 1, 79,
+     "0000:3d:00.0", "PCI:0000:3d:00", "[ 8123.441915]", PFI_KERNLOG_CLOCK_BOOT,
      "GPU has fallen off the bus.", 1, true},
     {"dmesg -T, upper case bus, pid/name fields",
      "[Sun Nov  2 14:20:03 2025] NVRM: Xid (PCI:0000:3D:00): 79, pid='<unknown>', "
@@ -72,20 +72,20 @@ static const line_case line_cases[] = {
      1, 13, "0000:cb:00.0", "-", "Nov 02 14:20:03", PFI_KERNLOG_CLOCK_WALL,
      "pid=4242, name=python, Graphics SM Warp Exception on (GPC 7, TPC 1, SM 0)", 1, false},
     {"syslog with the dmesg stamp, old driver without PCI:",
-     "May  6 00:38:27 node3 kernel: [ 4909.922970] NVRM: Xid (0000:01:00): 13, 0005 00000000\n",
-     1, 13, "0000:01:00.0", "0000:01:00", "May  6 00:38:27 [ 4909.922970]", PFI_KERNLOG_CLOCK_WALL,
+     "May  6 00:38:27 node3 kernel: [ 4909.922970] NVRM: Xid (0000:01:00): 13, 0005 00000000\n", 1,
+     13, "0000:01:00.0", "0000:01:00", "May  6 00:38:27 [ 4909.922970]", PFI_KERNLOG_CLOCK_WALL,
      "0005 00000000", 1, false},
     {"journalctl -o short-iso",
-     "2025-11-02T14:20:03+0100 node7 kernel: NVRM: Xid (PCI:0000:3d:00): 95, Uncontained\n", 1,
-     95, "0000:3d:00.0", "-", "2025-11-02T14:20:03+0100", PFI_KERNLOG_CLOCK_WALL, "Uncontained", 1,
+     "2025-11-02T14:20:03+0100 node7 kernel: NVRM: Xid (PCI:0000:3d:00): 95, Uncontained\n", 1, 95,
+     "0000:3d:00.0", "-", "2025-11-02T14:20:03+0100", PFI_KERNLOG_CLOCK_WALL, "Uncontained", 1,
      true},
     {"journalctl -o short-full",
-     "Sun 2025-11-02 14:20:03 CET node7 kernel: NVRM: Xid (PCI:0000:3d:00): 94, Contained\n", 1,
-     94, "0000:3d:00.0", "-", "Sun 2025-11-02 14:20:03 CET", PFI_KERNLOG_CLOCK_WALL, "Contained", 1,
+     "Sun 2025-11-02 14:20:03 CET node7 kernel: NVRM: Xid (PCI:0000:3d:00): 94, Contained\n", 1, 94,
+     "0000:3d:00.0", "-", "Sun 2025-11-02 14:20:03 CET", PFI_KERNLOG_CLOCK_WALL, "Contained", 1,
      true},
     {"journalctl -o short-monotonic",
-     "[ 8123.441915] node7 kernel: NVRM: Xid (PCI:0000:3d:00): 74, NVLink\n", 1, 74,
-     "0000:3d:00.0", "-", "[ 8123.441915]", PFI_KERNLOG_CLOCK_BOOT, "NVLink", 1, true},
+     "[ 8123.441915] node7 kernel: NVRM: Xid (PCI:0000:3d:00): 74, NVLink\n", 1, 74, "0000:3d:00.0",
+     "-", "[ 8123.441915]", PFI_KERNLOG_CLOCK_BOOT, "NVLink", 1, true},
     {"dmesg --time-format iso",
      "2025-11-02T14:20:03,441915+01:00 NVRM: Xid (PCI:0000:3d:00): 48, DBE\n", 1, 48,
      "0000:3d:00.0", "-", "2025-11-02T14:20:03,441915+01:00", PFI_KERNLOG_CLOCK_WALL, "DBE", 1,
@@ -94,18 +94,18 @@ static const line_case line_cases[] = {
      "0000:3d:00.0", "-", "[ 8123.441915]", PFI_KERNLOG_CLOCK_BOOT, "gone", 1, true},
     {"pdsh prefix", "node7: [ 8123.4] NVRM: Xid (PCI:0000:3d:00): 79, gone\n", 1, 79,
      "0000:3d:00.0", "-", "[ 8123.4]", PFI_KERNLOG_CLOCK_BOOT, "gone", 1, true},
-    {"no timestamp, no message", "NVRM: Xid (PCI:0000:3d:00): 79\n", 1, 79, "0000:3d:00.0",
-     "-", "", PFI_KERNLOG_CLOCK_NONE, "", 1, true},
-    {"bare kernel: prefix", "kernel: NVRM: Xid (PCI:0000:3d:00): 79, x\n", 1, 79,
-     "0000:3d:00.0", "-", "", PFI_KERNLOG_CLOCK_NONE, "x", 1, true},
-    {"8-digit domain", "NVRM: Xid (PCI:00000000:3D:00): 79, x\n", 1, 79, "0000:3d:00.0", "-",
-     "-", PFI_KERNLOG_CLOCK_NONE, "x", 1, true},
-    {"function given, short domain", "NVRM: Xid (PCI:1:AB:1F.3): 62, halt\n", 1, 62,
-     "0001:ab:1f.3", "-", "-", PFI_KERNLOG_CLOCK_NONE, "halt", 1, true},
-    {"CRLF", "[ 1.5] NVRM: Xid (PCI:0000:3d:00): 64, row remap failure\r\n", 1, 64,
-     "0000:3d:00.0", "-", "[ 1.5]", PFI_KERNLOG_CLOCK_BOOT, "row remap failure", 1, true},
-    {"unplaceable bus id (very old driver)", "NVRM: Xid (0009:00): 53, CMDre 00000000\n", 1, 53,
-     "", "0009:00", "-", PFI_KERNLOG_CLOCK_NONE, "CMDre 00000000", 1, false},
+    {"no timestamp, no message", "NVRM: Xid (PCI:0000:3d:00): 79\n", 1, 79, "0000:3d:00.0", "-", "",
+     PFI_KERNLOG_CLOCK_NONE, "", 1, true},
+    {"bare kernel: prefix", "kernel: NVRM: Xid (PCI:0000:3d:00): 79, x\n", 1, 79, "0000:3d:00.0",
+     "-", "", PFI_KERNLOG_CLOCK_NONE, "x", 1, true},
+    {"8-digit domain", "NVRM: Xid (PCI:00000000:3D:00): 79, x\n", 1, 79, "0000:3d:00.0", "-", "-",
+     PFI_KERNLOG_CLOCK_NONE, "x", 1, true},
+    {"function given, short domain", "NVRM: Xid (PCI:1:AB:1F.3): 62, halt\n", 1, 62, "0001:ab:1f.3",
+     "-", "-", PFI_KERNLOG_CLOCK_NONE, "halt", 1, true},
+    {"CRLF", "[ 1.5] NVRM: Xid (PCI:0000:3d:00): 64, row remap failure\r\n", 1, 64, "0000:3d:00.0",
+     "-", "[ 1.5]", PFI_KERNLOG_CLOCK_BOOT, "row remap failure", 1, true},
+    {"unplaceable bus id (very old driver)", "NVRM: Xid (0009:00): 53, CMDre 00000000\n", 1, 53, "",
+     "0009:00", "-", PFI_KERNLOG_CLOCK_NONE, "CMDre 00000000", 1, false},
     {"row remapping recorded: not fatal",
      "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, "
      "reset gpu to activate.\n",
@@ -119,8 +119,8 @@ static const line_case line_cases[] = {
      "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x1 (GPU Reset "
      "Required) to 0x0 (None)\n",
      1, 154, "-", "-", "-", PFI_KERNLOG_CLOCK_NONE, "-", 1, false},
-    {"notice, current drivers", "[ 9.0] NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus.\n",
-     1, 0, "0000:2b:00.0", "0000:2b:00.0", "[ 9.0]", PFI_KERNLOG_CLOCK_BOOT,
+    {"notice, current drivers", "[ 9.0] NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus.\n", 1,
+     0, "0000:2b:00.0", "0000:2b:00.0", "[ 9.0]", PFI_KERNLOG_CLOCK_BOOT,
      "GPU 0000:2b:00.0: GPU has fallen off the bus.", 1, true},
     {"notice, old drivers",
      "Sep 18 20:58:08 node5 kernel: [ 1936.510073] NVRM: GPU at 0000:01:00.0 has fallen off the "
@@ -152,8 +152,8 @@ static void line_forms(void **state)
             const pfi_kernlog_event *ev = &kl->events[0];
             CHECK(ev->xid == c->xid, "%s: xid %d, want %d\n", c->what, ev->xid, c->xid);
             if (strcmp(c->bus, "-") != 0)
-                CHECK(strcmp(ev->bus, c->bus) == 0, "%s: bus '%s', want '%s'\n", c->what,
-                      ev->bus, c->bus);
+                CHECK(strcmp(ev->bus, c->bus) == 0, "%s: bus '%s', want '%s'\n", c->what, ev->bus,
+                      c->bus);
             if (strcmp(c->bus_text, "-") != 0)
                 CHECK(strcmp(ev->bus_text, c->bus_text) == 0, "%s: bus_text '%s', want '%s'\n",
                       c->what, ev->bus_text, c->bus_text);
@@ -166,8 +166,7 @@ static void line_forms(void **state)
             if (strcmp(c->message, "-") != 0)
                 CHECK(strcmp(ev->message, c->message) == 0, "%s: message '%s', want '%s'\n",
                       c->what, ev->message, c->message);
-            CHECK(ev->count == c->count, "%s: count %zu, want %zu\n", c->what, ev->count,
-                  c->count);
+            CHECK(ev->count == c->count, "%s: count %zu, want %zu\n", c->what, ev->count, c->count);
             CHECK(pfi_kernlog_is_fatal(ev, NULL, 0) == c->fatal, "%s: fatal %d, want %d\n", c->what,
                   pfi_kernlog_is_fatal(ev, NULL, 0), c->fatal);
             CHECK(ev->line == 1 && ev->file == 0, "%s: line %ld file %zu\n", c->what, ev->line,
@@ -215,14 +214,15 @@ static void case03_file(void **state)
 static void continuations(void **state)
 {
     (void)state;
-    pfi_kernlog *kl = read_text("[ 1.0] NVRM: Xid (PCI:0000:3d:00): 119, Timeout after 6s\n"
-                           "               NVRM: of waiting for RPC response\n"
-                           "\t\tfrom GPU1 GSP!\n"
-                           "[ 2.0] usb 1-1: new device\n"
-                           "               continued usb text\n"
-                           "\n"
-                           "               NVRM: Xid (PCI:0000:5e:00): 79, indented first line\n",
-                           0);
+    pfi_kernlog *kl =
+        read_text("[ 1.0] NVRM: Xid (PCI:0000:3d:00): 119, Timeout after 6s\n"
+                  "               NVRM: of waiting for RPC response\n"
+                  "\t\tfrom GPU1 GSP!\n"
+                  "[ 2.0] usb 1-1: new device\n"
+                  "               continued usb text\n"
+                  "\n"
+                  "               NVRM: Xid (PCI:0000:5e:00): 79, indented first line\n",
+                  0);
     assert_int_equal(kl->n_events, 2);
     assert_string_equal(kl->events[0].message,
                         "Timeout after 6s of waiting for RPC response from GPU1 GSP!");
@@ -364,8 +364,8 @@ static void event_limit(void **state)
     assert_non_null(text);
     size_t n = 0;
     for (size_t i = 0; i < n_lines; i++) /* distinct buses: bb:dd over 256 x 32 */
-        n += (size_t)snprintf(text + n, 64, "NVRM: Xid (PCI:0000:%02zx:%02zx): 13, x\n",
-                              i / 32, i % 32);
+        n += (size_t)snprintf(text + n, 64, "NVRM: Xid (PCI:0000:%02zx:%02zx): 13, x\n", i / 32,
+                              i % 32);
     n += (size_t)snprintf(text + n, 64, "NVRM: Xid (PCI:0000:00:00): 13, again\n");
     pfi_kernlog *kl = read_text(text, n);
     assert_int_equal(kl->n_events, PFI_KERNLOG_MAX_EVENTS);
@@ -381,18 +381,30 @@ static void bus_ids(void **state)
     static const struct {
         const char *in, *out;
     } t[] = {
-        {"0000:3d:00.0", "0000:3d:00.0"},     {"00000000:3D:00.0", "0000:3d:00.0"},
-        {"0000:3D:00.0", "0000:3d:00.0"},     {"PCI:0000:3d:00", "0000:3d:00.0"},
-        {"pci:0000:3d:00", "0000:3d:00.0"},   {"3d:00.0", "0000:3d:00.0"},
-        {" 0000:3d:00.1 ", "0000:3d:00.1"},   {"0001:3d:1f.7", "0001:3d:1f.7"},
-        {"00010002:3d:00.0", "0002:3d:00.0"}, {"1:2:3.4", "0001:02:03.4"},
-        {"10de:20b2", ""},                     {"0009:00", ""},
-        {"0000:3d:20.0", ""},                 {"0000:3d:00.8", ""},
-        {"0000:3d:00.", ""},                  {"0000:3d:00.0.0", ""},
-        {"000000000:3d:00.0", ""},            {"0000:3d:00:0", ""},
-        {"0000::00.0", ""},                   {"0000:3g:00.0", ""},
-        {"", ""},                             {"PCI:", ""},
-        {"0000:3d:00.0:", ""},                {"14:20:03", "0014:20:03.0"},
+        {"0000:3d:00.0", "0000:3d:00.0"},
+        {"00000000:3D:00.0", "0000:3d:00.0"},
+        {"0000:3D:00.0", "0000:3d:00.0"},
+        {"PCI:0000:3d:00", "0000:3d:00.0"},
+        {"pci:0000:3d:00", "0000:3d:00.0"},
+        {"3d:00.0", "0000:3d:00.0"},
+        {" 0000:3d:00.1 ", "0000:3d:00.1"},
+        {"0001:3d:1f.7", "0001:3d:1f.7"},
+        {"00010002:3d:00.0", "0002:3d:00.0"},
+        {"1:2:3.4", "0001:02:03.4"},
+        {"10de:20b2", ""},
+        {"0009:00", ""},
+        {"0000:3d:20.0", ""},
+        {"0000:3d:00.8", ""},
+        {"0000:3d:00.", ""},
+        {"0000:3d:00.0.0", ""},
+        {"000000000:3d:00.0", ""},
+        {"0000:3d:00:0", ""},
+        {"0000::00.0", ""},
+        {"0000:3g:00.0", ""},
+        {"", ""},
+        {"PCI:", ""},
+        {"0000:3d:00.0:", ""},
+        {"14:20:03", "0014:20:03.0"},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         char out[PFI_KERNLOG_BUS_LEN];
@@ -426,8 +438,9 @@ static void xid_table(void **state)
     assert_true(pfi_kernlog_is_fatal(&ev, mine, 0)); /* a notice: the GPU is gone, always */
     assert_false(pfi_kernlog_is_fatal(NULL, NULL, 0));
     ev.xid = 154;
-    snprintf(ev.message, sizeof ev.message, "GPU recovery action changed from 0x0 (None) to "
-                                            "0x2 (Node Reboot Required)");
+    snprintf(ev.message, sizeof ev.message,
+             "GPU recovery action changed from 0x0 (None) to "
+             "0x2 (Node Reboot Required)");
     assert_true(pfi_kernlog_is_fatal(&ev, NULL, 0));
     snprintf(ev.message, sizeof ev.message, "GPU recovery action changed");
     assert_false(pfi_kernlog_is_fatal(&ev, NULL, 0));
@@ -441,8 +454,9 @@ static pfi_telemetry *case03_tm(size_t max_lines)
     assert_int_equal(pfi_telemetry_create(&o, &tm), PFI_OK);
     pfi_diag d;
     if (max_lines == 0) {
-        assert_int_equal(pfi_telemetry_read_file(tm, cp("case-03/query_loop.csv"), PFI_TELEMETRY_AUTO, &d),
-                         PFI_OK);
+        assert_int_equal(
+            pfi_telemetry_read_file(tm, cp("case-03/query_loop.csv"), PFI_TELEMETRY_AUTO, &d),
+            PFI_OK);
         return tm;
     }
     /* Only the first lines: the loss is not in the telemetry yet. */
@@ -537,11 +551,11 @@ static void apply_case03(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(line_forms),   cmocka_unit_test(case03_file),
+        cmocka_unit_test(line_forms),    cmocka_unit_test(case03_file),
         cmocka_unit_test(continuations), cmocka_unit_test(garbage),
-        cmocka_unit_test(long_lines),   cmocka_unit_test(files),
-        cmocka_unit_test(event_limit),  cmocka_unit_test(bus_ids),
-        cmocka_unit_test(xid_table),    cmocka_unit_test(apply_case03),
+        cmocka_unit_test(long_lines),    cmocka_unit_test(files),
+        cmocka_unit_test(event_limit),   cmocka_unit_test(bus_ids),
+        cmocka_unit_test(xid_table),     cmocka_unit_test(apply_case03),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,7 +43,7 @@ static void test_model(void **state)
     assert_true(fabs(p.step_time_s - 1) < 1e-12);
     assert_int_equal(pfi_model_eval(&j, 400, &p), PFI_OK);
     assert_true(p.cap_binding);
-    assert_true(fabs(p.power_w - 400) < 1e-9); /* the clock settles where P(f) = cap */
+    assert_true(fabs(p.power_w - 400) < 1e-9);             /* the clock settles where P(f) = cap */
     assert_int_equal(pfi_model_eval(&j, 100, &p), PFI_OK); /* below P_s: held at f_min */
     assert_true(p.at_clock_min && fabs(p.clock_mhz - 345) < 1e-9);
     /* DESIGN §7 prototype: alpha 1.0 -> ~1.23, 0.8 -> ~1.43, 0.5 -> ~2.04 on 700..200 W */
@@ -77,12 +77,12 @@ static void test_model_at_clock(void **state)
             pfi_model_point pc, pf;
             assert_int_equal(pfi_model_eval(&j, caps[k], &pc), PFI_OK);
             assert_int_equal(pfi_model_eval_at_clock(&j, pc.clock_mhz, &pf), PFI_OK);
-            const double got[] = {pf.clock_mhz, pf.power_w, pf.job_power_w, pf.step_time_s,
-                                  pf.throughput, pf.compute_share, pf.dram_active,
-                                  pf.tensor_active};
-            const double want[] = {pc.clock_mhz, pc.power_w, pc.job_power_w, pc.step_time_s,
-                                   pc.throughput, pc.compute_share, pc.dram_active,
-                                   pc.tensor_active};
+            const double got[] = {pf.clock_mhz,   pf.power_w,      pf.job_power_w,
+                                  pf.step_time_s, pf.throughput,   pf.compute_share,
+                                  pf.dram_active, pf.tensor_active};
+            const double want[] = {pc.clock_mhz,   pc.power_w,      pc.job_power_w,
+                                   pc.step_time_s, pc.throughput,   pc.compute_share,
+                                   pc.dram_active, pc.tensor_active};
             for (size_t f = 0; f < sizeof got / sizeof got[0]; f++)
                 assert_true(fabs(got[f] - want[f]) <= 1e-12 * (fabs(want[f]) + 1));
             assert_true(pf.cap_binding == pc.cap_binding);
@@ -244,10 +244,10 @@ static void test_calibration(void **state)
     assert_true(outside);
     pfi_fit_model_destroy(back);
     pfi_fit_model_destroy(mb);
-    for (const char *f = "runs.csv"; f; f = strcmp(f, "runs.csv") == 0 ? "groups.csv"
-                                           : strcmp(f, "groups.csv") == 0 ? "pfi-dataset.json"
-                                           : strcmp(f, "pfi-dataset.json") == 0 ? "model.json"
-                                                                               : NULL) {
+    for (const char *f = "runs.csv"; f; f = strcmp(f, "runs.csv") == 0     ? "groups.csv"
+                                            : strcmp(f, "groups.csv") == 0 ? "pfi-dataset.json"
+                                            : strcmp(f, "pfi-dataset.json") == 0 ? "model.json"
+                                                                                 : NULL) {
         char p[160];
         snprintf(p, sizeof p, "%s/%s", dir, f);
         unlink(p);

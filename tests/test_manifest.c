@@ -22,7 +22,6 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-
 /* ---- helpers ---------------------------------------------------------------------------- */
 
 /* A fresh temporary directory (path in buf). */

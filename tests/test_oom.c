@@ -45,7 +45,7 @@
 #include <sqlite3.h>
 
 #include "checks.h"
-#include "pfi/memory.h"
+#include "pfi/agent_api.h"
 #include "pfi/allocate.h"
 #include "pfi/audit.h"
 #include "pfi/control.h"
@@ -53,12 +53,12 @@
 #include "pfi/csv.h"
 #include "pfi/fit.h"
 #include "pfi/groups.h"
-#include "pfi/agent_api.h"
 #include "pfi/index.h"
 #include "pfi/joblib.h"
 #include "pfi/kernlog.h"
 #include "pfi/library.h"
 #include "pfi/manifest.h"
+#include "pfi/memory.h"
 #include "pfi/reduce.h"
 #include "pfi/runs.h"
 #include "pfi/simulate.h"
@@ -377,9 +377,9 @@ static pfi_error op_telemetry(const void *arg, sig *s)
 {
     const tm_arg *a = arg;
     pfi_telemetry_options o = {.keep_series = true,
-                        .interval_s = a->interval_s,
-                        .csv_fields = a->csv_fields,
-                        .host = "node0"};
+                               .interval_s = a->interval_s,
+                               .csv_fields = a->csv_fields,
+                               .host = "node0"};
     pfi_telemetry *tm = NULL;
     pfi_reduced red;
     memset(&red, 0, sizeof red);
@@ -426,8 +426,8 @@ static pfi_error op_trainlog(const void *arg, sig *s)
     pfi_trainlog *log = NULL;
     pfi_trainlog_summary sum;
     arm();
-    pfi_error e =
-        pfi_trainlog_read_file(path, a->regex ? PFI_TRAINLOG_REGEX : PFI_TRAINLOG_AUTO, a->regex, &log, &g_d);
+    pfi_error e = pfi_trainlog_read_file(path, a->regex ? PFI_TRAINLOG_REGEX : PFI_TRAINLOG_AUTO,
+                                         a->regex, &log, &g_d);
     if (e == PFI_OK)
         e = pfi_trainlog_reduce(log, 0, 0.1, &sum);
     disarm();
@@ -871,13 +871,14 @@ static bool copy_file(const char *from, const char *to)
 
 static void sig_report(sig *s, const pfi_ctl_report *r)
 {
-    sig_add(s, "|t=%g ev=%d B=%.17g ab=%.17g m=%.17g res=%.17g pred=%.17g corr=%.17g ref=%.17g "
-               "tp=%.17g caps=%.17g up=%zu/%zu jobs=%zu gpus=%zu d=%zu i=%zu u=%zu prom=%d%d "
-               "restored=%d note=%s",
+    sig_add(s,
+            "|t=%g ev=%d B=%.17g ab=%.17g m=%.17g res=%.17g pred=%.17g corr=%.17g ref=%.17g "
+            "tp=%.17g caps=%.17g up=%zu/%zu jobs=%zu gpus=%zu d=%zu i=%zu u=%zu prom=%d%d "
+            "restored=%d note=%s",
             r->t_s, r->event, r->budget_w, r->alloc_budget_w, r->measured_w, r->reserved_w,
             r->predicted_w, r->correction_w, r->ref_w, r->tput_tok_s, r->cap_sum_w, r->agents_up,
-            r->agents, r->jobs, r->gpus, r->decreases, r->increases, r->unconfirmed,
-            r->prom_used, r->prom_failed, r->restored, r->note);
+            r->agents, r->jobs, r->gpus, r->decreases, r->increases, r->unconfirmed, r->prom_used,
+            r->prom_failed, r->restored, r->note);
 }
 
 /* The controller without a network: create over the earlier run's audit log (its GPUs of
@@ -932,8 +933,7 @@ static pfi_error op_ctl(const void *arg, sig *s)
     if (e != PFI_OK && ctl != NULL) {
         pfi_ctl_report rep;
         pfi_error again = pfi_ctl_step(ctl, 3, false, NAN, NAN, &rep, &g_d);
-        CHECK(again == PFI_OK, "controller: no step after %s: %s", pfi_strerror(e),
-              g_d.message);
+        CHECK(again == PFI_OK, "controller: no step after %s: %s", pfi_strerror(e), g_d.message);
     }
     arm();
     pfi_ctl_destroy(ctl);
@@ -970,8 +970,8 @@ static pfi_error op_audit_read(const void *arg, sig *s)
     if (e == PFI_OK) {
         sig_add(s, "%zu %zu", n, m);
         for (size_t i = 0; i < n; i += 7)
-            sig_add(s, "|%ld %g %d %.17g %.17g %s %s", p[i].id, p[i].t_s, p[i].event,
-                    p[i].budget_w, p[i].measured_w, p[i].strategy, p[i].note);
+            sig_add(s, "|%ld %g %d %.17g %.17g %s %s", p[i].id, p[i].t_s, p[i].event, p[i].budget_w,
+                    p[i].measured_w, p[i].strategy, p[i].note);
         sig_add(s, "|%ld %s", q[m - 1].id, q[m - 1].strategy);
     }
     pfi_free(p);
@@ -1168,7 +1168,11 @@ static const tm_arg tm_cases[] = {
      0,
      NULL,
      false},
-    {{"case-21/avg_and_instant.csv", "case-21/legacy_power_draw.csv"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
+    {{"case-21/avg_and_instant.csv", "case-21/legacy_power_draw.csv"},
+     PFI_TELEMETRY_AUTO,
+     0,
+     NULL,
+     false},
     {{"case-21/nvsmi_xml_power_570.xml"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
     {{"case-25/query.csv"}, PFI_TELEMETRY_AUTO, 0, NULL, false},
 };
@@ -1407,8 +1411,8 @@ static int control_setup(void)
              "INSERT INTO ctl_caps VALUES(1, 1, '%s', 'GPU-a0', 450, 450, 'confirmed');",
              g_agent_a, g_agent_a, g_agent_a);
     sqlite3 *h = NULL;
-    bool ok = sqlite3_open(db, &h) == SQLITE_OK &&
-              sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK;
+    bool ok =
+        sqlite3_open(db, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK;
     sqlite3_close(h);
     /* 70 periods, runs 1 (30) and 2 (40), a few values NULL */
     tmp_path(db, sizeof db, "audit-read.db");

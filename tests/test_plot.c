@@ -65,8 +65,7 @@ static void test_figures(void **state)
         assert_figure(path, png);
         snprintf(path, sizeof path, "%s/feature.%s", dir, png ? "PNG" : "svg");
         assert_int_equal(
-            pfi_plot_pfi_feature(path, feat, pfi, cls, N, names, 3, "dram*copy", 0.95, &d),
-            PFI_OK);
+            pfi_plot_pfi_feature(path, feat, pfi, cls, N, names, 3, "dram*copy", 0.95, &d), PFI_OK);
         assert_figure(path, png);
     }
     assert_int_equal(entries(), 4);

@@ -26,8 +26,8 @@
  * an energy counter, summarises and reduces with q = 1 (the job power is then the plain
  * mean of the complete timestamps). align: the --align option (0: none).
  */
-static pfi_telemetry *load(const char *text, pfi_telemetry_format fmt, double interval, double align,
-                    pfi_reduced *red)
+static pfi_telemetry *load(const char *text, pfi_telemetry_format fmt, double interval,
+                           double align, pfi_reduced *red)
 {
     pfi_telemetry_options o = {.keep_series = true, .interval_s = interval};
     pfi_telemetry *tm = NULL;
@@ -67,9 +67,9 @@ static pfi_telemetry *load(const char *text, pfi_telemetry_format fmt, double in
 #define DMON_DT_ROW(s, v) " 20250101   10:00:0" #s "      0    " v "\n"
 #define DCGMI_HEAD "#Entity   POWER\nID\n"
 #define PROM(v) "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"h\"} " v "\n"
-#define XML_DOC(v)                                                                            \
-    "<?xml version=\"1.0\" ?>\n<nvidia_smi_log><gpu id=\"00000000:3D:00.0\">"                \
-    "<gpu_power_readings><power_draw>" v "</power_draw></gpu_power_readings></gpu>"          \
+#define XML_DOC(v)                                                                                 \
+    "<?xml version=\"1.0\" ?>\n<nvidia_smi_log><gpu id=\"00000000:3D:00.0\">"                      \
+    "<gpu_power_readings><power_draw>" v "</power_draw></gpu_power_readings></gpu>"                \
     "</nvidia_smi_log>\n"
 
 /*
@@ -100,26 +100,26 @@ static const struct missing_case {
          CSV_ROW(3, "303.00 W"),
      3, 1, (300 + 301 + 303) / 3.0, 1},
     {"dmon -", PFI_TELEMETRY_AUTO, 0,
-     DMON_HEAD "    0    300\n    0    301\n    0      -\n    0    303\n    0    304\n", 4, 1,
-     302, 1},
+     DMON_HEAD "    0    300\n    0    301\n    0      -\n    0    303\n    0    304\n", 4, 1, 302,
+     1},
     {"dmon N/A", PFI_TELEMETRY_SMI_DMON, 2,
-     DMON_HEAD "    0    300\n    0    301\n    0    N/A\n    0    303\n    0    304\n", 4, 1,
-     302, 2},
+     DMON_HEAD "    0    300\n    0    301\n    0    N/A\n    0    303\n    0    304\n", 4, 1, 302,
+     2},
     {"dmon [N/A]", PFI_TELEMETRY_SMI_DMON, 0,
-     DMON_HEAD "    0    300\n    0    301\n    0  [N/A]\n    0    303\n    0    304\n", 4, 1,
-     302, 1},
+     DMON_HEAD "    0    300\n    0    301\n    0  [N/A]\n    0    303\n    0    304\n", 4, 1, 302,
+     1},
     {"dmon -o DT -", PFI_TELEMETRY_AUTO, 0,
      DMON_DT_HEAD DMON_DT_ROW(0, "300") DMON_DT_ROW(1, "301") DMON_DT_ROW(2, "  -")
          DMON_DT_ROW(3, "303") DMON_DT_ROW(4, "304"),
      4, 1, 302, 1},
     /* A glitch (negative power) is dropped, not clamped: the timestamp lacks the GPU. */
     {"dmon out-of-range glitch", PFI_TELEMETRY_AUTO, 0,
-     DMON_HEAD "    0    300\n    0    301\n    0     -5\n    0    303\n    0    304\n", 4, 1,
-     302, 1},
+     DMON_HEAD "    0    300\n    0    301\n    0     -5\n    0    303\n    0    304\n", 4, 1, 302,
+     1},
     /* First and last rows missing: the grid reaches them (2 incomplete, 301..303 = 302). */
     {"dmon leading and trailing -", PFI_TELEMETRY_AUTO, 0,
-     DMON_HEAD "    0      -\n    0    301\n    0    302\n    0    303\n    0      -\n", 3, 2,
-     302, 1},
+     DMON_HEAD "    0      -\n    0    301\n    0    302\n    0    303\n    0      -\n", 3, 2, 302,
+     1},
     {"dcgmi N/A", PFI_TELEMETRY_AUTO, 1,
      DCGMI_HEAD "GPU 0     300.000\nGPU 0     301.000\nGPU 0     N/A\nGPU 0     303.000\n"
                 "GPU 0     304.000\n",
@@ -145,28 +145,27 @@ static const struct missing_case {
      "GPU 0  2200000\n",
      2, 2, 300, 1},
     {"prometheus NaN", PFI_TELEMETRY_PROM, 5,
-     PROM("300") "\f" PROM("301") "\f" PROM("NaN") "\f" PROM("303") "\f" PROM("304"), 4, 1,
-     302, 5},
+     PROM("300") "\f" PROM("301") "\f" PROM("NaN") "\f" PROM("303") "\f" PROM("304"), 4, 1, 302, 5},
     {"prometheus scrape without power (a hole)", PFI_TELEMETRY_AUTO, 5,
      PROM("300") "\f" PROM("301") "\f"
-     "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
-     "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n\f" PROM("303") "\f" PROM("304"),
+                                  "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
+                                  "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n\f" PROM("303") "\f" PROM(
+                                      "304"),
      4, 1, 302, 5},
     {"prometheus empty scrape (a hole)", PFI_TELEMETRY_AUTO, 5,
      PROM("300") "\f" PROM("301") "\f\f" PROM("303") "\f" PROM("304"), 4, 1, 302, 5},
     {"prometheus NaN with sample timestamps", PFI_TELEMETRY_PROM, 0,
-     PROM("300 1735725600000") "\f" PROM("301 1735725601000") "\f" PROM("NaN 1735725602000")
-         "\f" PROM("303 1735725603000") "\f" PROM("304 1735725604000"),
+     PROM("300 1735725600000") "\f" PROM("301 1735725601000") "\f" PROM(
+         "NaN 1735725602000") "\f" PROM("303 1735725603000") "\f" PROM("304 1735725604000"),
      4, 1, 302, 1},
     /* Timestamped scrapes and an empty one: the hole's time is not known (no sample says
      * it), so it is no timestamp of the grid; it still breaks the integration. */
     {"prometheus empty scrape among timestamped ones", PFI_TELEMETRY_AUTO, 0,
-     PROM("300 1735725600000") "\f" PROM("301 1735725601000") "\f\f"
-         PROM("303 1735725603000") "\f" PROM("304 1735725604000"),
+     PROM("300 1735725600000") "\f" PROM("301 1735725601000") "\f\f" PROM(
+         "303 1735725603000") "\f" PROM("304 1735725604000"),
      4, 0, 302, 1},
     {"nvidia-smi -q -x N/A", PFI_TELEMETRY_AUTO, 1,
-     XML_DOC("300.00 W") XML_DOC("301.00 W") XML_DOC("N/A") XML_DOC("303.00 W")
-         XML_DOC("304.00 W"),
+     XML_DOC("300.00 W") XML_DOC("301.00 W") XML_DOC("N/A") XML_DOC("303.00 W") XML_DOC("304.00 W"),
      4, 1, 302, 1},
     /* Two GPUs (the case that always worked): gpu0 misses t = 2; sums 600 602 606 608. */
     {"dmon two GPUs -", PFI_TELEMETRY_AUTO, 0,
@@ -188,10 +187,9 @@ static void missing_is_incomplete(void **state)
             (c->align > 0 && red.align_s != c->align) ||
             !!(red.flags & PFI_RED_INCOMPLETE) != (c->n_incomplete > 0))
             print_error("%s: %zu complete / %zu incomplete (want %zu / %zu), power %.17g W "
-                     "(want %.17g), grid %g s (want %g), flags %#x\n",
-                     c->what, red.n_complete, red.n_incomplete, c->n_complete,
-                     c->n_incomplete, red.power.mean, c->mean, red.align_s, c->align,
-                     red.flags),
+                        "(want %.17g), grid %g s (want %g), flags %#x\n",
+                        c->what, red.n_complete, red.n_incomplete, c->n_complete, c->n_incomplete,
+                        red.power.mean, c->mean, red.align_s, c->align, red.flags),
                 bad++;
         else if (red.n_bins != red.n_complete + red.n_incomplete)
             print_error("%s: %zu bins, %zu complete + %zu incomplete\n", c->what, red.n_bins,
@@ -210,9 +208,10 @@ static void missing_times_kept(void **state)
     (void)state;
     pfi_reduced red;
     pfi_telemetry *tm = load("# gpu    pwr  mtemp\n# Idx      W      C\n    0    300      -\n"
-                      "    0      -      -\n    0    302      -\n",
-                      PFI_TELEMETRY_AUTO, 2, 0, &red);
-    const pfi_telemetry_series *p = pfi_telemetry_series_get(tm, 0, (size_t)pfi_telemetry_field_find(tm, "power_w"));
+                             "    0      -      -\n    0    302      -\n",
+                             PFI_TELEMETRY_AUTO, 2, 0, &red);
+    const pfi_telemetry_series *p =
+        pfi_telemetry_series_get(tm, 0, (size_t)pfi_telemetry_field_find(tm, "power_w"));
     const pfi_telemetry_series *m =
         pfi_telemetry_series_get(tm, 0, (size_t)pfi_telemetry_field_find(tm, "mem_temp_c"));
     assert_non_null(p);
@@ -233,12 +232,10 @@ static void missing_times_kept(void **state)
 static void grid_single_row(void **state)
 {
     (void)state;
-    static const char gpu0_single[] =
-        CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200") CSV2_ROW(2, 1, "200")
-            CSV2_ROW(4, 1, "200") CSV2_ROW(6, 1, "200") CSV2_ROW(8, 1, "200");
-    static const char gpu1_single[] =
-        CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200") CSV2_ROW(2, 0, "300")
-            CSV2_ROW(4, 0, "300") CSV2_ROW(6, 0, "300") CSV2_ROW(8, 0, "300");
+    static const char gpu0_single[] = CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200")
+        CSV2_ROW(2, 1, "200") CSV2_ROW(4, 1, "200") CSV2_ROW(6, 1, "200") CSV2_ROW(8, 1, "200");
+    static const char gpu1_single[] = CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200")
+        CSV2_ROW(2, 0, "300") CSV2_ROW(4, 0, "300") CSV2_ROW(6, 0, "300") CSV2_ROW(8, 0, "300");
     pfi_reduced red;
     pfi_telemetry *tm = load(gpu0_single, PFI_TELEMETRY_AUTO, 0, 0, &red);
     /* Bins 0 2 4 6 8 s: only t = 0 has both GPUs. */
@@ -277,7 +274,8 @@ static void grid_single_row(void **state)
     pfi_telemetry_destroy(tm);
 
     /* Nominal times without --interval: the collector's 1 s (noted by the reader). */
-    tm = load(DMON_HEAD "    0    300\n    1    200\n    1    200\n", PFI_TELEMETRY_AUTO, 0, 0, &red);
+    tm = load(DMON_HEAD "    0    300\n    1    200\n    1    200\n", PFI_TELEMETRY_AUTO, 0, 0,
+              &red);
     assert_double_equal(red.align_s, 1.0, 0);
     assert_true(tm->interval_assumed);
     assert_string_equal(red.align_note, "");
@@ -308,9 +306,9 @@ static char *jitter_csv(size_t loops, size_t skip_loop, size_t skip_gpu, size_t 
                 snprintf(v, sizeof v, "[N/A]");
             else
                 snprintf(v, sizeof v, "%zu.00 W", 100 + g);
-            len += (size_t)snprintf(s + len, cap - len,
-                                    "2025/01/01 10:%02ld:%02ld.%03ld, %zu, %s\n",
-                                    t / 60000, (t / 1000) % 60, t % 1000, g, v);
+            len +=
+                (size_t)snprintf(s + len, cap - len, "2025/01/01 10:%02ld:%02ld.%03ld, %zu, %s\n",
+                                 t / 60000, (t / 1000) % 60, t % 1000, g, v);
         }
         rng = rng * 1103515245u + 12345u;
         ms += 100 + (long)((rng >> 16) % 13);
@@ -365,10 +363,11 @@ static void jitter_is_not_incomplete(void **state)
 }
 
 /* 2 GPUs, 4 rows each; gpu1's third row is dated 1970/01/01 (a clock not yet set). */
-#define CSV2_HEAD_1970                                                                        \
-    CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200") CSV2_ROW(1, 0, "300")                \
-        CSV2_ROW(1, 1, "200") CSV2_ROW(2, 0, "300") "1970/01/01 00:00:00.000, 1, 200 W\n"     \
-        CSV2_ROW(3, 0, "300") CSV2_ROW(3, 1, "200")
+#define CSV2_HEAD_1970                                                                             \
+    CSV_HEAD CSV2_ROW(0, 0, "300") CSV2_ROW(0, 1, "200") CSV2_ROW(1, 0, "300")                     \
+        CSV2_ROW(1, 1, "200")                                                                      \
+            CSV2_ROW(2, 0, "300") "1970/01/01 00:00:00.000, 1, 200 W\n" CSV2_ROW(3, 0, "300")      \
+                CSV2_ROW(3, 1, "200")
 
 /* Reads a CSV text and reduces it, expecting PFI_ERR_LIMIT; the reason in red->grid_error. */
 static void expect_limit(const char *text, double interval, double align, pfi_reduced *red)
@@ -420,10 +419,8 @@ static void far_off_time_said(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(missing_is_incomplete),
-        cmocka_unit_test(missing_times_kept),
-        cmocka_unit_test(grid_single_row),
-        cmocka_unit_test(jitter_is_not_incomplete),
+        cmocka_unit_test(missing_is_incomplete), cmocka_unit_test(missing_times_kept),
+        cmocka_unit_test(grid_single_row),       cmocka_unit_test(jitter_is_not_incomplete),
         cmocka_unit_test(far_off_time_said),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,7 +94,6 @@ static void expect_run(const pfi_run *r, long line, unsigned valid, double cap, 
 
 #define BASIC (PFI_RUN_CAP | PFI_RUN_POWER | PFI_RUN_THROUGHPUT)
 
-
 /* ---- mapping ---------------------------------------------------------------------------- */
 
 static const char *const scalar_fields[] = {

@@ -319,8 +319,8 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spearman),        cmocka_unit_test(test_kruskal_dunn),
-        cmocka_unit_test(test_adjust),          cmocka_unit_test(test_ols),
+        cmocka_unit_test(test_spearman),         cmocka_unit_test(test_kruskal_dunn),
+        cmocka_unit_test(test_adjust),           cmocka_unit_test(test_ols),
         cmocka_unit_test(test_leverage_formula), cmocka_unit_test(test_invalid),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);

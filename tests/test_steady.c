@@ -22,7 +22,6 @@
 #define EXPECTED_CSV PFI_GOLDEN "/steady_expected.csv"
 #define REL 1e-12
 
-
 /* ---- the expected-values file ----------------------------------------------------------- */
 
 typedef struct golden_case {
@@ -354,8 +353,8 @@ static void test_infinite_samples(void **state)
         CHECK(e == PFI_OK, "%s: error %d\n", cases[c].name, (int)e);
         CHECK(out.mean == cases[c].mean, "%s: mean %g, want %g\n", cases[c].name, out.mean,
               cases[c].mean);
-        CHECK(out.n_missing == cases[c].n_missing, "%s: n_missing %zu, want %zu\n",
-              cases[c].name, out.n_missing, cases[c].n_missing);
+        CHECK(out.n_missing == cases[c].n_missing, "%s: n_missing %zu, want %zu\n", cases[c].name,
+              out.n_missing, cases[c].n_missing);
     }
     END_CHECKS();
 }

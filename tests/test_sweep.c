@@ -17,9 +17,9 @@
 #include <cmocka.h>
 
 #include "hw/emulated.h"
-#include "pfi/model.h"
 #include "pfi/index.h"
 #include "pfi/manifest.h"
+#include "pfi/model.h"
 #include "pfi/sweep.h"
 
 static const double caps[] = {700, 600, 500, 400, 300, 200};
@@ -112,9 +112,18 @@ static outcome sweep(const char *spec, pfi_sweep_mode mode, const char *dir, dou
     pfi_run_sink sink = inner;
     sink.put = counting_put;
     stop_flag = 0;
-    pfi_sweep_config c = {.gpus = gpus, .n_gpus = n, .caps_w = cp, .n_caps = ncaps,
-                          .mode = mode, .duration_s = dur_s, .interval_s = 5, .warmup_s = warmup_s,
-                          .settle_s = 60, .q = 0.10, .group = "job", .stop = &stop_flag,
+    pfi_sweep_config c = {.gpus = gpus,
+                          .n_gpus = n,
+                          .caps_w = cp,
+                          .n_caps = ncaps,
+                          .mode = mode,
+                          .duration_s = dur_s,
+                          .interval_s = 5,
+                          .warmup_s = warmup_s,
+                          .settle_s = 60,
+                          .q = 0.10,
+                          .group = "job",
+                          .stop = &stop_flag,
                           .clamp = clamp};
     pfi_diag d;
     o.e = pfi_sweep_run(g, &c, &tp, &sink, &o.st, &d);
@@ -254,9 +263,10 @@ static void test_sampling_drift(void **st)
     outcome o = sweep("gpus=8,read_cost=0.02", PFI_SWEEP_IN_SITU, dir, 3600, one, 1, false);
     assert_int_equal(o.e, PFI_OK);
     assert_int_equal(o.st.ticks, 720);
-    fprintf(stderr, "  1 h emulated: %zu ticks, drift %.5f %%, max lateness %.0f ms, CPU %.2f us "
-            "per GPU sample\n", o.st.ticks, o.st.drift_rel * 100, o.st.max_late_s * 1e3,
-            o.st.cpu_per_sample_s * 1e6);
+    fprintf(stderr,
+            "  1 h emulated: %zu ticks, drift %.5f %%, max lateness %.0f ms, CPU %.2f us "
+            "per GPU sample\n",
+            o.st.ticks, o.st.drift_rel * 100, o.st.max_late_s * 1e3, o.st.cpu_per_sample_s * 1e6);
     assert_true(o.st.drift_rel < 0.01);
     /* the reads make each tick 160 ms late (3.2 % of a period) without stretching the period */
     assert_float_equal(o.st.max_late_s, 0.16, 0.01);
@@ -350,9 +360,17 @@ static void test_store_sink(void **st)
         stop_flag = 0;
         stop_after_runs = pass == 0 ? 2 : 0;
         hook_samples = 0;
-        pfi_sweep_config c = {.gpus = gpus, .n_gpus = 2, .caps_w = caps, .n_caps = N_CAPS,
-                              .duration_s = 600, .interval_s = 5, .warmup_s = 300, .q = 0.10,
-                              .group = "job", .stop = &stop_flag, .sample = count_sample};
+        pfi_sweep_config c = {.gpus = gpus,
+                              .n_gpus = 2,
+                              .caps_w = caps,
+                              .n_caps = N_CAPS,
+                              .duration_s = 600,
+                              .interval_s = 5,
+                              .warmup_s = 300,
+                              .q = 0.10,
+                              .group = "job",
+                              .stop = &stop_flag,
+                              .sample = count_sample};
         pfi_sweep_stats stats;
         pfi_error e = pfi_sweep_run(g, &c, &tp, &sink, &stats, NULL);
         assert_int_equal(e, pass == 0 ? PFI_ERR_INTERRUPTED : PFI_OK);
@@ -376,14 +394,26 @@ static void test_store_sink(void **st)
     assert_false(sk.done(sk.ctx, "other", 700));
 
     /* flags: three become PFI_RED_* bits, the others flag_<name> features */
-    pfi_sweep_row row = {.group = "flagged", .cap_w = 200, .requested_cap_w = 150,
-                         .power_w = NAN, .power_se_w = NAN, .throughput = 1000,
-                         .throughput_se = 5, .gpus = 2, .samples = 10, .tput_reports = 3,
-                         .flags = "clamped;gpu_lost;workload_exited", .mode = "in-situ",
-                         .window_s = 50, .sm_clock_mhz = NAN, .dram_active = 0.3,
-                         .tensor_active = 0.5, .energy_j = NAN, .started_utc = "2026-01-01T00:00:00Z"};
+    pfi_sweep_row row = {.group = "flagged",
+                         .cap_w = 200,
+                         .requested_cap_w = 150,
+                         .power_w = NAN,
+                         .power_se_w = NAN,
+                         .throughput = 1000,
+                         .throughput_se = 5,
+                         .gpus = 2,
+                         .samples = 10,
+                         .tput_reports = 3,
+                         .flags = "clamped;gpu_lost;workload_exited",
+                         .mode = "in-situ",
+                         .window_s = 50,
+                         .sm_clock_mhz = NAN,
+                         .dram_active = 0.3,
+                         .tensor_active = 0.5,
+                         .energy_j = NAN,
+                         .started_utc = "2026-01-01T00:00:00Z"};
     assert_int_equal(sk.put(sk.ctx, &row, NULL), PFI_OK);
-    assert_true(sk.done(sk.ctx, "flagged", 150));  /* by the requested cap */
+    assert_true(sk.done(sk.ctx, "flagged", 150)); /* by the requested cap */
     assert_false(sk.done(sk.ctx, "flagged", 200));
     bool found = false;
     assert_int_equal(pfi_store_find_run(store, "flagged", NULL, 200, &found, NULL), PFI_OK);
@@ -422,12 +452,9 @@ static void test_store_sink(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_expected_is_model),
-        cmocka_unit_test(test_pfi_matches_model),
-        cmocka_unit_test(test_in_situ_vs_separate),
-        cmocka_unit_test(test_sampling_drift),
-        cmocka_unit_test(test_interrupt_and_resume),
-        cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_expected_is_model),    cmocka_unit_test(test_pfi_matches_model),
+        cmocka_unit_test(test_in_situ_vs_separate),  cmocka_unit_test(test_sampling_drift),
+        cmocka_unit_test(test_interrupt_and_resume), cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_store_sink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

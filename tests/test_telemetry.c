@@ -34,7 +34,8 @@ static const char *cp(const char *rel)
     return path_buf;
 }
 
-static pfi_telemetry *read1(const char *rel, pfi_telemetry_format fmt, double interval, pfi_error want)
+static pfi_telemetry *read1(const char *rel, pfi_telemetry_format fmt, double interval,
+                            pfi_error want)
 {
     pfi_telemetry_options o = {.keep_series = true, .interval_s = interval};
     pfi_telemetry *tm = NULL;
@@ -125,15 +126,17 @@ static void case02(void **state)
     pfi_telemetry_destroy(a);
     pfi_telemetry_destroy(b);
     /* No header and no field list: refused. With the list: same table. */
-    pfi_telemetry *c = read1("case-02/noheader_nounits.csv", PFI_TELEMETRY_SMI_CSV, 0, PFI_ERR_PARSE);
+    pfi_telemetry *c =
+        read1("case-02/noheader_nounits.csv", PFI_TELEMETRY_SMI_CSV, 0, PFI_ERR_PARSE);
     pfi_telemetry_destroy(c);
     pfi_telemetry_options o = {.keep_series = true,
-                        .csv_fields = "name, index, power.draw [W], power.limit [W], "
-                                      "power.default_limit [W], memory.used [MiB], "
-                                      "utilization.gpu [%], temperature.gpu"};
+                               .csv_fields = "name, index, power.draw [W], power.limit [W], "
+                                             "power.default_limit [W], memory.used [MiB], "
+                                             "utilization.gpu [%], temperature.gpu"};
     assert_int_equal(pfi_telemetry_create(&o, &c), PFI_OK);
-    assert_int_equal(pfi_telemetry_read_file(c, cp("case-02/noheader_nounits.csv"), PFI_TELEMETRY_SMI_CSV, NULL),
-                     PFI_OK);
+    assert_int_equal(
+        pfi_telemetry_read_file(c, cp("case-02/noheader_nounits.csv"), PFI_TELEMETRY_SMI_CSV, NULL),
+        PFI_OK);
     assert_double_equal(mean(ser(c, "gpu1", "power_w")), 301.92, 1e-12);
     pfi_telemetry_destroy(c);
     /* 287160 mW under [W]: converted explicitly, never 287160 W. */
@@ -170,12 +173,13 @@ static void case03(void **state)
     tm = read1("case-03/wrapper_appended.csv", PFI_TELEMETRY_SMI_CSV, 0, PFI_ERR_PARSE);
     pfi_telemetry_destroy(tm);
     pfi_telemetry_options o = {.keep_series = true,
-                        .csv_fields = "timestamp, index, pci.bus_id, power.draw [W], "
-                                      "temperature.gpu, utilization.gpu [%], "
-                                      "ecc.errors.uncorrected.volatile.total"};
+                               .csv_fields = "timestamp, index, pci.bus_id, power.draw [W], "
+                                             "temperature.gpu, utilization.gpu [%], "
+                                             "ecc.errors.uncorrected.volatile.total"};
     assert_int_equal(pfi_telemetry_create(&o, &tm), PFI_OK);
-    assert_int_equal(pfi_telemetry_read_file(tm, cp("case-03/wrapper_appended.csv"), PFI_TELEMETRY_AUTO, NULL),
-                     PFI_OK);
+    assert_int_equal(
+        pfi_telemetry_read_file(tm, cp("case-03/wrapper_appended.csv"), PFI_TELEMETRY_AUTO, NULL),
+        PFI_OK);
     assert_int_equal(tm->n_skipped, 2);
     assert_true(tm->entities[1].lost); /* bus 0000:3D:00.0 from the error sentence */
     assert_true(note_has(tm, "wrapper_appended.csv:5:"));
@@ -234,17 +238,18 @@ static void case06(void **state)
 static void case07(void **state)
 {
     (void)state;
-    pfi_telemetry *tm = read1("case-07/dcgmi_dmon_power_energy.txt", PFI_TELEMETRY_AUTO, 1.0, PFI_OK);
+    pfi_telemetry *tm =
+        read1("case-07/dcgmi_dmon_power_energy.txt", PFI_TELEMETRY_AUTO, 1.0, PFI_OK);
     assert_int_equal(tm->last_format, PFI_TELEMETRY_DCGMI_DMON);
     assert_true(tm->time_nominal);
     const pfi_telemetry_series *p0 = ser(tm, "GPU 0", "power_w"), *p1 = ser(tm, "GPU 1", "power_w");
     assert_int_equal(p0->n_valid, 4);
     assert_double_equal(mean(p0), 299.9835, 1e-9);
     assert_double_equal(mean(p1), 288.97375, 1e-9);
-    assert_double_equal(pfi_telemetry_counter_delta(ser(tm, "GPU 0", "energy_mj"), NULL, NULL), 899019,
-                        1e-6);
-    assert_double_equal(pfi_telemetry_counter_delta(ser(tm, "GPU 1", "energy_mj"), NULL, NULL), 867014,
-                        1e-6);
+    assert_double_equal(pfi_telemetry_counter_delta(ser(tm, "GPU 0", "energy_mj"), NULL, NULL),
+                        899019, 1e-6);
+    assert_double_equal(pfi_telemetry_counter_delta(ser(tm, "GPU 1", "energy_mj"), NULL, NULL),
+                        867014, 1e-6);
     pfi_reduced red;
     pfi_reduce_options ro;
     pfi_reduce_options_init(&ro);
@@ -335,10 +340,12 @@ static void case14(void **state)
     pfi_telemetry_destroy(tm);
     pfi_telemetry_options o = {.keep_series = true};
     assert_int_equal(pfi_telemetry_create(&o, &tm), PFI_OK);
-    assert_int_equal(pfi_telemetry_read_file(tm, cp("case-14/old_exporter_Hostname.prom"), PFI_TELEMETRY_AUTO,
-                                      NULL), PFI_OK);
-    assert_int_equal(pfi_telemetry_read_file(tm, cp("case-14/new_exporter_hostname.prom"), PFI_TELEMETRY_AUTO,
-                                      NULL), PFI_OK);
+    assert_int_equal(pfi_telemetry_read_file(tm, cp("case-14/old_exporter_Hostname.prom"),
+                                             PFI_TELEMETRY_AUTO, NULL),
+                     PFI_OK);
+    assert_int_equal(pfi_telemetry_read_file(tm, cp("case-14/new_exporter_hostname.prom"),
+                                             PFI_TELEMETRY_AUTO, NULL),
+                     PFI_OK);
     assert_int_equal(tm->n_entities, 1); /* same (host, UUID) across the upgrade */
     pfi_telemetry_destroy(tm);
     /* Escapes in label values, label order, NaN/Inf values. */
@@ -363,7 +370,8 @@ static void case15(void **state)
     const char *files[] = {"case-15/help_type_only.prom", "case-15/empty_body.prom",
                            "case-15/power_metric_absent.prom"};
     for (int i = 0; i < 3; i++) {
-        pfi_telemetry *tm = read1(files[i], i == 1 ? PFI_TELEMETRY_AUTO : PFI_TELEMETRY_PROM, 0, PFI_OK);
+        pfi_telemetry *tm =
+            read1(files[i], i == 1 ? PFI_TELEMETRY_AUTO : PFI_TELEMETRY_PROM, 0, PFI_OK);
         assert_false(pfi_telemetry_has_field(tm, "power_w"));
         pfi_reduced red;
         pfi_reduce_options ro;
@@ -407,8 +415,10 @@ static void case15_hole(void **state)
     const int slot[] = {0, 1, -1, 3, -2, 5};
     for (int i = 0; i < 6; i++) {
         if (slot[i] == -1) {
-            scrape(tm, "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
-                       "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n", "help-only");
+            scrape(tm,
+                   "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
+                   "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n",
+                   "help-only");
             continue;
         }
         if (slot[i] == -2) {
@@ -418,7 +428,8 @@ static void case15_hole(void **state)
         snprintf(good, sizeof good,
                  "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"h\"} 300\n"
                  "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"GPU-a\","
-                 "Hostname=\"h\"} %d\n", 1000000 + 1500000 * slot[i]);
+                 "Hostname=\"h\"} %d\n",
+                 1000000 + 1500000 * slot[i]);
         scrape(tm, good, "good");
     }
     assert_int_equal(pfi_telemetry_derive_power_from_energy(tm), PFI_OK);
@@ -457,7 +468,8 @@ static void case15_hole(void **state)
 }
 
 /* Read text through a temporary stream with format fmt; returns the reader's code. */
-static pfi_error read_text(pfi_telemetry *tm, const char *text, pfi_telemetry_format fmt, pfi_diag *d)
+static pfi_error read_text(pfi_telemetry *tm, const char *text, pfi_telemetry_format fmt,
+                           pfi_diag *d)
 {
     FILE *f = tmpfile();
     assert_non_null(f);
@@ -514,16 +526,17 @@ static void case21_xml(void **state)
 
     /* Not well-formed: a parse error with the file line of the fault. */
     assert_int_equal(pfi_telemetry_create(&o, &tm), PFI_OK);
-    assert_int_equal(read_text(tm, "<?xml version=\"1.0\" ?>\n<a>\n<b></a>\n",
-                               PFI_TELEMETRY_SMI_XML, &d), PFI_ERR_PARSE);
+    assert_int_equal(
+        read_text(tm, "<?xml version=\"1.0\" ?>\n<a>\n<b></a>\n", PFI_TELEMETRY_SMI_XML, &d),
+        PFI_ERR_PARSE);
     assert_int_equal(d.line, 3);
     assert_non_null(strstr(d.message, "XML"));
     pfi_telemetry_destroy(tm);
 }
 
 /*
- * The lazy libxml2 loader (src/lib/telemetry/xml_lazy.c), through its stateless entry point: a library
- * that cannot be opened or lacks a function is a clear error naming it, never a crash.
+ * The lazy libxml2 loader (src/lib/telemetry/xml_lazy.c), through its stateless entry point: a
+ * library that cannot be opened or lacks a function is a clear error naming it, never a crash.
  */
 static void xml_lazy(void **state)
 {
@@ -572,7 +585,8 @@ static void case21(void **state)
 {
     (void)state;
     pfi_telemetry *tm = read1("case-21/avg_and_instant.csv", PFI_TELEMETRY_AUTO, 0, PFI_OK);
-    const pfi_telemetry_series *a = ser(tm, "gpu0", "power_avg_w"), *in = ser(tm, "gpu0", "power_instant_w");
+    const pfi_telemetry_series *a = ser(tm, "gpu0", "power_avg_w"),
+                               *in = ser(tm, "gpu0", "power_instant_w");
     assert_double_equal(mean(in), 419.07, 5e-3);
     double cov;
     double e = pfi_telemetry_integrate(a, &cov);
@@ -594,7 +608,8 @@ static void case21(void **state)
 static void case18_query(void **state)
 {
     (void)state;
-    pfi_telemetry *tm = read1("case-18/nvsmi_q_current_vs_requested.txt", PFI_TELEMETRY_AUTO, 0, PFI_OK);
+    pfi_telemetry *tm =
+        read1("case-18/nvsmi_q_current_vs_requested.txt", PFI_TELEMETRY_AUTO, 0, PFI_OK);
     assert_int_equal(tm->last_format, PFI_TELEMETRY_SMI_QUERY);
     assert_double_equal(mean(ser(tm, "gpu0", "requested_limit_w")), 700, 0);
     assert_double_equal(mean(ser(tm, "gpu0", "enforced_limit_w")), 500, 0);
@@ -607,8 +622,9 @@ static void case23(void **state)
 {
     (void)state;
     pfi_trainlog *log = NULL;
-    assert_int_equal(pfi_trainlog_read_file(cp("case-23/megatron_new.log"), PFI_TRAINLOG_AUTO, NULL,
-                                            &log, NULL), PFI_OK);
+    assert_int_equal(
+        pfi_trainlog_read_file(cp("case-23/megatron_new.log"), PFI_TRAINLOG_AUTO, NULL, &log, NULL),
+        PFI_OK);
     assert_int_equal(log->format, PFI_TRAINLOG_MEGATRON);
     assert_int_equal(log->n, 6);
     assert_double_equal(log->iv[1].rate, 128 / 1.4027, 1e-9);
@@ -621,8 +637,9 @@ static void case23(void **state)
     assert_double_equal(s.window_rate, 128.0 / 1.40085, 1e-9); /* 91.37 samples/s */
     assert_double_equal(s.tflops_mean, 197.35, 1e-9);
     pfi_trainlog_destroy(log);
-    assert_int_equal(pfi_trainlog_read_file(cp("case-23/megatron_old.log"), PFI_TRAINLOG_AUTO, NULL,
-                                            &log, NULL), PFI_OK);
+    assert_int_equal(
+        pfi_trainlog_read_file(cp("case-23/megatron_old.log"), PFI_TRAINLOG_AUTO, NULL, &log, NULL),
+        PFI_OK);
     assert_double_equal(log->iv[1].rate, 8 / 0.1632, 1e-9);
     assert_true(isnan(log->iv[1].tflops));
     assert_int_equal(pfi_trainlog_reduce(log, 0, 0.1, &s), PFI_OK);
@@ -635,8 +652,9 @@ static void other_logs(void **state)
     (void)state;
     pfi_trainlog *log = NULL;
     pfi_trainlog_summary s;
-    assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/nanotron.log", PFI_TRAINLOG_AUTO,
-                                            NULL, &log, NULL), PFI_OK);
+    assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/nanotron.log",
+                                            PFI_TRAINLOG_AUTO, NULL, &log, NULL),
+                     PFI_OK);
     assert_int_equal(log->format, PFI_TRAINLOG_NANOTRON);
     assert_int_equal(log->n, 3);
     assert_double_equal(log->iv[1].rate, 131e3, 1e-6);
@@ -646,15 +664,17 @@ static void other_logs(void **state)
     /* work / time, not the mean of rates: (64K*4.1 + 131K*2 + 104.8K*2.5) / 8.6 */
     assert_double_equal(s.window_rate, (64e3 * 4.1 + 131e3 * 2 + 104.8e3 * 2.5) / 8.6, 1e-6);
     pfi_trainlog_destroy(log);
-    assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/hf.log", PFI_TRAINLOG_AUTO, NULL,
-                                            &log, NULL), PFI_OK);
+    assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/hf.log", PFI_TRAINLOG_AUTO,
+                                            NULL, &log, NULL),
+                     PFI_OK);
     assert_int_equal(log->format, PFI_TRAINLOG_HF);
     assert_int_equal(log->n, 1);
     assert_double_equal(log->iv[0].rate, 42.5, 1e-12);
     assert_int_equal(log->n_nan, 1);
     pfi_trainlog_destroy(log);
     assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/torchtitan.log",
-                                            PFI_TRAINLOG_AUTO, NULL, &log, NULL), PFI_OK);
+                                            PFI_TRAINLOG_AUTO, NULL, &log, NULL),
+                     PFI_OK);
     assert_int_equal(log->format, PFI_TRAINLOG_TORCHTITAN);
     assert_int_equal(log->n, 3);
     assert_double_equal(log->iv[1].rate, 7000, 0);
@@ -664,7 +684,8 @@ static void other_logs(void **state)
     pfi_trainlog_destroy(log);
     assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/torchtitan.log",
                                             PFI_TRAINLOG_REGEX, "tps: (?<throughput>[0-9,]+)", &log,
-                                            NULL), PFI_OK);
+                                            NULL),
+                     PFI_OK);
     assert_int_equal(log->n, 3);
     assert_double_equal(log->iv[0].rate, 6000, 0);
     pfi_trainlog_destroy(log);
@@ -706,10 +727,19 @@ static void store_roundtrip(void **state)
     assert_int_equal(pfi_store_open(path, PFI_STORE_WRITE, &s, NULL), PFI_OK);
     const char names[2][64] = {"sm_active", "dram_copy_product"};
     const double vals[2] = {0.9, 0.12};
-    pfi_store_run r = {.group = "g", .job_class = "dense", .gpus = 8, .cap_w = 700,
-                       .power_w = 5000, .power_se_w = 10, .power_n = 3, .throughput = 100,
-                       .throughput_se = NAN, .energy_j = NAN, .n_features = 2,
-                       .feature_name = names, .feature_value = vals};
+    pfi_store_run r = {.group = "g",
+                       .job_class = "dense",
+                       .gpus = 8,
+                       .cap_w = 700,
+                       .power_w = 5000,
+                       .power_se_w = 10,
+                       .power_n = 3,
+                       .throughput = 100,
+                       .throughput_se = NAN,
+                       .energy_j = NAN,
+                       .n_features = 2,
+                       .feature_name = names,
+                       .feature_value = vals};
     bool replaced;
     assert_int_equal(pfi_store_put_run(s, &r, &replaced, NULL), PFI_OK);
     assert_false(replaced);
@@ -757,7 +787,8 @@ static void detect_conservative(void **state)
 {
     (void)state;
     /* binary: a NUL byte, or mostly bytes that are not text (even with a '{' line first) */
-    static const char elf[] = "\x7f" "ELF\x02\x01\x01\0\0\0,\n";
+    static const char elf[] = "\x7f"
+                              "ELF\x02\x01\x01\0\0\0,\n";
     assert_int_equal(pfi_telemetry_detect(elf, sizeof elf - 1), PFI_TELEMETRY_AUTO);
     char junk[512];
     for (size_t i = 0; i < sizeof junk; i++)
@@ -803,7 +834,8 @@ static void detect_conservative(void **state)
     assert_non_null(f);
     fwrite(junk, 1, sizeof junk, f);
     rewind(f);
-    assert_int_equal(pfi_telemetry_read_stream(tm, f, "junk", PFI_TELEMETRY_AUTO, &d), PFI_ERR_PARSE);
+    assert_int_equal(pfi_telemetry_read_stream(tm, f, "junk", PFI_TELEMETRY_AUTO, &d),
+                     PFI_ERR_PARSE);
     fclose(f);
     assert_non_null(strstr(d.message, "not a text file"));
     assert_int_equal(tm->n_notes, 0);
@@ -844,8 +876,13 @@ static void store_read_only(void **state)
     static char before[1 << 16], after[1 << 16];
     assert_int_equal(slurp(path, before, sizeof before), 0);
     assert_int_equal(pfi_store_open(path, PFI_STORE_WRITE, &s, NULL), PFI_OK);
-    pfi_store_run r = {.group = "g", .gpus = 1, .cap_w = 300, .power_w = 250,
-                       .power_se_w = NAN, .throughput = 10, .throughput_se = NAN,
+    pfi_store_run r = {.group = "g",
+                       .gpus = 1,
+                       .cap_w = 300,
+                       .power_w = 250,
+                       .power_se_w = NAN,
+                       .throughput = 10,
+                       .throughput_se = NAN,
                        .energy_j = NAN};
     bool replaced;
     assert_int_equal(pfi_store_put_run(s, &r, &replaced, NULL), PFI_OK);
@@ -871,13 +908,16 @@ static void store_read_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(case01), cmocka_unit_test(case02), cmocka_unit_test(case03),
-        cmocka_unit_test(case04), cmocka_unit_test(case06), cmocka_unit_test(case07),
-        cmocka_unit_test(case08), cmocka_unit_test(case09), cmocka_unit_test(case12),
-        cmocka_unit_test(case14), cmocka_unit_test(case15), cmocka_unit_test(case15_hole),
-        cmocka_unit_test(case21), cmocka_unit_test(case21_xml), cmocka_unit_test(xml_lazy),
-        cmocka_unit_test(case18_query), cmocka_unit_test(case23), cmocka_unit_test(other_logs),
-        cmocka_unit_test(case25_locale), cmocka_unit_test(store_roundtrip),
+        cmocka_unit_test(case01),          cmocka_unit_test(case02),
+        cmocka_unit_test(case03),          cmocka_unit_test(case04),
+        cmocka_unit_test(case06),          cmocka_unit_test(case07),
+        cmocka_unit_test(case08),          cmocka_unit_test(case09),
+        cmocka_unit_test(case12),          cmocka_unit_test(case14),
+        cmocka_unit_test(case15),          cmocka_unit_test(case15_hole),
+        cmocka_unit_test(case21),          cmocka_unit_test(case21_xml),
+        cmocka_unit_test(xml_lazy),        cmocka_unit_test(case18_query),
+        cmocka_unit_test(case23),          cmocka_unit_test(other_logs),
+        cmocka_unit_test(case25_locale),   cmocka_unit_test(store_roundtrip),
         cmocka_unit_test(store_read_only), cmocka_unit_test(detect_conservative),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,8 +5,9 @@
  * fast paths; their contract is that the result is exactly the general path's. Every input
  * here is read three times — with options.generic_rows, as shipped, and with
  * options.no_simd (the fast paths' baseline copy, without the run-time-selected AVX2/BMI
- * one) — under several formats and options, and tm_compare (tm_compare.h) must find no difference in counters, notes,
- * entities, fields or series (sums and samples bit for bit), nor in the error returned.
+ * one) — under several formats and options, and tm_compare (tm_compare.h) must find no difference
+ * in counters, notes, entities, fields or series (sums and samples bit for bit), nor in the error
+ * returned.
  *
  * Inputs: every file under the directories given on the command line (the fuzz corpora
  * and the field-report cases), and generated ones: bench-like dcgmi and CSV streams of up
@@ -52,12 +53,13 @@ static pfi_error read_one(const char *data, size_t size, pfi_telemetry_format fm
 /* Both ways under every format and option set; 0 and a message at the first difference. */
 static int check(const char *name, const char *data, size_t size)
 {
-    static const pfi_telemetry_format fmts[] = {PFI_TELEMETRY_AUTO, PFI_TELEMETRY_DCGMI_DMON, PFI_TELEMETRY_SMI_CSV,
-                                         PFI_TELEMETRY_SMI_DMON};
+    static const pfi_telemetry_format fmts[] = {PFI_TELEMETRY_AUTO, PFI_TELEMETRY_DCGMI_DMON,
+                                                PFI_TELEMETRY_SMI_CSV, PFI_TELEMETRY_SMI_DMON};
     for (size_t fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++)
         for (int variant = 0; variant < 4; variant++) {
-            pfi_telemetry_options o = {.keep_series = variant & 1, .interval_s = variant & 2 ? 0 : 1,
-                                .max_power_w = variant == 1 ? 700 : 0};
+            pfi_telemetry_options o = {.keep_series = variant & 1,
+                                       .interval_s = variant & 2 ? 0 : 1,
+                                       .max_power_w = variant == 1 ? 700 : 0};
             if (variant == 2 && fmts[fi] == PFI_TELEMETRY_SMI_CSV)
                 o.csv_fields = csv_fields;
             /* the general path, then the fast paths as the CPU allows and without SIMD */
@@ -74,18 +76,19 @@ static int check(const char *name, const char *data, size_t size)
                 char why[2048] = "";
                 int same = ea == eb && a != NULL && b != NULL;
                 if (!same)
-                    snprintf(why, sizeof why, "error %s / %s", pfi_strerror(ea),
-                             pfi_strerror(eb));
+                    snprintf(why, sizeof why, "error %s / %s", pfi_strerror(ea), pfi_strerror(eb));
                 else if (ea != PFI_OK && (da.line != db.line || strcmp(da.message, db.message)))
                     snprintf(why, sizeof why, "diag %ld '%.300s' / %ld '%.300s'", da.line,
-                             da.message, db.line, db.message), same = 0;
+                             da.message, db.line, db.message),
+                        same = 0;
                 else
                     same = tm_compare(a, b, why, sizeof why);
                 pfi_telemetry_destroy(a);
                 n_compared++;
                 if (!same) {
-                    fprintf(stderr, "%s (format %d, variant %d%s): fast and general paths "
-                                    "differ: %s\n",
+                    fprintf(stderr,
+                            "%s (format %d, variant %d%s): fast and general paths "
+                            "differ: %s\n",
                             name, (int)fmts[fi], variant, simd ? ", no SIMD" : "", why);
                     pfi_telemetry_destroy(b);
                     return 0;
@@ -194,13 +197,33 @@ static void put_raw(text *t, const char *s, size_t n)
 static void value(text *t, double base, int decimals, int damage)
 {
     if (damage && pick(40) == 0) {
-        static const char *odd[] = {"N/A",       "N/W",      "N/S",        "[N/A]",
-                                    "[Not Supported]", "-",  "1e5",        "-0",
-                                    "2147483647", "140737488355328.000", "12345678901234567",
-                                    "0.123456789", "123456789.5", ".5", "5.", "-.25",
-                                    "1.2.3",     "+4",       "1000",       "101",
-                                    "99999999",  "0x10",     "nan",        "inf",
-                                    "9223372036854775807", "-3", "00000000007.50"};
+        static const char *odd[] = {"N/A",
+                                    "N/W",
+                                    "N/S",
+                                    "[N/A]",
+                                    "[Not Supported]",
+                                    "-",
+                                    "1e5",
+                                    "-0",
+                                    "2147483647",
+                                    "140737488355328.000",
+                                    "12345678901234567",
+                                    "0.123456789",
+                                    "123456789.5",
+                                    ".5",
+                                    "5.",
+                                    "-.25",
+                                    "1.2.3",
+                                    "+4",
+                                    "1000",
+                                    "101",
+                                    "99999999",
+                                    "0x10",
+                                    "nan",
+                                    "inf",
+                                    "9223372036854775807",
+                                    "-3",
+                                    "00000000007.50"};
         put(t, "%s", odd[pick(sizeof odd / sizeof odd[0])]);
         return;
     }
@@ -230,9 +253,14 @@ static void gen_dcgmi(text *t, size_t target, int damage)
             uint64_t i = tick * 8 + (uint64_t)g;
             if (damage && pick(400) == 0) {
                 static const char *lines[] = {
-                    "", "   ", "#Entity    POWER        TOTEC                TMPTR        SMACT        DRAMA",
-                    "ID", "Error setting watches. Result: -15: Host engine is not valid any longer",
-                    "GPU 3      250.000", "GPU 1 1 2 3 4 5 6 7", "GPU-I 3    100.5      1      2      0.1      0.2",
+                    "",
+                    "   ",
+                    "#Entity    POWER        TOTEC                TMPTR        SMACT        DRAMA",
+                    "ID",
+                    "Error setting watches. Result: -15: Host engine is not valid any longer",
+                    "GPU 3      250.000",
+                    "GPU 1 1 2 3 4 5 6 7",
+                    "GPU-I 3    100.5      1      2      0.1      0.2",
                     "# Entity POWER TOTEC TMPTR SMACT DRAMA",
                     ("GPU 0      250.000      9876543210           40           0.123        0.456"
                      "      0.123        0.456      0.123        0.456      0.123        0.456"),
@@ -265,10 +293,13 @@ static void gen_csv(text *t, size_t target, int damage, int header, int maxcol, 
     if (damage && pick(4) == 0)
         put(t, "\xEF\xBB\xBF");
     if (header)
-        put(t, "timestamp, index, power.draw [W], power.limit [W], utilization.gpu [%%], "
-               "temperature.gpu%s%s\n", maxcol ? ", power.max_limit [W]" : "",
+        put(t,
+            "timestamp, index, power.draw [W], power.limit [W], utilization.gpu [%%], "
+            "temperature.gpu%s%s\n",
+            maxcol ? ", power.max_limit [W]" : "",
             wide ? ", utilization.memory [%], clocks.sm [MHz], clocks.mem [MHz], "
-                   "memory.used [MiB]" : "");
+                   "memory.used [MiB]"
+                 : "");
     long start = 86400 - 60;
     for (uint64_t tick = 0; t->n < target; tick++) {
         long ms = (long)tick * 100;
@@ -282,14 +313,22 @@ static void gen_csv(text *t, size_t target, int damage, int header, int maxcol, 
             uint64_t i = tick * 8 + (uint64_t)g;
             if (damage && pick(300) == 0) {
                 static const char *lines[] = {
-                    "", "  ", "timestamp, index, power.draw [W], power.limit [W], utilization.gpu [%], temperature.gpu",
+                    "",
+                    "  ",
+                    "timestamp, index, power.draw [W], power.limit [W], utilization.gpu [%], "
+                    "temperature.gpu",
                     "Unable to determine the device handle for GPU0000:3D:00.0: Unknown Error",
-                    "2025/05/14 23:59:59.000, 1, [GPU is lost], [GPU is lost], [GPU is lost], [GPU is lost]",
+                    "2025/05/14 23:59:59.000, 1, [GPU is lost], [GPU is lost], [GPU is lost], [GPU "
+                    "is lost]",
                     "2025/05/14 23:59:59.000, 2, 200.25 W, 700.00 W, 5 %",
                     "2025/05/14 23:59:59.000, 3, 200250 mW, 700.00 W, 5 %, 40",
-                    "2025/05/14 23:59:59.000, 4, 200.25 W, 700.00 W, 5 %, 40, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12",
-                    "2025/05/14 23:59:59.000, 5, 200.25 W, 700.00 W, 5 %, 40                                      ",
-                    "garbage, 1, 2 W, 3 W, 4 %, 5", ", , , , ,", "2025/05/14 23:59:59.000,,1 W,2 W,3 %,4"};
+                    "2025/05/14 23:59:59.000, 4, 200.25 W, 700.00 W, 5 %, 40, 1, 2, 3, 4, 5, 6, 7, "
+                    "8, 9, 10, 11, 12",
+                    "2025/05/14 23:59:59.000, 5, 200.25 W, 700.00 W, 5 %, 40                       "
+                    "               ",
+                    "garbage, 1, 2 W, 3 W, 4 %, 5",
+                    ", , , , ,",
+                    "2025/05/14 23:59:59.000,,1 W,2 W,3 %,4"};
                 put(t, "%s", lines[pick(sizeof lines / sizeof lines[0])]);
                 eol(t, damage);
                 continue;
@@ -371,6 +410,7 @@ int main(int argc, char **argv)
             return 1;
     }
     printf("fast and general paths agree: %zu reads of the given files, %zu of generated "
-           "inputs\n", files, n_compared - files);
+           "inputs\n",
+           files, n_compared - files);
     return 0;
 }

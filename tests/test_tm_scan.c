@@ -36,7 +36,7 @@ static bool have_simd(void)
 }
 
 __attribute__((target(TM_SIMD_TARGET))) static bool conv_simd(const char *p, size_t len,
-                                                               double *out)
+                                                              double *out)
 {
     return tm_token_number_simd(p, len, out);
 }
@@ -44,8 +44,7 @@ __attribute__((target(TM_SIMD_TARGET))) static bool conv_simd(const char *p, siz
 
 /* One token (in a zero-padded 64-byte buffer, trailing bytes fill): 0 when the conversion
  * contradicts tm_scan_number; *refused set when it refused a token the scanner took. */
-static int agree(conv_fn f, const char *tok, size_t len, char fill, size_t max_side,
-                 int *refused)
+static int agree(conv_fn f, const char *tok, size_t len, char fill, size_t max_side, int *refused)
 {
     char buf[64];
     memset(buf, fill, sizeof buf);
@@ -73,13 +72,47 @@ static int agree(conv_fn f, const char *tok, size_t len, char fill, size_t max_s
     return 1;
 }
 
-static const char *edge[] = {
-    "0", "-0", "5", "-5", ".5", "5.", "-.5", "-5.", ".", "-", "-.", "..", "1.2.3", "+5",
-    "1e5", "12345678", "123456789", "1234567.8", "0.12345678", "12345678.12345678",
-    "123456789012345", "1234567890123456", "12345678901234.5", "-12345678901234.5",
-    "0000000000000001", "999999999999999", "9999999999999999", "250.125", "9876543210",
-    "140737488355328.0", "2147483647", "7 ", " 7", "4,", "1:2", "12/05", "N/A", "0x1f",
-    "00.000000", "-000000000000000", "1.000000000000000"};
+static const char *edge[] = {"0",
+                             "-0",
+                             "5",
+                             "-5",
+                             ".5",
+                             "5.",
+                             "-.5",
+                             "-5.",
+                             ".",
+                             "-",
+                             "-.",
+                             "..",
+                             "1.2.3",
+                             "+5",
+                             "1e5",
+                             "12345678",
+                             "123456789",
+                             "1234567.8",
+                             "0.12345678",
+                             "12345678.12345678",
+                             "123456789012345",
+                             "1234567890123456",
+                             "12345678901234.5",
+                             "-12345678901234.5",
+                             "0000000000000001",
+                             "999999999999999",
+                             "9999999999999999",
+                             "250.125",
+                             "9876543210",
+                             "140737488355328.0",
+                             "2147483647",
+                             "7 ",
+                             " 7",
+                             "4,",
+                             "1:2",
+                             "12/05",
+                             "N/A",
+                             "0x1f",
+                             "00.000000",
+                             "-000000000000000",
+                             "1.000000000000000"};
 
 static void check_all(conv_fn f, size_t max_side)
 {
@@ -162,9 +195,8 @@ static void div_pow10(void **state)
 /* The masks of tm_class64_3 and of its AVX2 twin are those of a byte-by-byte reading:
  * random bytes drawn mostly from blanks, newlines, commas and digits, every separator. */
 #if TM_SSE2
-__attribute__((target(TM_SIMD_TARGET))) static void class_avx2(const char *p, char c,
-                                                               uint64_t *b, uint64_t *l,
-                                                               uint64_t *m)
+__attribute__((target(TM_SIMD_TARGET))) static void class_avx2(const char *p, char c, uint64_t *b,
+                                                               uint64_t *l, uint64_t *m)
 {
     tm_class64_3_avx2(p, c, b, l, m);
 }

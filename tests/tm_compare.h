@@ -28,10 +28,10 @@ static inline int tm_cmp_str(const char *a, const char *b)
 /* 1 when a and b agree; 0 with the first difference described in why[len]. */
 static inline int tm_compare(const pfi_telemetry *a, const pfi_telemetry *b, char *why, size_t len)
 {
-#define TM_DIFF(...)                                                                         \
-    do {                                                                                     \
-        snprintf(why, len, __VA_ARGS__);                                                     \
-        return 0;                                                                            \
+#define TM_DIFF(...)                                                                               \
+    do {                                                                                           \
+        snprintf(why, len, __VA_ARGS__);                                                           \
+        return 0;                                                                                  \
     } while (0)
     if (a->n_rows != b->n_rows || a->n_skipped != b->n_skipped ||
         a->n_tool_errors != b->n_tool_errors || a->n_files != b->n_files ||
@@ -52,8 +52,8 @@ static inline int tm_compare(const pfi_telemetry *a, const pfi_telemetry *b, cha
         TM_DIFF("entities: %zu/%zu", a->n_entities, b->n_entities);
     for (size_t i = 0; i < a->n_entities; i++) {
         const pfi_telemetry_entity *x = &a->entities[i], *y = &b->entities[i];
-        if (!tm_cmp_str(x->name, y->name) || !tm_cmp_str(x->bus, y->bus) ||
-            x->lost != y->lost || !tm_cmp_double(x->lost_t_s, y->lost_t_s) ||
+        if (!tm_cmp_str(x->name, y->name) || !tm_cmp_str(x->bus, y->bus) || x->lost != y->lost ||
+            !tm_cmp_double(x->lost_t_s, y->lost_t_s) ||
             !tm_cmp_double(x->last_good_t_s, y->last_good_t_s) || x->rows != y->rows ||
             x->segment != y->segment || !tm_cmp_double(x->last_t, y->last_t) ||
             !tm_cmp_double(x->day_offset_s, y->day_offset_s) || x->is_gpu != y->is_gpu)
@@ -71,10 +71,9 @@ static inline int tm_compare(const pfi_telemetry *a, const pfi_telemetry *b, cha
     for (size_t i = 0; i < a->n_series; i++) {
         const pfi_telemetry_series *x = &a->series[i], *y = &b->series[i];
         if (x->entity != y->entity || x->field != y->field || x->n != y->n ||
-            x->n_valid != y->n_valid || x->n_missing != y->n_missing ||
-            x->n_range != y->n_range || x->n_duplicate != y->n_duplicate ||
-            !tm_cmp_double(x->range_max, y->range_max) || !tm_cmp_double(x->sum, y->sum) ||
-            !tm_cmp_double(x->last_good_t_s, y->last_good_t_s) ||
+            x->n_valid != y->n_valid || x->n_missing != y->n_missing || x->n_range != y->n_range ||
+            x->n_duplicate != y->n_duplicate || !tm_cmp_double(x->range_max, y->range_max) ||
+            !tm_cmp_double(x->sum, y->sum) || !tm_cmp_double(x->last_good_t_s, y->last_good_t_s) ||
             !tm_cmp_double(x->first_missing_t_s, y->first_missing_t_s) ||
             x->pending_break != y->pending_break || !tm_cmp_double(x->last_t, y->last_t))
             TM_DIFF("series %zu (entity %zu field %zu): n %zu/%zu valid %zu/%zu missing "
@@ -82,8 +81,8 @@ static inline int tm_compare(const pfi_telemetry *a, const pfi_telemetry *b, cha
                     i, x->entity, x->field, x->n, y->n, x->n_valid, y->n_valid, x->n_missing,
                     y->n_missing, x->n_range, y->n_range, x->sum, y->sum);
         for (size_t j = 0; j < x->n; j++)
-            if (!tm_cmp_double(x->t_s[j], y->t_s[j]) ||
-                !tm_cmp_double(x->value[j], y->value[j]) || x->brk[j] != y->brk[j])
+            if (!tm_cmp_double(x->t_s[j], y->t_s[j]) || !tm_cmp_double(x->value[j], y->value[j]) ||
+                x->brk[j] != y->brk[j])
                 TM_DIFF("series %zu sample %zu: t %.17g/%.17g v %.17g/%.17g brk %d/%d", i, j,
                         x->t_s[j], y->t_s[j], x->value[j], y->value[j], x->brk[j], y->brk[j]);
         if (x->n_miss != y->n_miss)

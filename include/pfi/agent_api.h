@@ -20,25 +20,25 @@
 extern "C" {
 #endif
 
-#define PFI_CTL_MAX_GPUS 256      /* GPUs one agent may report */
-#define PFI_CTL_MAX_JOBS 256      /* jobs one agent may report */
-#define PFI_CTL_ID_LEN 128        /* longest job id, uuid, hostname (with NUL) */
+#define PFI_CTL_MAX_GPUS 256 /* GPUs one agent may report */
+#define PFI_CTL_MAX_JOBS 256 /* jobs one agent may report */
+#define PFI_CTL_ID_LEN 128   /* longest job id, uuid, hostname (with NUL) */
 
 /* ---- the agent API as data (docs/agent-api.md) ------------------------------------------ */
 typedef struct pfi_agent_gpu {
     int index;
     char uuid[PFI_CTL_ID_LEN];
-    char job[PFI_CTL_ID_LEN];       /* "" when none */
-    double power_w, energy_j;       /* NaN when null */
-    double cap_w, enforced_cap_w;   /* NaN when null */
+    char job[PFI_CTL_ID_LEN];                                   /* "" when none */
+    double power_w, energy_j;                                   /* NaN when null */
+    double cap_w, enforced_cap_w;                               /* NaN when null */
     double min_cap_w, max_cap_w, default_cap_w, original_cap_w; /* NaN when absent */
 } pfi_agent_gpu;
 
 typedef struct pfi_agent_job {
     char id[PFI_CTL_ID_LEN];
-    char job_class[32];             /* "" when null */
-    double power_w, tput_tok_s;     /* NaN when null */
-    size_t n_gpus;                  /* GPUs listed */
+    char job_class[32];         /* "" when null */
+    double power_w, tput_tok_s; /* NaN when null */
+    size_t n_gpus;              /* GPUs listed */
 } pfi_agent_job;
 
 typedef struct pfi_agent_state {
@@ -52,8 +52,7 @@ typedef struct pfi_agent_state {
 /* pfi_agent_state_parse — a GET /v1/state body into *out (plain data, no allocation kept).
  * Errors: PFI_ERR_PARSE (not JSON, a required key missing or of the wrong type: diag says
  * which), PFI_ERR_LIMIT (too many GPUs or jobs), PFI_ERR_NOMEM. */
-pfi_error pfi_agent_state_parse(const char *text, size_t len, pfi_agent_state *out,
-                                pfi_diag *diag);
+pfi_error pfi_agent_state_parse(const char *text, size_t len, pfi_agent_state *out, pfi_diag *diag);
 
 /* pfi_agent_caps_reply — one GPU of a PUT /v1/caps or DELETE /v1/caps answer. */
 typedef struct pfi_agent_cap_reply {
@@ -76,8 +75,8 @@ typedef struct pfi_prom_sample {
     size_t n_labels;
     char name[PFI_PROM_MAX_LABELS][64];
     char value_str[PFI_PROM_MAX_LABELS][PFI_CTL_ID_LEN]; /* label values (truncated: error) */
-    double t_s;    /* sample timestamp, Unix s */
-    double value;  /* may be NaN or ±Inf */
+    double t_s;                                          /* sample timestamp, Unix s */
+    double value;                                        /* may be NaN or ±Inf */
 } pfi_prom_sample;
 
 /* pfi_prom_sample_label — the value of label name in s, or NULL. Borrowed. */

@@ -89,21 +89,21 @@ pfi_error pfi_strategy_parse(const char *name, pfi_strategy *out);
  */
 typedef struct pfi_alloc_jobs {
     size_t n;
-    const size_t *offset;           /* [n + 1], offset[0] = 0 */
-    const double *cap_w;            /* per-GPU cap, W */
-    const double *power_w;          /* whole-job drawn power, W */
-    const double *tput_tok_s;       /* whole-job throughput, tokens/s */
-    const double *gpus;             /* GPU count (pfi-model; default 1) */
-    const double *weight;           /* objective weight w_j >= 0 (default 1) */
-    const double *floor_frac;       /* SLA floor s_j in [0, 1] (NaN or NULL: none) */
-    const double *cap_lo_w;         /* lower cap bound (NaN or NULL: the lowest cap) */
-    const double *cap_hi_w;         /* upper cap bound (NaN or NULL: the highest cap) */
-    const double *pfi;              /* estimated PFI (pfi-weighted, pfi-model) */
-    const double *feature;          /* raw telemetry feature >= 0 (raw-telemetry) */
-    const unsigned char *deep_cut;  /* nonzero: class-weighted cuts this job deeper */
-    const double *model_alpha;      /* pfi-model: the compute share for each job's PFI when the
-                                       caller has it (pfi_model_share_for_pfi on the job's caps
-                                       with the options' shape); NULL: found here */
+    const size_t *offset;          /* [n + 1], offset[0] = 0 */
+    const double *cap_w;           /* per-GPU cap, W */
+    const double *power_w;         /* whole-job drawn power, W */
+    const double *tput_tok_s;      /* whole-job throughput, tokens/s */
+    const double *gpus;            /* GPU count (pfi-model; default 1) */
+    const double *weight;          /* objective weight w_j >= 0 (default 1) */
+    const double *floor_frac;      /* SLA floor s_j in [0, 1] (NaN or NULL: none) */
+    const double *cap_lo_w;        /* lower cap bound (NaN or NULL: the lowest cap) */
+    const double *cap_hi_w;        /* upper cap bound (NaN or NULL: the highest cap) */
+    const double *pfi;             /* estimated PFI (pfi-weighted, pfi-model) */
+    const double *feature;         /* raw telemetry feature >= 0 (raw-telemetry) */
+    const unsigned char *deep_cut; /* nonzero: class-weighted cuts this job deeper */
+    const double *model_alpha;     /* pfi-model: the compute share for each job's PFI when the
+                                      caller has it (pfi_model_share_for_pfi on the job's caps
+                                      with the options' shape); NULL: found here */
     /* pfi-model: the estimated curve at each curve point (same layout as power_w: whole-job
        W and tokens/s, finite, power > 0, neither falling as the cap rises), when the caller
        has it (e.g. precomputed per job type); between points (cap bounds, a cap step)
@@ -115,18 +115,18 @@ typedef struct pfi_alloc_jobs {
 
 /* pfi_alloc_options — pfi_alloc_options_init gives the defaults. */
 typedef struct pfi_alloc_options {
-    pfi_strategy strategy;  /* PFI_STRATEGY_ORACLE */
-    double budget_w;        /* cluster budget B, W; NaN: use reduction (NaN) */
-    double reduction;       /* r in [0, 1]; used when budget_w is NaN (0.3) */
-    double cap_step_w;      /* 0: continuous caps (0) */
-    double class_factor;    /* class-weighted: share multiplier for deep_cut jobs (2) [ours] */
-    double x_min;           /* pfi-model: x_min of the PFI definition (0.02) */
-    pfi_model_job shape;    /* pfi-model: γ, the ratio P_s/P_u (power_static_w /
-                               power_uncapped_w), f_max and f_min of the model; the compute
-                               share, P_u (reference draw ÷ gpus) and scale are set per job;
-                               compute shares are searched in [0.02, 1]
-                               (pfi_model_share_for_pfi) (pfi_model_job_init(α = 1, 700 W):
-                               P_s = 0.25 P_u, γ = 2, f 345–1980 MHz) */
+    pfi_strategy strategy; /* PFI_STRATEGY_ORACLE */
+    double budget_w;       /* cluster budget B, W; NaN: use reduction (NaN) */
+    double reduction;      /* r in [0, 1]; used when budget_w is NaN (0.3) */
+    double cap_step_w;     /* 0: continuous caps (0) */
+    double class_factor;   /* class-weighted: share multiplier for deep_cut jobs (2) [ours] */
+    double x_min;          /* pfi-model: x_min of the PFI definition (0.02) */
+    pfi_model_job shape;   /* pfi-model: γ, the ratio P_s/P_u (power_static_w /
+                              power_uncapped_w), f_max and f_min of the model; the compute
+                              share, P_u (reference draw ÷ gpus) and scale are set per job;
+                              compute shares are searched in [0.02, 1]
+                              (pfi_model_share_for_pfi) (pfi_model_job_init(α = 1, 700 W):
+                              P_s = 0.25 P_u, γ = 2, f 345–1980 MHz) */
 } pfi_alloc_options;
 
 /* pfi_alloc_options_init — the defaults above. */
@@ -138,26 +138,26 @@ void pfi_alloc_options_init(pfi_alloc_options *o);
  */
 typedef struct pfi_alloc_result {
     size_t n;
-    double *cap_w;         /* chosen per-GPU cap, W */
-    double *power_w;       /* predicted drawn power at that cap (true curve), W */
-    double *tput_tok_s;    /* predicted throughput at that cap (true curve), tokens/s */
-    double *marginal_down; /* tokens/s lost per W shed further, at the chosen power
-                              (envelope slope below; NaN at the lower bound), weighted */
-    double *marginal_up;   /* tokens/s gained per W added (slope above; NaN at the top) */
-    double *shed_w;        /* D_j(c_ref) − power_w, W */
-    double budget_w;       /* B */
-    double ref_power_w;    /* Σ D_j(c_ref) */
-    double ref_tput_tok_s; /* Σ T_j(c_ref) */
-    double min_power_w;    /* Σ D_j(lo_j): the least the jobs can draw */
-    double total_power_w;  /* Σ power_w (<= budget_w when feasible) */
+    double *cap_w;           /* chosen per-GPU cap, W */
+    double *power_w;         /* predicted drawn power at that cap (true curve), W */
+    double *tput_tok_s;      /* predicted throughput at that cap (true curve), tokens/s */
+    double *marginal_down;   /* tokens/s lost per W shed further, at the chosen power
+                                (envelope slope below; NaN at the lower bound), weighted */
+    double *marginal_up;     /* tokens/s gained per W added (slope above; NaN at the top) */
+    double *shed_w;          /* D_j(c_ref) − power_w, W */
+    double budget_w;         /* B */
+    double ref_power_w;      /* Σ D_j(c_ref) */
+    double ref_tput_tok_s;   /* Σ T_j(c_ref) */
+    double min_power_w;      /* Σ D_j(lo_j): the least the jobs can draw */
+    double total_power_w;    /* Σ power_w (<= budget_w when feasible) */
     double total_tput_tok_s; /* Σ tput_tok_s */
-    double objective;      /* Σ w_j tput_tok_s */
-    double upper_bound;    /* oracle: the envelope (LP) bound on the objective; else NaN */
-    double lambda;         /* oracle: threshold marginal (objective per W); else NaN */
-    bool feasible;         /* min_power_w <= budget_w */
-    double shortfall_w;    /* when infeasible: min_power_w − budget_w (every job at lo_j) */
-    size_t floors_unmet;   /* jobs whose floor exceeds T_j(hi_j): held at hi_j */
-    const char *method;    /* static: how the caps were found */
+    double objective;        /* Σ w_j tput_tok_s */
+    double upper_bound;      /* oracle: the envelope (LP) bound on the objective; else NaN */
+    double lambda;           /* oracle: threshold marginal (objective per W); else NaN */
+    bool feasible;           /* min_power_w <= budget_w */
+    double shortfall_w;      /* when infeasible: min_power_w − budget_w (every job at lo_j) */
+    size_t floors_unmet;     /* jobs whose floor exceeds T_j(hi_j): held at hi_j */
+    const char *method;      /* static: how the caps were found */
 } pfi_alloc_result;
 
 /* pfi_alloc_result_init — zero r and allocate its arrays for n jobs. Errors: PFI_ERR_NOMEM. */
@@ -191,8 +191,8 @@ void pfi_alloc_workspace_destroy(pfi_alloc_workspace *w);
  * or a NaN there, a negative budget, r outside [0, 1]); diag (may be NULL) says which job
  * and why. PFI_ERR_NOMEM.
  */
-pfi_error pfi_allocate(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
-                       pfi_alloc_result *r, pfi_diag *diag);
+pfi_error pfi_allocate(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o, pfi_alloc_result *r,
+                       pfi_diag *diag);
 
 /*
  * pfi_allocate_ws — pfi_allocate with the caller's workspace w (borrowed, grown as needed;

@@ -23,8 +23,8 @@ typedef struct pfi_audit_period {
     long id;
     double t_s, wall_s;
     int event;
-    double budget_w, alloc_budget_w, measured_w, reserved_w, predicted_w, correction_w,
-        tput_tok_s, cap_sum_w;
+    double budget_w, alloc_budget_w, measured_w, reserved_w, predicted_w, correction_w, tput_tok_s,
+        cap_sum_w;
     char strategy[32];
     char note[256];
     int agents_up, agents;

@@ -58,17 +58,17 @@ pfi_error pfi_cap_split_budget(const pfi_gpu_limits *l, size_t n, uint64_t budge
 #define PFI_JOURNAL_MAX_GPUS 1024
 
 typedef struct pfi_journal_entry {
-    unsigned index;      /* backend index when journaled */
-    char uuid[96];       /* "" when the backend had none; restore matches by UUID first */
+    unsigned index; /* backend index when journaled */
+    char uuid[96];  /* "" when the backend had none; restore matches by UUID first */
     uint32_t original_mw;
 } pfi_journal_entry;
 
 /* pfi_journal — original limits of the GPUs a process is about to change. Owns entries. */
 typedef struct pfi_journal {
-    char backend[16];       /* pfi_gpu_backend_name of the backend: "nvml" */
-    char library[512];      /* the backend's library as given (pfi_gpu_config.library; ""
-                             * default) */
-    long pid;               /* process that wrote it */
+    char backend[16];  /* pfi_gpu_backend_name of the backend: "nvml" */
+    char library[512]; /* the backend's library as given (pfi_gpu_config.library; ""
+                        * default) */
+    long pid;          /* process that wrote it */
     pfi_journal_entry *entries;
     size_t n;
 } pfi_journal;
@@ -96,15 +96,15 @@ pfi_error pfi_journal_read(const char *path, pfi_journal *out, pfi_diag *diag);
 
 /* pfi_cap_result — what happened to one GPU in an apply or restore. */
 typedef struct pfi_cap_result {
-    unsigned gpu;           /* backend index */
+    unsigned gpu; /* backend index */
     uint32_t target_mw;
-    uint32_t requested_mw;  /* read back; valid when PFI_LIMIT_CURRENT in readback */
-    uint32_t enforced_mw;   /* read back; valid when PFI_LIMIT_ENFORCED in readback */
-    unsigned readback;      /* PFI_LIMIT_CURRENT | PFI_LIMIT_ENFORCED as read */
-    bool changed;           /* a set call succeeded */
-    bool skipped;           /* restore: already at the original, nothing done */
-    pfi_error error;        /* PFI_OK, or why this GPU failed */
-    char message[512];      /* one line when error != PFI_OK */
+    uint32_t requested_mw; /* read back; valid when PFI_LIMIT_CURRENT in readback */
+    uint32_t enforced_mw;  /* read back; valid when PFI_LIMIT_ENFORCED in readback */
+    unsigned readback;     /* PFI_LIMIT_CURRENT | PFI_LIMIT_ENFORCED as read */
+    bool changed;          /* a set call succeeded */
+    bool skipped;          /* restore: already at the original, nothing done */
+    pfi_error error;       /* PFI_OK, or why this GPU failed */
+    char message[512];     /* one line when error != PFI_OK */
 } pfi_cap_result;
 
 /*

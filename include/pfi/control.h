@@ -45,40 +45,40 @@ const char *pfi_curve_source_name(pfi_curve_source s);
 
 /* Prometheus input: names of the metrics and labels the controller's PromQL uses. */
 typedef struct pfi_ctl_prom_config {
-    const char *url;              /* base URL; NULL: no Prometheus (agents only) */
-    const char *power_metric;     /* "pfi_gpu_power_watts" */
-    const char *energy_metric;    /* "pfi_gpu_energy_joules_total" (""/NULL: power gauge only) */
+    const char *url;                /* base URL; NULL: no Prometheus (agents only) */
+    const char *power_metric;       /* "pfi_gpu_power_watts" */
+    const char *energy_metric;      /* "pfi_gpu_energy_joules_total" (""/NULL: power gauge only) */
     const char *energy_time_metric; /* the exporter's time of the counter's sample, exported
                                        with it: "pfi_gpu_last_sample_timestamp_seconds"
                                        (""/NULL or absent for a GPU: the scrape's time) */
-    const char *host_label;       /* "hostname" */
-    const char *uuid_label;       /* "uuid" */
-    const char *up_join_label;    /* label shared with up: "instance" */
-    const char *feature_metrics;  /* "NAME=METRIC,..." live features for a fit model
-                                     ("dram_active=pfi_gpu_dram_active_ratio,
-                                     tensor_active=pfi_gpu_tensor_active_ratio") */
-    double timeout_s;             /* per query (1) */
+    const char *host_label;         /* "hostname" */
+    const char *uuid_label;         /* "uuid" */
+    const char *up_join_label;      /* label shared with up: "instance" */
+    const char *feature_metrics;    /* "NAME=METRIC,..." live features for a fit model
+                                       ("dram_active=pfi_gpu_dram_active_ratio,
+                                       tensor_active=pfi_gpu_tensor_active_ratio") */
+    double timeout_s;               /* per query (1) */
 } pfi_ctl_prom_config;
 
 /* pfi_ctl_config — pfi_ctl_config_init gives the defaults; strings and arrays borrowed. */
 typedef struct pfi_ctl_config {
     const pfi_ctl_agent_spec *agents;
     size_t n_agents;
-    pfi_strategy strategy;       /* PFI_STRATEGY_PFI_MODEL */
-    double period_s;             /* 5 */
-    double margin;               /* safety margin, fraction of the budget held back (0.03) */
-    double feedback_gain;        /* share of the measured − predicted error fed back (0.5) */
-    double feedback_bound;       /* |correction| <= bound × budget (0.10) */
-    double facility_limit_w;     /* after the event, increases are staged under it, less the
-                                    margin (NaN none) */
-    double confirm_timeout_s;    /* wait for enforced caps (period/2, at most 2 s) */
-    double http_timeout_s;       /* one agent request (1) */
-    double lease_s;              /* lease asked of the agents (max(30, 6 × period)) */
-    const pfi_ctl_rule *rules;   /* policy */
+    pfi_strategy strategy;     /* PFI_STRATEGY_PFI_MODEL */
+    double period_s;           /* 5 */
+    double margin;             /* safety margin, fraction of the budget held back (0.03) */
+    double feedback_gain;      /* share of the measured − predicted error fed back (0.5) */
+    double feedback_bound;     /* |correction| <= bound × budget (0.10) */
+    double facility_limit_w;   /* after the event, increases are staged under it, less the
+                                  margin (NaN none) */
+    double confirm_timeout_s;  /* wait for enforced caps (period/2, at most 2 s) */
+    double http_timeout_s;     /* one agent request (1) */
+    double lease_s;            /* lease asked of the agents (max(30, 6 × period)) */
+    const pfi_ctl_rule *rules; /* policy */
     size_t n_rules;
-    const char *store_path;      /* run store with measured sweeps (NULL none) */
-    const char *model_path;      /* `pfi fit` model JSON (NULL none) */
-    const char *audit_path;      /* SQLite audit log (NULL none) */
+    const char *store_path; /* run store with measured sweeps (NULL none) */
+    const char *model_path; /* `pfi fit` model JSON (NULL none) */
+    const char *audit_path; /* SQLite audit log (NULL none) */
     pfi_ctl_prom_config prom;
 } pfi_ctl_config;
 
@@ -98,25 +98,25 @@ void pfi_ctl_destroy(pfi_ctl *ctl);
 
 /* What one period did (pfi_ctl_step fills it; plain data). */
 typedef struct pfi_ctl_report {
-    double t_s;               /* controller time (monotonic s since create) */
-    bool event;               /* a budget is in force */
-    double budget_w;          /* target cluster budget (NaN outside an event) */
-    double alloc_budget_w;    /* what the allocator was given (budget − margin − correction −
-                                 reserve − unmanaged) */
-    double measured_w;        /* measured power of the answering agents' GPUs */
-    double reserved_w;        /* held for agents that do not answer (last caps or max) */
-    double predicted_w;       /* curves' prediction at the confirmed caps */
-    double correction_w;      /* feedback term in force */
-    double ref_w;             /* Σ jobs' reference power + unmanaged GPUs + reserve */
-    double tput_tok_s;        /* measured tokens/s of all jobs */
-    double cap_sum_w;         /* Σ confirmed caps */
+    double t_s;            /* controller time (monotonic s since create) */
+    bool event;            /* a budget is in force */
+    double budget_w;       /* target cluster budget (NaN outside an event) */
+    double alloc_budget_w; /* what the allocator was given (budget − margin − correction −
+                              reserve − unmanaged) */
+    double measured_w;     /* measured power of the answering agents' GPUs */
+    double reserved_w;     /* held for agents that do not answer (last caps or max) */
+    double predicted_w;    /* curves' prediction at the confirmed caps */
+    double correction_w;   /* feedback term in force */
+    double ref_w;          /* Σ jobs' reference power + unmanaged GPUs + reserve */
+    double tput_tok_s;     /* measured tokens/s of all jobs */
+    double cap_sum_w;      /* Σ confirmed caps */
     size_t agents_up, agents;
     size_t jobs, gpus;
     size_t decreases, increases, unconfirmed;
-    bool prom_used;           /* telemetry came from Prometheus */
-    bool prom_failed;         /* Prometheus configured but not usable: agents used instead */
-    bool restored;            /* every GPU is back on its original limit (outside events) */
-    char note[256];           /* what was unusual this period ("" none) */
+    bool prom_used;   /* telemetry came from Prometheus */
+    bool prom_failed; /* Prometheus configured but not usable: agents used instead */
+    bool restored;    /* every GPU is back on its original limit (outside events) */
+    char note[256];   /* what was unusual this period ("" none) */
 } pfi_ctl_report;
 
 /*
@@ -138,7 +138,7 @@ pfi_error pfi_ctl_release(pfi_ctl *ctl, bool *all_ok, pfi_diag *diag);
 
 /* Per-job view of the last period (for /metrics and status). i < pfi_ctl_job_count. */
 typedef struct pfi_ctl_job_view {
-    const char *id;           /* borrowed until the next step */
+    const char *id; /* borrowed until the next step */
     const char *job_class;
     size_t gpus;
     double pfi;

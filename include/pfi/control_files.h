@@ -12,17 +12,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pfi/error.h"
 #include "pfi/agent_api.h" /* PFI_CTL_ID_LEN: a rule names a job as agents report it */
+#include "pfi/error.h"
 #include "pfi/memory.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define PFI_CTL_MAX_AGENTS 4096   /* agents in one agents file */
-#define PFI_CTL_MAX_EVENTS 1024   /* lines in one schedule */
-#define PFI_CTL_MAX_RULES 4096    /* lines in one policy */
+#define PFI_CTL_MAX_AGENTS 4096 /* agents in one agents file */
+#define PFI_CTL_MAX_EVENTS 1024 /* lines in one schedule */
+#define PFI_CTL_MAX_RULES 4096  /* lines in one policy */
 #define PFI_CTL_URL_LEN 512
 #define PFI_CTL_TOKEN_LEN 256
 

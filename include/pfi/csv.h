@@ -41,8 +41,7 @@ pfi_error pfi_csv_open(const char *path, const char *name, pfi_csv_reader **out,
  * pfi_csv_open_stream — read records from an open stream (borrowed: not closed by
  * pfi_csv_close), e.g. stdin or fmemopen() memory. name is used in diagnostics.
  */
-pfi_error pfi_csv_open_stream(FILE *stream, const char *name, pfi_csv_reader **out,
-                              pfi_diag *diag);
+pfi_error pfi_csv_open_stream(FILE *stream, const char *name, pfi_csv_reader **out, pfi_diag *diag);
 
 /*
  * pfi_csv_next — read the next record. On PFI_OK with *eof false, fields[0..*n_fields) are

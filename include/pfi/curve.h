@@ -26,10 +26,10 @@ extern "C" {
 
 /* pfi_curve_report — what pfi_curve_check found. */
 typedef struct pfi_curve_report {
-    size_t power_violations;      /* i with power[i+1] < power[i] */
-    size_t tput_violations;       /* i with tput[i+1] < tput[i] */
-    double max_power_drop_w;      /* largest power[i] − power[i+1] over violations; 0 if none */
-    double max_tput_drop;         /* same for throughput, in its unit; 0 if none */
+    size_t power_violations; /* i with power[i+1] < power[i] */
+    size_t tput_violations;  /* i with tput[i+1] < tput[i] */
+    double max_power_drop_w; /* largest power[i] − power[i+1] over violations; 0 if none */
+    double max_tput_drop;    /* same for throughput, in its unit; 0 if none */
 } pfi_curve_report;
 
 /*
@@ -39,8 +39,8 @@ typedef struct pfi_curve_report {
  * finite, a cap or power is <= 0, a throughput is < 0, or the caps are not strictly
  * ascending. Monotonicity violations are not errors; see pfi_curve_repair.
  */
-pfi_error pfi_curve_check(size_t n, const double *cap_w, const double *power_w,
-                          const double *tput, pfi_curve_report *rep);
+pfi_error pfi_curve_check(size_t n, const double *cap_w, const double *power_w, const double *tput,
+                          pfi_curve_report *rep);
 
 /*
  * pfi_isotonic — replace y[n] in place by its least-squares non-decreasing fit

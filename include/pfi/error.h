@@ -20,27 +20,27 @@ extern "C" {
 
 typedef enum pfi_error {
     PFI_OK = 0,
-    PFI_ERR_NOMEM = 1,           /* an allocation failed */
-    PFI_ERR_IO = 2,              /* a file could not be opened, read or written */
-    PFI_ERR_PARSE = 3,           /* malformed input (CSV or JSON syntax) */
-    PFI_ERR_MISSING_COLUMN = 4,  /* a mapped column is not in the header */
-    PFI_ERR_VALUE = 5,           /* a value is not what the field expects (non-numeric, negative) */
-    PFI_ERR_LINE_TOO_LONG = 6,   /* an input line exceeds PFI_CSV_MAX_LINE */
-    PFI_ERR_INVALID_ARGUMENT = 7,/* a caller passed an argument outside the documented domain */
-    PFI_ERR_EMPTY = 8,           /* the input holds no data rows (or no header) */
-    PFI_ERR_LIMIT = 9,           /* an input exceeds a documented size limit other than line length */
-    PFI_ERR_THREAD = 10,         /* a worker thread could not be started */
-    PFI_ERR_PLOT = 11,           /* the plotting library failed */
+    PFI_ERR_NOMEM = 1,          /* an allocation failed */
+    PFI_ERR_IO = 2,             /* a file could not be opened, read or written */
+    PFI_ERR_PARSE = 3,          /* malformed input (CSV or JSON syntax) */
+    PFI_ERR_MISSING_COLUMN = 4, /* a mapped column is not in the header */
+    PFI_ERR_VALUE = 5,          /* a value is not what the field expects (non-numeric, negative) */
+    PFI_ERR_LINE_TOO_LONG = 6,  /* an input line exceeds PFI_CSV_MAX_LINE */
+    PFI_ERR_INVALID_ARGUMENT = 7, /* a caller passed an argument outside the documented domain */
+    PFI_ERR_EMPTY = 8,            /* the input holds no data rows (or no header) */
+    PFI_ERR_LIMIT = 9,   /* an input exceeds a documented size limit other than line length */
+    PFI_ERR_THREAD = 10, /* a worker thread could not be started */
+    PFI_ERR_PLOT = 11,   /* the plotting library failed */
     /* GPU access (pfi/gpu.h); NVML return codes map onto these, the NVML name goes in diag */
-    PFI_ERR_NO_PERMISSION = 12,  /* the driver refused: not privileged (NVML_ERROR_NO_PERMISSION) */
-    PFI_ERR_NOT_SUPPORTED = 13,  /* this device or driver cannot do it (NVML_ERROR_NOT_SUPPORTED) */
-    PFI_ERR_GPU_LOST = 14,       /* the GPU fell off the bus or needs a reset */
-    PFI_ERR_DEVICE = 15,         /* another driver or library failure (uninitialised, timeout...) */
-    PFI_ERR_UNAVAILABLE = 16,    /* a backend or library cannot load: library or symbol not found */
-    PFI_ERR_OUT_OF_RANGE = 17,   /* a requested power cap lies outside the device's [min, max] */
-    PFI_ERR_NOT_EFFECTIVE = 18,  /* a cap was accepted but the read-back limit is not it */
-    PFI_ERR_INTERRUPTED = 19,    /* stopped by a signal or the caller's stop flag */
-    PFI_ERR_EXISTS = 20          /* a state file (cap journal) already exists */
+    PFI_ERR_NO_PERMISSION = 12, /* the driver refused: not privileged (NVML_ERROR_NO_PERMISSION) */
+    PFI_ERR_NOT_SUPPORTED = 13, /* this device or driver cannot do it (NVML_ERROR_NOT_SUPPORTED) */
+    PFI_ERR_GPU_LOST = 14,      /* the GPU fell off the bus or needs a reset */
+    PFI_ERR_DEVICE = 15,        /* another driver or library failure (uninitialised, timeout...) */
+    PFI_ERR_UNAVAILABLE = 16,   /* a backend or library cannot load: library or symbol not found */
+    PFI_ERR_OUT_OF_RANGE = 17,  /* a requested power cap lies outside the device's [min, max] */
+    PFI_ERR_NOT_EFFECTIVE = 18, /* a cap was accepted but the read-back limit is not it */
+    PFI_ERR_INTERRUPTED = 19,   /* stopped by a signal or the caller's stop flag */
+    PFI_ERR_EXISTS = 20         /* a state file (cap journal) already exists */
 } pfi_error;
 
 /* Number of defined codes; every value in [0, PFI_ERROR_COUNT) has a name. */
@@ -57,10 +57,10 @@ const char *pfi_strerror(pfi_error code);
  * fields that do not apply are empty ("" or line 0). Caller-owned, plain data.
  */
 typedef struct pfi_diag {
-    char file[512];     /* path as given by the caller */
-    long line;          /* 1-based physical line, 0 when not about a line */
-    char column[128];   /* header name of the column at fault, "" when not about a column */
-    char message[512];  /* what was wrong and what was expected */
+    char file[512];    /* path as given by the caller */
+    long line;         /* 1-based physical line, 0 when not about a line */
+    char column[128];  /* header name of the column at fault, "" when not about a column */
+    char message[512]; /* what was wrong and what was expected */
 } pfi_diag;
 
 /* pfi_diag_clear — empty every field of d (NULL is a no-op). */

@@ -27,8 +27,8 @@ extern "C" {
 
 /* pfi_cv_scores — pooled held-out scores; NaN when undefined. */
 typedef struct pfi_cv_scores {
-    size_t n;        /* observations */
-    size_t folds;    /* folds made */
+    size_t n;     /* observations */
+    size_t folds; /* folds made */
     double r2, rmse, mae, rho;
 } pfi_cv_scores;
 
@@ -43,18 +43,18 @@ pfi_error pfi_fit_cv(const double *x, const double *y, size_t n, size_t p, const
 
 /* pfi_fit_model — a fitted predictor; owns everything (pfi_fit_model_destroy). */
 typedef struct pfi_fit_model {
-    size_t p;               /* features */
-    char **features;        /* p names (a name may be a product "A*B") */
-    double *coef;           /* p + 1, intercept first */
-    double *xtx_inv;        /* (p + 1)² row-major (XᵀX)⁻¹ of the training design */
-    double sigma;           /* residual SE (NaN when df == 0) */
-    size_t df;              /* residual degrees of freedom */
-    size_t n;               /* training groups */
-    double r2;              /* in-sample R² */
-    double *train_min;      /* p: training range of each feature */
+    size_t p;          /* features */
+    char **features;   /* p names (a name may be a product "A*B") */
+    double *coef;      /* p + 1, intercept first */
+    double *xtx_inv;   /* (p + 1)² row-major (XᵀX)⁻¹ of the training design */
+    double sigma;      /* residual SE (NaN when df == 0) */
+    size_t df;         /* residual degrees of freedom */
+    size_t n;          /* training groups */
+    double r2;         /* in-sample R² */
+    double *train_min; /* p: training range of each feature */
     double *train_max;
     pfi_cv_scores loo, loco;
-    uint64_t source_hash;   /* of the training data (pfi_groups.source_hash) */
+    uint64_t source_hash; /* of the training data (pfi_groups.source_hash) */
 } pfi_fit_model;
 
 void pfi_fit_model_destroy(pfi_fit_model *m);

@@ -164,8 +164,8 @@ pfi_error pfi_gpu_count(pfi_gpu *g, unsigned *n, pfi_diag *diag);
 /* pfi_gpu_info — identity of one GPU (index as enumerated by the backend). */
 typedef struct pfi_gpu_info {
     unsigned index;
-    char uuid[96];  /* "GPU-..."; "" when the backend cannot tell */
-    char name[96];  /* "NVIDIA H200"; "" when unknown */
+    char uuid[96]; /* "GPU-..."; "" when the backend cannot tell */
+    char name[96]; /* "NVIDIA H200"; "" when unknown */
 } pfi_gpu_info;
 
 /* pfi_gpu_get_info — fill *out for GPU i. Errors: PFI_ERR_INVALID_ARGUMENT (no such GPU),
@@ -197,19 +197,19 @@ enum {
 
 /* pfi_gpu_sample — one telemetry sample of one GPU. A field counts only when its flag is set. */
 typedef struct pfi_gpu_sample {
-    double t_s;            /* backend monotonic time the sample was taken, s */
-    double power_w;        /* power draw (NVML: nvmlDeviceGetPowerUsage), W */
-    double energy_j;       /* total energy counter since driver load, J */
-    double sm_clock_mhz;   /* SM clock, MHz */
-    double mem_clock_mhz;  /* memory clock, MHz */
-    double gpu_util;       /* fraction of time a kernel ran, [0, 1] */
-    double mem_util;       /* fraction of time memory was read or written, [0, 1] */
-    double temp_c;         /* GPU temperature, °C */
-    uint64_t reasons;      /* clock-event reasons (PFI_REASON_* bits) */
-    double dram_active;    /* DRAM bandwidth utilisation, [0, 1] (GPM on Hopper) */
-    double tensor_active;  /* any tensor pipe active, [0, 1] (GPM) */
-    double sm_active;      /* SM active, [0, 1] (GPM) */
-    unsigned valid;        /* PFI_SAMPLE_* */
+    double t_s;           /* backend monotonic time the sample was taken, s */
+    double power_w;       /* power draw (NVML: nvmlDeviceGetPowerUsage), W */
+    double energy_j;      /* total energy counter since driver load, J */
+    double sm_clock_mhz;  /* SM clock, MHz */
+    double mem_clock_mhz; /* memory clock, MHz */
+    double gpu_util;      /* fraction of time a kernel ran, [0, 1] */
+    double mem_util;      /* fraction of time memory was read or written, [0, 1] */
+    double temp_c;        /* GPU temperature, °C */
+    uint64_t reasons;     /* clock-event reasons (PFI_REASON_* bits) */
+    double dram_active;   /* DRAM bandwidth utilisation, [0, 1] (GPM on Hopper) */
+    double tensor_active; /* any tensor pipe active, [0, 1] (GPM) */
+    double sm_active;     /* SM active, [0, 1] (GPM) */
+    unsigned valid;       /* PFI_SAMPLE_* */
 } pfi_gpu_sample;
 
 /*
@@ -231,12 +231,12 @@ enum {
 /* pfi_gpu_limits — power limits of one GPU, mW. A field counts only when its flag is set;
  * err[k] is why field k (bit k) is missing (PFI_OK when valid). */
 typedef struct pfi_gpu_limits {
-    uint32_t current_mw;   /* nvmlDeviceGetPowerManagementLimit */
-    uint32_t enforced_mw;  /* nvmlDeviceGetEnforcedPowerLimit */
-    uint32_t default_mw;   /* nvmlDeviceGetPowerManagementDefaultLimit */
-    uint32_t min_mw;       /* nvmlDeviceGetPowerManagementLimitConstraints */
+    uint32_t current_mw;  /* nvmlDeviceGetPowerManagementLimit */
+    uint32_t enforced_mw; /* nvmlDeviceGetEnforcedPowerLimit */
+    uint32_t default_mw;  /* nvmlDeviceGetPowerManagementDefaultLimit */
+    uint32_t min_mw;      /* nvmlDeviceGetPowerManagementLimitConstraints */
     uint32_t max_mw;
-    unsigned valid;        /* PFI_LIMIT_* */
+    unsigned valid; /* PFI_LIMIT_* */
     pfi_error err[5];
 } pfi_gpu_limits;
 
@@ -285,8 +285,7 @@ pfi_error pfi_gpu_sleep_until_s(pfi_gpu *g, double t_s);
  */
 pfi_error pfi_gpu_job_start(pfi_gpu *g);
 pfi_error pfi_gpu_job_stop(pfi_gpu *g);
-pfi_error pfi_gpu_job_poll(pfi_gpu *g, double *t_s, double *tokens_per_s, size_t max,
-                           size_t *n);
+pfi_error pfi_gpu_job_poll(pfi_gpu *g, double *t_s, double *tokens_per_s, size_t max, size_t *n);
 
 /*
  * Several emulated jobs in one handle (an emulate spec with ';' segments): start and stop act
@@ -302,8 +301,8 @@ pfi_error pfi_gpu_job_poll_at(pfi_gpu *g, unsigned job, double *t_s, double *tok
 
 /*
  * pfi_gpu_emulate_job — the DESIGN §7 job a one-job emulate spec (pfi_gpu_config.emulate
- * syntax without ';', NULL: defaults) describes, as a pfi_model_job: compute_time_s = alpha·step, memory_time_s
- * = (1 − alpha)·step, tokens_per_step = tput·step (tokens/s uncapped = tput),
+ * syntax without ';', NULL: defaults) describes, as a pfi_model_job: compute_time_s = alpha·step,
+ * memory_time_s = (1 − alpha)·step, tokens_per_step = tput·step (tokens/s uncapped = tput),
  * power_uncapped_w = pu, power_static_w = ps, gamma, clock_max_mhz = fmax, clock_min_mhz =
  * fmin, dram_active_peak = dram_peak, tensor_active_peak = tensor_peak, gpus. With spread=0
  * every emulated GPU runs exactly this job, so pfi_model_pfi on it is the PFI a noiseless

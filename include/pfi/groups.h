@@ -25,9 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pfi/memory.h"
 #include "pfi/error.h"
 #include "pfi/index.h"
+#include "pfi/memory.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,14 +40,14 @@ extern "C" {
 
 /* pfi_groups — the table. Everything is owned (pfi_groups_destroy). */
 typedef struct pfi_groups {
-    size_t n;              /* groups */
-    char **names;          /* n names */
-    char **classes;        /* n classes; an entry is NULL when the class is missing */
-    double *pfi;           /* n PFI values; NaN when undefined */
+    size_t n;       /* groups */
+    char **names;   /* n names */
+    char **classes; /* n classes; an entry is NULL when the class is missing */
+    double *pfi;    /* n PFI values; NaN when undefined */
     size_t n_features;
-    char **feature_names;  /* n_features */
-    double *features;      /* n × n_features row-major; NaN when missing */
-    uint64_t source_hash;  /* FNV-1a 64 of the bytes of every input file, in order read */
+    char **feature_names; /* n_features */
+    double *features;     /* n × n_features row-major; NaN when missing */
+    uint64_t source_hash; /* FNV-1a 64 of the bytes of every input file, in order read */
     /* private */
     size_t features_cap;
 } pfi_groups;

@@ -27,7 +27,7 @@ typedef struct pfi_http_request pfi_http_request;
 
 /* What a handler did with a request. */
 typedef enum pfi_http_next {
-    PFI_HTTP_CLOSE = 0,    /* nothing queued: close the connection (out of memory, queueing failed) */
+    PFI_HTTP_CLOSE = 0, /* nothing queued: close the connection (out of memory, queueing failed) */
     PFI_HTTP_ANSWERED = 1, /* a reply is queued (pfi_http_reply) */
     PFI_HTTP_READ_BODY = 2 /* on_head only: read the body, then call on_body */
 } pfi_http_next;
@@ -37,12 +37,13 @@ typedef struct pfi_http_header {
     const char *name, *value;
 } pfi_http_header;
 
-/* The request's headers are in: answer (PFI_HTTP_ANSWERED, PFI_HTTP_CLOSE) or PFI_HTTP_READ_BODY. */
+/* The request's headers are in: answer (PFI_HTTP_ANSWERED, PFI_HTTP_CLOSE) or PFI_HTTP_READ_BODY.
+ */
 typedef pfi_http_next (*pfi_http_head_fn)(void *cls, pfi_http_request *rq);
 /* The body is in: body[len] (NUL-terminated, "" when there was none; borrowed for the call)
  * or, when the client sent more than max_body bytes, too_big with body "" and len 0. */
-typedef pfi_http_next (*pfi_http_body_fn)(void *cls, pfi_http_request *rq, const char *body, size_t len,
-                                  bool too_big);
+typedef pfi_http_next (*pfi_http_body_fn)(void *cls, pfi_http_request *rq, const char *body,
+                                          size_t len, bool too_big);
 /* One line of libmicrohttpd's own error log, without its newline (borrowed for the call). */
 typedef void (*pfi_http_log_fn)(void *cls, const char *line);
 
@@ -56,9 +57,9 @@ typedef struct pfi_http_server_config {
     size_t connection_memory_b;  /* memory per connection (headers, buffers), bytes; 0: default */
     size_t thread_stack_b;       /* stack of each server thread, bytes; 0: the system's */
     size_t max_body;             /* body bytes kept for on_body; beyond: too_big */
-    pfi_http_head_fn on_head;        /* NULL: every request reads its body */
-    pfi_http_body_fn on_body;        /* required */
-    pfi_http_log_fn log;             /* NULL: libmicrohttpd logs nothing */
+    pfi_http_head_fn on_head;    /* NULL: every request reads its body */
+    pfi_http_body_fn on_body;    /* required */
+    pfi_http_log_fn log;         /* NULL: libmicrohttpd logs nothing */
     void *cls;                   /* passed to on_head, on_body and log */
 } pfi_http_server_config;
 
@@ -69,7 +70,8 @@ typedef struct pfi_http_server_config {
  * (libmicrohttpd cannot be loaded: d's message names it and why), PFI_ERR_NOMEM, PFI_ERR_IO
  * (cannot listen: address in use or not an address of this host). d may be NULL.
  */
-pfi_error pfi_http_server_start(const pfi_http_server_config *cfg, pfi_http_server **out, pfi_diag *d);
+pfi_error pfi_http_server_start(const pfi_http_server_config *cfg, pfi_http_server **out,
+                                pfi_diag *d);
 
 /* pfi_http_server_port — the port s is bound to (the one chosen when cfg.addr's was 0); 0 when
  * libmicrohttpd cannot say. */
@@ -101,14 +103,15 @@ bool pfi_http_request_body_over(const pfi_http_request *rq, size_t max);
  * Returns PFI_HTTP_ANSWERED, or PFI_HTTP_CLOSE when libmicrohttpd could not build or queue it.
  */
 pfi_http_next pfi_http_reply(pfi_http_request *rq, unsigned status, const char *body,
-                     const pfi_http_header *headers);
+                             const pfi_http_header *headers);
 
 /*
  * pfi_http_token_equal — whether given[given_len] equals secret[secret_len], in time that
  * depends only on secret_len (not on where they differ, nor on given_len). An empty secret
  * matches nothing: a server without a token refuses every authenticated request.
  */
-bool pfi_http_token_equal(const char *given, size_t given_len, const char *secret, size_t secret_len);
+bool pfi_http_token_equal(const char *given, size_t given_len, const char *secret,
+                          size_t secret_len);
 
 /*
  * pfi_http_bearer_ok — whether an Authorization header value presents secret[secret_len] as a

@@ -15,11 +15,12 @@
  *
  * Exclusion rules [ours, DESIGN §3]: runs with a missing cap, power or throughput cannot be
  * placed and are excluded; when no run at the highest cap has both, there is no reference
- * and every definition is undefined (a lower cap is not promoted to reference). Runs at the same cap are merged into one point (mean power, mean
- * throughput, standard errors combined as sqrt(Σ se²)/n). A point with x < x_min (the cap
- * does not bind; x < 0: it drew more power than the reference) is excluded from every
- * definition; a point with y ≤ 0 (no measurable throughput loss) from the ratio only. With
- * nothing left a definition is undefined (NaN, with a reason), never 0 or a huge number.
+ * and every definition is undefined (a lower cap is not promoted to reference). Runs at the same
+ * cap are merged into one point (mean power, mean throughput, standard errors combined as sqrt(Σ
+ * se²)/n). A point with x < x_min (the cap does not bind; x < 0: it drew more power than the
+ * reference) is excluded from every definition; a point with y ≤ 0 (no measurable throughput loss)
+ * from the ratio only. With nothing left a definition is undefined (NaN, with a reason), never 0 or
+ * a huge number.
  *
  * Confidence interval (App. C, Table 6): Monte Carlo resampling of measurement noise. Each
  * run's P and T are drawn from normals with their standard errors (from the data, or
@@ -110,15 +111,15 @@ typedef struct pfi_result {
     pfi_point reference;
     pfi_point *points; /* n_points non-reference points, cap descending, missing caps last */
     size_t n_points;
-    double ratio, area, ce; /* NaN when undefined */
-    size_t n_used;          /* points in the area and CE definitions */
-    size_t n_ratio;         /* points in the ratio */
+    double ratio, area, ce;       /* NaN when undefined */
+    size_t n_used;                /* points in the area and CE definitions */
+    size_t n_ratio;               /* points in the ratio */
     const char *undefined_reason; /* static text when ratio is NaN, else NULL */
     bool ci_available;
-    const char *ci_note;    /* static text: why there is no CI; NULL when there is one */
+    const char *ci_note;            /* static text: why there is no CI; NULL when there is one */
     double ci_lo, ci_median, ci_hi; /* NaN without a CI */
-    size_t ci_draws;        /* draws made */
-    size_t ci_undefined;    /* draws with no point left */
+    size_t ci_draws;                /* draws made */
+    size_t ci_undefined;            /* draws with no point left */
     pfi_label label;
 } pfi_result;
 

@@ -42,22 +42,22 @@ extern "C" {
 
 /* pfi_joblib — owned by its creator's caller (pfi_joblib_destroy). Read-only to users. */
 typedef struct pfi_joblib {
-    size_t n;                  /* templates */
-    char **name;               /* [n] label of the group */
-    size_t *class_id;          /* [n] index into class_name */
+    size_t n;         /* templates */
+    char **name;      /* [n] label of the group */
+    size_t *class_id; /* [n] index into class_name */
     char *class_name[PFI_JOBLIB_MAX_CLASSES];
     size_t n_classes;
-    bool *fine_tune;           /* [n] task: fine-tuning (true) or pre-training */
-    double *gpus;              /* [n] */
-    size_t *offset;            /* [n + 1] curve points of template i: [offset[i], offset[i+1]) */
-    double *cap_w;             /* per-GPU cap, W, ascending */
-    double *power_w;           /* whole-job drawn power, W */
-    double *tput_tok_s;        /* whole-job throughput, tokens/s (or the dataset's unit) */
-    double *pfi;               /* [n] true ratio PFI */
-    double *feature;           /* [n] raw telemetry feature; NaN when unknown */
-    bool synthetic;            /* numbers from the model, not measurements */
-    size_t skipped;            /* groups left out (too few caps, undefined PFI) */
-    size_t repaired;           /* values changed by the monotone repair */
+    bool *fine_tune;    /* [n] task: fine-tuning (true) or pre-training */
+    double *gpus;       /* [n] */
+    size_t *offset;     /* [n + 1] curve points of template i: [offset[i], offset[i+1]) */
+    double *cap_w;      /* per-GPU cap, W, ascending */
+    double *power_w;    /* whole-job drawn power, W */
+    double *tput_tok_s; /* whole-job throughput, tokens/s (or the dataset's unit) */
+    double *pfi;        /* [n] true ratio PFI */
+    double *feature;    /* [n] raw telemetry feature; NaN when unknown */
+    bool synthetic;     /* numbers from the model, not measurements */
+    size_t skipped;     /* groups left out (too few caps, undefined PFI) */
+    size_t repaired;    /* values changed by the monotone repair */
 } pfi_joblib;
 
 /*

@@ -30,9 +30,9 @@ extern "C" {
 /* pfi_jobs — owned (pfi_jobs_destroy); arrays as in pfi_alloc_jobs, n entries per job. */
 typedef struct pfi_jobs {
     size_t n;
-    char **name;           /* [n] */
-    char **job_class;      /* [n], NULL when absent */
-    size_t *offset;        /* [n + 1] */
+    char **name;                          /* [n] */
+    char **job_class;                     /* [n], NULL when absent */
+    size_t *offset;                       /* [n + 1] */
     double *cap_w, *power_w, *tput_tok_s; /* [offset[n]] */
     double *gpus, *weight, *floor_frac, *pfi, *feature, *cap_lo_w, *cap_hi_w; /* [n], NaN absent */
     /* private */

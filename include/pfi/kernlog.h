@@ -57,12 +57,12 @@
 extern "C" {
 #endif
 
-#define PFI_KERNLOG_MAX_LINE 65536   /* longer lines are skipped and counted (n_too_long) */
-#define PFI_KERNLOG_MAX_EVENTS 4096  /* distinct (Xid, GPU) events kept; more are counted */
-#define PFI_KERNLOG_MSG_LEN 512      /* bytes of an event's message kept, NUL included */
-#define PFI_KERNLOG_TIME_LEN 64      /* bytes of a timestamp text kept, NUL included */
-#define PFI_KERNLOG_BUS_LEN 16       /* "dddd:bb:dd.f" and its NUL */
-#define PFI_KERNLOG_MAX_NOTED 16     /* line numbers of malformed Xid lines kept */
+#define PFI_KERNLOG_MAX_LINE 65536  /* longer lines are skipped and counted (n_too_long) */
+#define PFI_KERNLOG_MAX_EVENTS 4096 /* distinct (Xid, GPU) events kept; more are counted */
+#define PFI_KERNLOG_MSG_LEN 512     /* bytes of an event's message kept, NUL included */
+#define PFI_KERNLOG_TIME_LEN 64     /* bytes of a timestamp text kept, NUL included */
+#define PFI_KERNLOG_BUS_LEN 16      /* "dddd:bb:dd.f" and its NUL */
+#define PFI_KERNLOG_MAX_NOTED 16    /* line numbers of malformed Xid lines kept */
 
 /* What a timestamp text is. */
 typedef enum pfi_kernlog_clock {
@@ -73,45 +73,45 @@ typedef enum pfi_kernlog_clock {
 
 /* One distinct kernel event: an Xid number on one GPU, possibly logged several times. */
 typedef struct pfi_kernlog_event {
-    int xid;                          /* Xid number (>= 1); 0 for a "fallen off the bus"
-                                         notice that has no Xid number */
-    char bus[PFI_KERNLOG_BUS_LEN];         /* PCI bus id "dddd:bb:dd.f" (pfi_kernlog_bus_normalize), ""
-                                         when the line's id was not recognised */
-    char bus_text[32];                /* the id as written ("PCI:0000:3d:00"), cut to 31 bytes */
-    char time[PFI_KERNLOG_TIME_LEN];       /* first occurrence's timestamp text as written, "" none */
-    char last_time[PFI_KERNLOG_TIME_LEN];  /* last occurrence's */
-    pfi_kernlog_clock clock;               /* what time is */
-    char message[PFI_KERNLOG_MSG_LEN];     /* first occurrence's text after "Xid (...): N," (after
-                                         "NVRM: " for a notice), continuation lines joined;
-                                         control bytes replaced by '?' */
-    bool message_cut;                 /* the message was longer than PFI_KERNLOG_MSG_LEN - 1 */
-    size_t count;                     /* occurrences merged into this event, >= 1 */
-    size_t file;                      /* first occurrence: index into pfi_kernlog.files */
-    long line;                        /* first occurrence: 1-based line in that file */
-    size_t last_file;                 /* last occurrence's file and line */
+    int xid;                         /* Xid number (>= 1); 0 for a "fallen off the bus"
+                                        notice that has no Xid number */
+    char bus[PFI_KERNLOG_BUS_LEN];   /* PCI bus id "dddd:bb:dd.f" (pfi_kernlog_bus_normalize), ""
+                                   when the line's id was not recognised */
+    char bus_text[32];               /* the id as written ("PCI:0000:3d:00"), cut to 31 bytes */
+    char time[PFI_KERNLOG_TIME_LEN]; /* first occurrence's timestamp text as written, "" none */
+    char last_time[PFI_KERNLOG_TIME_LEN]; /* last occurrence's */
+    pfi_kernlog_clock clock;              /* what time is */
+    char message[PFI_KERNLOG_MSG_LEN];    /* first occurrence's text after "Xid (...): N," (after
+                                        "NVRM: " for a notice), continuation lines joined;
+                                        control bytes replaced by '?' */
+    bool message_cut;                     /* the message was longer than PFI_KERNLOG_MSG_LEN - 1 */
+    size_t count;                         /* occurrences merged into this event, >= 1 */
+    size_t file;                          /* first occurrence: index into pfi_kernlog.files */
+    long line;                            /* first occurrence: 1-based line in that file */
+    size_t last_file;                     /* last occurrence's file and line */
     long last_line;
 } pfi_kernlog_event;
 
 typedef struct pfi_kernlog {
-    pfi_kernlog_event *events;   /* n_events distinct events, in order of first occurrence */
+    pfi_kernlog_event *events; /* n_events distinct events, in order of first occurrence */
     size_t n_events;
-    char **files;           /* n_files names as given to the readers */
+    char **files; /* n_files names as given to the readers */
     size_t n_files;
-    size_t n_lines;         /* lines read, blank ones included */
-    size_t n_xid_lines;     /* "NVRM: Xid" lines understood (each occurrence) */
-    size_t n_notice_lines;  /* "fallen off the bus" notices (each occurrence) */
-    size_t n_continuation;  /* continuation lines joined to an event */
-    size_t n_nvrm_other;    /* other NVIDIA driver (NVRM) lines: ignored */
-    size_t n_ignored;       /* every other non-blank line: ignored */
-    size_t n_malformed;     /* "NVRM: Xid" lines whose number could not be read: ignored */
-    size_t n_too_long;      /* lines over PFI_KERNLOG_MAX_LINE bytes: skipped */
-    size_t n_dropped;       /* occurrences of new distinct events past PFI_KERNLOG_MAX_EVENTS */
+    size_t n_lines;        /* lines read, blank ones included */
+    size_t n_xid_lines;    /* "NVRM: Xid" lines understood (each occurrence) */
+    size_t n_notice_lines; /* "fallen off the bus" notices (each occurrence) */
+    size_t n_continuation; /* continuation lines joined to an event */
+    size_t n_nvrm_other;   /* other NVIDIA driver (NVRM) lines: ignored */
+    size_t n_ignored;      /* every other non-blank line: ignored */
+    size_t n_malformed;    /* "NVRM: Xid" lines whose number could not be read: ignored */
+    size_t n_too_long;     /* lines over PFI_KERNLOG_MAX_LINE bytes: skipped */
+    size_t n_dropped;      /* occurrences of new distinct events past PFI_KERNLOG_MAX_EVENTS */
     size_t malformed_file[PFI_KERNLOG_MAX_NOTED]; /* the first malformed lines: file index, */
     long malformed_line[PFI_KERNLOG_MAX_NOTED];   /* and 1-based line */
     size_t n_malformed_noted;
     /* private */
     size_t events_cap;
-    unsigned *slots;        /* hash of (xid, bus) -> event index + 1 */
+    unsigned *slots; /* hash of (xid, bus) -> event index + 1 */
 } pfi_kernlog;
 
 /*
@@ -124,9 +124,9 @@ pfi_error pfi_kernlog_create(pfi_kernlog **out);
 void pfi_kernlog_destroy(pfi_kernlog *kl);
 
 /*
- * pfi_kernlog_read_file / pfi_kernlog_read_stream — read one kernel log (stream borrowed, read to its
- * end) into kl; name (copied) labels its events (pfi_kernlog.files). Reads one bounded line at a
- * time: memory is O(PFI_KERNLOG_MAX_LINE + events kept), whatever the file's size. A file with no
+ * pfi_kernlog_read_file / pfi_kernlog_read_stream — read one kernel log (stream borrowed, read to
+ * its end) into kl; name (copied) labels its events (pfi_kernlog.files). Reads one bounded line at
+ * a time: memory is O(PFI_KERNLOG_MAX_LINE + events kept), whatever the file's size. A file with no
  * NVIDIA event, an empty file and over-long or binary lines are not errors (see the counts).
  * Errors: PFI_ERR_IO (cannot open or read: diag names the file and the system's reason),
  * PFI_ERR_NOMEM, PFI_ERR_INVALID_ARGUMENT. On error kl keeps what was read before it.
@@ -165,9 +165,9 @@ bool pfi_kernlog_is_fatal(const pfi_kernlog_event *ev, const int *fatal, size_t 
 
 /* The correlation of one event with the run's telemetry. */
 typedef struct pfi_kernlog_match {
-    long entity;     /* index into tm->entities of the GPU with the event's bus id, -1 none */
-    bool fatal;      /* pfi_kernlog_is_fatal */
-    bool marked;     /* this event marked the GPU lost (it was not lost before) */
+    long entity; /* index into tm->entities of the GPU with the event's bus id, -1 none */
+    bool fatal;  /* pfi_kernlog_is_fatal */
+    bool marked; /* this event marked the GPU lost (it was not lost before) */
 } pfi_kernlog_match;
 
 /*
@@ -181,8 +181,8 @@ typedef struct pfi_kernlog_match {
  * *n_matched (may be NULL): events matched to a GPU. Call after reading the telemetry and
  * before pfi_telemetry_summarize / pfi_reduce_power. Errors: PFI_ERR_INVALID_ARGUMENT.
  */
-pfi_error pfi_kernlog_apply(const pfi_kernlog *kl, pfi_telemetry *tm, const int *fatal, size_t n_fatal,
-                       pfi_kernlog_match *out, size_t *n_matched);
+pfi_error pfi_kernlog_apply(const pfi_kernlog *kl, pfi_telemetry *tm, const int *fatal,
+                            size_t n_fatal, pfi_kernlog_match *out, size_t *n_matched);
 
 #ifdef __cplusplus
 }

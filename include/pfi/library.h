@@ -50,25 +50,25 @@ extern const char *const pfi_library_feature_names[PFI_LIBRARY_N_FEATURES];
 
 /* pfi_library_options — generation settings; pfi_library_options_init gives the defaults. */
 typedef struct pfi_library_options {
-    uint64_t seed;                 /* 1 */
-    double power_noise_rel;        /* relative SD of a run's measured power: 0.002 */
-    double throughput_noise_rel;   /* relative SD of a run's measured throughput: 0.002 */
-    double power_static_frac;      /* P_s / P_u: 0.30 [ours: lets α = 1 reach PFI ≈ 1.1] */
-    double gamma;                  /* 2 */
-    double feature_scale_sd;       /* log-SD of each job's DRAM/copy/tensor peaks: 0.05 */
-    double feature_share_sd;       /* SD of a job's telemetry share around its class's: 0.02 */
-    double class_pfi[3][3];        /* [dense, moe-pt, moe-ft][min, median, max] */
+    uint64_t seed;               /* 1 */
+    double power_noise_rel;      /* relative SD of a run's measured power: 0.002 */
+    double throughput_noise_rel; /* relative SD of a run's measured throughput: 0.002 */
+    double power_static_frac;    /* P_s / P_u: 0.30 [ours: lets α = 1 reach PFI ≈ 1.1] */
+    double gamma;                /* 2 */
+    double feature_scale_sd;     /* log-SD of each job's DRAM/copy/tensor peaks: 0.05 */
+    double feature_share_sd;     /* SD of a job's telemetry share around its class's: 0.02 */
+    double class_pfi[3][3];      /* [dense, moe-pt, moe-ft][min, median, max] */
 } pfi_library_options;
 
 void pfi_library_options_init(pfi_library_options *o);
 
 /* One sweep group of the library: its true job and the caps it was measured at. */
 typedef struct pfi_library_group {
-    char name[64];          /* e.g. "dense-8b-pt-8g-a" */
-    const char *model;      /* static: "dense-8b", "dense-32b", "moe-30b-a3b", "moe-16b-a2b" */
-    const char *task;       /* static: "pt" or "ft" */
-    const char *job_class;  /* static: "dense", "moe-pt", "moe-ft" */
-    pfi_model_job job;      /* the true job (per-GPU power, whole-job tokens/s) */
+    char name[64];         /* e.g. "dense-8b-pt-8g-a" */
+    const char *model;     /* static: "dense-8b", "dense-32b", "moe-30b-a3b", "moe-16b-a2b" */
+    const char *task;      /* static: "pt" or "ft" */
+    const char *job_class; /* static: "dense", "moe-pt", "moe-ft" */
+    pfi_model_job job;     /* the true job (per-GPU power, whole-job tokens/s) */
     double caps_w[PFI_LIBRARY_MAX_CAPS]; /* caps measured, descending, W per GPU */
     size_t n_caps;
     double pfi_target;      /* calibration target */
@@ -81,12 +81,12 @@ typedef struct pfi_library_group {
 
 /* One run: a group at one cap, as measured (noise included). */
 typedef struct pfi_library_run {
-    size_t group;                 /* index into pfi_library.groups */
-    double cap_w;                 /* per-GPU cap, W */
-    double power_w;               /* measured whole-job power, W */
-    double power_se_w;            /* its standard error, W */
-    double throughput;            /* measured tokens/s, whole job */
-    double throughput_se;         /* its standard error, tokens/s */
+    size_t group;                            /* index into pfi_library.groups */
+    double cap_w;                            /* per-GPU cap, W */
+    double power_w;                          /* measured whole-job power, W */
+    double power_se_w;                       /* its standard error, W */
+    double throughput;                       /* measured tokens/s, whole job */
+    double throughput_se;                    /* its standard error, tokens/s */
     double features[PFI_LIBRARY_N_FEATURES]; /* per-GPU means, pfi_library_feature_names */
 } pfi_library_run;
 

@@ -28,8 +28,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pfi/memory.h"
 #include "pfi/error.h"
+#include "pfi/memory.h"
 #include "pfi/runs.h"
 
 #ifdef __cplusplus
@@ -45,7 +45,7 @@ typedef struct pfi_manifest {
     char *description; /* NULL when absent */
     char *files;       /* glob; "*.csv" when absent */
     pfi_mapping mapping;
-    double noise_rel;  /* meaningful when has_noise_rel */
+    double noise_rel; /* meaningful when has_noise_rel */
     bool has_noise_rel;
 } pfi_manifest;
 
@@ -74,8 +74,7 @@ pfi_error pfi_manifest_files(const char *dir, const pfi_manifest *m, char ***pat
  * Errors: those of pfi_manifest_load, pfi_manifest_files and pfi_runs_read_csv (diag names
  * the file); on an error t may hold the files read before it.
  */
-pfi_error pfi_dataset_read(const char *dir, pfi_runs_table *t, pfi_manifest *man,
-                           pfi_diag *diag);
+pfi_error pfi_dataset_read(const char *dir, pfi_runs_table *t, pfi_manifest *man, pfi_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -12,22 +12,20 @@
  * goes whole to bin round((t_first - t_0) / align_s); when two loops fall in one bin, each
  * GPU's first valid sample there is used (downsampling).
  * A bin is a timestamp when any GPU has a row there, with a valid value or not (the times of
- * missing values, DCGM blanks and dropped glitches: pfi_telemetry_series.miss_t), so a missing value
- * counts the same in every reader and with one GPU as with many. A bin where any of the
- * job's GPUs has no valid sample (a missing value, or no row at all in that loop) is
- * INCOMPLETE: it is counted and left out, never summed smaller. The
- * grid is never a silent guess: a step the data cannot give is named in
- * pfi_reduced.align_note (see pfi_reduce_options.align_s). The run power is the steady state
- * (pfi_steady_state: warm-up dropped, mean of the top q of the complete bins, with its
- * standard error) of that job series.
- * Energy: per GPU, the energy counter's increase (energy_mj, when every GPU has one with two
- * samples and each agrees with the power measured over the same time within a factor 2;
- * else a note says so) or the trapezoid integral of the power series, summed; never across a
- * break or a time gap (pfi_telemetry_gaps). It is unknown (NaN, energy_note says why) when the
- * telemetry lacks a GPU of the job, or a GPU has no power samples or no two consecutive ones.
- * It is PARTIAL (flag, energy_note) when a GPU's integrated time falls short of the span of
- * the job's samples by over half a grid step: a missing stretch or a time gap is left out,
- * never filled in. The job power is not affected by gaps: bins in a gap are empty.
+ * missing values, DCGM blanks and dropped glitches: pfi_telemetry_series.miss_t), so a missing
+ * value counts the same in every reader and with one GPU as with many. A bin where any of the job's
+ * GPUs has no valid sample (a missing value, or no row at all in that loop) is INCOMPLETE: it is
+ * counted and left out, never summed smaller. The grid is never a silent guess: a step the data
+ * cannot give is named in pfi_reduced.align_note (see pfi_reduce_options.align_s). The run power is
+ * the steady state (pfi_steady_state: warm-up dropped, mean of the top q of the complete bins, with
+ * its standard error) of that job series. Energy: per GPU, the energy counter's increase
+ * (energy_mj, when every GPU has one with two samples and each agrees with the power measured over
+ * the same time within a factor 2; else a note says so) or the trapezoid integral of the power
+ * series, summed; never across a break or a time gap (pfi_telemetry_gaps). It is unknown (NaN,
+ * energy_note says why) when the telemetry lacks a GPU of the job, or a GPU has no power samples or
+ * no two consecutive ones. It is PARTIAL (flag, energy_note) when a GPU's integrated time falls
+ * short of the span of the job's samples by over half a grid step: a missing stretch or a time gap
+ * is left out, never filled in. The job power is not affected by gaps: bins in a gap are empty.
  * Features: per field, the mean over the job's GPUs of each GPU's mean after the warm-up
  * (valid samples only); plus products "name=a*b" of two field means, where percent fields
  * count as fractions (DESIGN §4: dram_copy_product = dram_active x mem_copy_util_pct/100).

@@ -34,8 +34,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "pfi/memory.h"
 #include "pfi/error.h"
+#include "pfi/memory.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -125,11 +125,11 @@ typedef struct pfi_run {
  * table.
  */
 typedef struct pfi_group {
-    size_t file_index;             /* index into pfi_runs_table.files */
-    size_t n_key;                  /* number of key columns */
-    const char *const *key_names;  /* n_key column names ("@file" included as given) */
-    char **key_values;             /* n_key values, as written in the file */
-    char *job_class;               /* NULL when unmapped or missing in every run */
+    size_t file_index;            /* index into pfi_runs_table.files */
+    size_t n_key;                 /* number of key columns */
+    const char *const *key_names; /* n_key column names ("@file" included as given) */
+    char **key_values;            /* n_key values, as written in the file */
+    char *job_class;              /* NULL when unmapped or missing in every run */
     pfi_run *runs;
     size_t n_runs;
 } pfi_group;
@@ -139,11 +139,11 @@ typedef struct pfi_group {
  * Groups appear file by file, in order of each group's first row in its file.
  */
 typedef struct pfi_runs_table {
-    char **files;       /* n_files paths as given to pfi_runs_read_csv */
+    char **files; /* n_files paths as given to pfi_runs_read_csv */
     size_t n_files;
     pfi_group *groups;
     size_t n_groups;
-    size_t n_runs;      /* total runs over all groups */
+    size_t n_runs; /* total runs over all groups */
     /* private */
     char ***key_names_by_file;
     size_t *n_key_by_file;

@@ -55,19 +55,19 @@ typedef void (*pfi_sim_progress)(void *ctx, size_t done, size_t total);
 
 /* pfi_sim_options — pfi_sim_options_init gives the defaults. */
 typedef struct pfi_sim_options {
-    size_t workloads;        /* W: 500 */
-    size_t jobs;             /* J: 100 */
-    uint64_t seed;           /* 1 */
+    size_t workloads;                          /* W: 500 */
+    size_t jobs;                               /* J: 100 */
+    uint64_t seed;                             /* 1 */
     double reductions[PFI_SIM_MAX_REDUCTIONS]; /* 0.1, 0.2, 0.3, 0.4, 0.5 */
-    size_t n_reductions;     /* 5 */
-    bool mix_enabled[PFI_SIM_MIXES]; /* both */
-    double prod_ft_share;    /* 0.8 [ours] */
-    double pfi_noise;        /* SD of the PFI estimate error, PFI units: 0.25 [ours] */
-    double cap_step_w;       /* 0: continuous caps */
+    size_t n_reductions;                       /* 5 */
+    bool mix_enabled[PFI_SIM_MIXES];           /* both */
+    double prod_ft_share;                      /* 0.8 [ours] */
+    double pfi_noise;           /* SD of the PFI estimate error, PFI units: 0.25 [ours] */
+    double cap_step_w;          /* 0: continuous caps */
     const char *deep_cut_class; /* class-weighted: "moe-ft" */
-    double class_factor;     /* 2 */
-    unsigned threads;        /* 0: one per online CPU */
-    pfi_sim_progress progress; /* NULL: none */
+    double class_factor;        /* 2 */
+    unsigned threads;           /* 0: one per online CPU */
+    pfi_sim_progress progress;  /* NULL: none */
     void *progress_ctx;
 } pfi_sim_options;
 
@@ -76,17 +76,17 @@ void pfi_sim_options_init(pfi_sim_options *o);
 /* pfi_sim_stat — a mean over workloads and its 95 % interval (percentiles); NaN when none. */
 typedef struct pfi_sim_stat {
     double mean, lo, hi;
-    size_t n;                /* workloads that defined the value */
+    size_t n; /* workloads that defined the value */
 } pfi_sim_stat;
 
 /* pfi_sim_cell — one (mix, r, strategy). */
 typedef struct pfi_sim_cell {
-    bool available;          /* the strategy could run (input present) */
+    bool available; /* the strategy could run (input present) */
     pfi_sim_stat total_tok_s;
     pfi_sim_stat per_job_tok_s;
     pfi_sim_stat recovered_per_job_tok_s;
     pfi_sim_stat gap_closed;
-    size_t below_equal;      /* workloads with S < S_equal (beyond 1e-9 relative) */
+    size_t below_equal;                      /* workloads with S < S_equal (beyond 1e-9 relative) */
     double retained[PFI_JOBLIB_MAX_CLASSES]; /* per class: mean Σ T / Σ T_ref; NaN absent */
 } pfi_sim_cell;
 
@@ -94,10 +94,10 @@ typedef struct pfi_sim_cell {
 typedef struct pfi_sim_result {
     size_t n_reductions;
     double reductions[PFI_SIM_MAX_REDUCTIONS];
-    bool mix_run[PFI_SIM_MIXES];   /* false: disabled, or the library cannot form the mix */
-    pfi_sim_cell *cells;           /* PFI_SIM_MIXES × n_reductions × PFI_STRATEGY_COUNT */
-    size_t infeasible;             /* allocations that could not meet the budget */
-    double seconds;                /* wall time of the simulation */
+    bool mix_run[PFI_SIM_MIXES]; /* false: disabled, or the library cannot form the mix */
+    pfi_sim_cell *cells;         /* PFI_SIM_MIXES × n_reductions × PFI_STRATEGY_COUNT */
+    size_t infeasible;           /* allocations that could not meet the budget */
+    double seconds;              /* wall time of the simulation */
 } pfi_sim_result;
 
 /* pfi_sim_cell_index — index of (mix, reduction index, strategy) in cells. */

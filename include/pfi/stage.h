@@ -28,7 +28,7 @@ typedef struct pfi_stage_gpu {
     double confirmed_w; /* enforced cap last confirmed; NaN: unknown (counted at max_w) */
     double target_w;    /* where the allocation wants it; NaN: leave alone */
     double min_w, max_w;
-    bool reachable;     /* false: its agent does not answer (nothing is sent to it) */
+    bool reachable; /* false: its agent does not answer (nothing is sent to it) */
 } pfi_stage_gpu;
 
 /* cost of GPU k at cap c (non-decreasing in c). */
@@ -45,8 +45,8 @@ size_t pfi_stage_decreases(const pfi_stage_gpu *g, size_t n, double *send_w);
  * cost NULL: the cap itself. *used_w (may be NULL) = the cost with every grant applied.
  * Returns how many GPUs get an increase.
  */
-size_t pfi_stage_increases(const pfi_stage_gpu *g, size_t n, double budget_w, pfi_stage_cost_fn cost,
-                           void *ctx, double *send_w, double *used_w);
+size_t pfi_stage_increases(const pfi_stage_gpu *g, size_t n, double budget_w,
+                           pfi_stage_cost_fn cost, void *ctx, double *send_w, double *used_w);
 
 /* pfi_stage_cost — Σ cost over g[n] at confirmed caps (unknown: max_w). cost NULL: caps. */
 double pfi_stage_cost(const pfi_stage_gpu *g, size_t n, pfi_stage_cost_fn cost, void *ctx);

@@ -33,8 +33,7 @@ extern "C" {
  * tie_sum is not NULL it receives Σ (t³ − t) over tie groups of size t (for tie corrections).
  * Errors: PFI_ERR_INVALID_ARGUMENT (NaN in x, NULL array with n > 0).
  */
-pfi_error pfi_stats_ranks(const double *x, size_t n, double *ranks, size_t *order,
-                          double *tie_sum);
+pfi_error pfi_stats_ranks(const double *x, size_t n, double *ranks, size_t *order, double *tie_sum);
 
 /* pfi_spearman — Spearman's rank correlation and its two-sided p-value. */
 typedef struct pfi_spearman {
@@ -58,13 +57,13 @@ pfi_error pfi_stats_spearman(const double *x, const double *y, size_t n, double 
 
 /* pfi_kruskal — Kruskal–Wallis H test across k groups. */
 typedef struct pfi_kruskal {
-    size_t n;          /* observations */
-    size_t k;          /* groups */
-    size_t df;         /* k − 1 */
+    size_t n;  /* observations */
+    size_t k;  /* groups */
+    size_t df; /* k − 1 */
     bool defined;
     const char *undefined_reason;
-    double h;          /* tie-corrected H; NaN when undefined */
-    double p_value;    /* χ² survival with df degrees of freedom; NaN when undefined */
+    double h;       /* tie-corrected H; NaN when undefined */
+    double p_value; /* χ² survival with df degrees of freedom; NaN when undefined */
 } pfi_kruskal;
 
 /*
@@ -75,15 +74,15 @@ typedef struct pfi_kruskal {
  * receives each group's mean rank.
  * Errors: PFI_ERR_INVALID_ARGUMENT (label ≥ k, empty group, NaN). Source: paper App. C.
  */
-pfi_error pfi_stats_kruskal(const double *x, const size_t *group, size_t n, size_t k,
-                            double *work, size_t *order, double *mean_rank, pfi_kruskal *out);
+pfi_error pfi_stats_kruskal(const double *x, const size_t *group, size_t n, size_t k, double *work,
+                            size_t *order, double *mean_rank, pfi_kruskal *out);
 
 /* pfi_dunn_pair — one pair (a < b) of Dunn's post-hoc test. */
 typedef struct pfi_dunn_pair {
-    size_t a, b;       /* group indices */
-    double z;          /* (R̄_a − R̄_b)/SE; NaN when undefined */
-    double p_value;    /* two-sided, unadjusted */
-    double p_holm;     /* Holm–Bonferroni adjusted across all k(k−1)/2 pairs */
+    size_t a, b;    /* group indices */
+    double z;       /* (R̄_a − R̄_b)/SE; NaN when undefined */
+    double p_value; /* two-sided, unadjusted */
+    double p_holm;  /* Holm–Bonferroni adjusted across all k(k−1)/2 pairs */
 } pfi_dunn_pair;
 
 /*
@@ -94,8 +93,8 @@ typedef struct pfi_dunn_pair {
  * (1,2), ... Every pair's z and p are NaN when all values are tied. work[n + k(k−1)/2],
  * order[n] scratch. Errors: as pfi_stats_kruskal. Source: paper §4, App. C.
  */
-pfi_error pfi_stats_dunn(const double *x, const size_t *group, size_t n, size_t k,
-                         double *work, size_t *order, pfi_dunn_pair *pairs);
+pfi_error pfi_stats_dunn(const double *x, const size_t *group, size_t n, size_t k, double *work,
+                         size_t *order, pfi_dunn_pair *pairs);
 
 /*
  * pfi_stats_holm — Holm–Bonferroni step-down adjusted p-values of p[m] into adj[m]
@@ -119,18 +118,18 @@ pfi_error pfi_stats_bh(const double *p, size_t m, size_t *order, double *adj);
  * Owns its arrays (pfi_ols_clear).
  */
 typedef struct pfi_ols {
-    size_t n;          /* observations */
-    size_t p;          /* predictors (the intercept not counted) */
-    size_t df;         /* residual degrees of freedom n − p − 1 (0 when n ≤ p + 1) */
-    bool defined;      /* false: too few observations or a constant/collinear predictor */
+    size_t n;     /* observations */
+    size_t p;     /* predictors (the intercept not counted) */
+    size_t df;    /* residual degrees of freedom n − p − 1 (0 when n ≤ p + 1) */
+    bool defined; /* false: too few observations or a constant/collinear predictor */
     const char *undefined_reason;
-    double *coef;      /* p + 1: intercept first */
-    double *se;        /* p + 1 standard errors; NaN when df == 0 */
-    double *xtx_inv;   /* (p + 1)² row-major (XᵀX)⁻¹ */
-    double sigma;      /* residual standard error √(RSS/df); NaN when df == 0 */
-    double rss;        /* residual sum of squares */
-    double r2;         /* 1 − RSS/TSS; NaN when y is constant */
-    double r2_adj;     /* 1 − (1 − R²)(n − 1)/df; NaN when df == 0 or y constant */
+    double *coef;    /* p + 1: intercept first */
+    double *se;      /* p + 1 standard errors; NaN when df == 0 */
+    double *xtx_inv; /* (p + 1)² row-major (XᵀX)⁻¹ */
+    double sigma;    /* residual standard error √(RSS/df); NaN when df == 0 */
+    double rss;      /* residual sum of squares */
+    double r2;       /* 1 − RSS/TSS; NaN when y is constant */
+    double r2_adj;   /* 1 − (1 − R²)(n − 1)/df; NaN when df == 0 or y constant */
 } pfi_ols;
 
 /*

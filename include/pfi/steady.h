@@ -34,10 +34,10 @@ typedef struct pfi_steady {
  *
  * t_s[n]: sample times in seconds on a monotonic clock, non-decreasing (may be NULL when
  * warmup_s == 0). value[n]: the samples, any unit. valid[n]: may be NULL (all valid); a sample
- * with valid[i] false, or a NaN or infinite value, is missing: counted, never averaged. Samples with
- * t_s[i] - t_s[0] < warmup_s are the warm-up. Of the n_valid remaining valid samples, the
- * m = max(1, ceil(q·n_valid)) largest are averaged (ties broken arbitrarily: equal values
- * give the same mean); se is their sample standard deviation over sqrt(m).
+ * with valid[i] false, or a NaN or infinite value, is missing: counted, never averaged. Samples
+ * with t_s[i] - t_s[0] < warmup_s are the warm-up. Of the n_valid remaining valid samples, the m =
+ * max(1, ceil(q·n_valid)) largest are averaged (ties broken arbitrarily: equal values give the same
+ * mean); se is their sample standard deviation over sqrt(m).
  *
  * work[n]: caller-provided scratch (the function allocates nothing); may alias nothing else.
  * Errors: PFI_ERR_INVALID_ARGUMENT (q outside (0,1], warmup_s < 0, t_s NULL with a warm-up,

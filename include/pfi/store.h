@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "pfi/memory.h"
 #include "pfi/error.h"
+#include "pfi/memory.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,8 +58,8 @@ typedef struct pfi_store_source {
 /* A run to store. NaN = missing (stored as NULL). Strings borrowed. */
 typedef struct pfi_store_run {
     const char *group;
-    const char *job_class;   /* NULL: keep the group's */
-    long gpus;               /* 0: unknown */
+    const char *job_class; /* NULL: keep the group's */
+    long gpus;             /* 0: unknown */
     double cap_w;
     double power_w, power_se_w;
     size_t power_n;
@@ -68,7 +68,7 @@ typedef struct pfi_store_run {
     const char *throughput_unit;
     const char *power_field;
     double energy_j;
-    unsigned flags;          /* PFI_RED_* */
+    unsigned flags; /* PFI_RED_* */
     size_t n_features;
     const char (*feature_name)[64];
     const double *feature_value;
@@ -89,10 +89,10 @@ const char *pfi_store_group_check(const char *name);
 /*
  * pfi_store_put_run — insert r, replacing a run of the same group and cap (then *replaced is
  * true), in one transaction. Errors: PFI_ERR_INVALID_ARGUMENT (group refused by
- * pfi_store_group_check, cap not finite and positive; diag says which), PFI_ERR_IO (SQLite failed: diag has its message; nothing written).
+ * pfi_store_group_check, cap not finite and positive; diag says which), PFI_ERR_IO (SQLite failed:
+ * diag has its message; nothing written).
  */
-pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced,
-                            pfi_diag *diag);
+pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced, pfi_diag *diag);
 
 /*
  * pfi_store_find_run — *found is true when group holds a run whose feature named feature has
@@ -128,8 +128,8 @@ typedef pfi_error (*pfi_store_row_fn)(void *ctx, const pfi_store_row *row);
  * *n_runs (may be NULL): runs handed over. Errors: PFI_ERR_IO (SQLite failed: diag has its
  * message), or the first error fn returned.
  */
-pfi_error pfi_store_each_run(pfi_store *s, const char *group_filter, pfi_store_row_fn fn,
-                             void *ctx, size_t *n_runs, pfi_diag *diag);
+pfi_error pfi_store_each_run(pfi_store *s, const char *group_filter, pfi_store_row_fn fn, void *ctx,
+                             size_t *n_runs, pfi_diag *diag);
 
 /*
  * pfi_store_export_csv — write every stored run as CSV (header: group,job_class,gpus,cap_w,
@@ -170,9 +170,8 @@ pfi_error pfi_store_read_runs(pfi_store *s, struct pfi_runs_table *t, const char
  * (pfi_free), in name order. A run without features, or no such run, gives *n = 0 (and NULL
  * arrays). Errors: PFI_ERR_INVALID_ARGUMENT, PFI_ERR_IO (SQLite; diag), PFI_ERR_NOMEM.
  */
-pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,
-                                 char (**names)[64], double **values, size_t *n,
-                                 pfi_diag *diag);
+pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w, char (**names)[64],
+                                 double **values, size_t *n, pfi_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -84,32 +84,32 @@ pfi_error pfi_tput_command(char *const *argv, pfi_tput_regex *re, pfi_gpu *clock
 
 /* pfi_tput_log — follow the file at path from its end at start (a training log written by a
  * job pfi does not run), matching lines with re (ownership passes). */
-pfi_error pfi_tput_log(const char *path, pfi_tput_regex *re, pfi_gpu *clock,
-                       pfi_tput_source *out, pfi_diag *diag);
+pfi_error pfi_tput_log(const char *path, pfi_tput_regex *re, pfi_gpu *clock, pfi_tput_source *out,
+                       pfi_diag *diag);
 
 /* ---- runs ------------------------------------------------------------------------------- */
 
 /* pfi_sweep_row — one completed run. Strings borrowed for the duration of put. */
 typedef struct pfi_sweep_row {
-    const char *group;        /* sweep group name */
-    double cap_w;             /* the cap in effect: max enforced limit over the GPUs, W */
-    double requested_cap_w;   /* what the sweep asked for, W */
-    double power_w;           /* steady-state job power (sum over GPUs), W; NaN missing */
-    double power_se_w;        /* NaN when unknown */
-    double throughput;        /* steady-state tokens/s; NaN missing */
+    const char *group;      /* sweep group name */
+    double cap_w;           /* the cap in effect: max enforced limit over the GPUs, W */
+    double requested_cap_w; /* what the sweep asked for, W */
+    double power_w;         /* steady-state job power (sum over GPUs), W; NaN missing */
+    double power_se_w;      /* NaN when unknown */
+    double throughput;      /* steady-state tokens/s; NaN missing */
     double throughput_se;
     unsigned gpus;
-    size_t samples;           /* telemetry ticks in the window */
-    size_t tput_reports;      /* throughput reports in the window */
-    const char *flags;        /* ';'-separated: clamped, cap_not_effective, enforced_below_request,
-                                 gpu_lost, no_throughput, missing_power, workload_exited */
-    const char *mode;         /* "separate" / "in-situ" */
-    double window_s;          /* measured window length, s (backend clock) */
-    double sm_clock_mhz;      /* mean over GPUs and window; NaN missing */
-    double dram_active;       /* mean, [0, 1]; NaN missing */
+    size_t samples;      /* telemetry ticks in the window */
+    size_t tput_reports; /* throughput reports in the window */
+    const char *flags;   /* ';'-separated: clamped, cap_not_effective, enforced_below_request,
+                            gpu_lost, no_throughput, missing_power, workload_exited */
+    const char *mode;    /* "separate" / "in-situ" */
+    double window_s;     /* measured window length, s (backend clock) */
+    double sm_clock_mhz; /* mean over GPUs and window; NaN missing */
+    double dram_active;  /* mean, [0, 1]; NaN missing */
     double tensor_active;
-    double energy_j;          /* energy counter delta over the window, summed; NaN missing */
-    const char *started_utc;  /* wall-clock label "2026-01-14T07:21:09Z" */
+    double energy_j;         /* energy counter delta over the window, summed; NaN missing */
+    const char *started_utc; /* wall-clock label "2026-01-14T07:21:09Z" */
 } pfi_sweep_row;
 
 /* pfi_run_sink — where runs go. */
@@ -163,28 +163,28 @@ typedef enum pfi_sweep_mode { PFI_SWEEP_SEPARATE = 0, PFI_SWEEP_IN_SITU = 1 } pf
 
 /* pfi_sweep_progress — handed to the progress callback at each tick. */
 typedef struct pfi_sweep_progress {
-    size_t run, n_runs;       /* 0-based run index, runs in this sweep (skipped included) */
+    size_t run, n_runs; /* 0-based run index, runs in this sweep (skipped included) */
     double cap_w;
-    const char *phase;        /* "warm-up", "settle", "measure" */
-    double phase_left_s;      /* backend seconds left in this phase */
-    double eta_s;             /* backend seconds left in the sweep (estimate) */
+    const char *phase;   /* "warm-up", "settle", "measure" */
+    double phase_left_s; /* backend seconds left in this phase */
+    double eta_s;        /* backend seconds left in the sweep (estimate) */
 } pfi_sweep_progress;
 
 typedef struct pfi_sweep_config {
-    const unsigned *gpus;     /* backend indices of the job's GPUs */
+    const unsigned *gpus; /* backend indices of the job's GPUs */
     size_t n_gpus;
-    const double *caps_w;     /* caps in the order to measure them; the highest is the reference */
+    const double *caps_w; /* caps in the order to measure them; the highest is the reference */
     size_t n_caps;
     pfi_sweep_mode mode;
-    double duration_s;        /* measurement window per cap */
-    double interval_s;        /* Δt between telemetry samples */
-    double warmup_s;          /* separate: after each start; in-situ: after the single start */
-    double settle_s;          /* in-situ: after each cap change */
-    double q;                 /* steady-state top fraction (0.10) */
-    bool clamp;               /* clamp caps outside [min, max] instead of refusing */
-    const char *group;        /* sweep group name for the rows */
-    const char *journal_path; /* NULL: no journal (emulated) */
-    const char *library;      /* recorded in the journal */
+    double duration_s;           /* measurement window per cap */
+    double interval_s;           /* Δt between telemetry samples */
+    double warmup_s;             /* separate: after each start; in-situ: after the single start */
+    double settle_s;             /* in-situ: after each cap change */
+    double q;                    /* steady-state top fraction (0.10) */
+    bool clamp;                  /* clamp caps outside [min, max] instead of refusing */
+    const char *group;           /* sweep group name for the rows */
+    const char *journal_path;    /* NULL: no journal (emulated) */
+    const char *library;         /* recorded in the journal */
     volatile sig_atomic_t *stop; /* set by a signal handler: stop, restore, return */
     void (*progress)(void *arg, const pfi_sweep_progress *p);
     void *progress_arg;
@@ -202,13 +202,13 @@ typedef struct pfi_sweep_config {
 /* pfi_sweep_stats — what the sweep did and how well it kept time. */
 typedef struct pfi_sweep_stats {
     size_t runs_done, runs_skipped, runs_failed;
-    size_t ticks;                 /* telemetry ticks */
-    double max_late_s;            /* largest delay from a tick's deadline to the end of its reads */
-    double drift_rel;             /* max over windows of |span − (ticks−1)·Δt| / ((ticks−1)·Δt) */
-    double cpu_per_sample_s;      /* process CPU per GPU sample (sampling code only) */
-    double elapsed_s;             /* backend time from start to end */
-    bool restored;                /* every GPU holds its original limit again */
-    pfi_cap_result *restore;      /* n_gpus results of the final restore (owned by stats) */
+    size_t ticks;      /* telemetry ticks */
+    double max_late_s; /* largest delay from a tick's deadline to the end of its reads */
+    double drift_rel;  /* max over windows of |span − (ticks−1)·Δt| / ((ticks−1)·Δt) */
+    double cpu_per_sample_s; /* process CPU per GPU sample (sampling code only) */
+    double elapsed_s;        /* backend time from start to end */
+    bool restored;           /* every GPU holds its original limit again */
+    pfi_cap_result *restore; /* n_gpus results of the final restore (owned by stats) */
 } pfi_sweep_stats;
 
 /* pfi_sweep_stats_clear — free what s owns. */

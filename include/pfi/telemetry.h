@@ -26,8 +26,8 @@
  * given: pfi_telemetry.interval_assumed), and pfi_telemetry.time_nominal is set. A time
  * that goes backwards splits the series (a new segment, a note); for time-of-day-only dmon a
  * jump back across midnight that matches the interval is a day rollover (+86400 s, a note).
- * A time GAP is a step between consecutive stored samples longer than PFI_TELEMETRY_GAP_FACTOR x the
- * series' own median sampling step (pfi_telemetry_gaps; for nominal times that step is the
+ * A time GAP is a step between consecutive stored samples longer than PFI_TELEMETRY_GAP_FACTOR x
+ * the series' own median sampling step (pfi_telemetry_gaps; for nominal times that step is the
  * interval): nothing is integrated across one, and pfi_telemetry_summarize notes each power or
  * energy series that has gaps.
  *
@@ -47,13 +47,14 @@
 extern "C" {
 #endif
 
-#define PFI_TELEMETRY_MAX_LINE 65536       /* longest input line, bytes */
-#define PFI_TELEMETRY_MAX_ENTITIES 4096    /* most GPUs/entities in one collector */
-#define PFI_TELEMETRY_MAX_FIELDS 256       /* most distinct fields */
+#define PFI_TELEMETRY_MAX_LINE 65536        /* longest input line, bytes */
+#define PFI_TELEMETRY_MAX_ENTITIES 4096     /* most GPUs/entities in one collector */
+#define PFI_TELEMETRY_MAX_FIELDS 256        /* most distinct fields */
 #define PFI_TELEMETRY_MAX_SAMPLES 100000000 /* most stored samples over all series */
-#define PFI_TELEMETRY_MAX_NOTES 512        /* notes kept; later ones are counted only */
+#define PFI_TELEMETRY_MAX_NOTES 512         /* notes kept; later ones are counted only */
 #define PFI_TELEMETRY_NOTE_LEN 320
-#define PFI_TELEMETRY_GAP_FACTOR 10.0      /* a step > this x the median step is a gap (pfi_telemetry_gaps) */
+#define PFI_TELEMETRY_GAP_FACTOR                                                                   \
+    10.0 /* a step > this x the median step is a gap (pfi_telemetry_gaps) */
 
 typedef enum pfi_telemetry_format {
     PFI_TELEMETRY_AUTO = 0,
@@ -69,7 +70,8 @@ typedef enum pfi_telemetry_format {
  * "nvidia-smi-xml". */
 const char *pfi_telemetry_format_name(pfi_telemetry_format f);
 
-/* pfi_telemetry_format_parse — inverse of pfi_telemetry_format_name ("auto" too); false when unknown. */
+/* pfi_telemetry_format_parse — inverse of pfi_telemetry_format_name ("auto" too); false when
+ * unknown. */
 bool pfi_telemetry_format_parse(const char *name, pfi_telemetry_format *out);
 
 /*
@@ -91,47 +93,47 @@ typedef enum pfi_telemetry_kind {
 } pfi_telemetry_kind;
 
 typedef struct pfi_telemetry_options {
-    double interval_s;     /* sampling interval for formats without time (0: unknown) */
-    double max_power_w;    /* per-GPU max power limit for the power range check (0: unknown;
-                              then a seen max/enforced limit column is used) */
-    const char *host;      /* host attached to entities without one (Prometheus), may be NULL */
-    const char *csv_fields;/* comma-separated --query-gpu list for csv,noheader (may be NULL) */
-    long start_date;       /* YYYYMMDD for time-only dmon (0: times relative) */
-    bool keep_series;      /* store samples (true) or only count/sum them (false: benchmarks) */
-    bool generic_rows;     /* every row through the general per-line path, none through the
-                              fast row paths. The results are identical by contract (same
-                              series, sums, notes and counters); tests and fuzzers read each
-                              input both ways and compare. Off: the default. */
-    bool no_simd;          /* the fast row paths without instructions beyond the baseline
-                              (SSE2 on x86-64), even where the CPU has them: for tests of
-                              that path; results are the same either way. */
+    double interval_s;      /* sampling interval for formats without time (0: unknown) */
+    double max_power_w;     /* per-GPU max power limit for the power range check (0: unknown;
+                               then a seen max/enforced limit column is used) */
+    const char *host;       /* host attached to entities without one (Prometheus), may be NULL */
+    const char *csv_fields; /* comma-separated --query-gpu list for csv,noheader (may be NULL) */
+    long start_date;        /* YYYYMMDD for time-only dmon (0: times relative) */
+    bool keep_series;       /* store samples (true) or only count/sum them (false: benchmarks) */
+    bool generic_rows;      /* every row through the general per-line path, none through the
+                               fast row paths. The results are identical by contract (same
+                               series, sums, notes and counters); tests and fuzzers read each
+                               input both ways and compare. Off: the default. */
+    bool no_simd;           /* the fast row paths without instructions beyond the baseline
+                               (SSE2 on x86-64), even where the CPU has them: for tests of
+                               that path; results are the same either way. */
 } pfi_telemetry_options;
 
 /* One (entity, field) series. Arrays hold the valid samples only, in file order. */
 typedef struct pfi_telemetry_series {
     size_t entity, field;
-    double *t_s;            /* n sample times, s (see time above) */
-    double *value;          /* n values in the field's unit */
-    unsigned char *brk;     /* n flags: 1 when sample i starts a new piece (after a missing
-                               value or a segment split): never integrate across; time gaps
-                               (pfi_telemetry_gaps) are not marked here but skipped all the same */
-    size_t n;               /* stored (valid) samples; n_valid when keep_series */
-    size_t n_valid;         /* valid samples seen */
-    size_t n_missing;       /* missing tokens seen */
-    size_t n_range;         /* out-of-range glitches dropped */
-    size_t n_duplicate;     /* duplicate series in one scrape, dropped */
-    double range_max;       /* largest glitch value seen (NaN when none) */
-    double sum;             /* sum of valid values */
-    double last_good_t_s;   /* time of the last valid sample (NaN when none) */
+    double *t_s;              /* n sample times, s (see time above) */
+    double *value;            /* n values in the field's unit */
+    unsigned char *brk;       /* n flags: 1 when sample i starts a new piece (after a missing
+                                 value or a segment split): never integrate across; time gaps
+                                 (pfi_telemetry_gaps) are not marked here but skipped all the same */
+    size_t n;                 /* stored (valid) samples; n_valid when keep_series */
+    size_t n_valid;           /* valid samples seen */
+    size_t n_missing;         /* missing tokens seen */
+    size_t n_range;           /* out-of-range glitches dropped */
+    size_t n_duplicate;       /* duplicate series in one scrape, dropped */
+    double range_max;         /* largest glitch value seen (NaN when none) */
+    double sum;               /* sum of valid values */
+    double last_good_t_s;     /* time of the last valid sample (NaN when none) */
     double first_missing_t_s; /* first missing sample after a valid one (NaN when none) */
-    double *miss_t;         /* n_miss times of the rows whose value was seen but not stored
-                               (a missing token, a DCGM blank, an out-of-range glitch), in
-                               the order recorded; kept for power and energy fields only
-                               (PFI_KIND_POWER_W, PFI_KIND_ENERGY_MJ) and only with
-                               keep_series, else n_miss is 0. power_energy_w also holds its
-                               counter's. A time that is not known (an empty Prometheus
-                               scrape among timestamped ones) is not kept. pfi_reduce_power
-                               makes these timestamps incomplete. */
+    double *miss_t;           /* n_miss times of the rows whose value was seen but not stored
+                                 (a missing token, a DCGM blank, an out-of-range glitch), in
+                                 the order recorded; kept for power and energy fields only
+                                 (PFI_KIND_POWER_W, PFI_KIND_ENERGY_MJ) and only with
+                                 keep_series, else n_miss is 0. power_energy_w also holds its
+                                 counter's. A time that is not known (an empty Prometheus
+                                 scrape among timestamped ones) is not kept. pfi_reduce_power
+                                 makes these timestamps incomplete. */
     size_t n_miss;
     /* private */
     size_t cap, miss_cap;
@@ -142,24 +144,24 @@ typedef struct pfi_telemetry_series {
 } pfi_telemetry_series;
 
 typedef struct pfi_telemetry_entity {
-    char *name;             /* "gpu0", "GPU-I 3", "node-a/GPU-1c1c..." */
-    char *bus;              /* normalised PCI bus id "0000:3d:00.0" or NULL */
-    bool lost;              /* the GPU fell off the bus ("[GPU is lost]", error line) */
-    double lost_t_s;        /* first lost sample time (NaN when unknown, e.g. marked lost
-                               from a kernel log: pfi/kernlog.h) */
-    double last_good_t_s;   /* last row with any valid value before the loss (NaN) */
-    size_t rows;            /* data rows seen for this entity */
-    int segment;            /* current segment (time went backwards: +1) */
-    double last_t;          /* private: last row time */
-    double day_offset_s;    /* private: midnight rollovers so far x 86400 */
-    bool is_gpu;            /* false for NVSwitch and other non-GPU entities */
+    char *name;           /* "gpu0", "GPU-I 3", "node-a/GPU-1c1c..." */
+    char *bus;            /* normalised PCI bus id "0000:3d:00.0" or NULL */
+    bool lost;            /* the GPU fell off the bus ("[GPU is lost]", error line) */
+    double lost_t_s;      /* first lost sample time (NaN when unknown, e.g. marked lost
+                             from a kernel log: pfi/kernlog.h) */
+    double last_good_t_s; /* last row with any valid value before the loss (NaN) */
+    size_t rows;          /* data rows seen for this entity */
+    int segment;          /* current segment (time went backwards: +1) */
+    double last_t;        /* private: last row time */
+    double day_offset_s;  /* private: midnight rollovers so far x 86400 */
+    bool is_gpu;          /* false for NVSwitch and other non-GPU entities */
 } pfi_telemetry_entity;
 
 typedef struct pfi_telemetry_field {
-    char *name;             /* canonical name (or the source name when unknown) */
-    char *source;           /* name as written in the first file that had it */
+    char *name;   /* canonical name (or the source name when unknown) */
+    char *source; /* name as written in the first file that had it */
     pfi_telemetry_kind kind;
-    int dcgm_id;            /* DCGM field id, 0 when none */
+    int dcgm_id; /* DCGM field id, 0 when none */
 } pfi_telemetry_field;
 
 typedef struct pfi_telemetry {
@@ -170,17 +172,17 @@ typedef struct pfi_telemetry {
     size_t n_fields;
     pfi_telemetry_series *series;
     size_t n_series;
-    size_t n_rows;          /* data rows accepted */
-    size_t n_skipped;       /* non-data lines skipped (error text, malformed rows) */
-    size_t n_tool_errors;   /* error sentences printed by the tool in place of data */
-    size_t n_files;         /* files read */
-    size_t n_scrapes;       /* Prometheus scrapes read (one per file) */
-    size_t n_stored;        /* samples stored over all series */
-    bool time_nominal;      /* some times come from interval x index */
-    bool time_relative;     /* times are relative to the first sample, not dates */
-    bool interval_assumed;  /* nominal times used 1 s because no interval was given */
+    size_t n_rows;         /* data rows accepted */
+    size_t n_skipped;      /* non-data lines skipped (error text, malformed rows) */
+    size_t n_tool_errors;  /* error sentences printed by the tool in place of data */
+    size_t n_files;        /* files read */
+    size_t n_scrapes;      /* Prometheus scrapes read (one per file) */
+    size_t n_stored;       /* samples stored over all series */
+    bool time_nominal;     /* some times come from interval x index */
+    bool time_relative;    /* times are relative to the first sample, not dates */
+    bool interval_assumed; /* nominal times used 1 s because no interval was given */
     pfi_telemetry_format last_format;
-    char **notes;           /* n_notes one-line notes (warnings, tool errors) */
+    char **notes; /* n_notes one-line notes (warnings, tool errors) */
     size_t n_notes;
     size_t n_notes_dropped;
     char tool_error[PFI_TELEMETRY_NOTE_LEN]; /* first tool error sentence, verbatim ("" if none) */
@@ -188,7 +190,7 @@ typedef struct pfi_telemetry {
     size_t series_cap, entities_cap;
     size_t n_miss_stored; /* miss_t entries over all series (at most PFI_TELEMETRY_MAX_SAMPLES) */
     bool prom_stamped;    /* a Prometheus sample carried its own timestamp */
-    int *map; /* n_entities x PFI_TELEMETRY_MAX_FIELDS series index, -1 none */
+    int *map;             /* n_entities x PFI_TELEMETRY_MAX_FIELDS series index, -1 none */
     size_t file_tool_errors; /* tool sentences in the file being read */
     double max_limit_w;
 } pfi_telemetry;
@@ -204,8 +206,8 @@ pfi_error pfi_telemetry_create(const pfi_telemetry_options *opt, pfi_telemetry *
 void pfi_telemetry_destroy(pfi_telemetry *tm);
 
 /*
- * pfi_telemetry_read_file / pfi_telemetry_read_stream — read one file (stream borrowed) of format fmt
- * (PFI_TELEMETRY_AUTO: detected from the first bytes) into tm. name is used in notes and diag.
+ * pfi_telemetry_read_file / pfi_telemetry_read_stream — read one file (stream borrowed) of format
+ * fmt (PFI_TELEMETRY_AUTO: detected from the first bytes) into tm. name is used in notes and diag.
  * Bad lines (error sentences, rows with the wrong token count) are skipped and noted with
  * their line number; a tool error sentence is kept verbatim in tm->tool_error.
  * Errors: PFI_ERR_IO, PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT (entity/field/sample limits),
@@ -217,15 +219,17 @@ void pfi_telemetry_destroy(pfi_telemetry *tm);
  * "mW" under a "[W]" header is converted explicitly. A file with zero samples is not an
  * error here: check pfi_telemetry_has_field. On error tm keeps what was read before the error.
  */
-pfi_error pfi_telemetry_read_file(pfi_telemetry *tm, const char *path, pfi_telemetry_format fmt, pfi_diag *diag);
-pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name, pfi_telemetry_format fmt,
-                             pfi_diag *diag);
+pfi_error pfi_telemetry_read_file(pfi_telemetry *tm, const char *path, pfi_telemetry_format fmt,
+                                  pfi_diag *diag);
+pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name,
+                                    pfi_telemetry_format fmt, pfi_diag *diag);
 
 /* pfi_telemetry_field_find — index of the field with canonical name, or -1. */
 long pfi_telemetry_field_find(const pfi_telemetry *tm, const char *name);
 
 /* pfi_telemetry_series_get — the series of (entity, field), or NULL when never seen. */
-const pfi_telemetry_series *pfi_telemetry_series_get(const pfi_telemetry *tm, size_t entity, size_t field);
+const pfi_telemetry_series *pfi_telemetry_series_get(const pfi_telemetry *tm, size_t entity,
+                                                     size_t field);
 
 /*
  * pfi_telemetry_field_info — the canonical name, kind and DCGM id of a source column name
@@ -233,7 +237,7 @@ const pfi_telemetry_series *pfi_telemetry_series_get(const pfi_telemetry *tm, si
  * metric). Unknown names give name itself, PFI_KIND_OTHER, 0. *canonical is static or name.
  */
 void pfi_telemetry_field_info(const char *name, const char **canonical, pfi_telemetry_kind *kind,
-                       int *dcgm_id);
+                              int *dcgm_id);
 
 /*
  * pfi_telemetry_gaps — the time gaps of a series: steps t[i] - t[i-1] > 0 between consecutive
@@ -261,7 +265,8 @@ double pfi_telemetry_integrate(const pfi_telemetry_series *s, double *covered_s)
  * trapezoids) starts a new segment. *covered_s: seconds covered by the segments; *n_resets:
  * resets seen. Same unit as the series (mJ for energy_mj).
  */
-double pfi_telemetry_counter_delta(const pfi_telemetry_series *s, double *covered_s, size_t *n_resets);
+double pfi_telemetry_counter_delta(const pfi_telemetry_series *s, double *covered_s,
+                                   size_t *n_resets);
 
 /*
  * pfi_telemetry_derive_power_from_energy — for every entity with an energy_mj series, add a

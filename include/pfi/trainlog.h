@@ -55,27 +55,27 @@ enum {
 };
 
 typedef struct pfi_trainlog_interval {
-    long line;        /* 1-based line */
-    long iteration;   /* last iteration of the interval (-1 unknown) */
-    long n_iter;      /* iterations in the interval (0 unknown) */
-    double work;      /* samples or tokens (NaN when unknown) */
-    double time_s;    /* wall seconds (NaN when unknown) */
-    double rate;      /* work / time_s, or the logged rate; NaN when not finite */
-    double tflops;    /* TFLOP/s per GPU as logged, NaN when absent (never 0) */
+    long line;      /* 1-based line */
+    long iteration; /* last iteration of the interval (-1 unknown) */
+    long n_iter;    /* iterations in the interval (0 unknown) */
+    double work;    /* samples or tokens (NaN when unknown) */
+    double time_s;  /* wall seconds (NaN when unknown) */
+    double rate;    /* work / time_s, or the logged rate; NaN when not finite */
+    double tflops;  /* TFLOP/s per GPU as logged, NaN when absent (never 0) */
     unsigned flags;
 } pfi_trainlog_interval;
 
 typedef struct pfi_trainlog {
     pfi_trainlog_format format;
-    char unit[16];            /* "samples" or "tokens" */
+    char unit[16]; /* "samples" or "tokens" */
     pfi_trainlog_interval *iv;
     size_t n;
-    size_t n_nan;             /* intervals with NaN loss */
-    size_t cap;               /* private */
+    size_t n_nan; /* intervals with NaN loss */
+    size_t cap;   /* private */
 } pfi_trainlog;
 
-/* pfi_trainlog_format_name / pfi_trainlog_format_parse — "megatron", "nanotron", "hf", "torchtitan",
- * "regex" ("auto" too). */
+/* pfi_trainlog_format_name / pfi_trainlog_format_parse — "megatron", "nanotron", "hf",
+ * "torchtitan", "regex" ("auto" too). */
 const char *pfi_trainlog_format_name(pfi_trainlog_format f);
 bool pfi_trainlog_format_parse(const char *name, pfi_trainlog_format *out);
 
@@ -97,10 +97,10 @@ void pfi_trainlog_destroy(pfi_trainlog *log);
 
 /* Result of pfi_trainlog_reduce. */
 typedef struct pfi_trainlog_summary {
-    pfi_steady steady;      /* top-q mean of interval rates (work/s) */
-    double window_rate;     /* sum(work) / sum(time) over the included intervals (work/s);
-                               NaN when no included interval has both */
-    double tflops_mean;     /* mean logged TFLOP/s/GPU over included intervals, NaN if none */
+    pfi_steady steady;  /* top-q mean of interval rates (work/s) */
+    double window_rate; /* sum(work) / sum(time) over the included intervals (work/s);
+                           NaN when no included interval has both */
+    double tflops_mean; /* mean logged TFLOP/s/GPU over included intervals, NaN if none */
     size_t n_included;
     size_t n_skipped, n_checkpoint, n_bad_rate, n_warmup, n_no_time;
 } pfi_trainlog_summary;

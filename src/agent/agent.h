@@ -35,18 +35,18 @@ typedef struct pfid_ring_entry {
 
 /* What the snapshot holds about one GPU. Fields are valid only as their flags say. */
 typedef struct pfid_gpu_state {
-    pfi_gpu_info info;          /* read once at start */
-    bool up;                    /* the last read succeeded */
-    bool ever;                  /* at least one good sample */
-    pfi_gpu_sample last;        /* last good sample */
-    double last_mono_s;         /* CLOCK_MONOTONIC of the last good sample */
-    double last_wall_s;         /* wall clock of the last good sample (labels only) */
-    double power_w;             /* energy-based over the last interval, else the reading */
+    pfi_gpu_info info;   /* read once at start */
+    bool up;             /* the last read succeeded */
+    bool ever;           /* at least one good sample */
+    pfi_gpu_sample last; /* last good sample */
+    double last_mono_s;  /* CLOCK_MONOTONIC of the last good sample */
+    double last_wall_s;  /* wall clock of the last good sample (labels only) */
+    double power_w;      /* energy-based over the last interval, else the reading */
     bool power_valid;
-    pfi_gpu_limits limits;      /* last read (valid flags inside) */
-    uint32_t original_mw;       /* limit before pfid changed it (journalled) */
+    pfi_gpu_limits limits; /* last read (valid flags inside) */
+    uint32_t original_mw;  /* limit before pfid changed it (journalled) */
     bool original_valid;
-    char job[PFID_ID_MAX];      /* "" when no job */
+    char job[PFID_ID_MAX]; /* "" when no job */
     char cls[PFID_ID_MAX];
     pfid_ring_entry ring[PFID_RING_MAX];
     unsigned ring_head, ring_n;
@@ -61,8 +61,8 @@ typedef struct pfid_job_tput {
 
 /* The lease as the snapshot shows it. */
 typedef struct pfid_lease_view {
-    bool active;         /* caps set by a PUT are in force */
-    bool holding;        /* lease expired, caps held (policy hold) until hold_until */
+    bool active;  /* caps set by a PUT are in force */
+    bool holding; /* lease expired, caps held (policy hold) until hold_until */
     char request_id[PFID_ID_MAX];
     double expires_mono; /* lease end, CLOCK_MONOTONIC */
     double revert_mono;  /* when the caps go back to the originals (lease or hold end) */
@@ -73,36 +73,36 @@ typedef struct pfid_agent {
     char config_path[PFID_PATH_MAX];
     char hostname[256];
     char token[256];
-    size_t token_len;          /* 0: no token, every write is refused */
+    size_t token_len; /* 0: no token, every write is refused */
 
     pfi_gpu *gpu;
     pthread_mutex_t gpu_lock;
     unsigned n_gpus;
-    double clock_offset_s;     /* emulated: backend time = monotonic + offset */
+    double clock_offset_s; /* emulated: backend time = monotonic + offset */
 
     /* snapshot */
     pthread_mutex_t snap_lock;
-    pfid_gpu_state *gpus;      /* [n_gpus] */
+    pfid_gpu_state *gpus; /* [n_gpus] */
     pfid_job_tput tput[PFID_MAX_JOBS];
     size_t n_tput;
-    pfid_mapping mapping;      /* static mapping (jobs = static) */
+    pfid_mapping mapping; /* static mapping (jobs = static) */
     pfid_lease_view lease;
-    double heartbeat_mono_s;   /* end of the last complete sampling round */
+    double heartbeat_mono_s; /* end of the last complete sampling round */
     double sampled_wall_s;
     uint64_t samples_total, sample_errors_total, rounds_total;
-    double round_cost_s;       /* CPU time of the last round, s (thread CPU clock) */
+    double round_cost_s; /* CPU time of the last round, s (thread CPU clock) */
     bool caps_available;
     char caps_why[1024];
 
     /* cap control */
     pthread_mutex_t caps_lock;
-    pfi_capctl *capctl;        /* NULL when cap control is unavailable */
+    pfi_capctl *capctl; /* NULL when cap control is unavailable */
     uint32_t cur_mw[PFID_MAX_GPUS];
-    bool restore_pending;      /* a restore failed; retried by pfid_caps_tick */
+    bool restore_pending; /* a restore failed; retried by pfid_caps_tick */
     double restore_retry_mono;
     struct {
         char id[PFID_ID_MAX];
-        char *response;        /* the 200 body given the first time (owned) */
+        char *response; /* the 200 body given the first time (owned) */
     } idem[PFID_IDEM_SLOTS];
     unsigned idem_next;
 
@@ -184,10 +184,9 @@ struct pfi_http_server *pfid_http_start(pfid_agent *a);
 void pfid_http_stop(struct pfi_http_server *s);
 /* Constant-time comparison of a presented token with the secret (time depends only on the
  * secret's length): pfi_http_token_equal, the one check both servers use. */
-bool pfid_token_equal(const char *given, size_t given_len, const char *secret,
-                      size_t secret_len);
+bool pfid_token_equal(const char *given, size_t given_len, const char *secret, size_t secret_len);
 /* POST /v1/jobs/{id}/throughput. */
-void pfid_throughput_post(pfid_agent *a, const char *job, const char *req, size_t len,
-                          int *status, char **body);
+void pfid_throughput_post(pfid_agent *a, const char *job, const char *req, size_t len, int *status,
+                          char **body);
 
 #endif

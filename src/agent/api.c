@@ -16,22 +16,13 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "pfi/http.h"
 #include "log.h"
+#include "pfi/http.h"
 #include "request.h"
 
-enum route {
-    R_NONE = 0,
-    R_HEALTHZ,
-    R_METRICS,
-    R_STATE,
-    R_CAPS_PUT,
-    R_CAPS_DELETE,
-    R_TPUT
-};
+enum route { R_NONE = 0, R_HEALTHZ, R_METRICS, R_STATE, R_CAPS_PUT, R_CAPS_DELETE, R_TPUT };
 
-bool pfid_token_equal(const char *given, size_t given_len, const char *secret,
-                      size_t secret_len)
+bool pfid_token_equal(const char *given, size_t given_len, const char *secret, size_t secret_len)
 {
     return pfi_http_token_equal(given, given_len, secret, secret_len);
 }
@@ -43,9 +34,9 @@ static pfi_http_next respond(pfi_http_request *rq, unsigned status, char *body, 
     if (body == NULL)
         status = 500;
     pfi_http_header h[] = {{"Content-Type", type},
-                       {"Cache-Control", "no-store"},
-                       {status == 401 ? "WWW-Authenticate" : NULL, "Bearer"},
-                       {NULL, NULL}};
+                           {"Cache-Control", "no-store"},
+                           {status == 401 ? "WWW-Authenticate" : NULL, "Bearer"},
+                           {NULL, NULL}};
     pfi_http_next next = pfi_http_reply(rq, status, body != NULL ? body : oom, h);
     free(body);
     return next;
@@ -120,8 +111,8 @@ static pfi_http_next healthz(pfid_agent *a, pfi_http_request *rq)
     return respond(rq, 200, strdup("ok\n"), "text/plain; charset=utf-8");
 }
 
-void pfid_throughput_post(pfid_agent *a, const char *job, const char *req, size_t len,
-                          int *status, char **body)
+void pfid_throughput_post(pfid_agent *a, const char *job, const char *req, size_t len, int *status,
+                          char **body)
 {
     double t;
     char msg[600];
@@ -189,9 +180,9 @@ static pfi_http_next on_head(void *cls, pfi_http_request *rq)
     bool needs_auth = write || (a->cfg.auth_reads && (r == R_METRICS || r == R_STATE));
     if (needs_auth && !authorised(a, rq)) {
         LOG_INFO("%s %s: 401 (missing or wrong bearer token)", method, url);
-        return send_error(rq, 401, a->token_len == 0
-                                       ? "writes are disabled: no token is configured"
-                                       : "missing or wrong bearer token");
+        return send_error(rq, 401,
+                          a->token_len == 0 ? "writes are disabled: no token is configured"
+                                            : "missing or wrong bearer token");
     }
     if (r == R_HEALTHZ)
         return healthz(a, rq);
@@ -210,7 +201,7 @@ static pfi_http_next on_head(void *cls, pfi_http_request *rq)
 /* A write's body is in: run it. Its route is found again from the method and path (the
  * same answer as on_head's, which let it through). */
 static pfi_http_next on_body(void *cls, pfi_http_request *rq, const char *body, size_t len,
-                         bool too_big)
+                             bool too_big)
 {
     pfid_agent *a = cls;
     const char *method = pfi_http_request_method(rq), *url = pfi_http_request_url(rq);
@@ -259,21 +250,20 @@ struct pfi_http_server *pfid_http_start(pfid_agent *a)
 {
     struct sockaddr_storage ss;
     if (!pfi_http_address_parse(a->cfg.listen, &ss)) {
-        LOG_ERROR("listen: '%s' is not ADDRESS:PORT (numeric, e.g. 127.0.0.1:9400)",
-                  a->cfg.listen);
+        LOG_ERROR("listen: '%s' is not ADDRESS:PORT (numeric, e.g. 127.0.0.1:9400)", a->cfg.listen);
         return NULL;
     }
     pfi_http_server_config hc = {.addr = (const struct sockaddr *)&ss,
-                             .threads = a->cfg.threads,
-                             .max_connections = a->cfg.max_connections,
-                             .idle_timeout_s = (unsigned)(a->cfg.conn_timeout_s + 0.5),
-                             .connection_memory_b = 32768,
-                             .thread_stack_b = 256 * 1024,
-                             .max_body = a->cfg.max_body,
-                             .on_head = on_head,
-                             .on_body = on_body,
-                             .log = server_log,
-                             .cls = a};
+                                 .threads = a->cfg.threads,
+                                 .max_connections = a->cfg.max_connections,
+                                 .idle_timeout_s = (unsigned)(a->cfg.conn_timeout_s + 0.5),
+                                 .connection_memory_b = 32768,
+                                 .thread_stack_b = 256 * 1024,
+                                 .max_body = a->cfg.max_body,
+                                 .on_head = on_head,
+                                 .on_body = on_body,
+                                 .log = server_log,
+                                 .cls = a};
     pfi_http_server *s;
     pfi_diag d;
     pfi_diag_clear(&d);

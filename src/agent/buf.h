@@ -11,10 +11,10 @@
 #define PFID_BUF_MAX (16u << 20)
 
 typedef struct pfid_buf {
-    char *p;      /* owned; NUL-terminated while !failed */
+    char *p; /* owned; NUL-terminated while !failed */
     size_t len;
     size_t cap;
-    bool failed;  /* out of memory or over PFID_BUF_MAX */
+    bool failed; /* out of memory or over PFID_BUF_MAX */
 } pfid_buf;
 
 void pfid_buf_printf(pfid_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

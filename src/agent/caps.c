@@ -76,8 +76,8 @@ static bool repair_journal(pfid_agent *a)
     }
     if (strcmp(j.backend, pfi_gpu_backend_name(a->gpu)) != 0) {
         snprintf(a->caps_why, sizeof a->caps_why,
-                 "journal %s was written by the %s backend, pfid runs %s: run pfi restore",
-                 path, j.backend, pfi_gpu_backend_name(a->gpu));
+                 "journal %s was written by the %s backend, pfid runs %s: run pfi restore", path,
+                 j.backend, pfi_gpu_backend_name(a->gpu));
         pfi_journal_clear(&j);
         return false;
     }
@@ -99,13 +99,12 @@ static bool repair_journal(pfid_agent *a)
     free(r);
     pfi_journal_clear(&j);
     if (e != PFI_OK) {
-        snprintf(a->caps_why, sizeof a->caps_why, "journal %s not fully restored (%s): %s",
-                 path, pfi_strerror(e), d.message);
+        snprintf(a->caps_why, sizeof a->caps_why, "journal %s not fully restored (%s): %s", path,
+                 pfi_strerror(e), d.message);
         return false;
     }
     if (unlink(path) != 0) {
-        snprintf(a->caps_why, sizeof a->caps_why, "%s: cannot remove: %s", path,
-                 strerror(errno));
+        snprintf(a->caps_why, sizeof a->caps_why, "%s: cannot remove: %s", path, strerror(errno));
         return false;
     }
     LOG_INFO("journal %s restored and removed", path);
@@ -144,8 +143,8 @@ void pfid_caps_start(pfid_agent *a)
     pfi_diag d;
     pfi_diag_clear(&d);
     pthread_mutex_lock(&a->gpu_lock);
-    pfi_error e = pfi_capctl_create(a->gpu, idx, a->n_gpus, a->cfg.journal,
-                                    a->cfg.nvml_library, &a->capctl, &d);
+    pfi_error e = pfi_capctl_create(a->gpu, idx, a->n_gpus, a->cfg.journal, a->cfg.nvml_library,
+                                    &a->capctl, &d);
     pthread_mutex_unlock(&a->gpu_lock);
     if (e != PFI_OK) {
         snprintf(a->caps_why, sizeof a->caps_why, "%s: %s", pfi_strerror(e), d.message);
@@ -281,13 +280,13 @@ void pfid_caps_stop(pfid_agent *a)
             changed = changed || a->cur_mw[k] != orig_mw(a, k);
         if (changed && a->cfg.shutdown_policy == PFID_POLICY_HOLD) {
             LOG_WARN("shutdown = hold: caps left in place; journal %s kept (the next start or "
-                     "'pfi restore' puts the originals back)", a->cfg.journal);
+                     "'pfi restore' puts the originals back)",
+                     a->cfg.journal);
         } else if (changed) {
             pfi_cap_result res[PFID_MAX_GPUS];
             char msg[768];
             if (restore_all(a, "shutdown", res, true, msg, sizeof msg) != PFI_OK)
-                LOG_ERROR("run 'pfi restore --journal %s' once the GPU is back",
-                          a->cfg.journal);
+                LOG_ERROR("run 'pfi restore --journal %s' once the GPU is back", a->cfg.journal);
         }
         pfi_capctl_destroy(a->capctl);
         a->capctl = NULL;
@@ -306,9 +305,10 @@ static json_t *gpu_result(const pfid_agent *a, unsigned k, uint32_t requested_mw
     json_t *o = json_object();
     json_object_set_new(o, "uuid", json_string(a->gpus[k].info.uuid));
     json_object_set_new(o, "requested_cap_w", json_real(requested_mw / 1000.0));
-    json_object_set_new(o, "enforced_cap_w", r != NULL && (r->readback & PFI_LIMIT_ENFORCED)
-                                                 ? json_real(r->enforced_mw / 1000.0)
-                                                 : json_null());
+    json_object_set_new(o, "enforced_cap_w",
+                        r != NULL && (r->readback & PFI_LIMIT_ENFORCED)
+                            ? json_real(r->enforced_mw / 1000.0)
+                            : json_null());
     return o;
 }
 
@@ -345,8 +345,9 @@ static int resolve(pfid_agent *a, const pfid_caps_request *rq, bool *which, doub
             want_w[k] = it->cap_w;
         }
         if (!found && status == 0) {
-            snprintf(msg, msg_len, it->by_job ? "caps[%zu]: no GPU of job %s on this node"
-                                              : "caps[%zu]: no GPU %s on this node",
+            snprintf(msg, msg_len,
+                     it->by_job ? "caps[%zu]: no GPU of job %s on this node"
+                                : "caps[%zu]: no GPU %s on this node",
                      i, it->id);
             status = 404;
         }
@@ -357,8 +358,8 @@ static int resolve(pfid_agent *a, const pfid_caps_request *rq, bool *which, doub
 
 /* Check every target against its device's range, then apply with rollback. Caller holds
  * caps_lock. 0 or an HTTP status with msg. */
-static int check_and_apply(pfid_agent *a, const bool *which, const double *want_w,
-                           uint32_t *target, pfi_cap_result *res, char *msg, size_t msg_len)
+static int check_and_apply(pfid_agent *a, const bool *which, const double *want_w, uint32_t *target,
+                           pfi_cap_result *res, char *msg, size_t msg_len)
 {
     char name[96];
     if (!gpu_lock_wait(a, GPU_LOCK_WAIT_S)) {
@@ -421,8 +422,8 @@ static int check_and_apply(pfid_agent *a, const bool *which, const double *want_
     }
     pthread_mutex_unlock(&a->gpu_lock);
     if (e2 == PFI_OK)
-        snprintf(msg, msg_len, "%s (%s); the request was not applied%s", d.message,
-                 pfi_strerror(e), any ? " (GPUs already changed were put back)" : "");
+        snprintf(msg, msg_len, "%s (%s); the request was not applied%s", d.message, pfi_strerror(e),
+                 any ? " (GPUs already changed were put back)" : "");
     else
         snprintf(msg, msg_len, "%s (%s); putting back the GPUs already changed failed too: %s",
                  d.message, pfi_strerror(e), d2.message);
@@ -497,8 +498,8 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
     a->lease.holding = false;
     snprintf(a->lease.request_id, sizeof a->lease.request_id, "%s", rq.request_id);
     a->lease.expires_mono = now + rq.lease_s;
-    a->lease.revert_mono = now + rq.lease_s +
-                           (a->cfg.lease_policy == PFID_POLICY_HOLD ? a->cfg.hold_max_s : 0);
+    a->lease.revert_mono =
+        now + rq.lease_s + (a->cfg.lease_policy == PFID_POLICY_HOLD ? a->cfg.hold_max_s : 0);
     pthread_mutex_unlock(&a->snap_lock);
     LOG_INFO("PUT %s: caps%s, lease %.0f s", rq.request_id, line, rq.lease_s);
     json_t *o = json_object();

@@ -150,7 +150,8 @@ static pfi_error add_tlog(pfid_config *c, const char *v, pfi_diag *diag)
     memcpy(buf, v, strlen(v) + 1);
     char *save = NULL, *f[5] = {0};
     int n = 0;
-    for (char *t = strtok_r(buf, " \t", &save); t != NULL && n < 5; t = strtok_r(NULL, " \t", &save))
+    for (char *t = strtok_r(buf, " \t", &save); t != NULL && n < 5;
+         t = strtok_r(NULL, " \t", &save))
         f[n++] = t;
     if (n < 3 || n > 4)
         return fail(diag, PFI_ERR_VALUE,
@@ -163,7 +164,8 @@ static pfi_error add_tlog(pfid_config *c, const char *v, pfi_diag *diag)
     if (!pfi_trainlog_format_parse(f[1], &t->format) || t->format == PFI_TRAINLOG_REGEX)
         return fail(diag, PFI_ERR_VALUE,
                     "throughput_log: format '%s' is not auto, megatron, nanotron, hf or "
-                    "torchtitan", f[1]);
+                    "torchtitan",
+                    f[1]);
     if (strlen(f[2]) >= sizeof t->path)
         return fail(diag, PFI_ERR_LIMIT, "throughput_log: path too long");
     snprintf(t->path, sizeof t->path, "%s", f[2]);
@@ -184,24 +186,24 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     double d;
     unsigned long u;
     bool b;
-#define DURATION(name, field, lo, hi)                                                          \
-    if (strcmp(key, name) == 0) {                                                              \
-        if (!pfid_parse_duration(v, &d) || d < (lo) || d > (hi))                               \
-            return fail(diag, PFI_ERR_VALUE, "%s: '%s' is not a duration in [%g, %g] s", key,  \
-                        v, (double)(lo), (double)(hi));                                        \
-        c->field = d;                                                                          \
-        return PFI_OK;                                                                         \
+#define DURATION(name, field, lo, hi)                                                              \
+    if (strcmp(key, name) == 0) {                                                                  \
+        if (!pfid_parse_duration(v, &d) || d < (lo) || d > (hi))                                   \
+            return fail(diag, PFI_ERR_VALUE, "%s: '%s' is not a duration in [%g, %g] s", key, v,   \
+                        (double)(lo), (double)(hi));                                               \
+        c->field = d;                                                                              \
+        return PFI_OK;                                                                             \
     }
-#define UINT(name, field, lo, hi)                                                              \
-    if (strcmp(key, name) == 0) {                                                              \
-        if (!parse_uint(v, lo, hi, &u))                                                        \
-            return fail(diag, PFI_ERR_VALUE, "%s: '%s' is not an integer in [%lu, %lu]", key, \
-                        v, (unsigned long)(lo), (unsigned long)(hi));                          \
-        c->field = u;                                                                          \
-        return PFI_OK;                                                                         \
+#define UINT(name, field, lo, hi)                                                                  \
+    if (strcmp(key, name) == 0) {                                                                  \
+        if (!parse_uint(v, lo, hi, &u))                                                            \
+            return fail(diag, PFI_ERR_VALUE, "%s: '%s' is not an integer in [%lu, %lu]", key, v,   \
+                        (unsigned long)(lo), (unsigned long)(hi));                                 \
+        c->field = u;                                                                              \
+        return PFI_OK;                                                                             \
     }
-#define STR(name, field)                                                                       \
-    if (strcmp(key, name) == 0)                                                                \
+#define STR(name, field)                                                                           \
+    if (strcmp(key, name) == 0)                                                                    \
         return set_str(c->field, sizeof c->field, key, v, diag);
     STR("listen", listen)
     STR("port_file", port_file)
@@ -267,8 +269,7 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
                 c->log_level = k;
                 return PFI_OK;
             }
-        return fail(diag, PFI_ERR_VALUE, "log_level: '%s' is not error, warning, info or debug",
-                    v);
+        return fail(diag, PFI_ERR_VALUE, "log_level: '%s' is not error, warning, info or debug", v);
     }
     return fail(diag, PFI_ERR_INVALID_ARGUMENT, "unknown key '%s'", key);
 }
@@ -289,8 +290,7 @@ pfi_error pfid_config_parse(pfid_config *c, const char *text, size_t len, pfi_di
         if (n >= sizeof line) {
             if (diag)
                 diag->line = lineno;
-            return fail(diag, PFI_ERR_LINE_TOO_LONG, "line longer than %zu bytes",
-                        sizeof line - 1);
+            return fail(diag, PFI_ERR_LINE_TOO_LONG, "line longer than %zu bytes", sizeof line - 1);
         }
         if (memchr(start, '\0', n) != NULL) {
             if (diag)

@@ -40,18 +40,18 @@ typedef struct pfid_tlog {
 } pfid_tlog;
 
 typedef struct pfid_config {
-    char listen[128];            /* "127.0.0.1:9400", "[::1]:9400"; port 0: any free port */
+    char listen[128];              /* "127.0.0.1:9400", "[::1]:9400"; port 0: any free port */
     char port_file[PFID_PATH_MAX]; /* where the bound port is written ("" none) */
-    char hostname[256];          /* "" : gethostname() */
+    char hostname[256];            /* "" : gethostname() */
     pfi_gpu_kind backend;
     char emulate[512];
     char nvml_library[PFID_PATH_MAX];
     char replay[PFID_PATH_MAX];
-    double interval_s;           /* sampling interval (1 s) */
-    double stale_s;              /* a value older than this has no sample; 0: 3 x interval */
-    unsigned ring;               /* samples kept per GPU (60) */
+    double interval_s; /* sampling interval (1 s) */
+    double stale_s;    /* a value older than this has no sample; 0: 3 x interval */
+    unsigned ring;     /* samples kept per GPU (60) */
     char token_file[PFID_PATH_MAX];
-    bool auth_reads;             /* /metrics and /v1/state need the token too */
+    bool auth_reads; /* /metrics and /v1/state need the token too */
     char journal[PFID_PATH_MAX];
     double lease_max_s;          /* largest lease_s a PUT may ask (3600 s) */
     pfid_policy lease_policy;    /* at lease expiry (hold) */
@@ -60,15 +60,15 @@ typedef struct pfid_config {
     pfid_jobs_source jobs;
     char jobs_file[PFID_PATH_MAX];
     char emulated_job[PFID_ID_MAX];
-    double jobs_refresh_s;       /* slurm: how often processes are listed (10 s) */
-    double tput_stale_s;         /* a throughput older than this has no sample (120 s) */
+    double jobs_refresh_s; /* slurm: how often processes are listed (10 s) */
+    double tput_stale_s;   /* a throughput older than this has no sample (120 s) */
     pfid_tlog tlogs[PFID_MAX_TLOGS];
     size_t n_tlogs;
-    unsigned max_connections;    /* 64 */
-    unsigned threads;            /* HTTP worker threads (2) */
-    double conn_timeout_s;       /* idle connection timeout (10 s) */
-    size_t max_body;             /* request body cap, bytes (64 KiB) */
-    int log_level;               /* PFID_LOG_* */
+    unsigned max_connections; /* 64 */
+    unsigned threads;         /* HTTP worker threads (2) */
+    double conn_timeout_s;    /* idle connection timeout (10 s) */
+    size_t max_body;          /* request body cap, bytes (64 KiB) */
+    int log_level;            /* PFID_LOG_* */
 } pfid_config;
 
 /* pfid_config_defaults — fill c with the defaults above. */

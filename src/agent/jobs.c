@@ -166,11 +166,12 @@ static double tail_rate(const pfid_tlog *t, long long size)
         }
         FILE *m = n > skip ? fmemopen(buf + skip, n - skip, "r") : NULL;
         pfi_trainlog *log = NULL;
-        if (m != NULL && pfi_trainlog_read_stream(m, t->path, t->format, NULL, &log, NULL) ==
-                             PFI_OK) {
+        if (m != NULL &&
+            pfi_trainlog_read_stream(m, t->path, t->format, NULL, &log, NULL) == PFI_OK) {
             for (size_t k = log->n; k-- > 0;) {
                 const pfi_trainlog_interval *iv = &log->iv[k];
-                if (!(iv->flags & (PFI_TRAINLOG_SKIPPED | PFI_TRAINLOG_CHECKPOINT | PFI_TRAINLOG_BAD_RATE)) &&
+                if (!(iv->flags &
+                      (PFI_TRAINLOG_SKIPPED | PFI_TRAINLOG_CHECKPOINT | PFI_TRAINLOG_BAD_RATE)) &&
                     isfinite(iv->rate)) {
                     rate = iv->rate * t->scale;
                     break;

@@ -119,7 +119,8 @@ static int load_token(const char *path, char *out, size_t cap, size_t *len)
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) != 0 ||
         st.st_uid != geteuid()) {
         LOG_ERROR("token file %s must be a regular file owned by uid %u with mode 0600 or "
-                  "stricter (chmod 600 %s)", path, (unsigned)geteuid(), path);
+                  "stricter (chmod 600 %s)",
+                  path, (unsigned)geteuid(), path);
         close(fd);
         return -1;
     }
@@ -202,13 +203,13 @@ static void reload(pfid_agent *a, const options *o)
 static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
 {
     static const struct option longs[] = {
-        {"config", required_argument, NULL, 'c'}, {"listen", required_argument, NULL, 'l'},
-        {"backend", required_argument, NULL, 'b'}, {"emulate", required_argument, NULL, 'E'},
+        {"config", required_argument, NULL, 'c'},   {"listen", required_argument, NULL, 'l'},
+        {"backend", required_argument, NULL, 'b'},  {"emulate", required_argument, NULL, 'E'},
         {"interval", required_argument, NULL, 'i'}, {"token-file", required_argument, NULL, 't'},
-        {"journal", required_argument, NULL, 'j'}, {"set", required_argument, NULL, 's'},
-        {"verbose", no_argument, NULL, 'v'}, {"quiet", no_argument, NULL, 'q'},
-        {"check", no_argument, NULL, 'C'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+        {"journal", required_argument, NULL, 'j'},  {"set", required_argument, NULL, 's'},
+        {"verbose", no_argument, NULL, 'v'},        {"quiet", no_argument, NULL, 'q'},
+        {"check", no_argument, NULL, 'C'},          {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
     snprintf(o->config, sizeof o->config, "%s", DEFAULT_CONFIG);
     int ch;
     while ((ch = getopt_long(argc, argv, "c:l:b:i:t:j:s:vqh", longs, NULL)) != -1) {
@@ -223,14 +224,32 @@ static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
             snprintf(o->config, sizeof o->config, "%s", optarg);
             o->config_given = true;
             continue;
-        case 'l': key = "listen"; break;
-        case 'b': key = "backend"; break;
-        case 'E': key = "emulate"; break;
-        case 'i': key = "interval"; break;
-        case 't': key = "token_file"; break;
-        case 'j': key = "journal"; break;
-        case 'v': key = "log_level"; val = "debug"; break;
-        case 'q': key = "log_level"; val = "warning"; break;
+        case 'l':
+            key = "listen";
+            break;
+        case 'b':
+            key = "backend";
+            break;
+        case 'E':
+            key = "emulate";
+            break;
+        case 'i':
+            key = "interval";
+            break;
+        case 't':
+            key = "token_file";
+            break;
+        case 'j':
+            key = "journal";
+            break;
+        case 'v':
+            key = "log_level";
+            val = "debug";
+            break;
+        case 'q':
+            key = "log_level";
+            val = "warning";
+            break;
         case 's': {
             char *eq = strchr(optarg, '=');
             if (eq == NULL) {
@@ -242,10 +261,18 @@ static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
             val = eq + 1;
             break;
         }
-        case 'C': o->check = true; continue;
-        case 'h': fputs(usage, stdout); return 0;
-        case 'V': printf("pfid %s\n", PFI_VERSION); return 0;
-        default: fputs(usage, stderr); return 2;
+        case 'C':
+            o->check = true;
+            continue;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        case 'V':
+            printf("pfid %s\n", PFI_VERSION);
+            return 0;
+        default:
+            fputs(usage, stderr);
+            return 2;
         }
         if (o->n == MAX_OVERRIDES) {
             LOG_ERROR("too many options");
@@ -332,9 +359,8 @@ int main(int argc, char **argv)
     }
     pfid_caps_start(a);
     if (a->caps_available)
-        LOG_INFO("cap control on %u GPU(s); journal %s; lease policy %s (hold_max %g s)",
-                 a->n_gpus, a->cfg.journal,
-                 a->cfg.lease_policy == PFID_POLICY_HOLD ? "hold" : "restore",
+        LOG_INFO("cap control on %u GPU(s); journal %s; lease policy %s (hold_max %g s)", a->n_gpus,
+                 a->cfg.journal, a->cfg.lease_policy == PFID_POLICY_HOLD ? "hold" : "restore",
                  a->cfg.hold_max_s);
     else
         LOG_WARN("cap control unavailable: %s", a->caps_why);

@@ -50,8 +50,7 @@ pfi_error pfid_mapping_parse(const char *text, size_t len, pfid_mapping *out, pf
 {
     memset(out, 0, sizeof *out);
     if (len > PFID_MAPPING_MAX_BYTES)
-        return fail(diag, 0, PFI_ERR_LIMIT, "mapping larger than %d bytes",
-                    PFID_MAPPING_MAX_BYTES);
+        return fail(diag, 0, PFI_ERR_LIMIT, "mapping larger than %d bytes", PFID_MAPPING_MAX_BYTES);
     size_t cap = 0, pos = 0;
     long lineno = 0;
     pfi_error e = PFI_OK;
@@ -74,7 +73,8 @@ pfi_error pfid_mapping_parse(const char *text, size_t len, pfid_mapping *out, pf
         line[n] = '\0';
         char *save = NULL, *f[4] = {0};
         int nf = 0;
-        for (char *t = strtok_r(line, " \t\r", &save); t != NULL; t = strtok_r(NULL, " \t\r", &save)) {
+        for (char *t = strtok_r(line, " \t\r", &save); t != NULL;
+             t = strtok_r(NULL, " \t\r", &save)) {
             if (nf == 0 && t[0] == '#')
                 break;
             if (nf == 4)
@@ -161,14 +161,13 @@ pfi_error pfid_mapping_load(const char *path, pfid_mapping *out, pfi_diag *diag)
     size_t n = fread(buf, 1, PFID_MAPPING_MAX_BYTES + 1, f);
     bool err = ferror(f) != 0;
     fclose(f);
-    pfi_error e = err ? fail(diag, 0, PFI_ERR_IO, "read error")
-                      : pfid_mapping_parse(buf, n, out, diag);
+    pfi_error e =
+        err ? fail(diag, 0, PFI_ERR_IO, "read error") : pfid_mapping_parse(buf, n, out, diag);
     free(buf);
     return e;
 }
 
-const pfid_mapping_entry *pfid_mapping_find(const pfid_mapping *m, const char *uuid,
-                                            unsigned index)
+const pfid_mapping_entry *pfid_mapping_find(const pfid_mapping *m, const char *uuid, unsigned index)
 {
     for (size_t k = 0; k < m->n; k++)
         if (m->e[k].index < 0 && uuid[0] != '\0' && strcmp(m->e[k].gpu, uuid) == 0)

@@ -18,10 +18,10 @@
 #define PFID_MAPPING_MAX_BYTES (1 << 20)
 
 typedef struct pfid_mapping_entry {
-    char gpu[96];           /* UUID, or "" when by index */
-    long index;             /* -1 when by UUID */
+    char gpu[96]; /* UUID, or "" when by index */
+    long index;   /* -1 when by UUID */
     char job[PFID_ID_MAX];
-    char cls[PFID_ID_MAX];  /* "" when not given */
+    char cls[PFID_ID_MAX]; /* "" when not given */
 } pfid_mapping_entry;
 
 typedef struct pfid_mapping {

@@ -99,14 +99,14 @@ static void value(pfid_buf *b, double v)
 /* What one GPU family shows: a field of the snapshot, present or not. */
 typedef bool (*gpu_getter)(const pfid_agent *a, unsigned k, bool fresh, double *v);
 
-#define SAMPLE_GETTER(fn, flag, expr)                                                          \
-    static bool fn(const pfid_agent *a, unsigned k, bool fresh, double *v)                     \
-    {                                                                                          \
-        const pfi_gpu_sample *s = &a->gpus[k].last;                                            \
-        if (!fresh || !(s->valid & (flag)))                                                    \
-            return false;                                                                      \
-        *v = (expr);                                                                           \
-        return isfinite(*v);                                                                   \
+#define SAMPLE_GETTER(fn, flag, expr)                                                              \
+    static bool fn(const pfid_agent *a, unsigned k, bool fresh, double *v)                         \
+    {                                                                                              \
+        const pfi_gpu_sample *s = &a->gpus[k].last;                                                \
+        if (!fresh || !(s->valid & (flag)))                                                        \
+            return false;                                                                          \
+        *v = (expr);                                                                               \
+        return isfinite(*v);                                                                       \
     }
 SAMPLE_GETTER(get_energy, PFI_SAMPLE_ENERGY, s->energy_j)
 SAMPLE_GETTER(get_sm_clock, PFI_SAMPLE_SM_CLOCK, s->sm_clock_mhz * 1e6)
@@ -118,14 +118,14 @@ SAMPLE_GETTER(get_tensor, PFI_SAMPLE_TENSOR_ACTIVE, s->tensor_active)
 SAMPLE_GETTER(get_sm_active, PFI_SAMPLE_SM_ACTIVE, s->sm_active)
 #undef SAMPLE_GETTER
 
-#define LIMIT_GETTER(fn, flag, field)                                                          \
-    static bool fn(const pfid_agent *a, unsigned k, bool fresh, double *v)                     \
-    {                                                                                          \
-        const pfi_gpu_limits *l = &a->gpus[k].limits;                                          \
-        if (!fresh || !(l->valid & (flag)))                                                    \
-            return false;                                                                      \
-        *v = l->field / 1000.0;                                                                \
-        return true;                                                                           \
+#define LIMIT_GETTER(fn, flag, field)                                                              \
+    static bool fn(const pfid_agent *a, unsigned k, bool fresh, double *v)                         \
+    {                                                                                              \
+        const pfi_gpu_limits *l = &a->gpus[k].limits;                                              \
+        if (!fresh || !(l->valid & (flag)))                                                        \
+            return false;                                                                          \
+        *v = l->field / 1000.0;                                                                    \
+        return true;                                                                               \
     }
 LIMIT_GETTER(get_cap, PFI_LIMIT_CURRENT, current_mw)
 LIMIT_GETTER(get_enforced, PFI_LIMIT_ENFORCED, enforced_mw)
@@ -172,8 +172,7 @@ static const struct {
     {"pfi_gpu_power_watts", "gauge",
      "GPU power over the last sampling interval (from the energy counter when readable).",
      get_power},
-    {"pfi_gpu_energy_joules_total", "counter", "GPU energy counter since driver load.",
-     get_energy},
+    {"pfi_gpu_energy_joules_total", "counter", "GPU energy counter since driver load.", get_energy},
     {"pfi_gpu_power_cap_watts", "gauge", "Requested (management) power limit.", get_cap},
     {"pfi_gpu_power_cap_enforced_watts", "gauge", "Power limit in force.", get_enforced},
     {"pfi_gpu_power_cap_min_watts", "gauge", "Lowest settable power limit.", get_min},

@@ -142,14 +142,16 @@ bool pfid_caps_request_parse(const char *body, size_t len, pfid_caps_request *ou
         json_t *uuid = json_object_get(c, "uuid"), *job = json_object_get(c, "job");
         json_t *cap = json_object_get(c, "cap_w");
         if (json_object_size(c) != 2 || cap == NULL || (uuid == NULL) == (job == NULL)) {
-            bad(msg, msg_len, "caps[%zu] must be {\"uuid\": ..., \"cap_w\": ...} or "
-                "{\"job\": ..., \"cap_w\": ...}", i);
+            bad(msg, msg_len,
+                "caps[%zu] must be {\"uuid\": ..., \"cap_w\": ...} or "
+                "{\"job\": ..., \"cap_w\": ...}",
+                i);
             goto done;
         }
         it->by_job = job != NULL;
         if (!id_string(it->by_job ? job : uuid, !it->by_job, it->id)) {
-            bad(msg, msg_len, "caps[%zu]: %s must be a string of 1-127 printable characters%s",
-                i, it->by_job ? "job" : "uuid", it->by_job ? " of [A-Za-z0-9._:@+=-]" : "");
+            bad(msg, msg_len, "caps[%zu]: %s must be a string of 1-127 printable characters%s", i,
+                it->by_job ? "job" : "uuid", it->by_job ? " of [A-Za-z0-9._:@+=-]" : "");
             goto done;
         }
         if (!number(cap, &it->cap_w) || !(it->cap_w > 0)) {
@@ -165,8 +167,7 @@ done:
     return ok;
 }
 
-bool pfid_throughput_parse(const char *body, size_t len, double *tok_s, char *msg,
-                           size_t msg_len)
+bool pfid_throughput_parse(const char *body, size_t len, double *tok_s, char *msg, size_t msg_len)
 {
     json_t *root = load(body, len, msg, msg_len);
     if (root == NULL)

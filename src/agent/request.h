@@ -13,15 +13,15 @@
 #define PFID_CAPS_MAX_ITEMS 1024
 
 typedef struct pfid_cap_item {
-    bool by_job;             /* true: id is a job id; false: id is a GPU UUID */
+    bool by_job; /* true: id is a job id; false: id is a GPU UUID */
     char id[PFID_ID_MAX];
-    double cap_w;            /* finite, > 0 (range is checked against the device later) */
+    double cap_w; /* finite, > 0 (range is checked against the device later) */
 } pfid_cap_item;
 
 typedef struct pfid_caps_request {
     char request_id[PFID_ID_MAX];
-    double lease_s;          /* finite, > 0 */
-    pfid_cap_item *items;    /* owned; [n] */
+    double lease_s;       /* finite, > 0 */
+    pfid_cap_item *items; /* owned; [n] */
     size_t n;
 } pfid_caps_request;
 
@@ -42,7 +42,6 @@ void pfid_caps_request_clear(pfid_caps_request *r);
  * pfid_throughput_parse — POST /v1/jobs/{id}/throughput body {"throughput_tok_s": number
  * >= 0} into *tok_s. false with msg as above.
  */
-bool pfid_throughput_parse(const char *body, size_t len, double *tok_s, char *msg,
-                           size_t msg_len);
+bool pfid_throughput_parse(const char *body, size_t len, double *tok_s, char *msg, size_t msg_len);
 
 #endif

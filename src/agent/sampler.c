@@ -93,8 +93,7 @@ int pfid_sampler_init(pfid_agent *a)
 static void update_gpu(pfid_agent *a, pfid_gpu_state *g, const pfi_gpu_sample *s,
                        const pfi_gpu_limits *l, bool limits_ok, double mono, double wall)
 {
-    unsigned ring = a->cfg.ring < 2 ? 2 : a->cfg.ring > PFID_RING_MAX ? PFID_RING_MAX
-                                                                        : a->cfg.ring;
+    unsigned ring = a->cfg.ring < 2 ? 2 : a->cfg.ring > PFID_RING_MAX ? PFID_RING_MAX : a->cfg.ring;
     double e_j = (s->valid & PFI_SAMPLE_ENERGY) ? s->energy_j : NAN;
     double p_w = (s->valid & PFI_SAMPLE_POWER) ? s->power_w : NAN;
     g->power_valid = false;

@@ -36,20 +36,21 @@ char *pfid_state_render(pfid_agent *a)
         json_object_set_new(o, "uuid", json_string(g->info.uuid));
         json_object_set_new(o, "name", json_string(g->info.name));
         json_object_set_new(o, "power_w", num_or_null(fresh && g->power_valid, g->power_w));
-        json_object_set_new(o, "energy_j", num_or_null(fresh && (g->last.valid & PFI_SAMPLE_ENERGY),
-                                                       g->last.energy_j));
-        json_object_set_new(o, "cap_w", num_or_null(lv & PFI_LIMIT_CURRENT,
-                                                    g->limits.current_mw / 1000.0));
-        json_object_set_new(o, "enforced_cap_w", num_or_null(lv & PFI_LIMIT_ENFORCED,
-                                                             g->limits.enforced_mw / 1000.0));
-        json_object_set_new(o, "min_cap_w", num_or_null(lv & PFI_LIMIT_MIN,
-                                                        g->limits.min_mw / 1000.0));
-        json_object_set_new(o, "max_cap_w", num_or_null(lv & PFI_LIMIT_MAX,
-                                                        g->limits.max_mw / 1000.0));
-        json_object_set_new(o, "default_cap_w", num_or_null(lv & PFI_LIMIT_DEFAULT,
-                                                            g->limits.default_mw / 1000.0));
-        json_object_set_new(o, "original_cap_w", num_or_null(g->original_valid,
-                                                             g->original_mw / 1000.0));
+        json_object_set_new(
+            o, "energy_j",
+            num_or_null(fresh && (g->last.valid & PFI_SAMPLE_ENERGY), g->last.energy_j));
+        json_object_set_new(o, "cap_w",
+                            num_or_null(lv & PFI_LIMIT_CURRENT, g->limits.current_mw / 1000.0));
+        json_object_set_new(o, "enforced_cap_w",
+                            num_or_null(lv & PFI_LIMIT_ENFORCED, g->limits.enforced_mw / 1000.0));
+        json_object_set_new(o, "min_cap_w",
+                            num_or_null(lv & PFI_LIMIT_MIN, g->limits.min_mw / 1000.0));
+        json_object_set_new(o, "max_cap_w",
+                            num_or_null(lv & PFI_LIMIT_MAX, g->limits.max_mw / 1000.0));
+        json_object_set_new(o, "default_cap_w",
+                            num_or_null(lv & PFI_LIMIT_DEFAULT, g->limits.default_mw / 1000.0));
+        json_object_set_new(o, "original_cap_w",
+                            num_or_null(g->original_valid, g->original_mw / 1000.0));
         json_object_set_new(o, "job", str_or_null(g->job));
         json_array_append_new(gpus, o);
     }
@@ -80,8 +81,8 @@ char *pfid_state_render(pfid_agent *a)
     double left = a->lease.expires_mono - now;
     json_object_set_new(lease, "expires_in_s",
                         a->lease.active ? json_real(left > 0 ? left : 0) : json_null());
-    json_object_set_new(lease, "policy", json_string(a->cfg.lease_policy == PFID_POLICY_HOLD
-                                                         ? "hold" : "restore"));
+    json_object_set_new(lease, "policy",
+                        json_string(a->cfg.lease_policy == PFID_POLICY_HOLD ? "hold" : "restore"));
     pthread_mutex_unlock(&a->snap_lock);
     json_object_set_new(root, "gpus", gpus);
     json_object_set_new(root, "jobs", jobs);

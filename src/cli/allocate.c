@@ -15,42 +15,51 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: pfi allocate [OPTIONS] JOBS.csv|-\n"
-        "\n"
-        "Choose every job's per-GPU power cap so the cluster draws at most a budget and keeps\n"
-        "the most tokens/s (paper section 6). JOBS.csv has one row per curve point:\n"
-        "  job,cap_w,power_w,tput_tok_s  (required: per-GPU cap W, whole-job power W and\n"
-        "                                 tokens/s measured at that cap)\n"
-        "  class,gpus,weight,floor,pfi,feature,cap_min_w,cap_max_w  (optional, per job)\n"
-        "A curve whose power or throughput falls as the cap rises is reported and repaired\n"
-        "by isotonic regression (pool adjacent violators) unless --no-repair.\n"
-        "\n"
-        "budget (one of):\n"
-        "  --budget-w W           cluster budget in watts\n"
-        "  --reduction R          shed R %% of the jobs' uncapped power (default 30)\n"
-        "\n"
-        "allocation:\n"
-        "  --strategy S           oracle (default), equal, class-weighted, pfi-weighted,\n"
-        "                         pfi-model, raw-telemetry (see the README)\n"
-        "  --cap-step W           caps on multiples of W watts (0: continuous)\n"
-        "  --deep-class NAME      class-weighted: the class cut deeper (moe-ft)\n"
-        "  --class-factor F       class-weighted: how much deeper (2)\n"
-        "  --no-repair            a non-monotone curve is an error\n"
-        "\n"
-        "output:\n"
-        "  --format table|csv|json  (table)\n"
-        "  -o, --output FILE      write there instead of stdout (atomically)\n"
-        "  --explain              table: each job's marginal tokens/s per W below and above\n"
-        "                         its cap, and why it got that cap\n"
-        "  -h, --help             this help\n"
-        "\n"
-        "Exit codes: 0 success (also when the budget cannot be met: the output says by how\n"
-        "much), 1 bad or missing input, 2 bad command line, 3 output not written,\n"
-        "4 internal error.\n");
+            "usage: pfi allocate [OPTIONS] JOBS.csv|-\n"
+            "\n"
+            "Choose every job's per-GPU power cap so the cluster draws at most a budget and keeps\n"
+            "the most tokens/s (paper section 6). JOBS.csv has one row per curve point:\n"
+            "  job,cap_w,power_w,tput_tok_s  (required: per-GPU cap W, whole-job power W and\n"
+            "                                 tokens/s measured at that cap)\n"
+            "  class,gpus,weight,floor,pfi,feature,cap_min_w,cap_max_w  (optional, per job)\n"
+            "A curve whose power or throughput falls as the cap rises is reported and repaired\n"
+            "by isotonic regression (pool adjacent violators) unless --no-repair.\n"
+            "\n"
+            "budget (one of):\n"
+            "  --budget-w W           cluster budget in watts\n"
+            "  --reduction R          shed R %% of the jobs' uncapped power (default 30)\n"
+            "\n"
+            "allocation:\n"
+            "  --strategy S           oracle (default), equal, class-weighted, pfi-weighted,\n"
+            "                         pfi-model, raw-telemetry (see the README)\n"
+            "  --cap-step W           caps on multiples of W watts (0: continuous)\n"
+            "  --deep-class NAME      class-weighted: the class cut deeper (moe-ft)\n"
+            "  --class-factor F       class-weighted: how much deeper (2)\n"
+            "  --no-repair            a non-monotone curve is an error\n"
+            "\n"
+            "output:\n"
+            "  --format table|csv|json  (table)\n"
+            "  -o, --output FILE      write there instead of stdout (atomically)\n"
+            "  --explain              table: each job's marginal tokens/s per W below and above\n"
+            "                         its cap, and why it got that cap\n"
+            "  -h, --help             this help\n"
+            "\n"
+            "Exit codes: 0 success (also when the budget cannot be met: the output says by how\n"
+            "much), 1 bad or missing input, 2 bad command line, 3 output not written,\n"
+            "4 internal error.\n");
 }
 
-enum { OPT_BUDGET = 256, OPT_REDUCTION, OPT_STRATEGY, OPT_CAP_STEP, OPT_DEEP, OPT_FACTOR,
-       OPT_NO_REPAIR, OPT_FORMAT, OPT_EXPLAIN };
+enum {
+    OPT_BUDGET = 256,
+    OPT_REDUCTION,
+    OPT_STRATEGY,
+    OPT_CAP_STEP,
+    OPT_DEEP,
+    OPT_FACTOR,
+    OPT_NO_REPAIR,
+    OPT_FORMAT,
+    OPT_EXPLAIN
+};
 
 static const struct option long_options[] = {
     {"budget-w", required_argument, NULL, OPT_BUDGET},
@@ -98,15 +107,16 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st)
             cli_num(100 * (1 - r->budget_w / r->ref_power_w), 'f', 1, "undefined").s,
             r->min_power_w);
     if (!r->feasible)
-        fprintf(f, "INFEASIBLE: the jobs draw at least %.1f W at their lowest caps, %.1f W over "
-                   "the budget; every job is at its lowest cap\n",
+        fprintf(f,
+                "INFEASIBLE: the jobs draw at least %.1f W at their lowest caps, %.1f W over "
+                "the budget; every job is at its lowest cap\n",
                 r->min_power_w, r->shortfall_w);
     fprintf(f, "drawn %.1f W; throughput %.1f tokens/s of %.1f uncapped (%s%% kept)\n",
             r->total_power_w, r->total_tput_tok_s, r->ref_tput_tok_s,
             cli_num(100 * r->total_tput_tok_s / r->ref_tput_tok_s, 'f', 1, "undefined").s);
     if (isfinite(r->upper_bound) && isfinite(r->objective))
-        fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective,
-                r->upper_bound, r->upper_bound - r->objective);
+        fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective, r->upper_bound,
+                r->upper_bound - r->objective);
     if (r->floors_unmet > 0)
         fprintf(f, "warning: %zu floors exceed the job's throughput at its top cap: held there\n",
                 r->floors_unmet);
@@ -135,8 +145,10 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
             bool at_top = isnan(r->marginal_up[j]), at_bottom = isnan(r->marginal_down[j]);
             if (st == PFI_STRATEGY_ORACLE && !isnan(r->lambda)) {
                 if (at_top)
-                    fprintf(f, "at its top cap: every W earns more here than the threshold "
-                               "%.4g", r->lambda);
+                    fprintf(f,
+                            "at its top cap: every W earns more here than the threshold "
+                            "%.4g",
+                            r->lambda);
                 else if (at_bottom)
                     fprintf(f, "at its lowest cap: a W here earns less than the threshold %.4g",
                             r->lambda);
@@ -159,15 +171,16 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
 static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r)
 {
     fputs("job,class,gpus,cap_w,power_w,shed_w,tput_tok_s,tput_ref_tok_s,marginal_down,"
-          "marginal_up\n", f);
+          "marginal_up\n",
+          f);
     for (size_t j = 0; j < J->n; j++) {
         pfi_csv_write_field(f, J->name[j]);
         fputc(',', f);
         if (J->job_class[j])
             pfi_csv_write_field(f, J->job_class[j]);
-        double v[] = {J->gpus[j], r->cap_w[j], r->power_w[j], r->shed_w[j], r->tput_tok_s[j],
-                      J->tput_tok_s[J->offset[j + 1] - 1], r->marginal_down[j],
-                      r->marginal_up[j]};
+        double v[] = {J->gpus[j],          r->cap_w[j],      r->power_w[j],
+                      r->shed_w[j],        r->tput_tok_s[j], J->tput_tok_s[J->offset[j + 1] - 1],
+                      r->marginal_down[j], r->marginal_up[j]};
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
             if (!isfinite(v[k]))
                 fputs(",", f);
@@ -184,12 +197,12 @@ static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pf
     json_str(f, r->method);
     fprintf(f, ",\n  \"feasible\": %s, \"shortfall_w\": ", r->feasible ? "true" : "false");
     json_num(f, r->shortfall_w);
-    const char *keys[] = {"budget_w", "ref_power_w", "min_power_w", "total_power_w",
-                          "total_tput_tok_s", "ref_tput_tok_s", "objective", "upper_bound",
-                          "lambda"};
-    double vals[] = {r->budget_w, r->ref_power_w, r->min_power_w, r->total_power_w,
-                     r->total_tput_tok_s, r->ref_tput_tok_s, r->objective, r->upper_bound,
-                     r->lambda};
+    const char *keys[] = {"budget_w",      "ref_power_w",      "min_power_w",
+                          "total_power_w", "total_tput_tok_s", "ref_tput_tok_s",
+                          "objective",     "upper_bound",      "lambda"};
+    double vals[] = {r->budget_w,      r->ref_power_w,      r->min_power_w,
+                     r->total_power_w, r->total_tput_tok_s, r->ref_tput_tok_s,
+                     r->objective,     r->upper_bound,      r->lambda};
     for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
         fprintf(f, ", \"%s\": ", keys[k]);
         json_num(f, vals[k]);
@@ -198,10 +211,10 @@ static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pf
     for (size_t j = 0; j < J->n; j++) {
         fputs(j ? ",\n    {\"job\": " : "\n    {\"job\": ", f);
         json_str(f, J->name[j]);
-        const char *k2[] = {"cap_w", "power_w", "shed_w", "tput_tok_s", "marginal_down",
-                            "marginal_up"};
-        double v2[] = {r->cap_w[j], r->power_w[j], r->shed_w[j], r->tput_tok_s[j],
-                       r->marginal_down[j], r->marginal_up[j]};
+        const char *k2[] = {"cap_w",      "power_w",       "shed_w",
+                            "tput_tok_s", "marginal_down", "marginal_up"};
+        double v2[] = {r->cap_w[j],      r->power_w[j],       r->shed_w[j],
+                       r->tput_tok_s[j], r->marginal_down[j], r->marginal_up[j]};
         for (size_t k = 0; k < 6; k++) {
             fprintf(f, ", \"%s\": ", k2[k]);
             json_num(f, v2[k]);
@@ -215,15 +228,15 @@ static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pf
 typedef struct allocate_args {
     pfi_alloc_options o;
     const char *format, *output, *deep_class;
-    const char *input;     /* the jobs file, "-": stdin */
+    const char *input; /* the jobs file, "-": stdin */
     bool explain, no_repair, have_budget, have_reduction;
 } allocate_args;
 
 /* The complaint about a value an option does not take; returns the exit code. */
 static int bad_value(int c, const char *value)
 {
-    cli_error("invalid value '%s' for --%s (see 'pfi allocate --help' for what it takes)",
-              value, cli_option_name(long_options, c));
+    cli_error("invalid value '%s' for --%s (see 'pfi allocate --help' for what it takes)", value,
+              cli_option_name(long_options, c));
     return PFI_EXIT_USAGE;
 }
 
@@ -236,15 +249,30 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
     a->deep_class = "moe-ft";
     const cli_opt table[] = {
         {.c = 'o', .kind = CLI_OPT_TEXT, .dst = &a->output},
-        {.c = OPT_BUDGET, .kind = CLI_OPT_DOUBLE, .dst = &a->o.budget_w, .lo = 0,
-         .hi = HUGE_VAL, .given = &a->have_budget},
-        {.c = OPT_REDUCTION, .kind = CLI_OPT_DOUBLE, .dst = &a->o.reduction, .lo = 0,
-         .hi = 100, .given = &a->have_reduction},
-        {.c = OPT_CAP_STEP, .kind = CLI_OPT_DOUBLE, .dst = &a->o.cap_step_w, .lo = 0,
+        {.c = OPT_BUDGET,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->o.budget_w,
+         .lo = 0,
+         .hi = HUGE_VAL,
+         .given = &a->have_budget},
+        {.c = OPT_REDUCTION,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->o.reduction,
+         .lo = 0,
+         .hi = 100,
+         .given = &a->have_reduction},
+        {.c = OPT_CAP_STEP,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->o.cap_step_w,
+         .lo = 0,
          .hi = HUGE_VAL},
         {.c = OPT_DEEP, .kind = CLI_OPT_TEXT, .dst = &a->deep_class},
-        {.c = OPT_FACTOR, .kind = CLI_OPT_DOUBLE, .dst = &a->o.class_factor, .lo = 0,
-         .lo_open = true, .hi = HUGE_VAL},
+        {.c = OPT_FACTOR,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->o.class_factor,
+         .lo = 0,
+         .lo_open = true,
+         .hi = HUGE_VAL},
         {.c = OPT_NO_REPAIR, .kind = CLI_OPT_FLAG, .dst = &a->no_repair},
         {.c = OPT_EXPLAIN, .kind = CLI_OPT_FLAG, .dst = &a->explain},
     };
@@ -316,8 +344,8 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
     for (size_t j = 0; j < J->n && rc == PFI_EXIT_OK; j++) {
         size_t first = J->offset[j], k = J->offset[j + 1] - first;
         pfi_curve_report rep;
-        if (pfi_curve_check(k, J->cap_w + first, J->power_w + first, J->tput_tok_s + first,
-                            &rep) != PFI_OK)
+        if (pfi_curve_check(k, J->cap_w + first, J->power_w + first, J->tput_tok_s + first, &rep) !=
+            PFI_OK)
             continue; /* pfi_allocate says what is wrong */
         if (rep.power_violations + rep.tput_violations > 0) {
             cli_error("%s: job '%s': %zu power and %zu throughput points fall as the cap rises "

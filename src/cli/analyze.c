@@ -24,58 +24,80 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: pfi analyze [OPTIONS] [DIR|FILE|- ...]\n"
-        "\n"
-        "Compute the Power Flexibility Index (PFI) of every sweep group: how much relative\n"
-        "power a job gives up per unit of relative throughput it loses under power caps.\n"
-        "A DIR holds a dataset manifest (" PFI_MANIFEST_NAME ") that maps its CSV columns;\n"
-        "a FILE uses the manifest beside it, or the mapping options below; '-' reads stdin.\n"
-        "Without inputs, the embedded datasets are analysed.\n"
-        "\n"
-        "column mapping (override the manifest):\n"
-        "  --group COL[,COL...]   columns identifying a sweep group ('@file' = the file name)\n"
-        "  --cap COL              power cap, W\n"
-        "  --cap-regex RE         take the cap from RE's first group, e.g. '_([0-9]+)$'\n"
-        "  --power COL            power, W (a glob sums columns: 'gpu*_power')\n"
-        "  --energy COL           energy, J, divided by --duration (glob: summed)\n"
-        "  --duration COL         seconds the energy was measured over\n"
-        "  --throughput COL       work per second (tokens/s, samples/s...)\n"
-        "  --time COL             seconds per fixed unit of work (throughput = 1/time)\n"
-        "  --power-se COL         standard error of power, W\n"
-        "  --throughput-se COL    standard error of throughput\n"
-        "  --time-se COL          standard error of time, s\n"
-        "  --gpus COL             GPU count of the job\n"
-        "  --class COL            job class (dense, moe-pt, ...)\n"
-        "  --manifest FILE        read the mapping from FILE\n"
-        "  --db FILE              also analyse the sweep groups of a run store (pfi ingest)\n"
-        "\n"
-        "analysis:\n"
-        "  --x-min X              smallest relative power decrease that binds (0.02)\n"
-        "  --noise-rel R          relative standard error for runs without one (e.g. 0.01);\n"
-        "                         without standard errors there is no confidence interval\n"
-        "  --draws N              Monte Carlo draws per group (10000; 0: no CI)\n"
-        "  --seed N               random seed (1); same seed, same CI\n"
-        "  --ci-level L           confidence level (0.95)\n"
-        "  --linear-band B        without a CI, |PFI-1| <= B is 'linear' (0.05)\n"
-        "  --threads N            worker threads (0: one per CPU)\n"
-        "\n"
-        "output:\n"
-        "  --format table|csv|json  (table)\n"
-        "  -o, --output FILE      write there instead of stdout (atomically)\n"
-        "  --points               table: list every point and why it was excluded\n"
-        "  --plot FILE.png|.svg   draw normalised throughput against normalised power\n"
-        "  --timing               print load/compute/output seconds on stderr\n"
-        "  -h, --help             this help\n"
-        "\n"
-        "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
-        "3 output not written, 4 internal error.\n");
+            "usage: pfi analyze [OPTIONS] [DIR|FILE|- ...]\n"
+            "\n"
+            "Compute the Power Flexibility Index (PFI) of every sweep group: how much relative\n"
+            "power a job gives up per unit of relative throughput it loses under power caps.\n"
+            "A DIR holds a dataset manifest (" PFI_MANIFEST_NAME ") that maps its CSV columns;\n"
+            "a FILE uses the manifest beside it, or the mapping options below; '-' reads stdin.\n"
+            "Without inputs, the embedded datasets are analysed.\n"
+            "\n"
+            "column mapping (override the manifest):\n"
+            "  --group COL[,COL...]   columns identifying a sweep group ('@file' = the file name)\n"
+            "  --cap COL              power cap, W\n"
+            "  --cap-regex RE         take the cap from RE's first group, e.g. '_([0-9]+)$'\n"
+            "  --power COL            power, W (a glob sums columns: 'gpu*_power')\n"
+            "  --energy COL           energy, J, divided by --duration (glob: summed)\n"
+            "  --duration COL         seconds the energy was measured over\n"
+            "  --throughput COL       work per second (tokens/s, samples/s...)\n"
+            "  --time COL             seconds per fixed unit of work (throughput = 1/time)\n"
+            "  --power-se COL         standard error of power, W\n"
+            "  --throughput-se COL    standard error of throughput\n"
+            "  --time-se COL          standard error of time, s\n"
+            "  --gpus COL             GPU count of the job\n"
+            "  --class COL            job class (dense, moe-pt, ...)\n"
+            "  --manifest FILE        read the mapping from FILE\n"
+            "  --db FILE              also analyse the sweep groups of a run store (pfi ingest)\n"
+            "\n"
+            "analysis:\n"
+            "  --x-min X              smallest relative power decrease that binds (0.02)\n"
+            "  --noise-rel R          relative standard error for runs without one (e.g. 0.01);\n"
+            "                         without standard errors there is no confidence interval\n"
+            "  --draws N              Monte Carlo draws per group (10000; 0: no CI)\n"
+            "  --seed N               random seed (1); same seed, same CI\n"
+            "  --ci-level L           confidence level (0.95)\n"
+            "  --linear-band B        without a CI, |PFI-1| <= B is 'linear' (0.05)\n"
+            "  --threads N            worker threads (0: one per CPU)\n"
+            "\n"
+            "output:\n"
+            "  --format table|csv|json  (table)\n"
+            "  -o, --output FILE      write there instead of stdout (atomically)\n"
+            "  --points               table: list every point and why it was excluded\n"
+            "  --plot FILE.png|.svg   draw normalised throughput against normalised power\n"
+            "  --timing               print load/compute/output seconds on stderr\n"
+            "  -h, --help             this help\n"
+            "\n"
+            "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
+            "3 output not written, 4 internal error.\n");
 }
 
 enum {
-    OPT_GROUP = 256, OPT_CAP, OPT_CAP_REGEX, OPT_POWER, OPT_ENERGY, OPT_DURATION,
-    OPT_THROUGHPUT, OPT_TIME, OPT_POWER_SE, OPT_THROUGHPUT_SE, OPT_TIME_SE, OPT_GPUS,
-    OPT_CLASS, OPT_MANIFEST, OPT_X_MIN, OPT_NOISE_REL, OPT_DRAWS, OPT_SEED, OPT_CI_LEVEL,
-    OPT_LINEAR_BAND, OPT_THREADS, OPT_FORMAT, OPT_POINTS, OPT_PLOT, OPT_TIMING, OPT_DB
+    OPT_GROUP = 256,
+    OPT_CAP,
+    OPT_CAP_REGEX,
+    OPT_POWER,
+    OPT_ENERGY,
+    OPT_DURATION,
+    OPT_THROUGHPUT,
+    OPT_TIME,
+    OPT_POWER_SE,
+    OPT_THROUGHPUT_SE,
+    OPT_TIME_SE,
+    OPT_GPUS,
+    OPT_CLASS,
+    OPT_MANIFEST,
+    OPT_X_MIN,
+    OPT_NOISE_REL,
+    OPT_DRAWS,
+    OPT_SEED,
+    OPT_CI_LEVEL,
+    OPT_LINEAR_BAND,
+    OPT_THREADS,
+    OPT_FORMAT,
+    OPT_POINTS,
+    OPT_PLOT,
+    OPT_TIMING,
+    OPT_DB
 };
 
 static const struct option long_options[] = {
@@ -112,8 +134,8 @@ static const struct option long_options[] = {
 
 /* The mapping fields the flags set, in flag order (OPT_GROUP .. OPT_CLASS). */
 static const char *const flag_field[] = {
-    "group", "cap", "cap_regex", "power", "energy", "duration", "throughput",
-    "time", "power_se", "throughput_se", "time_se", "gpus", "job_class"};
+    "group", "cap",      "cap_regex",     "power",   "energy", "duration", "throughput",
+    "time",  "power_se", "throughput_se", "time_se", "gpus",   "job_class"};
 
 typedef struct settings {
     pfi_mapping flags; /* only the fields given on the command line */
@@ -184,21 +206,50 @@ static int parse_args(int argc, char **argv, settings *s)
         {.c = OPT_PLOT, .kind = CLI_OPT_TEXT, .dst = &s->plot},
         {.c = OPT_DB, .kind = CLI_OPT_TEXT, .dst = &s->db},
         {.c = OPT_TIMING, .kind = CLI_OPT_FLAG, .dst = &s->timing},
-        {.c = OPT_X_MIN, .kind = CLI_OPT_DOUBLE, .dst = &o->x_min, .lo = 0, .hi = 1,
-         .hi_open = true, .error = "expected a number in [0, 1), got"},
-        {.c = OPT_NOISE_REL, .kind = CLI_OPT_DOUBLE, .dst = &o->noise_rel, .lo = 0,
-         .lo_open = true, .hi = 1, .hi_open = true, .given = &s->noise_given,
+        {.c = OPT_X_MIN,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &o->x_min,
+         .lo = 0,
+         .hi = 1,
+         .hi_open = true,
+         .error = "expected a number in [0, 1), got"},
+        {.c = OPT_NOISE_REL,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &o->noise_rel,
+         .lo = 0,
+         .lo_open = true,
+         .hi = 1,
+         .hi_open = true,
+         .given = &s->noise_given,
          .error = "expected a relative noise in (0, 1), e.g. 0.01; got"},
-        {.c = OPT_DRAWS, .kind = CLI_OPT_SIZE, .dst = &o->draws, .max = 100000000,
+        {.c = OPT_DRAWS,
+         .kind = CLI_OPT_SIZE,
+         .dst = &o->draws,
+         .max = 100000000,
          .error = "expected an integer from 0 to 100000000, got"},
-        {.c = OPT_SEED, .kind = CLI_OPT_UINT64, .dst = &o->seed, .max = (size_t)INT64_MAX,
+        {.c = OPT_SEED,
+         .kind = CLI_OPT_UINT64,
+         .dst = &o->seed,
+         .max = (size_t)INT64_MAX,
          .error = "expected an integer from 0 to 9223372036854775807, got"},
-        {.c = OPT_CI_LEVEL, .kind = CLI_OPT_DOUBLE, .dst = &o->ci_level, .lo = 0,
-         .lo_open = true, .hi = 1, .hi_open = true,
+        {.c = OPT_CI_LEVEL,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &o->ci_level,
+         .lo = 0,
+         .lo_open = true,
+         .hi = 1,
+         .hi_open = true,
          .error = "expected a number in (0, 1), e.g. 0.95; got"},
-        {.c = OPT_LINEAR_BAND, .kind = CLI_OPT_DOUBLE, .dst = &o->linear_band, .lo = 0,
-         .hi = HUGE_VAL, .error = "expected a number >= 0, got"},
-        {.c = OPT_THREADS, .kind = CLI_OPT_UNSIGNED, .dst = &o->threads, .max = 256,
+        {.c = OPT_LINEAR_BAND,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &o->linear_band,
+         .lo = 0,
+         .hi = HUGE_VAL,
+         .error = "expected a number >= 0, got"},
+        {.c = OPT_THREADS,
+         .kind = CLI_OPT_UNSIGNED,
+         .dst = &o->threads,
+         .max = 256,
          .error = "expected an integer from 0 to 256, got"},
     };
     int c;
@@ -417,8 +468,7 @@ static int plot_outputs(const char *path, const analyze_report *rep)
             if (groups == 1 && !isnan(pfi))
                 snprintf(titles[i], 160, "%s: PFI %.2f", base, pfi);
             else
-                snprintf(titles[i], 160, "%s (%zu group%s)", base, groups,
-                         groups == 1 ? "" : "s");
+                snprintf(titles[i], 160, "%s (%zu group%s)", base, groups, groups == 1 ? "" : "s");
         }
     }
     for (size_t g = 0; rc == PFI_EXIT_OK && by_file && g < n; g++)
@@ -426,10 +476,10 @@ static int plot_outputs(const char *path, const analyze_report *rep)
     if (rc == PFI_EXIT_OK) {
         pfi_diag d;
         pfi_diag_clear(&d);
-        pfi_error e =
-            by_file ? pfi_plot_curves_by_panel(path, rep->results, n, panel_of,
-                                               (const char *const *)titles, n_titles, &d)
-                    : pfi_plot_curves(path, rep->results, (const char *const *)titles, n, &d);
+        pfi_error e = by_file
+                          ? pfi_plot_curves_by_panel(path, rep->results, n, panel_of,
+                                                     (const char *const *)titles, n_titles, &d)
+                          : pfi_plot_curves(path, rep->results, (const char *const *)titles, n, &d);
         if (e != PFI_OK) {
             cli_report(e, &d);
             rc = e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_OUTPUT;
@@ -564,8 +614,8 @@ int cmd_analyze(int argc, char **argv)
         }
     }
     if (rc == PFI_EXIT_OK) {
-        analyze_report rep = {.table = t, .results = results, .options = &s.options,
-                              .show_points = s.points};
+        analyze_report rep = {
+            .table = t, .results = results, .options = &s.options, .show_points = s.points};
         rc = write_outputs(&s, &rep);
     }
     double t_end = now_s();

@@ -15,7 +15,7 @@ typedef struct analyze_report {
     const pfi_runs_table *table;
     const pfi_result *results; /* table->n_groups */
     const pfi_options *options;
-    bool show_points;          /* table: list every point under its group */
+    bool show_points; /* table: list every point under its group */
 } analyze_report;
 
 /* A group's display title, e.g. "summary_power_a40.csv: cifar100/shufflenetv2/1024/adam". */

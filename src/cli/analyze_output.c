@@ -57,9 +57,9 @@ typedef struct summary {
 } summary;
 
 /* Summary of the ratio PFI over the groups for which pick() is true. */
-static bool summarise(const analyze_report *r, bool (*pick)(const analyze_report *, size_t,
-                                                             const void *),
-                      const void *arg, summary *out)
+static bool summarise(const analyze_report *r,
+                      bool (*pick)(const analyze_report *, size_t, const void *), const void *arg,
+                      summary *out)
 {
     const pfi_runs_table *t = r->table;
     double *v = malloc((t->n_groups ? t->n_groups : 1) * sizeof *v);
@@ -136,15 +136,15 @@ static void table_points(FILE *f, const pfi_result *res)
 {
     const pfi_point *all[1] = {&res->reference};
     for (size_t i = 0; i < res->n_points + (res->has_reference ? 1 : 0); i++) {
-        const pfi_point *p = res->has_reference ? (i == 0 ? all[0] : &res->points[i - 1])
-                                                : &res->points[i];
+        const pfi_point *p =
+            res->has_reference ? (i == 0 ? all[0] : &res->points[i - 1]) : &res->points[i];
         char cap[32], pw[32], tp[32], x[32], y[32];
         fmt_num(cap, sizeof cap, p->cap_w, -6);
         fmt_num(pw, sizeof pw, p->power_w, -6);
         fmt_num(tp, sizeof tp, p->throughput, -6);
         fmt_num(x, sizeof x, p->x, 4);
         fmt_num(y, sizeof y, p->y, 4);
-        const char *what = (res->has_reference && i == 0) ? "reference"
+        const char *what = (res->has_reference && i == 0)  ? "reference"
                            : p->exclusion == PFI_EXCL_NONE ? "used"
                            : p->exclusion == PFI_EXCL_NO_THROUGHPUT_LOSS
                                ? "area/ce only: no_throughput_loss"
@@ -175,8 +175,8 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
             fprintf(f, "%s%s\n", g ? "\n" : "", t->files[last_file]);
             char ci[16];
             snprintf(ci, sizeof ci, "%d%% CI", level);
-            fprintf(f, "  %-*s %7s %9s  %-17s %7s %7s  %-9s %s\n", (int)width, "group",
-                    "ref_cap", "PFI", ci, "area", "CE", "label", "used/ratio/excl");
+            fprintf(f, "  %-*s %7s %9s  %-17s %7s %7s  %-9s %s\n", (int)width, "group", "ref_cap",
+                    "PFI", ci, "area", "CE", "label", "used/ratio/excl");
         }
         char key[512], ratio[32], ci[100], area[32], ce[32], cap[32];
         key_text(grp, "/", key, sizeof key);
@@ -220,8 +220,8 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                 continue;
             char med[32];
             fmt_num(med, sizeof med, s.median, 3);
-            fprintf(f, "  %-40s %3zu groups, %3zu defined, median PFI %s\n", t->files[i],
-                    s.groups, s.defined, med);
+            fprintf(f, "  %-40s %3zu groups, %3zu defined, median PFI %s\n", t->files[i], s.groups,
+                    s.defined, med);
         }
     }
     size_t n_cls = 0;
@@ -246,8 +246,9 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                  r->results[g].ci_note != NULL &&
                  strncmp(r->results[g].ci_note, "standard errors unknown", 23) == 0;
     if (no_se > 0 && r->options->draws > 0)
-        fprintf(f, "CI '-': %zu group(s) have no standard errors in the data; give --noise-rel "
-                   "(e.g. 0.01) to assume a relative measurement noise.\n",
+        fprintf(f,
+                "CI '-': %zu group(s) have no standard errors in the data; give --noise-rel "
+                "(e.g. 0.01) to assume a relative measurement noise.\n",
                 no_se);
     fprintf(f, "used/ratio/excl: points in area and CE / in the ratio / excluded (not binding or "
                "missing); --points lists them.\n");
@@ -338,31 +339,30 @@ static json_t *group_json(const analyze_report *r, size_t g)
         const pfi_point *p = &res->points[i];
         json_array_append_new(points, point_json(p));
         if (p->exclusion != PFI_EXCL_NONE)
-            json_array_append_new(excluded,
-                                  json_pack("{s:o, s:s, s:I}", "cap_w", num(p->cap_w), "reason",
-                                            pfi_exclusion_name(p->exclusion), "line",
-                                            (json_int_t)p->line));
+            json_array_append_new(excluded, json_pack("{s:o, s:s, s:I}", "cap_w", num(p->cap_w),
+                                                      "reason", pfi_exclusion_name(p->exclusion),
+                                                      "line", (json_int_t)p->line));
     }
-    json_t *ref = res->has_reference
-                      ? json_pack("{s:o, s:o, s:o, s:I}", "cap_w", num(res->reference.cap_w),
-                                  "power", num(res->reference.power_w), "throughput",
-                                  num(res->reference.throughput), "runs",
-                                  (json_int_t)res->reference.n_runs)
-                      : json_null();
-    json_t *ci = res->ci_available ? json_pack("[o, o]", num(res->ci_lo), num(res->ci_hi))
-                                   : json_null();
+    json_t *ref =
+        res->has_reference
+            ? json_pack("{s:o, s:o, s:o, s:I}", "cap_w", num(res->reference.cap_w), "power",
+                        num(res->reference.power_w), "throughput", num(res->reference.throughput),
+                        "runs", (json_int_t)res->reference.n_runs)
+            : json_null();
+    json_t *ci =
+        res->ci_available ? json_pack("[o, o]", num(res->ci_lo), num(res->ci_hi)) : json_null();
     return json_pack(
-        "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
+        "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:I, "
+        "s:o, s:o}",
         "file", r->table->files[grp->file_index], "key", key, "job_class",
         grp->job_class ? json_string(grp->job_class) : json_null(), "reference", ref, "pfi_ratio",
-        num(res->ratio), "pfi_ratio_ci", ci, "pfi_ratio_ci_median", num(res->ci_median),
-        "pfi_area", num(res->area), "pfi_ce", num(res->ce), "label", pfi_label_name(res->label),
-        "points_used", (json_int_t)res->n_used, "points_ratio", (json_int_t)res->n_ratio,
-        "undefined_reason",
+        num(res->ratio), "pfi_ratio_ci", ci, "pfi_ratio_ci_median", num(res->ci_median), "pfi_area",
+        num(res->area), "pfi_ce", num(res->ce), "label", pfi_label_name(res->label), "points_used",
+        (json_int_t)res->n_used, "points_ratio", (json_int_t)res->n_ratio, "undefined_reason",
         res->undefined_reason ? json_string(res->undefined_reason) : json_null(), "ci_note",
-        res->ci_note && r->options->draws > 0 ? json_string(res->ci_note) : json_null(),
-        "excluded", excluded, "points", points, "ci_undefined_draws", (json_int_t)res->ci_undefined,
-        "ci_draws", json_integer((json_int_t)res->ci_draws), "gpus",
+        res->ci_note && r->options->draws > 0 ? json_string(res->ci_note) : json_null(), "excluded",
+        excluded, "points", points, "ci_undefined_draws", (json_int_t)res->ci_undefined, "ci_draws",
+        json_integer((json_int_t)res->ci_draws), "gpus",
         res->has_reference && grp->n_runs > 0 && (grp->runs[0].valid & PFI_RUN_GPUS)
             ? cli_json_num(grp->runs[0].gpus)
             : json_null());
@@ -399,12 +399,12 @@ bool analyze_write_json(FILE *f, const analyze_report *r)
         json_object_set_new(sum, "by_class", by_class);
         json_object_set_new(sum, "by_file", by_file);
         by_class = by_file = NULL;
-        json_t *opts = json_pack(
-            "{s:f, s:I, s:I, s:f, s:o, s:f}", "x_min", r->options->x_min, "draws",
-            (json_int_t)r->options->draws, "seed", (json_int_t)r->options->seed, "ci_level",
-            r->options->ci_level,
-            "noise_rel", r->options->noise_rel > 0 ? cli_json_num(r->options->noise_rel) : json_null(),
-            "linear_band", r->options->linear_band);
+        json_t *opts =
+            json_pack("{s:f, s:I, s:I, s:f, s:o, s:f}", "x_min", r->options->x_min, "draws",
+                      (json_int_t)r->options->draws, "seed", (json_int_t)r->options->seed,
+                      "ci_level", r->options->ci_level, "noise_rel",
+                      r->options->noise_rel > 0 ? cli_json_num(r->options->noise_rel) : json_null(),
+                      "linear_band", r->options->linear_band);
         json_object_set_new(root, "groups", groups);
         json_object_set_new(root, "summary", sum);
         json_object_set_new(root, "options", opts);

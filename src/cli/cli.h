@@ -13,11 +13,11 @@
 
 /* Exit codes: stable, documented in the README. */
 enum {
-    PFI_EXIT_OK = 0,       /* success */
-    PFI_EXIT_DATA = 1,     /* an input is missing, unreadable or malformed */
-    PFI_EXIT_USAGE = 2,    /* bad command line */
-    PFI_EXIT_OUTPUT = 3,   /* an output (table, JSON, figure) could not be written */
-    PFI_EXIT_INTERNAL = 4  /* out of memory or another internal failure */
+    PFI_EXIT_OK = 0,      /* success */
+    PFI_EXIT_DATA = 1,    /* an input is missing, unreadable or malformed */
+    PFI_EXIT_USAGE = 2,   /* bad command line */
+    PFI_EXIT_OUTPUT = 3,  /* an output (table, JSON, figure) could not be written */
+    PFI_EXIT_INTERNAL = 4 /* out of memory or another internal failure */
 };
 
 int cmd_analyze(int argc, char **argv);
@@ -54,7 +54,7 @@ struct pfi_kernlog_match;
  * --kernel-log): every pointer borrowed. */
 typedef struct cli_kernlog {
     const struct pfi_kernlog *kl;
-    const int *fatal;           /* fatal Xid numbers, NULL: the default (pfi/kernlog.h) */
+    const int *fatal; /* fatal Xid numbers, NULL: the default (pfi/kernlog.h) */
     size_t n_fatal;
     struct pfi_kernlog_match *match; /* kl->n_events entries, filled by cli_read_telemetry */
 } cli_kernlog;
@@ -69,9 +69,10 @@ typedef struct cli_kernlog {
  * code.
  */
 int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
-                       const struct pfi_telemetry_options *topt, const struct pfi_reduce_options *ro,
-                       bool quiet, const char *on_failure, const cli_kernlog *klog,
-                       struct pfi_telemetry **tm_out, struct pfi_reduced **red_out);
+                       const struct pfi_telemetry_options *topt,
+                       const struct pfi_reduce_options *ro, bool quiet, const char *on_failure,
+                       const cli_kernlog *klog, struct pfi_telemetry **tm_out,
+                       struct pfi_reduced **red_out);
 
 int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
@@ -132,7 +133,7 @@ typedef enum cli_opt_kind {
 } cli_opt_kind;
 
 typedef struct cli_opt {
-    int c;                 /* the option's getopt_long value */
+    int c; /* the option's getopt_long value */
     cli_opt_kind kind;
     void *dst;             /* the variable set, of the kind's type (borrowed) */
     double lo, hi;         /* CLI_OPT_DOUBLE: the bounds (HUGE_VAL: none above) */

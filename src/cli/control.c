@@ -87,12 +87,12 @@ static double now_wall(void)
 
 typedef struct api_state {
     pthread_mutex_t mu;
-    const char *token;   /* writes need it ("" : writes refused) */
-    bool budget_set;     /* a PUT /v1/budget is in force */
+    const char *token; /* writes need it ("" : writes refused) */
+    bool budget_set;   /* a PUT /v1/budget is in force */
     bool event;
     double budget_w, reduction;
     pfi_ctl_report last;
-    char *jobs_text;     /* per-job metric lines of the last period (owned) */
+    char *jobs_text; /* per-job metric lines of the last period (owned) */
 } api_state;
 
 /* Reply with body (malloc'ed, freed here; NULL: out of memory, the connection is closed). */
@@ -137,8 +137,7 @@ static void metric(char **b, size_t *len, size_t *cap, const char *fmt, ...)
     }
 }
 
-static void gauge(char **b, size_t *len, size_t *cap, const char *name, const char *help,
-                  double v)
+static void gauge(char **b, size_t *len, size_t *cap, const char *name, const char *help, double v)
 {
     metric(b, len, cap, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
     if (isfinite(v))
@@ -155,13 +154,10 @@ static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
     o[0] = '\0';
     pthread_mutex_lock(&s->mu);
     const pfi_ctl_report *r = &s->last;
-    gauge(&o, &len, &cap, "pfi_ctl_event_active", "1 while a power event is in force",
-          r->event);
+    gauge(&o, &len, &cap, "pfi_ctl_event_active", "1 while a power event is in force", r->event);
     gauge(&o, &len, &cap, "pfi_ctl_budget_watts", "cluster power budget", r->budget_w);
-    gauge(&o, &len, &cap, "pfi_ctl_measured_watts", "measured cluster GPU power",
-          r->measured_w);
-    gauge(&o, &len, &cap, "pfi_ctl_reserved_watts", "power held for silent agents",
-          r->reserved_w);
+    gauge(&o, &len, &cap, "pfi_ctl_measured_watts", "measured cluster GPU power", r->measured_w);
+    gauge(&o, &len, &cap, "pfi_ctl_reserved_watts", "power held for silent agents", r->reserved_w);
     gauge(&o, &len, &cap, "pfi_ctl_predicted_watts", "curves' prediction at the caps",
           r->predicted_w);
     gauge(&o, &len, &cap, "pfi_ctl_correction_watts", "feedback correction", r->correction_w);
@@ -177,9 +173,10 @@ static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
 /* PUT /v1/budget: {"budget_w": W}, {"reduction": r} or {"event": false}, in force from the
  * next period on. The token is checked before the body's size. */
 static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *body, size_t len,
-                            bool too_big)
+                                bool too_big)
 {
-    if (!pfi_http_bearer_ok(pfi_http_request_header(rq, "Authorization"), s->token, strlen(s->token)))
+    if (!pfi_http_bearer_ok(pfi_http_request_header(rq, "Authorization"), s->token,
+                            strlen(s->token)))
         return api_error(rq, 401, "missing or wrong bearer token");
     if (too_big)
         return api_error(rq, 413, "body larger than 4096 bytes");
@@ -189,8 +186,7 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
            *ev = json_object_get(o, "event");
     pfi_http_next ret;
     if (!json_is_object(o) || (bw && !json_is_number(bw)) || (rd && !json_is_number(rd)) ||
-        (ev && !json_is_boolean(ev)) || (bw && rd) ||
-        (!bw && !rd && !(ev && json_is_false(ev)))) {
+        (ev && !json_is_boolean(ev)) || (bw && rd) || (!bw && !rd && !(ev && json_is_false(ev)))) {
         ret = api_error(rq, 400,
                         "expected {\"budget_w\": W} or {\"reduction\": r} or {\"event\": false}");
     } else if ((bw && !(json_number_value(bw) > 0)) ||
@@ -219,7 +215,7 @@ static pfi_http_next api_head(void *cls, pfi_http_request *rq)
 }
 
 static pfi_http_next api_body(void *cls, pfi_http_request *rq, const char *body, size_t len,
-                          bool too_big)
+                              bool too_big)
 {
     api_state *s = cls;
     const char *method = pfi_http_request_method(rq), *url = pfi_http_request_url(rq);
@@ -240,12 +236,12 @@ static int api_listen(api_state *api, long port, pfi_http_server **out)
     sa.sin_port = htons((uint16_t)port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     pfi_http_server_config hc = {.addr = (const struct sockaddr *)&sa,
-                             .max_connections = 64,
-                             .idle_timeout_s = 10,
-                             .max_body = API_MAX_BODY,
-                             .on_head = api_head,
-                             .on_body = api_body,
-                             .cls = api};
+                                 .max_connections = 64,
+                                 .idle_timeout_s = 10,
+                                 .max_body = API_MAX_BODY,
+                                 .on_head = api_head,
+                                 .on_body = api_body,
+                                 .cls = api};
     pfi_diag d;
     pfi_error e = pfi_http_server_start(&hc, out, &d);
     if (e == PFI_ERR_UNAVAILABLE) {
@@ -265,50 +261,49 @@ static int api_listen(api_state *api, long port, pfi_http_server **out)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: pfi control --agents FILE (--budget-w W | --reduction R | --schedule FILE |"
-            " --listen PORT) [OPTIONS]\n"
-            "       pfi control status --db FILE\n"
-            "\n"
-            "Keep the cluster's GPU power under a grid power budget with the most tokens/s:\n"
-            "every period read the agents (and Prometheus), estimate each job's curve,\n"
-            "allocate, push caps (decreases first, confirmed, then increases), audit.\n"
-            "\n"
-            "options:\n"
-            "  --agents FILE        one agent a line: URL [TOKEN]\n"
-            "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
-            "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
-            "  --schedule FILE      events: START END TARGET [RAMP] (s since --epoch)\n"
-            "  --start S            event start, s since --epoch (0)\n"
-            "  --duration S         event length, s (until stopped)\n"
-            "  --ramp S             ramp into the event over S s (0)\n"
-            "  --epoch T            Unix time the schedule counts from (now); a restarted\n"
-            "                       controller given the same epoch continues the event\n"
-            "  --run-for S          stop after S s (until SIGINT/SIGTERM)\n"
-            "  --period S           control period (5)\n"
-            "  --strategy NAME      pfi-model (default), oracle, equal, class-weighted,\n"
-            "                       pfi-weighted, raw-telemetry\n"
-            "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
-            "  --margin F           safety margin, fraction of the budget (0.03)\n"
-            "  --facility-limit-w W after the event, raise caps only under W\n"
-            "  --db FILE            audit log (SQLite)\n"
-            "  --store FILE         run store with measured sweeps (group = job id)\n"
-            "  --model FILE         `pfi fit` model applied to live features\n"
-            "  --prometheus URL     telemetry from a Prometheus server\n"
-            "  --prom-power M, --prom-energy M, --prom-host-label L, --prom-uuid-label L,\n"
-            "  --prom-join-label L, --prom-features NAME=METRIC,...\n"
-            "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
-            "  --token-file FILE    bearer token for PUT /v1/budget\n"
-            "  --release-on-exit    put every GPU back on its original limit when stopped\n"
-            "  --quiet              no per-period lines\n"
-            "  -h, --help           this help\n"
-            "\n"
-            "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
-            "event, is '-'). `pfi control status` prints the audit log's last period.\n"
-            "\n"
-            "Exit codes: 0 stopped by --run-for or a signal (status: printed), 1 bad or\n"
-            "missing input file or audit log, 2 bad command line, 3 audit not written,\n"
-            "4 internal error.\n");
+    fprintf(f, "usage: pfi control --agents FILE (--budget-w W | --reduction R | --schedule FILE |"
+               " --listen PORT) [OPTIONS]\n"
+               "       pfi control status --db FILE\n"
+               "\n"
+               "Keep the cluster's GPU power under a grid power budget with the most tokens/s:\n"
+               "every period read the agents (and Prometheus), estimate each job's curve,\n"
+               "allocate, push caps (decreases first, confirmed, then increases), audit.\n"
+               "\n"
+               "options:\n"
+               "  --agents FILE        one agent a line: URL [TOKEN]\n"
+               "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
+               "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
+               "  --schedule FILE      events: START END TARGET [RAMP] (s since --epoch)\n"
+               "  --start S            event start, s since --epoch (0)\n"
+               "  --duration S         event length, s (until stopped)\n"
+               "  --ramp S             ramp into the event over S s (0)\n"
+               "  --epoch T            Unix time the schedule counts from (now); a restarted\n"
+               "                       controller given the same epoch continues the event\n"
+               "  --run-for S          stop after S s (until SIGINT/SIGTERM)\n"
+               "  --period S           control period (5)\n"
+               "  --strategy NAME      pfi-model (default), oracle, equal, class-weighted,\n"
+               "                       pfi-weighted, raw-telemetry\n"
+               "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
+               "  --margin F           safety margin, fraction of the budget (0.03)\n"
+               "  --facility-limit-w W after the event, raise caps only under W\n"
+               "  --db FILE            audit log (SQLite)\n"
+               "  --store FILE         run store with measured sweeps (group = job id)\n"
+               "  --model FILE         `pfi fit` model applied to live features\n"
+               "  --prometheus URL     telemetry from a Prometheus server\n"
+               "  --prom-power M, --prom-energy M, --prom-host-label L, --prom-uuid-label L,\n"
+               "  --prom-join-label L, --prom-features NAME=METRIC,...\n"
+               "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
+               "  --token-file FILE    bearer token for PUT /v1/budget\n"
+               "  --release-on-exit    put every GPU back on its original limit when stopped\n"
+               "  --quiet              no per-period lines\n"
+               "  -h, --help           this help\n"
+               "\n"
+               "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
+               "event, is '-'). `pfi control status` prints the audit log's last period.\n"
+               "\n"
+               "Exit codes: 0 stopped by --run-for or a signal (status: printed), 1 bad or\n"
+               "missing input file or audit log, 2 bad command line, 3 audit not written,\n"
+               "4 internal error.\n");
 }
 
 /* "123 W", or missing when w is not a number (pfi control status's prose) */
@@ -414,33 +409,67 @@ static bool parse_reduction(const char *s, double *r)
 }
 
 enum {
-    O_AGENTS = 256, O_BUDGET, O_REDUCTION, O_SCHEDULE, O_START, O_DURATION, O_RAMP, O_EPOCH,
-    O_RUNFOR, O_PERIOD, O_STRATEGY, O_POLICY, O_MARGIN, O_FACILITY, O_DB, O_STORE, O_MODEL,
-    O_PROM, O_PPOWER, O_PENERGY, O_PHOST, O_PUUID, O_PJOIN, O_PFEAT, O_LISTEN, O_TOKEN,
-    O_RELEASE, O_QUIET, O_HELP
+    O_AGENTS = 256,
+    O_BUDGET,
+    O_REDUCTION,
+    O_SCHEDULE,
+    O_START,
+    O_DURATION,
+    O_RAMP,
+    O_EPOCH,
+    O_RUNFOR,
+    O_PERIOD,
+    O_STRATEGY,
+    O_POLICY,
+    O_MARGIN,
+    O_FACILITY,
+    O_DB,
+    O_STORE,
+    O_MODEL,
+    O_PROM,
+    O_PPOWER,
+    O_PENERGY,
+    O_PHOST,
+    O_PUUID,
+    O_PJOIN,
+    O_PFEAT,
+    O_LISTEN,
+    O_TOKEN,
+    O_RELEASE,
+    O_QUIET,
+    O_HELP
 };
 
-static const struct option opts[] = {
-    {"agents", required_argument, NULL, O_AGENTS}, {"budget-w", required_argument, NULL, O_BUDGET},
-    {"reduction", required_argument, NULL, O_REDUCTION},
-    {"schedule", required_argument, NULL, O_SCHEDULE}, {"start", required_argument, NULL, O_START},
-    {"duration", required_argument, NULL, O_DURATION}, {"ramp", required_argument, NULL, O_RAMP},
-    {"epoch", required_argument, NULL, O_EPOCH}, {"run-for", required_argument, NULL, O_RUNFOR},
-    {"period", required_argument, NULL, O_PERIOD},
-    {"strategy", required_argument, NULL, O_STRATEGY},
-    {"policy", required_argument, NULL, O_POLICY}, {"margin", required_argument, NULL, O_MARGIN},
-    {"facility-limit-w", required_argument, NULL, O_FACILITY},
-    {"db", required_argument, NULL, O_DB}, {"store", required_argument, NULL, O_STORE},
-    {"model", required_argument, NULL, O_MODEL}, {"prometheus", required_argument, NULL, O_PROM},
-    {"prom-power", required_argument, NULL, O_PPOWER},
-    {"prom-energy", required_argument, NULL, O_PENERGY},
-    {"prom-host-label", required_argument, NULL, O_PHOST},
-    {"prom-uuid-label", required_argument, NULL, O_PUUID},
-    {"prom-join-label", required_argument, NULL, O_PJOIN},
-    {"prom-features", required_argument, NULL, O_PFEAT},
-    {"listen", required_argument, NULL, O_LISTEN}, {"token-file", required_argument, NULL, O_TOKEN},
-    {"release-on-exit", no_argument, NULL, O_RELEASE}, {"quiet", no_argument, NULL, O_QUIET},
-    {"help", no_argument, NULL, O_HELP}, {NULL, 0, NULL, 0}};
+static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENTS},
+                                     {"budget-w", required_argument, NULL, O_BUDGET},
+                                     {"reduction", required_argument, NULL, O_REDUCTION},
+                                     {"schedule", required_argument, NULL, O_SCHEDULE},
+                                     {"start", required_argument, NULL, O_START},
+                                     {"duration", required_argument, NULL, O_DURATION},
+                                     {"ramp", required_argument, NULL, O_RAMP},
+                                     {"epoch", required_argument, NULL, O_EPOCH},
+                                     {"run-for", required_argument, NULL, O_RUNFOR},
+                                     {"period", required_argument, NULL, O_PERIOD},
+                                     {"strategy", required_argument, NULL, O_STRATEGY},
+                                     {"policy", required_argument, NULL, O_POLICY},
+                                     {"margin", required_argument, NULL, O_MARGIN},
+                                     {"facility-limit-w", required_argument, NULL, O_FACILITY},
+                                     {"db", required_argument, NULL, O_DB},
+                                     {"store", required_argument, NULL, O_STORE},
+                                     {"model", required_argument, NULL, O_MODEL},
+                                     {"prometheus", required_argument, NULL, O_PROM},
+                                     {"prom-power", required_argument, NULL, O_PPOWER},
+                                     {"prom-energy", required_argument, NULL, O_PENERGY},
+                                     {"prom-host-label", required_argument, NULL, O_PHOST},
+                                     {"prom-uuid-label", required_argument, NULL, O_PUUID},
+                                     {"prom-join-label", required_argument, NULL, O_PJOIN},
+                                     {"prom-features", required_argument, NULL, O_PFEAT},
+                                     {"listen", required_argument, NULL, O_LISTEN},
+                                     {"token-file", required_argument, NULL, O_TOKEN},
+                                     {"release-on-exit", no_argument, NULL, O_RELEASE},
+                                     {"quiet", no_argument, NULL, O_QUIET},
+                                     {"help", no_argument, NULL, O_HELP},
+                                     {NULL, 0, NULL, 0}};
 
 static int load_file(const char *what, const char *path, char **text, size_t *len)
 {
@@ -476,42 +505,84 @@ static bool control_option(control_opts *o, int c, const char *arg)
 {
     pfi_ctl_config *cfg = &o->cfg;
     switch (c) {
-    case O_AGENTS: o->agents_path = arg; return true;
-    case O_BUDGET: return cli_parse_double(arg, &o->budget_w) && o->budget_w > 0;
-    case O_REDUCTION: return parse_reduction(arg, &o->reduction);
-    case O_SCHEDULE: o->sched_path = arg; return true;
-    case O_START: return cli_parse_double(arg, &o->start) && o->start >= 0;
-    case O_DURATION: return cli_parse_double(arg, &o->duration) && o->duration > 0;
-    case O_RAMP: return cli_parse_double(arg, &o->ramp) && o->ramp >= 0;
-    case O_EPOCH: return cli_parse_double(arg, &o->epoch) && o->epoch > 0;
-    case O_RUNFOR: return cli_parse_double(arg, &o->run_for) && o->run_for > 0;
-    case O_PERIOD: return cli_parse_double(arg, &cfg->period_s) && cfg->period_s >= 0.05;
-    case O_STRATEGY: return pfi_strategy_parse(arg, &cfg->strategy) == PFI_OK;
-    case O_POLICY: o->policy_path = arg; return true;
+    case O_AGENTS:
+        o->agents_path = arg;
+        return true;
+    case O_BUDGET:
+        return cli_parse_double(arg, &o->budget_w) && o->budget_w > 0;
+    case O_REDUCTION:
+        return parse_reduction(arg, &o->reduction);
+    case O_SCHEDULE:
+        o->sched_path = arg;
+        return true;
+    case O_START:
+        return cli_parse_double(arg, &o->start) && o->start >= 0;
+    case O_DURATION:
+        return cli_parse_double(arg, &o->duration) && o->duration > 0;
+    case O_RAMP:
+        return cli_parse_double(arg, &o->ramp) && o->ramp >= 0;
+    case O_EPOCH:
+        return cli_parse_double(arg, &o->epoch) && o->epoch > 0;
+    case O_RUNFOR:
+        return cli_parse_double(arg, &o->run_for) && o->run_for > 0;
+    case O_PERIOD:
+        return cli_parse_double(arg, &cfg->period_s) && cfg->period_s >= 0.05;
+    case O_STRATEGY:
+        return pfi_strategy_parse(arg, &cfg->strategy) == PFI_OK;
+    case O_POLICY:
+        o->policy_path = arg;
+        return true;
     case O_MARGIN:
         return cli_parse_double(arg, &cfg->margin) && cfg->margin >= 0 && cfg->margin < 0.5;
     case O_FACILITY:
         return cli_parse_double(arg, &cfg->facility_limit_w) && cfg->facility_limit_w > 0;
-    case O_DB: cfg->audit_path = arg; return true;
-    case O_STORE: cfg->store_path = arg; return true;
-    case O_MODEL: cfg->model_path = arg; return true;
-    case O_PROM: cfg->prom.url = arg; return true;
-    case O_PPOWER: cfg->prom.power_metric = arg; return true;
-    case O_PENERGY: cfg->prom.energy_metric = arg; return true;
-    case O_PHOST: cfg->prom.host_label = arg; return true;
-    case O_PUUID: cfg->prom.uuid_label = arg; return true;
-    case O_PJOIN: cfg->prom.up_join_label = arg; return true;
-    case O_PFEAT: cfg->prom.feature_metrics = arg; return true;
+    case O_DB:
+        cfg->audit_path = arg;
+        return true;
+    case O_STORE:
+        cfg->store_path = arg;
+        return true;
+    case O_MODEL:
+        cfg->model_path = arg;
+        return true;
+    case O_PROM:
+        cfg->prom.url = arg;
+        return true;
+    case O_PPOWER:
+        cfg->prom.power_metric = arg;
+        return true;
+    case O_PENERGY:
+        cfg->prom.energy_metric = arg;
+        return true;
+    case O_PHOST:
+        cfg->prom.host_label = arg;
+        return true;
+    case O_PUUID:
+        cfg->prom.uuid_label = arg;
+        return true;
+    case O_PJOIN:
+        cfg->prom.up_join_label = arg;
+        return true;
+    case O_PFEAT:
+        cfg->prom.feature_metrics = arg;
+        return true;
     case O_LISTEN: {
         size_t p;
         bool ok = cli_parse_size(arg, &p) && p < 65536;
         o->listen_port = (long)p;
         return ok;
     }
-    case O_TOKEN: o->token_path = arg; return true;
-    case O_RELEASE: o->release = true; return true;
-    case O_QUIET: o->quiet = true; return true;
-    default: return false;
+    case O_TOKEN:
+        o->token_path = arg;
+        return true;
+    case O_RELEASE:
+        o->release = true;
+        return true;
+    case O_QUIET:
+        o->quiet = true;
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -640,8 +711,7 @@ static bool period_target(const control_opts *o, const control_inputs *in, api_s
         if (!isnan(o->reduction))
             *red = kk * o->reduction;
         else
-            *bw = isfinite(ref) && ref > o->budget_w ? ref + kk * (o->budget_w - ref)
-                                                     : o->budget_w;
+            *bw = isfinite(ref) && ref > o->budget_w ? ref + kk * (o->budget_w - ref) : o->budget_w;
     }
     return event;
 }
@@ -653,14 +723,14 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
     char *jt = malloc(cap);
     if (jt != NULL) {
         jt[0] = '\0';
-        metric(&jt, &l, &cap, "# HELP pfi_ctl_job_cap_watts per-GPU cap of a job\n"
-                              "# TYPE pfi_ctl_job_cap_watts gauge\n");
+        metric(&jt, &l, &cap,
+               "# HELP pfi_ctl_job_cap_watts per-GPU cap of a job\n"
+               "# TYPE pfi_ctl_job_cap_watts gauge\n");
         for (size_t i = 0; i < pfi_ctl_job_count(ctl); i++) {
             pfi_ctl_job_view v;
             pfi_ctl_job_get(ctl, i, &v);
             if (v.gpus > 0 && isfinite(v.cap_w))
-                metric(&jt, &l, &cap, "pfi_ctl_job_cap_watts{job=\"%s\"} %.1f\n", v.id,
-                       v.cap_w);
+                metric(&jt, &l, &cap, "pfi_ctl_job_cap_watts{job=\"%s\"} %.1f\n", v.id, v.cap_w);
         }
     }
     pthread_mutex_lock(&api->mu);
@@ -707,8 +777,8 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
     double offset = wall0 - o->epoch; /* schedule time at t_start */
     bool prom_was_down = false;
     if (!o->quiet)
-        printf("%8s %5s %9s %9s %9s %9s %10s %6s %s\n", "t_s", "event", "budget_w",
-               "measured", "reserved", "predicted", "tokens/s", "agents", "note");
+        printf("%8s %5s %9s %9s %9s %9s %10s %6s %s\n", "t_s", "event", "budget_w", "measured",
+               "reserved", "predicted", "tokens/s", "agents", "note");
     for (unsigned long k = 0; !g_stop; k++) {
         double tick = t_start + (double)k * period_s;
         double t_sched = tick - t_start + offset;

@@ -60,8 +60,7 @@ int cmd_demo(int argc, char **argv)
     if (agent == NULL || agent[0] == '\0')
         agent = PFI_AGENT_DEFAULT;
     if (access(agent, X_OK) != 0) {
-        cli_error("demo: agent binary %s not found (build pfid, or set PFI_AGENT_BIN)",
-                  agent);
+        cli_error("demo: agent binary %s not found (build pfid, or set PFI_AGENT_BIN)", agent);
         return PFI_EXIT_DATA;
     }
     char script[PATH_MAX];

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "pfi/fit.h"
 #include "pfi/featmap.h"
+#include "pfi/fit.h"
 #include "pfi/groups.h"
 #include "pfi/reduce.h"
 #include "pfi/telemetry.h"
@@ -19,35 +19,39 @@
 static void fit_usage(FILE *f)
 {
     fprintf(f,
-        "usage: pfi fit [OPTIONS] INPUT\n"
-        "\n"
-        "Fit PFI from reference-run telemetry with ordinary least squares and validate it\n"
-        "leave-one-out (LOO) and leave-one-cluster-out (LOCO, cluster = job class), as the\n"
-        "paper's §5. INPUT is a dataset directory (PFI computed, features from each group's\n"
-        "uncapped run) or a groups CSV (group, job_class, pfi, feature columns).\n"
-        "\n"
-        "options:\n"
-        "  --features LIST        comma-separated features of one model; 'A*B' is a product.\n"
-        "                         Repeat to compare feature sets side by side. Default: the\n"
-        "                         DRAM copy product " PFI_DRAM_COPY_PRODUCT "\n"
-        "  -m, --model FILE       write the first feature set's model as JSON (atomically)\n"
-        "  --pfi-column COL       groups CSV: the PFI column (pfi, else pfi_ratio)\n"
-        "  --feature-glob GLOB    dataset: feature columns (dcgm_*)\n"
-        "  --format table|csv|json  (table)\n"
-        "  -o, --output FILE      write the comparison there instead of stdout\n"
-        "  -h, --help             this help\n"
-        "\n"
-        "Scores pool the held-out predictions: R2 = 1 - SSE/SST (can be negative), RMSE, MAE,\n"
-        "Spearman rho of predictions against PFI. 'undefined' when a fold cannot be fitted.\n"
-        "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
-        "3 output not written, 4 internal error.\n");
+            "usage: pfi fit [OPTIONS] INPUT\n"
+            "\n"
+            "Fit PFI from reference-run telemetry with ordinary least squares and validate it\n"
+            "leave-one-out (LOO) and leave-one-cluster-out (LOCO, cluster = job class), as the\n"
+            "paper's §5. INPUT is a dataset directory (PFI computed, features from each group's\n"
+            "uncapped run) or a groups CSV (group, job_class, pfi, feature columns).\n"
+            "\n"
+            "options:\n"
+            "  --features LIST        comma-separated features of one model; 'A*B' is a product.\n"
+            "                         Repeat to compare feature sets side by side. Default: the\n"
+            "                         DRAM copy product " PFI_DRAM_COPY_PRODUCT "\n"
+            "  -m, --model FILE       write the first feature set's model as JSON (atomically)\n"
+            "  --pfi-column COL       groups CSV: the PFI column (pfi, else pfi_ratio)\n"
+            "  --feature-glob GLOB    dataset: feature columns (dcgm_*)\n"
+            "  --format table|csv|json  (table)\n"
+            "  -o, --output FILE      write the comparison there instead of stdout\n"
+            "  -h, --help             this help\n"
+            "\n"
+            "Scores pool the held-out predictions: R2 = 1 - SSE/SST (can be negative), RMSE, MAE,\n"
+            "Spearman rho of predictions against PFI. 'undefined' when a fold cannot be fitted.\n"
+            "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
+            "3 output not written, 4 internal error.\n");
 }
 
 static const struct option fit_options[] = {
-    {"features", required_argument, NULL, 'f'}, {"model", required_argument, NULL, 'm'},
-    {"pfi-column", required_argument, NULL, 'P'}, {"feature-glob", required_argument, NULL, 'G'},
-    {"format", required_argument, NULL, 'F'},    {"output", required_argument, NULL, 'o'},
-    {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+    {"features", required_argument, NULL, 'f'},
+    {"model", required_argument, NULL, 'm'},
+    {"pfi-column", required_argument, NULL, 'P'},
+    {"feature-glob", required_argument, NULL, 'G'},
+    {"format", required_argument, NULL, 'F'},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 /* Split a comma-separated list in place into names[]; returns the count (0: bad). */
@@ -108,7 +112,8 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
             }
             a->sets_text[a->n_sets++] = optarg;
             break;
-        default: return PFI_EXIT_USAGE;
+        default:
+            return PFI_EXIT_USAGE;
         }
     }
     if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json")) {
@@ -129,8 +134,7 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
 /* Phase 2: one model per feature set, fitted on g and validated; labels[s] is set s's text.
  * Both arrays hold a->n_sets entries, owned by the caller whatever the outcome (NULL where
  * none was made). An exit code. */
-static int build_models(const fit_args *a, pfi_groups *g, pfi_fit_model **models,
-                        char **labels)
+static int build_models(const fit_args *a, pfi_groups *g, pfi_fit_model **models, char **labels)
 {
     int rc = PFI_EXIT_OK;
     for (size_t s = 0; s < a->n_sets && rc == PFI_EXIT_OK; s++) {
@@ -141,8 +145,8 @@ static int build_models(const fit_args *a, pfi_groups *g, pfi_fit_model **models
         if (labels[s] == NULL || copy == NULL) {
             rc = PFI_EXIT_INTERNAL;
         } else if (p == 0) {
-            cli_error("--features '%s': expected 1 to %d comma-separated names",
-                      a->sets_text[s], PFI_FIT_MAX_FEATURES);
+            cli_error("--features '%s': expected 1 to %d comma-separated names", a->sets_text[s],
+                      PFI_FIT_MAX_FEATURES);
             rc = PFI_EXIT_USAGE;
         } else {
             pfi_diag d;
@@ -168,8 +172,7 @@ static void write_fit_table_row(FILE *f, const char *label, const pfi_fit_model 
     for (int k = 0; k < 8; k++)
         fmt(v[k], sizeof v[k], vals[k]);
     fprintf(f, "  %-44s %3zu %6s | %6s %6s %6s %6s | %6s %6s %6s %6s\n", label, m->n,
-            cli_num(m->r2, 'f', 3, "undefined").s, v[0], v[1], v[2], v[3], v[4], v[5], v[6],
-            v[7]);
+            cli_num(m->r2, 'f', 3, "undefined").s, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
     fprintf(f, "      PFI = %s", cli_num(m->coef[0], 'g', 4, "undefined").s);
     for (size_t j = 0; j < m->p; j++) {
         if (isfinite(m->coef[j + 1]))
@@ -206,7 +209,7 @@ static void write_fit_json_row(FILE *f, const char *label, const pfi_fit_model *
 {
     fprintf(f, "  {\"features\": \"%s\", \"n\": %zu, \"r2\": ", label, m->n);
     cli_put_num(f, m->r2, 17, "null");
-    static const char *const keys[] = {"loo_r2", "loo_rmse", "loo_mae", "loo_spearman",
+    static const char *const keys[] = {"loo_r2",  "loo_rmse",  "loo_mae",  "loo_spearman",
                                        "loco_r2", "loco_rmse", "loco_mae", "loco_spearman"};
     for (int k = 0; k < 8; k++) {
         fprintf(f, ", \"%s\": ", keys[k]);
@@ -220,8 +223,7 @@ static void write_comparison(FILE *f, const char *format, const pfi_groups *g,
                              pfi_fit_model *const *models, char *const *labels, size_t n_sets)
 {
     if (!strcmp(format, "table")) {
-        fprintf(f, "PFI predictors (OLS) on %zu sweep groups; LOCO cluster = job class\n\n",
-                g->n);
+        fprintf(f, "PFI predictors (OLS) on %zu sweep groups; LOCO cluster = job class\n\n", g->n);
         fprintf(f, "  %-44s %3s %6s | %-27s | %-27s\n", "features", "n", "R2",
                 "LOO  R2     RMSE   MAE  rho", "LOCO R2     RMSE   MAE  rho");
     } else if (!strcmp(format, "csv")) {
@@ -289,46 +291,56 @@ int cmd_fit(int argc, char **argv)
 
 static void predict_usage(FILE *f)
 {
-    fprintf(f,
-        "usage: pfi predict --model FILE [OPTIONS] FEATURE=VALUE ...\n"
-        "       pfi predict --model FILE [OPTIONS] --telemetry FILE [--telemetry FILE ...]\n"
-        "       pfi predict --model FILE [OPTIONS] --db FILE [--group NAME]\n"
-        "       pfi predict --model FILE [OPTIONS] --groups INPUT\n"
-        "\n"
-        "Estimate PFI with a model written by 'pfi fit --model FILE', for one job from its\n"
-        "feature values on the command line or from its telemetry (read and reduced as\n"
-        "'pfi ingest' does), or for every sweep group of a run store (features of each\n"
-        "group's reference run, next to its measured PFI) or of INPUT (a dataset directory,\n"
-        "a groups CSV or a run store). Telemetry and stored features are mapped to the\n"
-        "model's names by the feature table (README: Feature names): dram_active ->\n"
-        "dcgm_dram_active, mem_copy_util_pct / 100 -> dcgm_mem_copy_util, ... A product\n"
-        "feature 'A*B' is computed from A and B. Prints the estimate, its prediction\n"
-        "interval, and warns when a feature lies outside the training range.\n"
-        "\n"
-        "options:\n"
-        "  -m, --model FILE       the model (JSON)\n"
-        "  --telemetry FILE       one job's telemetry: nvidia-smi CSV / dmon / -q, dcgmi dmon,\n"
-        "                         Prometheus scrape; repeat for more files of the same job\n"
-        "  --telemetry-format F   auto|nvidia-smi-csv|dmon|nvidia-smi-q|dcgmi-dmon|prometheus|\n"
-        "                         nvidia-smi-xml (auto: detected from content, as ingest)\n"
-        "  --interval S           sampling interval, s, for formats without timestamps\n"
-        "  --warmup S             seconds dropped at the start of the telemetry (0)\n"
-        "  --fields LIST          --query-gpu field list for CSV files without a header\n"
-        "  --db FILE              run store (pfi ingest): every stored group\n"
-        "  --group NAME           with --db: only this group\n"
-        "  --groups INPUT         every group of INPUT (with its measured PFI)\n"
-        "  --level L              prediction interval level (0.95)\n"
-        "  --format table|csv|json  output format (table)\n"
-        "  -o, --output FILE      write there instead of stdout\n"
-        "  -q, --quiet            no telemetry notes\n"
-        "  -h, --help             this help\n"
-        "\n"
-        "Exit codes: 0 success, 1 bad or missing input (a feature the model needs is not in\n"
-        "the input), 2 bad command line, 3 output not written, 4 internal error.\n");
+    fprintf(
+        f, "usage: pfi predict --model FILE [OPTIONS] FEATURE=VALUE ...\n"
+           "       pfi predict --model FILE [OPTIONS] --telemetry FILE [--telemetry FILE ...]\n"
+           "       pfi predict --model FILE [OPTIONS] --db FILE [--group NAME]\n"
+           "       pfi predict --model FILE [OPTIONS] --groups INPUT\n"
+           "\n"
+           "Estimate PFI with a model written by 'pfi fit --model FILE', for one job from its\n"
+           "feature values on the command line or from its telemetry (read and reduced as\n"
+           "'pfi ingest' does), or for every sweep group of a run store (features of each\n"
+           "group's reference run, next to its measured PFI) or of INPUT (a dataset directory,\n"
+           "a groups CSV or a run store). Telemetry and stored features are mapped to the\n"
+           "model's names by the feature table (README: Feature names): dram_active ->\n"
+           "dcgm_dram_active, mem_copy_util_pct / 100 -> dcgm_mem_copy_util, ... A product\n"
+           "feature 'A*B' is computed from A and B. Prints the estimate, its prediction\n"
+           "interval, and warns when a feature lies outside the training range.\n"
+           "\n"
+           "options:\n"
+           "  -m, --model FILE       the model (JSON)\n"
+           "  --telemetry FILE       one job's telemetry: nvidia-smi CSV / dmon / -q, dcgmi dmon,\n"
+           "                         Prometheus scrape; repeat for more files of the same job\n"
+           "  --telemetry-format F   auto|nvidia-smi-csv|dmon|nvidia-smi-q|dcgmi-dmon|prometheus|\n"
+           "                         nvidia-smi-xml (auto: detected from content, as ingest)\n"
+           "  --interval S           sampling interval, s, for formats without timestamps\n"
+           "  --warmup S             seconds dropped at the start of the telemetry (0)\n"
+           "  --fields LIST          --query-gpu field list for CSV files without a header\n"
+           "  --db FILE              run store (pfi ingest): every stored group\n"
+           "  --group NAME           with --db: only this group\n"
+           "  --groups INPUT         every group of INPUT (with its measured PFI)\n"
+           "  --level L              prediction interval level (0.95)\n"
+           "  --format table|csv|json  output format (table)\n"
+           "  -o, --output FILE      write there instead of stdout\n"
+           "  -q, --quiet            no telemetry notes\n"
+           "  -h, --help             this help\n"
+           "\n"
+           "Exit codes: 0 success, 1 bad or missing input (a feature the model needs is not in\n"
+           "the input), 2 bad command line, 3 output not written, 4 internal error.\n");
 }
 
-enum { P_GROUPS = 256, P_LEVEL, P_FORMAT, P_TELEMETRY, P_TFORMAT, P_INTERVAL, P_WARMUP,
-       P_FIELDS, P_DB, P_GROUP };
+enum {
+    P_GROUPS = 256,
+    P_LEVEL,
+    P_FORMAT,
+    P_TELEMETRY,
+    P_TFORMAT,
+    P_INTERVAL,
+    P_WARMUP,
+    P_FIELDS,
+    P_DB,
+    P_GROUP
+};
 
 static const struct option predict_options[] = {
     {"model", required_argument, NULL, 'm'},
@@ -451,11 +463,11 @@ typedef struct predict_args {
     const char *tel[MAX_TELEMETRY];
     size_t n_tel;
     bool quiet;
-    double level;          /* prediction interval level */
+    double level; /* prediction interval level */
     pfi_telemetry_format tfmt;
     pfi_telemetry_options topt;
     pfi_reduce_options ro;
-    char **features;       /* the FEATURE=VALUE arguments (argv's) */
+    char **features; /* the FEATURE=VALUE arguments (argv's) */
     size_t n_features;
 } predict_args;
 
@@ -478,11 +490,25 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
         {.c = P_GROUP, .kind = CLI_OPT_TEXT, .dst = &a->group},
         {.c = P_FIELDS, .kind = CLI_OPT_TEXT, .dst = &a->topt.csv_fields},
         {.c = P_FORMAT, .kind = CLI_OPT_TEXT, .dst = &a->format},
-        {.c = P_LEVEL, .kind = CLI_OPT_DOUBLE, .dst = &a->level, .lo = 0, .lo_open = true,
-         .hi = 1, .hi_open = true, .error = "expected a number in (0, 1), got"},
-        {.c = P_INTERVAL, .kind = CLI_OPT_DOUBLE, .dst = &a->topt.interval_s, .lo = 0,
-         .hi = HUGE_VAL, .error = "expected a number >= 0, got"},
-        {.c = P_WARMUP, .kind = CLI_OPT_DOUBLE, .dst = &a->ro.warmup_s, .lo = 0, .hi = HUGE_VAL,
+        {.c = P_LEVEL,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->level,
+         .lo = 0,
+         .lo_open = true,
+         .hi = 1,
+         .hi_open = true,
+         .error = "expected a number in (0, 1), got"},
+        {.c = P_INTERVAL,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->topt.interval_s,
+         .lo = 0,
+         .hi = HUGE_VAL,
+         .error = "expected a number >= 0, got"},
+        {.c = P_WARMUP,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->ro.warmup_s,
+         .lo = 0,
+         .hi = HUGE_VAL,
          .error = "expected a number >= 0, got"},
     };
     int c;
@@ -513,14 +539,16 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
                 return PFI_EXIT_USAGE;
             }
             break;
-        default: return PFI_EXIT_USAGE;
+        default:
+            return PFI_EXIT_USAGE;
         }
     }
     if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json")) {
         pfi_telemetry_format unused;
         if (pfi_telemetry_format_parse(a->format, &unused))
             cli_error("--format is the output format (table, csv or json); for the telemetry "
-                      "format use --telemetry-format %s", a->format);
+                      "format use --telemetry-format %s",
+                      a->format);
         else
             cli_error("--format: expected table, csv or json, got '%s'", a->format);
         return PFI_EXIT_USAGE;
@@ -531,8 +559,7 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
     }
     a->features = argv + optind;
     a->n_features = (size_t)(argc - optind);
-    int n_sources = (a->groups_in != NULL) + (a->n_features > 0) + (a->n_tel > 0) +
-                    (a->db != NULL);
+    int n_sources = (a->groups_in != NULL) + (a->n_features > 0) + (a->n_tel > 0) + (a->db != NULL);
     if (n_sources != 1) {
         cli_error("predict: give one of FEATURE=VALUE arguments, --telemetry FILE, --db FILE "
                   "or --groups INPUT");
@@ -575,8 +602,7 @@ static int load_predict_groups(const predict_args *a, pfi_diag *d, pfi_groups **
 
 /* Phase 3: idx[j], the column of g holding the model's feature j; the first one missing is
  * explained (exit 1). */
-static int resolve_features(const pfi_fit_model *m, pfi_groups *g, const char *source,
-                            size_t *idx)
+static int resolve_features(const pfi_fit_model *m, pfi_groups *g, const char *source, size_t *idx)
 {
     for (size_t j = 0; j < m->p; j++) {
         if (pfi_groups_resolve(g, m->features[j], &idx[j]) != PFI_OK) {
@@ -604,7 +630,9 @@ static void write_estimate_table(FILE *f, const char *name, const estimate *e, d
         snprintf(iv, sizeof iv, "[%.3f, %.3f]", e->lo, e->hi);
     fmt(meas, sizeof meas, pfi);
     fprintf(f, "  %-32.32s %9s  %-19s %9s  %s\n", name, est, iv, measured ? meas : "-",
-            e->missing ? "a feature is missing" : e->outside ? "outside training range" : "");
+            e->missing   ? "a feature is missing"
+            : e->outside ? "outside training range"
+                         : "");
 }
 
 static void write_estimate_csv(FILE *f, const char *name, const estimate *e, double level,
@@ -623,8 +651,7 @@ static void write_estimate_json(FILE *f, const char *name, const estimate *e, do
                                 double pfi, bool last)
 {
     fprintf(f, "  {\"group\": \"%s\"", name);
-    static const char *const keys[] = {"pfi_estimate", "pi_lo", "pi_hi", "level",
-                                       "pfi_measured"};
+    static const char *const keys[] = {"pfi_estimate", "pi_lo", "pi_hi", "level", "pfi_measured"};
     double vals[] = {e->yhat, e->lo, e->hi, level, pfi};
     for (int k = 0; k < 5; k++) {
         fprintf(f, ", \"%s\": ", keys[k]);

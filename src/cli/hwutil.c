@@ -165,7 +165,8 @@ static void cell(FILE *f, bool valid, double v, int prec)
 void hw_record_header(FILE *f)
 {
     fputs("t_s,gpu,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,gpu_util,mem_util,temp_c,"
-          "dram_active,tensor_active,enforced_limit_w\n", f);
+          "dram_active,tensor_active,enforced_limit_w\n",
+          f);
 }
 
 void hw_record_row(FILE *f, double t_s, unsigned gpu, const pfi_gpu_sample *s, bool limit_valid,

@@ -43,7 +43,8 @@ static const char *const power_fields[] = {"power_avg_w", "power_w", "power_ener
 
 static void ingest_usage(FILE *f)
 {
-    fprintf(f,
+    fprintf(
+        f,
         "usage: pfi ingest [--db FILE] --group NAME --cap W --telemetry FILE\n"
         "                  [--telemetry FILE...] [--throughput-log FILE] [OPTIONS]\n"
         "       pfi ingest --dry-run --telemetry FILE [--telemetry FILE...] [OPTIONS]\n"
@@ -97,9 +98,29 @@ static void ingest_usage(FILE *f)
 }
 
 enum {
-    O_DB = 256, O_GROUP, O_CAP, O_CLASS, O_GPUS, O_TELEMETRY, O_FORMAT, O_FIELDS, O_INTERVAL,
-    O_START_DATE, O_HOST, O_MAX_POWER, O_POWER_FIELD, O_ALIGN, O_WARMUP, O_Q, O_PRODUCTS,
-    O_TLOG, O_LOG_FORMAT, O_REGEX, O_DRY, O_KERNEL_LOG, O_FATAL_XIDS
+    O_DB = 256,
+    O_GROUP,
+    O_CAP,
+    O_CLASS,
+    O_GPUS,
+    O_TELEMETRY,
+    O_FORMAT,
+    O_FIELDS,
+    O_INTERVAL,
+    O_START_DATE,
+    O_HOST,
+    O_MAX_POWER,
+    O_POWER_FIELD,
+    O_ALIGN,
+    O_WARMUP,
+    O_Q,
+    O_PRODUCTS,
+    O_TLOG,
+    O_LOG_FORMAT,
+    O_REGEX,
+    O_DRY,
+    O_KERNEL_LOG,
+    O_FATAL_XIDS
 };
 
 static const struct option ingest_options[] = {
@@ -192,9 +213,12 @@ static int read_kernel_logs(const char *const *files, size_t n, pfi_kernlog **ou
 static const char *clock_note(const pfi_kernlog_event *ev)
 {
     switch (ev->clock) {
-    case PFI_KERNLOG_CLOCK_BOOT: return " (seconds since boot, not on the telemetry clock)";
-    case PFI_KERNLOG_CLOCK_WALL: return " (host clock as printed, not compared with the telemetry)";
-    default: return "";
+    case PFI_KERNLOG_CLOCK_BOOT:
+        return " (seconds since boot, not on the telemetry clock)";
+    case PFI_KERNLOG_CLOCK_WALL:
+        return " (host clock as printed, not compared with the telemetry)";
+    default:
+        return "";
     }
 }
 
@@ -234,8 +258,7 @@ static void print_event(FILE *o, const pfi_kernlog *kl, const pfi_kernlog_event 
         fprintf(o, " -> no GPU of this run has this bus id (another job's GPU, or another "
                    "node): noted, not fatal for this run\n");
     else if (m->fatal && m->marked)
-        fprintf(o, " -> FATAL: %s marked LOST, the run is invalid\n",
-                tm->entities[m->entity].name);
+        fprintf(o, " -> FATAL: %s marked LOST, the run is invalid\n", tm->entities[m->entity].name);
     else if (m->fatal && isnan(tm->entities[m->entity].lost_t_s))
         fprintf(o, " -> FATAL: %s already marked LOST\n", tm->entities[m->entity].name);
     else if (m->fatal)
@@ -246,10 +269,12 @@ static void print_event(FILE *o, const pfi_kernlog *kl, const pfi_kernlog_event 
 }
 
 /* The kernel-log section of the report: what was read, then each event and its GPU. */
-static void print_kernel_log(FILE *o, const pfi_kernlog *kl, const pfi_kernlog_match *m, const pfi_telemetry *tm)
+static void print_kernel_log(FILE *o, const pfi_kernlog *kl, const pfi_kernlog_match *m,
+                             const pfi_telemetry *tm)
 {
-    fprintf(o, "kernel log: %zu file(s), %zu lines: %zu Xid, %zu GPU-lost notice, %zu "
-               "continuation lines; %zu other NVIDIA driver lines and %zu other lines ignored",
+    fprintf(o,
+            "kernel log: %zu file(s), %zu lines: %zu Xid, %zu GPU-lost notice, %zu "
+            "continuation lines; %zu other NVIDIA driver lines and %zu other lines ignored",
             kl->n_files, kl->n_lines, kl->n_xid_lines, kl->n_notice_lines, kl->n_continuation,
             kl->n_nvrm_other, kl->n_ignored);
     if (kl->n_too_long > 0)
@@ -277,8 +302,10 @@ static void print_kernel_log(FILE *o, const pfi_kernlog *kl, const pfi_kernlog_m
         fprintf(o, "  ... and %zu more events on buses of no GPU of this run (not fatal)\n",
                 unmatched - MAX_UNMATCHED_SHOWN);
     if (kl->n_dropped > 0)
-        fprintf(o, "  %zu occurrences of further distinct events past the limit of %d were "
-                   "not examined\n", kl->n_dropped, PFI_KERNLOG_MAX_EVENTS);
+        fprintf(o,
+                "  %zu occurrences of further distinct events past the limit of %d were "
+                "not examined\n",
+                kl->n_dropped, PFI_KERNLOG_MAX_EVENTS);
 }
 
 /* "YYYYMMDD", a real calendar date from 1970 on, into *out. */
@@ -308,7 +335,8 @@ static bool telemetry_unique(const char *const *files, size_t n)
             struct stat sj;
             if (strcmp(files[i], files[j]) == 0) {
                 cli_error("--telemetry: '%s' given more than once: its samples and energy "
-                          "would be counted twice", files[i]);
+                          "would be counted twice",
+                          files[i]);
                 return false;
             }
             if (have_i && stat(files[j], &sj) == 0 && si.st_dev == sj.st_dev &&
@@ -334,8 +362,8 @@ static bool regex_valid(const char *regex)
     pfi_trainlog *log = NULL;
     pfi_diag d;
     pfi_diag_clear(&d);
-    pfi_error e = pfi_trainlog_read_stream(f, "--throughput-regex", PFI_TRAINLOG_REGEX, regex, &log,
-                                           &d);
+    pfi_error e =
+        pfi_trainlog_read_stream(f, "--throughput-regex", PFI_TRAINLOG_REGEX, regex, &log, &d);
     fclose(f);
     pfi_trainlog_destroy(log);
     if (e != PFI_ERR_INVALID_ARGUMENT)
@@ -360,10 +388,12 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
         const char *a = cli_safe(safe, sizeof safe, argv[optind], strlen(argv[optind]));
         if (q_value != NULL && strcmp(argv[optind], q_value) == 0)
             cli_error("ingest: unexpected argument '%s': -q is --quiet and takes no value; "
-                      "the top fraction averaged is --q %s", a, a);
+                      "the top fraction averaged is --q %s",
+                      a, a);
         else
             cli_error("ingest: unexpected argument '%s' (options take one value each; every "
-                      "telemetry file follows its own --telemetry)", a);
+                      "telemetry file follows its own --telemetry)",
+                      a);
     }
     const char *miss[3];
     size_t n = 0;
@@ -381,7 +411,8 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
         cli_error("ingest: missing %s and %s (see 'pfi ingest --help')", miss[0], miss[1]);
     else
         cli_error("ingest: missing %s, %s and %s (group and cap are not needed with --dry-run; "
-                  "see 'pfi ingest --help')", miss[0], miss[1], miss[2]);
+                  "see 'pfi ingest --help')",
+                  miss[0], miss[1], miss[2]);
 }
 
 /* pfi ingest's command line, parsed. */
@@ -390,8 +421,8 @@ typedef struct ingest_args {
     const char *tel[MAX_TELEMETRY], *klogs[MAX_KERNEL_LOGS];
     size_t n_tel, n_klogs, n_fatal;
     int fatal[MAX_FATAL_XIDS];
-    bool fatal_set;        /* --fatal-xids given: fatal[0..n_fatal), else the default */
-    double cap;            /* --cap, W per GPU; NaN: not given */
+    bool fatal_set; /* --fatal-xids given: fatal[0..n_fatal), else the default */
+    double cap;     /* --cap, W per GPU; NaN: not given */
     bool dry, quiet;
     pfi_telemetry_format fmt;
     pfi_trainlog_format lfmt;
@@ -401,12 +432,12 @@ typedef struct ingest_args {
 
 /* What was read of one run; every pointer owned (ingest_run_clear). */
 typedef struct ingest_run {
-    pfi_kernlog *kl;           /* the kernel logs, NULL without --kernel-log */
-    cli_kernlog klog;     /* kl's events matched to the run's GPUs */
+    pfi_kernlog *kl;  /* the kernel logs, NULL without --kernel-log */
+    cli_kernlog klog; /* kl's events matched to the run's GPUs */
     pfi_telemetry *tm;
     pfi_reduced *red;
-    pfi_trainlog *log;    /* NULL without --throughput-log */
-    pfi_trainlog_summary tls;   /* the log's throughput; NaN without one */
+    pfi_trainlog *log;        /* NULL without --throughput-log */
+    pfi_trainlog_summary tls; /* the log's throughput; NaN without one */
 } ingest_run;
 
 static void ingest_run_clear(ingest_run *run)
@@ -464,7 +495,8 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
     case O_FATAL_XIDS:
         if (!parse_xid_list(optarg, a->fatal, &a->n_fatal)) {
             cli_error("--fatal-xids: expected Xid numbers separated by commas (at most %d) "
-                      "or 'none', got '%s'", MAX_FATAL_XIDS, optarg);
+                      "or 'none', got '%s'",
+                      MAX_FATAL_XIDS, optarg);
             return PFI_EXIT_USAGE;
         }
         a->fatal_set = true;
@@ -484,7 +516,8 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
     case O_START_DATE:
         if (!parse_date(optarg, &a->topt.start_date)) {
             cli_error("--start-date: expected a calendar date YYYYMMDD from 1970 on, got "
-                      "'%s'", optarg);
+                      "'%s'",
+                      optarg);
             return PFI_EXIT_USAGE;
         }
         return PFI_EXIT_OK;
@@ -495,7 +528,8 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
     default:
         if (optopt != 0)
             cli_error("ingest: unknown option '-%c' (-q is --quiet, -h --help; see 'pfi "
-                      "ingest --help')", optopt);
+                      "ingest --help')",
+                      optopt);
         else
             cli_error("ingest: unknown option '%s' (see 'pfi ingest --help')", argv[optind - 1]);
         return PFI_EXIT_USAGE;
@@ -523,19 +557,51 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
         {.c = O_FIELDS, .kind = CLI_OPT_TEXT, .dst = &a->topt.csv_fields},
         {.c = O_HOST, .kind = CLI_OPT_TEXT, .dst = &a->topt.host},
         {.c = O_PRODUCTS, .kind = CLI_OPT_TEXT, .dst = &a->ro.products},
-        {.c = O_GPUS, .kind = CLI_OPT_SIZE, .dst = &a->ro.gpus, .min = 1, .max = SIZE_MAX,
+        {.c = O_GPUS,
+         .kind = CLI_OPT_SIZE,
+         .dst = &a->ro.gpus,
+         .min = 1,
+         .max = SIZE_MAX,
          .error = "expected a positive integer, got"},
-        {.c = O_CAP, .kind = CLI_OPT_DOUBLE, .dst = &a->cap, .lo = 0, .lo_open = true,
-         .hi = HUGE_VAL, .error = "expected a number > 0, got"},
-        {.c = O_INTERVAL, .kind = CLI_OPT_DOUBLE, .dst = &a->topt.interval_s, .lo = 0,
-         .lo_open = true, .hi = HUGE_VAL, .error = "expected a number > 0, got"},
-        {.c = O_MAX_POWER, .kind = CLI_OPT_DOUBLE, .dst = &a->topt.max_power_w, .lo = 0,
-         .hi = HUGE_VAL, .error = "expected a number >= 0, got"},
-        {.c = O_ALIGN, .kind = CLI_OPT_DOUBLE, .dst = &a->ro.align_s, .lo = 0, .lo_open = true,
-         .hi = HUGE_VAL, .error = "expected a number > 0, got"},
-        {.c = O_WARMUP, .kind = CLI_OPT_DOUBLE, .dst = &a->ro.warmup_s, .lo = 0, .hi = HUGE_VAL,
+        {.c = O_CAP,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->cap,
+         .lo = 0,
+         .lo_open = true,
+         .hi = HUGE_VAL,
+         .error = "expected a number > 0, got"},
+        {.c = O_INTERVAL,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->topt.interval_s,
+         .lo = 0,
+         .lo_open = true,
+         .hi = HUGE_VAL,
+         .error = "expected a number > 0, got"},
+        {.c = O_MAX_POWER,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->topt.max_power_w,
+         .lo = 0,
+         .hi = HUGE_VAL,
          .error = "expected a number >= 0, got"},
-        {.c = O_Q, .kind = CLI_OPT_DOUBLE, .dst = &a->ro.q, .lo = 0, .lo_open = true, .hi = 1,
+        {.c = O_ALIGN,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->ro.align_s,
+         .lo = 0,
+         .lo_open = true,
+         .hi = HUGE_VAL,
+         .error = "expected a number > 0, got"},
+        {.c = O_WARMUP,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->ro.warmup_s,
+         .lo = 0,
+         .hi = HUGE_VAL,
+         .error = "expected a number >= 0, got"},
+        {.c = O_Q,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &a->ro.q,
+         .lo = 0,
+         .lo_open = true,
+         .hi = 1,
          .error = "expected a fraction in (0, 1], got"},
     };
     /* "-q 0.2" meant "--q 0.2": remembered, so the stray 0.2 can be explained. Looked for
@@ -560,7 +626,8 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
             return PFI_EXIT_USAGE;
         } else if (c == O_CAP && a->cap > MAX_CAP_W) {
             cli_error("--cap: %s W per GPU is above %.0f W (100 kW), not a GPU power cap "
-                      "(the cap is in W per GPU, not mW or W per job)", optarg, MAX_CAP_W);
+                      "(the cap is in W per GPU, not mW or W per job)",
+                      optarg, MAX_CAP_W);
             return PFI_EXIT_USAGE;
         }
     }
@@ -612,8 +679,8 @@ static int read_run(const ingest_args *a, ingest_run *run)
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }
-    rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &a->topt, &a->ro, a->quiet,
-                            "nothing stored", run->kl ? &run->klog : NULL, &run->tm, &run->red);
+    rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &a->topt, &a->ro, a->quiet, "nothing stored",
+                            run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)
         return rc;
     /* --gpus is what the job has; the telemetry is what was measured. Fewer GPUs seen leave
@@ -622,7 +689,8 @@ static int read_run(const ingest_args *a, ingest_run *run)
     size_t gpus = a->ro.gpus, seen = run->red->n_gpus;
     if (gpus > 0 && seen != gpus) {
         cli_error("the telemetry has %zu GPU%s, --gpus says %zu: %s; flagged gpu-count, the "
-                  "run is INVALID for PFI", seen, seen == 1 ? "" : "s", gpus,
+                  "run is INVALID for PFI",
+                  seen, seen == 1 ? "" : "s", gpus,
                   seen > gpus ? "the job power sums every GPU seen (another job's GPUs "
                                 "too?)"
                               : "the job power misses the GPUs not seen");
@@ -633,16 +701,20 @@ static int read_run(const ingest_args *a, ingest_run *run)
 /* The report's telemetry part: what was read, how its times are to be taken, each entity. */
 static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced *red)
 {
-    fprintf(o, "telemetry: %zu file(s), format %s, %zu rows, %zu lines skipped, "
-               "%zu tool errors\n", tm->n_files, pfi_telemetry_format_name(tm->last_format),
-            tm->n_rows, tm->n_skipped, tm->n_tool_errors);
+    fprintf(o,
+            "telemetry: %zu file(s), format %s, %zu rows, %zu lines skipped, "
+            "%zu tool errors\n",
+            tm->n_files, pfi_telemetry_format_name(tm->last_format), tm->n_rows, tm->n_skipped,
+            tm->n_tool_errors);
     char safe[4 * sizeof tm->tool_error + 4];
     if (tm->tool_error[0] != '\0')
         fprintf(o, "  the tool reported: %s\n",
                 cli_safe(safe, sizeof safe, tm->tool_error, strlen(tm->tool_error)));
     if (tm->time_nominal)
-        fprintf(o, "  times are NOMINAL (sample index x %.6g s%s): the file has no "
-                   "timestamps\n", tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0,
+        fprintf(o,
+                "  times are NOMINAL (sample index x %.6g s%s): the file has no "
+                "timestamps\n",
+                tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0,
                 tm->interval_assumed ? ", assumed" : "");
     else if (tm->time_relative)
         fprintf(o, "  times are relative (time of day without a date)\n");
@@ -651,26 +723,28 @@ static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced 
     long fp = red->power_field[0] ? pfi_telemetry_field_find(tm, red->power_field) : -1;
     for (size_t e = 0; e < tm->n_entities; e++) {
         const pfi_telemetry_entity *en = &tm->entities[e];
-        const pfi_telemetry_series *s = fp >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)fp) : NULL;
+        const pfi_telemetry_series *s =
+            fp >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)fp) : NULL;
         char safe_name[4 * 256 + 4];
         fprintf(o, "  %s: %zu row%s",
-                cli_safe(safe_name, sizeof safe_name, en->name, strlen(en->name)),
-                en->rows, en->rows == 1 ? "" : "s");
+                cli_safe(safe_name, sizeof safe_name, en->name, strlen(en->name)), en->rows,
+                en->rows == 1 ? "" : "s");
         if (s != NULL && s->n_valid > 0)
             fprintf(o, ", %s %zu valid / %zu missing / %zu out of range, mean %.4f W",
                     red->power_field, s->n_valid, s->n_missing, s->n_range,
                     s->sum / (double)s->n_valid);
         else if (s != NULL)
-            fprintf(o, ", %s 0 valid / %zu missing / %zu out of range, no mean",
-                    red->power_field, s->n_missing, s->n_range);
+            fprintf(o, ", %s 0 valid / %zu missing / %zu out of range, no mean", red->power_field,
+                    s->n_missing, s->n_range);
         else
             fprintf(o, ", power unavailable");
         if (en->lost && isnan(en->lost_t_s))
-            fprintf(o, ", LOST per the kernel log (last good t=%s; time of the loss "
-                       "unknown)", cli_num(en->last_good_t_s, 'f', 3, "none").s);
+            fprintf(o,
+                    ", LOST per the kernel log (last good t=%s; time of the loss "
+                    "unknown)",
+                    cli_num(en->last_good_t_s, 'f', 3, "none").s);
         else if (en->lost)
-            fprintf(o, ", LOST at t=%.3f (last good %.3f)", en->lost_t_s,
-                    en->last_good_t_s);
+            fprintf(o, ", LOST at t=%.3f (last good %.3f)", en->lost_t_s, en->last_good_t_s);
         fputc('\n', o);
     }
 }
@@ -686,10 +760,11 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
     char se[32], tse[32], tflops[32];
     num_or(se, sizeof se, 4, red->power.se, "undefined");
     if (!isnan(red->power.mean))
-        fprintf(o, " job %.4f W (se %s, top %zu of %zu complete timestamps; %zu "
-                   "incomplete left out; grid %.4g s)",
-                red->power.mean, se, red->power.m, red->power.n_valid,
-                red->n_incomplete, red->align_s);
+        fprintf(o,
+                " job %.4f W (se %s, top %zu of %zu complete timestamps; %zu "
+                "incomplete left out; grid %.4g s)",
+                red->power.mean, se, red->power.m, red->power.n_valid, red->n_incomplete,
+                red->align_s);
     fputc('\n', o);
     if (!isnan(red->energy_j))
         fprintf(o, "energy: %.3f J (%s%s%s)\n", red->energy_j, red->energy_method,
@@ -698,15 +773,15 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
         fprintf(o, "energy: unavailable (%s)\n",
                 red->energy_note[0] ? red->energy_note : "no power samples");
     if (log != NULL)
-        fprintf(o, "throughput: %s log, %zu intervals, %zu used, excluded: %zu skipped-"
-                   "iteration, %zu checkpoint, %zu no rate, %zu warm-up; top-q %.6g "
-                   "%s/s (se %s), window %.6g %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
-                   "intervals\n",
+        fprintf(o,
+                "throughput: %s log, %zu intervals, %zu used, excluded: %zu skipped-"
+                "iteration, %zu checkpoint, %zu no rate, %zu warm-up; top-q %.6g "
+                "%s/s (se %s), window %.6g %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
+                "intervals\n",
                 pfi_trainlog_format_name(log->format), log->n, tls->n_included, tls->n_skipped,
-                tls->n_checkpoint, tls->n_bad_rate, tls->n_warmup, tls->steady.mean,
-                log->unit, num_or(tse, sizeof tse, 3, tls->steady.se, "undefined"),
-                tls->window_rate, log->unit,
-                num_or(tflops, sizeof tflops, 6, tls->tflops_mean, "unavailable"),
+                tls->n_checkpoint, tls->n_bad_rate, tls->n_warmup, tls->steady.mean, log->unit,
+                num_or(tse, sizeof tse, 3, tls->steady.se, "undefined"), tls->window_rate,
+                log->unit, num_or(tflops, sizeof tflops, 6, tls->tflops_mean, "unavailable"),
                 log->n_nan);
     fprintf(o, "flags:%s%s%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
             red->flags & PFI_RED_NO_POWER ? " no-power" : "",
@@ -720,10 +795,11 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
             red->flags & PFI_RED_TIME_GAP ? " time-gap" : "",
             red->flags & PFI_RED_ENERGY_PARTIAL ? " energy-partial" : "");
     if ((red->flags & PFI_RED_INVALID) && !(red->flags & PFI_RED_NO_POWER))
-        fprintf(o, "%s\n", a->dry ? "this run is INVALID for PFI: it would be stored, but "
-                                    "analyze would leave it out"
-                                  : "this run is INVALID for PFI: stored, but analyze "
-                                    "leaves it out");
+        fprintf(o, "%s\n",
+                a->dry ? "this run is INVALID for PFI: it would be stored, but "
+                         "analyze would leave it out"
+                       : "this run is INVALID for PFI: stored, but analyze "
+                         "leaves it out");
 }
 
 /* Why a run without job power has none, as one error naming the files. */
@@ -736,23 +812,25 @@ static void explain_no_power(const ingest_args *a, const ingest_run *run)
     if (a->n_tel == 1)
         snprintf(files, sizeof files, "%s", a->tel[0]);
     else
-        snprintf(files, sizeof files, "%s and %zu other telemetry file%s", a->tel[0],
-                 a->n_tel - 1, a->n_tel == 2 ? "" : "s");
+        snprintf(files, sizeof files, "%s and %zu other telemetry file%s", a->tel[0], a->n_tel - 1,
+                 a->n_tel == 2 ? "" : "s");
     char have[128] = "";
     for (size_t i = 0; i < sizeof power_fields / sizeof power_fields[0]; i++)
         if (pfi_telemetry_has_field(tm, power_fields[i]))
-            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s",
-                     have[0] ? ", " : "", power_fields[i]);
+            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", have[0] ? ", " : "",
+                     power_fields[i]);
     if (ro->power_field != NULL && !pfi_telemetry_has_field(tm, ro->power_field))
-        cli_error("%s: --power-field %s: not in the telemetry (it has %s)", files,
-                  ro->power_field, have[0] ? have : "no power field");
+        cli_error("%s: --power-field %s: not in the telemetry (it has %s)", files, ro->power_field,
+                  have[0] ? have : "no power field");
     else if (red->n_complete > 0 && ro->warmup_s > 0)
         cli_error("%s: job power unavailable: --warmup %g s drops all %zu complete "
                   "timestamps (the warm-up counts from the first sample); give a "
-                  "shorter --warmup", files, ro->warmup_s, red->n_complete);
+                  "shorter --warmup",
+                  files, ro->warmup_s, red->n_complete);
     else if (red->n_bins > 0)
         cli_error("%s: job power unavailable: no timestamp has power from every GPU "
-                  "(a GPU without power data makes the node total incomplete)", files);
+                  "(a GPU without power data makes the node total incomplete)",
+                  files);
     else
         cli_error("%s: no power samples%s%s", files,
                   tm->tool_error[0] ? ": the tool reported: " : "", tm->tool_error);
@@ -792,16 +870,25 @@ static int store_run(const ingest_args *a, const ingest_run *run)
     for (size_t i = 0; i < a->n_klogs; i++)
         src[ns++] = (pfi_store_source){a->klogs[i], "kernel-log"};
     if (e == PFI_OK) {
-        pfi_store_run r = {
-            .group = a->group, .job_class = a->klass, .gpus = (long)a->ro.gpus,
-            .cap_w = a->cap, .power_w = red->power.mean, .power_se_w = red->power.se,
-            .power_n = red->power.n_valid, .throughput = run->tls.steady.mean,
-            .throughput_se = run->tls.steady.se, .throughput_n = run->tls.steady.n_valid,
-            .throughput_unit = log ? log->unit : NULL, .power_field = red->power_field,
-            .energy_j = red->energy_j, .flags = red->flags,
-            .n_features = red->n_features,
-            .feature_name = (const char (*)[64])red->feature_name,
-            .feature_value = red->feature_value, .n_sources = ns, .sources = src};
+        pfi_store_run r = {.group = a->group,
+                           .job_class = a->klass,
+                           .gpus = (long)a->ro.gpus,
+                           .cap_w = a->cap,
+                           .power_w = red->power.mean,
+                           .power_se_w = red->power.se,
+                           .power_n = red->power.n_valid,
+                           .throughput = run->tls.steady.mean,
+                           .throughput_se = run->tls.steady.se,
+                           .throughput_n = run->tls.steady.n_valid,
+                           .throughput_unit = log ? log->unit : NULL,
+                           .power_field = red->power_field,
+                           .energy_j = red->energy_j,
+                           .flags = red->flags,
+                           .n_features = red->n_features,
+                           .feature_name = (const char(*)[64])red->feature_name,
+                           .feature_value = red->feature_value,
+                           .n_sources = ns,
+                           .sources = src};
         bool replaced;
         e = pfi_store_put_run(st, &r, &replaced, &d);
         if (e == PFI_OK && !a->quiet)
@@ -871,33 +958,38 @@ static pfi_error runs_table_row(void *ctx, const pfi_store_row *r)
         snprintf(gpus, sizeof gpus, "%lld", r->gpus);
     if (!isnan(r->cap_w))
         snprintf(cap, sizeof cap, "%.17g", r->cap_w);
-    fprintf(f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6u\n",
-            r->group && r->group[0] ? r->group : "-",
-            r->job_class && r->job_class[0] ? r->job_class : "-", gpus, cap,
-            cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
-            cli_num(r->throughput, 'g', 6, "-").s, cli_num(r->throughput_se, 'g', 3, "-").s,
-            r->flags);
+    fprintf(
+        f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6u\n", r->group && r->group[0] ? r->group : "-",
+        r->job_class && r->job_class[0] ? r->job_class : "-", gpus, cap,
+        cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
+        cli_num(r->throughput, 'g', 6, "-").s, cli_num(r->throughput_se, 'g', 3, "-").s, r->flags);
     return PFI_OK;
 }
 
 int cmd_runs(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                          {"group", required_argument, NULL, 'g'},
-                                          {"format", required_argument, NULL, 'f'},
-                                          {"output", required_argument, NULL, 'o'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'd'},     {"group", required_argument, NULL, 'g'},
+        {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *db = "pfi.db", *group = NULL, *format = "table", *output = NULL;
     int c;
     optind = 1;
     opterr = 0; /* our own messages, naming the option */
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         switch (c) {
-        case 'h': runs_usage(stdout); return PFI_EXIT_OK;
-        case 'd': db = optarg; break;
-        case 'g': group = optarg; break;
-        case 'o': output = optarg; break;
+        case 'h':
+            runs_usage(stdout);
+            return PFI_EXIT_OK;
+        case 'd':
+            db = optarg;
+            break;
+        case 'g':
+            group = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
         case 'f':
             if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
                 cli_error("--format: expected table, csv or json; got '%s'", optarg);
@@ -941,8 +1033,8 @@ int cmd_runs(int argc, char **argv)
     } else if (strcmp(format, "csv") == 0) {
         e = pfi_store_export_csv(st, out.f, false, group, &n, &d);
     } else {
-        fprintf(out.f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6s\n", "group", "class",
-                "gpus", "cap_w", "power_w", "power_se", "throughput", "tput_se", "flags");
+        fprintf(out.f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6s\n", "group", "class", "gpus",
+                "cap_w", "power_w", "power_se", "throughput", "tput_se", "flags");
         e = pfi_store_each_run(st, group, runs_table_row, out.f, &n, &d);
     }
     pfi_store_close(st);

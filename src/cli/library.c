@@ -13,14 +13,15 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
+    fprintf(
+        f,
         "usage: pfi library generate [OPTIONS] [DIR]\n"
         "\n"
         "Write the calibrated SYNTHETIC job library (25 sweep groups, 131 runs; classes dense,\n"
         "moe-pt, moe-ft; 8 GPUs on caps 700..200 W, 16/32 GPUs on {700,600,500,200} W) to DIR\n"
         "(default: pfi-library): runs.csv (one row per run, with DCGM-like telemetry columns),\n"
-        "groups.csv (each group's true model parameters and noise-free PFI) and\n"
-        PFI_MANIFEST_NAME ", so 'pfi analyze DIR', 'pfi stats DIR' and 'pfi fit DIR' read it\n"
+        "groups.csv (each group's true model parameters and noise-free PFI) and\n" PFI_MANIFEST_NAME
+        ", so 'pfi analyze DIR', 'pfi stats DIR' and 'pfi fit DIR' read it\n"
         "as it is. Every row and the manifest are labelled synthetic: these are not\n"
         "measurements.\n"
         "\n"
@@ -124,8 +125,8 @@ static int generate(int argc, char **argv)
         return PFI_EXIT_OUTPUT;
     }
     if (!quiet) {
-        printf("wrote %s: %zu sweep groups, %zu runs (SYNTHETIC, seed %llu)\n", dir,
-               lib->n_groups, lib->n_runs, (unsigned long long)o.seed);
+        printf("wrote %s: %zu sweep groups, %zu runs (SYNTHETIC, seed %llu)\n", dir, lib->n_groups,
+               lib->n_runs, (unsigned long long)o.seed);
         static const char *const classes[] = {"dense", "moe-pt", "moe-ft"};
         for (size_t k = 0; k < 3; k++) {
             double v[64], w[64];

@@ -14,32 +14,32 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: pfi probe [--backend nvml|emulated|replay] [OPTIONS]\n"
-        "\n"
-        "List the GPUs of a backend with their power limits (current = requested, enforced,\n"
-        "default, min, max) and which telemetry metrics can be read. Changes nothing.\n"
-        "A limit the driver will not report is shown as n/a with NVML's reason. When the\n"
-        "enforced limit differs from the requested one (another limiter holds the GPU lower),\n"
-        "a warning says so: runs measured there are at the enforced limit.\n"
-        "\n"
-        "options:\n"
-        "  --backend B             nvml (default), emulated or replay\n"
-        "  --nvml-library PATH     NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
-        "  --emulate SPEC          emulated GPUs (see 'pfi sweep --help')\n"
-        "  --replay FILE           recorded telemetry CSV for --backend replay\n"
-        "  --format table|json     (table)\n"
-        "  --record FILE           also sample every GPU for --duration at --interval and\n"
-        "                          write the samples as a replay CSV ('-': stdout); read-only\n"
-        "  --duration T            recording length (10s); units ms, s, m, h\n"
-        "  --interval T            recording period (1s)\n"
-        "  -h, --help              this help\n"
-        "\n"
-        "Exit codes: 0 success, 2 bad command line, 5 the backend cannot start (no driver,\n"
-        "no permission) or a GPU is lost.\n");
+            "usage: pfi probe [--backend nvml|emulated|replay] [OPTIONS]\n"
+            "\n"
+            "List the GPUs of a backend with their power limits (current = requested, enforced,\n"
+            "default, min, max) and which telemetry metrics can be read. Changes nothing.\n"
+            "A limit the driver will not report is shown as n/a with NVML's reason. When the\n"
+            "enforced limit differs from the requested one (another limiter holds the GPU lower),\n"
+            "a warning says so: runs measured there are at the enforced limit.\n"
+            "\n"
+            "options:\n"
+            "  --backend B             nvml (default), emulated or replay\n"
+            "  --nvml-library PATH     NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
+            "  --emulate SPEC          emulated GPUs (see 'pfi sweep --help')\n"
+            "  --replay FILE           recorded telemetry CSV for --backend replay\n"
+            "  --format table|json     (table)\n"
+            "  --record FILE           also sample every GPU for --duration at --interval and\n"
+            "                          write the samples as a replay CSV ('-': stdout); read-only\n"
+            "  --duration T            recording length (10s); units ms, s, m, h\n"
+            "  --interval T            recording period (1s)\n"
+            "  -h, --help              this help\n"
+            "\n"
+            "Exit codes: 0 success, 2 bad command line, 5 the backend cannot start (no driver,\n"
+            "no permission) or a GPU is lost.\n");
 }
 
-static const char *metric_names[] = {"power", "energy", "sm_clock", "mem_clock", "gpu_util",
-                                     "mem_util", "temperature", "clock_reasons",
+static const char *metric_names[] = {"power",       "energy",        "sm_clock",    "mem_clock",
+                                     "gpu_util",    "mem_util",      "temperature", "clock_reasons",
                                      "dram_active", "tensor_active", "sm_active"};
 #define N_METRICS (sizeof metric_names / sizeof metric_names[0])
 
@@ -101,16 +101,11 @@ typedef struct probe_opts {
 static int parse_probe_args(int argc, char **argv, probe_opts *o)
 {
     static const struct option opts[] = {
-        {"backend", required_argument, NULL, 'b'},
-        {"nvml-library", required_argument, NULL, 'l'},
-        {"emulate", required_argument, NULL, 'e'},
-        {"replay", required_argument, NULL, 'r'},
-        {"format", required_argument, NULL, 'f'},
-        {"record", required_argument, NULL, 'R'},
-        {"duration", required_argument, NULL, 'D'},
-        {"interval", required_argument, NULL, 'I'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"backend", required_argument, NULL, 'b'},  {"nvml-library", required_argument, NULL, 'l'},
+        {"emulate", required_argument, NULL, 'e'},  {"replay", required_argument, NULL, 'r'},
+        {"format", required_argument, NULL, 'f'},   {"record", required_argument, NULL, 'R'},
+        {"duration", required_argument, NULL, 'D'}, {"interval", required_argument, NULL, 'I'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     *o = (probe_opts){.gc = {.kind = PFI_GPU_DEFAULT}, .duration_s = 10, .interval_s = 1};
     int c;
@@ -171,8 +166,8 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
 static void print_gpu_json(unsigned i, const pfi_gpu_info *info, const pfi_gpu_limits *l,
                            const pfi_gpu_sample *sm)
 {
-    printf("%s{\"index\": %u, \"uuid\": \"%s\", \"name\": \"%s\", \"limits_w\": {",
-           i ? ", " : "", i, info->uuid, info->name);
+    printf("%s{\"index\": %u, \"uuid\": \"%s\", \"name\": \"%s\", \"limits_w\": {", i ? ", " : "",
+           i, info->uuid, info->name);
     const char *ln[] = {"current", "enforced", "default", "min", "max"};
     uint32_t lv[] = {l->current_mw, l->enforced_mw, l->default_mw, l->min_mw, l->max_mw};
     for (int k = 0; k < 5; k++) {
@@ -201,8 +196,8 @@ static void print_gpu_table(unsigned i, const pfi_gpu_info *info, const pfi_gpu_
     limit_cell(mx, sizeof mx, l, PFI_LIMIT_MAX, 4, l->max_mw);
     printf("\nGPU %u  %s  %s\n", i, info->name[0] ? info->name : "-",
            info->uuid[0] ? info->uuid : "-");
-    printf("  power limit W: current %s, enforced %s, default %s, min %s, max %s\n", cur, enf,
-           def, mn, mx);
+    printf("  power limit W: current %s, enforced %s, default %s, min %s, max %s\n", cur, enf, def,
+           mn, mx);
     printf("  metrics:");
     for (size_t k = 0; k < N_METRICS; k++)
         printf(" %s%s", metric_names[k], (sm->valid & (1u << k)) ? "" : "(no)");
@@ -248,8 +243,8 @@ static int list_gpus(pfi_gpu *g, unsigned n, bool json)
         if ((l.valid & PFI_LIMIT_CURRENT) && (l.valid & PFI_LIMIT_ENFORCED) &&
             l.enforced_mw != l.current_mw)
             cli_error("warning: GPU %u: enforced limit %.2f W differs from the requested %.2f W "
-                      "(another limiter); runs here are at the enforced limit", i,
-                      l.enforced_mw / 1000.0, l.current_mw / 1000.0);
+                      "(another limiter); runs here are at the enforced limit",
+                      i, l.enforced_mw / 1000.0, l.current_mw / 1000.0);
     }
     if (json)
         printf("]}\n");

@@ -13,23 +13,23 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-        "usage: pfi restore [--journal FILE | DIR] [OPTIONS]\n"
-        "\n"
-        "Set every GPU named in a cap journal back to the power limit it had before a sweep\n"
-        "changed it, read the limits back, and remove the journal when all hold. Use it after\n"
-        "'pfi sweep --backend nvml' was killed (kill -9, a crash, a reboot-free power loss of\n"
-        "the host process). DIR is a sweep directory: its journal is DIR/cap-journal. GPUs are\n"
-        "matched by UUID; a GPU already at its original limit is left alone.\n"
-        "\n"
-        "options:\n"
-        "  --journal FILE          the journal (DIR/cap-journal)\n"
-        "  --nvml-library PATH     NVML library (the one recorded in the journal)\n"
-        "  --dry-run               show what would be set, change nothing\n"
-        "  -h, --help              this help\n"
-        "\n"
-        "Exit codes: 0 every limit restored (or nothing to do), 1 no or unreadable journal,\n"
-        "2 bad command line, 5 a GPU could not be restored (the journal is kept).\n");
+    fprintf(
+        f, "usage: pfi restore [--journal FILE | DIR] [OPTIONS]\n"
+           "\n"
+           "Set every GPU named in a cap journal back to the power limit it had before a sweep\n"
+           "changed it, read the limits back, and remove the journal when all hold. Use it after\n"
+           "'pfi sweep --backend nvml' was killed (kill -9, a crash, a reboot-free power loss of\n"
+           "the host process). DIR is a sweep directory: its journal is DIR/cap-journal. GPUs are\n"
+           "matched by UUID; a GPU already at its original limit is left alone.\n"
+           "\n"
+           "options:\n"
+           "  --journal FILE          the journal (DIR/cap-journal)\n"
+           "  --nvml-library PATH     NVML library (the one recorded in the journal)\n"
+           "  --dry-run               show what would be set, change nothing\n"
+           "  -h, --help              this help\n"
+           "\n"
+           "Exit codes: 0 every limit restored (or nothing to do), 1 no or unreadable journal,\n"
+           "2 bad command line, 5 a GPU could not be restored (the journal is kept).\n");
 }
 
 int cmd_restore(int argc, char **argv)

@@ -15,12 +15,13 @@
 #include "pfi/joblib.h"
 #include "pfi/library.h"
 #include "pfi/manifest.h"
-#include "pfi/simulate.h"
 #include "pfi/plot_sim.h"
+#include "pfi/simulate.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f,
+    fprintf(
+        f,
         "usage: pfi simulate [OPTIONS]\n"
         "\n"
         "Simulate power-capping policies (paper section 6): draw W workloads of J jobs from a\n"
@@ -67,9 +68,24 @@ static void usage(FILE *f)
 }
 
 enum {
-    OPT_LIBRARY = 256, OPT_LIBRARY_SEED, OPT_WORKLOADS, OPT_JOBS, OPT_REDUCTIONS, OPT_MIX,
-    OPT_PROD_FT, OPT_PFI_NOISE, OPT_CAP_STEP, OPT_DEEP_CLASS, OPT_CLASS_FACTOR, OPT_SEED,
-    OPT_THREADS, OPT_FORMAT, OPT_PLOT_GAP, OPT_PLOT_CLASSES, OPT_QUIET, OPT_MODEL
+    OPT_LIBRARY = 256,
+    OPT_LIBRARY_SEED,
+    OPT_WORKLOADS,
+    OPT_JOBS,
+    OPT_REDUCTIONS,
+    OPT_MIX,
+    OPT_PROD_FT,
+    OPT_PFI_NOISE,
+    OPT_CAP_STEP,
+    OPT_DEEP_CLASS,
+    OPT_CLASS_FACTOR,
+    OPT_SEED,
+    OPT_THREADS,
+    OPT_FORMAT,
+    OPT_PLOT_GAP,
+    OPT_PLOT_CLASSES,
+    OPT_QUIET,
+    OPT_MODEL
 };
 
 static const struct option long_options[] = {
@@ -101,8 +117,8 @@ typedef struct settings {
     size_t library_seed;
     pfi_sim_options sim;
     const char *format, *output, *plot_gap, *plot_classes;
-    const char *model;     /* --model: take the noise SD from this predictor's LOO RMSE */
-    bool noise_given;      /* --pfi-noise given (it wins over --model) */
+    const char *model; /* --model: take the noise SD from this predictor's LOO RMSE */
+    bool noise_given;  /* --pfi-noise given (it wins over --model) */
     bool quiet;
 } settings;
 
@@ -125,8 +141,8 @@ static bool parse_reductions(const char *s, pfi_sim_options *o)
 /* The complaint about a value an option does not take; returns the exit code. */
 static int bad_value(int c, const char *value)
 {
-    cli_error("invalid value '%s' for --%s (see 'pfi simulate --help' for what it takes)",
-              value, cli_option_name(long_options, c));
+    cli_error("invalid value '%s' for --%s (see 'pfi simulate --help' for what it takes)", value,
+              cli_option_name(long_options, c));
     return PFI_EXIT_USAGE;
 }
 
@@ -175,18 +191,24 @@ static int parse_args(int argc, char **argv, settings *s)
         {.c = 'o', .kind = CLI_OPT_TEXT, .dst = &s->output},
         {.c = OPT_LIBRARY, .kind = CLI_OPT_TEXT, .dst = &s->library},
         {.c = OPT_LIBRARY_SEED, .kind = CLI_OPT_SIZE, .dst = &s->library_seed, .max = SIZE_MAX},
-        {.c = OPT_WORKLOADS, .kind = CLI_OPT_SIZE, .dst = &o->workloads, .min = 1,
-         .max = 10000000},
+        {.c = OPT_WORKLOADS, .kind = CLI_OPT_SIZE, .dst = &o->workloads, .min = 1, .max = 10000000},
         {.c = OPT_JOBS, .kind = CLI_OPT_SIZE, .dst = &o->jobs, .min = 1, .max = 10000000},
         {.c = OPT_PROD_FT, .kind = CLI_OPT_DOUBLE, .dst = &o->prod_ft_share, .lo = 0, .hi = 1},
-        {.c = OPT_PFI_NOISE, .kind = CLI_OPT_DOUBLE, .dst = &o->pfi_noise, .lo = 0,
-         .hi = HUGE_VAL, .given = &s->noise_given},
+        {.c = OPT_PFI_NOISE,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &o->pfi_noise,
+         .lo = 0,
+         .hi = HUGE_VAL,
+         .given = &s->noise_given},
         {.c = OPT_MODEL, .kind = CLI_OPT_TEXT, .dst = &s->model},
-        {.c = OPT_CAP_STEP, .kind = CLI_OPT_DOUBLE, .dst = &o->cap_step_w, .lo = 0,
-         .hi = HUGE_VAL},
+        {.c = OPT_CAP_STEP, .kind = CLI_OPT_DOUBLE, .dst = &o->cap_step_w, .lo = 0, .hi = HUGE_VAL},
         {.c = OPT_DEEP_CLASS, .kind = CLI_OPT_TEXT, .dst = &o->deep_cut_class},
-        {.c = OPT_CLASS_FACTOR, .kind = CLI_OPT_DOUBLE, .dst = &o->class_factor, .lo = 0,
-         .lo_open = true, .hi = HUGE_VAL},
+        {.c = OPT_CLASS_FACTOR,
+         .kind = CLI_OPT_DOUBLE,
+         .dst = &o->class_factor,
+         .lo = 0,
+         .lo_open = true,
+         .hi = HUGE_VAL},
         {.c = OPT_SEED, .kind = CLI_OPT_UINT64, .dst = &o->seed, .max = SIZE_MAX},
         {.c = OPT_THREADS, .kind = CLI_OPT_UNSIGNED, .dst = &o->threads, .max = 1024},
         {.c = OPT_PLOT_GAP, .kind = CLI_OPT_TEXT, .dst = &s->plot_gap},
@@ -311,18 +333,20 @@ static size_t find_r(const pfi_sim_result *r, double v)
     return SIZE_MAX;
 }
 
-static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
-                        const settings *s)
+static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib, const settings *s)
 {
-    fprintf(f, "pfi simulate: %zu workloads x %zu jobs, seed %llu, library %s%s (%zu jobs, "
-               "%zu classes), PFI estimate error SD %.3g%s%s%s\n",
+    fprintf(f,
+            "pfi simulate: %zu workloads x %zu jobs, seed %llu, library %s%s (%zu jobs, "
+            "%zu classes), PFI estimate error SD %.3g%s%s%s\n",
             s->sim.workloads, s->sim.jobs, (unsigned long long)s->sim.seed, s->library,
             lib->synthetic ? " [SYNTHETIC]" : "", lib->n, lib->n_classes, s->sim.pfi_noise,
             s->model != NULL && !s->noise_given ? " (LOO RMSE of " : "",
             s->model != NULL && !s->noise_given ? s->model : "",
             s->model != NULL && !s->noise_given ? ")" : "");
-    fprintf(f, "intervals: 2.5-97.5 percentiles over workloads; tokens/s in the library's "
-               "unit%s\n", lib->synthetic ? " (synthetic)" : "");
+    fprintf(f,
+            "intervals: 2.5-97.5 percentiles over workloads; tokens/s in the library's "
+            "unit%s\n",
+            lib->synthetic ? " (synthetic)" : "");
     for (int m = 0; m < PFI_SIM_MIXES; m++) {
         if (!r->mix_run[m])
             continue;
@@ -348,8 +372,7 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                 else
                     snprintf(gap, sizeof gap, "%.1f%% [%.1f, %.1f]", 100 * c->gap_closed.mean,
                              100 * c->gap_closed.lo, 100 * c->gap_closed.hi);
-                fprintf(f, "  %-15s %12s %26s %24s %7zu\n",
-                        pfi_strategy_name((pfi_strategy)st),
+                fprintf(f, "  %-15s %12s %26s %24s %7zu\n", pfi_strategy_name((pfi_strategy)st),
                         cli_num(c->per_job_tok_s.mean, 'g', 6, "-").s, rec, gap, c->below_equal);
             }
         }
@@ -381,8 +404,8 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                     &r->cells[pfi_sim_cell_index(r, (pfi_sim_mix)m, ri, (pfi_strategy)st)];
                 if (c->available && c->recovered_per_job_tok_s.mean < 0) {
                     fprintf(f, "\nnote: %s is below equal on average at mix %s, r = %g%%\n",
-                            pfi_strategy_name((pfi_strategy)st),
-                            pfi_sim_mix_name((pfi_sim_mix)m), 100 * r->reductions[ri]);
+                            pfi_strategy_name((pfi_strategy)st), pfi_sim_mix_name((pfi_sim_mix)m),
+                            100 * r->reductions[ri]);
                     any = true;
                 }
             }
@@ -409,15 +432,18 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
         }
     }
     if (r->infeasible > 0)
-        fprintf(f, "\nwarning: %zu allocations could not meet the budget (every job at its "
-                   "lowest cap)\n", r->infeasible);
+        fprintf(f,
+                "\nwarning: %zu allocations could not meet the budget (every job at its "
+                "lowest cap)\n",
+                r->infeasible);
 }
 
 static void write_csv(FILE *f, const pfi_sim_result *r)
 {
     fputs("mix,reduction,strategy,tok_s_per_job,tok_s_per_job_lo,tok_s_per_job_hi,"
           "recovered_tok_s_per_job,recovered_lo,recovered_hi,gap_closed,gap_closed_lo,"
-          "gap_closed_hi,workloads_gap,below_equal\n", f);
+          "gap_closed_hi,workloads_gap,below_equal\n",
+          f);
     for (int m = 0; m < PFI_SIM_MIXES; m++)
         for (size_t ri = 0; r->mix_run[m] && ri < r->n_reductions; ri++)
             for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
@@ -454,13 +480,13 @@ static void json_stat(FILE *f, const char *name, const pfi_sim_stat *s)
     fprintf(f, ", \"n\": %zu}", s->n);
 }
 
-static void write_json(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
-                       const settings *s)
+static void write_json(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib, const settings *s)
 {
-    fprintf(f, "{\n  \"workloads\": %zu, \"jobs\": %zu, \"seed\": %llu, \"synthetic\": %s,\n"
-               "  \"pfi_noise\": %.10g, \"pfi_noise_source\": \"%s\",\n"
-               "  \"interval\": \"2.5-97.5 percentiles over workloads\",\n"
-               "  \"cells\": [",
+    fprintf(f,
+            "{\n  \"workloads\": %zu, \"jobs\": %zu, \"seed\": %llu, \"synthetic\": %s,\n"
+            "  \"pfi_noise\": %.10g, \"pfi_noise_source\": \"%s\",\n"
+            "  \"interval\": \"2.5-97.5 percentiles over workloads\",\n"
+            "  \"cells\": [",
             s->sim.workloads, s->sim.jobs, (unsigned long long)s->sim.seed,
             lib->synthetic ? "true" : "false", s->sim.pfi_noise,
             s->model != NULL && !s->noise_given ? "model_loo_rmse"
@@ -553,7 +579,8 @@ int cmd_simulate(int argc, char **argv)
     for (int k = 0; k < 2 && rc == PFI_EXIT_OK; k++) {
         if (plots[k] == NULL)
             continue;
-        e = k == 0 ? pfi_plot_sim_gap(plots[k], res, &d) : pfi_plot_sim_classes(plots[k], res, lib, &d);
+        e = k == 0 ? pfi_plot_sim_gap(plots[k], res, &d)
+                   : pfi_plot_sim_classes(plots[k], res, lib, &d);
         if (e != PFI_OK)
             rc = cli_report(e, &d) == PFI_EXIT_USAGE ? PFI_EXIT_USAGE : PFI_EXIT_OUTPUT;
     }

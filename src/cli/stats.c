@@ -17,47 +17,47 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-        "usage: pfi stats [OPTIONS] INPUT\n"
-        "       pfi stats compare [OPTIONS] A B\n"
-        "\n"
-        "The paper's statistics over analysed sweep groups. INPUT is a dataset directory (PFI\n"
-        "computed, features from each group's uncapped run) or a groups CSV (group, job_class,\n"
-        "pfi, feature columns). Prints: PFI per class; Kruskal-Wallis across classes (tie-\n"
-        "corrected, chi-square p); Dunn pairs with Holm-Bonferroni; Spearman rho of PFI with\n"
-        "every feature, Benjamini-Hochberg q across features; the leverage sensitivity table\n"
-        "(drop the highest-leverage group of the predictor, recompute rho, repeat); Spearman\n"
-        "within each class.\n"
-        "'compare A B' matches the groups of two tables by name and prints Spearman rho of\n"
-        "their PFIs and the median relative difference (B - A)/A (e.g. two accelerators, or\n"
-        "a fine vs a coarse cap grid).\n"
-        "\n"
-        "options:\n"
-        "  --predictor F          feature of the sensitivity table (" PFI_DRAM_COPY_PRODUCT ")\n"
-        "  --features LIST        extra comma-separated features, 'A*B' products allowed\n"
-        "  --alpha A              significance level for the marks (0.05)\n"
-        "  --pfi-column COL       groups CSV: the PFI column (pfi, else pfi_ratio)\n"
-        "  --feature-glob GLOB    dataset: feature columns (dcgm_*)\n"
-        "  --groups-out FILE      also write the groups table (CSV) for later runs\n"
-        "  --format table|csv|json  (table); csv is long: section,item,feature,step,n,\n"
-        "                         statistic,value; json holds every section\n"
-        "  --plot-class FILE      figure: PFI by class (strip plot, median bars); .png|.svg\n"
-        "  --plot-feature FILE    figure: PFI against --predictor with the OLS line and its\n"
-        "                         95%% prediction band; .png|.svg\n"
-        "  -o, --output FILE      write there instead of stdout\n"
-        "  -h, --help             this help\n"
-        "\n"
-        "'undefined' marks a statistic that does not exist for the data (e.g. a constant\n"
-        "feature has no rank correlation). Exit codes: 0 success, 1 bad or missing input,\n"
-        "2 bad command line, 3 output not written, 4 internal error.\n");
+    fprintf(
+        f, "usage: pfi stats [OPTIONS] INPUT\n"
+           "       pfi stats compare [OPTIONS] A B\n"
+           "\n"
+           "The paper's statistics over analysed sweep groups. INPUT is a dataset directory (PFI\n"
+           "computed, features from each group's uncapped run) or a groups CSV (group, job_class,\n"
+           "pfi, feature columns). Prints: PFI per class; Kruskal-Wallis across classes (tie-\n"
+           "corrected, chi-square p); Dunn pairs with Holm-Bonferroni; Spearman rho of PFI with\n"
+           "every feature, Benjamini-Hochberg q across features; the leverage sensitivity table\n"
+           "(drop the highest-leverage group of the predictor, recompute rho, repeat); Spearman\n"
+           "within each class.\n"
+           "'compare A B' matches the groups of two tables by name and prints Spearman rho of\n"
+           "their PFIs and the median relative difference (B - A)/A (e.g. two accelerators, or\n"
+           "a fine vs a coarse cap grid).\n"
+           "\n"
+           "options:\n"
+           "  --predictor F          feature of the sensitivity table (" PFI_DRAM_COPY_PRODUCT ")\n"
+           "  --features LIST        extra comma-separated features, 'A*B' products allowed\n"
+           "  --alpha A              significance level for the marks (0.05)\n"
+           "  --pfi-column COL       groups CSV: the PFI column (pfi, else pfi_ratio)\n"
+           "  --feature-glob GLOB    dataset: feature columns (dcgm_*)\n"
+           "  --groups-out FILE      also write the groups table (CSV) for later runs\n"
+           "  --format table|csv|json  (table); csv is long: section,item,feature,step,n,\n"
+           "                         statistic,value; json holds every section\n"
+           "  --plot-class FILE      figure: PFI by class (strip plot, median bars); .png|.svg\n"
+           "  --plot-feature FILE    figure: PFI against --predictor with the OLS line and its\n"
+           "                         95%% prediction band; .png|.svg\n"
+           "  -o, --output FILE      write there instead of stdout\n"
+           "  -h, --help             this help\n"
+           "\n"
+           "'undefined' marks a statistic that does not exist for the data (e.g. a constant\n"
+           "feature has no rank correlation). Exit codes: 0 success, 1 bad or missing input,\n"
+           "2 bad command line, 3 output not written, 4 internal error.\n");
 }
 
 static const struct option options[] = {
-    {"predictor", required_argument, NULL, 'p'}, {"features", required_argument, NULL, 'f'},
-    {"alpha", required_argument, NULL, 'a'},     {"pfi-column", required_argument, NULL, 'P'},
+    {"predictor", required_argument, NULL, 'p'},    {"features", required_argument, NULL, 'f'},
+    {"alpha", required_argument, NULL, 'a'},        {"pfi-column", required_argument, NULL, 'P'},
     {"feature-glob", required_argument, NULL, 'G'}, {"groups-out", required_argument, NULL, 'g'},
-    {"output", required_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
-    {"format", required_argument, NULL, 'F'},    {"plot-class", required_argument, NULL, 'C'},
+    {"output", required_argument, NULL, 'o'},       {"help", no_argument, NULL, 'h'},
+    {"format", required_argument, NULL, 'F'},       {"plot-class", required_argument, NULL, 'C'},
     {"plot-feature", required_argument, NULL, 'X'}, {NULL, 0, NULL, 0},
 };
 
@@ -131,10 +131,10 @@ enum { MAX_DUNN_CLASSES = 11, MAX_STEPS = 10 };
 
 typedef struct stats_report {
     size_t n_groups, defined;
-    size_t k;               /* classes */
-    const char **cls;       /* k class names (borrowed) */
-    class_row *classes;     /* k + 1: the last is "all" */
-    double *y;              /* m PFI values with a class, and their labels */
+    size_t k;           /* classes */
+    const char **cls;   /* k class names (borrowed) */
+    class_row *classes; /* k + 1: the last is "all" */
+    double *y;          /* m PFI values with a class, and their labels */
     size_t *label, m;
     bool has_kw, has_dunn;
     pfi_kruskal kw;
@@ -217,8 +217,8 @@ static bool report_compute(pfi_groups *g, const char *predictor, double alpha, s
     }
     r->defined = r->classes[r->k].n;
     if (r->k >= 1 && r->m > 0)
-        r->has_kw = pfi_stats_kruskal(r->y, r->label, r->m, r->k, work, order, NULL, &r->kw) ==
-                    PFI_OK;
+        r->has_kw =
+            pfi_stats_kruskal(r->y, r->label, r->m, r->k, work, order, NULL, &r->kw) == PFI_OK;
     if (r->k >= 2 && r->k <= MAX_DUNN_CLASSES &&
         pfi_stats_dunn(r->y, r->label, r->m, r->k, work, order, r->pairs) == PFI_OK) {
         r->has_dunn = true;
@@ -289,8 +289,17 @@ static bool report_compute(pfi_groups *g, const char *predictor, double alpha, s
         w->q = NAN;
     }
 done:
-    free(x); free(yy); free(work); free(h); free(xs); free(ys); free(p); free(q);
-    free(order); free(rows); free(dropped);
+    free(x);
+    free(yy);
+    free(work);
+    free(h);
+    free(xs);
+    free(ys);
+    free(p);
+    free(q);
+    free(order);
+    free(rows);
+    free(dropped);
     return ok;
 }
 static void emit_table(FILE *f, const stats_report *r)
@@ -335,8 +344,7 @@ static void emit_table(FILE *f, const stats_report *r)
     for (size_t j = 0; j < r->nf; j++) {
         const feature_row *fr = &r->features[j];
         fprintf(f, "  %-40s %3zu %9s %10s %10s%s\n", fr->name, fr->n, num3(b1, sizeof b1, fr->rho),
-                pval(b2, sizeof b2, fr->p), pval(b3, sizeof b3, fr->q),
-                fr->q < alpha ? "  *" : "");
+                pval(b2, sizeof b2, fr->p), pval(b3, sizeof b3, fr->q), fr->q < alpha ? "  *" : "");
     }
     if (!r->predictor_found) {
         fprintf(f, "\nsensitivity: predictor '%s' not in the table\n", r->predictor);
@@ -344,8 +352,10 @@ static void emit_table(FILE *f, const stats_report *r)
         fprintf(f, "\nsensitivity: the predictor fit is undefined (%s)\n",
                 r->sensitivity_undefined);
     } else {
-        fprintf(f, "\nLeverage sensitivity of rho(PFI, %s): drop the highest-leverage group, "
-                   "recompute\n", r->predictor);
+        fprintf(f,
+                "\nLeverage sensitivity of rho(PFI, %s): drop the highest-leverage group, "
+                "recompute\n",
+                r->predictor);
         fprintf(f, "  %4s %-32s %8s %4s %9s %10s\n", "step", "dropped", "leverage", "n", "rho",
                 "p");
         for (size_t s = 0; s < r->n_steps; s++) {
@@ -355,7 +365,8 @@ static void emit_table(FILE *f, const stats_report *r)
                         num3(b1, sizeof b1, st->rho), pval(b2, sizeof b2, st->p));
             else
                 fprintf(f, "  %4zu %-32.32s %8s %4zu %9s %10s\n", s, st->dropped,
-                        cli_num(st->leverage, 'f', 3, "-").s, st->n, num3(b1, sizeof b1, st->rho), pval(b2, sizeof b2, st->p));
+                        cli_num(st->leverage, 'f', 3, "-").s, st->n, num3(b1, sizeof b1, st->rho),
+                        pval(b2, sizeof b2, st->p));
         }
     }
     if (r->predictor_found) {
@@ -367,13 +378,15 @@ static void emit_table(FILE *f, const stats_report *r)
                     !isnan(w->p) && w->p < alpha ? "  *" : "");
         }
     }
-    fprintf(f, "\n*: significant at alpha = %g (Dunn: Holm-adjusted; features: BH q; within-class: p)\n",
-            alpha);
+    fprintf(
+        f,
+        "\n*: significant at alpha = %g (Dunn: Holm-adjusted; features: BH q; within-class: p)\n",
+        alpha);
 }
 
 /* One row of the long CSV: section,item,feature,step,n,statistic,value (empty: undefined). */
-static void csv_row(FILE *f, const char *section, const char *item, const char *feature,
-                    long step, long n, const char *statistic, double value)
+static void csv_row(FILE *f, const char *section, const char *item, const char *feature, long step,
+                    long n, const char *statistic, double value)
 {
     fprintf(f, "%s,", section);
     pfi_csv_write_field(f, item);
@@ -449,17 +462,21 @@ static json_t *report_json(const stats_report *r)
     json_t *root = json_object(), *classes = json_array(), *dunn = json_array();
     json_t *spearman = json_array(), *steps = json_array(), *within = json_array();
     if (!root || !classes || !dunn || !spearman || !steps || !within) {
-        json_decref(root); json_decref(classes); json_decref(dunn);
-        json_decref(spearman); json_decref(steps); json_decref(within);
+        json_decref(root);
+        json_decref(classes);
+        json_decref(dunn);
+        json_decref(spearman);
+        json_decref(steps);
+        json_decref(within);
         return NULL;
     }
     bool ok = true;
     json_t *all = NULL;
     for (size_t c = 0; c <= r->k; c++) {
         const class_row *row = &r->classes[c];
-        json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:o}", "class", row->name, "n",
-                              (json_int_t)row->n, "median", jnum(row->median), "min",
-                              jnum(row->min), "max", jnum(row->max));
+        json_t *o =
+            json_pack("{s:s, s:I, s:o, s:o, s:o}", "class", row->name, "n", (json_int_t)row->n,
+                      "median", jnum(row->median), "min", jnum(row->min), "max", jnum(row->max));
         if (c < r->k)
             ok = ok && json_array_append_new(classes, o) == 0;
         else
@@ -469,36 +486,35 @@ static json_t *report_json(const stats_report *r)
     if (r->has_kw)
         kw = json_pack("{s:I, s:I, s:I, s:b, s:o, s:o, s:o}", "n", (json_int_t)r->kw.n, "k",
                        (json_int_t)r->kw.k, "df", (json_int_t)r->kw.df, "defined", r->kw.defined,
-                       "undefined_reason", jstr(r->kw.undefined_reason), "h", jnum(r->kw.h),
-                       "p", jnum(r->kw.p_value));
+                       "undefined_reason", jstr(r->kw.undefined_reason), "h", jnum(r->kw.h), "p",
+                       jnum(r->kw.p_value));
     for (size_t q = 0; r->has_dunn && q < r->n_pairs; q++) {
         const pfi_dunn_pair *d = &r->pairs[q];
-        ok = ok && json_array_append_new(
-                       dunn, json_pack("{s:s, s:s, s:o, s:o, s:o}", "a", r->cls[d->a], "b",
-                                       r->cls[d->b], "z", jnum(d->z), "p", jnum(d->p_value),
-                                       "p_holm", jnum(d->p_holm))) == 0;
+        ok = ok && json_array_append_new(dunn, json_pack("{s:s, s:s, s:o, s:o, s:o}", "a",
+                                                         r->cls[d->a], "b", r->cls[d->b], "z",
+                                                         jnum(d->z), "p", jnum(d->p_value),
+                                                         "p_holm", jnum(d->p_holm))) == 0;
     }
     for (size_t j = 0; j < r->nf; j++) {
         const feature_row *fr = &r->features[j];
-        ok = ok && json_array_append_new(
-                       spearman, json_pack("{s:s, s:I, s:o, s:o, s:o}", "feature", fr->name, "n",
-                                           (json_int_t)fr->n, "rho", jnum(fr->rho), "p",
-                                           jnum(fr->p), "q_bh", jnum(fr->q))) == 0;
+        ok = ok && json_array_append_new(spearman,
+                                         json_pack("{s:s, s:I, s:o, s:o, s:o}", "feature", fr->name,
+                                                   "n", (json_int_t)fr->n, "rho", jnum(fr->rho),
+                                                   "p", jnum(fr->p), "q_bh", jnum(fr->q))) == 0;
     }
     for (size_t s = 0; s < r->n_steps; s++) {
         const step_row *st = &r->steps[s];
-        ok = ok && json_array_append_new(
-                       steps, json_pack("{s:I, s:o, s:o, s:I, s:o, s:o}", "step", (json_int_t)s,
-                                        "dropped", jstr(st->dropped), "leverage",
-                                        jnum(st->leverage), "n", (json_int_t)st->n, "rho",
-                                        jnum(st->rho), "p", jnum(st->p))) == 0;
+        ok = ok &&
+             json_array_append_new(
+                 steps, json_pack("{s:I, s:o, s:o, s:I, s:o, s:o}", "step", (json_int_t)s,
+                                  "dropped", jstr(st->dropped), "leverage", jnum(st->leverage), "n",
+                                  (json_int_t)st->n, "rho", jnum(st->rho), "p", jnum(st->p))) == 0;
     }
     for (size_t c = 0; r->predictor_found && c < r->k; c++) {
         const feature_row *w = &r->within[c];
-        ok = ok && json_array_append_new(
-                       within, json_pack("{s:s, s:I, s:o, s:o}", "class", w->name, "n",
-                                         (json_int_t)w->n, "rho", jnum(w->rho), "p",
-                                         jnum(w->p))) == 0;
+        ok = ok && json_array_append_new(within, json_pack("{s:s, s:I, s:o, s:o}", "class", w->name,
+                                                           "n", (json_int_t)w->n, "rho",
+                                                           jnum(w->rho), "p", jnum(w->p))) == 0;
     }
     ok = ok && json_object_set_new(root, "groups", json_integer((json_int_t)r->n_groups)) == 0 &&
          json_object_set_new(root, "defined", json_integer((json_int_t)r->defined)) == 0 &&
@@ -507,18 +523,16 @@ static json_t *report_json(const stats_report *r)
          json_object_set_new(root, "all", all ? all : json_null()) == 0 &&
          json_object_set_new(root, "kruskal_wallis", kw ? kw : json_null()) == 0 &&
          json_object_set_new(root, "dunn_holm", dunn) == 0 &&
+         json_object_set_new(root, "spearman",
+                             json_pack("{s:s, s:o}", "correction", "benjamini-hochberg", "features",
+                                       spearman)) == 0 &&
+         json_object_set_new(root, "sensitivity",
+                             json_pack("{s:s, s:b, s:o, s:o}", "predictor", r->predictor, "found",
+                                       r->predictor_found, "undefined_reason",
+                                       jstr(r->sensitivity_undefined), "steps", steps)) == 0 &&
          json_object_set_new(
-             root, "spearman",
-             json_pack("{s:s, s:o}", "correction", "benjamini-hochberg", "features", spearman)) ==
-             0 &&
-         json_object_set_new(
-             root, "sensitivity",
-             json_pack("{s:s, s:b, s:o, s:o}", "predictor", r->predictor, "found",
-                       r->predictor_found, "undefined_reason", jstr(r->sensitivity_undefined),
-                       "steps", steps)) == 0 &&
-         json_object_set_new(root, "within_class",
-                             json_pack("{s:s, s:o}", "predictor", r->predictor, "classes",
-                                       within)) == 0;
+             root, "within_class",
+             json_pack("{s:s, s:o}", "predictor", r->predictor, "classes", within)) == 0;
     if (!ok) {
         json_decref(root);
         return NULL;
@@ -567,7 +581,10 @@ static int draw_figures(const pfi_groups *g, const stats_report *r, const char *
             e = pfi_plot_pfi_feature(plot_feature, x, y, lab, n, names, r->k + unclassed,
                                      r->predictor, 0.95, &d);
         }
-        free(x); free(y); free(lab); free(names);
+        free(x);
+        free(y);
+        free(lab);
+        free(names);
     }
     if (e == PFI_OK)
         return PFI_EXIT_OK;
@@ -615,12 +632,17 @@ static int compare(int argc, char **argv, const char *pfi_column, const char *ou
         fprintf(out.f, "matched groups: %zu (A: %zu, B: %zu)\n", m, a->n, b->n);
         fprintf(out.f, "Spearman rho = %s, p = %s\n", num3(b1, sizeof b1, s.rho),
                 pval(b2, sizeof b2, s.p_value));
-        fprintf(out.f, "median difference B - A = %s; median relative difference (B - A)/A = %s%%\n",
+        fprintf(out.f,
+                "median difference B - A = %s; median relative difference (B - A)/A = %s%%\n",
                 num3(b1, sizeof b1, mdiff), num3(b2, sizeof b2, 100 * md));
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
     }
-    free(x); free(y); free(rel); free(work); free(order);
+    free(x);
+    free(y);
+    free(rel);
+    free(work);
+    free(order);
     pfi_groups_destroy(a);
     pfi_groups_destroy(b);
     return rc;
@@ -641,22 +663,42 @@ int cmd_stats(int argc, char **argv)
         case 'h':
             usage(stdout);
             return PFI_EXIT_OK;
-        case 'p': predictor = optarg; predictor_named = true; break;
-        case 'f': extra = optarg; break;
+        case 'p':
+            predictor = optarg;
+            predictor_named = true;
+            break;
+        case 'f':
+            extra = optarg;
+            break;
         case 'a':
             if (!cli_parse_double(optarg, &alpha) || alpha <= 0 || alpha >= 1) {
                 cli_error("--alpha: expected a number in (0, 1), got '%s'", optarg);
                 return PFI_EXIT_USAGE;
             }
             break;
-        case 'P': pfi_column = optarg; break;
-        case 'G': glob = optarg; break;
-        case 'g': groups_out = optarg; break;
-        case 'o': output = optarg; break;
-        case 'F': format = optarg; break;
-        case 'C': plot_class = optarg; break;
-        case 'X': plot_feature = optarg; break;
-        default: return PFI_EXIT_USAGE;
+        case 'P':
+            pfi_column = optarg;
+            break;
+        case 'G':
+            glob = optarg;
+            break;
+        case 'g':
+            groups_out = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case 'F':
+            format = optarg;
+            break;
+        case 'C':
+            plot_class = optarg;
+            break;
+        case 'X':
+            plot_feature = optarg;
+            break;
+        default:
+            return PFI_EXIT_USAGE;
         }
     }
     if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
@@ -712,9 +754,10 @@ int cmd_stats(int argc, char **argv)
     if (rc == PFI_EXIT_OK) {
         bool written = true;
         if (root != NULL)
-            written = json_dumpf(root, out.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-                                                  JSON_REAL_PRECISION(17)) == 0 &&
-                      fputc('\n', out.f) != EOF;
+            written =
+                json_dumpf(root, out.f,
+                           JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) == 0 &&
+                fputc('\n', out.f) != EOF;
         else if (!strcmp(format, "csv"))
             emit_csv(out.f, &r);
         else

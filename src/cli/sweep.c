@@ -31,7 +31,8 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
+    fprintf(
+        f,
         "usage: pfi sweep --caps W[,W...] (-o DIR | --db FILE) [OPTIONS] [-- COMMAND [ARGS...]]\n"
         "\n"
         "Run a job at each power cap, sample GPU telemetry every interval, reduce each run to\n"
@@ -178,8 +179,7 @@ static int set_caps(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (!hw_parse_list(arg, s->caps, MAX_CAPS, &s->n_caps)) {
-        cli_error("--caps: expected watts like 700,600,500 (at most %d), got '%s'", MAX_CAPS,
-                  arg);
+        cli_error("--caps: expected watts like 700,600,500 (at most %d), got '%s'", MAX_CAPS, arg);
         return PFI_EXIT_USAGE;
     }
     return PFI_EXIT_OK;
@@ -203,8 +203,8 @@ static int set_group(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (pfi_store_group_check(arg) != NULL) {
-        cli_error("--group: expected a sweep group name (%s); got '%s'",
-                  pfi_store_group_check(arg), arg);
+        cli_error("--group: expected a sweep group name (%s); got '%s'", pfi_store_group_check(arg),
+                  arg);
         return PFI_EXIT_USAGE;
     }
     s->sc.group = arg;
@@ -254,8 +254,14 @@ static int set_seed(settings *s, const sweep_option *opt, const char *arg)
     return PFI_EXIT_OK;
 }
 
-#define REQ(name, val, fn, field) {{name, required_argument, NULL, val}, fn, field}
-#define FLAG(name, val, fn, field) {{name, no_argument, NULL, val}, fn, field}
+#define REQ(name, val, fn, field)                                                                  \
+    {                                                                                              \
+        {name, required_argument, NULL, val}, fn, field                                            \
+    }
+#define FLAG(name, val, fn, field)                                                                 \
+    {                                                                                              \
+        {name, no_argument, NULL, val}, fn, field                                                  \
+    }
 #define AT(f) offsetof(settings, f)
 static const sweep_option sweep_options[] = {
     REQ("backend", 'b', set_backend, 0),
@@ -387,8 +393,8 @@ static void on_progress(void *arg, const pfi_sweep_progress *p)
 {
     const bool *virt = arg;
     char a[32], b[32];
-    fprintf(stderr, "\r\033[K[run %zu/%zu, %.0f W] %s %s left, ETA %s%s", p->run + 1,
-            p->n_runs, p->cap_w, p->phase, hw_format_duration(p->phase_left_s, a, sizeof a),
+    fprintf(stderr, "\r\033[K[run %zu/%zu, %.0f W] %s %s left, ETA %s%s", p->run + 1, p->n_runs,
+            p->cap_w, p->phase, hw_format_duration(p->phase_left_s, a, sizeof a),
             hw_format_duration(p->eta_s, b, sizeof b), *virt ? " (emulated time)" : "");
     fflush(stderr);
 }
@@ -692,8 +698,7 @@ static void configure_sweep(settings *s, sweep_run *r)
     s->sc.caps_w = s->caps;
     s->sc.n_caps = s->n_caps;
     /* limits that vanish with the process (emulated GPUs) leave nothing to journal */
-    s->sc.journal_path =
-        (pfi_gpu_caps(r->g) & PFI_GPU_CAP_PERSISTENT_LIMITS) ? r->journal : NULL;
+    s->sc.journal_path = (pfi_gpu_caps(r->g) & PFI_GPU_CAP_PERSISTENT_LIMITS) ? r->journal : NULL;
     s->sc.library = s->gc.library;
     s->sc.stop = &stop_signal;
     s->sc.warn = on_warn;
@@ -760,7 +765,8 @@ static int report_sweep(const settings *s, const sweep_run *r, const pfi_sweep_s
                           st->restore[k].message);
         if (!st->restored)
             cli_error("power limits not all restored; the journal %s is kept: run "
-                      "'pfi restore --journal %s'", r->journal, r->journal);
+                      "'pfi restore --journal %s'",
+                      r->journal, r->journal);
     }
     if (e == PFI_ERR_INTERRUPTED && stop_signal != 0) {
         cli_error("stopped by signal %d; %s", (int)stop_signal,

@@ -67,7 +67,8 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
         size_t errors_before = tm->n_tool_errors;
         /* An empty file is a failed capture, like any other file of the batch that has no
          * data; only an empty Prometheus scrape is data: a hole in its time slot. */
-        bool prom = fmt == PFI_TELEMETRY_PROM || (fmt == PFI_TELEMETRY_AUTO && tm->last_format == PFI_TELEMETRY_PROM);
+        bool prom = fmt == PFI_TELEMETRY_PROM ||
+                    (fmt == PFI_TELEMETRY_AUTO && tm->last_format == PFI_TELEMETRY_PROM);
         if (!prom && file_is_empty(files[i])) {
             char safe[4 * 256 + 4];
             cli_error("%s: empty file: no telemetry samples",
@@ -87,7 +88,8 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
             cli_error("%s: no telemetry: the tool reported an error instead of data (see "
                       "above); if it names profiling fields (DCGM_FI_PROF_*, 1001-1012), "
                       "re-run without them to get POWER/TOTEC, or stop the other profiler / "
-                      "load the profiling module", files[i]);
+                      "load the profiling module",
+                      files[i]);
             frc = PFI_EXIT_DATA;
         }
         if (frc != PFI_EXIT_OK) {

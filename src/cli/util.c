@@ -194,8 +194,12 @@ cli_numtext cli_num(double v, char conv, int prec, const char *missing)
         return t;
     }
     switch (conv) {
-    case 'e': snprintf(t.s, sizeof t.s, "%.*e", prec, v); break;
-    case 'g': snprintf(t.s, sizeof t.s, "%.*g", prec, v); break;
+    case 'e':
+        snprintf(t.s, sizeof t.s, "%.*e", prec, v);
+        break;
+    case 'g':
+        snprintf(t.s, sizeof t.s, "%.*g", prec, v);
+        break;
     default:
         if (snprintf(t.s, sizeof t.s, "%.*f", prec, v) >= (int)sizeof t.s)
             snprintf(t.s, sizeof t.s, "%.*g", prec > 6 ? prec : 6, v); /* too long */

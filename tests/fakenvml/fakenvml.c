@@ -158,8 +158,8 @@ static void save(void)
         fprintf(f,
                 "gpu %u uuid=%s name=%s min=%u max=%u default=%u limit=%u enforced=%u ext=%u "
                 "draw=%u set_error=%d get_limit_error=%d lost_after=%ld stuck=%d",
-                g->index, g->uuid, g->name, g->min, g->max, g->def, g->limit, g->enforced,
-                g->ext, g->draw, g->set_error, g->get_limit_error, g->lost_after, g->stuck);
+                g->index, g->uuid, g->name, g->min, g->max, g->def, g->limit, g->enforced, g->ext,
+                g->draw, g->set_error, g->get_limit_error, g->lost_after, g->stuck);
         for (unsigned k = 0; k < g->n_pids; k++)
             fprintf(f, "%s%u", k == 0 ? " pids=" : ":", g->pids[k]);
         fputc('\n', f);

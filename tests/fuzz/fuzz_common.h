@@ -12,9 +12,9 @@
 
 #include <stdlib.h>
 
-#include "tm_compare.h"
 #include "pfi/reduce.h"
 #include "pfi/telemetry.h"
+#include "tm_compare.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

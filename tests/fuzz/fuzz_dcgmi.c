@@ -8,8 +8,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* and the fast row paths against the general one, counting and storing */
-    fuzz_telemetry_same(data, size, PFI_TELEMETRY_DCGMI_DMON, (pfi_telemetry_options){.interval_s = 1});
     fuzz_telemetry_same(data, size, PFI_TELEMETRY_DCGMI_DMON,
-                        (pfi_telemetry_options){.keep_series = true, .max_power_w = 700, .no_simd = true});
+                        (pfi_telemetry_options){.interval_s = 1});
+    fuzz_telemetry_same(
+        data, size, PFI_TELEMETRY_DCGMI_DMON,
+        (pfi_telemetry_options){.keep_series = true, .max_power_w = 700, .no_simd = true});
     return fuzz_telemetry(data, size, PFI_TELEMETRY_DCGMI_DMON);
 }

@@ -1,6 +1,6 @@
 /*
- * libFuzzer harness: the Prometheus text reader (dcgm-exporter) (PFI_TELEMETRY_PROM) on arbitrary bytes,
- * then the summary and the run reduction (fuzz_telemetry in fuzz_common.h).
+ * libFuzzer harness: the Prometheus text reader (dcgm-exporter) (PFI_TELEMETRY_PROM) on arbitrary
+ * bytes, then the summary and the run reduction (fuzz_telemetry in fuzz_common.h).
  */
 #include "fuzz_common.h"
 

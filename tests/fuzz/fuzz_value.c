@@ -62,8 +62,8 @@ static void check(const uint8_t *data, size_t size)
             p++;
             n--;
         }
-        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r' ||
-                         p[n - 1] == '\n'))
+        while (n > 0 &&
+               (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r' || p[n - 1] == '\n'))
             n--;
         p[n] = '\0';
         char *end = NULL;

@@ -91,16 +91,20 @@ int main(int argc, char **argv)
                 snprintf(logp, sizeof logp, "%s.log", base);
                 FILE *lf = open_w(logp);
                 for (int k = 1; k <= 60; k++)
-                    fprintf(lf, " [2025-05-14 10:%02d:00] iteration %8d/    1000 | consumed "
-                                "samples: %10d | elapsed time per iteration (ms): %.1f | "
-                                "global batch size: %5.0f | lm loss: 2.5E+00 | number of "
-                                "skipped iterations:   0 | number of nan iterations:   0 |\n",
+                    fprintf(lf,
+                            " [2025-05-14 10:%02d:00] iteration %8d/    1000 | consumed "
+                            "samples: %10d | elapsed time per iteration (ms): %.1f | "
+                            "global batch size: %5.0f | lm loss: 2.5E+00 | number of "
+                            "skipped iterations:   0 | number of nan iterations:   0 |\n",
                             k, k * 10, k * 10 * 256, noisy(&rng, pt.step_time_s * 1000, 0.005),
                             job.tokens_per_step);
                 fclose(lf);
                 fprintf(runs, "%s %.0f %s %s", group, caps[c],
-                        fi == 0 ? "nvidia-smi-csv" : fi == 1 ? "dmon"
-                        : fi == 2 ? "dcgmi-dmon" : "prometheus", logp);
+                        fi == 0   ? "nvidia-smi-csv"
+                        : fi == 1 ? "dmon"
+                        : fi == 2 ? "dcgmi-dmon"
+                                  : "prometheus",
+                        logp);
                 if (fi == 3) {
                     double energy[GPUS] = {1e9, 2e9}; /* mJ counters */
                     for (size_t i = 0; i < NS; i++) {
@@ -111,15 +115,18 @@ int main(int argc, char **argv)
                         double pw[GPUS];
                         for (int g = 0; g < GPUS; g++) {
                             pw[g] = power_at(&rng, pt.power_w, i);
-                            fprintf(f, "DCGM_FI_DEV_POWER_USAGE{gpu=\"%d\",UUID=\"GPU-rt-%d\","
-                                       "Hostname=\"rt\"} %.6f\n", g, g, pw[g]);
+                            fprintf(f,
+                                    "DCGM_FI_DEV_POWER_USAGE{gpu=\"%d\",UUID=\"GPU-rt-%d\","
+                                    "Hostname=\"rt\"} %.6f\n",
+                                    g, g, pw[g]);
                         }
                         fprintf(f, "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n");
                         for (int g = 0; g < GPUS; g++) {
                             energy[g] += pw[g] * DT * 1000.0;
-                            fprintf(f, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"%d\","
-                                       "UUID=\"GPU-rt-%d\",Hostname=\"rt\"} %.0f\n", g, g,
-                                    energy[g]);
+                            fprintf(f,
+                                    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"%d\","
+                                    "UUID=\"GPU-rt-%d\",Hostname=\"rt\"} %.0f\n",
+                                    g, g, energy[g]);
                         }
                         fclose(f);
                         fprintf(runs, " %s", path);
@@ -141,13 +148,13 @@ int main(int argc, char **argv)
                         double p = power_at(&rng, pt.power_w, i);
                         if (fi == 0)
                             fprintf(f, "2025/05/14 %02d:%02d:%02d.%03d, %d, %.2f W, %d %%\n",
-                                    (int)(t / 3600), (int)fmod(t / 60, 60), (int)fmod(t, 60),
-                                    g * 7, g, p, 97);
+                                    (int)(t / 3600), (int)fmod(t / 60, 60), (int)fmod(t, 60), g * 7,
+                                    g, p, 97);
                         else if (fi == 1)
                             fprintf(f, "    %d %6.0f    %3d\n", g, p, 97);
                         else
-                            fprintf(f, "GPU %d     %-12.3f %-12.3f %.3f\n", g, p,
-                                    pt.compute_share, pt.dram_active);
+                            fprintf(f, "GPU %d     %-12.3f %-12.3f %.3f\n", g, p, pt.compute_share,
+                                    pt.dram_active);
                     }
                 }
                 fclose(f);

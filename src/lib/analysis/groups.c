@@ -46,12 +46,11 @@ static pfi_error hash_file(const char *path, uint64_t *h)
     return bad ? PFI_ERR_IO : PFI_OK;
 }
 
-static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, long line,
-                          const char *column, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
+static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, long line, const char *column,
+                          const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, long line,
-                          const char *column, const char *fmt, ...)
+static pfi_error set_diag(pfi_diag *d, pfi_error e, const char *file, long line, const char *column,
+                          const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -347,8 +346,8 @@ static pfi_error row_copy(row_buf *b, const char *const *fields, long line)
 /* The data rows into b (b->cols fields each), every field hashed into *hash first when
    hash_fields. Errors: those of pfi_csv_next, PFI_ERR_PARSE (a row with another field
    count), PFI_ERR_LIMIT (more than 1000000 rows), PFI_ERR_NOMEM. */
-static pfi_error read_rows(pfi_csv_reader *r, const char *name, uint64_t *hash,
-                           bool hash_fields, row_buf *b, pfi_diag *d)
+static pfi_error read_rows(pfi_csv_reader *r, const char *name, uint64_t *hash, bool hash_fields,
+                           row_buf *b, pfi_diag *d)
 {
     const char *const *fields;
     const size_t *lens;
@@ -400,8 +399,7 @@ static size_t feature_columns(const row_buf *b, long c_name, long c_class, long 
    name and a non-missing class moved out of b (NULL left there), the PFI, the features.
    Errors: PFI_ERR_VALUE (a PFI cell neither a number nor a missing value). */
 static pfi_error fill_rows(pfi_groups *g, row_buf *b, char *const *header, const bool *numeric,
-                           long c_name, long c_class, long c_pfi, const char *name,
-                           pfi_diag *d)
+                           long c_name, long c_class, long c_pfi, const char *name, pfi_diag *d)
 {
     size_t cols = b->cols;
     for (size_t i = 0; i < b->rows; i++) {
@@ -416,8 +414,7 @@ static pfi_error fill_rows(pfi_groups *g, row_buf *b, char *const *header, const
         pfi_value_status st = pfi_value_parse(row[c_pfi], strlen(row[c_pfi]), &v);
         if (st == PFI_VALUE_INVALID)
             return set_diag(d, PFI_ERR_VALUE, name, b->lines[i], header[c_pfi],
-                            "expected a PFI (a number) or a missing value, got '%s'",
-                            row[c_pfi]);
+                            "expected a PFI (a number) or a missing value, got '%s'", row[c_pfi]);
         g->pfi[i] = v;
         size_t j = 0;
         for (size_t c = 0; c < cols; c++)
@@ -445,8 +442,8 @@ static pfi_error read_groups(pfi_csv_reader *r, const char *name, const char *pf
     row_buf b = {.cols = cols};
     pfi_groups *g = NULL;
     bool *numeric = NULL;
-    const char *const pfi_names[] = {pfi_column ? pfi_column : "pfi", pfi_column ? NULL : "pfi_ratio",
-                                     NULL};
+    const char *const pfi_names[] = {pfi_column ? pfi_column : "pfi",
+                                     pfi_column ? NULL : "pfi_ratio", NULL};
     long c_name = find_column((const char *const *)header, cols, name_columns);
     long c_class = find_column((const char *const *)header, cols, class_columns);
     long c_pfi = find_column((const char *const *)header, cols, pfi_names);
@@ -616,8 +613,7 @@ static pfi_error read_features(pfi_groups *g, const pfi_runs_table *t, const pfi
                     continue;
                 double v;
                 if (pfi_value_parse(fields[c], lens[c], &v) == PFI_VALUE_INVALID) {
-                    e = set_diag(d, PFI_ERR_VALUE, path, line,
-                                 g->feature_names[col_feature[c]],
+                    e = set_diag(d, PFI_ERR_VALUE, path, line, g->feature_names[col_feature[c]],
                                  "expected a number or a missing value, got '%s'", fields[c]);
                     goto done;
                 }
@@ -645,16 +641,14 @@ static pfi_options groups_options(const pfi_options *o)
 
 /* Every sweep group of t analysed into *res (t->n_groups results, owned by the caller:
  * results_free). */
-static pfi_error analyse_groups(const pfi_runs_table *t, const pfi_options *opt,
-                                pfi_result **res)
+static pfi_error analyse_groups(const pfi_runs_table *t, const pfi_options *opt, pfi_result **res)
 {
     *res = pfi_calloc(t->n_groups, sizeof **res);
     return *res ? pfi_analyze(t, opt, *res) : PFI_ERR_NOMEM;
 }
 
 /* Row i of g: the group's name, job class and PFI (ratio definition). */
-static pfi_error name_group(pfi_groups *g, size_t i, const pfi_runs_table *t,
-                            const pfi_result *res)
+static pfi_error name_group(pfi_groups *g, size_t i, const pfi_runs_table *t, const pfi_result *res)
 {
     g->names[i] = group_name(t, &t->groups[i]);
     if (g->names[i] == NULL ||

@@ -209,8 +209,8 @@ static pfi_label label_of(double pfi, double band)
 
 static bool options_ok(const pfi_options *o)
 {
-    return o != NULL && o->x_min >= 0 && o->x_min < 1 && o->linear_band >= 0 &&
-           o->noise_rel >= 0 && o->noise_rel < 1 && o->ci_level > 0 && o->ci_level < 1;
+    return o != NULL && o->x_min >= 0 && o->x_min < 1 && o->linear_band >= 0 && o->noise_rel >= 0 &&
+           o->noise_rel < 1 && o->ci_level > 0 && o->ci_level < 1;
 }
 
 pfi_error pfi_group_compute(const pfi_group *g, const pfi_options *o, pfi_result *out)

@@ -46,9 +46,9 @@ void pfi_manifest_clear(pfi_manifest *m)
     memset(m, 0, sizeof *m);
 }
 
-static const char *const mapping_keys[] = {"cap",      "cap_regex",     "power",   "energy",
-                                           "duration", "throughput",    "time",    "power_se",
-                                           "throughput_se", "time_se",  "gpus",    "job_class"};
+static const char *const mapping_keys[] = {"cap",           "cap_regex",  "power", "energy",
+                                           "duration",      "throughput", "time",  "power_se",
+                                           "throughput_se", "time_se",    "gpus",  "job_class"};
 
 static pfi_error load_group(const char *path, json_t *v, pfi_mapping *mp, pfi_diag *diag)
 {
@@ -57,8 +57,7 @@ static pfi_error load_group(const char *path, json_t *v, pfi_mapping *mp, pfi_di
                    ? PFI_OK
                    : fail(diag, path, PFI_ERR_PARSE, 0, "mapping.group",
                           "expected 1 to %d column names", PFI_MAX_GROUP_COLUMNS);
-    if (!json_is_array(v) || json_array_size(v) == 0 ||
-        json_array_size(v) > PFI_MAX_GROUP_COLUMNS)
+    if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > PFI_MAX_GROUP_COLUMNS)
         return fail(diag, path, PFI_ERR_PARSE, 0, "mapping.group",
                     "expected a column name or an array of 1 to %d column names",
                     PFI_MAX_GROUP_COLUMNS);

@@ -55,9 +55,9 @@ void pfi_mapping_clear(pfi_mapping *m)
         return;
     for (size_t i = 0; i < m->n_group; i++)
         pfi_free(m->group[i]);
-    char **all[] = {&m->cap,        &m->cap_regex,     &m->power,   &m->energy, &m->duration,
-                    &m->throughput, &m->time,          &m->power_se, &m->throughput_se,
-                    &m->time_se,    &m->gpus,          &m->job_class};
+    char **all[] = {&m->cap,           &m->cap_regex,  &m->power, &m->energy,
+                    &m->duration,      &m->throughput, &m->time,  &m->power_se,
+                    &m->throughput_se, &m->time_se,    &m->gpus,  &m->job_class};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         pfi_free(*all[i]);
     memset(m, 0, sizeof *m);
@@ -193,7 +193,7 @@ typedef struct columns {
 /* One row before grouping. */
 typedef struct row {
     pfi_run run;
-    char *key;   /* key values joined by '\x1f', owned */
+    char *key;       /* key values joined by '\x1f', owned */
     char *job_class; /* owned, NULL when missing */
 } row;
 
@@ -260,7 +260,8 @@ static pfi_error require_column(reader *r, const char *name, const char *role, l
 {
     *out = find_column(r, name);
     if (*out == -2)
-        return fail(r, PFI_ERR_PARSE, r->header_line, name, "column name appears twice in the header");
+        return fail(r, PFI_ERR_PARSE, r->header_line, name,
+                    "column name appears twice in the header");
     if (*out == -1) {
         char have[256];
         header_list(r, have, sizeof have);
@@ -324,9 +325,8 @@ static pfi_error resolve_columns(reader *r, const pfi_mapping *m)
     if (e != PFI_OK)
         return e;
     c->duration = -1;
-    if (c->power_is_energy &&
-        (e = require_column(r, m->duration ? m->duration : m->time, "duration (s)",
-                            &c->duration)) != PFI_OK)
+    if (c->power_is_energy && (e = require_column(r, m->duration ? m->duration : m->time,
+                                                  "duration (s)", &c->duration)) != PFI_OK)
         return e;
     c->throughput_is_time = m->time != NULL;
     e = require_column(r, c->throughput_is_time ? m->time : m->throughput,
@@ -386,8 +386,8 @@ static pfi_error parse_cap(reader *r, const char *const *f, const size_t *len, l
     long i = r->col.cap;
     bool ok;
     if (!r->has_cap_re) {
-        pfi_error e = number(r, f, len, i, line, "a power cap in W (a number > 0)", &run->cap_w,
-                             &ok);
+        pfi_error e =
+            number(r, f, len, i, line, "a power cap in W (a number > 0)", &run->cap_w, &ok);
         if (e == PFI_OK && ok && run->cap_w == 0)
             return fail(r, PFI_ERR_VALUE, line, r->header[i],
                         "expected a power cap in W (a number > 0), found 0");
@@ -442,8 +442,8 @@ static pfi_error parse_row(reader *r, const char *const *f, const size_t *len, l
     }
     if (c->power_is_energy) {
         double d;
-        if ((e = number(r, f, len, c->duration, line, "a duration in s (a number > 0)", &d,
-                        &ok)) != PFI_OK)
+        if ((e = number(r, f, len, c->duration, line, "a duration in s (a number > 0)", &d, &ok)) !=
+            PFI_OK)
             return e;
         if (ok && d == 0)
             return fail(r, PFI_ERR_VALUE, line, r->header[c->duration],
@@ -548,8 +548,8 @@ static pfi_error make_key(reader *r, size_t n_key, const char *const *f, const s
         size_t n = r->col.key[k] < 0 ? strlen(r->base) : len[r->col.key[k]];
         if (memchr(v, '\x1f', n) != NULL) {
             pfi_free(key);
-            return fail(r, PFI_ERR_VALUE, line, r->col.key[k] < 0 ? PFI_FILE_COLUMN
-                                                                  : r->header[r->col.key[k]],
+            return fail(r, PFI_ERR_VALUE, line,
+                        r->col.key[k] < 0 ? PFI_FILE_COLUMN : r->header[r->col.key[k]],
                         "a group key holds the control character 0x1F (unit separator)");
         }
         memcpy(key + used, v, n);
@@ -628,8 +628,7 @@ static pfi_error split_key(const char *key, size_t n_key, char ***out)
 }
 
 /* Group the rows of one file and append the groups (and the file) to t. */
-static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *m,
-                               const char *name)
+static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *m, const char *name)
 {
     size_t *order = pfi_malloc(r->n_rows * sizeof *order);
     group_span *spans = pfi_malloc(r->n_rows * sizeof *spans);
@@ -683,8 +682,8 @@ static pfi_error append_groups(pfi_runs_table *t, reader *r, const pfi_mapping *
         g->n_key = m->n_group;
         g->key_names = (const char *const *)names;
         g->runs = pfi_malloc(spans[s].n * sizeof *g->runs);
-        if (g->runs == NULL || split_key(r->rows[order[spans[s].first]].key, m->n_group,
-                                         &g->key_values) != PFI_OK) {
+        if (g->runs == NULL ||
+            split_key(r->rows[order[spans[s].first]].key, m->n_group, &g->key_values) != PFI_OK) {
             pfi_free(g->runs);
             e = PFI_ERR_NOMEM;
             break;
@@ -760,12 +759,12 @@ static pfi_error take_header(reader *r, const pfi_mapping *m, const char *const 
 }
 
 /* One data row of n fields: checked, parsed and keyed into r->rows. */
-static pfi_error take_row(reader *r, const pfi_mapping *m, const char *const *f,
-                          const size_t *len, size_t n, long line)
+static pfi_error take_row(reader *r, const pfi_mapping *m, const char *const *f, const size_t *len,
+                          size_t n, long line)
 {
     if (n != r->n_header)
-        return fail(r, PFI_ERR_PARSE, line, NULL,
-                    "expected %zu fields as in the header, found %zu", r->n_header, n);
+        return fail(r, PFI_ERR_PARSE, line, NULL, "expected %zu fields as in the header, found %zu",
+                    r->n_header, n);
     if (r->n_rows == PFI_RUNS_MAX_ROWS)
         return fail(r, PFI_ERR_LIMIT, line, NULL, "more than %d data rows in one file",
                     PFI_RUNS_MAX_ROWS);

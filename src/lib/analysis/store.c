@@ -4,8 +4,8 @@
 #define _GNU_SOURCE /* memmem, gmtime_r */
 #include "pfi/store.h"
 
-#include "pfi/reduce.h"
 #include "pfi/csv.h"
+#include "pfi/reduce.h"
 #include "pfi/runs.h"
 
 #include <errno.h>
@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "core/memory.h"
 #include "core/db_close.h"
+#include "core/memory.h"
 
 struct pfi_store {
     sqlite3 *db;
@@ -58,8 +58,7 @@ static bool store_version(sqlite3 *db, int *version, int *n_tables)
     sqlite3_finalize(st);
     st = NULL;
     ok = ok &&
-         sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) ==
-             SQLITE_OK &&
+         sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) == SQLITE_OK &&
          sqlite3_step(st) == SQLITE_ROW;
     if (ok)
         *n_tables = sqlite3_column_int(st, 0);
@@ -80,7 +79,7 @@ pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out,
     bool write = mode == PFI_STORE_WRITE;
     struct stat sb;
     if (!write) {
-        const char *why = stat(path, &sb) != 0 ? strerror(errno)
+        const char *why = stat(path, &sb) != 0  ? strerror(errno)
                           : S_ISDIR(sb.st_mode) ? "is a directory, expected a pfi store file"
                                                 : NULL;
         if (why != NULL) {
@@ -101,8 +100,8 @@ pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out,
     sqlite3_busy_timeout(s->db, 5000);
     int version = -1, n_tables = 0;
     if (sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK ||
-        (write && sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) !=
-                      SQLITE_OK) ||
+        (write &&
+         sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK) ||
         !store_version(s->db, &version, &n_tables)) {
         fail(s, diag, "not a readable SQLite file");
         pfi_store_close(s);
@@ -226,8 +225,8 @@ static bool put_group(sqlite3 *db, const pfi_store_run *r, sqlite3_int64 *gid)
     st = NULL;
     if (!ok)
         return false;
-    ok = sqlite3_prepare_v2(db, "SELECT id FROM groups WHERE name = ?1", -1, &st, NULL) ==
-         SQLITE_OK;
+    ok =
+        sqlite3_prepare_v2(db, "SELECT id FROM groups WHERE name = ?1", -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         bind_text(st, 1, r->group);
         ok = sqlite3_step(st) == SQLITE_ROW;
@@ -242,8 +241,8 @@ static bool drop_old_run(sqlite3 *db, sqlite3_int64 gid, double cap_w, bool *rep
 {
     sqlite3_stmt *st = NULL;
     sqlite3_int64 old = -1;
-    bool ok = sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE group_id = ?1 AND cap_w = ?2",
-                                 -1, &st, NULL) == SQLITE_OK;
+    bool ok = sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE group_id = ?1 AND cap_w = ?2", -1,
+                                 &st, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_bind_int64(st, 1, gid);
         sqlite3_bind_double(st, 2, cap_w);
@@ -302,8 +301,10 @@ static bool insert_features(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run 
     if (r->n_features == 0)
         return true;
     sqlite3_stmt *st = NULL;
-    bool ok = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO features(run_id, name, value) "
-                                     "VALUES(?1, ?2, ?3)", -1, &st, NULL) == SQLITE_OK;
+    bool ok = sqlite3_prepare_v2(db,
+                                 "INSERT OR REPLACE INTO features(run_id, name, value) "
+                                 "VALUES(?1, ?2, ?3)",
+                                 -1, &st, NULL) == SQLITE_OK;
     for (size_t i = 0; ok && i < r->n_features; i++) {
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, rid);
@@ -316,14 +317,15 @@ static bool insert_features(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run 
 }
 
 /* The run's source files (run rid), ingested at now. */
-static bool insert_sources(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run *r,
-                           const char *now)
+static bool insert_sources(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run *r, const char *now)
 {
     if (r->n_sources == 0)
         return true;
     sqlite3_stmt *st = NULL;
-    bool ok = sqlite3_prepare_v2(db, "INSERT INTO sources(run_id, path, reader, ingested_at) "
-                                     "VALUES(?1, ?2, ?3, ?4)", -1, &st, NULL) == SQLITE_OK;
+    bool ok = sqlite3_prepare_v2(db,
+                                 "INSERT INTO sources(run_id, path, reader, ingested_at) "
+                                 "VALUES(?1, ?2, ?3, ?4)",
+                                 -1, &st, NULL) == SQLITE_OK;
     for (size_t i = 0; ok && i < r->n_sources; i++) {
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, rid);
@@ -377,13 +379,11 @@ pfi_error pfi_store_find_run(pfi_store *s, const char *group, const char *featur
     if (s == NULL || group == NULL || found == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
     *found = false;
-    static const char by_cap[] =
-        "SELECT 1 FROM runs r JOIN groups g ON g.id = r.group_id"
-        " WHERE g.name = ?1 AND r.cap_w = ?2 LIMIT 1";
-    static const char by_feature[] =
-        "SELECT 1 FROM runs r JOIN groups g ON g.id = r.group_id"
-        " JOIN features f ON f.run_id = r.id"
-        " WHERE g.name = ?1 AND f.name = ?3 AND f.value = ?2 LIMIT 1";
+    static const char by_cap[] = "SELECT 1 FROM runs r JOIN groups g ON g.id = r.group_id"
+                                 " WHERE g.name = ?1 AND r.cap_w = ?2 LIMIT 1";
+    static const char by_feature[] = "SELECT 1 FROM runs r JOIN groups g ON g.id = r.group_id"
+                                     " JOIN features f ON f.run_id = r.id"
+                                     " WHERE g.name = ?1 AND f.name = ?3 AND f.value = ?2 LIMIT 1";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, feature ? by_feature : by_cap, -1, &st, NULL) != SQLITE_OK)
         return fail(s, diag, "cannot read runs");
@@ -410,8 +410,8 @@ static double col_double(sqlite3_stmt *st, int col)
     return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
 }
 
-pfi_error pfi_store_each_run(pfi_store *s, const char *group_filter, pfi_store_row_fn fn,
-                             void *ctx, size_t *n_runs, pfi_diag *diag)
+pfi_error pfi_store_each_run(pfi_store *s, const char *group_filter, pfi_store_row_fn fn, void *ctx,
+                             size_t *n_runs, pfi_diag *diag)
 {
     sqlite3_stmt *st = NULL;
     size_t n = 0;
@@ -527,20 +527,24 @@ static json_t *col_json(sqlite3_stmt *st, int col)
 pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter, size_t *n_runs,
                                 pfi_diag *diag)
 {
-    static const char *const names[] = {"group", "job_class", "gpus", "cap_w", "power_w",
-                                        "power_se_w", "throughput", "throughput_se", "flags",
-                                        "power_field", "throughput_unit", "energy_j", "power_n",
-                                        "throughput_n"};
+    static const char *const names[] = {
+        "group",           "job_class",  "gpus",          "cap_w",       "power_w",
+        "power_se_w",      "throughput", "throughput_se", "flags",       "power_field",
+        "throughput_unit", "energy_j",   "power_n",       "throughput_n"};
     sqlite3_stmt *st = NULL, *fs = NULL, *ss = NULL;
     unsigned long jf = pfi_json_failures();
     json_t *arr = json_array();
     if (arr == NULL)
         return PFI_ERR_NOMEM;
     if (sqlite3_prepare_v2(s->db, export_sql, -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "SELECT name, value FROM features WHERE run_id = ?1 "
-                                  "ORDER BY name", -1, &fs, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "SELECT path, reader, ingested_at FROM sources WHERE "
-                                  "run_id = ?1", -1, &ss, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(s->db,
+                           "SELECT name, value FROM features WHERE run_id = ?1 "
+                           "ORDER BY name",
+                           -1, &fs, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db,
+                           "SELECT path, reader, ingested_at FROM sources WHERE "
+                           "run_id = ?1",
+                           -1, &ss, NULL) != SQLITE_OK) {
         sqlite3_finalize(st);
         sqlite3_finalize(fs);
         json_decref(arr);
@@ -564,10 +568,10 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
         sqlite3_reset(ss);
         sqlite3_bind_int64(ss, 1, rid);
         while (sqlite3_step(ss) == SQLITE_ROW)
-            json_array_append_new(src, json_pack("{s:s, s:s, s:s}", "path",
-                                                 sqlite3_column_text(ss, 0), "reader",
-                                                 sqlite3_column_text(ss, 1), "ingested_at",
-                                                 sqlite3_column_text(ss, 2)));
+            json_array_append_new(src,
+                                  json_pack("{s:s, s:s, s:s}", "path", sqlite3_column_text(ss, 0),
+                                            "reader", sqlite3_column_text(ss, 1), "ingested_at",
+                                            sqlite3_column_text(ss, 2)));
         json_object_set_new(o, "sources", src);
         json_array_append_new(arr, o);
         n++;
@@ -597,11 +601,19 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
 /* ---- the stored runs as a runs table ---------------------------------------------------- */
 
 /* The columns analysis reads, named as in the CSV export (its diagnostics name them so). */
-enum { RC_GROUP, RC_JOB_CLASS, RC_GPUS, RC_CAP, RC_POWER, RC_POWER_SE, RC_TPUT, RC_TPUT_SE,
-       RC_COLUMNS };
+enum {
+    RC_GROUP,
+    RC_JOB_CLASS,
+    RC_GPUS,
+    RC_CAP,
+    RC_POWER,
+    RC_POWER_SE,
+    RC_TPUT,
+    RC_TPUT_SE,
+    RC_COLUMNS
+};
 static const char *const run_columns[RC_COLUMNS] = {
-    "group", "job_class", "gpus", "cap_w", "power_w", "power_se_w", "throughput",
-    "throughput_se"};
+    "group", "job_class", "gpus", "cap_w", "power_w", "power_se_w", "throughput", "throughput_se"};
 
 /* The runs in export order (group, then cap descending), with the cells of export_sql's
  * columns 1 to 12 after the group's id. */
@@ -716,8 +728,7 @@ static bool take_run(run_cells *rc, sqlite3_stmt *st, bool new_group, long *line
     c[RC_TPUT].value = cell_number(st, 7, false);
     c[RC_TPUT_SE].value = cell_number(st, 8, false);
     rc->line[rc->n++] = *line;
-    *line += 1 + line_breaks(sqlite3_column_text(st, 1)) +
-             line_breaks(sqlite3_column_text(st, 2)) +
+    *line += 1 + line_breaks(sqlite3_column_text(st, 1)) + line_breaks(sqlite3_column_text(st, 2)) +
              line_breaks(sqlite3_column_text(st, 10)) + line_breaks(sqlite3_column_text(st, 11));
     return true;
 }
@@ -766,10 +777,14 @@ pfi_error pfi_store_read_runs(pfi_store *s, pfi_runs_table *t, const char *group
     }
     /* the columns mapped onto the runs reader's fields */
     pfi_mapping map = {0};
-    static const char *const pairs[][2] = {
-        {"group", "group"}, {"cap", "cap_w"}, {"power", "power_w"},
-        {"power_se", "power_se_w"}, {"throughput", "throughput"},
-        {"throughput_se", "throughput_se"}, {"gpus", "gpus"}, {"job_class", "job_class"}};
+    static const char *const pairs[][2] = {{"group", "group"},
+                                           {"cap", "cap_w"},
+                                           {"power", "power_w"},
+                                           {"power_se", "power_se_w"},
+                                           {"throughput", "throughput"},
+                                           {"throughput_se", "throughput_se"},
+                                           {"gpus", "gpus"},
+                                           {"job_class", "job_class"}};
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0] && e == PFI_OK; i++)
         e = pfi_mapping_set(&map, pairs[i][0], pairs[i][1]);
     if (e == PFI_OK) {
@@ -782,9 +797,8 @@ pfi_error pfi_store_read_runs(pfi_store *s, pfi_runs_table *t, const char *group
     return e;
 }
 
-pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,
-                                 char (**names)[64], double **values, size_t *n,
-                                 pfi_diag *diag)
+pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w, char (**names)[64],
+                                 double **values, size_t *n, pfi_diag *diag)
 {
     if (s == NULL || group == NULL || names == NULL || values == NULL || n == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
@@ -801,14 +815,14 @@ pfi_error pfi_store_run_features(pfi_store *s, const char *group, double cap_w,
     bind_text(st, 1, group);
     sqlite3_bind_double(st, 2, cap_w);
     size_t cap = 0, k = 0;
-    char (*nm)[64] = NULL;
+    char(*nm)[64] = NULL;
     double *v = NULL;
     int rc;
     pfi_error e = PFI_OK;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (k == cap) {
             size_t nc = cap ? cap * 2 : 16;
-            char (*nn)[64] = pfi_realloc(nm, nc * sizeof *nn);
+            char(*nn)[64] = pfi_realloc(nm, nc * sizeof *nn);
             if (nn != NULL)
                 nm = nn;
             double *nv = pfi_realloc(v, nc * sizeof *nv);

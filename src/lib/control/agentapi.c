@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/memory.h"
 #include "control/ctl_internal.h"
+#include "core/memory.h"
 #include "pfi/agent_api.h"
 
 static pfi_error load(const char *text, size_t len, json_t **out, pfi_diag *d)
@@ -58,8 +58,7 @@ static bool str_or_null(json_t *o, const char *key, char *dst, size_t n, bool ab
     return ctl_copy(dst, n, json_string_value(v));
 }
 
-pfi_error pfi_agent_state_parse(const char *text, size_t len, pfi_agent_state *out,
-                                pfi_diag *diag)
+pfi_error pfi_agent_state_parse(const char *text, size_t len, pfi_agent_state *out, pfi_diag *diag)
 {
     out->hostname[0] = '\0';
     out->n_gpus = out->n_jobs = 0;
@@ -129,8 +128,7 @@ pfi_error pfi_agent_state_parse(const char *text, size_t len, pfi_agent_state *o
         pfi_agent_job *o = &out->jobs[i];
         json_t *jg = json_object_get(j, "gpus");
         if (!json_is_object(j) || !str_or_null(j, "id", o->id, sizeof o->id, false) ||
-            o->id[0] == '\0' ||
-            !str_or_null(j, "class", o->job_class, sizeof o->job_class, true) ||
+            o->id[0] == '\0' || !str_or_null(j, "class", o->job_class, sizeof o->job_class, true) ||
             !num_or_null(j, "power_w", &o->power_w, true) ||
             !num_or_null(j, "throughput_tok_s", &o->tput_tok_s, true) ||
             (jg != NULL && !json_is_array(jg))) {
@@ -285,8 +283,7 @@ pfi_error pfi_prom_vector_parse(const char *text, size_t len, pfi_prom_sample **
         {
             size_t li = s[i].n_labels;
             if (!json_is_string(lv) || !ctl_copy(s[i].name[li], sizeof s[i].name[li], k) ||
-                !ctl_copy(s[i].value_str[li], sizeof s[i].value_str[li],
-                          json_string_value(lv))) {
+                !ctl_copy(s[i].value_str[li], sizeof s[i].value_str[li], json_string_value(lv))) {
                 ctl_fail(diag, 0, e, "series %zu: label '%.40s' too long or not a string", i, k);
                 goto out;
             }

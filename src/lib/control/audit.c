@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/memory.h"
-#include "core/db_close.h"
 #include "control/ctl_internal.h"
+#include "core/db_close.h"
+#include "core/memory.h"
 #include "pfi/audit.h"
 #include "pfi/control.h"
 
@@ -88,13 +88,12 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
             " strategy, agents_up, agents, jobs, gpus, decreases, increases, unconfirmed,"
             " telemetry, restored, note) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             -1, &a->period, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(a->db,
-                           "INSERT INTO ctl_jobs VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1, &a->job,
-                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(a->db, "INSERT INTO ctl_jobs VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1,
+                           &a->job, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(a->db, "INSERT INTO ctl_caps VALUES(?,?,?,?,?,?,?)", -1, &a->cap,
                            NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(a->db, "INSERT OR IGNORE INTO ctl_originals VALUES(?,?,?)", -1,
-                           &a->orig, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(a->db, "INSERT OR IGNORE INTO ctl_originals VALUES(?,?,?)", -1, &a->orig,
+                           NULL) != SQLITE_OK) {
         e = db_fail(a->db, d, "prepare");
         goto fail;
     }
@@ -320,8 +319,9 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
         }
         pfi_audit_period *r = &p[m++];
         memset(r, 0, sizeof *r);
-        double *nums[] = {&r->t_s, &r->wall_s, NULL, &r->budget_w, &r->alloc_budget_w,
-                          &r->measured_w, &r->reserved_w, &r->predicted_w, &r->correction_w,
+        double *nums[] = {&r->t_s,        &r->wall_s,         NULL,
+                          &r->budget_w,   &r->alloc_budget_w, &r->measured_w,
+                          &r->reserved_w, &r->predicted_w,    &r->correction_w,
                           &r->tput_tok_s, &r->cap_sum_w};
         r->id = (long)sqlite3_column_int64(st, 0);
         for (int k = 0; k < 11; k++) {
@@ -381,8 +381,8 @@ size_t ctl_audit_agent_gpus(ctl_audit *a, const char *agent, char (*uuid)[128], 
         if (u == NULL || !ctl_copy(uuid[n], 128, (const char *)u))
             continue;
         int col = sqlite3_column_type(st, 1) != SQLITE_NULL ? 1 : 2;
-        cap_w[n] = sqlite3_column_type(st, col) == SQLITE_NULL ? NAN
-                                                              : sqlite3_column_double(st, col);
+        cap_w[n] =
+            sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
         n++;
     }
     sqlite3_finalize(st);

@@ -11,16 +11,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/db_close.h"
-#include "core/memory.h"
 #include "control/ctl_curves.h"
 #include "control/ctl_internal.h"
 #include "control/ctl_prom.h"
-#include "pfi/control.h"
+#include "core/db_close.h"
+#include "core/memory.h"
 #include "pfi/agent_api.h"
-#include "pfi/stage.h"
+#include "pfi/control.h"
 #include "pfi/featmap.h"
 #include "pfi/fit.h"
+#include "pfi/stage.h"
 
 #include <unistd.h>
 
@@ -68,8 +68,8 @@ typedef struct cjob {
     double ref_pg_w, ref_tput_pg; /* reference per GPU (draw at original caps, tokens/s) */
     double ref_hist[CTL_REF_WINDOW], tput_hist[CTL_REF_WINDOW]; /* last uncapped readings */
     size_t ref_n, tput_n;
-    double model_pfi;             /* the model's PFI from uncapped features; NaN none yet */
-    unsigned uncapped_run;        /* periods in a row it has run uncapped (this one included) */
+    double model_pfi;      /* the model's PFI from uncapped features; NaN none yet */
+    unsigned uncapped_run; /* periods in a row it has run uncapped (this one included) */
     double pfi_hist[CTL_REF_WINDOW];
     size_t pfi_n;
     double lo_w, hi_w, cap_now_w;
@@ -98,8 +98,8 @@ struct pfi_ctl {
     char **bodies;
     pfi_agent_state *st;
     double correction_w;
-    bool prev_settled; /* last period's caps were all confirmed (feedback is meaningful) */
-    int quiet;         /* periods since caps last changed */
+    bool prev_settled;         /* last period's caps were all confirmed (feedback is meaningful) */
+    int quiet;                 /* periods since caps last changed */
     double last_change_wall_s; /* Unix s of the last cap change (energy segments start) */
     unsigned long seq;
     long run;
@@ -188,7 +188,8 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
             goto fail;
         c->prom_on = true;
     }
-    if (cfg->model_path != NULL && (e = pfi_fit_model_load(cfg->model_path, &c->model, d)) != PFI_OK)
+    if (cfg->model_path != NULL &&
+        (e = pfi_fit_model_load(cfg->model_path, &c->model, d)) != PFI_OK)
         goto fail;
     if (cfg->store_path != NULL &&
         sqlite3_open_v2(cfg->store_path, &c->store, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -301,9 +302,9 @@ static pfi_error restore_agent_gpus(pfi_ctl *c, size_t a)
     char(*uu)[128] = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
     double *cw = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
     pfi_error e = uu && cw ? PFI_OK : PFI_ERR_NOMEM;
-    size_t nk = e == PFI_OK ? ctl_audit_agent_gpus(c->audit, c->cfg.agents[a].url, uu, cw,
-                                                   PFI_CTL_MAX_GPUS)
-                            : 0;
+    size_t nk = e == PFI_OK
+                    ? ctl_audit_agent_gpus(c->audit, c->cfg.agents[a].url, uu, cw, PFI_CTL_MAX_GPUS)
+                    : 0;
     for (size_t q = 0; q < nk; q++) {
         cgpu *g = gpu_slot(c, a, uu[q]);
         if (g == NULL) {
@@ -433,7 +434,8 @@ static pfi_error put_body(pfi_ctl *c, size_t a, const double *send, double now_s
     if (b == NULL)
         return PFI_ERR_NOMEM;
     c->seq++;
-    len = (size_t)snprintf(b, cap, "{\"request_id\":\"pfi-ctl-%ld-%ld-%lu\",\"lease_s\":%g,\"caps\":[",
+    len = (size_t)snprintf(b, cap,
+                           "{\"request_id\":\"pfi-ctl-%ld-%ld-%lu\",\"lease_s\":%g,\"caps\":[",
                            c->run, getpid_cached(), c->seq, c->cfg.lease_s);
     for (size_t k = 0; k < c->ng; k++) {
         const cgpu *g = &c->g[k];
@@ -486,8 +488,8 @@ static pfi_error take_put_answers(pfi_ctl *c, const double *send, int phase, dou
         bool applied;
         pfi_diag d;
         pfi_error pe = r->status == 200 && r->resp != NULL
-                           ? pfi_agent_caps_parse(r->resp, r->resp_len, rep, PFI_CTL_MAX_GPUS,
-                                                  &nr, &applied, &d)
+                           ? pfi_agent_caps_parse(r->resp, r->resp_len, rep, PFI_CTL_MAX_GPUS, &nr,
+                                                  &applied, &d)
                            : PFI_ERR_IO;
         if (pe == PFI_ERR_NOMEM) {
             pfi_free(rep);
@@ -701,8 +703,7 @@ static void estimate_curve(pfi_ctl *c, size_t ix)
          * job just uncapped waits a period: the features (a scrape, a sampling interval, the
          * clocks' lag) still show the caps. A PFI is kept in [1.05, 3], the paper's range a
          * little wider. */
-        if (j->at_ref && (j->uncapped_run >= 2 || isnan(j->model_pfi)) &&
-            job_features(c, ix, x) &&
+        if (j->at_ref && (j->uncapped_run >= 2 || isnan(j->model_pfi)) && job_features(c, ix, x) &&
             pfi_fit_model_predict(c->model, x, 0.9, &yhat, &lo, &hi, &outside) == PFI_OK &&
             isfinite(yhat))
             j->model_pfi = ctl_window_median(j->pfi_hist, &j->pfi_n, fmin(3.0, fmax(1.05, yhat)));
@@ -710,8 +711,8 @@ static void estimate_curve(pfi_ctl *c, size_t ix)
             j->pfi = j->model_pfi;
             j->src = PFI_CURVE_MODEL;
         }
-        if (ctl_curve_from_pfi(j->pfi, j->ref_pg_w, j->lo_w, j->hi_w, j->ngpus, ref_t,
-                               &j->curve) != PFI_OK) {
+        if (ctl_curve_from_pfi(j->pfi, j->ref_pg_w, j->lo_w, j->hi_w, j->ngpus, ref_t, &j->curve) !=
+            PFI_OK) {
             j->curve.n = 2; /* a flat fallback keeps the job at its caps */
             j->curve.cap_w[0] = j->lo_w;
             j->curve.cap_w[1] = j->hi_w;
@@ -837,15 +838,15 @@ out:
 
 /* What one period measured and decided, handed from phase to phase of pfi_ctl_step. */
 typedef struct period {
-    bool event;            /* a budget is in force */
-    double reserve_w;      /* held for the GPUs of agents that do not answer */
-    double unmanaged_w;    /* drawn (else capped) by answering GPUs without a job */
-    double measured_w;     /* measured power of the answering GPUs */
-    double ref_w;          /* Σ jobs' reference power + unmanaged + reserve */
-    double tput_tok_s;     /* Σ jobs' measured tokens/s */
-    double predicted_w;    /* the curves at the confirmed caps (the reserve's GPUs at theirs) */
-    double budget_w;       /* the cluster budget B (NaN outside an event) */
-    double stage_limit_w;  /* what the staged increases must fit under */
+    bool event;           /* a budget is in force */
+    double reserve_w;     /* held for the GPUs of agents that do not answer */
+    double unmanaged_w;   /* drawn (else capped) by answering GPUs without a job */
+    double measured_w;    /* measured power of the answering GPUs */
+    double ref_w;         /* Σ jobs' reference power + unmanaged + reserve */
+    double tput_tok_s;    /* Σ jobs' measured tokens/s */
+    double predicted_w;   /* the curves at the confirmed caps (the reserve's GPUs at theirs) */
+    double budget_w;      /* the cluster budget B (NaN outside an event) */
+    double stage_limit_w; /* what the staged increases must fit under */
 } period;
 
 /* A new period: the report cleared, every GPU and job unseen until read. */
@@ -1039,8 +1040,8 @@ static pfi_error period_budget(pfi_ctl *c, period *p, double budget_w, double re
     /* targets */
     p->stage_limit_w = INFINITY;
     if (p->event) {
-        double ab = p->budget_w * (1 - c->cfg.margin) - p->reserve_w - p->unmanaged_w -
-                    c->correction_w;
+        double ab =
+            p->budget_w * (1 - c->cfg.margin) - p->reserve_w - p->unmanaged_w - c->correction_w;
         rep->alloc_budget_w = ab;
         p->stage_limit_w = p->budget_w * (1 - c->cfg.margin) - c->correction_w;
         pfi_error e = allocate_jobs(c, ab, rep);

@@ -31,13 +31,13 @@ bool ctl_copy(char *dst, size_t n, const char *src);
 typedef struct ctl_http_req {
     const char *method; /* "GET", "PUT", "DELETE" */
     char url[640];
-    const char *token;  /* bearer token or NULL */
-    const char *body;   /* request body or NULL (borrowed) */
+    const char *token; /* bearer token or NULL */
+    const char *body;  /* request body or NULL (borrowed) */
     /* results */
-    long status;        /* HTTP status, 0 when no answer */
-    char *resp;         /* answer body (owned: pfi_free), NUL-terminated, or NULL */
+    long status; /* HTTP status, 0 when no answer */
+    char *resp;  /* answer body (owned: pfi_free), NUL-terminated, or NULL */
     size_t resp_len;
-    char err[160];      /* transport error when status == 0 */
+    char err[160]; /* transport error when status == 0 */
 } ctl_http_req;
 
 typedef struct ctl_http ctl_http;
@@ -49,8 +49,7 @@ void ctl_http_req_clear(ctl_http_req *r);
 
 /* ---- audit (SQLite) ---- */
 typedef struct ctl_audit ctl_audit;
-pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **out,
-                         pfi_diag *d);
+pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **out, pfi_diag *d);
 void ctl_audit_close(ctl_audit *a);
 long ctl_audit_run_id(const ctl_audit *a);
 pfi_error ctl_audit_begin(ctl_audit *a);
@@ -62,8 +61,8 @@ pfi_error ctl_audit_period(ctl_audit *a, const struct pfi_ctl_report *r, const c
 pfi_error ctl_audit_job(ctl_audit *a, long period, const char *job, const char *cls, size_t gpus,
                         double pfi, const char *source, double cap_w, double ref_power_w,
                         double ref_tput, double power_w, double pred_power_w, double tput);
-pfi_error ctl_audit_cap(ctl_audit *a, long period, int phase, const char *agent,
-                        const char *uuid, double requested_w, double enforced_w, const char *what);
+pfi_error ctl_audit_cap(ctl_audit *a, long period, int phase, const char *agent, const char *uuid,
+                        double requested_w, double enforced_w, const char *what);
 pfi_error ctl_audit_original(ctl_audit *a, const char *agent, const char *uuid, double w);
 /* restore: latest reference values of a job from any earlier run; false when none */
 bool ctl_audit_job_ref(ctl_audit *a, const char *job, double *ref_power_w, double *ref_tput);

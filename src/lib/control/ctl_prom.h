@@ -3,17 +3,17 @@
 #define PFI_CTL_PROM_H
 
 #include "control/ctl_internal.h"
-#include "pfi/control.h"
 #include "pfi/agent_api.h"
+#include "pfi/control.h"
 
 #define CTL_PROM_MAX_FEATURES 8
 #define CTL_PROM_MIN_SPAN_S 1.0 /* shortest span an energy difference is taken over */
 
 typedef struct ctl_prom_gpu {
     char host[PFI_CTL_ID_LEN], uuid[PFI_CTL_ID_LEN];
-    double energy_j, energy_t_s;   /* last raw counter sample (segment end) */
-    double power_w;                /* this read: from the energy difference, else the gauge */
-    bool fresh;                    /* present in this read */
+    double energy_j, energy_t_s; /* last raw counter sample (segment end) */
+    double power_w;              /* this read: from the energy difference, else the gauge */
+    bool fresh;                  /* present in this read */
     double feature[CTL_PROM_MAX_FEATURES];
 } ctl_prom_gpu;
 
@@ -45,9 +45,9 @@ void ctl_prom_begin(ctl_prom *p);
  * the same query), ts the answers of timestamp(counter) (the scrape times, the fallback).
  * Sets power_w from the difference when the segment spans CTL_PROM_MIN_SPAN_S.
  * Errors: PFI_ERR_NOMEM. */
-pfi_error ctl_prom_take_energy(ctl_prom *p, const pfi_ctl_prom_config *pc,
-                               const pfi_prom_sample *s, size_t n, const pfi_prom_sample *ts,
-                               size_t nts, double segment_start_s);
+pfi_error ctl_prom_take_energy(ctl_prom *p, const pfi_ctl_prom_config *pc, const pfi_prom_sample *s,
+                               size_t n, const pfi_prom_sample *ts, size_t nts,
+                               double segment_start_s);
 
 /* ctl_prom_find — the GPU host/uuid seen in the last read, or NULL. */
 const ctl_prom_gpu *ctl_prom_find(const ctl_prom *p, const char *host, const char *uuid);

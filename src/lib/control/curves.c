@@ -22,8 +22,8 @@ pfi_error ctl_curve_from_pfi(double pfi, double ref_pg_w, double lo_w, double hi
     pfi_model_job_init(&j, 0.8, ref_pg_w > 0 ? ref_pg_w : hi_w);
     double alpha;
     bool reached;
-    pfi_error e = pfi_model_share_for_pfi(&j, pfi_grid, sizeof pfi_grid / sizeof pfi_grid[0],
-                                          0.02, pfi, &alpha, &reached);
+    pfi_error e = pfi_model_share_for_pfi(&j, pfi_grid, sizeof pfi_grid / sizeof pfi_grid[0], 0.02,
+                                          pfi, &alpha, &reached);
     if (e != PFI_OK)
         return e;
     pfi_model_set_share(&j, alpha);

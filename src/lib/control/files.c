@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/memory.h"
 #include "control/ctl_internal.h"
+#include "core/memory.h"
 #include "pfi/control.h" /* pfi_ctl_prior_pfi, pfi_curve_source_name */
 #include "pfi/control_files.h"
 
@@ -143,8 +143,7 @@ static pfi_error agent_line(void *ctx, long line, char **tok, size_t nt, pfi_dia
         return ctl_fail(d, line, PFI_ERR_PARSE, "URL longer than %d bytes", PFI_CTL_URL_LEN - 1);
     if (strchr(a.url + 8, '/') == NULL && strlen(a.url) <= 8)
         return ctl_fail(d, line, PFI_ERR_PARSE, "URL without a host");
-    if (nt == 2 && strcmp(tok[1], "-") != 0 &&
-        !ctl_copy(a.token, sizeof a.token, tok[1]))
+    if (nt == 2 && strcmp(tok[1], "-") != 0 && !ctl_copy(a.token, sizeof a.token, tok[1]))
         return ctl_fail(d, line, PFI_ERR_PARSE, "token longer than %d bytes",
                         PFI_CTL_TOKEN_LEN - 1);
     const pfi_ctl_agent_spec *have = v->items;
@@ -228,9 +227,8 @@ pfi_error pfi_ctl_schedule_parse(const char *text, size_t len, pfi_ctl_event **o
         qsort(ev, v.n, sizeof *ev, cmp_event);
         for (size_t i = 1; i < v.n; i++)
             if (ev[i].start_s < ev[i - 1].end_s) {
-                e = ctl_fail(diag, 0, PFI_ERR_PARSE,
-                             "events starting at %g s and %g s overlap", ev[i - 1].start_s,
-                             ev[i].start_s);
+                e = ctl_fail(diag, 0, PFI_ERR_PARSE, "events starting at %g s and %g s overlap",
+                             ev[i - 1].start_s, ev[i].start_s);
                 break;
             }
     }
@@ -276,8 +274,7 @@ static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag
     r.floor_frac = NAN;
     r.weight = NAN;
     if (!ctl_copy(r.job, sizeof r.job, tok[0]))
-        return ctl_fail(d, line, PFI_ERR_PARSE, "job id longer than %d bytes",
-                        PFI_CTL_ID_LEN - 1);
+        return ctl_fail(d, line, PFI_ERR_PARSE, "job id longer than %d bytes", PFI_CTL_ID_LEN - 1);
     if (nt < 2)
         return ctl_fail(d, line, PFI_ERR_PARSE,
                         "expected 'JOB key=value ...' (floor, weight, class)");
@@ -306,8 +303,8 @@ static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag
                                 "class must be given once: dense, dense-ft, moe-pt or moe-ft");
             ctl_copy(r.job_class, sizeof r.job_class, val);
         } else {
-            return ctl_fail(d, line, PFI_ERR_PARSE,
-                            "unknown key '%.32s' (floor, weight, class)", key);
+            return ctl_fail(d, line, PFI_ERR_PARSE, "unknown key '%.32s' (floor, weight, class)",
+                            key);
         }
     }
     const pfi_ctl_rule *have = v->items;

@@ -12,9 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/memory.h"
 #include "control/ctl_prom.h"
-
+#include "core/memory.h"
 
 pfi_error ctl_prom_init(ctl_prom *p, const pfi_ctl_prom_config *pc, pfi_diag *d)
 {
@@ -90,8 +89,7 @@ static pfi_error query(ctl_http *h, const pfi_ctl_prom_config *pc, const char *p
     if (e == PFI_OK && r.status == 0)
         e = ctl_fail(d, 0, PFI_ERR_IO, "Prometheus %s: %s", pc->url, r.err);
     else if (e == PFI_OK && r.resp == NULL)
-        e = ctl_fail(d, 0, PFI_ERR_IO, "Prometheus %s: HTTP %ld, empty answer", pc->url,
-                     r.status);
+        e = ctl_fail(d, 0, PFI_ERR_IO, "Prometheus %s: HTTP %ld, empty answer", pc->url, r.status);
     if (e == PFI_OK) {
         e = pfi_prom_vector_parse(r.resp, r.resp_len, out, n, d);
         if (e == PFI_ERR_VALUE)
@@ -158,16 +156,15 @@ static bool is_time_sample(const pfi_ctl_prom_config *pc, const pfi_prom_sample 
 }
 
 /* The first finite value among xs[] of GPU g (is_time: only the time metric's series). */
-static double gpu_value(const etake *et, const ctl_prom_gpu *g, const pfi_prom_sample *xs,
-                        size_t n, bool is_time)
+static double gpu_value(const etake *et, const ctl_prom_gpu *g, const pfi_prom_sample *xs, size_t n,
+                        bool is_time)
 {
     for (size_t k = 0; k < n; k++) {
         if (is_time && !is_time_sample(et->pc, &xs[k]))
             continue;
         const char *h = pfi_prom_sample_label(&xs[k], et->pc->host_label);
         const char *u = pfi_prom_sample_label(&xs[k], et->pc->uuid_label);
-        if (h && u && strcmp(h, g->host) == 0 && strcmp(u, g->uuid) == 0 &&
-            isfinite(xs[k].value))
+        if (h && u && strcmp(h, g->host) == 0 && strcmp(u, g->uuid) == 0 && isfinite(xs[k].value))
             return xs[k].value;
     }
     return NAN;
@@ -211,9 +208,9 @@ static void take_energy(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
     g->energy_t_s = t;
 }
 
-pfi_error ctl_prom_take_energy(ctl_prom *p, const pfi_ctl_prom_config *pc,
-                               const pfi_prom_sample *s, size_t n, const pfi_prom_sample *ts,
-                               size_t nts, double segment_start_s)
+pfi_error ctl_prom_take_energy(ctl_prom *p, const pfi_ctl_prom_config *pc, const pfi_prom_sample *s,
+                               size_t n, const pfi_prom_sample *ts, size_t nts,
+                               double segment_start_s)
 {
     etake et = {s, n, ts, nts, pc, segment_start_s};
     return each_gpu(p, pc, s, n, take_energy, &et);

@@ -41,8 +41,8 @@ double pfi_stage_cost(const pfi_stage_gpu *g, size_t n, pfi_stage_cost_fn cost, 
     return s;
 }
 
-size_t pfi_stage_increases(const pfi_stage_gpu *g, size_t n, double budget_w, pfi_stage_cost_fn cost,
-                           void *ctx, double *send_w, double *used_w)
+size_t pfi_stage_increases(const pfi_stage_gpu *g, size_t n, double budget_w,
+                           pfi_stage_cost_fn cost, void *ctx, double *send_w, double *used_w)
 {
     double used = pfi_stage_cost(g, n, cost, ctx);
     size_t m = 0;

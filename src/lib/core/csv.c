@@ -18,17 +18,17 @@ struct pfi_csv_reader {
     char name[512];
     struct csv_parser parser;
     char line[PFI_CSV_MAX_LINE + 1];
-    long line_no;       /* physical lines read so far */
-    bool at_start;      /* before the first byte: strip a BOM */
+    long line_no;  /* physical lines read so far */
+    bool at_start; /* before the first byte: strip a BOM */
     bool done;
     /* the record being assembled */
-    char *rec;          /* field bytes, each NUL-terminated */
+    char *rec; /* field bytes, each NUL-terminated */
     size_t rec_len, rec_cap;
-    size_t *offsets;    /* start of each field in rec */
+    size_t *offsets; /* start of each field in rec */
     size_t *lens;
     const char **fields;
     size_t n_fields, fields_cap;
-    long rec_line;      /* line the current record started on, 0 when none */
+    long rec_line; /* line the current record started on, 0 when none */
     bool rec_complete;
     pfi_error cb_error; /* an error raised inside a libcsv callback */
 };
@@ -169,8 +169,7 @@ pfi_error pfi_csv_open(const char *path, const char *name, pfi_csv_reader **out,
     return e;
 }
 
-pfi_error pfi_csv_open_stream(FILE *stream, const char *name, pfi_csv_reader **out,
-                              pfi_diag *diag)
+pfi_error pfi_csv_open_stream(FILE *stream, const char *name, pfi_csv_reader **out, pfi_diag *diag)
 {
     *out = NULL;
     return reader_init(stream, false, name, out, diag);
@@ -193,8 +192,7 @@ static size_t read_line(pfi_csv_reader *r, pfi_error *err, pfi_diag *diag)
         if (n == PFI_CSV_MAX_LINE) {
             *err = PFI_ERR_LINE_TOO_LONG;
             char msg[128];
-            snprintf(msg, sizeof msg, "line longer than the limit of %d bytes",
-                     PFI_CSV_MAX_LINE);
+            snprintf(msg, sizeof msg, "line longer than the limit of %d bytes", PFI_CSV_MAX_LINE);
             set_diag(r, diag, r->line_no + 1, msg);
             return 0;
         }
@@ -242,7 +240,9 @@ static pfi_error parse_error(pfi_csv_reader *r, pfi_diag *diag)
         set_diag(r, diag, line, msg);
         return PFI_ERR_LIMIT;
     }
-    set_diag(r, diag, line, "malformed CSV quoting (a quote inside an unquoted field, or text after a closing quote)");
+    set_diag(
+        r, diag, line,
+        "malformed CSV quoting (a quote inside an unquoted field, or text after a closing quote)");
     return PFI_ERR_PARSE;
 }
 
@@ -268,8 +268,9 @@ pfi_error pfi_csv_next(pfi_csv_reader *r, const char *const **fields, const size
             r->done = true;
             if (csv_fini(&r->parser, on_field, on_record, r) != 0) {
                 char msg[128];
-                snprintf(msg, sizeof msg, "unterminated quoted field at the end of the input "
-                                          "(the record starts here)");
+                snprintf(msg, sizeof msg,
+                         "unterminated quoted field at the end of the input "
+                         "(the record starts here)");
                 set_diag(r, diag, r->rec_line ? r->rec_line : r->line_no, msg);
                 return PFI_ERR_PARSE;
             }

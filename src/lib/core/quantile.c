@@ -26,13 +26,19 @@ static void select_kth(double *data, size_t lo, size_t hi, size_t k)
         size_t mid = lo + (hi - lo) / 2;
         /* median of three into data[hi] */
         if (data[mid] < data[lo]) {
-            double t = data[mid]; data[mid] = data[lo]; data[lo] = t;
+            double t = data[mid];
+            data[mid] = data[lo];
+            data[lo] = t;
         }
         if (data[hi] < data[lo]) {
-            double t = data[hi]; data[hi] = data[lo]; data[lo] = t;
+            double t = data[hi];
+            data[hi] = data[lo];
+            data[lo] = t;
         }
         if (data[mid] < data[hi]) {
-            double t = data[mid]; data[mid] = data[hi]; data[hi] = t;
+            double t = data[mid];
+            data[mid] = data[hi];
+            data[hi] = t;
         }
         double pivot = data[hi];
         size_t store = lo;
@@ -80,4 +86,3 @@ pfi_error pfi_quantiles(double *data, size_t n, const double *f, double *out, si
     }
     return PFI_OK;
 }
-

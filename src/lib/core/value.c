@@ -64,8 +64,7 @@ pfi_value_status pfi_value_parse(const char *text, size_t len, double *out)
     /* Only plain decimal numbers: strtod would also take hex floats and "infinity". */
     for (size_t i = 0; i < len; i++) {
         char c = buf[i];
-        if (!((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' ||
-              c == 'E'))
+        if (!((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
             return PFI_VALUE_INVALID;
     }
     pthread_once(&c_locale_once, c_locale_init);

@@ -90,7 +90,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         *size = 0;
         return MHD_YES;
     }
-    pfi_http_next next = s->cfg.on_body(s->cfg.cls, &rq, b->data ? b->data : "", b->len, b->too_big);
+    pfi_http_next next =
+        s->cfg.on_body(s->cfg.cls, &rq, b->data ? b->data : "", b->len, b->too_big);
     return next == PFI_HTTP_ANSWERED ? MHD_YES : MHD_NO;
 }
 
@@ -122,7 +123,8 @@ static void on_log(void *cls, const char *fmt, va_list ap)
     s->cfg.log(s->cfg.cls, line);
 }
 
-pfi_error pfi_http_server_start(const pfi_http_server_config *cfg, pfi_http_server **out, pfi_diag *d)
+pfi_error pfi_http_server_start(const pfi_http_server_config *cfg, pfi_http_server **out,
+                                pfi_diag *d)
 {
     *out = NULL;
     if (cfg->addr == NULL || cfg->on_body == NULL ||
@@ -221,7 +223,7 @@ bool pfi_http_request_body_over(const pfi_http_request *rq, size_t max)
 }
 
 pfi_http_next pfi_http_reply(pfi_http_request *rq, unsigned status, const char *body,
-                     const pfi_http_header *headers)
+                             const pfi_http_header *headers)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
@@ -234,7 +236,8 @@ pfi_http_next pfi_http_reply(pfi_http_request *rq, unsigned status, const char *
     return ret == MHD_YES ? PFI_HTTP_ANSWERED : PFI_HTTP_CLOSE;
 }
 
-bool pfi_http_token_equal(const char *given, size_t given_len, const char *secret, size_t secret_len)
+bool pfi_http_token_equal(const char *given, size_t given_len, const char *secret,
+                          size_t secret_len)
 {
     /* volatile: the compiler may not end the loop at the first difference */
     volatile unsigned char diff = given_len != secret_len;

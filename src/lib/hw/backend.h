@@ -49,9 +49,8 @@ typedef struct hw_backend {
     unsigned caps;           /* PFI_GPU_CAP_* */
     const char *library_env; /* pfi_gpu_library_env; NULL: the backend loads no library */
     /* on success *ops and *ctx describe the open backend */
-    pfi_error (*open)(const pfi_gpu_config *c, const pfi_gpu_ops **ops, void **ctx,
-                      pfi_diag *diag);
-    const hw_job_ops *jobs;  /* with PFI_GPU_CAP_JOBS; else NULL */
+    pfi_error (*open)(const pfi_gpu_config *c, const pfi_gpu_ops **ops, void **ctx, pfi_diag *diag);
+    const hw_job_ops *jobs; /* with PFI_GPU_CAP_JOBS; else NULL */
 } hw_backend;
 
 /* The backends, each defined in its own file. */

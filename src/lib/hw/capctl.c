@@ -146,7 +146,8 @@ pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const ch
     if (journal_path != NULL && access(journal_path, F_OK) == 0)
         return hw_fail(diag, PFI_ERR_EXISTS,
                        "%s exists: an earlier run did not restore its power limits; run "
-                       "'pfi restore --journal %s' first", journal_path, journal_path);
+                       "'pfi restore --journal %s' first",
+                       journal_path, journal_path);
     pfi_capctl *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
@@ -176,10 +177,10 @@ pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const ch
         if (e == PFI_OK && !(c->orig[k].valid & PFI_LIMIT_CURRENT))
             e = hw_fail(diag, c->orig[k].err[0] ? c->orig[k].err[0] : PFI_ERR_NOT_SUPPORTED,
                         "GPU %u: cannot read its current power limit (%s): it cannot be "
-                        "restored, so it is not changed", gpus[k],
-                        pfi_strerror(c->orig[k].err[0]));
-        if (e == PFI_OK && (c->orig[k].valid & (PFI_LIMIT_MIN | PFI_LIMIT_MAX)) !=
-                               (PFI_LIMIT_MIN | PFI_LIMIT_MAX))
+                        "restored, so it is not changed",
+                        gpus[k], pfi_strerror(c->orig[k].err[0]));
+        if (e == PFI_OK &&
+            (c->orig[k].valid & (PFI_LIMIT_MIN | PFI_LIMIT_MAX)) != (PFI_LIMIT_MIN | PFI_LIMIT_MAX))
             e = hw_fail(diag, PFI_ERR_NOT_SUPPORTED,
                         "GPU %u: the driver does not report its power limit range", gpus[k]);
         if (e != PFI_OK) {
@@ -273,8 +274,8 @@ static pfi_error set_one(pfi_gpu *g, unsigned gpu, uint32_t target, pfi_cap_resu
                      r->enforced_mw / 1000.0, target / 1000.0);
         else
             snprintf(r->message, sizeof r->message,
-                     "GPU %u: cap not effective: requested limit reads %.3g W, asked %.3g W",
-                     gpu, r->requested_mw / 1000.0, target / 1000.0);
+                     "GPU %u: cap not effective: requested limit reads %.3g W, asked %.3g W", gpu,
+                     r->requested_mw / 1000.0, target / 1000.0);
         return PFI_ERR_NOT_EFFECTIVE;
     }
     if (r->enforced_mw < target)

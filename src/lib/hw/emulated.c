@@ -64,11 +64,15 @@ static const struct {
     size_t off;
     double def;
 } keys[] = {
-#define K(name, d) {#name, offsetof(emu_params, name), d}
-    K(gpus, 8), K(alpha, 0.8), K(pu, 650), K(ps, -1), K(gamma, 2), K(fmax, 1980), K(fmin, 345),
-    K(tdp, 700), K(min, 200), K(max, 700), K(tput, 10000), K(noise, 0.01), K(startup, 60),
-    K(ckpt, 600), K(ckpt_len, 20), K(report, 10), K(tau, 2), K(read_cost, 0.0005),
-    K(spread, 0.02), K(seed, 1), K(step, 1), K(dram_peak, 0.9), K(tensor_peak, 0.9),
+#define K(name, d)                                                                                 \
+    {                                                                                              \
+#name, offsetof(emu_params, name), d                                                       \
+    }
+    K(gpus, 8),     K(alpha, 0.8),     K(pu, 650),           K(ps, -1),       K(gamma, 2),
+    K(fmax, 1980),  K(fmin, 345),      K(tdp, 700),          K(min, 200),     K(max, 700),
+    K(tput, 10000), K(noise, 0.01),    K(startup, 60),       K(ckpt, 600),    K(ckpt_len, 20),
+    K(report, 10),  K(tau, 2),         K(read_cost, 0.0005), K(spread, 0.02), K(seed, 1),
+    K(step, 1),     K(dram_peak, 0.9), K(tensor_peak, 0.9),
 #undef K
 };
 
@@ -92,8 +96,8 @@ static pfi_error parse_segment(const char *spec, size_t slen, const emu_params *
         const char *eq = memchr(s, '=', len);
         if (len > 0) {
             if (eq == NULL)
-                return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
-                               "emulate: '%.*s' is not key=value", (int)len, s);
+                return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "emulate: '%.*s' is not key=value",
+                               (int)len, s);
             size_t klen = (size_t)(eq - s);
             size_t k = 0;
             while (k < sizeof keys / sizeof keys[0] &&
@@ -131,7 +135,8 @@ static pfi_error parse_segment(const char *spec, size_t slen, const emu_params *
         return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
                        "emulate: inconsistent parameters (need 1<=gpus<=%d, 0<alpha<=1, "
                        "pu>ps, fmax>fmin>0, 0<min<=tdp<=max, ckpt>ckpt_len, step>0, "
-                       "dram_peak, tensor_peak <= 1)", EMU_MAX_GPUS);
+                       "dram_peak, tensor_peak <= 1)",
+                       EMU_MAX_GPUS);
     return PFI_OK;
 }
 
@@ -284,8 +289,7 @@ static void advance(emu_ctx *c, double t)
         case PHASE_CKPT:
         case PHASE_STARTUP:
             g->f_mhz += (g->job.clock_max_mhz - g->f_mhz) * k;
-            power = g->job.power_static_w +
-                    0.1 * (g->job.power_uncapped_w - g->job.power_static_w);
+            power = g->job.power_static_w + 0.1 * (g->job.power_uncapped_w - g->job.power_static_w);
             break;
         default:
             g->f_mhz += (j->p.fmin - g->f_mhz) * k;
@@ -356,10 +360,9 @@ static pfi_error emu_sample(void *vctx, unsigned i, pfi_gpu_sample *out, pfi_dia
     out->sm_clock_mhz = round(g->f_mhz);
     out->mem_clock_mhz = 3201;
     out->temp_c = 30 + 0.06 * g->power_w;
-    out->valid = PFI_SAMPLE_POWER | PFI_SAMPLE_ENERGY | PFI_SAMPLE_SM_CLOCK |
-                 PFI_SAMPLE_MEM_CLOCK | PFI_SAMPLE_TEMP | PFI_SAMPLE_REASONS |
-                 PFI_SAMPLE_GPU_UTIL | PFI_SAMPLE_MEM_UTIL | PFI_SAMPLE_DRAM_ACTIVE |
-                 PFI_SAMPLE_TENSOR_ACTIVE | PFI_SAMPLE_SM_ACTIVE;
+    out->valid = PFI_SAMPLE_POWER | PFI_SAMPLE_ENERGY | PFI_SAMPLE_SM_CLOCK | PFI_SAMPLE_MEM_CLOCK |
+                 PFI_SAMPLE_TEMP | PFI_SAMPLE_REASONS | PFI_SAMPLE_GPU_UTIL | PFI_SAMPLE_MEM_UTIL |
+                 PFI_SAMPLE_DRAM_ACTIVE | PFI_SAMPLE_TENSOR_ACTIVE | PFI_SAMPLE_SM_ACTIVE;
     if (ph == PHASE_TRAIN) {
         pfi_model_point pt;
         at_clock(&g->job, g->f_mhz, &pt);
@@ -390,8 +393,8 @@ static pfi_error emu_limits(void *vctx, unsigned i, pfi_gpu_limits *out, pfi_dia
     out->default_mw = (uint32_t)llround(p->tdp * 1000);
     out->min_mw = (uint32_t)llround(p->min * 1000);
     out->max_mw = (uint32_t)llround(p->max * 1000);
-    out->valid = PFI_LIMIT_CURRENT | PFI_LIMIT_ENFORCED | PFI_LIMIT_DEFAULT | PFI_LIMIT_MIN |
-                 PFI_LIMIT_MAX;
+    out->valid =
+        PFI_LIMIT_CURRENT | PFI_LIMIT_ENFORCED | PFI_LIMIT_DEFAULT | PFI_LIMIT_MIN | PFI_LIMIT_MAX;
     return PFI_OK;
 }
 
@@ -405,7 +408,8 @@ static pfi_error emu_set(void *vctx, unsigned i, uint32_t mw, pfi_diag *diag)
     if (mw < (uint32_t)llround(p->min * 1000) || mw > (uint32_t)llround(p->max * 1000))
         return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
                        "GPU %u: %u mW outside [%.0f, %.0f] W (as NVML: "
-                       "NVML_ERROR_INVALID_ARGUMENT (2))", i, (unsigned)mw, p->min, p->max);
+                       "NVML_ERROR_INVALID_ARGUMENT (2))",
+                       i, (unsigned)mw, p->min, p->max);
     advance(c, c->now_s);
     c->g[i].limit_mw = mw;
     return PFI_OK;

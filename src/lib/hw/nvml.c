@@ -102,7 +102,7 @@ typedef struct nvml_syms {
 typedef struct nvml_gpu {
     nvmlDevice_t dev;
     bool lost;
-    bool gpm;                 /* GPM supported and samples allocated */
+    bool gpm; /* GPM supported and samples allocated */
     bool gpm_have_prev;
     nvmlGpmSample_t gpm_prev, gpm_cur;
 } nvml_gpu;
@@ -196,11 +196,9 @@ static pfi_error nvml_count(void *vctx, unsigned *n, pfi_diag *diag)
 static pfi_error get_gpu(nvml_ctx *c, unsigned i, nvml_gpu **out, pfi_diag *diag)
 {
     if (i >= c->n)
-        return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "GPU %u: no such GPU (%u found)", i,
-                       c->n);
+        return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "GPU %u: no such GPU (%u found)", i, c->n);
     if (c->gpus[i].lost)
-        return hw_fail(diag, PFI_ERR_GPU_LOST, "GPU %u: lost earlier (NVML_ERROR_GPU_IS_LOST)",
-                       i);
+        return hw_fail(diag, PFI_ERR_GPU_LOST, "GPU %u: lost earlier (NVML_ERROR_GPU_IS_LOST)", i);
     *out = &c->gpus[i];
     return PFI_OK;
 }
@@ -235,15 +233,15 @@ static pfi_error nvml_info(void *vctx, unsigned i, pfi_gpu_info *out, pfi_diag *
  * One optional reading: rc 0 sets the flag; a lost GPU is an error for the whole sample;
  * anything else (not supported, no permission, no data) leaves the field missing.
  */
-#define READ_FIELD(call_expr, name, flag, assign)                                              \
-    do {                                                                                       \
-        int rc_ = (call_expr);                                                                 \
-        if (rc_ == 0) {                                                                        \
-            assign;                                                                            \
-            out->valid |= (flag);                                                              \
-        } else if (hw_nvml_map(rc_) == PFI_ERR_GPU_LOST) {                                     \
-            return dev_fail(c, i, rc_, name, diag);                                            \
-        }                                                                                      \
+#define READ_FIELD(call_expr, name, flag, assign)                                                  \
+    do {                                                                                           \
+        int rc_ = (call_expr);                                                                     \
+        if (rc_ == 0) {                                                                            \
+            assign;                                                                                \
+            out->valid |= (flag);                                                                  \
+        } else if (hw_nvml_map(rc_) == PFI_ERR_GPU_LOST) {                                         \
+            return dev_fail(c, i, rc_, name, diag);                                                \
+        }                                                                                          \
     } while (0)
 
 static void read_gpm(nvml_ctx *c, nvml_gpu *g, pfi_gpu_sample *out)
@@ -457,8 +455,7 @@ static pfi_error nvml_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, v
         dlclose(c->lib);
         pfi_free(c);
         return hw_fail(diag, PFI_ERR_UNAVAILABLE,
-                       "%s lacks nvmlInit / nvmlDeviceGetCount / nvmlDeviceGetHandleByIndex",
-                       path);
+                       "%s lacks nvmlInit / nvmlDeviceGetCount / nvmlDeviceGetHandleByIndex", path);
     }
     int rc = c->s.init();
     if (rc != 0) {

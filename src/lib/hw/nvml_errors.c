@@ -52,8 +52,8 @@ pfi_error hw_nvml_map(int rc)
     switch (rc) {
     case 0:
         return PFI_OK;
-    case 2:  /* INVALID_ARGUMENT: e.g. a limit outside [min, max] */
-    case 6:  /* NOT_FOUND: no such device */
+    case 2: /* INVALID_ARGUMENT: e.g. a limit outside [min, max] */
+    case 6: /* NOT_FOUND: no such device */
         return PFI_ERR_INVALID_ARGUMENT;
     case 3:  /* NOT_SUPPORTED */
     case 22: /* VGPU_ECC_NOT_SUPPORTED */

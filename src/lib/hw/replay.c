@@ -13,15 +13,36 @@
 #include "pfi/csv.h"
 #include "pfi/value.h"
 
-enum { C_T, C_GPU, C_POWER, C_SM, C_MEM, C_GUTIL, C_MUTIL, C_TEMP, C_DRAM, C_TENSOR, C_ENERGY,
-       C_LIMIT, C_N };
+enum {
+    C_T,
+    C_GPU,
+    C_POWER,
+    C_SM,
+    C_MEM,
+    C_GUTIL,
+    C_MUTIL,
+    C_TEMP,
+    C_DRAM,
+    C_TENSOR,
+    C_ENERGY,
+    C_LIMIT,
+    C_N
+};
 static const char *const col_names[C_N] = {
-    "t_s", "gpu", "power_w", "sm_clock_mhz", "mem_clock_mhz", "gpu_util", "mem_util",
-    "temp_c", "dram_active", "tensor_active", "energy_j", "enforced_limit_w"};
-static const unsigned col_flag[C_N] = {
-    0, 0, PFI_SAMPLE_POWER, PFI_SAMPLE_SM_CLOCK, PFI_SAMPLE_MEM_CLOCK, PFI_SAMPLE_GPU_UTIL,
-    PFI_SAMPLE_MEM_UTIL, PFI_SAMPLE_TEMP, PFI_SAMPLE_DRAM_ACTIVE, PFI_SAMPLE_TENSOR_ACTIVE,
-    PFI_SAMPLE_ENERGY, 0};
+    "t_s",      "gpu",    "power_w",     "sm_clock_mhz",  "mem_clock_mhz", "gpu_util",
+    "mem_util", "temp_c", "dram_active", "tensor_active", "energy_j",      "enforced_limit_w"};
+static const unsigned col_flag[C_N] = {0,
+                                       0,
+                                       PFI_SAMPLE_POWER,
+                                       PFI_SAMPLE_SM_CLOCK,
+                                       PFI_SAMPLE_MEM_CLOCK,
+                                       PFI_SAMPLE_GPU_UTIL,
+                                       PFI_SAMPLE_MEM_UTIL,
+                                       PFI_SAMPLE_TEMP,
+                                       PFI_SAMPLE_DRAM_ACTIVE,
+                                       PFI_SAMPLE_TENSOR_ACTIVE,
+                                       PFI_SAMPLE_ENERGY,
+                                       0};
 
 typedef struct rec {
     double t_s;
@@ -35,8 +56,8 @@ typedef struct replay_ctx {
     unsigned n_gpus;
     bool has_col[C_N];
     double now_s;
-    size_t *scan;   /* per GPU: index of the next record to look at */
-    size_t *best;   /* per GPU: 1 + index of its latest record at or before now; 0 none */
+    size_t *scan; /* per GPU: index of the next record to look at */
+    size_t *best; /* per GPU: 1 + index of its latest record at or before now; 0 none */
 } replay_ctx;
 
 static void replay_close(void *vctx)
@@ -92,9 +113,18 @@ static pfi_error replay_sample(void *vctx, unsigned i, pfi_gpu_sample *out, pfi_
     const rec *best = c->best[i] ? &c->r[c->best[i] - 1] : NULL;
     if (best == NULL)
         return PFI_OK;
-    double *dst[C_N] = {NULL, NULL, &out->power_w, &out->sm_clock_mhz, &out->mem_clock_mhz,
-                        &out->gpu_util, &out->mem_util, &out->temp_c, &out->dram_active,
-                        &out->tensor_active, &out->energy_j, NULL};
+    double *dst[C_N] = {NULL,
+                        NULL,
+                        &out->power_w,
+                        &out->sm_clock_mhz,
+                        &out->mem_clock_mhz,
+                        &out->gpu_util,
+                        &out->mem_util,
+                        &out->temp_c,
+                        &out->dram_active,
+                        &out->tensor_active,
+                        &out->energy_j,
+                        NULL};
     for (int col = C_POWER; col < C_N; col++)
         if (dst[col] != NULL && c->has_col[col] && !isnan(best->v[col])) {
             *dst[col] = best->v[col];
@@ -182,8 +212,8 @@ static pfi_error read_all(pfi_csv_reader *rd, const char *name, replay_ctx *c, p
     }
     for (int k = C_T; k <= C_GPU; k++)
         if (!c->has_col[k]) {
-            pfi_error r = hw_fail(diag, PFI_ERR_MISSING_COLUMN,
-                                  "replay file needs columns t_s and gpu");
+            pfi_error r =
+                hw_fail(diag, PFI_ERR_MISSING_COLUMN, "replay file needs columns t_s and gpu");
             if (diag) {
                 snprintf(diag->file, sizeof diag->file, "%s", name);
                 snprintf(diag->column, sizeof diag->column, "%s", col_names[k]);
@@ -215,13 +245,12 @@ static pfi_error read_all(pfi_csv_reader *rd, const char *name, replay_ctx *c, p
             bool required = k == C_T || k == C_GPU;
             double v;
             /* a short row: its missing trailing cells are missing values */
-            pfi_value_status st = idx[k] < nf ? pfi_value_parse(f[idx[k]], lens[idx[k]], &v)
-                                              : PFI_VALUE_MISSING;
+            pfi_value_status st =
+                idx[k] < nf ? pfi_value_parse(f[idx[k]], lens[idx[k]], &v) : PFI_VALUE_MISSING;
             if (st == PFI_VALUE_INVALID || (st == PFI_VALUE_MISSING && required) ||
                 (st == PFI_VALUE_OK && v < 0) ||
                 (k == C_GPU && st == PFI_VALUE_OK && (v != floor(v) || v >= HW_REPLAY_MAX_GPUS))) {
-                pfi_error r2 = hw_fail(diag, PFI_ERR_VALUE,
-                                       "expected a non-negative number%s",
+                pfi_error r2 = hw_fail(diag, PFI_ERR_VALUE, "expected a non-negative number%s",
                                        k == C_GPU ? " (GPU index below 1024)" : "");
                 if (diag) {
                     snprintf(diag->file, sizeof diag->file, "%s", name);
@@ -247,8 +276,8 @@ static pfi_error read_all(pfi_csv_reader *rd, const char *name, replay_ctx *c, p
     return c->scan && c->best ? PFI_OK : PFI_ERR_NOMEM;
 }
 
-pfi_error hw_replay_open_stream(FILE *stream, const char *name, const pfi_gpu_ops **ops,
-                                void **out, pfi_diag *diag)
+pfi_error hw_replay_open_stream(FILE *stream, const char *name, const pfi_gpu_ops **ops, void **out,
+                                pfi_diag *diag)
 {
     replay_ctx *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)

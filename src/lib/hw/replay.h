@@ -16,7 +16,7 @@
  * hw_replay_open_stream — read a replay CSV from stream (borrowed) named name; on success
  * ops and ctx describe an open replay backend. Errors as pfi_gpu_open's replay errors.
  */
-pfi_error hw_replay_open_stream(FILE *stream, const char *name, const pfi_gpu_ops **ops,
-                                void **ctx, pfi_diag *diag);
+pfi_error hw_replay_open_stream(FILE *stream, const char *name, const pfi_gpu_ops **ops, void **ctx,
+                                pfi_diag *diag);
 
 #endif

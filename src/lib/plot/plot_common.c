@@ -49,7 +49,7 @@ static const char *device_for(const char *path)
     return NULL;
 }
 
-static const int palette[PLOT_N_SERIES][3] = {{0, 114, 178},  {213, 94, 0},  {0, 158, 115},
+static const int palette[PLOT_N_SERIES][3] = {{0, 114, 178},   {213, 94, 0},  {0, 158, 115},
                                               {204, 121, 167}, {230, 159, 0}, {86, 180, 233}};
 
 pfi_error plot_begin(const char *path, PLINT width, PLINT height, PLINT nx, PLINT ny,

@@ -19,7 +19,7 @@ enum { N_PALETTE = PLOT_N_SERIES, GREY = PLOT_GREY };
 #define TEXT_LINES_GRID 23.0
 
 typedef struct curve {
-    PLFLT *p, *t;   /* used points and the reference, sorted by p */
+    PLFLT *p, *t; /* used points and the reference, sorted by p */
     size_t n;
     PLFLT *xp, *xt; /* excluded points with a measured power and throughput */
     size_t nx;
@@ -260,8 +260,7 @@ pfi_error pfi_plot_curves_by_panel(const char *path, const pfi_result *results, 
     for (size_t i = 0; i < n; i++)
         if (panel_of[i] >= n_panels)
             return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT,
-                             "group %zu is assigned to panel %zu of %zu", i, panel_of[i],
-                             n_panels);
+                             "group %zu is assigned to panel %zu of %zu", i, panel_of[i], n_panels);
     curve *c = pfi_calloc(n, sizeof *c);
     size_t *idx = pfi_malloc(n * sizeof *idx);
     pfi_error e = c && idx ? PFI_OK : PFI_ERR_NOMEM;
@@ -271,8 +270,8 @@ pfi_error pfi_plot_curves_by_panel(const char *path, const pfi_result *results, 
     PLINT ny = (PLINT)((n_panels + (size_t)nx - 1) / (size_t)nx);
     pfi_atomic_file out_file;
     if (e == PFI_OK)
-        e = plot_begin(path, n_panels == 1 ? 900 : 420 * nx, n_panels == 1 ? 650 : 340 * ny, nx,
-                       ny, &out_file, diag);
+        e = plot_begin(path, n_panels == 1 ? 900 : 420 * nx, n_panels == 1 ? 650 : 340 * ny, nx, ny,
+                       &out_file, diag);
     if (e == PFI_OK) {
         for (size_t p = 0; p < n_panels; p++) {
             size_t m = 0;

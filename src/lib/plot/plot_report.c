@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "core/memory.h"
-#include "plot/plot_common.h"
 #include "pfi/audit.h"
+#include "plot/plot_common.h"
 
 static void range(const pfi_audit_period *const *p, const size_t *n, size_t nr, int which,
                   double *lo, double *hi)
@@ -149,8 +149,7 @@ static void draw_measured(const pfi_audit_period *p, size_t n, size_t k, int pan
  * compared. */
 static void legend_add(legend *lg, const char *name, size_t k, int panel)
 {
-    snprintf(lg->text[lg->n], sizeof lg->text[lg->n], "%.40s%s", name,
-             panel == 0 ? ": power" : "");
+    snprintf(lg->text[lg->n], sizeof lg->text[lg->n], "%.40s%s", name, panel == 0 ? ": power" : "");
     lg->style[lg->n] = 1;
     lg->width[lg->n] = 2.0;
     lg->colour[lg->n++] = PLOT_SERIES + (PLINT)k;
@@ -182,8 +181,8 @@ static void draw_legend(legend *lg, double vpw)
 /* One panel (0: power and budgets, 1: tokens/s) of every run, over [0, tmax] s, the legend
  * right margin wide. x, y: room for 2 maxn points. */
 static void draw_panel(const pfi_audit_period *const *p, const size_t *n, size_t nr, int panel,
-                       char names[][48], const char *title, double tmax, double right,
-                       PLFLT *x, PLFLT *y)
+                       char names[][48], const char *title, double tmax, double right, PLFLT *x,
+                       PLFLT *y)
 {
     double lo, hi;
     range(p, n, nr, panel, &lo, &hi);

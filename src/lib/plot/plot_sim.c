@@ -146,8 +146,8 @@ pfi_error pfi_plot_sim_classes(const char *path, const pfi_sim_result *r, const 
         return PFI_ERR_NOMEM;
     size_t np = 0;
     for (size_t k = 0; k < lib->n_classes; k++) {
-        snprintf(p[np].title, sizeof p[np].title, "%.24s: throughput kept (%s)",
-                 lib->class_name[k], pfi_sim_mix_name(m));
+        snprintf(p[np].title, sizeof p[np].title, "%.24s: throughput kept (%s)", lib->class_name[k],
+                 pfi_sim_mix_name(m));
         bool any = false;
         for (int s = 0; s < PFI_STRATEGY_COUNT; s++)
             for (size_t i = 0; i < nx; i++) {

@@ -93,8 +93,7 @@ pfi_error pfi_plot_pfi_by_class(const char *path, const double *pfi, const size_
                 py[m++] = pfi[i];
             }
         char label[96];
-        snprintf(label, sizeof label, "%.60s (n = %zu)", class_names[c] ? class_names[c] : "?",
-                 m);
+        snprintf(label, sizeof label, "%.60s (n = %zu)", class_names[c] ? class_names[c] : "?", m);
         plcol0(PLOT_BLACK);
         plmtex("b", 1.5, ((double)(c + 1) - xlo) / (xhi - xlo), 0.5, label);
         if (m == 0)
@@ -134,8 +133,7 @@ pfi_error pfi_plot_pfi_feature(const char *path, const double *x, const double *
     if (!(level > 0 && level < 1))
         return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "level must lie in (0, 1)");
     if (cls != NULL && k > MAX_CLASSES)
-        return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "at most %d classes",
-                         MAX_CLASSES);
+        return plot_fail(diag, path, PFI_ERR_INVALID_ARGUMENT, "at most %d classes", MAX_CLASSES);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (cls != NULL && cls[i] >= k)
@@ -219,13 +217,11 @@ pfi_error pfi_plot_pfi_feature(const char *path, const double *x, const double *
         if (q > 0)
             plstring((PLINT)q, px, py, "#(728)");
         if (cls != NULL)
-            plmtex("lv", -1.0, 0.95 - 0.06 * (double)c, 0.0,
-                   class_names[c] ? class_names[c] : "?");
+            plmtex("lv", -1.0, 0.95 - 0.06 * (double)c, 0.0, class_names[c] ? class_names[c] : "?");
     }
     char note[96];
     if (band)
-        snprintf(note, sizeof note, "line: OLS fit; shaded: %.0f%% prediction band",
-                 100 * level);
+        snprintf(note, sizeof note, "line: OLS fit; shaded: %.0f%% prediction band", 100 * level);
     else
         snprintf(note, sizeof note, "%s", fit.defined ? "line: OLS fit" : "");
     plcol0(PLOT_GREY);

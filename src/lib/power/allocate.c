@@ -30,8 +30,8 @@ void pfi_alloc_options_init(pfi_alloc_options *o)
 pfi_error pfi_alloc_result_init(pfi_alloc_result *r, size_t n)
 {
     memset(r, 0, sizeof *r);
-    double **arrays[] = {&r->cap_w, &r->power_w, &r->tput_tok_s, &r->marginal_down,
-                         &r->marginal_up, &r->shed_w};
+    double **arrays[] = {&r->cap_w,         &r->power_w,     &r->tput_tok_s,
+                         &r->marginal_down, &r->marginal_up, &r->shed_w};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         *arrays[i] = pfi_calloc(n > 0 ? n : 1, sizeof(double));
         if (*arrays[i] == NULL) {
@@ -87,8 +87,8 @@ static bool est_curve_ok(const pfi_alloc_jobs *J, size_t j)
 static pfi_error check_inputs(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                               const pfi_alloc_result *r, pfi_diag *d)
 {
-    if (J == NULL || o == NULL || r == NULL || J->n == 0 || J->offset == NULL ||
-        J->cap_w == NULL || J->power_w == NULL || J->tput_tok_s == NULL)
+    if (J == NULL || o == NULL || r == NULL || J->n == 0 || J->offset == NULL || J->cap_w == NULL ||
+        J->power_w == NULL || J->tput_tok_s == NULL)
         return alloc_fail(d, PFI_ERR_INVALID_ARGUMENT, "no jobs");
     if (r->n != J->n)
         return alloc_fail(d, PFI_ERR_INVALID_ARGUMENT, "result sized for %zu jobs, not %zu", r->n,
@@ -132,8 +132,8 @@ static pfi_error check_inputs(const pfi_alloc_jobs *J, const pfi_alloc_options *
     return PFI_OK;
 }
 
-pfi_error pfi_allocate(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
-                       pfi_alloc_result *r, pfi_diag *d)
+pfi_error pfi_allocate(const pfi_alloc_jobs *J, const pfi_alloc_options *o, pfi_alloc_result *r,
+                       pfi_diag *d)
 {
     pfi_alloc_workspace *w = NULL;
     pfi_error e = pfi_alloc_workspace_create(&w);

@@ -5,15 +5,15 @@
 
 #include <math.h>
 
-pfi_error pfi_curve_check(size_t n, const double *cap_w, const double *power_w,
-                          const double *tput, pfi_curve_report *rep)
+pfi_error pfi_curve_check(size_t n, const double *cap_w, const double *power_w, const double *tput,
+                          pfi_curve_report *rep)
 {
     if (n == 0 || cap_w == NULL || power_w == NULL || tput == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
     pfi_curve_report r = {0, 0, 0.0, 0.0};
     for (size_t i = 0; i < n; i++) {
-        if (!isfinite(cap_w[i]) || !isfinite(power_w[i]) || !isfinite(tput[i]) ||
-            !(cap_w[i] > 0) || !(power_w[i] > 0) || !(tput[i] >= 0))
+        if (!isfinite(cap_w[i]) || !isfinite(power_w[i]) || !isfinite(tput[i]) || !(cap_w[i] > 0) ||
+            !(power_w[i] > 0) || !(tput[i] >= 0))
             return PFI_ERR_INVALID_ARGUMENT;
         if (i > 0 && !(cap_w[i] > cap_w[i - 1]))
             return PFI_ERR_INVALID_ARGUMENT;
@@ -114,8 +114,8 @@ size_t pfi_envelope(const double *x, const double *y, size_t n, size_t *idx)
                 continue;
         }
         /* pop while the last vertex is on or below the chord from its predecessor to i */
-        while (m >= 2 && turn(x[idx[m - 2]], y[idx[m - 2]], x[idx[m - 1]], y[idx[m - 1]], x[i],
-                              y[i]) >= 0)
+        while (m >= 2 &&
+               turn(x[idx[m - 2]], y[idx[m - 2]], x[idx[m - 1]], y[idx[m - 1]], x[i], y[i]) >= 0)
             m--;
         idx[m++] = i;
     }

@@ -185,8 +185,8 @@ pfi_error pfi_joblib_from_runs(const pfi_runs_table *t, const pfi_options *o, pf
             l->tput_tok_s[q + k] = res.reference.throughput;
             k++;
         }
-        if (k < 2 || pfi_curve_check(k, l->cap_w + start, l->power_w + start,
-                                     l->tput_tok_s + start, NULL) != PFI_OK) {
+        if (k < 2 || pfi_curve_check(k, l->cap_w + start, l->power_w + start, l->tput_tok_s + start,
+                                     NULL) != PFI_OK) {
             l->skipped++;
             pfi_result_clear(&res);
             continue;
@@ -209,8 +209,8 @@ pfi_error pfi_joblib_from_runs(const pfi_runs_table *t, const pfi_options *o, pf
         base = base ? base + 1 : t->files[grp->file_index];
         used += (size_t)snprintf(label, sizeof label, "%s", base);
         for (size_t i = 0; i < grp->n_key && used < sizeof label; i++)
-            used += (size_t)snprintf(label + used, sizeof label - used, "%s%s",
-                                     i == 0 ? ":" : "|", grp->key_values[i]);
+            used += (size_t)snprintf(label + used, sizeof label - used, "%s%s", i == 0 ? ":" : "|",
+                                     grp->key_values[i]);
         l->name[n] = pfi_strdup(label);
         l->n = n + 1;
         e = l->name[n] == NULL ? PFI_ERR_NOMEM : class_index(l, cls, &l->class_id[n]);

@@ -13,11 +13,24 @@
 #include "pfi/csv.h"
 #include "pfi/value.h"
 
-enum { C_JOB, C_CAP, C_POWER, C_TPUT, C_CLASS, C_GPUS, C_WEIGHT, C_FLOOR, C_PFI, C_FEATURE,
-       C_CAP_MIN, C_CAP_MAX, N_COLS };
-static const char *const col_names[N_COLS] = {"job", "cap_w", "power_w", "tput_tok_s", "class",
-                                              "gpus", "weight", "floor", "pfi", "feature",
-                                              "cap_min_w", "cap_max_w"};
+enum {
+    C_JOB,
+    C_CAP,
+    C_POWER,
+    C_TPUT,
+    C_CLASS,
+    C_GPUS,
+    C_WEIGHT,
+    C_FLOOR,
+    C_PFI,
+    C_FEATURE,
+    C_CAP_MIN,
+    C_CAP_MAX,
+    N_COLS
+};
+static const char *const col_names[N_COLS] = {"job",   "cap_w",   "power_w",   "tput_tok_s",
+                                              "class", "gpus",    "weight",    "floor",
+                                              "pfi",   "feature", "cap_min_w", "cap_max_w"};
 
 void pfi_jobs_destroy(pfi_jobs *j)
 {
@@ -218,11 +231,10 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
                 continue;
             pfi_value_status st = pfi_value_parse(f[col[c]], len[col[c]], &v[c]);
             if (st == PFI_VALUE_INVALID)
-                return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
-                            "'%.60s' is not a number", f[col[c]]);
+                return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "'%.60s' is not a number",
+                            f[col[c]]);
             if (st == PFI_VALUE_OK && v[c] < 0)
-                return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g",
-                            v[c]);
+                return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
         }
         if ((size_t)col[C_JOB] >= nf || f[col[C_JOB]][0] == '\0')
             return fail(d, name, line, "job", PFI_ERR_VALUE, "the job name is empty");

@@ -60,10 +60,10 @@ void pfi_sim_result_destroy(pfi_sim_result *r)
  * counts.
  */
 typedef struct model_table {
-    double *ratio;          /* per library point: P(c)/P(c_ref) */
-    double *s1;             /* per library point: step time at α = 1, s */
-    double *s0;             /* per template: step time at α = 0, s */
-    double *A, *B;          /* per template; B = 0: no cap counts */
+    double *ratio;           /* per library point: P(c)/P(c_ref) */
+    double *s1;              /* per library point: step time at α = 1, s */
+    double *s0;              /* per template: step time at α = 0, s */
+    double *A, *B;           /* per template; B = 0: no cap counts */
     double *pfi_lo, *pfi_hi; /* per template: PFI at α = 0.02 (largest) and at α = 1 */
 } model_table;
 
@@ -148,15 +148,15 @@ static double model_share(const model_table *t, size_t tm, double pfi)
 typedef struct sim {
     const pfi_joblib *lib;
     const pfi_sim_options *o;
-    size_t n_cells;         /* mixes × reductions × strategies */
-    double *total;          /* [n_cells][W]: S per workload (NaN: not run) */
-    double *retained;       /* [n_cells][n_classes][W] */
-    bool feature_ok;        /* the library has a feature for every template */
-    size_t *ft_idx, n_ft;   /* production: fine-tuning templates with the fewest GPUs */
-    size_t *pt_idx, n_pt;   /* production: pre-training templates */
-    double *pt_cum;         /* cumulative GPU weights of pt_idx */
-    size_t deep_class;      /* class index cut deeper, or SIZE_MAX */
-    model_table mt;         /* pfi-model: the §7 model of every template, precomputed */
+    size_t n_cells;       /* mixes × reductions × strategies */
+    double *total;        /* [n_cells][W]: S per workload (NaN: not run) */
+    double *retained;     /* [n_cells][n_classes][W] */
+    bool feature_ok;      /* the library has a feature for every template */
+    size_t *ft_idx, n_ft; /* production: fine-tuning templates with the fewest GPUs */
+    size_t *pt_idx, n_pt; /* production: pre-training templates */
+    double *pt_cum;       /* cumulative GPU weights of pt_idx */
+    size_t deep_class;    /* class index cut deeper, or SIZE_MAX */
+    model_table mt;       /* pfi-model: the §7 model of every template, precomputed */
     atomic_size_t done;
     atomic_size_t infeasible;
     atomic_int error;
@@ -217,8 +217,7 @@ static pfi_error run_workload(sim *s, size_t w, pfi_sim_mix mix, size_t *tmpl, s
         for (size_t i = 0; i < k; i++) {
             size_t p = off[j] + i;
             est_d[p] = l->power_w[ref] * s->mt.ratio[a + i];
-            est_t[p] = l->tput_tok_s[ref] * step_ref /
-                       (alpha * s->mt.s1[a + i] + (1 - alpha) * s0);
+            est_t[p] = l->tput_tok_s[ref] * step_ref / (alpha * s->mt.s1[a + i] + (1 - alpha) * s0);
             if (i > 0 && est_d[p] < est_d[p - 1]) /* the model is monotone; rounding */
                 est_d[p] = est_d[p - 1];
             if (i > 0 && est_t[p] < est_t[p - 1])
@@ -291,8 +290,7 @@ static void *work(void *arg)
     pfi_error e = pfi_alloc_result_init(&res, J);
     if (e == PFI_OK)
         e = pfi_alloc_workspace_create(&ws);
-    if (!tmpl || !off || !cap || !pw || !tp || !gpus || !pfi || !feat || !deep || !est_d ||
-        !est_t)
+    if (!tmpl || !off || !cap || !pw || !tp || !gpus || !pfi || !feat || !deep || !est_d || !est_t)
         e = PFI_ERR_NOMEM;
     for (size_t w = wk->id; e == PFI_OK && w < s->o->workloads; w += s->n_threads) {
         if (atomic_load(&s->error) != PFI_OK)

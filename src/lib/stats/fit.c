@@ -251,8 +251,13 @@ pfi_error pfi_fit_model_predict(const pfi_fit_model *m, const double *x0, double
 {
     if (m == NULL || x0 == NULL || yhat == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
-    pfi_ols fit = {.n = m->n, .p = m->p, .df = m->df, .defined = true, .coef = m->coef,
-                   .xtx_inv = m->xtx_inv, .sigma = m->sigma};
+    pfi_ols fit = {.n = m->n,
+                   .p = m->p,
+                   .df = m->df,
+                   .defined = true,
+                   .coef = m->coef,
+                   .xtx_inv = m->xtx_inv,
+                   .sigma = m->sigma};
     pfi_error e = pfi_stats_ols_predict(&fit, x0, level, yhat, lo, hi);
     if (e != PFI_OK)
         return e;
@@ -376,20 +381,22 @@ static pfi_error parse_model(json_t *root, const char *name, pfi_fit_model **out
     json_t *feats, *coef, *xtx, *sigma, *r2, *range, *loo, *loco;
     const char *hash = NULL, *target = NULL;
     if (json_unpack(root, "{s:I, s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:s}",
-                    "pfi_model", &version, "target", &target, "features", &feats,
-                    "coefficients", &coef, "xtx_inv", &xtx, "sigma", &sigma, "df", &df, "n", &n,
-                    "r2", &r2, "training_range", &range, "loo", &loo, "loco", &loco,
-                    "source_hash", &hash) != 0)
-        return set_diag(d, PFI_ERR_PARSE, name, "not a pfi model file (a key is missing or of "
-                                                "the wrong kind)");
+                    "pfi_model", &version, "target", &target, "features", &feats, "coefficients",
+                    &coef, "xtx_inv", &xtx, "sigma", &sigma, "df", &df, "n", &n, "r2", &r2,
+                    "training_range", &range, "loo", &loo, "loco", &loco, "source_hash",
+                    &hash) != 0)
+        return set_diag(d, PFI_ERR_PARSE, name,
+                        "not a pfi model file (a key is missing or of "
+                        "the wrong kind)");
     if (version != PFI_FIT_MODEL_VERSION)
         return set_diag(d, PFI_ERR_PARSE, name, "model version %lld, expected %d",
                         (long long)version, PFI_FIT_MODEL_VERSION);
     size_t p = json_is_array(feats) ? json_array_size(feats) : 0;
     if (p == 0 || p > PFI_FIT_MAX_FEATURES || df < 0 || n < 0 || !json_is_object(coef) ||
         !json_is_array(xtx) || json_array_size(xtx) != p + 1 || !json_is_object(range))
-        return set_diag(d, PFI_ERR_PARSE, name, "features, coefficients, xtx_inv or "
-                                                "training_range are inconsistent");
+        return set_diag(d, PFI_ERR_PARSE, name,
+                        "features, coefficients, xtx_inv or "
+                        "training_range are inconsistent");
     pfi_fit_model *m = model_alloc(p);
     if (m == NULL)
         return PFI_ERR_NOMEM;
@@ -410,7 +417,8 @@ static pfi_error parse_model(json_t *root, const char *name, pfi_fit_model **out
         }
         if (!ok)
             break;
-        json_t *c = json_object_get(coef, m->features[j]), *r = json_object_get(range, m->features[j]);
+        json_t *c = json_object_get(coef, m->features[j]),
+               *r = json_object_get(range, m->features[j]);
         ok = c != NULL && json_is_number(c) && get_num(c, &m->coef[j + 1]) && json_is_array(r) &&
              json_array_size(r) == 2 && get_num(json_array_get(r, 0), &m->train_min[j]) &&
              get_num(json_array_get(r, 1), &m->train_max[j]);
@@ -423,8 +431,9 @@ static pfi_error parse_model(json_t *root, const char *name, pfi_fit_model **out
     }
     if (!ok || isnan(m->coef[0])) {
         pfi_fit_model_destroy(m);
-        return set_diag(d, PFI_ERR_PARSE, name, "a coefficient, range or matrix entry is "
-                                                "missing or not a number");
+        return set_diag(d, PFI_ERR_PARSE, name,
+                        "a coefficient, range or matrix entry is "
+                        "missing or not a number");
     }
     *out = m;
     return PFI_OK;

@@ -62,13 +62,13 @@ typedef struct group_spec {
  * 8-GPU group lost its 500 W and 200 W runs, as in the paper's App. C; one 16-GPU group its
  * 500 W run). */
 static const group_spec specs[] = {
-    {0, false, 8, {0}}, {0, false, 8, {0}}, {1, false, 8, {0}}, {1, false, 8, {0}},
-    {0, true, 8, {0}},  {1, true, 8, {0}},  {0, false, 16, {0}}, {0, true, 16, {500, 0}},
-    {1, false, 32, {0}}, {1, false, 32, {0}},
-    {2, false, 8, {0}}, {2, false, 8, {0}}, {2, false, 8, {0}}, {3, false, 8, {0}},
-    {3, false, 8, {0}}, {2, false, 16, {0}}, {2, false, 16, {0}},
-    {2, true, 8, {0}},  {2, true, 8, {0}},  {2, true, 8, {500, 200}}, {3, true, 8, {0}},
-    {3, true, 8, {0}},  {3, true, 8, {0}},  {2, true, 16, {0}}, {2, true, 16, {0}},
+    {0, false, 8, {0}},  {0, false, 8, {0}},  {1, false, 8, {0}},  {1, false, 8, {0}},
+    {0, true, 8, {0}},   {1, true, 8, {0}},   {0, false, 16, {0}}, {0, true, 16, {500, 0}},
+    {1, false, 32, {0}}, {1, false, 32, {0}}, {2, false, 8, {0}},  {2, false, 8, {0}},
+    {2, false, 8, {0}},  {3, false, 8, {0}},  {3, false, 8, {0}},  {2, false, 16, {0}},
+    {2, false, 16, {0}}, {2, true, 8, {0}},   {2, true, 8, {0}},   {2, true, 8, {500, 200}},
+    {3, true, 8, {0}},   {3, true, 8, {0}},   {3, true, 8, {0}},   {2, true, 16, {0}},
+    {2, true, 16, {0}},
 };
 #define N_SPECS (sizeof specs / sizeof specs[0])
 
@@ -249,14 +249,16 @@ static pfi_error group_job(pfi_library_group *g, const group_spec *sp,
         fmin(143771, m->fb_mib * (sp->ft ? 0.7 : 1.0) * (1 + 0.05 * pfi_rng_normal(r_job)));
     double per_gpu = (sp->ft ? m->tokens_per_gpu_ft : m->tokens_per_gpu_pt) *
                      (0.9 + 0.2 * pfi_rng_uniform(r_job)) *
-                     (sp->gpus == 8 ? 1.0 : sp->gpus == 16 ? 0.92 : 0.88);
+                     (sp->gpus == 8    ? 1.0
+                      : sp->gpus == 16 ? 0.92
+                                       : 0.88);
     g->job.tokens_per_step = 32768.0 * sp->gpus;
     double step_s = g->job.tokens_per_step / (per_gpu * sp->gpus);
     g->job.compute_time_s = step_s;
     g->job.memory_time_s = 0;
     double alpha;
-    pfi_error e = pfi_model_share_for_pfi(&g->job, g->caps_w, g->n_caps, 0.02, g->pfi_target,
-                                          &alpha, NULL);
+    pfi_error e =
+        pfi_model_share_for_pfi(&g->job, g->caps_w, g->n_caps, 0.02, g->pfi_target, &alpha, NULL);
     if (e == PFI_OK) {
         pfi_model_set_share(&g->job, alpha);
         e = pfi_model_pfi(&g->job, g->caps_w, g->n_caps, 0.02, &g->pfi_true);
@@ -352,8 +354,8 @@ static pfi_error io_fail(pfi_diag *d, const char *path, const char *fmt, ...)
 typedef void (*writer_fn)(FILE *f, const pfi_library *lib);
 
 /* Write one file through a temporary beside it, renamed on success. */
-static pfi_error write_file(const char *dir, const char *name, writer_fn fn,
-                            const pfi_library *lib, pfi_diag *d)
+static pfi_error write_file(const char *dir, const char *name, writer_fn fn, const pfi_library *lib,
+                            pfi_diag *d)
 {
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
@@ -404,11 +406,11 @@ static void write_groups(FILE *f, const pfi_library *lib)
         fprintf(f,
                 "1,%s,%s,%s,%s,%u,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
                 "%.17g,%.17g,%.17g,%.17g,%.17g\n",
-                g->name, g->model, g->task, g->job_class, j->gpus, caps,
-                pfi_model_compute_share(j), j->compute_time_s, j->memory_time_s,
-                j->tokens_per_step, j->power_uncapped_w, j->power_static_w, j->gamma,
-                j->clock_max_mhz, j->clock_min_mhz, j->dram_active_peak, j->tensor_active_peak,
-                g->pfi_target, g->pfi_true, g->telemetry_share);
+                g->name, g->model, g->task, g->job_class, j->gpus, caps, pfi_model_compute_share(j),
+                j->compute_time_s, j->memory_time_s, j->tokens_per_step, j->power_uncapped_w,
+                j->power_static_w, j->gamma, j->clock_max_mhz, j->clock_min_mhz,
+                j->dram_active_peak, j->tensor_active_peak, g->pfi_target, g->pfi_true,
+                g->telemetry_share);
     }
 }
 

@@ -31,12 +31,11 @@ pfi_error pfi_model_check(const pfi_model_job *j)
 {
     if (j == NULL || !(j->compute_time_s >= 0) || !(j->memory_time_s >= 0) ||
         !(j->compute_time_s + j->memory_time_s > 0) || !isfinite(j->compute_time_s) ||
-        !isfinite(j->memory_time_s) || !(j->tokens_per_step > 0) ||
-        !(j->power_static_w >= 0) || !(j->power_uncapped_w > j->power_static_w) ||
-        !isfinite(j->power_uncapped_w) || !(j->gamma > 0) || !isfinite(j->gamma) ||
-        !(j->clock_min_mhz > 0) || !(j->clock_max_mhz >= j->clock_min_mhz) ||
-        !isfinite(j->clock_max_mhz) || !in_unit(j->dram_active_peak) ||
-        !in_unit(j->tensor_active_peak) || j->gpus < 1)
+        !isfinite(j->memory_time_s) || !(j->tokens_per_step > 0) || !(j->power_static_w >= 0) ||
+        !(j->power_uncapped_w > j->power_static_w) || !isfinite(j->power_uncapped_w) ||
+        !(j->gamma > 0) || !isfinite(j->gamma) || !(j->clock_min_mhz > 0) ||
+        !(j->clock_max_mhz >= j->clock_min_mhz) || !isfinite(j->clock_max_mhz) ||
+        !in_unit(j->dram_active_peak) || !in_unit(j->tensor_active_peak) || j->gpus < 1)
         return PFI_ERR_INVALID_ARGUMENT;
     return PFI_OK;
 }
@@ -67,8 +66,8 @@ pfi_error pfi_model_set_throughput(pfi_model_job *j, double tput_tok_s)
 
 /* The state of a checked job at relative clock rel = f / f_max (f_min/f_max <= rel <= 1):
  * the one place where power, step time and telemetry come from, for a cap and for a clock. */
-static void eval_rel(const pfi_model_job *j, double rel, double cap_w, bool binding,
-                     bool at_min, pfi_model_point *out)
+static void eval_rel(const pfi_model_job *j, double rel, double cap_w, bool binding, bool at_min,
+                     pfi_model_point *out)
 {
     double ps = j->power_static_w, pu = j->power_uncapped_w;
     double tc = j->compute_time_s / rel, t = tc + j->memory_time_s;

@@ -59,8 +59,7 @@ static pfi_error argsort(const double *x, size_t n, size_t *order)
     return PFI_OK;
 }
 
-pfi_error pfi_stats_ranks(const double *x, size_t n, double *ranks, size_t *order,
-                          double *tie_sum)
+pfi_error pfi_stats_ranks(const double *x, size_t n, double *ranks, size_t *order, double *tie_sum)
 {
     if (n > 0 && (x == NULL || ranks == NULL || order == NULL))
         return PFI_ERR_INVALID_ARGUMENT;
@@ -173,8 +172,8 @@ static pfi_error pooled_ranks(const double *x, const size_t *group, size_t n, si
     return PFI_OK;
 }
 
-pfi_error pfi_stats_kruskal(const double *x, const size_t *group, size_t n, size_t k,
-                            double *work, size_t *order, double *mean_rank, pfi_kruskal *out)
+pfi_error pfi_stats_kruskal(const double *x, const size_t *group, size_t n, size_t k, double *work,
+                            size_t *order, double *mean_rank, pfi_kruskal *out)
 {
     if (out == NULL || k == 0)
         return PFI_ERR_INVALID_ARGUMENT;
@@ -215,8 +214,8 @@ pfi_error pfi_stats_kruskal(const double *x, const size_t *group, size_t n, size
     return e;
 }
 
-pfi_error pfi_stats_dunn(const double *x, const size_t *group, size_t n, size_t k,
-                         double *work, size_t *order, pfi_dunn_pair *pairs)
+pfi_error pfi_stats_dunn(const double *x, const size_t *group, size_t n, size_t k, double *work,
+                         size_t *order, pfi_dunn_pair *pairs)
 {
     if (k == 0 || (k > 1 && pairs == NULL))
         return PFI_ERR_INVALID_ARGUMENT;

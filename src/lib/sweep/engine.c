@@ -87,18 +87,21 @@ typedef struct sweep_state {
     double per_run_s;
     double cpu_sampling_s;
     size_t gpu_samples;
-    pfi_cap_result *res;       /* the caps of the run being measured, per GPU */
-    bool started;              /* the workload was started (in-situ: once) */
-    bool not_effective;        /* a cap did not take: the sweep ends NOT_EFFECTIVE */
-    char ne_msg[sizeof ((pfi_diag *)0)->message]; /* why, from the first such cap */
+    pfi_cap_result *res; /* the caps of the run being measured, per GPU */
+    bool started;        /* the workload was started (in-situ: once) */
+    bool not_effective;  /* a cap did not take: the sweep ends NOT_EFFECTIVE */
+    char ne_msg[sizeof((pfi_diag *)0)->message]; /* why, from the first such cap */
 } sweep_state;
 
 static void progress(sweep_state *s, const char *phase, double left)
 {
     if (s->c->progress == NULL)
         return;
-    pfi_sweep_progress p = {.run = s->run, .n_runs = s->n_runs, .cap_w = s->cap_w,
-                            .phase = phase, .phase_left_s = left,
+    pfi_sweep_progress p = {.run = s->run,
+                            .n_runs = s->n_runs,
+                            .cap_w = s->cap_w,
+                            .phase = phase,
+                            .phase_left_s = left,
                             .eta_s = left + s->per_run_s * (double)s->runs_left};
     s->c->progress(s->c->progress_arg, &p);
 }
@@ -374,8 +377,8 @@ static pfi_error resolve_targets(pfi_gpu *g, const pfi_sweep_config *c, uint32_t
 
 /* Set one cap's targets[ng] on every GPU. A cap that did not take is flagged, not an error
  * (remembered in s for the end); *cap_label is the highest limit in force, the run's label. */
-static pfi_error apply_cap(sweep_state *s, pfi_capctl *ctl, const uint32_t *targets,
-                           char *flags, size_t flen, double *cap_label, pfi_diag *diag)
+static pfi_error apply_cap(sweep_state *s, pfi_capctl *ctl, const uint32_t *targets, char *flags,
+                           size_t flen, double *cap_label, pfi_diag *diag)
 {
     const pfi_sweep_config *c = s->c;
     pfi_cap_result *res = s->res;
@@ -392,7 +395,7 @@ static pfi_error apply_cap(sweep_state *s, pfi_capctl *ctl, const uint32_t *targ
     bool below = false;
     for (size_t i = 0; i < c->n_gpus; i++) {
         double enf = (res[i].readback & PFI_LIMIT_ENFORCED) ? res[i].enforced_mw / 1000.0
-                                                             : res[i].target_mw / 1000.0;
+                                                            : res[i].target_mw / 1000.0;
         if (enf > *cap_label)
             *cap_label = enf;
         if (res[i].message[0] != '\0')
@@ -407,8 +410,8 @@ static pfi_error apply_cap(sweep_state *s, pfi_capctl *ctl, const uint32_t *targ
 
 /* One run at cap k (already applied): start the workload when this mode does, warm up or
  * settle, measure, hand the run to the sink; a lost GPU or an exited workload fails it. */
-static pfi_error measure_run(sweep_state *s, size_t k, double cap_label, char *flags,
-                             size_t flen, pfi_run_sink *sink, pfi_diag *diag)
+static pfi_error measure_run(sweep_state *s, size_t k, double cap_label, char *flags, size_t flen,
+                             pfi_run_sink *sink, pfi_diag *diag)
 {
     const pfi_sweep_config *c = s->c;
     pfi_tput_source *tp = s->tp;

@@ -19,9 +19,9 @@
 #include "pfi/value.h"
 
 static const char *const header[] = {
-    "group", "cap_w", "power_w", "power_se_w", "throughput", "throughput_se", "gpus",
-    "samples", "flags", "requested_cap_w", "mode", "tput_reports", "window_s",
-    "sm_clock_mhz", "dram_active", "tensor_active", "energy_j", "started_utc"};
+    "group",    "cap_w",        "power_w",     "power_se_w",      "throughput", "throughput_se",
+    "gpus",     "samples",      "flags",       "requested_cap_w", "mode",       "tput_reports",
+    "window_s", "sm_clock_mhz", "dram_active", "tensor_active",   "energy_j",   "started_utc"};
 #define N_COLS (sizeof header / sizeof header[0])
 
 static const char manifest_text[] =
@@ -43,7 +43,7 @@ static const char manifest_text[] =
     "}\n";
 
 typedef struct row {
-    char *line;   /* serialised, no newline */
+    char *line; /* serialised, no newline */
     char *group;
     double requested_w;
 } row;

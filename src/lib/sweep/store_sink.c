@@ -86,7 +86,7 @@ static pfi_error store_put(void *ctx, const pfi_sweep_row *row, pfi_diag *diag)
         .energy_j = row->energy_j,
         .flags = bits,
         .n_features = f.n,
-        .feature_name = (const char (*)[64])f.name,
+        .feature_name = (const char(*)[64])f.name,
         .feature_value = f.value,
         .n_sources = 1,
         .sources = &src,

@@ -123,8 +123,8 @@ typedef struct lines {
     int echo_fd;
     char *buf;
     size_t len;
-    bool dropping;       /* inside an overlong line: skip to its end */
-    double *t, *v;       /* pending reports */
+    bool dropping; /* inside an overlong line: skip to its end */
+    double *t, *v; /* pending reports */
     size_t n, cap;
 } lines;
 
@@ -360,8 +360,12 @@ pfi_error pfi_tput_command(char *const *argv, pfi_tput_regex *re, pfi_gpu *clock
             cmd_destroy(c);
             return PFI_ERR_NOMEM;
         }
-    *out = (pfi_tput_source){.start = cmd_start, .stop = cmd_stop, .poll = cmd_poll,
-                             .alive = cmd_alive, .destroy = cmd_destroy, .ctx = c};
+    *out = (pfi_tput_source){.start = cmd_start,
+                             .stop = cmd_stop,
+                             .poll = cmd_poll,
+                             .alive = cmd_alive,
+                             .destroy = cmd_destroy,
+                             .ctx = c};
     return PFI_OK;
 }
 
@@ -420,8 +424,8 @@ static void log_destroy(void *vctx)
     pfi_free(c);
 }
 
-pfi_error pfi_tput_log(const char *path, pfi_tput_regex *re, pfi_gpu *clock,
-                       pfi_tput_source *out, pfi_diag *diag)
+pfi_error pfi_tput_log(const char *path, pfi_tput_regex *re, pfi_gpu *clock, pfi_tput_source *out,
+                       pfi_diag *diag)
 {
     (void)diag;
     memset(out, 0, sizeof *out);
@@ -437,8 +441,8 @@ pfi_error pfi_tput_log(const char *path, pfi_tput_regex *re, pfi_gpu *clock,
         return PFI_ERR_NOMEM;
     }
     c->fd = -1;
-    *out = (pfi_tput_source){.start = log_start, .poll = log_poll, .destroy = log_destroy,
-                             .ctx = c};
+    *out =
+        (pfi_tput_source){.start = log_start, .poll = log_poll, .destroy = log_destroy, .ctx = c};
     return PFI_OK;
 }
 

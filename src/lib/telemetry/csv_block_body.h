@@ -34,8 +34,8 @@
  */
 static inline __attribute__((always_inline)) size_t
 CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *cols,
-               const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
-               long line0, long *rows, pfi_error *err, const bool simd)
+               const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name, long line0,
+               long *rows, pfi_error *err, const bool simd)
 {
     const char *p = p0, *end = p0 + avail;
     /* The layout compiled once: the value columns in order, with their field, accepted
@@ -57,8 +57,8 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
     for (size_t i = 0; i < ncol; i++) {
         role[i] = i == lay->index_col && lay->n_index == 1 ? CSV_B_INDEX
                   : i == lay->time_col && lay->n_time == 1 ? CSV_B_TIME
-                  : cols[i].role == COL_VALUE             ? CSV_B_VALUE
-                                                          : CSV_B_OTHER;
+                  : cols[i].role == COL_VALUE              ? CSV_B_VALUE
+                                                           : CSV_B_OTHER;
         if (role[i] != CSV_B_VALUE)
             continue;
         const pfi_telemetry_field *fl = &tm->fields[cols[i].field];

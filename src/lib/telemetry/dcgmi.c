@@ -169,15 +169,15 @@ dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, con
 #if TM_SSE2
 __attribute__((target(TM_SIMD_TARGET))) static size_t
 dcgmi_block_simd(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
-                  const tm_keycache *kc, long *rows, pfi_error *err)
+                 const tm_keycache *kc, long *rows, pfi_error *err)
 {
     return dcgmi_block_body(tm, p0, avail, nf, fields, kc, rows, err, true);
 }
 #endif
 
 static size_t dcgmi_block(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf,
-                          const size_t *fields, const tm_keycache *kc, long *rows,
-                          pfi_error *err, bool simd)
+                          const size_t *fields, const tm_keycache *kc, long *rows, pfi_error *err,
+                          bool simd)
 {
 #if TM_SSE2
     if (simd)
@@ -254,7 +254,8 @@ static pfi_error dcgmi_header(pfi_telemetry *tm, dcgmi_state *st, size_t k)
 
 #if TM_FAST_LINES
 /* A fast row whose entity is in the cache (st->ent): values straight into their series. */
-static inline pfi_error dcgmi_cached_row(pfi_telemetry *tm, dcgmi_state *st, const char *name, long line)
+static inline pfi_error dcgmi_cached_row(pfi_telemetry *tm, dcgmi_state *st, const char *name,
+                                         long line)
 {
     double tt = tm_row_time(tm, st->ent, false, 0, false, line, name);
     for (size_t i = 0; i < st->nf; i++) {
@@ -290,8 +291,8 @@ static size_t dcgmi_entity_name(const span *f, size_t k, char *ename)
 
 /* A row that is not one (skip 0: the tool's text, quoted) or has not the header's number
  * of values: noted, counted skipped. */
-static void dcgmi_reject_row(pfi_telemetry *tm, const dcgmi_state *st, const char *s, size_t n, size_t k,
-                             size_t skip, const char *name, long line)
+static void dcgmi_reject_row(pfi_telemetry *tm, const dcgmi_state *st, const char *s, size_t n,
+                             size_t k, size_t skip, const char *name, long line)
 {
     size_t l = n;
     while (l > 0 && (s[l - 1] == ' ' || s[l - 1] == '\t'))
@@ -311,8 +312,8 @@ static void dcgmi_reject_row(pfi_telemetry *tm, const dcgmi_state *st, const cha
 
 /* The general path for a row of k tokens (st->f; values in st->fv when fast): entity,
  * time, then every cell with the missing-value rules and notes. */
-static pfi_error dcgmi_general_row(pfi_telemetry *tm, dcgmi_state *st, const char *s, size_t n, size_t k,
-                                   bool fast, const char *name, long line)
+static pfi_error dcgmi_general_row(pfi_telemetry *tm, dcgmi_state *st, const char *s, size_t n,
+                                   size_t k, bool fast, const char *name, long line)
 {
     char ename[64];
     size_t skip = dcgmi_entity_name(st->f, k, ename);

@@ -35,8 +35,10 @@ static size_t non_text_bytes(const unsigned char *s, size_t n, size_t *first_nul
             i++;
             continue;
         }
-        size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                   : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        size_t len = c >= 0xC2 && c <= 0xDF   ? 2
+                     : c >= 0xE0 && c <= 0xEF ? 3
+                     : c >= 0xF0 && c <= 0xF4 ? 4
+                                              : 0;
         size_t k = 1;
         while (len > 0 && k < len && i + k < n && (s[i + k] & 0xC0) == 0x80)
             k++;
@@ -103,8 +105,7 @@ static bool smi_header_cell(const char *s, size_t n, size_t *name_len)
         return false;
     for (size_t j = 0; j < m; j++) {
         char c = s[j];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == ' '))
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == ' '))
             return false;
     }
     *name_len = m;
@@ -119,15 +120,35 @@ static bool smi_query_field(const char *s, size_t n)
     static const char *const plain[] = {
         "uuid",         "serial",           "driver_version", "pstate",         "vbios_version",
         "compute_mode", "persistence_mode", "display_mode",   "display_active", "compute_cap"};
-    static const char *const groups[] = {
-        "power",         "enforced",      "clocks",       "clocks_throttle_reasons",
-        "clocks_event_reasons", "utilization", "temperature", "memory",
-        "fan",           "pci",           "pcie",         "ecc",
-        "retired_pages", "remapped_rows", "encoder",      "driver_model",
-        "gom",           "inforom",       "mig",          "accounting",
-        "protected_memory", "reset_status", "module",     "gpu_recovery_action",
-        "platform",      "fabric",        "vgpu_driver_capability", "vgpu_device_capability",
-        "addressing_mode"};
+    static const char *const groups[] = {"power",
+                                         "enforced",
+                                         "clocks",
+                                         "clocks_throttle_reasons",
+                                         "clocks_event_reasons",
+                                         "utilization",
+                                         "temperature",
+                                         "memory",
+                                         "fan",
+                                         "pci",
+                                         "pcie",
+                                         "ecc",
+                                         "retired_pages",
+                                         "remapped_rows",
+                                         "encoder",
+                                         "driver_model",
+                                         "gom",
+                                         "inforom",
+                                         "mig",
+                                         "accounting",
+                                         "protected_memory",
+                                         "reset_status",
+                                         "module",
+                                         "gpu_recovery_action",
+                                         "platform",
+                                         "fabric",
+                                         "vgpu_driver_capability",
+                                         "vgpu_device_capability",
+                                         "addressing_mode"};
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
         if (strlen(plain[i]) == n && memcmp(plain[i], s, n) == 0)
             return true;
@@ -157,8 +178,9 @@ static bool dmon_header(const char *l, size_t len, char *why, size_t wlen)
             return true;
     if (why != NULL && wlen > 0) {
         char q[TM_QUOTE_LEN];
-        snprintf(why, wlen, "a first line '%s' that starts with '#' but is not an nvidia-smi "
-                            "dmon header (# gpu ..., #Date Time gpu ..., #Time gpu ...)",
+        snprintf(why, wlen,
+                 "a first line '%s' that starts with '#' but is not an nvidia-smi "
+                 "dmon header (# gpu ..., #Date Time gpu ..., #Time gpu ...)",
                  tm_quote(q, l, len, 60));
     }
     return false;
@@ -191,8 +213,8 @@ static bool csv_foreign_header(const char *l, size_t len, char *why, size_t wlen
             known |= smi_query_field(l + a, m);
         }
         if (used + m + 3 < sizeof seen)
-            used += (size_t)snprintf(seen + used, sizeof seen - used, "%s%.*s",
-                                     cells ? ", " : "", (int)m, l + a);
+            used += (size_t)snprintf(seen + used, sizeof seen - used, "%s%.*s", cells ? ", " : "",
+                                     (int)m, l + a);
         else if (used + 5 < sizeof seen && seen[used - 1] != '.')
             used += (size_t)snprintf(seen + used, sizeof seen - used, ", ...");
         cells++;
@@ -248,8 +270,9 @@ pfi_telemetry_format tm_detect(const char *head, size_t n, bool cut, char *why, 
         why[0] = '\0';
     if (n >= 2 && ((unsigned char)head[0] == 0xFF && (unsigned char)head[1] == 0xFE)) {
         if (why != NULL)
-            snprintf(why, wlen, "UTF-16 text (a PowerShell redirect?): convert it to UTF-8, "
-                                "e.g. iconv -f UTF-16 -t UTF-8");
+            snprintf(why, wlen,
+                     "UTF-16 text (a PowerShell redirect?): convert it to UTF-8, "
+                     "e.g. iconv -f UTF-16 -t UTF-8");
         return PFI_TELEMETRY_AUTO;
     }
     size_t i = n >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
@@ -265,8 +288,7 @@ pfi_telemetry_format tm_detect(const char *head, size_t n, bool cut, char *why, 
             int w = snprintf(why, wlen, "not a text file: starts with '%s'",
                              tm_quote(q, head + i, show, 64));
             if (w > 0 && (size_t)w < wlen && nul != (size_t)-1)
-                w += snprintf(why + w, wlen - (size_t)w, ", a NUL byte at offset %zu",
-                              nul + i);
+                w += snprintf(why + w, wlen - (size_t)w, ", a NUL byte at offset %zu", nul + i);
             if (w > 0 && (size_t)w < wlen)
                 snprintf(why + w, wlen - (size_t)w, ", %zu of the first %zu bytes are not text",
                          bad, n - i);
@@ -286,8 +308,8 @@ pfi_telemetry_format tm_detect(const char *head, size_t n, bool cut, char *why, 
             size_t len = j - k;
             while (len > 0 && l[len - 1] == '\r')
                 len--;
-            if (len >= 7 && (memcmp(l, "#Entity", 7) == 0 ||
-                             (len >= 8 && memcmp(l, "# Entity", 8) == 0)))
+            if (len >= 7 &&
+                (memcmp(l, "#Entity", 7) == 0 || (len >= 8 && memcmp(l, "# Entity", 8) == 0)))
                 return PFI_TELEMETRY_DCGMI_DMON;
             /* JSON (an object, or an array of objects or strings) is no telemetry format
              * pfi reads. */
@@ -297,17 +319,19 @@ pfi_telemetry_format tm_detect(const char *head, size_t n, bool cut, char *why, 
             if (l[0] == '{' || (l[0] == '[' && (b == len || l[b] == '{' || l[b] == '"'))) {
                 if (why != NULL && wlen > 0) {
                     char q[TM_QUOTE_LEN];
-                    snprintf(why, wlen, "JSON (first line '%s'), not a telemetry format pfi "
-                                        "reads", tm_quote(q, l, len, 60));
+                    snprintf(why, wlen,
+                             "JSON (first line '%s'), not a telemetry format pfi "
+                             "reads",
+                             tm_quote(q, l, len, 60));
                 }
                 return PFI_TELEMETRY_AUTO;
             }
-            bool prom = (len >= 6 && (memcmp(l, "# HELP", 6) == 0 ||
-                                      memcmp(l, "# TYPE", 6) == 0)) ||
-                        (len >= 7 && memcmp(l, "DCGM_FI", 7) == 0) ||
-                        (prom_line_kind(l, len) == 1 && memchr(l, '{', len) != NULL) ||
-                        (l[0] != '#' && l[0] != '<' && memchr(l, ',', len) == NULL &&
-                         memchr(l, '{', len) != NULL);
+            bool prom =
+                (len >= 6 && (memcmp(l, "# HELP", 6) == 0 || memcmp(l, "# TYPE", 6) == 0)) ||
+                (len >= 7 && memcmp(l, "DCGM_FI", 7) == 0) ||
+                (prom_line_kind(l, len) == 1 && memchr(l, '{', len) != NULL) ||
+                (l[0] != '#' && l[0] != '<' && memchr(l, ',', len) == NULL &&
+                 memchr(l, '{', len) != NULL);
             if (prom)
                 return prom_enough(head + i, n - i, cut, why, wlen) ? PFI_TELEMETRY_PROM
                                                                     : PFI_TELEMETRY_AUTO;
@@ -318,7 +342,8 @@ pfi_telemetry_format tm_detect(const char *head, size_t n, bool cut, char *why, 
             if (len >= 6 && memcmp(l, "======", 6) == 0)
                 return PFI_TELEMETRY_SMI_QUERY;
             if (memchr(l, ',', len) != NULL)
-                return csv_foreign_header(l, len, why, wlen) ? PFI_TELEMETRY_AUTO : PFI_TELEMETRY_SMI_CSV;
+                return csv_foreign_header(l, len, why, wlen) ? PFI_TELEMETRY_AUTO
+                                                             : PFI_TELEMETRY_SMI_CSV;
         }
         i = j + 1;
     }

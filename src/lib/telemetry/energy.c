@@ -109,7 +109,8 @@ double pfi_telemetry_integrate(const pfi_telemetry_series *s, double *covered_s)
     return sum;
 }
 
-double pfi_telemetry_counter_delta(const pfi_telemetry_series *s, double *covered_s, size_t *n_resets)
+double pfi_telemetry_counter_delta(const pfi_telemetry_series *s, double *covered_s,
+                                   size_t *n_resets)
 {
     double lim = s->n >= 2 ? gap_limit(s, NULL) : INFINITY;
     double sum = 0, cov = 0;
@@ -187,9 +188,10 @@ void tm_note_gaps(pfi_telemetry *tm)
         double step, longest;
         size_t n = pfi_telemetry_gaps(s, &step, &longest);
         if (n > 0)
-            tm_note(tm, "%s: %s: %zu time gap%s longer than %gx the median sampling step "
-                        "(%.3g s), longest %.4g s: not integrated across",
-                    tm->entities[s->entity].name, tm->fields[s->field].name, n,
-                    n == 1 ? "" : "s", PFI_TELEMETRY_GAP_FACTOR, step, longest);
+            tm_note(tm,
+                    "%s: %s: %zu time gap%s longer than %gx the median sampling step "
+                    "(%.3g s), longest %.4g s: not integrated across",
+                    tm->entities[s->entity].name, tm->fields[s->field].name, n, n == 1 ? "" : "s",
+                    PFI_TELEMETRY_GAP_FACTOR, step, longest);
     }
 }

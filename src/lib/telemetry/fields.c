@@ -113,7 +113,7 @@ static const struct field_alias {
 };
 
 void pfi_telemetry_field_info(const char *name, const char **canonical, pfi_telemetry_kind *kind,
-                       int *dcgm_id)
+                              int *dcgm_id)
 {
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
         if (strcmp(aliases[i].source, name) == 0) {

@@ -40,8 +40,8 @@ void tm_lines_free(tm_lines *r);
 pfi_error tm_lines_head(tm_lines *r);
 /* Next line in *s (borrowed, NOT NUL-terminated, CR stripped), *n its length; *eof at end.
  * A UTF-8 byte order mark before the first line is dropped. PFI_ERR_LINE_TOO_LONG when a
- * line exceeds PFI_TELEMETRY_MAX_LINE (r->line is then that line's number), PFI_ERR_IO when the read
- * fails (r->err). After an error the reader is not used again. */
+ * line exceeds PFI_TELEMETRY_MAX_LINE (r->line is then that line's number), PFI_ERR_IO when the
+ * read fails (r->err). After an error the reader is not used again. */
 pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof);
 /* Drop a byte order mark at the start of the buffered bytes (once; tm_lines_next calls it). */
 void tm_lines_bom(tm_lines *r);
@@ -116,7 +116,8 @@ static inline bool tm_out_of_range(const pfi_telemetry *tm, pfi_telemetry_kind k
 }
 
 /* The values tm_out_of_range accepts for kind: [*lo, *hi] (v outside, or NaN: rejected). */
-static inline void tm_kind_range(const pfi_telemetry *tm, pfi_telemetry_kind kind, double *lo, double *hi)
+static inline void tm_kind_range(const pfi_telemetry *tm, pfi_telemetry_kind kind, double *lo,
+                                 double *hi)
 {
     *lo = 0;
     *hi = INFINITY;
@@ -163,9 +164,10 @@ static inline __attribute__((always_inline)) void tm_count_sample(pfi_telemetry_
  * 162, every alias), whose values move the power range — a caller that computed [lo, hi]
  * once for many samples must not pass such a field (tm_put_ok computes them per sample).
  */
-static inline __attribute__((always_inline)) pfi_error
-tm_put_in(pfi_telemetry *tm, const int *row, size_t e, size_t f, double t, double v, double lo,
-          double hi, bool keep_series, bool max_limit)
+static inline __attribute__((always_inline)) pfi_error tm_put_in(pfi_telemetry *tm, const int *row,
+                                                                 size_t e, size_t f, double t,
+                                                                 double v, double lo, double hi,
+                                                                 bool keep_series, bool max_limit)
 {
     int k = row[f];
     if (k < 0 || !(v >= lo && v <= hi) || (v >= 2147483632.0 && tm_is_dcgm_blank(v)))
@@ -187,8 +189,8 @@ tm_put_in(pfi_telemetry *tm, const int *row, size_t e, size_t f, double t, doubl
 }
 
 /* tm_put_in for one sample, the field's range and kind looked up here. */
-static inline __attribute__((always_inline)) pfi_error tm_put_ok(pfi_telemetry *tm, size_t e, size_t f,
-                                                                 double t, double v)
+static inline __attribute__((always_inline)) pfi_error tm_put_ok(pfi_telemetry *tm, size_t e,
+                                                                 size_t f, double t, double v)
 {
     const pfi_telemetry_field *fl = &tm->fields[f];
     double lo, hi;
@@ -207,8 +209,7 @@ static inline __attribute__((always_inline)) pfi_error tm_put_ok(pfi_telemetry *
  */
 static inline __attribute__((always_inline)) pfi_error
 tm_put_row(pfi_telemetry *tm, size_t e, const size_t *fields, const double *fv, const double *lo,
-           const double *hi, size_t n, double t, bool plain,
-           bool keep_series)
+           const double *hi, size_t n, double t, bool plain, bool keep_series)
 {
     const int *row = &tm->map[e * PFI_TELEMETRY_MAX_FIELDS];
     pfi_error err;

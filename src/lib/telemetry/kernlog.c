@@ -822,8 +822,8 @@ pfi_error pfi_kernlog_read_file(pfi_kernlog *kl, const char *path, pfi_diag *dia
 
 /* ---- correlation with the run ---- */
 
-pfi_error pfi_kernlog_apply(const pfi_kernlog *kl, pfi_telemetry *tm, const int *fatal, size_t n_fatal,
-                       pfi_kernlog_match *out, size_t *n_matched)
+pfi_error pfi_kernlog_apply(const pfi_kernlog *kl, pfi_telemetry *tm, const int *fatal,
+                            size_t n_fatal, pfi_kernlog_match *out, size_t *n_matched)
 {
     if (n_matched != NULL)
         *n_matched = 0;

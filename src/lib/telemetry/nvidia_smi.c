@@ -51,8 +51,8 @@ static bool parse_tod(span x, double *out)
         return false;
     const unsigned char *u = (const unsigned char *)x.s;
     /* (a byte that is not a digit gives a difference above 9) */
-    unsigned h1 = u[0] - 48u, h2 = u[1] - 48u, m1 = u[3] - 48u, m2 = u[4] - 48u,
-             s1 = u[6] - 48u, s2 = u[7] - 48u;
+    unsigned h1 = u[0] - 48u, h2 = u[1] - 48u, m1 = u[3] - 48u, m2 = u[4] - 48u, s1 = u[6] - 48u,
+             s2 = u[7] - 48u;
     if ((h1 > 9) | (h2 > 9) | (m1 > 9) | (m2 > 9) | (s1 > 9) | (s2 > 9))
         return false;
     unsigned h = 10 * h1 + h2, m = 10 * m1 + m2, s = 10 * s1 + s2;
@@ -184,8 +184,8 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
         else if (span_eq(x, "uuid"))
             cols[i].role = COL_UUID;
         else if (span_eq(x, "name") || span_eq(x, "driver_version") || span_eq(x, "serial") ||
-                 span_eq(x, "pstate") || (x.n > 7 && memcmp(x.s, "clocks_", 7) == 0 &&
-                                          memmem(x.s, x.n, "reasons", 7)))
+                 span_eq(x, "pstate") ||
+                 (x.n > 7 && memcmp(x.s, "clocks_", 7) == 0 && memmem(x.s, x.n, "reasons", 7)))
             cols[i].role = COL_TEXT;
         else {
             cols[i].role = COL_VALUE;
@@ -207,8 +207,8 @@ static bool error_line_bus(const char *s, size_t n, char *bus, size_t len)
     while (p < s + n && (*p == ' ' || *p == ':'))
         p++;
     size_t k = 0;
-    while (p + k < s + n && p[k] != ' ' && !(p[k] == ':' && (p + k + 1 == s + n ||
-                                                             p[k + 1] == ' ')))
+    while (p + k < s + n && p[k] != ' ' &&
+           !(p[k] == ':' && (p + k + 1 == s + n || p[k + 1] == ' ')))
         k++;
     return norm_bus((span){p, k}, bus, len);
 }
@@ -293,8 +293,8 @@ static bool csv_fast_line(const char *s, size_t n, const csv_col *cols, const si
 
 /* The time of a CSV timestamp cell "DATE TIME" (has_t false when it does not parse); the
  * date's text and days are remembered in last_date / last_days (it changes once a day). */
-static void csv_time(span x, char *last_date, size_t last_date_size, long *last_days,
-                     double *tsec, bool *has_t)
+static void csv_time(span x, char *last_date, size_t last_date_size, long *last_days, double *tsec,
+                     bool *has_t)
 {
     const char *sp = memchr(x.s, ' ', x.n);
     long days = *last_days;
@@ -347,12 +347,12 @@ static void csv_layout_of(const csv_col *cols, size_t ncol, csv_layout *L)
 /* What the CSV block path carries from row to row: the entity cache and the last
  * timestamp text converted (8 GPUs share each one), shared with the per-line path. */
 typedef struct csv_fast_state {
-    tm_keycache kc;      /* index text -> entity ("gpu<index>") */
-    char ts_text[32];    /* the last timestamp cell converted, and its time (zero padded) */
-    size_t ts_len;       /* SIZE_MAX: none */
+    tm_keycache kc;   /* index text -> entity ("gpu<index>") */
+    char ts_text[32]; /* the last timestamp cell converted, and its time (zero padded) */
+    size_t ts_len;    /* SIZE_MAX: none */
     double ts_t;
     bool ts_has;
-    char last_date[16];  /* csv_time's date cache */
+    char last_date[16]; /* csv_time's date cache */
     long last_days;
     /* Entity + 1 of the index texts "0".."9" (slots 0..9) and "00".."99" (10..109) seen,
      * 0 when not seen: nvidia-smi's indices, without kc's hashing. */
@@ -402,13 +402,12 @@ static inline __attribute__((always_inline)) void csv_fast_time(csv_fast_state *
 #if TM_SSE2
 __attribute__((target(TM_SIMD_TARGET))) static size_t
 csv_block_simd(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *cols,
-               const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
-               long line0, long *rows, pfi_error *err, bool wide)
+               const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name, long line0,
+               long *rows, pfi_error *err, bool wide)
 {
-    return wide ? csv_block_body128(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err,
-                                    true)
-                : csv_block_body64(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err,
-                                   true);
+    return wide
+               ? csv_block_body128(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err, true)
+               : csv_block_body64(tm, p0, avail, cols, lay, ncol, fs, name, line0, rows, err, true);
 }
 #endif
 
@@ -416,8 +415,8 @@ csv_block_simd(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
  * bytes, else the one of two words (a file's rows are mostly alike; a narrower or wider one
  * ends the block, and the next call picks again). */
 static size_t csv_block(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *cols,
-                        const csv_layout *lay, size_t ncol, csv_fast_state *fs,
-                        const char *name, long line0, long *rows, pfi_error *err, bool simd)
+                        const csv_layout *lay, size_t ncol, csv_fast_state *fs, const char *name,
+                        long line0, long *rows, pfi_error *err, bool simd)
 {
     bool wide = memchr(p0, '\n', avail < 64 ? avail : 64) == NULL;
 #if TM_SSE2
@@ -485,7 +484,8 @@ static pfi_error csv_begin(pfi_telemetry *tm, csv_state *st)
 /* The block path over the buffered rows, when the layout is the common one (one index
  * column, at most one timestamp, no bus id); what it leaves goes the per-line way. Never
  * on line 1: the per-line path strips a byte order mark there. */
-static inline pfi_error csv_take_block(pfi_telemetry *tm, tm_lines *r, csv_state *st, const char *name)
+static inline pfi_error csv_take_block(pfi_telemetry *tm, tm_lines *r, csv_state *st,
+                                       const char *name)
 {
     if (!(st->have_header && st->ncol > 0 && !st->generic && r->line > 0 && st->lay.n_index == 1 &&
           st->lay.n_time <= 1 && st->lay.n_bus == 0))
@@ -532,8 +532,8 @@ static pfi_error csv_header(pfi_telemetry *tm, csv_state *st, size_t k)
 
 /* A row of k fields under a header of another count: a lone field is the tool's text
  * (quoted; "... for GPU<bus>: ..." marks that GPU lost), else a note. Counted skipped. */
-static void csv_bad_count(pfi_telemetry *tm, const csv_state *st, span t, size_t k, const char *name,
-                          long line)
+static void csv_bad_count(pfi_telemetry *tm, const csv_state *st, span t, size_t k,
+                          const char *name, long line)
 {
     if (k == 1) {
         char bus[32];
@@ -562,8 +562,8 @@ static inline bool csv_indexed(const csv_state *st)
 /* The common row of k fields — one index column, at most one timestamp, no bus id: the
  * entity from the cache, the time from the previous row when its text is the same (8 GPUs
  * share each timestamp), every value straight into its series. */
-static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t k, const char *name,
-                                        long line)
+static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t k,
+                                        const char *name, long line)
 {
     span ix = st->f[st->lay.index_col];
     size_t slot;
@@ -599,8 +599,8 @@ static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t
  * fast paths split it): the unit must agree with the header's; mW under [W] is converted
  * (noted once per column), another unit rejects the cell (noted once per column), a blank
  * and no unit is not a number. */
-static pfi_value_status csv_cell_with_unit(pfi_telemetry *tm, csv_state *st, size_t i, span x, size_t b,
-                                           double *v, const char *name, long line)
+static pfi_value_status csv_cell_with_unit(pfi_telemetry *tm, csv_state *st, size_t i, span x,
+                                           size_t b, double *v, const char *name, long line)
 {
     const csv_col *col = &st->cols[i];
     span num = {x.s, b};
@@ -635,8 +635,8 @@ static pfi_value_status csv_cell_with_unit(pfi_telemetry *tm, csv_state *st, siz
  * row's converted value; a "[...]" placeholder is missing ("[GPU is lost]" and "[GPU
  * requires reset]" set *lost); else a number, with or without a unit. What is not a
  * number is noted and missing. */
-static pfi_value_status csv_cell(pfi_telemetry *tm, csv_state *st, size_t i, span x, bool fast, double *v,
-                                 bool *lost, const char *name, long line)
+static pfi_value_status csv_cell(pfi_telemetry *tm, csv_state *st, size_t i, span x, bool fast,
+                                 double *v, bool *lost, const char *name, long line)
 {
     if (fast) {
         *v = st->fv[i];
@@ -662,8 +662,8 @@ static pfi_value_status csv_cell(pfi_telemetry *tm, csv_state *st, size_t i, spa
 
 /* The general path for a row of k fields: identity and time first (index, bus id,
  * timestamp), then every value cell with the missing-value rules and notes. */
-static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, bool fast, const char *name,
-                                 long line)
+static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, bool fast,
+                                 const char *name, long line)
 {
     const span *f = st->f;
     const csv_col *cols = st->cols;
@@ -712,8 +712,8 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
 
 /* One line handed out by the line reader (line: its number): a header, a row, or the
  * tool's text. */
-static inline pfi_error csv_line(pfi_telemetry *tm, csv_state *st, const char *s, size_t n, long line,
-                                 const char *name, pfi_diag *diag)
+static inline pfi_error csv_line(pfi_telemetry *tm, csv_state *st, const char *s, size_t n,
+                                 long line, const char *name, pfi_diag *diag)
 {
     if (line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
         s += 3;
@@ -834,8 +834,8 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
             if (ncol == 0 || gpu_col < 0)
                 tm_tool_error(tm, name, r->line, t.s, t.n);
             else
-                tm_note(tm, "%s:%ld: row has %zu column%s, header has %zu: skipped", name,
-                        r->line, k, TM_PLURAL(k), ncol);
+                tm_note(tm, "%s:%ld: row has %zu column%s, header has %zu: skipped", name, r->line,
+                        k, TM_PLURAL(k), ncol);
             tm->n_skipped++;
             continue;
         }

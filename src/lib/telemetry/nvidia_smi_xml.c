@@ -89,8 +89,7 @@ static pfi_error walk(pfi_telemetry *tm, size_t e, double t, const xmlNode *node
 }
 
 /* Collect <gpu> elements (document order) below node. */
-static size_t find_gpus(const xmlNode *node, const xmlNode **out, size_t max, size_t k,
-                        int depth)
+static size_t find_gpus(const xmlNode *node, const xmlNode **out, size_t max, size_t k, int depth)
 {
     for (const xmlNode *c = node; c != NULL && k < max && depth <= 64; c = c->next) {
         if (name_is(c, "gpu"))
@@ -133,13 +132,13 @@ static pfi_error parse_doc(pfi_telemetry *tm, const char *buf, size_t len, const
     ctx->_private = &fe;
     ctx->sax->serror = keep_first_error;
     xmlDocPtr doc = xmlCtxtReadMemory(ctx, buf, (int)len, name, NULL,
-                                      XML_PARSE_NONET | XML_PARSE_NOERROR |
-                                          XML_PARSE_NOWARNING | XML_PARSE_NOBLANKS);
+                                      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                          XML_PARSE_NOBLANKS);
     if (doc == NULL) {
         if (diag != NULL) {
             diag->line = first_line + (fe.set && fe.line > 0 ? fe.line - 1 : 0);
-            snprintf(diag->message, sizeof diag->message, "XML, column %d: %s",
-                     fe.set ? fe.col : 0, fe.set ? fe.msg : "not well-formed");
+            snprintf(diag->message, sizeof diag->message, "XML, column %d: %s", fe.set ? fe.col : 0,
+                     fe.set ? fe.msg : "not well-formed");
         }
         xmlFreeParserCtxt(ctx);
         return PFI_ERR_PARSE;
@@ -228,8 +227,8 @@ pfi_error tm_read_smi_xml(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_
             doc_line = r->line;
         if (len + n + 1 > PFI_TELEMETRY_MAX_XML_DOC) {
             if (diag != NULL)
-                snprintf(diag->message, sizeof diag->message,
-                         "XML document longer than %u bytes", PFI_TELEMETRY_MAX_XML_DOC);
+                snprintf(diag->message, sizeof diag->message, "XML document longer than %u bytes",
+                         PFI_TELEMETRY_MAX_XML_DOC);
             err = PFI_ERR_LIMIT;
             break;
         }

@@ -203,8 +203,8 @@ static pfi_error prom_store(pfi_telemetry *tm, prom_scrape *sc, const prom_line 
 
 /* One parsed sample line: its entity and field (made even when the value is then
  * rejected), its value and time, stored. */
-static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl, const char *name,
-                             long line)
+static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl,
+                             const char *name, long line)
 {
     char ename[2 * LABEL_LEN + 8];
     if (!prom_entity_name(tm, pl, ename, sizeof ename))

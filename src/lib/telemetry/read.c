@@ -1,8 +1,8 @@
 /*
  * Reading one telemetry file: the table of the formats pfi reads (the name --format takes,
- * the reader), and pfi_telemetry_read_stream / pfi_telemetry_read_file — read the first block, detect
- * (detect.c), pick the reader, run it, and when --format named a reader the file is not
- * for, say what the file looks like instead.
+ * the reader), and pfi_telemetry_read_stream / pfi_telemetry_read_file — read the first block,
+ * detect (detect.c), pick the reader, run it, and when --format named a reader the file is not for,
+ * say what the file looks like instead.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -89,7 +89,8 @@ static void sniff(const tm_lines *r, tm_sniff *sn)
 /* The reader for a file given as auto: detection's, and an empty file after a Prometheus
  * scrape is an empty scrape: it takes its time slot and leaves a hole (case-15), instead
  * of pulling later scrapes earlier. PFI_TELEMETRY_AUTO when there is none. */
-static pfi_telemetry_format auto_format(const pfi_telemetry *tm, const tm_lines *r, const tm_sniff *sn)
+static pfi_telemetry_format auto_format(const pfi_telemetry *tm, const tm_lines *r,
+                                        const tm_sniff *sn)
 {
     if (sn->seen == PFI_TELEMETRY_AUTO && r->len == 0 && tm->last_format == PFI_TELEMETRY_PROM)
         return PFI_TELEMETRY_PROM;
@@ -98,8 +99,8 @@ static pfi_telemetry_format auto_format(const pfi_telemetry *tm, const tm_lines 
 
 /* A file no reader is for: an empty one (nothing, or a byte order mark alone) is counted
  * and noted, PFI_OK; anything else is PFI_ERR_PARSE, diag saying what detection saw. */
-static pfi_error not_recognised(pfi_telemetry *tm, const tm_lines *r, const tm_sniff *sn, const char *name,
-                                pfi_diag *diag)
+static pfi_error not_recognised(pfi_telemetry *tm, const tm_lines *r, const tm_sniff *sn,
+                                const char *name, pfi_diag *diag)
 {
     if (r->len == r->pos) {
         tm->n_files++;
@@ -129,7 +130,8 @@ typedef struct tm_file_mark {
  * else, and of the lines the reader took, at least 4 and over 10 times the samples' rows
  * were bad (the readers count a tool line as skipped too). *rows, *bad: the file's. */
 static bool forced_mismatch(const pfi_telemetry *tm, const tm_file_mark *m, pfi_error e,
-                            pfi_telemetry_format forced, pfi_telemetry_format seen, size_t *rows, size_t *bad)
+                            pfi_telemetry_format forced, pfi_telemetry_format seen, size_t *rows,
+                            size_t *bad)
 {
     *rows = tm->n_rows - m->rows;
     *bad = tm->n_skipped - m->skipped;
@@ -155,8 +157,8 @@ static void drop_file_notes(pfi_telemetry *tm, const tm_file_mark *m)
 
 /* The mismatch error: what --format expected, how little of the file it read, and what
  * the file looks like instead (or why it looks like nothing pfi reads). */
-static void mismatch_diag(pfi_diag *diag, pfi_telemetry_format forced, const tm_sniff *sn, size_t rows,
-                          size_t bad)
+static void mismatch_diag(pfi_diag *diag, pfi_telemetry_format forced, const tm_sniff *sn,
+                          size_t rows, size_t bad)
 {
     if (diag == NULL)
         return;
@@ -165,8 +167,8 @@ static void mismatch_diag(pfi_diag *diag, pfi_telemetry_format forced, const tm_
     int w = snprintf(diag->message, sizeof diag->message,
                      "does not look like %s output: %zu of %zu lines read as samples"
                      "%s%.80s%s; ",
-                     pfi_telemetry_format_name(forced), rows, rows + bad, binary ? "" : " (line 1: '",
-                     binary ? "" : sn->first, binary ? "" : "')");
+                     pfi_telemetry_format_name(forced), rows, rows + bad,
+                     binary ? "" : " (line 1: '", binary ? "" : sn->first, binary ? "" : "')");
     size_t used = w > 0 && (size_t)w < sizeof diag->message ? (size_t)w : sizeof diag->message;
     char *rest = diag->message + used;
     size_t room = sizeof diag->message - used;
@@ -183,8 +185,8 @@ static void mismatch_diag(pfi_diag *diag, pfi_telemetry_format forced, const tm_
 
 /* The end of a file: the line an error is about (none for a mismatch: it is about the
  * file), the messages of the line reader's failures, the count of tool lines not shown. */
-static void finish_file(pfi_telemetry *tm, const tm_lines *r, pfi_error e, bool mismatch, const char *name,
-                        pfi_diag *diag)
+static void finish_file(pfi_telemetry *tm, const tm_lines *r, pfi_error e, bool mismatch,
+                        const char *name, pfi_diag *diag)
 {
     if (e != PFI_OK && !mismatch && diag != NULL && diag->line == 0)
         diag->line = r->line;
@@ -199,8 +201,8 @@ static void finish_file(pfi_telemetry *tm, const tm_lines *r, pfi_error e, bool 
                 tm->file_tool_errors - TM_TOOL_NOTES);
 }
 
-pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name, pfi_telemetry_format fmt,
-                             pfi_diag *diag)
+pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name,
+                                    pfi_telemetry_format fmt, pfi_diag *diag)
 {
     if (diag != NULL) {
         pfi_diag_clear(diag);
@@ -249,7 +251,8 @@ pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name
     return e;
 }
 
-pfi_error pfi_telemetry_read_file(pfi_telemetry *tm, const char *path, pfi_telemetry_format fmt, pfi_diag *diag)
+pfi_error pfi_telemetry_read_file(pfi_telemetry *tm, const char *path, pfi_telemetry_format fmt,
+                                  pfi_diag *diag)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {

@@ -10,9 +10,9 @@
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -93,11 +93,13 @@ static pfi_error grid_step(const pfi_telemetry *tm, const pfi_reduce_options *o,
         align = 1.0;
         snprintf(out->align_note, sizeof out->align_note,
                  "no GPU has two consecutive %s samples and no interval was given: grid 1 s "
-                 "assumed (--interval or --align sets it)", tm->fields[fp].name);
+                 "assumed (--interval or --align sets it)",
+                 tm->fields[fp].name);
     } else if (g > 1) {
         snprintf(out->align_note, sizeof out->align_note,
                  "%s has no two consecutive %s samples: grid %.4g s, the median sampling "
-                 "step of %s", tm->entities[gpus[0]].name, tm->fields[fp].name, align,
+                 "step of %s",
+                 tm->entities[gpus[0]].name, tm->fields[fp].name, align,
                  tm->entities[gpus[g - 1]].name);
     }
     out->align_s = align;
@@ -194,10 +196,11 @@ static void grid_limit_note(const pfi_telemetry *tm, const size_t *gpus, size_t 
     double mag = pow(10, floor(log10(step)) - 1);
     step = ceil(step / mag) * mag; /* two significant digits, rounded up */
     if (k > 0 && dmax > 0.5 * (tmax - t0) && tm->time_nominal) {
-        snprintf(p, cap, ": the times fall in two groups %s apart (%zu rows to %s, %zu from "
-                         "%s): nominal times (sample index x interval, from t=0, for a file "
-                         "without timestamps) do not mix with timestamps; reduce such files "
-                         "on their own",
+        snprintf(p, cap,
+                 ": the times fall in two groups %s apart (%zu rows to %s, %zu from "
+                 "%s): nominal times (sample index x interval, from t=0, for a file "
+                 "without timestamps) do not mix with timestamps; reduce such files "
+                 "on their own",
                  fmt_duration(d1, sizeof d1, dmax), left, fmt_time(a, sizeof a, tm, r[k - 1].t),
                  right, fmt_time(b, sizeof b, tm, r[k].t));
     } else if (k > 0 && m <= ng && rest / align + 1 <= limit) {
@@ -207,17 +210,18 @@ static void grid_limit_note(const pfi_telemetry *tm, const size_t *gpus, size_t 
         if (o->valid)
             snprintf(sample, sizeof sample, "sample %zu of %zu", o->i + 1, s->n);
         else
-            snprintf(sample, sizeof sample, "missing-value row %zu of %zu", o->i + 1,
-                     s->n_miss);
-        snprintf(p, cap, ": %s's %s %s (%s)%s lies %s %s the other %zu rows: a far-off time "
-                         "(a clock not yet set, a wrong date); correct or remove that row",
+            snprintf(sample, sizeof sample, "missing-value row %zu of %zu", o->i + 1, s->n_miss);
+        snprintf(p, cap,
+                 ": %s's %s %s (%s)%s lies %s %s the other %zu rows: a far-off time "
+                 "(a clock not yet set, a wrong date); correct or remove that row",
                  tm->entities[gpus[o->g]].name, tm->fields[fp].name, sample,
                  fmt_time(a, sizeof a, tm, o->t), m > 1 ? " with its loop" : "",
                  fmt_duration(d1, sizeof d1, dmax), lone_left ? "before" : "after", n - m);
     } else if (k > 0 && dmax > 0.5 * (tmax - t0)) {
-        snprintf(p, cap, ": the times fall in two groups %s apart (%zu rows to %s, %zu from "
-                         "%s); reduce each capture on its own (trim the file), or give "
-                         "--align %.2g or coarser",
+        snprintf(p, cap,
+                 ": the times fall in two groups %s apart (%zu rows to %s, %zu from "
+                 "%s); reduce each capture on its own (trim the file), or give "
+                 "--align %.2g or coarser",
                  fmt_duration(d1, sizeof d1, dmax), left, fmt_time(a, sizeof a, tm, r[k - 1].t),
                  right, fmt_time(b, sizeof b, tm, r[k].t), step);
     } else {
@@ -297,8 +301,8 @@ static void span_of(const pfi_telemetry_series *s, double *lo, double *hi)
  * power samples within the counter's first..last sample): true when they agree within
  * PFI_RED_COUNTER_RATIO either way, or when there is nothing to compare with.
  */
-static bool counter_plausible(const pfi_telemetry_series *es, const pfi_telemetry_series *ps, double ej,
-                              double cov, double *pc, double *pm)
+static bool counter_plausible(const pfi_telemetry_series *es, const pfi_telemetry_series *ps,
+                              double ej, double cov, double *pc, double *pm)
 {
     double lo = INFINITY, hi = -INFINITY, sum = 0;
     size_t n = 0;
@@ -326,7 +330,8 @@ static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng
     long fe = pfi_telemetry_field_find(tm, "energy_mj");
     for (size_t g = 0; g < ng; g++) {
         const pfi_telemetry_series *ps = pfi_telemetry_series_get(tm, gpus[g], fp);
-        const pfi_telemetry_series *es = fe >= 0 ? pfi_telemetry_series_get(tm, gpus[g], (size_t)fe) : NULL;
+        const pfi_telemetry_series *es =
+            fe >= 0 ? pfi_telemetry_series_get(tm, gpus[g], (size_t)fe) : NULL;
         if ((ps != NULL && pfi_telemetry_gaps(ps, NULL, NULL) > 0) ||
             (es != NULL && pfi_telemetry_gaps(es, NULL, NULL) > 0))
             out->flags |= PFI_RED_TIME_GAP;
@@ -352,15 +357,16 @@ static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng
     double ej = 0;
     for (size_t g = 0; counter && g < ng; g++) {
         const pfi_telemetry_series *es = pfi_telemetry_series_get(tm, gpus[g], (size_t)fe);
-        double cov = 0, e = pfi_telemetry_counter_delta(es, &cov, NULL) / 1000.0, pc = NAN, pm = NAN;
+        double cov = 0, e = pfi_telemetry_counter_delta(es, &cov, NULL) / 1000.0, pc = NAN,
+               pm = NAN;
         if (!(cov > 0)) {
             counter = false;
-        } else if (!derived &&
-                   !counter_plausible(es, pfi_telemetry_series_get(tm, gpus[g], fp), e, cov, &pc,
-                                      &pm)) {
+        } else if (!derived && !counter_plausible(es, pfi_telemetry_series_get(tm, gpus[g], fp), e,
+                                                  cov, &pc, &pm)) {
             counter = false;
-            energy_note(out, "the energy counter disagrees with the measured power (%s: "
-                             "%.4g W from the counter, %.4g W measured): not used",
+            energy_note(out,
+                        "the energy counter disagrees with the measured power (%s: "
+                        "%.4g W from the counter, %.4g W measured): not used",
                         tm->entities[gpus[g]].name, pc, pm);
         }
         ej += e;
@@ -397,8 +403,8 @@ static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng
     double tol = out->align_s > 0 ? 0.5 * out->align_s : 0;
     if (hi - lo - least > tol) {
         out->flags |= PFI_RED_ENERGY_PARTIAL;
-        energy_note(out, "partial: %s covers %.4g of %.4g s", tm->entities[gpus[lg]].name,
-                    least, hi - lo);
+        energy_note(out, "partial: %s covers %.4g of %.4g s", tm->entities[gpus[lg]].name, least,
+                    hi - lo);
     }
     out->energy_j = ej;
     snprintf(out->energy_method, sizeof out->energy_method, "%s",
@@ -442,8 +448,8 @@ static double first_sample_time(const pfi_telemetry *tm)
 /* Every row of the power field fp of the job's GPUs, valid or missing (rows of them), in
  * time order (not file order: a backwards clock jump splits a series), to find the capture
  * loops: *r (owned by the caller, pfi_free), *n of them. */
-static pfi_error grid_rows(const pfi_telemetry *tm, const size_t *gpus, size_t ng, size_t fp, size_t rows,
-                           grid_row **r_out, size_t *n_out)
+static pfi_error grid_rows(const pfi_telemetry *tm, const size_t *gpus, size_t ng, size_t fp,
+                           size_t rows, grid_row **r_out, size_t *n_out)
 {
     grid_row *r = pfi_malloc(rows * sizeof *r);
     if (r == NULL)
@@ -595,8 +601,9 @@ static pfi_error steady_power(const power_bins *b, size_t ng, double align,
  * capture loops binned, the steady state of the complete bins. *t0 moves to the earliest
  * power row when that is earlier.
  */
-static pfi_error reduce_job_power(const pfi_telemetry *tm, const pfi_reduce_options *o, const size_t *gpus,
-                                  size_t ng, size_t fp, double *t0, pfi_reduced *out)
+static pfi_error reduce_job_power(const pfi_telemetry *tm, const pfi_reduce_options *o,
+                                  const size_t *gpus, size_t ng, size_t fp, double *t0,
+                                  pfi_reduced *out)
 {
     snprintf(out->power_field, sizeof out->power_field, "%s", tm->fields[fp].name);
     if (grid_step(tm, o, gpus, ng, fp, out) != PFI_OK)

@@ -25,7 +25,7 @@
 
 #include "pfi/value.h"
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                        \
     (defined(__GNUC__) || defined(__clang__))
 #define TM_SWAR 1
 #else
@@ -174,8 +174,7 @@ static inline pfi_value_status tm_number(const char *s, size_t n, double *out)
 /* ---- whole-line classification (lines of up to 127 bytes, TM_LINE_PAD readable after) ---- */
 
 /* Masks of p[0..64): blanks, newlines, bytes equal to c. */
-static inline void tm_class64_3(const char *p, char c, uint64_t *blank, uint64_t *nl,
-                                uint64_t *chr)
+static inline void tm_class64_3(const char *p, char c, uint64_t *blank, uint64_t *nl, uint64_t *chr)
 {
 #if TM_SSE2
     const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), lf = _mm_set1_epi8('\n'),
@@ -270,8 +269,8 @@ static inline __attribute__((always_inline)) int64_t tm_digits_in(uint64_t x, si
 {
     x <<= 8 * (8 - len);                                    /* the digits in the high bytes */
     x |= (0x3030303030303030ULL >> (4 * len)) >> (4 * len); /* '0's in front */
-    if (((x & 0xF0F0F0F0F0F0F0F0ULL) | (((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL)
-                                         >> 4)) != 0x3333333333333333ULL)
+    if (((x & 0xF0F0F0F0F0F0F0F0ULL) |
+         (((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) != 0x3333333333333333ULL)
         return -1;
     x = ((x & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8;
     x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
@@ -336,8 +335,9 @@ static inline __attribute__((always_inline)) bool tm_token_number(const char *p,
             return false;
     } else {
         uint64_t d0 = tm_eq_mask(tm_load8(p), '.'), d1 = tm_eq_mask(tm_load8(p + 8), '.');
-        size_t dot = d0 ? (size_t)(__builtin_ctzll(d0) >> 3)
-                        : d1 ? 8 + (size_t)(__builtin_ctzll(d1) >> 3) : 16;
+        size_t dot = d0   ? (size_t)(__builtin_ctzll(d0) >> 3)
+                     : d1 ? 8 + (size_t)(__builtin_ctzll(d1) >> 3)
+                          : 16;
         if (dot >= len) {
             if (len > 15)
                 return false;
@@ -370,8 +370,8 @@ tm_class64_3_avx2(const char *p, char c, uint64_t *blank, uint64_t *nl, uint64_t
                   lf = _mm256_set1_epi8('\n'), cc = _mm256_set1_epi8(c);
     __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
     __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
-#define TM_MASK64(cmp0, cmp1)                                                                 \
-    ((uint64_t)(uint32_t)_mm256_movemask_epi8(cmp0) |                                         \
+#define TM_MASK64(cmp0, cmp1)                                                                      \
+    ((uint64_t)(uint32_t)_mm256_movemask_epi8(cmp0) |                                              \
      (uint64_t)(uint32_t)_mm256_movemask_epi8(cmp1) << 32)
     *blank = TM_MASK64(_mm256_or_si256(_mm256_cmpeq_epi8(x0, sp), _mm256_cmpeq_epi8(x0, tab)),
                        _mm256_or_si256(_mm256_cmpeq_epi8(x1, sp), _mm256_cmpeq_epi8(x1, tab)));
@@ -389,9 +389,9 @@ tm_class64_3_avx2(const char *p, char c, uint64_t *blank, uint64_t *nl, uint64_t
  * pipelined; these three are. neg: the result negated (-0.0 for m = 0, as the division).
  */
 __attribute__((target(TM_SIMD_TARGET))) static inline double tm_div_pow10_fma(double a, size_t fd,
-                                                                           bool neg)
+                                                                              bool neg)
 {
-    static const double ip10[16] = {1e0,  1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
+    static const double ip10[16] = {1e0,  1e-1, 1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
                                     1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15};
     double v = a;
     if (fd != 0) {
@@ -407,17 +407,20 @@ __attribute__((target(TM_SIMD_TARGET))) static inline double tm_div_pow10_fma(do
  * ndig), read from byte k, or k + 1 past the dot; -128 (a zero) where k < 0. */
 #define TM_SH_K(j, nd) ((j) - (16 - (nd)))
 #define TM_SH(j, nd, dt) (TM_SH_K(j, nd) < 0 ? -128 : TM_SH_K(j, nd) + (TM_SH_K(j, nd) >= (dt)))
-#define TM_SH_ROW(nd, dt)                                                                       \
-    {TM_SH(0, nd, dt),  TM_SH(1, nd, dt),  TM_SH(2, nd, dt),  TM_SH(3, nd, dt),                 \
-     TM_SH(4, nd, dt),  TM_SH(5, nd, dt),  TM_SH(6, nd, dt),  TM_SH(7, nd, dt),                 \
-     TM_SH(8, nd, dt),  TM_SH(9, nd, dt),  TM_SH(10, nd, dt), TM_SH(11, nd, dt),                \
-     TM_SH(12, nd, dt), TM_SH(13, nd, dt), TM_SH(14, nd, dt), TM_SH(15, nd, dt)}
-#define TM_SH_ND(nd)                                                                            \
-    {TM_SH_ROW(nd, 0),  TM_SH_ROW(nd, 1),  TM_SH_ROW(nd, 2),  TM_SH_ROW(nd, 3),                 \
-     TM_SH_ROW(nd, 4),  TM_SH_ROW(nd, 5),  TM_SH_ROW(nd, 6),  TM_SH_ROW(nd, 7),                 \
-     TM_SH_ROW(nd, 8),  TM_SH_ROW(nd, 9),  TM_SH_ROW(nd, 10), TM_SH_ROW(nd, 11),                \
-     TM_SH_ROW(nd, 12), TM_SH_ROW(nd, 13), TM_SH_ROW(nd, 14), TM_SH_ROW(nd, 15),                \
-     TM_SH_ROW(nd, 16)}
+#define TM_SH_ROW(nd, dt)                                                                          \
+    {                                                                                              \
+        TM_SH(0, nd, dt), TM_SH(1, nd, dt), TM_SH(2, nd, dt), TM_SH(3, nd, dt), TM_SH(4, nd, dt),  \
+            TM_SH(5, nd, dt), TM_SH(6, nd, dt), TM_SH(7, nd, dt), TM_SH(8, nd, dt),                \
+            TM_SH(9, nd, dt), TM_SH(10, nd, dt), TM_SH(11, nd, dt), TM_SH(12, nd, dt),             \
+            TM_SH(13, nd, dt), TM_SH(14, nd, dt), TM_SH(15, nd, dt)                                \
+    }
+#define TM_SH_ND(nd)                                                                               \
+    {                                                                                              \
+        TM_SH_ROW(nd, 0), TM_SH_ROW(nd, 1), TM_SH_ROW(nd, 2), TM_SH_ROW(nd, 3), TM_SH_ROW(nd, 4),  \
+            TM_SH_ROW(nd, 5), TM_SH_ROW(nd, 6), TM_SH_ROW(nd, 7), TM_SH_ROW(nd, 8),                \
+            TM_SH_ROW(nd, 9), TM_SH_ROW(nd, 10), TM_SH_ROW(nd, 11), TM_SH_ROW(nd, 12),             \
+            TM_SH_ROW(nd, 13), TM_SH_ROW(nd, 14), TM_SH_ROW(nd, 15), TM_SH_ROW(nd, 16)             \
+    }
 
 /*
  * tm_token_number's SIMD twin (callers compiled with target(TM_SIMD_TARGET) only; the
@@ -429,20 +432,20 @@ __attribute__((target(TM_SIMD_TARGET))) static inline double tm_div_pow10_fma(do
  * converted 16 at a time by multiply-adds (the method of simdjson's parse_eight_digits,
  * widened). Reads p[0..16).
  */
-__attribute__((target(TM_SIMD_TARGET))) static inline bool tm_token_number_simd(const char *p,
-                                                                         size_t len,
-                                                                         double *out)
+__attribute__((target(TM_SIMD_TARGET))) static inline bool
+tm_token_number_simd(const char *p, size_t len, double *out)
 {
     static const signed char shuf[16][17][16] = {
-        TM_SH_ND(0),  TM_SH_ND(1),  TM_SH_ND(2),  TM_SH_ND(3),  TM_SH_ND(4),  TM_SH_ND(5),
-        TM_SH_ND(6),  TM_SH_ND(7),  TM_SH_ND(8),  TM_SH_ND(9),  TM_SH_ND(10), TM_SH_ND(11),
+        TM_SH_ND(0),  TM_SH_ND(1),  TM_SH_ND(2),  TM_SH_ND(3), TM_SH_ND(4),  TM_SH_ND(5),
+        TM_SH_ND(6),  TM_SH_ND(7),  TM_SH_ND(8),  TM_SH_ND(9), TM_SH_ND(10), TM_SH_ND(11),
         TM_SH_ND(12), TM_SH_ND(13), TM_SH_ND(14), TM_SH_ND(15)};
     if (len - 1 > 15)
         return false; /* (len 0 too) */
     __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
     __m128i d = _mm_sub_epi8(x, _mm_set1_epi8('0'));
     unsigned want = _bzhi_u32(~0u, (unsigned)len);
-    unsigned dig = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d));
+    unsigned dig =
+        (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d));
     unsigned dotm = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('.'))) & want;
     unsigned ndig = (unsigned)len - (dotm != 0);
     if ((want & ~(dig | dotm)) != 0 || (dotm & (dotm - 1)) != 0 || ndig - 1 > 14)
@@ -450,9 +453,9 @@ __attribute__((target(TM_SIMD_TARGET))) static inline bool tm_token_number_simd(
     unsigned dot = (unsigned)__builtin_ctz(dotm | 0x10000u);
     size_t fd = dotm ? len - dot - 1 : 0;
     __m128i src = _mm_loadu_si128((const __m128i *)(const void *)shuf[ndig][dot]);
-    __m128i t = _mm_maddubs_epi16(_mm_shuffle_epi8(d, src),
-                                  _mm_setr_epi8(10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1,
-                                                10, 1));
+    __m128i t =
+        _mm_maddubs_epi16(_mm_shuffle_epi8(d, src),
+                          _mm_setr_epi8(10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1));
     t = _mm_madd_epi16(t, _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
     t = _mm_packs_epi32(t, t);
     t = _mm_madd_epi16(t, _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
@@ -474,9 +477,8 @@ static inline bool tm_use_simd(bool no_simd)
 }
 
 /* tm_class64_3 or, with simd (a constant in each compiled copy), its AVX2 twin. */
-static inline __attribute__((always_inline)) void tm_class64_in(bool simd, const char *p, char c,
-                                                                uint64_t *blank, uint64_t *nl,
-                                                                uint64_t *chr)
+static inline __attribute__((always_inline)) void
+tm_class64_in(bool simd, const char *p, char c, uint64_t *blank, uint64_t *nl, uint64_t *chr)
 {
     if (simd)
         tm_class64_3_avx2(p, c, blank, nl, chr);
@@ -485,8 +487,8 @@ static inline __attribute__((always_inline)) void tm_class64_in(bool simd, const
 }
 
 /* tm_token_number or, with simd (a constant in each compiled copy), its SIMD twin. */
-static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const char *p,
-                                                               size_t len, double *out)
+static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const char *p, size_t len,
+                                                               double *out)
 {
     return simd ? tm_token_number_simd(p, len, out) : tm_token_number(p, len, out);
 }
@@ -496,15 +498,14 @@ static inline bool tm_use_simd(bool no_simd)
     (void)no_simd;
     return false;
 }
-static inline __attribute__((always_inline)) void tm_class64_in(bool simd, const char *p, char c,
-                                                                uint64_t *blank, uint64_t *nl,
-                                                                uint64_t *chr)
+static inline __attribute__((always_inline)) void
+tm_class64_in(bool simd, const char *p, char c, uint64_t *blank, uint64_t *nl, uint64_t *chr)
 {
     (void)simd;
     tm_class64_3(p, c, blank, nl, chr);
 }
-static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const char *p,
-                                                               size_t len, double *out)
+static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const char *p, size_t len,
+                                                               double *out)
 {
     (void)simd;
     return tm_token_number(p, len, out);
@@ -539,7 +540,8 @@ static inline unsigned tm_msb128(tm_u128 x)
 
 static inline unsigned tm_popcount128(tm_u128 x)
 {
-    return (unsigned)(__builtin_popcountll((uint64_t)x) + __builtin_popcountll((uint64_t)(x >> 64)));
+    return (unsigned)(__builtin_popcountll((uint64_t)x) +
+                      __builtin_popcountll((uint64_t)(x >> 64)));
 }
 
 /* A row of up to 127 bytes classified (tm_class64_in): its first 64 bytes, and the next 64
@@ -572,7 +574,8 @@ static inline bool tm_eq_short(const char *p, const char *ref, size_t len)
     for (; i + 8 <= len; i += 8)
         if (tm_load8(p + i) != tm_load8(ref + i))
             return false;
-    return i == len || ((tm_load8(p + i) ^ tm_load8(ref + i)) & (~0ULL >> (64 - 8 * (len - i)))) == 0;
+    return i == len ||
+           ((tm_load8(p + i) ^ tm_load8(ref + i)) & (~0ULL >> (64 - 8 * (len - i)))) == 0;
 #endif
 }
 
@@ -610,8 +613,8 @@ static inline size_t tm_kc_key(const char *p, size_t len, uint64_t *k0, uint64_t
     return (size_t)((x * 0x9E3779B1u) >> 24); /* 8 bits: TM_KC_SLOTS */
 }
 
-static inline __attribute__((always_inline)) bool tm_kc_get(const tm_keycache *c, const char *p, size_t len, size_t *slot,
-                             size_t *val)
+static inline __attribute__((always_inline)) bool tm_kc_get(const tm_keycache *c, const char *p,
+                                                            size_t len, size_t *slot, size_t *val)
 {
     uint64_t a, b;
     size_t h = tm_kc_key(p, len, &a, &b);

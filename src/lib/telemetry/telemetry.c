@@ -315,8 +315,8 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
         return keep_miss(tm, s, t);
     }
     /* dcgm_id 162 is max_limit_w (every alias of it); no string compare per sample. */
-    if (kind == PFI_KIND_LIMIT_W && tm->fields[f].dcgm_id == 162 &&
-        tm->opt.max_power_w == 0 && v > tm->max_limit_w)
+    if (kind == PFI_KIND_LIMIT_W && tm->fields[f].dcgm_id == 162 && tm->opt.max_power_w == 0 &&
+        v > tm->max_limit_w)
         tm->max_limit_w = v;
     s->n_valid++;
     s->sum += v;
@@ -366,15 +366,18 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
         double wrapped = t + 86400.0;
         double step = tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0;
         if (tod && wrapped > en->last_t && wrapped - en->last_t <= 2 * step + 1.0) {
-            tm_note(tm, "%s:%ld: time went from %.0f s to %.0f s of the day: taken as a "
-                        "midnight rollover (+24 h)", name, line, fmod(en->last_t, 86400.0),
-                    fmod(t, 86400.0));
+            tm_note(tm,
+                    "%s:%ld: time went from %.0f s to %.0f s of the day: taken as a "
+                    "midnight rollover (+24 h)",
+                    name, line, fmod(en->last_t, 86400.0), fmod(t, 86400.0));
             t = wrapped;
             en->day_offset_s += 86400.0;
         } else {
             en->segment++;
-            tm_note(tm, "%s:%ld: %s: time jumped back %.3f s (clock change?): series split "
-                        "into a new segment", name, line, en->name, en->last_t - t);
+            tm_note(tm,
+                    "%s:%ld: %s: time jumped back %.3f s (clock change?): series split "
+                    "into a new segment",
+                    name, line, en->name, en->last_t - t);
             for (size_t f = 0; f < tm->n_fields; f++) {
                 int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + f];
                 if (k >= 0)
@@ -403,7 +406,8 @@ long pfi_telemetry_field_find(const pfi_telemetry *tm, const char *name)
     return -1;
 }
 
-const pfi_telemetry_series *pfi_telemetry_series_get(const pfi_telemetry *tm, size_t entity, size_t field)
+const pfi_telemetry_series *pfi_telemetry_series_get(const pfi_telemetry *tm, size_t entity,
+                                                     size_t field)
 {
     if (entity >= tm->n_entities || field >= tm->n_fields)
         return NULL;
@@ -445,8 +449,10 @@ void pfi_telemetry_summarize(pfi_telemetry *tm)
                           "DCGM profiling module is not loaded / not permitted"
                         : "");
         if (s->n_range > 0)
-            tm_note(tm, "%s: %zu of %zu %s samples out of range (max seen %.17g): dropped, "
-                        "not clamped", en, s->n_range, total, f->name, s->range_max);
+            tm_note(tm,
+                    "%s: %zu of %zu %s samples out of range (max seen %.17g): dropped, "
+                    "not clamped",
+                    en, s->n_range, total, f->name, s->range_max);
         if (s->n_duplicate > 0)
             tm_note(tm, "%s: %zu duplicate %s samples dropped (kept one per scrape)", en,
                     s->n_duplicate, f->name);
@@ -454,10 +460,14 @@ void pfi_telemetry_summarize(pfi_telemetry *tm)
     for (size_t e = 0; e < tm->n_entities; e++) {
         const pfi_telemetry_entity *en = &tm->entities[e];
         if (en->lost && isnan(en->lost_t_s)) /* marked by the kernel log (pfi/kernlog.h) */
-            tm_note(tm, "%s: GPU lost: last good sample at t=%.3f s, time of the loss not "
-                        "known on the telemetry clock", en->name, en->last_good_t_s);
+            tm_note(tm,
+                    "%s: GPU lost: last good sample at t=%.3f s, time of the loss not "
+                    "known on the telemetry clock",
+                    en->name, en->last_good_t_s);
         else if (en->lost)
-            tm_note(tm, "%s: GPU lost (fell off the bus): last good sample at t=%.3f s, "
-                        "first lost at t=%.3f s", en->name, en->last_good_t_s, en->lost_t_s);
+            tm_note(tm,
+                    "%s: GPU lost (fell off the bus): last good sample at t=%.3f s, "
+                    "first lost at t=%.3f s",
+                    en->name, en->last_good_t_s, en->lost_t_s);
     }
 }

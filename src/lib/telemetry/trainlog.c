@@ -15,8 +15,7 @@
 #include "core/memory.h"
 #include "telemetry/internal.h"
 
-static const char *const tl_names[] = {"auto", "megatron", "nanotron", "hf", "torchtitan",
-                                       "regex"};
+static const char *const tl_names[] = {"auto", "megatron", "nanotron", "hf", "torchtitan", "regex"};
 
 const char *pfi_trainlog_format_name(pfi_trainlog_format f)
 {
@@ -102,11 +101,24 @@ static bool num(span x, double *v, bool *is_nan)
     double mult = 1;
     if (k > 0) {
         switch (buf[k - 1]) {
-        case 'K': mult = 1e3; k--; break;
-        case 'M': mult = 1e6; k--; break;
-        case 'G': mult = 1e9; k--; break;
-        case 'T': mult = 1e12; k--; break;
-        default: break;
+        case 'K':
+            mult = 1e3;
+            k--;
+            break;
+        case 'M':
+            mult = 1e6;
+            k--;
+            break;
+        case 'G':
+            mult = 1e9;
+            k--;
+            break;
+        case 'T':
+            mult = 1e12;
+            k--;
+            break;
+        default:
+            break;
         }
     }
     if (pfi_value_parse(buf, k, v) != PFI_VALUE_OK)
@@ -180,8 +192,8 @@ static bool find_timestamp(const char *s, size_t n, double *out)
             char b[20];
             memcpy(b, p, 19);
             b[19] = '\0';
-            if (sscanf(b, "%4d-%2d-%2d %2d:%2d:%2d", &y, &mo, &d, &h, &mi, &se) == 6 &&
-                mo >= 1 && mo <= 12 && d >= 1 && d <= 31) {
+            if (sscanf(b, "%4d-%2d-%2d %2d:%2d:%2d", &y, &mo, &d, &h, &mi, &se) == 6 && mo >= 1 &&
+                mo <= 12 && d >= 1 && d <= 31) {
                 *out = (double)tm_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400.0 +
                        h * 3600.0 + mi * 60.0 + se;
                 return true;
@@ -191,8 +203,7 @@ static bool find_timestamp(const char *s, size_t n, double *out)
     return false;
 }
 
-static pfi_error megatron_line(pfi_trainlog *log, tl_state *st, const char *s, size_t n,
-                               long line)
+static pfi_error megatron_line(pfi_trainlog *log, tl_state *st, const char *s, size_t n, long line)
 {
     span parts[MAX_PARTS];
     size_t np = split_bar(s, n, parts);
@@ -200,8 +211,8 @@ static pfi_error megatron_line(pfi_trainlog *log, tl_state *st, const char *s, s
     if (it == NULL)
         return PFI_OK;
     long iter = strtol(it + 9, NULL, 10);
-    pfi_trainlog_interval iv = {.line = line, .iteration = iter, .work = NAN, .time_s = NAN,
-                          .rate = NAN, .tflops = NAN};
+    pfi_trainlog_interval iv = {
+        .line = line, .iteration = iter, .work = NAN, .time_s = NAN, .rate = NAN, .tflops = NAN};
     iv.n_iter = st->prev_iter >= 0 ? iter - st->prev_iter : iter;
     span v;
     double x;
@@ -241,8 +252,7 @@ static pfi_error megatron_line(pfi_trainlog *log, tl_state *st, const char *s, s
     return push(log, &iv);
 }
 
-static pfi_error nanotron_line(pfi_trainlog *log, tl_state *st, const char *s, size_t n,
-                               long line)
+static pfi_error nanotron_line(pfi_trainlog *log, tl_state *st, const char *s, size_t n, long line)
 {
     span parts[MAX_PARTS];
     size_t np = split_bar(s, n, parts);
@@ -250,8 +260,8 @@ static pfi_error nanotron_line(pfi_trainlog *log, tl_state *st, const char *s, s
     if (it == NULL)
         return PFI_OK;
     long iter = strtol(it + 10, NULL, 10);
-    pfi_trainlog_interval iv = {.line = line, .iteration = iter, .work = NAN, .time_s = NAN,
-                          .rate = NAN, .tflops = NAN};
+    pfi_trainlog_interval iv = {
+        .line = line, .iteration = iter, .work = NAN, .time_s = NAN, .rate = NAN, .tflops = NAN};
     iv.n_iter = st->prev_iter >= 0 ? iter - st->prev_iter : iter;
     span v;
     double x, tps = NAN, ms = NAN;
@@ -304,8 +314,8 @@ static pfi_error hf_line(pfi_trainlog *log, const char *s, size_t n, long line)
     }
     if (!dict_get(s, n, "train_runtime", &rt, NULL))
         return PFI_OK;
-    pfi_trainlog_interval iv = {.line = line, .iteration = -1, .work = NAN, .time_s = rt,
-                          .rate = NAN, .tflops = NAN};
+    pfi_trainlog_interval iv = {
+        .line = line, .iteration = -1, .work = NAN, .time_s = rt, .rate = NAN, .tflops = NAN};
     if (dict_get(s, n, "train_tokens_per_second", &sps, NULL)) {
         snprintf(log->unit, sizeof log->unit, "tokens");
     } else if (dict_get(s, n, "train_samples_per_second", &sps, NULL)) {
@@ -322,8 +332,7 @@ static pfi_error hf_line(pfi_trainlog *log, const char *s, size_t n, long line)
     return push(log, &iv);
 }
 
-static pfi_error titan_line(pfi_trainlog *log, tl_state *st, const char *s0, size_t n0,
-                            long line)
+static pfi_error titan_line(pfi_trainlog *log, tl_state *st, const char *s0, size_t n0, long line)
 {
     /* Strip ANSI colour escapes into a local copy. */
     char buf[4096];
@@ -344,8 +353,8 @@ static pfi_error titan_line(pfi_trainlog *log, tl_state *st, const char *s0, siz
     if (sp == NULL || tp == NULL)
         return PFI_OK;
     long step = strtol(sp + 5, NULL, 10);
-    pfi_trainlog_interval iv = {.line = line, .iteration = step, .work = NAN, .time_s = NAN,
-                          .rate = NAN, .tflops = NAN};
+    pfi_trainlog_interval iv = {
+        .line = line, .iteration = step, .work = NAN, .time_s = NAN, .rate = NAN, .tflops = NAN};
     iv.n_iter = st->prev_iter >= 0 ? step - st->prev_iter : step;
     st->prev_iter = step;
     const char *e = tp + 4;
@@ -388,14 +397,14 @@ static pfi_error titan_line(pfi_trainlog *log, tl_state *st, const char *s0, siz
     return push(log, &iv);
 }
 
-static pfi_error regex_line(pfi_trainlog *log, pcre2_code *re, pcre2_match_data *md,
-                            const char *s, size_t n, long line)
+static pfi_error regex_line(pfi_trainlog *log, pcre2_code *re, pcre2_match_data *md, const char *s,
+                            size_t n, long line)
 {
     int rc = pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, md, NULL);
     if (rc < 0)
         return PFI_OK;
-    pfi_trainlog_interval iv = {.line = line, .iteration = -1, .work = NAN, .time_s = NAN,
-                          .rate = NAN, .tflops = NAN};
+    pfi_trainlog_interval iv = {
+        .line = line, .iteration = -1, .work = NAN, .time_s = NAN, .rate = NAN, .tflops = NAN};
     static const char *const groups[] = {"throughput", "work", "time_s"};
     double vals[3] = {NAN, NAN, NAN};
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
@@ -493,8 +502,8 @@ pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_trainlog_forma
         e = tm_lines_next(&r, &s, &n, &eof);
         if (e != PFI_OK || eof)
             break;
-        if (fmt != PFI_TRAINLOG_REGEX && (memmem(s, n, "saving checkpoint", 17) ||
-                                    memmem(s, n, "Saving checkpoint", 17))) {
+        if (fmt != PFI_TRAINLOG_REGEX &&
+            (memmem(s, n, "saving checkpoint", 17) || memmem(s, n, "Saving checkpoint", 17))) {
             st.ckpt_pending = true;
             continue;
         }
@@ -504,12 +513,23 @@ pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_trainlog_forma
         if (fmt == PFI_TRAINLOG_AUTO)
             fmt = lf;
         switch (lf) {
-        case PFI_TRAINLOG_MEGATRON: e = megatron_line(log, &st, s, n, r.line); break;
-        case PFI_TRAINLOG_NANOTRON: e = nanotron_line(log, &st, s, n, r.line); break;
-        case PFI_TRAINLOG_HF: e = hf_line(log, s, n, r.line); break;
-        case PFI_TRAINLOG_TORCHTITAN: e = titan_line(log, &st, s, n, r.line); break;
-        case PFI_TRAINLOG_REGEX: e = regex_line(log, re, md, s, n, r.line); break;
-        default: break;
+        case PFI_TRAINLOG_MEGATRON:
+            e = megatron_line(log, &st, s, n, r.line);
+            break;
+        case PFI_TRAINLOG_NANOTRON:
+            e = nanotron_line(log, &st, s, n, r.line);
+            break;
+        case PFI_TRAINLOG_HF:
+            e = hf_line(log, s, n, r.line);
+            break;
+        case PFI_TRAINLOG_TORCHTITAN:
+            e = titan_line(log, &st, s, n, r.line);
+            break;
+        case PFI_TRAINLOG_REGEX:
+            e = regex_line(log, re, md, s, n, r.line);
+            break;
+        default:
+            break;
         }
         if (e != PFI_OK)
             break;

@@ -23,8 +23,8 @@ typedef struct xml_lazy_fns {
     void (*init_parser)(void);
     xmlParserCtxtPtr (*new_parser_ctxt)(void);
     void (*free_parser_ctxt)(xmlParserCtxtPtr);
-    xmlDocPtr (*ctxt_read_memory)(xmlParserCtxtPtr, const char *, int, const char *,
-                                  const char *, int);
+    xmlDocPtr (*ctxt_read_memory)(xmlParserCtxtPtr, const char *, int, const char *, const char *,
+                                  int);
     void (*free_doc)(xmlDocPtr);
     xmlNodePtr (*doc_get_root_element)(const xmlDoc *);
     xmlChar *(*node_get_content)(const xmlNode *);
