@@ -5,7 +5,7 @@
  * SLURM_JOB_ID in /proc/PID/environ, every jobs_refresh), or the emulated backend's jobs.
  * Throughput: the tail of each configured training log (read with the trainlog readers when
  * it grew), the emulated jobs' reports (each to the job that owns its GPUs), or
- * POST /v1/jobs/{id}/throughput (http.c).
+ * POST /v1/jobs/{id}/throughput (api.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>

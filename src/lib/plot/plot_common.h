@@ -1,5 +1,5 @@
 /*
- * Private helpers shared by the figure writers (plot.c, plot_stats.c, plot_sim.c,
+ * Private helpers shared by the figure writers (plot_curves.c, plot_stats.c, plot_sim.c,
  * src/lib/plot/plot_report.c): PLplot's error hooks, the output format from the file name, the
  * common palette, text size and margins per subpage, and the write-to-a-temporary-then-rename
  * protocol. Not part of the public API.

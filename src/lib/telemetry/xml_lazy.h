@@ -1,5 +1,5 @@
 /*
- * libxml2, loaded on first use. Only the `nvidia-smi -q -x` reader (read_xml.c) parses XML,
+ * libxml2, loaded on first use. Only the `nvidia-smi -q -x` reader (nvidia_smi_xml.c) parses XML,
  * and linking libxml2 into libpfi made every process — the `pfi` command and the `pfid`
  * daemon — load it and, through it, ICU (libicuuc, libicudata) and libstdc++ at start-up
  * (≈ 1.7 MB resident, ≈ 2.5 ms per process). So, as for libcurl (src/lib/control/curl_lazy.h) and
