@@ -1,8 +1,10 @@
 /*
  * Whole-or-nothing output files: regular files replaced by rename with their mode kept,
- * symlinks followed, devices and FIFOs written in place, failures leave nothing behind.
+ * symlinks followed, devices and FIFOs written in place, failures leave nothing behind; the
+ * durable variant's new-file mode, its content after commit and its errno on failure.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -221,6 +223,111 @@ static void test_open_path_for_named_writers(void **state)
     unlink(p);
 }
 
+/* A new durable file gets mode_new less the umask; an existing one keeps its mode. */
+static void test_durable_mode_and_content(void **state)
+{
+    (void)state;
+    char p[512];
+    path_of(p, sizeof p, "journal");
+    mode_t old_mask = umask(022);
+    pfi_atomic_file a;
+    assert_int_equal(pfi_atomic_open_durable(&a, p, 0600, NULL), PFI_OK);
+    assert_false(a.in_place);
+    assert_true(a.durable);
+    assert_non_null(strstr(a.write_path, ".tmp"));
+    fputs("pfi-cap-journal 1\nend\n", a.f);
+    assert_int_equal(access(p, F_OK), -1);
+    assert_int_equal(pfi_atomic_commit(&a, NULL), PFI_OK);
+    assert_int_equal(a.error, 0);
+    expect_text(p, "pfi-cap-journal 1\nend\n");
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    /* replacing: the existing file's mode stays, mode_new is for new files only */
+    chmod(p, 0640);
+    assert_int_equal(pfi_atomic_open_durable(&a, p, 0600, NULL), PFI_OK);
+    fputs("two", a.f);
+    assert_int_equal(pfi_atomic_commit(&a, NULL), PFI_OK);
+    expect_text(p, "two");
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    expect_entries(1);
+    unlink(p);
+    /* the umask applies to mode_new, as for open(2) */
+    umask(027);
+    assert_int_equal(pfi_atomic_open_durable(&a, p, 0666, NULL), PFI_OK);
+    assert_int_equal(pfi_atomic_commit(&a, NULL), PFI_OK);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    umask(old_mask);
+    unlink(p);
+}
+
+/* Abort and a failed rename leave the old state and no temporary. */
+static void test_durable_abort_and_failed_rename(void **state)
+{
+    (void)state;
+    char p[512];
+    path_of(p, sizeof p, "runs.csv");
+    pfi_atomic_file a;
+    assert_int_equal(pfi_atomic_open_durable(&a, p, 0666, NULL), PFI_OK);
+    fputs("half", a.f);
+    pfi_atomic_abort(&a);
+    assert_int_equal(access(p, F_OK), -1);
+    expect_entries(0);
+    write_text(p, "old");
+    assert_int_equal(pfi_atomic_open_durable(&a, p, 0666, NULL), PFI_OK);
+    fputs("half", a.f);
+    pfi_atomic_abort(&a);
+    expect_text(p, "old");
+    expect_entries(1);
+    unlink(p);
+    /* a directory appears at the path before the commit: the rename fails (EISDIR), the
+     * temporary goes, the errno is kept for the caller's message */
+    assert_int_equal(pfi_atomic_open_durable(&a, p, 0666, NULL), PFI_OK);
+    fputs("data", a.f);
+    assert_int_equal(mkdir(p, 0700), 0);
+    pfi_diag d;
+    assert_int_equal(pfi_atomic_commit(&a, &d), PFI_ERR_IO);
+    assert_int_equal(a.error, EISDIR);
+    assert_null(a.f);
+    assert_null(a.write_path);
+    assert_string_equal(d.file, p);
+    expect_entries(1); /* the directory alone */
+    assert_int_equal(rmdir(p), 0);
+}
+
+static void test_durable_errors_and_devices(void **state)
+{
+    (void)state;
+    pfi_atomic_file a;
+    pfi_diag d;
+    char p[512];
+    /* the temporary cannot be created: diag names it, a->error is the errno */
+    path_of(p, sizeof p, "missing-dir/cap-journal");
+    assert_int_equal(pfi_atomic_open_durable(&a, p, 0600, &d), PFI_ERR_IO);
+    assert_int_equal(a.error, ENOENT);
+    assert_null(a.path);
+    assert_int_equal(strncmp(d.file, p, strlen(p)), 0);
+    assert_non_null(strstr(d.file + strlen(p), ".tmp"));
+    assert_int_equal(pfi_atomic_open_durable(&a, dir, 0600, &d), PFI_ERR_IO);
+    assert_int_equal(a.error, EISDIR);
+    assert_string_equal(d.file, dir);
+    /* a device is written in place; one that cannot be synced is not an error */
+    assert_int_equal(pfi_atomic_open_durable(&a, "/dev/null", 0600, NULL), PFI_OK);
+    assert_true(a.in_place);
+    fputs("x", a.f);
+    assert_int_equal(pfi_atomic_commit(&a, NULL), PFI_OK);
+    assert_int_equal(a.error, 0);
+    /* a write error fails the commit with its errno */
+    assert_int_equal(pfi_atomic_open_durable(&a, "/dev/full", 0600, &d), PFI_OK);
+    for (int i = 0; i < 10000; i++)
+        fputs("0123456789", a.f);
+    assert_int_equal(pfi_atomic_commit(&a, &d), PFI_ERR_IO);
+    assert_int_equal(a.error, ENOSPC);
+    expect_entries(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +337,9 @@ int main(void)
         cmocka_unit_test(test_fifo_and_device_in_place),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_open_path_for_named_writers),
+        cmocka_unit_test(test_durable_mode_and_content),
+        cmocka_unit_test(test_durable_abort_and_failed_rename),
+        cmocka_unit_test(test_durable_errors_and_devices),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

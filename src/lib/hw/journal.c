@@ -3,14 +3,13 @@
  * atomically before the first change so that `pfi restore` can undo a crashed sweep.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/memory.h"
+#include "pfi/atomic_file.h"
 #include "pfi/capctl.h"
 
 #define JOURNAL_MAX_BYTES (1 << 20)
@@ -175,52 +174,34 @@ pfi_error pfi_journal_read(const char *path, pfi_journal *out, pfi_diag *diag)
     return e;
 }
 
+/*
+ * Through pfi_atomic_open_durable: a new journal is 0600 and the file and its directory are
+ * fsynced, since `pfi restore` must find it after a crash of the machine. The messages are
+ * the journal's own (the errno's text, diag->file the journal path), not atomic's. A path
+ * that already exists is refused earlier by pfi_capctl_create; as for any atomic file, a
+ * symlink is followed (its target replaced, the link kept; a dangling link fails with
+ * ENOENT, where this once replaced the link with a file) and a device or FIFO is written in
+ * place.
+ */
 pfi_error pfi_journal_write(const char *path, const pfi_journal *j, pfi_diag *diag)
 {
     pfi_diag_clear(diag);
     if (diag != NULL)
         snprintf(diag->file, sizeof diag->file, "%s", path);
-    size_t len = strlen(path) + 32;
-    char *tmp = pfi_malloc(len);
-    if (tmp == NULL)
-        return PFI_ERR_NOMEM;
-    snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (f == NULL) {
-        if (fd >= 0)
-            close(fd);
-        pfi_free(tmp);
-        return jfail(diag, PFI_ERR_IO, 0, strerror(errno));
-    }
+    pfi_atomic_file a;
+    pfi_error e = pfi_atomic_open_durable(&a, path, 0600, NULL);
+    if (e == PFI_ERR_NOMEM)
+        return e;
+    if (e != PFI_OK)
+        return jfail(diag, PFI_ERR_IO, 0, strerror(a.error));
+    FILE *f = a.f;
     fprintf(f, "pfi-cap-journal 1\nbackend %s\nlibrary %s\npid %ld\n", j->backend,
             j->library[0] ? j->library : "-", j->pid);
     for (size_t k = 0; k < j->n; k++)
         fprintf(f, "gpu %u %s %" PRIu32 "\n", j->entries[k].index,
                 j->entries[k].uuid[0] ? j->entries[k].uuid : "-", j->entries[k].original_mw);
     fprintf(f, "end\n");
-    bool ok = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
-    ok = fclose(f) == 0 && ok;
-    if (ok && rename(tmp, path) != 0)
-        ok = false;
-    if (!ok) {
-        int err = errno;
-        unlink(tmp);
-        pfi_free(tmp);
-        return jfail(diag, PFI_ERR_IO, 0, strerror(err));
-    }
-    pfi_free(tmp);
-    /* make the rename itself durable */
-    char *dir = pfi_strdup(path);
-    if (dir != NULL) {
-        char *slash = strrchr(dir, '/');
-        const char *d = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
-        int dfd = open(d, O_RDONLY);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-        pfi_free(dir);
-    }
+    if (pfi_atomic_commit(&a, NULL) != PFI_OK)
+        return jfail(diag, PFI_ERR_IO, 0, strerror(a.error));
     return PFI_OK;
 }

@@ -1,8 +1,8 @@
 /*
  * The runs-table sink of a sweep: OUTDIR/runs.csv plus OUTDIR/pfi-dataset.json, so that
  * `pfi analyze OUTDIR` reads a sweep with no flags. The table is rewritten whole after every
- * run (temporary + rename): a crash leaves the previous complete table, and the rows present
- * are the runs a restarted sweep skips.
+ * run (temporary, fsync, rename: pfi/atomic_file.h): a crash leaves the previous complete
+ * table, and the rows present are the runs a restarted sweep skips.
  */
 #include <errno.h>
 #include <math.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/memory.h"
+#include "pfi/atomic_file.h"
 #include "pfi/csv.h"
 #include "pfi/manifest.h"
 #include "pfi/sweep.h"
@@ -49,7 +50,7 @@ typedef struct row {
 } row;
 
 struct pfi_runs_dir {
-    char *dir, *path, *tmp;
+    char *dir, *path;
     row *rows;
     size_t n, cap;
 };
@@ -159,19 +160,28 @@ static pfi_error load_existing(pfi_runs_dir *d, pfi_diag *diag)
     return e;
 }
 
-static pfi_error write_file(const char *path, const char *tmp, const char *text1,
-                            const pfi_runs_dir *d, pfi_diag *diag)
+/*
+ * Write text1 (when not NULL) and, when d is not NULL, the runs table to path, whole or not
+ * at all and synced to disk (pfi_atomic_open_durable). The messages are the runs table's
+ * own: the errno's text, naming the temporary when it cannot be created, else path.
+ */
+static pfi_error write_file(const char *path, const char *text1, const pfi_runs_dir *d,
+                            pfi_diag *diag)
 {
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL)
-        return dfail(diag, PFI_ERR_IO, tmp, 0, strerror(errno));
+    pfi_atomic_file a;
+    pfi_diag ad;
+    pfi_error e = pfi_atomic_open_durable(&a, path, 0666, &ad);
+    if (e == PFI_ERR_NOMEM)
+        return e;
+    if (e != PFI_OK)
+        return dfail(diag, PFI_ERR_IO, ad.file, 0, strerror(a.error));
+    FILE *f = a.f;
     if (text1 != NULL)
         fputs(text1, f);
     if (d != NULL) {
         char *h = join(header, N_COLS);
         if (h == NULL) {
-            fclose(f);
-            unlink(tmp);
+            pfi_atomic_abort(&a);
             return PFI_ERR_NOMEM;
         }
         fprintf(f, "%s\n", h);
@@ -179,15 +189,8 @@ static pfi_error write_file(const char *path, const char *tmp, const char *text1
         for (size_t i = 0; i < d->n; i++)
             fprintf(f, "%s\n", d->rows[i].line);
     }
-    bool ok = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
-    ok = fclose(f) == 0 && ok;
-    if (ok && rename(tmp, path) != 0)
-        ok = false;
-    if (!ok) {
-        int err = errno;
-        unlink(tmp);
-        return dfail(diag, PFI_ERR_IO, path, 0, strerror(err));
-    }
+    if (pfi_atomic_commit(&a, NULL) != PFI_OK)
+        return dfail(diag, PFI_ERR_IO, path, 0, strerror(a.error));
     return PFI_OK;
 }
 
@@ -202,7 +205,6 @@ void pfi_runs_dir_close(pfi_runs_dir *d)
     pfi_free(d->rows);
     pfi_free(d->dir);
     pfi_free(d->path);
-    pfi_free(d->tmp);
     pfi_free(d);
 }
 
@@ -223,20 +225,17 @@ pfi_error pfi_runs_dir_open(const char *dir, pfi_runs_dir **out, pfi_diag *diag)
     size_t len = strlen(dir) + 64;
     d->dir = pfi_strdup(dir);
     d->path = pfi_malloc(len);
-    d->tmp = pfi_malloc(len + 32);
-    if (d->dir == NULL || d->path == NULL || d->tmp == NULL) {
+    if (d->dir == NULL || d->path == NULL) {
         pfi_runs_dir_close(d);
         return PFI_ERR_NOMEM;
     }
     snprintf(d->path, len, "%s/%s", dir, PFI_RUNS_FILE);
-    snprintf(d->tmp, len + 32, "%s/.%s.tmp%ld", dir, PFI_RUNS_FILE, (long)getpid());
     pfi_error e = load_existing(d, diag);
     if (e == PFI_OK) {
-        char mpath[4096], mtmp[4200];
+        char mpath[4096];
         snprintf(mpath, sizeof mpath, "%s/%s", dir, PFI_MANIFEST_NAME);
-        snprintf(mtmp, sizeof mtmp, "%s.tmp%ld", mpath, (long)getpid());
         if (access(mpath, F_OK) != 0)
-            e = write_file(mpath, mtmp, manifest_text, NULL, diag);
+            e = write_file(mpath, manifest_text, NULL, diag);
     }
     if (e != PFI_OK) {
         pfi_runs_dir_close(d);
@@ -291,7 +290,7 @@ static pfi_error sink_put(void *ctx, const pfi_sweep_row *r, pfi_diag *diag)
             fabs(d->rows[i].requested_w - r->requested_cap_w) < 0.0005) {
             char *old = d->rows[i].line;
             d->rows[i].line = line;
-            pfi_error e = write_file(d->path, d->tmp, NULL, d, diag);
+            pfi_error e = write_file(d->path, NULL, d, diag);
             if (e != PFI_OK) { /* not on disk: keep the old row */
                 d->rows[i].line = old;
                 pfi_free(line);
@@ -305,7 +304,7 @@ static pfi_error sink_put(void *ctx, const pfi_sweep_row *r, pfi_diag *diag)
         pfi_free(line);
         return e;
     }
-    e = write_file(d->path, d->tmp, NULL, d, diag);
+    e = write_file(d->path, NULL, d, diag);
     if (e != PFI_OK) { /* not on disk: not done */
         d->n--;
         pfi_free(d->rows[d->n].line);
