@@ -13,6 +13,7 @@ FAKE=$2
 SRC=$3
 T=$(mktemp -d /tmp/pfid-test.XXXXXX)
 PIDS=""
+AGENT_LOGS=""
 cleanup() {
     for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
     rm -rf "$T"
@@ -43,6 +44,7 @@ start_agent() {
     "$PFID" -l 127.0.0.1:0 -s port_file="$T/port" -t "$T/token" -j "$T/journal" -i 100ms \
         -s stale_after=1s "$@" 2>>"$T/$name.log" &
     PID=$!
+    AGENT_LOGS="$AGENT_LOGS $T/$name.log"
     PIDS="$PIDS $PID"
     i=0
     while [ ! -s "$T/port" ] && [ $i -lt 200 ] && kill -0 "$PID" 2>/dev/null; do
@@ -376,5 +378,17 @@ chmod 644 "$T/token"
 chmod 600 "$T/token"
 "$PFID" --help | grep -q 'Usage: pfid' && ok "--help" || bad "--help"
 "$PFID" --bogus >/dev/null 2>&1; [ $? -eq 2 ] && ok "unknown option: exit 2" || bad "unknown option"
+# Every message an agent wrote came through pfid's log, and libmicrohttpd had nothing to say
+# about how its server was started (e.g. a logger option that is not the first).
+# shellcheck disable=SC2086
+if cat $AGENT_LOGS | grep -v '^pfid: ' | grep -q . || cat $AGENT_LOGS | grep -q 'MHD_OPTION'; then
+    bad "agent log lines that are not pfid's own, or libmicrohttpd's option warnings:"
+    # shellcheck disable=SC2086
+    cat $AGENT_LOGS | grep -v '^pfid: ' | head -3
+    # shellcheck disable=SC2086
+    cat $AGENT_LOGS | grep 'MHD_OPTION' | head -3
+else
+    ok "every log line is pfid's, none from libmicrohttpd about its options"
+fi
 
 exit $fail

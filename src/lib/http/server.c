@@ -168,11 +168,12 @@ pfi_error pfi_http_server_start(const pfi_http_server_config *cfg, pfi_http_serv
                 .option = set[k].option, .value = (intptr_t)set[k].value, .ptr_value = NULL};
     opt[n] = (struct MHD_OptionItem){.option = MHD_OPTION_END, .value = 0, .ptr_value = NULL};
     /* the port argument is unused: MHD_OPTION_SOCK_ADDR gives it (without that option
-     * libmicrohttpd would bind every interface) */
+     * libmicrohttpd would bind every interface). The logger comes first: libmicrohttpd
+     * warns on stderr, with its own logger, about one that is not the first option. */
     s->daemon =
-        MHD_start_daemon(flags, 0, NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, cfg->addr,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER,
-                         on_log, s, MHD_OPTION_ARRAY, opt, MHD_OPTION_END);
+        MHD_start_daemon(flags, 0, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, on_log, s,
+                         MHD_OPTION_SOCK_ADDR, cfg->addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+                         s, MHD_OPTION_ARRAY, opt, MHD_OPTION_END);
     if (s->daemon == NULL) {
         pfi_free(s);
         pfi_diag_set(d, NULL, 0, NULL, "http server: cannot listen");
