@@ -87,6 +87,12 @@ run ingest-store sh -c 'for f in ../../tests/data/trainlog/*.log; do
 run probe-emulated pfi probe --backend emulated
 run sweep-emulated sh -c 'pfi sweep --backend emulated --caps 300,250,200 --duration 2s \
     --interval 100ms --warmup 0 -o sw --db s.db --format csv; pfi runs --db s.db'
+# pfid started on loopback (emulated GPUs, any port) and stopped: what it logs on the way
+run pfid-start-stop sh -c 'pfid -b emulated -l 127.0.0.1:0 -s port_file=port -j journal \
+    -t /nonexistent/token 2>log & p=$!; i=0; while [ ! -s port ] && [ $i -lt 100 ]; do
+    sleep 0.1; i=$((i + 1)); done; kill -TERM $p; wait $p; echo "exit $?"; rm -f port
+    sed "s/(port [0-9]*)/(port PORT)/" log; rm -f log'
+
 # what differs from run to run by design: wall-clock stamps, the scratch directory and the
 # source tree's path (the default data directory is compiled in)
 find "$out" -type f | while read -r f; do
