@@ -19,6 +19,7 @@
 #include "pfi/value.h"
 
 /* Telemetry: readers, reduction to a run's numbers, kernel and training logs. */
+#include "pfi/featmap.h"
 #include "pfi/kernlog.h"
 #include "pfi/reduce.h"
 #include "pfi/telemetry.h"
@@ -32,8 +33,7 @@
 #include "pfi/steady.h"
 #include "pfi/store.h"
 
-/* Statistics: tests and fits, the predictor, the feature table, the job model and library. */
-#include "pfi/featmap.h"
+/* Statistics: tests and fits, the predictor, the job model and library. */
 #include "pfi/fit.h"
 #include "pfi/library.h"
 #include "pfi/model.h"
