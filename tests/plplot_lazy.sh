@@ -1,5 +1,6 @@
 #!/bin/sh
-# PLplot is opened with dlopen on the first figure (src/lib/plot/plplot_lazy.c), not linked:
+# The libraries opened on first use are not linked (PLplot, libmicrohttpd, libcurl, libxml2,
+# NVML); PLplot is opened with dlopen on the first figure (src/lib/plot/plplot_lazy.c):
 # pfi and pfid do not name it; without a loadable libplplot.so.17 the commands that draw
 # nothing run as before, and a figure fails with a message naming the library and why,
 # leaving no file behind.
@@ -13,12 +14,16 @@ fail=0
 ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fail=1; }
 
+# None of the five libraries opened on first use is linked: PLplot, libmicrohttpd, libcurl,
+# libxml2, NVML (README, Quick start).
 for b in "$PFI" "$PFID"; do
-    if objdump -p "$b" | grep -q 'NEEDED.*libplplot'; then
-        bad "$(basename "$b") links PLplot"
-    else
-        ok "$(basename "$b") does not link PLplot"
-    fi
+    for lib in libplplot libmicrohttpd libcurl libxml2 libnvidia-ml; do
+        if objdump -p "$b" | grep -q "NEEDED.*$lib"; then
+            bad "$(basename "$b") links $lib"
+        else
+            ok "$(basename "$b") does not link $lib"
+        fi
+    done
 done
 
 sim() { "$PFI" simulate --workloads 4 --jobs 6 --quiet "$@"; }
