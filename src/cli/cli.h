@@ -177,6 +177,50 @@ struct json_t;
 /* cli_json_num — a JSON real, or null when v is not finite (jansson refuses NaN and Inf). */
 struct json_t *cli_json_num(double v);
 
+/*
+ * Usage texts name the library's registries from their tables, so a new strategy, telemetry
+ * format or GPU backend shows in --help with no edit there.
+ *
+ * cli_names — the names of one registry (static strings borrowed from the library), in the
+ * table's order; at most CLI_NAMES_MAX (more are left out).
+ */
+#define CLI_NAMES_MAX 32
+typedef struct cli_names {
+    const char *name[CLI_NAMES_MAX];
+    size_t n;
+} cli_names;
+
+/* cli_strategy_names — every allocation strategy (pfi_strategy_name, pfi/allocate.h). */
+void cli_strategy_names(cli_names *out);
+/* cli_telemetry_format_names — every telemetry format, "auto" first (pfi/telemetry.h). */
+void cli_telemetry_format_names(cli_names *out);
+/* cli_gpu_backend_names — the GPU backends with every PFI_GPU_CAP_* bit of need (0: all),
+ * pfi/gpu.h. */
+void cli_gpu_backend_names(unsigned need, cli_names *out);
+
+/* How cli_join_names writes a list. */
+typedef struct cli_list_style {
+    const char *sep;      /* between two names: ", " or "|" */
+    const char *last_sep; /* before the last name (" or ": an English list); NULL: sep */
+    const char *first;    /* the default: listed first as "NAME (default)"; NULL: none */
+} cli_list_style;
+
+/* cli_join_names — names joined as st says into buf[len] (truncated to fit, NUL-terminated
+ * when len > 0); returns buf. */
+const char *cli_join_names(char *buf, size_t len, const cli_names *names, const cli_list_style *st);
+
+/*
+ * cli_usage_wrap — print lead (an option's column, printed as is) then text wrapped greedily
+ * so that no line passes width columns where it can break: at a space (dropped at the break)
+ * or after a '|'; continuation lines are indented by indent spaces. Ends with a newline.
+ */
+void cli_usage_wrap(FILE *f, const char *lead, int indent, int width, const char *text);
+
+/* cli_usage_list — cli_usage_wrap of names joined as st says, followed by tail (NULL: none):
+ * one option's list of accepted names in a usage text. */
+void cli_usage_list(FILE *f, const char *lead, int indent, int width, const cli_names *names,
+                    const cli_list_style *st, const char *tail);
+
 /* cli_is_tty — true when f is a terminal. */
 bool cli_is_tty(FILE *f);
 

@@ -14,6 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pfi/allocate.h"
+#include "pfi/gpu.h"
+#include "pfi/telemetry.h"
 #include "pfi/value.h"
 
 void cli_error(const char *fmt, ...)
@@ -219,4 +222,100 @@ void cli_put_num(FILE *f, double v, int sig, const char *missing)
 json_t *cli_json_num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
+}
+
+static void names_add(cli_names *out, const char *name)
+{
+    if (out->n < CLI_NAMES_MAX)
+        out->name[out->n++] = name;
+}
+
+void cli_strategy_names(cli_names *out)
+{
+    out->n = 0;
+    for (int k = 0; k < PFI_STRATEGY_COUNT; k++)
+        names_add(out, pfi_strategy_name((pfi_strategy)k));
+}
+
+/* The formats are numbered from PFI_TELEMETRY_AUTO (0) up; the first number whose name does
+ * not parse back to it ("unknown") ends them. */
+void cli_telemetry_format_names(cli_names *out)
+{
+    out->n = 0;
+    for (int k = 0; k < CLI_NAMES_MAX; k++) {
+        const char *name = pfi_telemetry_format_name((pfi_telemetry_format)k);
+        pfi_telemetry_format back;
+        if (!pfi_telemetry_format_parse(name, &back) || (int)back != k)
+            break;
+        names_add(out, name);
+    }
+}
+
+/* A kind that is no backend has no name (pfi_gpu_kind_name: NULL). */
+void cli_gpu_backend_names(unsigned need, cli_names *out)
+{
+    out->n = 0;
+    for (int k = 0; k < CLI_NAMES_MAX; k++) {
+        const char *name = pfi_gpu_kind_name((pfi_gpu_kind)k);
+        if (name != NULL && (pfi_gpu_backend_caps((pfi_gpu_kind)k) & need) == need)
+            names_add(out, name);
+    }
+}
+
+const char *cli_join_names(char *buf, size_t len, const cli_names *names, const cli_list_style *st)
+{
+    const char *order[CLI_NAMES_MAX + 1];
+    size_t n = 0;
+    if (st->first != NULL)
+        order[n++] = st->first;
+    for (size_t k = 0; k < names->n; k++)
+        if (st->first == NULL || strcmp(names->name[k], st->first) != 0)
+            order[n++] = names->name[k];
+    size_t used = 0;
+    if (len > 0)
+        buf[0] = '\0';
+    for (size_t k = 0; k < n && used < len; k++) {
+        const char *sep = k == 0 ? "" : k + 1 == n && st->last_sep != NULL ? st->last_sep : st->sep;
+        const char *mark = k == 0 && st->first != NULL ? " (default)" : "";
+        int w = snprintf(buf + used, len - used, "%s%s%s", sep, order[k], mark);
+        used = w < 0 ? len : used + (size_t)w;
+    }
+    return buf;
+}
+
+/* Greedy: each word (up to a space, or through a '|') goes on the line when it fits, else it
+ * starts a new one; the spaces before a word that starts a line are dropped. */
+void cli_usage_wrap(FILE *f, const char *lead, int indent, int width, const char *text)
+{
+    fputs(lead, f);
+    int col = (int)strlen(lead);
+    const char *p = text;
+    while (*p != '\0') {
+        size_t spaces = strspn(p, " ");
+        const char *word = p + spaces;
+        size_t n = strcspn(word, " |");
+        n += word[n] == '|';
+        if (n == 0)
+            break; /* only spaces left */
+        if (col > indent && col + (int)(spaces + n) > width) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+            spaces = 0;
+        }
+        fprintf(f, "%*s%.*s", (int)spaces, "", (int)n, word);
+        col += (int)(spaces + n);
+        p = word + n;
+    }
+    fputc('\n', f);
+}
+
+void cli_usage_list(FILE *f, const char *lead, int indent, int width, const cli_names *names,
+                    const cli_list_style *st, const char *tail)
+{
+    char text[2048];
+    cli_join_names(text, sizeof text, names, st);
+    size_t used = strlen(text);
+    if (tail != NULL)
+        snprintf(text + used, sizeof text - used, "%s", tail);
+    cli_usage_wrap(f, lead, indent, width, text);
 }
