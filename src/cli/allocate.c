@@ -29,9 +29,15 @@ static void usage(FILE *f)
             "  --budget-w W           cluster budget in watts\n"
             "  --reduction R          shed R %% of the jobs' uncapped power (default 30)\n"
             "\n"
-            "allocation:\n"
-            "  --strategy S           oracle (default), equal, class-weighted, pfi-weighted,\n"
-            "                         pfi-model, raw-telemetry (see the README)\n"
+            "allocation:\n");
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    cli_names names;
+    cli_strategy_names(&names);
+    cli_usage_list(f, "  --strategy S           ", 25, 80, &names,
+                   &(cli_list_style){.sep = ", ", .first = pfi_strategy_name(o.strategy)},
+                   " (see the README)");
+    fprintf(f,
             "  --cap-step W           caps on multiples of W watts (0: continuous)\n"
             "  --deep-class NAME      class-weighted: the class cut deeper (moe-ft)\n"
             "  --class-factor F       class-weighted: how much deeper (2)\n"

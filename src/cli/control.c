@@ -280,10 +280,14 @@ static void usage(FILE *f)
                "  --epoch T            Unix time the schedule counts from (now); a restarted\n"
                "                       controller given the same epoch continues the event\n"
                "  --run-for S          stop after S s (until SIGINT/SIGTERM)\n"
-               "  --period S           control period (5)\n"
-               "  --strategy NAME      pfi-model (default), oracle, equal, class-weighted,\n"
-               "                       pfi-weighted, raw-telemetry\n"
-               "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
+               "  --period S           control period (5)\n");
+    pfi_ctl_config c;
+    pfi_ctl_config_init(&c);
+    cli_names names;
+    cli_strategy_names(&names);
+    cli_usage_list(f, "  --strategy NAME      ", 23, 80, &names,
+                   &(cli_list_style){.sep = ", ", .first = pfi_strategy_name(c.strategy)}, NULL);
+    fprintf(f, "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
                "  --margin F           safety margin, fraction of the budget (0.03)\n"
                "  --facility-limit-w W after the event, raise caps only under W\n"
                "  --db FILE            audit log (SQLite)\n"
