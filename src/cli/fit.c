@@ -310,23 +310,26 @@ static void predict_usage(FILE *f)
            "options:\n"
            "  -m, --model FILE       the model (JSON)\n"
            "  --telemetry FILE       one job's telemetry: nvidia-smi CSV / dmon / -q, dcgmi dmon,\n"
-           "                         Prometheus scrape; repeat for more files of the same job\n"
-           "  --telemetry-format F   auto|nvidia-smi-csv|dmon|nvidia-smi-q|dcgmi-dmon|prometheus|\n"
-           "                         nvidia-smi-xml (auto: detected from content, as ingest)\n"
-           "  --interval S           sampling interval, s, for formats without timestamps\n"
-           "  --warmup S             seconds dropped at the start of the telemetry (0)\n"
-           "  --fields LIST          --query-gpu field list for CSV files without a header\n"
-           "  --db FILE              run store (pfi ingest): every stored group\n"
-           "  --group NAME           with --db: only this group\n"
-           "  --groups INPUT         every group of INPUT (with its measured PFI)\n"
-           "  --level L              prediction interval level (0.95)\n"
-           "  --format table|csv|json  output format (table)\n"
-           "  -o, --output FILE      write there instead of stdout\n"
-           "  -q, --quiet            no telemetry notes\n"
-           "  -h, --help             this help\n"
-           "\n"
-           "Exit codes: 0 success, 1 bad or missing input (a feature the model needs is not in\n"
-           "the input), 2 bad command line, 3 output not written, 4 internal error.\n");
+           "                         Prometheus scrape; repeat for more files of the same job\n");
+    cli_names formats;
+    cli_telemetry_format_names(&formats);
+    cli_usage_list(f, "  --telemetry-format F   ", 25, 90, &formats, &(cli_list_style){.sep = "|"},
+                   " (auto: detected from content, as ingest)");
+    fprintf(f,
+            "  --interval S           sampling interval, s, for formats without timestamps\n"
+            "  --warmup S             seconds dropped at the start of the telemetry (0)\n"
+            "  --fields LIST          --query-gpu field list for CSV files without a header\n"
+            "  --db FILE              run store (pfi ingest): every stored group\n"
+            "  --group NAME           with --db: only this group\n"
+            "  --groups INPUT         every group of INPUT (with its measured PFI)\n"
+            "  --level L              prediction interval level (0.95)\n"
+            "  --format table|csv|json  output format (table)\n"
+            "  -o, --output FILE      write there instead of stdout\n"
+            "  -q, --quiet            no telemetry notes\n"
+            "  -h, --help             this help\n"
+            "\n"
+            "Exit codes: 0 success, 1 bad or missing input (a feature the model needs is not in\n"
+            "the input), 2 bad command line, 3 output not written, 4 internal error.\n");
 }
 
 enum {

@@ -61,9 +61,13 @@ static void ingest_usage(FILE *f)
         "                         or more) flags the run gpu-count, invalid for PFI\n"
         "  --telemetry FILE       nvidia-smi CSV / dmon / -q, dcgmi dmon, or Prometheus scrape;\n"
         "                         repeat for scrapes in time order; each file once; an empty\n"
-        "                         file is an error, except a Prometheus scrape (a hole)\n"
-        "  --format F             auto|nvidia-smi-csv|dmon|nvidia-smi-q|dcgmi-dmon|prometheus|\n"
-        "                         nvidia-smi-xml\n"
+        "                         file is an error, except a Prometheus scrape (a hole)\n");
+    cli_names formats;
+    cli_telemetry_format_names(&formats);
+    cli_usage_list(f, "  --format F             ", 25, 90, &formats, &(cli_list_style){.sep = "|"},
+                   NULL);
+    fprintf(
+        f,
         "  --fields LIST          --query-gpu field list for CSV files without a header\n"
         "  --interval S           sampling interval, s, for formats without timestamps\n"
         "                         (dcgmi dmon, dmon without -o T, scrapes): times are nominal\n"
