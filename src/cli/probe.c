@@ -13,8 +13,11 @@
 
 static void usage(FILE *f)
 {
+    cli_names backends;
+    cli_gpu_backend_names(0, &backends);
+    cli_usage_list(f, "usage: pfi probe [--backend ", 17, 80, &backends,
+                   &(cli_list_style){.sep = "|"}, "] [OPTIONS]");
     fprintf(f,
-            "usage: pfi probe [--backend nvml|emulated|replay] [OPTIONS]\n"
             "\n"
             "List the GPUs of a backend with their power limits (current = requested, enforced,\n"
             "default, min, max) and which telemetry metrics can be read. Changes nothing.\n"
@@ -22,8 +25,13 @@ static void usage(FILE *f)
             "enforced limit differs from the requested one (another limiter holds the GPU lower),\n"
             "a warning says so: runs measured there are at the enforced limit.\n"
             "\n"
-            "options:\n"
-            "  --backend B             nvml (default), emulated or replay\n"
+            "options:\n");
+    cli_usage_list(f, "  --backend B             ", 26, 80, &backends,
+                   &(cli_list_style){.sep = ", ",
+                                     .last_sep = " or ",
+                                     .first = pfi_gpu_kind_name(PFI_GPU_DEFAULT)},
+                   NULL);
+    fprintf(f,
             "  --nvml-library PATH     NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
             "  --emulate SPEC          emulated GPUs (see 'pfi sweep --help')\n"
             "  --replay FILE           recorded telemetry CSV for --backend replay\n"

@@ -29,6 +29,28 @@ static void on_signal(int sig)
     stop_signal = sig;
 }
 
+/* The backend a sweep uses when --backend is not given (the help says so). */
+#define SWEEP_BACKEND_DEFAULT "emulated"
+
+/* Where the help's descriptions start. */
+#define USAGE_COLUMN 28
+
+/* "  --backend nvml|emulated": the backends that can set limits, as set_backend accepts. */
+static void usage_backend(FILE *f)
+{
+    cli_names backends;
+    cli_gpu_backend_names(PFI_GPU_CAP_SET_LIMITS, &backends);
+    char list[512], opt[600];
+    cli_join_names(list, sizeof list, &backends, &(cli_list_style){.sep = "|"});
+    snprintf(opt, sizeof opt, "  --backend %s", list);
+    if (strlen(opt) + 2 > USAGE_COLUMN) {
+        fprintf(f, "%s\n", opt);
+        opt[0] = '\0';
+    }
+    fprintf(f, "%-*s(%s) nvml sets real power limits: needs root\n", USAGE_COLUMN, opt,
+            SWEEP_BACKEND_DEFAULT);
+}
+
 static void usage(FILE *f)
 {
     fprintf(
@@ -44,8 +66,10 @@ static void usage(FILE *f)
         "A sweep that is run again with the same outputs and group skips the caps already\n"
         "there (with both -o and --db: the caps already in both).\n"
         "\n"
-        "GPUs:\n"
-        "  --backend nvml|emulated   (emulated) nvml sets real power limits: needs root\n"
+        "GPUs:\n");
+    usage_backend(f);
+    fprintf(
+        f,
         "  --gpus LIST               GPUs of the job, e.g. 0-7 or 0,2 (all)\n"
         "  --nvml-library PATH       NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
         "  --emulate SPEC            emulated job, e.g. gpus=8,alpha=0.6,noise=0.01 (README)\n"
@@ -91,9 +115,6 @@ static void usage(FILE *f)
         "lost, cap not in effect, limits not restored: see the message), 128+N stopped by\n"
         "signal N (limits restored).\n");
 }
-
-/* The backend a sweep uses when --backend is not given (the help says so). */
-#define SWEEP_BACKEND_DEFAULT "emulated"
 
 typedef struct settings {
     pfi_gpu_config gc;
