@@ -26,7 +26,7 @@
 #define DEFAULT_CONFIG "/etc/pfid/pfid.conf"
 #define MAX_OVERRIDES 64
 
-static const char usage[] =
+static const char usage_head[] =
     "Usage: pfid [OPTIONS]\n"
     "The pfi node agent: samples this node's GPUs, maps them to jobs, serves Prometheus\n"
     "metrics (GET /metrics) and an authenticated cap API (GET /v1/state, PUT and DELETE\n"
@@ -34,8 +34,9 @@ static const char usage[] =
     "\n"
     "Options (each overrides the config file's key of the same meaning):\n"
     "  -c, --config FILE      config file (default " DEFAULT_CONFIG " when it exists)\n"
-    "  -l, --listen ADDR:PORT listen address (listen; default 127.0.0.1:9400; port 0: any)\n"
-    "  -b, --backend NAME     nvml, emulated or replay (backend; default nvml)\n"
+    "  -l, --listen ADDR:PORT listen address (listen; default 127.0.0.1:9400; port 0: any)\n";
+/* then -b, --backend (usage_backend: the names come from the backends' table) */
+static const char usage_tail[] =
     "      --emulate SPEC     emulated GPUs, key=value,... (emulate; see pfi sweep --help)\n"
     "  -i, --interval DUR     sampling interval (interval; default 1s)\n"
     "  -t, --token-file FILE  bearer token file, mode 0600 (token_file)\n"
@@ -50,6 +51,39 @@ static const char usage[] =
     "SIGHUP reloads the config file, the token and the jobs mapping file.\n"
     "Exit status: 0 clean stop, 1 the caps could not all be restored, 2 bad usage or config,\n"
     "3 the GPUs or the listen socket could not be opened.\n";
+
+/* Where the help's descriptions start, and its width. */
+#define USAGE_COLUMN 25
+#define USAGE_WIDTH 80
+
+/* "  -b, --backend NAME     nvml, emulated or replay (backend; default nvml)": every backend
+ * (pfi_gpu_kind_names), wrapped at spaces to USAGE_WIDTH, continued at USAGE_COLUMN. */
+static void usage_backend(FILE *f)
+{
+    char names[512], text[600];
+    snprintf(text, sizeof text, "%s (backend; default %s)",
+             pfi_gpu_kind_names(0, names, sizeof names), pfi_gpu_kind_name(PFI_GPU_DEFAULT));
+    int col = fprintf(f, "%-*s", USAGE_COLUMN, "  -b, --backend NAME");
+    for (const char *p = text; *p != '\0';) {
+        size_t n = strcspn(p, " ");
+        if (col > USAGE_COLUMN && col + 1 + (int)n > USAGE_WIDTH) {
+            col = fprintf(f, "\n%*s", USAGE_COLUMN, "") - 1;
+        } else if (col > USAGE_COLUMN) {
+            fputc(' ', f);
+            col++;
+        }
+        col += fprintf(f, "%.*s", (int)n, p);
+        p += n + (p[n] == ' ');
+    }
+    fputc('\n', f);
+}
+
+static void print_usage(FILE *f)
+{
+    fputs(usage_head, f);
+    usage_backend(f);
+    fputs(usage_tail, f);
+}
 
 typedef struct options {
     char config[PFID_PATH_MAX];
@@ -265,13 +299,13 @@ static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
             o->check = true;
             continue;
         case 'h':
-            fputs(usage, stdout);
+            print_usage(stdout);
             return 0;
         case 'V':
             printf("pfid %s\n", PFI_VERSION);
             return 0;
         default:
-            fputs(usage, stderr);
+            print_usage(stderr);
             return 2;
         }
         if (o->n == MAX_OVERRIDES) {
