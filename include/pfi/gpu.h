@@ -54,6 +54,9 @@ typedef enum pfi_gpu_kind {
     /* the real hardware backend, the default of `pfi probe` and pfid */
     PFI_GPU_DEFAULT = PFI_GPU_NVML
 } pfi_gpu_kind;
+/* The kinds are numbered 0 .. PFI_GPU_KIND_COUNT - 1: a caller lists the backends with
+ * pfi_gpu_kind_name over that range (in the order they are shown to users). */
+#define PFI_GPU_KIND_COUNT 3
 
 /*
  * Backend capabilities (bits of pfi_gpu_backend_caps and pfi_gpu_caps): what a caller may

@@ -65,6 +65,9 @@ typedef enum pfi_telemetry_format {
     PFI_TELEMETRY_PROM = 5,
     PFI_TELEMETRY_SMI_XML = 6
 } pfi_telemetry_format;
+/* The formats are numbered 0 .. PFI_TELEMETRY_FORMAT_COUNT - 1 (PFI_TELEMETRY_AUTO first): a
+ * caller lists them with pfi_telemetry_format_name over that range. */
+#define PFI_TELEMETRY_FORMAT_COUNT 7
 
 /* pfi_telemetry_format_name — "nvidia-smi-csv", "dmon", "nvidia-smi-q", "dcgmi-dmon", "prometheus",
  * "nvidia-smi-xml". */

@@ -224,6 +224,10 @@ json_t *cli_json_num(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+_Static_assert(PFI_STRATEGY_COUNT <= CLI_NAMES_MAX && PFI_TELEMETRY_FORMAT_COUNT <= CLI_NAMES_MAX &&
+                   PFI_GPU_KIND_COUNT <= CLI_NAMES_MAX,
+               "cli_names holds every strategy, format and backend");
+
 static void names_add(cli_names *out, const char *name)
 {
     if (out->n < CLI_NAMES_MAX)
@@ -242,20 +246,15 @@ void cli_strategy_names(cli_names *out)
 void cli_telemetry_format_names(cli_names *out)
 {
     out->n = 0;
-    for (int k = 0; k < CLI_NAMES_MAX; k++) {
-        const char *name = pfi_telemetry_format_name((pfi_telemetry_format)k);
-        pfi_telemetry_format back;
-        if (!pfi_telemetry_format_parse(name, &back) || (int)back != k)
-            break;
-        names_add(out, name);
-    }
+    for (int k = 0; k < PFI_TELEMETRY_FORMAT_COUNT; k++)
+        names_add(out, pfi_telemetry_format_name((pfi_telemetry_format)k));
 }
 
 /* A kind that is no backend has no name (pfi_gpu_kind_name: NULL). */
 void cli_gpu_backend_names(unsigned need, cli_names *out)
 {
     out->n = 0;
-    for (int k = 0; k < CLI_NAMES_MAX; k++) {
+    for (int k = 0; k < PFI_GPU_KIND_COUNT; k++) {
         const char *name = pfi_gpu_kind_name((pfi_gpu_kind)k);
         if (name != NULL && (pfi_gpu_backend_caps((pfi_gpu_kind)k) & need) == need)
             names_add(out, name);

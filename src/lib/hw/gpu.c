@@ -23,6 +23,8 @@ static const hw_backend *const available_backends[] = {
     &hw_replay_backend,
 };
 #define N_BACKENDS (sizeof available_backends / sizeof available_backends[0])
+_Static_assert(N_BACKENDS == PFI_GPU_KIND_COUNT,
+               "one entry of available_backends[] per pfi_gpu_kind (pfi/gpu.h)");
 
 struct pfi_gpu {
     const hw_backend *backend;

@@ -29,6 +29,8 @@ static const struct tm_format {
     [PFI_TELEMETRY_SMI_XML] = {"nvidia-smi-xml", tm_read_smi_xml},
 };
 #define N_FORMATS (int)(sizeof formats / sizeof formats[0])
+_Static_assert(N_FORMATS == PFI_TELEMETRY_FORMAT_COUNT,
+               "one row of formats[] per pfi_telemetry_format (pfi/telemetry.h)");
 
 const char *pfi_telemetry_format_name(pfi_telemetry_format f)
 {
