@@ -1,57 +1,78 @@
 #!/bin/sh
 # The rules machines check in the C sources: banned calls (unbounded or unchecked conversions
-# and copies), allocation only through the hook, no getenv or relative include in the library,
-# no backend kind named outside src/lib/hw, and includes that follow the layers of src/lib.
-# Usage: style.sh SOURCE_DIR
+# and copies), allocation only through the hook, no printing, exit or getenv in the library,
+# no relative include, no backend named outside src/lib/hw, and includes that follow the
+# layers of src/lib. Usage: style.sh SOURCE_DIR
 set -u
 cd "$1" || exit 1
-found=$(grep -nE '\b(atoi|atol|atof|sprintf|vsprintf|strcpy|strcat|gets|strtok)\s*\(' \
-    $(find src include -name '*.[ch]') | grep -v '^\s*//' || true)
-if [ -n "$found" ]; then
-    echo "banned calls (use strtol/strtod with checks, snprintf, memcpy with lengths):"
-    echo "$found"
+
+# hits ERE FILE...: the lines that match, as file:line:text, less comment lines; exits the
+# check (status 2) when grep itself fails (a bad pattern, a file that cannot be read), so
+# that a broken check never passes
+hits() {
+    re=$1
+    shift
+    out=$(grep -nE "$re" "$@" /dev/null)
+    rc=$?
+    if [ $rc -gt 1 ]; then
+        echo "style: grep failed (status $rc) on /$re/" >&2
+        return 2
+    fi
+    printf '%s\n' "$out" | grep -vE '^[^:]+:[0-9]+:[[:space:]]*(//|/\*|\*)' | grep . || true
+}
+# report TITLE LINES: print and fail when LINES is not empty
+report() {
+    [ -z "$2" ] && return 0
+    echo "$1"
+    echo "$2"
     exit 1
-fi
+}
+lib=$(find src/lib -name '*.[ch]' | sort)
+all=$(find src include -name '*.[ch]' | sort)
+
+# shellcheck disable=SC2086
+found=$(hits '\b(atoi|atol|atof|sprintf|vsprintf|strcpy|strcat|gets|strtok)[[:space:]]*\(' $all) || exit 2
+report "banned calls (use strtol/strtod with checks, snprintf, memcpy with lengths):" "$found"
+
 # libpfi allocates through its replaceable allocator (pfi/memory.h, src/lib/core/memory.h):
 # no direct malloc family anywhere in src/lib but core/memory.c, except a free() of a buffer
-# another library allocated (realpath, open_memstream), marked with a comment that says libc.
-raw=$(grep -nE '(^|[^_A-Za-z0-9.>])(malloc|calloc|realloc|strdup|strndup|free)\(' \
-    $(find src/lib -name '*.[ch]' ! -path src/lib/core/memory.c) | grep -v 'libc' || true)
-if [ -n "$raw" ]; then
-    echo "direct allocation calls in libpfi (use pfi_malloc, pfi_free... from core/memory.h):"
-    echo "$raw"
-    exit 1
-fi
+# another library allocated with the C library's malloc (realpath), marked "libc's malloc".
+# shellcheck disable=SC2086
+raw=$(hits '(^|[^_A-Za-z0-9.>])(malloc|calloc|realloc|strdup|strndup|free)\(' \
+    $(echo "$lib" | grep -v '^src/lib/core/memory.c$')) || exit 2
+raw=$(printf '%s\n' "$raw" | grep -v "libc's malloc" | grep . || true)
+report "direct allocation calls in libpfi (use pfi_malloc, pfi_free... from core/memory.h):" "$raw"
+
 # The library reads no environment (callers pass what it needs), and nothing reaches a
 # header by a relative path (internal headers are named by room: "core/memory.h").
-env=$(grep -rnE '\b(getenv|secure_getenv)\s*\(' src/lib || true)
-if [ -n "$env" ]; then
-    echo "getenv in libpfi (read the environment in src/cli or src/agent and pass the value):"
-    echo "$env"
-    exit 1
-fi
-rel=$(grep -rn '#include "\.\./' src include tests bench || true)
-if [ -n "$rel" ]; then
-    echo "relative includes (name internal headers by room, e.g. \"core/memory.h\"):"
-    echo "$rel"
-    exit 1
-fi
+# shellcheck disable=SC2086
+env=$(hits '\b(getenv|secure_getenv)[[:space:]]*\(' $lib) || exit 2
+report "getenv in libpfi (read the environment in src/cli or src/agent and pass the value):" "$env"
+# shellcheck disable=SC2086
+rel=$(hits '#[[:space:]]*include[[:space:]]*[<"]\.\./' $all $(find tests bench -name '*.[ch]' ! -path 'tests/fuzz/corpus/*')) || exit 2
+report "relative includes (name internal headers by room, e.g. \"core/memory.h\"):" "$rel"
+
 # The library never prints or exits: the programs decide what to say and with which exit
-# code (a forked child that failed to exec may _exit, on a line that says so).
-say=$(grep -rnE '\b(printf|puts|perror|exit|abort|_exit)\s*\(|\bf(printf|puts)\s*\([^;]*\bstd(out|err)\b' \
-    src/lib | grep -vE '^[^:]*:[0-9]+:\s*(/?\*|//)' | grep -v 'forked child' || true)
-if [ -n "$say" ]; then
-    echo "printing or exiting in libpfi (return a pfi_error with a pfi_diag message instead):"
-    echo "$say"
-    exit 1
-fi
-# Code outside src/lib/hw asks a backend for a capability, never which backend it is.
-kind=$(grep -rnE 'PFI_GPU_(NVML|EMULATED|REPLAY)\b' src | grep -v '^src/lib/hw/' || true)
-if [ -n "$kind" ]; then
-    echo "backend kinds named outside src/lib/hw (ask pfi_gpu_caps / pfi_gpu_backend_caps):"
-    echo "$kind"
-    exit 1
-fi
+# code. Writing to a stream a caller passed is fine; naming stdout or stderr is not (a forked
+# child that failed to exec may _exit, on a line that says so).
+# shellcheck disable=SC2086
+say=$(hits '\b(printf|vprintf|puts|putchar|perror|exit|abort|_exit)[[:space:]]*\(' $lib) || exit 2
+say=$(printf '%s\n' "$say" | grep -v 'forked child' | grep . || true)
+# shellcheck disable=SC2086
+std=$(hits '\bstd(out|err)\b' $lib) || exit 2
+std=$(printf '%s\n' "$std" | sed -e 's|/\*.*\*/||g' -e 's|//.*||' |
+    grep -E '^[^:]+:[0-9]+:.*\bstd(out|err)\b' || true)
+say=$(printf '%s\n%s\n' "$say" "$std" | grep . || true)
+report "printing or exiting in libpfi (return a pfi_error with a pfi_diag message instead):" "$say"
+
+# Code outside src/lib/hw asks a backend for a capability, never which backend it is: no
+# backend kind constant, no backend name compared with a string.
+# shellcheck disable=SC2086
+kind=$(hits 'PFI_GPU_(NVML|EMULATED|REPLAY)\b' $(echo "$all" | grep '^src/' | grep -v '^src/lib/hw/')) || exit 2
+# shellcheck disable=SC2086
+name=$(hits '"(nvml|emulated|replay)"' $(echo "$lib" | grep -v '^src/lib/hw/')) || exit 2
+kind=$(printf '%s\n%s\n' "$kind" "$name" | grep . || true)
+report "backends named outside src/lib/hw (ask pfi_gpu_caps / pfi_gpu_backend_caps):" "$kind"
 # --- layers: a room includes only the rooms below it (src/lib/ROOM/README.md says which) ---
 # allowed ROOM: the rooms ROOM may include
 allowed() {
@@ -99,7 +120,8 @@ for d in src/lib/*/; do
 src/lib/$room: a room tests/style.sh does not know (allowed)"; continue; }
     for f in "$d"*.[ch]; do
         [ -f "$f" ] || continue
-        for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
+        for inc in $(sed -n -e 's/^#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' \
+            -e 's/^#[[:space:]]*include[[:space:]]*<\(pfi\/[^>]*\)>.*/\1/p' "$f"); do
             case $inc in
             pfi/*) r=$(header_room "$(basename "$inc" .h)") ;;
             */*) r=${inc%%/*} ;;
@@ -116,4 +138,4 @@ if [ -n "$layers" ]; then
     echo "includes across the layers of src/lib (docs/architecture.md):$layers"
     exit 1
 fi
-echo "style: no banned calls, no printing, exit, getenv or relative include in the library, no backend kind outside hw, includes follow the layers"
+echo "style: no banned calls; no printing, exit, getenv or direct allocation in the library; no relative include; no backend named outside hw; includes follow the layers"

@@ -468,7 +468,7 @@ static pfi_error emu_poll(void *ctx, double now_s, double *t, double *v, size_t 
 pfi_error pfi_tput_emulated(pfi_gpu *g, pfi_tput_source *out)
 {
     memset(out, 0, sizeof *out);
-    if (strcmp(pfi_gpu_backend_name(g), "emulated") != 0)
+    if ((pfi_gpu_caps(g) & PFI_GPU_CAP_JOBS) == 0) /* a backend that runs no job of its own */
         return PFI_ERR_NOT_SUPPORTED;
     *out = (pfi_tput_source){.start = emu_start, .stop = emu_stop, .poll = emu_poll, .ctx = g};
     return PFI_OK;
