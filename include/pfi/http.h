@@ -22,6 +22,10 @@
 
 #include "pfi/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct pfi_http_server pfi_http_server;
 typedef struct pfi_http_request pfi_http_request;
 
@@ -47,7 +51,8 @@ typedef pfi_http_next (*pfi_http_body_fn)(void *cls, pfi_http_request *rq, const
 /* One line of libmicrohttpd's own error log, without its newline (borrowed for the call). */
 typedef void (*pfi_http_log_fn)(void *cls, const char *line);
 
-/* How a server listens and whom it calls. Zero fields take libmicrohttpd's defaults. */
+/* How a server listens and whom it calls. Zero fields take the defaults each one names
+ * (max_body 0: no body is kept, every body is too_big). */
 typedef struct pfi_http_server_config {
     const struct sockaddr *addr; /* AF_INET or AF_INET6 address to bind, with the port (0:
                                     any free port, see pfi_http_server_port); read during start */
@@ -60,7 +65,8 @@ typedef struct pfi_http_server_config {
     pfi_http_head_fn on_head;    /* NULL: every request reads its body */
     pfi_http_body_fn on_body;    /* required */
     pfi_http_log_fn log;         /* NULL: libmicrohttpd logs nothing */
-    void *cls;                   /* passed to on_head, on_body and log */
+    void *cls;                   /* passed to on_head, on_body and log; borrowed: it must
+                                    outlive the server (until pfi_http_server_stop returns) */
 } pfi_http_server_config;
 
 /*
@@ -72,6 +78,8 @@ typedef struct pfi_http_server_config {
  */
 pfi_error pfi_http_server_start(const pfi_http_server_config *cfg, pfi_http_server **out,
                                 pfi_diag *d);
+/* (pfi_http_server_stop joins the server's threads: never call it from on_head, on_body or
+ * log.) The URL a handler sees (pfi_http_request_url) is libmicrohttpd's, percent-decoded. */
 
 /* pfi_http_server_port — the port s is bound to (the one chosen when cfg.addr's was 0); 0 when
  * libmicrohttpd cannot say. */
@@ -126,5 +134,9 @@ bool pfi_http_bearer_ok(const char *authorization, const char *secret, size_t se
  * the text is not of that form (nothing resolved by name).
  */
 bool pfi_http_address_parse(const char *text, struct sockaddr_storage *ss);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

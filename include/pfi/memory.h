@@ -30,8 +30,8 @@
  * libpfi releases what they return with their own functions, and reports their allocation
  * failures as PFI_ERR_NOMEM only where the library tells them apart.
  */
-#ifndef PFI_ALLOC_H
-#define PFI_ALLOC_H
+#ifndef PFI_MEMORY_H
+#define PFI_MEMORY_H
 
 #include <stddef.h>
 

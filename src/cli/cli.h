@@ -182,7 +182,7 @@ struct json_t *cli_json_num(double v);
  * format or GPU backend shows in --help with no edit there.
  *
  * cli_names — the names of one registry (static strings borrowed from the library), in the
- * table's order; at most CLI_NAMES_MAX (more are left out).
+ * table's order; CLI_NAMES_MAX is more than every registry holds (util.c asserts it).
  */
 #define CLI_NAMES_MAX 32
 typedef struct cli_names {

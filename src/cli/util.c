@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -75,7 +76,7 @@ bool cli_parse_double(const char *s, double *out)
 
 bool cli_parse_size(const char *s, size_t *out)
 {
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
+    if (s == NULL || !isdigit((unsigned char)*s)) /* strtoull would take " -1" as SIZE_MAX */
         return false;
     char *end;
     errno = 0;

@@ -98,7 +98,8 @@ typedef struct dl_once {
  * which calls open(soname, &fn, reason, size) once for the process (thread-safe,
  * pthread_once; later calls give the first call's result). open has DL_OPENER's signature.
  * Returns 0 when loaded; otherwise -1 and, in *why (may be NULL), a static message: open's
- * reason. On success *why is NULL.
+ * reason. On success *why is NULL. soname must be a string literal (it is pasted into the
+ * message of a library not yet loaded).
  */
 #define DL_ONCE_LOADER(load, open, fns_type, fn, soname)                                           \
     static fns_type fn;                                                                            \

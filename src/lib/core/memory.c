@@ -5,6 +5,7 @@
 #include "core/memory.h"
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,8 @@ void *pfi_calloc(size_t count, size_t size)
 {
     if (count == 0 || size == 0)
         count = size = 1;
+    if (count > SIZE_MAX / size) /* whatever the installed calloc does about it */
+        return NULL;
     return allocator.calloc_func(count, size);
 }
 

@@ -8,8 +8,8 @@
  * Memory from another library (getline, realpath, open_memstream, json_dumps, sqlite3_malloc)
  * is never released with pfi_free: use that library's function.
  */
-#ifndef PFI_ALLOC_INTERNAL_H
-#define PFI_ALLOC_INTERNAL_H
+#ifndef PFI_CORE_MEMORY_H
+#define PFI_CORE_MEMORY_H
 
 #include <stddef.h>
 

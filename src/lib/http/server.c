@@ -49,7 +49,12 @@ static bool body_append(body_buf *b, const char *data, size_t n, size_t max_body
     if (b->too_big)
         return true;
     if (b->len + n + 1 > b->cap) {
-        size_t cap = b->len + n + 1;
+        /* grow geometrically (a body comes in many small pieces), never past the bound */
+        size_t cap = b->cap < 4096 ? 4096 : 2 * b->cap;
+        if (cap < b->len + n + 1)
+            cap = b->len + n + 1;
+        if (cap > max_body + 1)
+            cap = max_body + 1;
         char *p = pfi_realloc(b->data, cap);
         if (p == NULL)
             return false;
@@ -231,7 +236,11 @@ pfi_http_next pfi_http_reply(pfi_http_request *rq, unsigned status, const char *
     if (r == NULL)
         return PFI_HTTP_CLOSE;
     for (const pfi_http_header *h = headers; h != NULL && h->name != NULL; h++)
-        MHD_add_response_header(r, h->name, h->value);
+        if (MHD_add_response_header(r, h->name, h->value) != MHD_YES) {
+            /* out of memory, or a header libmicrohttpd refuses: no reply without it */
+            MHD_destroy_response(r);
+            return PFI_HTTP_CLOSE;
+        }
     enum MHD_Result ret = MHD_queue_response(rq->conn, status, r);
     MHD_destroy_response(r);
     return ret == MHD_YES ? PFI_HTTP_ANSWERED : PFI_HTTP_CLOSE;

@@ -15,12 +15,12 @@
 
 #include "core/memory.h"
 
-/* Every backend, in the order names are listed to users. Adding one: its file defines its
- * hw_backend, its kind goes into pfi_gpu_kind (pfi/gpu.h), its entry goes here. */
+/* Every backend, indexed by its kind: the order names are listed to users. Adding one: its
+ * file defines its hw_backend, its kind goes into pfi_gpu_kind (pfi/gpu.h), its entry here. */
 static const hw_backend *const available_backends[] = {
-    &hw_nvml_backend,
-    &hw_emulated_backend,
-    &hw_replay_backend,
+    [PFI_GPU_NVML] = &hw_nvml_backend,
+    [PFI_GPU_EMULATED] = &hw_emulated_backend,
+    [PFI_GPU_REPLAY] = &hw_replay_backend,
 };
 #define N_BACKENDS (sizeof available_backends / sizeof available_backends[0])
 _Static_assert(N_BACKENDS == PFI_GPU_KIND_COUNT,

@@ -10,9 +10,9 @@
  *
  * Adding a strategy: its value (and PFI_STRATEGY_COUNT) in pfi/allocate.h with its doc, a
  * file strategy_NAME.c defining its placement (and a pass if the plain one will not do), its
- * declaration below, its row in strategy.c, the file in PFI_POWER_SOURCES. Outside the
- * library these still name the strategies one by one: the --help of pfi allocate and pfi
- * control (src/cli), the colour per strategy of plot_sim.c, the list in tests/test_oom.c.
+ * declaration below, its row in strategy.c, the file in PFI_POWER_SOURCES, and its colour in
+ * plot/plot_sim.c. The usage texts of pfi allocate and pfi control and tests/test_oom.c list
+ * the strategies from the table.
  */
 #ifndef PFI_POWER_STRATEGY_H
 #define PFI_POWER_STRATEGY_H
