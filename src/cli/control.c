@@ -208,7 +208,13 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
 /* A declared body over the bound is refused at once; every other request reads its body. */
 static pfi_http_next api_head(void *cls, pfi_http_request *rq)
 {
-    (void)cls;
+    const api_state *s = cls;
+    /* an unauthenticated write is refused before its body is read (pfi/http.h) */
+    if (strcmp(pfi_http_request_method(rq), "PUT") == 0 &&
+        strcmp(pfi_http_request_url(rq), "/v1/budget") == 0 &&
+        !pfi_http_bearer_ok(pfi_http_request_header(rq, "Authorization"), s->token,
+                            strlen(s->token)))
+        return api_error(rq, 401, "missing or wrong bearer token");
     if (pfi_http_request_body_over(rq, API_MAX_BODY))
         return api_error(rq, 413, "body larger than 4096 bytes");
     return PFI_HTTP_READ_BODY;

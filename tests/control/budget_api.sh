@@ -88,6 +88,7 @@ put '{"budget_w": 0}';                        expect "zero budget" 422
 put '{"reduction": 1.5}';                     expect "reduction over 1" 422
 big=$(python3 -c 'print("{\"budget_w\": 1000, \"pad\": \"" + "x" * 5000 + "\"}")')
 put "$big";                                   expect "body over 4 KiB" 413
+put "$big" -;                                 expect "body over 4 KiB, no token: refused first" 401
 CODE=$(curl -s -o "$WORK/body" -w '%{http_code}' --max-time 5 "$BASE/v1/budget")
 expect "GET /v1/budget" 404
 sleep 1.2
