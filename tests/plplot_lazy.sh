@@ -58,4 +58,17 @@ if sim --plot-gap "$T/gap.png" >/dev/null 2>"$T/err" && [ -s "$T/gap.png" ]; the
 else
     bad "with PLplot installed: $(cat "$T/err")"
 fi
+# libcurl the same way: pfi control without a loadable libcurl.so.4 says so, naming it
+mkdir -p "$T/nocurl"
+printf 'not a library' >"$T/nocurl/libcurl.so.4"
+printf 'http://127.0.0.1:1\n' >"$T/agents"
+LD_LIBRARY_PATH=$T/nocurl "$PFI" control --agents "$T/agents" --budget-w 1000 --run-for 1 \
+    >/dev/null 2>"$T/err"
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'needs libcurl (libcurl.so.4), which cannot be loaded: .*file too short' "$T/err"; then
+    ok "pfi control without libcurl: exit $rc, $(cat "$T/err")"
+else
+    bad "pfi control without libcurl: exit $rc, message: $(cat "$T/err")"
+fi
+
 exit $fail

@@ -91,7 +91,10 @@ typedef struct pfi_ctl pfi_ctl;
  * the audit log, the store and the model when given, and, when the audit log holds an
  * earlier run, restores from it what the agents cannot tell (each job's reference power and
  * throughput, the feedback correction, the GPUs' originals). Contacts no agent. Errors:
- * PFI_ERR_INVALID_ARGUMENT, PFI_ERR_IO (audit, store), the model loader's errors, NOMEM.
+ * PFI_ERR_INVALID_ARGUMENT, PFI_ERR_IO (audit, store), PFI_ERR_UNAVAILABLE (libcurl cannot be
+ * loaded: diag names it and why), the model loader's errors, NOMEM. Not thread-safe against
+ * another pfi_ctl_create or destroy (libcurl's global initialisation): call both from one
+ * thread.
  */
 pfi_error pfi_ctl_create(const pfi_ctl_config *c, pfi_ctl **out, pfi_diag *diag);
 void pfi_ctl_destroy(pfi_ctl *ctl);

@@ -14,18 +14,32 @@ struct ctl_http {
     CURLM *multi;
 };
 
-pfi_error ctl_http_create(ctl_http **out)
+pfi_error ctl_http_create(ctl_http **out, pfi_diag *d)
 {
     *out = NULL;
-    /* curl_global_init is not thread-safe before 7.84; the CLI is single-threaded here. */
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    const char *why = NULL;
+    if (ctl_curl_load(&why) != 0) {
+        pfi_diag_set(d, NULL, 0, NULL,
+                     "the controller needs libcurl (" PFI_CURL_SONAME "), which cannot be "
+                     "loaded: %s",
+                     why);
         return PFI_ERR_UNAVAILABLE;
+    }
+    /* curl_global_init is not thread-safe before 7.84: pfi_ctl_create is not either
+     * (pfi/control.h); the CLI calls it from its one thread. */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        pfi_diag_set(d, NULL, 0, NULL, "libcurl failed to initialise (curl_global_init)");
+        return PFI_ERR_UNAVAILABLE;
+    }
     ctl_http *h = pfi_calloc(1, sizeof *h);
-    if (h == NULL)
+    if (h == NULL) {
+        curl_global_cleanup();
         return PFI_ERR_NOMEM;
+    }
     h->multi = curl_multi_init();
     if (h->multi == NULL) {
         pfi_free(h);
+        curl_global_cleanup();
         return PFI_ERR_NOMEM;
     }
     curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, 256L);

@@ -181,7 +181,7 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
         goto fail;
     for (size_t i = 0; i < n; i++)
         c->last_put_s[i] = -INFINITY;
-    if ((e = ctl_http_create(&c->http)) != PFI_OK)
+    if ((e = ctl_http_create(&c->http, d)) != PFI_OK)
         goto fail;
     if (cfg->prom.url != NULL) {
         if ((e = ctl_prom_init(&c->prom, &cfg->prom, d)) != PFI_OK)

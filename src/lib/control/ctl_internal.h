@@ -41,7 +41,7 @@ typedef struct ctl_http_req {
 } ctl_http_req;
 
 typedef struct ctl_http ctl_http;
-pfi_error ctl_http_create(ctl_http **out);
+pfi_error ctl_http_create(ctl_http **out, pfi_diag *d);
 void ctl_http_destroy(ctl_http *h);
 /* ctl_http_run — perform r[n] concurrently, each within timeout_s. Frees earlier resp. */
 pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s);
