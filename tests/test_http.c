@@ -90,8 +90,18 @@ static void test_address(void **state)
           "v4\n");
     CHECK(pfi_http_address_parse("[::1]:0", &ss) && ss.ss_family == AF_INET6, "v6\n");
     CHECK(pfi_http_address_parse(":9400", &ss), "any address\n");
-    static const char *bad[] = {"127.0.0.1",      "localhost:9400", "[::1]9400", "[::1:9400",
-                                "127.0.0.1:http", "1.2.3.4.5:80",   ""};
+    static const char *bad[] = {"127.0.0.1",
+                                "localhost:9400",
+                                "[::1]9400",
+                                "[::1:9400",
+                                "127.0.0.1:http",
+                                "1.2.3.4.5:80",
+                                "",
+                                "127.0.0.1:",
+                                "127.0.0.1:70000",
+                                "127.0.0.1:+80",
+                                "127.0.0.1:065536",
+                                "[::1]:"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
         CHECK(!pfi_http_address_parse(bad[k], &ss), "'%s' is not an address\n", bad[k]);
     END_CHECKS();

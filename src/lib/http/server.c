@@ -288,6 +288,10 @@ bool pfi_http_address_parse(const char *text, struct sockaddr_storage *ss)
         host[e - text] = '\0';
         port = e + 1;
     }
+    /* the port is 1 to 5 digits up to 65535: glibc's getaddrinfo takes "" and wraps 70000 */
+    size_t np = strspn(port, "0123456789");
+    if (np == 0 || np > 5 || port[np] != '\0' || strtol(port, NULL, 10) > 65535)
+        return false;
     struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
                              .ai_socktype = SOCK_STREAM};
     struct addrinfo *res = NULL;
