@@ -72,10 +72,12 @@ static pfi_error estimate_curves(const alloc_ctx *x, pfi_diag *d)
             alpha = 1.0;
         pfi_model_set_share(&m, alpha);
         pfi_model_point ref, pt;
-        if (pfi_model_eval(&m, c[k - 1], &ref) != PFI_OK)
+        if (pfi_model_eval(&m, c[k - 1], &ref) != PFI_OK ||
+            !(ref.job_power_w > 0 && ref.throughput > 0))
             return alloc_fail(d, PFI_ERR_INVALID_ARGUMENT, "job %zu: model rejected", j + 1);
         for (size_t i = 0; i < v.m; i++) {
-            pfi_model_eval(&m, v.c[i], &pt);
+            if (pfi_model_eval(&m, v.c[i], &pt) != PFI_OK)
+                return alloc_fail(d, PFI_ERR_INVALID_ARGUMENT, "job %zu: model rejected", j + 1);
             w->ed[e0 + i] = d_ref * pt.job_power_w / ref.job_power_w;
             w->et[e0 + i] = t_ref * pt.throughput / ref.throughput;
         }
