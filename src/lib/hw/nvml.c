@@ -113,6 +113,9 @@ typedef struct nvml_ctx {
     unsigned n;
     nvml_gpu *gpus;
     char path[256];
+    /* the GPM metrics request (about 13 KB): one per handle, since a handle is used by one
+     * thread at a time (pfi/gpu.h) and two handles may sample at once */
+    nvmlGpmMetricsGet_t gpm_request;
 } nvml_ctx;
 
 static pfi_error nvml_fail(nvml_ctx *c, pfi_diag *diag, int rc, const char *call, int gpu)
@@ -253,26 +256,26 @@ static void read_gpm(nvml_ctx *c, nvml_gpu *g, pfi_gpu_sample *out)
         return;
     }
     if (g->gpm_have_prev) {
-        static nvmlGpmMetricsGet_t mg; /* large; the backend is single-threaded */
-        memset(&mg, 0, sizeof mg);
-        mg.version = GPM_METRICS_GET_VERSION;
-        mg.numMetrics = 3;
-        mg.sample1 = g->gpm_prev;
-        mg.sample2 = g->gpm_cur;
-        mg.metrics[0].metricId = GPM_DRAM_BW_UTIL;
-        mg.metrics[1].metricId = GPM_ANY_TENSOR_UTIL;
-        mg.metrics[2].metricId = GPM_SM_UTIL;
-        if (c->s.gpm_metrics(&mg) == 0) {
-            if (mg.metrics[0].nvmlReturn == 0 && isfinite(mg.metrics[0].value)) {
-                out->dram_active = mg.metrics[0].value / 100.0;
+        nvmlGpmMetricsGet_t *mg = &c->gpm_request;
+        memset(mg, 0, sizeof *mg);
+        mg->version = GPM_METRICS_GET_VERSION;
+        mg->numMetrics = 3;
+        mg->sample1 = g->gpm_prev;
+        mg->sample2 = g->gpm_cur;
+        mg->metrics[0].metricId = GPM_DRAM_BW_UTIL;
+        mg->metrics[1].metricId = GPM_ANY_TENSOR_UTIL;
+        mg->metrics[2].metricId = GPM_SM_UTIL;
+        if (c->s.gpm_metrics(mg) == 0) {
+            if (mg->metrics[0].nvmlReturn == 0 && isfinite(mg->metrics[0].value)) {
+                out->dram_active = mg->metrics[0].value / 100.0;
                 out->valid |= PFI_SAMPLE_DRAM_ACTIVE;
             }
-            if (mg.metrics[1].nvmlReturn == 0 && isfinite(mg.metrics[1].value)) {
-                out->tensor_active = mg.metrics[1].value / 100.0;
+            if (mg->metrics[1].nvmlReturn == 0 && isfinite(mg->metrics[1].value)) {
+                out->tensor_active = mg->metrics[1].value / 100.0;
                 out->valid |= PFI_SAMPLE_TENSOR_ACTIVE;
             }
-            if (mg.metrics[2].nvmlReturn == 0 && isfinite(mg.metrics[2].value)) {
-                out->sm_active = mg.metrics[2].value / 100.0;
+            if (mg->metrics[2].nvmlReturn == 0 && isfinite(mg->metrics[2].value)) {
+                out->sm_active = mg->metrics[2].value / 100.0;
                 out->valid |= PFI_SAMPLE_SM_ACTIVE;
             }
         }
