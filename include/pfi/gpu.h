@@ -275,8 +275,9 @@ double pfi_gpu_now_s(pfi_gpu *g);
 /*
  * pfi_gpu_sleep_until_s — wait until pfi_gpu_now_s(g) >= t_s (absolute deadline, so a loop
  * of deadlines t0 + k·Δt never drifts). On the virtual clock it returns at once with the clock
- * moved to t_s. Errors: PFI_ERR_INTERRUPTED when a signal arrived first (check your stop flag
- * and call again).
+ * moved to t_s. A deadline past 1e15 s waits until then. Errors: PFI_ERR_INTERRUPTED when a
+ * signal arrived first (check your stop flag and call again), PFI_ERR_INVALID_ARGUMENT when
+ * the clock refuses the deadline.
  */
 pfi_error pfi_gpu_sleep_until_s(pfi_gpu *g, double t_s);
 

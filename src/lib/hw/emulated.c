@@ -521,7 +521,7 @@ static pfi_error emu_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops, vo
         nseg += *q == ';';
     c->jobs = pfi_calloc(nseg, sizeof *c->jobs);
     pfi_error e = c->jobs ? PFI_OK : PFI_ERR_NOMEM;
-    emu_params raw;
+    emu_params raw = {0}; /* copied into the first segment's base, which ignores it */
     const char *s = spec;
     for (unsigned k = 0; e == PFI_OK && k < nseg; k++) {
         const char *semi = strchr(s, ';');

@@ -201,6 +201,8 @@ pfi_error pfi_gpu_sleep_until_s(pfi_gpu *g, double t_s)
         return g->ops->sleep_until_s(g->ctx, t_s);
     if (!(t_s > 0) || !isfinite(t_s))
         return PFI_OK;
+    if (t_s > 1e15) /* beyond any monotonic clock, and beyond what time_t converts exactly */
+        t_s = 1e15;
     struct timespec ts;
     ts.tv_sec = (time_t)floor(t_s);
     ts.tv_nsec = (long)((t_s - floor(t_s)) * 1e9);
@@ -209,7 +211,7 @@ pfi_error pfi_gpu_sleep_until_s(pfi_gpu *g, double t_s)
     int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
     if (rc == EINTR)
         return PFI_ERR_INTERRUPTED;
-    return PFI_OK;
+    return rc == 0 ? PFI_OK : PFI_ERR_INVALID_ARGUMENT; /* EINVAL: a time the clock refuses */
 }
 
 /* The job interface of g, or NULL when its backend runs no emulated jobs. */
