@@ -32,9 +32,9 @@ DL_OPENER(mhd_lazy_open, mhd_lazy_fns, "not libmicrohttpd?", mhd_symbols)
 /* The process's library: opened once, never closed. */
 DL_ONCE_LOADER(mhd_lazy_load, mhd_lazy_open, mhd_lazy_fns, fn, PFI_MHD_SONAME)
 
-struct MHD_Daemon *pfi_mhd_start_daemon(unsigned int flags, uint16_t port,
-                                        MHD_AcceptPolicyCallback apc, void *apc_cls,
-                                        MHD_AccessHandlerCallback dh, void *dh_cls, ...)
+struct MHD_Daemon *mhd_lazy_start_daemon(unsigned int flags, uint16_t port,
+                                         MHD_AcceptPolicyCallback apc, void *apc_cls,
+                                         MHD_AccessHandlerCallback dh, void *dh_cls, ...)
 {
     if (mhd_lazy_load(NULL) != 0)
         return NULL;
@@ -45,43 +45,43 @@ struct MHD_Daemon *pfi_mhd_start_daemon(unsigned int flags, uint16_t port,
     return d;
 }
 
-void pfi_mhd_stop_daemon(struct MHD_Daemon *daemon)
+void mhd_lazy_stop_daemon(struct MHD_Daemon *daemon)
 {
     if (mhd_lazy_load(NULL) == 0)
         fn.stop_daemon(daemon);
 }
 
-const union MHD_DaemonInfo *pfi_mhd_get_daemon_info(struct MHD_Daemon *daemon,
-                                                    enum MHD_DaemonInfoType info_type, ...)
+const union MHD_DaemonInfo *mhd_lazy_get_daemon_info(struct MHD_Daemon *daemon,
+                                                     enum MHD_DaemonInfoType info_type, ...)
 {
     return mhd_lazy_load(NULL) == 0 ? fn.get_daemon_info(daemon, info_type) : NULL;
 }
 
-const char *pfi_mhd_lookup_connection_value(struct MHD_Connection *connection,
-                                            enum MHD_ValueKind kind, const char *key)
+const char *mhd_lazy_lookup_connection_value(struct MHD_Connection *connection,
+                                             enum MHD_ValueKind kind, const char *key)
 {
     return mhd_lazy_load(NULL) == 0 ? fn.lookup_connection_value(connection, kind, key) : NULL;
 }
 
-struct MHD_Response *pfi_mhd_create_response_from_buffer(size_t size, void *buffer,
-                                                         enum MHD_ResponseMemoryMode mode)
+struct MHD_Response *mhd_lazy_create_response_from_buffer(size_t size, void *buffer,
+                                                          enum MHD_ResponseMemoryMode mode)
 {
     return mhd_lazy_load(NULL) == 0 ? fn.create_response_from_buffer(size, buffer, mode) : NULL;
 }
 
-enum MHD_Result pfi_mhd_add_response_header(struct MHD_Response *response, const char *header,
-                                            const char *content)
+enum MHD_Result mhd_lazy_add_response_header(struct MHD_Response *response, const char *header,
+                                             const char *content)
 {
     return mhd_lazy_load(NULL) == 0 ? fn.add_response_header(response, header, content) : MHD_NO;
 }
 
-enum MHD_Result pfi_mhd_queue_response(struct MHD_Connection *connection, unsigned int status_code,
-                                       struct MHD_Response *response)
+enum MHD_Result mhd_lazy_queue_response(struct MHD_Connection *connection, unsigned int status_code,
+                                        struct MHD_Response *response)
 {
     return mhd_lazy_load(NULL) == 0 ? fn.queue_response(connection, status_code, response) : MHD_NO;
 }
 
-void pfi_mhd_destroy_response(struct MHD_Response *response)
+void mhd_lazy_destroy_response(struct MHD_Response *response)
 {
     if (mhd_lazy_load(NULL) == 0)
         fn.destroy_response(response);

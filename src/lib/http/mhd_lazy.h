@@ -53,35 +53,35 @@ int mhd_lazy_load(const char **why);
 /*
  * Forwarders: each loads the library if need be; when it cannot be loaded, they fail as the
  * real function fails (NULL, MHD_NO) or do nothing, so the server calls mhd_lazy_load first
- * to report why. pfi_mhd_get_daemon_info passes no arguments after info_type on: only the
+ * to report why. mhd_lazy_get_daemon_info passes no arguments after info_type on: only the
  * information types that take none (MHD_DAEMON_INFO_BIND_PORT) may be asked for.
  */
-struct MHD_Daemon *pfi_mhd_start_daemon(unsigned int flags, uint16_t port,
-                                        MHD_AcceptPolicyCallback apc, void *apc_cls,
-                                        MHD_AccessHandlerCallback dh, void *dh_cls, ...);
-void pfi_mhd_stop_daemon(struct MHD_Daemon *daemon);
-const union MHD_DaemonInfo *pfi_mhd_get_daemon_info(struct MHD_Daemon *daemon,
-                                                    enum MHD_DaemonInfoType info_type, ...);
-const char *pfi_mhd_lookup_connection_value(struct MHD_Connection *connection,
-                                            enum MHD_ValueKind kind, const char *key);
-struct MHD_Response *pfi_mhd_create_response_from_buffer(size_t size, void *buffer,
-                                                         enum MHD_ResponseMemoryMode mode);
-enum MHD_Result pfi_mhd_add_response_header(struct MHD_Response *response, const char *header,
-                                            const char *content);
-enum MHD_Result pfi_mhd_queue_response(struct MHD_Connection *connection, unsigned int status_code,
-                                       struct MHD_Response *response);
-void pfi_mhd_destroy_response(struct MHD_Response *response);
+struct MHD_Daemon *mhd_lazy_start_daemon(unsigned int flags, uint16_t port,
+                                         MHD_AcceptPolicyCallback apc, void *apc_cls,
+                                         MHD_AccessHandlerCallback dh, void *dh_cls, ...);
+void mhd_lazy_stop_daemon(struct MHD_Daemon *daemon);
+const union MHD_DaemonInfo *mhd_lazy_get_daemon_info(struct MHD_Daemon *daemon,
+                                                     enum MHD_DaemonInfoType info_type, ...);
+const char *mhd_lazy_lookup_connection_value(struct MHD_Connection *connection,
+                                             enum MHD_ValueKind kind, const char *key);
+struct MHD_Response *mhd_lazy_create_response_from_buffer(size_t size, void *buffer,
+                                                          enum MHD_ResponseMemoryMode mode);
+enum MHD_Result mhd_lazy_add_response_header(struct MHD_Response *response, const char *header,
+                                             const char *content);
+enum MHD_Result mhd_lazy_queue_response(struct MHD_Connection *connection, unsigned int status_code,
+                                        struct MHD_Response *response);
+void mhd_lazy_destroy_response(struct MHD_Response *response);
 
 /* mhd_lazy.c itself needs the real declarations (to check the types above against them). */
 #ifndef PFI_MHD_LAZY_IMPL
-#define MHD_start_daemon pfi_mhd_start_daemon
-#define MHD_stop_daemon pfi_mhd_stop_daemon
-#define MHD_get_daemon_info pfi_mhd_get_daemon_info
-#define MHD_lookup_connection_value pfi_mhd_lookup_connection_value
-#define MHD_create_response_from_buffer pfi_mhd_create_response_from_buffer
-#define MHD_add_response_header pfi_mhd_add_response_header
-#define MHD_queue_response pfi_mhd_queue_response
-#define MHD_destroy_response pfi_mhd_destroy_response
+#define MHD_start_daemon mhd_lazy_start_daemon
+#define MHD_stop_daemon mhd_lazy_stop_daemon
+#define MHD_get_daemon_info mhd_lazy_get_daemon_info
+#define MHD_lookup_connection_value mhd_lazy_lookup_connection_value
+#define MHD_create_response_from_buffer mhd_lazy_create_response_from_buffer
+#define MHD_add_response_header mhd_lazy_add_response_header
+#define MHD_queue_response mhd_lazy_queue_response
+#define MHD_destroy_response mhd_lazy_destroy_response
 #endif
 
 #endif

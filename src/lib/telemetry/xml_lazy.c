@@ -61,52 +61,52 @@ static int open_and_init(const char *soname, xml_lazy_fns *fns, char *why, size_
 /* The process's library: opened once, never closed. */
 DL_ONCE_LOADER(xml_lazy_load, open_and_init, xml_lazy_fns, fn, PFI_XML_SONAME)
 
-void pfi_xml_init_parser(void)
+void xml_lazy_init_parser(void)
 {
     (void)xml_lazy_load(NULL); /* loading initialises the parser */
 }
 
-xmlParserCtxtPtr pfi_xml_new_parser_ctxt(void)
+xmlParserCtxtPtr xml_lazy_new_parser_ctxt(void)
 {
     return xml_lazy_load(NULL) == 0 ? fn.new_parser_ctxt() : NULL;
 }
 
-void pfi_xml_free_parser_ctxt(xmlParserCtxtPtr ctxt)
+void xml_lazy_free_parser_ctxt(xmlParserCtxtPtr ctxt)
 {
     if (xml_lazy_load(NULL) == 0)
         fn.free_parser_ctxt(ctxt);
 }
 
-xmlDocPtr pfi_xml_ctxt_read_memory(xmlParserCtxtPtr ctxt, const char *buffer, int size,
-                                   const char *url, const char *encoding, int options)
+xmlDocPtr xml_lazy_ctxt_read_memory(xmlParserCtxtPtr ctxt, const char *buffer, int size,
+                                    const char *url, const char *encoding, int options)
 {
     return xml_lazy_load(NULL) == 0
                ? fn.ctxt_read_memory(ctxt, buffer, size, url, encoding, options)
                : NULL;
 }
 
-void pfi_xml_free_doc(xmlDocPtr doc)
+void xml_lazy_free_doc(xmlDocPtr doc)
 {
     if (xml_lazy_load(NULL) == 0)
         fn.free_doc(doc);
 }
 
-xmlNodePtr pfi_xml_doc_get_root_element(const xmlDoc *doc)
+xmlNodePtr xml_lazy_doc_get_root_element(const xmlDoc *doc)
 {
     return xml_lazy_load(NULL) == 0 ? fn.doc_get_root_element(doc) : NULL;
 }
 
-xmlChar *pfi_xml_node_get_content(const xmlNode *node)
+xmlChar *xml_lazy_node_get_content(const xmlNode *node)
 {
     return xml_lazy_load(NULL) == 0 ? fn.node_get_content(node) : NULL;
 }
 
-xmlChar *pfi_xml_get_prop(const xmlNode *node, const xmlChar *name)
+xmlChar *xml_lazy_get_prop(const xmlNode *node, const xmlChar *name)
 {
     return xml_lazy_load(NULL) == 0 ? fn.get_prop(node, name) : NULL;
 }
 
-void pfi_xml_free(void *p)
+void xml_lazy_free(void *p)
 {
     if (p != NULL && xml_lazy_load(NULL) == 0)
         (*fn.free)(p);

@@ -49,29 +49,29 @@ int xml_lazy_load(const char **why);
 
 /* Forwarders: each loads the library if need be; when it cannot be loaded, they return NULL
  * (or do nothing), so callers check xml_lazy_load first to report why. */
-void pfi_xml_init_parser(void);
-xmlParserCtxtPtr pfi_xml_new_parser_ctxt(void);
-void pfi_xml_free_parser_ctxt(xmlParserCtxtPtr ctxt);
-xmlDocPtr pfi_xml_ctxt_read_memory(xmlParserCtxtPtr ctxt, const char *buffer, int size,
-                                   const char *url, const char *encoding, int options);
-void pfi_xml_free_doc(xmlDocPtr doc);
-xmlNodePtr pfi_xml_doc_get_root_element(const xmlDoc *doc);
-xmlChar *pfi_xml_node_get_content(const xmlNode *node);
-xmlChar *pfi_xml_get_prop(const xmlNode *node, const xmlChar *name);
-void pfi_xml_free(void *p);
+void xml_lazy_init_parser(void);
+xmlParserCtxtPtr xml_lazy_new_parser_ctxt(void);
+void xml_lazy_free_parser_ctxt(xmlParserCtxtPtr ctxt);
+xmlDocPtr xml_lazy_ctxt_read_memory(xmlParserCtxtPtr ctxt, const char *buffer, int size,
+                                    const char *url, const char *encoding, int options);
+void xml_lazy_free_doc(xmlDocPtr doc);
+xmlNodePtr xml_lazy_doc_get_root_element(const xmlDoc *doc);
+xmlChar *xml_lazy_node_get_content(const xmlNode *node);
+xmlChar *xml_lazy_get_prop(const xmlNode *node, const xmlChar *name);
+void xml_lazy_free(void *p);
 
 /* xml_lazy.c itself needs the real declarations (to check the types above against them). */
 #ifndef PFI_XML_LAZY_IMPL
-#define xmlInitParser pfi_xml_init_parser
-#define xmlNewParserCtxt pfi_xml_new_parser_ctxt
-#define xmlFreeParserCtxt pfi_xml_free_parser_ctxt
-#define xmlCtxtReadMemory pfi_xml_ctxt_read_memory
-#define xmlFreeDoc pfi_xml_free_doc
-#define xmlDocGetRootElement pfi_xml_doc_get_root_element
-#define xmlNodeGetContent pfi_xml_node_get_content
-#define xmlGetProp pfi_xml_get_prop
+#define xmlInitParser xml_lazy_init_parser
+#define xmlNewParserCtxt xml_lazy_new_parser_ctxt
+#define xmlFreeParserCtxt xml_lazy_free_parser_ctxt
+#define xmlCtxtReadMemory xml_lazy_ctxt_read_memory
+#define xmlFreeDoc xml_lazy_free_doc
+#define xmlDocGetRootElement xml_lazy_doc_get_root_element
+#define xmlNodeGetContent xml_lazy_node_get_content
+#define xmlGetProp xml_lazy_get_prop
 #undef xmlFree
-#define xmlFree pfi_xml_free
+#define xmlFree xml_lazy_free
 #endif
 
 #endif
