@@ -3,7 +3,8 @@
  * back: its periods as data, and their figure for pfi report.
  *
  * The log is SQLite (tables ctl_*); reading it opens it read-only. Results are owned arrays
- * (pfi_free). Nothing here prints or exits. Thread-safety: no shared state.
+ * (pfi_free). Nothing here prints or exits. Thread-safety: pfi_audit_read shares no state;
+ * pfi_audit_plot draws with PLplot, whose state is global: one figure at a time (pfi/plot.h).
  */
 #ifndef PFI_AUDIT_H
 #define PFI_AUDIT_H
@@ -18,16 +19,21 @@
 extern "C" {
 #endif
 
-/* One period of the audit log, for pfi report and pfi control status. */
+/*
+ * One period of the audit log, for pfi report and pfi control status. Times: t_s on the
+ * controller's clock since its start (the schedule's time), wall_s Unix seconds. Powers in W
+ * for the whole cluster; tput_tok_s the jobs' tokens/s; a missing value is NaN.
+ */
 typedef struct pfi_audit_period {
-    long id;
-    double t_s, wall_s;
-    int event;
-    double budget_w, alloc_budget_w, measured_w, reserved_w, predicted_w, correction_w, tput_tok_s,
-        cap_sum_w;
+    long id;         /* the period's row in the log */
+    double t_s;      /* s since this controller run started (monotonic clock) */
+    double wall_s;   /* Unix time, s */
+    int event;       /* 1 during a power event, else 0 */
+    double budget_w; /* the target (schedule, API or --budget-w) */
+    double alloc_budget_w, measured_w, reserved_w, predicted_w, correction_w, tput_tok_s, cap_sum_w;
     char strategy[32];
     char note[256];
-    int agents_up, agents;
+    int agents_up, agents; /* agents that answered, of all configured */
 } pfi_audit_period;
 
 /* pfi_audit_read — every period in the audit log at path (ascending) into *out (owned,
