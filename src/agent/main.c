@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "usage_wrap.h"
 
 #ifndef PFI_VERSION
 #define PFI_VERSION "0"
@@ -57,25 +58,15 @@ static const char usage_tail[] =
 #define USAGE_WIDTH 80
 
 /* "  -b, --backend NAME     nvml, emulated or replay (backend; default nvml)": every backend
- * (pfi_gpu_kind_names), wrapped at spaces to USAGE_WIDTH, continued at USAGE_COLUMN. */
+ * (pfi_gpu_kind_names), wrapped to USAGE_WIDTH by the CLI's wrapper, continued at
+ * USAGE_COLUMN. */
 static void usage_backend(FILE *f)
 {
-    char names[512], text[600];
+    char names[512], text[600], lead[USAGE_COLUMN + 1];
     snprintf(text, sizeof text, "%s (backend; default %s)",
              pfi_gpu_kind_names(0, names, sizeof names), pfi_gpu_kind_name(PFI_GPU_DEFAULT));
-    int col = fprintf(f, "%-*s", USAGE_COLUMN, "  -b, --backend NAME");
-    for (const char *p = text; *p != '\0';) {
-        size_t n = strcspn(p, " ");
-        if (col > USAGE_COLUMN && col + 1 + (int)n > USAGE_WIDTH) {
-            col = fprintf(f, "\n%*s", USAGE_COLUMN, "") - 1;
-        } else if (col > USAGE_COLUMN) {
-            fputc(' ', f);
-            col++;
-        }
-        col += fprintf(f, "%.*s", (int)n, p);
-        p += n + (p[n] == ' ');
-    }
-    fputc('\n', f);
+    snprintf(lead, sizeof lead, "%-*s", USAGE_COLUMN, "  -b, --backend NAME");
+    cli_usage_wrap(f, lead, USAGE_COLUMN, USAGE_WIDTH, text);
 }
 
 static void print_usage(FILE *f)

@@ -10,6 +10,7 @@
 
 #include "pfi/atomic_file.h"
 #include "pfi/error.h"
+#include "usage_wrap.h"
 
 /* Exit codes: stable, documented in the README. */
 enum {
@@ -209,12 +210,7 @@ typedef struct cli_list_style {
  * when len > 0); returns buf. */
 const char *cli_join_names(char *buf, size_t len, const cli_names *names, const cli_list_style *st);
 
-/*
- * cli_usage_wrap — print lead (an option's column, printed as is) then text wrapped greedily
- * so that no line passes width columns where it can break: at a space (dropped at the break)
- * or after a '|'; continuation lines are indented by indent spaces. Ends with a newline.
- */
-void cli_usage_wrap(FILE *f, const char *lead, int indent, int width, const char *text);
+/* cli_usage_wrap: usage_wrap.h (shared with pfid) */
 
 /* cli_usage_list — cli_usage_wrap of names joined as st says, followed by tail (NULL: none):
  * one option's list of accepted names in a usage text. */

@@ -285,30 +285,6 @@ const char *cli_join_names(char *buf, size_t len, const cli_names *names, const 
 
 /* Greedy: each word (up to a space, or through a '|') goes on the line when it fits, else it
  * starts a new one; the spaces before a word that starts a line are dropped. */
-void cli_usage_wrap(FILE *f, const char *lead, int indent, int width, const char *text)
-{
-    fputs(lead, f);
-    int col = (int)strlen(lead);
-    const char *p = text;
-    while (*p != '\0') {
-        size_t spaces = strspn(p, " ");
-        const char *word = p + spaces;
-        size_t n = strcspn(word, " |");
-        n += word[n] == '|';
-        if (n == 0)
-            break; /* only spaces left */
-        if (col > indent && col + (int)(spaces + n) > width) {
-            fprintf(f, "\n%*s", indent, "");
-            col = indent;
-            spaces = 0;
-        }
-        fprintf(f, "%*s%.*s", (int)spaces, "", (int)n, word);
-        col += (int)(spaces + n);
-        p = word + n;
-    }
-    fputc('\n', f);
-}
-
 void cli_usage_list(FILE *f, const char *lead, int indent, int width, const cli_names *names,
                     const cli_list_style *st, const char *tail)
 {
