@@ -117,6 +117,7 @@ typedef struct pfi_store_row {
     const char *power_field, *throughput_unit;
     double energy_j;
     long long power_n, throughput_n; /* samples behind power, intervals behind throughput */
+    long long group_id;              /* the sweep group's row in the store: same id, same group */
 } pfi_store_row;
 
 /* The callback of pfi_store_each_run: anything but PFI_OK stops the walk and is returned. */

@@ -402,7 +402,7 @@ pfi_error pfi_store_find_run(pfi_store *s, const char *group, const char *featur
 static const char export_sql[] =
     "SELECT g.name, g.job_class, g.gpus, r.cap_w, r.power_w, r.power_se_w, r.throughput,"
     " r.throughput_se, r.flags, r.power_field, r.throughput_unit, r.energy_j, r.power_n,"
-    " r.throughput_n, r.id FROM runs r JOIN groups g ON g.id = r.group_id"
+    " r.throughput_n, r.id, g.id FROM runs r JOIN groups g ON g.id = r.group_id"
     " WHERE ?1 IS NULL OR g.name = ?1 ORDER BY g.name, r.cap_w DESC";
 
 static double col_double(sqlite3_stmt *st, int col)
@@ -439,6 +439,7 @@ pfi_error pfi_store_each_run(pfi_store *s, const char *group_filter, pfi_store_r
             .energy_j = col_double(st, 11),
             .power_n = (long long)sqlite3_column_int64(st, 12),
             .throughput_n = (long long)sqlite3_column_int64(st, 13),
+            .group_id = (long long)sqlite3_column_int64(st, 15),
         };
         e = fn(ctx, &row);
         if (e == PFI_OK)
@@ -615,14 +616,6 @@ enum {
 static const char *const run_columns[RC_COLUMNS] = {
     "group", "job_class", "gpus", "cap_w", "power_w", "power_se_w", "throughput", "throughput_se"};
 
-/* The runs in export order (group, then cap descending), with the cells of export_sql's
- * columns 1 to 12 after the group's id. */
-static const char read_sql[] =
-    "SELECT g.id, g.name, g.job_class, g.gpus, r.cap_w, r.power_w, r.power_se_w, r.throughput,"
-    " r.throughput_se, r.flags, r.power_field, r.throughput_unit"
-    " FROM runs r JOIN groups g ON g.id = r.group_id"
-    " WHERE ?1 IS NULL OR g.name = ?1 ORDER BY g.name, r.cap_w DESC";
-
 /* The stored runs as cells for pfi_runs_read_cells: RC_COLUMNS a run, each run's line in
  * the CSV export, and the group names and job classes the cells point to (owned). */
 typedef struct run_cells {
@@ -649,12 +642,11 @@ static void run_cells_free(run_cells *rc)
  * did not quote, one without a comma, quote or line break: " b " and "b" are one group.
  * The copy (NULL for SQL NULL) is kept in rc->texts. false: out of memory.
  */
-static bool cell_text(run_cells *rc, const unsigned char *sql_text, char **out)
+static bool cell_text(run_cells *rc, const char *s, char **out)
 {
     *out = NULL;
-    if (sql_text == NULL)
+    if (s == NULL)
         return true;
-    const char *s = (const char *)sql_text;
     size_t len = strlen(s);
     if (strpbrk(s, ",\"\n\r") == NULL) {
         while (len > 0 && (*s == ' ' || *s == '\t')) {
@@ -679,7 +671,7 @@ static bool cell_text(run_cells *rc, const unsigned char *sql_text, char **out)
 }
 
 /* The line breaks of a text cell: a quoted cell with one spans lines of the export. */
-static long line_breaks(const unsigned char *s)
+static long line_breaks(const char *s)
 {
     long n = 0;
     for (; s != NULL && *s; s++)
@@ -687,16 +679,9 @@ static long line_breaks(const unsigned char *s)
     return n;
 }
 
-/* A number cell: NaN for SQL NULL, or when blank (an invalid run's power). */
-static double cell_number(sqlite3_stmt *st, int col, bool blank)
-{
-    return blank || sqlite3_column_type(st, col) == SQLITE_NULL ? NAN
-                                                                : sqlite3_column_double(st, col);
-}
-
-/* One run's row of cells from the current row of read_sql; *line is its line in the
- * export (the next run's on return). false: out of memory. */
-static bool take_run(run_cells *rc, sqlite3_stmt *st, bool new_group, long *line)
+/* One run's row of cells from the store's row r; *line is its line in the export (the next
+ * run's on return). false: out of memory. */
+static bool take_run(run_cells *rc, const pfi_store_row *r, bool new_group, long *line)
 {
     if (rc->n == rc->cap) {
         size_t nc = rc->cap ? 2 * rc->cap : 64;
@@ -710,53 +695,50 @@ static bool take_run(run_cells *rc, sqlite3_stmt *st, bool new_group, long *line
             return false;
         rc->cap = nc;
     }
-    if (new_group && (!cell_text(rc, sqlite3_column_text(st, 1), &rc->text[0]) ||
-                      !cell_text(rc, sqlite3_column_text(st, 2), &rc->text[1])))
+    if (new_group &&
+        (!cell_text(rc, r->group, &rc->text[0]) || !cell_text(rc, r->job_class, &rc->text[1])))
         return false;
     /* a run the reduction marked invalid keeps its cap and throughput, not its power */
-    bool invalid = ((unsigned)sqlite3_column_int64(st, 9) & PFI_RED_INVALID) != 0;
+    bool invalid = (r->flags & PFI_RED_INVALID) != 0;
     pfi_runs_cell *c = rc->cells + rc->n * RC_COLUMNS;
     for (int k = 0; k < RC_COLUMNS; k++)
         c[k] = (pfi_runs_cell){.text = NULL, .value = NAN};
     c[RC_GROUP].text = rc->text[0];
     c[RC_JOB_CLASS].text = rc->text[1];
-    if (sqlite3_column_type(st, 3) != SQLITE_NULL)
-        c[RC_GPUS].value = (double)sqlite3_column_int64(st, 3);
-    c[RC_CAP].value = cell_number(st, 4, false);
-    c[RC_POWER].value = cell_number(st, 5, invalid);
-    c[RC_POWER_SE].value = cell_number(st, 6, invalid);
-    c[RC_TPUT].value = cell_number(st, 7, false);
-    c[RC_TPUT_SE].value = cell_number(st, 8, false);
+    if (r->has_gpus)
+        c[RC_GPUS].value = (double)r->gpus;
+    c[RC_CAP].value = r->cap_w;
+    c[RC_POWER].value = invalid ? NAN : r->power_w;
+    c[RC_POWER_SE].value = invalid ? NAN : r->power_se_w;
+    c[RC_TPUT].value = r->throughput;
+    c[RC_TPUT_SE].value = r->throughput_se;
     rc->line[rc->n++] = *line;
-    *line += 1 + line_breaks(sqlite3_column_text(st, 1)) + line_breaks(sqlite3_column_text(st, 2)) +
-             line_breaks(sqlite3_column_text(st, 10)) + line_breaks(sqlite3_column_text(st, 11));
+    *line += 1 + line_breaks(r->group) + line_breaks(r->job_class) + line_breaks(r->power_field) +
+             line_breaks(r->throughput_unit);
     return true;
+}
+
+/* The walk of read_run_cells: the run store's rows (pfi_store_each_run) into cells. */
+typedef struct read_walk {
+    run_cells *rc;
+    long line;          /* the next run's line in the export */
+    long long group_id; /* the group of the last run taken */
+} read_walk;
+
+static pfi_error take_row(void *ctx, const pfi_store_row *r)
+{
+    read_walk *w = ctx;
+    bool new_group = w->rc->n == 0 || r->group_id != w->group_id;
+    w->group_id = r->group_id;
+    return take_run(w->rc, r, new_group, &w->line) ? PFI_OK : PFI_ERR_NOMEM;
 }
 
 /* Every stored run (of group_filter, NULL all) into rc. Errors: PFI_ERR_IO, PFI_ERR_NOMEM. */
 static pfi_error read_run_cells(pfi_store *s, const char *group_filter, run_cells *rc,
                                 pfi_diag *diag)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, read_sql, -1, &st, NULL) != SQLITE_OK)
-        return fail(s, diag, "cannot read runs");
-    bind_text(st, 1, group_filter);
-    long line = 2; /* below the export's header line */
-    sqlite3_int64 group_id = 0;
-    int rc_step;
-    pfi_error e = PFI_OK;
-    while ((rc_step = sqlite3_step(st)) == SQLITE_ROW) {
-        sqlite3_int64 id = sqlite3_column_int64(st, 0);
-        if (!take_run(rc, st, rc->n == 0 || id != group_id, &line)) {
-            e = PFI_ERR_NOMEM;
-            break;
-        }
-        group_id = id;
-    }
-    sqlite3_finalize(st);
-    if (e == PFI_OK && rc_step != SQLITE_DONE)
-        e = fail(s, diag, "cannot read runs");
-    return e;
+    read_walk w = {.rc = rc, .line = 2}; /* below the export's header line */
+    return pfi_store_each_run(s, group_filter, take_row, &w, NULL, diag);
 }
 
 pfi_error pfi_store_read_runs(pfi_store *s, pfi_runs_table *t, const char *group_filter,
