@@ -20,6 +20,7 @@
 
 #include "agent.h"
 #include "buf.h"
+#include "pfi/http.h"
 #include "request.h"
 
 static void test_token(void **state)
@@ -33,8 +34,8 @@ static void test_token(void **state)
         {"abcd", "abc", false}, {"", "abc", false},    {"", "", false}, /* no token: no write */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
-        CHECK(pfid_token_equal(cases[k].given, strlen(cases[k].given), cases[k].secret,
-                               strlen(cases[k].secret)) == cases[k].want,
+        CHECK(pfi_http_token_equal(cases[k].given, strlen(cases[k].given), cases[k].secret,
+                                   strlen(cases[k].secret)) == cases[k].want,
               "token case %zu\n", k);
     END_CHECKS();
 }

@@ -182,9 +182,6 @@ struct pfi_http_server;
 struct pfi_http_server *pfid_http_start(pfid_agent *a);
 /* Stop it (NULL: nothing to stop). */
 void pfid_http_stop(struct pfi_http_server *s);
-/* Constant-time comparison of a presented token with the secret (time depends only on the
- * secret's length): pfi_http_token_equal, the one check both servers use. */
-bool pfid_token_equal(const char *given, size_t given_len, const char *secret, size_t secret_len);
 /* POST /v1/jobs/{id}/throughput. */
 void pfid_throughput_post(pfid_agent *a, const char *job, const char *req, size_t len, int *status,
                           char **body);

@@ -22,11 +22,6 @@
 
 enum route { R_NONE = 0, R_HEALTHZ, R_METRICS, R_STATE, R_CAPS_PUT, R_CAPS_DELETE, R_TPUT };
 
-bool pfid_token_equal(const char *given, size_t given_len, const char *secret, size_t secret_len)
-{
-    return pfi_http_token_equal(given, given_len, secret, secret_len);
-}
-
 /* Reply with body (malloc'ed, freed here; NULL: out of memory, answered 500). */
 static pfi_http_next respond(pfi_http_request *rq, unsigned status, char *body, const char *type)
 {
