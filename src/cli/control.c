@@ -175,9 +175,7 @@ static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
 static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *body, size_t len,
                                 bool too_big)
 {
-    if (!pfi_http_bearer_ok(pfi_http_request_header(rq, "Authorization"), s->token,
-                            strlen(s->token)))
-        return api_error(rq, 401, "missing or wrong bearer token");
+    /* the bearer token was checked from the headers (api_head) */
     if (too_big)
         return api_error(rq, 413, "body larger than 4096 bytes");
     json_error_t je;
