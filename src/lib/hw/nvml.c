@@ -69,6 +69,7 @@ typedef struct {
     unsigned long long usedGpuMemory;
 } nvmlProcessInfo_v1_t;
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_ERROR_FUNCTION_NOT_FOUND 13 /* what a symbol the driver lacks reads as */
 #define NVML_MAX_PROCS 256
 
 typedef struct nvml_syms {
@@ -329,28 +330,32 @@ static pfi_error nvml_limits(void *vctx, unsigned i, pfi_gpu_limits *out, pfi_di
     pfi_error e = get_gpu(c, i, &g, diag);
     if (e != PFI_OK)
         return e;
+    /* the three single limits, field k of out (bit k, err[k]): current (requested),
+     * enforced, default; a symbol the driver lacks reads as NVML_ERROR_FUNCTION_NOT_FOUND */
+    const struct {
+        nvmlReturn_t (*get)(nvmlDevice_t, unsigned int *);
+        uint32_t *dst;
+        unsigned bit;
+        const char *call;
+    } one[] = {
+        {c->s.get_limit, &out->current_mw, PFI_LIMIT_CURRENT, "nvmlDeviceGetPowerManagementLimit"},
+        {c->s.get_enforced, &out->enforced_mw, PFI_LIMIT_ENFORCED,
+         "nvmlDeviceGetEnforcedPowerLimit"},
+        {c->s.get_default_limit, &out->default_mw, PFI_LIMIT_DEFAULT,
+         "nvmlDeviceGetPowerManagementDefaultLimit"},
+    };
     unsigned a, b;
     int rc;
-    /* current (requested) */
-    rc = c->s.get_limit == NULL ? 13 : c->s.get_limit(g->dev, &a);
-    if (rc == 0) {
-        out->current_mw = a;
-        out->valid |= PFI_LIMIT_CURRENT;
-    } else if ((out->err[0] = hw_nvml_map(rc)) == PFI_ERR_GPU_LOST)
-        return dev_fail(c, i, rc, "nvmlDeviceGetPowerManagementLimit", diag);
-    rc = c->s.get_enforced == NULL ? 13 : c->s.get_enforced(g->dev, &a);
-    if (rc == 0) {
-        out->enforced_mw = a;
-        out->valid |= PFI_LIMIT_ENFORCED;
-    } else if ((out->err[1] = hw_nvml_map(rc)) == PFI_ERR_GPU_LOST)
-        return dev_fail(c, i, rc, "nvmlDeviceGetEnforcedPowerLimit", diag);
-    rc = c->s.get_default_limit == NULL ? 13 : c->s.get_default_limit(g->dev, &a);
-    if (rc == 0) {
-        out->default_mw = a;
-        out->valid |= PFI_LIMIT_DEFAULT;
-    } else if ((out->err[2] = hw_nvml_map(rc)) == PFI_ERR_GPU_LOST)
-        return dev_fail(c, i, rc, "nvmlDeviceGetPowerManagementDefaultLimit", diag);
-    rc = c->s.get_constraints == NULL ? 13 : c->s.get_constraints(g->dev, &a, &b);
+    for (size_t k = 0; k < sizeof one / sizeof one[0]; k++) {
+        rc = one[k].get == NULL ? NVML_ERROR_FUNCTION_NOT_FOUND : one[k].get(g->dev, &a);
+        if (rc == 0) {
+            *one[k].dst = a;
+            out->valid |= one[k].bit;
+        } else if ((out->err[k] = hw_nvml_map(rc)) == PFI_ERR_GPU_LOST)
+            return dev_fail(c, i, rc, one[k].call, diag);
+    }
+    rc = c->s.get_constraints == NULL ? NVML_ERROR_FUNCTION_NOT_FOUND
+                                      : c->s.get_constraints(g->dev, &a, &b);
     if (rc == 0) {
         out->min_mw = a;
         out->max_mw = b;
