@@ -64,8 +64,10 @@ typedef struct pfid_lease_view {
     bool active;  /* caps set by a PUT are in force */
     bool holding; /* lease expired, caps held (policy hold) until hold_until */
     char request_id[PFID_ID_MAX];
-    double expires_mono; /* lease end, CLOCK_MONOTONIC */
-    double revert_mono;  /* when the caps go back to the originals (lease or hold end) */
+    char controller[PFID_ID_MAX]; /* the holder's id ("" none: fencing off) */
+    double epoch;                 /* the holder's epoch (NaN none) */
+    double expires_mono;          /* lease end, CLOCK_MONOTONIC */
+    double revert_mono;           /* when the caps go back to the originals (lease or hold end) */
 } pfid_lease_view;
 
 typedef struct pfid_agent {

@@ -451,6 +451,20 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
         reply_error(422, msg, status, body);
         goto out;
     }
+    /* fencing: while a lease is live (or held), a write from another controller, or from
+     * the same one at an older epoch, is refused; a higher epoch takes the lease over */
+    if (rq.controller[0] != '\0' && a->lease.active && a->lease.controller[0] != '\0' &&
+        pfid_mono_s() < a->lease.revert_mono &&
+        (strcmp(rq.controller, a->lease.controller) != 0 ||
+         (isfinite(a->lease.epoch) && isfinite(rq.epoch) && rq.epoch < a->lease.epoch))) {
+        snprintf(msg, sizeof msg,
+                 "lease held by controller %s epoch %.0f for %.0f s more; %s epoch %.0f refused",
+                 a->lease.controller, a->lease.epoch, a->lease.revert_mono - pfid_mono_s(),
+                 rq.controller, rq.epoch);
+        LOG_WARN("PUT %s: 409: %s", rq.request_id, msg);
+        reply_error(409, msg, status, body);
+        goto out;
+    }
     for (unsigned k = 0; k < PFID_IDEM_SLOTS; k++)
         if (a->idem[k].response != NULL && strcmp(a->idem[k].id, rq.request_id) == 0) {
             *status = 200;
@@ -497,6 +511,8 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
     a->lease.active = true;
     a->lease.holding = false;
     snprintf(a->lease.request_id, sizeof a->lease.request_id, "%s", rq.request_id);
+    snprintf(a->lease.controller, sizeof a->lease.controller, "%s", rq.controller);
+    a->lease.epoch = rq.epoch;
     a->lease.expires_mono = now + rq.lease_s;
     a->lease.revert_mono =
         now + rq.lease_s + (a->cfg.lease_policy == PFID_POLICY_HOLD ? a->cfg.hold_max_s : 0);

@@ -92,7 +92,8 @@ typedef struct api_state {
     bool event;
     double budget_w, reduction;
     pfi_ctl_report last;
-    char *jobs_text; /* per-job metric lines of the last period (owned) */
+    char *jobs_text;   /* per-job metric lines of the last period (owned) */
+    char *agents_text; /* per-agent metric lines (refusals by reason, up) (owned) */
 } api_state;
 
 /* Reply with body (malloc'ed, freed here; NULL: out of memory, the connection is closed). */
@@ -164,8 +165,26 @@ static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
     gauge(&o, &len, &cap, "pfi_ctl_tokens_per_second", "measured tokens/s of all jobs",
           r->tput_tok_s);
     gauge(&o, &len, &cap, "pfi_ctl_agents_up", "agents answering", (double)r->agents_up);
+    gauge(&o, &len, &cap, "pfi_ctl_stale_seconds",
+          "s since every GPU last had a trustworthy power reading (0: fresh)", r->stale_s);
+    gauge(&o, &len, &cap, "pfi_ctl_stale_gpus", "GPUs whose power reading is stale everywhere",
+          (double)r->stale_gpus);
+    gauge(&o, &len, &cap, "pfi_ctl_prometheus_stale_gpus",
+          "GPUs whose Prometheus reading is stale (the agents' used)", (double)r->prom_stale_gpus);
+    gauge(&o, &len, &cap, "pfi_ctl_glitch_gpus", "GPUs whose reading was impossible (rejected)",
+          (double)r->glitch_gpus);
+    gauge(&o, &len, &cap, "pfi_ctl_competing_gpus", "GPUs whose limit changed under the controller",
+          (double)r->competing);
+    gauge(&o, &len, &cap, "pfi_ctl_caps_refused", "cap requests refused this period",
+          (double)r->refused);
+    gauge(&o, &len, &cap, "pfi_ctl_budget_infeasible",
+          "1 while the budget is below what the jobs' floors need", r->infeasible);
+    gauge(&o, &len, &cap, "pfi_ctl_increases_held",
+          "1 while increases are held for want of trustworthy readings", r->held);
     if (s->jobs_text != NULL)
         metric(&o, &len, &cap, "%s", s->jobs_text);
+    if (s->agents_text != NULL)
+        metric(&o, &len, &cap, "%s", s->agents_text);
     pthread_mutex_unlock(&s->mu);
     return api_reply(rq, 200, "text/plain; version=0.0.4; charset=utf-8", o);
 }
@@ -291,27 +310,43 @@ static void usage(FILE *f)
     cli_strategy_names(&names);
     cli_usage_list(f, "  --strategy NAME      ", 23, 80, &names,
                    &(cli_list_style){.sep = ", ", .first = pfi_strategy_name(c.strategy)}, NULL);
-    fprintf(f, "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
-               "  --margin F           safety margin, fraction of the budget (0.03)\n"
-               "  --facility-limit-w W after the event, raise caps only under W\n"
-               "  --db FILE            audit log (SQLite)\n"
-               "  --store FILE         run store with measured sweeps (group = job id)\n"
-               "  --model FILE         `pfi fit` model applied to live features\n"
-               "  --prometheus URL     telemetry from a Prometheus server\n"
-               "  --prom-power M, --prom-energy M, --prom-host-label L, --prom-uuid-label L,\n"
-               "  --prom-join-label L, --prom-features NAME=METRIC,...\n"
-               "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
-               "  --token-file FILE    bearer token for PUT /v1/budget\n"
-               "  --release-on-exit    put every GPU back on its original limit when stopped\n"
-               "  --quiet              no per-period lines\n"
-               "  -h, --help           this help\n"
-               "\n"
-               "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
-               "event, is '-'). `pfi control status` prints the audit log's last period.\n"
-               "\n"
-               "Exit codes: 0 stopped by --run-for or a signal (status: printed), 1 bad or\n"
-               "missing input file or audit log, 2 bad command line, 3 audit not written,\n"
-               "4 internal error.\n");
+    fprintf(f,
+            "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
+            "  --margin F           safety margin, fraction of the budget (0.03)\n"
+            "  --facility-limit-w W after the event, raise caps only under W\n"
+            "  --db FILE            audit log (SQLite)\n"
+            "  --store FILE         run store with measured sweeps (group = job id)\n"
+            "  --model FILE         `pfi fit` model applied to live features\n"
+            "  --prometheus URL     telemetry from a Prometheus server\n"
+            "  --prom-power M, --prom-energy M, --prom-host-label L, --prom-uuid-label L,\n"
+            "  --prom-join-label L, --prom-features NAME=METRIC,...\n"
+            "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
+            "  --token-file FILE    bearer token for PUT /v1/budget\n"
+            "  --keep-caps-on-exit  leave the caps in force when stopped (says which, and until\n"
+            "                       when: the lease, then the agents' lease_policy); the\n"
+            "                       default puts every GPU back on its original limit\n"
+            "  --stale-after S      a reading older than S s is stale (two scrape\n"
+            "                       intervals for Prometheus, max(2, 2 x period) for agents)\n"
+            "  --prom-scrape-interval S  Prometheus' scrape interval (learnt otherwise)\n"
+            "  --controller-id ID   who holds the agents' leases (fencing; pfi-control)\n"
+            "  --quiet              no per-period lines\n"
+            "  -h, --help           this help\n"
+            "\n"
+            "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
+            "event, is '-'). `pfi control status` prints the audit log's last period.\n"
+            "\n"
+            "Failures are loud: a refused cap (HTTP 401/403/409/5xx), an unreachable agent,\n"
+            "an infeasible budget, stale or impossible readings and a competing actuator\n"
+            "each print one line a period on stderr (agent and reason), count in /metrics\n"
+            "(pfi_ctl_cap_refusals_total{agent,reason}, pfi_ctl_stale_seconds, ...) and show\n"
+            "in `pfi control status`. Without trustworthy readings the caps stay at the last\n"
+            "safe ones (decreases only), never uncapped.\n"
+            "\n"
+            "Exit codes: 0 stopped by --run-for or a signal with no fault, 1 bad or missing\n"
+            "input file or audit log, 2 bad command line, 3 audit not written, 4 internal\n"
+            "error, 5 the budget could not be met in some period (infeasible, caps refused),\n"
+            "6 ran degraded (stale or impossible readings, agents unreachable, a competing\n"
+            "actuator).\n");
 }
 
 /* "123 W", or missing when w is not a number (pfi control status's prose) */
@@ -367,10 +402,26 @@ static int status_cmd(int argc, char **argv)
     printf("agents       %d of %d answering\n", q->agents_up, q->agents);
     if (q->note[0])
         printf("note         %s\n", q->note);
+    long last_id = q->id;
     pfi_free(p);
     sqlite3 *s;
     if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
         sqlite3_stmt *st;
+        /* the last period's failures, and how many periods of this run had any (a log
+         * from before the faults column has none to show) */
+        if (sqlite3_prepare_v2(s,
+                               "SELECT (SELECT faults FROM ctl_periods WHERE id = ?1),"
+                               " (SELECT COUNT(*) FROM ctl_periods WHERE run = (SELECT run FROM"
+                               " ctl_periods WHERE id = ?1) AND faults IS NOT NULL)",
+                               -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, last_id);
+            if (sqlite3_step(st) == SQLITE_ROW) {
+                const unsigned char *f = sqlite3_column_text(st, 0);
+                printf("faults       %s (%d period(s) of this run with faults)\n",
+                       f ? (const char *)f : "none", sqlite3_column_int(st, 1));
+            }
+            sqlite3_finalize(st);
+        }
         if (sqlite3_prepare_v2(s,
                                "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput FROM"
                                " ctl_jobs WHERE period = (SELECT MAX(id) FROM ctl_periods)"
@@ -444,6 +495,10 @@ enum {
     O_LISTEN,
     O_TOKEN,
     O_RELEASE,
+    O_KEEP,
+    O_STALE,
+    O_PSCRAPE,
+    O_CTLID,
     O_QUIET,
     O_HELP
 };
@@ -475,6 +530,10 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"listen", required_argument, NULL, O_LISTEN},
                                      {"token-file", required_argument, NULL, O_TOKEN},
                                      {"release-on-exit", no_argument, NULL, O_RELEASE},
+                                     {"keep-caps-on-exit", no_argument, NULL, O_KEEP},
+                                     {"stale-after", required_argument, NULL, O_STALE},
+                                     {"prom-scrape-interval", required_argument, NULL, O_PSCRAPE},
+                                     {"controller-id", required_argument, NULL, O_CTLID},
                                      {"quiet", no_argument, NULL, O_QUIET},
                                      {"help", no_argument, NULL, O_HELP},
                                      {NULL, 0, NULL, 0}};
@@ -495,8 +554,8 @@ typedef struct control_opts {
     const char *agents_path, *sched_path, *policy_path, *token_path;
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
     long listen_port; /* -1: no --listen */
-    bool release, quiet;
-    int targets; /* how many of --budget-w, --reduction and --schedule were given */
+    bool keep, quiet; /* keep: --keep-caps-on-exit */
+    int targets;      /* how many of --budget-w, --reduction and --schedule were given */
 } control_opts;
 
 /* The input files, read and parsed (owned; inputs_free). */
@@ -584,8 +643,22 @@ static bool control_option(control_opts *o, int c, const char *arg)
         o->token_path = arg;
         return true;
     case O_RELEASE:
-        o->release = true;
+        o->keep = false; /* the default; kept for scripts that ask for it */
         return true;
+    case O_KEEP:
+        o->keep = true;
+        return true;
+    case O_STALE:
+        return cli_parse_double(arg, &cfg->stale_after_s) && cfg->stale_after_s > 0;
+    case O_PSCRAPE:
+        return cli_parse_double(arg, &cfg->prom.scrape_interval_s) &&
+               cfg->prom.scrape_interval_s > 0;
+    case O_CTLID:
+        cfg->controller_id = arg;
+        return strlen(arg) > 0 && strlen(arg) < 128 &&
+               strspn(arg,
+                      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:@+=-") ==
+                   strlen(arg);
     case O_QUIET:
         o->quiet = true;
         return true;
@@ -628,6 +701,11 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
     }
     if (optind < argc) {
         cli_error("control: unexpected argument '%s'", argv[optind]);
+        return PFI_EXIT_USAGE;
+    }
+    if (o->cfg.model_path != NULL && o->cfg.prom.url == NULL) {
+        cli_error("control: --model needs --prometheus URL (the model reads live features "
+                  "from Prometheus; the agents do not export them)");
         return PFI_EXIT_USAGE;
     }
     o->targets = !isnan(o->budget_w) + !isnan(o->reduction) + (o->sched_path != NULL);
@@ -741,10 +819,36 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
                 metric(&jt, &l, &cap, "pfi_ctl_job_cap_watts{job=\"%s\"} %.1f\n", v.id, v.cap_w);
         }
     }
+    size_t acap = 1024, al = 0;
+    char *at = malloc(acap);
+    if (at != NULL) {
+        at[0] = '\0';
+        metric(&at, &al, &acap,
+               "# HELP pfi_ctl_cap_refusals_total requests an agent failed, by reason\n"
+               "# TYPE pfi_ctl_cap_refusals_total counter\n");
+        for (size_t a = 0; a < r->agents; a++) {
+            pfi_ctl_agent_view v;
+            pfi_ctl_agent_get(ctl, a, &v);
+            for (int k = 0; k < PFI_CTL_N_REASONS; k++)
+                metric(&at, &al, &acap,
+                       "pfi_ctl_cap_refusals_total{agent=\"%s\",reason=\"%s\"} %lu\n", v.url,
+                       pfi_ctl_reason_name((pfi_ctl_reason)k), v.refusals[k]);
+        }
+        metric(&at, &al, &acap,
+               "# HELP pfi_ctl_agent_up 1 when the agent answered this period\n"
+               "# TYPE pfi_ctl_agent_up gauge\n");
+        for (size_t a = 0; a < r->agents; a++) {
+            pfi_ctl_agent_view v;
+            pfi_ctl_agent_get(ctl, a, &v);
+            metric(&at, &al, &acap, "pfi_ctl_agent_up{agent=\"%s\"} %d\n", v.url, v.up ? 1 : 0);
+        }
+    }
     pthread_mutex_lock(&api->mu);
     api->last = *r;
     free(api->jobs_text);
     api->jobs_text = jt;
+    free(api->agents_text);
+    api->agents_text = at;
     pthread_mutex_unlock(&api->mu);
 }
 
@@ -757,6 +861,44 @@ static void print_period(const pfi_ctl_report *r)
            cli_num(r->reserved_w, 'f', 0, "-").s, cli_num(r->predicted_w, 'f', 0, "-").s,
            cli_num(r->tput_tok_s, 'f', 0, "-").s, r->agents_up, r->agents, r->note);
     fflush(stdout);
+}
+
+/* Exit codes of a run that was not clean (documented in usage). */
+#define CTL_EXIT_BUDGET 5 /* the budget could not be met: infeasible, caps refused */
+#define CTL_EXIT_DEGRADED                                                                          \
+    6 /* controlled through faults: stale or impossible readings,                                  \
+         agents unreachable, a competing actuator */
+
+/* The period's failures, loudly: one stderr line per failing agent with its reason, one for
+ * the cluster's faults. Returns the exit code they call for (0 none). */
+static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r)
+{
+    int lvl = PFI_EXIT_OK;
+    for (size_t a = 0; a < r->agents; a++) {
+        pfi_ctl_agent_view v;
+        pfi_ctl_agent_get(ctl, a, &v);
+        if (v.fault[0] != '\0') {
+            fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s, v.url, v.fault);
+            if (lvl < CTL_EXIT_DEGRADED)
+                lvl = CTL_EXIT_DEGRADED;
+        }
+    }
+    char f[256];
+    if (pfi_ctl_report_faults(r, f, sizeof f)) {
+        fprintf(stderr, "pfi control: t=%.2f %s%s\n", r->t_s, f,
+                r->event && (r->infeasible || r->refused > 0) ? ": the budget is not met" : "");
+        if (lvl < CTL_EXIT_DEGRADED)
+            lvl = CTL_EXIT_DEGRADED;
+    }
+    if (r->event && (r->infeasible || r->refused > 0))
+        lvl = CTL_EXIT_BUDGET;
+    if (lvl == CTL_EXIT_DEGRADED &&
+        (r->stale_gpus + r->prom_stale_gpus + r->glitch_gpus + r->competing + r->unreachable +
+             r->refused ==
+         0) &&
+        !r->held)
+        lvl = PFI_EXIT_OK; /* only an agent's note (none of the above) */
+    return lvl;
 }
 
 /* Sleep until monotonic time next, waking every 50 ms for a signal. */
@@ -776,7 +918,7 @@ static void sleep_until(double next)
  * the exit code of a step that failed (reported).
  */
 static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl *ctl,
-                        api_state *api)
+                        api_state *api, int *worst)
 {
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -804,6 +946,9 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
         else if (!r.prom_failed && prom_was_down)
             fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
         prom_was_down = r.prom_failed;
+        int lvl = report_faults(ctl, &r);
+        if (lvl > *worst)
+            *worst = lvl;
         api_publish(api, &r, ctl);
         if (!o->quiet)
             print_period(&r);
@@ -812,14 +957,42 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
     return PFI_EXIT_OK;
 }
 
-/* --release-on-exit: every GPU back on its original limit. */
+/* On exit (the default): every GPU back on its original limit; the agents that did not
+ * confirm are named. */
 static void control_release(pfi_ctl *ctl)
 {
     bool all;
     pfi_diag d;
     pfi_ctl_release(ctl, &all, &d);
     if (!all)
-        fprintf(stderr, "pfi control: not every agent confirmed the release\n");
+        fprintf(stderr, "pfi control: not every agent confirmed the release: their caps stay until "
+                        "their lease ends (see 'pfi control status')\n");
+    else
+        fprintf(stderr, "pfi control: caps released: every GPU back on its original limit\n");
+}
+
+/* --keep-caps-on-exit: which caps stay, and until when (the lease, then the agents'
+ * lease_policy: restore at once, or hold for up to their hold_max). */
+static void control_keep_note(pfi_ctl *ctl, const pfi_ctl_config *cfg)
+{
+    double lease = isfinite(cfg->lease_s) ? cfg->lease_s : fmax(30.0, 6 * cfg->period_s);
+    time_t until = (time_t)(now_wall() + lease);
+    struct tm tm;
+    char when[32];
+    gmtime_r(&until, &tm);
+    strftime(when, sizeof when, "%H:%M:%SZ", &tm);
+    for (size_t i = 0; i < pfi_ctl_job_count(ctl); i++) {
+        pfi_ctl_job_view v;
+        pfi_ctl_job_get(ctl, i, &v);
+        if (v.gpus > 0 && isfinite(v.cap_w))
+            fprintf(stderr, "pfi control: --keep-caps-on-exit: job %s keeps %.0f W per GPU\n", v.id,
+                    v.cap_w);
+    }
+    fprintf(stderr,
+            "pfi control: --keep-caps-on-exit: the caps stay until the agents' lease ends at "
+            "%s (%.0f s), then each agent restores them or, with lease_policy=hold, holds them "
+            "up to its hold_max; 'pfi restore' or DELETE /v1/caps releases them sooner\n",
+            when, lease);
 }
 
 int cmd_control(int argc, char **argv)
@@ -854,13 +1027,23 @@ int cmd_control(int argc, char **argv)
     api.last.budget_w = NAN;
     if (o.listen_port >= 0 && (rc = api_listen(&api, o.listen_port, &srv)) != PFI_EXIT_OK)
         goto out;
-    rc = control_loop(&o, &in, ctl, &api);
-    if (o.release)
+    int worst = PFI_EXIT_OK;
+    rc = control_loop(&o, &in, ctl, &api, &worst);
+    if (rc == PFI_EXIT_OK && worst != PFI_EXIT_OK) {
+        fprintf(stderr, "pfi control: exit %d: %s\n", worst,
+                worst == CTL_EXIT_BUDGET ? "the budget could not be met in some period (above)"
+                                         : "ran degraded in some period (above)");
+        rc = worst;
+    }
+    if (ctl != NULL && !o.keep)
         control_release(ctl);
+    else if (ctl != NULL)
+        control_keep_note(ctl, &o.cfg);
 out:
     pfi_http_server_stop(srv);
     pfi_ctl_destroy(ctl);
     free(api.jobs_text);
+    free(api.agents_text);
     pthread_mutex_destroy(&api.mu);
     inputs_free(&in);
     return rc;
