@@ -53,6 +53,29 @@ pfi_error pfi_cap_resolve_mw(const pfi_gpu_limits *l, double request_w, bool cla
 pfi_error pfi_cap_split_budget(const pfi_gpu_limits *l, size_t n, uint64_t budget_mw,
                                uint32_t *out_mw, uint64_t *unallocated_mw, pfi_diag *diag);
 
+/* ---- ownership: one owner per GPU (DESIGN §10) -------------------------------------------
+ * A file per GPU under a run directory (PFI_RUN_DIR_DEFAULT), held with flock(2) by the one
+ * process that may change its power limit: pfid, pfi sweep and pfi restore take it before
+ * their first change. The kernel drops it when the holder dies; a clean release empties the
+ * file, so its text found under a free lock names a holder that crashed. */
+#define PFI_RUN_DIR_DEFAULT "/run/pfi"
+typedef struct pfi_gpu_lock pfi_gpu_lock;
+
+/* pfi_gpu_lock_acquire — lock the GPUs ids[n] (UUIDs, or any stable name) for owner (a
+ * short text, e.g. "pfi sweep"; the pid and start time are added) under run_dir (created,
+ * 0755, when missing). All or none: PFI_ERR_EXISTS when one is held by another process
+ * (diag names the GPU, the holder's text and the lock file), PFI_ERR_IO (the directory or a
+ * file cannot be made), PFI_ERR_INVALID_ARGUMENT, PFI_ERR_NOMEM. *out owned: release it. */
+pfi_error pfi_gpu_lock_acquire(const char *run_dir, const char *const *ids, size_t n,
+                               const char *owner, pfi_gpu_lock **out, pfi_diag *diag);
+
+/* pfi_gpu_lock_previous — the owner text left in GPU k's lock by a holder that did not
+ * release it (it crashed), or NULL. Borrowed from l. */
+const char *pfi_gpu_lock_previous(const pfi_gpu_lock *l, size_t k);
+
+/* pfi_gpu_lock_release — empty and unlock every file of l and free it. NULL: no-op. */
+void pfi_gpu_lock_release(pfi_gpu_lock *l);
+
 /* ---- journal ---------------------------------------------------------------------------- */
 
 #define PFI_JOURNAL_MAX_GPUS 1024

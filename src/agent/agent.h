@@ -98,7 +98,8 @@ typedef struct pfid_agent {
 
     /* cap control */
     pthread_mutex_t caps_lock;
-    pfi_capctl *capctl; /* NULL when cap control is unavailable */
+    pfi_capctl *capctl;       /* NULL when cap control is unavailable */
+    pfi_gpu_lock *owner_lock; /* the GPUs' ownership locks while cap control runs */
     uint32_t cur_mw[PFID_MAX_GPUS];
     bool restore_pending; /* a restore failed; retried by pfid_caps_tick */
     double restore_retry_mono;

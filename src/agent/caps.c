@@ -111,6 +111,48 @@ static bool repair_journal(pfid_agent *a)
     return true;
 }
 
+/* One owner per GPU (DESIGN §10): the GPUs' locks under run_dir ($PFI_RUN_DIR, else
+ * /run/pfi for GPUs whose limits outlive pfid; none for emulated ones unless named), taken
+ * before the journal is repaired or an original read. A GPU another tool owns (a sweep)
+ * leaves cap control off, saying who owns it. A lock a crashed holder left without a journal
+ * is an alarm: the limit read now may be that holder's cap, not the original. */
+static bool take_ownership(pfid_agent *a)
+{
+    const char *rd = a->cfg.run_dir[0] ? a->cfg.run_dir : getenv("PFI_RUN_DIR");
+    if (rd == NULL && (pfi_gpu_caps(a->gpu) & PFI_GPU_CAP_PERSISTENT_LIMITS))
+        rd = PFI_RUN_DIR_DEFAULT;
+    if (rd == NULL)
+        return true;
+    static char name[PFID_MAX_GPUS][96];
+    const char *ids[PFID_MAX_GPUS];
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        pfi_gpu_info info;
+        if (pfi_gpu_get_info(a->gpu, k, &info, NULL) == PFI_OK && info.uuid[0] != '\0')
+            snprintf(name[k], sizeof name[k], "%s", info.uuid);
+        else
+            snprintf(name[k], sizeof name[k], "index-%u", k);
+        ids[k] = name[k];
+    }
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = pfi_gpu_lock_acquire(rd, ids, a->n_gpus, "pfid", &a->owner_lock, &d);
+    if (e != PFI_OK) {
+        snprintf(a->caps_why, sizeof a->caps_why, "%s", d.message);
+        LOG_ERROR("cap control off: %s", d.message);
+        return false;
+    }
+    bool journal = a->cfg.journal[0] != '\0' && access(a->cfg.journal, F_OK) == 0;
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        const char *prev = pfi_gpu_lock_previous(a->owner_lock, k);
+        if (prev != NULL && !journal)
+            LOG_ERROR("ALARM: GPU %s was owned by '%s', which ended without releasing it and "
+                      "left no journal (%s): its limit now may be that owner's cap, not the "
+                      "original; check it and set it back by hand",
+                      ids[k], prev, a->cfg.journal);
+    }
+    return true;
+}
+
 void pfid_caps_start(pfid_agent *a)
 {
     a->caps_available = false;
@@ -135,6 +177,8 @@ void pfid_caps_start(pfid_agent *a)
                  a->cfg.journal, strerror(errno));
         return;
     }
+    if (!take_ownership(a))
+        return;
     if (!repair_journal(a))
         return;
     unsigned idx[PFID_MAX_GPUS];
@@ -291,6 +335,8 @@ void pfid_caps_stop(pfid_agent *a)
         pfi_capctl_destroy(a->capctl);
         a->capctl = NULL;
     }
+    pfi_gpu_lock_release(a->owner_lock);
+    a->owner_lock = NULL;
     for (unsigned k = 0; k < PFID_IDEM_SLOTS; k++) {
         free(a->idem[k].response);
         a->idem[k].response = NULL;

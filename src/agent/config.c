@@ -213,6 +213,7 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     STR("replay", replay)
     STR("token_file", token_file)
     STR("journal", journal)
+    STR("run_dir", run_dir)
     STR("jobs_file", jobs_file)
     DURATION("interval", interval_s, 0.01, 3600)
     DURATION("stale_after", stale_s, 0, 86400)

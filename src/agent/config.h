@@ -53,6 +53,8 @@ typedef struct pfid_config {
     char token_file[PFID_PATH_MAX];
     bool auth_reads; /* /metrics and /v1/state need the token too */
     char journal[PFID_PATH_MAX];
+    char run_dir[PFID_PATH_MAX]; /* GPU ownership locks ("": $PFI_RUN_DIR, else /run/pfi for
+                                    GPUs whose limits outlive pfid) */
     double lease_max_s;          /* largest lease_s a PUT may ask (3600 s) */
     pfid_policy lease_policy;    /* at lease expiry (hold) */
     double hold_max_s;           /* policy hold: caps kept this long after expiry (600 s) */

@@ -29,6 +29,7 @@ chmod 600 "$T/token"
 export FAKE_NVML_STATE="$T/state"
 export FAKE_NVML_CTL="$T/ctl"
 export FAKE_NVML_TRACE="$T/trace"
+export PFI_RUN_DIR="$T/run" # the GPUs' ownership locks: this test's own
 
 # the fake node: two 200-700 W GPUs at 700 W; extra keys for GPU 0 and GPU 1
 state() {
