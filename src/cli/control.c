@@ -87,6 +87,7 @@ static double now_wall(void)
 
 typedef struct api_state {
     pthread_mutex_t mu;
+    const char *db;    /* --db: a PUT's budget is stored there before it is answered (NULL) */
     const char *token; /* writes need it ("" : writes refused) */
     bool budget_set;   /* a PUT /v1/budget is in force */
     bool event;
@@ -95,6 +96,65 @@ typedef struct api_state {
     char *jobs_text;   /* per-job metric lines of the last period (owned) */
     char *agents_text; /* per-agent metric lines (refusals by reason, up) (owned) */
 } api_state;
+
+/* ---- durable intent (DESIGN §10) ----------------------------------------------------------
+ * The target in force — a PUT /v1/budget, or the command line's --budget-w / --reduction /
+ * --schedule with its timing — is one row of ctl_intent in the --db, written (its own
+ * connection, so the API thread can write it before answering) whenever it changes, and read
+ * back by a controller restarted on the same --db. */
+
+/* Store the intent: source "api" or "command-line", its JSON. false with err on failure. */
+static bool intent_save(const char *db, const char *source, const char *json, char *err, size_t n)
+{
+    sqlite3 *s = NULL;
+    bool ok =
+        sqlite3_open_v2(db, &s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) == SQLITE_OK;
+    sqlite3_stmt *st = NULL;
+    if (ok) {
+        sqlite3_busy_timeout(s, 2000);
+        ok = sqlite3_exec(
+                 s,
+                 "CREATE TABLE IF NOT EXISTS ctl_intent(id INTEGER PRIMARY KEY CHECK(id = 1),"
+                 " set_wall REAL, source TEXT, intent TEXT)",
+                 NULL, NULL, NULL) == SQLITE_OK &&
+             sqlite3_prepare_v2(s, "INSERT OR REPLACE INTO ctl_intent VALUES(1, ?, ?, ?)", -1, &st,
+                                NULL) == SQLITE_OK;
+    }
+    if (ok) {
+        sqlite3_bind_double(st, 1, now_wall());
+        sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, json, -1, SQLITE_STATIC);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    if (!ok)
+        snprintf(err, n, "%s: %s", db, s ? sqlite3_errmsg(s) : "cannot open");
+    sqlite3_finalize(st);
+    sqlite3_close(s);
+    return ok;
+}
+
+/* The stored intent: its source (into source[n]), JSON (malloc'ed, *json) and when it was
+ * set. false when there is none. */
+static bool intent_load(const char *db, char *source, size_t n, char **json, double *set_wall)
+{
+    sqlite3 *s = NULL;
+    sqlite3_stmt *st = NULL;
+    bool ok = false;
+    *json = NULL;
+    if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(s, "SELECT set_wall, source, intent FROM ctl_intent WHERE id = 1", -1,
+                           &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 1) != NULL &&
+        sqlite3_column_text(st, 2) != NULL) {
+        *set_wall = sqlite3_column_double(st, 0);
+        snprintf(source, n, "%s", (const char *)sqlite3_column_text(st, 1));
+        *json = strdup((const char *)sqlite3_column_text(st, 2));
+        ok = *json != NULL;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(s);
+    return ok;
+}
 
 /* Reply with body (malloc'ed, freed here; NULL: out of memory, the connection is closed). */
 static pfi_http_next api_reply(pfi_http_request *rq, unsigned status, const char *type, char *body)
@@ -210,6 +270,16 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
                (rd && !(json_number_value(rd) >= 0 && json_number_value(rd) <= 1))) {
         ret = api_error(rq, 422, "budget_w must be > 0 and reduction in [0, 1]");
     } else {
+        /* durable before it is answered: a controller killed right after the 200 resumes it */
+        char *js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+        char err[300] = "";
+        if (s->db != NULL && (js == NULL || !intent_save(s->db, "api", js, err, sizeof err))) {
+            free(js);
+            fprintf(stderr, "pfi control: PUT /v1/budget not stored (%s): refused\n", err);
+            json_decref(o);
+            return api_error(rq, 503, "the budget could not be stored in the controller's --db");
+        }
+        free(js);
         pthread_mutex_lock(&s->mu);
         s->budget_set = true;
         s->event = !(ev && json_is_false(ev));
@@ -802,6 +872,74 @@ static bool period_target(const control_opts *o, const control_inputs *in, api_s
     return event;
 }
 
+/*
+ * The intent across restarts: a PUT /v1/budget stored in the --db is resumed (it wins over
+ * the command line, as it did before the restart); a command-line target is stored, and one
+ * stored is resumed by a controller started without any (--listen only). Said on stderr.
+ * PFI_EXIT_OK or an exit code (the error printed).
+ */
+static int control_intent(control_opts *o, control_inputs *in, api_state *api)
+{
+    char source[32], *js = NULL;
+    double set_wall = NAN;
+    bool have = intent_load(o->cfg.audit_path, source, sizeof source, &js, &set_wall);
+    json_t *j = have ? json_loads(js, 0, NULL) : NULL;
+    free(js);
+    int rc = PFI_EXIT_OK;
+    if (j != NULL && strcmp(source, "api") == 0) {
+        json_t *bw = json_object_get(j, "budget_w"), *rd = json_object_get(j, "reduction"),
+               *ev = json_object_get(j, "event");
+        api->budget_set = true;
+        api->event = !(ev && json_is_false(ev));
+        api->budget_w = json_is_number(bw) ? json_number_value(bw) : NAN;
+        api->reduction = json_is_number(rd) ? json_number_value(rd) : NAN;
+        fprintf(stderr,
+                "pfi control: resumed from %s the target PUT /v1/budget set %.0f s ago: %s\n",
+                o->cfg.audit_path, now_wall() - set_wall,
+                !api->event               ? "no event"
+                : isfinite(api->budget_w) ? "budget_w"
+                                          : "reduction");
+    } else if (j != NULL && o->targets == 0 && strcmp(source, "command-line") == 0) {
+        json_t *v;
+        double *num[] = {&o->budget_w, &o->reduction, &o->start, &o->duration, &o->ramp, &o->epoch};
+        const char *key[] = {"budget_w", "reduction", "start_s", "duration_s", "ramp_s", "epoch"};
+        for (size_t k = 0; k < 6; k++)
+            if (json_is_number(v = json_object_get(j, key[k])))
+                *num[k] = json_number_value(v);
+        if (json_is_string(v = json_object_get(j, "schedule"))) {
+            pfi_diag d;
+            in->stext = strdup(json_string_value(v));
+            if (in->stext == NULL || pfi_ctl_schedule_parse(in->stext, strlen(in->stext),
+                                                            &in->events, &in->ne, &d) != PFI_OK) {
+                cli_error("control: the schedule stored in %s cannot be read", o->cfg.audit_path);
+                rc = PFI_EXIT_DATA;
+            }
+        }
+        o->targets = 1;
+        fprintf(stderr, "pfi control: resumed from %s the command line's target (epoch %.0f)\n",
+                o->cfg.audit_path, o->epoch);
+    } else if (o->targets > 0) {
+        json_t *w = json_pack("{s:f,s:f,s:f,s:f}", "start_s", o->start, "ramp_s", o->ramp, "epoch",
+                              o->epoch, "duration_s", isfinite(o->duration) ? o->duration : 1e300);
+        if (isfinite(o->budget_w))
+            json_object_set_new(w, "budget_w", json_real(o->budget_w));
+        if (isfinite(o->reduction))
+            json_object_set_new(w, "reduction", json_real(o->reduction));
+        if (in->stext != NULL)
+            json_object_set_new(w, "schedule", json_string(in->stext));
+        char *t = json_dumps(w, JSON_COMPACT | JSON_SORT_KEYS);
+        char err[300] = "";
+        if (t == NULL || !intent_save(o->cfg.audit_path, "command-line", t, err, sizeof err)) {
+            cli_error("control: cannot store the target in %s: %s", o->cfg.audit_path, err);
+            rc = PFI_EXIT_OUTPUT;
+        }
+        free(t);
+        json_decref(w);
+    }
+    json_decref(j);
+    return rc;
+}
+
 /* Hand the period's report and per-job caps to the API's GET /metrics. */
 static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
 {
@@ -1025,6 +1163,9 @@ int cmd_control(int argc, char **argv)
     }
     api.token = in.token ? in.token : "";
     api.last.budget_w = NAN;
+    api.db = o.cfg.audit_path;
+    if (o.cfg.audit_path != NULL && (rc = control_intent(&o, &in, &api)) != PFI_EXIT_OK)
+        goto out;
     if (o.listen_port >= 0 && (rc = api_listen(&api, o.listen_port, &srv)) != PFI_EXIT_OK)
         goto out;
     int worst = PFI_EXIT_OK;

@@ -128,4 +128,38 @@ check $? "--keep-caps-on-exit: the caps are still in force"
 curl -sf -X DELETE -H "Authorization: Bearer tok1" "$URL/v1/caps" > /dev/null
 agents_restored
 check $? "after DELETE /v1/caps: every GPU on its original limit"
+# ---- 6. kill -9 after PUT /v1/budget: the restarted controller resumes the budget -----------
+(umask 077 && printf 'ctl-secret\n' > "$WORK/ctl-token")
+start_api_ctl() {
+    "$PFI" control --agents "$WORK/agents" --listen 0 --token-file "$WORK/ctl-token" \
+        --period $PERIOD --run-for 60 --db "$WORK/api.db" > "$WORK/api.out" 2> "$WORK/api.err" &
+    CTL_PID=$!
+    PORT=$(wait_ctl_port "$WORK/api.err")
+}
+start_api_ctl
+code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer ctl-secret" \
+    -d '{"budget_w": 3000}' "http://127.0.0.1:$PORT/v1/budget")
+[ "$code" = 200 ]
+check $? "PUT /v1/budget 3000 W: HTTP $code"
+kill -9 $CTL_PID
+wait $CTL_PID 2>/dev/null
+: > "$WORK/api.err"
+start_api_ctl
+grep -q "resumed from $WORK/api.db the target PUT /v1/budget set" "$WORK/api.err"
+check $? "restarted controller says it resumed the stored budget"
+wait_for sh -c "curl -sf http://127.0.0.1:$PORT/metrics | grep -q '^pfi_ctl_budget_watts 3000$'"
+check $? "restarted controller: the budget in force is 3000 W again"
+wait_for capped
+check $? "restarted controller: the caps are in force"
+wait_for sh -c "[ \"\$(python3 -c \"import sqlite3; print(sqlite3.connect('$WORK/api.db').execute('select count(*) from ctl_periods where event = 1').fetchone()[0])\" 2>/dev/null)\" -ge 6 ]"
+check $? "restarted controller: six event periods"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer ctl-secret" \
+    -d '{"event": false}' "http://127.0.0.1:$PORT/v1/budget")
+wait_for agents_restored
+check $? "{\"event\": false}: every GPU on its original limit"
+kill -TERM $CTL_PID
+wait $CTL_PID
+CTL_PID=""
+after_decrease "$WORK/api.db" 3000
+check $? "resumed budget: measured power within 1.05 x budget after the first confirmed decrease"
 exit $fail
