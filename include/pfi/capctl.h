@@ -162,6 +162,18 @@ pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const ch
 const pfi_gpu_limits *pfi_capctl_original(const pfi_capctl *c, size_t k);
 
 /*
+ * pfi_capctl_adopt — take charge of GPUs gpus[n] as pfi_capctl_create does, but of an earlier
+ * run's journal j (read from journal_path, which stays): the originals are the journal's,
+ * not the limits now (a restarted pfid that holds its caps across the restart), and a GPU
+ * not at its original counts as changed (the restore puts it back and removes the journal).
+ * Errors: PFI_ERR_INVALID_ARGUMENT (no journal, or a GPU missing from it), those of
+ * pfi_capctl_create.
+ */
+pfi_error pfi_capctl_adopt(pfi_gpu *g, const unsigned *gpus, size_t n, const char *journal_path,
+                           const char *library, const pfi_journal *j, pfi_capctl **out,
+                           pfi_diag *diag);
+
+/*
  * pfi_capctl_apply — set target_mw[k] on the k-th GPU, all k < n: journal first (once),
  * lower before raise, read back after each set. results[n] caller-allocated. Stops at the
  * first GPU that fails hard (a set error); a cap that did not take (PFI_ERR_NOT_EFFECTIVE)

@@ -20,6 +20,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "pfi/atomic_file.h"
 #include "request.h"
 
 #define GPU_LOCK_WAIT_S 5
@@ -153,6 +154,8 @@ static bool take_ownership(pfid_agent *a)
     return true;
 }
 
+static int resume_held(pfid_agent *a); /* below, with the held caps */
+
 void pfid_caps_start(pfid_agent *a)
 {
     a->caps_available = false;
@@ -179,7 +182,10 @@ void pfid_caps_start(pfid_agent *a)
     }
     if (!take_ownership(a))
         return;
-    if (!repair_journal(a))
+    int held = resume_held(a);
+    if (held > 0)
+        return; /* cap control runs, the held caps in force */
+    if (held < 0 || !repair_journal(a))
         return;
     unsigned idx[PFID_MAX_GPUS];
     for (unsigned k = 0; k < a->n_gpus; k++)
@@ -225,11 +231,179 @@ static void publish_limits(pfid_agent *a, const pfi_cap_result *res)
     pthread_mutex_unlock(&a->snap_lock);
 }
 
+/* ---- held caps across a restart (lease_policy = hold; DESIGN §10) -------------------------
+ * JOURNAL.held, written after every PUT: the lease's end and revert time (Unix s), holder,
+ * epoch, and the caps in force. A pfid restarted before the revert time adopts the journal's
+ * originals and re-applies these caps instead of lifting the node to full power; the file
+ * goes when the caps are restored. Format, one item a line:
+ *   pfid-held 1 / expires_wall T / revert_wall T / request_id ID / controller ID|- /
+ *   epoch N|- / cap INDEX MW / end */
+static void held_path(const pfid_agent *a, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s.held", a->cfg.journal);
+}
+
+static void held_remove(pfid_agent *a)
+{
+    char p[PFID_PATH_MAX + 8];
+    held_path(a, p, sizeof p);
+    if (unlink(p) != 0 && errno != ENOENT)
+        LOG_WARN("%s: cannot remove: %s", p, strerror(errno));
+}
+
+/* Write JOURNAL.held from the lease and cur_mw (caller holds caps_lock). */
+static void held_save(pfid_agent *a)
+{
+    if (a->cfg.lease_policy != PFID_POLICY_HOLD || a->cfg.journal[0] == '\0')
+        return;
+    char p[PFID_PATH_MAX + 8];
+    held_path(a, p, sizeof p);
+    pfi_atomic_file f;
+    pfi_diag d;
+    if (pfi_atomic_open_durable(&f, p, 0600, &d) != PFI_OK) {
+        LOG_WARN("held caps not saved: %s", d.message);
+        return;
+    }
+    double wall = pfid_wall_s(), mono = pfid_mono_s();
+    pthread_mutex_lock(&a->snap_lock);
+    pfid_lease_view l = a->lease;
+    pthread_mutex_unlock(&a->snap_lock);
+    fprintf(f.f, "pfid-held 1\nexpires_wall %.3f\nrevert_wall %.3f\nrequest_id %s\n",
+            wall + (l.expires_mono - mono), wall + (l.revert_mono - mono),
+            l.request_id[0] ? l.request_id : "-");
+    fprintf(f.f, "controller %s\n", l.controller[0] ? l.controller : "-");
+    if (isfinite(l.epoch))
+        fprintf(f.f, "epoch %.0f\n", l.epoch);
+    else
+        fprintf(f.f, "epoch -\n");
+    for (unsigned k = 0; k < a->n_gpus; k++)
+        fprintf(f.f, "cap %u %u\n", k, (unsigned)a->cur_mw[k]);
+    fprintf(f.f, "end\n");
+    if (pfi_atomic_commit(&f, &d) != PFI_OK)
+        LOG_WARN("held caps not saved: %s", d.message);
+}
+
+typedef struct held_caps {
+    double expires_wall, revert_wall, epoch;
+    char request_id[PFID_ID_MAX], controller[PFID_ID_MAX];
+    uint32_t mw[PFID_MAX_GPUS];
+    bool have[PFID_MAX_GPUS];
+} held_caps;
+
+/* JOURNAL.held into *h; false when there is none or it is not whole. */
+static bool held_load(const pfid_agent *a, held_caps *h)
+{
+    char p[PFID_PATH_MAX + 8];
+    held_path(a, p, sizeof p);
+    FILE *f = fopen(p, "r");
+    if (f == NULL)
+        return false;
+    memset(h, 0, sizeof *h);
+    h->expires_wall = h->revert_wall = h->epoch = NAN;
+    char line[300], word[300];
+    bool head = false, end = false;
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned idx, mw;
+        double v;
+        if (strcmp(line, "pfid-held 1\n") == 0)
+            head = true;
+        else if (strcmp(line, "end\n") == 0)
+            end = true;
+        else if (sscanf(line, "expires_wall %lf", &v) == 1)
+            h->expires_wall = v;
+        else if (sscanf(line, "revert_wall %lf", &v) == 1)
+            h->revert_wall = v;
+        else if (sscanf(line, "epoch %lf", &v) == 1)
+            h->epoch = v;
+        else if (sscanf(line, "request_id %127s", word) == 1)
+            snprintf(h->request_id, sizeof h->request_id, "%s", strcmp(word, "-") ? word : "");
+        else if (sscanf(line, "controller %127s", word) == 1)
+            snprintf(h->controller, sizeof h->controller, "%s", strcmp(word, "-") ? word : "");
+        else if (sscanf(line, "cap %u %u", &idx, &mw) == 2 && idx < PFID_MAX_GPUS) {
+            h->mw[idx] = mw;
+            h->have[idx] = true;
+        }
+    }
+    fclose(f);
+    return head && end && isfinite(h->revert_wall);
+}
+
 static void clear_lease(pfid_agent *a)
 {
     pthread_mutex_lock(&a->snap_lock);
     memset(&a->lease, 0, sizeof a->lease);
     pthread_mutex_unlock(&a->snap_lock);
+    held_remove(a);
+}
+
+/*
+ * A restart under lease_policy = hold before the held caps' revert time: the journal's
+ * originals adopted and the held caps re-applied, the lease resumed (holding once its end is
+ * past) — the node is never lifted to full power by the restart itself. Returns 1 when cap
+ * control runs so, 0 when there is nothing to resume (the journal is then repaired as
+ * usual), −1 when cap control cannot start (caps_why says why).
+ */
+static int resume_held(pfid_agent *a)
+{
+    held_caps h;
+    double now_wall = pfid_wall_s();
+    bool have_journal = access(a->cfg.journal, F_OK) == 0;
+    if (!have_journal || a->cfg.lease_policy != PFID_POLICY_HOLD || !held_load(a, &h) ||
+        !(h.revert_wall > now_wall)) {
+        held_remove(a);
+        return 0;
+    }
+    pfi_journal j = {0};
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    if (pfi_journal_read(a->cfg.journal, &j, &d) != PFI_OK ||
+        strcmp(j.backend, pfi_gpu_backend_name(a->gpu)) != 0) {
+        pfi_journal_clear(&j);
+        return 0;
+    }
+    unsigned idx[PFID_MAX_GPUS];
+    uint32_t target[PFID_MAX_GPUS];
+    for (unsigned k = 0; k < a->n_gpus; k++)
+        idx[k] = k;
+    pthread_mutex_lock(&a->gpu_lock);
+    pfi_error e = pfi_capctl_adopt(a->gpu, idx, a->n_gpus, a->cfg.journal, a->cfg.nvml_library, &j,
+                                   &a->capctl, &d);
+    pfi_journal_clear(&j);
+    pfi_cap_result res[PFID_MAX_GPUS];
+    if (e == PFI_OK) {
+        for (unsigned k = 0; k < a->n_gpus; k++)
+            target[k] = h.have[k] ? h.mw[k] : pfi_capctl_original(a->capctl, k)->current_mw;
+        e = pfi_capctl_apply(a->capctl, target, res, &d);
+    }
+    pthread_mutex_unlock(&a->gpu_lock);
+    if (e != PFI_OK && e != PFI_ERR_NOT_EFFECTIVE) {
+        LOG_ERROR("held caps not re-applied after the restart (%s): restoring the originals",
+                  d.message);
+        pfi_capctl_destroy(a->capctl);
+        a->capctl = NULL;
+        return 0;
+    }
+    double mono = pfid_mono_s();
+    pthread_mutex_lock(&a->snap_lock);
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        a->cur_mw[k] = target[k];
+        a->gpus[k].original_mw = pfi_capctl_original(a->capctl, k)->current_mw;
+        a->gpus[k].original_valid = true;
+    }
+    a->lease.active = true;
+    a->lease.holding = now_wall >= h.expires_wall;
+    snprintf(a->lease.request_id, sizeof a->lease.request_id, "%s", h.request_id);
+    snprintf(a->lease.controller, sizeof a->lease.controller, "%s", h.controller);
+    a->lease.epoch = h.epoch;
+    a->lease.expires_mono = mono + (h.expires_wall - now_wall);
+    a->lease.revert_mono = mono + (h.revert_wall - now_wall);
+    a->caps_available = true;
+    pthread_mutex_unlock(&a->snap_lock);
+    publish_limits(a, res);
+    LOG_WARN("restarted under lease_policy=hold: the held caps of lease %s re-applied until "
+             "%.0f s from now (the journal's originals kept)",
+             h.request_id[0] ? h.request_id : "-", h.revert_wall - now_wall);
+    return 1;
 }
 
 /* Put every GPU back on its original limit; caller holds caps_lock. */
@@ -564,6 +738,7 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
         now + rq.lease_s + (a->cfg.lease_policy == PFID_POLICY_HOLD ? a->cfg.hold_max_s : 0);
     pthread_mutex_unlock(&a->snap_lock);
     LOG_INFO("PUT %s: caps%s, lease %.0f s", rq.request_id, line, rq.lease_s);
+    held_save(a);
     json_t *o = json_object();
     json_object_set_new(o, "request_id", json_string(rq.request_id));
     json_object_set_new(o, "applied", json_false());

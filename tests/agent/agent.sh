@@ -257,8 +257,18 @@ suite() {
     if [ "$BACKEND" = nvml ]; then
         grep -q 'limit=350000' "$FAKE_NVML_STATE" && ok "$N: kill -9 leaves the cap" || bad "$N: cap gone"
     fi
+    # under lease_policy = hold (the default) a restart within the lease re-applies the held
+    # caps from the journal instead of lifting the node (issue 16)
     # shellcheck disable=SC2086
-    start_agent "$N-restart" $ARGS || return
+    start_agent "$N-resume" $ARGS || return
+    grep -q 'restarted under lease_policy=hold: the held caps of lease r7 re-applied' "$T/$N-resume.log" &&
+        [ "$(caps)" = "[350.0, 360.0]" ] && ok "$N: restart under hold re-applied the held caps" ||
+        bad "$N: restart under hold: caps $(caps)"
+    kill -KILL "$PID"
+    wait "$PID" 2>/dev/null
+    # lease_policy = restore: the restart repairs the journal
+    # shellcheck disable=SC2086
+    start_agent "$N-restart" $ARGS -s lease_policy=restore || return
     grep -q 'restored and removed' "$T/$N-restart.log" && ok "$N: restart repaired the journal" || bad "$N: no repair"
     originals "$N: after kill -9 and restart"
     stop_agent "$N-restart" 0

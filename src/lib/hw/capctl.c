@@ -192,6 +192,46 @@ pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const ch
     return PFI_OK;
 }
 
+pfi_error pfi_capctl_adopt(pfi_gpu *g, const unsigned *gpus, size_t n, const char *journal_path,
+                           const char *library, const pfi_journal *j, pfi_capctl **out,
+                           pfi_diag *diag)
+{
+    *out = NULL;
+    if (journal_path == NULL || j == NULL)
+        return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "adopt: a journal is needed");
+    /* create refuses an existing journal; the originals are then taken from it instead */
+    char *tmp = NULL;
+    pfi_error e = pfi_capctl_create(g, gpus, n, NULL, library, out, diag);
+    if (e != PFI_OK)
+        return e;
+    pfi_capctl *c = *out;
+    c->journal_path = tmp = pfi_strdup(journal_path);
+    if (tmp == NULL) {
+        pfi_capctl_destroy(c);
+        *out = NULL;
+        return PFI_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const pfi_journal_entry *en = NULL;
+        for (size_t q = 0; q < j->n && en == NULL; q++)
+            if (c->info[k].uuid[0] ? strcmp(j->entries[q].uuid, c->info[k].uuid) == 0
+                                   : j->entries[q].index == gpus[k])
+                en = &j->entries[q];
+        if (en == NULL) {
+            e = hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
+                        "adopt: GPU %u (%s) is not in the journal %s", gpus[k],
+                        c->info[k].uuid[0] ? c->info[k].uuid : "-", journal_path);
+            pfi_capctl_destroy(c);
+            *out = NULL;
+            return e;
+        }
+        c->changed[k] = c->orig[k].current_mw != en->original_mw;
+        c->orig[k].current_mw = en->original_mw;
+    }
+    c->journaled = true;
+    return PFI_OK;
+}
+
 static pfi_error write_journal(pfi_capctl *c, pfi_diag *diag)
 {
     if (c->journaled || c->journal_path == NULL)
