@@ -20,6 +20,7 @@
 #include "mapping.h"
 #include "pfi/capctl.h"
 #include "pfi/gpu.h"
+#include "pfi/http.h"
 
 #define PFID_MAX_GPUS 64
 #define PFID_MAX_JOBS 256
@@ -74,8 +75,7 @@ typedef struct pfid_agent {
     pfid_config cfg;
     char config_path[PFID_PATH_MAX];
     char hostname[256];
-    char token[256];
-    size_t token_len; /* 0: no token, every write is refused */
+    pfi_http_tokens tokens; /* n 0: no token, every write is refused (SIGHUP replaces it) */
 
     pfi_gpu *gpu;
     pthread_mutex_t gpu_lock;

@@ -651,6 +651,17 @@ static int check_and_apply(pfid_agent *a, const bool *which, const double *want_
     return 500;
 }
 
+/* caps_lock within CAPS_LOCK_WAIT_S: a request behind one stuck in the driver is answered
+ * 503 instead of holding a server thread (so /metrics and /healthz keep their threads). */
+#define CAPS_LOCK_WAIT_S 2
+static bool caps_lock_bounded(pfid_agent *a)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += CAPS_LOCK_WAIT_S;
+    return pthread_mutex_timedlock(&a->caps_lock, &ts) == 0;
+}
+
 void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char **body)
 {
     pfid_caps_request rq;
@@ -659,7 +670,12 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
         reply_error(400, msg, status, body);
         return;
     }
-    pthread_mutex_lock(&a->caps_lock);
+    if (!caps_lock_bounded(a)) {
+        reply_error(503, "another cap request is in progress (the GPU driver may be stuck); retry",
+                    status, body);
+        pfid_caps_request_clear(&rq);
+        return;
+    }
     if (a->capctl == NULL) {
         snprintf(msg, sizeof msg, "cap control unavailable on this node: %s", a->caps_why);
         reply_error(503, msg, status, body);
@@ -761,7 +777,11 @@ out:
 void pfid_caps_delete(pfid_agent *a, int *status, char **body)
 {
     char msg[900];
-    pthread_mutex_lock(&a->caps_lock);
+    if (!caps_lock_bounded(a)) {
+        reply_error(503, "another cap request is in progress (the GPU driver may be stuck); retry",
+                    status, body);
+        return;
+    }
     if (a->capctl == NULL) {
         snprintf(msg, sizeof msg, "cap control unavailable on this node: %s", a->caps_why);
         reply_error(503, msg, status, body);

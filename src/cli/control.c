@@ -14,12 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
 #include "pfi/audit.h"
 #include "pfi/control.h"
 #include "pfi/http.h"
+#include "pfi/memory.h"
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int s)
@@ -87,9 +89,9 @@ static double now_wall(void)
 
 typedef struct api_state {
     pthread_mutex_t mu;
-    const char *db;    /* --db: a PUT's budget is stored there before it is answered (NULL) */
-    const char *token; /* writes need it ("" : writes refused) */
-    bool budget_set;   /* a PUT /v1/budget is in force */
+    const char *db; /* --db: a PUT's budget is stored there before it is answered (NULL) */
+    const pfi_http_tokens *tokens; /* writes need a control token (none: writes refused) */
+    bool budget_set;               /* a PUT /v1/budget is in force */
     bool event;
     double budget_w, reduction;
     pfi_ctl_report last;
@@ -296,12 +298,22 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
 static pfi_http_next api_head(void *cls, pfi_http_request *rq)
 {
     const api_state *s = cls;
-    /* an unauthenticated write is refused before its body is read (pfi/http.h) */
+    /* an unauthenticated write is refused before its body is read (pfi/http.h); strict:
+     * "Bearer TOKEN" and nothing else; a read-scoped token may not write (403) */
     if (strcmp(pfi_http_request_method(rq), "PUT") == 0 &&
-        strcmp(pfi_http_request_url(rq), "/v1/budget") == 0 &&
-        !pfi_http_bearer_ok(pfi_http_request_header(rq, "Authorization"), s->token,
-                            strlen(s->token)))
-        return api_error(rq, 401, "missing or wrong bearer token");
+        strcmp(pfi_http_request_url(rq), "/v1/budget") == 0) {
+        const char *h = NULL;
+        size_t hl = 0;
+        const pfi_http_token *t =
+            pfi_http_request_header_n(rq, "Authorization", &h, &hl) && s->tokens != NULL
+                ? pfi_http_tokens_match(s->tokens, h, hl)
+                : NULL;
+        if (t == NULL)
+            return api_error(rq, 401, "missing or wrong bearer token");
+        if (t->scope != PFI_HTTP_SCOPE_CONTROL)
+            return api_error(rq, 403, "this token may read, not write (scope read)");
+        fprintf(stderr, "pfi control: PUT /v1/budget by token %s\n", t->name);
+    }
     if (pfi_http_request_body_over(rq, API_MAX_BODY))
         return api_error(rq, 413, "body larger than 4096 bytes");
     return PFI_HTTP_READ_BODY;
@@ -331,6 +343,8 @@ static int api_listen(api_state *api, long port, pfi_http_server **out)
     pfi_http_server_config hc = {.addr = (const struct sockaddr *)&sa,
                                  .max_connections = 64,
                                  .idle_timeout_s = 10,
+                                 .max_per_client = 16,
+                                 .body_timeout_s = 10,
                                  .max_body = API_MAX_BODY,
                                  .on_head = api_head,
                                  .on_body = api_body,
@@ -630,7 +644,8 @@ typedef struct control_opts {
 
 /* The input files, read and parsed (owned; inputs_free). */
 typedef struct control_inputs {
-    char *atext, *stext, *ptext, *token;
+    char *atext, *stext, *ptext;
+    pfi_http_tokens *tokens; /* --token-file (NULL none) */
     pfi_ctl_agent_spec *agents;
     pfi_ctl_event *events;
     pfi_ctl_rule *rules;
@@ -802,10 +817,28 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
     size_t len;
     pfi_diag d;
     pfi_error e;
-    if ((rc = load_file("agents file", o->agents_path, &in->atext, &len)) != 0)
-        return rc;
+    /* the agents file holds the agents' tokens: read without blocking (a FIFO is refused)
+     * and, when it does hold one, it should be the user's alone */
+    char *at = NULL;
+    if ((e = pfi_http_secret_read(o->agents_path, false, &at, &len, &d)) != PFI_OK) {
+        cli_error("agents file: %s", d.message);
+        return PFI_EXIT_DATA;
+    }
+    in->atext = strdup(at);
+    pfi_free(at);
+    if (in->atext == NULL)
+        return PFI_EXIT_INTERNAL;
     if ((e = pfi_ctl_agents_parse(in->atext, len, &in->agents, &in->na, &d)) != PFI_OK)
         return report_file(e, &d, o->agents_path);
+    bool tokens = false;
+    for (size_t k = 0; k < in->na; k++)
+        tokens = tokens || in->agents[k].token[0] != '\0';
+    struct stat ast;
+    if (tokens && stat(o->agents_path, &ast) == 0 && (ast.st_mode & 077) != 0)
+        fprintf(stderr,
+                "pfi control: warning: agents file %s holds tokens and is readable by others "
+                "(mode %03o): chmod 600 %s\n",
+                o->agents_path, (unsigned)(ast.st_mode & 0777), o->agents_path);
     if (o->sched_path != NULL) {
         if ((rc = load_file("schedule", o->sched_path, &in->stext, &len)) != 0)
             return rc;
@@ -819,10 +852,14 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
             return report_file(e, &d, o->policy_path);
     }
     if (o->token_path != NULL) {
-        if ((rc = load_file("token file", o->token_path, &in->token, &len)) != 0)
-            return rc;
-        while (len > 0 && (in->token[len - 1] == '\n' || in->token[len - 1] == '\r'))
-            in->token[--len] = '\0';
+        /* as pfid's: one token a line, named, scoped; the user's file alone, not a FIFO */
+        in->tokens = malloc(sizeof *in->tokens);
+        if (in->tokens == NULL)
+            return PFI_EXIT_INTERNAL;
+        if ((e = pfi_http_tokens_load(o->token_path, in->tokens, &d)) != PFI_OK) {
+            cli_error("control: %s", d.message);
+            return PFI_EXIT_DATA;
+        }
     }
     return PFI_EXIT_OK;
 }
@@ -832,7 +869,7 @@ static void inputs_free(control_inputs *in)
     free(in->atext);
     free(in->stext);
     free(in->ptext);
-    free(in->token);
+    free(in->tokens);
     pfi_free(in->agents);
     pfi_free(in->events);
     pfi_free(in->rules);
@@ -1161,7 +1198,7 @@ int cmd_control(int argc, char **argv)
         rc = cli_report(e, &d);
         goto out;
     }
-    api.token = in.token ? in.token : "";
+    api.tokens = in.tokens;
     api.last.budget_w = NAN;
     api.db = o.cfg.audit_path;
     if (o.cfg.audit_path != NULL && (rc = control_intent(&o, &in, &api)) != PFI_EXIT_OK)
