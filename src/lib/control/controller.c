@@ -1101,7 +1101,10 @@ static pfi_error read_prometheus(pfi_ctl *c, pfi_ctl_report *rep)
         rep->prom_failed = true;
         snprintf(rep->note, sizeof rep->note,
                  "Prometheus unavailable (%.160s): using the agents' power",
-                 pe != PFI_OK ? pd.message : "no GPU of the agents in its answer");
+                 pe != PFI_OK ? pd.message
+                 : stale > 0  ? "every reading stale: its samples are older than the bound"
+                 : glitch > 0 ? "every reading impossible"
+                              : "no GPU of the agents in its answer");
     }
     return PFI_OK;
 }
