@@ -92,6 +92,8 @@ typedef struct pfi_journal {
     char library[512]; /* the backend's library as given (pfi_gpu_config.library; ""
                         * default) */
     long pid;          /* process that wrote it */
+    char owner[64];    /* the tool that owns the GPUs ("pfid", "pfi sweep"; "" unknown: a
+                        * journal written before the owner line) */
     pfi_journal_entry *entries;
     size_t n;
 } pfi_journal;
@@ -106,6 +108,7 @@ void pfi_journal_clear(pfi_journal *j);
 pfi_error pfi_journal_write(const char *path, const pfi_journal *j, pfi_diag *diag);
 
 /*
+ * (An optional "owner TEXT" line after pid names the tool that owns the GPUs.)
  * pfi_journal_parse — parse journal text[0..len) into *out (zeroed first; clear it after
  * use). Format, one item a line:
  *   pfi-cap-journal 1 / backend NAME / library PATH / pid N / gpu INDEX UUID|- MW / end
@@ -172,6 +175,10 @@ const pfi_gpu_limits *pfi_capctl_original(const pfi_capctl *c, size_t k);
 pfi_error pfi_capctl_adopt(pfi_gpu *g, const unsigned *gpus, size_t n, const char *journal_path,
                            const char *library, const pfi_journal *j, pfi_capctl **out,
                            pfi_diag *diag);
+
+/* pfi_capctl_set_owner — the owner recorded in the journal c writes (at most 63 bytes of
+ * printable text; longer is cut). Call before the first apply. */
+void pfi_capctl_set_owner(pfi_capctl *c, const char *owner);
 
 /*
  * pfi_capctl_apply — set target_mw[k] on the k-th GPU, all k < n: journal first (once),

@@ -195,6 +195,8 @@ void pfid_caps_start(pfid_agent *a)
     pthread_mutex_lock(&a->gpu_lock);
     pfi_error e = pfi_capctl_create(a->gpu, idx, a->n_gpus, a->cfg.journal, a->cfg.nvml_library,
                                     &a->capctl, &d);
+    if (e == PFI_OK)
+        pfi_capctl_set_owner(a->capctl, "pfid");
     pthread_mutex_unlock(&a->gpu_lock);
     if (e != PFI_OK) {
         snprintf(a->caps_why, sizeof a->caps_why, "%s: %s", pfi_strerror(e), d.message);

@@ -124,6 +124,7 @@ n=0
 until grep -q 'limit=500000' "$FAKE_NVML_STATE"; do
     n=$((n + 1)); [ $n -gt 200 ] && break; sleep 0.05
 done
+grep -q '^owner pfi sweep$' "$T/own1/cap-journal" && ok "the journal records its owner" || bad "no owner line in the journal"
 sweep "$T/own2" 400 >"$T/out" 2>"$T/err"; rc=$?
 [ $rc -eq 5 ] && grep -q "GPU GPU-0 is owned by pfi sweep pid [0-9]* since" "$T/err" &&
     ok "second sweep refused, naming the owner (exit $rc)" || { bad "second sweep: exit $rc"; cat "$T/err"; }

@@ -30,6 +30,7 @@ struct pfi_capctl {
     char *journal_path;
     char library[512];
     bool journaled;
+    char owner[64]; /* recorded in the journal ("" none) */
     /* scratch of apply_targets, allocated with the controller: putting the original limits
      * back must not need memory (it runs on error paths, out-of-memory ones included) */
     uint32_t *target, *present;
@@ -232,6 +233,15 @@ pfi_error pfi_capctl_adopt(pfi_gpu *g, const unsigned *gpus, size_t n, const cha
     return PFI_OK;
 }
 
+void pfi_capctl_set_owner(pfi_capctl *c, const char *owner)
+{
+    size_t k = 0;
+    for (const char *q = owner ? owner : ""; *q && k + 1 < sizeof c->owner; q++)
+        if ((unsigned char)*q >= 0x20 && *q != 0x7f)
+            c->owner[k++] = *q;
+    c->owner[k] = '\0';
+}
+
 static pfi_error write_journal(pfi_capctl *c, pfi_diag *diag)
 {
     if (c->journaled || c->journal_path == NULL)
@@ -240,6 +250,7 @@ static pfi_error write_journal(pfi_capctl *c, pfi_diag *diag)
     snprintf(j.backend, sizeof j.backend, "%s", pfi_gpu_backend_name(c->g));
     snprintf(j.library, sizeof j.library, "%s", c->library);
     j.pid = (long)getpid();
+    snprintf(j.owner, sizeof j.owner, "%s", c->owner);
     j.n = c->n;
     j.entries = pfi_calloc(c->n, sizeof *j.entries);
     if (j.entries == NULL)

@@ -527,6 +527,8 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
         e = lock_gpus(g, c, &lock, diag); /* before the originals are read: one owner */
     if (e == PFI_OK)
         e = pfi_capctl_create(g, c->gpus, ng, c->journal_path, c->library, &ctl, diag);
+    if (e == PFI_OK)
+        pfi_capctl_set_owner(ctl, c->owner ? c->owner : "pfi sweep");
     if (e != PFI_OK) {
         pfi_gpu_lock_release(lock);
         stats->restored = true; /* refused before any change */
