@@ -157,8 +157,8 @@ double pfid_caps_next_s(pfid_agent *a, double now, double max_wait);
 void pfid_caps_stop(pfid_agent *a);
 /* PUT /v1/caps: *status and *body (malloc'ed JSON, caller frees). */
 void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char **body);
-/* DELETE /v1/caps. */
-void pfid_caps_delete(pfid_agent *a, int *status, char **body);
+/* DELETE /v1/caps; fence: the X-Pfi-Lease header ("ID EPOCH") or NULL (not fenced). */
+void pfid_caps_delete(pfid_agent *a, const char *fence, int *status, char **body);
 
 /* ---- metrics.c / state.c ---- */
 /* The jobs of this node: those owning a GPU (GPU order), then those with only a throughput.

@@ -228,7 +228,7 @@ static pfi_http_next on_body(void *cls, pfi_http_request *rq, const char *body, 
         pfid_caps_put(a, body, len, &status, &reply);
         break;
     case R_CAPS_DELETE:
-        pfid_caps_delete(a, &status, &reply);
+        pfid_caps_delete(a, pfi_http_request_header(rq, "X-Pfi-Lease"), &status, &reply);
         break;
     case R_TPUT:
         pfid_throughput_post(a, job, body, len, &status, &reply);

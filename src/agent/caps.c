@@ -776,12 +776,30 @@ out:
     pfid_caps_request_clear(&rq);
 }
 
-void pfid_caps_delete(pfid_agent *a, int *status, char **body)
+void pfid_caps_delete(pfid_agent *a, const char *fence, int *status, char **body)
 {
     char msg[900];
+    char fid[PFID_ID_MAX] = "";
+    double fep = NAN;
     if (!caps_lock_bounded(a)) {
         reply_error(503, "another cap request is in progress (the GPU driver may be stuck); retry",
                     status, body);
+        return;
+    }
+    /* fencing: "X-Pfi-Lease: ID EPOCH" from a controller that is not the live lease's holder
+     * (or an older epoch of it) is refused; a DELETE without it (an operator) is not fenced */
+    if (fence != NULL && sscanf(fence, "%127s %lf", fid, &fep) >= 1 && a->lease.active &&
+        a->lease.controller[0] != '\0' && pfid_mono_s() < a->lease.revert_mono &&
+        (strcmp(fid, a->lease.controller) != 0 ||
+         (isfinite(fep) && isfinite(a->lease.epoch) && fep < a->lease.epoch))) {
+        snprintf(msg, sizeof msg,
+                 "lease held by controller %s epoch %.0f for %.0f s more; DELETE by %s epoch "
+                 "%.0f refused",
+                 a->lease.controller, a->lease.epoch, a->lease.revert_mono - pfid_mono_s(), fid,
+                 fep);
+        LOG_WARN("DELETE /v1/caps: 409: %s", msg);
+        reply_error(409, msg, status, body);
+        pthread_mutex_unlock(&a->caps_lock);
         return;
     }
     if (a->capctl == NULL) {

@@ -1134,11 +1134,17 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
 
 /* On exit (the default): every GPU back on its original limit; the agents that did not
  * confirm are named. */
-static void control_release(pfi_ctl *ctl)
+static void control_release(pfi_ctl *ctl, size_t n_agents)
 {
     bool all;
     pfi_diag d;
     pfi_ctl_release(ctl, &all, &d);
+    for (size_t a = 0; !all && a < n_agents; a++) {
+        pfi_ctl_agent_view v;
+        pfi_ctl_agent_get(ctl, a, &v);
+        if (v.fault[0] != '\0')
+            fprintf(stderr, "pfi control: release: agent %s: %s\n", v.url, v.fault);
+    }
     if (!all)
         fprintf(stderr, "pfi control: not every agent confirmed the release: their caps stay until "
                         "their lease ends (see 'pfi control status')\n");
@@ -1214,7 +1220,7 @@ int cmd_control(int argc, char **argv)
         rc = worst;
     }
     if (ctl != NULL && !o.keep)
-        control_release(ctl);
+        control_release(ctl, in.na);
     else if (ctl != NULL)
         control_keep_note(ctl, &o.cfg);
 out:

@@ -99,6 +99,10 @@ rc=$?
 check $? "controller b: exit 5 (its caps refused), got $rc"
 grep -q "HTTP 409 conflict (lease held by controller ctl-a" "$WORK/b.err"
 check $? "controller b: stderr says who holds the lease"
+grep -q "release: agent $URL: DELETE /v1/caps: HTTP 409 conflict" "$WORK/b.err"
+check $? "controller b's release on exit is fenced off too (409)"
+capped
+check $? "controller a's caps are still in force after b exits"
 # ---- 4. SIGINT: controller a releases every cap by default ----------------------------------
 kill -INT $A_PID
 wait $A_PID

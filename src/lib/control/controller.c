@@ -1438,6 +1438,10 @@ pfi_error pfi_ctl_release(pfi_ctl *c, bool *all_ok, pfi_diag *d)
 {
     (void)d;
     size_t n = c->cfg.n_agents;
+    /* fenced like the PUTs: an agent whose lease another controller holds refuses (409) and
+     * keeps that controller's caps */
+    char fence[PFI_CTL_ID_LEN + 64];
+    snprintf(fence, sizeof fence, "X-Pfi-Lease: %s %.0f", c->cfg.controller_id, c->cfg.epoch);
     for (size_t a = 0; a < n; a++) {
         ctl_http_req *r = &c->req[a];
         ctl_http_req_clear(r);
@@ -1445,12 +1449,20 @@ pfi_error pfi_ctl_release(pfi_ctl *c, bool *all_ok, pfi_diag *d)
         agent_url(c, a, "/v1/caps", r->url, sizeof r->url);
         r->token = c->cfg.agents[a].token;
         r->body = NULL;
+        r->header = fence;
     }
     pfi_error e = ctl_http_run(c->http, c->req, n, c->cfg.http_timeout_s);
     *all_ok = true;
-    for (size_t a = 0; a < n; a++)
-        if (c->req[a].status != 200)
+    for (size_t a = 0; a < n; a++) {
+        c->fault[a][0] = '\0';
+        if (c->req[a].status != 200) {
             *all_ok = false;
+            char det[120];
+            agent_fault(c, a, c->req[a].status, "DELETE /v1/caps",
+                        answer_detail(&c->req[a], det, sizeof det));
+        }
+        c->req[a].header = NULL;
+    }
     return e;
 }
 
