@@ -152,6 +152,8 @@ with tempfile.TemporaryDirectory() as tmp:
                        (["-t", loose], "chmod 600")):
         r = subprocess.run([PFID, "--check", "-b", "emulated"] + args, capture_output=True,
                            text=True, timeout=10)
-        check(r.returncode == 2 and want in r.stderr,
-              f"--check {' '.join(args[-1:])}: exit {r.returncode}, '{want}'")
+        good = r.returncode == 2 and want in r.stderr
+        check(good, f"--check {' '.join(args[-1:])}: exit {r.returncode}, '{want}'")
+        if not good:
+            print("  stderr:", r.stderr.strip()[-300:], " stdout:", r.stdout.strip()[-200:])
 sys.exit(1 if fails else 0)
