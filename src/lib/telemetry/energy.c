@@ -25,19 +25,31 @@ static uint64_t step_key(const pfi_telemetry_series *s, size_t i)
 
 /*
  * The lower median of the clean steps, exactly, without allocating: a radix selection over
- * the steps' bit patterns, one byte per pass (8 passes over the series). NaN when there is
- * no clean step.
+ * the steps' bit patterns, one byte per pass, from the first byte in which the smallest and
+ * the largest step differ (the bytes above it are every step's: a regular series takes the
+ * one counting pass). NaN when there is no clean step.
  */
 static double median_step(const pfi_telemetry_series *s)
 {
     size_t m = 0;
-    for (size_t i = 1; i < s->n; i++)
-        m += clean_step(s, i);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        if (!clean_step(s, i))
+            continue;
+        uint64_t k = step_key(s, i);
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+        m++;
+    }
     if (m == 0)
         return NAN;
     size_t rank = (m - 1) / 2; /* 0-based rank of the lower median */
-    uint64_t prefix = 0, mask = 0;
-    for (int shift = 56; shift >= 0; shift -= 8) {
+    int top = 56;
+    while (top >= 0 && ((lo ^ hi) >> top) == 0)
+        top -= 8;
+    uint64_t mask = top < 0 ? ~(uint64_t)0 : top == 56 ? 0 : ~(uint64_t)0 << (top + 8);
+    uint64_t prefix = lo & mask;
+    for (int shift = top; shift >= 0; shift -= 8) {
         size_t hist[256] = {0};
         for (size_t i = 1; i < s->n; i++) {
             if (!clean_step(s, i))
