@@ -535,9 +535,16 @@ typedef struct row_run {
     unsigned g;
 } row_run;
 
+/* A run in the merge's heap: its next row's time and rank (GPU, valid before missing). */
+typedef struct heap_item {
+    double t;
+    size_t rank, run;
+} heap_item;
+
 typedef struct row_merge {
-    row_run *run;         /* the runs that have rows */
-    size_t *heap, nh;     /* a binary min-heap of run indices, by their next row */
+    row_run *run;    /* the runs that have rows */
+    heap_item *heap; /* a binary min-heap of the runs, by their next row */
+    size_t nh;
     grid_row *sorted;     /* the fallback: every row, sorted (NULL when merging) */
     size_t n_sorted, pos; /* its rows, the next one */
     double t_min, t_max;  /* the earliest and latest row */
@@ -551,34 +558,28 @@ static void row_merge_free(row_merge *m)
     *m = (row_merge){0};
 }
 
-/* grid_row_cmp's order on the next rows of runs a and b. */
-static bool run_before(const row_run *a, const row_run *b)
+/* grid_row_cmp's order on the next rows of two runs: by time, then by rank. Two runs never
+ * tie on both (one run per GPU and kind), and inside a run the index grows with the time. */
+static bool item_before(const heap_item *a, const heap_item *b)
 {
-    double ta = a->t[a->i], tb = b->t[b->i];
-    if (ta != tb)
-        return ta < tb;
-    if (a->g != b->g)
-        return a->g < b->g;
-    if ((a->v != NULL) != (b->v != NULL))
-        return a->v != NULL;
-    return a->i < b->i;
+    return a->t < b->t || (a->t == b->t && a->rank < b->rank);
 }
 
 static void heap_down(row_merge *m, size_t k)
 {
+    heap_item x = m->heap[k];
     for (;;) {
-        size_t l = 2 * k + 1, best = k;
-        if (l < m->nh && run_before(&m->run[m->heap[l]], &m->run[m->heap[best]]))
-            best = l;
-        if (l + 1 < m->nh && run_before(&m->run[m->heap[l + 1]], &m->run[m->heap[best]]))
+        size_t l = 2 * k + 1, best = l;
+        if (l >= m->nh)
+            break;
+        if (l + 1 < m->nh && item_before(&m->heap[l + 1], &m->heap[l]))
             best = l + 1;
-        if (best == k)
-            return;
-        size_t x = m->heap[k];
+        if (!item_before(&m->heap[best], &x))
+            break;
         m->heap[k] = m->heap[best];
-        m->heap[best] = x;
         k = best;
     }
+    m->heap[k] = x;
 }
 
 /* A run in time order, no time NaN. */
@@ -629,7 +630,8 @@ static pfi_error row_merge_init(row_merge *m, const pfi_telemetry *tm, const siz
         return PFI_OK;
     }
     for (size_t k = 0; k < nr; k++)
-        m->heap[k] = k;
+        m->heap[k] = (heap_item){
+            .t = m->run[k].t[0], .rank = 2 * (size_t)m->run[k].g + (m->run[k].v == NULL), .run = k};
     m->nh = nr;
     for (size_t k = nr / 2; k-- > 0;)
         heap_down(m, k);
@@ -647,12 +649,15 @@ static bool row_merge_next(row_merge *m, grid_row *r)
     }
     if (m->nh == 0)
         return false;
-    row_run *u = &m->run[m->heap[0]];
+    row_run *u = &m->run[m->heap[0].run];
     *r = (grid_row){
         .t = u->t[u->i], .v = u->v ? u->v[u->i] : NAN, .g = u->g, .valid = u->v != NULL, .i = u->i};
     if (++u->i == u->n)
         m->heap[0] = m->heap[--m->nh];
-    heap_down(m, 0);
+    else
+        m->heap[0].t = u->t[u->i];
+    if (m->nh > 1)
+        heap_down(m, 0);
     return true;
 }
 
