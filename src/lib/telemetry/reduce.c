@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "core/memory.h"
+#include "telemetry/internal.h"
 
 #define MAX_BINS 20000000
 /* The counter is used when its mean power is within this factor of the measured mean power. */
@@ -36,56 +37,6 @@ static long pick_power(const pfi_telemetry *tm, const char *want)
     return -1;
 }
 
-/* A step i (from sample i-1 to i) that the spacing rule takes: positive, not across a break. */
-static bool spacing_step(const pfi_telemetry_series *s, size_t i)
-{
-    return !s->brk[i] && s->t_s[i] > s->t_s[i - 1];
-}
-
-/* The bit pattern of step i: positive doubles order as their bit patterns. */
-static uint64_t spacing_key(const pfi_telemetry_series *s, size_t i)
-{
-    double d = s->t_s[i] - s->t_s[i - 1];
-    uint64_t k;
-    memcpy(&k, &d, sizeof k);
-    return k;
-}
-
-/*
- * The rank-th smallest (0-based) of the k taken steps of s (rank < k), exactly, without
- * allocating: a radix selection over the steps' bit patterns, one byte per pass, from the
- * first byte in which the smallest and the largest step differ (the bytes above it are the
- * same in every step: a regular series takes one pass). lo, hi: the smallest and largest key.
- */
-static double spacing_select(const pfi_telemetry_series *s, size_t rank, uint64_t lo, uint64_t hi)
-{
-    int top = 56;
-    while (top >= 0 && ((lo ^ hi) >> top) == 0)
-        top -= 8;
-    uint64_t mask = top < 0 ? ~(uint64_t)0 : top == 56 ? 0 : ~(uint64_t)0 << (top + 8);
-    uint64_t prefix = lo & mask;
-    for (int shift = top; shift >= 0; shift -= 8) {
-        size_t hist[256] = {0};
-        for (size_t i = 1; i < s->n; i++) {
-            if (!spacing_step(s, i))
-                continue;
-            uint64_t key = spacing_key(s, i);
-            if ((key & mask) == prefix)
-                hist[(key >> shift) & 0xff]++;
-        }
-        unsigned b = 0;
-        while (rank >= hist[b]) {
-            rank -= hist[b];
-            b++;
-        }
-        prefix |= (uint64_t)b << shift;
-        mask |= (uint64_t)0xff << shift;
-    }
-    double d;
-    memcpy(&d, &prefix, sizeof d);
-    return d;
-}
-
 /*
  * The median of s's sampling steps in *out (NaN when it has none): positive steps between
  * consecutive samples, never across a break. A step over a missing value is two sampling
@@ -98,20 +49,12 @@ static pfi_error median_spacing(const pfi_telemetry_series *s, double *out)
     *out = NAN;
     if (s == NULL || s->n < 2)
         return PFI_OK;
-    size_t k = 0;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 1; i < s->n; i++) {
-        if (!spacing_step(s, i))
-            continue;
-        uint64_t key = spacing_key(s, i);
-        lo = key < lo ? key : lo;
-        hi = key > hi ? key : hi;
-        k++;
-    }
+    uint64_t lo, hi;
+    size_t k = tm_clean_steps(s, &lo, &hi);
     if (k == 0)
         return PFI_OK;
-    double a = spacing_select(s, (k - 1) / 2, lo, hi);
-    *out = k % 2 ? a : (a + spacing_select(s, k / 2, lo, hi)) / 2.0;
+    double a = tm_clean_step_select(s, (k - 1) / 2, lo, hi);
+    *out = k % 2 ? a : (a + tm_clean_step_select(s, k / 2, lo, hi)) / 2.0;
     return PFI_OK;
 }
 
