@@ -108,6 +108,7 @@ for size in $SIZES; do
             r=$(cut -d' ' -f3 "$WORK/$1" | median)
             echo "$mb $c $w $r" | awk '{printf "%.0f %.0f %.1f", $1 / $2, $1 / $3, $4 / 1024}'
         }
+        # shellcheck disable=SC2046 # three words each, split on purpose
         set -- $(stat_of dry) $(stat_of store) $(stat_of reader) $(stat_of pandas)
         printf '%-15s %7.0f | %5s / %5s (%5.1fx) RSS %6s MiB | %5s / %5s (%5.1fx) RSS %6s MiB | %5s RSS %6s MiB | %5s / %5s, RSS %7s MiB\n' \
             "$fmt" "$mb" "$1" "$2" "$(echo "$1 ${10}" | awk '{print $1 / $2}')" "$3" \
