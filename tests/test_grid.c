@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "pfi/allocate.h"
+#include "pfi/grid.h"
 #include "pfi/joblib.h"
 #include "pfi/simulate.h"
 #include "stats/curve_infer.h"
@@ -141,6 +142,120 @@ static void test_curve_bank(void **state)
     assert_null(b.offset);
 }
 
+/* A trace: 25 samples at 100 kW, one at 95 kW, one at 80 kW, ten at 60 kW, then 100 kW; one
+   a minute from 2025-05-04 14:40:00-07:00 (Unix 1746394800). By hand: the run below 90 kW is
+   samples 26..36 (median 60 kW); the ramp starts at sample 24 (the last >= 98 kW), the hold
+   at 27 (the first <= 61.2 kW) and ends at 36; back above 90 kW at 37. */
+static void test_schedule_trace(void **state)
+{
+    (void)state;
+    char text[4096];
+    size_t len = (size_t)snprintf(text, sizeof text, "timestamp,total\n");
+    for (int i = 0; i < 45; i++) {
+        double p = i < 25 ? 100000 : i == 25 ? 95000 : i == 26 ? 80000 : i <= 36 ? 60000 : 100000;
+        len +=
+            (size_t)snprintf(text + len, sizeof text - len, "2025-05-04 %02d:%02d:00-07:00,%.1f\n",
+                             14 + (40 + i) / 60, (40 + i) % 60, p);
+    }
+    pfi_ctl_event *ev;
+    size_t n;
+    pfi_grid_schedule_form form;
+    pfi_grid_trace_info ti;
+    pfi_diag d;
+    assert_int_equal(pfi_grid_schedule_load(text, len, &ev, &n, &form, &ti, &d), PFI_OK);
+    assert_int_equal(form, PFI_GRID_FORM_TRACE);
+    assert_int_equal(n, 1);
+    NEAR(ti.pre_event_w, 100000, 1e-12);
+    NEAR(ti.event_w, 60000, 1e-12);
+    NEAR(ev[0].reduction, 0.4, 1e-12);
+    assert_true(isnan(ev[0].budget_w));
+    NEAR(ev[0].start_s, 24 * 60, 1e-12);
+    NEAR(ev[0].ramp_s, 3 * 60, 1e-12);
+    NEAR(ev[0].end_s, 36 * 60, 1e-12);
+    NEAR(ti.recovered_s, 37 * 60, 1e-12);
+    NEAR(ti.first_unix_s, 1746394800.0, 1e-15);
+    assert_true(pfi_grid_schedule_speed(ev, n, 60));
+    NEAR(ev[0].start_s, 24, 1e-12);
+    NEAR(ev[0].ramp_s, 3, 1e-12);
+    assert_false(pfi_grid_schedule_speed(ev, n, 0));
+    pfi_free(ev);
+    /* no drop: no event */
+    const char *flat = "timestamp,total\n";
+    char t2[2048];
+    size_t l2 = (size_t)snprintf(t2, sizeof t2, "%s", flat);
+    for (int i = 0; i < 30; i++)
+        l2 += (size_t)snprintf(t2 + l2, sizeof t2 - l2, "10:%02d,%d\n", i, 1000 + i % 3);
+    assert_int_equal(pfi_grid_schedule_load(t2, l2, &ev, &n, NULL, NULL, &d), PFI_ERR_EMPTY);
+    /* a clock going backwards */
+    const char *back = "timestamp,total\n10:00,5\n09:59,5\n";
+    assert_int_equal(pfi_grid_schedule_load(back, strlen(back), &ev, &n, NULL, NULL, &d),
+                     PFI_ERR_PARSE);
+    assert_non_null(strstr(d.message, "not after"));
+    assert_int_equal(d.line, 3);
+}
+
+static void test_schedule_timelines(void **state)
+{
+    (void)state;
+    pfi_ctl_event *ev;
+    size_t n;
+    pfi_grid_schedule_form form;
+    pfi_diag d;
+    const char *csv = "start_s,end_s,ramp_s,budget_w,reduction_pct,target\n"
+                      "700,900,0,52000,,\n0,600,60,,25,\n1000,1200,,,,30%\n";
+    assert_int_equal(pfi_grid_schedule_load(csv, strlen(csv), &ev, &n, &form, NULL, &d), PFI_OK);
+    assert_int_equal(form, PFI_GRID_FORM_CSV);
+    assert_int_equal(n, 3);
+    NEAR(ev[0].start_s, 0, 0); /* sorted */
+    NEAR(ev[0].reduction, 0.25, 1e-15);
+    NEAR(ev[0].ramp_s, 60, 0);
+    NEAR(ev[1].budget_w, 52000, 0);
+    assert_true(isnan(ev[1].reduction));
+    NEAR(ev[2].reduction, 0.3, 1e-15);
+    NEAR(ev[2].ramp_s, 0, 0);
+    pfi_free(ev);
+    const char *js = "{\"events\": [{\"start_s\": 0, \"end_s\": 600, \"ramp_s\": 60, "
+                     "\"reduction_pct\": 25}, {\"start_s\": 700, \"end_s\": 800, \"target\": "
+                     "\"5200W\"}]}";
+    assert_int_equal(pfi_grid_schedule_load(js, strlen(js), &ev, &n, &form, NULL, &d), PFI_OK);
+    assert_int_equal(form, PFI_GRID_FORM_JSON);
+    assert_int_equal(n, 2);
+    NEAR(ev[1].budget_w, 5200, 0);
+    pfi_free(ev);
+    /* errors name the line and the field */
+    const char *two = "start_s,end_s,budget_w,reduction_pct\n0,10,5,\n5,20,,30\n";
+    assert_int_equal(pfi_grid_schedule_load(two, strlen(two), &ev, &n, NULL, NULL, &d),
+                     PFI_ERR_PARSE);
+    assert_non_null(strstr(d.message, "overlap"));
+    const char *both = "start_s,end_s,budget_w,reduction_pct\n0,10,5,30\n";
+    assert_int_equal(pfi_grid_schedule_load(both, strlen(both), &ev, &n, NULL, NULL, &d),
+                     PFI_ERR_PARSE);
+    assert_int_equal(d.line, 2);
+    assert_non_null(strstr(d.message, "exactly one target"));
+    const char *badnum = "start_s,end_s,budget_w\n0,1O,5\n";
+    assert_int_equal(pfi_grid_schedule_load(badnum, strlen(badnum), &ev, &n, NULL, NULL, &d),
+                     PFI_ERR_PARSE);
+    assert_non_null(strstr(d.message, "end_s"));
+    const char *col = "start_s,end_s,watts\n0,1,5\n";
+    assert_int_equal(pfi_grid_schedule_load(col, strlen(col), &ev, &n, NULL, NULL, &d),
+                     PFI_ERR_PARSE);
+    assert_non_null(strstr(d.message, "watts"));
+    const char *jkey = "[{\"start_s\": 0, \"end_s\": 5, \"budget\": 3}]";
+    assert_int_equal(pfi_grid_schedule_load(jkey, strlen(jkey), &ev, &n, NULL, NULL, &d),
+                     PFI_ERR_PARSE);
+    assert_non_null(strstr(d.message, "budget"));
+    const char *jend = "[{\"start_s\": 5, \"end_s\": 5, \"budget_w\": 3}]";
+    assert_int_equal(pfi_grid_schedule_load(jend, strlen(jend), &ev, &n, NULL, NULL, &d),
+                     PFI_ERR_PARSE);
+    assert_non_null(strstr(d.message, "event 1"));
+    /* the text form still goes to pfi_ctl_schedule_parse */
+    const char *txt = "0 60 30% 10\n";
+    assert_int_equal(pfi_grid_schedule_load(txt, strlen(txt), &ev, &n, &form, NULL, &d), PFI_OK);
+    assert_int_equal(form, PFI_GRID_FORM_TEXT);
+    NEAR(ev[0].ramp_s, 10, 0);
+    pfi_free(ev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +263,8 @@ int main(void)
         cmocka_unit_test(test_fair_headroom_same_fraction),
         cmocka_unit_test(test_fair_headroom_tier),
         cmocka_unit_test(test_curve_bank),
+        cmocka_unit_test(test_schedule_trace),
+        cmocka_unit_test(test_schedule_timelines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

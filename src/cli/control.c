@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "pfi/audit.h"
 #include "pfi/control.h"
+#include "pfi/grid.h"
 #include "pfi/http.h"
 
 static volatile sig_atomic_t g_stop;
@@ -277,7 +278,10 @@ static void usage(FILE *f)
                "  --agents FILE        one agent a line: URL [TOKEN]\n"
                "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
                "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
-               "  --schedule FILE      events: START END TARGET [RAMP] (s since --epoch)\n"
+               "  --schedule FILE      events: START END TARGET [RAMP] (s since --epoch), a CSV\n"
+               "                       or JSON timeline, or a measured power trace\n"
+               "                       (timestamp,total): see 'pfi schedule --help'\n"
+               "  --speed N            replay the schedule N times faster (60: a minute a second)\n"
                "  --start S            event start, s since --epoch (0)\n"
                "  --duration S         event length, s (until stopped)\n"
                "  --ramp S             ramp into the event over S s (0)\n"
@@ -445,6 +449,7 @@ enum {
     O_TOKEN,
     O_RELEASE,
     O_QUIET,
+    O_SPEED,
     O_HELP
 };
 
@@ -476,6 +481,7 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"token-file", required_argument, NULL, O_TOKEN},
                                      {"release-on-exit", no_argument, NULL, O_RELEASE},
                                      {"quiet", no_argument, NULL, O_QUIET},
+                                     {"speed", required_argument, NULL, O_SPEED},
                                      {"help", no_argument, NULL, O_HELP},
                                      {NULL, 0, NULL, 0}};
 
@@ -494,6 +500,7 @@ typedef struct control_opts {
     pfi_ctl_config cfg;
     const char *agents_path, *sched_path, *policy_path, *token_path;
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
+    double speed;     /* --speed: the schedule's times divided by it (1) */
     long listen_port; /* -1: no --listen */
     bool release, quiet;
     int targets; /* how many of --budget-w, --reduction and --schedule were given */
@@ -523,6 +530,8 @@ static bool control_option(control_opts *o, int c, const char *arg)
     case O_SCHEDULE:
         o->sched_path = arg;
         return true;
+    case O_SPEED:
+        return cli_parse_double(arg, &o->speed) && o->speed > 0 && isfinite(o->speed);
     case O_START:
         return cli_parse_double(arg, &o->start) && o->start >= 0;
     case O_DURATION:
@@ -607,6 +616,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
     o->duration = o->run_for = INFINITY;
     o->epoch = now_wall();
     o->listen_port = -1;
+    o->speed = 1;
     int c;
     optind = 1;
     opterr = 0;
@@ -661,8 +671,11 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
     if (o->sched_path != NULL) {
         if ((rc = load_file("schedule", o->sched_path, &in->stext, &len)) != 0)
             return rc;
-        if ((e = pfi_ctl_schedule_parse(in->stext, len, &in->events, &in->ne, &d)) != PFI_OK)
+        /* a text, CSV or JSON timeline, or a measured power trace (pfi/grid.h) */
+        if ((e = pfi_grid_schedule_load(in->stext, len, &in->events, &in->ne, NULL, NULL, &d)) !=
+            PFI_OK)
             return report_file(e, &d, o->sched_path);
+        pfi_grid_schedule_speed(in->events, in->ne, o->speed);
     }
     if (o->policy_path != NULL) {
         if ((rc = load_file("policy", o->policy_path, &in->ptext, &len)) != 0)

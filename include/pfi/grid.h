@@ -1,0 +1,87 @@
+/*
+ * pfi/grid.h — grid events as the controller's schedule (DESIGN §8): power-target timelines
+ * from CSV or JSON files, targets derived from a measured cluster power trace (the pre-event
+ * level, the reduction and the ramp as measured, e.g. the Phoenix demonstration's
+ * SRP_total_power.csv), and time compression for replays. The events are pfi_ctl_event
+ * (pfi/control_files.h), so that pfi control runs them as any schedule.
+ *
+ * Parsers take (text, len) so they can be fuzzed; none reads a file. Results are owned arrays
+ * (pfi_free). Nothing here prints or exits. Thread-safety: pure functions.
+ */
+#ifndef PFI_GRID_H
+#define PFI_GRID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pfi/control_files.h"
+#include "pfi/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which form a schedule file had (pfi_grid_schedule_load). */
+typedef enum pfi_grid_schedule_form {
+    PFI_GRID_FORM_TEXT = 0,  /* "START END TARGET [RAMP]" lines (pfi_ctl_schedule_parse) */
+    PFI_GRID_FORM_CSV = 1,   /* a CSV timeline with a header (see pfi_grid_schedule_load) */
+    PFI_GRID_FORM_JSON = 2,  /* a JSON timeline */
+    PFI_GRID_FORM_TRACE = 3, /* a measured power trace, header "timestamp,total" */
+} pfi_grid_schedule_form;
+
+/* pfi_grid_form_name — "text", "csv", "json", "trace". Static. */
+const char *pfi_grid_form_name(pfi_grid_schedule_form f);
+
+/*
+ * What a measured trace gave (PFI_GRID_FORM_TRACE). Times in seconds from the trace's first
+ * sample; power in W. The event is the longest run of samples below 90 % of the first 20
+ * samples' median; pre_event_w is the median of the (up to) 30 samples before the ramp
+ * starts; event_w the median of the run; the ramp starts at the last sample before the run
+ * at or above 98 % of pre_event_w and ends at the run's first sample at or below 102 % of
+ * event_w; the hold ends at the run's last sample at or below 102 % of event_w, and power
+ * is back at 90 % of pre_event_w at recovered_s (NaN if never).
+ */
+typedef struct pfi_grid_trace_info {
+    size_t samples;
+    double pre_event_w, event_w;
+    double reduction; /* 1 − event_w / pre_event_w */
+    double ramp_start_s, hold_start_s, hold_end_s, recovered_s;
+    double first_unix_s; /* the first sample's time, Unix s (NaN for clock-only HH:MM) */
+} pfi_grid_trace_info;
+
+/*
+ * pfi_grid_schedule_load — a schedule file in any of its forms, told apart by its first
+ * line: JSON (first non-blank byte '{' or '['), a CSV header with a "timestamp" column (a
+ * measured trace), a CSV header with "start_s" (a timeline), else the text lines of
+ * pfi_ctl_schedule_parse.
+ *   - CSV timeline: columns start_s, end_s, ramp_s (optional, default 0) and one of
+ *     budget_w / reduction_pct per row (the other empty), or target ("30%" / "5200W").
+ *   - JSON timeline: {"events": [...]} or [...], each {"start_s", "end_s", "ramp_s"?, and
+ *     "budget_w" or "reduction_pct" or "target"}; unknown keys are errors.
+ *   - trace: "timestamp,total": one sample a row, timestamp ISO 8601
+ *     ("2025-05-04 14:40:00-07:00", 'T' or ' ', offset or Z) or a clock "HH:MM[:SS]"
+ *     (a clock more than 12 h before the previous sample is the next day), total in W, times
+ * strictly increasing; at least 20 samples. One event: from ramp_start_s to hold_end_s, ramp
+ * hold_start_s − ramp_start_s, target the measured reduction (a reduction, so that a cluster of
+ * another size replays the same relative drop); *trace (may be NULL) gets the numbers. Every form:
+ * 0 <= start < end, ramp >= 0, events sorted by start and not overlapping. *out (owned, pfi_free)
+ * of *n events; *form (may be NULL) the form found. Errors: PFI_ERR_PARSE (diag: line, field and
+ * what was expected), PFI_ERR_EMPTY (no event; a trace with no drop below 90 %), PFI_ERR_LIMIT
+ * (more than PFI_CTL_MAX_EVENTS events, or 1 000 000 samples), PFI_ERR_NOMEM.
+ */
+pfi_error pfi_grid_schedule_load(const char *text, size_t len, pfi_ctl_event **out, size_t *n,
+                                 pfi_grid_schedule_form *form, pfi_grid_trace_info *trace,
+                                 pfi_diag *diag);
+
+/*
+ * pfi_grid_schedule_speed — time compression for replays: every event's start, end and ramp
+ * divided by speed (> 0; 60: a minute of the event a second). false (ev untouched) when
+ * speed is not finite and > 0.
+ */
+bool pfi_grid_schedule_speed(pfi_ctl_event *ev, size_t n, double speed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
