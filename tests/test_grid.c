@@ -256,6 +256,31 @@ static void test_schedule_timelines(void **state)
     pfi_free(ev);
 }
 
+/* Facility targets by hand: 800 W of non-GPU power, a GPU reference of 7 000 W. */
+static void test_facility_target(void **state)
+{
+    (void)state;
+    double b = 6000, r = NAN;
+    assert_true(pfi_grid_facility_target(800, 7000, &b, &r));
+    NEAR(b, 5200, 0);
+    assert_true(isnan(r));
+    b = NAN;
+    r = 0.3; /* 0.7 × 7 800 − 800 = 4 660 */
+    assert_true(pfi_grid_facility_target(800, 7000, &b, &r));
+    NEAR(b, 4660, 1e-12);
+    b = NAN;
+    r = 0.3; /* the reference not known yet: untouched */
+    assert_false(pfi_grid_facility_target(800, NAN, &b, &r));
+    NEAR(r, 0.3, 0);
+    b = 500; /* below the non-GPU part: the GPUs get 1 W */
+    r = NAN;
+    assert_true(pfi_grid_facility_target(800, 7000, &b, &r));
+    NEAR(b, 1, 0);
+    b = 6000;
+    assert_false(pfi_grid_facility_target(-1, 7000, &b, &r));
+    NEAR(b, 6000, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_curve_bank),
         cmocka_unit_test(test_schedule_trace),
         cmocka_unit_test(test_schedule_timelines),
+        cmocka_unit_test(test_facility_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,6 +80,20 @@ pfi_error pfi_grid_schedule_load(const char *text, size_t len, pfi_ctl_event **o
  */
 bool pfi_grid_schedule_speed(pfi_ctl_event *ev, size_t n, double speed);
 
+/*
+ * pfi_grid_facility_target — a target on facility power (what the utility meters: the GPUs
+ * plus non_gpu_w W of every node's other parts, summed over the nodes) as the budget of the
+ * GPUs alone: a budget B (*budget_w, facility W) gives B − non_gpu_w; a reduction r
+ * (*reduction, of the facility's reference gpu_ref_w + non_gpu_w) gives (1 − r)(gpu_ref_w +
+ * non_gpu_w) − non_gpu_w. Either way *budget_w becomes the GPU budget (at least 1 W: a
+ * facility target below the non-GPU part leaves the GPUs nothing) and *reduction NaN. false
+ * (both untouched) when non_gpu_w is not finite and >= 0, neither target is given, or a
+ * reduction comes before the GPU reference power is known (gpu_ref_w not > 0).
+ * Source: [ours]; the non-GPU part is measured or a documented per-node constant (README).
+ */
+bool pfi_grid_facility_target(double non_gpu_w, double gpu_ref_w, double *budget_w,
+                              double *reduction);
+
 #ifdef __cplusplus
 }
 #endif

@@ -282,6 +282,8 @@ static void usage(FILE *f)
                "                       or JSON timeline, or a measured power trace\n"
                "                       (timestamp,total): see 'pfi schedule --help'\n"
                "  --speed N            replay the schedule N times faster (60: a minute a second)\n"
+               "  --non-gpu-w W        every node's non-GPU power (W, one node an agent): targets\n"
+               "                       are then facility power, and the GPUs get what is left\n"
                "  --start S            event start, s since --epoch (0)\n"
                "  --duration S         event length, s (until stopped)\n"
                "  --ramp S             ramp into the event over S s (0)\n"
@@ -450,6 +452,7 @@ enum {
     O_RELEASE,
     O_QUIET,
     O_SPEED,
+    O_NON_GPU,
     O_HELP
 };
 
@@ -482,6 +485,7 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"release-on-exit", no_argument, NULL, O_RELEASE},
                                      {"quiet", no_argument, NULL, O_QUIET},
                                      {"speed", required_argument, NULL, O_SPEED},
+                                     {"non-gpu-w", required_argument, NULL, O_NON_GPU},
                                      {"help", no_argument, NULL, O_HELP},
                                      {NULL, 0, NULL, 0}};
 
@@ -501,6 +505,7 @@ typedef struct control_opts {
     const char *agents_path, *sched_path, *policy_path, *token_path;
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
     double speed;     /* --speed: the schedule's times divided by it (1) */
+    double non_gpu_w; /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
     long listen_port; /* -1: no --listen */
     bool release, quiet;
     int targets; /* how many of --budget-w, --reduction and --schedule were given */
@@ -530,6 +535,8 @@ static bool control_option(control_opts *o, int c, const char *arg)
     case O_SCHEDULE:
         o->sched_path = arg;
         return true;
+    case O_NON_GPU:
+        return cli_parse_double(arg, &o->non_gpu_w) && o->non_gpu_w >= 0 && isfinite(o->non_gpu_w);
     case O_SPEED:
         return cli_parse_double(arg, &o->speed) && o->speed > 0 && isfinite(o->speed);
     case O_START:
@@ -617,6 +624,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
     o->epoch = now_wall();
     o->listen_port = -1;
     o->speed = 1;
+    o->non_gpu_w = NAN;
     int c;
     optind = 1;
     opterr = 0;
@@ -713,6 +721,8 @@ static bool period_target(const control_opts *o, const control_inputs *in, api_s
 {
     bool event = false;
     double ref = api->last.ref_w > 0 ? api->last.ref_w : NAN;
+    if (!isnan(o->non_gpu_w)) /* targets on facility power ramp from the facility's reference */
+        ref += o->non_gpu_w * (double)in->na;
     *bw = *red = NAN;
     pthread_mutex_lock(&api->mu);
     bool api_set = api->budget_set;
@@ -797,6 +807,11 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
     double t_start = now_mono(), wall0 = now_wall();
     double offset = wall0 - o->epoch; /* schedule time at t_start */
     bool prom_was_down = false;
+    if (!isnan(o->non_gpu_w))
+        fprintf(stderr,
+                "pfi control: targets are facility power: %zu nodes x %.0f W non-GPU = %.0f W "
+                "come off every budget before the GPUs' share\n",
+                in->na, o->non_gpu_w, o->non_gpu_w * (double)in->na);
     if (!o->quiet)
         printf("%8s %5s %9s %9s %9s %9s %10s %6s %s\n", "t_s", "event", "budget_w", "measured",
                "reserved", "predicted", "tokens/s", "agents", "note");
@@ -807,6 +822,8 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
             break;
         double bw, red;
         bool event = period_target(o, in, api, t_sched, &bw, &red);
+        if (event && !isnan(o->non_gpu_w)) /* a facility target: the GPUs get the rest */
+            pfi_grid_facility_target(o->non_gpu_w * (double)in->na, api->last.ref_w, &bw, &red);
         pfi_ctl_report r;
         pfi_diag d;
         pfi_error e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d);
