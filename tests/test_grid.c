@@ -281,6 +281,57 @@ static void test_facility_target(void **state)
     NEAR(b, 6000, 0);
 }
 
+/* The demonstration's jobs file and the accounting by hand. */
+static void test_tiers(void **state)
+{
+    (void)state;
+    const char *srp = "Model,Performance,Flexibility\n"
+                      "ft_llama_8b_p3-c6rr6ijz ,0.939635,Flex 2\n"
+                      "infer_llama_8b_48g-hgfu2h87,1,Flex 1\n"
+                      "pt_mpt_13b_sm-gnn16mkt ,0.666923,Flex 3\n"
+                      "Weighted Performance,0.909560245,\n";
+    pfi_grid_tier_job *t;
+    size_t n;
+    pfi_diag d;
+    assert_int_equal(pfi_grid_tiers_parse(srp, strlen(srp), &t, &n, &d), PFI_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(t[0].job, "ft_llama_8b_p3-c6rr6ijz");
+    assert_int_equal(t[0].tier, 2);
+    NEAR(t[0].allowance, 0.25, 0);
+    NEAR(t[1].allowance, 0.10, 0);
+    NEAR(t[2].allowance, 0.50, 0);
+    /* Flex 2, reference 100 tok/s: a first second at 50 tok/s with 3 s of the event left:
+       L = 50, R = 100, left to lose 0.25 (100 + 300) − 50 = 50 over 300: floor 1 − 1/6 */
+    pfi_grid_tier_account(&t[0], 50, 100, 1, 3);
+    NEAR(t[0].floor_frac, 1 - 50.0 / 300, 1e-12);
+    NEAR(pfi_grid_tier_performance(&t[0]), 0.5, 1e-12);
+    assert_false(pfi_grid_tier_compliant(&t[0]));
+    /* then three seconds at the floor: L = 50 + 3 × 100/6 = 100, R = 400: 0.75, compliant */
+    for (int k = 0; k < 3; k++)
+        pfi_grid_tier_account(&t[0], 100 * (1 - 50.0 / 300), 100, 1, 2 - k);
+    NEAR(pfi_grid_tier_performance(&t[0]), 0.75, 1e-12);
+    assert_true(pfi_grid_tier_compliant(&t[0]));
+    /* outside an event: the allowance as a per-period floor; throughput above the
+       reference counts as the reference */
+    pfi_grid_tier_account(&t[1], 120, 100, 1, INFINITY);
+    NEAR(t[1].floor_frac, 0.9, 1e-12);
+    NEAR(pfi_grid_tier_performance(&t[1]), 1, 1e-12);
+    /* over budget: floor 1 */
+    pfi_grid_tier_account(&t[2], 0, 100, 10, 1);
+    NEAR(t[2].floor_frac, 1, 0);
+    pfi_free(t);
+    const char *own = "job,allowance\na,0.2\n";
+    assert_int_equal(pfi_grid_tiers_parse(own, strlen(own), &t, &n, &d), PFI_OK);
+    NEAR(t[0].allowance, 0.2, 0);
+    assert_int_equal(t[0].tier, 0);
+    pfi_free(t);
+    const char *twice = "job,tier\na,1\na,2\n";
+    assert_int_equal(pfi_grid_tiers_parse(twice, strlen(twice), &t, &n, &d), PFI_ERR_PARSE);
+    assert_int_equal(d.line, 3);
+    const char *nohdr = "a,1\n";
+    assert_int_equal(pfi_grid_tiers_parse(nohdr, strlen(nohdr), &t, &n, &d), PFI_ERR_PARSE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_schedule_trace),
         cmocka_unit_test(test_schedule_timelines),
         cmocka_unit_test(test_facility_target),
+        cmocka_unit_test(test_tiers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,6 +94,58 @@ bool pfi_grid_schedule_speed(pfi_ctl_event *ev, size_t n, double speed);
 bool pfi_grid_facility_target(double non_gpu_w, double gpu_ref_w, double *budget_w,
                               double *reduction);
 
+/* ---- flexibility tiers with job-average accounting ----------------------------------------
+ * A job's tier says how much of its average throughput over its whole life (as the
+ * controller sees it) it may lose: Flex 1 10 %, Flex 2 25 %, Flex 3 50 % [ours: the Phoenix
+ * demonstration names the tiers, most flexible = 3, without publishing their allowances;
+ * these hold its published outcome: Flex 1 1.00, Flex 2 >= 0.94, Flex 3 >= 0.67], or an
+ * explicit allowance. The controller spends the allowance across the event: after each
+ * period the job's floor for the next is what keeps its life-average loss within the
+ * allowance if it lost at that rate until the event ends,
+ *   floor = 1 − (a (R + T_ref·τ) − L) / (T_ref·τ), clamped to [0, 1],
+ * with a the allowance, R = Σ T_ref dt and L = Σ (T_ref − T) dt over the periods seen so far
+ * (tokens), τ the seconds left in the event (unknown: floor = 1 − a). */
+typedef struct pfi_grid_tier_job {
+    char job[PFI_CTL_ID_LEN]; /* the job id as agents report it */
+    int tier;                 /* 1, 2, 3; 0 when only an allowance was given */
+    double allowance;         /* share of its average throughput it may lose, [0, 1] */
+    double lost_tok;          /* L: tokens lost against the reference so far */
+    double ref_tok;           /* R: tokens the reference would have made in that time */
+    double accounted_s;       /* seconds accounted */
+    double floor_frac;        /* the floor for the next period (NaN: none yet) */
+} pfi_grid_tier_job;
+
+/* pfi_grid_tier_allowance — tier 1, 2, 3 → 0.10, 0.25, 0.50; NaN otherwise. */
+double pfi_grid_tier_allowance(int tier);
+
+/*
+ * pfi_grid_tiers_parse — a tiers file: CSV with a header naming the job column (job, Model
+ * or id) and a tier column (tier or Flexibility: "Flex 1".."Flex 3", "flex2", "3") and/or an
+ * allowance column (0–1, wins over the tier's); the demonstration's SRP_exp_performance.csv
+ * is one (its row without a tier is skipped). *out (owned, pfi_free) of *n jobs, accounting
+ * zeroed. Errors: PFI_ERR_PARSE (diag: line and field), PFI_ERR_EMPTY, PFI_ERR_LIMIT (more
+ * than PFI_CTL_MAX_RULES jobs), PFI_ERR_NOMEM.
+ */
+pfi_error pfi_grid_tiers_parse(const char *text, size_t len, pfi_grid_tier_job **out, size_t *n,
+                               pfi_diag *diag);
+
+/*
+ * pfi_grid_tier_account — one period of job j: its measured tokens/s (NaN: not measured, not
+ * accounted), its reference tokens/s (uncapped; not > 0: nothing accounted, floor NaN), the
+ * period's length dt_s and the seconds left in the event left_s (INFINITY or NaN when
+ * unknown or outside an event); updates L, R and j->floor_frac (see above). Throughput above
+ * the reference counts as the reference.
+ */
+void pfi_grid_tier_account(pfi_grid_tier_job *j, double tput_tok_s, double ref_tput_tok_s,
+                           double dt_s, double left_s);
+
+/* pfi_grid_tier_performance — 1 − L/R, the job's life-average throughput ÷ its reference;
+ * NaN before anything was accounted. */
+double pfi_grid_tier_performance(const pfi_grid_tier_job *j);
+
+/* pfi_grid_tier_compliant — performance >= 1 − allowance (true before any accounting). */
+bool pfi_grid_tier_compliant(const pfi_grid_tier_job *j);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "grid_cli.h"
 #include "pfi/audit.h"
 #include "pfi/control.h"
 #include "pfi/grid.h"
@@ -282,6 +283,9 @@ static void usage(FILE *f)
                "                       or JSON timeline, or a measured power trace\n"
                "                       (timestamp,total): see 'pfi schedule --help'\n"
                "  --speed N            replay the schedule N times faster (60: a minute a second)\n"
+               "  --tiers FILE         flexibility tiers, CSV job,tier[,allowance]: Flex 1/2/3\n"
+               "                       may lose 10/25/50%% of life-average tokens/s, spent\n"
+               "                       across the event (floors from what each has lost)\n"
                "  --non-gpu-w W        every node's non-GPU power (W, one node an agent): targets\n"
                "                       are then facility power, and the GPUs get what is left\n"
                "  --start S            event start, s since --epoch (0)\n"
@@ -453,6 +457,7 @@ enum {
     O_QUIET,
     O_SPEED,
     O_NON_GPU,
+    O_TIERS,
     O_HELP
 };
 
@@ -486,6 +491,7 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"quiet", no_argument, NULL, O_QUIET},
                                      {"speed", required_argument, NULL, O_SPEED},
                                      {"non-gpu-w", required_argument, NULL, O_NON_GPU},
+                                     {"tiers", required_argument, NULL, O_TIERS},
                                      {"help", no_argument, NULL, O_HELP},
                                      {NULL, 0, NULL, 0}};
 
@@ -503,6 +509,7 @@ static int load_file(const char *what, const char *path, char **text, size_t *le
 typedef struct control_opts {
     pfi_ctl_config cfg;
     const char *agents_path, *sched_path, *policy_path, *token_path;
+    const char *tiers_path; /* --tiers: flexibility tiers (grid_cli.h) */
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
     double speed;     /* --speed: the schedule's times divided by it (1) */
     double non_gpu_w; /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
@@ -518,6 +525,7 @@ typedef struct control_inputs {
     pfi_ctl_event *events;
     pfi_ctl_rule *rules;
     size_t na, ne, nr;
+    grid_tiers *tiers; /* --tiers (its rules replace the policy's); NULL without */
 } control_inputs;
 
 /* One option's value (getopt's c, its argument arg) into o; false when arg is not valid. */
@@ -534,6 +542,9 @@ static bool control_option(control_opts *o, int c, const char *arg)
         return parse_reduction(arg, &o->reduction);
     case O_SCHEDULE:
         o->sched_path = arg;
+        return true;
+    case O_TIERS:
+        o->tiers_path = arg;
         return true;
     case O_NON_GPU:
         return cli_parse_double(arg, &o->non_gpu_w) && o->non_gpu_w >= 0 && isfinite(o->non_gpu_w);
@@ -691,6 +702,12 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
         if ((e = pfi_ctl_policy_parse(in->ptext, len, &in->rules, &in->nr, &d)) != PFI_OK)
             return report_file(e, &d, o->policy_path);
     }
+    if (o->tiers_path != NULL) { /* after the policy: each tier job gets its own rule */
+        if ((in->tiers = calloc(1, sizeof *in->tiers)) == NULL)
+            return PFI_EXIT_INTERNAL;
+        if ((rc = grid_tiers_load(o->tiers_path, in->rules, in->nr, in->tiers)) != 0)
+            return rc;
+    }
     if (o->token_path != NULL) {
         if ((rc = load_file("token file", o->token_path, &in->token, &len)) != 0)
             return rc;
@@ -709,6 +726,9 @@ static void inputs_free(control_inputs *in)
     pfi_free(in->agents);
     pfi_free(in->events);
     pfi_free(in->rules);
+    if (in->tiers != NULL)
+        grid_tiers_free(in->tiers);
+    free(in->tiers);
 }
 
 /*
@@ -829,6 +849,11 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
         pfi_error e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d);
         if (e != PFI_OK)
             return cli_report(e, &d);
+        if (in->tiers != NULL) /* job-average accounting: next period's floors */
+            grid_tiers_period(in->tiers, ctl, period_s,
+                              event ? grid_event_left_s(in->events, in->ne, t_sched, o->targets,
+                                                        o->start, o->duration)
+                                    : INFINITY);
         if (r.prom_failed && !prom_was_down)
             fprintf(stderr, "pfi control: %s\n", r.note);
         else if (!r.prom_failed && prom_was_down)
@@ -839,6 +864,8 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
             print_period(&r);
         sleep_until(t_start + (double)(k + 1) * period_s);
     }
+    if (in->tiers != NULL)
+        grid_tiers_summary(stderr, in->tiers);
     return PFI_EXIT_OK;
 }
 
@@ -874,6 +901,10 @@ int cmd_control(int argc, char **argv)
     o.cfg.n_agents = in.na;
     o.cfg.rules = in.rules;
     o.cfg.n_rules = in.nr;
+    if (in.tiers != NULL) { /* the policy's rules and one per tier job */
+        o.cfg.rules = in.tiers->rules;
+        o.cfg.n_rules = in.tiers->n_rules;
+    }
     pfi_diag d;
     pfi_error e = pfi_ctl_create(&o.cfg, &ctl, &d);
     if (e != PFI_OK) {
