@@ -146,6 +146,81 @@ double pfi_grid_tier_performance(const pfi_grid_tier_job *j);
 /* pfi_grid_tier_compliant — performance >= 1 − allowance (true before any accounting). */
 bool pfi_grid_tier_compliant(const pfi_grid_tier_job *j);
 
+/* ---- settlement: a power event from the audit log ------------------------------------------
+ * The first event of the audit log's latest controller run (a contiguous run of event
+ * periods). A period stands for the seconds to the next one (the last: as long as the one
+ * before). Times and energies are in event time: the log's seconds × speed (a replay at
+ * --speed 60 settles as the hour it stands for). Every power includes non_gpu_w (facility
+ * power; 0: the GPUs' power as logged). */
+typedef struct pfi_grid_settle_options {
+    double interval_s;   /* settlement interval, event time (300) */
+    double speed;        /* replay compression of the log (1) */
+    double pre_window_s; /* pre-event baseline window, event time (1800) */
+    double skip_s;       /* the first skip_s of the event (its ramp) left out of the excess (0) */
+    double non_gpu_w;    /* added to every power: facility = GPUs + non-GPU (0) */
+    const pfi_grid_tier_job *tiers; /* the jobs' tiers (may be NULL) */
+    size_t n_tiers;
+} pfi_grid_settle_options;
+
+void pfi_grid_settle_options_init(pfi_grid_settle_options *o);
+
+/* One settlement interval: energies in kWh; shed = baseline − measured (negative: more). */
+typedef struct pfi_grid_settle_interval {
+    double start_s, end_s;
+    double target_kwh, measured_kwh;
+    double shed_pre_kwh;      /* against the pre-event level */
+    double shed_uncapped_kwh; /* against the uncapped predictions (the jobs' reference power) */
+} pfi_grid_settle_interval;
+
+/* One event period, for the figure: W. */
+typedef struct pfi_grid_settle_point {
+    double t_s, target_w, measured_w, uncapped_w;
+} pfi_grid_settle_point;
+
+/* One job over the event. */
+typedef struct pfi_grid_settle_job {
+    char job[PFI_CTL_ID_LEN];
+    size_t gpus;
+    int tier;                /* 0: none given */
+    double allowance;        /* NaN: no tier */
+    double performance;      /* Σ T dt ÷ Σ T_ref dt over the event (the demonstration's) */
+    double life_performance; /* the same over every period of the run, T capped at T_ref */
+    double tokens_lost;      /* Σ (T_ref − min(T, T_ref)) dt over the event, event time */
+    bool tier_compliant;     /* life_performance >= 1 − allowance (true without a tier) */
+} pfi_grid_settle_job;
+
+typedef struct pfi_grid_settlement {
+    double event_start_s, event_end_s; /* event time since the run started */
+    double pre_event_w;                /* mean measured power in the pre-event window (NaN) */
+    double pre_event_s;                /* how much of the window the log holds */
+    double uncapped_mean_w;            /* mean uncapped prediction over the event */
+    double non_gpu_w;
+    double energy_shed_pre_kwh, energy_shed_uncapped_kwh; /* Σ over the intervals */
+    double max_over_target_w, max_over_target_pct;        /* largest measured − target (after
+                                                              skip_s; NaN: no period) */
+    double seconds_over_target;   /* event time with measured > target (after skip_s) */
+    double longest_over_target_s; /* the longest such stretch */
+    double weighted_performance;  /* Σ gpus × performance ÷ Σ gpus [ours: by GPU count] */
+    double mean_performance;      /* plain mean over the jobs */
+    size_t tier_violations;
+    pfi_grid_settle_job *jobs;
+    size_t n_jobs;
+    pfi_grid_settle_interval *intervals;
+    size_t n_intervals;
+    pfi_grid_settle_point *series;
+    size_t n_series;
+} pfi_grid_settlement;
+
+/*
+ * pfi_grid_settle — the settlement of the first event of the latest run in the audit log at
+ * audit_path (opened read-only). *out owned (pfi_grid_settlement_destroy). Errors:
+ * PFI_ERR_INVALID_ARGUMENT (options), PFI_ERR_IO (the log), PFI_ERR_EMPTY (no period, or no
+ * event period), PFI_ERR_NOMEM.
+ */
+pfi_error pfi_grid_settle(const char *audit_path, const pfi_grid_settle_options *o,
+                          pfi_grid_settlement **out, pfi_diag *diag);
+void pfi_grid_settlement_destroy(pfi_grid_settlement *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -931,6 +931,8 @@ out:
 
 int cmd_report(int argc, char **argv)
 {
+    if (settle_requested(argc, argv)) /* pfi report --settlement (report_settle.c) */
+        return cmd_settlement(argc, argv);
     const char *out = NULL, *title = NULL;
     const char *dbs[6];
     size_t nd = 0;
@@ -939,6 +941,7 @@ int cmd_report(int argc, char **argv)
             printf("usage: pfi report AUDIT.db [AUDIT.db ...] -o FIGURE.png|.svg "
                    "[--title T]\n\nPlot the budget, measured power and tokens/s of the latest "
                    "controller run\nin each audit log (one per strategy: up to 6).\n"
+                   "With --settlement: the event's settlement (pfi report --settlement -h).\n"
                    "\nExit codes: 0 success, 1 audit log missing or unreadable, 2 bad command "
                    "line,\n3 figure not written, 4 internal error.\n");
             return PFI_EXIT_OK;

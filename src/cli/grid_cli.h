@@ -5,7 +5,9 @@
 #ifndef PFI_CLI_GRID_CLI_H
 #define PFI_CLI_GRID_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "pfi/control.h"
 #include "pfi/control_files.h"
@@ -44,5 +46,16 @@ double grid_event_left_s(const pfi_ctl_event *ev, size_t n, double t, int target
 void grid_tiers_summary(FILE *f, const grid_tiers *t);
 
 void grid_tiers_free(grid_tiers *t);
+
+/* ---- pfi report --settlement (report_settle.c) ---- */
+
+/* argv asks for the settlement (--settlement among the arguments). */
+bool settle_requested(int argc, char **argv);
+/* pfi report --settlement: an exit code. */
+int cmd_settlement(int argc, char **argv);
+/* The settlement as one JSON object (no newline); per_interval: with the intervals. */
+void settle_write_json(FILE *f, const pfi_grid_settlement *s, bool per_interval);
+/* A tiers file read and parsed into *t (pfi_free) of *n: an exit code (the error printed). */
+int settle_tiers_load(const char *path, pfi_grid_tier_job **t, size_t *n);
 
 #endif
