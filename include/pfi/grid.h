@@ -149,7 +149,10 @@ bool pfi_grid_tier_compliant(const pfi_grid_tier_job *j);
 /* ---- settlement: a power event from the audit log ------------------------------------------
  * The first event of the audit log's latest controller run (a contiguous run of event
  * periods). A period stands for the seconds to the next one (the last: as long as the one
- * before). Times and energies are in event time: the log's seconds × speed (a replay at
+ * before); its power is the next period's reading (a period reads power at its tick, before
+ * it sets its caps, so the reading of period k + 1 is the power under period k's caps and
+ * target; the last period: its own). Times and energies are in event time: the log's seconds ×
+ * speed (a replay at
  * --speed 60 settles as the hour it stands for). Every power includes non_gpu_w (facility
  * power; 0: the GPUs' power as logged). */
 typedef struct pfi_grid_settle_options {

@@ -5,8 +5,9 @@ tests/control/grid_settlement.sh: shares no code with src/lib/control/settlement
 Definitions (README "grid events", pfi/grid.h): the latest run's first contiguous event
 periods; a period lasts until the next one (the last as long as the one before); event time
 = log time x speed; pre-event baseline = time-weighted mean measured power of the periods
-before the event whose start lies within the pre-event window; kWh shed = sum over event
-periods of (baseline - measured) x dt x speed / 3.6e6, against the pre-event level and
+before the event whose start lies within the pre-event window (each its own reading); kWh
+shed = sum over event periods of (baseline - measured) x dt x speed / 3.6e6, an event
+period's measured power being the next period's reading (the last period: its own), against the pre-event level and
 against ref_w (the uncapped predictions); per job, from ctl_jobs: reference = ref_tput
 (per GPU) x gpus, performance = sum tput dt / sum ref dt over the event, tokens lost =
 sum (ref - min(tput, ref)) dt x speed over the event.
@@ -37,7 +38,8 @@ def main():
     pre_w = sum(m * d for m, d in pre) / sum(d for _, d in pre) if pre else None
     shed_pre = shed_unc = 0.0
     for k in range(first, last):
-        _, t, ev, b, m, ref = rows[k]
+        _, t, ev, b, _, ref = rows[k]
+        m = rows[k + 1][4] if k + 1 < n else rows[k][4]
         if m is None:
             continue
         e = dts[k] * speed / 3.6e6

@@ -178,7 +178,9 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
         pfi_grid_settle_point *pt = &s->series[s->n_series++];
         pt->t_s = t;
         pt->target_w = p[k].budget + ng;
-        pt->measured_w = p[k].measured + ng;
+        /* a row's power is read at its tick, before its caps: the power during period k
+           is what the next period read */
+        pt->measured_w = (k + 1 < n ? p[k + 1].measured : p[k].measured) + ng;
         pt->uncapped_w = p[k].ref + ng;
         size_t i = (size_t)((t - s->event_start_s) / o->interval_s);
         if (i >= ni)
