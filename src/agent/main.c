@@ -22,7 +22,7 @@
 #include "usage_wrap.h"
 
 #ifndef PFI_VERSION
-#define PFI_VERSION "0"
+#error "PFI_VERSION is set by CMakeLists.txt (project VERSION)"
 #endif
 #define DEFAULT_CONFIG "/etc/pfid/pfid.conf"
 #define MAX_OVERRIDES 64
@@ -51,7 +51,7 @@ static const char usage_tail[] =
     "Signals: SIGTERM / SIGINT stop cleanly (caps restored unless shutdown = hold);\n"
     "SIGHUP reloads the config file, the token and the jobs mapping file.\n"
     "Exit status: 0 clean stop, 1 the caps could not all be restored, 2 bad usage or config,\n"
-    "3 the GPUs or the listen socket could not be opened.\n";
+    "3 the GPUs or the listen socket could not be opened (--version: output not written).\n";
 
 /* Where the help's descriptions start, and its width. */
 #define USAGE_COLUMN 25
@@ -294,6 +294,10 @@ static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
             return 0;
         case 'V':
             printf("pfid %s\n", PFI_VERSION);
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                LOG_ERROR("cannot write to standard output");
+                return 3;
+            }
             return 0;
         default:
             print_usage(stderr);
