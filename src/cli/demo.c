@@ -56,15 +56,28 @@ int cmd_demo(int argc, char **argv)
         return PFI_EXIT_INTERNAL;
     }
     self[n] = '\0';
+    /* An installed pfi (cmake --install, the Debian package) has pfid beside it and the
+     * script in ../share/pfi/scripts; a build tree has them where CMake says. */
+    char dir[PATH_MAX], beside[PATH_MAX + 8], installed[PATH_MAX + 40];
+    snprintf(dir, sizeof dir, "%s", self);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    snprintf(beside, sizeof beside, "%s/pfid", dir);
+    snprintf(installed, sizeof installed, "%s/../share/pfi/scripts/demo-cluster.sh", dir);
     const char *agent = getenv("PFI_AGENT_BIN");
     if (agent == NULL || agent[0] == '\0')
-        agent = PFI_AGENT_DEFAULT;
+        agent = access(PFI_AGENT_DEFAULT, X_OK) != 0 && access(beside, X_OK) == 0
+                    ? beside
+                    : PFI_AGENT_DEFAULT;
     if (access(agent, X_OK) != 0) {
         cli_error("demo: agent binary %s not found (build pfid, or set PFI_AGENT_BIN)", agent);
         return PFI_EXIT_DATA;
     }
-    char script[PATH_MAX];
+    char script[PATH_MAX + 40];
     snprintf(script, sizeof script, "%s/scripts/demo-cluster.sh", PFI_SOURCE_DIR);
+    if (access(script, R_OK) != 0 && access(installed, R_OK) == 0)
+        snprintf(script, sizeof script, "%s", installed);
     char **av = calloc((size_t)argc + 4, sizeof *av);
     if (av == NULL)
         return PFI_EXIT_INTERNAL;
