@@ -66,6 +66,8 @@ if ! (cd "$tree" && DEB_BUILD_OPTIONS="parallel=2 nocheck" dpkg-buildpackage -us
     exit 1
 fi
 echo "package: built in $(($(date +%s) - start)) s"
+# the installed files alone from here on (no build tree to fall back on)
+rm -rf "$tree"
 arch=$(dpkg --print-architecture)
 debs=""
 for p in $PKGS; do
@@ -76,10 +78,10 @@ done
 [ "$fail" = 0 ] || exit 1
 
 # lintian: errors and warnings fail unless debian/README.source explains the tag
-lintian --tag-display-limit 0 "$tmp"/pfi_"$version"-1_"$arch".changes > "$tmp/lintian.log" 2>&1
+lintian -I --tag-display-limit 0 "$tmp"/pfi_"$version"-1_"$arch".changes > "$tmp/lintian.log" 2>&1
 grep -v 'running with root privileges' "$tmp/lintian.log" | sed 's/^/package: lintian: /'
 for tag in $(sed -n 's/^[EW]: [^ ]*: \([a-z0-9-]*\).*/\1/p' "$tmp/lintian.log" | sort -u); do
-    grep -q "^ *- $tag:" "$tree/debian/README.source" ||
+    grep -q "^ *- $tag:" "$src/debian/README.source" ||
         bad "lintian tag $tag is not explained in debian/README.source"
 done
 
@@ -134,7 +136,30 @@ if [ -d "$src/docs/man" ]; then
         [ -f "/usr/share/bash-completion/completions/$c" ] || bad "no bash completion for $c"
     done
 fi
-[ -f /usr/share/pfi/scripts/demo-cluster.sh ] || bad "pfi demo cluster's script is not installed"
+for f in scripts/demo-cluster.sh prometheus/pfi-alerts.yml grafana/pfi.json; do
+    [ -f "/usr/share/pfi/$f" ] || bad "/usr/share/pfi/$f is not installed"
+done
+# man pfi-ingest, as installed, shows the options of pfi ingest --help
+if command -v mandoc > /dev/null 2>&1 && [ -f /usr/share/man/man1/pfi-ingest.1.gz ]; then
+    optcol() { grep -E "^ {1,$1}-" | sed -E 's/^ +//; s/  .*//' | grep -oE -- '--?[A-Za-z][A-Za-z0-9-]*' | sort -u; }
+    /usr/bin/pfi ingest --help | optcol 4 > "$tmp/help.opts"
+    mandoc -Tascii -O width=1000 /usr/share/man/man1/pfi-ingest.1.gz | col -b |
+        sed -n '/^OPTIONS/,/^[A-Z][A-Z ]*$/p' | optcol 7 > "$tmp/man.opts"
+    if [ -s "$tmp/help.opts" ] && cmp -s "$tmp/help.opts" "$tmp/man.opts"; then
+        echo "package: man pfi-ingest shows the $(wc -l < "$tmp/help.opts") options of pfi ingest --help"
+    else
+        diff "$tmp/help.opts" "$tmp/man.opts"
+        bad "man pfi-ingest and pfi ingest --help differ in options"
+    fi
+fi
+# the installed pfi runs its demo with the installed pfid (beside it) and script
+if (cd "$tmp" && timeout 120 /usr/bin/pfi demo cluster --agents 2 --out "$tmp/demo") > "$tmp/demo.log" 2>&1 &&
+    grep -q 'every GPU is back on its original limit' "$tmp/demo.log"; then
+    echo "package: pfi demo cluster runs from the packages ($(grep -c '^==' "$tmp/demo.log") controller runs)"
+else
+    tail -20 "$tmp/demo.log"
+    bad "pfi demo cluster from the packages failed"
+fi
 
 # a program against the installed libpfi-dev (libpfi.so.0 from libpfi0)
 printf '#include <pfi/pfi.h>\n#include <stdio.h>\nint main(void){puts(pfi_strerror(PFI_ERR_NOMEM));return 0;}\n' \

@@ -38,7 +38,7 @@ int cmd_demo(int argc, char **argv)
                    "Start N emulated agents (4), a Prometheus server if installed, and the\n"
                    "controller on loopback; run a 30 %% power event and compare with the\n"
                    "equal strategy; print the periods and write DIR/cluster.png (pfi-demo).\n"
-                   "The agent binary is $PFI_AGENT_BIN, else the build's pfid.\n"
+                   "The agent binary is $PFI_AGENT_BIN, else the pfid beside pfi.\n"
                    "\n"
                    "  --agents N       emulated agents (4)\n"
                    "  --out DIR        audit logs and figure (pfi-demo)\n"
@@ -67,17 +67,16 @@ int cmd_demo(int argc, char **argv)
     snprintf(installed, sizeof installed, "%s/../share/pfi/scripts/demo-cluster.sh", dir);
     const char *agent = getenv("PFI_AGENT_BIN");
     if (agent == NULL || agent[0] == '\0')
-        agent = access(PFI_AGENT_DEFAULT, X_OK) != 0 && access(beside, X_OK) == 0
-                    ? beside
-                    : PFI_AGENT_DEFAULT;
+        agent = access(beside, X_OK) == 0 ? beside : PFI_AGENT_DEFAULT;
     if (access(agent, X_OK) != 0) {
         cli_error("demo: agent binary %s not found (build pfid, or set PFI_AGENT_BIN)", agent);
         return PFI_EXIT_DATA;
     }
     char script[PATH_MAX + 40];
-    snprintf(script, sizeof script, "%s/scripts/demo-cluster.sh", PFI_SOURCE_DIR);
-    if (access(script, R_OK) != 0 && access(installed, R_OK) == 0)
+    if (access(installed, R_OK) == 0)
         snprintf(script, sizeof script, "%s", installed);
+    else
+        snprintf(script, sizeof script, "%s/scripts/demo-cluster.sh", PFI_SOURCE_DIR);
     char **av = calloc((size_t)argc + 4, sizeof *av);
     if (av == NULL)
         return PFI_EXIT_INTERNAL;

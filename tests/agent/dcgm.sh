@@ -242,6 +242,8 @@ done
 [ $i -le 100 ] && ok "SIGHUP with dcgm_names = false, no pfi_model: no DCGM series, no estimate"
 kill "$PID"
 wait "$PID"
+rc=$?
 PID=""
+[ "$rc" = 0 ] && ok "SIGTERM: pfid exits 0" || { tail -20 "$T/pfid.log"; bad "pfid exited $rc on SIGTERM"; }
 [ "$fail" = 0 ] && echo "dcgm: all passed"
 exit "$fail"
