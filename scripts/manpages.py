@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 
-OPT_LINE = re.compile(r"^( {1,4})(-\S.*?)(?: {2,}(\S.*))?$")
+OPT_LINE = re.compile(r"^( {1,6})(-\S.*?)(?: {2,}(\S.*))?$")
 VERSION_RE = re.compile(r"^project\(pfi VERSION ([0-9.]+)", re.M)
 
 
@@ -43,15 +43,20 @@ def parse_help(text):
     synopsis = []
     i = 0
     while i < len(lines) and lines[i].strip():
-        s = lines[i].strip()
-        s = re.sub(r"^[Uu]sage: *", "", s)
-        if synopsis and not s.startswith(("pfi", "pfid")):
+        raw = lines[i]
+        s = re.sub(r"^[Uu]sage: *", "", raw.strip())
+        if not synopsis or s.startswith(("pfi ", "pfid ", "pfi\t")) or s in ("pfi", "pfid"):
+            synopsis.append(s)
+        elif raw.startswith(" "):
             synopsis[-1] += " " + s
         else:
-            synopsis.append(s)
+            break  # no blank line between the usage and the description (pfid)
         i += 1
     blocks = []
     para = []
+    # where descriptions start: the commonest column of the option lines' descriptions
+    cols = [len(l) - len(m.group(3)) for l in lines for m in [OPT_LINE.match(l)] if m and m.group(3)]
+    col_desc = max(set(cols), key=cols.count) if cols else None
 
     def flush():
         if para:
@@ -78,6 +83,10 @@ def parse_help(text):
         if m:
             flush()
             spec, desc = m.group(2), m.group(3)
+            if desc is None and col_desc and len(line) > col_desc and line[col_desc - 1] == " " \
+                    and line[col_desc] != " " and not re.search(r"--[a-z]", line[col_desc:]):
+                # a spec as long as its column: one blank before the description
+                spec, desc = line[:col_desc].strip(), line[col_desc:].strip()
             descs = [desc] if desc else []
             col = line.find(desc) if desc else None
             i += 1

@@ -51,7 +51,7 @@ for v in $verbs; do
     page=$man/man1/pfi-$v.1
     [ -f "$page" ] || { bad "no page pfi-$v(1)"; continue; }
     lint "$page"
-    "$pfi" "$v" --help | spec 4 | opts > "$tmp/help"
+    "$pfi" "$v" --help | spec 6 | opts > "$tmp/help"
     render "$page" | sed -n '/^OPTIONS/,/^[A-Z][A-Z ]*$/p' | spec 7 | opts > "$tmp/page"
     [ -s "$tmp/help" ] && with_opts=$((with_opts + 1))
     if ! cmp -s "$tmp/help" "$tmp/page"; then
@@ -64,7 +64,7 @@ for v in $verbs; do
 done
 [ "$with_opts" -ge 12 ] || bad "only $with_opts commands' --help show option lines"
 # pfid(8) against pfid --help
-"$pfid" --help | spec 4 | opts > "$tmp/help"
+"$pfid" --help | spec 6 | opts > "$tmp/help"
 render "$man/man8/pfid.8" | sed -n '/^OPTIONS/,/^[A-Z][A-Z ]*$/p' | spec 7 | opts > "$tmp/page"
 cmp -s "$tmp/help" "$tmp/page" || { bad "pfid(8) and pfid --help differ in options:"; diff "$tmp/help" "$tmp/page"; }
 render "$man/man1/pfi.1" | grep -q -- '--version' || bad "pfi(1) does not show --version"
@@ -97,14 +97,14 @@ complete_words pfi "" > "$tmp/got"
 cmp -s "$tmp/want" "$tmp/got" || { bad "pfi <TAB> offers:"; diff "$tmp/want" "$tmp/got"; }
 for v in $verbs; do
     # the option lines' options and the synopsis's (pfi report has only the latter)
-    { "$pfi" "$v" --help | spec 4 | opts; "$pfi" "$v" --help | sed '/^$/q' | opts; } |
+    { "$pfi" "$v" --help | spec 6 | opts; "$pfi" "$v" --help | sed '/^$/q' | opts; } |
         grep '^--' | sort -u > "$tmp/want"
     complete_words pfi "$v" -- > "$tmp/got"
     cmp -s "$tmp/want" "$tmp/got" || { bad "pfi $v --<TAB> differs from --help:"; diff "$tmp/want" "$tmp/got"; }
 done
 complete_words pfi ingest --tel > "$tmp/got"
 [ "$(cat "$tmp/got")" = --telemetry ] || bad "pfi ingest --tel<TAB> gives '$(cat "$tmp/got")'"
-"$pfid" --help | spec 4 | opts | grep '^--' > "$tmp/want"
+"$pfid" --help | spec 6 | opts | grep '^--' > "$tmp/want"
 complete_words pfid -- > "$tmp/got"
 cmp -s "$tmp/want" "$tmp/got" || { bad "pfid --<TAB> differs from --help:"; diff "$tmp/want" "$tmp/got"; }
 
