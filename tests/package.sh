@@ -30,7 +30,7 @@ done
 tmp=$(mktemp -d /tmp/pfi-package.XXXXXX) || exit 1
 installed=0
 cleanup() {
-    [ "$installed" = 1 ] && dpkg --purge $PKGS > /dev/null 2>&1
+    [ "$installed" = 1 ] && dpkg_locked --purge $PKGS > /dev/null 2>&1
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -39,6 +39,18 @@ fail=0
 bad() {
     echo "package: $*"
     fail=1
+}
+
+# dpkg, waiting (bounded: 120 s) while another dpkg or apt holds its lock
+dpkg_locked() {
+    n=0
+    while :; do
+        dpkg "$@" > "$tmp/dpkg.out" 2>&1 && { cat "$tmp/dpkg.out"; return 0; }
+        grep -q 'frontend lock\|database is locked\|lock-frontend' "$tmp/dpkg.out" || { cat "$tmp/dpkg.out"; return 1; }
+        n=$((n + 1))
+        [ $n -ge 120 ] && { cat "$tmp/dpkg.out"; return 1; }
+        sleep 1
+    done
 }
 
 version=$(sed -n 's/^project(pfi VERSION \([0-9.]*\) .*/\1/p' "$src/CMakeLists.txt")
@@ -86,7 +98,7 @@ for tag in $(sed -n 's/^[EW]: [^ ]*: \([a-z0-9-]*\).*/\1/p' "$tmp/lintian.log" |
 done
 
 # shellcheck disable=SC2086
-if ! dpkg -i $debs > "$tmp/install.log" 2>&1; then
+if ! dpkg_locked -i $debs > "$tmp/install.log" 2>&1; then
     cat "$tmp/install.log"
     installed=1
     bad "dpkg -i failed"
@@ -176,7 +188,7 @@ fi
 
 # dpkg --purge: every file gone, and the agent's folders
 # shellcheck disable=SC2086
-if ! dpkg --purge $PKGS > "$tmp/purge.log" 2>&1; then
+if ! dpkg_locked --purge $PKGS > "$tmp/purge.log" 2>&1; then
     cat "$tmp/purge.log"
     bad "dpkg --purge failed"
 fi
