@@ -438,7 +438,8 @@ static void usage(FILE *f)
             "\n"
             "Exit codes: 0 stopped by --run-for or a signal with no fault, 1 bad or missing\n"
             "input file or audit log, 2 bad command line, 3 audit not written, 4 internal\n"
-            "error, 5 the budget could not be met in some period (infeasible, caps refused),\n"
+            "error, 5 the budget could not be met for two periods in a row (infeasible, caps\n"
+            "refused),\n"
             "6 ran degraded (stale or impossible readings, agents unreachable, a competing\n"
             "actuator).\n");
 }
@@ -1089,33 +1090,30 @@ static void print_period(const pfi_ctl_report *r)
 
 /* The period's failures, loudly: one stderr line per failing agent with its reason, one for
  * the cluster's faults. Returns the exit code they call for (0 none). */
-static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r)
+static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, unsigned *unmet_run)
 {
-    int lvl = PFI_EXIT_OK;
     for (size_t a = 0; a < r->agents; a++) {
         pfi_ctl_agent_view v;
         pfi_ctl_agent_get(ctl, a, &v);
-        if (v.fault[0] != '\0') {
+        if (v.fault[0] != '\0')
             fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s, v.url, v.fault);
-            if (lvl < CTL_EXIT_DEGRADED)
-                lvl = CTL_EXIT_DEGRADED;
-        }
     }
+    bool unmet = r->event && (r->infeasible || r->refused > 0);
     char f[256];
-    if (pfi_ctl_report_faults(r, f, sizeof f)) {
+    if (pfi_ctl_report_faults(r, f, sizeof f))
         fprintf(stderr, "pfi control: t=%.2f %s%s\n", r->t_s, f,
-                r->event && (r->infeasible || r->refused > 0) ? ": the budget is not met" : "");
-        if (lvl < CTL_EXIT_DEGRADED)
-            lvl = CTL_EXIT_DEGRADED;
-    }
-    if (r->event && (r->infeasible || r->refused > 0))
+                unmet ? ": the budget is not met" : "");
+    *unmet_run = unmet ? *unmet_run + 1 : 0;
+    int lvl = PFI_EXIT_OK;
+    if (r->stale_gpus + r->prom_stale_gpus + r->glitch_gpus + r->competing + r->unreachable +
+                r->refused >
+            0 ||
+        r->held)
+        lvl = CTL_EXIT_DEGRADED;
+    /* two event periods in a row: one alone is the allocation moving (an event's first
+     * period against tier floors), said on stderr but no failure of the run */
+    if (*unmet_run >= 2)
         lvl = CTL_EXIT_BUDGET;
-    if (lvl == CTL_EXIT_DEGRADED &&
-        (r->stale_gpus + r->prom_stale_gpus + r->glitch_gpus + r->competing + r->unreachable +
-             r->refused ==
-         0) &&
-        !r->held)
-        lvl = PFI_EXIT_OK; /* only an agent's note (none of the above) */
     return lvl;
 }
 
@@ -1144,6 +1142,7 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
     double t_start = now_mono(), wall0 = now_wall();
     double offset = wall0 - o->epoch; /* schedule time at t_start */
     bool prom_was_down = false;
+    unsigned unmet_run = 0; /* event periods in a row with the budget not met */
     if (!isnan(o->non_gpu_w))
         fprintf(stderr,
                 "pfi control: targets are facility power: %zu nodes x %.0f W non-GPU = %.0f W "
@@ -1176,8 +1175,9 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
         else if (!r.prom_failed && prom_was_down)
             fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
         prom_was_down = r.prom_failed;
-        int lvl = report_faults(ctl, &r);
-        if (lvl > *worst)
+        int lvl = report_faults(ctl, &r, &unmet_run);
+        /* 5 (budget not met) outranks 6 (degraded) */
+        if (lvl == CTL_EXIT_BUDGET || (lvl != PFI_EXIT_OK && *worst == PFI_EXIT_OK))
             *worst = lvl;
         api_publish(api, &r, ctl);
         if (!o->quiet)
