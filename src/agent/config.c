@@ -214,6 +214,7 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     STR("token_file", token_file)
     STR("journal", journal)
     STR("jobs_file", jobs_file)
+    STR("slurm_socket", slurm_socket)
     DURATION("interval", interval_s, 0.01, 3600)
     DURATION("stale_after", stale_s, 0, 86400)
     DURATION("lease_max", lease_max_s, 1, 7 * 86400)

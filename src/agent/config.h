@@ -69,6 +69,8 @@ typedef struct pfid_config {
     double conn_timeout_s;    /* idle connection timeout (10 s) */
     size_t max_body;          /* request body cap, bytes (64 KiB) */
     int log_level;            /* PFID_LOG_* */
+    /* the Slurm registration socket (src/agent/slurm.h); "" off */
+    char slurm_socket[PFID_PATH_MAX];
 } pfid_config;
 
 /* pfid_config_defaults — fill c with the defaults above. */

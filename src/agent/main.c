@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "slurm.h"
 #include "usage_wrap.h"
 
 #ifndef PFI_VERSION
@@ -394,7 +395,7 @@ int main(int argc, char **argv)
         goto out;
     }
     http = pfid_http_start(a);
-    if (http == NULL) {
+    if (http == NULL || pfid_slurm_start(a) != 0) {
         status = 3;
         goto out;
     }
@@ -413,6 +414,7 @@ int main(int argc, char **argv)
         pfid_caps_tick(a, pfid_mono_s());
     }
 out:
+    pfid_slurm_stop(a);
     pfid_http_stop(http);
     pfid_sampler_stop(a);
     pfid_caps_stop(a);

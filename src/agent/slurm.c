@@ -1,0 +1,674 @@
+/*
+ * pfid's registration socket for Slurm jobs and the job accounting it keeps (slurm.h).
+ *
+ * A job registered by the prolog owns its GPUs until its epilog (or until pfid stops): the
+ * mapping is imposed on the snapshot every sampling round, so a GPU allocated but idle is the
+ * job's. At the end the job's GPUs go back to their original limits at once (not at lease
+ * end) and the answer carries the job's accounting:
+ *   energy_j      Σ over the job's GPUs of (energy counter now − at the job's start), J;
+ *                 absent when a counter was unreadable at either end
+ *   duration_s    registration to end, s
+ *   capped_s      time with any of its GPUs below its original limit, s
+ *   caps_w        the distinct caps (W) seen on its GPUs, lowest first (at most 16)
+ *   tokens_lost   Σ over capped intervals of max(0, base − tokens/s)·dt, where base is the
+ *                 time-weighted mean tokens/s while uncapped; absent without both
+ */
+#define _GNU_SOURCE
+#include "slurm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "log.h"
+#include "slurm/proto.h"
+
+#define SJOBS_MAX 64
+#define CAPS_MAX 16
+#define CONN_TIMEOUT_S 2.0
+
+typedef struct sjob {
+    bool used;
+    char id[PFI_SLURM_ID_MAX];
+    char user[PFI_SLURM_USER_MAX];
+    char cls[PFI_SLURM_ID_MAX];
+    char flex[32];
+    double min_tput, pfi; /* NaN when not given */
+    bool gpu[PFID_MAX_GPUS];
+    unsigned ngpus;
+    double start_wall_s, start_mono_s, last_mono_s;
+    double e0_j[PFID_MAX_GPUS]; /* energy counters at the start; NaN unreadable */
+    double capped_s;
+    double caps_w[CAPS_MAX];
+    unsigned ncaps;
+    double base_sum, base_t, lost_tok; /* base: tokens/s × s while uncapped */
+    bool lost_known;
+} sjob;
+
+static struct {
+    pthread_mutex_t lock;
+    sjob jobs[SJOBS_MAX];
+    int listen_fd;
+    int wake[2];
+    pthread_t thread;
+    bool running;
+    char path[PFID_PATH_MAX];
+} reg = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1, .wake = {-1, -1}};
+
+static sjob *find(const char *id)
+{
+    for (size_t k = 0; k < SJOBS_MAX; k++)
+        if (reg.jobs[k].used && strcmp(reg.jobs[k].id, id) == 0)
+            return &reg.jobs[k];
+    return NULL;
+}
+
+bool pfid_slurm_claimed(pfid_agent *a, unsigned k)
+{
+    (void)a;
+    bool c = false;
+    pthread_mutex_lock(&reg.lock);
+    for (size_t j = 0; j < SJOBS_MAX && !c && k < PFID_MAX_GPUS; j++)
+        c = reg.jobs[j].used && reg.jobs[j].gpu[k];
+    pthread_mutex_unlock(&reg.lock);
+    return c;
+}
+
+static char *answer(json_t *o)
+{
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    json_decref(o);
+    return s;
+}
+
+static char *refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *refuse(const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return answer(json_pack("{s:b, s:s}", "ok", 0, "error", msg));
+}
+
+/* The agent's GPU for a Slurm GPU name: an index (the gres index: /dev/nvidiaN) or a UUID. */
+static int gpu_of(pfid_agent *a, const char *s)
+{
+    if (strncmp(s, "GPU-", 4) == 0 || strncmp(s, "MIG-", 4) == 0) {
+        for (unsigned k = 0; k < a->n_gpus; k++)
+            if (strcmp(a->gpus[k].info.uuid, s) == 0)
+                return (int)k;
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (end == s || *end != '\0' || errno != 0 || v >= a->n_gpus || s[0] == '-' || s[0] == '+')
+        return -1;
+    return (int)v;
+}
+
+static const char *opt_str(json_t *req, const char *key, bool *bad)
+{
+    json_t *v = json_object_get(req, key);
+    if (v == NULL || json_is_null(v))
+        return NULL;
+    if (!json_is_string(v))
+        *bad = true;
+    return json_string_value(v);
+}
+
+static bool opt_num(json_t *req, const char *key, double lo, double hi, bool lo_open, double *out)
+{
+    *out = NAN;
+    json_t *v = json_object_get(req, key);
+    if (v == NULL || json_is_null(v))
+        return true;
+    if (!json_is_number(v))
+        return false;
+    double x = json_number_value(v);
+    if (!isfinite(x) || x > hi || x < lo || (lo_open && x <= lo))
+        return false;
+    *out = x;
+    return true;
+}
+
+static char *handle_start(pfid_agent *a, json_t *req)
+{
+    bool bad = false;
+    const char *job = opt_str(req, "job", &bad), *user = opt_str(req, "user", &bad),
+               *cls = opt_str(req, "class", &bad), *flex = opt_str(req, "flex", &bad);
+    if (bad)
+        return refuse("job, user, class and flex must be strings");
+    if (job == NULL || !pfi_slurm_valid_job(job))
+        return refuse("job: a Slurm job id (1..15 decimal digits) was expected");
+    if (user != NULL && !pfi_slurm_valid_user(user))
+        return refuse("user: a user name of [A-Za-z0-9._-] (1..63) was expected");
+    if (cls != NULL && (!pfi_slurm_valid_class(cls) || !pfid_valid_id(cls)))
+        return refuse("class: 1..127 characters of [A-Za-z0-9._:@+=-] were expected");
+    if (flex != NULL && pfi_slurm_tier_find(flex) == NULL)
+        return refuse("flex: one of %s was expected", pfi_slurm_tier_names());
+    double min_tput, pfi;
+    if (!opt_num(req, "min_throughput", 0, 1, false, &min_tput))
+        return refuse("min_throughput: a fraction in [0, 1] was expected");
+    if (!opt_num(req, "pfi", 0, 100, true, &pfi))
+        return refuse("pfi: a number in (0, 100] was expected");
+    json_t *gl = json_object_get(req, "gpus");
+    if (gl != NULL && !json_is_array(gl))
+        return refuse("gpus: an array of GPU indices or UUIDs was expected");
+    bool want[PFID_MAX_GPUS] = {false};
+    unsigned n = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(gl, i, v)
+    {
+        const char *s = json_string_value(v);
+        int k = s != NULL && strlen(s) < 96 ? gpu_of(a, s) : -1;
+        if (k < 0)
+            return refuse("gpus[%zu]: '%.96s' is not a GPU of this node (%u GPUs; an index "
+                          "0..%u or a UUID was expected)",
+                          i, s ? s : "(not a string)", a->n_gpus, a->n_gpus ? a->n_gpus - 1 : 0);
+        if (!want[k])
+            n++;
+        want[k] = true;
+    }
+    double now = pfid_mono_s();
+    pthread_mutex_lock(&a->snap_lock);
+    pthread_mutex_lock(&reg.lock);
+    sjob *j = find(job);
+    bool again = j != NULL;
+    for (size_t s = 0; j == NULL && s < SJOBS_MAX; s++)
+        if (!reg.jobs[s].used)
+            j = &reg.jobs[s];
+    char other[PFI_SLURM_ID_MAX] = "";
+    for (size_t s = 0; s < SJOBS_MAX && other[0] == '\0'; s++)
+        for (unsigned k = 0; k < a->n_gpus; k++)
+            if (reg.jobs[s].used && &reg.jobs[s] != j && want[k] && reg.jobs[s].gpu[k])
+                snprintf(other, sizeof other, "%s", reg.jobs[s].id);
+    char *out = NULL;
+    if (j == NULL) {
+        out = refuse("%d jobs are registered already", SJOBS_MAX);
+    } else if (other[0] != '\0') {
+        out = refuse("a GPU of job %s is registered to job %s already", job, other);
+    } else {
+        if (!again) {
+            memset(j, 0, sizeof *j);
+            j->start_wall_s = pfid_wall_s();
+            j->start_mono_s = j->last_mono_s = now;
+            for (unsigned k = 0; k < PFID_MAX_GPUS; k++)
+                j->e0_j[k] = NAN;
+        }
+        j->used = true;
+        snprintf(j->id, sizeof j->id, "%s", job);
+        snprintf(j->user, sizeof j->user, "%s", user ? user : "");
+        snprintf(j->cls, sizeof j->cls, "%s", cls ? cls : "");
+        snprintf(j->flex, sizeof j->flex, "%s", flex ? flex : "");
+        j->min_tput = min_tput;
+        j->pfi = pfi;
+        j->ngpus = n;
+        json_t *uu = json_array();
+        for (unsigned k = 0; k < a->n_gpus; k++) {
+            bool was = j->gpu[k];
+            j->gpu[k] = want[k];
+            if (!want[k])
+                continue;
+            pfid_gpu_state *g = &a->gpus[k];
+            if (!was || !isfinite(j->e0_j[k]))
+                j->e0_j[k] =
+                    g->ever && (g->last.valid & PFI_SAMPLE_ENERGY) ? g->last.energy_j : NAN;
+            snprintf(g->job, sizeof g->job, "%s", job);
+            snprintf(g->cls, sizeof g->cls, "%s", cls ? cls : "");
+            json_array_append_new(uu, json_string(g->info.uuid));
+        }
+        LOG_INFO("slurm: job %s (user %s, class %s, flex %s) registered on %u GPU(s)", job,
+                 user ? user : "-", cls ? cls : "-", flex ? flex : "-", n);
+        out = answer(json_pack("{s:b, s:s, s:o}", "ok", 1, "job", job, "gpus", uu));
+    }
+    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->snap_lock);
+    return out;
+}
+
+/* Put GPUs which[] back on their original limits now; the snapshot follows. */
+static int restore_gpus(pfid_agent *a, const bool *which, char *msg, size_t msg_len)
+{
+    msg[0] = '\0';
+    pthread_mutex_lock(&a->caps_lock);
+    if (a->capctl == NULL) {
+        pthread_mutex_unlock(&a->caps_lock);
+        snprintf(msg, msg_len, "cap control unavailable: nothing to restore");
+        return 0;
+    }
+    uint32_t target[PFID_MAX_GPUS];
+    bool any = false, sel[PFID_MAX_GPUS] = {false};
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        target[k] = a->cur_mw[k];
+        const pfi_gpu_limits *o = pfi_capctl_original(a->capctl, k);
+        if (which[k] && o != NULL) {
+            target[k] = o->current_mw;
+            sel[k] = true;
+            any = true;
+        }
+    }
+    int n = 0;
+    if (any) {
+        pfi_cap_result res[PFID_MAX_GPUS];
+        pfi_diag d;
+        pfi_diag_clear(&d);
+        pthread_mutex_lock(&a->gpu_lock);
+        if (pfi_gpu_is_virtual_clock(a->gpu))
+            pfi_gpu_sleep_until_s(a->gpu, pfid_mono_s() + a->clock_offset_s);
+        pfi_error e = pfi_capctl_apply_subset(a->capctl, target, sel, res, &d);
+        pthread_mutex_unlock(&a->gpu_lock);
+        pthread_mutex_lock(&a->snap_lock);
+        for (unsigned k = 0; k < a->n_gpus; k++) {
+            if (!sel[k] || res[k].error != PFI_OK)
+                continue;
+            a->cur_mw[k] = target[k];
+            a->gpus[k].limits.current_mw = target[k];
+            a->gpus[k].limits.valid |= PFI_LIMIT_CURRENT;
+            if (res[k].readback & PFI_LIMIT_ENFORCED) {
+                a->gpus[k].limits.enforced_mw = res[k].enforced_mw;
+                a->gpus[k].limits.valid |= PFI_LIMIT_ENFORCED;
+            }
+            n++;
+        }
+        pthread_mutex_unlock(&a->snap_lock);
+        if (e != PFI_OK) {
+            snprintf(msg, msg_len, "restore incomplete: %s (%s)", pfi_strerror(e), d.message);
+            a->restore_pending = true;
+            a->restore_retry_mono = pfid_mono_s() + 5;
+        }
+    }
+    pthread_mutex_unlock(&a->caps_lock);
+    return n;
+}
+
+/* Advance j's accounting to now. Caller holds snap_lock and reg.lock. */
+static void account(pfid_agent *a, sjob *j, double now)
+{
+    double dt = now - j->last_mono_s;
+    j->last_mono_s = now;
+    if (!(dt > 0))
+        return;
+    bool capped = false;
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        const pfid_gpu_state *g = &a->gpus[k];
+        if (!j->gpu[k] || !(g->limits.valid & PFI_LIMIT_CURRENT) || !g->original_valid)
+            continue;
+        if (g->limits.current_mw + 500 < g->original_mw) { /* below the original by > 0.5 W */
+            capped = true;
+            double w = round(g->limits.current_mw / 1000.0);
+            bool have = false;
+            for (unsigned c = 0; c < j->ncaps; c++)
+                have = have || j->caps_w[c] == w;
+            if (!have && j->ncaps < CAPS_MAX) {
+                unsigned c = j->ncaps++;
+                while (c > 0 && j->caps_w[c - 1] > w) {
+                    j->caps_w[c] = j->caps_w[c - 1];
+                    c--;
+                }
+                j->caps_w[c] = w;
+            }
+        }
+    }
+    double tput;
+    bool have_tput = pfid_job_throughput(a, j->id, now, &tput);
+    if (capped) {
+        j->capped_s += dt;
+        if (have_tput && j->base_t > 0) {
+            j->lost_tok += fmax(0, j->base_sum / j->base_t - tput) * dt;
+            j->lost_known = true;
+        }
+    } else if (have_tput) {
+        j->base_sum += tput * dt;
+        j->base_t += dt;
+    }
+}
+
+static json_t *accounting(pfid_agent *a, const sjob *j, double now)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "job", json_string(j->id));
+    json_object_set_new(o, "host", json_string(a->hostname));
+    json_object_set_new(o, "gpus", json_integer(j->ngpus));
+    json_object_set_new(o, "duration_s", json_real(round((now - j->start_mono_s) * 10) / 10));
+    double e = 0;
+    bool e_ok = j->ngpus > 0;
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        if (!j->gpu[k])
+            continue;
+        const pfid_gpu_state *g = &a->gpus[k];
+        if (g->ever && (g->last.valid & PFI_SAMPLE_ENERGY) && isfinite(j->e0_j[k]) &&
+            g->last.energy_j >= j->e0_j[k])
+            e += g->last.energy_j - j->e0_j[k];
+        else
+            e_ok = false;
+    }
+    if (e_ok)
+        json_object_set_new(o, "energy_j", json_real(round(e)));
+    json_object_set_new(o, "capped_s", json_real(round(j->capped_s * 10) / 10));
+    json_t *caps = json_array();
+    for (unsigned c = 0; c < j->ncaps; c++)
+        json_array_append_new(caps, json_real(j->caps_w[c]));
+    json_object_set_new(o, "caps_w", caps);
+    if (j->lost_known)
+        json_object_set_new(o, "tokens_lost", json_real(round(j->lost_tok)));
+    if (j->flex[0])
+        json_object_set_new(o, "flex", json_string(j->flex));
+    if (j->cls[0])
+        json_object_set_new(o, "class", json_string(j->cls));
+    return o;
+}
+
+static char *handle_end(pfid_agent *a, json_t *req)
+{
+    bool bad = false;
+    const char *job = opt_str(req, "job", &bad);
+    if (bad || job == NULL || !pfi_slurm_valid_job(job))
+        return refuse("job: a Slurm job id (1..15 decimal digits) was expected");
+    bool which[PFID_MAX_GPUS] = {false};
+    json_t *acct = NULL;
+    double now = pfid_mono_s();
+    pthread_mutex_lock(&a->snap_lock);
+    pthread_mutex_lock(&reg.lock);
+    sjob *j = find(job);
+    if (j != NULL) {
+        account(a, j, now);
+        acct = accounting(a, j, now);
+        for (unsigned k = 0; k < a->n_gpus; k++) {
+            which[k] = j->gpu[k];
+            if (which[k] && strcmp(a->gpus[k].job, job) == 0) {
+                a->gpus[k].job[0] = '\0';
+                a->gpus[k].cls[0] = '\0';
+            }
+        }
+        memset(j, 0, sizeof *j);
+    }
+    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->snap_lock);
+    if (acct == NULL)
+        return refuse("job %s is not registered on this node", job);
+    char msg[600];
+    int n = restore_gpus(a, which, msg, sizeof msg);
+    LOG_INFO("slurm: job %s ended; %d GPU(s) back on their original limits%s%s", job, n,
+             msg[0] ? ": " : "", msg);
+    json_t *o = json_pack("{s:b, s:s, s:i, s:o}", "ok", msg[0] == '\0' || n >= 0, "job", job,
+                          "restored", n, "accounting", acct);
+    if (msg[0])
+        json_object_set_new(o, "note", json_string(msg));
+    return answer(o);
+}
+
+char *pfid_slurm_handle(pfid_agent *a, const char *text, size_t len, unsigned uid)
+{
+    if (uid != 0)
+        return refuse("only root may register jobs (peer uid %u)", uid);
+    if (len > PFI_SLURM_REQ_MAX)
+        return refuse("request larger than %d bytes", PFI_SLURM_REQ_MAX);
+    json_error_t je;
+    json_t *req = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (req == NULL || !json_is_object(req)) {
+        json_decref(req);
+        return refuse("request: a JSON object was expected (%.200s)",
+                      req ? "not an object" : je.text);
+    }
+    const char *op = json_string_value(json_object_get(req, "op"));
+    char *out;
+    if (op != NULL && strcmp(op, "start") == 0)
+        out = handle_start(a, req);
+    else if (op != NULL && strcmp(op, "end") == 0)
+        out = handle_end(a, req);
+    else
+        out = refuse("op: \"start\" or \"end\" was expected");
+    json_decref(req);
+    return out;
+}
+
+void pfid_slurm_round(pfid_agent *a)
+{
+    double now = pfid_mono_s();
+    pthread_mutex_lock(&a->snap_lock);
+    pthread_mutex_lock(&reg.lock);
+    for (size_t s = 0; s < SJOBS_MAX; s++) {
+        sjob *j = &reg.jobs[s];
+        if (!j->used)
+            continue;
+        for (unsigned k = 0; k < a->n_gpus; k++) {
+            if (!j->gpu[k])
+                continue;
+            pfid_gpu_state *g = &a->gpus[k];
+            snprintf(g->job, sizeof g->job, "%s", j->id);
+            snprintf(g->cls, sizeof g->cls, "%s", j->cls);
+            if (!isfinite(j->e0_j[k]) && g->ever && (g->last.valid & PFI_SAMPLE_ENERGY))
+                j->e0_j[k] = g->last.energy_j;
+        }
+        account(a, j, now);
+    }
+    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->snap_lock);
+}
+
+static void family(pfid_buf *b, const char *name, const char *type, const char *help)
+{
+    pfid_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void pfid_slurm_metrics(pfid_agent *a, pfid_buf *b)
+{
+    if (reg.listen_fd < 0 && !reg.running)
+        return;
+    double now = pfid_mono_s();
+    pthread_mutex_lock(&reg.lock);
+    family(b, "pfi_slurm_job_info", "gauge",
+           "A Slurm job registered on this node (value always 1): user, class, tier.");
+    for (size_t s = 0; s < SJOBS_MAX; s++) {
+        const sjob *j = &reg.jobs[s];
+        if (!j->used)
+            continue;
+        pfid_buf_printf(b, "pfi_slurm_job_info{hpc_job=\"");
+        pfid_buf_label(b, j->id);
+        pfid_buf_printf(b, "\",user=\"");
+        pfid_buf_label(b, j->user);
+        pfid_buf_printf(b, "\",class=\"");
+        pfid_buf_label(b, j->cls);
+        pfid_buf_printf(b, "\",flex=\"");
+        pfid_buf_label(b, j->flex);
+        pfid_buf_printf(b, "\"} 1\n");
+    }
+    family(b, "pfi_gpu_hpc_job_info", "gauge",
+           "The Slurm job a GPU is allocated to, busy or idle (value always 1).");
+    for (size_t s = 0; s < SJOBS_MAX; s++)
+        for (unsigned k = 0; k < a->n_gpus; k++) {
+            if (!reg.jobs[s].used || !reg.jobs[s].gpu[k])
+                continue;
+            pfid_buf_printf(b, "pfi_gpu_hpc_job_info{gpu=\"%u\",uuid=\"", k);
+            pfid_buf_label(b, a->gpus[k].info.uuid);
+            pfid_buf_printf(b, "\",hpc_job=\"");
+            pfid_buf_label(b, reg.jobs[s].id);
+            pfid_buf_printf(b, "\"} 1\n");
+        }
+    family(b, "pfi_slurm_job_energy_joules_total", "counter",
+           "Energy of the job's GPUs on this node since the job started, J.");
+    for (size_t s = 0; s < SJOBS_MAX; s++) {
+        const sjob *j = &reg.jobs[s];
+        if (!j->used || j->ngpus == 0)
+            continue;
+        double e = 0;
+        bool ok = true;
+        for (unsigned k = 0; k < a->n_gpus && ok; k++) {
+            if (!j->gpu[k])
+                continue;
+            const pfid_gpu_state *g = &a->gpus[k];
+            ok = pfid_gpu_fresh(a, k, now) && (g->last.valid & PFI_SAMPLE_ENERGY) &&
+                 isfinite(j->e0_j[k]) && g->last.energy_j >= j->e0_j[k];
+            if (ok)
+                e += g->last.energy_j - j->e0_j[k];
+        }
+        if (!ok)
+            continue;
+        pfid_buf_printf(b, "pfi_slurm_job_energy_joules_total{hpc_job=\"");
+        pfid_buf_label(b, j->id);
+        pfid_buf_printf(b, "\"} %.3f\n", e);
+    }
+    family(b, "pfi_slurm_job_capped_seconds_total", "counter",
+           "Time the job has run with any of its GPUs below its original limit, s.");
+    for (size_t s = 0; s < SJOBS_MAX; s++) {
+        const sjob *j = &reg.jobs[s];
+        if (!j->used)
+            continue;
+        pfid_buf_printf(b, "pfi_slurm_job_capped_seconds_total{hpc_job=\"");
+        pfid_buf_label(b, j->id);
+        pfid_buf_printf(b, "\"} %.3f\n", j->capped_s);
+    }
+    pthread_mutex_unlock(&reg.lock);
+}
+
+/* One connection: read the request (bounded in size and time), answer, close. */
+static void serve(pfid_agent *a, int fd)
+{
+    struct ucred cr;
+    socklen_t cl = sizeof cr;
+    unsigned uid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 ? cr.uid : 65534u;
+    struct timeval tv = {.tv_sec = (time_t)CONN_TIMEOUT_S, .tv_usec = 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    char *buf = malloc(PFI_SLURM_REQ_MAX + 1);
+    size_t len = 0;
+    bool over = false;
+    char *out = NULL;
+    if (buf != NULL) {
+        double end = pfid_mono_s() + CONN_TIMEOUT_S;
+        for (;;) { /* read it all, even from a peer to be refused, so that it gets the answer */
+            ssize_t r = recv(fd, buf + len, PFI_SLURM_REQ_MAX + 1 - len, 0);
+            if (r < 0 && errno == EINTR && pfid_mono_s() < end)
+                continue;
+            if (r <= 0)
+                break;
+            len += (size_t)r;
+            if (len > PFI_SLURM_REQ_MAX) {
+                over = true;
+                break;
+            }
+        }
+        if (uid != 0)
+            LOG_WARN("slurm: registration from uid %u refused (root only)", uid);
+        out = over && uid == 0 ? refuse("request larger than %d bytes", PFI_SLURM_REQ_MAX)
+                               : pfid_slurm_handle(a, buf, len, uid);
+    }
+    free(buf);
+    if (out != NULL) {
+        size_t n = strlen(out), off = 0;
+        while (off < n) {
+            ssize_t w = send(fd, out + off, n - off, MSG_NOSIGNAL);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+        free(out);
+    }
+    close(fd);
+}
+
+static void *thread_main(void *arg)
+{
+    pfid_agent *a = arg;
+    for (;;) {
+        struct pollfd p[2] = {{.fd = reg.listen_fd, .events = POLLIN},
+                              {.fd = reg.wake[0], .events = POLLIN}};
+        int r = poll(p, 2, -1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || (p[1].revents & (POLLIN | POLLHUP)))
+            break;
+        if (p[0].revents & POLLIN) {
+            int fd = accept4(reg.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd >= 0)
+                serve(a, fd);
+        }
+    }
+    return NULL;
+}
+
+int pfid_slurm_start(pfid_agent *a)
+{
+    const char *path = a->cfg.slurm_socket;
+    if (path[0] == '\0')
+        return 0;
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof sa.sun_path) {
+        LOG_ERROR("slurm_socket %s: longer than %zu bytes", path, sizeof sa.sun_path - 1);
+        return -1;
+    }
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            LOG_ERROR("slurm_socket %s: exists and is not a socket; not removed", path);
+            return -1;
+        }
+        unlink(path); /* a socket left by an earlier pfid */
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 16) != 0) {
+        LOG_ERROR("slurm_socket %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    /* anyone may connect, so a non-root caller gets an answer saying why it is refused;
+     * the check is SO_PEERCRED's uid, not the file mode */
+    chmod(path, 0666);
+    if (pipe2(reg.wake, O_CLOEXEC) != 0) {
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    reg.listen_fd = fd;
+    snprintf(reg.path, sizeof reg.path, "%s", path);
+    if (pthread_create(&reg.thread, NULL, thread_main, a) != 0) {
+        LOG_ERROR("slurm_socket: cannot start its thread");
+        pfid_slurm_stop(a);
+        return -1;
+    }
+    reg.running = true;
+    LOG_INFO("slurm: registration socket %s (root only)", path);
+    return 0;
+}
+
+void pfid_slurm_stop(pfid_agent *a)
+{
+    (void)a;
+    if (reg.running) {
+        ssize_t w = write(reg.wake[1], "x", 1);
+        (void)w;
+        pthread_join(reg.thread, NULL);
+        reg.running = false;
+    }
+    if (reg.listen_fd >= 0) {
+        close(reg.listen_fd);
+        reg.listen_fd = -1;
+        unlink(reg.path);
+    }
+    for (int k = 0; k < 2; k++)
+        if (reg.wake[k] >= 0) {
+            close(reg.wake[k]);
+            reg.wake[k] = -1;
+        }
+}
