@@ -56,9 +56,14 @@ typedef struct sjob {
     bool lost_known;
 } sjob;
 
+#define ENDED_MAX 64
+
 static struct {
     pthread_mutex_t lock;
     sjob jobs[SJOBS_MAX];
+    char ended_id[ENDED_MAX][PFI_SLURM_ID_MAX]; /* the last jobs that ended, for "report" */
+    char *ended_acct[ENDED_MAX];                /* their accounting JSON (owned) */
+    unsigned ended_next;
     int listen_fd;
     int wake[2];
     pthread_t thread;
@@ -401,6 +406,15 @@ static char *handle_end(pfid_agent *a, json_t *req)
     pthread_mutex_unlock(&a->snap_lock);
     if (acct == NULL)
         return refuse("job %s is not registered on this node", job);
+    char *keep = json_dumps(acct, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    if (keep != NULL) {
+        pthread_mutex_lock(&reg.lock);
+        unsigned r = reg.ended_next++ % ENDED_MAX;
+        free(reg.ended_acct[r]);
+        reg.ended_acct[r] = keep;
+        snprintf(reg.ended_id[r], sizeof reg.ended_id[r], "%s", job);
+        pthread_mutex_unlock(&reg.lock);
+    }
     char msg[600];
     int n = restore_gpus(a, which, msg, sizeof msg);
     LOG_INFO("slurm: job %s ended; %d GPU(s) back on their original limits%s%s", job, n,
@@ -410,6 +424,38 @@ static char *handle_end(pfid_agent *a, json_t *req)
     if (msg[0])
         json_object_set_new(o, "note", json_string(msg));
     return answer(o);
+}
+
+/* "report": a running job's accounting so far, or an ended one's (the last ENDED_MAX). */
+static char *handle_report(pfid_agent *a, json_t *req)
+{
+    bool bad = false;
+    const char *job = opt_str(req, "job", &bad);
+    if (bad || job == NULL || !pfi_slurm_valid_job(job))
+        return refuse("job: a Slurm job id (1..15 decimal digits) was expected");
+    double now = pfid_mono_s();
+    json_t *acct = NULL;
+    bool running = false;
+    pthread_mutex_lock(&a->snap_lock);
+    pthread_mutex_lock(&reg.lock);
+    sjob *j = find(job);
+    if (j != NULL) {
+        account(a, j, now);
+        acct = accounting(a, j, now);
+        running = true;
+    }
+    for (unsigned k = 0; acct == NULL && k < ENDED_MAX; k++) {
+        unsigned r = (reg.ended_next + ENDED_MAX - 1 - k) % ENDED_MAX;
+        if (reg.ended_acct[r] != NULL && strcmp(reg.ended_id[r], job) == 0)
+            acct = json_loads(reg.ended_acct[r], 0, NULL);
+    }
+    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->snap_lock);
+    if (acct == NULL)
+        return refuse("job %s is neither registered on this node nor among the last %d ended", job,
+                      ENDED_MAX);
+    return answer(json_pack("{s:b, s:s, s:b, s:o}", "ok", 1, "job", job, "running", running,
+                            "accounting", acct));
 }
 
 char *pfid_slurm_handle(pfid_agent *a, const char *text, size_t len, unsigned uid)
@@ -431,8 +477,10 @@ char *pfid_slurm_handle(pfid_agent *a, const char *text, size_t len, unsigned ui
         out = handle_start(a, req);
     else if (op != NULL && strcmp(op, "end") == 0)
         out = handle_end(a, req);
+    else if (op != NULL && strcmp(op, "report") == 0)
+        out = handle_report(a, req);
     else
-        out = refuse("op: \"start\" or \"end\" was expected");
+        out = refuse("op: \"start\", \"end\" or \"report\" was expected");
     json_decref(req);
     return out;
 }
@@ -666,6 +714,13 @@ void pfid_slurm_stop(pfid_agent *a)
         reg.listen_fd = -1;
         unlink(reg.path);
     }
+    pthread_mutex_lock(&reg.lock);
+    for (unsigned k = 0; k < ENDED_MAX; k++) {
+        free(reg.ended_acct[k]);
+        reg.ended_acct[k] = NULL;
+    }
+    memset(reg.jobs, 0, sizeof reg.jobs);
+    pthread_mutex_unlock(&reg.lock);
     for (int k = 0; k < 2; k++)
         if (reg.wake[k] >= 0) {
             close(reg.wake[k]);

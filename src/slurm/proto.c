@@ -364,6 +364,12 @@ full:
 
 bool pfi_slurm_end_request(char *buf, size_t cap, const char *job, char *err, size_t err_cap)
 {
+    return pfi_slurm_job_request(buf, cap, "end", job, err, err_cap);
+}
+
+bool pfi_slurm_job_request(char *buf, size_t cap, const char *op, const char *job, char *err,
+                           size_t err_cap)
+{
     if (job == NULL || !pfi_slurm_valid_job(job)) {
         snprintf(err, err_cap, "job id '%.40s': a Slurm job id (decimal digits) was expected",
                  job ? job : "");
@@ -371,8 +377,9 @@ bool pfi_slurm_end_request(char *buf, size_t cap, const char *job, char *err, si
     }
     size_t len = 0;
     buf[0] = '\0';
-    if (put(buf, cap, &len, "{\"op\":\"end\",\"job\":", 18) &&
-        pfi_slurm_json_str(buf, cap, &len, job) && put(buf, cap, &len, "}", 1))
+    if (put(buf, cap, &len, "{\"op\":", 6) && pfi_slurm_json_str(buf, cap, &len, op) &&
+        put(buf, cap, &len, ",\"job\":", 7) && pfi_slurm_json_str(buf, cap, &len, job) &&
+        put(buf, cap, &len, "}", 1))
         return true;
     snprintf(err, err_cap, "request larger than %zu bytes", cap);
     return false;

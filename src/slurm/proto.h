@@ -13,6 +13,7 @@
  *   {"op":"start","job":"123","user":"alice","gpus":["0","GPU-..."],"class":"dense",
  *    "flex":"high","min_throughput":0.5,"pfi":1.2}
  *   {"op":"end","job":"123"}
+ *   {"op":"report","job":"123"}   (a running job's accounting so far, or a recently ended one's)
  * Answers: {"ok":true,...} or {"ok":false,"error":"why"}; an end's answer carries the job's
  * accounting ("accounting": {...}).
  */
@@ -76,6 +77,9 @@ bool pfi_slurm_start_request(char *buf, size_t cap, const char *job, const char 
 
 /* pfi_slurm_end_request — {"op":"end","job":ID} into buf[cap]; false (err) on a bad id. */
 bool pfi_slurm_end_request(char *buf, size_t cap, const char *job, char *err, size_t err_cap);
+/* pfi_slurm_job_request — {"op":OP,"job":ID} (OP: end, report) into buf[cap], as above. */
+bool pfi_slurm_job_request(char *buf, size_t cap, const char *op, const char *job, char *err,
+                           size_t err_cap);
 
 /*
  * pfi_slurm_admin_comment — run `SCONTROL update JobId=JOB AdminComment=TEXT` (fork and exec,
