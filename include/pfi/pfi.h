@@ -61,6 +61,7 @@
 #include "pfi/control.h"
 #include "pfi/control_files.h"
 #include "pfi/http.h"
+#include "pfi/slurm.h"
 #include "pfi/stage.h"
 
 #endif

@@ -20,6 +20,7 @@
 #include "pfi/audit.h"
 #include "pfi/control.h"
 #include "pfi/http.h"
+#include "slurm_ctl.h"
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int s)
@@ -303,7 +304,7 @@ static void usage(FILE *f)
                "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
                "  --token-file FILE    bearer token for PUT /v1/budget\n"
                "  --release-on-exit    put every GPU back on its original limit when stopped\n"
-               "  --quiet              no per-period lines\n"
+               "  --quiet              no per-period lines\n" CLI_SLURM_USAGE
                "  -h, --help           this help\n"
                "\n"
                "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
@@ -445,7 +446,8 @@ enum {
     O_TOKEN,
     O_RELEASE,
     O_QUIET,
-    O_HELP
+    O_HELP,
+    O_SLURM /* the CLI_SLURM_OPTIONS: O_SLURM .. O_SLURM + 3 */
 };
 
 static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENTS},
@@ -477,6 +479,7 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"release-on-exit", no_argument, NULL, O_RELEASE},
                                      {"quiet", no_argument, NULL, O_QUIET},
                                      {"help", no_argument, NULL, O_HELP},
+                                     CLI_SLURM_OPTIONS(O_SLURM),
                                      {NULL, 0, NULL, 0}};
 
 static int load_file(const char *what, const char *path, char **text, size_t *len)
@@ -496,7 +499,8 @@ typedef struct control_opts {
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
     long listen_port; /* -1: no --listen */
     bool release, quiet;
-    int targets; /* how many of --budget-w, --reduction and --schedule were given */
+    int targets;      /* how many of --budget-w, --reduction and --schedule were given */
+    cli_slurm *slurm; /* --slurm, --slurm-suspend (slurm_ctl.h) */
 } control_opts;
 
 /* The input files, read and parsed (owned; inputs_free). */
@@ -512,6 +516,8 @@ typedef struct control_inputs {
 static bool control_option(control_opts *o, int c, const char *arg)
 {
     pfi_ctl_config *cfg = &o->cfg;
+    if (c >= O_SLURM && c < O_SLURM + 4)
+        return cli_slurm_option(o->slurm, c - O_SLURM, arg);
     switch (c) {
     case O_AGENTS:
         o->agents_path = arg;
@@ -607,6 +613,9 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
     o->duration = o->run_for = INFINITY;
     o->epoch = now_wall();
     o->listen_port = -1;
+    static cli_slurm slurm;
+    cli_slurm_init(&slurm);
+    o->slurm = &slurm;
     int c;
     optind = 1;
     opterr = 0;
@@ -616,7 +625,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
             *done = true;
             return PFI_EXIT_OK;
         }
-        if (c < O_AGENTS || c >= O_HELP) {
+        if (c < O_AGENTS || c > O_SLURM + 3) {
             cli_error("control: unknown or incomplete option '%s' (see 'pfi control --help')",
                       argv[optind - 1]);
             return PFI_EXIT_USAGE;
@@ -630,6 +639,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
         cli_error("control: unexpected argument '%s'", argv[optind]);
         return PFI_EXIT_USAGE;
     }
+    o->slurm->db = o->cfg.audit_path;
     o->targets = !isnan(o->budget_w) + !isnan(o->reduction) + (o->sched_path != NULL);
     if (o->agents_path == NULL || o->targets > 1 || (o->targets == 0 && o->listen_port < 0)) {
         cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
@@ -796,9 +806,13 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
         bool event = period_target(o, in, api, t_sched, &bw, &red);
         pfi_ctl_report r;
         pfi_diag d;
+        if (o->slurm->on)
+            cli_slurm_before(o->slurm, ctl, in->rules, in->nr, tick - t_start);
         pfi_error e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d);
         if (e != PFI_OK)
             return cli_report(e, &d);
+        if (o->slurm->on)
+            cli_slurm_after(o->slurm, &r, tick - t_start);
         if (r.prom_failed && !prom_was_down)
             fprintf(stderr, "pfi control: %s\n", r.note);
         else if (!r.prom_failed && prom_was_down)
@@ -855,6 +869,7 @@ int cmd_control(int argc, char **argv)
     if (o.listen_port >= 0 && (rc = api_listen(&api, o.listen_port, &srv)) != PFI_EXIT_OK)
         goto out;
     rc = control_loop(&o, &in, ctl, &api);
+    cli_slurm_finish(o.slurm); /* the jobs it suspended are resumed */
     if (o.release)
         control_release(ctl);
 out:

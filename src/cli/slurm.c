@@ -5,13 +5,25 @@
  * scripts instead of SPANK plugins. The values come from the environment slurmd gives a
  * prolog (SLURM_JOB_ID, SLURM_JOB_USER, SLURM_JOB_GPUS) unless the flags give them.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "pfi/memory.h"
 #include "slurm/proto.h"
+#include "slurm_ctl.h"
 
 #define DEFAULT_SOCKET "/run/pfid/slurm.sock"
 #define DEFAULT_SCONTROL "/usr/bin/scontrol"
@@ -192,6 +204,13 @@ int cmd_slurm(int argc, char **argv)
         return strict ? PFI_EXIT_DATA : PFI_EXIT_OK;
     }
     printf("%s\n", reply);
+    char opts_text[1024];
+    if (prolog && !no_comment &&
+        pfi_slurm_options_comment(opts_text, sizeof opts_text, cls, flex, min_tput, pfi) &&
+        pfi_slurm_admin_comment(sctl, job, opts_text, timeout_s, err, sizeof err) != 0) {
+        cli_error("slurm prolog: job %s: options not written into AdminComment: %s", job, err);
+        return strict ? PFI_EXIT_DATA : PFI_EXIT_OK;
+    }
     if (!prolog && !no_comment) {
         const char *acct = strstr(reply, "\"accounting\":");
         char text[PFI_SLURM_REPLY_MAX];
@@ -210,4 +229,372 @@ int cmd_slurm(int argc, char **argv)
         }
     }
     return PFI_EXIT_OK;
+}
+
+/* ---- pfi control --slurm ------------------------------------------------------------------ */
+
+#define RUN_MAX_BYTES (64u << 20)
+#define RUN_TIMEOUT_S 10.0
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Run argv (no shell), its stdout into *out (malloc'ed, NUL-terminated, *len bytes), at most
+ * timeout_s. Returns the exit status (0..255), or -1 (err says why: cannot start, killed on
+ * timeout, output over RUN_MAX_BYTES).
+ */
+static int run_capture(char *const argv[], double timeout_s, char **out, size_t *len, char *err,
+                       size_t err_cap)
+{
+    *out = NULL;
+    *len = 0;
+    int p[2];
+    if (pipe(p) != 0) {
+        snprintf(err, err_cap, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        snprintf(err, err_cap, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0)
+            dup2(nul, 0);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(p[1]);
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    double deadline = mono_now() + timeout_s;
+    bool over = false, late = false;
+    while (buf != NULL) {
+        double left = deadline - mono_now();
+        if (left <= 0) {
+            late = true;
+            break;
+        }
+        struct pollfd pf = {.fd = p[0], .events = POLLIN};
+        int r = poll(&pf, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            continue;
+        if (n + 4096 > cap) {
+            if (cap >= RUN_MAX_BYTES) {
+                over = true;
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (nb == NULL)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t got = read(p[0], buf + n, cap - n - 1);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got <= 0)
+            break;
+        n += (size_t)got;
+    }
+    close(p[0]);
+    int status = 0;
+    if (late || over)
+        kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (buf == NULL || late || over) {
+        snprintf(err, err_cap, "%s: %s", argv[0],
+                 buf == NULL ? "out of memory"
+                 : late      ? "no answer in time (killed)"
+                             : "answer too large");
+        free(buf);
+        return -1;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        snprintf(err, err_cap, "%s: cannot run it", argv[0]);
+        return 127;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void cli_slurm_init(cli_slurm *s)
+{
+    memset(s, 0, sizeof *s);
+    s->squeue = "/usr/bin/squeue";
+    s->scontrol = DEFAULT_SCONTROL;
+    s->quiet_periods = 1000;
+}
+
+bool cli_slurm_option(cli_slurm *s, int k, const char *arg)
+{
+    switch (k) {
+    case 0:
+        s->on = true;
+        return true;
+    case 1:
+        s->on = s->suspend = true;
+        return true;
+    case 2:
+        s->squeue = arg;
+        return arg[0] == '/';
+    case 3:
+        s->scontrol = arg;
+        return arg[0] == '/';
+    default:
+        return false;
+    }
+}
+
+/* The tiers' weight in the allocator's objective (a lower weight is cut first) and SLA
+ * floor (1 − the tier's allowance: the throughput the tier keeps at every period, which
+ * honours the allowance over the job's life a fortiori). */
+static double tier_weight(const pfi_slurm_tier *t)
+{
+    static const double w[] = {8, 4, 2, 1, 0.5};
+    return t->rank >= 0 && t->rank <= 4 ? w[t->rank] : 1;
+}
+
+static bool is_suspended_by_us(const cli_slurm *s, const char *id)
+{
+    for (size_t k = 0; k < s->ns; k++)
+        if (strcmp(s->suspended[k], id) == 0)
+            return true;
+    return false;
+}
+
+static void audit(cli_slurm *s, double t_s, const char *job, const char *action, const char *tier,
+                  const char *reason, bool ok)
+{
+    fprintf(stderr, "pfi control: slurm: %s job %s%s%s%s: %s%s\n", action, job,
+            tier && tier[0] ? " (tier " : "", tier && tier[0] ? tier : "",
+            tier && tier[0] ? ")" : "", reason, ok ? "" : " [FAILED]");
+    if (s->db == NULL)
+        return;
+    sqlite3 *db;
+    if (sqlite3_open_v2(s->db, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        fprintf(stderr, "pfi control: slurm: audit %s: %s\n", s->db, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_exec(db,
+                     "CREATE TABLE IF NOT EXISTS slurm_action (id INTEGER PRIMARY KEY, wall_s "
+                     "REAL, t_s REAL, job TEXT, action TEXT, tier TEXT, reason TEXT, ok "
+                     "INTEGER)",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO slurm_action (wall_s, t_s, job, action, tier, reason, "
+                           "ok) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "pfi control: slurm: audit %s: %s\n", s->db, sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    sqlite3_bind_double(st, 1, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+    sqlite3_bind_double(st, 2, t_s);
+    sqlite3_bind_text(st, 3, job, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, action, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, tier ? tier : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 6, reason, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 7, ok ? 1 : 0);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        fprintf(stderr, "pfi control: slurm: audit %s: %s\n", s->db, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+static bool running(const pfi_slurm_job *j)
+{
+    return strcmp(j->state, "RUNNING") == 0 || strcmp(j->state, "SUSPENDED") == 0;
+}
+
+void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, const pfi_ctl_rule *base, size_t nbase,
+                      double t_s)
+{
+    char *argv[] = {(char *)s->squeue, "--json", NULL};
+    char *text = NULL, err[600] = "";
+    size_t len = 0;
+    int rc = run_capture(argv, RUN_TIMEOUT_S, &text, &len, err, sizeof err);
+    pfi_slurm_job *jobs = NULL;
+    size_t nj = 0;
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = rc == 0 ? pfi_slurm_jobs_parse(text, len, &jobs, &nj, &d) : PFI_ERR_IO;
+    free(text);
+    if (e != PFI_OK) {
+        if (!s->squeue_failed)
+            fprintf(stderr, "pfi control: slurm: %s --json: %s; the last jobs are kept\n",
+                    s->squeue, rc != 0 ? (err[0] ? err : "failed") : d.message);
+        s->squeue_failed = true;
+        return;
+    }
+    if (s->squeue_failed)
+        fprintf(stderr, "pfi control: slurm: %s answers again\n", s->squeue);
+    s->squeue_failed = false;
+    pfi_free(s->jobs);
+    s->jobs = jobs;
+    s->nj = nj;
+    /* joins and leaves */
+    char(*now)[32] = nj ? calloc(nj, sizeof *now) : NULL;
+    size_t nn = 0;
+    for (size_t k = 0; k < nj && (now != NULL || nj == 0); k++) {
+        if (!running(&jobs[k]))
+            continue;
+        snprintf(now[nn++], 32, "%s", jobs[k].id);
+        bool was = false;
+        for (size_t i = 0; i < s->nknown && !was; i++)
+            was = strcmp(s->known[i], jobs[k].id) == 0;
+        if (!was) {
+            char why[400];
+            snprintf(why, sizeof why, "%u GPU(s) on %.200s, priority %.0f, QOS %.60s, class %.60s",
+                     jobs[k].gpus, jobs[k].nodes[0] ? jobs[k].nodes : "-", jobs[k].priority,
+                     jobs[k].qos[0] ? jobs[k].qos : "-",
+                     jobs[k].job_class[0] ? jobs[k].job_class : "-");
+            audit(s, t_s, jobs[k].id, "joined", jobs[k].flex, why, true);
+        }
+    }
+    for (size_t i = 0; i < s->nknown; i++) {
+        bool still = false;
+        for (size_t k = 0; k < nn && !still; k++)
+            still = strcmp(now[k], s->known[i]) == 0;
+        if (!still)
+            audit(s, t_s, s->known[i], "left", "", "no longer running in Slurm", true);
+    }
+    free(s->known);
+    s->known = now;
+    s->nknown = nn;
+    /* the policy: the file's rules, then one rule per running job with a tier or a floor
+     * that the file does not name */
+    pfi_ctl_rule *r = calloc(nbase + nj + 1, sizeof *r);
+    if (r == NULL)
+        return;
+    if (nbase)
+        memcpy(r, base, nbase * sizeof *r);
+    size_t n = nbase;
+    for (size_t k = 0; k < nj; k++) {
+        const pfi_slurm_job *j = &jobs[k];
+        if (!running(j))
+            continue;
+        bool named = false;
+        for (size_t b = 0; b < nbase && !named; b++)
+            named = strcmp(base[b].job, j->id) == 0;
+        const pfi_slurm_tier *t = pfi_slurm_tier_find(j->flex);
+        if (named || (t == NULL && !isfinite(j->min_tput) && !is_suspended_by_us(s, j->id)))
+            continue;
+        pfi_ctl_rule *x = &r[n++];
+        snprintf(x->job, sizeof x->job, "%s", j->id);
+        snprintf(x->job_class, sizeof x->job_class, "%.31s", j->job_class);
+        x->weight = t ? tier_weight(t) : NAN;
+        x->floor_frac = t && t->allowance < 1 ? 1 - t->allowance : NAN;
+        if (isfinite(j->min_tput))
+            x->floor_frac =
+                isfinite(x->floor_frac) ? fmax(x->floor_frac, j->min_tput) : j->min_tput;
+        if (is_suspended_by_us(s, j->id)) { /* paused: its GPUs idle; cut it first */
+            x->weight = 0.01;
+            x->floor_frac = NAN;
+        }
+    }
+    pfi_ctl_set_rules(ctl, r, n);
+    free(s->rules);
+    s->rules = r;
+    s->nr = n;
+}
+
+static int scontrol_job(cli_slurm *s, const char *verb, const char *job, char *err, size_t n)
+{
+    char *argv[] = {(char *)s->scontrol, (char *)verb, (char *)job, NULL};
+    char *out = NULL;
+    size_t len = 0;
+    int rc = run_capture(argv, RUN_TIMEOUT_S, &out, &len, err, n);
+    free(out);
+    if (rc > 0 && rc != 127)
+        snprintf(err, n, "%s %s %s exited with %d", s->scontrol, verb, job, rc);
+    return rc;
+}
+
+void cli_slurm_after(cli_slurm *s, const pfi_ctl_report *r, double t_s)
+{
+    s->quiet_periods++;
+    if (!s->suspend || s->quiet_periods < 2) /* staggered: one action, then a period's look */
+        return;
+    char err[600];
+    if (r->event && r->infeasible) {
+        const pfi_slurm_job *best = NULL;
+        const pfi_slurm_tier *bt = NULL;
+        for (size_t k = 0; k < s->nj; k++) {
+            const pfi_slurm_job *j = &s->jobs[k];
+            const pfi_slurm_tier *t = pfi_slurm_tier_find(j->flex);
+            if (strcmp(j->state, "RUNNING") != 0 || t == NULL || !t->may_suspend ||
+                is_suspended_by_us(s, j->id))
+                continue;
+            bool better =
+                best == NULL || t->rank > bt->rank ||
+                (t->rank == bt->rank &&
+                 (j->priority < best->priority ||
+                  (j->priority == best->priority && j->start_time_s > best->start_time_s)));
+            if (better) {
+                best = j;
+                bt = t;
+            }
+        }
+        if (best == NULL || s->ns >= CLI_SLURM_SUSPENDED_MAX)
+            return;
+        char why[600];
+        snprintf(why, sizeof why,
+                 "caps alone cannot meet the budget of %.0f W (%s); the most flexible running "
+                 "job, priority %.0f",
+                 r->budget_w, r->note, best->priority);
+        bool ok = scontrol_job(s, "suspend", best->id, err, sizeof err) == 0;
+        audit(s, t_s, best->id, "suspend", best->flex, ok ? why : err, ok);
+        if (ok)
+            snprintf(s->suspended[s->ns++], 32, "%s", best->id);
+        s->quiet_periods = 0;
+    } else if (!r->event && s->ns > 0) {
+        /* the event is over: resume the last suspended first, one a period */
+        char job[32];
+        snprintf(job, sizeof job, "%s", s->suspended[s->ns - 1]);
+        bool ok = scontrol_job(s, "resume", job, err, sizeof err) == 0;
+        audit(s, t_s, job, "resume", "", ok ? "the event ended" : err, ok);
+        s->ns--; /* a job that cannot be resumed (ended meanwhile) is not retried */
+        s->quiet_periods = 0;
+    }
+}
+
+void cli_slurm_finish(cli_slurm *s)
+{
+    char err[600];
+    while (s->ns > 0) {
+        const char *job = s->suspended[--s->ns];
+        bool ok = scontrol_job(s, "resume", job, err, sizeof err) == 0;
+        audit(s, -1, job, "resume", "", ok ? "the controller stopped" : err, ok);
+    }
+    free(s->rules);
+    pfi_free(s->jobs);
+    free(s->known);
+    s->rules = NULL;
+    s->jobs = NULL;
+    s->known = NULL;
 }

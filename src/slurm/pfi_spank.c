@@ -206,6 +206,10 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
         return a.strict ? -1 : 0;
     }
     slurm_info("pfi_spank: job %s registered with pfid: %.400s", job, reply);
+    char text[1024];
+    if (a.comment && pfi_slurm_options_comment(text, sizeof text, cls, flex, min, pfi) &&
+        pfi_slurm_admin_comment(a.scontrol, job, text, a.timeout_s, err, sizeof err) != 0)
+        slurm_error("pfi_spank: job %s: options not written into AdminComment: %s", job, err);
     return 0;
 }
 

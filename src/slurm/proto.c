@@ -435,3 +435,38 @@ int pfi_slurm_admin_comment(const char *scontrol, const char *job, const char *t
              WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     return -1;
 }
+
+bool pfi_slurm_options_comment(char *buf, size_t cap, const char *cls, const char *flex,
+                               const char *min_tput, const char *pfi)
+{
+    double v;
+    size_t len = 0;
+    bool first = true;
+    buf[0] = '\0';
+    if (!put(buf, cap, &len, "pfi:{", 5))
+        return false;
+    const char *keys[] = {"class", "flex"}, *vals[] = {cls, flex};
+    for (int k = 0; k < 2; k++) {
+        if (vals[k] == NULL)
+            continue;
+        char key[32];
+        int m = snprintf(key, sizeof key, "%s\"%s\":", first ? "" : ",", keys[k]);
+        if (!put(buf, cap, &len, key, (size_t)m) || !pfi_slurm_json_str(buf, cap, &len, vals[k]))
+            return false;
+        first = false;
+    }
+    char num[80];
+    if (min_tput != NULL && pfi_slurm_parse_fraction(min_tput, &v)) {
+        int m = snprintf(num, sizeof num, "%s\"min_throughput\":%.17g", first ? "" : ",", v);
+        if (!put(buf, cap, &len, num, (size_t)m))
+            return false;
+        first = false;
+    }
+    if (pfi != NULL && pfi_slurm_parse_pfi(pfi, &v)) {
+        int m = snprintf(num, sizeof num, "%s\"pfi\":%.17g", first ? "" : ",", v);
+        if (!put(buf, cap, &len, num, (size_t)m))
+            return false;
+        first = false;
+    }
+    return !first && put(buf, cap, &len, "}", 1);
+}

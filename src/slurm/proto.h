@@ -82,6 +82,14 @@ bool pfi_slurm_job_request(char *buf, size_t cap, const char *op, const char *jo
                            size_t err_cap);
 
 /*
+ * pfi_slurm_options_comment — "pfi:{"flex":...,"class":...,"min_throughput":...,"pfi":...}"
+ * (the options given; each already checked) into buf[cap], for the job's AdminComment, where
+ * `pfi control --slurm` reads them from squeue. false when none is given or it does not fit.
+ */
+bool pfi_slurm_options_comment(char *buf, size_t cap, const char *cls, const char *flex,
+                               const char *min_tput, const char *pfi);
+
+/*
  * pfi_slurm_admin_comment — run `SCONTROL update JobId=JOB AdminComment=TEXT` (fork and exec,
  * no shell: TEXT reaches scontrol as one argument whatever it holds), waiting at most
  * timeout_s. 0 when scontrol exits 0; -1 with err[err_cap] otherwise.
