@@ -885,6 +885,9 @@ out:
 
 int cmd_report(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* pfi report --job ID: a Slurm job's accounting */
+        if (strcmp(argv[i], "--job") == 0 || strncmp(argv[i], "--job=", 6) == 0)
+            return cli_slurm_report(argc, argv);
     const char *out = NULL, *title = NULL;
     const char *dbs[6];
     size_t nd = 0;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -597,4 +598,172 @@ void cli_slurm_finish(cli_slurm *s)
     s->rules = NULL;
     s->jobs = NULL;
     s->known = NULL;
+}
+
+/* ---- pfi report --job ---------------------------------------------------------------------- */
+
+static void report_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pfi report --job ID [--socket PATH] [--scontrol PATH] [--db AUDIT.db] "
+            "[--json]\n"
+            "\n"
+            "A Slurm job's pfi accounting: energy (J) of its GPUs from its start, time under\n"
+            "caps, the caps applied, estimated tokens lost. Read from the node's pfid (root, on\n"
+            "the job's node: a running job so far, or one of the last 64 ended), else from the\n"
+            "job's AdminComment (scontrol show job, while Slurm still knows the job). --db adds\n"
+            "the controller's actions on the job (suspend, resume, join, leave).\n"
+            "\n"
+            "options:\n"
+            "  --job ID          the Slurm job id\n"
+            "  --socket PATH     pfid's registration socket (%s)\n"
+            "  --scontrol PATH   %s\n"
+            "  --db FILE         the controller's audit log\n"
+            "  --json            the accounting object as JSON\n"
+            "\n"
+            "Exit codes: 0 printed, 1 no accounting found for the job, 2 bad command line.\n",
+            DEFAULT_SOCKET, DEFAULT_SCONTROL);
+}
+
+/* The accounting object of pfid's answer or of an AdminComment "pfi:{...}"; NULL none. */
+static json_t *accounting_of(const char *text, bool from_pfid)
+{
+    json_t *o = json_loads(text, 0, NULL);
+    if (o == NULL)
+        return NULL;
+    if (from_pfid) {
+        json_t *a = json_incref(json_object_get(o, "accounting"));
+        json_decref(o);
+        return json_is_object(a) ? a : (json_decref(a), NULL);
+    }
+    if (!json_is_object(o) || json_object_get(o, "capped_s") == NULL) {
+        json_decref(o); /* the options written at the start, not the accounting */
+        return NULL;
+    }
+    return o;
+}
+
+int cli_slurm_report(int argc, char **argv)
+{
+    enum { R_JOB = 1000, R_SOCK, R_SCTL, R_DB, R_JSON };
+    static const struct option ropts[] = {
+        {"job", required_argument, NULL, R_JOB},
+        {"socket", required_argument, NULL, R_SOCK},
+        {"scontrol", required_argument, NULL, R_SCTL},
+        {"db", required_argument, NULL, R_DB},
+        {"json", no_argument, NULL, R_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *job = NULL, *sock = DEFAULT_SOCKET, *sctl = DEFAULT_SCONTROL, *db = NULL;
+    bool as_json = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", ropts, NULL)) != -1) {
+        switch (c) {
+        case R_JOB:
+            job = optarg;
+            break;
+        case R_SOCK:
+            sock = optarg;
+            break;
+        case R_SCTL:
+            sctl = optarg;
+            break;
+        case R_DB:
+            db = optarg;
+            break;
+        case R_JSON:
+            as_json = true;
+            break;
+        case 'h':
+            report_usage(stdout);
+            return PFI_EXIT_OK;
+        default:
+            return PFI_EXIT_USAGE;
+        }
+    }
+    char req[256], err[600], reply[PFI_SLURM_REPLY_MAX];
+    if (optind < argc || job == NULL ||
+        !pfi_slurm_job_request(req, sizeof req, "report", job, err, sizeof err)) {
+        cli_error("report --job: %s", job == NULL || optind < argc ? "give one --job ID" : err);
+        return PFI_EXIT_USAGE;
+    }
+    json_t *acct = NULL;
+    const char *source = "pfid";
+    if (pfi_slurm_call(sock, req, 5, reply, sizeof reply, err, sizeof err) == 0)
+        acct = accounting_of(reply, true);
+    if (acct == NULL) { /* the AdminComment */
+        char *argv2[] = {(char *)sctl, "show", "job", "-o", (char *)job, NULL};
+        char *out = NULL;
+        size_t len = 0;
+        if (run_capture(argv2, RUN_TIMEOUT_S, &out, &len, err, sizeof err) == 0) {
+            char *p = strstr(out, "AdminComment=pfi:");
+            if (p != NULL) {
+                p += strlen("AdminComment=pfi:");
+                char *end = strstr(p, " ");
+                json_error_t je;
+                /* the JSON has no blanks (compact); it ends at the first blank */
+                acct = json_loadb(p, end ? (size_t)(end - p) : strlen(p), 0, &je);
+                if (acct != NULL && json_object_get(acct, "capped_s") == NULL) {
+                    json_decref(acct);
+                    acct = NULL;
+                }
+                source = "AdminComment";
+            }
+        }
+        free(out);
+    }
+    if (acct == NULL) {
+        cli_error("report --job %s: no accounting (not on this node's pfid, no AdminComment)", job);
+        return PFI_EXIT_DATA;
+    }
+    if (as_json) {
+        char *s = json_dumps(acct, JSON_COMPACT | JSON_REAL_PRECISION(12));
+        printf("%s\n", s ? s : "{}");
+        free(s);
+    } else {
+        json_t *v;
+        printf("job %s (from %s)\n", job, source);
+        if ((v = json_object_get(acct, "host")) != NULL)
+            printf("  host           %s\n", json_string_value(v));
+        if ((v = json_object_get(acct, "gpus")) != NULL)
+            printf("  GPUs           %lld\n", (long long)json_integer_value(v));
+        if ((v = json_object_get(acct, "flex")) != NULL)
+            printf("  tier           %s\n", json_string_value(v));
+        if ((v = json_object_get(acct, "duration_s")) != NULL)
+            printf("  duration       %.1f s\n", json_number_value(v));
+        v = json_object_get(acct, "energy_j");
+        printf("  energy         %s\n", v ? cli_num(json_number_value(v), 'f', 0, "-").s : "-");
+        if ((v = json_object_get(acct, "capped_s")) != NULL)
+            printf("  capped         %.1f s\n", json_number_value(v));
+        json_t *caps = json_object_get(acct, "caps_w");
+        printf("  caps applied   ");
+        size_t i;
+        json_array_foreach(caps, i, v) printf("%s%.0f W", i ? ", " : "", json_number_value(v));
+        printf("%s\n", json_array_size(caps) ? "" : "none");
+        v = json_object_get(acct, "tokens_lost");
+        printf("  tokens lost    %s\n", v ? cli_num(json_number_value(v), 'f', 0, "-").s : "-");
+    }
+    json_decref(acct);
+    if (db != NULL && !as_json) {
+        sqlite3 *s;
+        if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+            sqlite3_stmt *st;
+            if (sqlite3_prepare_v2(s,
+                                   "SELECT t_s, action, reason, ok FROM slurm_action WHERE job = ? "
+                                   "ORDER BY id",
+                                   -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
+                while (sqlite3_step(st) == SQLITE_ROW)
+                    printf("  controller     t=%.1f s %s: %s%s\n", sqlite3_column_double(st, 0),
+                           (const char *)sqlite3_column_text(st, 1),
+                           (const char *)sqlite3_column_text(st, 2),
+                           sqlite3_column_int(st, 3) ? "" : " [failed]");
+            }
+            sqlite3_finalize(st);
+        }
+        sqlite3_close(s);
+    }
+    return PFI_EXIT_OK;
 }
