@@ -597,9 +597,12 @@ static void serve(pfid_agent *a, int fd)
     size_t len = 0;
     bool over = false;
     char *out = NULL;
-    if (buf != NULL) {
+    if (buf != NULL && uid != 0) { /* answered at once, unread: a local user cannot stall us */
+        LOG_WARN("slurm: registration from uid %u refused (root only)", uid);
+        out = pfid_slurm_handle(a, "", 0, uid);
+    } else if (buf != NULL) {
         double end = pfid_mono_s() + CONN_TIMEOUT_S;
-        for (;;) { /* read it all, even from a peer to be refused, so that it gets the answer */
+        for (;;) {
             ssize_t r = recv(fd, buf + len, PFI_SLURM_REQ_MAX + 1 - len, 0);
             if (r < 0 && errno == EINTR && pfid_mono_s() < end)
                 continue;
@@ -611,10 +614,8 @@ static void serve(pfid_agent *a, int fd)
                 break;
             }
         }
-        if (uid != 0)
-            LOG_WARN("slurm: registration from uid %u refused (root only)", uid);
-        out = over && uid == 0 ? refuse("request larger than %d bytes", PFI_SLURM_REQ_MAX)
-                               : pfid_slurm_handle(a, buf, len, uid);
+        out = over ? refuse("request larger than %d bytes", PFI_SLURM_REQ_MAX)
+                   : pfid_slurm_handle(a, buf, len, uid);
     }
     free(buf);
     if (out != NULL) {
@@ -628,6 +629,15 @@ static void serve(pfid_agent *a, int fd)
             off += (size_t)w;
         }
         free(out);
+    }
+    if (uid != 0) { /* drain what the refused peer sent (briefly), so that it reads the
+                       answer instead of a reset */
+        shutdown(fd, SHUT_WR);
+        struct timeval brief = {.tv_sec = 0, .tv_usec = 200000};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &brief, sizeof brief);
+        char sink[4096];
+        for (int k = 0; k < 16 && recv(fd, sink, sizeof sink, 0) > 0; k++) {
+        }
     }
     close(fd);
 }

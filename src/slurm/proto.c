@@ -194,6 +194,8 @@ int pfi_slurm_call(const char *path, const char *req, double timeout_s, char *re
         ssize_t w = send(fd, req + off, n - off, MSG_NOSIGNAL);
         if (w < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
+        if (w < 0 && (errno == EPIPE || errno == ECONNRESET))
+            break; /* pfid answered before reading it all (a refusal): read the answer */
         if (w < 0) {
             snprintf(err, err_cap, "pfid at %.200s: %s", path, strerror(errno));
             close(fd);

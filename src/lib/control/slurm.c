@@ -218,11 +218,11 @@ pfi_error pfi_slurm_jobs_parse(const char *text, size_t len, pfi_slurm_job **out
         json_t *o = json_array_get(jobs, k);
         pfi_slurm_job *j = &v[k];
         if (!json_is_object(o) || !job_id_of(o, j->id, sizeof j->id)) {
+            const char *why = json_is_object(o) ? "job_id missing or not a positive integer"
+                                                : "not an object"; /* before o is freed */
             pfi_free(v);
             json_decref(root);
-            return ctl_fail(diag, 0, PFI_ERR_PARSE, "squeue --json: jobs[%zu]: %s", k,
-                            json_is_object(o) ? "job_id missing or not a positive integer"
-                                              : "not an object");
+            return ctl_fail(diag, 0, PFI_ERR_PARSE, "squeue --json: jobs[%zu]: %s", k, why);
         }
         json_t *st = json_object_get(o, "job_state");
         if (json_is_array(st)) /* later Slurm: a list of flags, the first is the state */
