@@ -12,10 +12,16 @@
  *   caps_w        the distinct caps (W) seen on its GPUs, lowest first (at most 16)
  *   tokens_lost   Σ over capped intervals of max(0, base − tokens/s)·dt, where base is the
  *                 time-weighted mean tokens/s while uncapped; absent without both
+ *
+ * A start naming a GPU that another registered job holds takes it over (Slurm gives a GPU
+ * to one job at a time: the other job's end was missed); that job ends when it has no GPU
+ * left. The registry is written to SOCKET.jobs at every change (temp + rename) and read back
+ * when pfid starts, so a restarted pfid keeps its jobs and their energy baselines.
  */
 #define _GNU_SOURCE
 #include "slurm.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -32,6 +38,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "pfi/atomic_file.h"
 #include "slurm/proto.h"
 
 #define SJOBS_MAX 64
@@ -70,6 +77,159 @@ static struct {
     bool running;
     char path[PFID_PATH_MAX];
 } reg = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1, .wake = {-1, -1}};
+
+static json_t *accounting(pfid_agent *a, const sjob *j, double now);
+static int gpu_of(pfid_agent *a, const char *s);
+static bool opt_num(json_t *req, const char *key, double lo, double hi, bool lo_open, double *out);
+static sjob *find(const char *id);
+static void account(pfid_agent *a, sjob *j, double now);
+
+/* Keep an ended job's accounting for "report". Caller holds reg.lock. */
+static void keep_ended(const char *job, json_t *acct)
+{
+    char *keep = json_dumps(acct, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    if (keep == NULL)
+        return;
+    unsigned r = reg.ended_next++ % ENDED_MAX;
+    free(reg.ended_acct[r]);
+    reg.ended_acct[r] = keep;
+    snprintf(reg.ended_id[r], sizeof reg.ended_id[r], "%s", job);
+}
+
+/* The registry as JSON, for the state file. Caller holds snap_lock and reg.lock. */
+static char *registry_json(pfid_agent *a)
+{
+    json_t *arr = json_array();
+    double wall = pfid_wall_s(), mono = pfid_mono_s();
+    for (size_t s = 0; s < SJOBS_MAX; s++) {
+        const sjob *j = &reg.jobs[s];
+        if (!j->used)
+            continue;
+        json_t *g = json_array(), *e0 = json_array(), *caps = json_array();
+        for (unsigned k = 0; k < a->n_gpus; k++)
+            if (j->gpu[k]) {
+                json_array_append_new(g, json_string(a->gpus[k].info.uuid));
+                json_array_append_new(e0,
+                                      isfinite(j->e0_j[k]) ? json_real(j->e0_j[k]) : json_null());
+            }
+        for (unsigned c = 0; c < j->ncaps; c++)
+            json_array_append_new(caps, json_real(j->caps_w[c]));
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:f, s:f, s:o}", "job", j->id, "user",
+                              j->user, "class", j->cls, "flex", j->flex, "gpus", g, "e0_j", e0,
+                              "start_wall_s", wall - (mono - j->start_mono_s), "capped_s",
+                              j->capped_s, "caps_w", caps);
+        if (o != NULL && isfinite(j->min_tput))
+            json_object_set_new(o, "min_throughput", json_real(j->min_tput));
+        if (o != NULL && isfinite(j->pfi))
+            json_object_set_new(o, "pfi", json_real(j->pfi));
+        if (o != NULL)
+            json_array_append_new(arr, o);
+    }
+    char *t = json_dumps(arr, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(arr);
+    return t;
+}
+
+/* Write the registry to SOCKET.jobs (whole or not at all) so that a restarted pfid keeps
+ * its jobs; text from registry_json (freed here). Called without locks. */
+static void save_registry(pfid_agent *a, char *text)
+{
+    if (text == NULL || a->cfg.slurm_socket[0] == '\0') {
+        free(text);
+        return;
+    }
+    char path[PFID_PATH_MAX + 8];
+    snprintf(path, sizeof path, "%s.jobs", a->cfg.slurm_socket);
+    pfi_atomic_file f;
+    pfi_diag d;
+    if (pfi_atomic_open_durable(&f, path, 0600, &d) == PFI_OK) {
+        fputs(text, f.f);
+        fputc('\n', f.f);
+        if (pfi_atomic_commit(&f, &d) != PFI_OK)
+            LOG_WARN("slurm: %s not written: %s", path, d.message);
+    } else {
+        LOG_WARN("slurm: %s not written: %s", path, d.message);
+    }
+    free(text);
+}
+
+/* Read SOCKET.jobs back (pfid restarted while jobs ran). Entries that do not check out
+ * (bad id, a GPU this node does not have) are dropped with a warning. */
+static void load_registry(pfid_agent *a)
+{
+    char path[PFID_PATH_MAX + 8];
+    snprintf(path, sizeof path, "%s.jobs", a->cfg.slurm_socket);
+    json_error_t je;
+    json_t *arr = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (arr == NULL)
+        return; /* none (a fresh start) or unreadable: no job to keep */
+    double wall = pfid_wall_s(), mono = pfid_mono_s();
+    size_t i, kept = 0;
+    json_t *o;
+    pthread_mutex_lock(&a->snap_lock);
+    pthread_mutex_lock(&reg.lock);
+    json_array_foreach(arr, i, o)
+    {
+        const char *id = json_string_value(json_object_get(o, "job"));
+        json_t *g = json_object_get(o, "gpus"), *e0 = json_object_get(o, "e0_j");
+        double start = json_number_value(json_object_get(o, "start_wall_s"));
+        if (id == NULL || !pfi_slurm_valid_job(id) || !json_is_array(g) || find(id) != NULL ||
+            !isfinite(start) || start > wall || kept >= SJOBS_MAX) {
+            LOG_WARN("slurm: %s: entry %zu dropped (not a job this pfid can keep)", path, i);
+            continue;
+        }
+        sjob *j = &reg.jobs[kept];
+        memset(j, 0, sizeof *j);
+        for (unsigned k = 0; k < PFID_MAX_GPUS; k++)
+            j->e0_j[k] = NAN;
+        size_t m;
+        json_t *u;
+        bool ok = true;
+        json_array_foreach(g, m, u)
+        {
+            int k = json_is_string(u) ? gpu_of(a, json_string_value(u)) : -1;
+            if (k < 0 || isdigit((unsigned char)json_string_value(u)[0])) { /* UUIDs only */
+                ok = false;
+                break;
+            }
+            j->gpu[k] = true;
+            j->ngpus++;
+            json_t *e = json_array_get(e0, m);
+            j->e0_j[k] = json_is_number(e) ? json_number_value(e) : NAN;
+        }
+        const char *user = json_string_value(json_object_get(o, "user"));
+        const char *cls = json_string_value(json_object_get(o, "class"));
+        const char *flex = json_string_value(json_object_get(o, "flex"));
+        if (!ok || (user && user[0] && !pfi_slurm_valid_user(user)) ||
+            (cls && cls[0] && !pfi_slurm_valid_class(cls)) ||
+            (flex && flex[0] && pfi_slurm_tier_find(flex) == NULL)) {
+            memset(j, 0, sizeof *j);
+            LOG_WARN("slurm: %s: job %s dropped (a GPU or a value does not check out)", path, id);
+            continue;
+        }
+        j->used = true;
+        snprintf(j->id, sizeof j->id, "%s", id);
+        snprintf(j->user, sizeof j->user, "%s", user ? user : "");
+        snprintf(j->cls, sizeof j->cls, "%s", cls ? cls : "");
+        snprintf(j->flex, sizeof j->flex, "%s", flex ? flex : "");
+        j->min_tput = j->pfi = NAN;
+        opt_num(o, "min_throughput", 0, 1, false, &j->min_tput);
+        opt_num(o, "pfi", 0, 100, true, &j->pfi);
+        j->start_wall_s = start;
+        j->start_mono_s = mono - (wall - start);
+        j->last_mono_s = mono;
+        double c = json_number_value(json_object_get(o, "capped_s"));
+        j->capped_s = isfinite(c) && c >= 0 ? c : 0;
+        json_t *caps = json_object_get(o, "caps_w"), *v;
+        json_array_foreach(caps, m, v) if (json_is_number(v) && j->ncaps < CAPS_MAX)
+            j->caps_w[j->ncaps++] = json_number_value(v);
+        kept++;
+        LOG_INFO("slurm: job %s kept from %s (%u GPU(s))", id, path, j->ngpus);
+    }
+    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->snap_lock);
+    json_decref(arr);
+}
 
 static sjob *find(const char *id)
 {
@@ -111,7 +271,9 @@ static char *refuse(const char *fmt, ...)
 /* The agent's GPU for a Slurm GPU name: an index (the gres index: /dev/nvidiaN) or a UUID. */
 static int gpu_of(pfid_agent *a, const char *s)
 {
-    if (strncmp(s, "GPU-", 4) == 0 || strncmp(s, "MIG-", 4) == 0) {
+    if (s[0] == '\0')
+        return -1;
+    if (!isdigit((unsigned char)s[0])) { /* a UUID (GPU-, MIG-, or a backend's own) */
         for (unsigned k = 0; k < a->n_gpus; k++)
             if (strcmp(a->gpus[k].info.uuid, s) == 0)
                 return (int)k;
@@ -197,17 +359,37 @@ static char *handle_start(pfid_agent *a, json_t *req)
     for (size_t s = 0; j == NULL && s < SJOBS_MAX; s++)
         if (!reg.jobs[s].used)
             j = &reg.jobs[s];
-    char other[PFI_SLURM_ID_MAX] = "";
-    for (size_t s = 0; s < SJOBS_MAX && other[0] == '\0'; s++)
-        for (unsigned k = 0; k < a->n_gpus; k++)
-            if (reg.jobs[s].used && &reg.jobs[s] != j && want[k] && reg.jobs[s].gpu[k])
-                snprintf(other, sizeof other, "%s", reg.jobs[s].id);
     char *out = NULL;
     if (j == NULL) {
         out = refuse("%d jobs are registered already", SJOBS_MAX);
-    } else if (other[0] != '\0') {
-        out = refuse("a GPU of job %s is registered to job %s already", job, other);
     } else {
+        /* Slurm gives a GPU to one job at a time: an older owner's epilog was missed (pfid
+         * was down, the node lost it); that job gives the GPU up */
+        for (size_t s = 0; s < SJOBS_MAX; s++) {
+            sjob *o = &reg.jobs[s];
+            if (!o->used || o == j)
+                continue;
+            unsigned lost = 0;
+            for (unsigned k = 0; k < a->n_gpus; k++)
+                lost += want[k] && o->gpu[k];
+            if (lost == 0)
+                continue;
+            LOG_WARN("slurm: job %s takes %u GPU(s) of job %s (whose end was missed)", job, lost,
+                     o->id);
+            account(a, o, now);
+            if (lost == o->ngpus) { /* it has no GPU left: it ended, its accounting is kept */
+                json_t *acct = accounting(a, o, now);
+                keep_ended(o->id, acct);
+                json_decref(acct);
+                memset(o, 0, sizeof *o);
+                continue;
+            }
+            for (unsigned k = 0; k < a->n_gpus; k++)
+                if (want[k] && o->gpu[k]) {
+                    o->gpu[k] = false;
+                    o->ngpus--;
+                }
+        }
         if (!again) {
             memset(j, 0, sizeof *j);
             j->start_wall_s = pfid_wall_s();
@@ -241,8 +423,10 @@ static char *handle_start(pfid_agent *a, json_t *req)
                  user ? user : "-", cls ? cls : "-", flex ? flex : "-", n);
         out = answer(json_pack("{s:b, s:s, s:o}", "ok", 1, "job", job, "gpus", uu));
     }
+    char *state = registry_json(a);
     pthread_mutex_unlock(&reg.lock);
     pthread_mutex_unlock(&a->snap_lock);
+    save_registry(a, state);
     return out;
 }
 
@@ -401,20 +585,14 @@ static char *handle_end(pfid_agent *a, json_t *req)
             }
         }
         memset(j, 0, sizeof *j);
+        keep_ended(job, acct);
     }
+    char *state = acct != NULL ? registry_json(a) : NULL;
     pthread_mutex_unlock(&reg.lock);
     pthread_mutex_unlock(&a->snap_lock);
     if (acct == NULL)
         return refuse("job %s is not registered on this node", job);
-    char *keep = json_dumps(acct, JSON_COMPACT | JSON_REAL_PRECISION(12));
-    if (keep != NULL) {
-        pthread_mutex_lock(&reg.lock);
-        unsigned r = reg.ended_next++ % ENDED_MAX;
-        free(reg.ended_acct[r]);
-        reg.ended_acct[r] = keep;
-        snprintf(reg.ended_id[r], sizeof reg.ended_id[r], "%s", job);
-        pthread_mutex_unlock(&reg.lock);
-    }
+    save_registry(a, state);
     char msg[600];
     int n = restore_gpus(a, which, msg, sizeof msg);
     LOG_INFO("slurm: job %s ended; %d GPU(s) back on their original limits%s%s", job, n,
@@ -700,6 +878,7 @@ int pfid_slurm_start(pfid_agent *a)
     }
     reg.listen_fd = fd;
     snprintf(reg.path, sizeof reg.path, "%s", path);
+    load_registry(a);
     if (pthread_create(&reg.thread, NULL, thread_main, a) != 0) {
         LOG_ERROR("slurm_socket: cannot start its thread");
         pfid_slurm_stop(a);

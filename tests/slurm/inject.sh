@@ -74,7 +74,11 @@ SLURM_JOB_ID='7"}' SLURM_JOB_GPUS=0 "$PFI" slurm prolog $S >"$T/out" 2>&1
 [ $? -eq 2 ] && ok "SLURM_JOB_ID with a quote from the environment refused" || bad "env job id: $(cat "$T/out")"
 "$PFI" slurm prolog $S --job 5 --gpus 0 --class 'x' --flex pausable --min-throughput 0.25 --pfi 1.5 --user alice >"$T/out" 2>&1 &&
     ok "a sane job registers: $(cat "$T/out")" || bad "sane job: $(cat "$T/out")"
-refuse "a second job on a GPU already taken" 1 --job 6 --gpus 0
+"$PFI" slurm prolog $S --job 6 --gpus 1 >/dev/null 2>&1 && "$PFI" slurm prolog $S --job 7 --gpus 1 >"$T/out" 2>&1 &&
+    curl -s "$URL/metrics" | grep -q 'pfi_gpu_hpc_job_info{gpu="1",uuid="[^"]*",hpc_job="7"} 1' &&
+    grep -q 'job 7 takes 1 GPU(s) of job 6' "$T/pfid.log" &&
+    "$PFI" report --job 6 --socket "$T/s.sock" --json | grep -q '"gpus":1' &&
+    ok "a job starting on a GPU another job holds takes it over (that job's end was missed; its accounting kept)" || bad "takeover: $(cat "$T/out")"
 
 # raw requests on the socket
 raw() { # raw NAME PYTHON_BYTES_EXPR: send, print the answer
@@ -113,6 +117,7 @@ raw "job as a number" 'b"{\"op\":\"start\",\"job\":12,\"gpus\":[\"1\"]}"'
 raw "job with a NUL" 'json.dumps({"op": "start", "job": "1\u00002", "gpus": ["1"]}).encode()'
 raw "duplicate keys" 'b"{\"op\":\"start\",\"job\":\"8\",\"job\":\"9\",\"gpus\":[\"1\"]}"'
 raw "GPU as an object" 'b"{\"op\":\"start\",\"job\":\"8\",\"gpus\":[{\"a\":1}]}"'
+raw "GPU as an empty string" 'b"{\"op\":\"start\",\"job\":\"8\",\"gpus\":[\"\"]}"'
 raw "GPU -1" 'b"{\"op\":\"start\",\"job\":\"8\",\"gpus\":[\"-1\"]}"'
 raw "GPU UUID unknown" 'b"{\"op\":\"start\",\"job\":\"8\",\"gpus\":[\"GPU-nope\"]}"'
 raw "class with a label breaker" 'json.dumps({"op": "start", "job": "8", "gpus": ["1"], "class": "x\"} 1\nevil 1"}).encode()'
@@ -154,11 +159,33 @@ fi
 curl -sf "$URL/healthz" >/dev/null && ok "pfid alive after it all" || bad "pfid /healthz fails"
 curl -s "$URL/metrics" >"$T/m"
 jobs=$(sed -n 's/^pfi_slurm_job_info{hpc_job="\([^"]*\)".*/\1/p' "$T/m" | sort | tr '\n' ' ')
-[ "$jobs" = "10 5 " ] && ok "only jobs 5 and 10 registered" || bad "registered: '$jobs'"
+[ "$jobs" = "10 5 7 " ] && ok "only jobs 5, 7 and 10 registered" || bad "registered: '$jobs'"
 grep -q 'pfi_slurm_job_info{hpc_job="5",user="alice",class="x",flex="pausable"} 1' "$T/m" && ok "job 5's labels as given" || bad "job 5 labels: $(grep slurm_job_info "$T/m")"
 if command -v promtool >/dev/null 2>&1; then
     promtool check metrics <"$T/m" >"$T/pt" 2>&1 && ok "promtool accepts the metrics" || { grep -q -v 'counter metrics should have "_total"' "$T/pt" && bad "promtool: $(cat "$T/pt")" || ok "promtool: lint notes only"; }
 fi
 "$PFI" slurm epilog $S --job 5 >"$T/out" 2>&1 && grep -q '"restored":1' "$T/out" && ok "job 5 ends and its GPU is restored" || bad "end of job 5: $(cat "$T/out")"
+# pfid restarted while jobs 7 and 10 run: it keeps them (SOCKET.jobs)
+kill -TERM "$PF"
+wait "$PF"
+"$PFID" -l 127.0.0.1:0 -s port_file="$T/port2" -b emulated --emulate 'gpus=4,startup=0' \
+    -t "$T/token" -j "$T/journal" -i 200ms -s slurm_socket="$T/s.sock" -s jobs=slurm \
+    2>>"$T/pfid.log" &
+PF=$!
+poll 20 test -s "$T/port2" || bad "pfid did not restart"
+URL="http://127.0.0.1:$(cat "$T/port2")"
+curl -s "$URL/metrics" >"$T/m"
+jobs=$(sed -n 's/^pfi_slurm_job_info{hpc_job="\([^"]*\)".*/\1/p' "$T/m" | sort | tr '\n' ' ')
+[ "$jobs" = "10 7 " ] && ok "a restarted pfid keeps jobs 7 and 10 from $T/s.sock.jobs" || bad "after restart: '$jobs'"
+printf '[{"job":"1;x","gpus":["GPU-0"]},{"job":"12","gpus":["GPU-9"]},7,{"job":"13","gpus":["EMU-00000001-0002"],"start_wall_s":1e300}]' >"$T/s.sock.jobs"
+kill -TERM "$PF"
+wait "$PF"
+"$PFID" -l 127.0.0.1:0 -s port_file="$T/port3" -b emulated --emulate 'gpus=4,startup=0' \
+    -t "$T/token" -j "$T/journal" -i 200ms -s slurm_socket="$T/s.sock" -s jobs=slurm \
+    2>>"$T/pfid.log" &
+PF=$!
+poll 20 test -s "$T/port3" && curl -sf "http://127.0.0.1:$(cat "$T/port3")/healthz" >/dev/null &&
+    ! curl -s "http://127.0.0.1:$(cat "$T/port3")/metrics" | grep -q '^pfi_slurm_job_info' &&
+    ok "a state file with bad entries: each dropped, pfid up" || bad "bad state file: $(tail -5 "$T/pfid.log")"
 [ $fail -eq 0 ] && echo "all Slurm injection checks passed"
 exit $fail
