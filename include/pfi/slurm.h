@@ -39,6 +39,7 @@ typedef struct pfi_slurm_job {
     char job_class[128]; /* --pfi-class; "" none */
     double min_tput;     /* --pfi-min-throughput, fraction; NaN none */
     double pfi;          /* --pfi-pfi; NaN none */
+    bool pfi_held;       /* its AdminComment starts "pfi:held:" (held by `pfi slurm admit`) */
 } pfi_slurm_job;
 
 /*

@@ -34,6 +34,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: pfi slurm prolog [OPTIONS]\n"
             "       pfi slurm epilog [OPTIONS]\n"
+            "       pfi slurm admit --controller URL [OPTIONS]   (see pfi slurm admit --help)\n"
             "\n"
             "prolog: register the job with the node's pfid (its GPUs are the job's from now on,\n"
             "busy or idle). epilog: end it (pfid drops the mapping and puts the job's GPUs back\n"
@@ -72,6 +73,8 @@ static const char *env_or(const char *given, const char *name)
     const char *v = getenv(name);
     return v != NULL && v[0] != '\0' ? v : NULL;
 }
+
+static int slurm_admit(int argc, char **argv);
 
 int cmd_slurm(int argc, char **argv)
 {
@@ -113,8 +116,10 @@ int cmd_slurm(int argc, char **argv)
         usage(stdout);
         return PFI_EXIT_OK;
     }
+    if (argc >= 2 && strcmp(argv[1], "admit") == 0)
+        return slurm_admit(argc - 1, argv + 1);
     if (argc < 2 || (strcmp(argv[1], "prolog") != 0 && strcmp(argv[1], "epilog") != 0)) {
-        cli_error("slurm: prolog or epilog expected (see 'pfi slurm --help')");
+        cli_error("slurm: prolog, epilog or admit expected (see 'pfi slurm --help')");
         return PFI_EXIT_USAGE;
     }
     bool prolog = strcmp(argv[1], "prolog") == 0;
@@ -536,6 +541,33 @@ static int scontrol_job(cli_slurm *s, const char *verb, const char *job, char *e
     return rc;
 }
 
+/* A job `pfi slurm admit` held during an event: release the first, audited. */
+static bool release_one_held(cli_slurm *s, double t_s)
+{
+    for (size_t k = 0; k < s->nj; k++) {
+        const pfi_slurm_job *j = &s->jobs[k];
+        if (strcmp(j->state, "PENDING") != 0 || !j->pfi_held)
+            continue;
+        char err[600];
+        bool ok = scontrol_job(s, "release", j->id, err, sizeof err) == 0;
+        /* the mark goes (released once), and the requeue's begin time with it */
+        char jid[64];
+        snprintf(jid, sizeof jid, "JobId=%s", j->id);
+        char *argv[] = {(char *)s->scontrol,         "update", jid, "StartTime=now",
+                        "AdminComment=pfi:released", NULL};
+        char *out = NULL;
+        size_t len = 0;
+        if (run_capture(argv, RUN_TIMEOUT_S, &out, &len, err, sizeof err) != 0)
+            ok = false;
+        free(out);
+        audit(s, t_s, j->id, "release", "", ok ? "held by pfi slurm admit; the event ended" : err,
+              ok);
+        ((pfi_slurm_job *)j)->pfi_held = false; /* not again from this answer */
+        return true;
+    }
+    return false;
+}
+
 void cli_slurm_after(cli_slurm *s, const pfi_ctl_report *r, double t_s)
 {
     s->quiet_periods++;
@@ -572,6 +604,8 @@ void cli_slurm_after(cli_slurm *s, const pfi_ctl_report *r, double t_s)
         audit(s, t_s, best->id, "suspend", best->flex, ok ? why : err, ok);
         if (ok)
             snprintf(s->suspended[s->ns++], 32, "%s", best->id);
+        s->quiet_periods = 0;
+    } else if (!r->event && release_one_held(s, t_s)) {
         s->quiet_periods = 0;
     } else if (!r->event && s->ns > 0) {
         /* the event is over: resume the last suspended first, one a period */
@@ -766,4 +800,155 @@ int cli_slurm_report(int argc, char **argv)
         sqlite3_close(s);
     }
     return PFI_EXIT_OK;
+}
+
+/* ---- pfi slurm admit ----------------------------------------------------------------------- */
+
+static void admit_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pfi slurm admit --controller URL [--job ID] [--gpu-min-w W] [--squeue PATH]\n"
+            "                       [--scontrol PATH] [--curl PATH]\n"
+            "\n"
+            "Power-aware admission, run as slurm.conf's PrologSlurmctld (on the controller host,\n"
+            "as SlurmUser) with pfi control --listen PORT running. Outside a power event every\n"
+            "job is admitted. During one, a job whose GPUs at their minimum cap (GPUs x W) do\n"
+            "not fit in the budget's headroom (budget - measured power, from the controller's\n"
+            "GET /metrics) is requeued held (scontrol requeuehold) with the reason in its\n"
+            "AdminComment (\"pfi:held: ...\"): squeue shows it pending, 'job requeued in held\n"
+            "state'. pfi control --slurm releases such jobs, one a period, when the event ends.\n"
+            "A controller that does not answer admits the job (pfi never blocks a cluster).\n"
+            "\n"
+            "options:\n"
+            "  --controller URL   pfi control --listen's base URL (http://127.0.0.1:PORT)\n"
+            "  --job ID           the job (SLURM_JOB_ID)\n"
+            "  --gpu-min-w W      a GPU's minimum power cap, W (200)\n"
+            "  --squeue PATH, --scontrol PATH, --curl PATH   the programs (/usr/bin/...)\n"
+            "\n"
+            "Exit codes: 0 admitted, 1 held (slurmctld then requeues the job, held), 2 bad\n"
+            "command line.\n");
+}
+
+/* The value of an unlabelled gauge NAME in Prometheus text; NAN when absent. */
+static double gauge_of(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && p[n] == ' ') {
+            char *end;
+            double v = strtod(p + n + 1, &end);
+            return end != p + n + 1 ? v : NAN;
+        }
+    return NAN;
+}
+
+static int slurm_admit(int argc, char **argv)
+{
+    enum { A_CTL = 1000, A_JOB, A_MIN, A_SQ, A_SC, A_CURL };
+    static const struct option aopts[] = {
+        {"controller", required_argument, NULL, A_CTL},
+        {"job", required_argument, NULL, A_JOB},
+        {"gpu-min-w", required_argument, NULL, A_MIN},
+        {"squeue", required_argument, NULL, A_SQ},
+        {"scontrol", required_argument, NULL, A_SC},
+        {"curl", required_argument, NULL, A_CURL},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *ctl = NULL, *job = NULL, *sq = "/usr/bin/squeue", *sc = DEFAULT_SCONTROL,
+               *curl = "/usr/bin/curl";
+    double min_w = 200;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", aopts, NULL)) != -1) {
+        switch (c) {
+        case A_CTL:
+            ctl = optarg;
+            break;
+        case A_JOB:
+            job = optarg;
+            break;
+        case A_SQ:
+            sq = optarg;
+            break;
+        case A_SC:
+            sc = optarg;
+            break;
+        case A_CURL:
+            curl = optarg;
+            break;
+        case A_MIN:
+            if (!cli_parse_double(optarg, &min_w) || !(min_w > 0) || min_w > 100000) {
+                cli_error("slurm admit: --gpu-min-w: '%s' is not a power in W", optarg);
+                return PFI_EXIT_USAGE;
+            }
+            break;
+        case 'h':
+            admit_usage(stdout);
+            return PFI_EXIT_OK;
+        default:
+            return PFI_EXIT_USAGE;
+        }
+    }
+    job = env_or(job, "SLURM_JOB_ID");
+    if (optind < argc || ctl == NULL || job == NULL || !pfi_slurm_valid_job(job) ||
+        (strncmp(ctl, "http://", 7) != 0 && strncmp(ctl, "https://", 8) != 0)) {
+        cli_error("slurm admit: --controller http://HOST:PORT and a job id (SLURM_JOB_ID) are "
+                  "required");
+        return PFI_EXIT_USAGE;
+    }
+    char url[1024], err[600];
+    snprintf(url, sizeof url, "%s/metrics", ctl);
+    char *argv_c[] = {(char *)curl, "-s", "-f", "-m", "5", url, NULL};
+    char *text = NULL;
+    size_t len = 0;
+    if (run_capture(argv_c, 8, &text, &len, err, sizeof err) != 0 || text == NULL) {
+        fprintf(stderr, "pfi slurm admit: job %s admitted: controller %s does not answer%s%s\n",
+                job, ctl, err[0] ? ": " : "", err);
+        free(text);
+        return PFI_EXIT_OK;
+    }
+    double event = gauge_of(text, "pfi_ctl_event_active"),
+           budget = gauge_of(text, "pfi_ctl_budget_watts"),
+           measured = gauge_of(text, "pfi_ctl_measured_watts");
+    free(text);
+    if (!(event == 1) || !isfinite(budget) || !isfinite(measured))
+        return PFI_EXIT_OK; /* no event (or nothing known): admitted */
+    char *argv_q[] = {(char *)sq, "--json", NULL};
+    if (run_capture(argv_q, RUN_TIMEOUT_S, &text, &len, err, sizeof err) != 0 || text == NULL) {
+        fprintf(stderr, "pfi slurm admit: job %s admitted: %s\n", job, err);
+        free(text);
+        return PFI_EXIT_OK;
+    }
+    pfi_slurm_job *jobs = NULL;
+    size_t nj = 0;
+    pfi_diag d;
+    unsigned gpus = 0;
+    if (pfi_slurm_jobs_parse(text, len, &jobs, &nj, &d) == PFI_OK)
+        for (size_t k = 0; k < nj; k++)
+            if (strcmp(jobs[k].id, job) == 0)
+                gpus = jobs[k].gpus;
+    pfi_free(jobs);
+    free(text);
+    double need = gpus * min_w, room = budget - measured;
+    if (gpus == 0 || need <= room)
+        return PFI_EXIT_OK;
+    char why[512];
+    snprintf(why, sizeof why,
+             "AdminComment=pfi:held: %u GPU(s) need %.0f W at their minimum cap, %.0f W free "
+             "under the %.0f W budget of a power event; released when it ends",
+             gpus, need, room > 0 ? room : 0, budget);
+    char *argv_u[] = {(char *)sc, "update", NULL, why, NULL};
+    char jid[64];
+    snprintf(jid, sizeof jid, "JobId=%s", job);
+    argv_u[2] = jid;
+    char *out = NULL;
+    run_capture(argv_u, RUN_TIMEOUT_S, &out, &len, err, sizeof err);
+    free(out);
+    char *argv_h[] = {(char *)sc, "requeuehold", (char *)job, NULL};
+    int rc = run_capture(argv_h, RUN_TIMEOUT_S, &out, &len, err, sizeof err);
+    free(out);
+    fprintf(stderr, "pfi slurm admit: job %s held (%s)%s%s\n", job, why + 13,
+            rc != 0 ? "; requeuehold failed: " : "", rc != 0 ? err : "");
+    return PFI_EXIT_DATA;
 }

@@ -51,7 +51,7 @@ since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
 head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL/token"
 chmod 600 "$SL/token"
 "$PFID" -l 127.0.0.1:0 -s port_file="$SL/port" -b emulated \
-    --emulate 'gpus=2,alpha=0.93,tput=24000,startup=0,report=0.5;gpus=1,alpha=0.7,tput=12000,startup=0,report=0.5;gpus=1,alpha=0.55,tput=9000,startup=0,report=0.5' \
+    --emulate 'gpus=2,alpha=0.93,tput=24000,startup=0,report=0.5;gpus=1,alpha=0.7,tput=12000,startup=0,report=0.5;gpus=1,alpha=0.55,tput=9000,startup=0,report=0.5;gpus=1,alpha=0.8,tput=9000,startup=0,report=0.5' \
     -t "$SL/token" -j "$SL/journal" -i 200ms -s slurm_socket="$SL/pfid.sock" -s jobs=slurm \
     -s hold_max=1h 2>"$SL/pfid.log" &
 PF=$!
@@ -67,6 +67,16 @@ SLURM_CONF=$SL/slurm.conf exec /usr/bin/scontrol "\$@"
 W
 chmod +x "$SL/scontrol"
 echo "required $SPANK socket=$SL/pfid.sock scontrol=$SL/scontrol timeout=5" >"$SL/plugstack.conf"
+# power-aware admission: PrologSlurmctld asks the controller (its port, once one listens)
+cat >"$SL/admit" <<W
+#!/bin/sh
+export SLURM_CONF=$SL/slurm.conf
+[ -s $SL/ctl.port ] || exit 0
+exec $PFI slurm admit --controller http://127.0.0.1:\$(cat $SL/ctl.port) 2>>$SL/admit.log
+W
+chmod +x "$SL/admit"
+SL_GPUS=5
+SL_EXTRA="PrologSlurmctld=$SL/admit"
 slurm_start || { fail=1; exit 1; }
 ok "Slurm up with pfi_spank.so in plugstack.conf"
 
@@ -158,22 +168,38 @@ kill -TERM "$CTL"; wait "$CTL"; CTL=""
 grep -q "joined job $J3 (tier pausable)" "$SL/ctl1.err" && ok "the controller saw the jobs join with their tiers" || bad "no join line: $(head -5 "$SL/ctl1.err")"
 
 # a budget below every GPU's minimum cap: only the pausable job is suspended, then resumed
-"$PFI" control --agents "$SL/agents" --budget-w 100 --duration 8 --run-for 40 --period 1 \
-    --slurm-suspend --db "$SL/audit.db" >"$SL/ctl2.out" 2>"$SL/ctl2.err" &
+"$PFI" control --agents "$SL/agents" --budget-w 100 --duration 10 --run-for 60 --period 1 \
+    --slurm-suspend --db "$SL/audit.db" --listen 0 >"$SL/ctl2.out" 2>"$SL/ctl2.err" &
 CTL=$!
+slurm_poll 10 grep -q 'listening on 127.0.0.1:' "$SL/ctl2.err" || bad "controller did not listen"
+sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$SL/ctl2.err" | head -n 1 >"$SL/ctl.port"
+slurm_poll 10 sh -c "curl -s http://127.0.0.1:$(cat "$SL/ctl.port")/metrics | grep -q '^pfi_ctl_event_active 1'" || bad "the controller's event is not on"
+J4=$(GPU_WORK=1 sbatch --parsable --gres=gpu:1 --pfi-flex=low -o "$SL/o.%j" "$SL/work.sh")
 state() { scontrol show job "$1" | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p'; }
 if slurm_poll 20 sh -c "[ \"\$(scontrol show job $J3 | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')\" = SUSPENDED ]"; then
     ok "budget below the minimum: pausable job $J3 suspended"
 else
     bad "job $J3 not suspended: $(state "$J3"); $(tail -n 3 "$SL/ctl2.err")"
 fi
+held() { scontrol show job "$J4" | grep -q 'AdminComment=pfi:held:' && [ "$(state "$J4")" = PENDING ]; }
+if slurm_poll 20 held; then
+    ok "during the event job $J4 is held at admission: $(squeue -h -j "$J4" -o '%T, %r'); $(scontrol show job "$J4" | sed -n 's/.*AdminComment=\(.*\)/\1/p' | cut -c1-110)"
+else
+    bad "job $J4 not held: $(state "$J4") $(cat "$SL/admit.log" 2>/dev/null)"
+fi
 if slurm_poll 30 sh -c "[ \"\$(scontrol show job $J3 | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')\" = RUNNING ]"; then
     ok "job $J3 resumed after the event"
 else
     bad "job $J3 not resumed: $(state "$J3")"
 fi
+if slurm_poll 60 sh -c "[ \"\$(scontrol show job $J4 | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')\" = RUNNING ]"; then
+    ok "job $J4 released after the event and running"
+else
+    bad "job $J4 after the event: $(state "$J4") $(squeue -h -j "$J4" -o '%r')"
+fi
+rm -f "$SL/ctl.port"
 kill -TERM "$CTL"; wait "$CTL"; CTL=""
-if grep -q "suspend job $J1\|suspend job $J2" "$SL/ctl2.err"; then
+if grep -q "suspend job $J1\|suspend job $J2\|suspend job $J4" "$SL/ctl2.err"; then
     bad "a rigid or medium job was suspended"
 else
     ok "rigid $J1 and medium $J2 never suspended"
@@ -181,6 +207,12 @@ fi
 n=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select count(*) from slurm_action where job=? and action in ('suspend','resume') and ok=1 and reason<>''\", (sys.argv[2],)).fetchone()[0])" "$SL/audit.db" "$J3")
 [ "$n" = 2 ] && ok "suspend and resume of $J3 audited with their reasons" || bad "audit rows for $J3: $n"
 
+mapped4() {
+    grep -q '^gpus=' "$SL/o.$J4" || return 1
+    for g in $(sed -n 's/^gpus=//p' "$SL/o.$J4" | tr ',' ' '); do
+        curl -s "$URL/metrics" | grep -q "^pfi_gpu_hpc_job_info{gpu=\"$g\",.*hpc_job=\"$J4\"} 1" || return 1
+    done
+}
 # the ends: each job's GPUs back on their original limits within 5 s, caps held by a lease
 # (an hour) on every GPU until then
 body=$(python3 -c 'import json,sys; print(json.dumps({"request_id": "hold-1", "lease_s": 3600,
@@ -191,7 +223,8 @@ J
 code=$(curl -s -o "$SL/put" -w '%{http_code}' -X PUT -H "Authorization: Bearer $(cat "$SL/token")" -d "$body" "$URL/v1/caps")
 caps >"$SL/caps"
 [ "$code" = 200 ] && awk '$2 != 300 {exit 1}' "$SL/caps" && ok "every GPU capped at 300 W under an hour's lease before the jobs end" || bad "PUT /v1/caps: $code $(cat "$SL/put")"
-for j in $J3 $J2 $J1; do
+slurm_poll 5 mapped4 && ok "job $J4 mapped once released" || bad "job $J4 not mapped after its release"
+for j in $J4 $J3 $J2 $J1; do
     touch "$SL/stop.$j"
     slurm_poll 30 sh -c "! squeue -h -j $j -t RUNNING,COMPLETING 2>/dev/null | grep -q ."
     t_end=$(now)

@@ -3,7 +3,7 @@
 # GPUs in gres.conf (character devices made with mknod, regular files where mknod is refused).
 # Every wait is a bounded poll; slurm_stop (called by the sourcing test's EXIT trap) ends
 # exactly the daemons started here, by pid.
-# Needs: SL (an empty folder), optionally SL_PLUGSTACK (a plugstack.conf), SL_PROLOG /
+# Needs: SL (an empty folder), optionally SL_GPUS (fake GPUs, 4), SL_PLUGSTACK (a plugstack.conf), SL_PROLOG /
 # SL_EPILOG (Prolog= / Epilog= commands), SL_EXTRA (more slurm.conf lines).
 # Exit status 77 means "skip": Slurm is not installed and cannot be (not root, no apt-get).
 
@@ -38,7 +38,8 @@ slurm_config() {
     SL_HOST=$(hostname -s)
     mkdir -p "$SL/state" "$SL/spool/$(hostname -s)" "$SL/log" "$SL/dev" "$SL/munge"
     chmod 700 "$SL/munge"
-    for i in 0 1 2 3; do
+    SL_GPUS=${SL_GPUS:-4}
+    for i in $(seq 0 $((SL_GPUS - 1))); do
         rm -f "$SL/dev/nvidia$i"
         mknod "$SL/dev/nvidia$i" c 1 3 2>/dev/null || : >"$SL/dev/nvidia$i"
     done
@@ -86,11 +87,11 @@ PlugStackConfig=${SL_PLUGSTACK:-$SL/plugstack.conf}
 ${SL_PROLOG:+Prolog=$SL_PROLOG}
 ${SL_EPILOG:+Epilog=$SL_EPILOG}
 ${SL_EXTRA:-}
-NodeName=$SL_HOST NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:4 State=UNKNOWN
+NodeName=$SL_HOST NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:$SL_GPUS State=UNKNOWN
 PartitionName=main Nodes=$SL_HOST Default=YES MaxTime=INFINITE State=UP
 CONF
     cat >"$SL/gres.conf" <<CONF
-NodeName=$SL_HOST Name=gpu File=$SL/dev/nvidia[0-3]
+NodeName=$SL_HOST Name=gpu File=$SL/dev/nvidia[0-$((SL_GPUS - 1))]
 CONF
     [ -e "$SL/plugstack.conf" ] || : >"$SL/plugstack.conf"
     export SLURM_CONF="$SL/slurm.conf"

@@ -240,7 +240,9 @@ pfi_error pfi_slurm_jobs_parse(const char *text, size_t len, pfi_slurm_job **out
             unsigned per = gpus_of(str_of(o, "tres_per_node"), false);
             j->gpus = per * (isfinite(nc) && nc >= 1 && nc < 1e6 ? (unsigned)nc : 1u);
         }
-        pfi_slurm_options_parse(str_of(o, "admin_comment"), str_of(o, "comment"), j);
+        const char *ac = str_of(o, "admin_comment");
+        pfi_slurm_options_parse(ac, str_of(o, "comment"), j);
+        j->pfi_held = ac != NULL && strncmp(ac, "pfi:held:", 9) == 0;
     }
     json_decref(root);
     *out = v;
