@@ -546,23 +546,31 @@ static bool release_one_held(cli_slurm *s, double t_s)
 {
     for (size_t k = 0; k < s->nj; k++) {
         const pfi_slurm_job *j = &s->jobs[k];
-        if (strcmp(j->state, "PENDING") != 0 || !j->pfi_held)
+        bool done = false;
+        for (size_t r = 0; r < s->nreleased && !done; r++)
+            done = strcmp(s->released[r], j->id) == 0;
+        if (strcmp(j->state, "PENDING") != 0 || !j->pfi_held || done)
             continue;
+        if (s->nreleased < CLI_SLURM_SUSPENDED_MAX) /* once per job, whatever happens next */
+            snprintf(s->released[s->nreleased++], 32, "%s", j->id);
         char err[600];
         bool ok = scontrol_job(s, "release", j->id, err, sizeof err) == 0;
-        /* the mark goes (released once), and the requeue's begin time with it */
+        /* the mark goes, and the requeue's begin time with it */
         char jid[64];
         snprintf(jid, sizeof jid, "JobId=%s", j->id);
-        char *argv[] = {(char *)s->scontrol,         "update", jid, "StartTime=now",
-                        "AdminComment=pfi:released", NULL};
-        char *out = NULL;
-        size_t len = 0;
-        if (run_capture(argv, RUN_TIMEOUT_S, &out, &len, err, sizeof err) != 0)
-            ok = false;
-        free(out);
+        char *upd[2][5] = {{(char *)s->scontrol, "update", jid, "AdminComment=pfi:released", NULL},
+                           {(char *)s->scontrol, "update", jid, "StartTime=now", NULL}};
+        for (int u = 0; u < 2; u++) {
+            char *out = NULL, e2[600];
+            size_t len = 0;
+            int rc = run_capture(upd[u], RUN_TIMEOUT_S, &out, &len, e2, sizeof e2);
+            free(out);
+            if (rc != 0)
+                fprintf(stderr, "pfi control: slurm: job %s: scontrol update %s exited with %d\n",
+                        j->id, upd[u][3], rc);
+        }
         audit(s, t_s, j->id, "release", "", ok ? "held by pfi slurm admit; the event ended" : err,
               ok);
-        ((pfi_slurm_job *)j)->pfi_held = false; /* not again from this answer */
         return true;
     }
     return false;
@@ -605,8 +613,6 @@ void cli_slurm_after(cli_slurm *s, const pfi_ctl_report *r, double t_s)
         if (ok)
             snprintf(s->suspended[s->ns++], 32, "%s", best->id);
         s->quiet_periods = 0;
-    } else if (!r->event && release_one_held(s, t_s)) {
-        s->quiet_periods = 0;
     } else if (!r->event && s->ns > 0) {
         /* the event is over: resume the last suspended first, one a period */
         char job[32];
@@ -614,6 +620,8 @@ void cli_slurm_after(cli_slurm *s, const pfi_ctl_report *r, double t_s)
         bool ok = scontrol_job(s, "resume", job, err, sizeof err) == 0;
         audit(s, t_s, job, "resume", "", ok ? "the event ended" : err, ok);
         s->ns--; /* a job that cannot be resumed (ended meanwhile) is not retried */
+        s->quiet_periods = 0;
+    } else if (!r->event && release_one_held(s, t_s)) { /* then the jobs held at admission */
         s->quiet_periods = 0;
     }
 }

@@ -28,6 +28,8 @@ typedef struct cli_slurm {
     size_t nknown;
     char suspended[CLI_SLURM_SUSPENDED_MAX][32]; /* jobs this controller suspended, in order */
     size_t ns;
+    char released[CLI_SLURM_SUSPENDED_MAX][32]; /* held jobs released (each once) */
+    size_t nreleased;
     unsigned quiet_periods; /* periods since the last suspend or resume */
     bool squeue_failed;
 } cli_slurm;

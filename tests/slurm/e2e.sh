@@ -168,7 +168,7 @@ kill -TERM "$CTL"; wait "$CTL"; CTL=""
 grep -q "joined job $J3 (tier pausable)" "$SL/ctl1.err" && ok "the controller saw the jobs join with their tiers" || bad "no join line: $(head -5 "$SL/ctl1.err")"
 
 # a budget below every GPU's minimum cap: only the pausable job is suspended, then resumed
-"$PFI" control --agents "$SL/agents" --budget-w 100 --duration 10 --run-for 60 --period 1 \
+"$PFI" control --agents "$SL/agents" --budget-w 100 --duration 10 --run-for 120 --period 1 \
     --slurm-suspend --db "$SL/audit.db" --listen 0 >"$SL/ctl2.out" 2>"$SL/ctl2.err" &
 CTL=$!
 slurm_poll 10 grep -q 'listening on 127.0.0.1:' "$SL/ctl2.err" || bad "controller did not listen"
@@ -190,7 +190,7 @@ fi
 if slurm_poll 30 sh -c "[ \"\$(scontrol show job $J3 | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')\" = RUNNING ]"; then
     ok "job $J3 resumed after the event"
 else
-    bad "job $J3 not resumed: $(state "$J3")"
+    bad "job $J3 not resumed: $(state "$J3"): $(tail -n 8 "$SL/ctl2.err")"
 fi
 if slurm_poll 60 sh -c "[ \"\$(scontrol show job $J4 | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')\" = RUNNING ]"; then
     ok "job $J4 released after the event and running"
