@@ -115,6 +115,7 @@ typedef struct pfid_agent {
     double next_jobs_refresh_mono;
     double next_log_poll_mono;
     long long log_size[PFID_MAX_TLOGS];
+    struct pfid_slurm *slurm; /* Slurm registrations (slurm.h; owned); NULL: none */
 } pfid_agent;
 
 /* CLOCK_MONOTONIC and CLOCK_REALTIME, s. */

@@ -414,9 +414,9 @@ int main(int argc, char **argv)
         pfid_caps_tick(a, pfid_mono_s());
     }
 out:
-    pfid_slurm_stop(a);
     pfid_http_stop(http);
     pfid_sampler_stop(a);
+    pfid_slurm_stop(a); /* after the readers of the registry (scrapes, the sampler) */
     pfid_caps_stop(a);
     if (a->restore_pending && status == 0)
         status = 1;

@@ -65,7 +65,8 @@ typedef struct sjob {
 
 #define ENDED_MAX 64
 
-static struct {
+/* The registry, owned by the agent (a->slurm; pfid_slurm_stop frees it). */
+struct pfid_slurm {
     pthread_mutex_t lock;
     sjob jobs[SJOBS_MAX];
     char ended_id[ENDED_MAX][PFI_SLURM_ID_MAX]; /* the last jobs that ended, for "report" */
@@ -76,33 +77,48 @@ static struct {
     pthread_t thread;
     bool running;
     char path[PFID_PATH_MAX];
-} reg = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1, .wake = {-1, -1}};
+};
+
+/* a->slurm, made on first use (pfid_slurm_start; tests call pfid_slurm_handle directly);
+ * NULL when out of memory. */
+static struct pfid_slurm *reg_make(pfid_agent *a)
+{
+    if (a->slurm == NULL) {
+        struct pfid_slurm *r = calloc(1, sizeof *r);
+        if (r == NULL)
+            return NULL;
+        pthread_mutex_init(&r->lock, NULL);
+        r->listen_fd = r->wake[0] = r->wake[1] = -1;
+        a->slurm = r;
+    }
+    return a->slurm;
+}
 
 static json_t *accounting(pfid_agent *a, const sjob *j, double now);
 static int gpu_of(pfid_agent *a, const char *s);
 static bool opt_num(json_t *req, const char *key, double lo, double hi, bool lo_open, double *out);
-static sjob *find(const char *id);
+static sjob *find(pfid_agent *a, const char *id);
 static void account(pfid_agent *a, sjob *j, double now);
 
-/* Keep an ended job's accounting for "report". Caller holds reg.lock. */
-static void keep_ended(const char *job, json_t *acct)
+/* Keep an ended job's accounting for "report". Caller holds a->slurm->lock. */
+static void keep_ended(pfid_agent *a, const char *job, json_t *acct)
 {
     char *keep = json_dumps(acct, JSON_COMPACT | JSON_REAL_PRECISION(12));
     if (keep == NULL)
         return;
-    unsigned r = reg.ended_next++ % ENDED_MAX;
-    free(reg.ended_acct[r]);
-    reg.ended_acct[r] = keep;
-    snprintf(reg.ended_id[r], sizeof reg.ended_id[r], "%s", job);
+    unsigned r = a->slurm->ended_next++ % ENDED_MAX;
+    free(a->slurm->ended_acct[r]);
+    a->slurm->ended_acct[r] = keep;
+    snprintf(a->slurm->ended_id[r], sizeof a->slurm->ended_id[r], "%s", job);
 }
 
-/* The registry as JSON, for the state file. Caller holds snap_lock and reg.lock. */
+/* The registry as JSON, for the state file. Caller holds snap_lock and a->slurm->lock. */
 static char *registry_json(pfid_agent *a)
 {
     json_t *arr = json_array();
     double wall = pfid_wall_s(), mono = pfid_mono_s();
     for (size_t s = 0; s < SJOBS_MAX; s++) {
-        const sjob *j = &reg.jobs[s];
+        const sjob *j = &a->slurm->jobs[s];
         if (!j->used)
             continue;
         json_t *g = json_array(), *e0 = json_array(), *caps = json_array();
@@ -167,18 +183,18 @@ static void load_registry(pfid_agent *a)
     size_t i, kept = 0;
     json_t *o;
     pthread_mutex_lock(&a->snap_lock);
-    pthread_mutex_lock(&reg.lock);
+    pthread_mutex_lock(&a->slurm->lock);
     json_array_foreach(arr, i, o)
     {
         const char *id = json_string_value(json_object_get(o, "job"));
         json_t *g = json_object_get(o, "gpus"), *e0 = json_object_get(o, "e0_j");
         double start = json_number_value(json_object_get(o, "start_wall_s"));
-        if (id == NULL || !pfi_slurm_valid_job(id) || !json_is_array(g) || find(id) != NULL ||
+        if (id == NULL || !pfi_slurm_valid_job(id) || !json_is_array(g) || find(a, id) != NULL ||
             !isfinite(start) || start > wall || kept >= SJOBS_MAX) {
             LOG_WARN("slurm: %s: entry %zu dropped (not a job this pfid can keep)", path, i);
             continue;
         }
-        sjob *j = &reg.jobs[kept];
+        sjob *j = &a->slurm->jobs[kept];
         memset(j, 0, sizeof *j);
         for (unsigned k = 0; k < PFID_MAX_GPUS; k++)
             j->e0_j[k] = NAN;
@@ -226,27 +242,28 @@ static void load_registry(pfid_agent *a)
         kept++;
         LOG_INFO("slurm: job %s kept from %s (%u GPU(s))", id, path, j->ngpus);
     }
-    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->slurm->lock);
     pthread_mutex_unlock(&a->snap_lock);
     json_decref(arr);
 }
 
-static sjob *find(const char *id)
+static sjob *find(pfid_agent *a, const char *id)
 {
     for (size_t k = 0; k < SJOBS_MAX; k++)
-        if (reg.jobs[k].used && strcmp(reg.jobs[k].id, id) == 0)
-            return &reg.jobs[k];
+        if (a->slurm->jobs[k].used && strcmp(a->slurm->jobs[k].id, id) == 0)
+            return &a->slurm->jobs[k];
     return NULL;
 }
 
 bool pfid_slurm_claimed(pfid_agent *a, unsigned k)
 {
-    (void)a;
+    if (a->slurm == NULL)
+        return false;
     bool c = false;
-    pthread_mutex_lock(&reg.lock);
+    pthread_mutex_lock(&a->slurm->lock);
     for (size_t j = 0; j < SJOBS_MAX && !c && k < PFID_MAX_GPUS; j++)
-        c = reg.jobs[j].used && reg.jobs[j].gpu[k];
-    pthread_mutex_unlock(&reg.lock);
+        c = a->slurm->jobs[j].used && a->slurm->jobs[j].gpu[k];
+    pthread_mutex_unlock(&a->slurm->lock);
     return c;
 }
 
@@ -353,12 +370,12 @@ static char *handle_start(pfid_agent *a, json_t *req)
     }
     double now = pfid_mono_s();
     pthread_mutex_lock(&a->snap_lock);
-    pthread_mutex_lock(&reg.lock);
-    sjob *j = find(job);
+    pthread_mutex_lock(&a->slurm->lock);
+    sjob *j = find(a, job);
     bool again = j != NULL;
     for (size_t s = 0; j == NULL && s < SJOBS_MAX; s++)
-        if (!reg.jobs[s].used)
-            j = &reg.jobs[s];
+        if (!a->slurm->jobs[s].used)
+            j = &a->slurm->jobs[s];
     char *out = NULL;
     if (j == NULL) {
         out = refuse("%d jobs are registered already", SJOBS_MAX);
@@ -366,7 +383,7 @@ static char *handle_start(pfid_agent *a, json_t *req)
         /* Slurm gives a GPU to one job at a time: an older owner's epilog was missed (pfid
          * was down, the node lost it); that job gives the GPU up */
         for (size_t s = 0; s < SJOBS_MAX; s++) {
-            sjob *o = &reg.jobs[s];
+            sjob *o = &a->slurm->jobs[s];
             if (!o->used || o == j)
                 continue;
             unsigned lost = 0;
@@ -379,7 +396,7 @@ static char *handle_start(pfid_agent *a, json_t *req)
             account(a, o, now);
             if (lost == o->ngpus) { /* it has no GPU left: it ended, its accounting is kept */
                 json_t *acct = accounting(a, o, now);
-                keep_ended(o->id, acct);
+                keep_ended(a, o->id, acct);
                 json_decref(acct);
                 memset(o, 0, sizeof *o);
                 continue;
@@ -424,7 +441,7 @@ static char *handle_start(pfid_agent *a, json_t *req)
         out = answer(json_pack("{s:b, s:s, s:o}", "ok", 1, "job", job, "gpus", uu));
     }
     char *state = registry_json(a);
-    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->slurm->lock);
     pthread_mutex_unlock(&a->snap_lock);
     save_registry(a, state);
     return out;
@@ -485,7 +502,7 @@ static int restore_gpus(pfid_agent *a, const bool *which, char *msg, size_t msg_
     return n;
 }
 
-/* Advance j's accounting to now. Caller holds snap_lock and reg.lock. */
+/* Advance j's accounting to now. Caller holds snap_lock and a->slurm->lock. */
 static void account(pfid_agent *a, sjob *j, double now)
 {
     double dt = now - j->last_mono_s;
@@ -572,8 +589,8 @@ static char *handle_end(pfid_agent *a, json_t *req)
     json_t *acct = NULL;
     double now = pfid_mono_s();
     pthread_mutex_lock(&a->snap_lock);
-    pthread_mutex_lock(&reg.lock);
-    sjob *j = find(job);
+    pthread_mutex_lock(&a->slurm->lock);
+    sjob *j = find(a, job);
     if (j != NULL) {
         account(a, j, now);
         acct = accounting(a, j, now);
@@ -585,10 +602,10 @@ static char *handle_end(pfid_agent *a, json_t *req)
             }
         }
         memset(j, 0, sizeof *j);
-        keep_ended(job, acct);
+        keep_ended(a, job, acct);
     }
     char *state = acct != NULL ? registry_json(a) : NULL;
-    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->slurm->lock);
     pthread_mutex_unlock(&a->snap_lock);
     if (acct == NULL)
         return refuse("job %s is not registered on this node", job);
@@ -615,19 +632,19 @@ static char *handle_report(pfid_agent *a, json_t *req)
     json_t *acct = NULL;
     bool running = false;
     pthread_mutex_lock(&a->snap_lock);
-    pthread_mutex_lock(&reg.lock);
-    sjob *j = find(job);
+    pthread_mutex_lock(&a->slurm->lock);
+    sjob *j = find(a, job);
     if (j != NULL) {
         account(a, j, now);
         acct = accounting(a, j, now);
         running = true;
     }
     for (unsigned k = 0; acct == NULL && k < ENDED_MAX; k++) {
-        unsigned r = (reg.ended_next + ENDED_MAX - 1 - k) % ENDED_MAX;
-        if (reg.ended_acct[r] != NULL && strcmp(reg.ended_id[r], job) == 0)
-            acct = json_loads(reg.ended_acct[r], 0, NULL);
+        unsigned r = (a->slurm->ended_next + ENDED_MAX - 1 - k) % ENDED_MAX;
+        if (a->slurm->ended_acct[r] != NULL && strcmp(a->slurm->ended_id[r], job) == 0)
+            acct = json_loads(a->slurm->ended_acct[r], 0, NULL);
     }
-    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->slurm->lock);
     pthread_mutex_unlock(&a->snap_lock);
     if (acct == NULL)
         return refuse("job %s is neither registered on this node nor among the last %d ended", job,
@@ -638,6 +655,8 @@ static char *handle_report(pfid_agent *a, json_t *req)
 
 char *pfid_slurm_handle(pfid_agent *a, const char *text, size_t len, unsigned uid)
 {
+    if (reg_make(a) == NULL)
+        return NULL;
     if (uid != 0)
         return refuse("only root may register jobs (peer uid %u)", uid);
     if (len > PFI_SLURM_REQ_MAX)
@@ -665,11 +684,13 @@ char *pfid_slurm_handle(pfid_agent *a, const char *text, size_t len, unsigned ui
 
 void pfid_slurm_round(pfid_agent *a)
 {
+    if (a->slurm == NULL)
+        return;
     double now = pfid_mono_s();
     pthread_mutex_lock(&a->snap_lock);
-    pthread_mutex_lock(&reg.lock);
+    pthread_mutex_lock(&a->slurm->lock);
     for (size_t s = 0; s < SJOBS_MAX; s++) {
-        sjob *j = &reg.jobs[s];
+        sjob *j = &a->slurm->jobs[s];
         if (!j->used)
             continue;
         for (unsigned k = 0; k < a->n_gpus; k++) {
@@ -683,7 +704,7 @@ void pfid_slurm_round(pfid_agent *a)
         }
         account(a, j, now);
     }
-    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->slurm->lock);
     pthread_mutex_unlock(&a->snap_lock);
 }
 
@@ -694,14 +715,14 @@ static void family(pfid_buf *b, const char *name, const char *type, const char *
 
 void pfid_slurm_metrics(pfid_agent *a, pfid_buf *b)
 {
-    if (reg.listen_fd < 0 && !reg.running)
+    if (a->slurm == NULL)
         return;
     double now = pfid_mono_s();
-    pthread_mutex_lock(&reg.lock);
+    pthread_mutex_lock(&a->slurm->lock);
     family(b, "pfi_slurm_job_info", "gauge",
            "A Slurm job registered on this node (value always 1): user, class, tier.");
     for (size_t s = 0; s < SJOBS_MAX; s++) {
-        const sjob *j = &reg.jobs[s];
+        const sjob *j = &a->slurm->jobs[s];
         if (!j->used)
             continue;
         pfid_buf_printf(b, "pfi_slurm_job_info{hpc_job=\"");
@@ -718,18 +739,18 @@ void pfid_slurm_metrics(pfid_agent *a, pfid_buf *b)
            "The Slurm job a GPU is allocated to, busy or idle (value always 1).");
     for (size_t s = 0; s < SJOBS_MAX; s++)
         for (unsigned k = 0; k < a->n_gpus; k++) {
-            if (!reg.jobs[s].used || !reg.jobs[s].gpu[k])
+            if (!a->slurm->jobs[s].used || !a->slurm->jobs[s].gpu[k])
                 continue;
             pfid_buf_printf(b, "pfi_gpu_hpc_job_info{gpu=\"%u\",uuid=\"", k);
             pfid_buf_label(b, a->gpus[k].info.uuid);
             pfid_buf_printf(b, "\",hpc_job=\"");
-            pfid_buf_label(b, reg.jobs[s].id);
+            pfid_buf_label(b, a->slurm->jobs[s].id);
             pfid_buf_printf(b, "\"} 1\n");
         }
     family(b, "pfi_slurm_job_energy_joules_total", "counter",
            "Energy of the job's GPUs on this node since the job started, J.");
     for (size_t s = 0; s < SJOBS_MAX; s++) {
-        const sjob *j = &reg.jobs[s];
+        const sjob *j = &a->slurm->jobs[s];
         if (!j->used || j->ngpus == 0)
             continue;
         double e = 0;
@@ -752,14 +773,14 @@ void pfid_slurm_metrics(pfid_agent *a, pfid_buf *b)
     family(b, "pfi_slurm_job_capped_seconds_total", "counter",
            "Time the job has run with any of its GPUs below its original limit, s.");
     for (size_t s = 0; s < SJOBS_MAX; s++) {
-        const sjob *j = &reg.jobs[s];
+        const sjob *j = &a->slurm->jobs[s];
         if (!j->used)
             continue;
         pfid_buf_printf(b, "pfi_slurm_job_capped_seconds_total{hpc_job=\"");
         pfid_buf_label(b, j->id);
         pfid_buf_printf(b, "\"} %.3f\n", j->capped_s);
     }
-    pthread_mutex_unlock(&reg.lock);
+    pthread_mutex_unlock(&a->slurm->lock);
 }
 
 /* One connection: read the request (bounded in size and time), answer, close. */
@@ -824,15 +845,15 @@ static void *thread_main(void *arg)
 {
     pfid_agent *a = arg;
     for (;;) {
-        struct pollfd p[2] = {{.fd = reg.listen_fd, .events = POLLIN},
-                              {.fd = reg.wake[0], .events = POLLIN}};
+        struct pollfd p[2] = {{.fd = a->slurm->listen_fd, .events = POLLIN},
+                              {.fd = a->slurm->wake[0], .events = POLLIN}};
         int r = poll(p, 2, -1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 || (p[1].revents & (POLLIN | POLLHUP)))
             break;
         if (p[0].revents & POLLIN) {
-            int fd = accept4(reg.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+            int fd = accept4(a->slurm->listen_fd, NULL, NULL, SOCK_CLOEXEC);
             if (fd >= 0)
                 serve(a, fd);
         }
@@ -845,6 +866,10 @@ int pfid_slurm_start(pfid_agent *a)
     const char *path = a->cfg.slurm_socket;
     if (path[0] == '\0')
         return 0;
+    if (reg_make(a) == NULL) {
+        LOG_ERROR("slurm_socket: out of memory");
+        return -1;
+    }
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
@@ -871,48 +896,52 @@ int pfid_slurm_start(pfid_agent *a)
     /* anyone may connect, so a non-root caller gets an answer saying why it is refused;
      * the check is SO_PEERCRED's uid, not the file mode */
     chmod(path, 0666);
-    if (pipe2(reg.wake, O_CLOEXEC) != 0) {
+    if (pipe2(a->slurm->wake, O_CLOEXEC) != 0) {
         close(fd);
         unlink(path);
         return -1;
     }
-    reg.listen_fd = fd;
-    snprintf(reg.path, sizeof reg.path, "%s", path);
+    a->slurm->listen_fd = fd;
+    snprintf(a->slurm->path, sizeof a->slurm->path, "%s", path);
     load_registry(a);
-    if (pthread_create(&reg.thread, NULL, thread_main, a) != 0) {
+    if (pthread_create(&a->slurm->thread, NULL, thread_main, a) != 0) {
         LOG_ERROR("slurm_socket: cannot start its thread");
         pfid_slurm_stop(a);
         return -1;
     }
-    reg.running = true;
+    a->slurm->running = true;
     LOG_INFO("slurm: registration socket %s (root only)", path);
     return 0;
 }
 
 void pfid_slurm_stop(pfid_agent *a)
 {
-    (void)a;
-    if (reg.running) {
-        ssize_t w = write(reg.wake[1], "x", 1);
+    if (a->slurm == NULL)
+        return;
+    if (a->slurm->running) {
+        ssize_t w = write(a->slurm->wake[1], "x", 1);
         (void)w;
-        pthread_join(reg.thread, NULL);
-        reg.running = false;
+        pthread_join(a->slurm->thread, NULL);
+        a->slurm->running = false;
     }
-    if (reg.listen_fd >= 0) {
-        close(reg.listen_fd);
-        reg.listen_fd = -1;
-        unlink(reg.path);
+    if (a->slurm->listen_fd >= 0) {
+        close(a->slurm->listen_fd);
+        a->slurm->listen_fd = -1;
+        unlink(a->slurm->path);
     }
-    pthread_mutex_lock(&reg.lock);
+    pthread_mutex_lock(&a->slurm->lock);
     for (unsigned k = 0; k < ENDED_MAX; k++) {
-        free(reg.ended_acct[k]);
-        reg.ended_acct[k] = NULL;
+        free(a->slurm->ended_acct[k]);
+        a->slurm->ended_acct[k] = NULL;
     }
-    memset(reg.jobs, 0, sizeof reg.jobs);
-    pthread_mutex_unlock(&reg.lock);
+    memset(a->slurm->jobs, 0, sizeof a->slurm->jobs);
+    pthread_mutex_unlock(&a->slurm->lock);
     for (int k = 0; k < 2; k++)
-        if (reg.wake[k] >= 0) {
-            close(reg.wake[k]);
-            reg.wake[k] = -1;
+        if (a->slurm->wake[k] >= 0) {
+            close(a->slurm->wake[k]);
+            a->slurm->wake[k] = -1;
         }
+    pthread_mutex_destroy(&a->slurm->lock);
+    free(a->slurm);
+    a->slurm = NULL;
 }
