@@ -1,7 +1,8 @@
 #!/bin/sh
 # pfi on a real single-node Slurm (tests/slurm/lib.sh): pfid on four emulated GPUs with its
 # registration socket, pfi_spank.so in plugstack.conf, three batch jobs with different
-# --pfi-flex tiers (rigid, medium, pausable; the pausable one runs no GPU process at all).
+# --pfi-flex tiers (rigid, medium, pausable; the pausable one runs no GPU process at all),
+# all of one class on GPUs of one model, so that only the tiers tell the jobs apart.
 # Asserts: every job's GPUs mapped (hpc_job) as soon as the job runs; pfi control --slurm
 # under a 30 % event caps the pausable job deepest and leaves the rigid one alone; a budget
 # below every GPU's minimum cap suspends the pausable job only (never the rigid or medium
@@ -46,12 +47,12 @@ bad() { echo "FAIL $1"; fail=1; }
 now() { date +%s.%N; }
 since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
 
-# pfid: four emulated GPUs, three emulated jobs (GPUs 0-1, 2, 3) whose throughput goes to
-# whichever job owns their first GPU
+# pfid: five emulated GPUs of one model, emulated jobs on GPUs 0-1, 2, 3 and 4 whose
+# throughput goes to whichever job owns their first GPU
 head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL/token"
 chmod 600 "$SL/token"
 "$PFID" -l 127.0.0.1:0 -s port_file="$SL/port" -b emulated \
-    --emulate 'gpus=2,alpha=0.93,tput=24000,startup=0,report=0.5;gpus=1,alpha=0.7,tput=12000,startup=0,report=0.5;gpus=1,alpha=0.55,tput=9000,startup=0,report=0.5;gpus=1,alpha=0.8,tput=9000,startup=0,report=0.5' \
+    --emulate 'gpus=2,alpha=0.8,tput=24000,startup=0,report=0.5;gpus=1,alpha=0.8,tput=12000,startup=0,report=0.5;gpus=1,alpha=0.8,tput=12000,startup=0,report=0.5;gpus=1,alpha=0.8,tput=12000,startup=0,report=0.5' \
     -t "$SL/token" -j "$SL/journal" -i 200ms -s slurm_socket="$SL/pfid.sock" -s jobs=slurm \
     -s hold_max=1h 2>"$SL/pfid.log" &
 PF=$!
@@ -107,7 +108,7 @@ chmod +x "$SL/work.sh"
 export STOP_DIR="$SL" AGENT="$URL"
 J1=$(GPU_WORK=1 sbatch --parsable --gres=gpu:2 --pfi-flex=rigid --pfi-class=dense -o "$SL/o.%j" "$SL/work.sh")
 J2=$(GPU_WORK=1 sbatch --parsable --gres=gpu:1 --pfi-flex=medium --pfi-class=dense -o "$SL/o.%j" "$SL/work.sh")
-J3=$(GPU_WORK= sbatch --parsable --gres=gpu:1 --pfi-flex=pausable --pfi-class=moe-ft --pfi-min-throughput=0 -o "$SL/o.%j" "$SL/work.sh")
+J3=$(GPU_WORK= sbatch --parsable --gres=gpu:1 --pfi-flex=pausable --pfi-class=dense --pfi-min-throughput=0 -o "$SL/o.%j" "$SL/work.sh")
 [ -n "$J1" ] && [ -n "$J2" ] && [ -n "$J3" ] || { bad "sbatch refused a job"; exit 1; }
 for j in $J1 $J2 $J3; do
     slurm_poll 60 sh -c "[ \"\$(scontrol show job $j | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')\" = RUNNING ]" || bad "job $j not running in 60 s"
@@ -129,7 +130,7 @@ if slurm_poll 1 mapped; then
 else
     bad "mapping not complete within 1 s: $(grep hpc_job "$SL/m" | tr '\n' ' ')"
 fi
-grep -q "pfi_slurm_job_info{hpc_job=\"$J3\",user=\"root\",class=\"moe-ft\",flex=\"pausable\"} 1" "$SL/m" && ok "job $J3's user, class and tier in pfi_slurm_job_info" || bad "job info: $(grep slurm_job_info "$SL/m")"
+grep -q "pfi_slurm_job_info{hpc_job=\"$J3\",user=\"root\",class=\"dense\",flex=\"pausable\"} 1" "$SL/m" && ok "job $J3's user, class and tier in pfi_slurm_job_info" || bad "job info: $(grep slurm_job_info "$SL/m")"
 slurm_poll 5 sh -c "curl -s $URL/metrics | grep -q '^pfi_slurm_job_energy_joules_total{hpc_job=\"$J1\"} [1-9]'" && ok "per-job energy counter grows from the job's start" || bad "no energy counter for $J1"
 squeue --json >"$SL/sq.json" 2>/dev/null
 python3 - "$SL/sq.json" "$J3" <<'PY' && ok "squeue --json shows job $J3's tier in its AdminComment" || bad "AdminComment of $J3 without the tier"
