@@ -812,7 +812,7 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
         if (e != PFI_OK)
             return cli_report(e, &d);
         if (o->slurm->on)
-            cli_slurm_after(o->slurm, &r, tick - t_start);
+            cli_slurm_after(o->slurm, ctl, &r, tick - t_start);
         if (r.prom_failed && !prom_was_down)
             fprintf(stderr, "pfi control: %s\n", r.note);
         else if (!r.prom_failed && prom_was_down)

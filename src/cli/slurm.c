@@ -576,8 +576,38 @@ static bool release_one_held(cli_slurm *s, double t_s)
     return false;
 }
 
-void cli_slurm_after(cli_slurm *s, const pfi_ctl_report *r, double t_s)
+/* Running Slurm jobs with GPUs that no agent reports (their node's pfid is not registering
+ * them): said once per job, so an operator sees which nodes lack the integration. */
+static void check_agents(cli_slurm *s, const pfi_ctl *ctl)
 {
+    size_t nc = pfi_ctl_job_count(ctl);
+    for (size_t k = 0; k < s->nj; k++) {
+        const pfi_slurm_job *j = &s->jobs[k];
+        if (strcmp(j->state, "RUNNING") != 0 || j->gpus == 0)
+            continue;
+        bool seen = false;
+        for (size_t c = 0; c < nc && !seen; c++) {
+            pfi_ctl_job_view v;
+            pfi_ctl_job_get(ctl, c, &v);
+            seen = v.gpus > 0 && strcmp(v.id, j->id) == 0;
+        }
+        bool said = false;
+        for (size_t w = 0; w < s->nwarned && !said; w++)
+            said = strcmp(s->warned[w], j->id) == 0;
+        if (seen || said || s->nwarned >= CLI_SLURM_SUSPENDED_MAX)
+            continue;
+        snprintf(s->warned[s->nwarned++], 32, "%s", j->id);
+        fprintf(stderr,
+                "pfi control: slurm: job %s runs on %s with %u GPU(s) but no agent reports it "
+                "(pfid with slurm_socket and the prolog there?)\n",
+                j->id, j->nodes[0] ? j->nodes : "-", j->gpus);
+    }
+}
+
+void cli_slurm_after(cli_slurm *s, const pfi_ctl *ctl, const pfi_ctl_report *r, double t_s)
+{
+    if (s->unseen_periods++ >= 2) /* the agents have had a period to report new jobs */
+        check_agents(s, ctl);
     s->quiet_periods++;
     if (!s->suspend || s->quiet_periods < 2) /* staggered: one action, then a period's look */
         return;

@@ -30,6 +30,9 @@ typedef struct cli_slurm {
     size_t ns;
     char released[CLI_SLURM_SUSPENDED_MAX][32]; /* held jobs released (each once) */
     size_t nreleased;
+    char warned[CLI_SLURM_SUSPENDED_MAX][32]; /* running jobs no agent reported (said once) */
+    size_t nwarned;
+    unsigned unseen_periods;
     unsigned quiet_periods; /* periods since the last suspend or resume */
     bool squeue_failed;
 } cli_slurm;
@@ -55,8 +58,8 @@ bool cli_slurm_option(cli_slurm *s, int k, const char *arg);
 /* Before a period: read the jobs, give the controller the policy (base rules + tiers). */
 void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, const pfi_ctl_rule *base, size_t nbase,
                       double t_s);
-/* After a period: the job-level actuator. */
-void cli_slurm_after(cli_slurm *s, const pfi_ctl_report *r, double t_s);
+/* After a period: jobs no agent reports (said once each), the job-level actuator. */
+void cli_slurm_after(cli_slurm *s, const pfi_ctl *ctl, const pfi_ctl_report *r, double t_s);
 /* On exit: resume every job this controller suspended; free. */
 void cli_slurm_finish(cli_slurm *s);
 /* pfi report --job ID ...: the job's accounting. */

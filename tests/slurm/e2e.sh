@@ -167,6 +167,7 @@ else
 fi
 kill -TERM "$CTL"; wait "$CTL"; CTL=""
 grep -q "joined job $J3 (tier pausable)" "$SL/ctl1.err" && ok "the controller saw the jobs join with their tiers" || bad "no join line: $(head -5 "$SL/ctl1.err")"
+grep -q 'no agent reports it' "$SL/ctl1.err" && bad "a mapped job reported unseen: $(grep 'no agent' "$SL/ctl1.err")" || ok "every running Slurm job found on an agent"
 
 # a budget below every GPU's minimum cap: only the pausable job is suspended, then resumed
 "$PFI" control --agents "$SL/agents" --budget-w 100 --duration 10 --run-for 120 --period 1 \
