@@ -49,9 +49,11 @@ since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
 
 # pfid: five emulated GPUs of one model, emulated jobs on GPUs 0-1, 2, 3 and 4 whose
 # throughput goes to whichever job owns their first GPU
+# its own (empty) config file: never a /etc/pfid/pfid.conf the machine may have
+: >"$SL/pfid.conf"
 head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL/token"
 chmod 600 "$SL/token"
-"$PFID" -l 127.0.0.1:0 -s port_file="$SL/port" -b emulated \
+"$PFID" -c "$SL/pfid.conf" -l 127.0.0.1:0 -s port_file="$SL/port" -b emulated \
     --emulate 'gpus=2,alpha=0.8,tput=24000,startup=0,report=0.5;gpus=1,alpha=0.8,tput=12000,startup=0,report=0.5;gpus=1,alpha=0.8,tput=12000,startup=0,report=0.5;gpus=1,alpha=0.8,tput=12000,startup=0,report=0.5' \
     -t "$SL/token" -j "$SL/journal" -i 200ms -s slurm_socket="$SL/pfid.sock" -s jobs=slurm \
     -s hold_max=1h 2>"$SL/pfid.log" &

@@ -29,9 +29,11 @@ poll() { # poll SECONDS CMD...
         sleep 0.1
     done
 }
+# its own (empty) config file: never a /etc/pfid/pfid.conf the machine may have
+: >"$T/pfid.conf"
 head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/token"
 chmod 600 "$T/token"
-"$PFID" -l 127.0.0.1:0 -s port_file="$T/port" -b emulated --emulate 'gpus=4,startup=0' \
+"$PFID" -c "$T/pfid.conf" -l 127.0.0.1:0 -s port_file="$T/port" -b emulated --emulate 'gpus=4,startup=0' \
     -t "$T/token" -j "$T/journal" -i 200ms -s slurm_socket="$T/s.sock" -s jobs=slurm \
     2>"$T/pfid.log" &
 PF=$!
@@ -169,7 +171,7 @@ fi
 # pfid restarted while jobs 7 and 10 run: it keeps them (SOCKET.jobs)
 kill -TERM "$PF"
 wait "$PF"
-"$PFID" -l 127.0.0.1:0 -s port_file="$T/port2" -b emulated --emulate 'gpus=4,startup=0' \
+"$PFID" -c "$T/pfid.conf" -l 127.0.0.1:0 -s port_file="$T/port2" -b emulated --emulate 'gpus=4,startup=0' \
     -t "$T/token" -j "$T/journal" -i 200ms -s slurm_socket="$T/s.sock" -s jobs=slurm \
     2>>"$T/pfid.log" &
 PF=$!
@@ -181,7 +183,7 @@ jobs=$(sed -n 's/^pfi_slurm_job_info{hpc_job="\([^"]*\)".*/\1/p' "$T/m" | sort |
 printf '[{"job":"1;x","gpus":["GPU-0"]},{"job":"12","gpus":["GPU-9"]},7,{"job":"13","gpus":["EMU-00000001-0002"],"start_wall_s":1e300}]' >"$T/s.sock.jobs"
 kill -TERM "$PF"
 wait "$PF"
-"$PFID" -l 127.0.0.1:0 -s port_file="$T/port3" -b emulated --emulate 'gpus=4,startup=0' \
+"$PFID" -c "$T/pfid.conf" -l 127.0.0.1:0 -s port_file="$T/port3" -b emulated --emulate 'gpus=4,startup=0' \
     -t "$T/token" -j "$T/journal" -i 200ms -s slurm_socket="$T/s.sock" -s jobs=slurm \
     2>>"$T/pfid.log" &
 PF=$!
