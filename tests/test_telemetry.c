@@ -691,7 +691,7 @@ static void other_logs(void **state)
     pfi_trainlog_destroy(log);
     pfi_diag d;
     assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/hf.log", PFI_TRAINLOG_REGEX,
-                                            "tps: ([0-9]+)", &log, &d),
+                                            "(tps): ([0-9]+)", &log, &d),
                      PFI_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(d.message, "(?<throughput>"));
 }

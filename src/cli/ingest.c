@@ -666,6 +666,8 @@ static int read_throughput(const ingest_args *a, ingest_run *run)
     }
     if (run->log != NULL && run->log->n_nan > 0)
         run->red->flags |= PFI_RED_NAN_LOSS;
+    if (run->log != NULL && e == PFI_ERR_EMPTY) /* no finite interval: never a number */
+        run->red->flags |= PFI_RED_NO_THROUGHPUT;
     return rc;
 }
 
@@ -779,7 +781,7 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
     if (log != NULL)
         fprintf(o,
                 "throughput: %s log, %zu intervals, %zu used, excluded: %zu skipped-"
-                "iteration, %zu checkpoint, %zu no rate, %zu warm-up; top-q %.6g "
+                "iteration, %zu checkpoint, %zu no rate, %zu warm-up; work/time %.6g "
                 "%s/s (se %s), window %.6g %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
                 "intervals\n",
                 pfi_trainlog_format_name(log->format), log->n, tls->n_included, tls->n_skipped,
@@ -787,6 +789,12 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
                 num_or(tse, sizeof tse, 3, tls->steady.se, "undefined"), tls->window_rate,
                 log->unit, num_or(tflops, sizeof tflops, 6, tls->tflops_mean, "unavailable"),
                 log->n_nan);
+    if (log != NULL && (log->notes[0] || tls->n_eval || tls->n_restart || tls->n_gap))
+        fprintf(o,
+                "throughput notes: %zu eval, %zu restart, %zu gap intervals excluded; %zu "
+                "duplicate records, %zu sessions%s%s\n",
+                tls->n_eval, tls->n_restart, tls->n_gap, log->n_duplicate, log->n_sessions,
+                log->notes[0] ? "; " : "", log->notes);
     fprintf(o, "flags:%s%s%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
             red->flags & PFI_RED_NO_POWER ? " no-power" : "",
             red->flags & PFI_RED_GPU_LOST ? " gpu-lost" : "",
