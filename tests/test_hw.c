@@ -338,6 +338,16 @@ static void test_tput_regex(void **st)
     assert_false(pfi_tput_parse_line(re, l3, strlen(l3), &v));
     const char l4[] = "tokens_per_sec: 1\0 99";
     assert_false(pfi_tput_parse_line(re, l4, sizeof l4 - 1, &v));
+    assert_non_null(strstr(pfi_tput_regex_note(re), "old POSIX ERE form"));
+    pfi_tput_regex_free(re);
+    /* the one dialect, PCRE2 as `pfi ingest`: a named group among others, no note */
+    assert_int_equal(pfi_tput_regex_compile(
+                         "(step) \\d+ .*tokens_per_sec: (?<throughput>[\\d.]+[KMG]?)", &re, &d),
+                     PFI_OK);
+    assert_null(pfi_tput_regex_note(re));
+    const char *l5 = "step 7 | tokens_per_sec: 2.5M";
+    assert_true(pfi_tput_parse_line(re, l5, strlen(l5), &v));
+    assert_float_equal(v, 2.5e6, 1e-6);
     pfi_tput_regex_free(re);
     assert_int_equal(pfi_tput_regex_compile("no group", &re, &d), PFI_ERR_INVALID_ARGUMENT);
     assert_int_equal(pfi_tput_regex_compile("(a)(b)", &re, &d), PFI_ERR_INVALID_ARGUMENT);

@@ -177,7 +177,8 @@ typedef struct pfi_trainlog_summary {
  * (ratio estimator; Cochran, Sampling Techniques, §6.3). q is accepted for the callers' one
  * option set and checked, but throughput is not a top-q mean. With no interval that has a time,
  * the mean of the printed rates (printed_rate true). Errors: PFI_ERR_INVALID_ARGUMENT (q,
- * warmup), PFI_ERR_EMPTY (nothing left: the run has no throughput), PFI_ERR_NOMEM.
+ * warmup), PFI_ERR_EMPTY (nothing left: the run has no throughput), PFI_ERR_LIMIT (sums past
+ * the range of a double), PFI_ERR_NOMEM.
  */
 pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q,
                               pfi_trainlog_summary *out);

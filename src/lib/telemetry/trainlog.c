@@ -230,6 +230,10 @@ static void emit(engine *E, pfi_trainlog_interval *iv)
 {
     iv->session = E->session;
     iv->segment = E->segment;
+    if (isinf(iv->rate) || isinf(iv->work)) { /* an overflow of absurd values */
+        iv->rate = iv->work = NAN;
+        iv->flags |= PFI_TRAINLOG_BAD_RATE;
+    }
     if (isfinite(iv->rate) && !(iv->flags & PFI_TRAINLOG_BAD_RATE))
         E->n_counted_iv++;
     if (E->e == PFI_OK)
@@ -838,6 +842,8 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
     if (ntf > 0)
         out->tflops_mean = tf / (double)ntf;
     if (k > 0 && st > 0) {
+        if (!isfinite(sw / st) || !isfinite(st))
+            return PFI_ERR_LIMIT; /* sums past the range of a double */
         out->window_rate = out->steady.mean = sw / st;
         out->steady.m = out->steady.n_valid = k;
         return PFI_OK;
