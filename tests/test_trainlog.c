@@ -221,6 +221,38 @@ static void lightning(void **state)
     pfi_trainlog_destroy(log);
 }
 
+/* nanotron, two DP replicas logging (`[INFO|DP=d|...]`): one record per step; with
+ * sequence_length from `[Start training]` the work is 64 x 2048 tokens a step (1 s): 131,072
+ * tokens/s, not the printed, rounded 131K; a checkpoint in 3->4. */
+static void nanotron_dp(void **state)
+{
+    (void)state;
+    pfi_trainlog_summary s;
+    pfi_trainlog *log = rd("nanotron_dp.log", PFI_TRAINLOG_AUTO, &s);
+    assert_int_equal(log->format, PFI_TRAINLOG_NANOTRON);
+    assert_int_equal(log->n, 6);
+    assert_int_equal(log->n_duplicate, 6);
+    assert_int_equal(s.n_checkpoint, 1);
+    assert_int_equal(s.n_included, 5);
+    assert_double_equal(s.steady.mean, 64.0 * 2048.0, 1e-9);
+    assert_false(log->iv[1].flags & PFI_TRAINLOG_PRINTED_RATE);
+    pfi_trainlog_destroy(log);
+}
+
+/* torchtitan 2025: `validate step:` after step 20 is an evaluation, not a step; 20->30 (16 s)
+ * is excluded. */
+static void titan_validate(void **state)
+{
+    (void)state;
+    pfi_trainlog_summary s;
+    pfi_trainlog *log = rd("titan_validate.log", PFI_TRAINLOG_AUTO, &s);
+    assert_int_equal(log->n, 6);
+    assert_int_equal(s.n_eval, 1);
+    assert_int_equal(s.n_included, 4);
+    assert_double_equal(s.steady.mean, 8000.0, 1e-9);
+    pfi_trainlog_destroy(log);
+}
+
 /* A log no reader takes: the error names each reader and why it refused. */
 static void refusals(void **state)
 {

@@ -264,3 +264,34 @@ with open("lightning1.log", "w") as f:
     f.write("\r" + lbar("Epoch 0", 110, 120, 21, 5.2, ", loss=2.5, v_num=0"))
     f.write("\r" + lbar("Validating", 20, 20, 2, 10.0))
     f.write("\r" + lbar("Epoch 0", 120, 120, 22, 5.45, ", loss=2.5, v_num=0") + "\n")
+
+
+def nano(it, ms, tps, dp=0):
+    return (f"01/15/2025 10:{it // 60:02d}:{it % 60:02d} [INFO|DP={dp}|PP=0|TP=0|lm_head]: iteration: {it} / 100 | "
+            f"consumed_tokens: {it * 131}K | elapsed_time_per_iteration_ms: {ms} | tokens_per_sec: {tps} | "
+            f"tokens_per_sec_per_gpu: 16.4K | global_batch_size: 64 | lm_loss: 10.9 | lr: 0.0001 | "
+            f"model_tflops_per_gpu: 240 | hardware_tflops_per_gpu: 240 | grad_norm: 2.9")
+
+
+# nanotron with two data-parallel replicas logging, sequence length known (64 x 2048 tokens a
+# step, 1 s a step = 131,072 tokens/s), a checkpoint in 3->4 (the step takes 3 s)
+with open("nanotron_dp.log", "w") as f:
+    f.write("01/15/2025 10:00:00 [INFO|DP=0|PP=0|TP=0]: [Start training] datetime: 2025-01-15 10:00:00 | "
+            "mbs: 4 | grad_accum: 2 | global_batch_size: 64 | sequence_length: 2048 | train_steps: 100 | "
+            "start_iteration_step: 0 | consumed_train_samples: 0\n")
+    for it in range(1, 7):
+        ms = "3K" if it == 4 else "1K"
+        for dp in range(2):
+            f.write(nano(it, ms, "43.7K" if it == 4 else "131K", dp) + "\n")
+        if it == 3:
+            f.write("01/15/2025 10:00:03 [INFO|DP=0|PP=0|TP=0]: Saving checkpoint at /ckpt/3\n")
+
+# torchtitan 2025 (tps, validation every 20 steps: "validate step:")
+with open("titan_validate.log", "w") as f:
+    t = 0.0
+    for step in range(10, 61, 10):
+        if step > 10:
+            t += 16.0 if step == 30 else 10.0
+        f.write(titan(step, ts(43200 + t), 5000 if step == 30 else 8000, colour=False) + "\n")
+        if step == 20:
+            f.write(f"[titan] {ts(43200 + t + 6)} - root - INFO - validate step: 20  loss:  7.0500  memory: 31.00GiB(39.20%)\n")
