@@ -321,12 +321,13 @@ static void regex_forms(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hf_bar),        cmocka_unit_test(hf_resumed),
-        cmocka_unit_test(tqdm_flip),     cmocka_unit_test(titan_ranks),
-        cmocka_unit_test(titan_gap),     cmocka_unit_test(megatron_resume),
-        cmocka_unit_test(no_finite),     cmocka_unit_test(deepspeed),
-        cmocka_unit_test(lightning),     cmocka_unit_test(refusals),
-        cmocka_unit_test(long_bar_line), cmocka_unit_test(regex_forms),
+        cmocka_unit_test(hf_bar),         cmocka_unit_test(hf_resumed),
+        cmocka_unit_test(tqdm_flip),      cmocka_unit_test(titan_ranks),
+        cmocka_unit_test(titan_gap),      cmocka_unit_test(megatron_resume),
+        cmocka_unit_test(no_finite),      cmocka_unit_test(deepspeed),
+        cmocka_unit_test(lightning),      cmocka_unit_test(nanotron_dp),
+        cmocka_unit_test(titan_validate), cmocka_unit_test(refusals),
+        cmocka_unit_test(long_bar_line),  cmocka_unit_test(regex_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
