@@ -81,7 +81,7 @@ static void ingest_usage(FILE *f)
         "  --q Q                  top fraction averaged (0.10); not -q, which is --quiet\n"
         "  --products LIST        name=a*b feature products (" PFI_DEFAULT_PRODUCTS ")\n"
         "  --throughput-log FILE  training log: Megatron-LM, nanotron, HF Trainer, torchtitan\n"
-        "  --log-format F         auto|megatron|nanotron|hf|torchtitan|regex\n"
+        "  --log-format F         auto|megatron|nanotron|hf|torchtitan|deepspeed|lightning|tqdm|regex\n"
         "  --throughput-regex RE  PCRE2 with a (?<throughput>...) group, optional (?<work>)\n"
         "                         and (?<time_s>) groups; checked even without a log\n"
         "  --kernel-log FILE      kernel log (dmesg, dmesg -T, journalctl -k): NVIDIA Xid\n"
