@@ -298,6 +298,32 @@ static void long_bar_line(void **state)
     pfi_trainlog_destroy(log);
 }
 
+/* A fast bar, 10 updates per displayed second: each second's first update closes the interval,
+ * the other nine are kept as records but merged (tqdm prints whole seconds); 100 steps in 10 s. */
+static void fast_bar(void **state)
+{
+    (void)state;
+    char text[8192];
+    size_t k = 0;
+    for (int n = 0; n <= 100; n++)
+        k += (size_t)snprintf(text + k, sizeof text - k, "\r%3d%%|#| %d/100 [00:%02d<00:10, %s]", n,
+                              n, n / 10, n ? "10.00it/s" : "?it/s");
+    text[k++] = '\n';
+    FILE *f = fmemopen(text, k, "r");
+    pfi_trainlog *log = NULL;
+    pfi_diag d;
+    assert_int_equal(pfi_trainlog_read_stream(f, "fast.log", PFI_TRAINLOG_TQDM, NULL, &log, &d),
+                     PFI_OK);
+    fclose(f);
+    assert_int_equal(log->n_records, 101);
+    assert_int_equal(log->n_merged, 90);
+    assert_int_equal(log->n, 10);
+    pfi_trainlog_summary s;
+    assert_int_equal(pfi_trainlog_reduce(log, 0, 1.0, &s), PFI_OK);
+    assert_double_equal(s.steady.mean, 10.0, 1e-12);
+    pfi_trainlog_destroy(log);
+}
+
 /* The regex dialect: PCRE2 with (?<throughput>...); the old one-plain-group form with a note;
  * two plain groups refused. */
 static void regex_forms(void **state)
@@ -327,7 +353,8 @@ int main(void)
         cmocka_unit_test(no_finite),      cmocka_unit_test(deepspeed),
         cmocka_unit_test(lightning),      cmocka_unit_test(nanotron_dp),
         cmocka_unit_test(titan_validate), cmocka_unit_test(refusals),
-        cmocka_unit_test(long_bar_line),  cmocka_unit_test(regex_forms),
+        cmocka_unit_test(long_bar_line),  cmocka_unit_test(fast_bar),
+        cmocka_unit_test(regex_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

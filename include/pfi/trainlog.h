@@ -125,6 +125,8 @@ typedef struct pfi_trainlog {
     size_t n_nan;        /* intervals / log dicts with NaN loss */
     size_t n_records;    /* records read (after duplicates) */
     size_t n_duplicate;  /* records dropped as another rank's copy or a repeated update */
+    size_t n_merged;     /* bar updates within one displayed second of the one before (kept in
+                            n_records, no interval of their own: tqdm prints whole seconds) */
     size_t n_nonfinite;  /* records with nan/inf in a field used for work or time */
     size_t n_sessions;   /* 1 + resumes */
     size_t n_segments;   /* 1 + gaps, new bars and sessions */

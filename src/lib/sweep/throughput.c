@@ -176,12 +176,14 @@ static void lines_feed(lines *L, const char *data, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         char ch = data[i];
-        if (ch == '\n') {
+        /* '\r' ends a record too: a progress bar's updates (tqdm, Lightning) are records, not
+           one line growing past LINE_MAX_BYTES */
+        if (ch == '\n' || ch == '\r') {
             if (!L->dropping) {
                 double v;
                 if (L->echo_fd >= 0) {
                     ssize_t w = write(L->echo_fd, L->buf, L->len);
-                    w = write(L->echo_fd, "\n", 1);
+                    w = write(L->echo_fd, &ch, 1);
                     (void)w;
                 }
                 size_t len = L->len;

@@ -326,8 +326,7 @@ static void record(engine *E, const tl_rec *r, long line)
     if (!isfinite(r->step_s) && isfinite(r->clock_s) && isfinite(p->clock_s) &&
         r->clock_s == p->clock_s && r->step >= 0 && isfinite(r->step_work)) {
         /* a bar's clock shows whole seconds: updates within one second close no interval */
-        log->n_records--;
-        log->n_duplicate++;
+        log->n_merged++;
         return;
     }
     if (isfinite(r->cum_work) && isfinite(p->cum_work))
@@ -527,6 +526,7 @@ static bool split_next(splitter *sp, const char **s, size_t *n, bool *cut)
                 sp->next_line++;
             else
                 sp->pending_cr = true;
+            sp->rec[k] = '\0'; /* readers may strtol up to the end */
             *s = sp->rec;
             *n = k;
             sp->terminated = true;
@@ -540,6 +540,7 @@ static bool split_next(splitter *sp, const char **s, size_t *n, bool *cut)
     }
     if (!any)
         return false;
+    sp->rec[k] = '\0';
     *s = sp->rec;
     *n = k;
     sp->terminated = false;

@@ -204,7 +204,7 @@ static void megatron_line(tl_rstate *st, const char *s, size_t n, tl_out *o)
     double v;
     bool nf;
     tl_rec r = rec_init();
-    r.step = strtol(it + 9, NULL, 10) >= 0 && off < n ? strtol(it + 9, NULL, 10) : -1;
+    r.step = off < n ? strtol(it + 9, NULL, 10) : -1; /* the record is NUL-terminated */
     if (after(s, n, "elapsed time per iteration (ms)", &v, &nf)) {
         r.step_s = v / 1000.0;
         r.nonfinite |= nf;
