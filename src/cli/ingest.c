@@ -765,7 +765,7 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
     const pfi_trainlog *log = run->log;
     const pfi_trainlog_summary *tls = &run->tls;
     fprintf(o, "power: %s", red->power_field[0] ? red->power_field : "(none)");
-    char se[32], tse[32], tflops[32];
+    char se[32], tse[32], tflops[32], tput[32], twin[32];
     num_or(se, sizeof se, 4, red->power.se, "undefined");
     if (!isnan(red->power.mean))
         fprintf(o,
@@ -783,15 +783,17 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
     if (log != NULL)
         fprintf(o,
                 "throughput: %s log, %zu intervals, %zu used, excluded: %zu skipped-"
-                "iteration, %zu checkpoint, %zu no rate, %zu warm-up; work/time %.6g "
-                "%s/s (se %s), window %.6g %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
+                "iteration, %zu checkpoint, %zu no rate, %zu warm-up; work/time %s "
+                "%s/s (se %s), window %s %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
                 "intervals\n",
                 pfi_trainlog_format_name(log->format), log->n, tls->n_included, tls->n_skipped,
-                tls->n_checkpoint, tls->n_bad_rate, tls->n_warmup, tls->steady.mean, log->unit,
-                num_or(tse, sizeof tse, 3, tls->steady.se, "undefined"), tls->window_rate,
-                log->unit, num_or(tflops, sizeof tflops, 6, tls->tflops_mean, "unavailable"),
-                log->n_nan);
-    if (log != NULL && (log->notes[0] || tls->n_eval || tls->n_restart || tls->n_gap))
+                tls->n_checkpoint, tls->n_bad_rate, tls->n_warmup,
+                num_or(tput, sizeof tput, 6, tls->steady.mean, "unavailable"), log->unit,
+                num_or(tse, sizeof tse, 3, tls->steady.se, "undefined"),
+                num_or(twin, sizeof twin, 6, tls->window_rate, "unavailable"), log->unit,
+                num_or(tflops, sizeof tflops, 6, tls->tflops_mean, "unavailable"), log->n_nan);
+    if (log != NULL &&
+        (log->notes[0] || tls->n_eval || tls->n_restart || tls->n_gap || log->n_duplicate))
         fprintf(o,
                 "throughput notes: %zu eval, %zu restart, %zu gap intervals excluded; %zu "
                 "duplicate records, %zu sessions%s%s\n",

@@ -740,7 +740,7 @@ const tl_reader tl_readers[] = {
     {PFI_TRAINLOG_NANOTRON, "'iteration: N / T | elapsed_time_per_iteration_ms' lines",
      nanotron_line},
     {PFI_TRAINLOG_TORCHTITAN, "'step: N ... tps:' lines", titan_line},
-    {PFI_TRAINLOG_HF, "Trainer lines and its bar", hf_line},
+    {PFI_TRAINLOG_HF, "HF Trainer lines or its tqdm bar", hf_line},
     {PFI_TRAINLOG_DEEPSPEED, "'SamplesPerSec=' timer lines", deepspeed_line},
     {PFI_TRAINLOG_LIGHTNING, "'Epoch N: ..|' bars", lightning_line},
     {PFI_TRAINLOG_TQDM, "tqdm bars", tqdm_line},
