@@ -79,6 +79,22 @@ static void hf_resumed(void **state)
     pfi_trainlog_destroy(log);
 }
 
+/* The same resumed session logged at HF's default verbosity: no INFO lines, no resume line; the
+ * bar's jump from 0 to 510 in 5 s is a counter jump (a restart), the rest 2 it/s. */
+static void hf_resumed_quiet(void **state)
+{
+    (void)state;
+    pfi_trainlog_summary s;
+    pfi_trainlog *log = rd("hf_resumed_quiet.log", PFI_TRAINLOG_AUTO, &s);
+    assert_int_equal(log->format, PFI_TRAINLOG_HF); /* the final dict is the Trainer's */
+    assert_string_equal(log->unit, "steps");
+    assert_int_equal(log->n, 11);
+    assert_int_equal(s.n_restart, 1);
+    assert_int_equal(s.n_included, 10);
+    assert_double_equal(s.steady.mean, 2.0, 1e-12);
+    pfi_trainlog_destroy(log);
+}
+
 /* tqdm flips from it/s to s/it: every record kept (the 0/100 opener, 10 at 2 it/s, 10 at
  * 15 s/it): 30 steps in 10 + 150 s. */
 static void tqdm_flip(void **state)
@@ -347,14 +363,14 @@ static void regex_forms(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hf_bar),         cmocka_unit_test(hf_resumed),
-        cmocka_unit_test(tqdm_flip),      cmocka_unit_test(titan_ranks),
-        cmocka_unit_test(titan_gap),      cmocka_unit_test(megatron_resume),
-        cmocka_unit_test(no_finite),      cmocka_unit_test(deepspeed),
-        cmocka_unit_test(lightning),      cmocka_unit_test(nanotron_dp),
-        cmocka_unit_test(titan_validate), cmocka_unit_test(refusals),
-        cmocka_unit_test(long_bar_line),  cmocka_unit_test(fast_bar),
-        cmocka_unit_test(regex_forms),
+        cmocka_unit_test(hf_bar),           cmocka_unit_test(hf_resumed),
+        cmocka_unit_test(hf_resumed_quiet), cmocka_unit_test(tqdm_flip),
+        cmocka_unit_test(titan_ranks),      cmocka_unit_test(titan_gap),
+        cmocka_unit_test(megatron_resume),  cmocka_unit_test(no_finite),
+        cmocka_unit_test(deepspeed),        cmocka_unit_test(lightning),
+        cmocka_unit_test(nanotron_dp),      cmocka_unit_test(titan_validate),
+        cmocka_unit_test(refusals),         cmocka_unit_test(long_bar_line),
+        cmocka_unit_test(fast_bar),         cmocka_unit_test(regex_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

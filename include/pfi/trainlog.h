@@ -54,7 +54,10 @@
  * fields used, and those within the warm-up of their session. Lines repeated by other ranks
  * (a rank prefix `[rankN]:`, `[defaultN]:`, `[a,N]<stdout>:`, `N: `, nanotron's DP/PP/TP
  * tag, or the same step again) are one record. A resume (a resume line, a step counter going
- * back, a clock going back) starts a session: each session uses its own steps and time.
+ * back, a clock going back) starts a session: each session uses its own steps and time; a
+ * session's first interval faster than a fifth of the median time per step of the 5 after it is
+ * a counter jump
+ * (the steps ran in an earlier session, no resume line logged) and counts as a restart.
  */
 #ifndef PFI_TRAINLOG_H
 #define PFI_TRAINLOG_H

@@ -457,7 +457,10 @@ static void hf_finish(engine *E)
             iv.rate = iv.work / iv.time_s;
             iv.flags &= ~(unsigned)(PFI_TRAINLOG_PRINTED_RATE | PFI_TRAINLOG_BAD_RATE);
             snprintf(E->st.unit, sizeof E->st.unit, "samples");
-        } else if (r > 0) {
+        } else {
+            snprintf(E->st.unit, sizeof E->st.unit, "%s", E->st.final_unit);
+        }
+        if (r > 0 && !(E->st.total_steps > 0 && isfinite(E->st.batch))) {
             add_note(E->log,
                      "line %ld: train_samples_per_second of a resumed run counts the "
                      "resumed steps too and cannot be corrected without 'Total "
@@ -471,6 +474,55 @@ static void hf_finish(engine *E)
         }
         emit(E, &iv);
     }
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * A step counter that jumps: the first interval of a session taking less than a fifth of the
+ * median time per step of the (up to 5) intervals after it did not run those steps (a resumed run
+ * whose counter starts at the checkpoint's step, as HF's bar jumps from 0 to it, when no resume
+ * line was logged): flagged as a restart. [ours]
+ */
+static pfi_error flag_counter_jumps(pfi_trainlog *log)
+{
+    const unsigned excl = PFI_TRAINLOG_SKIPPED | PFI_TRAINLOG_CHECKPOINT | PFI_TRAINLOG_EVAL |
+                          PFI_TRAINLOG_RESTART | PFI_TRAINLOG_GAP | PFI_TRAINLOG_BAD_RATE |
+                          PFI_TRAINLOG_NO_TIME;
+    double *per = pfi_malloc((log->n + 1) * sizeof *per);
+    if (per == NULL)
+        return PFI_ERR_NOMEM;
+    for (size_t a = 0; a < log->n;) {
+        size_t b = a;
+        while (b < log->n && log->iv[b].session == log->iv[a].session)
+            b++;
+        size_t k = 0, first = b;
+        for (size_t i = a; i < b; i++) {
+            const pfi_trainlog_interval *iv = &log->iv[i];
+            if ((iv->flags & excl) || iv->n_iter <= 0 || !(iv->time_s > 0))
+                continue;
+            if (first == b)
+                first = i;
+            per[k++] = iv->time_s / (double)iv->n_iter;
+        }
+        if (k >= 3 && first < b) {
+            /* against the intervals that follow it (up to 5), not the whole session: a run
+               that slows down later is not a jump */
+            size_t m = k - 1 < 5 ? k - 1 : 5;
+            qsort(per + 1, m, sizeof *per, by_value);
+            double median = m % 2 ? per[1 + m / 2] : (per[m / 2] + per[1 + m / 2]) / 2;
+            pfi_trainlog_interval *iv = &log->iv[first];
+            if (iv->time_s / (double)iv->n_iter < 0.2 * median)
+                iv->flags |= PFI_TRAINLOG_RESTART;
+        }
+        a = b;
+    }
+    pfi_free(per);
+    return PFI_OK;
 }
 
 /* ---- the line splitter ------------------------------------------------------------------- */
@@ -701,6 +753,8 @@ pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_trainlog_forma
         if (eng[i].rd->fmt == PFI_TRAINLOG_HF)
             hf_finish(&eng[i]);
         e = eng[i].e;
+        if (e == PFI_OK)
+            e = flag_counter_jumps(eng[i].log);
     }
     /* the reader: the first with a line of its layout and a finite interval; else the first
        with a line of its layout and any interval (a run with no throughput) */

@@ -49,7 +49,8 @@ typedef struct tl_rstate {
     bool main_set;
     double skipped_now, skipped_rec; /* DeepSpeed `skipped=` now / at the last record */
     char unit[16];
-    long long t0; /* the first line timestamp, whole seconds */
+    char final_unit[16]; /* HF: the final dict's unit, used when the dict is */
+    long long t0;        /* the first line timestamp, whole seconds */
     bool t0_set;
     void *re, *md; /* regex: pcre2_code, pcre2_match_data */
     int group[3];  /* regex: throughput, work, time_s group numbers (-1 none) */

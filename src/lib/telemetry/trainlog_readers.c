@@ -486,9 +486,9 @@ static void hf_line(tl_rstate *st, const char *s, size_t n, tl_out *o)
         double sps;
         bool snf = false;
         if (dict_get(s, n, "train_tokens_per_second", &sps, &snf))
-            set_unit(st, "tokens");
+            snprintf(st->final_unit, sizeof st->final_unit, "tokens");
         else if (dict_get(s, n, "train_samples_per_second", &sps, &snf))
-            set_unit(st, "samples");
+            snprintf(st->final_unit, sizeof st->final_unit, "samples");
         else
             sps = NAN;
         if (nf || snf || !(v > 0) || !isfinite(sps)) {

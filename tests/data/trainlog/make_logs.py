@@ -295,3 +295,16 @@ with open("titan_validate.log", "w") as f:
         f.write(titan(step, ts(43200 + t), 5000 if step == 30 else 8000, colour=False) + "\n")
         if step == 20:
             f.write(f"[titan] {ts(43200 + t + 6)} - root - INFO - validate step: 20  loss:  7.0500  memory: 31.00GiB(39.20%)\n")
+
+
+# the resumed run of hf_500w_resumed.log with the library's default verbosity (WARNING): no
+# INFO lines at all, no resume line; the bar jumps from 0 to 510 in 5 s. Unit: steps (2 it/s).
+with open("hf_resumed_quiet.log", "w") as f:
+    f.write(hfbar(0, 1000, 0, None))
+    t = 5.0
+    f.write("\r" + hfbar(510, 1000, t, None))
+    for n in list(range(560, 1000, 50)) + [1000]:
+        t += (n - (n - 50 if n != 1000 else 960)) / 2.0
+        f.write("\r" + hfbar(n, 1000, t, 2.0))
+    f.write("\n{'train_runtime': 250.0, 'train_samples_per_second': 128.0, 'train_steps_per_second': 4.0, "
+            "'train_loss': 1.7, 'epoch': 1.0}\n")
