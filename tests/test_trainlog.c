@@ -214,6 +214,22 @@ static void deepspeed(void **state)
     pfi_trainlog_destroy(log);
 }
 
+/* DeepSpeed-Chat: one line per step, 64 samples in 0.8 s; a nan latency excluded and counted. */
+static void deepspeed_chat(void **state)
+{
+    (void)state;
+    pfi_trainlog_summary s;
+    pfi_trainlog *log = rd("dschat.log", PFI_TRAINLOG_AUTO, &s);
+    assert_int_equal(log->format, PFI_TRAINLOG_DEEPSPEED);
+    assert_int_equal(log->n, 5);
+    assert_int_equal(log->n_nonfinite, 1);
+    assert_int_equal(s.n_bad_rate, 1);
+    assert_int_equal(s.n_included, 4);
+    assert_double_equal(s.steady.mean, 80.0, 1e-9);
+    assert_double_equal(s.tflops_mean, 105.2, 1e-9);
+    pfi_trainlog_destroy(log);
+}
+
 /* Lightning 2.x: two epochs (two segments) of 100 batches at 5 it/s; 1.x: the epoch bar also
  * counts the 20 validation batches, the two intervals with validation excluded. */
 static void lightning(void **state)
@@ -367,10 +383,11 @@ int main(void)
         cmocka_unit_test(hf_resumed_quiet), cmocka_unit_test(tqdm_flip),
         cmocka_unit_test(titan_ranks),      cmocka_unit_test(titan_gap),
         cmocka_unit_test(megatron_resume),  cmocka_unit_test(no_finite),
-        cmocka_unit_test(deepspeed),        cmocka_unit_test(lightning),
-        cmocka_unit_test(nanotron_dp),      cmocka_unit_test(titan_validate),
-        cmocka_unit_test(refusals),         cmocka_unit_test(long_bar_line),
-        cmocka_unit_test(fast_bar),         cmocka_unit_test(regex_forms),
+        cmocka_unit_test(deepspeed),        cmocka_unit_test(deepspeed_chat),
+        cmocka_unit_test(lightning),        cmocka_unit_test(nanotron_dp),
+        cmocka_unit_test(titan_validate),   cmocka_unit_test(refusals),
+        cmocka_unit_test(long_bar_line),    cmocka_unit_test(fast_bar),
+        cmocka_unit_test(regex_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

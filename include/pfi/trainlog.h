@@ -34,7 +34,10 @@
  *     .., CurrSamplesPerSec=..` (DeepSpeed >= 0.9; older `E/N, RunningAvgSamplesPerSec=..`).
  *     steps = Δglobal_step, time = Δ line timestamp, work = `train_batch_size` (config dump) x
  *     steps, else CurrSamplesPerSec x time (printed rate). `step=N, skipped=K`: K rising marks
- *     the interval skipped. Events: `Saving model checkpoint` / `Checkpoint ... is about to be
+ *     the interval skipped. DeepSpeed-Chat's `End-to-End => Latency: 0.85s, TFLOPs: ..,
+ * Samples/sec:
+ *     .., Batch Size: 64` lines: one step each, time = Latency, work = Batch Size (else
+ *     Samples/sec x Latency). Events: `Saving model checkpoint` / `Checkpoint ... is about to be
  *     saved`, `Loading checkpoint` / `Loading model checkpoint`.
  *   - lightning (PyTorch Lightning 1.x and 2.x): `Epoch E:  45%|..| n/total [elapsed<left, r
  *     it/s, v_num=..]`; each epoch's bar is one segment; steps = Δn, time = Δelapsed; unit

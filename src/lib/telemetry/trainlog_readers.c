@@ -109,7 +109,16 @@ static bool after(const char *s, size_t n, const char *key, double *v, bool *non
     while (p < e && *p != ' ' && *p != '|' && *p != ';' && *p != '}' && *p != ']' &&
            !(*p == ',' && !(p + 1 < e && p[1] >= '0' && p[1] <= '9')))
         p++;
-    return tl_num(b, (size_t)(p - b), v, nonfinite);
+    size_t len = (size_t)(p - b);
+    if (tl_num(b, len, v, nonfinite))
+        return true;
+    /* a unit glued on ("0.85s,", "nans"): the number before it */
+    if (len >= 3 && (word_eq(b, 3, "nan") || word_eq(b, 3, "inf")))
+        return tl_num(b, 3, v, nonfinite);
+    while (len > 0 && ((b[len - 1] >= 'a' && b[len - 1] <= 'z') || b[len - 1] == ',' ||
+                       b[len - 1] == '%' || b[len - 1] == ')'))
+        len--;
+    return len > 0 && tl_num(b, len, v, nonfinite);
 }
 
 /* Integer after key, or -1. */
@@ -649,6 +658,39 @@ static void deepspeed_line(tl_rstate *st, const char *s, size_t n, tl_out *o)
         o->sig = true;
         if (after(s, n, "skipped=", &v, &nf) && !nf)
             st->skipped_now = v;
+    }
+    if (HAS(s, n, "Latency:") && HAS(s, n, "Samples/sec:")) {
+        /* DeepSpeed-Chat's print_throughput, one step: "Latency: 0.85s, TFLOPs: 105.2,
+           Samples/sec: 75.5, Time/seq 0.01s, Batch Size: 64, ..."; the step's work and time */
+        o->sig = true;
+        double lat = NAN, sps = NAN, bs = NAN, tf = NAN;
+        bool n1 = false, n2 = false;
+        after(s, n, "Latency:", &lat, &n1);
+        after(s, n, "Samples/sec:", &sps, &n2);
+        if (after(s, n, "Batch Size:", &v, &nf) && !nf && v > 0)
+            bs = v;
+        if (after(s, n, "TFLOPs:", &v, &nf) && !nf)
+            tf = v;
+        pfi_trainlog_interval iv = {
+            .iteration = -1, .n_iter = 1, .work = NAN, .time_s = lat, .rate = NAN, .tflops = tf};
+        if (!(lat > 0) || n1 || n2) {
+            iv.flags |= PFI_TRAINLOG_BAD_RATE;
+            iv.time_s = NAN;
+            o->rec.nonfinite = n1 || n2;
+        } else if (isfinite(bs)) {
+            iv.work = bs;
+            iv.rate = bs / lat;
+        } else if (isfinite(sps)) {
+            iv.work = sps * lat;
+            iv.rate = sps;
+            iv.flags |= PFI_TRAINLOG_PRINTED_RATE;
+        } else {
+            iv.flags |= PFI_TRAINLOG_BAD_RATE;
+        }
+        set_unit(st, "samples");
+        o->direct = iv;
+        o->has_direct = true;
+        return;
     }
     if (!HAS(s, n, "SamplesPerSec="))
         return;

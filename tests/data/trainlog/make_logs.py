@@ -308,3 +308,13 @@ with open("hf_resumed_quiet.log", "w") as f:
         f.write("\r" + hfbar(n, 1000, t, 2.0))
     f.write("\n{'train_runtime': 250.0, 'train_samples_per_second': 128.0, 'train_steps_per_second': 4.0, "
             "'train_loss': 1.7, 'epoch': 1.0}\n")
+
+
+# DeepSpeed-Chat step 3: print_throughput every step; 64 samples in 0.8 s (80/s), one nan line
+with open("dschat.log", "w") as f:
+    f.write("[2023-06-01 10:00:00,000] [INFO] [config.py:960:print_user_config]   json = {\"train_batch_size\": 64}\n")
+    for k in range(5):
+        lat = "nan" if k == 2 else "0.80"
+        f.write(f"Epoch: 0 | Step: {k} | PPO Epoch: 1 | Actor Loss: 0.1 | Critic Loss: 0.2\n")
+        f.write(f"End-to-End => Latency: {lat}s, TFLOPs: 105.20, Samples/sec: 80.00, Time/seq 0.01s, "
+                f"Batch Size: 64, Total Seq. Length: 512\n")
