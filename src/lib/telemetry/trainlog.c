@@ -243,8 +243,6 @@ static void emit(engine *E, pfi_trainlog_interval *iv)
 static void record(engine *E, const tl_rec *r, long line)
 {
     pfi_trainlog *log = E->log;
-    if (r->nonfinite)
-        log->n_nonfinite++;
     const tl_rec *p = &E->prev;
     if (E->have_prev && r->bar == p->bar && !E->resume_pending && r->step >= 0 && p->step >= 0) {
         if (r->step == p->step || (r->step < p->step && in_recent(E, r->step))) {
@@ -253,6 +251,8 @@ static void record(engine *E, const tl_rec *r, long line)
         }
     }
     log->n_records++;
+    if (r->nonfinite)
+        log->n_nonfinite++;
     bool restart = false;
     if (E->resume_pending ||
         (E->have_prev && r->bar == p->bar &&
