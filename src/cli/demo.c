@@ -42,7 +42,7 @@ int cmd_demo(int argc, char **argv)
                 "Start N emulated agents (4), a Prometheus server if installed, and the\n"
                 "controller on loopback; run a 30 %% power event and compare with the\n"
                 "equal strategy; print the periods and write DIR/cluster.png (pfi-demo).\n"
-                "The agent binary is $PFI_AGENT_BIN, else the build's pfid.\n"
+                "The agent binary is $PFI_AGENT_BIN, else the pfid beside pfi.\n"
                 "\n"
                 "  --agents N       emulated agents (4)\n"
                 "  --out DIR        audit logs and figure (pfi-demo)\n"
@@ -69,16 +69,27 @@ int cmd_demo(int argc, char **argv)
         return PFI_EXIT_INTERNAL;
     }
     self[n] = '\0';
+    /* An installed pfi (cmake --install, the Debian package) has pfid beside it and the
+     * script in ../share/pfi/scripts; a build tree has them where CMake says. */
+    char dir[PATH_MAX], beside[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "%s", self);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    snprintf(beside, sizeof beside, "%s/pfid", dir);
     const char *agent = getenv("PFI_AGENT_BIN");
     if (agent == NULL || agent[0] == '\0')
-        agent = PFI_AGENT_DEFAULT;
+        agent = access(beside, X_OK) == 0 ? beside : PFI_AGENT_DEFAULT;
     if (access(agent, X_OK) != 0) {
         cli_error("demo: agent binary %s not found (build pfid, or set PFI_AGENT_BIN)", agent);
         return PFI_EXIT_DATA;
     }
-    char script[PATH_MAX];
-    snprintf(script, sizeof script, "%s/scripts/%s", PFI_SOURCE_DIR,
-             grid ? "demo-grid-event.sh" : "demo-cluster.sh");
+    const char *script_name = grid ? "demo-grid-event.sh" : "demo-cluster.sh";
+    char script[PATH_MAX + 40];
+    /* An installed pfi has its scripts in ../share/pfi/scripts; a build tree in the source. */
+    snprintf(script, sizeof script, "%s/../share/pfi/scripts/%s", dir, script_name);
+    if (access(script, R_OK) != 0)
+        snprintf(script, sizeof script, "%s/scripts/%s", PFI_SOURCE_DIR, script_name);
     char **av = calloc((size_t)argc + 4, sizeof *av);
     if (av == NULL)
         return PFI_EXIT_INTERNAL;

@@ -7,7 +7,7 @@
 #include "cli.h"
 
 #ifndef PFI_VERSION
-#define PFI_VERSION "unknown"
+#error "PFI_VERSION is set by CMakeLists.txt (project VERSION)"
 #endif
 
 typedef struct verb {
