@@ -26,8 +26,12 @@
  *     power on its true curve. The envelope value is an upper bound on the optimum
  *     (upper_bound_tok_s), so the result is within upper_bound − objective of optimal, and
  *     that gap is at most the largest distance between one job's envelope and its curve.
- *   - a cap step: the job on the threshold segment is rounded down to its grid point below
- *     (the budget holds); the same bound applies (at most one segment's value is lost).
+ *   - a cap step: the envelope is taken over the grid caps; the job on the threshold segment
+ *     is rounded down to the grid point just below its power (the budget holds), then the
+ *     budget left is spent greedily (one job at a time up to the higher grid cap that fits
+ *     and gains most); never worse than the best feasible rounding of the LP over the grid,
+ *     at most one grid segment's value below the discrete optimum on concave curves (tests
+ *     check both against exhaustive search).
  * Other strategies decide how much power each job sheds, then turn that into caps on the
  * given (true) curves, each job clamped to [lo_j, hi_j] with the shortfall spread over the
  * others in proportion to their shares (water-filling):

@@ -31,6 +31,7 @@ struct pfi_alloc_workspace {
     double *pick, *share, *maxshed, *shed;
     unsigned char *flag;
     size_t *list, n_list; /* oracle, sampled: jobs left for after the selection */
+    uint32_t *at;         /* cap step: each job's candidate index (alloc_fill_grid) */
     double *cc, *cd, *ct; /* copied candidates: cap, true power, true throughput */
     size_t cap_c, n_c;
     double *ed, *et; /* estimated power and throughput at the candidates */
@@ -245,6 +246,17 @@ pfi_error alloc_pass_jobs(alloc_run *run, bool classify, pfi_diag *d);
  * candidate with a cap step or when infeasible), then r's totals over every job.
  */
 void alloc_output_jobs(const alloc_run *run, pfi_alloc_result *r);
+
+/*
+ * With a cap step, after the output phase (oracle): the budget left over by rounding the
+ * threshold job down to its grid point is spent greedily — repeatedly, the move of one job
+ * up to a higher candidate that fits what is left and gains the most weighted tokens/s —
+ * until no move fits (at most ALLOC_FILL_ROUNDS moves); r's outputs and totals updated.
+ * The result never draws more than the budget and is never worse than the threshold job
+ * rounded down; tests compare it with exhaustive search (tests/test_allocate.c).
+ */
+#define ALLOC_FILL_ROUNDS 256
+void alloc_fill_grid(const alloc_run *run, pfi_alloc_result *r);
 
 /* ---- the threshold (alloc_threshold.c) ------------------------------------------------- */
 

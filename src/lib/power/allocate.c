@@ -215,6 +215,8 @@ pfi_error pfi_allocate_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
     else if ((e = st->place(&run, r, d)) != PFI_OK)
         return e;
     alloc_output_jobs(&run, r);
+    if (binding && run.x.discrete && o->strategy == PFI_STRATEGY_ORACLE)
+        alloc_fill_grid(&run, r);
     /* every job at its top is optimal when the budget does not bind (curves never fall) */
     if (r->feasible && !binding && st->lp_bound)
         r->upper_bound = r->objective;
