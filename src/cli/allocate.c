@@ -11,6 +11,7 @@
 #include "pfi/csv.h"
 #include "pfi/curve.h"
 #include "pfi/jobs.h"
+#include "pfi/value.h"
 
 static void usage(FILE *f)
 {
@@ -27,7 +28,9 @@ static void usage(FILE *f)
             "\n"
             "budget (one of):\n"
             "  --budget-w W           cluster budget in watts\n"
-            "  --reduction R          shed R %% of the jobs' uncapped power (default 30)\n"
+            "  --reduction R          shed R of the jobs' uncapped power: a fraction (0.3) or a\n"
+            "                         percentage (30%%), the same; a bare number > 1 is refused\n"
+            "                         (default 30%%)\n"
             "\n"
             "allocation:\n");
     pfi_alloc_options o;
@@ -261,12 +264,6 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
          .lo = 0,
          .hi = HUGE_VAL,
          .given = &a->have_budget},
-        {.c = OPT_REDUCTION,
-         .kind = CLI_OPT_DOUBLE,
-         .dst = &a->o.reduction,
-         .lo = 0,
-         .hi = 100,
-         .given = &a->have_reduction},
         {.c = OPT_CAP_STEP,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->o.cap_step_w,
@@ -290,11 +287,17 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
         if (o != NULL) {
             if (!cli_opt_take(o, optarg))
                 return bad_value(c, optarg);
-            if (c == OPT_REDUCTION)
-                a->o.reduction /= 100; /* given in %, a fraction in the options */
             continue;
         }
+        char why[256];
         switch (c) {
+        case OPT_REDUCTION: /* "30%" or "0.3": the one parser of every command */
+            if (pfi_reduction_parse(optarg, &a->o.reduction, why, sizeof why) != PFI_VALUE_OK) {
+                cli_error("--reduction: %s", why);
+                return PFI_EXIT_USAGE;
+            }
+            a->have_reduction = true;
+            break;
         case 'h':
             usage(stdout);
             return -1;

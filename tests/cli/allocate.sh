@@ -19,9 +19,27 @@ check allocate-json 0 "$PFI" allocate --format json --strategy equal --budget-w 
 grep_out allocate-json-budget '"budget_w": 15000'
 check allocate-csv-step 0 "$PFI" allocate --format csv --strategy pfi-weighted --cap-step 25 "$J"
 grep_out allocate-csv-header "job,class,gpus,cap_w"
-check allocate-infeasible 0 "$PFI" allocate --reduction 80 "$J"
+check allocate-infeasible 0 "$PFI" allocate --reduction 80% "$J"
 grep_out allocate-infeasible-msg "INFEASIBLE"
-check allocate-both-budgets 2 "$PFI" allocate --reduction 10 --budget-w 5 "$J"
+check allocate-both-budgets 2 "$PFI" allocate --reduction 10% --budget-w 5 "$J"
+# One parser for reductions (issue 16 item 10): 30% and 0.3 give the same output; a bare 30
+# is refused naming both spellings.
+check allocate-reduction-pct 0 "$PFI" allocate --format csv --reduction 30% "$J"
+cp "$T/out" "$T/pct.csv"
+check allocate-reduction-frac 0 "$PFI" allocate --format csv --reduction 0.3 "$J"
+if cmp -s "$T/out" "$T/pct.csv"; then echo "ok   allocate-reduction-same"; else echo "FAIL allocate-reduction-same"; fail=1; fi
+check allocate-reduction-default 0 "$PFI" allocate --format csv "$J"
+if cmp -s "$T/out" "$T/pct.csv"; then echo "ok   allocate-reduction-default-30%"; else echo "FAIL allocate-reduction-default-30%"; fail=1; fi
+check allocate-reduction-bare 2 "$PFI" allocate --reduction 30 "$J"
+grep -q "write 30% or 0.3" "$T/err" && echo "ok   allocate-reduction-bare-msg" || { echo "FAIL allocate-reduction-bare-msg"; cat "$T/err"; fail=1; }
+check simulate-reduction-bare 2 "$PFI" simulate --reductions 10,20
+grep -q "write 10% or 0.1" "$T/err" && echo "ok   simulate-reduction-bare-msg" || { echo "FAIL simulate-reduction-bare-msg"; cat "$T/err"; fail=1; }
+check control-reduction-bare 2 "$PFI" control --agents "$T/none" --reduction 30 --start 0 --duration 1
+grep -q "write 30% or 0.3" "$T/err" && echo "ok   control-reduction-bare-msg" || { echo "FAIL control-reduction-bare-msg"; cat "$T/err"; fail=1; }
+# --cap-step (issue 16 item 10): moe-pt rounds to its 350 W grid cap, never to 200 W
+check allocate-cap-step-50 0 "$PFI" allocate --cap-step 50 "$J"
+grep_out allocate-cap-step-moe-pt "moe-pt .* 350.0 .* 5600.0"
+grep_out allocate-cap-step-tput "throughput 229500.0 tokens/s"
 check allocate-bad-strategy 2 "$PFI" allocate --strategy nope "$J"
 check allocate-missing-file 1 "$PFI" allocate /nonexistent.csv
 printf 'job,cap_w,power_w\na,1,2\n' >"$T/bad.csv"
