@@ -26,11 +26,15 @@ enum {
     C_FEATURE,
     C_CAP_MIN,
     C_CAP_MAX,
+    C_BAND,
+    C_NODE,
     N_COLS
 };
-static const char *const col_names[N_COLS] = {"job",   "cap_w",   "power_w",   "tput_tok_s",
-                                              "class", "gpus",    "weight",    "floor",
-                                              "pfi",   "feature", "cap_min_w", "cap_max_w"};
+/* per-job numbers: gpus..band (C_GPUS..C_BAND) */
+#define N_JOBV (C_BAND - C_GPUS + 1)
+static const char *const col_names[N_COLS] = {
+    "job",   "cap_w", "power_w", "tput_tok_s", "class",     "gpus", "weight",
+    "floor", "pfi",   "feature", "cap_min_w",  "cap_max_w", "band", "node"};
 
 void pfi_jobs_destroy(pfi_jobs *j)
 {
@@ -39,7 +43,11 @@ void pfi_jobs_destroy(pfi_jobs *j)
     for (size_t i = 0; i < j->n; i++) {
         pfi_free(j->name[i]);
         pfi_free(j->job_class[i]);
+        if (j->node != NULL)
+            pfi_free(j->node[i]);
     }
+    pfi_free(j->node);
+    pfi_free(j->band);
     pfi_free(j->name);
     pfi_free(j->job_class);
     pfi_free(j->offset);
@@ -118,8 +126,8 @@ typedef struct reader_state {
     double *row_c, *row_p, *row_t;
     long *row_line;
     size_t n_rows, cap_rows, cap_rows2, cap_rows3, cap_rows4, cap_rows5;
-    double *jobv[7]; /* per-job optional numbers: gpus..cap_max (C_GPUS..C_CAP_MAX) */
-    char **cls;
+    double *jobv[N_JOBV]; /* per-job optional numbers: gpus..band (C_GPUS..C_BAND) */
+    char **cls, **node;
     size_t cap_jobv;
 } reader_state;
 
@@ -151,22 +159,26 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
     if (!grow((void **)&s->names, &s->cap_names, s->n_names + 1, sizeof *s->names))
         return PFI_ERR_NOMEM;
     size_t old = s->cap_jobv;
-    for (int k = 0; k < 7; k++) {
+    for (int k = 0; k < N_JOBV; k++) {
         size_t c = old;
         if (!grow((void **)&s->jobv[k], &c, s->n_names + 1, sizeof(double)))
             return PFI_ERR_NOMEM;
-        if (k == 6)
+        if (k == N_JOBV - 1)
             s->cap_jobv = c;
     }
     size_t c = old;
     if (!grow((void **)&s->cls, &c, s->n_names + 1, sizeof(char *)))
         return PFI_ERR_NOMEM;
+    c = old;
+    if (!grow((void **)&s->node, &c, s->n_names + 1, sizeof(char *)))
+        return PFI_ERR_NOMEM;
     s->names[s->n_names] = pfi_strdup(name);
     if (s->names[s->n_names] == NULL)
         return PFI_ERR_NOMEM;
-    for (int k = 0; k < 7; k++)
+    for (int k = 0; k < N_JOBV; k++)
         s->jobv[k][s->n_names] = NAN;
     s->cls[s->n_names] = NULL;
+    s->node[s->n_names] = NULL;
     s->table[h] = s->n_names + 1;
     *out = s->n_names++;
     return PFI_OK;
@@ -178,10 +190,12 @@ static void state_free(reader_state *s, bool keep_names)
         for (size_t i = 0; i < s->n_names; i++) {
             pfi_free(s->names[i]);
             pfi_free(s->cls[i]);
+            pfi_free(s->node[i]);
         }
         pfi_free(s->names);
         pfi_free(s->cls);
-        for (int k = 0; k < 7; k++)
+        pfi_free(s->node);
+        for (int k = 0; k < N_JOBV; k++)
             pfi_free(s->jobv[k]);
     }
     pfi_free(s->table);
@@ -227,7 +241,7 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
         double v[N_COLS];
         for (int c = 0; c < N_COLS; c++) {
             v[c] = NAN;
-            if (c == C_JOB || c == C_CLASS || col[c] < 0 || (size_t)col[c] >= nf)
+            if (c == C_JOB || c == C_CLASS || c == C_NODE || col[c] < 0 || (size_t)col[c] >= nf)
                 continue;
             pfi_value_status st = pfi_value_parse(f[col[c]], len[col[c]], &v[c]);
             if (st == PFI_VALUE_INVALID)
@@ -249,12 +263,22 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
         e = job_index(s, f[col[C_JOB]], &j);
         if (e != PFI_OK)
             return e;
-        for (int c = C_GPUS; c <= C_CAP_MAX; c++)
+        for (int c = C_GPUS; c <= C_BAND; c++)
             if (isnan(s->jobv[c - C_GPUS][j]))
                 s->jobv[c - C_GPUS][j] = v[c];
         if (col[C_CLASS] >= 0 && (size_t)col[C_CLASS] < nf && f[col[C_CLASS]][0] != '\0' &&
             s->cls[j] == NULL && (s->cls[j] = pfi_strdup(f[col[C_CLASS]])) == NULL)
             return PFI_ERR_NOMEM;
+        if (col[C_NODE] >= 0 && (size_t)col[C_NODE] < nf && f[col[C_NODE]][0] != '\0') {
+            if (s->node[j] == NULL) {
+                if ((s->node[j] = pfi_strdup(f[col[C_NODE]])) == NULL)
+                    return PFI_ERR_NOMEM;
+            } else if (strcmp(s->node[j], f[col[C_NODE]]) != 0) {
+                return fail(d, name, line, "node", PFI_ERR_VALUE,
+                            "job '%.100s' is on node '%.100s' in an earlier row, '%.100s' here",
+                            f[col[C_JOB]], s->node[j], f[col[C_NODE]]);
+            }
+        }
         size_t n = s->n_rows + 1;
         if (!grow((void **)&s->row_job, &s->cap_rows, n, sizeof *s->row_job) ||
             !grow((void **)&s->row_c, &s->cap_rows2, n, sizeof(double)) ||
@@ -358,6 +382,8 @@ pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, p
     j->feature = s.jobv[C_FEATURE - C_GPUS];
     j->cap_lo_w = s.jobv[C_CAP_MIN - C_GPUS];
     j->cap_hi_w = s.jobv[C_CAP_MAX - C_GPUS];
+    j->band = s.jobv[C_BAND - C_GPUS];
+    j->node = s.node;
     state_free(&s, true);
     if (e != PFI_OK) {
         pfi_jobs_destroy(j);
