@@ -181,7 +181,10 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
             r->budget_w, r->ref_power_w,
             cli_num(100 * (1 - r->budget_w / r->ref_power_w), 'f', 1, "undefined").s,
             r->min_power_w);
-    if (!r->feasible)
+    if (!r->feasible && isnan(r->shortfall_w))
+        fprintf(f, "INFEASIBLE: a level's limit is below the least its jobs can take (see the "
+                   "warning); every job is at its lowest cap\n");
+    else if (!r->feasible)
         fprintf(f,
                 "INFEASIBLE: the jobs draw at least %.1f W at their lowest caps, %.1f W over "
                 "the budget; every job is at its lowest cap\n",

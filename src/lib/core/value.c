@@ -90,19 +90,19 @@ pfi_value_status pfi_reduction_parse(const char *text, double *fraction, char *w
     double v;
     if (pfi_value_parse(t, len - percent, &v) != PFI_VALUE_OK) {
         if (why != NULL)
-            snprintf(why, wlen, "'%s' is not a reduction: expected %s", text ? text : "", both);
+            snprintf(why, wlen, "'%.40s' is not a reduction: expected %s", text ? text : "", both);
         return PFI_VALUE_INVALID;
     }
     if (percent ? !(v >= 0 && v <= 100) : !(v >= 0)) {
         if (why != NULL)
-            snprintf(why, wlen, "reduction '%s' is outside 0%%..100%%: expected %s",
+            snprintf(why, wlen, "reduction '%.40s' is outside 0%%..100%%: expected %s",
                      text ? text : "", both);
         return PFI_VALUE_INVALID;
     }
     if (!percent && v > 1) {
         if (why != NULL)
             snprintf(why, wlen,
-                     "reduction '%s' is ambiguous (a bare number above 1): write %g%% or %g "
+                     "reduction '%.40s' is ambiguous (a bare number above 1): write %g%% or %g "
                      "for %g percent (expected %s)",
                      text ? text : "", v, v / 100, v, both);
         return PFI_VALUE_INVALID;
