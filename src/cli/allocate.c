@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "pfi/allocate.h"
@@ -203,6 +204,39 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
                 r->floors_unmet);
 }
 
+/* v as printf's "%.1f" (a value the job lacks: "-"), without printf for the usual case:
+ * |v| < 1e15 and v x 10 not within 1e-6 of a tie is rounded exactly by nearbyint, so the
+ * digits are printf's; anything else goes to snprintf. b has room for 32 bytes. */
+static const char *fmt1(char *b, double v)
+{
+    if (!isfinite(v))
+        return "-";
+    double x = v * 10, t = nearbyint(x);
+    if (!(fabs(v) < 1e15) || fabs(fabs(x - trunc(x)) - 0.5) < 1e-6) {
+        snprintf(b, 32, "%.1f", v);
+        return b;
+    }
+    long long q = (long long)t;
+    bool neg = q < 0 || (q == 0 && signbit(v));
+    unsigned long long u = q < 0 ? (unsigned long long)(-q) : (unsigned long long)q;
+    char tmp[32];
+    size_t n = 0;
+    tmp[n++] = (char)('0' + u % 10);
+    tmp[n++] = '.';
+    u /= 10;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u > 0);
+    size_t k = 0;
+    if (neg)
+        b[k++] = '-';
+    while (n > 0)
+        b[k++] = tmp[--n];
+    b[k] = '\0';
+    return b;
+}
+
 static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
                         bool explain, const tree_ctx *tc, pfi_limit_kind kind)
 {
@@ -216,11 +250,12 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     for (size_t j = 0; j < J->n; j++) {
         size_t last = J->offset[j + 1] - 1;
         /* a value the job lacks (no marginal at an end of its curve) is "-" */
+        char b[5][32];
         fprintf(f, "%-24.24s %-8.8s %5.0f %9s %11s %10s %13s %5s%%", J->name[j],
                 J->job_class[j] ? J->job_class[j] : "-", isnan(J->gpus[j]) ? 1 : J->gpus[j],
-                cli_num(r->cap_w[j], 'f', 1, "-").s, cli_num(r->power_w[j], 'f', 1, "-").s,
-                cli_num(r->shed_w[j], 'f', 1, "-").s, cli_num(r->tput_tok_s[j], 'f', 1, "-").s,
-                cli_num(100 * r->tput_tok_s[j] / J->tput_tok_s[last], 'f', 1, "-").s);
+                fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]), fmt1(b[2], r->shed_w[j]),
+                fmt1(b[3], r->tput_tok_s[j]),
+                fmt1(b[4], 100 * r->tput_tok_s[j] / J->tput_tok_s[last]));
         if (explain) {
             fprintf(f, " %11s %11s  ", cli_num(r->marginal_down[j], 'g', 4, "-").s,
                     cli_num(r->marginal_up[j], 'g', 4, "-").s);
@@ -585,9 +620,12 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
 {
     int rc = PFI_EXIT_OK;
     cli_output out;
+    static char obuf[1 << 20]; /* one write per MiB, not per line (a terminal: per line) */
     if (!cli_output_open(&out, a->output)) {
         rc = PFI_EXIT_OUTPUT;
     } else {
+        if (!isatty(fileno(out.f)))
+            setvbuf(out.f, obuf, _IOFBF, sizeof obuf);
         if (strcmp(a->format, "csv") == 0)
             write_csv(out.f, J, r, tc);
         else if (strcmp(a->format, "json") == 0)
