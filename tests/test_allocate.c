@@ -825,18 +825,20 @@ static void test_oracle_large(void **state)
     assert_non_null(seg);
     pfi_alloc_workspace *ws = NULL;
     assert_int_equal(pfi_alloc_workspace_create(&ws), PFI_OK);
-    pfi_alloc_result r;
-    assert_int_equal(pfi_alloc_result_init(&r, n), PFI_OK);
-    for (int variant = 0; variant < 2; variant++) {
+    /* variants 2 and 3: 5000 and 3000 jobs, the sampled path of mid-sized instances */
+    for (int variant = 0; variant < 4; variant++) {
+        size_t nn = variant < 2 ? n : variant == 2 ? 5000 : 3000;
+        pfi_alloc_result r;
+        assert_int_equal(pfi_alloc_result_init(&r, nn), PFI_OK);
         pfi_rng rng;
         pfi_rng_seed(&rng, 11, (uint64_t)variant);
         size_t q = 0, m = 0;
         double base_p = 0, base_v = 0, ref = 0;
-        for (size_t j = 0; j < n; j++) {
+        for (size_t j = 0; j < nn; j++) {
             off[j] = q;
             size_t k = 3 + pfi_rng_next(&rng) % 4;
             wt[j] = 0.5 + 1.5 * pfi_rng_uniform(&rng);
-            double scale = variant == 1 && j % 2048 < 64 ? 100.0 : 1.0; /* the sampled blocks */
+            double scale = variant % 2 == 1 && j % 2048 < 64 ? 100.0 : 1.0; /* sampled blocks */
             double p = 1000 + 1000 * pfi_rng_uniform(&rng), t = 1000 * pfi_rng_uniform(&rng);
             double slope = scale * (1 + 20 * pfi_rng_uniform(&rng));
             for (size_t i = 0; i < k; i++) {
@@ -861,11 +863,11 @@ static void test_oracle_large(void **state)
                 m++;
             }
         }
-        off[n] = q;
+        off[nn] = q;
         qsort(seg, m, 2 * sizeof *seg, cmp_desc_slope);
         pfi_alloc_jobs J;
         memset(&J, 0, sizeof J);
-        J.n = n;
+        J.n = nn;
         J.offset = off;
         J.cap_w = cap;
         J.power_w = pw;
@@ -886,7 +888,7 @@ static void test_oracle_large(void **state)
             NEAR(r.objective, best, 1e-9);
             NEAR(r.upper_bound, best, 1e-9);
             double p = 0, obj = 0;
-            for (size_t j = 0; j < n; j++) {
+            for (size_t j = 0; j < nn; j++) {
                 size_t a = off[j], k = off[j + 1] - a;
                 NEAR(r.power_w[j], pfi_interp(cap + a, pw + a, k, r.cap_w[j]), 1e-12);
                 NEAR(r.tput_tok_s[j], pfi_interp(cap + a, tp + a, k, r.cap_w[j]), 1e-12);
@@ -897,8 +899,8 @@ static void test_oracle_large(void **state)
             NEAR(r.objective, obj, 1e-12);
             assert_true(p <= r.budget_w * (1 + 1e-12));
         }
+        pfi_alloc_result_clear(&r);
     }
-    pfi_alloc_result_clear(&r);
     pfi_alloc_workspace_destroy(ws);
     free(off);
     free(cap);
