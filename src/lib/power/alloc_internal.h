@@ -210,6 +210,12 @@ typedef struct alloc_run {
 pfi_error alloc_fail(pfi_diag *d, pfi_error e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The inputs of a call checked before any pass (allocate.c): jobs, result size, strategy,
+   budget or reduction, cap step, each job's weight and GPUs and what the strategy needs.
+   Errors: PFI_ERR_INVALID_ARGUMENT (d says which job and why). */
+pfi_error alloc_check_inputs(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+                             const pfi_alloc_result *r, pfi_diag *d);
+
 /* ---- per-job phases (alloc_jobs.c) ---------------------------------------------------- */
 
 /*
