@@ -155,7 +155,7 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  * their lowest caps, every job stays at its lowest cap, r->feasible is false, and diag says
  * which level (name, line). Errors: PFI_ERR_INVALID_ARGUMENT (as pfi_allocate; a parent or
  * job level out of range; tr or r sized differently; a limit < 0 or NaN), PFI_ERR_NOMEM.
- * Cost: O(S log S) for S envelope segments (the sort), times the tree's depth for the walk.
+ * Cost: O(S) for S envelope segments (a radix sort), times the tree's depth for the walk.
  */
 pfi_error pfi_allocate_tree(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
                             const pfi_alloc_tree *t, pfi_alloc_result *r, pfi_alloc_tree_result *tr,
