@@ -50,7 +50,7 @@ grep_out allocate-tree-json-level '"name": "r1", "parent": "pdu-a", "kind": "res
 grep_out allocate-tree-json-kind '"budget_kind": "measured", "budget_binding": false'
 check allocate-tree-csv 0 "$PFI" allocate --topology "$TP" --format csv "$JT"
 grep_out allocate-tree-csv-node "^moe-pt,moe-pt,16,200,.*,r2,0$"
-for st in equal class-weighted pfi-weighted pfi-model; do
+for st in equal class-weighted pfi-weighted pfi-model fair-headroom; do
     check "allocate-tree-$st" 0 "$PFI" allocate --topology "$TP" --strategy "$st" --format json "$JT"
     python3 - "$T/out" <<'PY' && echo "ok   allocate-tree-$st-limits" || { echo "FAIL allocate-tree-$st-limits"; fail=1; }
 import json, sys

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "pfi/telemetry.h"
@@ -89,6 +90,14 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
  * power and energy fields, keep_series, known times only; else nothing). tm_put does this
  * for every missing or out-of-range sample it is given. */
 pfi_error tm_put_miss_time(pfi_telemetry *tm, size_t e, size_t f, double t);
+
+/* The clean steps of s (t[i] - t[i-1] of consecutive stored samples, positive, i not a break;
+ * the steps pfi_telemetry_gaps takes): their number, and in *lo, *hi the bit patterns of the
+ * smallest and the largest (positive doubles order as their bit patterns). */
+size_t tm_clean_steps(const pfi_telemetry_series *s, uint64_t *lo, uint64_t *hi);
+/* The rank-th smallest clean step of s (0-based, rank < tm_clean_steps), exactly, without
+ * allocating; lo, hi as tm_clean_steps gave them. */
+double tm_clean_step_select(const pfi_telemetry_series *s, size_t rank, uint64_t lo, uint64_t hi);
 
 /* DCGM blank sentinels (dcgm_structs.h): DCGM_INT32_BLANK 0x7ffffff0 and above,
  * DCGM_INT64_BLANK 0x7ffffffffffffff0, DCGM_FP64_BLANK 140737488355328.0 — "no value". */
