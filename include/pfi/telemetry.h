@@ -158,6 +158,18 @@ typedef struct pfi_telemetry_entity {
     double last_t;        /* private: last row time */
     double day_offset_s;  /* private: midnight rollovers so far x 86400 */
     bool is_gpu;          /* false for NVSwitch and other non-GPU entities */
+    /* Identity (DESIGN §9: a GPU is (host, UUID)): */
+    char *host; /* the host the entity ran on: a host column or label, else the file's host
+                   (pfi_telemetry_set_host, options.host); NULL when none is known */
+    char *uuid; /* "GPU-..." or "MIG-..." when the input names it, else NULL */
+    char *file; /* the last file that gave the entity a row (borrowed from tm: file names) */
+    /* private: the overlap check of two files claiming the entity (tm_row_time) */
+    size_t file_no;            /* 1-based number of that file, 0: none yet */
+    double file_lo, file_hi;   /* its times */
+    double prior_lo, prior_hi; /* times of the entity in earlier files (NaN: none) */
+    const char *prior_file;    /* the earlier file that reached prior_hi */
+    double shift_s;            /* private: added to the file's times after a jump back */
+    double last_step_s;        /* private: the last step between rows (NaN: none) */
 } pfi_telemetry_entity;
 
 typedef struct pfi_telemetry_field {
@@ -196,6 +208,9 @@ typedef struct pfi_telemetry {
     int *map;             /* n_entities x PFI_TELEMETRY_MAX_FIELDS series index, -1 none */
     size_t file_tool_errors; /* tool sentences in the file being read */
     double max_limit_w;
+    char *file_host;    /* the host of the files being read (pfi_telemetry_set_host) */
+    char **file_names;  /* n_files names of the files read, owned */
+    char conflict[512]; /* "" or why the file being read is refused (two files, one GPU) */
 } pfi_telemetry;
 
 /*
@@ -226,6 +241,15 @@ pfi_error pfi_telemetry_read_file(pfi_telemetry *tm, const char *path, pfi_telem
                                   pfi_diag *diag);
 pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name,
                                     pfi_telemetry_format fmt, pfi_diag *diag);
+
+/*
+ * pfi_telemetry_set_host — the host of the entities of the files read from now on that do not
+ * name their own (a CSV hostname column, a Prometheus hostname label win): entity names then
+ * read "host/gpu0". A UUID-keyed entity ("GPU-...") is keyed by its UUID alone, the host kept
+ * in pfi_telemetry_entity.host. host NULL or "": none (names stay "gpu0"); copied.
+ * Initially options.host. Errors: PFI_ERR_NOMEM (the previous host is kept).
+ */
+pfi_error pfi_telemetry_set_host(pfi_telemetry *tm, const char *host);
 
 /* pfi_telemetry_field_find — index of the field with canonical name, or -1. */
 long pfi_telemetry_field_find(const pfi_telemetry *tm, const char *name);

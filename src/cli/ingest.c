@@ -72,7 +72,12 @@ static void ingest_usage(FILE *f)
         "  --interval S           sampling interval, s, for formats without timestamps\n"
         "                         (dcgmi dmon, dmon without -o T, scrapes): times are nominal\n"
         "  --start-date YYYYMMDD  date of the first sample of a time-only dmon (-o T)\n"
-        "  --host NAME            host for Prometheus series without a hostname label\n"
+        "  --host NAME            host of every file's GPUs that name none (a hostname column\n"
+        "                         or label wins); GPUs are (host, UUID), an index is a label\n"
+        "  --host-pattern RE      POSIX extended regex: its first (group) in a file's path is\n"
+        "                         that file's host (default with several files: the file name\n"
+        "                         up to its first '.'); two files giving one (host, GPU) over\n"
+        "                         overlapping times are refused, both named\n"
         "  --max-power W          per-GPU max power limit for the power range check\n"
         "  --power-field F        power_avg_w|power_w|power_energy_w|power_instant_w (auto)\n"
         "  --align S              time grid (> 0) for summing GPUs (--interval, else the median\n"
@@ -113,6 +118,7 @@ enum {
     O_INTERVAL,
     O_START_DATE,
     O_HOST,
+    O_HOST_PATTERN,
     O_MAX_POWER,
     O_POWER_FIELD,
     O_ALIGN,
@@ -139,6 +145,7 @@ static const struct option ingest_options[] = {
     {"interval", required_argument, NULL, O_INTERVAL},
     {"start-date", required_argument, NULL, O_START_DATE},
     {"host", required_argument, NULL, O_HOST},
+    {"host-pattern", required_argument, NULL, O_HOST_PATTERN},
     {"max-power", required_argument, NULL, O_MAX_POWER},
     {"power-field", required_argument, NULL, O_POWER_FIELD},
     {"align", required_argument, NULL, O_ALIGN},
@@ -421,7 +428,7 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
 
 /* pfi ingest's command line, parsed. */
 typedef struct ingest_args {
-    const char *db, *group, *klass, *tlog, *regex;
+    const char *db, *group, *klass, *tlog, *regex, *host_pattern;
     const char *tel[MAX_TELEMETRY], *klogs[MAX_KERNEL_LOGS];
     size_t n_tel, n_klogs, n_fatal;
     int fatal[MAX_FATAL_XIDS];
@@ -560,6 +567,7 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
         {.c = O_DRY, .kind = CLI_OPT_FLAG, .dst = &a->dry},
         {.c = O_FIELDS, .kind = CLI_OPT_TEXT, .dst = &a->topt.csv_fields},
         {.c = O_HOST, .kind = CLI_OPT_TEXT, .dst = &a->topt.host},
+        {.c = O_HOST_PATTERN, .kind = CLI_OPT_TEXT, .dst = &a->host_pattern},
         {.c = O_PRODUCTS, .kind = CLI_OPT_TEXT, .dst = &a->ro.products},
         {.c = O_GPUS,
          .kind = CLI_OPT_SIZE,
@@ -683,6 +691,7 @@ static int read_run(const ingest_args *a, ingest_run *run)
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }
+    cli_telemetry_host_pattern(a->host_pattern);
     rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &a->topt, &a->ro, a->quiet, "nothing stored",
                             run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)

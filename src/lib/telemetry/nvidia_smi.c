@@ -134,7 +134,7 @@ static void gpu_name(char *out, span idx)
 
 /* ---- --query-gpu CSV ---- */
 
-enum { COL_VALUE, COL_TIMESTAMP, COL_INDEX, COL_BUS, COL_UUID, COL_TEXT };
+enum { COL_VALUE, COL_TIMESTAMP, COL_INDEX, COL_BUS, COL_UUID, COL_TEXT, COL_HOST };
 
 typedef struct csv_col {
     int role;
@@ -183,6 +183,8 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
             cols[i].role = COL_BUS;
         else if (span_eq(x, "uuid"))
             cols[i].role = COL_UUID;
+        else if (span_eq(x, "hostname") || span_eq(x, "host") || span_eq(x, "node"))
+            cols[i].role = COL_HOST; /* added by capture scripts: $(hostname), ... */
         else if (span_eq(x, "name") || span_eq(x, "driver_version") || span_eq(x, "serial") ||
                  span_eq(x, "pstate") ||
                  (x.n > 7 && memcmp(x.s, "clocks_", 7) == 0 && memmem(x.s, x.n, "reasons", 7)))
@@ -335,8 +337,9 @@ static void csv_layout_of(const csv_col *cols, size_t ncol, csv_layout *L)
         } else if (cols[i].role == COL_TIMESTAMP) {
             L->n_time++;
             L->time_col = i;
-        } else if (cols[i].role == COL_BUS) {
-            L->n_bus++;
+        } else if (cols[i].role == COL_BUS || cols[i].role == COL_UUID ||
+                   cols[i].role == COL_HOST) {
+            L->n_bus++; /* identity beyond the index: the general path keys the row */
         } else if (cols[i].role == COL_VALUE) {
             L->n_value++;
         }
@@ -671,6 +674,7 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
     double tsec = 0;
     bool has_t = false;
     char bus[32] = "";
+    span uuid = {"", 0}, host = {"", 0};
     for (size_t i = 0; i < k; i++) {
         if (cols[i].role == COL_INDEX)
             gpu_name(ename, f[i]);
@@ -678,16 +682,35 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
             norm_bus(f[i], bus, sizeof bus);
         else if (cols[i].role == COL_TIMESTAMP)
             csv_time(f[i], st->last_date, sizeof st->last_date, &st->last_days, &tsec, &has_t);
+        else if (cols[i].role == COL_UUID && f[i].n > 4 && f[i].n < 96 &&
+                 (memcmp(f[i].s, "GPU-", 4) == 0 || memcmp(f[i].s, "MIG-", 4) == 0))
+            uuid = f[i];
+        else if (cols[i].role == COL_HOST && f[i].n > 0 && f[i].n < 200 &&
+                 memchr(f[i].s, '/', f[i].n) == NULL)
+            host = f[i];
     }
     bool has_index = false;
     for (size_t i = 0; i < k; i++)
         has_index |= cols[i].role == COL_INDEX;
     if (!has_index && bus[0] != '\0')
         snprintf(ename, sizeof ename, "gpu-%s", bus);
+    /* The GPU is its UUID when the file gives one (an index or bus id is only a label within
+     * one host), and its host is the row's own when a column gives it. */
+    char key[320];
+    if (uuid.n > 0 && host.n > 0)
+        snprintf(key, sizeof key, "%.*s/%.*s", (int)host.n, host.s, (int)uuid.n, uuid.s);
+    else if (uuid.n > 0)
+        snprintf(key, sizeof key, "%.*s", (int)uuid.n, uuid.s);
+    else if (host.n > 0)
+        snprintf(key, sizeof key, "%.*s/%s", (int)host.n, host.s, ename);
+    else
+        snprintf(key, sizeof key, "%s", ename);
     pfi_error e;
-    if ((e = tm_entity(tm, ename, strlen(ename), &st->ent)) != PFI_OK)
+    if ((e = tm_entity(tm, key, strlen(key), &st->ent)) != PFI_OK)
         return e;
     pfi_telemetry_entity *en = &tm->entities[st->ent];
+    if (uuid.n > 0 && host.n == 0 && en->host == NULL && tm->file_host != NULL)
+        en->host = tm_strndup(tm->file_host, strlen(tm->file_host));
     if (bus[0] != '\0' && en->bus == NULL)
         en->bus = tm_strndup(bus, strlen(bus));
     double tt = tm_row_time(tm, st->ent, has_t, tsec, false, line, name);

@@ -88,6 +88,19 @@ static void sniff(const tm_lines *r, tm_sniff *sn)
     first_line(r->buf + r->pos, r->len - r->pos, sn->first);
 }
 
+/* The file's name kept (entities name the file they came from) and the file counted. */
+static pfi_error add_file_name(pfi_telemetry *tm, const char *name)
+{
+    char **nf = pfi_realloc(tm->file_names, (tm->n_files + 1) * sizeof *nf);
+    if (nf == NULL)
+        return PFI_ERR_NOMEM;
+    tm->file_names = nf;
+    if ((nf[tm->n_files] = pfi_strdup(name)) == NULL)
+        return PFI_ERR_NOMEM;
+    tm->n_files++;
+    return PFI_OK;
+}
+
 /* The reader for a file given as auto: detection's, and an empty file after a Prometheus
  * scrape is an empty scrape: it takes its time slot and leaves a hole (case-15), instead
  * of pulling later scrapes earlier. PFI_TELEMETRY_AUTO when there is none. */
@@ -105,7 +118,9 @@ static pfi_error not_recognised(pfi_telemetry *tm, const tm_lines *r, const tm_s
                                 const char *name, pfi_diag *diag)
 {
     if (r->len == r->pos) {
-        tm->n_files++;
+        pfi_error e = add_file_name(tm, name);
+        if (e != PFI_OK)
+            return e;
         tm_note(tm, "%s: empty file: no samples", name);
         return PFI_OK;
     }
@@ -210,6 +225,7 @@ pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name
         pfi_diag_clear(diag);
         snprintf(diag->file, sizeof diag->file, "%s", name);
     }
+    tm->conflict[0] = '\0';
     tm_lines r;
     pfi_error e = tm_lines_init(&r, f);
     if (e != PFI_OK)
@@ -235,12 +251,21 @@ pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name
                       .notes_dropped = tm->n_notes_dropped,
                       .had_tool_error = tm->tool_error[0] != '\0'};
     tm->last_format = fmt;
-    tm->n_files++;
+    if ((e = add_file_name(tm, name)) != PFI_OK) {
+        tm_lines_free(&r);
+        return e;
+    }
     tm->file_tool_errors = 0;
     if ((int)fmt > 0 && (int)fmt < N_FORMATS && formats[fmt].read != NULL)
         e = formats[fmt].read(tm, &r, name, diag);
     else
         e = PFI_ERR_INVALID_ARGUMENT;
+    if (e == PFI_OK && tm->conflict[0] != '\0') {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message, "%s", tm->conflict);
+        tm->conflict[0] = '\0';
+        e = PFI_ERR_PARSE;
+    }
     size_t rows, bad;
     bool mismatch = forced_mismatch(tm, &m, e, forced, sn.seen, &rows, &bad);
     if (mismatch) {

@@ -44,6 +44,11 @@ pfi_error pfi_telemetry_create(const pfi_telemetry_options *opt, pfi_telemetry *
         return PFI_ERR_NOMEM;
     }
     tm->max_limit_w = o.max_power_w;
+    if (o.host != NULL && o.host[0] != '\0' &&
+        (tm->file_host = tm_strndup(o.host, strlen(o.host))) == NULL) {
+        pfi_telemetry_destroy(tm);
+        return PFI_ERR_NOMEM;
+    }
     *out = tm;
     return PFI_OK;
 }
@@ -55,7 +60,14 @@ void pfi_telemetry_destroy(pfi_telemetry *tm)
     for (size_t i = 0; i < tm->n_entities; i++) {
         pfi_free(tm->entities[i].name);
         pfi_free(tm->entities[i].bus);
+        pfi_free(tm->entities[i].host);
+        pfi_free(tm->entities[i].uuid);
     }
+    if (tm->file_names != NULL)
+        for (size_t i = 0; i < tm->n_files; i++)
+            pfi_free(tm->file_names[i]);
+    pfi_free(tm->file_names);
+    pfi_free(tm->file_host);
     pfi_free(tm->entities);
     if (tm->fields != NULL) {
         for (size_t i = 0; i < tm->n_fields; i++) {
@@ -115,7 +127,57 @@ void tm_tool_error(pfi_telemetry *tm, const char *name, long line, const char *s
     tm_note(tm, "%s:%ld: the tool reported: %s", name, line, tm_quote(q, s, n, 160));
 }
 
+pfi_error pfi_telemetry_set_host(pfi_telemetry *tm, const char *host)
+{
+    char *h = NULL;
+    if (host != NULL && host[0] != '\0' && (h = tm_strndup(host, strlen(host))) == NULL)
+        return PFI_ERR_NOMEM;
+    pfi_free(tm->file_host);
+    tm->file_host = h;
+    return PFI_OK;
+}
+
+/* Whether s[0..n) is a GPU or MIG UUID as nvidia-smi and DCGM print it. */
+static bool is_uuid(const char *s, size_t n)
+{
+    return n > 8 && (memcmp(s, "GPU-", 4) == 0 || memcmp(s, "MIG-", 4) == 0);
+}
+
+/* The identity of a new entity from its key: the host before the last '/' (else the file's),
+ * the UUID after it when it is one. */
+static pfi_error entity_identity(pfi_telemetry *tm, pfi_telemetry_entity *e)
+{
+    const char *slash = strrchr(e->name, '/');
+    const char *local = slash ? slash + 1 : e->name;
+    if (slash != NULL && slash > e->name)
+        e->host = tm_strndup(e->name, (size_t)(slash - e->name));
+    else if (slash == NULL && tm->file_host != NULL)
+        e->host = tm_strndup(tm->file_host, strlen(tm->file_host));
+    if (is_uuid(local, strlen(local)))
+        e->uuid = tm_strndup(local, strlen(local));
+    bool want_host = (slash != NULL && slash > e->name) || (slash == NULL && tm->file_host);
+    return (want_host && e->host == NULL) || (is_uuid(local, strlen(local)) && e->uuid == NULL)
+               ? PFI_ERR_NOMEM
+               : PFI_OK;
+}
+
+static pfi_error entity_find(pfi_telemetry *tm, const char *name, size_t len, size_t *id);
+
+/* The entity of a reader's name: the file's host put before an index name ("gpu0" read from
+ * node-a's file is "node-a/gpu0"); a UUID, or a name that carries its host, is the key as
+ * it stands. */
 pfi_error tm_entity(pfi_telemetry *tm, const char *name, size_t len, size_t *id)
+{
+    if (tm->file_host == NULL || memchr(name, '/', len) != NULL || is_uuid(name, len))
+        return entity_find(tm, name, len, id);
+    char key[512];
+    int w = snprintf(key, sizeof key, "%s/%.*s", tm->file_host, (int)len, name);
+    if (w < 0 || (size_t)w >= sizeof key)
+        return entity_find(tm, name, len, id);
+    return entity_find(tm, key, (size_t)w, id);
+}
+
+static pfi_error entity_find(pfi_telemetry *tm, const char *name, size_t len, size_t *id)
 {
     /* Linear scan from the most recent hit: GPU counts per file are small (<= a few hundred)
      * and rows cycle through them in order, so the next entity is usually the next slot. */
@@ -153,6 +215,14 @@ pfi_error tm_entity(pfi_telemetry *tm, const char *name, size_t len, size_t *id)
     e->last_good_t_s = NAN;
     e->last_t = NAN;
     e->is_gpu = !(len >= 6 && strncmp(name, "Switch", 6) == 0);
+    e->prior_lo = e->prior_hi = NAN;
+    e->last_step_s = NAN;
+    if (entity_identity(tm, e) != PFI_OK) {
+        pfi_free(e->name);
+        pfi_free(e->host);
+        pfi_free(e->uuid);
+        return PFI_ERR_NOMEM;
+    }
     for (size_t f = 0; f < PFI_TELEMETRY_MAX_FIELDS; f++)
         tm->map[n * PFI_TELEMETRY_MAX_FIELDS + f] = -1;
     tm->n_entities++;
@@ -350,6 +420,42 @@ double tm_interval(pfi_telemetry *tm)
     return 1.0;
 }
 
+/*
+ * Two files claiming one GPU (host, UUID or index) over overlapping times: the second is
+ * refused (tm->conflict, read.c turns it into the file's error) naming both. Times from
+ * files read one after the other that do not overlap are one GPU's capture in pieces.
+ */
+static bool file_claim(pfi_telemetry *tm, pfi_telemetry_entity *en, double t)
+{
+    bool first = en->file_no != tm->n_files;
+    if (first) {
+        if (en->file_no != 0) {
+            if (isnan(en->prior_lo) || en->file_lo < en->prior_lo)
+                en->prior_lo = en->file_lo;
+            if (isnan(en->prior_hi) || en->file_hi > en->prior_hi) {
+                en->prior_hi = en->file_hi;
+                en->prior_file = en->file;
+            }
+        }
+        en->file_no = tm->n_files;
+        en->file = tm->file_names && tm->n_files > 0 ? tm->file_names[tm->n_files - 1] : NULL;
+        en->file_lo = en->file_hi = t;
+        en->shift_s = 0;
+        en->last_step_s = NAN;
+    }
+    if (t < en->file_lo)
+        en->file_lo = t;
+    if (t > en->file_hi)
+        en->file_hi = t;
+    if (!isnan(en->prior_lo) && t >= en->prior_lo && t <= en->prior_hi && tm->conflict[0] == '\0')
+        snprintf(tm->conflict, sizeof tm->conflict,
+                 "GPU %s is in both %s and %s over overlapping times (one host's GPU "
+                 "cannot be measured twice): give each node's file its host (--host, "
+                 "--host-pattern, a hostname column) or leave one file out",
+                 en->name, en->prior_file ? en->prior_file : "?", en->file ? en->file : "?");
+    return first;
+}
+
 double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, long line,
                    const char *name)
 {
@@ -362,6 +468,17 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
     }
     if (tod)
         t += en->day_offset_s;
+    if (file_claim(tm, en, t) && !isnan(en->last_t)) {
+        /* The GPU's rows from an earlier file: a new piece, never integrated across. */
+        for (size_t f = 0; f < tm->n_fields; f++) {
+            int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + f];
+            if (k >= 0)
+                tm->series[k].pending_break = true;
+        }
+        en->last_t = t;
+        return t;
+    }
+    t += en->shift_s;
     if (!isnan(en->last_t) && t < en->last_t) {
         double wrapped = t + 86400.0;
         double step = tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0;
@@ -374,10 +491,24 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
             en->day_offset_s += 86400.0;
         } else {
             en->segment++;
+            /* A clock stepped back (NTP, a zone change) by up to a day: the later rows were
+             * taken later, so they follow the last one by the GPU's own step and share no
+             * time bin with the earlier rows. A longer jump (a clock not yet set, dated
+             * 1970) is not moved: the reduction refuses the far-off time and names it. */
+            double back = en->last_t - t;
+            bool place = back <= 86400.0;
             tm_note(tm,
                     "%s:%ld: %s: time jumped back %.3f s (clock change?): series split "
-                    "into a new segment",
-                    name, line, en->name, en->last_t - t);
+                    "into a new segment%s",
+                    name, line, en->name, back,
+                    place ? ", placed after the previous one in file order (never summed "
+                            "with it as simultaneous)"
+                          : "");
+            if (place) {
+                double st = en->last_step_s > 0 ? en->last_step_s : step;
+                en->shift_s += back + st;
+                t += back + st;
+            }
             for (size_t f = 0; f < tm->n_fields; f++) {
                 int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + f];
                 if (k >= 0)
@@ -385,6 +516,8 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
             }
         }
     }
+    if (!isnan(en->last_t) && t > en->last_t)
+        en->last_step_s = t - en->last_t;
     en->last_t = t;
     return t;
 }
