@@ -882,6 +882,20 @@ static int store_run(const ingest_args *a, const ingest_run *run)
         src[ns++] = (pfi_store_source){a->tlog, pfi_trainlog_format_name(log->format)};
     for (size_t i = 0; i < a->n_klogs; i++)
         src[ns++] = (pfi_store_source){a->klogs[i], "kernel-log"};
+    /* The run's GPUs, by identity: every GPU entity the reduction summed. */
+    const pfi_telemetry *tm = run->tm;
+    pfi_store_gpu *gpu_ids = calloc(tm->n_entities ? tm->n_entities : 1, sizeof *gpu_ids);
+    size_t ng = 0;
+    for (size_t i = 0; gpu_ids != NULL && i < tm->n_entities; i++)
+        if (tm->entities[i].is_gpu)
+            gpu_ids[ng++] = (pfi_store_gpu){.name = tm->entities[i].name,
+                                            .host = tm->entities[i].host,
+                                            .uuid = tm->entities[i].uuid};
+    if (gpu_ids == NULL && e == PFI_OK) {
+        pfi_store_close(st);
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
     if (e == PFI_OK) {
         pfi_store_run r = {.group = a->group,
                            .job_class = a->klass,
@@ -901,13 +915,16 @@ static int store_run(const ingest_args *a, const ingest_run *run)
                            .feature_name = (const char(*)[64])red->feature_name,
                            .feature_value = red->feature_value,
                            .n_sources = ns,
-                           .sources = src};
+                           .sources = src,
+                           .n_gpu_ids = ng,
+                           .gpu_ids = gpu_ids};
         bool replaced;
         e = pfi_store_put_run(st, &r, &replaced, &d);
         if (e == PFI_OK && !a->quiet)
             printf("stored: group '%s' cap %.6g W in %s%s\n", a->group, a->cap, a->db,
                    replaced ? " (replaced the earlier run at this cap)" : "");
     }
+    free(gpu_ids);
     int rc = PFI_EXIT_OK;
     if (e != PFI_OK) {
         cli_report(e, &d);
