@@ -917,13 +917,74 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
 
 /* ---- nvidia-smi -q ---- */
 
+/* "Wed Jan 14 07:21:09 2026" (nvidia-smi -q's Timestamp, host-local, no zone) as naive
+ * seconds since 1970; false when it is not one. */
+static bool query_stamp(span v, double *out)
+{
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    span w[5];
+    size_t k = 0, i = 0;
+    while (k < 5 && i < v.n) {
+        while (i < v.n && v.s[i] == ' ')
+            i++;
+        size_t j = i;
+        while (j < v.n && v.s[j] != ' ')
+            j++;
+        if (j > i)
+            w[k++] = (span){v.s + i, j - i};
+        i = j;
+    }
+    if (k != 5 || w[1].n != 3 || w[2].n < 1 || w[2].n > 2 || w[4].n != 4)
+        return false;
+    const char *m = NULL;
+    for (size_t q = 0; q < 12 && m == NULL; q++)
+        if (memcmp(months + 3 * q, w[1].s, 3) == 0)
+            m = months + 3 * q;
+    double tod;
+    unsigned day = 0, year = 0;
+    for (size_t q = 0; q < w[2].n; q++)
+        day = day * 10 + (unsigned)(w[2].s[q] - '0');
+    for (size_t q = 0; q < 4; q++) {
+        if (w[4].s[q] < '0' || w[4].s[q] > '9')
+            return false;
+        year = year * 10 + (unsigned)(w[4].s[q] - '0');
+    }
+    if (m == NULL || day < 1 || day > 31 || !parse_tod(w[3], &tod))
+        return false;
+    unsigned mon = (unsigned)((m - months) / 3 + 1);
+    *out = (double)tm_days_from_civil((long)year, mon, day) * 86400.0 + tod;
+    return true;
+}
+
+/* The entity of a -q GPU block for bus id bus ("" when none): the GPU of this file with that
+ * bus (a looped -q -l capture repeats its GPUs), else a new "gpu<n>", n the GPUs of this file
+ * so far. */
+static pfi_error query_entity(pfi_telemetry *tm, const char *bus, size_t *ordinal, size_t *ent)
+{
+    for (size_t i = 0; bus[0] != '\0' && i < tm->n_entities; i++) {
+        const pfi_telemetry_entity *en = &tm->entities[i];
+        if (en->bus != NULL && strcmp(en->bus, bus) == 0 && en->file_no == tm->n_files) {
+            *ent = i;
+            return PFI_OK;
+        }
+    }
+    char ename[64];
+    snprintf(ename, sizeof ename, "gpu%zu", (*ordinal)++);
+    pfi_error e = tm_entity(tm, ename, strlen(ename), ent);
+    if (e == PFI_OK && bus[0] != '\0' && tm->entities[*ent].bus == NULL &&
+        (tm->entities[*ent].bus = tm_strndup(bus, strlen(bus))) == NULL)
+        e = PFI_ERR_NOMEM;
+    return e;
+}
+
 pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     (void)diag;
     size_t ent = (size_t)-1;
     bool have_ent = false, skip_section = false;
     size_t section_indent = 0;
-    double tt = 0;
+    double tt = 0, stamp = 0;
+    bool have_stamp = false;
     size_t ordinal = 0;
     for (;;) {
         const char *s;
@@ -940,16 +1001,20 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
         span t = span_trim((span){s, n});
         if (t.n == 0)
             continue;
+        if (ind == 0 && t.n > 9 && memcmp(t.s, "Timestamp", 9) == 0) {
+            /* A snapshot's own time: its GPU blocks are samples at it. */
+            const char *c = memchr(t.s, ':', t.n);
+            have_stamp = c != NULL &&
+                         query_stamp(span_trim((span){c + 1, (size_t)(t.s + t.n - c - 1)}), &stamp);
+            continue;
+        }
         if (ind == 0 && t.n > 4 && memcmp(t.s, "GPU ", 4) == 0) {
-            char bus[32];
-            char ename[64];
-            snprintf(ename, sizeof ename, "gpu%zu", ordinal++);
-            if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+            char bus[32] = "";
+            if (!norm_bus(span_trim((span){t.s + 4, t.n - 4}), bus, sizeof bus))
+                bus[0] = '\0';
+            if ((e = query_entity(tm, bus, &ordinal, &ent)) != PFI_OK)
                 return e;
-            if (norm_bus(span_trim((span){t.s + 4, t.n - 4}), bus, sizeof bus) &&
-                tm->entities[ent].bus == NULL)
-                tm->entities[ent].bus = tm_strndup(bus, strlen(bus));
-            tt = tm_row_time(tm, ent, false, 0, false, r->line, name);
+            tt = tm_row_time(tm, ent, have_stamp, stamp, false, r->line, name);
             have_ent = true;
             skip_section = false;
             tm->n_rows++;
@@ -971,8 +1036,12 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
         if (!have_ent || skip_section)
             continue;
         span key = span_trim((span){t.s, (size_t)(colon - t.s)});
-        span val = span_trim((span){colon + 1, t.n - key.n - 1 - (size_t)(colon - t.s - key.n)});
-        val = span_trim((span){colon + 1, (size_t)(t.s + t.n - colon - 1)});
+        span val = span_trim((span){colon + 1, (size_t)(t.s + t.n - colon - 1)});
+        if (span_eq(key, "GPU UUID") && val.n > 4 && val.n < 96 && tm->entities[ent].uuid == NULL) {
+            if ((tm->entities[ent].uuid = tm_strndup(val.s, val.n)) == NULL)
+                return PFI_ERR_NOMEM;
+            continue;
+        }
         const char *canon;
         pfi_telemetry_kind kind;
         int id;
