@@ -112,22 +112,33 @@ typedef struct pfi_telemetry_options {
                                that path; results are the same either way. */
 } pfi_telemetry_options;
 
+/* Why a DCGM value was blank (dcgm_structs.h DCGM_*_BLANK and the codes above it). */
+enum {
+    PFI_DCGM_BLANK = 0,            /* DCGM_*_BLANK: no value yet */
+    PFI_DCGM_NOT_FOUND = 1,        /* DCGM_*_NOT_FOUND */
+    PFI_DCGM_NOT_SUPPORTED = 2,    /* DCGM_*_NOT_SUPPORTED */
+    PFI_DCGM_NOT_PERMISSIONED = 3, /* DCGM_*_NOT_PERMISSIONED */
+    PFI_DCGM_OTHER = 4,            /* another code of the blank range */
+    PFI_DCGM_BLANK_KINDS = 5
+};
+
 /* One (entity, field) series. Arrays hold the valid samples only, in file order. */
 typedef struct pfi_telemetry_series {
     size_t entity, field;
-    double *t_s;              /* n sample times, s (see time above) */
-    double *value;            /* n values in the field's unit */
-    unsigned char *brk;       /* n flags: 1 when sample i starts a new piece (after a missing
-                                 value or a segment split): never integrate across; time gaps
-                                 (pfi_telemetry_gaps) are not marked here but skipped all the same */
-    size_t n;                 /* stored (valid) samples; n_valid when keep_series */
-    size_t n_valid;           /* valid samples seen */
-    size_t n_missing;         /* missing tokens seen */
-    size_t n_range;           /* out-of-range glitches dropped */
-    size_t n_duplicate;       /* duplicate series in one scrape, dropped */
-    double range_max;         /* largest glitch value seen (NaN when none) */
-    double sum;               /* sum of valid values */
-    double last_good_t_s;     /* time of the last valid sample (NaN when none) */
+    double *t_s;        /* n sample times, s (see time above) */
+    double *value;      /* n values in the field's unit */
+    unsigned char *brk; /* n flags: 1 when sample i starts a new piece (after a missing
+                           value or a segment split): never integrate across; time gaps
+                           (pfi_telemetry_gaps) are not marked here but skipped all the same */
+    size_t n;           /* stored (valid) samples; n_valid when keep_series */
+    size_t n_valid;     /* valid samples seen */
+    size_t n_missing;   /* missing tokens seen (DCGM blanks included) */
+    size_t n_blank[PFI_DCGM_BLANK_KINDS]; /* of those, DCGM blank values by reason */
+    size_t n_range;                       /* out-of-range glitches dropped */
+    size_t n_duplicate;                   /* duplicate series in one scrape, dropped */
+    double range_max;                     /* largest glitch value seen (NaN when none) */
+    double sum;                           /* sum of valid values */
+    double last_good_t_s;                 /* time of the last valid sample (NaN when none) */
     double first_missing_t_s; /* first missing sample after a valid one (NaN when none) */
     double *miss_t;           /* n_miss times of the rows whose value was seen but not stored
                                  (a missing token, a DCGM blank, an out-of-range glitch), in

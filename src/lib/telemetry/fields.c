@@ -70,6 +70,9 @@ static const struct field_alias {
     {"SMOCC", "sm_occupancy", PFI_KIND_RATIO, 1003},
     {"TENSO", "tensor_active", PFI_KIND_RATIO, 1004},
     {"DRAMA", "dram_active", PFI_KIND_RATIO, 1005},
+    {"FP64A", "fp64_active", PFI_KIND_RATIO, 1006},
+    {"FP32A", "fp32_active", PFI_KIND_RATIO, 1007},
+    {"FP16A", "fp16_active", PFI_KIND_RATIO, 1008},
     /* dcgm-exporter */
     {"DCGM_FI_DEV_POWER_USAGE", "power_w", PFI_KIND_POWER_W, 155},
     {"DCGM_FI_DEV_POWER_USAGE_INSTANT", "power_instant_w", PFI_KIND_POWER_W, 157},
@@ -88,6 +91,9 @@ static const struct field_alias {
     {"DCGM_FI_PROF_SM_OCCUPANCY", "sm_occupancy", PFI_KIND_RATIO, 1003},
     {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active", PFI_KIND_RATIO, 1004},
     {"DCGM_FI_PROF_DRAM_ACTIVE", "dram_active", PFI_KIND_RATIO, 1005},
+    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", "fp64_active", PFI_KIND_RATIO, 1006},
+    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", "fp32_active", PFI_KIND_RATIO, 1007},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", "fp16_active", PFI_KIND_RATIO, 1008},
     /* nvidia-smi -q */
     {"Power Draw", "power_w", PFI_KIND_POWER_W, 155},
     {"Average Power Draw", "power_avg_w", PFI_KIND_POWER_W, 155},

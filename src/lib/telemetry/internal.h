@@ -90,12 +90,32 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
  * for every missing or out-of-range sample it is given. */
 pfi_error tm_put_miss_time(pfi_telemetry *tm, size_t e, size_t f, double t);
 
-/* DCGM blank sentinels (dcgm_structs.h): DCGM_INT32_BLANK 0x7ffffff0 and above,
- * DCGM_INT64_BLANK 0x7ffffffffffffff0, DCGM_FP64_BLANK 140737488355328.0 — "no value". */
+/* DCGM blank values (dcgm_structs.h, DCGM_*_IS_BLANK): per type a base value and the codes
+ * just above it — DCGM_INT32_BLANK 0x7ffffff0 (2147483632) .. 0x7fffffff, DCGM_INT64_BLANK
+ * 0x7ffffffffffffff0 and above, DCGM_FP64_BLANK 2^47 (140737488355328.0) and above; base + 1
+ * is NOT_FOUND, + 2 NOT_SUPPORTED, + 3 NOT_PERMISSIONED — "no value", never a reading. */
+#define TM_DCGM_INT32_BLANK 2147483632.0
+#define TM_DCGM_INT64_BLANK 9223372036854775792.0
+#define TM_DCGM_FP64_BLANK 140737488355328.0
 static inline bool tm_is_dcgm_blank(double v)
 {
-    return (v >= 2147483632.0 && v <= 2147483647.0) || v == 140737488355328.0 ||
-           v >= 9223372036854775792.0;
+    return v >= TM_DCGM_INT32_BLANK && (v <= 2147483647.0 || v >= TM_DCGM_FP64_BLANK);
+}
+
+/* The reason of a DCGM blank value v (tm_is_dcgm_blank): PFI_DCGM_BLANK (the blank itself),
+ * _NOT_FOUND, _NOT_SUPPORTED, _NOT_PERMISSIONED, or _OTHER for another code of the range.
+ * An int64 blank's code is not kept by a double (its spacing there is 2048): _BLANK. */
+static inline int tm_dcgm_blank_code(double v)
+{
+    double base = v <= 2147483647.0          ? TM_DCGM_INT32_BLANK
+                  : v >= TM_DCGM_INT64_BLANK ? v
+                                             : TM_DCGM_FP64_BLANK;
+    double c = v - base;
+    return c == 0   ? PFI_DCGM_BLANK
+           : c == 1 ? PFI_DCGM_NOT_FOUND
+           : c == 2 ? PFI_DCGM_NOT_SUPPORTED
+           : c == 3 ? PFI_DCGM_NOT_PERMISSIONED
+                    : PFI_DCGM_OTHER;
 }
 
 static inline bool tm_out_of_range(const pfi_telemetry *tm, pfi_telemetry_kind kind, double v)

@@ -797,11 +797,55 @@ pfi_error tm_read_smi_csv(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_
 
 /* ---- dmon ---- */
 
+/*
+ * The units row under a dmon header ("# Idx W C C % % ..."): each value column's unit is
+ * honoured — power in W, mW or kW (scale[i] to W), percent "%", temperature "C", clocks MHz or
+ * GHz, memory MB — or, when it is not the unit the field is kept in, the column is refused
+ * (fields[i] = SIZE_MAX, noted): never read as if in the field's unit.
+ */
+static void dmon_units(pfi_telemetry *tm, const span *u, size_t k, size_t ncol, size_t *fields,
+                       double *scale, const char *name, long line)
+{
+    for (size_t i = 0; i < k && i < ncol; i++) {
+        if (fields[i] == SIZE_MAX || span_eq(u[i], "-"))
+            continue;
+        const pfi_telemetry_field *fl = &tm->fields[fields[i]];
+        bool power = fl->kind == PFI_KIND_POWER_W || fl->kind == PFI_KIND_LIMIT_W;
+        bool clock = strstr(fl->name, "clock_mhz") != NULL;
+        bool temp = strcmp(fl->name, "temp_c") == 0 || strcmp(fl->name, "mem_temp_c") == 0;
+        double sc = NAN;
+        if (power)
+            sc = span_eq(u[i], "W")    ? 1.0
+                 : span_eq(u[i], "mW") ? 1e-3
+                 : span_eq(u[i], "kW") ? 1e3
+                                       : NAN;
+        else if (fl->kind == PFI_KIND_PERCENT)
+            sc = span_eq(u[i], "%") ? 1.0 : NAN;
+        else if (clock)
+            sc = span_eq(u[i], "MHz") ? 1.0 : span_eq(u[i], "GHz") ? 1e3 : NAN;
+        else if (temp)
+            sc = span_eq(u[i], "C") ? 1.0 : NAN;
+        else
+            sc = 1.0; /* a field without a unit of its own: kept as printed */
+        if (isnan(sc)) {
+            char q[TM_QUOTE_LEN];
+            tm_note(tm,
+                    "%s:%ld: column %s: unit '%s' in the units row is not one pfi converts "
+                    "for this field: column refused",
+                    name, line, fl->source, tm_quote(q, u[i].s, u[i].n, 16));
+            fields[i] = SIZE_MAX;
+        } else {
+            scale[i] = sc;
+        }
+    }
+}
+
 pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     (void)diag;
     span f[MAX_COLS + 1];
     size_t fields[MAX_COLS];
+    double scale[MAX_COLS];
     int date_col = -1, time_col = -1, gpu_col = -1;
     size_t ncol = 0;
     char prev_header[1024] = "";
@@ -826,6 +870,8 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
             bool units = k > 0 && (span_eq(f[0], "Idx") || span_eq(f[0], "YYYYMMDD") ||
                                    span_eq(f[0], "HH:MM:SS"));
             if (units || expect_units) {
+                if (expect_units && ncol > 0)
+                    dmon_units(tm, f, k, ncol, fields, scale, name, r->line);
                 expect_units = false;
                 continue;
             }
@@ -836,6 +882,7 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
             snprintf(prev_header, sizeof prev_header, "%s", hdr);
             date_col = time_col = gpu_col = -1;
             for (size_t i = 0; i < k; i++) {
+                scale[i] = 1.0;
                 fields[i] = SIZE_MAX; /* not a value column (Date, Time, gpu: each of them,
                                          also when a header names one twice) */
                 if (span_eq(f[i], "Date"))
@@ -907,6 +954,8 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
                         tm_quote(q, f[i].s, f[i].n, 40));
                 st = PFI_VALUE_MISSING;
             }
+            if (st == PFI_VALUE_OK && !tm_is_dcgm_blank(v))
+                v *= scale[i];
             if ((e = tm_put(tm, ent, fields[i], tt, st, v, -1, false)) != PFI_OK)
                 return e;
         }

@@ -368,8 +368,10 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
     }
     s->last_row = row;
     s->last_pod = pod;
-    if (st == PFI_VALUE_OK && tm_is_dcgm_blank(v))
+    if (st == PFI_VALUE_OK && tm_is_dcgm_blank(v)) {
+        s->n_blank[tm_dcgm_blank_code(v)]++;
         st = PFI_VALUE_MISSING;
+    }
     if (st == PFI_VALUE_OK && tm_out_of_range(tm, kind, v)) {
         s->n_range++;
         if (isnan(s->range_max) || v > s->range_max)
@@ -566,17 +568,98 @@ char *tm_quote(char buf[TM_QUOTE_LEN], const char *s, size_t n, size_t max)
     return pfi_escape(buf, TM_QUOTE_LEN, s, n, max);
 }
 
+/* The mean of field name over GPU entities' valid samples (NaN when none). */
+static double field_mean_all(const pfi_telemetry *tm, const char *name)
+{
+    long f = pfi_telemetry_field_find(tm, name);
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; f >= 0 && i < tm->n_series; i++)
+        if (tm->series[i].field == (size_t)f && tm->entities[tm->series[i].entity].is_gpu) {
+            sum += tm->series[i].sum;
+            n += tm->series[i].n_valid;
+        }
+    return n > 0 ? sum / (double)n : NAN;
+}
+
+/*
+ * A DCGM profiling field (1001-1012) that is exactly 0 on every GPU for the whole run while
+ * the GPUs are busy (utilization >= 10 %, or power >= 30 % of the max limit without a
+ * utilization field) is the profiling module not collecting, not an idle engine: its samples
+ * become missing, with a note.
+ */
+static void zero_profiling(pfi_telemetry *tm)
+{
+    double util = field_mean_all(tm, "gpu_util_pct");
+    double pw = field_mean_all(tm, "power_w");
+    if (isnan(pw))
+        pw = field_mean_all(tm, "power_avg_w");
+    bool busy = util >= 10 || (isnan(util) && tm->max_limit_w > 0 && pw >= 0.3 * tm->max_limit_w);
+    if (!busy)
+        return;
+    for (size_t f = 0; f < tm->n_fields; f++) {
+        const pfi_telemetry_field *fl = &tm->fields[f];
+        if (fl->dcgm_id < 1001 || fl->dcgm_id > 1012)
+            continue;
+        size_t n = 0;
+        bool zero = true;
+        for (size_t i = 0; i < tm->n_series && zero; i++) {
+            const pfi_telemetry_series *s = &tm->series[i];
+            if (s->field != f || !tm->entities[s->entity].is_gpu)
+                continue;
+            n += s->n_valid;
+            zero = s->n_valid == 0 || s->sum == 0;
+        }
+        if (!zero || n == 0)
+            continue;
+        for (size_t i = 0; i < tm->n_series; i++) {
+            pfi_telemetry_series *s = &tm->series[i];
+            if (s->field != f)
+                continue;
+            s->n_missing += s->n_valid;
+            tm->n_stored -= s->n;
+            s->n_valid = s->n = 0;
+            s->sum = 0;
+            s->last_good_t_s = NAN;
+        }
+        if (isnan(util))
+            tm_note(tm,
+                    "%s: exactly 0 on every GPU for the whole run (%zu samples) while the GPUs "
+                    "drew %.0f W on average: the DCGM profiling module was not collecting; "
+                    "taken as missing, not as 0",
+                    fl->name, n, pw);
+        else
+            tm_note(tm,
+                    "%s: exactly 0 on every GPU for the whole run (%zu samples) while the GPUs "
+                    "were %.0f %% busy: the DCGM profiling module was not collecting; taken as "
+                    "missing, not as 0",
+                    fl->name, n, util);
+    }
+}
+
 void pfi_telemetry_summarize(pfi_telemetry *tm)
 {
+    zero_profiling(tm);
     tm_note_gaps(tm);
     for (size_t i = 0; i < tm->n_series; i++) {
         const pfi_telemetry_series *s = &tm->series[i];
         const char *en = tm->entities[s->entity].name;
         const pfi_telemetry_field *f = &tm->fields[s->field];
         size_t total = s->n_valid + s->n_missing + s->n_range;
+        char why[160] = "";
+        static const char *const reason[PFI_DCGM_BLANK_KINDS] = {
+            "blank", "not found", "not supported", "not permissioned", "other blank code"};
+        size_t used = 0;
+        for (int k = 0; k < PFI_DCGM_BLANK_KINDS; k++) {
+            if (s->n_blank[k] == 0 || used >= sizeof why)
+                continue;
+            int w = snprintf(why + used, sizeof why - used, "%s%zu %s",
+                             used ? ", " : "; DCGM: ", s->n_blank[k], reason[k]);
+            used += w > 0 ? (size_t)w : 0;
+        }
         if (s->n_missing > 0)
-            tm_note(tm, "%s: %s not available (%zu of %zu samples missing)%s", en, f->name,
-                    s->n_missing, total,
+            tm_note(tm, "%s: %s not available (%zu of %zu samples missing%s)%s", en, f->name,
+                    s->n_missing, total, why,
                     f->kind == PFI_KIND_RATIO
                         ? ": another profiler may hold the GPU performance counters, or the "
                           "DCGM profiling module is not loaded / not permitted"

