@@ -692,7 +692,9 @@ static int read_run(const ingest_args *a, ingest_run *run)
         return PFI_EXIT_INTERNAL;
     }
     cli_telemetry_host_pattern(a->host_pattern);
-    rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &a->topt, &a->ro, a->quiet, "nothing stored",
+    pfi_reduce_options ro = a->ro;
+    ro.cap_w = isnan(a->cap) ? 0 : a->cap; /* checked against the enforced limit */
+    rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &a->topt, &ro, a->quiet, "nothing stored",
                             run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)
         return rc;
@@ -779,6 +781,14 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
                 red->power.mean, se, red->power.m, red->power.n_valid, red->n_incomplete,
                 red->align_s);
     fputc('\n', o);
+    if (red->n_excluded > 0)
+        fprintf(o,
+                "steady state: %zu of %zu complete timestamps left out (%zu cap-lost: the "
+                "enforced limit was not the cap %s; %zu throttled: clock event reasons other "
+                "than the software power cap)%s\n",
+                red->n_excluded, red->n_complete, red->n_cap_lost,
+                isnan(a->cap) ? "(the first limit sample)" : "given", red->n_throttled,
+                red->flags & PFI_RED_CAP_SHORT ? "; fewer than half remain: no run power" : "");
     if (!isnan(red->energy_j))
         fprintf(o, "energy: %.3f J (%s%s%s)\n", red->energy_j, red->energy_method,
                 red->energy_note[0] ? "; " : "", red->energy_note);
@@ -796,7 +806,7 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
                 num_or(tse, sizeof tse, 3, tls->steady.se, "undefined"), tls->window_rate,
                 log->unit, num_or(tflops, sizeof tflops, 6, tls->tflops_mean, "unavailable"),
                 log->n_nan);
-    fprintf(o, "flags:%s%s%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
+    fprintf(o, "flags:%s%s%s%s%s%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
             red->flags & PFI_RED_NO_POWER ? " no-power" : "",
             red->flags & PFI_RED_GPU_LOST ? " gpu-lost" : "",
             red->flags & PFI_RED_INCOMPLETE ? " incomplete" : "",
@@ -806,7 +816,10 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
             red->flags & PFI_RED_NAN_LOSS ? " nan-loss" : "",
             red->flags & PFI_RED_NO_THROUGHPUT ? " no-throughput" : "",
             red->flags & PFI_RED_TIME_GAP ? " time-gap" : "",
-            red->flags & PFI_RED_ENERGY_PARTIAL ? " energy-partial" : "");
+            red->flags & PFI_RED_ENERGY_PARTIAL ? " energy-partial" : "",
+            red->flags & PFI_RED_CAP_LOST ? " cap-lost" : "",
+            red->flags & PFI_RED_THROTTLED ? " throttled" : "",
+            red->flags & PFI_RED_CAP_SHORT ? " cap-short" : "");
     if ((red->flags & PFI_RED_INVALID) && !(red->flags & PFI_RED_NO_POWER))
         fprintf(o, "%s\n",
                 a->dry ? "this run is INVALID for PFI: it would be stored, but "

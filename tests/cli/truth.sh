@@ -76,4 +76,52 @@ grep_out predict-unknown-said "unknown feature 'dcgm_dram_activ'" "$T/err"
 printf 'group,job_class,pfi,dcgm_dram_active,dcgm_mem_copy_util\ng1,dense,1.5,0.4,30\n' >"$T/g.csv"
 check predict-groups-range 1 "$PFI" predict -m "$T/model.json" --groups "$T/g.csv"
 grep_out predict-groups-said "group 'g1'.* outside its physical range" "$T/err"
+
+# ---- cap-lost and throttled ----
+# 2 GPUs x 20 s: gpu0 290 W, gpu1 291 W at a 300 W cap; at s = 4, 5 gpu0 is thermally
+# throttled (HW thermal 0x40) and draws 100 W; at s = 12..15 gpu1's enforced limit is 700 W (the
+# driver reverted it) and it draws 650 W. Left out: 2 throttled + 4 cap-lost of 20 timestamps;
+# the steady state (q = 1) is the mean of the other 14: 290 + 291 = 581 W (with them it would
+# be (14 * 581 + 2 * 391 + 4 * 940) / 20 = 633.8 W).
+caps_csv() { # caps_csv LAYOUT: new (enforced.power.limit + clocks_event_reasons.active) or old
+    if [ "$1" = new ]; then echo "timestamp, index, power.draw [W], enforced.power.limit [W], clocks_event_reasons.active"
+    else echo "timestamp, index, power.draw [W], power.limit [W], clocks_throttle_reasons.sw_power_cap, clocks_throttle_reasons.hw_thermal_slowdown"; fi
+    for s in $(seq 0 19); do for g in 0 1; do
+        p=$((290 + g)); lim=300.00; r=0x0000000000000004; old="Active, Not Active"
+        if [ "$g" = 1 ] && [ "$s" -ge 12 ] && [ "$s" -lt 16 ]; then lim=700.00; p=650; fi
+        if [ "$g" = 0 ] && [ "$s" -ge 4 ] && [ "$s" -lt 6 ]; then r=0x0000000000000044; old="Active, Active"; p=100; fi
+        if [ "$1" = new ]; then printf '2026/01/01 00:00:%02d.%03d, %d, %d.00 W, %s W, %s\n' "$s" "$g" "$g" "$p" "$lim" "$r"
+        else printf '2026/01/01 00:00:%02d.%03d, %d, %d.00 W, %s W, %s\n' "$s" "$g" "$g" "$p" "$lim" "$old"; fi
+    done; done
+}
+for layout in new old; do
+    caps_csv $layout >"$T/caps_$layout.csv"
+    check "caps-$layout" 0 "$PFI" ingest --dry-run --q 1 --cap 300 --telemetry "$T/caps_$layout.csv"
+    near "caps-$layout-power" "$(job_power "$T/out")" 581 0.0001
+    grep_out "caps-$layout-counts" "steady state: 6 of 20 complete timestamps left out (4 cap-lost: .*; 2 throttled" "$T/out"
+    grep_out "caps-$layout-flags" "flags: .*cap-lost throttled" "$T/out"
+done
+# dcgmi dmon -e 155,160,112 (POWER, PMLMT, DVCCTR): the same run, nominal time
+{ echo "#Entity   POWER   PMLMT   DVCCTR"; echo "ID"
+  for s in $(seq 0 19); do for g in 0 1; do
+      p=$((290 + g)); lim=300; r=4
+      if [ "$g" = 1 ] && [ "$s" -ge 12 ] && [ "$s" -lt 16 ]; then lim=700; p=650; fi
+      if [ "$g" = 0 ] && [ "$s" -ge 4 ] && [ "$s" -lt 6 ]; then r=68; p=100; fi
+      echo "GPU $g   $p.000   $lim.000   $r"
+  done; done; } >"$T/caps.dcgmi"
+check caps-dcgmi 0 "$PFI" ingest --dry-run --q 1 --cap 300 --telemetry "$T/caps.dcgmi"
+near caps-dcgmi-power "$(job_power "$T/out")" 581 0.0001
+grep_out caps-dcgmi-flags "flags: .*cap-lost throttled" "$T/out"
+# the cap the run claims (250 W) never held: every timestamp left out, no run power, INVALID
+check caps-never 0 "$PFI" ingest --dry-run --q 1 --cap 250 --telemetry "$T/caps_new.csv"
+grep_out caps-never-flags "flags: .*cap-lost throttled cap-short" "$T/out"
+grep_out caps-never-invalid "this run is INVALID for PFI" "$T/out"
+grep_out caps-never-nopower "^power: power_w$" "$T/out"
+# sync boost (0x10) throttles too; idle (0x1) and application clocks (0x2) do not
+sed 's/0x0000000000000044/0x0000000000000013/' "$T/caps_new.csv" >"$T/caps_sync.csv"
+check caps-sync 0 "$PFI" ingest --dry-run --q 1 --cap 300 --telemetry "$T/caps_sync.csv"
+grep_out caps-sync-counts "2 throttled" "$T/out"
+sed 's/0x0000000000000044/0x0000000000000003/' "$T/caps_new.csv" >"$T/caps_idle.csv"
+check caps-idle 0 "$PFI" ingest --dry-run --q 1 --cap 300 --telemetry "$T/caps_idle.csv"
+grep_out caps-idle-counts "4 of 20 complete timestamps left out (4 cap-lost: .*; 0 throttled" "$T/out"
 exit $fail

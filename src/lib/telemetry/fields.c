@@ -36,6 +36,8 @@ static const struct field_alias {
     {"clocks.mem", "mem_clock_mhz", PFI_KIND_OTHER, 101},
     {"memory.used", "fb_used_mib", PFI_KIND_OTHER, 252},
     {"fan.speed", "fan_pct", PFI_KIND_PERCENT, 0},
+    {"clocks_event_reasons.active", "clock_event_reasons", PFI_KIND_OTHER, 112},
+    {"clocks_throttle_reasons.active", "clock_event_reasons", PFI_KIND_OTHER, 112},
     /* dmon */
     {"pwr", "power_w", PFI_KIND_POWER_W, 155},
     {"gtemp", "temp_c", PFI_KIND_OTHER, 150},
@@ -86,6 +88,9 @@ static const struct field_alias {
     {"DCGM_FI_DEV_SM_CLOCK", "sm_clock_mhz", PFI_KIND_OTHER, 100},
     {"DCGM_FI_DEV_MEM_CLOCK", "mem_clock_mhz", PFI_KIND_OTHER, 101},
     {"DCGM_FI_DEV_FB_USED", "fb_used_mib", PFI_KIND_OTHER, 252},
+    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "clock_event_reasons", PFI_KIND_OTHER, 112},
+    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "clock_event_reasons", PFI_KIND_OTHER, 112},
+    {"DVCCTR", "clock_event_reasons", PFI_KIND_OTHER, 112},
     {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gr_active", PFI_KIND_RATIO, 1001},
     {"DCGM_FI_PROF_SM_ACTIVE", "sm_active", PFI_KIND_RATIO, 1002},
     {"DCGM_FI_PROF_SM_OCCUPANCY", "sm_occupancy", PFI_KIND_RATIO, 1003},

@@ -134,12 +134,50 @@ static void gpu_name(char *out, span idx)
 
 /* ---- --query-gpu CSV ---- */
 
-enum { COL_VALUE, COL_TIMESTAMP, COL_INDEX, COL_BUS, COL_UUID, COL_TEXT, COL_HOST };
+enum { COL_VALUE, COL_TIMESTAMP, COL_INDEX, COL_BUS, COL_UUID, COL_TEXT, COL_HOST, COL_REASON };
+
+/* nvidia-smi's clocks_event_reasons.* (clocks_throttle_reasons.* before R535) columns: the
+ * NVML nvmlClocksEventReason bit of each reason, "active" the whole mask (hex). */
+static const struct reason_bit {
+    const char *name;
+    unsigned bit;
+} reason_bits[] = {
+    {"active", 0},
+    {"gpu_idle", 0x1},
+    {"applications_clocks_setting", 0x2},
+    {"sw_power_cap", 0x4},
+    {"hw_slowdown", 0x8},
+    {"sync_boost", 0x10},
+    {"sw_thermal_slowdown", 0x20},
+    {"hw_thermal_slowdown", 0x40},
+    {"hw_power_brake_slowdown", 0x80},
+    {"display_clock_setting", 0x100},
+};
+
+/* The reason column x ("clocks_event_reasons.hw_slowdown"): its bit in *bit (0: the mask),
+ * false when x is not one ("...supported" and unknown reasons stay text). */
+static bool reason_column(span x, unsigned *bit)
+{
+    size_t p;
+    if (x.n > 21 && memcmp(x.s, "clocks_event_reasons.", 21) == 0)
+        p = 21;
+    else if (x.n > 24 && memcmp(x.s, "clocks_throttle_reasons.", 24) == 0)
+        p = 24;
+    else
+        return false;
+    for (size_t i = 0; i < sizeof reason_bits / sizeof reason_bits[0]; i++)
+        if (span_eq((span){x.s + p, x.n - p}, reason_bits[i].name)) {
+            *bit = reason_bits[i].bit;
+            return true;
+        }
+    return false;
+}
 
 typedef struct csv_col {
     int role;
     size_t field;
     char unit[16];
+    unsigned bit; /* COL_REASON: its clock event reason bit, 0 for the whole mask */
 } csv_col;
 
 static bool looks_like_header(const span *f, size_t n)
@@ -185,9 +223,15 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
             cols[i].role = COL_UUID;
         else if (span_eq(x, "hostname") || span_eq(x, "host") || span_eq(x, "node"))
             cols[i].role = COL_HOST; /* added by capture scripts: $(hostname), ... */
-        else if (span_eq(x, "name") || span_eq(x, "driver_version") || span_eq(x, "serial") ||
-                 span_eq(x, "pstate") ||
-                 (x.n > 7 && memcmp(x.s, "clocks_", 7) == 0 && memmem(x.s, x.n, "reasons", 7)))
+        else if (reason_column(x, &cols[i].bit)) {
+            cols[i].role = COL_REASON; /* every reason column fills one mask field */
+            pfi_error e = tm_field(tm, "clocks_event_reasons.active", 27, &cols[i].field);
+            if (e != PFI_OK)
+                return e;
+        } else if (span_eq(x, "name") || span_eq(x, "driver_version") || span_eq(x, "serial") ||
+                   span_eq(x, "pstate") ||
+                   (x.n > 7 && memcmp(x.s, "clocks_", 7) == 0 && memmem(x.s, x.n, "reasons", 7) &&
+                    !reason_column(x, &cols[i].bit)))
             cols[i].role = COL_TEXT;
         else {
             cols[i].role = COL_VALUE;
@@ -338,7 +382,7 @@ static void csv_layout_of(const csv_col *cols, size_t ncol, csv_layout *L)
             L->n_time++;
             L->time_col = i;
         } else if (cols[i].role == COL_BUS || cols[i].role == COL_UUID ||
-                   cols[i].role == COL_HOST) {
+                   cols[i].role == COL_HOST || cols[i].role == COL_REASON) {
             L->n_bus++; /* identity beyond the index: the general path keys the row */
         } else if (cols[i].role == COL_VALUE) {
             L->n_value++;
@@ -696,6 +740,36 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
         snprintf(ename, sizeof ename, "gpu-%s", bus);
     /* The GPU is its UUID when the file gives one (an index or bus id is only a label within
      * one host), and its host is the row's own when a column gives it. */
+    /* The clock event reasons of the row: the mask column, or the bits of the per-reason
+     * columns ("Active" / "Not Active"); missing when no reason cell is readable. */
+    unsigned long long reasons = 0;
+    bool have_reasons = false, any_reason_col = false;
+    size_t reason_field = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (cols[i].role != COL_REASON)
+            continue;
+        any_reason_col = true;
+        reason_field = cols[i].field;
+        span x = f[i];
+        if (cols[i].bit == 0) {
+            char hx[24];
+            char *end = NULL;
+            if (x.n > 0 && x.n < sizeof hx) {
+                memcpy(hx, x.s, x.n);
+                hx[x.n] = '\0';
+                unsigned long long m = strtoull(hx, &end, 0);
+                if (end != hx && *end == '\0') {
+                    reasons |= m;
+                    have_reasons = true;
+                }
+            }
+        } else if (span_eq(x, "Active")) {
+            reasons |= cols[i].bit;
+            have_reasons = true;
+        } else if (span_eq(x, "Not Active")) {
+            have_reasons = true;
+        }
+    }
     char key[320];
     if (uuid.n > 0 && host.n > 0)
         snprintf(key, sizeof key, "%.*s/%.*s", (int)host.n, host.s, (int)uuid.n, uuid.s);
@@ -724,6 +798,10 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
         if ((e = tm_put(tm, st->ent, cols[i].field, tt, vs, v, -1, false)) != PFI_OK)
             return e;
     }
+    if (any_reason_col &&
+        (e = tm_put(tm, st->ent, reason_field, tt, have_reasons ? PFI_VALUE_OK : PFI_VALUE_MISSING,
+                    have_reasons ? (double)reasons : NAN, -1, false)) != PFI_OK)
+        return e;
     en = &tm->entities[st->ent];
     if (lost)
         tm_mark_lost(tm, st->ent, tt);

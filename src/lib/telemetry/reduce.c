@@ -112,6 +112,7 @@ typedef struct grid_row {
     unsigned g;     /* index into the job's GPUs */
     unsigned valid; /* 1: v is a sample; 0: a missing value's timestamp */
     size_t i;       /* index in that GPU's valid samples or missing times */
+    unsigned excl;  /* PFI_RED_CAP_LOST / PFI_RED_THROTTLED: the sample is not steady state */
 } grid_row;
 
 /* Time order; within one time, by GPU, the valid sample before a missing one, file order. */
@@ -445,11 +446,68 @@ static double first_sample_time(const pfi_telemetry *tm)
     return t0;
 }
 
+/*
+ * Why GPU e's power sample at t is not steady state at the run's cap (DESIGN §9): the
+ * enforced limit (enforced_limit_w, else power_limit_w) at t — its last sample at or before
+ * t — differs from the cap (o->cap_w, else the GPU's first limit sample) by more than
+ * max(1 W, 0.5 %): PFI_RED_CAP_LOST; its clock event reasons (DCGM 112, NVML
+ * nvmlClocksEventReasons) at t hold a reason other than the software power cap, idle or the
+ * application clocks (PFI_RED_THROTTLE_MASK: HW slowdown, sync boost, SW / HW thermal, HW
+ * power brake): PFI_RED_THROTTLED. 0 when the telemetry has neither field.
+ */
+typedef struct excl_series {
+    const pfi_telemetry_series *limit, *reasons; /* NULL: the GPU has none */
+} excl_series;
+
+static excl_series excl_series_of(const pfi_telemetry *tm, size_t e)
+{
+    long lf = pfi_telemetry_field_find(tm, "enforced_limit_w");
+    const pfi_telemetry_series *ls = lf >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)lf) : NULL;
+    if (ls == NULL || ls->n == 0) {
+        lf = pfi_telemetry_field_find(tm, "power_limit_w");
+        ls = lf >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)lf) : NULL;
+    }
+    long rf = pfi_telemetry_field_find(tm, "clock_event_reasons");
+    return (excl_series){ls, rf >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)rf) : NULL};
+}
+
+static unsigned sample_excluded(const excl_series *xs, const pfi_reduce_options *o, double t)
+{
+    unsigned x = 0;
+    const pfi_telemetry_series *both[2] = {xs->limit, xs->reasons};
+    if (both[0] == NULL && both[1] == NULL)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        const pfi_telemetry_series *s = both[k];
+        if (s == NULL || s->n == 0 || !(s->t_s[0] <= t + 1e-6))
+            continue;
+        size_t lo = 0, hi = s->n; /* the last sample at or before t (times ascending) */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->t_s[mid] <= t + 1e-6)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        double v = s->value[lo];
+        if (k == 0) {
+            double cap = o->cap_w > 0 ? o->cap_w : s->value[0];
+            double tol = cap * 0.005 > 1.0 ? cap * 0.005 : 1.0;
+            if (fabs(v - cap) > tol)
+                x |= PFI_RED_CAP_LOST;
+        } else if (v >= 0 && v < 18446744073709551616.0 &&
+                   ((unsigned long long)v & PFI_RED_THROTTLE_MASK) != 0) {
+            x |= PFI_RED_THROTTLED;
+        }
+    }
+    return x;
+}
+
 /* Every row of the power field fp of the job's GPUs, valid or missing (rows of them), in
  * time order (not file order: a backwards clock jump splits a series), to find the capture
  * loops: *r (owned by the caller, pfi_free), *n of them. */
-static pfi_error grid_rows(const pfi_telemetry *tm, const size_t *gpus, size_t ng, size_t fp,
-                           size_t rows, grid_row **r_out, size_t *n_out)
+static pfi_error grid_rows(const pfi_telemetry *tm, const pfi_reduce_options *o, const size_t *gpus,
+                           size_t ng, size_t fp, size_t rows, grid_row **r_out, size_t *n_out)
 {
     grid_row *r = pfi_malloc(rows * sizeof *r);
     if (r == NULL)
@@ -457,13 +515,15 @@ static pfi_error grid_rows(const pfi_telemetry *tm, const size_t *gpus, size_t n
     size_t n = 0;
     for (size_t g = 0; g < ng; g++) {
         const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, gpus[g], fp);
+        excl_series xs = excl_series_of(tm, gpus[g]);
         for (size_t i = 0; s != NULL && i < s->n + s->n_miss; i++) {
             bool valid = i < s->n;
             r[n++] = (grid_row){.t = valid ? s->t_s[i] : s->miss_t[i - s->n],
                                 .v = valid ? s->value[i] : NAN,
                                 .g = (unsigned)g,
                                 .valid = valid,
-                                .i = valid ? i : i - s->n};
+                                .i = valid ? i : i - s->n,
+                                .excl = valid ? sample_excluded(&xs, o, s->t_s[i]) : 0};
         }
     }
     qsort(r, n, sizeof *r, grid_row_cmp);
@@ -482,6 +542,7 @@ typedef struct power_bins {
     double *sum;        /* nb */
     unsigned *cnt;      /* nb */
     unsigned char *row; /* nb */
+    unsigned *excl;     /* nb: PFI_RED_CAP_LOST / _THROTTLED of a GPU's sample there */
     size_t *stamp, *last;
 } power_bins;
 
@@ -491,6 +552,7 @@ static void power_bins_free(power_bins *b)
     pfi_free(b->sum);
     pfi_free(b->cnt);
     pfi_free(b->row);
+    pfi_free(b->excl);
     pfi_free(b->stamp);
     pfi_free(b->last);
     *b = (power_bins){0};
@@ -506,9 +568,11 @@ static pfi_error power_bins_alloc(power_bins *b, size_t nb, bool per_loop, size_
     b->sum = pfi_calloc(nb, sizeof *b->sum);
     b->cnt = pfi_calloc(nb, sizeof *b->cnt);
     b->row = pfi_calloc(nb, 1);
+    b->excl = pfi_calloc(nb, sizeof *b->excl);
     b->stamp = pfi_malloc(ng * sizeof *b->stamp);
     b->last = pfi_malloc(ng * sizeof *b->last);
-    if (b->sum == NULL || b->cnt == NULL || b->row == NULL || b->stamp == NULL || b->last == NULL) {
+    if (b->sum == NULL || b->cnt == NULL || b->row == NULL || b->excl == NULL || b->stamp == NULL ||
+        b->last == NULL) {
         power_bins_free(b);
         return PFI_ERR_NOMEM;
     }
@@ -549,6 +613,7 @@ static void bin_capture_loops(const grid_row *r, size_t n, size_t ng, double t0,
         if (!r[i].valid || b->last[r[i].g] == bin)
             continue;
         b->last[r[i].g] = bin;
+        b->excl[bin] |= r[i].excl;
         b->sum[bin] += r[i].v;
         b->cnt[bin]++;
     }
@@ -577,10 +642,23 @@ static pfi_error steady_power(const power_bins *b, size_t ng, double align,
                 continue;
             }
             out->n_complete++;
+            if (b->excl[i]) { /* the cap did not hold, or something else throttled */
+                out->n_cap_lost += (b->excl[i] & PFI_RED_CAP_LOST) != 0;
+                out->n_throttled += (b->excl[i] & PFI_RED_THROTTLED) != 0;
+                out->n_excluded++;
+                out->flags |= b->excl[i];
+                continue;
+            }
             tv[k] = b->per_loop ? b->lt[i] : (double)i * align;
             pv[k++] = b->sum[i];
         }
         e = pfi_steady_state(tv, pv, NULL, k, o->warmup_s, o->q, work, &out->power);
+        /* Too few timestamps left where the cap held: no steady state at this cap. */
+        if (out->n_excluded > 0 && (e == PFI_ERR_EMPTY || 2 * k < out->n_complete)) {
+            out->flags |= PFI_RED_CAP_SHORT;
+            out->power.mean = out->power.se = NAN;
+            e = PFI_OK;
+        }
         if (e == PFI_ERR_EMPTY) {
             out->flags |= PFI_RED_NO_POWER;
             e = PFI_OK;
@@ -625,7 +703,7 @@ static pfi_error reduce_job_power(const pfi_telemetry *tm, const pfi_reduce_opti
     }
     grid_row *r;
     size_t n;
-    if (grid_rows(tm, gpus, ng, fp, rows, &r, &n) != PFI_OK)
+    if (grid_rows(tm, o, gpus, ng, fp, rows, &r, &n) != PFI_OK)
         return PFI_ERR_NOMEM;
     if (r[0].t < *t0)
         *t0 = r[0].t;
