@@ -63,14 +63,15 @@ typedef enum pfi_telemetry_format {
     PFI_TELEMETRY_SMI_QUERY = 3,
     PFI_TELEMETRY_DCGMI_DMON = 4,
     PFI_TELEMETRY_PROM = 5,
-    PFI_TELEMETRY_SMI_XML = 6
+    PFI_TELEMETRY_SMI_XML = 6,
+    PFI_TELEMETRY_PROM_API = 7 /* Prometheus HTTP API /api/v1/query(_range) JSON */
 } pfi_telemetry_format;
 /* The formats are numbered 0 .. PFI_TELEMETRY_FORMAT_COUNT - 1 (PFI_TELEMETRY_AUTO first): a
  * caller lists them with pfi_telemetry_format_name over that range. */
-#define PFI_TELEMETRY_FORMAT_COUNT 7
+#define PFI_TELEMETRY_FORMAT_COUNT 8
 
 /* pfi_telemetry_format_name — "nvidia-smi-csv", "dmon", "nvidia-smi-q", "dcgmi-dmon", "prometheus",
- * "nvidia-smi-xml". */
+ * "nvidia-smi-xml", "prometheus-api". */
 const char *pfi_telemetry_format_name(pfi_telemetry_format f);
 
 /* pfi_telemetry_format_parse — inverse of pfi_telemetry_format_name ("auto" too); false when

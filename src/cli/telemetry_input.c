@@ -111,7 +111,7 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
     bool said_hosts = false;
     for (size_t i = 0; i < n_files; i++) {
         size_t notes_before = tm->n_notes, rows_before = tm->n_rows;
-        char host[256];
+        char host[256] = "";
         if (topt->host == NULL) {
             if (!file_host(files[i], n_files, have_re ? &re : NULL, host, sizeof host)) {
                 cli_error("%s: --host-pattern '%s' finds no host in the file name", files[i],
@@ -125,13 +125,6 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                 rc = PFI_EXIT_INTERNAL;
                 break;
             }
-            if (host[0] != '\0' && !said_hosts && !quiet && !have_re)
-                fprintf(stderr,
-                        "pfi: note: GPUs without a host in the file are keyed by the file name's "
-                        "host (%s: %s; --host-pattern RE, or --host NAME when all files are one "
-                        "host's)\n",
-                        files[i], host);
-            said_hosts = true;
         }
         size_t errors_before = tm->n_tool_errors;
         /* An empty file is a failed capture, like any other file of the batch that has no
@@ -147,7 +140,20 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                 rc = PFI_EXIT_DATA;
             continue;
         }
+        size_t ents_before = tm->n_entities;
         pfi_error e = pfi_telemetry_read_file(tm, files[i], (pfi_telemetry_format)fmt, &d);
+        /* Said once, when a file's GPUs took their host from its name. */
+        for (size_t k = ents_before;
+             topt->host == NULL && !have_re && !said_hosts && !quiet && k < tm->n_entities; k++)
+            if (tm->entities[k].host != NULL && strcmp(tm->entities[k].host, host) == 0 &&
+                tm->file_host != NULL) {
+                fprintf(stderr,
+                        "pfi: note: GPUs without a host in the file are keyed by the file name's "
+                        "host (%s: %s; --host-pattern RE, or --host NAME when all files are one "
+                        "host's)\n",
+                        files[i], host);
+                said_hosts = true;
+            }
         if (!quiet)
             print_notes(tm, notes_before, false);
         int frc = PFI_EXIT_OK;

@@ -124,4 +124,77 @@ grep_out caps-sync-counts "2 throttled" "$T/out"
 sed 's/0x0000000000000044/0x0000000000000003/' "$T/caps_new.csv" >"$T/caps_idle.csv"
 check caps-idle 0 "$PFI" ingest --dry-run --q 1 --cap 300 --telemetry "$T/caps_idle.csv"
 grep_out caps-idle-counts "4 of 20 complete timestamps left out (4 cap-lost: .*; 0 throttled" "$T/out"
+
+# ---- Prometheus HTTP API answers (query_range matrix, query vector) ----
+# matrix: node-a's GPU 300, 310, NaN, 320 W; node-b's 200, 210, 220, 230 W every 15 s; a second
+# node-b series (another instance) is a duplicate, dropped; a series without __name__ is
+# skipped. Complete timestamps: 500, 520, 550 W -> mean 523.3333 W; the NaN one incomplete.
+cat >"$T/range.json" <<'JSON'
+{"status":"success","data":{"resultType":"matrix","result":[
+{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"0","UUID":"GPU-aaaa0000-0000","Hostname":"node-a","pod":"p"},"values":[[1767268800,"300"],[1767268815,"310"],[1767268830,"NaN"],[1767268845,"320"]]},
+{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"0","UUID":"GPU-bbbb0000-0000","Hostname":"node-b"},"values":[[1767268800,"200"],[1767268815,"210"],[1767268830,"220"],[1767268845,"230"]]},
+{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"0","UUID":"GPU-bbbb0000-0000","Hostname":"node-b","instance":"x2"},"values":[[1767268800,"999"]]},
+{"metric":{"gpu":"0","UUID":"GPU-aaaa0000-0000","Hostname":"node-a"},"values":[[1767268800,"1"]]}
+]}}
+JSON
+check api-matrix 0 "$PFI" ingest --dry-run --q 1 --telemetry "$T/range.json"
+near api-matrix-power "$(job_power "$T/out")" 523.3333 0.0001
+grep_out api-matrix-format "format prometheus-api, 8 rows" "$T/out"
+grep_out api-matrix-incomplete "top 3 of 3 complete timestamps; 1 incomplete" "$T/out"
+grep_out api-matrix-dup "node-b/GPU-bbbb0000-0000: 1 duplicate power_w samples dropped" "$T/err"
+grep_out api-matrix-noname "1 series without __name__" "$T/err"
+# a raw energy counter that resets: 0 -> 4.5 MJ... (mJ), reset, 0 -> 4.5e6 mJ: 9000 J, the
+# 15 s across the reset left out (partial), never a negative step
+cat >"$T/reset.json" <<'JSON'
+{"status":"success","data":{"resultType":"matrix","result":[
+{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"0","UUID":"GPU-c0","Hostname":"n1"},"values":[[1000,"300"],[1015,"300"],[1030,"300"],[1045,"300"]]},
+{"metric":{"__name__":"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION","gpu":"0","UUID":"GPU-c0","Hostname":"n1"},"values":[[1000,"0"],[1015,"4500000"],[1030,"0"],[1045,"4500000"]]}
+]}}
+JSON
+check api-reset 0 "$PFI" ingest --dry-run --q 1 --telemetry "$T/reset.json"
+grep_out api-reset-energy "energy: 9000.000 J (counter; partial" "$T/out"
+# vector: a GPU whose value is +Inf is missing: no timestamp is complete
+printf '{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"0","UUID":"GPU-v0","Hostname":"n1"},"value":[1000.5,"301.5"]},{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"1","UUID":"GPU-v1","Hostname":"n1"},"value":[1000.5,"+Inf"]},{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"0","UUID":"GPU-v2","Hostname":"n2"},"value":[1000.5,"299"]}]}}' >"$T/vec.json"
+check api-vector 1 "$PFI" ingest --dry-run --telemetry "$T/vec.json"
+grep_out api-vector-missing "n1/GPU-v1: 1 row, power_w 0 valid / 1 missing" "$T/out"
+grep_out api-vector-gpus "n2/GPU-v2: 1 row, power_w 1 valid" "$T/out"
+printf '{"status":"error","errorType":"bad_data","error":"parse error"}' >"$T/err.json"
+check api-error 1 "$PFI" ingest --dry-run --telemetry "$T/err.json"
+grep_out api-error-said "the tool reported: Prometheus: bad_data: parse error" "$T/err"
+
+# ---- pfi's own outputs round-trip ----
+# pfi probe --record (emulated GPUs): pfi ingest reads the replay CSV; the job power (q = 1) is
+# the mean over the recording's timestamps of the GPUs' sum, computed here with awk
+check probe-record 0 "$PFI" probe --backend emulated --emulate gpus=4 --record "$T/rec.csv" \
+    --duration 5s --interval 0.5s
+want_rec=$(awk -F, 'NR > 1 { s[$1 < 0 ? 0 : int($1 * 2 + 0.5)] += $3 } END { for (k in s) { t += s[k]; n++ } printf "%.4f", t / n }' "$T/rec.csv")
+check probe-record-ingest 0 "$PFI" ingest --dry-run --q 1 --telemetry "$T/rec.csv"
+near probe-record-power "$(job_power "$T/out")" "$want_rec" 0.01
+grep_out probe-record-gpus "^  gpu3: 10 rows" "$T/out"
+# pfid's /metrics, two scrapes of an emulated node: 2 GPUs keyed (hostname, uuid)
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/token"; chmod 600 "$T/token"
+PFID=$(dirname "$PFI")/pfid
+if [ -x "$PFID" ] && command -v curl >/dev/null; then
+    "$PFID" -b emulated --emulate gpus=2 -l 127.0.0.1:0 -s port_file="$T/port" -t "$T/token" \
+        -j "$T/journal" -i 100ms 2>"$T/pfid.log" &
+    pid=$!
+    i=0; while [ ! -s "$T/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    for k in 1 2; do
+        i=0; : >"$T/m$k.prom"
+        while ! grep -q '^pfi_gpu_power_watts' "$T/m$k.prom" && [ $i -lt 200 ]; do
+            sleep 0.05; curl -s "127.0.0.1:$(cat "$T/port")/metrics" >"$T/m$k.prom"; i=$((i + 1))
+        done
+    done
+    kill "$pid"; wait "$pid" 2>/dev/null
+    want_m=$(awk '/^pfi_gpu_power_watts/ { s += $2 } END { printf "%.4f", s / 2 }' "$T/m1.prom" "$T/m2.prom")
+    check pfid-metrics 0 "$PFI" ingest --dry-run --q 1 --interval 1 --telemetry "$T/m1.prom" --telemetry "$T/m2.prom"
+    near pfid-metrics-power "$(job_power "$T/out")" "$want_m" 0.001
+    n=$(grep -c '^  .*/EMU-[0-9-]*: 2 rows, power_w 2 valid' "$T/out")
+    [ "$n" = 2 ] && echo "ok   pfid-metrics-gpus" || { echo "FAIL pfid-metrics-gpus: $n"; cat "$T/out"; fail=1; }
+    # the enforced limit pfid exports (700 W) is read: a run claiming 300 W is cap-lost
+    check pfid-metrics-cap 0 "$PFI" ingest --dry-run --cap 300 --interval 1 --telemetry "$T/m1.prom" --telemetry "$T/m2.prom"
+    grep_out pfid-metrics-caplost "flags: .*cap-lost" "$T/out"
+    check pfid-metrics-cap-held 0 "$PFI" ingest --dry-run --cap 700 --interval 1 --telemetry "$T/m1.prom" --telemetry "$T/m2.prom"
+    if grep -q cap-lost "$T/out"; then echo "FAIL pfid-metrics-cap-held"; fail=1; else echo "ok   pfid-metrics-cap-held"; fi
+fi
 exit $fail

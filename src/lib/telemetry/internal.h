@@ -302,6 +302,11 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
 pfi_error tm_read_dcgmi(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_prom(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_smi_xml(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+pfi_error tm_read_prom_api(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+/* The field a Prometheus metric m is read as (prometheus.c): pfid's families mapped to
+ * the DCGM field they are (*scale: the factor to its unit), others as they stand; false for
+ * pfid families that are not samples. */
+bool tm_prom_metric_field(const char *m, size_t n, const char **as, size_t *as_n, double *scale);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
 long tm_days_from_civil(long y, unsigned m, unsigned d);

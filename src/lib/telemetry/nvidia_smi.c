@@ -134,7 +134,37 @@ static void gpu_name(char *out, span idx)
 
 /* ---- --query-gpu CSV ---- */
 
-enum { COL_VALUE, COL_TIMESTAMP, COL_INDEX, COL_BUS, COL_UUID, COL_TEXT, COL_HOST, COL_REASON };
+enum {
+    COL_VALUE,
+    COL_TIMESTAMP,
+    COL_INDEX,
+    COL_BUS,
+    COL_UUID,
+    COL_TEXT,
+    COL_HOST,
+    COL_REASON,
+    COL_TSEC /* seconds from the recording's start (pfi's replay CSV: t_s) */
+};
+
+/* The columns of pfi's own replay CSV (`pfi sweep --record`, `pfi probe --record`,
+ * src/cli/hwutil.c) as the fields they are and the factor to each field's unit, so that pfi
+ * ingest reads what pfi wrote. */
+static const struct record_col {
+    const char *name, *as;
+    double scale;
+} record_cols[] = {
+    {"power_w", "power.draw", 1},
+    {"energy_j", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", 1000},
+    {"sm_clock_mhz", "clocks.sm", 1},
+    {"mem_clock_mhz", "clocks.mem", 1},
+    {"gpu_util", "utilization.gpu", 100},
+    {"mem_util", "utilization.memory", 100},
+    {"temp_c", "temperature.gpu", 1},
+    {"dram_active", "DCGM_FI_PROF_DRAM_ACTIVE", 1},
+    {"tensor_active", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 1},
+    {"sm_active", "DCGM_FI_PROF_SM_ACTIVE", 1},
+    {"enforced_limit_w", "enforced.power.limit", 1},
+};
 
 /* nvidia-smi's clocks_event_reasons.* (clocks_throttle_reasons.* before R535) columns: the
  * NVML nvmlClocksEventReason bit of each reason, "active" the whole mask (hex). */
@@ -178,6 +208,7 @@ typedef struct csv_col {
     size_t field;
     char unit[16];
     unsigned bit; /* COL_REASON: its clock event reason bit, 0 for the whole mask */
+    double scale; /* COL_VALUE: the factor to the field's unit (pfi's replay CSV), else 1 */
 } csv_col;
 
 static bool looks_like_header(const span *f, size_t n)
@@ -202,6 +233,7 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
     for (size_t i = 0; i < n; i++) {
         span x = f[i];
         cols[i].unit[0] = '\0';
+        cols[i].scale = 1;
         if (x.n > 2 && x.s[x.n - 1] == ']') {
             const char *br = memchr(x.s, '[', x.n);
             if (br != NULL) {
@@ -213,9 +245,27 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
                 x = span_trim((span){x.s, (size_t)(br - x.s)});
             }
         }
-        if (span_eq(x, "timestamp"))
+        const struct record_col *rc = NULL;
+        for (size_t q = 0; q < sizeof record_cols / sizeof record_cols[0] && rc == NULL; q++)
+            if (span_eq(x, record_cols[q].name))
+                rc = &record_cols[q];
+        if (rc != NULL) {
+            cols[i].role = COL_VALUE;
+            cols[i].scale = rc->scale;
+            pfi_error e = tm_field(tm, rc->as, strlen(rc->as), &cols[i].field);
+            if (e != PFI_OK)
+                return e;
+        } else if (span_eq(x, "t_s"))
+            cols[i].role = COL_TSEC;
+        else if (span_eq(x, "clock_event_reasons")) {
+            cols[i].role = COL_REASON;
+            cols[i].bit = 0;
+            pfi_error e = tm_field(tm, "clocks_event_reasons.active", 27, &cols[i].field);
+            if (e != PFI_OK)
+                return e;
+        } else if (span_eq(x, "timestamp"))
             cols[i].role = COL_TIMESTAMP;
-        else if (span_eq(x, "index"))
+        else if (span_eq(x, "index") || span_eq(x, "gpu"))
             cols[i].role = COL_INDEX;
         else if (span_eq(x, "pci.bus_id"))
             cols[i].role = COL_BUS;
@@ -382,7 +432,8 @@ static void csv_layout_of(const csv_col *cols, size_t ncol, csv_layout *L)
             L->n_time++;
             L->time_col = i;
         } else if (cols[i].role == COL_BUS || cols[i].role == COL_UUID ||
-                   cols[i].role == COL_HOST || cols[i].role == COL_REASON) {
+                   cols[i].role == COL_HOST || cols[i].role == COL_REASON ||
+                   cols[i].role == COL_TSEC || cols[i].scale != 1) {
             L->n_bus++; /* identity beyond the index: the general path keys the row */
         } else if (cols[i].role == COL_VALUE) {
             L->n_value++;
@@ -726,8 +777,11 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
             norm_bus(f[i], bus, sizeof bus);
         else if (cols[i].role == COL_TIMESTAMP)
             csv_time(f[i], st->last_date, sizeof st->last_date, &st->last_days, &tsec, &has_t);
-        else if (cols[i].role == COL_UUID && f[i].n > 4 && f[i].n < 96 &&
-                 (memcmp(f[i].s, "GPU-", 4) == 0 || memcmp(f[i].s, "MIG-", 4) == 0))
+        else if (cols[i].role == COL_TSEC && tm_number(f[i].s, f[i].n, &tsec) == PFI_VALUE_OK) {
+            has_t = true;
+            tm->time_relative = true;
+        } else if (cols[i].role == COL_UUID && f[i].n > 4 && f[i].n < 96 &&
+                   (memcmp(f[i].s, "GPU-", 4) == 0 || memcmp(f[i].s, "MIG-", 4) == 0))
             uuid = f[i];
         else if (cols[i].role == COL_HOST && f[i].n > 0 && f[i].n < 200 &&
                  memchr(f[i].s, '/', f[i].n) == NULL)
@@ -794,6 +848,8 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
             continue;
         double v = NAN;
         pfi_value_status vs = csv_cell(tm, st, i, f[i], fast, &v, &lost, name, line);
+        if (vs == PFI_VALUE_OK && cols[i].scale != 1 && !tm_is_dcgm_blank(v))
+            v *= cols[i].scale;
         any_good |= vs == PFI_VALUE_OK;
         if ((e = tm_put(tm, st->ent, cols[i].field, tt, vs, v, -1, false)) != PFI_OK)
             return e;

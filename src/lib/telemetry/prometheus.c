@@ -201,6 +201,50 @@ static pfi_error prom_store(pfi_telemetry *tm, prom_scrape *sc, const prom_line 
     return PFI_OK;
 }
 
+/* pfid's own /metrics (src/agent/metrics.c): each per-GPU family as the DCGM field it is and
+ * the factor to that field's unit, so that pfi reads its own agent's output like
+ * dcgm-exporter's. pfid families not here (pfi_gpu_up, timestamps, the job's) are not
+ * telemetry samples. */
+static const struct pfid_metric {
+    const char *metric, *as;
+    double scale;
+} pfid_metrics[] = {
+    {"pfi_gpu_power_watts", "DCGM_FI_DEV_POWER_USAGE", 1},
+    {"pfi_gpu_energy_joules_total", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", 1000},
+    {"pfi_gpu_power_cap_watts", "DCGM_FI_DEV_POWER_MGMT_LIMIT", 1},
+    {"pfi_gpu_power_cap_enforced_watts", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", 1},
+    {"pfi_gpu_power_cap_max_watts", "power.max_limit", 1},
+    {"pfi_gpu_sm_clock_hertz", "DCGM_FI_DEV_SM_CLOCK", 1e-6},
+    {"pfi_gpu_memory_clock_hertz", "DCGM_FI_DEV_MEM_CLOCK", 1e-6},
+    {"pfi_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP", 1},
+    {"pfi_gpu_utilization_ratio", "DCGM_FI_DEV_GPU_UTIL", 100},
+    {"pfi_gpu_dram_active_ratio", "DCGM_FI_PROF_DRAM_ACTIVE", 1},
+    {"pfi_gpu_tensor_active_ratio", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 1},
+    {"pfi_gpu_sm_active_ratio", "DCGM_FI_PROF_SM_ACTIVE", 1},
+    {"pfi_gpu_clock_event_reasons", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 1},
+};
+
+/* The field of metric m: pfid's families through pfid_metrics (*scale their factor; false
+ * for the pfid families that are not samples), every other name as it stands. */
+bool tm_prom_metric_field(const char *mtext, size_t mlen, const char **as_s, size_t *as_n,
+                          double *scale)
+{
+    span m = {mtext, mlen};
+    *as_s = mtext;
+    *as_n = mlen;
+    *scale = 1;
+    if (!(m.n > 8 && memcmp(m.s, "pfi_gpu_", 8) == 0))
+        return true;
+    for (size_t i = 0; i < sizeof pfid_metrics / sizeof pfid_metrics[0]; i++)
+        if (span_eq(m, pfid_metrics[i].metric)) {
+            *as_s = pfid_metrics[i].as;
+            *as_n = strlen(pfid_metrics[i].as);
+            *scale = pfid_metrics[i].scale;
+            return true;
+        }
+    return false;
+}
+
 /* One parsed sample line: its entity and field (made even when the value is then
  * rejected), its value and time, stored. */
 static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl,
@@ -209,14 +253,20 @@ static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line
     char ename[2 * LABEL_LEN + 8];
     if (!prom_entity_name(tm, pl, ename, sizeof ename))
         return PFI_OK; /* not a per-GPU metric (exporter self-metrics) */
+    span as;
+    double scale;
+    if (!tm_prom_metric_field(pl->metric.s, pl->metric.n, &as.s, &as.n, &scale))
+        return PFI_OK;
     pfi_error e;
     if ((e = tm_entity(tm, ename, strlen(ename), &sc->ent)) != PFI_OK)
         return e;
     size_t fid;
-    if ((e = tm_field(tm, pl->metric.s, pl->metric.n, &fid)) != PFI_OK)
+    if ((e = tm_field(tm, as.s, as.n, &fid)) != PFI_OK)
         return e;
     double v = NAN;
     pfi_value_status st = prom_value(pl->tok[0], &v);
+    if (st == PFI_VALUE_OK && scale != 1 && !tm_is_dcgm_blank(v))
+        v *= scale;
     if (st == PFI_VALUE_INVALID) {
         tm_note(tm, "%s:%ld: '%.*s' is not a sample value: skipped", name, line,
                 (int)(pl->tok[0].n > 40 ? 40 : pl->tok[0].n), pl->tok[0].s);

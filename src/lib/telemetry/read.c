@@ -27,6 +27,7 @@ static const struct tm_format {
     [PFI_TELEMETRY_DCGMI_DMON] = {"dcgmi-dmon", tm_read_dcgmi},
     [PFI_TELEMETRY_PROM] = {"prometheus", tm_read_prom},
     [PFI_TELEMETRY_SMI_XML] = {"nvidia-smi-xml", tm_read_smi_xml},
+    [PFI_TELEMETRY_PROM_API] = {"prometheus-api", tm_read_prom_api},
 };
 #define N_FORMATS (int)(sizeof formats / sizeof formats[0])
 _Static_assert(N_FORMATS == PFI_TELEMETRY_FORMAT_COUNT,
