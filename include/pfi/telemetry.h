@@ -108,6 +108,14 @@ typedef struct pfi_telemetry_options {
                                fast row paths. The results are identical by contract (same
                                series, sums, notes and counters); tests and fuzzers read each
                                input both ways and compare. Off: the default. */
+    const char *timezone;   /* the zone of zone-less local timestamps (nvidia-smi's CSV,
+                               dmon -o DT, -q's Timestamp): an IANA name ("Europe/Berlin",
+                               /usr/share/zoneinfo), a TZif file path, or "UTC"; they are
+                               then read as UTC seconds, a daylight-saving fall-back's
+                               repeated hour in file order, a spring-forward never a gap.
+                               NULL: taken as they are ("naive", as if UTC). ISO 8601
+                               times with an offset ("...T12:00:00+02:00", "Z") and epoch
+                               seconds are exact either way. */
     bool no_simd;           /* the fast row paths without instructions beyond the baseline
                                (SSE2 on x86-64), even where the CPU has them: for tests of
                                that path; results are the same either way. */
@@ -220,9 +228,15 @@ typedef struct pfi_telemetry {
     int *map;             /* n_entities x PFI_TELEMETRY_MAX_FIELDS series index, -1 none */
     size_t file_tool_errors; /* tool sentences in the file being read */
     double max_limit_w;
-    char *file_host;    /* the host of the files being read (pfi_telemetry_set_host) */
-    char **file_names;  /* n_files names of the files read, owned */
-    char conflict[512]; /* "" or why the file being read is refused (two files, one GPU) */
+    char *file_host;        /* the host of the files being read (pfi_telemetry_set_host) */
+    char **file_names;      /* n_files names of the files read, owned */
+    char conflict[512];     /* "" or why the file being read is refused (two files, one GPU) */
+    char time_zone[128];    /* the zone local times were read in (options.timezone), "" none */
+    size_t n_zone_repeated; /* local times of a repeated (fall-back) hour read */
+    size_t n_zone_skipped;  /* local times inside a skipped (spring-forward) hour */
+    bool time_utc;          /* some times were absolute UTC (a zone, an offset, epoch seconds) */
+    struct tm_zone *zone;   /* private */
+    double zone_last_utc;   /* private: the file's last converted time (NaN: none) */
 } pfi_telemetry;
 
 /*

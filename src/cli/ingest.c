@@ -14,6 +14,8 @@
 
 /* v with `digits` significant digits into buf, or the word `none` when v is NaN (no NaN is
  * ever printed). */
+
+static bool ingest_zone_default; /* --timezone not given: the machine's zone */
 static const char *num_or(char *buf, size_t len, int digits, double v, const char *none)
 {
     if (isnan(v))
@@ -74,6 +76,11 @@ static void ingest_usage(FILE *f)
         "  --start-date YYYYMMDD  date of the first sample of a time-only dmon (-o T)\n"
         "  --host NAME            host of every file's GPUs that name none (a hostname column\n"
         "                         or label wins); GPUs are (host, UUID), an index is a label\n"
+        "  --timezone ZONE        zone of zone-less local timestamps (nvidia-smi CSV, dmon\n"
+        "                         -o DT, -q Timestamp): IANA name (Europe/Berlin), TZif file\n"
+        "                         or UTC (default: the machine's zone, said in the summary);\n"
+        "                         a fall-back's repeated hour is read in file order; ISO 8601\n"
+        "                         offsets and epoch seconds are exact\n"
         "  --host-pattern RE      POSIX extended regex: its first (group) in a file's path is\n"
         "                         that file's host (default with several files: the file name\n"
         "                         up to its first '.'); two files giving one (host, GPU) over\n"
@@ -119,6 +126,7 @@ enum {
     O_START_DATE,
     O_HOST,
     O_HOST_PATTERN,
+    O_TIMEZONE,
     O_MAX_POWER,
     O_POWER_FIELD,
     O_ALIGN,
@@ -146,6 +154,7 @@ static const struct option ingest_options[] = {
     {"start-date", required_argument, NULL, O_START_DATE},
     {"host", required_argument, NULL, O_HOST},
     {"host-pattern", required_argument, NULL, O_HOST_PATTERN},
+    {"timezone", required_argument, NULL, O_TIMEZONE},
     {"max-power", required_argument, NULL, O_MAX_POWER},
     {"power-field", required_argument, NULL, O_POWER_FIELD},
     {"align", required_argument, NULL, O_ALIGN},
@@ -568,6 +577,7 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
         {.c = O_FIELDS, .kind = CLI_OPT_TEXT, .dst = &a->topt.csv_fields},
         {.c = O_HOST, .kind = CLI_OPT_TEXT, .dst = &a->topt.host},
         {.c = O_HOST_PATTERN, .kind = CLI_OPT_TEXT, .dst = &a->host_pattern},
+        {.c = O_TIMEZONE, .kind = CLI_OPT_TEXT, .dst = &a->topt.timezone},
         {.c = O_PRODUCTS, .kind = CLI_OPT_TEXT, .dst = &a->ro.products},
         {.c = O_GPUS,
          .kind = CLI_OPT_SIZE,
@@ -692,6 +702,7 @@ static int read_run(const ingest_args *a, ingest_run *run)
         return PFI_EXIT_INTERNAL;
     }
     cli_telemetry_host_pattern(a->host_pattern);
+    ingest_zone_default = a->topt.timezone == NULL;
     pfi_reduce_options ro = a->ro;
     ro.cap_w = isnan(a->cap) ? 0 : a->cap; /* checked against the enforced limit */
     rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &a->topt, &ro, a->quiet, "nothing stored",
@@ -733,6 +744,14 @@ static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced 
                 tm->interval_assumed ? ", assumed" : "");
     else if (tm->time_relative)
         fprintf(o, "  times are relative (time of day without a date)\n");
+    else if (tm->time_zone[0] != '\0')
+        fprintf(o,
+                "  zone-less local times read in time zone %s%s (--timezone); %zu in a "
+                "repeated fall-back hour, %zu in a skipped spring-forward hour\n",
+                tm->time_zone, ingest_zone_default ? ", the machine's" : "", tm->n_zone_repeated,
+                tm->n_zone_skipped);
+    else if (tm->time_utc)
+        fprintf(o, "  times are UTC (ISO 8601 with offsets, epoch seconds)\n");
     else
         fprintf(o, "  times are host-local wall clock, no time zone assumed\n");
     long fp = red->power_field[0] ? pfi_telemetry_field_find(tm, red->power_field) : -1;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "pfi/kernlog.h"
@@ -77,15 +78,50 @@ static bool file_host(const char *path, size_t n_files, const regex_t *re, char 
     return true;
 }
 
+/* The machine's time zone, for zone-less local timestamps when --timezone is not given: TZ
+ * when set (a leading ':' dropped), else /etc/localtime, named by the zone its link points to
+ * ("Europe/Berlin"), else UTC when there is none. */
+static const char *machine_zone(char *buf, size_t size)
+{
+    const char *tz = getenv("TZ");
+    if (tz != NULL && tz[0] != '\0') {
+        snprintf(buf, size, "%s", tz[0] == ':' ? tz + 1 : tz);
+        return buf;
+    }
+    char link[512];
+    ssize_t n = readlink("/etc/localtime", link, sizeof link - 1);
+    if (n > 0) {
+        link[n] = '\0';
+        const char *z = strstr(link, "zoneinfo/");
+        snprintf(buf, size, "%.200s", z ? z + 9 : link);
+        return buf;
+    }
+    struct stat st;
+    return stat("/etc/localtime", &st) == 0 ? "/etc/localtime" : "UTC";
+}
+
 int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
-                       const pfi_telemetry_options *topt, const pfi_reduce_options *ro, bool quiet,
-                       const char *on_failure, const cli_kernlog *klog, pfi_telemetry **tm_out,
-                       pfi_reduced **red_out)
+                       const pfi_telemetry_options *topt_in, const pfi_reduce_options *ro,
+                       bool quiet, const char *on_failure, const cli_kernlog *klog,
+                       pfi_telemetry **tm_out, pfi_reduced **red_out)
 {
     *tm_out = NULL;
     *red_out = NULL;
     pfi_telemetry *tm = NULL;
-    if (pfi_telemetry_create(topt, &tm) != PFI_OK) {
+    pfi_telemetry_options topt_zone = *topt_in;
+    const pfi_telemetry_options *topt = &topt_zone;
+    char zbuf[256];
+    bool zone_default = topt_zone.timezone == NULL;
+    if (zone_default)
+        topt_zone.timezone = machine_zone(zbuf, sizeof zbuf);
+    pfi_error ce = pfi_telemetry_create(topt, &tm);
+    if (ce == PFI_ERR_INVALID_ARGUMENT && topt_zone.timezone != NULL) {
+        cli_error("%s '%s': no such time zone (an IANA name as in /usr/share/zoneinfo, e.g. "
+                  "Europe/Berlin, a TZif file, or UTC)",
+                  zone_default ? "the machine's zone" : "--timezone", topt_zone.timezone);
+        return zone_default ? PFI_EXIT_DATA : PFI_EXIT_USAGE;
+    }
+    if (ce != PFI_OK) {
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }

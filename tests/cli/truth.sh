@@ -197,4 +197,36 @@ if [ -x "$PFID" ] && command -v curl >/dev/null; then
     check pfid-metrics-cap-held 0 "$PFI" ingest --dry-run --cap 700 --interval 1 --telemetry "$T/m1.prom" --telemetry "$T/m2.prom"
     if grep -q cap-lost "$T/out"; then echo "FAIL pfid-metrics-cap-held"; fail=1; else echo "ok   pfid-metrics-cap-held"; fi
 fi
+
+# ---- time zones ----
+# One run (2 GPUs, 60 s steps, 3 h) across Europe/Berlin's fall-back and spring-forward,
+# written by tests/golden/dst_reference.py with Python's zoneinfo: zone-less local times,
+# UTC times, ISO 8601 with offsets, epoch seconds. Every spelling gives the trapezoid energy
+# of the 180 steps (4750500 J) and all 181 timestamps; in UTC without a zone the repeated
+# hour would be a jump back, the skipped hour a false gap.
+mkdir -p "$T/dst"
+/usr/bin/python3 "$SRC/tests/golden/dst_reference.py" "$T/dst" || { echo "FAIL dst reference"; fail=1; }
+e_want=$(awk '$1 == "fall_energy_j" { print $2 }' "$T/dst/expected.txt")
+energy() { sed -n 's/^energy: \([0-9.]*\) J.*/\1/p' "$1"; }
+for spec in "fall_local Europe/Berlin" "fall_utc UTC" "fall_iso Europe/Berlin" "fall_epoch America/New_York" \
+            "spring_local Europe/Berlin" "spring_utc UTC"; do
+    set -- $spec
+    check "tz-$1" 0 "$PFI" ingest --dry-run --timezone "$2" --telemetry "$T/dst/$1.csv"
+    near "tz-$1-energy" "$(energy "$T/out")" "$e_want" 0.001
+    grep_out "tz-$1-timestamps" "of 181 complete timestamps; 0 incomplete" "$T/out"
+    if grep -q "jumped back\|time gap\|partial" "$T/out" "$T/err"; then echo "FAIL tz-$1-clean"; cat "$T/err"; fail=1; else echo "ok   tz-$1-clean"; fi
+done
+check tz-fall-said 0 "$PFI" ingest --dry-run --timezone Europe/Berlin --telemetry "$T/dst/fall_local.csv"
+grep_out tz-fall-repeated "read in time zone Europe/Berlin (--timezone); 240 in a repeated fall-back hour" "$T/out"
+check tz-default 0 env TZ=UTC "$PFI" ingest --dry-run --telemetry "$T/dst/fall_utc.csv"
+grep_out tz-default-said "read in time zone UTC, the machine's" "$T/out"
+check tz-bad 2 "$PFI" ingest --dry-run --timezone Mars/Olympus --telemetry "$T/dst/fall_utc.csv"
+grep_out tz-bad-said "no such time zone" "$T/err"
+# nvidia-smi -q looped (-q -l 1, 3 snapshots of 4 GPUs, Timestamp lines 1 s apart): 4 GPUs of
+# 3 rows each, not 12 GPUs; energy 331.61 W x 2 s = 663.22 J
+for s in 09 10 11; do sed "s/07:21:09/07:21:$s/" "$SRC/tests/cases/case-17/nvsmi_q_d_power.txt"; done >"$T/loop_q.txt"
+check smi-q-loop 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/loop_q.txt"
+grep_out smi-q-loop-gpus "^  gpu3: 3 rows" "$T/out"
+if grep -q "^  gpu4:" "$T/out"; then echo "FAIL smi-q-loop-no-new-gpus"; fail=1; else echo "ok   smi-q-loop-no-new-gpus"; fi
+grep_out smi-q-loop-energy "energy: 663.220 J" "$T/out"
 exit $fail

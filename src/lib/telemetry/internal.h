@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "pfi/telemetry.h"
@@ -302,6 +303,24 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
 pfi_error tm_read_dcgmi(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_prom(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_smi_xml(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+/* Time zones (tzone.c): a zone's UTC offsets from its TZif file. name: an IANA name
+ * ("Europe/Berlin", read from /usr/share/zoneinfo), a TZif path, or "UTC". Errors:
+ * PFI_ERR_IO (no such zone), PFI_ERR_PARSE (not TZif), PFI_ERR_NOMEM. */
+typedef struct tm_zone tm_zone;
+pfi_error tm_zone_load(const char *name, tm_zone **out);
+void tm_zone_free(tm_zone *z);
+const char *tm_zone_name(const tm_zone *z);
+/* The offset east of UTC, s, in force at utc. */
+int32_t tm_zone_offset(const tm_zone *z, double utc);
+/* The UTC times of local wall-clock time local, ascending in utc[]: their number, 2 in a
+ * fall-back's repeated hour, 0 in a spring-forward's skipped hour. */
+int tm_zone_to_utc(const tm_zone *z, double local, double utc[2]);
+/* A zone-less local time (naive seconds since 1970) of the file being read as UTC in the
+ * collector's zone (options.timezone; none: returned as it is): in a repeated hour the
+ * answer at or after the file's previous converted time (file order), in a skipped hour the
+ * time as if the clock had moved on (noted once). */
+double tm_local_time(pfi_telemetry *tm, double local);
+
 pfi_error tm_read_prom_api(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 /* The field a Prometheus metric m is read as (prometheus.c): pfid's families mapped to
  * the DCGM field they are (*scale: the factor to its unit), others as they stand; false for

@@ -387,11 +387,64 @@ static bool csv_fast_line(const char *s, size_t n, const csv_col *cols, const si
 }
 #endif
 
-/* The time of a CSV timestamp cell "DATE TIME" (has_t false when it does not parse); the
- * date's text and days are remembered in last_date / last_days (it changes once a day). */
-static void csv_time(span x, char *last_date, size_t last_date_size, long *last_days, double *tsec,
-                     bool *has_t)
+/* An ISO 8601 time with its offset — "YYYY-MM-DDTHH:MM:SS[.f](Z|+HH:MM|-HH:MM|+HHMM)", a
+ * blank instead of the T too — or epoch seconds (a plain number of 9 digits or more before
+ * any fraction): exact UTC in *t. false for anything else (a zone-less time). */
+static bool csv_time_abs(span x, double *t)
 {
+    if (x.n >= 9 && x.s[0] >= '0' && x.s[0] <= '9' && memchr(x.s, '/', x.n) == NULL &&
+        memchr(x.s, '-', x.n) == NULL && memchr(x.s, ':', x.n) == NULL &&
+        memchr(x.s, ' ', x.n) == NULL) {
+        size_t dot = (size_t)((const char *)(memchr(x.s, '.', x.n) ?: x.s + x.n) - x.s);
+        return dot >= 9 && tm_number(x.s, x.n, t) == PFI_VALUE_OK;
+    }
+    if (x.n < 20 || x.s[4] != '-' || (x.s[10] != 'T' && x.s[10] != ' '))
+        return false;
+    size_t z = x.n; /* the offset's start */
+    double off = 0;
+    if (x.s[x.n - 1] == 'Z') {
+        z = x.n - 1;
+    } else {
+        size_t k = x.n;
+        while (k > 19 && x.s[k - 1] != '+' && x.s[k - 1] != '-')
+            k--;
+        if (k <= 19)
+            return false;
+        span o = {x.s + k, x.n - k};
+        unsigned hh, mm;
+        if (o.n == 5 && o.s[2] == ':' && parse_uint((span){o.s, 2}, 2, &hh) &&
+            parse_uint((span){o.s + 3, 2}, 2, &mm))
+            ;
+        else if (o.n == 4 && parse_uint((span){o.s, 2}, 2, &hh) &&
+                 parse_uint((span){o.s + 2, 2}, 2, &mm))
+            ;
+        else if (o.n == 2 && parse_uint(o, 2, &hh))
+            mm = 0;
+        else
+            return false;
+        off = (x.s[k - 1] == '-' ? -1.0 : 1.0) * (hh * 3600.0 + mm * 60.0);
+        z = k - 1;
+    }
+    long days;
+    double tod;
+    if (!parse_date((span){x.s, 10}, &days) || !parse_tod((span){x.s + 11, z - 11}, &tod))
+        return false;
+    *t = (double)days * 86400.0 + tod - off;
+    return true;
+}
+
+/* The time of a CSV timestamp cell "DATE TIME" (has_t false when it does not parse): a
+ * zone-less local time in the collector's zone (tm_local_time), an ISO 8601 time with an
+ * offset or epoch seconds exact; the date's text and days are remembered in last_date /
+ * last_days (it changes once a day). */
+static void csv_time(pfi_telemetry *tm, span x, char *last_date, size_t last_date_size,
+                     long *last_days, double *tsec, bool *has_t)
+{
+    if (csv_time_abs(x, tsec)) {
+        *has_t = true;
+        tm->time_utc = true;
+        return;
+    }
     const char *sp = memchr(x.s, ' ', x.n);
     long days = *last_days;
     double tod;
@@ -408,7 +461,7 @@ static void csv_time(span x, char *last_date, size_t last_date_size, long *last_
     }
     if (sp != NULL && (same || parse_date(date, &days)) &&
         parse_tod(span_trim((span){sp + 1, x.n - (size_t)(sp - x.s) - 1}), &tod)) {
-        *tsec = (double)days * 86400.0 + tod;
+        *tsec = tm_local_time(tm, (double)days * 86400.0 + tod);
         *has_t = true;
     }
 }
@@ -470,15 +523,15 @@ static inline int csv_small_ix(const char *s, size_t n)
 
 /* The time of timestamp cell x (trimmed; its line's padding readable after it): the
  * previous cell's when the text is the same, else csv_time's, remembered for the next. */
-static inline __attribute__((always_inline)) void csv_fast_time(csv_fast_state *fs, span x,
-                                                                double *tsec, bool *has_t)
+static inline __attribute__((always_inline)) void
+csv_fast_time(pfi_telemetry *tm, csv_fast_state *fs, span x, double *tsec, bool *has_t)
 {
     if (x.n == fs->ts_len && tm_eq_short(x.s, fs->ts_text, x.n)) {
         *tsec = fs->ts_t;
         *has_t = fs->ts_has;
         return;
     }
-    csv_time(x, fs->last_date, sizeof fs->last_date, &fs->last_days, tsec, has_t);
+    csv_time(tm, x, fs->last_date, sizeof fs->last_date, &fs->last_days, tsec, has_t);
     if (x.n <= sizeof fs->ts_text) {
         memset(fs->ts_text, 0, sizeof fs->ts_text);
         memcpy(fs->ts_text, x.s, x.n);
@@ -679,7 +732,7 @@ static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t
     double tsec = 0;
     bool has_t = false;
     if (st->lay.n_time == 1)
-        csv_fast_time(&st->fs, st->f[st->lay.time_col], &tsec, &has_t);
+        csv_fast_time(tm, &st->fs, st->f[st->lay.time_col], &tsec, &has_t);
     double tt = tm_row_time(tm, st->ent, has_t, tsec, false, line, name);
     for (size_t i = 0; i < k; i++)
         if (st->cols[i].role == COL_VALUE &&
@@ -776,7 +829,7 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
         else if (cols[i].role == COL_BUS)
             norm_bus(f[i], bus, sizeof bus);
         else if (cols[i].role == COL_TIMESTAMP)
-            csv_time(f[i], st->last_date, sizeof st->last_date, &st->last_days, &tsec, &has_t);
+            csv_time(tm, f[i], st->last_date, sizeof st->last_date, &st->last_days, &tsec, &has_t);
         else if (cols[i].role == COL_TSEC && tm_number(f[i].s, f[i].n, &tsec) == PFI_VALUE_OK) {
             has_t = true;
             tm->time_relative = true;
@@ -1068,6 +1121,8 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
                 }
             }
             tsec = (double)days * 86400.0 + tod;
+            if (!tod_only || tm->opt.start_date > 0) /* a date: a local time in the zone */
+                tsec = tm_local_time(tm, tsec);
             has_t = !bad_t;
         }
         if (bad_t) {
@@ -1189,6 +1244,8 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
             const char *c = memchr(t.s, ':', t.n);
             have_stamp = c != NULL &&
                          query_stamp(span_trim((span){c + 1, (size_t)(t.s + t.n - c - 1)}), &stamp);
+            if (have_stamp)
+                stamp = tm_local_time(tm, stamp);
             continue;
         }
         if (ind == 0 && t.n > 4 && memcmp(t.s, "GPU ", 4) == 0) {

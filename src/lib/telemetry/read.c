@@ -227,6 +227,7 @@ pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name
         snprintf(diag->file, sizeof diag->file, "%s", name);
     }
     tm->conflict[0] = '\0';
+    tm->zone_last_utc = NAN;
     tm_lines r;
     pfi_error e = tm_lines_init(&r, f);
     if (e != PFI_OK)

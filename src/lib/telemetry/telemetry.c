@@ -44,6 +44,16 @@ pfi_error pfi_telemetry_create(const pfi_telemetry_options *opt, pfi_telemetry *
         return PFI_ERR_NOMEM;
     }
     tm->max_limit_w = o.max_power_w;
+    tm->zone_last_utc = NAN;
+    tm->opt.timezone = NULL; /* not kept: the zone is loaded here */
+    if (o.timezone != NULL && o.timezone[0] != '\0') {
+        pfi_error ze = tm_zone_load(o.timezone, &tm->zone);
+        if (ze != PFI_OK) {
+            pfi_telemetry_destroy(tm);
+            return ze == PFI_ERR_NOMEM ? ze : PFI_ERR_INVALID_ARGUMENT;
+        }
+        snprintf(tm->time_zone, sizeof tm->time_zone, "%s", o.timezone);
+    }
     if (o.host != NULL && o.host[0] != '\0' &&
         (tm->file_host = tm_strndup(o.host, strlen(o.host))) == NULL) {
         pfi_telemetry_destroy(tm);
@@ -68,6 +78,7 @@ void pfi_telemetry_destroy(pfi_telemetry *tm)
             pfi_free(tm->file_names[i]);
     pfi_free(tm->file_names);
     pfi_free(tm->file_host);
+    tm_zone_free(tm->zone);
     pfi_free(tm->entities);
     if (tm->fields != NULL) {
         for (size_t i = 0; i < tm->n_fields; i++) {
@@ -408,6 +419,35 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
     s->pending_break = false;
     s->last_t = t;
     return PFI_OK;
+}
+
+double tm_local_time(pfi_telemetry *tm, double local)
+{
+    if (tm->zone == NULL)
+        return local;
+    tm->time_utc = true;
+    double u[2], r;
+    int m = tm_zone_to_utc(tm->zone, local, u);
+    double last = tm->zone_last_utc;
+    if (m == 1) {
+        r = u[0];
+    } else if (m == 2) {
+        /* The repeated hour: the first pass, unless the file was already past it (a minute
+         * of slack for GPUs read out of order within one loop). */
+        tm->n_zone_repeated++;
+        r = !isnan(last) && u[0] < last - 60 ? u[1] : u[0];
+    } else {
+        /* The skipped hour (a clock that did not move on at spring-forward): as if it had,
+         * at the offset before the change. */
+        if (tm->n_zone_skipped++ == 0)
+            tm_note(tm,
+                    "local times inside the skipped hour of a spring-forward in %s: read at "
+                    "the offset before the change",
+                    tm->time_zone);
+        r = local - tm_zone_offset(tm->zone, local - 86400.0);
+    }
+    tm->zone_last_utc = r;
+    return r;
 }
 
 double tm_interval(pfi_telemetry *tm)
