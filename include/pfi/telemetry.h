@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define PFI_TELEMETRY_MAX_LINE 65536        /* longest input line, bytes */
-#define PFI_TELEMETRY_MAX_ENTITIES 4096     /* most GPUs/entities in one collector */
+#define PFI_TELEMETRY_MAX_ENTITIES 65536    /* most GPUs/entities in one collector */
 #define PFI_TELEMETRY_MAX_FIELDS 256        /* most distinct fields */
 #define PFI_TELEMETRY_MAX_SAMPLES 100000000 /* most stored samples over all series */
 #define PFI_TELEMETRY_MAX_NOTES 512         /* notes kept; later ones are counted only */

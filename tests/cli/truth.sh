@@ -229,4 +229,48 @@ check smi-q-loop 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/loop_q
 grep_out smi-q-loop-gpus "^  gpu3: 3 rows" "$T/out"
 if grep -q "^  gpu4:" "$T/out"; then echo "FAIL smi-q-loop-no-new-gpus"; fail=1; else echo "ok   smi-q-loop-no-new-gpus"; fi
 grep_out smi-q-loop-energy "energy: 663.220 J" "$T/out"
+
+# ---- no hidden limits ----
+# One scrape pair of 16 384 GPUs (2048 hosts x 8) whose series carry 72 labels, the
+# Hostname label last (past the 64 labels kept: identity labels are always kept): 16 384
+# GPUs, job power per scrape 2048 x (8 x 300 + 28 + 64 s): mean 2048 x 2460 = 5038080 W.
+/usr/bin/python3 - "$T" <<'PY'
+import sys
+t = sys.argv[1]
+extra = ",".join(f'k8s_label_{i}="value-{i}"' for i in range(68))
+for sc in range(2):
+    with open(f"{t}/big{sc}.prom", "w") as f:
+        f.write("# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n")
+        for h in range(2048):
+            for g in range(8):
+                f.write(f'DCGM_FI_DEV_POWER_USAGE{{gpu="{g}",UUID="GPU-{h:05d}-{g}",device="nvidia{g}",{extra},Hostname="node{h:05d}"}} {300 + g + 8 * sc}\n')
+PY
+check big-scrape 0 "$PFI" ingest --dry-run --q 1 --interval 15 --telemetry "$T/big0.prom" --telemetry "$T/big1.prom"
+near big-scrape-power "$(job_power "$T/out")" 5038080 0.001
+n=$(grep -c '^  node[0-9]*/GPU-' "$T/out")
+[ "$n" = 16384 ] && echo "ok   big-scrape-gpus" || { echo "FAIL big-scrape-gpus: $n"; fail=1; }
+
+# ---- MIG ----
+# dcgm-exporter on a MIG GPU: the device's power on each of its 3 instances' series (one
+# reading, counted once), per-instance engine activity kept per (UUID, GPU instance);
+# a second, plain GPU: job power 250 + 300 = 550 W, 2 GPUs.
+{ for s in 0 1; do
+    : >"$T/mig$s.prom"
+    for gi in 1 2 3; do
+        printf 'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-mig0",GPU_I_ID="%s",GPU_I_PROFILE="2g.20gb",Hostname="n1"} 250\n' "$gi" >>"$T/mig$s.prom"
+        printf 'DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-mig0",GPU_I_ID="%s",GPU_I_PROFILE="2g.20gb",Hostname="n1"} 0.%s\n' "$gi" "$gi" >>"$T/mig$s.prom"
+    done
+    printf 'DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-plain1",Hostname="n1"} 300\n' >>"$T/mig$s.prom"
+  done; }
+check mig 0 "$PFI" ingest --dry-run --q 1 --interval 15 --telemetry "$T/mig0.prom" --telemetry "$T/mig1.prom"
+near mig-power "$(job_power "$T/out")" 550 0.0001
+n=$(grep -c '^  n1/GPU-[a-z0-9]*: 2 rows' "$T/out")
+[ "$n" = 2 ] && echo "ok   mig-gpus" || { echo "FAIL mig-gpus: $n"; cat "$T/out"; fail=1; }
+if grep -q "duplicate" "$T/err"; then echo "FAIL mig-no-duplicates"; cat "$T/err"; fail=1; else echo "ok   mig-no-duplicates"; fi
+grep_out mig-instances "^  n1/GPU-mig0/GI3: 2 rows" "$T/out"
+# dcgmi dmon with MIG instance rows (GPU-I): instances are not GPUs of the job
+{ echo "#Entity   POWER"; echo "ID"; for s in 1 2; do echo "GPU 0   250.0"; echo "GPU-I 1   N/A"; echo "GPU-I 2   N/A"; echo "GPU 1   300.0"; done; } >"$T/mig.dcgmi"
+check mig-dcgmi 0 "$PFI" ingest --dry-run --q 1 --telemetry "$T/mig.dcgmi"
+near mig-dcgmi-power "$(job_power "$T/out")" 550 0.0001
+grep_out mig-dcgmi-complete "top 2 of 2 complete timestamps; 0 incomplete" "$T/out"
 exit $fail

@@ -303,6 +303,16 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
 pfi_error tm_read_dcgmi(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_prom(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_smi_xml(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+/* Whether a field (its kind and DCGM id) is a physical GPU's, not a MIG instance's: power,
+ * energy and limits, clocks, temperatures, clock event reasons. With MIG, dcgm-exporter
+ * repeats these on every instance's series; they count once per physical GPU, while the
+ * other fields (engine activity, memory) are per (UUID, GPU instance). */
+static inline bool tm_device_level(pfi_telemetry_kind kind, int dcgm_id)
+{
+    return kind == PFI_KIND_POWER_W || kind == PFI_KIND_ENERGY_MJ || kind == PFI_KIND_LIMIT_W ||
+           dcgm_id == 100 || dcgm_id == 101 || dcgm_id == 112 || dcgm_id == 140 || dcgm_id == 150;
+}
+
 /* Time zones (tzone.c): a zone's UTC offsets from its TZif file. name: an IANA name
  * ("Europe/Berlin", read from /usr/share/zoneinfo), a TZif path, or "UTC". Errors:
  * PFI_ERR_IO (no such zone), PFI_ERR_PARSE (not TZif), PFI_ERR_NOMEM. */

@@ -11,8 +11,21 @@
 #include "telemetry/internal.h"
 #include "telemetry/span.h"
 
-#define MAX_LABELS 64
+#define MAX_LABELS                                                                                 \
+    64 /* labels kept per sample; past it, only the identity labels (no limit on                   \
+          the labels a series may have: Kubernetes scrapes carry 18 and more) */
 #define LABEL_LEN 256
+
+/* The labels pfi reads: a sample's identity and its duplicate rule. */
+static bool identity_label(span n)
+{
+    static const char *const keep[] = {"UUID",     "uuid",     "gpu", "Hostname",
+                                       "hostname", "GPU_I_ID", "pod", "__name__"};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        if (span_eq(n, keep[i]))
+            return true;
+    return false;
+}
 
 typedef struct label {
     span name;
@@ -61,6 +74,14 @@ static bool parse_labels(const char *s, size_t n, size_t *i, label *lab, size_t 
             lab[k].name = lname;
             memcpy(lab[k].value, tmp, vl + 1);
             k++;
+        } else if (identity_label(lname)) {
+            /* Full: an identity label takes the place of one pfi does not read. */
+            for (size_t q = MAX_LABELS; q-- > 0;)
+                if (!identity_label(lab[q].name)) {
+                    lab[q].name = lname;
+                    memcpy(lab[q].value, tmp, vl + 1);
+                    break;
+                }
         }
     }
 }
@@ -124,7 +145,8 @@ static bool prom_parse_line(pfi_telemetry *tm, const char *s, size_t n, const ch
 
 /* The entity of a sample, "<host>/<UUID>" or "<host>/gpu<gpu>", in ename[size]: false when
  * the labels name no GPU (the exporter's own metrics). */
-static bool prom_entity_name(const pfi_telemetry *tm, const prom_line *pl, char *ename, size_t size)
+static bool prom_entity_name(const pfi_telemetry *tm, const prom_line *pl, char *ename, size_t size,
+                             bool device_level)
 {
     const char *uuid = label_get(pl->lab, pl->nl, "UUID");
     if (uuid == NULL)
@@ -141,6 +163,13 @@ static bool prom_entity_name(const pfi_telemetry *tm, const prom_line *pl, char 
         snprintf(ename, size, "%s/%s", host, uuid);
     else
         snprintf(ename, size, "%s/gpu%s", host, gpu);
+    /* A MIG instance's own metrics are its own (UUID, GPU instance); the device's are the
+     * physical GPU's. */
+    const char *gi = label_get(pl->lab, pl->nl, "GPU_I_ID");
+    if (gi != NULL && gi[0] != '\0' && !device_level) {
+        size_t used = strlen(ename);
+        snprintf(ename + used, size - used, "/GI%s", gi);
+    }
     return true;
 }
 
@@ -250,19 +279,27 @@ bool tm_prom_metric_field(const char *mtext, size_t mlen, const char **as_s, siz
 static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl,
                              const char *name, long line)
 {
-    char ename[2 * LABEL_LEN + 8];
-    if (!prom_entity_name(tm, pl, ename, sizeof ename))
-        return PFI_OK; /* not a per-GPU metric (exporter self-metrics) */
     span as;
     double scale;
     if (!tm_prom_metric_field(pl->metric.s, pl->metric.n, &as.s, &as.n, &scale))
         return PFI_OK;
     pfi_error e;
-    if ((e = tm_entity(tm, ename, strlen(ename), &sc->ent)) != PFI_OK)
-        return e;
     size_t fid;
     if ((e = tm_field(tm, as.s, as.n, &fid)) != PFI_OK)
         return e;
+    const pfi_telemetry_field *fl = &tm->fields[fid];
+    bool device = tm_device_level(fl->kind, fl->dcgm_id);
+    char ename[3 * LABEL_LEN + 16];
+    if (!prom_entity_name(tm, pl, ename, sizeof ename, device))
+        return PFI_OK; /* not a per-GPU metric (exporter self-metrics) */
+    if ((e = tm_entity(tm, ename, strlen(ename), &sc->ent)) != PFI_OK)
+        return e;
+    /* The device's metric on a second MIG instance's series of this scrape: the same
+     * reading again, taken once (not a duplicate source). */
+    const char *gi = label_get(pl->lab, pl->nl, "GPU_I_ID");
+    const pfi_telemetry_series *ds = pfi_telemetry_series_get(tm, sc->ent, fid);
+    if (device && gi != NULL && ds != NULL && ds->last_row == sc->index)
+        return PFI_OK;
     double v = NAN;
     pfi_value_status st = prom_value(pl->tok[0], &v);
     if (st == PFI_VALUE_OK && scale != 1 && !tm_is_dcgm_blank(v))

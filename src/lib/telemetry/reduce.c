@@ -774,7 +774,9 @@ pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o,
     out->align_s = NAN;
     if (!(o->q > 0 && o->q <= 1) || !(o->warmup_s >= 0) || !(o->align_s >= 0))
         return PFI_ERR_INVALID_ARGUMENT;
-    size_t gpus[PFI_TELEMETRY_MAX_ENTITIES];
+    size_t *gpus = pfi_malloc((tm->n_entities ? tm->n_entities : 1) * sizeof *gpus);
+    if (gpus == NULL)
+        return PFI_ERR_NOMEM;
     size_t ng = job_gpus(tm, o, gpus, out);
     double t0 = first_sample_time(tm);
     long fp = pick_power(tm, o->power_field);
@@ -782,9 +784,12 @@ pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o,
         out->flags |= PFI_RED_NO_POWER;
     } else {
         pfi_error e = reduce_job_power(tm, o, gpus, ng, (size_t)fp, &t0, out);
-        if (e != PFI_OK)
+        if (e != PFI_OK) {
+            pfi_free(gpus);
             return e;
+        }
         reduce_energy(tm, gpus, ng, (size_t)fp, o->gpus, out);
     }
+    pfi_free(gpus);
     return reduce_features(tm, o, isfinite(t0) ? t0 : 0, out);
 }

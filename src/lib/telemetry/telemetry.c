@@ -225,7 +225,13 @@ static pfi_error entity_find(pfi_telemetry *tm, const char *name, size_t len, si
     e->lost_t_s = NAN;
     e->last_good_t_s = NAN;
     e->last_t = NAN;
-    e->is_gpu = !(len >= 6 && strncmp(name, "Switch", 6) == 0);
+    /* NVSwitches and MIG instances ("GPU-I 3" of dcgmi, "<host>/<UUID>/GI3", "MIG-...") are
+     * entities but not GPUs: a job's GPUs are physical GPUs, each counted once. */
+    const char *loc = strrchr(e->name, '/');
+    loc = loc ? loc + 1 : e->name;
+    e->is_gpu = !(strncmp(loc, "Switch", 6) == 0 || strncmp(loc, "GPU-I ", 6) == 0 ||
+                  strncmp(loc, "GPU-CI ", 7) == 0 || strncmp(loc, "MIG-", 4) == 0 ||
+                  strncmp(loc, "GI", 2) == 0);
     e->prior_lo = e->prior_hi = NAN;
     e->last_step_s = NAN;
     if (entity_identity(tm, e) != PFI_OK) {
