@@ -273,4 +273,10 @@ grep_out mig-instances "^  n1/GPU-mig0/GI3: 2 rows" "$T/out"
 check mig-dcgmi 0 "$PFI" ingest --dry-run --q 1 --telemetry "$T/mig.dcgmi"
 near mig-dcgmi-power "$(job_power "$T/out")" 550 0.0001
 grep_out mig-dcgmi-complete "top 2 of 2 complete timestamps; 0 incomplete" "$T/out"
+# nvidia-smi -q -x -l: two documents 1 s apart by their <timestamp>, 2 GPUs with <uuid>:
+# job 400 + 300 W, energy 700 J over the 1 s between the documents
+for s in 09 10; do printf '<?xml version="1.0" ?>\n<nvidia_smi_log>\n<timestamp>Wed Jan 14 07:21:%s 2026</timestamp>\n<gpu id="00000000:06:00.0"><uuid>GPU-11111111-2222</uuid><gpu_power_readings><average_power_draw>400.00 W</average_power_draw></gpu_power_readings></gpu>\n<gpu id="00000000:07:00.0"><uuid>GPU-66666666-2222</uuid><gpu_power_readings><average_power_draw>300.00 W</average_power_draw></gpu_power_readings></gpu>\n</nvidia_smi_log>\n' "$s"; done >"$T/loop.xml"
+check smi-xml-loop 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/loop.xml"
+grep_out smi-xml-loop-energy "energy: 700.000 J (power-trapezoid)" "$T/out"
+grep_out smi-xml-loop-gpus "^  gpu1: 2 rows" "$T/out"
 exit $fail

@@ -303,6 +303,10 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
 pfi_error tm_read_dcgmi(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_prom(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_smi_xml(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+/* nvidia-smi's -q / -q -x timestamp "Wed Jan 14 07:21:09 2026" (host-local, no zone) as
+ * naive seconds since 1970; false when text[0..len) is not one (nvidia_smi.c). */
+bool tm_smi_stamp(const char *text, size_t len, double *out);
+
 /* Whether a field (its kind and DCGM id) is a physical GPU's, not a MIG instance's: power,
  * energy and limits, clocks, temperatures, clock event reasons. With MIG, dcgm-exporter
  * repeats these on every instance's series; they count once per physical GPU, while the

@@ -1157,8 +1157,9 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
 
 /* "Wed Jan 14 07:21:09 2026" (nvidia-smi -q's Timestamp, host-local, no zone) as naive
  * seconds since 1970; false when it is not one. */
-static bool query_stamp(span v, double *out)
+bool tm_smi_stamp(const char *text, size_t len, double *out)
 {
+    span v = span_trim((span){text, len});
     static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
     span w[5];
     size_t k = 0, i = 0;
@@ -1242,8 +1243,7 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
         if (ind == 0 && t.n > 9 && memcmp(t.s, "Timestamp", 9) == 0) {
             /* A snapshot's own time: its GPU blocks are samples at it. */
             const char *c = memchr(t.s, ':', t.n);
-            have_stamp = c != NULL &&
-                         query_stamp(span_trim((span){c + 1, (size_t)(t.s + t.n - c - 1)}), &stamp);
+            have_stamp = c != NULL && tm_smi_stamp(c + 1, (size_t)(t.s + t.n - c - 1), &stamp);
             if (have_stamp)
                 stamp = tm_local_time(tm, stamp);
             continue;
