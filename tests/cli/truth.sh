@@ -279,4 +279,9 @@ for s in 09 10; do printf '<?xml version="1.0" ?>\n<nvidia_smi_log>\n<timestamp>
 check smi-xml-loop 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/loop.xml"
 grep_out smi-xml-loop-energy "energy: 700.000 J (power-trapezoid)" "$T/out"
 grep_out smi-xml-loop-gpus "^  gpu1: 2 rows" "$T/out"
+# nvidia-smi -q with a "Clocks Event Reasons" section, 4 snapshots: HW Slowdown active in
+# the second (311 W): left out, the others 309, 311, 312 W -> 310.6667 W
+check smi-q-throttle 0 "$PFI" ingest --dry-run --timezone UTC --cap 300 --q 1 --telemetry "$SRC/tests/data/truth/smi_q_throttle.txt"
+near smi-q-throttle-power "$(job_power "$T/out")" 310.6667 0.0001
+grep_out smi-q-throttle-count "1 of 4 complete timestamps left out (0 cap-lost: .*; 1 throttled" "$T/out"
 exit $fail

@@ -1216,12 +1216,50 @@ static pfi_error query_entity(pfi_telemetry *tm, const char *bus, size_t *ordina
     return e;
 }
 
+/* The NVML reason bit of a -q "Clocks Event Reasons" line ("HW Slowdown"), 0 when none. */
+static unsigned query_reason_bit(span key)
+{
+    static const struct {
+        const char *key;
+        unsigned bit;
+    } keys[] = {{"Idle", 0x1},
+                {"Applications Clocks Setting", 0x2},
+                {"SW Power Cap", 0x4},
+                {"HW Slowdown", 0x8},
+                {"Sync Boost", 0x10},
+                {"SW Thermal Slowdown", 0x20},
+                {"HW Thermal Slowdown", 0x40},
+                {"HW Power Brake Slowdown", 0x80},
+                {"Display Clock Setting", 0x100}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (span_eq(key, keys[i].key))
+            return keys[i].bit;
+    return 0;
+}
+
+/* A GPU block's clock event reasons, stored as one mask sample when the block ends. */
+typedef struct query_reasons {
+    bool in_section, have;
+    unsigned long long mask;
+} query_reasons;
+
+static pfi_error query_reasons_flush(pfi_telemetry *tm, query_reasons *qr, size_t ent, double t)
+{
+    pfi_error e = PFI_OK;
+    size_t fid;
+    if (qr->have && (e = tm_field(tm, "clocks_event_reasons.active", 27, &fid)) == PFI_OK)
+        e = tm_put(tm, ent, fid, t, PFI_VALUE_OK, (double)qr->mask, -1, false);
+    *qr = (query_reasons){0};
+    return e;
+}
+
 pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     (void)diag;
     size_t ent = (size_t)-1;
     bool have_ent = false, skip_section = false;
     size_t section_indent = 0;
+    query_reasons qr = {0};
     double tt = 0, stamp = 0;
     bool have_stamp = false;
     size_t ordinal = 0;
@@ -1249,6 +1287,8 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
             continue;
         }
         if (ind == 0 && t.n > 4 && memcmp(t.s, "GPU ", 4) == 0) {
+            if (have_ent && (e = query_reasons_flush(tm, &qr, ent, tt)) != PFI_OK)
+                return e;
             char bus[32] = "";
             if (!norm_bus(span_trim((span){t.s + 4, t.n - 4}), bus, sizeof bus))
                 bus[0] = '\0';
@@ -1268,6 +1308,8 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
                            span_eq(title, "GPU Memory Power Readings") ||
                            span_eq(title, "Power Samples") || span_eq(title, "Power Smoothing") ||
                            span_eq(title, "Workload Power Profiles");
+            qr.in_section =
+                span_eq(title, "Clocks Event Reasons") || span_eq(title, "Clocks Throttle Reasons");
             section_indent = ind;
             continue;
         }
@@ -1277,6 +1319,17 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
             continue;
         span key = span_trim((span){t.s, (size_t)(colon - t.s)});
         span val = span_trim((span){colon + 1, (size_t)(t.s + t.n - colon - 1)});
+        if (qr.in_section && ind <= section_indent)
+            qr.in_section = false;
+        if (qr.in_section) {
+            unsigned bit = query_reason_bit(key);
+            if (bit != 0 && (span_eq(val, "Active") || span_eq(val, "Not Active"))) {
+                qr.have = true;
+                if (span_eq(val, "Active"))
+                    qr.mask |= bit;
+            }
+            continue;
+        }
         if (span_eq(key, "GPU UUID") && val.n > 4 && val.n < 96 && tm->entities[ent].uuid == NULL) {
             if ((tm->entities[ent].uuid = tm_strndup(val.s, val.n)) == NULL)
                 return PFI_ERR_NOMEM;
@@ -1304,5 +1357,7 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
         if ((e = tm_put(tm, ent, fid, tt, st, v, -1, false)) != PFI_OK)
             return e;
     }
+    if (have_ent)
+        return query_reasons_flush(tm, &qr, ent, tt);
     return PFI_OK;
 }
