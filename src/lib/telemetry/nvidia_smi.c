@@ -395,7 +395,8 @@ static bool csv_time_abs(span x, double *t)
     if (x.n >= 9 && x.s[0] >= '0' && x.s[0] <= '9' && memchr(x.s, '/', x.n) == NULL &&
         memchr(x.s, '-', x.n) == NULL && memchr(x.s, ':', x.n) == NULL &&
         memchr(x.s, ' ', x.n) == NULL) {
-        size_t dot = (size_t)((const char *)(memchr(x.s, '.', x.n) ?: x.s + x.n) - x.s);
+        const char *dp = memchr(x.s, '.', x.n);
+        size_t dot = dp != NULL ? (size_t)(dp - x.s) : x.n;
         return dot >= 9 && tm_number(x.s, x.n, t) == PFI_VALUE_OK;
     }
     if (x.n < 20 || x.s[4] != '-' || (x.s[10] != 'T' && x.s[10] != ' '))
