@@ -1,16 +1,19 @@
 #!/bin/sh
 # Install the Debian 12 packages pfi needs to build, test and benchmark (as root; skips what
 # is already installed). pfid: libmicrohttpd-dev; its tests: curl, prometheus (promtool and
-# the scrape test). libxml2 (the nvidia-smi XML reader), libcurl (pfi control),
+# the scrape test); bench/ingest: python3-pandas and GNU time (time). libxml2 (the nvidia-smi
+# XML reader), libcurl (pfi control),
 # libmicrohttpd (the HTTP server of pfid and pfi control --listen) and PLplot (figures) are
 # opened with dlopen on first use, not linked: their -dev packages give the headers, and the
 # runtime packages (libxml2, libcurl4, libmicrohttpd12, libplplot17 with its cairo driver
-# plplot-driver-cairo) are listed themselves, since no binary's link names them.
+# plplot-driver-cairo) are listed themselves, since no binary's link names them. The Debian
+# packages (tests/package.sh): dpkg-dev, debhelper, lintian; the man pages' lint: mandoc.
 set -eu
 PACKAGES="cmake make gcc clang clang-format libclang-rt-14-dev pkg-config libgsl-dev libjansson-dev
 libplplot-dev libplplot17 plplot-driver-cairo libcsv-dev libcmocka-dev libsqlite3-dev libpcre2-dev
 libxml2-dev libxml2 libcurl4-openssl-dev libcurl4 libmicrohttpd-dev libmicrohttpd12 curl
-prometheus sqlite3 python3-numpy python3-scipy python3-pandas locales"
+prometheus sqlite3 python3-numpy python3-scipy python3-pandas time locales
+dpkg-dev debhelper lintian mandoc"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -42,12 +42,14 @@ for h in "$src"/include/pfi/*.h; do
 done
 cmp -s "$src/examples/pfid.service" "$prefix/lib/systemd/system/pfid.service" ||
     bad "lib/systemd/system/pfid.service is not examples/pfid.service"
-if [ -d "$src/man" ]; then
-    for m in "$src"/man/*.1; do
-        [ -e "$m" ] || continue
-        [ -f "$prefix/$mandir/man1/${m##*/}" ] || bad "$mandir/man1/${m##*/} is not installed"
-    done
-fi
+for m in "$build"/man/man*/*.[158]; do
+    [ -e "$m" ] || { bad "no man pages in $build/man"; break; }
+    s=${m##*.}
+    [ -f "$prefix/$mandir/man$s/${m##*/}" ] || bad "$mandir/man$s/${m##*/} is not installed"
+done
+for c in pfi pfid; do
+    [ -f "$prefix/$datadir/bash-completion/completions/$c" ] || bad "no bash completion for $c"
+done
 
 # A user of the library: the umbrella header, a function, and the normal generator, whose
 # inline fast path reads the exported ziggurat tables that pfi_rng_seed fills in the library

@@ -416,12 +416,91 @@ static void far_off_time_said(void **state)
     assert_non_null(strstr(red.grid_error, "--align"));
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * The grid step is the median of gpu0's clean steps exactly, the mean of the two middle ones
+ * for an even count, and the gap rule's step is their lower median: both checked against a
+ * sort of the steps done here (the library selects, it does not sort). 600 and 601 loops of
+ * jittered times: 599 and 600 steps.
+ */
+static void grid_step_is_sorted_median(void **state)
+{
+    (void)state;
+    for (size_t loops = 600; loops <= 601; loops++) {
+        pfi_reduced red;
+        char *csv = jitter_csv(loops, SIZE_MAX, 0, SIZE_MAX);
+        pfi_telemetry *tm = load(csv, PFI_TELEMETRY_AUTO, 0, 0, &red);
+        const pfi_telemetry_series *s =
+            pfi_telemetry_series_get(tm, 0, (size_t)pfi_telemetry_field_find(tm, "power_w"));
+        assert_non_null(s);
+        assert_int_equal(s->n, loops);
+        double *d = malloc(loops * sizeof *d);
+        assert_non_null(d);
+        size_t k = 0;
+        for (size_t i = 1; i < s->n; i++)
+            d[k++] = s->t_s[i] - s->t_s[i - 1];
+        qsort(d, k, sizeof *d, cmp_double);
+        double want = k % 2 ? d[k / 2] : (d[k / 2 - 1] + d[k / 2]) / 2.0;
+        assert_true(d[0] < d[k - 1]); /* jittered: the selection has work to do */
+        assert_true(red.align_s == want);
+        double step;
+        pfi_telemetry_gaps(s, &step, NULL);
+        assert_true(step == d[(k - 1) / 2]);
+        free(d);
+        pfi_telemetry_destroy(tm);
+        free(csv);
+    }
+}
+
+/*
+ * The job power is the same whether the rows come in time order (merged as they are) or
+ * not (a time that jumps back splits the series; the rows are then sorted): 2 GPUs, four
+ * loops 1 s apart, then the same four loops again written 10 s earlier (the clock set
+ * back). q = 1: the mean of the complete loop sums, 500 W, over 8 loops either way.
+ */
+static void rows_merged_or_sorted(void **state)
+{
+    (void)state;
+    pfi_reduced red;
+    pfi_telemetry *tm = load(CSV_HEAD "2025/01/01 00:00:10.000, 0, 300 W\n"
+                                      "2025/01/01 00:00:10.002, 1, 200 W\n"
+                                      "2025/01/01 00:00:11.000, 0, 310 W\n"
+                                      "2025/01/01 00:00:11.002, 1, 190 W\n"
+                                      "2025/01/01 00:00:12.000, 0, 320 W\n"
+                                      "2025/01/01 00:00:12.002, 1, 180 W\n"
+                                      "2025/01/01 00:00:13.000, 0, 330 W\n"
+                                      "2025/01/01 00:00:13.002, 1, 170 W\n",
+                             PFI_TELEMETRY_AUTO, 0, 0, &red);
+    assert_int_equal(red.n_complete, 4);
+    assert_double_equal(red.power.mean, 500, 1e-12);
+    pfi_telemetry_destroy(tm);
+    tm = load(CSV_HEAD "2025/01/01 00:00:10.000, 0, 300 W\n"
+                       "2025/01/01 00:00:10.002, 1, 200 W\n"
+                       "2025/01/01 00:00:11.000, 0, 310 W\n"
+                       "2025/01/01 00:00:11.002, 1, 190 W\n"
+                       "2025/01/01 00:00:00.000, 0, 320 W\n"
+                       "2025/01/01 00:00:00.002, 1, 180 W\n"
+                       "2025/01/01 00:00:01.000, 0, 330 W\n"
+                       "2025/01/01 00:00:01.002, 1, 170 W\n",
+              PFI_TELEMETRY_AUTO, 0, 0, &red);
+    assert_int_equal(red.n_complete, 4);
+    assert_int_equal(red.n_incomplete, 0);
+    assert_double_equal(red.power.mean, 500, 1e-12);
+    pfi_telemetry_destroy(tm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(missing_is_incomplete), cmocka_unit_test(missing_times_kept),
         cmocka_unit_test(grid_single_row),       cmocka_unit_test(jitter_is_not_incomplete),
-        cmocka_unit_test(far_off_time_said),
+        cmocka_unit_test(far_off_time_said),     cmocka_unit_test(grid_step_is_sorted_median),
+        cmocka_unit_test(rows_merged_or_sorted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

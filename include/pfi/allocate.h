@@ -43,6 +43,9 @@
  *     to the true curves.
  *   - raw-telemetry: share ∝ D_j × feature_j, the raw DCGM feature, uncalibrated (the paper's
  *     baseline).
+ *   - fair-headroom: share ∝ D_j(hi_j) − D_j(lo_j), the job's headroom above the power that
+ *     keeps its floor (tier): every job sheds the same fraction of its headroom — the "DVFS,
+ *     Fair" policy of the Phoenix field demonstration (arXiv 2507.00909, its pseudocode).
  * With a cap step, heuristic caps are rounded down to the grid (the budget holds; some of it
  * may be left unspent).
  *
@@ -67,15 +70,16 @@ typedef enum pfi_strategy {
     PFI_STRATEGY_CLASS_WEIGHTED = 2,
     PFI_STRATEGY_PFI_WEIGHTED = 3,
     PFI_STRATEGY_PFI_MODEL = 4,
-    PFI_STRATEGY_RAW_TELEMETRY = 5
+    PFI_STRATEGY_RAW_TELEMETRY = 5,
+    PFI_STRATEGY_FAIR_HEADROOM = 6
 } pfi_strategy;
 
 /* The strategies are numbered 0 .. PFI_STRATEGY_COUNT - 1, in the order above: a caller
    that lists them (a --help) loops over the numbers with pfi_strategy_name. */
-#define PFI_STRATEGY_COUNT 6
+#define PFI_STRATEGY_COUNT 7
 
 /* pfi_strategy_name — "oracle", "equal", "class-weighted", "pfi-weighted", "pfi-model",
- * "raw-telemetry"; "unknown" otherwise. Static (borrowed, never freed). */
+ * "raw-telemetry", "fair-headroom"; "unknown" otherwise. Static (borrowed, never freed). */
 const char *pfi_strategy_name(pfi_strategy s);
 
 /* pfi_strategy_parse — the strategy named name. Errors: PFI_ERR_INVALID_ARGUMENT. */

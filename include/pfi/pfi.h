@@ -60,6 +60,7 @@
 #include "pfi/audit.h"
 #include "pfi/control.h"
 #include "pfi/control_files.h"
+#include "pfi/grid.h"
 #include "pfi/http.h"
 #include "pfi/stage.h"
 

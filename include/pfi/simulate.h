@@ -53,6 +53,21 @@ const char *pfi_sim_mix_name(pfi_sim_mix m);
  */
 typedef void (*pfi_sim_progress)(void *ctx, size_t done, size_t total);
 
+/*
+ * Where pfi-model's estimated curve of a job comes from, given its estimated PFI:
+ *   - MEASURED: the measured curves of the library's other templates (never the job's own)
+ *     whose PFIs bracket the estimate, blended linearly in PFI and read at the job's relative
+ *     powers (see pfi simulate's README: real LLM curves fall steeply below ~200 W and are
+ *     flat at the top, a shape the §7 model does not have); the §7 model when no other
+ *     template is usable;
+ *   - MODEL: the DESIGN §7 model through the job's reference point, its compute share
+ *     inverted from the PFI.
+ */
+typedef enum pfi_sim_curves {
+    PFI_SIM_CURVES_MEASURED = 0,
+    PFI_SIM_CURVES_MODEL = 1
+} pfi_sim_curves;
+
 /* pfi_sim_options — pfi_sim_options_init gives the defaults. */
 typedef struct pfi_sim_options {
     size_t workloads;                          /* W: 500 */
@@ -69,6 +84,7 @@ typedef struct pfi_sim_options {
     unsigned threads;           /* 0: one per online CPU */
     pfi_sim_progress progress;  /* NULL: none */
     void *progress_ctx;
+    pfi_sim_curves curves; /* pfi-model's curves: PFI_SIM_CURVES_MEASURED */
 } pfi_sim_options;
 
 void pfi_sim_options_init(pfi_sim_options *o);

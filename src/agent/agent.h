@@ -115,6 +115,15 @@ typedef struct pfid_agent {
     double next_jobs_refresh_mono;
     double next_log_poll_mono;
     long long log_size[PFID_MAX_TLOGS];
+
+    /* pfi_job_pfi_estimate (metrics.c): the pfi_model (NULL none; owned) and each job's last
+     * estimate made while it ran uncapped */
+    struct pfi_fit_model *model;
+    struct {
+        char job[PFID_ID_MAX];
+        double pfi;
+    } pfi_est[PFID_MAX_JOBS];
+    size_t n_pfi_est;
 } pfid_agent;
 
 /* CLOCK_MONOTONIC and CLOCK_REALTIME, s. */
@@ -170,6 +179,10 @@ bool pfid_job_throughput(pfid_agent *a, const char *job, double now, double *tok
 /* The Prometheus exposition of the snapshot (malloc'ed, *len bytes); NULL when out of
  * memory. Takes snap_lock. */
 char *pfid_metrics_render(pfid_agent *a, size_t *len);
+/* Whether pfid can compute a model feature from its GPU samples: a predictor name
+ * (dcgm_dram_active), a reduced name (dram_active, mem_copy_util_pct) or an "A*B" product
+ * of those (metrics.c). */
+bool pfid_model_feature_known(const char *name);
 /* The /v1/state JSON (malloc'ed); NULL when out of memory. */
 char *pfid_state_render(pfid_agent *a);
 /* {"error": msg} (malloc'ed; NULL when out of memory). */

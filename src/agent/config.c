@@ -214,6 +214,7 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     STR("token_file", token_file)
     STR("journal", journal)
     STR("jobs_file", jobs_file)
+    STR("pfi_model", pfi_model)
     DURATION("interval", interval_s, 0.01, 3600)
     DURATION("stale_after", stale_s, 0, 86400)
     DURATION("lease_max", lease_max_s, 1, 7 * 86400)
@@ -239,6 +240,12 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
         if (!parse_bool(v, &b))
             return fail(diag, PFI_ERR_VALUE, "auth_reads: '%s' is not true or false", v);
         c->auth_reads = b;
+        return PFI_OK;
+    }
+    if (strcmp(key, "dcgm_names") == 0) {
+        if (!parse_bool(v, &b))
+            return fail(diag, PFI_ERR_VALUE, "dcgm_names: '%s' is not true or false", v);
+        c->dcgm_names = b;
         return PFI_OK;
     }
     if (strcmp(key, "lease_policy") == 0)

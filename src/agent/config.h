@@ -69,6 +69,11 @@ typedef struct pfid_config {
     double conn_timeout_s;    /* idle connection timeout (10 s) */
     size_t max_body;          /* request body cap, bytes (64 KiB) */
     int log_level;            /* PFID_LOG_* */
+
+    /* metrics: dcgm-exporter's names too (DCGM_FI_DEV_...), the `pfi fit` model behind
+     * pfi_job_pfi_estimate ("" none) */
+    bool dcgm_names;
+    char pfi_model[PFID_PATH_MAX];
 } pfid_config;
 
 /* pfid_config_defaults — fill c with the defaults above. */

@@ -19,10 +19,11 @@
 
 #include "agent.h"
 #include "log.h"
+#include "pfi/fit.h"
 #include "usage_wrap.h"
 
 #ifndef PFI_VERSION
-#define PFI_VERSION "0"
+#error "PFI_VERSION is set by CMakeLists.txt (project VERSION)"
 #endif
 #define DEFAULT_CONFIG "/etc/pfid/pfid.conf"
 #define MAX_OVERRIDES 64
@@ -46,12 +47,13 @@ static const char usage_tail[] =
     "  -v, --verbose          log debug lines too (log_level = debug)\n"
     "  -q, --quiet            log warnings and errors only\n"
     "      --check            check the configuration and exit (0 when valid)\n"
-    "  -h, --help             this help;  --version  the version\n"
+    "  -h, --help             this help\n"
+    "      --version          print the version and exit\n"
     "\n"
     "Signals: SIGTERM / SIGINT stop cleanly (caps restored unless shutdown = hold);\n"
     "SIGHUP reloads the config file, the token and the jobs mapping file.\n"
     "Exit status: 0 clean stop, 1 the caps could not all be restored, 2 bad usage or config,\n"
-    "3 the GPUs or the listen socket could not be opened.\n";
+    "3 the GPUs or the listen socket could not be opened (--version: output not written).\n";
 
 /* Where the help's descriptions start, and its width. */
 #define USAGE_COLUMN 25
@@ -169,6 +171,34 @@ static int load_token(const char *path, char *out, size_t cap, size_t *len)
     return 0;
 }
 
+/* pfi_model: the `pfi fit` model behind pfi_job_pfi_estimate (*out NULL when none is
+ * configured). Every feature it names must be one pfid reads. 0 or -1 (logged). */
+static int load_model(const char *path, pfi_fit_model **out)
+{
+    *out = NULL;
+    if (path[0] == '\0')
+        return 0;
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    char buf[1200];
+    if (pfi_fit_model_load(path, out, &d) != PFI_OK) {
+        LOG_ERROR("pfi_model: %s", pfi_diag_format(&d, buf, sizeof buf));
+        return -1;
+    }
+    for (size_t f = 0; f < (*out)->p; f++) {
+        if (!pfid_model_feature_known((*out)->features[f])) {
+            LOG_ERROR("pfi_model %s: feature '%s' is not one pfid reads (dcgm_dram_active, "
+                      "dcgm_mem_copy_util, dcgm_tensor_active, dcgm_sm_active, dcgm_gpu_util, "
+                      "dcgm_sm_clock_mhz, dcgm_mem_clock_mhz, dcgm_power_w and their products)",
+                      path, (*out)->features[f]);
+            pfi_fit_model_destroy(*out);
+            *out = NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* SIGHUP: the config file, the token and the mapping file again; what needs a restart is
  * named and kept. */
 static void reload(pfid_agent *a, const options *o)
@@ -182,6 +212,11 @@ static void reload(pfid_agent *a, const options *o)
     char tok[256];
     size_t tok_len;
     if (load_token(nc.token_file, tok, sizeof tok, &tok_len) != 0) {
+        LOG_ERROR("reload failed; the running configuration is kept");
+        return;
+    }
+    pfi_fit_model *model;
+    if (load_model(nc.pfi_model, &model) != 0) {
         LOG_ERROR("reload failed; the running configuration is kept");
         return;
     }
@@ -211,6 +246,11 @@ static void reload(pfid_agent *a, const options *o)
     memset(a->log_size, 0, sizeof a->log_size);
     a->cfg.log_level = nc.log_level;
     pfid_log_set_level(nc.log_level);
+    a->cfg.dcgm_names = nc.dcgm_names;
+    memcpy(a->cfg.pfi_model, nc.pfi_model, sizeof nc.pfi_model);
+    pfi_fit_model_destroy(a->model);
+    a->model = model; /* a new model starts its estimates afresh */
+    a->n_pfi_est = 0;
     pthread_mutex_unlock(&a->snap_lock);
     pthread_mutex_unlock(&a->caps_lock);
     if (a->cfg.jobs == PFID_JOBS_STATIC)
@@ -294,6 +334,10 @@ static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
             return 0;
         case 'V':
             printf("pfid %s\n", PFI_VERSION);
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                LOG_ERROR("cannot write to standard output");
+                return 3;
+            }
             return 0;
         default:
             print_usage(stderr);
@@ -330,7 +374,10 @@ int main(int argc, char **argv)
         snprintf(a->config_path, sizeof a->config_path, "%s", o.config);
     if (load_token(a->cfg.token_file, a->token, sizeof a->token, &a->token_len) != 0)
         return 2;
+    if (load_model(a->cfg.pfi_model, &a->model) != 0)
+        return 2;
     if (o.check) {
+        pfi_fit_model_destroy(a->model);
         printf("pfid: configuration valid\n");
         return 0;
     }
@@ -421,6 +468,7 @@ out:
     pfi_gpu_close(a->gpu);
     pfid_mapping_clear(&a->mapping);
     free(a->gpus);
+    pfi_fit_model_destroy(a->model);
     LOG_INFO("stopped (exit %d)", status);
     return status;
 }

@@ -6,11 +6,13 @@
  * (pfi_gpu_job_info{uuid, job} 1), not a label on the value series.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent.h"
 #include "buf.h"
+#include "pfi/fit.h"
 
 bool pfid_gpu_fresh(const pfid_agent *a, unsigned k, double now)
 {
@@ -117,6 +119,7 @@ SAMPLE_GETTER(get_dram, PFI_SAMPLE_DRAM_ACTIVE, s->dram_active)
 SAMPLE_GETTER(get_tensor, PFI_SAMPLE_TENSOR_ACTIVE, s->tensor_active)
 SAMPLE_GETTER(get_sm_active, PFI_SAMPLE_SM_ACTIVE, s->sm_active)
 SAMPLE_GETTER(get_reasons, PFI_SAMPLE_REASONS, (double)s->reasons)
+SAMPLE_GETTER(get_copy_util, PFI_SAMPLE_MEM_UTIL, s->mem_util)
 #undef SAMPLE_GETTER
 
 #define LIMIT_GETTER(fn, flag, field)                                                              \
@@ -190,7 +193,208 @@ static const struct {
     {"pfi_gpu_sm_active_ratio", "gauge", "SM activity (0..1).", get_sm_active},
     {"pfi_gpu_clock_event_reasons", "gauge",
      "Clock event (throttle) reasons, the NVML bit mask (0x4 software power cap).", get_reasons},
+    {"pfi_gpu_memory_copy_utilization_ratio", "gauge",
+     "Fraction of time device memory was read or written (NVML memory utilisation, DCGM 204).",
+     get_copy_util},
 };
+
+/*
+ * dcgm_names = true: the GPU families again under the names and units dcgm-exporter uses
+ * (DCGM field names; labels gpu, UUID, device, modelName, Hostname), so dashboards and
+ * rules written for dcgm-exporter read pfid unchanged. value = the pfi family's × scale.
+ */
+static const struct {
+    const char *name, *type, *help;
+    gpu_getter get;
+    double scale;
+} dcgm_families[] = {
+    {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock (MHz; DCGM field 100).", get_sm_clock, 1e-6},
+    {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock (MHz; DCGM field 101).", get_mem_clock, 1e-6},
+    {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (C; DCGM field 150).", get_temp, 1},
+    {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (W; DCGM field 155).", get_power, 1},
+    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
+     "Energy since the driver loaded (mJ; DCGM field 156).", get_energy, 1e3},
+    {"DCGM_FI_DEV_POWER_MGMT_LIMIT", "gauge", "Power management limit (W; DCGM field 160).",
+     get_cap, 1},
+    {"DCGM_FI_DEV_POWER_MGMT_LIMIT_MIN", "gauge", "Lowest settable power limit (W; field 161).",
+     get_min, 1},
+    {"DCGM_FI_DEV_POWER_MGMT_LIMIT_MAX", "gauge", "Highest settable power limit (W; field 162).",
+     get_max, 1},
+    {"DCGM_FI_DEV_POWER_MGMT_LIMIT_DEF", "gauge", "Default power limit (W; DCGM field 163).",
+     get_default, 1},
+    {"DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "gauge", "Power limit in force (W; DCGM field 164).",
+     get_enforced, 1},
+    {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilisation (%; DCGM field 203).", get_util, 100},
+    {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory copy utilisation (%; DCGM field 204).",
+     get_copy_util, 100},
+    {"DCGM_FI_PROF_SM_ACTIVE", "gauge", "SM activity (ratio; DCGM field 1002).", get_sm_active, 1},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Tensor pipe activity (ratio; field 1004).",
+     get_tensor, 1},
+    {"DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "DRAM interface activity (ratio; DCGM field 1005).",
+     get_dram, 1},
+};
+
+static void dcgm_labels(pfid_buf *b, const pfid_agent *a, unsigned k)
+{
+    pfid_buf_printf(b, "{gpu=\"%u\",UUID=\"", k);
+    pfid_buf_label(b, a->gpus[k].info.uuid);
+    pfid_buf_printf(b, "\",device=\"nvidia%u\",modelName=\"", a->gpus[k].info.index);
+    pfid_buf_label(b, a->gpus[k].info.name);
+    pfid_buf_printf(b, "\",Hostname=\"");
+    pfid_buf_label(b, a->hostname);
+    pfid_buf_printf(b, "\"}");
+}
+
+static void render_dcgm(pfid_buf *b, const pfid_agent *a, const bool *fresh)
+{
+    for (size_t f = 0; f < sizeof dcgm_families / sizeof dcgm_families[0]; f++) {
+        family(b, dcgm_families[f].name, dcgm_families[f].type, dcgm_families[f].help);
+        for (unsigned k = 0; k < a->n_gpus; k++) {
+            double v;
+            if (!dcgm_families[f].get(a, k, fresh[k], &v))
+                continue;
+            pfid_buf_printf(b, "%s", dcgm_families[f].name);
+            dcgm_labels(b, a, k);
+            value(b, v * dcgm_families[f].scale);
+        }
+    }
+}
+
+/*
+ * The features a `pfi fit` model (pfi_model) may name that pfid reads itself, by predictor
+ * name (fractions, pfi/featmap.h) and by reduced name (in the reduced name's unit): the
+ * value of one GPU's sample, false when the sample lacks it.
+ */
+static const struct {
+    const char *predictor, *reduced;
+    unsigned flag;
+    size_t offset;        /* of the double in pfi_gpu_sample */
+    double reduced_scale; /* reduced value = sample value × this (percent: 100) */
+} model_features[] = {
+    {"dcgm_sm_clock_mhz", "sm_clock_mhz", PFI_SAMPLE_SM_CLOCK,
+     offsetof(pfi_gpu_sample, sm_clock_mhz), 1},
+    {"dcgm_mem_clock_mhz", "mem_clock_mhz", PFI_SAMPLE_MEM_CLOCK,
+     offsetof(pfi_gpu_sample, mem_clock_mhz), 1},
+    {"dcgm_power_w", "power_w", PFI_SAMPLE_POWER, offsetof(pfi_gpu_sample, power_w), 1},
+    {"dcgm_gpu_util", "gpu_util_pct", PFI_SAMPLE_GPU_UTIL, offsetof(pfi_gpu_sample, gpu_util), 100},
+    {"dcgm_mem_copy_util", "mem_copy_util_pct", PFI_SAMPLE_MEM_UTIL,
+     offsetof(pfi_gpu_sample, mem_util), 100},
+    {"dcgm_sm_active", "sm_active", PFI_SAMPLE_SM_ACTIVE, offsetof(pfi_gpu_sample, sm_active), 1},
+    {"dcgm_tensor_active", "tensor_active", PFI_SAMPLE_TENSOR_ACTIVE,
+     offsetof(pfi_gpu_sample, tensor_active), 1},
+    {"dcgm_dram_active", "dram_active", PFI_SAMPLE_DRAM_ACTIVE,
+     offsetof(pfi_gpu_sample, dram_active), 1},
+};
+
+/* One factor (no '*') of a feature name on one sample. */
+static bool factor_value(const char *name, size_t len, const pfi_gpu_sample *s, double *v)
+{
+    if (len == strlen("dram_copy_product") && strncmp(name, "dram_copy_product", len) == 0) {
+        if (s == NULL)
+            return true;
+        if ((s->valid & (PFI_SAMPLE_DRAM_ACTIVE | PFI_SAMPLE_MEM_UTIL)) !=
+            (PFI_SAMPLE_DRAM_ACTIVE | PFI_SAMPLE_MEM_UTIL))
+            return false;
+        *v = s->dram_active * s->mem_util;
+        return isfinite(*v);
+    }
+    for (size_t i = 0; i < sizeof model_features / sizeof model_features[0]; i++) {
+        bool pred = strlen(model_features[i].predictor) == len &&
+                    strncmp(model_features[i].predictor, name, len) == 0;
+        bool red = strlen(model_features[i].reduced) == len &&
+                   strncmp(model_features[i].reduced, name, len) == 0;
+        if (!pred && !red)
+            continue;
+        if (s == NULL)
+            return true;
+        if (!(s->valid & model_features[i].flag))
+            return false;
+        *v = *(const double *)((const char *)s + model_features[i].offset);
+        if (red)
+            *v *= model_features[i].reduced_scale;
+        return isfinite(*v);
+    }
+    return false;
+}
+
+/* A feature ("A" or "A*B*...") on one sample (s NULL: whether the name is known; v unset). */
+static bool feature_value(const char *name, const pfi_gpu_sample *s, double *v)
+{
+    double prod = 1, f = 0;
+    for (const char *p = name;;) {
+        const char *star = strchr(p, '*');
+        size_t len = star ? (size_t)(star - p) : strlen(p);
+        if (len == 0)
+            return false;
+        if (!factor_value(p, len, s, &f))
+            return false;
+        prod *= f;
+        if (star == NULL)
+            break;
+        p = star + 1;
+    }
+    if (v != NULL)
+        *v = prod;
+    return true;
+}
+
+bool pfid_model_feature_known(const char *name)
+{
+    return feature_value(name, NULL, NULL);
+}
+
+/*
+ * The job's PFI from the model: its features are the means over the job's GPUs of their last
+ * samples, taken while every one of its GPUs runs at its default limit (the model is fitted
+ * on uncapped runs, DESIGN §4); while capped, the last such estimate is kept. The model's
+ * prediction as it is (OLS, pfi/fit.h: no clamping). false: no model, no estimate yet, a GPU
+ * not read or lacking a feature.
+ */
+static bool job_pfi_estimate(pfid_agent *a, const char *job, double now, double *pfi)
+{
+    const pfi_fit_model *m = a->model;
+    if (m == NULL || m->p > PFI_FIT_MAX_FEATURES)
+        return false;
+    size_t slot = 0;
+    while (slot < a->n_pfi_est && strcmp(a->pfi_est[slot].job, job) != 0)
+        slot++;
+    double x[PFI_FIT_MAX_FEATURES] = {0};
+    unsigned n = 0;
+    bool uncapped = true, ok = true;
+    for (unsigned k = 0; k < a->n_gpus && ok; k++) {
+        const pfid_gpu_state *g = &a->gpus[k];
+        if (strcmp(g->job, job) != 0)
+            continue;
+        n++;
+        const pfi_gpu_limits *l = &g->limits;
+        uncapped = uncapped && (l->valid & PFI_LIMIT_CURRENT) && (l->valid & PFI_LIMIT_DEFAULT) &&
+                   l->current_mw >= l->default_mw;
+        ok = pfid_gpu_fresh(a, k, now);
+        for (size_t f = 0; f < m->p && ok; f++) {
+            double v;
+            ok = feature_value(m->features[f], &g->last, &v);
+            x[f] += v;
+        }
+    }
+    if (n > 0 && ok && uncapped) {
+        for (size_t f = 0; f < m->p; f++)
+            x[f] /= n;
+        double yhat, lo, hi;
+        bool outside;
+        if (pfi_fit_model_predict(m, x, 0.9, &yhat, &lo, &hi, &outside) == PFI_OK &&
+            isfinite(yhat) && (slot < a->n_pfi_est || a->n_pfi_est < PFID_MAX_JOBS)) {
+            if (slot == a->n_pfi_est) {
+                snprintf(a->pfi_est[slot].job, sizeof a->pfi_est[slot].job, "%s", job);
+                a->n_pfi_est++;
+            }
+            a->pfi_est[slot].pfi = yhat;
+        }
+    }
+    if (slot == a->n_pfi_est || n == 0)
+        return false;
+    *pfi = a->pfi_est[slot].pfi;
+    return true;
+}
 
 char *pfid_metrics_render(pfid_agent *a, size_t *len)
 {
@@ -234,6 +438,17 @@ char *pfid_metrics_render(pfid_agent *a, size_t *len)
         pfid_buf_printf(&b, "pfi_job_power_watts");
         job_labels(&b, a, jobs[j]);
         value(&b, w);
+    }
+    family(&b, "pfi_job_pfi_estimate", "gauge",
+           "The job's PFI from pfi_model on its GPUs' features while uncapped (kept while "
+           "capped; missing without pfi_model).");
+    for (size_t j = 0; j < nj; j++) {
+        double v;
+        if (!job_pfi_estimate(a, jobs[j], now, &v))
+            continue;
+        pfid_buf_printf(&b, "pfi_job_pfi_estimate");
+        job_labels(&b, a, jobs[j]);
+        value(&b, v);
     }
     family(&b, "pfi_job_gpus", "gauge", "Number of the job's GPUs on this node.");
     for (size_t j = 0; j < nj; j++) {
@@ -297,6 +512,8 @@ char *pfid_metrics_render(pfid_agent *a, size_t *len)
            "Wall-clock time of the end of the last sampling round.");
     pfid_buf_printf(&b, "pfi_agent_last_round_timestamp_seconds");
     value(&b, a->sampled_wall_s);
+    if (a->cfg.dcgm_names)
+        render_dcgm(&b, a, fresh);
     pthread_mutex_unlock(&a->snap_lock);
     return pfid_buf_take(&b, len);
 }

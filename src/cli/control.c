@@ -17,8 +17,10 @@
 #include <time.h>
 
 #include "cli.h"
+#include "grid_cli.h"
 #include "pfi/audit.h"
 #include "pfi/control.h"
+#include "pfi/grid.h"
 #include "pfi/http.h"
 
 static volatile sig_atomic_t g_stop;
@@ -277,7 +279,15 @@ static void usage(FILE *f)
                "  --agents FILE        one agent a line: URL [TOKEN]\n"
                "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
                "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
-               "  --schedule FILE      events: START END TARGET [RAMP] (s since --epoch)\n"
+               "  --schedule FILE      events: START END TARGET [RAMP] (s since --epoch), a CSV\n"
+               "                       or JSON timeline, or a measured power trace\n"
+               "                       (timestamp,total): see 'pfi schedule --help'\n"
+               "  --speed N            replay the schedule N times faster (60: a minute a second)\n"
+               "  --tiers FILE         flexibility tiers, CSV job,tier[,allowance]: Flex 1/2/3\n"
+               "                       may lose 10/25/50%% of life-average tokens/s, spent\n"
+               "                       across the event (floors from what each has lost)\n"
+               "  --non-gpu-w W        every node's non-GPU power (W, one node an agent): targets\n"
+               "                       are then facility power, and the GPUs get what is left\n"
                "  --start S            event start, s since --epoch (0)\n"
                "  --duration S         event length, s (until stopped)\n"
                "  --ramp S             ramp into the event over S s (0)\n"
@@ -445,6 +455,9 @@ enum {
     O_TOKEN,
     O_RELEASE,
     O_QUIET,
+    O_SPEED,
+    O_NON_GPU,
+    O_TIERS,
     O_HELP
 };
 
@@ -476,6 +489,9 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"token-file", required_argument, NULL, O_TOKEN},
                                      {"release-on-exit", no_argument, NULL, O_RELEASE},
                                      {"quiet", no_argument, NULL, O_QUIET},
+                                     {"speed", required_argument, NULL, O_SPEED},
+                                     {"non-gpu-w", required_argument, NULL, O_NON_GPU},
+                                     {"tiers", required_argument, NULL, O_TIERS},
                                      {"help", no_argument, NULL, O_HELP},
                                      {NULL, 0, NULL, 0}};
 
@@ -493,7 +509,10 @@ static int load_file(const char *what, const char *path, char **text, size_t *le
 typedef struct control_opts {
     pfi_ctl_config cfg;
     const char *agents_path, *sched_path, *policy_path, *token_path;
+    const char *tiers_path; /* --tiers: flexibility tiers (grid_cli.h) */
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
+    double speed;     /* --speed: the schedule's times divided by it (1) */
+    double non_gpu_w; /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
     long listen_port; /* -1: no --listen */
     bool release, quiet;
     int targets; /* how many of --budget-w, --reduction and --schedule were given */
@@ -506,6 +525,7 @@ typedef struct control_inputs {
     pfi_ctl_event *events;
     pfi_ctl_rule *rules;
     size_t na, ne, nr;
+    grid_tiers *tiers; /* --tiers (its rules replace the policy's); NULL without */
 } control_inputs;
 
 /* One option's value (getopt's c, its argument arg) into o; false when arg is not valid. */
@@ -523,6 +543,13 @@ static bool control_option(control_opts *o, int c, const char *arg)
     case O_SCHEDULE:
         o->sched_path = arg;
         return true;
+    case O_TIERS:
+        o->tiers_path = arg;
+        return true;
+    case O_NON_GPU:
+        return cli_parse_double(arg, &o->non_gpu_w) && o->non_gpu_w >= 0 && isfinite(o->non_gpu_w);
+    case O_SPEED:
+        return cli_parse_double(arg, &o->speed) && o->speed > 0 && isfinite(o->speed);
     case O_START:
         return cli_parse_double(arg, &o->start) && o->start >= 0;
     case O_DURATION:
@@ -607,6 +634,8 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
     o->duration = o->run_for = INFINITY;
     o->epoch = now_wall();
     o->listen_port = -1;
+    o->speed = 1;
+    o->non_gpu_w = NAN;
     int c;
     optind = 1;
     opterr = 0;
@@ -661,14 +690,23 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
     if (o->sched_path != NULL) {
         if ((rc = load_file("schedule", o->sched_path, &in->stext, &len)) != 0)
             return rc;
-        if ((e = pfi_ctl_schedule_parse(in->stext, len, &in->events, &in->ne, &d)) != PFI_OK)
+        /* a text, CSV or JSON timeline, or a measured power trace (pfi/grid.h) */
+        if ((e = pfi_grid_schedule_load(in->stext, len, &in->events, &in->ne, NULL, NULL, &d)) !=
+            PFI_OK)
             return report_file(e, &d, o->sched_path);
+        pfi_grid_schedule_speed(in->events, in->ne, o->speed);
     }
     if (o->policy_path != NULL) {
         if ((rc = load_file("policy", o->policy_path, &in->ptext, &len)) != 0)
             return rc;
         if ((e = pfi_ctl_policy_parse(in->ptext, len, &in->rules, &in->nr, &d)) != PFI_OK)
             return report_file(e, &d, o->policy_path);
+    }
+    if (o->tiers_path != NULL) { /* after the policy: each tier job gets its own rule */
+        if ((in->tiers = calloc(1, sizeof *in->tiers)) == NULL)
+            return PFI_EXIT_INTERNAL;
+        if ((rc = grid_tiers_load(o->tiers_path, in->rules, in->nr, in->tiers)) != 0)
+            return rc;
     }
     if (o->token_path != NULL) {
         if ((rc = load_file("token file", o->token_path, &in->token, &len)) != 0)
@@ -688,6 +726,9 @@ static void inputs_free(control_inputs *in)
     pfi_free(in->agents);
     pfi_free(in->events);
     pfi_free(in->rules);
+    if (in->tiers != NULL)
+        grid_tiers_free(in->tiers);
+    free(in->tiers);
 }
 
 /*
@@ -700,6 +741,8 @@ static bool period_target(const control_opts *o, const control_inputs *in, api_s
 {
     bool event = false;
     double ref = api->last.ref_w > 0 ? api->last.ref_w : NAN;
+    if (!isnan(o->non_gpu_w)) /* targets on facility power ramp from the facility's reference */
+        ref += o->non_gpu_w * (double)in->na;
     *bw = *red = NAN;
     pthread_mutex_lock(&api->mu);
     bool api_set = api->budget_set;
@@ -784,6 +827,11 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
     double t_start = now_mono(), wall0 = now_wall();
     double offset = wall0 - o->epoch; /* schedule time at t_start */
     bool prom_was_down = false;
+    if (!isnan(o->non_gpu_w))
+        fprintf(stderr,
+                "pfi control: targets are facility power: %zu nodes x %.0f W non-GPU = %.0f W "
+                "come off every budget before the GPUs' share\n",
+                in->na, o->non_gpu_w, o->non_gpu_w * (double)in->na);
     if (!o->quiet)
         printf("%8s %5s %9s %9s %9s %9s %10s %6s %s\n", "t_s", "event", "budget_w", "measured",
                "reserved", "predicted", "tokens/s", "agents", "note");
@@ -794,11 +842,18 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
             break;
         double bw, red;
         bool event = period_target(o, in, api, t_sched, &bw, &red);
+        if (event && !isnan(o->non_gpu_w)) /* a facility target: the GPUs get the rest */
+            pfi_grid_facility_target(o->non_gpu_w * (double)in->na, api->last.ref_w, &bw, &red);
         pfi_ctl_report r;
         pfi_diag d;
         pfi_error e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d);
         if (e != PFI_OK)
             return cli_report(e, &d);
+        if (in->tiers != NULL) /* job-average accounting: next period's floors */
+            grid_tiers_period(in->tiers, ctl, period_s,
+                              event ? grid_event_left_s(in->events, in->ne, t_sched, o->targets,
+                                                        o->start, o->duration)
+                                    : INFINITY);
         if (r.prom_failed && !prom_was_down)
             fprintf(stderr, "pfi control: %s\n", r.note);
         else if (!r.prom_failed && prom_was_down)
@@ -809,6 +864,8 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
             print_period(&r);
         sleep_until(t_start + (double)(k + 1) * period_s);
     }
+    if (in->tiers != NULL)
+        grid_tiers_summary(stderr, in->tiers);
     return PFI_EXIT_OK;
 }
 
@@ -844,6 +901,10 @@ int cmd_control(int argc, char **argv)
     o.cfg.n_agents = in.na;
     o.cfg.rules = in.rules;
     o.cfg.n_rules = in.nr;
+    if (in.tiers != NULL) { /* the policy's rules and one per tier job */
+        o.cfg.rules = in.tiers->rules;
+        o.cfg.n_rules = in.tiers->n_rules;
+    }
     pfi_diag d;
     pfi_error e = pfi_ctl_create(&o.cfg, &ctl, &d);
     if (e != PFI_OK) {
@@ -870,6 +931,8 @@ out:
 
 int cmd_report(int argc, char **argv)
 {
+    if (settle_requested(argc, argv)) /* pfi report --settlement (report_settle.c) */
+        return cmd_settlement(argc, argv);
     const char *out = NULL, *title = NULL;
     const char *dbs[6];
     size_t nd = 0;
@@ -878,6 +941,7 @@ int cmd_report(int argc, char **argv)
             printf("usage: pfi report AUDIT.db [AUDIT.db ...] -o FIGURE.png|.svg "
                    "[--title T]\n\nPlot the budget, measured power and tokens/s of the latest "
                    "controller run\nin each audit log (one per strategy: up to 6).\n"
+                   "With --settlement: the event's settlement (pfi report --settlement -h).\n"
                    "\nExit codes: 0 success, 1 audit log missing or unreadable, 2 bad command "
                    "line,\n3 figure not written, 4 internal error.\n");
             return PFI_EXIT_OK;

@@ -31,22 +31,35 @@ int cmd_demo(int argc, char **argv)
     bool help = false;
     for (int i = 1; i < argc; i++)
         help = help || is_help(argv[i]);
-    if (help || argc < 2 || strcmp(argv[1], "cluster") != 0) {
+    bool grid = argc >= 2 && strcmp(argv[1], "grid-event") == 0;
+    if (help || argc < 2 || (strcmp(argv[1], "cluster") != 0 && !grid)) {
         FILE *f = help ? stdout : stderr;
-        fprintf(f, "usage: pfi demo cluster [--agents N] [--out DIR] [--strategy NAME]\n"
-                   "\n"
-                   "Start N emulated agents (4), a Prometheus server if installed, and the\n"
-                   "controller on loopback; run a 30 %% power event and compare with the\n"
-                   "equal strategy; print the periods and write DIR/cluster.png (pfi-demo).\n"
-                   "The agent binary is $PFI_AGENT_BIN, else the build's pfid.\n"
-                   "\n"
-                   "  --agents N       emulated agents (4)\n"
-                   "  --out DIR        audit logs and figure (pfi-demo)\n"
-                   "  --strategy NAME  the strategy compared with equal (pfi-model)\n"
-                   "  -h, --help       this help\n"
-                   "\n"
-                   "Exit codes: 0 success, 1 agent binary missing or a run failed, 2 bad\n"
-                   "command line, 3 output folder not writable, 4 internal error.\n");
+        fprintf(f,
+                "usage: pfi demo cluster [--agents N] [--out DIR] [--strategy NAME]\n"
+                "       pfi demo grid-event [--speed N] [--out DIR] [--strategies LIST]"
+                " [--json]\n"
+                "\n"
+                "Start N emulated agents (4), a Prometheus server if installed, and the\n"
+                "controller on loopback; run a 30 %% power event and compare with the\n"
+                "equal strategy; print the periods and write DIR/cluster.png (pfi-demo).\n"
+                "The agent binary is $PFI_AGENT_BIN, else the pfid beside pfi.\n"
+                "\n"
+                "  --agents N       emulated agents (4)\n"
+                "  --out DIR        audit logs and figure (pfi-demo)\n"
+                "  --strategy NAME  the strategy compared with equal (pfi-model)\n"
+                "  -h, --help       this help\n"
+                "\n"
+                "grid-event: the Phoenix demonstration's SRP event (a 30 %% reduction for 3.4 h)\n"
+                "replayed N times faster (60) on emulated agents running its six LLM jobs (256\n"
+                "GPUs) and a Prometheus on loopback, one cluster per strategy, side by side\n"
+                "(equal, fair-headroom, pfi-weighted, pfi-model, oracle); each run settled\n"
+                "(pfi report --settlement); --json: per strategy max_over_target_pct,\n"
+                "seconds_over_target, energy_shed_kwh, weighted_performance,\n"
+                "mean_performance, tier_violations, per_job, with the published 0.9096.\n"
+                "Audit logs, settlements and DIR/grid-event.png in DIR (pfi-grid-event).\n"
+                "\n"
+                "Exit codes: 0 success, 1 agent binary missing or a run failed, 2 bad\n"
+                "command line, 3 output folder not writable, 4 internal error.\n");
         return f == stdout ? PFI_EXIT_OK : PFI_EXIT_USAGE;
     }
     char self[PATH_MAX];
@@ -56,15 +69,27 @@ int cmd_demo(int argc, char **argv)
         return PFI_EXIT_INTERNAL;
     }
     self[n] = '\0';
+    /* An installed pfi (cmake --install, the Debian package) has pfid beside it and the
+     * script in ../share/pfi/scripts; a build tree has them where CMake says. */
+    char dir[PATH_MAX], beside[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "%s", self);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    snprintf(beside, sizeof beside, "%s/pfid", dir);
     const char *agent = getenv("PFI_AGENT_BIN");
     if (agent == NULL || agent[0] == '\0')
-        agent = PFI_AGENT_DEFAULT;
+        agent = access(beside, X_OK) == 0 ? beside : PFI_AGENT_DEFAULT;
     if (access(agent, X_OK) != 0) {
         cli_error("demo: agent binary %s not found (build pfid, or set PFI_AGENT_BIN)", agent);
         return PFI_EXIT_DATA;
     }
-    char script[PATH_MAX];
-    snprintf(script, sizeof script, "%s/scripts/demo-cluster.sh", PFI_SOURCE_DIR);
+    const char *script_name = grid ? "demo-grid-event.sh" : "demo-cluster.sh";
+    char script[PATH_MAX + 40];
+    /* An installed pfi has its scripts in ../share/pfi/scripts; a build tree in the source. */
+    snprintf(script, sizeof script, "%s/../share/pfi/scripts/%s", dir, script_name);
+    if (access(script, R_OK) != 0)
+        snprintf(script, sizeof script, "%s/scripts/%s", PFI_SOURCE_DIR, script_name);
     char **av = calloc((size_t)argc + 4, sizeof *av);
     if (av == NULL)
         return PFI_EXIT_INTERNAL;

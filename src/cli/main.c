@@ -7,7 +7,7 @@
 #include "cli.h"
 
 #ifndef PFI_VERSION
-#define PFI_VERSION "unknown"
+#error "PFI_VERSION is set by CMakeLists.txt (project VERSION)"
 #endif
 
 typedef struct verb {
@@ -30,6 +30,7 @@ static const verb verbs[] = {
     {"restore", cmd_restore, "put back the power limits a killed sweep left (from its journal)"},
     {"probe", cmd_probe, "list GPUs, their power limits and the metrics they report"},
     {"control", cmd_control, "keep a cluster under a grid power budget (closed loop, agents)"},
+    {"schedule", cmd_schedule, "the grid events a schedule file or a measured power trace gives"},
     {"report", cmd_report, "plot a power event from the controller's audit log"},
     {"demo", cmd_demo, "run a demonstration (demo cluster: agents + controller on loopback)"},
 };

@@ -36,7 +36,10 @@ static void usage(FILE *f)
         "                         generate' (default; generated in memory, true curves), or\n"
         "                         a dataset directory with a " PFI_MANIFEST_NAME " (e.g.\n"
         "                         data/zeus_nsdi23_power, or one 'pfi library generate' wrote):\n"
-        "                         each sweep group becomes a job with its measured curve\n"
+        "                         each sweep group becomes a job with its measured curve;\n"
+        "                         a comma-separated list runs each and reports them side\n"
+        "                         by side (e.g. synthetic,data/emerald_phoenix_2025,\n"
+        "                         data/zeus_nsdi23_power)\n"
         "  --library-seed N       seed of the synthetic library (1, as 'pfi library generate')\n"
         "\n"
         "simulation:\n"
@@ -49,6 +52,9 @@ static void usage(FILE *f)
         "                         --model's LOO RMSE)\n"
         "  --model FILE           a predictor written by 'pfi fit -m': its leave-one-out RMSE\n"
         "                         is the default --pfi-noise (how far its estimates miss)\n"
+        "  --curves measured|model  pfi-model's curve for a job's estimated PFI: the measured\n"
+        "                         curves of the library's other jobs whose PFIs bracket it\n"
+        "                         (measured, default), or the section-7 model (model)\n"
         "  --cap-step W           caps on multiples of W watts (0: continuous)\n"
         "  --deep-class NAME      class cut deeper by class-weighted (moe-ft)\n"
         "  --class-factor F       how much deeper (2)\n"
@@ -85,7 +91,8 @@ enum {
     OPT_PLOT_GAP,
     OPT_PLOT_CLASSES,
     OPT_QUIET,
-    OPT_MODEL
+    OPT_MODEL,
+    OPT_CURVES
 };
 
 static const struct option long_options[] = {
@@ -98,6 +105,7 @@ static const struct option long_options[] = {
     {"prod-ft-share", required_argument, NULL, OPT_PROD_FT},
     {"pfi-noise", required_argument, NULL, OPT_PFI_NOISE},
     {"model", required_argument, NULL, OPT_MODEL},
+    {"curves", required_argument, NULL, OPT_CURVES},
     {"cap-step", required_argument, NULL, OPT_CAP_STEP},
     {"deep-class", required_argument, NULL, OPT_DEEP_CLASS},
     {"class-factor", required_argument, NULL, OPT_CLASS_FACTOR},
@@ -237,6 +245,11 @@ static int parse_args(int argc, char **argv, settings *s)
             if (!parse_mix(optarg, o))
                 return bad_value(c, optarg);
             break;
+        case OPT_CURVES:
+            if (strcmp(optarg, "measured") != 0 && strcmp(optarg, "model") != 0)
+                return bad_value(c, optarg);
+            o->curves = optarg[1] == 'e' ? PFI_SIM_CURVES_MEASURED : PFI_SIM_CURVES_MODEL;
+            break;
         case OPT_FORMAT:
             if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
                 return bad_value(c, optarg);
@@ -347,6 +360,10 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
             "intervals: 2.5-97.5 percentiles over workloads; tokens/s in the library's "
             "unit%s\n",
             lib->synthetic ? " (synthetic)" : "");
+    fprintf(f, "pfi-model curves: %s\n",
+            s->sim.curves == PFI_SIM_CURVES_MEASURED
+                ? "measured (the library's other jobs of nearest PFI)"
+                : "model (section 7)");
     for (int m = 0; m < PFI_SIM_MIXES; m++) {
         if (!r->mix_run[m])
             continue;
@@ -484,14 +501,15 @@ static void write_json(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib, 
 {
     fprintf(f,
             "{\n  \"workloads\": %zu, \"jobs\": %zu, \"seed\": %llu, \"synthetic\": %s,\n"
-            "  \"pfi_noise\": %.10g, \"pfi_noise_source\": \"%s\",\n"
+            "  \"pfi_noise\": %.10g, \"pfi_noise_source\": \"%s\", \"pfi_model_curves\": \"%s\",\n"
             "  \"interval\": \"2.5-97.5 percentiles over workloads\",\n"
             "  \"cells\": [",
             s->sim.workloads, s->sim.jobs, (unsigned long long)s->sim.seed,
             lib->synthetic ? "true" : "false", s->sim.pfi_noise,
             s->model != NULL && !s->noise_given ? "model_loo_rmse"
             : s->noise_given                    ? "option"
-                                                : "default");
+                                                : "default",
+            s->sim.curves == PFI_SIM_CURVES_MEASURED ? "measured" : "model");
     bool first = true;
     for (int m = 0; m < PFI_SIM_MIXES; m++)
         for (size_t ri = 0; r->mix_run[m] && ri < r->n_reductions; ri++)
@@ -523,6 +541,167 @@ static void write_json(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib, 
     fprintf(f, "\n  ],\n  \"infeasible\": %zu\n}\n", r->infeasible);
 }
 
+/* One library by name: the synthetic one generated in memory, or a dataset directory. */
+static int load_library(const settings *s, const char *name, pfi_joblib **lib)
+{
+    if (strcmp(name, "synthetic") != 0)
+        return load_library_dir(name, lib);
+    pfi_library_options lo;
+    pfi_library_options_init(&lo);
+    lo.seed = s->library_seed;
+    pfi_library *gen = NULL;
+    pfi_error e = pfi_library_generate(&lo, &gen);
+    if (e == PFI_OK)
+        e = pfi_joblib_from_library(gen, lib);
+    pfi_library_destroy(gen);
+    return e == PFI_OK ? PFI_EXIT_OK : cli_report(e, NULL);
+}
+
+/* A JSON string (a library's name: a path). */
+static void put_json_string(FILE *f, const char *v)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+/* Most libraries of one --library list. */
+#define SIM_MAX_LIBRARIES 8
+
+/* The libraries of one run, side by side: names, libraries, results. */
+typedef struct sim_set {
+    size_t n;
+    char *name[SIM_MAX_LIBRARIES];
+    pfi_joblib *lib[SIM_MAX_LIBRARIES];
+    pfi_sim_result *res[SIM_MAX_LIBRARIES];
+} sim_set;
+
+static void sim_set_clear(sim_set *set)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        free(set->name[i]);
+        pfi_sim_result_destroy(set->res[i]);
+        pfi_joblib_destroy(set->lib[i]);
+    }
+    set->n = 0;
+}
+
+/* --library's list into set->name; false (said) when empty or too long. */
+static bool split_libraries(const char *list, sim_set *set)
+{
+    const char *p = list;
+    while (*p != '\0') {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || set->n == SIM_MAX_LIBRARIES) {
+            cli_error("--library: give 1 to %d comma-separated libraries, got '%s'",
+                      SIM_MAX_LIBRARIES, list);
+            return false;
+        }
+        set->name[set->n] = strndup(p, len);
+        if (set->name[set->n] == NULL)
+            return false;
+        set->lib[set->n] = NULL;
+        set->res[set->n] = NULL;
+        set->n++;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return set->n > 0;
+}
+
+/* Strategies in the side-by-side summary: the ones every library ran. */
+static bool strategy_in_all(const sim_set *set, int m, size_t ri, int st)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        const pfi_sim_result *r = set->res[i];
+        if (!r->mix_run[m] ||
+            !r->cells[pfi_sim_cell_index(r, (pfi_sim_mix)m, ri, (pfi_strategy)st)].available)
+            return false;
+    }
+    return true;
+}
+
+/* The side-by-side summary: gap closed (mean over workloads) per strategy and library. */
+static void write_side_by_side(FILE *f, const sim_set *set)
+{
+    const pfi_sim_result *r0 = set->res[0];
+    fprintf(f, "\nside by side: share of the equal-to-oracle gap closed (mean over workloads)\n");
+    for (int m = 0; m < PFI_SIM_MIXES; m++) {
+        bool all = true;
+        for (size_t i = 0; i < set->n; i++)
+            all = all && set->res[i]->mix_run[m];
+        if (!all)
+            continue;
+        for (size_t ri = 0; ri < r0->n_reductions; ri++) {
+            fprintf(f, "\nmix %s, r = %g%%\n  %-15s", pfi_sim_mix_name((pfi_sim_mix)m),
+                    100 * r0->reductions[ri], "strategy");
+            for (size_t i = 0; i < set->n; i++) {
+                const char *base = strrchr(set->name[i], '/');
+                fprintf(f, " %24s", base != NULL && base[1] ? base + 1 : set->name[i]);
+            }
+            fputc('\n', f);
+            for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
+                if (!strategy_in_all(set, m, ri, st))
+                    continue;
+                fprintf(f, "  %-15s", pfi_strategy_name((pfi_strategy)st));
+                for (size_t i = 0; i < set->n; i++) {
+                    const pfi_sim_result *r = set->res[i];
+                    const pfi_sim_cell *c =
+                        &r->cells[pfi_sim_cell_index(r, (pfi_sim_mix)m, ri, (pfi_strategy)st)];
+                    if (isfinite(c->gap_closed.mean))
+                        fprintf(f, " %23.1f%%", 100 * c->gap_closed.mean);
+                    else
+                        fprintf(f, " %24s", cell_na);
+                }
+                fputc('\n', f);
+            }
+        }
+    }
+    /* only mixes every library ran are shown; production needs fine-tuning and pre-training */
+}
+
+static void write_outputs(FILE *f, const sim_set *set, settings *s)
+{
+    const char *fmt = s->format;
+    const char *library = s->library;
+    if (strcmp(fmt, "json") == 0 && set->n > 1)
+        fputs("{\"libraries\": [\n", f);
+    for (size_t i = 0; i < set->n; i++) {
+        s->library = set->name[i];
+        if (strcmp(fmt, "csv") == 0) {
+            if (set->n > 1)
+                fprintf(f, "# library %s\n", set->name[i]);
+            write_csv(f, set->res[i]);
+        } else if (strcmp(fmt, "json") == 0) {
+            if (set->n > 1) {
+                fputs(i ? ",\n{\"library\": " : "{\"library\": ", f);
+                put_json_string(f, set->name[i]);
+                fputs(", \"result\":\n", f);
+            }
+            write_json(f, set->res[i], set->lib[i], s);
+            if (set->n > 1)
+                fputs("}", f);
+        } else {
+            if (i > 0)
+                fputc('\n', f);
+            write_table(f, set->res[i], set->lib[i], s);
+        }
+    }
+    if (strcmp(fmt, "json") == 0 && set->n > 1)
+        fputs("\n]}\n", f);
+    if (strcmp(fmt, "table") == 0 && set->n > 1)
+        write_side_by_side(f, set);
+    s->library = library;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     settings s;
@@ -531,47 +710,45 @@ int cmd_simulate(int argc, char **argv)
         return rc < 0 ? PFI_EXIT_OK : rc;
     if (s.model != NULL && (rc = noise_from_model(&s)) != PFI_EXIT_OK)
         return rc;
-    pfi_joblib *lib = NULL;
-    if (strcmp(s.library, "synthetic") == 0) {
-        pfi_library_options lo;
-        pfi_library_options_init(&lo);
-        lo.seed = s.library_seed;
-        pfi_library *gen = NULL;
-        pfi_error e = pfi_library_generate(&lo, &gen);
-        if (e == PFI_OK)
-            e = pfi_joblib_from_library(gen, &lib);
-        pfi_library_destroy(gen);
-        if (e != PFI_OK)
-            return cli_report(e, NULL);
-    } else {
-        rc = load_library_dir(s.library, &lib);
-        if (rc != PFI_EXIT_OK)
-            return rc;
+    sim_set set;
+    memset(&set, 0, sizeof set);
+    if (!split_libraries(s.library, &set)) {
+        sim_set_clear(&set);
+        return PFI_EXIT_USAGE;
+    }
+    if (set.n > 1 && (s.plot_gap != NULL || s.plot_classes != NULL)) {
+        cli_error("--plot-gap and --plot-classes take one library, not %zu", set.n);
+        sim_set_clear(&set);
+        return PFI_EXIT_USAGE;
     }
     size_t last = SIZE_MAX;
     if (!s.quiet && cli_is_tty(stderr)) {
         s.sim.progress = progress;
         s.sim.progress_ctx = &last;
     }
-    pfi_sim_result *res = NULL;
     pfi_diag d;
     pfi_diag_clear(&d);
-    pfi_error e = pfi_simulate(lib, &s.sim, &res, &d);
-    if (e != PFI_OK) {
-        pfi_joblib_destroy(lib);
-        return cli_report(e, &d);
+    for (size_t i = 0; rc == PFI_EXIT_OK && i < set.n; i++) {
+        rc = load_library(&s, set.name[i], &set.lib[i]);
+        if (rc != PFI_EXIT_OK)
+            break;
+        last = SIZE_MAX;
+        pfi_error e = pfi_simulate(set.lib[i], &s.sim, &set.res[i], &d);
+        if (e != PFI_OK) {
+            if (set.n > 1)
+                cli_error("library %s:", set.name[i]);
+            rc = cli_report(e, &d);
+        }
+    }
+    if (rc != PFI_EXIT_OK) {
+        sim_set_clear(&set);
+        return rc;
     }
     cli_output out;
-    rc = PFI_EXIT_OK;
     if (!cli_output_open(&out, s.output)) {
         rc = PFI_EXIT_OUTPUT;
     } else {
-        if (strcmp(s.format, "csv") == 0)
-            write_csv(out.f, res);
-        else if (strcmp(s.format, "json") == 0)
-            write_json(out.f, res, lib, &s);
-        else
-            write_table(out.f, res, lib, &s);
+        write_outputs(out.f, &set, &s);
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
     }
@@ -579,12 +756,11 @@ int cmd_simulate(int argc, char **argv)
     for (int k = 0; k < 2 && rc == PFI_EXIT_OK; k++) {
         if (plots[k] == NULL)
             continue;
-        e = k == 0 ? pfi_plot_sim_gap(plots[k], res, &d)
-                   : pfi_plot_sim_classes(plots[k], res, lib, &d);
+        pfi_error e = k == 0 ? pfi_plot_sim_gap(plots[k], set.res[0], &d)
+                             : pfi_plot_sim_classes(plots[k], set.res[0], set.lib[0], &d);
         if (e != PFI_OK)
             rc = cli_report(e, &d) == PFI_EXIT_USAGE ? PFI_EXIT_USAGE : PFI_EXIT_OUTPUT;
     }
-    pfi_sim_result_destroy(res);
-    pfi_joblib_destroy(lib);
+    sim_set_clear(&set);
     return rc;
 }

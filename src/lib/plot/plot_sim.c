@@ -21,6 +21,7 @@ static const PLINT strategy_colour[PFI_STRATEGY_COUNT] = {
     [PFI_STRATEGY_PFI_WEIGHTED] = PLOT_SERIES + 0,
     [PFI_STRATEGY_PFI_MODEL] = PLOT_SERIES + 2,
     [PFI_STRATEGY_RAW_TELEMETRY] = PLOT_SERIES + 1,
+    [PFI_STRATEGY_FAIR_HEADROOM] = PLOT_SERIES + 3,
 };
 
 /* One panel: y[s * nx + i] per strategy s (NaN: absent), x in %. */

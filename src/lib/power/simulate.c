@@ -16,6 +16,10 @@
 #include "core/memory.h"
 #include "pfi/rng.h"
 #include "power/strategy.h"
+#include "stats/curve_infer.h"
+
+/* Most points of a template whose pfi-model curve can come from measured curves. */
+#define PFI_SIM_MAX_POINTS 256
 
 const char *pfi_sim_mix_name(pfi_sim_mix m)
 {
@@ -37,6 +41,7 @@ void pfi_sim_options_init(pfi_sim_options *o)
     o->cap_step_w = 0;
     o->deep_cut_class = "moe-ft";
     o->class_factor = 2.0;
+    o->curves = PFI_SIM_CURVES_MEASURED;
 }
 
 void pfi_sim_result_destroy(pfi_sim_result *r)
@@ -157,6 +162,7 @@ typedef struct sim {
     double *pt_cum;       /* cumulative GPU weights of pt_idx */
     size_t deep_class;    /* class index cut deeper, or SIZE_MAX */
     model_table mt;       /* pfi-model: the §7 model of every template, precomputed */
+    curve_bank bank;      /* pfi-model with PFI_SIM_CURVES_MEASURED: the templates' curves */
     atomic_size_t done;
     atomic_size_t infeasible;
     atomic_int error;
@@ -182,6 +188,31 @@ static size_t draw_template(sim *s, pfi_rng *rng, pfi_sim_mix mix)
     while (i + 1 < s->n_pt && s->pt_cum[i] <= u)
         i++;
     return s->pt_idx[i];
+}
+
+/*
+ * pfi-model's estimated curve of a job of template t (k points at est_d/est_t) from the
+ * measured curves of the library's other templates of nearest PFI (stats/curve_infer.h),
+ * read at the job's own relative powers: the power a cap draws is observed, the throughput
+ * it keeps is what the PFI must tell. Left as the §7 model's when no other curve is usable.
+ */
+static void measured_estimate(const sim *s, size_t t, double pfi, const double *pw, double *est_d,
+                              double *est_t)
+{
+    const pfi_joblib *l = s->lib;
+    size_t k = l->offset[t + 1] - l->offset[t];
+    double p_ref = pw[k - 1], t_ref = l->tput_tok_s[l->offset[t + 1] - 1];
+    double p_rel[PFI_SIM_MAX_POINTS], t_rel[PFI_SIM_MAX_POINTS];
+    if (k > PFI_SIM_MAX_POINTS)
+        return;
+    for (size_t i = 0; i < k; i++)
+        p_rel[i] = pw[i] / p_ref;
+    if (curve_bank_infer(&s->bank, t, pfi, p_rel, k, t_rel) == 0)
+        return;
+    for (size_t i = 0; i < k; i++) {
+        est_d[i] = pw[i];
+        est_t[i] = t_ref * t_rel[i];
+    }
 }
 
 /* One workload of one mix: draw, allocate with every strategy at every r, record. */
@@ -223,6 +254,8 @@ static pfi_error run_workload(sim *s, size_t w, pfi_sim_mix mix, size_t *tmpl, s
             if (i > 0 && est_t[p] < est_t[p - 1])
                 est_t[p] = est_t[p - 1];
         }
+        if (o->curves == PFI_SIM_CURVES_MEASURED)
+            measured_estimate(s, t, pfi[j], pw + off[j], est_d + off[j], est_t + off[j]);
     }
     off[J] = q;
     pfi_alloc_jobs jobs;
@@ -380,6 +413,7 @@ static void sim_free(sim *s)
     pfi_free(s->pt_idx);
     pfi_free(s->pt_cum);
     model_table_free(&s->mt);
+    curve_bank_clear(&s->bank);
 }
 
 /* The options' checks, before anything is allocated. */
@@ -462,6 +496,10 @@ static pfi_error sim_setup(sim *s, const pfi_joblib *lib, const pfi_sim_options 
     pfi_error e = model_table_build(lib, &s->mt);
     if (e != PFI_OK)
         return e == PFI_ERR_NOMEM ? e : fail(diag, "a library curve the model rejects");
+    if (o->curves == PFI_SIM_CURVES_MEASURED &&
+        curve_bank_build(&s->bank, lib->n, lib->offset, lib->power_w, lib->tput_tok_s, lib->pfi) !=
+            PFI_OK)
+        return PFI_ERR_NOMEM;
     s->deep_class = SIZE_MAX;
     for (size_t c = 0; c < NC && o->deep_cut_class != NULL; c++)
         if (strcmp(lib->class_name[c], o->deep_cut_class) == 0)

@@ -24,6 +24,7 @@ const alloc_strategy alloc_strategies[PFI_STRATEGY_COUNT] = {
     [PFI_STRATEGY_RAW_TELEMETRY] = {.name = "raw-telemetry",
                                     .needs = ALLOC_NEEDS_FEATURE,
                                     .place = alloc_raw_telemetry_place},
+    [PFI_STRATEGY_FAIR_HEADROOM] = {.name = "fair-headroom", .place = alloc_fair_headroom_place},
 };
 
 const char *pfi_strategy_name(pfi_strategy s)

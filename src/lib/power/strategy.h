@@ -73,5 +73,8 @@ pfi_error alloc_pfi_weighted_place(alloc_run *run, pfi_alloc_result *r, pfi_diag
 pfi_error alloc_pfi_model_place(alloc_run *run, pfi_alloc_result *r, pfi_diag *d);
 /* strategy_raw_telemetry.c: shares ∝ power × the raw feature. */
 pfi_error alloc_raw_telemetry_place(alloc_run *run, pfi_alloc_result *r, pfi_diag *d);
+/* strategy_fair_headroom.c: every job sheds the same fraction of its headroom (the
+   demonstration's "DVFS, Fair"). */
+pfi_error alloc_fair_headroom_place(alloc_run *run, pfi_alloc_result *r, pfi_diag *d);
 
 #endif

@@ -23,40 +23,74 @@ static uint64_t step_key(const pfi_telemetry_series *s, size_t i)
     return k;
 }
 
-/*
- * The lower median of the clean steps, exactly, without allocating: a radix selection over
- * the steps' bit patterns, one byte per pass (8 passes over the series). NaN when there is
- * no clean step.
- */
-static double median_step(const pfi_telemetry_series *s)
+size_t tm_clean_steps(const pfi_telemetry_series *s, uint64_t *lo, uint64_t *hi)
 {
     size_t m = 0;
-    for (size_t i = 1; i < s->n; i++)
-        m += clean_step(s, i);
-    if (m == 0)
-        return NAN;
-    size_t rank = (m - 1) / 2; /* 0-based rank of the lower median */
-    uint64_t prefix = 0, mask = 0;
-    for (int shift = 56; shift >= 0; shift -= 8) {
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        if (!clean_step(s, i))
+            continue;
+        uint64_t k = step_key(s, i);
+        *lo = k < *lo ? k : *lo;
+        *hi = k > *hi ? k : *hi;
+        m++;
+    }
+    return m;
+}
+
+/*
+ * A radix selection over the steps' bit patterns, one byte per pass: the candidates are the
+ * steps that share the bytes in which the smallest and the largest candidate agree; a pass
+ * counts them by their first byte past those (and keeps each byte value's smallest and
+ * largest step), and the byte value holding the rank-th candidate leaves the candidates of
+ * the next pass. It ends when the smallest and largest candidate are equal: a regular
+ * series takes no pass, a jittered one two or three.
+ */
+double tm_clean_step_select(const pfi_telemetry_series *s, size_t rank, uint64_t lo, uint64_t hi)
+{
+    while (lo != hi) {
+        int shift = 56;
+        while (((lo ^ hi) >> shift) == 0)
+            shift -= 8;
+        uint64_t mask = shift == 56 ? 0 : ~(uint64_t)0 << (shift + 8), prefix = lo & mask;
         size_t hist[256] = {0};
+        uint64_t bmin[256], bmax[256];
+        for (size_t b = 0; b < 256; b++) {
+            bmin[b] = UINT64_MAX;
+            bmax[b] = 0;
+        }
         for (size_t i = 1; i < s->n; i++) {
             if (!clean_step(s, i))
                 continue;
             uint64_t k = step_key(s, i);
-            if ((k & mask) == prefix)
-                hist[(k >> shift) & 0xff]++;
+            if ((k & mask) != prefix)
+                continue;
+            unsigned b = (unsigned)(k >> shift) & 0xff;
+            hist[b]++;
+            bmin[b] = k < bmin[b] ? k : bmin[b];
+            bmax[b] = k > bmax[b] ? k : bmax[b];
         }
         unsigned b = 0;
         while (rank >= hist[b]) {
             rank -= hist[b];
             b++;
         }
-        prefix |= (uint64_t)b << shift;
-        mask |= (uint64_t)0xff << shift;
+        lo = bmin[b];
+        hi = bmax[b];
     }
     double d;
-    memcpy(&d, &prefix, sizeof d);
+    memcpy(&d, &lo, sizeof d);
     return d;
+}
+
+/* The lower median of the clean steps, exactly, without allocating (tm_clean_step_select).
+ * NaN when there is no clean step. */
+static double median_step(const pfi_telemetry_series *s)
+{
+    uint64_t lo, hi;
+    size_t m = tm_clean_steps(s, &lo, &hi);
+    return m == 0 ? NAN : tm_clean_step_select(s, (m - 1) / 2, lo, hi);
 }
 
 /* The longest step not integrated over: PFI_TELEMETRY_GAP_FACTOR x the median step (INFINITY when

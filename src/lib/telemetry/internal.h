@@ -91,6 +91,14 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
  * for every missing or out-of-range sample it is given. */
 pfi_error tm_put_miss_time(pfi_telemetry *tm, size_t e, size_t f, double t);
 
+/* The clean steps of s (t[i] - t[i-1] of consecutive stored samples, positive, i not a break;
+ * the steps pfi_telemetry_gaps takes): their number, and in *lo, *hi the bit patterns of the
+ * smallest and the largest (positive doubles order as their bit patterns). */
+size_t tm_clean_steps(const pfi_telemetry_series *s, uint64_t *lo, uint64_t *hi);
+/* The rank-th smallest clean step of s (0-based, rank < tm_clean_steps), exactly, without
+ * allocating; lo, hi as tm_clean_steps gave them. */
+double tm_clean_step_select(const pfi_telemetry_series *s, size_t rank, uint64_t lo, uint64_t hi);
+
 /* DCGM blank values (dcgm_structs.h, DCGM_*_IS_BLANK): per type a base value and the codes
  * just above it — DCGM_INT32_BLANK 0x7ffffff0 (2147483632) .. 0x7fffffff, DCGM_INT64_BLANK
  * 0x7ffffffffffffff0 and above, DCGM_FP64_BLANK 2^47 (140737488355328.0) and above; base + 1

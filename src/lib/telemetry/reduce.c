@@ -6,8 +6,6 @@
 
 #include "pfi/featmap.h"
 
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -17,6 +15,7 @@
 #include <time.h>
 
 #include "core/memory.h"
+#include "telemetry/internal.h"
 
 #define MAX_BINS 20000000
 /* The counter is used when its mean power is within this factor of the measured mean power. */
@@ -42,27 +41,20 @@ static long pick_power(const pfi_telemetry *tm, const char *want)
  * The median of s's sampling steps in *out (NaN when it has none): positive steps between
  * consecutive samples, never across a break. A step over a missing value is two sampling
  * steps; taking it would stretch the grid until the hole shares a bin with a valid sample.
+ * The median of k steps is the middle one, or the mean of the two middle ones for even k
+ * (gsl_stats_median_from_sorted_data's definition), found by selection, not a sort.
  */
 static pfi_error median_spacing(const pfi_telemetry_series *s, double *out)
 {
     *out = NAN;
     if (s == NULL || s->n < 2)
         return PFI_OK;
-    size_t n = s->n - 1;
-    double *d = pfi_malloc(n * sizeof *d);
-    if (d == NULL)
-        return PFI_ERR_NOMEM; /* not NaN: the grid would silently fall back to 1 s */
-    size_t k = 0;
-    for (size_t i = 1; i < s->n; i++)
-        if (!s->brk[i] && s->t_s[i] > s->t_s[i - 1])
-            d[k++] = s->t_s[i] - s->t_s[i - 1];
-    double m = NAN;
-    if (k > 0) {
-        gsl_sort(d, 1, k);
-        m = gsl_stats_median_from_sorted_data(d, 1, k);
-    }
-    pfi_free(d);
-    *out = m;
+    uint64_t lo, hi;
+    size_t k = tm_clean_steps(s, &lo, &hi);
+    if (k == 0)
+        return PFI_OK;
+    double a = tm_clean_step_select(s, (k - 1) / 2, lo, hi);
+    *out = k % 2 ? a : (a + tm_clean_step_select(s, k / 2, lo, hi)) / 2.0;
     return PFI_OK;
 }
 
@@ -532,50 +524,242 @@ static pfi_error grid_rows(const pfi_telemetry *tm, const pfi_reduce_options *o,
     return PFI_OK;
 }
 
-/* The job power's bins: per bin the sum of the GPUs' samples, their count, whether a GPU has
- * a row there (valid or not), and per capture loop its time from t0; stamp and last are the
- * binning's per-GPU scratch (ng each). */
+/*
+ * The rows of the job's GPUs in time order without sorting them. Each GPU's valid samples and
+ * its missing-value times are runs in file order; when every run is in time order (no
+ * backward clock jump, no NaN time: checked), merging the 2 x ng runs by grid_row_cmp's key
+ * (time, GPU, valid before missing, index: unique per row) gives exactly the order qsort
+ * gives, in O(rows log ng) and no memory per row. Otherwise the rows are sorted as before
+ * (grid_rows) and read from that array.
+ */
+typedef struct row_run {
+    const double *t, *v; /* v NULL: a run of missing-value times */
+    size_t n, i;
+    unsigned g;
+    excl_series xs; /* the GPU's limit and reasons series (sample_excluded) */
+} row_run;
+
+/* A run in the merge's heap: its next row's time and rank (GPU, valid before missing). */
+typedef struct heap_item {
+    double t;
+    size_t rank, run;
+} heap_item;
+
+typedef struct row_merge {
+    const pfi_reduce_options *o; /* the run's cap (sample_excluded) */
+    row_run *run;                /* the runs that have rows */
+    heap_item *heap;             /* a binary min-heap of the runs, by their next row */
+    size_t nh;
+    grid_row *sorted;     /* the fallback: every row, sorted (NULL when merging) */
+    size_t n_sorted, pos; /* its rows, the next one */
+    double t_min, t_max;  /* the earliest and latest row */
+} row_merge;
+
+static void row_merge_free(row_merge *m)
+{
+    pfi_free(m->run);
+    pfi_free(m->heap);
+    pfi_free(m->sorted);
+    *m = (row_merge){0};
+}
+
+/* grid_row_cmp's order on the next rows of two runs: by time, then by rank. Two runs never
+ * tie on both (one run per GPU and kind), and inside a run the index grows with the time. */
+static bool item_before(const heap_item *a, const heap_item *b)
+{
+    return a->t < b->t || (a->t == b->t && a->rank < b->rank);
+}
+
+static void heap_down(row_merge *m, size_t k)
+{
+    heap_item x = m->heap[k];
+    for (;;) {
+        size_t l = 2 * k + 1, best = l;
+        if (l >= m->nh)
+            break;
+        if (l + 1 < m->nh && item_before(&m->heap[l + 1], &m->heap[l]))
+            best = l + 1;
+        if (!item_before(&m->heap[best], &x))
+            break;
+        m->heap[k] = m->heap[best];
+        k = best;
+    }
+    m->heap[k] = x;
+}
+
+/* A run in time order, no time NaN. */
+static bool run_sorted(const double *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (isnan(t[i]) || (i > 0 && t[i] < t[i - 1]))
+            return false;
+    return true;
+}
+
+/* The merge of field fp's rows of the job's GPUs (rows of them, at least one). */
+static pfi_error row_merge_init(row_merge *m, const pfi_telemetry *tm, const pfi_reduce_options *o,
+                                const size_t *gpus, size_t ng, size_t fp, size_t rows)
+{
+    *m = (row_merge){.o = o, .t_min = INFINITY, .t_max = -INFINITY};
+    m->run = pfi_malloc(2 * ng * sizeof *m->run);
+    m->heap = pfi_malloc(2 * ng * sizeof *m->heap);
+    if (m->run == NULL || m->heap == NULL) {
+        row_merge_free(m);
+        return PFI_ERR_NOMEM;
+    }
+    bool sorted = true;
+    size_t nr = 0;
+    for (size_t g = 0; g < ng; g++) {
+        const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, gpus[g], fp);
+        if (s == NULL)
+            continue;
+        if (s->n > 0)
+            m->run[nr++] = (row_run){.t = s->t_s,
+                                     .v = s->value,
+                                     .n = s->n,
+                                     .g = (unsigned)g,
+                                     .xs = excl_series_of(tm, gpus[g])};
+        if (s->n_miss > 0)
+            m->run[nr++] = (row_run){.t = s->miss_t, .n = s->n_miss, .g = (unsigned)g};
+    }
+    for (size_t k = 0; k < nr && sorted; k++) {
+        sorted = run_sorted(m->run[k].t, m->run[k].n);
+        if (m->run[k].t[0] < m->t_min)
+            m->t_min = m->run[k].t[0];
+        if (m->run[k].t[m->run[k].n - 1] > m->t_max)
+            m->t_max = m->run[k].t[m->run[k].n - 1];
+    }
+    if (!sorted) {
+        if (grid_rows(tm, o, gpus, ng, fp, rows, &m->sorted, &m->n_sorted) != PFI_OK) {
+            row_merge_free(m);
+            return PFI_ERR_NOMEM;
+        }
+        m->t_min = m->sorted[0].t;
+        m->t_max = m->sorted[m->n_sorted - 1].t;
+        return PFI_OK;
+    }
+    for (size_t k = 0; k < nr; k++)
+        m->heap[k] = (heap_item){
+            .t = m->run[k].t[0], .rank = 2 * (size_t)m->run[k].g + (m->run[k].v == NULL), .run = k};
+    m->nh = nr;
+    for (size_t k = nr / 2; k-- > 0;)
+        heap_down(m, k);
+    return PFI_OK;
+}
+
+/* The next row in time order into *r; false after the last. */
+static bool row_merge_next(row_merge *m, grid_row *r)
+{
+    if (m->sorted != NULL) {
+        if (m->pos == m->n_sorted)
+            return false;
+        *r = m->sorted[m->pos++];
+        return true;
+    }
+    if (m->nh == 0)
+        return false;
+    row_run *u = &m->run[m->heap[0].run];
+    *r = (grid_row){.t = u->t[u->i],
+                    .v = u->v ? u->v[u->i] : NAN,
+                    .g = u->g,
+                    .valid = u->v != NULL,
+                    .i = u->i,
+                    .excl = u->v ? sample_excluded(&u->xs, m->o, u->t[u->i]) : 0};
+    if (++u->i == u->n)
+        m->heap[0] = m->heap[--m->nh];
+    else
+        m->heap[0].t = u->t[u->i];
+    if (m->nh > 1)
+        heap_down(m, 0);
+    return true;
+}
+
+/*
+ * The job power's bins as they are made, in time order: the bin being filled (its sum of
+ * the GPUs' samples, their count, its time from t0) and every complete bin so far (every GPU
+ * has a sample), in bin order: their sums pv and, with a warm-up, their times tv (k of them;
+ * the only memory that grows, 8 or 16 bytes per complete bin). stamp and last are the
+ * binning's per-GPU scratch (ng each).
+ */
 typedef struct power_bins {
-    size_t nb;
-    bool per_loop;      /* a bin per capture loop (no --align), at lt[bin] */
-    double *lt;         /* nb loop times from t0 when per_loop, else NULL */
-    double *sum;        /* nb */
-    unsigned *cnt;      /* nb */
-    unsigned char *row; /* nb */
-    unsigned *excl;     /* nb: PFI_RED_CAP_LOST / _THROTTLED of a GPU's sample there */
+    size_t ng, nb;  /* GPUs; the grid's bins (with --align; bins past the end go to the last) */
+    bool per_loop;  /* a bin per capture loop (no --align), at its first row's time */
+    bool keep_time; /* tv kept (a warm-up to apply) */
+    double t0, align;
+    size_t loop, bin; /* capture loops so far, the bin being filled */
+    double first;     /* time of the current loop's first row */
+    double sum, bt;   /* the bin being filled: its sum, its time from t0 */
+    unsigned cnt;
+    unsigned excl;   /* the bin being filled: PFI_RED_CAP_LOST / _THROTTLED of its samples */
+    double *tv, *pv; /* k complete bins, cap allocated */
+    size_t k, cap;
     size_t *stamp, *last;
 } power_bins;
 
 static void power_bins_free(power_bins *b)
 {
-    pfi_free(b->lt);
-    pfi_free(b->sum);
-    pfi_free(b->cnt);
-    pfi_free(b->row);
-    pfi_free(b->excl);
+    pfi_free(b->tv);
+    pfi_free(b->pv);
     pfi_free(b->stamp);
     pfi_free(b->last);
     *b = (power_bins){0};
 }
 
-/* nb bins (and lt when per_loop) and the scratch for ng GPUs; PFI_ERR_NOMEM frees them all. */
-static pfi_error power_bins_alloc(power_bins *b, size_t nb, bool per_loop, size_t ng)
+static pfi_error power_bins_init(power_bins *b, size_t ng, size_t nb, bool per_loop, bool keep_time,
+                                 double t0, double align)
 {
-    *b = (power_bins){.nb = nb, .per_loop = per_loop};
-    b->lt = per_loop ? pfi_malloc(nb * sizeof *b->lt) : NULL;
-    if (per_loop && b->lt == NULL)
-        return PFI_ERR_NOMEM;
-    b->sum = pfi_calloc(nb, sizeof *b->sum);
-    b->cnt = pfi_calloc(nb, sizeof *b->cnt);
-    b->row = pfi_calloc(nb, 1);
-    b->excl = pfi_calloc(nb, sizeof *b->excl);
+    *b = (power_bins){.ng = ng,
+                      .nb = nb,
+                      .per_loop = per_loop,
+                      .keep_time = keep_time,
+                      .t0 = t0,
+                      .align = align,
+                      .first = -INFINITY};
     b->stamp = pfi_malloc(ng * sizeof *b->stamp);
     b->last = pfi_malloc(ng * sizeof *b->last);
-    if (b->sum == NULL || b->cnt == NULL || b->row == NULL || b->excl == NULL || b->stamp == NULL ||
-        b->last == NULL) {
+    if (b->stamp == NULL || b->last == NULL) {
         power_bins_free(b);
         return PFI_ERR_NOMEM;
     }
+    for (size_t g = 0; g < ng; g++)
+        b->stamp[g] = b->last[g] = SIZE_MAX;
+    return PFI_OK;
+}
+
+/* The bin being filled is done: counted (out->n_bins, n_incomplete, n_complete) and, when
+ * complete, kept. */
+static pfi_error power_bins_close(power_bins *b, pfi_reduced *out)
+{
+    out->n_bins++;
+    if (b->cnt < b->ng) {
+        out->n_incomplete++;
+        return PFI_OK;
+    }
+    out->n_complete++;
+    if (b->excl) { /* the cap did not hold, or something else throttled: left out */
+        out->n_cap_lost += (b->excl & PFI_RED_CAP_LOST) != 0;
+        out->n_throttled += (b->excl & PFI_RED_THROTTLED) != 0;
+        out->n_excluded++;
+        out->flags |= b->excl;
+        return PFI_OK;
+    }
+    if (b->k == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 1024;
+        double *pv = pfi_realloc(b->pv, cap * sizeof *pv);
+        if (pv == NULL)
+            return PFI_ERR_NOMEM;
+        b->pv = pv;
+        if (b->keep_time) {
+            double *tv = pfi_realloc(b->tv, cap * sizeof *tv);
+            if (tv == NULL)
+                return PFI_ERR_NOMEM;
+            b->tv = tv;
+        }
+        b->cap = cap;
+    }
+    if (b->keep_time)
+        b->tv[b->k] = b->bt;
+    b->pv[b->k++] = b->sum;
     return PFI_OK;
 }
 
@@ -584,100 +768,74 @@ static pfi_error power_bins_alloc(power_bins *b, size_t nb, bool per_loop, size_
  * half a grid step of the loop's first row and its GPU has no row in that loop yet; else it
  * starts the next loop. A loop goes whole to the bin of its first row, so GPUs read a few ms
  * apart never straddle a bin edge. Without --align each loop is a bin of its own (at its
- * first row's time); with it, loops are binned on that grid. r[0..n) sorted (grid_rows).
+ * first row's time); with it, loops are binned on that grid (bin numbers never decrease in
+ * time order, so a bin is done when the next one starts). One row r, the next in time order.
  */
-static void bin_capture_loops(const grid_row *r, size_t n, size_t ng, double t0, double align,
-                              power_bins *b)
+static pfi_error power_bins_add(power_bins *b, const grid_row *r, pfi_reduced *out)
 {
-    for (size_t g = 0; g < ng; g++)
-        b->stamp[g] = b->last[g] = SIZE_MAX;
-    size_t loop = 0, bin = 0;
-    double first = -INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        if (!(r[i].t - first <= 0.5 * align) || b->stamp[r[i].g] == loop) {
-            loop++;
-            first = r[i].t;
-            if (b->per_loop) {
-                bin = loop - 1;
-                b->lt[bin] = r[i].t - t0;
-            } else {
-                bin = (size_t)floor((r[i].t - t0) / align + 0.5);
-                if (bin >= b->nb)
-                    bin = b->nb - 1;
-            }
+    if (!(r->t - b->first <= 0.5 * b->align) || b->stamp[r->g] == b->loop) {
+        b->loop++;
+        b->first = r->t;
+        size_t bin;
+        if (b->per_loop) {
+            bin = b->loop - 1;
+        } else {
+            bin = (size_t)floor((r->t - b->t0) / b->align + 0.5);
+            if (bin >= b->nb)
+                bin = b->nb - 1;
         }
-        b->stamp[r[i].g] = loop;
-        b->row[bin] = 1;
-        /* One sample per GPU per bin: the first valid one. A missing value's bin lacks this
-         * GPU unless the GPU has a valid sample there too. */
-        if (!r[i].valid || b->last[r[i].g] == bin)
-            continue;
-        b->last[r[i].g] = bin;
-        b->excl[bin] |= r[i].excl;
-        b->sum[bin] += r[i].v;
-        b->cnt[bin]++;
+        if (b->loop == 1 || bin != b->bin) {
+            if (b->loop > 1 && power_bins_close(b, out) != PFI_OK)
+                return PFI_ERR_NOMEM;
+            b->bin = bin;
+            b->sum = 0;
+            b->cnt = 0;
+            b->excl = 0;
+            b->bt = b->per_loop ? r->t - b->t0 : (double)bin * b->align;
+        }
     }
+    b->stamp[r->g] = b->loop;
+    /* One sample per GPU per bin: the first valid one. A missing value's bin lacks this
+     * GPU unless the GPU has a valid sample there too. */
+    if (!r->valid || b->last[r->g] == b->bin)
+        return PFI_OK;
+    b->last[r->g] = b->bin;
+    b->excl |= r->excl;
+    b->sum += r->v;
+    b->cnt++;
+    return PFI_OK;
 }
 
-/* The job power's steady state (out->power, pfi_steady_state) over the complete bins (every
- * GPU has a sample; the others counted in out->n_incomplete, flag INCOMPLETE); no complete
- * bin flags NO_POWER. */
-static pfi_error steady_power(const power_bins *b, size_t ng, double align,
-                              const pfi_reduce_options *o, pfi_reduced *out)
+/* The job power's steady state (out->power, pfi_steady_state) over the complete bins (the
+ * others counted in out->n_incomplete, flag INCOMPLETE); no complete bin flags NO_POWER. The
+ * bins' times are needed only for a warm-up: without one pfi_steady_state takes none (the
+ * times are in order: nothing else reads them), and it selects in pv itself. */
+static pfi_error steady_power(power_bins *b, const pfi_reduce_options *o, pfi_reduced *out)
 {
-    size_t nb = b->nb;
-    double *tv = pfi_malloc(nb * sizeof *tv), *pv = pfi_malloc(nb * sizeof *pv);
-    double *work = pfi_malloc(nb * sizeof *work);
-    pfi_error e = PFI_OK;
-    if (tv == NULL || pv == NULL || work == NULL) {
-        e = PFI_ERR_NOMEM;
-    } else {
-        size_t k = 0;
-        for (size_t i = 0; i < nb; i++) {
-            if (!b->row[i])
-                continue;
-            out->n_bins++;
-            if (b->cnt[i] < ng) {
-                out->n_incomplete++;
-                continue;
-            }
-            out->n_complete++;
-            if (b->excl[i]) { /* the cap did not hold, or something else throttled */
-                out->n_cap_lost += (b->excl[i] & PFI_RED_CAP_LOST) != 0;
-                out->n_throttled += (b->excl[i] & PFI_RED_THROTTLED) != 0;
-                out->n_excluded++;
-                out->flags |= b->excl[i];
-                continue;
-            }
-            tv[k] = b->per_loop ? b->lt[i] : (double)i * align;
-            pv[k++] = b->sum[i];
-        }
-        e = pfi_steady_state(tv, pv, NULL, k, o->warmup_s, o->q, work, &out->power);
-        /* Too few timestamps left where the cap held: no steady state at this cap. */
-        if (out->n_excluded > 0 && (e == PFI_ERR_EMPTY || 2 * k < out->n_complete)) {
-            out->flags |= PFI_RED_CAP_SHORT;
-            out->power.mean = out->power.se = NAN;
-            e = PFI_OK;
-        }
-        if (e == PFI_ERR_EMPTY) {
-            out->flags |= PFI_RED_NO_POWER;
-            e = PFI_OK;
-        }
+    double none = 0; /* the times of no bin: pfi_steady_state takes no NULL with a warm-up */
+    const double *tv = !b->keep_time ? NULL : b->k > 0 ? b->tv : &none;
+    pfi_error e = pfi_steady_state(tv, b->pv, NULL, b->k, o->warmup_s, o->q, b->pv, &out->power);
+    /* Too few timestamps left where the cap held: no steady state at this cap. */
+    if (out->n_excluded > 0 && (e == PFI_ERR_EMPTY || 2 * b->k < out->n_complete)) {
+        out->flags |= PFI_RED_CAP_SHORT;
+        out->power.mean = out->power.se = NAN;
+        e = PFI_OK;
+    }
+    if (e == PFI_ERR_EMPTY) {
+        out->flags |= PFI_RED_NO_POWER;
+        e = PFI_OK;
     }
     if (out->n_incomplete > 0)
         out->flags |= PFI_RED_INCOMPLETE;
-    pfi_free(tv);
-    pfi_free(pv);
-    pfi_free(work);
     return e;
 }
 
 /*
  * The job power of field fp (out->power_field, align_s, power, the bin counts): the grid
- * step (grid_step), every row in time order, the grid bounded (a huge time span with few
- * samples is refused, not allocated, and the reason said: grid_error, PFI_ERR_LIMIT), the
- * capture loops binned, the steady state of the complete bins. *t0 moves to the earliest
- * power row when that is earlier.
+ * step (grid_step), every row in time order (row_merge), the grid bounded (a huge time span
+ * with few samples is refused, not allocated, and the reason said: grid_error,
+ * PFI_ERR_LIMIT), the capture loops binned as they come, the steady state of the complete
+ * bins. *t0 moves to the earliest power row when that is earlier.
  */
 static pfi_error reduce_job_power(const pfi_telemetry *tm, const pfi_reduce_options *o,
                                   const size_t *gpus, size_t ng, size_t fp, double *t0,
@@ -701,30 +859,42 @@ static pfi_error reduce_job_power(const pfi_telemetry *tm, const pfi_reduce_opti
         out->flags |= PFI_RED_NO_POWER;
         return PFI_OK;
     }
-    grid_row *r;
-    size_t n;
-    if (grid_rows(tm, o, gpus, ng, fp, rows, &r, &n) != PFI_OK)
+    row_merge m;
+    if (row_merge_init(&m, tm, o, gpus, ng, fp, rows) != PFI_OK)
         return PFI_ERR_NOMEM;
-    if (r[0].t < *t0)
-        *t0 = r[0].t;
-    double tmax = r[n - 1].t;
+    if (m.t_min < *t0)
+        *t0 = m.t_min;
+    double tmax = m.t_max;
     double nbd = floor((tmax - *t0) / align + 0.5) + 1;
     double cap_bins = (double)rows * 16 + 1048576;
     double limit = cap_bins < MAX_BINS - 1 ? cap_bins : MAX_BINS - 1;
     if (!(nbd >= 1 && nbd <= limit)) {
-        grid_limit_note(tm, gpus, ng, fp, r, n, *t0, tmax, align, nbd, limit, out);
+        grid_row *r = m.sorted;
+        size_t n = m.n_sorted;
+        m.sorted = NULL;
+        pfi_error e = r != NULL ? PFI_OK : grid_rows(tm, o, gpus, ng, fp, rows, &r, &n);
+        if (e == PFI_OK)
+            grid_limit_note(tm, gpus, ng, fp, r, n, *t0, tmax, align, nbd, limit, out);
         pfi_free(r);
-        return PFI_ERR_LIMIT;
+        row_merge_free(&m);
+        return e == PFI_OK ? PFI_ERR_LIMIT : e;
     }
     bool per_loop = !(o->align_s > 0);
     power_bins b;
-    if (power_bins_alloc(&b, per_loop ? n : (size_t)nbd, per_loop, ng) != PFI_OK) {
-        pfi_free(r);
+    if (power_bins_init(&b, ng, per_loop ? 0 : (size_t)nbd, per_loop, o->warmup_s > 0, *t0,
+                        align) != PFI_OK) {
+        row_merge_free(&m);
         return PFI_ERR_NOMEM;
     }
-    bin_capture_loops(r, n, ng, *t0, align, &b);
-    pfi_free(r);
-    pfi_error e = steady_power(&b, ng, align, o, out);
+    pfi_error e = PFI_OK;
+    grid_row r;
+    while (e == PFI_OK && row_merge_next(&m, &r))
+        e = power_bins_add(&b, &r, out);
+    row_merge_free(&m);
+    if (e == PFI_OK)
+        e = power_bins_close(&b, out); /* the last bin (there is a row: total > 0) */
+    if (e == PFI_OK)
+        e = steady_power(&b, o, out);
     power_bins_free(&b);
     return e;
 }

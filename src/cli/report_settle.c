@@ -1,0 +1,309 @@
+/*
+ * pfi report --settlement: a power event settled from the controller's audit log
+ * (pfi/grid.h): baselines, energy shed per interval, excess over the target, each job's
+ * performance, tokens lost and tier compliance, the weighted performance.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "grid_cli.h"
+#include "pfi/memory.h"
+
+bool settle_requested(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--settlement") == 0)
+            return true;
+    return false;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: pfi report --settlement [OPTIONS] AUDIT.db\n"
+               "\n"
+               "Settle the first power event of the latest controller run in AUDIT.db: the\n"
+               "counterfactual baseline two ways (the pre-event window's mean measured power,\n"
+               "and the uncapped predictions: the jobs' reference power), energy shed per\n"
+               "interval against each (kWh), the largest excess of measured power over the target\n"
+               "and how long it lasted, each job's performance (tokens/s during the event over\n"
+               "its reference), tokens lost and tier compliance, and the ensemble's weighted\n"
+               "performance (by GPU count).\n"
+               "\n"
+               "options:\n"
+               "  --interval S       settlement interval, event time (300)\n"
+               "  --speed N          the log was a replay N times faster: times and energies are\n"
+               "                     multiplied back (1)\n"
+               "  --pre-window S     pre-event baseline window, event time (1800)\n"
+               "  --skip S           leave the first S s of the event (its ramp) out of the\n"
+               "                     excess (0)\n"
+               "  --non-gpu-w W      non-GPU power of the whole cluster, added to every power\n"
+               "                     (facility power; 0)\n"
+               "  --tiers FILE       the jobs' tiers (as pfi control --tiers) for compliance\n"
+               "  --json             JSON instead of the table\n"
+               "  -o, --output FILE  write there instead of stdout (atomically)\n"
+               "  -h, --help         this help\n"
+               "\n"
+               "Exit codes: 0 success, 1 audit log or tiers file missing, unreadable or without\n"
+               "an event, 2 bad command line, 3 output not written.\n");
+}
+
+static char *slurp_text(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 65536, n = 0, r;
+    char *b = malloc(cap);
+    while (b != NULL && (r = fread(b + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) {
+            char *q = cap < (16u << 20) ? realloc(b, 2 * cap) : NULL;
+            if (q == NULL)
+                free(b);
+            b = q;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    *len = n;
+    return b;
+}
+
+static void jnum(FILE *f, const char *key, double v, bool comma)
+{
+    fprintf(f, "\"%s\": ", key);
+    cli_put_num(f, v, 10, "null");
+    if (comma)
+        fputs(", ", f);
+}
+
+static void put_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+void settle_write_json(FILE *f, const pfi_grid_settlement *s, bool per_interval)
+{
+    fputs("{", f);
+    jnum(f, "event_start_s", s->event_start_s, true);
+    jnum(f, "event_end_s", s->event_end_s, true);
+    jnum(f, "non_gpu_w", s->non_gpu_w, true);
+    fputs("\n \"baseline\": {", f);
+    jnum(f, "pre_event_w", s->pre_event_w, true);
+    jnum(f, "pre_event_window_s", s->pre_event_s, true);
+    jnum(f, "uncapped_mean_w", s->uncapped_mean_w, false);
+    fputs("},\n ", f);
+    jnum(f, "energy_shed_kwh", s->energy_shed_pre_kwh, true);
+    jnum(f, "energy_shed_uncapped_kwh", s->energy_shed_uncapped_kwh, true);
+    jnum(f, "max_over_target_w", s->max_over_target_w, true);
+    jnum(f, "max_over_target_pct", s->max_over_target_pct, true);
+    jnum(f, "seconds_over_target", s->seconds_over_target, true);
+    jnum(f, "longest_over_target_s", s->longest_over_target_s, true);
+    jnum(f, "weighted_performance", s->weighted_performance, true);
+    jnum(f, "mean_performance", s->mean_performance, true);
+    fprintf(f, "\"tier_violations\": %zu,\n \"per_job\": [", s->tier_violations);
+    for (size_t i = 0; i < s->n_jobs; i++) {
+        const pfi_grid_settle_job *j = &s->jobs[i];
+        fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+        put_str(f, j->job);
+        fprintf(f, ", \"gpus\": %zu, \"tier\": ", j->gpus);
+        if (j->tier)
+            fprintf(f, "\"Flex %d\", ", j->tier);
+        else
+            fputs("null, ", f);
+        jnum(f, "allowance", j->allowance, true);
+        jnum(f, "performance", j->performance, true);
+        jnum(f, "life_performance", j->life_performance, true);
+        jnum(f, "tokens_lost", j->tokens_lost, true);
+        fprintf(f, "\"tier_compliant\": %s}", j->tier_compliant ? "true" : "false");
+    }
+    fputs("]", f);
+    if (per_interval) {
+        fputs(",\n \"intervals\": [", f);
+        for (size_t i = 0; i < s->n_intervals; i++) {
+            const pfi_grid_settle_interval *v = &s->intervals[i];
+            fprintf(f, "%s\n  {", i ? "," : "");
+            jnum(f, "start_s", v->start_s, true);
+            jnum(f, "end_s", v->end_s, true);
+            jnum(f, "target_kwh", v->target_kwh, true);
+            jnum(f, "measured_kwh", v->measured_kwh, true);
+            jnum(f, "shed_kwh", v->shed_pre_kwh, true);
+            jnum(f, "shed_uncapped_kwh", v->shed_uncapped_kwh, false);
+            fputs("}", f);
+        }
+        fputs("]", f);
+    }
+    fputs("}", f);
+}
+
+static void write_table(FILE *f, const char *path, const pfi_grid_settlement *s)
+{
+    fprintf(f, "settlement of %s: event %.0f-%.0f s (event time)%s\n", path, s->event_start_s,
+            s->event_end_s, s->non_gpu_w > 0 ? ", facility power (non-GPU included)" : "");
+    fprintf(f, "baseline: pre-event %s W (over %.0f s), uncapped predictions %s W (mean)\n",
+            cli_num(s->pre_event_w, 'f', 0, "undefined").s, s->pre_event_s,
+            cli_num(s->uncapped_mean_w, 'f', 0, "undefined").s);
+    fprintf(f, "energy shed: %s kWh against the pre-event level, %s kWh against uncapped\n",
+            cli_num(s->energy_shed_pre_kwh, 'f', 3, "undefined").s,
+            cli_num(s->energy_shed_uncapped_kwh, 'f', 3, "undefined").s);
+    fprintf(f, "largest excess over target: %s W (%s%%); over target %.1f s, longest %.1f s\n",
+            cli_num(s->max_over_target_w, 'f', 0, "undefined").s,
+            cli_num(s->max_over_target_pct, 'f', 2, "undefined").s, s->seconds_over_target,
+            s->longest_over_target_s);
+    fprintf(f, "\n  %-10s %-10s %12s %12s %12s %12s\n", "start_s", "end_s", "target_kWh",
+            "measured_kWh", "shed_kWh", "shed_unc_kWh");
+    for (size_t i = 0; i < s->n_intervals; i++) {
+        const pfi_grid_settle_interval *v = &s->intervals[i];
+        fprintf(f, "  %-10.0f %-10.0f %12.3f %12.3f %12s %12.3f\n", v->start_s, v->end_s,
+                v->target_kwh, v->measured_kwh, cli_num(v->shed_pre_kwh, 'f', 3, "-").s,
+                v->shed_uncapped_kwh);
+    }
+    fprintf(f, "\n  %-32s %5s %-7s %11s %11s %14s  %s\n", "job", "gpus", "tier", "performance",
+            "life_perf", "tokens_lost", "tier");
+    for (size_t i = 0; i < s->n_jobs; i++) {
+        const pfi_grid_settle_job *j = &s->jobs[i];
+        char tier[16] = "-";
+        if (j->tier)
+            snprintf(tier, sizeof tier, "Flex %d", j->tier);
+        fprintf(f, "  %-32s %5zu %-7s %11s %11s %14.0f  %s\n", j->job, j->gpus, tier,
+                cli_num(j->performance, 'f', 4, "-").s, cli_num(j->life_performance, 'f', 4, "-").s,
+                j->tokens_lost,
+                isnan(j->allowance) ? "-"
+                : j->tier_compliant ? "within"
+                                    : "VIOLATED");
+    }
+    fprintf(f, "\nweighted performance (by GPUs) %s, mean %s; %zu tier violation%s\n",
+            cli_num(s->weighted_performance, 'f', 4, "-").s,
+            cli_num(s->mean_performance, 'f', 4, "-").s, s->tier_violations,
+            s->tier_violations == 1 ? "" : "s");
+}
+
+int settle_tiers_load(const char *path, pfi_grid_tier_job **t, size_t *n)
+{
+    size_t len = 0;
+    errno = 0;
+    char *text = slurp_text(path, &len);
+    if (text == NULL) {
+        cli_error("tiers %s: %s", path, errno ? strerror(errno) : "cannot read");
+        return PFI_EXIT_DATA;
+    }
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = pfi_grid_tiers_parse(text, len, t, n, &d);
+    free(text);
+    if (e != PFI_OK) {
+        snprintf(d.file, sizeof d.file, "%s", path);
+        return cli_report(e, &d);
+    }
+    return PFI_EXIT_OK;
+}
+
+int cmd_settlement(int argc, char **argv)
+{
+    enum { O_SETTLE = 256, O_INTERVAL, O_SPEED, O_PRE, O_SKIP, O_NONGPU, O_TIERS, O_JSON };
+    static const struct option opts[] = {{"settlement", no_argument, NULL, O_SETTLE},
+                                         {"interval", required_argument, NULL, O_INTERVAL},
+                                         {"speed", required_argument, NULL, O_SPEED},
+                                         {"pre-window", required_argument, NULL, O_PRE},
+                                         {"skip", required_argument, NULL, O_SKIP},
+                                         {"non-gpu-w", required_argument, NULL, O_NONGPU},
+                                         {"tiers", required_argument, NULL, O_TIERS},
+                                         {"json", no_argument, NULL, O_JSON},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    pfi_grid_settle_options so;
+    pfi_grid_settle_options_init(&so);
+    const char *tiers = NULL, *output = NULL;
+    bool json = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+        double *dst = c == O_INTERVAL ? &so.interval_s
+                      : c == O_SPEED  ? &so.speed
+                      : c == O_PRE    ? &so.pre_window_s
+                      : c == O_SKIP   ? &so.skip_s
+                      : c == O_NONGPU ? &so.non_gpu_w
+                                      : NULL;
+        if (dst != NULL) {
+            bool pos = c == O_INTERVAL || c == O_SPEED;
+            if (!cli_parse_double(optarg, dst) || !isfinite(*dst) || *dst < 0 ||
+                (pos && !(*dst > 0))) {
+                cli_error("report: bad value '%s' for %s", optarg, argv[optind - 1]);
+                return PFI_EXIT_USAGE;
+            }
+            continue;
+        }
+        switch (c) {
+        case O_SETTLE:
+            break;
+        case O_TIERS:
+            tiers = optarg;
+            break;
+        case O_JSON:
+            json = true;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return PFI_EXIT_OK;
+        case ':':
+            cli_error("report: option '%s' needs a value", argv[optind - 1]);
+            return PFI_EXIT_USAGE;
+        default:
+            cli_error("report: unknown option '%s' (see 'pfi report --settlement --help')",
+                      argv[optind - 1]);
+            return PFI_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 1) {
+        cli_error("report --settlement: give one AUDIT.db");
+        return PFI_EXIT_USAGE;
+    }
+    pfi_grid_tier_job *tj = NULL;
+    size_t nt = 0;
+    int rc = tiers ? settle_tiers_load(tiers, &tj, &nt) : PFI_EXIT_OK;
+    if (rc != PFI_EXIT_OK)
+        return rc;
+    so.tiers = tj;
+    so.n_tiers = nt;
+    pfi_grid_settlement *s = NULL;
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = pfi_grid_settle(argv[optind], &so, &s, &d);
+    pfi_free(tj);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    cli_output out;
+    if (!cli_output_open(&out, output)) {
+        rc = PFI_EXIT_OUTPUT;
+    } else {
+        if (json) {
+            settle_write_json(out.f, s, true);
+            fputc('\n', out.f);
+        } else {
+            write_table(out.f, argv[optind], s);
+        }
+        if (!cli_output_commit(&out))
+            rc = PFI_EXIT_OUTPUT;
+    }
+    pfi_grid_settlement_destroy(s);
+    return rc;
+}

@@ -1,0 +1,345 @@
+/*
+ * The settlement of a power event from the controller's audit log (pfi/grid.h): the
+ * counterfactual baselines (the pre-event window; the uncapped predictions), energy shed per
+ * interval, the largest excess over the target and for how long, each job's performance,
+ * tokens lost and tier compliance, and the ensemble's weighted performance.
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "control/ctl_internal.h"
+#include "core/db_close.h"
+#include "core/memory.h"
+#include "pfi/grid.h"
+
+void pfi_grid_settle_options_init(pfi_grid_settle_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->interval_s = 300;
+    o->speed = 1;
+    o->pre_window_s = 1800;
+    o->skip_s = 0;
+    o->non_gpu_w = 0;
+}
+
+void pfi_grid_settlement_destroy(pfi_grid_settlement *s)
+{
+    if (s == NULL)
+        return;
+    pfi_free(s->jobs);
+    pfi_free(s->intervals);
+    pfi_free(s->series);
+    pfi_free(s);
+}
+
+typedef struct prow {
+    long id;
+    double t, event, budget, measured, ref, tput;
+} prow;
+
+static pfi_error sql_fail(sqlite3 *db, pfi_diag *d, const char *what)
+{
+    return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: %s", what,
+                    db ? sqlite3_errmsg(db) : "cannot open");
+}
+
+static double col_num(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+/* Job k of s by name (added when new); NULL when out of memory. */
+static pfi_grid_settle_job *job_of(pfi_grid_settlement *s, size_t *cap, const char *name)
+{
+    for (size_t k = 0; k < s->n_jobs; k++)
+        if (strcmp(s->jobs[k].job, name) == 0)
+            return &s->jobs[k];
+    if (s->n_jobs == *cap) {
+        size_t nc = *cap ? 2 * *cap : 16;
+        pfi_grid_settle_job *v = pfi_realloc(s->jobs, nc * sizeof *v);
+        if (v == NULL)
+            return NULL;
+        s->jobs = v;
+        *cap = nc;
+    }
+    pfi_grid_settle_job *j = &s->jobs[s->n_jobs++];
+    memset(j, 0, sizeof *j);
+    snprintf(j->job, sizeof j->job, "%s", name);
+    j->allowance = NAN;
+    j->performance = j->life_performance = NAN;
+    return j;
+}
+
+/* Per-job sums kept in the job record's spare fields while reading. */
+typedef struct jsum {
+    double ev_tput, ev_ref, life_tput, life_ref;
+} jsum;
+
+static pfi_error read_periods(sqlite3 *db, prow **out, size_t *n, pfi_diag *d)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT id, t_s, event, budget_w, measured_w, ref_w, tput_tok_s FROM"
+            " ctl_periods WHERE run = (SELECT MAX(run) FROM ctl_periods) ORDER BY id",
+            -1, &st, NULL) != SQLITE_OK)
+        return sql_fail(db, d, "reading periods");
+    prow *p = NULL;
+    size_t m = 0, cap = 0;
+    pfi_error e = PFI_OK;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (m == cap) {
+            size_t nc = cap ? 2 * cap : 256;
+            prow *q = pfi_realloc(p, nc * sizeof *q);
+            if (q == NULL) {
+                e = PFI_ERR_NOMEM;
+                break;
+            }
+            p = q;
+            cap = nc;
+        }
+        prow r = {sqlite3_column_int64(st, 0),
+                  col_num(st, 1),
+                  col_num(st, 2),
+                  col_num(st, 3),
+                  col_num(st, 4),
+                  col_num(st, 5),
+                  col_num(st, 6)};
+        p[m++] = r;
+    }
+    if (e == PFI_OK && rc != SQLITE_DONE)
+        e = sql_fail(db, d, "reading periods");
+    sqlite3_finalize(st);
+    if (e == PFI_OK && m == 0)
+        e = ctl_fail(d, 0, PFI_ERR_EMPTY, "the audit log holds no period");
+    if (e != PFI_OK) {
+        pfi_free(p);
+        return e;
+    }
+    *out = p;
+    *n = m;
+    return PFI_OK;
+}
+
+/* The seconds period k stands for (to the next; the last: the one before's). */
+static double period_dt(const prow *p, size_t n, size_t k)
+{
+    if (k + 1 < n)
+        return p[k + 1].t - p[k].t;
+    return n >= 2 ? p[n - 1].t - p[n - 2].t : 0;
+}
+
+static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_settle_options *o,
+                        pfi_grid_settlement *s, pfi_diag *d)
+{
+    double sp = o->speed, ng = o->non_gpu_w;
+    size_t a = 0;
+    while (a < n && !(p[a].event > 0))
+        a++;
+    if (a == n)
+        return ctl_fail(d, 0, PFI_ERR_EMPTY, "the audit log's latest run has no event period");
+    size_t b = a;
+    while (b < n && p[b].event > 0)
+        b++;
+    s->event_start_s = p[a].t * sp;
+    s->event_end_s = (b < n ? p[b].t : p[b - 1].t + period_dt(p, n, b - 1)) * sp;
+    /* the pre-event window: the periods before the event within pre_window_s */
+    double sum = 0, w = 0;
+    for (size_t k = 0; k < a; k++) {
+        double dt = period_dt(p, n, k);
+        if (p[k].t * sp >= s->event_start_s - o->pre_window_s && isfinite(p[k].measured)) {
+            sum += (p[k].measured + ng) * dt;
+            w += dt;
+        }
+    }
+    s->pre_event_w = w > 0 ? sum / w : NAN;
+    s->pre_event_s = w * sp;
+    /* the event: series, intervals, excess */
+    size_t ni = (size_t)ceil((s->event_end_s - s->event_start_s) / o->interval_s - 1e-9);
+    if (ni == 0)
+        ni = 1;
+    s->intervals = pfi_calloc(ni, sizeof *s->intervals);
+    s->series = pfi_calloc(b - a, sizeof *s->series);
+    if (s->intervals == NULL || s->series == NULL)
+        return PFI_ERR_NOMEM;
+    s->n_intervals = ni;
+    for (size_t i = 0; i < ni; i++) {
+        pfi_grid_settle_interval *iv = &s->intervals[i];
+        iv->start_s = s->event_start_s + (double)i * o->interval_s;
+        iv->end_s = fmin(iv->start_s + o->interval_s, s->event_end_s);
+    }
+    double run = 0, unc_e = 0, unc_t = 0;
+    s->max_over_target_w = -INFINITY;
+    for (size_t k = a; k < b; k++) {
+        double dt = period_dt(p, n, k), t = p[k].t * sp;
+        pfi_grid_settle_point *pt = &s->series[s->n_series++];
+        pt->t_s = t;
+        pt->target_w = p[k].budget + ng;
+        /* a row's power is read at its tick, before its caps: the power during period k
+           is what the next period read */
+        pt->measured_w = (k + 1 < n ? p[k + 1].measured : p[k].measured) + ng;
+        pt->uncapped_w = p[k].ref + ng;
+        size_t i = (size_t)((t - s->event_start_s) / o->interval_s);
+        if (i >= ni)
+            i = ni - 1;
+        pfi_grid_settle_interval *iv = &s->intervals[i];
+        double kwh = dt * sp / 3.6e6;
+        if (isfinite(pt->measured_w)) {
+            iv->measured_kwh += pt->measured_w * kwh;
+            if (isfinite(s->pre_event_w))
+                iv->shed_pre_kwh += (s->pre_event_w - pt->measured_w) * kwh;
+            if (isfinite(pt->uncapped_w)) {
+                iv->shed_uncapped_kwh += (pt->uncapped_w - pt->measured_w) * kwh;
+                unc_e += pt->uncapped_w * dt;
+                unc_t += dt;
+            }
+        }
+        if (isfinite(pt->target_w))
+            iv->target_kwh += pt->target_w * kwh;
+        if (t - s->event_start_s < o->skip_s || !isfinite(pt->target_w) ||
+            !isfinite(pt->measured_w)) {
+            run = 0;
+            continue;
+        }
+        double ex = pt->measured_w - pt->target_w;
+        if (ex > s->max_over_target_w) {
+            s->max_over_target_w = ex;
+            s->max_over_target_pct = 100 * ex / pt->target_w;
+        }
+        if (ex > 0) {
+            s->seconds_over_target += dt * sp;
+            run += dt * sp;
+            if (run > s->longest_over_target_s)
+                s->longest_over_target_s = run;
+        } else {
+            run = 0;
+        }
+    }
+    if (!isfinite(s->max_over_target_w))
+        s->max_over_target_w = s->max_over_target_pct = NAN;
+    s->uncapped_mean_w = unc_t > 0 ? unc_e / unc_t : NAN;
+    for (size_t i = 0; i < ni; i++) {
+        s->energy_shed_pre_kwh += s->intervals[i].shed_pre_kwh;
+        s->energy_shed_uncapped_kwh += s->intervals[i].shed_uncapped_kwh;
+    }
+    if (!isfinite(s->pre_event_w))
+        s->energy_shed_pre_kwh = NAN;
+    /* jobs: the event's performance and tokens lost, the life-average for the tiers */
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT period, job, gpus, ref_tput, tput FROM ctl_jobs WHERE period >= ?1"
+            " AND period <= ?2 ORDER BY period",
+            -1, &st, NULL) != SQLITE_OK)
+        return sql_fail(db, d, "reading jobs");
+    sqlite3_bind_int64(st, 1, p[0].id);
+    sqlite3_bind_int64(st, 2, p[n - 1].id);
+    size_t cap = 0, k = 0;
+    jsum *js = NULL;
+    size_t js_cap = 0;
+    pfi_error e = PFI_OK;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        long pid = sqlite3_column_int64(st, 0);
+        while (k < n && p[k].id < pid)
+            k++;
+        if (k == n || p[k].id != pid)
+            continue;
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        double gpus = col_num(st, 2), ref = col_num(st, 3) * gpus, tp = col_num(st, 4);
+        pfi_grid_settle_job *j = job_of(s, &cap, name ? name : "");
+        if (j == NULL) {
+            e = PFI_ERR_NOMEM;
+            break;
+        }
+        size_t ji = (size_t)(j - s->jobs);
+        if (ji >= js_cap) {
+            size_t nc = cap;
+            jsum *q = pfi_realloc(js, nc * sizeof *q);
+            if (q == NULL) {
+                e = PFI_ERR_NOMEM;
+                break;
+            }
+            memset(q + js_cap, 0, (nc - js_cap) * sizeof *q);
+            js = q;
+            js_cap = nc;
+        }
+        if (isfinite(gpus) && gpus > 0)
+            j->gpus = (size_t)gpus;
+        if (!(ref > 0) || !isfinite(tp))
+            continue;
+        double dt = period_dt(p, n, k), got = tp < ref ? tp : ref;
+        js[ji].life_tput += got * dt;
+        js[ji].life_ref += ref * dt;
+        if (k >= a && k < b) {
+            js[ji].ev_tput += tp * dt;
+            js[ji].ev_ref += ref * dt;
+            j->tokens_lost += (ref - got) * dt * sp;
+        }
+    }
+    if (e == PFI_OK && rc != SQLITE_DONE)
+        e = sql_fail(db, d, "reading jobs");
+    sqlite3_finalize(st);
+    double wsum = 0, wg = 0, msum = 0;
+    size_t mn = 0;
+    for (size_t i = 0; e == PFI_OK && i < s->n_jobs; i++) {
+        pfi_grid_settle_job *j = &s->jobs[i];
+        j->performance = js[i].ev_ref > 0 ? js[i].ev_tput / js[i].ev_ref : NAN;
+        j->life_performance = js[i].life_ref > 0 ? js[i].life_tput / js[i].life_ref : NAN;
+        for (size_t t = 0; t < o->n_tiers; t++)
+            if (strcmp(o->tiers[t].job, j->job) == 0) {
+                j->tier = o->tiers[t].tier;
+                j->allowance = o->tiers[t].allowance;
+            }
+        j->tier_compliant = !(j->life_performance < 1 - j->allowance - 1e-9);
+        if (!isnan(j->allowance) && !j->tier_compliant)
+            s->tier_violations++;
+        if (isfinite(j->performance)) {
+            wsum += (double)j->gpus * j->performance;
+            wg += (double)j->gpus;
+            msum += j->performance;
+            mn++;
+        }
+    }
+    pfi_free(js);
+    s->weighted_performance = wg > 0 ? wsum / wg : NAN;
+    s->mean_performance = mn ? msum / (double)mn : NAN;
+    return e;
+}
+
+pfi_error pfi_grid_settle(const char *audit_path, const pfi_grid_settle_options *o,
+                          pfi_grid_settlement **out, pfi_diag *diag)
+{
+    *out = NULL;
+    if (!(o->interval_s > 0) || !(o->speed > 0) || !(o->pre_window_s >= 0) || !(o->skip_s >= 0) ||
+        !(o->non_gpu_w >= 0) || !isfinite(o->speed) || !isfinite(o->non_gpu_w))
+        return ctl_fail(diag, 0, PFI_ERR_INVALID_ARGUMENT,
+                        "settlement: interval and speed must be > 0, the pre-event window, "
+                        "the skip and the non-GPU power >= 0");
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(audit_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        pfi_error e = sql_fail(db, diag, audit_path);
+        db_close(db);
+        return e;
+    }
+    sqlite3_busy_timeout(db, 2000);
+    prow *p = NULL;
+    size_t n = 0;
+    pfi_grid_settlement *s = pfi_calloc(1, sizeof *s);
+    pfi_error e = s == NULL ? PFI_ERR_NOMEM : read_periods(db, &p, &n, diag);
+    if (e == PFI_OK) {
+        s->non_gpu_w = o->non_gpu_w;
+        e = settle(db, p, n, o, s, diag);
+    }
+    pfi_free(p);
+    db_close(db);
+    if (e != PFI_OK) {
+        pfi_grid_settlement_destroy(s);
+        return e;
+    }
+    *out = s;
+    return PFI_OK;
+}

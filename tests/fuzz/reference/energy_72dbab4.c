@@ -1,0 +1,199 @@
+/* Reference copy (see reference.h): src/lib/telemetry/energy.c at 72dbab4. */
+#include "fuzz/reference/reference.h"
+/*
+ * Integration over a series' time: time gaps, power trapezoids, energy-counter deltas and
+ * the power derived from the counter. Every integral here skips breaks (missing values,
+ * segment splits) and time gaps (pfi_telemetry_gaps), so none spans a hole in the data.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "telemetry/internal.h"
+
+/* A step i (from sample i-1 to i) that the rule may look at: positive and not a break. */
+static bool clean_step(const pfi_telemetry_series *s, size_t i)
+{
+    return !s->brk[i] && s->t_s[i] > s->t_s[i - 1];
+}
+
+static uint64_t step_key(const pfi_telemetry_series *s, size_t i)
+{
+    double d = s->t_s[i] - s->t_s[i - 1];
+    uint64_t k;
+    memcpy(&k, &d, sizeof k); /* positive doubles order as their bit patterns */
+    return k;
+}
+
+/*
+ * The lower median of the clean steps, exactly, without allocating: a radix selection over
+ * the steps' bit patterns, one byte per pass (8 passes over the series). NaN when there is
+ * no clean step.
+ */
+static double median_step(const pfi_telemetry_series *s)
+{
+    size_t m = 0;
+    for (size_t i = 1; i < s->n; i++)
+        m += clean_step(s, i);
+    if (m == 0)
+        return NAN;
+    size_t rank = (m - 1) / 2; /* 0-based rank of the lower median */
+    uint64_t prefix = 0, mask = 0;
+    for (int shift = 56; shift >= 0; shift -= 8) {
+        size_t hist[256] = {0};
+        for (size_t i = 1; i < s->n; i++) {
+            if (!clean_step(s, i))
+                continue;
+            uint64_t k = step_key(s, i);
+            if ((k & mask) == prefix)
+                hist[(k >> shift) & 0xff]++;
+        }
+        unsigned b = 0;
+        while (rank >= hist[b]) {
+            rank -= hist[b];
+            b++;
+        }
+        prefix |= (uint64_t)b << shift;
+        mask |= (uint64_t)0xff << shift;
+    }
+    double d;
+    memcpy(&d, &prefix, sizeof d);
+    return d;
+}
+
+/* The longest step not integrated over: PFI_TELEMETRY_GAP_FACTOR x the median step (INFINITY when
+ * the series has no clean step). */
+static double gap_limit(const pfi_telemetry_series *s, double *step_s)
+{
+    double m = median_step(s);
+    if (step_s != NULL)
+        *step_s = m;
+    return isnan(m) ? INFINITY : PFI_TELEMETRY_GAP_FACTOR * m;
+}
+
+size_t pfi_telemetry_gaps(const pfi_telemetry_series *s, double *step_s, double *longest_s)
+{
+    double lim = s->n >= 2 ? gap_limit(s, step_s) : INFINITY;
+    if (s->n < 2 && step_s != NULL)
+        *step_s = NAN;
+    size_t n = 0;
+    double longest = NAN;
+    for (size_t i = 1; i < s->n; i++) {
+        if (!clean_step(s, i))
+            continue;
+        double dt = s->t_s[i] - s->t_s[i - 1];
+        if (dt > lim) {
+            n++;
+            if (isnan(longest) || dt > longest)
+                longest = dt;
+        }
+    }
+    if (longest_s != NULL)
+        *longest_s = longest;
+    return n;
+}
+
+double pfi_telemetry_integrate(const pfi_telemetry_series *s, double *covered_s)
+{
+    double lim = s->n >= 2 ? gap_limit(s, NULL) : INFINITY;
+    double sum = 0, cov = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        if (s->brk[i])
+            continue;
+        double dt = s->t_s[i] - s->t_s[i - 1];
+        if (dt > lim)
+            continue; /* a time gap */
+        sum += 0.5 * (s->value[i] + s->value[i - 1]) * dt;
+        cov += dt;
+    }
+    if (covered_s != NULL)
+        *covered_s = cov;
+    return sum;
+}
+
+double pfi_telemetry_counter_delta(const pfi_telemetry_series *s, double *covered_s,
+                                   size_t *n_resets)
+{
+    double lim = s->n >= 2 ? gap_limit(s, NULL) : INFINITY;
+    double sum = 0, cov = 0;
+    size_t resets = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        if (s->brk[i])
+            continue;
+        double d = s->value[i] - s->value[i - 1];
+        if (d < 0) {
+            resets++;
+            continue;
+        }
+        double dt = s->t_s[i] - s->t_s[i - 1];
+        if (dt > lim)
+            continue; /* a time gap: what the counter gained there is not the run's */
+        sum += d;
+        cov += dt;
+    }
+    if (covered_s != NULL)
+        *covered_s = cov;
+    if (n_resets != NULL)
+        *n_resets = resets;
+    return sum;
+}
+
+pfi_error pfi_telemetry_derive_power_from_energy(pfi_telemetry *tm)
+{
+    long fe = pfi_telemetry_field_find(tm, "energy_mj");
+    if (fe < 0)
+        return PFI_OK;
+    static const char name[] = "power_energy_w";
+    size_t fp;
+    pfi_error err = tm_field(tm, name, sizeof name - 1, &fp);
+    if (err != PFI_OK)
+        return err;
+    tm->fields[fp].kind = PFI_KIND_POWER_W;
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + (size_t)fe];
+        if (k < 0)
+            continue;
+        double lim = tm->series[k].n >= 2 ? gap_limit(&tm->series[k], NULL) : INFINITY;
+        bool first = true;
+        for (size_t i = 1;; i++) {
+            const pfi_telemetry_series *s = &tm->series[k]; /* re-fetched: tm_put may realloc */
+            if (i >= s->n)
+                break;
+            double dt = s->t_s[i] - s->t_s[i - 1];
+            double de = s->value[i] - s->value[i - 1];
+            double t = s->t_s[i];
+            bool ok = !s->brk[i] && dt > 0 && dt <= lim && de >= 0;
+            if (!ok && first)
+                continue;
+            first = false;
+            err = tm_put(tm, e, fp, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING,
+                         ok ? de / 1000.0 / dt : NAN, -1, false);
+            if (err != PFI_OK)
+                return err;
+        }
+        /* A row without a counter value has no power either: its time goes along, so the
+         * reduction finds that timestamp incomplete as it would for a missing power value. */
+        for (size_t i = 0; i < tm->series[k].n_miss; i++)
+            if ((err = tm_put_miss_time(tm, e, fp, tm->series[k].miss_t[i])) != PFI_OK)
+                return err;
+    }
+    return PFI_OK;
+}
+
+void tm_note_gaps(pfi_telemetry *tm)
+{
+    for (size_t i = 0; i < tm->n_series; i++) {
+        const pfi_telemetry_series *s = &tm->series[i];
+        pfi_telemetry_kind kind = tm->fields[s->field].kind;
+        if (kind != PFI_KIND_POWER_W && kind != PFI_KIND_ENERGY_MJ)
+            continue; /* the integrated quantities only: a gap in a mean does no harm */
+        double step, longest;
+        size_t n = pfi_telemetry_gaps(s, &step, &longest);
+        if (n > 0)
+            tm_note(tm,
+                    "%s: %s: %zu time gap%s longer than %gx the median sampling step "
+                    "(%.3g s), longest %.4g s: not integrated across",
+                    tm->entities[s->entity].name, tm->fields[s->field].name, n, n == 1 ? "" : "s",
+                    PFI_TELEMETRY_GAP_FACTOR, step, longest);
+    }
+}
