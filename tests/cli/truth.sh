@@ -284,4 +284,10 @@ grep_out smi-xml-loop-gpus "^  gpu1: 2 rows" "$T/out"
 check smi-q-throttle 0 "$PFI" ingest --dry-run --timezone UTC --cap 300 --q 1 --telemetry "$SRC/tests/data/truth/smi_q_throttle.txt"
 near smi-q-throttle-power "$(job_power "$T/out")" 310.6667 0.0001
 grep_out smi-q-throttle-count "1 of 4 complete timestamps left out (0 cap-lost: .*; 1 throttled" "$T/out"
+# percent vs fraction per DCGM field: a profiling ratio (sm_active, 0..1 by DCGM's definition)
+# written in percent (87.5 %, 82.5 %) is that fraction, never a 0..1 glitch: mean 0.85
+printf 'timestamp, index, power.draw [W], sm_active [%%]\n2026/01/01 00:00:00.000, 0, 300.00 W, 87.5 %%\n2026/01/01 00:00:01.000, 0, 300.00 W, 82.5 %%\n' >"$T/pct.csv"
+check pct-ratio 0 "$PFI" ingest -q --db "$T/pct.db" --group g --cap 300 --timezone UTC --telemetry "$T/pct.csv"
+check pct-ratio-runs 0 "$PFI" runs --db "$T/pct.db" --format json
+grep_out pct-ratio-feature '"sm_active": 0.8500000' "$T/out"
 exit $fail

@@ -289,6 +289,11 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
             if (e != PFI_OK)
                 return e;
         }
+        /* A DCGM ratio (profiling fields, 0..1 by their definition) given in percent:
+         * normalised to the field's fraction. */
+        if (cols[i].role == COL_VALUE && tm->fields[cols[i].field].kind == PFI_KIND_RATIO &&
+            strcmp(cols[i].unit, "%") == 0)
+            cols[i].scale *= 0.01;
     }
     return PFI_OK;
 }
@@ -1009,6 +1014,8 @@ static void dmon_units(pfi_telemetry *tm, const span *u, size_t k, size_t ncol, 
                                        : NAN;
         else if (fl->kind == PFI_KIND_PERCENT)
             sc = span_eq(u[i], "%") ? 1.0 : NAN;
+        else if (fl->kind == PFI_KIND_RATIO) /* a DCGM fraction: "%" normalised to it */
+            sc = span_eq(u[i], "%") ? 0.01 : NAN;
         else if (clock)
             sc = span_eq(u[i], "MHz") ? 1.0 : span_eq(u[i], "GHz") ? 1e3 : NAN;
         else if (temp)
