@@ -111,7 +111,7 @@ typedef struct pfi_ctl_report {
     double predicted_w;    /* curves' prediction at the confirmed caps */
     double correction_w;   /* feedback term in force */
     double ref_w;          /* Σ jobs' reference power + unmanaged GPUs + reserve */
-    double tput_tok_s;     /* measured tokens/s of all jobs */
+    double tput_tok_s;     /* measured tokens/s of all jobs (NaN: no job reports any) */
     double cap_sum_w;      /* Σ confirmed caps */
     size_t agents_up, agents;
     size_t jobs, gpus;

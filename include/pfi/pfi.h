@@ -45,6 +45,7 @@
 #include "pfi/joblib.h"
 #include "pfi/jobs.h"
 #include "pfi/simulate.h"
+#include "pfi/topology.h"
 
 /* Figures. */
 #include "pfi/plot.h"

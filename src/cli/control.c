@@ -22,6 +22,7 @@
 #include "pfi/control.h"
 #include "pfi/grid.h"
 #include "pfi/http.h"
+#include "pfi/value.h"
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int s)
@@ -410,20 +411,14 @@ static int status_cmd(int argc, char **argv)
     return PFI_EXIT_OK;
 }
 
+/* --reduction: "30%" or "0.3", one parser for every command (pfi_reduction_parse). */
 static bool parse_reduction(const char *s, double *r)
 {
-    char buf[64];
-    size_t l = strlen(s);
-    if (l > 0 && l < sizeof buf && s[l - 1] == '%') {
-        memcpy(buf, s, l - 1);
-        buf[l - 1] = '\0';
-        if (!cli_parse_double(buf, r))
-            return false;
-        *r /= 100;
-    } else if (!cli_parse_double(s, r)) {
-        return false;
-    }
-    return *r >= 0 && *r <= 1;
+    char why[256];
+    if (pfi_reduction_parse(s, r, why, sizeof why) == PFI_VALUE_OK)
+        return true;
+    cli_error("control: %s", why);
+    return false;
 }
 
 enum {

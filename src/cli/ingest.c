@@ -92,8 +92,10 @@ static void ingest_usage(FILE *f)
         "  --warmup S             seconds dropped at the start (0)\n"
         "  --q Q                  top fraction averaged (0.10); not -q, which is --quiet\n"
         "  --products LIST        name=a*b feature products (" PFI_DEFAULT_PRODUCTS ")\n"
-        "  --throughput-log FILE  training log: Megatron-LM, nanotron, HF Trainer, torchtitan\n"
-        "  --log-format F         auto|megatron|nanotron|hf|torchtitan|regex\n"
+        "  --throughput-log FILE  training log: Megatron-LM, nanotron, HF Trainer, torchtitan,\n"
+        "                         DeepSpeed, Lightning, tqdm; throughput = work / time\n"
+        "  --log-format F         auto|megatron|nanotron|hf|torchtitan|deepspeed|lightning|\n"
+        "                         tqdm|regex\n"
         "  --throughput-regex RE  PCRE2 with a (?<throughput>...) group, optional (?<work>)\n"
         "                         and (?<time_s>) groups; checked even without a log\n"
         "  --kernel-log FILE      kernel log (dmesg, dmesg -T, journalctl -k): NVIDIA Xid\n"
@@ -684,6 +686,8 @@ static int read_throughput(const ingest_args *a, ingest_run *run)
     }
     if (run->log != NULL && run->log->n_nan > 0)
         run->red->flags |= PFI_RED_NAN_LOSS;
+    if (run->log != NULL && e == PFI_ERR_EMPTY) /* no finite interval: never a number */
+        run->red->flags |= PFI_RED_NO_THROUGHPUT;
     return rc;
 }
 
@@ -791,7 +795,7 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
     const pfi_trainlog *log = run->log;
     const pfi_trainlog_summary *tls = &run->tls;
     fprintf(o, "power: %s", red->power_field[0] ? red->power_field : "(none)");
-    char se[32], tse[32], tflops[32];
+    char se[32], tse[32], tflops[32], tput[32], twin[32];
     num_or(se, sizeof se, 4, red->power.se, "undefined");
     if (!isnan(red->power.mean))
         fprintf(o,
@@ -817,14 +821,22 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
     if (log != NULL)
         fprintf(o,
                 "throughput: %s log, %zu intervals, %zu used, excluded: %zu skipped-"
-                "iteration, %zu checkpoint, %zu no rate, %zu warm-up; top-q %.6g "
-                "%s/s (se %s), window %.6g %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
+                "iteration, %zu checkpoint, %zu no rate, %zu warm-up; work/time %s "
+                "%s/s (se %s), window %s %s/s, TFLOP/s/GPU %s; %zu NaN-loss "
                 "intervals\n",
                 pfi_trainlog_format_name(log->format), log->n, tls->n_included, tls->n_skipped,
-                tls->n_checkpoint, tls->n_bad_rate, tls->n_warmup, tls->steady.mean, log->unit,
-                num_or(tse, sizeof tse, 3, tls->steady.se, "undefined"), tls->window_rate,
-                log->unit, num_or(tflops, sizeof tflops, 6, tls->tflops_mean, "unavailable"),
-                log->n_nan);
+                tls->n_checkpoint, tls->n_bad_rate, tls->n_warmup,
+                num_or(tput, sizeof tput, 6, tls->steady.mean, "unavailable"), log->unit,
+                num_or(tse, sizeof tse, 3, tls->steady.se, "undefined"),
+                num_or(twin, sizeof twin, 6, tls->window_rate, "unavailable"), log->unit,
+                num_or(tflops, sizeof tflops, 6, tls->tflops_mean, "unavailable"), log->n_nan);
+    if (log != NULL &&
+        (log->notes[0] || tls->n_eval || tls->n_restart || tls->n_gap || log->n_duplicate))
+        fprintf(o,
+                "throughput notes: %zu eval, %zu restart, %zu gap intervals excluded; %zu "
+                "duplicate records, %zu sessions%s%s\n",
+                tls->n_eval, tls->n_restart, tls->n_gap, log->n_duplicate, log->n_sessions,
+                log->notes[0] ? "; " : "", log->notes);
     fprintf(o, "flags:%s%s%s%s%s%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
             red->flags & PFI_RED_NO_POWER ? " no-power" : "",
             red->flags & PFI_RED_GPU_LOST ? " gpu-lost" : "",

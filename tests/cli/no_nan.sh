@@ -51,7 +51,7 @@ run predict-one "$PFI" predict -m "$T/model.json" dcgm_dram_active=0.4 dcgm_mem_
 # pfi allocate (a job at its top cap has no marginal gain above) and simulate
 for f in table csv json; do
     run allocate-$f "$PFI" allocate --explain --format "$f" "$SRC/examples/jobs.csv"
-    run allocate-infeasible-$f "$PFI" allocate --format "$f" --reduction 80 "$SRC/examples/jobs.csv"
+    run allocate-infeasible-$f "$PFI" allocate --format "$f" --reduction 80% "$SRC/examples/jobs.csv"
     run simulate-$f "$PFI" simulate --workloads 20 --format "$f"
 done
 

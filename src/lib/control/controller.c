@@ -985,7 +985,7 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
     if (e != PFI_OK)
         return e;
     p->ref_w = p->unmanaged_w + p->reserve_w;
-    p->tput_tok_s = 0;
+    p->tput_tok_s = NAN; /* missing until a job reports tokens/s: never a measured 0 */
     for (size_t i = 0; i < c->nj; i++) {
         cjob *j = &c->j[i];
         if (!j->seen)
@@ -1010,7 +1010,7 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
         estimate_curve(c, i);
         p->ref_w += ctl_curve_power(&j->curve, j->hi_w);
         if (isfinite(j->tput))
-            p->tput_tok_s += j->tput;
+            p->tput_tok_s = isnan(p->tput_tok_s) ? j->tput : p->tput_tok_s + j->tput;
     }
     p->predicted_w = stage_cost_total(c);
     return PFI_OK;

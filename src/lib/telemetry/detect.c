@@ -225,6 +225,8 @@ static bool csv_foreign_header(const char *l, size_t len, char *why, size_t wlen
         if (used + m + 3 < sizeof seen)
             used += (size_t)snprintf(seen + used, sizeof seen - used, "%s%.*s", cells ? ", " : "",
                                      (int)m, l + a);
+        else if (used == 0) /* a first cell too long for seen: its start, marked as cut */
+            used += (size_t)snprintf(seen, sizeof seen, "%.*s...", (int)(sizeof seen - 4), l + a);
         else if (used + 5 < sizeof seen && seen[used - 1] != '.')
             used += (size_t)snprintf(seen + used, sizeof seen - used, ", ...");
         cells++;
