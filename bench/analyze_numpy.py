@@ -77,7 +77,7 @@ def analyze(groups, draws, noise_rel, seed):
     """Point PFI_ratio for every group; Monte Carlo CI for groups with a ratio point.
 
     Per CI group, one standard_normal call draws every draw of the reference and of each
-    ratio point at once, laid out points-major, shape (2*(K+1), draws): rows
+    placeable point (every point, counted at the estimate or not) at once, laid out points-major, shape (2*(K+1), draws): rows
     [P0, P1..PK, T0, T1..TK], so every per-point operation runs over a contiguous row of
     `draws` values. (Drawing all groups in one (draws, all columns) matrix was tried: it
     allocates ~0.5 GB of temporaries and was 1.8-7x slower, so it would be unfair to NumPy.)
@@ -98,8 +98,12 @@ def analyze(groups, draws, noise_rel, seed):
             continue                                    # PFI undefined, no draws
         pfi[i] = np.mean(x[ok] / y[ok])
 
-        # Each value drawn from N(value, se), se = noise_rel * value: value + se * z.
-        val = np.concatenate(([P0], Pk[ok], [T0], Tk[ok]))[:, None]
+        # The whole estimator is resampled (as pfi does): every point with a power and a
+        # throughput is drawn, not only the ratio points, and the exclusion rules are applied
+        # again in each draw. Each value drawn from N(value, se), se = noise_rel * value.
+        placeable = np.isfinite(Pk) & np.isfinite(Tk)
+        K = int(np.count_nonzero(placeable))
+        val = np.concatenate(([P0], Pk[placeable], [T0], Tk[placeable]))[:, None]
         z = rng.standard_normal((2 * (K + 1), draws))
         z *= noise_rel * val
         z += val
@@ -111,7 +115,7 @@ def analyze(groups, draws, noise_rel, seed):
         r = np.divide(xd, yd, out=np.zeros_like(xd), where=okd)
         n = np.count_nonzero(okd, axis=0)               # counting points per draw
         s = r.sum(axis=0)
-        dm = n > 0
+        dm = (n > 0) & (P0d > 0) & (T0d > 0)
         v = s[dm] / n[dm]                               # defined draws only
         undef[i] = draws - v.size
         if v.size:

@@ -97,10 +97,10 @@ header_room() {
     telemetry | reduce | trainlog | kernlog | featmap) echo telemetry ;;
     runs | manifest | steady | index | groups | store) echo analysis ;;
     stats | fit | model | library) echo stats ;;
-    curve | allocate | jobs | joblib | simulate) echo power ;;
+    curve | allocate | jobs | joblib | simulate | topology) echo power ;;
     gpu | capctl) echo hw ;;
     sweep) echo sweep ;;
-    control | control_files | stage | agent_api | audit | grid) echo control ;;
+    control | control_files | stage | agent_api | audit | grid | slurm) echo control ;;
     plot | plot_sim) echo plot ;;
     http) echo http ;;
     pfi) echo umbrella ;;

@@ -439,6 +439,172 @@ static void test_oracle_grid(void **state)
     }
 }
 
+/* The instance's curve at the grid points of step (those brute_grid enumerates): the
+   continuous oracle on it is the LP over the grid, whose rounding the cap step must match. */
+static void grid_instance(const instance *in, double step, instance *g, double gp[][64],
+                          double gt[][64], size_t *ng)
+{
+    g->n = in->n;
+    size_t q = 0;
+    for (size_t j = 0; j < in->n; j++) {
+        size_t a = in->off[j], k = in->off[j + 1] - a;
+        ng[j] = 0;
+        /* the allocator's own grid arithmetic (alloc_job_prepare), so that both see the same
+           bits: with ties at the threshold another LP optimum would round differently */
+        double cc[64], hi = in->cap[a + k - 1], g0 = ceil(in->cap[a] / step - 1e-9) * step;
+        for (size_t i = 0;; i++) {
+            double v = g0 + (double)i * step;
+            if (v >= hi - 1e-9 * step)
+                break;
+            cc[ng[j]++] = v;
+        }
+        cc[ng[j]++] = hi;
+        g->off[j] = q;
+        for (size_t i = 0; i < ng[j]; i++) {
+            gp[j][i] = pfi_interp(in->cap + a, in->pw + a, k, cc[i]);
+            gt[j][i] = pfi_interp(in->cap + a, in->tp + a, k, cc[i]);
+        }
+    }
+    (void)q;
+}
+
+/* The best feasible rounding of an LP solution (power lp[j] per job): each job at the grid
+   point just below or just above its LP power, every combination; -INFINITY if none fits. */
+static double best_rounding(size_t n, double gp[][64], double gt[][64], const size_t *ng,
+                            const double *lp, double budget)
+{
+    size_t lo[MAXJ], hi[MAXJ];
+    for (size_t j = 0; j < n; j++) {
+        lo[j] = 0;
+        while (lo[j] + 1 < ng[j] && gp[j][lo[j] + 1] <= lp[j] + 1e-9)
+            lo[j]++;
+        hi[j] = lo[j];
+        if (gp[j][lo[j]] < lp[j] - 1e-9 && lo[j] + 1 < ng[j])
+            hi[j] = lo[j] + 1;
+    }
+    double best = -INFINITY;
+    for (unsigned mask = 0; mask < (1u << n); mask++) {
+        double p = 0, t = 0;
+        for (size_t j = 0; j < n; j++) {
+            size_t i = (mask >> j) & 1 ? hi[j] : lo[j];
+            p += gp[j][i];
+            t += gt[j][i];
+        }
+        if (p <= budget + 1e-9 && t > best)
+            best = t;
+    }
+    return best;
+}
+
+/* issue 16 item 10: with any cap step the oracle keeps the budget, is never worse than the
+   best feasible rounding of the LP over the grid (checked by enumerating every rounding),
+   never better than the exhaustive optimum over the grid, and on concave curves within one
+   grid segment's value of it; the old rounding (down to the envelope vertex below, which
+   skipped the grid points on a straight piece of the curve) failed the rounding check. */
+static void test_oracle_grid_rounding(void **state)
+{
+    (void)state;
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 16, 10);
+    const double steps[] = {0.3, 0.5, 0.7, 1, 1.3, 2.5, 7};
+    int exact = 0, trials = 1200, feasible = 0;
+    for (int trial = 0; trial < trials; trial++) {
+        instance in;
+        bool concave = trial % 2 == 0;
+        make_instance(&rng, &in, concave);
+        double step = steps[pfi_rng_next(&rng) % (sizeof steps / sizeof steps[0])];
+        pfi_alloc_jobs J = jobs_of(&in);
+        double lo = 0, hi = 0;
+        for (size_t j = 0; j < in.n; j++) {
+            lo += in.pw[in.off[j]];
+            hi += in.pw[in.off[j + 1] - 1];
+        }
+        double budget = lo + pfi_rng_uniform(&rng) * (hi - lo);
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        o.budget_w = budget;
+        o.cap_step_w = step;
+        pfi_alloc_result r;
+        assert_int_equal(pfi_alloc_result_init(&r, in.n), PFI_OK);
+        assert_int_equal(pfi_allocate(&J, &o, &r, NULL), PFI_OK);
+        if (!r.feasible) { /* a step coarser than a curve: its one cap is its top */
+            pfi_alloc_result_clear(&r);
+            continue;
+        }
+        check_feasible(&in, &r, budget);
+        feasible++;
+        for (size_t j = 0; j < in.n; j++) {
+            double q = r.cap_w[j] / step;
+            assert_true(fabs(q - round(q)) < 1e-9 || r.cap_w[j] == in.cap[in.off[j + 1] - 1]);
+        }
+        /* the LP over the grid: the continuous oracle on the curve sampled at the grid */
+        instance g;
+        double gp[MAXJ][64], gt[MAXJ][64];
+        size_t ng[MAXJ];
+        grid_instance(&in, step, &g, gp, gt, ng);
+        size_t off[MAXJ + 1], q = 0;
+        double cap[MAXJ * 64], pw[MAXJ * 64], tp[MAXJ * 64];
+        for (size_t j = 0; j < in.n; j++) {
+            off[j] = q;
+            for (size_t i = 0; i < ng[j]; i++, q++) {
+                cap[q] = (double)(i + 1);
+                pw[q] = gp[j][i];
+                tp[q] = gt[j][i];
+            }
+        }
+        off[in.n] = q;
+        pfi_alloc_jobs G = {
+            .n = in.n, .offset = off, .cap_w = cap, .power_w = pw, .tput_tok_s = tp};
+        pfi_alloc_options og = o;
+        og.cap_step_w = 0;
+        pfi_alloc_result lp;
+        assert_int_equal(pfi_alloc_result_init(&lp, in.n), PFI_OK);
+        assert_int_equal(pfi_allocate(&G, &og, &lp, NULL), PFI_OK);
+        double rounded = best_rounding(in.n, gp, gt, ng, lp.power_w, budget);
+        double best = brute_grid(&in, budget, step);
+        assert_true(r.objective >= rounded - 1e-9 * (1 + fabs(rounded)));
+        assert_true(r.objective <= best + 1e-9 * (1 + best));
+        if (concave) {
+            double seg = 0; /* the largest value of one grid segment */
+            for (size_t j = 0; j < in.n; j++)
+                for (size_t i = 1; i < ng[j]; i++)
+                    seg = fmax(seg, gt[j][i] - gt[j][i - 1]);
+            assert_true(r.objective >= best - seg - 1e-9 * (1 + best));
+        }
+        exact += r.objective >= best - 1e-9 * (1 + best);
+        pfi_alloc_result_clear(&lp);
+        pfi_alloc_result_clear(&r);
+    }
+    /* the greedy fill reaches the exhaustive optimum on most instances (728 of 871) */
+    assert_true(exact > feasible * 3 / 4);
+}
+
+/* issue 16 item 10, the reported case: examples/jobs.csv, 30 % reduction, --cap-step 50:
+   moe-pt's threshold power 6020 W rounds to its 350 W grid point (5600 W), not to the 200 W
+   envelope vertex; the 120 W left lifts moe-ft to 450 W. */
+static void test_oracle_grid_example(void **state)
+{
+    (void)state;
+    const size_t off[] = {0, 3, 6, 9};
+    const double cap[] = {200, 400, 700, 200, 400, 700, 200, 500, 700};
+    const double pw[] = {1600, 3200, 5200, 1600, 3200, 5000, 3200, 8000, 10400};
+    const double tp[] = {28000, 52000, 80000, 50000, 66000, 72000, 60000, 105000, 120000};
+    pfi_alloc_jobs J = {.n = 3, .offset = off, .cap_w = cap, .power_w = pw, .tput_tok_s = tp};
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    o.cap_step_w = 50;
+    pfi_alloc_result r;
+    assert_int_equal(pfi_alloc_result_init(&r, 3), PFI_OK);
+    assert_int_equal(pfi_allocate(&J, &o, &r, NULL), PFI_OK);
+    NEAR(r.budget_w, 14420, 1e-9);
+    NEAR(r.cap_w[2], 350, 1e-12);
+    NEAR(r.cap_w[0], 700, 1e-12);
+    NEAR(r.cap_w[1], 450, 1e-12);
+    NEAR(r.total_tput_tok_s, 80000 + 67000 + 82500, 1e-9);
+    NEAR(r.total_power_w, 5200 + 3500 + 5600, 1e-9);
+    pfi_alloc_result_clear(&r);
+}
+
 /* the LP reference: write concave instances, solve with scipy, compare */
 static void test_oracle_linprog(void **state)
 {
@@ -659,18 +825,20 @@ static void test_oracle_large(void **state)
     assert_non_null(seg);
     pfi_alloc_workspace *ws = NULL;
     assert_int_equal(pfi_alloc_workspace_create(&ws), PFI_OK);
-    pfi_alloc_result r;
-    assert_int_equal(pfi_alloc_result_init(&r, n), PFI_OK);
-    for (int variant = 0; variant < 2; variant++) {
+    /* variants 2 and 3: 5000 and 3000 jobs, the sampled path of mid-sized instances */
+    for (int variant = 0; variant < 4; variant++) {
+        size_t nn = variant < 2 ? n : variant == 2 ? 5000 : 3000;
+        pfi_alloc_result r;
+        assert_int_equal(pfi_alloc_result_init(&r, nn), PFI_OK);
         pfi_rng rng;
         pfi_rng_seed(&rng, 11, (uint64_t)variant);
         size_t q = 0, m = 0;
         double base_p = 0, base_v = 0, ref = 0;
-        for (size_t j = 0; j < n; j++) {
+        for (size_t j = 0; j < nn; j++) {
             off[j] = q;
             size_t k = 3 + pfi_rng_next(&rng) % 4;
             wt[j] = 0.5 + 1.5 * pfi_rng_uniform(&rng);
-            double scale = variant == 1 && j % 2048 < 64 ? 100.0 : 1.0; /* the sampled blocks */
+            double scale = variant % 2 == 1 && j % 2048 < 64 ? 100.0 : 1.0; /* sampled blocks */
             double p = 1000 + 1000 * pfi_rng_uniform(&rng), t = 1000 * pfi_rng_uniform(&rng);
             double slope = scale * (1 + 20 * pfi_rng_uniform(&rng));
             for (size_t i = 0; i < k; i++) {
@@ -695,11 +863,11 @@ static void test_oracle_large(void **state)
                 m++;
             }
         }
-        off[n] = q;
+        off[nn] = q;
         qsort(seg, m, 2 * sizeof *seg, cmp_desc_slope);
         pfi_alloc_jobs J;
         memset(&J, 0, sizeof J);
-        J.n = n;
+        J.n = nn;
         J.offset = off;
         J.cap_w = cap;
         J.power_w = pw;
@@ -720,7 +888,7 @@ static void test_oracle_large(void **state)
             NEAR(r.objective, best, 1e-9);
             NEAR(r.upper_bound, best, 1e-9);
             double p = 0, obj = 0;
-            for (size_t j = 0; j < n; j++) {
+            for (size_t j = 0; j < nn; j++) {
                 size_t a = off[j], k = off[j + 1] - a;
                 NEAR(r.power_w[j], pfi_interp(cap + a, pw + a, k, r.cap_w[j]), 1e-12);
                 NEAR(r.tput_tok_s[j], pfi_interp(cap + a, tp + a, k, r.cap_w[j]), 1e-12);
@@ -731,8 +899,8 @@ static void test_oracle_large(void **state)
             NEAR(r.objective, obj, 1e-12);
             assert_true(p <= r.budget_w * (1 + 1e-12));
         }
+        pfi_alloc_result_clear(&r);
     }
-    pfi_alloc_result_clear(&r);
     pfi_alloc_workspace_destroy(ws);
     free(off);
     free(cap);
@@ -945,6 +1113,8 @@ int main(void)
         cmocka_unit_test(test_select),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_oracle_brute_force),
+        cmocka_unit_test(test_oracle_grid_rounding),
+        cmocka_unit_test(test_oracle_grid_example),
         cmocka_unit_test(test_oracle_grid),
         cmocka_unit_test(test_oracle_linprog),
         cmocka_unit_test(test_strategies),

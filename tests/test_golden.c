@@ -1,7 +1,10 @@
 /*
  * The shipped datasets against an independent implementation: tests/golden/pfi_reference.py
  * (NumPy/SciPy) computed every group's ratio, area and CE PFI from the raw files; pfi must
- * agree to 1e-9 relative, define exactly the same PFIs, and count the same points.
+ * agree to 1e-9 relative, define exactly the same PFIs, and count the same points. The Monte
+ * Carlo CIs (the whole estimator resampled, 20000 draws, 2 % noise) come from the same script
+ * with NumPy's generator: they agree statistically (each quantile within 5 combined Monte Carlo
+ * standard errors, the undefined share within 5 binomial standard errors of the difference).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -144,10 +147,89 @@ static void test_shipped_datasets_match_reference(void **state)
     pfi_runs_table_destroy(t);
 }
 
+static double cell(const char *text)
+{
+    double v;
+    return pfi_value_parse(text, strlen(text), &v) == PFI_VALUE_OK ? v : NAN;
+}
+
+static void test_ci_match_reference(void **state)
+{
+    (void)state;
+    const char *dirs[] = {PFI_REPO_DATA "/zeus_jit_profile", PFI_REPO_DATA "/zeus_nsdi23_power"};
+    pfi_runs_table *t = load(dirs, 2);
+    pfi_options o;
+    pfi_options_init(&o);
+    o.draws = 20000;
+    o.noise_rel = 0.02;
+    o.seed = 1;
+    pfi_result *res = calloc(t->n_groups, sizeof *res);
+    assert_int_equal(pfi_analyze(t, &o, res), PFI_OK);
+    pfi_csv_reader *csv;
+    pfi_diag diag;
+    assert_int_equal(pfi_csv_open(PFI_GOLDEN "/ci_expected.csv", NULL, &csv, &diag), PFI_OK);
+    const char *const *f;
+    const size_t *len;
+    size_t nf, rows = 0, with_undefined = 0;
+    long line;
+    bool eof;
+    assert_int_equal(pfi_csv_next(csv, &f, &len, &nf, &line, &eof, &diag), PFI_OK);
+    assert_int_equal(nf, 10);
+    for (;;) {
+        assert_int_equal(pfi_csv_next(csv, &f, &len, &nf, &line, &eof, &diag), PFI_OK);
+        if (eof)
+            break;
+        char want_name[1024];
+        snprintf(want_name, sizeof want_name, "%s|%s", f[0], f[1]);
+        size_t g;
+        for (g = 0; g < t->n_groups; g++) {
+            char name[1024];
+            group_name(t, &t->groups[g], name, sizeof name);
+            if (strcmp(name, want_name) == 0)
+                break;
+        }
+        assert_true(g < t->n_groups);
+        const pfi_result *r = &res[g];
+        rows++;
+        double n = cell(f[2]), und = cell(f[3]);
+        assert_int_equal(r->ci_draws, (size_t)n);
+        double p_py = und / n, p_c = (double)r->ci_undefined / n, pbar = (p_py + p_c) / 2;
+        double tol_p = 5 * sqrt(2 * pbar * (1 - pbar) / n) + 1.0 / n;
+        if (fabs(p_py - p_c) > tol_p) {
+            print_error("%s: undefined share %g, reference %g\n", want_name, p_c, p_py);
+            fail();
+        }
+        with_undefined += und > 0;
+        if (und == n) {
+            assert_false(r->ci_available);
+            continue;
+        }
+        assert_true(r->ci_available);
+        const double got[3] = {r->ci_lo, r->ci_median, r->ci_hi};
+        for (int q = 0; q < 3; q++) {
+            double want = cell(f[4 + q]), se = cell(f[7 + q]);
+            double tol = 5 * sqrt(2.0) * se + 1e-9 * fabs(want);
+            if (!(fabs(got[q] - want) <= tol)) {
+                print_error("%s: CI quantile %d = %.6g, reference %.6g (tolerance %.3g)\n",
+                            want_name, q, got[q], want, tol);
+                fail();
+            }
+        }
+    }
+    assert_int_equal(rows, 174);     /* every group with a defined ratio */
+    assert_true(with_undefined > 0); /* the share is exercised */
+    pfi_csv_close(csv);
+    for (size_t g = 0; g < t->n_groups; g++)
+        pfi_result_clear(&res[g]);
+    free(res);
+    pfi_runs_table_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_datasets_match_reference),
+        cmocka_unit_test(test_ci_match_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

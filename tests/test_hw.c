@@ -338,6 +338,16 @@ static void test_tput_regex(void **st)
     assert_false(pfi_tput_parse_line(re, l3, strlen(l3), &v));
     const char l4[] = "tokens_per_sec: 1\0 99";
     assert_false(pfi_tput_parse_line(re, l4, sizeof l4 - 1, &v));
+    assert_non_null(strstr(pfi_tput_regex_note(re), "old POSIX ERE form"));
+    pfi_tput_regex_free(re);
+    /* the one dialect, PCRE2 as `pfi ingest`: a named group among others, no note */
+    assert_int_equal(pfi_tput_regex_compile(
+                         "(step) \\d+ .*tokens_per_sec: (?<throughput>[\\d.]+[KMG]?)", &re, &d),
+                     PFI_OK);
+    assert_null(pfi_tput_regex_note(re));
+    const char *l5 = "step 7 | tokens_per_sec: 2.5M";
+    assert_true(pfi_tput_parse_line(re, l5, strlen(l5), &v));
+    assert_float_equal(v, 2.5e6, 1e-6);
     pfi_tput_regex_free(re);
     assert_int_equal(pfi_tput_regex_compile("no group", &re, &d), PFI_ERR_INVALID_ARGUMENT);
     assert_int_equal(pfi_tput_regex_compile("(a)(b)", &re, &d), PFI_ERR_INVALID_ARGUMENT);
@@ -520,6 +530,47 @@ static void test_nvml_ignores_environment(void **st)
     unsetenv("PFI_NVML_LIBRARY");
 }
 
+/* A followed log whose tqdm bar writes '\r'-separated updates, 2000 of them on one physical
+ * line (about 90 KiB): every update is a report, none is lost as an overlong line. */
+static void test_tput_log_progress_bar(void **st)
+{
+    (void)st;
+    pfi_gpu_config c = {.kind = PFI_GPU_EMULATED, .emulate = "gpus=1"};
+    pfi_gpu *g;
+    assert_int_equal(pfi_gpu_open(&c, &g, NULL), PFI_OK);
+    char path[] = "/tmp/pfi-tput-bar-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    pfi_tput_regex *re;
+    pfi_diag d;
+    assert_int_equal(pfi_tput_regex_compile(", (?<throughput>[0-9.]+)tok/s\\]", &re, &d), PFI_OK);
+    pfi_tput_source src;
+    assert_int_equal(pfi_tput_log(path, re, g, &src, &d), PFI_OK);
+    assert_int_equal(src.start(src.ctx, &d), PFI_OK);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    for (int n = 1; n <= 2000; n++)
+        fprintf(f, "\rtrain: %3d%%|#####| %d/2000 [00:%02d<00:00, %d.5tok/s]", n / 20, n, n % 60,
+                1000 + n);
+    fputc('\n', f);
+    assert_true(ftell(f) > 65536);
+    fclose(f);
+    double *t = malloc(4096 * sizeof *t), *v = malloc(4096 * sizeof *v);
+    assert_non_null(t);
+    assert_non_null(v);
+    size_t n = 0;
+    assert_int_equal(src.poll(src.ctx, 0, t, v, 4096, &n), PFI_OK);
+    assert_int_equal(n, 2000);
+    assert_float_equal(v[0], 1001.5, 0);
+    assert_float_equal(v[1999], 3000.5, 0);
+    free(t);
+    free(v);
+    pfi_tput_source_destroy(&src);
+    unlink(path);
+    pfi_gpu_close(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -533,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_emulated_model),
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_tput_regex),
+        cmocka_unit_test(test_tput_log_progress_bar),
         cmocka_unit_test(test_backend_table),
         cmocka_unit_test(test_backend_caps_hold),
         cmocka_unit_test(test_nvml_ignores_environment),

@@ -259,6 +259,25 @@ static void test_formula_functions(void **state)
     assert_int_equal(pfi_index_ce(pp, tp, 0, &out), PFI_ERR_INVALID_ARGUMENT);
 }
 
+/* Reference 300 W / 100; 250 W / 110 (above the reference: y < 0, in area and CE only); 200 W /
+ * 90. By hand: p = 2/3, 5/6, 1 and t = .9, 1.1, 1; trapezoids of t − p: (.2333 + .2667)/2 · 1/6
+ * + (.2667 + 0)/2 · 1/6 = .063889, over (1/3)²/2 = .055556: area 1.15 > 1: noted. The same
+ * group with 250 W / 95 is not. */
+static void test_throughput_rises_noted(void **state)
+{
+    (void)state;
+    pfi_run runs[3] = {run(2, 300, 300, 100), run(3, 250, 250, 110), run(4, 200, 200, 90)};
+    pfi_result r = compute(runs, 3);
+    assert_close(r.area, 0.0638888888888889 / 0.0555555555555556, 1e-9);
+    assert_true(r.notes & PFI_NOTE_THROUGHPUT_RISES);
+    assert_string_equal(pfi_note_text(PFI_NOTE_THROUGHPUT_RISES), "throughput_rises_under_cap");
+    pfi_result_clear(&r);
+    runs[1] = run(3, 250, 250, 95);
+    r = compute(runs, 3);
+    assert_int_equal(r.notes, 0);
+    pfi_result_clear(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_caps_merge),
         cmocka_unit_test(test_reference_is_highest_cap),
         cmocka_unit_test(test_labels_without_ci),
+        cmocka_unit_test(test_throughput_rises_noted),
         cmocka_unit_test(test_options_validated),
         cmocka_unit_test(test_formula_functions),
     };

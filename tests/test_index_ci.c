@@ -202,6 +202,51 @@ static void test_undefined_draws_counted(void **state)
     pfi_result_clear(&r);
 }
 
+/*
+ * The whole estimator is resampled: a point measured at x = 0.015 (below x_min, excluded at the
+ * estimate) binds in the draws where its own noise takes x past 0.02 (x ~ N(0.015, 0.014):
+ * about 36 % of them) and then adds x/y ~ 0.02/0.1 to that draw's mean. With only the 200 W
+ * point (x 0.3 ± 0.014, y 0.2 ± 0.007) every draw would lie in 1.5 ± 0.15.
+ */
+static void test_excluded_point_flips_in(void **state)
+{
+    (void)state;
+    pfi_run runs[3] = {
+        {.line = 2,
+         .cap_w = 300,
+         .power_w = 100,
+         .throughput = 10,
+         .valid = WITH_SE,
+         .power_se_w = 1,
+         .throughput_se = 0.05},
+        {.line = 3,
+         .cap_w = 250,
+         .power_w = 98.5,
+         .throughput = 9.0,
+         .valid = WITH_SE,
+         .power_se_w = 1,
+         .throughput_se = 0.05},
+        {.line = 4,
+         .cap_w = 200,
+         .power_w = 70,
+         .throughput = 8.0,
+         .valid = WITH_SE,
+         .power_se_w = 1,
+         .throughput_se = 0.05},
+    };
+    pfi_options o;
+    pfi_options_init(&o);
+    pfi_result r = ci_of(runs, 3, &o, 1);
+    assert_int_equal(r.n_ratio, 1);
+    assert_true(fabs(r.ratio - 1.5) < 1e-12);
+    assert_int_equal(r.points[0].exclusion, PFI_EXCL_CAP_NOT_BINDING);
+    assert_true(r.ci_available);
+    assert_true(r.ci_lo < 1.0); /* the flipped-in draws */
+    assert_true(r.ci_hi > 1.4); /* the others */
+    assert_int_equal(r.ci_undefined, 0);
+    pfi_result_clear(&r);
+}
+
 /* pfi_analyze hands groups to threads; results must not depend on how many. */
 static void test_threads_do_not_change_results(void **state)
 {
@@ -332,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_generators_agree),
         cmocka_unit_test(test_no_ci_without_standard_errors),
         cmocka_unit_test(test_undefined_draws_counted),
+        cmocka_unit_test(test_excluded_point_flips_in),
         cmocka_unit_test(test_threads_do_not_change_results),
         cmocka_unit_test(test_normal_generator_distribution),
         cmocka_unit_test(test_rng_streams_differ),

@@ -691,7 +691,7 @@ static void other_logs(void **state)
     pfi_trainlog_destroy(log);
     pfi_diag d;
     assert_int_equal(pfi_trainlog_read_file(PFI_TEST_DATA "/trainlog/hf.log", PFI_TRAINLOG_REGEX,
-                                            "tps: ([0-9]+)", &log, &d),
+                                            "(tps): ([0-9]+)", &log, &d),
                      PFI_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(d.message, "(?<throughput>"));
 }
@@ -839,6 +839,18 @@ static void detect_conservative(void **state)
     fclose(f);
     assert_non_null(strstr(d.message, "not a text file"));
     assert_int_equal(tm->n_notes, 0);
+    /* a first header cell too long to quote whole (>= 197 bytes: once read seen[-1]): its
+     * start, cut with "...", and the later cells left out; every length around the edge */
+    for (size_t len = 190; len <= 260; len++) {
+        char wide[400];
+        memset(wide, 'q', len);
+        snprintf(wide + len, sizeof wide - len, ",b,c\n1,2,3\n");
+        assert_int_equal(pfi_telemetry_detect(wide, strlen(wide)), PFI_TELEMETRY_AUTO);
+        assert_int_equal(read_text(tm, wide, PFI_TELEMETRY_AUTO, &d), PFI_ERR_PARSE);
+        assert_non_null(strstr(d.message, "names no nvidia-smi query field"));
+        assert_non_null(strstr(d.message, "(qqqq"));
+        assert_true((len >= 197) == (strstr(d.message, "q...) names") != NULL));
+    }
 
     /* --format dmon on an nvidia-smi CSV: an error naming both, no note per line */
     char csv[4096] = "timestamp, index, power.draw [W]\n";

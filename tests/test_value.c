@@ -319,6 +319,47 @@ static void *parse_worker(void *arg)
     return NULL;
 }
 
+/* issue 16 item 10: one parser for reductions; "30%" and "0.3" mean the same, "30" is
+   refused with both spellings named. */
+static void test_reduction(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        double want; /* NaN: refused */
+    } cases[] = {
+        {"30%", 0.3}, {"0.3", 0.3},  {" 30 % ", 0.3},  {"0", 0},        {"0%", 0},
+        {"1", 1},     {"100%", 1},   {"12.5%", 0.125}, {"0.3%", 0.003}, {"1e-1", 0.1},
+        {"30", NAN},  {"1.01", NAN}, {"101%", NAN},    {"-0.1", NAN},   {"-5%", NAN},
+        {"", NAN},    {"%", NAN},    {"abc", NAN},     {"30%%", NAN},   {"0x1p-2", NAN},
+        {"nan", NAN}, {"inf%", NAN}, {"3 0%", NAN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double r = 42;
+        char why[256] = "";
+        pfi_value_status st = pfi_reduction_parse(cases[i].text, &r, why, sizeof why);
+        if (isnan(cases[i].want)) {
+            assert_int_equal(st, PFI_VALUE_INVALID);
+            assert_true(isnan(r));
+            assert_non_null(strstr(why, "0.3"));
+            assert_non_null(strstr(why, "30%"));
+        } else {
+            assert_int_equal(st, PFI_VALUE_OK);
+            assert_true(fabs(r - cases[i].want) <= 1e-15);
+        }
+    }
+    char why[256];
+    double r;
+    assert_int_equal(pfi_reduction_parse("30", &r, why, sizeof why), PFI_VALUE_INVALID);
+    assert_non_null(strstr(why, "write 30% or 0.3"));
+    assert_int_equal(pfi_reduction_parse(NULL, &r, NULL, 0), PFI_VALUE_INVALID);
+    /* "30%" and "0.3" give the same bits */
+    double a, b;
+    assert_int_equal(pfi_reduction_parse("30%", &a, NULL, 0), PFI_VALUE_OK);
+    assert_int_equal(pfi_reduction_parse("0.3", &b, NULL, 0), PFI_VALUE_OK);
+    assert_true(a == b);
+}
+
 static void test_threads(void **state)
 {
     (void)state;
@@ -347,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_long_text),
         cmocka_unit_test(test_locale_untouched),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_reduction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,8 +26,12 @@
  *     power on its true curve. The envelope value is an upper bound on the optimum
  *     (upper_bound_tok_s), so the result is within upper_bound − objective of optimal, and
  *     that gap is at most the largest distance between one job's envelope and its curve.
- *   - a cap step: the job on the threshold segment is rounded down to its grid point below
- *     (the budget holds); the same bound applies (at most one segment's value is lost).
+ *   - a cap step: the envelope is taken over the grid caps; the job on the threshold segment
+ *     is rounded down to the grid point just below its power (the budget holds), then the
+ *     budget left is spent greedily (one job at a time up to the higher grid cap that fits
+ *     and gains most); never worse than the best feasible rounding of the LP over the grid,
+ *     at most one grid segment's value below the discrete optimum on concave curves (tests
+ *     check both against exhaustive search).
  * Other strategies decide how much power each job sheds, then turn that into caps on the
  * given (true) curves, each job clamped to [lo_j, hi_j] with the shortfall spread over the
  * others in proportion to their shares (water-filling):
@@ -202,7 +206,7 @@ pfi_error pfi_allocate(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o, p
  * pfi_allocate_ws — pfi_allocate with the caller's workspace w (borrowed, grown as needed;
  * its contents on entry do not matter). pfi_allocate is this with a workspace of its own.
  * Cost: O(total curve points) time, no allocation once w is large enough. For the oracle on
- * large instances without bounds, floors or cap step (>= 32768 jobs) the threshold is first
+ * large instances without bounds, floors or cap step (>= 2048 jobs) the threshold is first
  * bracketed from a sample (16384 jobs, then 16384 more to narrow it), so that one pass over
  * the jobs hands only the segments inside the bracket to the selection (6-point curves take
  * an unrolled path in it); a missed bracket is detected and redone with every segment, so

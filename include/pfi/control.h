@@ -119,7 +119,7 @@ typedef struct pfi_ctl_report {
     double predicted_w;    /* curves' prediction at the confirmed caps */
     double correction_w;   /* feedback term in force */
     double ref_w;          /* Σ jobs' reference power + unmanaged GPUs + reserve */
-    double tput_tok_s;     /* measured tokens/s of all jobs */
+    double tput_tok_s;     /* measured tokens/s of all jobs (NaN: no job reports any) */
     double cap_sum_w;      /* Σ confirmed caps */
     size_t agents_up, agents;
     size_t jobs, gpus;
@@ -152,6 +152,14 @@ typedef struct pfi_ctl_report {
  */
 pfi_error pfi_ctl_step(pfi_ctl *ctl, double t_s, bool event, double budget_w, double reduction,
                        pfi_ctl_report *rep, pfi_diag *diag);
+
+/*
+ * pfi_ctl_set_rules — replace the per-job policy (weights, SLA floors) from the next period
+ * on: r[0..n) is borrowed and must stay valid until the next call or pfi_ctl_destroy (the
+ * scheduler's jobs, tiers and floors change while the controller runs: `pfi control
+ * --slurm`). NULL/0: no rules.
+ */
+void pfi_ctl_set_rules(pfi_ctl *c, const pfi_ctl_rule *r, size_t n);
 
 /*
  * pfi_ctl_release — back to the originals now (DELETE /v1/caps on every agent that answers),

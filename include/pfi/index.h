@@ -22,15 +22,17 @@
  * from the ratio only. With nothing left a definition is undefined (NaN, with a reason), never 0 or
  * a huge number.
  *
- * Confidence interval (App. C, Table 6): Monte Carlo resampling of measurement noise. Each
- * run's P and T are drawn from normals with their standard errors (from the data, or
- * noise_rel × value when the caller gives a relative noise). Exclusions are decided once, on
- * the measured values; only the reference and the ratio points are drawn. In a draw, a point
- * whose drawn x < x_min or drawn y ≤ 0 is left out of that draw's mean, and a draw with no
- * point left is undefined (counted, not used). The CI is the (1−level)/2 and (1+level)/2
- * quantiles of the defined draws (linear interpolation between order statistics, Hyndman &
- * Fan type 7), with their median. Each group has its own generator, seeded from (seed, group
- * index): results do not depend on the number of threads.
+ * Confidence interval (App. C, Table 6): Monte Carlo resampling of the whole estimator. Each
+ * point's P and T — the reference's and every point with a cap, power and throughput, whether
+ * or not it counts at the measured values — are drawn from normals with their standard errors
+ * (from the data, or noise_rel × value when the caller gives a relative noise), and the
+ * exclusion rules are applied again in each draw: a point whose drawn x < x_min or drawn y ≤ 0
+ * is left out of that draw's mean (a point measured at x ≈ x_min flips in and out), and a draw
+ * with no point left, or with a drawn reference P or T ≤ 0, is undefined (counted in
+ * ci_undefined, not used; its share is ci_undefined / ci_draws). The CI is the (1−level)/2 and
+ * (1+level)/2 quantiles of the defined draws (linear interpolation between order statistics,
+ * Hyndman & Fan type 7), with their median. Each group has its own generator, seeded from (seed,
+ * group index): results do not depend on the number of threads.
  */
 #ifndef PFI_INDEX_H
 #define PFI_INDEX_H
@@ -105,6 +107,17 @@ typedef struct pfi_point {
     pfi_exclusion exclusion;
 } pfi_point;
 
+/* Group notes. */
+enum {
+    /* a capped point's throughput is above the reference's, and area > 1 or CE < 0: the
+       throughput rises under a cap (a noisy or mislabelled reference?), not printed bare */
+    PFI_NOTE_THROUGHPUT_RISES = 1u << 0
+};
+
+/* pfi_note_text — a stable snake_case name of one PFI_NOTE_* bit ("throughput_rises_under_cap");
+ * static; NULL for an unknown bit. */
+const char *pfi_note_text(unsigned note);
+
 /* pfi_result — the PFI of one group. Owns points (pfi_result_clear). */
 typedef struct pfi_result {
     bool has_reference;
@@ -119,7 +132,8 @@ typedef struct pfi_result {
     const char *ci_note;            /* static text: why there is no CI; NULL when there is one */
     double ci_lo, ci_median, ci_hi; /* NaN without a CI */
     size_t ci_draws;                /* draws made */
-    size_t ci_undefined;            /* draws with no point left */
+    size_t ci_undefined;            /* draws where the PFI is undefined (no point left) */
+    unsigned notes;                 /* PFI_NOTE_* */
     pfi_label label;
 } pfi_result;
 

@@ -6,7 +6,9 @@
  *             tput_tok_s (whole-job throughput, tokens/s)
  *   optional, per job (the first non-empty cell of the job's rows counts): class, gpus,
  *             weight (objective weight), floor (SLA: keep this fraction of the reference
- *             throughput), pfi (estimated PFI), feature (raw telemetry), cap_min_w, cap_max_w
+ *             throughput), pfi (estimated PFI), feature (raw telemetry), cap_min_w, cap_max_w,
+ *             band (priority band, a number: higher is kept longer; pfi/topology.h), node
+ *             (the topology level the job runs under; one per job: two differ is an error)
  * A job's rows need not be adjacent; jobs keep the order of their first row. Empty cells and
  * the missing markers of pfi/value.h are missing (NaN), never zero. Points are sorted by cap;
  * two points at one cap are an error. Monotonicity is not checked here (pfi/curve.h).
@@ -35,6 +37,8 @@ typedef struct pfi_jobs {
     size_t *offset;                       /* [n + 1] */
     double *cap_w, *power_w, *tput_tok_s; /* [offset[n]] */
     double *gpus, *weight, *floor_frac, *pfi, *feature, *cap_lo_w, *cap_hi_w; /* [n], NaN absent */
+    double *band;                                                             /* [n], NaN absent */
+    char **node; /* [n], NULL when absent */
     /* private */
     size_t cap_jobs, cap_points;
 } pfi_jobs;

@@ -45,6 +45,7 @@
 #include "pfi/joblib.h"
 #include "pfi/jobs.h"
 #include "pfi/simulate.h"
+#include "pfi/topology.h"
 
 /* Figures. */
 #include "pfi/plot.h"
@@ -62,6 +63,7 @@
 #include "pfi/control_files.h"
 #include "pfi/grid.h"
 #include "pfi/http.h"
+#include "pfi/slurm.h"
 #include "pfi/stage.h"
 
 #endif

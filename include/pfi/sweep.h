@@ -7,7 +7,8 @@
  * Two seams keep the engine independent of where throughput comes from and where runs go:
  *   - pfi_tput_source: start/stop the workload and poll its throughput reports. Provided:
  *     the emulated job (pfi_tput_emulated), a command whose stdout is matched line by line
- *     with a POSIX ERE (pfi_tput_command), a log file followed from its end (pfi_tput_log).
+ *     with a PCRE2 --throughput-regex (pfi_tput_command), a log file followed from its end
+ * (pfi_tput_log).
  *   - pfi_run_sink: receives each completed run and says which runs are already done (for
  *     resume). Provided: the runs-table directory (pfi_runs_dir_*; `pfi analyze DIR` reads it)
  *     and the SQLite run store (pfi_store_sink; `pfi analyze --db FILE` reads it).
@@ -55,12 +56,19 @@ void pfi_tput_source_destroy(pfi_tput_source *src);
 /* pfi_tput_emulated — the emulated backend's job (borrowed g). */
 pfi_error pfi_tput_emulated(pfi_gpu *g, pfi_tput_source *out);
 
-/* pfi_tput_regex — a compiled --throughput-regex: POSIX ERE with exactly one group capturing
- * a number, optionally followed by k/K/M/G (×1e3/1e3/1e6/1e9). Owned; pfi_tput_regex_free. */
+/* pfi_tput_regex — a compiled --throughput-regex: PCRE2 (as `pfi ingest`) with a named group
+ * (?<throughput>...) capturing a number, optionally followed by k/K/M/G (×1e3/1e3/1e6/1e9); the
+ * old form, exactly one plain group (POSIX ERE before), is accepted with a note. Owned;
+ * pfi_tput_regex_free. */
 typedef struct pfi_tput_regex pfi_tput_regex;
 
-/* pfi_tput_regex_compile — Errors: PFI_ERR_INVALID_ARGUMENT (bad ERE, or not one group). */
-pfi_error pfi_tput_regex_compile(const char *ere, pfi_tput_regex **out, pfi_diag *diag);
+/* pfi_tput_regex_compile — Errors: PFI_ERR_INVALID_ARGUMENT (bad pattern, or neither a
+ * (?<throughput>...) group nor exactly one plain group; diag says which). */
+pfi_error pfi_tput_regex_compile(const char *pattern, pfi_tput_regex **out, pfi_diag *diag);
+
+/* pfi_tput_regex_note — static text when re was given in the old one-plain-group form (the caller
+ * shows it), NULL otherwise or for NULL re. */
+const char *pfi_tput_regex_note(const pfi_tput_regex *re);
 
 /* pfi_tput_regex_free — NULL is a no-op. */
 void pfi_tput_regex_free(pfi_tput_regex *re);

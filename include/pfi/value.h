@@ -36,6 +36,18 @@ pfi_value_status pfi_value_parse(const char *text, size_t len, double *out);
  */
 bool pfi_value_is_missing_token(const char *text, size_t len);
 
+/*
+ * pfi_reduction_parse — a power reduction r (the share of a reference power to shed) as a
+ * fraction in [0, 1], from text in one of two spellings that mean the same: a percentage
+ * "30%" (a number in [0, 100] and '%', blanks allowed around both) or a fraction "0.3" (a
+ * bare number in [0, 1]). A bare number above 1 ("30") is refused, not guessed: it reads as
+ * 30 % to some and as 3000 % to others. Every pfi command that takes a reduction (pfi
+ * allocate, pfi control, pfi simulate) parses it here. Returns PFI_VALUE_OK with *fraction
+ * set, or PFI_VALUE_INVALID with *fraction NaN and, when why is not NULL, a reason in
+ * why[0..wlen) that names both accepted spellings. Thread-safe.
+ */
+pfi_value_status pfi_reduction_parse(const char *text, double *fraction, char *why, size_t wlen);
+
 #ifdef __cplusplus
 }
 #endif

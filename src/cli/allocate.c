@@ -5,12 +5,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "pfi/allocate.h"
 #include "pfi/csv.h"
 #include "pfi/curve.h"
 #include "pfi/jobs.h"
+#include "pfi/topology.h"
+#include "pfi/value.h"
 
 static void usage(FILE *f)
 {
@@ -21,13 +24,19 @@ static void usage(FILE *f)
             "the most tokens/s (paper section 6). JOBS.csv has one row per curve point:\n"
             "  job,cap_w,power_w,tput_tok_s  (required: per-GPU cap W, whole-job power W and\n"
             "                                 tokens/s measured at that cap)\n"
-            "  class,gpus,weight,floor,pfi,feature,cap_min_w,cap_max_w  (optional, per job)\n"
+            "  class,gpus,weight,floor,pfi,feature,cap_min_w,cap_max_w,band,node  (optional,\n"
+            "                                 per job; band: priority, higher kept longer;\n"
+            "                                 node: its level in --topology)\n"
             "A curve whose power or throughput falls as the cap rises is reported and repaired\n"
             "by isotonic regression (pool adjacent violators) unless --no-repair.\n"
             "\n"
             "budget (one of):\n"
             "  --budget-w W           cluster budget in watts\n"
-            "  --reduction R          shed R %% of the jobs' uncapped power (default 30)\n"
+            "  --budget-kind K        measured (default): predicted drawn power <= budget;\n"
+            "                         reserve: the sum of the caps (GPUs x cap) <= budget\n"
+            "  --reduction R          shed R of the jobs' uncapped power: a fraction (0.3) or a\n"
+            "                         percentage (30%%), the same; a bare number > 1 is refused\n"
+            "                         (default 30%%)\n"
             "\n"
             "allocation:\n");
     pfi_alloc_options o;
@@ -42,6 +51,8 @@ static void usage(FILE *f)
             "  --deep-class NAME      class-weighted: the class cut deeper (moe-ft)\n"
             "  --class-factor F       class-weighted: how much deeper (2)\n"
             "  --no-repair            a non-monotone curve is an error\n"
+            "  --topology FILE        the power tree: every level's limit holds too (lines\n"
+            "                         'LEVEL NAME PARENT LIMIT_W [reserve|measured]'; README)\n"
             "\n"
             "output:\n"
             "  --format table|csv|json  (table)\n"
@@ -64,7 +75,9 @@ enum {
     OPT_FACTOR,
     OPT_NO_REPAIR,
     OPT_FORMAT,
-    OPT_EXPLAIN
+    OPT_EXPLAIN,
+    OPT_TOPOLOGY,
+    OPT_BUDGET_KIND
 };
 
 static const struct option long_options[] = {
@@ -78,6 +91,8 @@ static const struct option long_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"output", required_argument, NULL, 'o'},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"topology", required_argument, NULL, OPT_TOPOLOGY},
+    {"budget-kind", required_argument, NULL, OPT_BUDGET_KIND},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -105,14 +120,72 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st)
+/* The power tree of --topology (or a reserve budget alone): the levels, each job's level,
+ * and what the allocation left at each level. on: the tree allocator ran. */
+typedef struct tree_ctx {
+    bool on;
+    pfi_topology *topo;
+    size_t *job_node;
+    pfi_alloc_tree t;
+    pfi_alloc_tree_result tr;
+} tree_ctx;
+
+/* What bound: the site budget and every level whose limit binds, with its kind. */
+static void write_bound(FILE *f, const pfi_alloc_result *r, const tree_ctx *tc,
+                        pfi_limit_kind budget_kind)
+{
+    bool site = tc->on ? tc->tr.budget_binding
+                       : r->feasible && r->total_power_w >= r->budget_w * (1 - 1e-9) - 1e-9;
+    fprintf(f, "bound by:");
+    size_t k = 0;
+    if (site) {
+        fprintf(f, " the site budget (%s)", pfi_limit_kind_name(budget_kind));
+        k++;
+    }
+    for (size_t a = 0; tc->on && tc->topo != NULL && a < tc->topo->n; a++)
+        if (tc->tr.binding[a]) {
+            if (k++ == 8) {
+                fprintf(f, ", ... (%zu levels in all)", tc->tr.n_binding);
+                break;
+            }
+            fprintf(f, "%s %s '%s' (%s)", k > 1 ? "," : "", tc->topo->level[a], tc->topo->name[a],
+                    pfi_limit_kind_name(tc->topo->kind[a]));
+        }
+    if (k == 0)
+        fprintf(f, " nothing (every job at its upper bound, or infeasible)");
+    fputc('\n', f);
+}
+
+/* The levels' table: limit, kind, the caps' sum and the drawn power under each, binding. */
+static void write_levels(FILE *f, const tree_ctx *tc)
+{
+    if (!tc->on || tc->topo == NULL)
+        return;
+    const pfi_topology *T = tc->topo;
+    fprintf(f, "\n%-8s %-20s %-20s %-8s %11s %11s %11s  %s\n", "level", "name", "parent", "kind",
+            "limit_w", "caps_sum_w", "drawn_w", "binds");
+    for (size_t a = 0; a < T->n; a++)
+        fprintf(f, "%-8.8s %-20.20s %-20.20s %-8s %11s %11.1f %11.1f  %s\n", T->level[a],
+                T->name[a], T->parent[a] == PFI_TOPO_NONE ? "-" : T->name[T->parent[a]],
+                pfi_limit_kind_name(T->kind[a]), cli_num(T->limit_w[a], 'f', 1, "-").s,
+                tc->tr.reserve_w[a], tc->tr.drawn_w[a], tc->tr.binding[a] ? "yes" : "no");
+}
+
+static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, const tree_ctx *tc,
+                          pfi_limit_kind kind)
 {
     fprintf(f, "strategy %s: %s\n", pfi_strategy_name(st), r->method);
+    fprintf(f, "budget kind: %s (%s)\n", pfi_limit_kind_name(kind),
+            kind == PFI_LIMIT_RESERVE ? "the sum of the caps, GPUs x cap, stays within it"
+                                      : "the predicted drawn power stays within it");
     fprintf(f, "budget %.1f W of %.1f W uncapped (%s%% reduction); lowest possible %.1f W\n",
             r->budget_w, r->ref_power_w,
             cli_num(100 * (1 - r->budget_w / r->ref_power_w), 'f', 1, "undefined").s,
             r->min_power_w);
-    if (!r->feasible)
+    if (!r->feasible && isnan(r->shortfall_w))
+        fprintf(f, "INFEASIBLE: a level's limit is below the least its jobs can take (see the "
+                   "warning); every job is at its lowest cap\n");
+    else if (!r->feasible)
         fprintf(f,
                 "INFEASIBLE: the jobs draw at least %.1f W at their lowest caps, %.1f W over "
                 "the budget; every job is at its lowest cap\n",
@@ -123,15 +196,52 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st)
     if (isfinite(r->upper_bound) && isfinite(r->objective))
         fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective, r->upper_bound,
                 r->upper_bound - r->objective);
+    if (tc->on)
+        fprintf(f, "caps sum %.1f W; drawn %.1f W\n", tc->tr.site_reserve_w, tc->tr.site_drawn_w);
+    write_bound(f, r, tc, kind);
     if (r->floors_unmet > 0)
         fprintf(f, "warning: %zu floors exceed the job's throughput at its top cap: held there\n",
                 r->floors_unmet);
 }
 
-static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
-                        bool explain)
+/* v as printf's "%.1f" (a value the job lacks: "-"), without printf for the usual case:
+ * |v| < 1e15 and v x 10 not within 1e-6 of a tie is rounded exactly by nearbyint, so the
+ * digits are printf's; anything else goes to snprintf. b has room for 32 bytes. */
+static const char *fmt1(char *b, double v)
 {
-    write_summary(f, r, st);
+    if (!isfinite(v))
+        return "-";
+    double x = v * 10, t = nearbyint(x);
+    if (!(fabs(v) < 1e15) || fabs(fabs(x - trunc(x)) - 0.5) < 1e-6) {
+        snprintf(b, 32, "%.1f", v);
+        return b;
+    }
+    long long q = (long long)t;
+    bool neg = q < 0 || (q == 0 && signbit(v));
+    unsigned long long u = q < 0 ? (unsigned long long)(-q) : (unsigned long long)q;
+    char tmp[32];
+    size_t n = 0;
+    tmp[n++] = (char)('0' + u % 10);
+    tmp[n++] = '.';
+    u /= 10;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u > 0);
+    size_t k = 0;
+    if (neg)
+        b[k++] = '-';
+    while (n > 0)
+        b[k++] = tmp[--n];
+    b[k] = '\0';
+    return b;
+}
+
+static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
+                        bool explain, const tree_ctx *tc, pfi_limit_kind kind)
+{
+    write_summary(f, r, st, tc, kind);
+    write_levels(f, tc);
     fprintf(f, "\n%-24s %-8s %5s %9s %11s %10s %13s %6s", "job", "class", "gpus", "cap_w",
             "power_w", "shed_w", "tput_tok_s", "kept");
     if (explain)
@@ -140,11 +250,12 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     for (size_t j = 0; j < J->n; j++) {
         size_t last = J->offset[j + 1] - 1;
         /* a value the job lacks (no marginal at an end of its curve) is "-" */
+        char b[5][32];
         fprintf(f, "%-24.24s %-8.8s %5.0f %9s %11s %10s %13s %5s%%", J->name[j],
                 J->job_class[j] ? J->job_class[j] : "-", isnan(J->gpus[j]) ? 1 : J->gpus[j],
-                cli_num(r->cap_w[j], 'f', 1, "-").s, cli_num(r->power_w[j], 'f', 1, "-").s,
-                cli_num(r->shed_w[j], 'f', 1, "-").s, cli_num(r->tput_tok_s[j], 'f', 1, "-").s,
-                cli_num(100 * r->tput_tok_s[j] / J->tput_tok_s[last], 'f', 1, "-").s);
+                fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]), fmt1(b[2], r->shed_w[j]),
+                fmt1(b[3], r->tput_tok_s[j]),
+                fmt1(b[4], 100 * r->tput_tok_s[j] / J->tput_tok_s[last]));
         if (explain) {
             fprintf(f, " %11s %11s  ", cli_num(r->marginal_down[j], 'g', 4, "-").s,
                     cli_num(r->marginal_up[j], 'g', 4, "-").s);
@@ -174,11 +285,12 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     }
 }
 
-static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r)
+static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, const tree_ctx *tc)
 {
     fputs("job,class,gpus,cap_w,power_w,shed_w,tput_tok_s,tput_ref_tok_s,marginal_down,"
-          "marginal_up\n",
+          "marginal_up",
           f);
+    fputs(tc->on ? ",node,band\n" : "\n", f);
     for (size_t j = 0; j < J->n; j++) {
         pfi_csv_write_field(f, J->name[j]);
         fputc(',', f);
@@ -193,14 +305,31 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r)
             else
                 fprintf(f, ",%.10g", v[k]);
         }
+        if (tc->on) {
+            fputc(',', f);
+            if (J->node[j] != NULL)
+                pfi_csv_write_field(f, J->node[j]);
+            fputc(',', f);
+            if (isfinite(J->band[j]))
+                fprintf(f, "%.10g", J->band[j]);
+        }
         fputc('\n', f);
     }
 }
 
-static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st)
+static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
+                       const tree_ctx *tc, pfi_limit_kind kind)
 {
     fprintf(f, "{\n  \"strategy\": \"%s\", \"method\": ", pfi_strategy_name(st));
     json_str(f, r->method);
+    bool site = tc->on ? tc->tr.budget_binding
+                       : r->feasible && r->total_power_w >= r->budget_w * (1 - 1e-9) - 1e-9;
+    fprintf(f, ",\n  \"budget_kind\": \"%s\", \"budget_binding\": %s", pfi_limit_kind_name(kind),
+            site ? "true" : "false");
+    if (tc->on) {
+        fputs(", \"caps_sum_w\": ", f);
+        json_num(f, tc->tr.site_reserve_w);
+    }
     fprintf(f, ",\n  \"feasible\": %s, \"shortfall_w\": ", r->feasible ? "true" : "false");
     json_num(f, r->shortfall_w);
     const char *keys[] = {"budget_w",      "ref_power_w",      "min_power_w",
@@ -227,15 +356,41 @@ static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pf
         }
         fputc('}', f);
     }
-    fputs("\n  ]\n}\n", f);
+    fputs("\n  ]", f);
+    if (tc->on && tc->topo != NULL) {
+        const pfi_topology *T = tc->topo;
+        fputs(",\n  \"levels\": [", f);
+        for (size_t a = 0; a < T->n; a++) {
+            fputs(a ? ",\n    {\"level\": " : "\n    {\"level\": ", f);
+            json_str(f, T->level[a]);
+            fputs(", \"name\": ", f);
+            json_str(f, T->name[a]);
+            fputs(", \"parent\": ", f);
+            if (T->parent[a] == PFI_TOPO_NONE)
+                fputs("null", f);
+            else
+                json_str(f, T->name[T->parent[a]]);
+            fprintf(f, ", \"kind\": \"%s\", \"limit_w\": ", pfi_limit_kind_name(T->kind[a]));
+            json_num(f, T->limit_w[a]);
+            fputs(", \"caps_sum_w\": ", f);
+            json_num(f, tc->tr.reserve_w[a]);
+            fputs(", \"drawn_w\": ", f);
+            json_num(f, tc->tr.drawn_w[a]);
+            fprintf(f, ", \"binding\": %s}", tc->tr.binding[a] ? "true" : "false");
+        }
+        fputs("\n  ]", f);
+    }
+    fputs("\n}\n", f);
 }
 
 /* pfi allocate's command line, parsed. */
 typedef struct allocate_args {
     pfi_alloc_options o;
     const char *format, *output, *deep_class;
-    const char *input; /* the jobs file, "-": stdin */
-    bool explain, no_repair, have_budget, have_reduction;
+    const char *input;    /* the jobs file, "-": stdin */
+    const char *topology; /* --topology, or NULL */
+    pfi_limit_kind budget_kind;
+    bool explain, no_repair, have_budget, have_reduction, have_kind;
 } allocate_args;
 
 /* The complaint about a value an option does not take; returns the exit code. */
@@ -253,6 +408,7 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
     pfi_alloc_options_init(&a->o);
     a->format = "table";
     a->deep_class = "moe-ft";
+    a->budget_kind = PFI_LIMIT_MEASURED;
     const cli_opt table[] = {
         {.c = 'o', .kind = CLI_OPT_TEXT, .dst = &a->output},
         {.c = OPT_BUDGET,
@@ -261,12 +417,6 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
          .lo = 0,
          .hi = HUGE_VAL,
          .given = &a->have_budget},
-        {.c = OPT_REDUCTION,
-         .kind = CLI_OPT_DOUBLE,
-         .dst = &a->o.reduction,
-         .lo = 0,
-         .hi = 100,
-         .given = &a->have_reduction},
         {.c = OPT_CAP_STEP,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->o.cap_step_w,
@@ -290,17 +440,35 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
         if (o != NULL) {
             if (!cli_opt_take(o, optarg))
                 return bad_value(c, optarg);
-            if (c == OPT_REDUCTION)
-                a->o.reduction /= 100; /* given in %, a fraction in the options */
             continue;
         }
+        char why[256];
         switch (c) {
+        case OPT_REDUCTION: /* "30%" or "0.3": the one parser of every command */
+            if (pfi_reduction_parse(optarg, &a->o.reduction, why, sizeof why) != PFI_VALUE_OK) {
+                cli_error("--reduction: %s", why);
+                return PFI_EXIT_USAGE;
+            }
+            a->have_reduction = true;
+            break;
         case 'h':
             usage(stdout);
             return -1;
         case OPT_STRATEGY:
             if (pfi_strategy_parse(optarg, &a->o.strategy) != PFI_OK)
                 return bad_value(c, optarg);
+            break;
+        case OPT_TOPOLOGY:
+            a->topology = optarg;
+            break;
+        case OPT_BUDGET_KIND:
+            if (strcmp(optarg, "measured") == 0)
+                a->budget_kind = PFI_LIMIT_MEASURED;
+            else if (strcmp(optarg, "reserve") == 0)
+                a->budget_kind = PFI_LIMIT_RESERVE;
+            else
+                return bad_value(c, optarg);
+            a->have_kind = true;
             break;
         case OPT_FORMAT:
             if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
@@ -371,42 +539,103 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
     return rc;
 }
 
-/* Phase 3, the allocation itself into r (initialised here; pfi_alloc_result_clear it); d is
+/* Phase 3, the tree of --topology (or of a reserve budget): each job's level from its node
+ * column. An exit code; tc owned by the caller (tree_ctx_clear). */
+static int load_tree(const allocate_args *a, const pfi_jobs *J, tree_ctx *tc, pfi_diag *d)
+{
+    memset(tc, 0, sizeof *tc);
+    if (a->topology == NULL && a->budget_kind == PFI_LIMIT_MEASURED)
+        return PFI_EXIT_OK;
+    tc->on = true;
+    if (a->topology != NULL) {
+        pfi_error e = pfi_topology_read(a->topology, &tc->topo, d);
+        if (e != PFI_OK) {
+            cli_report(e, d);
+            return e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_DATA;
+        }
+    }
+    tc->job_node = malloc((J->n ? J->n : 1) * sizeof *tc->job_node);
+    if (tc->job_node == NULL) {
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
+    for (size_t j = 0; j < J->n; j++) {
+        tc->job_node[j] = PFI_TOPO_NONE;
+        if (J->node[j] == NULL || tc->topo == NULL)
+            continue; /* without --topology every job is under the site budget alone */
+        if (tc->topo == NULL ||
+            pfi_topology_find(tc->topo, J->node[j], &tc->job_node[j]) != PFI_OK) {
+            cli_error("%s: job '%s': node '%s' is not a level of %s", a->input, J->name[j],
+                      J->node[j], a->topology ? a->topology : "the topology (no --topology)");
+            return PFI_EXIT_DATA;
+        }
+    }
+    if (tc->topo != NULL)
+        pfi_alloc_tree_from(tc->topo, tc->job_node, &tc->t);
+    else
+        memset(&tc->t, 0, sizeof tc->t);
+    tc->t.job_node = tc->job_node;
+    tc->t.band = J->band;
+    tc->t.budget_kind = a->budget_kind;
+    if (pfi_alloc_tree_result_init(&tc->tr, tc->t.n_nodes) != PFI_OK) {
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
+    return PFI_EXIT_OK;
+}
+
+static void tree_ctx_clear(tree_ctx *tc)
+{
+    pfi_topology_destroy(tc->topo);
+    free(tc->job_node);
+    pfi_alloc_tree_result_clear(&tc->tr);
+}
+
+/* Phase 4, the allocation itself into r (initialised here; pfi_alloc_result_clear it); d is
  * the diagnostic reported on failure. */
 static int run_allocation(const allocate_args *a, const pfi_jobs *J, const unsigned char *deep,
-                          pfi_alloc_result *r, pfi_diag *d)
+                          tree_ctx *tc, pfi_alloc_result *r, pfi_diag *d)
 {
     pfi_alloc_jobs v;
     pfi_jobs_view(J, &v);
     v.deep_cut = deep;
     pfi_error e = pfi_alloc_result_init(r, J->n);
+    pfi_diag_clear(d);
     if (e == PFI_OK)
-        e = pfi_allocate(&v, &a->o, r, d);
-    if (e == PFI_OK)
+        e = tc->on ? pfi_allocate_tree(&v, &a->o, &tc->t, r, &tc->tr, d)
+                   : pfi_allocate(&v, &a->o, r, d);
+    if (e == PFI_OK) {
+        if (tc->on && !r->feasible && d->message[0] != '\0')
+            cli_error("warning: %s", d->message);
         return PFI_EXIT_OK;
+    }
     int rc = cli_report(e, d);
     return e == PFI_ERR_INVALID_ARGUMENT ? PFI_EXIT_DATA /* the jobs file, not the command line */
                                          : rc;
 }
 
 /* Phase 4, the output in --format, then a warning when the budget is out of reach. */
-static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi_alloc_result *r)
+static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi_alloc_result *r,
+                            const tree_ctx *tc)
 {
     int rc = PFI_EXIT_OK;
     cli_output out;
+    static char obuf[1 << 20]; /* one write per MiB, not per line (a terminal: per line) */
     if (!cli_output_open(&out, a->output)) {
         rc = PFI_EXIT_OUTPUT;
     } else {
+        if (!isatty(fileno(out.f)))
+            setvbuf(out.f, obuf, _IOFBF, sizeof obuf);
         if (strcmp(a->format, "csv") == 0)
-            write_csv(out.f, J, r);
+            write_csv(out.f, J, r, tc);
         else if (strcmp(a->format, "json") == 0)
-            write_json(out.f, J, r, a->o.strategy);
+            write_json(out.f, J, r, a->o.strategy, tc, a->budget_kind);
         else
-            write_table(out.f, J, r, a->o.strategy, a->explain);
+            write_table(out.f, J, r, a->o.strategy, a->explain, tc, a->budget_kind);
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
     }
-    if (!r->feasible)
+    if (!r->feasible && isfinite(r->shortfall_w) && r->shortfall_w > 0)
         cli_error("warning: the budget cannot be met: %.1f W short", r->shortfall_w);
     return rc;
 }
@@ -429,11 +658,16 @@ int cmd_allocate(int argc, char **argv)
     rc = check_curves(&a, J, &deep);
     pfi_alloc_result r;
     memset(&r, 0, sizeof r);
+    tree_ctx tc;
+    memset(&tc, 0, sizeof tc);
     if (rc == PFI_EXIT_OK)
-        rc = run_allocation(&a, J, deep, &r, &d);
+        rc = load_tree(&a, J, &tc, &d);
     if (rc == PFI_EXIT_OK)
-        rc = write_allocation(&a, J, &r);
+        rc = run_allocation(&a, J, deep, &tc, &r, &d);
+    if (rc == PFI_EXIT_OK)
+        rc = write_allocation(&a, J, &r, &tc);
     pfi_alloc_result_clear(&r);
+    tree_ctx_clear(&tc);
     free(deep);
     pfi_jobs_destroy(J);
     return rc;

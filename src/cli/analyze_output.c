@@ -167,6 +167,9 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
             width = n < 60 ? n : 60;
     }
     size_t last_file = (size_t)-1;
+    bool undef_col = false; /* a column of the undefined draws' share, when any group has some */
+    for (size_t g = 0; g < t->n_groups; g++)
+        undef_col |= r->results[g].ci_draws > 0 && r->results[g].ci_undefined > 0;
     for (size_t g = 0; g < t->n_groups; g++) {
         const pfi_group *grp = &t->groups[g];
         const pfi_result *res = &r->results[g];
@@ -175,8 +178,9 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
             fprintf(f, "%s%s\n", g ? "\n" : "", t->files[last_file]);
             char ci[16];
             snprintf(ci, sizeof ci, "%d%% CI", level);
-            fprintf(f, "  %-*s %7s %9s  %-17s %7s %7s  %-9s %s\n", (int)width, "group", "ref_cap",
-                    "PFI", ci, "area", "CE", "label", "used/ratio/excl");
+            fprintf(f, "  %-*s %7s %9s  %-17s%s %7s %7s  %-9s %s\n", (int)width, "group", "ref_cap",
+                    "PFI", ci, undef_col ? " undef%" : "", "area", "CE", "label",
+                    "used/ratio/excl");
         }
         char key[512], ratio[32], ci[100], area[32], ce[32], cap[32];
         key_text(grp, "/", key, sizeof key);
@@ -191,9 +195,20 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                      cli_num(res->ci_hi, 'f', 3, "-").s);
         else
             snprintf(ci, sizeof ci, "-");
-        fprintf(f, "  %-*.*s %7s %9s  %-17s %7s %7s  %-9s %zu/%zu/%zu\n", (int)width, (int)width,
-                key, cap, ratio, ci, area, ce, pfi_label_name(res->label), res->n_used,
+        char undef[64] = "";
+        if (undef_col)
+            snprintf(undef, sizeof undef, " %6s",
+                     res->ci_draws > 0
+                         ? cli_num(100.0 * (double)res->ci_undefined / (double)res->ci_draws, 'f',
+                                   1, "-")
+                               .s
+                         : "-");
+        fprintf(f, "  %-*.*s %7s %9s  %-17s%s %7s %7s  %-9s %zu/%zu/%zu\n", (int)width, (int)width,
+                key, cap, ratio, ci, undef, area, ce, pfi_label_name(res->label), res->n_used,
                 res->n_ratio, excluded_count(res));
+        if (res->notes & PFI_NOTE_THROUGHPUT_RISES)
+            fprintf(f, "      note: throughput rises under a cap (a capped point above the "
+                       "reference, area > 1 or CE < 0): check the reference run\n");
         if (r->show_points) {
             if (res->undefined_reason)
                 fprintf(f, "      PFI undefined: %s\n", res->undefined_reason);
@@ -252,6 +267,10 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                 no_se);
     fprintf(f, "used/ratio/excl: points in area and CE / in the ratio / excluded (not binding or "
                "missing); --points lists them.\n");
+    if (undef_col)
+        fprintf(f,
+                "undef%%: share of the CI's Monte Carlo draws where the PFI is undefined (no point "
+                "binds with a throughput loss); the CI is over the other draws.\n");
     return !ferror(f);
 }
 
@@ -351,7 +370,7 @@ static json_t *group_json(const analyze_report *r, size_t g)
             : json_null();
     json_t *ci =
         res->ci_available ? json_pack("[o, o]", num(res->ci_lo), num(res->ci_hi)) : json_null();
-    return json_pack(
+    json_t *out = json_pack(
         "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:I, "
         "s:o, s:o}",
         "file", r->table->files[grp->file_index], "key", key, "job_class",
@@ -366,6 +385,19 @@ static json_t *group_json(const analyze_report *r, size_t g)
         res->has_reference && grp->n_runs > 0 && (grp->runs[0].valid & PFI_RUN_GPUS)
             ? cli_json_num(grp->runs[0].gpus)
             : json_null());
+    if (out == NULL)
+        return NULL;
+    /* the share of Monte Carlo draws where the PFI is undefined; null without draws */
+    json_object_set_new(out, "pfi_ratio_undefined_share",
+                        res->ci_draws > 0
+                            ? json_real((double)res->ci_undefined / (double)res->ci_draws)
+                            : json_null());
+    json_t *notes = json_array();
+    for (unsigned b = 1; b != 0 && notes != NULL; b <<= 1)
+        if ((res->notes & b) && pfi_note_text(b) != NULL)
+            json_array_append_new(notes, json_string(pfi_note_text(b)));
+    json_object_set_new(out, "notes", notes);
+    return out;
 }
 
 bool analyze_write_json(FILE *f, const analyze_report *r)

@@ -24,6 +24,8 @@
 #include "pfi/grid.h"
 #include "pfi/http.h"
 #include "pfi/memory.h"
+#include "pfi/value.h"
+#include "slurm_ctl.h"
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int s)
@@ -423,7 +425,7 @@ static void usage(FILE *f)
             "                       intervals for Prometheus, max(2, 2 x period) for agents)\n"
             "  --prom-scrape-interval S  Prometheus' scrape interval (learnt otherwise)\n"
             "  --controller-id ID   who holds the agents' leases (fencing; pfi-control)\n"
-            "  --quiet              no per-period lines\n"
+            "  --quiet              no per-period lines\n" CLI_SLURM_USAGE
             "  -h, --help           this help\n"
             "\n"
             "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
@@ -546,20 +548,14 @@ static int status_cmd(int argc, char **argv)
     return PFI_EXIT_OK;
 }
 
+/* --reduction: "30%" or "0.3", one parser for every command (pfi_reduction_parse). */
 static bool parse_reduction(const char *s, double *r)
 {
-    char buf[64];
-    size_t l = strlen(s);
-    if (l > 0 && l < sizeof buf && s[l - 1] == '%') {
-        memcpy(buf, s, l - 1);
-        buf[l - 1] = '\0';
-        if (!cli_parse_double(buf, r))
-            return false;
-        *r /= 100;
-    } else if (!cli_parse_double(s, r)) {
-        return false;
-    }
-    return *r >= 0 && *r <= 1;
+    char why[256];
+    if (pfi_reduction_parse(s, r, why, sizeof why) == PFI_VALUE_OK)
+        return true;
+    cli_error("control: %s", why);
+    return false;
 }
 
 enum {
@@ -598,7 +594,8 @@ enum {
     O_SPEED,
     O_NON_GPU,
     O_TIERS,
-    O_HELP
+    O_HELP,
+    O_SLURM /* the CLI_SLURM_OPTIONS: O_SLURM .. O_SLURM + 3 */
 };
 
 static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENTS},
@@ -637,6 +634,7 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"non-gpu-w", required_argument, NULL, O_NON_GPU},
                                      {"tiers", required_argument, NULL, O_TIERS},
                                      {"help", no_argument, NULL, O_HELP},
+                                     CLI_SLURM_OPTIONS(O_SLURM),
                                      {NULL, 0, NULL, 0}};
 
 static int load_file(const char *what, const char *path, char **text, size_t *len)
@@ -660,6 +658,7 @@ typedef struct control_opts {
     long listen_port; /* -1: no --listen */
     bool keep, quiet; /* keep: --keep-caps-on-exit */
     int targets;      /* how many of --budget-w, --reduction and --schedule were given */
+    cli_slurm *slurm; /* --slurm, --slurm-suspend (slurm_ctl.h) */
 } control_opts;
 
 /* The input files, read and parsed (owned; inputs_free). */
@@ -677,6 +676,8 @@ typedef struct control_inputs {
 static bool control_option(control_opts *o, int c, const char *arg)
 {
     pfi_ctl_config *cfg = &o->cfg;
+    if (c >= O_SLURM && c < O_SLURM + 4)
+        return cli_slurm_option(o->slurm, c - O_SLURM, arg);
     switch (c) {
     case O_AGENTS:
         o->agents_path = arg;
@@ -795,6 +796,9 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
     o->listen_port = -1;
     o->speed = 1;
     o->non_gpu_w = NAN;
+    static cli_slurm slurm;
+    cli_slurm_init(&slurm);
+    o->slurm = &slurm;
     int c;
     optind = 1;
     opterr = 0;
@@ -804,7 +808,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
             *done = true;
             return PFI_EXIT_OK;
         }
-        if (c < O_AGENTS || c >= O_HELP) {
+        if (c < O_AGENTS || c > O_SLURM + 3) {
             cli_error("control: unknown or incomplete option '%s' (see 'pfi control --help')",
                       argv[optind - 1]);
             return PFI_EXIT_USAGE;
@@ -823,6 +827,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
                   "from Prometheus; the agents do not export them)");
         return PFI_EXIT_USAGE;
     }
+    o->slurm->db = o->cfg.audit_path;
     o->targets = !isnan(o->budget_w) + !isnan(o->reduction) + (o->sched_path != NULL);
     if (o->agents_path == NULL || o->targets > 1 || (o->targets == 0 && o->listen_port < 0)) {
         cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
@@ -1162,6 +1167,8 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
             pfi_grid_facility_target(o->non_gpu_w * (double)in->na, api->last.ref_w, &bw, &red);
         pfi_ctl_report r;
         pfi_diag d;
+        if (o->slurm->on)
+            cli_slurm_before(o->slurm, ctl, in->rules, in->nr, tick - t_start);
         pfi_error e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d);
         if (e != PFI_OK)
             return cli_report(e, &d);
@@ -1170,6 +1177,8 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
                               event ? grid_event_left_s(in->events, in->ne, t_sched, o->targets,
                                                         o->start, o->duration)
                                     : INFINITY);
+        if (o->slurm->on)
+            cli_slurm_after(o->slurm, ctl, &r, tick - t_start);
         if (r.prom_failed && !prom_was_down)
             fprintf(stderr, "pfi control: %s\n", r.note);
         else if (!r.prom_failed && prom_was_down)
@@ -1280,6 +1289,7 @@ int cmd_control(int argc, char **argv)
                                          : "ran degraded in some period (above)");
         rc = worst;
     }
+    cli_slurm_finish(o.slurm); /* the jobs it suspended are resumed */
     if (ctl != NULL && !o.keep)
         control_release(ctl, in.na);
     else if (ctl != NULL)
@@ -1298,6 +1308,9 @@ out:
 
 int cmd_report(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* pfi report --job ID: a Slurm job's accounting */
+        if (strcmp(argv[i], "--job") == 0 || strncmp(argv[i], "--job=", 6) == 0)
+            return cli_slurm_report(argc, argv);
     if (settle_requested(argc, argv)) /* pfi report --settlement (report_settle.c) */
         return cmd_settlement(argc, argv);
     const char *out = NULL, *title = NULL;

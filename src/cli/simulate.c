@@ -17,6 +17,7 @@
 #include "pfi/manifest.h"
 #include "pfi/plot_sim.h"
 #include "pfi/simulate.h"
+#include "pfi/value.h"
 
 static void usage(FILE *f)
 {
@@ -45,7 +46,8 @@ static void usage(FILE *f)
         "simulation:\n"
         "  --workloads W          workloads per mix (500)\n"
         "  --jobs J               jobs per workload (100)\n"
-        "  --reductions LIST      comma-separated r in %% (10,20,30,40,50)\n"
+        "  --reductions LIST      comma-separated reductions, each 0.3 or 30%%, in (0, 100%%)\n"
+        "                         (10%%,20%%,30%%,40%%,50%%)\n"
         "  --mix random|production|both  (both)\n"
         "  --prod-ft-share F      production mix: share of fine-tuning jobs (0.8)\n"
         "  --pfi-noise SD         SD of the error of estimated PFIs, PFI units (0.25, or the\n"
@@ -130,6 +132,8 @@ typedef struct settings {
     bool quiet;
 } settings;
 
+/* --reductions: a comma list, each "30%" or "0.3" (pfi_reduction_parse, as every command),
+ * strictly between 0 and 100 %; the reason printed for the first bad one. */
 static bool parse_reductions(const char *s, pfi_sim_options *o)
 {
     char buf[512];
@@ -138,10 +142,14 @@ static bool parse_reductions(const char *s, pfi_sim_options *o)
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
         double v;
-        if (o->n_reductions == PFI_SIM_MAX_REDUCTIONS || !cli_parse_double(tok, &v) ||
-            !(v > 0 && v < 100))
+        char why[256];
+        if (pfi_reduction_parse(tok, &v, why, sizeof why) != PFI_VALUE_OK) {
+            cli_error("--reductions: %s", why);
             return false;
-        o->reductions[o->n_reductions++] = v / 100.0;
+        }
+        if (o->n_reductions == PFI_SIM_MAX_REDUCTIONS || !(v > 0 && v < 1))
+            return false;
+        o->reductions[o->n_reductions++] = v;
     }
     return o->n_reductions > 0;
 }

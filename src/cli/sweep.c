@@ -96,8 +96,10 @@ static void usage(FILE *f)
         "throughput (not with --backend emulated, whose job reports its own):\n"
         "  -- COMMAND [ARGS...]      the training command; its stdout is matched line by line\n"
         "  --throughput-log FILE     or follow a log file the job writes\n"
-        "  --throughput-regex RE     POSIX ERE whose one group is tokens/s, e.g.\n"
-        "                            'tokens_per_sec: ([0-9.]+[KMG]?)' (a K/M/G suffix scales)\n"
+        "  --throughput-regex RE     PCRE2 (as pfi ingest) whose (?<throughput>...) group is\n"
+        "                            tokens/s, e.g. 'tokens_per_sec: "
+        "(?<throughput>[0-9.]+[KMG]?)'\n"
+        "                            (a K/M/G suffix scales; one plain group: old form, noted)\n"
         "  --echo                    copy the command's output to stderr\n"
         "\n"
         "output:\n"
@@ -677,9 +679,12 @@ static int open_throughput(const settings *s, sweep_run *r)
     pfi_tput_regex *re = NULL;
     if (pfi_gpu_caps(r->g) & PFI_GPU_CAP_JOBS)
         e = pfi_tput_emulated(r->g, &r->tp);
-    else if ((e = pfi_tput_regex_compile(s->tregex, &re, &d)) == PFI_OK)
+    else if ((e = pfi_tput_regex_compile(s->tregex, &re, &d)) == PFI_OK) {
+        if (pfi_tput_regex_note(re) != NULL) /* the old one-plain-group form */
+            fprintf(stderr, "pfi sweep: note: %s\n", pfi_tput_regex_note(re));
         e = s->cmd ? pfi_tput_command(s->cmd, re, r->g, s->echo ? STDERR_FILENO : -1, &r->tp, &d)
                    : pfi_tput_log(s->tlog, re, r->g, &r->tp, &d);
+    }
     if (e != PFI_OK) {
         cli_error("%s", d.message[0] ? d.message : pfi_strerror(e));
         return cli_exit_code(e);

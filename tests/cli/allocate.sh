@@ -19,9 +19,69 @@ check allocate-json 0 "$PFI" allocate --format json --strategy equal --budget-w 
 grep_out allocate-json-budget '"budget_w": 15000'
 check allocate-csv-step 0 "$PFI" allocate --format csv --strategy pfi-weighted --cap-step 25 "$J"
 grep_out allocate-csv-header "job,class,gpus,cap_w"
-check allocate-infeasible 0 "$PFI" allocate --reduction 80 "$J"
+check allocate-infeasible 0 "$PFI" allocate --reduction 80% "$J"
 grep_out allocate-infeasible-msg "INFEASIBLE"
-check allocate-both-budgets 2 "$PFI" allocate --reduction 10 --budget-w 5 "$J"
+check allocate-both-budgets 2 "$PFI" allocate --reduction 10% --budget-w 5 "$J"
+# One parser for reductions (issue 16 item 10): 30% and 0.3 give the same output; a bare 30
+# is refused naming both spellings.
+check allocate-reduction-pct 0 "$PFI" allocate --format csv --reduction 30% "$J"
+cp "$T/out" "$T/pct.csv"
+check allocate-reduction-frac 0 "$PFI" allocate --format csv --reduction 0.3 "$J"
+if cmp -s "$T/out" "$T/pct.csv"; then echo "ok   allocate-reduction-same"; else echo "FAIL allocate-reduction-same"; fail=1; fi
+check allocate-reduction-default 0 "$PFI" allocate --format csv "$J"
+if cmp -s "$T/out" "$T/pct.csv"; then echo "ok   allocate-reduction-default-30%"; else echo "FAIL allocate-reduction-default-30%"; fail=1; fi
+check allocate-reduction-bare 2 "$PFI" allocate --reduction 30 "$J"
+grep -q "write 30% or 0.3" "$T/err" && echo "ok   allocate-reduction-bare-msg" || { echo "FAIL allocate-reduction-bare-msg"; cat "$T/err"; fail=1; }
+check simulate-reduction-bare 2 "$PFI" simulate --reductions 10,20
+grep -q "write 10% or 0.1" "$T/err" && echo "ok   simulate-reduction-bare-msg" || { echo "FAIL simulate-reduction-bare-msg"; cat "$T/err"; fail=1; }
+check control-reduction-bare 2 "$PFI" control --agents "$T/none" --reduction 30 --start 0 --duration 1
+grep -q "write 30% or 0.3" "$T/err" && echo "ok   control-reduction-bare-msg" || { echo "FAIL control-reduction-bare-msg"; cat "$T/err"; fail=1; }
+# The power tree (issue 18): examples/topology.txt, bands in examples/jobs_tree.csv
+TP=$SRC/examples/topology.txt
+JT=$SRC/examples/jobs_tree.csv
+check allocate-tree 0 "$PFI" allocate --topology "$TP" "$JT"
+grep_out allocate-tree-bound "bound by: pdu 'pdu-a' (reserve)"
+grep_out allocate-tree-kind "budget kind: measured"
+grep_out allocate-tree-level "pdu      pdu-a .* reserve .* 12000.0     12000.0     11600.0  yes"
+grep_out allocate-tree-band0-last "moe-pt .* 200.0 "
+grep_out allocate-tree-band2-first "dense-pt .* 700.0 "
+check allocate-tree-json 0 "$PFI" allocate --topology "$TP" --format json "$JT"
+grep_out allocate-tree-json-level '"name": "r1", "parent": "pdu-a", "kind": "reserve", "limit_w": 9000, "caps_sum_w": 8800'
+grep_out allocate-tree-json-kind '"budget_kind": "measured", "budget_binding": false'
+check allocate-tree-csv 0 "$PFI" allocate --topology "$TP" --format csv "$JT"
+grep_out allocate-tree-csv-node "^moe-pt,moe-pt,16,200,.*,r2,0$"
+for st in equal class-weighted pfi-weighted pfi-model fair-headroom; do
+    check "allocate-tree-$st" 0 "$PFI" allocate --topology "$TP" --strategy "$st" --format json "$JT"
+    python3 - "$T/out" <<'PY' && echo "ok   allocate-tree-$st-limits" || { echo "FAIL allocate-tree-$st-limits"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+for lv in d["levels"]:
+    used = lv["caps_sum_w"] if lv["kind"] == "reserve" else lv["drawn_w"]
+    assert used <= lv["limit_w"] * (1 + 1e-9), lv
+assert d["total_power_w"] <= d["budget_w"] * (1 + 1e-9)
+PY
+done
+check allocate-budget-reserve 0 "$PFI" allocate --budget-kind reserve --budget-w 14000 "$J"
+grep_out allocate-budget-reserve-kind "budget kind: reserve"
+grep_out allocate-budget-reserve-sum "caps sum 14000.0 W"
+check allocate-budget-kind-bad 2 "$PFI" allocate --budget-kind metered "$J"
+printf 'feed site - 20000\nrack r1 site 2000\nrack r2 site 9000\n' >"$T/tight.txt"
+check allocate-tree-infeasible 0 "$PFI" allocate --topology "$T/tight.txt" "$JT"
+grep_out allocate-tree-infeasible-msg "INFEASIBLE: a level's limit"
+grep -q "level 'r1' (line 2): its reserve limit 2000.0 W is below the least its jobs can take at their lowest caps (3200.0 W)" "$T/err" \
+    && echo "ok   allocate-tree-infeasible-level" || { echo "FAIL allocate-tree-infeasible-level"; cat "$T/err"; fail=1; }
+printf 'feed site - 20000\nrack r1 site 2000\nrack r1 site 9000\n' >"$T/dup.txt"
+check allocate-tree-dup 1 "$PFI" allocate --topology "$T/dup.txt" "$JT"
+grep -q "dup.txt:3: .*rack 'r1' is given twice (line 2 and here" "$T/err" \
+    && echo "ok   allocate-tree-dup-msg" || { echo "FAIL allocate-tree-dup-msg"; cat "$T/err"; fail=1; }
+printf 'feed site - 20000\nrack r9 site 2000\n' >"$T/other.txt"
+check allocate-tree-unknown-node 1 "$PFI" allocate --topology "$T/other.txt" "$JT"
+grep -q "job 'dense-pt': node 'r1' is not a level of" "$T/err" \
+    && echo "ok   allocate-tree-unknown-node-msg" || { echo "FAIL allocate-tree-unknown-node-msg"; cat "$T/err"; fail=1; }
+# --cap-step (issue 16 item 10): moe-pt rounds to its 350 W grid cap, never to 200 W
+check allocate-cap-step-50 0 "$PFI" allocate --cap-step 50 "$J"
+grep_out allocate-cap-step-moe-pt "moe-pt .* 350.0 .* 5600.0"
+grep_out allocate-cap-step-tput "throughput 229500.0 tokens/s"
 check allocate-bad-strategy 2 "$PFI" allocate --strategy nope "$J"
 check allocate-missing-file 1 "$PFI" allocate /nonexistent.csv
 printf 'job,cap_w,power_w\na,1,2\n' >"$T/bad.csv"

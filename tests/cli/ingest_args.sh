@@ -73,7 +73,8 @@ grep_out cap-absurd-says "\-\-cap: .*100000 W" "$T/err"
 check cap-high-ok 0 ingest --dry-run --group g --cap 100000 --telemetry "$T/smi4.csv"
 check regex-no-log 2 ingest --dry-run --throughput-regex '(?<throughput>[0-9' --telemetry "$T/smi4.csv"
 grep_out regex-no-log-says "\-\-throughput-regex" "$T/err"
-check regex-no-group 2 ingest --dry-run --throughput-regex 'tps: ([0-9]+)' --telemetry "$T/smi4.csv"
+check regex-no-group 2 ingest --dry-run --throughput-regex '(tps): ([0-9]+)' --telemetry "$T/smi4.csv"
+check regex-old-form 0 ingest --dry-run --throughput-regex 'tps: ([0-9]+)' --telemetry "$T/smi4.csv"
 check regex-ok 0 ingest --dry-run --throughput-regex 'tps: (?<throughput>[0-9]+)' --telemetry "$T/smi4.csv"
 
 # 5. The message says what is missing or wrong, not a list of everything.

@@ -51,7 +51,7 @@ run predict-one "$PFI" predict -m "$T/model.json" dcgm_dram_active=0.4 dcgm_mem_
 # pfi allocate (a job at its top cap has no marginal gain above) and simulate
 for f in table csv json; do
     run allocate-$f "$PFI" allocate --explain --format "$f" "$SRC/examples/jobs.csv"
-    run allocate-infeasible-$f "$PFI" allocate --format "$f" --reduction 80 "$SRC/examples/jobs.csv"
+    run allocate-infeasible-$f "$PFI" allocate --format "$f" --reduction 80% "$SRC/examples/jobs.csv"
     run simulate-$f "$PFI" simulate --workloads 20 --format "$f"
 done
 
@@ -113,6 +113,25 @@ run control-status-null "$PFI" control status --db "$T/null.db"
 run report-null "$PFI" report "$T/null.db" -o "$T/null.svg"
 grep -q 'budget *none' "$T/o/control-status-null.out" ||
     { echo "FAIL control-status-null: the missing budget is not a word"; fail=1; }
+
+# pfi ingest on every telemetry reader's corpus (tests/fuzz/corpus: every layout, version and
+# past crash), plain and with a cap and a zone (cap-lost / throttled / zone summaries), then
+# the runs of a store holding a cap-short run (no power) in every format
+for d in smi_csv dmon smi_query dcgmi prom prom_api smi_xml; do
+    for t in "$SRC/tests/fuzz/corpus/$d"/*; do
+        [ -f "$t" ] || continue
+        b="corpus-$d-$(basename "$t")"
+        run "$b" "$PFI" ingest --dry-run --telemetry "$t"
+        run "$b-cap" "$PFI" ingest --dry-run --cap 300 --q 1 --timezone Europe/Berlin --telemetry "$t"
+    done
+done
+{ echo "timestamp, index, power.draw [W], enforced.power.limit [W], clocks_event_reasons.active"
+  for s in 0 1 2 3; do printf '2026/01/01 00:00:0%d.000, 0, 290.00 W, 700.00 W, 0x0000000000000044\n' "$s"; done; } >"$T/capshort.csv"
+run ingest-capshort "$PFI" ingest --db "$T/cs.db" --group g --cap 300 --telemetry "$T/capshort.csv"
+for f in table csv json; do
+    run "runs-capshort-$f" "$PFI" runs --db "$T/cs.db" --format "$f"
+done
+run analyze-capshort "$PFI" analyze --db "$T/cs.db" --format csv
 
 # every output of every run above
 if grep -P -l "$NAN_RE" "$T"/o/* >"$T/hits" 2>/dev/null; then

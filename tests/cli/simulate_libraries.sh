@@ -12,7 +12,7 @@ mkdir -p "$T"
 trap 'rm -rf "$T"' EXIT
 fail=0
 L="synthetic,$SRC/data/emerald_phoenix_2025,$SRC/data/zeus_nsdi23_power"
-common="--mix random --reductions 30 --workloads 200 --jobs 50 --quiet"
+common="--mix random --reductions 30% --workloads 200 --jobs 50 --quiet"
 # gap GAPFILE STRATEGY: "library gap" lines from a --format json run of several libraries
 gaps() {
     /usr/bin/python3 -c '

@@ -2,10 +2,17 @@
 """Independent Python/NumPy/SciPy reference for pfi's PFI computation (DESIGN.md sections 2-3).
 
 Usage: /usr/bin/python3 tests/golden/pfi_reference.py DATA_ROOT OUT_CSV [--points POINTS_CSV]
+           [--ci CI_CSV [--noise-rel R] [--draws N] [--seed S]]
 
 DATA_ROOT must contain the folders zeus_nsdi23_power/ and zeus_jit_profile/.
 Writes one row per sweep group to OUT_CSV; prints a one-line summary to stderr.
 With --points, also writes one row per non-reference point (x, y, p, t, status) for debugging.
+With --ci, also writes the Monte Carlo CI of the ratio PFI of every group with a defined ratio:
+the whole estimator resampled (every point's P and T and the reference's drawn from normals
+with standard error R x value, the exclusion rules applied again in each draw), the CI over
+the defined draws (quantiles type 7 = numpy's 'linear'), the undefined draws counted, and each
+quantile's Monte Carlo standard error (Siddiqui-Bloch-Gastwirth density estimate) so that a
+different generator can be compared statistically.
 
 This file deliberately shares no code with the C implementation.
 """
@@ -111,6 +118,47 @@ def pfi_group(runs):
                 used=len(used), n_ratio=len(ratios), excluded=excluded, details=details)
 
 
+CI_HEADER = ["file", "group", "draws", "undefined", "ci_lo", "ci_median", "ci_hi",
+             "se_lo", "se_median", "se_hi"]
+
+
+def ci_group(runs, noise_rel, draws, rng, level=0.95):
+    """The CI of the ratio PFI by resampling the whole estimator (see the module doc)."""
+    pts = merge_same_cap(runs)
+    cap_ref = max(pts)
+    p0, t0 = pts[cap_ref]
+    others = [pts[c] for c in sorted(pts, reverse=True) if c != cap_ref]
+    # draw order: the reference's P then T, then each point's P then T (any order would do)
+    P0 = p0 + noise_rel * p0 * rng.standard_normal(draws)
+    T0 = t0 + noise_rel * t0 * rng.standard_normal(draws)
+    total = np.zeros(draws)
+    used = np.zeros(draws)
+    for pk, tk in others:
+        P = pk + noise_rel * pk * rng.standard_normal(draws)
+        T = tk + noise_rel * tk * rng.standard_normal(draws)
+        x = (P0 - P) / P0
+        y = (T0 - T) / T0
+        ok = (x >= X_MIN) & (y > 0)
+        total += np.where(ok, x / np.where(ok, y, 1.0), 0.0)
+        used += ok
+    defined = (used > 0) & (P0 > 0) & (T0 > 0)
+    vals = total[defined] / used[defined]
+    n = len(vals)
+    a = (1.0 - level) / 2.0
+    probs = [a, 0.5, 1.0 - a]
+    if n == 0:
+        return draws, draws, [None] * 3, [None] * 3
+    q = [float(np.quantile(vals, pr)) for pr in probs]
+    se = []
+    h = 0.01
+    for pr in probs:
+        lo, hi = np.quantile(vals, [max(pr - h, 0.0), min(pr + h, 1.0)])
+        width = min(pr + h, 1.0) - max(pr - h, 0.0)
+        dens = width / (hi - lo) if hi > lo else math.inf
+        se.append(float(math.sqrt(pr * (1 - pr) / n) / dens))
+    return draws, draws - n, q, se
+
+
 def fmt(v):
     return "" if v is None else repr(v)
 
@@ -122,6 +170,20 @@ def main(argv):
         i = args.index("--points")
         points_path = args[i + 1]
         del args[i:i + 2]
+    ci_path, noise_rel, draws, seed = None, 0.02, 20000, 1
+    for opt in ("--ci", "--noise-rel", "--draws", "--seed"):
+        if opt in args:
+            i = args.index(opt)
+            val = args[i + 1]
+            del args[i:i + 2]
+            if opt == "--ci":
+                ci_path = val
+            elif opt == "--noise-rel":
+                noise_rel = float(val)
+            elif opt == "--draws":
+                draws = int(val)
+            else:
+                seed = int(val)
     if len(args) != 2:
         sys.exit(__doc__)
     root, out_path = args
@@ -132,11 +194,15 @@ def main(argv):
     if not files:
         sys.exit("no input files under %s" % root)
 
-    rows, point_rows, per_file = [], [], {}
+    rows, point_rows, per_file, ci_rows = [], [], {}, []
     for path, loader in files:
         base = os.path.basename(path)
         for label, runs in loader(path):
             r = pfi_group(runs)
+            if ci_path and r["ratio"] is not None:
+                rng = np.random.default_rng([seed, len(ci_rows)])
+                d, und, q, se = ci_group(runs, noise_rel, draws, rng)
+                ci_rows.append([base, label, d, und] + [fmt(v) for v in q] + [fmt(v) for v in se])
             rows.append([base, label, str(r["cap_ref"]), fmt(r["p0"]), fmt(r["t0"]),
                          fmt(r["ratio"]), fmt(r["area"]), fmt(r["ce"]),
                          r["used"], r["n_ratio"], r["excluded"]])
@@ -148,6 +214,11 @@ def main(argv):
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(HEADER)
         w.writerows(rows)
+    if ci_path:
+        with open(ci_path, "w", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(CI_HEADER)
+            w.writerows(ci_rows)
     if points_path:
         with open(points_path, "w", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")

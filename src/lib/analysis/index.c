@@ -33,6 +33,16 @@ const char *pfi_exclusion_name(pfi_exclusion e)
     return "unknown";
 }
 
+const char *pfi_note_text(unsigned note)
+{
+    switch (note) {
+    case PFI_NOTE_THROUGHPUT_RISES:
+        return "throughput_rises_under_cap";
+    default:
+        return NULL;
+    }
+}
+
 const char *pfi_label_name(pfi_label l)
 {
     switch (l) {
@@ -311,6 +321,11 @@ pfi_error pfi_group_compute(const pfi_group *g, const pfi_options *o, pfi_result
                                               "below x_min)"
                                             : "no capped run lost throughput";
     out->label = label_of(out->ratio, o->linear_band);
+    bool above = false;
+    for (size_t j = 0; j < n_used; j++)
+        above |= ts[j] > 1.0;
+    if (above && (out->area > 1.0 || out->ce < 0.0))
+        out->notes |= PFI_NOTE_THROUGHPUT_RISES;
     if (buf != small)
         pfi_free(buf);
     return PFI_OK;

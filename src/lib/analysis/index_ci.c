@@ -1,9 +1,10 @@
 /*
  * Monte Carlo confidence intervals of PFI_ratio, and the multi-threaded pfi_analyze.
  *
- * The normal draws are the floor of the cost: 2·(K+1) per draw for a group with K ratio
- * points. Nothing else is drawn, nothing is allocated per draw, and the quantiles are found
- * by selection (O(draws)) rather than by sorting.
+ * The normal draws are the floor of the cost: 2·(K+1) per draw for a group with K placeable
+ * points (every point with a cap, power and throughput, excluded at the estimate or not). Nothing
+ * else is drawn, nothing is allocated per draw, and the quantiles are found by selection (O(draws))
+ * rather than by sorting.
  */
 #include "pfi/index.h"
 
@@ -37,6 +38,21 @@ static bool point_se(const pfi_point *p, const pfi_options *o, double *se_p, dou
     if (o->noise_rel > 0)
         return true;
     return !isnan(p->power_se_w) && !isnan(p->throughput_se);
+}
+
+/* A point with a cap, a power and a throughput: drawn in every draw, whatever its exclusion at
+ * the measured values (a point near x_min may flip in or out under its own noise). */
+static bool drawable(const pfi_point *p)
+{
+    switch (p->exclusion) {
+    case PFI_EXCL_NONE:
+    case PFI_EXCL_POWER_ABOVE_REFERENCE:
+    case PFI_EXCL_CAP_NOT_BINDING:
+    case PFI_EXCL_NO_THROUGHPUT_LOSS:
+        return !isnan(p->power_w) && !isnan(p->throughput);
+    default:
+        return false;
+    }
 }
 
 /* Standard normals in blocks: generation and arithmetic run as separate tight loops. */
@@ -96,8 +112,8 @@ static void block_ratios(const double *par, size_t k, size_t nb, double x_min, c
 }
 
 /*
- * The draws: each perturbs the reference and the k ratio points by their standard errors and
- * averages x/y over the points that still count (x >= x_min, y > 0). par holds
+ * The draws: each perturbs the reference and the k placeable points by their standard errors
+ * and averages x/y over the points that count in that draw (x >= x_min, y > 0). par holds
  * [P, se(P), T, se(T)] per point, the reference first. The defined draws go to work; returns
  * how many there are, or (size_t)-1 when memory runs out.
  */
@@ -117,7 +133,8 @@ static size_t draw_ratios(normal_source *src, const double *par, size_t k, size_
         fill_normals(src, z, per_draw * nb);
         block_ratios(par, k, nb, x_min, z, sum, used, p0, t0, inv_p0, inv_t0);
         for (size_t d = 0; d < nb; d++) {
-            if (used[d] > 0)
+            /* a draw whose reference has no positive power or throughput is undefined too */
+            if (used[d] > 0 && p0[d] > 0 && t0[d] > 0)
                 work[defined++] = sum[d] / used[d];
         }
     }
@@ -141,8 +158,11 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
         r->ci_note = "the PFI is undefined";
         return PFI_OK;
     }
-    /* parameters: [mean, se] for P then T, reference first, then the ratio points */
-    size_t k = r->n_ratio;
+    /* parameters: [mean, se] for P then T, reference first, then every point that could count:
+       each is drawn, and the exclusion rules (x >= x_min, y > 0) are applied to it per draw */
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_points; i++)
+        k += drawable(&r->points[i]);
     double small[4 * (CI_SMALL + 1)];
     double *par = k <= CI_SMALL ? small : pfi_malloc(4 * (k + 1) * sizeof *par);
     if (par == NULL)
@@ -153,7 +173,7 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
     size_t j = 1;
     for (size_t i = 0; i < r->n_points && known; i++) {
         const pfi_point *p = &r->points[i];
-        if (p->exclusion != PFI_EXCL_NONE)
+        if (!drawable(p))
             continue;
         double *q = par + 4 * j++;
         known = point_se(p, o, &q[1], &q[3]);

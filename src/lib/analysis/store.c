@@ -47,23 +47,46 @@ static pfi_error fail(pfi_store *s, pfi_diag *diag, const char *what)
     return PFI_ERR_IO;
 }
 
-/* The schema version and table count of an open connection (a read, never a write). */
-static bool store_version(sqlite3 *db, int *version, int *n_tables)
+/* The schema version and table count of an open connection (a read, never a write), in one
+ * statement: one snapshot, so a writer creating the schema at the same moment is seen
+ * either before (0, 0) or after (1, n), never half-way. */
+static int store_version_rc(sqlite3 *db, int *version, int *n_tables)
 {
     sqlite3_stmt *st = NULL;
-    bool ok = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-              sqlite3_step(st) == SQLITE_ROW;
-    if (ok)
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT (SELECT user_version FROM pragma_user_version),"
+                                " (SELECT count(*) FROM sqlite_master)",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         *version = sqlite3_column_int(st, 0);
+        *n_tables = sqlite3_column_int(st, 1);
+        rc = SQLITE_OK;
+    }
     sqlite3_finalize(st);
-    st = NULL;
-    ok = ok &&
-         sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) == SQLITE_OK &&
-         sqlite3_step(st) == SQLITE_ROW;
-    if (ok)
-        *n_tables = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return ok;
+    return rc;
+}
+
+/* How long an opener retries a store that another process holds busy (ms). */
+#define STORE_BUSY_MS 10000
+
+/* Run sql (or the version read when sql is NULL) until it is not SQLITE_BUSY/LOCKED, for at
+ * most STORE_BUSY_MS: the journal-mode switch of an opener and the one of a closer
+ * (core/db_close) meet without SQLite's busy handler (a lock upgrade it refuses to wait
+ * for, to avoid a deadlock), so concurrent ingests into one store retry here. */
+static int store_exec_retry(sqlite3 *db, const char *sql, int *version, int *n_tables)
+{
+    for (long waited_ms = 0;; waited_ms += 2) {
+        int rc = sql != NULL ? sqlite3_exec(db, sql, NULL, NULL, NULL)
+                             : store_version_rc(db, version, n_tables);
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited_ms >= STORE_BUSY_MS)
+            return rc;
+        sqlite3_sleep(2);
+    }
+}
+
+static bool store_version(sqlite3 *db, int *version, int *n_tables)
+{
+    return store_exec_retry(db, NULL, version, n_tables) == SQLITE_OK;
 }
 
 /* A reader opens with SQLITE_OPEN_READONLY and changes nothing: no journal-mode switch, no
@@ -100,8 +123,7 @@ pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out,
     sqlite3_busy_timeout(s->db, 5000);
     int version = -1, n_tables = 0;
     if (sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK ||
-        (write &&
-         sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK) ||
+        (write && store_exec_retry(s->db, "PRAGMA journal_mode = WAL", NULL, NULL) != SQLITE_OK) ||
         !store_version(s->db, &version, &n_tables)) {
         fail(s, diag, "not a readable SQLite file");
         pfi_store_close(s);
@@ -140,14 +162,32 @@ pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out,
         return PFI_ERR_IO;
     }
     if (version == 0) {
-        /* Empty database: migrate 0 -> 1 in one transaction. */
+        /* Empty database: migrate 0 -> 1 in one transaction. Another writer may be creating
+           the schema at the same moment (two ingests into a new store): BEGIN IMMEDIATE
+           waits for its write lock (busy timeout), and the version is read again under the
+           lock, so the second one finds the schema made and creates nothing. */
         char *err = NULL;
-        if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-            sqlite3_exec(s->db, schema_v1, NULL, NULL, &err) != SQLITE_OK ||
-            sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-            sqlite3_free(err);
+        bool ok = store_exec_retry(s->db, "BEGIN IMMEDIATE", NULL, NULL) == SQLITE_OK;
+        bool began = ok;
+        ok = ok && store_version(s->db, &version, &n_tables);
+        if (ok && version == 0 && n_tables > 0) {
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-            fail(s, diag, "cannot create schema");
+            if (diag != NULL)
+                snprintf(diag->message, sizeof diag->message,
+                         "not a pfi store (has tables but no pfi schema version)");
+            pfi_store_close(s);
+            return PFI_ERR_IO;
+        }
+        ok = ok && (version != 0 || sqlite3_exec(s->db, schema_v1, NULL, NULL, &err) == SQLITE_OK);
+        ok = ok && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+        if (!ok) {
+            /* The message first: ROLLBACK would replace it with "not an error". */
+            if (diag != NULL)
+                snprintf(diag->message, sizeof diag->message, "cannot create schema: %s",
+                         err != NULL ? err : sqlite3_errmsg(s->db));
+            sqlite3_free(err);
+            if (began)
+                sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
             pfi_store_close(s);
             return PFI_ERR_IO;
         }
@@ -338,6 +378,35 @@ static bool insert_sources(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run *
     return ok;
 }
 
+/* The run's GPUs (run rid), in run_gpus: created here when missing, so a store made before
+ * it existed takes them too (the table is not part of the schema version). */
+static bool insert_gpus(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run *r)
+{
+    if (r->n_gpu_ids == 0)
+        return true;
+    if (sqlite3_exec(db,
+                     "CREATE TABLE IF NOT EXISTS run_gpus(run_id INTEGER NOT NULL REFERENCES "
+                     "runs(id) ON DELETE CASCADE, name TEXT NOT NULL, host TEXT, uuid TEXT, "
+                     "PRIMARY KEY(run_id, name))",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        return false;
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(db,
+                                 "INSERT OR REPLACE INTO run_gpus(run_id, name, host, uuid) "
+                                 "VALUES(?1, ?2, ?3, ?4)",
+                                 -1, &st, NULL) == SQLITE_OK;
+    for (size_t i = 0; ok && i < r->n_gpu_ids; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, rid);
+        sqlite3_bind_text(st, 2, r->gpu_ids[i].name, -1, SQLITE_TRANSIENT);
+        bind_text(st, 3, r->gpu_ids[i].host);
+        bind_text(st, 4, r->gpu_ids[i].uuid);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
 /* One transaction: the group, the old run at this cap out, the run, its features and
  * sources in; any failure rolls all of it back. */
 pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced, pfi_diag *diag)
@@ -362,7 +431,7 @@ pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced
     sqlite3_int64 gid = -1, rid = -1;
     bool ok = put_group(db, r, &gid) && drop_old_run(db, gid, r->cap_w, replaced) &&
               insert_run(db, gid, r, now, &rid) && insert_features(db, rid, r) &&
-              insert_sources(db, rid, r, now);
+              insert_sources(db, rid, r, now) && insert_gpus(db, rid, r);
     if (!ok || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         pfi_error e = fail(s, diag, "cannot store the run");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

@@ -1179,7 +1179,7 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
     if (e != PFI_OK)
         return e;
     p->ref_w = p->unmanaged_w + p->reserve_w;
-    p->tput_tok_s = 0;
+    p->tput_tok_s = NAN; /* missing until a job reports tokens/s: never a measured 0 */
     for (size_t i = 0; i < c->nj; i++) {
         cjob *j = &c->j[i];
         if (!j->seen)
@@ -1218,7 +1218,7 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
         estimate_curve(c, i);
         p->ref_w += ctl_curve_power(&j->curve, j->hi_w);
         if (isfinite(j->tput))
-            p->tput_tok_s += j->tput;
+            p->tput_tok_s = isnan(p->tput_tok_s) ? j->tput : p->tput_tok_s + j->tput;
     }
     p->predicted_w = stage_cost_total(c);
     return PFI_OK;
@@ -1507,6 +1507,12 @@ void pfi_ctl_agent_get(const pfi_ctl *c, size_t a, pfi_ctl_agent_view *o)
     o->up = c->up[a];
     o->fault = c->fault[a];
     memcpy(o->refusals, c->refusals[a], sizeof o->refusals);
+}
+
+void pfi_ctl_set_rules(pfi_ctl *c, const pfi_ctl_rule *r, size_t n)
+{
+    c->cfg.rules = n > 0 ? r : NULL;
+    c->cfg.n_rules = n > 0 ? n : 0;
 }
 
 size_t pfi_ctl_job_count(const pfi_ctl *c)

@@ -31,6 +31,7 @@ struct pfi_alloc_workspace {
     double *pick, *share, *maxshed, *shed;
     unsigned char *flag;
     size_t *list, n_list; /* oracle, sampled: jobs left for after the selection */
+    uint32_t *at;         /* cap step: each job's candidate index (alloc_fill_grid) */
     double *cc, *cd, *ct; /* copied candidates: cap, true power, true throughput */
     size_t cap_c, n_c;
     double *ed, *et; /* estimated power and throughput at the candidates */
@@ -209,6 +210,12 @@ typedef struct alloc_run {
 pfi_error alloc_fail(pfi_diag *d, pfi_error e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The inputs of a call checked before any pass (allocate.c): jobs, result size, strategy,
+   budget or reduction, cap step, each job's weight and GPUs and what the strategy needs.
+   Errors: PFI_ERR_INVALID_ARGUMENT (d says which job and why). */
+pfi_error alloc_check_inputs(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+                             const pfi_alloc_result *r, pfi_diag *d);
+
 /* ---- per-job phases (alloc_jobs.c) ---------------------------------------------------- */
 
 /*
@@ -246,6 +253,17 @@ pfi_error alloc_pass_jobs(alloc_run *run, bool classify, pfi_diag *d);
  */
 void alloc_output_jobs(const alloc_run *run, pfi_alloc_result *r);
 
+/*
+ * With a cap step, after the output phase (oracle): the budget left over by rounding the
+ * threshold job down to its grid point is spent greedily — repeatedly, the move of one job
+ * up to a higher candidate that fits what is left and gains the most weighted tokens/s —
+ * until no move fits (at most ALLOC_FILL_ROUNDS moves); r's outputs and totals updated.
+ * The result never draws more than the budget and is never worse than the threshold job
+ * rounded down; tests compare it with exhaustive search (tests/test_allocate.c).
+ */
+#define ALLOC_FILL_ROUNDS 256
+void alloc_fill_grid(const alloc_run *run, pfi_alloc_result *r);
+
 /* ---- the threshold (alloc_threshold.c) ------------------------------------------------- */
 
 /*
@@ -265,7 +283,7 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
 
 /*
  * A bracket [*lo, *hi] for the oracle's threshold slope from a sample of the jobs, for a
- * large plain instance (at least 32768 jobs, no bounds, floors or cap step); false (no
+ * large plain instance (at least 2048 jobs, no bounds, floors or cap step); false (no
  * bracket, *hi = INFINITY, *lo = -INFINITY) when the instance does not qualify or the sample
  * holds no usable job. Only a guess: see alloc_bracket_holds.
  */

@@ -304,3 +304,59 @@ void alloc_output_jobs(const alloc_run *run, pfi_alloc_result *r)
     r->total_tput_tok_s = tt;
     r->objective = obj;
 }
+
+/* The best move of job j up from candidate i within slack: the candidate gaining the most
+   weighted throughput (*gain, 0 when none gains). */
+static size_t best_move(const alloc_view *v, size_t i, double slack, double *gain)
+{
+    size_t best = i;
+    *gain = 0;
+    double tol = 1e-12 * fabs(slack) + 1e-12;
+    for (size_t q = i + 1; q < v->m && v->d[q] - v->d[i] <= slack + tol; q++) {
+        double g = v->wt * v->t[q] - v->wt * v->t[i];
+        if (g > *gain) {
+            *gain = g;
+            best = q;
+        }
+    }
+    return best;
+}
+
+void alloc_fill_grid(const alloc_run *run, pfi_alloc_result *r)
+{
+    const alloc_ctx *x = &run->x;
+    pfi_alloc_workspace *w = x->w;
+    size_t n = x->J->n;
+    for (size_t j = 0; j < n; j++) {
+        alloc_view v = alloc_true_view(x, j);
+        size_t i = 0;
+        while (i + 1 < v.m && v.c[i + 1] <= r->cap_w[j])
+            i++;
+        w->at[j] = (uint32_t)i;
+    }
+    double slack = run->budget_w - r->total_power_w;
+    for (int round = 0; round < ALLOC_FILL_ROUNDS && slack > 0; round++) {
+        double top = 0;
+        size_t bj = n, bq = 0;
+        for (size_t j = 0; j < n; j++) {
+            alloc_view v = alloc_true_view(x, j);
+            double g;
+            size_t q = best_move(&v, w->at[j], slack, &g);
+            if (g > top) {
+                top = g;
+                bj = j;
+                bq = q;
+            }
+        }
+        if (bj == n)
+            break;
+        alloc_view v = alloc_true_view(x, bj);
+        double was_p = r->power_w[bj], was_t = r->tput_tok_s[bj];
+        output_job(x, bj, v.d[bq], true, r);
+        w->at[bj] = (uint32_t)bq;
+        slack -= r->power_w[bj] - was_p;
+        r->total_power_w += r->power_w[bj] - was_p;
+        r->total_tput_tok_s += r->tput_tok_s[bj] - was_t;
+        r->objective += v.wt * (r->tput_tok_s[bj] - was_t);
+    }
+}

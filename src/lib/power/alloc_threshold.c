@@ -106,12 +106,11 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
                 continue;
             }
             if (sl == lam && rem > 0) {
-                if (!x->discrete) {
-                    pw += rem;
-                    val += rem * sl;
-                } else {
-                    value += rem * sl; /* in the bound, not in the pick: rounded down */
-                }
+                /* the threshold segment in part; with a cap step the output phase snaps
+                   this power down to the grid point below it (never the envelope vertex
+                   below: the grid points between vertices are caps too) */
+                pw += rem;
+                val += rem * sl;
                 rem = 0;
             }
             break;

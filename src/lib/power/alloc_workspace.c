@@ -21,9 +21,9 @@ void pfi_alloc_workspace_destroy(pfi_alloc_workspace *w)
 {
     if (w == NULL)
         return;
-    void *p[] = {w->kind,  w->c0,      w->ec0,  w->eo,   w->eeo, w->nc, w->ne,  w->nee, w->pick,
-                 w->share, w->maxshed, w->shed, w->flag, w->cc,  w->cd, w->ct,  w->ed,  w->et,
-                 w->env,   w->eenv,    w->bs,   w->bw,   w->idx, w->y,  w->list};
+    void *p[] = {w->kind,  w->c0,      w->ec0,  w->eo,   w->eeo, w->nc, w->ne,   w->nee, w->pick,
+                 w->share, w->maxshed, w->shed, w->flag, w->cc,  w->cd, w->ct,   w->ed,  w->et,
+                 w->env,   w->eenv,    w->bs,   w->bw,   w->idx, w->y,  w->list, w->at};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         pfi_free(p[i]);
     pfi_free(w);
@@ -56,7 +56,8 @@ bool alloc_ws_jobs(pfi_alloc_workspace *w, size_t n)
               regrow(&w->ne, n, sizeof(uint32_t)) && regrow(&w->nee, n, sizeof(uint32_t)) &&
               regrow(&w->pick, n, sizeof(double)) && regrow(&w->share, n, sizeof(double)) &&
               regrow(&w->maxshed, n, sizeof(double)) && regrow(&w->shed, n, sizeof(double)) &&
-              regrow(&w->flag, n, 1) && regrow(&w->list, n, sizeof(size_t));
+              regrow(&w->flag, n, 1) && regrow(&w->list, n, sizeof(size_t)) &&
+              regrow(&w->at, n, sizeof(uint32_t));
     if (ok)
         w->cap_jobs = n;
     return ok;

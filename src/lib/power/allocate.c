@@ -84,8 +84,8 @@ static bool est_curve_ok(const pfi_alloc_jobs *J, size_t j)
 
 /* The checks that need no curve: the call's arguments, the options, and per job the weight,
    the GPU count and what the strategy needs (its row's needs), job by job. */
-static pfi_error check_inputs(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
-                              const pfi_alloc_result *r, pfi_diag *d)
+pfi_error alloc_check_inputs(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+                             const pfi_alloc_result *r, pfi_diag *d)
 {
     if (J == NULL || o == NULL || r == NULL || J->n == 0 || J->offset == NULL || J->cap_w == NULL ||
         J->power_w == NULL || J->tput_tok_s == NULL)
@@ -198,7 +198,7 @@ pfi_error pfi_allocate_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
 {
     if (w == NULL)
         return alloc_fail(d, PFI_ERR_INVALID_ARGUMENT, "no workspace");
-    pfi_error e = check_inputs(J, o, r, d);
+    pfi_error e = alloc_check_inputs(J, o, r, d);
     if (e != PFI_OK)
         return e;
     if (!alloc_ws_jobs(w, J->n))
@@ -215,6 +215,8 @@ pfi_error pfi_allocate_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
     else if ((e = st->place(&run, r, d)) != PFI_OK)
         return e;
     alloc_output_jobs(&run, r);
+    if (binding && run.x.discrete && o->strategy == PFI_STRATEGY_ORACLE)
+        alloc_fill_grid(&run, r);
     /* every job at its top is optimal when the budget does not bind (curves never fall) */
     if (r->feasible && !binding && st->lp_bound)
         r->upper_bound = r->objective;

@@ -26,11 +26,15 @@ enum {
     C_FEATURE,
     C_CAP_MIN,
     C_CAP_MAX,
+    C_BAND,
+    C_NODE,
     N_COLS
 };
-static const char *const col_names[N_COLS] = {"job",   "cap_w",   "power_w",   "tput_tok_s",
-                                              "class", "gpus",    "weight",    "floor",
-                                              "pfi",   "feature", "cap_min_w", "cap_max_w"};
+/* per-job numbers: gpus..band (C_GPUS..C_BAND) */
+#define N_JOBV (C_BAND - C_GPUS + 1)
+static const char *const col_names[N_COLS] = {
+    "job",   "cap_w", "power_w", "tput_tok_s", "class",     "gpus", "weight",
+    "floor", "pfi",   "feature", "cap_min_w",  "cap_max_w", "band", "node"};
 
 void pfi_jobs_destroy(pfi_jobs *j)
 {
@@ -39,7 +43,11 @@ void pfi_jobs_destroy(pfi_jobs *j)
     for (size_t i = 0; i < j->n; i++) {
         pfi_free(j->name[i]);
         pfi_free(j->job_class[i]);
+        if (j->node != NULL)
+            pfi_free(j->node[i]);
     }
+    pfi_free(j->node);
+    pfi_free(j->band);
     pfi_free(j->name);
     pfi_free(j->job_class);
     pfi_free(j->offset);
@@ -118,8 +126,8 @@ typedef struct reader_state {
     double *row_c, *row_p, *row_t;
     long *row_line;
     size_t n_rows, cap_rows, cap_rows2, cap_rows3, cap_rows4, cap_rows5;
-    double *jobv[7]; /* per-job optional numbers: gpus..cap_max (C_GPUS..C_CAP_MAX) */
-    char **cls;
+    double *jobv[N_JOBV]; /* per-job optional numbers: gpus..band (C_GPUS..C_BAND) */
+    char **cls, **node;
     size_t cap_jobv;
 } reader_state;
 
@@ -151,22 +159,26 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
     if (!grow((void **)&s->names, &s->cap_names, s->n_names + 1, sizeof *s->names))
         return PFI_ERR_NOMEM;
     size_t old = s->cap_jobv;
-    for (int k = 0; k < 7; k++) {
+    for (int k = 0; k < N_JOBV; k++) {
         size_t c = old;
         if (!grow((void **)&s->jobv[k], &c, s->n_names + 1, sizeof(double)))
             return PFI_ERR_NOMEM;
-        if (k == 6)
+        if (k == N_JOBV - 1)
             s->cap_jobv = c;
     }
     size_t c = old;
     if (!grow((void **)&s->cls, &c, s->n_names + 1, sizeof(char *)))
         return PFI_ERR_NOMEM;
+    c = old;
+    if (!grow((void **)&s->node, &c, s->n_names + 1, sizeof(char *)))
+        return PFI_ERR_NOMEM;
     s->names[s->n_names] = pfi_strdup(name);
     if (s->names[s->n_names] == NULL)
         return PFI_ERR_NOMEM;
-    for (int k = 0; k < 7; k++)
+    for (int k = 0; k < N_JOBV; k++)
         s->jobv[k][s->n_names] = NAN;
     s->cls[s->n_names] = NULL;
+    s->node[s->n_names] = NULL;
     s->table[h] = s->n_names + 1;
     *out = s->n_names++;
     return PFI_OK;
@@ -178,10 +190,12 @@ static void state_free(reader_state *s, bool keep_names)
         for (size_t i = 0; i < s->n_names; i++) {
             pfi_free(s->names[i]);
             pfi_free(s->cls[i]);
+            pfi_free(s->node[i]);
         }
         pfi_free(s->names);
         pfi_free(s->cls);
-        for (int k = 0; k < 7; k++)
+        pfi_free(s->node);
+        for (int k = 0; k < N_JOBV; k++)
             pfi_free(s->jobv[k]);
     }
     pfi_free(s->table);
@@ -192,6 +206,142 @@ static void state_free(reader_state *s, bool keep_names)
     pfi_free(s->row_line);
 }
 
+/* The header's columns: col[c] the index of column c, -1 when absent; the required ones
+   must be there. */
+static pfi_error map_header(const char *const *f, size_t nf, long line, const char *name, long *col,
+                            pfi_diag *d)
+{
+    for (int c = 0; c < N_COLS; c++) {
+        col[c] = -1;
+        for (size_t i = 0; i < nf; i++)
+            if (strcmp(f[i], col_names[c]) == 0)
+                col[c] = (long)i;
+        if (c <= C_TPUT && col[c] < 0)
+            return fail(d, name, line, col_names[c], PFI_ERR_MISSING_COLUMN,
+                        "the header has no column '%s' (need job, cap_w, power_w, tput_tok_s)",
+                        col_names[c]);
+    }
+    return PFI_OK;
+}
+
+/* 10^k, k <= 22: exact in a double. */
+static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A plain decimal "[-+]D[.D]" (blanks already trimmed) whose digits fit 2^53 exactly and
+   whose scale is at most 10^22: m / 10^k is then one correctly rounded IEEE division, the
+   value strtod gives (Clinger's fast path, "How to read floating point numbers accurately",
+   PLDI 1990). false: anything else, for the general parser. */
+static bool fast_number(const char *p, size_t n, double *v)
+{
+    size_t i = 0;
+    bool neg = false;
+    if (i < n && (p[i] == '-' || p[i] == '+'))
+        neg = p[i++] == '-';
+    uint64_t m = 0;
+    size_t digits = 0, frac = 0;
+    bool dot = false;
+    for (; i < n; i++) {
+        char c = p[i];
+        if (c >= '0' && c <= '9') {
+            if (m > (UINT64_C(1) << 53) / 10)
+                return false;
+            m = m * 10 + (uint64_t)(c - '0');
+            digits++;
+            frac += dot;
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else {
+            return false;
+        }
+    }
+    if (digits == 0 || m > (UINT64_C(1) << 53) || frac > 22)
+        return false;
+    double x = (double)m / pow10_exact[frac];
+    *v = neg ? -x : x;
+    return true;
+}
+
+/* One data row (fields f[0..nf) of line): its numbers checked, its job found or added, the
+   point appended. last: the job of the previous row (consecutive rows of one job skip the
+   hash), SIZE_MAX at first. */
+static pfi_error take_row(reader_state *s, const long *col, const char *const *f, const size_t *len,
+                          size_t nf, long line, const char *name, size_t *last, pfi_diag *d)
+{
+    if (s->n_rows >= PFI_JOBS_MAX_POINTS)
+        return fail(d, name, line, NULL, PFI_ERR_LIMIT, "more than %d rows", PFI_JOBS_MAX_POINTS);
+    double v[N_COLS];
+    for (int c = 0; c < N_COLS; c++) {
+        v[c] = NAN;
+        if (c == C_JOB || c == C_CLASS || c == C_NODE || col[c] < 0 || (size_t)col[c] >= nf)
+            continue;
+        const char *cell = f[col[c]];
+        size_t cl = len[col[c]];
+        if (cl > 0 && fast_number(cell, cl, &v[c])) {
+            if (v[c] < 0)
+                return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
+            continue;
+        }
+        pfi_value_status st = pfi_value_parse(cell, cl, &v[c]);
+        if (st == PFI_VALUE_INVALID)
+            return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "'%.60s' is not a number",
+                        cell);
+        if (st == PFI_VALUE_OK && v[c] < 0)
+            return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
+    }
+    if ((size_t)col[C_JOB] >= nf || f[col[C_JOB]][0] == '\0')
+        return fail(d, name, line, "job", PFI_ERR_VALUE, "the job name is empty");
+    for (int c = C_CAP; c <= C_TPUT; c++)
+        if (isnan(v[c]))
+            return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
+                        "a curve point needs a value here");
+    if (!(v[C_CAP] > 0) || !(v[C_POWER] > 0))
+        return fail(d, name, line, v[C_CAP] > 0 ? "power_w" : "cap_w", PFI_ERR_VALUE,
+                    "must be > 0");
+    size_t j;
+    const char *job = f[col[C_JOB]];
+    if (*last != SIZE_MAX && strcmp(s->names[*last], job) == 0) {
+        j = *last;
+    } else {
+        pfi_error e = job_index(s, job, &j);
+        if (e != PFI_OK)
+            return e;
+        *last = j;
+    }
+    for (int c = C_GPUS; c <= C_BAND; c++)
+        if (isnan(s->jobv[c - C_GPUS][j]))
+            s->jobv[c - C_GPUS][j] = v[c];
+    if (col[C_CLASS] >= 0 && (size_t)col[C_CLASS] < nf && f[col[C_CLASS]][0] != '\0' &&
+        s->cls[j] == NULL && (s->cls[j] = pfi_strdup(f[col[C_CLASS]])) == NULL)
+        return PFI_ERR_NOMEM;
+    if (col[C_NODE] >= 0 && (size_t)col[C_NODE] < nf && f[col[C_NODE]][0] != '\0') {
+        if (s->node[j] == NULL) {
+            if ((s->node[j] = pfi_strdup(f[col[C_NODE]])) == NULL)
+                return PFI_ERR_NOMEM;
+        } else if (strcmp(s->node[j], f[col[C_NODE]]) != 0) {
+            return fail(d, name, line, "node", PFI_ERR_VALUE,
+                        "job '%.100s' is on node '%.100s' in an earlier row, '%.100s' here", job,
+                        s->node[j], f[col[C_NODE]]);
+        }
+    }
+    size_t n = s->n_rows + 1;
+    if (!grow((void **)&s->row_job, &s->cap_rows, n, sizeof *s->row_job) ||
+        !grow((void **)&s->row_c, &s->cap_rows2, n, sizeof(double)) ||
+        !grow((void **)&s->row_p, &s->cap_rows3, n, sizeof(double)) ||
+        !grow((void **)&s->row_t, &s->cap_rows4, n, sizeof(double)) ||
+        !grow((void **)&s->row_line, &s->cap_rows5, n, sizeof(long)))
+        return PFI_ERR_NOMEM;
+    s->row_job[s->n_rows] = j;
+    s->row_c[s->n_rows] = v[C_CAP];
+    s->row_p[s->n_rows] = v[C_POWER];
+    s->row_t[s->n_rows] = v[C_TPUT];
+    s->row_line[s->n_rows] = line;
+    s->n_rows++;
+    return PFI_OK;
+}
+
+/* The general path: records from pfi/csv.h (quoting, long lines, every oddity). */
 static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s, pfi_diag *d)
 {
     const char *const *f;
@@ -205,86 +355,181 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
     if (eof)
         return fail(d, name, 0, NULL, PFI_ERR_EMPTY, "no header");
     long col[N_COLS];
-    for (int c = 0; c < N_COLS; c++) {
-        col[c] = -1;
-        for (size_t i = 0; i < nf; i++)
-            if (strcmp(f[i], col_names[c]) == 0)
-                col[c] = (long)i;
-        if (c <= C_TPUT && col[c] < 0)
-            return fail(d, name, line, col_names[c], PFI_ERR_MISSING_COLUMN,
-                        "the header has no column '%s' (need job, cap_w, power_w, tput_tok_s)",
-                        col_names[c]);
-    }
+    if ((e = map_header(f, nf, line, name, col, d)) != PFI_OK)
+        return e;
+    size_t last = SIZE_MAX;
     for (;;) {
         e = pfi_csv_next(rd, &f, &len, &nf, &line, &eof, d);
         if (e != PFI_OK)
             return e;
         if (eof)
             break;
-        if (s->n_rows >= PFI_JOBS_MAX_POINTS)
-            return fail(d, name, line, NULL, PFI_ERR_LIMIT, "more than %d rows",
-                        PFI_JOBS_MAX_POINTS);
-        double v[N_COLS];
-        for (int c = 0; c < N_COLS; c++) {
-            v[c] = NAN;
-            if (c == C_JOB || c == C_CLASS || col[c] < 0 || (size_t)col[c] >= nf)
-                continue;
-            pfi_value_status st = pfi_value_parse(f[col[c]], len[col[c]], &v[c]);
-            if (st == PFI_VALUE_INVALID)
-                return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "'%.60s' is not a number",
-                            f[col[c]]);
-            if (st == PFI_VALUE_OK && v[c] < 0)
-                return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
-        }
-        if ((size_t)col[C_JOB] >= nf || f[col[C_JOB]][0] == '\0')
-            return fail(d, name, line, "job", PFI_ERR_VALUE, "the job name is empty");
-        for (int c = C_CAP; c <= C_TPUT; c++)
-            if (isnan(v[c]))
-                return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
-                            "a curve point needs a value here");
-        if (!(v[C_CAP] > 0) || !(v[C_POWER] > 0))
-            return fail(d, name, line, v[C_CAP] > 0 ? "power_w" : "cap_w", PFI_ERR_VALUE,
-                        "must be > 0");
-        size_t j;
-        e = job_index(s, f[col[C_JOB]], &j);
-        if (e != PFI_OK)
+        if ((e = take_row(s, col, f, len, nf, line, name, &last, d)) != PFI_OK)
             return e;
-        for (int c = C_GPUS; c <= C_CAP_MAX; c++)
-            if (isnan(s->jobv[c - C_GPUS][j]))
-                s->jobv[c - C_GPUS][j] = v[c];
-        if (col[C_CLASS] >= 0 && (size_t)col[C_CLASS] < nf && f[col[C_CLASS]][0] != '\0' &&
-            s->cls[j] == NULL && (s->cls[j] = pfi_strdup(f[col[C_CLASS]])) == NULL)
-            return PFI_ERR_NOMEM;
-        size_t n = s->n_rows + 1;
-        if (!grow((void **)&s->row_job, &s->cap_rows, n, sizeof *s->row_job) ||
-            !grow((void **)&s->row_c, &s->cap_rows2, n, sizeof(double)) ||
-            !grow((void **)&s->row_p, &s->cap_rows3, n, sizeof(double)) ||
-            !grow((void **)&s->row_t, &s->cap_rows4, n, sizeof(double)) ||
-            !grow((void **)&s->row_line, &s->cap_rows5, n, sizeof(long)))
-            return PFI_ERR_NOMEM;
-        s->row_job[s->n_rows] = j;
-        s->row_c[s->n_rows] = v[C_CAP];
-        s->row_p[s->n_rows] = v[C_POWER];
-        s->row_t[s->n_rows] = v[C_TPUT];
-        s->row_line[s->n_rows] = line;
-        s->n_rows++;
     }
     if (s->n_rows == 0)
         return fail(d, name, 0, NULL, PFI_ERR_EMPTY, "no data rows");
     return PFI_OK;
 }
 
+/* Most fields per line on the fast path (more: the general path). */
+#define FAST_MAX_FIELDS 64
+
+/*
+ * The fast path, for a whole file in memory (buf[0..n), writable): when it holds no quote,
+ * no NUL byte, no line of blanks only, no line over PFI_CSV_MAX_LINE bytes and no more than
+ * FAST_MAX_FIELDS fields on a line, its lines are split in place on ',' with memchr (fields
+ * trimmed of blanks, a UTF-8 BOM and CRs dropped, empty lines skipped: what pfi/csv.h does)
+ * — no per-byte state machine, no copy. *used false: the input is not for this path (checked
+ * before anything is read, s untouched); the caller takes the general one.
+ */
+static pfi_error read_fast(char *buf, size_t n, const char *name, reader_state *s, bool *used,
+                           pfi_diag *d)
+{
+    *used = false;
+    if (memchr(buf, '"', n) != NULL || memchr(buf, '\0', n) != NULL)
+        return PFI_OK;
+    char *p = buf, *end = buf + n;
+    if (n >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
+        (unsigned char)p[2] == 0xBF)
+        p += 3;
+    for (char *q = p; q < end;) {
+        char *nl = memchr(q, '\n', (size_t)(end - q));
+        char *le = nl ? nl : end;
+        if (le - q + 1 > PFI_CSV_MAX_LINE)
+            return PFI_OK;
+        char *a = q;
+        size_t commas = 0;
+        while (a < le && (*a == ' ' || *a == '\t' || *a == '\r'))
+            a++;
+        if (a == le && le > q)
+            return PFI_OK; /* blanks only: let pfi/csv.h decide */
+        for (char *c = q; (c = memchr(c, ',', (size_t)(le - c))) != NULL; c++)
+            if (++commas >= FAST_MAX_FIELDS)
+                return PFI_OK;
+        q = nl ? nl + 1 : end;
+    }
+    *used = true;
+    const char *f[FAST_MAX_FIELDS];
+    size_t len[FAST_MAX_FIELDS];
+    long col[N_COLS];
+    bool header = true;
+    long line = 0;
+    size_t last = SIZE_MAX;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *le = nl ? nl : end;
+        char *next = nl ? nl + 1 : end;
+        line++;
+        if (le > p && le[-1] == '\r')
+            le--;
+        if (le == p) {
+            p = next;
+            continue;
+        }
+        size_t nf = 0;
+        char *c = p;
+        for (;;) {
+            char *comma = memchr(c, ',', (size_t)(le - c));
+            char *fe = comma ? comma : le;
+            char *a = c, *b = fe;
+            while (a < b && (*a == ' ' || *a == '\t'))
+                a++;
+            while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+                b--;
+            *b = '\0';
+            f[nf] = a;
+            len[nf] = (size_t)(b - a);
+            nf++;
+            if (comma == NULL)
+                break;
+            c = comma + 1;
+        }
+        pfi_error e;
+        if (header) {
+            if ((e = map_header(f, nf, line, name, col, d)) != PFI_OK)
+                return e;
+            header = false;
+        } else if ((e = take_row(s, col, f, len, nf, line, name, &last, d)) != PFI_OK) {
+            return e;
+        }
+        p = next;
+    }
+    if (header)
+        return fail(d, name, 0, NULL, PFI_ERR_EMPTY, "no header");
+    if (s->n_rows == 0)
+        return fail(d, name, 0, NULL, PFI_ERR_EMPTY, "no data rows");
+    return PFI_OK;
+}
+
+/* The most bytes a jobs file may have (more: PFI_ERR_LIMIT). */
+#define PFI_JOBS_MAX_BYTES ((size_t)1 << 32)
+
+/* The whole stream into *out (owned: pfi_free), NUL-terminated, *n bytes. */
+static pfi_error slurp(FILE *stream, const char *name, char **out, size_t *n, pfi_diag *d)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *buf = pfi_malloc(cap + 1);
+    *out = NULL;
+    for (;;) {
+        if (buf == NULL)
+            return PFI_ERR_NOMEM;
+        size_t got = fread(buf + len, 1, cap - len, stream);
+        len += got;
+        if (got == 0) {
+            if (ferror(stream)) {
+                pfi_free(buf);
+                return fail(d, name, 0, NULL, PFI_ERR_IO, "read error");
+            }
+            break;
+        }
+        if (len == cap) {
+            if (cap >= PFI_JOBS_MAX_BYTES) {
+                pfi_free(buf);
+                return fail(d, name, 0, NULL, PFI_ERR_LIMIT, "larger than %zu bytes",
+                            PFI_JOBS_MAX_BYTES);
+            }
+            char *q = pfi_realloc(buf, 2 * cap + 1);
+            if (q == NULL)
+                pfi_free(buf);
+            buf = q;
+            cap *= 2;
+        }
+    }
+    buf[len] = '\0';
+    *out = buf;
+    *n = len;
+    return PFI_OK;
+}
+
 pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, pfi_diag *d)
 {
     *out = NULL;
-    pfi_csv_reader *rd = NULL;
-    pfi_error e = pfi_csv_open_stream(stream, name, &rd, d);
-    if (e != PFI_OK)
-        return e;
     reader_state s;
     memset(&s, 0, sizeof s);
-    e = read_rows(rd, name, &s, d);
-    pfi_csv_close(rd);
+    /* the whole input in memory, read by the fast path when it can; else (quotes, odd
+       lines) the same bytes through pfi/csv.h */
+    size_t nb = 0;
+    char *buf = NULL;
+    pfi_error e = slurp(stream, name, &buf, &nb, d);
+    if (e != PFI_OK)
+        return e;
+    bool used = false;
+    e = read_fast(buf, nb, name, &s, &used, d);
+    if (!used) {
+        pfi_csv_reader *rd = NULL;
+        FILE *mem = fmemopen(buf, nb, "r");
+        if (mem == NULL) {
+            pfi_free(buf);
+            return PFI_ERR_NOMEM;
+        }
+        e = pfi_csv_open_stream(mem, name, &rd, d);
+        if (e == PFI_OK)
+            e = read_rows(rd, name, &s, d);
+        pfi_csv_close(rd);
+        fclose(mem);
+    }
+    pfi_free(buf);
     pfi_jobs *j = NULL;
     if (e == PFI_OK) {
         j = pfi_calloc(1, sizeof *j);
@@ -358,6 +603,8 @@ pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, p
     j->feature = s.jobv[C_FEATURE - C_GPUS];
     j->cap_lo_w = s.jobv[C_CAP_MIN - C_GPUS];
     j->cap_hi_w = s.jobv[C_CAP_MAX - C_GPUS];
+    j->band = s.jobv[C_BAND - C_GPUS];
+    j->node = s.node;
     state_free(&s, true);
     if (e != PFI_OK) {
         pfi_jobs_destroy(j);

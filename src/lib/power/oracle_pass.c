@@ -20,7 +20,9 @@
    SAMPLE_MIN_JOBS (plain instances only), ± SAMPLE_MARGIN of the sample's width [ours]. */
 #define SAMPLE_JOBS 16384
 #define SAMPLE_MORE_JOBS 16384
-#define SAMPLE_MIN_JOBS 32768
+#define SAMPLE_MIN_JOBS                                                                            \
+    2048 /* was 32768: below it every segment went to the selection, at 3x                         \
+            the per-job cost (issue 18 item 8); 2048 jobs: a 64-job sample */
 #define SAMPLE_MARGIN 0.015
 #define SAMPLE_BLOCK 64
 /* Most points of a curve the oracle's large-instance pass handles in place. */

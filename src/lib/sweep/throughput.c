@@ -1,13 +1,14 @@
 /*
  * Throughput sources for a sweep: the emulated job, a command's stdout, a followed log file.
- * The command and log sources match each line with a --throughput-regex (POSIX ERE, one
- * group). The full training-log readers (Megatron, nanotron...) come with the telemetry
- * readers (issue 3) and plug in as further pfi_tput_source implementations.
+ * The command and log sources match each line with a --throughput-regex: PCRE2, the same
+ * dialect as `pfi ingest` (a named group (?<throughput>...); the old form, one plain group, is
+ * accepted with a note). The full training-log readers are in telemetry/trainlog.c.
  */
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <regex.h>
+#include <pcre2.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,37 +49,65 @@ void pfi_tput_source_destroy(pfi_tput_source *src)
 /* ---- regex ---- */
 
 struct pfi_tput_regex {
-    regex_t re;
+    pcre2_code *re;
+    pcre2_match_data *md;
+    uint32_t group;   /* the throughput group's number */
+    const char *note; /* static text when the old form was given, else NULL */
 };
 
-pfi_error pfi_tput_regex_compile(const char *ere, pfi_tput_regex **out, pfi_diag *diag)
+pfi_error pfi_tput_regex_compile(const char *pattern, pfi_tput_regex **out, pfi_diag *diag)
 {
     *out = NULL;
-    pfi_tput_regex *r = pfi_malloc(sizeof *r);
-    if (r == NULL)
-        return PFI_ERR_NOMEM;
-    int rc = regcomp(&r->re, ere, REG_EXTENDED);
-    if (rc != 0) {
-        char why[200];
-        regerror(rc, &r->re, why, sizeof why);
-        pfi_free(r);
-        return tfail(diag, PFI_ERR_INVALID_ARGUMENT, "--throughput-regex: %s", why);
+    int ec;
+    PCRE2_SIZE eo;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, 0, &ec, &eo, NULL);
+    if (re == NULL) {
+        PCRE2_UCHAR why[200];
+        pcre2_get_error_message(ec, why, sizeof why);
+        return tfail(diag, PFI_ERR_INVALID_ARGUMENT, "--throughput-regex: %s at offset %zu",
+                     (char *)why, (size_t)eo);
     }
-    if (r->re.re_nsub != 1) {
-        regfree(&r->re);
-        pfi_free(r);
+    uint32_t n_groups = 0;
+    pcre2_pattern_info(re, PCRE2_INFO_CAPTURECOUNT, &n_groups);
+    int named = pcre2_substring_number_from_name(re, (PCRE2_SPTR) "throughput");
+    const char *note = NULL;
+    uint32_t group;
+    if (named > 0) {
+        group = (uint32_t)named;
+    } else if (n_groups == 1) {
+        group = 1;
+        note = "--throughput-regex has no (?<throughput>...) group: its one plain group is read "
+               "as the throughput (the old POSIX ERE form; write (?<throughput>...))";
+    } else {
+        pcre2_code_free(re);
         return tfail(diag, PFI_ERR_INVALID_ARGUMENT,
-                     "--throughput-regex '%s' needs exactly one parenthesised group", ere);
+                     "--throughput-regex '%s' needs a named group (?<throughput>...) (or exactly "
+                     "one plain group, the old form)",
+                     pattern);
     }
+    pfi_tput_regex *r = pfi_malloc(sizeof *r);
+    pcre2_match_data *md = r ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
+    if (md == NULL) {
+        pfi_free(r);
+        pcre2_code_free(re);
+        return PFI_ERR_NOMEM;
+    }
+    *r = (pfi_tput_regex){.re = re, .md = md, .group = group, .note = note};
     *out = r;
     return PFI_OK;
+}
+
+const char *pfi_tput_regex_note(const pfi_tput_regex *re)
+{
+    return re != NULL ? re->note : NULL;
 }
 
 void pfi_tput_regex_free(pfi_tput_regex *re)
 {
     if (re == NULL)
         return;
-    regfree(&re->re);
+    pcre2_match_data_free(re->md);
+    pcre2_code_free(re->re);
     pfi_free(re);
 }
 
@@ -86,33 +115,28 @@ bool pfi_tput_parse_line(const pfi_tput_regex *re, const char *line, size_t len,
 {
     if (len >= LINE_MAX_BYTES || memchr(line, '\0', len) != NULL)
         return false;
-    char *buf = pfi_malloc(len + 1);
-    if (buf == NULL)
+    if (pcre2_match(re->re, (PCRE2_SPTR)line, len, 0, 0, re->md, NULL) < 0)
         return false;
-    memcpy(buf, line, len);
-    buf[len] = '\0';
-    regmatch_t m[2];
-    bool ok = false;
-    if (regexec(&re->re, buf, 2, m, 0) == 0 && m[1].rm_so >= 0) {
-        size_t a = (size_t)m[1].rm_so, b = (size_t)m[1].rm_eo;
-        double scale = 1.0;
-        /* a unit suffix inside or right after the group: 12.3K tokens/s (nanotron) */
-        char last = b > a ? buf[b - 1] : '\0';
-        char next = buf[b];
-        if (last == 'K' || last == 'k' || last == 'M' || last == 'G') {
-            scale = last == 'M' ? 1e6 : last == 'G' ? 1e9 : 1e3;
-            b--;
-        } else if (next == 'K' || next == 'k' || next == 'M' || next == 'G') {
-            scale = next == 'M' ? 1e6 : next == 'G' ? 1e9 : 1e3;
-        }
-        double v;
-        if (b > a && pfi_value_parse(buf + a, b - a, &v) == PFI_VALUE_OK && v >= 0) {
-            *out = v * scale;
-            ok = isfinite(*out);
-        }
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(re->md);
+    if (ov[2 * re->group] == PCRE2_UNSET)
+        return false;
+    size_t a = ov[2 * re->group], b = ov[2 * re->group + 1];
+    double scale = 1.0;
+    /* a unit suffix inside or right after the group: 12.3K tokens/s (nanotron) */
+    char last = b > a ? line[b - 1] : '\0';
+    char next = b < len ? line[b] : '\0';
+    if (last == 'K' || last == 'k' || last == 'M' || last == 'G') {
+        scale = last == 'M' ? 1e6 : last == 'G' ? 1e9 : 1e3;
+        b--;
+    } else if (next == 'K' || next == 'k' || next == 'M' || next == 'G') {
+        scale = next == 'M' ? 1e6 : next == 'G' ? 1e9 : 1e3;
     }
-    pfi_free(buf);
-    return ok;
+    double v;
+    if (b > a && pfi_value_parse(line + a, b - a, &v) == PFI_VALUE_OK && v >= 0) {
+        *out = v * scale;
+        return isfinite(*out);
+    }
+    return false;
 }
 
 /* ---- line splitter shared by the command and log sources ---- */
@@ -152,12 +176,14 @@ static void lines_feed(lines *L, const char *data, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         char ch = data[i];
-        if (ch == '\n') {
+        /* '\r' ends a record too: a progress bar's updates (tqdm, Lightning) are records, not
+           one line growing past LINE_MAX_BYTES */
+        if (ch == '\n' || ch == '\r') {
             if (!L->dropping) {
                 double v;
                 if (L->echo_fd >= 0) {
                     ssize_t w = write(L->echo_fd, L->buf, L->len);
-                    w = write(L->echo_fd, "\n", 1);
+                    w = write(L->echo_fd, &ch, 1);
                     (void)w;
                 }
                 size_t len = L->len;

@@ -1,0 +1,168 @@
+/*
+ * pfi/topology.h — the power tree of a site (DESIGN §12; issue 18): a utility feed, PDUs,
+ * racks, nodes — any depth — each with a power limit, and the allocation of per-job caps that
+ * honours every level's limit.
+ *
+ * The topology file is text, one level per line, '#' starts a comment, blank lines skipped:
+ *
+ *     LEVEL NAME PARENT LIMIT_W [reserve|measured] [source=TEXT]
+ *
+ *   LEVEL    the kind of gear, a word chosen by the site (feed, pdu, rack, node, ...);
+ *   NAME     unique in the file; jobs name it in the jobs file's `node` column;
+ *   PARENT   the NAME of the level it hangs from, or '-' for a top level (several are allowed:
+ *            the site budget is above them all); a parent may be defined on a later line;
+ *   LIMIT_W  its limit in watts (> 0), or '-' for none (a grouping only);
+ *   kind     `reserve` (the default for topology levels): the sum of the caps under the level
+ *            (GPUs × per-GPU cap) stays within the limit, so no burst can trip the gear;
+ *            `measured`: the predicted drawn power under it stays within the limit (what a
+ *            meter sees; keeps more throughput, as GPUs rarely draw their cap);
+ *   source   optional: where the level's measured power can be read (a PromQL expression, a
+ *            meter's URL), kept for the controller; the allocator does not read it.
+ *
+ * Errors name the file, line and level: a line that does not parse, a bad limit, a name given
+ * twice (a node in two racks: both lines named), an unknown parent, a cycle.
+ */
+#ifndef PFI_TOPOLOGY_H
+#define PFI_TOPOLOGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "pfi/allocate.h"
+#include "pfi/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The parent of a top level. */
+#define PFI_TOPO_NONE ((size_t)-1)
+
+/* Most levels in one topology file (more is PFI_ERR_LIMIT). */
+#define PFI_TOPO_MAX_NODES 1000000
+
+typedef enum pfi_limit_kind {
+    PFI_LIMIT_RESERVE = 0, /* Σ GPUs × cap under the level <= limit */
+    PFI_LIMIT_MEASURED = 1 /* Σ predicted drawn power under the level <= limit */
+} pfi_limit_kind;
+
+/* pfi_limit_kind_name — "reserve" or "measured" ("unknown" otherwise). Static. */
+const char *pfi_limit_kind_name(pfi_limit_kind k);
+
+/* pfi_topology — owned (pfi_topology_destroy); every array has n entries, in file order. */
+typedef struct pfi_topology {
+    size_t n;
+    char **level;         /* the LEVEL word */
+    char **name;          /* the NAME */
+    size_t *parent;       /* index of the parent, PFI_TOPO_NONE for a top level */
+    double *limit_w;      /* W; INFINITY when '-' */
+    pfi_limit_kind *kind; /* reserve unless the line says measured */
+    char **source;        /* NULL when the line has none */
+    long *line;           /* the line in the file */
+    size_t *depth;        /* 0 for a top level */
+    size_t max_depth;     /* the deepest level's depth + 1 */
+} pfi_topology;
+
+/*
+ * pfi_topology_read_stream — parse a topology file from stream (borrowed), named name in
+ * diagnostics, into *out (owned). Errors: PFI_ERR_PARSE (a line with too few or too many
+ * fields, an unknown kind or option; diag names line and level), PFI_ERR_VALUE (a limit that
+ * is not a number > 0, a name given twice, an unknown parent, a cycle), PFI_ERR_EMPTY (no
+ * levels), PFI_ERR_LIMIT, PFI_ERR_LINE_TOO_LONG (a line over 4096 bytes), PFI_ERR_IO,
+ * PFI_ERR_NOMEM.
+ */
+pfi_error pfi_topology_read_stream(FILE *stream, const char *name, pfi_topology **out,
+                                   pfi_diag *diag);
+
+/* pfi_topology_read — as pfi_topology_read_stream from the file at path. */
+pfi_error pfi_topology_read(const char *path, pfi_topology **out, pfi_diag *diag);
+
+/* pfi_topology_find — the index of the level called name in *idx. Errors:
+ * PFI_ERR_INVALID_ARGUMENT (no such level). O(n). */
+pfi_error pfi_topology_find(const pfi_topology *t, const char *name, size_t *idx);
+
+/* pfi_topology_destroy — free t. NULL is a no-op. */
+void pfi_topology_destroy(pfi_topology *t);
+
+/*
+ * pfi_alloc_tree — the tree an allocation honours, borrowed arrays: n_nodes levels with their
+ * parent (PFI_TOPO_NONE at the top; parents form a forest), limit (W, INFINITY: none) and
+ * kind; each job's level (job_node[j], PFI_TOPO_NONE: directly under the site budget) and
+ * optional band (band[j], NULL or NaN: 0; a higher band is kept longer: a reduction is taken
+ * from the lowest band first, within a band by the strategy). The site budget (the options'
+ * budget_w or reduction) is the root, of kind budget_kind. name and line (may be NULL) only
+ * name levels in diagnostics.
+ */
+typedef struct pfi_alloc_tree {
+    size_t n_nodes;
+    const size_t *parent;
+    const double *limit_w;
+    const pfi_limit_kind *kind;
+    const size_t *job_node; /* [jobs n] */
+    const double *band;     /* [jobs n] or NULL */
+    pfi_limit_kind budget_kind;
+    const char *const *name; /* [n_nodes] or NULL */
+    const long *line;        /* [n_nodes] or NULL */
+} pfi_alloc_tree;
+
+/* pfi_alloc_tree_from — *t from topology topo (borrowed) and the jobs' levels; budget_kind
+ * measured, no bands. */
+void pfi_alloc_tree_from(const pfi_topology *topo, const size_t *job_node, pfi_alloc_tree *t);
+
+/*
+ * pfi_alloc_tree_result — what each level carries after an allocation (n_nodes entries,
+ * pfi_alloc_tree_result_init allocates; pfi_alloc_tree_result_clear frees): the sum of the
+ * caps under it (GPUs × per-GPU cap, W), the predicted drawn power under it (W), and whether
+ * its limit bound (its kind's sum within 1e-9 relative of the limit). The site budget too.
+ */
+typedef struct pfi_alloc_tree_result {
+    size_t n_nodes;
+    double *reserve_w; /* Σ GPUs × cap under each level */
+    double *drawn_w;   /* Σ predicted drawn power under each level */
+    bool *binding;     /* the level's limit is what stopped more power going there */
+    size_t n_binding;  /* levels that bind */
+    double site_reserve_w, site_drawn_w;
+    bool budget_binding; /* the site budget binds */
+    pfi_limit_kind budget_kind;
+} pfi_alloc_tree_result;
+
+/* pfi_alloc_tree_result_init — zero tr and allocate it for n_nodes levels. PFI_ERR_NOMEM. */
+pfi_error pfi_alloc_tree_result_init(pfi_alloc_tree_result *tr, size_t n_nodes);
+
+/* pfi_alloc_tree_result_clear — free tr's arrays and zero it. NULL is a no-op. */
+void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
+
+/*
+ * pfi_allocate_tree — per-job caps (r, initialised for jobs->n) that honour every level of
+ * tree t and the site budget, with per-level figures in tr (initialised for t->n_nodes).
+ *
+ * The oracle: every job starts at its lowest allowed power; the segments of every job's upper
+ * concave envelope are taken in descending band, then descending marginal weighted tokens/s
+ * per W, each as far as every ancestor's remaining capacity allows (a reserve level counts a
+ * segment's cap watts, GPUs × Δcap; a measured level its drawn watts). With concave curves and
+ * nested (laminar) limits of one kind this greedy is the optimum — the constraints form a
+ * polymatroid, on which the greedy is exact for separable concave objectives (Edmonds 1970;
+ * Fujishige, "Submodular Functions and Optimization", §3) — so the envelope is taken in that
+ * kind's space (cap watts when every limit is reserve); tests check it against HiGHS linprog
+ * (tests/golden/alloc_tree_lp.py). With both kinds on one tree it is a feasible greedy (every
+ * limit holds) but not proven optimal. Other strategies: their flat allocation under the
+ * budget, then every level over its limit, deepest first, reallocated by the same strategy
+ * among its jobs with the level's limit as their budget (caps only ever lowered). A cap step
+ * rounds each job down to its grid (every limit still holds).
+ *
+ * Infeasible: when a level's limit (or the budget) is below the least its jobs can take at
+ * their lowest caps, every job stays at its lowest cap, r->feasible is false, and diag says
+ * which level (name, line). Errors: PFI_ERR_INVALID_ARGUMENT (as pfi_allocate; a parent or
+ * job level out of range; tr or r sized differently; a limit < 0 or NaN), PFI_ERR_NOMEM.
+ * Cost: O(S) for S envelope segments (a radix sort), times the tree's depth for the walk.
+ */
+pfi_error pfi_allocate_tree(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
+                            const pfi_alloc_tree *t, pfi_alloc_result *r, pfi_alloc_tree_result *tr,
+                            pfi_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

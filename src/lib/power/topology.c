@@ -1,0 +1,373 @@
+/*
+ * The topology file of a site's power tree (pfi/topology.h): its reader, the lookup of a
+ * level by name, and the result arrays of the tree allocator.
+ */
+#include "pfi/topology.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/memory.h"
+#include "pfi/value.h"
+
+/* The longest line read (longer: PFI_ERR_LINE_TOO_LONG). */
+#define TOPO_MAX_LINE 4096
+
+const char *pfi_limit_kind_name(pfi_limit_kind k)
+{
+    return k == PFI_LIMIT_RESERVE ? "reserve" : k == PFI_LIMIT_MEASURED ? "measured" : "unknown";
+}
+
+void pfi_topology_destroy(pfi_topology *t)
+{
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < t->n; i++) {
+        pfi_free(t->level[i]);
+        pfi_free(t->name[i]);
+        pfi_free(t->source[i]);
+    }
+    pfi_free(t->level);
+    pfi_free(t->name);
+    pfi_free(t->source);
+    pfi_free(t->parent);
+    pfi_free(t->limit_w);
+    pfi_free(t->kind);
+    pfi_free(t->line);
+    pfi_free(t->depth);
+    pfi_free(t);
+}
+
+pfi_error pfi_topology_find(const pfi_topology *t, const char *name, size_t *idx)
+{
+    for (size_t i = 0; t != NULL && i < t->n; i++)
+        if (strcmp(t->name[i], name) == 0) {
+            *idx = i;
+            return PFI_OK;
+        }
+    return PFI_ERR_INVALID_ARGUMENT;
+}
+
+/* Room for one more level in every array. */
+static bool topo_grow(pfi_topology *t, size_t *cap, char ***parent_name)
+{
+    if (t->n < *cap)
+        return true;
+    size_t n = *cap ? 2 * *cap : 16;
+    void **arrays[] = {(void **)&t->level,  (void **)&t->name,    (void **)&t->source,
+                       (void **)&t->parent, (void **)&t->limit_w, (void **)&t->kind,
+                       (void **)&t->line,   (void **)&t->depth,   (void **)parent_name};
+    size_t sizes[] = {sizeof(char *), sizeof(char *), sizeof(char *),
+                      sizeof(size_t), sizeof(double), sizeof(pfi_limit_kind),
+                      sizeof(long),   sizeof(size_t), sizeof(char *)};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        void *q = pfi_realloc(*arrays[k], n * sizes[k]);
+        if (q == NULL)
+            return false;
+        *arrays[k] = q;
+    }
+    *cap = n;
+    return true;
+}
+
+/* The fields of one line: up to 8 blank-separated words, NUL-terminated in place. */
+static size_t split(char *s, char **w, size_t max)
+{
+    size_t n = 0;
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+            s++;
+        if (*s == '\0' || *s == '#')
+            return n;
+        if (n == max)
+            return max + 1;
+        w[n++] = s;
+        while (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\n' && *s != '#')
+            s++;
+        if (*s == '#') {
+            *s = '\0';
+            return n;
+        }
+        if (*s)
+            *s++ = '\0';
+    }
+}
+
+/* A simple hash table from name to index (open addressing, index + 1; 0 empty). */
+typedef struct name_table {
+    size_t *slot;
+    size_t size;
+} name_table;
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The index of name among t's first n names, or PFI_TOPO_NONE. */
+static size_t table_find(const name_table *nt, char *const *names, const char *name)
+{
+    size_t h = name_hash(name) & (nt->size - 1);
+    while (nt->slot[h]) {
+        if (strcmp(names[nt->slot[h] - 1], name) == 0)
+            return nt->slot[h] - 1;
+        h = (h + 1) & (nt->size - 1);
+    }
+    return PFI_TOPO_NONE;
+}
+
+static void table_put(name_table *nt, const char *name, size_t idx)
+{
+    size_t h = name_hash(name) & (nt->size - 1);
+    while (nt->slot[h])
+        h = (h + 1) & (nt->size - 1);
+    nt->slot[h] = idx + 1;
+}
+
+/* Parse one level's line (words w[0..nw)) into level t->n. */
+static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent_name,
+                             const char *file, long line, pfi_diag *d)
+{
+    size_t i = t->n;
+    const char *lvl = nw > 0 ? w[0] : "";
+    if (nw < 4 || nw > 6) {
+        pfi_diag_set(d, file, line, NULL,
+                     "level '%.60s': expected 'LEVEL NAME PARENT LIMIT_W [reserve|measured] "
+                     "[source=TEXT]', got %zu fields",
+                     lvl, nw);
+        return PFI_ERR_PARSE;
+    }
+    double lim = INFINITY;
+    if (strcmp(w[3], "-") != 0 &&
+        (pfi_value_parse(w[3], strlen(w[3]), &lim) != PFI_VALUE_OK || !(lim > 0))) {
+        pfi_diag_set(d, file, line, "LIMIT_W",
+                     "%.60s '%.100s': limit '%.60s' is not watts > 0 (or '-' for none)", lvl, w[1],
+                     w[3]);
+        return PFI_ERR_VALUE;
+    }
+    pfi_limit_kind kind = PFI_LIMIT_RESERVE;
+    const char *source = NULL;
+    for (size_t k = 4; k < nw; k++) {
+        if (strcmp(w[k], "reserve") == 0)
+            kind = PFI_LIMIT_RESERVE;
+        else if (strcmp(w[k], "measured") == 0)
+            kind = PFI_LIMIT_MEASURED;
+        else if (strncmp(w[k], "source=", 7) == 0 && w[k][7] != '\0')
+            source = w[k] + 7;
+        else {
+            pfi_diag_set(d, file, line, NULL,
+                         "%.60s '%.100s': '%.60s' is not a kind (reserve, measured) or "
+                         "source=TEXT",
+                         lvl, w[1], w[k]);
+            return PFI_ERR_PARSE;
+        }
+    }
+    t->level[i] = pfi_strdup(w[0]);
+    t->name[i] = pfi_strdup(w[1]);
+    t->source[i] = source ? pfi_strdup(source) : NULL;
+    parent_name[i] = strcmp(w[2], "-") == 0 ? NULL : pfi_strdup(w[2]);
+    t->n++; /* owned from here: freed with t even when a copy failed */
+    if (!t->level[i] || !t->name[i] || (source && !t->source[i]) ||
+        (strcmp(w[2], "-") != 0 && !parent_name[i]))
+        return PFI_ERR_NOMEM;
+    t->limit_w[i] = lim;
+    t->kind[i] = kind;
+    t->line[i] = line;
+    t->parent[i] = PFI_TOPO_NONE;
+    t->depth[i] = 0;
+    return PFI_OK;
+}
+
+/* Parents resolved by name, then every level's depth; a cycle or an unknown parent is an
+ * error naming the line. */
+static pfi_error resolve(pfi_topology *t, char **parent_name, const char *file, pfi_diag *d)
+{
+    name_table nt = {NULL, 16};
+    while (nt.size < 2 * t->n + 2)
+        nt.size *= 2;
+    nt.slot = pfi_calloc(nt.size, sizeof *nt.slot);
+    if (nt.slot == NULL)
+        return PFI_ERR_NOMEM;
+    pfi_error e = PFI_OK;
+    for (size_t i = 0; i < t->n && e == PFI_OK; i++) {
+        size_t k = table_find(&nt, t->name, t->name[i]);
+        if (k != PFI_TOPO_NONE) {
+            pfi_diag_set(d, file, t->line[i], "NAME",
+                         "%.60s '%.100s' is given twice (line %ld and here, under '%.100s' and "
+                         "'%.100s'): a level hangs from one parent",
+                         t->level[i], t->name[i], t->line[k], parent_name[k] ? parent_name[k] : "-",
+                         parent_name[i] ? parent_name[i] : "-");
+            e = PFI_ERR_VALUE;
+        } else {
+            table_put(&nt, t->name[i], i);
+        }
+    }
+    for (size_t i = 0; i < t->n && e == PFI_OK; i++) {
+        if (parent_name[i] == NULL)
+            continue;
+        size_t p = table_find(&nt, t->name, parent_name[i]);
+        if (p == PFI_TOPO_NONE) {
+            pfi_diag_set(d, file, t->line[i], "PARENT",
+                         "%.60s '%.100s': parent '%.100s' is not a level of the file", t->level[i],
+                         t->name[i], parent_name[i]);
+            e = PFI_ERR_VALUE;
+        } else if (p == i) {
+            pfi_diag_set(d, file, t->line[i], "PARENT", "%.60s '%.100s' is its own parent",
+                         t->level[i], t->name[i]);
+            e = PFI_ERR_VALUE;
+        } else {
+            t->parent[i] = p;
+        }
+    }
+    /* depths, and cycles: a walk up longer than n levels never reaches a top */
+    for (size_t i = 0; i < t->n && e == PFI_OK; i++) {
+        size_t steps = 0, a = i;
+        while (t->parent[a] != PFI_TOPO_NONE && steps <= t->n) {
+            a = t->parent[a];
+            steps++;
+        }
+        if (steps > t->n) {
+            pfi_diag_set(d, file, t->line[i], "PARENT",
+                         "%.60s '%.100s': its parents form a cycle (no top level above it)",
+                         t->level[i], t->name[i]);
+            e = PFI_ERR_VALUE;
+        } else {
+            t->depth[i] = steps;
+            if (steps + 1 > t->max_depth)
+                t->max_depth = steps + 1;
+        }
+    }
+    pfi_free(nt.slot);
+    return e;
+}
+
+pfi_error pfi_topology_read_stream(FILE *stream, const char *name, pfi_topology **out, pfi_diag *d)
+{
+    *out = NULL;
+    pfi_diag_clear(d);
+    pfi_topology *t = pfi_calloc(1, sizeof *t);
+    if (t == NULL)
+        return PFI_ERR_NOMEM;
+    char **parent_name = NULL;
+    size_t cap = 0;
+    char buf[TOPO_MAX_LINE + 1];
+    long line = 0;
+    pfi_error e = PFI_OK;
+    for (int c = 0; e == PFI_OK && c != EOF;) {
+        size_t len = 0;
+        bool nul = false, more = false;
+        while ((c = getc(stream)) != EOF && c != '\n') {
+            if (len == TOPO_MAX_LINE) {
+                more = true;
+                continue;
+            }
+            nul |= c == '\0';
+            buf[len++] = (char)c;
+        }
+        if (c == EOF && len == 0 && !more)
+            break;
+        buf[len] = '\0';
+        line++;
+        if (more) {
+            pfi_diag_set(d, name, line, NULL, "line longer than %d bytes", TOPO_MAX_LINE);
+            e = PFI_ERR_LINE_TOO_LONG;
+            break;
+        }
+        if (nul) {
+            pfi_diag_set(d, name, line, NULL, "a NUL byte: not a text file");
+            e = PFI_ERR_PARSE;
+            break;
+        }
+        char *w[7];
+        size_t nw = split(buf, w, 6);
+        if (nw == 0)
+            continue;
+        if (t->n >= PFI_TOPO_MAX_NODES) {
+            pfi_diag_set(d, name, line, NULL, "more than %d levels", PFI_TOPO_MAX_NODES);
+            e = PFI_ERR_LIMIT;
+            break;
+        }
+        if (!topo_grow(t, &cap, &parent_name)) {
+            e = PFI_ERR_NOMEM;
+            break;
+        }
+        parent_name[t->n] = NULL;
+        e = parse_level(t, w, nw, parent_name, name, line, d);
+    }
+    if (e == PFI_OK && ferror(stream)) {
+        pfi_diag_set(d, name, line, NULL, "read error");
+        e = PFI_ERR_IO;
+    }
+    if (e == PFI_OK && t->n == 0) {
+        pfi_diag_set(d, name, 0, NULL, "no levels (expected 'LEVEL NAME PARENT LIMIT_W' lines)");
+        e = PFI_ERR_EMPTY;
+    }
+    if (e == PFI_OK)
+        e = resolve(t, parent_name, name, d);
+    for (size_t i = 0; i < t->n; i++)
+        pfi_free(parent_name[i]);
+    pfi_free(parent_name);
+    if (e != PFI_OK) {
+        pfi_topology_destroy(t);
+        return e;
+    }
+    *out = t;
+    return PFI_OK;
+}
+
+pfi_error pfi_topology_read(const char *path, pfi_topology **out, pfi_diag *d)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        pfi_diag_set(d, path, 0, NULL, "cannot open");
+        return PFI_ERR_IO;
+    }
+    pfi_error e = pfi_topology_read_stream(f, path, out, d);
+    fclose(f);
+    return e;
+}
+
+void pfi_alloc_tree_from(const pfi_topology *topo, const size_t *job_node, pfi_alloc_tree *t)
+{
+    memset(t, 0, sizeof *t);
+    t->n_nodes = topo->n;
+    t->parent = topo->parent;
+    t->limit_w = topo->limit_w;
+    t->kind = topo->kind;
+    t->job_node = job_node;
+    t->band = NULL;
+    t->budget_kind = PFI_LIMIT_MEASURED;
+    t->name = (const char *const *)topo->name;
+    t->line = topo->line;
+}
+
+pfi_error pfi_alloc_tree_result_init(pfi_alloc_tree_result *tr, size_t n_nodes)
+{
+    memset(tr, 0, sizeof *tr);
+    size_t m = n_nodes ? n_nodes : 1;
+    tr->reserve_w = pfi_calloc(m, sizeof *tr->reserve_w);
+    tr->drawn_w = pfi_calloc(m, sizeof *tr->drawn_w);
+    tr->binding = pfi_calloc(m, sizeof *tr->binding);
+    if (!tr->reserve_w || !tr->drawn_w || !tr->binding) {
+        pfi_alloc_tree_result_clear(tr);
+        return PFI_ERR_NOMEM;
+    }
+    tr->n_nodes = n_nodes;
+    return PFI_OK;
+}
+
+void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr)
+{
+    if (tr == NULL)
+        return;
+    pfi_free(tr->reserve_w);
+    pfi_free(tr->drawn_w);
+    pfi_free(tr->binding);
+    memset(tr, 0, sizeof *tr);
+}

@@ -1,0 +1,38 @@
+#!/bin/sh
+# pfi analyze: the share of undefined Monte Carlo draws (JSON pfi_ratio_undefined_share, an
+# undef% table column when any group has some) and the group note for a throughput that rises
+# under a cap. Usage: analyze_ci.sh PFI_BINARY            (ctest cli_analyze_ci)
+set -u
+PFI=$1
+T=$(mktemp -d "${TMPDIR:-/tmp}/pfi-analyze-ci.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail=0
+check() { # NAME WANT_RC CMD...
+    name=$1 want=$2; shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    [ "$rc" -eq "$want" ] || { echo "FAIL $name: exit $rc, want $want"; cat "$T/err"; fail=1; }
+}
+has() { grep -q -- "$2" "$T/out" || { echo "FAIL $1: '$2' not in output"; cat "$T/out"; fail=1; }; }
+hasnt() { ! grep -q -- "$2" "$T/out" || { echo "FAIL $1: '$2' in output"; fail=1; }; }
+# g: 250 W above the reference's throughput (area 1.15); k: its one point binds in about half
+# the draws (x = 0.025, noise 1 % on each power)
+printf 'job,cap,power,throughput\ng,300,300,100\ng,250,250,110\ng,200,200,90\n' >"$T/g.csv"
+printf 'k,300,100,10\nk,250,97.5,9.9\n' >>"$T/g.csv"
+M="--group job --cap cap --power power --throughput throughput --noise-rel 0.01"
+# shellcheck disable=SC2086
+check table 0 "$PFI" analyze $M "$T/g.csv"
+has table-column "undef%"
+has table-note "note: throughput rises under a cap"
+# shellcheck disable=SC2086
+check json 0 "$PFI" analyze $M --format json "$T/g.csv"
+has json-share '"pfi_ratio_undefined_share": 0\.[3-7]'
+grep -A1 -- "\"notes\": \[" "$T/out" | grep -q throughput_rises_under_cap || { echo "FAIL json-note"; fail=1; }
+# no undefined draws: no column
+printf 'job,cap,power,throughput\ng,300,300,100\ng,200,200,90\n' >"$T/h.csv"
+# shellcheck disable=SC2086
+check table-clean 0 "$PFI" analyze $M "$T/h.csv"
+hasnt table-no-column "undef%"
+hasnt table-no-note "note:"
+[ $fail -eq 0 ] && echo "analyze_ci: all checks passed"
+exit $fail

@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Reference optimum of the allocation on a power tree with SciPy's linprog (HiGHS).
+
+Input (written by tests/test_allocate.c, test_tree_linprog): blocks of
+    case ID N M BUDGET BUDGET_KIND
+    M lines: PARENT LIMIT KIND            (a level; PARENT -1 at the top, LIMIT inf: none;
+                                           KIND 0 reserve, 1 measured)
+    N lines: NODE GPUS BAND C0 P0 T0 C1 P1 T1 ...   (a job: its level, -1 under the site only,
+                                           its curve points, caps ascending)
+One variable per curve segment s (the fraction of it taken, 0 <= x_s <= 1); every job starts
+at its first point. A level (and the site, of BUDGET_KIND) limits the sum over the segments
+of the jobs under it of x_s times the segment's cap watts (GPUS x dC, reserve) or drawn watts
+(dP, measured), less what the first points already take. The objective is the tokens/s of
+the segments taken. With bands the optimum is lexicographic: the highest band's tokens/s is
+maximised first, then, with it held (to 1e-12 relative), the next band's, and so on. It is
+the exact optimum when the curves are concave in the space of the binding limits (the test
+builds them concave in both). It shares no code with the C allocator (no envelope, no sort,
+no greedy). Prints "ID V_1 V_2 ..." per case: the tokens/s of each band, highest first.
+"""
+import sys
+
+import numpy as np
+from scipy.optimize import linprog
+from scipy.sparse import csr_matrix
+
+
+def solve(jobs, levels, budget, budget_kind):
+    m = len(levels)
+    rows, cols, vals = [], [], []
+    base = np.zeros(m + 1)
+    value, band_of = [], []
+    k = 0
+    for node, g, band, pts in jobs:
+        c, p, t = pts[0::3], pts[1::3], pts[2::3]
+        chain = []
+        a = node
+        while a >= 0:
+            chain.append(a)
+            a = levels[a][0]
+        for a in chain:
+            base[a] += g * c[0] if levels[a][2] == 0 else p[0]
+        base[m] += g * c[0] if budget_kind == 0 else p[0]
+        for i in range(1, len(c)):
+            for a in chain:
+                rows.append(a)
+                cols.append(k)
+                vals.append(g * (c[i] - c[i - 1]) if levels[a][2] == 0 else p[i] - p[i - 1])
+            rows.append(m)
+            cols.append(k)
+            vals.append(g * (c[i] - c[i - 1]) if budget_kind == 0 else p[i] - p[i - 1])
+            value.append(t[i] - t[i - 1])
+            band_of.append(band)
+            k += 1
+    value = np.array(value)
+    band_of = np.array(band_of)
+    limit = np.array([lv[1] for lv in levels] + [budget])
+    A = csr_matrix((vals, (rows, cols)), shape=(m + 1, k))
+    keep = np.isfinite(limit)
+    A = A[np.flatnonzero(keep)]
+    b = (limit - base)[keep]
+    base_t = sum(pts[2] for _, _, _, pts in jobs)
+    bands = sorted(set(band for _, _, band, _ in jobs), reverse=True)
+    out = []
+    extra_A, extra_b = [], []
+    from scipy.sparse import vstack
+    for bd in bands:
+        mask = (band_of == bd).astype(float)
+        c_obj = -(value * mask)
+        AA = vstack([A] + extra_A) if extra_A else A
+        bb = np.concatenate([b] + [np.array(extra_b)]) if extra_b else b
+        res = linprog(c_obj, A_ub=AA, b_ub=bb, bounds=(0, 1), method="highs")
+        if res.status != 0:
+            sys.exit(f"linprog failed: {res.message}")
+        got = -res.fun
+        start = sum(pts[2] for _, _, band, pts in jobs if band == bd)
+        out.append(start + got)
+        extra_A.append(csr_matrix(-(value * mask)).reshape(1, k))
+        extra_b.append(-(got - 1e-12 * (1 + abs(got))))
+    return out
+
+
+def main(path):
+    lines = open(path).read().splitlines()
+    i = 0
+    while i < len(lines):
+        head = lines[i].split()
+        i += 1
+        case, n, m = int(head[1]), int(head[2]), int(head[3])
+        budget, budget_kind = float(head[4]), int(head[5])
+        levels = []
+        for _ in range(m):
+            f = lines[i].split()
+            i += 1
+            levels.append((int(f[0]), float(f[1]), int(f[2])))
+        jobs = []
+        for _ in range(n):
+            f = lines[i].split()
+            i += 1
+            jobs.append((int(f[0]), float(f[1]), float(f[2]), [float(x) for x in f[3:]]))
+        print(case, " ".join(repr(v) for v in solve(jobs, levels, budget, budget_kind)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
