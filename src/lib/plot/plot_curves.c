@@ -135,10 +135,10 @@ static PLFLT nice_step(PLFLT lo, PLFLT hi)
  * of titles when there are few curves, and a note naming the excluded points' marker when
  * the panel has any. Many curves are drawn thin, without markers, so the shape of the family
  * stays readable; past the palette's six colours the line style changes too, so no two
- * curves look alike. A panel of one curve gets a second x axis on top in W (P = x · P0), so
- * the caps read in watts. Text is sized to the panel (text_lines character heights to its
- * height, plot_text_size), not to the page, so a wide grid of panels keeps its titles and
- * labels inside each panel.
+ * curves look alike. A panel of one curve gets a second x axis on top in W (P = x · P0; kW
+ * from 10 kW, plot_power_unit), so the caps read in watts. Text is sized to the panel (text_lines
+ * character heights to its height, plot_text_size), not to the page, so a wide grid of panels keeps
+ * its titles and labels inside each panel.
  */
 static void draw_panel(const curve *c, const size_t *idx, size_t n, const char *const *titles,
                        const char *title, bool legend, double text_lines)
@@ -162,10 +162,13 @@ static void draw_panel(const curve *c, const size_t *idx, size_t n, const char *
         plot_viewport(7.0, 2.0, 4.8, 7.2);
     else
         plvsta();
-    if (watts) { /* the top axis: measured power in W */
-        plwind(xmin * sel[0].p0_w, xmax * sel[0].p0_w, ymin, ymax);
-        plbox("cmst", nice_step(xmin * sel[0].p0_w, xmax * sel[0].p0_w), 0, "", 0, 0);
-        plmtex("t", 2.9, 0.5, 0.5, "power (W)");
+    if (watts) { /* the top axis: measured power in W (kW for a many-GPU job) */
+        double scale, p0 = sel[0].p0_w;
+        char label[32];
+        snprintf(label, sizeof label, "power (%s)", plot_power_unit(xmax * p0, &scale));
+        plwind(xmin * p0 / scale, xmax * p0 / scale, ymin, ymax);
+        plbox("cmst", nice_step(xmin * p0 / scale, xmax * p0 / scale), 0, "", 0, 0);
+        plmtex("t", 2.9, 0.5, 0.5, label);
     }
     plwind(xmin, xmax, ymin, ymax);
     plbox(watts ? "bnst" : "bcnst", nice_step(xmin, xmax), 0, "bcnstv", nice_step(ymin, ymax), 0);

@@ -122,19 +122,21 @@ static void draw_budget(const pfi_audit_period *p, size_t n, size_t k, double sc
     pllsty(1);
 }
 
-/* Run k's measured line of the panel: power with the reserve (panel 0, in unit scale W) or
- * tokens/s. A period without a value breaks the line (plot_next_run): missing is never drawn
- * as 0 nor bridged. x, y: room for n points; v: room for n. */
+/* Run k's measured line of the panel: power with the reserve (panel 0) or tokens/s (panel 1),
+ * in units of scale. A period without a value breaks the line (plot_next_run): missing is never
+ * drawn as 0 nor bridged. Lines width wide (thinner when many runs overlap). x, y: room for
+ * n points; v: room for n. */
 static void draw_measured(const pfi_audit_period *p, size_t n, size_t k, int panel, double scale,
-                          PLFLT *x, PLFLT *y, double *v)
+                          double width, PLFLT *x, PLFLT *y, double *v)
 {
     for (size_t i = 0; i < n; i++) {
         const pfi_audit_period *q = &p[i];
-        v[i] = panel == 0 ? (q->measured_w + (isfinite(q->reserved_w) ? q->reserved_w : 0)) / scale
-                          : q->tput_tok_s;
+        v[i] = (panel == 0 ? q->measured_w + (isfinite(q->reserved_w) ? q->reserved_w : 0)
+                           : q->tput_tok_s) /
+               scale;
     }
     plcol0(PLOT_SERIES + (PLINT)k);
-    plwidth(2.0);
+    plwidth(width);
     size_t from = 0, b, e;
     while (plot_next_run(v, n, &from, &b, &e)) {
         for (size_t i = b; i < e; i++) {
@@ -190,23 +192,28 @@ static void draw_panel(const pfi_audit_period *const *p, const size_t *n, size_t
 {
     double lo, hi, scale = 1;
     range(p, n, nr, panel, &lo, &hi);
-    const char *unit = panel == 0 ? plot_power_unit(hi, &scale) : "";
+    char ylabel[48];
+    if (panel == 0) {
+        snprintf(ylabel, sizeof ylabel, "cluster GPU power (%s)", plot_power_unit(hi, &scale));
+    } else {
+        scale = hi >= 1e4 ? 1e3 : 1; /* short tick labels: the axis label fits beside them */
+        snprintf(ylabel, sizeof ylabel, "%s", scale > 1 ? "thousand tokens/s" : "tokens/s");
+    }
     lo /= scale;
     hi /= scale;
-    char ylabel[48];
-    snprintf(ylabel, sizeof ylabel, "cluster GPU power (%s)", unit);
     pladv(0);
     plot_text_size(30);
     plcol0(PLOT_BLACK);
     double vpw = plot_viewport(7.5, right, 4.8, 4.2);
     plwind(0, tmax, lo, hi);
+    plsyax(9, 0); /* plain numbers (120000 tokens/s), never a "(x10^5)" multiplier */
     plbox("bcnst", 0, 0, "bcnstv", 0, 0);
-    pllab("time since the controller started (s)", panel == 0 ? ylabel : "tokens/s",
+    pllab("time since the controller started (s)", ylabel,
           panel == 0 ? (title ? title : "grid power event") : "throughput");
     legend lg;
     lg.n = 0;
     for (size_t k = 0; k < nr; k++) {
-        draw_measured(p[k], n[k], k, panel, scale, x, y, v);
+        draw_measured(p[k], n[k], k, panel, scale, nr > 2 ? 1.2 : 2.0, x, y, v);
         legend_add(&lg, names[k], k, panel);
     }
     for (size_t k = 0; panel == 0 && k < nr; k++) /* on top: noisy power must not hide it */
