@@ -32,6 +32,7 @@ static const verb verbs[] = {
     {"control", cmd_control, "keep a cluster under a grid power budget (closed loop, agents)"},
     {"schedule", cmd_schedule, "the grid events a schedule file or a measured power trace gives"},
     {"report", cmd_report, "plot a power event from the controller's audit log"},
+    {"slurm", cmd_slurm, "Slurm prolog/epilog: a job's GPUs to pfid, restored at its end"},
     {"demo", cmd_demo, "run a demonstration (demo cluster: agents + controller on loopback)"},
 };
 

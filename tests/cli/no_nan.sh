@@ -112,6 +112,25 @@ run report-null "$PFI" report "$T/null.db" -o "$T/null.svg"
 grep -q 'budget *none' "$T/o/control-status-null.out" ||
     { echo "FAIL control-status-null: the missing budget is not a word"; fail=1; }
 
+# pfi ingest on every telemetry reader's corpus (tests/fuzz/corpus: every layout, version and
+# past crash), plain and with a cap and a zone (cap-lost / throttled / zone summaries), then
+# the runs of a store holding a cap-short run (no power) in every format
+for d in smi_csv dmon smi_query dcgmi prom prom_api smi_xml; do
+    for t in "$SRC/tests/fuzz/corpus/$d"/*; do
+        [ -f "$t" ] || continue
+        b="corpus-$d-$(basename "$t")"
+        run "$b" "$PFI" ingest --dry-run --telemetry "$t"
+        run "$b-cap" "$PFI" ingest --dry-run --cap 300 --q 1 --timezone Europe/Berlin --telemetry "$t"
+    done
+done
+{ echo "timestamp, index, power.draw [W], enforced.power.limit [W], clocks_event_reasons.active"
+  for s in 0 1 2 3; do printf '2026/01/01 00:00:0%d.000, 0, 290.00 W, 700.00 W, 0x0000000000000044\n' "$s"; done; } >"$T/capshort.csv"
+run ingest-capshort "$PFI" ingest --db "$T/cs.db" --group g --cap 300 --telemetry "$T/capshort.csv"
+for f in table csv json; do
+    run "runs-capshort-$f" "$PFI" runs --db "$T/cs.db" --format "$f"
+done
+run analyze-capshort "$PFI" analyze --db "$T/cs.db" --format csv
+
 # every output of every run above
 if grep -P -l "$NAN_RE" "$T"/o/* >"$T/hits" 2>/dev/null; then
     for h in $(cat "$T/hits"); do
