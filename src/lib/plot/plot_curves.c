@@ -239,7 +239,7 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
     if (e != PFI_OK)
         goto out;
     if (overlay) {
-        char legend[PFI_PLOT_OVERLAY_MAX][96];
+        char legend[PFI_PLOT_OVERLAY_MAX][448]; /* room for any %.2f: no truncation warning */
         const char *legend_ptr[PFI_PLOT_OVERLAY_MAX];
         for (size_t i = 0; i < n; i++) {
             const char *t = titles && titles[i] ? titles[i] : "(group)";
