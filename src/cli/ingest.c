@@ -888,9 +888,27 @@ static void explain_no_power(const ingest_args *a, const ingest_run *run)
         cli_error("%s: job power unavailable: no timestamp has power from every GPU "
                   "(a GPU without power data makes the node total incomplete)",
                   files);
-    else
-        cli_error("%s: no power samples%s%s", files,
-                  tm->tool_error[0] ? ": the tool reported: " : "", tm->tool_error);
+    else {
+        /* Power cells that were there but missing or rejected (a unit contradiction, not a
+         * number, a placeholder) are the reason, not the tool's error line. */
+        size_t n_bad = 0;
+        for (size_t i = 0; i < sizeof power_fields / sizeof power_fields[0]; i++) {
+            long fp = pfi_telemetry_field_find(tm, power_fields[i]);
+            for (size_t e = 0; fp >= 0 && e < tm->n_entities; e++) {
+                const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, e, (size_t)fp);
+                if (s != NULL)
+                    n_bad += s->n_missing + s->n_range;
+            }
+        }
+        if (n_bad > 0)
+            cli_error("%s: no power samples: all %zu power cells were missing or rejected "
+                      "(see the notes above)%s%s",
+                      files, n_bad, tm->tool_error[0] ? "; the tool also reported: " : "",
+                      tm->tool_error);
+        else
+            cli_error("%s: no power samples%s%s", files,
+                      tm->tool_error[0] ? ": the tool reported: " : "", tm->tool_error);
+    }
 }
 
 /* Phase 3, the summary: the report on stdout (unless --quiet), then, for a run without job

@@ -207,8 +207,9 @@ typedef struct csv_col {
     int role;
     size_t field;
     char unit[16];
-    unsigned bit; /* COL_REASON: its clock event reason bit, 0 for the whole mask */
-    double scale; /* COL_VALUE: the factor to the field's unit (pfi's replay CSV), else 1 */
+    bool unit_documented; /* unit is the field's documented one, the header named none */
+    unsigned bit;         /* COL_REASON: its clock event reason bit, 0 for the whole mask */
+    double scale;         /* COL_VALUE: the factor to the field's unit (pfi's replay CSV), else 1 */
 } csv_col;
 
 static bool looks_like_header(const span *f, size_t n)
@@ -228,11 +229,30 @@ static bool looks_like_header(const span *f, size_t n)
     return n > 0;
 }
 
+/* The unit nvidia-smi documents for a --query-gpu field (nvidia-smi --help-query-gpu):
+ * W for power.*, MiB for memory.*, MHz for clocks.*, % for utilization.*, C for
+ * temperature.*; NULL for any other. A --query-gpu list (and a header without "[unit]")
+ * names no unit, so this is the one a cell's unit must agree with. */
+static const char *documented_unit(span x)
+{
+    static const struct {
+        const char *prefix, *unit;
+    } du[] = {{"power.", "W"},    {"enforced.power.", "W"}, {"memory.", "MiB"},
+              {"clocks.", "MHz"}, {"utilization.", "%"},    {"temperature.", "C"}};
+    for (size_t i = 0; i < sizeof du / sizeof du[0]; i++) {
+        size_t m = strlen(du[i].prefix);
+        if (x.n > m && memcmp(x.s, du[i].prefix, m) == 0)
+            return du[i].unit;
+    }
+    return NULL;
+}
+
 static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_col *cols)
 {
     for (size_t i = 0; i < n; i++) {
         span x = f[i];
         cols[i].unit[0] = '\0';
+        cols[i].unit_documented = false;
         cols[i].scale = 1;
         if (x.n > 2 && x.s[x.n - 1] == ']') {
             const char *br = memchr(x.s, '[', x.n);
@@ -294,6 +314,13 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
         if (cols[i].role == COL_VALUE && tm->fields[cols[i].field].kind == PFI_KIND_RATIO &&
             strcmp(cols[i].unit, "%") == 0)
             cols[i].scale *= 0.01;
+        const char *du = cols[i].role == COL_VALUE && cols[i].unit[0] == '\0'
+                             ? documented_unit(span_trim(f[i]))
+                             : NULL;
+        if (du != NULL) {
+            memcpy(cols[i].unit, du, strlen(du) + 1);
+            cols[i].unit_documented = true;
+        }
     }
     return PFI_OK;
 }
@@ -598,8 +625,11 @@ typedef struct csv_state {
     char last_date[16]; /* csv_time's date cache, for the general path */
     long last_days;
     bool warned_mismatch[MAX_COLS], noted_mw[MAX_COLS]; /* notes once per column */
-    span f[MAX_COLS + 1];                               /* the current line's fields */
-    double fv[MAX_COLS];                                /* its values, when a fast path took it */
+    /* GPUs an error line of the tool marked lost: the time of their loss is that of the
+     * next row read (the error line has none); the last good sample stays theirs. */
+    size_t pending_lost[8], n_pending;
+    span f[MAX_COLS + 1]; /* the current line's fields */
+    double fv[MAX_COLS];  /* its values, when a fast path took it */
 #if TM_FAST_LINES
     bool simd;         /* the TM_SIMD_TARGET copy of the block path */
     csv_fast_state fs; /* the fast paths' caches */
@@ -617,6 +647,7 @@ static pfi_error csv_begin(pfi_telemetry *tm, csv_state *st)
     memset(st->warned_mismatch, 0, sizeof st->warned_mismatch);
     memset(st->noted_mw, 0, sizeof st->noted_mw);
     st->lay.n_index = 0;
+    st->n_pending = 0;
     st->generic = tm->opt.generic_rows;
 #if TM_FAST_LINES
     st->simd = tm_use_simd(tm->opt.no_simd);
@@ -644,8 +675,8 @@ static pfi_error csv_begin(pfi_telemetry *tm, csv_state *st)
 static inline pfi_error csv_take_block(pfi_telemetry *tm, tm_lines *r, csv_state *st,
                                        const char *name)
 {
-    if (!(st->have_header && st->ncol > 0 && !st->generic && r->line > 0 && st->lay.n_index == 1 &&
-          st->lay.n_time <= 1 && st->lay.n_bus == 0))
+    if (!(st->have_header && st->ncol > 0 && !st->generic && st->n_pending == 0 && r->line > 0 &&
+          st->lay.n_index == 1 && st->lay.n_time <= 1 && st->lay.n_bus == 0))
         return PFI_OK;
     long rows;
     size_t n;
@@ -689,16 +720,20 @@ static pfi_error csv_header(pfi_telemetry *tm, csv_state *st, size_t k)
 
 /* A row of k fields under a header of another count: a lone field is the tool's text
  * (quoted; "... for GPU<bus>: ..." marks that GPU lost), else a note. Counted skipped. */
-static void csv_bad_count(pfi_telemetry *tm, const csv_state *st, span t, size_t k,
-                          const char *name, long line)
+static void csv_bad_count(pfi_telemetry *tm, csv_state *st, span t, size_t k, const char *name,
+                          long line)
 {
     if (k == 1) {
         char bus[32];
         tm_tool_error(tm, name, line, t.s, t.n);
         if (error_line_bus(t.s, t.n, bus, sizeof bus)) {
             for (size_t i = 0; i < tm->n_entities; i++)
-                if (tm->entities[i].bus && strcmp(tm->entities[i].bus, bus) == 0)
-                    tm_mark_lost(tm, i, tm->entities[i].last_t);
+                if (tm->entities[i].bus && strcmp(tm->entities[i].bus, bus) == 0 &&
+                    !tm->entities[i].lost) {
+                    tm_mark_lost(tm, i, NAN);
+                    if (st->n_pending < sizeof st->pending_lost / sizeof st->pending_lost[0])
+                        st->pending_lost[st->n_pending++] = i;
+                }
         }
     } else {
         tm_note(tm, "%s:%ld: row has %zu field%s, header has %zu: skipped", name, line, k,
@@ -775,9 +810,10 @@ static pfi_value_status csv_cell_with_unit(pfi_telemetry *tm, csv_state *st, siz
         } else {
             if (!st->warned_mismatch[i])
                 tm_note(tm,
-                        "%s:%ld: value unit '%.*s' contradicts header unit '%s' in "
+                        "%s:%ld: value unit '%.*s' contradicts %s unit '%s' in "
                         "column %s: cell rejected",
-                        name, line, (int)(unit.n > 16 ? 16 : unit.n), unit.s, col->unit,
+                        name, line, (int)(unit.n > 16 ? 16 : unit.n), unit.s,
+                        col->unit_documented ? "the field's documented" : "header", col->unit,
                         tm->fields[col->field].source);
             st->warned_mismatch[i] = true;
             vs = PFI_VALUE_MISSING;
@@ -956,11 +992,23 @@ static inline pfi_error csv_line(pfi_telemetry *tm, csv_state *st, const char *s
         csv_bad_count(tm, st, t, k, name, line);
         return PFI_OK;
     }
+    pfi_error e;
 #if TM_FAST_LINES
     if (fast && csv_indexed(st))
-        return csv_indexed_row(tm, st, k, name, line);
+        e = csv_indexed_row(tm, st, k, name, line);
+    else
 #endif
-    return csv_general_row(tm, st, k, fast, name, line);
+        e = csv_general_row(tm, st, k, fast, name, line);
+    if (e == PFI_OK && st->n_pending > 0 && st->ent < tm->n_entities) {
+        double t_row = tm->entities[st->ent].last_t;
+        for (size_t i = 0; i < st->n_pending; i++) {
+            pfi_telemetry_entity *en = &tm->entities[st->pending_lost[i]];
+            if (st->pending_lost[i] != st->ent && isnan(en->lost_t_s))
+                en->lost_t_s = t_row;
+        }
+        st->n_pending = 0;
+    }
+    return e;
 }
 
 pfi_error tm_read_smi_csv(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)

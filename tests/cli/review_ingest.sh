@@ -1,0 +1,35 @@
+#!/bin/sh
+# User-review regressions of pfi ingest: a headerless --query-gpu capture read with --fields
+# (cells carry the fields' documented units), the GPU-loss times, implausible row times,
+# --warmup longer than the run with limit columns, the first overlapping line of two files.
+# Usage: review_ingest.sh PFI_BINARY CASES_DIR      (ctest cli_review_ingest)
+set -u
+PFI=$1
+CASES=$2
+fail=0
+T=$(mktemp -d "${TMPDIR:-/tmp}/pfi-review-ingest.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/check.sh" # check, grep_out
+no_out() { # no_out NAME PATTERN FILE
+    if grep -q -- "$2" "$3"; then echo "FAIL $1: '$2' in $3"; cat "$3"; fail=1; else echo "ok   $1"; fi
+}
+
+# 1. nvidia-smi --format=csv,noheader with --fields: "301.22 W" is power.draw's documented
+# unit, accepted; the loss is at the next row after the error line, after the last good one.
+F=timestamp,index,pci.bus_id,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active
+check fields-units 0 "$PFI" ingest --dry-run --fields "$F" \
+    --telemetry "$CASES/case-03/wrapper_appended.csv"
+no_out fields-units-no-contradiction "contradicts" "$T/err"
+grep_out fields-units-gpu1-mean "gpu1: 2 rows, power_w 2 valid / 0 missing / 0 out of range, mean 298.3550 W" "$T/out"
+grep_out fields-lost-times "gpu1: GPU lost (fell off the bus): last good sample at t=1762093202.011 s, first lost at t=1762093203.008 s" "$T/err"
+# A unit that is not the documented one is still rejected, and the error says so.
+{ echo "2025/11/02 14:20:01.004, 0, 301 MHz"; echo "2025/11/02 14:20:02.004, 0, 302 MHz"; } >"$T/mhz.csv"
+check fields-wrong-unit 1 "$PFI" ingest --dry-run --fields timestamp,index,power.draw --telemetry "$T/mhz.csv"
+grep_out fields-wrong-unit-note "value unit 'MHz' contradicts the field's documented unit 'W' in column power.draw" "$T/err"
+grep_out fields-wrong-unit-error "no power samples: all 2 power cells were missing or rejected" "$T/err"
+# A header naming [W] still contradicts a cell in MHz.
+{ echo "timestamp, index, power.draw [W]"; cat "$T/mhz.csv"; } >"$T/mhz_h.csv"
+check header-wrong-unit 1 "$PFI" ingest --dry-run --telemetry "$T/mhz_h.csv"
+grep_out header-wrong-unit-note "value unit 'MHz' contradicts header unit 'W'" "$T/err"
+
+exit $fail
