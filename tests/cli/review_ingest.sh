@@ -32,4 +32,15 @@ grep_out fields-wrong-unit-error "no power samples: all 2 power cells were missi
 check header-wrong-unit 1 "$PFI" ingest --dry-run --telemetry "$T/mhz_h.csv"
 grep_out header-wrong-unit-note "value unit 'MHz' contradicts header unit 'W'" "$T/err"
 
+
+# 3. --warmup past the run on a file with a limit column (some rows cap-lost): the same
+# exit-1 error as without it, never exit 0 with cap-short.
+{ echo "timestamp, index, power.draw [W], enforced.power.limit [W]"
+  for s in 0 1 2 3 4 5; do l=300; [ $s -gt 3 ] && l=250
+    for g in 0 1; do echo "2025/01/01 00:00:0$s.000, $g, 300.00 W, $l W"; done; done
+} >"$T/limit.csv"
+check warmup-limit 1 "$PFI" ingest --dry-run --cap 300 --warmup 100 --telemetry "$T/limit.csv"
+grep_out warmup-limit-error "--warmup 100 s drops all 6 complete timestamps" "$T/err"
+no_out warmup-limit-no-cap-short "cap-short" "$T/out"
+
 exit $fail

@@ -686,9 +686,10 @@ typedef struct power_bins {
     bool per_loop;  /* a bin per capture loop (no --align), at its first row's time */
     bool keep_time; /* tv kept (a warm-up to apply) */
     double t0, align;
-    size_t loop, bin; /* capture loops so far, the bin being filled */
-    double first;     /* time of the current loop's first row */
-    double sum, bt;   /* the bin being filled: its sum, its time from t0 */
+    size_t loop, bin;       /* capture loops so far, the bin being filled */
+    double first;           /* time of the current loop's first row */
+    double sum, bt;         /* the bin being filled: its sum, its time from t0 */
+    double last_complete_t; /* time from t0 of the last complete bin, excluded or not */
     unsigned cnt;
     unsigned excl;   /* the bin being filled: PFI_RED_CAP_LOST / _THROTTLED of its samples */
     double *tv, *pv; /* k complete bins, cap allocated */
@@ -736,6 +737,7 @@ static pfi_error power_bins_close(power_bins *b, pfi_reduced *out)
         return PFI_OK;
     }
     out->n_complete++;
+    b->last_complete_t = b->bt;
     if (b->excl) { /* the cap did not hold, or something else throttled: left out */
         out->n_cap_lost += (b->excl & PFI_RED_CAP_LOST) != 0;
         out->n_throttled += (b->excl & PFI_RED_THROTTLED) != 0;
@@ -815,8 +817,11 @@ static pfi_error steady_power(power_bins *b, const pfi_reduce_options *o, pfi_re
     double none = 0; /* the times of no bin: pfi_steady_state takes no NULL with a warm-up */
     const double *tv = !b->keep_time ? NULL : b->k > 0 ? b->tv : &none;
     pfi_error e = pfi_steady_state(tv, b->pv, NULL, b->k, o->warmup_s, o->q, b->pv, &out->power);
-    /* Too few timestamps left where the cap held: no steady state at this cap. */
-    if (out->n_excluded > 0 && (e == PFI_ERR_EMPTY || 2 * b->k < out->n_complete)) {
+    /* Too few timestamps left where the cap held: no steady state at this cap. A warm-up
+     * that drops every complete timestamp, excluded or not, is no power (the warm-up's
+     * fault, said as such), never cap-short. */
+    bool warmup_all = o->warmup_s > 0 && out->n_complete > 0 && b->last_complete_t < o->warmup_s;
+    if (out->n_excluded > 0 && !warmup_all && (e == PFI_ERR_EMPTY || 2 * b->k < out->n_complete)) {
         out->flags |= PFI_RED_CAP_SHORT;
         out->power.mean = out->power.se = NAN;
         e = PFI_OK;
