@@ -231,6 +231,7 @@ typedef struct pfi_telemetry {
     char *file_host;        /* the host of the files being read (pfi_telemetry_set_host) */
     char **file_names;      /* n_files names of the files read, owned */
     char conflict[512];     /* "" or why the file being read is refused (two files, one GPU) */
+    long conflict_line;     /* the line of the file being read where conflict was found */
     char time_zone[128];    /* the zone local times were read in (options.timezone), "" none */
     size_t n_zone_repeated; /* local times of a repeated (fall-back) hour read */
     size_t n_zone_skipped;  /* local times inside a skipped (spring-forward) hour */

@@ -43,4 +43,14 @@ check warmup-limit 1 "$PFI" ingest --dry-run --cap 300 --warmup 100 --telemetry 
 grep_out warmup-limit-error "--warmup 100 s drops all 6 complete timestamps" "$T/err"
 no_out warmup-limit-no-cap-short "cap-short" "$T/out"
 
+# 4. Two files claiming one GPU over overlapping times: the error names the first
+# overlapping line of the second file (line 4, 00:00:05), not its last line.
+{ echo "timestamp, index, power.draw [W]"
+  for s in 0 1 2 3 4 5; do echo "2025/01/01 00:00:0$s.000, 0, 300.00"; done; } >"$T/node-a.csv"
+{ echo "timestamp, index, power.draw [W]"
+  for s in 7 8 5 9 3; do echo "2025/01/01 00:00:0$s.000, 0, 300.00"; done; } >"$T/node-b.csv"
+check overlap-line 1 "$PFI" ingest --dry-run --host n1 --telemetry "$T/node-a.csv" \
+    --telemetry "$T/node-b.csv"
+grep_out overlap-line-first "node-b.csv:4: GPU n1/gpu0 is in both" "$T/err"
+
 exit $fail

@@ -282,8 +282,10 @@ pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name
     else
         e = PFI_ERR_INVALID_ARGUMENT;
     if (e == PFI_OK && tm->conflict[0] != '\0') {
-        if (diag != NULL)
+        if (diag != NULL) {
+            diag->line = tm->conflict_line;
             snprintf(diag->message, sizeof diag->message, "%s", tm->conflict);
+        }
         tm->conflict[0] = '\0';
         e = PFI_ERR_PARSE;
     }

@@ -473,7 +473,7 @@ double tm_interval(pfi_telemetry *tm)
  * refused (tm->conflict, read.c turns it into the file's error) naming both. Times from
  * files read one after the other that do not overlap are one GPU's capture in pieces.
  */
-static bool file_claim(pfi_telemetry *tm, pfi_telemetry_entity *en, double t)
+static bool file_claim(pfi_telemetry *tm, pfi_telemetry_entity *en, double t, long line)
 {
     bool first = en->file_no != tm->n_files;
     if (first) {
@@ -495,12 +495,14 @@ static bool file_claim(pfi_telemetry *tm, pfi_telemetry_entity *en, double t)
         en->file_lo = t;
     if (t > en->file_hi)
         en->file_hi = t;
-    if (!isnan(en->prior_lo) && t >= en->prior_lo && t <= en->prior_hi && tm->conflict[0] == '\0')
+    if (!isnan(en->prior_lo) && t >= en->prior_lo && t <= en->prior_hi && tm->conflict[0] == '\0') {
+        tm->conflict_line = line; /* the first overlapping row, not the file's end */
         snprintf(tm->conflict, sizeof tm->conflict,
                  "GPU %s is in both %s and %s over overlapping times (one host's GPU "
                  "cannot be measured twice): give each node's file its host (--host, "
                  "--host-pattern, a hostname column) or leave one file out",
                  en->name, en->prior_file ? en->prior_file : "?", en->file ? en->file : "?");
+    }
     return first;
 }
 
@@ -516,7 +518,7 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
     }
     if (tod)
         t += en->day_offset_s;
-    if (file_claim(tm, en, t) && !isnan(en->last_t)) {
+    if (file_claim(tm, en, t, line) && !isnan(en->last_t)) {
         /* The GPU's rows from an earlier file: a new piece, never integrated across. */
         for (size_t f = 0; f < tm->n_fields; f++) {
             int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + f];
