@@ -228,10 +228,17 @@ typedef struct pfi_telemetry {
     int *map;             /* n_entities x PFI_TELEMETRY_MAX_FIELDS series index, -1 none */
     size_t file_tool_errors; /* tool sentences in the file being read */
     double max_limit_w;
-    char *file_host;        /* the host of the files being read (pfi_telemetry_set_host) */
-    char **file_names;      /* n_files names of the files read, owned */
-    char conflict[512];     /* "" or why the file being read is refused (two files, one GPU) */
-    long conflict_line;     /* the line of the file being read where conflict was found */
+    char *file_host;    /* the host of the files being read (pfi_telemetry_set_host) */
+    char **file_names;  /* n_files names of the files read, owned */
+    char conflict[512]; /* "" or why the file being read is refused (two files, one GPU) */
+    long conflict_line; /* the line of the file being read where conflict was found */
+    struct {
+        long line;
+        size_t file; /* index in file_names */
+        double t;
+    } far_rows[64];         /* private: rows that may lie far from the others (before 2000, a jump
+                               of over a year, a GPU's first row), named when excluded */
+    size_t n_far_rows;      /* private */
     char time_zone[128];    /* the zone local times were read in (options.timezone), "" none */
     size_t n_zone_repeated; /* local times of a repeated (fall-back) hour read */
     size_t n_zone_skipped;  /* local times inside a skipped (spring-forward) hour */

@@ -86,9 +86,12 @@ PY
 check grid-jitter 0 "$PFI" ingest --dry-run --telemetry "$T/jitter.csv"
 grep_out grid-jitter-complete "0 incomplete left out; grid 0.10" "$T/out"
 if grep -q "^flags:.*incomplete" "$T/out"; then echo "FAIL grid-jitter-flag"; cat "$T/out"; fail=1; else echo "ok   grid-jitter-flag"; fi
-check grid-far-off 1 "$PFI" ingest --dry-run --telemetry "$T/far.csv"
-grep_out grid-far-off-why "far.csv: cannot reduce the telemetry to job power: the samples span 55 years (1970-01-01 00:00:00 to 2025-01-01 10:00:4[0-9]); at grid step 0.10[0-9]* s that is .* grid points, over the limit" "$T/err"
-grep_out grid-far-off-which "gpu1's power_w sample 3 of 401 (1970-01-01 00:00:00) lies 55 years before the other 1600 rows: .*correct or remove that row" "$T/err"
+# A row dated 1970 is implausible (before 2000): excluded with a note naming its line,
+# never integrated (the grid stays 0.1 s, no 55-year span).
+check grid-far-off 0 "$PFI" ingest --dry-run --telemetry "$T/far.csv"
+grep_out grid-far-off-excluded "far.csv:10: time 1970-01-01 00:00:00 is implausible .*: row excluded, never integrated" "$T/err"
+grep_out grid-far-off-counted "1 sample at implausible times" "$T/err"
+grep_out grid-far-off-grid "grid 0.1" "$T/out"
 grep_out grid-far-off-line "far.csv:10: gpu1: time jumped back" "$T/err"
 check grid-two-captures 1 "$PFI" ingest --dry-run --telemetry "$T/two.csv"
 grep_out grid-two-captures-why "grid step 0.1 s .*two groups 9 days apart (20 rows to 2025-01-01 10:00:01, 20 from 2025-01-10 10:00:00); .*--align 0.75 or coarser" "$T/err"

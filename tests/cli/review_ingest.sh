@@ -33,6 +33,18 @@ check header-wrong-unit 1 "$PFI" ingest --dry-run --telemetry "$T/mhz_h.csv"
 grep_out header-wrong-unit-note "value unit 'MHz' contradicts header unit 'W'" "$T/err"
 
 
+# 2. One row dated 1970 and one dated 9999-12-31 among 2026 rows: each excluded with a note
+# naming its line, counted, never integrated (1 s grid, 1500 J over the 5 s of pieces).
+{ echo "timestamp, index, power.draw [W]"
+  for s in 0 1 2 3 4 5 6 7 8 9; do d=2026/03/01; [ $s = 3 ] && d=1970/01/01
+    [ $s = 6 ] && d=9999/12/31; echo "$d 00:00:0$s.000, 0, 300.00"; done; } >"$T/far.csv"
+check far-times 0 "$PFI" ingest --dry-run --telemetry "$T/far.csv"
+grep_out far-times-1970 "far.csv:5: time 1970-01-01 00:00:03 is implausible .*row excluded, never integrated" "$T/err"
+grep_out far-times-9999 "far.csv:8: time 9999-12-31 00:00:06 is implausible .*row excluded, never integrated" "$T/err"
+grep_out far-times-counted "2 samples at implausible times" "$T/err"
+grep_out far-times-grid "grid 1 s" "$T/out"
+grep_out far-times-energy "^energy: 1500.000 J" "$T/out"
+
 # 3. --warmup past the run on a file with a limit column (some rows cap-lost): the same
 # exit-1 error as without it, never exit 0 with cap-short.
 { echo "timestamp, index, power.draw [W], enforced.power.limit [W]"

@@ -270,6 +270,12 @@ tm_put_row(pfi_telemetry *tm, size_t e, const size_t *fields, const double *fv, 
 
 /* Time of a new row of entity e: t when has_t, else nominal index x interval. Handles
  * backwards jumps (segment split) and, when tod is true, midnight rollover. */
+/* 2000-01-01T00:00:00Z and a year of 365.25 d, in s: a wall-clock time before the first,
+ * or farther than the second from the median time, is implausible (an unset clock dated
+ * 1970, a wrong date) and excluded by pfi_telemetry_summarize. */
+#define TM_PLAUSIBLE_FROM_S 946684800.0
+#define TM_PLAUSIBLE_SPAN_S (365.25 * 86400.0)
+
 double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, long line,
                    const char *name);
 /* The nominal sampling interval: options.interval_s, else 1 s (noted once). */

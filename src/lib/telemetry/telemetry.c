@@ -7,7 +7,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/memory.h"
 #include "telemetry/internal.h"
@@ -506,6 +508,19 @@ static bool file_claim(pfi_telemetry *tm, pfi_telemetry_entity *en, double t, lo
     return first;
 }
 
+/* A row at time t (the GPU's previous at prev) that may be implausibly far: kept so that
+ * its exclusion can name its line. */
+static void far_candidate(pfi_telemetry *tm, double prev, double t, long line)
+{
+    if (!(t < TM_PLAUSIBLE_FROM_S || isnan(prev) || fabs(t - prev) > TM_PLAUSIBLE_SPAN_S) ||
+        tm->n_far_rows >= sizeof tm->far_rows / sizeof tm->far_rows[0] || tm->n_files == 0)
+        return;
+    tm->far_rows[tm->n_far_rows].line = line;
+    tm->far_rows[tm->n_far_rows].file = tm->n_files - 1;
+    tm->far_rows[tm->n_far_rows].t = t;
+    tm->n_far_rows++;
+}
+
 double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, long line,
                    const char *name)
 {
@@ -525,6 +540,7 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
             if (k >= 0)
                 tm->series[k].pending_break = true;
         }
+        far_candidate(tm, NAN, t, line);
         en->last_t = t;
         return t;
     }
@@ -566,6 +582,7 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
             }
         }
     }
+    far_candidate(tm, en->last_t, t, line);
     if (!isnan(en->last_t) && t > en->last_t)
         en->last_step_s = t - en->last_t;
     en->last_t = t;
@@ -685,8 +702,99 @@ static void zero_profiling(pfi_telemetry *tm)
     }
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static bool far_time(double t, double median)
+{
+    return t < TM_PLAUSIBLE_FROM_S || fabs(t - median) > TM_PLAUSIBLE_SPAN_S;
+}
+
+/* Samples at implausible wall-clock times — before 2000, or more than a year from the
+ * median of all sample times — are excluded (never integrated: they would stretch the
+ * grid and the energy span over decades), each such row named by its line when known, and
+ * counted. Nothing for relative or nominal times (a median before 2000). */
+static void drop_far_times(pfi_telemetry *tm)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < tm->n_series; i++)
+        n += tm->series[i].n;
+    if (n == 0 || tm->time_relative)
+        return;
+    double *all = pfi_malloc(n * sizeof *all);
+    if (all == NULL) {
+        tm_note(tm, "out of memory: sample times not checked for implausible dates");
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < tm->n_series; i++)
+        for (size_t j = 0; j < tm->series[i].n; j++)
+            all[k++] = tm->series[i].t_s[j];
+    qsort(all, n, sizeof *all, cmp_double);
+    double median = n % 2 ? all[n / 2] : 0.5 * (all[n / 2 - 1] + all[n / 2]);
+    pfi_free(all);
+    if (median < TM_PLAUSIBLE_FROM_S)
+        return;
+    size_t dropped = 0;
+    for (size_t i = 0; i < tm->n_series; i++) {
+        pfi_telemetry_series *s = &tm->series[i];
+        size_t w = 0;
+        bool brk_next = false;
+        for (size_t j = 0; j < s->n; j++) {
+            if (far_time(s->t_s[j], median)) {
+                s->n_valid--;
+                s->sum -= s->value[j];
+                brk_next = true;
+                dropped++;
+                continue;
+            }
+            s->t_s[w] = s->t_s[j];
+            s->value[w] = s->value[j];
+            s->brk[w] = s->brk[j] || brk_next || w == 0;
+            brk_next = false;
+            w++;
+        }
+        tm->n_stored -= s->n - w;
+        s->n = w;
+        size_t wm = 0;
+        for (size_t j = 0; j < s->n_miss; j++)
+            if (!far_time(s->miss_t[j], median))
+                s->miss_t[wm++] = s->miss_t[j];
+        tm->n_miss_stored -= s->n_miss - wm;
+        s->n_miss = wm;
+    }
+    if (dropped == 0)
+        return;
+    char a[64];
+    time_t mt = (time_t)median;
+    struct tm g;
+    gmtime_r(&mt, &g);
+    strftime(a, sizeof a, "%Y-%m-%d %H:%M:%S", &g);
+    for (size_t i = 0; i < tm->n_far_rows; i++) {
+        double t = tm->far_rows[i].t;
+        if (!far_time(t, median))
+            continue;
+        char b[64] = "out of calendar range";
+        time_t tt = (time_t)t;
+        if (t > -1e11 && t < 1e12 && gmtime_r(&tt, &g) != NULL)
+            strftime(b, sizeof b, "%Y-%m-%d %H:%M:%S", &g);
+        tm_note(tm,
+                "%s:%ld: time %s is implausible (before 2000, or more than a year from the "
+                "median time %s): row excluded, never integrated",
+                tm->file_names[tm->far_rows[i].file], tm->far_rows[i].line, b, a);
+    }
+    tm_note(tm,
+            "%zu sample%s at implausible times (before 2000, or more than a year from the "
+            "median time %s) excluded",
+            dropped, dropped == 1 ? "" : "s", a);
+}
+
 void pfi_telemetry_summarize(pfi_telemetry *tm)
 {
+    drop_far_times(tm);
     zero_profiling(tm);
     tm_note_gaps(tm);
     for (size_t i = 0; i < tm->n_series; i++) {
