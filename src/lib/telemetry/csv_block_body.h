@@ -151,7 +151,8 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
         pfi_telemetry_entity *en = &tm->entities[ent];
         double tt;
         if (has_t && !(tsec < en->last_t) && tsec - en->last_t <= TM_PLAUSIBLE_SPAN_S &&
-            en->file_no == tm->n_files && en->shift_s == 0 && isnan(en->prior_lo)) { /* tm_row_time's common case, inlined */
+            en->file_no == tm->n_files && en->shift_s == 0 &&
+            isnan(en->prior_lo)) { /* tm_row_time's common case, inlined */
             en->rows++;
             if (tsec > en->last_t)
                 en->last_step_s = tsec - en->last_t;
