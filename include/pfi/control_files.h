@@ -55,6 +55,10 @@ typedef struct pfi_ctl_event {
     double budget_w;  /* cluster W, or NaN when reduction is given */
 } pfi_ctl_event;
 
+/* The latest end an event may have, s from the run's start (a year): a later one is a typo
+ * (1e300), refused by the schedule readers with the line. */
+#define PFI_CTL_MAX_EVENT_S 31536000.0
+
 /* pfi_ctl_schedule_parse — parse into *out (owned, pfi_free()) of *n events, sorted by start.
  * Errors: PFI_ERR_PARSE, PFI_ERR_LIMIT, PFI_ERR_EMPTY, PFI_ERR_NOMEM. */
 pfi_error pfi_ctl_schedule_parse(const char *text, size_t len, pfi_ctl_event **out, size_t *n,

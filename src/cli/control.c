@@ -1322,6 +1322,8 @@ int cmd_report(int argc, char **argv)
                    "[--title T]\n\nPlot the budget, measured power and tokens/s of the latest "
                    "controller run\nin each audit log (one per strategy: up to 6).\n"
                    "With --settlement: the event's settlement (pfi report --settlement -h).\n"
+                   "With --job ID: a Slurm job's pfi accounting (energy, time under caps,\n"
+                   "caps applied, tokens lost; pfi report --job --help).\n"
                    "\nExit codes: 0 success, 1 audit log missing or unreadable, 2 bad command "
                    "line,\n3 figure not written, 4 internal error.\n");
             return PFI_EXIT_OK;

@@ -35,21 +35,22 @@ static void usage(FILE *f)
                "performance (by GPU count).\n"
                "\n"
                "options:\n"
-               "  --interval S       settlement interval, event time (300)\n"
+               "  --interval S       settlement interval, event time, in (0, 86400] (300)\n"
                "  --speed N          the log was a replay N times faster: times and energies are\n"
-               "                     multiplied back (1)\n"
-               "  --pre-window S     pre-event baseline window, event time (1800)\n"
+               "                     multiplied back; in (0, 10000] (1)\n"
+               "  --pre-window S     pre-event baseline window, event time, in [0, 604800] (1800)\n"
                "  --skip S           leave the first S s of the event (its ramp) out of the\n"
-               "                     excess (0)\n"
+               "                     excess; in [0, 604800] (0)\n"
                "  --non-gpu-w W      non-GPU power of the whole cluster, added to every power\n"
-               "                     (facility power; 0)\n"
+               "                     (facility power); in [0, 1e9] (0)\n"
                "  --tiers FILE       the jobs' tiers (as pfi control --tiers) for compliance\n"
                "  --json             JSON instead of the table\n"
                "  -o, --output FILE  write there instead of stdout (atomically)\n"
                "  -h, --help         this help\n"
                "\n"
-               "Exit codes: 0 success, 1 audit log or tiers file missing, unreadable or without\n"
-               "an event, 2 bad command line, 3 output not written.\n");
+               "Exit codes: 0 success, 1 audit log or tiers file missing, unreadable, without\n"
+               "an event or without any power reading in the event, 2 bad command line or a\n"
+               "value outside its range, 3 output not written.\n");
 }
 
 static char *slurp_text(const char *path, size_t *len)
@@ -241,10 +242,22 @@ int cmd_settlement(int argc, char **argv)
                       : c == O_NONGPU ? &so.non_gpu_w
                                       : NULL;
         if (dst != NULL) {
-            bool pos = c == O_INTERVAL || c == O_SPEED;
-            if (!cli_parse_double(optarg, dst) || !isfinite(*dst) || *dst < 0 ||
-                (pos && !(*dst > 0))) {
-                cli_error("report: bad value '%s' for %s", optarg, argv[optind - 1]);
+            /* Documented ranges (usage): a value outside names its option and the range. */
+            static const struct {
+                double lo, hi;
+                bool open_lo;
+            } range[] = {[O_INTERVAL - O_INTERVAL] = {0, 86400, true},
+                         [O_SPEED - O_INTERVAL] = {0, 1e4, true},
+                         [O_PRE - O_INTERVAL] = {0, 604800, false},
+                         [O_SKIP - O_INTERVAL] = {0, 604800, false},
+                         [O_NONGPU - O_INTERVAL] = {0, 1e9, false}};
+            const char *name = opts[c - O_SETTLE].name;
+            double lo = range[c - O_INTERVAL].lo, hi = range[c - O_INTERVAL].hi;
+            bool open_lo = range[c - O_INTERVAL].open_lo;
+            if (!cli_parse_double(optarg, dst) || !isfinite(*dst) || *dst > hi ||
+                (open_lo ? !(*dst > lo) : !(*dst >= lo))) {
+                cli_error("report: --%s: bad value '%s': expected a number in %s%g, %g]", name,
+                          optarg, open_lo ? "(" : "[", lo, hi);
                 return PFI_EXIT_USAGE;
             }
             continue;

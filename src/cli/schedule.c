@@ -32,7 +32,9 @@ static void usage(FILE *f)
             "         pre-event level (e.g. data/emerald_phoenix_2025/SRP_total_power.csv)\n"
             "\n"
             "options:\n"
-            "  --speed N            divide every time by N (60: a minute of the event a second)\n"
+            "  --speed N            divide every time by N (60: a minute of the event a second);\n"
+            "                       in (0, 10000]. Event times end by 31536000 s (a year), a\n"
+            "                       ramp within its event (ramp_s <= end_s - start_s).\n"
             "  --format table|json  (table)\n"
             "  -o, --output FILE    write there instead of stdout (atomically)\n"
             "  -h, --help           this help\n"
@@ -150,8 +152,9 @@ int cmd_schedule(int argc, char **argv)
             usage(stdout);
             return PFI_EXIT_OK;
         case 's':
-            if (!cli_parse_double(optarg, &speed) || !(speed > 0) || !isfinite(speed)) {
-                cli_error("schedule: --speed takes a number > 0, got '%s'", optarg);
+            if (!cli_parse_double(optarg, &speed) || !(speed > 0) || !(speed <= 1e4)) {
+                cli_error("schedule: --speed: bad value '%s': expected a number in (0, 10000]",
+                          optarg);
                 return PFI_EXIT_USAGE;
             }
             break;

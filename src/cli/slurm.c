@@ -728,6 +728,11 @@ int cli_slurm_report(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *job = NULL, *sock = DEFAULT_SOCKET, *sctl = DEFAULT_SCONTROL, *db = NULL;
+    for (int i = 1; i < argc; i++) /* "--job --help": the help, not a job id "--help" */
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            report_usage(stdout);
+            return PFI_EXIT_OK;
+        }
     bool as_json = false;
     int c;
     optind = 1;

@@ -181,11 +181,17 @@ static pfi_error event_line(void *ctx, long line, char **tok, size_t nt, pfi_dia
                         "expected 'START END TARGET [RAMP]' (seconds, '30%%' or '5200W')");
     pfi_ctl_event ev = {0, 0, 0, NAN, NAN};
     if (!ctl_parse_num(tok[0], &ev.start_s) || !ctl_parse_num(tok[1], &ev.end_s) ||
-        ev.start_s < 0 || !(ev.end_s > ev.start_s))
+        ev.start_s < 0 || !(ev.end_s > ev.start_s) || !(ev.end_s <= PFI_CTL_MAX_EVENT_S))
         return ctl_fail(d, line, PFI_ERR_PARSE,
-                        "START and END must be seconds with 0 <= START < END");
+                        "START and END must be seconds with 0 <= START < END <= %.0f (a year)",
+                        PFI_CTL_MAX_EVENT_S);
     if (nt == 4 && (!ctl_parse_num(tok[3], &ev.ramp_s) || ev.ramp_s < 0))
         return ctl_fail(d, line, PFI_ERR_PARSE, "RAMP must be seconds >= 0");
+    if (nt == 4 && ev.ramp_s > ev.end_s - ev.start_s)
+        return ctl_fail(d, line, PFI_ERR_PARSE,
+                        "RAMP %g is longer than its event (%g s, START to END): expected "
+                        "0 <= RAMP <= END - START",
+                        ev.ramp_s, ev.end_s - ev.start_s);
     size_t l = strlen(tok[2]);
     char num[64];
     if (l < 2 || l >= sizeof num)

@@ -61,11 +61,18 @@ static pfi_error evec_push(evec *e, const pfi_ctl_event *ev, long line, pfi_diag
 /* One event's own checks (line, or the event's index for JSON, in the message). */
 static pfi_error event_check(const pfi_ctl_event *ev, long line, pfi_diag *d)
 {
-    if (!(ev->start_s >= 0) || !(ev->end_s > ev->start_s) || !isfinite(ev->end_s))
+    if (!(ev->start_s >= 0) || !(ev->end_s > ev->start_s) || !(ev->end_s <= PFI_CTL_MAX_EVENT_S))
         return ctl_fail(d, line, PFI_ERR_PARSE,
-                        "start_s and end_s: expected seconds with 0 <= start_s < end_s");
+                        "start_s and end_s: expected seconds with 0 <= start_s < end_s <= %.0f "
+                        "(a year)",
+                        PFI_CTL_MAX_EVENT_S);
     if (!(ev->ramp_s >= 0) || !isfinite(ev->ramp_s))
         return ctl_fail(d, line, PFI_ERR_PARSE, "ramp_s: expected seconds >= 0");
+    if (ev->ramp_s > ev->end_s - ev->start_s)
+        return ctl_fail(d, line, PFI_ERR_PARSE,
+                        "ramp_s %g is longer than its event (%g s, start_s to end_s): expected "
+                        "0 <= ramp_s <= end_s - start_s",
+                        ev->ramp_s, ev->end_s - ev->start_s);
     if (isnan(ev->reduction) == isnan(ev->budget_w))
         return ctl_fail(d, line, PFI_ERR_PARSE,
                         "expected exactly one target: budget_w, reduction_pct or target");

@@ -172,6 +172,7 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
         iv->end_s = fmin(iv->start_s + o->interval_s, s->event_end_s);
     }
     double run = 0, unc_e = 0, unc_t = 0;
+    size_t n_read = 0; /* event periods with a power reading (a GPU cluster never reads 0 W) */
     s->max_over_target_w = -INFINITY;
     for (size_t k = a; k < b; k++) {
         double dt = period_dt(p, n, k), t = p[k].t * sp;
@@ -182,6 +183,8 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
            is what the next period read */
         pt->measured_w = (k + 1 < n ? p[k + 1].measured : p[k].measured) + ng;
         pt->uncapped_w = p[k].ref + ng;
+        double raw = k + 1 < n ? p[k + 1].measured : p[k].measured;
+        n_read += isfinite(raw) && raw > 0;
         size_t i = (size_t)((t - s->event_start_s) / o->interval_s);
         if (i >= ni)
             i = ni - 1;
@@ -218,6 +221,11 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
             run = 0;
         }
     }
+    if (n_read == 0)
+        return ctl_fail(d, 0, PFI_ERR_EMPTY,
+                        "the audit log's event (%.0f-%.0f s) has no power reading (every "
+                        "measured power missing or 0 W): nothing to settle",
+                        s->event_start_s, s->event_end_s);
     if (!isfinite(s->max_over_target_w))
         s->max_over_target_w = s->max_over_target_pct = NAN;
     s->uncapped_mean_w = unc_t > 0 ? unc_e / unc_t : NAN;
@@ -225,8 +233,11 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
         s->energy_shed_pre_kwh += s->intervals[i].shed_pre_kwh;
         s->energy_shed_uncapped_kwh += s->intervals[i].shed_uncapped_kwh;
     }
-    if (!isfinite(s->pre_event_w))
+    if (!isfinite(s->pre_event_w)) { /* no baseline: shed undefined, never 0 */
         s->energy_shed_pre_kwh = NAN;
+        for (size_t i = 0; i < ni; i++)
+            s->intervals[i].shed_pre_kwh = NAN;
+    }
     /* jobs: the event's performance and tokens lost, the life-average for the tiers */
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(
