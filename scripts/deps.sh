@@ -8,12 +8,15 @@
 # runtime packages (libxml2, libcurl4, libmicrohttpd12, libplplot17 with its cairo driver
 # plplot-driver-cairo) are listed themselves, since no binary's link names them. The Debian
 # packages (tests/package.sh): dpkg-dev, debhelper, lintian; the man pages' lint: mandoc.
+# Slurm (slurmctld, slurmd, slurm-client, munge; libslurm-dev for spank.h): the tests/slurm
+# tests start a single-node Slurm, and the SPANK plugin pfi_spank.so builds against spank.h.
 set -eu
 PACKAGES="cmake make gcc clang clang-format libclang-rt-14-dev pkg-config libgsl-dev libjansson-dev
 libplplot-dev libplplot17 plplot-driver-cairo libcsv-dev libcmocka-dev libsqlite3-dev libpcre2-dev
 libxml2-dev libxml2 libcurl4-openssl-dev libcurl4 libmicrohttpd-dev libmicrohttpd12 curl
 prometheus sqlite3 python3-numpy python3-scipy python3-pandas time locales
-dpkg-dev debhelper lintian mandoc"
+dpkg-dev debhelper lintian mandoc
+slurmctld slurmd slurm-client munge libslurm-dev slurm-wlm-basic-plugins"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -120,6 +120,8 @@ typedef struct pfi_ctl_report {
     bool prom_failed; /* Prometheus configured but not usable: agents used instead */
     bool restored;    /* every GPU is back on its original limit (outside events) */
     char note[256];   /* what was unusual this period ("" none) */
+    bool infeasible;  /* caps alone cannot meet the budget: every job at its floor or minimum
+                         cap still draws more (the job-level actuator's cue) */
 } pfi_ctl_report;
 
 /*
@@ -132,6 +134,14 @@ typedef struct pfi_ctl_report {
  */
 pfi_error pfi_ctl_step(pfi_ctl *ctl, double t_s, bool event, double budget_w, double reduction,
                        pfi_ctl_report *rep, pfi_diag *diag);
+
+/*
+ * pfi_ctl_set_rules — replace the per-job policy (weights, SLA floors) from the next period
+ * on: r[0..n) is borrowed and must stay valid until the next call or pfi_ctl_destroy (the
+ * scheduler's jobs, tiers and floors change while the controller runs: `pfi control
+ * --slurm`). NULL/0: no rules.
+ */
+void pfi_ctl_set_rules(pfi_ctl *c, const pfi_ctl_rule *r, size_t n);
 
 /*
  * pfi_ctl_release — back to the originals now (DELETE /v1/caps on every agent that answers),

@@ -64,6 +64,7 @@
 #include "pfi/grid.h"
 #include "pfi/http.h"
 #include "pfi/openadr.h"
+#include "pfi/slurm.h"
 #include "pfi/stage.h"
 
 #endif

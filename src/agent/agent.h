@@ -124,6 +124,7 @@ typedef struct pfid_agent {
         double pfi;
     } pfi_est[PFID_MAX_JOBS];
     size_t n_pfi_est;
+    struct pfid_slurm *slurm; /* Slurm registrations (slurm.h; owned); NULL: none */
 } pfid_agent;
 
 /* CLOCK_MONOTONIC and CLOCK_REALTIME, s. */

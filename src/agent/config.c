@@ -215,6 +215,7 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     STR("journal", journal)
     STR("jobs_file", jobs_file)
     STR("pfi_model", pfi_model)
+    STR("slurm_socket", slurm_socket)
     DURATION("interval", interval_s, 0.01, 3600)
     DURATION("stale_after", stale_s, 0, 86400)
     DURATION("lease_max", lease_max_s, 1, 7 * 86400)

@@ -74,6 +74,8 @@ typedef struct pfid_config {
      * pfi_job_pfi_estimate ("" none) */
     bool dcgm_names;
     char pfi_model[PFID_PATH_MAX];
+    /* the Slurm registration socket (src/agent/slurm.h); "" off */
+    char slurm_socket[PFID_PATH_MAX];
 } pfid_config;
 
 /* pfid_config_defaults — fill c with the defaults above. */

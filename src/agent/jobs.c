@@ -20,6 +20,7 @@
 #include "agent.h"
 #include "log.h"
 #include "pfi/trainlog.h"
+#include "slurm.h"
 
 #define TAIL_BYTES (64 * 1024)
 #define ENVIRON_MAX (256 * 1024)
@@ -85,8 +86,8 @@ static void refresh_slurm(pfid_agent *a)
         char job[PFID_ID_MAX] = "";
         if (e != PFI_OK && e != PFI_ERR_GPU_LOST)
             LOG_DEBUG("GPU %u: cannot list processes: %s", i, d.message);
-        if (e == PFI_ERR_GPU_LOST)
-            continue; /* keep the last known owner while the GPU is away */
+        if (e == PFI_ERR_GPU_LOST || pfid_slurm_claimed(a, i))
+            continue; /* keep the last known owner while the GPU is away; a registered job */
         for (size_t k = 0; k < n && job[0] == '\0'; k++)
             if (!slurm_job_of(pids[k], job))
                 job[0] = '\0';

@@ -20,6 +20,7 @@
 #include "agent.h"
 #include "log.h"
 #include "pfi/fit.h"
+#include "slurm.h"
 #include "usage_wrap.h"
 
 #ifndef PFI_VERSION
@@ -441,7 +442,7 @@ int main(int argc, char **argv)
         goto out;
     }
     http = pfid_http_start(a);
-    if (http == NULL) {
+    if (http == NULL || pfid_slurm_start(a) != 0) {
         status = 3;
         goto out;
     }
@@ -462,6 +463,7 @@ int main(int argc, char **argv)
 out:
     pfid_http_stop(http);
     pfid_sampler_stop(a);
+    pfid_slurm_stop(a); /* after the readers of the registry (scrapes, the sampler) */
     pfid_caps_stop(a);
     if (a->restore_pending && status == 0)
         status = 1;

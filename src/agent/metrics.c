@@ -13,6 +13,7 @@
 #include "agent.h"
 #include "buf.h"
 #include "pfi/fit.h"
+#include "slurm.h"
 
 bool pfid_gpu_fresh(const pfid_agent *a, unsigned k, double now)
 {
@@ -496,6 +497,7 @@ char *pfid_metrics_render(pfid_agent *a, size_t *len)
         pfid_buf_printf(&b, "\"}");
         value(&b, wall + (a->lease.revert_mono - now));
     }
+    pfid_slurm_metrics(a, &b);
     family(&b, "pfi_agent_samples_total", "counter", "GPU samples read.");
     pfid_buf_printf(&b, "pfi_agent_samples_total %llu\n", (unsigned long long)a->samples_total);
     family(&b, "pfi_agent_sample_errors_total", "counter", "GPU reads that failed.");

@@ -12,6 +12,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "slurm.h"
 
 double pfid_mono_s(void)
 {
@@ -153,6 +154,7 @@ void pfid_sample_round(pfid_agent *a)
         pthread_mutex_unlock(&a->snap_lock);
     }
     pfid_jobs_refresh(a);
+    pfid_slurm_round(a); /* a registered Slurm job owns its GPUs, process or not */
     pfid_jobs_poll_throughput(a);
     double cpu = thread_cpu_s() - cpu0;
     pthread_mutex_lock(&a->snap_lock);

@@ -83,6 +83,7 @@ int cmd_report(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_openadr(int argc, char **argv);
+int cmd_slurm(int argc, char **argv);
 
 /* cli_error — print "pfi: MESSAGE" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -23,6 +23,7 @@
 #include "pfi/grid.h"
 #include "pfi/http.h"
 #include "pfi/value.h"
+#include "slurm_ctl.h"
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int s)
@@ -314,7 +315,7 @@ static void usage(FILE *f)
                "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
                "  --token-file FILE    bearer token for PUT /v1/budget\n"
                "  --release-on-exit    put every GPU back on its original limit when stopped\n"
-               "  --quiet              no per-period lines\n"
+               "  --quiet              no per-period lines\n" CLI_SLURM_USAGE
                "  -h, --help           this help\n"
                "\n"
                "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
@@ -453,7 +454,8 @@ enum {
     O_SPEED,
     O_NON_GPU,
     O_TIERS,
-    O_HELP
+    O_HELP,
+    O_SLURM /* the CLI_SLURM_OPTIONS: O_SLURM .. O_SLURM + 3 */
 };
 
 static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENTS},
@@ -488,6 +490,7 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"non-gpu-w", required_argument, NULL, O_NON_GPU},
                                      {"tiers", required_argument, NULL, O_TIERS},
                                      {"help", no_argument, NULL, O_HELP},
+                                     CLI_SLURM_OPTIONS(O_SLURM),
                                      {NULL, 0, NULL, 0}};
 
 static int load_file(const char *what, const char *path, char **text, size_t *len)
@@ -510,7 +513,8 @@ typedef struct control_opts {
     double non_gpu_w; /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
     long listen_port; /* -1: no --listen */
     bool release, quiet;
-    int targets; /* how many of --budget-w, --reduction and --schedule were given */
+    int targets;      /* how many of --budget-w, --reduction and --schedule were given */
+    cli_slurm *slurm; /* --slurm, --slurm-suspend (slurm_ctl.h) */
 } control_opts;
 
 /* The input files, read and parsed (owned; inputs_free). */
@@ -527,6 +531,8 @@ typedef struct control_inputs {
 static bool control_option(control_opts *o, int c, const char *arg)
 {
     pfi_ctl_config *cfg = &o->cfg;
+    if (c >= O_SLURM && c < O_SLURM + 4)
+        return cli_slurm_option(o->slurm, c - O_SLURM, arg);
     switch (c) {
     case O_AGENTS:
         o->agents_path = arg;
@@ -631,6 +637,9 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
     o->listen_port = -1;
     o->speed = 1;
     o->non_gpu_w = NAN;
+    static cli_slurm slurm;
+    cli_slurm_init(&slurm);
+    o->slurm = &slurm;
     int c;
     optind = 1;
     opterr = 0;
@@ -640,7 +649,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
             *done = true;
             return PFI_EXIT_OK;
         }
-        if (c < O_AGENTS || c >= O_HELP) {
+        if (c < O_AGENTS || c > O_SLURM + 3) {
             cli_error("control: unknown or incomplete option '%s' (see 'pfi control --help')",
                       argv[optind - 1]);
             return PFI_EXIT_USAGE;
@@ -654,6 +663,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
         cli_error("control: unexpected argument '%s'", argv[optind]);
         return PFI_EXIT_USAGE;
     }
+    o->slurm->db = o->cfg.audit_path;
     o->targets = !isnan(o->budget_w) + !isnan(o->reduction) + (o->sched_path != NULL);
     if (o->agents_path == NULL || o->targets > 1 || (o->targets == 0 && o->listen_port < 0)) {
         cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
@@ -841,6 +851,8 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
             pfi_grid_facility_target(o->non_gpu_w * (double)in->na, api->last.ref_w, &bw, &red);
         pfi_ctl_report r;
         pfi_diag d;
+        if (o->slurm->on)
+            cli_slurm_before(o->slurm, ctl, in->rules, in->nr, tick - t_start);
         pfi_error e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d);
         if (e != PFI_OK)
             return cli_report(e, &d);
@@ -849,6 +861,8 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
                               event ? grid_event_left_s(in->events, in->ne, t_sched, o->targets,
                                                         o->start, o->duration)
                                     : INFINITY);
+        if (o->slurm->on)
+            cli_slurm_after(o->slurm, ctl, &r, tick - t_start);
         if (r.prom_failed && !prom_was_down)
             fprintf(stderr, "pfi control: %s\n", r.note);
         else if (!r.prom_failed && prom_was_down)
@@ -911,6 +925,7 @@ int cmd_control(int argc, char **argv)
     if (o.listen_port >= 0 && (rc = api_listen(&api, o.listen_port, &srv)) != PFI_EXIT_OK)
         goto out;
     rc = control_loop(&o, &in, ctl, &api);
+    cli_slurm_finish(o.slurm); /* the jobs it suspended are resumed */
     if (o.release)
         control_release(ctl);
 out:
@@ -926,6 +941,9 @@ out:
 
 int cmd_report(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* pfi report --job ID: a Slurm job's accounting */
+        if (strcmp(argv[i], "--job") == 0 || strncmp(argv[i], "--job=", 6) == 0)
+            return cli_slurm_report(argc, argv);
     if (settle_requested(argc, argv)) /* pfi report --settlement (report_settle.c) */
         return cmd_settlement(argc, argv);
     const char *out = NULL, *title = NULL;

@@ -33,6 +33,7 @@ static const verb verbs[] = {
     {"schedule", cmd_schedule, "the grid events a schedule file or a measured power trace gives"},
     {"openadr", cmd_openadr, "an OpenADR 3 VEN: a VTN's events as the schedule, reports back"},
     {"report", cmd_report, "plot a power event from the controller's audit log"},
+    {"slurm", cmd_slurm, "Slurm prolog/epilog: a job's GPUs to pfid, restored at its end"},
     {"demo", cmd_demo, "run a demonstration (demo cluster: agents + controller on loopback)"},
 };
 

@@ -813,6 +813,7 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
         e = PFI_OK; /* keep the caps as they are this period */
         goto out;
     }
+    rep->infeasible = !r.feasible;
     if (!r.feasible)
         snprintf(rep->note, sizeof rep->note,
                  "budget infeasible: every job at its floor still needs %.0f W more",
@@ -1222,6 +1223,12 @@ pfi_error pfi_ctl_release(pfi_ctl *c, bool *all_ok, pfi_diag *d)
         if (c->req[a].status != 200)
             *all_ok = false;
     return e;
+}
+
+void pfi_ctl_set_rules(pfi_ctl *c, const pfi_ctl_rule *r, size_t n)
+{
+    c->cfg.rules = n > 0 ? r : NULL;
+    c->cfg.n_rules = n > 0 ? n : 0;
 }
 
 size_t pfi_ctl_job_count(const pfi_ctl *c)
