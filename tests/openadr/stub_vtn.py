@@ -5,7 +5,9 @@ Serves POST /auth/token (client credentials, form-encoded), GET /programs, GET /
 (?programID=&skip=&limit=) and POST /reports, checking the Bearer token. Driven by files in
 its directory DIR: events.json (the events served, re-read on every request), and writes
 port (the port it listens on), reports.jsonl (each report body posted, one a line) and
-requests.log (method, path, status). Usage: stub_vtn.py DIR CLIENT_ID SECRET
+requests.log (method, path, status). Optional integer files: expires_in (the tokens'
+expires_in, 3600) and rotate_after (after that many accepted requests the token is revoked:
+the next request with it gets 401). Usage: stub_vtn.py DIR CLIENT_ID SECRET
 """
 import json
 import os
@@ -14,7 +16,20 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 DIR, CLIENT_ID, SECRET = sys.argv[1], sys.argv[2], sys.argv[3]
-TOKEN = "tok-" + SECRET[::-1]
+STATE = {"token": 0, "authed": 0}  # tokens issued; requests accepted with the current one
+
+
+def token():
+    return "tok-%s-%d" % (SECRET[::-1], STATE["token"])
+
+
+def setting(name, default):
+    """An integer from DIR/NAME (absent: default): expires_in, rotate_after."""
+    try:
+        with open(os.path.join(DIR, name)) as f:
+            return int(f.read())
+    except FileNotFoundError:
+        return default
 
 
 def log(line):
@@ -33,9 +48,12 @@ class H(BaseHTTPRequestHandler):
         log("%s %s %d" % (self.command, self.path, status))
 
     def authed(self):
-        if self.headers.get("Authorization") != "Bearer " + TOKEN:
+        if self.headers.get("Authorization") != "Bearer " + token():
             self.reply(401, {"title": "Unauthorized", "status": 401})
             return False
+        STATE["authed"] += 1
+        if STATE["authed"] == setting("rotate_after", 0):  # revoke: the next request gets 401
+            STATE["token"] += 1
         return True
 
     def body(self):
@@ -53,8 +71,10 @@ class H(BaseHTTPRequestHandler):
                   and form.get("client_secret") == [SECRET])
             if not ok:
                 return self.reply(401, {"error": "invalid_client"})
-            return self.reply(200, {"access_token": TOKEN, "token_type": "Bearer",
-                                    "expires_in": 3600})
+            STATE["token"] += 1
+            STATE["authed"] = 0
+            return self.reply(200, {"access_token": token(), "token_type": "Bearer",
+                                    "expires_in": setting("expires_in", 3600)})
         if path == "/reports":
             if not self.authed():
                 return
@@ -72,7 +92,8 @@ class H(BaseHTTPRequestHandler):
             return
         if u.path == "/programs":
             return self.reply(200, [{"id": "prog-7", "programName": "dc-flex"},
-                                    {"id": "prog-8", "programName": "other"}])
+                                    {"id": "prog-8", "programName": "other"},
+                                    {"id": "prog-9", "programName": "big"}])
         if u.path == "/events":
             with open(os.path.join(DIR, "events.json")) as f:
                 evs = json.load(f)

@@ -42,6 +42,11 @@ ev3 = {"id": "ev-3", "programID": "prog-8",
        "intervalPeriod": {"start": iso(E + 100), "duration": "PT1H"},
        "intervals": [{"id": 0, "payloads": [{"type": "IMPORT_CAPACITY_LIMIT", "values": [1]}]}]}
 evs = [ev2, ev3] if variant == "cancelled" else [ev1, ev2, ev3]
+# program "big": 60 events (more than one page of 50), one 60-s interval each, 100 s apart
+evs += [{"id": "big-%d" % k, "programID": "prog-9",
+         "intervalPeriod": {"start": iso(E + 5000 + 100 * k), "duration": "PT1M"},
+         "intervals": [{"id": 0, "payloads": [{"type": "IMPORT_CAPACITY_LIMIT",
+                                              "values": [3 + k / 100]}]}]} for k in range(60)]
 json.dump(evs, open(path + ".tmp", "w"))
 import os; os.rename(path + ".tmp", path)
 PY
@@ -102,6 +107,32 @@ PY
 $POLL 2>"$T/err2" || fail "second poll: exit $?"
 [ "$(wc -l <"$T/vtn/reports.jsonl")" -eq 1 ] || fail "intervals reported twice"
 [ "$(grep -c 'POST /auth/token 200' "$T/vtn/requests.log")" -eq 2 ] || fail "token not reused"
+
+# ---- a revoked token (401) is fetched again, once per refusal, and the poll succeeds ----
+: >"$T/vtn/requests.log"
+echo 1 >"$T/vtn/rotate_after"
+rm -f "$T/sched.json.reported"
+$POLL 2>"$T/err2b" || fail "poll with revoked tokens: exit $? ($(cat "$T/err2b"))"
+rm "$T/vtn/rotate_after"
+[ "$(grep -c ' 401$' "$T/vtn/requests.log")" -eq 2 ] || fail "no 401 seen: $(cat "$T/vtn/requests.log")"
+[ "$(grep -c 'POST /auth/token 200' "$T/vtn/requests.log")" -eq 3 ] || fail "token not refetched on 401"
+[ "$(wc -l <"$T/vtn/reports.jsonl")" -eq 2 ] || fail "report not posted after a 401"
+# ---- a token about to expire (expires_in 5 s < the 10 s margin) is fetched before each use ----
+: >"$T/vtn/requests.log"
+echo 5 >"$T/vtn/expires_in"
+$POLL 2>"$T/err2c" || fail "poll with short tokens: exit $?"
+rm "$T/vtn/expires_in"
+[ "$(grep -c 'POST /auth/token 200' "$T/vtn/requests.log")" -eq 2 ] || fail "expiry ignored: $(cat "$T/vtn/requests.log")"
+grep -q ' 401$' "$T/vtn/requests.log" && fail "an expired token was used"
+
+# ---- more than one page of events (limit 50) ----
+$PFI openadr poll --vtn "$URL" --program big --credentials "$T/creds" --epoch "$E" \
+    --schedule-out "$T/big.json" --once 2>"$T/err2d" || fail "big: exit $?"
+python3 -c "
+import json; ev = json.load(open('$T/big.json'))['events']
+assert len(ev) == 60 and ev[59]['start_s'] == 5000 + 5900 and abs(ev[59]['budget_w'] - 3590) < 1e-6, ev" ||
+    fail "paging: $(cat "$T/big.json")"
+grep -q 'skip=50&limit=50' "$T/vtn/requests.log" || fail "second page not asked"
 
 # ---- an event changed: ev-2 now asks level 1 (10 %) ----
 write_events changed
@@ -167,4 +198,5 @@ rc=$?
 set -e
 LOOP=
 [ $rc -eq 0 ] || fail "loop: exit $rc after SIGTERM"
+[ -n "${OADR_SHOW:-}" ] && cat "$T"/err* >&2
 echo "openadr vtn: ok"
