@@ -125,6 +125,31 @@ rm "$T/vtn/expires_in"
 [ "$(grep -c 'POST /auth/token 200' "$T/vtn/requests.log")" -eq 2 ] || fail "expiry ignored: $(cat "$T/vtn/requests.log")"
 grep -q ' 401$' "$T/vtn/requests.log" && fail "an expired token was used"
 
+# ---- measured power from the controller's audit log (ctl_periods: wall_s, measured_w) ----
+python3 - "$T/audit.db" "$E" <<'PY'
+import sqlite3, sys
+db, E = sqlite3.connect(sys.argv[1]), int(sys.argv[2])
+db.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL, wall_s REAL,"
+           " event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL, reserved_w REAL,"
+           " predicted_w REAL, correction_w REAL, tput_tok_s REAL, cap_sum_w REAL, strategy TEXT,"
+           " note TEXT, agents_up INTEGER, agents INTEGER)")
+for i, t in enumerate(range(E + 100, E + 1000, 10)):
+    w = 6100 if t < E + 400 else 5100 if t < E + 700 else 4300
+    db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, measured_w) VALUES (1, ?, ?, 1, ?)",
+               (t - E, t, w))
+db.commit()
+PY
+$PFI openadr poll --vtn "$URL" --program dc-flex --credentials "$T/creds" --epoch "$E" \
+    --schedule-out "$T/sched.json" --levels "$T/levels" --audit "$T/audit.db" \
+    --state "$T/audit.reported" --client-name site-a --once 2>"$T/err2e" || fail "audit: exit $?"
+python3 - "$T/vtn/reports.jsonl" <<'PY' || fail "audit report: $(tail -1 "$T/vtn/reports.jsonl")"
+import json, sys
+r = json.loads(open(sys.argv[1]).readlines()[-1])
+assert r["clientName"] == "site-a" and r["eventID"] == "ev-1", r
+ivs = r["resources"][0]["intervals"]
+assert [i["payloads"][0]["values"][0] for i in ivs] == [6.1, 5.1, 4.3], ivs
+PY
+
 # ---- more than one page of events (limit 50) ----
 $PFI openadr poll --vtn "$URL" --program big --credentials "$T/creds" --epoch "$E" \
     --schedule-out "$T/big.json" --once 2>"$T/err2d" || fail "big: exit $?"
