@@ -458,6 +458,11 @@ static int poll_once(pfi_oadr_client *cl, const poll_opts *o, const pfi_oadr_lev
     int rc = PFI_EXIT_OK;
     if ((e = pfi_oadr_schedule_write(ev, ne, o->sched_out, &d)) != PFI_OK)
         rc = cli_report(e, &d) == PFI_EXIT_INTERNAL ? PFI_EXIT_INTERNAL : PFI_EXIT_OUTPUT;
+    else if (changed && ne == 0)
+        fprintf(stderr,
+                "pfi: openadr: no event ahead for program %s: %s holds an empty timeline "
+                "(pfi control --schedule refuses to start on it; a running one keeps its own)\n",
+                o->program, o->sched_out);
     else if (changed)
         fprintf(stderr,
                 "pfi: openadr: %zu interval%s of program %s -> %zu schedule event%s in %s\n", n,
