@@ -35,6 +35,7 @@
 #ifndef PFI_FEATMAP_H
 #define PFI_FEATMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "pfi/error.h"
@@ -63,6 +64,21 @@ const pfi_featmap_entry *pfi_featmap_table(size_t *n);
 /* pfi_featmap_by_reduced / pfi_featmap_by_predictor — the first row with that name, or NULL. */
 const pfi_featmap_entry *pfi_featmap_by_reduced(const char *reduced);
 const pfi_featmap_entry *pfi_featmap_by_predictor(const char *predictor);
+
+/* The physical ranges of pfi_featmap_range beyond the units' own (a fraction 0..1, a percent
+ * 0..100): no GPU draws more, clocks faster or holds more memory. */
+#define PFI_FEATMAP_MAX_GPU_POWER_W 5000.0
+#define PFI_FEATMAP_MAX_CLOCK_MHZ 10000.0
+#define PFI_FEATMAP_MAX_MEMORY_MIB 16777216.0
+
+/*
+ * pfi_featmap_range — the physically possible values [*lo, *hi] of a feature named by its
+ * predictor or reduced name (or a product of the table): a fraction 0..1, a percent 0..100,
+ * power 0..PFI_FEATMAP_MAX_GPU_POWER_W W per GPU, a clock 0..PFI_FEATMAP_MAX_CLOCK_MHZ MHz,
+ * memory 0..PFI_FEATMAP_MAX_MEMORY_MIB MiB. false when the name is not in the table (an
+ * unknown feature: *lo, *hi untouched). Pure, thread-safe.
+ */
+bool pfi_featmap_range(const char *name, double *lo, double *hi);
 
 /*
  * pfi_featmap_fraction_scale — the factor that turns a value of kind into a fraction when it

@@ -58,26 +58,40 @@ typedef struct pfi_reduce_options {
     size_t gpus;             /* GPUs the job has (0: every GPU entity seen) */
     const char *power_field; /* NULL: power_avg_w, else power_w, else power_energy_w */
     const char *products;    /* comma list of name=a*b (NULL: PFI_DEFAULT_PRODUCTS) */
+    double cap_w;            /* the run's power cap per GPU, W, checked against the enforced
+                                limit in the telemetry (0: each GPU's first limit sample) */
 } pfi_reduce_options;
 
 /* pfi_reduce_options_init — the defaults above. */
 void pfi_reduce_options_init(pfi_reduce_options *o);
 
 enum {
-    PFI_RED_NO_POWER = 1u << 0,      /* no power samples at all: no run power */
-    PFI_RED_GPU_LOST = 1u << 1,      /* a GPU fell off the bus: run invalid for PFI */
-    PFI_RED_INCOMPLETE = 1u << 2,    /* some timestamps lacked a GPU */
-    PFI_RED_NOMINAL_TIME = 1u << 3,  /* times from interval x index, not clocks */
-    PFI_RED_GPU_COUNT = 1u << 4,     /* fewer GPUs in the telemetry than the job has */
-    PFI_RED_TOOL_ERROR = 1u << 5,    /* the tool printed errors in place of data */
-    PFI_RED_NAN_LOSS = 1u << 6,      /* the training log had NaN losses */
-    PFI_RED_NO_THROUGHPUT = 1u << 7, /* no throughput */
-    PFI_RED_TIME_GAP = 1u << 8,      /* a GPU's power or energy series has a time gap
-                                        (pfi_telemetry_gaps): not integrated across */
-    PFI_RED_ENERGY_PARTIAL = 1u << 9 /* the energy covers less than the run (see energy_note) */
+    PFI_RED_NO_POWER = 1u << 0,       /* no power samples at all: no run power */
+    PFI_RED_GPU_LOST = 1u << 1,       /* a GPU fell off the bus: run invalid for PFI */
+    PFI_RED_INCOMPLETE = 1u << 2,     /* some timestamps lacked a GPU */
+    PFI_RED_NOMINAL_TIME = 1u << 3,   /* times from interval x index, not clocks */
+    PFI_RED_GPU_COUNT = 1u << 4,      /* fewer GPUs in the telemetry than the job has */
+    PFI_RED_TOOL_ERROR = 1u << 5,     /* the tool printed errors in place of data */
+    PFI_RED_NAN_LOSS = 1u << 6,       /* the training log had NaN losses */
+    PFI_RED_NO_THROUGHPUT = 1u << 7,  /* no throughput */
+    PFI_RED_TIME_GAP = 1u << 8,       /* a GPU's power or energy series has a time gap
+                                         (pfi_telemetry_gaps): not integrated across */
+    PFI_RED_ENERGY_PARTIAL = 1u << 9, /* the energy covers less than the run (see energy_note) */
+    PFI_RED_CAP_LOST = 1u << 10,      /* the enforced limit differed from the cap for part of the
+                                         run: those timestamps left out of the steady state */
+    PFI_RED_THROTTLED = 1u << 11,     /* a GPU was throttled by something other than the software
+                                         power cap (clock event reasons): timestamps left out */
+    PFI_RED_CAP_SHORT = 1u << 12      /* after cap-lost / throttled timestamps were left out, fewer
+                                         than half of the complete ones remain: no run power */
 };
 /* Flags that make a run unusable for PFI (stored, shown, left out of analyze). */
-#define PFI_RED_INVALID (PFI_RED_NO_POWER | PFI_RED_GPU_LOST | PFI_RED_GPU_COUNT)
+#define PFI_RED_INVALID                                                                            \
+    (PFI_RED_NO_POWER | PFI_RED_GPU_LOST | PFI_RED_GPU_COUNT | PFI_RED_CAP_SHORT)
+/* The clock event reasons (NVML nvmlClocksEventReason*, DCGM field 112) that are not the
+ * software power cap: HW slowdown 0x8, sync boost 0x10, SW thermal 0x20, HW thermal 0x40, HW
+ * power brake 0x80. (GPU idle 0x1, application clocks 0x2, SW power cap 0x4 and display
+ * clocks 0x100 are not throttling a capped run.) */
+#define PFI_RED_THROTTLE_MASK 0xF8ull
 
 typedef struct pfi_reduced {
     char power_field[32];   /* the quantity used ("power_avg_w", ...), "" when none */
@@ -86,6 +100,9 @@ typedef struct pfi_reduced {
     size_t n_bins;          /* time bins where any GPU has a row (valid or missing) */
     size_t n_complete;      /* bins with every GPU */
     size_t n_incomplete;    /* bins lacking a GPU: left out */
+    size_t n_excluded;      /* complete bins left out: cap-lost or throttled (either) */
+    size_t n_cap_lost;      /* of those, with a GPU whose enforced limit was not the cap */
+    size_t n_throttled;     /* of those, with a GPU throttled by something else */
     double align_s;         /* grid used */
     char grid_error[640];   /* "" or, with PFI_ERR_LIMIT, why the grid was refused: the
                                span, the step, the grid points needed and the limit, then the

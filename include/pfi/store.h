@@ -55,6 +55,13 @@ typedef struct pfi_store_source {
     const char *reader; /* format name */
 } pfi_store_source;
 
+/* One GPU of a run: its identity (DESIGN §9: a GPU is (host, UUID)). */
+typedef struct pfi_store_gpu {
+    const char *name; /* the telemetry's entity name ("node-a/gpu0", "GPU-..."), not NULL */
+    const char *host; /* NULL: not known */
+    const char *uuid; /* NULL: the telemetry named none (an index-only file) */
+} pfi_store_gpu;
+
 /* A run to store. NaN = missing (stored as NULL). Strings borrowed. */
 typedef struct pfi_store_run {
     const char *group;
@@ -74,6 +81,8 @@ typedef struct pfi_store_run {
     const double *feature_value;
     size_t n_sources;
     const pfi_store_source *sources;
+    size_t n_gpu_ids; /* the run's GPUs, table run_gpus(run_id, name, host, uuid) */
+    const pfi_store_gpu *gpu_ids;
 } pfi_store_run;
 
 /* Longest group name the store takes, in bytes. */

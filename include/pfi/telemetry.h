@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define PFI_TELEMETRY_MAX_LINE 65536        /* longest input line, bytes */
-#define PFI_TELEMETRY_MAX_ENTITIES 4096     /* most GPUs/entities in one collector */
+#define PFI_TELEMETRY_MAX_ENTITIES 65536    /* most GPUs/entities in one collector */
 #define PFI_TELEMETRY_MAX_FIELDS 256        /* most distinct fields */
 #define PFI_TELEMETRY_MAX_SAMPLES 100000000 /* most stored samples over all series */
 #define PFI_TELEMETRY_MAX_NOTES 512         /* notes kept; later ones are counted only */
@@ -63,14 +63,15 @@ typedef enum pfi_telemetry_format {
     PFI_TELEMETRY_SMI_QUERY = 3,
     PFI_TELEMETRY_DCGMI_DMON = 4,
     PFI_TELEMETRY_PROM = 5,
-    PFI_TELEMETRY_SMI_XML = 6
+    PFI_TELEMETRY_SMI_XML = 6,
+    PFI_TELEMETRY_PROM_API = 7 /* Prometheus HTTP API /api/v1/query(_range) JSON */
 } pfi_telemetry_format;
 /* The formats are numbered 0 .. PFI_TELEMETRY_FORMAT_COUNT - 1 (PFI_TELEMETRY_AUTO first): a
  * caller lists them with pfi_telemetry_format_name over that range. */
-#define PFI_TELEMETRY_FORMAT_COUNT 7
+#define PFI_TELEMETRY_FORMAT_COUNT 8
 
 /* pfi_telemetry_format_name — "nvidia-smi-csv", "dmon", "nvidia-smi-q", "dcgmi-dmon", "prometheus",
- * "nvidia-smi-xml". */
+ * "nvidia-smi-xml", "prometheus-api". */
 const char *pfi_telemetry_format_name(pfi_telemetry_format f);
 
 /* pfi_telemetry_format_parse — inverse of pfi_telemetry_format_name ("auto" too); false when
@@ -107,27 +108,46 @@ typedef struct pfi_telemetry_options {
                                fast row paths. The results are identical by contract (same
                                series, sums, notes and counters); tests and fuzzers read each
                                input both ways and compare. Off: the default. */
+    const char *timezone;   /* the zone of zone-less local timestamps (nvidia-smi's CSV,
+                               dmon -o DT, -q's Timestamp): an IANA name ("Europe/Berlin",
+                               /usr/share/zoneinfo), a TZif file path, or "UTC"; they are
+                               then read as UTC seconds, a daylight-saving fall-back's
+                               repeated hour in file order, a spring-forward never a gap.
+                               NULL: taken as they are ("naive", as if UTC). ISO 8601
+                               times with an offset ("...T12:00:00+02:00", "Z") and epoch
+                               seconds are exact either way. */
     bool no_simd;           /* the fast row paths without instructions beyond the baseline
                                (SSE2 on x86-64), even where the CPU has them: for tests of
                                that path; results are the same either way. */
 } pfi_telemetry_options;
 
+/* Why a DCGM value was blank (dcgm_structs.h DCGM_*_BLANK and the codes above it). */
+enum {
+    PFI_DCGM_BLANK = 0,            /* DCGM_*_BLANK: no value yet */
+    PFI_DCGM_NOT_FOUND = 1,        /* DCGM_*_NOT_FOUND */
+    PFI_DCGM_NOT_SUPPORTED = 2,    /* DCGM_*_NOT_SUPPORTED */
+    PFI_DCGM_NOT_PERMISSIONED = 3, /* DCGM_*_NOT_PERMISSIONED */
+    PFI_DCGM_OTHER = 4,            /* another code of the blank range */
+    PFI_DCGM_BLANK_KINDS = 5
+};
+
 /* One (entity, field) series. Arrays hold the valid samples only, in file order. */
 typedef struct pfi_telemetry_series {
     size_t entity, field;
-    double *t_s;              /* n sample times, s (see time above) */
-    double *value;            /* n values in the field's unit */
-    unsigned char *brk;       /* n flags: 1 when sample i starts a new piece (after a missing
-                                 value or a segment split): never integrate across; time gaps
-                                 (pfi_telemetry_gaps) are not marked here but skipped all the same */
-    size_t n;                 /* stored (valid) samples; n_valid when keep_series */
-    size_t n_valid;           /* valid samples seen */
-    size_t n_missing;         /* missing tokens seen */
-    size_t n_range;           /* out-of-range glitches dropped */
-    size_t n_duplicate;       /* duplicate series in one scrape, dropped */
-    double range_max;         /* largest glitch value seen (NaN when none) */
-    double sum;               /* sum of valid values */
-    double last_good_t_s;     /* time of the last valid sample (NaN when none) */
+    double *t_s;        /* n sample times, s (see time above) */
+    double *value;      /* n values in the field's unit */
+    unsigned char *brk; /* n flags: 1 when sample i starts a new piece (after a missing
+                           value or a segment split): never integrate across; time gaps
+                           (pfi_telemetry_gaps) are not marked here but skipped all the same */
+    size_t n;           /* stored (valid) samples; n_valid when keep_series */
+    size_t n_valid;     /* valid samples seen */
+    size_t n_missing;   /* missing tokens seen (DCGM blanks included) */
+    size_t n_blank[PFI_DCGM_BLANK_KINDS]; /* of those, DCGM blank values by reason */
+    size_t n_range;                       /* out-of-range glitches dropped */
+    size_t n_duplicate;                   /* duplicate series in one scrape, dropped */
+    double range_max;                     /* largest glitch value seen (NaN when none) */
+    double sum;                           /* sum of valid values */
+    double last_good_t_s;                 /* time of the last valid sample (NaN when none) */
     double first_missing_t_s; /* first missing sample after a valid one (NaN when none) */
     double *miss_t;           /* n_miss times of the rows whose value was seen but not stored
                                  (a missing token, a DCGM blank, an out-of-range glitch), in
@@ -158,6 +178,18 @@ typedef struct pfi_telemetry_entity {
     double last_t;        /* private: last row time */
     double day_offset_s;  /* private: midnight rollovers so far x 86400 */
     bool is_gpu;          /* false for NVSwitch and other non-GPU entities */
+    /* Identity (DESIGN §9: a GPU is (host, UUID)): */
+    char *host; /* the host the entity ran on: a host column or label, else the file's host
+                   (pfi_telemetry_set_host, options.host); NULL when none is known */
+    char *uuid; /* "GPU-..." or "MIG-..." when the input names it, else NULL */
+    char *file; /* the last file that gave the entity a row (borrowed from tm: file names) */
+    /* private: the overlap check of two files claiming the entity (tm_row_time) */
+    size_t file_no;            /* 1-based number of that file, 0: none yet */
+    double file_lo, file_hi;   /* its times */
+    double prior_lo, prior_hi; /* times of the entity in earlier files (NaN: none) */
+    const char *prior_file;    /* the earlier file that reached prior_hi */
+    double shift_s;            /* private: added to the file's times after a jump back */
+    double last_step_s;        /* private: the last step between rows (NaN: none) */
 } pfi_telemetry_entity;
 
 typedef struct pfi_telemetry_field {
@@ -196,6 +228,15 @@ typedef struct pfi_telemetry {
     int *map;             /* n_entities x PFI_TELEMETRY_MAX_FIELDS series index, -1 none */
     size_t file_tool_errors; /* tool sentences in the file being read */
     double max_limit_w;
+    char *file_host;        /* the host of the files being read (pfi_telemetry_set_host) */
+    char **file_names;      /* n_files names of the files read, owned */
+    char conflict[512];     /* "" or why the file being read is refused (two files, one GPU) */
+    char time_zone[128];    /* the zone local times were read in (options.timezone), "" none */
+    size_t n_zone_repeated; /* local times of a repeated (fall-back) hour read */
+    size_t n_zone_skipped;  /* local times inside a skipped (spring-forward) hour */
+    bool time_utc;          /* some times were absolute UTC (a zone, an offset, epoch seconds) */
+    struct tm_zone *zone;   /* private */
+    double zone_last_utc;   /* private: the file's last converted time (NaN: none) */
 } pfi_telemetry;
 
 /*
@@ -226,6 +267,15 @@ pfi_error pfi_telemetry_read_file(pfi_telemetry *tm, const char *path, pfi_telem
                                   pfi_diag *diag);
 pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name,
                                     pfi_telemetry_format fmt, pfi_diag *diag);
+
+/*
+ * pfi_telemetry_set_host — the host of the entities of the files read from now on that do not
+ * name their own (a CSV hostname column, a Prometheus hostname label win): entity names then
+ * read "host/gpu0". A UUID-keyed entity ("GPU-...") is keyed by its UUID alone, the host kept
+ * in pfi_telemetry_entity.host. host NULL or "": none (names stay "gpu0"); copied.
+ * Initially options.host. Errors: PFI_ERR_NOMEM (the previous host is kept).
+ */
+pfi_error pfi_telemetry_set_host(pfi_telemetry *tm, const char *host);
 
 /* pfi_telemetry_field_find — index of the field with canonical name, or -1. */
 long pfi_telemetry_field_find(const pfi_telemetry *tm, const char *name);

@@ -119,6 +119,7 @@ SAMPLE_GETTER(get_util, PFI_SAMPLE_GPU_UTIL, s->gpu_util)
 SAMPLE_GETTER(get_dram, PFI_SAMPLE_DRAM_ACTIVE, s->dram_active)
 SAMPLE_GETTER(get_tensor, PFI_SAMPLE_TENSOR_ACTIVE, s->tensor_active)
 SAMPLE_GETTER(get_sm_active, PFI_SAMPLE_SM_ACTIVE, s->sm_active)
+SAMPLE_GETTER(get_reasons, PFI_SAMPLE_REASONS, (double)s->reasons)
 SAMPLE_GETTER(get_copy_util, PFI_SAMPLE_MEM_UTIL, s->mem_util)
 #undef SAMPLE_GETTER
 
@@ -191,6 +192,8 @@ static const struct {
     {"pfi_gpu_dram_active_ratio", "gauge", "DRAM bandwidth utilisation (0..1).", get_dram},
     {"pfi_gpu_tensor_active_ratio", "gauge", "Tensor pipe activity (0..1).", get_tensor},
     {"pfi_gpu_sm_active_ratio", "gauge", "SM activity (0..1).", get_sm_active},
+    {"pfi_gpu_clock_event_reasons", "gauge",
+     "Clock event (throttle) reasons, the NVML bit mask (0x4 software power cap).", get_reasons},
     {"pfi_gpu_memory_copy_utilization_ratio", "gauge",
      "Fraction of time device memory was read or written (NVML memory utilisation, DCGM 204).",
      get_copy_util},

@@ -75,6 +75,11 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                        const cli_kernlog *klog, struct pfi_telemetry **tm_out,
                        struct pfi_reduced **red_out);
 
+/* cli_telemetry_host_pattern — --host-pattern RE for the files cli_read_telemetry reads next:
+ * RE's first group in a file's path is the host of its GPUs (re borrowed; NULL: the default,
+ * the file name up to its first '.' when several files are read, and no --host). */
+void cli_telemetry_host_pattern(const char *re);
+
 int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_probe(int argc, char **argv);

@@ -603,6 +603,75 @@ static int load_predict_groups(const predict_args *a, pfi_diag *d, pfi_groups **
     return rc;
 }
 
+/* Whether name is one of the model's features or a factor of one of its products. */
+static bool model_uses(const pfi_fit_model *m, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t j = 0; j < m->p; j++) {
+        const char *f = m->features[j], *star = strchr(f, '*');
+        if (strcmp(f, name) == 0 || (star && (size_t)(star - f) == n && !strncmp(f, name, n)) ||
+            (star && strcmp(star + 1, name) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* FEATURE=VALUE names the model does not use and the feature table does not know are
+ * refused (a typo would otherwise be ignored while the estimate uses another value). */
+static int check_feature_names(const pfi_fit_model *m, char **args, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        char name[256];
+        const char *eq = strchr(args[k], '=');
+        size_t len = eq ? (size_t)(eq - args[k]) : strlen(args[k]);
+        snprintf(name, sizeof name, "%.*s", (int)(len < 255 ? len : 255), args[k]);
+        double lo, hi;
+        bool known = pfi_featmap_range(name, &lo, &hi);
+        if (!model_uses(m, name) && !known) {
+            cli_error("unknown feature '%s': the model uses:", name);
+            for (size_t j = 0; j < m->p; j++)
+                cli_error("  %s", m->features[j]);
+            return PFI_EXIT_USAGE;
+        }
+        double v;
+        if (known && eq != NULL && cli_parse_double(eq + 1, &v) && !(v >= lo && v <= hi)) {
+            cli_error("feature %s = %s is outside its physical range [%g, %g]%s", name, eq + 1, lo,
+                      hi,
+                      hi == 1 && v > 1 && v <= 100
+                          ? " (a percent given where a fraction 0..1 is expected?)"
+                          : "");
+            return PFI_EXIT_USAGE;
+        }
+    }
+    return PFI_EXIT_OK;
+}
+
+/* A feature value outside its physical range (a fraction above 1, a negative power: a unit
+ * mix-up, a percent given as a fraction's place) is refused, naming the group, the feature
+ * and the range (pfi_featmap_range). */
+static int check_feature_ranges(const pfi_fit_model *m, const pfi_groups *g, const size_t *idx,
+                                const char *source)
+{
+    for (size_t j = 0; j < m->p; j++) {
+        double lo, hi;
+        if (!pfi_featmap_range(m->features[j], &lo, &hi))
+            continue;
+        for (size_t i = 0; i < g->n; i++) {
+            double x = g->features[i * g->n_features + idx[j]];
+            if (!isnan(x) && !(x >= lo && x <= hi)) {
+                cli_error("%s: group '%s': feature %s = %.6g is outside its physical range "
+                          "[%g, %g]%s",
+                          source, g->names[i], m->features[j], x, lo, hi,
+                          hi == 1 && x > 1 && x <= 100
+                              ? " (a percent given where a fraction 0..1 is expected?)"
+                              : "");
+                return strcmp(source, "the command line") == 0 ? PFI_EXIT_USAGE : PFI_EXIT_DATA;
+            }
+        }
+    }
+    return PFI_EXIT_OK;
+}
+
 /* Phase 3: idx[j], the column of g holding the model's feature j; the first one missing is
  * explained (exit 1). */
 static int resolve_features(const pfi_fit_model *m, pfi_groups *g, const char *source, size_t *idx)
@@ -729,8 +798,13 @@ int cmd_predict(int argc, char **argv)
     bool measured = a.groups_in != NULL || a.db != NULL;
     rc = load_predict_groups(&a, &d, &g, &source);
     size_t idx[PFI_FIT_MAX_FEATURES];
+    if (rc == PFI_EXIT_OK && a.n_features > 0 && a.groups_in == NULL && a.db == NULL &&
+        a.n_tel == 0)
+        rc = check_feature_names(m, a.features, a.n_features);
     if (rc == PFI_EXIT_OK)
         rc = resolve_features(m, g, source, idx);
+    if (rc == PFI_EXIT_OK)
+        rc = check_feature_ranges(m, g, idx, source);
     cli_output out = {0};
     if (rc == PFI_EXIT_OK && !cli_output_open(&out, a.output))
         rc = PFI_EXIT_OUTPUT;

@@ -165,7 +165,7 @@ static void cell(FILE *f, bool valid, double v, int prec)
 void hw_record_header(FILE *f)
 {
     fputs("t_s,gpu,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,gpu_util,mem_util,temp_c,"
-          "dram_active,tensor_active,enforced_limit_w\n",
+          "dram_active,tensor_active,enforced_limit_w,clock_event_reasons\n",
           f);
 }
 
@@ -183,5 +183,6 @@ void hw_record_row(FILE *f, double t_s, unsigned gpu, const pfi_gpu_sample *s, b
     cell(f, s->valid & PFI_SAMPLE_DRAM_ACTIVE, s->dram_active, 4);
     cell(f, s->valid & PFI_SAMPLE_TENSOR_ACTIVE, s->tensor_active, 4);
     cell(f, limit_valid, limit_w, 3);
+    cell(f, s->valid & PFI_SAMPLE_REASONS, (double)s->reasons, 0);
     fputc('\n', f);
 }

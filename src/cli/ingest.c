@@ -14,6 +14,8 @@
 
 /* v with `digits` significant digits into buf, or the word `none` when v is NaN (no NaN is
  * ever printed). */
+
+static bool ingest_zone_default; /* --timezone not given: the machine's zone */
 static const char *num_or(char *buf, size_t len, int digits, double v, const char *none)
 {
     if (isnan(v))
@@ -72,7 +74,17 @@ static void ingest_usage(FILE *f)
         "  --interval S           sampling interval, s, for formats without timestamps\n"
         "                         (dcgmi dmon, dmon without -o T, scrapes): times are nominal\n"
         "  --start-date YYYYMMDD  date of the first sample of a time-only dmon (-o T)\n"
-        "  --host NAME            host for Prometheus series without a hostname label\n"
+        "  --host NAME            host of every file's GPUs that name none (a hostname column\n"
+        "                         or label wins); GPUs are (host, UUID), an index is a label\n"
+        "  --timezone ZONE        zone of zone-less local timestamps (nvidia-smi CSV, dmon\n"
+        "                         -o DT, -q Timestamp): IANA name (Europe/Berlin), TZif file\n"
+        "                         or UTC (default: the machine's zone, said in the summary);\n"
+        "                         a fall-back's repeated hour is read in file order; ISO 8601\n"
+        "                         offsets and epoch seconds are exact\n"
+        "  --host-pattern RE      POSIX extended regex: its first (group) in a file's path is\n"
+        "                         that file's host (default with several files: the file name\n"
+        "                         up to its first '.'); two files giving one (host, GPU) over\n"
+        "                         overlapping times are refused, both named\n"
         "  --max-power W          per-GPU max power limit for the power range check\n"
         "  --power-field F        power_avg_w|power_w|power_energy_w|power_instant_w (auto)\n"
         "  --align S              time grid (> 0) for summing GPUs (--interval, else the median\n"
@@ -115,6 +127,8 @@ enum {
     O_INTERVAL,
     O_START_DATE,
     O_HOST,
+    O_HOST_PATTERN,
+    O_TIMEZONE,
     O_MAX_POWER,
     O_POWER_FIELD,
     O_ALIGN,
@@ -141,6 +155,8 @@ static const struct option ingest_options[] = {
     {"interval", required_argument, NULL, O_INTERVAL},
     {"start-date", required_argument, NULL, O_START_DATE},
     {"host", required_argument, NULL, O_HOST},
+    {"host-pattern", required_argument, NULL, O_HOST_PATTERN},
+    {"timezone", required_argument, NULL, O_TIMEZONE},
     {"max-power", required_argument, NULL, O_MAX_POWER},
     {"power-field", required_argument, NULL, O_POWER_FIELD},
     {"align", required_argument, NULL, O_ALIGN},
@@ -423,7 +439,7 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
 
 /* pfi ingest's command line, parsed. */
 typedef struct ingest_args {
-    const char *db, *group, *klass, *tlog, *regex;
+    const char *db, *group, *klass, *tlog, *regex, *host_pattern;
     const char *tel[MAX_TELEMETRY], *klogs[MAX_KERNEL_LOGS];
     size_t n_tel, n_klogs, n_fatal;
     int fatal[MAX_FATAL_XIDS];
@@ -562,6 +578,8 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
         {.c = O_DRY, .kind = CLI_OPT_FLAG, .dst = &a->dry},
         {.c = O_FIELDS, .kind = CLI_OPT_TEXT, .dst = &a->topt.csv_fields},
         {.c = O_HOST, .kind = CLI_OPT_TEXT, .dst = &a->topt.host},
+        {.c = O_HOST_PATTERN, .kind = CLI_OPT_TEXT, .dst = &a->host_pattern},
+        {.c = O_TIMEZONE, .kind = CLI_OPT_TEXT, .dst = &a->topt.timezone},
         {.c = O_PRODUCTS, .kind = CLI_OPT_TEXT, .dst = &a->ro.products},
         {.c = O_GPUS,
          .kind = CLI_OPT_SIZE,
@@ -687,7 +705,11 @@ static int read_run(const ingest_args *a, ingest_run *run)
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }
-    rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &a->topt, &a->ro, a->quiet, "nothing stored",
+    cli_telemetry_host_pattern(a->host_pattern);
+    ingest_zone_default = a->topt.timezone == NULL;
+    pfi_reduce_options ro = a->ro;
+    ro.cap_w = isnan(a->cap) ? 0 : a->cap; /* checked against the enforced limit */
+    rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &a->topt, &ro, a->quiet, "nothing stored",
                             run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)
         return rc;
@@ -726,6 +748,14 @@ static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced 
                 tm->interval_assumed ? ", assumed" : "");
     else if (tm->time_relative)
         fprintf(o, "  times are relative (time of day without a date)\n");
+    else if (tm->time_zone[0] != '\0')
+        fprintf(o,
+                "  zone-less local times read in time zone %s%s (--timezone); %zu in a "
+                "repeated fall-back hour, %zu in a skipped spring-forward hour\n",
+                tm->time_zone, ingest_zone_default ? ", the machine's" : "", tm->n_zone_repeated,
+                tm->n_zone_skipped);
+    else if (tm->time_utc)
+        fprintf(o, "  times are UTC (ISO 8601 with offsets, epoch seconds)\n");
     else
         fprintf(o, "  times are host-local wall clock, no time zone assumed\n");
     long fp = red->power_field[0] ? pfi_telemetry_field_find(tm, red->power_field) : -1;
@@ -774,6 +804,14 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
                 red->power.mean, se, red->power.m, red->power.n_valid, red->n_incomplete,
                 red->align_s);
     fputc('\n', o);
+    if (red->n_excluded > 0)
+        fprintf(o,
+                "steady state: %zu of %zu complete timestamps left out (%zu cap-lost: the "
+                "enforced limit was not the cap %s; %zu throttled: clock event reasons other "
+                "than the software power cap)%s\n",
+                red->n_excluded, red->n_complete, red->n_cap_lost,
+                isnan(a->cap) ? "(the first limit sample)" : "given", red->n_throttled,
+                red->flags & PFI_RED_CAP_SHORT ? "; fewer than half remain: no run power" : "");
     if (!isnan(red->energy_j))
         fprintf(o, "energy: %.3f J (%s%s%s)\n", red->energy_j, red->energy_method,
                 red->energy_note[0] ? "; " : "", red->energy_note);
@@ -799,7 +837,7 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
                 "duplicate records, %zu sessions%s%s\n",
                 tls->n_eval, tls->n_restart, tls->n_gap, log->n_duplicate, log->n_sessions,
                 log->notes[0] ? "; " : "", log->notes);
-    fprintf(o, "flags:%s%s%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
+    fprintf(o, "flags:%s%s%s%s%s%s%s%s%s%s%s%s%s%s\n", red->flags ? "" : " none",
             red->flags & PFI_RED_NO_POWER ? " no-power" : "",
             red->flags & PFI_RED_GPU_LOST ? " gpu-lost" : "",
             red->flags & PFI_RED_INCOMPLETE ? " incomplete" : "",
@@ -809,7 +847,10 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
             red->flags & PFI_RED_NAN_LOSS ? " nan-loss" : "",
             red->flags & PFI_RED_NO_THROUGHPUT ? " no-throughput" : "",
             red->flags & PFI_RED_TIME_GAP ? " time-gap" : "",
-            red->flags & PFI_RED_ENERGY_PARTIAL ? " energy-partial" : "");
+            red->flags & PFI_RED_ENERGY_PARTIAL ? " energy-partial" : "",
+            red->flags & PFI_RED_CAP_LOST ? " cap-lost" : "",
+            red->flags & PFI_RED_THROTTLED ? " throttled" : "",
+            red->flags & PFI_RED_CAP_SHORT ? " cap-short" : "");
     if ((red->flags & PFI_RED_INVALID) && !(red->flags & PFI_RED_NO_POWER))
         fprintf(o, "%s\n",
                 a->dry ? "this run is INVALID for PFI: it would be stored, but "
@@ -885,6 +926,20 @@ static int store_run(const ingest_args *a, const ingest_run *run)
         src[ns++] = (pfi_store_source){a->tlog, pfi_trainlog_format_name(log->format)};
     for (size_t i = 0; i < a->n_klogs; i++)
         src[ns++] = (pfi_store_source){a->klogs[i], "kernel-log"};
+    /* The run's GPUs, by identity: every GPU entity the reduction summed. */
+    const pfi_telemetry *tm = run->tm;
+    pfi_store_gpu *gpu_ids = calloc(tm->n_entities ? tm->n_entities : 1, sizeof *gpu_ids);
+    size_t ng = 0;
+    for (size_t i = 0; gpu_ids != NULL && i < tm->n_entities; i++)
+        if (tm->entities[i].is_gpu)
+            gpu_ids[ng++] = (pfi_store_gpu){.name = tm->entities[i].name,
+                                            .host = tm->entities[i].host,
+                                            .uuid = tm->entities[i].uuid};
+    if (gpu_ids == NULL && e == PFI_OK) {
+        pfi_store_close(st);
+        cli_error("out of memory");
+        return PFI_EXIT_INTERNAL;
+    }
     if (e == PFI_OK) {
         pfi_store_run r = {.group = a->group,
                            .job_class = a->klass,
@@ -904,13 +959,16 @@ static int store_run(const ingest_args *a, const ingest_run *run)
                            .feature_name = (const char(*)[64])red->feature_name,
                            .feature_value = red->feature_value,
                            .n_sources = ns,
-                           .sources = src};
+                           .sources = src,
+                           .n_gpu_ids = ng,
+                           .gpu_ids = gpu_ids};
         bool replaced;
         e = pfi_store_put_run(st, &r, &replaced, &d);
         if (e == PFI_OK && !a->quiet)
             printf("stored: group '%s' cap %.6g W in %s%s\n", a->group, a->cap, a->db,
                    replaced ? " (replaced the earlier run at this cap)" : "");
     }
+    free(gpu_ids);
     int rc = PFI_EXIT_OK;
     if (e != PFI_OK) {
         cli_report(e, &d);
@@ -955,10 +1013,11 @@ static void runs_usage(FILE *f)
                "  -h, --help       this help\n"
                "\n"
                "flags: the sum of the run's quality flags (pfi ingest prints them by name):\n"
-               "  1 no-power, 2 gpu-lost, 16 gpu-count: the run is INVALID for PFI (analyze\n"
-               "    leaves it out);\n"
+               "  1 no-power, 2 gpu-lost, 16 gpu-count, 4096 cap-short: the run is INVALID for\n"
+               "    PFI (analyze leaves it out);\n"
                "  4 incomplete, 8 nominal-time, 32 tool-error, 64 nan-loss, 128 no-throughput,\n"
-               "    256 time-gap, 512 energy-partial: warnings, the run is used.\n"
+               "    256 time-gap, 512 energy-partial, 1024 cap-lost, 2048 throttled: warnings,\n"
+               "    the run is used (cap-lost / throttled timestamps left out of its power).\n"
                "  e.g. 144 = 16 gpu-count + 128 no-throughput. See README, 'pfi runs'.\n"
                "\n"
                "Exit codes: 0 success, 1 store missing or unreadable, 2 bad command line,\n"

@@ -2,9 +2,11 @@
  * Reading and reducing one run's telemetry files: the path `pfi ingest` and
  * `pfi predict --telemetry` share, so both see the same samples, notes and features.
  */
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "pfi/kernlog.h"
@@ -45,15 +47,81 @@ static bool file_is_empty(const char *path)
     return got == 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF;
 }
 
+/* --host-pattern: the extended regular expression whose first group is a file's host. */
+static const char *host_pattern;
+
+void cli_telemetry_host_pattern(const char *re)
+{
+    host_pattern = re;
+}
+
+/* The host of a telemetry file whose rows do not name one (DESIGN §9: an index is only a label
+ * within one host's file): --host for every file; else --host-pattern's first group on the
+ * path; else, when several files make one job, the file name up to its first '.'
+ * ("node-a.csv" is node-a). "" when none; false when --host-pattern does not match. */
+static bool file_host(const char *path, size_t n_files, const regex_t *re, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (re != NULL) {
+        regmatch_t m[2];
+        if (regexec(re, path, 2, m, 0) != 0 || m[1].rm_so < 0)
+            return false;
+        snprintf(out, size, "%.*s", (int)(m[1].rm_eo - m[1].rm_so), path + m[1].rm_so);
+        return out[0] != '\0';
+    }
+    if (n_files < 2)
+        return true;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strcspn(base, ".");
+    snprintf(out, size, "%.*s", (int)n, base);
+    return true;
+}
+
+/* The machine's time zone, for zone-less local timestamps when --timezone is not given: TZ
+ * when set (a leading ':' dropped), else /etc/localtime, named by the zone its link points to
+ * ("Europe/Berlin"), else UTC when there is none. */
+static const char *machine_zone(char *buf, size_t size)
+{
+    const char *tz = getenv("TZ");
+    if (tz != NULL && tz[0] != '\0') {
+        snprintf(buf, size, "%s", tz[0] == ':' ? tz + 1 : tz);
+        return buf;
+    }
+    char link[512];
+    ssize_t n = readlink("/etc/localtime", link, sizeof link - 1);
+    if (n > 0) {
+        link[n] = '\0';
+        const char *z = strstr(link, "zoneinfo/");
+        snprintf(buf, size, "%.200s", z ? z + 9 : link);
+        return buf;
+    }
+    struct stat st;
+    return stat("/etc/localtime", &st) == 0 ? "/etc/localtime" : "UTC";
+}
+
 int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
-                       const pfi_telemetry_options *topt, const pfi_reduce_options *ro, bool quiet,
-                       const char *on_failure, const cli_kernlog *klog, pfi_telemetry **tm_out,
-                       pfi_reduced **red_out)
+                       const pfi_telemetry_options *topt_in, const pfi_reduce_options *ro,
+                       bool quiet, const char *on_failure, const cli_kernlog *klog,
+                       pfi_telemetry **tm_out, pfi_reduced **red_out)
 {
     *tm_out = NULL;
     *red_out = NULL;
     pfi_telemetry *tm = NULL;
-    if (pfi_telemetry_create(topt, &tm) != PFI_OK) {
+    pfi_telemetry_options topt_zone = *topt_in;
+    const pfi_telemetry_options *topt = &topt_zone;
+    char zbuf[256];
+    bool zone_default = topt_zone.timezone == NULL;
+    if (zone_default)
+        topt_zone.timezone = machine_zone(zbuf, sizeof zbuf);
+    pfi_error ce = pfi_telemetry_create(topt, &tm);
+    if (ce == PFI_ERR_INVALID_ARGUMENT && topt_zone.timezone != NULL) {
+        cli_error("%s '%s': no such time zone (an IANA name as in /usr/share/zoneinfo, e.g. "
+                  "Europe/Berlin, a TZif file, or UTC)",
+                  zone_default ? "the machine's zone" : "--timezone", topt_zone.timezone);
+        return zone_default ? PFI_EXIT_DATA : PFI_EXIT_USAGE;
+    }
+    if (ce != PFI_OK) {
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }
@@ -62,8 +130,38 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
     /* Every file is read even after one fails (case-09: one bad capture must not hide the
      * others); each failure is reported with its name, and the run is then not used. */
     size_t n_failed = 0;
+    regex_t re;
+    bool have_re = false;
+    if (topt->host == NULL && host_pattern != NULL) {
+        if (regcomp(&re, host_pattern, REG_EXTENDED) != 0 || re.re_nsub < 1) {
+            if (re.re_nsub < 1)
+                regfree(&re);
+            cli_error("--host-pattern '%s': not an extended regular expression with a "
+                      "(group) for the host",
+                      host_pattern);
+            pfi_telemetry_destroy(tm);
+            return PFI_EXIT_USAGE;
+        }
+        have_re = true;
+    }
+    bool said_hosts = false;
     for (size_t i = 0; i < n_files; i++) {
         size_t notes_before = tm->n_notes, rows_before = tm->n_rows;
+        char host[256] = "";
+        if (topt->host == NULL) {
+            if (!file_host(files[i], n_files, have_re ? &re : NULL, host, sizeof host)) {
+                cli_error("%s: --host-pattern '%s' finds no host in the file name", files[i],
+                          host_pattern);
+                n_failed++;
+                if (rc == PFI_EXIT_OK)
+                    rc = PFI_EXIT_DATA;
+                continue;
+            }
+            if (pfi_telemetry_set_host(tm, host) != PFI_OK) {
+                rc = PFI_EXIT_INTERNAL;
+                break;
+            }
+        }
         size_t errors_before = tm->n_tool_errors;
         /* An empty file is a failed capture, like any other file of the batch that has no
          * data; only an empty Prometheus scrape is data: a hole in its time slot. */
@@ -78,7 +176,20 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                 rc = PFI_EXIT_DATA;
             continue;
         }
+        size_t ents_before = tm->n_entities;
         pfi_error e = pfi_telemetry_read_file(tm, files[i], (pfi_telemetry_format)fmt, &d);
+        /* Said once, when a file's GPUs took their host from its name. */
+        for (size_t k = ents_before;
+             topt->host == NULL && !have_re && !said_hosts && !quiet && k < tm->n_entities; k++)
+            if (tm->entities[k].host != NULL && strcmp(tm->entities[k].host, host) == 0 &&
+                tm->file_host != NULL) {
+                fprintf(stderr,
+                        "pfi: note: GPUs without a host in the file are keyed by the file name's "
+                        "host (%s: %s; --host-pattern RE, or --host NAME when all files are one "
+                        "host's)\n",
+                        files[i], host);
+                said_hosts = true;
+            }
         if (!quiet)
             print_notes(tm, notes_before, false);
         int frc = PFI_EXIT_OK;
@@ -98,6 +209,8 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                 rc = frc;
         }
     }
+    if (have_re)
+        regfree(&re);
     if (n_failed > 0)
         cli_error("%zu of %zu telemetry file(s) failed: %s", n_failed, n_files, on_failure);
     if (rc == PFI_EXIT_OK && pfi_telemetry_derive_power_from_energy(tm) != PFI_OK)

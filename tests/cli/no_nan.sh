@@ -19,7 +19,7 @@ run() {
     n=$((n + 1))
     "$@" >"$T/o/$name.out" 2>"$T/o/$name.err"
     rc=$?
-    if [ "$rc" -gt 5 ]; then echo "FAIL $name: exit $rc"; cat "$T/o/$name.err"; fail=1; fi
+    if [ "$rc" -gt 5 ] && [ "$rc" -ne "${allow_rc:-0}" ]; then echo "FAIL $name: exit $rc"; cat "$T/o/$name.err"; fail=1; fi
 }
 # nan, inf, infinity as a word of their own ("nan-loss", a flag's name, is not one)
 NAN_RE='(?i)(?<![A-Za-z0-9_-])[-+]?(nan|inf|infinity)(?![A-Za-z0-9_-])'
@@ -83,8 +83,10 @@ done
 # pfi control: an agent that never answers (no budget outside the event, nothing measured),
 # then control status and report on its audit log and on one with every value missing
 echo "http://127.0.0.1:9 token" >"$T/agents"
+allow_rc=6 # an agent that never answers is a degraded run: exit 6 (documented), not a crash
 run control-lines "$PFI" control --agents "$T/agents" --reduction 30% --start 0.4 \
     --duration 0.4 --period 0.2 --run-for 1.2 --db "$T/c.db"
+allow_rc=0
 grep -q '^ *0.00 *no *- ' "$T/o/control-lines.out" ||
     { echo "FAIL control-lines: no '-' budget outside the event"; fail=1; }
 run control-status "$PFI" control status --db "$T/c.db"
@@ -111,6 +113,25 @@ run control-status-null "$PFI" control status --db "$T/null.db"
 run report-null "$PFI" report "$T/null.db" -o "$T/null.svg"
 grep -q 'budget *none' "$T/o/control-status-null.out" ||
     { echo "FAIL control-status-null: the missing budget is not a word"; fail=1; }
+
+# pfi ingest on every telemetry reader's corpus (tests/fuzz/corpus: every layout, version and
+# past crash), plain and with a cap and a zone (cap-lost / throttled / zone summaries), then
+# the runs of a store holding a cap-short run (no power) in every format
+for d in smi_csv dmon smi_query dcgmi prom prom_api smi_xml; do
+    for t in "$SRC/tests/fuzz/corpus/$d"/*; do
+        [ -f "$t" ] || continue
+        b="corpus-$d-$(basename "$t")"
+        run "$b" "$PFI" ingest --dry-run --telemetry "$t"
+        run "$b-cap" "$PFI" ingest --dry-run --cap 300 --q 1 --timezone Europe/Berlin --telemetry "$t"
+    done
+done
+{ echo "timestamp, index, power.draw [W], enforced.power.limit [W], clocks_event_reasons.active"
+  for s in 0 1 2 3; do printf '2026/01/01 00:00:0%d.000, 0, 290.00 W, 700.00 W, 0x0000000000000044\n' "$s"; done; } >"$T/capshort.csv"
+run ingest-capshort "$PFI" ingest --db "$T/cs.db" --group g --cap 300 --telemetry "$T/capshort.csv"
+for f in table csv json; do
+    run "runs-capshort-$f" "$PFI" runs --db "$T/cs.db" --format "$f"
+done
+run analyze-capshort "$PFI" analyze --db "$T/cs.db" --format csv
 
 # every output of every run above
 if grep -P -l "$NAN_RE" "$T"/o/* >"$T/hits" 2>/dev/null; then

@@ -61,7 +61,7 @@ grep -q '0 run(s) measured, 6 already' "$T/err" && grep -q job-a "$T/out" \
     && ok "nothing left to measure, table printed" || bad "third sweep: $(cat "$T/err")"
 
 # 5. --record: a replay CSV with every sample of the four new windows (360 ticks x 4 GPUs)
-[ "$(head -1 "$T/rec.csv")" = "t_s,gpu,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,gpu_util,mem_util,temp_c,dram_active,tensor_active,enforced_limit_w" ] \
+[ "$(head -1 "$T/rec.csv")" = "t_s,gpu,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,gpu_util,mem_util,temp_c,dram_active,tensor_active,enforced_limit_w,clock_event_reasons" ] \
     && ok "record header" || bad "record header: $(head -1 "$T/rec.csv")"
 [ "$(wc -l <"$T/rec.csv")" -eq $((4 * 360 * 4 + 1)) ] && ok "record holds every sample" \
     || bad "record rows: $(wc -l <"$T/rec.csv")"

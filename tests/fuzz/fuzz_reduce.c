@@ -88,6 +88,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static pfi_reduced red[2];
     pfi_error e0 = pfi_reduce_power(tm, &ro, &red[0]);
     pfi_error e1 = pfi_reduce_power_reference(tm, &ro, &red[1]);
+    /* Timestamps left out as cap-lost or throttled (issue 14: an enforced limit or clock event
+     * reasons in the telemetry) are what the reference did not do: those runs differ by
+     * design, every other run must not. */
+    if (e0 == PFI_OK && red[0].n_excluded > 0) {
+        pfi_telemetry_destroy(tm);
+        return 0;
+    }
     if (e0 != e1 || memcmp(&red[0], &red[1], sizeof red[0]) != 0) {
         fprintf(stderr, "reductions differ: %s / %s, power %.17g / %.17g, bins %zu / %zu\n",
                 pfi_strerror(e0), pfi_strerror(e1), red[0].power.mean, red[1].power.mean,

@@ -378,6 +378,35 @@ static bool insert_sources(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run *
     return ok;
 }
 
+/* The run's GPUs (run rid), in run_gpus: created here when missing, so a store made before
+ * it existed takes them too (the table is not part of the schema version). */
+static bool insert_gpus(sqlite3 *db, sqlite3_int64 rid, const pfi_store_run *r)
+{
+    if (r->n_gpu_ids == 0)
+        return true;
+    if (sqlite3_exec(db,
+                     "CREATE TABLE IF NOT EXISTS run_gpus(run_id INTEGER NOT NULL REFERENCES "
+                     "runs(id) ON DELETE CASCADE, name TEXT NOT NULL, host TEXT, uuid TEXT, "
+                     "PRIMARY KEY(run_id, name))",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        return false;
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(db,
+                                 "INSERT OR REPLACE INTO run_gpus(run_id, name, host, uuid) "
+                                 "VALUES(?1, ?2, ?3, ?4)",
+                                 -1, &st, NULL) == SQLITE_OK;
+    for (size_t i = 0; ok && i < r->n_gpu_ids; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, rid);
+        sqlite3_bind_text(st, 2, r->gpu_ids[i].name, -1, SQLITE_TRANSIENT);
+        bind_text(st, 3, r->gpu_ids[i].host);
+        bind_text(st, 4, r->gpu_ids[i].uuid);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
 /* One transaction: the group, the old run at this cap out, the run, its features and
  * sources in; any failure rolls all of it back. */
 pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced, pfi_diag *diag)
@@ -402,7 +431,7 @@ pfi_error pfi_store_put_run(pfi_store *s, const pfi_store_run *r, bool *replaced
     sqlite3_int64 gid = -1, rid = -1;
     bool ok = put_group(db, r, &gid) && drop_old_run(db, gid, r->cap_w, replaced) &&
               insert_run(db, gid, r, now, &rid) && insert_features(db, rid, r) &&
-              insert_sources(db, rid, r, now);
+              insert_sources(db, rid, r, now) && insert_gpus(db, rid, r);
     if (!ok || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         pfi_error e = fail(s, diag, "cannot store the run");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

@@ -44,7 +44,13 @@ bool pfi_value_is_missing_token(const char *text, size_t len)
         return true;
     if (text[0] == '[' && text[len - 1] == ']')
         return true;
-    static const char *const words[] = {"N/A", "NA", "n/a", "NaN", "nan", "-"};
+    /* DCGM's string blanks: "<<<NULL>>>", "<<<NOT_FOUND>>>", "<<<NOT_SUPPORTED>>>",
+     * "<<<NOT_PERM>>>" (dcgm_structs.h DCGM_STR_IS_BLANK). */
+    if (len >= 6 && memcmp(text, "<<<", 3) == 0 && memcmp(text + len - 3, ">>>", 3) == 0)
+        return true;
+    /* dcgmi's N/W (not watched) and N/S, nvidia-smi's ERR! (a failed read). */
+    static const char *const words[] = {"N/A", "NA",  "n/a", "NaN", "nan",
+                                        "-",   "N/W", "N/S", "ERR!"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (equals(text, len, words[i]))
             return true;

@@ -147,11 +147,16 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
         double tsec = 0;
         bool has_t = false;
         if (has_ts)
-            csv_fast_time(fs, ts, &tsec, &has_t);
+            csv_fast_time(tm, fs, ts, &tsec, &has_t);
         pfi_telemetry_entity *en = &tm->entities[ent];
         double tt;
-        if (has_t && !(tsec < en->last_t)) { /* tm_row_time's common case, inlined */
+        if (has_t && !(tsec < en->last_t) && en->file_no == tm->n_files && en->shift_s == 0 &&
+            isnan(en->prior_lo)) { /* tm_row_time's common case, inlined */
             en->rows++;
+            if (tsec > en->last_t)
+                en->last_step_s = tsec - en->last_t;
+            if (tsec > en->file_hi)
+                en->file_hi = tsec;
             en->last_t = tsec;
             tt = tsec;
         } else {

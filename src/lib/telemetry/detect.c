@@ -92,6 +92,16 @@ static int prom_line_kind(const char *l, size_t len)
     return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'N' || c == 'I';
 }
 
+/* Whether the text w occurs in head[0..n). */
+static bool has_text(const char *head, size_t n, const char *w)
+{
+    size_t m = strlen(w);
+    for (size_t i = 0; i + m <= n; i++)
+        if (head[i] == w[0] && memcmp(head + i, w, m) == 0)
+            return true;
+    return false;
+}
+
 /* A CSV header cell as nvidia-smi prints it: lower-case dotted names, an optional [unit]. */
 static bool smi_header_cell(const char *s, size_t n, size_t *name_len)
 {
@@ -313,8 +323,12 @@ pfi_telemetry_format tm_detect(const char *head, size_t n, bool cut, char *why, 
             if (len >= 7 &&
                 (memcmp(l, "#Entity", 7) == 0 || (len >= 8 && memcmp(l, "# Entity", 8) == 0)))
                 return PFI_TELEMETRY_DCGMI_DMON;
-            /* JSON (an object, or an array of objects or strings) is no telemetry format
-             * pfi reads. */
+            /* A Prometheus HTTP API answer (/api/v1/query, query_range) is telemetry. */
+            if (l[0] == '{' &&
+                (has_text(head, n, "\"resultType\"") || has_text(head, n, "\"status\":\"error\"")))
+                return PFI_TELEMETRY_PROM_API;
+            /* Other JSON (an object, or an array of objects or strings) is no telemetry
+             * format pfi reads. */
             size_t b = 1;
             while (b < len && (l[b] == ' ' || l[b] == '\t'))
                 b++;
@@ -343,6 +357,8 @@ pfi_telemetry_format tm_detect(const char *head, size_t n, bool cut, char *why, 
                 return PFI_TELEMETRY_SMI_XML;
             if (len >= 6 && memcmp(l, "======", 6) == 0)
                 return PFI_TELEMETRY_SMI_QUERY;
+            if (len >= 8 && memcmp(l, "t_s,gpu,", 8) == 0)
+                return PFI_TELEMETRY_SMI_CSV; /* pfi's own replay CSV (sweep/probe --record) */
             if (memchr(l, ',', len) != NULL)
                 return csv_foreign_header(l, len, why, wlen) ? PFI_TELEMETRY_AUTO
                                                              : PFI_TELEMETRY_SMI_CSV;

@@ -55,6 +55,28 @@ const pfi_featmap_entry *pfi_featmap_by_predictor(const char *predictor)
     return NULL;
 }
 
+bool pfi_featmap_range(const char *name, double *lo, double *hi)
+{
+    const pfi_featmap_entry *m = pfi_featmap_by_predictor(name);
+    const char *unit = m ? m->predictor_unit : NULL;
+    if (m == NULL && (m = pfi_featmap_by_reduced(name)) != NULL)
+        unit = m->reduced_unit;
+    if (unit == NULL)
+        return false;
+    *lo = 0;
+    if (strcmp(unit, "fraction") == 0)
+        *hi = 1;
+    else if (strcmp(unit, "%") == 0)
+        *hi = 100;
+    else if (strcmp(unit, "W") == 0)
+        *hi = PFI_FEATMAP_MAX_GPU_POWER_W;
+    else if (strcmp(unit, "MHz") == 0)
+        *hi = PFI_FEATMAP_MAX_CLOCK_MHZ;
+    else
+        *hi = PFI_FEATMAP_MAX_MEMORY_MIB;
+    return true;
+}
+
 double pfi_featmap_fraction_scale(pfi_telemetry_kind kind)
 {
     return kind == PFI_KIND_PERCENT ? PERCENT_TO_FRACTION : 1.0;

@@ -99,12 +99,32 @@ size_t tm_clean_steps(const pfi_telemetry_series *s, uint64_t *lo, uint64_t *hi)
  * allocating; lo, hi as tm_clean_steps gave them. */
 double tm_clean_step_select(const pfi_telemetry_series *s, size_t rank, uint64_t lo, uint64_t hi);
 
-/* DCGM blank sentinels (dcgm_structs.h): DCGM_INT32_BLANK 0x7ffffff0 and above,
- * DCGM_INT64_BLANK 0x7ffffffffffffff0, DCGM_FP64_BLANK 140737488355328.0 — "no value". */
+/* DCGM blank values (dcgm_structs.h, DCGM_*_IS_BLANK): per type a base value and the codes
+ * just above it — DCGM_INT32_BLANK 0x7ffffff0 (2147483632) .. 0x7fffffff, DCGM_INT64_BLANK
+ * 0x7ffffffffffffff0 and above, DCGM_FP64_BLANK 2^47 (140737488355328.0) and above; base + 1
+ * is NOT_FOUND, + 2 NOT_SUPPORTED, + 3 NOT_PERMISSIONED — "no value", never a reading. */
+#define TM_DCGM_INT32_BLANK 2147483632.0
+#define TM_DCGM_INT64_BLANK 9223372036854775792.0
+#define TM_DCGM_FP64_BLANK 140737488355328.0
 static inline bool tm_is_dcgm_blank(double v)
 {
-    return (v >= 2147483632.0 && v <= 2147483647.0) || v == 140737488355328.0 ||
-           v >= 9223372036854775792.0;
+    return v >= TM_DCGM_INT32_BLANK && (v <= 2147483647.0 || v >= TM_DCGM_FP64_BLANK);
+}
+
+/* The reason of a DCGM blank value v (tm_is_dcgm_blank): PFI_DCGM_BLANK (the blank itself),
+ * _NOT_FOUND, _NOT_SUPPORTED, _NOT_PERMISSIONED, or _OTHER for another code of the range.
+ * An int64 blank's code is not kept by a double (its spacing there is 2048): _BLANK. */
+static inline int tm_dcgm_blank_code(double v)
+{
+    double base = v <= 2147483647.0          ? TM_DCGM_INT32_BLANK
+                  : v >= TM_DCGM_INT64_BLANK ? v
+                                             : TM_DCGM_FP64_BLANK;
+    double c = v - base;
+    return c == 0   ? PFI_DCGM_BLANK
+           : c == 1 ? PFI_DCGM_NOT_FOUND
+           : c == 2 ? PFI_DCGM_NOT_SUPPORTED
+           : c == 3 ? PFI_DCGM_NOT_PERMISSIONED
+                    : PFI_DCGM_OTHER;
 }
 
 static inline bool tm_out_of_range(const pfi_telemetry *tm, pfi_telemetry_kind kind, double v)
@@ -291,6 +311,43 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
 pfi_error tm_read_dcgmi(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_prom(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
 pfi_error tm_read_smi_xml(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+/* nvidia-smi's -q / -q -x timestamp "Wed Jan 14 07:21:09 2026" (host-local, no zone) as
+ * naive seconds since 1970; false when text[0..len) is not one (nvidia_smi.c). */
+bool tm_smi_stamp(const char *text, size_t len, double *out);
+
+/* Whether a field (its kind and DCGM id) is a physical GPU's, not a MIG instance's: power,
+ * energy and limits, clocks, temperatures, clock event reasons. With MIG, dcgm-exporter
+ * repeats these on every instance's series; they count once per physical GPU, while the
+ * other fields (engine activity, memory) are per (UUID, GPU instance). */
+static inline bool tm_device_level(pfi_telemetry_kind kind, int dcgm_id)
+{
+    return kind == PFI_KIND_POWER_W || kind == PFI_KIND_ENERGY_MJ || kind == PFI_KIND_LIMIT_W ||
+           dcgm_id == 100 || dcgm_id == 101 || dcgm_id == 112 || dcgm_id == 140 || dcgm_id == 150;
+}
+
+/* Time zones (tzone.c): a zone's UTC offsets from its TZif file. name: an IANA name
+ * ("Europe/Berlin", read from /usr/share/zoneinfo), a TZif path, or "UTC". Errors:
+ * PFI_ERR_IO (no such zone), PFI_ERR_PARSE (not TZif), PFI_ERR_NOMEM. */
+typedef struct tm_zone tm_zone;
+pfi_error tm_zone_load(const char *name, tm_zone **out);
+void tm_zone_free(tm_zone *z);
+const char *tm_zone_name(const tm_zone *z);
+/* The offset east of UTC, s, in force at utc. */
+int32_t tm_zone_offset(const tm_zone *z, double utc);
+/* The UTC times of local wall-clock time local, ascending in utc[]: their number, 2 in a
+ * fall-back's repeated hour, 0 in a spring-forward's skipped hour. */
+int tm_zone_to_utc(const tm_zone *z, double local, double utc[2]);
+/* A zone-less local time (naive seconds since 1970) of the file being read as UTC in the
+ * collector's zone (options.timezone; none: returned as it is): in a repeated hour the
+ * answer at or after the file's previous converted time (file order), in a skipped hour the
+ * time as if the clock had moved on (noted once). */
+double tm_local_time(pfi_telemetry *tm, double local);
+
+pfi_error tm_read_prom_api(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag);
+/* The field a Prometheus metric m is read as (prometheus.c): pfid's families mapped to
+ * the DCGM field they are (*scale: the factor to its unit), others as they stand; false for
+ * pfid families that are not samples. */
+bool tm_prom_metric_field(const char *m, size_t n, const char **as, size_t *as_n, double *scale);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
 long tm_days_from_civil(long y, unsigned m, unsigned d);

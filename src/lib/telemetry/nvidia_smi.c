@@ -134,12 +134,81 @@ static void gpu_name(char *out, span idx)
 
 /* ---- --query-gpu CSV ---- */
 
-enum { COL_VALUE, COL_TIMESTAMP, COL_INDEX, COL_BUS, COL_UUID, COL_TEXT };
+enum {
+    COL_VALUE,
+    COL_TIMESTAMP,
+    COL_INDEX,
+    COL_BUS,
+    COL_UUID,
+    COL_TEXT,
+    COL_HOST,
+    COL_REASON,
+    COL_TSEC /* seconds from the recording's start (pfi's replay CSV: t_s) */
+};
+
+/* The columns of pfi's own replay CSV (`pfi sweep --record`, `pfi probe --record`,
+ * src/cli/hwutil.c) as the fields they are and the factor to each field's unit, so that pfi
+ * ingest reads what pfi wrote. */
+static const struct record_col {
+    const char *name, *as;
+    double scale;
+} record_cols[] = {
+    {"power_w", "power.draw", 1},
+    {"energy_j", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", 1000},
+    {"sm_clock_mhz", "clocks.sm", 1},
+    {"mem_clock_mhz", "clocks.mem", 1},
+    {"gpu_util", "utilization.gpu", 100},
+    {"mem_util", "utilization.memory", 100},
+    {"temp_c", "temperature.gpu", 1},
+    {"dram_active", "DCGM_FI_PROF_DRAM_ACTIVE", 1},
+    {"tensor_active", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 1},
+    {"sm_active", "DCGM_FI_PROF_SM_ACTIVE", 1},
+    {"enforced_limit_w", "enforced.power.limit", 1},
+};
+
+/* nvidia-smi's clocks_event_reasons.* (clocks_throttle_reasons.* before R535) columns: the
+ * NVML nvmlClocksEventReason bit of each reason, "active" the whole mask (hex). */
+static const struct reason_bit {
+    const char *name;
+    unsigned bit;
+} reason_bits[] = {
+    {"active", 0},
+    {"gpu_idle", 0x1},
+    {"applications_clocks_setting", 0x2},
+    {"sw_power_cap", 0x4},
+    {"hw_slowdown", 0x8},
+    {"sync_boost", 0x10},
+    {"sw_thermal_slowdown", 0x20},
+    {"hw_thermal_slowdown", 0x40},
+    {"hw_power_brake_slowdown", 0x80},
+    {"display_clock_setting", 0x100},
+};
+
+/* The reason column x ("clocks_event_reasons.hw_slowdown"): its bit in *bit (0: the mask),
+ * false when x is not one ("...supported" and unknown reasons stay text). */
+static bool reason_column(span x, unsigned *bit)
+{
+    size_t p;
+    if (x.n > 21 && memcmp(x.s, "clocks_event_reasons.", 21) == 0)
+        p = 21;
+    else if (x.n > 24 && memcmp(x.s, "clocks_throttle_reasons.", 24) == 0)
+        p = 24;
+    else
+        return false;
+    for (size_t i = 0; i < sizeof reason_bits / sizeof reason_bits[0]; i++)
+        if (span_eq((span){x.s + p, x.n - p}, reason_bits[i].name)) {
+            *bit = reason_bits[i].bit;
+            return true;
+        }
+    return false;
+}
 
 typedef struct csv_col {
     int role;
     size_t field;
     char unit[16];
+    unsigned bit; /* COL_REASON: its clock event reason bit, 0 for the whole mask */
+    double scale; /* COL_VALUE: the factor to the field's unit (pfi's replay CSV), else 1 */
 } csv_col;
 
 static bool looks_like_header(const span *f, size_t n)
@@ -164,6 +233,7 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
     for (size_t i = 0; i < n; i++) {
         span x = f[i];
         cols[i].unit[0] = '\0';
+        cols[i].scale = 1;
         if (x.n > 2 && x.s[x.n - 1] == ']') {
             const char *br = memchr(x.s, '[', x.n);
             if (br != NULL) {
@@ -175,17 +245,43 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
                 x = span_trim((span){x.s, (size_t)(br - x.s)});
             }
         }
-        if (span_eq(x, "timestamp"))
+        const struct record_col *rc = NULL;
+        for (size_t q = 0; q < sizeof record_cols / sizeof record_cols[0] && rc == NULL; q++)
+            if (span_eq(x, record_cols[q].name))
+                rc = &record_cols[q];
+        if (rc != NULL) {
+            cols[i].role = COL_VALUE;
+            cols[i].scale = rc->scale;
+            pfi_error e = tm_field(tm, rc->as, strlen(rc->as), &cols[i].field);
+            if (e != PFI_OK)
+                return e;
+        } else if (span_eq(x, "t_s"))
+            cols[i].role = COL_TSEC;
+        else if (span_eq(x, "clock_event_reasons")) {
+            cols[i].role = COL_REASON;
+            cols[i].bit = 0;
+            pfi_error e = tm_field(tm, "clocks_event_reasons.active", 27, &cols[i].field);
+            if (e != PFI_OK)
+                return e;
+        } else if (span_eq(x, "timestamp"))
             cols[i].role = COL_TIMESTAMP;
-        else if (span_eq(x, "index"))
+        else if (span_eq(x, "index") || span_eq(x, "gpu"))
             cols[i].role = COL_INDEX;
         else if (span_eq(x, "pci.bus_id"))
             cols[i].role = COL_BUS;
         else if (span_eq(x, "uuid"))
             cols[i].role = COL_UUID;
-        else if (span_eq(x, "name") || span_eq(x, "driver_version") || span_eq(x, "serial") ||
-                 span_eq(x, "pstate") ||
-                 (x.n > 7 && memcmp(x.s, "clocks_", 7) == 0 && memmem(x.s, x.n, "reasons", 7)))
+        else if (span_eq(x, "hostname") || span_eq(x, "host") || span_eq(x, "node"))
+            cols[i].role = COL_HOST; /* added by capture scripts: $(hostname), ... */
+        else if (reason_column(x, &cols[i].bit)) {
+            cols[i].role = COL_REASON; /* every reason column fills one mask field */
+            pfi_error e = tm_field(tm, "clocks_event_reasons.active", 27, &cols[i].field);
+            if (e != PFI_OK)
+                return e;
+        } else if (span_eq(x, "name") || span_eq(x, "driver_version") || span_eq(x, "serial") ||
+                   span_eq(x, "pstate") ||
+                   (x.n > 7 && memcmp(x.s, "clocks_", 7) == 0 && memmem(x.s, x.n, "reasons", 7) &&
+                    !reason_column(x, &cols[i].bit)))
             cols[i].role = COL_TEXT;
         else {
             cols[i].role = COL_VALUE;
@@ -193,6 +289,11 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
             if (e != PFI_OK)
                 return e;
         }
+        /* A DCGM ratio (profiling fields, 0..1 by their definition) given in percent:
+         * normalised to the field's fraction. */
+        if (cols[i].role == COL_VALUE && tm->fields[cols[i].field].kind == PFI_KIND_RATIO &&
+            strcmp(cols[i].unit, "%") == 0)
+            cols[i].scale *= 0.01;
     }
     return PFI_OK;
 }
@@ -291,11 +392,65 @@ static bool csv_fast_line(const char *s, size_t n, const csv_col *cols, const si
 }
 #endif
 
-/* The time of a CSV timestamp cell "DATE TIME" (has_t false when it does not parse); the
- * date's text and days are remembered in last_date / last_days (it changes once a day). */
-static void csv_time(span x, char *last_date, size_t last_date_size, long *last_days, double *tsec,
-                     bool *has_t)
+/* An ISO 8601 time with its offset — "YYYY-MM-DDTHH:MM:SS[.f](Z|+HH:MM|-HH:MM|+HHMM)", a
+ * blank instead of the T too — or epoch seconds (a plain number of 9 digits or more before
+ * any fraction): exact UTC in *t. false for anything else (a zone-less time). */
+static bool csv_time_abs(span x, double *t)
 {
+    if (x.n >= 9 && x.s[0] >= '0' && x.s[0] <= '9' && memchr(x.s, '/', x.n) == NULL &&
+        memchr(x.s, '-', x.n) == NULL && memchr(x.s, ':', x.n) == NULL &&
+        memchr(x.s, ' ', x.n) == NULL) {
+        const char *dp = memchr(x.s, '.', x.n);
+        size_t dot = dp != NULL ? (size_t)(dp - x.s) : x.n;
+        return dot >= 9 && tm_number(x.s, x.n, t) == PFI_VALUE_OK;
+    }
+    if (x.n < 20 || x.s[4] != '-' || (x.s[10] != 'T' && x.s[10] != ' '))
+        return false;
+    size_t z = x.n; /* the offset's start */
+    double off = 0;
+    if (x.s[x.n - 1] == 'Z') {
+        z = x.n - 1;
+    } else {
+        size_t k = x.n;
+        while (k > 19 && x.s[k - 1] != '+' && x.s[k - 1] != '-')
+            k--;
+        if (k <= 19)
+            return false;
+        span o = {x.s + k, x.n - k};
+        unsigned hh, mm;
+        if (o.n == 5 && o.s[2] == ':' && parse_uint((span){o.s, 2}, 2, &hh) &&
+            parse_uint((span){o.s + 3, 2}, 2, &mm))
+            ;
+        else if (o.n == 4 && parse_uint((span){o.s, 2}, 2, &hh) &&
+                 parse_uint((span){o.s + 2, 2}, 2, &mm))
+            ;
+        else if (o.n == 2 && parse_uint(o, 2, &hh))
+            mm = 0;
+        else
+            return false;
+        off = (x.s[k - 1] == '-' ? -1.0 : 1.0) * (hh * 3600.0 + mm * 60.0);
+        z = k - 1;
+    }
+    long days;
+    double tod;
+    if (!parse_date((span){x.s, 10}, &days) || !parse_tod((span){x.s + 11, z - 11}, &tod))
+        return false;
+    *t = (double)days * 86400.0 + tod - off;
+    return true;
+}
+
+/* The time of a CSV timestamp cell "DATE TIME" (has_t false when it does not parse): a
+ * zone-less local time in the collector's zone (tm_local_time), an ISO 8601 time with an
+ * offset or epoch seconds exact; the date's text and days are remembered in last_date /
+ * last_days (it changes once a day). */
+static void csv_time(pfi_telemetry *tm, span x, char *last_date, size_t last_date_size,
+                     long *last_days, double *tsec, bool *has_t)
+{
+    if (csv_time_abs(x, tsec)) {
+        *has_t = true;
+        tm->time_utc = true;
+        return;
+    }
     const char *sp = memchr(x.s, ' ', x.n);
     long days = *last_days;
     double tod;
@@ -312,7 +467,7 @@ static void csv_time(span x, char *last_date, size_t last_date_size, long *last_
     }
     if (sp != NULL && (same || parse_date(date, &days)) &&
         parse_tod(span_trim((span){sp + 1, x.n - (size_t)(sp - x.s) - 1}), &tod)) {
-        *tsec = (double)days * 86400.0 + tod;
+        *tsec = tm_local_time(tm, (double)days * 86400.0 + tod);
         *has_t = true;
     }
 }
@@ -335,8 +490,10 @@ static void csv_layout_of(const csv_col *cols, size_t ncol, csv_layout *L)
         } else if (cols[i].role == COL_TIMESTAMP) {
             L->n_time++;
             L->time_col = i;
-        } else if (cols[i].role == COL_BUS) {
-            L->n_bus++;
+        } else if (cols[i].role == COL_BUS || cols[i].role == COL_UUID ||
+                   cols[i].role == COL_HOST || cols[i].role == COL_REASON ||
+                   cols[i].role == COL_TSEC || cols[i].scale != 1) {
+            L->n_bus++; /* identity beyond the index: the general path keys the row */
         } else if (cols[i].role == COL_VALUE) {
             L->n_value++;
         }
@@ -372,15 +529,15 @@ static inline int csv_small_ix(const char *s, size_t n)
 
 /* The time of timestamp cell x (trimmed; its line's padding readable after it): the
  * previous cell's when the text is the same, else csv_time's, remembered for the next. */
-static inline __attribute__((always_inline)) void csv_fast_time(csv_fast_state *fs, span x,
-                                                                double *tsec, bool *has_t)
+static inline __attribute__((always_inline)) void
+csv_fast_time(pfi_telemetry *tm, csv_fast_state *fs, span x, double *tsec, bool *has_t)
 {
     if (x.n == fs->ts_len && tm_eq_short(x.s, fs->ts_text, x.n)) {
         *tsec = fs->ts_t;
         *has_t = fs->ts_has;
         return;
     }
-    csv_time(x, fs->last_date, sizeof fs->last_date, &fs->last_days, tsec, has_t);
+    csv_time(tm, x, fs->last_date, sizeof fs->last_date, &fs->last_days, tsec, has_t);
     if (x.n <= sizeof fs->ts_text) {
         memset(fs->ts_text, 0, sizeof fs->ts_text);
         memcpy(fs->ts_text, x.s, x.n);
@@ -581,7 +738,7 @@ static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t
     double tsec = 0;
     bool has_t = false;
     if (st->lay.n_time == 1)
-        csv_fast_time(&st->fs, st->f[st->lay.time_col], &tsec, &has_t);
+        csv_fast_time(tm, &st->fs, st->f[st->lay.time_col], &tsec, &has_t);
     double tt = tm_row_time(tm, st->ent, has_t, tsec, false, line, name);
     for (size_t i = 0; i < k; i++)
         if (st->cols[i].role == COL_VALUE &&
@@ -671,23 +828,76 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
     double tsec = 0;
     bool has_t = false;
     char bus[32] = "";
+    span uuid = {"", 0}, host = {"", 0};
     for (size_t i = 0; i < k; i++) {
         if (cols[i].role == COL_INDEX)
             gpu_name(ename, f[i]);
         else if (cols[i].role == COL_BUS)
             norm_bus(f[i], bus, sizeof bus);
         else if (cols[i].role == COL_TIMESTAMP)
-            csv_time(f[i], st->last_date, sizeof st->last_date, &st->last_days, &tsec, &has_t);
+            csv_time(tm, f[i], st->last_date, sizeof st->last_date, &st->last_days, &tsec, &has_t);
+        else if (cols[i].role == COL_TSEC && tm_number(f[i].s, f[i].n, &tsec) == PFI_VALUE_OK) {
+            has_t = true;
+            tm->time_relative = true;
+        } else if (cols[i].role == COL_UUID && f[i].n > 4 && f[i].n < 96 &&
+                   (memcmp(f[i].s, "GPU-", 4) == 0 || memcmp(f[i].s, "MIG-", 4) == 0))
+            uuid = f[i];
+        else if (cols[i].role == COL_HOST && f[i].n > 0 && f[i].n < 200 &&
+                 memchr(f[i].s, '/', f[i].n) == NULL)
+            host = f[i];
     }
     bool has_index = false;
     for (size_t i = 0; i < k; i++)
         has_index |= cols[i].role == COL_INDEX;
     if (!has_index && bus[0] != '\0')
         snprintf(ename, sizeof ename, "gpu-%s", bus);
+    /* The GPU is its UUID when the file gives one (an index or bus id is only a label within
+     * one host), and its host is the row's own when a column gives it. */
+    /* The clock event reasons of the row: the mask column, or the bits of the per-reason
+     * columns ("Active" / "Not Active"); missing when no reason cell is readable. */
+    unsigned long long reasons = 0;
+    bool have_reasons = false, any_reason_col = false;
+    size_t reason_field = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (cols[i].role != COL_REASON)
+            continue;
+        any_reason_col = true;
+        reason_field = cols[i].field;
+        span x = f[i];
+        if (cols[i].bit == 0) {
+            char hx[24];
+            char *end = NULL;
+            if (x.n > 0 && x.n < sizeof hx) {
+                memcpy(hx, x.s, x.n);
+                hx[x.n] = '\0';
+                unsigned long long m = strtoull(hx, &end, 0);
+                if (end != hx && *end == '\0') {
+                    reasons |= m;
+                    have_reasons = true;
+                }
+            }
+        } else if (span_eq(x, "Active")) {
+            reasons |= cols[i].bit;
+            have_reasons = true;
+        } else if (span_eq(x, "Not Active")) {
+            have_reasons = true;
+        }
+    }
+    char key[320];
+    if (uuid.n > 0 && host.n > 0)
+        snprintf(key, sizeof key, "%.*s/%.*s", (int)host.n, host.s, (int)uuid.n, uuid.s);
+    else if (uuid.n > 0)
+        snprintf(key, sizeof key, "%.*s", (int)uuid.n, uuid.s);
+    else if (host.n > 0)
+        snprintf(key, sizeof key, "%.*s/%s", (int)host.n, host.s, ename);
+    else
+        snprintf(key, sizeof key, "%s", ename);
     pfi_error e;
-    if ((e = tm_entity(tm, ename, strlen(ename), &st->ent)) != PFI_OK)
+    if ((e = tm_entity(tm, key, strlen(key), &st->ent)) != PFI_OK)
         return e;
     pfi_telemetry_entity *en = &tm->entities[st->ent];
+    if (uuid.n > 0 && host.n == 0 && en->host == NULL && tm->file_host != NULL)
+        en->host = tm_strndup(tm->file_host, strlen(tm->file_host));
     if (bus[0] != '\0' && en->bus == NULL)
         en->bus = tm_strndup(bus, strlen(bus));
     double tt = tm_row_time(tm, st->ent, has_t, tsec, false, line, name);
@@ -697,10 +907,16 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
             continue;
         double v = NAN;
         pfi_value_status vs = csv_cell(tm, st, i, f[i], fast, &v, &lost, name, line);
+        if (vs == PFI_VALUE_OK && cols[i].scale != 1 && !tm_is_dcgm_blank(v))
+            v *= cols[i].scale;
         any_good |= vs == PFI_VALUE_OK;
         if ((e = tm_put(tm, st->ent, cols[i].field, tt, vs, v, -1, false)) != PFI_OK)
             return e;
     }
+    if (any_reason_col &&
+        (e = tm_put(tm, st->ent, reason_field, tt, have_reasons ? PFI_VALUE_OK : PFI_VALUE_MISSING,
+                    have_reasons ? (double)reasons : NAN, -1, false)) != PFI_OK)
+        return e;
     en = &tm->entities[st->ent];
     if (lost)
         tm_mark_lost(tm, st->ent, tt);
@@ -774,11 +990,57 @@ pfi_error tm_read_smi_csv(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_
 
 /* ---- dmon ---- */
 
+/*
+ * The units row under a dmon header ("# Idx W C C % % ..."): each value column's unit is
+ * honoured — power in W, mW or kW (scale[i] to W), percent "%", temperature "C", clocks MHz or
+ * GHz, memory MB — or, when it is not the unit the field is kept in, the column is refused
+ * (fields[i] = SIZE_MAX, noted): never read as if in the field's unit.
+ */
+static void dmon_units(pfi_telemetry *tm, const span *u, size_t k, size_t ncol, size_t *fields,
+                       double *scale, const char *name, long line)
+{
+    for (size_t i = 0; i < k && i < ncol; i++) {
+        if (fields[i] == SIZE_MAX || span_eq(u[i], "-"))
+            continue;
+        const pfi_telemetry_field *fl = &tm->fields[fields[i]];
+        bool power = fl->kind == PFI_KIND_POWER_W || fl->kind == PFI_KIND_LIMIT_W;
+        bool clock = strstr(fl->name, "clock_mhz") != NULL;
+        bool temp = strcmp(fl->name, "temp_c") == 0 || strcmp(fl->name, "mem_temp_c") == 0;
+        double sc = NAN;
+        if (power)
+            sc = span_eq(u[i], "W")    ? 1.0
+                 : span_eq(u[i], "mW") ? 1e-3
+                 : span_eq(u[i], "kW") ? 1e3
+                                       : NAN;
+        else if (fl->kind == PFI_KIND_PERCENT)
+            sc = span_eq(u[i], "%") ? 1.0 : NAN;
+        else if (fl->kind == PFI_KIND_RATIO) /* a DCGM fraction: "%" normalised to it */
+            sc = span_eq(u[i], "%") ? 0.01 : NAN;
+        else if (clock)
+            sc = span_eq(u[i], "MHz") ? 1.0 : span_eq(u[i], "GHz") ? 1e3 : NAN;
+        else if (temp)
+            sc = span_eq(u[i], "C") ? 1.0 : NAN;
+        else
+            sc = 1.0; /* a field without a unit of its own: kept as printed */
+        if (isnan(sc)) {
+            char q[TM_QUOTE_LEN];
+            tm_note(tm,
+                    "%s:%ld: column %s: unit '%s' in the units row is not one pfi converts "
+                    "for this field: column refused",
+                    name, line, fl->source, tm_quote(q, u[i].s, u[i].n, 16));
+            fields[i] = SIZE_MAX;
+        } else {
+            scale[i] = sc;
+        }
+    }
+}
+
 pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     (void)diag;
     span f[MAX_COLS + 1];
     size_t fields[MAX_COLS];
+    double scale[MAX_COLS];
     int date_col = -1, time_col = -1, gpu_col = -1;
     size_t ncol = 0;
     char prev_header[1024] = "";
@@ -803,6 +1065,8 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
             bool units = k > 0 && (span_eq(f[0], "Idx") || span_eq(f[0], "YYYYMMDD") ||
                                    span_eq(f[0], "HH:MM:SS"));
             if (units || expect_units) {
+                if (expect_units && ncol > 0)
+                    dmon_units(tm, f, k, ncol, fields, scale, name, r->line);
                 expect_units = false;
                 continue;
             }
@@ -813,6 +1077,7 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
             snprintf(prev_header, sizeof prev_header, "%s", hdr);
             date_col = time_col = gpu_col = -1;
             for (size_t i = 0; i < k; i++) {
+                scale[i] = 1.0;
                 fields[i] = SIZE_MAX; /* not a value column (Date, Time, gpu: each of them,
                                          also when a header names one twice) */
                 if (span_eq(f[i], "Date"))
@@ -864,6 +1129,8 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
                 }
             }
             tsec = (double)days * 86400.0 + tod;
+            if (!tod_only || tm->opt.start_date > 0) /* a date: a local time in the zone */
+                tsec = tm_local_time(tm, tsec);
             has_t = !bad_t;
         }
         if (bad_t) {
@@ -884,6 +1151,8 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
                         tm_quote(q, f[i].s, f[i].n, 40));
                 st = PFI_VALUE_MISSING;
             }
+            if (st == PFI_VALUE_OK && !tm_is_dcgm_blank(v))
+                v *= scale[i];
             if ((e = tm_put(tm, ent, fields[i], tt, st, v, -1, false)) != PFI_OK)
                 return e;
         }
@@ -894,13 +1163,113 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
 
 /* ---- nvidia-smi -q ---- */
 
+/* "Wed Jan 14 07:21:09 2026" (nvidia-smi -q's Timestamp, host-local, no zone) as naive
+ * seconds since 1970; false when it is not one. */
+bool tm_smi_stamp(const char *text, size_t len, double *out)
+{
+    span v = span_trim((span){text, len});
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    span w[5];
+    size_t k = 0, i = 0;
+    while (k < 5 && i < v.n) {
+        while (i < v.n && v.s[i] == ' ')
+            i++;
+        size_t j = i;
+        while (j < v.n && v.s[j] != ' ')
+            j++;
+        if (j > i)
+            w[k++] = (span){v.s + i, j - i};
+        i = j;
+    }
+    if (k != 5 || w[1].n != 3 || w[2].n < 1 || w[2].n > 2 || w[4].n != 4)
+        return false;
+    const char *m = NULL;
+    for (size_t q = 0; q < 12 && m == NULL; q++)
+        if (memcmp(months + 3 * q, w[1].s, 3) == 0)
+            m = months + 3 * q;
+    double tod;
+    unsigned day = 0, year = 0;
+    for (size_t q = 0; q < w[2].n; q++)
+        day = day * 10 + (unsigned)(w[2].s[q] - '0');
+    for (size_t q = 0; q < 4; q++) {
+        if (w[4].s[q] < '0' || w[4].s[q] > '9')
+            return false;
+        year = year * 10 + (unsigned)(w[4].s[q] - '0');
+    }
+    if (m == NULL || day < 1 || day > 31 || !parse_tod(w[3], &tod))
+        return false;
+    unsigned mon = (unsigned)((m - months) / 3 + 1);
+    *out = (double)tm_days_from_civil((long)year, mon, day) * 86400.0 + tod;
+    return true;
+}
+
+/* The entity of a -q GPU block for bus id bus ("" when none): the GPU of this file with that
+ * bus (a looped -q -l capture repeats its GPUs), else a new "gpu<n>", n the GPUs of this file
+ * so far. */
+static pfi_error query_entity(pfi_telemetry *tm, const char *bus, size_t *ordinal, size_t *ent)
+{
+    for (size_t i = 0; bus[0] != '\0' && i < tm->n_entities; i++) {
+        const pfi_telemetry_entity *en = &tm->entities[i];
+        if (en->bus != NULL && strcmp(en->bus, bus) == 0 && en->file_no == tm->n_files) {
+            *ent = i;
+            return PFI_OK;
+        }
+    }
+    char ename[64];
+    snprintf(ename, sizeof ename, "gpu%zu", (*ordinal)++);
+    pfi_error e = tm_entity(tm, ename, strlen(ename), ent);
+    if (e == PFI_OK && bus[0] != '\0' && tm->entities[*ent].bus == NULL &&
+        (tm->entities[*ent].bus = tm_strndup(bus, strlen(bus))) == NULL)
+        e = PFI_ERR_NOMEM;
+    return e;
+}
+
+/* The NVML reason bit of a -q "Clocks Event Reasons" line ("HW Slowdown"), 0 when none. */
+static unsigned query_reason_bit(span key)
+{
+    static const struct {
+        const char *key;
+        unsigned bit;
+    } keys[] = {{"Idle", 0x1},
+                {"Applications Clocks Setting", 0x2},
+                {"SW Power Cap", 0x4},
+                {"HW Slowdown", 0x8},
+                {"Sync Boost", 0x10},
+                {"SW Thermal Slowdown", 0x20},
+                {"HW Thermal Slowdown", 0x40},
+                {"HW Power Brake Slowdown", 0x80},
+                {"Display Clock Setting", 0x100}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (span_eq(key, keys[i].key))
+            return keys[i].bit;
+    return 0;
+}
+
+/* A GPU block's clock event reasons, stored as one mask sample when the block ends. */
+typedef struct query_reasons {
+    bool in_section, have;
+    unsigned long long mask;
+} query_reasons;
+
+static pfi_error query_reasons_flush(pfi_telemetry *tm, query_reasons *qr, size_t ent, double t)
+{
+    pfi_error e = PFI_OK;
+    size_t fid;
+    if (qr->have && (e = tm_field(tm, "clocks_event_reasons.active", 27, &fid)) == PFI_OK)
+        e = tm_put(tm, ent, fid, t, PFI_VALUE_OK, (double)qr->mask, -1, false);
+    *qr = (query_reasons){0};
+    return e;
+}
+
 pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     (void)diag;
     size_t ent = (size_t)-1;
     bool have_ent = false, skip_section = false;
     size_t section_indent = 0;
-    double tt = 0;
+    query_reasons qr = {0};
+    double tt = 0, stamp = 0;
+    bool have_stamp = false;
     size_t ordinal = 0;
     for (;;) {
         const char *s;
@@ -917,16 +1286,23 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
         span t = span_trim((span){s, n});
         if (t.n == 0)
             continue;
+        if (ind == 0 && t.n > 9 && memcmp(t.s, "Timestamp", 9) == 0) {
+            /* A snapshot's own time: its GPU blocks are samples at it. */
+            const char *c = memchr(t.s, ':', t.n);
+            have_stamp = c != NULL && tm_smi_stamp(c + 1, (size_t)(t.s + t.n - c - 1), &stamp);
+            if (have_stamp)
+                stamp = tm_local_time(tm, stamp);
+            continue;
+        }
         if (ind == 0 && t.n > 4 && memcmp(t.s, "GPU ", 4) == 0) {
-            char bus[32];
-            char ename[64];
-            snprintf(ename, sizeof ename, "gpu%zu", ordinal++);
-            if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+            if (have_ent && (e = query_reasons_flush(tm, &qr, ent, tt)) != PFI_OK)
                 return e;
-            if (norm_bus(span_trim((span){t.s + 4, t.n - 4}), bus, sizeof bus) &&
-                tm->entities[ent].bus == NULL)
-                tm->entities[ent].bus = tm_strndup(bus, strlen(bus));
-            tt = tm_row_time(tm, ent, false, 0, false, r->line, name);
+            char bus[32] = "";
+            if (!norm_bus(span_trim((span){t.s + 4, t.n - 4}), bus, sizeof bus))
+                bus[0] = '\0';
+            if ((e = query_entity(tm, bus, &ordinal, &ent)) != PFI_OK)
+                return e;
+            tt = tm_row_time(tm, ent, have_stamp, stamp, false, r->line, name);
             have_ent = true;
             skip_section = false;
             tm->n_rows++;
@@ -940,6 +1316,8 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
                            span_eq(title, "GPU Memory Power Readings") ||
                            span_eq(title, "Power Samples") || span_eq(title, "Power Smoothing") ||
                            span_eq(title, "Workload Power Profiles");
+            qr.in_section =
+                span_eq(title, "Clocks Event Reasons") || span_eq(title, "Clocks Throttle Reasons");
             section_indent = ind;
             continue;
         }
@@ -948,8 +1326,23 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
         if (!have_ent || skip_section)
             continue;
         span key = span_trim((span){t.s, (size_t)(colon - t.s)});
-        span val = span_trim((span){colon + 1, t.n - key.n - 1 - (size_t)(colon - t.s - key.n)});
-        val = span_trim((span){colon + 1, (size_t)(t.s + t.n - colon - 1)});
+        span val = span_trim((span){colon + 1, (size_t)(t.s + t.n - colon - 1)});
+        if (qr.in_section && ind <= section_indent)
+            qr.in_section = false;
+        if (qr.in_section) {
+            unsigned bit = query_reason_bit(key);
+            if (bit != 0 && (span_eq(val, "Active") || span_eq(val, "Not Active"))) {
+                qr.have = true;
+                if (span_eq(val, "Active"))
+                    qr.mask |= bit;
+            }
+            continue;
+        }
+        if (span_eq(key, "GPU UUID") && val.n > 4 && val.n < 96 && tm->entities[ent].uuid == NULL) {
+            if ((tm->entities[ent].uuid = tm_strndup(val.s, val.n)) == NULL)
+                return PFI_ERR_NOMEM;
+            continue;
+        }
         const char *canon;
         pfi_telemetry_kind kind;
         int id;
@@ -972,5 +1365,7 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
         if ((e = tm_put(tm, ent, fid, tt, st, v, -1, false)) != PFI_OK)
             return e;
     }
+    if (have_ent)
+        return query_reasons_flush(tm, &qr, ent, tt);
     return PFI_OK;
 }

@@ -149,6 +149,18 @@ static pfi_error parse_doc(pfi_telemetry *tm, const char *buf, size_t len, const
     size_t ng = find_gpus(root, gpus, 256, 0, 0);
     size_t ent = (size_t)-1;
     char ename[32];
+    /* The document's own time (<timestamp>, host-local), in the collector's zone. */
+    double stamp = 0;
+    bool have_stamp = false;
+    for (const xmlNode *c = root ? root->children : NULL; c != NULL && !have_stamp; c = c->next)
+        if (name_is(c, "timestamp")) {
+            xmlChar *txt = xmlNodeGetContent(c);
+            have_stamp =
+                txt != NULL && tm_smi_stamp((const char *)txt, strlen((const char *)txt), &stamp);
+            xmlFree(txt);
+        }
+    if (have_stamp)
+        stamp = tm_local_time(tm, stamp);
     if (ng == 0) {
         /* A fragment (e.g. only <gpu_power_readings>): one GPU. */
         if ((err = tm_entity(tm, "gpu0", 4, &ent)) == PFI_OK) {
@@ -178,7 +190,14 @@ static pfi_error parse_doc(pfi_telemetry *tm, const char *buf, size_t len, const
             tm->entities[ent].bus = nb;
         }
         xmlFree(bus);
-        double t = tm_row_time(tm, ent, false, 0, false, first_line, name);
+        for (const xmlNode *c = gpus[g]->children; c != NULL; c = c->next)
+            if (name_is(c, "uuid") && tm->entities[ent].uuid == NULL) {
+                xmlChar *u = xmlNodeGetContent(c);
+                if (u != NULL && u[0] != '\0')
+                    tm->entities[ent].uuid = tm_strndup((const char *)u, strlen((const char *)u));
+                xmlFree(u);
+            }
+        double t = tm_row_time(tm, ent, have_stamp, stamp, false, first_line, name);
         err = walk(tm, ent, t, gpus[g]->children, 0);
         tm->n_rows++;
     }

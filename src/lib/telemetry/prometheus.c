@@ -11,8 +11,21 @@
 #include "telemetry/internal.h"
 #include "telemetry/span.h"
 
-#define MAX_LABELS 64
+#define MAX_LABELS                                                                                 \
+    64 /* labels kept per sample; past it, only the identity labels (no limit on                   \
+          the labels a series may have: Kubernetes scrapes carry 18 and more) */
 #define LABEL_LEN 256
+
+/* The labels pfi reads: a sample's identity and its duplicate rule. */
+static bool identity_label(span n)
+{
+    static const char *const keep[] = {"UUID",     "uuid",     "gpu", "Hostname",
+                                       "hostname", "GPU_I_ID", "pod", "__name__"};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        if (span_eq(n, keep[i]))
+            return true;
+    return false;
+}
 
 typedef struct label {
     span name;
@@ -61,6 +74,14 @@ static bool parse_labels(const char *s, size_t n, size_t *i, label *lab, size_t 
             lab[k].name = lname;
             memcpy(lab[k].value, tmp, vl + 1);
             k++;
+        } else if (identity_label(lname)) {
+            /* Full: an identity label takes the place of one pfi does not read. */
+            for (size_t q = MAX_LABELS; q-- > 0;)
+                if (!identity_label(lab[q].name)) {
+                    lab[q].name = lname;
+                    memcpy(lab[q].value, tmp, vl + 1);
+                    break;
+                }
         }
     }
 }
@@ -124,7 +145,8 @@ static bool prom_parse_line(pfi_telemetry *tm, const char *s, size_t n, const ch
 
 /* The entity of a sample, "<host>/<UUID>" or "<host>/gpu<gpu>", in ename[size]: false when
  * the labels name no GPU (the exporter's own metrics). */
-static bool prom_entity_name(const pfi_telemetry *tm, const prom_line *pl, char *ename, size_t size)
+static bool prom_entity_name(const pfi_telemetry *tm, const prom_line *pl, char *ename, size_t size,
+                             bool device_level)
 {
     const char *uuid = label_get(pl->lab, pl->nl, "UUID");
     if (uuid == NULL)
@@ -141,6 +163,13 @@ static bool prom_entity_name(const pfi_telemetry *tm, const prom_line *pl, char 
         snprintf(ename, size, "%s/%s", host, uuid);
     else
         snprintf(ename, size, "%s/gpu%s", host, gpu);
+    /* A MIG instance's own metrics are its own (UUID, GPU instance); the device's are the
+     * physical GPU's. */
+    const char *gi = label_get(pl->lab, pl->nl, "GPU_I_ID");
+    if (gi != NULL && gi[0] != '\0' && !device_level) {
+        size_t used = strlen(ename);
+        snprintf(ename + used, size - used, "/GI%s", gi);
+    }
     return true;
 }
 
@@ -201,22 +230,80 @@ static pfi_error prom_store(pfi_telemetry *tm, prom_scrape *sc, const prom_line 
     return PFI_OK;
 }
 
+/* pfid's own /metrics (src/agent/metrics.c): each per-GPU family as the DCGM field it is and
+ * the factor to that field's unit, so that pfi reads its own agent's output like
+ * dcgm-exporter's. pfid families not here (pfi_gpu_up, timestamps, the job's) are not
+ * telemetry samples. */
+static const struct pfid_metric {
+    const char *metric, *as;
+    double scale;
+} pfid_metrics[] = {
+    {"pfi_gpu_power_watts", "DCGM_FI_DEV_POWER_USAGE", 1},
+    {"pfi_gpu_energy_joules_total", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", 1000},
+    {"pfi_gpu_power_cap_watts", "DCGM_FI_DEV_POWER_MGMT_LIMIT", 1},
+    {"pfi_gpu_power_cap_enforced_watts", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", 1},
+    {"pfi_gpu_power_cap_max_watts", "power.max_limit", 1},
+    {"pfi_gpu_sm_clock_hertz", "DCGM_FI_DEV_SM_CLOCK", 1e-6},
+    {"pfi_gpu_memory_clock_hertz", "DCGM_FI_DEV_MEM_CLOCK", 1e-6},
+    {"pfi_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP", 1},
+    {"pfi_gpu_utilization_ratio", "DCGM_FI_DEV_GPU_UTIL", 100},
+    {"pfi_gpu_dram_active_ratio", "DCGM_FI_PROF_DRAM_ACTIVE", 1},
+    {"pfi_gpu_tensor_active_ratio", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 1},
+    {"pfi_gpu_sm_active_ratio", "DCGM_FI_PROF_SM_ACTIVE", 1},
+    {"pfi_gpu_clock_event_reasons", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 1},
+};
+
+/* The field of metric m: pfid's families through pfid_metrics (*scale their factor; false
+ * for the pfid families that are not samples), every other name as it stands. */
+bool tm_prom_metric_field(const char *mtext, size_t mlen, const char **as_s, size_t *as_n,
+                          double *scale)
+{
+    span m = {mtext, mlen};
+    *as_s = mtext;
+    *as_n = mlen;
+    *scale = 1;
+    if (!(m.n > 8 && memcmp(m.s, "pfi_gpu_", 8) == 0))
+        return true;
+    for (size_t i = 0; i < sizeof pfid_metrics / sizeof pfid_metrics[0]; i++)
+        if (span_eq(m, pfid_metrics[i].metric)) {
+            *as_s = pfid_metrics[i].as;
+            *as_n = strlen(pfid_metrics[i].as);
+            *scale = pfid_metrics[i].scale;
+            return true;
+        }
+    return false;
+}
+
 /* One parsed sample line: its entity and field (made even when the value is then
  * rejected), its value and time, stored. */
 static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl,
                              const char *name, long line)
 {
-    char ename[2 * LABEL_LEN + 8];
-    if (!prom_entity_name(tm, pl, ename, sizeof ename))
-        return PFI_OK; /* not a per-GPU metric (exporter self-metrics) */
+    span as;
+    double scale;
+    if (!tm_prom_metric_field(pl->metric.s, pl->metric.n, &as.s, &as.n, &scale))
+        return PFI_OK;
     pfi_error e;
+    size_t fid;
+    if ((e = tm_field(tm, as.s, as.n, &fid)) != PFI_OK)
+        return e;
+    const pfi_telemetry_field *fl = &tm->fields[fid];
+    bool device = tm_device_level(fl->kind, fl->dcgm_id);
+    char ename[3 * LABEL_LEN + 16];
+    if (!prom_entity_name(tm, pl, ename, sizeof ename, device))
+        return PFI_OK; /* not a per-GPU metric (exporter self-metrics) */
     if ((e = tm_entity(tm, ename, strlen(ename), &sc->ent)) != PFI_OK)
         return e;
-    size_t fid;
-    if ((e = tm_field(tm, pl->metric.s, pl->metric.n, &fid)) != PFI_OK)
-        return e;
+    /* The device's metric on a second MIG instance's series of this scrape: the same
+     * reading again, taken once (not a duplicate source). */
+    const char *gi = label_get(pl->lab, pl->nl, "GPU_I_ID");
+    const pfi_telemetry_series *ds = pfi_telemetry_series_get(tm, sc->ent, fid);
+    if (device && gi != NULL && ds != NULL && ds->last_row == sc->index)
+        return PFI_OK;
     double v = NAN;
     pfi_value_status st = prom_value(pl->tok[0], &v);
+    if (st == PFI_VALUE_OK && scale != 1 && !tm_is_dcgm_blank(v))
+        v *= scale;
     if (st == PFI_VALUE_INVALID) {
         tm_note(tm, "%s:%ld: '%.*s' is not a sample value: skipped", name, line,
                 (int)(pl->tok[0].n > 40 ? 40 : pl->tok[0].n), pl->tok[0].s);

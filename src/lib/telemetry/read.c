@@ -27,6 +27,7 @@ static const struct tm_format {
     [PFI_TELEMETRY_DCGMI_DMON] = {"dcgmi-dmon", tm_read_dcgmi},
     [PFI_TELEMETRY_PROM] = {"prometheus", tm_read_prom},
     [PFI_TELEMETRY_SMI_XML] = {"nvidia-smi-xml", tm_read_smi_xml},
+    [PFI_TELEMETRY_PROM_API] = {"prometheus-api", tm_read_prom_api},
 };
 #define N_FORMATS (int)(sizeof formats / sizeof formats[0])
 _Static_assert(N_FORMATS == PFI_TELEMETRY_FORMAT_COUNT,
@@ -88,6 +89,19 @@ static void sniff(const tm_lines *r, tm_sniff *sn)
     first_line(r->buf + r->pos, r->len - r->pos, sn->first);
 }
 
+/* The file's name kept (entities name the file they came from) and the file counted. */
+static pfi_error add_file_name(pfi_telemetry *tm, const char *name)
+{
+    char **nf = pfi_realloc(tm->file_names, (tm->n_files + 1) * sizeof *nf);
+    if (nf == NULL)
+        return PFI_ERR_NOMEM;
+    tm->file_names = nf;
+    if ((nf[tm->n_files] = pfi_strdup(name)) == NULL)
+        return PFI_ERR_NOMEM;
+    tm->n_files++;
+    return PFI_OK;
+}
+
 /* The reader for a file given as auto: detection's, and an empty file after a Prometheus
  * scrape is an empty scrape: it takes its time slot and leaves a hole (case-15), instead
  * of pulling later scrapes earlier. PFI_TELEMETRY_AUTO when there is none. */
@@ -105,7 +119,9 @@ static pfi_error not_recognised(pfi_telemetry *tm, const tm_lines *r, const tm_s
                                 const char *name, pfi_diag *diag)
 {
     if (r->len == r->pos) {
-        tm->n_files++;
+        pfi_error e = add_file_name(tm, name);
+        if (e != PFI_OK)
+            return e;
         tm_note(tm, "%s: empty file: no samples", name);
         return PFI_OK;
     }
@@ -196,6 +212,25 @@ static void finish_file(pfi_telemetry *tm, const tm_lines *r, pfi_error e, bool 
         diag->line = 0;
     if (e == PFI_ERR_LINE_TOO_LONG)
         tm_line_too_long_diag(diag);
+    /* A limit: which one, and how to raise it (README "Limits"). */
+    if (e == PFI_ERR_LIMIT && diag != NULL && diag->message[0] == '\0') {
+        if (tm->n_entities >= PFI_TELEMETRY_MAX_ENTITIES)
+            snprintf(diag->message, sizeof diag->message,
+                     "more than %d GPUs and other entities in one run "
+                     "(PFI_TELEMETRY_MAX_ENTITIES in pfi/telemetry.h: raise it and rebuild, "
+                     "or ingest the nodes' files as separate runs)",
+                     PFI_TELEMETRY_MAX_ENTITIES);
+        else if (tm->n_fields >= PFI_TELEMETRY_MAX_FIELDS)
+            snprintf(diag->message, sizeof diag->message,
+                     "more than %d distinct fields (PFI_TELEMETRY_MAX_FIELDS in "
+                     "pfi/telemetry.h): query fewer fields, or raise it and rebuild",
+                     PFI_TELEMETRY_MAX_FIELDS);
+        else if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
+            snprintf(diag->message, sizeof diag->message,
+                     "more than %d stored samples (PFI_TELEMETRY_MAX_SAMPLES in "
+                     "pfi/telemetry.h): ingest fewer files per run, or a coarser capture",
+                     PFI_TELEMETRY_MAX_SAMPLES);
+    }
     if (e == PFI_ERR_IO)
         tm_lines_io_diag(r, diag);
     if (tm->file_tool_errors > TM_TOOL_NOTES)
@@ -210,6 +245,8 @@ pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name
         pfi_diag_clear(diag);
         snprintf(diag->file, sizeof diag->file, "%s", name);
     }
+    tm->conflict[0] = '\0';
+    tm->zone_last_utc = NAN;
     tm_lines r;
     pfi_error e = tm_lines_init(&r, f);
     if (e != PFI_OK)
@@ -235,12 +272,21 @@ pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name
                       .notes_dropped = tm->n_notes_dropped,
                       .had_tool_error = tm->tool_error[0] != '\0'};
     tm->last_format = fmt;
-    tm->n_files++;
+    if ((e = add_file_name(tm, name)) != PFI_OK) {
+        tm_lines_free(&r);
+        return e;
+    }
     tm->file_tool_errors = 0;
     if ((int)fmt > 0 && (int)fmt < N_FORMATS && formats[fmt].read != NULL)
         e = formats[fmt].read(tm, &r, name, diag);
     else
         e = PFI_ERR_INVALID_ARGUMENT;
+    if (e == PFI_OK && tm->conflict[0] != '\0') {
+        if (diag != NULL)
+            snprintf(diag->message, sizeof diag->message, "%s", tm->conflict);
+        tm->conflict[0] = '\0';
+        e = PFI_ERR_PARSE;
+    }
     size_t rows, bad;
     bool mismatch = forced_mismatch(tm, &m, e, forced, sn.seen, &rows, &bad);
     if (mismatch) {

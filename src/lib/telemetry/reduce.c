@@ -104,6 +104,7 @@ typedef struct grid_row {
     unsigned g;     /* index into the job's GPUs */
     unsigned valid; /* 1: v is a sample; 0: a missing value's timestamp */
     size_t i;       /* index in that GPU's valid samples or missing times */
+    unsigned excl;  /* PFI_RED_CAP_LOST / PFI_RED_THROTTLED: the sample is not steady state */
 } grid_row;
 
 /* Time order; within one time, by GPU, the valid sample before a missing one, file order. */
@@ -437,11 +438,68 @@ static double first_sample_time(const pfi_telemetry *tm)
     return t0;
 }
 
+/*
+ * Why GPU e's power sample at t is not steady state at the run's cap (DESIGN §9): the
+ * enforced limit (enforced_limit_w, else power_limit_w) at t — its last sample at or before
+ * t — differs from the cap (o->cap_w, else the GPU's first limit sample) by more than
+ * max(1 W, 0.5 %): PFI_RED_CAP_LOST; its clock event reasons (DCGM 112, NVML
+ * nvmlClocksEventReasons) at t hold a reason other than the software power cap, idle or the
+ * application clocks (PFI_RED_THROTTLE_MASK: HW slowdown, sync boost, SW / HW thermal, HW
+ * power brake): PFI_RED_THROTTLED. 0 when the telemetry has neither field.
+ */
+typedef struct excl_series {
+    const pfi_telemetry_series *limit, *reasons; /* NULL: the GPU has none */
+} excl_series;
+
+static excl_series excl_series_of(const pfi_telemetry *tm, size_t e)
+{
+    long lf = pfi_telemetry_field_find(tm, "enforced_limit_w");
+    const pfi_telemetry_series *ls = lf >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)lf) : NULL;
+    if (ls == NULL || ls->n == 0) {
+        lf = pfi_telemetry_field_find(tm, "power_limit_w");
+        ls = lf >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)lf) : NULL;
+    }
+    long rf = pfi_telemetry_field_find(tm, "clock_event_reasons");
+    return (excl_series){ls, rf >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)rf) : NULL};
+}
+
+static unsigned sample_excluded(const excl_series *xs, const pfi_reduce_options *o, double t)
+{
+    unsigned x = 0;
+    const pfi_telemetry_series *both[2] = {xs->limit, xs->reasons};
+    if (both[0] == NULL && both[1] == NULL)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        const pfi_telemetry_series *s = both[k];
+        if (s == NULL || s->n == 0 || !(s->t_s[0] <= t + 1e-6))
+            continue;
+        size_t lo = 0, hi = s->n; /* the last sample at or before t (times ascending) */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->t_s[mid] <= t + 1e-6)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        double v = s->value[lo];
+        if (k == 0) {
+            double cap = o->cap_w > 0 ? o->cap_w : s->value[0];
+            double tol = cap * 0.005 > 1.0 ? cap * 0.005 : 1.0;
+            if (fabs(v - cap) > tol)
+                x |= PFI_RED_CAP_LOST;
+        } else if (v >= 0 && v < 18446744073709551616.0 &&
+                   ((unsigned long long)v & PFI_RED_THROTTLE_MASK) != 0) {
+            x |= PFI_RED_THROTTLED;
+        }
+    }
+    return x;
+}
+
 /* Every row of the power field fp of the job's GPUs, valid or missing (rows of them), in
  * time order (not file order: a backwards clock jump splits a series), to find the capture
  * loops: *r (owned by the caller, pfi_free), *n of them. */
-static pfi_error grid_rows(const pfi_telemetry *tm, const size_t *gpus, size_t ng, size_t fp,
-                           size_t rows, grid_row **r_out, size_t *n_out)
+static pfi_error grid_rows(const pfi_telemetry *tm, const pfi_reduce_options *o, const size_t *gpus,
+                           size_t ng, size_t fp, size_t rows, grid_row **r_out, size_t *n_out)
 {
     grid_row *r = pfi_malloc(rows * sizeof *r);
     if (r == NULL)
@@ -449,13 +507,15 @@ static pfi_error grid_rows(const pfi_telemetry *tm, const size_t *gpus, size_t n
     size_t n = 0;
     for (size_t g = 0; g < ng; g++) {
         const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, gpus[g], fp);
+        excl_series xs = excl_series_of(tm, gpus[g]);
         for (size_t i = 0; s != NULL && i < s->n + s->n_miss; i++) {
             bool valid = i < s->n;
             r[n++] = (grid_row){.t = valid ? s->t_s[i] : s->miss_t[i - s->n],
                                 .v = valid ? s->value[i] : NAN,
                                 .g = (unsigned)g,
                                 .valid = valid,
-                                .i = valid ? i : i - s->n};
+                                .i = valid ? i : i - s->n,
+                                .excl = valid ? sample_excluded(&xs, o, s->t_s[i]) : 0};
         }
     }
     qsort(r, n, sizeof *r, grid_row_cmp);
@@ -476,6 +536,7 @@ typedef struct row_run {
     const double *t, *v; /* v NULL: a run of missing-value times */
     size_t n, i;
     unsigned g;
+    excl_series xs; /* the GPU's limit and reasons series (sample_excluded) */
 } row_run;
 
 /* A run in the merge's heap: its next row's time and rank (GPU, valid before missing). */
@@ -485,8 +546,9 @@ typedef struct heap_item {
 } heap_item;
 
 typedef struct row_merge {
-    row_run *run;    /* the runs that have rows */
-    heap_item *heap; /* a binary min-heap of the runs, by their next row */
+    const pfi_reduce_options *o; /* the run's cap (sample_excluded) */
+    row_run *run;                /* the runs that have rows */
+    heap_item *heap;             /* a binary min-heap of the runs, by their next row */
     size_t nh;
     grid_row *sorted;     /* the fallback: every row, sorted (NULL when merging) */
     size_t n_sorted, pos; /* its rows, the next one */
@@ -535,10 +597,10 @@ static bool run_sorted(const double *t, size_t n)
 }
 
 /* The merge of field fp's rows of the job's GPUs (rows of them, at least one). */
-static pfi_error row_merge_init(row_merge *m, const pfi_telemetry *tm, const size_t *gpus,
-                                size_t ng, size_t fp, size_t rows)
+static pfi_error row_merge_init(row_merge *m, const pfi_telemetry *tm, const pfi_reduce_options *o,
+                                const size_t *gpus, size_t ng, size_t fp, size_t rows)
 {
-    *m = (row_merge){.t_min = INFINITY, .t_max = -INFINITY};
+    *m = (row_merge){.o = o, .t_min = INFINITY, .t_max = -INFINITY};
     m->run = pfi_malloc(2 * ng * sizeof *m->run);
     m->heap = pfi_malloc(2 * ng * sizeof *m->heap);
     if (m->run == NULL || m->heap == NULL) {
@@ -552,7 +614,11 @@ static pfi_error row_merge_init(row_merge *m, const pfi_telemetry *tm, const siz
         if (s == NULL)
             continue;
         if (s->n > 0)
-            m->run[nr++] = (row_run){.t = s->t_s, .v = s->value, .n = s->n, .g = (unsigned)g};
+            m->run[nr++] = (row_run){.t = s->t_s,
+                                     .v = s->value,
+                                     .n = s->n,
+                                     .g = (unsigned)g,
+                                     .xs = excl_series_of(tm, gpus[g])};
         if (s->n_miss > 0)
             m->run[nr++] = (row_run){.t = s->miss_t, .n = s->n_miss, .g = (unsigned)g};
     }
@@ -564,7 +630,7 @@ static pfi_error row_merge_init(row_merge *m, const pfi_telemetry *tm, const siz
             m->t_max = m->run[k].t[m->run[k].n - 1];
     }
     if (!sorted) {
-        if (grid_rows(tm, gpus, ng, fp, rows, &m->sorted, &m->n_sorted) != PFI_OK) {
+        if (grid_rows(tm, o, gpus, ng, fp, rows, &m->sorted, &m->n_sorted) != PFI_OK) {
             row_merge_free(m);
             return PFI_ERR_NOMEM;
         }
@@ -593,8 +659,12 @@ static bool row_merge_next(row_merge *m, grid_row *r)
     if (m->nh == 0)
         return false;
     row_run *u = &m->run[m->heap[0].run];
-    *r = (grid_row){
-        .t = u->t[u->i], .v = u->v ? u->v[u->i] : NAN, .g = u->g, .valid = u->v != NULL, .i = u->i};
+    *r = (grid_row){.t = u->t[u->i],
+                    .v = u->v ? u->v[u->i] : NAN,
+                    .g = u->g,
+                    .valid = u->v != NULL,
+                    .i = u->i,
+                    .excl = u->v ? sample_excluded(&u->xs, m->o, u->t[u->i]) : 0};
     if (++u->i == u->n)
         m->heap[0] = m->heap[--m->nh];
     else
@@ -620,6 +690,7 @@ typedef struct power_bins {
     double first;     /* time of the current loop's first row */
     double sum, bt;   /* the bin being filled: its sum, its time from t0 */
     unsigned cnt;
+    unsigned excl;   /* the bin being filled: PFI_RED_CAP_LOST / _THROTTLED of its samples */
     double *tv, *pv; /* k complete bins, cap allocated */
     size_t k, cap;
     size_t *stamp, *last;
@@ -665,6 +736,13 @@ static pfi_error power_bins_close(power_bins *b, pfi_reduced *out)
         return PFI_OK;
     }
     out->n_complete++;
+    if (b->excl) { /* the cap did not hold, or something else throttled: left out */
+        out->n_cap_lost += (b->excl & PFI_RED_CAP_LOST) != 0;
+        out->n_throttled += (b->excl & PFI_RED_THROTTLED) != 0;
+        out->n_excluded++;
+        out->flags |= b->excl;
+        return PFI_OK;
+    }
     if (b->k == b->cap) {
         size_t cap = b->cap ? 2 * b->cap : 1024;
         double *pv = pfi_realloc(b->pv, cap * sizeof *pv);
@@ -712,6 +790,7 @@ static pfi_error power_bins_add(power_bins *b, const grid_row *r, pfi_reduced *o
             b->bin = bin;
             b->sum = 0;
             b->cnt = 0;
+            b->excl = 0;
             b->bt = b->per_loop ? r->t - b->t0 : (double)bin * b->align;
         }
     }
@@ -721,6 +800,7 @@ static pfi_error power_bins_add(power_bins *b, const grid_row *r, pfi_reduced *o
     if (!r->valid || b->last[r->g] == b->bin)
         return PFI_OK;
     b->last[r->g] = b->bin;
+    b->excl |= r->excl;
     b->sum += r->v;
     b->cnt++;
     return PFI_OK;
@@ -735,6 +815,12 @@ static pfi_error steady_power(power_bins *b, const pfi_reduce_options *o, pfi_re
     double none = 0; /* the times of no bin: pfi_steady_state takes no NULL with a warm-up */
     const double *tv = !b->keep_time ? NULL : b->k > 0 ? b->tv : &none;
     pfi_error e = pfi_steady_state(tv, b->pv, NULL, b->k, o->warmup_s, o->q, b->pv, &out->power);
+    /* Too few timestamps left where the cap held: no steady state at this cap. */
+    if (out->n_excluded > 0 && (e == PFI_ERR_EMPTY || 2 * b->k < out->n_complete)) {
+        out->flags |= PFI_RED_CAP_SHORT;
+        out->power.mean = out->power.se = NAN;
+        e = PFI_OK;
+    }
     if (e == PFI_ERR_EMPTY) {
         out->flags |= PFI_RED_NO_POWER;
         e = PFI_OK;
@@ -774,7 +860,7 @@ static pfi_error reduce_job_power(const pfi_telemetry *tm, const pfi_reduce_opti
         return PFI_OK;
     }
     row_merge m;
-    if (row_merge_init(&m, tm, gpus, ng, fp, rows) != PFI_OK)
+    if (row_merge_init(&m, tm, o, gpus, ng, fp, rows) != PFI_OK)
         return PFI_ERR_NOMEM;
     if (m.t_min < *t0)
         *t0 = m.t_min;
@@ -786,7 +872,7 @@ static pfi_error reduce_job_power(const pfi_telemetry *tm, const pfi_reduce_opti
         grid_row *r = m.sorted;
         size_t n = m.n_sorted;
         m.sorted = NULL;
-        pfi_error e = r != NULL ? PFI_OK : grid_rows(tm, gpus, ng, fp, rows, &r, &n);
+        pfi_error e = r != NULL ? PFI_OK : grid_rows(tm, o, gpus, ng, fp, rows, &r, &n);
         if (e == PFI_OK)
             grid_limit_note(tm, gpus, ng, fp, r, n, *t0, tmax, align, nbd, limit, out);
         pfi_free(r);
@@ -858,7 +944,9 @@ pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o,
     out->align_s = NAN;
     if (!(o->q > 0 && o->q <= 1) || !(o->warmup_s >= 0) || !(o->align_s >= 0))
         return PFI_ERR_INVALID_ARGUMENT;
-    size_t gpus[PFI_TELEMETRY_MAX_ENTITIES];
+    size_t *gpus = pfi_malloc((tm->n_entities ? tm->n_entities : 1) * sizeof *gpus);
+    if (gpus == NULL)
+        return PFI_ERR_NOMEM;
     size_t ng = job_gpus(tm, o, gpus, out);
     double t0 = first_sample_time(tm);
     long fp = pick_power(tm, o->power_field);
@@ -866,9 +954,12 @@ pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o,
         out->flags |= PFI_RED_NO_POWER;
     } else {
         pfi_error e = reduce_job_power(tm, o, gpus, ng, (size_t)fp, &t0, out);
-        if (e != PFI_OK)
+        if (e != PFI_OK) {
+            pfi_free(gpus);
             return e;
+        }
         reduce_energy(tm, gpus, ng, (size_t)fp, o->gpus, out);
     }
+    pfi_free(gpus);
     return reduce_features(tm, o, isfinite(t0) ? t0 : 0, out);
 }

@@ -44,6 +44,21 @@ pfi_error pfi_telemetry_create(const pfi_telemetry_options *opt, pfi_telemetry *
         return PFI_ERR_NOMEM;
     }
     tm->max_limit_w = o.max_power_w;
+    tm->zone_last_utc = NAN;
+    tm->opt.timezone = NULL; /* not kept: the zone is loaded here */
+    if (o.timezone != NULL && o.timezone[0] != '\0') {
+        pfi_error ze = tm_zone_load(o.timezone, &tm->zone);
+        if (ze != PFI_OK) {
+            pfi_telemetry_destroy(tm);
+            return ze == PFI_ERR_NOMEM ? ze : PFI_ERR_INVALID_ARGUMENT;
+        }
+        snprintf(tm->time_zone, sizeof tm->time_zone, "%s", o.timezone);
+    }
+    if (o.host != NULL && o.host[0] != '\0' &&
+        (tm->file_host = tm_strndup(o.host, strlen(o.host))) == NULL) {
+        pfi_telemetry_destroy(tm);
+        return PFI_ERR_NOMEM;
+    }
     *out = tm;
     return PFI_OK;
 }
@@ -55,7 +70,15 @@ void pfi_telemetry_destroy(pfi_telemetry *tm)
     for (size_t i = 0; i < tm->n_entities; i++) {
         pfi_free(tm->entities[i].name);
         pfi_free(tm->entities[i].bus);
+        pfi_free(tm->entities[i].host);
+        pfi_free(tm->entities[i].uuid);
     }
+    if (tm->file_names != NULL)
+        for (size_t i = 0; i < tm->n_files; i++)
+            pfi_free(tm->file_names[i]);
+    pfi_free(tm->file_names);
+    pfi_free(tm->file_host);
+    tm_zone_free(tm->zone);
     pfi_free(tm->entities);
     if (tm->fields != NULL) {
         for (size_t i = 0; i < tm->n_fields; i++) {
@@ -115,7 +138,57 @@ void tm_tool_error(pfi_telemetry *tm, const char *name, long line, const char *s
     tm_note(tm, "%s:%ld: the tool reported: %s", name, line, tm_quote(q, s, n, 160));
 }
 
+pfi_error pfi_telemetry_set_host(pfi_telemetry *tm, const char *host)
+{
+    char *h = NULL;
+    if (host != NULL && host[0] != '\0' && (h = tm_strndup(host, strlen(host))) == NULL)
+        return PFI_ERR_NOMEM;
+    pfi_free(tm->file_host);
+    tm->file_host = h;
+    return PFI_OK;
+}
+
+/* Whether s[0..n) is a GPU or MIG UUID as nvidia-smi and DCGM print it. */
+static bool is_uuid(const char *s, size_t n)
+{
+    return n > 8 && (memcmp(s, "GPU-", 4) == 0 || memcmp(s, "MIG-", 4) == 0);
+}
+
+/* The identity of a new entity from its key: the host before the last '/' (else the file's),
+ * the UUID after it when it is one. */
+static pfi_error entity_identity(pfi_telemetry *tm, pfi_telemetry_entity *e)
+{
+    const char *slash = strrchr(e->name, '/');
+    const char *local = slash ? slash + 1 : e->name;
+    if (slash != NULL && slash > e->name)
+        e->host = tm_strndup(e->name, (size_t)(slash - e->name));
+    else if (slash == NULL && tm->file_host != NULL)
+        e->host = tm_strndup(tm->file_host, strlen(tm->file_host));
+    if (is_uuid(local, strlen(local)))
+        e->uuid = tm_strndup(local, strlen(local));
+    bool want_host = (slash != NULL && slash > e->name) || (slash == NULL && tm->file_host);
+    return (want_host && e->host == NULL) || (is_uuid(local, strlen(local)) && e->uuid == NULL)
+               ? PFI_ERR_NOMEM
+               : PFI_OK;
+}
+
+static pfi_error entity_find(pfi_telemetry *tm, const char *name, size_t len, size_t *id);
+
+/* The entity of a reader's name: the file's host put before an index name ("gpu0" read from
+ * node-a's file is "node-a/gpu0"); a UUID, or a name that carries its host, is the key as
+ * it stands. */
 pfi_error tm_entity(pfi_telemetry *tm, const char *name, size_t len, size_t *id)
+{
+    if (tm->file_host == NULL || memchr(name, '/', len) != NULL || is_uuid(name, len))
+        return entity_find(tm, name, len, id);
+    char key[512];
+    int w = snprintf(key, sizeof key, "%s/%.*s", tm->file_host, (int)len, name);
+    if (w < 0 || (size_t)w >= sizeof key)
+        return entity_find(tm, name, len, id);
+    return entity_find(tm, key, (size_t)w, id);
+}
+
+static pfi_error entity_find(pfi_telemetry *tm, const char *name, size_t len, size_t *id)
 {
     /* Linear scan from the most recent hit: GPU counts per file are small (<= a few hundred)
      * and rows cycle through them in order, so the next entity is usually the next slot. */
@@ -152,7 +225,21 @@ pfi_error tm_entity(pfi_telemetry *tm, const char *name, size_t len, size_t *id)
     e->lost_t_s = NAN;
     e->last_good_t_s = NAN;
     e->last_t = NAN;
-    e->is_gpu = !(len >= 6 && strncmp(name, "Switch", 6) == 0);
+    /* NVSwitches and MIG instances ("GPU-I 3" of dcgmi, "<host>/<UUID>/GI3", "MIG-...") are
+     * entities but not GPUs: a job's GPUs are physical GPUs, each counted once. */
+    const char *loc = strrchr(e->name, '/');
+    loc = loc ? loc + 1 : e->name;
+    e->is_gpu = !(strncmp(loc, "Switch", 6) == 0 || strncmp(loc, "GPU-I ", 6) == 0 ||
+                  strncmp(loc, "GPU-CI ", 7) == 0 || strncmp(loc, "MIG-", 4) == 0 ||
+                  strncmp(loc, "GI", 2) == 0);
+    e->prior_lo = e->prior_hi = NAN;
+    e->last_step_s = NAN;
+    if (entity_identity(tm, e) != PFI_OK) {
+        pfi_free(e->name);
+        pfi_free(e->host);
+        pfi_free(e->uuid);
+        return PFI_ERR_NOMEM;
+    }
     for (size_t f = 0; f < PFI_TELEMETRY_MAX_FIELDS; f++)
         tm->map[n * PFI_TELEMETRY_MAX_FIELDS + f] = -1;
     tm->n_entities++;
@@ -298,8 +385,10 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
     }
     s->last_row = row;
     s->last_pod = pod;
-    if (st == PFI_VALUE_OK && tm_is_dcgm_blank(v))
+    if (st == PFI_VALUE_OK && tm_is_dcgm_blank(v)) {
+        s->n_blank[tm_dcgm_blank_code(v)]++;
         st = PFI_VALUE_MISSING;
+    }
     if (st == PFI_VALUE_OK && tm_out_of_range(tm, kind, v)) {
         s->n_range++;
         if (isnan(s->range_max) || v > s->range_max)
@@ -338,6 +427,35 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
     return PFI_OK;
 }
 
+double tm_local_time(pfi_telemetry *tm, double local)
+{
+    if (tm->zone == NULL)
+        return local;
+    tm->time_utc = true;
+    double u[2], r;
+    int m = tm_zone_to_utc(tm->zone, local, u);
+    double last = tm->zone_last_utc;
+    if (m == 1) {
+        r = u[0];
+    } else if (m == 2) {
+        /* The repeated hour: the first pass, unless the file was already past it (a minute
+         * of slack for GPUs read out of order within one loop). */
+        tm->n_zone_repeated++;
+        r = !isnan(last) && u[0] < last - 60 ? u[1] : u[0];
+    } else {
+        /* The skipped hour (a clock that did not move on at spring-forward): as if it had,
+         * at the offset before the change. */
+        if (tm->n_zone_skipped++ == 0)
+            tm_note(tm,
+                    "local times inside the skipped hour of a spring-forward in %s: read at "
+                    "the offset before the change",
+                    tm->time_zone);
+        r = local - tm_zone_offset(tm->zone, local - 86400.0);
+    }
+    tm->zone_last_utc = r;
+    return r;
+}
+
 double tm_interval(pfi_telemetry *tm)
 {
     if (tm->opt.interval_s > 0)
@@ -348,6 +466,42 @@ double tm_interval(pfi_telemetry *tm)
                     "times are nominal");
     }
     return 1.0;
+}
+
+/*
+ * Two files claiming one GPU (host, UUID or index) over overlapping times: the second is
+ * refused (tm->conflict, read.c turns it into the file's error) naming both. Times from
+ * files read one after the other that do not overlap are one GPU's capture in pieces.
+ */
+static bool file_claim(pfi_telemetry *tm, pfi_telemetry_entity *en, double t)
+{
+    bool first = en->file_no != tm->n_files;
+    if (first) {
+        if (en->file_no != 0) {
+            if (isnan(en->prior_lo) || en->file_lo < en->prior_lo)
+                en->prior_lo = en->file_lo;
+            if (isnan(en->prior_hi) || en->file_hi > en->prior_hi) {
+                en->prior_hi = en->file_hi;
+                en->prior_file = en->file;
+            }
+        }
+        en->file_no = tm->n_files;
+        en->file = tm->file_names && tm->n_files > 0 ? tm->file_names[tm->n_files - 1] : NULL;
+        en->file_lo = en->file_hi = t;
+        en->shift_s = 0;
+        en->last_step_s = NAN;
+    }
+    if (t < en->file_lo)
+        en->file_lo = t;
+    if (t > en->file_hi)
+        en->file_hi = t;
+    if (!isnan(en->prior_lo) && t >= en->prior_lo && t <= en->prior_hi && tm->conflict[0] == '\0')
+        snprintf(tm->conflict, sizeof tm->conflict,
+                 "GPU %s is in both %s and %s over overlapping times (one host's GPU "
+                 "cannot be measured twice): give each node's file its host (--host, "
+                 "--host-pattern, a hostname column) or leave one file out",
+                 en->name, en->prior_file ? en->prior_file : "?", en->file ? en->file : "?");
+    return first;
 }
 
 double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, long line,
@@ -362,6 +516,17 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
     }
     if (tod)
         t += en->day_offset_s;
+    if (file_claim(tm, en, t) && !isnan(en->last_t)) {
+        /* The GPU's rows from an earlier file: a new piece, never integrated across. */
+        for (size_t f = 0; f < tm->n_fields; f++) {
+            int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + f];
+            if (k >= 0)
+                tm->series[k].pending_break = true;
+        }
+        en->last_t = t;
+        return t;
+    }
+    t += en->shift_s;
     if (!isnan(en->last_t) && t < en->last_t) {
         double wrapped = t + 86400.0;
         double step = tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0;
@@ -374,10 +539,24 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
             en->day_offset_s += 86400.0;
         } else {
             en->segment++;
+            /* A clock stepped back (NTP, a zone change) by up to a day: the later rows were
+             * taken later, so they follow the last one by the GPU's own step and share no
+             * time bin with the earlier rows. A longer jump (a clock not yet set, dated
+             * 1970) is not moved: the reduction refuses the far-off time and names it. */
+            double back = en->last_t - t;
+            bool place = back <= 86400.0;
             tm_note(tm,
                     "%s:%ld: %s: time jumped back %.3f s (clock change?): series split "
-                    "into a new segment",
-                    name, line, en->name, en->last_t - t);
+                    "into a new segment%s",
+                    name, line, en->name, back,
+                    place ? ", placed after the previous one in file order (never summed "
+                            "with it as simultaneous)"
+                          : "");
+            if (place) {
+                double st = en->last_step_s > 0 ? en->last_step_s : step;
+                en->shift_s += back + st;
+                t += back + st;
+            }
             for (size_t f = 0; f < tm->n_fields; f++) {
                 int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + f];
                 if (k >= 0)
@@ -385,6 +564,8 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
             }
         }
     }
+    if (!isnan(en->last_t) && t > en->last_t)
+        en->last_step_s = t - en->last_t;
     en->last_t = t;
     return t;
 }
@@ -433,17 +614,98 @@ char *tm_quote(char buf[TM_QUOTE_LEN], const char *s, size_t n, size_t max)
     return pfi_escape(buf, TM_QUOTE_LEN, s, n, max);
 }
 
+/* The mean of field name over GPU entities' valid samples (NaN when none). */
+static double field_mean_all(const pfi_telemetry *tm, const char *name)
+{
+    long f = pfi_telemetry_field_find(tm, name);
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; f >= 0 && i < tm->n_series; i++)
+        if (tm->series[i].field == (size_t)f && tm->entities[tm->series[i].entity].is_gpu) {
+            sum += tm->series[i].sum;
+            n += tm->series[i].n_valid;
+        }
+    return n > 0 ? sum / (double)n : NAN;
+}
+
+/*
+ * A DCGM profiling field (1001-1012) that is exactly 0 on every GPU for the whole run while
+ * the GPUs are busy (utilization >= 10 %, or power >= 30 % of the max limit without a
+ * utilization field) is the profiling module not collecting, not an idle engine: its samples
+ * become missing, with a note.
+ */
+static void zero_profiling(pfi_telemetry *tm)
+{
+    double util = field_mean_all(tm, "gpu_util_pct");
+    double pw = field_mean_all(tm, "power_w");
+    if (isnan(pw))
+        pw = field_mean_all(tm, "power_avg_w");
+    bool busy = util >= 10 || (isnan(util) && tm->max_limit_w > 0 && pw >= 0.3 * tm->max_limit_w);
+    if (!busy)
+        return;
+    for (size_t f = 0; f < tm->n_fields; f++) {
+        const pfi_telemetry_field *fl = &tm->fields[f];
+        if (fl->dcgm_id < 1001 || fl->dcgm_id > 1012)
+            continue;
+        size_t n = 0;
+        bool zero = true;
+        for (size_t i = 0; i < tm->n_series && zero; i++) {
+            const pfi_telemetry_series *s = &tm->series[i];
+            if (s->field != f || !tm->entities[s->entity].is_gpu)
+                continue;
+            n += s->n_valid;
+            zero = s->n_valid == 0 || s->sum == 0;
+        }
+        if (!zero || n == 0)
+            continue;
+        for (size_t i = 0; i < tm->n_series; i++) {
+            pfi_telemetry_series *s = &tm->series[i];
+            if (s->field != f)
+                continue;
+            s->n_missing += s->n_valid;
+            tm->n_stored -= s->n;
+            s->n_valid = s->n = 0;
+            s->sum = 0;
+            s->last_good_t_s = NAN;
+        }
+        if (isnan(util))
+            tm_note(tm,
+                    "%s: exactly 0 on every GPU for the whole run (%zu samples) while the GPUs "
+                    "drew %.0f W on average: the DCGM profiling module was not collecting; "
+                    "taken as missing, not as 0",
+                    fl->name, n, pw);
+        else
+            tm_note(tm,
+                    "%s: exactly 0 on every GPU for the whole run (%zu samples) while the GPUs "
+                    "were %.0f %% busy: the DCGM profiling module was not collecting; taken as "
+                    "missing, not as 0",
+                    fl->name, n, util);
+    }
+}
+
 void pfi_telemetry_summarize(pfi_telemetry *tm)
 {
+    zero_profiling(tm);
     tm_note_gaps(tm);
     for (size_t i = 0; i < tm->n_series; i++) {
         const pfi_telemetry_series *s = &tm->series[i];
         const char *en = tm->entities[s->entity].name;
         const pfi_telemetry_field *f = &tm->fields[s->field];
         size_t total = s->n_valid + s->n_missing + s->n_range;
+        char why[160] = "";
+        static const char *const reason[PFI_DCGM_BLANK_KINDS] = {
+            "blank", "not found", "not supported", "not permissioned", "other blank code"};
+        size_t used = 0;
+        for (int k = 0; k < PFI_DCGM_BLANK_KINDS; k++) {
+            if (s->n_blank[k] == 0 || used >= sizeof why)
+                continue;
+            int w = snprintf(why + used, sizeof why - used, "%s%zu %s",
+                             used ? ", " : "; DCGM: ", s->n_blank[k], reason[k]);
+            used += w > 0 ? (size_t)w : 0;
+        }
         if (s->n_missing > 0)
-            tm_note(tm, "%s: %s not available (%zu of %zu samples missing)%s", en, f->name,
-                    s->n_missing, total,
+            tm_note(tm, "%s: %s not available (%zu of %zu samples missing%s)%s", en, f->name,
+                    s->n_missing, total, why,
                     f->kind == PFI_KIND_RATIO
                         ? ": another profiler may hold the GPU performance counters, or the "
                           "DCGM profiling module is not loaded / not permitted"
