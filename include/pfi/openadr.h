@@ -150,7 +150,8 @@ void pfi_oadr_client_destroy(pfi_oadr_client *c);
  * PFI_ERR_NO_PERMISSION (the token URL refused the credentials, or the VTN answered 401
  * after a fresh token, or 403: diag says which), PFI_ERR_IO (the VTN or token URL could not
  * be reached, or answered another non-2xx status: diag names the URL and status),
- * PFI_ERR_PARSE (the token answer is not JSON with access_token), PFI_ERR_NOMEM.
+ * PFI_ERR_LIMIT (an answer larger than 16 MiB), PFI_ERR_PARSE (the token answer is not JSON
+ * with access_token), PFI_ERR_NOMEM.
  */
 pfi_error pfi_oadr_request(pfi_oadr_client *c, const char *path, const char *body, char **answer,
                            size_t *alen, pfi_diag *diag);
@@ -163,8 +164,10 @@ pfi_error pfi_oadr_request(pfi_oadr_client *c, const char *path, const char *bod
 pfi_error pfi_oadr_program_id(pfi_oadr_client *c, const char *program_name, char *id,
                               pfi_diag *diag);
 
-/* pfi_oadr_events_get — GET /events?programID=program_id (URL-escaped); *json (owned,
- * pfi_free) of *len bytes. Errors: those of pfi_oadr_request. */
+/* pfi_oadr_events_get — GET /events?programID=program_id (URL-escaped), page by page (skip,
+ * limit 50: the spec's largest) until a short page; *json (owned, pfi_free) of *len bytes, one
+ * JSON array of every page's events. Errors: those of pfi_oadr_request, PFI_ERR_PARSE (a page
+ * is not a JSON array), PFI_ERR_LIMIT (more than PFI_OADR_MAX_INTERVALS events). */
 pfi_error pfi_oadr_events_get(pfi_oadr_client *c, const char *program_id, char **json, size_t *len,
                               pfi_diag *diag);
 
