@@ -104,6 +104,13 @@ typedef struct pfi_telemetry_options {
     const char *csv_fields; /* comma-separated --query-gpu list for csv,noheader (may be NULL) */
     long start_date;        /* YYYYMMDD for time-only dmon (0: times relative) */
     bool keep_series;       /* store samples (true) or only count/sum them (false: benchmarks) */
+    bool count_means_only;  /* with keep_series: the series pfi_reduce_power reads only as a
+                               mean (every field but power, energy, power limits and clock
+                               event reasons) are counted and summed, not stored (their
+                               pfi_telemetry_series.counted): bounded memory for those. Their
+                               means then take no warm-up: set it only for warm-up 0.
+                               tm->counted_inexact says when that mean could differ from
+                               the stored samples' (read again without it). Off: default. */
     bool generic_rows;      /* every row through the general per-line path, none through the
                                fast row paths. The results are identical by contract (same
                                series, sums, notes and counters); tests and fuzzers read each
@@ -164,6 +171,8 @@ typedef struct pfi_telemetry_series {
     bool last_pod;
     bool pending_break;
     double last_t;
+    bool counted;   /* options.count_means_only: valid samples counted and summed, n stays 0 */
+    double t_first; /* counted: time of the first valid sample (NaN: none) */
 } pfi_telemetry_series;
 
 typedef struct pfi_telemetry_entity {
@@ -237,6 +246,9 @@ typedef struct pfi_telemetry {
     bool time_utc;          /* some times were absolute UTC (a zone, an offset, epoch seconds) */
     struct tm_zone *zone;   /* private */
     double zone_last_utc;   /* private: the file's last converted time (NaN: none) */
+    bool counted_inexact;   /* a counted series' mean may differ from its stored samples'
+                               (a sample before its first, a duplicate replaced): read the
+                               input again without options.count_means_only */
 } pfi_telemetry;
 
 /*

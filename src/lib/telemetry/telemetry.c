@@ -305,6 +305,11 @@ static pfi_error series_of(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_
     s->first_missing_t_s = NAN;
     s->last_row = -1;
     s->last_t = NAN;
+    s->t_first = NAN;
+    pfi_telemetry_kind kind = tm->fields[f].kind;
+    s->counted = tm->opt.keep_series && tm->opt.count_means_only && kind != PFI_KIND_POWER_W &&
+                 kind != PFI_KIND_ENERGY_MJ && kind != PFI_KIND_LIMIT_W &&
+                 strcmp(tm->fields[f].name, "clock_event_reasons") != 0;
     *slot = (int)tm->n_series++;
     *out = s;
     return PFI_OK;
@@ -375,6 +380,8 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
         /* A second series for the same (entity, metric) in one scrape: a duplicate. Keep one:
          * the one with pod labels if only one has them, else the first. Never add. */
         s->n_duplicate++;
+        if (s->counted && st == PFI_VALUE_OK && pod && !s->last_pod)
+            tm->counted_inexact = true; /* the stored path would replace the last value */
         if (st == PFI_VALUE_OK && pod && !s->last_pod && tm->opt.keep_series && s->n > 0 &&
             s->t_s[s->n - 1] == t && !tm_out_of_range(tm, kind, v) && !tm_is_dcgm_blank(v)) {
             s->sum += v - s->value[s->n - 1];
@@ -410,7 +417,11 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
     s->n_valid++;
     s->sum += v;
     s->last_good_t_s = t;
-    if (tm->opt.keep_series) {
+    if (s->counted) {
+        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
+            return PFI_ERR_LIMIT;
+        tm_count_only(tm, s, t);
+    } else if (tm->opt.keep_series) {
         if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
             return PFI_ERR_LIMIT;
         if (s->n == s->cap && (err = grow(s)) != PFI_OK)
@@ -663,7 +674,8 @@ static void zero_profiling(pfi_telemetry *tm)
             if (s->field != f)
                 continue;
             s->n_missing += s->n_valid;
-            tm->n_stored -= s->n;
+            tm->n_stored -= s->counted ? s->n_valid : s->n;
+            s->t_first = NAN;
             s->n_valid = s->n = 0;
             s->sum = 0;
             s->last_good_t_s = NAN;
