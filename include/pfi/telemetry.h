@@ -105,9 +105,10 @@ typedef struct pfi_telemetry_options {
     long start_date;        /* YYYYMMDD for time-only dmon (0: times relative) */
     bool keep_series;       /* store samples (true) or only count/sum them (false: benchmarks) */
     bool count_means_only;  /* with keep_series: the series pfi_reduce_power reads only as a
-                               mean (every field but power, energy, power limits and clock
-                               event reasons) are counted and summed, not stored (their
-                               pfi_telemetry_series.counted): bounded memory for those. Their
+                               mean (every field but power and energy) are counted and
+                               summed, not stored (pfi_telemetry_series.counted; power limits
+                               and clock event reasons keep their changes): bounded memory
+                               for those. Their
                                means then take no warm-up: set it only for warm-up 0.
                                tm->counted_inexact says when that mean could differ from
                                the stored samples' (read again without it). Off: default. */
@@ -171,8 +172,12 @@ typedef struct pfi_telemetry_series {
     bool last_pod;
     bool pending_break;
     double last_t;
-    bool counted;   /* options.count_means_only: valid samples counted and summed, n stays 0 */
-    double t_first; /* counted: time of the first valid sample (NaN: none) */
+    bool counted;      /* options.count_means_only: the mean is sum / n_valid; the samples are
+                          not stored (n stays 0) unless changes_only */
+    bool changes_only; /* counted power limits and clock event reasons: only the samples whose
+                          value differs from the last stored one are stored (what a look-up of
+                          the value at a time needs) */
+    double t_first;    /* counted: time of the first valid sample (NaN: none) */
 } pfi_telemetry_series;
 
 typedef struct pfi_telemetry_entity {

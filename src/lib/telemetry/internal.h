@@ -219,12 +219,13 @@ static inline __attribute__((always_inline)) pfi_error tm_put_in(pfi_telemetry *
         return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
     pfi_telemetry_series *s = &tm->series[k];
     if (keep_series && s->counted) {
-        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
+        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES ||
+            (s->changes_only && (s->n == 0 || v != s->value[s->n - 1] || !(t >= s->last_t))))
             return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
         tm_count_sample(s, t, v);
         tm_count_only(tm, s, t);
         if (max_limit && tm->opt.max_power_w == 0 && v > tm->max_limit_w)
-            tm->max_limit_w = v; /* (never: limits are stored) */
+            tm->max_limit_w = v; /* as in tm_put */
         return PFI_OK;
     }
     if (keep_series) {

@@ -239,7 +239,7 @@ static bool field_mean(const pfi_telemetry *tm, size_t f, double t0, double warm
             gs = s->sum;
             gn = s->n_valid;
         }
-        for (size_t i = 0; i < s->n; i++) {
+        for (size_t i = 0; !s->counted && i < s->n; i++) {
             if (s->t_s[i] - t0 < warmup_s)
                 continue;
             gs += s->value[i];

@@ -308,8 +308,9 @@ static pfi_error series_of(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_
     s->t_first = NAN;
     pfi_telemetry_kind kind = tm->fields[f].kind;
     s->counted = tm->opt.keep_series && tm->opt.count_means_only && kind != PFI_KIND_POWER_W &&
-                 kind != PFI_KIND_ENERGY_MJ && kind != PFI_KIND_LIMIT_W &&
-                 strcmp(tm->fields[f].name, "clock_event_reasons") != 0;
+                 kind != PFI_KIND_ENERGY_MJ;
+    s->changes_only = s->counted && (kind == PFI_KIND_LIMIT_W ||
+                                     strcmp(tm->fields[f].name, "clock_event_reasons") == 0);
     *slot = (int)tm->n_series++;
     *out = s;
     return PFI_OK;
@@ -420,7 +421,19 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
     if (s->counted) {
         if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
             return PFI_ERR_LIMIT;
+        /* A look-up by time over changes only is the look-up over every sample while the
+         * times ascend; a time back would make the two differ. */
+        if (s->changes_only && s->n_valid > 1 && !(t >= s->last_t))
+            tm->counted_inexact = true;
         tm_count_only(tm, s, t);
+        if (s->changes_only && (s->n == 0 || v != s->value[s->n - 1])) {
+            if (s->n == s->cap && (err = grow(s)) != PFI_OK)
+                return err;
+            s->t_s[s->n] = t;
+            s->value[s->n] = v;
+            s->brk[s->n] = s->n == 0 || s->pending_break || !(t > s->last_t);
+            s->n++;
+        }
     } else if (tm->opt.keep_series) {
         if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
             return PFI_ERR_LIMIT;
