@@ -2,7 +2,8 @@
  * The collector's count_means_only mode against storing every sample (differential test).
  *
  * With options.count_means_only the fields pfi_reduce_power only averages are counted, not
- * stored, and power limits and clock event reasons keep their changes only. Its contract:
+ * stored, power limits and clock event reasons keep their changes only, and the power derived
+ * from the energy counter keeps its times only beside a measured power field. Its contract:
  * with warm-up 0 the reduction (pfi_reduced, every byte) and the notes are exactly those of
  * the stored samples, unless the collector says it cannot vouch for them
  * (tm->counted_inexact, where pfi ingest reads the input again storing everything). Every
@@ -178,6 +179,25 @@ int main(int argc, char **argv)
              head);
     ok = ok && expect_inexact("a plain capture", buf, false) &&
          check("a plain capture", buf, strlen(buf));
+    /* dcgmi dmon with power and the energy counter: the power derived from the counter
+     * keeps its times only (measured power beside it), and agrees all the same. */
+    snprintf(buf, sizeof buf,
+             "#Entity   POWER      TOTEC        TMPTR\nID\n"
+             "GPU 0     250.0      1000         60\nGPU 0     251.0      251000       61\n"
+             "GPU 0     252.0      N/A          62\nGPU 0     253.0      753000       63\n"
+             "GPU 0     254.0      1006000      64\nGPU 0     255.0      1260000      65\n");
+    pfi_error e;
+    pfi_telemetry *tm = ok ? read_one(buf, strlen(buf), true, &e) : NULL;
+    long fd = tm ? pfi_telemetry_field_find(tm, "power_energy_w") : -1;
+    const pfi_telemetry_series *ds = fd >= 0 ? pfi_telemetry_series_get(tm, 0, (size_t)fd) : NULL;
+    if (ok && (ds == NULL || !ds->times_only || ds->value != NULL || ds->n != 3 ||
+               ds->n_valid != 3 || ds->sum != 250.0 + 253.0 + 254.0)) {
+        fprintf(stderr, "derived power: not kept as times only (%zu samples, sum %g)\n",
+                ds ? ds->n : 0, ds ? ds->sum : 0.0);
+        ok = 0;
+    }
+    pfi_telemetry_destroy(tm);
+    ok = ok && check("dcgmi power and counter", buf, strlen(buf));
     if (!ok)
         return 1;
     printf("counted and stored samples agree: %zu reductions compared, %zu inputs flagged "

@@ -177,6 +177,8 @@ typedef struct pfi_telemetry_series {
     bool changes_only; /* counted power limits and clock event reasons: only the samples whose
                           value differs from the last stored one are stored (what a look-up of
                           the value at a time needs) */
+    bool times_only;   /* counted power_energy_w beside a measured power field: its times and
+                          breaks stored (the gap note), not its values */
     double t_first;    /* counted: time of the first valid sample (NaN: none) */
 } pfi_telemetry_series;
 
@@ -251,6 +253,7 @@ typedef struct pfi_telemetry {
     bool time_utc;          /* some times were absolute UTC (a zone, an offset, epoch seconds) */
     struct tm_zone *zone;   /* private */
     double zone_last_utc;   /* private: the file's last converted time (NaN: none) */
+    bool derive_times_only; /* private: the series made now are times_only */
     bool counted_inexact;   /* a counted series' mean may differ from its stored samples'
                                (a sample before its first, a duplicate replaced): read the
                                input again without options.count_means_only */

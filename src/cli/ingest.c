@@ -717,7 +717,8 @@ static int read_run(const ingest_args *a, ingest_run *run)
      * its series' first), the files are read again storing every sample, its messages
      * (said by the first read, the same) silenced. */
     pfi_telemetry_options topt = a->topt;
-    topt.count_means_only = ro.warmup_s == 0;
+    topt.count_means_only = ro.warmup_s == 0 && (ro.power_field == NULL ||
+                                                 strcmp(ro.power_field, "power_energy_w") != 0);
     rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
                             run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)

@@ -311,6 +311,8 @@ static pfi_error series_of(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_
                  kind != PFI_KIND_ENERGY_MJ;
     s->changes_only = s->counted && (kind == PFI_KIND_LIMIT_W ||
                                      strcmp(tm->fields[f].name, "clock_event_reasons") == 0);
+    s->times_only = tm->derive_times_only;
+    s->counted = s->counted || s->times_only;
     *slot = (int)tm->n_series++;
     *out = s;
     return PFI_OK;
@@ -323,8 +325,8 @@ static pfi_error grow(pfi_telemetry_series *s)
     if (t == NULL)
         return PFI_ERR_NOMEM;
     s->t_s = t;
-    double *v = pfi_realloc(s->value, cap * sizeof *v);
-    if (v == NULL)
+    double *v = s->times_only ? NULL : pfi_realloc(s->value, cap * sizeof *v);
+    if (v == NULL && !s->times_only)
         return PFI_ERR_NOMEM;
     s->value = v;
     unsigned char *b = pfi_realloc(s->brk, cap);
@@ -426,11 +428,12 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
         if (s->changes_only && s->n_valid > 1 && !(t >= s->last_t))
             tm->counted_inexact = true;
         tm_count_only(tm, s, t);
-        if (s->changes_only && (s->n == 0 || v != s->value[s->n - 1])) {
+        if (s->times_only || (s->changes_only && (s->n == 0 || v != s->value[s->n - 1]))) {
             if (s->n == s->cap && (err = grow(s)) != PFI_OK)
                 return err;
             s->t_s[s->n] = t;
-            s->value[s->n] = v;
+            if (!s->times_only)
+                s->value[s->n] = v;
             s->brk[s->n] = s->n == 0 || s->pending_break || !(t > s->last_t);
             s->n++;
         }
