@@ -107,11 +107,12 @@ typedef struct pfi_telemetry_options {
     bool count_means_only;  /* with keep_series: the series pfi_reduce_power reads only as a
                                mean (every field but power and energy) are counted and
                                summed, not stored (pfi_telemetry_series.counted; power limits
-                               and clock event reasons keep their changes): bounded memory
-                               for those. Their
-                               means then take no warm-up: set it only for warm-up 0.
-                               tm->counted_inexact says when that mean could differ from
-                               the stored samples' (read again without it). Off: default. */
+                               and clock event reasons keep their changes, the power derived
+                               from the counter its times beside a measured power): bounded
+                               memory for those. Their means then take no warm-up: set it
+                               only for warm-up 0. tm->counted_inexact says when a mean could
+                               differ from the stored samples' (read again without it). Off:
+                               the default. */
     bool generic_rows;      /* every row through the general per-line path, none through the
                                fast row paths. The results are identical by contract (same
                                series, sums, notes and counters); tests and fuzzers read each
