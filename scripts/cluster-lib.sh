@@ -1,7 +1,8 @@
 # Shared by tests/control/*.sh, bench/control.sh and scripts/demo-cluster.sh: start emulated
 # pfid agents, a private Prometheus server, and clean up every process started (source it;
 # set PFI_AGENT_BIN (the pfid binary) and WORK first, and call cluster_cleanup from a trap).
-# PFI_AGENT_INTERVAL sets the agents' sampling interval (default 100ms).
+# PFI_AGENT_INTERVAL sets the agents' sampling interval (default 100ms), PFI_AGENT_TAU the
+# emulated GPUs' power lag behind a cap change, s (default 0.05).
 
 CLUSTER_PIDS=""
 PROM_PID=""
@@ -39,7 +40,7 @@ start_agent() {
         g=${rest%%:*} rest=${rest#*:}
         alpha=${rest%%:*} tput=${rest#*:}
         seg="gpus=$g,alpha=$alpha,tput=$tput"
-        [ -z "$spec" ] && seg="$seg,pu=650,startup=0,ckpt=0,tau=0.05,report=0.2,noise=0.005,seed=$seed"
+        [ -z "$spec" ] && seg="$seg,pu=650,startup=0,ckpt=0,tau=${PFI_AGENT_TAU:-0.05},report=0.2,noise=0.005,seed=$seed"
         spec="$spec${spec:+;}$seg"
         sa_n=0
         while [ $sa_n -lt "$g" ]; do

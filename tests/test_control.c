@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 #include "pfi/rng.h"
 #include "pfi/stage.h"
 
+#include "control/ctl_guard.h"
 #include "control/ctl_internal.h"
 #include "control/ctl_prom.h"
 
@@ -238,18 +240,17 @@ static void test_partial_increase(void **state)
  * reads every 0.5 s. The power must come from the counter over its own sample times: over the
  * scrape times the lag of the counter behind the scrape (0 to 0.13 s) is up to 13 % of a 1 s
  * span (the demo's 23 403 W against a steady 20 825 W). */
-static pfi_prom_sample prom_sample(const char *name, double v)
+/* A sample of GPU-0 on h, named name (NULL: no name), its labels in lab[3] (kept by the
+ * caller while the sample is used). */
+static pfi_prom_sample prom_sample(pfi_prom_label lab[3], const char *name, double v)
 {
     pfi_prom_sample x;
     memset(&x, 0, sizeof x);
-    const char *lab[3][2] = {{"__name__", name}, {"hostname", "h"}, {"uuid", "GPU-0"}};
-    for (size_t i = 0; i < 3; i++) {
-        if (lab[i][1] == NULL)
-            continue;
-        strcpy(x.name[x.n_labels], lab[i][0]);
-        strcpy(x.value_str[x.n_labels], lab[i][1]);
-        x.n_labels++;
-    }
+    lab[0] = (pfi_prom_label){"hostname", "h"};
+    lab[1] = (pfi_prom_label){"uuid", "GPU-0"};
+    lab[2] = (pfi_prom_label){"__name__", name};
+    x.labels = lab;
+    x.n_labels = name != NULL ? 3 : 2;
     x.value = v;
     return x;
 }
@@ -270,9 +271,10 @@ static void test_prom_energy_times(void **state)
         double read_t = t0 + 0.5 * i + 0.31;
         double scrape_t = t0 + scrape_dt * floor((read_t - t0 - 0.02) / scrape_dt) + 0.02;
         double agent_t = t0 + agent_dt * floor((scrape_t - t0) / agent_dt);
-        pfi_prom_sample s[2] = {prom_sample(pc->energy_metric, P * (agent_t - t0) + 1e6),
-                                prom_sample(pc->energy_time_metric, agent_t)};
-        pfi_prom_sample ts = prom_sample(NULL, scrape_t);
+        pfi_prom_label la[3][3];
+        pfi_prom_sample s[2] = {prom_sample(la[0], pc->energy_metric, P * (agent_t - t0) + 1e6),
+                                prom_sample(la[1], pc->energy_time_metric, agent_t)};
+        pfi_prom_sample ts = prom_sample(la[2], NULL, scrape_t);
         ctl_prom_begin(&p);
         CHECK(ctl_prom_take_energy(&p, pc, s, 2, &ts, 1, t0) == PFI_OK, "take");
         const ctl_prom_gpu *g = ctl_prom_find(&p, "h", "GPU-0");
@@ -304,6 +306,314 @@ static void test_reference_median(void **state)
     END_CHECKS();
 }
 
+/* ---- the controller's guard: fresh readings, no glitches, no windup (DESIGN §10) ---------- */
+
+static void test_reading_check(void **state)
+{
+    (void)state;
+    const double now = 1.7e9;
+    CHECK(ctl_reading_check(500, now - 0.5, now, 1, 700) == CTL_READING_OK, "fresh");
+    CHECK(ctl_reading_check(500, now - 8, now, 1, 700) == CTL_READING_STALE, "8 s old");
+    CHECK(ctl_reading_check(24e6, now, now, 1, 700) == CTL_READING_GLITCH, "24 MW");
+    CHECK(ctl_reading_check(-3, now, now, 1, 700) == CTL_READING_GLITCH, "negative");
+    CHECK(ctl_reading_check(INFINITY, now, now, 1, 700) == CTL_READING_GLITCH, "infinite");
+    CHECK(ctl_reading_check(NAN, now, now, 1, 700) == CTL_READING_MISSING, "no value");
+    CHECK(ctl_reading_check(500, NAN, now, 1, 700) == CTL_READING_MISSING, "no time");
+    CHECK(ctl_reading_check(1040, now, now, 1, 700) == CTL_READING_OK, "a transient 1.49x");
+    CHECK(ctl_reading_check(500, now + 5, now, 1, 700) == CTL_READING_STALE, "far future");
+    END_CHECKS();
+}
+
+/* A cluster of GPUs under a model of the controller's loop, on an emulated clock: each GPU
+ * draws min(demand, alpha × cap) (alpha unknown to the controller, which predicts 0.9 × cap),
+ * reached with a first-order lag tau. The controller allocates one common cap so that its
+ * prediction fits budget (1 − margin) − correction, sends decreases at once and increases
+ * only while every reading is trustworthy, learns each GPU's reference only from fresh,
+ * settled, uncapped readings, and feeds back through ctl_feedback_update. Faults: stale
+ * windows (readings frozen, sample time old), one-off glitches (24 MW), agents that refuse
+ * caps for a while, random lags. guarded false: the naive loop (readings trusted, the error
+ * integrated every period) — the property must catch it. Returns the budget violations:
+ * event periods, from the first confirmed decrease plus the settling time on, with the true
+ * power above 1.05 × budget. */
+#define SIM_N 16
+static size_t sim_events(uint64_t seed, size_t n_events, bool guarded, size_t *periods)
+{
+    pfi_rng r;
+    pfi_rng_seed(&r, seed, 7);
+    double demand[SIM_N], alpha[SIM_N], p[SIM_N], cap[SIM_N], read_w[SIM_N], read_t[SIM_N],
+        ref[SIM_N], last[SIM_N], last_t[SIM_N];
+    unsigned uncapped[SIM_N];
+    const double maxw = 700, minw = 200, margin = 0.03, period = 1;
+    for (int i = 0; i < SIM_N; i++) {
+        demand[i] = 350 + 330 * pfi_rng_uniform(&r);
+        alpha[i] = 0.88 + 0.08 * pfi_rng_uniform(&r); /* the curves within 7 %: the margin and
+                                                         the feedback take the rest */
+        p[i] = demand[i];
+        cap[i] = maxw;
+        ref[i] = last[i] = last_t[i] = NAN;
+        uncapped[i] = 0;
+        read_w[i] = p[i];
+        read_t[i] = 0;
+    }
+    ctl_feedback fb = {.correction_w = 0, .last_measured_w = NAN};
+    size_t viol = 0;
+    double t = 0;
+    *periods = 0;
+    for (size_t ev = 0; ev < n_events; ev++) {
+        double tau = 2.5 * pfi_rng_uniform(&r);
+        double sum_d = 0;
+        for (int i = 0; i < SIM_N; i++)
+            sum_d += demand[i];
+        double budget = fmax(SIM_N * minw * 1.1, (0.55 + 0.4 * pfi_rng_uniform(&r)) * sum_d);
+        int len = 8 + (int)(12 * pfi_rng_uniform(&r)), gap = 2 + (int)(6 * pfi_rng_uniform(&r));
+        int stale_at = (int)(len * pfi_rng_uniform(&r)), stale_len = (int)(9 * pfi_rng_uniform(&r));
+        int glitch_at = (int)(len * pfi_rng_uniform(&r));
+        int refuse_at = (int)(len * pfi_rng_uniform(&r)),
+            refuse_len = (int)(3 * pfi_rng_uniform(&r));
+        double first_conf = INFINITY;
+        unsigned quiet = 0;
+        bool confirmed_all = true;
+        for (int k = 0; k < len + gap; k++, t += period) {
+            bool event = k < len;
+            bool stale = k >= stale_at && k < stale_at + stale_len;
+            bool refuse = k >= refuse_at && k < refuse_at + refuse_len;
+            /* the GPUs follow their caps over the period */
+            for (int i = 0; i < SIM_N; i++) {
+                double target = fmin(demand[i], alpha[i] * cap[i]);
+                p[i] = tau > 0.01 ? target + (p[i] - target) * exp(-period / tau) : target;
+                if (!stale) {
+                    read_w[i] = p[i];
+                    read_t[i] = t;
+                }
+            }
+            if (k == glitch_at) {
+                size_t gi = (size_t)(pfi_rng_uniform(&r) * SIM_N) % SIM_N;
+                read_w[gi] = 24e6;
+                read_t[gi] = t;
+            }
+            double true_w = 0, meas = 0, pred = 0;
+            bool blind = false;
+            for (int i = 0; i < SIM_N; i++) {
+                true_w += p[i];
+                ctl_reading v = ctl_reading_check(read_w[i], read_t[i], t, 2 * period, maxw);
+                if (guarded && v != CTL_READING_OK)
+                    blind = true;
+                meas += guarded && v != CTL_READING_OK ? 0 : read_w[i];
+                pred += fmin(isfinite(ref[i]) ? ref[i] : 0.93 * maxw, 0.9 * cap[i]);
+            }
+            /* references: uncapped GPUs, fresh and settled readings only (guarded) */
+            for (int i = 0; i < SIM_N; i++) {
+                bool at_ref = cap[i] >= maxw - 0.5;
+                uncapped[i] = at_ref ? uncapped[i] + 1 : 0;
+                /* a new sample (a frozen one repeats and looks settled), three periods at
+                 * the original limit, and a settled power */
+                bool ok =
+                    !guarded || (ctl_reading_check(read_w[i], read_t[i], t, 2 * period, maxw) ==
+                                     CTL_READING_OK &&
+                                 read_t[i] > last_t[i] && uncapped[i] >= 3 && isfinite(last[i]) &&
+                                 fabs(read_w[i] - last[i]) <= 0.03 * read_w[i]);
+                if (at_ref && (ok || isnan(ref[i])))
+                    ref[i] = read_w[i];
+                last[i] = at_ref ? read_w[i] : NAN;
+                last_t[i] = read_t[i];
+            }
+            if (event && t >= first_conf + 3 * tau + 2 * period) {
+                (*periods)++;
+                if (true_w > 1.05 * budget) {
+                    viol++;
+                    if (getenv("SIM_DEBUG"))
+                        fprintf(stderr,
+                                "ev %zu k %d true %.0f budget %.0f corr %.0f stale %d@%d refuse "
+                                "%d@%d glitch %d tau %.2f\n",
+                                ev, k, true_w, budget, fb.correction_w, stale_len, stale_at,
+                                refuse_len, refuse_at, glitch_at, tau);
+                }
+            }
+            /* feedback */
+            if (guarded) {
+                ctl_feedback_in in = {.event = event,
+                                      .caps_confirmed = confirmed_all,
+                                      .quiet = quiet,
+                                      .readings_fresh = !blind,
+                                      .measured_w = meas,
+                                      .predicted_w = pred,
+                                      .scale_w = budget,
+                                      .gain = 0.5,
+                                      .bound = 0.10,
+                                      .lower = 0.5 * margin,
+                                      .settle_tol = 0.01};
+                ctl_feedback_update(&fb, &in);
+            } else if (event) {
+                fb.correction_w =
+                    fmin(0.10 * budget, fmax(-1.0 * budget, fb.correction_w + 0.5 * (meas - pred)));
+            } else {
+                fb.correction_w = 0;
+            }
+            /* allocate: the common cap whose prediction fits */
+            double want[SIM_N];
+            if (event) {
+                double goal = budget * (1 - margin) - fb.correction_w, lo = minw, hi = maxw;
+                for (int it = 0; it < 50; it++) {
+                    double mid = 0.5 * (lo + hi), s = 0;
+                    for (int i = 0; i < SIM_N; i++)
+                        s += fmin(isfinite(ref[i]) ? ref[i] : 0.93 * maxw, 0.9 * mid);
+                    if (s > goal)
+                        hi = mid;
+                    else
+                        lo = mid;
+                }
+                for (int i = 0; i < SIM_N; i++)
+                    want[i] = floor(lo);
+            } else {
+                for (int i = 0; i < SIM_N; i++)
+                    want[i] = maxw;
+            }
+            bool changed = false;
+            confirmed_all = true;
+            for (int i = 0; i < SIM_N; i++) {
+                bool dec = want[i]<cap[i] - 0.5, inc = want[i]> cap[i] + 0.5;
+                if (!dec && !inc)
+                    continue;
+                if (refuse) {
+                    confirmed_all = false;
+                    continue;
+                }
+                if (inc && event && blind)
+                    continue; /* hold the last safe caps */
+                cap[i] = want[i];
+                changed = true;
+                if (dec && event && isinf(first_conf))
+                    first_conf = t;
+            }
+            quiet = changed ? 0 : quiet + 1;
+        }
+    }
+    return viol;
+}
+
+static void test_controller_property(void **state)
+{
+    (void)state;
+    size_t periods = 0, naive_periods = 0;
+    size_t viol = sim_events(20261202, 1000, true, &periods);
+    size_t naive = sim_events(20261202, 1000, false, &naive_periods);
+    CHECK(periods > 5000, "the property looked at %zu event periods", periods);
+    CHECK(viol == 0, "guarded loop: %zu of %zu event periods above 1.05 x budget", viol, periods);
+    CHECK(naive > 0,
+          "the naive loop (trusting stale data, integrating every period) must break "
+          "the bound, or the property cannot fail: %zu violations",
+          naive);
+    END_CHECKS();
+}
+
+/* Anti-windup on its own: a power that lags its caps by 2 s does not wind the correction up;
+ * a settled error is integrated, at most bound/4 a period, and fades after the event. */
+static void test_feedback_windup(void **state)
+{
+    (void)state;
+    ctl_feedback f = {.correction_w = 0, .last_measured_w = NAN};
+    ctl_feedback_in in = {.event = true,
+                          .caps_confirmed = true,
+                          .quiet = 5,
+                          .readings_fresh = true,
+                          .predicted_w = 10000,
+                          .scale_w = 10000,
+                          .gain = 0.5,
+                          .bound = 0.1,
+                          .lower = 0.015,
+                          .settle_tol = 0.01};
+    /* power falling from 13 kW towards 10 kW with a 2 s lag, one period a second */
+    double p = 13000;
+    for (int k = 0; k < 4; k++) {
+        p = 10000 + (p - 10000) * exp(-1.0 / 2.0);
+        in.measured_w = p;
+        CHECK(!ctl_feedback_update(&f, &in), "no integration while the power falls (%.0f W)", p);
+    }
+    CHECK(f.correction_w == 0, "no windup: %g W", f.correction_w);
+    in.measured_w = 10400;
+    for (int k = 0; k < 3; k++)
+        ctl_feedback_update(&f, &in);
+    CHECK(fabs(f.correction_w - 400) < 1e-9,
+          "a settled error is integrated from the second settled period on: %g W (want 2 x 0.5 x "
+          "400)",
+          f.correction_w);
+    in.measured_w = 24e6; /* a glitch that got through is one bounded step, then unsettled */
+    ctl_feedback_update(&f, &in);
+    CHECK(f.correction_w <= 1000 + 1e-9, "bounded: %g", f.correction_w);
+    in.event = false;
+    double before = f.correction_w;
+    ctl_feedback_update(&f, &in);
+    CHECK(f.correction_w <= 0.5 * before + 1e-9, "decays after the event");
+    END_CHECKS();
+}
+
+/* Issue 14 item 6: one scrape of 16 384 GPUs, each series with 40 labels, is read whole
+ * (no fixed label or GPU limit) in linear time, every GPU's power from its counter. */
+static char *big_answer(size_t n_gpus, size_t n_labels, double t, double e_per_gpu, size_t *len)
+{
+    size_t cap = n_gpus * (n_labels * 40 + 400) + 256, used = 0;
+    char *b = malloc(cap);
+    used += (size_t)snprintf(b + used, cap - used,
+                             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                             "\"result\":[");
+    for (size_t i = 0; i < 2 * n_gpus; i++) {
+        size_t g = i / 2;
+        bool time_series = i % 2 == 1;
+        used += (size_t)snprintf(
+            b + used, cap - used,
+            "%s{\"metric\":{\"__name__\":\"%s\",\"hostname\":\"node%zu\",\"uuid\":\"GPU-%zu\"",
+            i ? "," : "",
+            time_series ? "pfi_gpu_last_sample_timestamp_seconds" : "pfi_gpu_energy_joules_total",
+            g / 8, g);
+        for (size_t k = 3; k < n_labels; k++)
+            used += (size_t)snprintf(b + used, cap - used, ",\"label_%zu\":\"value-%zu\"", k, k);
+        used += (size_t)snprintf(b + used, cap - used, "},\"value\":[%.3f,\"%.6f\"]}", t,
+                                 time_series ? t : e_per_gpu);
+    }
+    used += (size_t)snprintf(b + used, cap - used, "]}}");
+    *len = used;
+    return b;
+}
+
+static void test_prom_big_scrape(void **state)
+{
+    (void)state;
+    const size_t N = 16384, L = 40;
+    pfi_ctl_config cfg;
+    pfi_ctl_config_init(&cfg);
+    ctl_prom p;
+    pfi_diag d;
+    CHECK(ctl_prom_init(&p, &cfg.prom, &d) == PFI_OK, "init");
+    const double t0 = 1.7e9, P = 450;
+    size_t found = 0, right = 0;
+    for (int r = 0; r < 2; r++) {
+        size_t len;
+        double t = t0 + 2 * r;
+        char *txt = big_answer(N, L, t, 1e6 + P * (t - t0), &len);
+        pfi_prom_sample *s = NULL;
+        size_t n = 0;
+        CHECK(pfi_prom_vector_parse(txt, len, &s, &n, &d) == PFI_OK, "parse: %s", d.message);
+        free(txt);
+        CHECK(n == 2 * N && s[0].n_labels == L, "%zu series of %zu labels", n,
+              n ? s[0].n_labels : 0);
+        ctl_prom_begin(&p);
+        CHECK(ctl_prom_take_energy(&p, &cfg.prom, s, n, NULL, 0, t0 - 10) == PFI_OK, "take");
+        pfi_free(s);
+    }
+    char host[32], uuid[32];
+    for (size_t g = 0; g < N; g++) {
+        snprintf(host, sizeof host, "node%zu", g / 8);
+        snprintf(uuid, sizeof uuid, "GPU-%zu", g);
+        const ctl_prom_gpu *pg = ctl_prom_find(&p, host, uuid);
+        found += pg != NULL;
+        right += pg != NULL && fabs(pg->power_w - P) < 1e-6 && pg->sample_t_s == t0 + 2;
+    }
+    CHECK(found == N && right == N, "%zu of %zu GPUs found, %zu at %g W", found, N, right, P);
+    CHECK(fabs(p.interval_s - 2) < 1e-9, "scrape interval learnt: %g s", p.interval_s);
+    ctl_prom_clear(&p);
+    END_CHECKS();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +625,10 @@ int main(void)
         cmocka_unit_test(test_partial_increase),
         cmocka_unit_test(test_prom_energy_times),
         cmocka_unit_test(test_reference_median),
+        cmocka_unit_test(test_reading_check),
+        cmocka_unit_test(test_feedback_windup),
+        cmocka_unit_test(test_controller_property),
+        cmocka_unit_test(test_prom_big_scrape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -276,6 +277,79 @@ static void test_start_errors(void **state)
     assert_null(s);
 }
 
+/* Token files: one token a line, named and scoped; the strict header check (issue 16). */
+static void test_tokens(void **state)
+{
+    (void)state;
+    pfi_http_tokens t;
+    pfi_diag d;
+    const char *f = "# comment\n\nmonitor read r-0123456789abcdef\n"
+                    "ctl control c-0123456789abcdef\r\nbare-token-0123456789\n";
+    CHECK(pfi_http_tokens_parse(f, strlen(f), &t, &d) == PFI_OK, "parse: %s", d.message);
+    CHECK(t.n == 3, "three tokens, one a line: %zu", t.n);
+    CHECK(t.n == 3 && t.t[0].scope == PFI_HTTP_SCOPE_READ && strcmp(t.t[0].name, "monitor") == 0,
+          "named read token");
+    CHECK(t.n == 3 && t.t[1].scope == PFI_HTTP_SCOPE_CONTROL && t.t[1].len == 18, "control, CR");
+    CHECK(t.n == 3 && t.t[2].scope == PFI_HTTP_SCOPE_CONTROL && strcmp(t.t[2].name, "line-5") == 0,
+          "a bare token: control, named by its line");
+    struct {
+        const char *h;
+        size_t len; /* 0: strlen */
+        int want;   /* index of the token, -1 none */
+    } cases[] = {
+        {"Bearer r-0123456789abcdef", 0, 0},
+        {"bearer   c-0123456789abcdef", 0, 1},
+        {"Bearer bare-token-0123456789", 0, 2},
+        {"Bearer r-0123456789abcdef\0zz", 28, -1}, /* an embedded NUL */
+        {"Bearer r-0123456789abcdef zz", 0, -1},   /* trailing junk */
+        {"Bearer r-0123456789abcdef ", 0, -1},
+        {"Bearer r-0123456789abcde", 0, -1}, /* a prefix */
+        {"Basic r-0123456789abcdef", 0, -1},
+        {"Bearer ", 0, -1},
+        {"r-0123456789abcdef", 0, -1},
+        /* the whole multi-line file as one token never matched before; now no line does */
+        {"Bearer r-0123456789abcdef\nctl", 0, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len = cases[i].len ? cases[i].len : strlen(cases[i].h);
+        const pfi_http_token *m = pfi_http_tokens_match(&t, cases[i].h, len);
+        int got = m == NULL ? -1 : (int)(m - t.t);
+        CHECK(got == cases[i].want, "case %zu '%s': token %d, want %d", i, cases[i].h, got,
+              cases[i].want);
+    }
+    const char *bad[] = {"a b\n", "n admin tok\n", "n read to ken\n", "n read t\xc3\xa9\n",
+                         "",      "# only\n"};
+    pfi_error want[] = {PFI_ERR_PARSE, PFI_ERR_PARSE, PFI_ERR_PARSE,
+                        PFI_ERR_PARSE, PFI_ERR_EMPTY, PFI_ERR_EMPTY};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(pfi_http_tokens_parse(bad[i], strlen(bad[i]), &t, &d) == want[i],
+              "bad token file %zu refused", i);
+    /* files: a FIFO is refused without blocking, a file others may read is refused */
+    char dir[] = "/tmp/pfi-tokens.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "tmp dir");
+    char fifo[64], open_file[64];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(open_file, sizeof open_file, "%s/open", dir);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    CHECK(pfi_http_tokens_load(fifo, &t, &d) == PFI_ERR_INVALID_ARGUMENT &&
+              strstr(d.message, "not a regular file") != NULL,
+          "FIFO refused: %s", d.message);
+    FILE *o = fopen(open_file, "w");
+    fputs("tok-0123456789abcdef\n", o);
+    fclose(o);
+    chmod(open_file, 0644);
+    CHECK(pfi_http_tokens_load(open_file, &t, &d) == PFI_ERR_INVALID_ARGUMENT &&
+              strstr(d.message, "chmod 600") != NULL,
+          "mode 0644 refused: %s", d.message);
+    chmod(open_file, 0600);
+    CHECK(pfi_http_tokens_load(open_file, &t, &d) == PFI_OK && t.n == 1, "mode 0600: %s",
+          d.message);
+    unlink(fifo);
+    unlink(open_file);
+    rmdir(dir);
+    END_CHECKS();
+}
+
 int main(void)
 {
     if (pfi_replace_allocator(t_malloc, t_realloc, t_calloc, free) != PFI_OK)
@@ -283,7 +357,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_token),        cmocka_unit_test(test_address),
         cmocka_unit_test(test_lazy),         cmocka_unit_test(test_server),
-        cmocka_unit_test(test_start_errors),
+        cmocka_unit_test(test_start_errors), cmocka_unit_test(test_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,20 +69,26 @@ pfi_error pfi_agent_caps_parse(const char *text, size_t len, pfi_agent_cap_reply
  * An instant-vector answer of /api/v1/query: {"status":"success","data":{"resultType":
  * "vector","result":[{"metric":{labels},"value":[ts,"string"]}, ...]}}. Values are strings
  * ("NaN", "+Inf", "-Inf" included: parsed, not dropped; the caller decides). */
-#define PFI_PROM_MAX_LABELS 16
-#define PFI_PROM_MAX_SERIES 100000
+#define PFI_PROM_MAX_SERIES                                                                        \
+    (1 << 20) /* series one answer may hold (16 384 GPUs × 2 is                                   \
+                 well within it); more: PFI_ERR_LIMIT naming it */
+/* One label of a series: name and value, NUL-terminated, any length (borrowed from the
+ * answer's block). */
+typedef struct pfi_prom_label {
+    const char *name, *value;
+} pfi_prom_label;
 typedef struct pfi_prom_sample {
-    size_t n_labels;
-    char name[PFI_PROM_MAX_LABELS][64];
-    char value_str[PFI_PROM_MAX_LABELS][PFI_CTL_ID_LEN]; /* label values (truncated: error) */
-    double t_s;                                          /* sample timestamp, Unix s */
-    double value;                                        /* may be NaN or ±Inf */
+    size_t n_labels; /* any number (Kubernetes-scraped series carry 18 and more) */
+    const pfi_prom_label *labels;
+    double t_s;   /* the answer's timestamp (the query's evaluation time), Unix s */
+    double value; /* may be NaN or ±Inf */
 } pfi_prom_sample;
 
 /* pfi_prom_sample_label — the value of label name in s, or NULL. Borrowed. */
 const char *pfi_prom_sample_label(const pfi_prom_sample *s, const char *name);
 
-/* pfi_prom_vector_parse — parse an answer into *out (owned, pfi_free()) of *n samples. A
+/* pfi_prom_vector_parse — parse an answer into *out (owned: one block with the labels and
+ * their strings, released by one pfi_free()) of *n samples. A
  * "status":"error" answer is PFI_ERR_VALUE with the server's error in diag. Errors:
  * PFI_ERR_PARSE, PFI_ERR_VALUE, PFI_ERR_LIMIT, PFI_ERR_NOMEM. */
 pfi_error pfi_prom_vector_parse(const char *text, size_t len, pfi_prom_sample **out, size_t *n,

@@ -43,12 +43,13 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
                          pfi_diag *diag);
 
 /* pfi_audit_plot — the figure of nruns controller runs (run k: periods p[k][n[k]], e.g.
- * one per strategy on the same scenario): top, measured power (W, reserve for silent agents
- * included; solid) and the cluster budget (dashed in the run's colour, with a dash pattern
- * per run so coinciding budgets stay distinct) over time since each run's first period;
- * bottom, tokens/s. A legend right of each panel names every line by the run's strategy
- * (numbered when two runs share one). path ".png" or ".svg".
- * Errors: PFI_ERR_INVALID_ARGUMENT, PFI_ERR_PLOT, PFI_ERR_IO, PFI_ERR_NOMEM. */
+ * one per strategy on the same scenario): top, measured power (W, or kW from 10 kW; reserve
+ * for silent agents included; solid) and the cluster budget (dashed in the run's colour, with
+ * a dash pattern per run so coinciding budgets stay distinct; steps where it jumps, ramps
+ * where the schedule ramps) over time since each run's first period; bottom, tokens/s. A
+ * missing value breaks its line (never drawn as 0). A legend right of each panel names every line
+ * by the run's strategy (numbered when two runs share one). path ".png" or ".svg". Errors:
+ * PFI_ERR_INVALID_ARGUMENT, PFI_ERR_PLOT, PFI_ERR_IO, PFI_ERR_NOMEM. */
 pfi_error pfi_audit_plot(const pfi_audit_period *const *p, const size_t *n, size_t nruns,
                          const char *title, const char *path, pfi_diag *diag);
 

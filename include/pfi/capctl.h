@@ -53,6 +53,29 @@ pfi_error pfi_cap_resolve_mw(const pfi_gpu_limits *l, double request_w, bool cla
 pfi_error pfi_cap_split_budget(const pfi_gpu_limits *l, size_t n, uint64_t budget_mw,
                                uint32_t *out_mw, uint64_t *unallocated_mw, pfi_diag *diag);
 
+/* ---- ownership: one owner per GPU (DESIGN §10) -------------------------------------------
+ * A file per GPU under a run directory (PFI_RUN_DIR_DEFAULT), held with flock(2) by the one
+ * process that may change its power limit: pfid, pfi sweep and pfi restore take it before
+ * their first change. The kernel drops it when the holder dies; a clean release empties the
+ * file, so its text found under a free lock names a holder that crashed. */
+#define PFI_RUN_DIR_DEFAULT "/run/pfi"
+typedef struct pfi_gpu_lock pfi_gpu_lock;
+
+/* pfi_gpu_lock_acquire — lock the GPUs ids[n] (UUIDs, or any stable name) for owner (a
+ * short text, e.g. "pfi sweep"; the pid and start time are added) under run_dir (created,
+ * 0755, when missing). All or none: PFI_ERR_EXISTS when one is held by another process
+ * (diag names the GPU, the holder's text and the lock file), PFI_ERR_IO (the directory or a
+ * file cannot be made), PFI_ERR_INVALID_ARGUMENT, PFI_ERR_NOMEM. *out owned: release it. */
+pfi_error pfi_gpu_lock_acquire(const char *run_dir, const char *const *ids, size_t n,
+                               const char *owner, pfi_gpu_lock **out, pfi_diag *diag);
+
+/* pfi_gpu_lock_previous — the owner text left in GPU k's lock by a holder that did not
+ * release it (it crashed), or NULL. Borrowed from l. */
+const char *pfi_gpu_lock_previous(const pfi_gpu_lock *l, size_t k);
+
+/* pfi_gpu_lock_release — empty and unlock every file of l and free it. NULL: no-op. */
+void pfi_gpu_lock_release(pfi_gpu_lock *l);
+
 /* ---- journal ---------------------------------------------------------------------------- */
 
 #define PFI_JOURNAL_MAX_GPUS 1024
@@ -69,6 +92,8 @@ typedef struct pfi_journal {
     char library[512]; /* the backend's library as given (pfi_gpu_config.library; ""
                         * default) */
     long pid;          /* process that wrote it */
+    char owner[64];    /* the tool that owns the GPUs ("pfid", "pfi sweep"; "" unknown: a
+                        * journal written before the owner line) */
     pfi_journal_entry *entries;
     size_t n;
 } pfi_journal;
@@ -83,6 +108,7 @@ void pfi_journal_clear(pfi_journal *j);
 pfi_error pfi_journal_write(const char *path, const pfi_journal *j, pfi_diag *diag);
 
 /*
+ * (An optional "owner TEXT" line after pid names the tool that owns the GPUs.)
  * pfi_journal_parse — parse journal text[0..len) into *out (zeroed first; clear it after
  * use). Format, one item a line:
  *   pfi-cap-journal 1 / backend NAME / library PATH / pid N / gpu INDEX UUID|- MW / end
@@ -137,6 +163,22 @@ pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const ch
 
 /* pfi_capctl_limits — the limits read at creation for the k-th controlled GPU (borrowed). */
 const pfi_gpu_limits *pfi_capctl_original(const pfi_capctl *c, size_t k);
+
+/*
+ * pfi_capctl_adopt — take charge of GPUs gpus[n] as pfi_capctl_create does, but of an earlier
+ * run's journal j (read from journal_path, which stays): the originals are the journal's,
+ * not the limits now (a restarted pfid that holds its caps across the restart), and a GPU
+ * not at its original counts as changed (the restore puts it back and removes the journal).
+ * Errors: PFI_ERR_INVALID_ARGUMENT (no journal, or a GPU missing from it), those of
+ * pfi_capctl_create.
+ */
+pfi_error pfi_capctl_adopt(pfi_gpu *g, const unsigned *gpus, size_t n, const char *journal_path,
+                           const char *library, const pfi_journal *j, pfi_capctl **out,
+                           pfi_diag *diag);
+
+/* pfi_capctl_set_owner — the owner recorded in the journal c writes (at most 63 bytes of
+ * printable text; longer is cut). Call before the first apply. */
+void pfi_capctl_set_owner(pfi_capctl *c, const char *owner);
 
 /*
  * pfi_capctl_apply — set target_mw[k] on the k-th GPU, all k < n: journal first (once),

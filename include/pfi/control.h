@@ -58,6 +58,9 @@ typedef struct pfi_ctl_prom_config {
                                        ("dram_active=pfi_gpu_dram_active_ratio,
                                        tensor_active=pfi_gpu_tensor_active_ratio") */
     double timeout_s;               /* per query (1) */
+    double scrape_interval_s;       /* the server's scrape interval (NaN: learnt from the
+                                       counters' sample times; 15 s, Prometheus' default,
+                                       until then) */
 } pfi_ctl_prom_config;
 
 /* pfi_ctl_config — pfi_ctl_config_init gives the defaults; strings and arrays borrowed. */
@@ -74,6 +77,11 @@ typedef struct pfi_ctl_config {
     double confirm_timeout_s;  /* wait for enforced caps (period/2, at most 2 s) */
     double http_timeout_s;     /* one agent request (1) */
     double lease_s;            /* lease asked of the agents (max(30, 6 × period)) */
+    double stale_after_s;      /* a reading older than this is stale (NaN: two scrape
+                                  intervals for Prometheus, max(2, 2 × period) for agents) */
+    const char *controller_id; /* who holds the agents' leases (fencing; NULL: "pfi-control") */
+    double epoch;              /* this controller's epoch (fencing; a restart takes a higher
+                                  one; NaN: the audit run id, else the Unix time) */
     const pfi_ctl_rule *rules; /* policy */
     size_t n_rules;
     const char *store_path; /* run store with measured sweeps (NULL none) */
@@ -119,9 +127,19 @@ typedef struct pfi_ctl_report {
     bool prom_used;   /* telemetry came from Prometheus */
     bool prom_failed; /* Prometheus configured but not usable: agents used instead */
     bool restored;    /* every GPU is back on its original limit (outside events) */
-    char note[256];   /* what was unusual this period ("" none) */
-    bool infeasible;  /* caps alone cannot meet the budget: every job at its floor or minimum
-                         cap still draws more (the job-level actuator's cue) */
+    /* trust and failures (DESIGN §10) */
+    size_t stale_gpus;      /* GPUs whose reading was stale (from every source) */
+    size_t glitch_gpus;     /* GPUs whose reading was physically impossible (rejected) */
+    size_t prom_stale_gpus; /* GPUs whose Prometheus reading was stale (agents' used) */
+    double stale_s;         /* s since every GPU last had a trustworthy reading (0 fresh) */
+    bool held;              /* increases held: caps kept at the last safe ones */
+    bool feedback_updated;  /* the correction integrated this period */
+    size_t refused;         /* cap requests refused by an agent (401/403/409/4xx/5xx) */
+    size_t unreachable;     /* agents that did not answer */
+    size_t competing;       /* GPUs whose limit changed under the controller */
+    bool infeasible;        /* the budget is below what the jobs' floors need */
+    double shortfall_w;     /* how far below (W; NaN unless infeasible) */
+    char note[256];         /* what was unusual this period ("" none) */
 } pfi_ctl_report;
 
 /*
@@ -148,6 +166,37 @@ void pfi_ctl_set_rules(pfi_ctl *c, const pfi_ctl_rule *r, size_t n);
  * for a controller that is stopped on purpose. *all_ok false when an agent did not confirm.
  */
 pfi_error pfi_ctl_release(pfi_ctl *ctl, bool *all_ok, pfi_diag *diag);
+
+/* pfi_ctl_report_faults — the period's failures in one line into buf[n] ("caps refused 4,
+ * agents unreachable 1, telemetry stale 3 GPUs for 8.2 s, ..."); false (buf "") when there
+ * were none. */
+bool pfi_ctl_report_faults(const pfi_ctl_report *r, char *buf, size_t n);
+
+/* Why an agent failed a request (counted per agent, pfi_ctl_agent_get). */
+typedef enum pfi_ctl_reason {
+    PFI_CTL_UNAUTHORIZED = 0, /* HTTP 401: wrong or missing token */
+    PFI_CTL_FORBIDDEN = 1,    /* HTTP 403: the token may not write */
+    PFI_CTL_CONFLICT = 2,     /* HTTP 409: another controller holds the lease (fencing) */
+    PFI_CTL_SERVER = 3,       /* HTTP 5xx: the agent could not set the cap */
+    PFI_CTL_REJECTED = 4,     /* another HTTP 4xx */
+    PFI_CTL_UNREACHABLE = 5,  /* no answer (connection refused, timeout) */
+    PFI_CTL_N_REASONS = 6
+} pfi_ctl_reason;
+
+/* pfi_ctl_reason_name — "unauthorized", "forbidden", "conflict", "server_error", "rejected",
+ * "unreachable". Static. */
+const char *pfi_ctl_reason_name(pfi_ctl_reason r);
+
+/* One agent as the last period saw it. */
+typedef struct pfi_ctl_agent_view {
+    const char *url;                           /* borrowed */
+    bool up;                                   /* answered its state this period */
+    const char *fault;                         /* this period's failure ("" none; borrowed) */
+    unsigned long refusals[PFI_CTL_N_REASONS]; /* failed requests since create, by reason */
+} pfi_ctl_agent_view;
+
+/* pfi_ctl_agent_get — agent a (< the configuration's n_agents). */
+void pfi_ctl_agent_get(const pfi_ctl *ctl, size_t a, pfi_ctl_agent_view *out);
 
 /* Per-job view of the last period (for /metrics and status). i < pfi_ctl_job_count. */
 typedef struct pfi_ctl_job_view {

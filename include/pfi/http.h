@@ -59,6 +59,10 @@ typedef struct pfi_http_server_config {
     unsigned threads;            /* > 0: a pool of that many threads; 0: one polling thread */
     unsigned max_connections;    /* connections served at once; 0: libmicrohttpd's limit */
     unsigned idle_timeout_s;     /* close a connection idle this long, s; 0: never */
+    unsigned max_per_client;     /* connections one client address may hold at once (a slow
+                                    client cannot take every slot); 0: no limit */
+    double body_timeout_s;       /* a body not complete this long after its headers closes
+                                    the connection (a trickling client); 0: no bound */
     size_t connection_memory_b;  /* memory per connection (headers, buffers), bytes; 0: default */
     size_t thread_stack_b;       /* stack of each server thread, bytes; 0: the system's */
     size_t max_body;             /* body bytes kept for on_body; beyond: too_big */
@@ -127,6 +131,60 @@ bool pfi_http_token_equal(const char *given, size_t given_len, const char *secre
  * token), compared with pfi_http_token_equal. authorization NULL (no header) is false.
  */
 bool pfi_http_bearer_ok(const char *authorization, const char *secret, size_t secret_len);
+
+/* ---- tokens: one a line, named, scoped (docs/agent-api.md) -------------------------------- */
+typedef enum pfi_http_scope {
+    PFI_HTTP_SCOPE_NONE = 0,
+    PFI_HTTP_SCOPE_READ = 1,   /* GET /metrics, /v1/state (with auth_reads) */
+    PFI_HTTP_SCOPE_CONTROL = 2 /* every request, writes included */
+} pfi_http_scope;
+
+/* pfi_http_scope_name — "read", "control", "none". Static. */
+const char *pfi_http_scope_name(pfi_http_scope s);
+
+#define PFI_HTTP_MAX_TOKENS 64 /* tokens a file may hold; more: PFI_ERR_LIMIT naming it */
+typedef struct pfi_http_token {
+    char name[64]; /* for the logs, never the secret ("line-N" for a bare token) */
+    pfi_http_scope scope;
+    char secret[256]; /* NUL-terminated */
+    size_t len;
+} pfi_http_token;
+typedef struct pfi_http_tokens {
+    size_t n;
+    pfi_http_token t[PFI_HTTP_MAX_TOKENS];
+} pfi_http_tokens;
+
+/* pfi_http_tokens_parse — a token file's text[len]: one token a line, "TOKEN" (scope control,
+ * named line-N: the one-token file of before) or "NAME SCOPE TOKEN" (SCOPE read or control);
+ * blank lines and '#' comments skipped; a token is 1-255 characters of RFC 6750's b64token
+ * [A-Za-z0-9-._~+/=]. Errors: PFI_ERR_PARSE (diag names the line), PFI_ERR_LIMIT, PFI_ERR_EMPTY
+ * (no token). */
+pfi_error pfi_http_tokens_parse(const char *text, size_t len, pfi_http_tokens *out, pfi_diag *d);
+
+/* pfi_http_secret_read — a file that holds secrets into *text (owned, pfi_free; NUL-terminated,
+ * *len bytes): opened without blocking (O_NONBLOCK, no link followed), refused unless it is a
+ * regular file and, with strict_mode, owned by the effective user with no group or other
+ * access. Errors: PFI_ERR_IO (cannot open: diag has strerror), PFI_ERR_INVALID_ARGUMENT (not a
+ * regular file, mode or owner: diag says which and how to fix it), PFI_ERR_LIMIT (over 64 KiB),
+ * PFI_ERR_NOMEM. */
+pfi_error pfi_http_secret_read(const char *path, bool strict_mode, char **text, size_t *len,
+                               pfi_diag *d);
+
+/* pfi_http_tokens_load — pfi_http_secret_read (strict) and pfi_http_tokens_parse of path;
+ * diag names the file. */
+pfi_error pfi_http_tokens_load(const char *path, pfi_http_tokens *out, pfi_diag *d);
+
+/* pfi_http_tokens_match — the token an Authorization header value authorization[auth_len]
+ * presents, or NULL: strictly "Bearer" (any case), spaces, then a token and nothing else — a
+ * value whose length is not auth_len (an embedded NUL: "Bearer TOKEN\0zz") or with anything
+ * after the token is refused. Every token is compared (pfi_http_token_equal), none skipped. */
+const pfi_http_token *pfi_http_tokens_match(const pfi_http_tokens *t, const char *authorization,
+                                            size_t auth_len);
+
+/* pfi_http_request_header_n — as pfi_http_request_header, with the value's length as sent
+ * (*len; a NUL inside makes it longer than strlen). false when absent. */
+bool pfi_http_request_header_n(const pfi_http_request *rq, const char *name, const char **value,
+                               size_t *len);
 
 /*
  * pfi_http_address_parse — "HOST:PORT" or "[V6]:PORT" (numeric host, may be empty for any

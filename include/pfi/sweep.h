@@ -205,6 +205,10 @@ typedef struct pfi_sweep_config {
      * the set; the target when it could not be read). For `pfi sweep --record`. */
     void (*sample)(void *arg, unsigned gpu, const pfi_gpu_sample *s, uint32_t limit_mw);
     void *sample_arg;
+    /* ownership (DESIGN §10): the GPUs are locked under run_dir (pfi_gpu_lock_acquire) for
+     * owner before the first change, and released after the restore; NULL: no lock */
+    const char *run_dir;
+    const char *owner; /* NULL: "pfi sweep" */
 } pfi_sweep_config;
 
 /* pfi_sweep_stats — what the sweep did and how well it kept time. */

@@ -20,6 +20,7 @@
 #include "mapping.h"
 #include "pfi/capctl.h"
 #include "pfi/gpu.h"
+#include "pfi/http.h"
 
 #define PFID_MAX_GPUS 64
 #define PFID_MAX_JOBS 256
@@ -64,16 +65,17 @@ typedef struct pfid_lease_view {
     bool active;  /* caps set by a PUT are in force */
     bool holding; /* lease expired, caps held (policy hold) until hold_until */
     char request_id[PFID_ID_MAX];
-    double expires_mono; /* lease end, CLOCK_MONOTONIC */
-    double revert_mono;  /* when the caps go back to the originals (lease or hold end) */
+    char controller[PFID_ID_MAX]; /* the holder's id ("" none: fencing off) */
+    double epoch;                 /* the holder's epoch (NaN none) */
+    double expires_mono;          /* lease end, CLOCK_MONOTONIC */
+    double revert_mono;           /* when the caps go back to the originals (lease or hold end) */
 } pfid_lease_view;
 
 typedef struct pfid_agent {
     pfid_config cfg;
     char config_path[PFID_PATH_MAX];
     char hostname[256];
-    char token[256];
-    size_t token_len; /* 0: no token, every write is refused */
+    pfi_http_tokens tokens; /* n 0: no token, every write is refused (SIGHUP replaces it) */
 
     pfi_gpu *gpu;
     pthread_mutex_t gpu_lock;
@@ -96,7 +98,8 @@ typedef struct pfid_agent {
 
     /* cap control */
     pthread_mutex_t caps_lock;
-    pfi_capctl *capctl; /* NULL when cap control is unavailable */
+    pfi_capctl *capctl;       /* NULL when cap control is unavailable */
+    pfi_gpu_lock *owner_lock; /* the GPUs' ownership locks while cap control runs */
     uint32_t cur_mw[PFID_MAX_GPUS];
     bool restore_pending; /* a restore failed; retried by pfid_caps_tick */
     double restore_retry_mono;
@@ -164,8 +167,8 @@ double pfid_caps_next_s(pfid_agent *a, double now, double max_wait);
 void pfid_caps_stop(pfid_agent *a);
 /* PUT /v1/caps: *status and *body (malloc'ed JSON, caller frees). */
 void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char **body);
-/* DELETE /v1/caps. */
-void pfid_caps_delete(pfid_agent *a, int *status, char **body);
+/* DELETE /v1/caps; fence: the X-Pfi-Lease header ("ID EPOCH") or NULL (not fenced). */
+void pfid_caps_delete(pfid_agent *a, const char *fence, int *status, char **body);
 
 /* ---- metrics.c / state.c ---- */
 /* The jobs of this node: those owning a GPU (GPU order), then those with only a throughput.

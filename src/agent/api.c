@@ -83,13 +83,22 @@ static enum route route_of(const char *method, const char *url, char *job, const
     return R_NONE;
 }
 
-static bool authorised(pfid_agent *a, const pfi_http_request *rq)
+/* The scope the request's token grants (NONE: no or a wrong token), its name into
+ * name[64] for the logs. Strict: "Bearer TOKEN" and nothing else (pfi_http_tokens_match). */
+static pfi_http_scope authorised(pfid_agent *a, const pfi_http_request *rq, char *name)
 {
-    const char *h = pfi_http_request_header(rq, "Authorization");
-    pthread_mutex_lock(&a->snap_lock); /* the token may be replaced by SIGHUP */
-    bool ok = pfi_http_bearer_ok(h, a->token, a->token_len);
+    const char *h = NULL;
+    size_t hl = 0;
+    name[0] = '\0';
+    if (!pfi_http_request_header_n(rq, "Authorization", &h, &hl))
+        return PFI_HTTP_SCOPE_NONE;
+    pthread_mutex_lock(&a->snap_lock); /* the tokens may be replaced by SIGHUP */
+    const pfi_http_token *t = pfi_http_tokens_match(&a->tokens, h, hl);
+    pfi_http_scope s = t != NULL ? t->scope : PFI_HTTP_SCOPE_NONE;
+    if (t != NULL)
+        snprintf(name, 64, "%s", t->name);
     pthread_mutex_unlock(&a->snap_lock);
-    return ok;
+    return s;
 }
 
 static pfi_http_next healthz(pfid_agent *a, pfi_http_request *rq)
@@ -173,12 +182,20 @@ static pfi_http_next on_head(void *cls, pfi_http_request *rq)
         return send_error(rq, 404, "no such resource: %s %.200s", method, url);
     bool write = r == R_CAPS_PUT || r == R_CAPS_DELETE || r == R_TPUT;
     bool needs_auth = write || (a->cfg.auth_reads && (r == R_METRICS || r == R_STATE));
-    if (needs_auth && !authorised(a, rq)) {
+    char who[64];
+    pfi_http_scope scope = needs_auth ? authorised(a, rq, who) : PFI_HTTP_SCOPE_NONE;
+    if (needs_auth && scope == PFI_HTTP_SCOPE_NONE) {
         LOG_INFO("%s %s: 401 (missing or wrong bearer token)", method, url);
         return send_error(rq, 401,
-                          a->token_len == 0 ? "writes are disabled: no token is configured"
-                                            : "missing or wrong bearer token");
+                          a->tokens.n == 0 ? "writes are disabled: no token is configured"
+                                           : "missing or wrong bearer token");
     }
+    if (write && scope != PFI_HTTP_SCOPE_CONTROL) {
+        LOG_WARN("%s %s: 403 (token %s has scope read)", method, url, who);
+        return send_error(rq, 403, "token %s may read, not write (scope read)", who);
+    }
+    if (write)
+        LOG_INFO("%s %s by token %s", method, url, who);
     if (r == R_HEALTHZ)
         return healthz(a, rq);
     if (r == R_METRICS) {
@@ -211,7 +228,7 @@ static pfi_http_next on_body(void *cls, pfi_http_request *rq, const char *body, 
         pfid_caps_put(a, body, len, &status, &reply);
         break;
     case R_CAPS_DELETE:
-        pfid_caps_delete(a, &status, &reply);
+        pfid_caps_delete(a, pfi_http_request_header(rq, "X-Pfi-Lease"), &status, &reply);
         break;
     case R_TPUT:
         pfid_throughput_post(a, job, body, len, &status, &reply);
@@ -252,6 +269,8 @@ struct pfi_http_server *pfid_http_start(pfid_agent *a)
                                  .threads = a->cfg.threads,
                                  .max_connections = a->cfg.max_connections,
                                  .idle_timeout_s = (unsigned)(a->cfg.conn_timeout_s + 0.5),
+                                 .max_per_client = a->cfg.max_per_client,
+                                 .body_timeout_s = a->cfg.conn_timeout_s,
                                  .connection_memory_b = 32768,
                                  .thread_stack_b = 256 * 1024,
                                  .max_body = a->cfg.max_body,

@@ -20,6 +20,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "pfi/atomic_file.h"
 #include "request.h"
 
 #define GPU_LOCK_WAIT_S 5
@@ -111,6 +112,50 @@ static bool repair_journal(pfid_agent *a)
     return true;
 }
 
+/* One owner per GPU (DESIGN §10): the GPUs' locks under run_dir ($PFI_RUN_DIR, else
+ * /run/pfi for GPUs whose limits outlive pfid; none for emulated ones unless named), taken
+ * before the journal is repaired or an original read. A GPU another tool owns (a sweep)
+ * leaves cap control off, saying who owns it. A lock a crashed holder left without a journal
+ * is an alarm: the limit read now may be that holder's cap, not the original. */
+static bool take_ownership(pfid_agent *a)
+{
+    const char *rd = a->cfg.run_dir[0] ? a->cfg.run_dir : getenv("PFI_RUN_DIR");
+    if (rd == NULL && (pfi_gpu_caps(a->gpu) & PFI_GPU_CAP_PERSISTENT_LIMITS))
+        rd = PFI_RUN_DIR_DEFAULT;
+    if (rd == NULL)
+        return true;
+    static char name[PFID_MAX_GPUS][96];
+    const char *ids[PFID_MAX_GPUS];
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        pfi_gpu_info info;
+        if (pfi_gpu_get_info(a->gpu, k, &info, NULL) == PFI_OK && info.uuid[0] != '\0')
+            snprintf(name[k], sizeof name[k], "%s", info.uuid);
+        else
+            snprintf(name[k], sizeof name[k], "index-%u", k);
+        ids[k] = name[k];
+    }
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = pfi_gpu_lock_acquire(rd, ids, a->n_gpus, "pfid", &a->owner_lock, &d);
+    if (e != PFI_OK) {
+        snprintf(a->caps_why, sizeof a->caps_why, "%s", d.message);
+        LOG_ERROR("cap control off: %s", d.message);
+        return false;
+    }
+    bool journal = a->cfg.journal[0] != '\0' && access(a->cfg.journal, F_OK) == 0;
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        const char *prev = pfi_gpu_lock_previous(a->owner_lock, k);
+        if (prev != NULL && !journal)
+            LOG_ERROR("ALARM: GPU %s was owned by '%s', which ended without releasing it and "
+                      "left no journal (%s): its limit now may be that owner's cap, not the "
+                      "original; check it and set it back by hand",
+                      ids[k], prev, a->cfg.journal);
+    }
+    return true;
+}
+
+static int resume_held(pfid_agent *a); /* below, with the held caps */
+
 void pfid_caps_start(pfid_agent *a)
 {
     a->caps_available = false;
@@ -135,7 +180,12 @@ void pfid_caps_start(pfid_agent *a)
                  a->cfg.journal, strerror(errno));
         return;
     }
-    if (!repair_journal(a))
+    if (!take_ownership(a))
+        return;
+    int held = resume_held(a);
+    if (held > 0)
+        return; /* cap control runs, the held caps in force */
+    if (held < 0 || !repair_journal(a))
         return;
     unsigned idx[PFID_MAX_GPUS];
     for (unsigned k = 0; k < a->n_gpus; k++)
@@ -145,6 +195,8 @@ void pfid_caps_start(pfid_agent *a)
     pthread_mutex_lock(&a->gpu_lock);
     pfi_error e = pfi_capctl_create(a->gpu, idx, a->n_gpus, a->cfg.journal, a->cfg.nvml_library,
                                     &a->capctl, &d);
+    if (e == PFI_OK)
+        pfi_capctl_set_owner(a->capctl, "pfid");
     pthread_mutex_unlock(&a->gpu_lock);
     if (e != PFI_OK) {
         snprintf(a->caps_why, sizeof a->caps_why, "%s: %s", pfi_strerror(e), d.message);
@@ -181,11 +233,179 @@ static void publish_limits(pfid_agent *a, const pfi_cap_result *res)
     pthread_mutex_unlock(&a->snap_lock);
 }
 
+/* ---- held caps across a restart (lease_policy = hold; DESIGN §10) -------------------------
+ * JOURNAL.held, written after every PUT: the lease's end and revert time (Unix s), holder,
+ * epoch, and the caps in force. A pfid restarted before the revert time adopts the journal's
+ * originals and re-applies these caps instead of lifting the node to full power; the file
+ * goes when the caps are restored. Format, one item a line:
+ *   pfid-held 1 / expires_wall T / revert_wall T / request_id ID / controller ID|- /
+ *   epoch N|- / cap INDEX MW / end */
+static void held_path(const pfid_agent *a, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s.held", a->cfg.journal);
+}
+
+static void held_remove(pfid_agent *a)
+{
+    char p[PFID_PATH_MAX + 8];
+    held_path(a, p, sizeof p);
+    if (unlink(p) != 0 && errno != ENOENT)
+        LOG_WARN("%s: cannot remove: %s", p, strerror(errno));
+}
+
+/* Write JOURNAL.held from the lease and cur_mw (caller holds caps_lock). */
+static void held_save(pfid_agent *a)
+{
+    if (a->cfg.lease_policy != PFID_POLICY_HOLD || a->cfg.journal[0] == '\0')
+        return;
+    char p[PFID_PATH_MAX + 8];
+    held_path(a, p, sizeof p);
+    pfi_atomic_file f;
+    pfi_diag d;
+    if (pfi_atomic_open_durable(&f, p, 0600, &d) != PFI_OK) {
+        LOG_WARN("held caps not saved: %s", d.message);
+        return;
+    }
+    double wall = pfid_wall_s(), mono = pfid_mono_s();
+    pthread_mutex_lock(&a->snap_lock);
+    pfid_lease_view l = a->lease;
+    pthread_mutex_unlock(&a->snap_lock);
+    fprintf(f.f, "pfid-held 1\nexpires_wall %.3f\nrevert_wall %.3f\nrequest_id %s\n",
+            wall + (l.expires_mono - mono), wall + (l.revert_mono - mono),
+            l.request_id[0] ? l.request_id : "-");
+    fprintf(f.f, "controller %s\n", l.controller[0] ? l.controller : "-");
+    if (isfinite(l.epoch))
+        fprintf(f.f, "epoch %.0f\n", l.epoch);
+    else
+        fprintf(f.f, "epoch -\n");
+    for (unsigned k = 0; k < a->n_gpus; k++)
+        fprintf(f.f, "cap %u %u\n", k, (unsigned)a->cur_mw[k]);
+    fprintf(f.f, "end\n");
+    if (pfi_atomic_commit(&f, &d) != PFI_OK)
+        LOG_WARN("held caps not saved: %s", d.message);
+}
+
+typedef struct held_caps {
+    double expires_wall, revert_wall, epoch;
+    char request_id[PFID_ID_MAX], controller[PFID_ID_MAX];
+    uint32_t mw[PFID_MAX_GPUS];
+    bool have[PFID_MAX_GPUS];
+} held_caps;
+
+/* JOURNAL.held into *h; false when there is none or it is not whole. */
+static bool held_load(const pfid_agent *a, held_caps *h)
+{
+    char p[PFID_PATH_MAX + 8];
+    held_path(a, p, sizeof p);
+    FILE *f = fopen(p, "r");
+    if (f == NULL)
+        return false;
+    memset(h, 0, sizeof *h);
+    h->expires_wall = h->revert_wall = h->epoch = NAN;
+    char line[300], word[300];
+    bool head = false, end = false;
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned idx, mw;
+        double v;
+        if (strcmp(line, "pfid-held 1\n") == 0)
+            head = true;
+        else if (strcmp(line, "end\n") == 0)
+            end = true;
+        else if (sscanf(line, "expires_wall %lf", &v) == 1)
+            h->expires_wall = v;
+        else if (sscanf(line, "revert_wall %lf", &v) == 1)
+            h->revert_wall = v;
+        else if (sscanf(line, "epoch %lf", &v) == 1)
+            h->epoch = v;
+        else if (sscanf(line, "request_id %127s", word) == 1)
+            snprintf(h->request_id, sizeof h->request_id, "%s", strcmp(word, "-") ? word : "");
+        else if (sscanf(line, "controller %127s", word) == 1)
+            snprintf(h->controller, sizeof h->controller, "%s", strcmp(word, "-") ? word : "");
+        else if (sscanf(line, "cap %u %u", &idx, &mw) == 2 && idx < PFID_MAX_GPUS) {
+            h->mw[idx] = mw;
+            h->have[idx] = true;
+        }
+    }
+    fclose(f);
+    return head && end && isfinite(h->revert_wall);
+}
+
 static void clear_lease(pfid_agent *a)
 {
     pthread_mutex_lock(&a->snap_lock);
     memset(&a->lease, 0, sizeof a->lease);
     pthread_mutex_unlock(&a->snap_lock);
+    held_remove(a);
+}
+
+/*
+ * A restart under lease_policy = hold before the held caps' revert time: the journal's
+ * originals adopted and the held caps re-applied, the lease resumed (holding once its end is
+ * past) — the node is never lifted to full power by the restart itself. Returns 1 when cap
+ * control runs so, 0 when there is nothing to resume (the journal is then repaired as
+ * usual), −1 when cap control cannot start (caps_why says why).
+ */
+static int resume_held(pfid_agent *a)
+{
+    held_caps h;
+    double now_wall = pfid_wall_s();
+    bool have_journal = access(a->cfg.journal, F_OK) == 0;
+    if (!have_journal || a->cfg.lease_policy != PFID_POLICY_HOLD || !held_load(a, &h) ||
+        !(h.revert_wall > now_wall)) {
+        held_remove(a);
+        return 0;
+    }
+    pfi_journal j = {0};
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    if (pfi_journal_read(a->cfg.journal, &j, &d) != PFI_OK ||
+        strcmp(j.backend, pfi_gpu_backend_name(a->gpu)) != 0) {
+        pfi_journal_clear(&j);
+        return 0;
+    }
+    unsigned idx[PFID_MAX_GPUS];
+    uint32_t target[PFID_MAX_GPUS];
+    for (unsigned k = 0; k < a->n_gpus; k++)
+        idx[k] = k;
+    pthread_mutex_lock(&a->gpu_lock);
+    pfi_error e = pfi_capctl_adopt(a->gpu, idx, a->n_gpus, a->cfg.journal, a->cfg.nvml_library, &j,
+                                   &a->capctl, &d);
+    pfi_journal_clear(&j);
+    pfi_cap_result res[PFID_MAX_GPUS];
+    if (e == PFI_OK) {
+        for (unsigned k = 0; k < a->n_gpus; k++)
+            target[k] = h.have[k] ? h.mw[k] : pfi_capctl_original(a->capctl, k)->current_mw;
+        e = pfi_capctl_apply(a->capctl, target, res, &d);
+    }
+    pthread_mutex_unlock(&a->gpu_lock);
+    if (e != PFI_OK && e != PFI_ERR_NOT_EFFECTIVE) {
+        LOG_ERROR("held caps not re-applied after the restart (%s): restoring the originals",
+                  d.message);
+        pfi_capctl_destroy(a->capctl);
+        a->capctl = NULL;
+        return 0;
+    }
+    double mono = pfid_mono_s();
+    pthread_mutex_lock(&a->snap_lock);
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        a->cur_mw[k] = target[k];
+        a->gpus[k].original_mw = pfi_capctl_original(a->capctl, k)->current_mw;
+        a->gpus[k].original_valid = true;
+    }
+    a->lease.active = true;
+    a->lease.holding = now_wall >= h.expires_wall;
+    snprintf(a->lease.request_id, sizeof a->lease.request_id, "%s", h.request_id);
+    snprintf(a->lease.controller, sizeof a->lease.controller, "%s", h.controller);
+    a->lease.epoch = h.epoch;
+    a->lease.expires_mono = mono + (h.expires_wall - now_wall);
+    a->lease.revert_mono = mono + (h.revert_wall - now_wall);
+    a->caps_available = true;
+    pthread_mutex_unlock(&a->snap_lock);
+    publish_limits(a, res);
+    LOG_WARN("restarted under lease_policy=hold: the held caps of lease %s re-applied until "
+             "%.0f s from now (the journal's originals kept)",
+             h.request_id[0] ? h.request_id : "-", h.revert_wall - now_wall);
+    return 1;
 }
 
 /* Put every GPU back on its original limit; caller holds caps_lock. */
@@ -291,6 +511,8 @@ void pfid_caps_stop(pfid_agent *a)
         pfi_capctl_destroy(a->capctl);
         a->capctl = NULL;
     }
+    pfi_gpu_lock_release(a->owner_lock);
+    a->owner_lock = NULL;
     for (unsigned k = 0; k < PFID_IDEM_SLOTS; k++) {
         free(a->idem[k].response);
         a->idem[k].response = NULL;
@@ -431,6 +653,17 @@ static int check_and_apply(pfid_agent *a, const bool *which, const double *want_
     return 500;
 }
 
+/* caps_lock within CAPS_LOCK_WAIT_S: a request behind one stuck in the driver is answered
+ * 503 instead of holding a server thread (so /metrics and /healthz keep their threads). */
+#define CAPS_LOCK_WAIT_S 2
+static bool caps_lock_bounded(pfid_agent *a)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += CAPS_LOCK_WAIT_S;
+    return pthread_mutex_timedlock(&a->caps_lock, &ts) == 0;
+}
+
 void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char **body)
 {
     pfid_caps_request rq;
@@ -439,7 +672,12 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
         reply_error(400, msg, status, body);
         return;
     }
-    pthread_mutex_lock(&a->caps_lock);
+    if (!caps_lock_bounded(a)) {
+        reply_error(503, "another cap request is in progress (the GPU driver may be stuck); retry",
+                    status, body);
+        pfid_caps_request_clear(&rq);
+        return;
+    }
     if (a->capctl == NULL) {
         snprintf(msg, sizeof msg, "cap control unavailable on this node: %s", a->caps_why);
         reply_error(503, msg, status, body);
@@ -449,6 +687,20 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
         snprintf(msg, sizeof msg, "lease_s %.0f s is above this node's lease_max %.0f s",
                  rq.lease_s, a->cfg.lease_max_s);
         reply_error(422, msg, status, body);
+        goto out;
+    }
+    /* fencing: while a lease is live (or held), a write from another controller, or from
+     * the same one at an older epoch, is refused; a higher epoch takes the lease over */
+    if (rq.controller[0] != '\0' && a->lease.active && a->lease.controller[0] != '\0' &&
+        pfid_mono_s() < a->lease.revert_mono &&
+        (strcmp(rq.controller, a->lease.controller) != 0 ||
+         (isfinite(a->lease.epoch) && isfinite(rq.epoch) && rq.epoch < a->lease.epoch))) {
+        snprintf(msg, sizeof msg,
+                 "lease held by controller %s epoch %.0f for %.0f s more; %s epoch %.0f refused",
+                 a->lease.controller, a->lease.epoch, a->lease.revert_mono - pfid_mono_s(),
+                 rq.controller, rq.epoch);
+        LOG_WARN("PUT %s: 409: %s", rq.request_id, msg);
+        reply_error(409, msg, status, body);
         goto out;
     }
     for (unsigned k = 0; k < PFID_IDEM_SLOTS; k++)
@@ -497,11 +749,14 @@ void pfid_caps_put(pfid_agent *a, const char *req, size_t len, int *status, char
     a->lease.active = true;
     a->lease.holding = false;
     snprintf(a->lease.request_id, sizeof a->lease.request_id, "%s", rq.request_id);
+    snprintf(a->lease.controller, sizeof a->lease.controller, "%s", rq.controller);
+    a->lease.epoch = rq.epoch;
     a->lease.expires_mono = now + rq.lease_s;
     a->lease.revert_mono =
         now + rq.lease_s + (a->cfg.lease_policy == PFID_POLICY_HOLD ? a->cfg.hold_max_s : 0);
     pthread_mutex_unlock(&a->snap_lock);
     LOG_INFO("PUT %s: caps%s, lease %.0f s", rq.request_id, line, rq.lease_s);
+    held_save(a);
     json_t *o = json_object();
     json_object_set_new(o, "request_id", json_string(rq.request_id));
     json_object_set_new(o, "applied", json_false());
@@ -521,10 +776,32 @@ out:
     pfid_caps_request_clear(&rq);
 }
 
-void pfid_caps_delete(pfid_agent *a, int *status, char **body)
+void pfid_caps_delete(pfid_agent *a, const char *fence, int *status, char **body)
 {
     char msg[900];
-    pthread_mutex_lock(&a->caps_lock);
+    char fid[PFID_ID_MAX] = "";
+    double fep = NAN;
+    if (!caps_lock_bounded(a)) {
+        reply_error(503, "another cap request is in progress (the GPU driver may be stuck); retry",
+                    status, body);
+        return;
+    }
+    /* fencing: "X-Pfi-Lease: ID EPOCH" from a controller that is not the live lease's holder
+     * (or an older epoch of it) is refused; a DELETE without it (an operator) is not fenced */
+    if (fence != NULL && sscanf(fence, "%127s %lf", fid, &fep) >= 1 && a->lease.active &&
+        a->lease.controller[0] != '\0' && pfid_mono_s() < a->lease.revert_mono &&
+        (strcmp(fid, a->lease.controller) != 0 ||
+         (isfinite(fep) && isfinite(a->lease.epoch) && fep < a->lease.epoch))) {
+        snprintf(msg, sizeof msg,
+                 "lease held by controller %s epoch %.0f for %.0f s more; DELETE by %s epoch "
+                 "%.0f refused",
+                 a->lease.controller, a->lease.epoch, a->lease.revert_mono - pfid_mono_s(), fid,
+                 fep);
+        LOG_WARN("DELETE /v1/caps: 409: %s", msg);
+        reply_error(409, msg, status, body);
+        pthread_mutex_unlock(&a->caps_lock);
+        return;
+    }
     if (a->capctl == NULL) {
         snprintf(msg, sizeof msg, "cap control unavailable on this node: %s", a->caps_why);
         reply_error(503, msg, status, body);

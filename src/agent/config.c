@@ -3,13 +3,17 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "pfi/http.h"
 
 #include "log.h"
 
@@ -45,6 +49,7 @@ void pfid_config_defaults(pfid_config *c)
     c->jobs_refresh_s = 10;
     c->tput_stale_s = 120;
     c->max_connections = 64;
+    c->max_per_client = 16;
     c->threads = 2;
     c->conn_timeout_s = 10;
     c->max_body = 64 * 1024;
@@ -213,6 +218,7 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     STR("replay", replay)
     STR("token_file", token_file)
     STR("journal", journal)
+    STR("run_dir", run_dir)
     STR("jobs_file", jobs_file)
     STR("pfi_model", pfi_model)
     STR("slurm_socket", slurm_socket)
@@ -225,6 +231,7 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     DURATION("connection_timeout", conn_timeout_s, 1, 3600)
     UINT("ring", ring, 2, PFID_RING_MAX_CFG)
     UINT("max_connections", max_connections, 1, 10000)
+    UINT("max_connections_per_client", max_per_client, 1, 10000)
     UINT("threads", threads, 1, 64)
     UINT("max_body", max_body, 64, 16ul * 1024 * 1024)
 #undef DURATION
@@ -366,6 +373,26 @@ pfi_error pfid_config_load(pfid_config *c, const char *path, pfi_diag *diag)
     pfi_error e = err ? fail(diag, PFI_ERR_IO, "read error") : pfid_config_parse(c, buf, n, diag);
     free(buf);
     return e;
+}
+
+pfi_error pfid_listen_check(const pfid_config *c, bool have_token, pfi_diag *diag)
+{
+    struct sockaddr_storage ss;
+    if (!pfi_http_address_parse(c->listen, &ss))
+        return fail(diag, PFI_ERR_INVALID_ARGUMENT,
+                    "listen '%s': want HOST:PORT or [V6]:PORT, a numeric host and a port 0-65535",
+                    c->listen);
+    bool loopback = false;
+    if (ss.ss_family == AF_INET)
+        loopback = (ntohl(((const struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+    else if (ss.ss_family == AF_INET6)
+        loopback = IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&ss)->sin6_addr);
+    if (!loopback && !have_token)
+        return fail(diag, PFI_ERR_INVALID_ARGUMENT,
+                    "listen '%s' is reachable beyond loopback and no token is configured "
+                    "(token_file): set one, or listen on 127.0.0.1",
+                    c->listen);
+    return PFI_OK;
 }
 
 pfi_error pfid_config_check(const pfid_config *c, pfi_diag *diag)

@@ -53,6 +53,9 @@ typedef struct pfid_config {
     char token_file[PFID_PATH_MAX];
     bool auth_reads; /* /metrics and /v1/state need the token too */
     char journal[PFID_PATH_MAX];
+    unsigned max_per_client;     /* connections one client address may hold (8) */
+    char run_dir[PFID_PATH_MAX]; /* GPU ownership locks ("": $PFI_RUN_DIR, else /run/pfi for
+                                    GPUs whose limits outlive pfid) */
     double lease_max_s;          /* largest lease_s a PUT may ask (3600 s) */
     pfid_policy lease_policy;    /* at lease expiry (hold) */
     double hold_max_s;           /* policy hold: caps kept this long after expiry (600 s) */
@@ -101,6 +104,11 @@ pfi_error pfid_config_load(pfid_config *c, const char *path, pfi_diag *diag);
 /* pfid_config_check — cross-field checks after everything is set (jobs = static needs
  * jobs_file, ...). */
 pfi_error pfid_config_check(const pfid_config *c, pfi_diag *diag);
+
+/* pfid_listen_check — listen is HOST:PORT with a numeric port 0-65535 (":99999" refused, not
+ * wrapped), and a listener beyond loopback has a token (have_token): an open node agent on the
+ * network is a configuration error, not a warning. PFI_ERR_INVALID_ARGUMENT with diag. */
+pfi_error pfid_listen_check(const pfid_config *c, bool have_token, pfi_diag *diag);
 
 /* Parsers shared with the request bodies: a duration ("1.5s", "200ms", "2m"; bare = s) and
  * an identifier (job id, request id: 1..127 of [A-Za-z0-9._:@+=-]). */

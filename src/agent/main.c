@@ -127,48 +127,29 @@ static const char *gpu_library(pfi_gpu_kind kind, const char *configured)
     return v != NULL && v[0] != '\0' ? v : NULL;
 }
 
-/* Read the bearer token: a regular file owned by us, no group or other access. */
-static int load_token(const char *path, char *out, size_t cap, size_t *len)
+/* Read the bearer tokens (pfi_http_tokens_load: one a line, named, scoped; opened without
+ * blocking; a regular file owned by us, no group or other access). A missing file: no token
+ * (every write refused, said once). */
+static int load_tokens(const char *path, pfi_http_tokens *out)
 {
-    *len = 0;
-    out[0] = '\0';
+    memset(out, 0, sizeof *out);
     if (path[0] == '\0')
         return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        if (errno == ENOENT) {
-            LOG_WARN("token file %s does not exist: every write will be refused (401)", path);
-            return 0;
-        }
-        LOG_ERROR("token file %s: %s", path, strerror(errno));
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        LOG_WARN("token file %s does not exist: every write will be refused (401)", path);
+        return 0;
+    }
+    pfi_error e = pfi_http_tokens_load(path, out, &d);
+    if (e != PFI_OK) {
+        LOG_ERROR("%s", d.message);
         return -1;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) != 0 ||
-        st.st_uid != geteuid()) {
-        LOG_ERROR("token file %s must be a regular file owned by uid %u with mode 0600 or "
-                  "stricter (chmod 600 %s)",
-                  path, (unsigned)geteuid(), path);
-        close(fd);
-        return -1;
-    }
-    ssize_t n = read(fd, out, cap - 1);
-    close(fd);
-    if (n < 0) {
-        LOG_ERROR("token file %s: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t m = (size_t)n;
-    while (m > 0 && (out[m - 1] == '\n' || out[m - 1] == '\r' || out[m - 1] == ' '))
-        m--;
-    out[m] = '\0';
-    if (m == 0 || m == cap - 1 || strlen(out) != m) {
-        LOG_ERROR("token file %s: want one line of 1 to %zu bytes", path, cap - 2);
-        return -1;
-    }
-    if (m < 16)
-        LOG_WARN("token in %s is short (%zu bytes): use 32 random bytes or more", path, m);
-    *len = m;
+    for (size_t k = 0; k < out->n; k++)
+        if (out->t[k].len < 16)
+            LOG_WARN("token %s in %s is short (%zu bytes): use 32 random bytes or more",
+                     out->t[k].name, path, out->t[k].len);
     return 0;
 }
 
@@ -210,9 +191,8 @@ static void reload(pfid_agent *a, const options *o)
         LOG_ERROR("reload failed; the running configuration is kept");
         return;
     }
-    char tok[256];
-    size_t tok_len;
-    if (load_token(nc.token_file, tok, sizeof tok, &tok_len) != 0) {
+    static pfi_http_tokens tok; /* large: not on the stack; SIGHUP runs on the main thread */
+    if (load_tokens(nc.token_file, &tok) != 0) {
         LOG_ERROR("reload failed; the running configuration is kept");
         return;
     }
@@ -231,8 +211,7 @@ static void reload(pfid_agent *a, const options *o)
     pfid_sampler_stop(a);
     pthread_mutex_lock(&a->caps_lock);
     pthread_mutex_lock(&a->snap_lock);
-    memcpy(a->token, tok, sizeof tok);
-    a->token_len = tok_len;
+    a->tokens = tok;
     a->cfg.interval_s = nc.interval_s;
     a->cfg.stale_s = nc.stale_s;
     a->cfg.lease_max_s = nc.lease_max_s;
@@ -373,8 +352,14 @@ int main(int argc, char **argv)
     pfid_log_set_level(a->cfg.log_level);
     if (o.config_given || access(o.config, F_OK) == 0)
         snprintf(a->config_path, sizeof a->config_path, "%s", o.config);
-    if (load_token(a->cfg.token_file, a->token, sizeof a->token, &a->token_len) != 0)
+    if (load_tokens(a->cfg.token_file, &a->tokens) != 0)
         return 2;
+    pfi_diag cd;
+    pfi_diag_clear(&cd);
+    if (pfid_listen_check(&a->cfg, a->tokens.n > 0, &cd) != PFI_OK) {
+        LOG_ERROR("config: %s", cd.message);
+        return 2;
+    }
     if (load_model(a->cfg.pfi_model, &a->model) != 0)
         return 2;
     if (o.check) {

@@ -90,10 +90,23 @@ bool pfid_caps_request_parse(const char *body, size_t len, pfid_caps_request *ou
     json_object_foreach(root, key, v)
     {
         if (strcmp(key, "request_id") != 0 && strcmp(key, "lease_s") != 0 &&
-            strcmp(key, "caps") != 0) {
-            bad(msg, msg_len, "unknown member '%.64s' (want request_id, lease_s, caps)", key);
+            strcmp(key, "caps") != 0 && strcmp(key, "controller") != 0 &&
+            strcmp(key, "epoch") != 0) {
+            bad(msg, msg_len,
+                "unknown member '%.64s' (want request_id, lease_s, caps, controller, epoch)", key);
             goto done;
         }
+    }
+    out->epoch = NAN;
+    v = json_object_get(root, "controller");
+    if (v != NULL && !id_string(v, false, out->controller)) {
+        bad(msg, msg_len, "controller must be a string of 1-127 characters of [A-Za-z0-9._:@+=-]");
+        goto done;
+    }
+    v = json_object_get(root, "epoch");
+    if (v != NULL && (!number(v, &out->epoch) || !(out->epoch >= 0))) {
+        bad(msg, msg_len, "epoch must be a number >= 0");
+        goto done;
     }
     v = json_object_get(root, "request_id");
     if (v == NULL) {

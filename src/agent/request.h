@@ -20,8 +20,10 @@ typedef struct pfid_cap_item {
 
 typedef struct pfid_caps_request {
     char request_id[PFID_ID_MAX];
-    double lease_s;       /* finite, > 0 */
-    pfid_cap_item *items; /* owned; [n] */
+    double lease_s;               /* finite, > 0 */
+    char controller[PFID_ID_MAX]; /* the lease holder's id ("" none given: fencing off) */
+    double epoch;                 /* its epoch (NaN none given) */
+    pfid_cap_item *items;         /* owned; [n] */
     size_t n;
 } pfid_caps_request;
 
@@ -30,7 +32,8 @@ typedef struct pfid_caps_request {
  * use). Returns true, or false with msg[msg_len] holding one sentence for a 400 ("caps[2]:
  * cap_w must be a number"). Accepts exactly {"request_id": id, "lease_s": number > 0,
  * "caps": [ {"uuid": s, "cap_w": number} | {"job": id, "cap_w": number}, ... ]} with 1 to
- * PFID_CAPS_MAX_ITEMS entries.
+ * PFID_CAPS_MAX_ITEMS entries, and optionally "controller": id and "epoch": number >= 0
+ * (fencing, docs/agent-api.md).
  */
 bool pfid_caps_request_parse(const char *body, size_t len, pfid_caps_request *out, char *msg,
                              size_t msg_len);

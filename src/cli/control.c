@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -22,6 +23,7 @@
 #include "pfi/control.h"
 #include "pfi/grid.h"
 #include "pfi/http.h"
+#include "pfi/memory.h"
 #include "pfi/value.h"
 #include "slurm_ctl.h"
 
@@ -91,13 +93,74 @@ static double now_wall(void)
 
 typedef struct api_state {
     pthread_mutex_t mu;
-    const char *token; /* writes need it ("" : writes refused) */
-    bool budget_set;   /* a PUT /v1/budget is in force */
+    const char *db; /* --db: a PUT's budget is stored there before it is answered (NULL) */
+    const pfi_http_tokens *tokens; /* writes need a control token (none: writes refused) */
+    bool budget_set;               /* a PUT /v1/budget is in force */
     bool event;
     double budget_w, reduction;
     pfi_ctl_report last;
-    char *jobs_text; /* per-job metric lines of the last period (owned) */
+    char *jobs_text;   /* per-job metric lines of the last period (owned) */
+    char *agents_text; /* per-agent metric lines (refusals by reason, up) (owned) */
 } api_state;
+
+/* ---- durable intent (DESIGN §10) ----------------------------------------------------------
+ * The target in force — a PUT /v1/budget, or the command line's --budget-w / --reduction /
+ * --schedule with its timing — is one row of ctl_intent in the --db, written (its own
+ * connection, so the API thread can write it before answering) whenever it changes, and read
+ * back by a controller restarted on the same --db. */
+
+/* Store the intent: source "api" or "command-line", its JSON. false with err on failure. */
+static bool intent_save(const char *db, const char *source, const char *json, char *err, size_t n)
+{
+    sqlite3 *s = NULL;
+    bool ok =
+        sqlite3_open_v2(db, &s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) == SQLITE_OK;
+    sqlite3_stmt *st = NULL;
+    if (ok) {
+        sqlite3_busy_timeout(s, 2000);
+        ok = sqlite3_exec(
+                 s,
+                 "CREATE TABLE IF NOT EXISTS ctl_intent(id INTEGER PRIMARY KEY CHECK(id = 1),"
+                 " set_wall REAL, source TEXT, intent TEXT)",
+                 NULL, NULL, NULL) == SQLITE_OK &&
+             sqlite3_prepare_v2(s, "INSERT OR REPLACE INTO ctl_intent VALUES(1, ?, ?, ?)", -1, &st,
+                                NULL) == SQLITE_OK;
+    }
+    if (ok) {
+        sqlite3_bind_double(st, 1, now_wall());
+        sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, json, -1, SQLITE_STATIC);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    if (!ok)
+        snprintf(err, n, "%s: %s", db, s ? sqlite3_errmsg(s) : "cannot open");
+    sqlite3_finalize(st);
+    sqlite3_close(s);
+    return ok;
+}
+
+/* The stored intent: its source (into source[n]), JSON (malloc'ed, *json) and when it was
+ * set. false when there is none. */
+static bool intent_load(const char *db, char *source, size_t n, char **json, double *set_wall)
+{
+    sqlite3 *s = NULL;
+    sqlite3_stmt *st = NULL;
+    bool ok = false;
+    *json = NULL;
+    if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(s, "SELECT set_wall, source, intent FROM ctl_intent WHERE id = 1", -1,
+                           &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 1) != NULL &&
+        sqlite3_column_text(st, 2) != NULL) {
+        *set_wall = sqlite3_column_double(st, 0);
+        snprintf(source, n, "%s", (const char *)sqlite3_column_text(st, 1));
+        *json = strdup((const char *)sqlite3_column_text(st, 2));
+        ok = *json != NULL;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(s);
+    return ok;
+}
 
 /* Reply with body (malloc'ed, freed here; NULL: out of memory, the connection is closed). */
 static pfi_http_next api_reply(pfi_http_request *rq, unsigned status, const char *type, char *body)
@@ -168,8 +231,26 @@ static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
     gauge(&o, &len, &cap, "pfi_ctl_tokens_per_second", "measured tokens/s of all jobs",
           r->tput_tok_s);
     gauge(&o, &len, &cap, "pfi_ctl_agents_up", "agents answering", (double)r->agents_up);
+    gauge(&o, &len, &cap, "pfi_ctl_stale_seconds",
+          "s since every GPU last had a trustworthy power reading (0: fresh)", r->stale_s);
+    gauge(&o, &len, &cap, "pfi_ctl_stale_gpus", "GPUs whose power reading is stale everywhere",
+          (double)r->stale_gpus);
+    gauge(&o, &len, &cap, "pfi_ctl_prometheus_stale_gpus",
+          "GPUs whose Prometheus reading is stale (the agents' used)", (double)r->prom_stale_gpus);
+    gauge(&o, &len, &cap, "pfi_ctl_glitch_gpus", "GPUs whose reading was impossible (rejected)",
+          (double)r->glitch_gpus);
+    gauge(&o, &len, &cap, "pfi_ctl_competing_gpus", "GPUs whose limit changed under the controller",
+          (double)r->competing);
+    gauge(&o, &len, &cap, "pfi_ctl_caps_refused", "cap requests refused this period",
+          (double)r->refused);
+    gauge(&o, &len, &cap, "pfi_ctl_budget_infeasible",
+          "1 while the budget is below what the jobs' floors need", r->infeasible);
+    gauge(&o, &len, &cap, "pfi_ctl_increases_held",
+          "1 while increases are held for want of trustworthy readings", r->held);
     if (s->jobs_text != NULL)
         metric(&o, &len, &cap, "%s", s->jobs_text);
+    if (s->agents_text != NULL)
+        metric(&o, &len, &cap, "%s", s->agents_text);
     pthread_mutex_unlock(&s->mu);
     return api_reply(rq, 200, "text/plain; version=0.0.4; charset=utf-8", o);
 }
@@ -195,6 +276,16 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
                (rd && !(json_number_value(rd) >= 0 && json_number_value(rd) <= 1))) {
         ret = api_error(rq, 422, "budget_w must be > 0 and reduction in [0, 1]");
     } else {
+        /* durable before it is answered: a controller killed right after the 200 resumes it */
+        char *js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+        char err[300] = "";
+        if (s->db != NULL && (js == NULL || !intent_save(s->db, "api", js, err, sizeof err))) {
+            free(js);
+            fprintf(stderr, "pfi control: PUT /v1/budget not stored (%s): refused\n", err);
+            json_decref(o);
+            return api_error(rq, 503, "the budget could not be stored in the controller's --db");
+        }
+        free(js);
         pthread_mutex_lock(&s->mu);
         s->budget_set = true;
         s->event = !(ev && json_is_false(ev));
@@ -211,12 +302,22 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
 static pfi_http_next api_head(void *cls, pfi_http_request *rq)
 {
     const api_state *s = cls;
-    /* an unauthenticated write is refused before its body is read (pfi/http.h) */
+    /* an unauthenticated write is refused before its body is read (pfi/http.h); strict:
+     * "Bearer TOKEN" and nothing else; a read-scoped token may not write (403) */
     if (strcmp(pfi_http_request_method(rq), "PUT") == 0 &&
-        strcmp(pfi_http_request_url(rq), "/v1/budget") == 0 &&
-        !pfi_http_bearer_ok(pfi_http_request_header(rq, "Authorization"), s->token,
-                            strlen(s->token)))
-        return api_error(rq, 401, "missing or wrong bearer token");
+        strcmp(pfi_http_request_url(rq), "/v1/budget") == 0) {
+        const char *h = NULL;
+        size_t hl = 0;
+        const pfi_http_token *t =
+            pfi_http_request_header_n(rq, "Authorization", &h, &hl) && s->tokens != NULL
+                ? pfi_http_tokens_match(s->tokens, h, hl)
+                : NULL;
+        if (t == NULL)
+            return api_error(rq, 401, "missing or wrong bearer token");
+        if (t->scope != PFI_HTTP_SCOPE_CONTROL)
+            return api_error(rq, 403, "this token may read, not write (scope read)");
+        fprintf(stderr, "pfi control: PUT /v1/budget by token %s\n", t->name);
+    }
     if (pfi_http_request_body_over(rq, API_MAX_BODY))
         return api_error(rq, 413, "body larger than 4096 bytes");
     return PFI_HTTP_READ_BODY;
@@ -246,6 +347,8 @@ static int api_listen(api_state *api, long port, pfi_http_server **out)
     pfi_http_server_config hc = {.addr = (const struct sockaddr *)&sa,
                                  .max_connections = 64,
                                  .idle_timeout_s = 10,
+                                 .max_per_client = 16,
+                                 .body_timeout_s = 10,
                                  .max_body = API_MAX_BODY,
                                  .on_head = api_head,
                                  .on_body = api_body,
@@ -303,27 +406,44 @@ static void usage(FILE *f)
     cli_strategy_names(&names);
     cli_usage_list(f, "  --strategy NAME      ", 23, 80, &names,
                    &(cli_list_style){.sep = ", ", .first = pfi_strategy_name(c.strategy)}, NULL);
-    fprintf(f, "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
-               "  --margin F           safety margin, fraction of the budget (0.03)\n"
-               "  --facility-limit-w W after the event, raise caps only under W\n"
-               "  --db FILE            audit log (SQLite)\n"
-               "  --store FILE         run store with measured sweeps (group = job id)\n"
-               "  --model FILE         `pfi fit` model applied to live features\n"
-               "  --prometheus URL     telemetry from a Prometheus server\n"
-               "  --prom-power M, --prom-energy M, --prom-host-label L, --prom-uuid-label L,\n"
-               "  --prom-join-label L, --prom-features NAME=METRIC,...\n"
-               "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
-               "  --token-file FILE    bearer token for PUT /v1/budget\n"
-               "  --release-on-exit    put every GPU back on its original limit when stopped\n"
-               "  --quiet              no per-period lines\n" CLI_SLURM_USAGE
-               "  -h, --help           this help\n"
-               "\n"
-               "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
-               "event, is '-'). `pfi control status` prints the audit log's last period.\n"
-               "\n"
-               "Exit codes: 0 stopped by --run-for or a signal (status: printed), 1 bad or\n"
-               "missing input file or audit log, 2 bad command line, 3 audit not written,\n"
-               "4 internal error.\n");
+    fprintf(f,
+            "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
+            "  --margin F           safety margin, fraction of the budget (0.03)\n"
+            "  --facility-limit-w W after the event, raise caps only under W\n"
+            "  --db FILE            audit log (SQLite)\n"
+            "  --store FILE         run store with measured sweeps (group = job id)\n"
+            "  --model FILE         `pfi fit` model applied to live features\n"
+            "  --prometheus URL     telemetry from a Prometheus server\n"
+            "  --prom-power M, --prom-energy M, --prom-host-label L, --prom-uuid-label L,\n"
+            "  --prom-join-label L, --prom-features NAME=METRIC,...\n"
+            "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
+            "  --token-file FILE    bearer token for PUT /v1/budget\n"
+            "  --keep-caps-on-exit  leave the caps in force when stopped (says which, and until\n"
+            "                       when: the lease, then the agents' lease_policy); the\n"
+            "                       default puts every GPU back on its original limit\n"
+            "  --stale-after S      a reading older than S s is stale (two scrape\n"
+            "                       intervals for Prometheus, max(2, 2 x period) for agents)\n"
+            "  --prom-scrape-interval S  Prometheus' scrape interval (learnt otherwise)\n"
+            "  --controller-id ID   who holds the agents' leases (fencing; pfi-control)\n"
+            "  --quiet              no per-period lines\n" CLI_SLURM_USAGE
+            "  -h, --help           this help\n"
+            "\n"
+            "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
+            "event, is '-'). `pfi control status` prints the audit log's last period.\n"
+            "\n"
+            "Failures are loud: a refused cap (HTTP 401/403/409/5xx), an unreachable agent,\n"
+            "an infeasible budget, stale or impossible readings and a competing actuator\n"
+            "each print one line a period on stderr (agent and reason), count in /metrics\n"
+            "(pfi_ctl_cap_refusals_total{agent,reason}, pfi_ctl_stale_seconds, ...) and show\n"
+            "in `pfi control status`. Without trustworthy readings the caps stay at the last\n"
+            "safe ones (decreases only), never uncapped.\n"
+            "\n"
+            "Exit codes: 0 stopped by --run-for or a signal with no fault, 1 bad or missing\n"
+            "input file or audit log, 2 bad command line, 3 audit not written, 4 internal\n"
+            "error, 5 the budget could not be met for two periods in a row (infeasible, caps\n"
+            "refused),\n"
+            "6 ran degraded (stale or impossible readings, agents unreachable, a competing\n"
+            "actuator).\n");
 }
 
 /* "123 W", or missing when w is not a number (pfi control status's prose) */
@@ -379,10 +499,26 @@ static int status_cmd(int argc, char **argv)
     printf("agents       %d of %d answering\n", q->agents_up, q->agents);
     if (q->note[0])
         printf("note         %s\n", q->note);
+    long last_id = q->id;
     pfi_free(p);
     sqlite3 *s;
     if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
         sqlite3_stmt *st;
+        /* the last period's failures, and how many periods of this run had any (a log
+         * from before the faults column has none to show) */
+        if (sqlite3_prepare_v2(s,
+                               "SELECT (SELECT faults FROM ctl_periods WHERE id = ?1),"
+                               " (SELECT COUNT(*) FROM ctl_periods WHERE run = (SELECT run FROM"
+                               " ctl_periods WHERE id = ?1) AND faults IS NOT NULL)",
+                               -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, last_id);
+            if (sqlite3_step(st) == SQLITE_ROW) {
+                const unsigned char *f = sqlite3_column_text(st, 0);
+                printf("faults       %s (%d period(s) of this run with faults)\n",
+                       f ? (const char *)f : "none", sqlite3_column_int(st, 1));
+            }
+            sqlite3_finalize(st);
+        }
         if (sqlite3_prepare_v2(s,
                                "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput FROM"
                                " ctl_jobs WHERE period = (SELECT MAX(id) FROM ctl_periods)"
@@ -450,6 +586,10 @@ enum {
     O_LISTEN,
     O_TOKEN,
     O_RELEASE,
+    O_KEEP,
+    O_STALE,
+    O_PSCRAPE,
+    O_CTLID,
     O_QUIET,
     O_SPEED,
     O_NON_GPU,
@@ -485,6 +625,10 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"listen", required_argument, NULL, O_LISTEN},
                                      {"token-file", required_argument, NULL, O_TOKEN},
                                      {"release-on-exit", no_argument, NULL, O_RELEASE},
+                                     {"keep-caps-on-exit", no_argument, NULL, O_KEEP},
+                                     {"stale-after", required_argument, NULL, O_STALE},
+                                     {"prom-scrape-interval", required_argument, NULL, O_PSCRAPE},
+                                     {"controller-id", required_argument, NULL, O_CTLID},
                                      {"quiet", no_argument, NULL, O_QUIET},
                                      {"speed", required_argument, NULL, O_SPEED},
                                      {"non-gpu-w", required_argument, NULL, O_NON_GPU},
@@ -512,14 +656,15 @@ typedef struct control_opts {
     double speed;     /* --speed: the schedule's times divided by it (1) */
     double non_gpu_w; /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
     long listen_port; /* -1: no --listen */
-    bool release, quiet;
+    bool keep, quiet; /* keep: --keep-caps-on-exit */
     int targets;      /* how many of --budget-w, --reduction and --schedule were given */
     cli_slurm *slurm; /* --slurm, --slurm-suspend (slurm_ctl.h) */
 } control_opts;
 
 /* The input files, read and parsed (owned; inputs_free). */
 typedef struct control_inputs {
-    char *atext, *stext, *ptext, *token;
+    char *atext, *stext, *ptext;
+    pfi_http_tokens *tokens; /* --token-file (NULL none) */
     pfi_ctl_agent_spec *agents;
     pfi_ctl_event *events;
     pfi_ctl_rule *rules;
@@ -612,8 +757,22 @@ static bool control_option(control_opts *o, int c, const char *arg)
         o->token_path = arg;
         return true;
     case O_RELEASE:
-        o->release = true;
+        o->keep = false; /* the default; kept for scripts that ask for it */
         return true;
+    case O_KEEP:
+        o->keep = true;
+        return true;
+    case O_STALE:
+        return cli_parse_double(arg, &cfg->stale_after_s) && cfg->stale_after_s > 0;
+    case O_PSCRAPE:
+        return cli_parse_double(arg, &cfg->prom.scrape_interval_s) &&
+               cfg->prom.scrape_interval_s > 0;
+    case O_CTLID:
+        cfg->controller_id = arg;
+        return strlen(arg) > 0 && strlen(arg) < 128 &&
+               strspn(arg,
+                      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:@+=-") ==
+                   strlen(arg);
     case O_QUIET:
         o->quiet = true;
         return true;
@@ -663,6 +822,11 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
         cli_error("control: unexpected argument '%s'", argv[optind]);
         return PFI_EXIT_USAGE;
     }
+    if (o->cfg.model_path != NULL && o->cfg.prom.url == NULL) {
+        cli_error("control: --model needs --prometheus URL (the model reads live features "
+                  "from Prometheus; the agents do not export them)");
+        return PFI_EXIT_USAGE;
+    }
     o->slurm->db = o->cfg.audit_path;
     o->targets = !isnan(o->budget_w) + !isnan(o->reduction) + (o->sched_path != NULL);
     if (o->agents_path == NULL || o->targets > 1 || (o->targets == 0 && o->listen_port < 0)) {
@@ -688,10 +852,28 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
     size_t len;
     pfi_diag d;
     pfi_error e;
-    if ((rc = load_file("agents file", o->agents_path, &in->atext, &len)) != 0)
-        return rc;
+    /* the agents file holds the agents' tokens: read without blocking (a FIFO is refused)
+     * and, when it does hold one, it should be the user's alone */
+    char *at = NULL;
+    if ((e = pfi_http_secret_read(o->agents_path, false, &at, &len, &d)) != PFI_OK) {
+        cli_error("agents file: %s", d.message);
+        return PFI_EXIT_DATA;
+    }
+    in->atext = strdup(at);
+    pfi_free(at);
+    if (in->atext == NULL)
+        return PFI_EXIT_INTERNAL;
     if ((e = pfi_ctl_agents_parse(in->atext, len, &in->agents, &in->na, &d)) != PFI_OK)
         return report_file(e, &d, o->agents_path);
+    bool tokens = false;
+    for (size_t k = 0; k < in->na; k++)
+        tokens = tokens || in->agents[k].token[0] != '\0';
+    struct stat ast;
+    if (tokens && stat(o->agents_path, &ast) == 0 && (ast.st_mode & 077) != 0)
+        fprintf(stderr,
+                "pfi control: warning: agents file %s holds tokens and is readable by others "
+                "(mode %03o): chmod 600 %s\n",
+                o->agents_path, (unsigned)(ast.st_mode & 0777), o->agents_path);
     if (o->sched_path != NULL) {
         if ((rc = load_file("schedule", o->sched_path, &in->stext, &len)) != 0)
             return rc;
@@ -714,10 +896,14 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
             return rc;
     }
     if (o->token_path != NULL) {
-        if ((rc = load_file("token file", o->token_path, &in->token, &len)) != 0)
-            return rc;
-        while (len > 0 && (in->token[len - 1] == '\n' || in->token[len - 1] == '\r'))
-            in->token[--len] = '\0';
+        /* as pfid's: one token a line, named, scoped; the user's file alone, not a FIFO */
+        in->tokens = malloc(sizeof *in->tokens);
+        if (in->tokens == NULL)
+            return PFI_EXIT_INTERNAL;
+        if ((e = pfi_http_tokens_load(o->token_path, in->tokens, &d)) != PFI_OK) {
+            cli_error("control: %s", d.message);
+            return PFI_EXIT_DATA;
+        }
     }
     return PFI_EXIT_OK;
 }
@@ -727,7 +913,7 @@ static void inputs_free(control_inputs *in)
     free(in->atext);
     free(in->stext);
     free(in->ptext);
-    free(in->token);
+    free(in->tokens);
     pfi_free(in->agents);
     pfi_free(in->events);
     pfi_free(in->rules);
@@ -772,6 +958,74 @@ static bool period_target(const control_opts *o, const control_inputs *in, api_s
     return event;
 }
 
+/*
+ * The intent across restarts: a PUT /v1/budget stored in the --db is resumed (it wins over
+ * the command line, as it did before the restart); a command-line target is stored, and one
+ * stored is resumed by a controller started without any (--listen only). Said on stderr.
+ * PFI_EXIT_OK or an exit code (the error printed).
+ */
+static int control_intent(control_opts *o, control_inputs *in, api_state *api)
+{
+    char source[32], *js = NULL;
+    double set_wall = NAN;
+    bool have = intent_load(o->cfg.audit_path, source, sizeof source, &js, &set_wall);
+    json_t *j = have ? json_loads(js, 0, NULL) : NULL;
+    free(js);
+    int rc = PFI_EXIT_OK;
+    if (j != NULL && strcmp(source, "api") == 0) {
+        json_t *bw = json_object_get(j, "budget_w"), *rd = json_object_get(j, "reduction"),
+               *ev = json_object_get(j, "event");
+        api->budget_set = true;
+        api->event = !(ev && json_is_false(ev));
+        api->budget_w = json_is_number(bw) ? json_number_value(bw) : NAN;
+        api->reduction = json_is_number(rd) ? json_number_value(rd) : NAN;
+        fprintf(stderr,
+                "pfi control: resumed from %s the target PUT /v1/budget set %.0f s ago: %s\n",
+                o->cfg.audit_path, now_wall() - set_wall,
+                !api->event               ? "no event"
+                : isfinite(api->budget_w) ? "budget_w"
+                                          : "reduction");
+    } else if (j != NULL && o->targets == 0 && strcmp(source, "command-line") == 0) {
+        json_t *v;
+        double *num[] = {&o->budget_w, &o->reduction, &o->start, &o->duration, &o->ramp, &o->epoch};
+        const char *key[] = {"budget_w", "reduction", "start_s", "duration_s", "ramp_s", "epoch"};
+        for (size_t k = 0; k < 6; k++)
+            if (json_is_number(v = json_object_get(j, key[k])))
+                *num[k] = json_number_value(v);
+        if (json_is_string(v = json_object_get(j, "schedule"))) {
+            pfi_diag d;
+            in->stext = strdup(json_string_value(v));
+            if (in->stext == NULL || pfi_ctl_schedule_parse(in->stext, strlen(in->stext),
+                                                            &in->events, &in->ne, &d) != PFI_OK) {
+                cli_error("control: the schedule stored in %s cannot be read", o->cfg.audit_path);
+                rc = PFI_EXIT_DATA;
+            }
+        }
+        o->targets = 1;
+        fprintf(stderr, "pfi control: resumed from %s the command line's target (epoch %.0f)\n",
+                o->cfg.audit_path, o->epoch);
+    } else if (o->targets > 0) {
+        json_t *w = json_pack("{s:f,s:f,s:f,s:f}", "start_s", o->start, "ramp_s", o->ramp, "epoch",
+                              o->epoch, "duration_s", isfinite(o->duration) ? o->duration : 1e300);
+        if (isfinite(o->budget_w))
+            json_object_set_new(w, "budget_w", json_real(o->budget_w));
+        if (isfinite(o->reduction))
+            json_object_set_new(w, "reduction", json_real(o->reduction));
+        if (in->stext != NULL)
+            json_object_set_new(w, "schedule", json_string(in->stext));
+        char *t = json_dumps(w, JSON_COMPACT | JSON_SORT_KEYS);
+        char err[300] = "";
+        if (t == NULL || !intent_save(o->cfg.audit_path, "command-line", t, err, sizeof err)) {
+            cli_error("control: cannot store the target in %s: %s", o->cfg.audit_path, err);
+            rc = PFI_EXIT_OUTPUT;
+        }
+        free(t);
+        json_decref(w);
+    }
+    json_decref(j);
+    return rc;
+}
+
 /* Hand the period's report and per-job caps to the API's GET /metrics. */
 static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
 {
@@ -789,10 +1043,36 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
                 metric(&jt, &l, &cap, "pfi_ctl_job_cap_watts{job=\"%s\"} %.1f\n", v.id, v.cap_w);
         }
     }
+    size_t acap = 1024, al = 0;
+    char *at = malloc(acap);
+    if (at != NULL) {
+        at[0] = '\0';
+        metric(&at, &al, &acap,
+               "# HELP pfi_ctl_cap_refusals_total requests an agent failed, by reason\n"
+               "# TYPE pfi_ctl_cap_refusals_total counter\n");
+        for (size_t a = 0; a < r->agents; a++) {
+            pfi_ctl_agent_view v;
+            pfi_ctl_agent_get(ctl, a, &v);
+            for (int k = 0; k < PFI_CTL_N_REASONS; k++)
+                metric(&at, &al, &acap,
+                       "pfi_ctl_cap_refusals_total{agent=\"%s\",reason=\"%s\"} %lu\n", v.url,
+                       pfi_ctl_reason_name((pfi_ctl_reason)k), v.refusals[k]);
+        }
+        metric(&at, &al, &acap,
+               "# HELP pfi_ctl_agent_up 1 when the agent answered this period\n"
+               "# TYPE pfi_ctl_agent_up gauge\n");
+        for (size_t a = 0; a < r->agents; a++) {
+            pfi_ctl_agent_view v;
+            pfi_ctl_agent_get(ctl, a, &v);
+            metric(&at, &al, &acap, "pfi_ctl_agent_up{agent=\"%s\"} %d\n", v.url, v.up ? 1 : 0);
+        }
+    }
     pthread_mutex_lock(&api->mu);
     api->last = *r;
     free(api->jobs_text);
     api->jobs_text = jt;
+    free(api->agents_text);
+    api->agents_text = at;
     pthread_mutex_unlock(&api->mu);
 }
 
@@ -805,6 +1085,41 @@ static void print_period(const pfi_ctl_report *r)
            cli_num(r->reserved_w, 'f', 0, "-").s, cli_num(r->predicted_w, 'f', 0, "-").s,
            cli_num(r->tput_tok_s, 'f', 0, "-").s, r->agents_up, r->agents, r->note);
     fflush(stdout);
+}
+
+/* Exit codes of a run that was not clean (documented in usage). */
+#define CTL_EXIT_BUDGET 5 /* the budget could not be met: infeasible, caps refused */
+#define CTL_EXIT_DEGRADED                                                                          \
+    6 /* controlled through faults: stale or impossible readings,                                  \
+         agents unreachable, a competing actuator */
+
+/* The period's failures, loudly: one stderr line per failing agent with its reason, one for
+ * the cluster's faults. Returns the exit code they call for (0 none). */
+static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, unsigned *unmet_run)
+{
+    for (size_t a = 0; a < r->agents; a++) {
+        pfi_ctl_agent_view v;
+        pfi_ctl_agent_get(ctl, a, &v);
+        if (v.fault[0] != '\0')
+            fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s, v.url, v.fault);
+    }
+    bool unmet = r->event && (r->infeasible || r->refused > 0);
+    char f[256];
+    if (pfi_ctl_report_faults(r, f, sizeof f))
+        fprintf(stderr, "pfi control: t=%.2f %s%s\n", r->t_s, f,
+                unmet ? ": the budget is not met" : "");
+    *unmet_run = unmet ? *unmet_run + 1 : 0;
+    int lvl = PFI_EXIT_OK;
+    if (r->stale_gpus + r->prom_stale_gpus + r->glitch_gpus + r->competing + r->unreachable +
+                r->refused >
+            0 ||
+        r->held)
+        lvl = CTL_EXIT_DEGRADED;
+    /* two event periods in a row: one alone is the allocation moving (an event's first
+     * period against tier floors), said on stderr but no failure of the run */
+    if (*unmet_run >= 2)
+        lvl = CTL_EXIT_BUDGET;
+    return lvl;
 }
 
 /* Sleep until monotonic time next, waking every 50 ms for a signal. */
@@ -824,7 +1139,7 @@ static void sleep_until(double next)
  * the exit code of a step that failed (reported).
  */
 static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl *ctl,
-                        api_state *api)
+                        api_state *api, int *worst)
 {
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -832,6 +1147,7 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
     double t_start = now_mono(), wall0 = now_wall();
     double offset = wall0 - o->epoch; /* schedule time at t_start */
     bool prom_was_down = false;
+    unsigned unmet_run = 0; /* event periods in a row with the budget not met */
     if (!isnan(o->non_gpu_w))
         fprintf(stderr,
                 "pfi control: targets are facility power: %zu nodes x %.0f W non-GPU = %.0f W "
@@ -868,6 +1184,10 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
         else if (!r.prom_failed && prom_was_down)
             fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
         prom_was_down = r.prom_failed;
+        int lvl = report_faults(ctl, &r, &unmet_run);
+        /* 5 (budget not met) outranks 6 (degraded) */
+        if (lvl == CTL_EXIT_BUDGET || (lvl != PFI_EXIT_OK && *worst == PFI_EXIT_OK))
+            *worst = lvl;
         api_publish(api, &r, ctl);
         if (!o->quiet)
             print_period(&r);
@@ -878,14 +1198,48 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
     return PFI_EXIT_OK;
 }
 
-/* --release-on-exit: every GPU back on its original limit. */
-static void control_release(pfi_ctl *ctl)
+/* On exit (the default): every GPU back on its original limit; the agents that did not
+ * confirm are named. */
+static void control_release(pfi_ctl *ctl, size_t n_agents)
 {
     bool all;
     pfi_diag d;
     pfi_ctl_release(ctl, &all, &d);
+    for (size_t a = 0; !all && a < n_agents; a++) {
+        pfi_ctl_agent_view v;
+        pfi_ctl_agent_get(ctl, a, &v);
+        if (v.fault[0] != '\0')
+            fprintf(stderr, "pfi control: release: agent %s: %s\n", v.url, v.fault);
+    }
     if (!all)
-        fprintf(stderr, "pfi control: not every agent confirmed the release\n");
+        fprintf(stderr, "pfi control: not every agent confirmed the release: their caps stay until "
+                        "their lease ends (see 'pfi control status')\n");
+    else
+        fprintf(stderr, "pfi control: caps released: every GPU back on its original limit\n");
+}
+
+/* --keep-caps-on-exit: which caps stay, and until when (the lease, then the agents'
+ * lease_policy: restore at once, or hold for up to their hold_max). */
+static void control_keep_note(pfi_ctl *ctl, const pfi_ctl_config *cfg)
+{
+    double lease = isfinite(cfg->lease_s) ? cfg->lease_s : fmax(30.0, 6 * cfg->period_s);
+    time_t until = (time_t)(now_wall() + lease);
+    struct tm tm;
+    char when[32];
+    gmtime_r(&until, &tm);
+    strftime(when, sizeof when, "%H:%M:%SZ", &tm);
+    for (size_t i = 0; i < pfi_ctl_job_count(ctl); i++) {
+        pfi_ctl_job_view v;
+        pfi_ctl_job_get(ctl, i, &v);
+        if (v.gpus > 0 && isfinite(v.cap_w))
+            fprintf(stderr, "pfi control: --keep-caps-on-exit: job %s keeps %.0f W per GPU\n", v.id,
+                    v.cap_w);
+    }
+    fprintf(stderr,
+            "pfi control: --keep-caps-on-exit: the caps stay until the agents' lease ends at "
+            "%s (%.0f s), then each agent restores them or, with lease_policy=hold, holds them "
+            "up to its hold_max; 'pfi restore' or DELETE /v1/caps releases them sooner\n",
+            when, lease);
 }
 
 int cmd_control(int argc, char **argv)
@@ -920,18 +1274,31 @@ int cmd_control(int argc, char **argv)
         rc = cli_report(e, &d);
         goto out;
     }
-    api.token = in.token ? in.token : "";
+    api.tokens = in.tokens;
     api.last.budget_w = NAN;
+    api.db = o.cfg.audit_path;
+    if (o.cfg.audit_path != NULL && (rc = control_intent(&o, &in, &api)) != PFI_EXIT_OK)
+        goto out;
     if (o.listen_port >= 0 && (rc = api_listen(&api, o.listen_port, &srv)) != PFI_EXIT_OK)
         goto out;
-    rc = control_loop(&o, &in, ctl, &api);
+    int worst = PFI_EXIT_OK;
+    rc = control_loop(&o, &in, ctl, &api, &worst);
+    if (rc == PFI_EXIT_OK && worst != PFI_EXIT_OK) {
+        fprintf(stderr, "pfi control: exit %d: %s\n", worst,
+                worst == CTL_EXIT_BUDGET ? "the budget could not be met in some period (above)"
+                                         : "ran degraded in some period (above)");
+        rc = worst;
+    }
     cli_slurm_finish(o.slurm); /* the jobs it suspended are resumed */
-    if (o.release)
-        control_release(ctl);
+    if (ctl != NULL && !o.keep)
+        control_release(ctl, in.na);
+    else if (ctl != NULL)
+        control_keep_note(ctl, &o.cfg);
 out:
     pfi_http_server_stop(srv);
     pfi_ctl_destroy(ctl);
     free(api.jobs_text);
+    free(api.agents_text);
     pthread_mutex_destroy(&api.mu);
     inputs_free(&in);
     return rc;

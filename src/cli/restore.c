@@ -25,6 +25,8 @@ static void usage(FILE *f)
            "options:\n"
            "  --journal FILE          the journal (DIR/cap-journal)\n"
            "  --nvml-library PATH     NVML library (the one recorded in the journal)\n"
+           "  --run-dir DIR           the GPUs' ownership locks ($PFI_RUN_DIR, /run/pfi): a GPU\n"
+           "                          a live pfid or sweep owns is refused, naming it (exit 5)\n"
            "  --dry-run               show what would be set, change nothing\n"
            "  -h, --help              this help\n"
            "\n"
@@ -35,13 +37,11 @@ static void usage(FILE *f)
 int cmd_restore(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"journal", required_argument, NULL, 'j'},
-        {"nvml-library", required_argument, NULL, 'l'},
-        {"dry-run", no_argument, NULL, 'n'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"journal", required_argument, NULL, 'j'}, {"nvml-library", required_argument, NULL, 'l'},
+        {"dry-run", no_argument, NULL, 'n'},       {"run-dir", required_argument, NULL, 'U'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
-    const char *journal = NULL, *library = NULL;
+    const char *journal = NULL, *library = NULL, *run_dir = getenv("PFI_RUN_DIR");
     bool dry = false;
     int c;
     optind = 1;
@@ -55,6 +55,9 @@ int cmd_restore(int argc, char **argv)
             break;
         case 'n':
             dry = true;
+            break;
+        case 'U':
+            run_dir = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -96,12 +99,42 @@ int cmd_restore(int argc, char **argv)
         pfi_journal_clear(&j);
         return PFI_EXIT_OK;
     }
+    /* one owner per GPU: a GPU a live pfid or sweep owns is its to restore (the lock of a
+     * crashed one is free) */
+    pfi_gpu_lock *lock = NULL;
+    {
+        const char **ids = calloc(j.n ? j.n : 1, sizeof *ids);
+        char(*name)[96] = calloc(j.n ? j.n : 1, sizeof *name);
+        if (ids == NULL || name == NULL) {
+            free(ids);
+            free(name);
+            pfi_journal_clear(&j);
+            return PFI_EXIT_INTERNAL;
+        }
+        for (size_t k = 0; k < j.n; k++) {
+            if (j.entries[k].uuid[0])
+                snprintf(name[k], sizeof name[k], "%s", j.entries[k].uuid);
+            else
+                snprintf(name[k], sizeof name[k], "index-%u", j.entries[k].index);
+            ids[k] = name[k];
+        }
+        e = pfi_gpu_lock_acquire(run_dir ? run_dir : PFI_RUN_DIR_DEFAULT, ids, j.n, "pfi restore",
+                                 &lock, &d);
+        free(ids);
+        free(name);
+        if (e != PFI_OK) {
+            cli_error("%s", d.message);
+            pfi_journal_clear(&j);
+            return hw_exit_code(e);
+        }
+    }
     pfi_gpu *g;
     e = hw_gpu_open(&gc, &g, &d);
     if (e != PFI_OK) {
         cli_error("%s backend: %s", pfi_gpu_kind_name(gc.kind),
                   d.message[0] ? d.message : pfi_strerror(e));
         pfi_journal_clear(&j);
+        pfi_gpu_lock_release(lock);
         return hw_exit_code(e);
     }
     pfi_cap_result *res = calloc(j.n ? j.n : 1, sizeof *res);
@@ -109,6 +142,7 @@ int cmd_restore(int argc, char **argv)
         pfi_gpu_close(g);
         pfi_journal_clear(&j);
         cli_error("out of memory");
+        pfi_gpu_lock_release(lock);
         return PFI_EXIT_INTERNAL;
     }
     e = pfi_journal_restore(g, &j, res, &d);
@@ -138,6 +172,7 @@ int cmd_restore(int argc, char **argv)
     }
     free(res);
     pfi_gpu_close(g);
+    pfi_gpu_lock_release(lock);
     pfi_journal_clear(&j);
     return rc;
 }

@@ -75,6 +75,9 @@ static void usage(FILE *f)
         "  --emulate SPEC            emulated job, e.g. gpus=8,alpha=0.6,noise=0.01 (README)\n"
         "  --journal PATH            where the original limits go (DIR/cap-journal, else\n"
         "                            FILE.cap-journal)\n"
+        "  --run-dir DIR             the GPUs' ownership locks ($PFI_RUN_DIR, /run/pfi): a\n"
+        "                            GPU another tool owns (pfid, a sweep) is refused, naming\n"
+        "                            it (exit 1)\n"
         "\n"
         "sweep:\n"
         "  --caps W[,W...]           per-GPU caps in watts, measured in this order; the\n"
@@ -126,6 +129,7 @@ typedef struct settings {
     size_t n_caps;
     pfi_sweep_config sc;
     const char *out, *db, *record, *journal, *tlog, *tregex, *format;
+    const char *run_dir; /* --run-dir: where the GPUs' ownership locks are (NULL: default) */
     bool echo, stats;
     size_t draws;
     unsigned long long seed;
@@ -292,6 +296,7 @@ static const sweep_option sweep_options[] = {
     REQ("nvml-library", 'L', set_string, AT(gc.library)),
     REQ("emulate", 'E', set_string, AT(gc.emulate)),
     REQ("journal", 'J', set_string, AT(journal)),
+    REQ("run-dir", 'U', set_string, AT(run_dir)),
     REQ("caps", 'C', set_caps, 0),
     FLAG("clamp", 'c', set_true, AT(sc.clamp)),
     REQ("mode", 'M', set_mode, 0),
@@ -726,6 +731,13 @@ static void configure_sweep(settings *s, sweep_run *r)
     /* limits that vanish with the process (emulated GPUs) leave nothing to journal */
     s->sc.journal_path = (pfi_gpu_caps(r->g) & PFI_GPU_CAP_PERSISTENT_LIMITS) ? r->journal : NULL;
     s->sc.library = s->gc.library;
+    /* one owner per GPU: GPUs whose limits outlive the process are locked under --run-dir,
+     * $PFI_RUN_DIR or /run/pfi; emulated ones only when a run directory is named */
+    const char *rd = s->run_dir != NULL ? s->run_dir : getenv("PFI_RUN_DIR");
+    if (rd == NULL && (pfi_gpu_caps(r->g) & PFI_GPU_CAP_PERSISTENT_LIMITS))
+        rd = PFI_RUN_DIR_DEFAULT;
+    s->sc.run_dir = rd;
+    s->sc.owner = "pfi sweep";
     s->sc.stop = &stop_signal;
     s->sc.warn = on_warn;
     if (cli_is_tty(stderr)) {

@@ -29,6 +29,7 @@ chmod 600 "$T/token"
 export FAKE_NVML_STATE="$T/state"
 export FAKE_NVML_CTL="$T/ctl"
 export FAKE_NVML_TRACE="$T/trace"
+export PFI_RUN_DIR="$T/run" # the GPUs' ownership locks: this test's own
 
 # the fake node: two 200-700 W GPUs at 700 W; extra keys for GPU 0 and GPU 1
 state() {
@@ -256,8 +257,18 @@ suite() {
     if [ "$BACKEND" = nvml ]; then
         grep -q 'limit=350000' "$FAKE_NVML_STATE" && ok "$N: kill -9 leaves the cap" || bad "$N: cap gone"
     fi
+    # under lease_policy = hold (the default) a restart within the lease re-applies the held
+    # caps from the journal instead of lifting the node (issue 16)
     # shellcheck disable=SC2086
-    start_agent "$N-restart" $ARGS || return
+    start_agent "$N-resume" $ARGS || return
+    grep -q 'restarted under lease_policy=hold: the held caps of lease r7 re-applied' "$T/$N-resume.log" &&
+        [ "$(caps)" = "[350.0, 360.0]" ] && ok "$N: restart under hold re-applied the held caps" ||
+        bad "$N: restart under hold: caps $(caps)"
+    kill -KILL "$PID"
+    wait "$PID" 2>/dev/null
+    # lease_policy = restore: the restart repairs the journal
+    # shellcheck disable=SC2086
+    start_agent "$N-restart" $ARGS -s lease_policy=restore || return
     grep -q 'restored and removed' "$T/$N-restart.log" && ok "$N: restart repaired the journal" || bad "$N: no repair"
     originals "$N: after kill -9 and restart"
     stop_agent "$N-restart" 0

@@ -31,7 +31,7 @@ agent() { # agent NODE DRAW0 DRAW1 -> port in $T/NODE.port
     n=$1
     printf 'gpu 0 uuid=GPU-%s0 draw=%s000\ngpu 1 uuid=GPU-%s1 draw=%s000\n' "$n" "$2" "$n" "$3" >"$T/$n.state"
     printf 'GPU-%s0 job-x\nGPU-%s1 job-y\n' "$n" "$n" >"$T/$n.map"
-    FAKE_NVML_STATE="$T/$n.state" "$PFID" -b nvml -s nvml_library="$FAKE" -l 127.0.0.1:0 \
+    PFI_RUN_DIR="$T/$n.run" FAKE_NVML_STATE="$T/$n.state" "$PFID" -b nvml -s nvml_library="$FAKE" -l 127.0.0.1:0 \
         -s port_file="$T/$n.port" -t "$T/token" -j "$T/$n.journal" -i 200ms \
         -s jobs=static -s jobs_file="$T/$n.map" -s hostname="node-$n" 2>"$T/$n.log" &
     PIDS="$PIDS $!"

@@ -4,7 +4,8 @@
 # commands produce: pfi simulate (one, two and three panels a row), pfi analyze (one overlay,
 # a 4 x 3 grid, a 6 x 6 grid), pfi stats (class and feature), pfi report (two panels). And
 # pfi report tells every run's budget line apart by colour and dash pattern and names each in
-# its legend (report_lines.py, on the SVG).
+# its legend (report_lines.py, on the SVG), draws a budget ramp as a ramp and breaks the
+# tokens/s line where it is missing (report_shape.py, on the SVG).
 # Usage: figures.sh PFI_BINARY SOURCE_DIR
 set -u
 PFI=$1
@@ -88,6 +89,36 @@ if python3 "$HERE/report_lines.py" "$T/report.svg" 2 2 8 9.5 >"$T/m" 2>&1; then
 else
     bad "report budget lines: $(cat "$T/m")"
 fi
+
+# pfi report: a budget that ramps (2 .. 4 s) and tokens/s missing from 5 to 6.5 s
+python3 - "$T/ramp.db" <<'PY' || bad "audit log ramp"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL, wall_s REAL,"
+           " event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL, reserved_w REAL,"
+           " predicted_w REAL, correction_w REAL, ref_w REAL, tput_tok_s REAL, cap_sum_w REAL,"
+           " strategy TEXT, agents_up INTEGER, agents INTEGER, jobs INTEGER, gpus INTEGER,"
+           " decreases INTEGER, increases INTEGER, unconfirmed INTEGER, telemetry TEXT,"
+           " restored INTEGER, note TEXT)")
+for i in range(20):
+    t = 0.5 * i
+    event = 2 <= t < 8
+    b = (20800 - (20800 - 14560) * min(1.0, (t - 2) / 2)) if event else None
+    tput = None if 5 <= t < 6.5 else 1e5 * (0.86 if event else 1.0)
+    db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, budget_w, measured_w, reserved_w,"
+               " tput_tok_s, strategy, agents_up, agents) VALUES(1,?,?,?,?,?,0,?,'pfi-model',4,4)",
+               (t, 1e9 + t, int(event), b, (b - 300) if event else 20800, tput))
+db.commit()
+db.close()
+PY
+run report-ramp "$PFI" report "$T/ramp.db" -o "$T/ramp.svg"
+if python3 "$HERE/report_shape.py" "$T/ramp.svg" 3 >"$T/m" 2>&1; then
+    ok "report: the budget ramp drawn as a ramp, tokens/s broken where missing"
+else
+    bad "report shape: $(cat "$T/m")"
+fi
+run report-ramp-png "$PFI" report "$T/ramp.db" -o "$T/ramp.png"
+margins "$T/ramp.png" 1 2
 
 [ -n "${KEEP_FIGURES:-}" ] && echo "figures kept in $T" || rm -rf "$T"
 exit $fail

@@ -2,12 +2,13 @@
 # End-to-end tests of pfi probe / sweep / restore on the fake libnvidia-ml.so.1: injected
 # NVML failures, SIGTERM mid-sweep, kill -9 then pfi restore, a GPU lost mid-sweep, caps
 # below the minimum. After every test each fake GPU must hold its original limit.
-# Usage: gpu.sh PFI_BINARY FAKE_NVML_LIBRARY
+# Usage: gpu.sh PFI_BINARY FAKE_NVML_LIBRARY [PFID_BINARY]
 set -u
 PFI=$1
 export PFI_NVML_LIBRARY=$2
 T=$(mktemp -d /tmp/pfi-cli-gpu.XXXXXX)
 export FAKE_NVML_STATE=$T/state
+export PFI_RUN_DIR=$T/run # the GPUs' ownership locks: this test's own
 fail=0
 ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fail=1; }
@@ -114,6 +115,48 @@ originals gpu-lost "$T/s8"
 
 # no library at all: clear message, exit 5
 PFI_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$PFI" probe >"$T/out" 2>"$T/err"; expect no-driver 5 $?
+# two sweeps on the same GPUs (issue 16): the second refuses before any change, naming the
+# owner; the first restores the true originals
+state
+sweep "$T/own1" 500 --duration 3s >"$T/out1" 2>"$T/err1" &
+own_pid=$!
+n=0
+until grep -q 'limit=500000' "$FAKE_NVML_STATE"; do
+    n=$((n + 1)); [ $n -gt 200 ] && break; sleep 0.05
+done
+grep -q '^owner pfi sweep$' "$T/own1/cap-journal" && ok "the journal records its owner" || bad "no owner line in the journal"
+sweep "$T/own2" 400 >"$T/out" 2>"$T/err"; rc=$?
+[ $rc -eq 5 ] && grep -q "GPU GPU-0 is owned by pfi sweep pid [0-9]* since" "$T/err" &&
+    ok "second sweep refused, naming the owner (exit $rc)" || { bad "second sweep: exit $rc"; cat "$T/err"; }
+grep -q 'limit=400000' "$FAKE_NVML_STATE" && bad "the second sweep changed a GPU" || ok "the second sweep changed nothing"
+wait $own_pid
+originals "first sweep after the refused one" "$T/own1"
+[ ! -e "$T/own2/cap-journal" ] && ok "no journal of the refused sweep" || bad "refused sweep left a journal"
+grep -q "pfi sweep pid" "$T/run/gpu-GPU-0.lock" && bad "lock text left after a clean release" || ok "a clean release empties the lock"
+
+# pfid owns the GPUs: a sweep and pfi restore refuse, naming it; once pfid stops they can
+if [ -n "${3:-}" ]; then
+    state
+    printf 'tok\n' > "$T/token" && chmod 600 "$T/token"
+    "$3" -b nvml -s nvml_library="$PFI_NVML_LIBRARY" -l 127.0.0.1:0 -s port_file="$T/port" \
+        -t "$T/token" -j "$T/pfid-journal" -i 100ms 2>"$T/pfid.log" &
+    pfid_pid=$!
+    n=0
+    until [ -s "$T/port" ] || [ $n -gt 200 ]; do n=$((n + 1)); sleep 0.05; done
+    sweep "$T/own3" 500 >"$T/out" 2>"$T/err"; rc=$?
+    [ $rc -eq 5 ] && grep -q "is owned by pfid pid $pfid_pid" "$T/err" &&
+        ok "sweep refused while pfid owns the GPUs (exit $rc)" || { bad "sweep beside pfid: exit $rc"; cat "$T/err"; }
+    printf 'pfi-cap-journal 1\nbackend nvml\nlibrary %s\npid 1\ngpu 0 GPU-0 700000\nend\n' \
+        "$PFI_NVML_LIBRARY" > "$T/j-other"
+    "$PFI" restore --journal "$T/j-other" >"$T/out" 2>"$T/err"; rc=$?
+    [ $rc -eq 5 ] && grep -q "is owned by pfid pid $pfid_pid" "$T/err" &&
+        ok "pfi restore refused while pfid owns the GPUs (exit $rc)" || { bad "restore beside pfid: exit $rc"; cat "$T/err"; }
+    kill $pfid_pid; wait $pfid_pid
+    "$PFI" restore --journal "$T/j-other" >"$T/out" 2>"$T/err"; rc=$?
+    expect "pfi restore once pfid stopped" 0 $rc
+    originals "pfid, sweep and restore" "$T/own3"
+fi
+
 for v in sweep restore probe; do "$PFI" $v --help >/dev/null 2>&1 || bad "$v --help"; done
 ok "--help"
 

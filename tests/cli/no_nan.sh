@@ -19,7 +19,7 @@ run() {
     n=$((n + 1))
     "$@" >"$T/o/$name.out" 2>"$T/o/$name.err"
     rc=$?
-    if [ "$rc" -gt 5 ]; then echo "FAIL $name: exit $rc"; cat "$T/o/$name.err"; fail=1; fi
+    if [ "$rc" -gt 5 ] && [ "$rc" -ne "${allow_rc:-0}" ]; then echo "FAIL $name: exit $rc"; cat "$T/o/$name.err"; fail=1; fi
 }
 # nan, inf, infinity as a word of their own ("nan-loss", a flag's name, is not one)
 NAN_RE='(?i)(?<![A-Za-z0-9_-])[-+]?(nan|inf|infinity)(?![A-Za-z0-9_-])'
@@ -83,8 +83,10 @@ done
 # pfi control: an agent that never answers (no budget outside the event, nothing measured),
 # then control status and report on its audit log and on one with every value missing
 echo "http://127.0.0.1:9 token" >"$T/agents"
+allow_rc=6 # an agent that never answers is a degraded run: exit 6 (documented), not a crash
 run control-lines "$PFI" control --agents "$T/agents" --reduction 30% --start 0.4 \
     --duration 0.4 --period 0.2 --run-for 1.2 --db "$T/c.db"
+allow_rc=0
 grep -q '^ *0.00 *no *- ' "$T/o/control-lines.out" ||
     { echo "FAIL control-lines: no '-' budget outside the event"; fail=1; }
 run control-status "$PFI" control status --db "$T/c.db"

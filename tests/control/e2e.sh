@@ -136,7 +136,11 @@ if [ $have_prom -eq 1 ]; then
     stop_prometheus
 fi
 wait $CTL_PID
-check $? "restarted controller finished"
+rc=$?
+[ $rc -eq 6 ]
+check $? "restarted controller finished, exit 6 (ran degraded: an agent unreachable), got $rc"
+grep -q "agent $dead_url: GET /v1/state: unreachable" "$WORK/faults.err"
+check $? "the unreachable agent is named on stderr"
 CTL_PID=""
 budget_check "$WORK/faults.db" 1.5
 check $? "faults: under the budget (agent killed, controller restarted, Prometheus stopped)"

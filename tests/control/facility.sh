@@ -23,7 +23,7 @@ start_agent node1 tok1 "dense-a:dense:4:0.93:24000" "moe-a:moe-ft:4:0.55:9000" |
 start_agent node2 tok2 "moe-b:moe-pt:4:0.8:16000" || exit 1
 
 "$PFI" control --agents "$WORK/agents" --budget-w $BUDGET --start 1.0 --duration 3.0 \
-    --facility-limit-w $LIMIT --period $PERIOD --margin $MARGIN --run-for 9 \
+    --facility-limit-w $LIMIT --keep-caps-on-exit --period $PERIOD --margin $MARGIN --run-for 9 \
     --db "$WORK/fac.db" > "$WORK/ctl.out" 2> "$WORK/ctl.err" &
 CTL_PID=$!
 wait $CTL_PID

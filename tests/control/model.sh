@@ -52,7 +52,7 @@ EPOCH=$(python3 -c 'import time; print(time.time())')
 run_ctl() {
     "$PFI" control --agents "$WORK/agents" --budget-w 5500 --start 2 --duration 4 \
         --epoch "$EPOCH" --prometheus "$PROM_URL" --model "$WORK/model.json" \
-        --period $PERIOD --margin $MARGIN --run-for "$1" --db "$WORK/ctl.db" \
+        --period $PERIOD --margin $MARGIN --run-for "$1" --db "$WORK/ctl.db" --keep-caps-on-exit \
         >> "$WORK/ctl.out" 2>> "$WORK/ctl.err" &
     CTL_PID=$!
     wait $CTL_PID

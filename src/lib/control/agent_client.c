@@ -135,6 +135,8 @@ pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s)
             snprintf(auth, sizeof auth, "Authorization: Bearer %s", r[i].token);
             hd = curl_slist_append(hd, auth);
         }
+        if (r[i].header != NULL)
+            hd = curl_slist_append(hd, r[i].header);
         if (r[i].body != NULL) {
             hd = curl_slist_append(hd, "Content-Type: application/json");
             curl_easy_setopt(c, CURLOPT_POSTFIELDS, r[i].body);

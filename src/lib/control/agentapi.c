@@ -186,8 +186,8 @@ out:
 const char *pfi_prom_sample_label(const pfi_prom_sample *s, const char *name)
 {
     for (size_t i = 0; i < s->n_labels; i++)
-        if (strcmp(s->name[i], name) == 0)
-            return s->value_str[i];
+        if (strcmp(s->labels[i].name, name) == 0)
+            return s->labels[i].value;
     return NULL;
 }
 
@@ -250,18 +250,16 @@ pfi_error pfi_prom_vector_parse(const char *text, size_t len, pfi_prom_sample **
     }
     size_t m = json_array_size(res);
     if (m > PFI_PROM_MAX_SERIES) {
-        e = ctl_fail(diag, 0, PFI_ERR_LIMIT, "Prometheus answer: more than %d series",
-                     PFI_PROM_MAX_SERIES);
+        e = ctl_fail(diag, 0, PFI_ERR_LIMIT,
+                     "Prometheus answer: %zu series, more than PFI_PROM_MAX_SERIES (%d): narrow "
+                     "the query or raise the limit in include/pfi/agent_api.h",
+                     m, PFI_PROM_MAX_SERIES);
         goto out;
     }
-    if (m > 0) {
-        s = pfi_calloc(m, sizeof *s);
-        if (s == NULL) {
-            e = PFI_ERR_NOMEM;
-            goto out;
-        }
-    }
-    size_t i;
+    /* first pass: check every series and size the one block the answer is kept in (the
+     * samples, then every label, then the label strings), so that any number of labels of
+     * any length fits and one pfi_free releases it */
+    size_t i, nlab = 0, nstr = 0;
     json_t *r;
     json_array_foreach(res, i, r)
     {
@@ -272,21 +270,46 @@ pfi_error pfi_prom_vector_parse(const char *text, size_t len, pfi_prom_sample **
             ctl_fail(diag, 0, e, "Prometheus answer: series %zu malformed", i);
             goto out;
         }
-        if (json_object_size(metric) > PFI_PROM_MAX_LABELS) {
-            e = ctl_fail(diag, 0, PFI_ERR_LIMIT, "series %zu: more than %d labels", i,
-                         PFI_PROM_MAX_LABELS);
-            goto out;
-        }
         const char *k;
         json_t *lv;
         json_object_foreach(metric, k, lv)
         {
-            size_t li = s[i].n_labels;
-            if (!json_is_string(lv) || !ctl_copy(s[i].name[li], sizeof s[i].name[li], k) ||
-                !ctl_copy(s[i].value_str[li], sizeof s[i].value_str[li], json_string_value(lv))) {
-                ctl_fail(diag, 0, e, "series %zu: label '%.40s' too long or not a string", i, k);
+            if (!json_is_string(lv)) {
+                ctl_fail(diag, 0, e, "series %zu: label '%.40s' is not a string", i, k);
                 goto out;
             }
+            nlab++;
+            nstr += strlen(k) + json_string_length(lv) + 2;
+        }
+    }
+    if (m > 0) {
+        size_t bytes = m * sizeof *s + nlab * sizeof(pfi_prom_label) + nstr;
+        s = pfi_calloc(1, bytes);
+        if (s == NULL) {
+            e = PFI_ERR_NOMEM;
+            goto out;
+        }
+    }
+    pfi_prom_label *lab = m > 0 ? (pfi_prom_label *)(void *)(s + m) : NULL;
+    char *str = m > 0 ? (char *)(lab + nlab) : NULL;
+    json_array_foreach(res, i, r)
+    {
+        json_t *metric = json_object_get(r, "metric");
+        json_t *val = json_object_get(r, "value");
+        s[i].labels = lab;
+        const char *k;
+        json_t *lv;
+        json_object_foreach(metric, k, lv)
+        {
+            size_t kl = strlen(k), vl = json_string_length(lv);
+            memcpy(str, k, kl + 1);
+            lab->name = str;
+            str += kl + 1;
+            memcpy(str, json_string_value(lv), vl);
+            str[vl] = '\0';
+            lab->value = str;
+            str += vl + 1;
+            lab++;
             s[i].n_labels++;
         }
         s[i].t_s = json_number_value(json_array_get(val, 0));

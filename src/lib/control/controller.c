@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "control/ctl_curves.h"
+#include "control/ctl_guard.h"
 #include "control/ctl_internal.h"
 #include "control/ctl_prom.h"
 #include "core/db_close.h"
@@ -39,6 +40,34 @@ static double now_mono(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static double now_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+const char *pfi_ctl_reason_name(pfi_ctl_reason r)
+{
+    static const char *const names[PFI_CTL_N_REASONS] = {
+        "unauthorized", "forbidden", "conflict", "server_error", "rejected", "unreachable"};
+    return (unsigned)r < PFI_CTL_N_REASONS ? names[r] : "unknown";
+}
+
+/* The reason of a failed request with HTTP status (0: no answer). */
+static pfi_ctl_reason reason_of(long status)
+{
+    if (status == 0)
+        return PFI_CTL_UNREACHABLE;
+    if (status == 401)
+        return PFI_CTL_UNAUTHORIZED;
+    if (status == 403)
+        return PFI_CTL_FORBIDDEN;
+    if (status == 409)
+        return PFI_CTL_CONFLICT;
+    return status >= 500 ? PFI_CTL_SERVER : PFI_CTL_REJECTED;
+}
+
 /* A cap request is confirmed when the enforced limit is at or below it (a decrease) or at
  * it (an increase). */
 static bool confirmed(double enforced, double sent, int phase)
@@ -54,10 +83,14 @@ typedef struct cgpu {
     char job[PFI_CTL_ID_LEN];
     char host[PFI_CTL_ID_LEN];
     double power_w, min_w, max_w, original_w;
-    double confirmed_w; /* enforced cap last confirmed; NaN unknown */
-    double target_w;    /* this period; NaN leave */
-    size_t job_ix;      /* SIZE_MAX: no job */
-    bool seen;          /* its agent answered this period */
+    double confirmed_w;     /* enforced cap last confirmed; NaN unknown */
+    double ours_w;          /* the cap the controller last confirmed it set; NaN none */
+    ctl_reading reading;    /* this period's verdict on power_w (NaN unless OK) */
+    double sample_t_s;      /* Unix s of the reading in power_w (NaN none) */
+    double prev_sample_t_s; /* the last period's: a reading that repeats is not a new one */
+    double target_w;        /* this period; NaN leave */
+    size_t job_ix;          /* SIZE_MAX: no job */
+    bool seen;              /* its agent answered this period */
 } cgpu;
 
 typedef struct cjob {
@@ -77,7 +110,11 @@ typedef struct cjob {
     pfi_curve_source src;
     ctl_curve curve;
     double cap_w, pred_w;
+    double last_power_w; /* the previous period's power while uncapped (settle check) */
     bool seen, at_ref;
+    bool fresh;       /* every GPU had a trustworthy reading this period */
+    bool repeated;    /* a GPU's reading is the one of the last period (not a new sample) */
+    bool ref_settled; /* the reference has seen a settled uncapped power */
 } cjob;
 
 struct pfi_ctl {
@@ -97,7 +134,13 @@ struct pfi_ctl {
     ctl_http_req *req;
     char **bodies;
     pfi_agent_state *st;
+    ctl_feedback fb;
+    char (*fault)[160]; /* per agent: this period's failure ("" none) */
+    unsigned long (*refusals)[PFI_CTL_N_REASONS];
+    double trusted_wall_s; /* Unix s every GPU last had a trustworthy reading */
     double correction_w;
+    size_t n_refused;          /* this period's refused cap requests */
+    size_t prom_stale;         /* GPUs whose Prometheus reading was stale this period */
     bool prev_settled;         /* last period's caps were all confirmed (feedback is meaningful) */
     int quiet;                 /* periods since caps last changed */
     double last_change_wall_s; /* Unix s of the last cap change (energy segments start) */
@@ -118,6 +161,9 @@ void pfi_ctl_config_init(pfi_ctl_config *c)
     c->confirm_timeout_s = NAN;
     c->http_timeout_s = 1;
     c->lease_s = NAN;
+    c->stale_after_s = NAN;
+    c->epoch = NAN;
+    c->prom.scrape_interval_s = NAN;
     c->prom.power_metric = "pfi_gpu_power_watts";
     c->prom.energy_metric = "pfi_gpu_energy_joules_total";
     c->prom.energy_time_metric = "pfi_gpu_last_sample_timestamp_seconds";
@@ -148,6 +194,8 @@ void pfi_ctl_destroy(pfi_ctl *c)
     pfi_free(c->req);
     pfi_free(c->up);
     pfi_free(c->last_put_s);
+    pfi_free(c->fault);
+    pfi_free(c->refusals);
     pfi_free(c->st);
     pfi_free(c->g);
     pfi_free(c->j);
@@ -177,8 +225,12 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->req = pfi_calloc(n, sizeof *c->req);
     c->bodies = pfi_calloc(n, sizeof *c->bodies);
     c->st = pfi_malloc(sizeof *c->st);
-    if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st)
+    c->fault = pfi_calloc(n, sizeof *c->fault);
+    c->refusals = pfi_calloc(n, sizeof *c->refusals);
+    if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st || !c->fault || !c->refusals)
         goto fail;
+    c->fb.last_measured_w = NAN;
+    c->trusted_wall_s = NAN;
     for (size_t i = 0; i < n; i++)
         c->last_put_s[i] = -INFINITY;
     if ((e = ctl_http_create(&c->http, d)) != PFI_OK)
@@ -209,6 +261,11 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
         if (ctl_audit_last_correction(c->audit, &corr) && isfinite(corr))
             c->correction_w = corr; /* a restarted controller continues the event's correction */
     }
+    c->fb.correction_w = c->correction_w;
+    if (isnan(c->cfg.epoch))
+        c->cfg.epoch = c->run > 0 ? (double)c->run : floor(now_wall());
+    if (c->cfg.controller_id == NULL)
+        c->cfg.controller_id = "pfi-control";
     *out = c;
     return PFI_OK;
 fail:
@@ -235,7 +292,9 @@ static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
     memset(g, 0, sizeof *g);
     g->agent = agent;
     ctl_copy(g->uuid, sizeof g->uuid, uuid);
-    g->confirmed_w = g->original_w = g->power_w = NAN;
+    g->confirmed_w = g->original_w = g->power_w = g->ours_w = NAN;
+    g->reading = CTL_READING_MISSING;
+    g->sample_t_s = g->prev_sample_t_s = NAN;
     g->job_ix = SIZE_MAX;
     return g;
 }
@@ -251,6 +310,8 @@ static void job_reset(cjob *j)
     j->hi_w = INFINITY;
     j->cap_now_w = 0;
     j->at_ref = true;
+    j->fresh = true;
+    j->repeated = false;
     j->cap_w = j->pred_w = NAN;
 }
 
@@ -272,11 +333,12 @@ static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
     cjob *j = &c->j[c->nj];
     memset(j, 0, sizeof *j);
     ctl_copy(j->id, sizeof j->id, id);
-    j->ref_pg_w = j->ref_tput_pg = j->model_pfi = NAN;
+    j->ref_pg_w = j->ref_tput_pg = j->model_pfi = j->last_power_w = NAN;
     job_reset(j);
     double rp, rt;
     if (c->audit != NULL && ctl_audit_job_ref(c->audit, id, &rp, &rt)) {
         j->ref_pg_w = rp; /* stored per GPU */
+        j->ref_settled = true;
         j->ref_tput_pg = rt;
     }
     /* a restarted controller that finds the job capped keeps the model's last estimate */
@@ -318,6 +380,43 @@ static pfi_error restore_agent_gpus(pfi_ctl *c, size_t a)
     return e;
 }
 
+/* The stale bound of the agents' readings (s). */
+static double agent_stale_s(const pfi_ctl *c)
+{
+    return isfinite(c->cfg.stale_after_s) ? c->cfg.stale_after_s : fmax(2.0, 2 * c->cfg.period_s);
+}
+
+/* Note a failed request of agent a this period (the first failure kept as its fault). */
+static void agent_fault(pfi_ctl *c, size_t a, long status, const char *what, const char *detail)
+{
+    c->refusals[a][reason_of(status)]++;
+    if (c->fault[a][0] != '\0')
+        return;
+    if (status == 0)
+        snprintf(c->fault[a], sizeof c->fault[a], "%s: unreachable (%.100s)", what, detail);
+    else
+        snprintf(c->fault[a], sizeof c->fault[a], "%s: HTTP %ld %s (%.80s)", what, status,
+                 pfi_ctl_reason_name(reason_of(status)), detail);
+}
+
+/* The first line of an agent's error answer ({"error":"..."} or text), for a fault line. */
+static const char *answer_detail(const ctl_http_req *r, char *buf, size_t n)
+{
+    if (r->status == 0)
+        return r->err;
+    const char *s = r->resp ? r->resp : "";
+    const char *e = strstr(s, "\"error\":\"");
+    if (e != NULL)
+        s = e + 9;
+    size_t k = 0;
+    while (s[k] && s[k] != '"' && s[k] != '\n' && k + 1 < n) {
+        buf[k] = s[k];
+        k++;
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
 /* GET /v1/state of the agents with want[a] (NULL: all); updates GPUs; returns how many
  * answered. fill_jobs: also the jobs' throughput and class. */
 static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, double *tput_job,
@@ -352,6 +451,11 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
         }
         if (pe != PFI_OK) {
             c->up[a] = false;
+            if (fill_jobs) {
+                char det[120];
+                agent_fault(c, a, r->status == 200 ? 502 : r->status, "GET /v1/state",
+                            r->status == 200 ? "bad state" : answer_detail(r, det, sizeof det));
+            }
             if (fill_jobs && c->audit != NULL && (e = restore_agent_gpus(c, a)) != PFI_OK)
                 break;
             if (rep != NULL && rep->note[0] == '\0')
@@ -361,6 +465,9 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
             continue;
         }
         c->up[a] = true;
+        double now = now_wall();
+        /* an agent that does not say when it sampled answered with what it has now */
+        double t_sample = isfinite(c->st->sampled_at_s) ? c->st->sampled_at_s : now;
         for (size_t i = 0; i < c->st->n_gpus; i++) {
             const pfi_agent_gpu *sg = &c->st->gpus[i];
             cgpu *g = gpu_slot(c, a, sg->uuid);
@@ -369,9 +476,25 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
                 break;
             }
             g->seen = true;
-            g->power_w = sg->power_w;
+            double maxw = isfinite(sg->max_cap_w) ? sg->max_cap_w : g->max_w;
+            g->reading = ctl_reading_check(sg->power_w, t_sample, now, agent_stale_s(c), maxw);
+            g->power_w = g->reading == CTL_READING_OK ? sg->power_w : NAN;
+            g->sample_t_s = g->reading == CTL_READING_OK ? t_sample : NAN;
             ctl_copy(g->host, sizeof g->host, c->st->hostname);
-            g->confirmed_w = isfinite(sg->enforced_cap_w) ? sg->enforced_cap_w : sg->cap_w;
+            double enf = isfinite(sg->enforced_cap_w) ? sg->enforced_cap_w : sg->cap_w;
+            if (fill_jobs && rep != NULL && isfinite(g->ours_w) && isfinite(enf) &&
+                fabs(enf - g->ours_w) > 1) {
+                /* the limit moved without a request of ours: another tool, a DCGM group
+                 * power policy, an operator */
+                rep->competing++;
+                if (c->fault[a][0] == '\0')
+                    snprintf(c->fault[a], sizeof c->fault[a],
+                             "competing actuator: GPU %.60s limit %.0f W, the controller set "
+                             "%.0f W",
+                             g->uuid, enf, g->ours_w);
+                g->ours_w = NAN;
+            }
+            g->confirmed_w = enf;
             if (fill_jobs) {
                 ctl_copy(g->job, sizeof g->job, sg->job);
                 g->min_w = isfinite(sg->min_cap_w) ? sg->min_cap_w : 100;
@@ -429,14 +552,21 @@ static pfi_error put_body(pfi_ctl *c, size_t a, const double *send, double now_s
                           char **body)
 {
     *body = NULL;
-    size_t cap = 256, len = 0, cnt = 0;
+    size_t cap = 512, len = 0, cnt = 0;
     char *b = pfi_malloc(cap);
     if (b == NULL)
         return PFI_ERR_NOMEM;
     c->seq++;
+    char id[PFI_CTL_ID_LEN];
+    size_t il = 0;
+    for (const char *q = c->cfg.controller_id; *q && il + 1 < sizeof id; q++)
+        if (*q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
+            id[il++] = *q; /* a JSON string without escapes */
+    id[il] = '\0';
     len = (size_t)snprintf(b, cap,
-                           "{\"request_id\":\"pfi-ctl-%ld-%ld-%lu\",\"lease_s\":%g,\"caps\":[",
-                           c->run, getpid_cached(), c->seq, c->cfg.lease_s);
+                           "{\"request_id\":\"pfi-ctl-%ld-%ld-%lu\",\"lease_s\":%g,"
+                           "\"controller\":\"%s\",\"epoch\":%.0f,\"caps\":[",
+                           c->run, getpid_cached(), c->seq, c->cfg.lease_s, id, c->cfg.epoch);
     for (size_t k = 0; k < c->ng; k++) {
         const cgpu *g = &c->g[k];
         double w = send[k];
@@ -497,9 +627,13 @@ static pfi_error take_put_answers(pfi_ctl *c, const double *send, int phase, dou
         }
         bool ok = pe == PFI_OK;
         char what[200];
-        if (!ok)
+        if (!ok) {
             snprintf(what, sizeof what, "HTTP %ld: %.150s", r->status,
                      r->status ? (r->resp ? r->resp : "") : r->err);
+            char det[120];
+            agent_fault(c, a, r->status == 200 ? 502 : r->status, "PUT /v1/caps",
+                        r->status == 200 ? "bad answer" : answer_detail(r, det, sizeof det));
+        }
         if (r->status == 0)
             c->up[a] = false;
         for (size_t gi = 0; gi < c->ng; gi++) {
@@ -507,13 +641,15 @@ static pfi_error take_put_answers(pfi_ctl *c, const double *send, int phase, dou
             if (g->agent != a || isnan(send[gi]))
                 continue;
             (*sent)++;
+            if (!ok && r->status != 0)
+                c->n_refused++;
             double enf = NAN;
             for (size_t q = 0; ok && q < nr; q++)
                 if (strcmp(rep[q].uuid, g->uuid) == 0)
                     enf = rep[q].enforced_w;
             bool conf = confirmed(enf, send[gi], phase);
             if (conf)
-                g->confirmed_w = enf;
+                g->confirmed_w = g->ours_w = enf;
             else if (ok) {
                 pending[a] = true;
                 (*npend)++;
@@ -546,6 +682,8 @@ static pfi_error wait_confirmed(pfi_ctl *c, const double *send, int phase, bool 
                 continue;
             if (!confirmed(g->confirmed_w, send[gi], phase))
                 (*npend)++;
+            else
+                g->ours_w = g->confirmed_w;
         }
         for (size_t a = 0; a < c->cfg.n_agents; a++)
             if (pending[a] && !c->up[a])
@@ -813,11 +951,13 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
         e = PFI_OK; /* keep the caps as they are this period */
         goto out;
     }
-    rep->infeasible = !r.feasible;
-    if (!r.feasible)
+    if (!r.feasible) {
         snprintf(rep->note, sizeof rep->note,
                  "budget infeasible: every job at its floor still needs %.0f W more",
                  r.shortfall_w);
+        rep->infeasible = true;
+        rep->shortfall_w = r.shortfall_w;
+    }
     for (size_t k = 0; k < nj; k++) {
         cjob *j = &c->j[jx[k]];
         j->cap_w = floor(r.cap_w[k]);
@@ -848,6 +988,7 @@ typedef struct period {
     double predicted_w;   /* the curves at the confirmed caps (the reserve's GPUs at theirs) */
     double budget_w;      /* the cluster budget B (NaN outside an event) */
     double stage_limit_w; /* what the staged increases must fit under */
+    bool blind;           /* a GPU lacks a trustworthy reading: hold the last safe caps */
 } period;
 
 /* A new period: the report cleared, every GPU and job unseen until read. */
@@ -859,10 +1000,15 @@ static void period_begin(pfi_ctl *c, double t_s, bool event, pfi_ctl_report *rep
     rep->agents = c->cfg.n_agents;
     rep->budget_w = NAN;
     rep->alloc_budget_w = NAN;
+    rep->shortfall_w = NAN;
+    c->n_refused = 0;
+    for (size_t a = 0; a < c->cfg.n_agents; a++)
+        c->fault[a][0] = '\0';
     for (size_t i = 0; i < c->ng; i++) {
         c->g[i].seen = false;
         c->g[i].target_w = NAN;
         c->g[i].job_ix = SIZE_MAX;
+        c->g[i].reading = CTL_READING_MISSING;
     }
     for (size_t i = 0; i < c->nj; i++)
         job_reset(&c->j[i]);
@@ -907,16 +1053,47 @@ static pfi_error read_prometheus(pfi_ctl *c, pfi_ctl_report *rep)
     pfi_error pe = ctl_prom_read(&c->prom, c->http, &c->cfg.prom, c->last_change_wall_s, &pd);
     if (pe == PFI_ERR_NOMEM)
         return pe;
-    size_t matched = 0;
+    size_t matched = 0, stale = 0, glitch = 0;
     if (pe == PFI_OK) {
+        /* two scrape intervals: the configured one, else the one the counters show, else
+         * Prometheus' default 15 s */
+        double iv = isfinite(c->cfg.prom.scrape_interval_s) ? c->cfg.prom.scrape_interval_s
+                    : isfinite(c->prom.interval_s)          ? c->prom.interval_s
+                                                            : 15.0;
+        /* at least 2 s: a loaded server scrapes late, and holding the caps is not free */
+        double bound = isfinite(c->cfg.stale_after_s) ? c->cfg.stale_after_s : fmax(2.0, 2 * iv);
+        double now = now_wall();
         for (size_t gi = 0; gi < c->ng; gi++) {
             cgpu *g = &c->g[gi];
             const ctl_prom_gpu *pg = g->seen ? ctl_prom_find(&c->prom, g->host, g->uuid) : NULL;
-            if (pg != NULL && isfinite(pg->power_w)) {
+            if (pg == NULL)
+                continue;
+            ctl_reading v = ctl_reading_check(pg->power_w, pg->sample_t_s, now, bound, g->max_w);
+            if (v == CTL_READING_OK) {
                 g->power_w = pg->power_w;
+                g->sample_t_s = pg->sample_t_s;
+                g->reading = v;
                 matched++;
+            } else if (v == CTL_READING_STALE) {
+                stale++; /* the agent's own reading, when it is fresh, stands */
+            } else if (v == CTL_READING_GLITCH) {
+                glitch++;
             }
         }
+    }
+    if (stale > 0 || glitch > 0) {
+        char buf[160];
+        snprintf(buf, sizeof buf,
+                 "Prometheus: %zu stale and %zu impossible reading(s) rejected; the agents' "
+                 "readings used",
+                 stale, glitch);
+        if (rep->note[0] == '\0')
+            snprintf(rep->note, sizeof rep->note, "%s", buf);
+        rep->glitch_gpus += glitch;
+        rep->prom_stale_gpus = stale;
+        c->prom_stale = stale;
+    } else {
+        c->prom_stale = 0;
     }
     if (matched > 0) {
         rep->prom_used = true;
@@ -924,7 +1101,10 @@ static pfi_error read_prometheus(pfi_ctl *c, pfi_ctl_report *rep)
         rep->prom_failed = true;
         snprintf(rep->note, sizeof rep->note,
                  "Prometheus unavailable (%.160s): using the agents' power",
-                 pe != PFI_OK ? pd.message : "no GPU of the agents in its answer");
+                 pe != PFI_OK ? pd.message
+                 : stale > 0  ? "every reading stale: its samples are older than the bound"
+                 : glitch > 0 ? "every reading impossible"
+                              : "no GPU of the agents in its answer");
     }
     return PFI_OK;
 }
@@ -954,6 +1134,12 @@ static pfi_error tally_gpus(pfi_ctl *c, period *p, pfi_ctl_report *rep)
             continue;
         }
         rep->gpus++;
+        if (g->reading == CTL_READING_STALE)
+            rep->stale_gpus++;
+        else if (g->reading == CTL_READING_GLITCH)
+            rep->glitch_gpus++;
+        if (g->reading == CTL_READING_STALE || g->reading == CTL_READING_GLITCH)
+            p->blind = true; /* a missing reading (none offered) was never trusted */
         if (isfinite(g->power_w))
             p->measured_w += g->power_w;
         if (g->job[0] == '\0') {
@@ -968,6 +1154,13 @@ static pfi_error tally_gpus(pfi_ctl *c, period *p, pfi_ctl_report *rep)
         j->seen = true;
         j->ngpus++;
         j->power_w += isfinite(g->power_w) ? g->power_w : 0;
+        /* a reading that is not new (a frozen source repeats itself and looks settled) is
+         * no ground to learn a reference on */
+        if (g->reading == CTL_READING_STALE || g->reading == CTL_READING_GLITCH)
+            j->fresh = false;
+        if (isfinite(g->prev_sample_t_s) && !(g->sample_t_s > g->prev_sample_t_s))
+            j->repeated = true;
+        g->prev_sample_t_s = g->sample_t_s;
         j->lo_w = fmax(j->lo_w, g->min_w);
         j->hi_w = fmin(j->hi_w, g->original_w);
         j->cap_now_w += g->confirmed_w;
@@ -996,7 +1189,21 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
         if (!(j->hi_w > j->lo_w))
             j->lo_w = j->hi_w - 1;
         j->uncapped_run = j->at_ref ? j->uncapped_run + 1 : 0;
-        if (j->at_ref && j->power_w > 0) {
+        /* a reference is learnt only from trustworthy readings of a job whose power has
+         * settled at its original limits: not from stale or rejected readings, and not while
+         * the power still recovers from an earlier cap (the first reading of a job never
+         * seen is the exception: it is all there is) */
+        bool settled = isfinite(j->last_power_w) &&
+                       fabs(j->power_w - j->last_power_w) <= 0.03 * fmax(j->power_w, 1.0);
+        /* until one settled reading has been seen (a job just started ramps up), every
+         * fresh uncapped one goes into the median; after it, only settled ones three periods
+         * after the caps came off */
+        bool learn = j->at_ref && j->fresh && j->power_w > 0 && !j->repeated &&
+                     (!j->ref_settled || (j->uncapped_run >= 3 && settled));
+        if (learn && settled && j->uncapped_run >= 2)
+            j->ref_settled = true;
+        j->last_power_w = j->at_ref && j->fresh ? j->power_w : NAN;
+        if (learn) {
             /* the job runs uncapped: (re)learn its reference, smoothed */
             /* the median of the last CTL_REF_WINDOW uncapped periods: one spiky reading (an
              * energy difference over a short or misaligned span, a load transient) moves an
@@ -1029,15 +1236,22 @@ static pfi_error period_budget(pfi_ctl *c, period *p, double budget_w, double re
         p->budget_w = isnan(budget_w) ? (1 - reduction) * p->ref_w : budget_w;
     /* feedback: the curves' error on the managed GPUs, integrated, bounded */
     double scale = isfinite(p->budget_w) ? p->budget_w : p->ref_w;
-    if (!p->event)
-        c->correction_w = 0; /* the correction is the event's: the next one learns afresh */
-    else if (c->prev_settled && c->quiet >= 2 && isfinite(p->measured_w)) {
-        /* only on a steady state: caps unchanged for two periods, all confirmed */
-        double err = (p->measured_w - p->unmanaged_w) - predicted_managed;
-        double corr = c->correction_w + c->cfg.feedback_gain * err;
-        double hi = c->cfg.feedback_bound * scale, lo = -0.5 * c->cfg.margin * scale;
-        c->correction_w = fmin(hi, fmax(lo, corr));
-    }
+    /* anti-windup (control/ctl_guard.h): integrate only on a settled, confirmed state with
+     * every reading trustworthy; fade out after the event */
+    ctl_feedback_in fi = {.event = p->event,
+                          .caps_confirmed = c->prev_settled,
+                          .quiet = (unsigned)c->quiet,
+                          .readings_fresh = !p->blind,
+                          .measured_w = p->measured_w - p->unmanaged_w,
+                          .predicted_w = predicted_managed,
+                          .scale_w = scale,
+                          .gain = c->cfg.feedback_gain,
+                          .bound = c->cfg.feedback_bound,
+                          .lower = 0.5 * c->cfg.margin,
+                          .settle_tol = 0.01};
+    c->fb.correction_w = c->correction_w;
+    rep->feedback_updated = ctl_feedback_update(&c->fb, &fi);
+    c->correction_w = c->fb.correction_w;
     /* targets */
     p->stage_limit_w = INFINITY;
     if (p->event) {
@@ -1098,7 +1312,15 @@ static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl
         sg[gi].confirmed_w = c->g[gi].confirmed_w;
         sg[gi].reachable = c->g[gi].seen && c->up[c->g[gi].agent];
     }
-    size_t ninc = pfi_stage_increases(sg, c->ng, p->stage_limit_w, stage_cost, c, send, NULL);
+    /* without trustworthy readings during an event the caps stay where they were last
+     * safe: decreases go out, increases wait (never uncapped on a guess) */
+    rep->held = p->event && p->blind;
+    size_t ninc = 0;
+    if (rep->held)
+        for (size_t gi = 0; gi < c->ng; gi++)
+            send[gi] = NAN;
+    else
+        ninc = pfi_stage_increases(sg, c->ng, p->stage_limit_w, stage_cost, c, send, NULL);
     size_t want_inc = 0;
     for (size_t gi = 0; gi < c->ng; gi++)
         if (sg[gi].reachable && isfinite(sg[gi].target_w) && isfinite(sg[gi].confirmed_w) &&
@@ -1128,7 +1350,7 @@ out:
 
 /* The period's report: p's figures, the caps as confirmed now, and whether every GPU is
  * back on its original limit. */
-static void period_report(const pfi_ctl *c, const period *p, pfi_ctl_report *rep)
+static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
 {
     double cap_sum = 0;
     bool restored = true;
@@ -1150,6 +1372,13 @@ static void period_report(const pfi_ctl *c, const period *p, pfi_ctl_report *rep
     rep->tput_tok_s = p->tput_tok_s;
     rep->cap_sum_w = cap_sum;
     rep->restored = !p->event && restored;
+    rep->refused = c->n_refused;
+    for (size_t a = 0; a < c->cfg.n_agents; a++)
+        rep->unreachable += !c->up[a];
+    double now = now_wall();
+    if (!p->blind || isnan(c->trusted_wall_s))
+        c->trusted_wall_s = now;
+    rep->stale_s = now - c->trusted_wall_s;
 }
 
 /* Phase audit: the period, its caps and every job seen, then the period's transaction
@@ -1209,6 +1438,10 @@ pfi_error pfi_ctl_release(pfi_ctl *c, bool *all_ok, pfi_diag *d)
 {
     (void)d;
     size_t n = c->cfg.n_agents;
+    /* fenced like the PUTs: an agent whose lease another controller holds refuses (409) and
+     * keeps that controller's caps */
+    char fence[PFI_CTL_ID_LEN + 64];
+    snprintf(fence, sizeof fence, "X-Pfi-Lease: %s %.0f", c->cfg.controller_id, c->cfg.epoch);
     for (size_t a = 0; a < n; a++) {
         ctl_http_req *r = &c->req[a];
         ctl_http_req_clear(r);
@@ -1216,13 +1449,64 @@ pfi_error pfi_ctl_release(pfi_ctl *c, bool *all_ok, pfi_diag *d)
         agent_url(c, a, "/v1/caps", r->url, sizeof r->url);
         r->token = c->cfg.agents[a].token;
         r->body = NULL;
+        r->header = fence;
     }
     pfi_error e = ctl_http_run(c->http, c->req, n, c->cfg.http_timeout_s);
     *all_ok = true;
-    for (size_t a = 0; a < n; a++)
-        if (c->req[a].status != 200)
+    for (size_t a = 0; a < n; a++) {
+        c->fault[a][0] = '\0';
+        if (c->req[a].status != 200) {
             *all_ok = false;
+            char det[120];
+            agent_fault(c, a, c->req[a].status, "DELETE /v1/caps",
+                        answer_detail(&c->req[a], det, sizeof det));
+        }
+        c->req[a].header = NULL;
+    }
     return e;
+}
+
+bool pfi_ctl_report_faults(const pfi_ctl_report *r, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+#define FAULT(...)                                                                                 \
+    do {                                                                                           \
+        if (used < n) {                                                                            \
+            int w_ = snprintf(buf + used, n - used, "%s", used ? ", " : "");                       \
+            used += w_ > 0 ? (size_t)w_ : 0;                                                       \
+        }                                                                                          \
+        if (used < n) {                                                                            \
+            int w_ = snprintf(buf + used, n - used, __VA_ARGS__);                                  \
+            used += w_ > 0 ? (size_t)w_ : 0;                                                       \
+        }                                                                                          \
+    } while (0)
+    if (r->infeasible)
+        FAULT("budget infeasible (%.0f W short)", r->shortfall_w);
+    if (r->refused > 0)
+        FAULT("caps refused %zu", r->refused);
+    if (r->unreachable > 0)
+        FAULT("agents unreachable %zu", r->unreachable);
+    if (r->stale_gpus > 0)
+        FAULT("telemetry stale on %zu GPU(s) for %.1f s", r->stale_gpus, r->stale_s);
+    if (r->prom_stale_gpus > 0)
+        FAULT("Prometheus stale on %zu GPU(s)", r->prom_stale_gpus);
+    if (r->glitch_gpus > 0)
+        FAULT("impossible readings rejected %zu", r->glitch_gpus);
+    if (r->competing > 0)
+        FAULT("competing actuator on %zu GPU(s)", r->competing);
+    if (r->held)
+        FAULT("increases held");
+#undef FAULT
+    return used > 0;
+}
+
+void pfi_ctl_agent_get(const pfi_ctl *c, size_t a, pfi_ctl_agent_view *o)
+{
+    o->url = c->cfg.agents[a].url;
+    o->up = c->up[a];
+    o->fault = c->fault[a];
+    memcpy(o->refusals, c->refusals[a], sizeof o->refusals);
 }
 
 void pfi_ctl_set_rules(pfi_ctl *c, const pfi_ctl_rule *r, size_t n)

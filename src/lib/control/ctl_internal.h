@@ -31,8 +31,9 @@ bool ctl_copy(char *dst, size_t n, const char *src);
 typedef struct ctl_http_req {
     const char *method; /* "GET", "PUT", "DELETE" */
     char url[640];
-    const char *token; /* bearer token or NULL */
-    const char *body;  /* request body or NULL (borrowed) */
+    const char *token;  /* bearer token or NULL */
+    const char *body;   /* request body or NULL (borrowed) */
+    const char *header; /* one more request header "Name: value" or NULL (borrowed) */
     /* results */
     long status; /* HTTP status, 0 when no answer */
     char *resp;  /* answer body (owned: pfi_free), NUL-terminated, or NULL */

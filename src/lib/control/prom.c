@@ -8,6 +8,7 @@
  */
 #include "control/curl_lazy.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 pfi_error ctl_prom_init(ctl_prom *p, const pfi_ctl_prom_config *pc, pfi_diag *d)
 {
     memset(p, 0, sizeof *p);
+    p->interval_s = NAN;
     const char *s = pc->feature_metrics;
     while (s != NULL && *s != '\0') {
         const char *comma = strchr(s, ',');
@@ -39,22 +41,68 @@ pfi_error ctl_prom_init(ctl_prom *p, const pfi_ctl_prom_config *pc, pfi_diag *d)
 void ctl_prom_clear(ctl_prom *p)
 {
     pfi_free(p->g);
+    pfi_free(p->index);
     memset(p, 0, sizeof *p);
+}
+
+/* FNV-1a of host, a separator, uuid. */
+static size_t gpu_hash(const char *host, const char *uuid)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *q = host; *q; q++)
+        h = (h ^ (unsigned char)*q) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+    for (const char *q = uuid; *q; q++)
+        h = (h ^ (unsigned char)*q) * 1099511628211ull;
+    return (size_t)h;
+}
+
+/* The index slot of (host, uuid): its entry, or the empty slot it would go in. */
+static size_t *index_find(const ctl_prom *p, const char *host, const char *uuid)
+{
+    size_t mask = p->index_cap - 1;
+    for (size_t k = gpu_hash(host, uuid) & mask;; k = (k + 1) & mask) {
+        size_t *e = &p->index[k];
+        if (*e == 0)
+            return e;
+        const ctl_prom_gpu *g = &p->g[*e - 1];
+        if (strcmp(g->uuid, uuid) == 0 && strcmp(g->host, host) == 0)
+            return e;
+    }
+}
+
+/* The index rebuilt at twice the size. Errors: PFI_ERR_NOMEM. */
+static pfi_error index_grow(ctl_prom *p)
+{
+    size_t nc = p->index_cap ? 2 * p->index_cap : 128;
+    size_t *ix = pfi_calloc(nc, sizeof *ix);
+    if (ix == NULL)
+        return PFI_ERR_NOMEM;
+    pfi_free(p->index);
+    p->index = ix;
+    p->index_cap = nc;
+    for (size_t i = 0; i < p->n; i++)
+        *index_find(p, p->g[i].host, p->g[i].uuid) = i + 1;
+    return PFI_OK;
 }
 
 const ctl_prom_gpu *ctl_prom_find(const ctl_prom *p, const char *host, const char *uuid)
 {
-    for (size_t i = 0; i < p->n; i++)
-        if (p->g[i].fresh && strcmp(p->g[i].uuid, uuid) == 0 && strcmp(p->g[i].host, host) == 0)
-            return &p->g[i];
-    return NULL;
+    if (p->index_cap == 0)
+        return NULL;
+    size_t e = *index_find(p, host, uuid);
+    return e != 0 && p->g[e - 1].fresh ? &p->g[e - 1] : NULL;
 }
 
 static ctl_prom_gpu *slot(ctl_prom *p, const char *host, const char *uuid)
 {
-    for (size_t i = 0; i < p->n; i++)
-        if (strcmp(p->g[i].uuid, uuid) == 0 && strcmp(p->g[i].host, host) == 0)
-            return &p->g[i];
+    if (p->index_cap > 0) {
+        size_t e = *index_find(p, host, uuid);
+        if (e != 0)
+            return &p->g[e - 1];
+    }
+    if (2 * (p->n + 1) > p->index_cap && index_grow(p) != PFI_OK)
+        return NULL;
     if (p->n == p->cap) {
         size_t nc = p->cap ? 2 * p->cap : 64;
         ctl_prom_gpu *q = pfi_realloc(p->g, nc * sizeof *q);
@@ -67,7 +115,11 @@ static ctl_prom_gpu *slot(ctl_prom *p, const char *host, const char *uuid)
     memset(g, 0, sizeof *g);
     ctl_copy(g->host, sizeof g->host, host);
     ctl_copy(g->uuid, sizeof g->uuid, uuid);
-    g->energy_j = g->energy_t_s = NAN;
+    g->energy_j = g->energy_t_s = g->sample_t_s = NAN;
+    g->gauge_t_s = g->time_t_s = g->scrape_t_s = NAN;
+    for (size_t k = 0; k < CTL_PROM_MAX_FEATURES; k++)
+        g->feature[k] = NAN;
+    *index_find(p, host, uuid) = p->n;
     return g;
 }
 
@@ -131,6 +183,7 @@ static void take_gauge(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
     (void)ctx;
     if (isfinite(s->value) && s->value >= 0) {
         g->power_w = s->value; /* duplicates of one GPU carry the same value: keep one */
+        g->sample_t_s = g->gauge_t_s;
         g->fresh = true;
     }
 }
@@ -155,19 +208,27 @@ static bool is_time_sample(const pfi_ctl_prom_config *pc, const pfi_prom_sample 
     return has_time_metric(pc) && name != NULL && strcmp(name, pc->energy_time_metric) == 0;
 }
 
-/* The first finite value among xs[] of GPU g (is_time: only the time metric's series). */
-static double gpu_value(const etake *et, const ctl_prom_gpu *g, const pfi_prom_sample *xs, size_t n,
-                        bool is_time)
+/* The counters' own sample times and the scrape times, kept on each GPU for this read (one
+ * pass over each answer: linear in the GPUs, not quadratic). */
+static void take_time(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
 {
-    for (size_t k = 0; k < n; k++) {
-        if (is_time && !is_time_sample(et->pc, &xs[k]))
-            continue;
-        const char *h = pfi_prom_sample_label(&xs[k], et->pc->host_label);
-        const char *u = pfi_prom_sample_label(&xs[k], et->pc->uuid_label);
-        if (h && u && strcmp(h, g->host) == 0 && strcmp(u, g->uuid) == 0 && isfinite(xs[k].value))
-            return xs[k].value;
-    }
-    return NAN;
+    etake *et = ctx;
+    if (is_time_sample(et->pc, s) && isfinite(s->value) && isnan(g->time_t_s))
+        g->time_t_s = s->value;
+}
+
+static void take_scrape(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
+{
+    (void)ctx;
+    if (isfinite(s->value) && isnan(g->scrape_t_s))
+        g->scrape_t_s = s->value;
+}
+
+static void take_gauge_time(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
+{
+    (void)ctx;
+    if (isfinite(s->value))
+        g->gauge_t_s = s->value;
 }
 
 static void take_energy(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
@@ -180,9 +241,7 @@ static void take_energy(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
      * the scrape's start, and the exporter's counter lags it by up to its sampling interval:
      * over a 1 s span that lag is a tenth or more of the power. timestamp() is the fallback
      * for an exporter that does not export the time. */
-    double t = gpu_value(et, g, et->s, et->n, true);
-    if (isnan(t))
-        t = gpu_value(et, g, et->ts, et->nts, false);
+    double t = isfinite(g->time_t_s) ? g->time_t_s : g->scrape_t_s;
     if (isnan(t))
         return;
     if (isfinite(g->energy_t_s) && t == g->energy_t_s)
@@ -201,6 +260,7 @@ static void take_energy(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
         if (t - g->energy_t_s < CTL_PROM_MIN_SPAN_S)
             return;
         g->power_w = (s->value - g->energy_j) / (t - g->energy_t_s);
+        g->sample_t_s = t;
         g->fresh = true;
     }
     /* else: first sample or a counter reset: a new segment starts here */
@@ -208,12 +268,43 @@ static void take_energy(ctl_prom_gpu *g, const pfi_prom_sample *s, void *ctx)
     g->energy_t_s = t;
 }
 
+/* The scrape interval, from the spacing of the counters' distinct sample times: the
+ * smallest positive spacing seen this read, smoothed over reads. */
+static void learn_interval(ctl_prom *p, const double *prev_t, size_t n0)
+{
+    double best = INFINITY;
+    for (size_t i = 0; i < n0; i++) {
+        double d = p->g[i].energy_t_s - prev_t[i];
+        if (isfinite(d) && d > 0.01)
+            best = fmin(best, d);
+    }
+    if (!isfinite(best))
+        return;
+    p->interval_s = isnan(p->interval_s) ? best : 0.8 * p->interval_s + 0.2 * best;
+}
+
 pfi_error ctl_prom_take_energy(ctl_prom *p, const pfi_ctl_prom_config *pc, const pfi_prom_sample *s,
                                size_t n, const pfi_prom_sample *ts, size_t nts,
                                double segment_start_s)
 {
     etake et = {s, n, ts, nts, pc, segment_start_s};
-    return each_gpu(p, pc, s, n, take_energy, &et);
+    size_t n0 = p->n;
+    double *prev = n0 > 0 ? pfi_malloc(n0 * sizeof *prev) : NULL;
+    if (n0 > 0 && prev == NULL)
+        return PFI_ERR_NOMEM;
+    for (size_t i = 0; i < n0; i++) {
+        prev[i] = p->g[i].energy_t_s;
+        p->g[i].time_t_s = p->g[i].scrape_t_s = NAN;
+    }
+    pfi_error e = each_gpu(p, pc, s, n, take_time, &et);
+    if (e == PFI_OK)
+        e = each_gpu(p, pc, ts, nts, take_scrape, &et);
+    if (e == PFI_OK)
+        e = each_gpu(p, pc, s, n, take_energy, &et);
+    if (e == PFI_OK)
+        learn_interval(p, prev, n0); /* over the GPUs known before this read */
+    pfi_free(prev);
+    return e;
 }
 
 typedef struct ftake {
@@ -231,6 +322,7 @@ void ctl_prom_begin(ctl_prom *p)
     for (size_t i = 0; i < p->n; i++) {
         p->g[i].fresh = false;
         p->g[i].power_w = NAN;
+        p->g[i].sample_t_s = p->g[i].gauge_t_s = NAN;
         for (size_t k = 0; k < CTL_PROM_MAX_FEATURES; k++)
             p->g[i].feature[k] = NAN;
     }
@@ -243,8 +335,17 @@ pfi_error ctl_prom_read(ctl_prom *p, ctl_http *h, const pfi_ctl_prom_config *pc,
     char q[512];
     pfi_prom_sample *s = NULL, *ts = NULL;
     size_t n = 0, nts = 0;
-    joined(q, sizeof q, "", pc->power_metric, pc);
+    /* the gauge's sample times first (timestamp(): the scrape that took it), so that a
+     * server that answers with frozen samples shows their age */
+    joined(q, sizeof q, "timestamp(", pc->power_metric, pc);
     pfi_error e = query(h, pc, q, &s, &n, d);
+    if (e == PFI_OK)
+        e = each_gpu(p, pc, s, n, take_gauge_time, NULL);
+    pfi_free(s);
+    s = NULL;
+    joined(q, sizeof q, "", pc->power_metric, pc);
+    if (e == PFI_OK)
+        e = query(h, pc, q, &s, &n, d);
     if (e == PFI_OK)
         e = each_gpu(p, pc, s, n, take_gauge, NULL);
     pfi_free(s);

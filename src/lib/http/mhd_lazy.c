@@ -16,6 +16,7 @@
     X(stop_daemon, MHD_stop_daemon)                                                                \
     X(get_daemon_info, MHD_get_daemon_info)                                                        \
     X(lookup_connection_value, MHD_lookup_connection_value)                                        \
+    X(lookup_connection_value_n, MHD_lookup_connection_value_n)                                    \
     X(create_response_from_buffer, MHD_create_response_from_buffer)                                \
     X(add_response_header, MHD_add_response_header)                                                \
     X(queue_response, MHD_queue_response)                                                          \
@@ -61,6 +62,16 @@ const char *mhd_lazy_lookup_connection_value(struct MHD_Connection *connection,
                                              enum MHD_ValueKind kind, const char *key)
 {
     return mhd_lazy_load(NULL) == 0 ? fn.lookup_connection_value(connection, kind, key) : NULL;
+}
+
+enum MHD_Result mhd_lazy_lookup_connection_value_n(struct MHD_Connection *connection,
+                                                   enum MHD_ValueKind kind, const char *key,
+                                                   size_t key_size, const char **value_ptr,
+                                                   size_t *value_size_ptr)
+{
+    return mhd_lazy_load(NULL) == 0 ? fn.lookup_connection_value_n(connection, kind, key, key_size,
+                                                                   value_ptr, value_size_ptr)
+                                    : MHD_NO;
 }
 
 struct MHD_Response *mhd_lazy_create_response_from_buffer(size_t size, void *buffer,

@@ -28,6 +28,8 @@ typedef struct mhd_lazy_fns {
                                                    ...);
     const char *(*lookup_connection_value)(struct MHD_Connection *, enum MHD_ValueKind,
                                            const char *);
+    enum MHD_Result (*lookup_connection_value_n)(struct MHD_Connection *, enum MHD_ValueKind,
+                                                 const char *, size_t, const char **, size_t *);
     struct MHD_Response *(*create_response_from_buffer)(size_t, void *,
                                                         enum MHD_ResponseMemoryMode);
     enum MHD_Result (*add_response_header)(struct MHD_Response *, const char *, const char *);
@@ -64,6 +66,10 @@ const union MHD_DaemonInfo *mhd_lazy_get_daemon_info(struct MHD_Daemon *daemon,
                                                      enum MHD_DaemonInfoType info_type, ...);
 const char *mhd_lazy_lookup_connection_value(struct MHD_Connection *connection,
                                              enum MHD_ValueKind kind, const char *key);
+enum MHD_Result mhd_lazy_lookup_connection_value_n(struct MHD_Connection *connection,
+                                                   enum MHD_ValueKind kind, const char *key,
+                                                   size_t key_size, const char **value_ptr,
+                                                   size_t *value_size_ptr);
 struct MHD_Response *mhd_lazy_create_response_from_buffer(size_t size, void *buffer,
                                                           enum MHD_ResponseMemoryMode mode);
 enum MHD_Result mhd_lazy_add_response_header(struct MHD_Response *response, const char *header,
@@ -78,6 +84,7 @@ void mhd_lazy_destroy_response(struct MHD_Response *response);
 #define MHD_stop_daemon mhd_lazy_stop_daemon
 #define MHD_get_daemon_info mhd_lazy_get_daemon_info
 #define MHD_lookup_connection_value mhd_lazy_lookup_connection_value
+#define MHD_lookup_connection_value_n mhd_lazy_lookup_connection_value_n
 #define MHD_create_response_from_buffer mhd_lazy_create_response_from_buffer
 #define MHD_add_response_header mhd_lazy_add_response_header
 #define MHD_queue_response mhd_lazy_queue_response

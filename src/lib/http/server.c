@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "core/memory.h"
 #include "http/mhd_lazy.h"
@@ -34,7 +35,15 @@ typedef struct body_buf {
     char *data; /* NUL-terminated once anything is in; NULL when empty or dropped */
     size_t len, cap;
     bool too_big;
+    double start_s; /* monotonic s the headers were in (the body's deadline counts from it) */
 } body_buf;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* The body's bytes go into b until max_body would be passed; then it is dropped, and only
  * too_big remains. false when out of memory. */
@@ -86,9 +95,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         b = pfi_calloc(1, sizeof *b);
         if (b == NULL)
             return MHD_NO;
+        b->start_s = mono_s();
         *con_cls = b;
         return MHD_YES;
     }
+    if (s->cfg.body_timeout_s > 0 && mono_s() - b->start_s > s->cfg.body_timeout_s)
+        return MHD_NO; /* a body that trickles past its deadline: the slot goes back */
     if (*size > 0) {
         if (!body_append(b, data, *size, s->cfg.max_body))
             return MHD_NO;
@@ -162,6 +174,9 @@ pfi_error pfi_http_server_start(const pfi_http_server_config *cfg, pfi_http_serv
         {MHD_OPTION_THREAD_POOL_SIZE, cfg->threads},
         {MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections},
         {MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_client},
+        /* strict HTTP/1.1 parsing of what clients send (no bare LF, no junk in headers) */
+        {MHD_OPTION_STRICT_FOR_CLIENT, 1},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->connection_memory_b},
         {MHD_OPTION_THREAD_STACK_SIZE, cfg->thread_stack_b},
     };
@@ -215,6 +230,16 @@ const char *pfi_http_request_url(const pfi_http_request *rq)
 const char *pfi_http_request_header(const pfi_http_request *rq, const char *name)
 {
     return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
+}
+
+bool pfi_http_request_header_n(const pfi_http_request *rq, const char *name, const char **value,
+                               size_t *len)
+{
+    *value = NULL;
+    *len = 0;
+    return MHD_lookup_connection_value_n(rq->conn, MHD_HEADER_KIND, name, strlen(name), value,
+                                         len) == MHD_YES &&
+           *value != NULL;
 }
 
 bool pfi_http_request_body_over(const pfi_http_request *rq, size_t max)

@@ -30,6 +30,7 @@ struct pfi_capctl {
     char *journal_path;
     char library[512];
     bool journaled;
+    char owner[64]; /* recorded in the journal ("" none) */
     /* scratch of apply_targets, allocated with the controller: putting the original limits
      * back must not need memory (it runs on error paths, out-of-memory ones included) */
     uint32_t *target, *present;
@@ -192,6 +193,55 @@ pfi_error pfi_capctl_create(pfi_gpu *g, const unsigned *gpus, size_t n, const ch
     return PFI_OK;
 }
 
+pfi_error pfi_capctl_adopt(pfi_gpu *g, const unsigned *gpus, size_t n, const char *journal_path,
+                           const char *library, const pfi_journal *j, pfi_capctl **out,
+                           pfi_diag *diag)
+{
+    *out = NULL;
+    if (journal_path == NULL || j == NULL)
+        return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "adopt: a journal is needed");
+    /* create refuses an existing journal; the originals are then taken from it instead */
+    char *tmp = NULL;
+    pfi_error e = pfi_capctl_create(g, gpus, n, NULL, library, out, diag);
+    if (e != PFI_OK)
+        return e;
+    pfi_capctl *c = *out;
+    c->journal_path = tmp = pfi_strdup(journal_path);
+    if (tmp == NULL) {
+        pfi_capctl_destroy(c);
+        *out = NULL;
+        return PFI_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const pfi_journal_entry *en = NULL;
+        for (size_t q = 0; q < j->n && en == NULL; q++)
+            if (c->info[k].uuid[0] ? strcmp(j->entries[q].uuid, c->info[k].uuid) == 0
+                                   : j->entries[q].index == gpus[k])
+                en = &j->entries[q];
+        if (en == NULL) {
+            e = hw_fail(diag, PFI_ERR_INVALID_ARGUMENT,
+                        "adopt: GPU %u (%s) is not in the journal %s", gpus[k],
+                        c->info[k].uuid[0] ? c->info[k].uuid : "-", journal_path);
+            pfi_capctl_destroy(c);
+            *out = NULL;
+            return e;
+        }
+        c->changed[k] = c->orig[k].current_mw != en->original_mw;
+        c->orig[k].current_mw = en->original_mw;
+    }
+    c->journaled = true;
+    return PFI_OK;
+}
+
+void pfi_capctl_set_owner(pfi_capctl *c, const char *owner)
+{
+    size_t k = 0;
+    for (const char *q = owner ? owner : ""; *q && k + 1 < sizeof c->owner; q++)
+        if ((unsigned char)*q >= 0x20 && *q != 0x7f)
+            c->owner[k++] = *q;
+    c->owner[k] = '\0';
+}
+
 static pfi_error write_journal(pfi_capctl *c, pfi_diag *diag)
 {
     if (c->journaled || c->journal_path == NULL)
@@ -200,6 +250,7 @@ static pfi_error write_journal(pfi_capctl *c, pfi_diag *diag)
     snprintf(j.backend, sizeof j.backend, "%s", pfi_gpu_backend_name(c->g));
     snprintf(j.library, sizeof j.library, "%s", c->library);
     j.pid = (long)getpid();
+    snprintf(j.owner, sizeof j.owner, "%s", c->owner);
     j.n = c->n;
     j.entries = pfi_calloc(c->n, sizeof *j.entries);
     if (j.entries == NULL)

@@ -107,6 +107,10 @@ pfi_error pfi_journal_parse(const char *text, size_t len, pfi_journal *out, pfi_
             if (!parse_u64(arg, 0x7fffffff, &v))
                 return jfail(diag, PFI_ERR_PARSE, ln, "bad pid");
             out->pid = (long)v;
+        } else if (strcmp(line, "owner") == 0) {
+            if (strlen(arg) == 0 || strlen(arg) >= sizeof out->owner)
+                return jfail(diag, PFI_ERR_PARSE, ln, "bad owner");
+            snprintf(out->owner, sizeof out->owner, "%s", arg);
         } else if (strcmp(line, "gpu") == 0) {
             char idx[32], uuid[sizeof out->entries[0].uuid], mw[32];
             const char *a = arg;
@@ -197,6 +201,8 @@ pfi_error pfi_journal_write(const char *path, const pfi_journal *j, pfi_diag *di
     FILE *f = a.f;
     fprintf(f, "pfi-cap-journal 1\nbackend %s\nlibrary %s\npid %ld\n", j->backend,
             j->library[0] ? j->library : "-", j->pid);
+    if (j->owner[0] != '\0')
+        fprintf(f, "owner %s\n", j->owner);
     for (size_t k = 0; k < j->n; k++)
         fprintf(f, "gpu %u %s %" PRIu32 "\n", j->entries[k].index,
                 j->entries[k].uuid[0] ? j->entries[k].uuid : "-", j->entries[k].original_mw);

@@ -11,6 +11,7 @@
 
 #include "core/memory.h"
 #include "plot/plot_common.h"
+#include "plot/plot_layout.h"
 
 enum { N_PALETTE = PLOT_N_SERIES, GREY = PLOT_GREY };
 
@@ -19,6 +20,7 @@ enum { N_PALETTE = PLOT_N_SERIES, GREY = PLOT_GREY };
 #define TEXT_LINES_GRID 23.0
 
 typedef struct curve {
+    double p0_w;  /* the reference's power, W (NaN without a reference) */
     PLFLT *p, *t; /* used points and the reference, sorted by p */
     size_t n;
     PLFLT *xp, *xt; /* excluded points with a measured power and throughput */
@@ -34,8 +36,10 @@ static int by_first(const void *a, const void *b)
 static pfi_error curve_make(const pfi_result *r, curve *c)
 {
     memset(c, 0, sizeof *c);
+    c->p0_w = NAN;
     if (!r->has_reference)
         return PFI_OK;
+    c->p0_w = r->reference.power_w;
     size_t cap = r->n_points + 1;
     PLFLT *pairs = pfi_malloc(2 * cap * sizeof *pairs);
     c->p = pfi_malloc(cap * sizeof *c->p);
@@ -128,9 +132,12 @@ static PLFLT nice_step(PLFLT lo, PLFLT hi)
 
 /*
  * One panel: the curves c[idx[0..n)] (idx NULL: c[0..n)), the proportional line, a legend
- * of titles when there are few curves. Many curves are drawn thin, without markers, so the
- * shape of the family stays readable. Text is sized to the panel (text_lines character
- * heights to its height, plot_text_size), not to the page, so a wide grid of panels keeps
+ * of titles when there are few curves, and a note naming the excluded points' marker when
+ * the panel has any. Many curves are drawn thin, without markers, so the shape of the family
+ * stays readable; past the palette's six colours the line style changes too, so no two
+ * curves look alike. A panel of one curve gets a second x axis on top in W (P = x · P0; kW
+ * from 10 kW, plot_power_unit), so the caps read in watts. Text is sized to the panel (text_lines
+ * character heights to its height, plot_text_size), not to the page, so a wide grid of panels keeps
  * its titles and labels inside each panel.
  */
 static void draw_panel(const curve *c, const size_t *idx, size_t n, const char *const *titles,
@@ -139,29 +146,47 @@ static void draw_panel(const curve *c, const size_t *idx, size_t n, const char *
     curve *sel = pfi_malloc((n ? n : 1) * sizeof *sel);
     if (sel == NULL)
         return;
-    for (size_t k = 0; k < n; k++)
+    size_t excluded = 0;
+    for (size_t k = 0; k < n; k++) {
         sel[k] = c[idx ? idx[k] : k];
+        excluded += sel[k].nx;
+    }
+    const bool many = n > PFI_PLOT_OVERLAY_MAX;
+    const bool watts = n == 1 && isfinite(sel[0].p0_w) && sel[0].p0_w > 0;
     PLFLT xmin, xmax, ymin, ymax;
     limits(sel, n, &xmin, &xmax, &ymin, &ymax);
     plcol0(1);
     pladv(0);
     plot_text_size(text_lines);
-    plvsta();
+    if (watts)
+        plot_viewport(7.0, 2.0, 4.8, 7.2);
+    else
+        plvsta();
+    if (watts) { /* the top axis: measured power in W (kW for a many-GPU job) */
+        double scale, p0 = sel[0].p0_w;
+        char label[32];
+        snprintf(label, sizeof label, "power (%s)", plot_power_unit(xmax * p0, &scale));
+        plwind(xmin * p0 / scale, xmax * p0 / scale, ymin, ymax);
+        plbox("cmst", nice_step(xmin * p0 / scale, xmax * p0 / scale), 0, "", 0, 0);
+        plmtex("t", 2.9, 0.5, 0.5, label);
+    }
     plwind(xmin, xmax, ymin, ymax);
-    plbox("bcnst", nice_step(xmin, xmax), 0, "bcnstv", nice_step(ymin, ymax), 0);
-    pllab("power P/P#d0#u (reference = 1)", "throughput T/T#d0#u", title ? title : "");
+    plbox(watts ? "bnst" : "bcnst", nice_step(xmin, xmax), 0, "bcnstv", nice_step(ymin, ymax), 0);
+    pllab("power P/P#d0#u (reference = 1)", "throughput T/T#d0#u", "");
+    plmtex("t", watts ? 5.4 : 2.0, 0.5, 0.5, title ? title : "");
     /* the proportional line: throughput falls as fast as power (PFI = 1) */
     plcol0(GREY);
     pllsty(2);
     PLFLT lx[2] = {xmin, xmax}, ly[2] = {xmin, xmax};
     plline(2, lx, ly);
     pllsty(1);
-    const bool many = n > PFI_PLOT_OVERLAY_MAX;
     for (size_t k = 0; k < n; k++) {
         plcol0(PLOT_SERIES + (int)(k % N_PALETTE));
         if (sel[k].n > 1) {
             plwidth(many ? 1.0 : 2.0);
+            pllsty((PLINT)(1 + (k / N_PALETTE) % 8));
             plline((PLINT)sel[k].n, sel[k].p, sel[k].t);
+            pllsty(1);
             plwidth(1.0);
         }
         if (many)
@@ -182,17 +207,12 @@ static void draw_panel(const curve *c, const size_t *idx, size_t n, const char *
         plcol0(GREY);
         plmtex("lv", -1.0, 0.95 - 0.06 * (double)n, 0.0, "dashed: T/T0 = P/P0 (PFI 1)");
     }
+    if (excluded > 0 && !many) { /* the open circles' meaning, in the panel's corner */
+        plcol0(GREY);
+        plmtex("b", -1.2, 0.98, 1.0, "#(727) excluded (not binding)");
+    }
+    plcol0(PLOT_BLACK);
     pfi_free(sel);
-}
-
-/* Keep the end of a long name (where the distinguishing key values are), in buf[len]. */
-static void short_name(const char *t, size_t keep, char *buf, size_t len)
-{
-    size_t t_len = strlen(t);
-    if (t_len > keep)
-        snprintf(buf, len, "...%s", t + t_len - (keep - 3));
-    else
-        snprintf(buf, len, "%s", t);
 }
 
 pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const char *const *titles,
@@ -219,14 +239,17 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
     if (e != PFI_OK)
         goto out;
     if (overlay) {
-        char legend[PFI_PLOT_OVERLAY_MAX][96];
+        char legend[PFI_PLOT_OVERLAY_MAX][448]; /* room for any %.2f: no truncation warning */
         const char *legend_ptr[PFI_PLOT_OVERLAY_MAX];
         for (size_t i = 0; i < n; i++) {
             const char *t = titles && titles[i] ? titles[i] : "(group)";
+            char p0[32] = "";
+            if (n > 1 && results[i].has_reference && isfinite(results[i].reference.power_w))
+                snprintf(p0, sizeof p0, ", P#d0#u %.0f W", results[i].reference.power_w);
             if (!results[i].has_reference || isnan(results[i].ratio))
-                snprintf(legend[i], sizeof legend[i], "%.70s: PFI undefined", t);
+                snprintf(legend[i], sizeof legend[i], "%.60s: PFI undefined%s", t, p0);
             else
-                snprintf(legend[i], sizeof legend[i], "%.70s: PFI %.2f", t, results[i].ratio);
+                snprintf(legend[i], sizeof legend[i], "%.60s: PFI %.2f%s", t, results[i].ratio, p0);
             legend_ptr[i] = legend[i];
         }
         draw_panel(c, NULL, n, legend_ptr, "Power Flexibility: normalised throughput vs power",
@@ -235,7 +258,7 @@ pfi_error pfi_plot_curves(const char *path, const pfi_result *results, const cha
         for (size_t i = 0; i < n; i++) {
             /* a panel fits about 34 characters of title */
             char title[96], name[40];
-            short_name(titles && titles[i] ? titles[i] : "(group)", 24, name, sizeof name);
+            plot_short_title(titles && titles[i] ? titles[i] : "(group)", 24, name, sizeof name);
             if (!results[i].has_reference || isnan(results[i].ratio))
                 snprintf(title, sizeof title, "%s: PFI undefined", name);
             else
@@ -279,8 +302,8 @@ pfi_error pfi_plot_curves_by_panel(const char *path, const pfi_result *results, 
                 if (panel_of[i] == p)
                     idx[m++] = i;
             char name[48];
-            short_name(panel_titles && panel_titles[p] ? panel_titles[p] : "(panel)", 38, name,
-                       sizeof name);
+            plot_short_title(panel_titles && panel_titles[p] ? panel_titles[p] : "(panel)", 38,
+                             name, sizeof name);
             draw_panel(c, idx, m, NULL, name, false,
                        n_panels == 1 ? TEXT_LINES_ONE : TEXT_LINES_GRID);
         }

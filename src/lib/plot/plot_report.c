@@ -11,6 +11,7 @@
 #include "core/memory.h"
 #include "pfi/audit.h"
 #include "plot/plot_common.h"
+#include "plot/plot_layout.h"
 
 static void range(const pfi_audit_period *const *p, const size_t *n, size_t nr, int which,
                   double *lo, double *hi)
@@ -98,51 +99,56 @@ static double legend_margin(char names[][48], size_t nr)
     return 1.0 + legend_sample + 2.5 + 0.75 * (double)longest + 1.0;
 }
 
-/* Run k's budget as a step line: each period's budget from its start to its end; a period
- * without one (outside the event) breaks the line. x, y: room for 2 n points. */
-static void draw_budget(const pfi_audit_period *p, size_t n, size_t k, PLFLT *x, PLFLT *y)
+/* Run k's budget: each run of periods with a budget (a period without one, outside the
+ * event, breaks the line) as plot_budget_path draws it: steps where the budget jumps, a ramp
+ * where the schedule ramps, each period's budget held to its end. Powers in unit scale W.
+ * x, y: room for 2 n + 1 points; t, v: room for n. */
+static void draw_budget(const pfi_audit_period *p, size_t n, size_t k, double scale, PLFLT *x,
+                        PLFLT *y, double *t, double *v)
 {
     plcol0(PLOT_SERIES + (PLINT)k);
     pllsty(budget_style(k));
     plwidth(1.5);
-    PLINT m = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i < n && isfinite(p[i].budget_w)) {
-            x[m] = p[i].t_s - p[0].t_s;
-            y[m] = p[i].budget_w;
-            x[m + 1] = period_end(p, n, i);
-            y[m + 1] = p[i].budget_w;
-            m += 2;
-        } else if (m > 0) {
-            plline(m, x, y);
-            m = 0;
-        }
+    for (size_t i = 0; i < n; i++) {
+        t[i] = p[i].t_s - p[0].t_s;
+        v[i] = p[i].budget_w / scale;
+    }
+    size_t from = 0, b, e;
+    while (plot_next_run(v, n, &from, &b, &e)) {
+        size_t m = plot_budget_path(t + b, v + b, e - b, period_end(p, n, e - 1), x, y);
+        plline((PLINT)m, x, y);
     }
     plwidth(1.0);
     pllsty(1);
 }
 
-/* Run k's measured line of the panel: power with the reserve (panel 0) or tokens/s. */
-static void draw_measured(const pfi_audit_period *p, size_t n, size_t k, int panel, PLFLT *x,
-                          PLFLT *y)
+/* Run k's measured line of the panel: power with the reserve (panel 0) or tokens/s (panel 1),
+ * in units of scale. A period without a value breaks the line (plot_next_run): missing is never
+ * drawn as 0 nor bridged. Lines width wide (thinner when many runs overlap). x, y: room for
+ * n points; v: room for n. */
+static void draw_measured(const pfi_audit_period *p, size_t n, size_t k, int panel, double scale,
+                          double width, PLFLT *x, PLFLT *y, double *v)
 {
-    PLINT m = 0;
     for (size_t i = 0; i < n; i++) {
         const pfi_audit_period *q = &p[i];
-        double v = panel == 0 ? q->measured_w + (isfinite(q->reserved_w) ? q->reserved_w : 0)
-                              : q->tput_tok_s;
-        if (!isfinite(v))
-            continue;
-        x[m] = q->t_s - p[0].t_s;
-        y[m] = v;
-        m++;
+        v[i] = (panel == 0 ? q->measured_w + (isfinite(q->reserved_w) ? q->reserved_w : 0)
+                           : q->tput_tok_s) /
+               scale;
     }
-    if (m > 0) {
-        plcol0(PLOT_SERIES + (PLINT)k);
-        plwidth(2.0);
-        plline(m, x, y);
-        plwidth(1.0);
+    plcol0(PLOT_SERIES + (PLINT)k);
+    plwidth(width);
+    size_t from = 0, b, e;
+    while (plot_next_run(v, n, &from, &b, &e)) {
+        for (size_t i = b; i < e; i++) {
+            x[i - b] = p[i].t_s - p[0].t_s;
+            y[i - b] = v[i];
+        }
+        if (e - b > 1)
+            plline((PLINT)(e - b), x, y);
+        else
+            plstring(1, x, y, "#(728)"); /* a lone period between gaps: a dot */
     }
+    plwidth(1.0);
 }
 
 /* Run k's entries in the panel's legend, named drawn or not: the legend says what was
@@ -182,35 +188,47 @@ static void draw_legend(legend *lg, double vpw)
  * right margin wide. x, y: room for 2 maxn points. */
 static void draw_panel(const pfi_audit_period *const *p, const size_t *n, size_t nr, int panel,
                        char names[][48], const char *title, double tmax, double right, PLFLT *x,
-                       PLFLT *y)
+                       PLFLT *y, double *t, double *v)
 {
-    double lo, hi;
+    double lo, hi, scale = 1;
     range(p, n, nr, panel, &lo, &hi);
+    char ylabel[48];
+    if (panel == 0) {
+        snprintf(ylabel, sizeof ylabel, "cluster GPU power (%s)", plot_power_unit(hi, &scale));
+    } else {
+        scale = hi >= 1e4 ? 1e3 : 1; /* short tick labels: the axis label fits beside them */
+        snprintf(ylabel, sizeof ylabel, "%s", scale > 1 ? "thousand tokens/s" : "tokens/s");
+    }
+    lo /= scale;
+    hi /= scale;
     pladv(0);
     plot_text_size(30);
     plcol0(PLOT_BLACK);
     double vpw = plot_viewport(7.5, right, 4.8, 4.2);
     plwind(0, tmax, lo, hi);
+    plsyax(9, 0); /* plain numbers (120000 tokens/s), never a "(x10^5)" multiplier */
     plbox("bcnst", 0, 0, "bcnstv", 0, 0);
-    pllab("time since the controller started (s)",
-          panel == 0 ? "cluster GPU power (W)" : "tokens/s",
+    pllab("time since the controller started (s)", ylabel,
           panel == 0 ? (title ? title : "grid power event") : "throughput");
     legend lg;
     lg.n = 0;
     for (size_t k = 0; k < nr; k++) {
-        if (panel == 0)
-            draw_budget(p[k], n[k], k, x, y);
-        draw_measured(p[k], n[k], k, panel, x, y);
+        draw_measured(p[k], n[k], k, panel, scale, nr > 2 ? 1.2 : 2.0, x, y, v);
         legend_add(&lg, names[k], k, panel);
     }
+    for (size_t k = 0; panel == 0 && k < nr; k++) /* on top: noisy power must not hide it */
+        draw_budget(p[k], n[k], k, scale, x, y, t, v);
     draw_legend(&lg, vpw);
 }
 
 /*
  * Two panels, one above the other: cluster power (measured plus the reserve for silent
  * agents, solid) with each run's budget (dashed, the run's colour, a dash pattern of its
- * own: several runs' budgets are often the same line), then tokens/s. The legend sits in a
- * column right of the axes, outside the data, and names every line.
+ * own: several runs' budgets are often the same line; drawn over the power lines, as steps
+ * where it jumps and ramps where the schedule ramps), then tokens/s. Powers are in W, or kW
+ * from 10 kW (plot_power_unit). A missing value (a period without power or tokens/s) breaks
+ * its line: missing is never drawn as 0 nor bridged. The legend sits in a column right of
+ * the axes, outside the data, and names every line.
  */
 pfi_error pfi_audit_plot(const pfi_audit_period *const *p, const size_t *n, size_t nr,
                          const char *title, const char *path, pfi_diag *diag)
@@ -226,11 +244,14 @@ pfi_error pfi_audit_plot(const pfi_audit_period *const *p, const size_t *n, size
         maxn = n[k] > maxn ? n[k] : maxn;
         tmax = fmax(tmax, period_end(p[k], n[k], n[k] - 1));
     }
-    /* the budget is a step line: two points a period */
-    PLFLT *x = pfi_malloc(2 * maxn * sizeof *x), *y = pfi_malloc(2 * maxn * sizeof *y);
-    if (x == NULL || y == NULL) {
+    /* the budget has up to two points a period and one at the end */
+    PLFLT *x = pfi_malloc((2 * maxn + 1) * sizeof *x), *y = pfi_malloc((2 * maxn + 1) * sizeof *y);
+    double *t = pfi_malloc(maxn * sizeof *t), *v = pfi_malloc(maxn * sizeof *v);
+    if (x == NULL || y == NULL || t == NULL || v == NULL) {
         pfi_free(x);
         pfi_free(y);
+        pfi_free(t);
+        pfi_free(v);
         return PFI_ERR_NOMEM;
     }
     pfi_atomic_file out_file;
@@ -238,14 +259,18 @@ pfi_error pfi_audit_plot(const pfi_audit_period *const *p, const size_t *n, size
     if (e != PFI_OK) {
         pfi_free(x);
         pfi_free(y);
+        pfi_free(t);
+        pfi_free(v);
         return e;
     }
     char names[PLOT_N_SERIES][48];
     run_names(p, nr, names);
     double right = legend_margin(names, nr);
     for (int panel = 0; panel < 2; panel++)
-        draw_panel(p, n, nr, panel, names, title, tmax, right, x, y);
+        draw_panel(p, n, nr, panel, names, title, tmax, right, x, y, t, v);
     pfi_free(x);
     pfi_free(y);
+    pfi_free(t);
+    pfi_free(v);
     return plot_end(&out_file, diag);
 }

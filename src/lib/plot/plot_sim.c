@@ -24,15 +24,28 @@ static const PLINT strategy_colour[PFI_STRATEGY_COUNT] = {
     [PFI_STRATEGY_FAIR_HEADROOM] = PLOT_SERIES + 3,
 };
 
+/* Line style of each strategy (PLplot's pllsty: 1 solid, 2 .. 8 dash patterns): strategies
+   whose lines often coincide get patterns of their own, so one never hides the other (equal
+   and fair-headroom both run along 0 % gap closed; oracle and pfi-model near 100 %). */
+static const PLINT strategy_style[PFI_STRATEGY_COUNT] = {
+    [PFI_STRATEGY_ORACLE] = 1,         [PFI_STRATEGY_EQUAL] = 2,
+    [PFI_STRATEGY_CLASS_WEIGHTED] = 1, [PFI_STRATEGY_PFI_WEIGHTED] = 1,
+    [PFI_STRATEGY_PFI_MODEL] = 4,      [PFI_STRATEGY_RAW_TELEMETRY] = 1,
+    [PFI_STRATEGY_FAIR_HEADROOM] = 3,
+};
+
+/* Legend line samples, in character heights. */
+static const double legend_sample = 3.0;
+
 /* One panel: y[s * nx + i] per strategy s (NaN: absent), x in %. */
 typedef struct panel {
     char title[128];
     double y[PFI_STRATEGY_COUNT * PFI_SIM_MAX_REDUCTIONS];
 } panel;
 
-/* Width of the legend column, in character heights: the marker, a space and the longest
- * strategy name (about 0.75 of a height per character in the cairo drivers' sans font), the
- * offset from the axes and a little air. */
+/* Width of the legend column, in character heights: the offset from the axes, the line sample,
+ * pllegend's spacing, the longest strategy name (about 0.72 of a height per character in the
+ * cairo drivers' sans font) and a little air. */
 static double legend_width(void)
 {
     size_t longest = 0;
@@ -40,7 +53,7 @@ static double legend_width(void)
         size_t n = strlen(pfi_strategy_name((pfi_strategy)s));
         longest = n > longest ? n : longest;
     }
-    return 0.8 + 0.75 * (double)(longest + 2) + 1.0;
+    return 1.0 + legend_sample + 1.5 + 0.72 * (double)longest + 1.0;
 }
 
 /*
@@ -75,12 +88,16 @@ static pfi_error draw(const char *path, const double *x, size_t nx, const panel 
         double pad = 0.08 * (ymax - ymin) + 1e-6;
         pladv(0);
         plot_text_size(30);
-        plot_viewport(7.5, legend_width(), 4.6, 3.2);
+        double vpw = plot_viewport(7.5, legend_width(), 4.6, 3.2);
         plwind(x[0] - 2, x[nx - 1] + 2, ymin - pad, ymax + pad);
         plcol0(PLOT_BLACK);
         plbox("bcnst", 0, 0, "bcnstv", 0, 0);
         pllab("power reduction r (%)", ylabel, p[k].title);
-        int shown = 0;
+        PLINT shown = 0, opt[PFI_STRATEGY_COUNT], colour[PFI_STRATEGY_COUNT],
+              style[PFI_STRATEGY_COUNT], text_colour[PFI_STRATEGY_COUNT],
+              symbols_n[PFI_STRATEGY_COUNT];
+        PLFLT width[PFI_STRATEGY_COUNT], symbol_scale[PFI_STRATEGY_COUNT];
+        const char *text[PFI_STRATEGY_COUNT], *symbol[PFI_STRATEGY_COUNT];
         for (int s = 0; s < PFI_STRATEGY_COUNT; s++) {
             PLFLT xs[PFI_SIM_MAX_REDUCTIONS], ys[PFI_SIM_MAX_REDUCTIONS];
             PLINT m = 0;
@@ -96,15 +113,31 @@ static pfi_error draw(const char *path, const double *x, size_t nx, const panel 
                 continue;
             plcol0(strategy_colour[s]);
             plwidth(2.0);
+            pllsty(strategy_style[s]);
             plline(m, xs, ys);
+            pllsty(1);
             plwidth(1.0);
             plstring(m, xs, ys, "#(728)");
-            /* the legend: a short line and the name, right of the axes */
-            double ly = 0.95 - 0.08 * shown;
-            char label[64];
-            snprintf(label, sizeof label, "#(728) %s", pfi_strategy_name((pfi_strategy)s));
-            plmtex("rv", 0.8, ly, 0.0, label);
+            /* the legend: the line's sample (colour, dashes, marker) and the name */
+            opt[shown] = PL_LEGEND_LINE | PL_LEGEND_SYMBOL;
+            colour[shown] = strategy_colour[s];
+            style[shown] = strategy_style[s];
+            width[shown] = 2.0;
+            text_colour[shown] = PLOT_BLACK;
+            text[shown] = pfi_strategy_name((pfi_strategy)s);
+            symbol[shown] = "#(728)";
+            symbol_scale[shown] = 1.0;
+            symbols_n[shown] = 1;
             shown++;
+        }
+        if (shown > 0) {
+            PLFLT lw, lh;
+            pllegend(&lw, &lh, PL_LEGEND_NONE,
+                     PL_POSITION_RIGHT | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 1.0 / vpw, 0.0,
+                     legend_sample / vpw, 0, 0, 1, shown, 1, shown, opt, 0.5, 1.0, 2.0, 0.0,
+                     text_colour, text, NULL, NULL, NULL, NULL, colour, style, width, colour,
+                     symbol_scale, symbols_n, symbol);
+            plcol0(PLOT_BLACK);
         }
     }
     return plot_end(&out_file, diag);

@@ -38,6 +38,7 @@
     X(spage, c_plspage, plot_lazy_plspage)                                                         \
     X(ssub, c_plssub, plot_lazy_plssub)                                                            \
     X(string, c_plstring, plot_lazy_plstring)                                                      \
+    X(syax, c_plsyax, plot_lazy_plsyax)                                                            \
     X(vpor, c_plvpor, plot_lazy_plvpor)                                                            \
     X(vsta, c_plvsta, plot_lazy_plvsta)                                                            \
     X(width, c_plwidth, plot_lazy_plwidth)                                                         \
@@ -252,6 +253,12 @@ void plot_lazy_plwidth(PLFLT width)
 {
     if (plot_lazy_load(NULL) == 0)
         fn.width(width);
+}
+
+void plot_lazy_plsyax(PLINT digmax, PLINT digits)
+{
+    if (plot_lazy_load(NULL) == 0)
+        fn.syax(digmax, digits);
 }
 
 void plot_lazy_plwind(PLFLT xmin, PLFLT xmax, PLFLT ymin, PLFLT ymax)

@@ -49,6 +49,7 @@ typedef struct plot_lazy_fns {
     __typeof__(c_plspage) *spage;
     __typeof__(c_plssub) *ssub;
     __typeof__(c_plstring) *string;
+    __typeof__(c_plsyax) *syax;
     __typeof__(c_plvpor) *vpor;
     __typeof__(c_plvsta) *vsta;
     __typeof__(c_plwidth) *width;
@@ -112,6 +113,7 @@ void plot_lazy_plsfnam(PLCHAR_VECTOR fnam);
 void plot_lazy_plspage(PLFLT xp, PLFLT yp, PLINT xleng, PLINT yleng, PLINT xoff, PLINT yoff);
 void plot_lazy_plssub(PLINT nx, PLINT ny);
 void plot_lazy_plstring(PLINT n, PLFLT_VECTOR x, PLFLT_VECTOR y, PLCHAR_VECTOR string);
+void plot_lazy_plsyax(PLINT digmax, PLINT digits);
 void plot_lazy_plvpor(PLFLT xmin, PLFLT xmax, PLFLT ymin, PLFLT ymax);
 void plot_lazy_plvsta(void);
 void plot_lazy_plwidth(PLFLT width);
@@ -143,6 +145,7 @@ void plot_lazy_plwind(PLFLT xmin, PLFLT xmax, PLFLT ymin, PLFLT ymax);
 #undef plspage
 #undef plssub
 #undef plstring
+#undef plsyax
 #undef plvpor
 #undef plvsta
 #undef plwidth
@@ -173,6 +176,7 @@ void plot_lazy_plwind(PLFLT xmin, PLFLT xmax, PLFLT ymin, PLFLT ymax);
 #define plspage plot_lazy_plspage
 #define plssub plot_lazy_plssub
 #define plstring plot_lazy_plstring
+#define plsyax plot_lazy_plsyax
 #define plvpor plot_lazy_plvpor
 #define plvsta plot_lazy_plvsta
 #define plwidth plot_lazy_plwidth

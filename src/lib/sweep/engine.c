@@ -453,6 +453,30 @@ static pfi_error measure_run(sweep_state *s, size_t k, double cap_label, char *f
 }
 
 /* Cap k: skipped when the sink has it already, else applied and measured. */
+/* The ownership lock of the sweep's GPUs (their UUIDs, else "index-N"). Errors: those of
+ * pfi_gpu_lock_acquire, PFI_ERR_NOMEM. */
+static pfi_error lock_gpus(pfi_gpu *g, const pfi_sweep_config *c, pfi_gpu_lock **out,
+                           pfi_diag *diag)
+{
+    size_t ng = c->n_gpus;
+    char(*name)[96] = pfi_calloc(ng ? ng : 1, sizeof *name);
+    const char **ids = pfi_calloc(ng ? ng : 1, sizeof *ids);
+    pfi_error e = name && ids ? PFI_OK : PFI_ERR_NOMEM;
+    for (size_t k = 0; e == PFI_OK && k < ng; k++) {
+        pfi_gpu_info info;
+        if (pfi_gpu_get_info(g, c->gpus[k], &info, NULL) == PFI_OK && info.uuid[0] != '\0')
+            snprintf(name[k], sizeof name[k], "%s", info.uuid);
+        else
+            snprintf(name[k], sizeof name[k], "index-%u", c->gpus[k]);
+        ids[k] = name[k];
+    }
+    if (e == PFI_OK)
+        e = pfi_gpu_lock_acquire(c->run_dir, ids, ng, c->owner ? c->owner : "pfi sweep", out, diag);
+    pfi_free(name);
+    pfi_free(ids);
+    return e;
+}
+
 static pfi_error run_cap(sweep_state *s, pfi_capctl *ctl, size_t k, const uint32_t *targets,
                          bool clamped, pfi_run_sink *sink, pfi_diag *diag)
 {
@@ -498,9 +522,15 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
     }
     pfi_error e = resolve_targets(g, c, targets, clamped, diag);
     pfi_capctl *ctl = NULL;
+    pfi_gpu_lock *lock = NULL;
+    if (e == PFI_OK && c->run_dir != NULL)
+        e = lock_gpus(g, c, &lock, diag); /* before the originals are read: one owner */
     if (e == PFI_OK)
         e = pfi_capctl_create(g, c->gpus, ng, c->journal_path, c->library, &ctl, diag);
+    if (e == PFI_OK)
+        pfi_capctl_set_owner(ctl, c->owner ? c->owner : "pfi sweep");
     if (e != PFI_OK) {
+        pfi_gpu_lock_release(lock);
         stats->restored = true; /* refused before any change */
         pfi_free(targets);
         pfi_free(clamped);
@@ -533,6 +563,7 @@ pfi_error pfi_sweep_run(pfi_gpu *g, const pfi_sweep_config *c, pfi_tput_source *
     stats->elapsed_s = pfi_gpu_now_s(g) - t_begin;
     stats->cpu_per_sample_s = s.gpu_samples ? s.cpu_sampling_s / (double)s.gpu_samples : NAN;
     pfi_capctl_destroy(ctl);
+    pfi_gpu_lock_release(lock);
     pfi_free(targets);
     pfi_free(clamped);
     pfi_free(res);
