@@ -79,7 +79,9 @@ CONF
         sleep 0.05
     done
     AGENT_PORT=$(cat "$dir/port")
-    echo "http://127.0.0.1:$AGENT_PORT $token" >> "$WORK/agents"
+    # the agents file holds tokens: the user's alone (pfi control warns otherwise)
+    (umask 077 && echo "http://127.0.0.1:$AGENT_PORT $token" >> "$WORK/agents") &&
+        chmod 600 "$WORK/agents"
 }
 
 # start_prometheus — Debian's prometheus on a random loopback port with its own config and
@@ -154,7 +156,7 @@ bad and print("not restored:", " ".join(bad)); sys.exit(1 if bad else 0)' || bad
 
 # mixed_cluster N — N agents with mixed jobs (dense / MoE, pre-training / fine-tuning)
 mixed_cluster() {
-    : > "$WORK/agents"
+    (umask 077 && : > "$WORK/agents")
     k=1
     while [ $k -le "$1" ]; do
         case $((k % 4)) in

@@ -116,6 +116,9 @@ out=$(/usr/bin/pfid --version) || bad "pfid --version exits $?"
 [ -f /etc/pfid/pfid.conf ] || bad "no /etc/pfid/pfid.conf"
 grep -qx /etc/pfid/pfid.conf /var/lib/dpkg/info/pfid.conffiles 2> /dev/null ||
     bad "/etc/pfid/pfid.conf is not a conffile of pfid"
+# pfid --check wants the journal's directory: the package's postinst makes it, owned by pfi
+[ -d /var/lib/pfid ] && [ "$(stat -c %U:%a /var/lib/pfid)" = pfi:700 ] ||
+    bad "postinst did not make /var/lib/pfid (pfi, 700)"
 /usr/bin/pfid --check --config /etc/pfid/pfid.conf > "$tmp/check.log" 2>&1 ||
     { cat "$tmp/check.log"; bad "pfid --check on the installed config fails (root)"; }
 getent passwd pfi > /dev/null || bad "no pfi system user"

@@ -100,7 +100,7 @@ header_room() {
     curve | allocate | jobs | joblib | simulate | topology) echo power ;;
     gpu | capctl) echo hw ;;
     sweep) echo sweep ;;
-    control | control_files | stage | agent_api | audit | grid | slurm) echo control ;;
+    control | control_files | stage | agent_api | audit | grid | slurm | openadr) echo control ;;
     plot | plot_sim) echo plot ;;
     http) echo http ;;
     pfi) echo umbrella ;;

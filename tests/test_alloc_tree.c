@@ -102,6 +102,13 @@ static void test_topology_file(void **state)
     assert_int_equal(pfi_topology_read_stream(f, "nul", &t, &d), PFI_ERR_PARSE);
     fclose(f);
     assert_int_equal(pfi_topology_read("/nonexistent/topo", &t, &d), PFI_ERR_IO);
+    /* the reason and the path (review of --topology, item 4) */
+    assert_string_equal(d.file, "/nonexistent/topo");
+    assert_non_null(strstr(d.message, "cannot open: No such file or directory"));
+    assert_int_equal(pfi_topology_read("/tmp", &t, &d), PFI_ERR_IO);
+    assert_null(t);
+    assert_string_equal(d.file, "/tmp");
+    assert_non_null(strstr(d.message, "is a directory"));
 }
 
 /* ---- random trees against linprog ------------------------------------------------------ */
@@ -458,6 +465,56 @@ static void test_tree_infeasible(void **state)
     pfi_alloc_tree_result_clear(&tr);
 }
 
+/* The marginals on a tree (review item 2): each job's curve slope (tokens/s per drawn W) on
+ * both sides of its cap, NaN only at its top or lowest cap. By hand: under r1 (reserve 10400 W
+ * = 8 x (700 + 400 + 200)) the greedy takes A's slopes 15 and 14, B's 10, then stops: A at
+ * its top (down 28000/2000 = 14), B at 400 W (down 16000/1600 = 10, up 6000/1800), C at its
+ * lowest (up 1000/3600). */
+static void test_tree_marginals(void **state)
+{
+    (void)state;
+    const size_t off[] = {0, 3, 6, 8}, node[] = {1, 1, 1}, parent[] = {PFI_TOPO_NONE, 0};
+    const double cap[] = {200, 400, 700, 200, 400, 700, 200, 700},
+                 pw[] = {1600, 3200, 5200, 1600, 3200, 5000, 1600, 5200},
+                 tp[] = {28000, 52000, 80000, 50000, 66000, 72000, 10000, 11000},
+                 gpus[] = {8, 8, 8}, limit[] = {1e6, 10400};
+    const pfi_limit_kind kind[] = {PFI_LIMIT_MEASURED, PFI_LIMIT_RESERVE};
+    pfi_alloc_jobs J = {
+        .n = 3, .offset = off, .cap_w = cap, .power_w = pw, .tput_tok_s = tp, .gpus = gpus};
+    pfi_alloc_tree t = {.n_nodes = 2,
+                        .parent = parent,
+                        .limit_w = limit,
+                        .kind = kind,
+                        .job_node = node,
+                        .budget_kind = PFI_LIMIT_MEASURED};
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    o.budget_w = 1e6;
+    pfi_alloc_result r;
+    pfi_alloc_tree_result tr;
+    assert_int_equal(pfi_alloc_result_init(&r, 3), PFI_OK);
+    assert_int_equal(pfi_alloc_tree_result_init(&tr, 2), PFI_OK);
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    assert_int_equal(pfi_allocate_tree(&J, &o, &t, &r, &tr, &d), PFI_OK);
+    assert_true(r.feasible);
+    assert_true(tr.binding[1]);
+    assert_true(r.cap_w[0] == 700 && r.cap_w[1] == 400 && r.cap_w[2] == 200);
+    assert_true(fabs(r.marginal_down[0] - (14.0)) < 1e-12);
+    assert_true(isnan(r.marginal_up[0]));
+    assert_true(fabs(r.marginal_down[1] - (10.0)) < 1e-12);
+    assert_true(fabs(r.marginal_up[1] - (6000.0 / 1800.0)) < 1e-12);
+    assert_true(isnan(r.marginal_down[2]));
+    assert_true(fabs(r.marginal_up[2] - (1000.0 / 3600.0)) < 1e-12);
+    /* a heuristic strategy's reallocated jobs get theirs too */
+    o.strategy = PFI_STRATEGY_EQUAL;
+    assert_int_equal(pfi_allocate_tree(&J, &o, &t, &r, &tr, &d), PFI_OK);
+    for (size_t j = 0; j < 3; j++)
+        assert_false(isnan(r.marginal_down[j]) && isnan(r.marginal_up[j]));
+    pfi_alloc_result_clear(&r);
+    pfi_alloc_tree_result_clear(&tr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_tree_linprog),
         cmocka_unit_test(test_tree_bands_and_strategies),
         cmocka_unit_test(test_tree_infeasible),
+        cmocka_unit_test(test_tree_marginals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

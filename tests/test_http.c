@@ -317,6 +317,12 @@ static void test_tokens(void **state)
         CHECK(got == cases[i].want, "case %zu '%s': token %d, want %d", i, cases[i].h, got,
               cases[i].want);
     }
+    /* the minimum length pfid and `pfi control --token-file` share: 16 bytes */
+    const char *weak = "a read abc\nb control 0123456789abcdef\nc read 0123456789abcde\n";
+    CHECK(pfi_http_tokens_parse(weak, strlen(weak), &t, &d) == PFI_OK, "parse: %s", d.message);
+    CHECK(pfi_http_tokens_short(&t, 0) == 0, "3 bytes: short");
+    CHECK(pfi_http_tokens_short(&t, 1) == 2, "16 bytes not short, 15 bytes short");
+    CHECK(pfi_http_tokens_short(&t, 3) == 3, "none after the last");
     const char *bad[] = {"a b\n", "n admin tok\n", "n read to ken\n", "n read t\xc3\xa9\n",
                          "",      "# only\n"};
     pfi_error want[] = {PFI_ERR_PARSE, PFI_ERR_PARSE, PFI_ERR_PARSE,

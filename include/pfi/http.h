@@ -174,6 +174,14 @@ pfi_error pfi_http_secret_read(const char *path, bool strict_mode, char **text, 
  * diag names the file. */
 pfi_error pfi_http_tokens_load(const char *path, pfi_http_tokens *out, pfi_diag *d);
 
+/* Tokens shorter than this many bytes are weak: pfid and `pfi control --token-file` warn. */
+#define PFI_HTTP_TOKEN_MIN_BYTES 16
+
+/* pfi_http_tokens_short — the index of the first token of t at or after index from that is
+ * shorter than PFI_HTTP_TOKEN_MIN_BYTES, or t->n when none is: the one minimum-length check
+ * that pfid and `pfi control --token-file` both apply (each warns naming t->t[k].name). */
+size_t pfi_http_tokens_short(const pfi_http_tokens *t, size_t from);
+
 /* pfi_http_tokens_match — the token an Authorization header value authorization[auth_len]
  * presents, or NULL: strictly "Bearer" (any case), spaces, then a token and nothing else — a
  * value whose length is not auth_len (an embedded NUL: "Bearer TOKEN\0zz") or with anything

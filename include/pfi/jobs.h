@@ -38,7 +38,8 @@ typedef struct pfi_jobs {
     double *cap_w, *power_w, *tput_tok_s; /* [offset[n]] */
     double *gpus, *weight, *floor_frac, *pfi, *feature, *cap_lo_w, *cap_hi_w; /* [n], NaN absent */
     double *band;                                                             /* [n], NaN absent */
-    char **node; /* [n], NULL when absent */
+    char **node;     /* [n], NULL when absent */
+    long *node_line; /* [n], the jobs file line of each job's first node cell, 0 when absent */
     /* private */
     size_t cap_jobs, cap_points;
 } pfi_jobs;

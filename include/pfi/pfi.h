@@ -63,6 +63,7 @@
 #include "pfi/control_files.h"
 #include "pfi/grid.h"
 #include "pfi/http.h"
+#include "pfi/openadr.h"
 #include "pfi/slurm.h"
 #include "pfi/stage.h"
 

@@ -104,6 +104,15 @@ typedef struct pfi_telemetry_options {
     const char *csv_fields; /* comma-separated --query-gpu list for csv,noheader (may be NULL) */
     long start_date;        /* YYYYMMDD for time-only dmon (0: times relative) */
     bool keep_series;       /* store samples (true) or only count/sum them (false: benchmarks) */
+    bool count_means_only;  /* with keep_series: the series pfi_reduce_power reads only as a
+                               mean (every field but power and energy) are counted and
+                               summed, not stored (pfi_telemetry_series.counted; power limits
+                               and clock event reasons keep their changes, the power derived
+                               from the counter its times beside a measured power): bounded
+                               memory for those. Their means then take no warm-up: set it
+                               only for warm-up 0. tm->counted_inexact says when a mean could
+                               differ from the stored samples' (read again without it). Off:
+                               the default. */
     bool generic_rows;      /* every row through the general per-line path, none through the
                                fast row paths. The results are identical by contract (same
                                series, sums, notes and counters); tests and fuzzers read each
@@ -164,6 +173,14 @@ typedef struct pfi_telemetry_series {
     bool last_pod;
     bool pending_break;
     double last_t;
+    bool counted;      /* options.count_means_only: the mean is sum / n_valid; the samples are
+                          not stored (n stays 0) unless changes_only */
+    bool changes_only; /* counted power limits and clock event reasons: only the samples whose
+                          value differs from the last stored one are stored (what a look-up of
+                          the value at a time needs) */
+    bool times_only;   /* counted power_energy_w beside a measured power field: its times and
+                          breaks stored (the gap note), not its values */
+    double t_first;    /* counted: time of the first valid sample (NaN: none) */
 } pfi_telemetry_series;
 
 typedef struct pfi_telemetry_entity {
@@ -245,6 +262,10 @@ typedef struct pfi_telemetry {
     bool time_utc;          /* some times were absolute UTC (a zone, an offset, epoch seconds) */
     struct tm_zone *zone;   /* private */
     double zone_last_utc;   /* private: the file's last converted time (NaN: none) */
+    bool derive_times_only; /* private: the series made now are times_only */
+    bool counted_inexact;   /* a counted series' mean may differ from its stored samples'
+                               (a sample before its first, a duplicate replaced): read the
+                               input again without options.count_means_only */
 } pfi_telemetry;
 
 /*

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pfi/http.h"
 
@@ -387,6 +388,15 @@ pfi_error pfid_listen_check(const pfid_config *c, bool have_token, pfi_diag *dia
         loopback = (ntohl(((const struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
     else if (ss.ss_family == AF_INET6)
         loopback = IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&ss)->sin6_addr);
+    if (!loopback && !have_token && c->token_file[0] != '\0') {
+        /* configured, but not there: say so, not that none is configured */
+        int err = access(c->token_file, F_OK) == 0 ? 0 : errno;
+        return fail(diag, PFI_ERR_INVALID_ARGUMENT,
+                    "listen '%s' is reachable beyond loopback and token_file %s %s%s%s: create "
+                    "it (one token a line, mode 0600), or listen on 127.0.0.1",
+                    c->listen, c->token_file, err != 0 ? "is missing (" : "holds no token",
+                    err != 0 ? strerror(err) : "", err != 0 ? ")" : "");
+    }
     if (!loopback && !have_token)
         return fail(diag, PFI_ERR_INVALID_ARGUMENT,
                     "listen '%s' is reachable beyond loopback and no token is configured "

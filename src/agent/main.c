@@ -47,7 +47,8 @@ static const char usage_tail[] =
     "  -s, --set KEY=VALUE    any config key (repeatable)\n"
     "  -v, --verbose          log debug lines too (log_level = debug)\n"
     "  -q, --quiet            log warnings and errors only\n"
-    "      --check            check the configuration and exit (0 when valid)\n"
+    "      --check            check the configuration, the token file and the journal's\n"
+    "                         directory (exists, writable) and exit (0 valid, 2 not)\n"
     "  -h, --help             this help\n"
     "      --version          print the version and exit\n"
     "\n"
@@ -146,10 +147,43 @@ static int load_tokens(const char *path, pfi_http_tokens *out)
         LOG_ERROR("%s", d.message);
         return -1;
     }
-    for (size_t k = 0; k < out->n; k++)
-        if (out->t[k].len < 16)
-            LOG_WARN("token %s in %s is short (%zu bytes): use 32 random bytes or more",
-                     out->t[k].name, path, out->t[k].len);
+    for (size_t k = pfi_http_tokens_short(out, 0); k < out->n;
+         k = pfi_http_tokens_short(out, k + 1))
+        LOG_WARN("token %s in %s is short (%zu bytes, under %d): use 32 random bytes or more",
+                 out->t[k].name, path, out->t[k].len, PFI_HTTP_TOKEN_MIN_BYTES);
+    return 0;
+}
+
+/* --check: the journal's directory exists and pfid may create the journal in it (pfid
+ * writes the original limits there before the first change). 0, or -1 (logged, naming it). */
+static int check_journal_dir(const char *journal)
+{
+    if (journal[0] == '\0')
+        return 0;
+    char dir[sizeof((pfid_config *)0)->journal];
+    snprintf(dir, sizeof dir, "%s", journal);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        LOG_ERROR("journal %s: directory %s: %s (create it: install -d -m 700 %s)", journal, dir,
+                  strerror(errno), dir);
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        LOG_ERROR("journal %s: %s is not a directory", journal, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        LOG_ERROR("journal %s: directory %s is not writable by uid %u: %s", journal, dir,
+                  (unsigned)geteuid(), strerror(errno));
+        return -1;
+    }
     return 0;
 }
 
@@ -364,6 +398,8 @@ int main(int argc, char **argv)
         return 2;
     if (o.check) {
         pfi_fit_model_destroy(a->model);
+        if (check_journal_dir(a->cfg.journal) != 0)
+            return 2;
         printf("pfid: configuration valid\n");
         return 0;
     }

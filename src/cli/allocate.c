@@ -47,12 +47,14 @@ static void usage(FILE *f)
                    &(cli_list_style){.sep = ", ", .first = pfi_strategy_name(o.strategy)},
                    " (see the README)");
     fprintf(f,
-            "  --cap-step W           caps on multiples of W watts (0: continuous)\n"
+            "  --cap-step W           caps on multiples of W watts (0: continuous); a W larger\n"
+            "                         than every job's cap range is refused (exit 2)\n"
             "  --deep-class NAME      class-weighted: the class cut deeper (moe-ft)\n"
             "  --class-factor F       class-weighted: how much deeper (2)\n"
             "  --no-repair            a non-monotone curve is an error\n"
             "  --topology FILE        the power tree: every level's limit holds too (lines\n"
-            "                         'LEVEL NAME PARENT LIMIT_W [reserve|measured]'; README)\n"
+            "                         'LEVEL NAME PARENT LIMIT_W [reserve|measured]'; README);\n"
+            "                         a job with no node runs under the top level\n"
             "\n"
             "output:\n"
             "  --format table|csv|json  (table)\n"
@@ -237,6 +239,39 @@ static const char *fmt1(char *b, double v)
     return b;
 }
 
+/* --explain on a tree: where job j stands on its curve, and the limit that holds it there
+ * (the lowest binding level above it, else the site budget when it binds). */
+static void write_tree_why(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
+                           const tree_ctx *tc, pfi_limit_kind kind, size_t j, bool at_top,
+                           bool at_bottom)
+{
+    char by[320] = "";
+    for (size_t a = tc->job_node[j]; tc->topo != NULL && a != PFI_TOPO_NONE;
+         a = tc->topo->parent[a])
+        if (tc->tr.binding[a]) {
+            snprintf(by, sizeof by, "%.40s '%.120s' (%s limit %.1f W) binds", tc->topo->level[a],
+                     tc->topo->name[a], pfi_limit_kind_name(tc->topo->kind[a]),
+                     tc->topo->limit_w[a]);
+            break;
+        }
+    if (by[0] == '\0' && tc->tr.budget_binding)
+        snprintf(by, sizeof by, "the site budget (%s, %.1f W) binds", pfi_limit_kind_name(kind),
+                 r->budget_w);
+    if (at_top) {
+        fputs("at its top cap", f);
+    } else if (at_bottom) {
+        fprintf(f, "at its lowest allowed cap%s%s", by[0] ? ": " : "", by);
+    } else if (st == PFI_STRATEGY_ORACLE) {
+        fprintf(f, "a W above earns %.4g <= %.4g a W below%s%s", r->marginal_up[j],
+                r->marginal_down[j], by[0] ? "; " : "", by);
+    } else {
+        size_t last = J->offset[j + 1] - 1;
+        fprintf(f, "sheds %.1f%% of its power (its share under %s)%s%s",
+                100 * r->shed_w[j] / J->power_w[last], pfi_strategy_name(st), by[0] ? "; " : "",
+                by);
+    }
+}
+
 static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
                         bool explain, const tree_ctx *tc, pfi_limit_kind kind)
 {
@@ -260,7 +295,9 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
             fprintf(f, " %11s %11s  ", cli_num(r->marginal_down[j], 'g', 4, "-").s,
                     cli_num(r->marginal_up[j], 'g', 4, "-").s);
             bool at_top = isnan(r->marginal_up[j]), at_bottom = isnan(r->marginal_down[j]);
-            if (st == PFI_STRATEGY_ORACLE && !isnan(r->lambda)) {
+            if (tc->on) {
+                write_tree_why(f, J, r, st, tc, kind, j, at_top, at_bottom);
+            } else if (st == PFI_STRATEGY_ORACLE && !isnan(r->lambda)) {
                 if (at_top)
                     fprintf(f,
                             "at its top cap: every W earns more here than the threshold "
@@ -559,17 +596,37 @@ static int load_tree(const allocate_args *a, const pfi_jobs *J, tree_ctx *tc, pf
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }
+    /* a job without a node runs under the top level when there is one (so every limit
+       counts it), else directly under the site budget (which is above every top level) */
+    size_t root = PFI_TOPO_NONE, n_top = 0, n_free = 0;
+    for (size_t l = 0; tc->topo != NULL && l < tc->topo->n; l++)
+        if (tc->topo->parent[l] == PFI_TOPO_NONE && n_top++ == 0)
+            root = l;
+    if (n_top != 1)
+        root = PFI_TOPO_NONE;
     for (size_t j = 0; j < J->n; j++) {
         tc->job_node[j] = PFI_TOPO_NONE;
-        if (J->node[j] == NULL || tc->topo == NULL)
+        if (tc->topo == NULL)
             continue; /* without --topology every job is under the site budget alone */
-        if (tc->topo == NULL ||
-            pfi_topology_find(tc->topo, J->node[j], &tc->job_node[j]) != PFI_OK) {
-            cli_error("%s: job '%s': node '%s' is not a level of %s", a->input, J->name[j],
-                      J->node[j], a->topology ? a->topology : "the topology (no --topology)");
+        if (J->node[j] == NULL) {
+            tc->job_node[j] = root;
+            n_free++;
+            continue;
+        }
+        if (pfi_topology_find(tc->topo, J->node[j], &tc->job_node[j]) != PFI_OK) {
+            cli_error("%s:%ld: job '%s': node '%s' is not a level of %s", a->input,
+                      J->node_line != NULL ? J->node_line[j] : 0L, J->name[j], J->node[j],
+                      a->topology);
             return PFI_EXIT_DATA;
         }
     }
+    if (n_free > 0 && root != PFI_TOPO_NONE)
+        cli_error("note: %zu of %zu jobs name no node: placed under the top level %s '%s'", n_free,
+                  J->n, tc->topo->level[root], tc->topo->name[root]);
+    else if (n_free > 0)
+        cli_error("note: %zu of %zu jobs name no node: placed under the site budget alone (the "
+                  "topology has %zu top levels)",
+                  n_free, J->n, n_top);
     if (tc->topo != NULL)
         pfi_alloc_tree_from(tc->topo, tc->job_node, &tc->t);
     else
@@ -640,6 +697,32 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
     return rc;
 }
 
+/* --cap-step larger than every job's cap range would pin every job at its top cap (no
+ * multiple of the step below it): refused, naming the largest step that still moves the
+ * widest job (with a step no larger than a range, a multiple of it lies inside). An exit code. */
+static int check_cap_step(const allocate_args *a, const pfi_jobs *J)
+{
+    double step = a->o.cap_step_w, widest = 0;
+    size_t wj = 0;
+    for (size_t j = 0; j < J->n; j++) {
+        double lo = J->cap_w[J->offset[j]], hi = J->cap_w[J->offset[j + 1] - 1];
+        if (J->cap_lo_w != NULL && J->cap_lo_w[j] > lo)
+            lo = J->cap_lo_w[j];
+        if (J->cap_hi_w != NULL && J->cap_hi_w[j] < hi)
+            hi = J->cap_hi_w[j];
+        if (hi - lo > widest) {
+            widest = hi - lo;
+            wj = j;
+        }
+    }
+    if (!(step > 0) || widest <= 0 || step <= widest)
+        return PFI_EXIT_OK;
+    cli_error("--cap-step %g W is larger than every job's cap range: it would hold every job at "
+              "its top cap; give at most %g W (job '%s' spans that) or 0 (continuous)",
+              step, widest, J->name[wj]);
+    return PFI_EXIT_USAGE;
+}
+
 /* pfi allocate: the options, the jobs file, its curves checked, the caps, the output. */
 int cmd_allocate(int argc, char **argv)
 {
@@ -655,6 +738,10 @@ int cmd_allocate(int argc, char **argv)
     if (e != PFI_OK)
         return cli_report(e, &d);
     unsigned char *deep = NULL;
+    if ((rc = check_cap_step(&a, J)) != PFI_EXIT_OK) {
+        pfi_jobs_destroy(J);
+        return rc;
+    }
     rc = check_curves(&a, J, &deep);
     pfi_alloc_result r;
     memset(&r, 0, sizeof r);

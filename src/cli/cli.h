@@ -87,6 +87,7 @@ int cmd_control(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
+int cmd_openadr(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 
 /* cli_error — print "pfi: MESSAGE" on stderr. */

@@ -491,8 +491,9 @@ static int status_cmd(int argc, char **argv)
     printf("event        %s\n", q->event ? "active" : "none");
     /* a value the period did not have (no budget outside an event) is a word, never nan */
     printf("budget       %s\n", watts(q->budget_w, "none (no event in force)").s);
+    /* no agent answered: nothing was measured ('-'), not 0 W */
     printf("measured     %s (+ %s reserved for silent agents)\n",
-           watts(q->measured_w, "unavailable").s, watts(q->reserved_w, "unavailable").s);
+           q->agents_up > 0 ? watts(q->measured_w, "-").s : "-", watts(q->reserved_w, "-").s);
     printf("predicted    %s, correction %s\n", watts(q->predicted_w, "unavailable").s,
            watts(q->correction_w, "unavailable").s);
     printf("tokens/s     %s\n", cli_num(q->tput_tok_s, 'f', 0, "unavailable").s);
@@ -519,13 +520,18 @@ static int status_cmd(int argc, char **argv)
             }
             sqlite3_finalize(st);
         }
-        if (sqlite3_prepare_v2(s,
-                               "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput FROM"
-                               " ctl_jobs WHERE period = (SELECT MAX(id) FROM ctl_periods)"
-                               " ORDER BY job",
-                               -1, &st, NULL) == SQLITE_OK) {
-            printf("\n%-20s %-8s %5s %6s %-6s %8s %9s %10s\n", "job", "class", "gpus", "pfi",
-                   "curve", "cap_w", "power_w", "tokens/s");
+        /* cap_w is the cap requested; in_force what the agent confirmed ("refused (401)",
+         * '-' none confirmed; a log from before cap_state has '-' throughout) */
+        const char *q_state =
+            "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput, cap_state FROM"
+            " ctl_jobs WHERE period = (SELECT MAX(id) FROM ctl_periods) ORDER BY job";
+        const char *q_old =
+            "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput, NULL FROM"
+            " ctl_jobs WHERE period = (SELECT MAX(id) FROM ctl_periods) ORDER BY job";
+        if (sqlite3_prepare_v2(s, q_state, -1, &st, NULL) == SQLITE_OK ||
+            sqlite3_prepare_v2(s, q_old, -1, &st, NULL) == SQLITE_OK) {
+            printf("\n%-20s %-8s %5s %6s %-6s %8s %-14s %9s %10s\n", "job", "class", "gpus", "pfi",
+                   "curve", "cap_w", "in_force", "power_w", "tokens/s");
             while (sqlite3_step(st) == SQLITE_ROW) {
                 const unsigned char *job = sqlite3_column_text(st, 0),
                                     *cls = sqlite3_column_text(st, 1),
@@ -535,11 +541,18 @@ static int status_cmd(int argc, char **argv)
                     v[k] = sqlite3_column_type(st, k < 2 ? 3 + 2 * k : 4 + k) == SQLITE_NULL
                                ? NAN
                                : sqlite3_column_double(st, k < 2 ? 3 + 2 * k : 4 + k);
-                printf("%-20s %-8s %5d %6s %-6s %8s %9s %10s\n", job ? (const char *)job : "-",
-                       cls ? (const char *)cls : "-", sqlite3_column_int(st, 2),
-                       cli_num(v[0], 'f', 2, "-").s, src ? (const char *)src : "-",
-                       cli_num(v[1], 'f', 0, "-").s, cli_num(v[2], 'f', 0, "-").s,
-                       cli_num(v[3], 'f', 0, "-").s);
+                const unsigned char *cs = sqlite3_column_text(st, 8);
+                cli_numtext cap_text = cli_num(v[1], 'f', 0, "-");
+                const char *force = "-";
+                if (cs != NULL && strcmp((const char *)cs, "confirmed") == 0)
+                    force = cap_text.s;
+                else if (cs != NULL)
+                    force = (const char *)cs;
+                printf("%-20s %-8s %5d %6s %-6s %8s %-14s %9s %10s\n",
+                       job ? (const char *)job : "-", cls ? (const char *)cls : "-",
+                       sqlite3_column_int(st, 2), cli_num(v[0], 'f', 2, "-").s,
+                       src ? (const char *)src : "-", cli_num(v[1], 'f', 0, "-").s, force,
+                       cli_num(v[2], 'f', 0, "-").s, cli_num(v[3], 'f', 0, "-").s);
             }
             sqlite3_finalize(st);
         }
@@ -904,6 +917,14 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
             cli_error("control: %s", d.message);
             return PFI_EXIT_DATA;
         }
+        /* the same minimum length pfid applies to the same file */
+        for (size_t k = pfi_http_tokens_short(in->tokens, 0); k < in->tokens->n;
+             k = pfi_http_tokens_short(in->tokens, k + 1))
+            fprintf(stderr,
+                    "pfi control: warning: token %s in %s is short (%zu bytes, under %d): use "
+                    "32 random bytes or more\n",
+                    in->tokens->t[k].name, o->token_path, in->tokens->t[k].len,
+                    PFI_HTTP_TOKEN_MIN_BYTES);
     }
     return PFI_EXIT_OK;
 }

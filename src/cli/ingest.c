@@ -3,12 +3,14 @@
  * pfi runs   — list the stored runs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -709,10 +711,40 @@ static int read_run(const ingest_args *a, ingest_run *run)
     ingest_zone_default = a->topt.timezone == NULL;
     pfi_reduce_options ro = a->ro;
     ro.cap_w = isnan(a->cap) ? 0 : a->cap; /* checked against the enforced limit */
-    rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &a->topt, &ro, a->quiet, "nothing stored",
+    /* Without a warm-up the means of the fields the reduction only averages need no stored
+     * samples (count_means_only: memory for power, energy, limits and clock reasons only).
+     * Where the collector cannot vouch for those means (tm->counted_inexact: a sample before
+     * its series' first), the files are read again storing every sample, its messages
+     * (said by the first read, the same) silenced. */
+    pfi_telemetry_options topt = a->topt;
+    topt.count_means_only = ro.warmup_s == 0 && (ro.power_field == NULL ||
+                                                 strcmp(ro.power_field, "power_energy_w") != 0);
+    rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
                             run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)
         return rc;
+    if (run->tm->counted_inexact) {
+        free(run->red);
+        pfi_telemetry_destroy(run->tm);
+        run->red = NULL;
+        run->tm = NULL;
+        fflush(stderr);
+        int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+        if (saved >= 0 && null >= 0)
+            dup2(null, STDERR_FILENO);
+        topt.count_means_only = false;
+        rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
+                                run->kl ? &run->klog : NULL, &run->tm, &run->red);
+        fflush(stderr);
+        if (saved >= 0 && null >= 0)
+            dup2(saved, STDERR_FILENO);
+        if (saved >= 0)
+            close(saved);
+        if (null >= 0)
+            close(null);
+        if (rc != PFI_EXIT_OK)
+            return rc;
+    }
     /* --gpus is what the job has; the telemetry is what was measured. Fewer GPUs seen leave
      * the job power short, more sum other jobs' GPUs in: either way the run is not this
      * job's. The reduction flags it (gpu-count); said here too, never silently stored. */

@@ -31,6 +31,7 @@ static const verb verbs[] = {
     {"probe", cmd_probe, "list GPUs, their power limits and the metrics they report"},
     {"control", cmd_control, "keep a cluster under a grid power budget (closed loop, agents)"},
     {"schedule", cmd_schedule, "the grid events a schedule file or a measured power trace gives"},
+    {"openadr", cmd_openadr, "an OpenADR 3 VEN: a VTN's events as the schedule, reports back"},
     {"report", cmd_report, "plot a power event from the controller's audit log"},
     {"slurm", cmd_slurm, "Slurm prolog/epilog: a job's GPUs to pfid, restored at its end"},
     {"demo", cmd_demo, "run a demonstration (demo cluster: agents + controller on loopback)"},

@@ -383,6 +383,34 @@ printf 'interval = 1s\nlease_policy = sometimes\n' >"$T/bad.conf"
 "$PFID" --check -c "$T/bad.conf" -t "$T/token" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q 'bad.conf:2: lease_policy' "$T/out" && ok "bad config: exit 2, file and line" || { bad "bad config ($rc)"; cat "$T/out"; }
 "$PFID" --check -c "$SRC/examples/pfid.conf" -t "$T/token" -j "$T/journal" >"$T/out" 2>&1 && ok "examples/pfid.conf is valid" || { bad "example config"; cat "$T/out"; }
+# the journal's directory missing: --check fails naming it (not "configuration valid")
+"$PFID" --check -c "$SRC/examples/pfid.conf" -t "$T/token" -j "$T/no-such-dir/journal" >"$T/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "directory $T/no-such-dir: No such file or directory" "$T/out" && ! grep -q 'configuration valid' "$T/out" &&
+    ok "--check: a missing journal directory fails, named" || { bad "missing journal directory ($rc)"; cat "$T/out"; }
+: >"$T/not-a-dir"
+"$PFID" --check -c "$SRC/examples/pfid.conf" -t "$T/token" -j "$T/not-a-dir/journal" >"$T/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "$T/not-a-dir is not a directory" "$T/out" &&
+    ok "--check: a journal 'directory' that is a file fails" || { bad "journal dir is a file ($rc)"; cat "$T/out"; }
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1 &&
+    getent group nogroup >/dev/null 2>&1; then
+    mkdir -p "$T/ro" && chmod 755 "$T/ro" "$T"
+    cp "$T/token" "$T/ro/token" && chown nobody "$T/ro/token" && chmod 600 "$T/ro/token"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups "$PFID" --check -c "$SRC/examples/pfid.conf" \
+        -t "$T/ro/token" -j "$T/ro/journal" >"$T/out" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q "directory $T/ro is not writable" "$T/out" &&
+        ok "--check: a journal directory pfid may not write fails" || { bad "read-only journal dir ($rc)"; cat "$T/out"; }
+    chmod 700 "$T"
+fi
+# beyond loopback with a token_file configured but missing: the message says it is missing
+"$PFID" --check -c "$SRC/examples/pfid.conf" -l 0.0.0.0:0 -t "$T/no-token" -j "$T/journal" >"$T/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "token_file $T/no-token is missing (No such file or directory)" "$T/out" &&
+    ! grep -q 'no token is configured' "$T/out" &&
+    ok "--check: non-loopback with a missing token_file says it is missing" || { bad "missing token_file ($rc)"; cat "$T/out"; }
+# a 3-byte token: warned, with the minimum pfi control --token-file applies too
+(umask 077 && echo abc >"$T/short-token")
+"$PFID" --check -c "$SRC/examples/pfid.conf" -t "$T/short-token" -j "$T/journal" >"$T/out" 2>&1
+grep -q "token line-1 in $T/short-token is short (3 bytes, under 16)" "$T/out" &&
+    ok "--check: a 3-byte token is warned about" || { bad "short token not warned"; cat "$T/out"; }
 chmod 644 "$T/token"
 "$PFID" --check -t "$T/token" >"$T/out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q 'mode 0600' "$T/out" && ok "token readable by others: refused" || { bad "token mode ($rc)"; cat "$T/out"; }

@@ -147,7 +147,8 @@ with tempfile.TemporaryDirectory() as tmp:
     for args, want in ((["-l", "127.0.0.1:99999"], "a port 0-65535"),
                        (["-l", ":99999"], "a port 0-65535"),
                        (["-l", "0.0.0.0:9400", "-t", os.path.join(tmp, "none")],
-                        "reachable beyond loopback and no token"),
+                        "reachable beyond loopback and token_file " + os.path.join(tmp, "none")
+                        + " is missing (No such file or directory)"),
                        (["-t", fifo], "is not a regular file"),
                        (["-t", loose], "chmod 600")):
         r = subprocess.run([PFID, "--check", "-b", "emulated"] + args, capture_output=True,

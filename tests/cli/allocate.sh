@@ -78,6 +78,40 @@ printf 'feed site - 20000\nrack r9 site 2000\n' >"$T/other.txt"
 check allocate-tree-unknown-node 1 "$PFI" allocate --topology "$T/other.txt" "$JT"
 grep -q "job 'dense-pt': node 'r1' is not a level of" "$T/err" \
     && echo "ok   allocate-tree-unknown-node-msg" || { echo "FAIL allocate-tree-unknown-node-msg"; cat "$T/err"; fail=1; }
+grep -q "jobs_tree.csv:2: job 'dense-pt': node 'r1' is not a level of" "$T/err" \
+    && echo "ok   allocate-tree-unknown-node-line" || { echo "FAIL allocate-tree-unknown-node-line"; cat "$T/err"; fail=1; }
+# Review of --topology, item 1: jobs without a node (examples/jobs.csv) run under the top
+# level, so its 9000 W feed holds (it drew 14420 W, caps_sum_w 0.0); one note says so.
+printf 'feed site - 9000 measured\nrack r1 site 6000\n' >"$T/feed9k.txt"
+check allocate-tree-no-node 0 "$PFI" allocate --topology "$T/feed9k.txt" --format json "$J"
+python3 - "$T/out" <<'PY' && echo "ok   allocate-tree-no-node-feed" || { echo "FAIL allocate-tree-no-node-feed"; cat "$T/out"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+site = d["levels"][0]
+assert site["name"] == "site" and site["binding"], site
+assert 8999 <= site["drawn_w"] <= 9000 * (1 + 1e-9), site
+assert site["caps_sum_w"] > 0 and d["total_power_w"] <= 9000 * (1 + 1e-9), d
+PY
+[ "$(grep -c "note: 3 of 3 jobs name no node: placed under the top level feed 'site'" "$T/err")" = 1 ] \
+    && echo "ok   allocate-tree-no-node-note" || { echo "FAIL allocate-tree-no-node-note"; cat "$T/err"; fail=1; }
+# item 2: --explain on a tree names the marginals and the level that binds
+check allocate-tree-explain 0 "$PFI" allocate --topology "$TP" --explain "$JT"
+grep_out allocate-tree-explain-lowest "moe-pt .* -  *9.375  at its lowest allowed cap: pdu 'pdu-a' (reserve limit 12000.0 W) binds"
+grep_out allocate-tree-explain-mid "moe-ft .* 10  *3.333  a W above earns 3.333 <= 10 a W below; pdu 'pdu-a'"
+grep_out allocate-tree-explain-top "dense-pt .* 14  *-  at its top cap"
+# item 3: a cap step wider than every job's cap range (500 W here) is a usage error
+check allocate-cap-step-huge 2 "$PFI" allocate --cap-step 1e9 "$J"
+grep -q -- "--cap-step 1e+09 W is larger than every job's cap range.*give at most 500 W" "$T/err" \
+    && echo "ok   allocate-cap-step-huge-msg" || { echo "FAIL allocate-cap-step-huge-msg"; cat "$T/err"; fail=1; }
+check allocate-cap-step-huge-tree 2 "$PFI" allocate --topology "$TP" --cap-step 501 "$JT"
+check allocate-cap-step-widest 0 "$PFI" allocate --topology "$TP" --cap-step 500 "$JT"
+# item 4: an unreadable topology says why
+check allocate-tree-missing 1 "$PFI" allocate --topology "$T/missing.txt" "$J"
+grep -q "missing.txt: cannot open: No such file or directory" "$T/err" \
+    && echo "ok   allocate-tree-missing-msg" || { echo "FAIL allocate-tree-missing-msg"; cat "$T/err"; fail=1; }
+check allocate-tree-dir 1 "$PFI" allocate --topology "$T" "$J"
+grep -q "cannot open: is a directory" "$T/err" \
+    && echo "ok   allocate-tree-dir-msg" || { echo "FAIL allocate-tree-dir-msg"; cat "$T/err"; fail=1; }
 # --cap-step (issue 16 item 10): moe-pt rounds to its 350 W grid cap, never to 200 W
 check allocate-cap-step-50 0 "$PFI" allocate --cap-step 50 "$J"
 grep_out allocate-cap-step-moe-pt "moe-pt .* 350.0 .* 5600.0"

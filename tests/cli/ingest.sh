@@ -37,6 +37,21 @@ check runs-json 0 "$PFI" runs --db "$T/rt.db" --format json
 grep_out runs-json-features '"dram_copy_product"\|"power_w"' "$T/out"
 check analyze-db 0 "$PFI" analyze --db "$T/rt.db" --format csv
 grep_out analyze-db-pfi ",g1,dense,700,1200,100,2.0833333333333" "$T/out"
+# Counted means (warm-up 0) the collector cannot vouch for: a temperature sample two days
+# before its first. The files are read again storing every sample; the notes are said once,
+# and the mean is every sample's: (60 + 61 + 62 + 63) / 4.
+{ echo "timestamp, index, power.draw [W], power.limit [W], temperature.gpu"
+  echo "2026/01/14 10:00:00.000, 0, 250.00 W, 300.00 W, 60"
+  echo "2026/01/14 10:00:01.000, 0, 251.00 W, 300.00 W, 61"
+  echo "2026/01/12 10:00:02.000, 0, 252.00 W, 300.00 W, 62"
+  echo "2026/01/14 10:00:03.000, 0, 253.00 W, 300.00 W, 63"; } > "$T/back.csv"
+check ingest-counted-reread 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/back.csv"
+n=$(grep -c "time jumped back" "$T/err" "$T/out" | awk -F: '{s += $2} END {print s}')
+[ "$n" = 1 ] && echo "ok   ingest-counted-reread-once" || { echo "FAIL ingest-counted-reread-once ($n)"; fail=1; }
+check ingest-counted-reread-store 0 "$PFI" ingest --db "$T/back.db" --group g --cap 300 \
+    --timezone UTC --telemetry "$T/back.csv"
+check ingest-counted-reread-runs 0 "$PFI" runs --db "$T/back.db" --format json
+grep_out ingest-counted-reread-mean '"temp_c": 61.5' "$T/out"
 # Re-ingest at an existing cap replaces, never duplicates.
 check ingest-replace 0 "$PFI" ingest --db "$T/rt.db" --group g1 --cap 300 --gpus 2 \
     --telemetry "$T/dc_300.txt" --interval 5 --throughput-log "$T/log_300.log"

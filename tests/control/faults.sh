@@ -73,6 +73,19 @@ check $? "wrong token: one line per period ($n lines)"
 "$PFI" control status --db "$WORK/bad.db" > "$WORK/bad.status"
 grep -q "faults .*caps refused" "$WORK/bad.status"
 check $? "wrong token: control status shows the refusals ($(grep faults "$WORK/bad.status"))"
+# the per-job table tells a cap requested from one in force: every job's refused, none shown
+# as if confirmed; the per-period note says why (not only stderr)
+py "$WORK/bad.db" 'import re
+jobs = [l.split() for l in open(args[0]).read().split("\n\n", 1)[1].splitlines()[1:] if l.strip()]
+print("  jobs:", [(j[0], j[5], " ".join(j[6:8])) for j in jobs])
+sys.exit(0 if jobs and all(" ".join(j[6:8]) == "refused (401)" for j in jobs) else 1)' "$WORK/bad.status"
+check $? "wrong token: control status marks each job's cap refused (401), none in force"
+grep -q "in_force" "$WORK/bad.status"
+check $? "wrong token: control status has the in_force column"
+grep -E -q "^ +[0-9.]+ .*caps refused by $URL \(HTTP 401\)" "$WORK/bad.out"
+check $? "wrong token: the per-period table's note carries the refusal"
+[ "$(sql "$WORK/bad.db" "SELECT COUNT(*) FROM ctl_periods WHERE note LIKE 'caps refused%401%'")" -ge 3 ]
+check $? "wrong token: the audit log's note carries the refusal each period"
 agents_restored
 check $? "wrong token: every GPU on its original limit"
 
@@ -86,6 +99,12 @@ grep -q "budget infeasible (.* W short).*the budget is not met" "$WORK/inf.err"
 check $? "infeasible budget: stderr says how far short"
 agents_restored
 check $? "infeasible budget: every GPU on its original limit (released on exit)"
+# caps the agent confirmed are in force: status shows them in in_force, as requested
+"$PFI" control status --db "$WORK/inf.db" > "$WORK/inf.status"
+py "$WORK/inf.db" 'jobs = [l.split() for l in open(args[0]).read().split("\n\n", 1)[1].splitlines()[1:] if l.strip()]
+print("  jobs:", [(j[0], j[5], j[6]) for j in jobs])
+sys.exit(0 if jobs and all(j[6] == j[5] and j[6] != "-" for j in jobs) else 1)' "$WORK/inf.status"
+check $? "infeasible budget: control status shows each confirmed cap in force"
 
 # ---- 3. two controllers on one agent: the second is fenced off (409) -----------------------
 "$PFI" control --agents "$WORK/agents" --budget-w 3000 --period $PERIOD --run-for 30 \
@@ -168,4 +187,17 @@ wait $CTL_PID
 CTL_PID=""
 after_decrease "$WORK/api.db" 3000
 check $? "resumed budget: measured power within 1.05 x budget after the first confirmed decrease"
+
+# ---- 7. an agent that never answers: status says nothing was measured ('-'), not 0 W --------
+echo "http://127.0.0.1:$(free_port) tok-unreachable-0123456789" > "$WORK/agents.dead"
+# (and a 3-byte --token-file: warned about as pfid warns about it, the same check)
+(umask 077 && echo abc > "$WORK/short-token")
+"$PFI" control --agents "$WORK/agents.dead" --budget-w 3000 --period $PERIOD --run-for 1 \
+    --listen 0 --token-file "$WORK/short-token" --db "$WORK/dead.db" \
+    > "$WORK/dead.out" 2> "$WORK/dead.err"
+grep -q "warning: token line-1 in $WORK/short-token is short (3 bytes, under 16)" "$WORK/dead.err"
+check $? "--token-file with a 3-byte token: warned, as pfid warns"
+"$PFI" control status --db "$WORK/dead.db" > "$WORK/dead.status"
+grep -E -q '^measured +- ' "$WORK/dead.status"
+check $? "unreachable agent: status says measured - ($(grep '^measured' "$WORK/dead.status"))"
 exit $fail

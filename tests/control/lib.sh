@@ -4,6 +4,8 @@
 # ctest runs never collide) and installs a trap that stops the controller(s) and every agent
 # and removes $WORK on exit.
 
+# files the tests write (agents files with tokens) are the user's alone, as pfi control wants
+umask 077
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pfi-ctl-test.XXXXXX")
 . "$SRC/scripts/cluster-lib.sh"
 CTL_PID=""

@@ -27,7 +27,7 @@ while [ ! -s "$T/port" ] && [ $i -lt 200 ] && kill -0 "$PID" 2>/dev/null; do
     i=$((i + 1))
 done
 [ -s "$T/port" ] || { echo "FAIL pfid did not start"; cat "$T/pfid.log"; exit 1; }
-echo "http://127.0.0.1:$(cat "$T/port") tok-no-tput-0123456789" >"$T/agents"
+(umask 077 && echo "http://127.0.0.1:$(cat "$T/port") tok-no-tput-0123456789" >"$T/agents")
 chmod 600 "$T/agents"
 "$PFI" control --agents "$T/agents" --reduction 30% --start 0.3 --duration 1 --period 0.25 \
     --run-for 1.5 --db "$T/audit.db" >"$T/out" 2>"$T/err"

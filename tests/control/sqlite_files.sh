@@ -26,9 +26,12 @@ no_side_files() {
 }
 
 # 1. pfi demo cluster: two controller runs, their audit logs, pfi report on both
-PFI_AGENT_BIN=$PFI_AGENT_BIN "$PFI" demo cluster --agents 2 --out "$WORK/demo" \
-    >"$WORK/demo.log" 2>&1
+# (under a user's usual umask 022: the demo itself makes its agents file the user's alone)
+(umask 022 && PFI_AGENT_BIN=$PFI_AGENT_BIN "$PFI" demo cluster --agents 2 --out "$WORK/demo" \
+    >"$WORK/demo.log" 2>&1)
 expect "pfi demo cluster" 0 $? "$WORK/demo.log"
+if grep -n 'warning' "$WORK/demo.log"; then bad "pfi demo cluster warns about itself"; else
+    ok "pfi demo cluster: no warning"; fi
 [ -s "$WORK/demo/cluster.png" ] && [ -s "$WORK/demo/equal.db" ] && ok "demo wrote its figure and logs" \
     || bad "demo outputs: $(ls -A "$WORK/demo")"
 no_side_files "pfi demo cluster" "$WORK/demo"

@@ -34,7 +34,7 @@ static const char *schema =
     " telemetry TEXT, restored INTEGER, note TEXT, faults TEXT);"
     "CREATE TABLE IF NOT EXISTS ctl_jobs(period INTEGER, job TEXT, class TEXT, gpus INTEGER,"
     " pfi REAL, source TEXT, cap_w REAL, ref_power_w REAL, ref_tput REAL, power_w REAL,"
-    " pred_power_w REAL, tput REAL);"
+    " pred_power_w REAL, tput REAL, cap_state TEXT);"
     "CREATE TABLE IF NOT EXISTS ctl_caps(period INTEGER, phase INTEGER, agent TEXT,"
     " uuid TEXT, requested_w REAL, enforced_w REAL, what TEXT);"
     "CREATE TABLE IF NOT EXISTS ctl_originals(uuid TEXT PRIMARY KEY, agent TEXT,"
@@ -68,6 +68,8 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     }
     /* a log written before the faults column: add it (an error says it is there) */
     sqlite3_exec(a->db, "ALTER TABLE ctl_periods ADD COLUMN faults TEXT", NULL, NULL, NULL);
+    /* and before cap_state (the cap in force: "confirmed", "refused (401)"; NULL none) */
+    sqlite3_exec(a->db, "ALTER TABLE ctl_jobs ADD COLUMN cap_state TEXT", NULL, NULL, NULL);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(a->db, "INSERT INTO ctl_runs(started_wall, config) VALUES(?, ?)", -1,
                            &st, NULL) != SQLITE_OK) {
@@ -91,7 +93,7 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
             " telemetry, restored, note, faults)"
             " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             -1, &a->period, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(a->db, "INSERT INTO ctl_jobs VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1,
+        sqlite3_prepare_v2(a->db, "INSERT INTO ctl_jobs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
                            &a->job, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(a->db, "INSERT INTO ctl_caps VALUES(?,?,?,?,?,?,?)", -1, &a->cap,
                            NULL) != SQLITE_OK ||
@@ -197,7 +199,8 @@ pfi_error ctl_audit_period(ctl_audit *a, const pfi_ctl_report *r, const char *st
 
 pfi_error ctl_audit_job(ctl_audit *a, long period, const char *job, const char *cls, size_t gpus,
                         double pfi, const char *source, double cap_w, double ref_power_w,
-                        double ref_tput, double power_w, double pred_power_w, double tput)
+                        double ref_tput, double power_w, double pred_power_w, double tput,
+                        const char *cap_state)
 {
     sqlite3_stmt *s = a->job;
     sqlite3_bind_int64(s, 1, period);
@@ -213,6 +216,10 @@ pfi_error ctl_audit_job(ctl_audit *a, long period, const char *job, const char *
     bind_num(s, 10, power_w);
     bind_num(s, 11, pred_power_w);
     bind_num(s, 12, tput);
+    if (cap_state != NULL && cap_state[0] != '\0')
+        sqlite3_bind_text(s, 13, cap_state, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, 13);
     return finish(s);
 }
 

@@ -91,6 +91,7 @@ typedef struct cgpu {
     double target_w;        /* this period; NaN leave */
     size_t job_ix;          /* SIZE_MAX: no job */
     bool seen;              /* its agent answered this period */
+    long refused_status;    /* this period: HTTP status its cap request was refused with; 0 */
 } cgpu;
 
 typedef struct cjob {
@@ -140,6 +141,7 @@ struct pfi_ctl {
     double trusted_wall_s; /* Unix s every GPU last had a trustworthy reading */
     double correction_w;
     size_t n_refused;          /* this period's refused cap requests */
+    char refusal[160];         /* this period's first refusal, for the note; "" none */
     size_t prom_stale;         /* GPUs whose Prometheus reading was stale this period */
     bool prev_settled;         /* last period's caps were all confirmed (feedback is meaningful) */
     int quiet;                 /* periods since caps last changed */
@@ -641,8 +643,13 @@ static pfi_error take_put_answers(pfi_ctl *c, const double *send, int phase, dou
             if (g->agent != a || isnan(send[gi]))
                 continue;
             (*sent)++;
-            if (!ok && r->status != 0)
+            if (!ok && r->status != 0) {
                 c->n_refused++;
+                g->refused_status = r->status;
+                if (c->refusal[0] == '\0')
+                    snprintf(c->refusal, sizeof c->refusal, "caps refused by %.100s (HTTP %ld)",
+                             c->cfg.agents[a].url, r->status);
+            }
             double enf = NAN;
             for (size_t q = 0; ok && q < nr; q++)
                 if (strcmp(rep[q].uuid, g->uuid) == 0)
@@ -1002,9 +1009,11 @@ static void period_begin(pfi_ctl *c, double t_s, bool event, pfi_ctl_report *rep
     rep->alloc_budget_w = NAN;
     rep->shortfall_w = NAN;
     c->n_refused = 0;
+    c->refusal[0] = '\0';
     for (size_t a = 0; a < c->cfg.n_agents; a++)
         c->fault[a][0] = '\0';
     for (size_t i = 0; i < c->ng; i++) {
+        c->g[i].refused_status = 0;
         c->g[i].seen = false;
         c->g[i].target_w = NAN;
         c->g[i].job_ix = SIZE_MAX;
@@ -1398,9 +1407,24 @@ static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d
         const cjob *j = &c->j[i];
         if (!j->seen)
             continue;
+        /* the cap in force: confirmed by the agent on every GPU of the job, or why not */
+        char state[48] = "";
+        bool all = true, any = false;
+        for (size_t gi = 0; gi < c->ng; gi++) {
+            const cgpu *g = &c->g[gi];
+            if (g->job_ix != i)
+                continue;
+            any = true;
+            if (g->refused_status != 0 && state[0] == '\0')
+                snprintf(state, sizeof state, "refused (%ld)", g->refused_status);
+            if (!isfinite(g->ours_w))
+                all = false;
+        }
+        if (state[0] == '\0' && any && all && isfinite(j->cap_w))
+            snprintf(state, sizeof state, "confirmed");
         if (ctl_audit_job(c->audit, id, j->id, j->cls, j->ngpus, j->pfi,
                           pfi_curve_source_name(j->src), j->cap_w, j->ref_pg_w, j->ref_tput_pg,
-                          j->power_w, j->pred_w, j->tput) != PFI_OK) {
+                          j->power_w, j->pred_w, j->tput, state) != PFI_OK) {
             pfi_error e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record job %s", j->id);
             ctl_audit_commit(c->audit, NULL);
             return e;
@@ -1431,6 +1455,8 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         return e;
     }
     period_report(c, &p, rep);
+    if (rep->note[0] == '\0' && c->refusal[0] != '\0') /* the table and the log say why */
+        snprintf(rep->note, sizeof rep->note, "%s", c->refusal);
     return period_audit(c, rep, d);
 }
 

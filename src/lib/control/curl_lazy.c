@@ -18,6 +18,7 @@
     X(easy_setopt, curl_easy_setopt)                                                               \
     X(easy_getinfo, curl_easy_getinfo)                                                             \
     X(easy_cleanup, curl_easy_cleanup)                                                             \
+    X(easy_perform, curl_easy_perform)                                                             \
     X(easy_strerror, curl_easy_strerror)                                                           \
     X(easy_escape, curl_easy_escape)                                                               \
     X(free, curl_free)                                                                             \
@@ -100,6 +101,11 @@ void ctl_curl_easy_cleanup(CURL *h)
 {
     if (ctl_curl_load(NULL) == 0)
         fn.easy_cleanup(h);
+}
+
+CURLcode ctl_curl_easy_perform(CURL *h)
+{
+    return ctl_curl_load(NULL) == 0 ? fn.easy_perform(h) : CURLE_FAILED_INIT;
 }
 
 const char *ctl_curl_easy_strerror(CURLcode code)

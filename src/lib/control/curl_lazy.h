@@ -24,6 +24,7 @@ typedef struct curl_lazy_fns {
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
     CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
     void (*easy_cleanup)(CURL *);
+    CURLcode (*easy_perform)(CURL *); /* one blocking transfer (pfi/openadr.h's client) */
     const char *(*easy_strerror)(CURLcode);
     char *(*easy_escape)(CURL *, const char *, int);
     void (*free)(void *);
@@ -60,6 +61,7 @@ CURL *ctl_curl_easy_init(void);
 CURLcode ctl_curl_easy_setopt(CURL *h, CURLoption option, ...);
 CURLcode ctl_curl_easy_getinfo(CURL *h, CURLINFO info, ...);
 void ctl_curl_easy_cleanup(CURL *h);
+CURLcode ctl_curl_easy_perform(CURL *h);
 const char *ctl_curl_easy_strerror(CURLcode code);
 char *ctl_curl_easy_escape(CURL *h, const char *s, int len);
 void ctl_curl_free(void *p);
@@ -87,6 +89,7 @@ CURLMcode ctl_curl_multi_cleanup(CURLM *m);
 #define curl_easy_setopt ctl_curl_easy_setopt
 #define curl_easy_getinfo ctl_curl_easy_getinfo
 #define curl_easy_cleanup ctl_curl_easy_cleanup
+#define curl_easy_perform ctl_curl_easy_perform
 #define curl_easy_strerror ctl_curl_easy_strerror
 #define curl_easy_escape ctl_curl_easy_escape
 #define curl_free ctl_curl_free

@@ -197,6 +197,14 @@ pfi_error pfi_http_tokens_load(const char *path, pfi_http_tokens *out, pfi_diag 
     return e;
 }
 
+size_t pfi_http_tokens_short(const pfi_http_tokens *t, size_t from)
+{
+    for (size_t k = from; k < t->n; k++)
+        if (t->t[k].len < PFI_HTTP_TOKEN_MIN_BYTES)
+            return k;
+    return t->n;
+}
+
 const pfi_http_token *pfi_http_tokens_match(const pfi_http_tokens *t, const char *authorization,
                                             size_t auth_len)
 {

@@ -231,6 +231,36 @@ static void place_job(const alloc_ctx *x, size_t j, size_t i, size_t q, double f
     r->shed_w[j] = x->J->power_w[last] - r->power_w[j];
 }
 
+/* Job j's marginal weighted tokens/s per drawn W just below and just above its cap r->cap_w[j]
+   on its curve (the slope of the curve's segment on each side; NaN at the lowest or top cap
+   it may take), so that --explain reads the same on a tree as without one. */
+static void tree_marginals(const pfi_alloc_jobs *J, size_t j, pfi_alloc_result *r)
+{
+    size_t a0 = J->offset[j], k = J->offset[j + 1] - a0;
+    const double *c = J->cap_w + a0, *p = J->power_w + a0, *t = J->tput_tok_s + a0;
+    double wt = alloc_opt(J->weight, j, 1.0), cap = r->cap_w[j];
+    double lo = c[0], hi = c[k - 1], tol = 1e-9 * (1 + fabs(cap));
+    double clo = alloc_opt(J->cap_lo_w, j, NAN), chi = alloc_opt(J->cap_hi_w, j, NAN);
+    if (clo > lo)
+        lo = clo;
+    if (chi < hi)
+        hi = chi;
+    double down = NAN, up = NAN;
+    size_t i = 0;
+    while (i + 1 < k && c[i] < cap - tol)
+        i++;
+    if (fabs(c[i] - cap) <= tol) {
+        if (i > 0)
+            down = (wt * t[i] - wt * t[i - 1]) / (p[i] - p[i - 1]);
+        if (i + 1 < k)
+            up = (wt * t[i + 1] - wt * t[i]) / (p[i + 1] - p[i]);
+    } else if (i > 0) {
+        down = up = (wt * t[i] - wt * t[i - 1]) / (p[i] - p[i - 1]);
+    }
+    r->marginal_down[j] = cap <= lo + tol ? NAN : down;
+    r->marginal_up[j] = cap >= hi - tol ? NAN : up;
+}
+
 /* The oracle on the tree. */
 static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                              const pfi_alloc_tree *t, pfi_alloc_result *r,
@@ -391,7 +421,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     double tp = 0, tt = 0, obj = 0;
     for (size_t j = 0; j < n; j++) {
         place_job(&x, j, pos[j].at, pos[j].nx, pos[j].fr, r);
-        r->marginal_down[j] = r->marginal_up[j] = NAN;
+        tree_marginals(J, j, r);
         tp += r->power_w[j];
         tt += r->tput_tok_s[j];
         obj += alloc_opt(J->weight, j, 1.0) * r->tput_tok_s[j];
@@ -537,7 +567,7 @@ static pfi_error reallocate_level(const pfi_alloc_jobs *J, const pfi_alloc_optio
             r->power_w[j] = pfi_interp(J->cap_w + a0, J->power_w + a0, k, cap);
             r->tput_tok_s[j] = pfi_interp(J->cap_w + a0, J->tput_tok_s + a0, k, cap);
             r->shed_w[j] = J->power_w[a0 + k - 1] - r->power_w[j];
-            r->marginal_down[j] = r->marginal_up[j] = NAN;
+            tree_marginals(J, j, r);
         }
     }
     pfi_alloc_result_clear(&sr);

@@ -47,6 +47,7 @@ void pfi_jobs_destroy(pfi_jobs *j)
             pfi_free(j->node[i]);
     }
     pfi_free(j->node);
+    pfi_free(j->node_line);
     pfi_free(j->band);
     pfi_free(j->name);
     pfi_free(j->job_class);
@@ -128,6 +129,7 @@ typedef struct reader_state {
     size_t n_rows, cap_rows, cap_rows2, cap_rows3, cap_rows4, cap_rows5;
     double *jobv[N_JOBV]; /* per-job optional numbers: gpus..band (C_GPUS..C_BAND) */
     char **cls, **node;
+    long *node_line; /* the line of each job's first node cell, 0 none */
     size_t cap_jobv;
 } reader_state;
 
@@ -172,6 +174,9 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
     c = old;
     if (!grow((void **)&s->node, &c, s->n_names + 1, sizeof(char *)))
         return PFI_ERR_NOMEM;
+    c = old;
+    if (!grow((void **)&s->node_line, &c, s->n_names + 1, sizeof(long)))
+        return PFI_ERR_NOMEM;
     s->names[s->n_names] = pfi_strdup(name);
     if (s->names[s->n_names] == NULL)
         return PFI_ERR_NOMEM;
@@ -179,6 +184,7 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
         s->jobv[k][s->n_names] = NAN;
     s->cls[s->n_names] = NULL;
     s->node[s->n_names] = NULL;
+    s->node_line[s->n_names] = 0;
     s->table[h] = s->n_names + 1;
     *out = s->n_names++;
     return PFI_OK;
@@ -195,6 +201,7 @@ static void state_free(reader_state *s, bool keep_names)
         pfi_free(s->names);
         pfi_free(s->cls);
         pfi_free(s->node);
+        pfi_free(s->node_line);
         for (int k = 0; k < N_JOBV; k++)
             pfi_free(s->jobv[k]);
     }
@@ -319,6 +326,7 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
         if (s->node[j] == NULL) {
             if ((s->node[j] = pfi_strdup(f[col[C_NODE]])) == NULL)
                 return PFI_ERR_NOMEM;
+            s->node_line[j] = line;
         } else if (strcmp(s->node[j], f[col[C_NODE]]) != 0) {
             return fail(d, name, line, "node", PFI_ERR_VALUE,
                         "job '%.100s' is on node '%.100s' in an earlier row, '%.100s' here", job,
@@ -605,6 +613,7 @@ pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, p
     j->cap_hi_w = s.jobv[C_CAP_MAX - C_GPUS];
     j->band = s.jobv[C_BAND - C_GPUS];
     j->node = s.node;
+    j->node_line = s.node_line;
     state_free(&s, true);
     if (e != PFI_OK) {
         pfi_jobs_destroy(j);

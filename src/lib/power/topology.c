@@ -4,10 +4,12 @@
  */
 #include "pfi/topology.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/memory.h"
 #include "pfi/value.h"
@@ -325,7 +327,13 @@ pfi_error pfi_topology_read(const char *path, pfi_topology **out, pfi_diag *d)
     *out = NULL;
     FILE *f = fopen(path, "r");
     if (f == NULL) {
-        pfi_diag_set(d, path, 0, NULL, "cannot open");
+        pfi_diag_set(d, path, 0, NULL, "cannot open: %s", strerror(errno));
+        return PFI_ERR_IO;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        pfi_diag_set(d, path, 0, NULL, "cannot open: is a directory, expected a topology file");
         return PFI_ERR_IO;
     }
     pfi_error e = pfi_topology_read_stream(f, path, out, d);

@@ -170,6 +170,8 @@ double pfi_telemetry_counter_delta(const pfi_telemetry_series *s, double *covere
     return sum;
 }
 
+static pfi_error derive_power(pfi_telemetry *tm, size_t fe, size_t fp);
+
 pfi_error pfi_telemetry_derive_power_from_energy(pfi_telemetry *tm)
 {
     long fe = pfi_telemetry_field_find(tm, "energy_mj");
@@ -181,8 +183,22 @@ pfi_error pfi_telemetry_derive_power_from_energy(pfi_telemetry *tm)
     if (err != PFI_OK)
         return err;
     tm->fields[fp].kind = PFI_KIND_POWER_W;
+    /* Beside a measured power field (which pfi_reduce_power takes first) the derived power
+     * feeds only its mean and its gap note: with count_means_only its values are not kept. */
+    tm->derive_times_only =
+        tm->opt.keep_series && tm->opt.count_means_only &&
+        (pfi_telemetry_has_field(tm, "power_avg_w") || pfi_telemetry_has_field(tm, "power_w"));
+    err = derive_power(tm, (size_t)fe, fp);
+    tm->derive_times_only = false;
+    return err;
+}
+
+/* pfi_telemetry_derive_power_from_energy's loop: field fp from the counter fe, per GPU. */
+static pfi_error derive_power(pfi_telemetry *tm, size_t fe, size_t fp)
+{
+    pfi_error err;
     for (size_t e = 0; e < tm->n_entities; e++) {
-        int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + (size_t)fe];
+        int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + fe];
         if (k < 0)
             continue;
         double lim = tm->series[k].n >= 2 ? gap_limit(&tm->series[k], NULL) : INFINITY;

@@ -183,6 +183,22 @@ static inline __attribute__((always_inline)) void tm_count_sample(pfi_telemetry_
     s->last_t = t;
 }
 
+/* A valid sample of a counted series (options.count_means_only) at time t: counted as if
+ * stored (the sample limit holds as before), its time kept only when it is the first; a
+ * sample before the first may fall before the reduction's t0 (tm->counted_inexact). */
+static inline __attribute__((always_inline)) void tm_count_only(pfi_telemetry *tm,
+                                                                pfi_telemetry_series *s, double t)
+{
+    tm->n_stored++;
+    if (s->n_valid == 1) {
+        s->t_first = t;
+        if (isnan(t))
+            tm->counted_inexact = true; /* no bound on its samples' times */
+    } else if (t < s->t_first) {
+        tm->counted_inexact = true;
+    }
+}
+
 /*
  * tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false) for the readers' hot loops, inlined: the
  * common sample (series already there, a value inside [lo, hi] — tm_kind_range of the
@@ -202,6 +218,16 @@ static inline __attribute__((always_inline)) pfi_error tm_put_in(pfi_telemetry *
     if (k < 0 || !(v >= lo && v <= hi) || (v >= 2147483632.0 && tm_is_dcgm_blank(v)))
         return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
     pfi_telemetry_series *s = &tm->series[k];
+    if (keep_series && s->counted) {
+        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES ||
+            (s->changes_only && (s->n == 0 || v != s->value[s->n - 1] || !(t >= s->last_t))))
+            return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
+        tm_count_sample(s, t, v);
+        tm_count_only(tm, s, t);
+        if (max_limit && tm->opt.max_power_w == 0 && v > tm->max_limit_w)
+            tm->max_limit_w = v; /* as in tm_put */
+        return PFI_OK;
+    }
     if (keep_series) {
         if (s->n == s->cap || tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
             return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);

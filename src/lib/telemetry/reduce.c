@@ -235,7 +235,11 @@ static bool field_mean(const pfi_telemetry *tm, size_t f, double t0, double warm
             continue;
         double gs = 0;
         size_t gn = 0;
-        for (size_t i = 0; i < s->n; i++) {
+        if (s->counted) { /* summed in sample order as it came: the loop's sum (warm-up 0) */
+            gs = s->sum;
+            gn = s->n_valid;
+        }
+        for (size_t i = 0; !s->counted && i < s->n; i++) {
             if (s->t_s[i] - t0 < warmup_s)
                 continue;
             gs += s->value[i];
@@ -433,8 +437,9 @@ static double first_sample_time(const pfi_telemetry *tm)
 {
     double t0 = INFINITY;
     for (size_t i = 0; i < tm->n_series; i++)
-        if (tm->series[i].n > 0 && tm->series[i].t_s[0] < t0)
-            t0 = tm->series[i].t_s[0];
+        if (tm->series[i].counted ? tm->series[i].n_valid > 0 && tm->series[i].t_first < t0
+                                  : tm->series[i].n > 0 && tm->series[i].t_s[0] < t0)
+            t0 = tm->series[i].counted ? tm->series[i].t_first : tm->series[i].t_s[0];
     return t0;
 }
 

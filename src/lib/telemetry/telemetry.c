@@ -307,6 +307,14 @@ static pfi_error series_of(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_
     s->first_missing_t_s = NAN;
     s->last_row = -1;
     s->last_t = NAN;
+    s->t_first = NAN;
+    pfi_telemetry_kind kind = tm->fields[f].kind;
+    s->counted = tm->opt.keep_series && tm->opt.count_means_only && kind != PFI_KIND_POWER_W &&
+                 kind != PFI_KIND_ENERGY_MJ;
+    s->changes_only = s->counted && (kind == PFI_KIND_LIMIT_W ||
+                                     strcmp(tm->fields[f].name, "clock_event_reasons") == 0);
+    s->times_only = tm->derive_times_only;
+    s->counted = s->counted || s->times_only;
     *slot = (int)tm->n_series++;
     *out = s;
     return PFI_OK;
@@ -319,8 +327,8 @@ static pfi_error grow(pfi_telemetry_series *s)
     if (t == NULL)
         return PFI_ERR_NOMEM;
     s->t_s = t;
-    double *v = pfi_realloc(s->value, cap * sizeof *v);
-    if (v == NULL)
+    double *v = s->times_only ? NULL : pfi_realloc(s->value, cap * sizeof *v);
+    if (v == NULL && !s->times_only)
         return PFI_ERR_NOMEM;
     s->value = v;
     unsigned char *b = pfi_realloc(s->brk, cap);
@@ -377,6 +385,8 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
         /* A second series for the same (entity, metric) in one scrape: a duplicate. Keep one:
          * the one with pod labels if only one has them, else the first. Never add. */
         s->n_duplicate++;
+        if (s->counted && st == PFI_VALUE_OK && pod && !s->last_pod)
+            tm->counted_inexact = true; /* the stored path would replace the last value */
         if (st == PFI_VALUE_OK && pod && !s->last_pod && tm->opt.keep_series && s->n > 0 &&
             s->t_s[s->n - 1] == t && !tm_out_of_range(tm, kind, v) && !tm_is_dcgm_blank(v)) {
             s->sum += v - s->value[s->n - 1];
@@ -412,7 +422,24 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
     s->n_valid++;
     s->sum += v;
     s->last_good_t_s = t;
-    if (tm->opt.keep_series) {
+    if (s->counted) {
+        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
+            return PFI_ERR_LIMIT;
+        /* A look-up by time over changes only is the look-up over every sample while the
+         * times ascend; a time back would make the two differ. */
+        if (s->changes_only && s->n_valid > 1 && !(t >= s->last_t))
+            tm->counted_inexact = true;
+        tm_count_only(tm, s, t);
+        if (s->times_only || (s->changes_only && (s->n == 0 || v != s->value[s->n - 1]))) {
+            if (s->n == s->cap && (err = grow(s)) != PFI_OK)
+                return err;
+            s->t_s[s->n] = t;
+            if (!s->times_only)
+                s->value[s->n] = v;
+            s->brk[s->n] = s->n == 0 || s->pending_break || !(t > s->last_t);
+            s->n++;
+        }
+    } else if (tm->opt.keep_series) {
         if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
             return PFI_ERR_LIMIT;
         if (s->n == s->cap && (err = grow(s)) != PFI_OK)
@@ -682,7 +709,8 @@ static void zero_profiling(pfi_telemetry *tm)
             if (s->field != f)
                 continue;
             s->n_missing += s->n_valid;
-            tm->n_stored -= s->n;
+            tm->n_stored -= s->counted ? s->n_valid : s->n;
+            s->t_first = NAN;
             s->n_valid = s->n = 0;
             s->sum = 0;
             s->last_good_t_s = NAN;
