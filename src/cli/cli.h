@@ -21,6 +21,11 @@ enum {
     PFI_EXIT_INTERNAL = 4 /* out of memory or another internal failure */
 };
 
+/* The whole of the file at path, in a buffer of *len bytes (not NUL-terminated; the caller
+ * frees it with free()). NULL with errno set: the open's or read's error, EFBIG when the file
+ * is larger than about max_bytes, ENOMEM. */
+char *cli_read_text(const char *path, size_t max_bytes, size_t *len);
+
 int cmd_analyze(int argc, char **argv);
 int cmd_allocate(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);

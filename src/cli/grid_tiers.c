@@ -12,34 +12,12 @@
 #include "grid_cli.h"
 #include "pfi/memory.h"
 
-static char *read_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 65536, n = 0, r;
-    char *b = malloc(cap);
-    while (b != NULL && (r = fread(b + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            char *q = cap < (16u << 20) ? realloc(b, 2 * cap) : NULL;
-            if (q == NULL)
-                free(b);
-            b = q;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    *len = n;
-    return b;
-}
-
 int grid_tiers_load(const char *path, const pfi_ctl_rule *policy, size_t n_policy, grid_tiers *t)
 {
     memset(t, 0, sizeof *t);
     size_t len = 0;
     errno = 0;
-    char *text = read_text(path, &len);
+    char *text = cli_read_text(path, 16u << 20, &len);
     if (text == NULL) {
         cli_error("tiers %s: %s", path, errno ? strerror(errno) : "cannot read");
         return PFI_EXIT_DATA;

@@ -53,28 +53,6 @@ static void usage(FILE *f)
                "value outside its range, 3 output not written.\n");
 }
 
-static char *slurp_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 65536, n = 0, r;
-    char *b = malloc(cap);
-    while (b != NULL && (r = fread(b + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            char *q = cap < (16u << 20) ? realloc(b, 2 * cap) : NULL;
-            if (q == NULL)
-                free(b);
-            b = q;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    *len = n;
-    return b;
-}
-
 static void jnum(FILE *f, const char *key, double v, bool comma)
 {
     fprintf(f, "\"%s\": ", key);
@@ -197,7 +175,7 @@ int settle_tiers_load(const char *path, pfi_grid_tier_job **t, size_t *n)
 {
     size_t len = 0;
     errno = 0;
-    char *text = slurp_text(path, &len);
+    char *text = cli_read_text(path, 16u << 20, &len);
     if (text == NULL) {
         cli_error("tiers %s: %s", path, errno ? strerror(errno) : "cannot read");
         return PFI_EXIT_DATA;

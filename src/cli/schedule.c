@@ -43,36 +43,6 @@ static void usage(FILE *f)
             "3 output not written.\n");
 }
 
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 65536, n = 0, r;
-    char *b = malloc(cap);
-    while (b != NULL && (r = fread(b + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            char *q = cap < (64u << 20) ? realloc(b, cap * 2) : NULL;
-            if (q == NULL) {
-                free(b);
-                b = NULL;
-                errno = EFBIG;
-            }
-            b = q;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(b);
-        return NULL;
-    }
-    *len = n;
-    return b;
-}
-
 static void target_text(const pfi_ctl_event *e, char *buf, size_t n)
 {
     if (!isnan(e->reduction))
@@ -184,7 +154,7 @@ int cmd_schedule(int argc, char **argv)
     const char *path = argv[optind];
     size_t len = 0;
     errno = 0;
-    char *text = read_all(path, &len);
+    char *text = cli_read_text(path, 64u << 20, &len);
     if (text == NULL) {
         cli_error("schedule %s: %s", path, errno ? strerror(errno) : "cannot read");
         return PFI_EXIT_DATA;

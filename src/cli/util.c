@@ -295,3 +295,32 @@ void cli_usage_list(FILE *f, const char *lead, int indent, int width, const cli_
         snprintf(text + used, sizeof text - used, "%s", tail);
     cli_usage_wrap(f, lead, indent, width, text);
 }
+
+char *cli_read_text(const char *path, size_t max_bytes, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 65536, n = 0, r;
+    char *b = malloc(cap);
+    while (b != NULL && (r = fread(b + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n < cap)
+            continue;
+        char *q = cap < max_bytes ? realloc(b, cap * 2) : NULL;
+        if (q == NULL) {
+            free(b);
+            errno = cap < max_bytes ? ENOMEM : EFBIG;
+        }
+        b = q;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(b);
+        return NULL;
+    }
+    *len = n;
+    return b;
+}
