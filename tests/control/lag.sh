@@ -17,20 +17,7 @@ export PFI_AGENT_TAU
 : > "$WORK/agents"
 start_agent node1 tok1 "dense-a:dense:4:0.93:24000" "moe-a:moe-ft:4:0.55:9000" || exit 1
 start_agent node2 tok2 "moe-b:moe-pt:4:0.8:16000" || exit 1
-python3 - "$WORK/agents" "$WORK/truth" <<'PY' &
-import json, sys, time, urllib.request
-agents = [l.split()[0] for l in open(sys.argv[1]) if l.strip()]
-with open(sys.argv[2], "w", buffering=1) as out:
-    while True:
-        try:
-            tot = sum(g["power_w"] or 0 for a in agents
-                      for g in json.load(urllib.request.urlopen(a + "/v1/state", timeout=2))["gpus"])
-            out.write(f"{time.time():.2f} {tot:.1f}\n")
-        except Exception:
-            break
-        time.sleep(0.2)
-PY
-TRUTH_PID=$!
+start_truth_sampler "$WORK/agents" "$WORK/truth"
 CTL_PID=$TRUTH_PID
 EVENT_END=24
 "$PFI" control --agents "$WORK/agents" --budget-w $BUDGET --start 2 --duration $((EVENT_END - 2)) \

@@ -51,3 +51,23 @@ wait_ctl_port() {
     done
     sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$1" | head -1
 }
+
+# The agents' own power, summed, every 0.2 s into OUT ("epoch_s total_w" lines) until an agent
+# stops answering: the truth the controller's readings are checked against.
+# usage: start_truth_sampler AGENTS_FILE OUT; sets TRUTH_PID
+start_truth_sampler() {
+    python3 - "$1" "$2" <<'PY' &
+import json, sys, time, urllib.request
+agents = [l.split()[0] for l in open(sys.argv[1]) if l.strip()]
+with open(sys.argv[2], "w", buffering=1) as out:
+    while True:
+        try:
+            tot = sum(g["power_w"] or 0 for a in agents
+                      for g in json.load(urllib.request.urlopen(a + "/v1/state", timeout=2))["gpus"])
+            out.write(f"{time.time():.2f} {tot:.1f}\n")
+        except Exception:
+            break
+        time.sleep(0.2)
+PY
+    TRUTH_PID=$!
+}

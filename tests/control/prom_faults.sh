@@ -48,20 +48,7 @@ wait_for sh -c "[ \"\$(python3 -c \"import sqlite3; print(sqlite3.connect('$WORK
 check $? "the controller reads Prometheus through the proxy"
 # the agents' own readings, every 0.2 s from here on (the caps are in force): the truth the
 # budget is checked against, whatever the controller was told
-python3 - "$WORK/agents" "$WORK/truth" <<'PY' &
-import json, sys, time, urllib.request
-agents = [l.split()[0] for l in open(sys.argv[1]) if l.strip()]
-with open(sys.argv[2], "w", buffering=1) as out:
-    while True:
-        try:
-            tot = sum(g["power_w"] or 0 for a in agents
-                      for g in json.load(urllib.request.urlopen(a + "/v1/state", timeout=2))["gpus"])
-            out.write(f"{time.time():.2f} {tot:.1f}\n")
-        except Exception:
-            break
-        time.sleep(0.2)
-PY
-TRUTH_PID=$!
+start_truth_sampler "$WORK/agents" "$WORK/truth"
 CTL_PID="$CTL_PID $TRUTH_PID"
 # ---- freeze for 8 s
 echo freeze > "$WORK/mode"
