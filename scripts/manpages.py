@@ -165,7 +165,8 @@ def inline(text):
 def md_table(rows):
     """Markdown table rows -> roff: each row a tagged paragraph (its first cell the tag, the
     others 'header: cell'), which reads well in a terminal at any width."""
-    cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
+    cells = [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", r.strip().strip("|"))]
+             for r in rows]
     head, body = cells[0], [c for c in cells[2:]]
     out = []
     for row in body:

@@ -22,7 +22,8 @@ cluster, a long demo); `<!-- exit: N -->` the last command exits N instead of 0;
 `<!-- output: stderr -->` compares standard error instead of standard output;
 `<!-- output-of: COMMAND -->` before a text block runs COMMAND and compares its standard
 output with the block. Every process a block starts is stopped after it (its own session).
-The README's output-of command must be the analyze line of scripts/quickstart.sh.
+The README's output-of command must be the analyze line of scripts/quickstart.sh; every
+relative link must name a file that exists (and a same-page anchor a heading).
 Exit 0 when every block ran as shown; 1 otherwise, naming page, line and difference.
 """
 import glob
@@ -92,6 +93,40 @@ def indented_blocks(path):
         if line.strip():
             prev = line
     return found
+
+
+def broken_links(path, src):
+    """[(line, target)] of relative Markdown links and images whose file does not exist,
+    and of same-page anchors (#...) that no heading of the page gives (GitHub's slugs)."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    slugs = set()
+    fenced = False
+    for line in lines:
+        if re.match(r"^\s*```", line):
+            fenced = not fenced
+        elif not fenced and line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            slugs.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    bad = []
+    fenced = False
+    for k, line in enumerate(lines):
+        if re.match(r"^\s*```", line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        for target in re.findall(r"\]\(([^)\s]+)\)", re.sub(r"`[^`]*`", "", line)):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            if file:
+                full = os.path.normpath(os.path.join(os.path.dirname(path), file))
+                if not full.startswith(src) or not os.path.exists(full):
+                    bad.append((k + 1, target))
+            elif anchor not in slugs:
+                bad.append((k + 1, target))
+    return bad
 
 
 def parse_console(body):
@@ -198,6 +233,8 @@ def main():
     for page in pages:
         rel = os.path.relpath(page, src)
         blocks = blocks_of(page)
+        for line, target in broken_links(page, src):
+            failures.append("%s:%d: a link to %s, which does not exist" % (rel, line, target))
         for line in indented_blocks(page):
             failures.append("%s:%d: an indented code block: fence it with a language (sh, "
                             "console, text, ...)" % (rel, line))
