@@ -2,6 +2,7 @@
 """Every example of the README and docs/ runs, and prints what the page shows.
 
     doc_examples.py BIN_DIR SOURCE_DIR [PAGE.md ...]
+    doc_examples.py --self-test BIN_DIR SOURCE_DIR   (tests/data/doc_examples/fixture.md)
 
 Reads README.md and docs/**/*.md (docs/pending/ left out: notes not yet integrated), or the
 pages given, and runs their command blocks, page by page, each page in a scratch folder of
@@ -213,7 +214,25 @@ def quickstart_command(src):
     return line.replace("./build/pfi", "pfi", 1)
 
 
+def self_test(bindir, src):
+    """Run this script on tests/data/doc_examples/fixture.md, whose text says which lines
+    must fail: exactly those fail, its no-run block is skipped, the rest ran."""
+    page = os.path.join(src, "tests", "data", "doc_examples", "fixture.md")
+    with open(page, encoding="utf-8") as f:
+        want = sorted(int(n) for n in re.findall(r"\(FAIL at line ([0-9]+)\)", f.read()))
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), bindir, src, page],
+                         capture_output=True, text=True)
+    got = sorted(int(n) for n in re.findall(r"^FAIL [^:]+:([0-9]+):", out.stdout, re.M))
+    ok = out.returncode == 1 and got == want and "1 skipped" in out.stdout and \
+        "4 blocks ran (5 commands, 4 outputs compared)" in out.stdout
+    print(out.stdout)
+    print("self-test: %s (failures at lines %s, expected %s)" % ("ok" if ok else "FAILED", got, want))
+    return 0 if ok else 1
+
+
 def main():
+    if sys.argv[1:2] == ["--self-test"] and len(sys.argv) == 4:
+        return self_test(os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3]))
     if len(sys.argv) < 3:
         sys.exit("usage: doc_examples.py BIN_DIR SOURCE_DIR [PAGE.md ...]")
     bindir, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
