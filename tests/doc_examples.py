@@ -181,22 +181,24 @@ def matches(shown, got):
 
 
 def run(script, cwd, env):
-    """Run a bash script in its own session; stop whatever it left running."""
-    proc = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=TIMEOUT_S)
-        rc = proc.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        rc = "timeout (%d s)" % TIMEOUT_S
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    return rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    """Run a bash script in its own session; stop whatever it left running (a daemon it
+    started in the background) as soon as the script itself ends. Output goes to files, so
+    a process left behind holding them cannot keep the test waiting."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd,
+                                env=env, stdout=out, stderr=err, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            rc = "timeout (%d s)" % TIMEOUT_S
+        try:
+            os.killpg(proc.pid, signal.SIGKILL if isinstance(rc, str) else signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        out.seek(0)
+        err.seek(0)
+        return rc, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
 
 
 def scratch(src):
