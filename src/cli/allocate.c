@@ -45,7 +45,7 @@ static void usage(FILE *f)
     cli_strategy_names(&names);
     cli_usage_list(f, "  --strategy S           ", 25, 80, &names,
                    &(cli_list_style){.sep = ", ", .first = pfi_strategy_name(o.strategy)},
-                   " (see the README)");
+                   " (man pfi-allocate)");
     fprintf(f,
             "  --cap-step W           caps on multiples of W watts (0: continuous); a W larger\n"
             "                         than every job's cap range is refused (exit 2)\n"
@@ -53,7 +53,7 @@ static void usage(FILE *f)
             "  --class-factor F       class-weighted: how much deeper (2)\n"
             "  --no-repair            a non-monotone curve is an error\n"
             "  --topology FILE        the power tree: every level's limit holds too (lines\n"
-            "                         'LEVEL NAME PARENT LIMIT_W [reserve|measured]'; README);\n"
+            "                         'LEVEL NAME PARENT LIMIT_W [reserve|measured]');\n"
             "                         a job with no node runs under the top level\n"
             "\n"
             "output:\n"

@@ -302,7 +302,7 @@ static void predict_usage(FILE *f)
            "'pfi ingest' does), or for every sweep group of a run store (features of each\n"
            "group's reference run, next to its measured PFI) or of INPUT (a dataset directory,\n"
            "a groups CSV or a run store). Telemetry and stored features are mapped to the\n"
-           "model's names by the feature table (README: Feature names): dram_active ->\n"
+           "model's names by the feature table (man pfi-predict): dram_active ->\n"
            "dcgm_dram_active, mem_copy_util_pct / 100 -> dcgm_mem_copy_util, ... A product\n"
            "feature 'A*B' is computed from A and B. Prints the estimate, its prediction\n"
            "interval, and warns when a feature lies outside the training range.\n"

@@ -1068,7 +1068,7 @@ static void runs_usage(FILE *f)
                "  4 incomplete, 8 nominal-time, 32 tool-error, 64 nan-loss, 128 no-throughput,\n"
                "    256 time-gap, 512 energy-partial, 1024 cap-lost, 2048 throttled: warnings,\n"
                "    the run is used (cap-lost / throttled timestamps left out of its power).\n"
-               "  e.g. 144 = 16 gpu-count + 128 no-throughput. See README, 'pfi runs'.\n"
+               "  e.g. 144 = 16 gpu-count + 128 no-throughput. See man pfi-runs.\n"
                "\n"
                "Exit codes: 0 success, 1 store missing or unreadable, 2 bad command line,\n"
                "3 output not written.\n");

@@ -72,7 +72,7 @@ static void usage(FILE *f)
         f,
         "  --gpus LIST               GPUs of the job, e.g. 0-7 or 0,2 (all)\n"
         "  --nvml-library PATH       NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
-        "  --emulate SPEC            emulated job, e.g. gpus=8,alpha=0.6,noise=0.01 (README)\n"
+        "  --emulate SPEC            emulated job, e.g. gpus=8,alpha=0.6 (man pfi-sweep)\n"
         "  --journal PATH            where the original limits go (DIR/cap-journal, else\n"
         "                            FILE.cap-journal)\n"
         "  --run-dir DIR             the GPUs' ownership locks ($PFI_RUN_DIR, /run/pfi): a\n"
