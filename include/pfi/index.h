@@ -32,7 +32,8 @@
  * ci_undefined, not used; its share is ci_undefined / ci_draws). The CI is the (1−level)/2 and
  * (1+level)/2 quantiles of the defined draws (linear interpolation between order statistics,
  * Hyndman & Fan type 7), with their median. Each group has its own generator, seeded from (seed,
- * group index): results do not depend on the number of threads.
+ * the group's identity: pfi_group_stream): a group's CI does not depend on the number of threads,
+ * nor on which other files or groups are analysed with it.
  */
 #ifndef PFI_INDEX_H
 #define PFI_INDEX_H
@@ -177,10 +178,20 @@ pfi_error pfi_group_compute(const pfi_group *g, const pfi_options *o, pfi_result
 pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, double *work);
 
 /*
- * pfi_analyze — pfi_group_compute and pfi_result_ci for every group of t, on o->threads
- * threads. results[t->n_groups] is caller-allocated; every element is overwritten (clear each
- * after use, also after an error). Errors: PFI_ERR_NOMEM, PFI_ERR_THREAD,
- * PFI_ERR_INVALID_ARGUMENT.
+ * pfi_group_stream — the Monte Carlo stream of group g of t (g < t->n_groups), from the group's
+ * identity alone: the last two components of its file's path as given ("dir/runs.csv", so the
+ * same file reached by another prefix or from the embedded data directory keeps its stream), and
+ * its key column names and values (FNV-1a over them, then a SplitMix64 finaliser). Two groups
+ * with the same identity (the same directory and file names elsewhere, the same key) share a
+ * stream: each CI is still valid, the two are correlated. [ours]
+ */
+uint64_t pfi_group_stream(const pfi_runs_table *t, size_t g);
+
+/*
+ * pfi_analyze — pfi_group_compute and pfi_result_ci (stream pfi_group_stream(t, g)) for every
+ * group of t, on o->threads threads. results[t->n_groups] is caller-allocated; every element is
+ * overwritten (clear each after use, also after an error). Errors: PFI_ERR_NOMEM,
+ * PFI_ERR_THREAD, PFI_ERR_INVALID_ARGUMENT.
  */
 pfi_error pfi_analyze(const pfi_runs_table *t, const pfi_options *o, pfi_result *results);
 
