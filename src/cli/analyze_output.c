@@ -114,12 +114,19 @@ static const char **classes(const pfi_runs_table *t, size_t *n)
     return out;
 }
 
+/* Whether a point is excluded from every definition (not binding, missing...). A point without a
+ * throughput loss still counts in area and CE: it is left out of the ratio only, and is not
+ * "excluded" in the table's count, the CSV's column or the JSON list, which agree. */
+static bool excluded_everywhere(const pfi_point *p)
+{
+    return p->exclusion != PFI_EXCL_NONE && p->exclusion != PFI_EXCL_NO_THROUGHPUT_LOSS;
+}
+
 static size_t excluded_count(const pfi_result *res)
 {
     size_t n = 0;
     for (size_t i = 0; i < res->n_points; i++)
-        n += res->points[i].exclusion != PFI_EXCL_NONE &&
-             res->points[i].exclusion != PFI_EXCL_NO_THROUGHPUT_LOSS;
+        n += excluded_everywhere(&res->points[i]);
     return n;
 }
 
@@ -357,7 +364,7 @@ static json_t *group_json(const analyze_report *r, size_t g)
     for (size_t i = 0; i < res->n_points; i++) {
         const pfi_point *p = &res->points[i];
         json_array_append_new(points, point_json(p));
-        if (p->exclusion != PFI_EXCL_NONE)
+        if (excluded_everywhere(p))
             json_array_append_new(excluded, json_pack("{s:o, s:s, s:I}", "cap_w", num(p->cap_w),
                                                       "reason", pfi_exclusion_name(p->exclusion),
                                                       "line", (json_int_t)p->line));

@@ -28,6 +28,23 @@ has table-note "note: throughput rises under a cap"
 check json 0 "$PFI" analyze $M --format json "$T/g.csv"
 has json-share '"pfi_ratio_undefined_share": 0\.[3-7]'
 grep -A1 -- "\"notes\": \[" "$T/out" | grep -q throughput_rises_under_cap || { echo "FAIL json-note"; fail=1; }
+# the JSON's excluded list and the CSV's excluded count agree: g's 250 W point (throughput above
+# the reference's: no_throughput_loss) counts in area and CE, so it is in neither
+# shellcheck disable=SC2086
+"$PFI" analyze $M --format csv "$T/g.csv" >"$T/csv" 2>/dev/null
+python3 - "$T/out" "$T/csv" <<'PY' || fail=1
+import csv, json, sys
+groups = {g["key"]["job"]: g for g in json.load(open(sys.argv[1]))["groups"]}
+rows = {r["group"]: r for r in csv.DictReader(open(sys.argv[2]))}
+for job, g in groups.items():
+    if len(g["excluded"]) != int(rows[job]["excluded"]):
+        print("FAIL excluded-agree: %s: JSON lists %d, CSV counts %s"
+              % (job, len(g["excluded"]), rows[job]["excluded"]))
+        sys.exit(1)
+if not any(p["status"] == "no_throughput_loss" for p in groups["g"]["points"]):
+    print("FAIL excluded-agree: g has no no_throughput_loss point")
+    sys.exit(1)
+PY
 # no undefined draws: no column
 printf 'job,cap,power,throughput\ng,300,300,100\ng,200,200,90\n' >"$T/h.csv"
 # shellcheck disable=SC2086
