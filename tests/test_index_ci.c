@@ -199,7 +199,27 @@ static void test_undefined_draws_counted(void **state)
     pfi_options_init(&o);
     pfi_result r = ci_of(runs, 2, &o, 1);
     assert_true(r.ci_available);
-    assert_true(r.ci_undefined > 1000 && r.ci_undefined < 9000);
+    assert_true(r.ci_undefined > 1000 && r.ci_undefined < 5000); /* y > 0 in ~64 % */
+    /* over PFI_CI_UNDEFINED_NOTE: noted, the CI kept */
+    assert_int_equal(r.notes & (PFI_NOTE_MANY_UNDEFINED | PFI_NOTE_CI_WITHHELD),
+                     PFI_NOTE_MANY_UNDEFINED);
+    assert_int_not_equal(r.label, PFI_LABEL_UNDEFINED);
+    pfi_result_clear(&r);
+    /* x ~ N(0.025, 0.014) binds in ~64 % of the draws, y ~ N(0.001, 0.028) is > 0 in ~51 %:
+       about two draws in three are undefined, over PFI_CI_UNDEFINED_WITHHOLD: no CI, no label,
+       the point estimate kept */
+    runs[1].power_w = 97.5;
+    runs[1].throughput = 9.99;
+    r = ci_of(runs, 2, &o, 1);
+    assert_true(r.ci_undefined > 6000 && r.ci_undefined < 7500);
+    assert_int_equal(r.ci_draws, o.draws);
+    assert_false(r.ci_available);
+    assert_true(isnan(r.ci_lo) && isnan(r.ci_median) && isnan(r.ci_hi));
+    assert_non_null(strstr(r.ci_note, "more than half"));
+    assert_int_equal(r.notes & (PFI_NOTE_MANY_UNDEFINED | PFI_NOTE_CI_WITHHELD),
+                     PFI_NOTE_MANY_UNDEFINED | PFI_NOTE_CI_WITHHELD);
+    assert_int_equal(r.label, PFI_LABEL_UNDEFINED);
+    assert_true(fabs(r.ratio - 0.025 / 0.001) < 1e-6);
     pfi_result_clear(&r);
 }
 

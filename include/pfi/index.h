@@ -108,15 +108,31 @@ typedef struct pfi_point {
     pfi_exclusion exclusion;
 } pfi_point;
 
+/*
+ * Undefined Monte Carlo draws [ours]. The CI is taken over the defined draws only, so it says
+ * less the more draws are undefined (no point binds with a throughput loss once the noise is
+ * drawn). Above PFI_CI_UNDEFINED_NOTE of the draws the group gets PFI_NOTE_MANY_UNDEFINED; above
+ * PFI_CI_UNDEFINED_WITHHOLD (more draws undefined than defined: the data cannot tell whether the
+ * caps cost throughput at all) the CI is withheld (ci_available false, ci_note says why, ci_draws
+ * and ci_undefined still set), the label is undefined and the group gets PFI_NOTE_CI_WITHHELD;
+ * the point estimate stays.
+ */
+#define PFI_CI_UNDEFINED_NOTE 0.10
+#define PFI_CI_UNDEFINED_WITHHOLD 0.50
+
 /* Group notes. */
 enum {
     /* a capped point's throughput is above the reference's, and area > 1 or CE < 0: the
        throughput rises under a cap (a noisy or mislabelled reference?), not printed bare */
-    PFI_NOTE_THROUGHPUT_RISES = 1u << 0
+    PFI_NOTE_THROUGHPUT_RISES = 1u << 0,
+    /* more than PFI_CI_UNDEFINED_NOTE of the draws are undefined: the CI is over the rest */
+    PFI_NOTE_MANY_UNDEFINED = 1u << 1,
+    /* more than PFI_CI_UNDEFINED_WITHHOLD of the draws are undefined: no CI, label undefined */
+    PFI_NOTE_CI_WITHHELD = 1u << 2
 };
 
-/* pfi_note_text — a stable snake_case name of one PFI_NOTE_* bit ("throughput_rises_under_cap");
- * static; NULL for an unknown bit. */
+/* pfi_note_text — a stable snake_case name of one PFI_NOTE_* bit ("throughput_rises_under_cap",
+ * "many_undefined_draws", "ci_withheld_mostly_undefined"); static; NULL for an unknown bit. */
 const char *pfi_note_text(unsigned note);
 
 /* pfi_result — the PFI of one group. Owns points (pfi_result_clear). */
@@ -170,9 +186,10 @@ pfi_error pfi_group_compute(const pfi_group *g, const pfi_options *o, pfi_result
 
 /*
  * pfi_result_ci — the Monte Carlo CI of r->ratio (computed by pfi_group_compute), with
- * stream (e.g. the group index) selecting an independent generator for seed o->seed.
- * work[o->draws] scratch. Sets ci_* and updates the label. A group without standard errors
- * (and no noise_rel), or without a ratio point, gets ci_available false and a ci_note.
+ * stream (e.g. pfi_group_stream) selecting an independent generator for seed o->seed.
+ * work[o->draws] scratch. Sets ci_* and updates the label and the undefined-draw notes
+ * (PFI_CI_UNDEFINED_NOTE, PFI_CI_UNDEFINED_WITHHOLD). A group without standard errors (and no
+ * noise_rel), or without a ratio point, gets ci_available false and a ci_note.
  * Errors: PFI_ERR_NOMEM (generator), PFI_ERR_INVALID_ARGUMENT.
  */
 pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, double *work);

@@ -216,6 +216,17 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
         if (res->notes & PFI_NOTE_THROUGHPUT_RISES)
             fprintf(f, "      note: throughput rises under a cap (a capped point above the "
                        "reference, area > 1 or CE < 0): check the reference run\n");
+        if (res->notes & (PFI_NOTE_CI_WITHHELD | PFI_NOTE_MANY_UNDEFINED)) {
+            const bool withheld = (res->notes & PFI_NOTE_CI_WITHHELD) != 0;
+            fprintf(
+                f,
+                "      note: the PFI is undefined in %s %% of the Monte Carlo draws (over %.0f "
+                "%%): %s\n",
+                cli_num(100.0 * (double)res->ci_undefined / (double)res->ci_draws, 'f', 1, "-").s,
+                100.0 * (withheld ? PFI_CI_UNDEFINED_WITHHOLD : PFI_CI_UNDEFINED_NOTE),
+                withheld ? "no CI and no label (the caps' throughput loss is within the noise)"
+                         : "the CI is over the other draws only");
+        }
         if (r->show_points) {
             if (res->undefined_reason)
                 fprintf(f, "      PFI undefined: %s\n", res->undefined_reason);

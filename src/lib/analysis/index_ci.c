@@ -207,8 +207,21 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
         return PFI_ERR_NOMEM;
     r->ci_draws = o->draws;
     r->ci_undefined = o->draws - defined;
+    r->notes &= ~(unsigned)(PFI_NOTE_MANY_UNDEFINED | PFI_NOTE_CI_WITHHELD);
+    const double undefined_share = (double)r->ci_undefined / (double)r->ci_draws;
+    if (undefined_share > PFI_CI_UNDEFINED_NOTE)
+        r->notes |= PFI_NOTE_MANY_UNDEFINED;
     if (defined == 0) {
         r->ci_note = "every draw was undefined";
+        r->notes |= PFI_NOTE_CI_WITHHELD;
+        r->label = PFI_LABEL_UNDEFINED;
+        return PFI_OK;
+    }
+    if (undefined_share > PFI_CI_UNDEFINED_WITHHOLD) {
+        /* more draws undefined than defined: a CI over the minority would look firm */
+        r->ci_note = "the PFI is undefined in more than half of the draws";
+        r->notes |= PFI_NOTE_CI_WITHHELD;
+        r->label = PFI_LABEL_UNDEFINED;
         return PFI_OK;
     }
     double a = (1.0 - o->ci_level) / 2.0;
