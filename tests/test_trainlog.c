@@ -174,6 +174,35 @@ static void megatron_resume(void **state)
     pfi_trainlog_destroy(log);
 }
 
+/* Intervals of one rate: the throughput's standard error is 0, not the rounding noise of
+ * Σ(w − R·t)² (8.4e-15 here before pfi_se_rounded, printed as "se 8.45e-15"). */
+static void constant_rate_se_zero(void **state)
+{
+    (void)state;
+    char text[8192];
+    size_t len = 0;
+    for (int i = 1; i <= 20; i++)
+        len +=
+            (size_t)snprintf(text + len, sizeof text - len,
+                             " [2025-08-11 06:40:%02d] iteration %7d/    1000 | consumed samples: "
+                             "%12d | elapsed time per iteration (ms): 1234.7 | global batch "
+                             "size:   128 | lm loss: 8.1 | number of skipped iterations:   0 |\n",
+                             i, i * 10, i * 1280);
+    FILE *f = fmemopen(text, len, "r");
+    assert_non_null(f);
+    pfi_trainlog *log = NULL;
+    assert_int_equal(
+        pfi_trainlog_read_stream(f, "const.log", PFI_TRAINLOG_MEGATRON, NULL, &log, NULL), PFI_OK);
+    fclose(f);
+    pfi_trainlog_summary s;
+    assert_int_equal(pfi_trainlog_reduce(log, 0, 1.0, &s), PFI_OK);
+    assert_true(s.n_included >= 18);
+    assert_true(fabs(s.steady.mean - 1280 / 12.347) < 1e-9);
+    print_message("constant rate: se %.17g\n", s.steady.se);
+    assert_true(s.steady.se == 0.0);
+    pfi_trainlog_destroy(log);
+}
+
 /* A log whose every elapsed time is nan: read, counted, no throughput. */
 static void no_finite(void **state)
 {
@@ -379,14 +408,23 @@ static void regex_forms(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hf_bar),           cmocka_unit_test(hf_resumed),
-        cmocka_unit_test(hf_resumed_quiet), cmocka_unit_test(tqdm_flip),
-        cmocka_unit_test(titan_ranks),      cmocka_unit_test(titan_gap),
-        cmocka_unit_test(megatron_resume),  cmocka_unit_test(no_finite),
-        cmocka_unit_test(deepspeed),        cmocka_unit_test(deepspeed_chat),
-        cmocka_unit_test(lightning),        cmocka_unit_test(nanotron_dp),
-        cmocka_unit_test(titan_validate),   cmocka_unit_test(refusals),
-        cmocka_unit_test(long_bar_line),    cmocka_unit_test(fast_bar),
+        cmocka_unit_test(hf_bar),
+        cmocka_unit_test(hf_resumed),
+        cmocka_unit_test(hf_resumed_quiet),
+        cmocka_unit_test(tqdm_flip),
+        cmocka_unit_test(titan_ranks),
+        cmocka_unit_test(titan_gap),
+        cmocka_unit_test(megatron_resume),
+        cmocka_unit_test(no_finite),
+        cmocka_unit_test(constant_rate_se_zero),
+        cmocka_unit_test(deepspeed),
+        cmocka_unit_test(deepspeed_chat),
+        cmocka_unit_test(lightning),
+        cmocka_unit_test(nanotron_dp),
+        cmocka_unit_test(titan_validate),
+        cmocka_unit_test(refusals),
+        cmocka_unit_test(long_bar_line),
+        cmocka_unit_test(fast_bar),
         cmocka_unit_test(regex_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

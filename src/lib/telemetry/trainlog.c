@@ -831,7 +831,8 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
     out->steady.mean = out->steady.se = NAN;
     if (!(q > 0 && q <= 1) || !(warmup_s >= 0))
         return PFI_ERR_INVALID_ARGUMENT;
-    double sw = 0, st = 0, tf = 0, rate_sum = 0, rate_sq = 0;
+    double sw = 0, st = 0, tf = 0, rate_sum = 0;
+    double rate_mean = 0, rate_m2 = 0; /* Welford's: no cancellation when the rates are equal */
     size_t ntf = 0, n_rate = 0, k = 0;
     double elapsed = 0;
     unsigned session = 0;
@@ -867,8 +868,10 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
                     if (count == &out->n_no_time && isfinite(iv->rate) &&
                         !(warmup_s > 0 && elapsed <= warmup_s)) {
                         rate_sum += iv->rate;
-                        rate_sq += iv->rate * iv->rate;
                         n_rate++;
+                        double d = iv->rate - rate_mean;
+                        rate_mean += d / (double)n_rate;
+                        rate_m2 += d * (iv->rate - rate_mean);
                     }
                 }
                 continue;
@@ -888,7 +891,8 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
         }
         if (pass == 1 && k >= 2) {
             double tbar = st / (double)k;
-            out->steady.se = sqrt(ss / ((double)k * (double)(k - 1))) / tbar;
+            out->steady.se =
+                pfi_se_rounded(sqrt(ss / ((double)k * (double)(k - 1))) / tbar, sw / st);
         }
     }
     out->n_included = k;
@@ -911,8 +915,8 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
         out->steady.m = out->steady.n_valid = out->n_included = n_rate;
         out->n_no_time -= n_rate;
         if (n_rate >= 2) {
-            double var = (rate_sq - (double)n_rate * m * m) / (double)(n_rate - 1);
-            out->steady.se = sqrt(var > 0 ? var : 0) / sqrt((double)n_rate);
+            double var = rate_m2 / (double)(n_rate - 1);
+            out->steady.se = pfi_se_rounded(sqrt(var > 0 ? var : 0) / sqrt((double)n_rate), m);
         }
         return PFI_OK;
     }
