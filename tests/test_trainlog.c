@@ -203,6 +203,35 @@ static void constant_rate_se_zero(void **state)
     pfi_trainlog_destroy(log);
 }
 
+/* One rule for which intervals count (pfi_trainlog_interval_usable): the reduction and the live
+ * rate pfid reads (pfi_trainlog_last_rate) agree. megatron_eval_last.log: 10->20 at 1280
+ * samples in 10 s, then an evaluation in 20->30 (1280 in 20 s): the live rate is 128/s, not the
+ * evaluation's 64/s (pfid's own mask, without eval, restart and gap, took 64). In
+ * megatron_resume.log the last interval (60->70, 1280 in 14 s) counts. */
+static void one_exclusion_rule(void **state)
+{
+    (void)state;
+    pfi_trainlog_summary s;
+    pfi_trainlog *log = rd("megatron_eval_last.log", PFI_TRAINLOG_MEGATRON, &s);
+    assert_int_equal(log->n, 3);
+    assert_true(log->iv[2].flags & PFI_TRAINLOG_EVAL);
+    assert_false(pfi_trainlog_interval_usable(&log->iv[2]));
+    assert_int_equal(s.n_eval, 1);
+    assert_true(fabs(pfi_trainlog_last_rate(log) - 128.0) < 1e-9);
+    for (size_t k = 0; k < log->n; k++) /* usable = counted by the reduction (no warm-up) */
+        assert_int_equal(pfi_trainlog_interval_usable(&log->iv[k]),
+                         !(log->iv[k].flags & PFI_TRAINLOG_EXCLUDED));
+    assert_int_equal(s.n_included, 2);
+    pfi_trainlog_destroy(log);
+    log = rd("megatron_resume.log", PFI_TRAINLOG_AUTO, &s);
+    assert_true(fabs(pfi_trainlog_last_rate(log) - 1280 / 14.0) < 1e-9);
+    size_t usable = 0;
+    for (size_t k = 0; k < log->n; k++)
+        usable += pfi_trainlog_interval_usable(&log->iv[k]);
+    assert_int_equal(usable, s.n_included);
+    pfi_trainlog_destroy(log);
+}
+
 /* A log whose every elapsed time is nan: read, counted, no throughput. */
 static void no_finite(void **state)
 {
@@ -417,6 +446,7 @@ int main(void)
         cmocka_unit_test(megatron_resume),
         cmocka_unit_test(no_finite),
         cmocka_unit_test(constant_rate_se_zero),
+        cmocka_unit_test(one_exclusion_rule),
         cmocka_unit_test(deepspeed),
         cmocka_unit_test(deepspeed_chat),
         cmocka_unit_test(lightning),

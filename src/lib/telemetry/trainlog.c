@@ -824,6 +824,19 @@ pfi_error pfi_trainlog_read_file(const char *path, pfi_trainlog_format fmt, cons
 
 /* ---- reduction --------------------------------------------------------------------------- */
 
+bool pfi_trainlog_interval_usable(const pfi_trainlog_interval *iv)
+{
+    return !(iv->flags & PFI_TRAINLOG_EXCLUDED) && isfinite(iv->rate);
+}
+
+double pfi_trainlog_last_rate(const pfi_trainlog *log)
+{
+    for (size_t k = log->n; k-- > 0;)
+        if (pfi_trainlog_interval_usable(&log->iv[k]))
+            return log->iv[k].rate;
+    return NAN;
+}
+
 pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q,
                               pfi_trainlog_summary *out)
 {
@@ -850,14 +863,15 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
             if (isfinite(iv->time_s))
                 elapsed += iv->time_s;
             unsigned fl = iv->flags;
-            size_t *count = (fl & PFI_TRAINLOG_SKIPPED)      ? &out->n_skipped
+            /* excluded by the one rule (pfi_trainlog_interval_usable), counted once, under the
+               first of its reasons */
+            size_t *count = pfi_trainlog_interval_usable(iv) ? NULL
+                            : (fl & PFI_TRAINLOG_SKIPPED)    ? &out->n_skipped
                             : (fl & PFI_TRAINLOG_CHECKPOINT) ? &out->n_checkpoint
                             : (fl & PFI_TRAINLOG_EVAL)       ? &out->n_eval
                             : (fl & PFI_TRAINLOG_RESTART)    ? &out->n_restart
                             : (fl & PFI_TRAINLOG_GAP)        ? &out->n_gap
-                            : ((fl & PFI_TRAINLOG_BAD_RATE) || !isfinite(iv->rate))
-                                ? &out->n_bad_rate
-                                : NULL;
+                                                             : &out->n_bad_rate;
             if (count == NULL && warmup_s > 0 && elapsed <= warmup_s)
                 count = &out->n_warmup;
             if (count == NULL && !(isfinite(iv->work) && isfinite(iv->time_s) && iv->time_s > 0))
