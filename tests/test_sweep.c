@@ -284,6 +284,7 @@ static void test_power_above_cap_flagged(void **st)
         outcome o = sweep("gpus=8,alpha=0.6", PFI_SWEEP_SEPARATE, dir, 180, cp, 3, false);
         warmup_s = 300;
         interval_s = 5;
+        pfi_sweep_stats_clear(&o.st);
         assert_int_equal(o.e, PFI_OK);
         assert_int_equal(n_put, 3);
         for (size_t k = 0; k < 3; k++) {
