@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "pfi/conf.h"
 #include "pfi/http.h"
 
 #include "log.h"
@@ -290,68 +292,15 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     return fail(diag, PFI_ERR_INVALID_ARGUMENT, "unknown key '%s'", key);
 }
 
+static pfi_error take_pair(void *ctx, const char *key, const char *value, pfi_diag *diag)
+{
+    return pfid_config_set(ctx, key, value, diag);
+}
+
+/* The syntax is pfi_conf_parse's (pfi/conf.h), the one `pfi control --config` reads too. */
 pfi_error pfid_config_parse(pfid_config *c, const char *text, size_t len, pfi_diag *diag)
 {
-    if (len > PFID_CONFIG_MAX_BYTES)
-        return fail(diag, PFI_ERR_LIMIT, "config larger than %d bytes", PFID_CONFIG_MAX_BYTES);
-    size_t pos = 0;
-    long lineno = 0;
-    while (pos < len) {
-        lineno++;
-        const char *start = text + pos;
-        const char *nl = memchr(start, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - start) : len - pos;
-        pos += n + (nl ? 1 : 0);
-        char line[2048];
-        if (n >= sizeof line) {
-            if (diag)
-                diag->line = lineno;
-            return fail(diag, PFI_ERR_LINE_TOO_LONG, "line longer than %zu bytes", sizeof line - 1);
-        }
-        if (memchr(start, '\0', n) != NULL) {
-            if (diag)
-                diag->line = lineno;
-            return fail(diag, PFI_ERR_PARSE, "NUL byte in line");
-        }
-        memcpy(line, start, n);
-        line[n] = '\0';
-        /* trim */
-        char *s = line;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        char *end = s + strlen(s);
-        while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-            *--end = '\0';
-        if (*s == '\0' || *s == '#')
-            continue;
-        char *eq = strchr(s, '=');
-        if (eq == NULL) {
-            if (diag)
-                diag->line = lineno;
-            return fail(diag, PFI_ERR_PARSE, "want 'key = value'");
-        }
-        char *k_end = eq;
-        while (k_end > s && (k_end[-1] == ' ' || k_end[-1] == '\t'))
-            k_end--;
-        *k_end = '\0';
-        char *v = eq + 1;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        for (char *h = v; *h != '\0'; h++) /* a comment after blanks ends the value */
-            if (*h == '#' && h > v && (h[-1] == ' ' || h[-1] == '\t')) {
-                *h = '\0';
-                break;
-            }
-        for (char *z = v + strlen(v); z > v && (z[-1] == ' ' || z[-1] == '\t');)
-            *--z = '\0';
-        pfi_error e = pfid_config_set(c, s, v, diag);
-        if (e != PFI_OK) {
-            if (diag)
-                diag->line = lineno;
-            return e;
-        }
-    }
-    return PFI_OK;
+    return pfi_conf_parse(text, len, take_pair, c, diag);
 }
 
 pfi_error pfid_config_load(pfid_config *c, const char *path, pfi_diag *diag)
@@ -363,15 +312,21 @@ pfi_error pfid_config_load(pfid_config *c, const char *path, pfi_diag *diag)
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return fail(diag, PFI_ERR_IO, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return fail(diag, PFI_ERR_IO, "is a directory, not a config file");
+    }
     char *buf = malloc(PFID_CONFIG_MAX_BYTES + 1);
     if (buf == NULL) {
         fclose(f);
         return PFI_ERR_NOMEM;
     }
     size_t n = fread(buf, 1, PFID_CONFIG_MAX_BYTES + 1, f);
-    bool err = ferror(f) != 0;
+    int err = ferror(f) != 0 ? (errno != 0 ? errno : EIO) : 0;
     fclose(f);
-    pfi_error e = err ? fail(diag, PFI_ERR_IO, "read error") : pfid_config_parse(c, buf, n, diag);
+    pfi_error e = err != 0 ? fail(diag, PFI_ERR_IO, "cannot read: %s", strerror(err))
+                           : pfid_config_parse(c, buf, n, diag);
     free(buf);
     return e;
 }

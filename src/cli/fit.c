@@ -500,19 +500,19 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
          .lo_open = true,
          .hi = 1,
          .hi_open = true,
-         .error = "expected a number in (0, 1), got"},
+         .error = "a number in (0, 1)"},
         {.c = P_INTERVAL,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->topt.interval_s,
          .lo = 0,
          .hi = HUGE_VAL,
-         .error = "expected a number >= 0, got"},
+         .error = "a number >= 0"},
         {.c = P_WARMUP,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->ro.warmup_s,
          .lo = 0,
          .hi = HUGE_VAL,
-         .error = "expected a number >= 0, got"},
+         .error = "a number >= 0"},
     };
     int c;
     optind = 1;
