@@ -143,7 +143,7 @@ static pfi_error set_policy(pfid_policy *p, const char *key, const char *v, pfi_
     else if (strcmp(v, "restore") == 0)
         *p = PFID_POLICY_RESTORE;
     else
-        return fail(diag, PFI_ERR_VALUE, "%s: '%s' is not hold or restore", key, v);
+        return fail(diag, PFI_ERR_VALUE, "%s: bad value '%s': expected hold or restore", key, v);
     return PFI_OK;
 }
 
@@ -197,7 +197,8 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
 #define DURATION(name, field, lo, hi)                                                              \
     if (strcmp(key, name) == 0) {                                                                  \
         if (!pfid_parse_duration(v, &d) || d < (lo) || d > (hi))                                   \
-            return fail(diag, PFI_ERR_VALUE, "%s: '%s' is not a duration in [%g, %g] s", key, v,   \
+            return fail(diag, PFI_ERR_VALUE,                                                       \
+                        "%s: bad value '%s': expected a duration in [%g, %g] s", key, v,           \
                         (double)(lo), (double)(hi));                                               \
         c->field = d;                                                                              \
         return PFI_OK;                                                                             \
@@ -205,7 +206,8 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
 #define UINT(name, field, lo, hi)                                                                  \
     if (strcmp(key, name) == 0) {                                                                  \
         if (!parse_uint(v, lo, hi, &u))                                                            \
-            return fail(diag, PFI_ERR_VALUE, "%s: '%s' is not an integer in [%lu, %lu]", key, v,   \
+            return fail(diag, PFI_ERR_VALUE,                                                       \
+                        "%s: bad value '%s': expected an integer in [%lu, %lu]", key, v,           \
                         (unsigned long)(lo), (unsigned long)(hi));                                 \
         c->field = u;                                                                              \
         return PFI_OK;                                                                             \
@@ -243,19 +245,21 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     if (strcmp(key, "backend") == 0) {
         char names[128];
         if (!pfi_gpu_kind_parse(v, &c->backend))
-            return fail(diag, PFI_ERR_VALUE, "backend: '%s' is not %s", v,
+            return fail(diag, PFI_ERR_VALUE, "backend: bad value '%s': expected %s", v,
                         pfi_gpu_kind_names(0, names, sizeof names));
         return PFI_OK;
     }
     if (strcmp(key, "auth_reads") == 0) {
         if (!parse_bool(v, &b))
-            return fail(diag, PFI_ERR_VALUE, "auth_reads: '%s' is not true or false", v);
+            return fail(diag, PFI_ERR_VALUE, "auth_reads: bad value '%s': expected true or false",
+                        v);
         c->auth_reads = b;
         return PFI_OK;
     }
     if (strcmp(key, "dcgm_names") == 0) {
         if (!parse_bool(v, &b))
-            return fail(diag, PFI_ERR_VALUE, "dcgm_names: '%s' is not true or false", v);
+            return fail(diag, PFI_ERR_VALUE, "dcgm_names: bad value '%s': expected true or false",
+                        v);
         c->dcgm_names = b;
         return PFI_OK;
     }
@@ -270,11 +274,12 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
                 c->jobs = (pfid_jobs_source)k;
                 return PFI_OK;
             }
-        return fail(diag, PFI_ERR_VALUE, "jobs: '%s' is not none, static, slurm or emulated", v);
+        return fail(diag, PFI_ERR_VALUE,
+                    "jobs: bad value '%s': expected none, static, slurm or emulated", v);
     }
     if (strcmp(key, "emulated_job") == 0) {
         if (!pfid_valid_id(v))
-            return fail(diag, PFI_ERR_VALUE, "emulated_job: '%s' is not a valid job id", v);
+            return fail(diag, PFI_ERR_VALUE, "emulated_job: bad value '%s': expected a job id", v);
         snprintf(c->emulated_job, sizeof c->emulated_job, "%s", v);
         return PFI_OK;
     }
@@ -287,7 +292,8 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
                 c->log_level = k;
                 return PFI_OK;
             }
-        return fail(diag, PFI_ERR_VALUE, "log_level: '%s' is not error, warning, info or debug", v);
+        return fail(diag, PFI_ERR_VALUE,
+                    "log_level: bad value '%s': expected error, warning, info or debug", v);
     }
     return fail(diag, PFI_ERR_INVALID_ARGUMENT, "unknown key '%s'", key);
 }

@@ -1,9 +1,9 @@
 /*
  * pfid's configuration: defaults, the config file, command-line overrides.
  *
- * File format (docs/pfid.md, examples/pfid.conf; read by pfi_conf_parse, pfi/conf.h): one `key = value` a line; blank lines and
- * lines starting with '#' are ignored; the value is the rest of the line, trimmed, up to a
- * '#' that follows a blank (a trailing comment). A key
+ * File format (docs/pfid.md, examples/pfid.conf; read by pfi_conf_parse, pfi/conf.h): one
+ * `key = value` a line; blank lines and lines starting with '#' are ignored; the value is the
+ * rest of the line, trimmed, up to a '#' that follows a blank (a trailing comment). A key
  * given twice: the later wins, except `throughput_log`, which adds one log each time.
  * Durations take a unit (ms, s, m, h; none: seconds), sizes k/M (1024-based).
  */

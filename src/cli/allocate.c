@@ -433,9 +433,7 @@ typedef struct allocate_args {
 /* The complaint about a value an option does not take; returns the exit code. */
 static int bad_value(int c, const char *value)
 {
-    cli_error("invalid value '%s' for --%s (see 'pfi allocate --help' for what it takes)", value,
-              cli_option_name(long_options, c));
-    return PFI_EXIT_USAGE;
+    return cli_usage_bad_value(cli_option_name(long_options, c), value, NULL);
 }
 
 /* Phase 1, the options. An exit code, -1 after --help. */
@@ -512,12 +510,8 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
                 return bad_value(c, optarg);
             a->format = optarg;
             break;
-        case ':':
-            cli_error("option '%s' needs a value (see 'pfi allocate --help')", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
-        default:
-            cli_error("unknown option '%s' (see 'pfi allocate --help')", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
+        default: /* '?' or ':' */
+            return cli_usage_getopt(long_options, ":ho:", c, argv);
         }
     }
     if (a->have_budget && a->have_reduction) {

@@ -178,19 +178,12 @@ static int take_option(int c, char **argv, settings *s)
         return fflush(stdout) == 0 && !ferror(stdout) ? -1 : PFI_EXIT_OUTPUT;
     case OPT_FORMAT:
         if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
-            cli_error("--format: expected table, csv or json; got '%s'", optarg);
-            return PFI_EXIT_USAGE;
+            return cli_usage_bad_value("format", optarg, "table, csv or json");
         }
         s->format = optarg;
         return PFI_EXIT_OK;
-    case ':':
-        cli_error("analyze: option '%s' needs a value", argv[optind - 1]);
-        fprintf(stderr, "Try 'pfi analyze --help'.\n");
-        return PFI_EXIT_USAGE;
-    default:
-        cli_error("analyze: unknown option '%s'", argv[optind - 1]);
-        fprintf(stderr, "Try 'pfi analyze --help'.\n");
-        return PFI_EXIT_USAGE;
+    default: /* '?' or ':' */
+        return cli_usage_getopt(long_options, ":ho:", c, argv);
     }
 }
 

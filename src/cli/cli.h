@@ -120,6 +120,9 @@ struct option;
 int cli_usage_getopt(const struct option *opts, const char *shortopts, int c, char **argv);
 int cli_usage_bad_value(const char *name, const char *text, const char *expected);
 int cli_usage_unexpected(const char *arg);
+/* cli_usage_unknown / cli_usage_missing — the same for a verb that reads argv by hand. */
+int cli_usage_unknown(const char *arg);
+int cli_usage_missing(const char *name);
 
 /* cli_report — print a library error with its diagnostic; return the matching exit code. */
 int cli_report(pfi_error e, const pfi_diag *d);

@@ -4,6 +4,7 @@
  * figure.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -15,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -501,6 +501,8 @@ static int status_cmd(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
             db = argv[++i];
+        else if (strcmp(argv[i], "--db") == 0)
+            return cli_usage_missing("--db");
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: pfi control status --db FILE\n"
                    "\n"
@@ -511,9 +513,10 @@ static int status_cmd(int argc, char **argv)
                    "Exit codes: 0 success, 1 audit log missing or unreadable, 2 bad command\n"
                    "line.\n");
             return PFI_EXIT_OK;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_unknown(argv[i]);
         } else {
-            cli_error("control status: unknown argument '%s'", argv[i]);
-            return PFI_EXIT_USAGE;
+            return cli_usage_unexpected(argv[i]);
         }
     }
     if (db == NULL) {
@@ -710,12 +713,12 @@ typedef struct control_opts {
     const char *agents_path, *sched_path, *policy_path, *token_path;
     const char *tiers_path; /* --tiers: flexibility tiers (grid_cli.h) */
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
-    double speed;     /* --speed: the schedule's times divided by it (1) */
-    double non_gpu_w; /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
-    long listen_port; /* -1: no --listen */
-    bool keep, quiet; /* keep: --keep-caps-on-exit */
-    int targets;      /* how many of --budget-w, --reduction and --schedule were given */
-    cli_slurm *slurm; /* --slurm, --slurm-suspend (slurm_ctl.h) */
+    double speed;            /* --speed: the schedule's times divided by it (1) */
+    double non_gpu_w;        /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
+    long listen_port;        /* -1: no --listen */
+    bool keep, quiet;        /* keep: --keep-caps-on-exit */
+    int targets;             /* how many of --budget-w, --reduction and --schedule were given */
+    cli_slurm *slurm;        /* --slurm, --slurm-suspend (slurm_ctl.h) */
     const char *config_path; /* --config (NULL none) */
     bool check;              /* --check */
     bool epoch_given;        /* --epoch (or epoch in the config) */
@@ -900,8 +903,8 @@ static pfi_error conf_take(void *ctx, const char *key, const char *value, pfi_di
         if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0 || strcmp(value, "0") == 0)
             return PFI_OK; /* a flag is off unless given */
         if (strcmp(value, "true") != 0 && strcmp(value, "yes") != 0 && strcmp(value, "1") != 0) {
-            snprintf(d->message, sizeof d->message, "%s: bad value '%.100s': expected true or false",
-                     key, value);
+            snprintf(d->message, sizeof d->message,
+                     "%s: bad value '%.100s': expected true or false", key, value);
             return PFI_ERR_VALUE;
         }
     } else if ((arg = opts_keep(o, value)) == NULL) {
@@ -1360,8 +1363,8 @@ static void target_text(const control_opts *o, char *buf, size_t n)
  * until a restart. A config or schedule that does not parse is refused and the running
  * configuration kept. Said on stderr and in the next period's audit note.
  */
-static void control_reload(int argc, char **argv, control_opts *o, control_inputs *in,
-                           pfi_ctl *ctl, api_state *api)
+static void control_reload(int argc, char **argv, control_opts *o, control_inputs *in, pfi_ctl *ctl,
+                           api_state *api)
 {
     static cli_slurm scratch; /* --slurm changes at restart: the running state is kept */
     control_opts n;
@@ -1419,8 +1422,9 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
     };
     for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
         if (fixed[k].changed)
-            fprintf(stderr, "pfi control: SIGHUP: %s changed: takes effect at restart (the running "
-                            "value is kept)\n",
+            fprintf(stderr,
+                    "pfi control: SIGHUP: %s changed: takes effect at restart (the running "
+                    "value is kept)\n",
                     fixed[k].name);
     /* the target: taken (its strings live in n's owned values, moved to o) */
     o->budget_w = n.budget_w;
@@ -1727,10 +1731,14 @@ out:
 int cmd_report(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* pfi report --job ID: a Slurm job's accounting */
-        if (strcmp(argv[i], "--job") == 0 || strncmp(argv[i], "--job=", 6) == 0)
+        if (strcmp(argv[i], "--job") == 0 || strncmp(argv[i], "--job=", 6) == 0) {
+            cli_set_command("report --job");
             return cli_slurm_report(argc, argv);
-    if (settle_requested(argc, argv)) /* pfi report --settlement (report_settle.c) */
+        }
+    if (settle_requested(argc, argv)) { /* pfi report --settlement (report_settle.c) */
+        cli_set_command("report --settlement");
         return cmd_settlement(argc, argv);
+    }
     const char *out = NULL, *title = NULL;
     const char *dbs[6];
     size_t nd = 0;
@@ -1750,9 +1758,11 @@ int cmd_report(int argc, char **argv)
             out = argv[++i];
         } else if (strcmp(argv[i], "--title") == 0 && i + 1 < argc) {
             title = argv[++i];
+        } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0 ||
+                   strcmp(argv[i], "--title") == 0) {
+            return cli_usage_missing(argv[i]);
         } else if (argv[i][0] == '-') {
-            cli_error("report: unknown option '%s'", argv[i]);
-            return PFI_EXIT_USAGE;
+            return cli_usage_unknown(argv[i]);
         } else if (nd < 6) {
             dbs[nd++] = argv[i];
         } else {

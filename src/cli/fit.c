@@ -113,12 +113,11 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
             a->sets_text[a->n_sets++] = optarg;
             break;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(fit_options, "hm:o:", c, argv);
         }
     }
     if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json")) {
-        cli_error("--format: expected table, csv or json, got '%s'", a->format);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("format", a->format, "table, csv or json");
     }
     if (argc - optind != 1) {
         cli_error("fit: expected one INPUT (a dataset directory or a groups CSV)");
@@ -543,7 +542,7 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
             }
             break;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(predict_options, "hm:o:q", c, argv);
         }
     }
     if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json")) {
@@ -553,8 +552,7 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
                       "format use --telemetry-format %s",
                       a->format);
         else
-            cli_error("--format: expected table, csv or json, got '%s'", a->format);
-        return PFI_EXIT_USAGE;
+            return cli_usage_bad_value("format", a->format, "table, csv or json");
     }
     if (a->model_path == NULL) {
         cli_error("predict: --model FILE is required (write one with 'pfi fit --model FILE')");

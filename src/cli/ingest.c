@@ -539,24 +539,12 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
         return PFI_EXIT_OK;
     case O_START_DATE:
         if (!parse_date(optarg, &a->topt.start_date)) {
-            cli_error("--start-date: expected a calendar date YYYYMMDD from 1970 on, got "
-                      "'%s'",
-                      optarg);
-            return PFI_EXIT_USAGE;
+            return cli_usage_bad_value("start-date", optarg,
+                                       "a calendar date YYYYMMDD from 1970 on");
         }
         return PFI_EXIT_OK;
-    case ':':
-        cli_error("ingest: --%s needs a value (see 'pfi ingest --help')",
-                  cli_option_name(ingest_options, optopt));
-        return PFI_EXIT_USAGE;
-    default:
-        if (optopt != 0)
-            cli_error("ingest: unknown option '-%c' (-q is --quiet, -h --help; see 'pfi "
-                      "ingest --help')",
-                      optopt);
-        else
-            cli_error("ingest: unknown option '%s' (see 'pfi ingest --help')", argv[optind - 1]);
-        return PFI_EXIT_USAGE;
+    default: /* '?' or ':' */
+        return cli_usage_getopt(ingest_options, ":hq", c, argv);
     }
 }
 
@@ -1117,22 +1105,12 @@ int cmd_runs(int argc, char **argv)
             break;
         case 'f':
             if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
-                cli_error("--format: expected table, csv or json; got '%s'", optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("format", optarg, "table, csv or json");
             }
             format = optarg;
             break;
-        case ':':
-            cli_error("runs: %s%s needs a value (see 'pfi runs --help')",
-                      optopt == 'o' ? "-o/--" : "--",
-                      optopt == 'o' ? "output" : cli_option_name(opts, optopt));
-            return PFI_EXIT_USAGE;
-        default:
-            if (optopt != 0)
-                cli_error("runs: unknown option '-%c' (see 'pfi runs --help')", optopt);
-            else
-                cli_error("runs: unknown option '%s' (see 'pfi runs --help')", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
+        default: /* '?' or ':' */
+            return cli_usage_getopt(opts, ":ho:", c, argv);
         }
     }
     if (optind < argc) {

@@ -43,10 +43,18 @@ const char *opterr_getopt(char *buf, size_t n, const char *cmd, const struct opt
     } else {
         snprintf(what, sizeof what, "%.100s", arg != NULL ? arg : "");
     }
-    if (missing)
-        snprintf(buf, n, "option '%s' needs a value (see '%s --help')", what, cmd);
-    else
-        snprintf(buf, n, "unknown option '%s' (see '%s --help')", what, cmd);
+    return missing ? opterr_missing(buf, n, cmd, what) : opterr_unknown(buf, n, cmd, what);
+}
+
+const char *opterr_unknown(char *buf, size_t n, const char *cmd, const char *arg)
+{
+    snprintf(buf, n, "unknown option '%s' (see '%s --help')", arg, cmd);
+    return buf;
+}
+
+const char *opterr_missing(char *buf, size_t n, const char *cmd, const char *name)
+{
+    snprintf(buf, n, "option '%s' needs a value (see '%s --help')", name, cmd);
     return buf;
 }
 

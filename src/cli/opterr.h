@@ -26,6 +26,11 @@ struct option;
 const char *opterr_getopt(char *buf, size_t n, const char *cmd, const struct option *opts,
                           const char *shortopts, int c, char *const *argv);
 
+/* opterr_unknown / opterr_missing — the two messages of opterr_getopt, for a verb that reads
+ * its arguments by hand: arg is the option as given, name the option ("--title"). */
+const char *opterr_unknown(char *buf, size_t n, const char *cmd, const char *arg);
+const char *opterr_missing(char *buf, size_t n, const char *cmd, const char *name);
+
 /* opterr_bad_value — "--NAME: bad value 'TEXT': expected EXPECTED" (expected NULL: the
  * see-help tail instead) in buf[n]; name without or with its leading dashes. Returns buf. */
 const char *opterr_bad_value(char *buf, size_t n, const char *cmd, const char *name,

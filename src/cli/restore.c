@@ -63,7 +63,7 @@ int cmd_restore(int argc, char **argv)
             usage(stdout);
             return PFI_EXIT_OK;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(opts, "h", c, argv);
         }
     }
     char path[4096];

@@ -157,9 +157,7 @@ static bool parse_reductions(const char *s, pfi_sim_options *o)
 /* The complaint about a value an option does not take; returns the exit code. */
 static int bad_value(int c, const char *value)
 {
-    cli_error("invalid value '%s' for --%s (see 'pfi simulate --help' for what it takes)", value,
-              cli_option_name(long_options, c));
-    return PFI_EXIT_USAGE;
+    return cli_usage_bad_value(cli_option_name(long_options, c), value, NULL);
 }
 
 /* --mix: random, production or both. */
@@ -263,17 +261,12 @@ static int parse_args(int argc, char **argv, settings *s)
                 return bad_value(c, optarg);
             s->format = optarg;
             break;
-        case ':':
-            cli_error("option '%s' needs a value (see 'pfi simulate --help')", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
-        default:
-            cli_error("unknown option '%s' (see 'pfi simulate --help')", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
+        default: /* '?' or ':' */
+            return cli_usage_getopt(long_options, ":ho:", c, argv);
         }
     }
     if (optind < argc) {
-        cli_error("unexpected argument '%s' (see 'pfi simulate --help')", argv[optind]);
-        return PFI_EXIT_USAGE;
+        return cli_usage_unexpected(argv[optind]);
     }
     return plot_names_valid(s) ? PFI_EXIT_OK : PFI_EXIT_USAGE;
 }

@@ -672,8 +672,7 @@ int cmd_stats(int argc, char **argv)
             break;
         case 'a':
             if (!cli_parse_double(optarg, &alpha) || alpha <= 0 || alpha >= 1) {
-                cli_error("--alpha: expected a number in (0, 1), got '%s'", optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("alpha", optarg, "a number in (0, 1)");
             }
             break;
         case 'P':
@@ -698,12 +697,11 @@ int cmd_stats(int argc, char **argv)
             plot_feature = optarg;
             break;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(options, "ho:", c, argv);
         }
     }
     if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
-        cli_error("--format: expected table, csv or json, got '%s'", format);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("format", format, "table, csv or json");
     }
     if ((plot_class && !figure_name_ok("--plot-class", plot_class)) ||
         (plot_feature && !figure_name_ok("--plot-feature", plot_feature)))

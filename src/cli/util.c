@@ -75,6 +75,18 @@ int cli_usage_bad_value(const char *name, const char *text, const char *expected
         opterr_bad_value(msg, sizeof msg, help_cmd(cmd, sizeof cmd), name, text, expected));
 }
 
+int cli_usage_unknown(const char *arg)
+{
+    char cmd[96], msg[512];
+    return usage_said(opterr_unknown(msg, sizeof msg, help_cmd(cmd, sizeof cmd), arg));
+}
+
+int cli_usage_missing(const char *name)
+{
+    char cmd[96], msg[512];
+    return usage_said(opterr_missing(msg, sizeof msg, help_cmd(cmd, sizeof cmd), name));
+}
+
 int cli_usage_unexpected(const char *arg)
 {
     char cmd[96], msg[512];

@@ -62,8 +62,7 @@ pfi_error pfi_conf_parse(const char *text, size_t len, pfi_conf_fn fn, void *ctx
             char shown[160];
             pfi_escape(shown, sizeof shown, start, n, 40);
             pfi_diag_set(diag, fbuf, lineno, NULL,
-                         "not text (%s): want a 'key = value' line; is this a config file?",
-                         shown);
+                         "not text (%s): want a 'key = value' line; is this a config file?", shown);
             return PFI_ERR_PARSE;
         }
         memcpy(line, start, n);
