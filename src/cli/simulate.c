@@ -598,16 +598,30 @@ static void sim_set_clear(sim_set *set)
 static bool split_libraries(const char *list, sim_set *set)
 {
     const char *p = list;
+    char want[160];
+    snprintf(want, sizeof want, "1 to %d comma-separated library names, none empty",
+             SIM_MAX_LIBRARIES);
+    if (*p == '\0' || list[strlen(list) - 1] == ',') { /* "" or "a,": an empty name */
+        cli_usage_bad_value("library", list, want);
+        return false;
+    }
     while (*p != '\0') {
         size_t len = strcspn(p, ",");
         if (len == 0 || set->n == SIM_MAX_LIBRARIES) {
-            cli_error("--library: give 1 to %d comma-separated libraries, got '%s'",
-                      SIM_MAX_LIBRARIES, list);
+            cli_usage_bad_value("library", list, want);
             return false;
         }
         set->name[set->n] = strndup(p, len);
         if (set->name[set->n] == NULL)
             return false;
+        for (size_t k = 0; k < set->n; k++)
+            if (strcmp(set->name[k], set->name[set->n]) == 0) { /* the same run twice */
+                snprintf(want, sizeof want, "each library once ('%.100s' is given twice)",
+                         set->name[k]);
+                free(set->name[set->n]);
+                cli_usage_bad_value("library", list, want);
+                return false;
+            }
         set->lib[set->n] = NULL;
         set->res[set->n] = NULL;
         set->n++;
