@@ -222,7 +222,8 @@ static void write_comparison(FILE *f, const char *format, const pfi_groups *g,
                              pfi_fit_model *const *models, char *const *labels, size_t n_sets)
 {
     if (!strcmp(format, "table")) {
-        fprintf(f, "PFI predictors (OLS) on %zu sweep groups; LOCO cluster = job class\n\n", g->n);
+        fprintf(f, "PFI predictors (OLS) on %zu sweep group%s; LOCO cluster = job class\n\n", g->n,
+                g->n == 1 ? "" : "s");
         fprintf(f, "  %-44s %3s %6s | %-27s | %-27s\n", "features", "n", "R2",
                 "LOO  R2     RMSE   MAE  rho", "LOCO R2     RMSE   MAE  rho");
     } else if (!strcmp(format, "csv")) {

@@ -306,8 +306,8 @@ static void emit_table(FILE *f, const stats_report *r)
 {
     char b1[32], b2[32], b3[32];
     double alpha = r->alpha;
-    fprintf(f, "PFI statistics over %zu sweep groups (%zu with a defined PFI)\n\n", r->n_groups,
-            r->defined);
+    fprintf(f, "PFI statistics over %zu sweep group%s (%zu with a defined PFI)\n\n", r->n_groups,
+            r->n_groups == 1 ? "" : "s", r->defined);
     fprintf(f, "PFI by class\n  %-12s %3s %7s %7s %7s\n", "class", "n", "median", "min", "max");
     for (size_t c = 0; c <= r->k; c++) {
         const class_row *row = &r->classes[c];

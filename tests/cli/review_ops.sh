@@ -84,4 +84,21 @@ grep_out ctl-db-readonly-says "audit log cannot be written" "$T/err"
 check ctl-check-db-readonly 2 "$PFI" control --agents "$T/agents" --budget-w 1000 --check \
     --db /proc/pfi-no-such.db
 
+check ctl-status-dir 1 "$PFI" control status --db "$T/dir"
+grep_out ctl-status-dir-says "is a directory" "$T/err"
+no_grep ctl-status-dir-no-io-error "disk I/O error" "$T/err"
+
+# --- plain words: no "undefined%", no negative reduction, "1 sweep group" -----------------
+check alloc-over-budget 0 "$PFI" allocate --budget-w 100000000 "$SRC/examples/jobs.csv"
+grep_out alloc-over-budget-says "no reduction: the budget is above it" "$T/out"
+no_grep alloc-over-budget-no-negative "(-[0-9.]*% reduction" "$T/out"
+no_grep alloc-no-undefined-percent "undefined%" "$T/out"
+"$PFI" library generate "$T/lib" > /dev/null 2>&1
+mkdir "$T/one"
+cp "$T/lib/pfi-dataset.json" "$T/one/"
+awk -F, 'NR == 1 || $2 == "dense-8b-pt-8g-a"' "$T/lib/runs.csv" > "$T/one/runs.csv"
+check analyze-one-group 0 "$PFI" analyze "$T/one"
+grep_out analyze-one-group-says "^1 sweep group, 1 with a defined PFI" "$T/out"
+grep_out analyze-one-group-class "class dense  *1 group,  " "$T/out"
+
 exit $fail
