@@ -1426,17 +1426,20 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
                     "pfi control: SIGHUP: %s changed: takes effect at restart (the running "
                     "value is kept)\n",
                     fixed[k].name);
-    /* the target: taken (its strings live in n's owned values, moved to o) */
-    o->budget_w = n.budget_w;
-    o->reduction = n.reduction;
-    o->sched_path = n.sched_path;
-    o->speed = n.speed;
-    o->start = n.start;
-    o->duration = n.duration;
-    o->ramp = n.ramp;
-    if (n.epoch_given)
-        o->epoch = n.epoch;
-    o->targets = n.targets;
+    /* the target: taken (its strings live in n's owned values, moved to o); a config without
+     * one (--listen only) keeps the running target, e.g. one resumed from the --db */
+    if (n.targets > 0) {
+        o->budget_w = n.budget_w;
+        o->reduction = n.reduction;
+        o->sched_path = n.sched_path;
+        o->speed = n.speed;
+        o->start = n.start;
+        o->duration = n.duration;
+        o->ramp = n.ramp;
+        if (n.epoch_given)
+            o->epoch = n.epoch;
+        o->targets = n.targets;
+    }
     char **q = realloc(o->owned, (o->n_owned + n.n_owned + 1) * sizeof *q);
     if (q != NULL) {
         o->owned = q;
@@ -1446,11 +1449,13 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
         n.owned = NULL;
         n.n_owned = 0;
     } /* else: n's strings are leaked rather than freed under o's pointers */
-    free(in->stext);
-    pfi_free(in->events);
-    in->stext = stext;
-    in->events = ev;
-    in->ne = ne;
+    if (n.targets > 0) {
+        free(in->stext);
+        pfi_free(in->events);
+        in->stext = stext;
+        in->events = ev;
+        in->ne = ne;
+    }
     char what[96];
     target_text(o, what, sizeof what);
     pthread_mutex_lock(&api->mu);
