@@ -5,7 +5,8 @@
 #   pfi: VERB: unknown option '--no-such-option' (see 'pfi VERB --help')
 #   pfi: VERB: option '--OPT' needs a value (see 'pfi VERB --help')
 #   pfi: VERB: --OPT: bad value 'abc': expected WHAT      (or "(see 'pfi VERB --help')")
-# pfid says the same after its log prefix ("pfid: error: "). Usage: options.sh PFI PFID
+# pfid says the same after its log prefix ("pfid: error: "); every --help documents exit 2
+# for a bad command line. Usage: options.sh PFI PFID
 set -u
 PFI=$1
 PFID=$2
@@ -77,6 +78,14 @@ while IFS='|' read -r verb args vopt nopt; do
     see=" \\(see '$(q "$help") --help'\\)$"
     # shellcheck disable=SC2086
     if [ "$verb" = pfid ]; then set --; else set -- $args; fi
+    # the exit code is the one its --help documents for a bad command line
+    n=$((n + 1))
+    if "$prog" "$@" --help 2>&1 | tr '\n' ' ' | grep -Eq "2 (bad|a bad) (command line|usage)"; then
+        echo "ok   $verb: --help documents exit 2 for a bad command line"
+    else
+        echo "FAIL $verb: --help does not document exit 2 for a bad command line"
+        fail=1
+    fi
     run "$verb unknown" "$prog" "$@" --no-such-option
     expect "$verb: unknown option" "${lead}unknown option '--no-such-option'$see"
     run "$verb missing" "$prog" "$@" "$vopt"
