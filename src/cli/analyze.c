@@ -267,8 +267,7 @@ static int parse_args(int argc, char **argv, settings *s)
     if (s->plot != NULL) {
         const char *dot = strrchr(s->plot, '.');
         if (dot == NULL || (strcmp(dot, ".png") && strcmp(dot, ".svg"))) {
-            cli_error("--plot: the file name must end in .png or .svg, got '%s'", s->plot);
-            return PFI_EXIT_USAGE;
+            return cli_usage_bad_value("plot", s->plot, "a file name ending in .png or .svg");
         }
     }
     return PFI_EXIT_OK;

@@ -553,7 +553,8 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
                       "format use --telemetry-format %s",
                       a->format);
         else
-            return cli_usage_bad_value("format", a->format, "table, csv or json");
+            cli_usage_bad_value("format", a->format, "table, csv or json");
+        return PFI_EXIT_USAGE;
     }
     if (a->model_path == NULL) {
         cli_error("predict: --model FILE is required (write one with 'pfi fit --model FILE')");

@@ -483,9 +483,9 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
         return -1;
     case O_GROUP:
         if (pfi_store_group_check(optarg) != NULL) {
-            cli_error("--group: expected a sweep group name (%s); got '%s'",
-                      pfi_store_group_check(optarg), optarg);
-            return PFI_EXIT_USAGE;
+            char want[256];
+            snprintf(want, sizeof want, "a sweep group name (%s)", pfi_store_group_check(optarg));
+            return cli_usage_bad_value("group", optarg, want);
         }
         a->group = optarg;
         return PFI_EXIT_OK;
@@ -518,10 +518,10 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
         return PFI_EXIT_OK;
     case O_FATAL_XIDS:
         if (!parse_xid_list(optarg, a->fatal, &a->n_fatal)) {
-            cli_error("--fatal-xids: expected Xid numbers separated by commas (at most %d) "
-                      "or 'none', got '%s'",
-                      MAX_FATAL_XIDS, optarg);
-            return PFI_EXIT_USAGE;
+            char want[96];
+            snprintf(want, sizeof want, "Xid numbers separated by commas (at most %d) or 'none'",
+                     MAX_FATAL_XIDS);
+            return cli_usage_bad_value("fatal-xids", optarg, want);
         }
         a->fatal_set = true;
         return PFI_EXIT_OK;

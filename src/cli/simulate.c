@@ -183,8 +183,8 @@ static bool plot_names_valid(const settings *s)
         const char *dot = plots[i] ? strrchr(plots[i], '.') : NULL;
         if (plots[i] != NULL &&
             (dot == NULL || (strcasecmp(dot, ".png") != 0 && strcasecmp(dot, ".svg") != 0))) {
-            cli_error("--%s: the file name must end in .png or .svg, got '%s'",
-                      i == 0 ? "plot-gap" : "plot-classes", plots[i]);
+            cli_usage_bad_value(i == 0 ? "plot-gap" : "plot-classes", plots[i],
+                                "a file name ending in .png or .svg");
             return false;
         }
     }

@@ -67,7 +67,7 @@ static bool figure_name_ok(const char *opt, const char *path)
     const char *dot = strrchr(path, '.');
     if (dot != NULL && (!strcasecmp(dot, ".png") || !strcasecmp(dot, ".svg")))
         return true;
-    cli_error("%s: the file name must end in .png or .svg, got '%s'", opt, path);
+    cli_usage_bad_value(opt, path, "a file name ending in .png or .svg");
     return false;
 }
 

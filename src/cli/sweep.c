@@ -203,8 +203,9 @@ static int set_caps(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (!hw_parse_list(arg, s->caps, MAX_CAPS, &s->n_caps)) {
-        cli_error("--caps: expected watts like 700,600,500 (at most %d), got '%s'", MAX_CAPS, arg);
-        return PFI_EXIT_USAGE;
+        char want[96];
+        snprintf(want, sizeof want, "watts like 700,600,500 (at most %d)", MAX_CAPS);
+        return cli_usage_bad_value("caps", arg, want);
     }
     return PFI_EXIT_OK;
 }
@@ -226,9 +227,9 @@ static int set_group(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (pfi_store_group_check(arg) != NULL) {
-        cli_error("--group: expected a sweep group name (%s); got '%s'", pfi_store_group_check(arg),
-                  arg);
-        return PFI_EXIT_USAGE;
+        char want[256];
+        snprintf(want, sizeof want, "a sweep group name (%s)", pfi_store_group_check(arg));
+        return cli_usage_bad_value("group", arg, want);
     }
     s->sc.group = arg;
     return PFI_EXIT_OK;
