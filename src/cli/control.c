@@ -1047,6 +1047,16 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
     bool tokens = false;
     for (size_t k = 0; k < in->na; k++)
         tokens = tokens || in->agents[k].token[0] != '\0';
+    /* --check: each agent's token as long as pfid wants its own (a warning-free start is no
+     * proof; --check says it) */
+    for (size_t k = 0; o->check && k < in->na; k++) {
+        size_t tl = strlen(in->agents[k].token);
+        if (tl > 0 && tl < PFI_HTTP_TOKEN_MIN_BYTES && ++*problems)
+            fprintf(stderr,
+                    "pfi control: agents file %s: the token of agent %s is short (%zu bytes, "
+                    "under %d): use 32 random bytes or more\n",
+                    o->agents_path, in->agents[k].url, tl, PFI_HTTP_TOKEN_MIN_BYTES);
+    }
     struct stat ast;
     if (tokens && stat(o->agents_path, &ast) == 0 && (ast.st_mode & 077) != 0 && ++*problems)
         fprintf(stderr,

@@ -1,8 +1,8 @@
 #!/bin/sh
 # End-to-end: `pfi control` as a service — started with --config (pfid.conf's syntax, keys
 # the long options) against 2 emulated pfid agents (3 jobs, 12 GPUs). --check passes on the
-# config and fails (exit 2) on a bad one and on an agents file with tokens readable by
-# others; the budget changed in the config and a SIGHUP puts the new budget in force from a
+# config and fails (exit 2) on a bad one, on an agents file with tokens readable by others
+# and on a short agent token; the budget changed in the config and a SIGHUP puts the new budget in force from a
 # later period (polled in the audit log, said on stderr and in the audit note); a config that
 # no longer parses is refused on SIGHUP, loudly, and the running budget kept; the command line
 # overrides the config.
@@ -39,6 +39,12 @@ chmod 644 "$WORK/agents"
 [ $? -eq 2 ] && grep -q 'readable by others' "$WORK/check.out"
 check $? "--check: agents file with tokens readable by others: exit 2"
 chmod 600 "$WORK/agents"
+cp "$WORK/agents" "$WORK/agents.good"
+sed 's/ tok1-[0-9a-f]*$/ tok1/' "$WORK/agents.good" > "$WORK/agents"
+"$PFI" control --config "$WORK/ctl.conf" --check > "$WORK/check.out" 2>&1
+[ $? -eq 2 ] && grep -q 'is short (4 bytes, under 16)' "$WORK/check.out"
+check $? "--check: an agent token under 16 bytes: exit 2"
+cp "$WORK/agents.good" "$WORK/agents"
 "$PFI" control --config "$WORK/ctl.conf" --check --budget-w abc > "$WORK/check.out" 2>&1
 [ $? -eq 2 ] && grep -q "control: --budget-w: bad value 'abc'" "$WORK/check.out"
 check $? "--check with a bad command-line value: exit 2 ($(cat "$WORK/check.out"))"
