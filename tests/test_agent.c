@@ -68,6 +68,11 @@ static void test_config(void **state)
         {"jobs = lsf\n", 1, "jobs"},
         {"throughput_log = j1 regex /x\n", 1, "format"},
         {"emulated_job = a/b\n", 1, "emulated_job"},
+        /* the shared reader (pfi_conf_parse): not text, escaped; an empty key; CRLF lines */
+        {"# x\n\177ELF\002\033[2J\n", 2, "not text (\\x7FELF\\x02\\x1B[2J)"},
+        {"interval = 1s\r\n = 5\r\n", 2, "want 'key = value'"},
+        {"interval = 1s\r\nbogus = 1\r\n", 2, "unknown key 'bogus'"},
+        {"interval = 2s  # two\ninterval = abc # x\n", 2, "bad value 'abc': expected a duration"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         pfid_config_defaults(&c);

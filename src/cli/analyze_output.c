@@ -238,7 +238,8 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
     summary all;
     if (!summarise(r, NULL, NULL, &all))
         return false;
-    fprintf(f, "\n%zu sweep groups, %zu with a defined PFI", all.groups, all.defined);
+    fprintf(f, "\n%zu sweep group%s, %zu with a defined PFI", all.groups,
+            all.groups == 1 ? "" : "s", all.defined);
     if (all.defined > 0)
         fprintf(f, "; median PFI %s (range %s to %s)", cli_num(all.median, 'f', 3, "undefined").s,
                 cli_num(all.min, 'f', 3, "undefined").s, cli_num(all.max, 'f', 3, "undefined").s);
@@ -253,8 +254,8 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                 continue;
             char med[32];
             fmt_num(med, sizeof med, s.median, 3);
-            fprintf(f, "  %-40s %3zu groups, %3zu defined, median PFI %s\n", t->files[i], s.groups,
-                    s.defined, med);
+            fprintf(f, "  %-40s %3zu %-7s %3zu defined, median PFI %s\n", t->files[i], s.groups,
+                    s.groups == 1 ? "group," : "groups,", s.defined, med);
         }
     }
     size_t n_cls = 0;
@@ -269,8 +270,8 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
         }
         char med[32];
         fmt_num(med, sizeof med, s.median, 3);
-        fprintf(f, "  class %-20s %3zu groups, %3zu defined, median PFI %s\n", cls[i], s.groups,
-                s.defined, med);
+        fprintf(f, "  class %-20s %3zu %-7s %3zu defined, median PFI %s\n", cls[i], s.groups,
+                s.groups == 1 ? "group," : "groups,", s.defined, med);
     }
     free(cls);
     size_t no_se = 0;

@@ -168,8 +168,7 @@ static int set_true(settings *s, const sweep_option *opt, const char *arg)
 static int set_duration(settings *s, const sweep_option *opt, const char *arg)
 {
     if (!hw_parse_duration(arg, FIELD(s, opt->field))) {
-        cli_error("--%s: expected a duration like 30m, 5s, 250ms, got '%s'", opt->o.name, arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value(opt->o.name, arg, "a duration like 30m, 5s, 250ms");
     }
     return PFI_EXIT_OK;
 }
@@ -188,9 +187,8 @@ static int set_backend(settings *s, const sweep_option *opt, const char *arg)
     if (!pfi_gpu_kind_parse(arg, &s->gc.kind) ||
         !(pfi_gpu_backend_caps(s->gc.kind) & PFI_GPU_CAP_SET_LIMITS)) {
         char names[128];
-        cli_error("--backend: expected %s, got '%s'",
-                  pfi_gpu_kind_names(PFI_GPU_CAP_SET_LIMITS, names, sizeof names), arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("backend", arg,
+                                   pfi_gpu_kind_names(PFI_GPU_CAP_SET_LIMITS, names, sizeof names));
     }
     return PFI_EXIT_OK;
 }
@@ -199,8 +197,7 @@ static int set_gpus(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (!hw_parse_gpus(arg, s->gpus, MAX_GPUS, &s->n_gpus)) {
-        cli_error("--gpus: expected indices and ranges like 0-3,6, got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("gpus", arg, "indices and ranges like 0-3,6");
     }
     return PFI_EXIT_OK;
 }
@@ -209,8 +206,9 @@ static int set_caps(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (!hw_parse_list(arg, s->caps, MAX_CAPS, &s->n_caps)) {
-        cli_error("--caps: expected watts like 700,600,500 (at most %d), got '%s'", MAX_CAPS, arg);
-        return PFI_EXIT_USAGE;
+        char want[96];
+        snprintf(want, sizeof want, "watts like 700,600,500 (at most %d)", MAX_CAPS);
+        return cli_usage_bad_value("caps", arg, want);
     }
     return PFI_EXIT_OK;
 }
@@ -223,8 +221,7 @@ static int set_mode(settings *s, const sweep_option *opt, const char *arg)
     else if (strcmp(arg, "in-situ") == 0)
         s->sc.mode = PFI_SWEEP_IN_SITU;
     else {
-        cli_error("--mode: expected separate or in-situ, got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("mode", arg, "separate or in-situ");
     }
     return PFI_EXIT_OK;
 }
@@ -233,9 +230,9 @@ static int set_group(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (pfi_store_group_check(arg) != NULL) {
-        cli_error("--group: expected a sweep group name (%s); got '%s'", pfi_store_group_check(arg),
-                  arg);
-        return PFI_EXIT_USAGE;
+        char want[256];
+        snprintf(want, sizeof want, "a sweep group name (%s)", pfi_store_group_check(arg));
+        return cli_usage_bad_value("group", arg, want);
     }
     s->sc.group = arg;
     return PFI_EXIT_OK;
@@ -245,8 +242,7 @@ static int set_top_fraction(settings *s, const sweep_option *opt, const char *ar
 {
     (void)opt;
     if (!cli_parse_double(arg, &s->sc.q) || !(s->sc.q > 0 && s->sc.q <= 1)) {
-        cli_error("--top-fraction: expected a number in (0, 1], got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("top-fraction", arg, "a number in (0, 1]");
     }
     return PFI_EXIT_OK;
 }
@@ -255,8 +251,7 @@ static int set_format(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (strcmp(arg, "table") && strcmp(arg, "csv") && strcmp(arg, "json")) {
-        cli_error("--format: expected table, csv or json, got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("format", arg, "table, csv or json");
     }
     s->format = arg;
     return PFI_EXIT_OK;
@@ -266,8 +261,7 @@ static int set_draws(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (!cli_parse_size(arg, &s->draws) || s->draws > 10000000) {
-        cli_error("--draws: expected a count up to 10000000, got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("draws", arg, "a count up to 10000000");
     }
     return PFI_EXIT_OK;
 }
@@ -277,8 +271,7 @@ static int set_seed(settings *s, const sweep_option *opt, const char *arg)
     (void)opt;
     size_t z;
     if (!cli_parse_size(arg, &z)) {
-        cli_error("--seed: expected a non-negative integer, got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("seed", arg, "a non-negative integer");
     }
     s->seed = z;
     return PFI_EXIT_OK;
@@ -404,7 +397,7 @@ static int parse_args(int argc, char **argv, settings *s)
             if (sweep_options[k].o.val == c)
                 opt = &sweep_options[k];
         if (opt == NULL)
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(long_options, "+ho:", c, argv);
         int rc = opt->set(s, opt, optarg);
         if (rc != PFI_EXIT_OK)
             return rc;
