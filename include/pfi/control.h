@@ -88,6 +88,14 @@ typedef struct pfi_ctl_config {
     const char *model_path; /* `pfi fit` model JSON (NULL none) */
     const char *audit_path; /* SQLite audit log (NULL none) */
     pfi_ctl_prom_config prom;
+    /* the power tree (DESIGN §12; issue 18): with a topology each period allocates on the
+       tree (a GPU sits under the level named as its agent's hostname; a job on several nodes
+       is split per node), every level's limit honoured, reserve levels on the sum of caps,
+       measured levels on predicted power; the policy's band orders the cuts (oracle) */
+    const struct pfi_topology *topology; /* borrowed; NULL: one budget */
+    double ramp_up_w_per_s;              /* the site's ramp: the most the managed power may */
+    double ramp_down_w_per_s;            /* rise / fall, W/s (INFINITY: none); levels' own
+                                            ramps come with the topology */
 } pfi_ctl_config;
 
 void pfi_ctl_config_init(pfi_ctl_config *c);
@@ -140,7 +148,22 @@ typedef struct pfi_ctl_report {
     bool infeasible;        /* the budget is below what the jobs' floors need */
     double shortfall_w;     /* how far below (W; NaN unless infeasible) */
     char note[256];         /* what was unusual this period ("" none) */
+    /* the power tree (--topology) and ramps */
+    char bound[160];          /* the limits that bound the allocation: "site budget (measured)",
+                                 "rack 'r1' (reserve 3000 W, line 3)", ... ("" none or no tree) */
+    bool ramp_limited;        /* a ramp rate held the allocation back from the budget */
+    double ramp_down_w_per_s; /* the fastest the managed power may fall now under every
+                                 level's ramp (W/s; INFINITY: no ramp) */
 } pfi_ctl_report;
+
+/*
+ * pfi_ctl_ramp_lead — the budget to hold at time t_s so that every later budget can still
+ * be met by falling at down_w_per_s: min(budget_w[k] + down_w_per_s × (t_w[k] − t_s)) over
+ * the n future points (t_w[k] >= t_s; s, W), and now_w (the budget now; INFINITY none).
+ * Returns INFINITY when nothing bounds it. Pure.
+ */
+double pfi_ctl_ramp_lead(double t_s, double now_w, const double *t_w, const double *budget_w,
+                         size_t n, double down_w_per_s);
 
 /*
  * pfi_ctl_step — one period at controller time t_s: read every agent (and Prometheus), keep

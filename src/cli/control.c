@@ -24,6 +24,7 @@
 #include "pfi/grid.h"
 #include "pfi/http.h"
 #include "pfi/memory.h"
+#include "pfi/topology.h"
 #include "pfi/value.h"
 #include "slurm_ctl.h"
 
@@ -607,6 +608,8 @@ enum {
     O_SPEED,
     O_NON_GPU,
     O_TIERS,
+    O_TOPOLOGY,
+    O_RAMP_RATE,
     O_HELP,
     O_SLURM /* the CLI_SLURM_OPTIONS: O_SLURM .. O_SLURM + 3 */
 };
@@ -646,6 +649,8 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"speed", required_argument, NULL, O_SPEED},
                                      {"non-gpu-w", required_argument, NULL, O_NON_GPU},
                                      {"tiers", required_argument, NULL, O_TIERS},
+                                     {"topology", required_argument, NULL, O_TOPOLOGY},
+                                     {"ramp-w-per-s", required_argument, NULL, O_RAMP_RATE},
                                      {"help", no_argument, NULL, O_HELP},
                                      CLI_SLURM_OPTIONS(O_SLURM),
                                      {NULL, 0, NULL, 0}};
@@ -665,6 +670,7 @@ typedef struct control_opts {
     pfi_ctl_config cfg;
     const char *agents_path, *sched_path, *policy_path, *token_path;
     const char *tiers_path; /* --tiers: flexibility tiers (grid_cli.h) */
+    const char *topo_path;  /* --topology: the power tree (pfi/topology.h) */
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
     double speed;     /* --speed: the schedule's times divided by it (1) */
     double non_gpu_w; /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
@@ -682,7 +688,8 @@ typedef struct control_inputs {
     pfi_ctl_event *events;
     pfi_ctl_rule *rules;
     size_t na, ne, nr;
-    grid_tiers *tiers; /* --tiers (its rules replace the policy's); NULL without */
+    grid_tiers *tiers;  /* --tiers (its rules replace the policy's); NULL without */
+    pfi_topology *topo; /* --topology (NULL without) */
 } control_inputs;
 
 /* One option's value (getopt's c, its argument arg) into o; false when arg is not valid. */
@@ -705,6 +712,22 @@ static bool control_option(control_opts *o, int c, const char *arg)
     case O_TIERS:
         o->tiers_path = arg;
         return true;
+    case O_TOPOLOGY:
+        o->topo_path = arg;
+        return true;
+    case O_RAMP_RATE: { /* UP[:DOWN] W/s */
+        char *colon = strchr(arg, ':');
+        if (colon == NULL)
+            return cli_parse_double(arg, &cfg->ramp_up_w_per_s) && cfg->ramp_up_w_per_s > 0 &&
+                   cli_parse_double(arg, &cfg->ramp_down_w_per_s);
+        char up[64];
+        if ((size_t)(colon - arg) >= sizeof up)
+            return false;
+        memcpy(up, arg, (size_t)(colon - arg));
+        up[colon - arg] = '\0';
+        return cli_parse_double(up, &cfg->ramp_up_w_per_s) && cfg->ramp_up_w_per_s > 0 &&
+               cli_parse_double(colon + 1, &cfg->ramp_down_w_per_s) && cfg->ramp_down_w_per_s > 0;
+    }
     case O_NON_GPU:
         return cli_parse_double(arg, &o->non_gpu_w) && o->non_gpu_w >= 0 && isfinite(o->non_gpu_w);
     case O_SPEED:
@@ -842,9 +865,10 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
     }
     o->slurm->db = o->cfg.audit_path;
     o->targets = !isnan(o->budget_w) + !isnan(o->reduction) + (o->sched_path != NULL);
-    if (o->agents_path == NULL || o->targets > 1 || (o->targets == 0 && o->listen_port < 0)) {
+    if (o->agents_path == NULL || o->targets > 1 ||
+        (o->targets == 0 && o->listen_port < 0 && o->topo_path == NULL)) {
         cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
-                  "--listen for PUT /v1/budget) are required");
+                  "--listen for PUT /v1/budget, or --topology to hold its limits) are required");
         return PFI_EXIT_USAGE;
     }
     return PFI_EXIT_OK;
@@ -902,6 +926,8 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
         if ((e = pfi_ctl_policy_parse(in->ptext, len, &in->rules, &in->nr, &d)) != PFI_OK)
             return report_file(e, &d, o->policy_path);
     }
+    if (o->topo_path != NULL && (e = pfi_topology_read(o->topo_path, &in->topo, &d)) != PFI_OK)
+        return cli_report(e, &d);
     if (o->tiers_path != NULL) { /* after the policy: each tier job gets its own rule */
         if ((in->tiers = calloc(1, sizeof *in->tiers)) == NULL)
             return PFI_EXIT_INTERNAL;
@@ -941,6 +967,7 @@ static void inputs_free(control_inputs *in)
     if (in->tiers != NULL)
         grid_tiers_free(in->tiers);
     free(in->tiers);
+    pfi_topology_destroy(in->topo);
 }
 
 /*
@@ -948,6 +975,25 @@ static void inputs_free(control_inputs *in)
  * schedule; else --budget-w / --reduction between --start and its end, ramped in. Returns
  * whether an event is in force; *bw or *red (NaN: not given) is its target.
  */
+/* The schedule's (or --budget-w / --reduction's) target at schedule time t with reference
+ * power ref: whether an event is in force, its *bw or *red (the other NaN). */
+static bool scheduled_target(const control_opts *o, const control_inputs *in, double ref, double t,
+                             double *bw, double *red)
+{
+    *bw = *red = NAN;
+    if (in->events != NULL)
+        return pfi_ctl_schedule_at(in->events, in->ne, t, ref, red, bw);
+    bool event = o->targets > 0 && t >= o->start && t < o->start + o->duration;
+    if (event) {
+        double kk = o->ramp > 0 ? fmin(1, (t - o->start) / o->ramp) : 1;
+        if (!isnan(o->reduction))
+            *red = kk * o->reduction;
+        else
+            *bw = isfinite(ref) && ref > o->budget_w ? ref + kk * (o->budget_w - ref) : o->budget_w;
+    }
+    return event;
+}
+
 static bool period_target(const control_opts *o, const control_inputs *in, api_state *api,
                           double t_sched, double *bw, double *red)
 {
@@ -966,17 +1012,44 @@ static bool period_target(const control_opts *o, const control_inputs *in, api_s
     pthread_mutex_unlock(&api->mu);
     if (api_set)
         return event;
-    if (in->events != NULL)
-        return pfi_ctl_schedule_at(in->events, in->ne, t_sched, ref, red, bw);
-    event = o->targets > 0 && t_sched >= o->start && t_sched < o->start + o->duration;
-    if (event) {
-        double kk = o->ramp > 0 ? fmin(1, (t_sched - o->start) / o->ramp) : 1;
-        if (!isnan(o->reduction))
-            *red = kk * o->reduction;
-        else
-            *bw = isfinite(ref) && ref > o->budget_w ? ref + kk * (o->budget_w - ref) : o->budget_w;
+    return scheduled_target(o, in, ref, t_sched, bw, red);
+}
+
+/*
+ * With a ramp (--ramp-w-per-s, a topology level's ramp): the budget to hold now so that
+ * every scheduled budget ahead can be met falling no faster than the ramps allow (the last
+ * period's allowed fall rate): the fall starts before the event's start when it must. The
+ * horizon is the time to fall from the reference to 0, sampled in 4 096 steps (at most a
+ * day). A PUT /v1/budget has no future: no lead. *event, *bw, *red updated; true when the
+ * lead is what binds now.
+ */
+static bool ramp_lead(const control_opts *o, const control_inputs *in, api_state *api,
+                      double t_sched, bool *event, double *bw, double *red)
+{
+    double rate = api->last.ramp_down_w_per_s, ref = api->last.ref_w;
+    pthread_mutex_lock(&api->mu);
+    bool api_set = api->budget_set;
+    pthread_mutex_unlock(&api->mu);
+    if (api_set || o->targets == 0 || !(rate > 0) || !isfinite(rate) || !(ref > 0))
+        return false;
+    double now_w = !*event ? INFINITY : isnan(*bw) ? (1 - *red) * ref : *bw;
+    double horizon = fmin(86400.0, ref / rate), step = fmax(o->cfg.period_s, horizon / 4096);
+    double tw[4097], bwk[4097];
+    size_t n = 0;
+    for (double tau = t_sched + step; tau <= t_sched + horizon + step && n < 4097; tau += step) {
+        double b, r;
+        if (!scheduled_target(o, in, ref, tau, &b, &r))
+            continue;
+        tw[n] = tau;
+        bwk[n++] = isnan(b) ? (1 - r) * ref : b;
     }
-    return event;
+    double lead = pfi_ctl_ramp_lead(t_sched, now_w, tw, bwk, n, rate);
+    if (!(lead < now_w - 0.5) || !(lead < ref))
+        return false;
+    *event = true;
+    *bw = lead;
+    *red = NAN;
+    return true;
 }
 
 /*
@@ -1168,7 +1241,8 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
     double t_start = now_mono(), wall0 = now_wall();
     double offset = wall0 - o->epoch; /* schedule time at t_start */
     bool prom_was_down = false;
-    unsigned unmet_run = 0; /* event periods in a row with the budget not met */
+    unsigned unmet_run = 0;   /* event periods in a row with the budget not met */
+    bool was_leading = false; /* the ramp's lead held the budget last period */
     if (!isnan(o->non_gpu_w))
         fprintf(stderr,
                 "pfi control: targets are facility power: %zu nodes x %.0f W non-GPU = %.0f W "
@@ -1186,6 +1260,13 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
         bool event = period_target(o, in, api, t_sched, &bw, &red);
         if (event && !isnan(o->non_gpu_w)) /* a facility target: the GPUs get the rest */
             pfi_grid_facility_target(o->non_gpu_w * (double)in->na, api->last.ref_w, &bw, &red);
+        bool leading = isnan(o->non_gpu_w) && ramp_lead(o, in, api, t_sched, &event, &bw, &red);
+        if (leading && !was_leading)
+            fprintf(stderr,
+                    "pfi control: t=%.2f ramping ahead of the schedule: %.0f W now so that its "
+                    "budgets are met falling at %.0f W/s\n",
+                    tick - t_start, bw, api->last.ramp_down_w_per_s);
+        was_leading = leading;
         pfi_ctl_report r;
         pfi_diag d;
         if (o->slurm->on)
@@ -1205,6 +1286,11 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
         else if (!r.prom_failed && prom_was_down)
             fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
         prom_was_down = r.prom_failed;
+        if (r.event && r.ramp_limited && r.infeasible)
+            fprintf(stderr,
+                    "pfi control: t=%.2f ramp: the budget %.0f W cannot be met falling at the "
+                    "ramps' %.0f W/s: falling as fast as allowed\n",
+                    r.t_s, r.budget_w, r.ramp_down_w_per_s);
         int lvl = report_faults(ctl, &r, &unmet_run);
         /* 5 (budget not met) outranks 6 (degraded) */
         if (lvl == CTL_EXIT_BUDGET || (lvl != PFI_EXIT_OK && *worst == PFI_EXIT_OK))
@@ -1285,6 +1371,7 @@ int cmd_control(int argc, char **argv)
     o.cfg.n_agents = in.na;
     o.cfg.rules = in.rules;
     o.cfg.n_rules = in.nr;
+    o.cfg.topology = in.topo;
     if (in.tiers != NULL) { /* the policy's rules and one per tier job */
         o.cfg.rules = in.tiers->rules;
         o.cfg.n_rules = in.tiers->n_rules;
