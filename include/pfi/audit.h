@@ -34,6 +34,8 @@ typedef struct pfi_audit_period {
     char strategy[32];
     char note[256];
     int agents_up, agents; /* agents that answered, of all configured */
+    char bound[160];       /* the limits that bound the allocation (--topology; "" none) */
+    int ramp_limited;      /* 1 when a ramp held the allocation back from the budget */
 } pfi_audit_period;
 
 /* pfi_audit_read — every period in the audit log at path (ascending) into *out (owned,

@@ -501,6 +501,8 @@ static int status_cmd(int argc, char **argv)
     printf("agents       %d of %d answering\n", q->agents_up, q->agents);
     if (q->note[0])
         printf("note         %s\n", q->note);
+    if (q->bound[0])
+        printf("bound        %s%s\n", q->bound, q->ramp_limited ? " (held back by a ramp)" : "");
     long last_id = q->id;
     pfi_free(p);
     sqlite3 *s;

@@ -65,6 +65,10 @@ print(f"  {len(pids)} periods; last caps under r2 up to {up:.0f} W")
 sys.exit(1 if bad else 0)'
 check $? "audit: rack r1 reserve limit and feed measured limit held, bound levels named"
 
+"$PFI" control status --db "$WORK/t.db" > "$WORK/status" 2>&1
+grep -q "^bound .*rack 'r1' (reserve 4000 W, line 3)" "$WORK/status"
+check $? "pfi control status names the level that bound: $(grep '^bound' "$WORK/status")"
+
 # a node in two racks is refused, naming both lines
 printf 'rack r1 - 4000\nrack r2 - 4000\nnode n1 r1 -\nnode n1 r2 -\n' > "$WORK/bad.topo"
 "$PFI" control --agents "$WORK/agents" --topology "$WORK/bad.topo" --budget-w 7000 \

@@ -319,13 +319,16 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
     pfi_error e = PFI_OK;
     pfi_audit_period *p = NULL;
     size_t m = 0, cap = 0;
-    if (sqlite3_prepare_v2(
-            db,
-            "SELECT id, t_s, wall_s, event, budget_w, alloc_budget_w, measured_w, reserved_w,"
-            " predicted_w, correction_w, tput_tok_s, cap_sum_w, strategy, note, agents_up,"
-            " agents FROM ctl_periods WHERE run = CASE WHEN ?1 > 0 THEN ?1 ELSE"
-            " (SELECT MAX(run) FROM ctl_periods) END ORDER BY id",
-            -1, &st, NULL) != SQLITE_OK) {
+    /* a log written before the power tree has no bound and ramp_limited columns */
+#define PERIOD_SQL(tree)                                                                           \
+    "SELECT id, t_s, wall_s, event, budget_w, alloc_budget_w, measured_w, reserved_w,"             \
+    " predicted_w, correction_w, tput_tok_s, cap_sum_w, strategy, note, agents_up, agents, " tree  \
+    " FROM ctl_periods WHERE run = CASE WHEN ?1 > 0 THEN ?1 ELSE (SELECT MAX(run) FROM"            \
+    " ctl_periods) END ORDER BY id"
+    const char *q1 = PERIOD_SQL("bound, ramp_limited"), *q2 = PERIOD_SQL("NULL, NULL");
+#undef PERIOD_SQL
+    if (sqlite3_prepare_v2(db, q1, -1, &st, NULL) != SQLITE_OK &&
+        sqlite3_prepare_v2(db, q2, -1, &st, NULL) != SQLITE_OK) {
         e = db_fail(db, diag, "not a pfi control audit log");
         goto out;
     }
@@ -363,6 +366,9 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
         snprintf(r->note, sizeof r->note, "%s", s ? (const char *)s : "");
         r->agents_up = sqlite3_column_int(st, 14);
         r->agents = sqlite3_column_int(st, 15);
+        s = sqlite3_column_text(st, 16);
+        snprintf(r->bound, sizeof r->bound, "%s", s ? (const char *)s : "");
+        r->ramp_limited = sqlite3_column_int(st, 17);
     }
     if (rc != SQLITE_DONE) {
         e = db_fail(db, diag, "read");
