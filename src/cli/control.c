@@ -1020,8 +1020,9 @@ static bool period_target(const control_opts *o, const control_inputs *in, api_s
 /*
  * With a ramp (--ramp-w-per-s, a topology level's ramp): the budget to hold now so that
  * every scheduled budget ahead can be met falling no faster than the ramps allow (the last
- * period's allowed fall rate): the fall starts before the event's start when it must. The
- * horizon is the time to fall from the reference to 0, sampled in 4 096 steps (at most a
+ * period's allowed fall rate): the fall starts before the event's start when it must, so
+ * that the caps for each budget are in force a period before it (they are measured then).
+ * The horizon is the time to fall from the reference to 0, sampled in 4 096 steps (at most a
  * day). A PUT /v1/budget has no future: no lead. *event, *bw, *red updated; true when the
  * lead is what binds now.
  */
@@ -1045,8 +1046,12 @@ static bool ramp_lead(const control_opts *o, const control_inputs *in, api_state
         tw[n] = tau;
         bwk[n++] = isnan(b) ? (1 - r) * ref : b;
     }
-    double lead = pfi_ctl_ramp_lead(t_sched, now_w, tw, bwk, n, rate);
-    if (!(lead < now_w - 0.5) || !(lead < ref))
+    /* the caps set now are measured a period later, and the allocation holds the budget
+     * less the margin: the deadline is a period early, the rate on the budget scaled up */
+    double m = 1 - o->cfg.margin;
+    /* and 10 % slack on the rate: the allowed rate moves with the powers' shares */
+    double lead = pfi_ctl_ramp_lead(t_sched + o->cfg.period_s, now_w, tw, bwk, n, 0.9 * rate / m);
+    if (!(lead < now_w - 0.5) || !(lead * m < ref))
         return false;
     *event = true;
     *bw = lead;
@@ -1191,7 +1196,7 @@ static void print_period(const pfi_ctl_report *r)
 
 /* The period's failures, loudly: one stderr line per failing agent with its reason, one for
  * the cluster's faults. Returns the exit code they call for (0 none). */
-static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, unsigned *unmet_run)
+static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, bool in_event, unsigned *unmet_run)
 {
     for (size_t a = 0; a < r->agents; a++) {
         pfi_ctl_agent_view v;
@@ -1199,7 +1204,8 @@ static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, unsigned *unmet_
         if (v.fault[0] != '\0')
             fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s, v.url, v.fault);
     }
-    bool unmet = r->event && (r->infeasible || r->refused > 0);
+    /* ramping ahead of an event is no event yet: its budget cannot be missed */
+    bool unmet = r->event && in_event && (r->infeasible || r->refused > 0);
     char f[256];
     if (pfi_ctl_report_faults(r, f, sizeof f))
         fprintf(stderr, "pfi control: t=%.2f %s%s\n", r->t_s, f,
@@ -1262,6 +1268,7 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
         bool event = period_target(o, in, api, t_sched, &bw, &red);
         if (event && !isnan(o->non_gpu_w)) /* a facility target: the GPUs get the rest */
             pfi_grid_facility_target(o->non_gpu_w * (double)in->na, api->last.ref_w, &bw, &red);
+        bool in_event = event; /* the schedule's (or the API's) own event */
         bool leading = isnan(o->non_gpu_w) && ramp_lead(o, in, api, t_sched, &event, &bw, &red);
         if (leading && !was_leading)
             fprintf(stderr,
@@ -1288,12 +1295,12 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
         else if (!r.prom_failed && prom_was_down)
             fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
         prom_was_down = r.prom_failed;
-        if (r.event && r.ramp_limited && r.infeasible)
+        if (r.event && in_event && r.ramp_limited && r.infeasible)
             fprintf(stderr,
                     "pfi control: t=%.2f ramp: the budget %.0f W cannot be met falling at the "
                     "ramps' %.0f W/s: falling as fast as allowed\n",
                     r.t_s, r.budget_w, r.ramp_down_w_per_s);
-        int lvl = report_faults(ctl, &r, &unmet_run);
+        int lvl = report_faults(ctl, &r, in_event, &unmet_run);
         /* 5 (budget not met) outranks 6 (degraded) */
         if (lvl == CTL_EXIT_BUDGET || (lvl != PFI_EXIT_OK && *worst == PFI_EXIT_OK))
             *worst = lvl;
@@ -1416,6 +1423,32 @@ out:
 
 /* ---- pfi report --------------------------------------------------------------------------- */
 
+/* A JSON number, or null for a missing value (never nan). */
+static json_t *json_num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* The power-swing figures (pfi/audit.h) of a run's measured power (reserve for silent agents
+ * included, as in the figure) over its periods' times. PFI_EXIT_OK or an exit code. */
+static int report_swing(const pfi_audit_period *p, size_t n, pfi_power_swing *sw)
+{
+    double *t = malloc((2 * n + 1) * sizeof *t);
+    if (t == NULL)
+        return PFI_EXIT_INTERNAL;
+    double *w = t + n;
+    for (size_t i = 0; i < n; i++) {
+        t[i] = p[i].t_s;
+        w[i] = p[i].measured_w + (isfinite(p[i].reserved_w) ? p[i].reserved_w : 0);
+    }
+    pfi_diag d;
+    pfi_error e = pfi_power_swing_compute(t, w, n, 0.1, 20, sw, &d);
+    free(t);
+    if (e == PFI_ERR_EMPTY) /* one period: every figure stays missing */
+        return PFI_EXIT_OK;
+    return e == PFI_OK ? PFI_EXIT_OK : cli_report(e, &d);
+}
+
 int cmd_report(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* pfi report --job ID: a Slurm job's accounting */
@@ -1426,11 +1459,20 @@ int cmd_report(int argc, char **argv)
     const char *out = NULL, *title = NULL;
     const char *dbs[6];
     size_t nd = 0;
+    bool json = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: pfi report AUDIT.db [AUDIT.db ...] -o FIGURE.png|.svg "
+            printf("usage: pfi report AUDIT.db [AUDIT.db ...] (-o FIGURE.png|.svg | --json) "
                    "[--title T]\n\nPlot the budget, measured power and tokens/s of the latest "
-                   "controller run\nin each audit log (one per strategy: up to 6).\n"
+                   "controller run\nin each audit log (one per strategy: up to 6), and print "
+                   "its figures:\nmean tokens/s and largest excess in the event, and the "
+                   "measured power's\nswings: the largest ramp (W/s, between periods), the "
+                   "dynamic range (max - min,\nW) and the 0.1-20 Hz oscillation energy: the "
+                   "series resampled at its median\nperiod, mean removed, GSL's real FFT, the "
+                   "bins with 0.1 <= |f| <= 20 Hz summed\n(|X_k|^2 / N^2: the band's share of "
+                   "the variance, W^2; rms its root, W);\nundefined ('-', null) when the "
+                   "series is sampled below 0.2 Hz.\n"
+                   "  --json   one JSON object a log on stdout (no figure unless -o)\n"
                    "With --settlement: the event's settlement (pfi report --settlement -h).\n"
                    "With --job ID: a Slurm job's pfi accounting (energy, time under caps,\n"
                    "caps applied, tokens lost; pfi report --job --help).\n"
@@ -1442,6 +1484,8 @@ int cmd_report(int argc, char **argv)
             out = argv[++i];
         } else if (strcmp(argv[i], "--title") == 0 && i + 1 < argc) {
             title = argv[++i];
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
         } else if (argv[i][0] == '-') {
             cli_error("report: unknown option '%s'", argv[i]);
             return PFI_EXIT_USAGE;
@@ -1452,8 +1496,8 @@ int cmd_report(int argc, char **argv)
             return PFI_EXIT_USAGE;
         }
     }
-    if (nd == 0 || out == NULL) {
-        cli_error("report: an audit log and -o FIGURE are required");
+    if (nd == 0 || (out == NULL && !json)) {
+        cli_error("report: an audit log and -o FIGURE (or --json) are required");
         return PFI_EXIT_USAGE;
     }
     pfi_audit_period *p[6] = {NULL};
@@ -1467,7 +1511,9 @@ int cmd_report(int argc, char **argv)
             goto done;
         }
     }
-    pfi_error e = pfi_audit_plot((const pfi_audit_period *const *)p, n, nd, title, out, &d);
+    pfi_error e = out != NULL
+                      ? pfi_audit_plot((const pfi_audit_period *const *)p, n, nd, title, out, &d)
+                      : PFI_OK;
     if (e != PFI_OK) {
         rc = cli_report(e, &d);
         if (rc == PFI_EXIT_DATA)
@@ -1491,13 +1537,47 @@ int cmd_report(int argc, char **argv)
                 }
                 ne++;
             }
+        pfi_power_swing sw;
+        if ((rc = report_swing(p[k], n[k], &sw)) != PFI_EXIT_OK)
+            goto done;
+        if (json) {
+            json_t *o = json_pack(
+                "{s:s,s:s,s:I,s:I,s:o,s:o,s:{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:[f,f],s:o,s:o}}",
+                "audit_log", dbs[k], "strategy", p[k][0].strategy, "periods", (json_int_t)n[k],
+                "event_periods", (json_int_t)ne, "mean_tput_tok_s",
+                json_num_or_null(nt ? tsum / (double)nt : NAN), "largest_excess_w",
+                json_num_or_null(ne > 2 ? peak_over : NAN), "swing", "samples", (json_int_t)sw.n,
+                "missing", (json_int_t)sw.n_missing, "period_s", json_num_or_null(sw.dt_s),
+                "max_ramp_w_per_s", json_num_or_null(sw.max_ramp_w_per_s), "dynamic_range_w",
+                json_num_or_null(sw.dynamic_range_w), "min_w", json_num_or_null(sw.min_w), "max_w",
+                json_num_or_null(sw.max_w), "band_hz", sw.band_lo_hz, sw.band_hi_hz,
+                "osc_energy_w2", json_num_or_null(sw.osc_energy_w2), "osc_rms_w",
+                json_num_or_null(sw.osc_rms_w));
+            char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
+            json_decref(o);
+            if (txt == NULL) {
+                rc = PFI_EXIT_INTERNAL;
+                goto done;
+            }
+            printf("%s\n", txt);
+            free(txt);
+            continue;
+        }
         printf("%s: %s, %zu periods, %zu in the event, mean tokens/s in the event %s, "
                "largest excess over the budget from its third period %s\n",
                dbs[k], p[k][0].strategy, n[k], ne,
                cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
                watts(peak_over, "undefined").s);
+        printf("  power swings: max ramp %s W/s, dynamic range %s W (%s - %s), 0.1-%s Hz "
+               "oscillation %s W^2 (rms %s W) over %zu periods of %s s\n",
+               cli_num(sw.max_ramp_w_per_s, 'f', 1, "-").s,
+               cli_num(sw.dynamic_range_w, 'f', 0, "-").s, cli_num(sw.min_w, 'f', 0, "-").s,
+               cli_num(sw.max_w, 'f', 0, "-").s, cli_num(sw.band_hi_used_hz, 'g', 3, "-").s,
+               cli_num(sw.osc_energy_w2, 'f', 1, "-").s, cli_num(sw.osc_rms_w, 'f', 1, "-").s, sw.n,
+               cli_num(sw.dt_s, 'g', 3, "-").s);
     }
-    printf("figure: %s\n", out);
+    if (out != NULL && !json)
+        printf("figure: %s\n", out);
 done:
     for (size_t k = 0; k < nd; k++)
         pfi_free(p[k]);

@@ -153,6 +153,11 @@ struct pfi_ctl {
     unsigned long seq;
     long run;
     long period_id;
+    /* ramps: how much faster the measured power moved than the curves planned */
+    double ramp_gain;   /* >= 1 (1: as planned) */
+    double ramp_plan_w; /* the move planned last period (predicted W; NaN none) */
+    double ramp_meas_w; /* the parts' measured power when it was planned (W) */
+    double ramp_pred_w; /* their predicted power when it was planned (W) */
 };
 
 void pfi_ctl_config_init(pfi_ctl_config *c)
@@ -239,6 +244,8 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
         goto fail;
     c->fb.last_measured_w = NAN;
     c->trusted_wall_s = NAN;
+    c->ramp_gain = 1;
+    c->ramp_plan_w = c->ramp_meas_w = c->ramp_pred_w = NAN;
     for (size_t i = 0; i < n; i++)
         c->last_put_s[i] = -INFINITY;
     if ((e = ctl_http_create(&c->http, d)) != PFI_OK)
@@ -1019,6 +1026,7 @@ static size_t gpu_topo(const pfi_ctl *c, cgpu *g)
 typedef struct tpart {
     size_t job, node, gpus, next; /* next: the job's next part (SIZE_MAX: last) */
     double cap_sum_w;             /* Σ confirmed caps of its GPUs */
+    double power_w;               /* Σ its GPUs' measured power (NaN: one is missing) */
 } tpart;
 
 /* Allocate on the tree: every seen job split into parts per node, each part the job's curve
@@ -1063,6 +1071,7 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
         }
         pt[k].gpus++;
         pt[k].cap_sum_w += isfinite(g->confirmed_w) ? g->confirmed_w : g->max_w;
+        pt[k].power_w += g->power_w; /* NaN when a reading is missing: the prediction then */
         g->part = k;
     }
     if (np == 0) {
@@ -1071,11 +1080,11 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
     }
     off = pfi_malloc((np + 1) * sizeof *off);
     pnode = pfi_malloc(np * sizeof *pnode);
-    buf = pfi_malloc((3 * npts + 5 * np) * sizeof *buf);
+    buf = pfi_malloc((3 * npts + 6 * np) * sizeof *buf);
     if (off == NULL || pnode == NULL || buf == NULL)
         goto out;
     double *cap = buf, *pw = cap + npts, *tp = pw + npts, *gp = tp + npts, *wt = gp + np,
-           *fl = wt + np, *band = fl + np, *prev = band + np;
+           *fl = wt + np, *band = fl + np, *prev = band + np, *meas = prev + np;
     size_t q = 0;
     off[0] = 0;
     for (size_t k = 0; k < np; k++) {
@@ -1094,6 +1103,7 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
         band[k] = rule && isfinite(rule->band) ? rule->band : 0;
         pnode[k] = pt[k].node;
         prev[k] = ctl_curve_power(&j->curve, pt[k].cap_sum_w / (double)pt[k].gpus) * share;
+        meas[k] = pt[k].power_w;
     }
     pfi_alloc_jobs aj = {.n = np,
                          .offset = off,
@@ -1114,11 +1124,29 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
     bool ramps = isfinite(c->cfg.ramp_up_w_per_s) || isfinite(c->cfg.ramp_down_w_per_s);
     for (size_t a = 0; a < nn && !ramps; a++)
         ramps = isfinite(T->ramp_up_w_per_s[a]) || isfinite(T->ramp_down_w_per_s[a]);
+    /* the measured move of the parts since the last plan against the planned one: a
+     * steeper true curve (a move 16 % faster than planned) slows the next moves by as much
+     * (kept >= 1, at most 3, decaying back to 1 by a quarter of its excess a period) */
+    double msum = 0, psum = 0;
+    bool mok = true;
+    for (size_t k = 0; k < np; k++) {
+        msum += meas[k];
+        psum += prev[k];
+        mok = mok && isfinite(meas[k]);
+    }
+    if (mok && isfinite(c->ramp_plan_w) && fabs(c->ramp_plan_w) > 0.002 * psum) {
+        double ratio = (msum - c->ramp_meas_w) / c->ramp_plan_w;
+        c->ramp_gain = fmin(3, fmax(1 + 0.75 * (c->ramp_gain - 1), ratio));
+    } else {
+        c->ramp_gain = fmax(1, 1 + 0.75 * (c->ramp_gain - 1));
+    }
     ctl_tree_in in = {.topo = T,
                       .part_node = pnode,
                       .band = band,
                       .held_w = held,
                       .prev_w = ramps ? prev : NULL,
+                      .meas_w = meas,
+                      .ramp_gain = c->ramp_gain,
                       .dt_s = c->cfg.period_s,
                       .site_up_w_per_s = c->cfg.ramp_up_w_per_s,
                       .site_down_w_per_s = c->cfg.ramp_down_w_per_s,
@@ -1135,6 +1163,12 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
         e = PFI_OK; /* keep the caps as they are this period */
         goto out;
     }
+    double planned = 0;
+    for (size_t k = 0; k < np; k++)
+        planned += r.power_w[k] - prev[k];
+    c->ramp_plan_w = mok ? planned : NAN;
+    c->ramp_meas_w = msum;
+    c->ramp_pred_w = psum;
     snprintf(rep->bound, sizeof rep->bound, "%s", to.bound);
     rep->ramp_limited = to.ramp_limited;
     rep->ramp_down_w_per_s = to.down_w_per_s;

@@ -8,9 +8,9 @@
  * level, with the job's per-GPU curve scaled to the part's GPUs).
  *
  * Ramps. A level with a ramp (topology ramp=, ramp_up=, ramp_down=) and the site (its own
- * rates) bound how far the predicted power under them may move in one period: each part may
- * fall by at most min over its ancestors a (and the site) of down_a × dt × prev_j / prev_a,
- * its share of the level's allowance in proportion to its power now, and rise likewise.
+ * rates) bound how far the power under them may move in one period: each part may fall by
+ * at most min over its ancestors a (and the site) of down_a × dt × m_j / m_a, its share of
+ * the level's allowance in proportion to its measured power m now, and rise likewise.
  * Summed over a level's parts the moves stay within the level's allowance, whatever the
  * allocator does inside the bounds; the bounds become per-part cap bounds through the part's
  * curve. A budget that needs a faster fall than the bounds allow is infeasible for the
@@ -37,7 +37,14 @@ typedef struct ctl_tree_in {
                                  off the limit of the level and of its ancestors; NULL none */
     const double *prev_w;     /* [parts] predicted power of each part now, W (NaN: a part
                                  with no ramp bound, e.g. new); NULL: no ramps */
+    const double *meas_w;     /* [parts] measured power of each part now, W (NULL or NaN:
+                                 prev_w): ramps are on measured power, so each part's share
+                                 of a level's allowance is in measured watts, converted to
+                                 predicted watts by prev_w / meas_w (the curve's error) */
     double dt_s;              /* s until the next period (> 0 when prev_w is given) */
+    double ramp_gain;         /* >= 1: every ramp allowance is divided by it (the measured
+                                 power moved that much faster than the curves said last
+                                 period; 1 or NaN: as the curves say) */
     double site_up_w_per_s, site_down_w_per_s; /* the site's ramp, W/s; INFINITY none */
     double margin; /* measured levels hold limit × (1 − margin): predicted power has errors
                       (reserve levels are exact: caps) */

@@ -47,6 +47,13 @@ static void bound_add(ctl_tree_out *out, const char *what)
     out->bound[len + (w < room ? w : room)] = '\0';
 }
 
+/* Part j's measured power (its predicted one when none was measured). */
+static double part_measured(const ctl_tree_in *in, size_t j)
+{
+    double q = in->meas_w != NULL ? in->meas_w[j] : NAN;
+    return q > 0 ? q : in->prev_w[j];
+}
+
 /* The ramp bounds of every part as caps (lo[j], hi[j]; NaN none) and the allowed total
  * moves in out. prev_lvl[topo n] is scratch. */
 static void ramp_bounds(const pfi_alloc_jobs *J, const ctl_tree_in *in, double *prev_lvl,
@@ -59,36 +66,39 @@ static void ramp_bounds(const pfi_alloc_jobs *J, const ctl_tree_in *in, double *
         prev_lvl[a] = 0;
     for (size_t j = 0; j < J->n; j++) {
         lo[j] = hi[j] = NAN;
-        double p = in->prev_w ? in->prev_w[j] : NAN;
-        if (!(p > 0))
+        double q = part_measured(in, j);
+        if (!(q > 0))
             continue;
-        site += p;
+        site += q;
         for (size_t a = in->part_node ? in->part_node[j] : PFI_TOPO_NONE; a != PFI_TOPO_NONE;
              a = in->topo->parent[a])
-            prev_lvl[a] += p;
+            prev_lvl[a] += q;
     }
     for (size_t j = 0; j < J->n; j++) {
-        double p = in->prev_w ? in->prev_w[j] : NAN;
-        if (!(p > 0)) {
+        double p = in->prev_w[j], q = part_measured(in, j);
+        if (!(q > 0) || !(p > 0)) {
             down = up = INFINITY; /* a part with no bound: the total is unbounded */
             continue;
         }
-        double dr = in->site_down_w_per_s * p / site, ur = in->site_up_w_per_s * p / site;
+        /* its share of every allowance, in measured W/s */
+        double gk = in->ramp_gain > 1 ? q / in->ramp_gain : q;
+        double dr = in->site_down_w_per_s * gk / site, ur = in->site_up_w_per_s * gk / site;
         for (size_t a = in->part_node ? in->part_node[j] : PFI_TOPO_NONE; a != PFI_TOPO_NONE;
              a = in->topo->parent[a]) {
-            dr = fmin(dr, in->topo->ramp_down_w_per_s[a] * p / prev_lvl[a]);
-            ur = fmin(ur, in->topo->ramp_up_w_per_s[a] * p / prev_lvl[a]);
+            dr = fmin(dr, in->topo->ramp_down_w_per_s[a] * gk / prev_lvl[a]);
+            ur = fmin(ur, in->topo->ramp_up_w_per_s[a] * gk / prev_lvl[a]);
         }
         down += dr;
         up += ur;
         const double *cap = J->cap_w + J->offset[j], *pw = J->power_w + J->offset[j];
         size_t n = J->offset[j + 1] - J->offset[j];
+        double k = p / q; /* measured W to the curve's W */
         if (isfinite(dr)) {
-            lo[j] = ctl_curve_cap_at_power(cap, pw, n, p - dr * in->dt_s, true);
+            lo[j] = ctl_curve_cap_at_power(cap, pw, n, p - k * dr * in->dt_s, true);
             any_down = true;
         }
         if (isfinite(ur)) {
-            hi[j] = ctl_curve_cap_at_power(cap, pw, n, p + ur * in->dt_s, false);
+            hi[j] = ctl_curve_cap_at_power(cap, pw, n, p + k * ur * in->dt_s, false);
             any_up = true;
         }
         if (isfinite(lo[j]) && isfinite(hi[j]) && lo[j] > hi[j]) /* a flat stretch */
