@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Power-swing figures of a measured power series, computed with NumPy (independently of
-pfi's GSL code) for tests/control/ramp.sh and test_control_tree: reads "t_s w" lines on
+pfi's GSL code) for tests/control/ramp.sh and test_ctl_tree: reads "t_s w" lines on
 stdin (a NaN power skipped), prints JSON {max_ramp_w_per_s, dynamic_range_w, period_s,
 osc_energy_w2} with the definition of pfi/audit.h: the series resampled linearly at its
 median step, mean removed, the full complex FFT, sum |X_k|^2 / N^2 over the bins with

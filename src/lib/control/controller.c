@@ -157,7 +157,6 @@ struct pfi_ctl {
     double ramp_gain;   /* >= 1 (1: as planned) */
     double ramp_plan_w; /* the move planned last period (predicted W; NaN none) */
     double ramp_meas_w; /* the parts' measured power when it was planned (W) */
-    double ramp_pred_w; /* their predicted power when it was planned (W) */
 };
 
 void pfi_ctl_config_init(pfi_ctl_config *c)
@@ -245,7 +244,7 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->fb.last_measured_w = NAN;
     c->trusted_wall_s = NAN;
     c->ramp_gain = 1;
-    c->ramp_plan_w = c->ramp_meas_w = c->ramp_pred_w = NAN;
+    c->ramp_plan_w = c->ramp_meas_w = NAN;
     for (size_t i = 0; i < n; i++)
         c->last_put_s[i] = -INFINITY;
     if ((e = ctl_http_create(&c->http, d)) != PFI_OK)
@@ -1134,12 +1133,8 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
         psum += prev[k];
         mok = mok && isfinite(meas[k]);
     }
-    if (mok && isfinite(c->ramp_plan_w) && fabs(c->ramp_plan_w) > 0.002 * psum) {
-        double ratio = (msum - c->ramp_meas_w) / c->ramp_plan_w;
-        c->ramp_gain = fmin(3, fmax(1 + 0.75 * (c->ramp_gain - 1), ratio));
-    } else {
-        c->ramp_gain = fmax(1, 1 + 0.75 * (c->ramp_gain - 1));
-    }
+    c->ramp_gain = ctl_ramp_gain_next(c->ramp_gain, mok ? c->ramp_plan_w : NAN,
+                                      msum - c->ramp_meas_w, psum);
     ctl_tree_in in = {.topo = T,
                       .part_node = pnode,
                       .band = band,
@@ -1168,7 +1163,6 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
         planned += r.power_w[k] - prev[k];
     c->ramp_plan_w = mok ? planned : NAN;
     c->ramp_meas_w = msum;
-    c->ramp_pred_w = psum;
     snprintf(rep->bound, sizeof rep->bound, "%s", to.bound);
     rep->ramp_limited = to.ramp_limited;
     rep->ramp_down_w_per_s = to.down_w_per_s;

@@ -1,7 +1,7 @@
 /*
  * One period's allocation on the power tree with ramp limits (src/lib/control/tree_plan.c;
  * DESIGN §12, issue 18 items 1 and 5). The controller calls it every period with --topology
- * or a ramp; its property test (tests/test_control_tree.c) calls it with emulated GPUs and an
+ * or a ramp; its property test (tests/test_ctl_tree.c) calls it with emulated GPUs and an
  * emulated clock. Internal; a pure function of its arguments, no clock read.
  *
  * A part is a job's GPUs on one node (a job on two nodes is two parts, each under its own
@@ -73,6 +73,13 @@ typedef struct ctl_tree_out {
 pfi_error ctl_tree_allocate(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                             const ctl_tree_in *in, pfi_alloc_result *r, ctl_tree_out *out,
                             pfi_diag *d);
+
+/* ctl_ramp_gain_next — the ramp gain after a period: the parts' measured power moved by
+ * moved_w (W) where the last plan moved their predicted power by planned_w (NaN: no plan);
+ * when the plan was a move (|planned_w| > 0.2 % of scale_w, the parts' power) the ratio
+ * moved / planned, if larger than the gain decayed (by a quarter of its excess over 1), is
+ * the new gain; kept in [1, 3]. */
+double ctl_ramp_gain_next(double gain, double planned_w, double moved_w, double scale_w);
 
 /* ctl_curve_cap_at_power — on the piecewise-linear curve cap[n] (ascending) → power[n]
  * (non-decreasing): with lower true the least cap whose power is >= p, else the largest cap

@@ -32,6 +32,14 @@ double ctl_curve_cap_at_power(const double *cap, const double *power, size_t n, 
     return NAN;
 }
 
+double ctl_ramp_gain_next(double gain, double planned_w, double moved_w, double scale_w)
+{
+    double decayed = fmax(1, 1 + 0.75 * (gain - 1));
+    if (isfinite(planned_w) && isfinite(moved_w) && fabs(planned_w) > 0.002 * scale_w)
+        return fmin(3, fmax(decayed, moved_w / planned_w));
+    return fmin(3, decayed);
+}
+
 /* Append "what" to the bound text (", " between), as far as it fits. */
 static void bound_add(ctl_tree_out *out, const char *what)
 {
