@@ -1133,8 +1133,8 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
         psum += prev[k];
         mok = mok && isfinite(meas[k]);
     }
-    c->ramp_gain = ctl_ramp_gain_next(c->ramp_gain, mok ? c->ramp_plan_w : NAN,
-                                      msum - c->ramp_meas_w, psum);
+    c->ramp_gain =
+        ctl_ramp_gain_next(c->ramp_gain, mok ? c->ramp_plan_w : NAN, msum - c->ramp_meas_w, psum);
     ctl_tree_in in = {.topo = T,
                       .part_node = pnode,
                       .band = band,
