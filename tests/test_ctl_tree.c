@@ -436,11 +436,36 @@ static void test_ramp_lead(void **state)
     assert_true(fabs(pfi_ctl_ramp_lead(12, 5000, tw, bw, 3, 500) - 5000) < 1e-9);
 }
 
+/* The parent's split by hand. Budget 6 000 W over children with ranges [1 000, 3 000],
+ * [500, 4 500] and one silent holding 2 000 W: the rest 4 000 W, minima 1 500 W, headroom
+ * 6 000 W, f = 2 500 / 6 000: shares 1 000 + 2 000 f = 1 833.33, 500 + 4 000 f = 2 166.67. */
+static void test_split(void **state)
+{
+    (void)state;
+    double mn[] = {1000, 500, 0}, mx[] = {3000, 4500, 0}, fx[] = {NAN, NAN, 2000}, sh[3];
+    bool ok;
+    assert_int_equal(pfi_ctl_split(6000, mn, mx, fx, 3, sh, &ok), PFI_OK);
+    assert_true(ok);
+    assert_true(fabs(sh[0] - (1000 + 2000 * 2500.0 / 6000)) < 1e-9);
+    assert_true(fabs(sh[1] - (500 + 4000 * 2500.0 / 6000)) < 1e-9);
+    assert_true(sh[2] == 2000 && fabs(sh[0] + sh[1] + sh[2] - 6000) < 1e-9);
+    /* above every maximum: the surplus 1 500 W in proportion to the maxima (3 : 4.5) */
+    assert_int_equal(pfi_ctl_split(11000, mn, mx, fx, 3, sh, &ok), PFI_OK);
+    assert_true(ok && fabs(sh[0] - 3600) < 1e-9 && fabs(sh[1] - 5400) < 1e-9);
+    /* below the held budget and the minima: infeasible, each at its minimum */
+    assert_int_equal(pfi_ctl_split(3000, mn, mx, fx, 3, sh, &ok), PFI_OK);
+    assert_true(!ok && sh[0] == 1000 && sh[1] == 500 && sh[2] == 2000);
+    double bad_mx[] = {900, 4500, 0};
+    assert_int_equal(pfi_ctl_split(6000, mn, bad_mx, fx, 3, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_ctl_split(NAN, mn, mx, fx, 3, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_swing),
         cmocka_unit_test(test_ramp_lead),
+        cmocka_unit_test(test_split),
         cmocka_unit_test(test_tree_property),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

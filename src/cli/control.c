@@ -100,8 +100,10 @@ typedef struct api_state {
     bool event;
     double budget_w, reduction;
     pfi_ctl_report last;
-    char *jobs_text;   /* per-job metric lines of the last period (owned) */
-    char *agents_text; /* per-agent metric lines (refusals by reason, up) (owned) */
+    unsigned long periods; /* periods published (0: none yet, last is empty) */
+    double top_limit_w;    /* --topology's top level's limit (NaN: none): the most it draws */
+    char *jobs_text;       /* per-job metric lines of the last period (owned) */
+    char *agents_text;     /* per-agent metric lines (refusals by reason, up) (owned) */
 } api_state;
 
 /* ---- durable intent (DESIGN §10) ----------------------------------------------------------
@@ -172,6 +174,12 @@ static pfi_http_next api_reply(pfi_http_request *rq, unsigned status, const char
     pfi_http_next next = pfi_http_reply(rq, status, body, h);
     free(body);
     return next;
+}
+
+/* A JSON number, or null for a missing value. */
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
 }
 
 static pfi_http_next api_error(pfi_http_request *rq, unsigned status, const char *msg)
@@ -299,6 +307,29 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
     return ret;
 }
 
+/* GET /v1/status: the last period as a parent controller reads it (pfi/control.h,
+ * pfi_ctl_child_status_parse): {"t_s", "event", "budget_w", "measured_w", "reserved_w",
+ * "min_w", "max_w", "ramp_limited", "periods"}; a missing value is null. */
+static pfi_http_next api_status(api_state *s, pfi_http_request *rq)
+{
+    pthread_mutex_lock(&s->mu);
+    const pfi_ctl_report *r = &s->last;
+    double max_w = r->ref_w;
+    if (isfinite(s->top_limit_w) && !(max_w <= s->top_limit_w))
+        max_w = s->top_limit_w;
+    json_t *o =
+        json_pack("{s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:b,s:I}", "t_s", jnum(r->t_s), "event", r->event,
+                  "budget_w", jnum(r->budget_w), "measured_w", jnum(r->measured_w), "reserved_w",
+                  jnum(r->reserved_w), "min_w", jnum(r->min_w), "max_w", jnum(max_w),
+                  "ramp_limited", r->ramp_limited, "periods", (json_int_t)s->periods);
+    pthread_mutex_unlock(&s->mu);
+    char *b = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (b == NULL)
+        return PFI_HTTP_CLOSE;
+    return api_reply(rq, 200, "application/json", b);
+}
+
 /* A declared body over the bound is refused at once; every other request reads its body. */
 static pfi_http_next api_head(void *cls, pfi_http_request *rq)
 {
@@ -331,9 +362,11 @@ static pfi_http_next api_body(void *cls, pfi_http_request *rq, const char *body,
     const char *method = pfi_http_request_method(rq), *url = pfi_http_request_url(rq);
     if (strcmp(method, "GET") == 0 && strcmp(url, "/metrics") == 0)
         return api_metrics(s, rq);
+    if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/status") == 0)
+        return api_status(s, rq);
     if (strcmp(url, "/v1/budget") == 0 && strcmp(method, "PUT") == 0)
         return api_budget(s, rq, body, len, too_big);
-    return api_error(rq, 404, "no such endpoint (GET /metrics, PUT /v1/budget)");
+    return api_error(rq, 404, "no such endpoint (GET /metrics, GET /v1/status, PUT /v1/budget)");
 }
 
 /* Serve the API on 127.0.0.1:port (loopback only). PFI_EXIT_OK, or an exit code (the error
@@ -612,6 +645,7 @@ enum {
     O_TIERS,
     O_TOPOLOGY,
     O_RAMP_RATE,
+    O_CHILDREN,
     O_HELP,
     O_SLURM /* the CLI_SLURM_OPTIONS: O_SLURM .. O_SLURM + 3 */
 };
@@ -653,6 +687,7 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"tiers", required_argument, NULL, O_TIERS},
                                      {"topology", required_argument, NULL, O_TOPOLOGY},
                                      {"ramp-w-per-s", required_argument, NULL, O_RAMP_RATE},
+                                     {"children", required_argument, NULL, O_CHILDREN},
                                      {"help", no_argument, NULL, O_HELP},
                                      CLI_SLURM_OPTIONS(O_SLURM),
                                      {NULL, 0, NULL, 0}};
@@ -673,6 +708,7 @@ typedef struct control_opts {
     const char *agents_path, *sched_path, *policy_path, *token_path;
     const char *tiers_path; /* --tiers: flexibility tiers (grid_cli.h) */
     const char *topo_path;  /* --topology: the power tree (pfi/topology.h) */
+    bool children;          /* --children: agents_path lists child controllers */
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
     double speed;     /* --speed: the schedule's times divided by it (1) */
     double non_gpu_w; /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
@@ -702,6 +738,8 @@ static bool control_option(control_opts *o, int c, const char *arg)
         return cli_slurm_option(o->slurm, c - O_SLURM, arg);
     switch (c) {
     case O_AGENTS:
+        if (o->children)
+            return false;
         o->agents_path = arg;
         return true;
     case O_BUDGET:
@@ -716,6 +754,12 @@ static bool control_option(control_opts *o, int c, const char *arg)
         return true;
     case O_TOPOLOGY:
         o->topo_path = arg;
+        return true;
+    case O_CHILDREN:
+        if (o->agents_path != NULL)
+            return false;
+        o->agents_path = arg;
+        o->children = true;
         return true;
     case O_RAMP_RATE: { /* UP[:DOWN] W/s */
         char *colon = strchr(arg, ':');
@@ -1170,6 +1214,7 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
     }
     pthread_mutex_lock(&api->mu);
     api->last = *r;
+    api->periods++;
     free(api->jobs_text);
     api->jobs_text = jt;
     free(api->agents_text);
@@ -1314,6 +1359,82 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
     return PFI_EXIT_OK;
 }
 
+/*
+ * --children: a site controller over child controllers (pfi/control.h, pfi_ctl_parent): each
+ * period the target (as for agents) split among them over their feasible ranges, one line a
+ * period and one a child. Exit codes as the agents' loop: 5 the budget could not be met for
+ * two event periods in a row (the silent children's held budgets and the others' minima
+ * exceed it), 6 a child did not answer in some period.
+ */
+static int parent_loop(const control_opts *o, const control_inputs *in, api_state *api)
+{
+    pfi_ctl_parent *p = NULL;
+    pfi_diag d;
+    pfi_error e = pfi_ctl_parent_create(in->agents, in->na, o->cfg.http_timeout_s, &p, &d);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    double period_s = o->cfg.period_s, t_start = now_mono(), offset = now_wall() - o->epoch;
+    double last_max = NAN;
+    int worst = PFI_EXIT_OK, rc = PFI_EXIT_OK;
+    unsigned unmet_run = 0;
+    if (!o->quiet)
+        printf("%8s %5s %9s %9s %9s %6s %s\n", "t_s", "event", "budget_w", "measured", "held", "up",
+               "shares_w / note");
+    for (unsigned long k = 0; !g_stop; k++) {
+        double tick = t_start + (double)k * period_s;
+        if (tick - t_start >= o->run_for)
+            break;
+        double bw, red;
+        bool event = period_target(o, in, api, tick - t_start + offset, &bw, &red);
+        if (event && isnan(bw)) /* a reduction of the children's most */
+            bw = isfinite(last_max) ? (1 - red) * last_max : NAN;
+        pfi_ctl_parent_report r;
+        if ((e = pfi_ctl_parent_step(p, tick - t_start, event && isfinite(bw), bw, &r, &d)) !=
+            PFI_OK) {
+            rc = cli_report(e, &d);
+            break;
+        }
+        if (r.up == r.children)
+            last_max = r.max_w;
+        char shares[512] = "";
+        size_t l = 0;
+        for (size_t i = 0; i < r.children; i++) {
+            pfi_ctl_child_view v;
+            pfi_ctl_parent_child_get(p, i, &v);
+            if (!v.up)
+                fprintf(stderr,
+                        "pfi control: t=%.2f child %s: %s (silent %lu period(s)); its "
+                        "%s W held\n",
+                        r.t_s, v.url, v.fault, v.silent, cli_num(v.accepted_w, 'f', 0, "-").s);
+            if (l < sizeof shares)
+                l += (size_t)snprintf(shares + l, sizeof shares - l, "%s%s", i ? "," : "",
+                                      cli_num(v.up ? v.share_w : v.accepted_w, 'f', 0, "-").s);
+        }
+        if (!o->quiet) {
+            printf("%8.2f %5s %9s %9s %9s %3zu/%-2zu %s %s\n", r.t_s, r.event ? "yes" : "no",
+                   cli_num(r.budget_w, 'f', 0, "-").s, cli_num(r.measured_w, 'f', 0, "-").s,
+                   cli_num(r.held_w, 'f', 0, "-").s, r.up, r.children, shares, r.note);
+            fflush(stdout);
+        }
+        unmet_run = r.event && !r.feasible ? unmet_run + 1 : 0;
+        if (unmet_run >= 2)
+            worst = CTL_EXIT_BUDGET;
+        else if (r.up < r.children && worst == PFI_EXIT_OK)
+            worst = CTL_EXIT_DEGRADED;
+        sleep_until(t_start + (double)(k + 1) * period_s);
+    }
+    pfi_ctl_parent_destroy(p);
+    if (rc == PFI_EXIT_OK && worst != PFI_EXIT_OK) {
+        fprintf(stderr, "pfi control: exit %d: %s\n", worst,
+                worst == CTL_EXIT_BUDGET ? "the budget could not be met in some period (above)"
+                                         : "a child did not answer in some period (above)");
+        rc = worst;
+    }
+    return rc;
+}
+
 /* On exit (the default): every GPU back on its original limit; the agents that did not
  * confirm are named. */
 static void control_release(pfi_ctl *ctl, size_t n_agents)
@@ -1376,6 +1497,10 @@ int cmd_control(int argc, char **argv)
     pthread_mutex_init(&api.mu, NULL);
     if ((rc = control_read_inputs(&o, &in)) != PFI_EXIT_OK)
         goto out;
+    if (o.children) { /* a controller of controllers */
+        rc = parent_loop(&o, &in, &api);
+        goto out;
+    }
     o.cfg.agents = in.agents;
     o.cfg.n_agents = in.na;
     o.cfg.rules = in.rules;
@@ -1393,6 +1518,10 @@ int cmd_control(int argc, char **argv)
     }
     api.tokens = in.tokens;
     api.last.budget_w = NAN;
+    api.top_limit_w = NAN;
+    for (size_t a = 0, tops = 0; in.topo != NULL && a < in.topo->n; a++)
+        if (in.topo->parent[a] == PFI_TOPO_NONE)
+            api.top_limit_w = ++tops == 1 ? in.topo->limit_w[a] : NAN;
     api.db = o.cfg.audit_path;
     if (o.cfg.audit_path != NULL && (rc = control_intent(&o, &in, &api)) != PFI_EXIT_OK)
         goto out;
@@ -1422,12 +1551,6 @@ out:
 }
 
 /* ---- pfi report --------------------------------------------------------------------------- */
-
-/* A JSON number, or null for a missing value (never nan). */
-static json_t *json_num_or_null(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
 
 /* The power-swing figures (pfi/audit.h) of a run's measured power (reserve for silent agents
  * included, as in the figure) over its periods' times. PFI_EXIT_OK or an exit code. */
@@ -1545,14 +1668,12 @@ int cmd_report(int argc, char **argv)
                 "{s:s,s:s,s:I,s:I,s:o,s:o,s:{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:[f,f],s:o,s:o}}",
                 "audit_log", dbs[k], "strategy", p[k][0].strategy, "periods", (json_int_t)n[k],
                 "event_periods", (json_int_t)ne, "mean_tput_tok_s",
-                json_num_or_null(nt ? tsum / (double)nt : NAN), "largest_excess_w",
-                json_num_or_null(ne > 2 ? peak_over : NAN), "swing", "samples", (json_int_t)sw.n,
-                "missing", (json_int_t)sw.n_missing, "period_s", json_num_or_null(sw.dt_s),
-                "max_ramp_w_per_s", json_num_or_null(sw.max_ramp_w_per_s), "dynamic_range_w",
-                json_num_or_null(sw.dynamic_range_w), "min_w", json_num_or_null(sw.min_w), "max_w",
-                json_num_or_null(sw.max_w), "band_hz", sw.band_lo_hz, sw.band_hi_hz,
-                "osc_energy_w2", json_num_or_null(sw.osc_energy_w2), "osc_rms_w",
-                json_num_or_null(sw.osc_rms_w));
+                jnum(nt ? tsum / (double)nt : NAN), "largest_excess_w",
+                jnum(ne > 2 ? peak_over : NAN), "swing", "samples", (json_int_t)sw.n, "missing",
+                (json_int_t)sw.n_missing, "period_s", jnum(sw.dt_s), "max_ramp_w_per_s",
+                jnum(sw.max_ramp_w_per_s), "dynamic_range_w", jnum(sw.dynamic_range_w), "min_w",
+                jnum(sw.min_w), "max_w", jnum(sw.max_w), "band_hz", sw.band_lo_hz, sw.band_hi_hz,
+                "osc_energy_w2", jnum(sw.osc_energy_w2), "osc_rms_w", jnum(sw.osc_rms_w));
             char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
             json_decref(o);
             if (txt == NULL) {

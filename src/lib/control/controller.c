@@ -1213,6 +1213,7 @@ typedef struct period {
     double unmanaged_w;   /* drawn (else capped) by answering GPUs without a job */
     double measured_w;    /* measured power of the answering GPUs */
     double ref_w;         /* Σ jobs' reference power + unmanaged + reserve */
+    double min_w;         /* Σ jobs' power at their lowest caps + unmanaged + reserve */
     double tput_tok_s;    /* Σ jobs' measured tokens/s */
     double predicted_w;   /* the curves at the confirmed caps (the reserve's GPUs at theirs) */
     double budget_w;      /* the cluster budget B (NaN outside an event) */
@@ -1411,6 +1412,7 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
     if (e != PFI_OK)
         return e;
     p->ref_w = p->unmanaged_w + p->reserve_w;
+    p->min_w = p->unmanaged_w + p->reserve_w;
     p->tput_tok_s = NAN; /* missing until a job reports tokens/s: never a measured 0 */
     for (size_t i = 0; i < c->nj; i++) {
         cjob *j = &c->j[i];
@@ -1449,6 +1451,7 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
             j->ref_pg_w = 0.93 * j->hi_w; /* prior: a training job draws ~93 % of its limit */
         estimate_curve(c, i);
         p->ref_w += ctl_curve_power(&j->curve, j->hi_w);
+        p->min_w += ctl_curve_power(&j->curve, j->lo_w);
         if (isfinite(j->tput))
             p->tput_tok_s = isnan(p->tput_tok_s) ? j->tput : p->tput_tok_s + j->tput;
     }
@@ -1605,6 +1608,7 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
     rep->predicted_w = p->predicted_w;
     rep->correction_w = c->correction_w;
     rep->ref_w = p->ref_w;
+    rep->min_w = p->min_w;
     rep->tput_tok_s = p->tput_tok_s;
     rep->cap_sum_w = cap_sum;
     rep->restored = !p->event && restored;

@@ -116,6 +116,42 @@ static void ramp_bounds(const pfi_alloc_jobs *J, const ctl_tree_in *in, double *
     out->up_w_per_s = any_up ? up : INFINITY;
 }
 
+/* Drop the lower ramp bounds of the parts under every level whose limit lim[a] they cannot
+ * meet at those bounds (reserve: Σ GPUs × lowest cap; measured: Σ power there); the levels
+ * named in out->bound. least[topo n] is scratch. */
+static void limits_over_ramps(const pfi_alloc_jobs *J, const ctl_tree_in *in, const double *lim,
+                              double *lo, double *least, ctl_tree_out *out)
+{
+    size_t nn = in->topo->n;
+    for (size_t a = 0; a < nn; a++)
+        least[a] = 0;
+    for (size_t j = 0; j < J->n; j++) {
+        const double *cap = J->cap_w + J->offset[j], *pw = J->power_w + J->offset[j];
+        size_t n = J->offset[j + 1] - J->offset[j];
+        double c = isfinite(lo[j]) ? lo[j] : cap[0], g = J->gpus ? J->gpus[j] : 1;
+        for (size_t a = in->part_node ? in->part_node[j] : PFI_TOPO_NONE; a != PFI_TOPO_NONE;
+             a = in->topo->parent[a])
+            least[a] += in->topo->kind[a] == PFI_LIMIT_RESERVE ? g * c : pfi_interp(cap, pw, n, c);
+    }
+    for (size_t j = 0; j < J->n; j++) {
+        if (isnan(lo[j]))
+            continue;
+        for (size_t a = in->part_node ? in->part_node[j] : PFI_TOPO_NONE; a != PFI_TOPO_NONE;
+             a = in->topo->parent[a])
+            if (least[a] > lim[a] * (1 + 1e-12)) {
+                lo[j] = NAN;
+                break;
+            }
+    }
+    for (size_t a = 0; a < nn; a++)
+        if (least[a] > lim[a] * (1 + 1e-12)) {
+            char buf[160];
+            snprintf(buf, sizeof buf, "ramp yields to %.24s '%.40s' (over its limit)",
+                     in->topo->level[a], in->topo->name[a]);
+            bound_add(out, buf);
+        }
+}
+
 /* in->fill: every part's cap raised along a flat stretch of its curve (the power does not
  * grow) up to its ramp bound or top cap, as far as every reserve ancestor's room allows
  * (parts in order). rem[topo n] is scratch. */
@@ -189,6 +225,11 @@ pfi_error ctl_tree_allocate(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
         for (size_t j = 0; j < n; j++)
             lo[j] = hi[j] = NAN;
     }
+    /* a level's limit wins over the ramps: where the parts under a level cannot get within
+     * its limit at their ramp's lowest caps (a controller started over a limit, a limit
+     * lowered), their lower ramp bounds are dropped */
+    if (in->prev_w != NULL && nn > 0)
+        limits_over_ramps(J, in, lim, lo, prev_lvl, out);
     pfi_alloc_jobs jj = *J;
     jj.cap_lo_w = lo;
     jj.cap_hi_w = hi;
