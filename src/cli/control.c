@@ -407,7 +407,9 @@ static int api_listen(api_state *api, long port, pfi_http_server **out)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: pfi control --agents FILE (--budget-w W | --reduction R | --schedule FILE |"
-               " --listen PORT) [OPTIONS]\n"
+               " --listen PORT\n"
+               "                   | --topology FILE) [OPTIONS]\n"
+               "       pfi control --children FILE (--budget-w W | --schedule FILE) [OPTIONS]\n"
                "       pfi control status --db FILE\n"
                "\n"
                "Keep the cluster's GPU power under a grid power budget with the most tokens/s:\n"
@@ -441,7 +443,24 @@ static void usage(FILE *f)
     cli_usage_list(f, "  --strategy NAME      ", 23, 80, &names,
                    &(cli_list_style){.sep = ", ", .first = pfi_strategy_name(c.strategy)}, NULL);
     fprintf(f,
-            "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
+            "  --policy FILE        per-job SLA floors, weights and priority bands:\n"
+            "                       JOB floor=F weight=W band=B (higher bands cut last)\n"
+            "  --topology FILE      the power tree (see 'pfi allocate --help'): a GPU sits\n"
+            "                       under the level named as its agent's hostname; every\n"
+            "                       level's limit held each period (reserve: the caps' sum;\n"
+            "                       measured: predicted power less the margin), in and out\n"
+            "                       of events; ramp=W/s on a level bounds its power's moves;\n"
+            "                       the audit log's bound column names the levels that bound\n"
+            "  --ramp-w-per-s UP[:DOWN]  the site's ramp: measured power rises at most UP and\n"
+            "                       falls at most DOWN W/s (one number: both); a scheduled\n"
+            "                       budget is ramped to ahead of its start so that it is met\n"
+            "                       then; a limit wins over a ramp, a ramp over the budget\n"
+            "                       (stderr says when the ramp cannot reach it: exit 5)\n"
+            "  --children FILE      instead of --agents: a site controller over child\n"
+            "                       controllers, one a line: URL TOKEN (their --listen and\n"
+            "                       --token-file); the budget split over the ranges they\n"
+            "                       report (GET /v1/status); a silent child keeps its last\n"
+            "                       budget, counted as spent (exit 6)\n"
             "  --margin F           safety margin, fraction of the budget (0.03)\n"
             "  --facility-limit-w W after the event, raise caps only under W\n"
             "  --db FILE            audit log (SQLite)\n"
@@ -450,7 +469,8 @@ static void usage(FILE *f)
             "  --prometheus URL     telemetry from a Prometheus server\n"
             "  --prom-power M, --prom-energy M, --prom-host-label L, --prom-uuid-label L,\n"
             "  --prom-join-label L, --prom-features NAME=METRIC,...\n"
-            "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
+            "  --listen PORT        serve GET /metrics, GET /v1/status and PUT /v1/budget on\n"
+            "                       127.0.0.1:PORT\n"
             "  --token-file FILE    bearer token for PUT /v1/budget\n"
             "  --keep-caps-on-exit  leave the caps in force when stopped (says which, and until\n"
             "                       when: the lease, then the agents' lease_policy); the\n"
@@ -475,9 +495,10 @@ static void usage(FILE *f)
             "Exit codes: 0 stopped by --run-for or a signal with no fault, 1 bad or missing\n"
             "input file or audit log, 2 bad command line, 3 audit not written, 4 internal\n"
             "error, 5 the budget could not be met for two periods in a row (infeasible, caps\n"
-            "refused),\n"
+            "refused, a ramp too slow to reach it; with --children: held and minimum\n"
+            "budgets above it),\n"
             "6 ran degraded (stale or impossible readings, agents unreachable, a competing\n"
-            "actuator).\n");
+            "actuator; with --children: a child did not answer).\n");
 }
 
 /* "123 W", or missing when w is not a number (pfi control status's prose) */
@@ -1595,7 +1616,9 @@ int cmd_report(int argc, char **argv)
                    "bins with 0.1 <= |f| <= 20 Hz summed\n(|X_k|^2 / N^2: the band's share of "
                    "the variance, W^2; rms its root, W);\nundefined ('-', null) when the "
                    "series is sampled below 0.2 Hz.\n"
-                   "  --json   one JSON object a log on stdout (no figure unless -o)\n"
+                   "  -o, --output FILE  the figure (.png or .svg)\n"
+                   "  --title T          its title\n"
+                   "  --json             one JSON object a log on stdout (no figure unless -o)\n"
                    "With --settlement: the event's settlement (pfi report --settlement -h).\n"
                    "With --job ID: a Slurm job's pfi accounting (energy, time under caps,\n"
                    "caps applied, tokens lost; pfi report --job --help).\n"
