@@ -351,7 +351,7 @@ static void test_tree_property(void **state)
     tally on = {0}, off = {0};
     for (int tree = 0; tree < 20; tree++) /* 20 trees × 50 events = 1 000 events */
         run_tree(&r, 50, true, &on);
-    for (int tree = 0; tree < 20; tree++)
+    for (int tree = 0; tree < 5; tree++) /* the first 5 trees again, the bounds off */
         run_tree(&r2, 50, false, &off);
     print_message("with ramps: %zu periods, %zu limit checks (%zu over), %zu budget checks (%zu "
                   "over, %zu event periods ramp-limited), %zu ramp checks (%zu over, worst "

@@ -79,10 +79,11 @@ pfi_error pfi_power_swing_compute(const double *t_s, const double *w, size_t n, 
             continue;
         }
         if (m > 0 && !(t_s[i] > t[m - 1])) {
+            double last = t[m - 1];
             pfi_free(t);
             return ctl_fail(d, 0, PFI_ERR_INVALID_ARGUMENT,
                             "swing: sample %zu's time %.6g s is not after the last (%.6g s)", i + 1,
-                            t_s[i], t[m - 1]);
+                            t_s[i], last);
         }
         t[m] = t_s[i];
         p[m++] = w[i];
