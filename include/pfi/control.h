@@ -257,6 +257,18 @@ void pfi_ctl_job_get(const pfi_ctl *ctl, size_t i, pfi_ctl_job_view *out);
 pfi_error pfi_ctl_split(double budget_w, const double *min_w, const double *max_w,
                         const double *fixed_w, size_t n, double *share_w, bool *feasible);
 
+/* A child controller's GET /v1/status answer (plain data; a missing value is NaN). */
+typedef struct pfi_ctl_child_status {
+    double t_s, budget_w, measured_w, reserved_w, min_w, max_w;
+    bool event, ramp_limited;
+} pfi_ctl_child_status;
+
+/* pfi_ctl_child_status_parse — text[0..len) (a JSON object, numbers or null) into *out.
+ * Errors: PFI_ERR_PARSE (not a JSON object), PFI_ERR_VALUE (no feasible range: min_w and
+ * max_w numbers with 0 <= min_w <= max_w), diag says which. */
+pfi_error pfi_ctl_child_status_parse(const char *text, size_t len, pfi_ctl_child_status *out,
+                                     pfi_diag *diag);
+
 /* One child as the parent's last period saw it. */
 typedef struct pfi_ctl_child_view {
     const char *url;      /* borrowed */

@@ -122,6 +122,33 @@ static double jget(json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+pfi_error pfi_ctl_child_status_parse(const char *text, size_t len, pfi_ctl_child_status *o,
+                                     pfi_diag *d)
+{
+    memset(o, 0, sizeof *o);
+    json_error_t je;
+    json_t *j = json_loadb(text, len, 0, &je);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return ctl_fail(d, 0, PFI_ERR_PARSE, "child status: not a JSON object (%.100s)", je.text);
+    }
+    o->t_s = jget(j, "t_s");
+    o->budget_w = jget(j, "budget_w");
+    o->measured_w = jget(j, "measured_w");
+    o->reserved_w = jget(j, "reserved_w");
+    o->min_w = jget(j, "min_w");
+    o->max_w = jget(j, "max_w");
+    o->event = json_is_true(json_object_get(j, "event"));
+    o->ramp_limited = json_is_true(json_object_get(j, "ramp_limited"));
+    json_decref(j);
+    if (!(o->min_w >= 0) || !(o->max_w >= o->min_w) || !isfinite(o->max_w))
+        return ctl_fail(d, 0, PFI_ERR_VALUE,
+                        "child status: no feasible range (min_w %g, max_w %g: expected 0 <= "
+                        "min_w <= max_w)",
+                        o->min_w, o->max_w);
+    return PFI_OK;
+}
+
 /* Read every child's GET /v1/status. Errors: PFI_ERR_NOMEM. */
 static pfi_error read_children(pfi_ctl_parent *p)
 {
@@ -147,20 +174,16 @@ static pfi_error read_children(pfi_ctl_parent *p)
                 snprintf(c->fault, sizeof c->fault, "status: HTTP %ld", r->status);
             continue;
         }
-        json_error_t je;
-        json_t *o = json_loadb(r->resp, r->resp_len, 0, &je);
-        double mn = jget(o, "min_w"), mx = jget(o, "max_w");
-        if (!json_is_object(o) || !(mn >= 0) || !(mx >= mn)) {
-            snprintf(c->fault, sizeof c->fault, "status: no feasible range in its answer");
-            json_decref(o);
+        pfi_ctl_child_status st;
+        pfi_diag sd;
+        if (pfi_ctl_child_status_parse(r->resp, r->resp_len, &st, &sd) != PFI_OK) {
+            snprintf(c->fault, sizeof c->fault, "%.150s", sd.message);
             continue;
         }
-        c->measured_w =
-            jget(o, "measured_w") + (isfinite(jget(o, "reserved_w")) ? jget(o, "reserved_w") : 0);
-        c->min_w = mn;
-        c->max_w = mx;
+        c->measured_w = st.measured_w + (isfinite(st.reserved_w) ? st.reserved_w : 0);
+        c->min_w = st.min_w;
+        c->max_w = st.max_w;
         c->up = true;
-        json_decref(o);
     }
     return PFI_OK;
 }
