@@ -7,12 +7,17 @@ PFI=$1
 PFI_AGENT_BIN=$2
 shift 2
 N=4 OUT=pfi-demo STRATEGY=pfi-model
+# the command-line errors in pfi's one wording (src/cli/opterr.h), exit 2
+usage_error() { echo "pfi: demo cluster: $1" >&2; exit 2; }
+need() { [ $# -ge 2 ] || usage_error "option '$1' needs a value (see 'pfi demo cluster --help')"; }
 while [ $# -gt 0 ]; do
     case $1 in
-    --agents) N=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
-    --strategy) STRATEGY=$2; shift 2 ;;
-    *) echo "pfi demo cluster: unknown option $1" >&2; exit 2 ;;
+    --agents) need "$@"; N=$2; shift 2
+        case $N in '' | *[!0-9]*) usage_error "--agents: bad value '$N': expected an integer from 1 to 64" ;; esac
+        [ "$N" -ge 1 ] && [ "$N" -le 64 ] || usage_error "--agents: bad value '$N': expected an integer from 1 to 64" ;;
+    --out) need "$@"; OUT=$2; shift 2 ;;
+    --strategy) need "$@"; STRATEGY=$2; shift 2 ;;
+    *) usage_error "unknown option '$1' (see 'pfi demo cluster --help')" ;;
     esac
 done
 SRC=$(cd "$(dirname "$0")/.." && pwd)

@@ -16,13 +16,18 @@ PFI=$1
 PFI_AGENT_BIN=$2
 shift 2
 SPEED=60 OUT=pfi-grid-event JSON=0 STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
+# the command-line errors in pfi's one wording (src/cli/opterr.h), exit 2
+usage_error() { echo "pfi: demo grid-event: $1" >&2; exit 2; }
+need() { [ $# -ge 2 ] || usage_error "option '$1' needs a value (see 'pfi demo grid-event --help')"; }
 while [ $# -gt 0 ]; do
     case $1 in
-    --speed) SPEED=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
-    --strategies) STRATEGIES=$(echo "$2" | tr ',' ' '); shift 2 ;;
+    --speed) need "$@"; SPEED=$2; shift 2
+        python3 -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 0 < v <= 3600 else 1)" "$SPEED" 2>/dev/null ||
+            usage_error "--speed: bad value '$SPEED': expected a number in (0, 3600]" ;;
+    --out) need "$@"; OUT=$2; shift 2 ;;
+    --strategies) need "$@"; STRATEGIES=$(echo "$2" | tr ',' ' '); shift 2 ;;
     --json) JSON=1; shift ;;
-    *) echo "pfi demo grid-event: unknown option $1" >&2; exit 2 ;;
+    *) usage_error "unknown option '$1' (see 'pfi demo grid-event --help')" ;;
     esac
 done
 SRC=$(cd "$(dirname "$0")/.." && pwd)

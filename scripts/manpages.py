@@ -9,8 +9,18 @@ OUT_DIR/man8/pfid.8, OUT_DIR/man5/pfid.conf.5 and OUT_DIR/completions/{pfi,pfid}
 One source: every page's SYNOPSIS, DESCRIPTION, OPTIONS and EXIT STATUS are the command's
 `--help` text (so the page and --help cannot drift; tests/man.sh compares them anyway);
 pfid.conf(5) lists every key of examples/pfid.conf, the shipped default configuration,
-with its default and comment. docs/man/NAME.SECTION.md may add sections (EXAMPLES, FILES,
-SEE ALSO, ...): `## TITLE` headings, paragraphs, `- ` items and ``` code blocks.
+with its default and comment. The rest of a page is the command's manual:
+docs/commands/pfi-VERB.md (docs/commands/pfid.md for pfid(8)), the Markdown page the README's
+commands table links to, rendered after the --help sections (a `## Description` section of
+it joins the DESCRIPTION); docs/man/NAME.SECTION.md adds sections to the pages without one
+(pfi(1), pfid.conf(5)). Markdown read: `## ` and `### ` headings, paragraphs, `- ` items,
+``` blocks, tables, **bold**, *italic*, `code`, [links](...), <!-- comments -->.
+
+    manpages.py --docs [--check] PFI PFID SOURCE_DIR
+
+rewrites (--check: compares) the generated block of every docs/commands page: the command's
+--help between `<!-- BEGIN generated` and `<!-- END generated -->`, so page, man page and
+--help cannot drift (tests/man.sh runs --check).
 """
 import datetime
 import os
@@ -31,6 +41,7 @@ def esc(text):
     """Roff-escape running text: backslashes, hyphens of options, a leading dot."""
     text = text.replace("\\", "\\e")
     text = re.sub(r"(?<![\w])-", r"\\-", text)
+    text = text.replace("|", "|\\:")  # a break point: 'auto|a|b|...' fits a line
     if text.startswith((".", "'")):
         text = "\\&" + text
     return text
@@ -135,14 +146,46 @@ def options_of(text):
 
 
 def inline(text):
-    """Escaped running text of docs/man, `code` in bold."""
-    return re.sub(r"`([^`]+)`", r"\\fB\1\\fR", esc(text))
+    """Escaped running text of Markdown: `code` and **bold** in bold, *italic* in italic,
+    [text](target) as its text."""
+    out = []
+    for k, part in enumerate(re.split(r"(`[^`]+`)", text)):
+        if k % 2:
+            out.append("\\fB" + esc(part[1:-1]) + "\\fR")
+            continue
+        part = re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", part)
+        part = esc(part)
+        part = re.sub(r"\*\*(.+?)\*\*", r"\\fB\1\\fR", part)
+        part = re.sub(r"(?<![\w*])\*(?!\s)([^*]+?)(?<!\s)\*(?![\w*])", r"\\fI\1\\fR", part)
+        out.append(part)
+    text = "".join(out)
+    return "\\&" + text if text.startswith(("\\fB.", "\\fI.")) else text
+
+
+def md_table(rows):
+    """Markdown table rows -> roff: each row a tagged paragraph (its first cell the tag, the
+    others 'header: cell'), which reads well in a terminal at any width."""
+    cells = [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", r.strip().strip("|"))]
+             for r in rows]
+    head, body = cells[0], [c for c in cells[2:]]
+    out = []
+    for row in body:
+        out.append(".TP")
+        out.append(inline(row[0]) if row[0] else "\\&")
+        rest = ["%s: %s" % (head[k], row[k]) if head[k] else row[k]
+                for k in range(1, min(len(row), len(head))) if row[k]]
+        if len(head) == 2 and len(rest) == 1:
+            rest = [row[1]]
+        out.append(inline("; ".join(rest)) if rest else "\\&")
+    return out
 
 
 def render_extra(path):
-    """docs/man/NAME.md: '## TITLE' sections of paragraphs, '- ' items, ``` blocks."""
+    """A Markdown manual (docs/commands/*.md, docs/man/*.md) as roff: '## ' sections,
+    '### ' subsections, paragraphs, '- ' items (continued by indented lines), ``` blocks,
+    tables; the page title ('# '), comments and the generated --help block are left out."""
     out = []
-    if not os.path.exists(path):
+    if not path or not os.path.exists(path):
         return out
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
@@ -152,32 +195,63 @@ def render_extra(path):
     def flush():
         if para:
             out.append(".PP")
-            out.extend(inline(p) for p in para)
+            out.append(inline(" ".join(para)))
             para.clear()
 
     while i < len(lines):
         line = lines[i]
-        if line.startswith("```"):
+        if line.startswith("<!-- BEGIN generated"):
+            while i < len(lines) and not lines[i].startswith("<!-- END generated"):
+                i += 1
+            i += 1
+            continue
+        if line.lstrip().startswith("<!--"):
             flush()
+            while i < len(lines) and "-->" not in lines[i]:
+                i += 1
+            i += 1
+            continue
+        if line.lstrip().startswith("```"):
+            flush()
+            indent = len(line) - len(line.lstrip())
             out.append(".PP")
             out.append(".EX")
             i += 1
-            while i < len(lines) and not lines[i].startswith("```"):
-                out.append(esc(lines[i]) if lines[i] else "")
+            while i < len(lines) and not lines[i].lstrip().startswith("```"):
+                text = lines[i][indent:] if not lines[i][:indent].strip() else lines[i].lstrip()
+                out.append(esc(text) if text else "")
                 i += 1
             out.append(".EE")
+        elif line.startswith("# "):
+            flush()
         elif line.startswith("## "):
             flush()
-            out.append(".SH " + line[3:].strip().upper())
-        elif line.startswith("- "):
+            out.append(".SH " + esc(line[3:].strip().replace("`", "").upper()))
+        elif line.startswith("### "):
             flush()
+            out.append(".SS " + inline(line[4:].strip()))
+        elif line.startswith("|"):
+            flush()
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(lines[i])
+                i += 1
+            out.extend(md_table(rows))
+            continue
+        elif re.match(r"^(- |[0-9]+\. )", line):
+            flush()
+            item = [re.sub(r"^(- |[0-9]+\. )", "", line).strip()]
+            i += 1
+            while i < len(lines) and lines[i].startswith("  ") and lines[i].strip() \
+                    and not lines[i].lstrip().startswith("```"):
+                item.append(lines[i].strip())
+                i += 1
             out.append(".IP \\(bu 2")
-            out.append(inline(line[2:].strip()))
-        elif line.startswith("  ") and out and out[-1] != ".PP" and not para:
-            out.append(inline(line.strip()))
+            out.append(inline(" ".join(item)))
+            continue
         elif not line.strip():
             flush()
-        elif not line.startswith("<!--"):
+        else:
             para.append(line.strip())
         i += 1
     flush()
@@ -190,6 +264,9 @@ def header(name, section, summary, version, date):
         "File Formats" if section == "5" else "User Commands")
     return ['.\\" Generated by scripts/manpages.py from --help; edit the program or docs/man.',
             '.TH "%s" "%s" "%s" "pfi %s" "%s"' % (title, section, date, version, manual),
+            # ragged right: option values such as auto|a|b|... break at '|' into lines
+            # without a space, which a justified line cannot adjust (troff warns)
+            ".ad l",
             ".SH NAME", "%s \\- %s" % (esc(name), esc(summary))]
 
 
@@ -227,6 +304,25 @@ def render_blocks(blocks):
     return out
 
 
+def merge_sections(out, extra):
+    """out with the sections of extra appended; a section of extra whose title out has
+    already (DESCRIPTION, OPTIONS, EXIT STATUS) joins the end of that section."""
+    def starts(lines):
+        return [k for k, line in enumerate(lines) if line.startswith(".SH ")]
+    lead = starts(extra)[0] if starts(extra) else len(extra)
+    out = out + extra[:lead]
+    cuts = starts(extra) + [len(extra)]
+    for a, b in zip(cuts, cuts[1:]):
+        sec = extra[a:b]
+        have = [k for k in starts(out) if out[k] == sec[0]]
+        if have:
+            end = next((k for k in starts(out) if k > have[0]), len(out))
+            out = out[:end] + sec[1:] + out[end:]
+        else:
+            out = out + sec
+    return out
+
+
 def page(name, section, summary, help_text, version, date, extra_path, see_also):
     synopsis, blocks = parse_help(help_text)
     out = header(name, section, summary, version, date)
@@ -241,7 +337,7 @@ def page(name, section, summary, help_text, version, date, extra_path, see_also)
     out.extend(render_blocks(blocks[:first_opt]))
     out.extend(render_blocks(blocks[first_opt:]))
     extra = render_extra(extra_path)
-    out.extend(extra)
+    out = merge_sections(out, extra)
     if see_also and not any(line == ".SH SEE ALSO" for line in extra):
         out.append(".SH SEE ALSO")
         out.append(",\n".join("\\fB%s\\fR(%s)" % (esc(n), s) for n, s in see_also))
@@ -377,9 +473,69 @@ def write(path, text):
     os.replace(tmp, path)
 
 
+def manual(src, name, section):
+    """The Markdown manual of a page: docs/commands/NAME.md, else docs/man/NAME.SECTION.md."""
+    path = os.path.join(src, "docs", "commands", name + ".md")
+    return path if os.path.exists(path) else os.path.join(src, "docs", "man",
+                                                          "%s.%s.md" % (name, section))
+
+
+GEN_BEGIN = "<!-- BEGIN generated from `%s --help` by scripts/manpages.py --docs: do not edit -->"
+GEN_END = "<!-- END generated -->"
+
+
+def help_block(cmd, text):
+    return [GEN_BEGIN % cmd, "## Synopsis and options", "",
+            "`%s --help` prints (the man page's SYNOPSIS, DESCRIPTION, OPTIONS and EXIT STATUS"
+            " are made from it):" % cmd, "", "```text"] + text.rstrip("\n").split("\n") + [
+            "```", GEN_END]
+
+
+def docs(argv):
+    """--docs [--check] PFI PFID SRC: the --help block of every docs/commands page."""
+    check = argv[:1] == ["--check"]
+    if check:
+        argv = argv[1:]
+    if len(argv) != 3:
+        sys.exit("usage: manpages.py --docs [--check] PFI PFID SOURCE_DIR")
+    pfi, pfid, src = argv
+    pages = [("pfi " + v, "pfi-" + v, [pfi, v]) for v, _ in verbs_of(run_help([pfi]))]
+    pages.append(("pfid", "pfid", [pfid]))
+    bad = 0
+    for cmd, name, argv_help in pages:
+        path = os.path.join(src, "docs", "commands", name + ".md")
+        if not os.path.exists(path):
+            print("docs: no page %s for `%s`" % (os.path.relpath(path, src), cmd))
+            bad += 1
+            continue
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        want = help_block(cmd, run_help(argv_help))
+        begin = next((k for k, l in enumerate(lines) if l.startswith("<!-- BEGIN generated")), None)
+        end = next((k for k, l in enumerate(lines) if l == GEN_END), None)
+        if begin is None or end is None or end < begin:
+            print("docs: %s has no generated --help block (%s ... %s)" % (path, GEN_BEGIN % cmd,
+                                                                          GEN_END))
+            bad += 1
+            continue
+        if lines[begin:end + 1] == want:
+            continue
+        if check:
+            print("docs: %s: the --help block differs from `%s --help`; run "
+                  "scripts/manpages.py --docs PFI PFID SOURCE_DIR" % (os.path.relpath(path, src), cmd))
+            bad += 1
+        else:
+            write(path, "\n".join(lines[:begin] + want + lines[end + 1:]))
+            print("docs: %s updated" % os.path.relpath(path, src))
+    return 1 if bad else 0
+
+
 def main():
+    if sys.argv[1:2] == ["--docs"]:
+        sys.exit(docs(sys.argv[2:]))
     if len(sys.argv) != 5:
-        sys.exit("usage: manpages.py PFI PFID SOURCE_DIR OUT_DIR")
+        sys.exit("usage: manpages.py PFI PFID SOURCE_DIR OUT_DIR\n"
+                 "       manpages.py --docs [--check] PFI PFID SOURCE_DIR")
     pfi, pfid, src, out = sys.argv[1:]
     with open(os.path.join(src, "CMakeLists.txt"), encoding="utf-8") as f:
         version = VERSION_RE.search(f.read()).group(1)
@@ -403,11 +559,11 @@ def main():
             re.findall(r"(?<![\w-])(--[A-Za-z][\w-]*)", synopsis)) if o.startswith("--")}
         write(os.path.join(out, "man1", "pfi-%s.1" % v),
               page("pfi-" + v, "1", summary, text, version, date,
-                   os.path.join(man, "pfi-%s.1.md" % v), [("pfi", "1")]))
+                   manual(src, "pfi-" + v, "1"), [("pfi", "1")]))
     ptext = run_help([pfid])
     write(os.path.join(out, "man8", "pfid.8"),
           page("pfid", "8", "the pfi node agent: GPU telemetry and power-cap API", ptext, version,
-               date, os.path.join(man, "pfid.8.md"),
+               date, manual(src, "pfid", "8"),
                [("pfid.conf", "5"), ("pfi-control", "1"), ("pfi", "1")]))
     write(os.path.join(out, "man5", "pfid.conf.5"), conf_page(src, version, date))
     write(os.path.join(out, "completions", "pfi"),

@@ -31,7 +31,8 @@ for f in "$bindir/pfi" "$bindir/pfid"; do
     [ -x "$prefix/$f" ] || bad "$f is not installed (or not executable)"
 done
 for f in "$libdir/libpfi.a" "$libdir/libpfi.so.0" "$libdir/libpfi.so" "$libdir/pkgconfig/pfi.pc" \
-    lib/systemd/system/pfid.service "$docdir/examples/pfid.conf" "$datadir/pfi/data"; do
+    lib/systemd/system/pfid.service "$docdir/examples/pfid.conf" "$datadir/pfi/data" \
+    lib/systemd/system/pfi-control.service "$docdir/examples/pfi-control.conf"; do
     [ -e "$prefix/$f" ] || bad "$f is not installed"
 done
 [ -L "$prefix/$libdir/libpfi.so" ] || bad "$libdir/libpfi.so is not the link to libpfi.so.0"
@@ -40,8 +41,10 @@ soname=$(objdump -p "$prefix/$libdir/libpfi.so.0" 2>/dev/null | awk '$1 == "SONA
 for h in "$src"/include/pfi/*.h; do
     cmp -s "$h" "$prefix/$includedir/pfi/${h##*/}" || bad "$includedir/pfi/${h##*/} is not installed"
 done
-cmp -s "$src/examples/pfid.service" "$prefix/lib/systemd/system/pfid.service" ||
-    bad "lib/systemd/system/pfid.service is not examples/pfid.service"
+for u in pfid pfi-control; do
+    cmp -s "$src/examples/$u.service" "$prefix/lib/systemd/system/$u.service" ||
+        bad "lib/systemd/system/$u.service is not examples/$u.service"
+done
 for m in "$build"/man/man*/*.[158]; do
     [ -e "$m" ] || { bad "no man pages in $build/man"; break; }
     s=${m##*.}

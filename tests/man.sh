@@ -4,7 +4,8 @@
 # page shows exactly the options its --help shows (long and short, from the rendered page's
 # OPTIONS section); pfid.conf(5) documents every key pfid's config parser accepts
 # (src/agent/config.c) and no other; `pfi <TAB>` offers every command and `pfi VERB --<TAB>`
-# (and `pfid --<TAB>`) every option of its --help.
+# (and `pfid --<TAB>`) every option of its --help; every command has its docs/commands page
+# whose generated --help block is what --help prints.
 # Usage: man.sh PFI PFID BUILD_DIR SOURCE_DIR
 set -u
 pfi=$1 pfid=$2 build=$3 src=$4
@@ -107,6 +108,11 @@ complete_words pfi ingest --tel > "$tmp/got"
 "$pfid" --help | spec 6 | opts | grep '^--' > "$tmp/want"
 complete_words pfid -- > "$tmp/got"
 cmp -s "$tmp/want" "$tmp/got" || { bad "pfid --<TAB> differs from --help:"; diff "$tmp/want" "$tmp/got"; }
+
+# docs/commands: a page per command, its --help block what --help prints now (the page is
+# the rest of the man page, so page, man page and --help cannot drift)
+python3 "$src/scripts/manpages.py" --docs --check "$pfi" "$pfid" "$src" ||
+    bad "docs/commands pages out of date: python3 scripts/manpages.py --docs PFI PFID SOURCE_DIR"
 
 [ "$fail" = 0 ] && echo "man: $pages pages lint-clean, options as in --help; completion of $(echo $verbs | wc -w) commands"
 exit "$fail"

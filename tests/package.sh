@@ -127,6 +127,21 @@ if command -v setpriv > /dev/null 2>&1; then
         > "$tmp/check.log" 2>&1 ||
         { cat "$tmp/check.log"; bad "pfid --check on the installed config fails as the pfi user"; }
 fi
+# pfi control as a service: its unit and default config in the pfi package; the config
+# parses (--check stops only at the files an operator provides: the agents file)
+[ -f /etc/pfi/control.conf ] && grep -qx /etc/pfi/control.conf /var/lib/dpkg/info/pfi.conffiles ||
+    bad "/etc/pfi/control.conf is not a conffile of pfi"
+cunit=$(grep '/pfi-control\.service$' "$tmp/files.pfi" | head -1)
+[ -n "$cunit" ] && [ -f "$cunit" ] || bad "pfi ships no pfi-control.service"
+if [ -n "$cunit" ]; then
+    grep -qx 'User=pfi' "$cunit" || bad "$cunit does not run pfi control as pfi"
+    grep -qx 'ExecStart=/usr/bin/pfi control --config /etc/pfi/control.conf' "$cunit" ||
+        bad "$cunit: ExecStart"
+    grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$cunit" || bad "$cunit: ExecReload"
+fi
+/usr/bin/pfi control --config /etc/pfi/control.conf --check > "$tmp/ccheck.log" 2>&1
+grep -q '^pfi: agents file: .*/etc/pfi/agents' "$tmp/ccheck.log" ||
+    { cat "$tmp/ccheck.log"; bad "pfi control --check on the installed config"; }
 unit=$(grep '/pfid\.service$' "$tmp/files.pfid" | head -1)
 [ -n "$unit" ] && [ -f "$unit" ] || bad "pfid ships no pfid.service"
 if [ -n "$unit" ]; then
@@ -212,7 +227,7 @@ for p in $PKGS; do
         left=$((left + 1))
     done < "$tmp/files.$p"
 done
-for d in /etc/pfid /var/lib/pfid; do
+for d in /etc/pfid /var/lib/pfid /etc/pfi /var/lib/pfi-control; do
     [ -e "$d" ] && bad "$d is left after dpkg --purge"
 done
 n=$(cat "$tmp"/files.* | wc -l)

@@ -93,7 +93,7 @@ allowed() {
 # header_room NAME: the room that implements public header include/pfi/NAME.h
 header_room() {
     case $1 in
-    memory | error | value | csv | atomic_file | rng | quantile) echo core ;;
+    memory | error | value | conf | csv | atomic_file | rng | quantile) echo core ;;
     telemetry | reduce | trainlog | kernlog | featmap) echo telemetry ;;
     runs | manifest | steady | index | groups | store) echo analysis ;;
     stats | fit | model | library) echo stats ;;

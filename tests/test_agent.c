@@ -68,6 +68,11 @@ static void test_config(void **state)
         {"jobs = lsf\n", 1, "jobs"},
         {"throughput_log = j1 regex /x\n", 1, "format"},
         {"emulated_job = a/b\n", 1, "emulated_job"},
+        /* the shared reader (pfi_conf_parse): not text, escaped; an empty key; CRLF lines */
+        {"# x\n\177ELF\002\033[2J\n", 2, "not text (\\x7FELF\\x02\\x1B[2J)"},
+        {"interval = 1s\r\n = 5\r\n", 2, "want 'key = value'"},
+        {"interval = 1s\r\nbogus = 1\r\n", 2, "unknown key 'bogus'"},
+        {"interval = 2s  # two\ninterval = abc # x\n", 2, "bad value 'abc': expected a duration"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         pfid_config_defaults(&c);
@@ -202,12 +207,34 @@ static void test_processes(void **state)
     END_CHECKS();
 }
 
+/* pfid's live rate from a training log follows pfi ingest's exclusion rule: the last interval
+ * of megatron_eval_last.log holds an evaluation (1280 samples in 20 s), so the rate is the one
+ * before it, 1280 in 10 s, times the scale (4096 tokens per sample). pfid's former mask took
+ * 64 x 4096. */
+static void test_tail_rate_rule(void **state)
+{
+    (void)state;
+    pfid_tlog t = {.format = PFI_TRAINLOG_AUTO, .scale = 4096};
+    snprintf(t.path, sizeof t.path, "%s/trainlog/megatron_eval_last.log", PFI_TEST_DATA);
+    FILE *f = fopen(t.path, "rb");
+    CHECK(f != NULL, "open %s\n", t.path);
+    if (f != NULL) {
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f);
+        fclose(f);
+        double r = pfid_jobs_tail_rate(&t, size);
+        CHECK(fabs(r - 128.0 * 4096) < 1e-6, "tail rate %.17g, want %.17g\n", r, 128.0 * 4096);
+    }
+    END_CHECKS();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_token),        cmocka_unit_test(test_config),
-        cmocka_unit_test(test_mapping),      cmocka_unit_test(test_requests),
-        cmocka_unit_test(test_label_escape), cmocka_unit_test(test_processes),
+        cmocka_unit_test(test_token),          cmocka_unit_test(test_config),
+        cmocka_unit_test(test_mapping),        cmocka_unit_test(test_requests),
+        cmocka_unit_test(test_label_escape),   cmocka_unit_test(test_processes),
+        cmocka_unit_test(test_tail_rate_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,7 +170,7 @@ static void test_ci_match_reference(void **state)
     assert_int_equal(pfi_csv_open(PFI_GOLDEN "/ci_expected.csv", NULL, &csv, &diag), PFI_OK);
     const char *const *f;
     const size_t *len;
-    size_t nf, rows = 0, with_undefined = 0;
+    size_t nf, rows = 0, with_undefined = 0, withheld = 0;
     long line;
     bool eof;
     assert_int_equal(pfi_csv_next(csv, &f, &len, &nf, &line, &eof, &diag), PFI_OK);
@@ -200,10 +200,13 @@ static void test_ci_match_reference(void **state)
             fail();
         }
         with_undefined += und > 0;
-        if (und == n) {
+        if (p_c > PFI_CI_UNDEFINED_WITHHOLD) { /* mostly undefined: the CI is withheld */
             assert_false(r->ci_available);
+            assert_true((r->notes & PFI_NOTE_CI_WITHHELD) && r->label == PFI_LABEL_UNDEFINED);
+            withheld++;
             continue;
         }
+        assert_int_equal((r->notes & PFI_NOTE_MANY_UNDEFINED) != 0, p_c > PFI_CI_UNDEFINED_NOTE);
         assert_true(r->ci_available);
         const double got[3] = {r->ci_lo, r->ci_median, r->ci_hi};
         for (int q = 0; q < 3; q++) {
@@ -218,6 +221,7 @@ static void test_ci_match_reference(void **state)
     }
     assert_int_equal(rows, 174);     /* every group with a defined ratio */
     assert_true(with_undefined > 0); /* the share is exercised */
+    assert_true(withheld > 0);       /* and the rule that withholds the CI */
     pfi_csv_close(csv);
     for (size_t g = 0; g < t->n_groups; g++)
         pfi_result_clear(&res[g]);

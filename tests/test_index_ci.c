@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,7 +199,27 @@ static void test_undefined_draws_counted(void **state)
     pfi_options_init(&o);
     pfi_result r = ci_of(runs, 2, &o, 1);
     assert_true(r.ci_available);
-    assert_true(r.ci_undefined > 1000 && r.ci_undefined < 9000);
+    assert_true(r.ci_undefined > 1000 && r.ci_undefined < 5000); /* y > 0 in ~64 % */
+    /* over PFI_CI_UNDEFINED_NOTE: noted, the CI kept */
+    assert_int_equal(r.notes & (PFI_NOTE_MANY_UNDEFINED | PFI_NOTE_CI_WITHHELD),
+                     PFI_NOTE_MANY_UNDEFINED);
+    assert_int_not_equal(r.label, PFI_LABEL_UNDEFINED);
+    pfi_result_clear(&r);
+    /* x ~ N(0.025, 0.014) binds in ~64 % of the draws, y ~ N(0.001, 0.028) is > 0 in ~51 %:
+       about two draws in three are undefined, over PFI_CI_UNDEFINED_WITHHOLD: no CI, no label,
+       the point estimate kept */
+    runs[1].power_w = 97.5;
+    runs[1].throughput = 9.99;
+    r = ci_of(runs, 2, &o, 1);
+    assert_true(r.ci_undefined > 6000 && r.ci_undefined < 7500);
+    assert_int_equal(r.ci_draws, o.draws);
+    assert_false(r.ci_available);
+    assert_true(isnan(r.ci_lo) && isnan(r.ci_median) && isnan(r.ci_hi));
+    assert_non_null(strstr(r.ci_note, "more than half"));
+    assert_int_equal(r.notes & (PFI_NOTE_MANY_UNDEFINED | PFI_NOTE_CI_WITHHELD),
+                     PFI_NOTE_MANY_UNDEFINED | PFI_NOTE_CI_WITHHELD);
+    assert_int_equal(r.label, PFI_LABEL_UNDEFINED);
+    assert_true(fabs(r.ratio - 0.025 / 0.001) < 1e-6);
     pfi_result_clear(&r);
 }
 
@@ -276,6 +297,87 @@ static void test_threads_do_not_change_results(void **state)
         pfi_result_clear(&one[g]);
         pfi_result_clear(&two[g]);
     }
+}
+
+/* A table read from CSV texts, each under its name ("dir/file.csv"). */
+static pfi_runs_table *table_of(const char *const *names, const char *const *texts, size_t n)
+{
+    pfi_runs_table *t;
+    assert_int_equal(pfi_runs_table_create(&t), PFI_OK);
+    pfi_mapping m = {0};
+    assert_int_equal(pfi_mapping_set(&m, "group", "job"), PFI_OK);
+    assert_int_equal(pfi_mapping_set(&m, "cap", "cap"), PFI_OK);
+    assert_int_equal(pfi_mapping_set(&m, "power", "power"), PFI_OK);
+    assert_int_equal(pfi_mapping_set(&m, "throughput", "tput"), PFI_OK);
+    for (size_t i = 0; i < n; i++) {
+        FILE *f = fmemopen((void *)texts[i], strlen(texts[i]), "r");
+        assert_non_null(f);
+        assert_int_equal(pfi_runs_read_stream(t, f, names[i], &m, NULL), PFI_OK);
+        fclose(f);
+    }
+    pfi_mapping_clear(&m);
+    return t;
+}
+
+/* The CI of group `job` of the file named base in t (bit for bit), after pfi_analyze. */
+static void ci_in(const pfi_runs_table *t, const pfi_options *o, const char *base, const char *job,
+                  double out[3])
+{
+    pfi_result *r = calloc(t->n_groups, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(pfi_analyze(t, o, r), PFI_OK);
+    size_t hits = 0;
+    for (size_t g = 0; g < t->n_groups; g++) {
+        const char *file = t->files[t->groups[g].file_index];
+        size_t lf = strlen(file), lb = strlen(base);
+        if (lf >= lb && strcmp(file + lf - lb, base) == 0 &&
+            strcmp(t->groups[g].key_values[0], job) == 0) {
+            assert_true(r[g].ci_available);
+            out[0] = r[g].ci_lo;
+            out[1] = r[g].ci_median;
+            out[2] = r[g].ci_hi;
+            hits++;
+        }
+        pfi_result_clear(&r[g]);
+    }
+    free(r);
+    assert_int_equal(hits, 1);
+}
+
+/*
+ * A group's CI is the same whichever other files and groups are analysed with it, and whatever
+ * prefix its file is reached by: its stream comes from its identity (pfi_group_stream), not its
+ * place in the table. (With the group index as the stream, `b` moved from index 0 to 2.)
+ */
+static void test_ci_independent_of_other_groups(void **state)
+{
+    (void)state;
+    static const char a[] = "job,cap,power,tput\nx,300,300,100\nx,200,210,80\n"
+                            "y,300,300,100\ny,200,220,85\n";
+    static const char b[] = "job,cap,power,tput\nb,300,290,95\nb,250,250,90\nb,200,205,78\n";
+    pfi_options o;
+    pfi_options_init(&o);
+    o.noise_rel = 0.01;
+    o.draws = 4000;
+    double alone[3], with[3], moved[3];
+    pfi_runs_table *t = table_of((const char *[]){"sweeps/b.csv"}, (const char *[]){b}, 1);
+    ci_in(t, &o, "sweeps/b.csv", "b", alone);
+    pfi_runs_table_destroy(t);
+    t = table_of((const char *[]){"other/a.csv", "sweeps/b.csv"}, (const char *[]){a, b}, 2);
+    ci_in(t, &o, "sweeps/b.csv", "b", with);
+    pfi_runs_table_destroy(t);
+    t = table_of((const char *[]){"/srv/data/sweeps/b.csv", "other/a.csv"}, (const char *[]){b, a},
+                 2);
+    ci_in(t, &o, "sweeps/b.csv", "b", moved);
+    for (int q = 0; q < 3; q++) {
+        assert_memory_equal(&alone[q], &with[q], sizeof alone[q]);
+        assert_memory_equal(&alone[q], &moved[q], sizeof alone[q]);
+    }
+    /* distinct identities get distinct streams */
+    size_t g_x = 1, g_y = 2; /* b first, then a's x and y */
+    assert_true(pfi_group_stream(t, g_x) != pfi_group_stream(t, g_y));
+    assert_true(pfi_group_stream(t, 0) != pfi_group_stream(t, g_x));
+    pfi_runs_table_destroy(t);
 }
 
 /*
@@ -379,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_undefined_draws_counted),
         cmocka_unit_test(test_excluded_point_flips_in),
         cmocka_unit_test(test_threads_do_not_change_results),
+        cmocka_unit_test(test_ci_independent_of_other_groups),
         cmocka_unit_test(test_normal_generator_distribution),
         cmocka_unit_test(test_rng_streams_differ),
         cmocka_unit_test(test_quantiles_match_gsl),

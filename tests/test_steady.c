@@ -384,12 +384,41 @@ static void test_ties_repeatable(void **state)
     }
 }
 
+/*
+ * A constant series: the standard error is 0, not rounding noise. Thirty samples of 0.1, q 0.1:
+ * the top three average to 0.30000000000000004 / 3 = 0.10000000000000002 in doubles, which left
+ * se = 9.8e-18 before pfi_se_rounded (PFI_SE_ROUNDING). A real spread keeps its se.
+ */
+static void test_constant_series_se_zero(void **state)
+{
+    (void)state;
+    double v[30], work[30];
+    for (int i = 0; i < 30; i++)
+        v[i] = 0.1;
+    pfi_steady out;
+    assert_int_equal(pfi_steady_state(NULL, v, NULL, 30, 0, 0.1, work, &out), PFI_OK);
+    assert_int_equal(out.m, 3);
+    assert_true(out.se == 0.0);
+    v[0] = 0.1 + 1e-9; /* a spread of 1e-8 of the mean is kept: s/sqrt(3), s = 1e-9/sqrt(3) */
+    assert_int_equal(pfi_steady_state(NULL, v, NULL, 30, 0, 0.1, work, &out), PFI_OK);
+    assert_true(fabs(out.se - 1e-9 / 3.0) < 1e-15);
+    assert_true(pfi_se_rounded(4.05e-15, 300.0) == 0.0);
+    assert_true(pfi_se_rounded(4.05e-15, -300.0) == 0.0);
+    assert_true(pfi_se_rounded(1e-9, 300.0) == 1e-9);
+    assert_true(pfi_se_rounded(0.5, 0.0) == 0.5);
+    assert_true(isnan(pfi_se_rounded(NAN, 300.0)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_against_reference), cmocka_unit_test(test_invalid_arguments),
-        cmocka_unit_test(test_default_q),         cmocka_unit_test(test_all_missing),
-        cmocka_unit_test(test_infinite_samples),  cmocka_unit_test(test_ties_repeatable),
+        cmocka_unit_test(test_against_reference),
+        cmocka_unit_test(test_invalid_arguments),
+        cmocka_unit_test(test_default_q),
+        cmocka_unit_test(test_all_missing),
+        cmocka_unit_test(test_infinite_samples),
+        cmocka_unit_test(test_ties_repeatable),
+        cmocka_unit_test(test_constant_series_se_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

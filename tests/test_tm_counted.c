@@ -13,13 +13,12 @@
  *
  * Usage: test_tm_counted [DIR|FILE]...   Exit 0 when all agree, 1 at the first difference.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "pfi/pfi.h"
+#include "tm_compare.h"
 
 static size_t n_compared, n_inexact;
 
@@ -103,44 +102,6 @@ static int check(const char *name, const char *data, size_t size)
     return ok;
 }
 
-static int check_path(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        perror(path);
-        return 0;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (d == NULL) {
-            perror(path);
-            return 0;
-        }
-        struct dirent *e;
-        int ok = 1;
-        while (ok && (e = readdir(d)) != NULL) {
-            if (e->d_name[0] == '.')
-                continue;
-            char sub[4096];
-            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-            ok = check_path(sub);
-        }
-        closedir(d);
-        return ok;
-    }
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        return 0;
-    }
-    char *buf = malloc((size_t)st.st_size + 1);
-    size_t got = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-    fclose(f);
-    int ok = buf != NULL && check(path, buf, got);
-    free(buf);
-    return ok;
-}
-
 /* An input the counted mode must flag inexact (expect 1) or not (0). */
 static int expect_inexact(const char *name, const char *text, bool expect)
 {
@@ -157,7 +118,7 @@ static int expect_inexact(const char *name, const char *text, bool expect)
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
-        if (!check_path(argv[i]))
+        if (!tm_walk(argv[i], check))
             return 1;
     static const char head[] =
         "timestamp, index, power.draw [W], power.limit [W], temperature.gpu\n";

@@ -20,13 +20,11 @@
  * Usage: test_tm_fastpath [DIR|FILE]...   Exit 0 when all agree, 1 at the first difference
  * (the input's name and the difference printed).
  */
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "tm_compare.h"
 
@@ -97,44 +95,6 @@ static int check(const char *name, const char *data, size_t size)
             pfi_telemetry_destroy(b);
         }
     return 1;
-}
-
-static int check_path(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        perror(path);
-        return 0;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (d == NULL) {
-            perror(path);
-            return 0;
-        }
-        struct dirent *e;
-        int ok = 1;
-        while (ok && (e = readdir(d)) != NULL) {
-            if (e->d_name[0] == '.')
-                continue;
-            char sub[4096];
-            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-            ok = check_path(sub);
-        }
-        closedir(d);
-        return ok;
-    }
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        return 0;
-    }
-    char *buf = malloc((size_t)st.st_size + 1);
-    size_t got = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-    fclose(f);
-    int ok = buf != NULL && check(path, buf, got);
-    free(buf);
-    return ok;
 }
 
 /* ---- generated inputs ---- */
@@ -389,7 +349,7 @@ static void gen_csv(text *t, size_t target, int damage, int header, int maxcol, 
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
-        if (!check_path(argv[i]))
+        if (!tm_walk(argv[i], check))
             return 1;
     size_t files = n_compared;
     for (int round = 0; round < 24; round++) {

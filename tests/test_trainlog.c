@@ -174,6 +174,64 @@ static void megatron_resume(void **state)
     pfi_trainlog_destroy(log);
 }
 
+/* Intervals of one rate: the throughput's standard error is 0, not the rounding noise of
+ * Σ(w − R·t)² (8.4e-15 here before pfi_se_rounded, printed as "se 8.45e-15"). */
+static void constant_rate_se_zero(void **state)
+{
+    (void)state;
+    char text[8192];
+    size_t len = 0;
+    for (int i = 1; i <= 20; i++)
+        len +=
+            (size_t)snprintf(text + len, sizeof text - len,
+                             " [2025-08-11 06:40:%02d] iteration %7d/    1000 | consumed samples: "
+                             "%12d | elapsed time per iteration (ms): 1234.7 | global batch "
+                             "size:   128 | lm loss: 8.1 | number of skipped iterations:   0 |\n",
+                             i, i * 10, i * 1280);
+    FILE *f = fmemopen(text, len, "r");
+    assert_non_null(f);
+    pfi_trainlog *log = NULL;
+    assert_int_equal(
+        pfi_trainlog_read_stream(f, "const.log", PFI_TRAINLOG_MEGATRON, NULL, &log, NULL), PFI_OK);
+    fclose(f);
+    pfi_trainlog_summary s;
+    assert_int_equal(pfi_trainlog_reduce(log, 0, 1.0, &s), PFI_OK);
+    assert_true(s.n_included >= 18);
+    assert_true(fabs(s.steady.mean - 1280 / 12.347) < 1e-9);
+    print_message("constant rate: se %.17g\n", s.steady.se);
+    assert_true(s.steady.se == 0.0);
+    pfi_trainlog_destroy(log);
+}
+
+/* One rule for which intervals count (pfi_trainlog_interval_usable): the reduction and the live
+ * rate pfid reads (pfi_trainlog_last_rate) agree. megatron_eval_last.log: 10->20 at 1280
+ * samples in 10 s, then an evaluation in 20->30 (1280 in 20 s): the live rate is 128/s, not the
+ * evaluation's 64/s (pfid's own mask, without eval, restart and gap, took 64). In
+ * megatron_resume.log the last interval (60->70, 1280 in 14 s) counts. */
+static void one_exclusion_rule(void **state)
+{
+    (void)state;
+    pfi_trainlog_summary s;
+    pfi_trainlog *log = rd("megatron_eval_last.log", PFI_TRAINLOG_MEGATRON, &s);
+    assert_int_equal(log->n, 3);
+    assert_true(log->iv[2].flags & PFI_TRAINLOG_EVAL);
+    assert_false(pfi_trainlog_interval_usable(&log->iv[2]));
+    assert_int_equal(s.n_eval, 1);
+    assert_true(fabs(pfi_trainlog_last_rate(log) - 128.0) < 1e-9);
+    for (size_t k = 0; k < log->n; k++) /* usable = counted by the reduction (no warm-up) */
+        assert_int_equal(pfi_trainlog_interval_usable(&log->iv[k]),
+                         !(log->iv[k].flags & PFI_TRAINLOG_EXCLUDED));
+    assert_int_equal(s.n_included, 2);
+    pfi_trainlog_destroy(log);
+    log = rd("megatron_resume.log", PFI_TRAINLOG_AUTO, &s);
+    assert_true(fabs(pfi_trainlog_last_rate(log) - 1280 / 14.0) < 1e-9);
+    size_t usable = 0;
+    for (size_t k = 0; k < log->n; k++)
+        usable += pfi_trainlog_interval_usable(&log->iv[k]);
+    assert_int_equal(usable, s.n_included);
+    pfi_trainlog_destroy(log);
+}
+
 /* A log whose every elapsed time is nan: read, counted, no throughput. */
 static void no_finite(void **state)
 {
@@ -379,14 +437,24 @@ static void regex_forms(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hf_bar),           cmocka_unit_test(hf_resumed),
-        cmocka_unit_test(hf_resumed_quiet), cmocka_unit_test(tqdm_flip),
-        cmocka_unit_test(titan_ranks),      cmocka_unit_test(titan_gap),
-        cmocka_unit_test(megatron_resume),  cmocka_unit_test(no_finite),
-        cmocka_unit_test(deepspeed),        cmocka_unit_test(deepspeed_chat),
-        cmocka_unit_test(lightning),        cmocka_unit_test(nanotron_dp),
-        cmocka_unit_test(titan_validate),   cmocka_unit_test(refusals),
-        cmocka_unit_test(long_bar_line),    cmocka_unit_test(fast_bar),
+        cmocka_unit_test(hf_bar),
+        cmocka_unit_test(hf_resumed),
+        cmocka_unit_test(hf_resumed_quiet),
+        cmocka_unit_test(tqdm_flip),
+        cmocka_unit_test(titan_ranks),
+        cmocka_unit_test(titan_gap),
+        cmocka_unit_test(megatron_resume),
+        cmocka_unit_test(no_finite),
+        cmocka_unit_test(constant_rate_se_zero),
+        cmocka_unit_test(one_exclusion_rule),
+        cmocka_unit_test(deepspeed),
+        cmocka_unit_test(deepspeed_chat),
+        cmocka_unit_test(lightning),
+        cmocka_unit_test(nanotron_dp),
+        cmocka_unit_test(titan_validate),
+        cmocka_unit_test(refusals),
+        cmocka_unit_test(long_bar_line),
+        cmocka_unit_test(fast_bar),
         cmocka_unit_test(regex_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,13 +4,18 @@
  * once with the fast row paths and once with options.generic_rows, and everything a
  * caller can see must agree — counters, notes (same text, same order), entities, fields,
  * and every series (counters, sums, stored samples and missing-sample times bit for bit).
+ * tm_walk hands the differential tests (test_tm_fastpath.c, test_tm_counted.c) every file
+ * under the corpora they are given.
  */
 #ifndef PFI_TESTS_TM_COMPARE_H
 #define PFI_TESTS_TM_COMPARE_H
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pfi/telemetry.h"
 
@@ -94,6 +99,47 @@ static inline int tm_compare(const pfi_telemetry *a, const pfi_telemetry *b, cha
     }
     return 1;
 #undef TM_DIFF
+}
+
+/* check(name, data, size) on the file at path, or on every file under it (recursively, names
+ * starting with '.' skipped). data holds the whole file (freed after the call). 1 when every
+ * check returned 1; 0 at the first that did not, or when a path cannot be read (perror'd). */
+static inline int tm_walk(const char *path, int (*check)(const char *, const char *, size_t))
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        perror(path);
+        return 0;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d == NULL) {
+            perror(path);
+            return 0;
+        }
+        struct dirent *e;
+        int ok = 1;
+        while (ok && (e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue;
+            char sub[4096];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            ok = tm_walk(sub, check);
+        }
+        closedir(d);
+        return ok;
+    }
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        perror(path);
+        return 0;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    size_t got = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
+    fclose(f);
+    int ok = buf != NULL && check(path, buf, got);
+    free(buf);
+    return ok;
 }
 
 #endif

@@ -188,6 +188,14 @@ pfi_error pfi_ctl_step(pfi_ctl *ctl, double t_s, bool event, double budget_w, do
 void pfi_ctl_set_rules(pfi_ctl *c, const pfi_ctl_rule *r, size_t n);
 
 /*
+ * pfi_ctl_note — text (copied, cut to 159 bytes; NULL or "": none) leads the note of the next
+ * period's report and audit row, before what that period notes itself: an operator's action
+ * the audit log should show where it took effect ("config reloaded: budget 3000 W"). A later
+ * call before that period replaces it.
+ */
+void pfi_ctl_note(pfi_ctl *c, const char *text);
+
+/*
  * pfi_ctl_release — back to the originals now (DELETE /v1/caps on every agent that answers),
  * for a controller that is stopped on purpose. *all_ok false when an agent did not confirm.
  */

@@ -32,7 +32,8 @@
  * ci_undefined, not used; its share is ci_undefined / ci_draws). The CI is the (1−level)/2 and
  * (1+level)/2 quantiles of the defined draws (linear interpolation between order statistics,
  * Hyndman & Fan type 7), with their median. Each group has its own generator, seeded from (seed,
- * group index): results do not depend on the number of threads.
+ * the group's identity: pfi_group_stream): a group's CI does not depend on the number of threads,
+ * nor on which other files or groups are analysed with it.
  */
 #ifndef PFI_INDEX_H
 #define PFI_INDEX_H
@@ -107,15 +108,31 @@ typedef struct pfi_point {
     pfi_exclusion exclusion;
 } pfi_point;
 
+/*
+ * Undefined Monte Carlo draws [ours]. The CI is taken over the defined draws only, so it says
+ * less the more draws are undefined (no point binds with a throughput loss once the noise is
+ * drawn). Above PFI_CI_UNDEFINED_NOTE of the draws the group gets PFI_NOTE_MANY_UNDEFINED; above
+ * PFI_CI_UNDEFINED_WITHHOLD (more draws undefined than defined: the data cannot tell whether the
+ * caps cost throughput at all) the CI is withheld (ci_available false, ci_note says why, ci_draws
+ * and ci_undefined still set), the label is undefined and the group gets PFI_NOTE_CI_WITHHELD;
+ * the point estimate stays.
+ */
+#define PFI_CI_UNDEFINED_NOTE 0.10
+#define PFI_CI_UNDEFINED_WITHHOLD 0.50
+
 /* Group notes. */
 enum {
     /* a capped point's throughput is above the reference's, and area > 1 or CE < 0: the
        throughput rises under a cap (a noisy or mislabelled reference?), not printed bare */
-    PFI_NOTE_THROUGHPUT_RISES = 1u << 0
+    PFI_NOTE_THROUGHPUT_RISES = 1u << 0,
+    /* more than PFI_CI_UNDEFINED_NOTE of the draws are undefined: the CI is over the rest */
+    PFI_NOTE_MANY_UNDEFINED = 1u << 1,
+    /* more than PFI_CI_UNDEFINED_WITHHOLD of the draws are undefined: no CI, label undefined */
+    PFI_NOTE_CI_WITHHELD = 1u << 2
 };
 
-/* pfi_note_text — a stable snake_case name of one PFI_NOTE_* bit ("throughput_rises_under_cap");
- * static; NULL for an unknown bit. */
+/* pfi_note_text — a stable snake_case name of one PFI_NOTE_* bit ("throughput_rises_under_cap",
+ * "many_undefined_draws", "ci_withheld_mostly_undefined"); static; NULL for an unknown bit. */
 const char *pfi_note_text(unsigned note);
 
 /* pfi_result — the PFI of one group. Owns points (pfi_result_clear). */
@@ -169,18 +186,29 @@ pfi_error pfi_group_compute(const pfi_group *g, const pfi_options *o, pfi_result
 
 /*
  * pfi_result_ci — the Monte Carlo CI of r->ratio (computed by pfi_group_compute), with
- * stream (e.g. the group index) selecting an independent generator for seed o->seed.
- * work[o->draws] scratch. Sets ci_* and updates the label. A group without standard errors
- * (and no noise_rel), or without a ratio point, gets ci_available false and a ci_note.
+ * stream (e.g. pfi_group_stream) selecting an independent generator for seed o->seed.
+ * work[o->draws] scratch. Sets ci_* and updates the label and the undefined-draw notes
+ * (PFI_CI_UNDEFINED_NOTE, PFI_CI_UNDEFINED_WITHHOLD). A group without standard errors (and no
+ * noise_rel), or without a ratio point, gets ci_available false and a ci_note.
  * Errors: PFI_ERR_NOMEM (generator), PFI_ERR_INVALID_ARGUMENT.
  */
 pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, double *work);
 
 /*
- * pfi_analyze — pfi_group_compute and pfi_result_ci for every group of t, on o->threads
- * threads. results[t->n_groups] is caller-allocated; every element is overwritten (clear each
- * after use, also after an error). Errors: PFI_ERR_NOMEM, PFI_ERR_THREAD,
- * PFI_ERR_INVALID_ARGUMENT.
+ * pfi_group_stream — the Monte Carlo stream of group g of t (g < t->n_groups), from the group's
+ * identity alone: the last two components of its file's path as given ("dir/runs.csv", so the
+ * same file reached by another prefix or from the embedded data directory keeps its stream), and
+ * its key column names and values (FNV-1a over them, then a SplitMix64 finaliser). Two groups
+ * with the same identity (the same directory and file names elsewhere, the same key) share a
+ * stream: each CI is still valid, the two are correlated. [ours]
+ */
+uint64_t pfi_group_stream(const pfi_runs_table *t, size_t g);
+
+/*
+ * pfi_analyze — pfi_group_compute and pfi_result_ci (stream pfi_group_stream(t, g)) for every
+ * group of t, on o->threads threads. results[t->n_groups] is caller-allocated; every element is
+ * overwritten (clear each after use, also after an error). Errors: PFI_ERR_NOMEM,
+ * PFI_ERR_THREAD, PFI_ERR_INVALID_ARGUMENT.
  */
 pfi_error pfi_analyze(const pfi_runs_table *t, const pfi_options *o, pfi_result *results);
 

@@ -11,6 +11,7 @@
 
 /* Foundations: errors and diagnostics, the allocator, numbers, files. */
 #include "pfi/atomic_file.h"
+#include "pfi/conf.h"
 #include "pfi/csv.h"
 #include "pfi/error.h"
 #include "pfi/memory.h"

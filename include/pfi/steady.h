@@ -19,6 +19,21 @@ extern "C" {
 
 #define PFI_STEADY_DEFAULT_Q 0.10
 
+/*
+ * A standard error below PFI_SE_ROUNDING times its estimate's magnitude is the rounding noise of
+ * the arithmetic on a constant series (equal samples, intervals of equal rate), not a
+ * measurement: it is reported as 0 [ours]. Real readings' resolution (0.01 W of 700 W, one token
+ * in a step) keeps a true standard error far above it.
+ */
+#define PFI_SE_ROUNDING 1e-12
+
+/*
+ * pfi_se_rounded — se, or 0 when 0 <= se < PFI_SE_ROUNDING·|estimate| (the rule above); NaN
+ * stays NaN. Used wherever a standard error is computed (pfi_steady_state, the training-log
+ * throughput) and printed (the run store's exports, pfi runs), so table, CSV and JSON agree.
+ */
+double pfi_se_rounded(double se, double estimate);
+
 /* pfi_steady — the result of pfi_steady_state. */
 typedef struct pfi_steady {
     double mean;      /* mean of the top-q samples, in the series' unit */
@@ -37,7 +52,8 @@ typedef struct pfi_steady {
  * with valid[i] false, or a NaN or infinite value, is missing: counted, never averaged. Samples
  * with t_s[i] - t_s[0] < warmup_s are the warm-up. Of the n_valid remaining valid samples, the m =
  * max(1, ceil(q·n_valid)) largest are averaged (ties broken arbitrarily: equal values give the same
- * mean); se is their sample standard deviation over sqrt(m).
+ * mean); se is their sample standard deviation over sqrt(m), 0 below the rounding noise
+ * (pfi_se_rounded).
  *
  * work[n]: caller-provided scratch (the function allocates nothing); may alias nothing else.
  * Errors: PFI_ERR_INVALID_ARGUMENT (q outside (0,1], warmup_s < 0, t_s NULL with a warm-up,

@@ -135,8 +135,9 @@ typedef pfi_error (*pfi_store_row_fn)(void *ctx, const pfi_store_row *row);
 /*
  * pfi_store_each_run — call fn once per stored run (group_filter NULL: all groups), ordered
  * by group name and cap descending, with the run's values as structs (no text in between).
- * *n_runs (may be NULL): runs handed over. Errors: PFI_ERR_IO (SQLite failed: diag has its
- * message), or the first error fn returned.
+ * Standard errors pass through pfi_se_rounded (rounding noise read as 0; also in the CSV and
+ * JSON exports). *n_runs (may be NULL): runs handed over. Errors: PFI_ERR_IO (SQLite failed: diag
+ * has its message), or the first error fn returned.
  */
 pfi_error pfi_store_each_run(pfi_store *s, const char *group_filter, pfi_store_row_fn fn, void *ctx,
                              size_t *n_runs, pfi_diag *diag);

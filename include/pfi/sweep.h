@@ -109,8 +109,10 @@ typedef struct pfi_sweep_row {
     unsigned gpus;
     size_t samples;      /* telemetry ticks in the window */
     size_t tput_reports; /* throughput reports in the window */
-    const char *flags;   /* ';'-separated: clamped, cap_not_effective, enforced_below_request,
-                            gpu_lost, no_throughput, missing_power, workload_exited */
+    const char *flags;   /* ';'-separated: clamped, cap_not_effective (the limit did not take,
+                            or the power was above it: PFI_SWEEP_CAP_MARGIN),
+                            enforced_below_request, gpu_lost, no_throughput, missing_power,
+                            workload_exited */
     const char *mode;    /* "separate" / "in-situ" */
     double window_s;     /* measured window length, s (backend clock) */
     double sm_clock_mhz; /* mean over GPUs and window; NaN missing */
@@ -119,6 +121,16 @@ typedef struct pfi_sweep_row {
     double energy_j;         /* energy counter delta over the window, summed; NaN missing */
     const char *started_utc; /* wall-clock label "2026-01-14T07:21:09Z" */
 } pfi_sweep_row;
+
+/*
+ * A run's steady-state power above the sum of its GPUs' limits in force by more than this share
+ * of them, plus what the samples' noise gives a top-q mean (z·σ, z = φ(Φ⁻¹(1 − q))/q, σ from
+ * the successive differences of the job power), did not run under its cap over the window (a
+ * window that starts before the cap settles, e.g. with no warm-up, or a cap the GPU does not
+ * hold): the run is flagged cap_not_effective and the warn callback says so; it is stored, and
+ * the sweep's result does not change [ours].
+ */
+#define PFI_SWEEP_CAP_MARGIN 0.05
 
 /* pfi_run_sink — where runs go. */
 typedef struct pfi_run_sink {

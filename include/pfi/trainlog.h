@@ -110,6 +110,12 @@ enum {
     PFI_TRAINLOG_PRINTED_RATE = 1u << 8 /* work = the framework's printed rate x time */
 };
 
+/* The flags that leave an interval out of a log's throughput. One rule for every caller:
+ * pfi_trainlog_reduce (pfi ingest, pfi sweep) and pfid's live rate (pfi_trainlog_last_rate). */
+#define PFI_TRAINLOG_EXCLUDED                                                                      \
+    (PFI_TRAINLOG_SKIPPED | PFI_TRAINLOG_CHECKPOINT | PFI_TRAINLOG_EVAL | PFI_TRAINLOG_RESTART |   \
+     PFI_TRAINLOG_GAP | PFI_TRAINLOG_BAD_RATE)
+
 typedef struct pfi_trainlog_interval {
     long line;      /* 1-based physical line of the record that closes the interval */
     long iteration; /* last step of the interval (-1 unknown) */
@@ -160,6 +166,20 @@ pfi_error pfi_trainlog_read_file(const char *path, pfi_trainlog_format fmt, cons
                                  pfi_trainlog **out, pfi_diag *diag);
 pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_trainlog_format fmt,
                                    const char *regex, pfi_trainlog **out, pfi_diag *diag);
+
+/*
+ * pfi_trainlog_interval_usable — true when iv (borrowed) counts for throughput: none of
+ * PFI_TRAINLOG_EXCLUDED set and a finite rate. (pfi_trainlog_reduce also leaves out the
+ * warm-up, and intervals without a time when others have one.)
+ */
+bool pfi_trainlog_interval_usable(const pfi_trainlog_interval *iv);
+
+/*
+ * pfi_trainlog_last_rate — the rate (log->unit per second) of the last usable interval of log
+ * (pfi_trainlog_interval_usable), the live throughput of a running job; NaN when none. log is
+ * borrowed.
+ */
+double pfi_trainlog_last_rate(const pfi_trainlog *log);
 
 /* pfi_trainlog_destroy — NULL is a no-op. */
 void pfi_trainlog_destroy(pfi_trainlog *log);

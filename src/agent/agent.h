@@ -152,6 +152,9 @@ pfid_job_tput *pfid_tput_slot(pfid_agent *a, const char *job, bool create);
 void pfid_jobs_refresh(pfid_agent *a);
 /* Poll configured training logs and the emulated job for throughput. */
 void pfid_jobs_poll_throughput(pfid_agent *a);
+/* The live rate of training log t whose size is size bytes: the last interval of its last
+ * 64 KiB that pfi ingest would use (pfi_trainlog_last_rate), times t->scale; NAN when none. */
+double pfid_jobs_tail_rate(const pfid_tlog *t, long long size);
 /* (Re)load the static mapping file into a->mapping; 0 or -1 (logged). */
 int pfid_jobs_load_mapping(pfid_agent *a);
 

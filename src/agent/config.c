@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "pfi/conf.h"
 #include "pfi/http.h"
 
 #include "log.h"
@@ -141,7 +143,7 @@ static pfi_error set_policy(pfid_policy *p, const char *key, const char *v, pfi_
     else if (strcmp(v, "restore") == 0)
         *p = PFID_POLICY_RESTORE;
     else
-        return fail(diag, PFI_ERR_VALUE, "%s: '%s' is not hold or restore", key, v);
+        return fail(diag, PFI_ERR_VALUE, "%s: bad value '%s': expected hold or restore", key, v);
     return PFI_OK;
 }
 
@@ -195,7 +197,8 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
 #define DURATION(name, field, lo, hi)                                                              \
     if (strcmp(key, name) == 0) {                                                                  \
         if (!pfid_parse_duration(v, &d) || d < (lo) || d > (hi))                                   \
-            return fail(diag, PFI_ERR_VALUE, "%s: '%s' is not a duration in [%g, %g] s", key, v,   \
+            return fail(diag, PFI_ERR_VALUE,                                                       \
+                        "%s: bad value '%s': expected a duration in [%g, %g] s", key, v,           \
                         (double)(lo), (double)(hi));                                               \
         c->field = d;                                                                              \
         return PFI_OK;                                                                             \
@@ -203,7 +206,8 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
 #define UINT(name, field, lo, hi)                                                                  \
     if (strcmp(key, name) == 0) {                                                                  \
         if (!parse_uint(v, lo, hi, &u))                                                            \
-            return fail(diag, PFI_ERR_VALUE, "%s: '%s' is not an integer in [%lu, %lu]", key, v,   \
+            return fail(diag, PFI_ERR_VALUE,                                                       \
+                        "%s: bad value '%s': expected an integer in [%lu, %lu]", key, v,           \
                         (unsigned long)(lo), (unsigned long)(hi));                                 \
         c->field = u;                                                                              \
         return PFI_OK;                                                                             \
@@ -241,19 +245,21 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     if (strcmp(key, "backend") == 0) {
         char names[128];
         if (!pfi_gpu_kind_parse(v, &c->backend))
-            return fail(diag, PFI_ERR_VALUE, "backend: '%s' is not %s", v,
+            return fail(diag, PFI_ERR_VALUE, "backend: bad value '%s': expected %s", v,
                         pfi_gpu_kind_names(0, names, sizeof names));
         return PFI_OK;
     }
     if (strcmp(key, "auth_reads") == 0) {
         if (!parse_bool(v, &b))
-            return fail(diag, PFI_ERR_VALUE, "auth_reads: '%s' is not true or false", v);
+            return fail(diag, PFI_ERR_VALUE, "auth_reads: bad value '%s': expected true or false",
+                        v);
         c->auth_reads = b;
         return PFI_OK;
     }
     if (strcmp(key, "dcgm_names") == 0) {
         if (!parse_bool(v, &b))
-            return fail(diag, PFI_ERR_VALUE, "dcgm_names: '%s' is not true or false", v);
+            return fail(diag, PFI_ERR_VALUE, "dcgm_names: bad value '%s': expected true or false",
+                        v);
         c->dcgm_names = b;
         return PFI_OK;
     }
@@ -268,11 +274,12 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
                 c->jobs = (pfid_jobs_source)k;
                 return PFI_OK;
             }
-        return fail(diag, PFI_ERR_VALUE, "jobs: '%s' is not none, static, slurm or emulated", v);
+        return fail(diag, PFI_ERR_VALUE,
+                    "jobs: bad value '%s': expected none, static, slurm or emulated", v);
     }
     if (strcmp(key, "emulated_job") == 0) {
         if (!pfid_valid_id(v))
-            return fail(diag, PFI_ERR_VALUE, "emulated_job: '%s' is not a valid job id", v);
+            return fail(diag, PFI_ERR_VALUE, "emulated_job: bad value '%s': expected a job id", v);
         snprintf(c->emulated_job, sizeof c->emulated_job, "%s", v);
         return PFI_OK;
     }
@@ -285,73 +292,21 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
                 c->log_level = k;
                 return PFI_OK;
             }
-        return fail(diag, PFI_ERR_VALUE, "log_level: '%s' is not error, warning, info or debug", v);
+        return fail(diag, PFI_ERR_VALUE,
+                    "log_level: bad value '%s': expected error, warning, info or debug", v);
     }
     return fail(diag, PFI_ERR_INVALID_ARGUMENT, "unknown key '%s'", key);
 }
 
+static pfi_error take_pair(void *ctx, const char *key, const char *value, pfi_diag *diag)
+{
+    return pfid_config_set(ctx, key, value, diag);
+}
+
+/* The syntax is pfi_conf_parse's (pfi/conf.h), the one `pfi control --config` reads too. */
 pfi_error pfid_config_parse(pfid_config *c, const char *text, size_t len, pfi_diag *diag)
 {
-    if (len > PFID_CONFIG_MAX_BYTES)
-        return fail(diag, PFI_ERR_LIMIT, "config larger than %d bytes", PFID_CONFIG_MAX_BYTES);
-    size_t pos = 0;
-    long lineno = 0;
-    while (pos < len) {
-        lineno++;
-        const char *start = text + pos;
-        const char *nl = memchr(start, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - start) : len - pos;
-        pos += n + (nl ? 1 : 0);
-        char line[2048];
-        if (n >= sizeof line) {
-            if (diag)
-                diag->line = lineno;
-            return fail(diag, PFI_ERR_LINE_TOO_LONG, "line longer than %zu bytes", sizeof line - 1);
-        }
-        if (memchr(start, '\0', n) != NULL) {
-            if (diag)
-                diag->line = lineno;
-            return fail(diag, PFI_ERR_PARSE, "NUL byte in line");
-        }
-        memcpy(line, start, n);
-        line[n] = '\0';
-        /* trim */
-        char *s = line;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        char *end = s + strlen(s);
-        while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-            *--end = '\0';
-        if (*s == '\0' || *s == '#')
-            continue;
-        char *eq = strchr(s, '=');
-        if (eq == NULL) {
-            if (diag)
-                diag->line = lineno;
-            return fail(diag, PFI_ERR_PARSE, "want 'key = value'");
-        }
-        char *k_end = eq;
-        while (k_end > s && (k_end[-1] == ' ' || k_end[-1] == '\t'))
-            k_end--;
-        *k_end = '\0';
-        char *v = eq + 1;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        for (char *h = v; *h != '\0'; h++) /* a comment after blanks ends the value */
-            if (*h == '#' && h > v && (h[-1] == ' ' || h[-1] == '\t')) {
-                *h = '\0';
-                break;
-            }
-        for (char *z = v + strlen(v); z > v && (z[-1] == ' ' || z[-1] == '\t');)
-            *--z = '\0';
-        pfi_error e = pfid_config_set(c, s, v, diag);
-        if (e != PFI_OK) {
-            if (diag)
-                diag->line = lineno;
-            return e;
-        }
-    }
-    return PFI_OK;
+    return pfi_conf_parse(text, len, take_pair, c, diag);
 }
 
 pfi_error pfid_config_load(pfid_config *c, const char *path, pfi_diag *diag)
@@ -363,15 +318,21 @@ pfi_error pfid_config_load(pfid_config *c, const char *path, pfi_diag *diag)
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return fail(diag, PFI_ERR_IO, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return fail(diag, PFI_ERR_IO, "is a directory, not a config file");
+    }
     char *buf = malloc(PFID_CONFIG_MAX_BYTES + 1);
     if (buf == NULL) {
         fclose(f);
         return PFI_ERR_NOMEM;
     }
     size_t n = fread(buf, 1, PFID_CONFIG_MAX_BYTES + 1, f);
-    bool err = ferror(f) != 0;
+    int err = ferror(f) != 0 ? (errno != 0 ? errno : EIO) : 0;
     fclose(f);
-    pfi_error e = err ? fail(diag, PFI_ERR_IO, "read error") : pfid_config_parse(c, buf, n, diag);
+    pfi_error e = err != 0 ? fail(diag, PFI_ERR_IO, "cannot read: %s", strerror(err))
+                           : pfid_config_parse(c, buf, n, diag);
     free(buf);
     return e;
 }

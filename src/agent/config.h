@@ -1,9 +1,9 @@
 /*
  * pfid's configuration: defaults, the config file, command-line overrides.
  *
- * File format (docs/pfid.md, examples/pfid.conf): one `key = value` a line; blank lines and
- * lines starting with '#' are ignored; the value is the rest of the line, trimmed, up to a
- * '#' that follows a blank (a trailing comment). A key
+ * File format (docs/pfid.md, examples/pfid.conf; read by pfi_conf_parse, pfi/conf.h): one
+ * `key = value` a line; blank lines and lines starting with '#' are ignored; the value is the
+ * rest of the line, trimmed, up to a '#' that follows a blank (a trailing comment). A key
  * given twice: the later wins, except `throughput_log`, which adds one log each time.
  * Durations take a unit (ms, s, m, h; none: seconds), sizes k/M (1024-based).
  */
@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "pfi/conf.h"
 #include "pfi/error.h"
 #include "pfi/gpu.h"
 #include "pfi/trainlog.h"
@@ -20,7 +21,7 @@
 #define PFID_PATH_MAX 512
 #define PFID_ID_MAX 128
 #define PFID_MAX_TLOGS 16
-#define PFID_CONFIG_MAX_BYTES (1 << 20)
+#define PFID_CONFIG_MAX_BYTES PFI_CONF_MAX_BYTES
 #define PFID_RING_MAX_CFG 600
 
 typedef enum { PFID_POLICY_HOLD = 0, PFID_POLICY_RESTORE = 1 } pfid_policy;

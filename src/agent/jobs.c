@@ -149,8 +149,9 @@ void pfid_jobs_refresh(pfid_agent *a)
     }
 }
 
-/* The rate of the last usable interval in the tail of a training log; NAN when none. */
-static double tail_rate(const pfid_tlog *t, long long size)
+/* The rate of the last usable interval in the tail of a training log (the ingest rule:
+ * pfi_trainlog_last_rate), times the log's scale; NAN when none. */
+double pfid_jobs_tail_rate(const pfid_tlog *t, long long size)
 {
     FILE *f = fopen(t->path, "rb");
     if (f == NULL)
@@ -168,17 +169,8 @@ static double tail_rate(const pfid_tlog *t, long long size)
         FILE *m = n > skip ? fmemopen(buf + skip, n - skip, "r") : NULL;
         pfi_trainlog *log = NULL;
         if (m != NULL &&
-            pfi_trainlog_read_stream(m, t->path, t->format, NULL, &log, NULL) == PFI_OK) {
-            for (size_t k = log->n; k-- > 0;) {
-                const pfi_trainlog_interval *iv = &log->iv[k];
-                if (!(iv->flags &
-                      (PFI_TRAINLOG_SKIPPED | PFI_TRAINLOG_CHECKPOINT | PFI_TRAINLOG_BAD_RATE)) &&
-                    isfinite(iv->rate)) {
-                    rate = iv->rate * t->scale;
-                    break;
-                }
-            }
-        }
+            pfi_trainlog_read_stream(m, t->path, t->format, NULL, &log, NULL) == PFI_OK)
+            rate = pfi_trainlog_last_rate(log) * t->scale;
         pfi_trainlog_destroy(log);
         if (m != NULL)
             fclose(m);
@@ -236,7 +228,7 @@ void pfid_jobs_poll_throughput(pfid_agent *a)
         if (stat(t->path, &st) != 0 || (long long)st.st_size == a->log_size[k])
             continue;
         a->log_size[k] = (long long)st.st_size;
-        double r = tail_rate(t, (long long)st.st_size);
+        double r = pfid_jobs_tail_rate(t, (long long)st.st_size);
         if (isfinite(r)) {
             set_tput(a, t->job, r, now);
             LOG_DEBUG("job %s: %.1f tokens/s from %s", t->job, r, t->path);

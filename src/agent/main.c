@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "opterr.h"
 #include "pfi/fit.h"
 #include "slurm.h"
 #include "usage_wrap.h"
@@ -84,6 +85,7 @@ typedef struct options {
     char config[PFID_PATH_MAX];
     bool config_given;
     char *keys[MAX_OVERRIDES], *values[MAX_OVERRIDES];
+    const char *flags[MAX_OVERRIDES]; /* the option that gave it ("interval"; NULL: --set) */
     int n;
     bool check;
 } options;
@@ -105,7 +107,15 @@ static int build_config(const options *o, pfid_config *cfg)
     for (int k = 0; k < o->n; k++) {
         pfi_diag_clear(&d);
         if (pfid_config_set(cfg, o->keys[k], o->values[k], &d) != PFI_OK) {
-            LOG_ERROR("option: %s", d.message);
+            /* "KEY: bad value 'V': expected ..." said of the option that gave it */
+            size_t kl = strlen(o->keys[k]);
+            const char *rest = strncmp(d.message, o->keys[k], kl) == 0 && d.message[kl] == ':'
+                                   ? d.message + kl
+                                   : NULL;
+            if (o->flags[k] != NULL && rest != NULL)
+                LOG_ERROR("--%s%s", o->flags[k], rest);
+            else
+                LOG_ERROR("--set %s", d.message);
             return -1;
         }
     }
@@ -291,8 +301,9 @@ static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
         {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
     snprintf(o->config, sizeof o->config, "%s", DEFAULT_CONFIG);
     int ch;
+    opterr = 0; /* the one wording of pfi's verbs (opterr.h) */
     while ((ch = getopt_long(argc, argv, "c:l:b:i:t:j:s:vqh", longs, NULL)) != -1) {
-        const char *key = NULL;
+        const char *key = NULL, *flag = NULL;
         char *val = optarg;
         switch (ch) {
         case 'c':
@@ -305,21 +316,27 @@ static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
             continue;
         case 'l':
             key = "listen";
+            flag = "listen";
             break;
         case 'b':
             key = "backend";
+            flag = "backend";
             break;
         case 'E':
             key = "emulate";
+            flag = "emulate";
             break;
         case 'i':
             key = "interval";
+            flag = "interval";
             break;
         case 't':
             key = "token_file";
+            flag = "token-file";
             break;
         case 'j':
             key = "journal";
+            flag = "journal";
             break;
         case 'v':
             key = "log_level";
@@ -353,9 +370,12 @@ static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
                 return 3;
             }
             return 0;
-        default:
-            print_usage(stderr);
+        default: {
+            char msg[512];
+            LOG_ERROR("%s",
+                      opterr_getopt(msg, sizeof msg, "pfid", longs, "c:l:b:i:t:j:s:vqh", ch, argv));
             return 2;
+        }
         }
         if (o->n == MAX_OVERRIDES) {
             LOG_ERROR("too many options");
@@ -363,10 +383,12 @@ static int parse_args(int argc, char **argv, options *o, pfid_config *cfg)
         }
         o->keys[o->n] = (char *)key;
         o->values[o->n] = val;
+        o->flags[o->n] = flag;
         o->n++;
     }
     if (optind < argc) {
-        LOG_ERROR("unexpected argument '%s' (see pfid --help)", argv[optind]);
+        char msg[512];
+        LOG_ERROR("%s", opterr_unexpected(msg, sizeof msg, "pfid", argv[optind]));
         return 2;
     }
     if (build_config(o, cfg) != 0)

@@ -158,11 +158,13 @@ pfi_error pfid_mapping_load(const char *path, pfid_mapping *out, pfi_diag *diag)
         fclose(f);
         return PFI_ERR_NOMEM;
     }
+    errno = 0;
     size_t n = fread(buf, 1, PFID_MAPPING_MAX_BYTES + 1, f);
-    bool err = ferror(f) != 0;
+    int err = ferror(f) != 0 ? (errno != 0 ? errno : EIO) : 0;
     fclose(f);
-    pfi_error e =
-        err ? fail(diag, 0, PFI_ERR_IO, "read error") : pfid_mapping_parse(buf, n, out, diag);
+    pfi_error e = err != 0 ? fail(diag, 0, PFI_ERR_IO, "cannot read: %s",
+                                  err == EISDIR ? "is a directory" : strerror(err))
+                           : pfid_mapping_parse(buf, n, out, diag);
     free(buf);
     return e;
 }

@@ -45,7 +45,7 @@ static void usage(FILE *f)
     cli_strategy_names(&names);
     cli_usage_list(f, "  --strategy S           ", 25, 80, &names,
                    &(cli_list_style){.sep = ", ", .first = pfi_strategy_name(o.strategy)},
-                   " (see the README)");
+                   " (man pfi-allocate)");
     fprintf(f,
             "  --cap-step W           caps on multiples of W watts (0: continuous); a W larger\n"
             "                         than every job's cap range is refused (exit 2)\n"
@@ -53,7 +53,7 @@ static void usage(FILE *f)
             "  --class-factor F       class-weighted: how much deeper (2)\n"
             "  --no-repair            a non-monotone curve is an error\n"
             "  --topology FILE        the power tree: every level's limit holds too (lines\n"
-            "                         'LEVEL NAME PARENT LIMIT_W [reserve|measured]'; README);\n"
+            "                         'LEVEL NAME PARENT LIMIT_W [reserve|measured]');\n"
             "                         a job with no node runs under the top level\n"
             "\n"
             "output:\n"
@@ -180,10 +180,17 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
     fprintf(f, "budget kind: %s (%s)\n", pfi_limit_kind_name(kind),
             kind == PFI_LIMIT_RESERVE ? "the sum of the caps, GPUs x cap, stays within it"
                                       : "the predicted drawn power stays within it");
-    fprintf(f, "budget %.1f W of %.1f W uncapped (%s%% reduction); lowest possible %.1f W\n",
-            r->budget_w, r->ref_power_w,
-            cli_num(100 * (1 - r->budget_w / r->ref_power_w), 'f', 1, "undefined").s,
-            r->min_power_w);
+    /* the reduction in words: never "undefined%", never a negative percentage */
+    double red = 100 * (1 - r->budget_w / r->ref_power_w);
+    char red_text[64];
+    if (!isfinite(red))
+        snprintf(red_text, sizeof red_text, "reduction undefined: no uncapped power");
+    else if (red < 0)
+        snprintf(red_text, sizeof red_text, "no reduction: the budget is above it");
+    else
+        snprintf(red_text, sizeof red_text, "%.1f%% reduction", red);
+    fprintf(f, "budget %.1f W of %.1f W uncapped (%s); lowest possible %.1f W\n", r->budget_w,
+            r->ref_power_w, red_text, r->min_power_w);
     if (!r->feasible && isnan(r->shortfall_w))
         fprintf(f, "INFEASIBLE: a level's limit is below the least its jobs can take (see the "
                    "warning); every job is at its lowest cap\n");
@@ -192,9 +199,12 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
                 "INFEASIBLE: the jobs draw at least %.1f W at their lowest caps, %.1f W over "
                 "the budget; every job is at its lowest cap\n",
                 r->min_power_w, r->shortfall_w);
-    fprintf(f, "drawn %.1f W; throughput %.1f tokens/s of %.1f uncapped (%s%% kept)\n",
-            r->total_power_w, r->total_tput_tok_s, r->ref_tput_tok_s,
-            cli_num(100 * r->total_tput_tok_s / r->ref_tput_tok_s, 'f', 1, "undefined").s);
+    double kept = 100 * r->total_tput_tok_s / r->ref_tput_tok_s;
+    char kept_text[48] = "share kept undefined: no uncapped throughput";
+    if (isfinite(kept))
+        snprintf(kept_text, sizeof kept_text, "%.1f%% kept", kept);
+    fprintf(f, "drawn %.1f W; throughput %.1f tokens/s of %.1f uncapped (%s)\n", r->total_power_w,
+            r->total_tput_tok_s, r->ref_tput_tok_s, kept_text);
     if (isfinite(r->upper_bound) && isfinite(r->objective))
         fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective, r->upper_bound,
                 r->upper_bound - r->objective);
@@ -433,9 +443,7 @@ typedef struct allocate_args {
 /* The complaint about a value an option does not take; returns the exit code. */
 static int bad_value(int c, const char *value)
 {
-    cli_error("invalid value '%s' for --%s (see 'pfi allocate --help' for what it takes)", value,
-              cli_option_name(long_options, c));
-    return PFI_EXIT_USAGE;
+    return cli_usage_bad_value(cli_option_name(long_options, c), value, NULL);
 }
 
 /* Phase 1, the options. An exit code, -1 after --help. */
@@ -512,12 +520,8 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
                 return bad_value(c, optarg);
             a->format = optarg;
             break;
-        case ':':
-            cli_error("option '%s' needs a value (see 'pfi allocate --help')", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
-        default:
-            cli_error("unknown option '%s' (see 'pfi allocate --help')", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
+        default: /* '?' or ':' */
+            return cli_usage_getopt(long_options, ":ho:", c, argv);
         }
     }
     if (a->have_budget && a->have_reduction) {

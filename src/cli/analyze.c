@@ -53,7 +53,9 @@ static void usage(FILE *f)
             "  --x-min X              smallest relative power decrease that binds (0.02)\n"
             "  --noise-rel R          relative standard error for runs without one (e.g. 0.01);\n"
             "                         without standard errors there is no confidence interval\n"
-            "  --draws N              Monte Carlo draws per group (10000; 0: no CI)\n"
+            "  --draws N              Monte Carlo draws per group (10000; 0: no CI); a group\n"
+            "                         whose PFI is undefined in over 10 %% of the draws gets a\n"
+            "                         note, over 50 %%: no CI and the label 'undefined'\n"
             "  --seed N               random seed (1); same seed, same CI\n"
             "  --ci-level L           confidence level (0.95)\n"
             "  --linear-band B        without a CI, |PFI-1| <= B is 'linear' (0.05)\n"
@@ -178,19 +180,12 @@ static int take_option(int c, char **argv, settings *s)
         return fflush(stdout) == 0 && !ferror(stdout) ? -1 : PFI_EXIT_OUTPUT;
     case OPT_FORMAT:
         if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
-            cli_error("--format: expected table, csv or json; got '%s'", optarg);
-            return PFI_EXIT_USAGE;
+            return cli_usage_bad_value("format", optarg, "table, csv or json");
         }
         s->format = optarg;
         return PFI_EXIT_OK;
-    case ':':
-        cli_error("analyze: option '%s' needs a value", argv[optind - 1]);
-        fprintf(stderr, "Try 'pfi analyze --help'.\n");
-        return PFI_EXIT_USAGE;
-    default:
-        cli_error("analyze: unknown option '%s'", argv[optind - 1]);
-        fprintf(stderr, "Try 'pfi analyze --help'.\n");
-        return PFI_EXIT_USAGE;
+    default: /* '?' or ':' */
+        return cli_usage_getopt(long_options, ":ho:", c, argv);
     }
 }
 
@@ -212,7 +207,7 @@ static int parse_args(int argc, char **argv, settings *s)
          .lo = 0,
          .hi = 1,
          .hi_open = true,
-         .error = "expected a number in [0, 1), got"},
+         .error = "a number in [0, 1)"},
         {.c = OPT_NOISE_REL,
          .kind = CLI_OPT_DOUBLE,
          .dst = &o->noise_rel,
@@ -221,17 +216,17 @@ static int parse_args(int argc, char **argv, settings *s)
          .hi = 1,
          .hi_open = true,
          .given = &s->noise_given,
-         .error = "expected a relative noise in (0, 1), e.g. 0.01; got"},
+         .error = "a relative noise in (0, 1), e.g. 0.01"},
         {.c = OPT_DRAWS,
          .kind = CLI_OPT_SIZE,
          .dst = &o->draws,
          .max = 100000000,
-         .error = "expected an integer from 0 to 100000000, got"},
+         .error = "an integer from 0 to 100000000"},
         {.c = OPT_SEED,
          .kind = CLI_OPT_UINT64,
          .dst = &o->seed,
          .max = (size_t)INT64_MAX,
-         .error = "expected an integer from 0 to 9223372036854775807, got"},
+         .error = "an integer from 0 to 9223372036854775807"},
         {.c = OPT_CI_LEVEL,
          .kind = CLI_OPT_DOUBLE,
          .dst = &o->ci_level,
@@ -239,18 +234,18 @@ static int parse_args(int argc, char **argv, settings *s)
          .lo_open = true,
          .hi = 1,
          .hi_open = true,
-         .error = "expected a number in (0, 1), e.g. 0.95; got"},
+         .error = "a number in (0, 1), e.g. 0.95"},
         {.c = OPT_LINEAR_BAND,
          .kind = CLI_OPT_DOUBLE,
          .dst = &o->linear_band,
          .lo = 0,
          .hi = HUGE_VAL,
-         .error = "expected a number >= 0, got"},
+         .error = "a number >= 0"},
         {.c = OPT_THREADS,
          .kind = CLI_OPT_UNSIGNED,
          .dst = &o->threads,
          .max = 256,
-         .error = "expected an integer from 0 to 256, got"},
+         .error = "an integer from 0 to 256"},
     };
     int c;
     optind = 1;
@@ -274,8 +269,7 @@ static int parse_args(int argc, char **argv, settings *s)
     if (s->plot != NULL) {
         const char *dot = strrchr(s->plot, '.');
         if (dot == NULL || (strcmp(dot, ".png") && strcmp(dot, ".svg"))) {
-            cli_error("--plot: the file name must end in .png or .svg, got '%s'", s->plot);
-            return PFI_EXIT_USAGE;
+            return cli_usage_bad_value("plot", s->plot, "a file name ending in .png or .svg");
         }
     }
     return PFI_EXIT_OK;

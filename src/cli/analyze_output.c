@@ -114,12 +114,19 @@ static const char **classes(const pfi_runs_table *t, size_t *n)
     return out;
 }
 
+/* Whether a point is excluded from every definition (not binding, missing...). A point without a
+ * throughput loss still counts in area and CE: it is left out of the ratio only, and is not
+ * "excluded" in the table's count, the CSV's column or the JSON list, which agree. */
+static bool excluded_everywhere(const pfi_point *p)
+{
+    return p->exclusion != PFI_EXCL_NONE && p->exclusion != PFI_EXCL_NO_THROUGHPUT_LOSS;
+}
+
 static size_t excluded_count(const pfi_result *res)
 {
     size_t n = 0;
     for (size_t i = 0; i < res->n_points; i++)
-        n += res->points[i].exclusion != PFI_EXCL_NONE &&
-             res->points[i].exclusion != PFI_EXCL_NO_THROUGHPUT_LOSS;
+        n += excluded_everywhere(&res->points[i]);
     return n;
 }
 
@@ -209,6 +216,17 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
         if (res->notes & PFI_NOTE_THROUGHPUT_RISES)
             fprintf(f, "      note: throughput rises under a cap (a capped point above the "
                        "reference, area > 1 or CE < 0): check the reference run\n");
+        if (res->notes & (PFI_NOTE_CI_WITHHELD | PFI_NOTE_MANY_UNDEFINED)) {
+            const bool withheld = (res->notes & PFI_NOTE_CI_WITHHELD) != 0;
+            fprintf(
+                f,
+                "      note: the PFI is undefined in %s %% of the Monte Carlo draws (over %.0f "
+                "%%): %s\n",
+                cli_num(100.0 * (double)res->ci_undefined / (double)res->ci_draws, 'f', 1, "-").s,
+                100.0 * (withheld ? PFI_CI_UNDEFINED_WITHHOLD : PFI_CI_UNDEFINED_NOTE),
+                withheld ? "no CI and no label (the caps' throughput loss is within the noise)"
+                         : "the CI is over the other draws only");
+        }
         if (r->show_points) {
             if (res->undefined_reason)
                 fprintf(f, "      PFI undefined: %s\n", res->undefined_reason);
@@ -220,7 +238,8 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
     summary all;
     if (!summarise(r, NULL, NULL, &all))
         return false;
-    fprintf(f, "\n%zu sweep groups, %zu with a defined PFI", all.groups, all.defined);
+    fprintf(f, "\n%zu sweep group%s, %zu with a defined PFI", all.groups,
+            all.groups == 1 ? "" : "s", all.defined);
     if (all.defined > 0)
         fprintf(f, "; median PFI %s (range %s to %s)", cli_num(all.median, 'f', 3, "undefined").s,
                 cli_num(all.min, 'f', 3, "undefined").s, cli_num(all.max, 'f', 3, "undefined").s);
@@ -235,8 +254,8 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                 continue;
             char med[32];
             fmt_num(med, sizeof med, s.median, 3);
-            fprintf(f, "  %-40s %3zu groups, %3zu defined, median PFI %s\n", t->files[i], s.groups,
-                    s.defined, med);
+            fprintf(f, "  %-40s %3zu %-7s %3zu defined, median PFI %s\n", t->files[i], s.groups,
+                    s.groups == 1 ? "group," : "groups,", s.defined, med);
         }
     }
     size_t n_cls = 0;
@@ -251,8 +270,8 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
         }
         char med[32];
         fmt_num(med, sizeof med, s.median, 3);
-        fprintf(f, "  class %-20s %3zu groups, %3zu defined, median PFI %s\n", cls[i], s.groups,
-                s.defined, med);
+        fprintf(f, "  class %-20s %3zu %-7s %3zu defined, median PFI %s\n", cls[i], s.groups,
+                s.groups == 1 ? "group," : "groups,", s.defined, med);
     }
     free(cls);
     size_t no_se = 0;
@@ -357,7 +376,7 @@ static json_t *group_json(const analyze_report *r, size_t g)
     for (size_t i = 0; i < res->n_points; i++) {
         const pfi_point *p = &res->points[i];
         json_array_append_new(points, point_json(p));
-        if (p->exclusion != PFI_EXCL_NONE)
+        if (excluded_everywhere(p))
             json_array_append_new(excluded, json_pack("{s:o, s:s, s:I}", "cap_w", num(p->cap_w),
                                                       "reason", pfi_exclusion_name(p->exclusion),
                                                       "line", (json_int_t)p->line));

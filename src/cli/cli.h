@@ -102,6 +102,28 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * text inside a message never reaches the terminal raw. */
 const char *cli_safe(char *buf, size_t len, const char *s, size_t n);
 
+/*
+ * Command-line errors, one wording for every verb (opterr.h), each printed as
+ * "pfi: VERB: MESSAGE" and answered with PFI_EXIT_USAGE (returned):
+ *
+ * cli_set_command — the verb the messages name ("control", "control status"); main sets
+ * the verb, a verb with subcommands its own. The text is borrowed (a literal or argv).
+ * cli_usage_getopt — getopt_long returned '?' or ':' (c): an unknown option or a missing
+ * value (shortopts as given to getopt_long).
+ * cli_usage_bad_value — the value text of option name (with or without its dashes) is not
+ * what it takes; expected says what it takes ("a number > 0"; NULL: see --help).
+ * cli_usage_unexpected — an argument the verb does not take.
+ */
+void cli_set_command(const char *verb);
+const char *cli_command(void);
+struct option;
+int cli_usage_getopt(const struct option *opts, const char *shortopts, int c, char **argv);
+int cli_usage_bad_value(const char *name, const char *text, const char *expected);
+int cli_usage_unexpected(const char *arg);
+/* cli_usage_unknown / cli_usage_missing — the same for a verb that reads argv by hand. */
+int cli_usage_unknown(const char *arg);
+int cli_usage_missing(const char *name);
+
 /* cli_report — print a library error with its diagnostic; return the matching exit code. */
 int cli_report(pfi_error e, const pfi_diag *d);
 
@@ -154,8 +176,9 @@ typedef struct cli_opt {
     bool lo_open, hi_open; /* CLI_OPT_DOUBLE: a bound itself refused, as in (0, 1] */
     size_t min, max;       /* integer kinds: the bounds, both allowed */
     bool *given;           /* set true when the option is taken; NULL: not recorded */
-    const char *error;     /* for cli_opt_complain, what follows "--NAME: " before the value:
-                            * "expected a number > 0, got"; NULL where the verb words it */
+    const char *error;     /* for cli_opt_complain, what the option takes: "a number > 0"
+                            * ("--NAME: bad value 'X': expected a number > 0"); NULL: see
+                            * --help */
 } cli_opt;
 
 /* cli_opt_find — the entry of t[0..n) whose getopt value is c, or NULL. */
@@ -165,8 +188,8 @@ const cli_opt *cli_opt_find(const cli_opt *t, size_t n, int c);
  * *o->given; false, nothing stored, when text is not a number of o's kind within its bounds. */
 bool cli_opt_take(const cli_opt *o, const char *text);
 
-/* cli_opt_complain — print "pfi: --NAME: ERROR 'TEXT'" for a value cli_opt_take refused; NAME
- * is the long name of o in opts. */
+/* cli_opt_complain — cli_usage_bad_value for a value cli_opt_take refused; NAME is the long
+ * name of o in opts. */
 void cli_opt_complain(const struct option *opts, const cli_opt *o, const char *text);
 
 /*

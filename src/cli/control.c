@@ -4,6 +4,7 @@
  * figure.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -16,10 +17,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "grid_cli.h"
 #include "pfi/audit.h"
+#include "pfi/conf.h"
 #include "pfi/control.h"
 #include "pfi/grid.h"
 #include "pfi/http.h"
@@ -28,11 +31,28 @@
 #include "pfi/value.h"
 #include "slurm_ctl.h"
 
-static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_stop, g_reload;
 static void on_signal(int s)
 {
     (void)s;
     g_stop = 1;
+}
+static void on_hup(int s)
+{
+    (void)s;
+    g_reload = 1;
+}
+
+/* SIGHUP asks for a reload, every time: sigaction, not signal(), which under strict POSIX
+ * feature macros resets the handler after the first delivery (System V semantics). */
+static void take_sighup(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_hup;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGHUP, &sa, NULL);
 }
 
 /* read a whole small file (≤ 16 MiB) */
@@ -410,6 +430,8 @@ static void usage(FILE *f)
                " --listen PORT\n"
                "                   | --topology FILE) [OPTIONS]\n"
                "       pfi control --children FILE (--budget-w W | --schedule FILE) [OPTIONS]\n"
+               "       pfi control --config FILE [OPTIONS]\n"
+               "       pfi control --config FILE --check\n"
                "       pfi control status --db FILE\n"
                "\n"
                "Keep the cluster's GPU power under a grid power budget with the most tokens/s:\n"
@@ -417,6 +439,15 @@ static void usage(FILE *f)
                "allocate, push caps (decreases first, confirmed, then increases), audit.\n"
                "\n"
                "options:\n"
+               "  --config FILE        options from a file, pfid.conf's syntax: one 'key = value'\n"
+               "                       a line, the key a long option below (budget_w or\n"
+               "                       budget-w), a flag true or false; the command line\n"
+               "                       overrides it; SIGHUP re-reads it\n"
+               "  --check              check the config, the files it names (agents, schedule,\n"
+               "                       policy, tiers, tokens: readable, parsed, tokens 16+\n"
+               "                       bytes, agents file with tokens not readable by others),\n"
+               "                       the --db's directory, and exit 0 (valid) or 2; contacts\n"
+               "                       no agent\n"
                "  --agents FILE        one agent a line: URL [TOKEN]\n"
                "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
                "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
@@ -483,7 +514,15 @@ static void usage(FILE *f)
             "  -h, --help           this help\n"
             "\n"
             "Prints one line a period (a value the period lacks, e.g. the budget outside an\n"
-            "event, is '-'). `pfi control status` prints the audit log's last period.\n"
+            "event, or an agent's measurement while it does not answer, is '-').\n"
+            "`pfi control status` prints the audit log's last period.\n"
+            "\n"
+            "SIGHUP: the config file (and the command line over it) and the schedule file are\n"
+            "read again and the new target is in force from the next period; said on stderr\n"
+            "and in that period's audit note. Options other than the target (budget-w,\n"
+            "reduction, schedule, speed, start, duration, ramp, epoch) take effect at restart\n"
+            "(each change is named). A config that does not parse is refused, loudly, and\n"
+            "the running one kept.\n"
             "\n"
             "Failures are loud: a refused cap (HTTP 401/403/409/5xx), an unreachable agent,\n"
             "an infeasible budget, stale or impossible readings and a competing actuator\n"
@@ -492,8 +531,9 @@ static void usage(FILE *f)
             "in `pfi control status`. Without trustworthy readings the caps stay at the last\n"
             "safe ones (decreases only), never uncapped.\n"
             "\n"
-            "Exit codes: 0 stopped by --run-for or a signal with no fault, 1 bad or missing\n"
-            "input file or audit log, 2 bad command line, 3 audit not written, 4 internal\n"
+            "Exit codes: 0 stopped by --run-for or a signal with no fault (--check: valid),\n"
+            "1 bad or missing input file, 2 bad command line or config (--check: not valid),\n"
+            "3 audit log (--db) not written, 4 internal\n"
             "error, 5 the budget could not be met for two periods in a row (infeasible, caps\n"
             "refused, a ramp too slow to reach it; with --children: held and minimum\n"
             "budgets above it),\n"
@@ -516,6 +556,8 @@ static int status_cmd(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
             db = argv[++i];
+        else if (strcmp(argv[i], "--db") == 0)
+            return cli_usage_missing("--db");
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: pfi control status --db FILE\n"
                    "\n"
@@ -526,9 +568,10 @@ static int status_cmd(int argc, char **argv)
                    "Exit codes: 0 success, 1 audit log missing or unreadable, 2 bad command\n"
                    "line.\n");
             return PFI_EXIT_OK;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_unknown(argv[i]);
         } else {
-            cli_error("control status: unknown argument '%s'", argv[i]);
-            return PFI_EXIT_USAGE;
+            return cli_usage_unexpected(argv[i]);
         }
     }
     if (db == NULL) {
@@ -667,6 +710,8 @@ enum {
     O_TOPOLOGY,
     O_RAMP_RATE,
     O_CHILDREN,
+    O_CONFIG,
+    O_CHECK,
     O_HELP,
     O_SLURM /* the CLI_SLURM_OPTIONS: O_SLURM .. O_SLURM + 3 */
 };
@@ -709,6 +754,8 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"topology", required_argument, NULL, O_TOPOLOGY},
                                      {"ramp-w-per-s", required_argument, NULL, O_RAMP_RATE},
                                      {"children", required_argument, NULL, O_CHILDREN},
+                                     {"config", required_argument, NULL, O_CONFIG},
+                                     {"check", no_argument, NULL, O_CHECK},
                                      {"help", no_argument, NULL, O_HELP},
                                      CLI_SLURM_OPTIONS(O_SLURM),
                                      {NULL, 0, NULL, 0}};
@@ -731,12 +778,17 @@ typedef struct control_opts {
     const char *topo_path;  /* --topology: the power tree (pfi/topology.h) */
     bool children;          /* --children: agents_path lists child controllers */
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
-    double speed;     /* --speed: the schedule's times divided by it (1) */
-    double non_gpu_w; /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
-    long listen_port; /* -1: no --listen */
-    bool keep, quiet; /* keep: --keep-caps-on-exit */
-    int targets;      /* how many of --budget-w, --reduction and --schedule were given */
-    cli_slurm *slurm; /* --slurm, --slurm-suspend (slurm_ctl.h) */
+    double speed;            /* --speed: the schedule's times divided by it (1) */
+    double non_gpu_w;        /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
+    long listen_port;        /* -1: no --listen */
+    bool keep, quiet;        /* keep: --keep-caps-on-exit */
+    int targets;             /* how many of --budget-w, --reduction and --schedule were given */
+    cli_slurm *slurm;        /* --slurm, --slurm-suspend (slurm_ctl.h) */
+    const char *config_path; /* --config (NULL none) */
+    bool check;              /* --check */
+    bool epoch_given;        /* --epoch (or epoch in the config) */
+    char **owned;            /* the config's values the fields above point into (owned) */
+    size_t n_owned;
 } control_opts;
 
 /* The input files, read and parsed (owned; inputs_free). */
@@ -806,6 +858,7 @@ static bool control_option(control_opts *o, int c, const char *arg)
     case O_RAMP:
         return cli_parse_double(arg, &o->ramp) && o->ramp >= 0;
     case O_EPOCH:
+        o->epoch_given = true;
         return cli_parse_double(arg, &o->epoch) && o->epoch > 0;
     case O_RUNFOR:
         return cli_parse_double(arg, &o->run_for) && o->run_for > 0;
@@ -884,11 +937,109 @@ static bool control_option(control_opts *o, int c, const char *arg)
     }
 }
 
+static void opts_free(control_opts *o)
+{
+    for (size_t k = 0; k < o->n_owned; k++)
+        free(o->owned[k]);
+    free(o->owned);
+    o->owned = NULL;
+    o->n_owned = 0;
+}
+
+/* A copy of s that lives as long as o (the config's values). NULL: out of memory. */
+static const char *opts_keep(control_opts *o, const char *s)
+{
+    char **q = realloc(o->owned, (o->n_owned + 1) * sizeof *q);
+    if (q == NULL)
+        return NULL;
+    o->owned = q;
+    if ((q[o->n_owned] = strdup(s)) == NULL)
+        return NULL;
+    return q[o->n_owned++];
+}
+
+/* The targets (--budget-w, --reduction, --schedule) were given where it asks: the command
+ * line's replace the config's. */
+static bool is_target(int c)
+{
+    return c == O_BUDGET || c == O_REDUCTION || c == O_SCHEDULE;
+}
+
+/* One `key = value` of the --config file (pfi_conf_parse): the key is a long option, '_' for
+ * '-'; a flag's value is true or false. */
+static pfi_error conf_take(void *ctx, const char *key, const char *value, pfi_diag *d)
+{
+    control_opts *o = ctx;
+    char name[64];
+    size_t n = strlen(key);
+    const struct option *op = NULL;
+    if (n < sizeof name) {
+        for (size_t k = 0; k <= n; k++)
+            name[k] = key[k] == '_' ? '-' : key[k];
+        for (const struct option *p = opts; p->name != NULL && op == NULL; p++)
+            if (strcmp(p->name, name) == 0 && p->val != O_CONFIG && p->val != O_CHECK &&
+                p->val != O_HELP)
+                op = p;
+    }
+    if (op == NULL) {
+        snprintf(d->message, sizeof d->message,
+                 "unknown key '%.60s' (a key is a long option of pfi control, e.g. budget_w or "
+                 "budget-w; see 'pfi control --help')",
+                 key);
+        return PFI_ERR_INVALID_ARGUMENT;
+    }
+    const char *arg = NULL;
+    if (op->has_arg == no_argument) {
+        if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0 || strcmp(value, "0") == 0)
+            return PFI_OK; /* a flag is off unless given */
+        if (strcmp(value, "true") != 0 && strcmp(value, "yes") != 0 && strcmp(value, "1") != 0) {
+            snprintf(d->message, sizeof d->message,
+                     "%s: bad value '%.100s': expected true or false", key, value);
+            return PFI_ERR_VALUE;
+        }
+    } else if ((arg = opts_keep(o, value)) == NULL) {
+        return PFI_ERR_NOMEM;
+    }
+    if (!control_option(o, op->val, arg)) {
+        snprintf(d->message, sizeof d->message, "%s: bad value '%.100s' (see 'pfi control --help')",
+                 key, value);
+        return PFI_ERR_VALUE;
+    }
+    return PFI_OK;
+}
+
+/* --config FILE into o. PFI_EXIT_OK, or PFI_EXIT_USAGE (a bad config; printed with its
+ * line) or PFI_EXIT_DATA (the file cannot be read). */
+static int control_config(control_opts *o, const char *path)
+{
+    size_t len = 0;
+    char *text = cli_read_text(path, PFI_CONF_MAX_BYTES + 1, &len);
+    if (text == NULL) {
+        cli_error("control: --config %s: %s", path,
+                  errno == EISDIR ? "is a directory, not a config file" : strerror(errno));
+        return PFI_EXIT_DATA;
+    }
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    snprintf(d.file, sizeof d.file, "%s", path);
+    pfi_error e = pfi_conf_parse(text, len, conf_take, o, &d);
+    free(text);
+    if (e == PFI_ERR_NOMEM)
+        return cli_report(e, &d);
+    if (e != PFI_OK) {
+        cli_report(e, &d);
+        return PFI_EXIT_USAGE;
+    }
+    return PFI_EXIT_OK;
+}
+
 /*
- * The command line into *o. PFI_EXIT_OK with *done false: go on; with *done true: --help
- * was printed. Otherwise the usage error's exit code (the error printed).
+ * The config file (--config), then the command line over it, into *o (its slurm state is
+ * slurm, initialised here). PFI_EXIT_OK with *done false: go on; with *done true: --help was
+ * printed. Otherwise the usage error's exit code (the error printed). opts_free(o) after,
+ * either way.
  */
-static int control_options(int argc, char **argv, control_opts *o, bool *done)
+static int control_options(int argc, char **argv, control_opts *o, bool *done, cli_slurm *slurm)
 {
     *done = false;
     memset(o, 0, sizeof *o);
@@ -899,32 +1050,47 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done)
     o->listen_port = -1;
     o->speed = 1;
     o->non_gpu_w = NAN;
-    static cli_slurm slurm;
-    cli_slurm_init(&slurm);
-    o->slurm = &slurm;
+    cli_slurm_init(slurm);
+    o->slurm = slurm;
     int c;
-    optind = 1;
     opterr = 0;
+    /* first the config file's name (and --help): the file is read before the other options,
+     * which override it */
+    optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h' || c == O_HELP) {
             usage(stdout);
             *done = true;
             return PFI_EXIT_OK;
         }
-        if (c < O_AGENTS || c > O_SLURM + 3) {
-            cli_error("control: unknown or incomplete option '%s' (see 'pfi control --help')",
-                      argv[optind - 1]);
-            return PFI_EXIT_USAGE;
-        }
-        if (!control_option(o, c, optarg)) {
-            cli_error("control: bad value '%s' for --%s", optarg, opts[c - O_AGENTS].name);
-            return PFI_EXIT_USAGE;
-        }
+        if (c == O_CONFIG)
+            o->config_path = optarg;
+        o->check = o->check || c == O_CHECK;
     }
-    if (optind < argc) {
-        cli_error("control: unexpected argument '%s'", argv[optind]);
-        return PFI_EXIT_USAGE;
+    int rc;
+    if (o->config_path != NULL && (rc = control_config(o, o->config_path)) != PFI_EXIT_OK)
+        return rc;
+    bool cmd_target = false;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == '?' || c == ':')
+            return cli_usage_getopt(opts, "h", c, argv);
+        if (c == O_CONFIG)
+            continue;
+        if (c == O_CHECK) {
+            o->check = true;
+            continue;
+        }
+        if (is_target(c) && !cmd_target) { /* the command line's target replaces the file's */
+            cmd_target = true;
+            o->budget_w = o->reduction = NAN;
+            o->sched_path = NULL;
+        }
+        if (!control_option(o, c, optarg))
+            return cli_usage_bad_value(cli_option_name(opts, c), optarg, NULL);
     }
+    if (optind < argc)
+        return cli_usage_unexpected(argv[optind]);
     if (o->cfg.model_path != NULL && o->cfg.prom.url == NULL) {
         cli_error("control: --model needs --prometheus URL (the model reads live features "
                   "from Prometheus; the agents do not export them)");
@@ -950,7 +1116,7 @@ static int report_file(pfi_error e, pfi_diag *d, const char *path)
 
 /* Read and parse the agents, schedule and policy files and the token. PFI_EXIT_OK, or the
  * exit code of the first that fails (the error printed); what was read is in *in either way. */
-static int control_read_inputs(const control_opts *o, control_inputs *in)
+static int control_read_inputs(const control_opts *o, control_inputs *in, int *problems)
 {
     int rc;
     size_t len;
@@ -972,8 +1138,18 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
     bool tokens = false;
     for (size_t k = 0; k < in->na; k++)
         tokens = tokens || in->agents[k].token[0] != '\0';
+    /* --check: each agent's token as long as pfid wants its own (a warning-free start is no
+     * proof; --check says it) */
+    for (size_t k = 0; o->check && k < in->na; k++) {
+        size_t tl = strlen(in->agents[k].token);
+        if (tl > 0 && tl < PFI_HTTP_TOKEN_MIN_BYTES && ++*problems)
+            fprintf(stderr,
+                    "pfi control: agents file %s: the token of agent %s is short (%zu bytes, "
+                    "under %d): use 32 random bytes or more\n",
+                    o->agents_path, in->agents[k].url, tl, PFI_HTTP_TOKEN_MIN_BYTES);
+    }
     struct stat ast;
-    if (tokens && stat(o->agents_path, &ast) == 0 && (ast.st_mode & 077) != 0)
+    if (tokens && stat(o->agents_path, &ast) == 0 && (ast.st_mode & 077) != 0 && ++*problems)
         fprintf(stderr,
                 "pfi control: warning: agents file %s holds tokens and is readable by others "
                 "(mode %03o): chmod 600 %s\n",
@@ -1012,7 +1188,7 @@ static int control_read_inputs(const control_opts *o, control_inputs *in)
         }
         /* the same minimum length pfid applies to the same file */
         for (size_t k = pfi_http_tokens_short(in->tokens, 0); k < in->tokens->n;
-             k = pfi_http_tokens_short(in->tokens, k + 1))
+             k = pfi_http_tokens_short(in->tokens, k + 1), ++*problems)
             fprintf(stderr,
                     "pfi control: warning: token %s in %s is short (%zu bytes, under %d): use "
                     "32 random bytes or more\n",
@@ -1124,6 +1300,30 @@ static bool ramp_lead(const control_opts *o, const control_inputs *in, api_state
     return true;
 }
 
+/* The command line's (and config's) target stored in the --db as the intent. PFI_EXIT_OK, or
+ * PFI_EXIT_OUTPUT (printed). */
+static int intent_store_cmdline(const control_opts *o, const control_inputs *in)
+{
+    int rc = PFI_EXIT_OK;
+    json_t *w = json_pack("{s:f,s:f,s:f,s:f}", "start_s", o->start, "ramp_s", o->ramp, "epoch",
+                          o->epoch, "duration_s", isfinite(o->duration) ? o->duration : 1e300);
+    if (isfinite(o->budget_w))
+        json_object_set_new(w, "budget_w", json_real(o->budget_w));
+    if (isfinite(o->reduction))
+        json_object_set_new(w, "reduction", json_real(o->reduction));
+    if (in->stext != NULL)
+        json_object_set_new(w, "schedule", json_string(in->stext));
+    char *t = json_dumps(w, JSON_COMPACT | JSON_SORT_KEYS);
+    char err[300] = "";
+    if (t == NULL || !intent_save(o->cfg.audit_path, "command-line", t, err, sizeof err)) {
+        cli_error("control: cannot store the target in %s: %s", o->cfg.audit_path, err);
+        rc = PFI_EXIT_OUTPUT;
+    }
+    free(t);
+    json_decref(w);
+    return rc;
+}
+
 /*
  * The intent across restarts: a PUT /v1/budget stored in the --db is resumed (it wins over
  * the command line, as it did before the restart); a command-line target is stored, and one
@@ -1171,22 +1371,7 @@ static int control_intent(control_opts *o, control_inputs *in, api_state *api)
         fprintf(stderr, "pfi control: resumed from %s the command line's target (epoch %.0f)\n",
                 o->cfg.audit_path, o->epoch);
     } else if (o->targets > 0) {
-        json_t *w = json_pack("{s:f,s:f,s:f,s:f}", "start_s", o->start, "ramp_s", o->ramp, "epoch",
-                              o->epoch, "duration_s", isfinite(o->duration) ? o->duration : 1e300);
-        if (isfinite(o->budget_w))
-            json_object_set_new(w, "budget_w", json_real(o->budget_w));
-        if (isfinite(o->reduction))
-            json_object_set_new(w, "reduction", json_real(o->reduction));
-        if (in->stext != NULL)
-            json_object_set_new(w, "schedule", json_string(in->stext));
-        char *t = json_dumps(w, JSON_COMPACT | JSON_SORT_KEYS);
-        char err[300] = "";
-        if (t == NULL || !intent_save(o->cfg.audit_path, "command-line", t, err, sizeof err)) {
-            cli_error("control: cannot store the target in %s: %s", o->cfg.audit_path, err);
-            rc = PFI_EXIT_OUTPUT;
-        }
-        free(t);
-        json_decref(w);
+        rc = intent_store_cmdline(o, in);
     }
     json_decref(j);
     return rc;
@@ -1247,8 +1432,10 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
  * "-"). */
 static void print_period(const pfi_ctl_report *r)
 {
+    /* no agent answered: nothing was measured ('-'), not 0 W */
     printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r->t_s, r->event ? "yes" : "no",
-           cli_num(r->budget_w, 'f', 0, "-").s, cli_num(r->measured_w, 'f', 0, "-").s,
+           cli_num(r->budget_w, 'f', 0, "-").s,
+           cli_num(r->agents_up > 0 ? r->measured_w : NAN, 'f', 0, "-").s,
            cli_num(r->reserved_w, 'f', 0, "-").s, cli_num(r->predicted_w, 'f', 0, "-").s,
            cli_num(r->tput_tok_s, 'f', 0, "-").s, r->agents_up, r->agents, r->note);
     fflush(stdout);
@@ -1305,15 +1492,157 @@ static void sleep_until(double next)
     }
 }
 
+static bool same_text(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static bool same_num(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+/* The target in words, for the reload's lines ("budget 3000 W", "reduction 30 %",
+ * "schedule FILE", "none (PUT /v1/budget)"). */
+static void target_text(const control_opts *o, char *buf, size_t n)
+{
+    if (o->sched_path != NULL)
+        snprintf(buf, n, "schedule %s", o->sched_path);
+    else if (!isnan(o->budget_w))
+        snprintf(buf, n, "budget %.0f W", o->budget_w);
+    else if (!isnan(o->reduction))
+        snprintf(buf, n, "reduction %.4g %%", 100 * o->reduction);
+    else
+        snprintf(buf, n, "none (PUT /v1/budget)");
+}
+
 /*
- * The control loop: one step a period until --run-for, SIGINT or SIGTERM. PFI_EXIT_OK, or
- * the exit code of a step that failed (reported).
+ * SIGHUP, at a period boundary: the config file and the command line over it again, and the
+ * schedule file. The target (budget-w, reduction, schedule, speed, start, duration, ramp,
+ * epoch) is taken; every other option that changed is named and keeps its running value
+ * until a restart. A config or schedule that does not parse is refused and the running
+ * configuration kept. Said on stderr and in the next period's audit note.
  */
-static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl *ctl,
+static void control_reload(int argc, char **argv, control_opts *o, control_inputs *in, pfi_ctl *ctl,
+                           api_state *api)
+{
+    static cli_slurm scratch; /* --slurm changes at restart: the running state is kept */
+    control_opts n;
+    bool done;
+    char note[160];
+    fprintf(stderr, "pfi control: SIGHUP: reloading %s\n",
+            o->config_path != NULL ? o->config_path : "the command line (no --config)");
+    int rc = control_options(argc, argv, &n, &done, &scratch);
+    pfi_ctl_event *ev = NULL;
+    size_t ne = 0, len = 0;
+    char *stext = NULL;
+    if (rc == PFI_EXIT_OK && !done && n.sched_path != NULL) {
+        pfi_diag d;
+        rc = load_file("schedule", n.sched_path, &stext, &len);
+        if (rc == PFI_EXIT_OK &&
+            pfi_grid_schedule_load(stext, len, &ev, &ne, NULL, NULL, &d) != PFI_OK)
+            rc = report_file(PFI_ERR_PARSE, &d, n.sched_path);
+        if (rc == PFI_EXIT_OK)
+            pfi_grid_schedule_speed(ev, ne, n.speed);
+    }
+    if (rc != PFI_EXIT_OK || done) {
+        fprintf(stderr, "pfi control: SIGHUP: reload REFUSED (above): the running configuration "
+                        "is kept\n");
+        snprintf(note, sizeof note, "config reload refused (bad config); the running one kept");
+        pfi_ctl_note(ctl, note);
+        free(stext);
+        pfi_free(ev);
+        opts_free(&n);
+        return;
+    }
+    /* what only a restart changes: named, the running value kept */
+    struct {
+        const char *name;
+        bool changed;
+    } fixed[] = {
+        {"agents", !same_text(n.agents_path, o->agents_path)},
+        {"db", !same_text(n.cfg.audit_path, o->cfg.audit_path)},
+        {"listen", n.listen_port != o->listen_port},
+        {"token-file", !same_text(n.token_path, o->token_path)},
+        {"period", !same_num(n.cfg.period_s, o->cfg.period_s)},
+        {"strategy", n.cfg.strategy != o->cfg.strategy},
+        {"margin", !same_num(n.cfg.margin, o->cfg.margin)},
+        {"policy", !same_text(n.policy_path, o->policy_path)},
+        {"tiers", !same_text(n.tiers_path, o->tiers_path)},
+        {"store", !same_text(n.cfg.store_path, o->cfg.store_path)},
+        {"model", !same_text(n.cfg.model_path, o->cfg.model_path)},
+        {"prometheus", !same_text(n.cfg.prom.url, o->cfg.prom.url)},
+        {"non-gpu-w", !same_num(n.non_gpu_w, o->non_gpu_w)},
+        {"facility-limit-w", !same_num(n.cfg.facility_limit_w, o->cfg.facility_limit_w)},
+        {"stale-after", !same_num(n.cfg.stale_after_s, o->cfg.stale_after_s)},
+        {"controller-id", !same_text(n.cfg.controller_id, o->cfg.controller_id)},
+        {"run-for", !same_num(n.run_for, o->run_for)},
+        {"keep-caps-on-exit", n.keep != o->keep},
+        {"slurm", scratch.on != o->slurm->on || scratch.suspend != o->slurm->suspend},
+        {"topology", !same_text(n.topo_path, o->topo_path)},
+        {"ramp-w-per-s", !same_num(n.cfg.ramp_up_w_per_s, o->cfg.ramp_up_w_per_s) ||
+                             !same_num(n.cfg.ramp_down_w_per_s, o->cfg.ramp_down_w_per_s)},
+    };
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
+        if (fixed[k].changed)
+            fprintf(stderr,
+                    "pfi control: SIGHUP: %s changed: takes effect at restart (the running "
+                    "value is kept)\n",
+                    fixed[k].name);
+    /* the target: taken (its strings live in n's owned values, moved to o); a config without
+     * one (--listen only) keeps the running target, e.g. one resumed from the --db */
+    if (n.targets > 0) {
+        o->budget_w = n.budget_w;
+        o->reduction = n.reduction;
+        o->sched_path = n.sched_path;
+        o->speed = n.speed;
+        o->start = n.start;
+        o->duration = n.duration;
+        o->ramp = n.ramp;
+        if (n.epoch_given)
+            o->epoch = n.epoch;
+        o->targets = n.targets;
+    }
+    char **q = realloc(o->owned, (o->n_owned + n.n_owned + 1) * sizeof *q);
+    if (q != NULL) {
+        o->owned = q;
+        memcpy(q + o->n_owned, n.owned, n.n_owned * sizeof *q);
+        o->n_owned += n.n_owned;
+        free(n.owned);
+        n.owned = NULL;
+        n.n_owned = 0;
+    } /* else: n's strings are leaked rather than freed under o's pointers */
+    if (n.targets > 0) {
+        free(in->stext);
+        pfi_free(in->events);
+        in->stext = stext;
+        in->events = ev;
+        in->ne = ne;
+    }
+    char what[96];
+    target_text(o, what, sizeof what);
+    pthread_mutex_lock(&api->mu);
+    bool api_set = api->budget_set;
+    pthread_mutex_unlock(&api->mu);
+    fprintf(stderr, "pfi control: SIGHUP: config reloaded: target %s%s\n", what,
+            api_set ? " (a PUT /v1/budget is in force and still wins)" : "");
+    snprintf(note, sizeof note, "config reloaded: %s", what);
+    pfi_ctl_note(ctl, note);
+    if (o->cfg.audit_path != NULL && !api_set && o->targets > 0)
+        intent_store_cmdline(o, in); /* a restart resumes the new target */
+}
+
+/*
+ * The control loop: one step a period until --run-for, SIGINT or SIGTERM; SIGHUP reloads
+ * (control_reload) at the next period boundary. PFI_EXIT_OK, or the exit code of a step that
+ * failed (reported).
+ */
+static int control_loop(int argc, char **argv, control_opts *o, control_inputs *in, pfi_ctl *ctl,
                         api_state *api, int *worst)
 {
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    take_sighup();
     double period_s = o->cfg.period_s;
     double t_start = now_mono(), wall0 = now_wall();
     double offset = wall0 - o->epoch; /* schedule time at t_start */
@@ -1330,6 +1659,11 @@ static int control_loop(const control_opts *o, const control_inputs *in, pfi_ctl
                "reserved", "predicted", "tokens/s", "agents", "note");
     for (unsigned long k = 0; !g_stop; k++) {
         double tick = t_start + (double)k * period_s;
+        if (g_reload) {
+            g_reload = 0;
+            control_reload(argc, argv, o, in, ctl, api);
+            offset = wall0 - o->epoch;
+        }
         double t_sched = tick - t_start + offset;
         if (tick - t_start >= o->run_for)
             break;
@@ -1503,15 +1837,91 @@ static void control_keep_note(pfi_ctl *ctl, const pfi_ctl_config *cfg)
             when, lease);
 }
 
+/* The audit log at path can be written: the file, or a new one in its directory. false with
+ * why (errno's text, naming what) otherwise. */
+static bool db_writable(const char *path, char *why, size_t n)
+{
+    /* tried, not asked (access() says yes to root on a read-only mount's directory) */
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(why, n, "is a directory");
+            return false;
+        }
+        int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK);
+        if (fd < 0) {
+            snprintf(why, n, "cannot be written: %s", strerror(errno));
+            return false;
+        }
+        close(fd);
+        return true;
+    }
+    char probe[1100];
+    snprintf(probe, sizeof probe, "%.1000s.pfi-check-XXXXXX", path);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        snprintf(why, n, "cannot be created: %s", strerror(errno));
+        return false;
+    }
+    close(fd);
+    unlink(probe);
+    return true;
+}
+
+/* --check: the config and every file it names, as a start would read them, and the --db;
+ * contacts no agent, touches no GPU. 0 valid, 2 not (each problem printed). */
+static int control_check(control_opts *o)
+{
+    control_inputs in;
+    memset(&in, 0, sizeof in);
+    int problems = 0;
+    int rc = control_read_inputs(o, &in, &problems);
+    char why[600];
+    const char *readable[] = {o->cfg.store_path, o->cfg.model_path};
+    const char *what[] = {"--store", "--model"};
+    for (int k = 0; k < 2; k++)
+        if (readable[k] != NULL && access(readable[k], R_OK) != 0) {
+            cli_error("control: %s %s: %s", what[k], readable[k], strerror(errno));
+            problems++;
+        }
+    if (o->cfg.audit_path != NULL && !db_writable(o->cfg.audit_path, why, sizeof why)) {
+        cli_error("control: --db %s %s", o->cfg.audit_path, why);
+        problems++;
+    }
+    size_t na = in.na;
+    inputs_free(&in);
+    if (rc != PFI_EXIT_OK || problems > 0) {
+        fprintf(stderr, "pfi control: --check: the configuration is not valid (above)\n");
+        return PFI_EXIT_USAGE;
+    }
+    char t[96];
+    target_text(o, t, sizeof t);
+    printf("pfi control: configuration valid: %zu agent(s), target %s, period %g s%s%s\n", na, t,
+           o->cfg.period_s, o->cfg.audit_path ? ", audit log " : "",
+           o->cfg.audit_path ? o->cfg.audit_path : "");
+    return PFI_EXIT_OK;
+}
+
 int cmd_control(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "status") == 0)
+    if (argc >= 2 && strcmp(argv[1], "status") == 0) {
+        cli_set_command("control status");
         return status_cmd(argc - 1, argv + 1);
+    }
     control_opts o;
     bool done;
-    int rc = control_options(argc, argv, &o, &done);
-    if (rc != PFI_EXIT_OK || done)
+    static cli_slurm slurm;
+    int rc = control_options(argc, argv, &o, &done, &slurm);
+    if (rc != PFI_EXIT_OK || done) {
+        opts_free(&o);
+        return o.check && rc != PFI_EXIT_OK ? PFI_EXIT_USAGE : rc;
+    }
+    if (o.check) {
+        rc = control_check(&o);
+        opts_free(&o);
         return rc;
+    }
+    take_sighup(); /* a reload asked for before the first period waits for it */
     control_inputs in;
     memset(&in, 0, sizeof in);
     pfi_ctl *ctl = NULL;
@@ -1519,7 +1929,8 @@ int cmd_control(int argc, char **argv)
     api_state api;
     memset(&api, 0, sizeof api);
     pthread_mutex_init(&api.mu, NULL);
-    if ((rc = control_read_inputs(&o, &in)) != PFI_EXIT_OK)
+    int warnings = 0;
+    if ((rc = control_read_inputs(&o, &in, &warnings)) != PFI_EXIT_OK)
         goto out;
     if (o.children) { /* a controller of controllers */
         rc = parent_loop(&o, &in, &api);
@@ -1536,6 +1947,13 @@ int cmd_control(int argc, char **argv)
     }
     pfi_diag d;
     pfi_error e = pfi_ctl_create(&o.cfg, &ctl, &d);
+    char why[600];
+    if (e == PFI_ERR_IO && o.cfg.audit_path != NULL &&
+        !db_writable(o.cfg.audit_path, why, sizeof why)) {
+        cli_error("control: --db %s %s: the audit log cannot be written", o.cfg.audit_path, why);
+        rc = PFI_EXIT_OUTPUT; /* documented: 3 audit not written */
+        goto out;
+    }
     if (e != PFI_OK) {
         rc = cli_report(e, &d);
         goto out;
@@ -1552,7 +1970,7 @@ int cmd_control(int argc, char **argv)
     if (o.listen_port >= 0 && (rc = api_listen(&api, o.listen_port, &srv)) != PFI_EXIT_OK)
         goto out;
     int worst = PFI_EXIT_OK;
-    rc = control_loop(&o, &in, ctl, &api, &worst);
+    rc = control_loop(argc, argv, &o, &in, ctl, &api, &worst);
     if (rc == PFI_EXIT_OK && worst != PFI_EXIT_OK) {
         fprintf(stderr, "pfi control: exit %d: %s\n", worst,
                 worst == CTL_EXIT_BUDGET ? "the budget could not be met in some period (above)"
@@ -1571,6 +1989,7 @@ out:
     free(api.agents_text);
     pthread_mutex_destroy(&api.mu);
     inputs_free(&in);
+    opts_free(&o);
     return rc;
 }
 
@@ -1599,10 +2018,14 @@ static int report_swing(const pfi_audit_period *p, size_t n, pfi_power_swing *sw
 int cmd_report(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* pfi report --job ID: a Slurm job's accounting */
-        if (strcmp(argv[i], "--job") == 0 || strncmp(argv[i], "--job=", 6) == 0)
+        if (strcmp(argv[i], "--job") == 0 || strncmp(argv[i], "--job=", 6) == 0) {
+            cli_set_command("report --job");
             return cli_slurm_report(argc, argv);
-    if (settle_requested(argc, argv)) /* pfi report --settlement (report_settle.c) */
+        }
+    if (settle_requested(argc, argv)) { /* pfi report --settlement (report_settle.c) */
+        cli_set_command("report --settlement");
         return cmd_settlement(argc, argv);
+    }
     const char *out = NULL, *title = NULL;
     const char *dbs[6];
     size_t nd = 0;
@@ -1635,9 +2058,11 @@ int cmd_report(int argc, char **argv)
             title = argv[++i];
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0 ||
+                   strcmp(argv[i], "--title") == 0) {
+            return cli_usage_missing(argv[i]);
         } else if (argv[i][0] == '-') {
-            cli_error("report: unknown option '%s'", argv[i]);
-            return PFI_EXIT_USAGE;
+            return cli_usage_unknown(argv[i]);
         } else if (nd < 6) {
             dbs[nd++] = argv[i];
         } else {

@@ -113,12 +113,11 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
             a->sets_text[a->n_sets++] = optarg;
             break;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(fit_options, "hm:o:", c, argv);
         }
     }
     if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json")) {
-        cli_error("--format: expected table, csv or json, got '%s'", a->format);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("format", a->format, "table, csv or json");
     }
     if (argc - optind != 1) {
         cli_error("fit: expected one INPUT (a dataset directory or a groups CSV)");
@@ -223,7 +222,8 @@ static void write_comparison(FILE *f, const char *format, const pfi_groups *g,
                              pfi_fit_model *const *models, char *const *labels, size_t n_sets)
 {
     if (!strcmp(format, "table")) {
-        fprintf(f, "PFI predictors (OLS) on %zu sweep groups; LOCO cluster = job class\n\n", g->n);
+        fprintf(f, "PFI predictors (OLS) on %zu sweep group%s; LOCO cluster = job class\n\n", g->n,
+                g->n == 1 ? "" : "s");
         fprintf(f, "  %-44s %3s %6s | %-27s | %-27s\n", "features", "n", "R2",
                 "LOO  R2     RMSE   MAE  rho", "LOCO R2     RMSE   MAE  rho");
     } else if (!strcmp(format, "csv")) {
@@ -302,7 +302,7 @@ static void predict_usage(FILE *f)
            "'pfi ingest' does), or for every sweep group of a run store (features of each\n"
            "group's reference run, next to its measured PFI) or of INPUT (a dataset directory,\n"
            "a groups CSV or a run store). Telemetry and stored features are mapped to the\n"
-           "model's names by the feature table (README: Feature names): dram_active ->\n"
+           "model's names by the feature table (man pfi-predict): dram_active ->\n"
            "dcgm_dram_active, mem_copy_util_pct / 100 -> dcgm_mem_copy_util, ... A product\n"
            "feature 'A*B' is computed from A and B. Prints the estimate, its prediction\n"
            "interval, and warns when a feature lies outside the training range.\n"
@@ -500,19 +500,19 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
          .lo_open = true,
          .hi = 1,
          .hi_open = true,
-         .error = "expected a number in (0, 1), got"},
+         .error = "a number in (0, 1)"},
         {.c = P_INTERVAL,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->topt.interval_s,
          .lo = 0,
          .hi = HUGE_VAL,
-         .error = "expected a number >= 0, got"},
+         .error = "a number >= 0"},
         {.c = P_WARMUP,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->ro.warmup_s,
          .lo = 0,
          .hi = HUGE_VAL,
-         .error = "expected a number >= 0, got"},
+         .error = "a number >= 0"},
     };
     int c;
     optind = 1;
@@ -543,7 +543,7 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
             }
             break;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(predict_options, "hm:o:q", c, argv);
         }
     }
     if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json")) {
@@ -553,7 +553,7 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
                       "format use --telemetry-format %s",
                       a->format);
         else
-            cli_error("--format: expected table, csv or json, got '%s'", a->format);
+            cli_usage_bad_value("format", a->format, "table, csv or json");
         return PFI_EXIT_USAGE;
     }
     if (a->model_path == NULL) {

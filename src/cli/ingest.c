@@ -483,9 +483,9 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
         return -1;
     case O_GROUP:
         if (pfi_store_group_check(optarg) != NULL) {
-            cli_error("--group: expected a sweep group name (%s); got '%s'",
-                      pfi_store_group_check(optarg), optarg);
-            return PFI_EXIT_USAGE;
+            char want[256];
+            snprintf(want, sizeof want, "a sweep group name (%s)", pfi_store_group_check(optarg));
+            return cli_usage_bad_value("group", optarg, want);
         }
         a->group = optarg;
         return PFI_EXIT_OK;
@@ -518,10 +518,10 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
         return PFI_EXIT_OK;
     case O_FATAL_XIDS:
         if (!parse_xid_list(optarg, a->fatal, &a->n_fatal)) {
-            cli_error("--fatal-xids: expected Xid numbers separated by commas (at most %d) "
-                      "or 'none', got '%s'",
-                      MAX_FATAL_XIDS, optarg);
-            return PFI_EXIT_USAGE;
+            char want[96];
+            snprintf(want, sizeof want, "Xid numbers separated by commas (at most %d) or 'none'",
+                     MAX_FATAL_XIDS);
+            return cli_usage_bad_value("fatal-xids", optarg, want);
         }
         a->fatal_set = true;
         return PFI_EXIT_OK;
@@ -539,24 +539,12 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
         return PFI_EXIT_OK;
     case O_START_DATE:
         if (!parse_date(optarg, &a->topt.start_date)) {
-            cli_error("--start-date: expected a calendar date YYYYMMDD from 1970 on, got "
-                      "'%s'",
-                      optarg);
-            return PFI_EXIT_USAGE;
+            return cli_usage_bad_value("start-date", optarg,
+                                       "a calendar date YYYYMMDD from 1970 on");
         }
         return PFI_EXIT_OK;
-    case ':':
-        cli_error("ingest: --%s needs a value (see 'pfi ingest --help')",
-                  cli_option_name(ingest_options, optopt));
-        return PFI_EXIT_USAGE;
-    default:
-        if (optopt != 0)
-            cli_error("ingest: unknown option '-%c' (-q is --quiet, -h --help; see 'pfi "
-                      "ingest --help')",
-                      optopt);
-        else
-            cli_error("ingest: unknown option '%s' (see 'pfi ingest --help')", argv[optind - 1]);
-        return PFI_EXIT_USAGE;
+    default: /* '?' or ':' */
+        return cli_usage_getopt(ingest_options, ":hq", c, argv);
     }
 }
 
@@ -588,47 +576,47 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
          .dst = &a->ro.gpus,
          .min = 1,
          .max = SIZE_MAX,
-         .error = "expected a positive integer, got"},
+         .error = "a positive integer"},
         {.c = O_CAP,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->cap,
          .lo = 0,
          .lo_open = true,
          .hi = HUGE_VAL,
-         .error = "expected a number > 0, got"},
+         .error = "a number > 0"},
         {.c = O_INTERVAL,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->topt.interval_s,
          .lo = 0,
          .lo_open = true,
          .hi = HUGE_VAL,
-         .error = "expected a number > 0, got"},
+         .error = "a number > 0"},
         {.c = O_MAX_POWER,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->topt.max_power_w,
          .lo = 0,
          .hi = HUGE_VAL,
-         .error = "expected a number >= 0, got"},
+         .error = "a number >= 0"},
         {.c = O_ALIGN,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->ro.align_s,
          .lo = 0,
          .lo_open = true,
          .hi = HUGE_VAL,
-         .error = "expected a number > 0, got"},
+         .error = "a number > 0"},
         {.c = O_WARMUP,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->ro.warmup_s,
          .lo = 0,
          .hi = HUGE_VAL,
-         .error = "expected a number >= 0, got"},
+         .error = "a number >= 0"},
         {.c = O_Q,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->ro.q,
          .lo = 0,
          .lo_open = true,
          .hi = 1,
-         .error = "expected a fraction in (0, 1], got"},
+         .error = "a fraction in (0, 1]"},
     };
     /* "-q 0.2" meant "--q 0.2": remembered, so the stray 0.2 can be explained. Looked for
      * before getopt_long, which moves the arguments that are not options to the end. */
@@ -1068,7 +1056,7 @@ static void runs_usage(FILE *f)
                "  4 incomplete, 8 nominal-time, 32 tool-error, 64 nan-loss, 128 no-throughput,\n"
                "    256 time-gap, 512 energy-partial, 1024 cap-lost, 2048 throttled: warnings,\n"
                "    the run is used (cap-lost / throttled timestamps left out of its power).\n"
-               "  e.g. 144 = 16 gpu-count + 128 no-throughput. See README, 'pfi runs'.\n"
+               "  e.g. 144 = 16 gpu-count + 128 no-throughput. See man pfi-runs.\n"
                "\n"
                "Exit codes: 0 success, 1 store missing or unreadable, 2 bad command line,\n"
                "3 output not written.\n");
@@ -1117,22 +1105,12 @@ int cmd_runs(int argc, char **argv)
             break;
         case 'f':
             if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json")) {
-                cli_error("--format: expected table, csv or json; got '%s'", optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("format", optarg, "table, csv or json");
             }
             format = optarg;
             break;
-        case ':':
-            cli_error("runs: %s%s needs a value (see 'pfi runs --help')",
-                      optopt == 'o' ? "-o/--" : "--",
-                      optopt == 'o' ? "output" : cli_option_name(opts, optopt));
-            return PFI_EXIT_USAGE;
-        default:
-            if (optopt != 0)
-                cli_error("runs: unknown option '-%c' (see 'pfi runs --help')", optopt);
-            else
-                cli_error("runs: unknown option '%s' (see 'pfi runs --help')", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
+        default: /* '?' or ':' */
+            return cli_usage_getopt(opts, ":ho:", c, argv);
         }
     }
     if (optind < argc) {

@@ -55,7 +55,9 @@ static bool parse_range(const char *flag, const char *arg, double lo, double hi,
 {
     double v;
     if (!cli_parse_double(arg, &v) || v < lo || v >= hi) {
-        cli_error("--%s: expected a number in [%g, %g), got '%s'", flag, lo, hi, arg);
+        char want[64];
+        snprintf(want, sizeof want, "a number in [%g, %g)", lo, hi);
+        cli_usage_bad_value(flag, arg, want);
         return false;
     }
     *out = v;
@@ -77,8 +79,7 @@ static int generate(int argc, char **argv)
             return PFI_EXIT_OK;
         case OPT_SEED:
             if (!cli_parse_size(optarg, &n)) {
-                cli_error("--seed: expected a non-negative integer, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("seed", optarg, "a non-negative integer");
             }
             o.seed = (uint64_t)n;
             break;
@@ -102,7 +103,7 @@ static int generate(int argc, char **argv)
             quiet = true;
             break;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(long_options, "h", c, argv);
         }
     }
     if (argc - optind > 1) {
@@ -149,8 +150,10 @@ int cmd_library(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? PFI_EXIT_USAGE : PFI_EXIT_OK;
     }
-    if (strcmp(argv[1], "generate") == 0)
+    if (strcmp(argv[1], "generate") == 0) {
+        cli_set_command("library generate");
         return generate(argc - 1, argv + 1);
+    }
     cli_error("library: unknown subcommand '%s' (expected 'generate')", argv[1]);
     return PFI_EXIT_USAGE;
 }

@@ -1,6 +1,7 @@
 /*
  * pfi — Power Flexibility Index toolkit: command dispatch.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,9 +97,12 @@ int main(int argc, char **argv)
         cli_error("unknown command '%s' (see 'pfi --help')", argv[2]);
         return PFI_EXIT_USAGE;
     }
+    opterr = 0; /* every verb words its own option errors (cli_usage_getopt) */
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-        if (strcmp(name, verbs[i].name) == 0)
+        if (strcmp(name, verbs[i].name) == 0) {
+            cli_set_command(verbs[i].name);
             return verbs[i].run(argc - 1, argv + 1);
+        }
     cli_error("unknown command '%s' (see 'pfi --help')", name);
     return PFI_EXIT_USAGE;
 }

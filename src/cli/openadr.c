@@ -517,19 +517,18 @@ static int poll_cmd(int argc, char **argv)
         {O_PROG, CLI_OPT_TEXT, &o.program, 0, 0, false, false, 0, 0, NULL, NULL},
         {O_CRED, CLI_OPT_TEXT, &o.cred_path, 0, 0, false, false, 0, 0, NULL, NULL},
         {O_EPOCH, CLI_OPT_DOUBLE, &o.epoch, 0, HUGE_VAL, true, false, 0, 0, NULL,
-         "expected a Unix time > 0, got"},
+         "a Unix time > 0"},
         {O_OUT, CLI_OPT_TEXT, &o.sched_out, 0, 0, false, false, 0, 0, NULL, NULL},
         {O_LEVELS, CLI_OPT_TEXT, &o.levels_path, 0, 0, false, false, 0, 0, NULL, NULL},
-        {O_RAMP, CLI_OPT_DOUBLE, &o.ramp, 0, HUGE_VAL, false, false, 0, 0, NULL,
-         "expected seconds >= 0, got"},
+        {O_RAMP, CLI_OPT_DOUBLE, &o.ramp, 0, HUGE_VAL, false, false, 0, 0, NULL, "seconds >= 0"},
         {O_MEAS, CLI_OPT_TEXT, &o.measured, 0, 0, false, false, 0, 0, NULL, NULL},
         {O_AUDIT, CLI_OPT_TEXT, &o.audit, 0, 0, false, false, 0, 0, NULL, NULL},
         {O_CLIENT, CLI_OPT_TEXT, &o.client_name, 0, 0, false, false, 0, 0, NULL, NULL},
         {O_STATE, CLI_OPT_TEXT, &o.state_path, 0, 0, false, false, 0, 0, NULL, NULL},
         {O_INTERVAL, CLI_OPT_DOUBLE, &o.interval, 0, 86400, true, false, 0, 0, NULL,
-         "expected seconds in (0, 86400], got"},
+         "seconds in (0, 86400]"},
         {O_TIMEOUT, CLI_OPT_DOUBLE, &o.timeout, 0, 600, true, false, 0, 0, NULL,
-         "expected seconds in (0, 600], got"},
+         "seconds in (0, 600]"},
         {O_ONCE, CLI_OPT_FLAG, &o.once, 0, 0, false, false, 0, 0, NULL, NULL},
     };
     int c;
@@ -548,9 +547,7 @@ static int poll_cmd(int argc, char **argv)
             usage(stdout);
             return PFI_EXIT_OK;
         }
-        cli_error("openadr poll: %s option '%s'", c == ':' ? "missing value for" : "unknown",
-                  argv[optind - 1]);
-        return PFI_EXIT_USAGE;
+        return cli_usage_getopt(opts, ":h", c, argv);
     }
     if (optind < argc || o.vtn == NULL || o.program == NULL || o.cred_path == NULL ||
         o.sched_out == NULL || isnan(o.epoch)) {
@@ -639,8 +636,10 @@ static int poll_cmd(int argc, char **argv)
 
 int cmd_openadr(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "poll") == 0)
+    if (argc >= 2 && strcmp(argv[1], "poll") == 0) {
+        cli_set_command("openadr poll");
         return poll_cmd(argc - 1, argv + 1);
+    }
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
         return PFI_EXIT_OK;

@@ -123,9 +123,8 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
         case 'b':
             if (!pfi_gpu_kind_parse(optarg, &o->gc.kind)) {
                 char names[128];
-                cli_error("--backend: expected %s, got '%s'",
-                          pfi_gpu_kind_names(0, names, sizeof names), optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("backend", optarg,
+                                           pfi_gpu_kind_names(0, names, sizeof names));
             }
             break;
         case 'l':
@@ -139,8 +138,7 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
             break;
         case 'f':
             if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0) {
-                cli_error("--format: expected table or json, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("format", optarg, "table or json");
             }
             o->json = strcmp(optarg, "json") == 0;
             break;
@@ -151,21 +149,19 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
         case 'I':
             if (!hw_parse_duration(optarg, c == 'D' ? &o->duration_s : &o->interval_s) ||
                 (c == 'I' && !(o->interval_s > 0))) {
-                cli_error("--%s: expected a duration like 10s or 500ms, got '%s'",
-                          c == 'D' ? "duration" : "interval", optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value(c == 'D' ? "duration" : "interval", optarg,
+                                           "a duration like 10s or 500ms");
             }
             break;
         case 'h':
             usage(stdout);
             return -1;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(opts, "h", c, argv);
         }
     }
     if (optind < argc) {
-        cli_error("unexpected argument '%s'", argv[optind]);
-        return PFI_EXIT_USAGE;
+        return cli_usage_unexpected(argv[optind]);
     }
     return PFI_EXIT_OK;
 }

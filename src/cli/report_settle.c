@@ -234,9 +234,9 @@ int cmd_settlement(int argc, char **argv)
             bool open_lo = range[c - O_INTERVAL].open_lo;
             if (!cli_parse_double(optarg, dst) || !isfinite(*dst) || *dst > hi ||
                 (open_lo ? !(*dst > lo) : !(*dst >= lo))) {
-                cli_error("report: --%s: bad value '%s': expected a number in %s%g, %g]", name,
-                          optarg, open_lo ? "(" : "[", lo, hi);
-                return PFI_EXIT_USAGE;
+                char want[96];
+                snprintf(want, sizeof want, "a number in %s%g, %g]", open_lo ? "(" : "[", lo, hi);
+                return cli_usage_bad_value(name, optarg, want);
             }
             continue;
         }
@@ -255,13 +255,8 @@ int cmd_settlement(int argc, char **argv)
         case 'h':
             usage(stdout);
             return PFI_EXIT_OK;
-        case ':':
-            cli_error("report: option '%s' needs a value", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
-        default:
-            cli_error("report: unknown option '%s' (see 'pfi report --settlement --help')",
-                      argv[optind - 1]);
-            return PFI_EXIT_USAGE;
+        default: /* '?' or ':' */
+            return cli_usage_getopt(opts, ":ho:", c, argv);
         }
     }
     if (argc - optind != 1) {

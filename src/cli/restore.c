@@ -2,9 +2,11 @@
  * pfi restore — put back the power limits a crashed or killed sweep left behind, from its
  * journal.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -30,8 +32,9 @@ static void usage(FILE *f)
            "  --dry-run               show what would be set, change nothing\n"
            "  -h, --help              this help\n"
            "\n"
-           "Exit codes: 0 every limit restored (or nothing to do), 1 no or unreadable journal,\n"
-           "2 bad command line, 5 a GPU could not be restored (the journal is kept).\n");
+           "Exit codes: 0 every limit restored, or nothing to do (no journal), 1 unreadable\n"
+           "or malformed journal (a directory, ...), 2 bad command line, 5 a GPU could not be\n"
+           "restored (the journal is kept).\n");
 }
 
 int cmd_restore(int argc, char **argv)
@@ -63,7 +66,7 @@ int cmd_restore(int argc, char **argv)
             usage(stdout);
             return PFI_EXIT_OK;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(opts, "h", c, argv);
         }
     }
     char path[4096];
@@ -73,6 +76,12 @@ int cmd_restore(int argc, char **argv)
     } else if (optind < argc || journal == NULL) {
         cli_error("give a sweep directory or --journal FILE (see 'pfi restore --help')");
         return PFI_EXIT_USAGE;
+    }
+    /* no journal: the sweep ended cleanly (it removes it) or never changed a limit */
+    struct stat jst;
+    if (stat(journal, &jst) != 0 && errno == ENOENT) {
+        printf("%s: no journal: nothing to restore\n", journal);
+        return PFI_EXIT_OK;
     }
     pfi_journal j;
     pfi_diag d;

@@ -123,28 +123,20 @@ int cmd_schedule(int argc, char **argv)
             return PFI_EXIT_OK;
         case 's':
             if (!cli_parse_double(optarg, &speed) || !(speed > 0) || !(speed <= 1e4)) {
-                cli_error("schedule: --speed: bad value '%s': expected a number in (0, 10000]",
-                          optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("speed", optarg, "a number in (0, 10000]");
             }
             break;
         case 'f':
             if (strcmp(optarg, "table") != 0 && strcmp(optarg, "json") != 0) {
-                cli_error("schedule: --format takes table or json, got '%s'", optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("format", optarg, "table or json");
             }
             format = optarg;
             break;
         case 'o':
             output = optarg;
             break;
-        case ':':
-            cli_error("schedule: option '%s' needs a value", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
-        default:
-            cli_error("schedule: unknown option '%s' (see 'pfi schedule --help')",
-                      argv[optind - 1]);
-            return PFI_EXIT_USAGE;
+        default: /* '?' or ':' */
+            return cli_usage_getopt(opts, ":ho:", c, argv);
         }
     }
     if (argc - optind != 1) {

@@ -157,9 +157,7 @@ static bool parse_reductions(const char *s, pfi_sim_options *o)
 /* The complaint about a value an option does not take; returns the exit code. */
 static int bad_value(int c, const char *value)
 {
-    cli_error("invalid value '%s' for --%s (see 'pfi simulate --help' for what it takes)", value,
-              cli_option_name(long_options, c));
-    return PFI_EXIT_USAGE;
+    return cli_usage_bad_value(cli_option_name(long_options, c), value, NULL);
 }
 
 /* --mix: random, production or both. */
@@ -185,8 +183,8 @@ static bool plot_names_valid(const settings *s)
         const char *dot = plots[i] ? strrchr(plots[i], '.') : NULL;
         if (plots[i] != NULL &&
             (dot == NULL || (strcasecmp(dot, ".png") != 0 && strcasecmp(dot, ".svg") != 0))) {
-            cli_error("--%s: the file name must end in .png or .svg, got '%s'",
-                      i == 0 ? "plot-gap" : "plot-classes", plots[i]);
+            cli_usage_bad_value(i == 0 ? "plot-gap" : "plot-classes", plots[i],
+                                "a file name ending in .png or .svg");
             return false;
         }
     }
@@ -263,17 +261,12 @@ static int parse_args(int argc, char **argv, settings *s)
                 return bad_value(c, optarg);
             s->format = optarg;
             break;
-        case ':':
-            cli_error("option '%s' needs a value (see 'pfi simulate --help')", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
-        default:
-            cli_error("unknown option '%s' (see 'pfi simulate --help')", argv[optind - 1]);
-            return PFI_EXIT_USAGE;
+        default: /* '?' or ':' */
+            return cli_usage_getopt(long_options, ":ho:", c, argv);
         }
     }
     if (optind < argc) {
-        cli_error("unexpected argument '%s' (see 'pfi simulate --help')", argv[optind]);
-        return PFI_EXIT_USAGE;
+        return cli_usage_unexpected(argv[optind]);
     }
     return plot_names_valid(s) ? PFI_EXIT_OK : PFI_EXIT_USAGE;
 }
@@ -605,16 +598,30 @@ static void sim_set_clear(sim_set *set)
 static bool split_libraries(const char *list, sim_set *set)
 {
     const char *p = list;
+    char want[160];
+    snprintf(want, sizeof want, "1 to %d comma-separated library names, none empty",
+             SIM_MAX_LIBRARIES);
+    if (*p == '\0' || list[strlen(list) - 1] == ',') { /* "" or "a,": an empty name */
+        cli_usage_bad_value("library", list, want);
+        return false;
+    }
     while (*p != '\0') {
         size_t len = strcspn(p, ",");
         if (len == 0 || set->n == SIM_MAX_LIBRARIES) {
-            cli_error("--library: give 1 to %d comma-separated libraries, got '%s'",
-                      SIM_MAX_LIBRARIES, list);
+            cli_usage_bad_value("library", list, want);
             return false;
         }
         set->name[set->n] = strndup(p, len);
         if (set->name[set->n] == NULL)
             return false;
+        for (size_t k = 0; k < set->n; k++)
+            if (strcmp(set->name[k], set->name[set->n]) == 0) { /* the same run twice */
+                snprintf(want, sizeof want, "each library once ('%.100s' is given twice)",
+                         set->name[k]);
+                free(set->name[set->n]);
+                cli_usage_bad_value("library", list, want);
+                return false;
+            }
         set->lib[set->n] = NULL;
         set->res[set->n] = NULL;
         set->n++;

@@ -116,13 +116,16 @@ int cmd_slurm(int argc, char **argv)
         usage(stdout);
         return PFI_EXIT_OK;
     }
-    if (argc >= 2 && strcmp(argv[1], "admit") == 0)
+    if (argc >= 2 && strcmp(argv[1], "admit") == 0) {
+        cli_set_command("slurm admit");
         return slurm_admit(argc - 1, argv + 1);
+    }
     if (argc < 2 || (strcmp(argv[1], "prolog") != 0 && strcmp(argv[1], "epilog") != 0)) {
         cli_error("slurm: prolog, epilog or admit expected (see 'pfi slurm --help')");
         return PFI_EXIT_USAGE;
     }
     bool prolog = strcmp(argv[1], "prolog") == 0;
+    cli_set_command(prolog ? "slurm prolog" : "slurm epilog");
     int c;
     optind = 2;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -162,20 +165,18 @@ int cmd_slurm(int argc, char **argv)
             break;
         case O_TMO:
             if (!cli_parse_double(optarg, &timeout_s) || !(timeout_s > 0) || timeout_s > 600) {
-                cli_error("--timeout: '%s' is not a number of seconds in (0, 600]", optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("timeout", optarg, "a number of seconds in (0, 600]");
             }
             break;
         case 'h':
             usage(stdout);
             return PFI_EXIT_OK;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(opts, "h", c, argv);
         }
     }
     if (optind < argc) {
-        cli_error("slurm %s: unexpected argument '%s'", argv[1], argv[optind]);
-        return PFI_EXIT_USAGE;
+        return cli_usage_unexpected(argv[optind]);
     }
     job = env_or(job, "SLURM_JOB_ID");
     if (job == NULL)
@@ -757,7 +758,7 @@ int cli_slurm_report(int argc, char **argv)
             report_usage(stdout);
             return PFI_EXIT_OK;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(ropts, "h", c, argv);
         }
     }
     char req[256], err[600], reply[PFI_SLURM_REPLY_MAX];
@@ -922,15 +923,14 @@ static int slurm_admit(int argc, char **argv)
             break;
         case A_MIN:
             if (!cli_parse_double(optarg, &min_w) || !(min_w > 0) || min_w > 100000) {
-                cli_error("slurm admit: --gpu-min-w: '%s' is not a power in W", optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("gpu-min-w", optarg, "a power in W");
             }
             break;
         case 'h':
             admit_usage(stdout);
             return PFI_EXIT_OK;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(aopts, "h", c, argv);
         }
     }
     job = env_or(job, "SLURM_JOB_ID");

@@ -67,7 +67,7 @@ static bool figure_name_ok(const char *opt, const char *path)
     const char *dot = strrchr(path, '.');
     if (dot != NULL && (!strcasecmp(dot, ".png") || !strcasecmp(dot, ".svg")))
         return true;
-    cli_error("%s: the file name must end in .png or .svg, got '%s'", opt, path);
+    cli_usage_bad_value(opt, path, "a file name ending in .png or .svg");
     return false;
 }
 
@@ -306,8 +306,8 @@ static void emit_table(FILE *f, const stats_report *r)
 {
     char b1[32], b2[32], b3[32];
     double alpha = r->alpha;
-    fprintf(f, "PFI statistics over %zu sweep groups (%zu with a defined PFI)\n\n", r->n_groups,
-            r->defined);
+    fprintf(f, "PFI statistics over %zu sweep group%s (%zu with a defined PFI)\n\n", r->n_groups,
+            r->n_groups == 1 ? "" : "s", r->defined);
     fprintf(f, "PFI by class\n  %-12s %3s %7s %7s %7s\n", "class", "n", "median", "min", "max");
     for (size_t c = 0; c <= r->k; c++) {
         const class_row *row = &r->classes[c];
@@ -672,8 +672,7 @@ int cmd_stats(int argc, char **argv)
             break;
         case 'a':
             if (!cli_parse_double(optarg, &alpha) || alpha <= 0 || alpha >= 1) {
-                cli_error("--alpha: expected a number in (0, 1), got '%s'", optarg);
-                return PFI_EXIT_USAGE;
+                return cli_usage_bad_value("alpha", optarg, "a number in (0, 1)");
             }
             break;
         case 'P':
@@ -698,12 +697,11 @@ int cmd_stats(int argc, char **argv)
             plot_feature = optarg;
             break;
         default:
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(options, "ho:", c, argv);
         }
     }
     if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
-        cli_error("--format: expected table, csv or json, got '%s'", format);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("format", format, "table, csv or json");
     }
     if ((plot_class && !figure_name_ok("--plot-class", plot_class)) ||
         (plot_feature && !figure_name_ok("--plot-feature", plot_feature)))

@@ -72,7 +72,7 @@ static void usage(FILE *f)
         f,
         "  --gpus LIST               GPUs of the job, e.g. 0-7 or 0,2 (all)\n"
         "  --nvml-library PATH       NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
-        "  --emulate SPEC            emulated job, e.g. gpus=8,alpha=0.6,noise=0.01 (README)\n"
+        "  --emulate SPEC            emulated job, e.g. gpus=8,alpha=0.6 (man pfi-sweep)\n"
         "  --journal PATH            where the original limits go (DIR/cap-journal, else\n"
         "                            FILE.cap-journal)\n"
         "  --run-dir DIR             the GPUs' ownership locks ($PFI_RUN_DIR, /run/pfi): a\n"
@@ -88,7 +88,10 @@ static void usage(FILE *f)
         "                            in-situ: one running job, caps changed in place (separate)\n"
         "  --duration T              measurement window per cap (30m); units ms, s, m, h\n"
         "  --interval T              telemetry period (5s)\n"
-        "  --warmup T                dropped after each job start (5m)\n"
+        "  --warmup T                dropped after each job start (5m); a run whose top-Q\n"
+        "                            power is over 5 %% above the cap (plus its noise), as\n"
+        "                            when the window holds the job's start, is flagged\n"
+        "                            cap_not_effective (warned, stored, exit unchanged)\n"
         "  --settle T                in-situ: dropped after each cap change (1m)\n"
         "  --group NAME              sweep group name for the runs (sweep)\n"
         "  --top-fraction Q          steady state: mean of the top Q of samples (0.10)\n"
@@ -165,8 +168,7 @@ static int set_true(settings *s, const sweep_option *opt, const char *arg)
 static int set_duration(settings *s, const sweep_option *opt, const char *arg)
 {
     if (!hw_parse_duration(arg, FIELD(s, opt->field))) {
-        cli_error("--%s: expected a duration like 30m, 5s, 250ms, got '%s'", opt->o.name, arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value(opt->o.name, arg, "a duration like 30m, 5s, 250ms");
     }
     return PFI_EXIT_OK;
 }
@@ -185,9 +187,8 @@ static int set_backend(settings *s, const sweep_option *opt, const char *arg)
     if (!pfi_gpu_kind_parse(arg, &s->gc.kind) ||
         !(pfi_gpu_backend_caps(s->gc.kind) & PFI_GPU_CAP_SET_LIMITS)) {
         char names[128];
-        cli_error("--backend: expected %s, got '%s'",
-                  pfi_gpu_kind_names(PFI_GPU_CAP_SET_LIMITS, names, sizeof names), arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("backend", arg,
+                                   pfi_gpu_kind_names(PFI_GPU_CAP_SET_LIMITS, names, sizeof names));
     }
     return PFI_EXIT_OK;
 }
@@ -196,8 +197,7 @@ static int set_gpus(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (!hw_parse_gpus(arg, s->gpus, MAX_GPUS, &s->n_gpus)) {
-        cli_error("--gpus: expected indices and ranges like 0-3,6, got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("gpus", arg, "indices and ranges like 0-3,6");
     }
     return PFI_EXIT_OK;
 }
@@ -206,8 +206,9 @@ static int set_caps(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (!hw_parse_list(arg, s->caps, MAX_CAPS, &s->n_caps)) {
-        cli_error("--caps: expected watts like 700,600,500 (at most %d), got '%s'", MAX_CAPS, arg);
-        return PFI_EXIT_USAGE;
+        char want[96];
+        snprintf(want, sizeof want, "watts like 700,600,500 (at most %d)", MAX_CAPS);
+        return cli_usage_bad_value("caps", arg, want);
     }
     return PFI_EXIT_OK;
 }
@@ -220,8 +221,7 @@ static int set_mode(settings *s, const sweep_option *opt, const char *arg)
     else if (strcmp(arg, "in-situ") == 0)
         s->sc.mode = PFI_SWEEP_IN_SITU;
     else {
-        cli_error("--mode: expected separate or in-situ, got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("mode", arg, "separate or in-situ");
     }
     return PFI_EXIT_OK;
 }
@@ -230,9 +230,9 @@ static int set_group(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (pfi_store_group_check(arg) != NULL) {
-        cli_error("--group: expected a sweep group name (%s); got '%s'", pfi_store_group_check(arg),
-                  arg);
-        return PFI_EXIT_USAGE;
+        char want[256];
+        snprintf(want, sizeof want, "a sweep group name (%s)", pfi_store_group_check(arg));
+        return cli_usage_bad_value("group", arg, want);
     }
     s->sc.group = arg;
     return PFI_EXIT_OK;
@@ -242,8 +242,7 @@ static int set_top_fraction(settings *s, const sweep_option *opt, const char *ar
 {
     (void)opt;
     if (!cli_parse_double(arg, &s->sc.q) || !(s->sc.q > 0 && s->sc.q <= 1)) {
-        cli_error("--top-fraction: expected a number in (0, 1], got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("top-fraction", arg, "a number in (0, 1]");
     }
     return PFI_EXIT_OK;
 }
@@ -252,8 +251,7 @@ static int set_format(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (strcmp(arg, "table") && strcmp(arg, "csv") && strcmp(arg, "json")) {
-        cli_error("--format: expected table, csv or json, got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("format", arg, "table, csv or json");
     }
     s->format = arg;
     return PFI_EXIT_OK;
@@ -263,8 +261,7 @@ static int set_draws(settings *s, const sweep_option *opt, const char *arg)
 {
     (void)opt;
     if (!cli_parse_size(arg, &s->draws) || s->draws > 10000000) {
-        cli_error("--draws: expected a count up to 10000000, got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("draws", arg, "a count up to 10000000");
     }
     return PFI_EXIT_OK;
 }
@@ -274,8 +271,7 @@ static int set_seed(settings *s, const sweep_option *opt, const char *arg)
     (void)opt;
     size_t z;
     if (!cli_parse_size(arg, &z)) {
-        cli_error("--seed: expected a non-negative integer, got '%s'", arg);
-        return PFI_EXIT_USAGE;
+        return cli_usage_bad_value("seed", arg, "a non-negative integer");
     }
     s->seed = z;
     return PFI_EXIT_OK;
@@ -401,7 +397,7 @@ static int parse_args(int argc, char **argv, settings *s)
             if (sweep_options[k].o.val == c)
                 opt = &sweep_options[k];
         if (opt == NULL)
-            return PFI_EXIT_USAGE;
+            return cli_usage_getopt(long_options, "+ho:", c, argv);
         int rc = opt->set(s, opt, optarg);
         if (rc != PFI_EXIT_OK)
             return rc;

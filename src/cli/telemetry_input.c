@@ -2,7 +2,9 @@
  * Reading and reducing one run's telemetry files: the path `pfi ingest` and
  * `pfi predict --telemetry` share, so both see the same samples, notes and features.
  */
+#include <errno.h>
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -100,6 +102,36 @@ static const char *machine_zone(char *buf, size_t size)
     return stat("/etc/localtime", &st) == 0 ? "/etc/localtime" : "UTC";
 }
 
+/* A zone given as a path that names something which is not a time zone file: what it is
+ * instead into why[n] ("is a directory", "is not a TZif file ..."). false when zone names no
+ * such path (an IANA name, or a path that does not exist). */
+static bool zone_file_problem(const char *zone, char *why, size_t n)
+{
+    struct stat st;
+    if (strchr(zone, '/') == NULL || stat(zone, &st) != 0)
+        return false;
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(why, n, "is a directory, not a time zone file");
+        return true;
+    }
+    FILE *f = fopen(zone, "rb");
+    char magic[4] = {0};
+    size_t got = f != NULL ? fread(magic, 1, sizeof magic, f) : 0;
+    if (f != NULL)
+        fclose(f);
+    if (f == NULL) {
+        snprintf(why, n, "cannot be read: %s", strerror(errno));
+        return true;
+    }
+    if (got < 4 || memcmp(magic, "TZif", 4) != 0) {
+        snprintf(why, n,
+                 "is not a TZif file (a time zone file starts with 'TZif'; give an IANA name "
+                 "as in /usr/share/zoneinfo, e.g. Europe/Berlin, or UTC)");
+        return true;
+    }
+    return false;
+}
+
 int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                        const pfi_telemetry_options *topt_in, const pfi_reduce_options *ro,
                        bool quiet, const char *on_failure, const cli_kernlog *klog,
@@ -110,11 +142,18 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
     pfi_telemetry *tm = NULL;
     pfi_telemetry_options topt_zone = *topt_in;
     const pfi_telemetry_options *topt = &topt_zone;
-    char zbuf[256];
+    char zbuf[256], zwhy[256];
     bool zone_default = topt_zone.timezone == NULL;
     if (zone_default)
         topt_zone.timezone = machine_zone(zbuf, sizeof zbuf);
     pfi_error ce = pfi_telemetry_create(topt, &tm);
+    if (ce == PFI_ERR_INVALID_ARGUMENT && topt_zone.timezone != NULL &&
+        zone_file_problem(topt_zone.timezone, zwhy, sizeof zwhy)) {
+        /* a file that exists but is no zone: say what it is, not that it does not exist */
+        cli_error("%s '%s': %s", zone_default ? "the machine's zone" : "--timezone",
+                  topt_zone.timezone, zwhy);
+        return zone_default ? PFI_EXIT_DATA : PFI_EXIT_USAGE;
+    }
     if (ce == PFI_ERR_INVALID_ARGUMENT && topt_zone.timezone != NULL) {
         cli_error("%s '%s': no such time zone (an IANA name as in /usr/share/zoneinfo, e.g. "
                   "Europe/Berlin, a TZif file, or UTC)",

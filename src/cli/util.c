@@ -20,6 +20,8 @@
 #include "pfi/telemetry.h"
 #include "pfi/value.h"
 
+#include "opterr.h"
+
 void cli_error(const char *fmt, ...)
 {
     char msg[4096], safe[4 * sizeof msg + 4];
@@ -29,6 +31,66 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
     size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
     fprintf(stderr, "pfi: %s\n", cli_safe(safe, sizeof safe, msg, len));
+}
+
+static const char *g_command = "";
+
+void cli_set_command(const char *verb)
+{
+    g_command = verb != NULL ? verb : "";
+}
+
+const char *cli_command(void)
+{
+    return g_command;
+}
+
+/* "pfi VERB", what --help follows in the messages */
+static const char *help_cmd(char *buf, size_t n)
+{
+    snprintf(buf, n, "pfi%s%s", g_command[0] ? " " : "", g_command);
+    return buf;
+}
+
+static int usage_said(const char *text)
+{
+    if (g_command[0] != '\0')
+        cli_error("%s: %s", g_command, text);
+    else
+        cli_error("%s", text);
+    return PFI_EXIT_USAGE;
+}
+
+int cli_usage_getopt(const struct option *opts, const char *shortopts, int c, char **argv)
+{
+    char cmd[96], text[512];
+    return usage_said(
+        opterr_getopt(text, sizeof text, help_cmd(cmd, sizeof cmd), opts, shortopts, c, argv));
+}
+
+int cli_usage_bad_value(const char *name, const char *text, const char *expected)
+{
+    char cmd[96], msg[1024];
+    return usage_said(
+        opterr_bad_value(msg, sizeof msg, help_cmd(cmd, sizeof cmd), name, text, expected));
+}
+
+int cli_usage_unknown(const char *arg)
+{
+    char cmd[96], msg[512];
+    return usage_said(opterr_unknown(msg, sizeof msg, help_cmd(cmd, sizeof cmd), arg));
+}
+
+int cli_usage_missing(const char *name)
+{
+    char cmd[96], msg[512];
+    return usage_said(opterr_missing(msg, sizeof msg, help_cmd(cmd, sizeof cmd), name));
+}
+
+int cli_usage_unexpected(const char *arg)
+{
+    char cmd[96], msg[512];
+    return usage_said(opterr_unexpected(msg, sizeof msg, help_cmd(cmd, sizeof cmd), arg));
 }
 
 const char *cli_safe(char *buf, size_t len, const char *s, size_t n)
@@ -186,8 +248,7 @@ bool cli_opt_take(const cli_opt *o, const char *text)
 
 void cli_opt_complain(const struct option *opts, const cli_opt *o, const char *text)
 {
-    cli_error("--%s: %s '%s'", cli_option_name(opts, o->c), o->error ? o->error : "bad value",
-              text);
+    cli_usage_bad_value(cli_option_name(opts, o->c), text, o->error);
 }
 
 cli_numtext cli_num(double v, char conv, int prec, const char *missing)

@@ -226,7 +226,7 @@ rc=$?
     { cat "$T/c.log"; bad "not a model: exit $rc"; }
 "$pfid" --config "$T/pfid.conf" --set dcgm_names=maybe --check > "$T/c.log" 2>&1
 rc=$?
-[ "$rc" = 2 ] && grep -q "dcgm_names: 'maybe' is not true or false" "$T/c.log" && ok "dcgm_names=maybe: exit 2" ||
+[ "$rc" = 2 ] && grep -q "dcgm_names: bad value 'maybe': expected true or false" "$T/c.log" && ok "dcgm_names=maybe: exit 2" ||
     { cat "$T/c.log"; bad "dcgm_names=maybe: exit $rc"; }
 
 # SIGHUP: without dcgm_names and model, both go

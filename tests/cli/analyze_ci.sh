@@ -28,6 +28,42 @@ has table-note "note: throughput rises under a cap"
 check json 0 "$PFI" analyze $M --format json "$T/g.csv"
 has json-share '"pfi_ratio_undefined_share": 0\.[3-7]'
 grep -A1 -- "\"notes\": \[" "$T/out" | grep -q throughput_rises_under_cap || { echo "FAIL json-note"; fail=1; }
+# the JSON's excluded list and the CSV's excluded count agree: g's 250 W point (throughput above
+# the reference's: no_throughput_loss) counts in area and CE, so it is in neither
+# shellcheck disable=SC2086
+"$PFI" analyze $M --format csv "$T/g.csv" >"$T/csv" 2>/dev/null
+python3 - "$T/out" "$T/csv" <<'PY' || fail=1
+import csv, json, sys
+groups = {g["key"]["job"]: g for g in json.load(open(sys.argv[1]))["groups"]}
+rows = {r["group"]: r for r in csv.DictReader(open(sys.argv[2]))}
+for job, g in groups.items():
+    if len(g["excluded"]) != int(rows[job]["excluded"]):
+        print("FAIL excluded-agree: %s: JSON lists %d, CSV counts %s"
+              % (job, len(g["excluded"]), rows[job]["excluded"]))
+        sys.exit(1)
+if not any(p["status"] == "no_throughput_loss" for p in groups["g"]["points"]):
+    print("FAIL excluded-agree: g has no no_throughput_loss point")
+    sys.exit(1)
+PY
+# u: undefined in about two draws of three (x ~ 0.025 +- 0.014 binds in ~64 %, y ~ 0.001 +-
+# 0.014 is > 0 in ~53 %): over half, so a note, no CI and no label, in the table and the JSON
+printf 'job,cap,power,throughput\nu,300,100,10\nu,250,97.5,9.99\n' >"$T/u.csv"
+# shellcheck disable=SC2086
+check mostly-undefined 0 "$PFI" analyze $M "$T/u.csv"
+has mostly-undefined-note "note: the PFI is undefined in 6[0-9]\.[0-9] % of the Monte Carlo draws (over 50 %): no CI and no label"
+grep -q "^  u  *300  *25\.000  -  .* undefined 1/1/0" "$T/out" || { echo "FAIL mostly-undefined-row"; cat "$T/out"; fail=1; }
+# shellcheck disable=SC2086
+check mostly-undefined-json 0 "$PFI" analyze $M --format json "$T/u.csv"
+python3 - "$T/out" <<'PY' || fail=1
+import json, sys
+g = json.load(open(sys.argv[1]))["groups"][0]
+want = (g["pfi_ratio_ci"] is None and g["label"] == "undefined" and abs(g["pfi_ratio"] - 25) < 1e-6
+        and g["notes"] == ["many_undefined_draws", "ci_withheld_mostly_undefined"]
+        and 0.5 < g["pfi_ratio_undefined_share"] < 0.8)
+if not want:
+    print("FAIL mostly-undefined-json: %r" % {k: g[k] for k in ("pfi_ratio_ci", "label", "notes")})
+    sys.exit(1)
+PY
 # no undefined draws: no column
 printf 'job,cap,power,throughput\ng,300,300,100\ng,200,200,90\n' >"$T/h.csv"
 # shellcheck disable=SC2086

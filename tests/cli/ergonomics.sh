@@ -64,9 +64,9 @@ grep_out telemetry-dir-msg "adir: is a directory" "$T/err"
 check tlog-dir 1 ingest --group g --cap 300 --telemetry "$D/smi.csv" --throughput-log "$T/adir"
 grep_out tlog-dir-msg "adir: is a directory" "$T/err"
 check group-empty 2 ingest --group "" --cap 300 --telemetry "$D/smi.csv"
-grep_out group-empty-msg "\-\-group: expected" "$T/err"
+grep_out group-empty-msg "\-\-group: bad value .*: expected a sweep group name" "$T/err"
 check group-control 2 ingest --group "$(printf 'a\033b')" --cap 300 --telemetry "$D/smi.csv"
-grep_out group-control-msg "\-\-group: expected" "$T/err"
+grep_out group-control-msg "\-\-group: bad value .*: expected a sweep group name" "$T/err"
 # No error line ends right after the file name.
 for f in "$T"/err; do no_grep errors-not-empty ': $' "$f"; done
 

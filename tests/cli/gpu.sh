@@ -97,7 +97,10 @@ kill -KILL $pid; wait $pid 2>/dev/null
 [ -e "$T/s6/cap-journal" ] && grep -q 'limit=500000' "$FAKE_NVML_STATE" && ok "kill -9 leaves journal and cap" || bad "kill -9 state"
 "$PFI" restore "$T/s6" >"$T/out" 2>"$T/err"; expect restore 0 $?
 originals "kill -9 + restore" "$T/s6"
-"$PFI" restore "$T/s6" >"$T/out" 2>"$T/err"; expect "restore without journal" 1 $?
+"$PFI" restore "$T/s6" >"$T/out" 2>"$T/err"; expect "restore without journal: nothing to do" 0 $?
+grep -q 'nothing to restore' "$T/out" && ok "restore without journal: says so" || bad "restore without journal: $(cat "$T/out" "$T/err")"
+"$PFI" restore --journal "$T/s6" >"$T/out" 2>"$T/err"; expect "restore --journal DIRECTORY" 1 $?
+grep -q 'is a directory' "$T/err" && ok "restore --journal DIRECTORY: says so" || bad "restore --journal DIRECTORY: $(cat "$T/err")"
 # a sweep refuses to start over an unrestored journal
 state
 printf 'pfi-cap-journal 1\nbackend nvml\nlibrary -\npid 1\ngpu 0 GPU-0 700000\nend\n' >"$T/j"

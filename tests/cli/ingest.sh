@@ -37,6 +37,15 @@ check runs-json 0 "$PFI" runs --db "$T/rt.db" --format json
 grep_out runs-json-features '"dram_copy_product"\|"power_w"' "$T/out"
 check analyze-db 0 "$PFI" analyze --db "$T/rt.db" --format csv
 grep_out analyze-db-pfi ",g1,dense,700,1200,100,2.0833333333333" "$T/out"
+# A standard error below 1e-12 of its estimate is rounding noise (PFI_SE_ROUNDING): a store
+# holding such values (written before the rule) shows 0 in the table, the CSV and the JSON.
+cp "$T/rt.db" "$T/se.db"
+sqlite3 "$T/se.db" "UPDATE runs SET power_se_w = 4.05e-15, throughput_se = 3e-16"
+for f in table csv json; do
+    check "runs-se-noise-$f" 0 "$PFI" runs --db "$T/se.db" --format $f
+    if grep -q "e-1[56]" "$T/out"; then echo "FAIL runs-se-noise-$f: noise printed"; fail=1; fi
+done
+grep_out runs-se-noise-json-zero '"power_se_w": 0\(\.0\)\?,' "$T/out"
 # Counted means (warm-up 0) the collector cannot vouch for: a temperature sample two days
 # before its first. The files are read again storing every sample; the notes are said once,
 # and the mean is every sample's: (60 + 61 + 62 + 63) / 4.

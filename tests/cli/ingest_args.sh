@@ -61,7 +61,7 @@ grep_out power-field-unknown-lists "power_avg_w, power_w, power_energy_w, power_
 check power-field-absent 1 ingest --dry-run --power-field power_instant_w --telemetry "$T/smi4.csv"
 grep_out power-field-absent-names "power_instant_w.*not in the telemetry" "$T/err"
 check align-0 2 ingest --dry-run --align 0 --telemetry "$T/smi4.csv"
-grep_out align-0-says "\-\-align: expected a number > 0" "$T/err"
+grep_out align-0-says "ingest: \-\-align: bad value '0': expected a number > 0" "$T/err"
 check start-date-month 2 ingest --dry-run --start-date 20251399 --telemetry "$T/smi4.csv"
 grep_out start-date-says "\-\-start-date.*20251399" "$T/err"
 check start-date-feb30 2 ingest --dry-run --start-date 20250230 --telemetry "$T/smi4.csv"
@@ -99,7 +99,7 @@ grep_out stray-and-missing-missing "missing --cap W" "$T/err"
 check unknown-option 2 ingest --group g --cap 300 --telemetry "$T/smi4.csv" --bogus
 grep_out unknown-option-says "unknown option '--bogus'" "$T/err"
 check option-needs-value 2 ingest --group g --telemetry "$T/smi4.csv" --cap
-grep_out option-needs-value-says "\-\-cap needs a value" "$T/err"
+grep_out option-needs-value-says "option '\-\-cap' needs a value" "$T/err"
 check runs-extra 2 "$PFI" runs --db "$T/x.db" extra_arg
 grep_out runs-extra-says "unexpected argument 'extra_arg'" "$T/err"
 check runs-unknown 2 "$PFI" runs --bogus

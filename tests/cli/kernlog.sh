@@ -91,7 +91,7 @@ check fatal-xids-none 0 "$PFI" ingest --dry-run --telemetry "$T/head.csv" --kern
     --fatal-xids none
 has fatal-xids-none-notice "GPU-lost notice on gpu1 .*FATAL: gpu1 marked LOST" "$T/out"
 check fatal-xids-bad 2 "$PFI" ingest --dry-run --telemetry "$T/head.csv" --fatal-xids 79,x
-has fatal-xids-bad-msg "fatal-xids: expected Xid numbers" "$T/err"
+has fatal-xids-bad-msg "fatal-xids: bad value .*: expected Xid numbers" "$T/err"
 
 # Telemetry without bus ids (dcgmi dmon): nothing can be matched, said so, not fatal.
 { echo "#Entity POWER"; echo "ID"; echo "GPU 0 300"; echo "GPU 1 300"; } >"$T/dcgmi.txt"

@@ -37,6 +37,14 @@ if awk -v a="$ft_min" -v b="$pt_max" 'BEGIN { exit !(a != "" && b != "" && a - b
 else
     echo "FAIL fine-tuning $ft_min vs pre-training $pt_max"; fail=1
 fi
+# A group's CI is its own: the same in the quick start's command as with its dataset alone
+# (the Monte Carlo stream comes from the group's identity, not its place among the inputs).
+ci_of() { grep -F 'A40+bert-base-uncased+gpu0.csv  ' "$1" | awk '{ print $4, $5 }'; }
+(cd "$SRC" && "$PFI" analyze --noise-rel 0.01 data/zeus_jit_profile) >"$T/alone" 2>"$T/err" ||
+    { echo "FAIL analyze zeus_jit_profile alone: exit $?"; cat "$T/err"; fail=1; }
+with=$(ci_of "$T/out") alone=$(ci_of "$T/alone")
+[ -n "$with" ] && [ "$with" = "$alone" ] && echo "ok   ci-independent-of-other-inputs ($with)" ||
+    { echo "FAIL A40 bert CI '$with' with the other datasets, '$alone' alone"; fail=1; }
 # Zeus follows.
 grep -q '^data/zeus_jit_profile/' "$T/out" && grep -q 'zeus_nsdi23_power' "$T/out" && echo "ok   zeus-after" ||
     { echo "FAIL Zeus datasets missing"; fail=1; }

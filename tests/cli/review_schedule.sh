@@ -20,9 +20,9 @@ check schedule-speed 2 "$PFI" schedule --speed 1e308 "$T/ramp.csv"
 grep_out schedule-speed-says "schedule: --speed: bad value '1e308': expected a number in (0, 10000]" "$T/err"
 
 check settle-interval 2 "$PFI" report --settlement --interval -5 "$T/none.db"
-grep_out settle-interval-says "report: --interval: bad value '-5': expected a number in (0, 86400]" "$T/err"
+grep_out settle-interval-says "report --settlement: --interval: bad value '-5': expected a number in (0, 86400]" "$T/err"
 check settle-speed 2 "$PFI" report --settlement --speed 1e308 "$T/none.db"
-grep_out settle-speed-says "report: --speed: bad value '1e308'" "$T/err"
+grep_out settle-speed-says "report --settlement: --speed: bad value '1e308'" "$T/err"
 
 # An audit log: 4 periods of 10 s, the event from the first (no pre-event baseline).
 audit() { # audit FILE MEASURED_W

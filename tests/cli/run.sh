@@ -311,11 +311,14 @@ def json_real(path):
                 % (x["key"], x["pfi_ratio"], x["undefined_reason"]))
         if x["pfi_ratio"] is not None and not x["pfi_ratio"] > 0:
             die("group %s: pfi_ratio %r is not > 0" % (x["key"], x["pfi_ratio"]))
+        # excluded = left out of every definition, as the CSV's and the table's count; a point
+        # without a throughput loss is left out of the ratio only (its status says so)
         for p in x["points"]:
-            if p["status"] != "used" and not any(
-                    e["line"] == p["line"] and e["reason"] == p["status"] for e in x["excluded"]):
-                die("group %s: point at line %s (%s) missing from excluded"
-                    % (x["key"], p["line"], p["status"]))
+            listed = any(e["line"] == p["line"] and e["reason"] == p["status"]
+                         for e in x["excluded"])
+            if listed != (p["status"] not in ("used", "no_throughput_loss")):
+                die("group %s: point at line %s (%s) %s excluded"
+                    % (x["key"], p["line"], p["status"], "in" if listed else "missing from"))
     hit = [x for x in g if os.path.basename(x["file"]) == "summary_power_a40.csv"
            and x["key"] == KNOWN]
     if len(hit) != 1:

@@ -38,6 +38,10 @@ const char *pfi_note_text(unsigned note)
     switch (note) {
     case PFI_NOTE_THROUGHPUT_RISES:
         return "throughput_rises_under_cap";
+    case PFI_NOTE_MANY_UNDEFINED:
+        return "many_undefined_draws";
+    case PFI_NOTE_CI_WITHHELD:
+        return "ci_withheld_mostly_undefined";
     default:
         return NULL;
     }

@@ -207,8 +207,21 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
         return PFI_ERR_NOMEM;
     r->ci_draws = o->draws;
     r->ci_undefined = o->draws - defined;
+    r->notes &= ~(unsigned)(PFI_NOTE_MANY_UNDEFINED | PFI_NOTE_CI_WITHHELD);
+    const double undefined_share = (double)r->ci_undefined / (double)r->ci_draws;
+    if (undefined_share > PFI_CI_UNDEFINED_NOTE)
+        r->notes |= PFI_NOTE_MANY_UNDEFINED;
     if (defined == 0) {
         r->ci_note = "every draw was undefined";
+        r->notes |= PFI_NOTE_CI_WITHHELD;
+        r->label = PFI_LABEL_UNDEFINED;
+        return PFI_OK;
+    }
+    if (undefined_share > PFI_CI_UNDEFINED_WITHHOLD) {
+        /* more draws undefined than defined: a CI over the minority would look firm */
+        r->ci_note = "the PFI is undefined in more than half of the draws";
+        r->notes |= PFI_NOTE_CI_WITHHELD;
+        r->label = PFI_LABEL_UNDEFINED;
         return PFI_OK;
     }
     double a = (1.0 - o->ci_level) / 2.0;
@@ -226,6 +239,45 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
     else
         r->label = PFI_LABEL_LINEAR;
     return PFI_OK;
+}
+
+/* ---- a group's stream: from its identity, not its place in the table ------------------- */
+
+/* FNV-1a over n bytes, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* One field of the identity, with its terminating NUL (so "ab","c" differs from "a","bc"). */
+static uint64_t fnv1a_str(uint64_t h, const char *s)
+{
+    return fnv1a(h, s ? s : "", strlen(s ? s : "") + 1);
+}
+
+uint64_t pfi_group_stream(const pfi_runs_table *t, size_t g)
+{
+    const pfi_group *grp = &t->groups[g];
+    const char *path = grp->file_index < t->n_files ? t->files[grp->file_index] : "";
+    /* the last two components: "dir/file.csv" whatever the prefix the path was given with */
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    size_t start = n, slashes = 0;
+    while (start > 0 && !(path[start - 1] == '/' && ++slashes == 2))
+        start--;
+    uint64_t h = fnv1a(0xcbf29ce484222325ULL, path + start, n - start);
+    h = fnv1a(h, "", 1);
+    for (size_t k = 0; k < grp->n_key; k++) {
+        h = fnv1a_str(h, grp->key_names[k]);
+        h = fnv1a_str(h, grp->key_values[k]);
+    }
+    return mix64(h);
 }
 
 /* ---- pfi_analyze: groups handed out to workers one at a time ---------------------------- */
@@ -253,7 +305,7 @@ static void *analyze_worker(void *arg)
             break;
         pfi_error e = pfi_group_compute(&job->t->groups[i], job->o, &job->results[i]);
         if (e == PFI_OK)
-            e = pfi_result_ci(&job->results[i], job->o, (uint64_t)i, work);
+            e = pfi_result_ci(&job->results[i], job->o, pfi_group_stream(job->t, i), work);
         if (e != PFI_OK) {
             int ok = PFI_OK;
             atomic_compare_exchange_strong(&job->error, &ok, (int)e);

@@ -59,6 +59,11 @@ pfi_error pfi_steady_state(const double *t_s, const double *value, const bool *v
     out->m = m;
     out->mean = mean;
     if (m >= 2)
-        out->se = sqrt(ss / (double)(m - 1)) / sqrt((double)m);
+        out->se = pfi_se_rounded(sqrt(ss / (double)(m - 1)) / sqrt((double)m), mean);
     return PFI_OK;
+}
+
+double pfi_se_rounded(double se, double estimate)
+{
+    return se >= 0 && se < PFI_SE_ROUNDING * fabs(estimate) ? 0.0 : se;
 }

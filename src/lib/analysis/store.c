@@ -7,6 +7,7 @@
 #include "pfi/csv.h"
 #include "pfi/reduce.h"
 #include "pfi/runs.h"
+#include "pfi/steady.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -499,9 +500,10 @@ pfi_error pfi_store_each_run(pfi_store *s, const char *group_filter, pfi_store_r
             .gpus = (long long)sqlite3_column_int64(st, 2),
             .cap_w = col_double(st, 3),
             .power_w = col_double(st, 4),
-            .power_se_w = col_double(st, 5),
+            /* a store written before the rounding rule may hold noise such as 4e-15 */
+            .power_se_w = pfi_se_rounded(col_double(st, 5), col_double(st, 4)),
             .throughput = col_double(st, 6),
-            .throughput_se = col_double(st, 7),
+            .throughput_se = pfi_se_rounded(col_double(st, 7), col_double(st, 6)),
             .flags = (unsigned)sqlite3_column_int64(st, 8),
             .power_field = (const char *)sqlite3_column_text(st, 9),
             .throughput_unit = (const char *)sqlite3_column_text(st, 10),
@@ -625,8 +627,14 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
     size_t n = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *o = json_object();
-        for (int c = 0; c < 14; c++)
-            json_object_set_new(o, names[c], col_json(st, c));
+        for (int c = 0; c < 14; c++) {
+            /* a standard error (after its estimate): rounding noise is 0, as in the CSV */
+            bool se = (c == 5 || c == 7) && sqlite3_column_type(st, c) != SQLITE_NULL;
+            json_object_set_new(
+                o, names[c],
+                se ? json_real(pfi_se_rounded(col_double(st, c), col_double(st, c - 1)))
+                   : col_json(st, c));
+        }
         sqlite3_int64 rid = sqlite3_column_int64(st, 14);
         json_t *feat = json_object();
         sqlite3_reset(fs);

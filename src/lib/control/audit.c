@@ -4,11 +4,13 @@
  * whole periods only). Tables ctl_* live beside the run store's in the same file when --db
  * names a run store. Missing values are NULL, never 0.
  */
+#include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "control/ctl_internal.h"
@@ -42,6 +44,18 @@ static const char *schema =
     " original_w REAL);"
     "CREATE INDEX IF NOT EXISTS ctl_jobs_job ON ctl_jobs(job);";
 
+/* A directory or a missing file named as the audit log: said plainly (SQLite would say "disk
+ * I/O error" or "unable to open database file"). PFI_OK when path is neither. */
+static pfi_error not_a_file(const char *path, bool must_exist, pfi_diag *d)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: is a directory, not an audit log", path);
+    if (must_exist && stat(path, &st) != 0)
+        return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: %s", path, strerror(errno));
+    return PFI_OK;
+}
+
 static pfi_error db_fail(sqlite3 *db, pfi_diag *d, const char *what)
 {
     return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: %s", what,
@@ -55,6 +69,8 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     if (a == NULL)
         return PFI_ERR_NOMEM;
     pfi_error e;
+    if ((e = not_a_file(path, false, d)) != PFI_OK)
+        goto fail;
     if (sqlite3_open_v2(path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
         e = db_fail(a->db, d, path);
@@ -308,6 +324,9 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
 {
     *out = NULL;
     *n = 0;
+    pfi_error ne = not_a_file(path, true, diag);
+    if (ne != PFI_OK)
+        return ne;
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         pfi_error e = db_fail(db, diag, path);

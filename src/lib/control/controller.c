@@ -146,6 +146,7 @@ struct pfi_ctl {
     double correction_w;
     size_t n_refused;          /* this period's refused cap requests */
     char refusal[160];         /* this period's first refusal, for the note; "" none */
+    char pending_note[160];    /* pfi_ctl_note: leads the next period's note; "" none */
     size_t prom_stale;         /* GPUs whose Prometheus reading was stale this period */
     bool prev_settled;         /* last period's caps were all confirmed (feedback is meaningful) */
     int quiet;                 /* periods since caps last changed */
@@ -1688,7 +1689,19 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
     period_report(c, &p, rep);
     if (rep->note[0] == '\0' && c->refusal[0] != '\0') /* the table and the log say why */
         snprintf(rep->note, sizeof rep->note, "%s", c->refusal);
+    if (c->pending_note[0] != '\0') { /* the operator's note first, the period's after it */
+        char rest[sizeof rep->note];
+        memcpy(rest, rep->note, sizeof rest);
+        snprintf(rep->note, sizeof rep->note, "%s%s%.90s", c->pending_note, rest[0] ? "; " : "",
+                 rest);
+        c->pending_note[0] = '\0';
+    }
     return period_audit(c, rep, d);
+}
+
+void pfi_ctl_note(pfi_ctl *c, const char *text)
+{
+    snprintf(c->pending_note, sizeof c->pending_note, "%s", text != NULL ? text : "");
 }
 
 pfi_error pfi_ctl_release(pfi_ctl *c, bool *all_ok, pfi_diag *d)

@@ -202,7 +202,9 @@ static size_t read_line(pfi_csv_reader *r, pfi_error *err, pfi_diag *diag)
     }
     if (ferror(r->stream)) {
         *err = PFI_ERR_IO;
-        set_diag(r, diag, r->line_no + 1, "read error");
+        int why = errno != 0 ? errno : EIO; /* a directory: EISDIR */
+        set_diag(r, diag, r->line_no + 1,
+                 why == EISDIR ? "is a directory, not a CSV file" : strerror(why));
         return 0;
     }
     if (n > 0)

@@ -164,12 +164,15 @@ pfi_error pfi_journal_read(const char *path, pfi_journal *out, pfi_diag *diag)
         fclose(f);
         return PFI_ERR_NOMEM;
     }
+    errno = 0;
     size_t n = fread(buf, 1, JOURNAL_MAX_BYTES, f);
-    bool err = ferror(f) != 0, big = n == JOURNAL_MAX_BYTES;
+    int err = ferror(f) != 0 ? (errno != 0 ? errno : EIO) : 0;
+    bool big = n == JOURNAL_MAX_BYTES;
     fclose(f);
     pfi_error e;
-    if (err)
-        e = jfail(diag, PFI_ERR_IO, 0, "read error");
+    if (err != 0) /* a directory given as the journal: EISDIR */
+        e = jfail(diag, PFI_ERR_IO, 0,
+                  err == EISDIR ? "is a directory, not a journal file" : strerror(err));
     else if (big)
         e = jfail(diag, PFI_ERR_LIMIT, 0, "journal larger than 1 MiB");
     else

@@ -3,6 +3,7 @@
  */
 #include "pfi/jobs.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -482,12 +483,15 @@ static pfi_error slurp(FILE *stream, const char *name, char **out, size_t *n, pf
     for (;;) {
         if (buf == NULL)
             return PFI_ERR_NOMEM;
+        errno = 0;
         size_t got = fread(buf + len, 1, cap - len, stream);
         len += got;
         if (got == 0) {
             if (ferror(stream)) {
+                int err = errno != 0 ? errno : EIO; /* a directory: EISDIR */
                 pfi_free(buf);
-                return fail(d, name, 0, NULL, PFI_ERR_IO, "read error");
+                return fail(d, name, 0, NULL, PFI_ERR_IO, "%s",
+                            err == EISDIR ? "is a directory, not a jobs file" : strerror(err));
             }
             break;
         }

@@ -335,7 +335,9 @@ pfi_error pfi_topology_read_stream(FILE *stream, const char *name, pfi_topology 
         e = parse_level(t, w, nw, parent_name, name, line, d);
     }
     if (e == PFI_OK && ferror(stream)) {
-        pfi_diag_set(d, name, line, NULL, "read error");
+        int err = errno != 0 ? errno : EIO; /* a directory: EISDIR */
+        pfi_diag_set(d, name, err == EISDIR ? 0 : line, NULL, "%s",
+                     err == EISDIR ? "is a directory, not a topology file" : strerror(err));
         e = PFI_ERR_IO;
     }
     if (e == PFI_OK && t->n == 0) {

@@ -4,6 +4,9 @@
  * steady-state reduction per run, runs handed to the sink one by one, originals restored on
  * every exit path.
  */
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -294,6 +297,35 @@ static void add_flag(char *flags, size_t len, const char *f)
     snprintf(flags + used, len - used, "%s%s", used ? ";" : "", f);
 }
 
+/*
+ * Whether the steady-state power p (the mean of the top q of the window's job power) is above the
+ * limits in force, summed over the job's GPUs, by more than PFI_SWEEP_CAP_MARGIN of them plus what
+ * the samples' own noise gives a top-q mean: z·σ, z = φ(Φ⁻¹(1 − q))/q (1.755 for q = 0.1), σ the
+ * samples' noise from their successive differences (median |Δ| / (0.6745·√2): a slow settling or a
+ * start does not inflate it). Such a run measured the cap settling, or a cap that does not hold:
+ * flagged cap_not_effective [ours]. *limit_w gets the summed limits. work[w->ticks] scratch.
+ */
+static bool power_above_limits(const sweep_state *s, const window *w, double p, double *work,
+                               double *limit_w)
+{
+    const pfi_sweep_config *c = s->c;
+    double limit = 0;
+    for (size_t i = 0; i < c->n_gpus; i++)
+        limit += ((s->res[i].readback & PFI_LIMIT_ENFORCED) ? s->res[i].enforced_mw
+                                                            : s->res[i].target_mw) /
+                 1000.0;
+    *limit_w = limit;
+    if (!(p > limit * (1 + PFI_SWEEP_CAP_MARGIN)))
+        return false;
+    size_t n = 0;
+    for (size_t i = 1; i < w->ticks; i++)
+        if (w->valid[i] && w->valid[i - 1] && isfinite(w->power[i]) && isfinite(w->power[i - 1]))
+            work[n++] = fabs(w->power[i] - w->power[i - 1]);
+    double sigma = n > 0 ? gsl_stats_median(work, 1, n) / (0.6744897501960817 * sqrt(2.0)) : 0;
+    double z = c->q < 1 ? gsl_ran_ugaussian_pdf(gsl_cdf_ugaussian_Qinv(c->q)) / c->q : 0;
+    return p > limit * (1 + PFI_SWEEP_CAP_MARGIN) + z * sigma;
+}
+
 static pfi_error reduce_and_put(sweep_state *s, const window *w, double req_w, double cap_w,
                                 char *flags, size_t flen, pfi_run_sink *sink, pfi_diag *diag)
 {
@@ -305,6 +337,19 @@ static pfi_error reduce_and_put(sweep_state *s, const window *w, double req_w, d
     pfi_steady ps, ts;
     pfi_error ep = pfi_steady_state(w->tick_t, w->power, w->valid, w->ticks, 0, c->q, work, &ps);
     pfi_error et = pfi_steady_state(w->tput.t, w->tput.v, NULL, w->tput.n, 0, c->q, work, &ts);
+    double limit_w = NAN;
+    if (ep == PFI_OK && !strstr(flags, "cap_not_effective") &&
+        power_above_limits(s, w, ps.mean, work, &limit_w)) {
+        add_flag(flags, flen, "cap_not_effective");
+        warn(c,
+             "cap %.0f W: steady-state power %.1f W is above the limits in force (%.1f W summed "
+             "over the GPUs) by more than the samples' noise explains: the cap did not hold over "
+             "the window%s",
+             req_w, ps.mean, limit_w,
+             c->mode == PFI_SWEEP_IN_SITU
+                 ? (c->settle_s <= 0 ? " (a settle time of 0 s measures the cap settling)" : "")
+                 : (c->warmup_s <= 0 ? " (a warm-up of 0 s measures the job starting)" : ""));
+    }
     pfi_free(work);
     if (ep != PFI_OK)
         add_flag(flags, flen, "missing_power");

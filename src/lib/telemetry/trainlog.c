@@ -824,6 +824,19 @@ pfi_error pfi_trainlog_read_file(const char *path, pfi_trainlog_format fmt, cons
 
 /* ---- reduction --------------------------------------------------------------------------- */
 
+bool pfi_trainlog_interval_usable(const pfi_trainlog_interval *iv)
+{
+    return !(iv->flags & PFI_TRAINLOG_EXCLUDED) && isfinite(iv->rate);
+}
+
+double pfi_trainlog_last_rate(const pfi_trainlog *log)
+{
+    for (size_t k = log->n; k-- > 0;)
+        if (pfi_trainlog_interval_usable(&log->iv[k]))
+            return log->iv[k].rate;
+    return NAN;
+}
+
 pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q,
                               pfi_trainlog_summary *out)
 {
@@ -831,7 +844,8 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
     out->steady.mean = out->steady.se = NAN;
     if (!(q > 0 && q <= 1) || !(warmup_s >= 0))
         return PFI_ERR_INVALID_ARGUMENT;
-    double sw = 0, st = 0, tf = 0, rate_sum = 0, rate_sq = 0;
+    double sw = 0, st = 0, tf = 0, rate_sum = 0;
+    double rate_mean = 0, rate_m2 = 0; /* Welford's: no cancellation when the rates are equal */
     size_t ntf = 0, n_rate = 0, k = 0;
     double elapsed = 0;
     unsigned session = 0;
@@ -849,14 +863,15 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
             if (isfinite(iv->time_s))
                 elapsed += iv->time_s;
             unsigned fl = iv->flags;
-            size_t *count = (fl & PFI_TRAINLOG_SKIPPED)      ? &out->n_skipped
+            /* excluded by the one rule (pfi_trainlog_interval_usable), counted once, under the
+               first of its reasons */
+            size_t *count = pfi_trainlog_interval_usable(iv) ? NULL
+                            : (fl & PFI_TRAINLOG_SKIPPED)    ? &out->n_skipped
                             : (fl & PFI_TRAINLOG_CHECKPOINT) ? &out->n_checkpoint
                             : (fl & PFI_TRAINLOG_EVAL)       ? &out->n_eval
                             : (fl & PFI_TRAINLOG_RESTART)    ? &out->n_restart
                             : (fl & PFI_TRAINLOG_GAP)        ? &out->n_gap
-                            : ((fl & PFI_TRAINLOG_BAD_RATE) || !isfinite(iv->rate))
-                                ? &out->n_bad_rate
-                                : NULL;
+                                                             : &out->n_bad_rate;
             if (count == NULL && warmup_s > 0 && elapsed <= warmup_s)
                 count = &out->n_warmup;
             if (count == NULL && !(isfinite(iv->work) && isfinite(iv->time_s) && iv->time_s > 0))
@@ -867,8 +882,10 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
                     if (count == &out->n_no_time && isfinite(iv->rate) &&
                         !(warmup_s > 0 && elapsed <= warmup_s)) {
                         rate_sum += iv->rate;
-                        rate_sq += iv->rate * iv->rate;
                         n_rate++;
+                        double d = iv->rate - rate_mean;
+                        rate_mean += d / (double)n_rate;
+                        rate_m2 += d * (iv->rate - rate_mean);
                     }
                 }
                 continue;
@@ -888,7 +905,8 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
         }
         if (pass == 1 && k >= 2) {
             double tbar = st / (double)k;
-            out->steady.se = sqrt(ss / ((double)k * (double)(k - 1))) / tbar;
+            out->steady.se =
+                pfi_se_rounded(sqrt(ss / ((double)k * (double)(k - 1))) / tbar, sw / st);
         }
     }
     out->n_included = k;
@@ -911,8 +929,8 @@ pfi_error pfi_trainlog_reduce(const pfi_trainlog *log, double warmup_s, double q
         out->steady.m = out->steady.n_valid = out->n_included = n_rate;
         out->n_no_time -= n_rate;
         if (n_rate >= 2) {
-            double var = (rate_sq - (double)n_rate * m * m) / (double)(n_rate - 1);
-            out->steady.se = sqrt(var > 0 ? var : 0) / sqrt((double)n_rate);
+            double var = rate_m2 / (double)(n_rate - 1);
+            out->steady.se = pfi_se_rounded(sqrt(var > 0 ? var : 0) / sqrt((double)n_rate), m);
         }
         return PFI_OK;
     }
