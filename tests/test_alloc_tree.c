@@ -37,7 +37,7 @@ static void test_topology_file(void **state)
     pfi_diag d;
     /* a parent after its child, a level without a limit, a measured level with a source */
     const char *good = "# a site\n"
-                       "rack r1 pdu-a 6000   # reserve by default\n"
+                       "rack r1 pdu-a 6000 ramp_down=50 ramp=100  # reserve by default\n"
                        "feed site - 20000 measured source=sum(DCGM_FI_DEV_POWER_USAGE)\n"
                        "\n"
                        "pdu pdu-a site 12000 reserve\n"
@@ -63,6 +63,9 @@ static void test_topology_file(void **state)
     assert_null(t->source[r1]);
     assert_int_equal(t->line[r1], 2);
     assert_string_equal(t->level[pdu], "pdu");
+    /* ramps: ramp= sets both ways, a later ramp_down= or ramp_up= one; none: INFINITY */
+    assert_true(t->ramp_up_w_per_s[r1] == 100 && t->ramp_down_w_per_s[r1] == 100);
+    assert_true(isinf(t->ramp_up_w_per_s[site]) && isinf(t->ramp_down_w_per_s[pdu]));
     pfi_topology_destroy(t);
 
     static const struct {
@@ -81,7 +84,11 @@ static void test_topology_file(void **state)
         {"feed site - 0\n", PFI_ERR_VALUE, 1, "is not watts > 0"},
         {"feed site - 100x\n", PFI_ERR_VALUE, 1, "is not watts > 0"},
         {"feed site -\n", PFI_ERR_PARSE, 1, "expected 'LEVEL NAME PARENT LIMIT_W"},
-        {"feed site - 10 measured source=a extra\n", PFI_ERR_PARSE, 1, "got 7 fields"},
+        {"feed site - 10 measured source=a ramp=1 ramp_up=2 ramp_down=3 x\n", PFI_ERR_PARSE, 1,
+         "got 10 fields"},
+        {"feed site - 10 measured source=a extra\n", PFI_ERR_PARSE, 1, "'extra' is not a kind"},
+        {"feed site - 10 ramp=0\n", PFI_ERR_VALUE, 1, "a ramp rate is W/s > 0"},
+        {"feed site - 10 ramp_down=fast\n", PFI_ERR_VALUE, 1, "'ramp_down=fast'"},
         {"feed site - 10 metered\n", PFI_ERR_PARSE, 1, "'metered' is not a kind"},
         {"# nothing\n\n", PFI_ERR_EMPTY, 0, "no levels"},
     };

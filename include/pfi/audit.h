@@ -34,6 +34,8 @@ typedef struct pfi_audit_period {
     char strategy[32];
     char note[256];
     int agents_up, agents; /* agents that answered, of all configured */
+    char bound[160];       /* the limits that bound the allocation (--topology; "" none) */
+    int ramp_limited;      /* 1 when a ramp held the allocation back from the budget */
 } pfi_audit_period;
 
 /* pfi_audit_read — every period in the audit log at path (ascending) into *out (owned,
@@ -52,6 +54,40 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
  * PFI_ERR_INVALID_ARGUMENT, PFI_ERR_PLOT, PFI_ERR_IO, PFI_ERR_NOMEM. */
 pfi_error pfi_audit_plot(const pfi_audit_period *const *p, const size_t *n, size_t nruns,
                          const char *title, const char *path, pfi_diag *diag);
+
+/*
+ * Power-swing figures of a measured power series (issue 18 item 5; the figures the
+ * utilities' studies of AI load use): the largest ramp, the dynamic range, and the
+ * oscillation energy in a band.
+ *
+ *   max_ramp_w_per_s   max |p[i+1] − p[i]| / (t[i+1] − t[i]) over consecutive samples;
+ *   dynamic_range_w    max p − min p;
+ *   osc_energy_w2      the series resampled (linearly) on a uniform grid at the median step
+ *                      dt, its mean removed, transformed with GSL's mixed-radix real FFT
+ *                      (X_k, k = 0..N−1): Σ |X_k|² / N² over every bin, positive and negative
+ *                      frequency, with |f_k| in [band_lo_hz, band_hi_hz] — by Parseval the
+ *                      part of the series' variance (W²) in the band; NaN when the band lies
+ *                      wholly above the Nyquist frequency 1/(2 dt) (a series sampled too
+ *                      slowly says nothing about it) or fewer than 4 samples;
+ *   osc_rms_w          its square root (W): the RMS of the band's oscillation;
+ *   band_hi_used_hz    min(band_hi_hz, Nyquist): the band the figure covers.
+ *
+ * Samples with a NaN power or time are skipped (counted in n_missing), never read as 0.
+ */
+typedef struct pfi_power_swing {
+    size_t n, n_missing;
+    double dt_s;
+    double min_w, max_w, dynamic_range_w, max_ramp_w_per_s;
+    double band_lo_hz, band_hi_hz, band_hi_used_hz;
+    double osc_energy_w2, osc_rms_w;
+} pfi_power_swing;
+
+/* pfi_power_swing_compute — the figures of t_s[n] (s, ascending) and w[n] (W) in the band
+ * [band_lo_hz, band_hi_hz] (0.1, 20 in `pfi report`). Errors: PFI_ERR_INVALID_ARGUMENT (a
+ * band that is not 0 <= lo < hi, times not ascending), PFI_ERR_EMPTY (fewer than 2 usable
+ * samples), PFI_ERR_NOMEM. */
+pfi_error pfi_power_swing_compute(const double *t_s, const double *w, size_t n, double band_lo_hz,
+                                  double band_hi_hz, pfi_power_swing *out, pfi_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -88,6 +88,14 @@ typedef struct pfi_ctl_config {
     const char *model_path; /* `pfi fit` model JSON (NULL none) */
     const char *audit_path; /* SQLite audit log (NULL none) */
     pfi_ctl_prom_config prom;
+    /* the power tree (DESIGN §12; issue 18): with a topology each period allocates on the
+       tree (a GPU sits under the level named as its agent's hostname; a job on several nodes
+       is split per node), every level's limit honoured, reserve levels on the sum of caps,
+       measured levels on predicted power; the policy's band orders the cuts (oracle) */
+    const struct pfi_topology *topology; /* borrowed; NULL: one budget */
+    double ramp_up_w_per_s;              /* the site's ramp: the most the managed power may */
+    double ramp_down_w_per_s;            /* rise / fall, W/s (INFINITY: none); levels' own
+                                            ramps come with the topology */
 } pfi_ctl_config;
 
 void pfi_ctl_config_init(pfi_ctl_config *c);
@@ -140,7 +148,25 @@ typedef struct pfi_ctl_report {
     bool infeasible;        /* the budget is below what the jobs' floors need */
     double shortfall_w;     /* how far below (W; NaN unless infeasible) */
     char note[256];         /* what was unusual this period ("" none) */
+    /* the power tree (--topology) and ramps */
+    char bound[160];          /* the limits that bound the allocation: "site budget (measured)",
+                                 "rack 'r1' (reserve 3000 W, line 3)", ... ("" none or no tree) */
+    bool ramp_limited;        /* a ramp rate held the allocation back from the budget */
+    double ramp_down_w_per_s; /* the fastest the managed power may fall now under every
+                                 level's ramp (W/s; INFINITY: no ramp) */
+    double min_w; /* the least the cluster can draw: every job at its lowest cap (its curve),
+                     plus unmanaged GPUs and the reserve for silent agents (W) — with ref_w
+                     (the most) the feasible range a parent controller splits over */
 } pfi_ctl_report;
+
+/*
+ * pfi_ctl_ramp_lead — the budget to hold at time t_s so that every later budget can still
+ * be met by falling at down_w_per_s: min(budget_w[k] + down_w_per_s × (t_w[k] − t_s)) over
+ * the n future points (t_w[k] >= t_s; s, W), and now_w (the budget now; INFINITY none).
+ * Returns INFINITY when nothing bounds it. Pure.
+ */
+double pfi_ctl_ramp_lead(double t_s, double now_w, const double *t_w, const double *budget_w,
+                         size_t n, double down_w_per_s);
 
 /*
  * pfi_ctl_step — one period at controller time t_s: read every agent (and Prometheus), keep
@@ -217,6 +243,84 @@ typedef struct pfi_ctl_job_view {
 } pfi_ctl_job_view;
 size_t pfi_ctl_job_count(const pfi_ctl *ctl);
 void pfi_ctl_job_get(const pfi_ctl *ctl, size_t i, pfi_ctl_job_view *out);
+
+/* ---- a controller of controllers (issue 18 item 6; DESIGN §12) ---------------------------
+ * A site controller hands sub-budgets to rack (or PDU) controllers — each a `pfi control
+ * --listen` running the same loop on its subtree — through their PUT /v1/budget, and reads
+ * back through their GET /v1/status what each measures and its feasible range (min_w: every
+ * job at its lowest cap; max_w: every job at its reference, within the subtree's top limit).
+ * A child that stops answering keeps the last budget it accepted (a controller holds its
+ * budget until told otherwise; its agents hold their caps): the parent counts that budget as
+ * spent and splits only the rest among the others, so the sum stays under the site's. */
+
+/*
+ * pfi_ctl_split — split budget_w (W) among n children: a child with fixed_w[i] finite (one
+ * that does not answer) gets exactly that; the others water-filled over their feasible
+ * ranges [min_w[i], max_w[i]]: each its minimum, then the same fraction f of its headroom
+ * (max − min), f = rest / Σ headroom, at most 1; a budget above every maximum gives the
+ * surplus in proportion to the maxima. *feasible false when the budget is below the fixed
+ * budgets plus every answering child's minimum (each then gets its minimum: the sum is over).
+ * Errors: PFI_ERR_INVALID_ARGUMENT (a NaN budget, min > max, a negative minimum). Pure.
+ */
+pfi_error pfi_ctl_split(double budget_w, const double *min_w, const double *max_w,
+                        const double *fixed_w, size_t n, double *share_w, bool *feasible);
+
+/* A child controller's GET /v1/status answer (plain data; a missing value is NaN). */
+typedef struct pfi_ctl_child_status {
+    double t_s, budget_w, measured_w, reserved_w, min_w, max_w;
+    bool event, ramp_limited;
+} pfi_ctl_child_status;
+
+/* pfi_ctl_child_status_parse — text[0..len) (a JSON object, numbers or null) into *out.
+ * Errors: PFI_ERR_PARSE (not a JSON object), PFI_ERR_VALUE (no feasible range: min_w and
+ * max_w numbers with 0 <= min_w <= max_w), diag says which. */
+pfi_error pfi_ctl_child_status_parse(const char *text, size_t len, pfi_ctl_child_status *out,
+                                     pfi_diag *diag);
+
+/* One child as the parent's last period saw it. */
+typedef struct pfi_ctl_child_view {
+    const char *url;      /* borrowed */
+    bool up;              /* answered GET /v1/status and accepted its budget this period */
+    double measured_w;    /* what it measured (its last answer; NaN none) */
+    double min_w, max_w;  /* its feasible range (its last answer; NaN none) */
+    double share_w;       /* the budget sent this period (NaN: none sent) */
+    double accepted_w;    /* the last budget it accepted (NaN: none): held while it is silent */
+    unsigned long silent; /* periods in a row without an answer */
+    const char *fault;    /* this period's failure ("" none; borrowed) */
+} pfi_ctl_child_view;
+
+/* What one parent period did. */
+typedef struct pfi_ctl_parent_report {
+    double t_s;
+    bool event;
+    double budget_w;     /* the site budget (NaN outside an event) */
+    double measured_w;   /* Σ children's measured power (a silent one: its last answer) */
+    double held_w;       /* Σ silent children's accepted budgets, counted as spent */
+    double min_w, max_w; /* Σ answering children's feasible range */
+    size_t up, children;
+    bool feasible; /* the budget covers the held budgets and every minimum */
+    char note[256];
+} pfi_ctl_parent_report;
+
+typedef struct pfi_ctl_parent pfi_ctl_parent;
+
+/* pfi_ctl_parent_create — a parent of the n children (URL: a child controller's --listen
+ * base, TOKEN: a control-scoped token of its --token-file; copied). http_timeout_s bounds
+ * every request (> 0). Errors: PFI_ERR_INVALID_ARGUMENT, PFI_ERR_UNAVAILABLE (libcurl),
+ * PFI_ERR_NOMEM. */
+pfi_error pfi_ctl_parent_create(const pfi_ctl_agent_spec *children, size_t n, double http_timeout_s,
+                                pfi_ctl_parent **out, pfi_diag *diag);
+void pfi_ctl_parent_destroy(pfi_ctl_parent *p);
+
+/* pfi_ctl_parent_step — one period at t_s: every child's status read, the site budget
+ * budget_w (event true) split (pfi_ctl_split; silent children hold their accepted budget),
+ * the decreases PUT first and then the increases; outside an event every child is sent
+ * {"event": false}. A child that fails is reported, not an error. Errors: PFI_ERR_NOMEM. */
+pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double budget_w,
+                              pfi_ctl_parent_report *rep, pfi_diag *diag);
+
+/* pfi_ctl_parent_child_get — child i (< n) after the last step. */
+void pfi_ctl_parent_child_get(const pfi_ctl_parent *p, size_t i, pfi_ctl_child_view *out);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,8 @@
  *
  * The topology file is text, one level per line, '#' starts a comment, blank lines skipped:
  *
- *     LEVEL NAME PARENT LIMIT_W [reserve|measured] [source=TEXT]
+ *     LEVEL NAME PARENT LIMIT_W [reserve|measured] [source=TEXT] [ramp=W] [ramp_up=W]
+ *           [ramp_down=W]
  *
  *   LEVEL    the kind of gear, a word chosen by the site (feed, pdu, rack, node, ...);
  *   NAME     unique in the file; jobs name it in the jobs file's `node` column;
@@ -17,7 +18,10 @@
  *            `measured`: the predicted drawn power under it stays within the limit (what a
  *            meter sees; keeps more throughput, as GPUs rarely draw their cap);
  *   source   optional: where the level's measured power can be read (a PromQL expression, a
- *            meter's URL), kept for the controller; the allocator does not read it.
+ *            meter's URL), kept for the controller; the allocator does not read it;
+ *   ramp     optional: the most the power under the level may move, W/s (ramp= both ways,
+ *            ramp_up= / ramp_down= one way; > 0); `pfi control` spreads changes to honour
+ *            it, the allocator does not read it.
  *
  * Errors name the file, line and level: a line that does not parse, a bad limit, a name given
  * twice (a node in two racks: both lines named), an unknown parent, a cycle.
@@ -53,15 +57,17 @@ const char *pfi_limit_kind_name(pfi_limit_kind k);
 /* pfi_topology — owned (pfi_topology_destroy); every array has n entries, in file order. */
 typedef struct pfi_topology {
     size_t n;
-    char **level;         /* the LEVEL word */
-    char **name;          /* the NAME */
-    size_t *parent;       /* index of the parent, PFI_TOPO_NONE for a top level */
-    double *limit_w;      /* W; INFINITY when '-' */
-    pfi_limit_kind *kind; /* reserve unless the line says measured */
-    char **source;        /* NULL when the line has none */
-    long *line;           /* the line in the file */
-    size_t *depth;        /* 0 for a top level */
-    size_t max_depth;     /* the deepest level's depth + 1 */
+    char **level;              /* the LEVEL word */
+    char **name;               /* the NAME */
+    size_t *parent;            /* index of the parent, PFI_TOPO_NONE for a top level */
+    double *limit_w;           /* W; INFINITY when '-' */
+    double *ramp_up_w_per_s;   /* W/s the level's power may rise; INFINITY: no limit */
+    double *ramp_down_w_per_s; /* W/s it may fall; INFINITY: no limit */
+    pfi_limit_kind *kind;      /* reserve unless the line says measured */
+    char **source;             /* NULL when the line has none */
+    long *line;                /* the line in the file */
+    size_t *depth;             /* 0 for a top level */
+    size_t max_depth;          /* the deepest level's depth + 1 */
 } pfi_topology;
 
 /*

@@ -27,6 +27,7 @@
 #include "pfi/grid.h"
 #include "pfi/http.h"
 #include "pfi/memory.h"
+#include "pfi/topology.h"
 #include "pfi/value.h"
 #include "slurm_ctl.h"
 
@@ -119,8 +120,10 @@ typedef struct api_state {
     bool event;
     double budget_w, reduction;
     pfi_ctl_report last;
-    char *jobs_text;   /* per-job metric lines of the last period (owned) */
-    char *agents_text; /* per-agent metric lines (refusals by reason, up) (owned) */
+    unsigned long periods; /* periods published (0: none yet, last is empty) */
+    double top_limit_w;    /* --topology's top level's limit (NaN: none): the most it draws */
+    char *jobs_text;       /* per-job metric lines of the last period (owned) */
+    char *agents_text;     /* per-agent metric lines (refusals by reason, up) (owned) */
 } api_state;
 
 /* ---- durable intent (DESIGN §10) ----------------------------------------------------------
@@ -191,6 +194,12 @@ static pfi_http_next api_reply(pfi_http_request *rq, unsigned status, const char
     pfi_http_next next = pfi_http_reply(rq, status, body, h);
     free(body);
     return next;
+}
+
+/* A JSON number, or null for a missing value. */
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
 }
 
 static pfi_http_next api_error(pfi_http_request *rq, unsigned status, const char *msg)
@@ -318,6 +327,29 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
     return ret;
 }
 
+/* GET /v1/status: the last period as a parent controller reads it (pfi/control.h,
+ * pfi_ctl_child_status_parse): {"t_s", "event", "budget_w", "measured_w", "reserved_w",
+ * "min_w", "max_w", "ramp_limited", "periods"}; a missing value is null. */
+static pfi_http_next api_status(api_state *s, pfi_http_request *rq)
+{
+    pthread_mutex_lock(&s->mu);
+    const pfi_ctl_report *r = &s->last;
+    double max_w = r->ref_w;
+    if (isfinite(s->top_limit_w) && !(max_w <= s->top_limit_w))
+        max_w = s->top_limit_w;
+    json_t *o =
+        json_pack("{s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:b,s:I}", "t_s", jnum(r->t_s), "event", r->event,
+                  "budget_w", jnum(r->budget_w), "measured_w", jnum(r->measured_w), "reserved_w",
+                  jnum(r->reserved_w), "min_w", jnum(r->min_w), "max_w", jnum(max_w),
+                  "ramp_limited", r->ramp_limited, "periods", (json_int_t)s->periods);
+    pthread_mutex_unlock(&s->mu);
+    char *b = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (b == NULL)
+        return PFI_HTTP_CLOSE;
+    return api_reply(rq, 200, "application/json", b);
+}
+
 /* A declared body over the bound is refused at once; every other request reads its body. */
 static pfi_http_next api_head(void *cls, pfi_http_request *rq)
 {
@@ -350,9 +382,11 @@ static pfi_http_next api_body(void *cls, pfi_http_request *rq, const char *body,
     const char *method = pfi_http_request_method(rq), *url = pfi_http_request_url(rq);
     if (strcmp(method, "GET") == 0 && strcmp(url, "/metrics") == 0)
         return api_metrics(s, rq);
+    if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/status") == 0)
+        return api_status(s, rq);
     if (strcmp(url, "/v1/budget") == 0 && strcmp(method, "PUT") == 0)
         return api_budget(s, rq, body, len, too_big);
-    return api_error(rq, 404, "no such endpoint (GET /metrics, PUT /v1/budget)");
+    return api_error(rq, 404, "no such endpoint (GET /metrics, GET /v1/status, PUT /v1/budget)");
 }
 
 /* Serve the API on 127.0.0.1:port (loopback only). PFI_EXIT_OK, or an exit code (the error
@@ -393,7 +427,9 @@ static int api_listen(api_state *api, long port, pfi_http_server **out)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: pfi control --agents FILE (--budget-w W | --reduction R | --schedule FILE |"
-               " --listen PORT) [OPTIONS]\n"
+               " --listen PORT\n"
+               "                   | --topology FILE) [OPTIONS]\n"
+               "       pfi control --children FILE (--budget-w W | --schedule FILE) [OPTIONS]\n"
                "       pfi control --config FILE [OPTIONS]\n"
                "       pfi control --config FILE --check\n"
                "       pfi control status --db FILE\n"
@@ -438,7 +474,24 @@ static void usage(FILE *f)
     cli_usage_list(f, "  --strategy NAME      ", 23, 80, &names,
                    &(cli_list_style){.sep = ", ", .first = pfi_strategy_name(c.strategy)}, NULL);
     fprintf(f,
-            "  --policy FILE        per-job SLA floors and weights: JOB floor=F weight=W\n"
+            "  --policy FILE        per-job SLA floors, weights and priority bands:\n"
+            "                       JOB floor=F weight=W band=B (higher bands cut last)\n"
+            "  --topology FILE      the power tree (see 'pfi allocate --help'): a GPU sits\n"
+            "                       under the level named as its agent's hostname; every\n"
+            "                       level's limit held each period (reserve: the caps' sum;\n"
+            "                       measured: predicted power less the margin), in and out\n"
+            "                       of events; ramp=W/s on a level bounds its power's moves;\n"
+            "                       the audit log's bound column names the levels that bound\n"
+            "  --ramp-w-per-s UP[:DOWN]  the site's ramp: measured power rises at most UP and\n"
+            "                       falls at most DOWN W/s (one number: both); a scheduled\n"
+            "                       budget is ramped to ahead of its start so that it is met\n"
+            "                       then; a limit wins over a ramp, a ramp over the budget\n"
+            "                       (stderr says when the ramp cannot reach it: exit 5)\n"
+            "  --children FILE      instead of --agents: a site controller over child\n"
+            "                       controllers, one a line: URL TOKEN (their --listen and\n"
+            "                       --token-file); the budget split over the ranges they\n"
+            "                       report (GET /v1/status); a silent child keeps its last\n"
+            "                       budget, counted as spent (exit 6)\n"
             "  --margin F           safety margin, fraction of the budget (0.03)\n"
             "  --facility-limit-w W after the event, raise caps only under W\n"
             "  --db FILE            audit log (SQLite)\n"
@@ -447,7 +500,8 @@ static void usage(FILE *f)
             "  --prometheus URL     telemetry from a Prometheus server\n"
             "  --prom-power M, --prom-energy M, --prom-host-label L, --prom-uuid-label L,\n"
             "  --prom-join-label L, --prom-features NAME=METRIC,...\n"
-            "  --listen PORT        serve GET /metrics and PUT /v1/budget on 127.0.0.1:PORT\n"
+            "  --listen PORT        serve GET /metrics, GET /v1/status and PUT /v1/budget on\n"
+            "                       127.0.0.1:PORT\n"
             "  --token-file FILE    bearer token for PUT /v1/budget\n"
             "  --keep-caps-on-exit  leave the caps in force when stopped (says which, and until\n"
             "                       when: the lease, then the agents' lease_policy); the\n"
@@ -481,9 +535,10 @@ static void usage(FILE *f)
             "1 bad or missing input file, 2 bad command line or config (--check: not valid),\n"
             "3 audit log (--db) not written, 4 internal\n"
             "error, 5 the budget could not be met for two periods in a row (infeasible, caps\n"
-            "refused),\n"
+            "refused, a ramp too slow to reach it; with --children: held and minimum\n"
+            "budgets above it),\n"
             "6 ran degraded (stale or impossible readings, agents unreachable, a competing\n"
-            "actuator).\n");
+            "actuator; with --children: a child did not answer).\n");
 }
 
 /* "123 W", or missing when w is not a number (pfi control status's prose) */
@@ -543,6 +598,8 @@ static int status_cmd(int argc, char **argv)
     printf("agents       %d of %d answering\n", q->agents_up, q->agents);
     if (q->note[0])
         printf("note         %s\n", q->note);
+    if (q->bound[0])
+        printf("bound        %s%s\n", q->bound, q->ramp_limited ? " (held back by a ramp)" : "");
     long last_id = q->id;
     pfi_free(p);
     sqlite3 *s;
@@ -650,6 +707,9 @@ enum {
     O_SPEED,
     O_NON_GPU,
     O_TIERS,
+    O_TOPOLOGY,
+    O_RAMP_RATE,
+    O_CHILDREN,
     O_CONFIG,
     O_CHECK,
     O_HELP,
@@ -691,6 +751,9 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"speed", required_argument, NULL, O_SPEED},
                                      {"non-gpu-w", required_argument, NULL, O_NON_GPU},
                                      {"tiers", required_argument, NULL, O_TIERS},
+                                     {"topology", required_argument, NULL, O_TOPOLOGY},
+                                     {"ramp-w-per-s", required_argument, NULL, O_RAMP_RATE},
+                                     {"children", required_argument, NULL, O_CHILDREN},
                                      {"config", required_argument, NULL, O_CONFIG},
                                      {"check", no_argument, NULL, O_CHECK},
                                      {"help", no_argument, NULL, O_HELP},
@@ -712,6 +775,8 @@ typedef struct control_opts {
     pfi_ctl_config cfg;
     const char *agents_path, *sched_path, *policy_path, *token_path;
     const char *tiers_path; /* --tiers: flexibility tiers (grid_cli.h) */
+    const char *topo_path;  /* --topology: the power tree (pfi/topology.h) */
+    bool children;          /* --children: agents_path lists child controllers */
     double budget_w, reduction, start, duration, ramp, epoch, run_for;
     double speed;            /* --speed: the schedule's times divided by it (1) */
     double non_gpu_w;        /* --non-gpu-w: per node (agent); targets are facility power (NaN) */
@@ -734,7 +799,8 @@ typedef struct control_inputs {
     pfi_ctl_event *events;
     pfi_ctl_rule *rules;
     size_t na, ne, nr;
-    grid_tiers *tiers; /* --tiers (its rules replace the policy's); NULL without */
+    grid_tiers *tiers;  /* --tiers (its rules replace the policy's); NULL without */
+    pfi_topology *topo; /* --topology (NULL without) */
 } control_inputs;
 
 /* One option's value (getopt's c, its argument arg) into o; false when arg is not valid. */
@@ -745,6 +811,8 @@ static bool control_option(control_opts *o, int c, const char *arg)
         return cli_slurm_option(o->slurm, c - O_SLURM, arg);
     switch (c) {
     case O_AGENTS:
+        if (o->children)
+            return false;
         o->agents_path = arg;
         return true;
     case O_BUDGET:
@@ -757,6 +825,28 @@ static bool control_option(control_opts *o, int c, const char *arg)
     case O_TIERS:
         o->tiers_path = arg;
         return true;
+    case O_TOPOLOGY:
+        o->topo_path = arg;
+        return true;
+    case O_CHILDREN:
+        if (o->agents_path != NULL)
+            return false;
+        o->agents_path = arg;
+        o->children = true;
+        return true;
+    case O_RAMP_RATE: { /* UP[:DOWN] W/s */
+        char *colon = strchr(arg, ':');
+        if (colon == NULL)
+            return cli_parse_double(arg, &cfg->ramp_up_w_per_s) && cfg->ramp_up_w_per_s > 0 &&
+                   cli_parse_double(arg, &cfg->ramp_down_w_per_s);
+        char up[64];
+        if ((size_t)(colon - arg) >= sizeof up)
+            return false;
+        memcpy(up, arg, (size_t)(colon - arg));
+        up[colon - arg] = '\0';
+        return cli_parse_double(up, &cfg->ramp_up_w_per_s) && cfg->ramp_up_w_per_s > 0 &&
+               cli_parse_double(colon + 1, &cfg->ramp_down_w_per_s) && cfg->ramp_down_w_per_s > 0;
+    }
     case O_NON_GPU:
         return cli_parse_double(arg, &o->non_gpu_w) && o->non_gpu_w >= 0 && isfinite(o->non_gpu_w);
     case O_SPEED:
@@ -1008,9 +1098,10 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
     }
     o->slurm->db = o->cfg.audit_path;
     o->targets = !isnan(o->budget_w) + !isnan(o->reduction) + (o->sched_path != NULL);
-    if (o->agents_path == NULL || o->targets > 1 || (o->targets == 0 && o->listen_port < 0)) {
+    if (o->agents_path == NULL || o->targets > 1 ||
+        (o->targets == 0 && o->listen_port < 0 && o->topo_path == NULL)) {
         cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
-                  "--listen for PUT /v1/budget) are required");
+                  "--listen for PUT /v1/budget, or --topology to hold its limits) are required");
         return PFI_EXIT_USAGE;
     }
     return PFI_EXIT_OK;
@@ -1078,6 +1169,8 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         if ((e = pfi_ctl_policy_parse(in->ptext, len, &in->rules, &in->nr, &d)) != PFI_OK)
             return report_file(e, &d, o->policy_path);
     }
+    if (o->topo_path != NULL && (e = pfi_topology_read(o->topo_path, &in->topo, &d)) != PFI_OK)
+        return cli_report(e, &d);
     if (o->tiers_path != NULL) { /* after the policy: each tier job gets its own rule */
         if ((in->tiers = calloc(1, sizeof *in->tiers)) == NULL)
             return PFI_EXIT_INTERNAL;
@@ -1117,6 +1210,7 @@ static void inputs_free(control_inputs *in)
     if (in->tiers != NULL)
         grid_tiers_free(in->tiers);
     free(in->tiers);
+    pfi_topology_destroy(in->topo);
 }
 
 /*
@@ -1124,6 +1218,25 @@ static void inputs_free(control_inputs *in)
  * schedule; else --budget-w / --reduction between --start and its end, ramped in. Returns
  * whether an event is in force; *bw or *red (NaN: not given) is its target.
  */
+/* The schedule's (or --budget-w / --reduction's) target at schedule time t with reference
+ * power ref: whether an event is in force, its *bw or *red (the other NaN). */
+static bool scheduled_target(const control_opts *o, const control_inputs *in, double ref, double t,
+                             double *bw, double *red)
+{
+    *bw = *red = NAN;
+    if (in->events != NULL)
+        return pfi_ctl_schedule_at(in->events, in->ne, t, ref, red, bw);
+    bool event = o->targets > 0 && t >= o->start && t < o->start + o->duration;
+    if (event) {
+        double kk = o->ramp > 0 ? fmin(1, (t - o->start) / o->ramp) : 1;
+        if (!isnan(o->reduction))
+            *red = kk * o->reduction;
+        else
+            *bw = isfinite(ref) && ref > o->budget_w ? ref + kk * (o->budget_w - ref) : o->budget_w;
+    }
+    return event;
+}
+
 static bool period_target(const control_opts *o, const control_inputs *in, api_state *api,
                           double t_sched, double *bw, double *red)
 {
@@ -1142,17 +1255,49 @@ static bool period_target(const control_opts *o, const control_inputs *in, api_s
     pthread_mutex_unlock(&api->mu);
     if (api_set)
         return event;
-    if (in->events != NULL)
-        return pfi_ctl_schedule_at(in->events, in->ne, t_sched, ref, red, bw);
-    event = o->targets > 0 && t_sched >= o->start && t_sched < o->start + o->duration;
-    if (event) {
-        double kk = o->ramp > 0 ? fmin(1, (t_sched - o->start) / o->ramp) : 1;
-        if (!isnan(o->reduction))
-            *red = kk * o->reduction;
-        else
-            *bw = isfinite(ref) && ref > o->budget_w ? ref + kk * (o->budget_w - ref) : o->budget_w;
+    return scheduled_target(o, in, ref, t_sched, bw, red);
+}
+
+/*
+ * With a ramp (--ramp-w-per-s, a topology level's ramp): the budget to hold now so that
+ * every scheduled budget ahead can be met falling no faster than the ramps allow (the last
+ * period's allowed fall rate): the fall starts before the event's start when it must, so
+ * that the caps for each budget are in force a period before it (they are measured then).
+ * The horizon is the time to fall from the reference to 0, sampled in 4 096 steps (at most a
+ * day). A PUT /v1/budget has no future: no lead. *event, *bw, *red updated; true when the
+ * lead is what binds now.
+ */
+static bool ramp_lead(const control_opts *o, const control_inputs *in, api_state *api,
+                      double t_sched, bool *event, double *bw, double *red)
+{
+    double rate = api->last.ramp_down_w_per_s, ref = api->last.ref_w;
+    pthread_mutex_lock(&api->mu);
+    bool api_set = api->budget_set;
+    pthread_mutex_unlock(&api->mu);
+    if (api_set || o->targets == 0 || !(rate > 0) || !isfinite(rate) || !(ref > 0))
+        return false;
+    double now_w = !*event ? INFINITY : isnan(*bw) ? (1 - *red) * ref : *bw;
+    double horizon = fmin(86400.0, ref / rate), step = fmax(o->cfg.period_s, horizon / 4096);
+    double tw[4097], bwk[4097];
+    size_t n = 0;
+    for (double tau = t_sched + step; tau <= t_sched + horizon + step && n < 4097; tau += step) {
+        double b, r;
+        if (!scheduled_target(o, in, ref, tau, &b, &r))
+            continue;
+        tw[n] = tau;
+        bwk[n++] = isnan(b) ? (1 - r) * ref : b;
     }
-    return event;
+    /* the caps set now are measured a period later, and the allocation holds the budget
+     * less the margin: the deadline is a period early, the rate on the budget scaled up */
+    double m = 1 - o->cfg.margin;
+    /* and 10 % slack on the rate: the allowed rate moves with the powers' shares */
+    double lead = pfi_ctl_ramp_lead(t_sched + o->cfg.period_s, now_w, tw, bwk, n, 0.9 * rate / m);
+    if (!(lead < now_w - 0.5) || !(lead * m < ref))
+        return false;
+    *event = true;
+    *bw = lead;
+    *red = NAN;
+    return true;
 }
 
 /* The command line's (and config's) target stored in the --db as the intent. PFI_EXIT_OK, or
@@ -1275,6 +1420,7 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
     }
     pthread_mutex_lock(&api->mu);
     api->last = *r;
+    api->periods++;
     free(api->jobs_text);
     api->jobs_text = jt;
     free(api->agents_text);
@@ -1303,7 +1449,7 @@ static void print_period(const pfi_ctl_report *r)
 
 /* The period's failures, loudly: one stderr line per failing agent with its reason, one for
  * the cluster's faults. Returns the exit code they call for (0 none). */
-static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, unsigned *unmet_run)
+static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, bool in_event, unsigned *unmet_run)
 {
     for (size_t a = 0; a < r->agents; a++) {
         pfi_ctl_agent_view v;
@@ -1311,9 +1457,13 @@ static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, unsigned *unmet_
         if (v.fault[0] != '\0')
             fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s, v.url, v.fault);
     }
-    bool unmet = r->event && (r->infeasible || r->refused > 0);
+    /* ramping ahead of an event is no event yet: its budget cannot be missed */
+    bool unmet = r->event && in_event && (r->infeasible || r->refused > 0);
     char f[256];
-    if (pfi_ctl_report_faults(r, f, sizeof f))
+    pfi_ctl_report q = *r;
+    if (!in_event && q.ramp_limited) /* falling ahead of an event at the ramp's rate: no fault */
+        q.infeasible = false;
+    if (pfi_ctl_report_faults(&q, f, sizeof f))
         fprintf(stderr, "pfi control: t=%.2f %s%s\n", r->t_s, f,
                 unmet ? ": the budget is not met" : "");
     *unmet_run = unmet ? *unmet_run + 1 : 0;
@@ -1429,6 +1579,9 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
         {"run-for", !same_num(n.run_for, o->run_for)},
         {"keep-caps-on-exit", n.keep != o->keep},
         {"slurm", scratch.on != o->slurm->on || scratch.suspend != o->slurm->suspend},
+        {"topology", !same_text(n.topo_path, o->topo_path)},
+        {"ramp-w-per-s", !same_num(n.cfg.ramp_up_w_per_s, o->cfg.ramp_up_w_per_s) ||
+                             !same_num(n.cfg.ramp_down_w_per_s, o->cfg.ramp_down_w_per_s)},
     };
     for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
         if (fixed[k].changed)
@@ -1494,7 +1647,8 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
     double t_start = now_mono(), wall0 = now_wall();
     double offset = wall0 - o->epoch; /* schedule time at t_start */
     bool prom_was_down = false;
-    unsigned unmet_run = 0; /* event periods in a row with the budget not met */
+    unsigned unmet_run = 0;   /* event periods in a row with the budget not met */
+    bool was_leading = false; /* the ramp's lead held the budget last period */
     if (!isnan(o->non_gpu_w))
         fprintf(stderr,
                 "pfi control: targets are facility power: %zu nodes x %.0f W non-GPU = %.0f W "
@@ -1517,6 +1671,14 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         bool event = period_target(o, in, api, t_sched, &bw, &red);
         if (event && !isnan(o->non_gpu_w)) /* a facility target: the GPUs get the rest */
             pfi_grid_facility_target(o->non_gpu_w * (double)in->na, api->last.ref_w, &bw, &red);
+        bool in_event = event; /* the schedule's (or the API's) own event */
+        bool leading = isnan(o->non_gpu_w) && ramp_lead(o, in, api, t_sched, &event, &bw, &red);
+        if (leading && !was_leading)
+            fprintf(stderr,
+                    "pfi control: t=%.2f ramping ahead of the schedule: %.0f W now so that its "
+                    "budgets are met falling at %.0f W/s\n",
+                    tick - t_start, bw, api->last.ramp_down_w_per_s);
+        was_leading = leading;
         pfi_ctl_report r;
         pfi_diag d;
         if (o->slurm->on)
@@ -1536,7 +1698,12 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         else if (!r.prom_failed && prom_was_down)
             fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
         prom_was_down = r.prom_failed;
-        int lvl = report_faults(ctl, &r, &unmet_run);
+        if (r.event && in_event && r.ramp_limited && r.infeasible)
+            fprintf(stderr,
+                    "pfi control: t=%.2f ramp: the budget %.0f W cannot be met falling at the "
+                    "ramps' %.0f W/s: falling as fast as allowed\n",
+                    r.t_s, r.budget_w, r.ramp_down_w_per_s);
+        int lvl = report_faults(ctl, &r, in_event, &unmet_run);
         /* 5 (budget not met) outranks 6 (degraded) */
         if (lvl == CTL_EXIT_BUDGET || (lvl != PFI_EXIT_OK && *worst == PFI_EXIT_OK))
             *worst = lvl;
@@ -1548,6 +1715,82 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
     if (in->tiers != NULL)
         grid_tiers_summary(stderr, in->tiers);
     return PFI_EXIT_OK;
+}
+
+/*
+ * --children: a site controller over child controllers (pfi/control.h, pfi_ctl_parent): each
+ * period the target (as for agents) split among them over their feasible ranges, one line a
+ * period and one a child. Exit codes as the agents' loop: 5 the budget could not be met for
+ * two event periods in a row (the silent children's held budgets and the others' minima
+ * exceed it), 6 a child did not answer in some period.
+ */
+static int parent_loop(const control_opts *o, const control_inputs *in, api_state *api)
+{
+    pfi_ctl_parent *p = NULL;
+    pfi_diag d;
+    pfi_error e = pfi_ctl_parent_create(in->agents, in->na, o->cfg.http_timeout_s, &p, &d);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    double period_s = o->cfg.period_s, t_start = now_mono(), offset = now_wall() - o->epoch;
+    double last_max = NAN;
+    int worst = PFI_EXIT_OK, rc = PFI_EXIT_OK;
+    unsigned unmet_run = 0;
+    if (!o->quiet)
+        printf("%8s %5s %9s %9s %9s %6s %s\n", "t_s", "event", "budget_w", "measured", "held", "up",
+               "shares_w / note");
+    for (unsigned long k = 0; !g_stop; k++) {
+        double tick = t_start + (double)k * period_s;
+        if (tick - t_start >= o->run_for)
+            break;
+        double bw, red;
+        bool event = period_target(o, in, api, tick - t_start + offset, &bw, &red);
+        if (event && isnan(bw)) /* a reduction of the children's most */
+            bw = isfinite(last_max) ? (1 - red) * last_max : NAN;
+        pfi_ctl_parent_report r;
+        if ((e = pfi_ctl_parent_step(p, tick - t_start, event && isfinite(bw), bw, &r, &d)) !=
+            PFI_OK) {
+            rc = cli_report(e, &d);
+            break;
+        }
+        if (r.up == r.children)
+            last_max = r.max_w;
+        char shares[512] = "";
+        size_t l = 0;
+        for (size_t i = 0; i < r.children; i++) {
+            pfi_ctl_child_view v;
+            pfi_ctl_parent_child_get(p, i, &v);
+            if (!v.up)
+                fprintf(stderr,
+                        "pfi control: t=%.2f child %s: %s (silent %lu period(s)); its "
+                        "%s W held\n",
+                        r.t_s, v.url, v.fault, v.silent, cli_num(v.accepted_w, 'f', 0, "-").s);
+            if (l < sizeof shares)
+                l += (size_t)snprintf(shares + l, sizeof shares - l, "%s%s", i ? "," : "",
+                                      cli_num(v.up ? v.share_w : v.accepted_w, 'f', 0, "-").s);
+        }
+        if (!o->quiet) {
+            printf("%8.2f %5s %9s %9s %9s %3zu/%-2zu %s %s\n", r.t_s, r.event ? "yes" : "no",
+                   cli_num(r.budget_w, 'f', 0, "-").s, cli_num(r.measured_w, 'f', 0, "-").s,
+                   cli_num(r.held_w, 'f', 0, "-").s, r.up, r.children, shares, r.note);
+            fflush(stdout);
+        }
+        unmet_run = r.event && !r.feasible ? unmet_run + 1 : 0;
+        if (unmet_run >= 2)
+            worst = CTL_EXIT_BUDGET;
+        else if (r.up < r.children && worst == PFI_EXIT_OK)
+            worst = CTL_EXIT_DEGRADED;
+        sleep_until(t_start + (double)(k + 1) * period_s);
+    }
+    pfi_ctl_parent_destroy(p);
+    if (rc == PFI_EXIT_OK && worst != PFI_EXIT_OK) {
+        fprintf(stderr, "pfi control: exit %d: %s\n", worst,
+                worst == CTL_EXIT_BUDGET ? "the budget could not be met in some period (above)"
+                                         : "a child did not answer in some period (above)");
+        rc = worst;
+    }
+    return rc;
 }
 
 /* On exit (the default): every GPU back on its original limit; the agents that did not
@@ -1689,10 +1932,15 @@ int cmd_control(int argc, char **argv)
     int warnings = 0;
     if ((rc = control_read_inputs(&o, &in, &warnings)) != PFI_EXIT_OK)
         goto out;
+    if (o.children) { /* a controller of controllers */
+        rc = parent_loop(&o, &in, &api);
+        goto out;
+    }
     o.cfg.agents = in.agents;
     o.cfg.n_agents = in.na;
     o.cfg.rules = in.rules;
     o.cfg.n_rules = in.nr;
+    o.cfg.topology = in.topo;
     if (in.tiers != NULL) { /* the policy's rules and one per tier job */
         o.cfg.rules = in.tiers->rules;
         o.cfg.n_rules = in.tiers->n_rules;
@@ -1712,6 +1960,10 @@ int cmd_control(int argc, char **argv)
     }
     api.tokens = in.tokens;
     api.last.budget_w = NAN;
+    api.top_limit_w = NAN;
+    for (size_t a = 0, tops = 0; in.topo != NULL && a < in.topo->n; a++)
+        if (in.topo->parent[a] == PFI_TOPO_NONE)
+            api.top_limit_w = ++tops == 1 ? in.topo->limit_w[a] : NAN;
     api.db = o.cfg.audit_path;
     if (o.cfg.audit_path != NULL && (rc = control_intent(&o, &in, &api)) != PFI_EXIT_OK)
         goto out;
@@ -1743,6 +1995,26 @@ out:
 
 /* ---- pfi report --------------------------------------------------------------------------- */
 
+/* The power-swing figures (pfi/audit.h) of a run's measured power (reserve for silent agents
+ * included, as in the figure) over its periods' times. PFI_EXIT_OK or an exit code. */
+static int report_swing(const pfi_audit_period *p, size_t n, pfi_power_swing *sw)
+{
+    double *t = malloc((2 * n + 1) * sizeof *t);
+    if (t == NULL)
+        return PFI_EXIT_INTERNAL;
+    double *w = t + n;
+    for (size_t i = 0; i < n; i++) {
+        t[i] = p[i].t_s;
+        w[i] = p[i].measured_w + (isfinite(p[i].reserved_w) ? p[i].reserved_w : 0);
+    }
+    pfi_diag d;
+    pfi_error e = pfi_power_swing_compute(t, w, n, 0.1, 20, sw, &d);
+    free(t);
+    if (e == PFI_ERR_EMPTY) /* one period: every figure stays missing */
+        return PFI_EXIT_OK;
+    return e == PFI_OK ? PFI_EXIT_OK : cli_report(e, &d);
+}
+
 int cmd_report(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* pfi report --job ID: a Slurm job's accounting */
@@ -1757,11 +2029,22 @@ int cmd_report(int argc, char **argv)
     const char *out = NULL, *title = NULL;
     const char *dbs[6];
     size_t nd = 0;
+    bool json = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: pfi report AUDIT.db [AUDIT.db ...] -o FIGURE.png|.svg "
+            printf("usage: pfi report AUDIT.db [AUDIT.db ...] (-o FIGURE.png|.svg | --json) "
                    "[--title T]\n\nPlot the budget, measured power and tokens/s of the latest "
-                   "controller run\nin each audit log (one per strategy: up to 6).\n"
+                   "controller run\nin each audit log (one per strategy: up to 6), and print "
+                   "its figures:\nmean tokens/s and largest excess in the event, and the "
+                   "measured power's\nswings: the largest ramp (W/s, between periods), the "
+                   "dynamic range (max - min,\nW) and the 0.1-20 Hz oscillation energy: the "
+                   "series resampled at its median\nperiod, mean removed, GSL's real FFT, the "
+                   "bins with 0.1 <= |f| <= 20 Hz summed\n(|X_k|^2 / N^2: the band's share of "
+                   "the variance, W^2; rms its root, W);\nundefined ('-', null) when the "
+                   "series is sampled below 0.2 Hz.\n"
+                   "  -o, --output FILE  the figure (.png or .svg)\n"
+                   "  --title T          its title\n"
+                   "  --json             one JSON object a log on stdout (no figure unless -o)\n"
                    "With --settlement: the event's settlement (pfi report --settlement -h).\n"
                    "With --job ID: a Slurm job's pfi accounting (energy, time under caps,\n"
                    "caps applied, tokens lost; pfi report --job --help).\n"
@@ -1773,6 +2056,8 @@ int cmd_report(int argc, char **argv)
             out = argv[++i];
         } else if (strcmp(argv[i], "--title") == 0 && i + 1 < argc) {
             title = argv[++i];
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
         } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0 ||
                    strcmp(argv[i], "--title") == 0) {
             return cli_usage_missing(argv[i]);
@@ -1785,8 +2070,8 @@ int cmd_report(int argc, char **argv)
             return PFI_EXIT_USAGE;
         }
     }
-    if (nd == 0 || out == NULL) {
-        cli_error("report: an audit log and -o FIGURE are required");
+    if (nd == 0 || (out == NULL && !json)) {
+        cli_error("report: an audit log and -o FIGURE (or --json) are required");
         return PFI_EXIT_USAGE;
     }
     pfi_audit_period *p[6] = {NULL};
@@ -1800,7 +2085,9 @@ int cmd_report(int argc, char **argv)
             goto done;
         }
     }
-    pfi_error e = pfi_audit_plot((const pfi_audit_period *const *)p, n, nd, title, out, &d);
+    pfi_error e = out != NULL
+                      ? pfi_audit_plot((const pfi_audit_period *const *)p, n, nd, title, out, &d)
+                      : PFI_OK;
     if (e != PFI_OK) {
         rc = cli_report(e, &d);
         if (rc == PFI_EXIT_DATA)
@@ -1824,13 +2111,45 @@ int cmd_report(int argc, char **argv)
                 }
                 ne++;
             }
+        pfi_power_swing sw;
+        if ((rc = report_swing(p[k], n[k], &sw)) != PFI_EXIT_OK)
+            goto done;
+        if (json) {
+            json_t *o = json_pack(
+                "{s:s,s:s,s:I,s:I,s:o,s:o,s:{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:[f,f],s:o,s:o}}",
+                "audit_log", dbs[k], "strategy", p[k][0].strategy, "periods", (json_int_t)n[k],
+                "event_periods", (json_int_t)ne, "mean_tput_tok_s",
+                jnum(nt ? tsum / (double)nt : NAN), "largest_excess_w",
+                jnum(ne > 2 ? peak_over : NAN), "swing", "samples", (json_int_t)sw.n, "missing",
+                (json_int_t)sw.n_missing, "period_s", jnum(sw.dt_s), "max_ramp_w_per_s",
+                jnum(sw.max_ramp_w_per_s), "dynamic_range_w", jnum(sw.dynamic_range_w), "min_w",
+                jnum(sw.min_w), "max_w", jnum(sw.max_w), "band_hz", sw.band_lo_hz, sw.band_hi_hz,
+                "osc_energy_w2", jnum(sw.osc_energy_w2), "osc_rms_w", jnum(sw.osc_rms_w));
+            char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
+            json_decref(o);
+            if (txt == NULL) {
+                rc = PFI_EXIT_INTERNAL;
+                goto done;
+            }
+            printf("%s\n", txt);
+            free(txt);
+            continue;
+        }
         printf("%s: %s, %zu periods, %zu in the event, mean tokens/s in the event %s, "
                "largest excess over the budget from its third period %s\n",
                dbs[k], p[k][0].strategy, n[k], ne,
                cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
                watts(peak_over, "undefined").s);
+        printf("  power swings: max ramp %s W/s, dynamic range %s W (%s - %s), 0.1-%s Hz "
+               "oscillation %s W^2 (rms %s W) over %zu periods of %s s\n",
+               cli_num(sw.max_ramp_w_per_s, 'f', 1, "-").s,
+               cli_num(sw.dynamic_range_w, 'f', 0, "-").s, cli_num(sw.min_w, 'f', 0, "-").s,
+               cli_num(sw.max_w, 'f', 0, "-").s, cli_num(sw.band_hi_used_hz, 'g', 3, "-").s,
+               cli_num(sw.osc_energy_w2, 'f', 1, "-").s, cli_num(sw.osc_rms_w, 'f', 1, "-").s, sw.n,
+               cli_num(sw.dt_s, 'g', 3, "-").s);
     }
-    printf("figure: %s\n", out);
+    if (out != NULL && !json)
+        printf("figure: %s\n", out);
 done:
     for (size_t k = 0; k < nd; k++)
         pfi_free(p[k]);

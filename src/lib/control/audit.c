@@ -33,7 +33,8 @@ static const char *schema =
     " reserved_w REAL, predicted_w REAL, correction_w REAL, ref_w REAL, tput_tok_s REAL,"
     " cap_sum_w REAL, strategy TEXT, agents_up INTEGER, agents INTEGER, jobs INTEGER,"
     " gpus INTEGER, decreases INTEGER, increases INTEGER, unconfirmed INTEGER,"
-    " telemetry TEXT, restored INTEGER, note TEXT, faults TEXT);"
+    " telemetry TEXT, restored INTEGER, note TEXT, faults TEXT, bound TEXT,"
+    " ramp_limited INTEGER);"
     "CREATE TABLE IF NOT EXISTS ctl_jobs(period INTEGER, job TEXT, class TEXT, gpus INTEGER,"
     " pfi REAL, source TEXT, cap_w REAL, ref_power_w REAL, ref_tput REAL, power_w REAL,"
     " pred_power_w REAL, tput REAL, cap_state TEXT);"
@@ -86,6 +87,10 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     sqlite3_exec(a->db, "ALTER TABLE ctl_periods ADD COLUMN faults TEXT", NULL, NULL, NULL);
     /* and before cap_state (the cap in force: "confirmed", "refused (401)"; NULL none) */
     sqlite3_exec(a->db, "ALTER TABLE ctl_jobs ADD COLUMN cap_state TEXT", NULL, NULL, NULL);
+    /* and before the power tree (the levels that bound; the ramp that held the budget back) */
+    sqlite3_exec(a->db, "ALTER TABLE ctl_periods ADD COLUMN bound TEXT", NULL, NULL, NULL);
+    sqlite3_exec(a->db, "ALTER TABLE ctl_periods ADD COLUMN ramp_limited INTEGER", NULL, NULL,
+                 NULL);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(a->db, "INSERT INTO ctl_runs(started_wall, config) VALUES(?, ?)", -1,
                            &st, NULL) != SQLITE_OK) {
@@ -106,8 +111,8 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
             "INSERT INTO ctl_periods(run, t_s, wall_s, event, budget_w, alloc_budget_w,"
             " measured_w, reserved_w, predicted_w, correction_w, ref_w, tput_tok_s, cap_sum_w,"
             " strategy, agents_up, agents, jobs, gpus, decreases, increases, unconfirmed,"
-            " telemetry, restored, note, faults)"
-            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " telemetry, restored, note, faults, bound, ramp_limited)"
+            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             -1, &a->period, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(a->db, "INSERT INTO ctl_jobs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
                            &a->job, NULL) != SQLITE_OK ||
@@ -208,6 +213,11 @@ pfi_error ctl_audit_period(ctl_audit *a, const pfi_ctl_report *r, const char *st
         sqlite3_bind_text(s, i++, faults, -1, SQLITE_TRANSIENT);
     else
         sqlite3_bind_null(s, i++);
+    if (r->bound[0] != '\0')
+        sqlite3_bind_text(s, i++, r->bound, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, i++);
+    sqlite3_bind_int(s, i++, r->ramp_limited);
     pfi_error e = finish(s);
     *id = (long)sqlite3_last_insert_rowid(a->db);
     return e;
@@ -328,13 +338,16 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
     pfi_error e = PFI_OK;
     pfi_audit_period *p = NULL;
     size_t m = 0, cap = 0;
-    if (sqlite3_prepare_v2(
-            db,
-            "SELECT id, t_s, wall_s, event, budget_w, alloc_budget_w, measured_w, reserved_w,"
-            " predicted_w, correction_w, tput_tok_s, cap_sum_w, strategy, note, agents_up,"
-            " agents FROM ctl_periods WHERE run = CASE WHEN ?1 > 0 THEN ?1 ELSE"
-            " (SELECT MAX(run) FROM ctl_periods) END ORDER BY id",
-            -1, &st, NULL) != SQLITE_OK) {
+    /* a log written before the power tree has no bound and ramp_limited columns */
+#define PERIOD_SQL(tree)                                                                           \
+    "SELECT id, t_s, wall_s, event, budget_w, alloc_budget_w, measured_w, reserved_w,"             \
+    " predicted_w, correction_w, tput_tok_s, cap_sum_w, strategy, note, agents_up, agents, " tree  \
+    " FROM ctl_periods WHERE run = CASE WHEN ?1 > 0 THEN ?1 ELSE (SELECT MAX(run) FROM"            \
+    " ctl_periods) END ORDER BY id"
+    const char *q1 = PERIOD_SQL("bound, ramp_limited"), *q2 = PERIOD_SQL("NULL, NULL");
+#undef PERIOD_SQL
+    if (sqlite3_prepare_v2(db, q1, -1, &st, NULL) != SQLITE_OK &&
+        sqlite3_prepare_v2(db, q2, -1, &st, NULL) != SQLITE_OK) {
         e = db_fail(db, diag, "not a pfi control audit log");
         goto out;
     }
@@ -372,6 +385,9 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
         snprintf(r->note, sizeof r->note, "%s", s ? (const char *)s : "");
         r->agents_up = sqlite3_column_int(st, 14);
         r->agents = sqlite3_column_int(st, 15);
+        s = sqlite3_column_text(st, 16);
+        snprintf(r->bound, sizeof r->bound, "%s", s ? (const char *)s : "");
+        r->ramp_limited = sqlite3_column_int(st, 17);
     }
     if (rc != SQLITE_DONE) {
         e = db_fail(db, diag, "read");

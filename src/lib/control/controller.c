@@ -15,6 +15,7 @@
 #include "control/ctl_guard.h"
 #include "control/ctl_internal.h"
 #include "control/ctl_prom.h"
+#include "control/ctl_tree.h"
 #include "core/db_close.h"
 #include "core/memory.h"
 #include "pfi/agent_api.h"
@@ -92,6 +93,9 @@ typedef struct cgpu {
     size_t job_ix;          /* SIZE_MAX: no job */
     bool seen;              /* its agent answered this period */
     long refused_status;    /* this period: HTTP status its cap request was refused with; 0 */
+    size_t topo_ix;         /* its node in the topology (PFI_TOPO_NONE: none; SIZE_MAX - 1:
+                               not looked up since its host was read) */
+    size_t part;            /* this period's part (its job's GPUs on its node) */
 } cgpu;
 
 typedef struct cjob {
@@ -150,11 +154,16 @@ struct pfi_ctl {
     unsigned long seq;
     long run;
     long period_id;
+    /* ramps: how much faster the measured power moved than the curves planned */
+    double ramp_gain;   /* >= 1 (1: as planned) */
+    double ramp_plan_w; /* the move planned last period (predicted W; NaN none) */
+    double ramp_meas_w; /* the parts' measured power when it was planned (W) */
 };
 
 void pfi_ctl_config_init(pfi_ctl_config *c)
 {
     memset(c, 0, sizeof *c);
+    c->ramp_up_w_per_s = c->ramp_down_w_per_s = INFINITY;
     c->strategy = PFI_STRATEGY_PFI_MODEL;
     c->period_s = 5;
     c->margin = 0.03;
@@ -210,9 +219,10 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     *out = NULL;
     if (cfg->n_agents == 0 || cfg->agents == NULL || !(cfg->period_s > 0) ||
         !(cfg->margin >= 0 && cfg->margin < 0.5) || !(cfg->feedback_gain >= 0) ||
-        !(cfg->feedback_bound >= 0))
+        !(cfg->feedback_bound >= 0) || !(cfg->ramp_up_w_per_s > 0) || !(cfg->ramp_down_w_per_s > 0))
         return ctl_fail(d, 0, PFI_ERR_INVALID_ARGUMENT,
-                        "controller: agents, a period > 0 and a margin in [0, 0.5) are needed");
+                        "controller: agents, a period > 0, a margin in [0, 0.5) and ramp rates "
+                        "> 0 are needed");
     pfi_ctl *c = pfi_calloc(1, sizeof *c);
     if (c == NULL)
         return PFI_ERR_NOMEM;
@@ -234,6 +244,8 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
         goto fail;
     c->fb.last_measured_w = NAN;
     c->trusted_wall_s = NAN;
+    c->ramp_gain = 1;
+    c->ramp_plan_w = c->ramp_meas_w = NAN;
     for (size_t i = 0; i < n; i++)
         c->last_put_s[i] = -INFINITY;
     if ((e = ctl_http_create(&c->http, d)) != PFI_OK)
@@ -299,6 +311,7 @@ static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
     g->reading = CTL_READING_MISSING;
     g->sample_t_s = g->prev_sample_t_s = NAN;
     g->job_ix = SIZE_MAX;
+    g->topo_ix = SIZE_MAX - 1;
     return g;
 }
 
@@ -483,7 +496,10 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
             g->reading = ctl_reading_check(sg->power_w, t_sample, now, agent_stale_s(c), maxw);
             g->power_w = g->reading == CTL_READING_OK ? sg->power_w : NAN;
             g->sample_t_s = g->reading == CTL_READING_OK ? t_sample : NAN;
-            ctl_copy(g->host, sizeof g->host, c->st->hostname);
+            if (strcmp(g->host, c->st->hostname) != 0) {
+                ctl_copy(g->host, sizeof g->host, c->st->hostname);
+                g->topo_ix = SIZE_MAX - 1;
+            }
             double enf = isfinite(sg->enforced_cap_w) ? sg->enforced_cap_w : sg->cap_w;
             if (fill_jobs && rep != NULL && isfinite(g->ours_w) && isfinite(enf) &&
                 fabs(enf - g->ours_w) > 1) {
@@ -985,6 +1001,212 @@ out:
     return e;
 }
 
+/* The controller allocates on the tree (a topology, or a ramp to honour). */
+static bool tree_mode(const pfi_ctl *c)
+{
+    if (c->cfg.topology != NULL)
+        return true;
+    return isfinite(c->cfg.ramp_up_w_per_s) || isfinite(c->cfg.ramp_down_w_per_s);
+}
+
+/* GPU g's node in the topology (looked up once per hostname). */
+static size_t gpu_topo(const pfi_ctl *c, cgpu *g)
+{
+    if (g->topo_ix == SIZE_MAX - 1) {
+        size_t ix;
+        g->topo_ix = c->cfg.topology != NULL && g->host[0] != '\0' &&
+                             pfi_topology_find(c->cfg.topology, g->host, &ix) == PFI_OK
+                         ? ix
+                         : PFI_TOPO_NONE;
+    }
+    return g->topo_ix;
+}
+
+/* The parts of this period: each job's GPUs on one node. */
+typedef struct tpart {
+    size_t job, node, gpus, next; /* next: the job's next part (SIZE_MAX: last) */
+    double cap_sum_w;             /* Σ confirmed caps of its GPUs */
+    double power_w;               /* Σ its GPUs' measured power (NaN: one is missing) */
+} tpart;
+
+/* Allocate on the tree: every seen job split into parts per node, each part the job's curve
+ * scaled to its GPUs, under the budget and every level's limit less what silent agents and
+ * GPUs without a job hold under it, with the ramps' bounds; the parts' caps become the GPUs'
+ * targets. budget INFINITY: no budget (after an event, ramping back up). Errors: NOMEM. */
+static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
+{
+    const pfi_topology *T = c->cfg.topology;
+    size_t nn = T ? T->n : 0, np = 0, npts = 0;
+    pfi_error e = PFI_ERR_NOMEM;
+    tpart *pt = pfi_malloc((c->ng + 1) * sizeof *pt);
+    size_t *head = pfi_malloc((c->nj + 1) * sizeof *head);
+    double *held = pfi_calloc(nn + 1, sizeof *held);
+    double *buf = NULL;
+    size_t *off = NULL, *pnode = NULL;
+    pfi_alloc_result r;
+    memset(&r, 0, sizeof r);
+    if (pt == NULL || head == NULL || held == NULL)
+        goto out;
+    for (size_t i = 0; i < c->nj; i++)
+        head[i] = SIZE_MAX;
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        cgpu *g = &c->g[gi];
+        size_t node = gpu_topo(c, g);
+        if (!g->seen || g->job_ix == SIZE_MAX) {
+            /* held under its node: a silent agent's last cap (else its maximum), a GPU
+             * without a job at its cap */
+            double w = isfinite(g->confirmed_w) ? g->confirmed_w : g->max_w;
+            if (node != PFI_TOPO_NONE && isfinite(w))
+                held[node] += w;
+            continue;
+        }
+        size_t k = head[g->job_ix];
+        while (k != SIZE_MAX && pt[k].node != node)
+            k = pt[k].next;
+        if (k == SIZE_MAX) {
+            k = np++;
+            pt[k] = (tpart){.job = g->job_ix, .node = node, .next = head[g->job_ix]};
+            head[g->job_ix] = k;
+            npts += c->j[g->job_ix].curve.n;
+        }
+        pt[k].gpus++;
+        pt[k].cap_sum_w += isfinite(g->confirmed_w) ? g->confirmed_w : g->max_w;
+        pt[k].power_w += g->power_w; /* NaN when a reading is missing: the prediction then */
+        g->part = k;
+    }
+    if (np == 0) {
+        e = PFI_OK;
+        goto out;
+    }
+    off = pfi_malloc((np + 1) * sizeof *off);
+    pnode = pfi_malloc(np * sizeof *pnode);
+    buf = pfi_malloc((3 * npts + 6 * np) * sizeof *buf);
+    if (off == NULL || pnode == NULL || buf == NULL)
+        goto out;
+    double *cap = buf, *pw = cap + npts, *tp = pw + npts, *gp = tp + npts, *wt = gp + np,
+           *fl = wt + np, *band = fl + np, *prev = band + np, *meas = prev + np;
+    size_t q = 0;
+    off[0] = 0;
+    for (size_t k = 0; k < np; k++) {
+        const cjob *j = &c->j[pt[k].job];
+        double share = (double)pt[k].gpus / (double)j->ngpus;
+        for (size_t m = 0; m < j->curve.n; m++, q++) {
+            cap[q] = j->curve.cap_w[m];
+            pw[q] = j->curve.power_w[m] * share;
+            tp[q] = j->curve.tput[m] * share;
+        }
+        off[k + 1] = q;
+        const pfi_ctl_rule *rule = pfi_ctl_policy_find(c->cfg.rules, c->cfg.n_rules, j->id);
+        gp[k] = (double)pt[k].gpus;
+        wt[k] = rule && isfinite(rule->weight) ? rule->weight : 1;
+        fl[k] = rule ? rule->floor_frac : NAN;
+        band[k] = rule && isfinite(rule->band) ? rule->band : 0;
+        pnode[k] = pt[k].node;
+        prev[k] = ctl_curve_power(&j->curve, pt[k].cap_sum_w / (double)pt[k].gpus) * share;
+        meas[k] = pt[k].power_w;
+    }
+    pfi_alloc_jobs aj = {.n = np,
+                         .offset = off,
+                         .cap_w = cap,
+                         .power_w = pw,
+                         .tput_tok_s = tp,
+                         .gpus = gp,
+                         .weight = wt,
+                         .floor_frac = fl,
+                         .est_power_w = pw,
+                         .est_tput_tok_s = tp};
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    o.strategy = c->cfg.strategy;
+    o.budget_w = isfinite(budget) ? fmax(0, budget) : 1e15;
+    if ((e = pfi_alloc_result_init(&r, np)) != PFI_OK)
+        goto out;
+    bool ramps = isfinite(c->cfg.ramp_up_w_per_s) || isfinite(c->cfg.ramp_down_w_per_s);
+    for (size_t a = 0; a < nn && !ramps; a++)
+        ramps = isfinite(T->ramp_up_w_per_s[a]) || isfinite(T->ramp_down_w_per_s[a]);
+    /* the measured move of the parts since the last plan against the planned one: a
+     * steeper true curve (a move 16 % faster than planned) slows the next moves by as much
+     * (kept >= 1, at most 3, decaying back to 1 by a quarter of its excess a period) */
+    double msum = 0, psum = 0;
+    bool mok = true;
+    for (size_t k = 0; k < np; k++) {
+        msum += meas[k];
+        psum += prev[k];
+        mok = mok && isfinite(meas[k]);
+    }
+    c->ramp_gain =
+        ctl_ramp_gain_next(c->ramp_gain, mok ? c->ramp_plan_w : NAN, msum - c->ramp_meas_w, psum);
+    ctl_tree_in in = {.topo = T,
+                      .part_node = pnode,
+                      .band = band,
+                      .held_w = held,
+                      .prev_w = ramps ? prev : NULL,
+                      .meas_w = meas,
+                      .ramp_gain = c->ramp_gain,
+                      .dt_s = c->cfg.period_s,
+                      .site_up_w_per_s = c->cfg.ramp_up_w_per_s,
+                      .site_down_w_per_s = c->cfg.ramp_down_w_per_s,
+                      .margin = c->cfg.margin,
+                      .fill = !isfinite(budget)};
+    ctl_tree_out to;
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    e = ctl_tree_allocate(&aj, &o, &in, &r, &to, &d);
+    if (e == PFI_ERR_NOMEM)
+        goto out;
+    if (e != PFI_OK) {
+        snprintf(rep->note, sizeof rep->note, "allocation failed: %.200s", d.message);
+        e = PFI_OK; /* keep the caps as they are this period */
+        goto out;
+    }
+    double planned = 0;
+    for (size_t k = 0; k < np; k++)
+        planned += r.power_w[k] - prev[k];
+    c->ramp_plan_w = mok ? planned : NAN;
+    c->ramp_meas_w = msum;
+    snprintf(rep->bound, sizeof rep->bound, "%s", to.bound);
+    rep->ramp_limited = to.ramp_limited;
+    rep->ramp_down_w_per_s = to.down_w_per_s;
+    if (!r.feasible) {
+        rep->infeasible = true;
+        rep->shortfall_w = r.shortfall_w;
+        if (to.ramp_limited)
+            snprintf(rep->note, sizeof rep->note,
+                     "ramp: the budget needs a faster fall than the ramps allow (%.0f W/s): "
+                     "falling at that rate",
+                     to.down_w_per_s);
+        else
+            snprintf(rep->note, sizeof rep->note, "infeasible: %.200s", d.message);
+    }
+    for (size_t i = 0; i < c->nj; i++)
+        c->j[i].cap_w = c->j[i].pred_w = NAN;
+    for (size_t k = 0; k < np; k++) {
+        cjob *j = &c->j[pt[k].job];
+        double cw = floor(r.cap_w[k] + 1e-6) * (double)pt[k].gpus;
+        j->cap_w = isnan(j->cap_w) ? cw : j->cap_w + cw;
+        j->pred_w = isnan(j->pred_w) ? r.power_w[k] : j->pred_w + r.power_w[k];
+    }
+    for (size_t i = 0; i < c->nj; i++)
+        if (c->j[i].seen && c->j[i].ngpus > 0)
+            c->j[i].cap_w /= (double)c->j[i].ngpus; /* the GPUs' mean, for the log */
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        cgpu *g = &c->g[gi];
+        if (!g->seen || g->job_ix == SIZE_MAX)
+            continue;
+        double want = floor(r.cap_w[g->part] + 1e-6);
+        g->target_w = want >= g->original_w - 1 ? g->original_w : fmax(want, g->min_w);
+    }
+out:
+    pfi_alloc_result_clear(&r);
+    pfi_free(pt);
+    pfi_free(head);
+    pfi_free(held);
+    pfi_free(off);
+    pfi_free(pnode);
+    pfi_free(buf);
+    return e;
+}
+
 /* What one period measured and decided, handed from phase to phase of pfi_ctl_step. */
 typedef struct period {
     bool event;           /* a budget is in force */
@@ -992,6 +1214,7 @@ typedef struct period {
     double unmanaged_w;   /* drawn (else capped) by answering GPUs without a job */
     double measured_w;    /* measured power of the answering GPUs */
     double ref_w;         /* Σ jobs' reference power + unmanaged + reserve */
+    double min_w;         /* Σ jobs' power at their lowest caps + unmanaged + reserve */
     double tput_tok_s;    /* Σ jobs' measured tokens/s */
     double predicted_w;   /* the curves at the confirmed caps (the reserve's GPUs at theirs) */
     double budget_w;      /* the cluster budget B (NaN outside an event) */
@@ -1009,6 +1232,7 @@ static void period_begin(pfi_ctl *c, double t_s, bool event, pfi_ctl_report *rep
     rep->budget_w = NAN;
     rep->alloc_budget_w = NAN;
     rep->shortfall_w = NAN;
+    rep->ramp_down_w_per_s = INFINITY;
     c->n_refused = 0;
     c->refusal[0] = '\0';
     for (size_t a = 0; a < c->cfg.n_agents; a++)
@@ -1189,6 +1413,7 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
     if (e != PFI_OK)
         return e;
     p->ref_w = p->unmanaged_w + p->reserve_w;
+    p->min_w = p->unmanaged_w + p->reserve_w;
     p->tput_tok_s = NAN; /* missing until a job reports tokens/s: never a measured 0 */
     for (size_t i = 0; i < c->nj; i++) {
         cjob *j = &c->j[i];
@@ -1227,6 +1452,7 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
             j->ref_pg_w = 0.93 * j->hi_w; /* prior: a training job draws ~93 % of its limit */
         estimate_curve(c, i);
         p->ref_w += ctl_curve_power(&j->curve, j->hi_w);
+        p->min_w += ctl_curve_power(&j->curve, j->lo_w);
         if (isfinite(j->tput))
             p->tput_tok_s = isnan(p->tput_tok_s) ? j->tput : p->tput_tok_s + j->tput;
     }
@@ -1269,7 +1495,7 @@ static pfi_error period_budget(pfi_ctl *c, period *p, double budget_w, double re
             p->budget_w * (1 - c->cfg.margin) - p->reserve_w - p->unmanaged_w - c->correction_w;
         rep->alloc_budget_w = ab;
         p->stage_limit_w = p->budget_w * (1 - c->cfg.margin) - c->correction_w;
-        pfi_error e = allocate_jobs(c, ab, rep);
+        pfi_error e = tree_mode(c) ? allocate_tree_jobs(c, ab, rep) : allocate_jobs(c, ab, rep);
         if (e != PFI_OK)
             return e;
     } else {
@@ -1283,6 +1509,10 @@ static pfi_error period_budget(pfi_ctl *c, period *p, double budget_w, double re
         if (g->seen && (!p->event || g->job_ix == SIZE_MAX))
             g->target_w = g->original_w;
     }
+    /* on the tree the limits hold outside an event too, and a ramp brings the power back
+     * up no faster than allowed: the jobs' caps from the tree with no budget */
+    if (!p->event && tree_mode(c))
+        return allocate_tree_jobs(c, INFINITY, rep);
     return PFI_OK;
 }
 
@@ -1379,6 +1609,7 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
     rep->predicted_w = p->predicted_w;
     rep->correction_w = c->correction_w;
     rep->ref_w = p->ref_w;
+    rep->min_w = p->min_w;
     rep->tput_tok_s = p->tput_tok_s;
     rep->cap_sum_w = cap_sum;
     rep->restored = !p->event && restored;

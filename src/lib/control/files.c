@@ -279,11 +279,12 @@ static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag
     memset(&r, 0, sizeof r);
     r.floor_frac = NAN;
     r.weight = NAN;
+    bool have_band = false;
     if (!ctl_copy(r.job, sizeof r.job, tok[0]))
         return ctl_fail(d, line, PFI_ERR_PARSE, "job id longer than %d bytes", PFI_CTL_ID_LEN - 1);
     if (nt < 2)
         return ctl_fail(d, line, PFI_ERR_PARSE,
-                        "expected 'JOB key=value ...' (floor, weight, class)");
+                        "expected 'JOB key=value ...' (floor, weight, band, class)");
     for (size_t i = 1; i < nt; i++) {
         char *eq = strchr(tok[i], '=');
         if (eq == NULL)
@@ -301,6 +302,13 @@ static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag
                 return ctl_fail(d, line, PFI_ERR_PARSE,
                                 "weight must be given once, a number in [0, 1e6]");
             r.weight = x;
+        } else if (strcmp(key, "band") == 0) {
+            if (have_band || !ctl_parse_num(val, &x) || fabs(x) > 1e6)
+                return ctl_fail(d, line, PFI_ERR_PARSE,
+                                "band must be given once, a number in [-1e6, 1e6] (higher: kept "
+                                "longer)");
+            r.band = x;
+            have_band = true;
         } else if (strcmp(key, "class") == 0) {
             if (r.job_class[0] != '\0' ||
                 (strcmp(val, "dense") != 0 && strcmp(val, "moe-pt") != 0 &&
@@ -309,8 +317,8 @@ static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag
                                 "class must be given once: dense, dense-ft, moe-pt or moe-ft");
             ctl_copy(r.job_class, sizeof r.job_class, val);
         } else {
-            return ctl_fail(d, line, PFI_ERR_PARSE, "unknown key '%.32s' (floor, weight, class)",
-                            key);
+            return ctl_fail(d, line, PFI_ERR_PARSE,
+                            "unknown key '%.32s' (floor, weight, band, class)", key);
         }
     }
     const pfi_ctl_rule *have = v->items;

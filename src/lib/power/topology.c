@@ -16,6 +16,7 @@
 
 /* The longest line read (longer: PFI_ERR_LINE_TOO_LONG). */
 #define TOPO_MAX_LINE 4096
+#define TOPO_MAX_FIELDS 9 /* LEVEL NAME PARENT LIMIT_W and up to 5 options */
 
 const char *pfi_limit_kind_name(pfi_limit_kind k)
 {
@@ -36,6 +37,8 @@ void pfi_topology_destroy(pfi_topology *t)
     pfi_free(t->source);
     pfi_free(t->parent);
     pfi_free(t->limit_w);
+    pfi_free(t->ramp_up_w_per_s);
+    pfi_free(t->ramp_down_w_per_s);
     pfi_free(t->kind);
     pfi_free(t->line);
     pfi_free(t->depth);
@@ -58,12 +61,20 @@ static bool topo_grow(pfi_topology *t, size_t *cap, char ***parent_name)
     if (t->n < *cap)
         return true;
     size_t n = *cap ? 2 * *cap : 16;
-    void **arrays[] = {(void **)&t->level,  (void **)&t->name,    (void **)&t->source,
-                       (void **)&t->parent, (void **)&t->limit_w, (void **)&t->kind,
-                       (void **)&t->line,   (void **)&t->depth,   (void **)parent_name};
-    size_t sizes[] = {sizeof(char *), sizeof(char *), sizeof(char *),
-                      sizeof(size_t), sizeof(double), sizeof(pfi_limit_kind),
-                      sizeof(long),   sizeof(size_t), sizeof(char *)};
+    void **arrays[] = {(void **)&t->level,
+                       (void **)&t->name,
+                       (void **)&t->source,
+                       (void **)&t->parent,
+                       (void **)&t->limit_w,
+                       (void **)&t->kind,
+                       (void **)&t->line,
+                       (void **)&t->depth,
+                       (void **)parent_name,
+                       (void **)&t->ramp_up_w_per_s,
+                       (void **)&t->ramp_down_w_per_s};
+    size_t sizes[] = {sizeof(char *), sizeof(char *),         sizeof(char *), sizeof(size_t),
+                      sizeof(double), sizeof(pfi_limit_kind), sizeof(long),   sizeof(size_t),
+                      sizeof(char *), sizeof(double),         sizeof(double)};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         void *q = pfi_realloc(*arrays[k], n * sizes[k]);
         if (q == NULL)
@@ -74,7 +85,7 @@ static bool topo_grow(pfi_topology *t, size_t *cap, char ***parent_name)
     return true;
 }
 
-/* The fields of one line: up to 8 blank-separated words, NUL-terminated in place. */
+/* The fields of one line: up to max blank-separated words, NUL-terminated in place. */
 static size_t split(char *s, char **w, size_t max)
 {
     size_t n = 0;
@@ -137,10 +148,11 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
 {
     size_t i = t->n;
     const char *lvl = nw > 0 ? w[0] : "";
-    if (nw < 4 || nw > 6) {
+    if (nw < 4 || nw > TOPO_MAX_FIELDS) {
         pfi_diag_set(d, file, line, NULL,
                      "level '%.60s': expected 'LEVEL NAME PARENT LIMIT_W [reserve|measured] "
-                     "[source=TEXT]', got %zu fields",
+                     "[source=TEXT] [ramp=W_PER_S] [ramp_up=W_PER_S] [ramp_down=W_PER_S]', got "
+                     "%zu fields",
                      lvl, nw);
         return PFI_ERR_PARSE;
     }
@@ -154,7 +166,26 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
     }
     pfi_limit_kind kind = PFI_LIMIT_RESERVE;
     const char *source = NULL;
+    double up = INFINITY, down = INFINITY;
     for (size_t k = 4; k < nw; k++) {
+        int rk = strncmp(w[k], "ramp=", 5) == 0         ? 5
+                 : strncmp(w[k], "ramp_up=", 8) == 0    ? 8
+                 : strncmp(w[k], "ramp_down=", 10) == 0 ? 10
+                                                        : 0;
+        if (rk > 0) {
+            double x;
+            const char *v = w[k] + rk;
+            if (pfi_value_parse(v, strlen(v), &x) != PFI_VALUE_OK || !(x > 0)) {
+                pfi_diag_set(d, file, line, "ramp",
+                             "%.60s '%.100s': '%.60s': a ramp rate is W/s > 0", lvl, w[1], w[k]);
+                return PFI_ERR_VALUE;
+            }
+            if (rk != 10)
+                up = x;
+            if (rk != 8)
+                down = x;
+            continue;
+        }
         if (strcmp(w[k], "reserve") == 0)
             kind = PFI_LIMIT_RESERVE;
         else if (strcmp(w[k], "measured") == 0)
@@ -163,8 +194,8 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
             source = w[k] + 7;
         else {
             pfi_diag_set(d, file, line, NULL,
-                         "%.60s '%.100s': '%.60s' is not a kind (reserve, measured) or "
-                         "source=TEXT",
+                         "%.60s '%.100s': '%.60s' is not a kind (reserve, measured), "
+                         "source=TEXT or ramp[_up|_down]=W_PER_S",
                          lvl, w[1], w[k]);
             return PFI_ERR_PARSE;
         }
@@ -179,6 +210,8 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
         return PFI_ERR_NOMEM;
     t->limit_w[i] = lim;
     t->kind[i] = kind;
+    t->ramp_up_w_per_s[i] = up;
+    t->ramp_down_w_per_s[i] = down;
     t->line[i] = line;
     t->parent[i] = PFI_TOPO_NONE;
     t->depth[i] = 0;
@@ -285,8 +318,8 @@ pfi_error pfi_topology_read_stream(FILE *stream, const char *name, pfi_topology 
             e = PFI_ERR_PARSE;
             break;
         }
-        char *w[7];
-        size_t nw = split(buf, w, 6);
+        char *w[TOPO_MAX_FIELDS + 1];
+        size_t nw = split(buf, w, TOPO_MAX_FIELDS);
         if (nw == 0)
             continue;
         if (t->n >= PFI_TOPO_MAX_NODES) {

@@ -1,0 +1,79 @@
+#!/bin/sh
+# End-to-end: pfi control --topology against 4 pfid agents (node1..node4, one job each, 16
+# GPUs, about 10 kW uncapped) on a tree: a 9 000 W measured feed over two racks, rack r1 a
+# 4 000 W reserve limit (its 8 GPUs' caps sum to at most 4 000 W), rack r2 none. Checked
+# from the audit log: the caps under r1 never sum above its limit once the first period has
+# acted, measured power stays under the feed (its limit less the margin is what the
+# allocation holds) from the fourth period, the bound column names the level that bound (the rack and the feed
+# outside the event, the site budget during a 7 000 W event), and outside the event the
+# GPUs of r2 go back up to their original limits where the tree has room.
+# usage: tree.sh PFI PFID SOURCE_DIR
+set -u
+PFI=$1
+PFI_AGENT_BIN=${PFI_AGENT_BIN:-$2}
+SRC=$3
+. "$SRC/tests/control/lib.sh"
+
+: > "$WORK/agents"
+start_agent node1 tok1 "a1:dense:4:0.93:24000" || exit 1
+start_agent node2 tok2 "b1:moe-ft:4:0.55:9000" || exit 1
+start_agent node3 tok3 "c1:moe-pt:4:0.8:16000" || exit 1
+start_agent node4 tok4 "d1:dense:4:0.9:20000" || exit 1
+cat > "$WORK/topo" <<T
+# a feed metered by the utility, two racks
+feed feed - 9000 measured
+rack r1 feed 4000
+node node1 r1 -
+node node2 r1 -
+rack r2 feed -
+node node3 r2 -
+node node4 r2 -
+T
+
+"$PFI" control --agents "$WORK/agents" --topology "$WORK/topo" --budget-w 7000 --start 2 \
+    --duration 3 --period 0.5 --run-for 8 --db "$WORK/t.db" --strategy oracle \
+    > "$WORK/ctl.out" 2> "$WORK/ctl.err"
+check $? "pfi control --topology ran (exit 0)"
+
+py "$WORK/t.db" '
+bad = 0
+rack = {"a1": "r1", "b1": "r1", "c1": "r2", "d1": "r2"}
+pids = [r[0] for r in c.execute("select id from ctl_periods order by id")]
+for pid in pids[1:]:
+    s = sum(cap * g for job, cap, g in c.execute(
+        "select job, cap_w, gpus from ctl_jobs where period = ?", (pid,)) if rack[job] == "r1")
+    if s > 4000 + 1e-6:
+        bad += 1; print(f"  period {pid}: caps under r1 sum to {s:.0f} W > 4000")
+rows = c.execute("select t_s, event, measured_w, bound from ctl_periods order by id").fetchall()
+# from the fourth period: the jobs start with the controller, and the first periods learn
+# their references from a power that still ramps up (a measured limit rests on them)
+for t, ev, m, b in rows[3:]:
+    if m > 9000:
+        bad += 1; print(f"  t {t}: measured {m:.0f} W > feed 9000 W")
+out = [b for t, ev, m, b in rows if not ev and t > 0]
+inn = [b for t, ev, m, b in rows if ev]
+if not any("rack \x27r1\x27 (reserve 4000 W, line 3)" in (b or "") for b in out):
+    bad += 1; print("  no period outside the event says rack r1 bound:", out[:2])
+if not any("feed \x27feed\x27 (measured" in (b or "") for b in out):
+    bad += 1; print("  no period outside the event says the feed bound")
+if not all("site budget" in (b or "") for b in inn[1:]):
+    bad += 1; print("  event periods without the site budget bound:", inn)
+last = pids[-1]
+up = c.execute("select max(cap_w) from ctl_jobs where period = ? and job in (\x27c1\x27, \x27d1\x27)",
+               (last,)).fetchone()[0]
+print(f"  {len(pids)} periods; last caps under r2 up to {up:.0f} W")
+sys.exit(1 if bad else 0)'
+check $? "audit: rack r1 reserve limit and feed measured limit held, bound levels named"
+
+"$PFI" control status --db "$WORK/t.db" > "$WORK/status" 2>&1
+grep -q "^bound .*rack 'r1' (reserve 4000 W, line 3)" "$WORK/status"
+check $? "pfi control status names the level that bound: $(grep '^bound' "$WORK/status")"
+
+# a node in two racks is refused, naming both lines
+printf 'rack r1 - 4000\nrack r2 - 4000\nnode n1 r1 -\nnode n1 r2 -\n' > "$WORK/bad.topo"
+"$PFI" control --agents "$WORK/agents" --topology "$WORK/bad.topo" --budget-w 7000 \
+    --run-for 1 > /dev/null 2> "$WORK/bad.err"
+rc=$?
+grep -q "bad.topo:4:.*line 3" "$WORK/bad.err"
+check $(( rc == 0 || $? != 0 )) "a node in two racks: refused (exit $rc) naming both lines: $(head -1 "$WORK/bad.err")"
+exit $fail

@@ -1,0 +1,472 @@
+/*
+ * The controller on the power tree (issue 18 items 1, 5): the property over 1 000 events and
+ * the power-swing figures.
+ *
+ * The property. Random trees (a feed over 2–4 racks, optionally PDUs between, 1–3 nodes a
+ * rack, 1–2 jobs a node of 1–8 GPUs), random limits (reserve racks and PDUs between 55 % and
+ * 100 % of their GPUs' top caps, a measured or reserve feed), random ramps (per level and for
+ * the site, some levels none), random bands (three), and budget changes: 50 events a tree,
+ * each announced 0–40 periods ahead (the schedule the controller looks into), lasting 5–30
+ * periods at 45–100 % of the jobs' demand, then 2–20 periods without a budget. Each period
+ * the test does what pfi control does with --topology and a ramp (src/lib/control/
+ * controller.c: allocate_tree_jobs, src/cli/control.c: ramp_lead): the budget held is the
+ * lead over the schedule (pfi_ctl_ramp_lead, a period early, 10 % slack, the margin), the
+ * caps come from ctl_tree_allocate with the parts' predicted power at their caps (prev_w), the
+ * emulated measured power (meas_w) and the ramp gain (ctl_ramp_gain_next). The emulated GPUs
+ * draw their part's true curve at the caps set the period before (one period of measurement
+ * lag): the curves the controller believes are off by a per-part factor within ±2.5 % (the
+ * 3 % margin covers it). Checked every period, on the true power:
+ *   - every reserve level: Σ GPUs × cap under it <= its limit;
+ *   - every measured level: Σ true power under it <= its limit;
+ *   - the site budget: true power <= the schedule's budget in force, unless the controller
+ *     said the ramp could not reach it (ramp_limited) when it set those caps;
+ *   - every level's and the site's ramp: |Δ true power| between periods <= rate × period.
+ * The same events with the ramp bounds switched off (prev_w NULL: the controller of
+ * `--topology` without ramps) must break the ramps, or the property cannot fail.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "checks.h"
+#include "control/ctl_tree.h"
+#include "pfi/audit.h"
+#include "pfi/control.h"
+#include "pfi/curve.h"
+#include "pfi/rng.h"
+#include "pfi/topology.h"
+
+#define NPT 11       /* curve points a part */
+#define MAXP 256     /* parts a tree */
+#define PERIOD 1.0   /* s */
+#define MARGIN 0.03  /* of the budget */
+#define CAP_LO 200.0 /* W per GPU */
+#define CAP_HI 700.0 /* W per GPU */
+
+typedef struct sim {
+    pfi_topology *topo;
+    size_t np;
+    size_t node[MAXP];
+    double gpus[MAXP], band[MAXP], err[MAXP];
+    size_t off[MAXP + 1];
+    double cap[MAXP * NPT], pw[MAXP * NPT], tp[MAXP * NPT];
+    double site_up, site_down;
+    double demand; /* Σ parts' power at the top cap, W */
+} sim;
+
+typedef struct tally {
+    size_t periods, budget_checked, ramp_checked, limit_checked;
+    size_t limit_viol, budget_viol, ramp_viol, ramp_limited;
+    double worst_ramp_ratio;
+} tally;
+
+static double urand(pfi_rng *r, double a, double b)
+{
+    return a + (b - a) * pfi_rng_uniform(r);
+}
+
+/* The part's curve (whole part: gpus × per GPU) at cap c, true when with_err. */
+static double part_power(const sim *s, size_t j, double c, bool with_err)
+{
+    size_t a = s->off[j];
+    double p = pfi_interp(s->cap + a, s->pw + a, s->off[j + 1] - a, c);
+    return with_err ? p * (1 + s->err[j]) : p;
+}
+
+/* A random tree as a topology file, read through the parser. */
+static void make_tree(pfi_rng *r, sim *s)
+{
+    char text[8192];
+    size_t len = 0;
+    int racks = 2 + (int)urand(r, 0, 3), pdus = pfi_rng_uniform(r) < 0.5 ? 2 : 0;
+    double up_feed = pfi_rng_uniform(r) < 0.5 ? urand(r, 300, 3000) : INFINITY;
+    len += (size_t)snprintf(text + len, sizeof text - len, "feed feed - 1e9 %s",
+                            pfi_rng_uniform(r) < 0.5 ? "measured" : "reserve");
+    if (isfinite(up_feed))
+        len += (size_t)snprintf(text + len, sizeof text - len, " ramp=%.0f", up_feed);
+    len += (size_t)snprintf(text + len, sizeof text - len, "\n");
+    for (int p = 0; p < pdus; p++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "pdu pdu%d feed 1e9\n", p);
+    s->np = 0;
+    for (int k = 0; k < racks; k++) {
+        len += (size_t)snprintf(text + len, sizeof text - len, "rack r%d %s 1e9", k,
+                                pdus ? (k % 2 ? "pdu1" : "pdu0") : "feed");
+        if (pfi_rng_uniform(r) < 0.6)
+            len += (size_t)snprintf(text + len, sizeof text - len, " ramp_down=%.0f ramp_up=%.0f",
+                                    urand(r, 100, 1500), urand(r, 100, 1500));
+        len += (size_t)snprintf(text + len, sizeof text - len, "\n");
+        int nodes = 1 + (int)urand(r, 0, 3);
+        for (int n = 0; n < nodes; n++)
+            len += (size_t)snprintf(text + len, sizeof text - len, "node n%d_%d r%d -\n", k, n, k);
+    }
+    FILE *f = fmemopen(text, len, "r");
+    assert_non_null(f);
+    pfi_diag d;
+    pfi_error e = pfi_topology_read_stream(f, "random", &s->topo, &d);
+    fclose(f);
+    if (e != PFI_OK)
+        fail_msg("topology: %s\n%s", d.message, text);
+    /* parts: 1–2 jobs a node */
+    s->off[0] = 0;
+    s->demand = 0;
+    for (size_t a = 0; a < s->topo->n; a++) {
+        if (strcmp(s->topo->level[a], "node") != 0)
+            continue;
+        int jobs = 1 + (pfi_rng_uniform(r) < 0.4);
+        for (int q = 0; q < jobs && s->np < MAXP; q++) {
+            size_t j = s->np++;
+            s->node[j] = a;
+            s->gpus[j] = (double)(1 + (int)urand(r, 0, 8));
+            s->band[j] = (double)(int)urand(r, 0, 3);
+            s->err[j] = urand(r, -0.025, 0.025);
+            double dem = urand(r, 300, 690), slope = urand(r, 0.85, 1.0), t0 = urand(r, 1e3, 3e4);
+            for (int k = 0; k < NPT; k++) {
+                double c = CAP_LO + (CAP_HI - CAP_LO) * k / (NPT - 1);
+                double p = fmin(dem, slope * c);
+                size_t i = s->off[j] + (size_t)k;
+                s->cap[i] = c;
+                s->pw[i] = s->gpus[j] * p;
+                s->tp[i] = s->gpus[j] * t0 * pow(p / dem, 0.6);
+            }
+            s->off[j + 1] = s->off[j] + NPT;
+            s->demand += part_power(s, j, CAP_HI, true);
+        }
+    }
+    /* limits: reserve racks and PDUs at 55–100 % of their GPUs' top caps, never below the
+     * least they can take; the feed at 70–100 % of the demand (measured) or of the top caps */
+    double *top = calloc(s->topo->n, sizeof *top), *least = calloc(s->topo->n, sizeof *least),
+           *dem = calloc(s->topo->n, sizeof *dem);
+    assert_true(top && least && dem);
+    for (size_t j = 0; j < s->np; j++)
+        for (size_t a = s->node[j]; a != PFI_TOPO_NONE; a = s->topo->parent[a]) {
+            top[a] += s->gpus[j] * CAP_HI;
+            least[a] += s->gpus[j] * CAP_LO;
+            dem[a] += part_power(s, j, CAP_HI, true);
+        }
+    for (size_t a = 0; a < s->topo->n; a++) {
+        const char *lv = s->topo->level[a];
+        if (strcmp(lv, "node") == 0) {
+            s->topo->limit_w[a] = INFINITY;
+        } else if (strcmp(lv, "feed") == 0) {
+            s->topo->limit_w[a] = s->topo->kind[a] == PFI_LIMIT_MEASURED
+                                      ? urand(r, 0.7, 1.0) * dem[a]
+                                      : urand(r, 0.7, 1.0) * top[a];
+            if (s->topo->kind[a] == PFI_LIMIT_MEASURED) /* its least draw, with the margin */
+                s->topo->limit_w[a] = fmax(s->topo->limit_w[a], 1.3 * least[a]);
+        } else {
+            s->topo->limit_w[a] = fmax(1.05 * least[a], urand(r, 0.55, 1.0) * top[a]);
+        }
+    }
+    free(top);
+    free(least);
+    free(dem);
+    s->site_down = pfi_rng_uniform(r) < 0.7 ? urand(r, 200, 4000) : INFINITY;
+    s->site_up = pfi_rng_uniform(r) < 0.7 ? urand(r, 200, 4000) : INFINITY;
+    if (isinf(s->site_down) && isinf(s->site_up)) /* a ramp somewhere: the point of it */
+        s->site_down = 1000;
+}
+
+/* The schedule: budget in force at period k (INFINITY: none). */
+typedef struct event {
+    long start, end;
+    double budget;
+} event;
+
+static double sched_at(const event *ev, size_t n, long k)
+{
+    for (size_t i = 0; i < n; i++)
+        if (k >= ev[i].start && k < ev[i].end)
+            return ev[i].budget;
+    return INFINITY;
+}
+
+/* One tree, its events; ramps false: the ramp bounds off. */
+static void run_tree(pfi_rng *r, size_t n_events, bool ramps, tally *t)
+{
+    sim *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    make_tree(r, s);
+    event *ev = calloc(n_events, sizeof *ev);
+    assert_non_null(ev);
+    long k0 = 3;
+    for (size_t i = 0; i < n_events; i++) {
+        ev[i].start = k0 + (long)urand(r, 0, 41); /* announced 0–40 periods ahead */
+        ev[i].end = ev[i].start + 5 + (long)urand(r, 0, 26);
+        ev[i].budget = urand(r, 0.45, 1.0) * s->demand;
+        k0 = ev[i].end + 2 + (long)urand(r, 0, 19);
+    }
+    size_t np = s->np, nn = s->topo->n;
+    double caps[MAXP], prev[MAXP], meas[MAXP], truth_lvl[64], last_lvl[64];
+    assert_true(nn <= 63);
+    for (size_t j = 0; j < np; j++)
+        caps[j] = CAP_HI;
+    pfi_alloc_result res;
+    assert_int_equal(pfi_alloc_result_init(&res, np), PFI_OK);
+    pfi_alloc_jobs aj = {.n = np,
+                         .offset = s->off,
+                         .cap_w = s->cap,
+                         .power_w = s->pw,
+                         .tput_tok_s = s->tp,
+                         .gpus = s->gpus};
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    o.strategy = PFI_STRATEGY_ORACLE;
+    double gain = 1, plan = NAN, meas_then = NAN, rate = INFINITY, last_site = NAN;
+    bool limited_prev = false;
+    long k_end = ev[n_events - 1].end + 5;
+    for (long k = 0; k < k_end; k++) {
+        /* measured: the true curves at the caps set last period */
+        double site = 0, msum = 0, psum = 0;
+        for (size_t a = 0; a < nn; a++)
+            truth_lvl[a] = 0;
+        for (size_t j = 0; j < np; j++) {
+            meas[j] = part_power(s, j, caps[j], true);
+            prev[j] = part_power(s, j, caps[j], false);
+            site += meas[j];
+            msum += meas[j];
+            psum += prev[j];
+            for (size_t a = s->node[j]; a != PFI_TOPO_NONE; a = s->topo->parent[a])
+                truth_lvl[a] += meas[j];
+        }
+        /* the checks on what the caps set last period do (from the second period: the
+         * first caps come from the start, uncapped) */
+        if (k >= 2) {
+            t->periods++;
+            for (size_t a = 0; a < nn; a++) {
+                if (!isfinite(s->topo->limit_w[a]))
+                    continue;
+                double v = 0;
+                if (s->topo->kind[a] == PFI_LIMIT_RESERVE) {
+                    for (size_t j = 0; j < np; j++)
+                        for (size_t b = s->node[j]; b != PFI_TOPO_NONE; b = s->topo->parent[b])
+                            if (b == a)
+                                v += s->gpus[j] * caps[j];
+                } else {
+                    v = truth_lvl[a];
+                }
+                t->limit_checked++;
+                if (v > s->topo->limit_w[a] * (1 + 1e-9) + 1e-6) {
+                    t->limit_viol++;
+                    if (getenv("SIM_DEBUG"))
+                        fprintf(stderr, "k %ld %s %s: %.1f > %.1f\n", k, s->topo->name[a],
+                                pfi_limit_kind_name(s->topo->kind[a]), v, s->topo->limit_w[a]);
+                }
+            }
+            double b = sched_at(ev, n_events, k);
+            if (isfinite(b) && !limited_prev) {
+                t->budget_checked++;
+                if (site > b * (1 + 1e-9)) {
+                    t->budget_viol++;
+                    if (getenv("SIM_DEBUG"))
+                        fprintf(stderr, "k %ld site %.1f > budget %.1f\n", k, site, b);
+                }
+            }
+            /* ramps: every level with one, and the site */
+            for (size_t a = 0; a <= nn; a++) {
+                double up = a < nn ? s->topo->ramp_up_w_per_s[a] : s->site_up,
+                       down = a < nn ? s->topo->ramp_down_w_per_s[a] : s->site_down;
+                double now = a < nn ? truth_lvl[a] : site, was = a < nn ? last_lvl[a] : last_site;
+                double lim = now > was ? up : down;
+                if (!isfinite(lim))
+                    continue;
+                t->ramp_checked++;
+                double ratio = fabs(now - was) / (lim * PERIOD);
+                t->worst_ramp_ratio = fmax(t->worst_ramp_ratio, ratio);
+                if (fabs(now - was) > lim * PERIOD * (1 + 1e-6) + 1e-6) {
+                    t->ramp_viol++;
+                    if (getenv("SIM_DEBUG") && ramps)
+                        fprintf(stderr, "k %ld %s ramp: %.1f -> %.1f (%.1f W/s allowed)\n", k,
+                                a < nn ? s->topo->name[a] : "site", was, now, lim);
+                }
+            }
+        }
+        memcpy(last_lvl, truth_lvl, sizeof last_lvl);
+        last_site = site;
+        /* the controller: the lead over the schedule, then the tree */
+        gain = ctl_ramp_gain_next(gain, plan, msum - meas_then, psum);
+        double now_b = sched_at(ev, n_events, k);
+        double tw[64], bw[64];
+        size_t nf = 0;
+        for (long q = 1; q <= 60 && nf < 64; q++) {
+            double b = sched_at(ev, n_events, k + q);
+            if (isfinite(b)) {
+                tw[nf] = (double)(k + q) * PERIOD;
+                bw[nf++] = b;
+            }
+        }
+        double lead = now_b;
+        if (ramps && rate > 0 && isfinite(rate))
+            lead = pfi_ctl_ramp_lead((double)(k + 1) * PERIOD, now_b, tw, bw, nf,
+                                     0.9 * rate / (1 - MARGIN));
+        /* a period early: the caps set now hold at the next period */
+        double next_b = sched_at(ev, n_events, k + 1);
+        lead = fmin(lead, next_b);
+        o.budget_w = isfinite(lead) ? lead * (1 - MARGIN) : 1e15;
+        ctl_tree_in in = {.topo = s->topo,
+                          .part_node = s->node,
+                          .band = s->band,
+                          .prev_w = ramps && k > 0 ? prev : NULL,
+                          .meas_w = meas,
+                          .dt_s = PERIOD,
+                          .ramp_gain = gain,
+                          .site_up_w_per_s = s->site_up,
+                          .site_down_w_per_s = s->site_down,
+                          .margin = MARGIN,
+                          .fill = !isfinite(lead)};
+        ctl_tree_out out;
+        pfi_diag d;
+        pfi_error e = ctl_tree_allocate(&aj, &o, &in, &res, &out, &d);
+        if (e != PFI_OK)
+            fail_msg("ctl_tree_allocate: %s", d.message);
+        rate = out.down_w_per_s;
+        limited_prev = out.ramp_limited || !res.feasible;
+        if (limited_prev && isfinite(next_b))
+            t->ramp_limited++;
+        double planned = 0;
+        for (size_t j = 0; j < np; j++) {
+            planned += res.power_w[j] - prev[j];
+            caps[j] = res.cap_w[j];
+        }
+        plan = planned;
+        meas_then = msum;
+    }
+    pfi_alloc_result_clear(&res);
+    pfi_topology_destroy(s->topo);
+    free(ev);
+    free(s);
+}
+
+static void test_tree_property(void **state)
+{
+    (void)state;
+    pfi_rng r, r2;
+    pfi_rng_seed(&r, 20261206, 18);
+    pfi_rng_seed(&r2, 20261206, 18);
+    tally on = {0}, off = {0};
+    for (int tree = 0; tree < 20; tree++) /* 20 trees × 50 events = 1 000 events */
+        run_tree(&r, 50, true, &on);
+    for (int tree = 0; tree < 5; tree++) /* the first 5 trees again, the bounds off */
+        run_tree(&r2, 50, false, &off);
+    print_message("with ramps: %zu periods, %zu limit checks (%zu over), %zu budget checks (%zu "
+                  "over, %zu event periods ramp-limited), %zu ramp checks (%zu over, worst "
+                  "%.4f of the rate)\n",
+                  on.periods, on.limit_checked, on.limit_viol, on.budget_checked, on.budget_viol,
+                  on.ramp_limited, on.ramp_checked, on.ramp_viol, on.worst_ramp_ratio);
+    print_message("ramp bounds off: %zu ramp checks, %zu over (worst %.2f of the rate), %zu "
+                  "limit checks (%zu over)\n",
+                  off.ramp_checked, off.ramp_viol, off.worst_ramp_ratio, off.limit_checked,
+                  off.limit_viol);
+    CHECK(on.periods > 20000, "the property looked at %zu periods", on.periods);
+    CHECK(on.limit_viol == 0, "%zu level-limit violations", on.limit_viol);
+    CHECK(on.budget_viol == 0, "%zu budget violations outside ramp-limited periods",
+          on.budget_viol);
+    CHECK(on.ramp_viol == 0, "%zu ramp violations", on.ramp_viol);
+    CHECK(on.budget_checked > on.ramp_limited,
+          "most event periods are met, not excused by the ramp: %zu checked, %zu limited",
+          on.budget_checked, on.ramp_limited);
+    CHECK(off.ramp_viol > 0, "without the ramp bounds the property must fail: %zu violations",
+          off.ramp_viol);
+    CHECK(off.limit_viol == 0, "the limits hold without ramps too: %zu", off.limit_viol);
+    END_CHECKS();
+}
+
+/* The swing figures by hand: 20 s at 100 Hz of 1 000 W + 50 sin(2π·1 Hz t) + 30 sin(2π·0.05
+ * Hz t) + 20 sin(2π·30 Hz t): the 0.1–20 Hz band holds the 1 Hz tone alone (whole periods
+ * of every tone in the window, so no leakage): energy 50² / 2 = 1 250 W², rms 35.36 W.
+ * Max ramp: samples 0.01 s apart; dynamic range: the series' max − min. */
+static void test_swing(void **state)
+{
+    (void)state;
+    size_t n = 2000;
+    double *t = malloc(n * sizeof *t), *w = malloc(n * sizeof *w);
+    assert_true(t && w);
+    double mx = -INFINITY, mn = INFINITY, ramp = 0;
+    for (size_t i = 0; i < n; i++) {
+        t[i] = (double)i * 0.01;
+        w[i] = 1000 + 50 * sin(2 * M_PI * t[i]) + 30 * sin(2 * M_PI * 0.05 * t[i]) +
+               20 * sin(2 * M_PI * 30 * t[i]);
+        mx = fmax(mx, w[i]);
+        mn = fmin(mn, w[i]);
+        if (i > 0)
+            ramp = fmax(ramp, fabs(w[i] - w[i - 1]) / 0.01);
+    }
+    pfi_power_swing sw;
+    pfi_diag d;
+    assert_int_equal(pfi_power_swing_compute(t, w, n, 0.1, 20, &sw, &d), PFI_OK);
+    CHECK(fabs(sw.osc_energy_w2 - 1250) < 1e-6, "energy %.9f W^2, expected 1250", sw.osc_energy_w2);
+    CHECK(fabs(sw.osc_rms_w - sqrt(1250)) < 1e-8, "rms %.9f", sw.osc_rms_w);
+    CHECK(fabs(sw.dynamic_range_w - (mx - mn)) < 1e-9, "range %.6f", sw.dynamic_range_w);
+    CHECK(fabs(sw.max_ramp_w_per_s - ramp) < 1e-6, "ramp %.6f vs %.6f", sw.max_ramp_w_per_s, ramp);
+    CHECK(fabs(sw.dt_s - 0.01) < 1e-12 && sw.band_hi_used_hz == 20, "grid");
+    /* a missing sample is skipped, not a 0 */
+    w[1000] = NAN;
+    assert_int_equal(pfi_power_swing_compute(t, w, n, 0.1, 20, &sw, &d), PFI_OK);
+    CHECK(sw.n_missing == 1 && sw.min_w > 900, "missing: %zu, min %.1f", sw.n_missing, sw.min_w);
+    /* sampled every 10 s: Nyquist 0.05 Hz < 0.1 Hz, the band says nothing: NaN */
+    double t2[] = {0, 10, 20, 30, 40, 50}, w2[] = {1, 2, 3, 2, 1, 2};
+    assert_int_equal(pfi_power_swing_compute(t2, w2, 6, 0.1, 20, &sw, &d), PFI_OK);
+    CHECK(isnan(sw.osc_energy_w2) && sw.max_ramp_w_per_s == 0.1 && sw.dynamic_range_w == 2,
+          "coarse: energy %g ramp %g range %g", sw.osc_energy_w2, sw.max_ramp_w_per_s,
+          sw.dynamic_range_w);
+    /* bad input */
+    double t3[] = {0, 1, 1};
+    assert_int_equal(pfi_power_swing_compute(t3, w2, 3, 0.1, 20, &sw, &d),
+                     PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_power_swing_compute(t2, w2, 1, 0.1, 20, &sw, &d), PFI_ERR_EMPTY);
+    assert_int_equal(pfi_power_swing_compute(t2, w2, 6, 1, 0.5, &sw, &d), PFI_ERR_INVALID_ARGUMENT);
+    free(t);
+    free(w);
+    END_CHECKS();
+}
+
+/* The lead: a 6 000 W budget at t = 10 s, falling at 500 W/s: hold 6 000 + 500 × (10 − t). */
+static void test_ramp_lead(void **state)
+{
+    (void)state;
+    double tw[] = {10, 11, 20}, bw[] = {6000, 6000, 9000};
+    assert_true(fabs(pfi_ctl_ramp_lead(4, INFINITY, tw, bw, 3, 500) - 9000) < 1e-9);
+    assert_true(fabs(pfi_ctl_ramp_lead(8, 8500, tw, bw, 3, 500) - 7000) < 1e-9);
+    assert_true(isinf(pfi_ctl_ramp_lead(30, INFINITY, tw, bw, 3, 500)));
+    assert_true(fabs(pfi_ctl_ramp_lead(12, 5000, tw, bw, 3, 500) - 5000) < 1e-9);
+}
+
+/* The parent's split by hand. Budget 6 000 W over children with ranges [1 000, 3 000],
+ * [500, 4 500] and one silent holding 2 000 W: the rest 4 000 W, minima 1 500 W, headroom
+ * 6 000 W, f = 2 500 / 6 000: shares 1 000 + 2 000 f = 1 833.33, 500 + 4 000 f = 2 166.67. */
+static void test_split(void **state)
+{
+    (void)state;
+    double mn[] = {1000, 500, 0}, mx[] = {3000, 4500, 0}, fx[] = {NAN, NAN, 2000}, sh[3];
+    bool ok;
+    assert_int_equal(pfi_ctl_split(6000, mn, mx, fx, 3, sh, &ok), PFI_OK);
+    assert_true(ok);
+    assert_true(fabs(sh[0] - (1000 + 2000 * 2500.0 / 6000)) < 1e-9);
+    assert_true(fabs(sh[1] - (500 + 4000 * 2500.0 / 6000)) < 1e-9);
+    assert_true(sh[2] == 2000 && fabs(sh[0] + sh[1] + sh[2] - 6000) < 1e-9);
+    /* above every maximum: the surplus 1 500 W in proportion to the maxima (3 : 4.5) */
+    assert_int_equal(pfi_ctl_split(11000, mn, mx, fx, 3, sh, &ok), PFI_OK);
+    assert_true(ok && fabs(sh[0] - 3600) < 1e-9 && fabs(sh[1] - 5400) < 1e-9);
+    /* below the held budget and the minima: infeasible, each at its minimum */
+    assert_int_equal(pfi_ctl_split(3000, mn, mx, fx, 3, sh, &ok), PFI_OK);
+    assert_true(!ok && sh[0] == 1000 && sh[1] == 500 && sh[2] == 2000);
+    double bad_mx[] = {900, 4500, 0};
+    assert_int_equal(pfi_ctl_split(6000, mn, bad_mx, fx, 3, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_ctl_split(NAN, mn, mx, fx, 3, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_swing),
+        cmocka_unit_test(test_ramp_lead),
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_tree_property),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
