@@ -16,6 +16,7 @@
 #include "control/ctl_internal.h"
 #include "control/ctl_prom.h"
 #include "core/db_close.h"
+#include "core/hidx.h"
 #include "core/memory.h"
 #include "pfi/agent_api.h"
 #include "pfi/control.h"
@@ -90,6 +91,7 @@ typedef struct cgpu {
     double prev_sample_t_s; /* the last period's: a reading that repeats is not a new one */
     double target_w;        /* this period; NaN leave */
     size_t job_ix;          /* SIZE_MAX: no job */
+    size_t next_on_agent;   /* the agent's next GPU (in the order they were added); SIZE_MAX */
     bool seen;              /* its agent answered this period */
     long refused_status;    /* this period: HTTP status its cap request was refused with; 0 */
 } cgpu;
@@ -128,8 +130,12 @@ struct pfi_ctl {
     bool prom_on;
     cgpu *g;
     size_t ng, capg;
+    hidx g_index;        /* the GPUs by (agent, UUID) */
+    size_t *agent_first; /* per agent: its first GPU (a list by next_on_agent); SIZE_MAX */
+    size_t *agent_last;  /* per agent: its last GPU; SIZE_MAX */
     cjob *j;
     size_t nj, capj;
+    hidx j_index; /* the jobs by id */
     bool *up;
     double *last_put_s;
     ctl_http_req *req;
@@ -201,6 +207,10 @@ void pfi_ctl_destroy(pfi_ctl *c)
     pfi_free(c->st);
     pfi_free(c->g);
     pfi_free(c->j);
+    hidx_free(&c->g_index);
+    hidx_free(&c->j_index);
+    pfi_free(c->agent_first);
+    pfi_free(c->agent_last);
     pfi_free(c);
 }
 
@@ -229,8 +239,13 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->st = pfi_malloc(sizeof *c->st);
     c->fault = pfi_calloc(n, sizeof *c->fault);
     c->refusals = pfi_calloc(n, sizeof *c->refusals);
-    if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st || !c->fault || !c->refusals)
+    c->agent_first = pfi_malloc(n * sizeof *c->agent_first);
+    c->agent_last = pfi_malloc(n * sizeof *c->agent_last);
+    if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st || !c->fault || !c->refusals ||
+        !c->agent_first || !c->agent_last)
         goto fail;
+    for (size_t i = 0; i < n; i++)
+        c->agent_first[i] = c->agent_last[i] = SIZE_MAX;
     c->fb.last_measured_w = NAN;
     c->trusted_wall_s = NAN;
     for (size_t i = 0; i < n; i++)
@@ -277,11 +292,42 @@ fail:
 
 /* ---- state ------------------------------------------------------------------------------ */
 
+/* The key of a GPU in c->g_index, and of a job in c->j_index. */
+typedef struct slot_key {
+    const pfi_ctl *c;
+    size_t agent;
+    const char *id;
+} slot_key;
+
+static uint64_t gpu_hash(size_t agent, const char *uuid)
+{
+    uint64_t a = agent;
+    return hidx_hash(uuid, strlen(uuid), hidx_hash(&a, sizeof a, HIDX_SEED));
+}
+
+static bool gpu_is(const void *ctx, size_t i)
+{
+    const slot_key *k = ctx;
+    return k->c->g[i].agent == k->agent && strcmp(k->c->g[i].uuid, k->id) == 0;
+}
+
+static bool job_is(const void *ctx, size_t i)
+{
+    const slot_key *k = ctx;
+    return strcmp(k->c->j[i].id, k->id) == 0;
+}
+
+/* GPU uuid of agent agent: found by hash (a controller of 1 000 agents tracks 8 000 GPUs:
+ * a search of the list for each was 10^8 compares a period), or added. NULL: no memory. */
 static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
 {
-    for (size_t i = 0; i < c->ng; i++)
-        if (c->g[i].agent == agent && strcmp(c->g[i].uuid, uuid) == 0)
-            return &c->g[i];
+    uint64_t h = gpu_hash(agent, uuid);
+    slot_key k = {c, agent, uuid};
+    size_t found = hidx_find(&c->g_index, h, gpu_is, &k);
+    if (found != SIZE_MAX)
+        return &c->g[found];
+    if (hidx_add(&c->g_index, h, c->ng) != PFI_OK)
+        return NULL;
     if (c->ng == c->capg) {
         size_t nc = c->capg ? 2 * c->capg : 64;
         cgpu *q = pfi_realloc(c->g, nc * sizeof *q);
@@ -290,10 +336,16 @@ static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
         c->g = q;
         c->capg = nc;
     }
-    cgpu *g = &c->g[c->ng++];
+    cgpu *g = &c->g[c->ng];
     memset(g, 0, sizeof *g);
     g->agent = agent;
     ctl_copy(g->uuid, sizeof g->uuid, uuid);
+    g->next_on_agent = SIZE_MAX;
+    if (c->agent_last[agent] == SIZE_MAX)
+        c->agent_first[agent] = c->ng;
+    else
+        c->g[c->agent_last[agent]].next_on_agent = c->ng;
+    c->agent_last[agent] = c->ng++;
     g->confirmed_w = g->original_w = g->power_w = g->ours_w = NAN;
     g->reading = CTL_READING_MISSING;
     g->sample_t_s = g->prev_sample_t_s = NAN;
@@ -319,11 +371,15 @@ static void job_reset(cjob *j)
 
 static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
 {
-    for (size_t i = 0; i < c->nj; i++)
-        if (strcmp(c->j[i].id, id) == 0) {
-            *ix = i;
-            return &c->j[i];
-        }
+    uint64_t h = hidx_hash(id, strlen(id), HIDX_SEED);
+    slot_key k = {c, 0, id};
+    size_t found = hidx_find(&c->j_index, h, job_is, &k);
+    if (found != SIZE_MAX) {
+        *ix = found;
+        return &c->j[found];
+    }
+    if (hidx_add(&c->j_index, h, c->nj) != PFI_OK)
+        return NULL;
     if (c->nj == c->capj) {
         size_t nc = c->capj ? 2 * c->capj : 32;
         cjob *q = pfi_realloc(c->j, nc * sizeof *q);
@@ -360,9 +416,8 @@ static void agent_url(const pfi_ctl *c, size_t a, const char *path, char *buf, s
  * reserve). Nothing when the controller knows a GPU of a already. Errors: PFI_ERR_NOMEM. */
 static pfi_error restore_agent_gpus(pfi_ctl *c, size_t a)
 {
-    for (size_t gi = 0; gi < c->ng; gi++)
-        if (c->g[gi].agent == a)
-            return PFI_OK;
+    if (c->agent_first[a] != SIZE_MAX)
+        return PFI_OK;
     char(*uu)[128] = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
     double *cw = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
     pfi_error e = uu && cw ? PFI_OK : PFI_ERR_NOMEM;
@@ -569,10 +624,10 @@ static pfi_error put_body(pfi_ctl *c, size_t a, const double *send, double now_s
                            "{\"request_id\":\"pfi-ctl-%ld-%ld-%lu\",\"lease_s\":%g,"
                            "\"controller\":\"%s\",\"epoch\":%.0f,\"caps\":[",
                            c->run, getpid_cached(), c->seq, c->cfg.lease_s, id, c->cfg.epoch);
-    for (size_t k = 0; k < c->ng; k++) {
+    for (size_t k = c->agent_first[a]; k != SIZE_MAX; k = c->g[k].next_on_agent) {
         const cgpu *g = &c->g[k];
         double w = send[k];
-        if (g->agent != a || !g->seen)
+        if (!g->seen)
             continue;
         if (isnan(w) && renew && now_s - c->last_put_s[a] >= c->cfg.lease_s / 3 &&
             isfinite(g->confirmed_w) && isfinite(g->original_w) &&
@@ -638,9 +693,9 @@ static pfi_error take_put_answers(pfi_ctl *c, const double *send, int phase, dou
         }
         if (r->status == 0)
             c->up[a] = false;
-        for (size_t gi = 0; gi < c->ng; gi++) {
+        for (size_t gi = c->agent_first[a]; gi != SIZE_MAX; gi = c->g[gi].next_on_agent) {
             cgpu *g = &c->g[gi];
-            if (g->agent != a || isnan(send[gi]))
+            if (isnan(send[gi]))
                 continue;
             (*sent)++;
             if (!ok && r->status != 0) {
