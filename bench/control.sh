@@ -7,7 +7,9 @@
 # usage: bench/control.sh [BUILD_DIR] [SIZES] [PERIODS]     (default: build "64 256 1000" 12)
 # env: PFI_AGENT_INTERVAL (the agents' sampling interval; default 1s, 1 000 processes on one
 #      machine), BENCH_AUDIT=1 also runs each size with the SQLite audit log (`--db`),
-#      BENCH_WRAP a command to run the controller under (e.g. "perf record -g -o FILE").
+#      BENCH_WRAP a command to run the controller under (e.g. "perf record -g -o FILE"),
+#      BENCH_RACKS the rack controllers of the two-level row at the largest size (default 8;
+#      0 skips it). That row is a stand-in: see bench/control_bench.c and bench/README.md.
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$SRC/build}
@@ -52,5 +54,10 @@ for s in $SIZES; do
             status=1
     fi
 done
+racks=${BENCH_RACKS:-8}
+if [ "$racks" -gt 1 ]; then
+    ${BENCH_WRAP:-} "$BUILD/bench/control_bench" "$WORK/agents" "$PERIODS" "$N" - \
+        "2-level" "$racks" || status=1
+fi
 echo "goals at 1000 agents: change max <= 500 ms, CPU per period <= 50 ms"
 exit $status

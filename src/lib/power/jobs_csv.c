@@ -487,10 +487,11 @@ static inline const char *find_sep(const char *q)
 }
 
 /* Whether buf[0..n) has a quote or a NUL byte (for the general path); *lines counts the
-   newlines. buf is readable to n + JOBS_BUFFER_PAD. */
-static bool needs_general(const char *buf, size_t n, size_t *lines)
+   newlines, *cr whether there is a carriage return. buf is readable to n + JOBS_BUFFER_PAD. */
+static bool needs_general(const char *buf, size_t n, size_t *lines, bool *cr)
 {
     size_t nl = 0, i = 0;
+    *cr = memchr(buf, '\r', n) != NULL;
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"'), zero = _mm_setzero_si128(), lf = _mm_set1_epi8('\n');
     while (i + 16 <= n) {
@@ -517,10 +518,10 @@ static bool needs_general(const char *buf, size_t n, size_t *lines)
 
 /*
  * The fast path, for a whole file in memory (buf[0..n), followed by JOBS_BUFFER_PAD readable bytes,
- * the first a '\n'): when it holds no quote, no NUL byte, no line of blanks only, no line
- * over PFI_CSV_MAX_LINE bytes and no more than FAST_MAX_FIELDS fields on a line, its lines
- * are split on ',' (fields trimmed of blanks, a UTF-8 BOM and CRs dropped, empty lines
- * skipped: what pfi/csv.h does) by a vector search for the separators; buf is not written.
+ * the first a '\n'): when it holds no quote, no NUL byte, no CR but at a line's end, no line of
+ * blanks only, no line over PFI_CSV_MAX_LINE bytes and no more than FAST_MAX_FIELDS fields on a
+ * line, its lines are split on ',' (fields trimmed of blanks, a UTF-8 BOM and CRs dropped, empty
+ * lines skipped: what pfi/csv.h does) by a vector search for the separators; buf is not written.
  * *used false: the input is not for this path (s left empty); the caller takes the general
  * one. A line the path cannot take is found when it is reached; any error before it is the
  * general path's too, which reads the lines before it alike. ordered: s->ordered (see
@@ -531,7 +532,8 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
 {
     *used = false;
     size_t lines = 0;
-    if (needs_general(buf, n, &lines))
+    bool cr = false;
+    if (needs_general(buf, n, &lines, &cr))
         return PFI_OK;
     *used = true;
     s->ordered = ordered;
@@ -590,6 +592,10 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
         }
         if (le[-1] == '\r')
             len[nf - 1]--;
+        if (cr && memchr(ls, '\r', (size_t)(le - ls) - (le[-1] == '\r')) != NULL) {
+            *used = false; /* a CR inside a line ends a record for pfi/csv.h */
+            return PFI_OK;
+        }
         for (size_t i = 0; i < nf; i++) {
             const char *a = f[i], *b = a + len[i];
             while (a < b && (*a == ' ' || *a == '\t'))
