@@ -339,17 +339,19 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
         double v[] = {J->gpus[j],          r->cap_w[j],      r->power_w[j],
                       r->shed_w[j],        r->tput_tok_s[j], J->tput_tok_s[J->offset[j + 1] - 1],
                       r->marginal_down[j], r->marginal_up[j]};
+        char b[8 * 33]; /* the numbers in one write */
+        size_t n = 0;
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-            char b[32];
-            b[0] = ',';
-            fwrite(b, 1, isfinite(v[k]) ? 1 + (size_t)fmt_g10(b + 1, v[k]) : 1, f);
+            b[n++] = ',';
+            if (isfinite(v[k]))
+                n += (size_t)fmt_g10(b + n, v[k]);
         }
+        fwrite(b, 1, n, f);
         if (tc->on) {
             fputc(',', f);
             if (J->node[j] != NULL)
                 pfi_csv_write_field(f, J->node[j]);
             fputc(',', f);
-            char b[32];
             if (isfinite(J->band[j]))
                 fwrite(b, 1, (size_t)fmt_g10(b, J->band[j]), f);
         }
