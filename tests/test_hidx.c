@@ -1,7 +1,7 @@
 /*
  * core/hidx.h: 20 000 distinct keys added and looked up (present: at the position each was
- * added at; absent: not found) as the table grows, with a hash that collides on purpose (every key of one of 16 hashes:
- * eq alone must tell them apart) and with the real one; reset empties it.
+ * added at; absent: not found) as the table grows, with a hash that collides on purpose (every key
+ * of one of 16 hashes: eq alone must tell them apart) and with the real one; reset empties it.
  */
 #include <stdio.h>
 #include <stdlib.h>
