@@ -1446,7 +1446,7 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
 }
 
 /* Phase audit: the period, its caps and every job seen, then the period's transaction
- * committed (rolled back short when a row cannot be written). Errors: PFI_ERR_IO. */
+ * committed (rolled back short when a row cannot be written). Errors: PFI_ERR_IO, PFI_ERR_NOMEM. */
 static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d)
 {
     if (c->audit == NULL)
@@ -1458,33 +1458,49 @@ static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d
         ctl_audit_commit(c->audit, NULL);
         return e;
     }
+    /* the cap in force per job: confirmed by the agent on every GPU of the job, or why not
+       (one pass over the GPUs, not one per job: 10^7 steps a period at 1 000 agents) */
+    typedef struct job_caps {
+        bool any, all;
+        long refused; /* the first refusal's HTTP status among its GPUs; 0 none */
+    } job_caps;
+    job_caps *jc = pfi_malloc((c->nj ? c->nj : 1) * sizeof *jc);
+    if (jc == NULL) {
+        ctl_audit_commit(c->audit, NULL);
+        return PFI_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < c->nj; i++)
+        jc[i] = (job_caps){.any = false, .all = true, .refused = 0};
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        const cgpu *g = &c->g[gi];
+        if (g->job_ix >= c->nj)
+            continue;
+        job_caps *q = &jc[g->job_ix];
+        q->any = true;
+        if (g->refused_status != 0 && q->refused == 0)
+            q->refused = g->refused_status;
+        if (!isfinite(g->ours_w))
+            q->all = false;
+    }
     for (size_t i = 0; i < c->nj; i++) {
         const cjob *j = &c->j[i];
         if (!j->seen)
             continue;
-        /* the cap in force: confirmed by the agent on every GPU of the job, or why not */
         char state[48] = "";
-        bool all = true, any = false;
-        for (size_t gi = 0; gi < c->ng; gi++) {
-            const cgpu *g = &c->g[gi];
-            if (g->job_ix != i)
-                continue;
-            any = true;
-            if (g->refused_status != 0 && state[0] == '\0')
-                snprintf(state, sizeof state, "refused (%ld)", g->refused_status);
-            if (!isfinite(g->ours_w))
-                all = false;
-        }
-        if (state[0] == '\0' && any && all && isfinite(j->cap_w))
+        if (jc[i].refused != 0)
+            snprintf(state, sizeof state, "refused (%ld)", jc[i].refused);
+        else if (jc[i].any && jc[i].all && isfinite(j->cap_w))
             snprintf(state, sizeof state, "confirmed");
         if (ctl_audit_job(c->audit, id, j->id, j->cls, j->ngpus, j->pfi,
                           pfi_curve_source_name(j->src), j->cap_w, j->ref_pg_w, j->ref_tput_pg,
                           j->power_w, j->pred_w, j->tput, state) != PFI_OK) {
             pfi_error e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record job %s", j->id);
+            pfi_free(jc);
             ctl_audit_commit(c->audit, NULL);
             return e;
         }
     }
+    pfi_free(jc);
     return ctl_audit_commit(c->audit, d);
 }
 
