@@ -233,6 +233,15 @@ static void test_server(void **state)
                   strstr(out, cases[k].has) != NULL,
               "case %zu: got '%s'\n", k, n > 0 ? out : "(nothing)");
     }
+    /* a request without a body keeps its connection: the next request on it is answered
+       (libmicrohttpd closes after an answer queued with the headers, so it is queued later) */
+    long kn = exchange(port,
+                       "GET /now HTTP/1.1\r\nHost: x\r\n\r\n"
+                       "GET /other HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                       out, sizeof out);
+    const char *second = kn > 0 ? strstr(out, "GET /other 0 []") : NULL;
+    CHECK(second != NULL && strstr(out, "now\n") != NULL,
+          "two requests on one connection: got '%s'\n", kn > 0 ? out : "(nothing)");
     /* out of memory while a body is read: the connection is closed without an answer */
     atomic_store(&g_fail_alloc, true);
     long n = exchange(port,

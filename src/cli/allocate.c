@@ -2,12 +2,14 @@
  * pfi allocate — per-job power caps under a cluster power budget.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "fmt_num.h"
 #include "pfi/allocate.h"
 #include "pfi/csv.h"
 #include "pfi/curve.h"
@@ -101,10 +103,11 @@ static const struct option long_options[] = {
 
 static void json_num(FILE *f, double v)
 {
+    char b[32];
     if (isnan(v) || isinf(v))
         fputs("null", f);
     else
-        fprintf(f, "%.10g", v);
+        fwrite(b, 1, (size_t)fmt_g10(b, v), f);
 }
 
 static void json_str(FILE *f, const char *s)
@@ -346,19 +349,21 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
         double v[] = {J->gpus[j],          r->cap_w[j],      r->power_w[j],
                       r->shed_w[j],        r->tput_tok_s[j], J->tput_tok_s[J->offset[j + 1] - 1],
                       r->marginal_down[j], r->marginal_up[j]};
+        char b[8 * 33]; /* the numbers in one write */
+        size_t n = 0;
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-            if (!isfinite(v[k]))
-                fputs(",", f);
-            else
-                fprintf(f, ",%.10g", v[k]);
+            b[n++] = ',';
+            if (isfinite(v[k]))
+                n += (size_t)fmt_g10(b + n, v[k]);
         }
+        fwrite(b, 1, n, f);
         if (tc->on) {
             fputc(',', f);
             if (J->node[j] != NULL)
                 pfi_csv_write_field(f, J->node[j]);
             fputc(',', f);
             if (isfinite(J->band[j]))
-                fprintf(f, "%.10g", J->band[j]);
+                fwrite(b, 1, (size_t)fmt_g10(b, J->band[j]), f);
         }
         fputc('\n', f);
     }
@@ -731,6 +736,11 @@ static int check_cap_step(const allocate_args *a, const pfi_jobs *J)
 int cmd_allocate(int argc, char **argv)
 {
     allocate_args a;
+    /* large blocks from the heap, kept when freed: the jobs file's buffer, once read, is
+       reused for the allocation and the output instead of new pages faulted in one by one
+       (at 100 000 jobs the page faults were half of the command's time) */
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     int rc = parse_allocate_args(argc, argv, &a);
     if (rc != PFI_EXIT_OK)
         return rc < 0 ? PFI_EXIT_OK : rc;

@@ -3,11 +3,17 @@
  * next with a file it accepts: the monotone check and repair (pfi/curve.h), then every
  * allocation strategy (pfi_allocate must refuse bad curves with an error, never crash).
  * The allocator runs only on small files, to keep the fuzzer fast.
+ * Differential too: the reader's fast path (a vector scan, in order or not) and pfi/csv.h
+ * alone (jobs_read_buffer with general) must give the same jobs, or the same error with the
+ * same file, line, column and message; any difference aborts.
  */
+#include <string.h>
+
 #include "fuzz_common.h"
 #include "pfi/allocate.h"
 #include "pfi/curve.h"
 #include "pfi/jobs.h"
+#include "power/jobs_internal.h"
 
 enum { MAX_JOBS = 32, MAX_POINTS = 256 };
 
@@ -36,8 +42,68 @@ static void allocate_all(pfi_jobs *J)
     }
 }
 
+static bool same_doubles(const double *a, const double *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(a[i] == b[i] || (a[i] != a[i] && b[i] != b[i])))
+            return false;
+    return true;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The fast path against pfi/csv.h alone on the same bytes. */
+static void differential(const uint8_t *data, size_t size)
+{
+    pfi_jobs *J[2] = {NULL, NULL};
+    pfi_diag d[2];
+    pfi_error e[2];
+    for (int g = 0; g < 2; g++) {
+        char *buf = malloc(size + JOBS_BUFFER_PAD);
+        if (buf == NULL)
+            return;
+        if (size > 0)
+            memcpy(buf, data, size);
+        pfi_diag_clear(&d[g]);
+        e[g] = jobs_read_buffer(buf, size, "fuzz", g == 1, &J[g], &d[g]);
+        if (size > 0 && memcmp(buf, data, size) != 0)
+            abort(); /* the input is not written */
+        free(buf);
+    }
+    bool same = e[0] == e[1];
+    if (same && e[0] != PFI_OK)
+        same = d[0].line == d[1].line && strcmp(d[0].column, d[1].column) == 0 &&
+               strcmp(d[0].message, d[1].message) == 0;
+    if (same && e[0] == PFI_OK) {
+        const pfi_jobs *a = J[0], *b = J[1];
+        same = a->n == b->n && memcmp(a->offset, b->offset, (a->n + 1) * sizeof *a->offset) == 0;
+        size_t np = same ? a->offset[a->n] : 0;
+        same = same && same_doubles(a->cap_w, b->cap_w, np) &&
+               same_doubles(a->power_w, b->power_w, np) &&
+               same_doubles(a->tput_tok_s, b->tput_tok_s, np);
+        const double *const va[] = {a->gpus,    a->weight,   a->floor_frac, a->pfi,
+                                    a->feature, a->cap_lo_w, a->cap_hi_w,   a->band};
+        const double *const vb[] = {b->gpus,    b->weight,   b->floor_frac, b->pfi,
+                                    b->feature, b->cap_lo_w, b->cap_hi_w,   b->band};
+        for (size_t k = 0; same && k < sizeof va / sizeof va[0]; k++)
+            same = same_doubles(va[k], vb[k], a->n);
+        for (size_t i = 0; same && i < a->n; i++)
+            same = same_text(a->name[i], b->name[i]) &&
+                   same_text(a->job_class[i], b->job_class[i]) &&
+                   same_text(a->node[i], b->node[i]) && a->node_line[i] == b->node_line[i];
+    }
+    pfi_jobs_destroy(J[0]);
+    pfi_jobs_destroy(J[1]);
+    if (!same)
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    differential(data, size);
     FILE *f = fuzz_stream(data, size);
     if (f == NULL)
         return 0;

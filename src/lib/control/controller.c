@@ -17,6 +17,7 @@
 #include "control/ctl_prom.h"
 #include "control/ctl_tree.h"
 #include "core/db_close.h"
+#include "core/hidx.h"
 #include "core/memory.h"
 #include "pfi/agent_api.h"
 #include "pfi/control.h"
@@ -91,6 +92,7 @@ typedef struct cgpu {
     double prev_sample_t_s; /* the last period's: a reading that repeats is not a new one */
     double target_w;        /* this period; NaN leave */
     size_t job_ix;          /* SIZE_MAX: no job */
+    size_t next_on_agent;   /* the agent's next GPU (in the order they were added); SIZE_MAX */
     bool seen;              /* its agent answered this period */
     long refused_status;    /* this period: HTTP status its cap request was refused with; 0 */
     size_t topo_ix;         /* its node in the topology (PFI_TOPO_NONE: none; SIZE_MAX - 1:
@@ -132,8 +134,12 @@ struct pfi_ctl {
     bool prom_on;
     cgpu *g;
     size_t ng, capg;
+    hidx g_index;        /* the GPUs by (agent, UUID) */
+    size_t *agent_first; /* per agent: its first GPU (a list by next_on_agent); SIZE_MAX */
+    size_t *agent_last;  /* per agent: its last GPU; SIZE_MAX */
     cjob *j;
     size_t nj, capj;
+    hidx j_index; /* the jobs by id */
     bool *up;
     double *last_put_s;
     ctl_http_req *req;
@@ -211,6 +217,10 @@ void pfi_ctl_destroy(pfi_ctl *c)
     pfi_free(c->st);
     pfi_free(c->g);
     pfi_free(c->j);
+    hidx_free(&c->g_index);
+    hidx_free(&c->j_index);
+    pfi_free(c->agent_first);
+    pfi_free(c->agent_last);
     pfi_free(c);
 }
 
@@ -240,8 +250,13 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->st = pfi_malloc(sizeof *c->st);
     c->fault = pfi_calloc(n, sizeof *c->fault);
     c->refusals = pfi_calloc(n, sizeof *c->refusals);
-    if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st || !c->fault || !c->refusals)
+    c->agent_first = pfi_malloc(n * sizeof *c->agent_first);
+    c->agent_last = pfi_malloc(n * sizeof *c->agent_last);
+    if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st || !c->fault || !c->refusals ||
+        !c->agent_first || !c->agent_last)
         goto fail;
+    for (size_t i = 0; i < n; i++)
+        c->agent_first[i] = c->agent_last[i] = SIZE_MAX;
     c->fb.last_measured_w = NAN;
     c->trusted_wall_s = NAN;
     c->ramp_gain = 1;
@@ -290,11 +305,42 @@ fail:
 
 /* ---- state ------------------------------------------------------------------------------ */
 
+/* The key of a GPU in c->g_index, and of a job in c->j_index. */
+typedef struct slot_key {
+    const pfi_ctl *c;
+    size_t agent;
+    const char *id;
+} slot_key;
+
+static uint64_t gpu_hash(size_t agent, const char *uuid)
+{
+    uint64_t a = agent;
+    return hidx_hash(uuid, strlen(uuid), hidx_hash(&a, sizeof a, HIDX_SEED));
+}
+
+static bool gpu_is(const void *ctx, size_t i)
+{
+    const slot_key *k = ctx;
+    return k->c->g[i].agent == k->agent && strcmp(k->c->g[i].uuid, k->id) == 0;
+}
+
+static bool job_is(const void *ctx, size_t i)
+{
+    const slot_key *k = ctx;
+    return strcmp(k->c->j[i].id, k->id) == 0;
+}
+
+/* GPU uuid of agent agent: found by hash (a controller of 1 000 agents tracks 8 000 GPUs:
+ * a search of the list for each was 10^8 compares a period), or added. NULL: no memory. */
 static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
 {
-    for (size_t i = 0; i < c->ng; i++)
-        if (c->g[i].agent == agent && strcmp(c->g[i].uuid, uuid) == 0)
-            return &c->g[i];
+    uint64_t h = gpu_hash(agent, uuid);
+    slot_key k = {c, agent, uuid};
+    size_t found = hidx_find(&c->g_index, h, gpu_is, &k);
+    if (found != SIZE_MAX)
+        return &c->g[found];
+    if (hidx_add(&c->g_index, h, c->ng) != PFI_OK)
+        return NULL;
     if (c->ng == c->capg) {
         size_t nc = c->capg ? 2 * c->capg : 64;
         cgpu *q = pfi_realloc(c->g, nc * sizeof *q);
@@ -303,10 +349,16 @@ static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
         c->g = q;
         c->capg = nc;
     }
-    cgpu *g = &c->g[c->ng++];
+    cgpu *g = &c->g[c->ng];
     memset(g, 0, sizeof *g);
     g->agent = agent;
     ctl_copy(g->uuid, sizeof g->uuid, uuid);
+    g->next_on_agent = SIZE_MAX;
+    if (c->agent_last[agent] == SIZE_MAX)
+        c->agent_first[agent] = c->ng;
+    else
+        c->g[c->agent_last[agent]].next_on_agent = c->ng;
+    c->agent_last[agent] = c->ng++;
     g->confirmed_w = g->original_w = g->power_w = g->ours_w = NAN;
     g->reading = CTL_READING_MISSING;
     g->sample_t_s = g->prev_sample_t_s = NAN;
@@ -333,11 +385,15 @@ static void job_reset(cjob *j)
 
 static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
 {
-    for (size_t i = 0; i < c->nj; i++)
-        if (strcmp(c->j[i].id, id) == 0) {
-            *ix = i;
-            return &c->j[i];
-        }
+    uint64_t h = hidx_hash(id, strlen(id), HIDX_SEED);
+    slot_key k = {c, 0, id};
+    size_t found = hidx_find(&c->j_index, h, job_is, &k);
+    if (found != SIZE_MAX) {
+        *ix = found;
+        return &c->j[found];
+    }
+    if (hidx_add(&c->j_index, h, c->nj) != PFI_OK)
+        return NULL;
     if (c->nj == c->capj) {
         size_t nc = c->capj ? 2 * c->capj : 32;
         cjob *q = pfi_realloc(c->j, nc * sizeof *q);
@@ -374,9 +430,8 @@ static void agent_url(const pfi_ctl *c, size_t a, const char *path, char *buf, s
  * reserve). Nothing when the controller knows a GPU of a already. Errors: PFI_ERR_NOMEM. */
 static pfi_error restore_agent_gpus(pfi_ctl *c, size_t a)
 {
-    for (size_t gi = 0; gi < c->ng; gi++)
-        if (c->g[gi].agent == a)
-            return PFI_OK;
+    if (c->agent_first[a] != SIZE_MAX)
+        return PFI_OK;
     char(*uu)[128] = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *uu);
     double *cw = pfi_malloc(PFI_CTL_MAX_GPUS * sizeof *cw);
     pfi_error e = uu && cw ? PFI_OK : PFI_ERR_NOMEM;
@@ -586,10 +641,10 @@ static pfi_error put_body(pfi_ctl *c, size_t a, const double *send, double now_s
                            "{\"request_id\":\"pfi-ctl-%ld-%ld-%lu\",\"lease_s\":%g,"
                            "\"controller\":\"%s\",\"epoch\":%.0f,\"caps\":[",
                            c->run, getpid_cached(), c->seq, c->cfg.lease_s, id, c->cfg.epoch);
-    for (size_t k = 0; k < c->ng; k++) {
+    for (size_t k = c->agent_first[a]; k != SIZE_MAX; k = c->g[k].next_on_agent) {
         const cgpu *g = &c->g[k];
         double w = send[k];
-        if (g->agent != a || !g->seen)
+        if (!g->seen)
             continue;
         if (isnan(w) && renew && now_s - c->last_put_s[a] >= c->cfg.lease_s / 3 &&
             isfinite(g->confirmed_w) && isfinite(g->original_w) &&
@@ -655,9 +710,9 @@ static pfi_error take_put_answers(pfi_ctl *c, const double *send, int phase, dou
         }
         if (r->status == 0)
             c->up[a] = false;
-        for (size_t gi = 0; gi < c->ng; gi++) {
+        for (size_t gi = c->agent_first[a]; gi != SIZE_MAX; gi = c->g[gi].next_on_agent) {
             cgpu *g = &c->g[gi];
-            if (g->agent != a || isnan(send[gi]))
+            if (isnan(send[gi]))
                 continue;
             (*sent)++;
             if (!ok && r->status != 0) {
@@ -1623,7 +1678,7 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
 }
 
 /* Phase audit: the period, its caps and every job seen, then the period's transaction
- * committed (rolled back short when a row cannot be written). Errors: PFI_ERR_IO. */
+ * committed (rolled back short when a row cannot be written). Errors: PFI_ERR_IO, PFI_ERR_NOMEM. */
 static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d)
 {
     if (c->audit == NULL)
@@ -1635,33 +1690,49 @@ static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d
         ctl_audit_commit(c->audit, NULL);
         return e;
     }
+    /* the cap in force per job: confirmed by the agent on every GPU of the job, or why not
+       (one pass over the GPUs, not one per job: 10^7 steps a period at 1 000 agents) */
+    typedef struct job_caps {
+        bool any, all;
+        long refused; /* the first refusal's HTTP status among its GPUs; 0 none */
+    } job_caps;
+    job_caps *jc = pfi_malloc((c->nj ? c->nj : 1) * sizeof *jc);
+    if (jc == NULL) {
+        ctl_audit_commit(c->audit, NULL);
+        return PFI_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < c->nj; i++)
+        jc[i] = (job_caps){.any = false, .all = true, .refused = 0};
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        const cgpu *g = &c->g[gi];
+        if (g->job_ix >= c->nj)
+            continue;
+        job_caps *q = &jc[g->job_ix];
+        q->any = true;
+        if (g->refused_status != 0 && q->refused == 0)
+            q->refused = g->refused_status;
+        if (!isfinite(g->ours_w))
+            q->all = false;
+    }
     for (size_t i = 0; i < c->nj; i++) {
         const cjob *j = &c->j[i];
         if (!j->seen)
             continue;
-        /* the cap in force: confirmed by the agent on every GPU of the job, or why not */
         char state[48] = "";
-        bool all = true, any = false;
-        for (size_t gi = 0; gi < c->ng; gi++) {
-            const cgpu *g = &c->g[gi];
-            if (g->job_ix != i)
-                continue;
-            any = true;
-            if (g->refused_status != 0 && state[0] == '\0')
-                snprintf(state, sizeof state, "refused (%ld)", g->refused_status);
-            if (!isfinite(g->ours_w))
-                all = false;
-        }
-        if (state[0] == '\0' && any && all && isfinite(j->cap_w))
+        if (jc[i].refused != 0)
+            snprintf(state, sizeof state, "refused (%ld)", jc[i].refused);
+        else if (jc[i].any && jc[i].all && isfinite(j->cap_w))
             snprintf(state, sizeof state, "confirmed");
         if (ctl_audit_job(c->audit, id, j->id, j->cls, j->ngpus, j->pfi,
                           pfi_curve_source_name(j->src), j->cap_w, j->ref_pg_w, j->ref_tput_pg,
                           j->power_w, j->pred_w, j->tput, state) != PFI_OK) {
             pfi_error e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record job %s", j->id);
+            pfi_free(jc);
             ctl_audit_commit(c->audit, NULL);
             return e;
         }
     }
+    pfi_free(jc);
     return ctl_audit_commit(c->audit, d);
 }
 

@@ -76,9 +76,16 @@ static bool body_append(body_buf *b, const char *data, size_t n, size_t max_body
     return true;
 }
 
+/* *con_cls of a request without a body whose head waits for libmicrohttpd's second call */
+static char head_deferred;
+
 /*
  * libmicrohttpd calls this once with the headers (*con_cls NULL), then once per piece of the
- * body (*size > 0), then once more with *size 0 when the body is complete.
+ * body (*size > 0), then once more with *size 0 when the body is complete. A request without
+ * a body (a GET: no Content-Length, no Transfer-Encoding) is answered on that last call, not
+ * on the first: libmicrohttpd closes the connection after an answer queued with the headers
+ * (a controller polling 1 000 agents then opened 1 000 connections a round), and keeps it
+ * open after one queued later.
  */
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
                                  const char *method, const char *version, const char *data,
@@ -87,6 +94,20 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
     (void)version;
     pfi_http_server *s = cls;
     pfi_http_request rq = {.conn = c, .method = method, .url = url};
+    if (*con_cls == NULL && *size == 0 &&
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) == NULL &&
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) ==
+            NULL) {
+        *con_cls = &head_deferred;
+        return MHD_YES;
+    }
+    if (*con_cls == &head_deferred) {
+        *con_cls = NULL; /* nothing to free */
+        pfi_http_next next = s->cfg.on_head ? s->cfg.on_head(s->cfg.cls, &rq) : PFI_HTTP_READ_BODY;
+        if (next == PFI_HTTP_READ_BODY) /* the body, complete: empty */
+            next = s->cfg.on_body(s->cfg.cls, &rq, "", 0, false);
+        return next == PFI_HTTP_ANSWERED ? MHD_YES : MHD_NO;
+    }
     body_buf *b = *con_cls;
     if (b == NULL) {
         pfi_http_next next = s->cfg.on_head ? s->cfg.on_head(s->cfg.cls, &rq) : PFI_HTTP_READ_BODY;
@@ -119,7 +140,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)c;
     (void)toe;
     body_buf *b = *con_cls;
-    if (b != NULL) {
+    if (b != NULL && *con_cls != (void *)&head_deferred) {
         pfi_free(b->data);
         pfi_free(b);
         *con_cls = NULL;

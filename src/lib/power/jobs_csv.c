@@ -6,13 +6,19 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/memory.h"
 #include "pfi/csv.h"
 #include "pfi/value.h"
+#include "power/jobs_internal.h"
 
 enum {
     C_JOB,
@@ -111,12 +117,18 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-static uint64_t hash(const char *s)
+static uint64_t hash(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
     return h;
+}
+
+/* name (NUL-terminated) equals the n bytes at s */
+static bool same_name(const char *name, const char *s, size_t n)
+{
+    return strncmp(name, s, n) == 0 && name[n] == '\0';
 }
 
 typedef struct reader_state {
@@ -131,10 +143,33 @@ typedef struct reader_state {
     double *jobv[N_JOBV]; /* per-job optional numbers: gpus..band (C_GPUS..C_BAND) */
     char **cls, **node;
     long *node_line; /* the line of each job's first node cell, 0 none */
+    size_t *first;   /* ordered: each job's first row */
     size_t cap_jobv;
+    /* ordered: rows are taken on the promise that each job's rows are adjacent and rise in
+       cap (row_job, row_line not kept; the row arrays are the result); a row that breaks it
+       sets unordered, and the caller reads again without the promise */
+    bool ordered, unordered;
+    int nums[N_COLS]; /* the number columns the header has, in column order */
+    int n_nums;
+    int jobvs[N_JOBV]; /* the per-job number columns it has (C_GPUS..C_BAND) */
+    int n_jobvs;
+    size_t last_len; /* strlen of the name of take_row's last job */
 } reader_state;
 
-static pfi_error job_index(reader_state *s, const char *name, size_t *out)
+/* s->nums and s->jobvs from the header's columns col. */
+static void plan_columns(reader_state *s, const long *col)
+{
+    s->n_nums = s->n_jobvs = 0;
+    for (int c = 0; c < N_COLS; c++) {
+        if (c == C_JOB || c == C_CLASS || c == C_NODE || col[c] < 0)
+            continue;
+        s->nums[s->n_nums++] = c;
+        if (c >= C_GPUS && c <= C_BAND)
+            s->jobvs[s->n_jobvs++] = c;
+    }
+}
+
+static pfi_error job_index(reader_state *s, const char *name, size_t len, size_t *out)
 {
     if (s->n_names * 2 >= s->table_size) {
         size_t ns = s->table_size ? s->table_size * 2 : 64;
@@ -142,7 +177,7 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
         if (t == NULL)
             return PFI_ERR_NOMEM;
         for (size_t i = 0; i < s->n_names; i++) {
-            size_t h = hash(s->names[i]) & (ns - 1);
+            size_t h = hash(s->names[i], strlen(s->names[i])) & (ns - 1);
             while (t[h])
                 h = (h + 1) & (ns - 1);
             t[h] = i + 1;
@@ -151,9 +186,9 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
         s->table = t;
         s->table_size = ns;
     }
-    size_t h = hash(name) & (s->table_size - 1);
+    size_t h = hash(name, len) & (s->table_size - 1);
     while (s->table[h]) {
-        if (strcmp(s->names[s->table[h] - 1], name) == 0) {
+        if (same_name(s->names[s->table[h] - 1], name, len)) {
             *out = s->table[h] - 1;
             return PFI_OK;
         }
@@ -178,7 +213,10 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
     c = old;
     if (!grow((void **)&s->node_line, &c, s->n_names + 1, sizeof(long)))
         return PFI_ERR_NOMEM;
-    s->names[s->n_names] = pfi_strdup(name);
+    c = old;
+    if (!grow((void **)&s->first, &c, s->n_names + 1, sizeof(size_t)))
+        return PFI_ERR_NOMEM;
+    s->names[s->n_names] = pfi_strndup(name, len);
     if (s->names[s->n_names] == NULL)
         return PFI_ERR_NOMEM;
     for (int k = 0; k < N_JOBV; k++)
@@ -186,6 +224,7 @@ static pfi_error job_index(reader_state *s, const char *name, size_t *out)
     s->cls[s->n_names] = NULL;
     s->node[s->n_names] = NULL;
     s->node_line[s->n_names] = 0;
+    s->first[s->n_names] = s->n_rows;
     s->table[h] = s->n_names + 1;
     *out = s->n_names++;
     return PFI_OK;
@@ -206,6 +245,7 @@ static void state_free(reader_state *s, bool keep_names)
         for (int k = 0; k < N_JOBV; k++)
             pfi_free(s->jobv[k]);
     }
+    pfi_free(s->first);
     pfi_free(s->table);
     pfi_free(s->row_job);
     pfi_free(s->row_c);
@@ -214,15 +254,15 @@ static void state_free(reader_state *s, bool keep_names)
     pfi_free(s->row_line);
 }
 
-/* The header's columns: col[c] the index of column c, -1 when absent; the required ones
-   must be there. */
-static pfi_error map_header(const char *const *f, size_t nf, long line, const char *name, long *col,
-                            pfi_diag *d)
+/* The header's columns (fields f[i] of slen[i] bytes, not NUL-terminated): col[c] the index
+   of column c, -1 when absent; the required ones must be there. */
+static pfi_error map_header(const char *const *f, const size_t *slen, size_t nf, long line,
+                            const char *name, long *col, pfi_diag *d)
 {
     for (int c = 0; c < N_COLS; c++) {
         col[c] = -1;
         for (size_t i = 0; i < nf; i++)
-            if (strcmp(f[i], col_names[c]) == 0)
+            if (slen[i] == strlen(col_names[c]) && memcmp(f[i], col_names[c], slen[i]) == 0)
                 col[c] = (long)i;
         if (c <= C_TPUT && col[c] < 0)
             return fail(d, name, line, col_names[c], PFI_ERR_MISSING_COLUMN,
@@ -271,18 +311,22 @@ static bool fast_number(const char *p, size_t n, double *v)
     return true;
 }
 
-/* One data row (fields f[0..nf) of line): its numbers checked, its job found or added, the
-   point appended. last: the job of the previous row (consecutive rows of one job skip the
-   hash), SIZE_MAX at first. */
+/* One data row (fields f[0..nf) of line, f[i] of len[i] bytes, not NUL-terminated; slen[i]
+   the length of a text field: len[i], or up to its first NUL from pfi/csv.h): its numbers
+   checked, its job found or added, the point appended. last: the job of the previous row
+   (consecutive rows of one job skip the hash), SIZE_MAX at first. */
 static pfi_error take_row(reader_state *s, const long *col, const char *const *f, const size_t *len,
-                          size_t nf, long line, const char *name, size_t *last, pfi_diag *d)
+                          const size_t *slen, size_t nf, long line, const char *name, size_t *last,
+                          pfi_diag *d)
 {
     if (s->n_rows >= PFI_JOBS_MAX_POINTS)
         return fail(d, name, line, NULL, PFI_ERR_LIMIT, "more than %d rows", PFI_JOBS_MAX_POINTS);
     double v[N_COLS];
-    for (int c = 0; c < N_COLS; c++) {
+    for (int c = 0; c < N_COLS; c++)
         v[c] = NAN;
-        if (c == C_JOB || c == C_CLASS || c == C_NODE || col[c] < 0 || (size_t)col[c] >= nf)
+    for (int k = 0; k < s->n_nums; k++) { /* in column order: the first bad one is named */
+        int c = s->nums[k];
+        if ((size_t)col[c] >= nf)
             continue;
         const char *cell = f[col[c]];
         size_t cl = len[col[c]];
@@ -293,12 +337,12 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
         }
         pfi_value_status st = pfi_value_parse(cell, cl, &v[c]);
         if (st == PFI_VALUE_INVALID)
-            return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "'%.60s' is not a number",
-                        cell);
+            return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "'%.*s' is not a number",
+                        (int)(slen[col[c]] < 60 ? slen[col[c]] : 60), cell);
         if (st == PFI_VALUE_OK && v[c] < 0)
             return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
     }
-    if ((size_t)col[C_JOB] >= nf || f[col[C_JOB]][0] == '\0')
+    if ((size_t)col[C_JOB] >= nf || slen[col[C_JOB]] == 0)
         return fail(d, name, line, "job", PFI_ERR_VALUE, "the job name is empty");
     for (int c = C_CAP; c <= C_TPUT; c++)
         if (isnan(v[c]))
@@ -309,45 +353,71 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
                     "must be > 0");
     size_t j;
     const char *job = f[col[C_JOB]];
-    if (*last != SIZE_MAX && strcmp(s->names[*last], job) == 0) {
+    size_t jl = slen[col[C_JOB]];
+    if (*last != SIZE_MAX && jl == s->last_len && memcmp(s->names[*last], job, jl) == 0) {
         j = *last;
+        /* ordered: the job's caps rise */
+        if (s->ordered && !(v[C_CAP] > s->row_c[s->n_rows - 1])) {
+            s->unordered = true;
+            return PFI_OK;
+        }
     } else {
-        pfi_error e = job_index(s, job, &j);
+        size_t before = s->n_names;
+        pfi_error e = job_index(s, job, jl, &j);
         if (e != PFI_OK)
             return e;
+        if (s->ordered && s->n_names == before) { /* ordered: a job seen before comes back */
+            s->unordered = true;
+            return PFI_OK;
+        }
         *last = j;
+        s->last_len = strlen(s->names[j]);
     }
-    for (int c = C_GPUS; c <= C_BAND; c++)
+    for (int k = 0; k < s->n_jobvs; k++) {
+        int c = s->jobvs[k];
         if (isnan(s->jobv[c - C_GPUS][j]))
             s->jobv[c - C_GPUS][j] = v[c];
-    if (col[C_CLASS] >= 0 && (size_t)col[C_CLASS] < nf && f[col[C_CLASS]][0] != '\0' &&
-        s->cls[j] == NULL && (s->cls[j] = pfi_strdup(f[col[C_CLASS]])) == NULL)
+    }
+    if (col[C_CLASS] >= 0 && (size_t)col[C_CLASS] < nf && slen[col[C_CLASS]] > 0 &&
+        s->cls[j] == NULL && (s->cls[j] = pfi_strndup(f[col[C_CLASS]], slen[col[C_CLASS]])) == NULL)
         return PFI_ERR_NOMEM;
-    if (col[C_NODE] >= 0 && (size_t)col[C_NODE] < nf && f[col[C_NODE]][0] != '\0') {
+    if (col[C_NODE] >= 0 && (size_t)col[C_NODE] < nf && slen[col[C_NODE]] > 0) {
+        const char *nd = f[col[C_NODE]];
+        size_t nl = slen[col[C_NODE]];
         if (s->node[j] == NULL) {
-            if ((s->node[j] = pfi_strdup(f[col[C_NODE]])) == NULL)
+            if ((s->node[j] = pfi_strndup(nd, nl)) == NULL)
                 return PFI_ERR_NOMEM;
             s->node_line[j] = line;
-        } else if (strcmp(s->node[j], f[col[C_NODE]]) != 0) {
+        } else if (!same_name(s->node[j], nd, nl)) {
             return fail(d, name, line, "node", PFI_ERR_VALUE,
-                        "job '%.100s' is on node '%.100s' in an earlier row, '%.100s' here", job,
-                        s->node[j], f[col[C_NODE]]);
+                        "job '%.100s' is on node '%.100s' in an earlier row, '%.*s' here",
+                        s->names[j], s->node[j], (int)(nl < 100 ? nl : 100), nd);
         }
     }
     size_t n = s->n_rows + 1;
-    if (!grow((void **)&s->row_job, &s->cap_rows, n, sizeof *s->row_job) ||
-        !grow((void **)&s->row_c, &s->cap_rows2, n, sizeof(double)) ||
+    if (!grow((void **)&s->row_c, &s->cap_rows2, n, sizeof(double)) ||
         !grow((void **)&s->row_p, &s->cap_rows3, n, sizeof(double)) ||
-        !grow((void **)&s->row_t, &s->cap_rows4, n, sizeof(double)) ||
-        !grow((void **)&s->row_line, &s->cap_rows5, n, sizeof(long)))
+        !grow((void **)&s->row_t, &s->cap_rows4, n, sizeof(double)))
         return PFI_ERR_NOMEM;
-    s->row_job[s->n_rows] = j;
+    if (!s->ordered) {
+        if (!grow((void **)&s->row_job, &s->cap_rows, n, sizeof *s->row_job) ||
+            !grow((void **)&s->row_line, &s->cap_rows5, n, sizeof(long)))
+            return PFI_ERR_NOMEM;
+        s->row_job[s->n_rows] = j;
+        s->row_line[s->n_rows] = line;
+    }
     s->row_c[s->n_rows] = v[C_CAP];
     s->row_p[s->n_rows] = v[C_POWER];
     s->row_t[s->n_rows] = v[C_TPUT];
-    s->row_line[s->n_rows] = line;
     s->n_rows++;
     return PFI_OK;
+}
+
+/* slen[i]: the length of field i up to its first NUL (pfi/csv.h's fields may hold one). */
+static void text_lengths(const char *const *f, size_t nf, size_t *slen)
+{
+    for (size_t i = 0; i < nf; i++)
+        slen[i] = strlen(f[i]);
 }
 
 /* The general path: records from pfi/csv.h (quoting, long lines, every oddity). */
@@ -363,19 +433,31 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
         return e;
     if (eof)
         return fail(d, name, 0, NULL, PFI_ERR_EMPTY, "no header");
+    size_t *slen = pfi_malloc(PFI_CSV_MAX_FIELDS * sizeof *slen);
+    if (slen == NULL)
+        return PFI_ERR_NOMEM;
     long col[N_COLS];
-    if ((e = map_header(f, nf, line, name, col, d)) != PFI_OK)
+    text_lengths(f, nf < PFI_CSV_MAX_FIELDS ? nf : PFI_CSV_MAX_FIELDS, slen);
+    if ((e = map_header(f, slen, nf < PFI_CSV_MAX_FIELDS ? nf : PFI_CSV_MAX_FIELDS, line, name, col,
+                        d)) != PFI_OK) {
+        pfi_free(slen);
         return e;
+    }
+    plan_columns(s, col);
     size_t last = SIZE_MAX;
     for (;;) {
         e = pfi_csv_next(rd, &f, &len, &nf, &line, &eof, d);
-        if (e != PFI_OK)
-            return e;
-        if (eof)
+        if (e != PFI_OK || eof)
             break;
-        if ((e = take_row(s, col, f, len, nf, line, name, &last, d)) != PFI_OK)
-            return e;
+        if (nf > PFI_CSV_MAX_FIELDS)
+            nf = PFI_CSV_MAX_FIELDS;
+        text_lengths(f, nf, slen);
+        if ((e = take_row(s, col, f, len, slen, nf, line, name, &last, d)) != PFI_OK)
+            break;
     }
+    pfi_free(slen);
+    if (e != PFI_OK)
+        return e;
     if (s->n_rows == 0)
         return fail(d, name, 0, NULL, PFI_ERR_EMPTY, "no data rows");
     return PFI_OK;
@@ -384,41 +466,91 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
 /* Most fields per line on the fast path (more: the general path). */
 #define FAST_MAX_FIELDS 64
 
+/* The first ',' or '\n' at or after q; one lies ahead (the sentinel), and JOBS_BUFFER_PAD bytes
+   past it are readable. */
+static inline const char *find_sep(const char *q)
+{
+#if defined(__SSE2__)
+    const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n');
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)));
+        if (m != 0)
+            return q + __builtin_ctz(m);
+        q += 16;
+    }
+#else
+    while (*q != ',' && *q != '\n')
+        q++;
+    return q;
+#endif
+}
+
+/* Whether buf[0..n) has a quote or a NUL byte (for the general path); *lines counts the
+   newlines, *cr whether there is a carriage return. buf is readable to n + JOBS_BUFFER_PAD. */
+static bool needs_general(const char *buf, size_t n, size_t *lines, bool *cr)
+{
+    size_t nl = 0, i = 0;
+    *cr = memchr(buf, '\r', n) != NULL;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), zero = _mm_setzero_si128(), lf = _mm_set1_epi8('\n');
+    while (i + 16 <= n) {
+        /* newlines counted bytewise (each compare is -1 per match), summed every 255 blocks */
+        __m128i acc = zero;
+        for (int k = 0; k < 255 && i + 16 <= n; k++, i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(buf + i));
+            if (_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, zero))))
+                return true;
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, lf));
+        }
+        __m128i sum = _mm_sad_epu8(acc, zero);
+        nl += (size_t)_mm_cvtsi128_si64(sum) + (size_t)_mm_extract_epi16(sum, 4);
+    }
+#endif
+    for (; i < n; i++) {
+        if (buf[i] == '"' || buf[i] == '\0')
+            return true;
+        nl += buf[i] == '\n';
+    }
+    *lines = nl;
+    return false;
+}
+
 /*
- * The fast path, for a whole file in memory (buf[0..n), writable): when it holds no quote,
- * no NUL byte, no line of blanks only, no line over PFI_CSV_MAX_LINE bytes and no more than
- * FAST_MAX_FIELDS fields on a line, its lines are split in place on ',' with memchr (fields
- * trimmed of blanks, a UTF-8 BOM and CRs dropped, empty lines skipped: what pfi/csv.h does)
- * — no per-byte state machine, no copy. *used false: the input is not for this path (checked
- * before anything is read, s untouched); the caller takes the general one.
+ * The fast path, for a whole file in memory (buf[0..n), followed by JOBS_BUFFER_PAD readable bytes,
+ * the first a '\n'): when it holds no quote, no NUL byte, no CR but at a line's end, no line of
+ * blanks only, no line over PFI_CSV_MAX_LINE bytes and no more than FAST_MAX_FIELDS fields on a
+ * line, its lines are split on ',' (fields trimmed of blanks, a UTF-8 BOM and CRs dropped, empty
+ * lines skipped: what pfi/csv.h does) by a vector search for the separators; buf is not written.
+ * *used false: the input is not for this path (s left empty); the caller takes the general
+ * one. A line the path cannot take is found when it is reached; any error before it is the
+ * general path's too, which reads the lines before it alike. ordered: s->ordered (see
+ * reader_state); s->unordered on return means: read again without it.
  */
-static pfi_error read_fast(char *buf, size_t n, const char *name, reader_state *s, bool *used,
-                           pfi_diag *d)
+static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_state *s,
+                           bool ordered, bool *used, pfi_diag *d)
 {
     *used = false;
-    if (memchr(buf, '"', n) != NULL || memchr(buf, '\0', n) != NULL)
+    size_t lines = 0;
+    bool cr = false;
+    if (needs_general(buf, n, &lines, &cr))
         return PFI_OK;
-    char *p = buf, *end = buf + n;
+    *used = true;
+    s->ordered = ordered;
+    /* every row is a line: the row arrays once, at their most (untouched pages cost nothing) */
+    size_t most = lines + 1 < PFI_JOBS_MAX_POINTS ? lines + 1 : PFI_JOBS_MAX_POINTS;
+    if (!grow((void **)&s->row_c, &s->cap_rows2, most, sizeof(double)) ||
+        !grow((void **)&s->row_p, &s->cap_rows3, most, sizeof(double)) ||
+        !grow((void **)&s->row_t, &s->cap_rows4, most, sizeof(double)))
+        return PFI_ERR_NOMEM;
+    if (!ordered && (!grow((void **)&s->row_job, &s->cap_rows, most, sizeof *s->row_job) ||
+                     !grow((void **)&s->row_line, &s->cap_rows5, most, sizeof(long))))
+        return PFI_ERR_NOMEM;
+    const char *p = buf, *end = buf + n;
     if (n >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
         (unsigned char)p[2] == 0xBF)
         p += 3;
-    for (char *q = p; q < end;) {
-        char *nl = memchr(q, '\n', (size_t)(end - q));
-        char *le = nl ? nl : end;
-        if (le - q + 1 > PFI_CSV_MAX_LINE)
-            return PFI_OK;
-        char *a = q;
-        size_t commas = 0;
-        while (a < le && (*a == ' ' || *a == '\t' || *a == '\r'))
-            a++;
-        if (a == le && le > q)
-            return PFI_OK; /* blanks only: let pfi/csv.h decide */
-        for (char *c = q; (c = memchr(c, ',', (size_t)(le - c))) != NULL; c++)
-            if (++commas >= FAST_MAX_FIELDS)
-                return PFI_OK;
-        q = nl ? nl + 1 : end;
-    }
-    *used = true;
     const char *f[FAST_MAX_FIELDS];
     size_t len[FAST_MAX_FIELDS];
     long col[N_COLS];
@@ -426,43 +558,65 @@ static pfi_error read_fast(char *buf, size_t n, const char *name, reader_state *
     long line = 0;
     size_t last = SIZE_MAX;
     while (p < end) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *le = nl ? nl : end;
-        char *next = nl ? nl + 1 : end;
         line++;
-        if (le > p && le[-1] == '\r')
-            le--;
-        if (le == p) {
-            p = next;
-            continue;
-        }
+        const char *ls = p, *q = p;
         size_t nf = 0;
-        char *c = p;
         for (;;) {
-            char *comma = memchr(c, ',', (size_t)(le - c));
-            char *fe = comma ? comma : le;
-            char *a = c, *b = fe;
+            q = find_sep(q);
+            if (nf == FAST_MAX_FIELDS) {
+                *used = false;
+                return PFI_OK;
+            }
+            f[nf] = p;
+            len[nf] = (size_t)(q - p);
+            nf++;
+            if (*q == '\n' || q >= end)
+                break;
+            p = ++q;
+        }
+        const char *le = q < end ? q : end; /* the line's end (its '\n', or the file's) */
+        p = le + 1;
+        if (le - ls + 1 > PFI_CSV_MAX_LINE) {
+            *used = false;
+            return PFI_OK;
+        }
+        if (le == ls)
+            continue;  /* an empty line */
+        if (nf == 1) { /* blanks only (a CR alone too): let pfi/csv.h decide */
+            const char *a = ls;
+            while (a < le && (*a == ' ' || *a == '\t' || *a == '\r'))
+                a++;
+            if (a == le) {
+                *used = false;
+                return PFI_OK;
+            }
+        }
+        if (le[-1] == '\r')
+            len[nf - 1]--;
+        if (cr && memchr(ls, '\r', (size_t)(le - ls) - (le[-1] == '\r')) != NULL) {
+            *used = false; /* a CR inside a line ends a record for pfi/csv.h */
+            return PFI_OK;
+        }
+        for (size_t i = 0; i < nf; i++) {
+            const char *a = f[i], *b = a + len[i];
             while (a < b && (*a == ' ' || *a == '\t'))
                 a++;
             while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
                 b--;
-            *b = '\0';
-            f[nf] = a;
-            len[nf] = (size_t)(b - a);
-            nf++;
-            if (comma == NULL)
-                break;
-            c = comma + 1;
+            f[i] = a;
+            len[i] = (size_t)(b - a);
         }
         pfi_error e;
         if (header) {
-            if ((e = map_header(f, nf, line, name, col, d)) != PFI_OK)
+            if ((e = map_header(f, len, nf, line, name, col, d)) != PFI_OK)
                 return e;
+            plan_columns(s, col);
             header = false;
-        } else if ((e = take_row(s, col, f, len, nf, line, name, &last, d)) != PFI_OK) {
+        } else if ((e = take_row(s, col, f, len, len, nf, line, name, &last, d)) != PFI_OK) {
             return e;
         }
-        p = next;
+        if (s->unordered)
+            return PFI_OK;
     }
     if (header)
         return fail(d, name, 0, NULL, PFI_ERR_EMPTY, "no header");
@@ -474,11 +628,16 @@ static pfi_error read_fast(char *buf, size_t n, const char *name, reader_state *
 /* The most bytes a jobs file may have (more: PFI_ERR_LIMIT). */
 #define PFI_JOBS_MAX_BYTES ((size_t)1 << 32)
 
-/* The whole stream into *out (owned: pfi_free), NUL-terminated, *n bytes. */
+/* The whole stream into *out (owned: pfi_free), *n bytes, then JOBS_BUFFER_PAD bytes more
+   (for jobs_read_buffer). A regular file is read into one buffer of its size. */
 static pfi_error slurp(FILE *stream, const char *name, char **out, size_t *n, pfi_diag *d)
 {
     size_t cap = 1 << 16, len = 0;
-    char *buf = pfi_malloc(cap + 1);
+    struct stat st;
+    if (fstat(fileno(stream), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+        (unsigned long long)st.st_size < PFI_JOBS_MAX_BYTES)
+        cap = (size_t)st.st_size + 1; /* + 1: the end is seen without a second buffer */
+    char *buf = pfi_malloc(cap + JOBS_BUFFER_PAD);
     *out = NULL;
     for (;;) {
         if (buf == NULL)
@@ -501,50 +660,93 @@ static pfi_error slurp(FILE *stream, const char *name, char **out, size_t *n, pf
                 return fail(d, name, 0, NULL, PFI_ERR_LIMIT, "larger than %zu bytes",
                             PFI_JOBS_MAX_BYTES);
             }
-            char *q = pfi_realloc(buf, 2 * cap + 1);
+            char *q = pfi_realloc(buf, 2 * cap + JOBS_BUFFER_PAD);
             if (q == NULL)
                 pfi_free(buf);
             buf = q;
             cap *= 2;
         }
     }
-    buf[len] = '\0';
     *out = buf;
     *n = len;
     return PFI_OK;
 }
 
-pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, pfi_diag *d)
+/* The jobs of buf[0..nb) (followed by JOBS_BUFFER_PAD bytes, see slurp) into s: the fast path in
+   order, then without the promise of order, then pfi/csv.h. general: pfi/csv.h alone. */
+static pfi_error read_buffer(char *buf, size_t nb, const char *name, bool general, reader_state *s,
+                             pfi_diag *d)
 {
-    *out = NULL;
-    reader_state s;
-    memset(&s, 0, sizeof s);
-    /* the whole input in memory, read by the fast path when it can; else (quotes, odd
-       lines) the same bytes through pfi/csv.h */
-    size_t nb = 0;
-    char *buf = NULL;
-    pfi_error e = slurp(stream, name, &buf, &nb, d);
-    if (e != PFI_OK)
-        return e;
     bool used = false;
-    e = read_fast(buf, nb, name, &s, &used, d);
-    if (!used) {
-        pfi_csv_reader *rd = NULL;
-        FILE *mem = fmemopen(buf, nb, "r");
-        if (mem == NULL) {
-            pfi_free(buf);
+    pfi_error e = PFI_OK;
+    for (int pass = 0; !general && pass < 2; pass++) {
+        e = read_fast(buf, nb, name, s, pass == 0, &used, d);
+        if (e == PFI_OK && used && !s->unordered)
+            return PFI_OK;
+        if (e != PFI_OK && used)
+            return e;
+        state_free(s, false);
+        memset(s, 0, sizeof *s);
+        if (!used)
+            break;
+    }
+    pfi_csv_reader *rd = NULL;
+    FILE *mem = fmemopen(buf, nb, "r");
+    if (mem == NULL)
+        return PFI_ERR_NOMEM;
+    e = pfi_csv_open_stream(mem, name, &rd, d);
+    if (e == PFI_OK)
+        e = read_rows(rd, name, s, d);
+    pfi_csv_close(rd);
+    fclose(mem);
+    return e;
+}
+
+/* The per-job arrays and names of s move to j; the rest of s is freed. */
+static void take_jobs(pfi_jobs *j, reader_state *s)
+{
+    j->n = s->n_names;
+    j->name = s->names;
+    j->job_class = s->cls;
+    j->gpus = s->jobv[C_GPUS - C_GPUS];
+    j->weight = s->jobv[C_WEIGHT - C_GPUS];
+    j->floor_frac = s->jobv[C_FLOOR - C_GPUS];
+    j->pfi = s->jobv[C_PFI - C_GPUS];
+    j->feature = s->jobv[C_FEATURE - C_GPUS];
+    j->cap_lo_w = s->jobv[C_CAP_MIN - C_GPUS];
+    j->cap_hi_w = s->jobv[C_CAP_MAX - C_GPUS];
+    j->band = s->jobv[C_BAND - C_GPUS];
+    j->node = s->node;
+    j->node_line = s->node_line;
+    state_free(s, true);
+}
+
+/* The jobs of s (emptied: its arrays move to *out or are freed). */
+static pfi_error jobs_from_state(reader_state *sp, const char *name, pfi_jobs **out, pfi_diag *d)
+{
+    reader_state s = *sp;
+    memset(sp, 0, sizeof *sp);
+    pfi_error e = PFI_OK;
+    if (s.ordered) { /* the rows are the result: each job's rows adjacent, caps rising */
+        pfi_jobs *j = pfi_calloc(1, sizeof *j);
+        if (j != NULL && (j->offset = pfi_malloc((s.n_names + 1) * sizeof *j->offset)) != NULL) {
+            memcpy(j->offset, s.first, s.n_names * sizeof *j->offset);
+            j->offset[s.n_names] = s.n_rows;
+            j->cap_w = s.row_c;
+            j->power_w = s.row_p;
+            j->tput_tok_s = s.row_t;
+            s.row_c = s.row_p = s.row_t = NULL;
+        } else {
+            pfi_free(j);
+            state_free(&s, false);
             return PFI_ERR_NOMEM;
         }
-        e = pfi_csv_open_stream(mem, name, &rd, d);
-        if (e == PFI_OK)
-            e = read_rows(rd, name, &s, d);
-        pfi_csv_close(rd);
-        fclose(mem);
+        take_jobs(j, &s);
+        *out = j;
+        return PFI_OK;
     }
-    pfi_free(buf);
-    pfi_jobs *j = NULL;
-    if (e == PFI_OK) {
-        j = pfi_calloc(1, sizeof *j);
+    pfi_jobs *j = pfi_calloc(1, sizeof *j);
+    {
         if (j != NULL) {
             j->offset = pfi_calloc(s.n_names + 1, sizeof *j->offset);
             j->cap_w = pfi_malloc(s.n_rows * sizeof(double));
@@ -605,26 +807,44 @@ pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, p
                 break;
             }
     pfi_free(lines_at);
-    j->n = s.n_names;
-    j->name = s.names;
-    j->job_class = s.cls;
-    j->gpus = s.jobv[C_GPUS - C_GPUS];
-    j->weight = s.jobv[C_WEIGHT - C_GPUS];
-    j->floor_frac = s.jobv[C_FLOOR - C_GPUS];
-    j->pfi = s.jobv[C_PFI - C_GPUS];
-    j->feature = s.jobv[C_FEATURE - C_GPUS];
-    j->cap_lo_w = s.jobv[C_CAP_MIN - C_GPUS];
-    j->cap_hi_w = s.jobv[C_CAP_MAX - C_GPUS];
-    j->band = s.jobv[C_BAND - C_GPUS];
-    j->node = s.node;
-    j->node_line = s.node_line;
-    state_free(&s, true);
+    take_jobs(j, &s);
     if (e != PFI_OK) {
         pfi_jobs_destroy(j);
         return e;
     }
     *out = j;
     return PFI_OK;
+}
+
+pfi_error jobs_read_buffer(char *buf, size_t nb, const char *name, bool general, pfi_jobs **out,
+                           pfi_diag *d)
+{
+    *out = NULL;
+    buf[nb] = '\n'; /* the fast path's sentinel, then zeros */
+    memset(buf + nb + 1, 0, JOBS_BUFFER_PAD - 1);
+    reader_state s;
+    memset(&s, 0, sizeof s);
+    pfi_error e = read_buffer(buf, nb, name, general, &s, d);
+    if (e != PFI_OK) {
+        state_free(&s, false);
+        return e;
+    }
+    return jobs_from_state(&s, name, out, d);
+}
+
+pfi_error pfi_jobs_read_stream(FILE *stream, const char *name, pfi_jobs **out, pfi_diag *d)
+{
+    *out = NULL;
+    /* the whole input in memory, read by the fast path when it can; else (quotes, odd
+       lines) the same bytes through pfi/csv.h */
+    size_t nb = 0;
+    char *buf = NULL;
+    pfi_error e = slurp(stream, name, &buf, &nb, d);
+    if (e != PFI_OK)
+        return e;
+    e = jobs_read_buffer(buf, nb, name, false, out, d);
+    pfi_free(buf);
+    return e;
 }
 
 pfi_error pfi_jobs_read(const char *path, pfi_jobs **out, pfi_diag *d)

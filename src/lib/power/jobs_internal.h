@@ -1,0 +1,24 @@
+/*
+ * The jobs CSV reader's entry for tests and fuzzing (not part of the public API).
+ */
+#ifndef PFI_POWER_JOBS_INTERNAL_H
+#define PFI_POWER_JOBS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pfi/jobs.h"
+
+/* Bytes a buffer given to jobs_read_buffer has past its data (readable, any content). */
+#define JOBS_BUFFER_PAD 32
+
+/*
+ * jobs_read_buffer — the jobs of buf[0..nb) (named name in diagnostics) into *out (owned:
+ * pfi_jobs_destroy), as pfi_jobs_read_stream. buf must have JOBS_BUFFER_PAD writable bytes
+ * after nb; they are overwritten, buf[0..nb) is not. general: pfi/csv.h alone, never the
+ * fast path (tests hold the two to the same result). Errors: as pfi_jobs_read_stream.
+ */
+pfi_error jobs_read_buffer(char *buf, size_t nb, const char *name, bool general, pfi_jobs **out,
+                           pfi_diag *d);
+
+#endif

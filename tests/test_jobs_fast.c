@@ -1,0 +1,266 @@
+/*
+ * The speed-ups of `pfi allocate` held to what they replace (issue 18 item 8):
+ *  - fmt_g10 (src/cli/fmt_num.h) against snprintf "%.10g", byte for byte, on 3 million
+ *    values (random bit patterns, decimals of the jobs files' kind, every decade, ties) and
+ *    edge cases;
+ *  - the jobs reader's fast path (in order, and the restart without order) against pfi/csv.h
+ *    alone (jobs_read_buffer with general) on generated files of up to 30 000 rows, clean and
+ *    damaged (rows shuffled, blanks, CRs, empty and missing cells, bad numbers, negative
+ *    values, duplicate caps, a node that changes, a late quote): the same jobs, or the same
+ *    error with the same line, column and message.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/fmt_num.h"
+#include "pfi/jobs.h"
+#include "power/jobs_internal.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            if (failures++ < 20) {                                                                 \
+                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
+                fprintf(stderr, __VA_ARGS__);                                                      \
+                fputc('\n', stderr);                                                               \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static void check_g10(double v)
+{
+    char a[64], b[64];
+    int n = fmt_g10(a, v);
+    snprintf(b, sizeof b, "%.10g", v);
+    CHECK(strcmp(a, b) == 0 && n == (int)strlen(b), "%.17g: fmt_g10 '%s', printf '%s'", v, a, b);
+}
+
+static void test_fmt(void)
+{
+    const double edge[] = {0.0,
+                           -0.0,
+                           1e-4,
+                           9.9999999995e-5,
+                           1e-4 * (1 - 1e-16),
+                           1e10,
+                           9999999999.4,
+                           9999999999.5,
+                           9999999999.6,
+                           0.5,
+                           1.5,
+                           2.5,
+                           1234567890.5,
+                           123456789.05,
+                           0.00012345678905,
+                           1,
+                           10,
+                           100,
+                           1e9,
+                           999999999.95,
+                           99.99999999995,
+                           1360.000,
+                           2 / 3.0,
+                           1e300,
+                           5e-324,
+                           INFINITY,
+                           -INFINITY,
+                           NAN};
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        check_g10(edge[i]);
+        check_g10(-edge[i]);
+    }
+    for (long i = 0; i < 3000000; i++) {
+        uint64_t s = next();
+        double v;
+        switch (i % 5) {
+        case 0:
+            memcpy(&v, &s, sizeof v);
+            break;
+        case 1:
+            v = (double)(s % 100000000000ull) / 1000.0; /* %.3f-like decimals */
+            break;
+        case 2:
+            v = ldexp((double)(s >> 11), -53) * pow(10, (double)((int)(s % 30) - 12));
+            break;
+        case 3: /* ties at the tenth digit */
+            v = ((double)(s % 10000000000ull) + 0.5) * pow(10, (double)((int)(s % 16) - 12));
+            break;
+        default:
+            v = (double)(s % 2000000) / (double)(1 + (s >> 40) % 1000);
+        }
+        check_g10(i % 7 == 0 ? -v : v);
+    }
+}
+
+static bool same_doubles(const double *a, const double *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(a[i] == b[i] || (isnan(a[i]) && isnan(b[i]))))
+            return false;
+    return true;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* the fast path and pfi/csv.h on text[0..n); returns the fast path's error */
+static pfi_error compare(const char *text, size_t n, const char *what)
+{
+    pfi_jobs *J[2] = {NULL, NULL};
+    pfi_diag d[2];
+    pfi_error e[2];
+    for (int g = 0; g < 2; g++) {
+        char *buf = malloc(n + JOBS_BUFFER_PAD);
+        if (buf == NULL)
+            abort();
+        memcpy(buf, text, n);
+        pfi_diag_clear(&d[g]);
+        e[g] = jobs_read_buffer(buf, n, "gen.csv", g == 1, &J[g], &d[g]);
+        CHECK(memcmp(buf, text, n) == 0, "%s: the input was written", what);
+        free(buf);
+    }
+    CHECK(e[0] == e[1], "%s: fast %d, general %d (%s / %s)", what, e[0], e[1], d[0].message,
+          d[1].message);
+    if (e[0] == e[1] && e[0] != PFI_OK)
+        CHECK(d[0].line == d[1].line && strcmp(d[0].column, d[1].column) == 0 &&
+                  strcmp(d[0].message, d[1].message) == 0,
+              "%s: line %ld/%ld column %s/%s: '%s' / '%s'", what, d[0].line, d[1].line, d[0].column,
+              d[1].column, d[0].message, d[1].message);
+    if (e[0] == PFI_OK && e[1] == PFI_OK) {
+        const pfi_jobs *a = J[0], *b = J[1];
+        bool same =
+            a->n == b->n && memcmp(a->offset, b->offset, (a->n + 1) * sizeof *a->offset) == 0;
+        size_t np = same ? a->offset[a->n] : 0;
+        same = same && same_doubles(a->cap_w, b->cap_w, np) &&
+               same_doubles(a->power_w, b->power_w, np) &&
+               same_doubles(a->tput_tok_s, b->tput_tok_s, np) &&
+               same_doubles(a->gpus, b->gpus, a->n) && same_doubles(a->weight, b->weight, a->n) &&
+               same_doubles(a->band, b->band, a->n) && same_doubles(a->cap_hi_w, b->cap_hi_w, a->n);
+        for (size_t i = 0; same && i < a->n; i++)
+            same = same_text(a->name[i], b->name[i]) &&
+                   same_text(a->job_class[i], b->job_class[i]) &&
+                   same_text(a->node[i], b->node[i]) && a->node_line[i] == b->node_line[i];
+        CHECK(same, "%s: the jobs differ", what);
+    }
+    pfi_jobs_destroy(J[0]);
+    pfi_jobs_destroy(J[1]);
+    return e[0];
+}
+
+/* a jobs file of n_jobs jobs x 6 points; damage: 0 none, else one kind of damage */
+static size_t gen(char *out, size_t cap, size_t n_jobs, int damage, bool shuffle)
+{
+    size_t k = 0, rows = n_jobs * 6;
+    char(*line)[128] = malloc(rows * sizeof *line);
+    if (line == NULL)
+        abort();
+    k += (size_t)snprintf(out + k, cap - k, "%sjob,class,gpus,cap_w,power_w,tput_tok_s,band,node\n",
+                          damage == 9 ? "\xef\xbb\xbf" : "");
+    for (size_t j = 0; j < n_jobs; j++) {
+        double rho = 0.85 + 0.15 * (double)(next() % 1000) / 1000, e = 0.2 + 0.7 * 0.5;
+        for (int i = 0; i < 6; i++) {
+            double c = 200 + 100 * i, p = 8 * c * rho, t = 50000 * pow(p / (8 * 700 * rho), e);
+            snprintf(line[j * 6 + i], sizeof line[0], "job%zu,%s,%s,%.0f,%.3f,%.3f,%s,%s", j,
+                     j % 3 ? "dense" : "moe-ft", i == 0 || j % 2 ? "8" : "", c, p, t,
+                     i == 1 ? "2" : "", j % 5 ? "n1" : "");
+        }
+    }
+    for (size_t r = 0; shuffle && r + 1 < rows; r++) { /* a few swaps: rows out of order */
+        if (next() % 50 != 0)
+            continue;
+        size_t q = r + 1 + next() % (rows - r - 1);
+        char t[128];
+        memcpy(t, line[r], sizeof t);
+        memcpy(line[r], line[q], sizeof t);
+        memcpy(line[q], t, sizeof t);
+    }
+    size_t at = rows / 2 + next() % (rows / 2);
+    for (size_t r = 0; r < rows; r++) {
+        const char *l = line[r];
+        char tmp[160];
+        if (r == at) {
+            switch (damage) {
+            case 1:
+                snprintf(tmp, sizeof tmp, "%s,extra", l), l = tmp;
+                break;
+            case 2:
+                l = "job1,dense,8,200,-5,10,,n1";
+                break;
+            case 3:
+                l = "job1,dense,8,2x0,5,10,,n1";
+                break;
+            case 4:
+                l = "   \t ";
+                break;
+            case 5:
+                snprintf(tmp, sizeof tmp, "\"%s\"", l), l = tmp;
+                break;
+            case 6:
+                l = "job0,dense,8,200,1500,10,,n2";
+                break;
+            case 7:
+                l = ",dense,8,200,1500,10,,";
+                break;
+            case 8:
+                snprintf(tmp, sizeof tmp, " %s \r", l), l = tmp;
+                break;
+            default:
+                break;
+            }
+        }
+        k += (size_t)snprintf(out + k, cap - k, "%s%s\n", l, r % 97 == 5 ? "\n" : "");
+    }
+    free(line);
+    return k;
+}
+
+static void test_reader(void)
+{
+    size_t cap = 8 << 20;
+    char *text = malloc(cap);
+    if (text == NULL)
+        abort();
+    const size_t sizes[] = {1, 3, 40, 700, 5000};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+        for (int damage = 0; damage <= 9; damage++)
+            for (int sh = 0; sh < 2; sh++) {
+                char what[64];
+                snprintf(what, sizeof what, "%zu jobs, damage %d, shuffled %d", sizes[z], damage,
+                         sh);
+                size_t n = gen(text, cap, sizes[z], damage, sh);
+                pfi_error e = compare(text, n, what);
+                if (damage == 0 && sh == 0)
+                    CHECK(e == PFI_OK, "%s: refused", what);
+                if (damage == 2 || damage == 3 || damage == 6 || damage == 7)
+                    CHECK(e == PFI_ERR_VALUE, "%s: accepted", what);
+            }
+    free(text);
+}
+
+int main(void)
+{
+    test_fmt();
+    test_reader();
+    if (failures > 0) {
+        fprintf(stderr, "%d failures\n", failures);
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
+}
