@@ -139,12 +139,21 @@ typedef struct tree_ctx {
 static void write_bound(FILE *f, const pfi_alloc_result *r, const tree_ctx *tc,
                         pfi_limit_kind budget_kind)
 {
-    bool site = tc->on ? tc->tr.budget_binding
-                       : r->feasible && r->total_power_w >= r->budget_w * (1 - 1e-9) - 1e-9;
+    /* The flat budget binds when it is met with equality, or when a job was cut below its
+     * reference although the budget is not spent to the watt: --cap-step rounding leaves
+     * less than one step unspent (each job moves in whole steps of its GPUs). */
+    bool shed = false;
+    for (size_t j = 0; j < r->n && !shed; j++)
+        shed = r->shed_w[j] > 1e-9;
+    bool full = r->total_power_w >= r->budget_w * (1 - 1e-9) - 1e-9;
+    bool site = tc->on ? tc->tr.budget_binding : r->feasible && (full || shed);
     fprintf(f, "bound by:");
     size_t k = 0;
     if (site) {
         fprintf(f, " the site budget (%s)", pfi_limit_kind_name(budget_kind));
+        if (!tc->on && !full)
+            fprintf(f, "; %.1f W of it unspent: no job's next cap step fits",
+                    r->budget_w - r->total_power_w);
         k++;
     }
     for (size_t a = 0; tc->on && tc->topo != NULL && a < tc->topo->n; a++)
@@ -157,7 +166,8 @@ static void write_bound(FILE *f, const pfi_alloc_result *r, const tree_ctx *tc,
                     pfi_limit_kind_name(tc->topo->kind[a]));
         }
     if (k == 0)
-        fprintf(f, " nothing (every job at its upper bound, or infeasible)");
+        fprintf(f, r->feasible ? " nothing (every job at its upper bound)"
+                               : " nothing: infeasible (every job at its lower bound)");
     fputc('\n', f);
 }
 

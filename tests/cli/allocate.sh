@@ -36,6 +36,11 @@ check simulate-reduction-bare 2 "$PFI" simulate --reductions 10,20
 grep -q "write 10% or 0.1" "$T/err" && echo "ok   simulate-reduction-bare-msg" || { echo "FAIL simulate-reduction-bare-msg"; cat "$T/err"; fail=1; }
 check control-reduction-bare 2 "$PFI" control --agents "$T/none" --reduction 30 --start 0 --duration 1
 grep -q "write 30% or 0.3" "$T/err" && echo "ok   control-reduction-bare-msg" || { echo "FAIL control-reduction-bare-msg"; cat "$T/err"; fail=1; }
+# --cap-step leaves watts of the budget unspent: the budget still binds (a job was cut)
+check allocate-step-bound 0 "$PFI" allocate --cap-step 50 "$J"
+grep_out allocate-step-bound-site "bound by: the site budget (measured); 120.0 W of it unspent"
+check allocate-unbound 0 "$PFI" allocate --budget-w 100000 "$J"
+grep_out allocate-unbound-msg "bound by: nothing (every job at its upper bound)$"
 # The power tree (issue 18): examples/topology.txt, bands in examples/jobs_tree.csv
 TP=$SRC/examples/topology.txt
 JT=$SRC/examples/jobs_tree.csv
