@@ -53,7 +53,7 @@ say "SRP event: schedule $START-$END s (ramp $RAMP s) from the trace; replay fro
 start_job_agent() {
     dir="$WORK/$1/agent.$2"
     mkdir -p "$dir" || return 1
-    seed=$(( $(printf '%s' "$1" | cksum | cut -d' ' -f1) % 1000 * 10 + $2 + 1 ))
+    seed=$(( $2 + 1 )) # every strategy's cluster the same GPUs: job k's seed is k + 1
     echo "0 $3 $4" > "$dir/jobs"
     i=1; while [ $i -lt "$5" ]; do echo "$i $3 $4" >> "$dir/jobs"; i=$((i + 1)); done
     (umask 077 && printf 'tok%s\n' "$2" > "$dir/token")
@@ -84,23 +84,33 @@ CONF
 }
 
 : > "$WORK/agents"
-# the operator's measurements: each job swept on its emulated GPUs into one run store
-grep -v '^#' "$JOBS" | tail -n +2 | while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
-    "$PFI" sweep --backend emulated \
-        --emulate "gpus=$gpus,alpha=$alpha,pu=$pu,ps=$ps,gamma=$gamma,fmin=$fmin,tdp=400,min=100,max=400,tput=$tput,startup=0,ckpt=0,spread=0,seed=7" \
-        --caps 400,350,300,250,200,150,100 --duration 2m --interval 5s --warmup 30s \
-        --group "$job" --db "$WORK/store.db" > "$WORK/sweep.log" 2>&1 || { cat "$WORK/sweep.log" >&2; exit 1; }
-done || exit 1
+# the operator's measurements: each job swept on its emulated GPUs (the very GPUs of its
+# agents: the same model, spread and seed) at the 50 W steps of dvfs_sweep.csv into one run
+# store, what every strategy but the oracle gets; the oracle knows the true curves: the same
+# GPUs swept every 10 W, a store of its own
+k=0
+grep -v '^#' "$JOBS" | tail -n +2 > "$WORK/jobs.rows"
+while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
+    k=$((k + 1))
+    spec="gpus=$gpus,alpha=$alpha,pu=$pu,ps=$ps,gamma=$gamma,fmin=$fmin,tdp=400,min=100,max=400,tput=$tput,startup=0,ckpt=0,seed=$((k + 1))"
+    for st in store:400,350,300,250,200,150,100 oracle:$(seq -s, 400 -10 100); do
+        "$PFI" sweep --backend emulated --emulate "$spec" --caps "${st#*:}" --duration 2m \
+            --interval 5s --warmup 30s --group "$job" --db "$WORK/${st%%:*}.db" > "$WORK/sweep.log" 2>&1 ||
+            { cat "$WORK/sweep.log" >&2; exit 1; }
+    done
+done < "$WORK/jobs.rows" || exit 1
 for s in $STRATEGIES; do
     mkdir -p "$WORK/$s"; : > "$WORK/$s/agents"
     k=0
-    grep -v '^#' "$JOBS" | tail -n +2 > "$WORK/jobs.rows"
     while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
         k=$((k + 1))
         start_job_agent "$s" $k "$job" "$cls" "$gpus" "$alpha" "$pu" "$ps" "$gamma" "$fmin" "$tput" || exit 1
     done < "$WORK/jobs.rows"
 done
 PROM=""
+# only what the controllers query is stored (256 GPUs' every family twice a second is what
+# would cost the replay its pace on a small machine)
+PROM_KEEP='pfi_gpu_(power_watts|energy_joules_total|last_sample_timestamp_seconds|dram_active_ratio|tensor_active_ratio)'
 if start_prometheus; then PROM="--prometheus $PROM_URL"; say "Prometheus: $PROM_URL (scraping $(wc -l < "$WORK/agents") agents)"
 else say "Prometheus: not installed; telemetry from the agents"; fi
 
@@ -111,10 +121,12 @@ PERIOD=1
 EPOCH=$(python3 -c "import time; print(f'{time.time() - $T0 / $SPEED:.3f}')")
 for s in $STRATEGIES; do
     rm -f "$OUT/$s.db"*
+    store=$WORK/store.db
+    [ "$s" = oracle ] && store=$WORK/oracle.db
     # shellcheck disable=SC2086
     "$PFI" control --agents "$WORK/$s/agents" --schedule "$DATA/SRP_total_power.csv" \
         --speed "$SPEED" --epoch "$EPOCH" --period $PERIOD --run-for "$RUN_FOR" --strategy "$s" \
-        --tiers "$DATA/SRP_exp_performance.csv" --store "$WORK/store.db" --db "$OUT/$s.db" \
+        --tiers "$DATA/SRP_exp_performance.csv" --store "$store" --db "$OUT/$s.db" \
         --policy "$WORK/policy" \
         --quiet $PROM > "$WORK/$s.out" 2> "$WORK/$s.err" &
     CTL_PIDS="$CTL_PIDS $!"

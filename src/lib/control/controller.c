@@ -131,6 +131,7 @@ struct pfi_ctl {
     cjob *j;
     size_t nj, capj;
     bool *up;
+    double *non_gpu_w; /* per agent: its node's measured non-GPU power this period (NaN none) */
     double *last_put_s;
     ctl_http_req *req;
     char **bodies;
@@ -195,6 +196,7 @@ void pfi_ctl_destroy(pfi_ctl *c)
     pfi_free(c->bodies);
     pfi_free(c->req);
     pfi_free(c->up);
+    pfi_free(c->non_gpu_w);
     pfi_free(c->last_put_s);
     pfi_free(c->fault);
     pfi_free(c->refusals);
@@ -223,18 +225,22 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     size_t n = cfg->n_agents;
     pfi_error e = PFI_ERR_NOMEM;
     c->up = pfi_calloc(n, sizeof *c->up);
+    c->non_gpu_w = pfi_malloc((n ? n : 1) * sizeof *c->non_gpu_w);
     c->last_put_s = pfi_calloc(n, sizeof *c->last_put_s);
     c->req = pfi_calloc(n, sizeof *c->req);
     c->bodies = pfi_calloc(n, sizeof *c->bodies);
     c->st = pfi_malloc(sizeof *c->st);
     c->fault = pfi_calloc(n, sizeof *c->fault);
     c->refusals = pfi_calloc(n, sizeof *c->refusals);
-    if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st || !c->fault || !c->refusals)
+    if (!c->up || !c->non_gpu_w || !c->last_put_s || !c->req || !c->bodies || !c->st || !c->fault ||
+        !c->refusals)
         goto fail;
     c->fb.last_measured_w = NAN;
     c->trusted_wall_s = NAN;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         c->last_put_s[i] = -INFINITY;
+        c->non_gpu_w[i] = NAN;
+    }
     if ((e = ctl_http_create(&c->http, d)) != PFI_OK)
         goto fail;
     if (cfg->prom.url != NULL) {
@@ -245,6 +251,8 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     if (cfg->model_path != NULL &&
         (e = pfi_fit_model_load(cfg->model_path, &c->model, d)) != PFI_OK)
         goto fail;
+    if (c->model == NULL)
+        c->prom.n_features = 0; /* features feed only a model: no query a period for them */
     if (cfg->store_path != NULL &&
         sqlite3_open_v2(cfg->store_path, &c->store, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         e = ctl_fail(d, 0, PFI_ERR_IO, "run store %s: %s", cfg->store_path,
@@ -453,6 +461,8 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
         }
         if (pe != PFI_OK) {
             c->up[a] = false;
+            if (fill_jobs)
+                c->non_gpu_w[a] = NAN;
             if (fill_jobs) {
                 char det[120];
                 agent_fault(c, a, r->status == 200 ? 502 : r->status, "GET /v1/state",
@@ -467,6 +477,8 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
             continue;
         }
         c->up[a] = true;
+        if (fill_jobs)
+            c->non_gpu_w[a] = c->st->node_non_gpu_w;
         double now = now_wall();
         /* an agent that does not say when it sampled answered with what it has now */
         double t_sample = isfinite(c->st->sampled_at_s) ? c->st->sampled_at_s : now;
@@ -1531,6 +1543,7 @@ void pfi_ctl_agent_get(const pfi_ctl *c, size_t a, pfi_ctl_agent_view *o)
 {
     o->url = c->cfg.agents[a].url;
     o->up = c->up[a];
+    o->non_gpu_w = c->non_gpu_w[a];
     o->fault = c->fault[a];
     memcpy(o->refusals, c->refusals[a], sizeof o->refusals);
 }

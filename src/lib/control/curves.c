@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "control/ctl_curves.h"
+#include "core/memory.h"
 #include "pfi/model.h"
 
 /* The platform grid the PFI is defined on (DESIGN §2: comparable only on the same grid). */
@@ -29,7 +30,7 @@ pfi_error ctl_curve_from_pfi(double pfi, double ref_pg_w, double lo_w, double hi
     pfi_model_set_share(&j, alpha);
     c->alpha = alpha;
     size_t n = 0;
-    double step = (hi_w - lo_w) / (CTL_CURVE_MAX - 1);
+    double step = (hi_w - lo_w) / (CTL_CURVE_PFI_N - 1);
     if (!(step > 0)) {
         lo_w = hi_w - 1;
         step = 1;
@@ -37,8 +38,8 @@ pfi_error ctl_curve_from_pfi(double pfi, double ref_pg_w, double lo_w, double hi
     pfi_model_point top;
     if ((e = pfi_model_eval(&j, hi_w, &top)) != PFI_OK)
         return e;
-    for (size_t k = 0; k < CTL_CURVE_MAX; k++) {
-        double cap = k + 1 == CTL_CURVE_MAX ? hi_w : lo_w + step * (double)k;
+    for (size_t k = 0; k < CTL_CURVE_PFI_N; k++) {
+        double cap = k + 1 == CTL_CURVE_PFI_N ? hi_w : lo_w + step * (double)k;
         pfi_model_point p;
         if ((e = pfi_model_eval(&j, cap, &p)) != PFI_OK)
             return e;
@@ -68,27 +69,55 @@ bool ctl_curve_from_store(sqlite3 *db, const char *group, double ref_power_w, do
                            -1, &st, NULL) != SQLITE_OK)
         return false;
     sqlite3_bind_text(st, 1, group, -1, SQLITE_TRANSIENT);
-    double cap[CTL_CURVE_MAX], pw[CTL_CURVE_MAX], tp[CTL_CURVE_MAX];
-    size_t n = 0;
-    while (n < CTL_CURVE_MAX && sqlite3_step(st) == SQLITE_ROW) {
+    /* every run: the first CTL_CURVE_MAX of a longer sweep would be its lowest caps, and the
+     * curve normalised to the wrong reference */
+    double *cap = NULL, *pw = NULL, *tp = NULL;
+    size_t n = 0, na = 0;
+    bool ok = true;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        if (n == na) {
+            size_t nn = na ? 2 * na : 32;
+            double *v = pfi_realloc(cap, 3 * nn * sizeof *v);
+            if (v == NULL) {
+                ok = false;
+                break;
+            }
+            if (na > 0) { /* the three columns moved apart */
+                memmove(v + 2 * nn, v + 2 * na, na * sizeof *v);
+                memmove(v + nn, v + na, na * sizeof *v);
+            }
+            cap = v;
+            pw = v + nn;
+            tp = v + 2 * nn;
+            na = nn;
+        }
         cap[n] = sqlite3_column_double(st, 0);
         pw[n] = sqlite3_column_double(st, 1);
         tp[n] = sqlite3_column_double(st, 2);
         n++;
     }
     sqlite3_finalize(st);
-    if (n < 2)
+    if (!ok || n < 2) {
+        pfi_free(cap);
         return false;
+    }
     /* normalise to the sweep's reference (highest cap), scale to the live job's reference,
      * keep the caps inside [lo, hi] (the end points interpolated) */
     double p0 = pw[n - 1], t0 = tp[n - 1];
     size_t m = 0;
     double lo = lo_w > cap[0] ? lo_w : cap[0];
     double hi = hi_w < cap[n - 1] ? hi_w : cap[n - 1];
-    if (!(hi > lo))
+    if (!(hi > lo)) {
+        pfi_free(cap);
         return false;
-    for (size_t k = 0; k <= n + 1 && m < CTL_CURVE_MAX; k++) {
-        double x = k == 0 ? lo : k == n + 1 ? hi : cap[k - 1];
+    }
+    bool even = n + 2 > CTL_CURVE_MAX;
+    size_t nx = even ? CTL_CURVE_MAX : n + 2;
+    for (size_t k = 0; k < nx && m < CTL_CURVE_MAX; k++) {
+        double x = even         ? (k + 1 == nx ? hi : lo + (hi - lo) * (double)k / (double)(nx - 1))
+                   : k == 0     ? lo
+                   : k == n + 1 ? hi
+                                : cap[k - 1];
         if (x < lo || x > hi || (m > 0 && x <= c->cap_w[m - 1]))
             continue;
         c->cap_w[m] = x;
@@ -100,6 +129,7 @@ bool ctl_curve_from_store(sqlite3 *db, const char *group, double ref_power_w, do
             c->tput[m] = c->tput[m - 1];
         m++;
     }
+    pfi_free(cap);
     c->n = m;
     c->alpha = NAN;
     return m >= 2;
