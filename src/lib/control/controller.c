@@ -33,6 +33,12 @@ static long getpid_cached(void)
     return pid;
 }
 
+/* After a confirmed cap change, a reading stamped this much later shows the new caps (an
+ * exporter's power over its last sampling interval, 0.1-0.2 s, and the clocks settling); and
+ * how often a step asks again while it waits for one. */
+#define CTL_CHANGE_SETTLE_S 0.25
+#define CTL_RETRY_S 0.05
+
 static double now_mono(void)
 {
     struct timespec ts;
@@ -1447,6 +1453,17 @@ static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d
 
 /* One period, in phases: read, estimate, budget, actuate, then report and audit. A phase
  * that fails ends the period (its audit transaction committed as far as it got). */
+/* Whether a GPU with a trusted reading this period has one stamped before t (Unix s). */
+static bool readings_before(const pfi_ctl *c, double t)
+{
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        const cgpu *g = &c->g[gi];
+        if (g->seen && g->reading == CTL_READING_OK && isfinite(g->sample_t_s) && g->sample_t_s < t)
+            return true;
+    }
+    return false;
+}
+
 pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, double reduction,
                        pfi_ctl_report *rep, pfi_diag *d)
 {
@@ -1455,6 +1472,20 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         return ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot begin a transaction");
     period p = {.event = event};
     pfi_error e = period_read(c, rep);
+    /* lockstep with the caps: a reading stamped before the last confirmed change (and the
+     * settling after it) shows the caps before; a step that comes soon after the last one
+     * (a short period, a loaded host running behind) waits for newer ones, at most half a
+     * period, every agent answering. Without it the power a period measures depends on how
+     * far behind the host runs, not on the caps. */
+    double need = c->last_change_wall_s + CTL_CHANGE_SETTLE_S;
+    double until = now_mono() + fmin(0.5 * c->cfg.period_s, 2.0);
+    while (e == PFI_OK && isfinite(need) && rep->agents_up == c->cfg.n_agents &&
+           readings_before(c, need) && now_mono() + CTL_RETRY_S < until) {
+        struct timespec ts = {0, (long)(CTL_RETRY_S * 1e9)};
+        nanosleep(&ts, NULL);
+        period_begin(c, t_s, event, rep);
+        e = period_read(c, rep);
+    }
     if (e == PFI_OK)
         e = period_estimate(c, &p, rep);
     if (e == PFI_OK)
