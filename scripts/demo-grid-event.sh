@@ -1,6 +1,6 @@
 #!/bin/sh
-# pfi demo grid-event (run through `pfi demo grid-event`): PFI AGENT_BIN [--speed N] [--out DIR]
-# [--strategies LIST] [--json]. The Phoenix demonstration's SRP event (SRP_total_power.csv:
+# pfi demo grid-event (run through `pfi demo grid-event`): PFI AGENT_BIN [--speed N] [--period S]
+# [--out DIR] [--strategies LIST] [--json] (--period: the controllers' period, 1 s). The Phoenix demonstration's SRP event (SRP_total_power.csv:
 # 16:09-19:32, a 30.2 % reduction held, a 5-minute ramp) replayed N times faster (60) on
 # emulated pfid agents running the event's six jobs (scripts/grid-event-jobs.csv: the GPU
 # split of the 256 GPUs, curves fitted to dvfs_sweep.csv), scraped by a real Prometheus on
@@ -15,10 +15,11 @@ set -u
 PFI=$1
 PFI_AGENT_BIN=$2
 shift 2
-SPEED=60 OUT=pfi-grid-event JSON=0 STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
+SPEED=60 PERIOD=1 OUT=pfi-grid-event JSON=0 STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
 while [ $# -gt 0 ]; do
     case $1 in
     --speed) SPEED=$2; shift 2 ;;
+    --period) PERIOD=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --strategies) STRATEGIES=$(echo "$2" | tr ',' ' '); shift 2 ;;
     --json) JSON=1; shift ;;
@@ -117,7 +118,6 @@ else say "Prometheus: not installed; telemetry from the agents"; fi
 # the objective the demonstration scores: each job's weight its GPUs over its reference
 # tokens/s, so that the strategies maximise sum of GPUs x performance (weighted performance)
 grep -v '^#' "$JOBS" | tail -n +2 | awk -F, '{ printf "%s weight=%.6g\n", $1, $3 / $10 }' > "$WORK/policy"
-PERIOD=1
 EPOCH=$(python3 -c "import time; print(f'{time.time() - $T0 / $SPEED:.3f}')")
 for s in $STRATEGIES; do
     rm -f "$OUT/$s.db"*

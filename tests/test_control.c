@@ -641,9 +641,9 @@ static sqlite3 *sweep_store(int n)
     return db;
 }
 
-/* Every run of a sweep counts, however many caps: 31 (every 10 W) kept as they are, 301
- * (every 1 W) resampled onto 64 points; normalised to the 400 W run and scaled to the live
- * reference (1 440 W, 20 tokens/s). Before: the 11 lowest caps only, normalised to 200 W. */
+/* Every run of a sweep counts, however many caps: 31 (every 10 W) and 301 (every 1 W), each
+ * on 64 points; normalised to the 400 W run and scaled to the live reference (1 440 W, 20
+ * tokens/s). Before: the 11 lowest caps only, normalised to 200 W. */
 static void test_curve_store_many_caps(void **state)
 {
     (void)state;
@@ -651,21 +651,41 @@ static void test_curve_store_many_caps(void **state)
         sqlite3 *db = sweep_store(n);
         ctl_curve c;
         assert_true(ctl_curve_from_store(db, "j", 1440, 20, 100, 400, &c));
-        assert_int_equal(c.n, n == 31 ? 31 : CTL_CURVE_MAX);
+        assert_int_equal(c.n, CTL_CURVE_MAX); /* resampled smoothly (Steffen) */
         assert_near(c.cap_w[0], 100, 1e-9);
         assert_near(c.cap_w[c.n - 1], 400, 1e-9);
         /* power is linear in the cap: exact anywhere; 1440 x 200 / 400 at 200 W */
         assert_near(ctl_curve_power(&c, 400), 1440, 1e-9);
         assert_near(ctl_curve_power(&c, 200), 720, 1e-9);
         assert_near(ctl_curve_power(&c, 250), 900, 1e-9);
-        /* throughput: 20 sqrt(cap / 400) at the sweep's own caps (n = 31: every 10 W) */
+        /* throughput: 20 sqrt(cap / 400), within the interpolation's error of sqrt over
+         * 4.8 W (2e-4 of the value at 300 W) */
         assert_near(ctl_curve_tput(&c, 400), 20, 1e-9);
-        if (n == 31)
-            assert_near(ctl_curve_tput(&c, 300), 20 * sqrt(300.0 / 400), 1e-9);
-        else /* resampled: within the linear interpolation's error of sqrt over 4.8 W */
-            assert_near(ctl_curve_tput(&c, 300), 20 * sqrt(300.0 / 400), 1e-3);
+        assert_near(ctl_curve_tput(&c, 300), 20 * sqrt(300.0 / 400), 5e-3);
+        assert_near(ctl_curve_tput(&c, 150), 20 * sqrt(150.0 / 400), 5e-3);
         sqlite3_close(db);
     }
+}
+
+/* A sweep at 50 W steps (7 caps) joined smoothly: 25 points through every measured one, the
+ * throughput between them closer to sqrt than straight segments are (10-30 times closer). */
+static void test_curve_store_smooth(void **state)
+{
+    (void)state;
+    sqlite3 *db = sweep_store(7);
+    ctl_curve c;
+    assert_true(ctl_curve_from_store(db, "j", 1440, 20, 100, 400, &c));
+    assert_int_equal(c.n, 25);
+    for (int cap = 100; cap <= 400; cap += 50)
+        assert_near(ctl_curve_tput(&c, cap), 20 * sqrt(cap / 400.0), 1e-9);
+    /* between them (the inner segments' midpoints), closer to sqrt than straight segments */
+    for (int mid = 175; mid <= 325; mid += 50) {
+        double line = 10 * (sqrt((mid - 25) / 400.0) + sqrt((mid + 25) / 400.0));
+        double truth = 20 * sqrt(mid / 400.0), got = ctl_curve_tput(&c, mid);
+        print_message("  %d W: smooth %.5f, straight %.5f, sqrt %.5f\n", mid, got, line, truth);
+        assert_true(fabs(got - truth) < fabs(line - truth));
+    }
+    sqlite3_close(db);
 }
 
 int main(void)
@@ -684,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_controller_property),
         cmocka_unit_test(test_prom_big_scrape),
         cmocka_unit_test(test_curve_store_many_caps),
+        cmocka_unit_test(test_curve_store_smooth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,8 @@
  * latter two turned into a concave cap → power, throughput curve by inverting the DESIGN §7
  * model (pfi_model_share_for_pfi) through the job's reference point.
  */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_interp.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -54,6 +56,50 @@ pfi_error ctl_curve_from_pfi(double pfi, double ref_pg_w, double lo_w, double hi
     }
     c->n = n;
     return PFI_OK;
+}
+
+/* The measured points joined smoothly: a GPU's throughput and power move smoothly with the
+ * cap, and straight segments between a sweep's few caps (50 W apart) give an allocator the
+ * same marginal value across each segment, so it puts whole jobs at the segments' ends. The
+ * curve is resampled on four points a segment (at most CTL_CURVE_MAX) through Steffen's
+ * monotone interpolation (GSL; it passes through every point, never overshoots them). false
+ * when out of memory. */
+static bool smooth(ctl_curve *c)
+{
+    size_t m = c->n, n = 4 * (m - 1) + 1;
+    if (n > CTL_CURVE_MAX)
+        n = CTL_CURVE_MAX;
+    if (n <= m)
+        return true;
+    gsl_error_handler_t *old = gsl_set_error_handler_off(); /* errors are returned, not fatal */
+    gsl_interp *ip = gsl_interp_alloc(gsl_interp_steffen, m);
+    gsl_interp *it = gsl_interp_alloc(gsl_interp_steffen, m);
+    gsl_interp_accel *acc = gsl_interp_accel_alloc();
+    bool ok = ip != NULL && it != NULL && acc != NULL &&
+              gsl_interp_init(ip, c->cap_w, c->power_w, m) == GSL_SUCCESS &&
+              gsl_interp_init(it, c->cap_w, c->tput, m) == GSL_SUCCESS;
+    if (ok) {
+        double cap[CTL_CURVE_MAX], pw[CTL_CURVE_MAX], tp[CTL_CURVE_MAX];
+        double lo = c->cap_w[0], hi = c->cap_w[m - 1];
+        for (size_t k = 0; k < n; k++) {
+            cap[k] = k + 1 == n ? hi : lo + (hi - lo) * (double)k / (double)(n - 1);
+            pw[k] = gsl_interp_eval(ip, c->cap_w, c->power_w, cap[k], acc);
+            tp[k] = gsl_interp_eval(it, c->cap_w, c->tput, cap[k], acc);
+            if (k > 0 && pw[k] < pw[k - 1])
+                pw[k] = pw[k - 1];
+            if (k > 0 && tp[k] < tp[k - 1])
+                tp[k] = tp[k - 1];
+        }
+        memcpy(c->cap_w, cap, n * sizeof *cap);
+        memcpy(c->power_w, pw, n * sizeof *pw);
+        memcpy(c->tput, tp, n * sizeof *tp);
+        c->n = n;
+    }
+    gsl_interp_free(ip);
+    gsl_interp_free(it);
+    gsl_interp_accel_free(acc);
+    gsl_set_error_handler(old);
+    return ok;
 }
 
 bool ctl_curve_from_store(sqlite3 *db, const char *group, double ref_power_w, double ref_tput,
@@ -132,6 +178,8 @@ bool ctl_curve_from_store(sqlite3 *db, const char *group, double ref_power_w, do
     pfi_free(cap);
     c->n = m;
     c->alpha = NAN;
+    if (m >= 3 && !smooth(c))
+        return false;
     return m >= 2;
 }
 
