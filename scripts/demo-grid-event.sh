@@ -88,13 +88,16 @@ CONF
 # the operator's measurements: each job swept on its emulated GPUs (the very GPUs of its
 # agents: the same model, spread and seed) at the 50 W steps of dvfs_sweep.csv into one run
 # store, what every strategy but the oracle gets; the oracle knows the true curves: the same
-# GPUs swept every 10 W, a store of its own
+# GPUs swept every 10 W without measurement noise, a store of its own
 k=0
 grep -v '^#' "$JOBS" | tail -n +2 > "$WORK/jobs.rows"
 while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
     k=$((k + 1))
     spec="gpus=$gpus,alpha=$alpha,pu=$pu,ps=$ps,gamma=$gamma,fmin=$fmin,tdp=400,min=100,max=400,tput=$tput,startup=0,ckpt=0,seed=$((k + 1))"
     for st in store:400,350,300,250,200,150,100 oracle:$(seq -s, 400 -10 100); do
+        # the oracle's sweep without measurement noise: 10 W apart, a 1 % noise would make
+        # its curve zigzag
+        [ "${st%%:*}" = oracle ] && spec="$spec,noise=0"
         "$PFI" sweep --backend emulated --emulate "$spec" --caps "${st#*:}" --duration 2m \
             --interval 5s --warmup 30s --group "$job" --db "$WORK/${st%%:*}.db" > "$WORK/sweep.log" 2>&1 ||
             { cat "$WORK/sweep.log" >&2; exit 1; }
