@@ -6,9 +6,9 @@
 # 0.9096 beside them; the replay tracks the target (every strategy at most 2 % over it after
 # the ramp, no tier violated); and the ranking, in weighted and in mean performance: oracle and
 # pfi-model above both fair-headroom and equal, the oracle at least pfi-model less 0.003 (the
-# strategies' power levels differ by up to 1 %, which buys about that). The controllers count the event in their own
-# periods and wait for readings taken after their last cap change, so a loaded host slows
-# the replay instead of changing its outcome. The audit logs and settlements are left in --out.
+# strategies' power levels differ by up to 1 %, which buys about that). The controllers count
+# the event in their own periods and wait for readings taken after their last cap change, so
+# a loaded host slows the replay instead of changing its outcome. The audit logs and settlements are left in --out.
 # usage: grid_event.sh PFI PFID SOURCE_DIR
 set -u
 PFI=$1
