@@ -23,7 +23,8 @@ free_port() {
 # bound port read from its port file), emulated GPUs, one emulated job per JOB
 # (ID:CLASS:GPUS:ALPHA:TPUT), each on its own GPUs following the wall clock and named with
 # its class by a static jobs file; writes go through TOKEN (a 0600 token file). Appends
-# "URL TOKEN" to $WORK/agents and sets AGENT_PID and AGENT_PORT.
+# "URL TOKEN" to $WORK/agents and sets AGENT_PID and AGENT_PORT. $PFI_AGENT_EXTRA: more
+# pfid.conf lines (a node_power_file, ...).
 start_agent() {
     # (sh has no locals: the callers' loop variables k and i are left alone)
     name=$1 token=$2
@@ -63,6 +64,7 @@ journal = $dir/cap-journal
 lease_policy = hold
 shutdown = restore
 log_level = warning
+${PFI_AGENT_EXTRA:-}
 CONF
     rm -f "$dir/port"
     "$PFI_AGENT_BIN" --config "$dir/pfid.conf" 2>>"$WORK/agent.$name.log" &
@@ -85,24 +87,35 @@ CONF
 }
 
 # start_prometheus — Debian's prometheus on a random loopback port with its own config and
-# storage under $WORK, scraping every agent in $WORK/agents every 0.5 s; waits until
-# count(up == 1) reaches the agent count. Sets PROM_URL. Returns 1 when not installed.
+# storage under $WORK, scraping every agent in $WORK/agents every 0.5 s ($PROM_INTERVAL,
+# timeout 80 % of it); with $PROM_KEEP (a regex of metric names) it stores only those (a
+# large replay: what a TSDB keeps costs most of its CPU); waits until count(up == 1)
+# reaches the agent count. Sets PROM_URL. Returns 1 when not installed.
 start_prometheus() {
     command -v prometheus >/dev/null 2>&1 || return 1
     port=$(free_port)
     targets=$(awk '{sub("http://", "", $1); printf "%s\"%s\"", (NR > 1 ? ", " : ""), $1}' "$WORK/agents")
     n=$(wc -l < "$WORK/agents")
     mkdir -p "$WORK/prom-data"
+    iv_ms=$(python3 -c "import sys; print(round(float(sys.argv[1]) * 1000))" "${PROM_INTERVAL:-0.5}")
     cat > "$WORK/prometheus.yml" <<YML
 global:
-  scrape_interval: 500ms
-  scrape_timeout: 400ms
+  scrape_interval: ${iv_ms}ms
+  scrape_timeout: $((iv_ms * 4 / 5))ms
 scrape_configs:
   - job_name: pfid
     honor_labels: true
     static_configs:
       - targets: [$targets]
 YML
+    if [ -n "${PROM_KEEP:-}" ]; then
+        cat >> "$WORK/prometheus.yml" <<YML
+    metric_relabel_configs:
+      - source_labels: [__name__]
+        regex: '$PROM_KEEP'
+        action: keep
+YML
+    fi
     prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/prom-data" \
         --web.listen-address="127.0.0.1:$port" --log.level=warn 2>>"$WORK/prometheus.log" &
     PROM_PID=$!

@@ -1,6 +1,6 @@
 #!/bin/sh
-# pfi demo grid-event (run through `pfi demo grid-event`): PFI AGENT_BIN [--speed N] [--out DIR]
-# [--strategies LIST] [--json]. The Phoenix demonstration's SRP event (SRP_total_power.csv:
+# pfi demo grid-event (run through `pfi demo grid-event`): PFI AGENT_BIN [--speed N] [--period S]
+# [--out DIR] [--strategies LIST] [--json] (--period: the controllers' period, 1 s). The Phoenix demonstration's SRP event (SRP_total_power.csv:
 # 16:09-19:32, a 30.2 % reduction held, a 5-minute ramp) replayed N times faster (60) on
 # emulated pfid agents running the event's six jobs (scripts/grid-event-jobs.csv: the GPU
 # split of the 256 GPUs, curves fitted to dvfs_sweep.csv), scraped by a real Prometheus on
@@ -15,7 +15,7 @@ set -u
 PFI=$1
 PFI_AGENT_BIN=$2
 shift 2
-SPEED=60 OUT=pfi-grid-event JSON=0 STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
+SPEED=60 PERIOD=1 OUT=pfi-grid-event JSON=0 STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
 # the command-line errors in pfi's one wording (src/cli/opterr.h), exit 2
 usage_error() { echo "pfi: demo grid-event: $1" >&2; exit 2; }
 need() { [ $# -ge 2 ] || usage_error "option '$1' needs a value (see 'pfi demo grid-event --help')"; }
@@ -24,6 +24,9 @@ while [ $# -gt 0 ]; do
     --speed) need "$@"; SPEED=$2; shift 2
         python3 -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 0 < v <= 3600 else 1)" "$SPEED" 2>/dev/null ||
             usage_error "--speed: bad value '$SPEED': expected a number in (0, 3600]" ;;
+    --period) need "$@"; PERIOD=$2; shift 2
+        python3 -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 0.05 <= v <= 3600 else 1)" "$PERIOD" 2>/dev/null ||
+            usage_error "--period: bad value '$PERIOD': expected a duration in [0.05, 3600] s" ;;
     --out) need "$@"; OUT=$2; shift 2 ;;
     --strategies) need "$@"; STRATEGIES=$(echo "$2" | tr ',' ' '); shift 2 ;;
     --json) JSON=1; shift ;;
@@ -58,7 +61,7 @@ say "SRP event: schedule $START-$END s (ramp $RAMP s) from the trace; replay fro
 start_job_agent() {
     dir="$WORK/$1/agent.$2"
     mkdir -p "$dir" || return 1
-    seed=$(( $(printf '%s' "$1" | cksum | cut -d' ' -f1) % 1000 * 10 + $2 + 1 ))
+    seed=$(( $2 + 1 )) # every strategy's cluster the same GPUs: job k's seed is k + 1
     echo "0 $3 $4" > "$dir/jobs"
     i=1; while [ $i -lt "$5" ]; do echo "$i $3 $4" >> "$dir/jobs"; i=$((i + 1)); done
     (umask 077 && printf 'tok%s\n' "$2" > "$dir/token")
@@ -89,37 +92,51 @@ CONF
 }
 
 : > "$WORK/agents"
-# the operator's measurements: each job swept on its emulated GPUs into one run store
-grep -v '^#' "$JOBS" | tail -n +2 | while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
-    "$PFI" sweep --backend emulated \
-        --emulate "gpus=$gpus,alpha=$alpha,pu=$pu,ps=$ps,gamma=$gamma,fmin=$fmin,tdp=400,min=100,max=400,tput=$tput,startup=0,ckpt=0,spread=0,seed=7" \
-        --caps 400,350,300,250,200,150,100 --duration 2m --interval 5s --warmup 30s \
-        --group "$job" --db "$WORK/store.db" > "$WORK/sweep.log" 2>&1 || { cat "$WORK/sweep.log" >&2; exit 1; }
-done || exit 1
+# the operator's measurements: each job swept on its emulated GPUs (the very GPUs of its
+# agents: the same model, spread and seed) at the 50 W steps of dvfs_sweep.csv into one run
+# store, what every strategy but the oracle gets; the oracle knows the true curves: the same
+# GPUs swept every 10 W without measurement noise, a store of its own
+k=0
+grep -v '^#' "$JOBS" | tail -n +2 > "$WORK/jobs.rows"
+while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
+    k=$((k + 1))
+    spec="gpus=$gpus,alpha=$alpha,pu=$pu,ps=$ps,gamma=$gamma,fmin=$fmin,tdp=400,min=100,max=400,tput=$tput,startup=0,ckpt=0,seed=$((k + 1))"
+    for st in store:400,350,300,250,200,150,100 oracle:$(seq -s, 400 -10 100); do
+        # the oracle's sweep without measurement noise: 10 W apart, a 1 % noise would make
+        # its curve zigzag
+        [ "${st%%:*}" = oracle ] && spec="$spec,noise=0"
+        "$PFI" sweep --backend emulated --emulate "$spec" --caps "${st#*:}" --duration 2m \
+            --interval 5s --warmup 30s --group "$job" --db "$WORK/${st%%:*}.db" > "$WORK/sweep.log" 2>&1 ||
+            { cat "$WORK/sweep.log" >&2; exit 1; }
+    done
+done < "$WORK/jobs.rows" || exit 1
 for s in $STRATEGIES; do
     mkdir -p "$WORK/$s"; : > "$WORK/$s/agents"
     k=0
-    grep -v '^#' "$JOBS" | tail -n +2 > "$WORK/jobs.rows"
     while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
         k=$((k + 1))
         start_job_agent "$s" $k "$job" "$cls" "$gpus" "$alpha" "$pu" "$ps" "$gamma" "$fmin" "$tput" || exit 1
     done < "$WORK/jobs.rows"
 done
 PROM=""
+# only what the controllers query is stored (256 GPUs' every family twice a second is what
+# would cost the replay its pace on a small machine)
+PROM_KEEP='pfi_gpu_(power_watts|energy_joules_total|last_sample_timestamp_seconds|dram_active_ratio|tensor_active_ratio)'
 if start_prometheus; then PROM="--prometheus $PROM_URL"; say "Prometheus: $PROM_URL (scraping $(wc -l < "$WORK/agents") agents)"
 else say "Prometheus: not installed; telemetry from the agents"; fi
 
 # the objective the demonstration scores: each job's weight its GPUs over its reference
 # tokens/s, so that the strategies maximise sum of GPUs x performance (weighted performance)
 grep -v '^#' "$JOBS" | tail -n +2 | awk -F, '{ printf "%s weight=%.6g\n", $1, $3 / $10 }' > "$WORK/policy"
-PERIOD=1
 EPOCH=$(python3 -c "import time; print(f'{time.time() - $T0 / $SPEED:.3f}')")
 for s in $STRATEGIES; do
     rm -f "$OUT/$s.db"*
+    store=$WORK/store.db
+    [ "$s" = oracle ] && store=$WORK/oracle.db
     # shellcheck disable=SC2086
     "$PFI" control --agents "$WORK/$s/agents" --schedule "$DATA/SRP_total_power.csv" \
         --speed "$SPEED" --epoch "$EPOCH" --period $PERIOD --run-for "$RUN_FOR" --strategy "$s" \
-        --tiers "$DATA/SRP_exp_performance.csv" --store "$WORK/store.db" --db "$OUT/$s.db" \
+        --tiers "$DATA/SRP_exp_performance.csv" --store "$store" --db "$OUT/$s.db" \
         --policy "$WORK/policy" \
         --quiet $PROM > "$WORK/$s.out" 2> "$WORK/$s.err" &
     CTL_PIDS="$CTL_PIDS $!"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "checks.h"
 #include "pfi/agent_api.h"
@@ -20,6 +21,7 @@
 #include "pfi/rng.h"
 #include "pfi/stage.h"
 
+#include "control/ctl_curves.h"
 #include "control/ctl_guard.h"
 #include "control/ctl_internal.h"
 #include "control/ctl_prom.h"
@@ -533,10 +535,17 @@ static void test_feedback_windup(void **state)
     in.measured_w = 10400;
     for (int k = 0; k < 3; k++)
         ctl_feedback_update(&f, &in);
-    CHECK(fabs(f.correction_w - 400) < 1e-9,
-          "a settled error is integrated from the second settled period on: %g W (want 2 x 0.5 x "
-          "400)",
+    CHECK(fabs(f.correction_w - 300) < 1e-9,
+          "a settled error is followed from the second settled period on: %g W (want 0.5 x 400 "
+          "+ 0.5 x (400 - 200))",
           f.correction_w);
+    /* the curves' error stands (the caps were chosen with the correction taken off, so
+     * measured - predicted is the curves' error alone): the correction settles on it, never
+     * beyond (an integrator of the error ran on to the bound, 1 000 W) */
+    for (int k = 0; k < 40; k++)
+        ctl_feedback_update(&f, &in);
+    CHECK(f.correction_w <= 400 + 1e-9 && f.correction_w > 399.9,
+          "settles on the 400 W error: %g W", f.correction_w);
     in.measured_w = 24e6; /* a glitch that got through is one bounded step, then unsettled */
     ctl_feedback_update(&f, &in);
     CHECK(f.correction_w <= 1000 + 1e-9, "bounded: %g", f.correction_w);
@@ -614,6 +623,78 @@ static void test_prom_big_scrape(void **state)
     END_CHECKS();
 }
 
+#define assert_near(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
+
+/* A run store holding one sweep of job "j": n caps evenly from 100 to 400 W, drawing 0.9 of
+ * the cap (4 GPUs) and sqrt(cap) tokens/s. */
+static sqlite3 *sweep_store(int n)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TABLE groups(id INTEGER PRIMARY KEY, name TEXT);"
+                                  "CREATE TABLE runs(group_id INTEGER, cap_w REAL, power_w REAL,"
+                                  " throughput REAL, flags INTEGER);"
+                                  "INSERT INTO groups VALUES(1, 'j');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    for (int k = 0; k < n; k++) {
+        double cap = 100 + 300.0 * k / (n - 1);
+        char *q = sqlite3_mprintf("INSERT INTO runs VALUES(1, %.17g, %.17g, %.17g, 0)", cap,
+                                  4 * 0.9 * cap, sqrt(cap));
+        assert_int_equal(sqlite3_exec(db, q, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_free(q);
+    }
+    return db;
+}
+
+/* Every run of a sweep counts, however many caps: 31 (every 10 W) and 301 (every 1 W), each
+ * on 64 points; normalised to the 400 W run and scaled to the live reference (1 440 W, 20
+ * tokens/s). Before: the 11 lowest caps only, normalised to 200 W. */
+static void test_curve_store_many_caps(void **state)
+{
+    (void)state;
+    for (int n = 31; n <= 301; n += 270) {
+        sqlite3 *db = sweep_store(n);
+        ctl_curve c;
+        assert_true(ctl_curve_from_store(db, "j", 1440, 20, 100, 400, &c));
+        assert_int_equal(c.n, CTL_CURVE_MAX); /* resampled smoothly (Steffen) */
+        assert_near(c.cap_w[0], 100, 1e-9);
+        assert_near(c.cap_w[c.n - 1], 400, 1e-9);
+        /* power is linear in the cap: exact anywhere; 1440 x 200 / 400 at 200 W */
+        assert_near(ctl_curve_power(&c, 400), 1440, 1e-9);
+        assert_near(ctl_curve_power(&c, 200), 720, 1e-9);
+        assert_near(ctl_curve_power(&c, 250), 900, 1e-9);
+        /* throughput: 20 sqrt(cap / 400), within the interpolation's error of sqrt over
+         * 4.8 W (2e-4 of the value at 300 W) */
+        assert_near(ctl_curve_tput(&c, 400), 20, 1e-9);
+        assert_near(ctl_curve_tput(&c, 300), 20 * sqrt(300.0 / 400), 5e-3);
+        assert_near(ctl_curve_tput(&c, 150), 20 * sqrt(150.0 / 400), 5e-3);
+        sqlite3_close(db);
+    }
+}
+
+/* A sweep at 50 W steps (7 caps) joined smoothly: 25 points through every measured one, the
+ * throughput between them closer to sqrt than straight segments are (10-30 times closer). */
+static void test_curve_store_smooth(void **state)
+{
+    (void)state;
+    sqlite3 *db = sweep_store(7);
+    ctl_curve c;
+    assert_true(ctl_curve_from_store(db, "j", 1440, 20, 100, 400, &c));
+    assert_int_equal(c.n, 25);
+    for (int cap = 100; cap <= 400; cap += 50)
+        assert_near(ctl_curve_tput(&c, cap), 20 * sqrt(cap / 400.0), 1e-9);
+    /* between them (the inner segments' midpoints), closer to sqrt than straight segments */
+    for (int mid = 175; mid <= 325; mid += 50) {
+        double line = 10 * (sqrt((mid - 25) / 400.0) + sqrt((mid + 25) / 400.0));
+        double truth = 20 * sqrt(mid / 400.0), got = ctl_curve_tput(&c, mid);
+        print_message("  %d W: smooth %.5f, straight %.5f, sqrt %.5f\n", mid, got, line, truth);
+        assert_true(fabs(got - truth) < fabs(line - truth));
+    }
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -629,6 +710,8 @@ int main(void)
         cmocka_unit_test(test_feedback_windup),
         cmocka_unit_test(test_controller_property),
         cmocka_unit_test(test_prom_big_scrape),
+        cmocka_unit_test(test_curve_store_many_caps),
+        cmocka_unit_test(test_curve_store_smooth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,9 @@ typedef struct pfi_agent_job {
 typedef struct pfi_agent_state {
     char hostname[PFI_CTL_ID_LEN];
     double sampled_at_s;
+    /* the node's power and its non-GPU part from pfid's node-power source ("node": {...});
+     * NaN when absent or null */
+    double node_power_w, node_non_gpu_w;
     size_t n_gpus, n_jobs;
     pfi_agent_gpu gpus[PFI_CTL_MAX_GPUS];
     pfi_agent_job jobs[PFI_CTL_MAX_JOBS];

@@ -223,9 +223,10 @@ const char *pfi_ctl_reason_name(pfi_ctl_reason r);
 
 /* One agent as the last period saw it. */
 typedef struct pfi_ctl_agent_view {
-    const char *url;                           /* borrowed */
-    bool up;                                   /* answered its state this period */
-    const char *fault;                         /* this period's failure ("" none; borrowed) */
+    const char *url;   /* borrowed */
+    bool up;           /* answered its state this period */
+    double non_gpu_w;  /* its node's measured non-GPU power this period, W (NaN: none) */
+    const char *fault; /* this period's failure ("" none; borrowed) */
     unsigned long refusals[PFI_CTL_N_REASONS]; /* failed requests since create, by reason */
 } pfi_ctl_agent_view;
 

@@ -128,11 +128,30 @@ typedef struct pfid_agent {
     } pfi_est[PFID_MAX_JOBS];
     size_t n_pfi_est;
     struct pfid_slurm *slurm; /* Slurm registrations (slurm.h; owned); NULL: none */
+
+    /* the node's power (nodepower.c; under snap_lock): the last reading, W (NaN none), its
+     * monotonic time, the counter behind it (energy_uj), the last failure ("" none) */
+    struct {
+        double power_w, mono_s, counter_uj, counter_mono_s;
+        char err[200];
+    } node;
 } pfid_agent;
 
 /* CLOCK_MONOTONIC and CLOCK_REALTIME, s. */
 double pfid_mono_s(void);
 double pfid_wall_s(void);
+
+/* ---- nodepower.c ---- */
+/* pfid_node_value_parse — the number a node-power file holds: text[0..len) one finite
+ * number >= 0 with optional surrounding white space (nothing else). false otherwise. */
+bool pfid_node_value_parse(const char *text, size_t len, double *out);
+/* pfid_node_power_round — read node_power_file once (the sampler's round), updating a->node;
+ * a failure is kept in a->node.err and logged once when it starts. Nothing when unset. */
+void pfid_node_power_round(pfid_agent *a);
+/* pfid_node_power — the node's power and its non-GPU part now (W; NaN when missing: no
+ * source, a stale or failed reading, or, for a meter that includes the GPUs, a GPU without a
+ * fresh power). Call with snap_lock held. */
+void pfid_node_power(const pfid_agent *a, double now_mono, double *node_w, double *non_gpu_w);
 
 /* ---- sampler.c ---- */
 /* Count the GPUs, read their identities and limits into a fresh snapshot. 0 or -1 (logged). */

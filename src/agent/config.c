@@ -57,6 +57,8 @@ void pfid_config_defaults(pfid_config *c)
     c->conn_timeout_s = 10;
     c->max_body = 64 * 1024;
     c->log_level = PFID_LOG_INFO;
+    c->node_power_kind = PFID_NODE_WATTS;
+    c->node_power_includes_gpus = true;
 }
 
 bool pfid_parse_duration(const char *s, double *out_s)
@@ -227,6 +229,7 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     STR("jobs_file", jobs_file)
     STR("pfi_model", pfi_model)
     STR("slurm_socket", slurm_socket)
+    STR("node_power_file", node_power_file)
     DURATION("interval", interval_s, 0.01, 3600)
     DURATION("stale_after", stale_s, 0, 86400)
     DURATION("lease_max", lease_max_s, 1, 7 * 86400)
@@ -254,6 +257,22 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
             return fail(diag, PFI_ERR_VALUE, "auth_reads: bad value '%s': expected true or false",
                         v);
         c->auth_reads = b;
+        return PFI_OK;
+    }
+    if (strcmp(key, "node_power_includes_gpus") == 0) {
+        if (!parse_bool(v, &b))
+            return fail(diag, PFI_ERR_VALUE, "node_power_includes_gpus: '%s' is not true or false",
+                        v);
+        c->node_power_includes_gpus = b;
+        return PFI_OK;
+    }
+    if (strcmp(key, "node_power_kind") == 0) {
+        if (strcmp(v, "watts") == 0)
+            c->node_power_kind = PFID_NODE_WATTS;
+        else if (strcmp(v, "energy_uj") == 0)
+            c->node_power_kind = PFID_NODE_ENERGY_UJ;
+        else
+            return fail(diag, PFI_ERR_VALUE, "node_power_kind: '%s' is not watts or energy_uj", v);
         return PFI_OK;
     }
     if (strcmp(key, "dcgm_names") == 0) {

@@ -25,6 +25,8 @@
 #define PFID_RING_MAX_CFG 600
 
 typedef enum { PFID_POLICY_HOLD = 0, PFID_POLICY_RESTORE = 1 } pfid_policy;
+/* what a node-power file holds: watts, or an energy counter in microjoules */
+typedef enum { PFID_NODE_WATTS = 0, PFID_NODE_ENERGY_UJ = 1 } pfid_node_kind;
 typedef enum {
     PFID_JOBS_NONE = 0,
     PFID_JOBS_STATIC = 1,
@@ -80,6 +82,13 @@ typedef struct pfid_config {
     char pfi_model[PFID_PATH_MAX];
     /* the Slurm registration socket (src/agent/slurm.h); "" off */
     char slurm_socket[PFID_PATH_MAX];
+    /* the node's power (src/agent/nodepower.c): a file read every round ("" none) holding
+     * watts (a PDU or IPMI reading another tool writes) or a cumulative energy counter in
+     * microjoules (RAPL's energy_uj), and whether the reading includes the GPUs (a
+     * whole-node meter: yes; RAPL: no) */
+    char node_power_file[PFID_PATH_MAX];
+    pfid_node_kind node_power_kind;
+    bool node_power_includes_gpus;
 } pfid_config;
 
 /* pfid_config_defaults — fill c with the defaults above. */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,11 @@ static void reload(pfid_agent *a, const options *o)
     a->cfg.log_level = nc.log_level;
     pfid_log_set_level(nc.log_level);
     a->cfg.dcgm_names = nc.dcgm_names;
+    memcpy(a->cfg.node_power_file, nc.node_power_file, sizeof nc.node_power_file);
+    a->cfg.node_power_kind = nc.node_power_kind;
+    a->cfg.node_power_includes_gpus = nc.node_power_includes_gpus;
+    a->node.power_w = a->node.counter_uj = NAN; /* a new source starts afresh */
+    a->node.err[0] = '\0';
     memcpy(a->cfg.pfi_model, nc.pfi_model, sizeof nc.pfi_model);
     pfi_fit_model_destroy(a->model);
     a->model = model; /* a new model starts its estimates afresh */

@@ -500,6 +500,24 @@ char *pfid_metrics_render(pfid_agent *a, size_t *len)
         pfid_buf_printf(&b, "\"}");
         value(&b, wall + (a->lease.revert_mono - now));
     }
+    double node_w, non_gpu_w;
+    pfid_node_power(a, now, &node_w, &non_gpu_w);
+    family(&b, "pfi_node_power_watts", "gauge",
+           "The node's power from node_power_file (missing without one or when stale).");
+    if (isfinite(node_w)) {
+        pfid_buf_printf(&b, "pfi_node_power_watts{hostname=\"");
+        pfid_buf_label(&b, a->hostname);
+        pfid_buf_printf(&b, "\"}");
+        value(&b, node_w);
+    }
+    family(&b, "pfi_node_non_gpu_power_watts", "gauge",
+           "The node's power less its GPUs' (node_power_includes_gpus), else the reading.");
+    if (isfinite(non_gpu_w)) {
+        pfid_buf_printf(&b, "pfi_node_non_gpu_power_watts{hostname=\"");
+        pfid_buf_label(&b, a->hostname);
+        pfid_buf_printf(&b, "\"}");
+        value(&b, non_gpu_w);
+    }
     pfid_slurm_metrics(a, &b);
     family(&b, "pfi_agent_samples_total", "counter", "GPU samples read.");
     pfid_buf_printf(&b, "pfi_agent_samples_total %llu\n", (unsigned long long)a->samples_total);

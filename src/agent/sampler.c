@@ -51,6 +51,8 @@ pfid_job_tput *pfid_tput_slot(pfid_agent *a, const char *job, bool create)
 
 int pfid_sampler_init(pfid_agent *a)
 {
+    a->node.power_w = a->node.counter_uj = NAN; /* no node reading yet */
+    a->node.err[0] = '\0';
     pfi_diag d;
     unsigned n = 0;
     pfi_error e = pfi_gpu_count(a->gpu, &n, &d);
@@ -137,6 +139,16 @@ void pfid_sample_round(pfid_agent *a)
         bool lim_ok = e == PFI_OK && pfi_gpu_read_limits(a->gpu, i, &l, NULL) == PFI_OK;
         pthread_mutex_unlock(&a->gpu_lock);
         double mono = pfid_mono_s(), wall = pfid_wall_s();
+        /* the sample's own time on the wall clock, not this line's: a sampler preempted
+         * between the read and here (a loaded host) would stamp the energy counter late, and
+         * a rate over a 1 s span taken from the stamps would be off by that delay. The
+         * backend's time is CLOCK_MONOTONIC, or a virtual clock clock_offset_s ahead of it. */
+        if (e == PFI_OK && isfinite(s.t_s)) {
+            double t_mono = pfi_gpu_is_virtual_clock(a->gpu) ? s.t_s - a->clock_offset_s : s.t_s;
+            double late = mono - t_mono;
+            if (late >= 0 && late < 10)
+                wall -= late;
+        }
         pthread_mutex_lock(&a->snap_lock);
         pfid_gpu_state *g = &a->gpus[i];
         if (e == PFI_OK) {
@@ -153,6 +165,7 @@ void pfid_sample_round(pfid_agent *a)
         }
         pthread_mutex_unlock(&a->snap_lock);
     }
+    pfid_node_power_round(a);
     pfid_jobs_refresh(a);
     pfid_slurm_round(a); /* a registered Slurm job owns its GPUs, process or not */
     pfid_jobs_poll_throughput(a);

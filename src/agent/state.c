@@ -83,7 +83,17 @@ char *pfid_state_render(pfid_agent *a)
                         a->lease.active ? json_real(left > 0 ? left : 0) : json_null());
     json_object_set_new(lease, "policy",
                         json_string(a->cfg.lease_policy == PFID_POLICY_HOLD ? "hold" : "restore"));
+    double node_w, non_gpu_w;
+    pfid_node_power(a, now, &node_w, &non_gpu_w);
+    json_t *node = json_object();
+    json_object_set_new(node, "power_w", num_or_null(isfinite(node_w), node_w));
+    json_object_set_new(node, "non_gpu_w", num_or_null(isfinite(non_gpu_w), non_gpu_w));
+    json_object_set_new(node, "source",
+                        a->cfg.node_power_file[0] ? json_string(a->cfg.node_power_file)
+                                                  : json_null());
+    json_object_set_new(node, "error", a->node.err[0] ? json_string(a->node.err) : json_null());
     pthread_mutex_unlock(&a->snap_lock);
+    json_object_set_new(root, "node", node);
     json_object_set_new(root, "gpus", gpus);
     json_object_set_new(root, "jobs", jobs);
     json_object_set_new(root, "lease", lease);

@@ -459,7 +459,9 @@ static void usage(FILE *f)
                "                       may lose 10/25/50%% of life-average tokens/s, spent\n"
                "                       across the event (floors from what each has lost)\n"
                "  --non-gpu-w W        every node's non-GPU power (W, one node an agent): targets\n"
-               "                       are then facility power, and the GPUs get what is left\n"
+               "                       are then facility power, and the GPUs get what is left;\n"
+               "                       a node whose pfid has node_power_file counts its measured\n"
+               "                       non-GPU power instead of W\n"
                "  --start S            event start, s since --epoch (0)\n"
                "  --duration S         event length, s (until stopped)\n"
                "  --ramp S             ramp into the event over S s (0)\n"
@@ -1238,12 +1240,12 @@ static bool scheduled_target(const control_opts *o, const control_inputs *in, do
 }
 
 static bool period_target(const control_opts *o, const control_inputs *in, api_state *api,
-                          double t_sched, double *bw, double *red)
+                          double t_sched, double non_gpu_w, double *bw, double *red)
 {
     bool event = false;
     double ref = api->last.ref_w > 0 ? api->last.ref_w : NAN;
-    if (!isnan(o->non_gpu_w)) /* targets on facility power ramp from the facility's reference */
-        ref += o->non_gpu_w * (double)in->na;
+    if (!isnan(non_gpu_w)) /* targets on facility power ramp from the facility's reference */
+        ref += non_gpu_w;
     *bw = *red = NAN;
     pthread_mutex_lock(&api->mu);
     bool api_set = api->budget_set;
@@ -1517,6 +1519,30 @@ static void target_text(const control_opts *o, char *buf, size_t n)
 }
 
 /*
+ * The nodes' non-GPU power for a facility target (NaN: --non-gpu-w not given): each agent's
+ * measured one (its pfid's node_power_file, as the last period read it), else --non-gpu-w.
+ * *measured: how many agents were measured.
+ */
+static double facility_non_gpu_w(const control_opts *o, pfi_ctl *ctl, size_t na, size_t *measured)
+{
+    *measured = 0;
+    if (isnan(o->non_gpu_w))
+        return NAN;
+    double sum = 0;
+    for (size_t a = 0; a < na; a++) {
+        pfi_ctl_agent_view v;
+        pfi_ctl_agent_get(ctl, a, &v);
+        if (isfinite(v.non_gpu_w)) {
+            sum += v.non_gpu_w;
+            ++*measured;
+        } else {
+            sum += o->non_gpu_w;
+        }
+    }
+    return sum;
+}
+
+/*
  * SIGHUP, at a period boundary: the config file and the command line over it again, and the
  * schedule file. The target (budget-w, reduction, schedule, speed, start, duration, ramp,
  * epoch) is taken; every other option that changed is named and keeps its running value
@@ -1647,8 +1673,9 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
     double t_start = now_mono(), wall0 = now_wall();
     double offset = wall0 - o->epoch; /* schedule time at t_start */
     bool prom_was_down = false;
-    unsigned unmet_run = 0;   /* event periods in a row with the budget not met */
-    bool was_leading = false; /* the ramp's lead held the budget last period */
+    unsigned unmet_run = 0;     /* event periods in a row with the budget not met */
+    bool was_leading = false;   /* the ramp's lead held the budget last period */
+    size_t measured_before = 0; /* agents whose node power was measured last period */
     if (!isnan(o->non_gpu_w))
         fprintf(stderr,
                 "pfi control: targets are facility power: %zu nodes x %.0f W non-GPU = %.0f W "
@@ -1668,9 +1695,27 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         if (tick - t_start >= o->run_for)
             break;
         double bw, red;
-        bool event = period_target(o, in, api, t_sched, &bw, &red);
-        if (event && !isnan(o->non_gpu_w)) /* a facility target: the GPUs get the rest */
-            pfi_grid_facility_target(o->non_gpu_w * (double)in->na, api->last.ref_w, &bw, &red);
+        size_t measured;
+        double non_gpu = facility_non_gpu_w(o, ctl, in->na, &measured);
+        if (measured != measured_before && !isnan(non_gpu))
+            fprintf(stderr,
+                    "pfi control: non-GPU power: %zu of %zu nodes measured (node_power_file), "
+                    "the rest %.0f W each: %.0f W\n",
+                    measured, in->na, o->non_gpu_w, non_gpu);
+        measured_before = measured;
+        bool event = period_target(o, in, api, t_sched, non_gpu, &bw, &red);
+        /* the caps set now hold until the next tick: inside an event, the lower of the
+         * targets at this tick and the next (a ramp down is met through the period, not a
+         * period late) */
+        double bw2, red2;
+        if (event && period_target(o, in, api, t_sched + period_s, non_gpu, &bw2, &red2)) {
+            if (!isnan(red) && !isnan(red2) && red2 > red)
+                red = red2;
+            else if (!isnan(bw) && !isnan(bw2) && bw2 < bw)
+                bw = bw2;
+        }
+        if (event && !isnan(non_gpu)) /* a facility target: the GPUs get the rest */
+            pfi_grid_facility_target(non_gpu, api->last.ref_w, &bw, &red);
         bool in_event = event; /* the schedule's (or the API's) own event */
         bool leading = isnan(o->non_gpu_w) && ramp_lead(o, in, api, t_sched, &event, &bw, &red);
         if (leading && !was_leading)
@@ -1745,7 +1790,7 @@ static int parent_loop(const control_opts *o, const control_inputs *in, api_stat
         if (tick - t_start >= o->run_for)
             break;
         double bw, red;
-        bool event = period_target(o, in, api, tick - t_start + offset, &bw, &red);
+        bool event = period_target(o, in, api, tick - t_start + offset, NAN, &bw, &red);
         if (event && isnan(bw)) /* a reduction of the children's most */
             bw = isfinite(last_max) ? (1 - red) * last_max : NAN;
         pfi_ctl_parent_report r;

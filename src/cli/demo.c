@@ -36,8 +36,8 @@ int cmd_demo(int argc, char **argv)
         FILE *f = help ? stdout : stderr;
         fprintf(f,
                 "usage: pfi demo cluster [--agents N] [--out DIR] [--strategy NAME]\n"
-                "       pfi demo grid-event [--speed N] [--out DIR] [--strategies LIST]"
-                " [--json]\n"
+                "       pfi demo grid-event [--speed N] [--period S] [--out DIR]\n"
+                "                           [--strategies LIST] [--json]\n"
                 "\n"
                 "Start N emulated agents (4), a Prometheus server if installed, and the\n"
                 "controller on loopback; run a 30 %% power event and compare with the\n"
@@ -57,6 +57,9 @@ int cmd_demo(int argc, char **argv)
                 "seconds_over_target, energy_shed_kwh, weighted_performance,\n"
                 "mean_performance, tier_violations, per_job, with the published 0.9096.\n"
                 "Audit logs, settlements and DIR/grid-event.png in DIR (pfi-grid-event).\n"
+                "Every cluster runs the same emulated GPUs; the oracle's curves are those\n"
+                "GPUs swept every 10 W, the others' the 50 W sweep an operator would make.\n"
+                "--period S: the controllers' period (1 s; N x S event-seconds a period).\n"
                 "\n"
                 "Exit codes: 0 success, 1 agent binary missing or a run failed, 2 bad\n"
                 "command line, 3 output folder not writable, 4 internal error.\n");

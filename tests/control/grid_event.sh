@@ -1,9 +1,14 @@
 #!/bin/sh
-# End-to-end: pfi demo grid-event, compressed (--speed 1200: the 3.9-hour replay in 12 s) with
-# three strategies. Its --json has, per strategy, the fields the README lists, six jobs with
-# the demonstration's tiers, energy shed > 0, and the published 0.9096 beside them; the audit
-# logs and settlements are left in --out. (The full replay at --speed 60, five strategies,
-# is the README's table; too long for a test.)
+# End-to-end: pfi demo grid-event, compressed: the SRP event at --speed 240 with a 0.5 s
+# period (a period is two minutes of the event, the demo's --speed 60 one), all five
+# strategies side by side on the same emulated GPUs and a real Prometheus. Checked on its
+# --json: the fields, six jobs with the demonstration's tiers, energy shed > 0, the published
+# 0.9096 beside them; the replay tracks the target (every strategy at most 2 % over it after
+# the ramp, no tier violated); and the ranking in weighted performance (the objective): oracle
+# and pfi-model above both fair-headroom and equal, the oracle at least pfi-model less 0.003
+# (the strategies' power levels differ by up to 1 %, which buys about that); the mean shown. The controllers count
+# the event in their own periods and wait for readings taken after their last cap change, so
+# a loaded host slows the replay instead of changing its outcome. The audit logs and settlements are left in --out.
 # usage: grid_event.sh PFI PFID SOURCE_DIR
 set -u
 PFI=$1
@@ -13,14 +18,14 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/pfi-grid-event.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail=0
 check() { if [ "$1" -ne 0 ]; then echo "FAIL: $2"; fail=1; else echo "ok: $2"; fi; }
-"$PFI" demo grid-event --speed 1200 --strategies equal,fair-headroom,pfi-model --json \
-    --out "$T/out" > "$T/demo.json" 2> "$T/demo.err"
+"$PFI" demo grid-event --speed 240 --period 0.5 --json --out "$T/out" > "$T/demo.json" \
+    2> "$T/demo.err"
 check $? "pfi demo grid-event ran"
 python3 - "$T/demo.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 ok = d["published_weighted_performance"] == 0.9096 and sorted(d["strategies"]) == [
-    "equal", "fair-headroom", "pfi-model"]
+    "equal", "fair-headroom", "oracle", "pfi-model", "pfi-weighted"]
 keys = {"max_over_target_pct", "seconds_over_target", "energy_shed_kwh", "weighted_performance",
         "mean_performance", "tier_violations", "per_job"}
 tiers = {"ft_llama_8b_p3-c6rr6ijz": "Flex 2", "infer_llama_8b_32g-ssac4bap": "Flex 3",
@@ -34,6 +39,31 @@ for s, r in d["strategies"].items():
 sys.exit(0 if ok else 1)
 PY
 check $? "--json: the fields, six jobs with their tiers, the published value"
+python3 - "$T/demo.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["strategies"]
+bad = [s for s, v in r.items() if not (v["max_over_target_pct"] <= 2 and v["tier_violations"] == 0)]
+print("  over the target by more than 2 % or a tier violated:", bad or "none")
+sys.exit(1 if bad else 0)
+PY
+check $? "every strategy within 2 % of the target after the ramp, no tier violated"
+python3 - "$T/demo.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["strategies"]
+ok = True
+for k in ("weighted_performance", "mean_performance"):
+    o, m, f, e = (r[s][k] for s in ("oracle", "pfi-model", "fair-headroom", "equal"))
+    print(f"  {k}: oracle {o:.4f}, pfi-model {m:.4f}, fair-headroom {f:.4f}, equal {e:.4f}")
+    # the weighted performance is what the strategies maximise (the policy weighs each job by
+    # its GPUs over its reference tokens/s): there the oracle and pfi-model are above both
+    # others, and apart by less than what their power levels (within 1 % of each other)
+    # buy, 0.003. The mean is shown, not checked: no strategy maximises it, and pfi-model
+    # and equal are within 0.001 of each other there, either way from run to run.
+    if k == "weighted_performance":
+        ok &= min(o, m) >= max(f, e) and o >= m - 0.003
+sys.exit(0 if ok else 1)
+PY
+check $? "ranking (weighted): oracle and pfi-model above fair-headroom and equal, oracle >= pfi-model - 0.003"
 [ -s "$T/out/pfi-model.db" ] && [ -s "$T/out/equal.json" ]
 check $? "audit logs and settlements in --out"
 "$PFI" demo grid-event --bogus > /dev/null 2>&1

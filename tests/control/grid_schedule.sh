@@ -60,7 +60,7 @@ offset = min(w - t for t, w, *_ in rows) - epoch
 bad, inside = 0, 0
 for k, (t, w, ev, b, m, ref) in enumerate(rows):
     ts = t + offset
-    if abs(ts - start) < 0.15 or abs(ts - end) < 0.15:
+    if abs(ts - start) < 0.15 or abs(ts - end) < 0.15 or abs(ts + period - end) < 0.15:
         continue
     on = start <= ts < end
     if on != bool(ev):
@@ -68,7 +68,8 @@ for k, (t, w, ev, b, m, ref) in enumerate(rows):
     if not on:
         continue
     inside += 1
-    kk = min(1.0, (ts - start) / ramp)
+    # the caps hold until the next tick: inside the event, the lower target of this tick and the next
+    kk = min(1.0, ((ts + period if ts + period < end else ts) - start) / ramp)
     want = (1 - kk * red) * ref
     if b is None or abs(b - want) > 0.02 * ref:
         bad += 1; print(f"  t_sched {ts:.2f}: budget {b}, want {want:.0f}")

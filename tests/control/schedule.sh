@@ -4,7 +4,8 @@
 # counts from an --epoch one second before the controller starts. From the audit log, period
 # by period: the event is on exactly inside the scheduled windows (schedule time = controller
 # time + the epoch's offset), the budget is the scheduled one (ramps included: a reduction
-# ramps from 0, a budget from the reference power), measured power stays within the budget
+# ramps from 0, a budget from the reference power; inside an event the lower of the targets at
+# the tick and the next: the caps hold for the period), measured power stays within the budget
 # two periods into each event, and between events every GPU goes back to its original limit.
 # The agents hold their original limits when it is over.
 # usage: schedule.sh PFI PFID SOURCE_DIR
@@ -57,7 +58,8 @@ def event_at(ts):
     return None
 for k, (t, w, ev, b, m, ref, restored) in enumerate(rows):
     ts = t + offset
-    if any(abs(ts - x) < 0.15 for e in events for x in e[:2]):
+    if any(abs(ts - x) < 0.15 for e in events for x in e[:2]) or any(
+            abs(ts + period - e[1]) < 0.15 for e in events):
         continue  # too close to a boundary to tell
     i = event_at(ts)
     if (i is not None) != bool(ev):
@@ -69,7 +71,8 @@ for k, (t, w, ev, b, m, ref, restored) in enumerate(rows):
         continue
     seen.add(i)
     start, end, target, ramp = events[i]
-    kk = min(1.0, (ts - start) / ramp) if ramp > 0 else 1.0
+    # the caps hold until the next tick: inside the event, the lower target of this tick and the next
+    kk = min(1.0, ((ts + period if ts + period < end else ts) - start) / ramp) if ramp > 0 else 1.0
     prev = rows[k - 1]
     if target.endswith("%"):
         red = kk * float(target[:-1]) / 100

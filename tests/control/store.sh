@@ -7,7 +7,8 @@
 # controller on each store. From the audit logs:
 #   - moe-b's curve comes from the store, the other jobs' from the class prior;
 #   - at every cap the controller chose, its predicted power for moe-b is the store's sweep
-#     (interpolated between the stored caps) scaled to moe-b's live reference power;
+#     (joined between the stored caps as the controller does: Steffen, 4 points a segment)
+#     scaled to moe-b's live reference power;
 #   - the measured curve decides the allocation: moe-b gives up more power when its sweep
 #     says it is flexible than when it says it is not;
 #   - both stay within the budget two periods into the event.
@@ -64,13 +65,40 @@ for r in ("flex", "rigid"):
                     "r.throughput > 0 and (r.flags & 1) = 0 order by r.cap_w", ("moe-b",)).fetchall()
     caps = [p[0] for p in pts]
     pw = [p[1] for p in pts]
+    def lin(xs, ys, x):
+        x = min(max(x, xs[0]), xs[-1])
+        for k in range(1, len(xs)):
+            if x <= xs[k]:
+                f = (x - xs[k - 1]) / (xs[k] - xs[k - 1])
+                return ys[k - 1] + f * (ys[k] - ys[k - 1])
+        return ys[-1]
+    # the controller joins the stored points smoothly: the monotone cubic of Steffen (as GSL
+    # gsl_interp_steffen: one-sided end slopes), resampled on 4 points a segment
+    def steffen(xs, ys):
+        n = len(xs)
+        h = [xs[i + 1] - xs[i] for i in range(n - 1)]
+        sl = [(ys[i + 1] - ys[i]) / h[i] for i in range(n - 1)]
+        yp = [sl[0]] + [0.0] * (n - 2) + [sl[-1]]
+        for i in range(1, n - 1):
+            p = (sl[i - 1] * h[i] + sl[i] * h[i - 1]) / (h[i - 1] + h[i])
+            sg = (1.0 if sl[i - 1] >= 0 else -1.0) + (1.0 if sl[i] >= 0 else -1.0)
+            yp[i] = sg * min(abs(sl[i - 1]), abs(sl[i]), 0.5 * abs(p))
+        def f(x):
+            i = max(k for k in range(n - 1) if xs[k] <= x) if x > xs[0] else 0
+            a = (yp[i] + yp[i + 1] - 2 * sl[i]) / h[i] ** 2
+            b = (3 * sl[i] - 2 * yp[i] - yp[i + 1]) / h[i]
+            d = x - xs[i]
+            return ys[i] + d * (yp[i] + d * (b + d * a))
+        m = min(4 * (n - 1) + 1, 64)
+        rx = [xs[0] + (xs[-1] - xs[0]) * k / (m - 1) for k in range(m)]
+        rx[-1] = xs[-1]
+        ry = [f(x) for x in rx]
+        for k in range(1, m):
+            ry[k] = max(ry[k], ry[k - 1])
+        return rx, ry
+    sx, sy = steffen(caps, pw)
     def interp(x):
-        x = min(max(x, caps[0]), caps[-1])
-        for k in range(1, len(caps)):
-            if x <= caps[k]:
-                f = (x - caps[k - 1]) / (caps[k] - caps[k - 1])
-                return pw[k - 1] + f * (pw[k] - pw[k - 1])
-        return pw[-1]
+        return lin(sx, sy, x)
     c = sqlite3.connect(f"{top}/{r}/ctl.db")
     src = dict(c.execute("select job, group_concat(distinct source) from ctl_jobs group by job").fetchall())
     print(f"  {r}: curve sources {src}; stored moe-b sweep at caps {caps}")

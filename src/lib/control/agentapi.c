@@ -63,6 +63,7 @@ pfi_error pfi_agent_state_parse(const char *text, size_t len, pfi_agent_state *o
     out->hostname[0] = '\0';
     out->n_gpus = out->n_jobs = 0;
     out->sampled_at_s = NAN;
+    out->node_power_w = out->node_non_gpu_w = NAN;
     json_t *root;
     pfi_error e = load(text, len, &root, diag);
     if (e != PFI_OK)
@@ -78,6 +79,16 @@ pfi_error pfi_agent_state_parse(const char *text, size_t len, pfi_agent_state *o
     }
     if (!num_or_null(root, "sampled_at_s", &out->sampled_at_s, true)) {
         ctl_fail(diag, 0, e, "state: \"sampled_at_s\" not a number");
+        goto out;
+    }
+    json_t *node = json_object_get(root, "node");
+    if (node != NULL && !json_is_null(node) &&
+        (!json_is_object(node) || !num_or_null(node, "power_w", &out->node_power_w, true) ||
+         !num_or_null(node, "non_gpu_w", &out->node_non_gpu_w, true) ||
+         !(isnan(out->node_power_w) || out->node_power_w >= 0) ||
+         !(isnan(out->node_non_gpu_w) || out->node_non_gpu_w >= 0))) {
+        ctl_fail(diag, 0, e,
+                 "state: \"node\" not an object with power_w and non_gpu_w numbers >= 0 or null");
         goto out;
     }
     json_t *gpus = json_object_get(root, "gpus");

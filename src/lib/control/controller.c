@@ -35,6 +35,12 @@ static long getpid_cached(void)
     return pid;
 }
 
+/* After a confirmed cap change, a reading stamped this much later shows the new caps (an
+ * exporter's power over its last sampling interval, 0.1-0.2 s, and the clocks settling); and
+ * how often a step asks again while it waits for one. */
+#define CTL_CHANGE_SETTLE_S 0.25
+#define CTL_RETRY_S 0.05
+
 static double now_mono(void)
 {
     struct timespec ts;
@@ -141,6 +147,7 @@ struct pfi_ctl {
     size_t nj, capj;
     hidx j_index; /* the jobs by id */
     bool *up;
+    double *non_gpu_w; /* per agent: its node's measured non-GPU power this period (NaN none) */
     double *last_put_s;
     ctl_http_req *req;
     char **bodies;
@@ -211,6 +218,7 @@ void pfi_ctl_destroy(pfi_ctl *c)
     pfi_free(c->bodies);
     pfi_free(c->req);
     pfi_free(c->up);
+    pfi_free(c->non_gpu_w);
     pfi_free(c->last_put_s);
     pfi_free(c->fault);
     pfi_free(c->refusals);
@@ -244,6 +252,7 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     size_t n = cfg->n_agents;
     pfi_error e = PFI_ERR_NOMEM;
     c->up = pfi_calloc(n, sizeof *c->up);
+    c->non_gpu_w = pfi_malloc((n ? n : 1) * sizeof *c->non_gpu_w);
     c->last_put_s = pfi_calloc(n, sizeof *c->last_put_s);
     c->req = pfi_calloc(n, sizeof *c->req);
     c->bodies = pfi_calloc(n, sizeof *c->bodies);
@@ -252,8 +261,8 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->refusals = pfi_calloc(n, sizeof *c->refusals);
     c->agent_first = pfi_malloc(n * sizeof *c->agent_first);
     c->agent_last = pfi_malloc(n * sizeof *c->agent_last);
-    if (!c->up || !c->last_put_s || !c->req || !c->bodies || !c->st || !c->fault || !c->refusals ||
-        !c->agent_first || !c->agent_last)
+    if (!c->up || !c->non_gpu_w || !c->last_put_s || !c->req || !c->bodies || !c->st || !c->fault ||
+        !c->refusals || !c->agent_first || !c->agent_last)
         goto fail;
     for (size_t i = 0; i < n; i++)
         c->agent_first[i] = c->agent_last[i] = SIZE_MAX;
@@ -261,8 +270,10 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->trusted_wall_s = NAN;
     c->ramp_gain = 1;
     c->ramp_plan_w = c->ramp_meas_w = NAN;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         c->last_put_s[i] = -INFINITY;
+        c->non_gpu_w[i] = NAN;
+    }
     if ((e = ctl_http_create(&c->http, d)) != PFI_OK)
         goto fail;
     if (cfg->prom.url != NULL) {
@@ -273,6 +284,8 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     if (cfg->model_path != NULL &&
         (e = pfi_fit_model_load(cfg->model_path, &c->model, d)) != PFI_OK)
         goto fail;
+    if (c->model == NULL)
+        c->prom.n_features = 0; /* features feed only a model: no query a period for them */
     if (cfg->store_path != NULL &&
         sqlite3_open_v2(cfg->store_path, &c->store, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         e = ctl_fail(d, 0, PFI_ERR_IO, "run store %s: %s", cfg->store_path,
@@ -522,6 +535,8 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
         }
         if (pe != PFI_OK) {
             c->up[a] = false;
+            if (fill_jobs)
+                c->non_gpu_w[a] = NAN;
             if (fill_jobs) {
                 char det[120];
                 agent_fault(c, a, r->status == 200 ? 502 : r->status, "GET /v1/state",
@@ -536,6 +551,8 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
             continue;
         }
         c->up[a] = true;
+        if (fill_jobs)
+            c->non_gpu_w[a] = c->st->node_non_gpu_w;
         double now = now_wall();
         /* an agent that does not say when it sampled answered with what it has now */
         double t_sample = isfinite(c->st->sampled_at_s) ? c->st->sampled_at_s : now;
@@ -1738,6 +1755,17 @@ static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d
 
 /* One period, in phases: read, estimate, budget, actuate, then report and audit. A phase
  * that fails ends the period (its audit transaction committed as far as it got). */
+/* Whether a GPU with a trusted reading this period has one stamped before t (Unix s). */
+static bool readings_before(const pfi_ctl *c, double t)
+{
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        const cgpu *g = &c->g[gi];
+        if (g->seen && g->reading == CTL_READING_OK && isfinite(g->sample_t_s) && g->sample_t_s < t)
+            return true;
+    }
+    return false;
+}
+
 pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, double reduction,
                        pfi_ctl_report *rep, pfi_diag *d)
 {
@@ -1746,6 +1774,20 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         return ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot begin a transaction");
     period p = {.event = event};
     pfi_error e = period_read(c, rep);
+    /* lockstep with the caps: a reading stamped before the last confirmed change (and the
+     * settling after it) shows the caps before; a step that comes soon after the last one
+     * (a short period, a loaded host running behind) waits for newer ones, at most half a
+     * period, every agent answering. Without it the power a period measures depends on how
+     * far behind the host runs, not on the caps. */
+    double need = c->last_change_wall_s + CTL_CHANGE_SETTLE_S;
+    double until = now_mono() + fmin(0.5 * c->cfg.period_s, 2.0);
+    while (e == PFI_OK && isfinite(need) && rep->agents_up == c->cfg.n_agents &&
+           readings_before(c, need) && now_mono() + CTL_RETRY_S < until) {
+        struct timespec ts = {0, (long)(CTL_RETRY_S * 1e9)};
+        nanosleep(&ts, NULL);
+        period_begin(c, t_s, event, rep);
+        e = period_read(c, rep);
+    }
     if (e == PFI_OK)
         e = period_estimate(c, &p, rep);
     if (e == PFI_OK)
@@ -1846,6 +1888,7 @@ void pfi_ctl_agent_get(const pfi_ctl *c, size_t a, pfi_ctl_agent_view *o)
 {
     o->url = c->cfg.agents[a].url;
     o->up = c->up[a];
+    o->non_gpu_w = c->non_gpu_w[a];
     o->fault = c->fault[a];
     memcpy(o->refusals, c->refusals[a], sizeof o->refusals);
 }

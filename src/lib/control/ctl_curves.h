@@ -9,7 +9,10 @@
 #include "pfi/curve.h"
 #include "pfi/error.h"
 
-#define CTL_CURVE_MAX 11
+/* points a curve holds (a store sweep with more caps is resampled evenly onto them), and
+ * points a curve built from a PFI gets */
+#define CTL_CURVE_MAX 64
+#define CTL_CURVE_PFI_N 11
 
 typedef struct ctl_curve {
     size_t n;
@@ -26,8 +29,10 @@ typedef struct ctl_curve {
 pfi_error ctl_curve_from_pfi(double pfi, double ref_pg_w, double lo_w, double hi_w, size_t gpus,
                              double ref_tput, ctl_curve *c);
 
-/* ctl_curve_from_store — the measured sweep of group in the store db, scaled to the live
- * reference (ref_power_w whole job, ref_tput), inside [lo, hi]; false when none (>= 2 runs). */
+/* ctl_curve_from_store — the measured sweep of group in the store db (every run of it: more
+ * than CTL_CURVE_MAX - 2 caps are resampled evenly over [lo, hi]), normalised to its highest
+ * cap and scaled to the live reference (ref_power_w whole job, ref_tput), inside [lo, hi];
+ * false when none (>= 2 runs) or out of memory. */
 bool ctl_curve_from_store(sqlite3 *db, const char *group, double ref_power_w, double ref_tput,
                           double lo_w, double hi_w, ctl_curve *c);
 

@@ -54,8 +54,10 @@ typedef struct ctl_feedback_in {
 } ctl_feedback_in;
 
 /* ctl_feedback_update — the correction after one period. Outside an event it decays by half
- * a period (and the settle history is forgotten). During one it integrates gain × (measured
- * − predicted) only when the caps are confirmed and unchanged for two periods, every reading
+ * a period (and the settle history is forgotten). During one it moves gain × ((measured
+ * − predicted) − correction) towards the curves' error (predicted is at caps chosen with the
+ * correction taken off: the error alone, which an integrator would run on to the bound) only
+ * when the caps are confirmed and unchanged for two periods, every reading
  * is fresh, and the measured power has settled (moved by at most settle_tol × scale since
  * the last period, two periods in a row): a power that still follows a cap change (a lag)
  * is not a model error. One period's step is at most bound/4 × scale (a reading that got

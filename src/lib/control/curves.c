@@ -4,12 +4,15 @@
  * latter two turned into a concave cap → power, throughput curve by inverting the DESIGN §7
  * model (pfi_model_share_for_pfi) through the job's reference point.
  */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_interp.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "control/ctl_curves.h"
+#include "core/memory.h"
 #include "pfi/model.h"
 
 /* The platform grid the PFI is defined on (DESIGN §2: comparable only on the same grid). */
@@ -29,7 +32,7 @@ pfi_error ctl_curve_from_pfi(double pfi, double ref_pg_w, double lo_w, double hi
     pfi_model_set_share(&j, alpha);
     c->alpha = alpha;
     size_t n = 0;
-    double step = (hi_w - lo_w) / (CTL_CURVE_MAX - 1);
+    double step = (hi_w - lo_w) / (CTL_CURVE_PFI_N - 1);
     if (!(step > 0)) {
         lo_w = hi_w - 1;
         step = 1;
@@ -37,8 +40,8 @@ pfi_error ctl_curve_from_pfi(double pfi, double ref_pg_w, double lo_w, double hi
     pfi_model_point top;
     if ((e = pfi_model_eval(&j, hi_w, &top)) != PFI_OK)
         return e;
-    for (size_t k = 0; k < CTL_CURVE_MAX; k++) {
-        double cap = k + 1 == CTL_CURVE_MAX ? hi_w : lo_w + step * (double)k;
+    for (size_t k = 0; k < CTL_CURVE_PFI_N; k++) {
+        double cap = k + 1 == CTL_CURVE_PFI_N ? hi_w : lo_w + step * (double)k;
         pfi_model_point p;
         if ((e = pfi_model_eval(&j, cap, &p)) != PFI_OK)
             return e;
@@ -55,6 +58,50 @@ pfi_error ctl_curve_from_pfi(double pfi, double ref_pg_w, double lo_w, double hi
     return PFI_OK;
 }
 
+/* The measured points joined smoothly: a GPU's throughput and power move smoothly with the
+ * cap, and straight segments between a sweep's few caps (50 W apart) give an allocator the
+ * same marginal value across each segment, so it puts whole jobs at the segments' ends. The
+ * curve is resampled on four points a segment (at most CTL_CURVE_MAX) through Steffen's
+ * monotone interpolation (GSL; it passes through every point, never overshoots them). false
+ * when out of memory. */
+static bool smooth(ctl_curve *c)
+{
+    size_t m = c->n, n = 4 * (m - 1) + 1;
+    if (n > CTL_CURVE_MAX)
+        n = CTL_CURVE_MAX;
+    if (n <= m)
+        return true;
+    gsl_error_handler_t *old = gsl_set_error_handler_off(); /* errors are returned, not fatal */
+    gsl_interp *ip = gsl_interp_alloc(gsl_interp_steffen, m);
+    gsl_interp *it = gsl_interp_alloc(gsl_interp_steffen, m);
+    gsl_interp_accel *acc = gsl_interp_accel_alloc();
+    bool ok = ip != NULL && it != NULL && acc != NULL &&
+              gsl_interp_init(ip, c->cap_w, c->power_w, m) == GSL_SUCCESS &&
+              gsl_interp_init(it, c->cap_w, c->tput, m) == GSL_SUCCESS;
+    if (ok) {
+        double cap[CTL_CURVE_MAX], pw[CTL_CURVE_MAX], tp[CTL_CURVE_MAX];
+        double lo = c->cap_w[0], hi = c->cap_w[m - 1];
+        for (size_t k = 0; k < n; k++) {
+            cap[k] = k + 1 == n ? hi : lo + (hi - lo) * (double)k / (double)(n - 1);
+            pw[k] = gsl_interp_eval(ip, c->cap_w, c->power_w, cap[k], acc);
+            tp[k] = gsl_interp_eval(it, c->cap_w, c->tput, cap[k], acc);
+            if (k > 0 && pw[k] < pw[k - 1])
+                pw[k] = pw[k - 1];
+            if (k > 0 && tp[k] < tp[k - 1])
+                tp[k] = tp[k - 1];
+        }
+        memcpy(c->cap_w, cap, n * sizeof *cap);
+        memcpy(c->power_w, pw, n * sizeof *pw);
+        memcpy(c->tput, tp, n * sizeof *tp);
+        c->n = n;
+    }
+    gsl_interp_free(ip);
+    gsl_interp_free(it);
+    gsl_interp_accel_free(acc);
+    gsl_set_error_handler(old);
+    return ok;
+}
+
 bool ctl_curve_from_store(sqlite3 *db, const char *group, double ref_power_w, double ref_tput,
                           double lo_w, double hi_w, ctl_curve *c)
 {
@@ -68,27 +115,55 @@ bool ctl_curve_from_store(sqlite3 *db, const char *group, double ref_power_w, do
                            -1, &st, NULL) != SQLITE_OK)
         return false;
     sqlite3_bind_text(st, 1, group, -1, SQLITE_TRANSIENT);
-    double cap[CTL_CURVE_MAX], pw[CTL_CURVE_MAX], tp[CTL_CURVE_MAX];
-    size_t n = 0;
-    while (n < CTL_CURVE_MAX && sqlite3_step(st) == SQLITE_ROW) {
+    /* every run: the first CTL_CURVE_MAX of a longer sweep would be its lowest caps, and the
+     * curve normalised to the wrong reference */
+    double *cap = NULL, *pw = NULL, *tp = NULL;
+    size_t n = 0, na = 0;
+    bool ok = true;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        if (n == na) {
+            size_t nn = na ? 2 * na : 32;
+            double *v = pfi_realloc(cap, 3 * nn * sizeof *v);
+            if (v == NULL) {
+                ok = false;
+                break;
+            }
+            if (na > 0) { /* the three columns moved apart */
+                memmove(v + 2 * nn, v + 2 * na, na * sizeof *v);
+                memmove(v + nn, v + na, na * sizeof *v);
+            }
+            cap = v;
+            pw = v + nn;
+            tp = v + 2 * nn;
+            na = nn;
+        }
         cap[n] = sqlite3_column_double(st, 0);
         pw[n] = sqlite3_column_double(st, 1);
         tp[n] = sqlite3_column_double(st, 2);
         n++;
     }
     sqlite3_finalize(st);
-    if (n < 2)
+    if (!ok || n < 2) {
+        pfi_free(cap);
         return false;
+    }
     /* normalise to the sweep's reference (highest cap), scale to the live job's reference,
      * keep the caps inside [lo, hi] (the end points interpolated) */
     double p0 = pw[n - 1], t0 = tp[n - 1];
     size_t m = 0;
     double lo = lo_w > cap[0] ? lo_w : cap[0];
     double hi = hi_w < cap[n - 1] ? hi_w : cap[n - 1];
-    if (!(hi > lo))
+    if (!(hi > lo)) {
+        pfi_free(cap);
         return false;
-    for (size_t k = 0; k <= n + 1 && m < CTL_CURVE_MAX; k++) {
-        double x = k == 0 ? lo : k == n + 1 ? hi : cap[k - 1];
+    }
+    bool even = n + 2 > CTL_CURVE_MAX;
+    size_t nx = even ? CTL_CURVE_MAX : n + 2;
+    for (size_t k = 0; k < nx && m < CTL_CURVE_MAX; k++) {
+        double x = even         ? (k + 1 == nx ? hi : lo + (hi - lo) * (double)k / (double)(nx - 1))
+                   : k == 0     ? lo
+                   : k == n + 1 ? hi
+                                : cap[k - 1];
         if (x < lo || x > hi || (m > 0 && x <= c->cap_w[m - 1]))
             continue;
         c->cap_w[m] = x;
@@ -100,8 +175,11 @@ bool ctl_curve_from_store(sqlite3 *db, const char *group, double ref_power_w, do
             c->tput[m] = c->tput[m - 1];
         m++;
     }
+    pfi_free(cap);
     c->n = m;
     c->alpha = NAN;
+    if (m >= 3 && !smooth(c))
+        return false;
     return m >= 2;
 }
 

@@ -64,7 +64,11 @@ bool ctl_feedback_update(ctl_feedback *f, const ctl_feedback_in *in)
     f->last_measured_w = in->measured_w;
     if (!in->caps_confirmed || in->quiet < 2 || f->settled_periods < 2)
         return false;
-    double step = in->gain * (in->measured_w - in->predicted_w);
+    /* the correction follows the curves' error: the caps were chosen with the correction
+     * already taken off, so measured − predicted is the curves' error alone; integrating it
+     * (step = gain × error) would keep growing while the error stands, to the bound: a
+     * strategy with curves 40 W off drew 1.2 % more than one with exact curves */
+    double step = in->gain * ((in->measured_w - in->predicted_w) - f->correction_w);
     double max_step = 0.25 * in->bound * scale;
     step = fmin(max_step, fmax(-max_step, step));
     double hi = in->bound * scale, lo = -in->lower * scale;

@@ -1,0 +1,137 @@
+/*
+ * The node's power for facility targets (DESIGN §10, issue 20 item 5): a file read every
+ * sampling round — watts written by a whole-node meter's reader (a PDU, `ipmitool dcmi power
+ * reading`), or a cumulative energy counter in microjoules (RAPL's
+ * /sys/class/powercap/intel-rapl:N/energy_uj) differenced here — and the non-GPU part: the
+ * reading less the GPUs' power when the meter includes them, else the reading itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "log.h"
+
+bool pfid_node_value_parse(const char *text, size_t len, double *out)
+{
+    char buf[64];
+    size_t a = 0, b = len;
+    while (a < b && (text[a] == ' ' || text[a] == '\t' || text[a] == '\n' || text[a] == '\r'))
+        a++;
+    while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\n' ||
+                     text[b - 1] == '\r'))
+        b--;
+    if (b == a || b - a >= sizeof buf)
+        return false;
+    memcpy(buf, text + a, b - a);
+    buf[b - a] = '\0';
+    if (memchr(buf, '\0', b - a) != NULL)
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(v) || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Read the file (at most 63 bytes: one number) into buf; false with the reason in err. */
+static bool read_small(const char *path, char *buf, size_t n, size_t *len, char *err, size_t en)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, en, "%s: %s", path, strerror(errno));
+        return false;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, en, "%s: not a regular file", path);
+        close(fd);
+        return false;
+    }
+    ssize_t r = read(fd, buf, n);
+    int saved = errno;
+    close(fd);
+    if (r < 0) {
+        snprintf(err, en, "%s: %s", path, strerror(saved));
+        return false;
+    }
+    if ((size_t)r == n) {
+        snprintf(err, en, "%s: more than one number (%zu bytes or more)", path, n);
+        return false;
+    }
+    *len = (size_t)r;
+    return true;
+}
+
+void pfid_node_power_round(pfid_agent *a)
+{
+    const char *path = a->cfg.node_power_file;
+    if (path[0] == '\0')
+        return;
+    char buf[64], err[200] = "";
+    size_t len = 0;
+    double v = NAN, mono = pfid_mono_s();
+    if (read_small(path, buf, sizeof buf, &len, err, sizeof err) &&
+        !pfid_node_value_parse(buf, len, &v))
+        snprintf(err, sizeof err, "%s: expected one number >= 0 (%s), found '%.*s'", path,
+                 a->cfg.node_power_kind == PFID_NODE_WATTS ? "watts" : "microjoules",
+                 (int)(len > 40 ? 40 : len), buf);
+    pthread_mutex_lock(&a->snap_lock);
+    bool was_ok = a->node.err[0] == '\0';
+    if (err[0] != '\0') {
+        if (was_ok)
+            LOG_WARN("node power: %s", err);
+        snprintf(a->node.err, sizeof a->node.err, "%s", err);
+        a->node.counter_uj = NAN; /* the next good reading starts a new difference */
+        pthread_mutex_unlock(&a->snap_lock);
+        return;
+    }
+    if (!was_ok)
+        LOG_INFO("node power: %s readable again", path);
+    a->node.err[0] = '\0';
+    if (a->cfg.node_power_kind == PFID_NODE_WATTS) {
+        a->node.power_w = v;
+        a->node.mono_s = mono;
+    } else {
+        double dt = mono - a->node.counter_mono_s;
+        /* a counter that went back wrapped (RAPL: at max_energy_range_uj) or restarted: the
+         * difference starts again from here */
+        if (isfinite(a->node.counter_uj) && v >= a->node.counter_uj && dt > 0) {
+            a->node.power_w = (v - a->node.counter_uj) * 1e-6 / dt;
+            a->node.mono_s = mono;
+        }
+        a->node.counter_uj = v;
+        a->node.counter_mono_s = mono;
+    }
+    pthread_mutex_unlock(&a->snap_lock);
+}
+
+void pfid_node_power(const pfid_agent *a, double now_mono, double *node_w, double *non_gpu_w)
+{
+    *node_w = *non_gpu_w = NAN;
+    double stale = a->cfg.stale_s > 0 ? a->cfg.stale_s : 3 * a->cfg.interval_s;
+    if (a->cfg.node_power_file[0] == '\0' || a->node.err[0] != '\0' || !isfinite(a->node.power_w) ||
+        !(now_mono - a->node.mono_s <= stale))
+        return;
+    *node_w = a->node.power_w;
+    if (!a->cfg.node_power_includes_gpus) {
+        *non_gpu_w = a->node.power_w;
+        return;
+    }
+    double gpus = 0;
+    for (unsigned k = 0; k < a->n_gpus; k++) {
+        if (!pfid_gpu_fresh(a, k, now_mono) || !a->gpus[k].power_valid)
+            return; /* the GPUs' share unknown: the rest is unknown too */
+        gpus += a->gpus[k].power_w;
+    }
+    /* a meter read a little before or after the GPUs can show less than they drew: never a
+     * negative remainder */
+    *non_gpu_w = fmax(0, a->node.power_w - gpus);
+}
