@@ -450,10 +450,10 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
         pfi_free(tmp);
         pfi_free(count);
         for (size_t s = 0; s < ns; s++) {
-            if (s + 16 < ns)
-                __builtin_prefetch(&seg[ord[s + 16]]);
-            if (s + 8 < ns)
-                __builtin_prefetch(&pos[seg[ord[s + 8]].job]);
+            if (s + 96 < ns)
+                __builtin_prefetch(&seg[ord[s + 96]]);
+            if (s + 32 < ns)
+                __builtin_prefetch(&pos[seg[ord[s + 32]].job]);
             tree_seg *sg = &seg[ord[s]];
             tree_pos *ps = &pos[sg->job];
             if (ps->at != sg->p || ps->fr > 0)
