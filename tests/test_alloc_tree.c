@@ -522,6 +522,71 @@ static void test_tree_marginals(void **state)
     pfi_alloc_tree_result_clear(&tr);
 }
 
+/*
+ * Slopes equal in their first 20 mantissa bits (1 + k·1e-9, k a permutation of 0..n-1: the
+ * greedy's sort finds them equal in the high halves of their keys): at n = 40 they are put in
+ * order by insertion, at n = 200 (more than 64 equal) by the full radix sort. Each job: one
+ * segment, 1000 -> 2000 W drawn at 200 -> 700 W cap; the budget holds n/4 + 1/2 increments,
+ * so (by hand) the n/4 jobs of highest k reach 700 W, the next one 450 W, the rest stay at 200.
+ */
+static void test_tree_near_equal_slopes(void **state)
+{
+    (void)state;
+    for (size_t n = 40; n <= 200; n += 160) {
+        size_t *off = calloc(n + 1, sizeof *off), *node = calloc(n, sizeof *node);
+        double *cap = calloc(2 * n, sizeof *cap), *pw = calloc(2 * n, sizeof *pw),
+               *tp = calloc(2 * n, sizeof *tp);
+        assert_true(off && node && cap && pw && tp);
+        for (size_t j = 0; j < n; j++) {
+            size_t k = (j * 37) % n; /* 37 is prime to 40 and 200: a permutation */
+            off[j] = 2 * j;
+            cap[2 * j] = 200;
+            cap[2 * j + 1] = 700;
+            pw[2 * j] = 1000;
+            pw[2 * j + 1] = 2000;
+            tp[2 * j] = 1000;
+            tp[2 * j + 1] = 2000 + (double)k * 1e-6;
+        }
+        off[n] = 2 * n;
+        const size_t parent[] = {PFI_TOPO_NONE};
+        const double limit[] = {1e9};
+        const pfi_limit_kind kind[] = {PFI_LIMIT_MEASURED};
+        pfi_alloc_jobs J = {.n = n, .offset = off, .cap_w = cap, .power_w = pw, .tput_tok_s = tp};
+        pfi_alloc_tree t = {.n_nodes = 1,
+                            .parent = parent,
+                            .limit_w = limit,
+                            .kind = kind,
+                            .job_node = node,
+                            .budget_kind = PFI_LIMIT_MEASURED};
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        size_t full = n / 4;
+        o.budget_w = 1000.0 * (double)n + 1000.0 * ((double)full + 0.5);
+        pfi_alloc_result r;
+        pfi_alloc_tree_result tr;
+        assert_int_equal(pfi_alloc_result_init(&r, n), PFI_OK);
+        assert_int_equal(pfi_alloc_tree_result_init(&tr, 1), PFI_OK);
+        pfi_diag d;
+        pfi_diag_clear(&d);
+        assert_int_equal(pfi_allocate_tree(&J, &o, &t, &r, &tr, &d), PFI_OK);
+        assert_true(r.feasible);
+        for (size_t j = 0; j < n; j++) {
+            size_t rank = n - 1 - (j * 37) % n; /* 0: the highest slope */
+            double want = rank < full ? 700 : rank == full ? 450 : 200;
+            if (fabs(r.cap_w[j] - want) > 1e-9)
+                fail_msg("n %zu, job %zu (rank %zu): cap %.12g W, expected %.12g W", n, j, rank,
+                         r.cap_w[j], want);
+        }
+        pfi_alloc_result_clear(&r);
+        pfi_alloc_tree_result_clear(&tr);
+        free(off);
+        free(node);
+        free(cap);
+        free(pw);
+        free(tp);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -530,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_tree_bands_and_strategies),
         cmocka_unit_test(test_tree_infeasible),
         cmocka_unit_test(test_tree_marginals),
+        cmocka_unit_test(test_tree_near_equal_slopes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

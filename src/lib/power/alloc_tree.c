@@ -16,12 +16,11 @@
 #include "pfi/topology.h"
 #include "power/alloc_internal.h"
 
-/* One envelope segment of one job. */
+/* One envelope segment of one job (its sort key, from its slope, is kept apart: the greedy
+   reads only this, 40 bytes). */
 typedef struct tree_seg {
-    double band, slope; /* sort keys: band descending, then slope descending */
     double dw, kw, val; /* drawn W, cap W (GPUs × Δcap), weighted tokens/s */
     uint32_t job, p, q; /* the job, the candidates at its ends */
-    size_t node;        /* the job's level (PFI_TOPO_NONE: the site alone) */
 } tree_seg;
 
 /* Where a job has got to: candidate at, and fr (0..1) of the way to candidate nx. One
@@ -39,47 +38,108 @@ static inline uint64_t order_bits(double v)
     return (b >> 63) ? ~b : b | (UINT64_C(1) << 63);
 }
 
+/* Radix digits of the sort: RADIX_BITS wide; the high half of a key takes RADIX_HIGH passes
+   (from bit 32), the low half RADIX_LOW (from bit 0). */
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+#define RADIX_HIGH 3
+#define RADIX_LOW 3
+#define RADIX_RUN 64 /* longest run of equal high halves sorted by insertion */
+
+/* One stable LSD radix pass on the digit at bit sh of the keys k[0..ns) (ord carried along)
+   into k1 and o1, skipped when every key has the same digit there; returns whether it ran.
+   count: RADIX_SIZE entries. */
+static bool radix_pass(const uint64_t *k, const uint32_t *ord, size_t ns, int sh, uint64_t *k1,
+                       uint32_t *o1, size_t *count, uint64_t differ)
+{
+    if ((differ >> sh & (RADIX_SIZE - 1)) == 0)
+        return false; /* every key has the same digit here */
+    memset(count, 0, RADIX_SIZE * sizeof *count);
+    for (size_t i = 0; i < ns; i++)
+        count[(k[i] >> sh) & (RADIX_SIZE - 1)]++;
+    size_t sum = 0;
+    for (size_t b = 0; b < RADIX_SIZE; b++) {
+        size_t c = count[b];
+        count[b] = sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        uint64_t key = k[i];
+        size_t q = count[(key >> sh) & (RADIX_SIZE - 1)]++;
+        k1[q] = key;
+        o1[q] = ord[i];
+    }
+    return true;
+}
+
 /*
  * The segments' order for the greedy — band descending, then slope descending, ties in the
- * order the segments were made (job, then position) — as indices into seg, by LSD radix sort
- * (16-bit digits of the key, passes whose digit is the same for every key skipped; stable),
- * then a stable pass by band when there are bands. O(S). ord and tmp: S entries each;
- * keys: 2·S; count: 65536. Replaces a qsort that was most of the call's time at 100 000 jobs.
+ * order the segments were made (job, then position) — as indices into seg. keys[0..ns): each
+ * segment's key (~order_bits of its slope: ascending key is descending slope), overwritten;
+ * keys[ns..2ns), tmp (ns) and count (RADIX_SIZE): scratch. The keys are sorted stably by
+ * their high 32 bits (LSD radix, 11-bit digits, passes whose digit is the same for every key
+ * skipped), then each run of equal high halves by the whole key (insertion, stable): the
+ * order of a stable sort by the whole key, in about half its passes. A run longer than
+ * RADIX_RUN (slopes equal in their first 20 mantissa bits by the hundred) falls back to the
+ * remaining passes on the low halves, then the high ones again. Then a stable pass by band
+ * (job_band: per job, NULL for none) when there are bands. O(S).
  */
-static void order_segments(const tree_seg *seg, size_t ns, uint32_t *ord, uint32_t *tmp,
-                           uint64_t *keys, size_t *count, bool bands)
+static void order_segments(const tree_seg *seg, size_t ns, uint32_t *ord0, uint32_t *tmp0,
+                           uint64_t *keys, size_t *count, const double *job_band, bool bands)
 {
+    uint32_t *ord = ord0, *tmp = tmp0;
     uint64_t *k0 = keys, *k1 = keys + ns;
     uint64_t all_or = 0, all_and = ~UINT64_C(0);
     for (size_t i = 0; i < ns; i++) {
-        k0[i] = ~order_bits(seg[i].slope); /* descending slope: ascending key */
         ord[i] = (uint32_t)i;
         all_or |= k0[i];
         all_and &= k0[i];
     }
-    for (int pass = 0; pass < 4; pass++) {
-        int sh = 16 * pass;
-        if (((all_or ^ all_and) >> sh & 0xFFFF) == 0)
-            continue; /* every key has the same digit here */
-        memset(count, 0, 65536 * sizeof *count);
-        for (size_t i = 0; i < ns; i++)
-            count[(k0[i] >> sh) & 0xFFFF]++;
-        size_t sum = 0;
-        for (size_t b = 0; b < 65536; b++) {
-            size_t c = count[b];
-            count[b] = sum;
-            sum += c;
+    uint64_t differ = all_or ^ all_and;
+    for (int pass = 0; pass < RADIX_HIGH; pass++)
+        if (radix_pass(k0, ord, ns, 32 + RADIX_BITS * pass, k1, tmp, count, differ)) {
+            uint64_t *kt = k0;
+            k0 = k1;
+            k1 = kt;
+            uint32_t *ot = ord;
+            ord = tmp;
+            tmp = ot;
         }
-        for (size_t i = 0; i < ns; i++) {
-            size_t q = count[(k0[i] >> sh) & 0xFFFF]++;
-            k1[q] = k0[i];
-            tmp[q] = ord[i];
-        }
-        uint64_t *kt = k0;
-        k0 = k1;
-        k1 = kt;
-        memcpy(ord, tmp, ns * sizeof *ord);
+    bool long_run = false;
+    for (size_t i = 1, start = 0; i <= ns && !long_run; i++) {
+        if (i < ns && k0[i] >> 32 == k0[start] >> 32)
+            continue;
+        if (i - start > RADIX_RUN)
+            long_run = true;
+        else
+            for (size_t u = start + 1; u < i; u++) { /* insertion: stable, the run is short */
+                uint64_t key = k0[u];
+                uint32_t o = ord[u];
+                size_t v = u;
+                for (; v > start && k0[v - 1] > key; v--) {
+                    k0[v] = k0[v - 1];
+                    ord[v] = ord[v - 1];
+                }
+                k0[v] = key;
+                ord[v] = o;
+            }
+        start = i;
     }
+    for (int pass = 0; long_run && pass < RADIX_LOW + RADIX_HIGH; pass++) {
+        int sh = pass < RADIX_LOW ? RADIX_BITS * pass : 32 + RADIX_BITS * (pass - RADIX_LOW);
+        if (radix_pass(k0, ord, ns, sh, k1, tmp, count, differ)) {
+            uint64_t *kt = k0;
+            k0 = k1;
+            k1 = kt;
+            uint32_t *ot = ord;
+            ord = tmp;
+            tmp = ot;
+        }
+    }
+    if (ord != ord0)
+        memcpy(ord0, ord, ns * sizeof *ord);
+    ord = ord0;
+    tmp = tmp0;
     if (!bands)
         return;
     /* stable by band, descending: a merge of the band values present (few) */
@@ -88,10 +148,10 @@ static void order_segments(const tree_seg *seg, size_t ns, uint32_t *ord, uint32
     while (w < ns) {
         double next = -INFINITY;
         for (size_t i = 0; i < ns; i++)
-            if (seg[ord[i]].band < cur && seg[ord[i]].band > next)
-                next = seg[ord[i]].band;
+            if (job_band[seg[ord[i]].job] < cur && job_band[seg[ord[i]].job] > next)
+                next = job_band[seg[ord[i]].job];
         for (size_t i = 0; i < ns; i++)
-            if (seg[ord[i]].band == next)
+            if (job_band[seg[ord[i]].job] == next)
                 tmp[w++] = ord[i];
         cur = next;
     }
@@ -278,6 +338,8 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     if (e != PFI_OK)
         return e;
     tree_seg *seg = NULL;
+    uint64_t *keys = NULL;
+    double *jband = NULL;
     double *rem = pfi_malloc((nn + 1) * sizeof *rem);
     size_t *idx = NULL;
     double *xs = NULL, *ys = NULL;
@@ -298,10 +360,13 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             maxm = v.m;
     }
     seg = pfi_malloc((total ? total : 1) * sizeof *seg);
+    keys = pfi_malloc((total ? 2 * total : 1) * sizeof *keys);
+    jband = t->band != NULL ? pfi_malloc((n ? n : 1) * sizeof *jband) : NULL;
     idx = pfi_malloc(maxm * sizeof *idx);
     xs = pfi_malloc(maxm * sizeof *xs);
     ys = pfi_malloc(maxm * sizeof *ys);
-    if (seg == NULL || idx == NULL || xs == NULL || ys == NULL) {
+    if (seg == NULL || keys == NULL || idx == NULL || xs == NULL || ys == NULL ||
+        (t->band != NULL && jband == NULL)) {
         e = PFI_ERR_NOMEM;
         goto out;
     }
@@ -326,7 +391,9 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     double value = 0;
     for (size_t j = 0; j < n; j++) {
         alloc_view v = alloc_true_view(&x, j);
-        double g = alloc_opt(J->gpus, j, 1.0), band = alloc_opt(t->band, j, 0.0);
+        double g = alloc_opt(J->gpus, j, 1.0);
+        if (jband != NULL)
+            jband[j] = alloc_opt(t->band, j, 0.0);
         for (size_t i = 0; i < v.m; i++) {
             xs[i] = all_reserve ? g * v.c[i] : v.d[i];
             ys[i] = v.wt * v.t[i];
@@ -337,14 +404,12 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
         value += ys[idx[0]];
         for (size_t s = 1; s < ne; s++) {
             size_t p = idx[s - 1], q = idx[s];
-            tree_seg *sg = &seg[ns++];
-            sg->band = band;
+            tree_seg *sg = &seg[ns];
             sg->dw = v.d[q] - v.d[p];
             sg->kw = g * (v.c[q] - v.c[p]);
             sg->val = ys[q] - ys[p];
-            sg->slope = sg->val / (xs[q] - xs[p]);
+            keys[ns++] = ~order_bits(sg->val / (xs[q] - xs[p])); /* the slope's sort key */
             sg->job = (uint32_t)j;
-            sg->node = job_node(t, j);
             sg->p = (uint32_t)p;
             sg->q = (uint32_t)q;
         }
@@ -370,34 +435,31 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     if (feasible) {
         uint32_t *ord = pfi_malloc((ns ? ns : 1) * sizeof *ord);
         uint32_t *tmp = pfi_malloc((ns ? ns : 1) * sizeof *tmp);
-        uint64_t *keys = pfi_malloc((ns ? 2 * ns : 1) * sizeof *keys);
-        size_t *count = pfi_malloc(65536 * sizeof *count);
-        if (ord == NULL || tmp == NULL || keys == NULL || count == NULL) {
+        size_t *count = pfi_malloc(RADIX_SIZE * sizeof *count);
+        if (ord == NULL || tmp == NULL || count == NULL) {
             pfi_free(ord);
             pfi_free(tmp);
-            pfi_free(keys);
             pfi_free(count);
             e = PFI_ERR_NOMEM;
             goto out;
         }
         bool bands = false;
-        for (size_t q = 0; q < ns && !bands; q++)
-            bands = seg[q].band != seg[0].band;
-        order_segments(seg, ns, ord, tmp, keys, count, bands);
+        for (size_t q = 0; jband != NULL && q < ns && !bands; q++)
+            bands = jband[seg[q].job] != jband[seg[0].job];
+        order_segments(seg, ns, ord, tmp, keys, count, jband, bands);
         pfi_free(tmp);
-        pfi_free(keys);
         pfi_free(count);
         for (size_t s = 0; s < ns; s++) {
-            if (s + 16 < ns)
-                __builtin_prefetch(&seg[ord[s + 16]]);
-            if (s + 8 < ns)
-                __builtin_prefetch(&pos[seg[ord[s + 8]].job]);
+            if (s + 96 < ns)
+                __builtin_prefetch(&seg[ord[s + 96]]);
+            if (s + 32 < ns)
+                __builtin_prefetch(&pos[seg[ord[s + 32]].job]);
             tree_seg *sg = &seg[ord[s]];
             tree_pos *ps = &pos[sg->job];
             if (ps->at != sg->p || ps->fr > 0)
                 continue; /* the job stopped on an earlier segment */
             double f = 1;
-            for (size_t a = sg->node; a != PFI_TOPO_NONE; a = t->parent[a]) {
+            for (size_t a = job_node(t, sg->job); a != PFI_TOPO_NONE; a = t->parent[a]) {
                 double need = t->kind[a] == PFI_LIMIT_RESERVE ? sg->kw : sg->dw;
                 if (need > 0 && rem[a] < f * need)
                     f = rem[a] > 0 ? rem[a] / need : 0;
@@ -446,6 +508,8 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     tree_sums(J, t, r->budget_w, r, tr);
 out:
     pfi_free(seg);
+    pfi_free(keys);
+    pfi_free(jband);
     pfi_free(rem);
     pfi_free(idx);
     pfi_free(xs);
