@@ -352,8 +352,7 @@ static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
     size_t found = hidx_find(&c->g_index, h, gpu_is, &k);
     if (found != SIZE_MAX)
         return &c->g[found];
-    if (hidx_add(&c->g_index, h, c->ng) != PFI_OK)
-        return NULL;
+    /* room first, then the index: an index entry must never name a GPU that is not there */
     if (c->ng == c->capg) {
         size_t nc = c->capg ? 2 * c->capg : 64;
         cgpu *q = pfi_realloc(c->g, nc * sizeof *q);
@@ -362,6 +361,8 @@ static cgpu *gpu_slot(pfi_ctl *c, size_t agent, const char *uuid)
         c->g = q;
         c->capg = nc;
     }
+    if (hidx_add(&c->g_index, h, c->ng) != PFI_OK)
+        return NULL;
     cgpu *g = &c->g[c->ng];
     memset(g, 0, sizeof *g);
     g->agent = agent;
@@ -405,9 +406,7 @@ static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
         *ix = found;
         return &c->j[found];
     }
-    if (hidx_add(&c->j_index, h, c->nj) != PFI_OK)
-        return NULL;
-    if (c->nj == c->capj) {
+    if (c->nj == c->capj) { /* room first, then the index (as gpu_slot) */
         size_t nc = c->capj ? 2 * c->capj : 32;
         cjob *q = pfi_realloc(c->j, nc * sizeof *q);
         if (q == NULL)
@@ -415,6 +414,8 @@ static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
         c->j = q;
         c->capj = nc;
     }
+    if (hidx_add(&c->j_index, h, c->nj) != PFI_OK)
+        return NULL;
     cjob *j = &c->j[c->nj];
     memset(j, 0, sizeof *j);
     ctl_copy(j->id, sizeof j->id, id);
