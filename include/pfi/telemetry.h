@@ -128,6 +128,16 @@ typedef struct pfi_telemetry_options {
     bool no_simd;           /* the fast row paths without instructions beyond the baseline
                                (SSE2 on x86-64), even where the CPU has them: for tests of
                                that path; results are the same either way. */
+    bool stream_power;      /* with count_means_only: the power and energy series are not
+                               stored either (pfi_telemetry_series.stream): each keeps its
+                               count, sum, first and last time and a table of its distinct
+                               sampling steps (the exact median and time gaps), and the
+                               reduction's sums over their samples are made by a second read
+                               (pfi_reduce_stream). Where that cannot give today's results
+                               exactly (times out of order in a series, more than
+                               TM_STREAM_STEPS distinct steps, implausible dates, ...)
+                               tm->counted_inexact is set: read again without it. Off: the
+                               default. */
 } pfi_telemetry_options;
 
 /* Why a DCGM value was blank (dcgm_structs.h DCGM_*_BLANK and the codes above it). */
@@ -181,6 +191,8 @@ typedef struct pfi_telemetry_series {
     bool times_only;   /* counted power_energy_w beside a measured power field: its times and
                           breaks stored (the gap note), not its values */
     double t_first;    /* counted: time of the first valid sample (NaN: none) */
+    struct tm_stream *stream; /* options.stream_power, power and energy fields: the sampling
+                                 steps and span of the samples not stored (NULL: none) */
 } pfi_telemetry_series;
 
 typedef struct pfi_telemetry_entity {
@@ -266,6 +278,10 @@ typedef struct pfi_telemetry {
     bool counted_inexact;   /* a counted series' mean may differ from its stored samples'
                                (a sample before its first, a duplicate replaced): read the
                                input again without options.count_means_only */
+    /* private: options.stream_power's second read (pfi_reduce_stream) */
+    pfi_error (*sink)(void *ctx, size_t series, double t, double v, bool valid, bool brk);
+    void *sink_ctx;
+    struct tm_stream_red *stream_red; /* its sums for pfi_reduce_power (NULL: none) */
 } pfi_telemetry;
 
 /*
@@ -305,6 +321,20 @@ pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name
  * Initially options.host. Errors: PFI_ERR_NOMEM (the previous host is kept).
  */
 pfi_error pfi_telemetry_set_host(pfi_telemetry *tm, const char *host);
+
+/*
+ * pfi_telemetry_sample_fn — where a collector with a sink sends the samples of its streamed
+ * series (options.stream_power: power and energy fields) instead of counting their steps:
+ * series is the index in tm->series, t the time (s), v the value (valid) or NaN (a missing
+ * value's row), brk whether the stored series would break before this sample. An error ends
+ * the read with it.
+ */
+typedef pfi_error (*pfi_telemetry_sample_fn)(void *ctx, size_t series, double t, double v,
+                                             bool valid, bool brk);
+
+/* pfi_telemetry_set_sink — send the streamed series' samples of the files read from now on to
+ * fn(ctx, ...) (pfi_reduce_stream's second read). fn NULL: back to counting. */
+void pfi_telemetry_set_sink(pfi_telemetry *tm, pfi_telemetry_sample_fn fn, void *ctx);
 
 /* pfi_telemetry_field_find — index of the field with canonical name, or -1. */
 long pfi_telemetry_field_find(const pfi_telemetry *tm, const char *name);

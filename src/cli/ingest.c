@@ -693,6 +693,17 @@ static int read_throughput(const ingest_args *a, ingest_run *run)
     return rc;
 }
 
+/* Whether every file is a regular file (read twice by stream_power; "-" and pipes are not). */
+static bool regular_files(const char *const *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (strcmp(files[i], "-") == 0 || stat(files[i], &st) != 0 || !S_ISREG(st.st_mode))
+            return false;
+    }
+    return true;
+}
+
 /* Phase 2, reading: the kernel logs, the telemetry (reduced, with the kernel-log events
  * applied), the training log. An exit code; run owns what was read either way. */
 static int read_run(const ingest_args *a, ingest_run *run)
@@ -719,10 +730,26 @@ static int read_run(const ingest_args *a, ingest_run *run)
     pfi_telemetry_options topt = a->topt;
     topt.count_means_only = ro.warmup_s == 0 && (ro.power_field == NULL ||
                                                  strcmp(ro.power_field, "power_energy_w") != 0);
+    /* And, for regular files, the power and energy series are not stored either: a second
+     * read makes the reduction's sums as the samples come (stream_power, bounded memory).
+     * Where it cannot vouch for them, the files are read again as before, their notes
+     * (said by the first read) not repeated. */
+    topt.stream_power = topt.count_means_only && regular_files(a->tel, a->n_tel);
     rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
                             run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)
         return rc;
+    if (run->red == NULL) {
+        pfi_telemetry_destroy(run->tm);
+        run->tm = NULL;
+        topt.stream_power = false;
+        cli_telemetry_quiet_files(true);
+        rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
+                                run->kl ? &run->klog : NULL, &run->tm, &run->red);
+        cli_telemetry_quiet_files(false);
+        if (rc != PFI_EXIT_OK)
+            return rc;
+    }
     if (run->tm->counted_inexact) {
         free(run->red);
         pfi_telemetry_destroy(run->tm);
@@ -733,6 +760,7 @@ static int read_run(const ingest_args *a, ingest_run *run)
         if (saved >= 0 && null >= 0)
             dup2(null, STDERR_FILENO);
         topt.count_means_only = false;
+        topt.stream_power = false;
         rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
                                 run->kl ? &run->klog : NULL, &run->tm, &run->red);
         fflush(stderr);

@@ -99,6 +99,52 @@ size_t tm_clean_steps(const pfi_telemetry_series *s, uint64_t *lo, uint64_t *hi)
  * allocating; lo, hi as tm_clean_steps gave them. */
 double tm_clean_step_select(const pfi_telemetry_series *s, size_t rank, uint64_t lo, uint64_t hi);
 
+/*
+ * options.stream_power: a power or energy series whose samples are not stored
+ * (pfi_telemetry_series.stream). Its distinct clean steps (the steps tm_clean_steps takes) with
+ * their counts, TM_STREAM_STEPS at most (more: tm->counted_inexact), in an open-addressing table
+ * of slots entries (key 0: empty; a positive step is never the bit pattern 0), sorted ascending
+ * into ent[0..n_keys) by tm_stream_finish; the span of its valid samples and of its missing-value
+ * rows; the last row's time (the rows of a series that feeds the job power must come in
+ * strictly increasing time: else counted_inexact).
+ */
+#define TM_STREAM_STEPS 4096
+typedef struct tm_stream_step {
+    uint64_t key; /* the step's bit pattern */
+    size_t cnt;
+} tm_stream_step;
+typedef struct tm_stream {
+    tm_stream_step *ent; /* slots entries */
+    size_t slots, n_keys, n_clean;
+    uint64_t lo, hi;     /* the smallest and largest clean step's bit pattern */
+    double t_min, t_max; /* valid samples' times (INFINITY, -INFINITY: none) */
+    double m_min, m_max; /* missing-value rows' known times (likewise) */
+    double last_row_t;   /* NaN: no row yet */
+    bool sorted;         /* tm_stream_finish done */
+    bool derived;        /* power_energy_w made from the counter: no order asked of it */
+} tm_stream;
+
+/* The bookkeeping of one stored-path sample of a streamed series s (after tm_put counted it,
+ * before its pending_break and last_t move on): the step table and span, or the sink. */
+pfi_error tm_stream_valid(pfi_telemetry *tm, pfi_telemetry_series *s, double t, double v);
+/* A missing-value row at known time t of a streamed series s: its span, or the sink. */
+pfi_error tm_stream_missing(pfi_telemetry *tm, pfi_telemetry_series *s, double t);
+/* Sort s's step table (once; what tm_clean_step_select and pfi_telemetry_gaps read). */
+void tm_stream_finish(tm_stream *st);
+void tm_stream_free(tm_stream *st);
+/* The samples a series holds or, streamed, would hold. */
+static inline size_t tm_series_len(const pfi_telemetry_series *s)
+{
+    return s->stream != NULL ? s->n_valid : s->n;
+}
+/* Series (e, f), made (empty) when there is none; *out valid until the next one is made. */
+pfi_error tm_series(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series **out);
+/* The longest step integrated over: PFI_TELEMETRY_GAP_FACTOR x the median clean step; INFINITY
+ * with fewer than two samples or no clean step (energy.c). */
+double tm_gap_limit(const pfi_telemetry_series *s);
+/* The stash of pfi_reduce_stream (reduce.c), freed with the collector. */
+void tm_stream_red_free(struct tm_stream_red *r);
+
 /* DCGM blank values (dcgm_structs.h, DCGM_*_IS_BLANK): per type a base value and the codes
  * just above it — DCGM_INT32_BLANK 0x7ffffff0 (2147483632) .. 0x7fffffff, DCGM_INT64_BLANK
  * 0x7ffffffffffffff0 and above, DCGM_FP64_BLANK 2^47 (140737488355328.0) and above; base + 1
@@ -219,7 +265,7 @@ static inline __attribute__((always_inline)) pfi_error tm_put_in(pfi_telemetry *
         return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
     pfi_telemetry_series *s = &tm->series[k];
     if (keep_series && s->counted) {
-        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES ||
+        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES || s->stream != NULL ||
             (s->changes_only && (s->n == 0 || v != s->value[s->n - 1] || !(t >= s->last_t))))
             return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
         tm_count_sample(s, t, v);

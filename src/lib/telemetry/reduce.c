@@ -21,6 +21,40 @@
 /* The counter is used when its mean power is within this factor of the measured mean power. */
 #define PFI_RED_COUNTER_RATIO 2.0
 
+/*
+ * pfi_reduce_stream's results for pfi_reduce_power (tm->stream_red): the options and the job's
+ * GPUs they were made for, the job power's part of pfi_reduced (jp) and t_0 after it, and per
+ * job GPU g the sums reduce_energy takes from the stored series: the counter's increase (mJ)
+ * and the time it covers (pfi_telemetry_counter_delta), the trapezoids and their time
+ * (pfi_telemetry_integrate), the power samples within the counter's span (counter_plausible).
+ */
+typedef struct tm_stream_red {
+    pfi_reduce_options o;
+    size_t ng;
+    size_t *gpus;
+    long fp;
+    bool job;  /* jp holds the job power (a power field, GPUs, samples) */
+    double t0; /* the reduction's t_0 after the job power */
+    pfi_reduced jp;
+    pfi_error jp_err; /* the steady state's error, returned by pfi_reduce_power */
+    double *csum, *ccov, *pi, *picov, *psum;
+    size_t *pn;
+} tm_stream_red;
+
+void tm_stream_red_free(tm_stream_red *r)
+{
+    if (r == NULL)
+        return;
+    pfi_free(r->gpus);
+    pfi_free(r->csum);
+    pfi_free(r->ccov);
+    pfi_free(r->pi);
+    pfi_free(r->picov);
+    pfi_free(r->psum);
+    pfi_free(r->pn);
+    pfi_free(r);
+}
+
 void pfi_reduce_options_init(pfi_reduce_options *o)
 {
     *o = (pfi_reduce_options){.q = PFI_STEADY_DEFAULT_Q};
@@ -47,7 +81,7 @@ static long pick_power(const pfi_telemetry *tm, const char *want)
 static pfi_error median_spacing(const pfi_telemetry_series *s, double *out)
 {
     *out = NAN;
-    if (s == NULL || s->n < 2)
+    if (s == NULL || tm_series_len(s) < 2)
         return PFI_OK;
     uint64_t lo, hi;
     size_t k = tm_clean_steps(s, &lo, &hi);
@@ -285,6 +319,10 @@ static void energy_note(pfi_reduced *out, const char *fmt, ...)
 /* Time span of a set of series (min and max sample time; unsorted after a backwards jump). */
 static void span_of(const pfi_telemetry_series *s, double *lo, double *hi)
 {
+    if (s != NULL && s->stream != NULL && s->n_valid > 0) { /* min and max kept as they came */
+        *lo = s->stream->t_min < *lo ? s->stream->t_min : *lo;
+        *hi = s->stream->t_max > *hi ? s->stream->t_max : *hi;
+    }
     for (size_t i = 0; s != NULL && i < s->n; i++) {
         if (s->t_s[i] < *lo)
             *lo = s->t_s[i];
@@ -299,12 +337,13 @@ static void span_of(const pfi_telemetry_series *s, double *lo, double *hi)
  * PFI_RED_COUNTER_RATIO either way, or when there is nothing to compare with.
  */
 static bool counter_plausible(const pfi_telemetry_series *es, const pfi_telemetry_series *ps,
-                              double ej, double cov, double *pc, double *pm)
+                              const tm_stream_red *sr, size_t g, double ej, double cov, double *pc,
+                              double *pm)
 {
-    double lo = INFINITY, hi = -INFINITY, sum = 0;
-    size_t n = 0;
+    double lo = INFINITY, hi = -INFINITY, sum = sr != NULL ? sr->psum[g] : 0;
+    size_t n = sr != NULL ? sr->pn[g] : 0;
     span_of(es, &lo, &hi);
-    for (size_t i = 0; ps != NULL && i < ps->n; i++)
+    for (size_t i = 0; sr == NULL && ps != NULL && i < ps->n; i++)
         if (ps->t_s[i] >= lo && ps->t_s[i] <= hi) {
             sum += ps->value[i];
             n++;
@@ -321,8 +360,8 @@ static bool counter_plausible(const pfi_telemetry_series *es, const pfi_telemetr
  * counter when every GPU has one that agrees with its measured power, else power trapezoids;
  * unavailable (NaN) when a GPU of the job has nothing to integrate.
  */
-static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng, size_t fp,
-                          size_t job_gpus, pfi_reduced *out)
+static void reduce_energy(const pfi_telemetry *tm, const tm_stream_red *sr, const size_t *gpus,
+                          size_t ng, size_t fp, size_t job_gpus, pfi_reduced *out)
 {
     long fe = pfi_telemetry_field_find(tm, "energy_mj");
     for (size_t g = 0; g < ng; g++) {
@@ -343,7 +382,7 @@ static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng
     bool counter = fe >= 0;
     for (size_t g = 0; counter && g < ng; g++) {
         const pfi_telemetry_series *es = pfi_telemetry_series_get(tm, gpus[g], (size_t)fe);
-        counter = es != NULL && es->n >= 2;
+        counter = es != NULL && tm_series_len(es) >= 2;
     }
     /* Partial: a GPU whose integrated time falls short of the span of the job's samples by
      * over half a grid step (a hole, a gap, a GPU that started late or was lost). */
@@ -354,12 +393,13 @@ static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng
     double ej = 0;
     for (size_t g = 0; counter && g < ng; g++) {
         const pfi_telemetry_series *es = pfi_telemetry_series_get(tm, gpus[g], (size_t)fe);
-        double cov = 0, e = pfi_telemetry_counter_delta(es, &cov, NULL) / 1000.0, pc = NAN,
-               pm = NAN;
+        double cov = sr != NULL ? sr->ccov[g] : 0, pc = NAN, pm = NAN,
+               e = (sr != NULL ? sr->csum[g] : pfi_telemetry_counter_delta(es, &cov, NULL)) /
+                   1000.0;
         if (!(cov > 0)) {
             counter = false;
-        } else if (!derived && !counter_plausible(es, pfi_telemetry_series_get(tm, gpus[g], fp), e,
-                                                  cov, &pc, &pm)) {
+        } else if (!derived && !counter_plausible(es, pfi_telemetry_series_get(tm, gpus[g], fp), sr,
+                                                  g, e, cov, &pc, &pm)) {
             counter = false;
             energy_note(out,
                         "the energy counter disagrees with the measured power (%s: "
@@ -382,11 +422,16 @@ static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng
             const pfi_telemetry_series *ps = pfi_telemetry_series_get(tm, gpus[g], fp);
             const char *name = tm->entities[gpus[g]].name;
             double cov = 0;
-            if (ps == NULL || ps->n == 0) {
+            if (ps == NULL || tm_series_len(ps) == 0) {
                 energy_note(out, "%s has no power samples", name);
                 return;
             }
-            ej += pfi_telemetry_integrate(ps, &cov);
+            if (sr != NULL) {
+                ej += sr->pi[g];
+                cov = sr->picov[g];
+            } else {
+                ej += pfi_telemetry_integrate(ps, &cov);
+            }
             if (!(cov > 0)) {
                 energy_note(out, "%s has no two consecutive power samples to integrate", name);
                 return;
@@ -946,6 +991,521 @@ static pfi_error reduce_features(const pfi_telemetry *tm, const pfi_reduce_optio
     return PFI_OK;
 }
 
+/*
+ * options.stream_power's second read (pfi_reduce_stream). The rows of the job's GPUs' power
+ * series reach the binning in the order row_merge gives: each GPU's rows come in strictly
+ * increasing time (pass 1 checked it), so the merge by (time, GPU) of the GPUs' queues is
+ * that order; a row leaves when every GPU still to send rows has sent one at or after its
+ * time (lower bound: the GPU's last row). The queues hold what waits: a few capture loops
+ * normally; STREAM_WINDOW rows at most (a GPU silent for long), else counted_inexact.
+ */
+#define STREAM_WINDOW ((size_t)1 << 20)
+
+typedef struct stream_row {
+    double t, v;
+    bool valid;
+} stream_row;
+
+typedef struct stream_queue {
+    stream_row *r; /* a ring of cap rows, n from head */
+    size_t cap, head, n;
+    size_t pushed, expected; /* rows so far, rows pass 1 counted */
+} stream_queue;
+
+/* Per series of tm what its samples feed: the job GPU g's power rows (pg), the counter of
+ * entity e (ee: its increase, the derived power). */
+typedef struct stream_series {
+    long g, e, cg; /* power of job GPU g; counter of entity e, job GPU cg (-1: none) */
+    bool have_prev, first;
+    double tp, vp, lim; /* the previous sample; the series' gap limit (tm_gap_limit) */
+    double elo, ehi;    /* power: the counter's span (counter_plausible) */
+} stream_series;
+
+typedef struct stream_pass {
+    pfi_telemetry *tm;
+    const pfi_reduce_options *o;
+    tm_stream_red *red;
+    size_t n_series, ng, fpd;
+    stream_series *ss;
+    stream_queue *q;
+    excl_series *xs;
+    double *lt; /* a min tree over the GPUs' lower bounds: size 2 x leaves */
+    size_t leaves;
+    size_t *heap, nh; /* GPUs with queued rows, by (head time, GPU) */
+    size_t buffered;
+    bool overflow;
+    power_bins b;
+    pfi_error err;
+} stream_pass;
+
+static void lt_set(stream_pass *p, size_t g, double t)
+{
+    size_t k = p->leaves + g;
+    p->lt[k] = t;
+    for (k /= 2; k >= 1; k /= 2)
+        p->lt[k] = p->lt[2 * k] < p->lt[2 * k + 1] ? p->lt[2 * k] : p->lt[2 * k + 1];
+}
+
+static bool q_before(const stream_pass *p, size_t a, size_t b)
+{
+    double ta = p->q[a].r[p->q[a].head].t, tb = p->q[b].r[p->q[b].head].t;
+    return ta < tb || (ta == tb && a < b);
+}
+
+static void q_down(stream_pass *p, size_t k)
+{
+    size_t x = p->heap[k];
+    for (;;) {
+        size_t l = 2 * k + 1, best = l;
+        if (l >= p->nh)
+            break;
+        if (l + 1 < p->nh && q_before(p, p->heap[l + 1], p->heap[l]))
+            best = l + 1;
+        if (!q_before(p, p->heap[best], x))
+            break;
+        p->heap[k] = p->heap[best];
+        k = best;
+    }
+    p->heap[k] = x;
+}
+
+static void q_up(stream_pass *p, size_t k)
+{
+    size_t x = p->heap[k];
+    while (k > 0 && q_before(p, x, p->heap[(k - 1) / 2])) {
+        p->heap[k] = p->heap[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    p->heap[k] = x;
+}
+
+/* The rows every GPU has passed, into the bins. */
+static pfi_error stream_drain(stream_pass *p)
+{
+    while (p->nh > 0) {
+        size_t g = p->heap[0];
+        stream_queue *q = &p->q[g];
+        stream_row r = q->r[q->head];
+        if (!(r.t <= p->lt[1]))
+            break;
+        q->head = (q->head + 1) % q->cap;
+        q->n--;
+        p->buffered--;
+        if (q->n == 0)
+            p->heap[0] = p->heap[--p->nh];
+        if (p->nh > 1)
+            q_down(p, 0);
+        grid_row gr = {.t = r.t,
+                       .v = r.v,
+                       .g = (unsigned)g,
+                       .valid = r.valid,
+                       .excl = r.valid ? sample_excluded(&p->xs[g], p->o, r.t) : 0};
+        pfi_error e = power_bins_add(&p->b, &gr, &p->red->jp);
+        if (e != PFI_OK)
+            return e;
+    }
+    return PFI_OK;
+}
+
+static pfi_error stream_push(stream_pass *p, size_t g, double t, double v, bool valid)
+{
+    stream_queue *q = &p->q[g];
+    if (q->pushed == q->expected || p->buffered >= STREAM_WINDOW) {
+        p->overflow = true; /* more rows than pass 1 saw, or a GPU silent too long */
+        return PFI_ERR_LIMIT;
+    }
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 16;
+        stream_row *r = pfi_malloc(cap * sizeof *r);
+        if (r == NULL)
+            return PFI_ERR_NOMEM;
+        for (size_t i = 0; i < q->n; i++)
+            r[i] = q->r[(q->head + i) % q->cap];
+        pfi_free(q->r);
+        q->r = r;
+        q->cap = cap;
+        q->head = 0;
+    }
+    q->r[(q->head + q->n) % q->cap] = (stream_row){t, v, valid};
+    q->n++;
+    p->buffered++;
+    if (q->n == 1) {
+        p->heap[p->nh++] = g;
+        q_up(p, p->nh - 1);
+    }
+    lt_set(p, g, ++q->pushed == q->expected ? INFINITY : t);
+    return stream_drain(p);
+}
+
+/* The sink of the second read: one sample of series k of tm. */
+static pfi_error stream_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk)
+{
+    stream_pass *p = ctx;
+    if (k >= p->n_series)
+        return PFI_OK;
+    stream_series *x = &p->ss[k];
+    if (x->g >= 0) { /* a job GPU's power */
+        size_t g = (size_t)x->g;
+        if (valid) {
+            double dt = t - x->tp;
+            if (x->have_prev && !brk && !(dt > x->lim)) { /* pfi_telemetry_integrate */
+                p->red->pi[g] += 0.5 * (v + x->vp) * dt;
+                p->red->picov[g] += dt;
+            }
+            if (t >= x->elo && t <= x->ehi) { /* counter_plausible */
+                p->red->psum[g] += v;
+                p->red->pn[g]++;
+            }
+            x->have_prev = true;
+            x->tp = t;
+            x->vp = v;
+        }
+        return stream_push(p, g, t, v, valid);
+    }
+    if (x->e < 0 || !valid)
+        return PFI_OK;
+    /* The counter of entity e: pfi_telemetry_counter_delta, then derive_power (energy.c). */
+    if (x->have_prev) {
+        double dt = t - x->tp, de = v - x->vp;
+        if (x->cg >= 0 && !brk && !(de < 0) && !(dt > x->lim)) {
+            p->red->csum[x->cg] += de;
+            p->red->ccov[x->cg] += dt;
+        }
+        bool ok = !brk && dt > 0 && dt <= x->lim && de >= 0;
+        if (ok || !x->first) {
+            x->first = false;
+            pfi_error e =
+                tm_put(p->tm, (size_t)x->e, p->fpd, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING,
+                       ok ? de / 1000.0 / dt : NAN, -1, false);
+            if (e != PFI_OK)
+                return e;
+        }
+    }
+    x->have_prev = true;
+    x->tp = t;
+    x->vp = v;
+    return PFI_OK;
+}
+
+static void stream_pass_free(stream_pass *p)
+{
+    for (size_t g = 0; p->q != NULL && g < p->ng; g++)
+        pfi_free(p->q[g].r);
+    pfi_free(p->q);
+    pfi_free(p->ss);
+    pfi_free(p->xs);
+    pfi_free(p->lt);
+    pfi_free(p->heap);
+    power_bins_free(&p->b);
+}
+
+/* Pass 1's checks that the stored path would not drop or reorder what the second read
+ * streams: no implausible date (drop_far_times drops nothing when every time lies within a
+ * year of every other and after 2000), the earliest sample not a profiling field's (which
+ * the summary may take as missing, moving t_0). False: read again, stored. */
+static bool stream_eligible(const pfi_telemetry *tm)
+{
+    double lo = INFINITY, hi = -INFINITY, prof = INFINITY, other = INFINITY;
+    for (size_t i = 0; i < tm->n_series; i++) {
+        const pfi_telemetry_series *s = &tm->series[i];
+        const tm_stream *st = s->stream;
+        for (size_t j = 0; j < s->n; j++) {
+            lo = s->t_s[j] < lo ? s->t_s[j] : lo;
+            hi = s->t_s[j] > hi ? s->t_s[j] : hi;
+        }
+        for (size_t j = 0; j < s->n_miss; j++) {
+            lo = s->miss_t[j] < lo ? s->miss_t[j] : lo;
+            hi = s->miss_t[j] > hi ? s->miss_t[j] : hi;
+        }
+        if (st != NULL) {
+            lo = st->t_min < lo ? st->t_min : lo;
+            hi = st->t_max > hi ? st->t_max : hi;
+        }
+        double f = s->counted ? s->t_first : s->n > 0 ? s->t_s[0] : INFINITY;
+        int id = tm->fields[s->field].dcgm_id;
+        if (s->n_valid > 0 && id >= 1001 && id <= 1012)
+            prof = f < prof ? f : prof;
+        else if (s->n_valid > 0)
+            other = f < other ? f : other;
+    }
+    if (!tm->time_relative && lo <= hi &&
+        (lo < TM_PLAUSIBLE_FROM_S || hi - lo > TM_PLAUSIBLE_SPAN_S || isnan(lo) || isnan(hi)))
+        return false;
+    return !(prof < other);
+}
+
+/* The job power part of pass 2, before the read: the grid step, the span of the rows, the
+ * grid bounded (false: over the limit, read again stored for the stored path's message),
+ * the bins and the merge's queues. */
+static pfi_error stream_job_init(stream_pass *p, const size_t *gpus, size_t ng, size_t fp, long fe,
+                                 bool *fits)
+{
+    pfi_telemetry *tm = p->tm;
+    tm_stream_red *red = p->red;
+    const pfi_reduce_options *o = p->o;
+    *fits = true;
+    snprintf(red->jp.power_field, sizeof red->jp.power_field, "%s", tm->fields[fp].name);
+    if (grid_step(tm, o, gpus, ng, fp, &red->jp) != PFI_OK)
+        return PFI_ERR_NOMEM;
+    double align = red->jp.align_s;
+    size_t total = 0, rows = 0;
+    double t_min = INFINITY, t_max = -INFINITY;
+    p->q = pfi_calloc(ng, sizeof *p->q);
+    p->xs = pfi_calloc(ng, sizeof *p->xs);
+    for (p->leaves = 1; p->leaves < ng; p->leaves *= 2)
+        ;
+    p->lt = pfi_malloc(2 * p->leaves * sizeof *p->lt);
+    p->heap = pfi_malloc(ng * sizeof *p->heap);
+    if (p->q == NULL || p->xs == NULL || p->lt == NULL || p->heap == NULL)
+        return PFI_ERR_NOMEM;
+    for (size_t k = 0; k < 2 * p->leaves; k++)
+        p->lt[k] = INFINITY;
+    for (size_t g = 0; g < ng; g++) {
+        const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, gpus[g], fp);
+        p->xs[g] = excl_series_of(tm, gpus[g]);
+        if (s == NULL)
+            continue;
+        if (s->stream == NULL) {
+            *fits = false;
+            return PFI_OK;
+        }
+        size_t k = (size_t)(s - tm->series);
+        p->ss[k].g = (long)g;
+        const pfi_telemetry_series *es =
+            fe >= 0 ? pfi_telemetry_series_get(tm, gpus[g], (size_t)fe) : NULL;
+        p->ss[k].elo = INFINITY;
+        p->ss[k].ehi = -INFINITY;
+        span_of(es, &p->ss[k].elo, &p->ss[k].ehi);
+        p->ss[k].lim = tm_gap_limit(s);
+        total += s->n_valid;
+        rows += s->n_valid + s->n_miss;
+        p->q[g].expected = s->n_valid + s->n_miss;
+        if (p->q[g].expected > 0)
+            lt_set(p, g, -INFINITY);
+        const tm_stream *st = s->stream;
+        t_min = st->t_min < t_min ? st->t_min : t_min;
+        t_min = st->m_min < t_min ? st->m_min : t_min;
+        t_max = st->t_max > t_max ? st->t_max : t_max;
+        t_max = st->m_max > t_max ? st->m_max : t_max;
+    }
+    red->t0 = first_sample_time(tm);
+    if (total == 0) {
+        red->jp.flags |= PFI_RED_NO_POWER;
+        return PFI_OK;
+    }
+    red->job = true;
+    if (t_min < red->t0)
+        red->t0 = t_min;
+    double nbd = floor((t_max - red->t0) / align + 0.5) + 1;
+    double cap_bins = (double)rows * 16 + 1048576;
+    double limit = cap_bins < MAX_BINS - 1 ? cap_bins : MAX_BINS - 1;
+    if (!(nbd >= 1 && nbd <= limit)) {
+        *fits = false;
+        return PFI_OK;
+    }
+    bool per_loop = !(o->align_s > 0);
+    return power_bins_init(&p->b, ng, per_loop ? 0 : (size_t)nbd, per_loop, o->warmup_s > 0,
+                           red->t0, align);
+}
+
+/* The power derived from the counter (pfi_telemetry_derive_power_from_energy's field and
+ * series): its field, and its series made now, empty, in entity order — the order the stored
+ * path makes them in; those left empty are taken out again by stream_derived_end. */
+static pfi_error stream_derived_begin(stream_pass *p, size_t fe)
+{
+    pfi_telemetry *tm = p->tm;
+    static const char name[] = "power_energy_w";
+    pfi_error err = tm_field(tm, name, sizeof name - 1, &p->fpd);
+    if (err != PFI_OK)
+        return err;
+    tm->fields[p->fpd].kind = PFI_KIND_POWER_W;
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + fe];
+        if (k < 0)
+            continue;
+        stream_series *x = &p->ss[k];
+        x->e = (long)e;
+        x->first = true;
+        x->lim = tm_gap_limit(&tm->series[k]);
+        for (size_t g = 0; g < p->ng; g++)
+            if (p->red->gpus[g] == e)
+                x->cg = (long)g;
+        pfi_telemetry_series *d;
+        if ((err = tm_series(tm, e, p->fpd, &d)) != PFI_OK)
+            return err;
+    }
+    return PFI_OK;
+}
+
+/* After the read: the counter's missing-value times go along (derive_power), the derived
+ * series that got nothing are taken out, the rest's step tables sorted. */
+static pfi_error stream_derived_end(stream_pass *p, size_t fe, size_t base)
+{
+    pfi_telemetry *tm = p->tm;
+    pfi_error err;
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + fe];
+        for (size_t i = 0; k >= 0 && i < tm->series[k].n_miss; i++)
+            if ((err = tm_put_miss_time(tm, e, p->fpd, tm->series[k].miss_t[i])) != PFI_OK)
+                return err;
+    }
+    size_t w = base;
+    for (size_t i = base; i < tm->n_series; i++) {
+        pfi_telemetry_series *s = &tm->series[i];
+        int *slot = &tm->map[s->entity * PFI_TELEMETRY_MAX_FIELDS + s->field];
+        if (s->n_valid + s->n_missing + s->n_range + s->n_miss == 0) {
+            tm_stream_free(s->stream);
+            pfi_free(s->t_s);
+            pfi_free(s->value);
+            pfi_free(s->brk);
+            pfi_free(s->miss_t);
+            *slot = -1;
+            continue;
+        }
+        tm_stream_finish(s->stream);
+        tm->series[w] = *s;
+        *slot = (int)w++;
+    }
+    tm->n_series = w;
+    return PFI_OK;
+}
+
+pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
+                            pfi_error (*replay)(void *ctx, pfi_telemetry_sample_fn fn, void *fctx),
+                            void *ctx)
+{
+    if (tm->counted_inexact)
+        return PFI_OK;
+    for (size_t i = 0; i < tm->n_series; i++)
+        tm_stream_finish(tm->series[i].stream);
+    if (!(o->q > 0 && o->q <= 1) || o->warmup_s != 0 || !(o->align_s >= 0) ||
+        !stream_eligible(tm)) {
+        tm->counted_inexact = true;
+        return PFI_OK;
+    }
+    long fe = pfi_telemetry_field_find(tm, "energy_mj");
+    long fp;
+    if (o->power_field != NULL) {
+        fp = strcmp(o->power_field, "power_energy_w") == 0
+                 ? -2
+                 : pfi_telemetry_field_find(tm, o->power_field);
+    } else {
+        fp = pfi_telemetry_has_field(tm, "power_avg_w")
+                 ? pfi_telemetry_field_find(tm, "power_avg_w")
+             : pfi_telemetry_has_field(tm, "power_w") ? pfi_telemetry_field_find(tm, "power_w")
+             : fe >= 0                                ? -2
+                                                      : -1;
+    }
+    if (fp == -2) { /* the derived power is the job's: its samples would be needed */
+        tm->counted_inexact = true;
+        return PFI_OK;
+    }
+    stream_pass p = {.tm = tm, .o = o, .n_series = tm->n_series};
+    tm_stream_red *red = pfi_calloc(1, sizeof *red);
+    p.red = red;
+    p.ss = pfi_calloc(tm->n_series ? tm->n_series : 1, sizeof *p.ss);
+    size_t *gpus = pfi_malloc((tm->n_entities ? tm->n_entities : 1) * sizeof *gpus);
+    pfi_error err = PFI_ERR_NOMEM;
+    if (red == NULL || p.ss == NULL || gpus == NULL)
+        goto fail;
+    red->o = *o;
+    red->fp = fp;
+    red->gpus = gpus;
+    gpus = NULL;
+    red->jp.power.mean = red->jp.power.se = NAN;
+    red->jp.align_s = NAN;
+    red->ng = p.ng = job_gpus(tm, o, red->gpus, &red->jp);
+    red->jp.flags = 0; /* pfi_reduce_power sets the collector's flags itself */
+    red->csum = pfi_calloc(p.ng + 1, sizeof *red->csum);
+    red->ccov = pfi_calloc(p.ng + 1, sizeof *red->ccov);
+    red->pi = pfi_calloc(p.ng + 1, sizeof *red->pi);
+    red->picov = pfi_calloc(p.ng + 1, sizeof *red->picov);
+    red->psum = pfi_calloc(p.ng + 1, sizeof *red->psum);
+    red->pn = pfi_calloc(p.ng + 1, sizeof *red->pn);
+    if (red->csum == NULL || red->ccov == NULL || red->pi == NULL || red->picov == NULL ||
+        red->psum == NULL || red->pn == NULL)
+        goto fail;
+    for (size_t k = 0; k < tm->n_series; k++)
+        p.ss[k] = (stream_series){.g = -1, .e = -1, .cg = -1};
+    bool fits = true;
+    if (fp >= 0 && p.ng > 0 &&
+        (err = stream_job_init(&p, red->gpus, p.ng, (size_t)fp, fe, &fits)) != PFI_OK)
+        goto fail;
+    if (!fits) {
+        tm->counted_inexact = true;
+        err = PFI_OK;
+        goto fail;
+    }
+    size_t base = tm->n_series;
+    if (fe >= 0 && (err = stream_derived_begin(&p, (size_t)fe)) != PFI_OK)
+        goto fail;
+    err = replay(ctx, stream_sample, &p);
+    if (p.overflow) {
+        tm->counted_inexact = true;
+        err = PFI_OK;
+        goto fail;
+    }
+    if (err != PFI_OK)
+        goto fail;
+    for (size_t g = 0; p.q != NULL && g < p.ng; g++)
+        if (p.q[g].pushed != p.q[g].expected) { /* the second read is not the first's */
+            tm->counted_inexact = true;
+            goto fail;
+        }
+    if (red->job) {
+        if ((err = stream_drain(&p)) != PFI_OK ||
+            (err = power_bins_close(&p.b, &red->jp)) != PFI_OK)
+            goto fail;
+        p.err = steady_power(&p.b, o, &red->jp);
+    }
+    if (fe >= 0 && (err = stream_derived_end(&p, (size_t)fe, base)) != PFI_OK)
+        goto fail;
+    red->jp_err = p.err; /* the steady state's: returned by pfi_reduce_power, as there */
+    stream_pass_free(&p);
+    tm_stream_red_free(tm->stream_red);
+    tm->stream_red = red;
+    return PFI_OK;
+fail:
+    stream_pass_free(&p);
+    pfi_free(gpus);
+    tm_stream_red_free(red);
+    return err;
+}
+
+/* pfi_reduce_power of a streamed collector: the options, GPUs and power field are the ones
+ * pfi_reduce_stream worked for. */
+static bool stream_matches(const tm_stream_red *sr, const pfi_reduce_options *o, const size_t *gpus,
+                           size_t ng, long fp)
+{
+    const pfi_reduce_options *a = &sr->o;
+    bool pf = (a->power_field == NULL) == (o->power_field == NULL) &&
+              (a->power_field == NULL || strcmp(a->power_field, o->power_field) == 0);
+    return pf && a->q == o->q && a->warmup_s == o->warmup_s && a->align_s == o->align_s &&
+           a->cap_w == o->cap_w && ng == sr->ng && fp == sr->fp &&
+           (ng == 0 || memcmp(gpus, sr->gpus, ng * sizeof *gpus) == 0);
+}
+
+/* reduce_job_power's results, made by pfi_reduce_stream: out's job power part, *t0 moved to
+ * the earliest power row as there. */
+static pfi_error stream_job_power(const tm_stream_red *sr, double *t0, pfi_reduced *out)
+{
+    const pfi_reduced *jp = &sr->jp;
+    memcpy(out->power_field, jp->power_field, sizeof out->power_field);
+    memcpy(out->align_note, jp->align_note, sizeof out->align_note);
+    out->align_s = jp->align_s;
+    out->power = jp->power;
+    out->n_bins = jp->n_bins;
+    out->n_incomplete = jp->n_incomplete;
+    out->n_complete = jp->n_complete;
+    out->n_excluded = jp->n_excluded;
+    out->n_cap_lost = jp->n_cap_lost;
+    out->n_throttled = jp->n_throttled;
+    out->flags |= jp->flags;
+    if (sr->job)
+        *t0 = sr->t0;
+    return sr->jp_err;
+}
+
 pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o, pfi_reduced *out)
 {
     memset(out, 0, sizeof *out);
@@ -960,15 +1520,21 @@ pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o,
     size_t ng = job_gpus(tm, o, gpus, out);
     double t0 = first_sample_time(tm);
     long fp = pick_power(tm, o->power_field);
+    const tm_stream_red *sr = tm->stream_red;
+    if (sr != NULL && !stream_matches(sr, o, gpus, ng, fp)) {
+        pfi_free(gpus);
+        return PFI_ERR_INVALID_ARGUMENT;
+    }
     if (fp < 0 || ng == 0) {
         out->flags |= PFI_RED_NO_POWER;
     } else {
-        pfi_error e = reduce_job_power(tm, o, gpus, ng, (size_t)fp, &t0, out);
+        pfi_error e = sr != NULL ? stream_job_power(sr, &t0, out)
+                                 : reduce_job_power(tm, o, gpus, ng, (size_t)fp, &t0, out);
         if (e != PFI_OK) {
             pfi_free(gpus);
             return e;
         }
-        reduce_energy(tm, gpus, ng, (size_t)fp, o->gpus, out);
+        reduce_energy(tm, sr, gpus, ng, (size_t)fp, o->gpus, out);
     }
     pfi_free(gpus);
     return reduce_features(tm, o, isfinite(t0) ? t0 : 0, out);
