@@ -60,6 +60,8 @@ static pfi_error stream_step_add(pfi_telemetry *tm, tm_stream *st, double d)
     }
     st->ent[h].cnt++;
     st->n_clean++;
+    st->last_key = k;
+    st->last_slot = h;
     st->lo = k < st->lo ? k : st->lo;
     st->hi = k > st->hi ? k : st->hi;
     return PFI_OK;

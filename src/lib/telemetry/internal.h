@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "pfi/telemetry.h"
 #include "pfi/value.h"
@@ -120,8 +121,10 @@ typedef struct tm_stream {
     double t_min, t_max; /* valid samples' times (INFINITY, -INFINITY: none) */
     double m_min, m_max; /* missing-value rows' known times (likewise) */
     double last_row_t;   /* NaN: no row yet */
-    bool sorted;         /* tm_stream_finish done */
-    bool derived;        /* power_energy_w made from the counter: no order asked of it */
+    uint64_t last_key;   /* the step last counted and its slot (tm_put_stream's fast case) */
+    size_t last_slot;
+    bool sorted;  /* tm_stream_finish done */
+    bool derived; /* power_energy_w made from the counter: no order asked of it */
 } tm_stream;
 
 /* The bookkeeping of one stored-path sample of a streamed series s (after tm_put counted it,
@@ -246,6 +249,39 @@ static inline __attribute__((always_inline)) void tm_count_only(pfi_telemetry *t
 }
 
 /*
+ * tm_put_in's case of a streamed series s (options.stream_power) and a value in range: the
+ * common sample — not the series' first, no break before it, its step the one counted last,
+ * or any such sample of a second read (the sink's) — counted here exactly as tm_put counts
+ * it; anything else goes to tm_put.
+ */
+static inline __attribute__((always_inline)) pfi_error
+tm_put_stream(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series *s, double t, double v)
+{
+    tm_stream *st = s->stream;
+    if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES || s->n_valid == 0 || s->pending_break ||
+        !(t > s->last_t))
+        return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
+    double d = t - s->last_t;
+    uint64_t k;
+    memcpy(&k, &d, sizeof k);
+    if (tm->sink != NULL) {
+        pfi_error err = tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, false);
+        if (err != PFI_OK)
+            return err;
+    } else {
+        if (k != st->last_key || !(t > st->last_row_t))
+            return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
+        st->ent[st->last_slot].cnt++;
+        st->n_clean++;
+        st->last_row_t = t;
+        st->t_max = t > st->t_max ? t : st->t_max;
+    }
+    tm_count_sample(s, t, v);
+    tm_count_only(tm, s, t);
+    return PFI_OK;
+}
+
+/*
  * tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false) for the readers' hot loops, inlined: the
  * common sample (series already there, a value inside [lo, hi] — tm_kind_range of the
  * field — and not a DCGM blank, room to store it) is counted and stored here; every other
@@ -265,7 +301,9 @@ static inline __attribute__((always_inline)) pfi_error tm_put_in(pfi_telemetry *
         return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
     pfi_telemetry_series *s = &tm->series[k];
     if (keep_series && s->counted) {
-        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES || s->stream != NULL ||
+        if (s->stream != NULL)
+            return tm_put_stream(tm, e, f, s, t, v);
+        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES ||
             (s->changes_only && (s->n == 0 || v != s->value[s->n - 1] || !(t >= s->last_t))))
             return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
         tm_count_sample(s, t, v);

@@ -1012,6 +1012,12 @@ typedef struct stream_queue {
     size_t pushed, expected; /* rows so far, rows pass 1 counted */
 } stream_queue;
 
+/* A GPU in the merge's heap: its queue's first row's time. */
+typedef struct stream_head {
+    double t;
+    size_t g;
+} stream_head;
+
 /* Per series of tm what its samples feed: the job GPU g's power rows (pg), the counter of
  * entity e (ee: its increase, the derived power). */
 typedef struct stream_series {
@@ -1031,7 +1037,8 @@ typedef struct stream_pass {
     excl_series *xs;
     double *lt; /* a min tree over the GPUs' lower bounds: size 2 x leaves */
     size_t leaves;
-    size_t *heap, nh; /* GPUs with queued rows, by (head time, GPU) */
+    stream_head *heap; /* GPUs with queued rows, by (head time, GPU) */
+    size_t nh;
     size_t buffered;
     bool overflow;
     power_bins b;
@@ -1046,22 +1053,21 @@ static void lt_set(stream_pass *p, size_t g, double t)
         p->lt[k] = p->lt[2 * k] < p->lt[2 * k + 1] ? p->lt[2 * k] : p->lt[2 * k + 1];
 }
 
-static bool q_before(const stream_pass *p, size_t a, size_t b)
+static bool q_before(const stream_head *a, const stream_head *b)
 {
-    double ta = p->q[a].r[p->q[a].head].t, tb = p->q[b].r[p->q[b].head].t;
-    return ta < tb || (ta == tb && a < b);
+    return a->t < b->t || (a->t == b->t && a->g < b->g);
 }
 
 static void q_down(stream_pass *p, size_t k)
 {
-    size_t x = p->heap[k];
+    stream_head x = p->heap[k];
     for (;;) {
         size_t l = 2 * k + 1, best = l;
         if (l >= p->nh)
             break;
-        if (l + 1 < p->nh && q_before(p, p->heap[l + 1], p->heap[l]))
+        if (l + 1 < p->nh && q_before(&p->heap[l + 1], &p->heap[l]))
             best = l + 1;
-        if (!q_before(p, p->heap[best], x))
+        if (!q_before(&p->heap[best], &x))
             break;
         p->heap[k] = p->heap[best];
         k = best;
@@ -1071,8 +1077,8 @@ static void q_down(stream_pass *p, size_t k)
 
 static void q_up(stream_pass *p, size_t k)
 {
-    size_t x = p->heap[k];
-    while (k > 0 && q_before(p, x, p->heap[(k - 1) / 2])) {
+    stream_head x = p->heap[k];
+    while (k > 0 && q_before(&x, &p->heap[(k - 1) / 2])) {
         p->heap[k] = p->heap[(k - 1) / 2];
         k = (k - 1) / 2;
     }
@@ -1082,17 +1088,17 @@ static void q_up(stream_pass *p, size_t k)
 /* The rows every GPU has passed, into the bins. */
 static pfi_error stream_drain(stream_pass *p)
 {
-    while (p->nh > 0) {
-        size_t g = p->heap[0];
+    while (p->nh > 0 && p->heap[0].t <= p->lt[1]) {
+        size_t g = p->heap[0].g;
         stream_queue *q = &p->q[g];
         stream_row r = q->r[q->head];
-        if (!(r.t <= p->lt[1]))
-            break;
-        q->head = (q->head + 1) % q->cap;
+        q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
         q->n--;
         p->buffered--;
         if (q->n == 0)
             p->heap[0] = p->heap[--p->nh];
+        else
+            p->heap[0].t = q->r[q->head].t;
         if (p->nh > 1)
             q_down(p, 0);
         grid_row gr = {.t = r.t,
@@ -1130,7 +1136,7 @@ static pfi_error stream_push(stream_pass *p, size_t g, double t, double v, bool 
     q->n++;
     p->buffered++;
     if (q->n == 1) {
-        p->heap[p->nh++] = g;
+        p->heap[p->nh++] = (stream_head){t, g};
         q_up(p, p->nh - 1);
     }
     lt_set(p, g, ++q->pushed == q->expected ? INFINITY : t);
