@@ -152,6 +152,17 @@ pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o,
  * pfi_reduce_power will be given (checked there: PFI_ERR_INVALID_ARGUMENT when they differ).
  * Errors: the replay's, PFI_ERR_NOMEM. Source: bench/README.md, "Bounded memory, step 2".
  */
+/*
+ * pfi_reduce_stream_begin — before the first read of a collector made with
+ * options.stream_power: its power and energy samples also feed, as they come, the sums
+ * pfi_reduce_stream makes, with the gap limits and the grid step guessed from the first
+ * steps; pfi_reduce_stream checks every decision the guesses took against the true values and,
+ * when all agree (a regular capture), uses those sums — bit for bit the second read's — and
+ * reads nothing again. o: the options pfi_reduce_stream will be given. Nothing is guessed with
+ * --align (o->align_s > 0) or a warm-up. Errors: PFI_ERR_NOMEM.
+ */
+pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o);
+
 pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
                             pfi_error (*replay)(void *ctx, pfi_telemetry_sample_fn fn, void *fctx),
                             void *ctx);

@@ -281,7 +281,10 @@ typedef struct pfi_telemetry {
     /* private: options.stream_power's second read (pfi_reduce_stream) */
     pfi_error (*sink)(void *ctx, size_t series, double t, double v, bool valid, bool brk);
     void *sink_ctx;
+    bool sink_counts; /* the sink is the first read's (pfi_reduce_stream_begin): the samples
+                         are counted as well */
     struct tm_stream_red *stream_red; /* its sums for pfi_reduce_power (NULL: none) */
+    struct tm_spec *spec;             /* pfi_reduce_stream_begin's first-read sums (NULL) */
 } pfi_telemetry;
 
 /*

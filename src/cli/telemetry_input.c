@@ -168,7 +168,10 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                   zone_default ? "the machine's zone" : "--timezone", topt_zone.timezone);
         return zone_default ? PFI_EXIT_DATA : PFI_EXIT_USAGE;
     }
+    if (ce == PFI_OK && topt->stream_power)
+        ce = pfi_reduce_stream_begin(tm, ro);
     if (ce != PFI_OK) {
+        pfi_telemetry_destroy(tm);
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }

@@ -71,8 +71,10 @@ pfi_error tm_stream_valid(pfi_telemetry *tm, pfi_telemetry_series *s, double t, 
 {
     tm_stream *st = s->stream;
     bool brk = s->n_valid == 1 || s->pending_break || !(t > s->last_t);
-    if (tm->sink != NULL)
+    if (tm->sink != NULL && !tm->sink_counts)
         return tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, brk);
+    if (tm->sink != NULL) /* the first read's: counted as well */
+        (void)tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, brk);
     if (!st->derived && (isnan(t) || !(isnan(st->last_row_t) || t > st->last_row_t)))
         tm->counted_inexact = true;
     st->last_row_t = t;
@@ -84,8 +86,10 @@ pfi_error tm_stream_valid(pfi_telemetry *tm, pfi_telemetry_series *s, double t, 
 pfi_error tm_stream_missing(pfi_telemetry *tm, pfi_telemetry_series *s, double t)
 {
     tm_stream *st = s->stream;
-    if (tm->sink != NULL)
+    if (tm->sink != NULL && !tm->sink_counts)
         return tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, NAN, false, true);
+    if (tm->sink != NULL)
+        (void)tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, NAN, false, true);
     if (!st->derived && !(isnan(st->last_row_t) || t > st->last_row_t))
         tm->counted_inexact = true;
     st->last_row_t = t;
@@ -108,7 +112,8 @@ void tm_stream_finish(tm_stream *st)
     for (size_t i = 0; i < st->slots; i++)
         if (st->ent[i].key != 0)
             st->ent[w++] = st->ent[i];
-    qsort(st->ent, w, sizeof *st->ent, step_cmp);
+    if (w > 1)
+        qsort(st->ent, w, sizeof *st->ent, step_cmp);
     st->sorted = true;
 }
 

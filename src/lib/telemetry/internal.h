@@ -145,8 +145,13 @@ pfi_error tm_series(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series 
 /* The longest step integrated over: PFI_TELEMETRY_GAP_FACTOR x the median clean step; INFINITY
  * with fewer than two samples or no clean step (energy.c). */
 double tm_gap_limit(const pfi_telemetry_series *s);
-/* The stash of pfi_reduce_stream (reduce.c), freed with the collector. */
+/* The stash of pfi_reduce_stream (reduce.c), freed with the collector; likewise the first
+ * read's (pfi_reduce_stream_begin). */
 void tm_stream_red_free(struct tm_stream_red *r);
+void tm_spec_free(struct tm_spec *sp);
+/* A power limit or clock-reason change (a changes_only sample stored) of entity e at t: the
+ * first read's guess dies when a row of e at or after t - 1e-6 already left its merge. */
+void tm_spec_change(pfi_telemetry *tm, size_t e, double t);
 
 /* DCGM blank values (dcgm_structs.h, DCGM_*_IS_BLANK): per type a base value and the codes
  * just above it — DCGM_INT32_BLANK 0x7ffffff0 (2147483632) .. 0x7fffffff, DCGM_INT64_BLANK
@@ -264,7 +269,7 @@ tm_put_stream(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series *s, do
     double d = t - s->last_t;
     uint64_t k;
     memcpy(&k, &d, sizeof k);
-    if (tm->sink != NULL) {
+    if (tm->sink != NULL && !tm->sink_counts) {
         pfi_error err = tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, false);
         if (err != PFI_OK)
             return err;
@@ -275,6 +280,8 @@ tm_put_stream(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series *s, do
         st->n_clean++;
         st->last_row_t = t;
         st->t_max = t > st->t_max ? t : st->t_max;
+        if (tm->sink != NULL)
+            (void)tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, false);
     }
     tm_count_sample(s, t, v);
     tm_count_only(tm, s, t);

@@ -745,6 +745,9 @@ typedef struct power_bins {
     double *tv, *pv; /* k complete bins, cap allocated */
     size_t k, cap;
     size_t *stamp, *last;
+    bool track;       /* keep the loop rule's decisions on the time (a guessed align) */
+    double join_max;  /* the largest row-to-loop distance that joined the loop */
+    double split_min; /* the smallest that started a new one */
 } power_bins;
 
 static void power_bins_free(power_bins *b)
@@ -825,6 +828,13 @@ static pfi_error power_bins_close(power_bins *b, pfi_reduced *out)
  */
 static pfi_error power_bins_add(power_bins *b, const grid_row *r, pfi_reduced *out)
 {
+    if (b->track && b->first != -INFINITY) {
+        double x = r->t - b->first;
+        if (!(x <= 0.5 * b->align))
+            b->split_min = x < b->split_min ? x : b->split_min;
+        else
+            b->join_max = x > b->join_max ? x : b->join_max;
+    }
     if (!(r->t - b->first <= 0.5 * b->align) || b->stamp[r->g] == b->loop) {
         b->loop++;
         b->first = r->t;
@@ -1043,6 +1053,14 @@ typedef struct stream_pass {
     bool overflow;
     power_bins b;
     pfi_error err;
+    /* The first read's guess (tm_spec): */
+    bool spec;       /* rows leave only once the grid step is guessed (b.align) */
+    bool eof;        /* the read is over: nothing more can come */
+    bool dead;       /* the guess cannot hold: pass 2 does the work */
+    long *xs_idx;    /* per GPU: xs[g]'s two series as indices in tm->series (-1: none;
+                        -2: not taken yet): tm->series moves while it is read */
+    double last_out; /* the last row's time out of the merge */
+    double *emitted; /* per GPU: its last row's time out of the merge (-INFINITY) */
 } stream_pass;
 
 static void lt_set(stream_pass *p, size_t g, double t)
@@ -1085,10 +1103,33 @@ static void q_up(stream_pass *p, size_t k)
     p->heap[k] = x;
 }
 
+/* A row of GPU g at t leaves the first read's merge: its GPU's limit and clock-reason series
+ * taken at its first row (excl_series_of; the same at the end, checked there), its time kept
+ * for tm_spec_change (a later change at or before it would have changed its look-up). */
+static bool spec_row_ok(stream_pass *p, size_t g, double t)
+{
+    long *ix = &p->xs_idx[2 * g];
+    if (ix[0] == -2) {
+        excl_series xs = excl_series_of(p->tm, p->red->gpus[g]);
+        ix[0] = xs.limit ? (long)(xs.limit - p->tm->series) : -1;
+        ix[1] = xs.reasons ? (long)(xs.reasons - p->tm->series) : -1;
+    }
+    p->xs[g] = (excl_series){ix[0] >= 0 ? &p->tm->series[ix[0]] : NULL,
+                             ix[1] >= 0 ? &p->tm->series[ix[1]] : NULL};
+    if (p->eof)
+        return true;
+    p->emitted[g] = t;
+    return true;
+}
+
 /* The rows every GPU has passed, into the bins. */
 static pfi_error stream_drain(stream_pass *p)
 {
-    while (p->nh > 0 && p->heap[0].t <= p->lt[1]) {
+    /* The first read's rows wait until every GPU is past t + 1e-6 (the rows that give the
+     * limits at t are then in: sample_excluded looks 1e-6 ahead) and the step is guessed. */
+    bool ahead = p->spec && !p->eof;
+    while (p->nh > 0 && !(p->spec && !(p->b.align > 0)) &&
+           (ahead ? p->heap[0].t + 1e-6 < p->lt[1] : p->heap[0].t <= p->lt[1])) {
         size_t g = p->heap[0].g;
         stream_queue *q = &p->q[g];
         stream_row r = q->r[q->head];
@@ -1101,6 +1142,11 @@ static pfi_error stream_drain(stream_pass *p)
             p->heap[0].t = q->r[q->head].t;
         if (p->nh > 1)
             q_down(p, 0);
+        if (p->spec && !spec_row_ok(p, g, r.t)) {
+            p->dead = true;
+            return PFI_OK;
+        }
+        p->last_out = r.t;
         grid_row gr = {.t = r.t,
                        .v = r.v,
                        .g = (unsigned)g,
@@ -1376,10 +1422,438 @@ static pfi_error stream_derived_end(stream_pass *p, size_t fe, size_t base)
     return PFI_OK;
 }
 
+/*
+ * The first read's guess (pfi_reduce_stream_begin): while the files are read the first time,
+ * the job power, trapezoids, counter increases and derived power are made as in the second
+ * read, with what is not known before the end guessed — each series' gap limit (10 x its
+ * first clean step), the grid step (the interval, 1 s for nominal times, else the first clean
+ * step of a GPU's power), the GPUs (as they appear), the power field (the one power field seen)
+ * — and the decisions those guesses took kept (the loop rule's distances, every distinct
+ * step). At the end pfi_reduce_stream checks each decision against the true value: when every
+ * one is the same, the sums are the second read's, bit for bit, and there is no second read.
+ * Otherwise (or a GPU appearing after the first loop closed, a window full, --align) the
+ * guess is dropped and the second read made.
+ */
+#define SPEC_MAX_GPUS 1024
+
+typedef struct tm_spec {
+    stream_pass p;
+    pfi_reduce_options o;
+    long fp;      /* the power field seen (-1: none yet) */
+    long *gpu_of; /* per entity: its job GPU, -1 none */
+    size_t n_gpu_of;
+    long last_gpu_entity; /* GPUs must appear in entity order */
+    size_t ss_cap;
+    bool *seen;            /* per series: its role taken */
+    pfi_telemetry *shadow; /* the derived power's series, made here, moved to tm at the end */
+    size_t fpd_s;
+    double derived_max;
+} tm_spec;
+
+void tm_spec_free(tm_spec *sp)
+{
+    if (sp == NULL)
+        return;
+    stream_pass_free(&sp->p);
+    pfi_free(sp->p.xs_idx);
+    pfi_free(sp->p.emitted);
+    tm_stream_red_free(sp->p.red);
+    pfi_free(sp->gpu_of);
+    pfi_free(sp->seen);
+    pfi_telemetry_destroy(sp->shadow);
+    pfi_free(sp);
+}
+
+void tm_spec_change(pfi_telemetry *tm, size_t e, double t)
+{
+    tm_spec *sp = tm->spec;
+    if (sp == NULL || sp->p.dead || e >= sp->n_gpu_of || sp->gpu_of[e] < 0)
+        return;
+    if (t <= sp->p.emitted[sp->gpu_of[e]] + 1e-6)
+        sp->p.dead = true; /* a row out already took the value before this change */
+}
+
+/* Entity e's job GPU, made now when it is a GPU not yet seen; -1 (and the guess dead) when it
+ * cannot be one of the merge's. */
+static long spec_gpu(tm_spec *sp, size_t e)
+{
+    stream_pass *p = &sp->p;
+    if (e >= sp->n_gpu_of) {
+        size_t n = 2 * e + 16;
+        long *m = pfi_realloc(sp->gpu_of, n * sizeof *m);
+        if (m == NULL)
+            return -1;
+        for (size_t i = sp->n_gpu_of; i < n; i++)
+            m[i] = -1;
+        sp->gpu_of = m;
+        sp->n_gpu_of = n;
+    }
+    if (sp->gpu_of[e] >= 0)
+        return sp->gpu_of[e];
+    if ((long)e <= sp->last_gpu_entity || p->ng == SPEC_MAX_GPUS || p->red->jp.n_bins > 0)
+        return -1;
+    size_t g = p->ng++;
+    p->red->gpus[g] = e;
+    p->b.ng = p->ng;
+    p->q[g].expected = SIZE_MAX;
+    lt_set(p, g, -INFINITY);
+    sp->gpu_of[e] = (long)g;
+    sp->last_gpu_entity = (long)e;
+    return (long)g;
+}
+
+/* What series k feeds, taken at its first sample. */
+static bool spec_role(tm_spec *sp, size_t k)
+{
+    pfi_telemetry *tm = sp->p.tm;
+    if (k >= sp->ss_cap) {
+        size_t n = 2 * k + 16;
+        stream_series *ss = pfi_realloc(sp->p.ss, n * sizeof *ss);
+        bool *seen = pfi_realloc(sp->seen, n * sizeof *seen);
+        if (ss != NULL)
+            sp->p.ss = ss;
+        if (seen != NULL)
+            sp->seen = seen;
+        if (ss == NULL || seen == NULL)
+            return false;
+        for (size_t i = sp->ss_cap; i < n; i++)
+            seen[i] = false;
+        sp->ss_cap = n;
+    }
+    if (sp->seen[k])
+        return true;
+    sp->seen[k] = true;
+    stream_series *x = &sp->p.ss[k];
+    *x = (stream_series){.g = -1, .e = -1, .cg = -1, .first = true, .lim = NAN};
+    const pfi_telemetry_series *s = &tm->series[k];
+    const pfi_telemetry_field *f = &tm->fields[s->field];
+    bool gpu = tm->entities[s->entity].is_gpu;
+    if (f->kind == PFI_KIND_POWER_W && gpu) {
+        if (sp->fp >= 0 && sp->fp != (long)s->field)
+            return false; /* two power fields: which is the job's is known at the end */
+        sp->fp = (long)s->field;
+        return (x->g = spec_gpu(sp, s->entity)) >= 0;
+    }
+    if (f->kind == PFI_KIND_ENERGY_MJ && strcmp(f->name, "energy_mj") == 0) {
+        x->e = (long)s->entity;
+        return !gpu || (x->cg = spec_gpu(sp, s->entity)) >= 0;
+    }
+    return true;
+}
+
+/* The first read's sink: stream_sample's work with the guesses. */
+static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk)
+{
+    tm_spec *sp = ctx;
+    stream_pass *p = &sp->p;
+    if (p->dead)
+        return PFI_OK;
+    if (!spec_role(sp, k)) {
+        p->dead = true;
+        return PFI_OK;
+    }
+    stream_series *x = &p->ss[k];
+    if (!brk && valid && isnan(x->lim))
+        x->lim = PFI_TELEMETRY_GAP_FACTOR * (t - x->tp);
+    if (x->g >= 0) {
+        size_t g = (size_t)x->g;
+        if (!(p->b.align > 0)) {
+            const pfi_telemetry *tm = p->tm;
+            p->b.align = tm->opt.interval_s > 0 ? tm->opt.interval_s
+                         : tm->time_nominal     ? 1.0
+                         : valid && !brk        ? t - x->tp
+                                                : NAN;
+        }
+        if (valid) {
+            double dt = t - x->tp;
+            if (x->have_prev && !brk && !(dt > x->lim)) {
+                p->red->pi[g] += 0.5 * (v + x->vp) * dt;
+                p->red->picov[g] += dt;
+            }
+            x->have_prev = true;
+            x->tp = t;
+            x->vp = v;
+        }
+        if (t < p->last_out) {
+            p->dead = true;
+            return PFI_OK;
+        }
+        pfi_error e = stream_push(p, g, t, v, valid);
+        if (e != PFI_OK || p->overflow)
+            p->dead = true;
+        return PFI_OK;
+    }
+    if (x->e < 0 || !valid)
+        return PFI_OK;
+    if (x->have_prev) {
+        double dt = t - x->tp, de = v - x->vp;
+        if (x->cg >= 0 && !brk && !(de < 0) && !(dt > x->lim)) {
+            p->red->csum[x->cg] += de;
+            p->red->ccov[x->cg] += dt;
+        }
+        bool ok = !brk && dt > 0 && dt <= x->lim && de >= 0;
+        if (ok || !x->first) {
+            x->first = false;
+            pfi_telemetry *sh = sp->shadow;
+            pfi_error e = PFI_OK;
+            char name[32];
+            while (e == PFI_OK && sh->n_entities <= (size_t)x->e) {
+                size_t id;
+                int n = snprintf(name, sizeof name, "%zu", sh->n_entities);
+                e = tm_entity(sh, name, (size_t)n, &id);
+            }
+            double d = ok ? de / 1000.0 / dt : NAN;
+            if (ok && !(d <= sp->derived_max))
+                sp->derived_max = d;
+            if (e == PFI_OK)
+                e = tm_put(sh, (size_t)x->e, sp->fpd_s, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING, d,
+                           -1, false);
+            if (e != PFI_OK)
+                p->dead = true;
+        }
+    }
+    x->have_prev = true;
+    x->tp = t;
+    x->vp = v;
+    return PFI_OK;
+}
+
+pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o)
+{
+    if (!tm->opt.stream_power || o->align_s > 0 || o->warmup_s != 0)
+        return PFI_OK; /* (--align: t_0 is not known before the end; the second read) */
+    tm_spec *sp = pfi_calloc(1, sizeof *sp);
+    if (sp == NULL)
+        return PFI_ERR_NOMEM;
+    *sp = (tm_spec){.o = *o, .fp = -1, .last_gpu_entity = -1, .derived_max = -INFINITY};
+    stream_pass *p = &sp->p;
+    *p = (stream_pass){.tm = tm, .o = &sp->o, .spec = true, .last_out = -INFINITY};
+    size_t n = SPEC_MAX_GPUS;
+    pfi_telemetry_options so = tm->opt;
+    so.host = so.csv_fields = so.timezone = NULL;
+    tm_stream_red *red = p->red = pfi_calloc(1, sizeof *red);
+    pfi_error err = PFI_ERR_NOMEM;
+    if (red == NULL || (red->gpus = pfi_calloc(n, sizeof *red->gpus)) == NULL ||
+        (red->csum = pfi_calloc(n, sizeof *red->csum)) == NULL ||
+        (red->ccov = pfi_calloc(n, sizeof *red->ccov)) == NULL ||
+        (red->pi = pfi_calloc(n, sizeof *red->pi)) == NULL ||
+        (red->picov = pfi_calloc(n, sizeof *red->picov)) == NULL ||
+        (red->psum = pfi_calloc(n, sizeof *red->psum)) == NULL ||
+        (red->pn = pfi_calloc(n, sizeof *red->pn)) == NULL ||
+        (p->q = pfi_calloc(n, sizeof *p->q)) == NULL ||
+        (p->xs = pfi_calloc(n, sizeof *p->xs)) == NULL ||
+        (p->xs_idx = pfi_malloc(2 * n * sizeof *p->xs_idx)) == NULL ||
+        (p->emitted = pfi_malloc(n * sizeof *p->emitted)) == NULL ||
+        (p->lt = pfi_malloc(2 * n * sizeof *p->lt)) == NULL ||
+        (p->heap = pfi_malloc(n * sizeof *p->heap)) == NULL ||
+        power_bins_init(&p->b, n, 0, true, false, 0, NAN) != PFI_OK ||
+        (err = pfi_telemetry_create(&so, &sp->shadow)) != PFI_OK)
+        goto fail;
+    static const char name[] = "power_energy_w";
+    if ((err = tm_field(sp->shadow, name, sizeof name - 1, &sp->fpd_s)) != PFI_OK)
+        goto fail;
+    sp->shadow->fields[sp->fpd_s].kind = PFI_KIND_POWER_W;
+    p->leaves = n;
+    for (size_t k = 0; k < 2 * n; k++) {
+        p->lt[k] = INFINITY;
+        p->xs_idx[k] = -2;
+    }
+    for (size_t g = 0; g < n; g++)
+        p->emitted[g] = -INFINITY;
+    red->jp.power.mean = red->jp.power.se = NAN;
+    red->jp.align_s = NAN;
+    p->b.ng = 0;
+    p->b.track = true;
+    p->b.join_max = -INFINITY;
+    p->b.split_min = INFINITY;
+    tm_spec_free(tm->spec);
+    tm->spec = sp;
+    tm->sink = spec_sample;
+    tm->sink_ctx = sp;
+    tm->sink_counts = true;
+    return PFI_OK;
+fail:
+    tm_spec_free(sp);
+    return err;
+}
+
+/* The guess's decisions against series s's true gap limit: every distinct step on the same
+ * side of both. */
+static bool spec_lim_holds(const pfi_telemetry_series *s, double guess)
+{
+    if (s->stream == NULL)
+        return false;
+    double lim = tm_gap_limit(s);
+    for (size_t i = 0; i < s->stream->n_keys; i++) {
+        double d;
+        memcpy(&d, &s->stream->ent[i].key, sizeof d);
+        if ((d > guess) != (d > lim))
+            return false;
+    }
+    return true;
+}
+
+/* The end of the first read: the guess checked (false: dropped); when it holds, tm->stream_red
+ * made from it and the derived power moved into tm. */
+static pfi_error spec_finish(pfi_telemetry *tm, const pfi_reduce_options *o, long fp, long fe,
+                             bool *done)
+{
+    tm_spec *sp = tm->spec;
+    stream_pass *p = &sp->p;
+    tm_stream_red *red = p->red;
+    *done = false;
+    pfi_telemetry_set_sink(tm, NULL, NULL);
+    tm->sink_counts = false;
+    pfi_reduce_options a = sp->o;
+    bool same_o = (a.power_field == NULL) == (o->power_field == NULL) &&
+                  (a.power_field == NULL || strcmp(a.power_field, o->power_field) == 0) &&
+                  a.q == o->q && a.cap_w == o->cap_w && a.align_s == o->align_s &&
+                  a.warmup_s == o->warmup_s;
+    if (p->dead || !same_o || (sp->fp >= 0 && fp != sp->fp) || fp < 0)
+        return PFI_OK;
+    p->eof = true;
+    for (size_t g = 0; g < p->ng; g++)
+        lt_set(p, g, INFINITY);
+    if (!(p->b.align > 0))
+        return PFI_OK;
+    pfi_error err = stream_drain(p);
+    if (err != PFI_OK || p->dead || p->nh > 0)
+        return err;
+    /* The GPUs, the grid step's decisions, the gap limits, the limit series, the counter's
+     * span over the power's, the grid's size, the derived power's range. */
+    size_t *gpus = pfi_malloc((tm->n_entities ? tm->n_entities : 1) * sizeof *gpus);
+    pfi_reduced *jp = pfi_calloc(1, sizeof *jp);
+    if (gpus == NULL || jp == NULL) {
+        pfi_free(gpus);
+        pfi_free(jp);
+        return PFI_ERR_NOMEM;
+    }
+    size_t ng = job_gpus(tm, o, gpus, jp);
+    bool ok = ng == p->ng && ng > 0 && memcmp(gpus, red->gpus, ng * sizeof *gpus) == 0;
+    pfi_free(gpus);
+    memset(jp, 0, sizeof *jp);
+    jp->power.mean = jp->power.se = NAN;
+    jp->align_s = NAN;
+    snprintf(jp->power_field, sizeof jp->power_field, "%s", tm->fields[fp].name);
+    if (ok && grid_step(tm, o, red->gpus, ng, (size_t)fp, jp) != PFI_OK) {
+        pfi_free(jp);
+        return PFI_ERR_NOMEM;
+    }
+    double align = jp->align_s;
+    ok = ok && p->b.join_max <= 0.5 * align && !(p->b.split_min <= 0.5 * align);
+    size_t total = 0, rows = 0;
+    double t_min = INFINITY, t_max = -INFINITY;
+    for (size_t k = 0; ok && k < tm->n_series && k < sp->ss_cap; k++)
+        if (sp->seen[k] && (p->ss[k].g >= 0 || p->ss[k].e >= 0) && !isnan(p->ss[k].lim))
+            ok = spec_lim_holds(&tm->series[k], p->ss[k].lim);
+    for (size_t g = 0; ok && g < ng; g++) {
+        const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, red->gpus[g], (size_t)fp);
+        const pfi_telemetry_series *es =
+            fe >= 0 ? pfi_telemetry_series_get(tm, red->gpus[g], (size_t)fe) : NULL;
+        excl_series xs = excl_series_of(tm, red->gpus[g]);
+        const long *ix = &p->xs_idx[2 * g];
+        if (ix[0] != -2 && (ix[0] != (xs.limit ? (long)(xs.limit - tm->series) : -1) ||
+                            ix[1] != (xs.reasons ? (long)(xs.reasons - tm->series) : -1)))
+            ok = false;
+        if (s == NULL || s->stream == NULL) {
+            ok = false;
+            break;
+        }
+        const tm_stream *st = s->stream;
+        if (es != NULL && es->stream != NULL && es->n_valid > 0 && s->n_valid > 0) {
+            if (!(st->t_min >= es->stream->t_min && st->t_max <= es->stream->t_max))
+                ok = false; /* some power samples outside the counter's span */
+            red->psum[g] = s->sum;
+            red->pn[g] = s->n_valid;
+        }
+        total += s->n_valid;
+        rows += s->n_valid + s->n_miss;
+        t_min = st->t_min < t_min ? st->t_min : t_min;
+        t_min = st->m_min < t_min ? st->m_min : t_min;
+        t_max = st->t_max > t_max ? st->t_max : t_max;
+        t_max = st->m_max > t_max ? st->m_max : t_max;
+    }
+    red->t0 = first_sample_time(tm);
+    if (t_min < red->t0)
+        red->t0 = t_min;
+    double nbd = floor((t_max - red->t0) / align + 0.5) + 1;
+    double cap_bins = (double)rows * 16 + 1048576;
+    double limit = cap_bins < MAX_BINS - 1 ? cap_bins : MAX_BINS - 1;
+    ok = ok && total > 0 && nbd >= 1 && nbd <= limit;
+    ok = ok && (tm->max_limit_w == sp->shadow->max_limit_w || tm->max_limit_w == 0 ||
+                !(sp->derived_max > 2 * tm->max_limit_w));
+    ok = ok && tm->n_stored + sp->shadow->n_stored < PFI_TELEMETRY_MAX_SAMPLES;
+    if (!ok) {
+        pfi_free(jp);
+        return PFI_OK;
+    }
+    /* It holds: the job power as the second read would give it. */
+    red->o = *o;
+    red->o.products = NULL;
+    red->fp = fp;
+    red->ng = ng;
+    red->job = true;
+    memcpy(red->jp.power_field, jp->power_field, sizeof jp->power_field);
+    memcpy(red->jp.align_note, jp->align_note, sizeof jp->align_note);
+    red->jp.align_s = align;
+    pfi_free(jp);
+    if ((err = power_bins_close(&p->b, &red->jp)) != PFI_OK)
+        return err;
+    red->jp_err = steady_power(&p->b, o, &red->jp);
+    /* The derived power: its field, its series moved in entity order, the counter's missing
+     * rows after them (derive_power). */
+    if (fe >= 0) {
+        static const char name[] = "power_energy_w";
+        size_t fpd;
+        if ((err = tm_field(tm, name, sizeof name - 1, &fpd)) != PFI_OK)
+            return err;
+        tm->fields[fpd].kind = PFI_KIND_POWER_W;
+        pfi_telemetry *sh = sp->shadow;
+        for (size_t e = 0; e < tm->n_entities; e++) {
+            int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + (size_t)fe];
+            if (k < 0)
+                continue;
+            int ks = e < sh->n_entities ? sh->map[e * PFI_TELEMETRY_MAX_FIELDS + sp->fpd_s] : -1;
+            if (ks >= 0) {
+                pfi_telemetry_series *d;
+                if ((err = tm_series(tm, e, fpd, &d)) != PFI_OK)
+                    return err;
+                tm_stream_free(d->stream);
+                *d = sh->series[ks];
+                d->entity = e;
+                d->field = fpd;
+                tm_stream_finish(d->stream);
+                sh->series[ks] = (pfi_telemetry_series){0};
+            }
+            for (size_t i = 0; i < tm->series[k].n_miss; i++)
+                if ((err = tm_put_miss_time(tm, e, fpd, tm->series[k].miss_t[i])) != PFI_OK)
+                    return err;
+            int kd = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + fpd];
+            if (kd >= 0)
+                tm_stream_finish(tm->series[kd].stream);
+        }
+        tm->n_stored += sh->n_stored;
+        tm->n_miss_stored += sh->n_miss_stored;
+    }
+    p->red = NULL;
+    tm_stream_red_free(tm->stream_red);
+    tm->stream_red = red;
+    *done = true;
+    return PFI_OK;
+}
+
 pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
                             pfi_error (*replay)(void *ctx, pfi_telemetry_sample_fn fn, void *fctx),
                             void *ctx)
 {
+    if (tm->spec != NULL && (tm->counted_inexact || !(o->q > 0 && o->q <= 1))) {
+        tm_spec_free(tm->spec);
+        tm->spec = NULL;
+    }
+    if (tm->spec == NULL && tm->sink_counts) {
+        pfi_telemetry_set_sink(tm, NULL, NULL);
+        tm->sink_counts = false;
+    }
     if (tm->counted_inexact)
         return PFI_OK;
     for (size_t i = 0; i < tm->n_series; i++)
@@ -1405,6 +1879,14 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
     if (fp == -2) { /* the derived power is the job's: its samples would be needed */
         tm->counted_inexact = true;
         return PFI_OK;
+    }
+    if (tm->spec != NULL) { /* the first read's guess, when it holds: no second read */
+        bool done = false;
+        pfi_error serr = spec_finish(tm, o, fp, fe, &done);
+        tm_spec_free(tm->spec);
+        tm->spec = NULL;
+        if (serr != PFI_OK || done)
+            return serr;
     }
     stream_pass p = {.tm = tm, .o = o, .n_series = tm->n_series};
     tm_stream_red *red = pfi_calloc(1, sizeof *red);

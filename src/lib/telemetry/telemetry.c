@@ -98,6 +98,7 @@ void pfi_telemetry_destroy(pfi_telemetry *tm)
     }
     pfi_free(tm->series);
     tm_stream_red_free(tm->stream_red);
+    tm_spec_free(tm->spec);
     if (tm->notes != NULL)
         for (size_t i = 0; i < tm->n_notes; i++)
             pfi_free(tm->notes[i]);
@@ -466,6 +467,8 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
         if (s->stream != NULL && (err = tm_stream_valid(tm, s, t, v)) != PFI_OK)
             return err;
         if (s->times_only || (s->changes_only && (s->n == 0 || v != s->value[s->n - 1]))) {
+            if (tm->spec != NULL && s->changes_only)
+                tm_spec_change(tm, s->entity, t);
             if (s->n == s->cap && (err = grow(s)) != PFI_OK)
                 return err;
             s->t_s[s->n] = t;
