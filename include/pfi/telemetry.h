@@ -51,7 +51,12 @@ extern "C" {
 #define PFI_TELEMETRY_MAX_ENTITIES 65536    /* most GPUs/entities in one collector */
 #define PFI_TELEMETRY_MAX_FIELDS 256        /* most distinct fields */
 #define PFI_TELEMETRY_MAX_SAMPLES 100000000 /* most stored samples over all series */
-#define PFI_TELEMETRY_MAX_NOTES 512         /* notes kept; later ones are counted only */
+/* The most power one GPU draws, W, when no limit bounds it (no max limit column and no
+ * options.max_power_w): above it a power sample is implausible (a unit mix-up, a counter read
+ * as power, a glitch) and dropped as out of range, never integrated. The largest GPUs today
+ * draw about 1.4 kW. */
+#define PFI_TELEMETRY_MAX_GPU_POWER_W 5000.0
+#define PFI_TELEMETRY_MAX_NOTES 512 /* notes kept; later ones are counted only */
 #define PFI_TELEMETRY_NOTE_LEN 320
 #define PFI_TELEMETRY_GAP_FACTOR                                                                   \
     10.0 /* a step > this x the median step is a gap (pfi_telemetry_gaps) */
@@ -271,6 +276,7 @@ typedef struct pfi_telemetry {
     char time_zone[128];    /* the zone local times were read in (options.timezone), "" none */
     size_t n_zone_repeated; /* local times of a repeated (fall-back) hour read */
     size_t n_zone_skipped;  /* local times inside a skipped (spring-forward) hour */
+    size_t n_zone_local;    /* zone-less local times read in time_zone (all of them) */
     bool time_utc;          /* some times were absolute UTC (a zone, an offset, epoch seconds) */
     struct tm_zone *zone;   /* private */
     double zone_last_utc;   /* private: the file's last converted time (NaN: none) */

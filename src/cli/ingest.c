@@ -87,7 +87,9 @@ static void ingest_usage(FILE *f)
         "                         that file's host (default with several files: the file name\n"
         "                         up to its first '.'); two files giving one (host, GPU) over\n"
         "                         overlapping times are refused, both named\n"
-        "  --max-power W          per-GPU max power limit for the power range check\n"
+        "  --max-power W          per-GPU max power limit for the power range check: power\n"
+        "                         samples above 2 x W are dropped as out of range (default:\n"
+        "                         the max limit column, else 5000 W per GPU)\n"
         "  --power-field F        power_avg_w|power_w|power_energy_w|power_instant_w (auto)\n"
         "  --align S              time grid (> 0) for summing GPUs (--interval, else the median\n"
         "                         sampling step; a guessed step is noted)\n"
@@ -808,7 +810,7 @@ static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced 
                 tm->interval_assumed ? ", assumed" : "");
     else if (tm->time_relative)
         fprintf(o, "  times are relative (time of day without a date)\n");
-    else if (tm->time_zone[0] != '\0')
+    else if (tm->time_zone[0] != '\0' && tm->n_zone_local > 0)
         fprintf(o,
                 "  zone-less local times read in time zone %s%s (--timezone); %zu in a "
                 "repeated fall-back hour, %zu in a skipped spring-forward hour\n",

@@ -86,6 +86,29 @@ cmp -s "$T/out" "$T/file.out" && cmp -s "$T/fifo.err" "$T/file.err" && [ -s "$T/
     && echo "ok   ingest-stream-fifo-same" || { echo "FAIL ingest-stream-fifo-same"; fail=1; }
 grep_out ingest-stream-file-power "job 550.0000 W (se undefined, top 1 of 4 complete timestamps; 2 incomplete" "$T/file.out"
 grep_out ingest-stream-file-energy "energy: 3000.000 J (counter)" "$T/file.out"
+# An implausible power cell (99 999 999 W: a unit mix-up, a glitch) with no limit column:
+# above the default bound (5000 W per GPU) it is out of range, dropped, never integrated.
+{ echo "timestamp, index, power.draw [W]"
+  echo "2026/01/14 10:00:00.000, 0, 250.00 W"
+  echo "2026/01/14 10:00:01.000, 0, 99999999.00 W"
+  echo "2026/01/14 10:00:02.000, 0, 252.00 W"
+  echo "2026/01/14 10:00:03.000, 0, 253.00 W"; } > "$T/huge.csv"
+check ingest-power-bound 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/huge.csv"
+grep_out ingest-power-bound-job "job 253.0000 W (se undefined, top 1 of 3 complete" "$T/out"
+grep_out ingest-power-bound-count "power_w 3 valid / 0 missing / 1 out of range" "$T/out"
+grep_out ingest-power-bound-note "gpu0: 1 of 4 power_w samples out of range (max seen 99999999)" "$T/err"
+check ingest-power-bound-raised 0 "$PFI" ingest --dry-run --timezone UTC --max-power 60000000 \
+    --telemetry "$T/huge.csv"
+grep_out ingest-power-bound-raised-job "job 99999999.0000 W" "$T/out"
+# Prometheus: a scrape's rows are counted (one per GPU and time); the HTTP API's epoch times
+# are UTC, not zone-less local times.
+check ingest-prom-rows 0 "$PFI" ingest --dry-run --telemetry "$SRC/tests/cases/case-14/new_exporter_hostname.prom"
+grep_out ingest-prom-rows-count "format prometheus, 1 rows" "$T/out"
+check ingest-prom-api-utc 1 "$PFI" ingest --dry-run --timezone Europe/Berlin \
+    --telemetry "$SRC/tests/fuzz/corpus/prom_api/vector.json"
+grep_out ingest-prom-api-utc-line "times are UTC (ISO 8601 with offsets, epoch seconds)" "$T/out"
+grep -q "zone-less" "$T/out" && { echo "FAIL ingest-prom-api-no-zone-line"; fail=1; } \
+    || echo "ok   ingest-prom-api-no-zone-line"
 # Re-ingest at an existing cap replaces, never duplicates.
 check ingest-replace 0 "$PFI" ingest --db "$T/rt.db" --group g1 --cap 300 --gpus 2 \
     --telemetry "$T/dc_300.txt" --interval 5 --throughput-log "$T/log_300.log"

@@ -181,6 +181,13 @@ static inline int tm_dcgm_blank_code(double v)
                     : PFI_DCGM_OTHER;
 }
 
+/* The largest plausible power sample of one GPU, W: twice its max limit when known, else
+ * PFI_TELEMETRY_MAX_GPU_POWER_W. */
+static inline double tm_power_hi(const pfi_telemetry *tm)
+{
+    return tm->max_limit_w > 0 ? 2 * tm->max_limit_w : PFI_TELEMETRY_MAX_GPU_POWER_W;
+}
+
 static inline bool tm_out_of_range(const pfi_telemetry *tm, pfi_telemetry_kind kind, double v)
 {
     switch (kind) {
@@ -189,7 +196,7 @@ static inline bool tm_out_of_range(const pfi_telemetry *tm, pfi_telemetry_kind k
     case PFI_KIND_RATIO:
         return v < 0 || v > 1;
     case PFI_KIND_POWER_W:
-        return v < 0 || (tm->max_limit_w > 0 && v > 2 * tm->max_limit_w);
+        return v < 0 || v > tm_power_hi(tm);
     case PFI_KIND_LIMIT_W:
     case PFI_KIND_ENERGY_MJ:
         return v < 0;
@@ -212,8 +219,7 @@ static inline void tm_kind_range(const pfi_telemetry *tm, pfi_telemetry_kind kin
         *hi = 1;
         break;
     case PFI_KIND_POWER_W:
-        if (tm->max_limit_w > 0)
-            *hi = 2 * tm->max_limit_w;
+        *hi = tm_power_hi(tm);
         break;
     case PFI_KIND_LIMIT_W:
     case PFI_KIND_ENERGY_MJ:

@@ -1780,8 +1780,8 @@ static pfi_error spec_finish(pfi_telemetry *tm, const pfi_reduce_options *o, lon
     double cap_bins = (double)rows * 16 + 1048576;
     double limit = cap_bins < MAX_BINS - 1 ? cap_bins : MAX_BINS - 1;
     ok = ok && total > 0 && nbd >= 1 && nbd <= limit;
-    ok = ok && (tm->max_limit_w == sp->shadow->max_limit_w || tm->max_limit_w == 0 ||
-                !(sp->derived_max > 2 * tm->max_limit_w));
+    double hi = tm_power_hi(tm), hi_s = tm_power_hi(sp->shadow);
+    ok = ok && (hi == hi_s || !(sp->derived_max > (hi < hi_s ? hi : hi_s)));
     ok = ok && tm->n_stored + sp->shadow->n_stored < PFI_TELEMETRY_MAX_SAMPLES;
     if (!ok) {
         pfi_free(jp);

@@ -499,6 +499,7 @@ double tm_local_time(pfi_telemetry *tm, double local)
     if (tm->zone == NULL)
         return local;
     tm->time_utc = true;
+    tm->n_zone_local++;
     double u[2], r;
     int m = tm_zone_to_utc(tm->zone, local, u);
     double last = tm->zone_last_utc;
