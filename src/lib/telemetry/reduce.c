@@ -1496,6 +1496,14 @@ static long spec_gpu(tm_spec *sp, size_t e)
     p->red->gpus[g] = e;
     p->b.ng = p->ng;
     p->q[g].expected = SIZE_MAX;
+    if (p->ng > p->leaves) { /* the tree over as many leaves as GPUs (lt holds 2 x n) */
+        size_t leaves = 2 * p->leaves;
+        for (size_t i = 0; i < leaves; i++)
+            p->lt[leaves + i] = i < p->leaves ? p->lt[p->leaves + i] : INFINITY;
+        p->leaves = leaves;
+        for (size_t k = leaves - 1; k >= 1; k--)
+            p->lt[k] = p->lt[2 * k] < p->lt[2 * k + 1] ? p->lt[2 * k] : p->lt[2 * k + 1];
+    }
     lt_set(p, g, -INFINITY);
     sp->gpu_of[e] = (long)g;
     sp->last_gpu_entity = (long)e;
@@ -1605,9 +1613,9 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
             double d = ok ? de / 1000.0 / dt : NAN;
             if (ok && !(d <= sp->derived_max))
                 sp->derived_max = d;
-            if (e == PFI_OK)
-                e = tm_put(sh, (size_t)x->e, sp->fpd_s, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING, d,
-                           -1, false);
+            if (e == PFI_OK) /* tm_put_ok: tm_put(..., PFI_VALUE_OK, d, -1, false) inlined */
+                e = ok ? tm_put_ok(sh, (size_t)x->e, sp->fpd_s, t, d)
+                       : tm_put(sh, (size_t)x->e, sp->fpd_s, t, PFI_VALUE_MISSING, d, -1, false);
             if (e != PFI_OK)
                 p->dead = true;
         }
@@ -1653,7 +1661,7 @@ pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o
     if ((err = tm_field(sp->shadow, name, sizeof name - 1, &sp->fpd_s)) != PFI_OK)
         goto fail;
     sp->shadow->fields[sp->fpd_s].kind = PFI_KIND_POWER_W;
-    p->leaves = n;
+    p->leaves = 1; /* grown with the GPUs (spec_gpu) */
     for (size_t k = 0; k < 2 * n; k++) {
         p->lt[k] = INFINITY;
         p->xs_idx[k] = -2;
