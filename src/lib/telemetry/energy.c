@@ -46,6 +46,7 @@ static pfi_error stream_step_add(pfi_telemetry *tm, tm_stream *st, double d)
         pfi_free(st->ent);
         st->ent = ent;
         st->slots = slots;
+        st->last_key = st->key2 = 0; /* their slots moved */
     }
     size_t h = (size_t)((k * 0x9E3779B97F4A7C15u) >> 32) & (st->slots - 1);
     while (st->ent[h].key != 0 && st->ent[h].key != k)
@@ -60,6 +61,10 @@ static pfi_error stream_step_add(pfi_telemetry *tm, tm_stream *st, double d)
     }
     st->ent[h].cnt++;
     st->n_clean++;
+    if (k != st->last_key) { /* the two steps counted last (tm_put_stream's fast case) */
+        st->key2 = st->last_key;
+        st->slot2 = st->last_slot;
+    }
     st->last_key = k;
     st->last_slot = h;
     st->lo = k < st->lo ? k : st->lo;

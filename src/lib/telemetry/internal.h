@@ -121,10 +121,12 @@ typedef struct tm_stream {
     double t_min, t_max; /* valid samples' times (INFINITY, -INFINITY: none) */
     double m_min, m_max; /* missing-value rows' known times (likewise) */
     double last_row_t;   /* NaN: no row yet */
-    uint64_t last_key;   /* the step last counted and its slot (tm_put_stream's fast case) */
+    uint64_t last_key;   /* the step last counted and its slot (tm_put_stream's fast case), */
     size_t last_slot;
-    bool sorted;  /* tm_stream_finish done */
-    bool derived; /* power_energy_w made from the counter: no order asked of it */
+    uint64_t key2; /* and the one before it (0: none): 0.1 s steps alternate between a few */
+    size_t slot2;  /* bit patterns */
+    bool sorted;   /* tm_stream_finish done */
+    bool derived;  /* power_energy_w made from the counter: no order asked of it */
 } tm_stream;
 
 /* The bookkeeping of one stored-path sample of a streamed series s (after tm_put counted it,
@@ -280,9 +282,9 @@ tm_put_stream(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series *s, do
         if (err != PFI_OK)
             return err;
     } else {
-        if (k != st->last_key || !(t > st->last_row_t))
+        if ((k != st->last_key && k != st->key2) || !(t > st->last_row_t))
             return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
-        st->ent[st->last_slot].cnt++;
+        st->ent[k == st->last_key ? st->last_slot : st->slot2].cnt++;
         st->n_clean++;
         st->last_row_t = t;
         st->t_max = t > st->t_max ? t : st->t_max;
