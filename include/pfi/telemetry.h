@@ -196,6 +196,7 @@ typedef struct pfi_telemetry_series {
     bool times_only;   /* counted power_energy_w beside a measured power field: its times and
                           breaks stored (the gap note), not its values */
     double t_first;    /* counted: time of the first valid sample (NaN: none) */
+    double t_hi;       /* counted: the latest valid sample's time (-INFINITY: none) */
     struct tm_stream *stream; /* options.stream_power, power and energy fields: the sampling
                                  steps and span of the samples not stored (NULL: none) */
 } pfi_telemetry_series;

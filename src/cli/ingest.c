@@ -741,10 +741,13 @@ static int read_run(const ingest_args *a, ingest_run *run)
                             run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)
         return rc;
-    if (run->red == NULL) {
+    if (run->red == NULL) { /* every sample stored: what the streamed read could not vouch for
+                               (an implausible date, a clock set back) the counted one cannot
+                               either */
         pfi_telemetry_destroy(run->tm);
         run->tm = NULL;
         topt.stream_power = false;
+        topt.count_means_only = false;
         cli_telemetry_quiet_files(true);
         rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
                                 run->kl ? &run->klog : NULL, &run->tm, &run->red);

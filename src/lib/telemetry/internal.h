@@ -252,6 +252,7 @@ static inline __attribute__((always_inline)) void tm_count_only(pfi_telemetry *t
                                                                 pfi_telemetry_series *s, double t)
 {
     tm->n_stored++;
+    s->t_hi = t > s->t_hi ? t : s->t_hi;
     if (s->n_valid == 1) {
         s->t_first = t;
         if (isnan(t))

@@ -1252,9 +1252,10 @@ static void stream_pass_free(stream_pass *p)
 }
 
 /* Pass 1's checks that the stored path would not drop or reorder what the second read
- * streams: no implausible date (drop_far_times drops nothing when every time lies within a
- * year of every other and after 2000), the earliest sample not a profiling field's (which
- * the summary may take as missing, moving t_0). False: read again, stored. */
+ * streams: no implausible date in any series, stored, counted or streamed (drop_far_times
+ * drops nothing when every time lies within a year of every other and after 2000), the earliest
+ * sample not a profiling field's (which the summary may take as missing, moving t_0). False: read
+ * again, stored. */
 static bool stream_eligible(const pfi_telemetry *tm)
 {
     double lo = INFINITY, hi = -INFINITY, prof = INFINITY, other = INFINITY;
@@ -1272,6 +1273,9 @@ static bool stream_eligible(const pfi_telemetry *tm)
         if (st != NULL) {
             lo = st->t_min < lo ? st->t_min : lo;
             hi = st->t_max > hi ? st->t_max : hi;
+        } else if (s->counted && s->n_valid > 0) { /* its times lie in [t_first, t_hi] */
+            lo = s->t_first < lo ? s->t_first : lo;
+            hi = s->t_hi > hi ? s->t_hi : hi;
         }
         double f = s->counted ? s->t_first : s->n > 0 ? s->t_s[0] : INFINITY;
         int id = tm->fields[s->field].dcgm_id;

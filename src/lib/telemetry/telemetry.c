@@ -324,6 +324,7 @@ static pfi_error series_of(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_
     s->last_row = -1;
     s->last_t = NAN;
     s->t_first = NAN;
+    s->t_hi = -INFINITY;
     pfi_telemetry_kind kind = tm->fields[f].kind;
     s->counted = tm->opt.keep_series && tm->opt.count_means_only && kind != PFI_KIND_POWER_W &&
                  kind != PFI_KIND_ENERGY_MJ;
