@@ -1277,6 +1277,14 @@ static bool stream_eligible(const pfi_telemetry *tm)
             lo = s->t_first < lo ? s->t_first : lo;
             hi = s->t_hi > hi ? s->t_hi : hi;
         }
+        pfi_telemetry_kind kind = tm->fields[s->field].kind;
+        const char *name = tm->fields[s->field].name;
+        if (st == NULL && (kind == PFI_KIND_POWER_W || kind == PFI_KIND_ENERGY_MJ ||
+                           strcmp(name, "energy_mj") == 0 || strcmp(name, "power_w") == 0 ||
+                           strcmp(name, "power_avg_w") == 0))
+            return false; /* a series the reduction reads by name or kind that was counted
+                             (a column named like a canonical field, of no known kind; a
+                             field that became power later): the stored read has its samples */
         double f = s->counted ? s->t_first : s->n > 0 ? s->t_s[0] : INFINITY;
         int id = tm->fields[s->field].dcgm_id;
         if (s->n_valid > 0 && id >= 1001 && id <= 1012)
