@@ -1935,6 +1935,11 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
         goto fail;
     for (size_t k = 0; k < tm->n_series; k++)
         p.ss[k] = (stream_series){.g = -1, .e = -1, .cg = -1};
+    /* The derived series first: making them moves tm->series, which the merge's limit
+     * look-ups (p.xs) point into. */
+    size_t base = tm->n_series;
+    if (fe >= 0 && (err = stream_derived_begin(&p, (size_t)fe)) != PFI_OK)
+        goto fail;
     bool fits = true;
     if (fp >= 0 && p.ng > 0 &&
         (err = stream_job_init(&p, red->gpus, p.ng, (size_t)fp, fe, &fits)) != PFI_OK)
@@ -1944,9 +1949,6 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
         err = PFI_OK;
         goto fail;
     }
-    size_t base = tm->n_series;
-    if (fe >= 0 && (err = stream_derived_begin(&p, (size_t)fe)) != PFI_OK)
-        goto fail;
     err = replay(ctx, stream_sample, &p);
     if (p.overflow) {
         tm->counted_inexact = true;
