@@ -1212,7 +1212,8 @@ static pfi_error stream_sample(void *ctx, size_t k, double t, double v, bool val
             x->tp = t;
             x->vp = v;
         }
-        return stream_push(p, g, t, v, valid);
+        /* No valid power at all: no bins (reduce_job_power stops before the merge too). */
+        return p->red->job ? stream_push(p, g, t, v, valid) : PFI_OK;
     }
     if (x->e < 0 || !valid)
         return PFI_OK;
@@ -1957,7 +1958,7 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
     }
     if (err != PFI_OK)
         goto fail;
-    for (size_t g = 0; p.q != NULL && g < p.ng; g++)
+    for (size_t g = 0; red->job && p.q != NULL && g < p.ng; g++)
         if (p.q[g].pushed != p.q[g].expected) { /* the second read is not the first's */
             tm->counted_inexact = true;
             goto fail;
