@@ -1730,7 +1730,10 @@ static pfi_error spec_finish(pfi_telemetry *tm, const pfi_reduce_options *o, lon
                   (a.power_field == NULL || strcmp(a.power_field, o->power_field) == 0) &&
                   a.q == o->q && a.cap_w == o->cap_w && a.align_s == o->align_s &&
                   a.warmup_s == o->warmup_s;
-    if (p->dead || !same_o || (sp->fp >= 0 && fp != sp->fp) || fp < 0)
+    /* A power_energy_w the input itself named: the derivation adds to its series, which
+     * the guess's own derived series would replace (fuzz_stream). */
+    if (p->dead || !same_o || (sp->fp >= 0 && fp != sp->fp) || fp < 0 ||
+        pfi_telemetry_field_find(tm, "power_energy_w") >= 0)
         return PFI_OK;
     p->eof = true;
     for (size_t g = 0; g < p->ng; g++)
