@@ -16,6 +16,8 @@
 # of CPU time and of wall time, the ratio to pandas (CPU), median peak RSS. On a shared
 # machine the CPU figures are the like-for-like ones (wall time includes waiting for a
 # core). Not a test.
+# Last, per format, the peak RSS of both pfi paths at each size: bounded memory means it does
+# not grow with the file (pfi ingest streams regular files: bench/README.md).
 # Usage: bench/ingest.sh [BUILD_DIR [SIZES_MB [REPEAT]]]   (defaults: build "100 1024" 3)
 set -eu
 BUILD=${1:-build}
@@ -113,5 +115,10 @@ for size in $SIZES; do
         printf '%-15s %7.0f | %5s / %5s (%5.1fx) RSS %6s MiB | %5s / %5s (%5.1fx) RSS %6s MiB | %5s RSS %6s MiB | %5s / %5s, RSS %7s MiB\n' \
             "$fmt" "$mb" "$1" "$2" "$(echo "$1 ${10}" | awk '{print $1 / $2}')" "$3" \
             "$4" "$5" "$(echo "$4 ${10}" | awk '{print $1 / $2}')" "$6" "$7" "$9" "${10}" "${11}" "${12}"
+        echo "$fmt $mb $3 $6" >>"$WORK/rss"
     done
+done
+# Peak RSS against the input size, per format: "100 MB: a / b MiB -> 1024 MB: c / d MiB".
+for fmt in dcgmi-dmon nvidia-smi-csv; do
+    awk -v f="$fmt" '$1 == f {printf "%s%s %.0f MB: %s / %s MiB", (n++ ? " ->" : f ", peak RSS dry-run / store:"), "", $2, $3, $4} END {if (n) print ""}' "$WORK/rss"
 done

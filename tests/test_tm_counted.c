@@ -13,6 +13,7 @@
  *
  * Usage: test_tm_counted [DIR|FILE]...   Exit 0 when all agree, 1 at the first difference.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,95 @@ static pfi_telemetry *read_one(const char *data, size_t size, bool counted, pfi_
         *err = pfi_telemetry_derive_power_from_energy(tm);
     pfi_telemetry_summarize(tm);
     return tm;
+}
+
+static size_t n_streamed, n_stream_inexact, n_replayed, n_held;
+
+/* The streamed read's second pass (pfi_reduce_stream): data read again into a collector of
+ * its own with the sink. */
+typedef struct mem_input {
+    const char *data;
+    size_t size;
+    size_t n_replays;
+} mem_input;
+
+static pfi_error replay_mem(void *ctx, pfi_telemetry_sample_fn fn, void *fctx)
+{
+    mem_input *m = ctx;
+    m->n_replays++;
+    n_replayed++;
+    pfi_telemetry_options o = {.keep_series = true, .count_means_only = true, .stream_power = true};
+    pfi_telemetry *tm;
+    pfi_error e = pfi_telemetry_create(&o, &tm);
+    if (e != PFI_OK)
+        return e;
+    pfi_telemetry_set_sink(tm, fn, fctx);
+    FILE *f = m->size ? fmemopen((void *)m->data, m->size, "r") : fopen("/dev/null", "r");
+    if (f == NULL) {
+        pfi_telemetry_destroy(tm);
+        return PFI_ERR_IO;
+    }
+    pfi_diag d;
+    e = pfi_telemetry_read_stream(tm, f, "input", PFI_TELEMETRY_AUTO, &d);
+    fclose(f);
+    pfi_telemetry_destroy(tm);
+    return e;
+}
+
+/* data read as pfi ingest reads it with stream_power for the reduce options ro: pass 1,
+ * pfi_reduce_stream (pass 2), the derivation (nothing left to do), the summary. NULL when the
+ * collector could not be made; *err the first error. */
+static pfi_telemetry *read_streamed(const char *data, size_t size, const pfi_reduce_options *ro,
+                                    bool guess, pfi_error *err)
+{
+    pfi_telemetry_options o = {.keep_series = true, .count_means_only = true, .stream_power = true};
+    pfi_telemetry *tm;
+    if ((*err = pfi_telemetry_create(&o, &tm)) != PFI_OK)
+        return NULL;
+    if (guess && (*err = pfi_reduce_stream_begin(tm, ro)) != PFI_OK) {
+        pfi_telemetry_destroy(tm);
+        return NULL;
+    }
+    FILE *f = size ? fmemopen((void *)data, size, "r") : fopen("/dev/null", "r");
+    if (f == NULL) {
+        pfi_telemetry_destroy(tm);
+        *err = PFI_ERR_IO;
+        return NULL;
+    }
+    pfi_diag d;
+    *err = pfi_telemetry_read_stream(tm, f, "input", PFI_TELEMETRY_AUTO, &d);
+    fclose(f);
+    mem_input m = {data, size, 0};
+    if (*err == PFI_OK)
+        *err = pfi_reduce_stream(tm, ro, replay_mem, &m);
+    if (*err == PFI_OK && !tm->counted_inexact) {
+        *err = pfi_telemetry_derive_power_from_energy(tm);
+        pfi_telemetry_summarize(tm);
+    }
+    return tm;
+}
+
+/* Every series' counters and sum alike (what the summary and the features read). */
+static int same_series(const pfi_telemetry *a, const pfi_telemetry *b, char *why, size_t len)
+{
+    if (a->n_series != b->n_series) {
+        snprintf(why, len, "series: %zu / %zu", a->n_series, b->n_series);
+        return 0;
+    }
+    for (size_t i = 0; i < a->n_series; i++) {
+        const pfi_telemetry_series *x = &a->series[i], *y = &b->series[i];
+        if (x->entity != y->entity || x->field != y->field || x->n_valid != y->n_valid ||
+            x->n_missing != y->n_missing || x->n_range != y->n_range || x->n_miss != y->n_miss ||
+            memcmp(&x->sum, &y->sum, sizeof x->sum) != 0 ||
+            (memcmp(&x->first_missing_t_s, &y->first_missing_t_s, sizeof(double)) != 0 &&
+             !(x->first_missing_t_s != x->first_missing_t_s &&
+               y->first_missing_t_s != y->first_missing_t_s))) {
+            snprintf(why, len, "series %zu (entity %zu field %zu): valid %zu/%zu sum %.17g/%.17g",
+                     i, x->entity, x->field, x->n_valid, y->n_valid, x->sum, y->sum);
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static int same_notes(const pfi_telemetry *a, const pfi_telemetry *b)
@@ -91,6 +181,36 @@ static int check(const char *name, const char *data, size_t size)
                 fprintf(stderr, "%s (align %g, q %g): reductions differ (%s / %s)\n", name,
                         align[k], q[k], pfi_strerror(xa), pfi_strerror(xb));
                 ok = 0;
+            }
+            /* The streamed read (options.stream_power), with the first read's guess
+             * (pfi_reduce_stream_begin) and without (always a second read): the same notes,
+             * series and reduction, or flagged to be read again. */
+            for (int guess = 0; ok && guess < 2; guess++) {
+                pfi_error es;
+                size_t replays = n_replayed;
+                pfi_telemetry *c = read_streamed(data, size, &ro, guess, &es);
+                bool held = guess && replays == n_replayed;
+                char why[256] = "";
+                if (c != NULL && es == PFI_OK && c->counted_inexact) {
+                    n_stream_inexact++;
+                } else if (c != NULL) {
+                    memset(ra, 0, sizeof *ra);
+                    pfi_error xc = es != PFI_OK ? es : pfi_reduce_power(c, &ro, ra);
+                    if (!same_notes(c, b) || !same_series(c, b, why, sizeof why) || xc != xb ||
+                        memcmp(ra, rb, sizeof *ra) != 0) {
+                        fprintf(stderr,
+                                "%s (align %g, q %g, guess %d): streamed and stored differ (%s / "
+                                "%s; power %.17g / %.17g, energy %.17g / %.17g; notes %zu / %zu) "
+                                "%s\n",
+                                name, align[k], q[k], guess, pfi_strerror(xc), pfi_strerror(xb),
+                                ra->power.mean, rb->power.mean, ra->energy_j, rb->energy_j,
+                                c->n_notes, b->n_notes, why);
+                        ok = 0;
+                    }
+                    n_streamed++;
+                    n_held += held;
+                }
+                pfi_telemetry_destroy(c);
             }
             n_compared++;
             free(ra);
@@ -161,8 +281,108 @@ int main(int argc, char **argv)
     ok = ok && check("dcgmi power and counter", buf, strlen(buf));
     if (!ok)
         return 1;
-    printf("counted and stored samples agree: %zu reductions compared, %zu inputs flagged "
-           "inexact (read again by pfi ingest)\n",
-           n_compared, n_inexact);
+    /* Streamed reads that must be flagged (and are exact when read stored): the power's
+     * clock set back two days (its rows out of time order; nothing counted sees it), and
+     * more distinct sampling steps than a series' table holds. */
+    snprintf(buf, sizeof buf,
+             "timestamp, index, power.draw [W]\n2026/01/14 10:00:00.000, 0, 250.00 W\n"
+             "2026/01/14 10:00:01.000, 0, 251.00 W\n2026/01/12 10:00:02.000, 0, 252.00 W\n"
+             "2026/01/12 10:00:03.000, 0, 253.00 W\n");
+    ok = ok && expect_inexact("a power clock set back (counted)", buf, false);
+    size_t big_cap = 64 * 6000, len = 0;
+    char *big = malloc(big_cap);
+    if (big != NULL) {
+        len += (size_t)snprintf(big, big_cap, "timestamp, index, power.draw [W]\n");
+        double t = 0;
+        for (int i = 0; i < 6000 && len + 64 < big_cap; i++) {
+            t += 1 + 0.0001 * (i % 5000); /* 5000 distinct steps */
+            len += (size_t)snprintf(big + len, big_cap - len,
+                                    "2026/01/14 %02d:%02d:%07.4f, 0, %d.00 W\n", (int)(t / 3600),
+                                    (int)(t / 60) % 60, t - 60 * floor(t / 60), 200 + i % 50);
+        }
+    }
+    const char *flagged[2] = {buf, big};
+    const char *why_flagged[2] = {"a power clock set back", "5000 distinct steps"};
+    for (int k = 0; ok && k < 2; k++) {
+        pfi_reduce_options ro;
+        pfi_reduce_options_init(&ro);
+        if (flagged[k] == NULL) {
+            ok = 0;
+            break;
+        }
+        tm = read_streamed(flagged[k], strlen(flagged[k]), &ro, true, &e);
+        if (tm == NULL || e != PFI_OK || !tm->counted_inexact) {
+            fprintf(stderr, "%s: not flagged for the streamed read\n", why_flagged[k]);
+            ok = 0;
+        }
+        pfi_telemetry_destroy(tm);
+        ok = ok && check(why_flagged[k], flagged[k], strlen(flagged[k]));
+    }
+    free(big);
+    if (!ok)
+        return 1;
+    /* The streamed path must have been taken, not only flagged away. */
+    /* Regular captures as the tools write them: the first read's guess holds (no second
+     * read) and gives the stored results: dcgmi dmon (8 GPUs, nominal times, power and
+     * counter) and the nvidia-smi CSV (8 GPUs every 100 ms, power and limit, a limit change);
+     * of check's six streamed reads only the one without --align and with the guess is one. */
+    size_t cap2 = 200000, n2 = 0;
+    char *reg = malloc(cap2);
+    for (int fmt = 0; ok && reg != NULL && fmt < 2; fmt++) {
+        n2 = (size_t)snprintf(reg, cap2, "%s",
+                              fmt == 0 ? "#Entity   POWER      TOTEC        TMPTR\nID\n"
+                                       : "timestamp, index, power.draw [W], power.limit [W]\n");
+        for (int i = 0; i < 300; i++)
+            for (int g = 0; g < 8; g++)
+                n2 += (size_t)(fmt == 0 ? snprintf(reg + n2, cap2 - n2,
+                                                   "GPU %d     %d.%d      %d         %d\n", g,
+                                                   200 + (i * 7 + g) % 90, i % 10,
+                                                   1000 * i * (250 + g), 40 + i % 20)
+                                        : snprintf(reg + n2, cap2 - n2,
+                                                   "2026/01/14 10:%02d:%02d.%d00, %d, %d.%02d W, "
+                                                   "%s W\n",
+                                                   i / 600, i / 10 % 60, i % 10, g,
+                                                   200 + (i * 7 + g) % 90, i % 100,
+                                                   i < 150 ? "300.00" : "250.00"));
+        size_t before = n_replayed, held_before = n_held;
+        ok = check(fmt == 0 ? "a regular dmon capture" : "a regular CSV capture", reg, n2);
+        if (ok && (n_held != held_before + 1 || n_replayed != before + 5)) {
+            fprintf(stderr, "%s: the first read's guess did not hold\n", fmt == 0 ? "dmon" : "CSV");
+            ok = 0;
+        }
+    }
+    /* Captures where a guess is wrong and must be caught (the second read then made). GPU 1
+     * first 1 s apart, then every 0.1 s with a 5 s hole: a gap for its true limit (1 s), not
+     * for the guessed one (10 s; GPU 0's steps, the grid's guess, are right). GPU 1 read
+     * 80 ms after GPU 0, the first step 0.5 s, then 0.1 s: one capture loop for the guessed
+     * grid step (0.5 s), two for the true one (0.1 s; the limits' decisions agree). */
+    for (int kind = 0; ok && reg != NULL && kind < 2; kind++) {
+        n2 = (size_t)snprintf(reg, cap2, "timestamp, index, power.draw [W]\n");
+        double t = 0;
+        for (int i = 0; i < 200; i++) {
+            t += kind == 1 && i == 1 ? 0.5 : i == 0 ? 0 : 0.1;
+            for (int g = 0; g < 2; g++) {
+                if (kind == 0 && g == 1 && ((i > 0 && i < 10) || (i >= 100 && i < 150)))
+                    continue;
+                double tg = t + (kind == 1 && g == 1 ? 0.08 : 0);
+                n2 += (size_t)snprintf(reg + n2, cap2 - n2,
+                                       "2026/01/14 10:%02d:%06.3f, %d, %d.00 W\n", (int)(tg / 60),
+                                       tg - 60 * floor(tg / 60), g, 200 + (i * 7 + g) % 90);
+            }
+        }
+        size_t held_before = n_held;
+        ok = check(kind == 0 ? "a hole the guess misses" : "GPUs read 80 ms apart", reg, n2);
+        if (ok && n_held != held_before) {
+            fprintf(stderr, "%s: a wrong guess was kept\n", kind == 0 ? "hole" : "80 ms");
+            ok = 0;
+        }
+    }
+    free(reg);
+    if (!ok)
+        return 1;
+    printf(
+        "counted and stored samples agree: %zu reductions compared, %zu inputs flagged "
+        "inexact (read again by pfi ingest); streamed: %zu agree (%zu in one read), %zu flagged\n",
+        n_compared, n_inexact, n_streamed, n_held, n_stream_inexact);
     return 0;
 }

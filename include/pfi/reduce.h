@@ -136,6 +136,37 @@ typedef struct pfi_reduced {
  */
 pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o, pfi_reduced *out);
 
+/*
+ * pfi_reduce_stream — the second read of a collector read with options.stream_power, in
+ * place of pfi_telemetry_derive_power_from_energy: replay(ctx, fn, fctx) reads the same files
+ * again into a collector of its own made with the same options and sink fn(fctx)
+ * (pfi_telemetry_set_sink), and the samples of the power and energy series go, as they come,
+ * into the sums pfi_reduce_power(tm, o, ...) needs: the job power's capture loops (a merge of
+ * the GPUs' rows in time order through a bounded window), the trapezoids, the counter's
+ * increases, the power derived from the counter (into tm). Every sum is made in the order
+ * the stored series gives, so the results are the stored path's, bit for bit. Memory: the
+ * window, 8 bytes per capture loop and the per-series step tables; not the samples. Where
+ * that cannot be vouched for (pass 1: a series' times out of order, too many distinct
+ * steps, implausible dates, a grid over its limit; pass 2: the window full) tm->counted_inexact
+ * is set and PFI_OK returned: read the files again without stream_power. o is the options
+ * pfi_reduce_power will be given (checked there: PFI_ERR_INVALID_ARGUMENT when they differ).
+ * Errors: the replay's, PFI_ERR_NOMEM. Source: bench/README.md, "Bounded memory, step 2".
+ */
+/*
+ * pfi_reduce_stream_begin — before the first read of a collector made with
+ * options.stream_power: its power and energy samples also feed, as they come, the sums
+ * pfi_reduce_stream makes, with the gap limits and the grid step guessed from the first
+ * steps; pfi_reduce_stream checks every decision the guesses took against the true values and,
+ * when all agree (a regular capture), uses those sums — bit for bit the second read's — and
+ * reads nothing again. o: the options pfi_reduce_stream will be given. Nothing is guessed with
+ * --align (o->align_s > 0) or a warm-up. Errors: PFI_ERR_NOMEM.
+ */
+pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o);
+
+pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
+                            pfi_error (*replay)(void *ctx, pfi_telemetry_sample_fn fn, void *fctx),
+                            void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

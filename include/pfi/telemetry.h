@@ -51,7 +51,12 @@ extern "C" {
 #define PFI_TELEMETRY_MAX_ENTITIES 65536    /* most GPUs/entities in one collector */
 #define PFI_TELEMETRY_MAX_FIELDS 256        /* most distinct fields */
 #define PFI_TELEMETRY_MAX_SAMPLES 100000000 /* most stored samples over all series */
-#define PFI_TELEMETRY_MAX_NOTES 512         /* notes kept; later ones are counted only */
+/* The most power one GPU draws, W, when no limit bounds it (no max limit column and no
+ * options.max_power_w): above it a power sample is implausible (a unit mix-up, a counter read
+ * as power, a glitch) and dropped as out of range, never integrated. The largest GPUs today
+ * draw about 1.4 kW. */
+#define PFI_TELEMETRY_MAX_GPU_POWER_W 5000.0
+#define PFI_TELEMETRY_MAX_NOTES 512 /* notes kept; later ones are counted only */
 #define PFI_TELEMETRY_NOTE_LEN 320
 #define PFI_TELEMETRY_GAP_FACTOR                                                                   \
     10.0 /* a step > this x the median step is a gap (pfi_telemetry_gaps) */
@@ -128,6 +133,16 @@ typedef struct pfi_telemetry_options {
     bool no_simd;           /* the fast row paths without instructions beyond the baseline
                                (SSE2 on x86-64), even where the CPU has them: for tests of
                                that path; results are the same either way. */
+    bool stream_power;      /* with count_means_only: the power and energy series are not
+                               stored either (pfi_telemetry_series.stream): each keeps its
+                               count, sum, first and last time and a table of its distinct
+                               sampling steps (the exact median and time gaps), and the
+                               reduction's sums over their samples are made by a second read
+                               (pfi_reduce_stream). Where that cannot give today's results
+                               exactly (times out of order in a series, more than
+                               TM_STREAM_STEPS distinct steps, implausible dates, ...)
+                               tm->counted_inexact is set: read again without it. Off: the
+                               default. */
 } pfi_telemetry_options;
 
 /* Why a DCGM value was blank (dcgm_structs.h DCGM_*_BLANK and the codes above it). */
@@ -181,6 +196,9 @@ typedef struct pfi_telemetry_series {
     bool times_only;   /* counted power_energy_w beside a measured power field: its times and
                           breaks stored (the gap note), not its values */
     double t_first;    /* counted: time of the first valid sample (NaN: none) */
+    double t_hi;       /* counted: the latest valid sample's time (-INFINITY: none) */
+    struct tm_stream *stream; /* options.stream_power, power and energy fields: the sampling
+                                 steps and span of the samples not stored (NULL: none) */
 } pfi_telemetry_series;
 
 typedef struct pfi_telemetry_entity {
@@ -259,6 +277,7 @@ typedef struct pfi_telemetry {
     char time_zone[128];    /* the zone local times were read in (options.timezone), "" none */
     size_t n_zone_repeated; /* local times of a repeated (fall-back) hour read */
     size_t n_zone_skipped;  /* local times inside a skipped (spring-forward) hour */
+    size_t n_zone_local;    /* zone-less local times read in time_zone (all of them) */
     bool time_utc;          /* some times were absolute UTC (a zone, an offset, epoch seconds) */
     struct tm_zone *zone;   /* private */
     double zone_last_utc;   /* private: the file's last converted time (NaN: none) */
@@ -266,6 +285,13 @@ typedef struct pfi_telemetry {
     bool counted_inexact;   /* a counted series' mean may differ from its stored samples'
                                (a sample before its first, a duplicate replaced): read the
                                input again without options.count_means_only */
+    /* private: options.stream_power's second read (pfi_reduce_stream) */
+    pfi_error (*sink)(void *ctx, size_t series, double t, double v, bool valid, bool brk);
+    void *sink_ctx;
+    bool sink_counts; /* the sink is the first read's (pfi_reduce_stream_begin): the samples
+                         are counted as well */
+    struct tm_stream_red *stream_red; /* its sums for pfi_reduce_power (NULL: none) */
+    struct tm_spec *spec;             /* pfi_reduce_stream_begin's first-read sums (NULL) */
 } pfi_telemetry;
 
 /*
@@ -305,6 +331,20 @@ pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name
  * Initially options.host. Errors: PFI_ERR_NOMEM (the previous host is kept).
  */
 pfi_error pfi_telemetry_set_host(pfi_telemetry *tm, const char *host);
+
+/*
+ * pfi_telemetry_sample_fn — where a collector with a sink sends the samples of its streamed
+ * series (options.stream_power: power and energy fields) instead of counting their steps:
+ * series is the index in tm->series, t the time (s), v the value (valid) or NaN (a missing
+ * value's row), brk whether the stored series would break before this sample. An error ends
+ * the read with it.
+ */
+typedef pfi_error (*pfi_telemetry_sample_fn)(void *ctx, size_t series, double t, double v,
+                                             bool valid, bool brk);
+
+/* pfi_telemetry_set_sink — send the streamed series' samples of the files read from now on to
+ * fn(ctx, ...) (pfi_reduce_stream's second read). fn NULL: back to counting. */
+void pfi_telemetry_set_sink(pfi_telemetry *tm, pfi_telemetry_sample_fn fn, void *ctx);
 
 /* pfi_telemetry_field_find — index of the field with canonical name, or -1. */
 long pfi_telemetry_field_find(const pfi_telemetry *tm, const char *name);

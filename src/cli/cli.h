@@ -72,7 +72,11 @@ typedef struct cli_kernlog {
  * ro: the path of `pfi ingest` and `pfi predict --telemetry`. Notes go to stderr unless quiet;
  * when a file fails, "N of M telemetry file(s) failed: ON_FAILURE". On success *tm_out and
  * *red_out are owned by the caller (pfi_telemetry_destroy, free); on failure both are NULL. An exit
- * code.
+ * code. With topt->stream_power the files are read twice (pfi_reduce_stream; regular files
+ * only: a pipe cannot be read again — give stream_power for files, not for "-"); where that
+ * cannot be used, PFI_EXIT_OK with *tm_out set (tm->counted_inexact) and *red_out NULL, said
+ * nothing after the files' own notes: read again without stream_power, with
+ * cli_telemetry_quiet_files(true).
  */
 int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                        const struct pfi_telemetry_options *topt,
@@ -84,6 +88,10 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
  * RE's first group in a file's path is the host of its GPUs (re borrowed; NULL: the default,
  * the file name up to its first '.' when several files are read, and no --host). */
 void cli_telemetry_host_pattern(const char *re);
+
+/* cli_telemetry_quiet_files — while on, cli_read_telemetry does not repeat what reading each
+ * file says (its notes, the host note): for a second read of files whose notes were said. */
+void cli_telemetry_quiet_files(bool on);
 
 int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);

@@ -87,7 +87,9 @@ static void ingest_usage(FILE *f)
         "                         that file's host (default with several files: the file name\n"
         "                         up to its first '.'); two files giving one (host, GPU) over\n"
         "                         overlapping times are refused, both named\n"
-        "  --max-power W          per-GPU max power limit for the power range check\n"
+        "  --max-power W          per-GPU max power limit for the power range check: power\n"
+        "                         samples above 2 x W are dropped as out of range (default:\n"
+        "                         the max limit column, else 5000 W per GPU)\n"
         "  --power-field F        power_avg_w|power_w|power_energy_w|power_instant_w (auto)\n"
         "  --align S              time grid (> 0) for summing GPUs (--interval, else the median\n"
         "                         sampling step; a guessed step is noted)\n"
@@ -681,6 +683,17 @@ static int read_throughput(const ingest_args *a, ingest_run *run)
     return rc;
 }
 
+/* Whether every file is a regular file (read twice by stream_power; "-" and pipes are not). */
+static bool regular_files(const char *const *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (strcmp(files[i], "-") == 0 || stat(files[i], &st) != 0 || !S_ISREG(st.st_mode))
+            return false;
+    }
+    return true;
+}
+
 /* Phase 2, reading: the kernel logs, the telemetry (reduced, with the kernel-log events
  * applied), the training log. An exit code; run owns what was read either way. */
 static int read_run(const ingest_args *a, ingest_run *run)
@@ -707,10 +720,29 @@ static int read_run(const ingest_args *a, ingest_run *run)
     pfi_telemetry_options topt = a->topt;
     topt.count_means_only = ro.warmup_s == 0 && (ro.power_field == NULL ||
                                                  strcmp(ro.power_field, "power_energy_w") != 0);
+    /* And, for regular files, the power and energy series are not stored either: a second
+     * read makes the reduction's sums as the samples come (stream_power, bounded memory).
+     * Where it cannot vouch for them, the files are read again as before, their notes
+     * (said by the first read) not repeated. */
+    topt.stream_power = topt.count_means_only && regular_files(a->tel, a->n_tel);
     rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
                             run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)
         return rc;
+    if (run->red == NULL) { /* every sample stored: what the streamed read could not vouch for
+                               (an implausible date, a clock set back) the counted one cannot
+                               either */
+        pfi_telemetry_destroy(run->tm);
+        run->tm = NULL;
+        topt.stream_power = false;
+        topt.count_means_only = false;
+        cli_telemetry_quiet_files(true);
+        rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
+                                run->kl ? &run->klog : NULL, &run->tm, &run->red);
+        cli_telemetry_quiet_files(false);
+        if (rc != PFI_EXIT_OK)
+            return rc;
+    }
     if (run->tm->counted_inexact) {
         free(run->red);
         pfi_telemetry_destroy(run->tm);
@@ -721,6 +753,7 @@ static int read_run(const ingest_args *a, ingest_run *run)
         if (saved >= 0 && null >= 0)
             dup2(null, STDERR_FILENO);
         topt.count_means_only = false;
+        topt.stream_power = false;
         rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
                                 run->kl ? &run->klog : NULL, &run->tm, &run->red);
         fflush(stderr);
@@ -768,7 +801,7 @@ static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced 
                 tm->interval_assumed ? ", assumed" : "");
     else if (tm->time_relative)
         fprintf(o, "  times are relative (time of day without a date)\n");
-    else if (tm->time_zone[0] != '\0')
+    else if (tm->time_zone[0] != '\0' && tm->n_zone_local > 0)
         fprintf(o,
                 "  zone-less local times read in time zone %s%s (--timezone); %zu in a "
                 "repeated fall-back hour, %zu in a skipped spring-forward hour\n",

@@ -57,6 +57,53 @@ void cli_telemetry_host_pattern(const char *re)
     host_pattern = re;
 }
 
+static bool quiet_files;
+
+void cli_telemetry_quiet_files(bool on)
+{
+    quiet_files = on;
+}
+
+/* The second read of pfi_reduce_stream: the files as the first read took them (hosts, empty
+ * files skipped, format), into a collector of its own whose streamed samples go to fn. */
+typedef struct replay_ctx {
+    const char *const *files;
+    size_t n_files;
+    int fmt;
+    const pfi_telemetry_options *topt;
+    const regex_t *re;
+} replay_ctx;
+
+static bool file_host(const char *path, size_t n_files, const regex_t *re, char *out, size_t size);
+static bool file_is_empty(const char *path);
+
+static pfi_error replay_files(void *ctx, pfi_telemetry_sample_fn fn, void *fctx)
+{
+    const replay_ctx *rx = ctx;
+    pfi_telemetry *tm;
+    pfi_error e = pfi_telemetry_create(rx->topt, &tm);
+    if (e != PFI_OK)
+        return e;
+    pfi_telemetry_set_sink(tm, fn, fctx);
+    for (size_t i = 0; e == PFI_OK && i < rx->n_files; i++) {
+        char host[256] = "";
+        if (rx->topt->host == NULL) {
+            if (!file_host(rx->files[i], rx->n_files, rx->re, host, sizeof host))
+                continue;
+            if ((e = pfi_telemetry_set_host(tm, host)) != PFI_OK)
+                break;
+        }
+        bool prom = rx->fmt == PFI_TELEMETRY_PROM ||
+                    (rx->fmt == PFI_TELEMETRY_AUTO && tm->last_format == PFI_TELEMETRY_PROM);
+        if (!prom && file_is_empty(rx->files[i]))
+            continue;
+        pfi_diag d;
+        e = pfi_telemetry_read_file(tm, rx->files[i], (pfi_telemetry_format)rx->fmt, &d);
+    }
+    pfi_telemetry_destroy(tm);
+    return e;
+}
+
 /* The host of a telemetry file whose rows do not name one (DESIGN §9: an index is only a label
  * within one host's file): --host for every file; else --host-pattern's first group on the
  * path; else, when several files make one job, the file name up to its first '.'
@@ -160,7 +207,10 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                   zone_default ? "the machine's zone" : "--timezone", topt_zone.timezone);
         return zone_default ? PFI_EXIT_DATA : PFI_EXIT_USAGE;
     }
+    if (ce == PFI_OK && topt->stream_power)
+        ce = pfi_reduce_stream_begin(tm, ro);
     if (ce != PFI_OK) {
+        pfi_telemetry_destroy(tm);
         cli_error("out of memory");
         return PFI_EXIT_INTERNAL;
     }
@@ -218,8 +268,9 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
         size_t ents_before = tm->n_entities;
         pfi_error e = pfi_telemetry_read_file(tm, files[i], (pfi_telemetry_format)fmt, &d);
         /* Said once, when a file's GPUs took their host from its name. */
-        for (size_t k = ents_before;
-             topt->host == NULL && !have_re && !said_hosts && !quiet && k < tm->n_entities; k++)
+        for (size_t k = ents_before; topt->host == NULL && !have_re && !said_hosts && !quiet &&
+                                     !quiet_files && k < tm->n_entities;
+             k++)
             if (tm->entities[k].host != NULL && strcmp(tm->entities[k].host, host) == 0 &&
                 tm->file_host != NULL) {
                 fprintf(stderr,
@@ -229,7 +280,7 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                         files[i], host);
                 said_hosts = true;
             }
-        if (!quiet)
+        if (!quiet && !quiet_files)
             print_notes(tm, notes_before, false);
         int frc = PFI_EXIT_OK;
         if (e != PFI_OK) {
@@ -248,10 +299,24 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                 rc = frc;
         }
     }
-    if (have_re)
-        regfree(&re);
     if (n_failed > 0)
         cli_error("%zu of %zu telemetry file(s) failed: %s", n_failed, n_files, on_failure);
+    if (rc == PFI_EXIT_OK && topt->stream_power) {
+        replay_ctx rx = {files, n_files, fmt, topt, have_re ? &re : NULL};
+        pfi_error se = pfi_reduce_stream(tm, ro, replay_files, &rx);
+        if (se != PFI_OK) {
+            cli_error("%s%s: %s", files[0], n_files > 1 ? " (and the other telemetry files)" : "",
+                      pfi_strerror(se));
+            rc = cli_exit_code(se);
+        } else if (tm->counted_inexact) {
+            if (have_re)
+                regfree(&re);
+            *tm_out = tm;
+            return PFI_EXIT_OK;
+        }
+    }
+    if (have_re)
+        regfree(&re);
     if (rc == PFI_EXIT_OK && pfi_telemetry_derive_power_from_energy(tm) != PFI_OK)
         rc = PFI_EXIT_INTERNAL;
     size_t notes_before = tm->n_notes;

@@ -61,6 +61,63 @@ check ingest-counted-reread-store 0 "$PFI" ingest --db "$T/back.db" --group g --
     --timezone UTC --telemetry "$T/back.csv"
 check ingest-counted-reread-runs 0 "$PFI" runs --db "$T/back.db" --format json
 grep_out ingest-counted-reread-mean '"temp_c": 61.5' "$T/out"
+# Streamed power (stream_power: regular files read twice, the power and energy series not
+# stored) where the second read cannot vouch for the stored path's order: the power's clock
+# set back two days. Read again stored: the note said once, job power 253 W (the top 1 of 4
+# loops), energy (250 + 251) / 2 + (252 + 253) / 2 = 503 J over the two 1 s steps.
+{ echo "timestamp, index, power.draw [W]"
+  echo "2026/01/14 10:00:00.000, 0, 250.00 W"
+  echo "2026/01/14 10:00:01.000, 0, 251.00 W"
+  echo "2026/01/12 10:00:02.000, 0, 252.00 W"
+  echo "2026/01/12 10:00:03.000, 0, 253.00 W"; } > "$T/back2.csv"
+check ingest-stream-reread 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/back2.csv"
+grep_out ingest-stream-reread-power "job 253.0000 W (se undefined, top 1 of 4" "$T/out"
+grep_out ingest-stream-reread-energy "energy: 503.000 J (power-trapezoid; partial" "$T/out"
+n=$(grep -c "time jumped back" "$T/err" "$T/out" | awk -F: '{s += $2} END {print s}')
+[ "$n" = 1 ] && echo "ok   ingest-stream-reread-once" || { echo "FAIL ingest-stream-reread-once ($n)"; fail=1; }
+# A pipe is read once (not streamed): the same report as the file, the notes once. GPU 1's
+# power is missing in loops 3 and 4: job power 300 + 250 W over the 4 complete loops; energy
+# from the counters, 5 steps x 300 J x 2 GPUs.
+{ echo "#Entity POWER  TOTEC"; echo "ID"
+  for i in 1 2 3 4 5 6; do
+    p=250; [ "$i" = 3 ] || [ "$i" = 4 ] && p=N/A
+    echo "GPU 0 300 $((i * 300000))"; echo "GPU 1 $p $((i * 300000))"; done
+} > "$T/pipe.txt"
+check ingest-stream-file 0 "$PFI" ingest --dry-run --telemetry "$T/pipe.txt"
+cp "$T/out" "$T/file.out"
+grep "pfi: note" "$T/err" | sed "s#$T/pipe.txt#F#" > "$T/file.err"
+mkfifo "$T/fifo.txt"
+cat "$T/pipe.txt" > "$T/fifo.txt" &
+check ingest-stream-fifo 0 "$PFI" ingest --dry-run --telemetry "$T/fifo.txt"
+wait
+grep "pfi: note" "$T/err" | sed "s#$T/fifo.txt#F#" > "$T/fifo.err"
+cmp -s "$T/out" "$T/file.out" && cmp -s "$T/fifo.err" "$T/file.err" && [ -s "$T/file.err" ] \
+    && echo "ok   ingest-stream-fifo-same" || { echo "FAIL ingest-stream-fifo-same"; fail=1; }
+grep_out ingest-stream-file-power "job 550.0000 W (se undefined, top 1 of 4 complete timestamps; 2 incomplete" "$T/file.out"
+grep_out ingest-stream-file-energy "energy: 3000.000 J (counter)" "$T/file.out"
+# An implausible power cell (99 999 999 W: a unit mix-up, a glitch) with no limit column:
+# above the default bound (5000 W per GPU) it is out of range, dropped, never integrated.
+{ echo "timestamp, index, power.draw [W]"
+  echo "2026/01/14 10:00:00.000, 0, 250.00 W"
+  echo "2026/01/14 10:00:01.000, 0, 99999999.00 W"
+  echo "2026/01/14 10:00:02.000, 0, 252.00 W"
+  echo "2026/01/14 10:00:03.000, 0, 253.00 W"; } > "$T/huge.csv"
+check ingest-power-bound 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/huge.csv"
+grep_out ingest-power-bound-job "job 253.0000 W (se undefined, top 1 of 3 complete" "$T/out"
+grep_out ingest-power-bound-count "power_w 3 valid / 0 missing / 1 out of range" "$T/out"
+grep_out ingest-power-bound-note "gpu0: 1 of 4 power_w samples out of range (max seen 99999999)" "$T/err"
+check ingest-power-bound-raised 0 "$PFI" ingest --dry-run --timezone UTC --max-power 60000000 \
+    --telemetry "$T/huge.csv"
+grep_out ingest-power-bound-raised-job "job 99999999.0000 W" "$T/out"
+# Prometheus: a scrape's rows are counted (one per GPU and time); the HTTP API's epoch times
+# are UTC, not zone-less local times.
+check ingest-prom-rows 0 "$PFI" ingest --dry-run --telemetry "$SRC/tests/cases/case-14/new_exporter_hostname.prom"
+grep_out ingest-prom-rows-count "format prometheus, 1 rows" "$T/out"
+check ingest-prom-api-utc 1 "$PFI" ingest --dry-run --timezone Europe/Berlin \
+    --telemetry "$SRC/tests/fuzz/corpus/prom_api/vector.json"
+grep_out ingest-prom-api-utc-line "times are UTC (ISO 8601 with offsets, epoch seconds)" "$T/out"
+grep -q "zone-less" "$T/out" && { echo "FAIL ingest-prom-api-no-zone-line"; fail=1; } \
+    || echo "ok   ingest-prom-api-no-zone-line"
 # Re-ingest at an existing cap replaces, never duplicates.
 check ingest-replace 0 "$PFI" ingest --db "$T/rt.db" --group g1 --cap 300 --gpus 2 \
     --telemetry "$T/dc_300.txt" --interval 5 --throughput-log "$T/log_300.log"

@@ -5,8 +5,10 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/memory.h"
 #include "telemetry/internal.h"
 
 /* A step i (from sample i-1 to i) that the rule may look at: positive and not a break. */
@@ -23,8 +25,130 @@ static uint64_t step_key(const pfi_telemetry_series *s, size_t i)
     return k;
 }
 
+/* One more clean step d (> 0) of a streamed series into its table (internal.h). */
+static pfi_error stream_step_add(pfi_telemetry *tm, tm_stream *st, double d)
+{
+    uint64_t k;
+    memcpy(&k, &d, sizeof k);
+    if (st->n_keys + 1 > st->slots / 2 && st->slots < 2 * TM_STREAM_STEPS) {
+        size_t slots = st->slots ? 2 * st->slots : 16;
+        tm_stream_step *ent = pfi_calloc(slots, sizeof *ent);
+        if (ent == NULL)
+            return PFI_ERR_NOMEM;
+        for (size_t i = 0; i < st->slots; i++) {
+            if (st->ent[i].key == 0)
+                continue;
+            size_t h = (size_t)((st->ent[i].key * 0x9E3779B97F4A7C15u) >> 32) & (slots - 1);
+            while (ent[h].key != 0)
+                h = (h + 1) & (slots - 1);
+            ent[h] = st->ent[i];
+        }
+        pfi_free(st->ent);
+        st->ent = ent;
+        st->slots = slots;
+        st->last_key = st->key2 = 0; /* their slots moved */
+    }
+    size_t h = (size_t)((k * 0x9E3779B97F4A7C15u) >> 32) & (st->slots - 1);
+    while (st->ent[h].key != 0 && st->ent[h].key != k)
+        h = (h + 1) & (st->slots - 1);
+    if (st->ent[h].key == 0) {
+        if (st->n_keys == TM_STREAM_STEPS) {
+            tm->counted_inexact = true; /* too many distinct steps: read again, stored */
+            return PFI_OK;
+        }
+        st->ent[h].key = k;
+        st->n_keys++;
+    }
+    st->ent[h].cnt++;
+    st->n_clean++;
+    if (k != st->last_key) { /* the two steps counted last (tm_put_stream's fast case) */
+        st->key2 = st->last_key;
+        st->slot2 = st->last_slot;
+    }
+    st->last_key = k;
+    st->last_slot = h;
+    st->lo = k < st->lo ? k : st->lo;
+    st->hi = k > st->hi ? k : st->hi;
+    return PFI_OK;
+}
+
+pfi_error tm_stream_valid(pfi_telemetry *tm, pfi_telemetry_series *s, double t, double v)
+{
+    tm_stream *st = s->stream;
+    bool brk = s->n_valid == 1 || s->pending_break || !(t > s->last_t);
+    if (tm->sink != NULL && !tm->sink_counts)
+        return tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, brk);
+    if (tm->sink != NULL) /* the first read's: counted as well */
+        (void)tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, brk);
+    if (!st->derived && (isnan(t) || !(isnan(st->last_row_t) || t > st->last_row_t)))
+        tm->counted_inexact = true;
+    st->last_row_t = t;
+    st->t_min = t < st->t_min ? t : st->t_min;
+    st->t_max = t > st->t_max ? t : st->t_max;
+    return brk ? PFI_OK : stream_step_add(tm, st, t - s->last_t);
+}
+
+pfi_error tm_stream_missing(pfi_telemetry *tm, pfi_telemetry_series *s, double t)
+{
+    tm_stream *st = s->stream;
+    if (tm->sink != NULL && !tm->sink_counts)
+        return tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, NAN, false, true);
+    if (tm->sink != NULL)
+        (void)tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, NAN, false, true);
+    if (!st->derived && !(isnan(st->last_row_t) || t > st->last_row_t))
+        tm->counted_inexact = true;
+    st->last_row_t = t;
+    st->m_min = t < st->m_min ? t : st->m_min;
+    st->m_max = t > st->m_max ? t : st->m_max;
+    return PFI_OK;
+}
+
+static int step_cmp(const void *pa, const void *pb)
+{
+    const tm_stream_step *a = pa, *b = pb;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+void tm_stream_finish(tm_stream *st)
+{
+    if (st == NULL || st->sorted)
+        return;
+    size_t w = 0;
+    for (size_t i = 0; i < st->slots; i++)
+        if (st->ent[i].key != 0)
+            st->ent[w++] = st->ent[i];
+    if (w > 1)
+        qsort(st->ent, w, sizeof *st->ent, step_cmp);
+    st->sorted = true;
+}
+
+void tm_stream_free(tm_stream *st)
+{
+    if (st != NULL)
+        pfi_free(st->ent);
+    pfi_free(st);
+}
+
+/* The rank-th smallest clean step of a streamed series (its table sorted). */
+static double stream_select(const tm_stream *st, size_t rank)
+{
+    size_t i = 0;
+    while (rank >= st->ent[i].cnt) {
+        rank -= st->ent[i].cnt;
+        i++;
+    }
+    double d;
+    memcpy(&d, &st->ent[i].key, sizeof d);
+    return d;
+}
+
 size_t tm_clean_steps(const pfi_telemetry_series *s, uint64_t *lo, uint64_t *hi)
 {
+    if (s->stream != NULL) {
+        *lo = s->stream->lo;
+        *hi = s->stream->hi;
+        return s->stream->n_clean;
+    }
     size_t m = 0;
     *lo = UINT64_MAX;
     *hi = 0;
@@ -49,6 +173,8 @@ size_t tm_clean_steps(const pfi_telemetry_series *s, uint64_t *lo, uint64_t *hi)
  */
 double tm_clean_step_select(const pfi_telemetry_series *s, size_t rank, uint64_t lo, uint64_t hi)
 {
+    if (s->stream != NULL)
+        return stream_select(s->stream, rank);
     while (lo != hi) {
         int shift = 56;
         while (((lo ^ hi) >> shift) == 0)
@@ -103,13 +229,28 @@ static double gap_limit(const pfi_telemetry_series *s, double *step_s)
     return isnan(m) ? INFINITY : PFI_TELEMETRY_GAP_FACTOR * m;
 }
 
+double tm_gap_limit(const pfi_telemetry_series *s)
+{
+    return tm_series_len(s) >= 2 ? gap_limit(s, NULL) : INFINITY;
+}
+
 size_t pfi_telemetry_gaps(const pfi_telemetry_series *s, double *step_s, double *longest_s)
 {
-    double lim = s->n >= 2 ? gap_limit(s, step_s) : INFINITY;
-    if (s->n < 2 && step_s != NULL)
+    size_t len = tm_series_len(s);
+    double lim = len >= 2 ? gap_limit(s, step_s) : INFINITY;
+    if (len < 2 && step_s != NULL)
         *step_s = NAN;
     size_t n = 0;
     double longest = NAN;
+    for (size_t i = 0; s->stream != NULL && i < s->stream->n_keys; i++) {
+        double dt;
+        memcpy(&dt, &s->stream->ent[i].key, sizeof dt);
+        if (dt > lim) {
+            n += s->stream->ent[i].cnt;
+            if (isnan(longest) || dt > longest)
+                longest = dt;
+        }
+    }
     for (size_t i = 1; i < s->n; i++) {
         if (!clean_step(s, i))
             continue;
@@ -175,7 +316,7 @@ static pfi_error derive_power(pfi_telemetry *tm, size_t fe, size_t fp);
 pfi_error pfi_telemetry_derive_power_from_energy(pfi_telemetry *tm)
 {
     long fe = pfi_telemetry_field_find(tm, "energy_mj");
-    if (fe < 0)
+    if (fe < 0 || tm->stream_red != NULL) /* streamed: pfi_reduce_stream derived it */
         return PFI_OK;
     static const char name[] = "power_energy_w";
     size_t fp;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "pfi/telemetry.h"
 #include "pfi/value.h"
@@ -99,6 +100,61 @@ size_t tm_clean_steps(const pfi_telemetry_series *s, uint64_t *lo, uint64_t *hi)
  * allocating; lo, hi as tm_clean_steps gave them. */
 double tm_clean_step_select(const pfi_telemetry_series *s, size_t rank, uint64_t lo, uint64_t hi);
 
+/*
+ * options.stream_power: a power or energy series whose samples are not stored
+ * (pfi_telemetry_series.stream). Its distinct clean steps (the steps tm_clean_steps takes) with
+ * their counts, TM_STREAM_STEPS at most (more: tm->counted_inexact), in an open-addressing table
+ * of slots entries (key 0: empty; a positive step is never the bit pattern 0), sorted ascending
+ * into ent[0..n_keys) by tm_stream_finish; the span of its valid samples and of its missing-value
+ * rows; the last row's time (the rows of a series that feeds the job power must come in
+ * strictly increasing time: else counted_inexact).
+ */
+#define TM_STREAM_STEPS 4096
+typedef struct tm_stream_step {
+    uint64_t key; /* the step's bit pattern */
+    size_t cnt;
+} tm_stream_step;
+typedef struct tm_stream {
+    tm_stream_step *ent; /* slots entries */
+    size_t slots, n_keys, n_clean;
+    uint64_t lo, hi;     /* the smallest and largest clean step's bit pattern */
+    double t_min, t_max; /* valid samples' times (INFINITY, -INFINITY: none) */
+    double m_min, m_max; /* missing-value rows' known times (likewise) */
+    double last_row_t;   /* NaN: no row yet */
+    uint64_t last_key;   /* the step last counted and its slot (tm_put_stream's fast case), */
+    size_t last_slot;
+    uint64_t key2; /* and the one before it (0: none): 0.1 s steps alternate between a few */
+    size_t slot2;  /* bit patterns */
+    bool sorted;   /* tm_stream_finish done */
+    bool derived;  /* power_energy_w made from the counter: no order asked of it */
+} tm_stream;
+
+/* The bookkeeping of one stored-path sample of a streamed series s (after tm_put counted it,
+ * before its pending_break and last_t move on): the step table and span, or the sink. */
+pfi_error tm_stream_valid(pfi_telemetry *tm, pfi_telemetry_series *s, double t, double v);
+/* A missing-value row at known time t of a streamed series s: its span, or the sink. */
+pfi_error tm_stream_missing(pfi_telemetry *tm, pfi_telemetry_series *s, double t);
+/* Sort s's step table (once; what tm_clean_step_select and pfi_telemetry_gaps read). */
+void tm_stream_finish(tm_stream *st);
+void tm_stream_free(tm_stream *st);
+/* The samples a series holds or, streamed, would hold. */
+static inline size_t tm_series_len(const pfi_telemetry_series *s)
+{
+    return s->stream != NULL ? s->n_valid : s->n;
+}
+/* Series (e, f), made (empty) when there is none; *out valid until the next one is made. */
+pfi_error tm_series(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series **out);
+/* The longest step integrated over: PFI_TELEMETRY_GAP_FACTOR x the median clean step; INFINITY
+ * with fewer than two samples or no clean step (energy.c). */
+double tm_gap_limit(const pfi_telemetry_series *s);
+/* The stash of pfi_reduce_stream (reduce.c), freed with the collector; likewise the first
+ * read's (pfi_reduce_stream_begin). */
+void tm_stream_red_free(struct tm_stream_red *r);
+void tm_spec_free(struct tm_spec *sp);
+/* A power limit or clock-reason change (a changes_only sample stored) of entity e at t: the
+ * first read's guess dies when a row of e at or after t - 1e-6 already left its merge. */
+void tm_spec_change(pfi_telemetry *tm, size_t e, double t);
+
 /* DCGM blank values (dcgm_structs.h, DCGM_*_IS_BLANK): per type a base value and the codes
  * just above it — DCGM_INT32_BLANK 0x7ffffff0 (2147483632) .. 0x7fffffff, DCGM_INT64_BLANK
  * 0x7ffffffffffffff0 and above, DCGM_FP64_BLANK 2^47 (140737488355328.0) and above; base + 1
@@ -127,6 +183,13 @@ static inline int tm_dcgm_blank_code(double v)
                     : PFI_DCGM_OTHER;
 }
 
+/* The largest plausible power sample of one GPU, W: twice its max limit when known, else
+ * PFI_TELEMETRY_MAX_GPU_POWER_W. */
+static inline double tm_power_hi(const pfi_telemetry *tm)
+{
+    return tm->max_limit_w > 0 ? 2 * tm->max_limit_w : PFI_TELEMETRY_MAX_GPU_POWER_W;
+}
+
 static inline bool tm_out_of_range(const pfi_telemetry *tm, pfi_telemetry_kind kind, double v)
 {
     switch (kind) {
@@ -135,7 +198,7 @@ static inline bool tm_out_of_range(const pfi_telemetry *tm, pfi_telemetry_kind k
     case PFI_KIND_RATIO:
         return v < 0 || v > 1;
     case PFI_KIND_POWER_W:
-        return v < 0 || (tm->max_limit_w > 0 && v > 2 * tm->max_limit_w);
+        return v < 0 || v > tm_power_hi(tm);
     case PFI_KIND_LIMIT_W:
     case PFI_KIND_ENERGY_MJ:
         return v < 0;
@@ -158,8 +221,7 @@ static inline void tm_kind_range(const pfi_telemetry *tm, pfi_telemetry_kind kin
         *hi = 1;
         break;
     case PFI_KIND_POWER_W:
-        if (tm->max_limit_w > 0)
-            *hi = 2 * tm->max_limit_w;
+        *hi = tm_power_hi(tm);
         break;
     case PFI_KIND_LIMIT_W:
     case PFI_KIND_ENERGY_MJ:
@@ -190,6 +252,7 @@ static inline __attribute__((always_inline)) void tm_count_only(pfi_telemetry *t
                                                                 pfi_telemetry_series *s, double t)
 {
     tm->n_stored++;
+    s->t_hi = t > s->t_hi ? t : s->t_hi;
     if (s->n_valid == 1) {
         s->t_first = t;
         if (isnan(t))
@@ -197,6 +260,41 @@ static inline __attribute__((always_inline)) void tm_count_only(pfi_telemetry *t
     } else if (t < s->t_first) {
         tm->counted_inexact = true;
     }
+}
+
+/*
+ * tm_put_in's case of a streamed series s (options.stream_power) and a value in range: the
+ * common sample — not the series' first, no break before it, its step the one counted last,
+ * or any such sample of a second read (the sink's) — counted here exactly as tm_put counts
+ * it; anything else goes to tm_put.
+ */
+static inline __attribute__((always_inline)) pfi_error
+tm_put_stream(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series *s, double t, double v)
+{
+    tm_stream *st = s->stream;
+    if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES || s->n_valid == 0 || s->pending_break ||
+        !(t > s->last_t))
+        return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
+    double d = t - s->last_t;
+    uint64_t k;
+    memcpy(&k, &d, sizeof k);
+    if (tm->sink != NULL && !tm->sink_counts) {
+        pfi_error err = tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, false);
+        if (err != PFI_OK)
+            return err;
+    } else {
+        if ((k != st->last_key && k != st->key2) || !(t > st->last_row_t))
+            return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
+        st->ent[k == st->last_key ? st->last_slot : st->slot2].cnt++;
+        st->n_clean++;
+        st->last_row_t = t;
+        st->t_max = t > st->t_max ? t : st->t_max;
+        if (tm->sink != NULL)
+            (void)tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, false);
+    }
+    tm_count_sample(s, t, v);
+    tm_count_only(tm, s, t);
+    return PFI_OK;
 }
 
 /*
@@ -219,6 +317,8 @@ static inline __attribute__((always_inline)) pfi_error tm_put_in(pfi_telemetry *
         return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
     pfi_telemetry_series *s = &tm->series[k];
     if (keep_series && s->counted) {
+        if (s->stream != NULL)
+            return tm_put_stream(tm, e, f, s, t, v);
         if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES ||
             (s->changes_only && (s->n == 0 || v != s->value[s->n - 1] || !(t >= s->last_t))))
             return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);

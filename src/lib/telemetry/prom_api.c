@@ -135,6 +135,7 @@ static pfi_error api_series(pfi_telemetry *tm, json_t *res, bool matrix, api_sam
             (*bad)++;
             continue;
         }
+        tm->time_utc = true; /* epoch seconds: UTC, no zone to apply */
         if (s.st == PFI_VALUE_OK && scale != 1 && !tm_is_dcgm_blank(s.v))
             s.v *= scale;
         if (*n == *cap) {

@@ -191,6 +191,7 @@ static double prom_sample_time(pfi_telemetry *tm, prom_scrape *sc, const prom_li
         if (tm_parse_number(pl->tok[1].s, pl->tok[1].n, &ms) == PFI_VALUE_OK) {
             t = ms / 1000.0;
             tm->prom_stamped = true;
+            tm->time_utc = true; /* epoch milliseconds: UTC, no zone to apply */
             if (isnan(sc->t_stamp))
                 sc->t_stamp = t;
         }
@@ -222,9 +223,10 @@ static pfi_error prom_store(pfi_telemetry *tm, prom_scrape *sc, const prom_line 
                 "%s:%ld: duplicate series for %s %s (two sources, e.g. two "
                 "exporters): one kept, never summed",
                 name, line, ename, tm->fields[fid].source);
-    if (tm->entities[ent].last_t != t) {
+    if (tm->entities[ent].last_t != t) { /* a row: one entity's samples of one time */
         tm->entities[ent].rows++;
         tm->entities[ent].last_t = t;
+        tm->n_rows++;
     }
     sc->n_samples++;
     return PFI_OK;

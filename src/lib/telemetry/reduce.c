@@ -21,6 +21,40 @@
 /* The counter is used when its mean power is within this factor of the measured mean power. */
 #define PFI_RED_COUNTER_RATIO 2.0
 
+/*
+ * pfi_reduce_stream's results for pfi_reduce_power (tm->stream_red): the options and the job's
+ * GPUs they were made for, the job power's part of pfi_reduced (jp) and t_0 after it, and per
+ * job GPU g the sums reduce_energy takes from the stored series: the counter's increase (mJ)
+ * and the time it covers (pfi_telemetry_counter_delta), the trapezoids and their time
+ * (pfi_telemetry_integrate), the power samples within the counter's span (counter_plausible).
+ */
+typedef struct tm_stream_red {
+    pfi_reduce_options o;
+    size_t ng;
+    size_t *gpus;
+    long fp;
+    bool job;  /* jp holds the job power (a power field, GPUs, samples) */
+    double t0; /* the reduction's t_0 after the job power */
+    pfi_reduced jp;
+    pfi_error jp_err; /* the steady state's error, returned by pfi_reduce_power */
+    double *csum, *ccov, *pi, *picov, *psum;
+    size_t *pn;
+} tm_stream_red;
+
+void tm_stream_red_free(tm_stream_red *r)
+{
+    if (r == NULL)
+        return;
+    pfi_free(r->gpus);
+    pfi_free(r->csum);
+    pfi_free(r->ccov);
+    pfi_free(r->pi);
+    pfi_free(r->picov);
+    pfi_free(r->psum);
+    pfi_free(r->pn);
+    pfi_free(r);
+}
+
 void pfi_reduce_options_init(pfi_reduce_options *o)
 {
     *o = (pfi_reduce_options){.q = PFI_STEADY_DEFAULT_Q};
@@ -47,7 +81,7 @@ static long pick_power(const pfi_telemetry *tm, const char *want)
 static pfi_error median_spacing(const pfi_telemetry_series *s, double *out)
 {
     *out = NAN;
-    if (s == NULL || s->n < 2)
+    if (s == NULL || tm_series_len(s) < 2)
         return PFI_OK;
     uint64_t lo, hi;
     size_t k = tm_clean_steps(s, &lo, &hi);
@@ -285,6 +319,10 @@ static void energy_note(pfi_reduced *out, const char *fmt, ...)
 /* Time span of a set of series (min and max sample time; unsorted after a backwards jump). */
 static void span_of(const pfi_telemetry_series *s, double *lo, double *hi)
 {
+    if (s != NULL && s->stream != NULL && s->n_valid > 0) { /* min and max kept as they came */
+        *lo = s->stream->t_min < *lo ? s->stream->t_min : *lo;
+        *hi = s->stream->t_max > *hi ? s->stream->t_max : *hi;
+    }
     for (size_t i = 0; s != NULL && i < s->n; i++) {
         if (s->t_s[i] < *lo)
             *lo = s->t_s[i];
@@ -299,12 +337,13 @@ static void span_of(const pfi_telemetry_series *s, double *lo, double *hi)
  * PFI_RED_COUNTER_RATIO either way, or when there is nothing to compare with.
  */
 static bool counter_plausible(const pfi_telemetry_series *es, const pfi_telemetry_series *ps,
-                              double ej, double cov, double *pc, double *pm)
+                              const tm_stream_red *sr, size_t g, double ej, double cov, double *pc,
+                              double *pm)
 {
-    double lo = INFINITY, hi = -INFINITY, sum = 0;
-    size_t n = 0;
+    double lo = INFINITY, hi = -INFINITY, sum = sr != NULL ? sr->psum[g] : 0;
+    size_t n = sr != NULL ? sr->pn[g] : 0;
     span_of(es, &lo, &hi);
-    for (size_t i = 0; ps != NULL && i < ps->n; i++)
+    for (size_t i = 0; sr == NULL && ps != NULL && i < ps->n; i++)
         if (ps->t_s[i] >= lo && ps->t_s[i] <= hi) {
             sum += ps->value[i];
             n++;
@@ -321,8 +360,8 @@ static bool counter_plausible(const pfi_telemetry_series *es, const pfi_telemetr
  * counter when every GPU has one that agrees with its measured power, else power trapezoids;
  * unavailable (NaN) when a GPU of the job has nothing to integrate.
  */
-static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng, size_t fp,
-                          size_t job_gpus, pfi_reduced *out)
+static void reduce_energy(const pfi_telemetry *tm, const tm_stream_red *sr, const size_t *gpus,
+                          size_t ng, size_t fp, size_t job_gpus, pfi_reduced *out)
 {
     long fe = pfi_telemetry_field_find(tm, "energy_mj");
     for (size_t g = 0; g < ng; g++) {
@@ -343,7 +382,7 @@ static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng
     bool counter = fe >= 0;
     for (size_t g = 0; counter && g < ng; g++) {
         const pfi_telemetry_series *es = pfi_telemetry_series_get(tm, gpus[g], (size_t)fe);
-        counter = es != NULL && es->n >= 2;
+        counter = es != NULL && tm_series_len(es) >= 2;
     }
     /* Partial: a GPU whose integrated time falls short of the span of the job's samples by
      * over half a grid step (a hole, a gap, a GPU that started late or was lost). */
@@ -354,12 +393,13 @@ static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng
     double ej = 0;
     for (size_t g = 0; counter && g < ng; g++) {
         const pfi_telemetry_series *es = pfi_telemetry_series_get(tm, gpus[g], (size_t)fe);
-        double cov = 0, e = pfi_telemetry_counter_delta(es, &cov, NULL) / 1000.0, pc = NAN,
-               pm = NAN;
+        double cov = sr != NULL ? sr->ccov[g] : 0, pc = NAN, pm = NAN,
+               e = (sr != NULL ? sr->csum[g] : pfi_telemetry_counter_delta(es, &cov, NULL)) /
+                   1000.0;
         if (!(cov > 0)) {
             counter = false;
-        } else if (!derived && !counter_plausible(es, pfi_telemetry_series_get(tm, gpus[g], fp), e,
-                                                  cov, &pc, &pm)) {
+        } else if (!derived && !counter_plausible(es, pfi_telemetry_series_get(tm, gpus[g], fp), sr,
+                                                  g, e, cov, &pc, &pm)) {
             counter = false;
             energy_note(out,
                         "the energy counter disagrees with the measured power (%s: "
@@ -382,11 +422,16 @@ static void reduce_energy(const pfi_telemetry *tm, const size_t *gpus, size_t ng
             const pfi_telemetry_series *ps = pfi_telemetry_series_get(tm, gpus[g], fp);
             const char *name = tm->entities[gpus[g]].name;
             double cov = 0;
-            if (ps == NULL || ps->n == 0) {
+            if (ps == NULL || tm_series_len(ps) == 0) {
                 energy_note(out, "%s has no power samples", name);
                 return;
             }
-            ej += pfi_telemetry_integrate(ps, &cov);
+            if (sr != NULL) {
+                ej += sr->pi[g];
+                cov = sr->picov[g];
+            } else {
+                ej += pfi_telemetry_integrate(ps, &cov);
+            }
             if (!(cov > 0)) {
                 energy_note(out, "%s has no two consecutive power samples to integrate", name);
                 return;
@@ -700,6 +745,9 @@ typedef struct power_bins {
     double *tv, *pv; /* k complete bins, cap allocated */
     size_t k, cap;
     size_t *stamp, *last;
+    bool track;       /* keep the loop rule's decisions on the time (a guessed align) */
+    double join_max;  /* the largest row-to-loop distance that joined the loop */
+    double split_min; /* the smallest that started a new one */
 } power_bins;
 
 static void power_bins_free(power_bins *b)
@@ -780,6 +828,13 @@ static pfi_error power_bins_close(power_bins *b, pfi_reduced *out)
  */
 static pfi_error power_bins_add(power_bins *b, const grid_row *r, pfi_reduced *out)
 {
+    if (b->track && b->first != -INFINITY) {
+        double x = r->t - b->first;
+        if (!(x <= 0.5 * b->align))
+            b->split_min = x < b->split_min ? x : b->split_min;
+        else
+            b->join_max = x > b->join_max ? x : b->join_max;
+    }
     if (!(r->t - b->first <= 0.5 * b->align) || b->stamp[r->g] == b->loop) {
         b->loop++;
         b->first = r->t;
@@ -946,6 +1001,1025 @@ static pfi_error reduce_features(const pfi_telemetry *tm, const pfi_reduce_optio
     return PFI_OK;
 }
 
+/*
+ * options.stream_power's second read (pfi_reduce_stream). The rows of the job's GPUs' power
+ * series reach the binning in the order row_merge gives: each GPU's rows come in strictly
+ * increasing time (pass 1 checked it), so the merge by (time, GPU) of the GPUs' queues is
+ * that order; a row leaves when every GPU still to send rows has sent one at or after its
+ * time (lower bound: the GPU's last row). The queues hold what waits: a few capture loops
+ * normally; STREAM_WINDOW rows at most (a GPU silent for long), else counted_inexact.
+ */
+#define STREAM_WINDOW ((size_t)1 << 20)
+
+typedef struct stream_row {
+    double t, v;
+    bool valid;
+} stream_row;
+
+typedef struct stream_queue {
+    stream_row *r; /* a ring of cap rows, n from head */
+    size_t cap, head, n;
+    size_t pushed, expected; /* rows so far, rows pass 1 counted */
+} stream_queue;
+
+/* A GPU in the merge's heap: its queue's first row's time. */
+typedef struct stream_head {
+    double t;
+    size_t g;
+} stream_head;
+
+/* Per series of tm what its samples feed: the job GPU g's power rows (pg), the counter of
+ * entity e (ee: its increase, the derived power). */
+typedef struct stream_series {
+    long g, e, cg; /* power of job GPU g; counter of entity e, job GPU cg (-1: none) */
+    bool have_prev, first;
+    double tp, vp, lim; /* the previous sample; the series' gap limit (tm_gap_limit) */
+    double elo, ehi;    /* power: the counter's span (counter_plausible) */
+} stream_series;
+
+typedef struct stream_pass {
+    pfi_telemetry *tm;
+    const pfi_reduce_options *o;
+    tm_stream_red *red;
+    size_t n_series, ng, fpd;
+    stream_series *ss;
+    stream_queue *q;
+    excl_series *xs;
+    double *lt; /* a min tree over the GPUs' lower bounds: size 2 x leaves */
+    size_t leaves;
+    stream_head *heap; /* GPUs with queued rows, by (head time, GPU) */
+    size_t nh;
+    size_t buffered;
+    bool overflow;
+    power_bins b;
+    pfi_error err;
+    /* The first read's guess (tm_spec): */
+    bool spec;       /* rows leave only once the grid step is guessed (b.align) */
+    bool eof;        /* the read is over: nothing more can come */
+    bool dead;       /* the guess cannot hold: pass 2 does the work */
+    long *xs_idx;    /* per GPU: xs[g]'s two series as indices in tm->series (-1: none;
+                        -2: not taken yet): tm->series moves while it is read */
+    double last_out; /* the last row's time out of the merge */
+    double *emitted; /* per GPU: its last row's time out of the merge (-INFINITY) */
+} stream_pass;
+
+static void lt_set(stream_pass *p, size_t g, double t)
+{
+    size_t k = p->leaves + g;
+    p->lt[k] = t;
+    for (k /= 2; k >= 1; k /= 2)
+        p->lt[k] = p->lt[2 * k] < p->lt[2 * k + 1] ? p->lt[2 * k] : p->lt[2 * k + 1];
+}
+
+static bool q_before(const stream_head *a, const stream_head *b)
+{
+    return a->t < b->t || (a->t == b->t && a->g < b->g);
+}
+
+static void q_down(stream_pass *p, size_t k)
+{
+    stream_head x = p->heap[k];
+    for (;;) {
+        size_t l = 2 * k + 1, best = l;
+        if (l >= p->nh)
+            break;
+        if (l + 1 < p->nh && q_before(&p->heap[l + 1], &p->heap[l]))
+            best = l + 1;
+        if (!q_before(&p->heap[best], &x))
+            break;
+        p->heap[k] = p->heap[best];
+        k = best;
+    }
+    p->heap[k] = x;
+}
+
+static void q_up(stream_pass *p, size_t k)
+{
+    stream_head x = p->heap[k];
+    while (k > 0 && q_before(&x, &p->heap[(k - 1) / 2])) {
+        p->heap[k] = p->heap[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    p->heap[k] = x;
+}
+
+/* A row of GPU g at t leaves the first read's merge: its GPU's limit and clock-reason series
+ * taken at its first row (excl_series_of; the same at the end, checked there), its time kept
+ * for tm_spec_change (a later change at or before it would have changed its look-up). */
+static bool spec_row_ok(stream_pass *p, size_t g, double t)
+{
+    long *ix = &p->xs_idx[2 * g];
+    if (ix[0] == -2) {
+        excl_series xs = excl_series_of(p->tm, p->red->gpus[g]);
+        ix[0] = xs.limit ? (long)(xs.limit - p->tm->series) : -1;
+        ix[1] = xs.reasons ? (long)(xs.reasons - p->tm->series) : -1;
+    }
+    p->xs[g] = (excl_series){ix[0] >= 0 ? &p->tm->series[ix[0]] : NULL,
+                             ix[1] >= 0 ? &p->tm->series[ix[1]] : NULL};
+    if (p->eof)
+        return true;
+    p->emitted[g] = t;
+    return true;
+}
+
+/* The rows every GPU has passed, into the bins. */
+static pfi_error stream_drain(stream_pass *p)
+{
+    /* The first read's rows wait until every GPU is past t + 1e-6 (the rows that give the
+     * limits at t are then in: sample_excluded looks 1e-6 ahead) and the step is guessed. */
+    bool ahead = p->spec && !p->eof;
+    while (p->nh > 0 && !(p->spec && !(p->b.align > 0)) &&
+           (ahead ? p->heap[0].t + 1e-6 < p->lt[1] : p->heap[0].t <= p->lt[1])) {
+        size_t g = p->heap[0].g;
+        stream_queue *q = &p->q[g];
+        stream_row r = q->r[q->head];
+        q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
+        q->n--;
+        p->buffered--;
+        if (q->n == 0)
+            p->heap[0] = p->heap[--p->nh];
+        else
+            p->heap[0].t = q->r[q->head].t;
+        if (p->nh > 1)
+            q_down(p, 0);
+        if (p->spec && !spec_row_ok(p, g, r.t)) {
+            p->dead = true;
+            return PFI_OK;
+        }
+        p->last_out = r.t;
+        grid_row gr = {.t = r.t,
+                       .v = r.v,
+                       .g = (unsigned)g,
+                       .valid = r.valid,
+                       .excl = r.valid ? sample_excluded(&p->xs[g], p->o, r.t) : 0};
+        pfi_error e = power_bins_add(&p->b, &gr, &p->red->jp);
+        if (e != PFI_OK)
+            return e;
+    }
+    return PFI_OK;
+}
+
+static pfi_error stream_push(stream_pass *p, size_t g, double t, double v, bool valid)
+{
+    stream_queue *q = &p->q[g];
+    if (q->pushed == q->expected || p->buffered >= STREAM_WINDOW) {
+        p->overflow = true; /* more rows than pass 1 saw, or a GPU silent too long */
+        return PFI_ERR_LIMIT;
+    }
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 16;
+        stream_row *r = pfi_malloc(cap * sizeof *r);
+        if (r == NULL)
+            return PFI_ERR_NOMEM;
+        for (size_t i = 0; i < q->n; i++)
+            r[i] = q->r[(q->head + i) % q->cap];
+        pfi_free(q->r);
+        q->r = r;
+        q->cap = cap;
+        q->head = 0;
+    }
+    q->r[(q->head + q->n) % q->cap] = (stream_row){t, v, valid};
+    q->n++;
+    p->buffered++;
+    if (q->n == 1) {
+        p->heap[p->nh++] = (stream_head){t, g};
+        q_up(p, p->nh - 1);
+    }
+    lt_set(p, g, ++q->pushed == q->expected ? INFINITY : t);
+    return stream_drain(p);
+}
+
+/* The sink of the second read: one sample of series k of tm. */
+static pfi_error stream_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk)
+{
+    stream_pass *p = ctx;
+    if (k >= p->n_series)
+        return PFI_OK;
+    stream_series *x = &p->ss[k];
+    if (x->g >= 0) { /* a job GPU's power */
+        size_t g = (size_t)x->g;
+        if (valid) {
+            double dt = t - x->tp;
+            if (x->have_prev && !brk && !(dt > x->lim)) { /* pfi_telemetry_integrate */
+                p->red->pi[g] += 0.5 * (v + x->vp) * dt;
+                p->red->picov[g] += dt;
+            }
+            if (t >= x->elo && t <= x->ehi) { /* counter_plausible */
+                p->red->psum[g] += v;
+                p->red->pn[g]++;
+            }
+            x->have_prev = true;
+            x->tp = t;
+            x->vp = v;
+        }
+        /* No valid power at all: no bins (reduce_job_power stops before the merge too). */
+        return p->red->job ? stream_push(p, g, t, v, valid) : PFI_OK;
+    }
+    if (x->e < 0 || !valid)
+        return PFI_OK;
+    /* The counter of entity e: pfi_telemetry_counter_delta, then derive_power (energy.c). */
+    if (x->have_prev) {
+        double dt = t - x->tp, de = v - x->vp;
+        if (x->cg >= 0 && !brk && !(de < 0) && !(dt > x->lim)) {
+            p->red->csum[x->cg] += de;
+            p->red->ccov[x->cg] += dt;
+        }
+        bool ok = !brk && dt > 0 && dt <= x->lim && de >= 0;
+        if (ok || !x->first) {
+            x->first = false;
+            pfi_error e =
+                tm_put(p->tm, (size_t)x->e, p->fpd, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING,
+                       ok ? de / 1000.0 / dt : NAN, -1, false);
+            if (e != PFI_OK)
+                return e;
+        }
+    }
+    x->have_prev = true;
+    x->tp = t;
+    x->vp = v;
+    return PFI_OK;
+}
+
+static void stream_pass_free(stream_pass *p)
+{
+    for (size_t g = 0; p->q != NULL && g < p->ng; g++)
+        pfi_free(p->q[g].r);
+    pfi_free(p->q);
+    pfi_free(p->ss);
+    pfi_free(p->xs);
+    pfi_free(p->lt);
+    pfi_free(p->heap);
+    power_bins_free(&p->b);
+}
+
+/* Pass 1's checks that the stored path would not drop or reorder what the second read
+ * streams: no implausible date in any series, stored, counted or streamed (drop_far_times
+ * drops nothing when every time lies within a year of every other and after 2000), the earliest
+ * sample not a profiling field's (which the summary may take as missing, moving t_0). False: read
+ * again, stored. */
+static bool stream_eligible(const pfi_telemetry *tm)
+{
+    double lo = INFINITY, hi = -INFINITY, prof = INFINITY, other = INFINITY;
+    for (size_t i = 0; i < tm->n_series; i++) {
+        const pfi_telemetry_series *s = &tm->series[i];
+        const tm_stream *st = s->stream;
+        for (size_t j = 0; j < s->n; j++) {
+            lo = s->t_s[j] < lo ? s->t_s[j] : lo;
+            hi = s->t_s[j] > hi ? s->t_s[j] : hi;
+        }
+        for (size_t j = 0; j < s->n_miss; j++) {
+            lo = s->miss_t[j] < lo ? s->miss_t[j] : lo;
+            hi = s->miss_t[j] > hi ? s->miss_t[j] : hi;
+        }
+        if (st != NULL) {
+            lo = st->t_min < lo ? st->t_min : lo;
+            hi = st->t_max > hi ? st->t_max : hi;
+        } else if (s->counted && s->n_valid > 0) { /* its times lie in [t_first, t_hi] */
+            lo = s->t_first < lo ? s->t_first : lo;
+            hi = s->t_hi > hi ? s->t_hi : hi;
+        }
+        pfi_telemetry_kind kind = tm->fields[s->field].kind;
+        const char *name = tm->fields[s->field].name;
+        if (st == NULL && (kind == PFI_KIND_POWER_W || kind == PFI_KIND_ENERGY_MJ ||
+                           strcmp(name, "energy_mj") == 0 || strcmp(name, "power_w") == 0 ||
+                           strcmp(name, "power_avg_w") == 0))
+            return false; /* a series the reduction reads by name or kind that was counted
+                             (a column named like a canonical field, of no known kind; a
+                             field that became power later): the stored read has its samples */
+        double f = s->counted ? s->t_first : s->n > 0 ? s->t_s[0] : INFINITY;
+        int id = tm->fields[s->field].dcgm_id;
+        if (s->n_valid > 0 && id >= 1001 && id <= 1012)
+            prof = f < prof ? f : prof;
+        else if (s->n_valid > 0)
+            other = f < other ? f : other;
+    }
+    if (!tm->time_relative && lo <= hi &&
+        (lo < TM_PLAUSIBLE_FROM_S || hi - lo > TM_PLAUSIBLE_SPAN_S || isnan(lo) || isnan(hi)))
+        return false;
+    return !(prof < other);
+}
+
+/* The job power part of pass 2, before the read: the grid step, the span of the rows, the
+ * grid bounded (false: over the limit, read again stored for the stored path's message),
+ * the bins and the merge's queues. */
+static pfi_error stream_job_init(stream_pass *p, const size_t *gpus, size_t ng, size_t fp, long fe,
+                                 bool *fits)
+{
+    pfi_telemetry *tm = p->tm;
+    tm_stream_red *red = p->red;
+    const pfi_reduce_options *o = p->o;
+    *fits = true;
+    snprintf(red->jp.power_field, sizeof red->jp.power_field, "%s", tm->fields[fp].name);
+    if (grid_step(tm, o, gpus, ng, fp, &red->jp) != PFI_OK)
+        return PFI_ERR_NOMEM;
+    double align = red->jp.align_s;
+    size_t total = 0, rows = 0;
+    double t_min = INFINITY, t_max = -INFINITY;
+    p->q = pfi_calloc(ng, sizeof *p->q);
+    p->xs = pfi_calloc(ng, sizeof *p->xs);
+    for (p->leaves = 1; p->leaves < ng; p->leaves *= 2)
+        ;
+    p->lt = pfi_malloc(2 * p->leaves * sizeof *p->lt);
+    p->heap = pfi_malloc(ng * sizeof *p->heap);
+    if (p->q == NULL || p->xs == NULL || p->lt == NULL || p->heap == NULL)
+        return PFI_ERR_NOMEM;
+    for (size_t k = 0; k < 2 * p->leaves; k++)
+        p->lt[k] = INFINITY;
+    for (size_t g = 0; g < ng; g++) {
+        const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, gpus[g], fp);
+        p->xs[g] = excl_series_of(tm, gpus[g]);
+        if (s == NULL)
+            continue;
+        if (s->stream == NULL) {
+            *fits = false;
+            return PFI_OK;
+        }
+        size_t k = (size_t)(s - tm->series);
+        p->ss[k].g = (long)g;
+        const pfi_telemetry_series *es =
+            fe >= 0 ? pfi_telemetry_series_get(tm, gpus[g], (size_t)fe) : NULL;
+        p->ss[k].elo = INFINITY;
+        p->ss[k].ehi = -INFINITY;
+        span_of(es, &p->ss[k].elo, &p->ss[k].ehi);
+        p->ss[k].lim = tm_gap_limit(s);
+        total += s->n_valid;
+        rows += s->n_valid + s->n_miss;
+        p->q[g].expected = s->n_valid + s->n_miss;
+        if (p->q[g].expected > 0)
+            lt_set(p, g, -INFINITY);
+        const tm_stream *st = s->stream;
+        t_min = st->t_min < t_min ? st->t_min : t_min;
+        t_min = st->m_min < t_min ? st->m_min : t_min;
+        t_max = st->t_max > t_max ? st->t_max : t_max;
+        t_max = st->m_max > t_max ? st->m_max : t_max;
+    }
+    red->t0 = first_sample_time(tm);
+    if (total == 0) {
+        red->jp.flags |= PFI_RED_NO_POWER;
+        return PFI_OK;
+    }
+    red->job = true;
+    if (t_min < red->t0)
+        red->t0 = t_min;
+    double nbd = floor((t_max - red->t0) / align + 0.5) + 1;
+    double cap_bins = (double)rows * 16 + 1048576;
+    double limit = cap_bins < MAX_BINS - 1 ? cap_bins : MAX_BINS - 1;
+    if (!(nbd >= 1 && nbd <= limit)) {
+        *fits = false;
+        return PFI_OK;
+    }
+    bool per_loop = !(o->align_s > 0);
+    return power_bins_init(&p->b, ng, per_loop ? 0 : (size_t)nbd, per_loop, o->warmup_s > 0,
+                           red->t0, align);
+}
+
+/* The power derived from the counter (pfi_telemetry_derive_power_from_energy's field and
+ * series): its field, and its series made now, empty, in entity order — the order the stored
+ * path makes them in; those left empty are taken out again by stream_derived_end. */
+static pfi_error stream_derived_begin(stream_pass *p, size_t fe)
+{
+    pfi_telemetry *tm = p->tm;
+    static const char name[] = "power_energy_w";
+    pfi_error err = tm_field(tm, name, sizeof name - 1, &p->fpd);
+    if (err != PFI_OK)
+        return err;
+    tm->fields[p->fpd].kind = PFI_KIND_POWER_W;
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + fe];
+        if (k < 0)
+            continue;
+        stream_series *x = &p->ss[k];
+        x->e = (long)e;
+        x->first = true;
+        x->lim = tm_gap_limit(&tm->series[k]);
+        for (size_t g = 0; g < p->ng; g++)
+            if (p->red->gpus[g] == e)
+                x->cg = (long)g;
+        pfi_telemetry_series *d;
+        if ((err = tm_series(tm, e, p->fpd, &d)) != PFI_OK)
+            return err;
+    }
+    return PFI_OK;
+}
+
+/* After the read: the counter's missing-value times go along (derive_power), the derived
+ * series that got nothing are taken out, the rest's step tables sorted. */
+static pfi_error stream_derived_end(stream_pass *p, size_t fe, size_t base)
+{
+    pfi_telemetry *tm = p->tm;
+    pfi_error err;
+    for (size_t e = 0; e < tm->n_entities; e++) {
+        int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + fe];
+        for (size_t i = 0; k >= 0 && i < tm->series[k].n_miss; i++)
+            if ((err = tm_put_miss_time(tm, e, p->fpd, tm->series[k].miss_t[i])) != PFI_OK)
+                return err;
+    }
+    size_t w = base;
+    for (size_t i = base; i < tm->n_series; i++) {
+        pfi_telemetry_series *s = &tm->series[i];
+        int *slot = &tm->map[s->entity * PFI_TELEMETRY_MAX_FIELDS + s->field];
+        if (s->n_valid + s->n_missing + s->n_range + s->n_miss == 0) {
+            tm_stream_free(s->stream);
+            pfi_free(s->t_s);
+            pfi_free(s->value);
+            pfi_free(s->brk);
+            pfi_free(s->miss_t);
+            *slot = -1;
+            continue;
+        }
+        tm_stream_finish(s->stream);
+        tm->series[w] = *s;
+        *slot = (int)w++;
+    }
+    tm->n_series = w;
+    return PFI_OK;
+}
+
+/*
+ * The first read's guess (pfi_reduce_stream_begin): while the files are read the first time,
+ * the job power, trapezoids, counter increases and derived power are made as in the second
+ * read, with what is not known before the end guessed — each series' gap limit (10 x its
+ * first clean step), the grid step (the interval, 1 s for nominal times, else the first clean
+ * step of a GPU's power), the GPUs (as they appear), the power field (the one power field seen)
+ * — and the decisions those guesses took kept (the loop rule's distances, every distinct
+ * step). At the end pfi_reduce_stream checks each decision against the true value: when every
+ * one is the same, the sums are the second read's, bit for bit, and there is no second read.
+ * Otherwise (or a GPU appearing after the first loop closed, a window full, --align) the
+ * guess is dropped and the second read made.
+ */
+#define SPEC_MAX_GPUS 1024
+
+typedef struct tm_spec {
+    stream_pass p;
+    pfi_reduce_options o;
+    long fp;      /* the power field seen (-1: none yet) */
+    long *gpu_of; /* per entity: its job GPU, -1 none */
+    size_t n_gpu_of;
+    long last_gpu_entity; /* GPUs must appear in entity order */
+    size_t ss_cap;
+    bool *seen;            /* per series: its role taken */
+    pfi_telemetry *shadow; /* the derived power's series, made here, moved to tm at the end */
+    size_t fpd_s;
+    double derived_max;
+} tm_spec;
+
+void tm_spec_free(tm_spec *sp)
+{
+    if (sp == NULL)
+        return;
+    stream_pass_free(&sp->p);
+    pfi_free(sp->p.xs_idx);
+    pfi_free(sp->p.emitted);
+    tm_stream_red_free(sp->p.red);
+    pfi_free(sp->gpu_of);
+    pfi_free(sp->seen);
+    pfi_telemetry_destroy(sp->shadow);
+    pfi_free(sp);
+}
+
+void tm_spec_change(pfi_telemetry *tm, size_t e, double t)
+{
+    tm_spec *sp = tm->spec;
+    if (sp == NULL || sp->p.dead || e >= sp->n_gpu_of || sp->gpu_of[e] < 0)
+        return;
+    if (t <= sp->p.emitted[sp->gpu_of[e]] + 1e-6)
+        sp->p.dead = true; /* a row out already took the value before this change */
+}
+
+/* Entity e's job GPU, made now when it is a GPU not yet seen; -1 (and the guess dead) when it
+ * cannot be one of the merge's. */
+static long spec_gpu(tm_spec *sp, size_t e)
+{
+    stream_pass *p = &sp->p;
+    if (e >= sp->n_gpu_of) {
+        size_t n = 2 * e + 16;
+        long *m = pfi_realloc(sp->gpu_of, n * sizeof *m);
+        if (m == NULL)
+            return -1;
+        for (size_t i = sp->n_gpu_of; i < n; i++)
+            m[i] = -1;
+        sp->gpu_of = m;
+        sp->n_gpu_of = n;
+    }
+    if (sp->gpu_of[e] >= 0)
+        return sp->gpu_of[e];
+    if ((long)e <= sp->last_gpu_entity || p->ng == SPEC_MAX_GPUS || p->red->jp.n_bins > 0)
+        return -1;
+    size_t g = p->ng++;
+    p->red->gpus[g] = e;
+    p->b.ng = p->ng;
+    p->q[g].expected = SIZE_MAX;
+    if (p->ng > p->leaves) { /* the tree over as many leaves as GPUs (lt holds 2 x n) */
+        size_t leaves = 2 * p->leaves;
+        for (size_t i = 0; i < leaves; i++)
+            p->lt[leaves + i] = i < p->leaves ? p->lt[p->leaves + i] : INFINITY;
+        p->leaves = leaves;
+        for (size_t k = leaves - 1; k >= 1; k--)
+            p->lt[k] = p->lt[2 * k] < p->lt[2 * k + 1] ? p->lt[2 * k] : p->lt[2 * k + 1];
+    }
+    lt_set(p, g, -INFINITY);
+    sp->gpu_of[e] = (long)g;
+    sp->last_gpu_entity = (long)e;
+    return (long)g;
+}
+
+/* What series k feeds, taken at its first sample. */
+static bool spec_role(tm_spec *sp, size_t k)
+{
+    pfi_telemetry *tm = sp->p.tm;
+    if (k >= sp->ss_cap) {
+        size_t n = 2 * k + 16;
+        stream_series *ss = pfi_realloc(sp->p.ss, n * sizeof *ss);
+        bool *seen = pfi_realloc(sp->seen, n * sizeof *seen);
+        if (ss != NULL)
+            sp->p.ss = ss;
+        if (seen != NULL)
+            sp->seen = seen;
+        if (ss == NULL || seen == NULL)
+            return false;
+        for (size_t i = sp->ss_cap; i < n; i++)
+            seen[i] = false;
+        sp->ss_cap = n;
+    }
+    if (sp->seen[k])
+        return true;
+    sp->seen[k] = true;
+    stream_series *x = &sp->p.ss[k];
+    *x = (stream_series){.g = -1, .e = -1, .cg = -1, .first = true, .lim = NAN};
+    const pfi_telemetry_series *s = &tm->series[k];
+    const pfi_telemetry_field *f = &tm->fields[s->field];
+    bool gpu = tm->entities[s->entity].is_gpu;
+    if (f->kind == PFI_KIND_POWER_W && gpu) {
+        if (sp->fp >= 0 && sp->fp != (long)s->field)
+            return false; /* two power fields: which is the job's is known at the end */
+        sp->fp = (long)s->field;
+        return (x->g = spec_gpu(sp, s->entity)) >= 0;
+    }
+    if (f->kind == PFI_KIND_ENERGY_MJ && strcmp(f->name, "energy_mj") == 0) {
+        x->e = (long)s->entity;
+        return !gpu || (x->cg = spec_gpu(sp, s->entity)) >= 0;
+    }
+    return true;
+}
+
+/* The first read's sink: stream_sample's work with the guesses. */
+static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk)
+{
+    tm_spec *sp = ctx;
+    stream_pass *p = &sp->p;
+    if (p->dead)
+        return PFI_OK;
+    if (!spec_role(sp, k)) {
+        p->dead = true;
+        return PFI_OK;
+    }
+    stream_series *x = &p->ss[k];
+    if (!brk && valid && isnan(x->lim))
+        x->lim = PFI_TELEMETRY_GAP_FACTOR * (t - x->tp);
+    if (x->g >= 0) {
+        size_t g = (size_t)x->g;
+        if (!(p->b.align > 0)) {
+            const pfi_telemetry *tm = p->tm;
+            p->b.align = tm->opt.interval_s > 0 ? tm->opt.interval_s
+                         : tm->time_nominal     ? 1.0
+                         : valid && !brk        ? t - x->tp
+                                                : NAN;
+        }
+        if (valid) {
+            double dt = t - x->tp;
+            if (x->have_prev && !brk && !(dt > x->lim)) {
+                p->red->pi[g] += 0.5 * (v + x->vp) * dt;
+                p->red->picov[g] += dt;
+            }
+            x->have_prev = true;
+            x->tp = t;
+            x->vp = v;
+        }
+        if (t < p->last_out) {
+            p->dead = true;
+            return PFI_OK;
+        }
+        pfi_error e = stream_push(p, g, t, v, valid);
+        if (e != PFI_OK || p->overflow)
+            p->dead = true;
+        return PFI_OK;
+    }
+    if (x->e < 0 || !valid)
+        return PFI_OK;
+    if (x->have_prev) {
+        double dt = t - x->tp, de = v - x->vp;
+        if (x->cg >= 0 && !brk && !(de < 0) && !(dt > x->lim)) {
+            p->red->csum[x->cg] += de;
+            p->red->ccov[x->cg] += dt;
+        }
+        bool ok = !brk && dt > 0 && dt <= x->lim && de >= 0;
+        if (ok || !x->first) {
+            x->first = false;
+            pfi_telemetry *sh = sp->shadow;
+            pfi_error e = PFI_OK;
+            char name[32];
+            while (e == PFI_OK && sh->n_entities <= (size_t)x->e) {
+                size_t id;
+                int n = snprintf(name, sizeof name, "%zu", sh->n_entities);
+                e = tm_entity(sh, name, (size_t)n, &id);
+            }
+            double d = ok ? de / 1000.0 / dt : NAN;
+            if (ok && !(d <= sp->derived_max))
+                sp->derived_max = d;
+            if (e == PFI_OK) /* tm_put_ok: tm_put(..., PFI_VALUE_OK, d, -1, false) inlined */
+                e = ok ? tm_put_ok(sh, (size_t)x->e, sp->fpd_s, t, d)
+                       : tm_put(sh, (size_t)x->e, sp->fpd_s, t, PFI_VALUE_MISSING, d, -1, false);
+            if (e != PFI_OK)
+                p->dead = true;
+        }
+    }
+    x->have_prev = true;
+    x->tp = t;
+    x->vp = v;
+    return PFI_OK;
+}
+
+pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o)
+{
+    if (!tm->opt.stream_power || o->align_s > 0 || o->warmup_s != 0)
+        return PFI_OK; /* (--align: t_0 is not known before the end; the second read) */
+    tm_spec *sp = pfi_calloc(1, sizeof *sp);
+    if (sp == NULL)
+        return PFI_ERR_NOMEM;
+    *sp = (tm_spec){.o = *o, .fp = -1, .last_gpu_entity = -1, .derived_max = -INFINITY};
+    stream_pass *p = &sp->p;
+    *p = (stream_pass){.tm = tm, .o = &sp->o, .spec = true, .last_out = -INFINITY};
+    size_t n = SPEC_MAX_GPUS;
+    pfi_telemetry_options so = tm->opt;
+    so.host = so.csv_fields = so.timezone = NULL;
+    tm_stream_red *red = p->red = pfi_calloc(1, sizeof *red);
+    pfi_error err = PFI_ERR_NOMEM;
+    if (red == NULL || (red->gpus = pfi_calloc(n, sizeof *red->gpus)) == NULL ||
+        (red->csum = pfi_calloc(n, sizeof *red->csum)) == NULL ||
+        (red->ccov = pfi_calloc(n, sizeof *red->ccov)) == NULL ||
+        (red->pi = pfi_calloc(n, sizeof *red->pi)) == NULL ||
+        (red->picov = pfi_calloc(n, sizeof *red->picov)) == NULL ||
+        (red->psum = pfi_calloc(n, sizeof *red->psum)) == NULL ||
+        (red->pn = pfi_calloc(n, sizeof *red->pn)) == NULL ||
+        (p->q = pfi_calloc(n, sizeof *p->q)) == NULL ||
+        (p->xs = pfi_calloc(n, sizeof *p->xs)) == NULL ||
+        (p->xs_idx = pfi_malloc(2 * n * sizeof *p->xs_idx)) == NULL ||
+        (p->emitted = pfi_malloc(n * sizeof *p->emitted)) == NULL ||
+        (p->lt = pfi_malloc(2 * n * sizeof *p->lt)) == NULL ||
+        (p->heap = pfi_malloc(n * sizeof *p->heap)) == NULL ||
+        power_bins_init(&p->b, n, 0, true, false, 0, NAN) != PFI_OK ||
+        (err = pfi_telemetry_create(&so, &sp->shadow)) != PFI_OK)
+        goto fail;
+    static const char name[] = "power_energy_w";
+    if ((err = tm_field(sp->shadow, name, sizeof name - 1, &sp->fpd_s)) != PFI_OK)
+        goto fail;
+    sp->shadow->fields[sp->fpd_s].kind = PFI_KIND_POWER_W;
+    p->leaves = 1; /* grown with the GPUs (spec_gpu) */
+    for (size_t k = 0; k < 2 * n; k++) {
+        p->lt[k] = INFINITY;
+        p->xs_idx[k] = -2;
+    }
+    for (size_t g = 0; g < n; g++)
+        p->emitted[g] = -INFINITY;
+    red->jp.power.mean = red->jp.power.se = NAN;
+    red->jp.align_s = NAN;
+    p->b.ng = 0;
+    p->b.track = true;
+    p->b.join_max = -INFINITY;
+    p->b.split_min = INFINITY;
+    tm_spec_free(tm->spec);
+    tm->spec = sp;
+    tm->sink = spec_sample;
+    tm->sink_ctx = sp;
+    tm->sink_counts = true;
+    return PFI_OK;
+fail:
+    tm_spec_free(sp);
+    return err;
+}
+
+/* The guess's decisions against series s's true gap limit: every distinct step on the same
+ * side of both. */
+static bool spec_lim_holds(const pfi_telemetry_series *s, double guess)
+{
+    if (s->stream == NULL)
+        return false;
+    double lim = tm_gap_limit(s);
+    for (size_t i = 0; i < s->stream->n_keys; i++) {
+        double d;
+        memcpy(&d, &s->stream->ent[i].key, sizeof d);
+        if ((d > guess) != (d > lim))
+            return false;
+    }
+    return true;
+}
+
+/* The end of the first read: the guess checked (false: dropped); when it holds, tm->stream_red
+ * made from it and the derived power moved into tm. */
+static pfi_error spec_finish(pfi_telemetry *tm, const pfi_reduce_options *o, long fp, long fe,
+                             bool *done)
+{
+    tm_spec *sp = tm->spec;
+    stream_pass *p = &sp->p;
+    tm_stream_red *red = p->red;
+    *done = false;
+    pfi_telemetry_set_sink(tm, NULL, NULL);
+    tm->sink_counts = false;
+    pfi_reduce_options a = sp->o;
+    bool same_o = (a.power_field == NULL) == (o->power_field == NULL) &&
+                  (a.power_field == NULL || strcmp(a.power_field, o->power_field) == 0) &&
+                  a.q == o->q && a.cap_w == o->cap_w && a.align_s == o->align_s &&
+                  a.warmup_s == o->warmup_s;
+    /* A power_energy_w the input itself named: the derivation adds to its series, which
+     * the guess's own derived series would replace (fuzz_stream). */
+    if (p->dead || !same_o || (sp->fp >= 0 && fp != sp->fp) || fp < 0 ||
+        pfi_telemetry_field_find(tm, "power_energy_w") >= 0)
+        return PFI_OK;
+    p->eof = true;
+    for (size_t g = 0; g < p->ng; g++)
+        lt_set(p, g, INFINITY);
+    if (!(p->b.align > 0))
+        return PFI_OK;
+    pfi_error err = stream_drain(p);
+    if (err != PFI_OK || p->dead || p->nh > 0)
+        return err;
+    /* The GPUs, the grid step's decisions, the gap limits, the limit series, the counter's
+     * span over the power's, the grid's size, the derived power's range. */
+    size_t *gpus = pfi_malloc((tm->n_entities ? tm->n_entities : 1) * sizeof *gpus);
+    pfi_reduced *jp = pfi_calloc(1, sizeof *jp);
+    if (gpus == NULL || jp == NULL) {
+        pfi_free(gpus);
+        pfi_free(jp);
+        return PFI_ERR_NOMEM;
+    }
+    size_t ng = job_gpus(tm, o, gpus, jp);
+    bool ok = ng == p->ng && ng > 0 && memcmp(gpus, red->gpus, ng * sizeof *gpus) == 0;
+    pfi_free(gpus);
+    memset(jp, 0, sizeof *jp);
+    jp->power.mean = jp->power.se = NAN;
+    jp->align_s = NAN;
+    snprintf(jp->power_field, sizeof jp->power_field, "%s", tm->fields[fp].name);
+    if (ok && grid_step(tm, o, red->gpus, ng, (size_t)fp, jp) != PFI_OK) {
+        pfi_free(jp);
+        return PFI_ERR_NOMEM;
+    }
+    double align = jp->align_s;
+    ok = ok && p->b.join_max <= 0.5 * align && !(p->b.split_min <= 0.5 * align);
+    size_t total = 0, rows = 0;
+    double t_min = INFINITY, t_max = -INFINITY;
+    for (size_t k = 0; ok && k < tm->n_series && k < sp->ss_cap; k++)
+        if (sp->seen[k] && (p->ss[k].g >= 0 || p->ss[k].e >= 0) && !isnan(p->ss[k].lim))
+            ok = spec_lim_holds(&tm->series[k], p->ss[k].lim);
+    for (size_t g = 0; ok && g < ng; g++) {
+        const pfi_telemetry_series *s = pfi_telemetry_series_get(tm, red->gpus[g], (size_t)fp);
+        const pfi_telemetry_series *es =
+            fe >= 0 ? pfi_telemetry_series_get(tm, red->gpus[g], (size_t)fe) : NULL;
+        excl_series xs = excl_series_of(tm, red->gpus[g]);
+        const long *ix = &p->xs_idx[2 * g];
+        if (ix[0] != -2 && (ix[0] != (xs.limit ? (long)(xs.limit - tm->series) : -1) ||
+                            ix[1] != (xs.reasons ? (long)(xs.reasons - tm->series) : -1)))
+            ok = false;
+        if (s == NULL || s->stream == NULL) {
+            ok = false;
+            break;
+        }
+        const tm_stream *st = s->stream;
+        if (es != NULL && es->stream != NULL && es->n_valid > 0 && s->n_valid > 0) {
+            if (!(st->t_min >= es->stream->t_min && st->t_max <= es->stream->t_max))
+                ok = false; /* some power samples outside the counter's span */
+            red->psum[g] = s->sum;
+            red->pn[g] = s->n_valid;
+        }
+        total += s->n_valid;
+        rows += s->n_valid + s->n_miss;
+        t_min = st->t_min < t_min ? st->t_min : t_min;
+        t_min = st->m_min < t_min ? st->m_min : t_min;
+        t_max = st->t_max > t_max ? st->t_max : t_max;
+        t_max = st->m_max > t_max ? st->m_max : t_max;
+    }
+    red->t0 = first_sample_time(tm);
+    if (t_min < red->t0)
+        red->t0 = t_min;
+    double nbd = floor((t_max - red->t0) / align + 0.5) + 1;
+    double cap_bins = (double)rows * 16 + 1048576;
+    double limit = cap_bins < MAX_BINS - 1 ? cap_bins : MAX_BINS - 1;
+    ok = ok && total > 0 && nbd >= 1 && nbd <= limit;
+    double hi = tm_power_hi(tm), hi_s = tm_power_hi(sp->shadow);
+    ok = ok && (hi == hi_s || !(sp->derived_max > (hi < hi_s ? hi : hi_s)));
+    ok = ok && tm->n_stored + sp->shadow->n_stored < PFI_TELEMETRY_MAX_SAMPLES;
+    if (!ok) {
+        pfi_free(jp);
+        return PFI_OK;
+    }
+    /* It holds: the job power as the second read would give it. */
+    red->o = *o;
+    red->o.products = NULL;
+    red->fp = fp;
+    red->ng = ng;
+    red->job = true;
+    memcpy(red->jp.power_field, jp->power_field, sizeof jp->power_field);
+    memcpy(red->jp.align_note, jp->align_note, sizeof jp->align_note);
+    red->jp.align_s = align;
+    pfi_free(jp);
+    if ((err = power_bins_close(&p->b, &red->jp)) != PFI_OK)
+        return err;
+    red->jp_err = steady_power(&p->b, o, &red->jp);
+    /* The derived power: its field, its series moved in entity order, the counter's missing
+     * rows after them (derive_power). */
+    if (fe >= 0) {
+        static const char name[] = "power_energy_w";
+        size_t fpd;
+        if ((err = tm_field(tm, name, sizeof name - 1, &fpd)) != PFI_OK)
+            return err;
+        tm->fields[fpd].kind = PFI_KIND_POWER_W;
+        pfi_telemetry *sh = sp->shadow;
+        for (size_t e = 0; e < tm->n_entities; e++) {
+            int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + (size_t)fe];
+            if (k < 0)
+                continue;
+            int ks = e < sh->n_entities ? sh->map[e * PFI_TELEMETRY_MAX_FIELDS + sp->fpd_s] : -1;
+            if (ks >= 0) {
+                pfi_telemetry_series *d;
+                if ((err = tm_series(tm, e, fpd, &d)) != PFI_OK)
+                    return err;
+                tm_stream_free(d->stream);
+                *d = sh->series[ks];
+                d->entity = e;
+                d->field = fpd;
+                tm_stream_finish(d->stream);
+                sh->series[ks] = (pfi_telemetry_series){0};
+            }
+            for (size_t i = 0; i < tm->series[k].n_miss; i++)
+                if ((err = tm_put_miss_time(tm, e, fpd, tm->series[k].miss_t[i])) != PFI_OK)
+                    return err;
+            int kd = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + fpd];
+            if (kd >= 0)
+                tm_stream_finish(tm->series[kd].stream);
+        }
+        tm->n_stored += sh->n_stored;
+        tm->n_miss_stored += sh->n_miss_stored;
+    }
+    p->red = NULL;
+    tm_stream_red_free(tm->stream_red);
+    tm->stream_red = red;
+    *done = true;
+    return PFI_OK;
+}
+
+pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
+                            pfi_error (*replay)(void *ctx, pfi_telemetry_sample_fn fn, void *fctx),
+                            void *ctx)
+{
+    if (tm->spec != NULL && (tm->counted_inexact || !(o->q > 0 && o->q <= 1))) {
+        tm_spec_free(tm->spec);
+        tm->spec = NULL;
+    }
+    if (tm->spec == NULL && tm->sink_counts) {
+        pfi_telemetry_set_sink(tm, NULL, NULL);
+        tm->sink_counts = false;
+    }
+    if (tm->counted_inexact)
+        return PFI_OK;
+    for (size_t i = 0; i < tm->n_series; i++)
+        tm_stream_finish(tm->series[i].stream);
+    if (!(o->q > 0 && o->q <= 1) || o->warmup_s != 0 || !(o->align_s >= 0) ||
+        !stream_eligible(tm)) {
+        tm->counted_inexact = true;
+        return PFI_OK;
+    }
+    long fe = pfi_telemetry_field_find(tm, "energy_mj");
+    long fp;
+    if (o->power_field != NULL) {
+        fp = strcmp(o->power_field, "power_energy_w") == 0
+                 ? -2
+                 : pfi_telemetry_field_find(tm, o->power_field);
+    } else {
+        fp = pfi_telemetry_has_field(tm, "power_avg_w")
+                 ? pfi_telemetry_field_find(tm, "power_avg_w")
+             : pfi_telemetry_has_field(tm, "power_w") ? pfi_telemetry_field_find(tm, "power_w")
+             : fe >= 0                                ? -2
+                                                      : -1;
+    }
+    if (fp == -2) { /* the derived power is the job's: its samples would be needed */
+        tm->counted_inexact = true;
+        return PFI_OK;
+    }
+    if (tm->spec != NULL) { /* the first read's guess, when it holds: no second read */
+        bool done = false;
+        pfi_error serr = spec_finish(tm, o, fp, fe, &done);
+        tm_spec_free(tm->spec);
+        tm->spec = NULL;
+        if (serr != PFI_OK || done)
+            return serr;
+    }
+    stream_pass p = {.tm = tm, .o = o, .n_series = tm->n_series};
+    tm_stream_red *red = pfi_calloc(1, sizeof *red);
+    p.red = red;
+    p.ss = pfi_calloc(tm->n_series ? tm->n_series : 1, sizeof *p.ss);
+    size_t *gpus = pfi_malloc((tm->n_entities ? tm->n_entities : 1) * sizeof *gpus);
+    pfi_error err = PFI_ERR_NOMEM;
+    if (red == NULL || p.ss == NULL || gpus == NULL)
+        goto fail;
+    red->o = *o;
+    red->fp = fp;
+    red->gpus = gpus;
+    gpus = NULL;
+    red->jp.power.mean = red->jp.power.se = NAN;
+    red->jp.align_s = NAN;
+    red->ng = p.ng = job_gpus(tm, o, red->gpus, &red->jp);
+    red->jp.flags = 0; /* pfi_reduce_power sets the collector's flags itself */
+    red->csum = pfi_calloc(p.ng + 1, sizeof *red->csum);
+    red->ccov = pfi_calloc(p.ng + 1, sizeof *red->ccov);
+    red->pi = pfi_calloc(p.ng + 1, sizeof *red->pi);
+    red->picov = pfi_calloc(p.ng + 1, sizeof *red->picov);
+    red->psum = pfi_calloc(p.ng + 1, sizeof *red->psum);
+    red->pn = pfi_calloc(p.ng + 1, sizeof *red->pn);
+    if (red->csum == NULL || red->ccov == NULL || red->pi == NULL || red->picov == NULL ||
+        red->psum == NULL || red->pn == NULL)
+        goto fail;
+    for (size_t k = 0; k < tm->n_series; k++)
+        p.ss[k] = (stream_series){.g = -1, .e = -1, .cg = -1};
+    /* The derived series first: making them moves tm->series, which the merge's limit
+     * look-ups (p.xs) point into. */
+    size_t base = tm->n_series;
+    if (fe >= 0 && (err = stream_derived_begin(&p, (size_t)fe)) != PFI_OK)
+        goto fail;
+    bool fits = true;
+    if (fp >= 0 && p.ng > 0 &&
+        (err = stream_job_init(&p, red->gpus, p.ng, (size_t)fp, fe, &fits)) != PFI_OK)
+        goto fail;
+    if (!fits) {
+        tm->counted_inexact = true;
+        err = PFI_OK;
+        goto fail;
+    }
+    err = replay(ctx, stream_sample, &p);
+    if (p.overflow) {
+        tm->counted_inexact = true;
+        err = PFI_OK;
+        goto fail;
+    }
+    if (err != PFI_OK)
+        goto fail;
+    for (size_t g = 0; red->job && p.q != NULL && g < p.ng; g++)
+        if (p.q[g].pushed != p.q[g].expected) { /* the second read is not the first's */
+            tm->counted_inexact = true;
+            goto fail;
+        }
+    if (red->job) {
+        if ((err = stream_drain(&p)) != PFI_OK ||
+            (err = power_bins_close(&p.b, &red->jp)) != PFI_OK)
+            goto fail;
+        p.err = steady_power(&p.b, o, &red->jp);
+    }
+    if (fe >= 0 && (err = stream_derived_end(&p, (size_t)fe, base)) != PFI_OK)
+        goto fail;
+    red->jp_err = p.err; /* the steady state's: returned by pfi_reduce_power, as there */
+    stream_pass_free(&p);
+    tm_stream_red_free(tm->stream_red);
+    tm->stream_red = red;
+    return PFI_OK;
+fail:
+    stream_pass_free(&p);
+    pfi_free(gpus);
+    tm_stream_red_free(red);
+    return err;
+}
+
+/* pfi_reduce_power of a streamed collector: the options, GPUs and power field are the ones
+ * pfi_reduce_stream worked for. */
+static bool stream_matches(const tm_stream_red *sr, const pfi_reduce_options *o, const size_t *gpus,
+                           size_t ng, long fp)
+{
+    const pfi_reduce_options *a = &sr->o;
+    bool pf = (a->power_field == NULL) == (o->power_field == NULL) &&
+              (a->power_field == NULL || strcmp(a->power_field, o->power_field) == 0);
+    return pf && a->q == o->q && a->warmup_s == o->warmup_s && a->align_s == o->align_s &&
+           a->cap_w == o->cap_w && ng == sr->ng && fp == sr->fp &&
+           (ng == 0 || memcmp(gpus, sr->gpus, ng * sizeof *gpus) == 0);
+}
+
+/* reduce_job_power's results, made by pfi_reduce_stream: out's job power part, *t0 moved to
+ * the earliest power row as there. */
+static pfi_error stream_job_power(const tm_stream_red *sr, double *t0, pfi_reduced *out)
+{
+    const pfi_reduced *jp = &sr->jp;
+    memcpy(out->power_field, jp->power_field, sizeof out->power_field);
+    memcpy(out->align_note, jp->align_note, sizeof out->align_note);
+    out->align_s = jp->align_s;
+    out->power = jp->power;
+    out->n_bins = jp->n_bins;
+    out->n_incomplete = jp->n_incomplete;
+    out->n_complete = jp->n_complete;
+    out->n_excluded = jp->n_excluded;
+    out->n_cap_lost = jp->n_cap_lost;
+    out->n_throttled = jp->n_throttled;
+    out->flags |= jp->flags;
+    if (sr->job)
+        *t0 = sr->t0;
+    return sr->jp_err;
+}
+
 pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o, pfi_reduced *out)
 {
     memset(out, 0, sizeof *out);
@@ -960,15 +2034,21 @@ pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o,
     size_t ng = job_gpus(tm, o, gpus, out);
     double t0 = first_sample_time(tm);
     long fp = pick_power(tm, o->power_field);
+    const tm_stream_red *sr = tm->stream_red;
+    if (sr != NULL && !stream_matches(sr, o, gpus, ng, fp)) {
+        pfi_free(gpus);
+        return PFI_ERR_INVALID_ARGUMENT;
+    }
     if (fp < 0 || ng == 0) {
         out->flags |= PFI_RED_NO_POWER;
     } else {
-        pfi_error e = reduce_job_power(tm, o, gpus, ng, (size_t)fp, &t0, out);
+        pfi_error e = sr != NULL ? stream_job_power(sr, &t0, out)
+                                 : reduce_job_power(tm, o, gpus, ng, (size_t)fp, &t0, out);
         if (e != PFI_OK) {
             pfi_free(gpus);
             return e;
         }
-        reduce_energy(tm, gpus, ng, (size_t)fp, o->gpus, out);
+        reduce_energy(tm, sr, gpus, ng, (size_t)fp, o->gpus, out);
     }
     pfi_free(gpus);
     return reduce_features(tm, o, isfinite(t0) ? t0 : 0, out);

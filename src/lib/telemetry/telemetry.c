@@ -94,8 +94,11 @@ void pfi_telemetry_destroy(pfi_telemetry *tm)
         pfi_free(tm->series[i].value);
         pfi_free(tm->series[i].brk);
         pfi_free(tm->series[i].miss_t);
+        tm_stream_free(tm->series[i].stream);
     }
     pfi_free(tm->series);
+    tm_stream_red_free(tm->stream_red);
+    tm_spec_free(tm->spec);
     if (tm->notes != NULL)
         for (size_t i = 0; i < tm->n_notes; i++)
             pfi_free(tm->notes[i]);
@@ -138,6 +141,12 @@ void tm_tool_error(pfi_telemetry *tm, const char *name, long line, const char *s
         return;
     char q[TM_QUOTE_LEN];
     tm_note(tm, "%s:%ld: the tool reported: %s", name, line, tm_quote(q, s, n, 160));
+}
+
+void pfi_telemetry_set_sink(pfi_telemetry *tm, pfi_telemetry_sample_fn fn, void *ctx)
+{
+    tm->sink = fn;
+    tm->sink_ctx = ctx;
 }
 
 pfi_error pfi_telemetry_set_host(pfi_telemetry *tm, const char *host)
@@ -283,6 +292,13 @@ pfi_error tm_field(pfi_telemetry *tm, const char *source, size_t len, size_t *id
     return PFI_OK;
 }
 
+static pfi_error series_of(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series **out);
+
+pfi_error tm_series(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series **out)
+{
+    return series_of(tm, e, f, out);
+}
+
 static pfi_error series_of(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series **out)
 {
     int *slot = &tm->map[e * PFI_TELEMETRY_MAX_FIELDS + f];
@@ -308,6 +324,7 @@ static pfi_error series_of(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_
     s->last_row = -1;
     s->last_t = NAN;
     s->t_first = NAN;
+    s->t_hi = -INFINITY;
     pfi_telemetry_kind kind = tm->fields[f].kind;
     s->counted = tm->opt.keep_series && tm->opt.count_means_only && kind != PFI_KIND_POWER_W &&
                  kind != PFI_KIND_ENERGY_MJ;
@@ -315,6 +332,19 @@ static pfi_error series_of(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_
                                      strcmp(tm->fields[f].name, "clock_event_reasons") == 0);
     s->times_only = tm->derive_times_only;
     s->counted = s->counted || s->times_only;
+    if (tm->opt.keep_series && tm->opt.count_means_only && tm->opt.stream_power &&
+        (kind == PFI_KIND_POWER_W || kind == PFI_KIND_ENERGY_MJ)) {
+        if ((s->stream = pfi_calloc(1, sizeof *s->stream)) == NULL)
+            return PFI_ERR_NOMEM;
+        *s->stream = (tm_stream){.lo = UINT64_MAX,
+                                 .t_min = INFINITY,
+                                 .t_max = -INFINITY,
+                                 .m_min = INFINITY,
+                                 .m_max = -INFINITY,
+                                 .last_row_t = NAN,
+                                 .derived = strcmp(tm->fields[f].name, "power_energy_w") == 0};
+        s->counted = true;
+    }
     *slot = (int)tm->n_series++;
     *out = s;
     return PFI_OK;
@@ -351,6 +381,11 @@ static pfi_error keep_miss(pfi_telemetry *tm, pfi_telemetry_series *s, double t)
     if (!tm->opt.keep_series || isnan(t) ||
         (kind != PFI_KIND_POWER_W && kind != PFI_KIND_ENERGY_MJ))
         return PFI_OK;
+    if (s->stream != NULL) {
+        pfi_error err = tm_stream_missing(tm, s, t);
+        if (err != PFI_OK)
+            return err;
+    }
     if (tm->n_miss_stored >= PFI_TELEMETRY_MAX_SAMPLES)
         return PFI_ERR_LIMIT;
     if (s->n_miss == s->miss_cap) {
@@ -430,7 +465,11 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
         if (s->changes_only && s->n_valid > 1 && !(t >= s->last_t))
             tm->counted_inexact = true;
         tm_count_only(tm, s, t);
+        if (s->stream != NULL && (err = tm_stream_valid(tm, s, t, v)) != PFI_OK)
+            return err;
         if (s->times_only || (s->changes_only && (s->n == 0 || v != s->value[s->n - 1]))) {
+            if (tm->spec != NULL && s->changes_only)
+                tm_spec_change(tm, s->entity, t);
             if (s->n == s->cap && (err = grow(s)) != PFI_OK)
                 return err;
             s->t_s[s->n] = t;
@@ -461,6 +500,7 @@ double tm_local_time(pfi_telemetry *tm, double local)
     if (tm->zone == NULL)
         return local;
     tm->time_utc = true;
+    tm->n_zone_local++;
     double u[2], r;
     int m = tm_zone_to_utc(tm->zone, local, u);
     double last = tm->zone_last_utc;
