@@ -97,9 +97,19 @@ def noheader():
     write("noheader.csv", "\n".join(rows) + "\n")
 
 
+def glitch():
+    """nvidia-smi CSV of one GPU whose third power cell is a glitch (99999999.00 W): out of
+    range, dropped, not clamped."""
+    rows = ["timestamp, index, power.draw [W]"]
+    for t, w in enumerate((250.0, 252.0, 99999999.0, 253.0)):
+        rows.append("2026/01/05 10:00:%02d.000, 0, %.2f W" % (t, w))
+    write("glitch.csv", "\n".join(rows) + "\n")
+
+
 if __name__ == "__main__":
     runs_csv()
     nodes()
     caps()
     dcgmi_and_megatron()
     noheader()
+    glitch()
