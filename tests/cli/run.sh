@@ -244,7 +244,7 @@ def close(a, b, rel=1e-9):
 
 CSV_COLS = ("file,group,job_class,cap_ref_w,power_ref_w,throughput_ref,pfi_ratio,ci_lo,"
             "ci_median,ci_hi,pfi_area,pfi_ce,label,points_used,points_ratio,excluded,"
-            "undefined_reason").split(",")
+            "undefined_reason,ci_undefined_share,notes").split(",")
 KNOWN = dict(dataset="sentiment140", network="bert_base_uncased", batch_size="8",
              optimizer="adamw")
 KNOWN_RATIO = 4.543083246545051
