@@ -232,9 +232,9 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                     "      note: the PFI %s lies outside its %d %% CI: the throughput losses "
                     "are within the noise, the estimate is not firm\n",
                     ratio, (int)lround(r->options->ci_level * 100));
+        if (res->undefined_reason)
+            fprintf(f, "      note: PFI undefined: %s\n", res->undefined_reason);
         if (r->show_points) {
-            if (res->undefined_reason)
-                fprintf(f, "      PFI undefined: %s\n", res->undefined_reason);
             if (res->ci_note && r->options->draws > 0 && !isnan(res->ratio))
                 fprintf(f, "      no CI: %s\n", res->ci_note);
             table_points(f, res);

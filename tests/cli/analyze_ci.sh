@@ -89,6 +89,13 @@ PY
 # shellcheck disable=SC2086
 "$PFI" analyze $M --format csv "$T/g.csv" >"$T/out" 2>/dev/null
 hasnt inside-ci-no-note "estimate_outside_ci"
+# z: its one capped point does not bind (x = 0.001 < x_min): undefined, with the reason as a note
+# line under its row in the table (not only in the JSON)
+printf 'job,cap,power,throughput\nz,300,100,10\nz,250,99.9,9\n' >"$T/z.csv"
+# shellcheck disable=SC2086
+check undefined-reason 0 "$PFI" analyze $M "$T/z.csv"
+grep -A1 "^  z .* undefined 0/0/1" "$T/out" | grep -q "^      note: PFI undefined: no capped run binds (every power decrease is below x_min)" ||
+    { echo "FAIL undefined-reason-note"; cat "$T/out"; fail=1; }
 # no undefined draws: no column
 printf 'job,cap,power,throughput\ng,300,300,100\ng,200,200,90\n' >"$T/h.csv"
 # shellcheck disable=SC2086
