@@ -236,6 +236,23 @@ check invalid-replace 0 "$PFI" ingest --db "$T/inv.db" --group demo --gpus 8 --c
 grep_out invalid-replace-msg "replaced the earlier run at this cap" "$T/out"
 check invalid-replace-runs 0 "$PFI" runs --db "$T/inv.db"
 grep_out invalid-replace-flag "^demo .* 700 .* 144$" "$T/out"
+# One odd power cell between two good ones: 1e308 W is out of range (not a DCGM blank, whose
+# FP64 codes are 2^47 .. 2^47 + 15); NaN and -nan are both missing, counted, no "not a number"
+# note; a negative power is said to be refused.
+odd() { # NAME CELL
+    printf 'timestamp, index, power.draw [W]\n2024/01/01 00:00:00.000, 0, 300 W\n2024/01/01 00:00:01.000, 0, %s\n2024/01/01 00:00:02.000, 0, 300 W\n' "$2" >"$T/$1.csv"
+    check "odd-$1" 0 "$PFI" ingest --dry-run --telemetry "$T/$1.csv"
+}
+odd huge "1e308 W"
+grep_out odd-huge-range "gpu0: 1 of 3 power_w samples out of range (max seen 1e+308)" "$T/err"
+if grep -q "DCGM" "$T/err"; then echo "FAIL odd-huge-not-blank"; cat "$T/err"; fail=1; else echo "ok   odd-huge-not-blank"; fi
+odd nan "NaN W"
+grep_out odd-nan-missing "power_w not available (1 of 3 samples missing)" "$T/err"
+odd mnan "-nan W"
+grep_out odd-mnan-missing "power_w not available (1 of 3 samples missing)" "$T/err"
+if grep -q "not a number" "$T/err"; then echo "FAIL odd-mnan-alike"; cat "$T/err"; fail=1; else echo "ok   odd-mnan-alike"; fi
+odd neg "-5 W"
+grep_out odd-neg "1 of 3 power_w samples negative (largest -5): negative values are refused" "$T/err"
 if [ -n "$CASES" ] && [ -d "$CASES" ]; then
     # A GPU of the job missing part of the run: the energy says it is partial.
     check case04-energy-partial 0 "$PFI" ingest --dry-run --telemetry "$CASES/case-04/dmon_repeated_header.txt"
