@@ -801,6 +801,11 @@ static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced 
     if (tm->tool_error[0] != '\0')
         fprintf(o, "  the tool reported: %s\n",
                 cli_safe(safe, sizeof safe, tm->tool_error, strlen(tm->tool_error)));
+    if (!tm->time_nominal && tm->opt.interval_s > 0)
+        fprintf(o,
+                "  times are the file's timestamps: --interval %.6g s is not used for times "
+                "(it is the grid for summing GPUs, unless --align)\n",
+                tm->opt.interval_s);
     if (tm->time_nominal)
         fprintf(o,
                 "  times are NOMINAL (sample index x %.6g s%s): the file has no "

@@ -253,6 +253,9 @@ grep_out odd-mnan-missing "power_w not available (1 of 3 samples missing)" "$T/e
 if grep -q "not a number" "$T/err"; then echo "FAIL odd-mnan-alike"; cat "$T/err"; fail=1; else echo "ok   odd-mnan-alike"; fi
 odd neg "-5 W"
 grep_out odd-neg "1 of 3 power_w samples negative (largest -5): negative values are refused" "$T/err"
+# --interval on a timestamped CSV: the timestamps are used, and the summary says so
+check interval-timestamped 0 "$PFI" ingest --dry-run --interval 5 --telemetry "$T/nan.csv"
+grep_out interval-timestamped-said "times are the file's timestamps: --interval 5 s is not used for times" "$T/out"
 if [ -n "$CASES" ] && [ -d "$CASES" ]; then
     # A GPU of the job missing part of the run: the energy says it is partial.
     check case04-energy-partial 0 "$PFI" ingest --dry-run --telemetry "$CASES/case-04/dmon_repeated_header.txt"
