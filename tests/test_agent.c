@@ -228,13 +228,66 @@ static void test_tail_rate_rule(void **state)
     END_CHECKS();
 }
 
+/* One node_power_file round on text[0..len): a->node.err afterwards ("" when read). */
+static void node_round(pfid_agent *a, const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL && fwrite(text, 1, len, f) == len && fclose(f) == 0, "write %s\n", path);
+    pfid_node_power_round(a);
+}
+
+static void test_node_power_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pfi-node-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp\n");
+    pfid_agent *a = calloc(1, sizeof *a);
+    CHECK(a != NULL, "calloc\n");
+    if (a == NULL)
+        return;
+    pthread_mutex_init(&a->snap_lock, NULL);
+    a->cfg.node_power_kind = PFID_NODE_WATTS;
+    a->node.power_w = a->node.counter_uj = NAN;
+    snprintf(a->cfg.node_power_file, sizeof a->cfg.node_power_file, "%s/w", dir);
+    node_round(a, a->cfg.node_power_file, "5210\n", 5);
+    CHECK(a->node.err[0] == '\0' && a->node.power_w == 5210, "5210: err '%s', power %g\n",
+          a->node.err, a->node.power_w);
+    /* out of range: an error, not a power of 1e+308 W */
+    node_round(a, a->cfg.node_power_file, "1e308\n", 6);
+    CHECK(strstr(a->node.err, "out of range: 1e308\\n W is above 1e+06 W") != NULL,
+          "1e308: err '%s'\n", a->node.err);
+    /* the text found is escaped: no raw newline in the error */
+    node_round(a, a->cfg.node_power_file, "nan\n", 4);
+    CHECK(strchr(a->node.err, '\n') == NULL && strstr(a->node.err, "found 'nan\\n'") != NULL,
+          "nan: err '%s'\n", a->node.err);
+    /* 64 bytes of binary garbage: not a number, not "more than one number" */
+    char junk[64];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (char)(0x80 + i);
+    node_round(a, a->cfg.node_power_file, junk, sizeof junk);
+    CHECK(strstr(a->node.err, "not a number: found '\\x80\\x81") != NULL &&
+              strstr(a->node.err, "more than one number") == NULL,
+          "junk: err '%s'\n", a->node.err);
+    /* 64 bytes of digits and blanks: more than one number */
+    memset(junk, ' ', sizeof junk);
+    memcpy(junk, "12 13", 5);
+    node_round(a, a->cfg.node_power_file, junk, sizeof junk);
+    CHECK(strstr(a->node.err, "more than one number (64 bytes or more)") != NULL,
+          "numbers: err '%s'\n", a->node.err);
+    unlink(a->cfg.node_power_file);
+    rmdir(dir);
+    pthread_mutex_destroy(&a->snap_lock);
+    free(a);
+    END_CHECKS();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_token),          cmocka_unit_test(test_config),
         cmocka_unit_test(test_mapping),        cmocka_unit_test(test_requests),
         cmocka_unit_test(test_label_escape),   cmocka_unit_test(test_processes),
-        cmocka_unit_test(test_tail_rate_rule),
+        cmocka_unit_test(test_tail_rate_rule), cmocka_unit_test(test_node_power_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,11 +128,15 @@ enum {
     /* more than PFI_CI_UNDEFINED_NOTE of the draws are undefined: the CI is over the rest */
     PFI_NOTE_MANY_UNDEFINED = 1u << 1,
     /* more than PFI_CI_UNDEFINED_WITHHOLD of the draws are undefined: no CI, label undefined */
-    PFI_NOTE_CI_WITHHELD = 1u << 2
+    PFI_NOTE_CI_WITHHELD = 1u << 2,
+    /* the point estimate lies outside its own CI: its throughput losses are so small against
+       the noise that the drawn ratios spread far from it; the estimate is not firm */
+    PFI_NOTE_ESTIMATE_OUTSIDE_CI = 1u << 3
 };
 
 /* pfi_note_text — a stable snake_case name of one PFI_NOTE_* bit ("throughput_rises_under_cap",
- * "many_undefined_draws", "ci_withheld_mostly_undefined"); static; NULL for an unknown bit. */
+ * "many_undefined_draws", "ci_withheld_mostly_undefined", "estimate_outside_ci"); static; NULL
+ * for an unknown bit. */
 const char *pfi_note_text(unsigned note);
 
 /* pfi_result — the PFI of one group. Owns points (pfi_result_clear). */
@@ -188,9 +192,10 @@ pfi_error pfi_group_compute(const pfi_group *g, const pfi_options *o, pfi_result
  * pfi_result_ci — the Monte Carlo CI of r->ratio (computed by pfi_group_compute), with
  * stream (e.g. pfi_group_stream) selecting an independent generator for seed o->seed.
  * work[o->draws] scratch. Sets ci_* and updates the label and the undefined-draw notes
- * (PFI_CI_UNDEFINED_NOTE, PFI_CI_UNDEFINED_WITHHOLD). A group without standard errors (and no
- * noise_rel), or without a ratio point, gets ci_available false and a ci_note.
- * Errors: PFI_ERR_NOMEM (generator), PFI_ERR_INVALID_ARGUMENT.
+ * (PFI_CI_UNDEFINED_NOTE, PFI_CI_UNDEFINED_WITHHOLD), and PFI_NOTE_ESTIMATE_OUTSIDE_CI when
+ * r->ratio lies outside [ci_lo, ci_hi] (the label stays the CI's). A group without standard errors
+ * (and no noise_rel), or without a ratio point, gets ci_available false and a ci_note. Errors:
+ * PFI_ERR_NOMEM (generator), PFI_ERR_INVALID_ARGUMENT.
  */
 pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, double *work);
 

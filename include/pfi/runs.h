@@ -25,7 +25,8 @@
  * Missing cells ("", "N/A", "[N/A]", ... see pfi/value.h) are kept as missing: the run stays
  * in the table with the field's validity flag cleared, and the PFI reports it as excluded
  * with the reason. Non-numeric, negative or non-finite values are errors that name the file,
- * line and column.
+ * line and column; so are implausible ones: a cap above PFI_RUNS_MAX_CAP_W, a power (the row's
+ * sum, or energy / duration) above PFI_RUNS_MAX_POWER_W.
  */
 #ifndef PFI_RUNS_H
 #define PFI_RUNS_H
@@ -45,6 +46,10 @@ extern "C" {
 #define PFI_MAX_GROUP_COLUMNS 16
 /* Most data rows read from one file; more is PFI_ERR_LIMIT. */
 #define PFI_RUNS_MAX_ROWS 10000000
+/* Largest plausible power cap, W (a GPU's cap, or a node's: 100 kW). */
+#define PFI_RUNS_MAX_CAP_W 1e5
+/* Largest plausible run power, W (a whole job's: 1 GW). */
+#define PFI_RUNS_MAX_POWER_W 1e9
 /* The pseudo-column naming a file's base name. */
 #define PFI_FILE_COLUMN "@file"
 

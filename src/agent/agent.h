@@ -142,6 +142,10 @@ double pfid_mono_s(void);
 double pfid_wall_s(void);
 
 /* ---- nodepower.c ---- */
+/* Largest node power a node_power_file may give, W (watts, or energy_uj differenced): more is
+ * out of range, an error like a file that holds no number. */
+#define PFID_NODE_MAX_W 1e6
+
 /* pfid_node_value_parse — the number a node-power file holds: text[0..len) one finite
  * number >= 0 with optional surrounding white space (nothing else). false otherwise. */
 bool pfid_node_value_parse(const char *text, size_t len, double *out);

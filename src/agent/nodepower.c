@@ -41,6 +41,36 @@ bool pfid_node_value_parse(const char *text, size_t len, double *out)
     return true;
 }
 
+/* text[0..len) for a message: printable ASCII as is, the rest escaped (\n, \t, \xHH), at most
+ * 40 bytes of it, into out[on]. */
+static void escaped(const char *text, size_t len, char *out, size_t on)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < len && i < 40 && o + 5 < on; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '\n')
+            o += (size_t)snprintf(out + o, on - o, "\\n");
+        else if (c == '\t')
+            o += (size_t)snprintf(out + o, on - o, "\\t");
+        else if (c == '\r')
+            o += (size_t)snprintf(out + o, on - o, "\\r");
+        else if (c < 0x20 || c >= 0x7f || c == '\'' || c == '\\')
+            o += (size_t)snprintf(out + o, on - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c, out[o] = '\0';
+    }
+}
+
+/* Whether text[0..len) has only what numbers and white space are made of. */
+static bool numberish(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (strchr("0123456789.eE+- \t\r\n", text[i]) == NULL || text[i] == '\0')
+            return false;
+    return true;
+}
+
 /* Read the file (at most 63 bytes: one number) into buf; false with the reason in err. */
 static bool read_small(const char *path, char *buf, size_t n, size_t *len, char *err, size_t en)
 {
@@ -63,7 +93,13 @@ static bool read_small(const char *path, char *buf, size_t n, size_t *len, char 
         return false;
     }
     if ((size_t)r == n) {
-        snprintf(err, en, "%s: more than one number (%zu bytes or more)", path, n);
+        char shown[200];
+        escaped(buf, n, shown, sizeof shown);
+        if (numberish(buf, n))
+            snprintf(err, en, "%s: more than one number (%zu bytes or more)", path, n);
+        else
+            snprintf(err, en, "%s: not a number: found '%s...' (%zu bytes or more)", path, shown,
+                     n);
         return false;
     }
     *len = (size_t)r;
@@ -78,11 +114,17 @@ void pfid_node_power_round(pfid_agent *a)
     char buf[64], err[200] = "";
     size_t len = 0;
     double v = NAN, mono = pfid_mono_s();
-    if (read_small(path, buf, sizeof buf, &len, err, sizeof err) &&
-        !pfid_node_value_parse(buf, len, &v))
-        snprintf(err, sizeof err, "%s: expected one number >= 0 (%s), found '%.*s'", path,
-                 a->cfg.node_power_kind == PFID_NODE_WATTS ? "watts" : "microjoules",
-                 (int)(len > 40 ? 40 : len), buf);
+    const bool watts = a->cfg.node_power_kind == PFID_NODE_WATTS;
+    if (read_small(path, buf, sizeof buf, &len, err, sizeof err)) {
+        char shown[200];
+        escaped(buf, len, shown, sizeof shown);
+        if (!pfid_node_value_parse(buf, len, &v))
+            snprintf(err, sizeof err, "%s: expected one number >= 0 (%s), found '%s'", path,
+                     watts ? "watts" : "microjoules", shown);
+        else if (watts && v > PFID_NODE_MAX_W)
+            snprintf(err, sizeof err, "%s: out of range: %s W is above %g W (a node's power)", path,
+                     shown, PFID_NODE_MAX_W);
+    }
     pthread_mutex_lock(&a->snap_lock);
     bool was_ok = a->node.err[0] == '\0';
     if (err[0] != '\0') {
@@ -103,8 +145,10 @@ void pfid_node_power_round(pfid_agent *a)
         double dt = mono - a->node.counter_mono_s;
         /* a counter that went back wrapped (RAPL: at max_energy_range_uj) or restarted: the
          * difference starts again from here */
-        if (isfinite(a->node.counter_uj) && v >= a->node.counter_uj && dt > 0) {
-            a->node.power_w = (v - a->node.counter_uj) * 1e-6 / dt;
+        double w = dt > 0 ? (v - a->node.counter_uj) * 1e-6 / dt : NAN;
+        if (isfinite(a->node.counter_uj) && v >= a->node.counter_uj && dt > 0 &&
+            w <= PFID_NODE_MAX_W) {
+            a->node.power_w = w;
             a->node.mono_s = mono;
         }
         a->node.counter_uj = v;

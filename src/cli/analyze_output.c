@@ -227,9 +227,14 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                 withheld ? "no CI and no label (the caps' throughput loss is within the noise)"
                          : "the CI is over the other draws only");
         }
+        if (res->notes & PFI_NOTE_ESTIMATE_OUTSIDE_CI)
+            fprintf(f,
+                    "      note: the PFI %s lies outside its %d %% CI: the throughput losses "
+                    "are within the noise, the estimate is not firm\n",
+                    ratio, (int)lround(r->options->ci_level * 100));
+        if (res->undefined_reason)
+            fprintf(f, "      note: PFI undefined: %s\n", res->undefined_reason);
         if (r->show_points) {
-            if (res->undefined_reason)
-                fprintf(f, "      PFI undefined: %s\n", res->undefined_reason);
             if (res->ci_note && r->options->draws > 0 && !isnan(res->ratio))
                 fprintf(f, "      no CI: %s\n", res->ci_note);
             table_points(f, res);
@@ -311,7 +316,8 @@ bool analyze_write_csv(FILE *f, const analyze_report *r)
 {
     const pfi_runs_table *t = r->table;
     fputs("file,group,job_class,cap_ref_w,power_ref_w,throughput_ref,pfi_ratio,ci_lo,ci_median,"
-          "ci_hi,pfi_area,pfi_ce,label,points_used,points_ratio,excluded,undefined_reason\n",
+          "ci_hi,pfi_area,pfi_ce,label,points_used,points_ratio,excluded,undefined_reason,"
+          "ci_undefined_share,notes\n",
           f);
     for (size_t g = 0; g < t->n_groups; g++) {
         const pfi_group *grp = &t->groups[g];
@@ -337,7 +343,15 @@ bool analyze_write_csv(FILE *f, const analyze_report *r)
         csv_field(f, count, false);
         snprintf(count, sizeof count, "%zu", excluded_count(res));
         csv_field(f, count, false);
-        csv_field(f, res->undefined_reason ? res->undefined_reason : "", true);
+        csv_field(f, res->undefined_reason ? res->undefined_reason : "", false);
+        csv_number(f, res->ci_draws > 0 ? (double)res->ci_undefined / (double)res->ci_draws : NAN,
+                   false);
+        char notes[256] = "";
+        for (unsigned b = 1; b != 0; b <<= 1)
+            if ((res->notes & b) && pfi_note_text(b) != NULL)
+                snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%s%s",
+                         notes[0] ? ";" : "", pfi_note_text(b));
+        csv_field(f, notes, true);
     }
     return !ferror(f);
 }

@@ -108,11 +108,15 @@ static void ingest_usage(FILE *f)
         "  --fatal-xids LIST      Xids fatal for the run, comma list or 'none' (default\n"
         "                         48,62,64,74,79,94,95,119,120,140, and 154 asking for a reset)\n"
         "  --dry-run              read and report, store nothing; needs neither --group nor --cap\n"
+        "  --replace              let an INVALID run replace a valid run stored at its group\n"
+        "                         and cap (without it such a run is refused, exit 1)\n"
         "  -q, --quiet            print only errors\n"
         "  -h, --help             this help\n"
         "\n"
         "Flags gpu-count (GPUs seen differ from --gpus), gpu-lost and no-power make a run\n"
-        "INVALID for PFI (stored, left out by analyze); the others are warnings.\n"
+        "INVALID for PFI (stored, left out by analyze); the others are warnings. An\n"
+        "INVALID run never replaces a valid run at the same group and cap unless --replace\n"
+        "is given: it is refused (exit 1) and the valid run kept.\n"
         "\n"
         "Exit codes: 0 stored, 1 bad input (no power, no samples, unreadable or empty file,\n"
         "any failed file of a batch), 2 bad command line, 3 store not written, 4 internal\n"
@@ -144,7 +148,8 @@ enum {
     O_REGEX,
     O_DRY,
     O_KERNEL_LOG,
-    O_FATAL_XIDS
+    O_FATAL_XIDS,
+    O_REPLACE
 };
 
 static const struct option ingest_options[] = {
@@ -171,6 +176,7 @@ static const struct option ingest_options[] = {
     {"log-format", required_argument, NULL, O_LOG_FORMAT},
     {"throughput-regex", required_argument, NULL, O_REGEX},
     {"dry-run", no_argument, NULL, O_DRY},
+    {"replace", no_argument, NULL, O_REPLACE},
     {"kernel-log", required_argument, NULL, O_KERNEL_LOG},
     {"fatal-xids", required_argument, NULL, O_FATAL_XIDS},
     {"quiet", no_argument, NULL, 'q'},
@@ -450,6 +456,7 @@ typedef struct ingest_args {
     bool fatal_set; /* --fatal-xids given: fatal[0..n_fatal), else the default */
     double cap;     /* --cap, W per GPU; NaN: not given */
     bool dry, quiet;
+    bool replace; /* --replace: an invalid run may replace a valid one at its cap */
     pfi_telemetry_format fmt;
     pfi_trainlog_format lfmt;
     pfi_telemetry_options topt;
@@ -568,6 +575,7 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
         {.c = O_TLOG, .kind = CLI_OPT_TEXT, .dst = &a->tlog},
         {.c = O_REGEX, .kind = CLI_OPT_TEXT, .dst = &a->regex},
         {.c = O_DRY, .kind = CLI_OPT_FLAG, .dst = &a->dry},
+        {.c = O_REPLACE, .kind = CLI_OPT_FLAG, .dst = &a->replace},
         {.c = O_FIELDS, .kind = CLI_OPT_TEXT, .dst = &a->topt.csv_fields},
         {.c = O_HOST, .kind = CLI_OPT_TEXT, .dst = &a->topt.host},
         {.c = O_HOST_PATTERN, .kind = CLI_OPT_TEXT, .dst = &a->host_pattern},
@@ -793,6 +801,11 @@ static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced 
     if (tm->tool_error[0] != '\0')
         fprintf(o, "  the tool reported: %s\n",
                 cli_safe(safe, sizeof safe, tm->tool_error, strlen(tm->tool_error)));
+    if (!tm->time_nominal && tm->opt.interval_s > 0)
+        fprintf(o,
+                "  times are the file's timestamps: --interval %.6g s is not used for times "
+                "(it is the grid for summing GPUs, unless --align)\n",
+                tm->opt.interval_s);
     if (tm->time_nominal)
         fprintf(o,
                 "  times are NOMINAL (sample index x %.6g s%s): the file has no "
@@ -908,8 +921,8 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
         fprintf(o, "%s\n",
                 a->dry ? "this run is INVALID for PFI: it would be stored, but "
                          "analyze would leave it out"
-                       : "this run is INVALID for PFI: stored, but analyze "
-                         "leaves it out");
+                       : "this run is INVALID for PFI: analyze leaves it out (it is "
+                         "stored unless a valid run holds its cap; see --replace)");
 }
 
 /* Why a run without job power has none, as one error naming the files. */
@@ -981,6 +994,22 @@ static int summarise_run(const ingest_args *a, const ingest_run *run)
     return PFI_EXIT_OK;
 }
 
+/* The stored run of group --group at cap --cap, if any: found, and whether it is valid. */
+typedef struct held_run {
+    double cap_w;
+    bool found, valid;
+} held_run;
+
+static pfi_error find_held_run(void *ctx, const pfi_store_row *r)
+{
+    held_run *h = ctx;
+    if (r->cap_w == h->cap_w) {
+        h->found = true;
+        h->valid = !(r->flags & PFI_RED_INVALID) && !isnan(r->power_w);
+    }
+    return PFI_OK;
+}
+
 /* Phase 4, storing: the run and its source files into the run store --db. An exit code. */
 static int store_run(const ingest_args *a, const ingest_run *run)
 {
@@ -1033,8 +1062,22 @@ static int store_run(const ingest_args *a, const ingest_run *run)
                            .sources = src,
                            .n_gpu_ids = ng,
                            .gpu_ids = gpu_ids};
-        bool replaced;
-        e = pfi_store_put_run(st, &r, &replaced, &d);
+        held_run held = {.cap_w = a->cap};
+        if ((red->flags & PFI_RED_INVALID) && !a->replace) {
+            e = pfi_store_each_run(st, a->group, find_held_run, &held, NULL, &d);
+            if (e == PFI_OK && held.found && held.valid) {
+                free(gpu_ids);
+                pfi_store_close(st);
+                cli_error("group '%s' cap %.6g W: %s already holds a valid run at this cap; "
+                          "this run is INVALID for PFI and was not stored (the valid run is "
+                          "kept; give --replace to replace it)",
+                          a->group, a->cap, a->db);
+                return PFI_EXIT_DATA;
+            }
+        }
+        bool replaced = false;
+        if (e == PFI_OK)
+            e = pfi_store_put_run(st, &r, &replaced, &d);
         if (e == PFI_OK && !a->quiet)
             printf("stored: group '%s' cap %.6g W in %s%s\n", a->group, a->cap, a->db,
                    replaced ? " (replaced the earlier run at this cap)" : "");

@@ -64,6 +64,38 @@ if not want:
     print("FAIL mostly-undefined-json: %r" % {k: g[k] for k in ("pfi_ratio_ci", "label", "notes")})
     sys.exit(1)
 PY
+# e: a 0.01 % throughput loss against 1 % noise: the ratio 1000 lies outside its own CI (about
+# [5, 430]): a note in the table, the JSON and the CSV (with the undefined share, 0.2-0.5)
+printf 'job,cap,power,throughput\ne,700,5000,1000\ne,600,4500,999.9\ne,500,4000,1000.1\n' >"$T/e.csv"
+# shellcheck disable=SC2086
+check outside-ci 0 "$PFI" analyze $M "$T/e.csv"
+has outside-ci-note "note: the PFI 1000.000 lies outside its 95 % CI: the throughput losses are within the noise"
+# shellcheck disable=SC2086
+check outside-ci-json 0 "$PFI" analyze $M --format json "$T/e.csv"
+grep -A3 -- "\"notes\": \[" "$T/out" | grep -q estimate_outside_ci || { echo "FAIL outside-ci-json"; cat "$T/out"; fail=1; }
+# shellcheck disable=SC2086
+check outside-ci-csv 0 "$PFI" analyze $M --format csv "$T/e.csv"
+python3 - "$T/out" <<'PY' || fail=1
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))[0]
+ok = (r["notes"] == "many_undefined_draws;estimate_outside_ci"
+      and 0.2 < float(r["ci_undefined_share"]) < 0.5
+      and not float(r["ci_lo"]) <= float(r["pfi_ratio"]) <= float(r["ci_hi"]))
+if not ok:
+    print("FAIL outside-ci-csv: %r" % r)
+    sys.exit(1)
+PY
+# h: the estimate inside its CI: no such note
+# shellcheck disable=SC2086
+"$PFI" analyze $M --format csv "$T/g.csv" >"$T/out" 2>/dev/null
+hasnt inside-ci-no-note "estimate_outside_ci"
+# z: its one capped point does not bind (x = 0.001 < x_min): undefined, with the reason as a note
+# line under its row in the table (not only in the JSON)
+printf 'job,cap,power,throughput\nz,300,100,10\nz,250,99.9,9\n' >"$T/z.csv"
+# shellcheck disable=SC2086
+check undefined-reason 0 "$PFI" analyze $M "$T/z.csv"
+grep -A1 "^  z .* undefined 0/0/1" "$T/out" | grep -q "^      note: PFI undefined: no capped run binds (every power decrease is below x_min)" ||
+    { echo "FAIL undefined-reason-note"; cat "$T/out"; fail=1; }
 # no undefined draws: no column
 printf 'job,cap,power,throughput\ng,300,300,100\ng,200,200,90\n' >"$T/h.csv"
 # shellcheck disable=SC2086

@@ -221,6 +221,41 @@ head -3 "$T/grid.csv" >"$T/grid1.csv"
 check grid-nothing-to-measure 0 "$PFI" ingest --dry-run --telemetry "$T/grid1.csv"
 grep_out grid-nothing-to-measure-note "grid 1 s assumed (--interval or --align sets it)" "$T/err"
 
+# An INVALID run (1 of --gpus 8 GPUs seen: gpu-count) never replaces a valid run at its cap:
+# refused, exit 1, the valid run kept; --replace replaces it; invalid over invalid is stored.
+"$PFI" sweep --caps 700,600,500 --db "$T/inv.db" --group demo --emulate alpha=0.6 >/dev/null 2>&1
+printf 'timestamp, index, power.draw [W]\n2024/01/01 00:00:00.000, 0, 300 W\n2024/01/01 00:00:01.000, 0, 300 W\n' >"$T/one_gpu.csv"
+check invalid-refused 1 "$PFI" ingest --db "$T/inv.db" --group demo --gpus 8 --cap 700 --telemetry "$T/one_gpu.csv"
+grep_out invalid-refused-msg "group 'demo' cap 700 W: .* already holds a valid run at this cap; this run is INVALID for PFI and was not stored .*--replace" "$T/err"
+check invalid-refused-runs 0 "$PFI" runs --db "$T/inv.db"
+grep_out invalid-refused-kept "^demo .* 700 .* 0\$" "$T/out"
+check invalid-other-cap 0 "$PFI" ingest --db "$T/inv.db" --group demo --gpus 8 --cap 650 --telemetry "$T/one_gpu.csv"
+check invalid-over-invalid 0 "$PFI" ingest --db "$T/inv.db" --group demo --gpus 8 --cap 650 --telemetry "$T/one_gpu.csv"
+grep_out invalid-over-invalid-msg "replaced the earlier run at this cap" "$T/out"
+check invalid-replace 0 "$PFI" ingest --db "$T/inv.db" --group demo --gpus 8 --cap 700 --replace --telemetry "$T/one_gpu.csv"
+grep_out invalid-replace-msg "replaced the earlier run at this cap" "$T/out"
+check invalid-replace-runs 0 "$PFI" runs --db "$T/inv.db"
+grep_out invalid-replace-flag "^demo .* 700 .* 144$" "$T/out"
+# One odd power cell between two good ones: 1e308 W is out of range (not a DCGM blank, whose
+# FP64 codes are 2^47 .. 2^47 + 15); NaN and -nan are both missing, counted, no "not a number"
+# note; a negative power is said to be refused.
+odd() { # NAME CELL
+    printf 'timestamp, index, power.draw [W]\n2024/01/01 00:00:00.000, 0, 300 W\n2024/01/01 00:00:01.000, 0, %s\n2024/01/01 00:00:02.000, 0, 300 W\n' "$2" >"$T/$1.csv"
+    check "odd-$1" 0 "$PFI" ingest --dry-run --telemetry "$T/$1.csv"
+}
+odd huge "1e308 W"
+grep_out odd-huge-range "gpu0: 1 of 3 power_w samples out of range (max seen 1e+308)" "$T/err"
+if grep -q "DCGM" "$T/err"; then echo "FAIL odd-huge-not-blank"; cat "$T/err"; fail=1; else echo "ok   odd-huge-not-blank"; fi
+odd nan "NaN W"
+grep_out odd-nan-missing "power_w not available (1 of 3 samples missing)" "$T/err"
+odd mnan "-nan W"
+grep_out odd-mnan-missing "power_w not available (1 of 3 samples missing)" "$T/err"
+if grep -q "not a number" "$T/err"; then echo "FAIL odd-mnan-alike"; cat "$T/err"; fail=1; else echo "ok   odd-mnan-alike"; fi
+odd neg "-5 W"
+grep_out odd-neg "1 of 3 power_w samples negative (largest -5): negative values are refused" "$T/err"
+# --interval on a timestamped CSV: the timestamps are used, and the summary says so
+check interval-timestamped 0 "$PFI" ingest --dry-run --interval 5 --telemetry "$T/nan.csv"
+grep_out interval-timestamped-said "times are the file's timestamps: --interval 5 s is not used for times" "$T/out"
 if [ -n "$CASES" ] && [ -d "$CASES" ]; then
     # A GPU of the job missing part of the run: the energy says it is partial.
     check case04-energy-partial 0 "$PFI" ingest --dry-run --telemetry "$CASES/case-04/dmon_repeated_header.txt"

@@ -244,7 +244,7 @@ def close(a, b, rel=1e-9):
 
 CSV_COLS = ("file,group,job_class,cap_ref_w,power_ref_w,throughput_ref,pfi_ratio,ci_lo,"
             "ci_median,ci_hi,pfi_area,pfi_ce,label,points_used,points_ratio,excluded,"
-            "undefined_reason").split(",")
+            "undefined_reason,ci_undefined_share,notes").split(",")
 KNOWN = dict(dataset="sentiment140", network="bert_base_uncased", batch_size="8",
              optimizer="adamw")
 KNOWN_RATIO = 4.543083246545051
@@ -452,6 +452,8 @@ head -n 5 "$A40" | sed '1s/average_power/avg_pwr/' >renamed.csv
 mkcsv nonnum.csv "c,n,8,a,250,11,abc"
 mkcsv negative.csv "c,n,8,a,250,11,-5"
 mkcsv inf.csv "c,n,8,a,250,11,inf"
+mkcsv huge_power.csv "c,n,8,a,250,11,1e308"
+mkcsv huge_cap.csv "c,n,8,a,1e300,11,180"
 mkcsv few.csv "c,n,8,a,250,11"
 mkcsv many.csv "c,n,8,a,250,11,180,9"
 mkcsv quote_in_field.csv 'c,n,8,a,250,1"1,180'
@@ -525,6 +527,8 @@ err_case dir-without-manifest 2 "nomanifest;pfi-dataset.json;--group" analyze no
     err_case non-numeric 1 "nonnum.csv:3:;average_power;expected;abc" analyze $NSDI_MAP nonnum.csv
     err_case negative 1 "negative.csv:3:;average_power;>= 0;-5" analyze $NSDI_MAP negative.csv
     err_case inf 1 "inf.csv:3:;average_power;expected;inf" analyze $NSDI_MAP inf.csv
+    err_case huge-power 1 "huge_power.csv:3:;average_power;at most 1e+09;1e+308" analyze $NSDI_MAP huge_power.csv
+    err_case huge-cap 1 "huge_cap.csv:3:;power_limit;at most 100000;1e300" analyze $NSDI_MAP huge_cap.csv
     err_case too-few-fields 1 "few.csv:3:;7 fields;6" analyze $NSDI_MAP few.csv
     err_case too-many-fields 1 "many.csv:3:;7 fields;8" analyze $NSDI_MAP many.csv
     err_case quote-in-field 1 "quote_in_field.csv:3:;quot" analyze $NSDI_MAP quote_in_field.csv

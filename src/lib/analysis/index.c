@@ -42,6 +42,8 @@ const char *pfi_note_text(unsigned note)
         return "many_undefined_draws";
     case PFI_NOTE_CI_WITHHELD:
         return "ci_withheld_mostly_undefined";
+    case PFI_NOTE_ESTIMATE_OUTSIDE_CI:
+        return "estimate_outside_ci";
     default:
         return NULL;
     }

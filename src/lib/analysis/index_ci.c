@@ -207,7 +207,8 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
         return PFI_ERR_NOMEM;
     r->ci_draws = o->draws;
     r->ci_undefined = o->draws - defined;
-    r->notes &= ~(unsigned)(PFI_NOTE_MANY_UNDEFINED | PFI_NOTE_CI_WITHHELD);
+    r->notes &=
+        ~(unsigned)(PFI_NOTE_MANY_UNDEFINED | PFI_NOTE_CI_WITHHELD | PFI_NOTE_ESTIMATE_OUTSIDE_CI);
     const double undefined_share = (double)r->ci_undefined / (double)r->ci_draws;
     if (undefined_share > PFI_CI_UNDEFINED_NOTE)
         r->notes |= PFI_NOTE_MANY_UNDEFINED;
@@ -232,6 +233,8 @@ pfi_error pfi_result_ci(pfi_result *r, const pfi_options *o, uint64_t stream, do
     r->ci_hi = q[2];
     r->ci_available = true;
     r->ci_note = NULL;
+    if (!isnan(r->ratio) && (r->ratio < r->ci_lo || r->ratio > r->ci_hi))
+        r->notes |= PFI_NOTE_ESTIMATE_OUTSIDE_CI;
     if (r->ci_lo > 1.0)
         r->label = PFI_LABEL_INELASTIC;
     else if (r->ci_hi < 1.0)

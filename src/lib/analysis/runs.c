@@ -391,6 +391,12 @@ static pfi_error parse_cap(reader *r, const char *const *f, const size_t *len, l
         if (e == PFI_OK && ok && run->cap_w == 0)
             return fail(r, PFI_ERR_VALUE, line, r->header[i],
                         "expected a power cap in W (a number > 0), found 0");
+        if (e == PFI_OK && ok && run->cap_w > PFI_RUNS_MAX_CAP_W) {
+            char buf[32];
+            return fail(r, PFI_ERR_VALUE, line, r->header[i],
+                        "expected a power cap in W (a number > 0, at most %g), found '%.60s'",
+                        PFI_RUNS_MAX_CAP_W, shown(r, f, i, buf, sizeof buf));
+        }
         if (ok)
             run->valid |= PFI_RUN_CAP;
         return e;
@@ -403,9 +409,10 @@ static pfi_error parse_cap(reader *r, const char *const *f, const size_t *len, l
                     "expected text matching the cap pattern, found '%.60s'", f[i]);
     pfi_value_status s =
         pfi_value_parse(f[i] + mt[1].rm_so, (size_t)(mt[1].rm_eo - mt[1].rm_so), &run->cap_w);
-    if (s != PFI_VALUE_OK || !(run->cap_w > 0))
+    if (s != PFI_VALUE_OK || !(run->cap_w > 0) || run->cap_w > PFI_RUNS_MAX_CAP_W)
         return fail(r, PFI_ERR_VALUE, line, r->header[i],
-                    "the cap pattern's group in '%.60s' is not a number > 0", f[i]);
+                    "the cap pattern's group in '%.60s' is not a number > 0 and at most %g", f[i],
+                    PFI_RUNS_MAX_CAP_W);
     run->valid |= PFI_RUN_CAP;
     return PFI_OK;
 }
@@ -456,6 +463,14 @@ static pfi_error parse_row(reader *r, const char *const *f, const size_t *len, l
         return fail(r, PFI_ERR_VALUE, line, r->header[c->power[0]],
                     "the %s of this row is not a finite number (values out of range)",
                     c->power_is_energy ? "power computed from energy and duration" : "power");
+    if (all && sum > PFI_RUNS_MAX_POWER_W)
+        return fail(r, PFI_ERR_VALUE, line, r->header[c->power[0]],
+                    "expected a power in W of at most %g (a whole job's), found %s%.17g W",
+                    PFI_RUNS_MAX_POWER_W,
+                    c->power_is_energy ? "energy / duration = "
+                    : c->n_power > 1   ? "a sum of "
+                                       : "",
+                    sum);
     if (all) {
         run->power_w = sum;
         run->valid |= PFI_RUN_POWER;

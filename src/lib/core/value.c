@@ -49,8 +49,8 @@ bool pfi_value_is_missing_token(const char *text, size_t len)
     if (len >= 6 && memcmp(text, "<<<", 3) == 0 && memcmp(text + len - 3, ">>>", 3) == 0)
         return true;
     /* dcgmi's N/W (not watched) and N/S, nvidia-smi's ERR! (a failed read). */
-    static const char *const words[] = {"N/A", "NA",  "n/a", "NaN", "nan",
-                                        "-",   "N/W", "N/S", "ERR!"};
+    static const char *const words[] = {"N/A",  "NA",   "n/a", "NaN", "nan", "-NaN", "-nan",
+                                        "+NaN", "+nan", "-",   "N/W", "N/S", "ERR!"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (equals(text, len, words[i]))
             return true;

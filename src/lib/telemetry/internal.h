@@ -157,14 +157,17 @@ void tm_spec_change(pfi_telemetry *tm, size_t e, double t);
 
 /* DCGM blank values (dcgm_structs.h, DCGM_*_IS_BLANK): per type a base value and the codes
  * just above it — DCGM_INT32_BLANK 0x7ffffff0 (2147483632) .. 0x7fffffff, DCGM_INT64_BLANK
- * 0x7ffffffffffffff0 and above, DCGM_FP64_BLANK 2^47 (140737488355328.0) and above; base + 1
+ * 0x7ffffffffffffff0 .. 2^63, DCGM_FP64_BLANK 2^47 (140737488355328.0) .. 2^47 + 15; base + 1
  * is NOT_FOUND, + 2 NOT_SUPPORTED, + 3 NOT_PERMISSIONED — "no value", never a reading. */
 #define TM_DCGM_INT32_BLANK 2147483632.0
 #define TM_DCGM_INT64_BLANK 9223372036854775792.0
 #define TM_DCGM_FP64_BLANK 140737488355328.0
 static inline bool tm_is_dcgm_blank(double v)
 {
-    return v >= TM_DCGM_INT32_BLANK && (v <= 2147483647.0 || v >= TM_DCGM_FP64_BLANK);
+    /* exactly the codes: 1e308 is a value out of range, not a blank */
+    return v >= TM_DCGM_INT32_BLANK &&
+           (v <= 2147483647.0 || (v >= TM_DCGM_FP64_BLANK && v <= TM_DCGM_FP64_BLANK + 15) ||
+            (v >= TM_DCGM_INT64_BLANK && v <= 9223372036854775808.0));
 }
 
 /* The reason of a DCGM blank value v (tm_is_dcgm_blank): PFI_DCGM_BLANK (the blank itself),

@@ -888,7 +888,12 @@ void pfi_telemetry_summarize(pfi_telemetry *tm)
                         ? ": another profiler may hold the GPU performance counters, or the "
                           "DCGM profiling module is not loaded / not permitted"
                         : "");
-        if (s->n_range > 0)
+        if (s->n_range > 0 && s->range_max < 0)
+            tm_note(tm,
+                    "%s: %zu of %zu %s samples negative (largest %.17g): negative values are "
+                    "refused, dropped as out of range, not clamped",
+                    en, s->n_range, total, f->name, s->range_max);
+        else if (s->n_range > 0)
             tm_note(tm,
                     "%s: %zu of %zu %s samples out of range (max seen %.17g): dropped, "
                     "not clamped",
