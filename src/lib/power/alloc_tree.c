@@ -38,13 +38,34 @@ static inline uint64_t order_bits(double v)
     return (b >> 63) ? ~b : b | (UINT64_C(1) << 63);
 }
 
-/* Radix digits of the sort: RADIX_BITS wide; the high half of a key takes RADIX_HIGH passes
-   (from bit 32), the low half RADIX_LOW (from bit 0). */
+/* Radix digits of the sort: RADIX_BITS wide; the prefix sort takes two; the fallback sorts
+   the high half of a key in RADIX_HIGH passes (from bit 32), the low half in RADIX_LOW (from
+   bit 0). */
 #define RADIX_BITS 11
 #define RADIX_SIZE (1u << RADIX_BITS)
 #define RADIX_HIGH 3
 #define RADIX_LOW 3
 #define RADIX_RUN 64 /* longest run of equal high halves sorted by insertion */
+
+/* The scatter of one stable LSD radix pass on the digit ((key - base) >> sh) of the keys
+   k[0..ns) (ord carried along) into k1 and o1; count: that digit's histogram (RADIX_SIZE
+   entries), turned into offsets here. */
+static void radix_scatter(const uint64_t *k, const uint32_t *ord, size_t ns, uint64_t base, int sh,
+                          uint64_t *k1, uint32_t *o1, size_t *count)
+{
+    size_t sum = 0;
+    for (size_t b = 0; b < RADIX_SIZE; b++) {
+        size_t c = count[b];
+        count[b] = sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        uint64_t key = k[i];
+        size_t q = count[((key - base) >> sh) & (RADIX_SIZE - 1)]++;
+        k1[q] = key;
+        o1[q] = ord[i];
+    }
+}
 
 /* One stable LSD radix pass on the digit at bit sh of the keys k[0..ns) (ord carried along)
    into k1 and o1, skipped when every key has the same digit there; returns whether it ran.
@@ -57,18 +78,7 @@ static bool radix_pass(const uint64_t *k, const uint32_t *ord, size_t ns, int sh
     memset(count, 0, RADIX_SIZE * sizeof *count);
     for (size_t i = 0; i < ns; i++)
         count[(k[i] >> sh) & (RADIX_SIZE - 1)]++;
-    size_t sum = 0;
-    for (size_t b = 0; b < RADIX_SIZE; b++) {
-        size_t c = count[b];
-        count[b] = sum;
-        sum += c;
-    }
-    for (size_t i = 0; i < ns; i++) {
-        uint64_t key = k[i];
-        size_t q = count[(key >> sh) & (RADIX_SIZE - 1)]++;
-        k1[q] = key;
-        o1[q] = ord[i];
-    }
+    radix_scatter(k, ord, ns, 0, sh, k1, o1, count);
     return true;
 }
 
@@ -76,38 +86,55 @@ static bool radix_pass(const uint64_t *k, const uint32_t *ord, size_t ns, int sh
  * The segments' order for the greedy — band descending, then slope descending, ties in the
  * order the segments were made (job, then position) — as indices into seg. keys[0..ns): each
  * segment's key (~order_bits of its slope: ascending key is descending slope), overwritten;
- * keys[ns..2ns), tmp (ns) and count (RADIX_SIZE): scratch. The keys are sorted stably by
- * their high 32 bits (LSD radix, 11-bit digits, passes whose digit is the same for every key
- * skipped), then each run of equal high halves by the whole key (insertion, stable): the
- * order of a stable sort by the whole key, in about half its passes. A run longer than
- * RADIX_RUN (slopes equal in their first 20 mantissa bits by the hundred) falls back to the
- * remaining passes on the low halves, then the high ones again. Then a stable pass by band
- * (job_band: per job, NULL for none) when there are bands. O(S).
+ * keys[ns..2ns), tmp (ns) and count (2 × RADIX_SIZE): scratch. The keys are sorted stably by
+ * their prefix: the top 2 × RADIX_BITS significant bits of key − the least key (two LSD
+ * radix passes, 11-bit digits, both histograms from one read; one pass when the keys span
+ * fewer bits), then each run of equal prefixes by the whole key (insertion, stable): the
+ * order of a stable sort by the whole key. A run longer than RADIX_RUN (slopes equal in
+ * their first 20 or so significant bits by the hundred) falls back to a full LSD radix sort
+ * of the whole keys (low half, then high half). Then a stable pass by band (job_band: per
+ * job, NULL for none) when there are bands. O(S).
  */
 static void order_segments(const tree_seg *seg, size_t ns, uint32_t *ord0, uint32_t *tmp0,
                            uint64_t *keys, size_t *count, const double *job_band, bool bands)
 {
     uint32_t *ord = ord0, *tmp = tmp0;
     uint64_t *k0 = keys, *k1 = keys + ns;
-    uint64_t all_or = 0, all_and = ~UINT64_C(0);
+    uint64_t all_or = 0, all_and = ~UINT64_C(0), kmin = ~UINT64_C(0), kmax = 0;
     for (size_t i = 0; i < ns; i++) {
+        uint64_t key = k0[i];
         ord[i] = (uint32_t)i;
-        all_or |= k0[i];
-        all_and &= k0[i];
+        all_or |= key;
+        all_and &= key;
+        kmin = key < kmin ? key : kmin;
+        kmax = key > kmax ? key : kmax;
     }
     uint64_t differ = all_or ^ all_and;
-    for (int pass = 0; pass < RADIX_HIGH; pass++)
-        if (radix_pass(k0, ord, ns, 32 + RADIX_BITS * pass, k1, tmp, count, differ)) {
-            uint64_t *kt = k0;
-            k0 = k1;
-            k1 = kt;
-            uint32_t *ot = ord;
-            ord = tmp;
-            tmp = ot;
-        }
+    /* the prefix: bits [sh0, span) of key - kmin, span the bit length of kmax - kmin */
+    int span = 0;
+    while (span < 64 && ((kmax - kmin) >> span) != 0)
+        span++;
+    int sh0 = span > 2 * RADIX_BITS ? span - 2 * RADIX_BITS : 0;
+    int passes = span > sh0 + RADIX_BITS ? 2 : span > 0 ? 1 : 0;
+    size_t *c0 = count, *c1 = count + RADIX_SIZE;
+    memset(count, 0, 2 * RADIX_SIZE * sizeof *count);
+    for (size_t i = 0; passes > 0 && i < ns; i++) {
+        uint64_t dk = k0[i] - kmin;
+        c0[(dk >> sh0) & (RADIX_SIZE - 1)]++;
+        c1[(dk >> (sh0 + RADIX_BITS)) & (RADIX_SIZE - 1)]++;
+    }
+    for (int pass = 0; pass < passes; pass++) {
+        radix_scatter(k0, ord, ns, kmin, sh0 + RADIX_BITS * pass, k1, tmp, pass ? c1 : c0);
+        uint64_t *kt = k0;
+        k0 = k1;
+        k1 = kt;
+        uint32_t *ot = ord;
+        ord = tmp;
+        tmp = ot;
+    }
     bool long_run = false;
     for (size_t i = 1, start = 0; i <= ns && !long_run; i++) {
-        if (i < ns && k0[i] >> 32 == k0[start] >> 32)
+        if (i < ns && (k0[i] - kmin) >> sh0 == (k0[start] - kmin) >> sh0)
             continue;
         if (i - start > RADIX_RUN)
             long_run = true;
@@ -341,7 +368,7 @@ struct pfi_alloc_tree_workspace {
     tree_seg *seg;
     uint64_t *keys; /* 2 per segment */
     uint32_t *ord, *tmp;
-    size_t *count; /* RADIX_SIZE */
+    size_t *count; /* 2 × RADIX_SIZE */
     double *jband, *rem, *xs, *ys;
     tree_pos *pos;
     size_t *idx;
@@ -481,7 +508,8 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
         }
     }
     if (feasible) {
-        if (!TREE_GROW(ws, ord, ns) || !TREE_GROW(ws, tmp, ns) || !TREE_GROW(ws, count, RADIX_SIZE))
+        if (!TREE_GROW(ws, ord, ns) || !TREE_GROW(ws, tmp, ns) ||
+            !TREE_GROW(ws, count, 2 * RADIX_SIZE))
             return PFI_ERR_NOMEM;
         uint32_t *ord = ws->ord;
         bool bands = false;
