@@ -587,6 +587,66 @@ static void test_tree_near_equal_slopes(void **state)
     }
 }
 
+/* pfi_allocate_tree_ws with one workspace reused over instances that grow, shrink and grow
+   again (kinds, bands, depths varied) gives pfi_allocate_tree's results bit for bit; a NULL
+   workspace is refused. */
+static void test_tree_workspace(void **state)
+{
+    (void)state;
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 18, 7);
+    pfi_alloc_tree_workspace *ws = NULL;
+    assert_int_equal(pfi_alloc_tree_workspace_create(&ws), PFI_OK);
+    static const size_t sizes[] = {2000, 5, 200, 40, 3000, 2};
+    for (int k = 0; k < 12; k++) {
+        tree_case c;
+        make_case(&rng, sizes[k % 6], 1 + (size_t)k % 4, k % 3, k % 2 == 1, &c);
+        pfi_alloc_result r;
+        pfi_alloc_tree_result tr;
+        run_case(&c, PFI_STRATEGY_ORACLE, &r, &tr);
+        pfi_alloc_jobs J = {.n = c.n,
+                            .offset = c.off,
+                            .cap_w = c.cap,
+                            .power_w = c.pw,
+                            .tput_tok_s = c.tp,
+                            .gpus = c.gpus};
+        pfi_alloc_tree t = {.n_nodes = c.m,
+                            .parent = c.parent,
+                            .limit_w = c.limit,
+                            .kind = c.kind,
+                            .job_node = c.node,
+                            .band = c.band,
+                            .budget_kind = c.budget_kind};
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        o.budget_w = c.budget;
+        pfi_alloc_result r2;
+        pfi_alloc_tree_result tr2;
+        assert_int_equal(pfi_alloc_result_init(&r2, c.n), PFI_OK);
+        assert_int_equal(pfi_alloc_tree_result_init(&tr2, c.m), PFI_OK);
+        pfi_diag d;
+        pfi_diag_clear(&d);
+        assert_int_equal(pfi_allocate_tree_ws(&J, &o, &t, NULL, &r2, &tr2, &d),
+                         PFI_ERR_INVALID_ARGUMENT);
+        assert_int_equal(pfi_allocate_tree_ws(&J, &o, &t, ws, &r2, &tr2, &d), PFI_OK);
+        assert_memory_equal(r.cap_w, r2.cap_w, c.n * sizeof(double));
+        assert_memory_equal(r.power_w, r2.power_w, c.n * sizeof(double));
+        assert_memory_equal(r.tput_tok_s, r2.tput_tok_s, c.n * sizeof(double));
+        assert_memory_equal(&r.objective, &r2.objective, sizeof(double));
+        assert_int_equal(r.feasible, r2.feasible);
+        assert_memory_equal(tr.drawn_w, tr2.drawn_w, c.m * sizeof(double));
+        assert_memory_equal(tr.reserve_w, tr2.reserve_w, c.m * sizeof(double));
+        assert_int_equal(tr.n_binding, tr2.n_binding);
+        pfi_alloc_result_clear(&r);
+        pfi_alloc_result_clear(&r2);
+        pfi_alloc_tree_result_clear(&tr);
+        pfi_alloc_tree_result_clear(&tr2);
+        case_free(&c);
+    }
+    pfi_alloc_tree_workspace_destroy(ws);
+    pfi_alloc_tree_workspace_destroy(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -596,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_tree_infeasible),
         cmocka_unit_test(test_tree_marginals),
         cmocka_unit_test(test_tree_near_equal_slopes),
+        cmocka_unit_test(test_tree_workspace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,6 +65,7 @@
 #include "pfi/store.h"
 #include "pfi/sweep.h"
 #include "pfi/telemetry.h"
+#include "pfi/topology.h"
 #include "pfi/trainlog.h"
 
 #if !defined(PFI_CASES) || !defined(PFI_REPO_DATA)
@@ -535,6 +536,78 @@ static pfi_error op_allocate(const void *arg, sig *s)
     pfi_alloc_workspace_destroy(w);
     pfi_alloc_result_clear(&r);
     pfi_alloc_result_clear(&r2);
+    return e;
+}
+
+/* The tree oracle on the library's jobs under a 3-level tree (a feed, two racks, the jobs
+ * dealt round them; measured limits that bind): pfi_allocate_tree, then
+ * pfi_allocate_tree_ws with one workspace twice (the second call allocates nothing), the
+ * same caps from all three. */
+static pfi_error op_allocate_tree(const void *arg, sig *s)
+{
+    (void)arg;
+    const pfi_joblib *l = g_jl;
+    size_t n = l->n < 24 ? l->n : 24;
+    size_t node[24], parent[3] = {PFI_TOPO_NONE, 0, 0};
+    double limit[3] = {0, 0, 0};
+    pfi_limit_kind kind[3] = {PFI_LIMIT_MEASURED, PFI_LIMIT_MEASURED, PFI_LIMIT_MEASURED};
+    for (size_t j = 0; j < n; j++) {
+        node[j] = 1 + j % 2;
+        double top = l->power_w[l->offset[j + 1] - 1];
+        limit[0] += 0.85 * top;
+        limit[node[j]] += (node[j] == 1 ? 0.7 : 0.95) * top;
+    }
+    pfi_alloc_jobs jobs = {.n = n,
+                           .offset = l->offset,
+                           .cap_w = l->cap_w,
+                           .power_w = l->power_w,
+                           .tput_tok_s = l->tput_tok_s,
+                           .gpus = l->gpus};
+    pfi_alloc_tree t = {.n_nodes = 3,
+                        .parent = parent,
+                        .limit_w = limit,
+                        .kind = kind,
+                        .job_node = node,
+                        .budget_kind = PFI_LIMIT_MEASURED};
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    o.reduction = 0.1;
+    pfi_alloc_result r, r2;
+    pfi_alloc_tree_result tr, tr2;
+    memset(&r, 0, sizeof r);
+    memset(&r2, 0, sizeof r2);
+    memset(&tr, 0, sizeof tr);
+    memset(&tr2, 0, sizeof tr2);
+    pfi_alloc_tree_workspace *w = NULL;
+    arm();
+    pfi_error e = pfi_alloc_result_init(&r, n);
+    if (e == PFI_OK)
+        e = pfi_alloc_tree_result_init(&tr, 3);
+    if (e == PFI_OK)
+        e = pfi_allocate_tree(&jobs, &o, &t, &r, &tr, &g_d);
+    if (e == PFI_OK)
+        e = pfi_alloc_tree_workspace_create(&w);
+    if (e == PFI_OK)
+        e = pfi_alloc_result_init(&r2, n);
+    if (e == PFI_OK)
+        e = pfi_alloc_tree_result_init(&tr2, 3);
+    for (int k = 0; k < 2 && e == PFI_OK; k++)
+        e = pfi_allocate_tree_ws(&jobs, &o, &t, w, &r2, &tr2, &g_d);
+    disarm();
+    if (e == PFI_OK) {
+        sig_add(s, "%s obj=%.17g power=%.17g feasible=%d binding=%zu", r.method, r.objective,
+                r.total_power_w, r.feasible, tr.n_binding);
+        for (size_t j = 0; j < n; j++)
+            sig_add(s, "|%.17g", r.cap_w[j]);
+        for (size_t j = 0; j < n; j++)
+            CHECK(r.cap_w[j] == r2.cap_w[j], "allocate_tree: the workspace changes job %zu's cap",
+                  j);
+    }
+    pfi_alloc_tree_workspace_destroy(w);
+    pfi_alloc_result_clear(&r);
+    pfi_alloc_result_clear(&r2);
+    pfi_alloc_tree_result_clear(&tr);
+    pfi_alloc_tree_result_clear(&tr2);
     return e;
 }
 
@@ -1344,7 +1417,7 @@ static void test_analysis(void **state)
 static void test_allocation(void **state)
 {
     (void)state;
-    oom_op ops[PFI_STRATEGY_COUNT + 3];
+    oom_op ops[PFI_STRATEGY_COUNT + 4];
     static char names[PFI_STRATEGY_COUNT][64];
     for (int k = 0; k < PFI_STRATEGY_COUNT; k++) {
         strategies[k] = (pfi_strategy)k;
@@ -1356,6 +1429,8 @@ static void test_allocation(void **state)
         (oom_op){"library generate + joblib + write", op_library, NULL, PFI_OK};
     ops[PFI_STRATEGY_COUNT + 2] = (oom_op){"pfi_joblib_from_runs zeus_nsdi23_power", op_joblib_runs,
                                            "zeus_nsdi23_power", PFI_OK};
+    ops[PFI_STRATEGY_COUNT + 3] =
+        (oom_op){"pfi_allocate_tree + _ws (3 levels)", op_allocate_tree, NULL, PFI_OK};
     run_table(ops, sizeof ops / sizeof ops[0]);
 }
 

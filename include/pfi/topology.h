@@ -167,6 +167,35 @@ pfi_error pfi_allocate_tree(const pfi_alloc_jobs *jobs, const pfi_alloc_options 
                             const pfi_alloc_tree *t, pfi_alloc_result *r, pfi_alloc_tree_result *tr,
                             pfi_diag *diag);
 
+/*
+ * pfi_alloc_tree_workspace — scratch memory of pfi_allocate_tree_ws (the oracle's segments,
+ * sort keys and order, per-job positions; about 90 bytes per envelope segment), kept between
+ * calls so that a caller that allocates repeatedly (a control loop, a benchmark) allocates
+ * and page-faults nothing once the workspace has grown to its largest instance. Opaque; one
+ * per thread (not shareable between concurrent calls).
+ */
+typedef struct pfi_alloc_tree_workspace pfi_alloc_tree_workspace;
+
+/* pfi_alloc_tree_workspace_create — an empty workspace in *out (owned;
+ * pfi_alloc_tree_workspace_destroy). Errors: PFI_ERR_INVALID_ARGUMENT (out NULL),
+ * PFI_ERR_NOMEM. */
+pfi_error pfi_alloc_tree_workspace_create(pfi_alloc_tree_workspace **out);
+
+/* pfi_alloc_tree_workspace_destroy — free ws and its buffers. NULL is a no-op. */
+void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws);
+
+/*
+ * pfi_allocate_tree_ws — pfi_allocate_tree with the caller's workspace ws (borrowed, grown
+ * as needed, never shrunk; its contents on entry do not matter). pfi_allocate_tree is this
+ * with a workspace of its own; the results are the same bit for bit. Only the oracle uses
+ * ws (the other strategies allocate as pfi_allocate does). Errors: as pfi_allocate_tree, and
+ * PFI_ERR_INVALID_ARGUMENT for a NULL ws; r's and tr's contents are unspecified after an
+ * error, and ws stays usable (and must still be destroyed).
+ */
+pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
+                               const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
+                               pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -167,6 +167,8 @@ struct pfi_ctl {
     unsigned long seq;
     long run;
     long period_id;
+    /* owned: the tree allocator's scratch, kept between periods (created on first use) */
+    pfi_alloc_tree_workspace *tree_ws;
     /* ramps: how much faster the measured power moved than the curves planned */
     double ramp_gain;   /* >= 1 (1: as planned) */
     double ramp_plan_w; /* the move planned last period (predicted W; NaN none) */
@@ -206,6 +208,7 @@ void pfi_ctl_destroy(pfi_ctl *c)
         return;
     ctl_http_destroy(c->http);
     ctl_audit_close(c->audit);
+    pfi_alloc_tree_workspace_destroy(c->tree_ws);
     db_close(c->store);
     pfi_fit_model_destroy(c->model);
     ctl_prom_clear(&c->prom);
@@ -1207,6 +1210,9 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
         psum += prev[k];
         mok = mok && isfinite(meas[k]);
     }
+    /* the tree allocator's buffers, kept between periods */
+    if (c->tree_ws == NULL && (e = pfi_alloc_tree_workspace_create(&c->tree_ws)) != PFI_OK)
+        goto out;
     c->ramp_gain =
         ctl_ramp_gain_next(c->ramp_gain, mok ? c->ramp_plan_w : NAN, msum - c->ramp_meas_w, psum);
     ctl_tree_in in = {.topo = T,
@@ -1220,7 +1226,8 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
                       .site_up_w_per_s = c->cfg.ramp_up_w_per_s,
                       .site_down_w_per_s = c->cfg.ramp_down_w_per_s,
                       .margin = c->cfg.margin,
-                      .fill = !isfinite(budget)};
+                      .fill = !isfinite(budget),
+                      .ws = c->tree_ws};
     ctl_tree_out to;
     pfi_diag d;
     pfi_diag_clear(&d);

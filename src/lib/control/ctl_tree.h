@@ -51,6 +51,8 @@ typedef struct ctl_tree_in {
     bool fill;     /* no budget (outside an event): caps also go up where the curve is flat (no
                       predicted power added), as far as the reserve limits and ramps allow, so
                       GPUs go back to their original limits where the tree has room */
+    pfi_alloc_tree_workspace *ws; /* borrowed: the tree allocator's scratch, kept between
+                                     periods (NULL: a workspace of its own each call) */
 } ctl_tree_in;
 
 typedef struct ctl_tree_out {

@@ -242,7 +242,8 @@ pfi_error ctl_tree_allocate(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                         .budget_kind = PFI_LIMIT_MEASURED,
                         .name = in->topo ? (const char *const *)in->topo->name : NULL,
                         .line = in->topo ? in->topo->line : NULL};
-    if ((e = pfi_allocate_tree(&jj, o, &t, r, &tr, d)) != PFI_OK)
+    if ((e = in->ws != NULL ? pfi_allocate_tree_ws(&jj, o, &t, in->ws, r, &tr, d)
+                            : pfi_allocate_tree(&jj, o, &t, r, &tr, d)) != PFI_OK)
         goto out;
     if (in->fill && r->feasible)
         fill_flat(J, in, lim, hi, prev_lvl, r);

@@ -38,13 +38,34 @@ static inline uint64_t order_bits(double v)
     return (b >> 63) ? ~b : b | (UINT64_C(1) << 63);
 }
 
-/* Radix digits of the sort: RADIX_BITS wide; the high half of a key takes RADIX_HIGH passes
-   (from bit 32), the low half RADIX_LOW (from bit 0). */
+/* Radix digits of the sort: RADIX_BITS wide; the prefix sort takes two; the fallback sorts
+   the high half of a key in RADIX_HIGH passes (from bit 32), the low half in RADIX_LOW (from
+   bit 0). */
 #define RADIX_BITS 11
 #define RADIX_SIZE (1u << RADIX_BITS)
 #define RADIX_HIGH 3
 #define RADIX_LOW 3
 #define RADIX_RUN 64 /* longest run of equal high halves sorted by insertion */
+
+/* The scatter of one stable LSD radix pass on the digit ((key - base) >> sh) of the keys
+   k[0..ns) (ord carried along) into k1 and o1; count: that digit's histogram (RADIX_SIZE
+   entries), turned into offsets here. */
+static void radix_scatter(const uint64_t *k, const uint32_t *ord, size_t ns, uint64_t base, int sh,
+                          uint64_t *k1, uint32_t *o1, size_t *count)
+{
+    size_t sum = 0;
+    for (size_t b = 0; b < RADIX_SIZE; b++) {
+        size_t c = count[b];
+        count[b] = sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        uint64_t key = k[i];
+        size_t q = count[((key - base) >> sh) & (RADIX_SIZE - 1)]++;
+        k1[q] = key;
+        o1[q] = ord[i];
+    }
+}
 
 /* One stable LSD radix pass on the digit at bit sh of the keys k[0..ns) (ord carried along)
    into k1 and o1, skipped when every key has the same digit there; returns whether it ran.
@@ -57,18 +78,7 @@ static bool radix_pass(const uint64_t *k, const uint32_t *ord, size_t ns, int sh
     memset(count, 0, RADIX_SIZE * sizeof *count);
     for (size_t i = 0; i < ns; i++)
         count[(k[i] >> sh) & (RADIX_SIZE - 1)]++;
-    size_t sum = 0;
-    for (size_t b = 0; b < RADIX_SIZE; b++) {
-        size_t c = count[b];
-        count[b] = sum;
-        sum += c;
-    }
-    for (size_t i = 0; i < ns; i++) {
-        uint64_t key = k[i];
-        size_t q = count[(key >> sh) & (RADIX_SIZE - 1)]++;
-        k1[q] = key;
-        o1[q] = ord[i];
-    }
+    radix_scatter(k, ord, ns, 0, sh, k1, o1, count);
     return true;
 }
 
@@ -76,38 +86,55 @@ static bool radix_pass(const uint64_t *k, const uint32_t *ord, size_t ns, int sh
  * The segments' order for the greedy — band descending, then slope descending, ties in the
  * order the segments were made (job, then position) — as indices into seg. keys[0..ns): each
  * segment's key (~order_bits of its slope: ascending key is descending slope), overwritten;
- * keys[ns..2ns), tmp (ns) and count (RADIX_SIZE): scratch. The keys are sorted stably by
- * their high 32 bits (LSD radix, 11-bit digits, passes whose digit is the same for every key
- * skipped), then each run of equal high halves by the whole key (insertion, stable): the
- * order of a stable sort by the whole key, in about half its passes. A run longer than
- * RADIX_RUN (slopes equal in their first 20 mantissa bits by the hundred) falls back to the
- * remaining passes on the low halves, then the high ones again. Then a stable pass by band
- * (job_band: per job, NULL for none) when there are bands. O(S).
+ * keys[ns..2ns), tmp (ns) and count (2 × RADIX_SIZE): scratch. The keys are sorted stably by
+ * their prefix: the top 2 × RADIX_BITS significant bits of key − the least key (two LSD
+ * radix passes, 11-bit digits, both histograms from one read; one pass when the keys span
+ * fewer bits), then each run of equal prefixes by the whole key (insertion, stable): the
+ * order of a stable sort by the whole key. A run longer than RADIX_RUN (slopes equal in
+ * their first 20 or so significant bits by the hundred) falls back to a full LSD radix sort
+ * of the whole keys (low half, then high half). Then a stable pass by band (job_band: per
+ * job, NULL for none) when there are bands. O(S).
  */
 static void order_segments(const tree_seg *seg, size_t ns, uint32_t *ord0, uint32_t *tmp0,
                            uint64_t *keys, size_t *count, const double *job_band, bool bands)
 {
     uint32_t *ord = ord0, *tmp = tmp0;
     uint64_t *k0 = keys, *k1 = keys + ns;
-    uint64_t all_or = 0, all_and = ~UINT64_C(0);
+    uint64_t all_or = 0, all_and = ~UINT64_C(0), kmin = ~UINT64_C(0), kmax = 0;
     for (size_t i = 0; i < ns; i++) {
+        uint64_t key = k0[i];
         ord[i] = (uint32_t)i;
-        all_or |= k0[i];
-        all_and &= k0[i];
+        all_or |= key;
+        all_and &= key;
+        kmin = key < kmin ? key : kmin;
+        kmax = key > kmax ? key : kmax;
     }
     uint64_t differ = all_or ^ all_and;
-    for (int pass = 0; pass < RADIX_HIGH; pass++)
-        if (radix_pass(k0, ord, ns, 32 + RADIX_BITS * pass, k1, tmp, count, differ)) {
-            uint64_t *kt = k0;
-            k0 = k1;
-            k1 = kt;
-            uint32_t *ot = ord;
-            ord = tmp;
-            tmp = ot;
-        }
+    /* the prefix: bits [sh0, span) of key - kmin, span the bit length of kmax - kmin */
+    int span = 0;
+    while (span < 64 && ((kmax - kmin) >> span) != 0)
+        span++;
+    int sh0 = span > 2 * RADIX_BITS ? span - 2 * RADIX_BITS : 0;
+    int passes = span > sh0 + RADIX_BITS ? 2 : span > 0 ? 1 : 0;
+    size_t *c0 = count, *c1 = count + RADIX_SIZE;
+    memset(count, 0, 2 * RADIX_SIZE * sizeof *count);
+    for (size_t i = 0; passes > 0 && i < ns; i++) {
+        uint64_t dk = k0[i] - kmin;
+        c0[(dk >> sh0) & (RADIX_SIZE - 1)]++;
+        c1[(dk >> (sh0 + RADIX_BITS)) & (RADIX_SIZE - 1)]++;
+    }
+    for (int pass = 0; pass < passes; pass++) {
+        radix_scatter(k0, ord, ns, kmin, sh0 + RADIX_BITS * pass, k1, tmp, pass ? c1 : c0);
+        uint64_t *kt = k0;
+        k0 = k1;
+        k1 = kt;
+        uint32_t *ot = ord;
+        ord = tmp;
+        tmp = ot;
+    }
     bool long_run = false;
     for (size_t i = 1, start = 0; i <= ns && !long_run; i++) {
-        if (i < ns && k0[i] >> 32 == k0[start] >> 32)
+        if (i < ns && (k0[i] - kmin) >> sh0 == (k0[start] - kmin) >> sh0)
             continue;
         if (i - start > RADIX_RUN)
             long_run = true;
@@ -321,10 +348,68 @@ static void tree_marginals(const pfi_alloc_jobs *J, size_t j, pfi_alloc_result *
     r->marginal_up[j] = cap >= hi - tol ? NAN : up;
 }
 
-/* The oracle on the tree. */
+/* Grow *p to hold need elements of size elem (contents not kept); false when out of memory
+   (then *p is NULL and *cap 0). */
+static bool tree_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need == 0)
+        need = 1;
+    if (need <= *cap)
+        return true;
+    pfi_free(*p);
+    *p = pfi_malloc(need * elem);
+    *cap = *p != NULL ? need : 0;
+    return *p != NULL;
+}
+
+/* The tree oracle's scratch memory, kept between calls (pfi_allocate_tree_ws). */
+struct pfi_alloc_tree_workspace {
+    pfi_alloc_workspace *w; /* the flat allocator's per-job preparation */
+    tree_seg *seg;
+    uint64_t *keys; /* 2 per segment */
+    uint32_t *ord, *tmp;
+    size_t *count; /* 2 × RADIX_SIZE */
+    double *jband, *rem, *xs, *ys;
+    tree_pos *pos;
+    size_t *idx;
+    size_t n_seg, n_keys, n_ord, n_tmp, n_count, n_jband, n_rem, n_xs, n_ys, n_pos, n_idx;
+};
+
+pfi_error pfi_alloc_tree_workspace_create(pfi_alloc_tree_workspace **out)
+{
+    if (out == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    pfi_alloc_tree_workspace *ws = pfi_calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return PFI_ERR_NOMEM;
+    pfi_error e = pfi_alloc_workspace_create(&ws->w);
+    if (e != PFI_OK) {
+        pfi_free(ws);
+        return e;
+    }
+    *out = ws;
+    return PFI_OK;
+}
+
+void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
+{
+    if (ws == NULL)
+        return;
+    pfi_alloc_workspace_destroy(ws->w);
+    void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband,
+                    ws->rem, ws->xs,   ws->ys,  ws->pos, ws->idx};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        pfi_free(ptrs[i]);
+    pfi_free(ws);
+}
+
+#define TREE_GROW(ws, f, need) tree_grow((void **)&(ws)->f, &(ws)->n_##f, (need), sizeof *(ws)->f)
+
+/* The oracle on the tree, with the scratch memory of ws. */
 static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
-                             const pfi_alloc_tree *t, pfi_alloc_result *r,
-                             pfi_alloc_tree_result *tr, pfi_diag *d)
+                             const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
+                             pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
 {
     size_t n = J->n, nn = t->n_nodes;
     bool all_reserve = t->budget_kind == PFI_LIMIT_RESERVE, all_measured = !all_reserve;
@@ -333,43 +418,32 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             all_reserve &= t->kind[a] == PFI_LIMIT_RESERVE;
             all_measured &= t->kind[a] == PFI_LIMIT_MEASURED;
         }
-    pfi_alloc_workspace *w = NULL;
-    pfi_error e = pfi_alloc_workspace_create(&w);
-    if (e != PFI_OK)
-        return e;
-    tree_seg *seg = NULL;
-    uint64_t *keys = NULL;
-    double *jband = NULL;
-    double *rem = pfi_malloc((nn + 1) * sizeof *rem);
-    size_t *idx = NULL;
-    double *xs = NULL, *ys = NULL;
-    tree_pos *pos = pfi_calloc(n ? n : 1, sizeof *pos);
-    if (rem == NULL || pos == NULL || !alloc_ws_jobs(w, n)) {
-        e = PFI_ERR_NOMEM;
-        goto out;
-    }
+    pfi_alloc_workspace *w = ws->w;
+    pfi_error e = PFI_OK;
+    if (!TREE_GROW(ws, rem, nn + 1) || !TREE_GROW(ws, pos, n) || !alloc_ws_jobs(w, n))
+        return PFI_ERR_NOMEM;
+    double *rem = ws->rem;
+    tree_pos *pos = ws->pos;
     alloc_ctx x = {J, o, w, o->cap_step_w > 0};
     w->n_c = w->n_e = w->n_env = w->n_eenv = w->n_b = 0;
     size_t unmet = 0, total = 0, maxm = 0;
     for (size_t j = 0; j < n; j++) {
         if ((e = alloc_job_prepare(&x, j, &unmet, d)) != PFI_OK)
-            goto out;
+            return e;
         alloc_view v = alloc_true_view(&x, j);
         total += v.m;
         if (v.m > maxm)
             maxm = v.m;
     }
-    seg = pfi_malloc((total ? total : 1) * sizeof *seg);
-    keys = pfi_malloc((total ? 2 * total : 1) * sizeof *keys);
-    jband = t->band != NULL ? pfi_malloc((n ? n : 1) * sizeof *jband) : NULL;
-    idx = pfi_malloc(maxm * sizeof *idx);
-    xs = pfi_malloc(maxm * sizeof *xs);
-    ys = pfi_malloc(maxm * sizeof *ys);
-    if (seg == NULL || keys == NULL || idx == NULL || xs == NULL || ys == NULL ||
-        (t->band != NULL && jband == NULL)) {
-        e = PFI_ERR_NOMEM;
-        goto out;
-    }
+    if (!TREE_GROW(ws, seg, total) || !TREE_GROW(ws, keys, 2 * total) ||
+        (t->band != NULL && !TREE_GROW(ws, jband, n)) || !TREE_GROW(ws, idx, maxm) ||
+        !TREE_GROW(ws, xs, maxm) || !TREE_GROW(ws, ys, maxm))
+        return PFI_ERR_NOMEM;
+    tree_seg *seg = ws->seg;
+    uint64_t *keys = ws->keys;
+    double *jband = t->band != NULL ? ws->jband : NULL;
+    size_t *idx = ws->idx;
+    double *xs = ws->xs, *ys = ws->ys;
     double ref_p = 0, ref_t = 0, lo_p = 0;
     for (size_t j = 0; j < n; j++) {
         size_t last = J->offset[j + 1] - 1;
@@ -400,6 +474,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
         }
         size_t ne = pfi_envelope(xs, ys, v.m, idx);
         pos[j].at = pos[j].nx = (uint32_t)idx[0];
+        pos[j].fr = 0;
         charge(t, j, v.d[idx[0]], g * v.c[idx[0]], rem, 1);
         value += ys[idx[0]];
         for (size_t s = 1; s < ne; s++) {
@@ -433,22 +508,14 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
         }
     }
     if (feasible) {
-        uint32_t *ord = pfi_malloc((ns ? ns : 1) * sizeof *ord);
-        uint32_t *tmp = pfi_malloc((ns ? ns : 1) * sizeof *tmp);
-        size_t *count = pfi_malloc(RADIX_SIZE * sizeof *count);
-        if (ord == NULL || tmp == NULL || count == NULL) {
-            pfi_free(ord);
-            pfi_free(tmp);
-            pfi_free(count);
-            e = PFI_ERR_NOMEM;
-            goto out;
-        }
+        if (!TREE_GROW(ws, ord, ns) || !TREE_GROW(ws, tmp, ns) ||
+            !TREE_GROW(ws, count, 2 * RADIX_SIZE))
+            return PFI_ERR_NOMEM;
+        uint32_t *ord = ws->ord;
         bool bands = false;
         for (size_t q = 0; jband != NULL && q < ns && !bands; q++)
             bands = jband[seg[q].job] != jband[seg[0].job];
-        order_segments(seg, ns, ord, tmp, keys, count, jband, bands);
-        pfi_free(tmp);
-        pfi_free(count);
+        order_segments(seg, ns, ord, ws->tmp, keys, ws->count, jband, bands);
         for (size_t s = 0; s < ns; s++) {
             if (s + 96 < ns)
                 __builtin_prefetch(&seg[ord[s + 96]]);
@@ -478,7 +545,6 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
                 ps->nx = sg->q;
             }
         }
-        pfi_free(ord);
     }
     double tp = 0, tt = 0, obj = 0;
     for (size_t j = 0; j < n; j++) {
@@ -506,17 +572,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
                     : "tree: greedy on marginal tokens/s per W within every level's capacity "
                       "(reserve and measured limits: feasible, not proven optimal)";
     tree_sums(J, t, r->budget_w, r, tr);
-out:
-    pfi_free(seg);
-    pfi_free(keys);
-    pfi_free(jband);
-    pfi_free(rem);
-    pfi_free(idx);
-    pfi_free(xs);
-    pfi_free(ys);
-    pfi_free(pos);
-    pfi_alloc_workspace_destroy(w);
-    return e;
+    return PFI_OK;
 }
 
 /* Is level a at or above job j's level? */
@@ -720,10 +776,12 @@ static pfi_error alloc_tree_heuristic(const pfi_alloc_jobs *J, const pfi_alloc_o
     return e;
 }
 
-pfi_error pfi_allocate_tree(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
-                            const pfi_alloc_tree *t, pfi_alloc_result *r, pfi_alloc_tree_result *tr,
-                            pfi_diag *d)
+pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+                               const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
+                               pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
 {
+    if (ws == NULL)
+        return tree_fail(d, PFI_ERR_INVALID_ARGUMENT, "the tree allocator needs a workspace");
     pfi_error e = check_tree(J, t, tr, d);
     if (e != PFI_OK)
         return e;
@@ -752,6 +810,18 @@ pfi_error pfi_allocate_tree(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
         r->budget_w = isnan(o->budget_w) ? (1.0 - o->reduction) * top : o->budget_w;
     }
     if (oracle)
-        return tree_oracle(J, o, t, r, tr, d);
+        return tree_oracle(J, o, t, ws, r, tr, d);
     return alloc_tree_heuristic(J, o, t, r, tr, d);
+}
+
+pfi_error pfi_allocate_tree(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+                            const pfi_alloc_tree *t, pfi_alloc_result *r, pfi_alloc_tree_result *tr,
+                            pfi_diag *d)
+{
+    pfi_alloc_tree_workspace *ws = NULL;
+    pfi_error e = pfi_alloc_tree_workspace_create(&ws);
+    if (e == PFI_OK)
+        e = pfi_allocate_tree_ws(J, o, t, ws, r, tr, d);
+    pfi_alloc_tree_workspace_destroy(ws);
+    return e;
 }
