@@ -716,9 +716,10 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
     return rc;
 }
 
-/* --cap-step larger than every job's cap range would pin every job at its top cap (no
- * multiple of the step below it): refused, naming the largest step that still moves the
- * widest job (with a step no larger than a range, a multiple of it lies inside). An exit code. */
+/* --cap-step larger than every job's cap range would leave every job only its lowest and
+ * top caps (no multiple of the step between them): refused, naming the largest step that still
+ * moves the widest job (with a step no larger than a range, a multiple of it lies inside). An exit
+ * code. */
 static int check_cap_step(const allocate_args *a, const pfi_jobs *J)
 {
     double step = a->o.cap_step_w, widest = 0;
@@ -736,9 +737,10 @@ static int check_cap_step(const allocate_args *a, const pfi_jobs *J)
     }
     if (!(step > 0) || widest <= 0 || step <= widest)
         return PFI_EXIT_OK;
-    cli_error("--cap-step %g W is larger than every job's cap range: it would hold every job at "
-              "its top cap; give at most %g W (job '%s' spans that) or 0 (continuous)",
-              step, widest, J->name[wj]);
+    cli_error(
+        "--cap-step %g W is larger than every job's cap range: it would hold every job at "
+        "its lowest or its top cap; give at most %g W (job '%s' spans that) or 0 (continuous)",
+        step, widest, J->name[wj]);
     return PFI_EXIT_USAGE;
 }
 

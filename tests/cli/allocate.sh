@@ -106,7 +106,7 @@ grep_out allocate-tree-explain-mid "moe-ft .* 10  *3.333  a W above earns 3.333 
 grep_out allocate-tree-explain-top "dense-pt .* 14  *-  at its top cap"
 # item 3: a cap step wider than every job's cap range (500 W here) is a usage error
 check allocate-cap-step-huge 2 "$PFI" allocate --cap-step 1e9 "$J"
-grep -q -- "--cap-step 1e+09 W is larger than every job's cap range.*give at most 500 W" "$T/err" \
+grep -q -- "--cap-step 1e+09 W is larger than every job's cap range: it would hold every job at its lowest or its top cap; give at most 500 W" "$T/err" \
     && echo "ok   allocate-cap-step-huge-msg" || { echo "FAIL allocate-cap-step-huge-msg"; cat "$T/err"; fail=1; }
 check allocate-cap-step-huge-tree 2 "$PFI" allocate --topology "$TP" --cap-step 501 "$JT"
 check allocate-cap-step-widest 0 "$PFI" allocate --topology "$TP" --cap-step 500 "$JT"
@@ -121,6 +121,24 @@ grep -q "cannot open: is a directory" "$T/err" \
 check allocate-cap-step-50 0 "$PFI" allocate --cap-step 50 "$J"
 grep_out allocate-cap-step-moe-pt "moe-pt .* 350.0 .* 5600.0"
 grep_out allocate-cap-step-tput "throughput 229500.0 tokens/s"
+# every job's lowest cap is on the --cap-step grid: for every step up to the widest cap
+# range (500 W), the allocation is feasible where the continuous one is (the jobs' lowest
+# caps draw 6400 W; reserve: 32 GPUs x 200 W) and never over the budget (the step 500 run
+# put every job at 500 W and drew 15666.7 W against 14420 W; step 300 said 9600 W lowest)
+for kb in "measured 14420" "measured 6400" "measured 9000" "reserve 6400" "reserve 15000"; do
+    set -- $kb
+    bad=$(s=1; while [ $s -le 500 ]; do
+        "$PFI" allocate --format json --budget-kind "$1" --budget-w "$2" --cap-step $s "$J" 2>&1 \
+            | awk -v s=$s '/"feasible"/ { f = ($0 ~ /"feasible": true/) }
+                /"total_power_w"/ { split($0, a, "\"budget_w\": "); split(a[2], b, ",");
+                    split($0, c, "\"total_power_w\": "); split(c[2], d, ",");
+                    if (d[1] + 0 > b[1] + 1e-6) over = 1 }
+                END { if (!f || over) print "step " s (f ? "" : " infeasible") (over ? " over" : "") }'
+        s=$((s + 1))
+    done)
+    [ -z "$bad" ] && echo "ok   allocate-cap-step-feasible-$1-$2" \
+        || { echo "FAIL allocate-cap-step-feasible-$1-$2: $(echo $bad | head -c 300)"; fail=1; }
+done
 check allocate-bad-strategy 2 "$PFI" allocate --strategy nope "$J"
 check allocate-missing-file 1 "$PFI" allocate /nonexistent.csv
 printf 'job,cap_w,power_w\na,1,2\n' >"$T/bad.csv"
