@@ -131,6 +131,8 @@ int cli_usage_unexpected(const char *arg);
 /* cli_usage_unknown / cli_usage_missing — the same for a verb that reads argv by hand. */
 int cli_usage_unknown(const char *arg);
 int cli_usage_missing(const char *name);
+/* cli_usage_error — any other usage error, printf-style: "pfi: VERB: MESSAGE"; returns 2. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* cli_report — print a library error with its diagnostic; return the matching exit code. */
 int cli_report(pfi_error e, const pfi_diag *d);

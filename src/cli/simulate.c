@@ -133,8 +133,8 @@ typedef struct settings {
 } settings;
 
 /* --reductions: a comma list, each "30%" or "0.3" (pfi_reduction_parse, as every command),
- * strictly between 0 and 100 %; the reason printed for the first bad one. */
-static bool parse_reductions(const char *s, pfi_sim_options *o)
+ * strictly between 0 and 100 %; one line for the first bad one. An exit code. */
+static int parse_reductions(const char *s, pfi_sim_options *o)
 {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", s);
@@ -143,15 +143,13 @@ static bool parse_reductions(const char *s, pfi_sim_options *o)
          tok = strtok_r(NULL, ",", &save)) {
         double v;
         char why[256];
-        if (pfi_reduction_parse(tok, &v, why, sizeof why) != PFI_VALUE_OK) {
-            cli_error("--reductions: %s", why);
-            return false;
-        }
+        if (pfi_reduction_parse(tok, &v, why, sizeof why) != PFI_VALUE_OK)
+            return cli_usage_error("--reductions: %s", why);
         if (o->n_reductions == PFI_SIM_MAX_REDUCTIONS || !(v > 0 && v < 1))
-            return false;
+            return cli_usage_bad_value("reductions", s, NULL);
         o->reductions[o->n_reductions++] = v;
     }
-    return o->n_reductions > 0;
+    return o->n_reductions > 0 ? PFI_EXIT_OK : cli_usage_bad_value("reductions", s, NULL);
 }
 
 /* The complaint about a value an option does not take; returns the exit code. */
@@ -201,6 +199,7 @@ static int parse_args(int argc, char **argv, settings *s)
     s->format = "table";
     pfi_sim_options_init(&s->sim);
     pfi_sim_options *o = &s->sim;
+    int rc;
     const cli_opt table[] = {
         {.c = 'o', .kind = CLI_OPT_TEXT, .dst = &s->output},
         {.c = OPT_LIBRARY, .kind = CLI_OPT_TEXT, .dst = &s->library},
@@ -244,8 +243,8 @@ static int parse_args(int argc, char **argv, settings *s)
             usage(stdout);
             return -1;
         case OPT_REDUCTIONS:
-            if (!parse_reductions(optarg, o))
-                return bad_value(c, optarg);
+            if ((rc = parse_reductions(optarg, o)) != PFI_EXIT_OK)
+                return rc;
             break;
         case OPT_MIX:
             if (!parse_mix(optarg, o))

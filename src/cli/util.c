@@ -87,6 +87,16 @@ int cli_usage_missing(const char *name)
     return usage_said(opterr_missing(msg, sizeof msg, help_cmd(cmd, sizeof cmd), name));
 }
 
+int cli_usage_error(const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return usage_said(msg);
+}
+
 int cli_usage_unexpected(const char *arg)
 {
     char cmd[96], msg[512];
