@@ -25,6 +25,10 @@ enum {
  * frees it with free()). NULL with errno set: the open's or read's error, EFBIG when the file
  * is larger than about max_bytes, ENOMEM. */
 char *cli_read_text(const char *path, size_t max_bytes, size_t *len);
+/* The first max_bytes bytes (or fewer: the whole) of the file at path, as cli_read_text
+ * (*len bytes, free()); a larger file is not an error: the reader judges its head. NULL with
+ * errno set: the open's or read's error (EISDIR for a directory), ENOMEM. */
+char *cli_read_head(const char *path, size_t max_bytes, size_t *len);
 
 int cmd_analyze(int argc, char **argv);
 int cmd_allocate(int argc, char **argv);

@@ -367,6 +367,24 @@ void cli_usage_list(FILE *f, const char *lead, int indent, int width, const cli_
     cli_usage_wrap(f, lead, indent, width, text);
 }
 
+char *cli_read_head(const char *path, size_t max_bytes, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    char *b = malloc(max_bytes > 0 ? max_bytes : 1);
+    size_t n = b != NULL ? fread(b, 1, max_bytes, f) : 0;
+    int bad = b == NULL ? ENOMEM : ferror(f) ? (errno != 0 ? errno : EIO) : 0;
+    fclose(f);
+    if (bad) {
+        free(b);
+        errno = bad;
+        return NULL;
+    }
+    *len = n;
+    return b;
+}
+
 char *cli_read_text(const char *path, size_t max_bytes, size_t *len)
 {
     FILE *f = fopen(path, "rb");
