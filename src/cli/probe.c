@@ -33,8 +33,9 @@ static void usage(FILE *f)
                    NULL);
     fprintf(f,
             "  --nvml-library PATH     NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
-            "  --emulate SPEC          emulated GPUs (see 'pfi sweep --help')\n"
-            "  --replay FILE           recorded telemetry CSV for --backend replay\n"
+            "  --emulate SPEC          emulated GPUs (see 'pfi sweep --help'); alone, it means\n"
+            "                          --backend emulated, as in pfi sweep\n"
+            "  --replay FILE           recorded telemetry CSV; alone, it means --backend replay\n"
             "  --format table|json     (table)\n"
             "  --record FILE           also sample every GPU for --duration at --interval and\n"
             "                          write the samples as a replay CSV ('-': stdout); read-only\n"
@@ -116,6 +117,7 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     *o = (probe_opts){.gc = {.kind = PFI_GPU_DEFAULT}, .duration_s = 10, .interval_s = 1};
+    bool backend_given = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -126,6 +128,7 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
                 return cli_usage_bad_value("backend", optarg,
                                            pfi_gpu_kind_names(0, names, sizeof names));
             }
+            backend_given = true;
             break;
         case 'l':
             o->gc.library = optarg;
@@ -163,6 +166,17 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
     if (optind < argc) {
         return cli_usage_unexpected(argv[optind]);
     }
+    /* --emulate or --replay names its backend, as pfi sweep infers the emulated one */
+    if (o->gc.emulate != NULL && o->gc.replay_path != NULL)
+        return cli_usage_error("--emulate and --replay are two backends: give one");
+    pfi_gpu_kind implied = o->gc.emulate != NULL       ? PFI_GPU_EMULATED
+                           : o->gc.replay_path != NULL ? PFI_GPU_REPLAY
+                                                       : o->gc.kind;
+    if (backend_given && implied != o->gc.kind)
+        return cli_usage_error("--%s needs --backend %s (or no --backend)",
+                               implied == PFI_GPU_EMULATED ? "emulate" : "replay",
+                               pfi_gpu_kind_name(implied));
+    o->gc.kind = implied;
     return PFI_EXIT_OK;
 }
 
