@@ -166,17 +166,25 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
     if (optind < argc) {
         return cli_usage_unexpected(argv[optind]);
     }
-    /* --emulate or --replay names its backend, as pfi sweep infers the emulated one */
+    /* --emulate or --replay names its backend (the one running its own jobs, the one reading
+       a file), as pfi sweep infers the emulated one */
     if (o->gc.emulate != NULL && o->gc.replay_path != NULL)
         return cli_usage_error("--emulate and --replay are two backends: give one");
-    pfi_gpu_kind implied = o->gc.emulate != NULL       ? PFI_GPU_EMULATED
-                           : o->gc.replay_path != NULL ? PFI_GPU_REPLAY
-                                                       : o->gc.kind;
-    if (backend_given && implied != o->gc.kind)
+    unsigned need = o->gc.emulate != NULL       ? PFI_GPU_CAP_JOBS
+                    : o->gc.replay_path != NULL ? PFI_GPU_CAP_REPLAY_FILE
+                                                : 0;
+    if (need == 0 || (pfi_gpu_backend_caps(o->gc.kind) & need) != 0)
+        return PFI_EXIT_OK;
+    char names[128];
+    pfi_gpu_kind_names(need, names, sizeof names);
+    if (backend_given)
         return cli_usage_error("--%s needs --backend %s (or no --backend)",
-                               implied == PFI_GPU_EMULATED ? "emulate" : "replay",
-                               pfi_gpu_kind_name(implied));
-    o->gc.kind = implied;
+                               need == PFI_GPU_CAP_JOBS ? "emulate" : "replay", names);
+    for (int k = 0; k < PFI_GPU_KIND_COUNT; k++)
+        if ((pfi_gpu_backend_caps((pfi_gpu_kind)k) & need) != 0) {
+            o->gc.kind = (pfi_gpu_kind)k;
+            break;
+        }
     return PFI_EXIT_OK;
 }
 
