@@ -117,6 +117,19 @@ grep -q "missing.txt: cannot open: No such file or directory" "$T/err" \
 check allocate-tree-dir 1 "$PFI" allocate --topology "$T" "$J"
 grep -q "cannot open: is a directory" "$T/err" \
     && echo "ok   allocate-tree-dir-msg" || { echo "FAIL allocate-tree-dir-msg"; cat "$T/err"; fail=1; }
+# a topology line with conflicting settings is refused naming the line and both words
+printf 'feed site - 20000\nrack r1 site 4000 measured reserve\n' > "$T/kinds.topo"
+check allocate-tree-two-kinds 1 "$PFI" allocate --topology "$T/kinds.topo" "$J"
+grep -q "kinds.topo:2: column 'KIND': rack 'r1': 'measured' and 'reserve': the limit's kind given twice" "$T/err" \
+    && echo "ok   allocate-tree-two-kinds-msg" || { echo "FAIL allocate-tree-two-kinds-msg"; cat "$T/err"; fail=1; }
+printf 'feed site - 20000 ramp_up=10 ramp_down=20 ramp=5\n' > "$T/ramps.topo"
+check allocate-tree-two-ramps 1 "$PFI" allocate --topology "$T/ramps.topo" "$J"
+grep -q "ramps.topo:1: column 'ramp': feed 'site': 'ramp_up=10' and 'ramp=5' both set the upward ramp" "$T/err" \
+    && echo "ok   allocate-tree-two-ramps-msg" || { echo "FAIL allocate-tree-two-ramps-msg"; cat "$T/err"; fail=1; }
+printf 'feed site - 20000 source=a source=b\n' > "$T/sources.topo"
+check allocate-tree-two-sources 1 "$PFI" allocate --topology "$T/sources.topo" "$J"
+printf 'feed site - 20000 ramp_up=10 ramp_down=20 measured source=a\n' > "$T/fine.topo"
+check allocate-tree-one-each 0 "$PFI" allocate --topology "$T/fine.topo" "$J"
 # --cap-step (issue 16 item 10): moe-pt rounds to its 350 W grid cap, never to 200 W
 check allocate-cap-step-50 0 "$PFI" allocate --cap-step 50 "$J"
 grep_out allocate-cap-step-moe-pt "moe-pt .* 350.0 .* 5600.0"
