@@ -370,7 +370,7 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
         for (size_t ri = 0; ri < r->n_reductions; ri++) {
             fprintf(f, "\nmix %s, r = %g%%\n", pfi_sim_mix_name((pfi_sim_mix)m),
                     100 * r->reductions[ri]);
-            fprintf(f, "  %-15s %12s %26s %24s %7s\n", "strategy", "tok/s/job",
+            fprintf(f, "  %-15s %12s %28s %24s %7s\n", "strategy", "tok/s/job",
                     "recovered tok/s/job [95%]", "gap closed [95%]", "<equal");
             for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
                 const pfi_sim_cell *c =
@@ -381,16 +381,16 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                 }
                 char rec[160], gap[64];
                 snprintf(rec, sizeof rec, "%s [%s, %s]",
-                         cli_num(c->recovered_per_job_tok_s.mean, 'g', 5, "-").s,
-                         cli_num(c->recovered_per_job_tok_s.lo, 'g', 4, "-").s,
-                         cli_num(c->recovered_per_job_tok_s.hi, 'g', 4, "-").s);
+                         cli_num(c->recovered_per_job_tok_s.mean, 'f', 1, "-").s,
+                         cli_num(c->recovered_per_job_tok_s.lo, 'f', 1, "-").s,
+                         cli_num(c->recovered_per_job_tok_s.hi, 'f', 1, "-").s);
                 if (!isfinite(c->gap_closed.mean))
                     snprintf(gap, sizeof gap, "%s", cell_na);
                 else
                     snprintf(gap, sizeof gap, "%.1f%% [%.1f, %.1f]", 100 * c->gap_closed.mean,
                              100 * c->gap_closed.lo, 100 * c->gap_closed.hi);
-                fprintf(f, "  %-15s %12s %26s %24s %7zu\n", pfi_strategy_name((pfi_strategy)st),
-                        cli_num(c->per_job_tok_s.mean, 'g', 6, "-").s, rec, gap, c->below_equal);
+                fprintf(f, "  %-15s %12s %28s %24s %7zu\n", pfi_strategy_name((pfi_strategy)st),
+                        cli_num(c->per_job_tok_s.mean, 'f', 1, "-").s, rec, gap, c->below_equal);
             }
         }
     }
@@ -409,7 +409,7 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
             if (isfinite(c->gap_closed.mean))
                 snprintf(gap, sizeof gap, "%.1f%%", 100 * c->gap_closed.mean);
             fprintf(f, "  %-15s %26s %24s\n", pfi_strategy_name((pfi_strategy)st),
-                    cli_num(c->recovered_per_job_tok_s.mean, 'g', 5, "-").s, gap);
+                    cli_num(c->recovered_per_job_tok_s.mean, 'f', 1, "-").s, gap);
         }
     }
     /* PFI-based strategies below equal anywhere? */

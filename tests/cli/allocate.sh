@@ -162,6 +162,14 @@ grep -q "repaired by isotonic" "$T/err" && echo "ok   allocate-repair-msg" || { 
 check allocate-no-repair 1 "$PFI" allocate --no-repair "$T/nm.csv"
 check allocate-pfi-needed 1 "$PFI" allocate --strategy raw-telemetry "$J"
 check simulate-help 0 "$PFI" simulate --help
+# the table's tokens/s columns have one decimal each, every row ("-2.1878 [-6.322, 0.07546]")
+check simulate-table 0 "$PFI" simulate --workloads 20
+bad=$(awk '/^  (oracle|equal|class-weighted|pfi-weighted|pfi-model|raw-telemetry|fair-headroom) .*\[/ {
+        s = $0; sub(/^  [a-z-]+ +/, "", s); sub(/ +-?[0-9.]+% \[.*$/, "", s); gsub(/[][,]/, " ", s)
+        n = split(s, v, " "); if (n != 4) { print; next }
+        for (i = 1; i <= n; i++) if (v[i] !~ /^-?[0-9]+\.[0-9]$/) { print; next } }' "$T/out")
+[ -z "$bad" ] && grep -q "fair-headroom" "$T/out" && echo "ok   simulate-table-decimals" \
+    || { echo "FAIL simulate-table-decimals: $bad"; fail=1; }
 check simulate-small 0 "$PFI" simulate --workloads 20 --jobs 30 --seed 3 --format csv -o "$T/a.csv"
 check simulate-small-1thread 0 "$PFI" simulate --workloads 20 --jobs 30 --seed 3 --threads 1 --format csv -o "$T/b.csv"
 cmp -s "$T/a.csv" "$T/b.csv" && echo "ok   simulate-deterministic" || { echo "FAIL simulate-deterministic"; fail=1; }
