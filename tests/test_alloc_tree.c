@@ -37,7 +37,7 @@ static void test_topology_file(void **state)
     pfi_diag d;
     /* a parent after its child, a level without a limit, a measured level with a source */
     const char *good = "# a site\n"
-                       "rack r1 pdu-a 6000 ramp_down=50 ramp=100  # reserve by default\n"
+                       "rack r1 pdu-a 6000 ramp=100  # reserve by default\n"
                        "feed site - 20000 measured source=sum(DCGM_FI_DEV_POWER_USAGE)\n"
                        "\n"
                        "pdu pdu-a site 12000 reserve\n"
@@ -63,7 +63,7 @@ static void test_topology_file(void **state)
     assert_null(t->source[r1]);
     assert_int_equal(t->line[r1], 2);
     assert_string_equal(t->level[pdu], "pdu");
-    /* ramps: ramp= sets both ways, a later ramp_down= or ramp_up= one; none: INFINITY */
+    /* ramps: ramp= sets both ways; none: INFINITY */
     assert_true(t->ramp_up_w_per_s[r1] == 100 && t->ramp_down_w_per_s[r1] == 100);
     assert_true(isinf(t->ramp_up_w_per_s[site]) && isinf(t->ramp_down_w_per_s[pdu]));
     pfi_topology_destroy(t);
@@ -90,6 +90,15 @@ static void test_topology_file(void **state)
         {"feed site - 10 ramp=0\n", PFI_ERR_VALUE, 1, "a ramp rate is W/s > 0"},
         {"feed site - 10 ramp_down=fast\n", PFI_ERR_VALUE, 1, "'ramp_down=fast'"},
         {"feed site - 10 metered\n", PFI_ERR_PARSE, 1, "'metered' is not a kind"},
+        /* a setting given twice (the last one silently won) */
+        {"feed site - 10\nrack r1 site 4 measured reserve\n", PFI_ERR_VALUE, 2,
+         "rack 'r1': 'measured' and 'reserve': the limit's kind given twice"},
+        {"feed site - 10 ramp_up=10 ramp_down=20 ramp=5\n", PFI_ERR_VALUE, 1,
+         "'ramp_up=10' and 'ramp=5' both set the upward ramp"},
+        {"feed site - 10 ramp_down=50 ramp=100\n", PFI_ERR_VALUE, 1,
+         "'ramp_down=50' and 'ramp=100' both set the downward ramp"},
+        {"feed site - 10 source=a measured source=b\n", PFI_ERR_VALUE, 1,
+         "'source=a' and 'source=b': the source given twice"},
         {"# nothing\n\n", PFI_ERR_EMPTY, 0, "no levels"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

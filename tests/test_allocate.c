@@ -378,8 +378,10 @@ static double brute_grid(const instance *in, double budget, double step)
     for (size_t j = 0; j < in->n; j++) {
         size_t a = in->off[j], k = in->off[j + 1] - a;
         ng[j] = 0;
+        grid[j][ng[j]++] = in->cap[a]; /* the lowest cap, then the multiples above it */
         for (double c = ceil(in->cap[a] / step) * step; c < in->cap[a + k - 1] - 1e-9; c += step)
-            grid[j][ng[j]++] = c;
+            if (c > in->cap[a] + 1e-9)
+                grid[j][ng[j]++] = c;
         grid[j][ng[j]++] = in->cap[a + k - 1];
     }
     size_t choice[MAXJ] = {0};
@@ -451,12 +453,15 @@ static void grid_instance(const instance *in, double step, instance *g, double g
         ng[j] = 0;
         /* the allocator's own grid arithmetic (alloc_job_prepare), so that both see the same
            bits: with ties at the threshold another LP optimum would round differently */
-        double cc[64], hi = in->cap[a + k - 1], g0 = ceil(in->cap[a] / step - 1e-9) * step;
+        double cc[64], lo = in->cap[a], hi = in->cap[a + k - 1];
+        double g0 = ceil(lo / step - 1e-9) * step;
+        cc[ng[j]++] = lo;
         for (size_t i = 0;; i++) {
             double v = g0 + (double)i * step;
             if (v >= hi - 1e-9 * step)
                 break;
-            cc[ng[j]++] = v;
+            if (v > lo + 1e-9 * step)
+                cc[ng[j]++] = v;
         }
         cc[ng[j]++] = hi;
         g->off[j] = q;
@@ -527,15 +532,15 @@ static void test_oracle_grid_rounding(void **state)
         pfi_alloc_result r;
         assert_int_equal(pfi_alloc_result_init(&r, in.n), PFI_OK);
         assert_int_equal(pfi_allocate(&J, &o, &r, NULL), PFI_OK);
-        if (!r.feasible) { /* a step coarser than a curve: its one cap is its top */
-            pfi_alloc_result_clear(&r);
-            continue;
-        }
+        /* every job's lowest cap is on the grid: a budget above their sum is always met,
+           whatever the step (a step coarser than a curve once left only its top cap) */
+        assert_true(r.feasible);
         check_feasible(&in, &r, budget);
         feasible++;
         for (size_t j = 0; j < in.n; j++) {
             double q = r.cap_w[j] / step;
-            assert_true(fabs(q - round(q)) < 1e-9 || r.cap_w[j] == in.cap[in.off[j + 1] - 1]);
+            assert_true(fabs(q - round(q)) < 1e-9 || r.cap_w[j] == in.cap[in.off[j + 1] - 1] ||
+                        r.cap_w[j] == in.cap[in.off[j]]);
         }
         /* the LP over the grid: the continuous oracle on the curve sampled at the grid */
         instance g;

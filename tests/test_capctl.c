@@ -64,6 +64,12 @@ static void test_resolve(void **st)
     assert_int_equal(mw, 175000);
     assert_int_equal(pfi_cap_resolve_mw(&l, NAN, true, &mw, &cl, &d), PFI_ERR_INVALID_ARGUMENT);
     assert_int_equal(pfi_cap_resolve_mw(&l, -5, true, &mw, &cl, &d), PFI_ERR_INVALID_ARGUMENT);
+    /* a huge finite cap is above the range (not "not a positive number"); --clamp: the max */
+    assert_int_equal(pfi_cap_resolve_mw(&l, 1e9, false, &mw, &cl, &d), PFI_ERR_OUT_OF_RANGE);
+    assert_non_null(strstr(d.message, "is outside the device's range 150.00-200.00 W"));
+    assert_int_equal(pfi_cap_resolve_mw(&l, 1e300, true, &mw, &cl, &d), PFI_OK);
+    assert_int_equal(mw, 200000);
+    assert_true(cl);
     /* case-17 transcript: 150 W on a 200-700 W GPU is refused */
     l = range(200000, 700000);
     assert_int_equal(pfi_cap_resolve_mw(&l, 150, false, &mw, &cl, &d), PFI_ERR_OUT_OF_RANGE);

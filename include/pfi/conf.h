@@ -30,10 +30,12 @@ typedef pfi_error (*pfi_conf_fn)(void *ctx, const char *key, const char *value, 
  * pfi_conf_parse — hand every `key = value` of text[0..len) (need not be NUL-terminated) to
  * fn, in order. The text must be text: a line holding a NUL, a control character other than
  * tab (and a CR before the newline) or invalid UTF-8 is refused as not a config file, its
- * bytes escaped (pfi_escape) in the message. Errors: PFI_ERR_LIMIT (len over
- * PFI_CONF_MAX_BYTES), PFI_ERR_LINE_TOO_LONG, PFI_ERR_PARSE (a line without '=', an empty
- * key, not text), or fn's error; diag->line is the 1-based line at fault (diag->file is left
- * as the caller set it). Thread-safe when fn is.
+ * bytes escaped (pfi_escape) in the message; a text over PFI_CONF_MAX_BYTES whose first line
+ * is not text is refused as not text too. A key given twice is refused after the last pair,
+ * naming both lines (fn has seen both). Errors: PFI_ERR_LIMIT (len over PFI_CONF_MAX_BYTES),
+ * PFI_ERR_LINE_TOO_LONG, PFI_ERR_PARSE (a line without '=', an empty key, not text, a key
+ * given twice), PFI_ERR_NOMEM, or fn's error; diag->line is the 1-based line at fault (diag->file
+ * is left as the caller set it). Thread-safe when fn is.
  */
 pfi_error pfi_conf_parse(const char *text, size_t len, pfi_conf_fn fn, void *ctx, pfi_diag *diag);
 

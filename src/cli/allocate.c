@@ -506,8 +506,7 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
         switch (c) {
         case OPT_REDUCTION: /* "30%" or "0.3": the one parser of every command */
             if (pfi_reduction_parse(optarg, &a->o.reduction, why, sizeof why) != PFI_VALUE_OK) {
-                cli_error("--reduction: %s", why);
-                return PFI_EXIT_USAGE;
+                return cli_usage_error("--reduction: %s", why);
             }
             a->have_reduction = true;
             break;
@@ -716,9 +715,10 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
     return rc;
 }
 
-/* --cap-step larger than every job's cap range would pin every job at its top cap (no
- * multiple of the step below it): refused, naming the largest step that still moves the
- * widest job (with a step no larger than a range, a multiple of it lies inside). An exit code. */
+/* --cap-step larger than every job's cap range would leave every job only its lowest and
+ * top caps (no multiple of the step between them): refused, naming the largest step that still
+ * moves the widest job (with a step no larger than a range, a multiple of it lies inside). An exit
+ * code. */
 static int check_cap_step(const allocate_args *a, const pfi_jobs *J)
 {
     double step = a->o.cap_step_w, widest = 0;
@@ -736,10 +736,10 @@ static int check_cap_step(const allocate_args *a, const pfi_jobs *J)
     }
     if (!(step > 0) || widest <= 0 || step <= widest)
         return PFI_EXIT_OK;
-    cli_error("--cap-step %g W is larger than every job's cap range: it would hold every job at "
-              "its top cap; give at most %g W (job '%s' spans that) or 0 (continuous)",
-              step, widest, J->name[wj]);
-    return PFI_EXIT_USAGE;
+    return cli_usage_error(
+        "--cap-step %g W is larger than every job's cap range: it would hold every job at "
+        "its lowest or its top cap; give at most %g W (job '%s' spans that) or 0 (continuous)",
+        step, widest, J->name[wj]);
 }
 
 /* pfi allocate: the options, the jobs file, its curves checked, the caps, the output. */

@@ -25,6 +25,10 @@ enum {
  * frees it with free()). NULL with errno set: the open's or read's error, EFBIG when the file
  * is larger than about max_bytes, ENOMEM. */
 char *cli_read_text(const char *path, size_t max_bytes, size_t *len);
+/* The first max_bytes bytes (or fewer: the whole) of the file at path, as cli_read_text
+ * (*len bytes, free()); a larger file is not an error: the reader judges its head. NULL with
+ * errno set: the open's or read's error (EISDIR for a directory), ENOMEM. */
+char *cli_read_head(const char *path, size_t max_bytes, size_t *len);
 
 int cmd_analyze(int argc, char **argv);
 int cmd_allocate(int argc, char **argv);
@@ -131,6 +135,8 @@ int cli_usage_unexpected(const char *arg);
 /* cli_usage_unknown / cli_usage_missing — the same for a verb that reads argv by hand. */
 int cli_usage_unknown(const char *arg);
 int cli_usage_missing(const char *name);
+/* cli_usage_error — any other usage error, printf-style: "pfi: VERB: MESSAGE"; returns 2. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* cli_report — print a library error with its diagnostic; return the matching exit code. */
 int cli_report(pfi_error e, const pfi_diag *d);

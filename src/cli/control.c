@@ -1015,7 +1015,7 @@ static pfi_error conf_take(void *ctx, const char *key, const char *value, pfi_di
 static int control_config(control_opts *o, const char *path)
 {
     size_t len = 0;
-    char *text = cli_read_text(path, PFI_CONF_MAX_BYTES + 1, &len);
+    char *text = cli_read_head(path, PFI_CONF_MAX_BYTES + 1, &len); /* larger: the parse says */
     if (text == NULL) {
         cli_error("control: --config %s: %s", path,
                   errno == EISDIR ? "is a directory, not a config file" : strerror(errno));
@@ -1150,12 +1150,13 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
                     "under %d): use 32 random bytes or more\n",
                     o->agents_path, in->agents[k].url, tl, PFI_HTTP_TOKEN_MIN_BYTES);
     }
-    struct stat ast;
+    struct stat ast; /* a warning on a run; an error (a failed check) under --check */
     if (tokens && stat(o->agents_path, &ast) == 0 && (ast.st_mode & 077) != 0 && ++*problems)
         fprintf(stderr,
-                "pfi control: warning: agents file %s holds tokens and is readable by others "
+                "pfi control: %sagents file %s holds tokens and is readable by others "
                 "(mode %03o): chmod 600 %s\n",
-                o->agents_path, (unsigned)(ast.st_mode & 0777), o->agents_path);
+                o->check ? "" : "warning: ", o->agents_path, (unsigned)(ast.st_mode & 0777),
+                o->agents_path);
     if (o->sched_path != NULL) {
         if ((rc = load_file("schedule", o->sched_path, &in->stext, &len)) != 0)
             return rc;

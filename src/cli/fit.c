@@ -377,9 +377,8 @@ static int groups_from_args(char **args, size_t n, pfi_groups **out)
         char *arg = args[k], *eq = strchr(arg, '=');
         double v;
         if (eq == NULL || eq == arg || !cli_parse_double(eq + 1, &v)) {
-            cli_error("expected FEATURE=VALUE with a number, got '%s'", arg);
             pfi_groups_destroy(g);
-            return PFI_EXIT_USAGE;
+            return cli_usage_error("expected FEATURE=VALUE with a number, got '%s'", arg);
         }
         *eq = '\0';
         pfi_error e = pfi_groups_set_feature(g, 0, arg, v);

@@ -644,6 +644,8 @@ int cmd_openadr(int argc, char **argv)
         usage(stdout);
         return PFI_EXIT_OK;
     }
+    if (argc >= 2 && argv[1][0] == '-')
+        return cli_usage_unknown(argv[1]);
     usage(stderr);
     return PFI_EXIT_USAGE;
 }

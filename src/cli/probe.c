@@ -33,8 +33,9 @@ static void usage(FILE *f)
                    NULL);
     fprintf(f,
             "  --nvml-library PATH     NVML library (libnvidia-ml.so.1; env PFI_NVML_LIBRARY)\n"
-            "  --emulate SPEC          emulated GPUs (see 'pfi sweep --help')\n"
-            "  --replay FILE           recorded telemetry CSV for --backend replay\n"
+            "  --emulate SPEC          emulated GPUs (see 'pfi sweep --help'); alone, it means\n"
+            "                          --backend emulated, as in pfi sweep\n"
+            "  --replay FILE           recorded telemetry CSV; alone, it means --backend replay\n"
             "  --format table|json     (table)\n"
             "  --record FILE           also sample every GPU for --duration at --interval and\n"
             "                          write the samples as a replay CSV ('-': stdout); read-only\n"
@@ -116,6 +117,7 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     *o = (probe_opts){.gc = {.kind = PFI_GPU_DEFAULT}, .duration_s = 10, .interval_s = 1};
+    bool backend_given = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -126,6 +128,7 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
                 return cli_usage_bad_value("backend", optarg,
                                            pfi_gpu_kind_names(0, names, sizeof names));
             }
+            backend_given = true;
             break;
         case 'l':
             o->gc.library = optarg;
@@ -163,6 +166,25 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
     if (optind < argc) {
         return cli_usage_unexpected(argv[optind]);
     }
+    /* --emulate or --replay names its backend (the one running its own jobs, the one reading
+       a file), as pfi sweep infers the emulated one */
+    if (o->gc.emulate != NULL && o->gc.replay_path != NULL)
+        return cli_usage_error("--emulate and --replay are two backends: give one");
+    unsigned need = o->gc.emulate != NULL       ? PFI_GPU_CAP_JOBS
+                    : o->gc.replay_path != NULL ? PFI_GPU_CAP_REPLAY_FILE
+                                                : 0;
+    if (need == 0 || (pfi_gpu_backend_caps(o->gc.kind) & need) != 0)
+        return PFI_EXIT_OK;
+    char names[128];
+    pfi_gpu_kind_names(need, names, sizeof names);
+    if (backend_given)
+        return cli_usage_error("--%s needs --backend %s (or no --backend)",
+                               need == PFI_GPU_CAP_JOBS ? "emulate" : "replay", names);
+    for (int k = 0; k < PFI_GPU_KIND_COUNT; k++)
+        if ((pfi_gpu_backend_caps((pfi_gpu_kind)k) & need) != 0) {
+            o->gc.kind = (pfi_gpu_kind)k;
+            break;
+        }
     return PFI_EXIT_OK;
 }
 

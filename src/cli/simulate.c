@@ -133,8 +133,8 @@ typedef struct settings {
 } settings;
 
 /* --reductions: a comma list, each "30%" or "0.3" (pfi_reduction_parse, as every command),
- * strictly between 0 and 100 %; the reason printed for the first bad one. */
-static bool parse_reductions(const char *s, pfi_sim_options *o)
+ * strictly between 0 and 100 %; one line for the first bad one. An exit code. */
+static int parse_reductions(const char *s, pfi_sim_options *o)
 {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", s);
@@ -143,15 +143,13 @@ static bool parse_reductions(const char *s, pfi_sim_options *o)
          tok = strtok_r(NULL, ",", &save)) {
         double v;
         char why[256];
-        if (pfi_reduction_parse(tok, &v, why, sizeof why) != PFI_VALUE_OK) {
-            cli_error("--reductions: %s", why);
-            return false;
-        }
+        if (pfi_reduction_parse(tok, &v, why, sizeof why) != PFI_VALUE_OK)
+            return cli_usage_error("--reductions: %s", why);
         if (o->n_reductions == PFI_SIM_MAX_REDUCTIONS || !(v > 0 && v < 1))
-            return false;
+            return cli_usage_bad_value("reductions", s, NULL);
         o->reductions[o->n_reductions++] = v;
     }
-    return o->n_reductions > 0;
+    return o->n_reductions > 0 ? PFI_EXIT_OK : cli_usage_bad_value("reductions", s, NULL);
 }
 
 /* The complaint about a value an option does not take; returns the exit code. */
@@ -201,6 +199,7 @@ static int parse_args(int argc, char **argv, settings *s)
     s->format = "table";
     pfi_sim_options_init(&s->sim);
     pfi_sim_options *o = &s->sim;
+    int rc;
     const cli_opt table[] = {
         {.c = 'o', .kind = CLI_OPT_TEXT, .dst = &s->output},
         {.c = OPT_LIBRARY, .kind = CLI_OPT_TEXT, .dst = &s->library},
@@ -244,8 +243,8 @@ static int parse_args(int argc, char **argv, settings *s)
             usage(stdout);
             return -1;
         case OPT_REDUCTIONS:
-            if (!parse_reductions(optarg, o))
-                return bad_value(c, optarg);
+            if ((rc = parse_reductions(optarg, o)) != PFI_EXIT_OK)
+                return rc;
             break;
         case OPT_MIX:
             if (!parse_mix(optarg, o))
@@ -371,7 +370,7 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
         for (size_t ri = 0; ri < r->n_reductions; ri++) {
             fprintf(f, "\nmix %s, r = %g%%\n", pfi_sim_mix_name((pfi_sim_mix)m),
                     100 * r->reductions[ri]);
-            fprintf(f, "  %-15s %12s %26s %24s %7s\n", "strategy", "tok/s/job",
+            fprintf(f, "  %-15s %12s %28s %24s %7s\n", "strategy", "tok/s/job",
                     "recovered tok/s/job [95%]", "gap closed [95%]", "<equal");
             for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
                 const pfi_sim_cell *c =
@@ -382,16 +381,16 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                 }
                 char rec[160], gap[64];
                 snprintf(rec, sizeof rec, "%s [%s, %s]",
-                         cli_num(c->recovered_per_job_tok_s.mean, 'g', 5, "-").s,
-                         cli_num(c->recovered_per_job_tok_s.lo, 'g', 4, "-").s,
-                         cli_num(c->recovered_per_job_tok_s.hi, 'g', 4, "-").s);
+                         cli_num(c->recovered_per_job_tok_s.mean, 'f', 1, "-").s,
+                         cli_num(c->recovered_per_job_tok_s.lo, 'f', 1, "-").s,
+                         cli_num(c->recovered_per_job_tok_s.hi, 'f', 1, "-").s);
                 if (!isfinite(c->gap_closed.mean))
                     snprintf(gap, sizeof gap, "%s", cell_na);
                 else
                     snprintf(gap, sizeof gap, "%.1f%% [%.1f, %.1f]", 100 * c->gap_closed.mean,
                              100 * c->gap_closed.lo, 100 * c->gap_closed.hi);
-                fprintf(f, "  %-15s %12s %26s %24s %7zu\n", pfi_strategy_name((pfi_strategy)st),
-                        cli_num(c->per_job_tok_s.mean, 'g', 6, "-").s, rec, gap, c->below_equal);
+                fprintf(f, "  %-15s %12s %28s %24s %7zu\n", pfi_strategy_name((pfi_strategy)st),
+                        cli_num(c->per_job_tok_s.mean, 'f', 1, "-").s, rec, gap, c->below_equal);
             }
         }
     }
@@ -410,7 +409,7 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
             if (isfinite(c->gap_closed.mean))
                 snprintf(gap, sizeof gap, "%.1f%%", 100 * c->gap_closed.mean);
             fprintf(f, "  %-15s %26s %24s\n", pfi_strategy_name((pfi_strategy)st),
-                    cli_num(c->recovered_per_job_tok_s.mean, 'g', 5, "-").s, gap);
+                    cli_num(c->recovered_per_job_tok_s.mean, 'f', 1, "-").s, gap);
         }
     }
     /* PFI-based strategies below equal anywhere? */

@@ -87,6 +87,16 @@ int cli_usage_missing(const char *name)
     return usage_said(opterr_missing(msg, sizeof msg, help_cmd(cmd, sizeof cmd), name));
 }
 
+int cli_usage_error(const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return usage_said(msg);
+}
+
 int cli_usage_unexpected(const char *arg)
 {
     char cmd[96], msg[512];
@@ -355,6 +365,24 @@ void cli_usage_list(FILE *f, const char *lead, int indent, int width, const cli_
     if (tail != NULL)
         snprintf(text + used, sizeof text - used, "%s", tail);
     cli_usage_wrap(f, lead, indent, width, text);
+}
+
+char *cli_read_head(const char *path, size_t max_bytes, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    char *b = malloc(max_bytes > 0 ? max_bytes : 1);
+    size_t n = b != NULL ? fread(b, 1, max_bytes, f) : 0;
+    int bad = b == NULL ? ENOMEM : ferror(f) ? (errno != 0 ? errno : EIO) : 0;
+    fclose(f);
+    if (bad) {
+        free(b);
+        errno = bad;
+        return NULL;
+    }
+    *len = n;
+    return b;
 }
 
 char *cli_read_text(const char *path, size_t max_bytes, size_t *len)

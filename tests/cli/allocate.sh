@@ -106,7 +106,7 @@ grep_out allocate-tree-explain-mid "moe-ft .* 10  *3.333  a W above earns 3.333 
 grep_out allocate-tree-explain-top "dense-pt .* 14  *-  at its top cap"
 # item 3: a cap step wider than every job's cap range (500 W here) is a usage error
 check allocate-cap-step-huge 2 "$PFI" allocate --cap-step 1e9 "$J"
-grep -q -- "--cap-step 1e+09 W is larger than every job's cap range.*give at most 500 W" "$T/err" \
+grep -q -- "--cap-step 1e+09 W is larger than every job's cap range: it would hold every job at its lowest or its top cap; give at most 500 W" "$T/err" \
     && echo "ok   allocate-cap-step-huge-msg" || { echo "FAIL allocate-cap-step-huge-msg"; cat "$T/err"; fail=1; }
 check allocate-cap-step-huge-tree 2 "$PFI" allocate --topology "$TP" --cap-step 501 "$JT"
 check allocate-cap-step-widest 0 "$PFI" allocate --topology "$TP" --cap-step 500 "$JT"
@@ -117,10 +117,41 @@ grep -q "missing.txt: cannot open: No such file or directory" "$T/err" \
 check allocate-tree-dir 1 "$PFI" allocate --topology "$T" "$J"
 grep -q "cannot open: is a directory" "$T/err" \
     && echo "ok   allocate-tree-dir-msg" || { echo "FAIL allocate-tree-dir-msg"; cat "$T/err"; fail=1; }
+# a topology line with conflicting settings is refused naming the line and both words
+printf 'feed site - 20000\nrack r1 site 4000 measured reserve\n' > "$T/kinds.topo"
+check allocate-tree-two-kinds 1 "$PFI" allocate --topology "$T/kinds.topo" "$J"
+grep -q "kinds.topo:2: column 'KIND': rack 'r1': 'measured' and 'reserve': the limit's kind given twice" "$T/err" \
+    && echo "ok   allocate-tree-two-kinds-msg" || { echo "FAIL allocate-tree-two-kinds-msg"; cat "$T/err"; fail=1; }
+printf 'feed site - 20000 ramp_up=10 ramp_down=20 ramp=5\n' > "$T/ramps.topo"
+check allocate-tree-two-ramps 1 "$PFI" allocate --topology "$T/ramps.topo" "$J"
+grep -q "ramps.topo:1: column 'ramp': feed 'site': 'ramp_up=10' and 'ramp=5' both set the upward ramp" "$T/err" \
+    && echo "ok   allocate-tree-two-ramps-msg" || { echo "FAIL allocate-tree-two-ramps-msg"; cat "$T/err"; fail=1; }
+printf 'feed site - 20000 source=a source=b\n' > "$T/sources.topo"
+check allocate-tree-two-sources 1 "$PFI" allocate --topology "$T/sources.topo" "$J"
+printf 'feed site - 20000 ramp_up=10 ramp_down=20 measured source=a\n' > "$T/fine.topo"
+check allocate-tree-one-each 0 "$PFI" allocate --topology "$T/fine.topo" "$J"
 # --cap-step (issue 16 item 10): moe-pt rounds to its 350 W grid cap, never to 200 W
 check allocate-cap-step-50 0 "$PFI" allocate --cap-step 50 "$J"
 grep_out allocate-cap-step-moe-pt "moe-pt .* 350.0 .* 5600.0"
 grep_out allocate-cap-step-tput "throughput 229500.0 tokens/s"
+# every job's lowest cap is on the --cap-step grid: for every step up to the widest cap
+# range (500 W), the allocation is feasible where the continuous one is (the jobs' lowest
+# caps draw 6400 W; reserve: 32 GPUs x 200 W) and never over the budget (the step 500 run
+# put every job at 500 W and drew 15666.7 W against 14420 W; step 300 said 9600 W lowest)
+for kb in "measured 14420" "measured 6400" "measured 9000" "reserve 6400" "reserve 15000"; do
+    set -- $kb
+    bad=$(s=1; while [ $s -le 500 ]; do
+        "$PFI" allocate --format json --budget-kind "$1" --budget-w "$2" --cap-step $s "$J" 2>&1 \
+            | awk -v s=$s '/"feasible"/ { f = ($0 ~ /"feasible": true/) }
+                /"total_power_w"/ { split($0, a, "\"budget_w\": "); split(a[2], b, ",");
+                    split($0, c, "\"total_power_w\": "); split(c[2], d, ",");
+                    if (d[1] + 0 > b[1] + 1e-6) over = 1 }
+                END { if (!f || over) print "step " s (f ? "" : " infeasible") (over ? " over" : "") }'
+        s=$((s + 1))
+    done)
+    [ -z "$bad" ] && echo "ok   allocate-cap-step-feasible-$1-$2" \
+        || { echo "FAIL allocate-cap-step-feasible-$1-$2: $(echo $bad | head -c 300)"; fail=1; }
+done
 check allocate-bad-strategy 2 "$PFI" allocate --strategy nope "$J"
 check allocate-missing-file 1 "$PFI" allocate /nonexistent.csv
 printf 'job,cap_w,power_w\na,1,2\n' >"$T/bad.csv"
@@ -131,6 +162,14 @@ grep -q "repaired by isotonic" "$T/err" && echo "ok   allocate-repair-msg" || { 
 check allocate-no-repair 1 "$PFI" allocate --no-repair "$T/nm.csv"
 check allocate-pfi-needed 1 "$PFI" allocate --strategy raw-telemetry "$J"
 check simulate-help 0 "$PFI" simulate --help
+# the table's tokens/s columns have one decimal each, every row ("-2.1878 [-6.322, 0.07546]")
+check simulate-table 0 "$PFI" simulate --workloads 20
+bad=$(awk '/^  (oracle|equal|class-weighted|pfi-weighted|pfi-model|raw-telemetry|fair-headroom) .*\[/ {
+        s = $0; sub(/^  [a-z-]+ +/, "", s); sub(/ +-?[0-9.]+% \[.*$/, "", s); gsub(/[][,]/, " ", s)
+        n = split(s, v, " "); if (n != 4) { print; next }
+        for (i = 1; i <= n; i++) if (v[i] !~ /^-?[0-9]+\.[0-9]$/) { print; next } }' "$T/out")
+[ -z "$bad" ] && grep -q "fair-headroom" "$T/out" && echo "ok   simulate-table-decimals" \
+    || { echo "FAIL simulate-table-decimals: $bad"; fail=1; }
 check simulate-small 0 "$PFI" simulate --workloads 20 --jobs 30 --seed 3 --format csv -o "$T/a.csv"
 check simulate-small-1thread 0 "$PFI" simulate --workloads 20 --jobs 30 --seed 3 --threads 1 --format csv -o "$T/b.csv"
 cmp -s "$T/a.csv" "$T/b.csv" && echo "ok   simulate-deterministic" || { echo "FAIL simulate-deterministic"; fail=1; }

@@ -118,6 +118,14 @@ originals gpu-lost "$T/s8"
 
 # no library at all: clear message, exit 5
 PFI_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$PFI" probe >"$T/out" 2>"$T/err"; expect no-driver 5 $?
+# --emulate alone means the emulated backend, as in pfi sweep (it loaded NVML: exit 5)
+PFI_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$PFI" probe --emulate alpha=0.6 >"$T/out" 2>"$T/err"
+expect probe-emulate 0 $?
+grep -q 'backend emulated: 8 GPU(s)' "$T/out" && grep -q 'alpha 0.60' "$T/out" \
+    && ok "probe --emulate: the emulated GPUs" || bad "probe --emulate: $(cat "$T/out" "$T/err")"
+"$PFI" probe --backend nvml --emulate alpha=0.6 >"$T/out" 2>"$T/err"; expect probe-emulate-nvml 2 $?
+grep -q "^pfi: probe: --emulate needs --backend emulated" "$T/err" \
+    && ok "probe --backend nvml --emulate: refused" || bad "probe --backend nvml --emulate: $(cat "$T/err")"
 # two sweeps on the same GPUs (issue 16): the second refuses before any change, naming the
 # owner; the first restores the true originals
 state

@@ -96,5 +96,24 @@ while IFS='|' read -r verb args vopt nopt; do
     fi
 done < "$T/table"
 
+# verbs whose subcommand comes first, and messages written by hand: the same wording
+J=$(dirname "$0")/../../examples/jobs.csv
+run "openadr bogus" "$PFI" openadr --bogus
+expect "openadr: unknown option" "^pfi: openadr: unknown option '--bogus' \\(see 'pfi openadr --help'\\)$"
+run "demo bogus" "$PFI" demo --bogus
+expect "demo: unknown option" "^pfi: demo: unknown option '--bogus' \\(see 'pfi demo --help'\\)$"
+run "allocate reduction" "$PFI" allocate --reduction 5 "$J"
+expect "allocate: --reduction 5" "^pfi: allocate: --reduction: reduction '5' is ambiguous"
+run "allocate cap-step" "$PFI" allocate --cap-step 600 "$J"
+expect "allocate: --cap-step 600" "^pfi: allocate: --cap-step 600 W is larger than every job's cap range"
+run "simulate reductions" "$PFI" simulate --reductions 120%
+expect "simulate: --reductions 120%" "^pfi: simulate: --reductions: reduction '120%' is outside 0%\\.\\.100%"
+n=$((n + 1))
+if [ "$(wc -l < "$T/err")" -eq 1 ]; then
+    echo "ok   simulate: --reductions 120%: one line"
+else
+    echo "FAIL simulate: --reductions 120%: $(wc -l < "$T/err") lines:"; cat "$T/err"; fail=1
+fi
+
 [ $fail -eq 0 ] && echo "options: $n cases, one wording, exit 2"
 exit $fail

@@ -170,4 +170,7 @@ grep_out telemetry-empty-says "empty.txt" "$T/err"
 printf '# Notes\n\nnot telemetry\n' >"$T/notes.md"
 check telemetry-unrecognised 1 "$PFI" predict -m "$T/model.json" --telemetry "$T/notes.md"
 grep_out telemetry-unrecognised-says "format not recognised" "$T/err"
+# a usage error names the verb, as every other one (src/cli/opterr.h)
+check feature-no-value 2 "$PFI" predict -m "$T/model.json" foo
+grep_out feature-no-value-says "^pfi: predict: expected FEATURE=VALUE with a number, got 'foo'$" "$T/err"
 exit $fail

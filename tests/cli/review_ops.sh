@@ -47,6 +47,23 @@ else
 fi
 check control-config-binary 2 "$PFI" control --config "$T/bin.conf"
 grep_out control-config-binary-line "bin.conf:2: not text" "$T/err"
+# a large binary file (an executable given as the config) is "not text" too, not "too large"
+{ printf '\177ELF\002\001\001\000'; head -c 1100000 /dev/zero; } > "$T/big.bin"
+check control-config-big-binary 2 "$PFI" control --config "$T/big.bin" --check
+grep_out control-config-big-binary-says "big.bin:1: not text (\\\\x7FELF\\\\x02" "$T/err"
+check pfid-config-big-binary 2 "$PFID" --config "$T/big.bin" --check
+grep_out pfid-config-big-binary-says "big.bin:1: not text (\\\\x7FELF" "$T/err"
+# a large text file: too large
+head -c 1100000 /dev/zero | tr '\000' '#' > "$T/big.conf"
+check control-config-big-text 2 "$PFI" control --config "$T/big.conf" --check
+grep_out control-config-big-text-says "big.conf: larger than 1048576 bytes" "$T/err"
+# a key given twice: refused, both lines named (the last one silently won)
+printf 'budget_w = 5000\nperiod = 2\nbudget_w = 6000\n' > "$T/dup.conf"
+check control-config-dup 2 "$PFI" control --config "$T/dup.conf" --check
+grep_out control-config-dup-says "dup.conf:3: key 'budget_w' given twice: on line 1 and on line 3" "$T/err"
+printf 'listen = 127.0.0.1:0\nbackend = emulated\nlisten = 127.0.0.1:1\n' > "$T/dup-pfid.conf"
+check pfid-config-dup 2 "$PFID" --config "$T/dup-pfid.conf" --check
+grep_out pfid-config-dup-says "dup-pfid.conf:3: key 'listen' given twice: on line 1 and on line 3" "$T/err"
 
 # --- --timezone naming a file that is no zone --------------------------------------------
 printf 'timestamp, index, power.draw [W]\n2025/01/01 00:00:00.000, 0, 300.0 W\n' > "$T/smi.csv"

@@ -104,6 +104,12 @@ grep -q -- "--caps: 800 W is above GPU 0's maximum power limit of 700 W" "$T/err
     && grep -q -- "--caps: 150 W is below GPU 0's minimum power limit of 200 W" "$T/err" \
     && grep -q -- '--clamp' "$T/err" && ok "refusal names each cap, the device's limit and --clamp" \
     || bad "refusal message: $(cat "$T/err")"
+# a huge cap is above the maximum too (it said "1e+09 W is not a positive number")
+sweep 1e9,600 -o "$T/huge" >"$T/out" 2>"$T/err"
+expect "huge cap refused" 2 $?
+grep -q -- "--caps: 1e+09 W is above GPU 0's maximum power limit of 700 W" "$T/err" \
+    && ! grep -q "not a positive number" "$T/err" && ok "a huge cap is above the maximum" \
+    || bad "huge cap message: $(cat "$T/err")"
 # an existing sweep directory and store are left exactly as they were
 (cd "$T" && ls -lA dir && cksum dir/* both.db) >"$T/before"
 sweep 700,800 -o "$T/dir" --db "$T/both.db" >"$T/out" 2>"$T/err"

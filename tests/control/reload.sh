@@ -36,8 +36,8 @@ grep -q 'configuration valid: 2 agent(s), target budget 5500 W' "$WORK/check.out
 check $? "--check says what it found"
 chmod 644 "$WORK/agents"
 "$PFI" control --config "$WORK/ctl.conf" --check > "$WORK/check.out" 2>&1
-[ $? -eq 2 ] && grep -q 'readable by others' "$WORK/check.out"
-check $? "--check: agents file with tokens readable by others: exit 2"
+[ $? -eq 2 ] && grep -q 'readable by others' "$WORK/check.out" && ! grep -q 'warning' "$WORK/check.out"
+check $? "--check: agents file with tokens readable by others: exit 2, an error (not a warning)"
 chmod 600 "$WORK/agents"
 cp "$WORK/agents" "$WORK/agents.good"
 sed 's/ tok1-[0-9a-f]*$/ tok1/' "$WORK/agents.good" > "$WORK/agents"

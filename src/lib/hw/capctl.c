@@ -43,7 +43,9 @@ pfi_error pfi_cap_resolve_mw(const pfi_gpu_limits *l, double request_w, bool cla
                              uint32_t *out_mw, bool *clamped, pfi_diag *diag)
 {
     *clamped = false;
-    if (!isfinite(request_w) || !(request_w > 0) || request_w > 4e6)
+    /* a huge finite cap (1e9 W) is above the device's maximum, as 900 W is: the range check
+       below says so (and --clamp takes the maximum); no milliwatt count overflows there */
+    if (!isfinite(request_w) || !(request_w > 0))
         return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "power cap %g W is not a positive number",
                        request_w);
     if ((l->valid & (PFI_LIMIT_MIN | PFI_LIMIT_MAX)) != (PFI_LIMIT_MIN | PFI_LIMIT_MAX))

@@ -138,7 +138,7 @@ pfi_error alloc_job_prepare(const alloc_ctx *x, size_t j, size_t *unmet, pfi_dia
             return alloc_fail(d, PFI_ERR_INVALID_ARGUMENT,
                               "job %zu: cap step %g W gives more than %d caps", j + 1, step,
                               ALLOC_MAX_CANDIDATES_PER_JOB);
-        count = span >= 0 ? (size_t)floor(span + 1e-9) + 2 : 1;
+        count = span >= 0 ? (size_t)floor(span + 1e-9) + 3 : 2;
     } else {
         count = k + 2;
     }
@@ -147,13 +147,18 @@ pfi_error alloc_job_prepare(const alloc_ctx *x, size_t j, size_t *unmet, pfi_dia
     size_t c0 = w->n_c, m = 0;
     double *cc = w->cc + c0;
     if (x->discrete) {
-        for (size_t i = 0; i + 1 < count; i++) {
+        /* the lowest cap, the multiples of the step above it and the top cap: with the
+           lowest cap always a candidate, the budget holds whatever the step */
+        cc[m++] = lo;
+        for (size_t i = 0; i + 2 < count; i++) {
             double v = g + (double)i * step;
             if (v >= hi - 1e-9 * step)
                 break;
-            cc[m++] = v;
+            if (v > lo + 1e-9 * step)
+                cc[m++] = v;
         }
-        cc[m++] = hi;
+        if (hi > lo)
+            cc[m++] = hi;
     } else {
         cc[m++] = lo;
         for (size_t i = 0; i < k; i++)

@@ -167,6 +167,8 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
     pfi_limit_kind kind = PFI_LIMIT_RESERVE;
     const char *source = NULL;
     double up = INFINITY, down = INFINITY;
+    /* the word that set each setting: a second one is refused (the last one silently won) */
+    const char *kind_by = NULL, *source_by = NULL, *up_by = NULL, *down_by = NULL;
     for (size_t k = 4; k < nw; k++) {
         int rk = strncmp(w[k], "ramp=", 5) == 0         ? 5
                  : strncmp(w[k], "ramp_up=", 8) == 0    ? 8
@@ -180,18 +182,45 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
                              "%.60s '%.100s': '%.60s': a ramp rate is W/s > 0", lvl, w[1], w[k]);
                 return PFI_ERR_VALUE;
             }
-            if (rk != 10)
+            const char *twice = rk != 10 && up_by != NULL    ? up_by
+                                : rk != 8 && down_by != NULL ? down_by
+                                                             : NULL;
+            if (twice != NULL) {
+                pfi_diag_set(d, file, line, "ramp",
+                             "%.60s '%.100s': '%.60s' and '%.60s' both set the %s ramp: give "
+                             "each rate once (ramp=, or ramp_up= and ramp_down=)",
+                             lvl, w[1], twice, w[k], twice == up_by ? "upward" : "downward");
+                return PFI_ERR_VALUE;
+            }
+            if (rk != 10) {
                 up = x;
-            if (rk != 8)
+                up_by = w[k];
+            }
+            if (rk != 8) {
                 down = x;
+                down_by = w[k];
+            }
             continue;
+        }
+        bool is_kind = strcmp(w[k], "reserve") == 0 || strcmp(w[k], "measured") == 0;
+        bool is_source = strncmp(w[k], "source=", 7) == 0 && w[k][7] != '\0';
+        const char *prev = is_kind ? kind_by : is_source ? source_by : NULL;
+        if (prev != NULL) {
+            pfi_diag_set(d, file, line, is_kind ? "KIND" : "source",
+                         "%.60s '%.100s': '%.60s' and '%.60s': %s given twice (a level has one)",
+                         lvl, w[1], prev, w[k], is_kind ? "the limit's kind" : "the source");
+            return PFI_ERR_VALUE;
         }
         if (strcmp(w[k], "reserve") == 0)
             kind = PFI_LIMIT_RESERVE;
         else if (strcmp(w[k], "measured") == 0)
             kind = PFI_LIMIT_MEASURED;
-        else if (strncmp(w[k], "source=", 7) == 0 && w[k][7] != '\0')
+        else if (is_source)
             source = w[k] + 7;
+        if (is_kind)
+            kind_by = w[k];
+        else if (is_source)
+            source_by = w[k];
         else {
             pfi_diag_set(d, file, line, NULL,
                          "%.60s '%.100s': '%.60s' is not a kind (reserve, measured), "
