@@ -1435,7 +1435,10 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
 static void print_period(const pfi_ctl_report *r)
 {
     /* no agent answered: nothing was measured ('-'), not 0 W */
-    printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r->t_s, r->event ? "yes" : "no",
+    printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r->t_s,
+           r->lead    ? "lead"
+           : r->event ? "yes"
+                      : "no",
            cli_num(r->budget_w, 'f', 0, "-").s,
            cli_num(r->agents_up > 0 ? r->measured_w : NAN, 'f', 0, "-").s,
            cli_num(r->reserved_w, 'f', 0, "-").s, cli_num(r->predicted_w, 'f', 0, "-").s,
@@ -1728,6 +1731,7 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         pfi_diag d;
         if (o->slurm->on)
             cli_slurm_before(o->slurm, ctl, in->rules, in->nr, tick - t_start);
+        pfi_ctl_set_lead(ctl, leading && !in_event); /* inside an event: the event */
         pfi_error e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d);
         if (e != PFI_OK)
             return cli_report(e, &d);

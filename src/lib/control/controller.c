@@ -159,6 +159,7 @@ struct pfi_ctl {
     double correction_w;
     size_t n_refused;          /* this period's refused cap requests */
     char refusal[160];         /* this period's first refusal, for the note; "" none */
+    bool lead;                 /* pfi_ctl_set_lead: the event budget is a ramp's lead */
     char pending_note[160];    /* pfi_ctl_note: leads the next period's note; "" none */
     size_t prom_stale;         /* GPUs whose Prometheus reading was stale this period */
     bool prev_settled;         /* last period's caps were all confirmed (feedback is meaningful) */
@@ -1301,6 +1302,7 @@ static void period_begin(pfi_ctl *c, double t_s, bool event, pfi_ctl_report *rep
     memset(rep, 0, sizeof *rep);
     rep->t_s = t_s;
     rep->event = event;
+    rep->lead = event && c->lead;
     rep->agents = c->cfg.n_agents;
     rep->budget_w = NAN;
     rep->alloc_budget_w = NAN;
@@ -1811,6 +1813,11 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         c->pending_note[0] = '\0';
     }
     return period_audit(c, rep, d);
+}
+
+void pfi_ctl_set_lead(pfi_ctl *c, bool lead)
+{
+    c->lead = lead;
 }
 
 void pfi_ctl_note(pfi_ctl *c, const char *text)
