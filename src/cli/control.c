@@ -537,7 +537,8 @@ static void usage(FILE *f)
             "1 bad or missing input file, 2 bad command line or config (--check: not valid),\n"
             "3 audit log (--db) not written, 4 internal\n"
             "error, 5 the budget could not be met for two periods in a row (infeasible, caps\n"
-            "refused, a ramp too slow to reach it; with --children: held and minimum\n"
+            "refused, a ramp too slow to reach it, measured power more than 1 %% over it\n"
+            "from an event's third period on; with --children: held and minimum\n"
             "budgets above it),\n"
             "6 ran degraded (stale or impossible readings, agents unreachable, a competing\n"
             "actuator; with --children: a child did not answer).\n");
@@ -1464,13 +1465,15 @@ static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, bool in_event, u
     }
     /* ramping ahead of an event is no event yet: its budget cannot be missed */
     bool unmet = r->event && in_event && (r->infeasible || r->refused > 0);
+    /* measured over the budget two periods in a row (the library counts them) */
+    bool over = r->event && in_event && isfinite(r->over_w);
     char f[256];
     pfi_ctl_report q = *r;
     if (!in_event && q.ramp_limited) /* falling ahead of an event at the ramp's rate: no fault */
         q.infeasible = false;
     if (pfi_ctl_report_faults(&q, f, sizeof f))
         fprintf(stderr, "pfi control: t=%.2f %s%s\n", r->t_s, f,
-                unmet ? ": the budget is not met" : "");
+                unmet || over ? ": the budget is not met" : "");
     *unmet_run = unmet ? *unmet_run + 1 : 0;
     int lvl = PFI_EXIT_OK;
     if (r->stale_gpus + r->prom_stale_gpus + r->glitch_gpus + r->competing + r->unreachable +
@@ -1480,7 +1483,7 @@ static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, bool in_event, u
         lvl = CTL_EXIT_DEGRADED;
     /* two event periods in a row: one alone is the allocation moving (an event's first
      * period against tier floors), said on stderr but no failure of the run */
-    if (*unmet_run >= 2)
+    if (*unmet_run >= 2 || over)
         lvl = CTL_EXIT_BUDGET;
     return lvl;
 }
