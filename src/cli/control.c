@@ -1101,8 +1101,20 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
     }
     o->slurm->db = o->cfg.audit_path;
     o->targets = !isnan(o->budget_w) + !isnan(o->reduction) + (o->sched_path != NULL);
-    if (o->agents_path == NULL || o->targets > 1 ||
-        (o->targets == 0 && o->listen_port < 0 && o->topo_path == NULL)) {
+    if (o->targets > 1) { /* a conflict, said as one (the command line's or the config's) */
+        const char *given[3];
+        int k = 0;
+        if (!isnan(o->budget_w))
+            given[k++] = "--budget-w";
+        if (!isnan(o->reduction))
+            given[k++] = "--reduction";
+        if (o->sched_path != NULL)
+            given[k++] = "--schedule";
+        cli_error("control: give one target: %s and %s%s%s both given", given[0], given[1],
+                  k > 2 ? " and " : "", k > 2 ? given[2] : "");
+        return PFI_EXIT_USAGE;
+    }
+    if (o->agents_path == NULL || (o->targets == 0 && o->listen_port < 0 && o->topo_path == NULL)) {
         cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
                   "--listen for PUT /v1/budget, or --topology to hold its limits) are required");
         return PFI_EXIT_USAGE;

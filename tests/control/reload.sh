@@ -48,6 +48,16 @@ cp "$WORK/agents.good" "$WORK/agents"
 "$PFI" control --config "$WORK/ctl.conf" --check --budget-w abc > "$WORK/check.out" 2>&1
 [ $? -eq 2 ] && grep -q "control: --budget-w: bad value 'abc'" "$WORK/check.out"
 check $? "--check with a bad command-line value: exit 2 ($(cat "$WORK/check.out"))"
+"$PFI" control --agents "$WORK/agents" --budget-w 5000 --reduction 30% --check > "$WORK/check.out" 2>&1
+[ $? -eq 2 ] && grep -q "give one target: --budget-w and --reduction both given" "$WORK/check.out"
+check $? "--check with two targets: exit 2, says which ($(cat "$WORK/check.out"))"
+"$PFI" control --agents "$WORK/agents" --budget-w 100 --schedule "$WORK/none" --check > "$WORK/check.out" 2>&1
+[ $? -eq 2 ] && grep -q "give one target: --budget-w and --schedule both given" "$WORK/check.out"
+check $? "--check with --budget-w and --schedule: exit 2, says which ($(cat "$WORK/check.out"))"
+sed 's/^run_for = 90$/reduction = 10%/' "$WORK/ctl.conf" > "$WORK/two.conf"
+"$PFI" control --config "$WORK/two.conf" --check > "$WORK/check.out" 2>&1
+[ $? -eq 2 ] && grep -q "give one target: --budget-w and --reduction both given" "$WORK/check.out"
+check $? "--check on a config with budget_w and reduction: exit 2, says which ($(cat "$WORK/check.out"))"
 [ ! -e "$WORK/ctl.db" ]
 check $? "--check writes no audit log"
 
