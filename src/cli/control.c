@@ -2134,8 +2134,11 @@ int cmd_report(int argc, char **argv)
             return PFI_EXIT_USAGE;
         }
     }
-    if (nd == 0 || (out == NULL && !json)) {
-        cli_error("report: an audit log and -o FIGURE (or --json) are required");
+    if (nd == 0 || (out == NULL && !json)) { /* say only what is missing */
+        cli_error("report: %s required", nd == 0 && out == NULL && !json
+                                             ? "an audit log and -o FIGURE (or --json) are"
+                                         : nd == 0 ? "an audit log is"
+                                                   : "-o FIGURE (or --json) is");
         return PFI_EXIT_USAGE;
     }
     pfi_audit_period *p[6] = {NULL};

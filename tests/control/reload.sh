@@ -60,6 +60,16 @@ sed 's/^run_for = 90$/reduction = 10%/' "$WORK/ctl.conf" > "$WORK/two.conf"
 check $? "--check on a config with budget_w and reduction: exit 2, says which ($(cat "$WORK/check.out"))"
 [ ! -e "$WORK/ctl.db" ]
 check $? "--check writes no audit log"
+: > "$WORK/empty"
+"$PFI" report "$WORK/empty" --json > "$WORK/rep.out" 2>&1
+[ $? -ne 0 ] && grep -q "audit log: $WORK/empty: not a pfi control audit log" "$WORK/rep.out"
+check $? "pfi report on an empty file names it ($(cat "$WORK/rep.out"))"
+"$PFI" report "$WORK/empty" > "$WORK/rep.out" 2>&1
+[ $? -eq 2 ] && grep -q "report: -o FIGURE (or --json) is required" "$WORK/rep.out"
+check $? "pfi report LOG without -o: says only -o is missing ($(cat "$WORK/rep.out"))"
+"$PFI" report --json > "$WORK/rep.out" 2>&1
+[ $? -eq 2 ] && grep -q "report: an audit log is required" "$WORK/rep.out"
+check $? "pfi report --json without a log: says only the log is missing ($(cat "$WORK/rep.out"))"
 
 "$PFI" control --config "$WORK/ctl.conf" > "$WORK/ctl.out" 2> "$WORK/ctl.err" &
 CTL_PID=$!

@@ -355,7 +355,8 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
     if (sqlite3_prepare_v2(db, q0, -1, &st, NULL) != SQLITE_OK &&
         sqlite3_prepare_v2(db, q1, -1, &st, NULL) != SQLITE_OK &&
         sqlite3_prepare_v2(db, q2, -1, &st, NULL) != SQLITE_OK) {
-        e = db_fail(db, diag, "not a pfi control audit log");
+        e = ctl_fail(diag, 0, PFI_ERR_IO, "audit log: %s: not a pfi control audit log (%s)", path,
+                     sqlite3_errmsg(db));
         goto out;
     }
     sqlite3_bind_int64(st, 1, run_id);
