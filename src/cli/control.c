@@ -786,6 +786,7 @@ typedef struct control_opts {
     long listen_port;        /* -1: no --listen */
     bool keep, quiet;        /* keep: --keep-caps-on-exit */
     int targets;             /* how many of --budget-w, --reduction and --schedule were given */
+    bool cmd_target;         /* the target came from the command line (over the config's) */
     cli_slurm *slurm;        /* --slurm, --slurm-suspend (slurm_ctl.h) */
     const char *config_path; /* --config (NULL none) */
     bool check;              /* --check */
@@ -1085,7 +1086,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
             continue;
         }
         if (is_target(c) && !cmd_target) { /* the command line's target replaces the file's */
-            cmd_target = true;
+            cmd_target = o->cmd_target = true;
             o->budget_w = o->reduction = NAN;
             o->sched_path = NULL;
         }
@@ -1577,6 +1578,7 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
     fprintf(stderr, "pfi control: SIGHUP: reloading %s\n",
             o->config_path != NULL ? o->config_path : "the command line (no --config)");
     int rc = control_options(argc, argv, &n, &done, &scratch);
+    bool bad_schedule = false;
     pfi_ctl_event *ev = NULL;
     size_t ne = 0, len = 0;
     char *stext = NULL;
@@ -1586,13 +1588,15 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
         if (rc == PFI_EXIT_OK &&
             pfi_grid_schedule_load(stext, len, &ev, &ne, NULL, NULL, &d) != PFI_OK)
             rc = report_file(PFI_ERR_PARSE, &d, n.sched_path);
+        bad_schedule = rc != PFI_EXIT_OK;
         if (rc == PFI_EXIT_OK)
             pfi_grid_schedule_speed(ev, ne, n.speed);
     }
     if (rc != PFI_EXIT_OK || done) {
         fprintf(stderr, "pfi control: SIGHUP: reload REFUSED (above): the running configuration "
                         "is kept\n");
-        snprintf(note, sizeof note, "config reload refused (bad config); the running one kept");
+        snprintf(note, sizeof note, "config reload refused (bad %s); the running one kept",
+                 bad_schedule ? "schedule" : "config");
         pfi_ctl_note(ctl, note);
         free(stext);
         pfi_free(ev);
@@ -1633,6 +1637,14 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
                     "pfi control: SIGHUP: %s changed: takes effect at restart (the running "
                     "value is kept)\n",
                     fixed[k].name);
+    if (n.cmd_target && o->config_path != NULL) {
+        char t[200];
+        target_text(&n, t, sizeof t);
+        fprintf(stderr,
+                "pfi control: SIGHUP: the command line's target (%s) overrides the target "
+                "in %s\n",
+                t, o->config_path);
+    }
     /* the target: taken (its strings live in n's owned values, moved to o); a config without
      * one (--listen only) keeps the running target, e.g. one resumed from the --db */
     if (n.targets > 0) {

@@ -150,5 +150,46 @@ got=$(sql "$WORK/cl.db" "select budget_w from ctl_periods order by id desc limit
 [ "${got%.*}" = 5000 ]
 check $? "--budget-w on the command line overrides the config's budget_w ($got)"
 
+# wait_db DB — until the controller has written a period there (its SIGHUP handler is in)
+wait_db() {
+    wd_n=0
+    while [ -z "$(sql "$1" "select id from ctl_periods limit 1" 2>/dev/null)" ]; do
+        wd_n=$((wd_n + 1))
+        [ $wd_n -gt 300 ] && return 1
+        sleep 0.1
+    done
+}
+
+# and says so on SIGHUP, when the file's target is not the one taken
+"$PFI" control --config "$WORK/ctl.conf" --budget-w 5000 --run-for 30 --db "$WORK/cl2.db" \
+    > "$WORK/cl2.out" 2> "$WORK/ctl.err" &
+CTL_PID=$!
+wait_db "$WORK/cl2.db"
+conf 4000
+kill -HUP $CTL_PID
+poll_err "the command line's target (budget 5000 W) overrides the target in $WORK/ctl.conf"
+check $? "SIGHUP: the command line's --budget-w over the file's new budget_w is said"
+kill -TERM $CTL_PID
+wait $CTL_PID
+CTL_PID=""
+
+# a bad schedule on SIGHUP: refused as a bad schedule (stderr names the file, the note says so)
+echo "0 100 5000W" > "$WORK/sched"
+"$PFI" control --agents "$WORK/agents" --schedule "$WORK/sched" --period 0.5 --run-for 30 \
+    --db "$WORK/sc.db" > "$WORK/sc.out" 2> "$WORK/ctl.err" &
+CTL_PID=$!
+wait_db "$WORK/sc.db"
+printf 'garbage\n' > "$WORK/sched"
+kill -HUP $CTL_PID
+poll_err 'reload REFUSED'
+check $? "SIGHUP with a bad schedule: refused loudly"
+pn=0
+while [ -z "$(sql "$WORK/sc.db" "select id from ctl_periods where note like 'config reload refused (bad schedule)%'" 2>/dev/null)" ] && [ $pn -lt 300 ]; do pn=$((pn + 1)); sleep 0.1; done
+[ $pn -lt 300 ]
+check $? "the audit note says bad schedule, not bad config"
+kill -TERM $CTL_PID
+wait $CTL_PID
+CTL_PID=""
+
 [ $fail -eq 0 ] || { echo "--- controller stderr"; cat "$WORK/ctl.err"; }
 exit $fail
