@@ -1524,7 +1524,7 @@ static bool same_num(double a, double b)
 }
 
 /* The target in words, for the reload's lines ("budget 3000 W", "reduction 30 %",
- * "schedule FILE", "none (PUT /v1/budget)"). */
+ * "schedule FILE", "none (PUT /v1/budget)", "none (the --topology tree's limits only)"). */
 static void target_text(const control_opts *o, char *buf, size_t n)
 {
     if (o->sched_path != NULL)
@@ -1534,7 +1534,9 @@ static void target_text(const control_opts *o, char *buf, size_t n)
     else if (!isnan(o->reduction))
         snprintf(buf, n, "reduction %.4g %%", 100 * o->reduction);
     else
-        snprintf(buf, n, "none (PUT /v1/budget)");
+        snprintf(buf, n,
+                 o->listen_port >= 0 ? "none (PUT /v1/budget)"
+                                     : "none (the --topology tree's limits only)");
 }
 
 /*
