@@ -489,7 +489,8 @@ static void usage(FILE *f)
             "                       budget is ramped to ahead of its start so that it is met\n"
             "                       then; a limit wins over a ramp, a ramp over the budget\n"
             "                       (stderr says when the ramp cannot reach it: exit 5)\n"
-            "  --children FILE      instead of --agents: a site controller over child\n"
+            "  --children FILE      instead of --agents (not with --topology): a site\n"
+            "                       controller over child\n"
             "                       controllers, one a line: URL TOKEN (their --listen and\n"
             "                       --token-file); the budget split over the ranges they\n"
             "                       report (GET /v1/status); a silent child keeps its last\n"
@@ -1090,8 +1091,19 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
             o->budget_w = o->reduction = NAN;
             o->sched_path = NULL;
         }
+        if ((c == O_AGENTS && o->children) ||
+            (c == O_CHILDREN && o->agents_path != NULL && !o->children)) {
+            cli_error("control: --agents and --children exclude each other (a controller "
+                      "drives agents or child controllers, not both)");
+            return PFI_EXIT_USAGE;
+        }
         if (!control_option(o, c, optarg))
             return cli_usage_bad_value(cli_option_name(opts, c), optarg, NULL);
+    }
+    if (o->children && o->topo_path != NULL) {
+        cli_error("control: --children and --topology exclude each other (the children hold "
+                  "their own trees' limits)");
+        return PFI_EXIT_USAGE;
     }
     if (optind < argc)
         return cli_usage_unexpected(argv[optind]);
@@ -1142,7 +1154,7 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
      * and, when it does hold one, it should be the user's alone */
     char *at = NULL;
     if ((e = pfi_http_secret_read(o->agents_path, false, &at, &len, &d)) != PFI_OK) {
-        cli_error("agents file: %s", d.message);
+        cli_error("%s file: %s", o->children ? "children" : "agents", d.message);
         return PFI_EXIT_DATA;
     }
     in->atext = strdup(at);
