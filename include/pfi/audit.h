@@ -36,6 +36,7 @@ typedef struct pfi_audit_period {
     int agents_up, agents; /* agents that answered, of all configured */
     char bound[160];       /* the limits that bound the allocation (--topology; "" none) */
     int ramp_limited;      /* 1 when a ramp held the allocation back from the budget */
+    int lead;              /* 1 when the budget was a ramp's lead ahead of an event (event 0) */
 } pfi_audit_period;
 
 /* pfi_audit_read — every period in the audit log at path (ascending) into *out (owned,

@@ -119,6 +119,8 @@ void pfi_ctl_destroy(pfi_ctl *ctl);
 typedef struct pfi_ctl_report {
     double t_s;            /* controller time (monotonic s since create) */
     bool event;            /* a budget is in force */
+    bool lead;             /* that budget is a ramp's lead ahead of an event, not the event:
+                              audited with event 0 and lead 1 (pfi_ctl_set_lead) */
     double budget_w;       /* target cluster budget (NaN outside an event) */
     double alloc_budget_w; /* what the allocator was given (budget − margin − correction −
                               reserve − unmanaged) */
@@ -147,7 +149,10 @@ typedef struct pfi_ctl_report {
     size_t competing;       /* GPUs whose limit changed under the controller */
     bool infeasible;        /* the budget is below what the jobs' floors need */
     double shortfall_w;     /* how far below (W; NaN unless infeasible) */
-    char note[256];         /* what was unusual this period ("" none) */
+    double over_w;  /* measured power (with the reserve) over budget_w, when more than 1 % over
+                       for two periods in a row from an event's third period on (W; NaN
+                       otherwise): a fault (pfi control exits 5) */
+    char note[256]; /* what was unusual this period ("" none) */
     /* the power tree (--topology) and ramps */
     char bound[160];          /* the limits that bound the allocation: "site budget (measured)",
                                  "rack 'r1' (reserve 3000 W, line 3)", ... ("" none or no tree) */
@@ -186,6 +191,15 @@ pfi_error pfi_ctl_step(pfi_ctl *ctl, double t_s, bool event, double budget_w, do
  * --slurm`). NULL/0: no rules.
  */
 void pfi_ctl_set_rules(pfi_ctl *c, const pfi_ctl_rule *r, size_t n);
+
+/*
+ * pfi_ctl_set_lead — from the next period on, until called again: lead true says the budget
+ * pfi_ctl_step is given (event true) is a ramp's lead ahead of a scheduled event, not the
+ * event itself: the caps follow it as any budget, the report says lead, and the audit log
+ * stores the period with event 0 and lead 1 (no event period for pfi report or the
+ * settlement). Ignored for periods stepped with event false.
+ */
+void pfi_ctl_set_lead(pfi_ctl *c, bool lead);
 
 /*
  * pfi_ctl_note — text (copied, cut to 159 bytes; NULL or "": none) leads the note of the next

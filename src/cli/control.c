@@ -489,7 +489,8 @@ static void usage(FILE *f)
             "                       budget is ramped to ahead of its start so that it is met\n"
             "                       then; a limit wins over a ramp, a ramp over the budget\n"
             "                       (stderr says when the ramp cannot reach it: exit 5)\n"
-            "  --children FILE      instead of --agents: a site controller over child\n"
+            "  --children FILE      instead of --agents (not with --topology): a site\n"
+            "                       controller over child\n"
             "                       controllers, one a line: URL TOKEN (their --listen and\n"
             "                       --token-file); the budget split over the ranges they\n"
             "                       report (GET /v1/status); a silent child keeps its last\n"
@@ -537,7 +538,8 @@ static void usage(FILE *f)
             "1 bad or missing input file, 2 bad command line or config (--check: not valid),\n"
             "3 audit log (--db) not written, 4 internal\n"
             "error, 5 the budget could not be met for two periods in a row (infeasible, caps\n"
-            "refused, a ramp too slow to reach it; with --children: held and minimum\n"
+            "refused, a ramp too slow to reach it, measured power more than 1 %% over it\n"
+            "from an event's third period on; with --children: held and minimum\n"
             "budgets above it),\n"
             "6 ran degraded (stale or impossible readings, agents unreachable, a competing\n"
             "actuator; with --children: a child did not answer).\n");
@@ -785,6 +787,7 @@ typedef struct control_opts {
     long listen_port;        /* -1: no --listen */
     bool keep, quiet;        /* keep: --keep-caps-on-exit */
     int targets;             /* how many of --budget-w, --reduction and --schedule were given */
+    bool cmd_target;         /* the target came from the command line (over the config's) */
     cli_slurm *slurm;        /* --slurm, --slurm-suspend (slurm_ctl.h) */
     const char *config_path; /* --config (NULL none) */
     bool check;              /* --check */
@@ -1084,12 +1087,23 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
             continue;
         }
         if (is_target(c) && !cmd_target) { /* the command line's target replaces the file's */
-            cmd_target = true;
+            cmd_target = o->cmd_target = true;
             o->budget_w = o->reduction = NAN;
             o->sched_path = NULL;
         }
+        if ((c == O_AGENTS && o->children) ||
+            (c == O_CHILDREN && o->agents_path != NULL && !o->children)) {
+            cli_error("control: --agents and --children exclude each other (a controller "
+                      "drives agents or child controllers, not both)");
+            return PFI_EXIT_USAGE;
+        }
         if (!control_option(o, c, optarg))
             return cli_usage_bad_value(cli_option_name(opts, c), optarg, NULL);
+    }
+    if (o->children && o->topo_path != NULL) {
+        cli_error("control: --children and --topology exclude each other (the children hold "
+                  "their own trees' limits)");
+        return PFI_EXIT_USAGE;
     }
     if (optind < argc)
         return cli_usage_unexpected(argv[optind]);
@@ -1100,8 +1114,20 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
     }
     o->slurm->db = o->cfg.audit_path;
     o->targets = !isnan(o->budget_w) + !isnan(o->reduction) + (o->sched_path != NULL);
-    if (o->agents_path == NULL || o->targets > 1 ||
-        (o->targets == 0 && o->listen_port < 0 && o->topo_path == NULL)) {
+    if (o->targets > 1) { /* a conflict, said as one (the command line's or the config's) */
+        const char *given[3];
+        int k = 0;
+        if (!isnan(o->budget_w))
+            given[k++] = "--budget-w";
+        if (!isnan(o->reduction))
+            given[k++] = "--reduction";
+        if (o->sched_path != NULL)
+            given[k++] = "--schedule";
+        cli_error("control: give one target: %s and %s%s%s both given", given[0], given[1],
+                  k > 2 ? " and " : "", k > 2 ? given[2] : "");
+        return PFI_EXIT_USAGE;
+    }
+    if (o->agents_path == NULL || (o->targets == 0 && o->listen_port < 0 && o->topo_path == NULL)) {
         cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
                   "--listen for PUT /v1/budget, or --topology to hold its limits) are required");
         return PFI_EXIT_USAGE;
@@ -1128,7 +1154,7 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
      * and, when it does hold one, it should be the user's alone */
     char *at = NULL;
     if ((e = pfi_http_secret_read(o->agents_path, false, &at, &len, &d)) != PFI_OK) {
-        cli_error("agents file: %s", d.message);
+        cli_error("%s file: %s", o->children ? "children" : "agents", d.message);
         return PFI_EXIT_DATA;
     }
     in->atext = strdup(at);
@@ -1436,7 +1462,10 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
 static void print_period(const pfi_ctl_report *r)
 {
     /* no agent answered: nothing was measured ('-'), not 0 W */
-    printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r->t_s, r->event ? "yes" : "no",
+    printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r->t_s,
+           r->lead    ? "lead"
+           : r->event ? "yes"
+                      : "no",
            cli_num(r->budget_w, 'f', 0, "-").s,
            cli_num(r->agents_up > 0 ? r->measured_w : NAN, 'f', 0, "-").s,
            cli_num(r->reserved_w, 'f', 0, "-").s, cli_num(r->predicted_w, 'f', 0, "-").s,
@@ -1462,13 +1491,15 @@ static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, bool in_event, u
     }
     /* ramping ahead of an event is no event yet: its budget cannot be missed */
     bool unmet = r->event && in_event && (r->infeasible || r->refused > 0);
+    /* measured over the budget two periods in a row (the library counts them) */
+    bool over = r->event && in_event && isfinite(r->over_w);
     char f[256];
     pfi_ctl_report q = *r;
     if (!in_event && q.ramp_limited) /* falling ahead of an event at the ramp's rate: no fault */
         q.infeasible = false;
     if (pfi_ctl_report_faults(&q, f, sizeof f))
         fprintf(stderr, "pfi control: t=%.2f %s%s\n", r->t_s, f,
-                unmet ? ": the budget is not met" : "");
+                unmet || over ? ": the budget is not met" : "");
     *unmet_run = unmet ? *unmet_run + 1 : 0;
     int lvl = PFI_EXIT_OK;
     if (r->stale_gpus + r->prom_stale_gpus + r->glitch_gpus + r->competing + r->unreachable +
@@ -1478,7 +1509,7 @@ static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, bool in_event, u
         lvl = CTL_EXIT_DEGRADED;
     /* two event periods in a row: one alone is the allocation moving (an event's first
      * period against tier floors), said on stderr but no failure of the run */
-    if (*unmet_run >= 2)
+    if (*unmet_run >= 2 || over)
         lvl = CTL_EXIT_BUDGET;
     return lvl;
 }
@@ -1506,7 +1537,7 @@ static bool same_num(double a, double b)
 }
 
 /* The target in words, for the reload's lines ("budget 3000 W", "reduction 30 %",
- * "schedule FILE", "none (PUT /v1/budget)"). */
+ * "schedule FILE", "none (PUT /v1/budget)", "none (the --topology tree's limits only)"). */
 static void target_text(const control_opts *o, char *buf, size_t n)
 {
     if (o->sched_path != NULL)
@@ -1516,7 +1547,9 @@ static void target_text(const control_opts *o, char *buf, size_t n)
     else if (!isnan(o->reduction))
         snprintf(buf, n, "reduction %.4g %%", 100 * o->reduction);
     else
-        snprintf(buf, n, "none (PUT /v1/budget)");
+        snprintf(buf, n,
+                 o->listen_port >= 0 ? "none (PUT /v1/budget)"
+                                     : "none (the --topology tree's limits only)");
 }
 
 /*
@@ -1560,6 +1593,7 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
     fprintf(stderr, "pfi control: SIGHUP: reloading %s\n",
             o->config_path != NULL ? o->config_path : "the command line (no --config)");
     int rc = control_options(argc, argv, &n, &done, &scratch);
+    bool bad_schedule = false;
     pfi_ctl_event *ev = NULL;
     size_t ne = 0, len = 0;
     char *stext = NULL;
@@ -1569,13 +1603,15 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
         if (rc == PFI_EXIT_OK &&
             pfi_grid_schedule_load(stext, len, &ev, &ne, NULL, NULL, &d) != PFI_OK)
             rc = report_file(PFI_ERR_PARSE, &d, n.sched_path);
+        bad_schedule = rc != PFI_EXIT_OK;
         if (rc == PFI_EXIT_OK)
             pfi_grid_schedule_speed(ev, ne, n.speed);
     }
     if (rc != PFI_EXIT_OK || done) {
         fprintf(stderr, "pfi control: SIGHUP: reload REFUSED (above): the running configuration "
                         "is kept\n");
-        snprintf(note, sizeof note, "config reload refused (bad config); the running one kept");
+        snprintf(note, sizeof note, "config reload refused (bad %s); the running one kept",
+                 bad_schedule ? "schedule" : "config");
         pfi_ctl_note(ctl, note);
         free(stext);
         pfi_free(ev);
@@ -1616,6 +1652,14 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
                     "pfi control: SIGHUP: %s changed: takes effect at restart (the running "
                     "value is kept)\n",
                     fixed[k].name);
+    if (n.cmd_target && o->config_path != NULL) {
+        char t[200];
+        target_text(&n, t, sizeof t);
+        fprintf(stderr,
+                "pfi control: SIGHUP: the command line's target (%s) overrides the target "
+                "in %s\n",
+                t, o->config_path);
+    }
     /* the target: taken (its strings live in n's owned values, moved to o); a config without
      * one (--listen only) keeps the running target, e.g. one resumed from the --db */
     if (n.targets > 0) {
@@ -1729,6 +1773,7 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         pfi_diag d;
         if (o->slurm->on)
             cli_slurm_before(o->slurm, ctl, in->rules, in->nr, tick - t_start);
+        pfi_ctl_set_lead(ctl, leading && !in_event); /* inside an event: the event */
         pfi_error e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d);
         if (e != PFI_OK)
             return cli_report(e, &d);
@@ -2116,8 +2161,11 @@ int cmd_report(int argc, char **argv)
             return PFI_EXIT_USAGE;
         }
     }
-    if (nd == 0 || (out == NULL && !json)) {
-        cli_error("report: an audit log and -o FIGURE (or --json) are required");
+    if (nd == 0 || (out == NULL && !json)) { /* say only what is missing */
+        cli_error("report: %s required", nd == 0 && out == NULL && !json
+                                             ? "an audit log and -o FIGURE (or --json) are"
+                                         : nd == 0 ? "an audit log is"
+                                                   : "-o FIGURE (or --json) is");
         return PFI_EXIT_USAGE;
     }
     pfi_audit_period *p[6] = {NULL};

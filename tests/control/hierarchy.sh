@@ -164,4 +164,15 @@ sys.exit(0 if capped == total else 1)
 PY
 check $? "rack B's GPUs keep their caps (never uncapped)"
 kill "$PIDA" 2>/dev/null
+
+# --children's command line: with --agents or --topology refused as such, its file named so
+"$PFI" control --agents "$WORK/agents" --children "$WORK/children" --budget-w 100 --check > "$WORK/chk" 2>&1
+[ $? -eq 2 ] && grep -q "control: --agents and --children exclude each other" "$WORK/chk"
+check $? "--agents with --children: exit 2 ($(cat "$WORK/chk"))"
+"$PFI" control --children "$WORK/children" --topology "$WORK/sched" --budget-w 100 --check > "$WORK/chk" 2>&1
+[ $? -eq 2 ] && grep -q "control: --children and --topology exclude each other" "$WORK/chk"
+check $? "--children with --topology: exit 2 ($(cat "$WORK/chk"))"
+"$PFI" control --children "$WORK/none" --budget-w 100 --check > "$WORK/chk" 2>&1
+[ $? -ne 0 ] && grep -q "children file: $WORK/none" "$WORK/chk"
+check $? "--children with no such file names the children file ($(head -1 "$WORK/chk"))"
 exit $fail

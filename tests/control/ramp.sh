@@ -6,6 +6,8 @@
 #      start on, and no measured step between periods is faster than the ramp (10 % and 1 W
 #      over it allowed: the curves' error), after the agents' first two periods (the jobs
 #      start with them); after the event the power comes back up no faster either.
+#   1b. The lead periods are no event: stored event 0 and lead 1, printed "lead"; pfi report
+#      --settlement settles 6-11 s and pfi report --json counts 10 event periods.
 #   2. pfi report --json: the power-swing figures equal NumPy's (tests/golden/
 #      swing_reference.py) on the audit log's series.
 #   3. A 5 000 W event at t = 2 s with a 200 W/s ramp cannot be met: stderr says so and the
@@ -87,6 +89,21 @@ sys.exit(1 if bad or not rows else 0)'
 check $? "measured power under the budget from the event's start"
 steps "$WORK/r.db" 1000 1.0
 check $? "no measured step faster than the 1 000 W/s ramp (falling before and rising after)"
+
+# ---- 1b. the lead is no event: audit, settlement and report say 6-11 s ----------------
+py "$WORK/r.db" '
+lead = c.execute("select min(t_s), max(t_s), count(*), sum(event) from ctl_periods where lead = 1").fetchone()
+ev = c.execute("select min(t_s), max(t_s), count(*) from ctl_periods where event = 1").fetchone()
+print(f"  lead periods {lead[2]} ({lead[0]}-{lead[1]} s, event {lead[3]}), event periods {ev[2]} ({ev[0]}-{ev[1]} s)")
+sys.exit(0 if lead[2] > 0 and lead[3] == 0 and lead[1] < 6 and ev[0] == 6.0 and ev[1] == 10.5 and ev[2] == 10 else 1)'
+check $? "the audit log: the ramp's lead periods lead=1 event=0, the event 6-10.5 s"
+grep -q "^ *[0-9.]*  *lead " "$WORK/ctl.out"
+check $? "stdout's event column says lead ahead of the event"
+"$PFI" report --settlement "$WORK/r.db" > "$WORK/settle.txt"
+grep -q "event 6-11 s" "$WORK/settle.txt"
+check $? "pfi report --settlement: $(head -1 "$WORK/settle.txt")"
+"$PFI" report "$WORK/r.db" --json | grep -q '"event_periods":10,'
+check $? "pfi report --json: event_periods 10 (the lead not counted)"
 
 # ---- 2. the report's swing figures against NumPy -----------------------------------------
 "$PFI" report "$WORK/r.db" --json > "$WORK/rep.json"

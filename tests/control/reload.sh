@@ -48,8 +48,28 @@ cp "$WORK/agents.good" "$WORK/agents"
 "$PFI" control --config "$WORK/ctl.conf" --check --budget-w abc > "$WORK/check.out" 2>&1
 [ $? -eq 2 ] && grep -q "control: --budget-w: bad value 'abc'" "$WORK/check.out"
 check $? "--check with a bad command-line value: exit 2 ($(cat "$WORK/check.out"))"
+"$PFI" control --agents "$WORK/agents" --budget-w 5000 --reduction 30% --check > "$WORK/check.out" 2>&1
+[ $? -eq 2 ] && grep -q "give one target: --budget-w and --reduction both given" "$WORK/check.out"
+check $? "--check with two targets: exit 2, says which ($(cat "$WORK/check.out"))"
+"$PFI" control --agents "$WORK/agents" --budget-w 100 --schedule "$WORK/none" --check > "$WORK/check.out" 2>&1
+[ $? -eq 2 ] && grep -q "give one target: --budget-w and --schedule both given" "$WORK/check.out"
+check $? "--check with --budget-w and --schedule: exit 2, says which ($(cat "$WORK/check.out"))"
+sed 's/^run_for = 90$/reduction = 10%/' "$WORK/ctl.conf" > "$WORK/two.conf"
+"$PFI" control --config "$WORK/two.conf" --check > "$WORK/check.out" 2>&1
+[ $? -eq 2 ] && grep -q "give one target: --budget-w and --reduction both given" "$WORK/check.out"
+check $? "--check on a config with budget_w and reduction: exit 2, says which ($(cat "$WORK/check.out"))"
 [ ! -e "$WORK/ctl.db" ]
 check $? "--check writes no audit log"
+: > "$WORK/empty"
+"$PFI" report "$WORK/empty" --json > "$WORK/rep.out" 2>&1
+[ $? -ne 0 ] && grep -q "audit log: $WORK/empty: not a pfi control audit log" "$WORK/rep.out"
+check $? "pfi report on an empty file names it ($(cat "$WORK/rep.out"))"
+"$PFI" report "$WORK/empty" > "$WORK/rep.out" 2>&1
+[ $? -eq 2 ] && grep -q "report: -o FIGURE (or --json) is required" "$WORK/rep.out"
+check $? "pfi report LOG without -o: says only -o is missing ($(cat "$WORK/rep.out"))"
+"$PFI" report --json > "$WORK/rep.out" 2>&1
+[ $? -eq 2 ] && grep -q "report: an audit log is required" "$WORK/rep.out"
+check $? "pfi report --json without a log: says only the log is missing ($(cat "$WORK/rep.out"))"
 
 "$PFI" control --config "$WORK/ctl.conf" > "$WORK/ctl.out" 2> "$WORK/ctl.err" &
 CTL_PID=$!
@@ -129,6 +149,47 @@ conf 5500
 got=$(sql "$WORK/cl.db" "select budget_w from ctl_periods order by id desc limit 1")
 [ "${got%.*}" = 5000 ]
 check $? "--budget-w on the command line overrides the config's budget_w ($got)"
+
+# wait_db DB — until the controller has written a period there (its SIGHUP handler is in)
+wait_db() {
+    wd_n=0
+    while [ -z "$(sql "$1" "select id from ctl_periods limit 1" 2>/dev/null)" ]; do
+        wd_n=$((wd_n + 1))
+        [ $wd_n -gt 300 ] && return 1
+        sleep 0.1
+    done
+}
+
+# and says so on SIGHUP, when the file's target is not the one taken
+"$PFI" control --config "$WORK/ctl.conf" --budget-w 5000 --run-for 30 --db "$WORK/cl2.db" \
+    > "$WORK/cl2.out" 2> "$WORK/ctl.err" &
+CTL_PID=$!
+wait_db "$WORK/cl2.db"
+conf 4000
+kill -HUP $CTL_PID
+poll_err "the command line's target (budget 5000 W) overrides the target in $WORK/ctl.conf"
+check $? "SIGHUP: the command line's --budget-w over the file's new budget_w is said"
+kill -TERM $CTL_PID
+wait $CTL_PID
+CTL_PID=""
+
+# a bad schedule on SIGHUP: refused as a bad schedule (stderr names the file, the note says so)
+echo "0 100 5000W" > "$WORK/sched"
+"$PFI" control --agents "$WORK/agents" --schedule "$WORK/sched" --period 0.5 --run-for 30 \
+    --db "$WORK/sc.db" > "$WORK/sc.out" 2> "$WORK/ctl.err" &
+CTL_PID=$!
+wait_db "$WORK/sc.db"
+printf 'garbage\n' > "$WORK/sched"
+kill -HUP $CTL_PID
+poll_err 'reload REFUSED'
+check $? "SIGHUP with a bad schedule: refused loudly"
+pn=0
+while [ -z "$(sql "$WORK/sc.db" "select id from ctl_periods where note like 'config reload refused (bad schedule)%'" 2>/dev/null)" ] && [ $pn -lt 300 ]; do pn=$((pn + 1)); sleep 0.1; done
+[ $pn -lt 300 ]
+check $? "the audit note says bad schedule, not bad config"
+kill -TERM $CTL_PID
+wait $CTL_PID
+CTL_PID=""
 
 [ $fail -eq 0 ] || { echo "--- controller stderr"; cat "$WORK/ctl.err"; }
 exit $fail

@@ -30,6 +30,12 @@ node node3 r2 -
 node node4 r2 -
 T
 
+# (--check looks at the agents file alone: the test agents' short tokens swapped for long ones)
+sed 's/ [^ ]*$/ 0123456789abcdef0123456789abcdef/' "$WORK/agents" > "$WORK/agents.long"
+chmod 600 "$WORK/agents.long"
+"$PFI" control --agents "$WORK/agents.long" --topology "$WORK/topo" --check > "$WORK/chk.out" 2>&1
+grep -q "target none (the --topology tree's limits only)" "$WORK/chk.out"
+check $? "--topology --check with no target and no --listen: $(cat "$WORK/chk.out")"
 "$PFI" control --agents "$WORK/agents" --topology "$WORK/topo" --budget-w 7000 --start 2 \
     --duration 3 --period 0.5 --run-for 8 --db "$WORK/t.db" --strategy oracle \
     > "$WORK/ctl.out" 2> "$WORK/ctl.err"

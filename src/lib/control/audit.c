@@ -34,7 +34,7 @@ static const char *schema =
     " cap_sum_w REAL, strategy TEXT, agents_up INTEGER, agents INTEGER, jobs INTEGER,"
     " gpus INTEGER, decreases INTEGER, increases INTEGER, unconfirmed INTEGER,"
     " telemetry TEXT, restored INTEGER, note TEXT, faults TEXT, bound TEXT,"
-    " ramp_limited INTEGER);"
+    " ramp_limited INTEGER, lead INTEGER);"
     "CREATE TABLE IF NOT EXISTS ctl_jobs(period INTEGER, job TEXT, class TEXT, gpus INTEGER,"
     " pfi REAL, source TEXT, cap_w REAL, ref_power_w REAL, ref_tput REAL, power_w REAL,"
     " pred_power_w REAL, tput REAL, cap_state TEXT);"
@@ -91,6 +91,8 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     sqlite3_exec(a->db, "ALTER TABLE ctl_periods ADD COLUMN bound TEXT", NULL, NULL, NULL);
     sqlite3_exec(a->db, "ALTER TABLE ctl_periods ADD COLUMN ramp_limited INTEGER", NULL, NULL,
                  NULL);
+    /* and before the ramp's lead was told from the event (1: a lead period, event 0) */
+    sqlite3_exec(a->db, "ALTER TABLE ctl_periods ADD COLUMN lead INTEGER", NULL, NULL, NULL);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(a->db, "INSERT INTO ctl_runs(started_wall, config) VALUES(?, ?)", -1,
                            &st, NULL) != SQLITE_OK) {
@@ -111,8 +113,8 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
             "INSERT INTO ctl_periods(run, t_s, wall_s, event, budget_w, alloc_budget_w,"
             " measured_w, reserved_w, predicted_w, correction_w, ref_w, tput_tok_s, cap_sum_w,"
             " strategy, agents_up, agents, jobs, gpus, decreases, increases, unconfirmed,"
-            " telemetry, restored, note, faults, bound, ramp_limited)"
-            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " telemetry, restored, note, faults, bound, ramp_limited, lead)"
+            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             -1, &a->period, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(a->db, "INSERT INTO ctl_jobs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
                            &a->job, NULL) != SQLITE_OK ||
@@ -187,7 +189,8 @@ pfi_error ctl_audit_period(ctl_audit *a, const pfi_ctl_report *r, const char *st
     sqlite3_bind_int64(s, i++, a->run);
     bind_num(s, i++, r->t_s);
     bind_num(s, i++, (double)ts.tv_sec + ts.tv_nsec * 1e-9);
-    sqlite3_bind_int(s, i++, r->event);
+    /* a ramp's lead is no event: the event is the schedule's window alone */
+    sqlite3_bind_int(s, i++, r->event && !r->lead);
     bind_num(s, i++, r->budget_w);
     bind_num(s, i++, r->alloc_budget_w);
     bind_num(s, i++, r->measured_w);
@@ -218,6 +221,7 @@ pfi_error ctl_audit_period(ctl_audit *a, const pfi_ctl_report *r, const char *st
     else
         sqlite3_bind_null(s, i++);
     sqlite3_bind_int(s, i++, r->ramp_limited);
+    sqlite3_bind_int(s, i++, r->event && r->lead);
     pfi_error e = finish(s);
     *id = (long)sqlite3_last_insert_rowid(a->db);
     return e;
@@ -338,17 +342,21 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
     pfi_error e = PFI_OK;
     pfi_audit_period *p = NULL;
     size_t m = 0, cap = 0;
-    /* a log written before the power tree has no bound and ramp_limited columns */
+    /* a log written before the power tree has no bound and ramp_limited columns, one before
+     * the ramp's lead no lead column */
 #define PERIOD_SQL(tree)                                                                           \
     "SELECT id, t_s, wall_s, event, budget_w, alloc_budget_w, measured_w, reserved_w,"             \
     " predicted_w, correction_w, tput_tok_s, cap_sum_w, strategy, note, agents_up, agents, " tree  \
     " FROM ctl_periods WHERE run = CASE WHEN ?1 > 0 THEN ?1 ELSE (SELECT MAX(run) FROM"            \
     " ctl_periods) END ORDER BY id"
-    const char *q1 = PERIOD_SQL("bound, ramp_limited"), *q2 = PERIOD_SQL("NULL, NULL");
+    const char *q0 = PERIOD_SQL("bound, ramp_limited, lead"),
+               *q1 = PERIOD_SQL("bound, ramp_limited, NULL"), *q2 = PERIOD_SQL("NULL, NULL, NULL");
 #undef PERIOD_SQL
-    if (sqlite3_prepare_v2(db, q1, -1, &st, NULL) != SQLITE_OK &&
+    if (sqlite3_prepare_v2(db, q0, -1, &st, NULL) != SQLITE_OK &&
+        sqlite3_prepare_v2(db, q1, -1, &st, NULL) != SQLITE_OK &&
         sqlite3_prepare_v2(db, q2, -1, &st, NULL) != SQLITE_OK) {
-        e = db_fail(db, diag, "not a pfi control audit log");
+        e = ctl_fail(diag, 0, PFI_ERR_IO, "audit log: %s: not a pfi control audit log (%s)", path,
+                     sqlite3_errmsg(db));
         goto out;
     }
     sqlite3_bind_int64(st, 1, run_id);
@@ -388,6 +396,7 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
         s = sqlite3_column_text(st, 16);
         snprintf(r->bound, sizeof r->bound, "%s", s ? (const char *)s : "");
         r->ramp_limited = sqlite3_column_int(st, 17);
+        r->lead = sqlite3_column_int(st, 18);
     }
     if (rc != SQLITE_DONE) {
         e = db_fail(db, diag, "read");

@@ -159,6 +159,9 @@ struct pfi_ctl {
     double correction_w;
     size_t n_refused;          /* this period's refused cap requests */
     char refusal[160];         /* this period's first refusal, for the note; "" none */
+    bool lead;                 /* pfi_ctl_set_lead: the event budget is a ramp's lead */
+    unsigned event_k;          /* event periods in a row (a lead's not counted) */
+    unsigned over_run;         /* of them, from the second on, measured over the budget */
     char pending_note[160];    /* pfi_ctl_note: leads the next period's note; "" none */
     size_t prom_stale;         /* GPUs whose Prometheus reading was stale this period */
     bool prev_settled;         /* last period's caps were all confirmed (feedback is meaningful) */
@@ -1308,10 +1311,12 @@ static void period_begin(pfi_ctl *c, double t_s, bool event, pfi_ctl_report *rep
     memset(rep, 0, sizeof *rep);
     rep->t_s = t_s;
     rep->event = event;
+    rep->lead = event && c->lead;
     rep->agents = c->cfg.n_agents;
     rep->budget_w = NAN;
     rep->alloc_budget_w = NAN;
     rep->shortfall_w = NAN;
+    rep->over_w = NAN;
     rep->ramp_down_w_per_s = INFINITY;
     c->n_refused = 0;
     c->refusal[0] = '\0';
@@ -1517,6 +1522,17 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
                      (!j->ref_settled || (j->uncapped_run >= 3 && settled));
         if (learn && settled && j->uncapped_run >= 2)
             j->ref_settled = true;
+        /* a job drawing over its reference (capped or not) was learnt from a rising power (a
+         * controller started while its jobs still ramped up): that reference is no ceiling;
+         * learnt again from this reading on, never left to allocate nothing under a budget */
+        double ref_now = j->ref_pg_w * (double)j->ngpus;
+        if (j->fresh && !j->repeated && isfinite(ref_now) && j->ref_n > 0 &&
+            j->power_w > 1.05 * ref_now) {
+            j->ref_n = 0;
+            j->tput_n = 0;
+            j->ref_settled = false;
+            learn = true;
+        }
         j->last_power_w = j->at_ref && j->fresh ? j->power_w : NAN;
         if (learn) {
             /* the job runs uncapped: (re)learn its reference, smoothed */
@@ -1694,6 +1710,15 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
     rep->cap_sum_w = cap_sum;
     rep->restored = !p->event && restored;
     rep->refused = c->n_refused;
+    /* measured over the budget: the event's first two periods measure the caps before it
+     * and while they come down (pfi report's excess counts from the third too); from its
+     * third on, two periods in a row more than 1 % over is a fault */
+    c->event_k = p->event && !rep->lead ? c->event_k + 1 : 0;
+    double tot = p->measured_w + p->reserve_w;
+    bool over = c->event_k >= 3 && rep->agents_up > 0 && isfinite(tot) && isfinite(p->budget_w) &&
+                tot > 1.01 * p->budget_w;
+    c->over_run = over ? c->over_run + 1 : 0;
+    rep->over_w = c->over_run >= 2 ? tot - p->budget_w : NAN;
     for (size_t a = 0; a < c->cfg.n_agents; a++)
         rep->unreachable += !c->up[a];
     double now = now_wall();
@@ -1820,6 +1845,11 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
     return period_audit(c, rep, d);
 }
 
+void pfi_ctl_set_lead(pfi_ctl *c, bool lead)
+{
+    c->lead = lead;
+}
+
 void pfi_ctl_note(pfi_ctl *c, const char *text)
 {
     snprintf(c->pending_note, sizeof c->pending_note, "%s", text != NULL ? text : "");
@@ -1876,6 +1906,8 @@ bool pfi_ctl_report_faults(const pfi_ctl_report *r, char *buf, size_t n)
         FAULT("budget infeasible (%.0f W short)", r->shortfall_w);
     if (r->refused > 0)
         FAULT("caps refused %zu", r->refused);
+    if (isfinite(r->over_w))
+        FAULT("measured %.0f W over the budget %.0f W for 2 periods", r->over_w, r->budget_w);
     if (r->unreachable > 0)
         FAULT("agents unreachable %zu", r->unreachable);
     if (r->stale_gpus > 0)

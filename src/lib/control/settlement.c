@@ -36,7 +36,7 @@ void pfi_grid_settlement_destroy(pfi_grid_settlement *s)
 
 typedef struct prow {
     long id;
-    double t, event, budget, measured, ref, tput;
+    double t, event, budget, measured, ref, tput, lead;
 } prow;
 
 static pfi_error sql_fail(sqlite3 *db, pfi_diag *d, const char *what)
@@ -80,11 +80,13 @@ typedef struct jsum {
 static pfi_error read_periods(sqlite3 *db, prow **out, size_t *n, pfi_diag *d)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(
-            db,
-            "SELECT id, t_s, event, budget_w, measured_w, ref_w, tput_tok_s FROM"
-            " ctl_periods WHERE run = (SELECT MAX(run) FROM ctl_periods) ORDER BY id",
-            -1, &st, NULL) != SQLITE_OK)
+    /* a log written before the ramp's lead was told from the event has no lead column */
+#define PERIODS_SQL(lead)                                                                          \
+    "SELECT id, t_s, event, budget_w, measured_w, ref_w, tput_tok_s, " lead " FROM"                \
+    " ctl_periods WHERE run = (SELECT MAX(run) FROM ctl_periods) ORDER BY id"
+    if (sqlite3_prepare_v2(db, PERIODS_SQL("lead"), -1, &st, NULL) != SQLITE_OK &&
+        sqlite3_prepare_v2(db, PERIODS_SQL("NULL"), -1, &st, NULL) != SQLITE_OK)
+#undef PERIODS_SQL
         return sql_fail(db, d, "reading periods");
     prow *p = NULL;
     size_t m = 0, cap = 0;
@@ -107,7 +109,8 @@ static pfi_error read_periods(sqlite3 *db, prow **out, size_t *n, pfi_diag *d)
                   col_num(st, 3),
                   col_num(st, 4),
                   col_num(st, 5),
-                  col_num(st, 6)};
+                  col_num(st, 6),
+                  col_num(st, 7)};
         p[m++] = r;
     }
     if (e == PFI_OK && rc != SQLITE_DONE)
@@ -146,11 +149,13 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
         b++;
     s->event_start_s = p[a].t * sp;
     s->event_end_s = (b < n ? p[b].t : p[b - 1].t + period_dt(p, n, b - 1)) * sp;
-    /* the pre-event window: the periods before the event within pre_window_s */
+    /* the pre-event window: the periods before the event within pre_window_s, less a ramp's
+     * lead (its power already falling is no baseline) */
     double sum = 0, w = 0;
     for (size_t k = 0; k < a; k++) {
         double dt = period_dt(p, n, k);
-        if (p[k].t * sp >= s->event_start_s - o->pre_window_s && isfinite(p[k].measured)) {
+        if (p[k].t * sp >= s->event_start_s - o->pre_window_s && isfinite(p[k].measured) &&
+            !(p[k].lead > 0)) {
             sum += (p[k].measured + ng) * dt;
             w += dt;
         }
