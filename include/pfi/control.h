@@ -150,7 +150,7 @@ typedef struct pfi_ctl_report {
     bool infeasible;        /* the budget is below what the jobs' floors need */
     double shortfall_w;     /* how far below (W; NaN unless infeasible) */
     double over_w;  /* measured power (with the reserve) over budget_w, when more than 1 % over
-                       for two periods in a row from an event's third period on (W; NaN
+                       for three periods in a row from an event's third period on (W; NaN
                        otherwise): a fault (pfi control exits 5) */
     char note[256]; /* what was unusual this period ("" none) */
     /* the power tree (--topology) and ramps */

@@ -1491,7 +1491,7 @@ static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, bool in_event, u
     }
     /* ramping ahead of an event is no event yet: its budget cannot be missed */
     bool unmet = r->event && in_event && (r->infeasible || r->refused > 0);
-    /* measured over the budget two periods in a row (the library counts them) */
+    /* measured over the budget three periods in a row (the library counts them) */
     bool over = r->event && in_event && isfinite(r->over_w);
     char f[256];
     pfi_ctl_report q = *r;
