@@ -282,7 +282,7 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
    then one correctly rounded IEEE division, the value strtod gives (Clinger's fast path, "How to
    read floating point numbers accurately", PLDI 1990). false: anything else, for the general
    parser. */
-bool jobs_fast_number(const char *p, size_t n, double *v)
+static inline bool fast_number(const char *p, size_t n, double *v)
 {
     const char *q = p, *end = p + n;
     bool neg = false;
@@ -314,6 +314,11 @@ bool jobs_fast_number(const char *p, size_t n, double *v)
     return true;
 }
 
+bool jobs_fast_number(const char *p, size_t n, double *v)
+{
+    return fast_number(p, n, v);
+}
+
 /* One data row (fields f[0..nf) of line, f[i] of len[i] bytes, not NUL-terminated; slen[i]
    the length of a text field: len[i], or up to its first NUL from pfi/csv.h): its numbers
    checked, its job found or added, the point appended. last: the job of the previous row
@@ -333,7 +338,7 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             continue;
         const char *cell = f[col[c]];
         size_t cl = len[col[c]];
-        if (cl > 0 && jobs_fast_number(cell, cl, &v[c])) {
+        if (cl > 0 && fast_number(cell, cl, &v[c])) {
             if (v[c] < 0)
                 return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
             continue;
