@@ -3,6 +3,9 @@
  *  - fmt_g10 (src/cli/fmt_num.h) against snprintf "%.10g", byte for byte, on 3 million
  *    values (random bit patterns, decimals of the jobs files' kind, every decade, ties) and
  *    edge cases;
+ *  - the reader's number fast path (jobs_fast_number) against strtod, bit for bit, on 4
+ *    million random decimals (signs, leading zeros, 1 to 24 digits, any point position,
+ *    printf's decimals of random doubles) and edge cases;
  *  - the jobs reader's fast path (in order, and the restart without order) against pfi/csv.h
  *    alone (jobs_read_buffer with general) on generated files of up to 30 000 rows, clean and
  *    damaged (rows shuffled, blanks, CRs, empty and missing cells, bad numbers, negative
@@ -104,6 +107,126 @@ static void test_fmt(void)
         }
         check_g10(i % 7 == 0 ? -v : v);
     }
+}
+
+/* s: jobs_fast_number either declines it or gives strtod's double, bit for bit; returns
+   whether it took it */
+static bool check_number(const char *s)
+{
+    double v = 12345.0;
+    size_t n = strlen(s);
+    if (!jobs_fast_number(s, n, &v)) {
+        CHECK(v == 12345.0, "'%s': declined but *v written", s);
+        return false;
+    }
+    char *end = NULL;
+    double r = strtod(s, &end);
+    CHECK(n > 0 && end == s + n, "'%s': taken, strtod stops at %td", s, end - s);
+    CHECK(memcmp(&v, &r, sizeof v) == 0, "'%s': fast %.17g, strtod %.17g", s, v, r);
+    return true;
+}
+
+static void test_number(void)
+{
+    static const char *const taken[] = {"0",
+                                        "-0",
+                                        "+0",
+                                        "00",
+                                        "0.",
+                                        ".5",
+                                        "-.5",
+                                        "1.",
+                                        "000000000000000000000000000001.5",
+                                        "9007199254740992",
+                                        "900719925474099.2",
+                                        "0.9007199254740992",
+                                        "1234567890123456789",
+                                        "0.0000000000000000000001",
+                                        "1510.023",
+                                        "80038.954",
+                                        "8",
+                                        "700",
+                                        "0.1",
+                                        "0.3",
+                                        "123456789012345678",
+                                        "4.35",
+                                        "2.675",
+                                        "1.0000000000000002"};
+    static const char *const declined[] = {"",
+                                           "-",
+                                           "+",
+                                           ".",
+                                           "-.",
+                                           "1.2.3",
+                                           " 1",
+                                           "1 ",
+                                           "1e5",
+                                           "1E5",
+                                           "0x10",
+                                           "inf",
+                                           "nan",
+                                           "--1",
+                                           "+-1",
+                                           "1-",
+                                           "9007199254740993",
+                                           "12345678901234567890",
+                                           "1.00000000000000000000001",
+                                           "0.00000000000000000000001",
+                                           "1,5",
+                                           "\xd9\xa1"};
+    size_t n_taken = 0;
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
+        n_taken += check_number(taken[i]);
+    for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++) {
+        double v = 12345.0;
+        CHECK(!jobs_fast_number(declined[i], strlen(declined[i]), &v), "'%s': taken", declined[i]);
+    }
+    CHECK(n_taken >= 20, "only %zu of the plain decimals taken", n_taken);
+    /* -0 keeps its sign */
+    double z = 1;
+    CHECK(jobs_fast_number("-0.0", 4, &z) && signbit(z) && z == 0, "'-0.0': %g", z);
+    size_t took = 0, tries = 4000000;
+    char b[64];
+    for (size_t i = 0; i < tries; i++) {
+        uint64_t r = next();
+        if (i % 2 == 0) { /* digits and a point, anywhere */
+            int k = 0;
+            if (r % 5 == 0)
+                b[k++] = r % 3 ? '-' : '+';
+            int zeros = (r >> 8) % 7 == 0 ? (int)((r >> 11) % 25) : 0;
+            for (int j = 0; j < zeros; j++)
+                b[k++] = '0';
+            int nd = 1 + (int)((r >> 16) % 24), dot = (int)((r >> 24) % (unsigned)(nd + 2)) - 1;
+            uint64_t q = next();
+            for (int j = 0; j < nd; j++) {
+                if (j == dot)
+                    b[k++] = '.';
+                b[k++] = (char)('0' + (j > 0 && (r >> 40) % 4 == 0 ? 9 : q % 10));
+                q = q / 10 ? q / 10 : next();
+            }
+            if (dot == nd)
+                b[k++] = '.';
+            b[k] = '\0';
+        } else { /* printf's decimals of a random double, as generators write them */
+            double x;
+            uint64_t bits = next();
+            switch (r % 3) {
+            case 0:
+                memcpy(&x, &bits, sizeof x);
+                if (!isfinite(x) || fabs(x) >= 1e20 || fabs(x) < 1e-10)
+                    x = (double)(bits % 100000000) / 1000.0;
+                break;
+            case 1:
+                x = (double)(bits % 1000000000000ull) / pow(10, (double)((r >> 8) % 16));
+                break;
+            default:
+                x = (double)(bits % 10000000) * 0.001;
+            }
+            snprintf(b, sizeof b, "%.*f", (int)((r >> 16) % 18), x);
+        }
+        took += check_number(b);
+    }
+    CHECK(took > tries / 2, "the fast path took only %zu of %zu", took, tries);
 }
 
 static bool same_doubles(const double *a, const double *b, size_t n)
@@ -256,6 +379,7 @@ static void test_reader(void)
 int main(void)
 {
     test_fmt();
+    test_number();
     test_reader();
     if (failures > 0) {
         fprintf(stderr, "%d failures\n", failures);

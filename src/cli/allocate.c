@@ -1,11 +1,14 @@
 /*
  * pfi allocate — per-job power caps under a cluster power budget.
  */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <getopt.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -742,6 +745,34 @@ static int check_cap_step(const allocate_args *a, const pfi_jobs *J)
         step, widest, J->name[wj]);
 }
 
+/* The heap the command will use for a jobs file at path (about 2.6 times its size at 100 000
+   jobs; 4 times and 8 MiB are reserved) asked for in transparent huge pages, where the system
+   leaves that to the program (THP "madvise", Linux): one fault per 2 MiB instead of per 4 KiB
+   page (at 100 000 jobs: 16 000 faults, about a fifth of the command's time). Untouched
+   reserved pages cost nothing; the block is freed at once and its memory kept for the
+   command's allocations (M_TRIM_THRESHOLD). A failure changes nothing but the speed. */
+static void heap_in_huge_pages(const char *path)
+{
+#if defined(MADV_HUGEPAGE)
+    const size_t huge = (size_t)2 << 20, most = (size_t)1 << 29;
+    struct stat st;
+    if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size < (off_t)huge)
+        return;
+    size_t want = (size_t)st.st_size < most / 4 ? 4 * (size_t)st.st_size + (8 << 20) : most;
+    char *p = malloc(want);
+    if (p == NULL)
+        return;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + want) & ~(uintptr_t)(huge - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    free(p);
+#else
+    (void)path;
+#endif
+}
+
 /* pfi allocate: the options, the jobs file, its curves checked, the caps, the output. */
 int cmd_allocate(int argc, char **argv)
 {
@@ -754,6 +785,7 @@ int cmd_allocate(int argc, char **argv)
     int rc = parse_allocate_args(argc, argv, &a);
     if (rc != PFI_EXIT_OK)
         return rc < 0 ? PFI_EXIT_OK : rc;
+    heap_in_huge_pages(a.input);
     pfi_diag d;
     pfi_diag_clear(&d);
     pfi_jobs *J = NULL;

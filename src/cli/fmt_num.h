@@ -13,16 +13,25 @@
 
 /*
  * fmt_g10 — v written as snprintf(b, 32, "%.10g", v) writes it; returns the length (b has
- * room for 32 bytes and is NUL-terminated). Path: 1e-4 <= |v| < 1e10 scaled by an exact
- * power of ten to 10 significant digits (one rounding, error below 1e-6 of a unit), rounded
- * to the nearest integer unless within 1e-5 of a tie (then snprintf decides), the digits
- * placed around the point and trailing zeros dropped as %g does. Anything else: snprintf.
+ * room for 32 bytes and is NUL-terminated). Path: 0 and -0 directly; 1e-4 <= |v| < 1e10
+ * scaled by an exact power of ten to 10 significant digits (one rounding, error below 1e-6
+ * of a unit), rounded to the nearest integer unless within 1e-5 of a tie (then snprintf
+ * decides), the digits placed around the point and trailing zeros dropped as %g does.
+ * Anything else: snprintf.
  */
 static inline int fmt_g10(char *b, double v)
 {
     static const double p10[] = {1e0, 1e1, 1e2, 1e3,  1e4,  1e5,  1e6,
                                  1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13};
     double a = fabs(v);
+    if (a == 0) { /* "0", or "-0" for -0.0 (pfi allocate writes many zeros) */
+        int k = 0;
+        if (signbit(v))
+            b[k++] = '-';
+        b[k++] = '0';
+        b[k] = '\0';
+        return k;
+    }
     if (!(a >= 1e-4 && a < 1e10))
         return snprintf(b, 32, "%.10g", v);
     int e = 9; /* the decimal exponent of a: 10^e <= a < 10^(e+1) */
@@ -38,10 +47,16 @@ static inline int fmt_g10(char *b, double v)
     if (fabs(fabs(x - trunc(x)) - 0.5) < 1e-5 || t < 1e9 || t >= 1e10)
         return snprintf(b, 32, "%.10g", v);
     uint64_t m = (uint64_t)t;
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233"
+        "34353637383940414243444546474849505152535455565758596061626364656667"
+        "6869707172737475767778798081828384858687888990919293949596979899";
     char dig[10];
-    for (int i = 9; i >= 0; i--) {
-        dig[i] = (char)('0' + m % 10);
-        m /= 10;
+    for (int i = 8; i >= 0; i -= 2) { /* two digits a step */
+        unsigned r = (unsigned)(m % 100);
+        m /= 100;
+        dig[i] = pairs[2 * r];
+        dig[i + 1] = pairs[2 * r + 1];
     }
     int nd = 10;                    /* digits kept: trailing zeros after the point dropped */
     int ipart = e >= 0 ? e + 1 : 0; /* digits before the point */

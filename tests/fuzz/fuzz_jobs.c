@@ -5,8 +5,11 @@
  * The allocator runs only on small files, to keep the fuzzer fast.
  * Differential too: the reader's fast path (a vector scan, in order or not) and pfi/csv.h
  * alone (jobs_read_buffer with general) must give the same jobs, or the same error with the
- * same file, line, column and message; any difference aborts.
+ * same file, line, column and message; any difference aborts. And the reader's number fast
+ * path (jobs_fast_number) against strtod on every cell of the input (split on ',' and
+ * newlines): a cell it takes must be strtod's whole string and its double, bit for bit.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_common.h"
@@ -101,8 +104,31 @@ static void differential(const uint8_t *data, size_t size)
         abort();
 }
 
+/* jobs_fast_number against strtod on each cell of data. */
+static void numbers(const uint8_t *data, size_t size)
+{
+    size_t a = 0;
+    for (size_t i = 0; i <= size; i++) {
+        if (i < size && data[i] != ',' && data[i] != '\n')
+            continue;
+        char cell[80];
+        size_t n = i - a;
+        double v;
+        if (n < sizeof cell && jobs_fast_number((const char *)data + a, n, &v)) {
+            memcpy(cell, data + a, n);
+            cell[n] = '\0';
+            char *end = NULL;
+            double r = strtod(cell, &end);
+            if (end != cell + n || memcmp(&v, &r, sizeof v) != 0)
+                abort();
+        }
+        a = i + 1;
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    numbers(data, size);
     differential(data, size);
     FILE *f = fuzz_stream(data, size);
     if (f == NULL)

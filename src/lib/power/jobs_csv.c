@@ -277,38 +277,46 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* A plain decimal "[-+]D[.D]" (blanks already trimmed) whose digits fit 2^53 exactly and
-   whose scale is at most 10^22: m / 10^k is then one correctly rounded IEEE division, the
-   value strtod gives (Clinger's fast path, "How to read floating point numbers accurately",
-   PLDI 1990). false: anything else, for the general parser. */
-static bool fast_number(const char *p, size_t n, double *v)
+/* A plain decimal "[-+]D[.D]" (blanks already trimmed) whose digits (at most 19 but for
+   the integer part's leading zeros) fit 2^53 exactly and whose scale is at most 10^22: m / 10^k is
+   then one correctly rounded IEEE division, the value strtod gives (Clinger's fast path, "How to
+   read floating point numbers accurately", PLDI 1990). false: anything else, for the general
+   parser. */
+static inline bool fast_number(const char *p, size_t n, double *v)
 {
-    size_t i = 0;
+    const char *q = p, *end = p + n;
     bool neg = false;
-    if (i < n && (p[i] == '-' || p[i] == '+'))
-        neg = p[i++] == '-';
+    if (q < end && (*q == '-' || *q == '+'))
+        neg = *q++ == '-';
+    /* the digits after the integer part's leading zeros: at most 19 are taken (more: the
+       general parser), so m cannot wrap */
+    const char *z = q;
+    while (q < end && *q == '0')
+        q++;
     uint64_t m = 0;
-    size_t digits = 0, frac = 0;
-    bool dot = false;
-    for (; i < n; i++) {
-        char c = p[i];
-        if (c >= '0' && c <= '9') {
-            if (m > (UINT64_C(1) << 53) / 10)
-                return false;
-            m = m * 10 + (uint64_t)(c - '0');
-            digits++;
-            frac += dot;
-        } else if (c == '.' && !dot) {
-            dot = true;
-        } else {
-            return false;
-        }
+    const char *d0 = q;
+    while (q < end && (unsigned)(*q - '0') < 10)
+        m = m * 10 + (uint64_t)(*q++ - '0');
+    size_t digits = (size_t)(q - d0), frac = 0;
+    bool any = q > z;
+    if (q < end && *q == '.') {
+        const char *f0 = ++q;
+        while (q < end && (unsigned)(*q - '0') < 10)
+            m = m * 10 + (uint64_t)(*q++ - '0');
+        frac = (size_t)(q - f0);
+        digits += frac;
+        any = any || frac > 0;
     }
-    if (digits == 0 || m > (UINT64_C(1) << 53) || frac > 22)
+    if (q != end || !any || digits > 19 || m > (UINT64_C(1) << 53) || frac > 22)
         return false;
     double x = (double)m / pow10_exact[frac];
     *v = neg ? -x : x;
     return true;
+}
+
+bool jobs_fast_number(const char *p, size_t n, double *v)
+{
+    return fast_number(p, n, v);
 }
 
 /* One data row (fields f[0..nf) of line, f[i] of len[i] bytes, not NUL-terminated; slen[i]

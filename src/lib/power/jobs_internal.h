@@ -21,4 +21,14 @@
 pfi_error jobs_read_buffer(char *buf, size_t nb, const char *name, bool general, pfi_jobs **out,
                            pfi_diag *d);
 
+/*
+ * jobs_fast_number — the reader's fast path for a number cell p[0..n) (not NUL-terminated,
+ * blanks trimmed): true with *v the value strtod gives when the cell is a plain decimal
+ * "[-+]D[.D]" of at most 19 significant digits (the integer part's leading zeros aside),
+ * below 2^53 as an integer and at most 22 after the point; false (and *v untouched) for
+ * anything else, which the caller hands to pfi_value_parse. Exposed for the test that holds
+ * it to strtod (tests/test_jobs_fast.c).
+ */
+bool jobs_fast_number(const char *p, size_t n, double *v);
+
 #endif
