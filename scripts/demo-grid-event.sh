@@ -107,7 +107,11 @@ grep -v '^#' "$JOBS" | tail -n +2 > "$WORK/jobs.rows"
 while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
     k=$((k + 1))
     spec="gpus=$gpus,alpha=$alpha,pu=$pu,ps=$ps,gamma=$gamma,fmin=$fmin,tdp=400,min=100,max=400,tput=$tput,startup=0,ckpt=0,seed=$((k + 1))"
-    for st in store:400,350,300,250,200,150,100 oracle:$(seq -s, 400 -10 100); do
+    # (only the stores the strategies asked for use)
+    sts=""
+    case " $STRATEGIES " in *" oracle "*) sts="oracle:$(seq -s, 400 -10 100)" ;; esac
+    [ -n "$(echo " $STRATEGIES " | sed 's/ oracle / /g' | tr -d ' ')" ] && sts="store:400,350,300,250,200,150,100 $sts"
+    for st in $sts; do
         # the oracle's sweep without measurement noise: 10 W apart, a 1 % noise would make
         # its curve zigzag
         [ "${st%%:*}" = oracle ] && spec="$spec,noise=0"

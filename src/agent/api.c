@@ -20,8 +20,16 @@
 #include "pfi/http.h"
 #include "request.h"
 
-enum route { R_NONE = 0, R_HEALTHZ, R_METRICS, R_STATE, R_CAPS_PUT, R_CAPS_DELETE, R_TPUT,
-             R_CLOCK };
+enum route {
+    R_NONE = 0,
+    R_HEALTHZ,
+    R_METRICS,
+    R_STATE,
+    R_CAPS_PUT,
+    R_CAPS_DELETE,
+    R_TPUT,
+    R_CLOCK
+};
 
 /* Reply with body (malloc'ed, freed here; NULL: out of memory, answered 500). */
 static pfi_http_next respond(pfi_http_request *rq, unsigned status, char *body, const char *type)

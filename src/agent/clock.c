@@ -32,9 +32,9 @@
 
 static bool g_emulated; /* written once before any thread starts */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static double g_mono;      /* virtual s (0 at start) */
-static double g_wall_off;  /* Unix time = g_mono + g_wall_off */
-static bool g_anchored;    /* a POST /v1/clock has set the time */
+static double g_mono;     /* virtual s (0 at start) */
+static double g_wall_off; /* Unix time = g_mono + g_wall_off */
+static bool g_anchored;   /* a POST /v1/clock has set the time */
 static pthread_mutex_t g_advance = PTHREAD_MUTEX_INITIALIZER; /* one advance at a time */
 
 static double real_s(clockid_t id)

@@ -1665,7 +1665,8 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
         {"stale-after", !same_num(n.cfg.stale_after_s, o->cfg.stale_after_s)},
         {"controller-id", !same_text(n.cfg.controller_id, o->cfg.controller_id)},
         {"run-for", !same_num(n.run_for, o->run_for)},
-        {"clock", n.clock_emulated != o->clock_emulated || !same_num(n.clock_start, o->clock_start)},
+        {"clock",
+         n.clock_emulated != o->clock_emulated || !same_num(n.clock_start, o->clock_start)},
         {"keep-caps-on-exit", n.keep != o->keep},
         {"slurm", scratch.on != o->slurm->on || scratch.suspend != o->slurm->suspend},
         {"topology", !same_text(n.topo_path, o->topo_path)},
@@ -1758,8 +1759,8 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
                "reserved", "predicted", "tokens/s", "agents", "note");
     for (unsigned long k = 0; !g_stop; k++) {
         /* the controller's time: the monotonic clock's, or the emulated clock's k periods */
-        double t_now = o->clock_emulated ? (double)k * period_s
-                                         : t_start + (double)k * period_s - t_start;
+        double t_now =
+            o->clock_emulated ? (double)k * period_s : t_start + (double)k * period_s - t_start;
         if (g_reload) {
             g_reload = 0;
             control_reload(argc, argv, o, in, ctl, api);

@@ -1765,7 +1765,8 @@ static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d
     if (c->audit == NULL)
         return PFI_OK;
     long id;
-    if (ctl_audit_period(c->audit, rep, pfi_strategy_name(c->cfg.strategy), ctl_wall(c), &id) != PFI_OK ||
+    if (ctl_audit_period(c->audit, rep, pfi_strategy_name(c->cfg.strategy), ctl_wall(c), &id) !=
+            PFI_OK ||
         ctl_audit_fix_caps(c->audit, id) != PFI_OK) {
         pfi_error e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record the period");
         ctl_audit_commit(c->audit, NULL);
