@@ -1230,6 +1230,11 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
             return PFI_EXIT_INTERNAL;
         if ((rc = grid_tiers_load(o->tiers_path, in->rules, in->nr, in->tiers)) != 0)
             return rc;
+    } else if (o->slurm->on) { /* the jobs' --pfi-flex tiers are accounted the same way */
+        if ((in->tiers = calloc(1, sizeof *in->tiers)) == NULL)
+            return PFI_EXIT_INTERNAL;
+        if ((rc = grid_tiers_init(in->tiers, in->rules, in->nr)) != 0)
+            return rc;
     }
     if (o->token_path != NULL) {
         /* as pfid's: one token a line, named, scoped; the user's file alone, not a FIFO */
@@ -1802,7 +1807,7 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         pfi_ctl_report r;
         pfi_diag d;
         if (o->slurm->on)
-            cli_slurm_before(o->slurm, ctl, in->rules, in->nr, t_now);
+            cli_slurm_before(o->slurm, ctl, in->tiers, t_now);
         pfi_ctl_set_lead(ctl, leading && !in_event); /* inside an event: the event */
         pfi_error e = pfi_ctl_step(ctl, t_now, event, bw, red, &r, &d);
         if (e != PFI_OK)
@@ -1834,7 +1839,7 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         if (!o->clock_emulated) /* emulated: the next period at once */
             sleep_until(t_start + (double)(k + 1) * period_s);
     }
-    if (in->tiers != NULL)
+    if (in->tiers != NULL && in->tiers->n > 0)
         grid_tiers_summary(stderr, in->tiers);
     return PFI_EXIT_OK;
 }
