@@ -98,8 +98,7 @@ void pfid_clock_post(pfid_agent *a, const char *req, size_t len, int *status, ch
     double t, unix_s;
     if (!g_emulated) {
         *status = 409;
-        *body = pfid_error_json("this agent's clock is the system's (clock = wall): "
-                                "POST /v1/clock needs clock = emulated");
+        *body = pfid_error_json("clock = wall here: POST /v1/clock needs clock = emulated");
         return;
     }
     if (!pfid_clock_parse(req, len, &t, &unix_s, msg, sizeof msg)) {
