@@ -864,10 +864,9 @@ static double stage_cost_total(pfi_ctl *c)
     return s;
 }
 
-/* The emulated clock: every agent's to clock_start_s + t_s (POST /v1/clock {t_s, unix_s}),
- * concurrently; an agent
- * that does not move to t_s is this period's fault (its readings age and go stale).
- * Errors: PFI_ERR_NOMEM. */
+/* The emulated clock: every agent's moved to clock_start_s + t_s (POST /v1/clock {t_s,
+ * unix_s}), concurrently; an agent that does not move is this period's fault (its readings
+ * age and go stale). Errors: PFI_ERR_NOMEM. */
 static pfi_error advance_clocks(pfi_ctl *c, double t_s)
 {
     size_t n = c->cfg.n_agents;
@@ -1849,7 +1848,8 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
      * settling after it) shows the caps before; a step that comes soon after the last one
      * (a short period, a loaded host running behind) waits for newer ones, at most half a
      * period, every agent answering. Without it the power a period measures depends on how
-     * far behind the host runs, not on the caps. */
+     * far behind the host runs, not on the caps. (On the emulated clock the advance took
+     * readings at t_s, after the last caps: no wait.) */
     double need = isfinite(c->cfg.clock_unix_s) ? NAN : c->last_change_wall_s + CTL_CHANGE_SETTLE_S;
     double until = now_mono() + fmin(0.5 * c->cfg.period_s, 2.0);
     while (e == PFI_OK && isfinite(need) && rep->agents_up == c->cfg.n_agents &&
