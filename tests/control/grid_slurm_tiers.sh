@@ -89,5 +89,22 @@ print(f"  {len(deep)} decreases; lowest cap {min(r[3] for r in deep):.0f} W" if 
 sys.exit(0 if ok and deep else 1)
 PY
 check $? "the --slurm run's audit log identical to the tiers file's (caps, jobs, periods)"
-if [ $fail -ne 0 ]; then tail -n 12 "$WORK/slurm.err" "$WORK/file.err"; fi
+# a job that leaves Slurm (job 102 gone from the 9th answer on) leaves the accounting, the
+# other's goes on
+cat > "$WORK/squeue2" <<SQ
+#!/bin/sh
+n=\$(cat "$WORK/calls" 2>/dev/null || echo 0)
+echo \$((n + 1)) > "$WORK/calls"
+if [ "\$n" -lt 8 ]; then exec "$WORK/squeue"; fi
+echo '{"jobs": [{"job_id": 101, "job_state": "RUNNING", "nodes": "node1", "admin_comment": "pfi:{\\"flex\\":\\"2\\"}"}]}'
+SQ
+chmod +x "$WORK/squeue2"
+run leave --slurm --squeue "$WORK/squeue2" --scontrol /bin/false
+rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 6 ] # (job 102's GPUs keep running on the agent: no fault of ours)
+check $? "pfi control --slurm with a job leaving: ran (exit $rc)"
+grep -q 'slurm: left job 102' "$WORK/leave.err" && grep -q '^  101 .*Flex 2 ' "$WORK/leave.err" &&
+    ! grep -q '^  102 ' "$WORK/leave.err"
+check $? "job 102 left Slurm and the accounting; 101 still accounted as Flex 2"
+if [ $fail -ne 0 ]; then tail -n 12 "$WORK/slurm.err" "$WORK/file.err" "$WORK/leave.err"; fi
 exit $fail
