@@ -1,6 +1,8 @@
 #!/bin/sh
 # pfi demo grid-event (run through `pfi demo grid-event`): PFI AGENT_BIN [--speed N] [--period S]
-# [--out DIR] [--strategies LIST] [--json] (--period: the controllers' period, 1 s). The Phoenix demonstration's SRP event (SRP_total_power.csv:
+# [--out DIR] [--strategies LIST] [--clock wall|emulated] [--json] (--period: the controllers'
+# period, 1 s; --clock emulated: agents and controllers on the emulated clock, no Prometheus,
+# the replay as fast as the host goes and the same run every time). The Phoenix demonstration's SRP event (SRP_total_power.csv:
 # 16:09-19:32, a 30.2 % reduction held, a 5-minute ramp) replayed N times faster (60) on
 # emulated pfid agents running the event's six jobs (scripts/grid-event-jobs.csv: the GPU
 # split of the 256 GPUs, curves fitted to dvfs_sweep.csv), scraped by a real Prometheus on
@@ -15,7 +17,7 @@ set -u
 PFI=$1
 PFI_AGENT_BIN=$2
 shift 2
-SPEED=60 PERIOD=1 OUT=pfi-grid-event JSON=0 STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
+SPEED=60 PERIOD=1 OUT=pfi-grid-event JSON=0 CLOCK=wall STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
 # the command-line errors in pfi's one wording (src/cli/opterr.h), exit 2
 usage_error() { echo "pfi: demo grid-event: $1" >&2; exit 2; }
 need() { [ $# -ge 2 ] || usage_error "option '$1' needs a value (see 'pfi demo grid-event --help')"; }
@@ -29,6 +31,8 @@ while [ $# -gt 0 ]; do
             usage_error "--period: bad value '$PERIOD': expected a duration in [0.05, 3600] s" ;;
     --out) need "$@"; OUT=$2; shift 2 ;;
     --strategies) need "$@"; STRATEGIES=$(echo "$2" | tr ',' ' '); shift 2 ;;
+    --clock) need "$@"; CLOCK=$2; shift 2
+        case $CLOCK in wall | emulated) ;; *) usage_error "--clock: bad value '$CLOCK': expected wall or emulated" ;; esac ;;
     --json) JSON=1; shift ;;
     *) usage_error "unknown option '$1' (see 'pfi demo grid-event --help')" ;;
     esac
@@ -53,6 +57,7 @@ d = json.load(open(sys.argv[1])); e = d["events"][0]; speed = float(sys.argv[2])
 t0 = e["start_s"] - 1200
 print(f"T0={t0:.0f} START={e['start_s']:.0f} END={e['end_s']:.0f} RAMP={e['ramp_s']:.0f}")
 print(f"RUN_FOR={(e['end_s'] + 600 - t0) / speed:.3f} PRE_S={d['trace']['pre_event_w']:.0f}")
+print(f"CLOCK_START={t0 / speed!r}")
 PY
 )"
 say "SRP event: schedule $START-$END s (ramp $RAMP s) from the trace; replay from $T0 s at ${SPEED}x: $RUN_FOR s per strategy"
@@ -76,6 +81,7 @@ interval = 200ms
 jobs = static
 jobs_file = $dir/jobs
 journal = $dir/cap-journal
+clock = $CLOCK
 lease_policy = hold
 shutdown = restore
 log_level = warning
@@ -101,7 +107,11 @@ grep -v '^#' "$JOBS" | tail -n +2 > "$WORK/jobs.rows"
 while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
     k=$((k + 1))
     spec="gpus=$gpus,alpha=$alpha,pu=$pu,ps=$ps,gamma=$gamma,fmin=$fmin,tdp=400,min=100,max=400,tput=$tput,startup=0,ckpt=0,seed=$((k + 1))"
-    for st in store:400,350,300,250,200,150,100 oracle:$(seq -s, 400 -10 100); do
+    # (only the stores the strategies asked for use)
+    sts=""
+    case " $STRATEGIES " in *" oracle "*) sts="oracle:$(seq -s, 400 -10 100)" ;; esac
+    [ -n "$(echo " $STRATEGIES " | sed 's/ oracle / /g' | tr -d ' ')" ] && sts="store:400,350,300,250,200,150,100 $sts"
+    for st in $sts; do
         # the oracle's sweep without measurement noise: 10 W apart, a 1 % noise would make
         # its curve zigzag
         [ "${st%%:*}" = oracle ] && spec="$spec,noise=0"
@@ -122,13 +132,16 @@ PROM=""
 # only what the controllers query is stored (256 GPUs' every family twice a second is what
 # would cost the replay its pace on a small machine)
 PROM_KEEP='pfi_gpu_(power_watts|energy_joules_total|last_sample_timestamp_seconds|dram_active_ratio|tensor_active_ratio)'
-if start_prometheus; then PROM="--prometheus $PROM_URL"; say "Prometheus: $PROM_URL (scraping $(wc -l < "$WORK/agents") agents)"
+if [ "$CLOCK" = emulated ]; then say "Prometheus: not used on the emulated clock; telemetry from the agents"
+elif start_prometheus; then PROM="--prometheus $PROM_URL"; say "Prometheus: $PROM_URL (scraping $(wc -l < "$WORK/agents") agents)"
 else say "Prometheus: not installed; telemetry from the agents"; fi
 
 # the objective the demonstration scores: each job's weight its GPUs over its reference
 # tokens/s, so that the strategies maximise sum of GPUs x performance (weighted performance)
 grep -v '^#' "$JOBS" | tail -n +2 | awk -F, '{ printf "%s weight=%.6g\n", $1, $3 / $10 }' > "$WORK/policy"
 EPOCH=$(python3 -c "import time; print(f'{time.time() - $T0 / $SPEED:.3f}')")
+CLOCK_OPT=""
+[ "$CLOCK" = emulated ] && CLOCK_OPT="--clock emulated:$CLOCK_START"
 for s in $STRATEGIES; do
     rm -f "$OUT/$s.db"*
     store=$WORK/store.db
@@ -138,7 +151,7 @@ for s in $STRATEGIES; do
         --speed "$SPEED" --epoch "$EPOCH" --period $PERIOD --run-for "$RUN_FOR" --strategy "$s" \
         --tiers "$DATA/SRP_exp_performance.csv" --store "$store" --db "$OUT/$s.db" \
         --policy "$WORK/policy" \
-        --quiet $PROM > "$WORK/$s.out" 2> "$WORK/$s.err" &
+        --quiet $PROM $CLOCK_OPT > "$WORK/$s.out" 2> "$WORK/$s.err" &
     CTL_PIDS="$CTL_PIDS $!"
 done
 say "running ${STRATEGIES} side by side ..."

@@ -160,6 +160,29 @@ static void test_requests(void **state)
           "throughput\n");
     CHECK(!pfid_throughput_parse("{\"throughput_tok_s\": \"1\"}", 25, &t, msg, sizeof msg),
           "throughput string\n");
+    /* POST /v1/clock: t_s alone or with unix_s; each refusal its own reason */
+    static const struct {
+        const char *body;
+        bool ok;
+        double t, u; /* NaN: unix_s not given */
+    } clk[] = {
+        {"{\"t_s\": 17.75}", true, 17.75, NAN},
+        {"{\"t_s\": 0, \"unix_s\": 1746381990.5}", true, 0, 1746381990.5},
+        {"{\"t_s\": -1}", false, 0, 0},
+        {"{\"t_s\": \"1\"}", false, 0, 0},
+        {"{\"unix_s\": 5}", false, 0, 0},
+        {"{\"t_s\": 1, \"unix_s\": 0}", false, 0, 0},
+        {"{\"t_s\": 1, \"speed\": 2}", false, 0, 0},
+        {"{\"t_s\": 1, \"t_s\": 2}", false, 0, 0},
+        {"[1]", false, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof clk / sizeof clk[0]; k++) {
+        double ct = NAN, cu = 0;
+        bool got = pfid_clock_parse(clk[k].body, strlen(clk[k].body), &ct, &cu, msg, sizeof msg);
+        CHECK(got == clk[k].ok &&
+                  (!got || (ct == clk[k].t && (isnan(clk[k].u) ? isnan(cu) : cu == clk[k].u))),
+              "clock body %zu: '%s' (%s)\n", k, clk[k].body, got ? "accepted" : msg);
+    }
     END_CHECKS();
 }
 

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "checks.h"
+#include "pfi/grid.h"
 #include "pfi/memory.h"
 #include "pfi/slurm.h"
 
@@ -117,6 +118,29 @@ static void test_proto(void **state)
     CHECK(p && p->may_suspend && p->allowance == 1.0, "pausable");
     CHECK(m && !m->may_suspend && m->allowance == 0.25, "medium");
     CHECK(pfi_slurm_tier_find("High") == NULL && pfi_slurm_tier_find("") == NULL, "exact names");
+    /* the grid event's tiers (pfi/grid.h): Flex N is low, medium, high, with Flex N's
+     * allowance (pfi_grid_tier_allowance: 0.10, 0.25, 0.50) */
+    static const struct {
+        const char *name;
+        const char *is; /* NULL: unknown */
+    } alias[] = {{"1", "low"},        {"2", "medium"},    {"3", "high"}, {"flex1", "low"},
+                 {"Flex2", "medium"}, {"flex-3", "high"}, {"4", NULL},   {"0", NULL},
+                 {"flex", NULL},      {"flex12", NULL},   {"22", NULL},  {"Flex 2", NULL},
+                 {"fle2", NULL},      {"f", NULL}};
+    for (size_t k = 0; k < sizeof alias / sizeof alias[0]; k++) {
+        const pfi_slurm_tier *t = pfi_slurm_tier_find(alias[k].name);
+        CHECK(alias[k].is == NULL ? t == NULL : t != NULL && strcmp(t->name, alias[k].is) == 0,
+              "tier '%s': %s", alias[k].name, t ? t->name : "unknown");
+    }
+    for (int f = 1; f <= 3; f++) {
+        char nm[4] = {(char)('0' + f), '\0'};
+        const pfi_slurm_tier *t = pfi_slurm_tier_find(nm);
+        CHECK(t && pfi_slurm_tier_flex(t) == f && t->allowance == pfi_grid_tier_allowance(f),
+              "Flex %d: the grid tier's number and allowance", f);
+    }
+    CHECK(pfi_slurm_tier_flex(p) == 0 && pfi_slurm_tier_flex(pfi_slurm_tier_find("rigid")) == 0 &&
+              pfi_slurm_tier_flex(NULL) == 0,
+          "rigid and pausable have no Flex number");
     char buf[512], err[256];
     CHECK(pfi_slurm_start_request(buf, sizeof buf, "77", "alice", "0-2,5", "dense", "low", "0.5",
                                   "1.25", err, sizeof err),

@@ -96,6 +96,15 @@ typedef struct pfi_ctl_config {
     double ramp_up_w_per_s;              /* the site's ramp: the most the managed power may */
     double ramp_down_w_per_s;            /* rise / fall, W/s (INFINITY: none); levels' own
                                             ramps come with the topology */
+    /* the emulated clock (agents with clock = emulated; docs/agent-api.md, POST /v1/clock):
+       the Unix time of controller time 0 (NaN: the system's clocks), and the agents' clock
+       then (s, 0; the agents' jobs have run that long at the first period). Each
+       pfi_ctl_step at t_s first moves every agent's clock to clock_start_s + t_s and then
+       runs at Unix time clock_unix_s + t_s: no wait on the wall clock (pending caps, fresh
+       readings), requests wait up to max(http_timeout_s, 30 s); with agents on emulated
+       GPUs a run is then a function of its inputs, whatever the host's load */
+    double clock_unix_s;
+    double clock_start_s;
 } pfi_ctl_config;
 
 void pfi_ctl_config_init(pfi_ctl_config *c);

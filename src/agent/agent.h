@@ -137,9 +137,19 @@ typedef struct pfid_agent {
     } node;
 } pfid_agent;
 
-/* CLOCK_MONOTONIC and CLOCK_REALTIME, s. */
+/* ---- clock.c ---- */
+/* pfid's monotonic and wall clocks, s: CLOCK_MONOTONIC and CLOCK_REALTIME, or under clock =
+ * emulated the virtual clock (from 0 at start) and the Unix time the controller gave it. */
 double pfid_mono_s(void);
 double pfid_wall_s(void);
+/* pfid_clock_emulate — switch the process to the emulated clock; once, before any thread. */
+void pfid_clock_emulate(void);
+/* Whether the clock is emulated. */
+bool pfid_clock_emulated(void);
+/* POST /v1/clock: advance the emulated clock to the body's t_s, sampling on the way (every
+ * interval and at t_s); *status and *body (malloc'ed JSON, caller frees): 200, 400 (a bad
+ * body), 409 (clock = wall, or t_s before the clock), 422 (an advance over 100 000 rounds). */
+void pfid_clock_post(pfid_agent *a, const char *req, size_t len, int *status, char **body);
 
 /* ---- nodepower.c ---- */
 /* Largest node power a node_power_file may give, W (watts, or energy_uj differenced): more is

@@ -20,7 +20,16 @@
 #include "pfi/http.h"
 #include "request.h"
 
-enum route { R_NONE = 0, R_HEALTHZ, R_METRICS, R_STATE, R_CAPS_PUT, R_CAPS_DELETE, R_TPUT };
+enum route {
+    R_NONE = 0,
+    R_HEALTHZ,
+    R_METRICS,
+    R_STATE,
+    R_CAPS_PUT,
+    R_CAPS_DELETE,
+    R_TPUT,
+    R_CLOCK
+};
 
 /* Reply with body (malloc'ed, freed here; NULL: out of memory, answered 500). */
 static pfi_http_next respond(pfi_http_request *rq, unsigned status, char *body, const char *type)
@@ -68,6 +77,8 @@ static enum route route_of(const char *method, const char *url, char *job, const
         *allow = "PUT, DELETE";
         return R_NONE;
     }
+    if (strcmp(url, "/v1/clock") == 0)
+        return strcmp(method, "POST") == 0 ? R_CLOCK : (*allow = "POST", R_NONE);
     static const char pre[] = "/v1/jobs/", post[] = "/throughput";
     size_t n = strlen(url), np = sizeof pre - 1, ns = sizeof post - 1;
     if (n > np + ns && strncmp(url, pre, np) == 0 && strcmp(url + n - ns, post) == 0 &&
@@ -180,7 +191,7 @@ static pfi_http_next on_head(void *cls, pfi_http_request *rq)
         return method_not_allowed(rq, allow);
     if (r == R_NONE)
         return send_error(rq, 404, "no such resource: %s %.200s", method, url);
-    bool write = r == R_CAPS_PUT || r == R_CAPS_DELETE || r == R_TPUT;
+    bool write = r == R_CAPS_PUT || r == R_CAPS_DELETE || r == R_TPUT || r == R_CLOCK;
     bool needs_auth = write || (a->cfg.auth_reads && (r == R_METRICS || r == R_STATE));
     char who[64];
     pfi_http_scope scope = needs_auth ? authorised(a, rq, who) : PFI_HTTP_SCOPE_NONE;
@@ -232,6 +243,9 @@ static pfi_http_next on_body(void *cls, pfi_http_request *rq, const char *body, 
         break;
     case R_TPUT:
         pfid_throughput_post(a, job, body, len, &status, &reply);
+        break;
+    case R_CLOCK:
+        pfid_clock_post(a, body, len, &status, &reply);
         break;
     default:
         break;

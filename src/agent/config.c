@@ -282,6 +282,12 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
         c->dcgm_names = b;
         return PFI_OK;
     }
+    if (strcmp(key, "clock") == 0) {
+        if (strcmp(v, "wall") != 0 && strcmp(v, "emulated") != 0)
+            return fail(diag, PFI_ERR_VALUE, "clock: bad value '%s': expected wall or emulated", v);
+        c->clock_emulated = strcmp(v, "emulated") == 0;
+        return PFI_OK;
+    }
     if (strcmp(key, "lease_policy") == 0)
         return set_policy(&c->lease_policy, key, v, diag);
     if (strcmp(key, "shutdown") == 0)
@@ -394,6 +400,11 @@ pfi_error pfid_config_check(const pfid_config *c, pfi_diag *diag)
         char names[128];
         return fail(diag, PFI_ERR_INVALID_ARGUMENT, "jobs = emulated needs backend = %s",
                     pfi_gpu_kind_names(PFI_GPU_CAP_JOBS, names, sizeof names));
+    }
+    if (c->clock_emulated && !(caps & PFI_GPU_CAP_VIRTUAL_CLOCK)) {
+        char names[128];
+        return fail(diag, PFI_ERR_INVALID_ARGUMENT, "clock = emulated needs backend = %s",
+                    pfi_gpu_kind_names(PFI_GPU_CAP_VIRTUAL_CLOCK, names, sizeof names));
     }
     if ((caps & PFI_GPU_CAP_REPLAY_FILE) && c->replay[0] == '\0')
         return fail(diag, PFI_ERR_INVALID_ARGUMENT, "backend = %s needs replay = FILE",

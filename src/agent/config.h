@@ -89,6 +89,9 @@ typedef struct pfid_config {
     char node_power_file[PFID_PATH_MAX];
     pfid_node_kind node_power_kind;
     bool node_power_includes_gpus;
+    /* clock = emulated: the time is a virtual clock the controller moves (POST /v1/clock,
+     * src/agent/clock.c); no sampler thread. Needs a backend with a virtual clock. */
+    bool clock_emulated;
 } pfid_config;
 
 /* pfid_config_defaults — fill c with the defaults above. */

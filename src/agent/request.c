@@ -194,3 +194,24 @@ bool pfid_throughput_parse(const char *body, size_t len, double *tok_s, char *ms
     json_decref(root);
     return ok;
 }
+
+bool pfid_clock_parse(const char *body, size_t len, double *t_s, double *unix_s, char *msg,
+                      size_t msg_len)
+{
+    json_t *root = load(body, len, msg, msg_len);
+    if (root == NULL)
+        return false;
+    json_t *t = json_object_get(root, "t_s"), *u = json_object_get(root, "unix_s");
+    bool ok = t != NULL && json_object_size(root) == (u != NULL ? 2u : 1u);
+    *unix_s = NAN;
+    if (!ok)
+        bad(msg, msg_len,
+            "the body must be {\"t_s\": number} or {\"t_s\": number, \"unix_s\": "
+            "number}");
+    else if (!number(t, t_s) || *t_s < 0)
+        ok = bad(msg, msg_len, "t_s must be a number of seconds >= 0");
+    else if (u != NULL && (!number(u, unix_s) || !(*unix_s > 0)))
+        ok = bad(msg, msg_len, "unix_s must be a Unix time in seconds > 0");
+    json_decref(root);
+    return ok;
+}

@@ -47,4 +47,12 @@ void pfid_caps_request_clear(pfid_caps_request *r);
  */
 bool pfid_throughput_parse(const char *body, size_t len, double *tok_s, char *msg, size_t msg_len);
 
+/*
+ * pfid_clock_parse — POST /v1/clock body {"t_s": number >= 0} or {"t_s": ..., "unix_s":
+ * number > 0} (the emulated clock's time, s, and the Unix time it stands for) into *t_s and
+ * *unix_s (NaN when not given). false with msg as above.
+ */
+bool pfid_clock_parse(const char *body, size_t len, double *t_s, double *unix_s, char *msg,
+                      size_t msg_len);
+
 #endif

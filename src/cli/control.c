@@ -468,6 +468,12 @@ static void usage(FILE *f)
                "  --epoch T            Unix time the schedule counts from (now); a restarted\n"
                "                       controller given the same epoch continues the event\n"
                "  --run-for S          stop after S s (until SIGINT/SIGTERM)\n"
+               "  --clock emulated[:S] the agents' emulated clock (pfid clock = emulated), the\n"
+               "                       schedule's time (S s after --epoch first, 0): each\n"
+               "                       period moves every agent's clock to it (POST\n"
+               "                       /v1/clock) and runs at once; a replay on emulated GPUs\n"
+               "                       is then the same run however loaded the host (not\n"
+               "                       with --prometheus)\n"
                "  --period S           control period (5)\n");
     pfi_ctl_config c;
     pfi_ctl_config_init(&c);
@@ -716,6 +722,7 @@ enum {
     O_CHILDREN,
     O_CONFIG,
     O_CHECK,
+    O_CLOCK,
     O_HELP,
     O_SLURM /* the CLI_SLURM_OPTIONS: O_SLURM .. O_SLURM + 3 */
 };
@@ -760,6 +767,7 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"children", required_argument, NULL, O_CHILDREN},
                                      {"config", required_argument, NULL, O_CONFIG},
                                      {"check", no_argument, NULL, O_CHECK},
+                                     {"clock", required_argument, NULL, O_CLOCK},
                                      {"help", no_argument, NULL, O_HELP},
                                      CLI_SLURM_OPTIONS(O_SLURM),
                                      {NULL, 0, NULL, 0}};
@@ -792,6 +800,8 @@ typedef struct control_opts {
     const char *config_path; /* --config (NULL none) */
     bool check;              /* --check */
     bool epoch_given;        /* --epoch (or epoch in the config) */
+    bool clock_emulated;     /* --clock emulated[:S]: the agents' emulated clock */
+    double clock_start;      /* its schedule time at the first period (s since --epoch) */
     char **owned;            /* the config's values the fields above point into (owned) */
     size_t n_owned;
 } control_opts;
@@ -867,6 +877,15 @@ static bool control_option(control_opts *o, int c, const char *arg)
         return cli_parse_double(arg, &o->epoch) && o->epoch > 0;
     case O_RUNFOR:
         return cli_parse_double(arg, &o->run_for) && o->run_for > 0;
+    case O_CLOCK: /* wall, emulated or emulated:S */
+        o->clock_start = 0;
+        if (strcmp(arg, "wall") == 0 || strcmp(arg, "emulated") == 0) {
+            o->clock_emulated = arg[0] == 'e';
+            return true;
+        }
+        o->clock_emulated = true;
+        return strncmp(arg, "emulated:", 9) == 0 && cli_parse_double(arg + 9, &o->clock_start) &&
+               o->clock_start >= 0 && isfinite(o->clock_start);
     case O_PERIOD:
         return cli_parse_double(arg, &cfg->period_s) && cfg->period_s >= 0.05;
     case O_STRATEGY:
@@ -1107,6 +1126,12 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
     }
     if (optind < argc)
         return cli_usage_unexpected(argv[optind]);
+    if (o->clock_emulated && (o->cfg.prom.url != NULL || o->children)) {
+        cli_error("control: --clock emulated excludes %s (%s runs on the wall clock)",
+                  o->children ? "--children" : "--prometheus",
+                  o->children ? "a child controller" : "Prometheus' scraping");
+        return PFI_EXIT_USAGE;
+    }
     if (o->cfg.model_path != NULL && o->cfg.prom.url == NULL) {
         cli_error("control: --model needs --prometheus URL (the model reads live features "
                   "from Prometheus; the agents do not export them)");
@@ -1204,6 +1229,11 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         if ((in->tiers = calloc(1, sizeof *in->tiers)) == NULL)
             return PFI_EXIT_INTERNAL;
         if ((rc = grid_tiers_load(o->tiers_path, in->rules, in->nr, in->tiers)) != 0)
+            return rc;
+    } else if (o->slurm->on) { /* the jobs' --pfi-flex tiers are accounted the same way */
+        if ((in->tiers = calloc(1, sizeof *in->tiers)) == NULL)
+            return PFI_EXIT_INTERNAL;
+        if ((rc = grid_tiers_init(in->tiers, in->rules, in->nr)) != 0)
             return rc;
     }
     if (o->token_path != NULL) {
@@ -1640,6 +1670,8 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
         {"stale-after", !same_num(n.cfg.stale_after_s, o->cfg.stale_after_s)},
         {"controller-id", !same_text(n.cfg.controller_id, o->cfg.controller_id)},
         {"run-for", !same_num(n.run_for, o->run_for)},
+        {"clock",
+         n.clock_emulated != o->clock_emulated || !same_num(n.clock_start, o->clock_start)},
         {"keep-caps-on-exit", n.keep != o->keep},
         {"slurm", scratch.on != o->slurm->on || scratch.suspend != o->slurm->suspend},
         {"topology", !same_text(n.topo_path, o->topo_path)},
@@ -1716,7 +1748,8 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
     take_sighup();
     double period_s = o->cfg.period_s;
     double t_start = now_mono(), wall0 = now_wall();
-    double offset = wall0 - o->epoch; /* schedule time at t_start */
+    /* schedule time at t_start; on the emulated clock (--clock emulated:S) S, exactly */
+    double offset = o->clock_emulated ? o->clock_start : wall0 - o->epoch;
     bool prom_was_down = false;
     unsigned unmet_run = 0;     /* event periods in a row with the budget not met */
     bool was_leading = false;   /* the ramp's lead held the budget last period */
@@ -1730,14 +1763,16 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         printf("%8s %5s %9s %9s %9s %9s %10s %6s %s\n", "t_s", "event", "budget_w", "measured",
                "reserved", "predicted", "tokens/s", "agents", "note");
     for (unsigned long k = 0; !g_stop; k++) {
-        double tick = t_start + (double)k * period_s;
+        /* the controller's time: the monotonic clock's, or the emulated clock's k periods */
+        double t_now =
+            o->clock_emulated ? (double)k * period_s : t_start + (double)k * period_s - t_start;
         if (g_reload) {
             g_reload = 0;
             control_reload(argc, argv, o, in, ctl, api);
-            offset = wall0 - o->epoch;
+            offset = o->clock_emulated ? o->clock_start : wall0 - o->epoch;
         }
-        double t_sched = tick - t_start + offset;
-        if (tick - t_start >= o->run_for)
+        double t_sched = t_now + offset;
+        if (t_now >= o->run_for)
             break;
         double bw, red;
         size_t measured;
@@ -1767,14 +1802,14 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
             fprintf(stderr,
                     "pfi control: t=%.2f ramping ahead of the schedule: %.0f W now so that its "
                     "budgets are met falling at %.0f W/s\n",
-                    tick - t_start, bw, api->last.ramp_down_w_per_s);
+                    t_now, bw, api->last.ramp_down_w_per_s);
         was_leading = leading;
         pfi_ctl_report r;
         pfi_diag d;
         if (o->slurm->on)
-            cli_slurm_before(o->slurm, ctl, in->rules, in->nr, tick - t_start);
+            cli_slurm_before(o->slurm, ctl, in->tiers, t_now);
         pfi_ctl_set_lead(ctl, leading && !in_event); /* inside an event: the event */
-        pfi_error e = pfi_ctl_step(ctl, tick - t_start, event, bw, red, &r, &d);
+        pfi_error e = pfi_ctl_step(ctl, t_now, event, bw, red, &r, &d);
         if (e != PFI_OK)
             return cli_report(e, &d);
         if (in->tiers != NULL) /* job-average accounting: next period's floors */
@@ -1783,7 +1818,7 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
                                                         o->start, o->duration)
                                     : INFINITY);
         if (o->slurm->on)
-            cli_slurm_after(o->slurm, ctl, &r, tick - t_start);
+            cli_slurm_after(o->slurm, ctl, &r, t_now);
         if (r.prom_failed && !prom_was_down)
             fprintf(stderr, "pfi control: %s\n", r.note);
         else if (!r.prom_failed && prom_was_down)
@@ -1801,9 +1836,10 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         api_publish(api, &r, ctl);
         if (!o->quiet)
             print_period(&r);
-        sleep_until(t_start + (double)(k + 1) * period_s);
+        if (!o->clock_emulated) /* emulated: the next period at once */
+            sleep_until(t_start + (double)(k + 1) * period_s);
     }
-    if (in->tiers != NULL)
+    if (in->tiers != NULL && in->tiers->n > 0)
         grid_tiers_summary(stderr, in->tiers);
     return PFI_EXIT_OK;
 }
@@ -2035,6 +2071,11 @@ int cmd_control(int argc, char **argv)
     if (in.tiers != NULL) { /* the policy's rules and one per tier job */
         o.cfg.rules = in.tiers->rules;
         o.cfg.n_rules = in.tiers->n_rules;
+    }
+    if (o.clock_emulated) { /* controller time 0: its Unix time, and the schedule's = the
+                               agents' clock */
+        o.cfg.clock_unix_s = o.epoch + o.clock_start;
+        o.cfg.clock_start_s = o.clock_start;
     }
     pfi_diag d;
     pfi_error e = pfi_ctl_create(&o.cfg, &ctl, &d);

@@ -39,7 +39,7 @@ int cmd_demo(int argc, char **argv)
         fprintf(f,
                 "usage: pfi demo cluster [--agents N] [--out DIR] [--strategy NAME]\n"
                 "       pfi demo grid-event [--speed N] [--period S] [--out DIR]\n"
-                "                           [--strategies LIST] [--json]\n"
+                "                           [--strategies LIST] [--clock wall|emulated] [--json]\n"
                 "\n"
                 "Start N emulated agents (4), a Prometheus server if installed, and the\n"
                 "controller on loopback; run a 30 %% power event and compare with the\n"
@@ -62,6 +62,9 @@ int cmd_demo(int argc, char **argv)
                 "Every cluster runs the same emulated GPUs; the oracle's curves are those\n"
                 "GPUs swept every 10 W, the others' the 50 W sweep an operator would make.\n"
                 "--period S: the controllers' period (1 s; N x S event-seconds a period).\n"
+                "--clock emulated: agents and controllers on the emulated clock (pfid clock =\n"
+                "emulated, pfi control --clock emulated), no Prometheus: the replay runs as\n"
+                "fast as the host goes and gives the same numbers every time.\n"
                 "\n"
                 "Exit codes: 0 success, 1 agent binary missing or a run failed, 2 bad\n"
                 "command line, 3 output folder not writable, 4 internal error.\n");

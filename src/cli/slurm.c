@@ -438,8 +438,26 @@ static bool running(const pfi_slurm_job *j)
     return strcmp(j->state, "RUNNING") == 0 || strcmp(j->state, "SUSPENDED") == 0;
 }
 
-void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, const pfi_ctl_rule *base, size_t nbase,
-                      double t_s)
+/* grid_tiers_prune's test: job is in the last squeue answer, running or suspended. */
+static bool still_running(void *ctx, const char *job)
+{
+    const cli_slurm *s = ctx;
+    for (size_t k = 0; k < s->nj; k++)
+        if (strcmp(s->jobs[k].id, job) == 0)
+            return running(&s->jobs[k]);
+    return false;
+}
+
+/* The index of job's exact rule in r[n]; n when none. */
+static size_t rule_of(const pfi_ctl_rule *r, size_t n, const char *job)
+{
+    size_t i = 0;
+    while (i < n && strcmp(r[i].job, job) != 0)
+        i++;
+    return i;
+}
+
+void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, grid_tiers *tiers, double t_s)
 {
     char *argv[] = {(char *)s->squeue, "--json", NULL};
     char *text = NULL, err[600] = "";
@@ -493,35 +511,65 @@ void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, const pfi_ctl_rule *base, size
     free(s->known);
     s->known = now;
     s->nknown = nn;
-    /* the policy: the file's rules, then one rule per running job with a tier or a floor
-     * that the file does not name */
+    /* the tiers: each running job's --pfi-flex joins the job-average accounting of the grid
+     * event's tiers (grid_tiers.c), as a tiers file's job does (the file's wins; the policy
+     * file's rule for the job, if any, keeps its weight and class, the tier drives its
+     * floor); --pfi-min-throughput is a floor the accounting never goes under; a job that
+     * left Slurm leaves the accounting */
+    grid_tiers_prune(tiers, still_running, s);
+    bool full = false;
+    for (size_t k = 0; k < nj; k++) {
+        const pfi_slurm_job *j = &jobs[k];
+        const pfi_slurm_tier *t = pfi_slurm_tier_find(j->flex);
+        if (!running(j) || t == NULL)
+            continue;
+        pfi_ctl_rule proto;
+        memset(&proto, 0, sizeof proto);
+        snprintf(proto.job_class, sizeof proto.job_class, "%.31s", j->job_class);
+        proto.weight = tier_weight(t);
+        proto.floor_frac = NAN;
+        if (!grid_tiers_add(tiers, j->id, pfi_slurm_tier_flex(t), t->allowance, &proto,
+                            j->min_tput))
+            full = true;
+    }
+    if (full && !s->tiers_full)
+        fprintf(stderr,
+                "pfi control: slurm: out of memory or %d policy rules: a job's tier is "
+                "not accounted\n",
+                PFI_CTL_MAX_RULES);
+    s->tiers_full = full;
+    /* the policy: the tiers' rules (the policy file's and one per tier job), then one per
+     * running job with only a floor that none names; a job we suspended is cut first */
+    size_t nbase = tiers->n_rules;
     pfi_ctl_rule *r = calloc(nbase + nj + 1, sizeof *r);
-    if (r == NULL)
+    if (r == NULL) {
+        pfi_ctl_set_rules(ctl, tiers->rules, tiers->n_rules); /* they may have moved */
+        free(s->rules);
+        s->rules = NULL;
+        s->nr = 0;
         return;
+    }
     if (nbase)
-        memcpy(r, base, nbase * sizeof *r);
+        memcpy(r, tiers->rules, nbase * sizeof *r);
     size_t n = nbase;
     for (size_t k = 0; k < nj; k++) {
         const pfi_slurm_job *j = &jobs[k];
         if (!running(j))
             continue;
-        bool named = false;
-        for (size_t b = 0; b < nbase && !named; b++)
-            named = strcmp(base[b].job, j->id) == 0;
-        const pfi_slurm_tier *t = pfi_slurm_tier_find(j->flex);
-        if (named || (t == NULL && !isfinite(j->min_tput) && !is_suspended_by_us(s, j->id)))
+        size_t i = rule_of(r, n, j->id);
+        bool ours = is_suspended_by_us(s, j->id);
+        if (i == n && !isfinite(j->min_tput) && !ours)
             continue;
-        pfi_ctl_rule *x = &r[n++];
-        snprintf(x->job, sizeof x->job, "%s", j->id);
-        snprintf(x->job_class, sizeof x->job_class, "%.31s", j->job_class);
-        x->weight = t ? tier_weight(t) : NAN;
-        x->floor_frac = t && t->allowance < 1 ? 1 - t->allowance : NAN;
-        if (isfinite(j->min_tput))
-            x->floor_frac =
-                isfinite(x->floor_frac) ? fmax(x->floor_frac, j->min_tput) : j->min_tput;
-        if (is_suspended_by_us(s, j->id)) { /* paused: its GPUs idle; cut it first */
-            x->weight = 0.01;
-            x->floor_frac = NAN;
+        if (i == n) {
+            pfi_ctl_rule *x = &r[n++];
+            snprintf(x->job, sizeof x->job, "%s", j->id);
+            snprintf(x->job_class, sizeof x->job_class, "%.31s", j->job_class);
+            x->weight = NAN;
+            x->floor_frac = j->min_tput;
+        }
+        if (ours) { /* paused: its GPUs idle; cut it first */
+            r[i].weight = 0.01;
+            r[i].floor_frac = NAN;
         }
     }
     pfi_ctl_set_rules(ctl, r, n);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "grid_cli.h"
 #include "pfi/control.h"
 #include "pfi/control_files.h"
 #include "pfi/slurm.h"
@@ -35,6 +36,7 @@ typedef struct cli_slurm {
     unsigned unseen_periods;
     unsigned quiet_periods; /* periods since the last suspend or resume */
     bool squeue_failed;
+    bool tiers_full; /* a job's tier could not join the accounting (said once) */
 } cli_slurm;
 
 /* The option names and their getopt values start at base (4 options). */
@@ -55,9 +57,11 @@ typedef struct cli_slurm {
 void cli_slurm_init(cli_slurm *s);
 /* Option k (0..3) of CLI_SLURM_OPTIONS with its argument; false when invalid. */
 bool cli_slurm_option(cli_slurm *s, int k, const char *arg);
-/* Before a period: read the jobs, give the controller the policy (base rules + tiers). */
-void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, const pfi_ctl_rule *base, size_t nbase,
-                      double t_s);
+/* Before a period: read the jobs; each running job's tier (--pfi-flex) joins tiers' job-
+ * average accounting (grid_cli.h; the jobs that left, leave it); give the controller the
+ * policy: tiers' rules (the policy file's and the tier jobs'), the jobs with only a floor,
+ * the jobs it suspended cut first. */
+void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, grid_tiers *tiers, double t_s);
 /* After a period: jobs no agent reports (said once each), the job-level actuator. */
 void cli_slurm_after(cli_slurm *s, const pfi_ctl *ctl, const pfi_ctl_report *r, double t_s);
 /* On exit: resume every job this controller suspended; free. */

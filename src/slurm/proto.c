@@ -32,12 +32,24 @@ const pfi_slurm_tier *pfi_slurm_tier_find(const char *name)
     for (size_t k = 0; k < sizeof tiers / sizeof tiers[0]; k++)
         if (strcmp(tiers[k].name, name) == 0)
             return &tiers[k];
+    /* the grid event's tiers (pfi/grid.h, the Phoenix demonstration's names): Flex N is
+     * the tier of rank N, whose allowance is Flex N's (10, 25, 50 %) */
+    const char *d = name;
+    if ((d[0] == 'f' || d[0] == 'F') && strncmp(d + 1, "lex", 3) == 0)
+        d += d[4] == '-' ? 5 : 4;
+    if (d[0] >= '1' && d[0] <= '3' && d[1] == '\0')
+        return &tiers[d[0] - '0'];
     return NULL;
+}
+
+int pfi_slurm_tier_flex(const pfi_slurm_tier *t)
+{
+    return t != NULL && t->rank >= 1 && t->rank <= 3 ? t->rank : 0;
 }
 
 const char *pfi_slurm_tier_names(void)
 {
-    return "rigid, low, medium, high, pausable";
+    return "rigid, low (= 1, flex1), medium (= 2, flex2), high (= 3, flex3), pausable";
 }
 
 bool pfi_slurm_valid_job(const char *s)

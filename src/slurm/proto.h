@@ -38,8 +38,13 @@ typedef struct pfi_slurm_tier {
     int rank;         /* 0 least flexible; the most flexible is cut first */
 } pfi_slurm_tier;
 
-/* The tier named name (rigid, low, medium, high, pausable); NULL when unknown. */
+/* The tier named name (rigid, low, medium, high, pausable; or as the grid event's tiers
+ * (pfi/grid.h): 1, 2, 3, flex1..flex3, Flex1..Flex3, flex-1..flex-3 for low, medium, high,
+ * whose allowances are Flex 1's, 2's and 3's); NULL when unknown. */
 const pfi_slurm_tier *pfi_slurm_tier_find(const char *name);
+/* The grid event's Flex tier number of t (1, 2, 3 for low, medium, high); 0 for the others
+ * (rigid, pausable: an allowance without a Flex number) and NULL. */
+int pfi_slurm_tier_flex(const pfi_slurm_tier *t);
 /* The tier names, comma-separated, for messages. */
 const char *pfi_slurm_tier_names(void);
 

@@ -1,14 +1,16 @@
 #!/bin/sh
 # pfi on a real single-node Slurm (tests/slurm/lib.sh): pfid on four emulated GPUs with its
 # registration socket, pfi_spank.so in plugstack.conf, three batch jobs with different
-# --pfi-flex tiers (rigid, medium, pausable; the pausable one runs no GPU process at all),
+# --pfi-flex tiers (rigid, 2 = medium = the grid event's Flex 2, pausable; the pausable one
+# runs no GPU process at all),
 # all of one class on GPUs of one model, so that only the tiers tell the jobs apart.
 # Asserts: every job's GPUs mapped (hpc_job) as soon as the job runs; pfi control --slurm
 # under a 30 % event caps the pausable job deepest and leaves the rigid one alone; a budget
 # below every GPU's minimum cap suspends the pausable job only (never the rigid or medium
 # one) and resumes it after the event; every GPU back on its original limit within 5 s of
 # its job's end; the accounting (energy, time under caps, caps) in each job's AdminComment
-# and from pfi report --job; sbatch refuses a bad tier. Skipped (77) only where Slurm or the
+# and from pfi report --job; the medium job accounted as Flex 2 (allowance 25 %) by the
+# controller's tiers, with no tiers file; sbatch refuses a bad tier. Skipped (77) only where Slurm or the
 # plugin is missing.
 # Usage: e2e.sh PFI PFID PFI_SPANK_SO SOURCE_DIR
 set -u
@@ -86,7 +88,7 @@ ok "Slurm up with pfi_spank.so in plugstack.conf"
 if sbatch --parsable --gres=gpu:1 --pfi-flex=wild --wrap true >"$SL/bad.out" 2>&1; then
     bad "sbatch accepted --pfi-flex=wild"
 else
-    grep -q 'rigid, low, medium, high, pausable' "$SL/bad.out" && ok "sbatch refuses an unknown tier, naming the tiers" || bad "sbatch message: $(cat "$SL/bad.out")"
+    grep -q 'rigid, low (= 1, flex1), medium (= 2, flex2), high (= 3, flex3), pausable' "$SL/bad.out" && ok "sbatch refuses an unknown tier, naming the tiers" || bad "sbatch message: $(cat "$SL/bad.out")"
 fi
 if sbatch --parsable --gres=gpu:1 --pfi-class='a"b' --wrap true >/dev/null 2>&1; then
     bad "sbatch accepted a class with a quote"
@@ -109,7 +111,7 @@ W
 chmod +x "$SL/work.sh"
 export STOP_DIR="$SL" AGENT="$URL"
 J1=$(GPU_WORK=1 sbatch --parsable --gres=gpu:2 --pfi-flex=rigid --pfi-class=dense -o "$SL/o.%j" "$SL/work.sh")
-J2=$(GPU_WORK=1 sbatch --parsable --gres=gpu:1 --pfi-flex=medium --pfi-class=dense -o "$SL/o.%j" "$SL/work.sh")
+J2=$(GPU_WORK=1 sbatch --parsable --gres=gpu:1 --pfi-flex=2 --pfi-class=dense -o "$SL/o.%j" "$SL/work.sh")
 J3=$(GPU_WORK= sbatch --parsable --gres=gpu:1 --pfi-flex=pausable --pfi-class=dense --pfi-min-throughput=0 -o "$SL/o.%j" "$SL/work.sh")
 [ -n "$J1" ] && [ -n "$J2" ] && [ -n "$J3" ] || { bad "sbatch refused a job"; exit 1; }
 for j in $J1 $J2 $J3; do
@@ -169,6 +171,9 @@ else
 fi
 kill -TERM "$CTL"; wait "$CTL"; CTL=""
 grep -q "joined job $J3 (tier pausable)" "$SL/ctl1.err" && ok "the controller saw the jobs join with their tiers" || bad "no join line: $(head -5 "$SL/ctl1.err")"
+grep -q "^  $J2 .*Flex 2 .*allowance 25%" "$SL/ctl1.err" && grep -q "^  $J1 .*custom .*allowance 0%" "$SL/ctl1.err" &&
+    ok "the grid tiers' accounting took job $J2 (--pfi-flex=2) as Flex 2 and $J1 (rigid) with no allowance, without a tiers file: $(grep "^  $J2 " "$SL/ctl1.err" | tr -s ' ')" ||
+    bad "tier summary: $(grep -A4 'tiers (life-average' "$SL/ctl1.err" | tr '\n' ';')"
 grep -q 'no agent reports it' "$SL/ctl1.err" && bad "a mapped job reported unseen: $(grep 'no agent' "$SL/ctl1.err")" || ok "every running Slurm job found on an agent"
 
 # a budget below every GPU's minimum cap: only the pausable job is suspended, then resumed

@@ -180,15 +180,14 @@ static pfi_error finish(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? PFI_OK : PFI_ERR_IO;
 }
 
-pfi_error ctl_audit_period(ctl_audit *a, const pfi_ctl_report *r, const char *strategy, long *id)
+pfi_error ctl_audit_period(ctl_audit *a, const pfi_ctl_report *r, const char *strategy,
+                           double wall_s, long *id)
 {
     sqlite3_stmt *s = a->period;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     int i = 1;
     sqlite3_bind_int64(s, i++, a->run);
     bind_num(s, i++, r->t_s);
-    bind_num(s, i++, (double)ts.tv_sec + ts.tv_nsec * 1e-9);
+    bind_num(s, i++, wall_s);
     /* a ramp's lead is no event: the event is the schedule's window alone */
     sqlite3_bind_int(s, i++, r->event && !r->lead);
     bind_num(s, i++, r->budget_w);

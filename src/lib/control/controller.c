@@ -176,7 +176,14 @@ struct pfi_ctl {
     double ramp_gain;   /* >= 1 (1: as planned) */
     double ramp_plan_w; /* the move planned last period (predicted W; NaN none) */
     double ramp_meas_w; /* the parts' measured power when it was planned (W) */
+    double clock_now_s; /* the emulated clock's Unix time this step (cfg.clock_unix_s) */
 };
+
+/* The controller's Unix time: the system's, or this step's on the emulated clock. */
+static double ctl_wall(const pfi_ctl *c)
+{
+    return isfinite(c->cfg.clock_unix_s) ? c->clock_now_s : now_wall();
+}
 
 void pfi_ctl_config_init(pfi_ctl_config *c)
 {
@@ -193,6 +200,7 @@ void pfi_ctl_config_init(pfi_ctl_config *c)
     c->lease_s = NAN;
     c->stale_after_s = NAN;
     c->epoch = NAN;
+    c->clock_unix_s = NAN;
     c->prom.scrape_interval_s = NAN;
     c->prom.power_metric = "pfi_gpu_power_watts";
     c->prom.energy_metric = "pfi_gpu_energy_joules_total";
@@ -255,6 +263,8 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
         c->cfg.confirm_timeout_s = fmin(2.0, cfg->period_s / 2);
     if (isnan(c->cfg.lease_s))
         c->cfg.lease_s = fmax(30.0, 6 * cfg->period_s);
+    if (isfinite(cfg->clock_unix_s)) /* emulated: an answer is late only on a slow host */
+        c->cfg.http_timeout_s = fmax(cfg->http_timeout_s, 30.0);
     size_t n = cfg->n_agents;
     pfi_error e = PFI_ERR_NOMEM;
     c->up = pfi_calloc(n, sizeof *c->up);
@@ -560,7 +570,7 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
         c->up[a] = true;
         if (fill_jobs)
             c->non_gpu_w[a] = c->st->node_non_gpu_w;
-        double now = now_wall();
+        double now = ctl_wall(c);
         /* an agent that does not say when it sampled answered with what it has now */
         double t_sample = isfinite(c->st->sampled_at_s) ? c->st->sampled_at_s : now;
         for (size_t i = 0; i < c->st->n_gpus; i++) {
@@ -774,7 +784,9 @@ static pfi_error wait_confirmed(pfi_ctl *c, const double *send, int phase, bool 
 {
     pfi_error e = PFI_OK;
     double t0 = now_mono();
-    while (e == PFI_OK && *npend > 0 && now_mono() - t0 < c->cfg.confirm_timeout_s) {
+    /* on the emulated clock nothing changes until the next step: no poll */
+    while (e == PFI_OK && *npend > 0 && !isfinite(c->cfg.clock_unix_s) &&
+           now_mono() - t0 < c->cfg.confirm_timeout_s) {
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
         e = read_agents(c, pending, false, NULL, NULL);
@@ -850,6 +862,36 @@ static double stage_cost_total(pfi_ctl *c)
         s += stage_cost(c, k, cap);
     }
     return s;
+}
+
+/* The emulated clock: every agent's moved to clock_start_s + t_s (POST /v1/clock {t_s,
+ * unix_s}), concurrently; an agent that does not move is this period's fault (its readings
+ * age and go stale). Errors: PFI_ERR_NOMEM. */
+static pfi_error advance_clocks(pfi_ctl *c, double t_s)
+{
+    size_t n = c->cfg.n_agents;
+    for (size_t a = 0; a < n; a++) {
+        pfi_free(c->bodies[a]);
+        c->bodies[a] = pfi_malloc(96);
+        if (c->bodies[a] == NULL)
+            return PFI_ERR_NOMEM;
+        snprintf(c->bodies[a], 96, "{\"t_s\":%.17g,\"unix_s\":%.17g}", c->cfg.clock_start_s + t_s,
+                 c->clock_now_s);
+        ctl_http_req *r = &c->req[a];
+        ctl_http_req_clear(r);
+        r->method = "POST";
+        agent_url(c, a, "/v1/clock", r->url, sizeof r->url);
+        r->token = c->cfg.agents[a].token;
+        r->body = c->bodies[a];
+    }
+    pfi_error e = ctl_http_run(c->http, c->req, n, c->cfg.http_timeout_s);
+    for (size_t a = 0; e == PFI_OK && a < n; a++)
+        if (c->req[a].status != 200) {
+            char det[120];
+            agent_fault(c, a, c->req[a].status, "POST /v1/clock",
+                        answer_detail(&c->req[a], det, sizeof det));
+        }
+    return e;
 }
 
 /* ---- one period ------------------------------------------------------------------------- */
@@ -1655,9 +1697,7 @@ static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl
         goto out;
     rep->increases = ninc;
     if (rep->decreases + ninc > 0) {
-        struct timespec wt;
-        clock_gettime(CLOCK_REALTIME, &wt);
-        c->last_change_wall_s = (double)wt.tv_sec + wt.tv_nsec * 1e-9;
+        c->last_change_wall_s = ctl_wall(c);
         c->quiet = 0;
     } else {
         c->quiet++;
@@ -1711,7 +1751,7 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
     rep->over_w = c->over_run >= 3 ? tot - p->budget_w : NAN;
     for (size_t a = 0; a < c->cfg.n_agents; a++)
         rep->unreachable += !c->up[a];
-    double now = now_wall();
+    double now = ctl_wall(c);
     if (!p->blind || isnan(c->trusted_wall_s))
         c->trusted_wall_s = now;
     rep->stale_s = now - c->trusted_wall_s;
@@ -1724,7 +1764,8 @@ static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d
     if (c->audit == NULL)
         return PFI_OK;
     long id;
-    if (ctl_audit_period(c->audit, rep, pfi_strategy_name(c->cfg.strategy), &id) != PFI_OK ||
+    if (ctl_audit_period(c->audit, rep, pfi_strategy_name(c->cfg.strategy), ctl_wall(c), &id) !=
+            PFI_OK ||
         ctl_audit_fix_caps(c->audit, id) != PFI_OK) {
         pfi_error e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record the period");
         ctl_audit_commit(c->audit, NULL);
@@ -1796,13 +1837,20 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
     if (c->audit != NULL && ctl_audit_begin(c->audit) != PFI_OK)
         return ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot begin a transaction");
     period p = {.event = event};
-    pfi_error e = period_read(c, rep);
+    pfi_error e = PFI_OK;
+    if (isfinite(c->cfg.clock_unix_s)) { /* the emulated clock: every agent at t_s first */
+        c->clock_now_s = c->cfg.clock_unix_s + t_s;
+        e = advance_clocks(c, t_s);
+    }
+    if (e == PFI_OK)
+        e = period_read(c, rep);
     /* lockstep with the caps: a reading stamped before the last confirmed change (and the
      * settling after it) shows the caps before; a step that comes soon after the last one
      * (a short period, a loaded host running behind) waits for newer ones, at most half a
      * period, every agent answering. Without it the power a period measures depends on how
-     * far behind the host runs, not on the caps. */
-    double need = c->last_change_wall_s + CTL_CHANGE_SETTLE_S;
+     * far behind the host runs, not on the caps. (On the emulated clock the advance took
+     * readings at t_s, after the last caps: no wait.) */
+    double need = isfinite(c->cfg.clock_unix_s) ? NAN : c->last_change_wall_s + CTL_CHANGE_SETTLE_S;
     double until = now_mono() + fmin(0.5 * c->cfg.period_s, 2.0);
     while (e == PFI_OK && isfinite(need) && rep->agents_up == c->cfg.n_agents &&
            readings_before(c, need) && now_mono() + CTL_RETRY_S < until) {

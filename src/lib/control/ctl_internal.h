@@ -29,7 +29,7 @@ bool ctl_copy(char *dst, size_t n, const char *src);
 #define PFI_CTL_AUTH_LEN 320
 
 typedef struct ctl_http_req {
-    const char *method; /* "GET", "PUT", "DELETE" */
+    const char *method; /* "GET", "PUT", "DELETE", "POST" */
     char url[640];
     const char *token;  /* bearer token or NULL */
     const char *body;   /* request body or NULL (borrowed) */
@@ -55,10 +55,10 @@ void ctl_audit_close(ctl_audit *a);
 long ctl_audit_run_id(const ctl_audit *a);
 pfi_error ctl_audit_begin(ctl_audit *a);
 pfi_error ctl_audit_commit(ctl_audit *a, pfi_diag *d);
-/* period row; returns its id in *id */
+/* period row stamped wall_s (Unix s: the controller's clock); returns its id in *id */
 struct pfi_ctl_report;
 pfi_error ctl_audit_period(ctl_audit *a, const struct pfi_ctl_report *r, const char *strategy,
-                           long *id);
+                           double wall_s, long *id);
 pfi_error ctl_audit_job(ctl_audit *a, long period, const char *job, const char *cls, size_t gpus,
                         double pfi, const char *source, double cap_w, double ref_power_w,
                         double ref_tput, double power_w, double pred_power_w, double tput,
