@@ -661,6 +661,12 @@ static void test_curve_store_many_caps(void **state)
         assert_int_equal(c.n, CTL_CURVE_MAX); /* resampled smoothly (Steffen) */
         assert_near(c.cap_w[0], 100, 1e-9);
         assert_near(c.cap_w[c.n - 1], 400, 1e-9);
+        /* every point on a whole watt (the caps the controller sets), 4 or 5 W apart: 300 W
+         * over 63 steps, each rounded */
+        for (size_t k = 1; k < c.n; k++) {
+            assert_near(c.cap_w[k], round(100 + 300.0 * (double)k / 63), 1e-9);
+            assert_true(c.cap_w[k] - c.cap_w[k - 1] >= 4 && c.cap_w[k] - c.cap_w[k - 1] <= 5);
+        }
         /* power is linear in the cap: exact anywhere; 1440 x 200 / 400 at 200 W */
         assert_near(ctl_curve_power(&c, 400), 1440, 1e-9);
         assert_near(ctl_curve_power(&c, 200), 720, 1e-9);

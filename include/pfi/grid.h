@@ -186,8 +186,13 @@ typedef struct pfi_grid_settle_job {
     size_t gpus;
     int tier;                /* 0: none given */
     double allowance;        /* NaN: no tier */
+    double ref_tput_tok_s;   /* T_ref of the event: the job's mean measured tokens/s in the
+                                pre-event window (the power baseline's periods), else the
+                                controller's reference (the last event period's); NaN: none */
+    bool ref_pre_event;      /* T_ref is the pre-event window's */
     double performance;      /* Σ T dt ÷ Σ T_ref dt over the event (the demonstration's) */
-    double life_performance; /* the same over every period of the run, T capped at T_ref */
+    double life_performance; /* over every period of the run, T capped at the controller's
+                                reference, against it (what its tier accounting spent) */
     double tokens_lost;      /* Σ (T_ref − min(T, T_ref)) dt over the event, event time */
     bool tier_compliant;     /* life_performance >= 1 − allowance (true without a tier) */
 } pfi_grid_settle_job;

@@ -31,8 +31,9 @@ static void usage(FILE *f)
                "and the uncapped predictions: the jobs' reference power), energy shed per\n"
                "interval against each (kWh), the largest excess of measured power over the target\n"
                "and how long it lasted, each job's performance (tokens/s during the event over\n"
-               "its reference), tokens lost and tier compliance, and the ensemble's weighted\n"
-               "performance (by GPU count).\n"
+               "its reference: its mean measured tokens/s in the pre-event window, else the\n"
+               "controller's), tokens lost and tier compliance (life-average against the\n"
+               "controller's reference), and the ensemble's weighted performance (by GPU count).\n"
                "\n"
                "options:\n"
                "  --interval S       settlement interval, event time, in (0, 86400] (300)\n"
@@ -105,6 +106,8 @@ void settle_write_json(FILE *f, const pfi_grid_settlement *s, bool per_interval)
         else
             fputs("null, ", f);
         jnum(f, "allowance", j->allowance, true);
+        jnum(f, "reference_tput_tok_s", j->ref_tput_tok_s, true);
+        fprintf(f, "\"reference\": \"%s\", ", j->ref_pre_event ? "pre-event" : "controller");
         jnum(f, "performance", j->performance, true);
         jnum(f, "life_performance", j->life_performance, true);
         jnum(f, "tokens_lost", j->tokens_lost, true);

@@ -972,6 +972,42 @@ static void estimate_curve(pfi_ctl *c, size_t ix)
     }
 }
 
+/* The objective's scale (pfi_ctl_objective): the mean GPUs and reference tokens/s of the
+ * seen jobs that have a reference tokens/s (NaN when none has). */
+static void objective_means(const pfi_ctl *c, double *g_mean, double *t_mean)
+{
+    double g = 0, t = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < c->nj; i++) {
+        const cjob *j = &c->j[i];
+        double tr = j->ref_tput_pg * (double)j->ngpus;
+        if (j->seen && tr > 0 && isfinite(tr)) {
+            g += (double)j->ngpus;
+            t += tr;
+            n++;
+        }
+    }
+    *g_mean = n ? g / (double)n : NAN;
+    *t_mean = n ? t / (double)n : NAN;
+}
+
+/* Job j's factor on its policy weight under the objective (pfi_ctl_objective): 1 for
+ * tokens/s; else its share of the score (its GPUs ÷ the mean's, 1, or the two's average)
+ * over its reference tokens/s, times the jobs' mean reference tokens/s. */
+static double objective_factor(const pfi_ctl *c, const cjob *j, double g_mean, double t_mean)
+{
+    double tr = j->ref_tput_pg * (double)j->ngpus;
+    if (c->cfg.objective == PFI_CTL_OBJECTIVE_TOKENS || !(tr > 0) || !isfinite(tr) ||
+        !(t_mean > 0) || !(g_mean > 0))
+        return 1;
+    double s = (double)j->ngpus / g_mean;
+    if (c->cfg.objective == PFI_CTL_OBJECTIVE_MEAN)
+        s = 1;
+    else if (c->cfg.objective == PFI_CTL_OBJECTIVE_BALANCED)
+        s = (s + 1) / 2;
+    return s * t_mean / tr;
+}
+
 static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
 {
     size_t nj = 0, npts = 0;
@@ -992,6 +1028,8 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
     double *cap = buf, *pw = cap + npts, *tp = pw + npts, *gp = tp + npts, *wt = gp + nj,
            *fl = wt + nj, *lo = fl + nj, *hi = lo + nj, *pf = hi + nj, *ft = pf + nj;
     size_t m = 0, p = 0;
+    double g_mean, t_mean;
+    objective_means(c, &g_mean, &t_mean);
     off[0] = 0;
     for (size_t i = 0; i < c->nj; i++) {
         cjob *j = &c->j[i];
@@ -1004,7 +1042,8 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
         }
         const pfi_ctl_rule *rule = pfi_ctl_policy_find(c->cfg.rules, c->cfg.n_rules, j->id);
         gp[m] = (double)j->ngpus;
-        wt[m] = rule && isfinite(rule->weight) ? rule->weight : 1;
+        wt[m] = (rule && isfinite(rule->weight) ? rule->weight : 1) *
+                objective_factor(c, j, g_mean, t_mean);
         fl[m] = rule ? rule->floor_frac : NAN;
         lo[m] = NAN;
         hi[m] = NAN;
@@ -1165,6 +1204,8 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
     double *cap = buf, *pw = cap + npts, *tp = pw + npts, *gp = tp + npts, *wt = gp + np,
            *fl = wt + np, *band = fl + np, *prev = band + np, *meas = prev + np;
     size_t q = 0;
+    double g_mean, t_mean;
+    objective_means(c, &g_mean, &t_mean);
     off[0] = 0;
     for (size_t k = 0; k < np; k++) {
         const cjob *j = &c->j[pt[k].job];
@@ -1177,7 +1218,8 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
         off[k + 1] = q;
         const pfi_ctl_rule *rule = pfi_ctl_policy_find(c->cfg.rules, c->cfg.n_rules, j->id);
         gp[k] = (double)pt[k].gpus;
-        wt[k] = rule && isfinite(rule->weight) ? rule->weight : 1;
+        wt[k] = (rule && isfinite(rule->weight) ? rule->weight : 1) *
+                objective_factor(c, j, g_mean, t_mean);
         fl[k] = rule ? rule->floor_frac : NAN;
         band[k] = rule && isfinite(rule->band) ? rule->band : 0;
         pnode[k] = pt[k].node;
