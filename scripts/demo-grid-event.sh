@@ -1,13 +1,15 @@
 #!/bin/sh
 # pfi demo grid-event (run through `pfi demo grid-event`): PFI AGENT_BIN [--speed N] [--period S]
-# [--out DIR] [--strategies LIST] [--json] (--period: the controllers' period, 1 s). The Phoenix demonstration's SRP event (SRP_total_power.csv:
-# 16:09-19:32, a 30.2 % reduction held, a 5-minute ramp) replayed N times faster (60) on
+# [--out DIR] [--strategies LIST] [--objective NAME] [--json] (--period: the controllers'
+# period, 1 s; --objective: pfi control's, balanced). The Phoenix demonstration's SRP event (SRP_total_power.csv:
+# 16:09-19:32, a 30.2 % reduction held, a 5-minute ramp) replayed N times faster (120) on
 # emulated pfid agents running the event's six jobs (scripts/grid-event-jobs.csv: the GPU
 # split of the 256 GPUs, curves fitted to dvfs_sweep.csv), scraped by a real Prometheus on
 # loopback when installed; one cluster and one controller per strategy, side by side, all at
 # once. Every controller gets the same run store (each job swept on its emulated GPUs: the
-# operator's measurements), the tiers of SRP_exp_performance.csv and a policy weighting each
-# job by its GPUs over its reference tokens/s (the objective is then the weighted performance). Each run is settled
+# operator's measurements), the tiers of SRP_exp_performance.csv and the objective of both
+# scores (pfi control --objective balanced: the weighted performance, the demonstration's, plus the
+# mean performance, each job's tokens/s over its reference). Each run is settled
 # (pfi report --settlement); prints the table, or with --json one object per strategy, with
 # the demonstration's published weighted performance (0.9096) beside them. Kills everything
 # it started.
@@ -15,7 +17,7 @@ set -u
 PFI=$1
 PFI_AGENT_BIN=$2
 shift 2
-SPEED=60 PERIOD=1 OUT=pfi-grid-event JSON=0 STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
+SPEED=120 PERIOD=1 OUT=pfi-grid-event JSON=0 OBJECTIVE=balanced STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
 # the command-line errors in pfi's one wording (src/cli/opterr.h), exit 2
 usage_error() { echo "pfi: demo grid-event: $1" >&2; exit 2; }
 need() { [ $# -ge 2 ] || usage_error "option '$1' needs a value (see 'pfi demo grid-event --help')"; }
@@ -29,6 +31,10 @@ while [ $# -gt 0 ]; do
             usage_error "--period: bad value '$PERIOD': expected a duration in [0.05, 3600] s" ;;
     --out) need "$@"; OUT=$2; shift 2 ;;
     --strategies) need "$@"; STRATEGIES=$(echo "$2" | tr ',' ' '); shift 2 ;;
+    --objective) need "$@"; OBJECTIVE=$2; shift 2
+        case $OBJECTIVE in tokens | weighted | mean | balanced) ;;
+        *) usage_error "--objective: bad value '$OBJECTIVE': expected tokens, weighted, mean or balanced" ;;
+        esac ;;
     --json) JSON=1; shift ;;
     *) usage_error "unknown option '$1' (see 'pfi demo grid-event --help')" ;;
     esac
@@ -45,14 +51,15 @@ mkdir -p "$OUT" || exit 3
 say() { [ "$JSON" = 1 ] && echo "$@" >&2 || echo "$@"; }
 
 # the event as the controller runs it: from the trace (pfi schedule), 20 event-minutes of
-# pre-event window before the ramp, 10 after the hold
+# pre-event window before the ramp (the settlement's baselines: power and each job's
+# tokens/s), 4 after the hold (the caps coming off)
 "$PFI" schedule --format json "$DATA/SRP_total_power.csv" > "$WORK/sched.json" || exit 1
 eval "$(python3 - "$WORK/sched.json" "$SPEED" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); e = d["events"][0]; speed = float(sys.argv[2])
 t0 = e["start_s"] - 1200
 print(f"T0={t0:.0f} START={e['start_s']:.0f} END={e['end_s']:.0f} RAMP={e['ramp_s']:.0f}")
-print(f"RUN_FOR={(e['end_s'] + 600 - t0) / speed:.3f} PRE_S={d['trace']['pre_event_w']:.0f}")
+print(f"RUN_FOR={(e['end_s'] + 240 - t0) / speed:.3f} PRE_S={d['trace']['pre_event_w']:.0f}")
 PY
 )"
 say "SRP event: schedule $START-$END s (ramp $RAMP s) from the trace; replay from $T0 s at ${SPEED}x: $RUN_FOR s per strategy"
@@ -125,9 +132,6 @@ PROM_KEEP='pfi_gpu_(power_watts|energy_joules_total|last_sample_timestamp_second
 if start_prometheus; then PROM="--prometheus $PROM_URL"; say "Prometheus: $PROM_URL (scraping $(wc -l < "$WORK/agents") agents)"
 else say "Prometheus: not installed; telemetry from the agents"; fi
 
-# the objective the demonstration scores: each job's weight its GPUs over its reference
-# tokens/s, so that the strategies maximise sum of GPUs x performance (weighted performance)
-grep -v '^#' "$JOBS" | tail -n +2 | awk -F, '{ printf "%s weight=%.6g\n", $1, $3 / $10 }' > "$WORK/policy"
 EPOCH=$(python3 -c "import time; print(f'{time.time() - $T0 / $SPEED:.3f}')")
 for s in $STRATEGIES; do
     rm -f "$OUT/$s.db"*
@@ -137,8 +141,7 @@ for s in $STRATEGIES; do
     "$PFI" control --agents "$WORK/$s/agents" --schedule "$DATA/SRP_total_power.csv" \
         --speed "$SPEED" --epoch "$EPOCH" --period $PERIOD --run-for "$RUN_FOR" --strategy "$s" \
         --tiers "$DATA/SRP_exp_performance.csv" --store "$store" --db "$OUT/$s.db" \
-        --policy "$WORK/policy" \
-        --quiet $PROM > "$WORK/$s.out" 2> "$WORK/$s.err" &
+        --objective "$OBJECTIVE" --quiet $PROM > "$WORK/$s.out" 2> "$WORK/$s.err" &
     CTL_PIDS="$CTL_PIDS $!"
 done
 say "running ${STRATEGIES} side by side ..."
@@ -166,9 +169,10 @@ dbs=""; for s in "$@"; do dbs="$dbs $OUT/$s.db"; done
 # shellcheck disable=SC2086
 "$PFI" report $dbs -o "$OUT/grid-event.png" --title "SRP event replayed at ${SPEED}x" > /dev/null 2>&1 ||
     say "(no figure: PLplot unavailable)"
-python3 - "$OUT" "$JSON" "$SPEED" "$@" <<'PY'
+python3 - "$OUT" "$JSON" "$SPEED" "$OBJECTIVE" "$@" <<'PY'
 import json, sys
-out, as_json, speed, strategies = sys.argv[1], sys.argv[2] == "1", float(sys.argv[3]), sys.argv[4:]
+out, as_json, speed, objective = sys.argv[1], sys.argv[2] == "1", float(sys.argv[3]), sys.argv[4]
+strategies = sys.argv[5:]
 res = {}
 for s in strategies:
     d = json.load(open(f"{out}/{s}.json"))
@@ -183,6 +187,7 @@ for s in strategies:
                     for j in d["per_job"]],
     }
 doc = {"event": "SRP 2025-05-04 (data/emerald_phoenix_2025/SRP_total_power.csv)", "speed": speed,
+       "objective": objective,
        "published_weighted_performance": 0.9096,
        "published_note": "the demonstration's own ensemble value, with pauses and resizing",
        "strategies": res}

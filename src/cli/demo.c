@@ -39,7 +39,7 @@ int cmd_demo(int argc, char **argv)
         fprintf(f,
                 "usage: pfi demo cluster [--agents N] [--out DIR] [--strategy NAME]\n"
                 "       pfi demo grid-event [--speed N] [--period S] [--out DIR]\n"
-                "                           [--strategies LIST] [--json]\n"
+                "                           [--strategies LIST] [--objective NAME] [--json]\n"
                 "\n"
                 "Start N emulated agents (4), a Prometheus server if installed, and the\n"
                 "controller on loopback; run a 30 %% power event and compare with the\n"
@@ -52,7 +52,7 @@ int cmd_demo(int argc, char **argv)
                 "  -h, --help       this help\n"
                 "\n"
                 "grid-event: the Phoenix demonstration's SRP event (a 30 %% reduction for 3.4 h)\n"
-                "replayed N times faster (60) on emulated agents running its six LLM jobs (256\n"
+                "replayed N times faster (120) on emulated agents running its six LLM jobs (256\n"
                 "GPUs) and a Prometheus on loopback, one cluster per strategy, side by side\n"
                 "(equal, fair-headroom, pfi-weighted, pfi-model, oracle); each run settled\n"
                 "(pfi report --settlement); --json: per strategy max_over_target_pct,\n"
@@ -62,6 +62,8 @@ int cmd_demo(int argc, char **argv)
                 "Every cluster runs the same emulated GPUs; the oracle's curves are those\n"
                 "GPUs swept every 10 W, the others' the 50 W sweep an operator would make.\n"
                 "--period S: the controllers' period (1 s; N x S event-seconds a period).\n"
+                "--objective NAME: what oracle and pfi-model maximise (pfi control's): balanced\n"
+                "(the default: weighted plus mean performance), weighted, mean or tokens.\n"
                 "\n"
                 "Exit codes: 0 success, 1 agent binary missing or a run failed, 2 bad\n"
                 "command line, 3 output folder not writable, 4 internal error.\n");

@@ -991,21 +991,25 @@ static void objective_means(const pfi_ctl *c, double *g_mean, double *t_mean)
     *t_mean = n ? t / (double)n : NAN;
 }
 
-/* Job j's factor on its policy weight under the objective (pfi_ctl_objective): 1 for
- * tokens/s; else its share of the score (its GPUs ÷ the mean's, 1, or the two's average)
- * over its reference tokens/s, times the jobs' mean reference tokens/s. */
+double ctl_objective_factor(pfi_ctl_objective o, double gpus, double ref_tput, double g_mean,
+                            double t_mean)
+{
+    if (o == PFI_CTL_OBJECTIVE_TOKENS || !(ref_tput > 0) || !isfinite(ref_tput) || !(t_mean > 0) ||
+        !isfinite(t_mean) || !(g_mean > 0) || !isfinite(g_mean))
+        return 1;
+    double s = gpus / g_mean;
+    if (o == PFI_CTL_OBJECTIVE_MEAN)
+        s = 1;
+    else if (o == PFI_CTL_OBJECTIVE_BALANCED)
+        s = (s + 1) / 2;
+    return s * t_mean / ref_tput;
+}
+
+/* Job j's factor on its policy weight (ctl_objective_factor). */
 static double objective_factor(const pfi_ctl *c, const cjob *j, double g_mean, double t_mean)
 {
-    double tr = j->ref_tput_pg * (double)j->ngpus;
-    if (c->cfg.objective == PFI_CTL_OBJECTIVE_TOKENS || !(tr > 0) || !isfinite(tr) ||
-        !(t_mean > 0) || !(g_mean > 0))
-        return 1;
-    double s = (double)j->ngpus / g_mean;
-    if (c->cfg.objective == PFI_CTL_OBJECTIVE_MEAN)
-        s = 1;
-    else if (c->cfg.objective == PFI_CTL_OBJECTIVE_BALANCED)
-        s = (s + 1) / 2;
-    return s * t_mean / tr;
+    return ctl_objective_factor(c->cfg.objective, (double)j->ngpus,
+                                j->ref_tput_pg * (double)j->ngpus, g_mean, t_mean);
 }
 
 static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
