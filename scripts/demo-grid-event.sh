@@ -159,9 +159,23 @@ done
 for s in $STRATEGIES; do cp "$WORK/$s.err" "$OUT/$s.err" 2>/dev/null; done
 CTL_PIDS=""
 [ $rc -eq 0 ] || { for s in $STRATEGIES; do cat "$WORK/$s.err" >&2; done; exit 1; }
+# every strategy settled against one reference tokens/s a job: its GPUs' uncapped tokens/s
+# from the noise-free sweep (the oracle's store, at 400 W). Each run's own pre-event readings
+# (10 a job, 0.5 % noise each) would move a job's performance by 0.16 % from run to run, as
+# much as the strategies differ; the jobs are the same GPUs in every cluster.
+python3 - "$WORK/oracle.db" > "$OUT/reference.csv" <<'PY' || exit 1
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT g.name, r.throughput FROM runs r JOIN groups g ON g.id = r.group_id"
+    " WHERE r.cap_w = 400 ORDER BY g.name").fetchall()
+print("job,tput_tok_s")
+for job, t in rows:
+    print(f"{job},{t!r}")
+PY
 for s in $STRATEGIES; do
     "$PFI" report --settlement --json --speed "$SPEED" --interval 300 --pre-window 1200 \
-        --skip "$RAMP" --tiers "$DATA/SRP_exp_performance.csv" "$OUT/$s.db" > "$OUT/$s.json" || exit 1
+        --skip "$RAMP" --tiers "$DATA/SRP_exp_performance.csv" --reference "$OUT/reference.csv" \
+        "$OUT/$s.db" > "$OUT/$s.json" || exit 1
 done
 # shellcheck disable=SC2086
 set -- $STRATEGIES

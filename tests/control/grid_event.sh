@@ -3,19 +3,19 @@
 # period (a period is two minutes of the event, as the demo's default --speed 120 with 1 s),
 # all five strategies side by side on the same emulated GPUs and a real Prometheus, the
 # optimising strategies on the demo's objective (--objective balanced: weighted plus mean
-# performance). Checked on its --json: the fields, six jobs with the demonstration's tiers,
-# energy shed > 0, the published 0.9096 beside them; the replay tracks the target (every
-# strategy at most 2 % over it after the ramp, no tier violated); the ranking in both scores:
-# oracle and pfi-model each above both fair-headroom and equal (measured 0.002-0.009 apart
-# over 3 runs), and the oracle at least pfi-model less 0.003 in each score and in their sum
-# (the objective). The oracle and pfi-model are one optimiser on two sweeps of the same
-# GPUs (10 W noise-free; 50 W with a 1 % noise, smoothed), which on the fitted curves lead to
-# the same objective within 0.0002 (a static computation); what separates them in a replay
-# is the measurement (a 0.5 % noise on every tokens/s reading, the pre-event reference of
-# 10 readings a job): 0.001-0.003 either way over 3 runs, hence the 0.003. The controllers
-# count the event in their own periods and wait for readings taken after their last cap
-# change, so a loaded host slows the replay instead of changing its outcome. The audit logs
-# and settlements are left in --out.
+# performance), every run settled against the same reference tokens/s a job (the GPUs'
+# noise-free 400 W sweep). Checked on its --json: the fields, six jobs with the
+# demonstration's tiers, energy shed > 0, the published 0.9096 beside them; the replay tracks
+# the target (every strategy at most 2 % over it after the ramp, no tier violated); the
+# ranking in both scores and in their sum (the objective): oracle and pfi-model each above
+# both fair-headroom and equal (by MARGINS over 3 runs), and the oracle at least pfi-model
+# less 0.002 in each. The oracle and pfi-model are one optimiser on two sweeps of the same
+# GPUs (10 W noise-free; 50 W with a 1 % noise, smoothed), which on the fitted curves reach
+# the same objective within 0.0002 (a static computation), so what separates them in a
+# replay is the measurement and the feedback: ORACLEGAP over 3 runs, hence the 0.002. The
+# controllers count the event in their own periods and wait for readings taken after their
+# last cap change, so a loaded host slows the replay instead of changing its outcome. The
+# audit logs and settlements are left in --out.
 set -u
 PFI=$1
 export PFI_AGENT_BIN=${PFI_AGENT_BIN:-$2}
@@ -65,10 +65,10 @@ for k in ("weighted_performance", "mean_performance", "sum"):
     print(f"  {k}: oracle {o:.4f}, pfi-model {m:.4f}, fair-headroom {f:.4f}, equal {e:.4f}"
           f" (oracle - pfi-model {o - m:+.4f}, the lower of them - the higher of the others"
           f" {min(o, m) - max(f, e):+.4f})")
-    ok &= min(o, m) > max(f, e) and o >= m - 0.003
+    ok &= min(o, m) > max(f, e) and o >= m - 0.002
 sys.exit(0 if ok else 1)
 PY
-check $? "ranking (weighted, mean, their sum): oracle and pfi-model above fair-headroom and equal, oracle >= pfi-model - 0.003"
+check $? "ranking (weighted, mean, their sum): oracle and pfi-model above fair-headroom and equal, oracle >= pfi-model - 0.002"
 [ -s "$T/out/pfi-model.db" ] && [ -s "$T/out/equal.json" ]
 check $? "audit logs and settlements in --out"
 "$PFI" demo grid-event --bogus > /dev/null 2>&1

@@ -15,8 +15,12 @@ else ref_tput (per GPU) x gpus of the period; over the event periods where the c
 had a reference (ref_tput > 0) and a tput: performance = sum tput dt / sum ref dt, tokens
 lost = sum (ref - min(tput, ref)) dt x speed.
 
-usage: settlement_reference.py AUDIT.db SPEED PRE_WINDOW_S  -> JSON on stdout
+With REFERENCE.csv (job,tput_tok_s: pfi report --settlement --reference), a job listed there
+has that reference instead.
+
+usage: settlement_reference.py AUDIT.db SPEED PRE_WINDOW_S [REFERENCE.csv]  -> JSON on stdout
 """
+import csv
 import json
 import sqlite3
 import sys
@@ -24,6 +28,9 @@ import sys
 
 def main():
     db, speed, pre_window = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+    given = {}
+    if len(sys.argv) > 4:
+        given = {r["job"]: float(r["tput_tok_s"]) for r in csv.DictReader(open(sys.argv[4]))}
     c = sqlite3.connect(db)
     run = c.execute("select max(run) from ctl_periods").fetchone()[0]
     try:
@@ -70,7 +77,8 @@ def main():
             continue
         if ref_pg * gpus <= 0 or not (first <= k < last):
             continue
-        ref = pre_t[job] / pre_d[job] if pre_d.get(job, 0) > 0 else ref_pg * gpus
+        ref = (given[job] if job in given else
+               pre_t[job] / pre_d[job] if pre_d.get(job, 0) > 0 else ref_pg * gpus)
         j = jobs.setdefault(job, {"tput": 0.0, "ref": 0.0, "lost": 0.0})
         j["tput"] += tput * dts[k]
         j["ref"] += ref * dts[k]

@@ -303,7 +303,14 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
              * did uncapped; the controller's reference (the median of its last few uncapped
              * readings, 0.3 % apart from run to run at a 0.5 % reading noise) when the
              * window has no reading of the job */
-            if (js[ji].pre_dt > 0) {
+            const pfi_grid_settle_ref *given = NULL;
+            for (size_t q = 0; q < o->n_refs && given == NULL; q++)
+                if (strcmp(o->refs[q].job, j->job) == 0)
+                    given = &o->refs[q];
+            if (given != NULL) {
+                ref = given->tput_tok_s;
+                j->ref_given = true;
+            } else if (js[ji].pre_dt > 0) {
                 ref = js[ji].pre_tput / js[ji].pre_dt;
                 j->ref_pre_event = true;
             }
@@ -348,11 +355,14 @@ pfi_error pfi_grid_settle(const char *audit_path, const pfi_grid_settle_options 
                           pfi_grid_settlement **out, pfi_diag *diag)
 {
     *out = NULL;
+    bool refs_ok = o->n_refs == 0 || o->refs != NULL;
+    for (size_t q = 0; refs_ok && q < o->n_refs; q++)
+        refs_ok = o->refs[q].tput_tok_s > 0 && isfinite(o->refs[q].tput_tok_s);
     if (!(o->interval_s > 0) || !(o->speed > 0) || !(o->pre_window_s >= 0) || !(o->skip_s >= 0) ||
-        !(o->non_gpu_w >= 0) || !isfinite(o->speed) || !isfinite(o->non_gpu_w))
+        !(o->non_gpu_w >= 0) || !isfinite(o->speed) || !isfinite(o->non_gpu_w) || !refs_ok)
         return ctl_fail(diag, 0, PFI_ERR_INVALID_ARGUMENT,
                         "settlement: interval and speed must be > 0, the pre-event window, "
-                        "the skip and the non-GPU power >= 0");
+                        "the skip and the non-GPU power >= 0, a given reference > 0");
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(audit_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         pfi_error e = sql_fail(db, diag, audit_path);
