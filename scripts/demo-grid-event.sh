@@ -1,15 +1,17 @@
 #!/bin/sh
 # pfi demo grid-event (run through `pfi demo grid-event`): PFI AGENT_BIN [--speed N] [--period S]
-# [--out DIR] [--strategies LIST] [--clock wall|emulated] [--json] (--period: the controllers'
-# period, 1 s; --clock emulated: agents and controllers on the emulated clock, no Prometheus,
-# the replay as fast as the host goes and the same run every time). The Phoenix demonstration's SRP event (SRP_total_power.csv:
-# 16:09-19:32, a 30.2 % reduction held, a 5-minute ramp) replayed N times faster (60) on
+# [--out DIR] [--strategies LIST] [--objective NAME] [--clock wall|emulated] [--json]
+# (--period: the controllers' period, 1 s; --objective: pfi control's, balanced; --clock
+# emulated: agents and controllers on the emulated clock, no Prometheus, the replay as fast
+# as the host goes and the same run every time). The Phoenix demonstration's SRP event (SRP_total_power.csv:
+# 16:09-19:32, a 30.2 % reduction held, a 5-minute ramp) replayed N times faster (120) on
 # emulated pfid agents running the event's six jobs (scripts/grid-event-jobs.csv: the GPU
 # split of the 256 GPUs, curves fitted to dvfs_sweep.csv), scraped by a real Prometheus on
 # loopback when installed; one cluster and one controller per strategy, side by side, all at
 # once. Every controller gets the same run store (each job swept on its emulated GPUs: the
-# operator's measurements), the tiers of SRP_exp_performance.csv and a policy weighting each
-# job by its GPUs over its reference tokens/s (the objective is then the weighted performance). Each run is settled
+# operator's measurements), the tiers of SRP_exp_performance.csv and the objective of both
+# scores (pfi control --objective balanced: the weighted performance, the demonstration's, plus the
+# mean performance, each job's tokens/s over its reference). Each run is settled
 # (pfi report --settlement); prints the table, or with --json one object per strategy, with
 # the demonstration's published weighted performance (0.9096) beside them. Kills everything
 # it started.
@@ -17,7 +19,7 @@ set -u
 PFI=$1
 PFI_AGENT_BIN=$2
 shift 2
-SPEED=60 PERIOD=1 OUT=pfi-grid-event JSON=0 CLOCK=wall STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
+SPEED=120 PERIOD=1 OUT=pfi-grid-event JSON=0 CLOCK=wall OBJECTIVE=balanced STRATEGIES="equal fair-headroom pfi-weighted pfi-model oracle"
 # the command-line errors in pfi's one wording (src/cli/opterr.h), exit 2
 usage_error() { echo "pfi: demo grid-event: $1" >&2; exit 2; }
 need() { [ $# -ge 2 ] || usage_error "option '$1' needs a value (see 'pfi demo grid-event --help')"; }
@@ -33,6 +35,10 @@ while [ $# -gt 0 ]; do
     --strategies) need "$@"; STRATEGIES=$(echo "$2" | tr ',' ' '); shift 2 ;;
     --clock) need "$@"; CLOCK=$2; shift 2
         case $CLOCK in wall | emulated) ;; *) usage_error "--clock: bad value '$CLOCK': expected wall or emulated" ;; esac ;;
+    --objective) need "$@"; OBJECTIVE=$2; shift 2
+        case $OBJECTIVE in tokens | weighted | mean | balanced) ;;
+        *) usage_error "--objective: bad value '$OBJECTIVE': expected tokens, weighted, mean or balanced" ;;
+        esac ;;
     --json) JSON=1; shift ;;
     *) usage_error "unknown option '$1' (see 'pfi demo grid-event --help')" ;;
     esac
@@ -49,14 +55,15 @@ mkdir -p "$OUT" || exit 3
 say() { [ "$JSON" = 1 ] && echo "$@" >&2 || echo "$@"; }
 
 # the event as the controller runs it: from the trace (pfi schedule), 20 event-minutes of
-# pre-event window before the ramp, 10 after the hold
+# pre-event window before the ramp (the settlement's baselines: power and each job's
+# tokens/s), 4 after the hold (the caps coming off)
 "$PFI" schedule --format json "$DATA/SRP_total_power.csv" > "$WORK/sched.json" || exit 1
 eval "$(python3 - "$WORK/sched.json" "$SPEED" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); e = d["events"][0]; speed = float(sys.argv[2])
 t0 = e["start_s"] - 1200
 print(f"T0={t0:.0f} START={e['start_s']:.0f} END={e['end_s']:.0f} RAMP={e['ramp_s']:.0f}")
-print(f"RUN_FOR={(e['end_s'] + 600 - t0) / speed:.3f} PRE_S={d['trace']['pre_event_w']:.0f}")
+print(f"RUN_FOR={(e['end_s'] + 240 - t0) / speed:.3f} PRE_S={d['trace']['pre_event_w']:.0f}")
 print(f"CLOCK_START={t0 / speed!r}")
 PY
 )"
@@ -109,7 +116,9 @@ while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
     spec="gpus=$gpus,alpha=$alpha,pu=$pu,ps=$ps,gamma=$gamma,fmin=$fmin,tdp=400,min=100,max=400,tput=$tput,startup=0,ckpt=0,seed=$((k + 1))"
     # (only the stores the strategies asked for use)
     sts=""
-    case " $STRATEGIES " in *" oracle "*) sts="oracle:$(seq -s, 400 -10 100)" ;; esac
+    # (the oracle's store at 400 W alone when the oracle does not run: every settlement's
+    # reference tokens/s comes from it)
+    case " $STRATEGIES " in *" oracle "*) sts="oracle:$(seq -s, 400 -10 100)" ;; *) sts="oracle:400" ;; esac
     [ -n "$(echo " $STRATEGIES " | sed 's/ oracle / /g' | tr -d ' ')" ] && sts="store:400,350,300,250,200,150,100 $sts"
     for st in $sts; do
         # the oracle's sweep without measurement noise: 10 W apart, a 1 % noise would make
@@ -136,9 +145,6 @@ if [ "$CLOCK" = emulated ]; then say "Prometheus: not used on the emulated clock
 elif start_prometheus; then PROM="--prometheus $PROM_URL"; say "Prometheus: $PROM_URL (scraping $(wc -l < "$WORK/agents") agents)"
 else say "Prometheus: not installed; telemetry from the agents"; fi
 
-# the objective the demonstration scores: each job's weight its GPUs over its reference
-# tokens/s, so that the strategies maximise sum of GPUs x performance (weighted performance)
-grep -v '^#' "$JOBS" | tail -n +2 | awk -F, '{ printf "%s weight=%.6g\n", $1, $3 / $10 }' > "$WORK/policy"
 EPOCH=$(python3 -c "import time; print(f'{time.time() - $T0 / $SPEED:.3f}')")
 CLOCK_OPT=""
 [ "$CLOCK" = emulated ] && CLOCK_OPT="--clock emulated:$CLOCK_START"
@@ -150,8 +156,7 @@ for s in $STRATEGIES; do
     "$PFI" control --agents "$WORK/$s/agents" --schedule "$DATA/SRP_total_power.csv" \
         --speed "$SPEED" --epoch "$EPOCH" --period $PERIOD --run-for "$RUN_FOR" --strategy "$s" \
         --tiers "$DATA/SRP_exp_performance.csv" --store "$store" --db "$OUT/$s.db" \
-        --policy "$WORK/policy" \
-        --quiet $PROM $CLOCK_OPT > "$WORK/$s.out" 2> "$WORK/$s.err" &
+        --objective "$OBJECTIVE" --quiet $PROM $CLOCK_OPT > "$WORK/$s.out" 2> "$WORK/$s.err" &
     CTL_PIDS="$CTL_PIDS $!"
 done
 say "running ${STRATEGIES} side by side ..."
@@ -169,9 +174,23 @@ done
 for s in $STRATEGIES; do cp "$WORK/$s.err" "$OUT/$s.err" 2>/dev/null; done
 CTL_PIDS=""
 [ $rc -eq 0 ] || { for s in $STRATEGIES; do cat "$WORK/$s.err" >&2; done; exit 1; }
+# every strategy settled against one reference tokens/s a job: its GPUs' uncapped tokens/s
+# from the noise-free sweep (the oracle's store, at 400 W). Each run's own pre-event readings
+# (10 a job, 0.5 % noise each) would move a job's performance by 0.16 % from run to run, as
+# much as the strategies differ; the jobs are the same GPUs in every cluster.
+python3 - "$WORK/oracle.db" > "$OUT/reference.csv" <<'PY' || exit 1
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT g.name, r.throughput FROM runs r JOIN groups g ON g.id = r.group_id"
+    " WHERE r.cap_w = 400 ORDER BY g.name").fetchall()
+print("job,tput_tok_s")
+for job, t in rows:
+    print(f"{job},{t!r}")
+PY
 for s in $STRATEGIES; do
     "$PFI" report --settlement --json --speed "$SPEED" --interval 300 --pre-window 1200 \
-        --skip "$RAMP" --tiers "$DATA/SRP_exp_performance.csv" "$OUT/$s.db" > "$OUT/$s.json" || exit 1
+        --skip "$RAMP" --tiers "$DATA/SRP_exp_performance.csv" --reference "$OUT/reference.csv" \
+        "$OUT/$s.db" > "$OUT/$s.json" || exit 1
 done
 # shellcheck disable=SC2086
 set -- $STRATEGIES
@@ -179,9 +198,10 @@ dbs=""; for s in "$@"; do dbs="$dbs $OUT/$s.db"; done
 # shellcheck disable=SC2086
 "$PFI" report $dbs -o "$OUT/grid-event.png" --title "SRP event replayed at ${SPEED}x" > /dev/null 2>&1 ||
     say "(no figure: PLplot unavailable)"
-python3 - "$OUT" "$JSON" "$SPEED" "$@" <<'PY'
+python3 - "$OUT" "$JSON" "$SPEED" "$OBJECTIVE" "$@" <<'PY'
 import json, sys
-out, as_json, speed, strategies = sys.argv[1], sys.argv[2] == "1", float(sys.argv[3]), sys.argv[4:]
+out, as_json, speed, objective = sys.argv[1], sys.argv[2] == "1", float(sys.argv[3]), sys.argv[4]
+strategies = sys.argv[5:]
 res = {}
 for s in strategies:
     d = json.load(open(f"{out}/{s}.json"))
@@ -196,6 +216,7 @@ for s in strategies:
                     for j in d["per_job"]],
     }
 doc = {"event": "SRP 2025-05-04 (data/emerald_phoenix_2025/SRP_total_power.csv)", "speed": speed,
+       "objective": objective,
        "published_weighted_performance": 0.9096,
        "published_note": "the demonstration's own ensemble value, with pauses and resizing",
        "strategies": res}

@@ -661,6 +661,12 @@ static void test_curve_store_many_caps(void **state)
         assert_int_equal(c.n, CTL_CURVE_MAX); /* resampled smoothly (Steffen) */
         assert_near(c.cap_w[0], 100, 1e-9);
         assert_near(c.cap_w[c.n - 1], 400, 1e-9);
+        /* every point on a whole watt (the caps the controller sets), 4 or 5 W apart: 300 W
+         * over 63 steps, each rounded */
+        for (size_t k = 1; k < c.n; k++) {
+            assert_near(c.cap_w[k], round(100 + 300.0 * (double)k / 63), 1e-9);
+            assert_true(c.cap_w[k] - c.cap_w[k - 1] >= 4 && c.cap_w[k] - c.cap_w[k - 1] <= 5);
+        }
         /* power is linear in the cap: exact anywhere; 1440 x 200 / 400 at 200 W */
         assert_near(ctl_curve_power(&c, 400), 1440, 1e-9);
         assert_near(ctl_curve_power(&c, 200), 720, 1e-9);
@@ -695,6 +701,103 @@ static void test_curve_store_smooth(void **state)
     sqlite3_close(db);
 }
 
+/* The allocation's objective (pfi control --objective): each job's factor by hand, then one
+ * period of three jobs with different GPU counts (8, 2, 4) and curves (throughput ∝
+ * (cap / 400)^e, e = 0.8, 0.3, 0.5; reference 300, 5000, 600 tokens/s; power = the cap on
+ * every GPU) under 70 % of their top power. The weighted performance (Σ g × T/T_ref ÷ Σ g)
+ * and the mean (Σ T/T_ref ÷ 3), computed here from each strategy's caps on the same 10 W
+ * points: under --objective weighted the oracle's weighted performance is at least every
+ * other strategy's, under balanced its sum of the two scores; under tokens (the default)
+ * the oracle serves the job with the most tokens per watt (2 GPUs, the flattest curve) and
+ * its weighted performance falls below the weighted oracle's by more than 0.01. */
+static double obj_curve_f(int j, double cap)
+{
+    static const double e[3] = {0.8, 0.3, 0.5};
+    /* the 10 W points joined straight, as the allocator sees them */
+    double lo = 100 + 10 * floor((cap - 100) / 10 + 1e-9), hi = lo + 10;
+    if (lo >= 400)
+        return 1;
+    double flo = pow(lo / 400, e[j]), fhi = pow(hi / 400, e[j]);
+    return flo + (fhi - flo) * (cap - lo) / 10;
+}
+
+static void test_objective(void **state)
+{
+    (void)state;
+    /* by hand: 8 GPUs, 1000 tokens/s; the jobs' means 4 GPUs, 500 tokens/s */
+    assert_near(ctl_objective_factor(PFI_CTL_OBJECTIVE_TOKENS, 8, 1000, 4, 500), 1, 1e-12);
+    assert_near(ctl_objective_factor(PFI_CTL_OBJECTIVE_WEIGHTED, 8, 1000, 4, 500), 1, 1e-12);
+    assert_near(ctl_objective_factor(PFI_CTL_OBJECTIVE_MEAN, 8, 1000, 4, 500), 0.5, 1e-12);
+    assert_near(ctl_objective_factor(PFI_CTL_OBJECTIVE_BALANCED, 8, 1000, 4, 500), 0.75, 1e-12);
+    assert_near(ctl_objective_factor(PFI_CTL_OBJECTIVE_WEIGHTED, 8, NAN, 4, 500), 1, 1e-12);
+
+    enum { NJ = 3, NP = 31 };
+    const double g[NJ] = {8, 2, 4}, tref[NJ] = {300, 5000, 600}, pf[NJ] = {1.2, 1.6, 1.4};
+    size_t off[NJ + 1];
+    double cap[NJ * NP], pw[NJ * NP], tp[NJ * NP], top = 0;
+    for (int j = 0; j < NJ; j++) {
+        off[j] = (size_t)j * NP;
+        for (int k = 0; k < NP; k++) {
+            double c = 100 + 10 * k;
+            cap[j * NP + k] = c;
+            pw[j * NP + k] = c * g[j];
+            tp[j * NP + k] = tref[j] * pow(c / 400, j == 0 ? 0.8 : j == 1 ? 0.3 : 0.5);
+        }
+        top += 400 * g[j];
+    }
+    off[NJ] = NJ * NP;
+    double gm = (8 + 2 + 4) / 3.0, tm = (300 + 5000 + 600) / 3.0;
+    const pfi_ctl_objective objs[3] = {PFI_CTL_OBJECTIVE_WEIGHTED, PFI_CTL_OBJECTIVE_BALANCED,
+                                       PFI_CTL_OBJECTIVE_TOKENS};
+    const pfi_strategy strat[5] = {PFI_STRATEGY_ORACLE, PFI_STRATEGY_PFI_MODEL, PFI_STRATEGY_EQUAL,
+                                   PFI_STRATEGY_FAIR_HEADROOM, PFI_STRATEGY_PFI_WEIGHTED};
+    double score[3][5][2]; /* [objective][strategy][weighted, mean] */
+    for (int o = 0; o < 3; o++) {
+        double wt[NJ];
+        for (int j = 0; j < NJ; j++)
+            wt[j] = ctl_objective_factor(objs[o], g[j], tref[j], gm, tm);
+        pfi_alloc_jobs J = {.n = NJ,
+                            .offset = off,
+                            .cap_w = cap,
+                            .power_w = pw,
+                            .tput_tok_s = tp,
+                            .gpus = g,
+                            .weight = wt,
+                            .pfi = pf,
+                            .est_power_w = pw,
+                            .est_tput_tok_s = tp};
+        for (int s = 0; s < 5; s++) {
+            pfi_alloc_options op;
+            pfi_alloc_options_init(&op);
+            op.strategy = strat[s];
+            op.budget_w = 0.7 * top;
+            pfi_alloc_result r;
+            assert_int_equal(pfi_alloc_result_init(&r, NJ), PFI_OK);
+            assert_int_equal(pfi_allocate(&J, &op, &r, NULL), PFI_OK);
+            double w = 0, m = 0, p = 0;
+            for (int j = 0; j < NJ; j++) {
+                double f = obj_curve_f(j, r.cap_w[j]);
+                w += g[j] * f / 14;
+                m += f / NJ;
+                p += r.cap_w[j] * g[j];
+            }
+            assert_true(p <= 0.7 * top + 1e-6);
+            score[o][s][0] = w;
+            score[o][s][1] = m;
+            pfi_alloc_result_clear(&r);
+        }
+    }
+    for (int s = 1; s < 5; s++) {
+        print_message("  %s: weighted %.4f (oracle %.4f), weighted + mean %.4f (oracle %.4f)\n",
+                      pfi_strategy_name(strat[s]), score[0][s][0], score[0][0][0],
+                      score[1][s][0] + score[1][s][1], score[1][0][0] + score[1][0][1]);
+        assert_true(score[0][0][0] >= score[0][s][0] - 1e-9);
+        assert_true(score[1][0][0] + score[1][0][1] >= score[1][s][0] + score[1][s][1] - 1e-9);
+    }
+    print_message("  oracle on tokens/s: weighted %.4f\n", score[2][0][0]);
+    assert_true(score[2][0][0] < score[0][0][0] - 0.01);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -712,6 +815,7 @@ int main(void)
         cmocka_unit_test(test_prom_big_scrape),
         cmocka_unit_test(test_curve_store_many_caps),
         cmocka_unit_test(test_curve_store_smooth),
+        cmocka_unit_test(test_objective),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

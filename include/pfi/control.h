@@ -43,6 +43,21 @@ typedef enum pfi_curve_source {
 /* pfi_curve_source_name — "store", "model", "prior". Static. */
 const char *pfi_curve_source_name(pfi_curve_source s);
 
+/* What an allocation maximises (the strategies that optimise: oracle, pfi-model), each job's
+ * term its policy weight × its tokens/s T × the factor below, T_ref its reference tokens/s
+ * (its curve's at the top cap), g its GPUs, over the n jobs of the period with G GPUs; the
+ * factors are scaled by the jobs' mean T_ref (a sum of tokens/s in size, the optimum the
+ * same). A job without a reference tokens/s keeps the factor 1. */
+typedef enum pfi_ctl_objective {
+    PFI_CTL_OBJECTIVE_TOKENS = 0,   /* Σ T: tokens/s (1) */
+    PFI_CTL_OBJECTIVE_WEIGHTED = 1, /* Σ g × T/T_ref: the weighted performance the Phoenix
+                                       demonstration scores (g ÷ mean g ÷ T_ref) */
+    PFI_CTL_OBJECTIVE_MEAN = 2,     /* Σ T/T_ref: the plain mean of the jobs' performance
+                                       (1 ÷ T_ref) */
+    PFI_CTL_OBJECTIVE_BALANCED = 3  /* weighted ÷ G + mean ÷ n, the two scores' sum (their
+                                       factors' average) */
+} pfi_ctl_objective;
+
 /* Prometheus input: names of the metrics and labels the controller's PromQL uses. */
 typedef struct pfi_ctl_prom_config {
     const char *url;                /* base URL; NULL: no Prometheus (agents only) */
@@ -105,6 +120,8 @@ typedef struct pfi_ctl_config {
        GPUs a run is then a function of its inputs, whatever the host's load */
     double clock_unix_s;
     double clock_start_s;
+    pfi_ctl_objective objective;         /* what oracle and pfi-model maximise
+                                            (PFI_CTL_OBJECTIVE_TOKENS) */
 } pfi_ctl_config;
 
 void pfi_ctl_config_init(pfi_ctl_config *c);

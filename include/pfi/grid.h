@@ -155,6 +155,13 @@ bool pfi_grid_tier_compliant(const pfi_grid_tier_job *j);
  * speed (a replay at
  * --speed 60 settles as the hour it stands for). Every power includes non_gpu_w (facility
  * power; 0: the GPUs' power as logged). */
+/* A job's reference tokens/s given to the settlement (its uncapped throughput known from
+ * elsewhere: a noise-free sweep, the job's own logs). */
+typedef struct pfi_grid_settle_ref {
+    char job[PFI_CTL_ID_LEN];
+    double tput_tok_s; /* > 0, finite */
+} pfi_grid_settle_ref;
+
 typedef struct pfi_grid_settle_options {
     double interval_s;   /* settlement interval, event time (300) */
     double speed;        /* replay compression of the log (1) */
@@ -163,6 +170,9 @@ typedef struct pfi_grid_settle_options {
     double non_gpu_w;    /* added to every power: facility = GPUs + non-GPU (0) */
     const pfi_grid_tier_job *tiers; /* the jobs' tiers (may be NULL) */
     size_t n_tiers;
+    const pfi_grid_settle_ref *refs; /* given reference tokens/s, winning over the pre-event
+                                        window's (may be NULL; borrowed) */
+    size_t n_refs;
 } pfi_grid_settle_options;
 
 void pfi_grid_settle_options_init(pfi_grid_settle_options *o);
@@ -186,8 +196,15 @@ typedef struct pfi_grid_settle_job {
     size_t gpus;
     int tier;                /* 0: none given */
     double allowance;        /* NaN: no tier */
+    double ref_tput_tok_s;   /* T_ref of the event: the one given (options' refs), else the
+                                job's mean measured tokens/s in the pre-event window (the
+                                power baseline's periods), else the controller's reference
+                                (the last event period's); NaN: none */
+    bool ref_pre_event;      /* T_ref is the pre-event window's */
+    bool ref_given;          /* T_ref is the one given */
     double performance;      /* Σ T dt ÷ Σ T_ref dt over the event (the demonstration's) */
-    double life_performance; /* the same over every period of the run, T capped at T_ref */
+    double life_performance; /* over every period of the run, T capped at the controller's
+                                reference, against it (what its tier accounting spent) */
     double tokens_lost;      /* Σ (T_ref − min(T, T_ref)) dt over the event, event time */
     bool tier_compliant;     /* life_performance >= 1 − allowance (true without a tier) */
 } pfi_grid_settle_job;

@@ -482,6 +482,11 @@ static void usage(FILE *f)
     cli_usage_list(f, "  --strategy NAME      ", 23, 80, &names,
                    &(cli_list_style){.sep = ", ", .first = pfi_strategy_name(c.strategy)}, NULL);
     fprintf(f,
+            "  --objective NAME     what oracle and pfi-model maximise, each job's tokens/s T\n"
+            "                       times its policy weight and: tokens (1, the default),\n"
+            "                       weighted (its GPUs / T_ref: the weighted performance),\n"
+            "                       mean (1 / T_ref: the jobs' mean performance), balanced\n"
+            "                       (the two's sum); T_ref its reference tokens/s\n"
             "  --policy FILE        per-job SLA floors, weights and priority bands:\n"
             "                       JOB floor=F weight=W band=B (higher bands cut last)\n"
             "  --topology FILE      the power tree (see 'pfi allocate --help'): a GPU sits\n"
@@ -693,6 +698,7 @@ enum {
     O_RUNFOR,
     O_PERIOD,
     O_STRATEGY,
+    O_OBJECTIVE,
     O_POLICY,
     O_MARGIN,
     O_FACILITY,
@@ -738,6 +744,7 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
                                      {"run-for", required_argument, NULL, O_RUNFOR},
                                      {"period", required_argument, NULL, O_PERIOD},
                                      {"strategy", required_argument, NULL, O_STRATEGY},
+                                     {"objective", required_argument, NULL, O_OBJECTIVE},
                                      {"policy", required_argument, NULL, O_POLICY},
                                      {"margin", required_argument, NULL, O_MARGIN},
                                      {"facility-limit-w", required_argument, NULL, O_FACILITY},
@@ -890,6 +897,15 @@ static bool control_option(control_opts *o, int c, const char *arg)
         return cli_parse_double(arg, &cfg->period_s) && cfg->period_s >= 0.05;
     case O_STRATEGY:
         return pfi_strategy_parse(arg, &cfg->strategy) == PFI_OK;
+    case O_OBJECTIVE: {
+        static const char *const names[] = {"tokens", "weighted", "mean", "balanced"};
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            if (strcmp(arg, names[k]) == 0) {
+                cfg->objective = (pfi_ctl_objective)k;
+                return true;
+            }
+        return false;
+    }
     case O_POLICY:
         o->policy_path = arg;
         return true;
@@ -1659,6 +1675,7 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
         {"token-file", !same_text(n.token_path, o->token_path)},
         {"period", !same_num(n.cfg.period_s, o->cfg.period_s)},
         {"strategy", n.cfg.strategy != o->cfg.strategy},
+        {"objective", n.cfg.objective != o->cfg.objective},
         {"margin", !same_num(n.cfg.margin, o->cfg.margin)},
         {"policy", !same_text(n.policy_path, o->policy_path)},
         {"tiers", !same_text(n.tiers_path, o->tiers_path)},

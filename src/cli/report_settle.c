@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "grid_cli.h"
+#include "pfi/csv.h"
 #include "pfi/memory.h"
 
 bool settle_requested(int argc, char **argv)
@@ -31,8 +32,10 @@ static void usage(FILE *f)
                "and the uncapped predictions: the jobs' reference power), energy shed per\n"
                "interval against each (kWh), the largest excess of measured power over the target\n"
                "and how long it lasted, each job's performance (tokens/s during the event over\n"
-               "its reference), tokens lost and tier compliance, and the ensemble's weighted\n"
-               "performance (by GPU count).\n"
+               "its reference: --reference's, else its mean measured tokens/s in the pre-event\n"
+               "window, else the controller's), tokens lost and tier compliance (life-average\n"
+               "against the controller's reference), and the ensemble's weighted performance\n"
+               "(by GPU count) and mean performance.\n"
                "\n"
                "options:\n"
                "  --interval S       settlement interval, event time, in (0, 86400] (300)\n"
@@ -44,6 +47,8 @@ static void usage(FILE *f)
                "  --non-gpu-w W      non-GPU power of the whole cluster, added to every power\n"
                "                     (facility power); in [0, 1e9] (0)\n"
                "  --tiers FILE       the jobs' tiers (as pfi control --tiers) for compliance\n"
+               "  --reference FILE   the jobs' reference tokens/s, CSV job,tput_tok_s (a job\n"
+               "                     not in it: the pre-event window's)\n"
                "  --json             JSON instead of the table\n"
                "  -o, --output FILE  write there instead of stdout (atomically)\n"
                "  -h, --help         this help\n"
@@ -105,6 +110,11 @@ void settle_write_json(FILE *f, const pfi_grid_settlement *s, bool per_interval)
         else
             fputs("null, ", f);
         jnum(f, "allowance", j->allowance, true);
+        jnum(f, "reference_tput_tok_s", j->ref_tput_tok_s, true);
+        fprintf(f, "\"reference\": \"%s\", ",
+                j->ref_given       ? "given"
+                : j->ref_pre_event ? "pre-event"
+                                   : "controller");
         jnum(f, "performance", j->performance, true);
         jnum(f, "life_performance", j->life_performance, true);
         jnum(f, "tokens_lost", j->tokens_lost, true);
@@ -191,9 +201,89 @@ int settle_tiers_load(const char *path, pfi_grid_tier_job **t, size_t *n)
     return PFI_EXIT_OK;
 }
 
+/* --reference FILE: CSV with a header naming job and tput_tok_s (other columns ignored),
+ * one job a row, tokens/s > 0. *out owned (free). Errors name the file, line and field. */
+static int settle_refs_load(const char *path, pfi_grid_settle_ref **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    pfi_csv_reader *r = NULL;
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    pfi_error e = pfi_csv_open(path, path, &r, &d);
+    if (e != PFI_OK)
+        return cli_report(e, &d);
+    pfi_grid_settle_ref *v = NULL;
+    size_t cnt = 0, cap = 0;
+    int ij = -1, it = -1, rc = PFI_EXIT_OK;
+    for (bool header = true;; header = false) {
+        const char *const *fl;
+        const size_t *lens;
+        size_t nf;
+        long line;
+        bool eof;
+        if ((e = pfi_csv_next(r, &fl, &lens, &nf, &line, &eof, &d)) != PFI_OK) {
+            rc = cli_report(e, &d);
+            break;
+        }
+        if (eof)
+            break;
+        if (header) {
+            for (size_t i = 0; i < nf; i++) {
+                if (strcmp(fl[i], "job") == 0)
+                    ij = (int)i;
+                if (strcmp(fl[i], "tput_tok_s") == 0)
+                    it = (int)i;
+            }
+            if (ij < 0 || it < 0) {
+                cli_error("reference %s:%ld: expected a header with job and tput_tok_s", path,
+                          line);
+                rc = PFI_EXIT_DATA;
+                break;
+            }
+            continue;
+        }
+        double t;
+        if (nf <= (size_t)ij || nf <= (size_t)it || fl[ij][0] == '\0' ||
+            strlen(fl[ij]) >= PFI_CTL_ID_LEN) {
+            cli_error("reference %s:%ld: job: missing, empty or longer than %d bytes", path, line,
+                      PFI_CTL_ID_LEN - 1);
+            rc = PFI_EXIT_DATA;
+            break;
+        }
+        if (!cli_parse_double(fl[it], &t) || !(t > 0) || !isfinite(t)) {
+            cli_error("reference %s:%ld: tput_tok_s: '%s' (expected tokens/s > 0)", path, line,
+                      fl[it]);
+            rc = PFI_EXIT_DATA;
+            break;
+        }
+        if (cnt == cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            pfi_grid_settle_ref *q = nc <= 4096 ? realloc(v, nc * sizeof *q) : NULL;
+            if (q == NULL) {
+                cli_error("reference %s: more than 4096 jobs or out of memory", path);
+                rc = PFI_EXIT_DATA;
+                break;
+            }
+            v = q;
+            cap = nc;
+        }
+        snprintf(v[cnt].job, sizeof v[cnt].job, "%s", fl[ij]);
+        v[cnt++].tput_tok_s = t;
+    }
+    pfi_csv_close(r);
+    if (rc != PFI_EXIT_OK) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = cnt;
+    return PFI_EXIT_OK;
+}
+
 int cmd_settlement(int argc, char **argv)
 {
-    enum { O_SETTLE = 256, O_INTERVAL, O_SPEED, O_PRE, O_SKIP, O_NONGPU, O_TIERS, O_JSON };
+    enum { O_SETTLE = 256, O_INTERVAL, O_SPEED, O_PRE, O_SKIP, O_NONGPU, O_TIERS, O_JSON, O_REF };
     static const struct option opts[] = {{"settlement", no_argument, NULL, O_SETTLE},
                                          {"interval", required_argument, NULL, O_INTERVAL},
                                          {"speed", required_argument, NULL, O_SPEED},
@@ -201,13 +291,14 @@ int cmd_settlement(int argc, char **argv)
                                          {"skip", required_argument, NULL, O_SKIP},
                                          {"non-gpu-w", required_argument, NULL, O_NONGPU},
                                          {"tiers", required_argument, NULL, O_TIERS},
+                                         {"reference", required_argument, NULL, O_REF},
                                          {"json", no_argument, NULL, O_JSON},
                                          {"output", required_argument, NULL, 'o'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     pfi_grid_settle_options so;
     pfi_grid_settle_options_init(&so);
-    const char *tiers = NULL, *output = NULL;
+    const char *tiers = NULL, *output = NULL, *refs = NULL;
     bool json = false;
     int c;
     optind = 1;
@@ -246,6 +337,9 @@ int cmd_settlement(int argc, char **argv)
         case O_TIERS:
             tiers = optarg;
             break;
+        case O_REF:
+            refs = optarg;
+            break;
         case O_JSON:
             json = true;
             break;
@@ -270,11 +364,18 @@ int cmd_settlement(int argc, char **argv)
         return rc;
     so.tiers = tj;
     so.n_tiers = nt;
+    pfi_grid_settle_ref *rv = NULL;
+    if (refs != NULL && (rc = settle_refs_load(refs, &rv, &so.n_refs)) != PFI_EXIT_OK) {
+        pfi_free(tj);
+        return rc;
+    }
+    so.refs = rv;
     pfi_grid_settlement *s = NULL;
     pfi_diag d;
     pfi_diag_clear(&d);
     pfi_error e = pfi_grid_settle(argv[optind], &so, &s, &d);
     pfi_free(tj);
+    free(rv);
     if (e != PFI_OK)
         return cli_report(e, &d);
     cli_output out;

@@ -1,15 +1,22 @@
 #!/bin/sh
 # End-to-end: pfi demo grid-event, compressed: the SRP event at --speed 240 with a 0.5 s
-# period (a period is two minutes of the event, the demo's --speed 60 one), all five
-# strategies side by side on the same emulated GPUs and a real Prometheus. Checked on its
-# --json: the fields, six jobs with the demonstration's tiers, energy shed > 0, the published
-# 0.9096 beside them; the replay tracks the target (every strategy at most 2 % over it after
-# the ramp, no tier violated); and the ranking in weighted performance (the objective): oracle
-# and pfi-model above both fair-headroom and equal, the oracle at least pfi-model less 0.003
-# (the strategies' power levels differ by up to 1 %, which buys about that); the mean shown. The controllers count
-# the event in their own periods and wait for readings taken after their last cap change, so
-# a loaded host slows the replay instead of changing its outcome. The audit logs and settlements are left in --out.
-# usage: grid_event.sh PFI PFID SOURCE_DIR
+# period (a period is two minutes of the event, as the demo's default --speed 120 with 1 s),
+# all five strategies side by side on the same emulated GPUs and a real Prometheus, the
+# optimising strategies on the demo's objective (--objective balanced: weighted plus mean
+# performance), every run settled against the same reference tokens/s a job (the GPUs'
+# noise-free 400 W sweep). Checked on its --json: the fields, six jobs with the
+# demonstration's tiers, energy shed > 0, the published 0.9096 beside them; the replay tracks
+# the target (every strategy at most 2 % over it after the ramp, no tier violated); the
+# ranking in both scores and in their sum (the objective): oracle and pfi-model each above
+# both fair-headroom and equal (by 0.0037-0.0040 weighted, 0.0033-0.0037 mean over 3
+# runs), and the oracle at least pfi-model less 0.002 in each. The oracle and pfi-model are one optimiser on two sweeps of the same
+# GPUs (10 W noise-free; 50 W with a 1 % noise, smoothed), which on the fitted curves reach
+# the same objective within 0.0002 (a static computation), so what separates them in a
+# replay is the measurement and the feedback: oracle - pfi-model -0.0008 to -0.0001 weighted,
+# +0.0006 to +0.0014 mean, -0.0003 to +0.0013 in the sum over 3 runs, hence the 0.002. The
+# controllers count the event in their own periods and wait for readings taken after their
+# last cap change, so a loaded host slows the replay instead of changing its outcome. The
+# audit logs and settlements are left in --out.
 set -u
 PFI=$1
 export PFI_AGENT_BIN=${PFI_AGENT_BIN:-$2}
@@ -24,7 +31,7 @@ check $? "pfi demo grid-event ran"
 python3 - "$T/demo.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-ok = d["published_weighted_performance"] == 0.9096 and sorted(d["strategies"]) == [
+ok = d["published_weighted_performance"] == 0.9096 and d["objective"] == "balanced" and sorted(d["strategies"]) == [
     "equal", "fair-headroom", "oracle", "pfi-model", "pfi-weighted"]
 keys = {"max_over_target_pct", "seconds_over_target", "energy_shed_kwh", "weighted_performance",
         "mean_performance", "tier_violations", "per_job"}
@@ -51,23 +58,25 @@ python3 - "$T/demo.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["strategies"]
 ok = True
-for k in ("weighted_performance", "mean_performance"):
-    o, m, f, e = (r[s][k] for s in ("oracle", "pfi-model", "fair-headroom", "equal"))
-    print(f"  {k}: oracle {o:.4f}, pfi-model {m:.4f}, fair-headroom {f:.4f}, equal {e:.4f}")
-    # the weighted performance is what the strategies maximise (the policy weighs each job by
-    # its GPUs over its reference tokens/s): there the oracle and pfi-model are above both
-    # others, and apart by less than what their power levels (within 1 % of each other)
-    # buy, 0.003. The mean is shown, not checked: no strategy maximises it, and pfi-model
-    # and equal are within 0.001 of each other there, either way from run to run.
-    if k == "weighted_performance":
-        ok &= min(o, m) >= max(f, e) and o >= m - 0.003
+score = {s: {k: r[s][k] for k in ("weighted_performance", "mean_performance")} for s in r}
+for s in score:
+    score[s]["sum"] = score[s]["weighted_performance"] + score[s]["mean_performance"]
+for k in ("weighted_performance", "mean_performance", "sum"):
+    o, m, f, e = (score[s][k] for s in ("oracle", "pfi-model", "fair-headroom", "equal"))
+    print(f"  {k}: oracle {o:.4f}, pfi-model {m:.4f}, fair-headroom {f:.4f}, equal {e:.4f}"
+          f" (oracle - pfi-model {o - m:+.4f}, the lower of them - the higher of the others"
+          f" {min(o, m) - max(f, e):+.4f})")
+    ok &= min(o, m) > max(f, e) and o >= m - 0.002
 sys.exit(0 if ok else 1)
 PY
-check $? "ranking (weighted): oracle and pfi-model above fair-headroom and equal, oracle >= pfi-model - 0.003"
+check $? "ranking (weighted, mean, their sum): oracle and pfi-model above fair-headroom and equal, oracle >= pfi-model - 0.002"
 [ -s "$T/out/pfi-model.db" ] && [ -s "$T/out/equal.json" ]
 check $? "audit logs and settlements in --out"
 "$PFI" demo grid-event --bogus > /dev/null 2>&1
 [ $? -eq 2 ]
 check $? "an unknown option: exit 2"
+"$PFI" demo grid-event --objective bogus > /dev/null 2>&1
+[ $? -eq 2 ]
+check $? "an unknown objective: exit 2"
 [ $fail -ne 0 ] && cat "$T/demo.err"
 exit $fail

@@ -57,6 +57,35 @@ check $? "the table form"
 "$PFI" report --settlement "$WORK/none.db" > /dev/null 2>&1
 [ $? -eq 1 ]
 check $? "a missing audit log: exit 1"
+# --reference: dense-a's reference tokens/s given (20 000: below its 24 000, so performance
+# and tokens lost move), the others' from the pre-event window
+printf 'job,tput_tok_s\ndense-a,20000\n' > "$WORK/ref.csv"
+"$PFI" report --settlement --json --speed 60 --interval 60 --pre-window 120 \
+    --reference "$WORK/ref.csv" "$WORK/s.db" > "$WORK/r.json"
+check $? "pfi report --settlement --reference"
+/usr/bin/python3 "$SRC/tests/golden/settlement_reference.py" "$WORK/s.db" 60 120 "$WORK/ref.csv" \
+    > "$WORK/rg.json"
+python3 - "$WORK/r.json" "$WORK/rg.json" "$WORK/s.json" <<'PY'
+import json, math, sys
+r, g, s = (json.load(open(a)) for a in sys.argv[1:4])
+jobs = {j["name"]: j for j in r["per_job"]}
+before = {j["name"]: j for j in s["per_job"]}
+ok = jobs["dense-a"]["reference"] == "given" and jobs["dense-a"]["reference_tput_tok_s"] == 20000
+ok &= all(jobs[n]["reference"] == "pre-event" for n in ("moe-a", "moe-b"))
+for name, gj in g["per_job"].items():
+    for k in ("performance", "tokens_lost"):
+        ok &= math.isclose(jobs[name][k], gj[k], rel_tol=1e-6, abs_tol=1e-9)
+ok &= jobs["dense-a"]["performance"] > before["dense-a"]["performance"]
+ok &= jobs["moe-a"]["performance"] == before["moe-a"]["performance"]
+print(f"  dense-a performance {before['dense-a']['performance']:.4f} -> "
+      f"{jobs['dense-a']['performance']:.4f} against 20 000 tokens/s")
+sys.exit(0 if ok else 1)
+PY
+check $? "--reference: the given job's performance and tokens lost as the golden script, the others unchanged"
+printf 'job,tput_tok_s\ndense-a,0\n' > "$WORK/bad.csv"
+"$PFI" report --settlement --reference "$WORK/bad.csv" "$WORK/s.db" > /dev/null 2> "$WORK/bad.err"
+[ $? -eq 1 ] && grep -q "bad.csv:2: tput_tok_s" "$WORK/bad.err"
+check $? "a reference of 0 tokens/s: exit 1 naming the file and line"
 "$PFI" report --settlement --interval 0 "$WORK/s.db" > /dev/null 2>&1
 [ $? -eq 2 ]
 check $? "--interval 0: exit 2"

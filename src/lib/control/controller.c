@@ -1014,6 +1014,46 @@ static void estimate_curve(pfi_ctl *c, size_t ix)
     }
 }
 
+/* The objective's scale (pfi_ctl_objective): the mean GPUs and reference tokens/s of the
+ * seen jobs that have a reference tokens/s (NaN when none has). */
+static void objective_means(const pfi_ctl *c, double *g_mean, double *t_mean)
+{
+    double g = 0, t = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < c->nj; i++) {
+        const cjob *j = &c->j[i];
+        double tr = j->ref_tput_pg * (double)j->ngpus;
+        if (j->seen && tr > 0 && isfinite(tr)) {
+            g += (double)j->ngpus;
+            t += tr;
+            n++;
+        }
+    }
+    *g_mean = n ? g / (double)n : NAN;
+    *t_mean = n ? t / (double)n : NAN;
+}
+
+double ctl_objective_factor(pfi_ctl_objective o, double gpus, double ref_tput, double g_mean,
+                            double t_mean)
+{
+    if (o == PFI_CTL_OBJECTIVE_TOKENS || !(ref_tput > 0) || !isfinite(ref_tput) || !(t_mean > 0) ||
+        !isfinite(t_mean) || !(g_mean > 0) || !isfinite(g_mean))
+        return 1;
+    double s = gpus / g_mean;
+    if (o == PFI_CTL_OBJECTIVE_MEAN)
+        s = 1;
+    else if (o == PFI_CTL_OBJECTIVE_BALANCED)
+        s = (s + 1) / 2;
+    return s * t_mean / ref_tput;
+}
+
+/* Job j's factor on its policy weight (ctl_objective_factor). */
+static double objective_factor(const pfi_ctl *c, const cjob *j, double g_mean, double t_mean)
+{
+    return ctl_objective_factor(c->cfg.objective, (double)j->ngpus,
+                                j->ref_tput_pg * (double)j->ngpus, g_mean, t_mean);
+}
+
 static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
 {
     size_t nj = 0, npts = 0;
@@ -1034,6 +1074,8 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
     double *cap = buf, *pw = cap + npts, *tp = pw + npts, *gp = tp + npts, *wt = gp + nj,
            *fl = wt + nj, *lo = fl + nj, *hi = lo + nj, *pf = hi + nj, *ft = pf + nj;
     size_t m = 0, p = 0;
+    double g_mean, t_mean;
+    objective_means(c, &g_mean, &t_mean);
     off[0] = 0;
     for (size_t i = 0; i < c->nj; i++) {
         cjob *j = &c->j[i];
@@ -1046,7 +1088,8 @@ static pfi_error allocate_jobs(pfi_ctl *c, double budget, pfi_ctl_report *rep)
         }
         const pfi_ctl_rule *rule = pfi_ctl_policy_find(c->cfg.rules, c->cfg.n_rules, j->id);
         gp[m] = (double)j->ngpus;
-        wt[m] = rule && isfinite(rule->weight) ? rule->weight : 1;
+        wt[m] = (rule && isfinite(rule->weight) ? rule->weight : 1) *
+                objective_factor(c, j, g_mean, t_mean);
         fl[m] = rule ? rule->floor_frac : NAN;
         lo[m] = NAN;
         hi[m] = NAN;
@@ -1207,6 +1250,8 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
     double *cap = buf, *pw = cap + npts, *tp = pw + npts, *gp = tp + npts, *wt = gp + np,
            *fl = wt + np, *band = fl + np, *prev = band + np, *meas = prev + np;
     size_t q = 0;
+    double g_mean, t_mean;
+    objective_means(c, &g_mean, &t_mean);
     off[0] = 0;
     for (size_t k = 0; k < np; k++) {
         const cjob *j = &c->j[pt[k].job];
@@ -1219,7 +1264,8 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
         off[k + 1] = q;
         const pfi_ctl_rule *rule = pfi_ctl_policy_find(c->cfg.rules, c->cfg.n_rules, j->id);
         gp[k] = (double)pt[k].gpus;
-        wt[k] = rule && isfinite(rule->weight) ? rule->weight : 1;
+        wt[k] = (rule && isfinite(rule->weight) ? rule->weight : 1) *
+                objective_factor(c, j, g_mean, t_mean);
         fl[k] = rule ? rule->floor_frac : NAN;
         band[k] = rule && isfinite(rule->band) ? rule->band : 0;
         pnode[k] = pt[k].node;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "pfi/control.h"
 #include "pfi/error.h"
 
 /* ctl_fail — fill d (may be NULL) with line and message; return e. */
@@ -20,6 +21,14 @@ bool ctl_parse_num(const char *s, double *out);
  * return the median of the values it holds. */
 #define CTL_REF_WINDOW 5
 double ctl_window_median(double *h, size_t *n, double v);
+
+/* ctl_objective_factor — a job's factor on its policy weight in the allocation's objective
+ * (pfi_ctl_objective, pfi/control.h): 1 for tokens/s (or without a finite ref_tput > 0, or
+ * without the means); else its share of the score (gpus ÷ g_mean for weighted, 1 for mean,
+ * the two's average for balanced) × t_mean ÷ ref_tput. gpus: the job's GPUs; ref_tput: its
+ * reference tokens/s (the whole job's); g_mean, t_mean: the means of both over the jobs. */
+double ctl_objective_factor(pfi_ctl_objective o, double gpus, double ref_tput, double g_mean,
+                            double t_mean);
 
 /* ctl_copy — copy src into dst[n]; false (dst untouched) when it does not fit. */
 bool ctl_copy(char *dst, size_t n, const char *src);

@@ -68,13 +68,14 @@ static pfi_grid_settle_job *job_of(pfi_grid_settlement *s, size_t *cap, const ch
     memset(j, 0, sizeof *j);
     snprintf(j->job, sizeof j->job, "%s", name);
     j->allowance = NAN;
-    j->performance = j->life_performance = NAN;
+    j->performance = j->life_performance = j->ref_tput_tok_s = NAN;
     return j;
 }
 
 /* Per-job sums kept in the job record's spare fields while reading. */
 typedef struct jsum {
     double ev_tput, ev_ref, life_tput, life_ref;
+    double pre_tput, pre_dt; /* Σ T dt, Σ dt over the pre-event window */
 } jsum;
 
 static pfi_error read_periods(sqlite3 *db, prow **out, size_t *n, pfi_diag *d)
@@ -285,12 +286,36 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
         }
         if (isfinite(gpus) && gpus > 0)
             j->gpus = (size_t)gpus;
+        double dt = period_dt(p, n, k);
+        if (k < a && p[k].t * sp >= s->event_start_s - o->pre_window_s && !(p[k].lead > 0) &&
+            isfinite(tp) && tp > 0) {
+            js[ji].pre_tput += tp * dt;
+            js[ji].pre_dt += dt;
+        }
         if (!(ref > 0) || !isfinite(tp))
             continue;
-        double dt = period_dt(p, n, k), got = tp < ref ? tp : ref;
+        double got = tp < ref ? tp : ref;
         js[ji].life_tput += got * dt;
         js[ji].life_ref += ref * dt;
         if (k >= a && k < b) {
+            /* the event against the job's measured tokens/s in the pre-event window (the
+             * periods of the power baseline), every strategy's run against what its jobs
+             * did uncapped; the controller's reference (the median of its last few uncapped
+             * readings, 0.3 % apart from run to run at a 0.5 % reading noise) when the
+             * window has no reading of the job */
+            const pfi_grid_settle_ref *given = NULL;
+            for (size_t q = 0; q < o->n_refs && given == NULL; q++)
+                if (strcmp(o->refs[q].job, j->job) == 0)
+                    given = &o->refs[q];
+            if (given != NULL) {
+                ref = given->tput_tok_s;
+                j->ref_given = true;
+            } else if (js[ji].pre_dt > 0) {
+                ref = js[ji].pre_tput / js[ji].pre_dt;
+                j->ref_pre_event = true;
+            }
+            j->ref_tput_tok_s = ref;
+            got = tp < ref ? tp : ref;
             js[ji].ev_tput += tp * dt;
             js[ji].ev_ref += ref * dt;
             j->tokens_lost += (ref - got) * dt * sp;
@@ -330,11 +355,14 @@ pfi_error pfi_grid_settle(const char *audit_path, const pfi_grid_settle_options 
                           pfi_grid_settlement **out, pfi_diag *diag)
 {
     *out = NULL;
+    bool refs_ok = o->n_refs == 0 || o->refs != NULL;
+    for (size_t q = 0; refs_ok && q < o->n_refs; q++)
+        refs_ok = o->refs[q].tput_tok_s > 0 && isfinite(o->refs[q].tput_tok_s);
     if (!(o->interval_s > 0) || !(o->speed > 0) || !(o->pre_window_s >= 0) || !(o->skip_s >= 0) ||
-        !(o->non_gpu_w >= 0) || !isfinite(o->speed) || !isfinite(o->non_gpu_w))
+        !(o->non_gpu_w >= 0) || !isfinite(o->speed) || !isfinite(o->non_gpu_w) || !refs_ok)
         return ctl_fail(diag, 0, PFI_ERR_INVALID_ARGUMENT,
                         "settlement: interval and speed must be > 0, the pre-event window, "
-                        "the skip and the non-GPU power >= 0");
+                        "the skip and the non-GPU power >= 0, a given reference > 0");
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(audit_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         pfi_error e = sql_fail(db, diag, audit_path);
