@@ -105,7 +105,15 @@ grep_out ingest-stream-file-energy "energy: 3000.000 J (counter)" "$T/file.out"
 check ingest-power-bound 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/huge.csv"
 grep_out ingest-power-bound-job "job 253.0000 W (se undefined, top 1 of 3 complete" "$T/out"
 grep_out ingest-power-bound-count "power_w 3 valid / 0 missing / 1 out of range" "$T/out"
-grep_out ingest-power-bound-note "gpu0: 1 of 4 power_w samples out of range (max seen 99999999)" "$T/err"
+grep_out ingest-power-bound-note "huge.csv:3: power_w: gpu0: 1 of 4 power_w samples out of range (max seen 99999999 on that line; range 0..5000 W per GPU: no max limit column or --max-power)" "$T/err"
+# The note names its line on every reader's path: a dcgmi dmon capture long enough for the
+# block path, two glitches of GPU 2 (lines 149 and 301: 2 header lines, 8 GPUs a loop): the largest
+# is the one named.
+awk 'BEGIN { print "#Entity   POWER   TMPTR"; print "ID"
+             for (i = 0; i < 300; i++) { v = 300 + i % 7; if (i == 146) v = 9000; if (i == 298) v = 12000.5
+                 printf "GPU %d     %.3f   %d\n", i % 8, v, 40 }}' > "$T/glitch_dmon.txt"
+check ingest-power-bound-dmon 0 "$PFI" ingest --dry-run --telemetry "$T/glitch_dmon.txt"
+grep_out ingest-power-bound-dmon-line "glitch_dmon.txt:301: power_w: GPU 2: 2 of 38 power_w samples out of range (max seen 12000.5 on that line" "$T/err"
 check ingest-power-bound-raised 0 "$PFI" ingest --dry-run --timezone UTC --max-power 60000000 \
     --telemetry "$T/huge.csv"
 grep_out ingest-power-bound-raised-job "job 99999999.0000 W" "$T/out"
@@ -244,7 +252,7 @@ odd() { # NAME CELL
     check "odd-$1" 0 "$PFI" ingest --dry-run --telemetry "$T/$1.csv"
 }
 odd huge "1e308 W"
-grep_out odd-huge-range "gpu0: 1 of 3 power_w samples out of range (max seen 1e+308)" "$T/err"
+grep_out odd-huge-range "huge.csv:3: power_w: gpu0: 1 of 3 power_w samples out of range (max seen 1e+308 on that line" "$T/err"
 if grep -q "DCGM" "$T/err"; then echo "FAIL odd-huge-not-blank"; cat "$T/err"; fail=1; else echo "ok   odd-huge-not-blank"; fi
 odd nan "NaN W"
 grep_out odd-nan-missing "power_w not available (1 of 3 samples missing)" "$T/err"
