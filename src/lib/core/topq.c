@@ -208,7 +208,8 @@ void pfi_topq_free(pfi_topq *t)
 
 static size_t topq_slot(const pfi_topq *t, uint64_t k)
 {
-    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (t->slots - 1);
+    /* The product's high bits: a round value's low mantissa bits are all zero. */
+    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctzll(t->slots)));
 }
 
 /* Every entry of t with value > floor into a fresh table of nslots slots (a power of two). */

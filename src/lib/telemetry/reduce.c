@@ -1048,6 +1048,13 @@ typedef struct stream_queue {
     size_t pushed, expected; /* rows so far, rows pass 1 counted */
 } stream_queue;
 
+/* A row of the in-order merge (stream_pass.fifo): a row and its GPU. */
+typedef struct stream_frow {
+    double t, v;
+    unsigned g;
+    bool valid;
+} stream_frow;
+
 /* A GPU in the merge's heap: its queue's first row's time. */
 typedef struct stream_head {
     double t;
@@ -1070,6 +1077,15 @@ typedef struct stream_pass {
     size_t n_series, ng, fpd;
     stream_series *ss;
     stream_queue *q;
+    /* While every row has come in (time, GPU) order — a capture's rows, loop after loop —
+     * the merge's order is the order they came in: they wait in one ring (fifo, fn rows
+     * from fhead) instead of the GPUs' queues and heap; the first row out of that order
+     * moves them there (stream_unfifo) for good. */
+    bool heap_mode;
+    stream_frow *fifo;
+    size_t fcap, fhead, fn;
+    double f_t; /* the last row's time and GPU (f_g == SIZE_MAX: none yet) */
+    size_t f_g;
     excl_series *xs;
     double *lt; /* a min tree over the GPUs' lower bounds: size 2 x leaves */
     size_t leaves;
@@ -1149,11 +1165,42 @@ static bool spec_row_ok(stream_pass *p, size_t g, double t)
 }
 
 /* The rows every GPU has passed, into the bins. */
+/* One row out of the merge, in order, into the bins. */
+static inline pfi_error stream_emit(stream_pass *p, size_t g, double t, double v, bool valid)
+{
+    if (p->spec && !spec_row_ok(p, g, t)) {
+        p->dead = true;
+        return PFI_OK;
+    }
+    p->last_out = t;
+    grid_row gr = {.t = t,
+                   .v = v,
+                   .g = (unsigned)g,
+                   .valid = valid,
+                   .excl = valid ? sample_excluded(&p->xs[g], p->o, t) : 0};
+    return power_bins_add(&p->b, &gr, &p->red->jp);
+}
+
 static pfi_error stream_drain(stream_pass *p)
 {
     /* The first read's rows wait until every GPU is past t + 1e-6 (the rows that give the
      * limits at t are then in: sample_excluded looks 1e-6 ahead) and the step is guessed. */
     bool ahead = p->spec && !p->eof;
+    if (!p->heap_mode) { /* the in-order ring: its first row is the heap's least */
+        while (p->fn > 0 && !(p->spec && !(p->b.align > 0))) {
+            const stream_frow *r = &p->fifo[p->fhead];
+            if (!(ahead ? r->t + 1e-6 < p->lt[1] : r->t <= p->lt[1]))
+                break;
+            stream_frow x = *r;
+            p->fhead = p->fhead + 1 == p->fcap ? 0 : p->fhead + 1;
+            p->fn--;
+            p->buffered--;
+            pfi_error e = stream_emit(p, x.g, x.t, x.v, x.valid);
+            if (e != PFI_OK || p->dead)
+                return e;
+        }
+        return PFI_OK;
+    }
     while (p->nh > 0 && !(p->spec && !(p->b.align > 0)) &&
            (ahead ? p->heap[0].t + 1e-6 < p->lt[1] : p->heap[0].t <= p->lt[1])) {
         size_t g = p->heap[0].g;
@@ -1168,30 +1215,17 @@ static pfi_error stream_drain(stream_pass *p)
             p->heap[0].t = q->r[q->head].t;
         if (p->nh > 1)
             q_down(p, 0);
-        if (p->spec && !spec_row_ok(p, g, r.t)) {
-            p->dead = true;
-            return PFI_OK;
-        }
-        p->last_out = r.t;
-        grid_row gr = {.t = r.t,
-                       .v = r.v,
-                       .g = (unsigned)g,
-                       .valid = r.valid,
-                       .excl = r.valid ? sample_excluded(&p->xs[g], p->o, r.t) : 0};
-        pfi_error e = power_bins_add(&p->b, &gr, &p->red->jp);
-        if (e != PFI_OK)
+        pfi_error e = stream_emit(p, g, r.t, r.v, r.valid);
+        if (e != PFI_OK || p->dead)
             return e;
     }
     return PFI_OK;
 }
 
-static pfi_error stream_push(stream_pass *p, size_t g, double t, double v, bool valid)
+/* Row (t, v, valid) of GPU g into its queue (the heap's merge), no drain. */
+static pfi_error stream_enqueue(stream_pass *p, size_t g, double t, double v, bool valid)
 {
     stream_queue *q = &p->q[g];
-    if (q->pushed == q->expected || p->buffered >= STREAM_WINDOW) {
-        p->overflow = true; /* more rows than pass 1 saw, or a GPU silent too long */
-        return PFI_ERR_LIMIT;
-    }
     if (q->n == q->cap) {
         size_t cap = q->cap ? 2 * q->cap : 16;
         stream_row *r = pfi_malloc(cap * sizeof *r);
@@ -1206,11 +1240,64 @@ static pfi_error stream_push(stream_pass *p, size_t g, double t, double v, bool 
     }
     q->r[(q->head + q->n) % q->cap] = (stream_row){t, v, valid};
     q->n++;
-    p->buffered++;
     if (q->n == 1) {
         p->heap[p->nh++] = (stream_head){t, g};
         q_up(p, p->nh - 1);
     }
+    return PFI_OK;
+}
+
+/* A row out of (time, GPU) order: the ring's rows (in that order, so each GPU's in its
+ * own) go to the GPUs' queues, and the heap merges from now on. */
+static pfi_error stream_unfifo(stream_pass *p)
+{
+    p->heap_mode = true;
+    for (; p->fn > 0; p->fn--) {
+        const stream_frow *r = &p->fifo[p->fhead];
+        pfi_error e = stream_enqueue(p, r->g, r->t, r->v, r->valid);
+        if (e != PFI_OK)
+            return e;
+        p->fhead = p->fhead + 1 == p->fcap ? 0 : p->fhead + 1;
+    }
+    pfi_free(p->fifo);
+    p->fifo = NULL;
+    p->fcap = p->fhead = 0;
+    return PFI_OK;
+}
+
+static pfi_error stream_push(stream_pass *p, size_t g, double t, double v, bool valid)
+{
+    stream_queue *q = &p->q[g];
+    if (q->pushed == q->expected || p->buffered >= STREAM_WINDOW) {
+        p->overflow = true; /* more rows than pass 1 saw, or a GPU silent too long */
+        return PFI_ERR_LIMIT;
+    }
+    pfi_error e;
+    if (!p->heap_mode && p->f_g != SIZE_MAX && !(t > p->f_t || (t == p->f_t && g > p->f_g)) &&
+        (e = stream_unfifo(p)) != PFI_OK)
+        return e;
+    if (!p->heap_mode) {
+        if (p->fn == p->fcap) {
+            size_t cap = p->fcap ? 2 * p->fcap : 64;
+            stream_frow *r = pfi_malloc(cap * sizeof *r);
+            if (r == NULL)
+                return PFI_ERR_NOMEM;
+            for (size_t i = 0; i < p->fn; i++)
+                r[i] = p->fifo[(p->fhead + i) % p->fcap];
+            pfi_free(p->fifo);
+            p->fifo = r;
+            p->fcap = cap;
+            p->fhead = 0;
+        }
+        size_t k = p->fhead + p->fn;
+        p->fifo[k >= p->fcap ? k - p->fcap : k] = (stream_frow){t, v, (unsigned)g, valid};
+        p->fn++;
+        p->f_t = t;
+        p->f_g = g;
+    } else if ((e = stream_enqueue(p, g, t, v, valid)) != PFI_OK) {
+        return e;
+    }
+    p->buffered++;
     lt_set(p, g, ++q->pushed == q->expected ? INFINITY : t);
     return stream_drain(p);
 }
@@ -1271,6 +1358,7 @@ static void stream_pass_free(stream_pass *p)
     for (size_t g = 0; p->q != NULL && g < p->ng; g++)
         pfi_free(p->q[g].r);
     pfi_free(p->q);
+    pfi_free(p->fifo);
     pfi_free(p->ss);
     pfi_free(p->xs);
     pfi_free(p->lt);
@@ -1674,7 +1762,8 @@ pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o
         return PFI_ERR_NOMEM;
     *sp = (tm_spec){.o = *o, .fp = -1, .last_gpu_entity = -1, .derived_max = -INFINITY};
     stream_pass *p = &sp->p;
-    *p = (stream_pass){.tm = tm, .o = &sp->o, .spec = true, .last_out = -INFINITY};
+    *p = (stream_pass){
+        .tm = tm, .o = &sp->o, .spec = true, .last_out = -INFINITY, .f_g = SIZE_MAX};
     size_t n = SPEC_MAX_GPUS;
     pfi_telemetry_options so = tm->opt;
     so.host = so.csv_fields = so.timezone = NULL;
@@ -1767,7 +1856,7 @@ static pfi_error spec_finish(pfi_telemetry *tm, const pfi_reduce_options *o, lon
     if (!(p->b.align > 0))
         return PFI_OK;
     pfi_error err = stream_drain(p);
-    if (err != PFI_OK || p->dead || p->nh > 0)
+    if (err != PFI_OK || p->dead || p->nh > 0 || p->fn > 0)
         return err;
     /* The GPUs, the grid step's decisions, the gap limits, the limit series, the counter's
      * span over the power's, the grid's size, the derived power's range. */
@@ -1943,7 +2032,7 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
         if (serr != PFI_OK || done || tm->counted_inexact)
             return serr;
     }
-    stream_pass p = {.tm = tm, .o = o, .n_series = tm->n_series};
+    stream_pass p = {.tm = tm, .o = o, .n_series = tm->n_series, .f_g = SIZE_MAX};
     tm_stream_red *red = pfi_calloc(1, sizeof *red);
     p.red = red;
     p.ss = pfi_calloc(tm->n_series ? tm->n_series : 1, sizeof *p.ss);
