@@ -1340,6 +1340,7 @@ static pfi_error stream_sample(void *ctx, size_t k, double t, double v, bool val
         bool ok = !brk && dt > 0 && dt <= x->lim && de >= 0;
         if (ok || !x->first) {
             x->first = false;
+            p->tm->line_now = 0; /* derived: its notes name no line (as derive_power) */
             pfi_error e =
                 tm_put(p->tm, (size_t)x->e, p->fpd, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING,
                        ok ? de / 1000.0 / dt : NAN, -1, false);
