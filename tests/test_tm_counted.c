@@ -389,14 +389,16 @@ int main(int argc, char **argv)
             for (int k = 0; k < 8; k++) {
                 int g = i >= 100 ? 7 - k : k;
                 double tg = 0.1 * i + (i >= 100 ? 0.001 * (7 - g) : 0);
-                n2 += (size_t)(fmt == 0 ? snprintf(reg + n2, cap2 - n2, "GPU %d     %d.%d      %d\n",
-                                                   g, 200 + (i * 7 + g) % 90, i % 10, 40 + i % 20)
-                                        : snprintf(reg + n2, cap2 - n2,
-                                                   "2026/01/14 10:%02d:%06.3f, %d, %d.%02d W\n",
-                                                   (int)(tg / 60), tg - 60 * floor(tg / 60), g,
-                                                   200 + (i * 7 + g) % 90, i % 100));
+                n2 +=
+                    (size_t)(fmt == 0 ? snprintf(reg + n2, cap2 - n2, "GPU %d     %d.%d      %d\n",
+                                                 g, 200 + (i * 7 + g) % 90, i % 10, 40 + i % 20)
+                                      : snprintf(reg + n2, cap2 - n2,
+                                                 "2026/01/14 10:%02d:%06.3f, %d, %d.%02d W\n",
+                                                 (int)(tg / 60), tg - 60 * floor(tg / 60), g,
+                                                 200 + (i * 7 + g) % 90, i % 100));
             }
-        ok = check(fmt == 0 ? "dmon GPUs reversed from loop 100" : "CSV GPUs reordered from loop 100",
+        ok = check(fmt == 0 ? "dmon GPUs reversed from loop 100"
+                            : "CSV GPUs reordered from loop 100",
                    reg, n2);
     }
     free(reg);

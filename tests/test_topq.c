@@ -15,13 +15,13 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                         \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            failures++;                                                                          \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                      \
-            fprintf(stderr, __VA_ARGS__);                                                        \
-        }                                                                                        \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+        }                                                                                          \
     } while (0)
 
 static double sum_of(const double *x, size_t n, double *lo)
@@ -48,8 +48,8 @@ static void test_exact_sum(void)
         nt[i] = -0.1;
     }
     CHECK(sum_of(t, 10, &lo) == 1.0 && lo == 0x1p-54, "ten 0.1: %a %a\n", sum_of(t, 10, NULL), lo);
-    CHECK(sum_of(nt, 10, &lo) == -1.0 && lo == -0x1p-54, "ten -0.1: %a %a\n",
-          sum_of(nt, 10, NULL), lo);
+    CHECK(sum_of(nt, 10, &lo) == -1.0 && lo == -0x1p-54, "ten -0.1: %a %a\n", sum_of(nt, 10, NULL),
+          lo);
     /* 2^53 + 1: a tie, to even (2^53); + 2^-100 is past the tie: 2^53 + 2. */
     double b[] = {0x1p53, 1.0, 0x1p-100};
     CHECK(sum_of(b, 2, &lo) == 0x1p53 && lo == 1.0, "2^53+1: %a %a\n", sum_of(b, 2, NULL), lo);
@@ -96,7 +96,8 @@ static void test_mean_exact(void)
     for (int i = 0; i < 10; i++)
         v[i] = 0.1;
     pfi_steady out;
-    /* The mean of ten 0.1: (1 + 2^-54)/10 rounds to 0.1 (summing in doubles: 0.09999999999999999). */
+    /* The mean of ten 0.1: (1 + 2^-54)/10 rounds to 0.1 (summing in doubles: 0.09999999999999999).
+     */
     CHECK(pfi_steady_state(NULL, v, NULL, 10, 0, 1.0, w, &out) == 0 && out.mean == 0.1 &&
               out.se == 0.0,
           "ten 0.1: mean %.17g se %g\n", out.mean, out.se);
@@ -189,8 +190,8 @@ static void test_order_independent(void)
                 if (!fold || (order > 0 && ref.m <= 128))
                     CHECK(exact, "q %g order %d fold %d: not exact\n", q, order, fold);
                 if (fold && ref.m > 256)
-                    CHECK(!exact, "q %g order %d fold %d: m %zu cannot be exact\n", q, order,
-                          fold, ref.m);
+                    CHECK(!exact, "q %g order %d fold %d: m %zu cannot be exact\n", q, order, fold,
+                          ref.m);
                 if (exact) {
                     se = m >= 2 ? pfi_se_rounded(se, mean) : se;
                     CHECK(m == ref.m && memcmp(&mean, &ref.mean, sizeof mean) == 0 &&

@@ -141,8 +141,8 @@ double pfi_topq_mean(pfi_xsum *s, size_t m)
     return q + (r + lo) / md;
 }
 
-void pfi_topq_stats(const double *x, const uint64_t *c, size_t n, double v, uint64_t ties,
-                    size_t m, double *mean, double *se)
+void pfi_topq_stats(const double *x, const uint64_t *c, size_t n, double v, uint64_t ties, size_t m,
+                    double *mean, double *se)
 {
     pfi_xsum s;
     pfi_xsum_init(&s);
@@ -295,8 +295,8 @@ pfi_error pfi_topq_add(pfi_topq *t, double x)
         s = (s + 1) & (t->slots - 1);
     }
     if (2 * (t->used + 1) > t->slots) {
-        pfi_error e = t->used >= t->max_distinct ? topq_fold(t)
-                                                 : topq_rehash(t, 2 * t->slots, -INFINITY);
+        pfi_error e =
+            t->used >= t->max_distinct ? topq_fold(t) : topq_rehash(t, 2 * t->slots, -INFINITY);
         if (e != PFI_OK)
             return e;
         t->n--;

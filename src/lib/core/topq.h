@@ -98,8 +98,8 @@ pfi_error pfi_topq_result(const pfi_topq *t, double q, size_t *m, double *mean, 
  * (m values in all, m > 0). The mean is pfi_topq_mean of the exact sum; the sum of squared
  * deviations is the exact sum of each value's fl((x − mean)²), rounded once.
  */
-void pfi_topq_stats(const double *x, const uint64_t *c, size_t n, double v, uint64_t ties,
-                    size_t m, double *mean, double *se);
+void pfi_topq_stats(const double *x, const uint64_t *c, size_t n, double v, uint64_t ties, size_t m,
+                    double *mean, double *se);
 
 /* pfi_topq_count — m = max(1, ceil(q·n)) capped at n (n > 0): how many values are averaged. */
 size_t pfi_topq_count(double q, size_t n);

@@ -214,7 +214,8 @@ static inline pfi_error dcgmi_take_block(pfi_telemetry *tm, tm_lines *r, dcgmi_s
     size_t n;
     pfi_error e;
     const char *blk = tm_lines_peek(r, &n);
-    size_t used = dcgmi_block(tm, blk, n, st->nf, st->fields, &st->kc, r->line, &rows, &e, st->simd);
+    size_t used =
+        dcgmi_block(tm, blk, n, st->nf, st->fields, &st->kc, r->line, &rows, &e, st->simd);
     tm_lines_skip(r, used, rows);
     return e;
 }

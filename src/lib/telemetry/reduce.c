@@ -735,9 +735,9 @@ static bool row_merge_next(row_merge *m, grid_row *r)
  * stamp and last are the binning's per-GPU scratch (ng each).
  */
 typedef struct power_bins {
-    size_t ng, nb;  /* GPUs; the grid's bins (with --align; bins past the end go to the last) */
-    bool per_loop;  /* a bin per capture loop (no --align), at its first row's time */
-    double warmup;  /* the warm-up, s (0: none) */
+    size_t ng, nb; /* GPUs; the grid's bins (with --align; bins past the end go to the last) */
+    bool per_loop; /* a bin per capture loop (no --align), at its first row's time */
+    double warmup; /* the warm-up, s (0: none) */
     double t0, align;
     size_t loop, bin;       /* capture loops so far, the bin being filled */
     double first;           /* time of the current loop's first row */
@@ -1484,8 +1484,8 @@ static pfi_error stream_job_init(stream_pass *p, const size_t *gpus, size_t ng, 
         return PFI_OK;
     }
     bool per_loop = !(o->align_s > 0);
-    return power_bins_init(&p->b, ng, per_loop ? 0 : (size_t)nbd, per_loop, o->warmup_s,
-                           red->t0, align, STREAM_TOPQ_DISTINCT);
+    return power_bins_init(&p->b, ng, per_loop ? 0 : (size_t)nbd, per_loop, o->warmup_s, red->t0,
+                           align, STREAM_TOPQ_DISTINCT);
 }
 
 /* The power derived from the counter (pfi_telemetry_derive_power_from_energy's field and
@@ -1763,8 +1763,7 @@ pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o
         return PFI_ERR_NOMEM;
     *sp = (tm_spec){.o = *o, .fp = -1, .last_gpu_entity = -1, .derived_max = -INFINITY};
     stream_pass *p = &sp->p;
-    *p = (stream_pass){
-        .tm = tm, .o = &sp->o, .spec = true, .last_out = -INFINITY, .f_g = SIZE_MAX};
+    *p = (stream_pass){.tm = tm, .o = &sp->o, .spec = true, .last_out = -INFINITY, .f_g = SIZE_MAX};
     size_t n = SPEC_MAX_GPUS;
     pfi_telemetry_options so = tm->opt;
     so.host = so.csv_fields = so.timezone = NULL;
