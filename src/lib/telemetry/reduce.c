@@ -2018,7 +2018,9 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
                  ? pfi_telemetry_field_find(tm, "power_avg_w")
              : pfi_telemetry_has_field(tm, "power_w") ? pfi_telemetry_field_find(tm, "power_w")
              : fe >= 0                                ? -2
-                                                      : -1;
+             /* pick_power's third choice: a power_energy_w the input named (fuzz_stream) */
+             : pfi_telemetry_has_field(tm, "power_energy_w") ? -2
+                                                             : -1;
     }
     if (fp == -2) { /* the derived power is the job's: its samples would be needed */
         tm->counted_inexact = true;
