@@ -93,6 +93,12 @@ wait
 grep "pfi: note" "$T/err" | sed "s#$T/fifo.txt#F#" > "$T/fifo.err"
 cmp -s "$T/out" "$T/file.out" && cmp -s "$T/fifo.err" "$T/file.err" && [ -s "$T/file.err" ] \
     && echo "ok   ingest-stream-fifo-same" || { echo "FAIL ingest-stream-fifo-same"; fail=1; }
+# A FIFO is copied to a temporary file and streamed like a file; where no temporary file can
+# be made ($TMPDIR not a directory) it is read once, stored: the same report either way.
+cat "$T/pipe.txt" > "$T/fifo.txt" &
+check ingest-stream-fifo-nospool 0 env TMPDIR="$T/no-such-dir" "$PFI" ingest --dry-run --telemetry "$T/fifo.txt"
+wait
+cmp -s "$T/out" "$T/file.out" && echo "ok   ingest-stream-fifo-nospool-same" || { echo "FAIL ingest-stream-fifo-nospool-same"; fail=1; }
 grep_out ingest-stream-file-power "job 550.0000 W (se undefined, top 1 of 4 complete timestamps; 2 incomplete" "$T/file.out"
 # The job power's bounded summary (131 072 distinct values when streamed): 140 000 distinct
 # loop powers, 200 + k/1000 W for k a permutation of 0..139 999 (7919 is prime to 140 000),
