@@ -377,6 +377,30 @@ int main(int argc, char **argv)
             ok = 0;
         }
     }
+    /* Rows that leave (time, GPU) order after 100 in-order loops — the merge's in-order ring
+     * hands its rows (several loops' worth waiting) to the GPUs' queues and heap: dmon with
+     * each loop's GPUs written in reverse from loop 100 (nominal times: GPU 7's row first),
+     * and the CSV with GPU g read (7 - g) ms after the loop's time from then on. */
+    for (int fmt = 0; ok && reg != NULL && fmt < 2; fmt++) {
+        n2 = (size_t)snprintf(reg, cap2, "%s",
+                              fmt == 0 ? "#Entity   POWER      TMPTR\nID\n"
+                                       : "timestamp, index, power.draw [W]\n");
+        for (int i = 0; i < 300; i++)
+            for (int k = 0; k < 8; k++) {
+                int g = i >= 100 ? 7 - k : k;
+                double tg = 0.1 * i + (i >= 100 ? 0.001 * (7 - g) : 0);
+                n2 +=
+                    (size_t)(fmt == 0 ? snprintf(reg + n2, cap2 - n2, "GPU %d     %d.%d      %d\n",
+                                                 g, 200 + (i * 7 + g) % 90, i % 10, 40 + i % 20)
+                                      : snprintf(reg + n2, cap2 - n2,
+                                                 "2026/01/14 10:%02d:%06.3f, %d, %d.%02d W\n",
+                                                 (int)(tg / 60), tg - 60 * floor(tg / 60), g,
+                                                 200 + (i * 7 + g) % 90, i % 100));
+            }
+        ok = check(fmt == 0 ? "dmon GPUs reversed from loop 100"
+                            : "CSV GPUs reordered from loop 100",
+                   reg, n2);
+    }
     free(reg);
     if (!ok)
         return 1;

@@ -53,7 +53,9 @@ typedef struct pfi_steady {
  * with t_s[i] - t_s[0] < warmup_s are the warm-up. Of the n_valid remaining valid samples, the m =
  * max(1, ceil(q·n_valid)) largest are averaged (ties broken arbitrarily: equal values give the same
  * mean); se is their sample standard deviation over sqrt(m), 0 below the rounding noise
- * (pfi_se_rounded).
+ * (pfi_se_rounded). Every sum is exact and rounded once (the mean: that sum over m with the
+ * division's remainder kept; the squared deviations fl((x − mean)²) summed exactly), so the
+ * result depends on the values only, never on their order [ours].
  *
  * work[n]: caller-provided scratch (the function allocates nothing); may alias nothing else.
  * Errors: PFI_ERR_INVALID_ARGUMENT (q outside (0,1], warmup_s < 0, t_s NULL with a warm-up,

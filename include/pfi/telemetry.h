@@ -195,6 +195,8 @@ typedef struct pfi_telemetry_series {
                           the value at a time needs) */
     bool times_only;   /* counted power_energy_w beside a measured power field: its times and
                           breaks stored (the gap note), not its values */
+    long range_line;   /* the line of range_max's sample (0: not known) */
+    size_t range_file; /* its file (index in the collector's file_names) */
     double t_first;    /* counted: time of the first valid sample (NaN: none) */
     double t_hi;       /* counted: the latest valid sample's time (-INFINITY: none) */
     struct tm_stream *stream; /* options.stream_power, power and energy fields: the sampling
@@ -274,6 +276,7 @@ typedef struct pfi_telemetry {
     } far_rows[64];         /* private: rows that may lie far from the others (before 2000, a jump
                                of over a year, a GPU's first row), named when excluded */
     size_t n_far_rows;      /* private */
+    long line_now;          /* private: the line of the row being read (0: not known) */
     char time_zone[128];    /* the zone local times were read in (options.timezone), "" none */
     size_t n_zone_repeated; /* local times of a repeated (fall-back) hour read */
     size_t n_zone_skipped;  /* local times inside a skipped (spring-forward) hour */

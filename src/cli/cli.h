@@ -77,7 +77,7 @@ typedef struct cli_kernlog {
  * when a file fails, "N of M telemetry file(s) failed: ON_FAILURE". On success *tm_out and
  * *red_out are owned by the caller (pfi_telemetry_destroy, free); on failure both are NULL. An exit
  * code. With topt->stream_power the files are read twice (pfi_reduce_stream; regular files
- * only: a pipe cannot be read again — give stream_power for files, not for "-"); where that
+ * or pipes copied by cli_telemetry_spool: a pipe itself cannot be read again); where that
  * cannot be used, PFI_EXIT_OK with *tm_out set (tm->counted_inexact) and *red_out NULL, said
  * nothing after the files' own notes: read again without stream_power, with
  * cli_telemetry_quiet_files(true).
@@ -96,6 +96,20 @@ void cli_telemetry_host_pattern(const char *re);
 /* cli_telemetry_quiet_files — while on, cli_read_telemetry does not repeat what reading each
  * file says (its notes, the host note): for a second read of files whose notes were said. */
 void cli_telemetry_quiet_files(bool on);
+
+/* cli_telemetry_spool — each of files[0..n) that is not a regular file (a FIFO, /dev/stdin)
+ * copied once to an unlinked temporary file under $TMPDIR (else /tmp), which
+ * cli_read_telemetry then reads (from its start, each time) under the file's own name: so a
+ * pipe can be read twice (topt->stream_power) in bounded memory; the disk holds the copy.
+ * files must be the array later given to cli_read_telemetry. True when every non-regular
+ * file was copied (a read or write error is kept and reported by the read, as the reader
+ * would); false when none was or a temporary file could not be made (nothing spooled, the
+ * files untouched but for those already copied, which stay spooled). Undone by
+ * cli_telemetry_unspool. */
+bool cli_telemetry_spool(const char *const *files, size_t n);
+
+/* cli_telemetry_unspool — closes (and so deletes) the copies of cli_telemetry_spool. */
+void cli_telemetry_unspool(void);
 
 int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);

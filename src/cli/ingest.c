@@ -702,9 +702,23 @@ static bool regular_files(const char *const *files, size_t n)
     return true;
 }
 
+static int read_run_spooled(const ingest_args *a, ingest_run *run, bool spool);
+
 /* Phase 2, reading: the kernel logs, the telemetry (reduced, with the kernel-log events
- * applied), the training log. An exit code; run owns what was read either way. */
+ * applied), the training log. An exit code; run owns what was read either way. A pipe or
+ * FIFO among the telemetry inputs is copied to a temporary file first (cli_telemetry_spool)
+ * so that it streams like a file (read twice when a guess fails, bounded memory), unless
+ * a warm-up stores the samples anyway. */
 static int read_run(const ingest_args *a, ingest_run *run)
+{
+    bool spool = a->ro.warmup_s == 0 && !regular_files(a->tel, a->n_tel) &&
+                 cli_telemetry_spool(a->tel, a->n_tel);
+    int rc = read_run_spooled(a, run, spool);
+    cli_telemetry_unspool();
+    return rc;
+}
+
+static int read_run_spooled(const ingest_args *a, ingest_run *run, bool spool)
 {
     int rc = read_kernel_logs(a->klogs, a->n_klogs, &run->kl);
     if (rc != PFI_EXIT_OK)
@@ -732,7 +746,7 @@ static int read_run(const ingest_args *a, ingest_run *run)
      * read makes the reduction's sums as the samples come (stream_power, bounded memory).
      * Where it cannot vouch for them, the files are read again as before, their notes
      * (said by the first read) not repeated. */
-    topt.stream_power = topt.count_means_only && regular_files(a->tel, a->n_tel);
+    topt.stream_power = topt.count_means_only && (spool || regular_files(a->tel, a->n_tel));
     rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
                             run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)

@@ -64,6 +64,94 @@ void cli_telemetry_quiet_files(bool on)
     quiet_files = on;
 }
 
+/* cli_telemetry_spool's copies: for files[i] of spool_of, spools[i] (NULL: read the path)
+ * and the error met copying it (0: none). */
+static const char *const *spool_of;
+static FILE **spools;
+static int *spool_err;
+static size_t n_spools;
+
+void cli_telemetry_unspool(void)
+{
+    for (size_t i = 0; i < n_spools; i++)
+        if (spools[i] != NULL)
+            fclose(spools[i]);
+    free(spools);
+    free(spool_err);
+    spools = NULL;
+    spool_err = NULL;
+    spool_of = NULL;
+    n_spools = 0;
+}
+
+bool cli_telemetry_spool(const char *const *files, size_t n)
+{
+    cli_telemetry_unspool();
+    spools = calloc(n ? n : 1, sizeof *spools);
+    spool_err = calloc(n ? n : 1, sizeof *spool_err);
+    if (spools == NULL || spool_err == NULL) {
+        cli_telemetry_unspool();
+        return false;
+    }
+    spool_of = files;
+    n_spools = n;
+    const char *dir = getenv("TMPDIR");
+    if (dir == NULL || dir[0] == '\0')
+        dir = "/tmp";
+    static char buf[1 << 20];
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(files[i], &st) == 0 && S_ISREG(st.st_mode))
+            continue;
+        /* The copy first: when it cannot be made, the input is left unread. */
+        char tmpl[4096];
+        int fd = -1;
+        if (snprintf(tmpl, sizeof tmpl, "%s/pfi-spool-XXXXXX", dir) < (int)sizeof tmpl)
+            fd = mkstemp(tmpl);
+        FILE *out = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+        if (fd >= 0)
+            unlink(tmpl); /* gone when closed, whatever happens */
+        if (out == NULL) {
+            if (fd >= 0)
+                close(fd);
+            return false;
+        }
+        FILE *in = fopen(files[i], "rb");
+        if (in == NULL) {
+            fclose(out);
+            continue; /* not readable: the read says so, as before */
+        }
+        size_t got;
+        while (spool_err[i] == 0 && (got = fread(buf, 1, sizeof buf, in)) > 0)
+            if (fwrite(buf, 1, got, out) != got)
+                spool_err[i] = errno ? errno : EIO;
+        if (spool_err[i] == 0 && ferror(in))
+            spool_err[i] = errno ? errno : EIO;
+        if (spool_err[i] == 0 && fflush(out) != 0)
+            spool_err[i] = errno ? errno : EIO;
+        fclose(in);
+        spools[i] = out;
+    }
+    return true;
+}
+
+/* files[i] into tm: its spooled copy (from the start, under its name) when there is one. */
+static pfi_error read_input(pfi_telemetry *tm, const char *const *files, size_t i, int fmt,
+                            pfi_diag *d)
+{
+    if (files == spool_of && i < n_spools && spools[i] != NULL) {
+        if (spool_err[i] != 0) {
+            pfi_diag_clear(d);
+            snprintf(d->file, sizeof d->file, "%s", files[i]);
+            snprintf(d->message, sizeof d->message, "cannot read: %s", strerror(spool_err[i]));
+            return PFI_ERR_IO;
+        }
+        rewind(spools[i]);
+        return pfi_telemetry_read_stream(tm, spools[i], files[i], (pfi_telemetry_format)fmt, d);
+    }
+    return pfi_telemetry_read_file(tm, files[i], (pfi_telemetry_format)fmt, d);
+}
+
 /* The second read of pfi_reduce_stream: the files as the first read took them (hosts, empty
  * files skipped, format), into a collector of its own whose streamed samples go to fn. */
 typedef struct replay_ctx {
@@ -98,7 +186,7 @@ static pfi_error replay_files(void *ctx, pfi_telemetry_sample_fn fn, void *fctx)
         if (!prom && file_is_empty(rx->files[i]))
             continue;
         pfi_diag d;
-        e = pfi_telemetry_read_file(tm, rx->files[i], (pfi_telemetry_format)rx->fmt, &d);
+        e = read_input(tm, rx->files, i, rx->fmt, &d);
     }
     pfi_telemetry_destroy(tm);
     return e;
@@ -266,7 +354,7 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
             continue;
         }
         size_t ents_before = tm->n_entities;
-        pfi_error e = pfi_telemetry_read_file(tm, files[i], (pfi_telemetry_format)fmt, &d);
+        pfi_error e = read_input(tm, files, i, fmt, &d);
         /* Said once, when a file's GPUs took their host from its name. */
         for (size_t k = ents_before; topt->host == NULL && !have_re && !said_hosts && !quiet &&
                                      !quiet_files && k < tm->n_entities;

@@ -93,7 +93,38 @@ wait
 grep "pfi: note" "$T/err" | sed "s#$T/fifo.txt#F#" > "$T/fifo.err"
 cmp -s "$T/out" "$T/file.out" && cmp -s "$T/fifo.err" "$T/file.err" && [ -s "$T/file.err" ] \
     && echo "ok   ingest-stream-fifo-same" || { echo "FAIL ingest-stream-fifo-same"; fail=1; }
+# A FIFO is copied to a temporary file and streamed like a file; where no temporary file can
+# be made ($TMPDIR not a directory) it is read once, stored: the same report either way.
+cat "$T/pipe.txt" > "$T/fifo.txt" &
+check ingest-stream-fifo-nospool 0 env TMPDIR="$T/no-such-dir" "$PFI" ingest --dry-run --telemetry "$T/fifo.txt"
+wait
+cmp -s "$T/out" "$T/file.out" && echo "ok   ingest-stream-fifo-nospool-same" || { echo "FAIL ingest-stream-fifo-nospool-same"; fail=1; }
 grep_out ingest-stream-file-power "job 550.0000 W (se undefined, top 1 of 4 complete timestamps; 2 incomplete" "$T/file.out"
+# The job power's bounded summary (131 072 distinct values when streamed): 140 000 distinct
+# loop powers, 200 + k/1000 W for k a permutation of 0..139 999 (7919 is prime to 140 000),
+# in one GPU's CSV. --q 1 needs every value, more than the summary keeps: the read falls back
+# to storing them; --q 0.1 needs the top 14 000, which the folding keeps. Both as from a FIFO
+# (the stored read): mean of all 200 + 69.9995 = 269.9995 W; of the top 14 000, 339.999 −
+# 6.9995 = 332.9995 W.
+awk 'BEGIN { print "timestamp, index, power.draw [W]"
+    for (i = 0; i < 140000; i++) { ms = i * 100; s = int(ms / 1000)
+        printf "2026/01/14 %02d:%02d:%02d.%03d, 0, %.3f W\n", 10 + int(s / 3600), int(s / 60) % 60, s % 60, ms % 1000, 200 + ((i * 7919) % 140000) * 0.001 } }' > "$T/distinct.csv"
+for q in 1 0.1; do
+    check "ingest-topq-file-$q" 0 "$PFI" ingest --dry-run --timezone UTC --q "$q" --telemetry "$T/distinct.csv"
+    grep '^power:' "$T/out" > "$T/topq_file.out"
+    [ "$q" = 1 ] && cp "$T/topq_file.out" "$T/topq_all.out"
+    cat "$T/distinct.csv" > "$T/fifo.txt" &
+    check "ingest-topq-fifo-$q" 0 "$PFI" ingest --dry-run --timezone UTC --q "$q" --telemetry "$T/fifo.txt"
+    wait
+    grep '^power:' "$T/out" > "$T/topq_fifo.out"
+    cmp -s "$T/topq_file.out" "$T/topq_fifo.out" && [ -s "$T/topq_file.out" ] \
+        && echo "ok   ingest-topq-same-$q" || { echo "FAIL ingest-topq-same-$q"; cat "$T/topq_file.out" "$T/topq_fifo.out"; fail=1; }
+done
+# (se: the sample standard deviation of k/1000 for k = 0..n−1 over sqrt(n), h·sqrt((n² − 1)/12)
+# ·sqrt(n/(n − 1))/sqrt(n): 0.108 for n = 140 000, 0.03416 for n = 14 000.)
+grep_out ingest-topq-all "job 269.9995 W (se 0.108, top 140000 of 140000" "$T/topq_all.out"
+check ingest-topq-top 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/distinct.csv"
+grep_out ingest-topq-top-mean "job 332.9995 W (se 0.03416, top 14000 of 140000" "$T/out"
 grep_out ingest-stream-file-energy "energy: 3000.000 J (counter)" "$T/file.out"
 # An implausible power cell (99 999 999 W: a unit mix-up, a glitch) with no limit column:
 # above the default bound (5000 W per GPU) it is out of range, dropped, never integrated.
@@ -105,7 +136,15 @@ grep_out ingest-stream-file-energy "energy: 3000.000 J (counter)" "$T/file.out"
 check ingest-power-bound 0 "$PFI" ingest --dry-run --timezone UTC --telemetry "$T/huge.csv"
 grep_out ingest-power-bound-job "job 253.0000 W (se undefined, top 1 of 3 complete" "$T/out"
 grep_out ingest-power-bound-count "power_w 3 valid / 0 missing / 1 out of range" "$T/out"
-grep_out ingest-power-bound-note "gpu0: 1 of 4 power_w samples out of range (max seen 99999999)" "$T/err"
+grep_out ingest-power-bound-note "huge.csv:3: power_w: gpu0: 1 of 4 power_w samples out of range (max seen 99999999 on that line; range 0..5000 W per GPU: no max limit column or --max-power)" "$T/err"
+# The note names its line on every reader's path: a dcgmi dmon capture long enough for the
+# block path, two glitches of GPU 2 (lines 149 and 301: 2 header lines, 8 GPUs a loop): the largest
+# is the one named.
+awk 'BEGIN { print "#Entity   POWER   TMPTR"; print "ID"
+             for (i = 0; i < 300; i++) { v = 300 + i % 7; if (i == 146) v = 9000; if (i == 298) v = 12000.5
+                 printf "GPU %d     %.3f   %d\n", i % 8, v, 40 }}' > "$T/glitch_dmon.txt"
+check ingest-power-bound-dmon 0 "$PFI" ingest --dry-run --telemetry "$T/glitch_dmon.txt"
+grep_out ingest-power-bound-dmon-line "glitch_dmon.txt:301: power_w: GPU 2: 2 of 38 power_w samples out of range (max seen 12000.5 on that line" "$T/err"
 check ingest-power-bound-raised 0 "$PFI" ingest --dry-run --timezone UTC --max-power 60000000 \
     --telemetry "$T/huge.csv"
 grep_out ingest-power-bound-raised-job "job 99999999.0000 W" "$T/out"
@@ -244,7 +283,7 @@ odd() { # NAME CELL
     check "odd-$1" 0 "$PFI" ingest --dry-run --telemetry "$T/$1.csv"
 }
 odd huge "1e308 W"
-grep_out odd-huge-range "gpu0: 1 of 3 power_w samples out of range (max seen 1e+308)" "$T/err"
+grep_out odd-huge-range "huge.csv:3: power_w: gpu0: 1 of 3 power_w samples out of range (max seen 1e+308 on that line" "$T/err"
 if grep -q "DCGM" "$T/err"; then echo "FAIL odd-huge-not-blank"; cat "$T/err"; fail=1; else echo "ok   odd-huge-not-blank"; fi
 odd nan "NaN W"
 grep_out odd-nan-missing "power_w not available (1 of 3 samples missing)" "$T/err"

@@ -6,6 +6,8 @@
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 
+#include "core/topq.h"
+
 pfi_error pfi_steady_state(const double *t_s, const double *value, const bool *valid, size_t n,
                            double warmup_s, double q, double *work, pfi_steady *out)
 {
@@ -30,36 +32,23 @@ pfi_error pfi_steady_state(const double *t_s, const double *value, const bool *v
     out->n_valid = k;
     if (k == 0)
         return PFI_ERR_EMPTY;
-    size_t m = (size_t)ceil(q * (double)k - 1e-12);
-    if (m < 1)
-        m = 1;
-    if (m > k)
-        m = k;
+    size_t m = pfi_topq_count(q, k);
     /*
      * v = the (k-m)-th smallest; the top m are every sample above v plus as many copies of v
      * as needed. This relies only on the value gsl_stats_select returns, not on how it leaves
-     * the array.
+     * the array: the sums are exact and rounded once (pfi_topq_stats), so the result depends
+     * only on the values, not on their order (a streamed summary gives the same bits).
      */
     double v = m < k ? gsl_stats_select(work, 1, k, k - m) : -INFINITY;
     size_t above = 0;
-    double sum = 0.0;
     for (size_t i = 0; i < k; i++)
-        if (work[i] > v) {
-            sum += work[i];
-            above++;
-        }
-    size_t ties = m - above;
-    double mean = (sum + (double)ties * (m < k ? v : 0.0)) / (double)m;
-    double ss = 0.0;
-    for (size_t i = 0; i < k; i++)
-        if (work[i] > v)
-            ss += (work[i] - mean) * (work[i] - mean);
-    if (m < k)
-        ss += (double)ties * (v - mean) * (v - mean);
+        above += work[i] > v;
+    double mean, se;
+    pfi_topq_stats(work, NULL, k, v, m - above, m, &mean, &se);
     out->m = m;
     out->mean = mean;
     if (m >= 2)
-        out->se = pfi_se_rounded(sqrt(ss / (double)(m - 1)) / sqrt((double)m), mean);
+        out->se = pfi_se_rounded(se, mean);
     return PFI_OK;
 }
 

@@ -163,6 +163,7 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
         } else {
             tt = tm_row_time(tm, ent, has_t, tsec, false, line0 + k + 1, name);
         }
+        tm->line_now = line0 + k + 1; /* a note on a cell names it (tm_put) */
         *err = tm_put_row(tm, ent, vfield, fv, vlo, vhi, nv, tt, plain, keep_series);
         if (*err != PFI_OK) {
             *rows = k + 1;

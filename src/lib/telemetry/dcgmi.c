@@ -101,7 +101,7 @@ static bool dcgmi_fast_line(const char *s, size_t n, size_t nf, span *f, double 
  */
 static inline __attribute__((always_inline)) size_t
 dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
-                 const tm_keycache *kc, long *rows, pfi_error *err, const bool simd)
+                 const tm_keycache *kc, long line0, long *rows, pfi_error *err, const bool simd)
 {
     const char *p = p0, *end = p0 + avail;
     double fv[16], lo[16], hi[16];
@@ -151,6 +151,7 @@ dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, con
         if (i < nf)
             break;
         double tt = tm_row_time_nominal(tm, ent);
+        tm->line_now = line0 + k + 1; /* a note on a cell names it (tm_put) */
         *err = tm_put_row(tm, ent, fields, fv, lo, hi, nf, tt, plain, keep);
         if (*err != PFI_OK) {
             *rows = k + 1;
@@ -169,21 +170,21 @@ dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, con
 #if TM_SSE2
 __attribute__((target(TM_SIMD_TARGET))) static size_t
 dcgmi_block_simd(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
-                 const tm_keycache *kc, long *rows, pfi_error *err)
+                 const tm_keycache *kc, long line0, long *rows, pfi_error *err)
 {
-    return dcgmi_block_body(tm, p0, avail, nf, fields, kc, rows, err, true);
+    return dcgmi_block_body(tm, p0, avail, nf, fields, kc, line0, rows, err, true);
 }
 #endif
 
 static size_t dcgmi_block(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf,
-                          const size_t *fields, const tm_keycache *kc, long *rows, pfi_error *err,
-                          bool simd)
+                          const size_t *fields, const tm_keycache *kc, long line0, long *rows,
+                          pfi_error *err, bool simd)
 {
 #if TM_SSE2
     if (simd)
-        return dcgmi_block_simd(tm, p0, avail, nf, fields, kc, rows, err);
+        return dcgmi_block_simd(tm, p0, avail, nf, fields, kc, line0, rows, err);
 #endif
-    return dcgmi_block_body(tm, p0, avail, nf, fields, kc, rows, err, false);
+    return dcgmi_block_body(tm, p0, avail, nf, fields, kc, line0, rows, err, false);
 }
 #endif
 
@@ -213,7 +214,8 @@ static inline pfi_error dcgmi_take_block(pfi_telemetry *tm, tm_lines *r, dcgmi_s
     size_t n;
     pfi_error e;
     const char *blk = tm_lines_peek(r, &n);
-    size_t used = dcgmi_block(tm, blk, n, st->nf, st->fields, &st->kc, &rows, &e, st->simd);
+    size_t used =
+        dcgmi_block(tm, blk, n, st->nf, st->fields, &st->kc, r->line, &rows, &e, st->simd);
     tm_lines_skip(r, used, rows);
     return e;
 }

@@ -338,6 +338,7 @@ pfi_error pfi_telemetry_derive_power_from_energy(pfi_telemetry *tm)
 static pfi_error derive_power(pfi_telemetry *tm, size_t fe, size_t fp)
 {
     pfi_error err;
+    tm->line_now = 0; /* a derived sample comes from two rows: its notes name no line */
     for (size_t e = 0; e < tm->n_entities; e++) {
         int k = tm->map[e * PFI_TELEMETRY_MAX_FIELDS + fe];
         if (k < 0)

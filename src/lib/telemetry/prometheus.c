@@ -214,6 +214,7 @@ static pfi_error prom_store(pfi_telemetry *tm, prom_scrape *sc, const prom_line 
         sc->power_seen = true;
     const pfi_telemetry_series *old = pfi_telemetry_series_get(tm, ent, fid);
     size_t dup_before = old ? old->n_duplicate : 0;
+    tm->line_now = line;
     pfi_error e = tm_put(tm, ent, fid, t, st, v, sc->index, pod != NULL && pod[0] != '\0');
     if (e != PFI_OK)
         return e;

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "core/memory.h"
+#include "core/topq.h"
 #include "telemetry/internal.h"
 
 #define MAX_BINS 20000000
@@ -727,14 +728,16 @@ static bool row_merge_next(row_merge *m, grid_row *r)
 /*
  * The job power's bins as they are made, in time order: the bin being filled (its sum of
  * the GPUs' samples, their count, its time from t0) and every complete bin so far (every GPU
- * has a sample), in bin order: their sums pv and, with a warm-up, their times tv (k of them;
- * the only memory that grows, 8 or 16 bytes per complete bin). stamp and last are the
- * binning's per-GPU scratch (ng each).
+ * has a sample), into the top-q summary top (pfi_topq: each distinct sum with its count, its
+ * lower values folded away past max_distinct; exact whatever the order, so the stored and
+ * streamed reads give the same bits). The warm-up is applied as the bins come (their times
+ * ascend): a bin less than the warm-up after the first kept bin is counted, not summarised.
+ * stamp and last are the binning's per-GPU scratch (ng each).
  */
 typedef struct power_bins {
-    size_t ng, nb;  /* GPUs; the grid's bins (with --align; bins past the end go to the last) */
-    bool per_loop;  /* a bin per capture loop (no --align), at its first row's time */
-    bool keep_time; /* tv kept (a warm-up to apply) */
+    size_t ng, nb; /* GPUs; the grid's bins (with --align; bins past the end go to the last) */
+    bool per_loop; /* a bin per capture loop (no --align), at its first row's time */
+    double warmup; /* the warm-up, s (0: none) */
     double t0, align;
     size_t loop, bin;       /* capture loops so far, the bin being filled */
     double first;           /* time of the current loop's first row */
@@ -742,36 +745,42 @@ typedef struct power_bins {
     double last_complete_t; /* time from t0 of the last complete bin, excluded or not */
     unsigned cnt;
     unsigned excl;   /* the bin being filled: PFI_RED_CAP_LOST / _THROTTLED of its samples */
-    double *tv, *pv; /* k complete bins, cap allocated */
-    size_t k, cap;
+    pfi_topq top;    /* the kept bins' sums after the warm-up */
+    size_t k;        /* complete bins kept (not excluded), warm-up included */
+    size_t n_warmup; /* of them, in the warm-up */
+    double t_first;  /* time of the first kept bin */
     size_t *stamp, *last;
     bool track;       /* keep the loop rule's decisions on the time (a guessed align) */
     double join_max;  /* the largest row-to-loop distance that joined the loop */
     double split_min; /* the smallest that started a new one */
 } power_bins;
 
+/* Distinct bin sums a streamed read keeps (pfi_topq's max_distinct: 4 MiB at most); the
+ * stored read keeps every one. */
+#define STREAM_TOPQ_DISTINCT ((size_t)1 << 17)
+
 static void power_bins_free(power_bins *b)
 {
-    pfi_free(b->tv);
-    pfi_free(b->pv);
+    pfi_topq_free(&b->top);
     pfi_free(b->stamp);
     pfi_free(b->last);
     *b = (power_bins){0};
 }
 
-static pfi_error power_bins_init(power_bins *b, size_t ng, size_t nb, bool per_loop, bool keep_time,
-                                 double t0, double align)
+/* max_distinct: pfi_topq's (SIZE_MAX for the stored read, STREAM_TOPQ_DISTINCT streamed). */
+static pfi_error power_bins_init(power_bins *b, size_t ng, size_t nb, bool per_loop, double warmup,
+                                 double t0, double align, size_t max_distinct)
 {
     *b = (power_bins){.ng = ng,
                       .nb = nb,
                       .per_loop = per_loop,
-                      .keep_time = keep_time,
+                      .warmup = warmup > 0 ? warmup : 0,
                       .t0 = t0,
                       .align = align,
                       .first = -INFINITY};
     b->stamp = pfi_malloc(ng * sizeof *b->stamp);
     b->last = pfi_malloc(ng * sizeof *b->last);
-    if (b->stamp == NULL || b->last == NULL) {
+    if (b->stamp == NULL || b->last == NULL || pfi_topq_init(&b->top, max_distinct) != PFI_OK) {
         power_bins_free(b);
         return PFI_ERR_NOMEM;
     }
@@ -798,24 +807,14 @@ static pfi_error power_bins_close(power_bins *b, pfi_reduced *out)
         out->flags |= b->excl;
         return PFI_OK;
     }
-    if (b->k == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 1024;
-        double *pv = pfi_realloc(b->pv, cap * sizeof *pv);
-        if (pv == NULL)
-            return PFI_ERR_NOMEM;
-        b->pv = pv;
-        if (b->keep_time) {
-            double *tv = pfi_realloc(b->tv, cap * sizeof *tv);
-            if (tv == NULL)
-                return PFI_ERR_NOMEM;
-            b->tv = tv;
-        }
-        b->cap = cap;
+    /* pfi_steady_state's warm-up: the time from the first kept bin's (times ascend). */
+    if (b->k++ == 0)
+        b->t_first = b->bt;
+    if (b->warmup > 0 && b->bt - b->t_first < b->warmup) {
+        b->n_warmup++;
+        return PFI_OK;
     }
-    if (b->keep_time)
-        b->tv[b->k] = b->bt;
-    b->pv[b->k++] = b->sum;
-    return PFI_OK;
+    return pfi_topq_add(&b->top, b->sum);
 }
 
 /*
@@ -868,15 +867,42 @@ static pfi_error power_bins_add(power_bins *b, const grid_row *r, pfi_reduced *o
     return PFI_OK;
 }
 
-/* The job power's steady state (out->power, pfi_steady_state) over the complete bins (the
- * others counted in out->n_incomplete, flag INCOMPLETE); no complete bin flags NO_POWER. The
- * bins' times are needed only for a warm-up: without one pfi_steady_state takes none (the
- * times are in order: nothing else reads them), and it selects in pv itself. */
-static pfi_error steady_power(power_bins *b, const pfi_reduce_options *o, pfi_reduced *out)
+/* The job power's steady state (out->power: pfi_steady_state's result, from the bins'
+ * summary) over the complete bins (the others counted in out->n_incomplete, flag
+ * INCOMPLETE); no complete bin flags NO_POWER. *inexact (may be NULL: never, the stored
+ * read's summary keeps every value) when the summary folded away values the top q needed. */
+static pfi_error steady_power(power_bins *b, const pfi_reduce_options *o, pfi_reduced *out,
+                              bool *inexact)
 {
-    double none = 0; /* the times of no bin: pfi_steady_state takes no NULL with a warm-up */
-    const double *tv = !b->keep_time ? NULL : b->k > 0 ? b->tv : &none;
-    pfi_error e = pfi_steady_state(tv, b->pv, NULL, b->k, o->warmup_s, o->q, b->pv, &out->power);
+    pfi_error e = PFI_OK;
+    out->power = (pfi_steady){.mean = NAN, .se = NAN};
+    if (!(o->q > 0 && o->q <= 1) || !(o->warmup_s >= 0)) {
+        e = PFI_ERR_INVALID_ARGUMENT; /* as pfi_steady_state: no counts */
+    } else {
+        out->power.n_warmup = b->n_warmup;
+        out->power.n_missing = (size_t)b->top.n_miss;
+        out->power.n_valid = (size_t)b->top.n;
+    }
+    if (e != PFI_OK) {
+    } else if (b->top.n == 0) {
+        e = PFI_ERR_EMPTY;
+    } else {
+        bool exact;
+        double mean, se;
+        size_t m;
+        e = pfi_topq_result(&b->top, o->q, &m, &mean, &se, &exact);
+        if (e != PFI_OK)
+            return e;
+        if (!exact) {
+            if (inexact != NULL)
+                *inexact = true;
+            return PFI_OK;
+        }
+        out->power.m = m;
+        out->power.mean = mean;
+        if (m >= 2)
+            out->power.se = pfi_se_rounded(se, mean);
+    }
     /* Too few timestamps left where the cap held: no steady state at this cap. A warm-up
      * that drops every complete timestamp, excluded or not, is no power (the warm-up's
      * fault, said as such), never cap-short. */
@@ -946,8 +972,8 @@ static pfi_error reduce_job_power(const pfi_telemetry *tm, const pfi_reduce_opti
     }
     bool per_loop = !(o->align_s > 0);
     power_bins b;
-    if (power_bins_init(&b, ng, per_loop ? 0 : (size_t)nbd, per_loop, o->warmup_s > 0, *t0,
-                        align) != PFI_OK) {
+    if (power_bins_init(&b, ng, per_loop ? 0 : (size_t)nbd, per_loop, o->warmup_s, *t0, align,
+                        SIZE_MAX) != PFI_OK) {
         row_merge_free(&m);
         return PFI_ERR_NOMEM;
     }
@@ -959,7 +985,7 @@ static pfi_error reduce_job_power(const pfi_telemetry *tm, const pfi_reduce_opti
     if (e == PFI_OK)
         e = power_bins_close(&b, out); /* the last bin (there is a row: total > 0) */
     if (e == PFI_OK)
-        e = steady_power(&b, o, out);
+        e = steady_power(&b, o, out, NULL);
     power_bins_free(&b);
     return e;
 }
@@ -1022,6 +1048,13 @@ typedef struct stream_queue {
     size_t pushed, expected; /* rows so far, rows pass 1 counted */
 } stream_queue;
 
+/* A row of the in-order merge (stream_pass.fifo): a row and its GPU. */
+typedef struct stream_frow {
+    double t, v;
+    unsigned g;
+    bool valid;
+} stream_frow;
+
 /* A GPU in the merge's heap: its queue's first row's time. */
 typedef struct stream_head {
     double t;
@@ -1044,6 +1077,15 @@ typedef struct stream_pass {
     size_t n_series, ng, fpd;
     stream_series *ss;
     stream_queue *q;
+    /* While every row has come in (time, GPU) order — a capture's rows, loop after loop —
+     * the merge's order is the order they came in: they wait in one ring (fifo, fn rows
+     * from fhead) instead of the GPUs' queues and heap; the first row out of that order
+     * moves them there (stream_unfifo) for good. */
+    bool heap_mode;
+    stream_frow *fifo;
+    size_t fcap, fhead, fn;
+    double f_t; /* the last row's time and GPU (f_g == SIZE_MAX: none yet) */
+    size_t f_g;
     excl_series *xs;
     double *lt; /* a min tree over the GPUs' lower bounds: size 2 x leaves */
     size_t leaves;
@@ -1123,11 +1165,42 @@ static bool spec_row_ok(stream_pass *p, size_t g, double t)
 }
 
 /* The rows every GPU has passed, into the bins. */
+/* One row out of the merge, in order, into the bins. */
+static inline pfi_error stream_emit(stream_pass *p, size_t g, double t, double v, bool valid)
+{
+    if (p->spec && !spec_row_ok(p, g, t)) {
+        p->dead = true;
+        return PFI_OK;
+    }
+    p->last_out = t;
+    grid_row gr = {.t = t,
+                   .v = v,
+                   .g = (unsigned)g,
+                   .valid = valid,
+                   .excl = valid ? sample_excluded(&p->xs[g], p->o, t) : 0};
+    return power_bins_add(&p->b, &gr, &p->red->jp);
+}
+
 static pfi_error stream_drain(stream_pass *p)
 {
     /* The first read's rows wait until every GPU is past t + 1e-6 (the rows that give the
      * limits at t are then in: sample_excluded looks 1e-6 ahead) and the step is guessed. */
     bool ahead = p->spec && !p->eof;
+    if (!p->heap_mode) { /* the in-order ring: its first row is the heap's least */
+        while (p->fn > 0 && !(p->spec && !(p->b.align > 0))) {
+            const stream_frow *r = &p->fifo[p->fhead];
+            if (!(ahead ? r->t + 1e-6 < p->lt[1] : r->t <= p->lt[1]))
+                break;
+            stream_frow x = *r;
+            p->fhead = p->fhead + 1 == p->fcap ? 0 : p->fhead + 1;
+            p->fn--;
+            p->buffered--;
+            pfi_error e = stream_emit(p, x.g, x.t, x.v, x.valid);
+            if (e != PFI_OK || p->dead)
+                return e;
+        }
+        return PFI_OK;
+    }
     while (p->nh > 0 && !(p->spec && !(p->b.align > 0)) &&
            (ahead ? p->heap[0].t + 1e-6 < p->lt[1] : p->heap[0].t <= p->lt[1])) {
         size_t g = p->heap[0].g;
@@ -1142,30 +1215,17 @@ static pfi_error stream_drain(stream_pass *p)
             p->heap[0].t = q->r[q->head].t;
         if (p->nh > 1)
             q_down(p, 0);
-        if (p->spec && !spec_row_ok(p, g, r.t)) {
-            p->dead = true;
-            return PFI_OK;
-        }
-        p->last_out = r.t;
-        grid_row gr = {.t = r.t,
-                       .v = r.v,
-                       .g = (unsigned)g,
-                       .valid = r.valid,
-                       .excl = r.valid ? sample_excluded(&p->xs[g], p->o, r.t) : 0};
-        pfi_error e = power_bins_add(&p->b, &gr, &p->red->jp);
-        if (e != PFI_OK)
+        pfi_error e = stream_emit(p, g, r.t, r.v, r.valid);
+        if (e != PFI_OK || p->dead)
             return e;
     }
     return PFI_OK;
 }
 
-static pfi_error stream_push(stream_pass *p, size_t g, double t, double v, bool valid)
+/* Row (t, v, valid) of GPU g into its queue (the heap's merge), no drain. */
+static pfi_error stream_enqueue(stream_pass *p, size_t g, double t, double v, bool valid)
 {
     stream_queue *q = &p->q[g];
-    if (q->pushed == q->expected || p->buffered >= STREAM_WINDOW) {
-        p->overflow = true; /* more rows than pass 1 saw, or a GPU silent too long */
-        return PFI_ERR_LIMIT;
-    }
     if (q->n == q->cap) {
         size_t cap = q->cap ? 2 * q->cap : 16;
         stream_row *r = pfi_malloc(cap * sizeof *r);
@@ -1180,11 +1240,64 @@ static pfi_error stream_push(stream_pass *p, size_t g, double t, double v, bool 
     }
     q->r[(q->head + q->n) % q->cap] = (stream_row){t, v, valid};
     q->n++;
-    p->buffered++;
     if (q->n == 1) {
         p->heap[p->nh++] = (stream_head){t, g};
         q_up(p, p->nh - 1);
     }
+    return PFI_OK;
+}
+
+/* A row out of (time, GPU) order: the ring's rows (in that order, so each GPU's in its
+ * own) go to the GPUs' queues, and the heap merges from now on. */
+static pfi_error stream_unfifo(stream_pass *p)
+{
+    p->heap_mode = true;
+    for (; p->fn > 0; p->fn--) {
+        const stream_frow *r = &p->fifo[p->fhead];
+        pfi_error e = stream_enqueue(p, r->g, r->t, r->v, r->valid);
+        if (e != PFI_OK)
+            return e;
+        p->fhead = p->fhead + 1 == p->fcap ? 0 : p->fhead + 1;
+    }
+    pfi_free(p->fifo);
+    p->fifo = NULL;
+    p->fcap = p->fhead = 0;
+    return PFI_OK;
+}
+
+static pfi_error stream_push(stream_pass *p, size_t g, double t, double v, bool valid)
+{
+    stream_queue *q = &p->q[g];
+    if (q->pushed == q->expected || p->buffered >= STREAM_WINDOW) {
+        p->overflow = true; /* more rows than pass 1 saw, or a GPU silent too long */
+        return PFI_ERR_LIMIT;
+    }
+    pfi_error e;
+    if (!p->heap_mode && p->f_g != SIZE_MAX && !(t > p->f_t || (t == p->f_t && g > p->f_g)) &&
+        (e = stream_unfifo(p)) != PFI_OK)
+        return e;
+    if (!p->heap_mode) {
+        if (p->fn == p->fcap) {
+            size_t cap = p->fcap ? 2 * p->fcap : 64;
+            stream_frow *r = pfi_malloc(cap * sizeof *r);
+            if (r == NULL)
+                return PFI_ERR_NOMEM;
+            for (size_t i = 0; i < p->fn; i++)
+                r[i] = p->fifo[(p->fhead + i) % p->fcap];
+            pfi_free(p->fifo);
+            p->fifo = r;
+            p->fcap = cap;
+            p->fhead = 0;
+        }
+        size_t k = p->fhead + p->fn;
+        p->fifo[k >= p->fcap ? k - p->fcap : k] = (stream_frow){t, v, (unsigned)g, valid};
+        p->fn++;
+        p->f_t = t;
+        p->f_g = g;
+    } else if ((e = stream_enqueue(p, g, t, v, valid)) != PFI_OK) {
+        return e;
+    }
+    p->buffered++;
     lt_set(p, g, ++q->pushed == q->expected ? INFINITY : t);
     return stream_drain(p);
 }
@@ -1227,6 +1340,7 @@ static pfi_error stream_sample(void *ctx, size_t k, double t, double v, bool val
         bool ok = !brk && dt > 0 && dt <= x->lim && de >= 0;
         if (ok || !x->first) {
             x->first = false;
+            p->tm->line_now = 0; /* derived: its notes name no line (as derive_power) */
             pfi_error e =
                 tm_put(p->tm, (size_t)x->e, p->fpd, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING,
                        ok ? de / 1000.0 / dt : NAN, -1, false);
@@ -1245,6 +1359,7 @@ static void stream_pass_free(stream_pass *p)
     for (size_t g = 0; p->q != NULL && g < p->ng; g++)
         pfi_free(p->q[g].r);
     pfi_free(p->q);
+    pfi_free(p->fifo);
     pfi_free(p->ss);
     pfi_free(p->xs);
     pfi_free(p->lt);
@@ -1369,8 +1484,8 @@ static pfi_error stream_job_init(stream_pass *p, const size_t *gpus, size_t ng, 
         return PFI_OK;
     }
     bool per_loop = !(o->align_s > 0);
-    return power_bins_init(&p->b, ng, per_loop ? 0 : (size_t)nbd, per_loop, o->warmup_s > 0,
-                           red->t0, align);
+    return power_bins_init(&p->b, ng, per_loop ? 0 : (size_t)nbd, per_loop, o->warmup_s, red->t0,
+                           align, STREAM_TOPQ_DISTINCT);
 }
 
 /* The power derived from the counter (pfi_telemetry_derive_power_from_energy's field and
@@ -1648,7 +1763,7 @@ pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o
         return PFI_ERR_NOMEM;
     *sp = (tm_spec){.o = *o, .fp = -1, .last_gpu_entity = -1, .derived_max = -INFINITY};
     stream_pass *p = &sp->p;
-    *p = (stream_pass){.tm = tm, .o = &sp->o, .spec = true, .last_out = -INFINITY};
+    *p = (stream_pass){.tm = tm, .o = &sp->o, .spec = true, .last_out = -INFINITY, .f_g = SIZE_MAX};
     size_t n = SPEC_MAX_GPUS;
     pfi_telemetry_options so = tm->opt;
     so.host = so.csv_fields = so.timezone = NULL;
@@ -1667,7 +1782,7 @@ pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o
         (p->emitted = pfi_malloc(n * sizeof *p->emitted)) == NULL ||
         (p->lt = pfi_malloc(2 * n * sizeof *p->lt)) == NULL ||
         (p->heap = pfi_malloc(n * sizeof *p->heap)) == NULL ||
-        power_bins_init(&p->b, n, 0, true, false, 0, NAN) != PFI_OK ||
+        power_bins_init(&p->b, n, 0, true, 0, 0, NAN, STREAM_TOPQ_DISTINCT) != PFI_OK ||
         (err = pfi_telemetry_create(&so, &sp->shadow)) != PFI_OK)
         goto fail;
     static const char name[] = "power_energy_w";
@@ -1741,7 +1856,7 @@ static pfi_error spec_finish(pfi_telemetry *tm, const pfi_reduce_options *o, lon
     if (!(p->b.align > 0))
         return PFI_OK;
     pfi_error err = stream_drain(p);
-    if (err != PFI_OK || p->dead || p->nh > 0)
+    if (err != PFI_OK || p->dead || p->nh > 0 || p->fn > 0)
         return err;
     /* The GPUs, the grid step's decisions, the gap limits, the limit series, the counter's
      * span over the power's, the grid's size, the derived power's range. */
@@ -1823,7 +1938,12 @@ static pfi_error spec_finish(pfi_telemetry *tm, const pfi_reduce_options *o, lon
     pfi_free(jp);
     if ((err = power_bins_close(&p->b, &red->jp)) != PFI_OK)
         return err;
-    red->jp_err = steady_power(&p->b, o, &red->jp);
+    bool inexact = false;
+    red->jp_err = steady_power(&p->b, o, &red->jp, &inexact);
+    if (inexact) { /* the top q needed bin sums folded away: the stored read */
+        tm->counted_inexact = true;
+        return PFI_OK;
+    }
     /* The derived power: its field, its series moved in entity order, the counter's missing
      * rows after them (derive_power). */
     if (fe >= 0) {
@@ -1898,7 +2018,9 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
                  ? pfi_telemetry_field_find(tm, "power_avg_w")
              : pfi_telemetry_has_field(tm, "power_w") ? pfi_telemetry_field_find(tm, "power_w")
              : fe >= 0                                ? -2
-                                                      : -1;
+             /* pick_power's third choice: a power_energy_w the input named (fuzz_stream) */
+             : pfi_telemetry_has_field(tm, "power_energy_w") ? -2
+                                                             : -1;
     }
     if (fp == -2) { /* the derived power is the job's: its samples would be needed */
         tm->counted_inexact = true;
@@ -1909,10 +2031,10 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
         pfi_error serr = spec_finish(tm, o, fp, fe, &done);
         tm_spec_free(tm->spec);
         tm->spec = NULL;
-        if (serr != PFI_OK || done)
+        if (serr != PFI_OK || done || tm->counted_inexact)
             return serr;
     }
-    stream_pass p = {.tm = tm, .o = o, .n_series = tm->n_series};
+    stream_pass p = {.tm = tm, .o = o, .n_series = tm->n_series, .f_g = SIZE_MAX};
     tm_stream_red *red = pfi_calloc(1, sizeof *red);
     p.red = red;
     p.ss = pfi_calloc(tm->n_series ? tm->n_series : 1, sizeof *p.ss);
@@ -1970,7 +2092,13 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
         if ((err = stream_drain(&p)) != PFI_OK ||
             (err = power_bins_close(&p.b, &red->jp)) != PFI_OK)
             goto fail;
-        p.err = steady_power(&p.b, o, &red->jp);
+        bool inexact = false;
+        p.err = steady_power(&p.b, o, &red->jp, &inexact);
+        if (inexact) { /* the top q needed bin sums folded away: the stored read */
+            tm->counted_inexact = true;
+            err = PFI_OK;
+            goto fail;
+        }
     }
     if (fe >= 0 && (err = stream_derived_end(&p, (size_t)fe, base)) != PFI_OK)
         goto fail;

@@ -438,8 +438,11 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
     }
     if (st == PFI_VALUE_OK && tm_out_of_range(tm, kind, v)) {
         s->n_range++;
-        if (isnan(s->range_max) || v > s->range_max)
+        if (isnan(s->range_max) || v > s->range_max) {
             s->range_max = v;
+            s->range_line = tm->n_files > 0 ? tm->line_now : 0;
+            s->range_file = tm->n_files > 0 ? tm->n_files - 1 : 0;
+        }
         s->pending_break = true;
         return keep_miss(tm, s, t);
     }
@@ -593,6 +596,7 @@ double tm_row_time(pfi_telemetry *tm, size_t e, bool has_t, double t, bool tod, 
 {
     pfi_telemetry_entity *en = &tm->entities[e];
     en->rows++;
+    tm->line_now = line;
     if (!has_t) {
         tm->time_nominal = true;
         tm->time_relative = true;
@@ -893,11 +897,32 @@ void pfi_telemetry_summarize(pfi_telemetry *tm)
                     "%s: %zu of %zu %s samples negative (largest %.17g): negative values are "
                     "refused, dropped as out of range, not clamped",
                     en, s->n_range, total, f->name, s->range_max);
-        else if (s->n_range > 0)
+        else if (s->n_range > 0) {
+            /* Named by the line of its largest value, like the other cell notes: FILE:LINE:
+             * FIELD, then the range it left (the power's: the bound of tm_power_hi). */
+            char where[PFI_TELEMETRY_NOTE_LEN / 2] = "", range[96];
+            double lo, hi;
+            tm_kind_range(tm, f->kind, &lo, &hi);
+            const char *unit = f->kind == PFI_KIND_POWER_W || f->kind == PFI_KIND_LIMIT_W ? " W"
+                               : f->kind == PFI_KIND_PERCENT                              ? " %"
+                                                                                          : "";
+            if (isinf(hi))
+                snprintf(range, sizeof range, "range >= %g%s", lo, unit);
+            else if (f->kind == PFI_KIND_POWER_W)
+                snprintf(range, sizeof range, "range %g..%g%s per GPU: %s", lo, hi, unit,
+                         tm->max_limit_w > 0 ? "twice the max power limit"
+                                             : "no max limit column or --max-power");
+            else
+                snprintf(range, sizeof range, "range %g..%g%s", lo, hi, unit);
+            if (s->range_line > 0 && s->range_file < tm->n_files)
+                snprintf(where, sizeof where, "%s:%ld: %s: ", tm->file_names[s->range_file],
+                         s->range_line, f->name);
             tm_note(tm,
-                    "%s: %zu of %zu %s samples out of range (max seen %.17g): dropped, "
+                    "%s%s: %zu of %zu %s samples out of range (max seen %.17g%s; %s): dropped, "
                     "not clamped",
-                    en, s->n_range, total, f->name, s->range_max);
+                    where, en, s->n_range, total, f->name, s->range_max,
+                    where[0] ? " on that line" : "", range);
+        }
         if (s->n_duplicate > 0)
             tm_note(tm, "%s: %zu duplicate %s samples dropped (kept one per scrape)", en,
                     s->n_duplicate, f->name);
