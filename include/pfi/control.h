@@ -120,8 +120,8 @@ typedef struct pfi_ctl_config {
        GPUs a run is then a function of its inputs, whatever the host's load */
     double clock_unix_s;
     double clock_start_s;
-    pfi_ctl_objective objective;         /* what oracle and pfi-model maximise
-                                            (PFI_CTL_OBJECTIVE_TOKENS) */
+    pfi_ctl_objective objective; /* what oracle and pfi-model maximise
+                                    (PFI_CTL_OBJECTIVE_TOKENS) */
 } pfi_ctl_config;
 
 void pfi_ctl_config_init(pfi_ctl_config *c);
