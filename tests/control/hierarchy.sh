@@ -222,4 +222,26 @@ check $? "--children with --topology: exit 2 ($(cat "$WORK/chk"))"
 "$PFI" control --children "$WORK/none" --budget-w 100 --check > "$WORK/chk" 2>&1
 [ $? -ne 0 ] && grep -q "children file: $WORK/none" "$WORK/chk"
 check $? "--children with no such file names the children file ($(head -1 "$WORK/chk"))"
+# a child that never answered (rack B's URL, its controller dead before this site started):
+# no budget known to hold, said so, never "0 W held"
+sed -n 2p "$WORK/children" > "$WORK/children1"
+"$PFI" control --children "$WORK/children1" --budget-w 1000 --period 0.5 --run-for 1 \
+    > "$WORK/never.out" 2> "$WORK/never.err"
+rc=$?
+awk '$1 != "t_s" && $2 == "yes"' "$WORK/never.out" > "$WORK/never.rows"
+[ $rc -eq 6 ] && [ -s "$WORK/never.rows" ] &&
+    awk '$4 != "-" || $5 != "-" || $0 !~ /never answered \(.*\): nothing known to hold/ { bad = 1 } END { exit bad }' "$WORK/never.rows" &&
+    grep -q "it never answered: nothing held" "$WORK/never.err" && ! grep -q " 0 W held" "$WORK/never.out" "$WORK/never.err"
+check $? "a child that never answered: held '-', 'never answered' (exit $rc: $(head -1 "$WORK/never.rows"))"
+
+# a short child token: refused at start (exit 1), the --check message
+printf 'http://127.0.0.1:1 short\n' > "$WORK/children-short"
+"$PFI" control --children "$WORK/children-short" --budget-w 100 --run-for 1 > "$WORK/chk" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "children file $WORK/children-short: the token of child http://127.0.0.1:1 is short (5 bytes, under 16)" "$WORK/chk"
+check $? "a short child token refused at start: exit $rc ($(head -1 "$WORK/chk"))"
+"$PFI" control --children "$WORK/children-short" --budget-w 100 --check > "$WORK/chk" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -q "the token of child http://127.0.0.1:1 is short (5 bytes, under 16)" "$WORK/chk"
+check $? "--check says the same: exit $rc"
 exit $fail
