@@ -217,16 +217,20 @@ static void check_bands(const sim *s, const double *prev, const pfi_alloc_result
             if (res->power_w[j] < prev[j] - tol_j && res->power_w[i] > low_i + tol_i) {
                 t->band_cut_viol++;
                 if (getenv("SIM_DEBUG"))
-                    fprintf(stderr, "band cut: part %zu (band %g) %.1f -> %.1f W while part %zu "
-                            "(band %g) at %.1f W > lowest %.1f W\n", j, s->band[j], prev[j],
-                            res->power_w[j], i, s->band[i], res->power_w[i], low_i);
+                    fprintf(stderr,
+                            "band cut: part %zu (band %g) %.1f -> %.1f W while part %zu "
+                            "(band %g) at %.1f W > lowest %.1f W\n",
+                            j, s->band[j], prev[j], res->power_w[j], i, s->band[i], res->power_w[i],
+                            low_i);
             }
             if (res->power_w[i] > prev[i] + tol_i && res->power_w[j] < top_j - tol_j) {
                 t->band_rise_viol++;
                 if (getenv("SIM_DEBUG"))
-                    fprintf(stderr, "band rise: part %zu (band %g) %.1f -> %.1f W while part "
-                            "%zu (band %g) at %.1f W < top %.1f W\n", i, s->band[i], prev[i],
-                            res->power_w[i], j, s->band[j], res->power_w[j], top_j);
+                    fprintf(stderr,
+                            "band rise: part %zu (band %g) %.1f -> %.1f W while part "
+                            "%zu (band %g) at %.1f W < top %.1f W\n",
+                            i, s->band[i], prev[i], res->power_w[i], j, s->band[j], res->power_w[j],
+                            top_j);
             }
         }
 }
@@ -499,7 +503,8 @@ static void test_tree_property(void **state)
                   "over, %zu event periods ramp-limited, %zu of them over), %zu ramp checks (%zu "
                   "over, worst %.4f of the rate)\n",
                   on.periods, on.limit_checked, on.limit_viol, on.budget_checked, on.budget_viol,
-                  on.ramp_limited, on.excused_over, on.ramp_checked, on.ramp_viol, on.worst_ramp_ratio);
+                  on.ramp_limited, on.excused_over, on.ramp_checked, on.ramp_viol,
+                  on.worst_ramp_ratio);
     print_message("ramp bounds off: %zu ramp checks, %zu over (worst %.2f of the rate), %zu "
                   "limit checks (%zu over)\n",
                   off.ramp_checked, off.ramp_viol, off.worst_ramp_ratio, off.limit_checked,
@@ -623,10 +628,8 @@ static void test_split(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_swing),
-        cmocka_unit_test(test_ramp_lead),
-        cmocka_unit_test(test_split),
-        cmocka_unit_test(test_bands_ramp),
+        cmocka_unit_test(test_swing),         cmocka_unit_test(test_ramp_lead),
+        cmocka_unit_test(test_split),         cmocka_unit_test(test_bands_ramp),
         cmocka_unit_test(test_tree_property),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -89,6 +89,9 @@ typedef struct pfid_config {
     char node_power_file[PFID_PATH_MAX];
     pfid_node_kind node_power_kind;
     bool node_power_includes_gpus;
+    /* a node_power_file whose value and mtime have not moved for this long (s; and two
+       rounds or more) is frozen: its reading is missing, not a stale number (30; 0 never) */
+    double node_power_frozen_s;
 } pfid_config;
 
 /* pfid_config_defaults — fill c with the defaults above. */

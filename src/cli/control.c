@@ -1182,13 +1182,12 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         fprintf(stderr,
                 "pfi control: %s file %s: the token of %s %s is short (%zu bytes, under %d): "
                 "use 32 random bytes or more\n",
-                o->children ? "children" : "agents",
-                o->agents_path, o->children ? "child" : "agent", in->agents[k].url, tl,
-                PFI_HTTP_TOKEN_MIN_BYTES);
+                o->children ? "children" : "agents", o->agents_path,
+                o->children ? "child" : "agent", in->agents[k].url, tl, PFI_HTTP_TOKEN_MIN_BYTES);
     }
     if (short_child && !o->check)
         return PFI_EXIT_DATA; /* an input refused, as a file that does not parse */
-    struct stat ast; /* a warning on a run; an error (a failed check) under --check */
+    struct stat ast;          /* a warning on a run; an error (a failed check) under --check */
     if (tokens && stat(o->agents_path, &ast) == 0 && (ast.st_mode & 077) != 0 && ++*problems)
         fprintf(stderr,
                 "pfi control: %sagents file %s holds tokens and is readable by others "

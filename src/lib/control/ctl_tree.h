@@ -16,9 +16,10 @@
  * ancestors' (and the site's) grants. Summed over a level's parts the moves stay within the
  * level's allowance, whatever the allocator does inside the bounds; the bounds become
  * per-part cap bounds through the part's curve. So a ramp-limited cut never takes from a
- * higher band while a lower one sharing its levels could still fall. A budget that needs a faster fall than the bounds allow is infeasible for the
- * allocator: every part then sits at its lowest allowed cap, which is the fall at the
- * largest allowed rate (the ramp wins over the budget; the report says so).
+ * higher band while a lower one sharing its levels could still fall. A budget that needs a
+ * faster fall than the bounds allow is infeasible for the allocator: every part then sits at
+ * its lowest allowed cap, which is the fall at the largest allowed rate (the ramp wins over
+ * the budget; the report says so).
  */
 #ifndef PFI_CTL_TREE_H
 #define PFI_CTL_TREE_H
