@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -297,6 +298,45 @@ static void test_node_power_file(void **state)
     node_round(a, a->cfg.node_power_file, junk, sizeof junk);
     CHECK(strstr(a->node.err, "more than one number (64 bytes or more)") != NULL,
           "numbers: err '%s'\n", a->node.err);
+    /* frozen: the same value and mtime for node_power_frozen_after (0.2 s here) and two
+     * rounds or more — missing, flagged, counted; a rewrite (a new mtime, the same value) is
+     * a live source again */
+    a->cfg.node_power_frozen_s = 0.2;
+    a->cfg.stale_s = 100;
+    node_round(a, a->cfg.node_power_file, "5210\n", 5);
+    CHECK(a->node.err[0] == '\0' && !a->node.frozen && a->node.power_w == 5210, "fresh: err '%s'\n",
+          a->node.err);
+    pfid_node_power_round(a); /* unchanged, 1 round, well under 0.2 s */
+    CHECK(a->node.err[0] == '\0' && !a->node.frozen, "one unchanged round: err '%s'\n",
+          a->node.err);
+    struct timespec nap = {0, 250 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    pfid_node_power_round(a); /* unchanged, 2 rounds, >= 0.25 s */
+    double nw, ngw;
+    pfid_node_power(a, a->node.mono_s, &nw, &ngw);
+    CHECK(a->node.frozen && a->node.frozen_total == 1 && strstr(a->node.err, "frozen") != NULL &&
+              strstr(a->node.err, "(5210)") != NULL && isnan(nw) && isnan(ngw),
+          "frozen: flag %d, total %lu, err '%s', power %g\n", a->node.frozen, a->node.frozen_total,
+          a->node.err, nw);
+    node_round(a, a->cfg.node_power_file, "5210\n", 5); /* rewritten: a new mtime */
+    pfid_node_power(a, a->node.mono_s, &nw, &ngw);
+    CHECK(!a->node.frozen && a->node.err[0] == '\0' && nw == 5210,
+          "rewritten: flag %d, err '%s', power %g\n", a->node.frozen, a->node.err, nw);
+    /* an energy counter that does not move is no new reading: never 0 W */
+    a->cfg.node_power_kind = PFID_NODE_ENERGY_UJ;
+    a->cfg.node_power_frozen_s = 0;
+    a->node.counter_uj = NAN;
+    node_round(a, a->cfg.node_power_file, "1000000\n", 8);
+    nap.tv_nsec = 20 * 1000 * 1000;
+    nanosleep(&nap, NULL);
+    node_round(a, a->cfg.node_power_file, "3000000\n", 8); /* 2 J over >= 20 ms */
+    double w1 = a->node.power_w, m1 = a->node.mono_s;
+    CHECK(w1 > 0 && w1 <= 100, "counter: %g W\n", w1);
+    nanosleep(&nap, NULL);
+    node_round(a, a->cfg.node_power_file, "3000000\n", 8);
+    CHECK(a->node.power_w == w1 && a->node.mono_s == m1 && a->node.err[0] == '\0',
+          "an unmoved counter: %g W (was %g), reading at %g (was %g)\n", a->node.power_w, w1,
+          a->node.mono_s, m1);
     unlink(a->cfg.node_power_file);
     rmdir(dir);
     pthread_mutex_destroy(&a->snap_lock);

@@ -21,8 +21,14 @@
  *   - the site budget: true power <= the schedule's budget in force, unless the controller
  *     said the ramp could not reach it (ramp_limited) when it set those caps;
  *   - every level's and the site's ramp: |Δ true power| between periods <= rate × period.
+ *   - band order (issue 18 item 4), for every pair of parts in one rack (sharing every
+ *     level and the site) with different bands, on the allocation's predicted power: the
+ *     higher band's power falls only when the lower band's part is at its lowest cap, the
+ *     lower band's rises only when the higher band's part is at its top; under a measured
+ *     and a reserve feed alike.
  * The same events with the ramp bounds switched off (prev_w NULL: the controller of
- * `--topology` without ramps) must break the ramps, or the property cannot fail.
+ * `--topology` without ramps) must break the ramps, or the property cannot fail; the same
+ * events with the allocation given no bands must break the band order.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -63,7 +69,13 @@ typedef struct sim {
 typedef struct tally {
     size_t periods, budget_checked, ramp_checked, limit_checked;
     size_t limit_viol, budget_viol, ramp_viol, ramp_limited;
+    size_t excused_over; /* event periods over the budget that a ramp-limited period excused */
     double worst_ramp_ratio;
+    /* band order: pairs of parts in one rack (every level and the site shared) checked each
+       period, by the feed's kind (0 reserve, 1 measured); a cut from the higher band while
+       the lower one sits above its lowest cap, a rise of the lower band while the higher
+       one is below its top */
+    size_t band_pairs[2], band_cut_viol, band_rise_viol;
 } tally;
 
 static double urand(pfi_rng *r, double a, double b)
@@ -186,8 +198,46 @@ static double sched_at(const event *ev, size_t n, long k)
     return INFINITY;
 }
 
-/* One tree, its events; ramps false: the ramp bounds off. */
-static void run_tree(pfi_rng *r, size_t n_events, bool ramps, tally *t)
+/* Band order in one period's allocation (res, from the parts' predicted power prev): for
+ * every pair of parts in one rack (nodes have no limit or ramp, so the two share every level
+ * and the site) with band[j] > band[i], a reduction is taken from the lower band first — j's
+ * power falls only if i is at its lowest cap — and a restore goes to the higher band first —
+ * i's power rises only if j is at its top. */
+static void check_bands(const sim *s, const double *prev, const pfi_alloc_result *res, tally *t)
+{
+    bool measured = s->topo->kind[0] == PFI_LIMIT_MEASURED; /* the feed: the first line */
+    for (size_t i = 0; i < s->np; i++)
+        for (size_t j = 0; j < s->np; j++) {
+            if (!(s->band[j] > s->band[i]) ||
+                s->topo->parent[s->node[i]] != s->topo->parent[s->node[j]])
+                continue;
+            t->band_pairs[measured]++;
+            double tol_i = 1e-6 * (1 + prev[i]), tol_j = 1e-6 * (1 + prev[j]);
+            double low_i = part_power(s, i, CAP_LO, false), top_j = part_power(s, j, CAP_HI, false);
+            if (res->power_w[j] < prev[j] - tol_j && res->power_w[i] > low_i + tol_i) {
+                t->band_cut_viol++;
+                if (getenv("SIM_DEBUG"))
+                    fprintf(stderr,
+                            "band cut: part %zu (band %g) %.1f -> %.1f W while part %zu "
+                            "(band %g) at %.1f W > lowest %.1f W\n",
+                            j, s->band[j], prev[j], res->power_w[j], i, s->band[i], res->power_w[i],
+                            low_i);
+            }
+            if (res->power_w[i] > prev[i] + tol_i && res->power_w[j] < top_j - tol_j) {
+                t->band_rise_viol++;
+                if (getenv("SIM_DEBUG"))
+                    fprintf(stderr,
+                            "band rise: part %zu (band %g) %.1f -> %.1f W while part "
+                            "%zu (band %g) at %.1f W < top %.1f W\n",
+                            i, s->band[i], prev[i], res->power_w[i], j, s->band[j], res->power_w[j],
+                            top_j);
+            }
+        }
+}
+
+/* One tree, its events; ramps false: the ramp bounds off; bands false: the allocation is
+ * given no bands (the band check must then fail). */
+static void run_tree(pfi_rng *r, size_t n_events, bool ramps, bool bands, tally *t)
 {
     sim *s = calloc(1, sizeof *s);
     assert_non_null(s);
@@ -259,6 +309,8 @@ static void run_tree(pfi_rng *r, size_t n_events, bool ramps, tally *t)
                 }
             }
             double b = sched_at(ev, n_events, k);
+            if (isfinite(b) && limited_prev && site > b * (1 + 1e-9))
+                t->excused_over++;
             if (isfinite(b) && !limited_prev) {
                 t->budget_checked++;
                 if (site > b * (1 + 1e-9)) {
@@ -310,7 +362,7 @@ static void run_tree(pfi_rng *r, size_t n_events, bool ramps, tally *t)
         o.budget_w = isfinite(lead) ? lead * (1 - MARGIN) : 1e15;
         ctl_tree_in in = {.topo = s->topo,
                           .part_node = s->node,
-                          .band = s->band,
+                          .band = bands ? s->band : NULL,
                           .prev_w = ramps && k > 0 ? prev : NULL,
                           .meas_w = meas,
                           .dt_s = PERIOD,
@@ -324,6 +376,8 @@ static void run_tree(pfi_rng *r, size_t n_events, bool ramps, tally *t)
         pfi_error e = ctl_tree_allocate(&aj, &o, &in, &res, &out, &d);
         if (e != PFI_OK)
             fail_msg("ctl_tree_allocate: %s", d.message);
+        if (k > 0)
+            check_bands(s, prev, &res, t);
         rate = out.down_w_per_s;
         limited_prev = out.ramp_limited || !res.feasible;
         if (limited_prev && isfinite(next_b))
@@ -342,26 +396,125 @@ static void run_tree(pfi_rng *r, size_t n_events, bool ramps, tally *t)
     free(s);
 }
 
+/*
+ * Three bands under a ramp (issue 18 item 4): one node in one rack, three parts of 4 GPUs,
+ * each drawing its cap (p = 4 × cap, caps 200–700 W a GPU) for t = 10 p − p² / 2000 tokens/s
+ * (concave: every point a vertex). Part 0 (band 0) has the floor t(2400 W) / t(2800 W) (its
+ * lowest cap 600 W), parts 1 and 2 (bands 1, 2) none. From their tops (8 400 W) the limit is
+ * 6 200 W: the site's measured budget, the site falling at most 500 W a period; or the rack's
+ * reserve limit (caps × GPUs: the same watts here), which wins over the ramp at once. By
+ * hand: the 2 200 W cut is 400 W from band 0 (to its floor) and 1 800 W from band 1
+ * (2 800 → 1 000 W, cap 250 W), none from band 2. 500 W a period: band 0 to its floor and
+ * 100 W from band 1 (cap 675 W), then band 1 to 550, 425 and 300 W, and in the fifth period
+ * to its lowest allowed (200 W) with the 200 W left back to it: 250 W. The proportional
+ * split of the allowance this replaced cut band 2 in the first period.
+ */
+static void test_bands_ramp(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < 2; kind++) { /* 0: measured site budget; 1: reserve rack */
+        const char *text = kind == 0 ? "rack r - 1e9\nnode n r -\n" : "rack r - 6200\nnode n r -\n";
+        FILE *f = fmemopen((void *)text, strlen(text), "r");
+        assert_non_null(f);
+        pfi_topology *topo = NULL;
+        pfi_diag d;
+        assert_int_equal(pfi_topology_read_stream(f, "bands", &topo, &d), PFI_OK);
+        fclose(f);
+        size_t node = 1, part_node[3] = {node, node, node}, off[4] = {0, 6, 12, 18};
+        double cap[18], pw[18], tp[18], gpus[3] = {4, 4, 4}, band[3] = {0, 1, 2};
+        double floor_frac[3] = {(24000 - 2400.0 * 2400 / 2000) / (28000 - 2800.0 * 2800 / 2000),
+                                NAN, NAN};
+        for (size_t j = 0; j < 3; j++)
+            for (size_t i = 0; i < 6; i++) {
+                double p = 4 * (200 + 100 * (double)i);
+                cap[6 * j + i] = 200 + 100 * (double)i;
+                pw[6 * j + i] = p;
+                tp[6 * j + i] = 10 * p - p * p / 2000;
+            }
+        pfi_alloc_jobs aj = {.n = 3,
+                             .offset = off,
+                             .cap_w = cap,
+                             .power_w = pw,
+                             .tput_tok_s = tp,
+                             .gpus = gpus,
+                             .floor_frac = floor_frac};
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        o.strategy = PFI_STRATEGY_ORACLE;
+        o.budget_w = kind == 0 ? 6200 : 1e15;
+        pfi_alloc_result res;
+        assert_int_equal(pfi_alloc_result_init(&res, 3), PFI_OK);
+        double caps[3] = {700, 700, 700}, prev[3];
+        /* by hand: the caps after each period */
+        const double want[2][5][3] = {
+            {{600, 675, 700}, {600, 550, 700}, {600, 425, 700}, {600, 300, 700}, {600, 250, 700}},
+            {{600, 250, 700}, {600, 250, 700}, {600, 250, 700}, {600, 250, 700}, {600, 250, 700}}};
+        for (int k = 0; k < 5; k++) {
+            for (size_t j = 0; j < 3; j++)
+                prev[j] = 4 * caps[j];
+            ctl_tree_in in = {.topo = topo,
+                              .part_node = part_node,
+                              .band = band,
+                              .prev_w = prev,
+                              .meas_w = prev,
+                              .dt_s = 1,
+                              .ramp_gain = 1,
+                              .site_up_w_per_s = INFINITY,
+                              .site_down_w_per_s = 500,
+                              .margin = 0};
+            ctl_tree_out out;
+            pfi_diag_clear(&d);
+            assert_int_equal(ctl_tree_allocate(&aj, &o, &in, &res, &out, &d), PFI_OK);
+            for (size_t j = 0; j < 3; j++) {
+                CHECK(fabs(res.cap_w[j] - want[kind][k][j]) < 1e-6,
+                      "%s, period %d: part %zu (band %g) cap %.6f W, by hand %.0f W",
+                      kind == 0 ? "measured budget" : "reserve rack", k + 1, j, band[j],
+                      res.cap_w[j], want[kind][k][j]);
+                caps[j] = res.cap_w[j];
+            }
+            /* the rule itself: a band loses power only when every lower one is at its floor */
+            CHECK(caps[2] >= 700 - 1e-6 || (caps[1] <= 200 + 1e-6 && caps[0] <= 600 + 1e-6),
+                  "period %d: band 2 cut above the lower bands' floors", k + 1);
+            CHECK(caps[1] >= prev[1] / 4 - 1e-6 || caps[0] <= 600 + 1e-6,
+                  "period %d: band 1 cut while band 0 is above its floor", k + 1);
+            CHECK(k < 4 || res.feasible, "the last period meets the limit");
+        }
+        pfi_alloc_result_clear(&res);
+        pfi_topology_destroy(topo);
+    }
+    END_CHECKS();
+}
+
 static void test_tree_property(void **state)
 {
     (void)state;
-    pfi_rng r, r2;
+    pfi_rng r, r2, r3;
     pfi_rng_seed(&r, 20261206, 18);
     pfi_rng_seed(&r2, 20261206, 18);
-    tally on = {0}, off = {0};
+    pfi_rng_seed(&r3, 20261206, 18);
+    tally on = {0}, off = {0}, nob = {0};
     for (int tree = 0; tree < 20; tree++) /* 20 trees × 50 events = 1 000 events */
-        run_tree(&r, 50, true, &on);
+        run_tree(&r, 50, true, true, &on);
     for (int tree = 0; tree < 5; tree++) /* the first 5 trees again, the bounds off */
-        run_tree(&r2, 50, false, &off);
+        run_tree(&r2, 50, false, true, &off);
+    for (int tree = 0; tree < 5; tree++) /* and again with ramps, the allocation without bands */
+        run_tree(&r3, 50, true, false, &nob);
     print_message("with ramps: %zu periods, %zu limit checks (%zu over), %zu budget checks (%zu "
-                  "over, %zu event periods ramp-limited), %zu ramp checks (%zu over, worst "
-                  "%.4f of the rate)\n",
+                  "over, %zu event periods ramp-limited, %zu of them over), %zu ramp checks (%zu "
+                  "over, worst %.4f of the rate)\n",
                   on.periods, on.limit_checked, on.limit_viol, on.budget_checked, on.budget_viol,
-                  on.ramp_limited, on.ramp_checked, on.ramp_viol, on.worst_ramp_ratio);
+                  on.ramp_limited, on.excused_over, on.ramp_checked, on.ramp_viol,
+                  on.worst_ramp_ratio);
     print_message("ramp bounds off: %zu ramp checks, %zu over (worst %.2f of the rate), %zu "
                   "limit checks (%zu over)\n",
                   off.ramp_checked, off.ramp_viol, off.worst_ramp_ratio, off.limit_checked,
                   off.limit_viol);
+    print_message("band order: %zu pair-periods under a reserve feed, %zu under a measured one: "
+                  "%zu cuts from a higher band while a lower one was above its lowest cap, %zu "
+                  "rises of a lower band while a higher one was below its top (ramp bounds off: "
+                  "%zu, %zu; the allocation given no bands: %zu, %zu)\n",
+                  on.band_pairs[0], on.band_pairs[1], on.band_cut_viol, on.band_rise_viol,
+                  off.band_cut_viol, off.band_rise_viol, nob.band_cut_viol, nob.band_rise_viol);
     CHECK(on.periods > 20000, "the property looked at %zu periods", on.periods);
     CHECK(on.limit_viol == 0, "%zu level-limit violations", on.limit_viol);
     CHECK(on.budget_viol == 0, "%zu budget violations outside ramp-limited periods",
@@ -373,6 +526,18 @@ static void test_tree_property(void **state)
     CHECK(off.ramp_viol > 0, "without the ramp bounds the property must fail: %zu violations",
           off.ramp_viol);
     CHECK(off.limit_viol == 0, "the limits hold without ramps too: %zu", off.limit_viol);
+    CHECK(on.band_pairs[0] > 1000 && on.band_pairs[1] > 1000,
+          "band pairs under a reserve feed %zu, a measured one %zu", on.band_pairs[0],
+          on.band_pairs[1]);
+    CHECK(on.band_cut_viol == 0 && on.band_rise_viol == 0,
+          "band order with ramps: %zu cuts, %zu rises out of order", on.band_cut_viol,
+          on.band_rise_viol);
+    CHECK(off.band_cut_viol == 0 && off.band_rise_viol == 0,
+          "band order without ramps: %zu cuts, %zu rises out of order", off.band_cut_viol,
+          off.band_rise_viol);
+    CHECK(nob.band_cut_viol > 0 && nob.band_rise_viol > 0,
+          "without bands the band check must fail: %zu cuts, %zu rises", nob.band_cut_viol,
+          nob.band_rise_viol);
     END_CHECKS();
 }
 
@@ -463,9 +628,8 @@ static void test_split(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_swing),
-        cmocka_unit_test(test_ramp_lead),
-        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_swing),         cmocka_unit_test(test_ramp_lead),
+        cmocka_unit_test(test_split),         cmocka_unit_test(test_bands_ramp),
         cmocka_unit_test(test_tree_property),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -322,6 +322,8 @@ pfi_error pfi_ctl_child_status_parse(const char *text, size_t len, pfi_ctl_child
 typedef struct pfi_ctl_child_view {
     const char *url;      /* borrowed */
     bool up;              /* answered GET /v1/status and accepted its budget this period */
+    bool answered;        /* its status was read at least once (false: it never answered, so
+                             nothing is known that it could hold) */
     double measured_w;    /* what it measured (its last answer; NaN none) */
     double min_w, max_w;  /* its feasible range (its last answer; NaN none) */
     double share_w;       /* the budget sent this period (NaN: none sent) */
@@ -335,8 +337,10 @@ typedef struct pfi_ctl_parent_report {
     double t_s;
     bool event;
     double budget_w;     /* the site budget (NaN outside an event) */
-    double measured_w;   /* Σ children's measured power (a silent one: its last answer) */
-    double held_w;       /* Σ silent children's accepted budgets, counted as spent */
+    double measured_w;   /* Σ children's measured power (a silent one: its last answer; NaN
+                            when no child has answered with one) */
+    double held_w;       /* Σ silent children's accepted budgets, counted as spent (NaN when
+                            every silent child never answered: nothing known is held) */
     double min_w, max_w; /* Σ answering children's feasible range */
     size_t up, children;
     bool feasible; /* the budget covers the held budgets and every minimum */

@@ -154,8 +154,10 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  * (tests/golden/alloc_tree_lp.py). With both kinds on one tree it is a feasible greedy (every
  * limit holds) but not proven optimal. Other strategies: their flat allocation under the
  * budget, then every level over its limit, deepest first, reallocated by the same strategy
- * among its jobs with the level's limit as their budget (caps only ever lowered). A cap step
- * rounds each job down to its grid (every limit still holds).
+ * among its jobs with the level's limit as their budget (caps only ever lowered); with bands,
+ * once per band, highest first, the higher bands held at their caps and the lower ones at
+ * their lowest (so are a band's jobs at a level where a higher band's job is below its
+ * top). A cap step rounds each job down to its grid (every limit still holds).
  *
  * Infeasible: when a level's limit (or the budget) is below the least its jobs can take at
  * their lowest caps, every job stays at its lowest cap, r->feasible is false, and diag says

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "config.h"
 #include "mapping.h"
@@ -130,10 +131,17 @@ typedef struct pfid_agent {
     struct pfid_slurm *slurm; /* Slurm registrations (slurm.h; owned); NULL: none */
 
     /* the node's power (nodepower.c; under snap_lock): the last reading, W (NaN none), its
-     * monotonic time, the counter behind it (energy_uj), the last failure ("" none) */
+     * monotonic time, the counter behind it (energy_uj), the last failure ("" none); the
+     * file's last value and mtime, when either last moved (monotonic s), the rounds since,
+     * and whether it is frozen (unchanged for node_power_frozen_after: missing) */
     struct {
         double power_w, mono_s, counter_uj, counter_mono_s;
         char err[200];
+        double last_v, change_mono_s;
+        struct timespec mtime;
+        unsigned long unchanged_rounds;
+        bool frozen;
+        unsigned long frozen_total; /* times a file was found frozen (a counter on /metrics) */
     } node;
 } pfid_agent;
 
@@ -160,7 +168,11 @@ void pfid_clock_post(pfid_agent *a, const char *req, size_t len, int *status, ch
  * number >= 0 with optional surrounding white space (nothing else). false otherwise. */
 bool pfid_node_value_parse(const char *text, size_t len, double *out);
 /* pfid_node_power_round — read node_power_file once (the sampler's round), updating a->node;
- * a failure is kept in a->node.err and logged once when it starts. Nothing when unset. */
+ * a failure is kept in a->node.err and logged once when it starts. A file whose value and
+ * mtime have not moved for node_power_frozen_after (and two rounds or more) is frozen: a
+ * failure too (missing, never its last number), a->node.frozen set, logged once. An
+ * energy_uj counter that has not moved gives no new reading (never 0 W). Nothing when
+ * unset. */
 void pfid_node_power_round(pfid_agent *a);
 /* pfid_node_power — the node's power and its non-GPU part now (W; NaN when missing: no
  * source, a stale or failed reading, or, for a meter that includes the GPUs, a GPU without a

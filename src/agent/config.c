@@ -59,6 +59,7 @@ void pfid_config_defaults(pfid_config *c)
     c->log_level = PFID_LOG_INFO;
     c->node_power_kind = PFID_NODE_WATTS;
     c->node_power_includes_gpus = true;
+    c->node_power_frozen_s = 30;
 }
 
 bool pfid_parse_duration(const char *s, double *out_s)
@@ -236,6 +237,7 @@ pfi_error pfid_config_set(pfid_config *c, const char *key, const char *v, pfi_di
     DURATION("hold_max", hold_max_s, 0, 7 * 86400)
     DURATION("jobs_refresh", jobs_refresh_s, 0.1, 3600)
     DURATION("throughput_stale", tput_stale_s, 1, 86400)
+    DURATION("node_power_frozen_after", node_power_frozen_s, 0, 86400)
     DURATION("connection_timeout", conn_timeout_s, 1, 3600)
     UINT("ring", ring, 2, PFID_RING_MAX_CFG)
     UINT("max_connections", max_connections, 1, 10000)

@@ -92,6 +92,9 @@ typedef struct pfid_config {
     /* clock = emulated: the time is a virtual clock the controller moves (POST /v1/clock,
      * src/agent/clock.c); no sampler thread. Needs a backend with a virtual clock. */
     bool clock_emulated;
+    /* a node_power_file whose value and mtime have not moved for this long (s; and two
+       rounds or more) is frozen: its reading is missing, not a stale number (30; 0 never) */
+    double node_power_frozen_s;
 } pfid_config;
 
 /* pfid_config_defaults — fill c with the defaults above. */

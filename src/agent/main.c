@@ -275,8 +275,11 @@ static void reload(pfid_agent *a, const options *o)
     memcpy(a->cfg.node_power_file, nc.node_power_file, sizeof nc.node_power_file);
     a->cfg.node_power_kind = nc.node_power_kind;
     a->cfg.node_power_includes_gpus = nc.node_power_includes_gpus;
-    a->node.power_w = a->node.counter_uj = NAN; /* a new source starts afresh */
+    a->cfg.node_power_frozen_s = nc.node_power_frozen_s;
+    a->node.power_w = a->node.counter_uj = a->node.last_v = NAN; /* a new source starts afresh */
     a->node.err[0] = '\0';
+    a->node.frozen = false;
+    a->node.unchanged_rounds = 0;
     memcpy(a->cfg.pfi_model, nc.pfi_model, sizeof nc.pfi_model);
     pfi_fit_model_destroy(a->model);
     a->model = model; /* a new model starts its estimates afresh */

@@ -518,6 +518,19 @@ char *pfid_metrics_render(pfid_agent *a, size_t *len)
         pfid_buf_printf(&b, "\"}");
         value(&b, non_gpu_w);
     }
+    if (a->cfg.node_power_file[0] != '\0') {
+        family(&b, "pfi_node_power_frozen", "gauge",
+               "1 while node_power_file has not moved (value, mtime) for "
+               "node_power_frozen_after: its reading is missing.");
+        pfid_buf_printf(&b, "pfi_node_power_frozen{hostname=\"");
+        pfid_buf_label(&b, a->hostname);
+        pfid_buf_printf(&b, "\"} %d\n", a->node.frozen ? 1 : 0);
+        family(&b, "pfi_node_power_frozen_total", "counter",
+               "Times node_power_file was found frozen.");
+        pfid_buf_printf(&b, "pfi_node_power_frozen_total{hostname=\"");
+        pfid_buf_label(&b, a->hostname);
+        pfid_buf_printf(&b, "\"} %lu\n", a->node.frozen_total);
+    }
     pfid_slurm_metrics(a, &b);
     family(&b, "pfi_agent_samples_total", "counter", "GPU samples read.");
     pfid_buf_printf(&b, "pfi_agent_samples_total %llu\n", (unsigned long long)a->samples_total);

@@ -71,8 +71,10 @@ static bool numberish(const char *text, size_t len)
     return true;
 }
 
-/* Read the file (at most 63 bytes: one number) into buf; false with the reason in err. */
-static bool read_small(const char *path, char *buf, size_t n, size_t *len, char *err, size_t en)
+/* Read the file (at most 63 bytes: one number) into buf, its mtime into *mt; false with the
+   reason in err. */
+static bool read_small(const char *path, char *buf, size_t n, size_t *len, struct timespec *mt,
+                       char *err, size_t en)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
@@ -85,6 +87,7 @@ static bool read_small(const char *path, char *buf, size_t n, size_t *len, char 
         close(fd);
         return false;
     }
+    *mt = st.st_mtim;
     ssize_t r = read(fd, buf, n);
     int saved = errno;
     close(fd);
@@ -114,8 +117,10 @@ void pfid_node_power_round(pfid_agent *a)
     char buf[64], err[200] = "";
     size_t len = 0;
     double v = NAN, mono = pfid_mono_s();
+    struct timespec mt = {0, 0};
     const bool watts = a->cfg.node_power_kind == PFID_NODE_WATTS;
-    if (read_small(path, buf, sizeof buf, &len, err, sizeof err)) {
+    bool frozen = false, moved = false;
+    if (read_small(path, buf, sizeof buf, &len, &mt, err, sizeof err)) {
         char shown[200];
         escaped(buf, len, shown, sizeof shown);
         if (!pfid_node_value_parse(buf, len, &v))
@@ -126,9 +131,38 @@ void pfid_node_power_round(pfid_agent *a)
                      shown, PFID_NODE_MAX_W);
     }
     pthread_mutex_lock(&a->snap_lock);
-    bool was_ok = a->node.err[0] == '\0';
+    if (err[0] == '\0') {
+        /* frozen: a writer that stopped leaves its last number behind; neither the value nor
+         * the file's mtime moving (sysfs counters keep one mtime, their value moves) for
+         * node_power_frozen_after and two rounds or more makes the reading missing */
+        moved = !(v == a->node.last_v) || mt.tv_sec != a->node.mtime.tv_sec ||
+                mt.tv_nsec != a->node.mtime.tv_nsec;
+        a->node.last_v = v;
+        a->node.mtime = mt;
+        if (moved) {
+            a->node.change_mono_s = mono;
+            a->node.unchanged_rounds = 0;
+        } else {
+            a->node.unchanged_rounds++;
+        }
+        double still = mono - a->node.change_mono_s;
+        frozen = a->cfg.node_power_frozen_s > 0 && a->node.unchanged_rounds >= 2 &&
+                 still >= a->cfg.node_power_frozen_s;
+        if (frozen)
+            snprintf(err, sizeof err,
+                     "%s: frozen: neither its value (%.6g) nor its mtime moved for %.1f s (%lu "
+                     "rounds; node_power_frozen_after %g s): missing, not its last number",
+                     path, v, still, a->node.unchanged_rounds, a->cfg.node_power_frozen_s);
+    } else {
+        a->node.unchanged_rounds = 0;
+        a->node.last_v = NAN; /* after a failure the next reading counts as a change */
+    }
+    bool was_ok = a->node.err[0] == '\0', was_frozen = a->node.frozen;
+    a->node.frozen = frozen;
+    if (frozen && !was_frozen)
+        a->node.frozen_total++;
     if (err[0] != '\0') {
-        if (was_ok)
+        if (was_ok || frozen != was_frozen)
             LOG_WARN("node power: %s", err);
         snprintf(a->node.err, sizeof a->node.err, "%s", err);
         a->node.counter_uj = NAN; /* the next good reading starts a new difference */
@@ -136,7 +170,7 @@ void pfid_node_power_round(pfid_agent *a)
         return;
     }
     if (!was_ok)
-        LOG_INFO("node power: %s readable again", path);
+        LOG_INFO("node power: %s %s again", path, was_frozen ? "moving" : "readable");
     a->node.err[0] = '\0';
     if (a->cfg.node_power_kind == PFID_NODE_WATTS) {
         a->node.power_w = v;
@@ -146,6 +180,12 @@ void pfid_node_power_round(pfid_agent *a)
         /* a counter that went back wrapped (RAPL: at max_energy_range_uj) or restarted: the
          * difference starts again from here */
         double w = dt > 0 ? (v - a->node.counter_uj) * 1e-6 / dt : NAN;
+        if (v == a->node.counter_uj) {
+            /* a counter that did not move is no new reading (a node never draws 0 W): the
+             * last power ages (stale_after) until the counter moves or is frozen */
+            pthread_mutex_unlock(&a->snap_lock);
+            return;
+        }
         if (isfinite(a->node.counter_uj) && v >= a->node.counter_uj && dt > 0 &&
             w <= PFID_NODE_MAX_W) {
             a->node.power_w = w;

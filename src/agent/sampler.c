@@ -37,7 +37,7 @@ pfid_job_tput *pfid_tput_slot(pfid_agent *a, const char *job, bool create)
 
 int pfid_sampler_init(pfid_agent *a)
 {
-    a->node.power_w = a->node.counter_uj = NAN; /* no node reading yet */
+    a->node.power_w = a->node.counter_uj = a->node.last_v = NAN; /* no node reading yet */
     a->node.err[0] = '\0';
     pfi_diag d;
     unsigned n = 0;

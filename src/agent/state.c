@@ -92,6 +92,8 @@ char *pfid_state_render(pfid_agent *a)
                         a->cfg.node_power_file[0] ? json_string(a->cfg.node_power_file)
                                                   : json_null());
     json_object_set_new(node, "error", a->node.err[0] ? json_string(a->node.err) : json_null());
+    json_object_set_new(node, "frozen",
+                        a->cfg.node_power_file[0] ? json_boolean(a->node.frozen) : json_null());
     pthread_mutex_unlock(&a->snap_lock);
     json_object_set_new(root, "node", node);
     json_object_set_new(root, "gpus", gpus);

@@ -1207,17 +1207,28 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
     bool tokens = false;
     for (size_t k = 0; k < in->na; k++)
         tokens = tokens || in->agents[k].token[0] != '\0';
-    /* --check: each agent's token as long as pfid wants its own (a warning-free start is no
-     * proof; --check says it) */
-    for (size_t k = 0; o->check && k < in->na; k++) {
+    /* each token as long as pfid wants its own: under --check a problem; on a run a child
+     * controller's is refused (a rack's control token, which the rack's own pfi control
+     * already warns of), an agent's is left to pfid (which warns of its own short ones) */
+    bool short_child = false;
+    for (size_t k = 0; k < in->na; k++) {
         size_t tl = strlen(in->agents[k].token);
-        if (tl > 0 && tl < PFI_HTTP_TOKEN_MIN_BYTES && ++*problems)
-            fprintf(stderr,
-                    "pfi control: agents file %s: the token of agent %s is short (%zu bytes, "
-                    "under %d): use 32 random bytes or more\n",
-                    o->agents_path, in->agents[k].url, tl, PFI_HTTP_TOKEN_MIN_BYTES);
+        if (!(tl > 0 && tl < PFI_HTTP_TOKEN_MIN_BYTES))
+            continue;
+        if (!o->check && !o->children)
+            continue;
+        short_child = short_child || o->children;
+        if (o->check)
+            ++*problems;
+        fprintf(stderr,
+                "pfi control: %s file %s: the token of %s %s is short (%zu bytes, under %d): "
+                "use 32 random bytes or more\n",
+                o->children ? "children" : "agents", o->agents_path,
+                o->children ? "child" : "agent", in->agents[k].url, tl, PFI_HTTP_TOKEN_MIN_BYTES);
     }
-    struct stat ast; /* a warning on a run; an error (a failed check) under --check */
+    if (short_child && !o->check)
+        return PFI_EXIT_DATA; /* an input refused, as a file that does not parse */
+    struct stat ast;          /* a warning on a run; an error (a failed check) under --check */
     if (tokens && stat(o->agents_path, &ast) == 0 && (ast.st_mode & 077) != 0 && ++*problems)
         fprintf(stderr,
                 "pfi control: %sagents file %s holds tokens and is readable by others "
@@ -1905,7 +1916,12 @@ static int parent_loop(const control_opts *o, const control_inputs *in, api_stat
         for (size_t i = 0; i < r.children; i++) {
             pfi_ctl_child_view v;
             pfi_ctl_parent_child_get(p, i, &v);
-            if (!v.up)
+            if (!v.up && !v.answered && isnan(v.accepted_w))
+                fprintf(stderr,
+                        "pfi control: t=%.2f child %s: %s (silent %lu period(s)); it never "
+                        "answered: nothing held\n",
+                        r.t_s, v.url, v.fault, v.silent);
+            else if (!v.up)
                 fprintf(stderr,
                         "pfi control: t=%.2f child %s: %s (silent %lu period(s)); its "
                         "%s W held\n",

@@ -14,7 +14,9 @@ SRC=$3
 . "$SRC/tests/control/lib.sh"
 
 echo 250 > "$WORK/node1.w"
+# node1's file is written once: not checked for a frozen source (node_power_frozen_after 0)
 PFI_AGENT_EXTRA="node_power_file = $WORK/node1.w
+node_power_frozen_after = 0
 node_power_includes_gpus = false" start_agent node1 tok1 "dense-a:dense:4:0.93:24000" || exit 1
 start_agent node2 tok2 "moe-b:moe-pt:4:0.8:16000" || exit 1
 cp "$WORK/agents" "$WORK/agents.ctl"
@@ -72,7 +74,7 @@ while True:
 PY
 WRITER=$!
 CTL_PID="$WRITER"
-sed -i "s|^node_power_file = .*node3.w|node_power_file = $WORK/node3.uj\nnode_power_kind = energy_uj\nnode_power_includes_gpus = false|" "$WORK/agent.node3/pfid.conf"
+sed -i "s|^node_power_file = .*node3.w|node_power_file = $WORK/node3.uj\nnode_power_kind = energy_uj\nnode_power_includes_gpus = false\nnode_power_frozen_after = 1.5|" "$WORK/agent.node3/pfid.conf"
 kill -HUP "$PID3"
 state "$URL3" tok3 's["node"]["power_w"] is not None and abs(s["node"]["power_w"] - 180) < 18 and s["node"]["source"].endswith("node3.uj")'
 check $? "an energy_uj counter (after SIGHUP): 180 W within 10 %"
@@ -90,6 +92,22 @@ bad = [(t, b) for t, b in rows if b is None or abs(b - 5350) > 1e-6]
 print(f"  {len(rows)} event periods; GPU budgets other than 5350 W: {bad}")
 sys.exit(1 if bad or len(rows) < 4 else 0)'
 check $? "GPU budget = 6000 W less node1 measured 250 W less node2 400 W = 5350 W"
+# the counter's writer stops: after 1.5 s unmoved node3's reading is frozen — missing (not
+# its last number), flagged in /v1/state and /metrics, logged
+kill "$WRITER" 2>/dev/null
+state "$URL3" tok3 's["node"]["power_w"] is None and s["node"]["frozen"] is True and "frozen: neither its value" in (s["node"]["error"] or "")'
+check $? "a frozen energy counter: power missing, frozen true, the error says why"
+curl -s "$URL3/metrics" | grep -q '^pfi_node_power_frozen{hostname="node3"} 1$' &&
+    curl -s "$URL3/metrics" | grep -q '^pfi_node_power_frozen_total{hostname="node3"} 1$' &&
+    ! curl -s "$URL3/metrics" | grep -q '^pfi_node_power_watts{hostname="node3"}'
+check $? "/metrics: pfi_node_power_frozen 1, counted once, no pfi_node_power_watts"
+grep -q "node power: .*node3.uj: frozen" "$WORK/agent.node3.log"
+check $? "pfid logs the frozen source"
+python3 -c "import sys; open(sys.argv[1], 'w').write('6000000000000\n')" "$WORK/node3.uj"
+sleep 0.3
+python3 -c "import sys; open(sys.argv[1], 'w').write('6000090000000\n')" "$WORK/node3.uj"
+state "$URL3" tok3 's["node"]["frozen"] is False and s["node"]["error"] is None'
+check $? "the counter moving again: not frozen"
 if [ $fail -ne 0 ] || [ -n "${PFI_TEST_VERBOSE:-}" ]; then
     for f in "$WORK"/*.out "$WORK"/*.err "$WORK"/agent.*.log; do echo "--- $f"; cat "$f"; done
 fi

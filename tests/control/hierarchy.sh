@@ -5,8 +5,9 @@
 # --children) holding a 6 000 W feed budget ramped in over 2 s. Rack A's own limit (a 3 000 W
 # reserve: its caps' sum) is tighter than the share the site would give it. Mid-event rack
 # B's controller is killed (-9). Checked:
-#   - rack A's caps never sum above 3 000 W (its audit log); the shed by band is printed
-#     (band 0 >= band 1 >= band 2 is expected, not asserted: see the check below);
+#   - rack A's caps never sum above 3 000 W (its audit log), and its cuts come from the lowest
+#     band first: in every event period a job is below its top cap only when every job of a
+#     lower band is at its lowest cap (the caps, against the agents' own cap range);
 #   - after the kill the site holds B's last accepted budget and gives A the rest, so the
 #     sum of the budgets stays within 6 000 W (the site's lines), and the agents' own power
 #     summed (a sampler beside the controllers) stays within the feed budget plus the margin
@@ -33,6 +34,23 @@ start_agent node3 tok3 "c1:dense:4:0.9:20000" || exit 1
 start_agent node4 tok4 "d1:moe-ft:4:0.6:9000" "d2:dense-ft:2:0.9:12000" || exit 1
 mv "$WORK/agents" "$WORK/agentsB"
 cat "$WORK/agentsA" "$WORK/agentsB" > "$WORK/agents"
+# the rack controllers learn each job's reference from its first readings: they start once
+# the agents' power has settled (three readings 0.3 s apart within 1 % of each other), not
+# while the emulated jobs still ramp up (a reference learnt then is low: pfi-control.md)
+python3 - "$WORK/agents" <<'PY'
+import json, sys, time, urllib.request
+agents = [l.split()[0] for l in open(sys.argv[1]) if l.strip()]
+last = []
+for _ in range(100):
+    tot = sum(g["power_w"] or 0 for a in agents
+              for g in json.load(urllib.request.urlopen(a + "/v1/state", timeout=2))["gpus"])
+    last = (last + [tot])[-3:]
+    if len(last) == 3 and min(last) > 0 and max(last) <= 1.01 * min(last):
+        sys.exit(0)
+    time.sleep(0.3)
+sys.exit(1)
+PY
+check $? "the agents' power settled before the controllers start"
 printf 'rack rA - 3000\nnode node1 rA -\nnode node2 rA -\n' > "$WORK/topoA"
 printf 'rack rB - 6000\nnode node3 rB -\nnode node4 rB -\n' > "$WORK/topoB"
 # three bands: 2 kept longest, 0 cut first
@@ -123,10 +141,26 @@ sys.exit(1 if over or len(ev) < 20 else 0)
 PY
 check $? "the agents' own power within the feed budget (+3 % margin) after the ramp, the kill included"
 
-# rack A: its reserve limit and the bands
+# rack A: its reserve limit and the bands. Each job's lowest and top caps from its agent
+# (its GPUs' min_cap_w and original_cap_w; the policy sets no floors)
+python3 - "$WORK/agentsA" > "$WORK/boundsA" <<'PY'
+import json, sys, urllib.request
+lo, top = {}, {}
+for l in open(sys.argv[1]):
+    url = l.split()[0]
+    st = json.load(urllib.request.urlopen(url + "/v1/state", timeout=2))
+    for g in st["gpus"]:
+        j = g.get("job") or ""
+        if j:
+            lo[j] = max(lo.get(j, 0), g["min_cap_w"])
+            top[j] = min(top.get(j, 1e9), g["original_cap_w"])
+print(json.dumps({"lo": lo, "top": top}))
+PY
 py "$WORK/A.db" '
 bad = 0
 band = {"a1": 2, "b1": 1, "a2": 0}
+lim = json.load(open(args[0]))
+lo, top = lim["lo"], lim["top"]
 pids = [r[0] for r in c.execute("select id from ctl_periods order by id")][1:]
 worst = 0
 for pid in pids:
@@ -134,25 +168,34 @@ for pid in pids:
     worst = max(worst, s or 0)
     if s and s > 3000 + 1e-6:
         bad += 1; print(f"  period {pid}: caps sum {s:.0f} W > 3000")
-order_bad = strict = 0
-rows = c.execute("select id from ctl_periods where event = 1 order by id").fetchall()[3:]
+# band order on the caps, every event period: a job of a higher band below its top cap only
+# when every job of a lower band is at its lowest cap (a reduction from the lowest band
+# first; a restore to the highest first)
+order_bad = 0
+rows = c.execute("select id from ctl_periods where event = 1 order by id").fetchall()
+caps_seen = {}
 for (pid,) in rows:
-    shed = {}
-    for job, g, ref, pred in c.execute("select job, gpus, ref_power_w, pred_power_w from ctl_jobs "
-                                       "where period = ?", (pid,)):
-        shed[band[job]] = 1 - pred / (ref * g)
-    strict += len(shed) == 3 and shed[0] > shed[2] + 0.05
-    if len(shed) == 3 and not (shed[0] >= shed[1] - 0.02 and shed[1] >= shed[2] - 0.02):
-        order_bad += 1
-        if order_bad <= 3:
-            print(f"  period {pid}: shed by band {shed}")
-print(f"  rack A: largest caps sum {worst:.0f} W of 3000, {len(rows)} event periods, {order_bad} out of band order, {strict} with band 0 cut 5 points deeper than band 2")
-# The band order is reported, not asserted: when the sub-budget from the site (not the own
-# reserve limit of the rack) is what binds, a band-2 job can be cut while a band-1 job is above its floor
-# (seen on a quiet machine; a known defect of the bands under a measured budget, left open in
-# issue 18). Bands under one reserve limit are asserted in test_alloc_tree and test_ctl_tree.
-sys.exit(1 if bad or not rows else 0)'
-check $? "rack A: caps within its 3 000 W reserve limit (band order reported above)"
+    cap = {job: cw for job, cw in c.execute("select job, cap_w from ctl_jobs where period = ?", (pid,))}
+    caps_seen[tuple(sorted((band[j], round(cw)) for j, cw in cap.items()))] = caps_seen.get(
+        tuple(sorted((band[j], round(cw)) for j, cw in cap.items())), 0) + 1
+    for j, cj in cap.items():
+        for i, ci in cap.items():
+            if band[i] < band[j] and cj < top[j] - 1 and ci > lo[i] + 1:
+                order_bad += 1
+                if order_bad <= 3:
+                    print(f"  period {pid}: {j} (band {band[j]}) at {cj:.0f} W below its top {top[j]:.0f} W "
+                          f"while {i} (band {band[i]}) at {ci:.0f} W above its lowest {lo[i]:.0f} W")
+# the shed by band (1 - predicted / reference power), for the record: the references are
+# learnt (from the settled first readings), so it is printed, the caps are what is checked
+shed = {}
+for job, g, ref, pred in c.execute("select job, gpus, ref_power_w, pred_power_w from ctl_jobs "
+                                   "where period = ?", (rows[-1][0],)):
+    shed[band[job]] = round(1 - pred / (ref * g), 3)
+print(f"  rack A: largest caps sum {worst:.0f} W of 3000; {len(rows)} event periods, {order_bad} pairs out of band order; shed by band in the last {dict(sorted(shed.items()))}")
+for k, v in sorted(caps_seen.items(), key=lambda kv: -kv[1]):
+    print(f"    caps by band (band, W per GPU) {list(k)}: {v} periods")
+sys.exit(1 if bad or order_bad or not rows else 0)' "$WORK/boundsA"
+check $? "rack A: caps within its 3 000 W reserve limit, cuts from the lowest band first (every event period)"
 
 # rack B's GPUs: still capped by its dead controller's last caps
 python3 - "$WORK/agentsB" <<'PY'
@@ -179,4 +222,26 @@ check $? "--children with --topology: exit 2 ($(cat "$WORK/chk"))"
 "$PFI" control --children "$WORK/none" --budget-w 100 --check > "$WORK/chk" 2>&1
 [ $? -ne 0 ] && grep -q "children file: $WORK/none" "$WORK/chk"
 check $? "--children with no such file names the children file ($(head -1 "$WORK/chk"))"
+# a child that never answered (rack B's URL, its controller dead before this site started):
+# no budget known to hold, said so, never "0 W held"
+sed -n 2p "$WORK/children" > "$WORK/children1"
+"$PFI" control --children "$WORK/children1" --budget-w 1000 --period 0.5 --run-for 1 \
+    > "$WORK/never.out" 2> "$WORK/never.err"
+rc=$?
+awk '$1 != "t_s" && $2 == "yes"' "$WORK/never.out" > "$WORK/never.rows"
+[ $rc -eq 6 ] && [ -s "$WORK/never.rows" ] &&
+    awk '$4 != "-" || $5 != "-" || $0 !~ /never answered \(.*\): nothing known to hold/ { bad = 1 } END { exit bad }' "$WORK/never.rows" &&
+    grep -q "it never answered: nothing held" "$WORK/never.err" && ! grep -q " 0 W held" "$WORK/never.out" "$WORK/never.err"
+check $? "a child that never answered: held '-', 'never answered' (exit $rc: $(head -1 "$WORK/never.rows"))"
+
+# a short child token: refused at start (exit 1), the --check message
+printf 'http://127.0.0.1:1 short\n' > "$WORK/children-short"
+"$PFI" control --children "$WORK/children-short" --budget-w 100 --run-for 1 > "$WORK/chk" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "children file $WORK/children-short: the token of child http://127.0.0.1:1 is short (5 bytes, under 16)" "$WORK/chk"
+check $? "a short child token refused at start: exit $rc ($(head -1 "$WORK/chk"))"
+"$PFI" control --children "$WORK/children-short" --budget-w 100 --check > "$WORK/chk" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -q "the token of child http://127.0.0.1:1 is short (5 bytes, under 16)" "$WORK/chk"
+check $? "--check says the same: exit $rc"
 exit $fail

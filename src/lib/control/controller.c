@@ -1165,11 +1165,20 @@ out:
     return e;
 }
 
-/* The controller allocates on the tree (a topology, or a ramp to honour). */
+/* The controller allocates on the tree (a topology, a ramp to honour, or priority bands:
+ * the tree allocator orders the cuts by band, the flat one has no bands). */
 static bool tree_mode(const pfi_ctl *c)
 {
     if (c->cfg.topology != NULL)
         return true;
+    for (size_t i = 1; i < c->cfg.n_rules; i++) {
+        double b0 = isfinite(c->cfg.rules[0].band) ? c->cfg.rules[0].band : 0;
+        double bi = isfinite(c->cfg.rules[i].band) ? c->cfg.rules[i].band : 0;
+        if (bi != b0)
+            return true;
+    }
+    if (c->cfg.n_rules > 0 && isfinite(c->cfg.rules[0].band) && c->cfg.rules[0].band != 0)
+        return true; /* a job without a rule is in band 0 */
     return isfinite(c->cfg.ramp_up_w_per_s) || isfinite(c->cfg.ramp_down_w_per_s);
 }
 
@@ -1207,6 +1216,7 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
     double *held = pfi_calloc(nn + 1, sizeof *held);
     double *buf = NULL;
     size_t *off = NULL, *pnode = NULL;
+    unsigned char *deep = NULL;
     pfi_alloc_result r;
     memset(&r, 0, sizeof r);
     if (pt == NULL || head == NULL || held == NULL)
@@ -1244,11 +1254,13 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
     }
     off = pfi_malloc((np + 1) * sizeof *off);
     pnode = pfi_malloc(np * sizeof *pnode);
-    buf = pfi_malloc((3 * npts + 6 * np) * sizeof *buf);
-    if (off == NULL || pnode == NULL || buf == NULL)
+    buf = pfi_malloc((3 * npts + 8 * np) * sizeof *buf);
+    deep = pfi_calloc(np, 1);
+    if (off == NULL || pnode == NULL || buf == NULL || deep == NULL)
         goto out;
     double *cap = buf, *pw = cap + npts, *tp = pw + npts, *gp = tp + npts, *wt = gp + np,
-           *fl = wt + np, *band = fl + np, *prev = band + np, *meas = prev + np;
+           *fl = wt + np, *band = fl + np, *prev = band + np, *meas = prev + np, *pf = meas + np,
+           *ft = pf + np;
     size_t q = 0;
     double g_mean, t_mean;
     objective_means(c, &g_mean, &t_mean);
@@ -1268,6 +1280,10 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
                 objective_factor(c, j, g_mean, t_mean);
         fl[k] = rule ? rule->floor_frac : NAN;
         band[k] = rule && isfinite(rule->band) ? rule->band : 0;
+        /* what the pfi-* strategies read, as the flat allocation gives it */
+        pf[k] = isfinite(j->pfi) ? j->pfi : pfi_ctl_prior_pfi(j->cls);
+        ft[k] = 1;
+        deep[k] = strcmp(j->cls, "moe-ft") == 0;
         pnode[k] = pt[k].node;
         prev[k] = ctl_curve_power(&j->curve, pt[k].cap_sum_w / (double)pt[k].gpus) * share;
         meas[k] = pt[k].power_w;
@@ -1280,6 +1296,9 @@ static pfi_error allocate_tree_jobs(pfi_ctl *c, double budget, pfi_ctl_report *r
                          .gpus = gp,
                          .weight = wt,
                          .floor_frac = fl,
+                         .pfi = pf,
+                         .feature = ft,
+                         .deep_cut = deep,
                          .est_power_w = pw,
                          .est_tput_tok_s = tp};
     pfi_alloc_options o;
@@ -1375,6 +1394,7 @@ out:
     pfi_free(off);
     pfi_free(pnode);
     pfi_free(buf);
+    pfi_free(deep);
     return e;
 }
 

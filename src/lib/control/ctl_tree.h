@@ -8,14 +8,18 @@
  * level, with the job's per-GPU curve scaled to the part's GPUs).
  *
  * Ramps. A level with a ramp (topology ramp=, ramp_up=, ramp_down=) and the site (its own
- * rates) bound how far the power under them may move in one period: each part may fall by
- * at most min over its ancestors a (and the site) of down_a × dt × m_j / m_a, its share of
- * the level's allowance in proportion to its measured power m now, and rise likewise.
- * Summed over a level's parts the moves stay within the level's allowance, whatever the
- * allocator does inside the bounds; the bounds become per-part cap bounds through the part's
- * curve. A budget that needs a faster fall than the bounds allow is infeasible for the
- * allocator: every part then sits at its lowest allowed cap, which is the fall at the
- * largest allowed rate (the ramp wins over the budget; the report says so).
+ * rates) bound how far the power under them may move in one period: the level's allowance,
+ * down_a × dt (up_a for a rise), is handed to the parts under it in band order — a fall to
+ * the lowest band first, a rise to the highest first (issue 18 item 4), each part at most as
+ * far as it can move (to its lowest allowed cap, to its top) — and within a band in
+ * proportion to the parts' measured power m now; a part's bound is the least of its
+ * ancestors' (and the site's) grants. Summed over a level's parts the moves stay within the
+ * level's allowance, whatever the allocator does inside the bounds; the bounds become
+ * per-part cap bounds through the part's curve. So a ramp-limited cut never takes from a
+ * higher band while a lower one sharing its levels could still fall. A budget that needs a
+ * faster fall than the bounds allow is infeasible for the allocator: every part then sits at
+ * its lowest allowed cap, which is the fall at the largest allowed rate (the ramp wins over
+ * the budget; the report says so).
  */
 #ifndef PFI_CTL_TREE_H
 #define PFI_CTL_TREE_H
@@ -84,8 +88,10 @@ pfi_error ctl_tree_allocate(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
 double ctl_ramp_gain_next(double gain, double planned_w, double moved_w, double scale_w);
 
 /* ctl_curve_cap_at_power — on the piecewise-linear curve cap[n] (ascending) → power[n]
- * (non-decreasing): with lower true the least cap whose power is >= p, else the largest cap
- * whose power is <= p; NaN when p is outside the curve's power range (no bound needed). */
+ * (non-decreasing): with lower true the least cap whose power is >= p (NaN when p is at or
+ * under the lowest cap's power: no lower bound needed; the top cap when p is over the top's),
+ * else the largest cap whose power is <= p (NaN when p is at or over the top cap's power; the
+ * lowest cap when p is under its power). */
 double ctl_curve_cap_at_power(const double *cap, const double *power, size_t n, double p,
                               bool lower);
 

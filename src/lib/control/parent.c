@@ -48,6 +48,7 @@ typedef struct child {
     char url[PFI_CTL_URL_LEN];
     char token[PFI_CTL_TOKEN_LEN];
     bool up;
+    bool answered; /* its status was read at least once */
     double measured_w, min_w, max_w, share_w, accepted_w;
     unsigned long silent;
     char fault[160];
@@ -184,6 +185,7 @@ static pfi_error read_children(pfi_ctl_parent *p)
         c->min_w = st.min_w;
         c->max_w = st.max_w;
         c->up = true;
+        c->answered = true;
     }
     return PFI_OK;
 }
@@ -252,6 +254,8 @@ pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double 
         return PFI_ERR_NOMEM;
     }
     double *mn = buf, *mx = mn + n, *fx = mx + n, *sh = fx + n;
+    size_t never = 0;    /* silent children that never answered: nothing known to hold */
+    size_t measured = 0; /* children with a measurement (their last answer) */
     for (size_t i = 0; i < n; i++) {
         child *c = &p->c[i];
         c->silent = c->up ? 0 : c->silent + 1;
@@ -269,11 +273,15 @@ pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double 
             rep->up++;
             rep->min_w += c->min_w;
             rep->max_w += c->max_w;
-        } else {
+        } else if (c->answered || isfinite(c->accepted_w)) {
             rep->held_w += fx[i];
+        } else {
+            never++;
         }
-        if (isfinite(c->measured_w))
+        if (isfinite(c->measured_w)) {
             rep->measured_w += c->measured_w;
+            measured++;
+        }
         c->share_w = NAN;
     }
     if (event) {
@@ -311,11 +319,23 @@ pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double 
             want[i] = p->c[i].up;
         e = put_children(p, want, false);
     }
-    for (size_t i = 0; i < n; i++)
-        if (!p->c[i].up && rep->note[0] == '\0')
+    for (size_t i = 0; i < n; i++) {
+        if (p->c[i].up || rep->note[0] != '\0')
+            continue;
+        if (p->c[i].answered || isfinite(p->c[i].accepted_w))
             snprintf(rep->note, sizeof rep->note,
                      "child %.80s silent (%.80s): its %.0f W held, the others share the rest",
                      p->c[i].url, p->c[i].fault, fx[i]);
+        else
+            snprintf(rep->note, sizeof rep->note,
+                     "child %.80s never answered (%.80s): nothing known to hold, the others "
+                     "share the budget",
+                     p->c[i].url, p->c[i].fault);
+    }
+    if (measured == 0)
+        rep->measured_w = NAN; /* no child ever measured: missing, not 0 W */
+    if (never > 0 && never == n - rep->up)
+        rep->held_w = NAN; /* every silent child never answered: no hold is known, not 0 W */
 out:
     pfi_free(buf);
     pfi_free(want);
@@ -327,6 +347,7 @@ void pfi_ctl_parent_child_get(const pfi_ctl_parent *p, size_t i, pfi_ctl_child_v
     const child *c = &p->c[i];
     *o = (pfi_ctl_child_view){.url = c->url,
                               .up = c->up,
+                              .answered = c->answered,
                               .measured_w = c->measured_w,
                               .min_w = c->min_w,
                               .max_w = c->max_w,

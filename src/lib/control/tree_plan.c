@@ -13,7 +13,7 @@
 double ctl_curve_cap_at_power(const double *cap, const double *power, size_t n, double p,
                               bool lower)
 {
-    if (n == 0 || !isfinite(p) || p <= power[0] || p >= power[n - 1])
+    if (n == 0 || !isfinite(p) || (lower ? p <= power[0] : p >= power[n - 1]))
         return NAN;
     if (lower) {
         for (size_t k = 1; k < n; k++)
@@ -22,14 +22,14 @@ double ctl_curve_cap_at_power(const double *cap, const double *power, size_t n, 
                 return dp > 0 ? cap[k - 1] + (cap[k] - cap[k - 1]) * (p - power[k - 1]) / dp
                               : cap[k - 1];
             }
-        return NAN;
+        return cap[n - 1]; /* p at or over the top: no cap below the top reaches it */
     }
     for (size_t k = n - 1; k > 0; k--)
         if (power[k - 1] <= p) {
             double dp = power[k] - power[k - 1];
             return dp > 0 ? cap[k - 1] + (cap[k] - cap[k - 1]) * (p - power[k - 1]) / dp : cap[k];
         }
-    return NAN;
+    return cap[0]; /* p under the lowest cap's power: no cap above the lowest stays within it */
 }
 
 double ctl_ramp_gain_next(double gain, double planned_w, double moved_w, double scale_w)
@@ -62,10 +62,139 @@ static double part_measured(const ctl_tree_in *in, size_t j)
     return q > 0 ? q : in->prev_w[j];
 }
 
+/* Part j's band (0 without bands). */
+static double part_band(const ctl_tree_in *in, size_t j)
+{
+    return in->band != NULL && isfinite(in->band[j]) ? in->band[j] : 0;
+}
+
+/* Part j's lowest allowed cap: its curve's lowest, or its floor's (the least cap whose
+ * throughput is floor × the top cap's, as the allocator takes it). */
+static double part_lowest_cap(const pfi_alloc_jobs *J, size_t j)
+{
+    const double *cap = J->cap_w + J->offset[j], *tp = J->tput_tok_s + J->offset[j];
+    size_t n = J->offset[j + 1] - J->offset[j];
+    double s = J->floor_frac != NULL ? J->floor_frac[j] : NAN;
+    if (!(s > 0) || !(s * tp[n - 1] > tp[0]))
+        return cap[0];
+    double c = ctl_curve_cap_at_power(cap, tp, n, s * tp[n - 1], true);
+    return isfinite(c) ? c : cap[n - 1];
+}
+
+/* The ramp allowance (measured W this period, the ramp gain taken off) of level a, or of
+ * the site at a == topo n; INFINITY: no ramp. */
+static double level_allowance(const ctl_tree_in *in, size_t a, bool down)
+{
+    size_t nn = in->topo ? in->topo->n : 0;
+    double rate = a < nn ? (down ? in->topo->ramp_down_w_per_s[a] : in->topo->ramp_up_w_per_s[a])
+                         : (down ? in->site_down_w_per_s : in->site_up_w_per_s);
+    double gain = in->ramp_gain > 1 ? in->ramp_gain : 1;
+    return isfinite(rate) ? rate * in->dt_s / gain : INFINITY;
+}
+
+/* Scratch of grant_in_band_order: rem and Q [topo n + 1], add [parts], done [parts]. */
+typedef struct grant_scratch {
+    double *rem, *Q, *add;
+    unsigned char *done;
+} grant_scratch;
+
+/*
+ * One direction's ramp allowances handed to the parts in band order (issue 18 item 4: a
+ * reduction comes from the lowest band first, a restore goes to the highest first): down,
+ * the bands ascending; up, descending. Within a band the parts share every level's remaining
+ * allowance in proportion to their measured power q[j], water-filled: a part takes at most
+ * want[j] (measured W: as far as it can move at all) and what it leaves goes to the others
+ * of its band, then to the next band. Every level's (and the site's) grants sum to at most
+ * its allowance, as a proportional split's do. grant[j]: measured W; INFINITY when no level
+ * above the part, nor the site, has a ramp in that direction.
+ */
+static void grant_in_band_order(const pfi_alloc_jobs *J, const ctl_tree_in *in, const double *q,
+                                const double *want, bool down, double *grant, grant_scratch *g)
+{
+    size_t nn = in->topo ? in->topo->n : 0, n = J->n;
+    for (size_t a = 0; a <= nn; a++)
+        g->rem[a] = level_allowance(in, a, down);
+    for (size_t j = 0; j < n; j++) {
+        bool ramped = isfinite(g->rem[nn]);
+        for (size_t a = in->part_node ? in->part_node[j] : PFI_TOPO_NONE; a != PFI_TOPO_NONE;
+             a = in->topo->parent[a])
+            ramped = ramped || isfinite(g->rem[a]);
+        grant[j] = ramped ? 0 : INFINITY;
+        g->done[j] = !ramped || !(q[j] > 0) || !(want[j] > 0);
+    }
+    double cur = down ? -INFINITY : INFINITY;
+    for (;;) {
+        /* the next band: the least above cur (down), the greatest below it (up) */
+        double b = down ? INFINITY : -INFINITY;
+        bool any = false;
+        for (size_t j = 0; j < n; j++) {
+            double bj = part_band(in, j);
+            if (down ? (bj > cur && bj <= b) : (bj < cur && bj >= b)) {
+                b = bj;
+                any = true;
+            }
+        }
+        if (!any)
+            break;
+        cur = b;
+        for (int pass = 0; pass < 32; pass++) {
+            for (size_t a = 0; a <= nn; a++)
+                g->Q[a] = 0;
+            bool open = false;
+            for (size_t j = 0; j < n; j++) {
+                if (g->done[j] || part_band(in, j) != b)
+                    continue;
+                open = true;
+                for (size_t a = in->part_node ? in->part_node[j] : PFI_TOPO_NONE;
+                     a != PFI_TOPO_NONE; a = in->topo->parent[a])
+                    g->Q[a] += q[j];
+                g->Q[nn] += q[j];
+            }
+            if (!open)
+                break;
+            /* every open part's share of the allowances left (one snapshot), then taken */
+            for (size_t j = 0; j < n; j++) {
+                g->add[j] = 0;
+                if (g->done[j] || part_band(in, j) != b)
+                    continue;
+                double s = isfinite(g->rem[nn]) ? g->rem[nn] * q[j] / g->Q[nn] : INFINITY;
+                for (size_t a = in->part_node ? in->part_node[j] : PFI_TOPO_NONE;
+                     a != PFI_TOPO_NONE; a = in->topo->parent[a])
+                    if (isfinite(g->rem[a]))
+                        s = fmin(s, g->rem[a] * q[j] / g->Q[a]);
+                double left = want[j] - grant[j];
+                if (!(s < left)) {
+                    s = left;
+                    g->done[j] = 1; /* it moves as far as it can */
+                } else if (!(s > 1e-9 * want[j])) {
+                    s = 0;
+                    g->done[j] = 1; /* a level above it has nothing left */
+                }
+                g->add[j] = fmax(0, s);
+            }
+            for (size_t j = 0; j < n; j++) {
+                if (!(g->add[j] > 0))
+                    continue;
+                grant[j] += g->add[j];
+                for (size_t a = in->part_node ? in->part_node[j] : PFI_TOPO_NONE;
+                     a != PFI_TOPO_NONE; a = in->topo->parent[a])
+                    g->rem[a] = fmax(0, g->rem[a] - g->add[j]);
+                g->rem[nn] = fmax(0, g->rem[nn] - g->add[j]);
+            }
+        }
+    }
+}
+
 /* The ramp bounds of every part as caps (lo[j], hi[j]; NaN none) and the allowed total
- * moves in out. prev_lvl[topo n] is scratch. */
+ * moves in out. Each level's (and the site's) allowance, rate × dt over the ramp gain in
+ * measured watts, goes to the parts in band order (grant_in_band_order); a part's grant
+ * becomes a cap bound through its curve, measured watts converted to the curve's by
+ * prev_w / meas_w. The totals in out are the rates the levels allow (each part's share in
+ * proportion to its measured power, summed): what the schedule's lead plans with, whichever
+ * band takes them. prev_lvl[topo n] and g are scratch; want, gd, gu [parts] too. */
 static void ramp_bounds(const pfi_alloc_jobs *J, const ctl_tree_in *in, double *prev_lvl,
-                        double *lo, double *hi, ctl_tree_out *out)
+                        double *lo, double *hi, double *q, double *want, double *gd, double *gu,
+                        grant_scratch *g, ctl_tree_out *out)
 {
     size_t nn = in->topo ? in->topo->n : 0;
     double site = 0, down = 0, up = 0;
@@ -74,22 +203,22 @@ static void ramp_bounds(const pfi_alloc_jobs *J, const ctl_tree_in *in, double *
         prev_lvl[a] = 0;
     for (size_t j = 0; j < J->n; j++) {
         lo[j] = hi[j] = NAN;
-        double q = part_measured(in, j);
-        if (!(q > 0))
+        q[j] = part_measured(in, j);
+        if (!(q[j] > 0))
             continue;
-        site += q;
+        site += q[j];
         for (size_t a = in->part_node ? in->part_node[j] : PFI_TOPO_NONE; a != PFI_TOPO_NONE;
              a = in->topo->parent[a])
-            prev_lvl[a] += q;
+            prev_lvl[a] += q[j];
     }
     for (size_t j = 0; j < J->n; j++) {
-        double p = in->prev_w[j], q = part_measured(in, j);
-        if (!(q > 0) || !(p > 0)) {
+        double p = in->prev_w[j];
+        if (!(q[j] > 0) || !(p > 0)) {
             down = up = INFINITY; /* a part with no bound: the total is unbounded */
             continue;
         }
-        /* its share of every allowance, in measured W/s */
-        double gk = in->ramp_gain > 1 ? q / in->ramp_gain : q;
+        /* its proportional share of every allowance, in measured W/s: the totals */
+        double gk = in->ramp_gain > 1 ? q[j] / in->ramp_gain : q[j];
         double dr = in->site_down_w_per_s * gk / site, ur = in->site_up_w_per_s * gk / site;
         for (size_t a = in->part_node ? in->part_node[j] : PFI_TOPO_NONE; a != PFI_TOPO_NONE;
              a = in->topo->parent[a]) {
@@ -98,17 +227,36 @@ static void ramp_bounds(const pfi_alloc_jobs *J, const ctl_tree_in *in, double *
         }
         down += dr;
         up += ur;
+        any_down = any_down || isfinite(dr);
+        any_up = any_up || isfinite(ur);
+    }
+    /* the falls: from the lowest band first, each part at most to its lowest allowed cap */
+    for (size_t j = 0; j < J->n; j++) {
         const double *cap = J->cap_w + J->offset[j], *pw = J->power_w + J->offset[j];
         size_t n = J->offset[j + 1] - J->offset[j];
-        double k = p / q; /* measured W to the curve's W */
-        if (isfinite(dr)) {
-            lo[j] = ctl_curve_cap_at_power(cap, pw, n, p - k * dr * in->dt_s, true);
-            any_down = true;
-        }
-        if (isfinite(ur)) {
-            hi[j] = ctl_curve_cap_at_power(cap, pw, n, p + k * ur * in->dt_s, false);
-            any_up = true;
-        }
+        double p = in->prev_w[j], k = p / q[j]; /* measured W to the curve's W */
+        want[j] = q[j] > 0 && p > 0 ? (p - pfi_interp(cap, pw, n, part_lowest_cap(J, j))) / k : 0;
+    }
+    grant_in_band_order(J, in, q, want, true, gd, g);
+    /* the rises: to the highest band first, each part at most to its top cap */
+    for (size_t j = 0; j < J->n; j++) {
+        const double *pw = J->power_w + J->offset[j];
+        size_t n = J->offset[j + 1] - J->offset[j];
+        double p = in->prev_w[j], k = p / q[j];
+        want[j] = q[j] > 0 && p > 0 ? (pw[n - 1] - p) / k : 0;
+    }
+    grant_in_band_order(J, in, q, want, false, gu, g);
+    for (size_t j = 0; j < J->n; j++) {
+        double p = in->prev_w[j];
+        if (!(q[j] > 0) || !(p > 0))
+            continue;
+        const double *cap = J->cap_w + J->offset[j], *pw = J->power_w + J->offset[j];
+        size_t n = J->offset[j + 1] - J->offset[j];
+        double k = p / q[j];
+        if (isfinite(gd[j]))
+            lo[j] = ctl_curve_cap_at_power(cap, pw, n, p - k * gd[j], true);
+        if (isfinite(gu[j]))
+            hi[j] = ctl_curve_cap_at_power(cap, pw, n, p + k * gu[j], false);
         if (isfinite(lo[j]) && isfinite(hi[j]) && lo[j] > hi[j]) /* a flat stretch */
             lo[j] = hi[j] = 0.5 * (lo[j] + hi[j]);
     }
@@ -203,12 +351,19 @@ pfi_error ctl_tree_allocate(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
     memset(out, 0, sizeof *out);
     out->down_w_per_s = out->up_w_per_s = INFINITY;
     size_t nn = in->topo ? in->topo->n : 0, n = J->n;
-    double *lim = pfi_malloc((2 * nn + 2 * n + 1) * sizeof *lim);
+    /* lim, prev_lvl [nn]; lo, hi, q, want, gd, gu, add [n]; rem, Q [nn + 1] */
+    double *lim = pfi_malloc((4 * nn + 7 * n + 3) * sizeof *lim);
+    unsigned char *done = pfi_malloc(n + 1);
     pfi_alloc_tree_result tr;
     memset(&tr, 0, sizeof tr);
-    if (lim == NULL)
+    if (lim == NULL || done == NULL) {
+        pfi_free(lim);
+        pfi_free(done);
         return PFI_ERR_NOMEM;
-    double *prev_lvl = lim + nn, *lo = prev_lvl + nn, *hi = lo + n;
+    }
+    double *prev_lvl = lim + nn, *lo = prev_lvl + nn, *hi = lo + n, *q = hi + n, *want = q + n,
+           *gd = want + n, *gu = gd + n;
+    grant_scratch gs = {.add = gu + n, .rem = gu + 2 * n, .Q = gu + 2 * n + nn + 1, .done = done};
     pfi_error e = pfi_alloc_tree_result_init(&tr, nn);
     if (e != PFI_OK)
         goto out;
@@ -220,7 +375,7 @@ pfi_error ctl_tree_allocate(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
             for (size_t a = b; a != PFI_TOPO_NONE; a = in->topo->parent[a])
                 lim[a] = fmax(0, lim[a] - in->held_w[b]);
     if (in->prev_w != NULL) {
-        ramp_bounds(J, in, prev_lvl, lo, hi, out);
+        ramp_bounds(J, in, prev_lvl, lo, hi, q, want, gd, gu, &gs, out);
     } else {
         for (size_t j = 0; j < n; j++)
             lo[j] = hi[j] = NAN;
@@ -270,6 +425,7 @@ pfi_error ctl_tree_allocate(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
 out:
     pfi_alloc_tree_result_clear(&tr);
     pfi_free(lim);
+    pfi_free(done);
     return e;
 }
 

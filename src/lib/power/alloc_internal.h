@@ -227,6 +227,11 @@ pfi_error alloc_check_inputs(const pfi_alloc_jobs *J, const pfi_alloc_options *o
  */
 pfi_error alloc_job_prepare(const alloc_ctx *x, size_t j, size_t *unmet, pfi_diag *d);
 
+/* The lowest cap job j may take (W): its curve's lowest or cap_lo_w, raised to its floor's
+   cap (as alloc_job_prepare finds it; its top allowed cap when the floor cannot be met).
+   The job's inputs must have been checked. */
+double alloc_job_lowest_cap(const pfi_alloc_jobs *J, size_t j);
+
 /*
  * The upper concave envelope of job j's (d, wt·t) (true or estimated). When every point is
  * a vertex (power strictly rising, slopes strictly falling: the usual measured curve) nothing

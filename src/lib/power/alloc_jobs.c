@@ -75,6 +75,25 @@ static double cap_for_tput(const double *c, const double *t, size_t k, double ne
     return c[k - 1];
 }
 
+double alloc_job_lowest_cap(const pfi_alloc_jobs *J, size_t j)
+{
+    size_t a = J->offset[j], k = J->offset[j + 1] - a;
+    const double *c = J->cap_w + a, *T = J->tput_tok_s + a;
+    double lo = alloc_opt(J->cap_lo_w, j, c[0]), hi = alloc_opt(J->cap_hi_w, j, c[k - 1]);
+    double s = alloc_opt(J->floor_frac, j, 0.0);
+    if (s > 0) {
+        double need = s * T[k - 1];
+        if (pfi_interp(c, T, k, hi) < need) {
+            lo = hi;
+        } else {
+            double cf = cap_for_tput(c, T, k, need);
+            if (cf > lo)
+                lo = cf > hi ? hi : cf;
+        }
+    }
+    return lo;
+}
+
 /*
  * Validate job j, find its cap bounds, and set up its candidates: the curve's own points when
  * the bounds are the curve's ends and caps are continuous; otherwise copied to the workspace

@@ -667,7 +667,7 @@ static pfi_error reallocate_level(const pfi_alloc_jobs *J, const pfi_alloc_optio
     if (e == PFI_OK)
         e = pfi_allocate(&S, &so, &sr, d);
     if (e == PFI_OK) {
-        if (!sr.feasible) {
+        if (!sr.feasible && *feasible) { /* the first level found infeasible is named */
             *feasible = false;
             if (site)
                 tree_fail(d, PFI_OK,
@@ -732,8 +732,10 @@ static pfi_error alloc_tree_heuristic(const pfi_alloc_jobs *J, const pfi_alloc_o
         for (size_t a = 0; a < nn; a++)
             if (depth[a] == dd)
                 order[k++] = a;
+    /* an infeasible level leaves its jobs at their lowest caps; the other levels are still
+       brought within their limits (caps only lowered), so every limit that can hold does */
     bool feasible = r->feasible;
-    for (size_t i = 0; i < k && e == PFI_OK && feasible; i++) {
+    for (size_t i = 0; i < k && e == PFI_OK; i++) {
         size_t a = order[i];
         if (!isfinite(t->limit_w[a]))
             continue;
@@ -745,7 +747,7 @@ static pfi_error alloc_tree_heuristic(const pfi_alloc_jobs *J, const pfi_alloc_o
         if (used > t->limit_w[a] * (1 + 1e-12))
             e = reallocate_level(J, o, t, a, r, &b, &feasible, d);
     }
-    if (e == PFI_OK && feasible && t->budget_kind == PFI_LIMIT_RESERVE) {
+    if (e == PFI_OK && t->budget_kind == PFI_LIMIT_RESERVE) {
         /* the site budget counts caps: the flat allocation ran without it */
         double used = 0;
         for (size_t j = 0; j < n; j++)
@@ -776,6 +778,116 @@ static pfi_error alloc_tree_heuristic(const pfi_alloc_jobs *J, const pfi_alloc_o
     return e;
 }
 
+/*
+ * Priority bands for the strategies other than the oracle (whose greedy takes the bands in
+ * order itself): the bands highest first, each allocated by the strategy under every limit
+ * with the higher bands held at the caps they got and the lower ones at their lowest caps
+ * (cap_lo_w = cap_hi_w pins them), so a band gets power only where every higher band has
+ * what the strategy gives it; a reduction thus comes from the lowest band first. One
+ * allocation without bands first checks the inputs and gives the totals that pins would
+ * change (the least power, floors not met). Cost: one tree allocation per band, plus one.
+ */
+static pfi_error alloc_tree_bands(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+                                  const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
+                                  pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
+{
+    size_t n = J->n;
+    pfi_alloc_tree tb = *t;
+    tb.band = NULL;
+    pfi_error e = pfi_allocate_tree_ws(J, o, &tb, ws, r, tr, d);
+    if (e != PFI_OK)
+        return e;
+    double min_power = r->min_power_w;
+    size_t unmet = r->floors_unmet;
+    bool feasible = r->feasible;
+    size_t nn = t->n_nodes;
+    double *buf = pfi_malloc((5 * n + nn + 2) * sizeof *buf);
+    if (buf == NULL)
+        return PFI_ERR_NOMEM;
+    double *lo = buf, *hi = lo + n, *low = hi + n, *got = low + n, *top = got + n;
+    double *cut = top + n; /* [nn + 1]: the highest band with a job below its top there */
+    for (size_t j = 0; j < n; j++) {
+        low[j] = alloc_job_lowest_cap(J, j);
+        top[j] = alloc_opt(J->cap_hi_w, j, J->cap_w[J->offset[j + 1] - 1]);
+        got[j] = NAN;
+    }
+    pfi_alloc_jobs jj = *J;
+    jj.cap_lo_w = lo;
+    jj.cap_hi_w = hi;
+    double cur = INFINITY;
+    for (;;) {
+        double b = -INFINITY;
+        bool any = false;
+        for (size_t j = 0; j < n; j++) {
+            double bj = alloc_opt(t->band, j, 0.0);
+            if (bj < cur && bj >= b) {
+                b = bj;
+                any = true;
+            }
+        }
+        if (!any)
+            break;
+        cur = b;
+        /* a job cut below its top in a higher band keeps the band's jobs at its level at
+           their lowest caps: the strategy may have left room there (not every strategy
+           fills what a level frees), which must not go to a lower band */
+        for (size_t a = 0; a <= nn; a++)
+            cut[a] = -INFINITY;
+        for (size_t j = 0; j < n; j++) {
+            size_t a = job_node(t, j) == PFI_TOPO_NONE ? nn : job_node(t, j);
+            double bj = alloc_opt(t->band, j, 0.0);
+            if (bj > b && got[j] < top[j] * (1 - 1e-9))
+                cut[a] = fmax(cut[a], bj);
+        }
+        for (size_t j = 0; j < n; j++) {
+            double bj = alloc_opt(t->band, j, 0.0);
+            size_t a = job_node(t, j) == PFI_TOPO_NONE ? nn : job_node(t, j);
+            bool pin_low = bj < b || (bj == b && cut[a] > b);
+            lo[j] = bj > b ? got[j] : pin_low ? low[j] : alloc_opt(J->cap_lo_w, j, NAN);
+            hi[j] = bj > b ? got[j] : pin_low ? low[j] : alloc_opt(J->cap_hi_w, j, NAN);
+        }
+        /* the strategy's reallocation of a level over its limit only lowers caps, so the
+           budget it frees would go to a lower band: the band's pass again, its caps now its
+           lowest, until it takes no more (at most 30 times) */
+        double last = -1;
+        for (int pass = 0; pass < 30; pass++) {
+            if ((e = pfi_allocate_tree_ws(&jj, o, &tb, ws, r, tr, d)) != PFI_OK)
+                break;
+            double sum = 0, scale = 0;
+            for (size_t j = 0; j < n; j++)
+                if (alloc_opt(t->band, j, 0.0) == b) {
+                    got[j] = r->cap_w[j];
+                    lo[j] = r->cap_w[j];
+                    sum += alloc_opt(J->gpus, j, 1.0) * r->cap_w[j];
+                    scale += alloc_opt(J->gpus, j, 1.0) * J->cap_w[J->offset[j + 1] - 1];
+                }
+            if (!r->feasible || sum <= last + 1e-12 * scale)
+                break;
+            last = sum;
+        }
+        if (e != PFI_OK)
+            break;
+    }
+    pfi_free(buf);
+    if (e != PFI_OK)
+        return e;
+    r->min_power_w = min_power;
+    r->floors_unmet = unmet;
+    if (feasible && !r->feasible) {
+        /* feasible without bands, so with them: a band pass is infeasible only by rounding
+           (a level filled to its limit by a higher band, the pins summed again); its
+           caps are the lowest, every limit within rounding */
+        r->feasible = true;
+        r->shortfall_w = 0;
+        if (d != NULL)
+            pfi_diag_clear(d);
+    }
+    r->method = "tree: the strategy's allocation, each priority band in turn (highest first, "
+                "the lower bands at their lowest caps), then each level over its limit "
+                "(deepest first) reallocated among its jobs by the same strategy";
+    return PFI_OK;
+}
+
 pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                                const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
                                pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
@@ -785,6 +897,13 @@ pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options 
     pfi_error e = check_tree(J, t, tr, d);
     if (e != PFI_OK)
         return e;
+    if (o->strategy != PFI_STRATEGY_ORACLE && t->band != NULL) {
+        bool bands = false;
+        for (size_t j = 1; j < J->n && !bands; j++)
+            bands = alloc_opt(t->band, j, 0.0) != alloc_opt(t->band, 0, 0.0);
+        if (bands)
+            return alloc_tree_bands(J, o, t, ws, r, tr, d);
+    }
     /* the flat allocation: the inputs checked, the budget and totals, the strategy's caps;
        a reserve budget counts caps, so the flat one runs without it and B is set here */
     pfi_alloc_options fo = *o;
