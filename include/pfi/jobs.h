@@ -42,6 +42,7 @@ typedef struct pfi_jobs {
     long *node_line; /* [n], the jobs file line of each job's first node cell, 0 when absent */
     /* private */
     size_t cap_jobs, cap_points;
+    void *strings; /* the blocks that hold name, job_class and node's strings */
 } pfi_jobs;
 
 /*
