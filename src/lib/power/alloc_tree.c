@@ -35,7 +35,7 @@ typedef struct tree_pos {
 typedef struct tree_bseg {
     double dw, kw, val;
     uint64_t key;
-    uint32_t job, p, q, pad;
+    uint32_t job, p, q, node; /* node: the job's level, UINT32_MAX for the site alone */
 } tree_bseg;
 
 /* A sort key and the index of its segment within a bucket. */
@@ -60,6 +60,9 @@ static inline uint64_t order_bits(double v)
 #define RADIX_HIGH 3
 #define RADIX_LOW 3
 #define RADIX_RUN 64 /* longest run of equal high halves sorted by insertion */
+/* The bucketed greedy's buckets: 2^BUCKET_BITS (8 bits were slower: larger buckets to sort). */
+#define BUCKET_BITS 11
+#define BUCKET_SIZE (1u << BUCKET_BITS)
 
 /* The scatter of one stable LSD radix pass on the digit ((key - base) >> sh) of the keys
    k[0..ns) (ord carried along) into k1 and o1; count: that digit's histogram (RADIX_SIZE
@@ -458,14 +461,14 @@ static bool tree_grow(void **p, size_t *cap, size_t need, size_t elem)
    candidate p to q, taken as far as every level above the job and the site allow, if the job
    is at p; rem and pos updated, the value taken added to *value. */
 static inline void tree_take(const pfi_alloc_tree *t, size_t nn, double *rem, tree_pos *pos,
-                             uint32_t job, uint32_t p, uint32_t q, double dw, double kw, double val,
-                             double *value)
+                             uint32_t job, size_t node, uint32_t p, uint32_t q, double dw,
+                             double kw, double val, double *value)
 {
     tree_pos *ps = &pos[job];
     if (ps->at != p || ps->fr > 0)
         return; /* the job stopped on an earlier segment */
     double f = 1;
-    for (size_t a = job_node(t, job); a != PFI_TOPO_NONE; a = t->parent[a]) {
+    for (size_t a = node; a != PFI_TOPO_NONE; a = t->parent[a]) {
         double need = t->kind[a] == PFI_LIMIT_RESERVE ? kw : dw;
         if (need > 0 && rem[a] < f * need)
             f = rem[a] > 0 ? rem[a] / need : 0;
@@ -475,7 +478,10 @@ static inline void tree_take(const pfi_alloc_tree *t, size_t nn, double *rem, tr
         f = rem[nn] > 0 ? rem[nn] / need : 0;
     if (f <= 0)
         return;
-    charge(t, job, f * dw, f * kw, rem, 1);
+    double d = f * dw, k = f * kw; /* charge(): every level above the job, then the site */
+    for (size_t a = node; a != PFI_TOPO_NONE; a = t->parent[a])
+        rem[a] -= t->kind[a] == PFI_LIMIT_RESERVE ? k : d;
+    rem[nn] -= t->budget_kind == PFI_LIMIT_RESERVE ? k : d;
     *value += f * val;
     if (f >= 1) {
         ps->at = q;
@@ -485,15 +491,43 @@ static inline void tree_take(const pfi_alloc_tree *t, size_t nn, double *rem, tr
     }
 }
 
+/* The segments of buckets [b0, b1] (bucket of key: (key − kmin) >> sh) copied to their places
+   in bs (next[b]: where bucket b's next one goes, advanced), in segment order. */
+static void scatter_buckets(const pfi_alloc_tree *t, const tree_seg *seg, const uint64_t *keys,
+                            size_t ns, uint64_t kmin, int sh, size_t b0, size_t b1, size_t *next,
+                            tree_bseg *bs)
+{
+    for (size_t i = 0; i < ns; i++) {
+        uint64_t key = keys[i];
+        size_t b = (size_t)((key - kmin) >> sh);
+        if (b < b0 || b > b1)
+            continue;
+        tree_bseg *o = &bs[next[b]++];
+        const tree_seg *g = &seg[i];
+        o->dw = g->dw;
+        o->kw = g->kw;
+        o->val = g->val;
+        o->key = key;
+        o->job = g->job;
+        o->p = g->p;
+        o->q = g->q;
+        size_t nd = job_node(t, g->job);
+        o->node = nd == PFI_TOPO_NONE ? UINT32_MAX : (uint32_t)nd;
+    }
+}
+
 /*
  * The greedy over the segments in slope order (no bands), sorted a bucket at a time as it
- * gets there: the segments copied into 2^RADIX_BITS buckets by the top bits of key − kmin
- * (one pass; span: the bit length of kmax − kmin), then each bucket, in order, sorted in
- * cache (kp_sort: the order of a stable sort by the whole key, the order order_segments
- * gives) and its segments taken. Once the site's capacity is spent (rem[nn] <= 0) and every
- * segment needs some of it (site_pos), no later segment can be taken (each would get
- * f = 0): the rest is left unsorted and unvisited. Same steps in the same order as the
- * sorted greedy, so the same results bit for bit.
+ * gets there: the segments copied into 2^BUCKET_BITS buckets by the top bits of key − kmin
+ * (span: the bit length of kmax − kmin), then each bucket, in order, sorted in cache
+ * (kp_sort: the order of a stable sort by the whole key, the order order_segments gives) and
+ * its segments taken. Once the site's capacity is spent (rem[nn] <= 0) and every segment
+ * needs some of it (site_pos), no later segment can be taken (each would get f = 0): the
+ * rest is left unsorted and unvisited. The copying is done in two rounds: first the buckets
+ * up to the one where the site's capacity runs out by a sample (every 8th segment's need,
+ * with 10 % to spare), then, only when the greedy gets past them (levels that held segments
+ * back), the rest. Same steps in the same order as the sorted greedy, so the same results
+ * bit for bit.
  */
 static void greedy_bucketed(const pfi_alloc_tree *t, size_t nn, double *rem, tree_pos *pos,
                             const tree_seg *seg, const uint64_t *keys, size_t ns, uint64_t kmin,
@@ -505,30 +539,32 @@ static void greedy_bucketed(const pfi_alloc_tree *t, size_t nn, double *rem, tre
     int span = 0;
     while (span < 64 && ((kmax - kmin) >> span) != 0)
         span++;
-    int sh = span > RADIX_BITS ? span - RADIX_BITS : 0;
-    size_t *start = count, *scratch = count + RADIX_SIZE + 1;
-    memset(start, 0, (RADIX_SIZE + 1) * sizeof *start);
-    for (size_t i = 0; i < ns; i++)
-        start[((keys[i] - kmin) >> sh) + 1]++;
-    for (size_t b = 0; b < RADIX_SIZE; b++)
-        start[b + 1] += start[b];
+    int sh = span > BUCKET_BITS ? span - BUCKET_BITS : 0;
+    size_t *start = count, *next = count + BUCKET_SIZE + 1, *scratch = next + BUCKET_SIZE;
+    double need[BUCKET_SIZE];
+    memset(start, 0, (BUCKET_SIZE + 1) * sizeof *start);
+    memset(need, 0, sizeof need);
+    bool reserve = t->budget_kind == PFI_LIMIT_RESERVE;
     for (size_t i = 0; i < ns; i++) {
-        uint64_t key = keys[i];
-        tree_bseg *o = &bs[start[(key - kmin) >> sh]++];
-        const tree_seg *g = &seg[i];
-        o->dw = g->dw;
-        o->kw = g->kw;
-        o->val = g->val;
-        o->key = key;
-        o->job = g->job;
-        o->p = g->p;
-        o->q = g->q;
+        size_t b = (size_t)((keys[i] - kmin) >> sh);
+        start[b + 1]++;
+        if (i % 8 == 0)
+            need[b] += reserve ? seg[i].kw : seg[i].dw;
     }
-    /* start[b] is now the end of bucket b: the buckets in order are the segments' order but
-       within each */
-    size_t lo = 0;
-    for (size_t b = 0; b < RADIX_SIZE; b++) {
-        size_t hi = start[b], m = hi - lo;
+    size_t last = BUCKET_SIZE - 1; /* the first round's last bucket */
+    double sum = 0;
+    for (size_t b = 0; b < BUCKET_SIZE; b++) {
+        start[b + 1] += start[b];
+        next[b] = start[b];
+        sum += 8 * need[b];
+        if (site_pos && last == BUCKET_SIZE - 1 && sum > 1.1 * rem[nn])
+            last = b;
+    }
+    scatter_buckets(t, seg, keys, ns, kmin, sh, 0, last, next, bs);
+    for (size_t b = 0; b < BUCKET_SIZE; b++) {
+        size_t lo = start[b], m = start[b + 1] - lo;
+        if (b == last + 1)
+            scatter_buckets(t, seg, keys, ns, kmin, sh, last + 1, BUCKET_SIZE - 1, next, bs);
         if (m == 0)
             continue;
         const tree_bseg *B = bs + lo;
@@ -537,15 +573,17 @@ static void greedy_bucketed(const pfi_alloc_tree *t, size_t nn, double *rem, tre
             kp[i].i = (uint32_t)i;
         }
         kp_sort(kp, kp + m, m, kmin, sh, scratch);
+        for (size_t i = 0; i < m && i < 16; i++)
+            __builtin_prefetch(&pos[B[kp[i].i].job]);
         for (size_t i = 0; i < m; i++) {
             if (i + 16 < m)
                 __builtin_prefetch(&pos[B[kp[i + 16].i].job]);
             const tree_bseg *g = &B[kp[i].i];
-            tree_take(t, nn, rem, pos, g->job, g->p, g->q, g->dw, g->kw, g->val, value);
+            tree_take(t, nn, rem, pos, g->job, g->node == UINT32_MAX ? PFI_TOPO_NONE : g->node,
+                      g->p, g->q, g->dw, g->kw, g->val, value);
             if (site_pos && rem[nn] <= 0)
                 return;
         }
-        lo = hi;
     }
 }
 
@@ -706,9 +744,9 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     bool bands = false;
     for (size_t q = 0; jband != NULL && q < ns && !bands; q++)
         bands = jband[seg[q].job] != jband[seg[0].job];
-    if (feasible && !bands) {
+    if (feasible && !bands && nn < UINT32_MAX) {
         if (!TREE_GROW(ws, bs, ns) || !TREE_GROW(ws, kp, 2 * ns) ||
-            !TREE_GROW(ws, count, 2 * RADIX_SIZE + 1))
+            !TREE_GROW(ws, count, 2 * BUCKET_SIZE + 1 + RADIX_SIZE))
             return PFI_ERR_NOMEM;
         greedy_bucketed(t, nn, rem, pos, seg, keys, ns, kmin, kmax, site_pos, ws->bs, ws->kp,
                         ws->count, &value);
@@ -724,7 +762,8 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             if (s + 32 < ns)
                 __builtin_prefetch(&pos[seg[ord[s + 32]].job]);
             const tree_seg *sg = &seg[ord[s]];
-            tree_take(t, nn, rem, pos, sg->job, sg->p, sg->q, sg->dw, sg->kw, sg->val, &value);
+            tree_take(t, nn, rem, pos, sg->job, job_node(t, sg->job), sg->p, sg->q, sg->dw, sg->kw,
+                      sg->val, &value);
             if (site_pos && rem[nn] <= 0)
                 break; /* no later segment can be taken (see greedy_bucketed) */
         }
