@@ -196,6 +196,7 @@ typedef struct reader_state {
     int n_jobvs;
     size_t last_len; /* strlen of the name of take_row's last job */
     void *strings;   /* the blocks of names, classes and nodes (str_copy) */
+    size_t rows_hint; /* the fast path: the most rows the file can have (0: unknown) */
 } reader_state;
 
 /* s->nums and s->jobvs from the header's columns col. */
@@ -211,6 +212,53 @@ static void plan_columns(reader_state *s, const long *col)
     }
 }
 
+/* A new job named name[0..len) (not looked up): its per-job slots, empty; *out its index. */
+static pfi_error job_new(reader_state *s, const char *name, size_t len, size_t *out)
+{
+    /* the second job: room for as many jobs as the file would hold were they all as long as
+       the first (and a quarter more; at most 2^20 at once), so that the per-job arrays are
+       not doubled from small */
+    size_t need = s->n_names + 1;
+    if (s->n_names == 1 && s->rows_hint > 0 && s->n_rows > 0) {
+        need = s->rows_hint / s->n_rows + s->rows_hint / s->n_rows / 4 + 64;
+        need = need < ((size_t)1 << 20) ? need : (size_t)1 << 20;
+    }
+    if (!grow((void **)&s->names, &s->cap_names, need, sizeof *s->names))
+        return PFI_ERR_NOMEM;
+    size_t old = s->cap_jobv;
+    for (int k = 0; k < N_JOBV; k++) {
+        size_t c = old;
+        if (!grow((void **)&s->jobv[k], &c, need, sizeof(double)))
+            return PFI_ERR_NOMEM;
+        if (k == N_JOBV - 1)
+            s->cap_jobv = c;
+    }
+    size_t c = old;
+    if (!grow((void **)&s->cls, &c, need, sizeof(char *)))
+        return PFI_ERR_NOMEM;
+    c = old;
+    if (!grow((void **)&s->node, &c, need, sizeof(char *)))
+        return PFI_ERR_NOMEM;
+    c = old;
+    if (!grow((void **)&s->node_line, &c, need, sizeof(long)))
+        return PFI_ERR_NOMEM;
+    c = old;
+    if (!grow((void **)&s->first, &c, need, sizeof(size_t)))
+        return PFI_ERR_NOMEM;
+    s->names[s->n_names] = str_copy(&s->strings, name, len);
+    if (s->names[s->n_names] == NULL)
+        return PFI_ERR_NOMEM;
+    for (int k = 0; k < N_JOBV; k++)
+        s->jobv[k][s->n_names] = NAN;
+    s->cls[s->n_names] = NULL;
+    s->node[s->n_names] = NULL;
+    s->node_line[s->n_names] = 0;
+    s->first[s->n_names] = s->n_rows;
+    *out = s->n_names++;
+    return PFI_OK;
+}
+
+/* The job named name[0..len), added when new (a hash table of the names). */
 static pfi_error job_index(reader_state *s, const char *name, size_t len, size_t *out)
 {
     if (s->n_names * 2 >= s->table_size) {
@@ -236,40 +284,10 @@ static pfi_error job_index(reader_state *s, const char *name, size_t len, size_t
         }
         h = (h + 1) & (s->table_size - 1);
     }
-    if (!grow((void **)&s->names, &s->cap_names, s->n_names + 1, sizeof *s->names))
-        return PFI_ERR_NOMEM;
-    size_t old = s->cap_jobv;
-    for (int k = 0; k < N_JOBV; k++) {
-        size_t c = old;
-        if (!grow((void **)&s->jobv[k], &c, s->n_names + 1, sizeof(double)))
-            return PFI_ERR_NOMEM;
-        if (k == N_JOBV - 1)
-            s->cap_jobv = c;
-    }
-    size_t c = old;
-    if (!grow((void **)&s->cls, &c, s->n_names + 1, sizeof(char *)))
-        return PFI_ERR_NOMEM;
-    c = old;
-    if (!grow((void **)&s->node, &c, s->n_names + 1, sizeof(char *)))
-        return PFI_ERR_NOMEM;
-    c = old;
-    if (!grow((void **)&s->node_line, &c, s->n_names + 1, sizeof(long)))
-        return PFI_ERR_NOMEM;
-    c = old;
-    if (!grow((void **)&s->first, &c, s->n_names + 1, sizeof(size_t)))
-        return PFI_ERR_NOMEM;
-    s->names[s->n_names] = str_copy(&s->strings, name, len);
-    if (s->names[s->n_names] == NULL)
-        return PFI_ERR_NOMEM;
-    for (int k = 0; k < N_JOBV; k++)
-        s->jobv[k][s->n_names] = NAN;
-    s->cls[s->n_names] = NULL;
-    s->node[s->n_names] = NULL;
-    s->node_line[s->n_names] = 0;
-    s->first[s->n_names] = s->n_rows;
-    s->table[h] = s->n_names + 1;
-    *out = s->n_names++;
-    return PFI_OK;
+    pfi_error e = job_new(s, name, len, out);
+    if (e == PFI_OK)
+        s->table[h] = *out + 1;
+    return e;
 }
 
 static void state_free(reader_state *s, bool keep_names)
@@ -358,6 +376,58 @@ bool jobs_fast_number(const char *p, size_t n, double *v)
     return fast_number(p, n, v);
 }
 
+/* Whether the names of s's jobs are all different (*unique): one hash table of their
+   final size, filled with the next slots prefetched (the ordered read's check that no job
+   came back after other jobs' rows, done once instead of a look-up per job). */
+static pfi_error names_unique(const reader_state *s, bool *unique)
+{
+    size_t n = s->n_names, size = 64;
+    while (size < 2 * n)
+        size *= 2;
+    uint32_t *t = pfi_calloc(size, sizeof *t); /* name index + 1 (n <= PFI_JOBS_MAX_POINTS) */
+    size_t mask = size - 1;
+    uint64_t *hs = pfi_malloc((n ? n : 1) * sizeof *hs);
+    if (t == NULL || hs == NULL) {
+        pfi_free(t);
+        pfi_free(hs);
+        return PFI_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        hs[i] = hash(s->names[i], strlen(s->names[i]));
+    *unique = true;
+    for (size_t i = 0; i < n && *unique; i++) {
+        if (i + 16 < n)
+            __builtin_prefetch(&t[hs[i + 16] & mask]);
+        size_t h = hs[i] & mask;
+        while (t[h] && *unique) {
+            *unique = strcmp(s->names[t[h] - 1], s->names[i]) != 0;
+            h = (h + 1) & mask;
+        }
+        t[h] = (uint32_t)(i + 1);
+    }
+    pfi_free(t);
+    pfi_free(hs);
+    return PFI_OK;
+}
+
+/* The end of an ordered read, whose result is e: when two jobs have one name (a job came back
+   after other jobs' rows, read as a new one), s->unordered and PFI_OK (the caller reads again
+   without the promise: its result, error or not, is the one to give); else e. */
+static pfi_error ordered_end(reader_state *s, pfi_error e)
+{
+    if (!s->ordered || e == PFI_ERR_NOMEM)
+        return e;
+    bool unique = true;
+    pfi_error u = names_unique(s, &unique);
+    if (u != PFI_OK)
+        return u;
+    if (!unique) {
+        s->unordered = true;
+        return PFI_OK;
+    }
+    return e;
+}
+
 /* One data row (fields f[0..nf) of line, f[i] of len[i] bytes, not NUL-terminated; slen[i]
    the length of a text field: len[i], or up to its first NUL from pfi/csv.h): its numbers
    checked, its job found or added, the point appended. last: the job of the previous row
@@ -409,14 +479,11 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             return PFI_OK;
         }
     } else {
-        size_t before = s->n_names;
-        pfi_error e = job_index(s, job, jl, &j);
+        /* ordered: another name is a new job (that none comes back is checked at the end:
+           ordered_end) */
+        pfi_error e = s->ordered ? job_new(s, job, jl, &j) : job_index(s, job, jl, &j);
         if (e != PFI_OK)
             return e;
-        if (s->ordered && s->n_names == before) { /* ordered: a job seen before comes back */
-            s->unordered = true;
-            return PFI_OK;
-        }
         *last = j;
         s->last_len = strlen(s->names[j]);
     }
@@ -540,28 +607,34 @@ static inline const char *find_sep(const char *q)
 static bool needs_general(const char *buf, size_t n, size_t *lines, bool *cr)
 {
     size_t nl = 0, i = 0;
-    *cr = memchr(buf, '\r', n) != NULL;
+    bool anycr = false;
 #if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), zero = _mm_setzero_si128(), lf = _mm_set1_epi8('\n');
+    const __m128i quote = _mm_set1_epi8('"'), zero = _mm_setzero_si128(), lf = _mm_set1_epi8('\n'),
+                  crv = _mm_set1_epi8('\r');
     while (i + 16 <= n) {
-        /* newlines counted bytewise (each compare is -1 per match), summed every 255 blocks */
-        __m128i acc = zero;
+        /* newlines counted bytewise (each compare is -1 per match), summed every 255 blocks;
+           carriage returns in the same pass */
+        __m128i acc = zero, crs = zero;
         for (int k = 0; k < 255 && i + 16 <= n; k++, i += 16) {
             __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(buf + i));
             if (_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, zero))))
                 return true;
             acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, lf));
+            crs = _mm_or_si128(crs, _mm_cmpeq_epi8(v, crv));
         }
         __m128i sum = _mm_sad_epu8(acc, zero);
         nl += (size_t)_mm_cvtsi128_si64(sum) + (size_t)_mm_extract_epi16(sum, 4);
+        anycr = anycr || _mm_movemask_epi8(crs) != 0;
     }
 #endif
     for (; i < n; i++) {
         if (buf[i] == '"' || buf[i] == '\0')
             return true;
         nl += buf[i] == '\n';
+        anycr = anycr || buf[i] == '\r';
     }
     *lines = nl;
+    *cr = anycr;
     return false;
 }
 
@@ -588,6 +661,7 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
     s->ordered = ordered;
     /* every row is a line: the row arrays once, at their most (untouched pages cost nothing) */
     size_t most = lines + 1 < PFI_JOBS_MAX_POINTS ? lines + 1 : PFI_JOBS_MAX_POINTS;
+    s->rows_hint = most;
     if (!grow((void **)&s->row_c, &s->cap_rows2, most, sizeof(double)) ||
         !grow((void **)&s->row_p, &s->cap_rows3, most, sizeof(double)) ||
         !grow((void **)&s->row_t, &s->cap_rows4, most, sizeof(double)))
@@ -661,7 +735,7 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
             plan_columns(s, col);
             header = false;
         } else if ((e = take_row(s, col, f, len, len, nf, line, name, &last, d)) != PFI_OK) {
-            return e;
+            return ordered_end(s, e);
         }
         if (s->unordered)
             return PFI_OK;
@@ -670,7 +744,7 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
         return fail(d, name, 0, NULL, PFI_ERR_EMPTY, "no header");
     if (s->n_rows == 0)
         return fail(d, name, 0, NULL, PFI_ERR_EMPTY, "no data rows");
-    return PFI_OK;
+    return ordered_end(s, PFI_OK);
 }
 
 /* The most bytes a jobs file may have (more: PFI_ERR_LIMIT). */
