@@ -96,20 +96,23 @@ void pfi_jobs_destroy(pfi_jobs *j)
     str_blocks_free(j->strings);
     pfi_free(j->node);
     pfi_free(j->node_line);
-    pfi_free(j->band);
     pfi_free(j->name);
     pfi_free(j->job_class);
     pfi_free(j->offset);
     pfi_free(j->cap_w);
     pfi_free(j->power_w);
     pfi_free(j->tput_tok_s);
-    pfi_free(j->gpus);
-    pfi_free(j->weight);
-    pfi_free(j->floor_frac);
-    pfi_free(j->pfi);
-    pfi_free(j->feature);
-    pfi_free(j->cap_lo_w);
-    pfi_free(j->cap_hi_w);
+    /* the columns the file does not have share one array of NaN: freed once */
+    double *per_job[] = {j->gpus,    j->weight,   j->floor_frac, j->pfi,
+                         j->feature, j->cap_lo_w, j->cap_hi_w,   j->band};
+    size_t np = sizeof per_job / sizeof per_job[0];
+    for (size_t i = 0; i < np; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < i; k++)
+            seen = seen || per_job[k] == per_job[i];
+        if (!seen)
+            pfi_free(per_job[i]);
+    }
     pfi_free(j);
 }
 
@@ -181,7 +184,9 @@ typedef struct reader_state {
     double *row_c, *row_p, *row_t;
     long *row_line;
     size_t n_rows, cap_rows, cap_rows2, cap_rows3, cap_rows4, cap_rows5;
-    double *jobv[N_JOBV]; /* per-job optional numbers: gpus..band (C_GPUS..C_BAND) */
+    double *jobv[N_JOBV + 1]; /* per-job optional numbers: gpus..band (C_GPUS..C_BAND), then
+                                 NaN for every job, shared by the columns the file lacks */
+    bool has_jobv[N_JOBV + 1]; /* the header has the column (the last: it lacks one) */
     char **cls, **node;
     long *node_line; /* the line of each job's first node cell, 0 none */
     size_t *first;   /* ordered: each job's first row */
@@ -203,13 +208,18 @@ typedef struct reader_state {
 static void plan_columns(reader_state *s, const long *col)
 {
     s->n_nums = s->n_jobvs = 0;
+    for (int k = 0; k <= N_JOBV; k++)
+        s->has_jobv[k] = false;
     for (int c = 0; c < N_COLS; c++) {
         if (c == C_JOB || c == C_CLASS || c == C_NODE || col[c] < 0)
             continue;
         s->nums[s->n_nums++] = c;
-        if (c >= C_GPUS && c <= C_BAND)
+        if (c >= C_GPUS && c <= C_BAND) {
             s->jobvs[s->n_jobvs++] = c;
+            s->has_jobv[c - C_GPUS] = true;
+        }
     }
+    s->has_jobv[N_JOBV] = s->n_jobvs < N_JOBV;
 }
 
 /* A new job named name[0..len) (not looked up): its per-job slots, empty; *out its index. */
@@ -225,14 +235,14 @@ static pfi_error job_new(reader_state *s, const char *name, size_t len, size_t *
     }
     if (!grow((void **)&s->names, &s->cap_names, need, sizeof *s->names))
         return PFI_ERR_NOMEM;
-    size_t old = s->cap_jobv;
-    for (int k = 0; k < N_JOBV; k++) {
+    size_t old = s->cap_jobv, grown = old;
+    for (int k = 0; k <= N_JOBV; k++) { /* the header's columns, and the NaN one if it lacks one */
         size_t c = old;
-        if (!grow((void **)&s->jobv[k], &c, need, sizeof(double)))
+        if (s->has_jobv[k] && !grow((void **)&s->jobv[k], &c, need, sizeof(double)))
             return PFI_ERR_NOMEM;
-        if (k == N_JOBV - 1)
-            s->cap_jobv = c;
+        grown = s->has_jobv[k] ? c : grown;
     }
+    s->cap_jobv = grown;
     size_t c = old;
     if (!grow((void **)&s->cls, &c, need, sizeof(char *)))
         return PFI_ERR_NOMEM;
@@ -248,8 +258,9 @@ static pfi_error job_new(reader_state *s, const char *name, size_t len, size_t *
     s->names[s->n_names] = str_copy(&s->strings, name, len);
     if (s->names[s->n_names] == NULL)
         return PFI_ERR_NOMEM;
-    for (int k = 0; k < N_JOBV; k++)
-        s->jobv[k][s->n_names] = NAN;
+    for (int k = 0; k <= N_JOBV; k++)
+        if (s->has_jobv[k])
+            s->jobv[k][s->n_names] = NAN;
     s->cls[s->n_names] = NULL;
     s->node[s->n_names] = NULL;
     s->node_line[s->n_names] = 0;
@@ -299,7 +310,7 @@ static void state_free(reader_state *s, bool keep_names)
         pfi_free(s->cls);
         pfi_free(s->node);
         pfi_free(s->node_line);
-        for (int k = 0; k < N_JOBV; k++)
+        for (int k = 0; k <= N_JOBV; k++)
             pfi_free(s->jobv[k]);
     }
     pfi_free(s->first);
@@ -830,14 +841,18 @@ static void take_jobs(pfi_jobs *j, reader_state *s)
     j->n = s->n_names;
     j->name = s->names;
     j->job_class = s->cls;
-    j->gpus = s->jobv[C_GPUS - C_GPUS];
-    j->weight = s->jobv[C_WEIGHT - C_GPUS];
-    j->floor_frac = s->jobv[C_FLOOR - C_GPUS];
-    j->pfi = s->jobv[C_PFI - C_GPUS];
-    j->feature = s->jobv[C_FEATURE - C_GPUS];
-    j->cap_lo_w = s->jobv[C_CAP_MIN - C_GPUS];
-    j->cap_hi_w = s->jobv[C_CAP_MAX - C_GPUS];
-    j->band = s->jobv[C_BAND - C_GPUS];
+    /* a column the file lacks: the shared array of NaN (one array written, not seven) */
+    double *v[N_JOBV];
+    for (int k = 0; k < N_JOBV; k++)
+        v[k] = s->has_jobv[k] ? s->jobv[k] : s->jobv[N_JOBV];
+    j->gpus = v[C_GPUS - C_GPUS];
+    j->weight = v[C_WEIGHT - C_GPUS];
+    j->floor_frac = v[C_FLOOR - C_GPUS];
+    j->pfi = v[C_PFI - C_GPUS];
+    j->feature = v[C_FEATURE - C_GPUS];
+    j->cap_lo_w = v[C_CAP_MIN - C_GPUS];
+    j->cap_hi_w = v[C_CAP_MAX - C_GPUS];
+    j->band = v[C_BAND - C_GPUS];
     j->node = s->node;
     j->node_line = s->node_line;
     j->strings = s->strings;
