@@ -69,8 +69,9 @@ int main(int argc, char **argv)
     long count = strtol(argv[2], NULL, 10);
     for (long c = 0; c < count; c++) {
         uint64_t u = pfi_rng_next(&rng) % 10;
-        size_t n = u < 6 ? 1 + pfi_rng_next(&rng) % 40 : u < 9 ? 1 + pfi_rng_next(&rng) % 400
-                                                             : 1 + pfi_rng_next(&rng) % 3000;
+        size_t n = u < 6   ? 1 + pfi_rng_next(&rng) % 40
+                   : u < 9 ? 1 + pfi_rng_next(&rng) % 400
+                           : 1 + pfi_rng_next(&rng) % 3000;
         bool ints = pfi_rng_next(&rng) % 3 == 0; /* small integers: equal slopes across jobs */
         size_t *off = malloc((n + 1) * sizeof *off);
         double *cap = malloc(n * 7 * sizeof *cap), *pw = malloc(n * 7 * sizeof *pw),
@@ -93,8 +94,10 @@ int main(int argc, char **argv)
                 continue;
             }
             double c0 = 100 + 50 * (double)(pfi_rng_next(&rng) % 4), p = 0, t = 0;
-            double dp = ints ? (double)(1 + pfi_rng_next(&rng) % 3) * 10 : 40 + 60 * pfi_rng_uniform(&rng);
-            double dt = ints ? (double)(1 + pfi_rng_next(&rng) % 4) * 10 : 500 + 1500 * pfi_rng_uniform(&rng);
+            double dp =
+                ints ? (double)(1 + pfi_rng_next(&rng) % 3) * 10 : 40 + 60 * pfi_rng_uniform(&rng);
+            double dt = ints ? (double)(1 + pfi_rng_next(&rng) % 4) * 10
+                             : 500 + 1500 * pfi_rng_uniform(&rng);
             bool concave = pfi_rng_next(&rng) % 4 != 0;
             for (size_t i = 0; i < k; i++) {
                 cap[o + i] = c0 + 100 * (double)i;
@@ -136,14 +139,16 @@ int main(int argc, char **argv)
         bool bands = pfi_rng_next(&rng) % 3 == 0;
         for (size_t j = 0; j < n; j++) {
             uint64_t v = pfi_rng_next(&rng) % 10;
-            node[j] = v == 0 ? PFI_TOPO_NONE : v == 1 ? pfi_rng_next(&rng) % m
-                                                      : lo_l + pfi_rng_next(&rng) % (hi_l - lo_l);
+            node[j] = v == 0   ? PFI_TOPO_NONE
+                      : v == 1 ? pfi_rng_next(&rng) % m
+                               : lo_l + pfi_rng_next(&rng) % (hi_l - lo_l);
             band[j] = bands ? (double)(pfi_rng_next(&rng) % 3) : 0;
         }
         for (size_t a = 0; a < m; a++) {
-            kind[a] = kinds == 0   ? PFI_LIMIT_RESERVE
-                      : kinds == 1 ? PFI_LIMIT_MEASURED
-                                   : (pfi_rng_next(&rng) % 2 ? PFI_LIMIT_RESERVE : PFI_LIMIT_MEASURED);
+            kind[a] = kinds == 0 ? PFI_LIMIT_RESERVE
+                      : kinds == 1
+                          ? PFI_LIMIT_MEASURED
+                          : (pfi_rng_next(&rng) % 2 ? PFI_LIMIT_RESERVE : PFI_LIMIT_MEASURED);
             double lo = 0, hi = 0;
             for (size_t j = 0; j < n; j++) {
                 bool in = false;
@@ -160,10 +165,15 @@ int main(int argc, char **argv)
             if (w > 0.98)
                 limit[a] = lo > 1 ? lo - 1 : 0; /* below the least: infeasible */
         }
-        pfi_alloc_jobs J = {.n = n, .offset = off, .cap_w = cap, .power_w = pw, .tput_tok_s = tp,
-                            .gpus = g};
-        pfi_alloc_tree t = {.n_nodes = m, .parent = parent, .limit_w = limit, .kind = kind,
-                            .job_node = node, .band = bands ? band : NULL, .budget_kind = bk};
+        pfi_alloc_jobs J = {
+            .n = n, .offset = off, .cap_w = cap, .power_w = pw, .tput_tok_s = tp, .gpus = g};
+        pfi_alloc_tree t = {.n_nodes = m,
+                            .parent = parent,
+                            .limit_w = limit,
+                            .kind = kind,
+                            .job_node = node,
+                            .band = bands ? band : NULL,
+                            .budget_kind = bk};
         pfi_alloc_options o;
         pfi_alloc_options_init(&o);
         o.reduction = 0.05 + 0.6 * pfi_rng_uniform(&rng);

@@ -184,8 +184,8 @@ typedef struct reader_state {
     double *row_c, *row_p, *row_t;
     long *row_line;
     size_t n_rows, cap_rows, cap_rows2, cap_rows3, cap_rows4, cap_rows5;
-    double *jobv[N_JOBV + 1]; /* per-job optional numbers: gpus..band (C_GPUS..C_BAND), then
-                                 NaN for every job, shared by the columns the file lacks */
+    double *jobv[N_JOBV + 1];  /* per-job optional numbers: gpus..band (C_GPUS..C_BAND), then
+                                  NaN for every job, shared by the columns the file lacks */
     bool has_jobv[N_JOBV + 1]; /* the header has the column (the last: it lacks one) */
     char **cls, **node;
     long *node_line; /* the line of each job's first node cell, 0 none */
@@ -199,8 +199,8 @@ typedef struct reader_state {
     int n_nums;
     int jobvs[N_JOBV]; /* the per-job number columns it has (C_GPUS..C_BAND) */
     int n_jobvs;
-    size_t last_len; /* strlen of the name of take_row's last job */
-    void *strings;   /* the blocks of names, classes and nodes (str_copy) */
+    size_t last_len;  /* strlen of the name of take_row's last job */
+    void *strings;    /* the blocks of names, classes and nodes (str_copy) */
     size_t rows_hint; /* the fast path: the most rows the file can have (0: unknown) */
 } reader_state;
 
