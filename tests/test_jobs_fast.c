@@ -10,7 +10,9 @@
  *    alone (jobs_read_buffer with general) on generated files of up to 30 000 rows, clean and
  *    damaged (rows shuffled, blanks, CRs, empty and missing cells, bad numbers, negative
  *    values, duplicate caps, a node that changes, a late quote): the same jobs, or the same
- *    error with the same line, column and message.
+ *    error with the same line, column and message; the largest files also through
+ *    pfi_jobs_read from a file (mapped, not read, from 1 MiB), one of a whole number of
+ *    pages.
  */
 #include <math.h>
 #include <stdint.h>
@@ -242,47 +244,69 @@ static bool same_text(const char *a, const char *b)
     return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-/* the fast path and pfi/csv.h on text[0..n); returns the fast path's error */
-static pfi_error compare(const char *text, size_t n, const char *what)
+/* the same jobs in a and b */
+static bool same_jobs(const pfi_jobs *a, const pfi_jobs *b)
 {
-    pfi_jobs *J[2] = {NULL, NULL};
-    pfi_diag d[2];
-    pfi_error e[2];
-    for (int g = 0; g < 2; g++) {
+    bool same = a->n == b->n && memcmp(a->offset, b->offset, (a->n + 1) * sizeof *a->offset) == 0;
+    size_t np = same ? a->offset[a->n] : 0;
+    same = same && same_doubles(a->cap_w, b->cap_w, np) &&
+           same_doubles(a->power_w, b->power_w, np) &&
+           same_doubles(a->tput_tok_s, b->tput_tok_s, np) && same_doubles(a->gpus, b->gpus, a->n) &&
+           same_doubles(a->weight, b->weight, a->n) && same_doubles(a->band, b->band, a->n) &&
+           same_doubles(a->cap_hi_w, b->cap_hi_w, a->n);
+    for (size_t i = 0; same && i < a->n; i++)
+        same = same_text(a->name[i], b->name[i]) && same_text(a->job_class[i], b->job_class[i]) &&
+               same_text(a->node[i], b->node[i]) && a->node_line[i] == b->node_line[i];
+    return same;
+}
+
+/* The fast path and pfi/csv.h on text[0..n); with file, also pfi_jobs_read of the text
+   written to a file (mapped when it is 1 MiB or more, read otherwise). Returns the fast
+   path's error. */
+static pfi_error compare(const char *text, size_t n, const char *what, bool file)
+{
+    pfi_jobs *J[3] = {NULL, NULL, NULL};
+    pfi_diag d[3];
+    pfi_error e[3];
+    int readers = file ? 3 : 2;
+    for (int g = 0; g < readers; g++) {
+        pfi_diag_clear(&d[g]);
+        if (g == 2) {
+            const char *dir = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+            char path[512];
+            snprintf(path, sizeof path, "%s/test_jobs_fast.XXXXXX", dir);
+            int fd = mkstemp(path);
+            FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+            if (f == NULL || fwrite(text, 1, n, f) != n || fclose(f) != 0)
+                abort();
+            e[g] = pfi_jobs_read(path, &J[g], &d[g]);
+            remove(path);
+            continue;
+        }
         char *buf = malloc(n + JOBS_BUFFER_PAD);
         if (buf == NULL)
             abort();
         memcpy(buf, text, n);
-        pfi_diag_clear(&d[g]);
         e[g] = jobs_read_buffer(buf, n, "gen.csv", g == 1, &J[g], &d[g]);
         CHECK(memcmp(buf, text, n) == 0, "%s: the input was written", what);
         free(buf);
     }
-    CHECK(e[0] == e[1], "%s: fast %d, general %d (%s / %s)", what, e[0], e[1], d[0].message,
-          d[1].message);
-    if (e[0] == e[1] && e[0] != PFI_OK)
-        CHECK(d[0].line == d[1].line && strcmp(d[0].column, d[1].column) == 0 &&
-                  strcmp(d[0].message, d[1].message) == 0,
-              "%s: line %ld/%ld column %s/%s: '%s' / '%s'", what, d[0].line, d[1].line, d[0].column,
-              d[1].column, d[0].message, d[1].message);
-    if (e[0] == PFI_OK && e[1] == PFI_OK) {
-        const pfi_jobs *a = J[0], *b = J[1];
-        bool same =
-            a->n == b->n && memcmp(a->offset, b->offset, (a->n + 1) * sizeof *a->offset) == 0;
-        size_t np = same ? a->offset[a->n] : 0;
-        same = same && same_doubles(a->cap_w, b->cap_w, np) &&
-               same_doubles(a->power_w, b->power_w, np) &&
-               same_doubles(a->tput_tok_s, b->tput_tok_s, np) &&
-               same_doubles(a->gpus, b->gpus, a->n) && same_doubles(a->weight, b->weight, a->n) &&
-               same_doubles(a->band, b->band, a->n) && same_doubles(a->cap_hi_w, b->cap_hi_w, a->n);
-        for (size_t i = 0; same && i < a->n; i++)
-            same = same_text(a->name[i], b->name[i]) &&
-                   same_text(a->job_class[i], b->job_class[i]) &&
-                   same_text(a->node[i], b->node[i]) && a->node_line[i] == b->node_line[i];
-        CHECK(same, "%s: the jobs differ", what);
+    for (int g = 0; g < readers; g++) {
+        const char *who = g == 0 ? "fast" : "file";
+        if (g == 1)
+            continue;
+        CHECK(e[g] == e[1], "%s: %s %d, general %d (%s / %s)", what, who, e[g], e[1], d[g].message,
+              d[1].message);
+        if (e[g] == e[1] && e[g] != PFI_OK)
+            CHECK(d[g].line == d[1].line && strcmp(d[g].column, d[1].column) == 0 &&
+                      strcmp(d[g].message, d[1].message) == 0,
+                  "%s: %s: line %ld/%ld column %s/%s: '%s' / '%s'", what, who, d[g].line, d[1].line,
+                  d[g].column, d[1].column, d[g].message, d[1].message);
+        if (e[g] == PFI_OK && e[1] == PFI_OK)
+            CHECK(same_jobs(J[g], J[1]), "%s: %s: the jobs differ", what, who);
     }
-    pfi_jobs_destroy(J[0]);
-    pfi_jobs_destroy(J[1]);
+    for (int g = 0; g < readers; g++)
+        pfi_jobs_destroy(J[g]);
     return e[0];
 }
 
@@ -367,7 +391,16 @@ static void test_reader(void)
                 snprintf(what, sizeof what, "%zu jobs, damage %d, shuffled %d", sizes[z], damage,
                          sh);
                 size_t n = gen(text, cap, sizes[z], damage, sh);
-                pfi_error e = compare(text, n, what);
+                /* the largest (over 1 MiB) also from a file, mapped: once as generated,
+                   once with blank lines to a multiple of 4 KiB (the pad on a page of its
+                   own) */
+                bool file = sizes[z] >= 5000 && sh == 0;
+                pfi_error e = compare(text, n, what, file);
+                if (file && damage == 0) {
+                    while (n % 4096 != 0)
+                        text[n++] = '\n';
+                    CHECK(compare(text, n, what, true) == PFI_OK, "%s: page-sized: refused", what);
+                }
                 if (damage == 0 && sh == 0)
                     CHECK(e == PFI_OK, "%s: refused", what);
                 if (damage == 2 || damage == 3 || damage == 6 || damage == 7)

@@ -36,12 +36,15 @@ typedef struct pfi_jobs {
     char **job_class;                     /* [n], NULL when absent */
     size_t *offset;                       /* [n + 1] */
     double *cap_w, *power_w, *tput_tok_s; /* [offset[n]] */
-    double *gpus, *weight, *floor_frac, *pfi, *feature, *cap_lo_w, *cap_hi_w; /* [n], NaN absent */
-    double *band;                                                             /* [n], NaN absent */
+    /* [n], NaN absent; the columns the file does not have may share one array of NaN, so
+       these are to be read, not written */
+    double *gpus, *weight, *floor_frac, *pfi, *feature, *cap_lo_w, *cap_hi_w;
+    double *band;    /* [n], NaN absent */
     char **node;     /* [n], NULL when absent */
     long *node_line; /* [n], the jobs file line of each job's first node cell, 0 when absent */
     /* private */
     size_t cap_jobs, cap_points;
+    void *strings; /* the blocks that hold name, job_class and node's strings */
 } pfi_jobs;
 
 /*

@@ -348,37 +348,52 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     }
 }
 
+/* The text s appended to the row row[0..n) as a CSV field: copied when it needs no quotes and
+   is short (the common case), else the row so far written and s through pfi_csv_write_field;
+   returns the row's new length. NULL: nothing. */
+static size_t row_text(FILE *f, char *row, size_t n, const char *s)
+{
+    if (s == NULL)
+        return n;
+    size_t len = strlen(s);
+    if (len <= 256 && !pfi_csv_field_needs_quotes(s)) {
+        memcpy(row + n, s, len);
+        return n + len;
+    }
+    fwrite(row, 1, n, f);
+    pfi_csv_write_field(f, s);
+    return 0;
+}
+
 static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, const tree_ctx *tc)
 {
     fputs("job,class,gpus,cap_w,power_w,shed_w,tput_tok_s,tput_ref_tok_s,marginal_down,"
           "marginal_up",
           f);
     fputs(tc->on ? ",node,band\n" : "\n", f);
+    /* each row in one write: names, class and node up to 256 bytes, 9 numbers of at most 32 */
+    char row[3 * 257 + 10 * 33 + 4];
     for (size_t j = 0; j < J->n; j++) {
-        pfi_csv_write_field(f, J->name[j]);
-        fputc(',', f);
-        if (J->job_class[j])
-            pfi_csv_write_field(f, J->job_class[j]);
+        size_t n = row_text(f, row, 0, J->name[j]);
+        row[n++] = ',';
+        n = row_text(f, row, n, J->job_class[j]);
         double v[] = {J->gpus[j],          r->cap_w[j],      r->power_w[j],
                       r->shed_w[j],        r->tput_tok_s[j], J->tput_tok_s[J->offset[j + 1] - 1],
                       r->marginal_down[j], r->marginal_up[j]};
-        char b[8 * 33]; /* the numbers in one write */
-        size_t n = 0;
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-            b[n++] = ',';
+            row[n++] = ',';
             if (isfinite(v[k]))
-                n += (size_t)fmt_g10(b + n, v[k]);
+                n += (size_t)fmt_g10(row + n, v[k]);
         }
-        fwrite(b, 1, n, f);
         if (tc->on) {
-            fputc(',', f);
-            if (J->node[j] != NULL)
-                pfi_csv_write_field(f, J->node[j]);
-            fputc(',', f);
+            row[n++] = ',';
+            n = row_text(f, row, n, J->node[j]);
+            row[n++] = ',';
             if (isfinite(J->band[j]))
-                fwrite(b, 1, (size_t)fmt_g10(b, J->band[j]), f);
+                n += (size_t)fmt_g10(row + n, J->band[j]);
         }
-        fputc('\n', f);
+        row[n++] = '\n';
+        fwrite(row, 1, n, f);
     }
 }
 

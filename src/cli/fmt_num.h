@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /*
  * fmt_g10 — v written as snprintf(b, 32, "%.10g", v) writes it; returns the length (b has
@@ -40,8 +41,14 @@ static inline int fmt_g10(char *b, double v)
         while (a * p10[-e] < 1) /* exact enough: only chooses the scale, checked below */
             e--;
     } else {
-        while (e > 0 && a < p10[e])
-            e--;
+        /* 2^be <= a < 2^(be+1), be in 0..33: e is floor(be·log10 2) = (be·1233) >> 12 or one
+           more (no loop down from 9: its exit was a branch mispredicted for each number) */
+        uint64_t bits;
+        memcpy(&bits, &a, sizeof bits);
+        int be = (int)((bits >> 52) & 0x7ff) - 1023;
+        e = (be * 1233) >> 12;
+        if (e < 9 && a >= p10[e + 1])
+            e++;
     }
     double x = a * p10[9 - e], t = nearbyint(x);
     if (fabs(fabs(x - trunc(x)) - 0.5) < 1e-5 || t < 1e9 || t >= 1e10)

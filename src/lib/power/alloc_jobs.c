@@ -233,6 +233,11 @@ pfi_error alloc_pass_jobs(alloc_run *run, bool classify, pfi_diag *d)
     const pfi_alloc_jobs *J = x->J;
     alloc_sums *S = &run->S;
     pfi_error e;
+    /* the selection's buffer at once for every segment of the curves as given (one per point
+       but the first; a cap step or bounds can make more: then it grows), not doubled from
+       small: fewer pages touched and no copies */
+    if (classify && J->n > 0 && !alloc_ws_buf(x->w, J->offset[J->n] - J->offset[0]))
+        return PFI_ERR_NOMEM;
     for (size_t j = 0; j < J->n; j++) {
         if ((e = alloc_job_prepare(x, j, &S->unmet, d)) != PFI_OK)
             return e;

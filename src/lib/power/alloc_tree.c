@@ -30,6 +30,20 @@ typedef struct tree_pos {
     double fr;
 } tree_pos;
 
+/* A segment copied into its slope bucket (the bucketed greedy, greedy_bucketed): what the
+   greedy reads, next to its neighbours in slope order. */
+typedef struct tree_bseg {
+    double dw, kw, val;
+    uint64_t key;
+    uint32_t job, p, q, node; /* node: the job's level, UINT32_MAX for the site alone */
+} tree_bseg;
+
+/* A sort key and the index of its segment within a bucket. */
+typedef struct tree_kp {
+    uint64_t key;
+    uint32_t i, pad;
+} tree_kp;
+
 /* A double's bits mapped so that unsigned order is numeric order (NaN never occurs here). */
 static inline uint64_t order_bits(double v)
 {
@@ -46,6 +60,9 @@ static inline uint64_t order_bits(double v)
 #define RADIX_HIGH 3
 #define RADIX_LOW 3
 #define RADIX_RUN 64 /* longest run of equal high halves sorted by insertion */
+/* The bucketed greedy's buckets: 2^BUCKET_BITS (8 bits were slower: larger buckets to sort). */
+#define BUCKET_BITS 11
+#define BUCKET_SIZE (1u << BUCKET_BITS)
 
 /* The scatter of one stable LSD radix pass on the digit ((key - base) >> sh) of the keys
    k[0..ns) (ord carried along) into k1 and o1; count: that digit's histogram (RADIX_SIZE
@@ -183,6 +200,84 @@ static void order_segments(const tree_seg *seg, size_t ns, uint32_t *ord0, uint3
         cur = next;
     }
     memcpy(ord, tmp, ns * sizeof *ord);
+}
+
+/* The stable sort of kp[0..n) by key (ties keep their order) with tmp (n): bottom-up merges;
+   for the rare long runs of keys that the bucket sort's digits do not tell apart. */
+static void kp_merge_sort(tree_kp *kp, tree_kp *tmp, size_t n)
+{
+    tree_kp *a = kp, *b = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                b[k++] = a[j].key < a[i].key ? a[j++] : a[i++];
+            while (i < mid)
+                b[k++] = a[i++];
+            while (j < hi)
+                b[k++] = a[j++];
+        }
+        tree_kp *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != kp)
+        memcpy(kp, a, n * sizeof *kp);
+}
+
+/* Insertion sort of kp[0..n) by key, stable (n is short). */
+static void kp_insertion(tree_kp *kp, size_t n)
+{
+    for (size_t u = 1; u < n; u++) {
+        tree_kp x = kp[u];
+        size_t v = u;
+        for (; v > 0 && kp[v - 1].key > x.key; v--)
+            kp[v] = kp[v - 1];
+        kp[v] = x;
+    }
+}
+
+/* kp[0..n) (keys whose bits above sh are equal; in segment order) sorted stably by key:
+   a counting sort on the next bits below sh (as many as n needs, at most RADIX_BITS; count:
+   RADIX_SIZE entries) into tmp and back, then each run of equal digits by insertion, or by
+   merges when longer than RADIX_RUN. The order of a stable sort by the whole key. */
+static void kp_sort(tree_kp *kp, tree_kp *tmp, size_t n, uint64_t kmin, int sh, size_t *count)
+{
+    if (n < 2 || sh == 0)
+        return; /* sh 0: the keys are equal */
+    if (n <= 32) {
+        kp_insertion(kp, n);
+        return;
+    }
+    int bits = 4;
+    while (bits < RADIX_BITS && ((size_t)1 << bits) < n)
+        bits++;
+    if (bits > sh)
+        bits = sh;
+    int sh2 = sh - bits;
+    size_t nb = (size_t)1 << bits, mask = nb - 1;
+    memset(count, 0, nb * sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        count[((kp[i].key - kmin) >> sh2) & mask]++;
+    size_t sum = 0;
+    for (size_t b = 0; b < nb; b++) {
+        size_t c = count[b];
+        count[b] = sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < n; i++)
+        tmp[count[((kp[i].key - kmin) >> sh2) & mask]++] = kp[i];
+    for (size_t i = 1, start = 0; i <= n; i++) {
+        if (i < n && ((tmp[i].key - kmin) >> sh2) == ((tmp[start].key - kmin) >> sh2))
+            continue;
+        if (sh2 > 0 && i - start > RADIX_RUN)
+            kp_merge_sort(tmp + start, kp + start, i - start);
+        else if (sh2 > 0)
+            kp_insertion(tmp + start, i - start);
+        start = i;
+    }
+    memcpy(kp, tmp, n * sizeof *kp);
 }
 
 static pfi_error tree_fail(pfi_diag *d, pfi_error e, const char *fmt, ...)
@@ -362,6 +457,136 @@ static bool tree_grow(void **p, size_t *cap, size_t need, size_t elem)
     return *p != NULL;
 }
 
+/* One step of the greedy: the segment (drawn dw, cap kw, weighted tokens/s val) of job from
+   candidate p to q, taken as far as every level above the job and the site allow, if the job
+   is at p; rem and pos updated, the value taken added to *value. */
+static inline void tree_take(const pfi_alloc_tree *t, size_t nn, double *rem, tree_pos *pos,
+                             uint32_t job, size_t node, uint32_t p, uint32_t q, double dw,
+                             double kw, double val, double *value)
+{
+    tree_pos *ps = &pos[job];
+    if (ps->at != p || ps->fr > 0)
+        return; /* the job stopped on an earlier segment */
+    double f = 1;
+    for (size_t a = node; a != PFI_TOPO_NONE; a = t->parent[a]) {
+        double need = t->kind[a] == PFI_LIMIT_RESERVE ? kw : dw;
+        if (need > 0 && rem[a] < f * need)
+            f = rem[a] > 0 ? rem[a] / need : 0;
+    }
+    double need = t->budget_kind == PFI_LIMIT_RESERVE ? kw : dw;
+    if (need > 0 && rem[nn] < f * need)
+        f = rem[nn] > 0 ? rem[nn] / need : 0;
+    if (f <= 0)
+        return;
+    double d = f * dw, k = f * kw; /* charge(): every level above the job, then the site */
+    for (size_t a = node; a != PFI_TOPO_NONE; a = t->parent[a])
+        rem[a] -= t->kind[a] == PFI_LIMIT_RESERVE ? k : d;
+    rem[nn] -= t->budget_kind == PFI_LIMIT_RESERVE ? k : d;
+    *value += f * val;
+    if (f >= 1) {
+        ps->at = q;
+    } else {
+        ps->fr = f;
+        ps->nx = q;
+    }
+}
+
+/* The segments of buckets [b0, b1] (bucket of key: (key − kmin) >> sh) copied to their places
+   in bs (next[b]: where bucket b's next one goes, advanced), in segment order. */
+static void scatter_buckets(const pfi_alloc_tree *t, const tree_seg *seg, const uint64_t *keys,
+                            size_t ns, uint64_t kmin, int sh, size_t b0, size_t b1, size_t *next,
+                            tree_bseg *bs)
+{
+    for (size_t i = 0; i < ns; i++) {
+        uint64_t key = keys[i];
+        size_t b = (size_t)((key - kmin) >> sh);
+        if (b < b0 || b > b1)
+            continue;
+        tree_bseg *o = &bs[next[b]++];
+        const tree_seg *g = &seg[i];
+        o->dw = g->dw;
+        o->kw = g->kw;
+        o->val = g->val;
+        o->key = key;
+        o->job = g->job;
+        o->p = g->p;
+        o->q = g->q;
+        size_t nd = job_node(t, g->job);
+        o->node = nd == PFI_TOPO_NONE ? UINT32_MAX : (uint32_t)nd;
+    }
+}
+
+/*
+ * The greedy over the segments in slope order (no bands), sorted a bucket at a time as it
+ * gets there: the segments copied into 2^BUCKET_BITS buckets by the top bits of key − kmin
+ * (span: the bit length of kmax − kmin), then each bucket, in order, sorted in cache
+ * (kp_sort: the order of a stable sort by the whole key, the order order_segments gives) and
+ * its segments taken. Once the site's capacity is spent (rem[nn] <= 0) and every segment
+ * needs some of it (site_pos), no later segment can be taken (each would get f = 0): the
+ * rest is left unsorted and unvisited. The copying is done in two rounds: first the buckets
+ * up to the one where the site's capacity runs out by a sample (every 8th segment's need,
+ * with 10 % to spare), then, only when the greedy gets past them (levels that held segments
+ * back), the rest. Same steps in the same order as the sorted greedy, so the same results
+ * bit for bit.
+ */
+static void greedy_bucketed(const pfi_alloc_tree *t, size_t nn, double *rem, tree_pos *pos,
+                            const tree_seg *seg, const uint64_t *keys, size_t ns, uint64_t kmin,
+                            uint64_t kmax, bool site_pos, tree_bseg *bs, tree_kp *kp, size_t *count,
+                            double *value)
+{
+    if (ns == 0)
+        return;
+    int span = 0;
+    while (span < 64 && ((kmax - kmin) >> span) != 0)
+        span++;
+    int sh = span > BUCKET_BITS ? span - BUCKET_BITS : 0;
+    size_t *start = count, *next = count + BUCKET_SIZE + 1, *scratch = next + BUCKET_SIZE;
+    double need[BUCKET_SIZE];
+    memset(start, 0, (BUCKET_SIZE + 1) * sizeof *start);
+    memset(need, 0, sizeof need);
+    bool reserve = t->budget_kind == PFI_LIMIT_RESERVE;
+    for (size_t i = 0; i < ns; i++) {
+        size_t b = (size_t)((keys[i] - kmin) >> sh);
+        start[b + 1]++;
+        if (i % 8 == 0)
+            need[b] += reserve ? seg[i].kw : seg[i].dw;
+    }
+    size_t last = BUCKET_SIZE - 1; /* the first round's last bucket */
+    double sum = 0;
+    for (size_t b = 0; b < BUCKET_SIZE; b++) {
+        start[b + 1] += start[b];
+        next[b] = start[b];
+        sum += 8 * need[b];
+        if (site_pos && last == BUCKET_SIZE - 1 && sum > 1.1 * rem[nn])
+            last = b;
+    }
+    scatter_buckets(t, seg, keys, ns, kmin, sh, 0, last, next, bs);
+    for (size_t b = 0; b < BUCKET_SIZE; b++) {
+        size_t lo = start[b], m = start[b + 1] - lo;
+        if (b == last + 1)
+            scatter_buckets(t, seg, keys, ns, kmin, sh, last + 1, BUCKET_SIZE - 1, next, bs);
+        if (m == 0)
+            continue;
+        const tree_bseg *B = bs + lo;
+        for (size_t i = 0; i < m; i++) {
+            kp[i].key = B[i].key;
+            kp[i].i = (uint32_t)i;
+        }
+        kp_sort(kp, kp + m, m, kmin, sh, scratch);
+        for (size_t i = 0; i < m && i < 16; i++)
+            __builtin_prefetch(&pos[B[kp[i].i].job]);
+        for (size_t i = 0; i < m; i++) {
+            if (i + 16 < m)
+                __builtin_prefetch(&pos[B[kp[i + 16].i].job]);
+            const tree_bseg *g = &B[kp[i].i];
+            tree_take(t, nn, rem, pos, g->job, g->node == UINT32_MAX ? PFI_TOPO_NONE : g->node,
+                      g->p, g->q, g->dw, g->kw, g->val, value);
+            if (site_pos && rem[nn] <= 0)
+                return;
+        }
+    }
+}
+
 /* The tree oracle's scratch memory, kept between calls (pfi_allocate_tree_ws). */
 struct pfi_alloc_tree_workspace {
     pfi_alloc_workspace *w; /* the flat allocator's per-job preparation */
@@ -372,7 +597,10 @@ struct pfi_alloc_tree_workspace {
     double *jband, *rem, *xs, *ys;
     tree_pos *pos;
     size_t *idx;
-    size_t n_seg, n_keys, n_ord, n_tmp, n_count, n_jband, n_rem, n_xs, n_ys, n_pos, n_idx;
+    tree_bseg *bs; /* the segments by bucket (greedy_bucketed) */
+    tree_kp *kp;   /* one bucket's keys, and scratch: 2 per segment */
+    size_t n_seg, n_keys, n_ord, n_tmp, n_count, n_jband, n_rem, n_xs, n_ys, n_pos, n_idx, n_bs,
+        n_kp;
 };
 
 pfi_error pfi_alloc_tree_workspace_create(pfi_alloc_tree_workspace **out)
@@ -397,8 +625,8 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
     if (ws == NULL)
         return;
     pfi_alloc_workspace_destroy(ws->w);
-    void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband,
-                    ws->rem, ws->xs,   ws->ys,  ws->pos, ws->idx};
+    void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem,
+                    ws->xs,  ws->ys,   ws->pos, ws->idx, ws->bs,    ws->kp};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         pfi_free(ptrs[i]);
     pfi_free(ws);
@@ -463,6 +691,8 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     rem[nn] = r->budget_w;
     size_t ns = 0;
     double value = 0;
+    uint64_t kmin = ~UINT64_C(0), kmax = 0;
+    bool site_pos = true; /* every segment needs some of the site's capacity */
     for (size_t j = 0; j < n; j++) {
         alloc_view v = alloc_true_view(&x, j);
         double g = alloc_opt(J->gpus, j, 1.0);
@@ -483,7 +713,11 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             sg->dw = v.d[q] - v.d[p];
             sg->kw = g * (v.c[q] - v.c[p]);
             sg->val = ys[q] - ys[p];
-            keys[ns++] = ~order_bits(sg->val / (xs[q] - xs[p])); /* the slope's sort key */
+            uint64_t key = ~order_bits(sg->val / (xs[q] - xs[p])); /* the slope's sort key */
+            keys[ns++] = key;
+            kmin = key < kmin ? key : kmin;
+            kmax = key > kmax ? key : kmax;
+            site_pos &= (t->budget_kind == PFI_LIMIT_RESERVE ? sg->kw : sg->dw) > 0;
             sg->job = (uint32_t)j;
             sg->p = (uint32_t)p;
             sg->q = (uint32_t)q;
@@ -507,43 +741,31 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
                           lim, pfi_limit_kind_name(t->budget_kind), lim - rem[a]);
         }
     }
-    if (feasible) {
+    bool bands = false;
+    for (size_t q = 0; jband != NULL && q < ns && !bands; q++)
+        bands = jband[seg[q].job] != jband[seg[0].job];
+    if (feasible && !bands && nn < UINT32_MAX) {
+        if (!TREE_GROW(ws, bs, ns) || !TREE_GROW(ws, kp, 2 * ns) ||
+            !TREE_GROW(ws, count, 2 * BUCKET_SIZE + 1 + RADIX_SIZE))
+            return PFI_ERR_NOMEM;
+        greedy_bucketed(t, nn, rem, pos, seg, keys, ns, kmin, kmax, site_pos, ws->bs, ws->kp,
+                        ws->count, &value);
+    } else if (feasible) {
         if (!TREE_GROW(ws, ord, ns) || !TREE_GROW(ws, tmp, ns) ||
             !TREE_GROW(ws, count, 2 * RADIX_SIZE))
             return PFI_ERR_NOMEM;
         uint32_t *ord = ws->ord;
-        bool bands = false;
-        for (size_t q = 0; jband != NULL && q < ns && !bands; q++)
-            bands = jband[seg[q].job] != jband[seg[0].job];
         order_segments(seg, ns, ord, ws->tmp, keys, ws->count, jband, bands);
         for (size_t s = 0; s < ns; s++) {
             if (s + 96 < ns)
                 __builtin_prefetch(&seg[ord[s + 96]]);
             if (s + 32 < ns)
                 __builtin_prefetch(&pos[seg[ord[s + 32]].job]);
-            tree_seg *sg = &seg[ord[s]];
-            tree_pos *ps = &pos[sg->job];
-            if (ps->at != sg->p || ps->fr > 0)
-                continue; /* the job stopped on an earlier segment */
-            double f = 1;
-            for (size_t a = job_node(t, sg->job); a != PFI_TOPO_NONE; a = t->parent[a]) {
-                double need = t->kind[a] == PFI_LIMIT_RESERVE ? sg->kw : sg->dw;
-                if (need > 0 && rem[a] < f * need)
-                    f = rem[a] > 0 ? rem[a] / need : 0;
-            }
-            double need = t->budget_kind == PFI_LIMIT_RESERVE ? sg->kw : sg->dw;
-            if (need > 0 && rem[nn] < f * need)
-                f = rem[nn] > 0 ? rem[nn] / need : 0;
-            if (f <= 0)
-                continue;
-            charge(t, sg->job, f * sg->dw, f * sg->kw, rem, 1);
-            value += f * sg->val;
-            if (f >= 1) {
-                ps->at = sg->q;
-            } else {
-                ps->fr = f;
-                ps->nx = sg->q;
-            }
+            const tree_seg *sg = &seg[ord[s]];
+            tree_take(t, nn, rem, pos, sg->job, job_node(t, sg->job), sg->p, sg->q, sg->dw, sg->kw,
+                      sg->val, &value);
+            if (site_pos && rem[nn] <= 0)
+                break; /* no later segment can be taken (see greedy_bucketed) */
         }
     }
     double tp = 0, tt = 0, obj = 0;
