@@ -122,6 +122,7 @@ typedef struct cjob {
     double pfi;
     pfi_curve_source src;
     ctl_curve curve;
+    ctl_share_memo share; /* the curve's compute share for its PFI (curves.c) */
     double cap_w, pred_w;
     double last_power_w; /* the previous period's power while uncapped (settle check) */
     bool seen, at_ref;
@@ -952,8 +953,8 @@ static void estimate_curve(pfi_ctl *c, size_t ix)
             j->pfi = j->model_pfi;
             j->src = PFI_CURVE_MODEL;
         }
-        if (ctl_curve_from_pfi(j->pfi, j->ref_pg_w, j->lo_w, j->hi_w, j->ngpus, ref_t, &j->curve) !=
-            PFI_OK) {
+        if (ctl_curve_from_pfi(j->pfi, j->ref_pg_w, j->lo_w, j->hi_w, j->ngpus, ref_t, &j->share,
+                               &j->curve) != PFI_OK) {
             j->curve.n = 2; /* a flat fallback keeps the job at its caps */
             j->curve.cap_w[0] = j->lo_w;
             j->curve.cap_w[1] = j->hi_w;
