@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "pfi/fit.h"
 #include "log.h"
+#include "pfi/fit.h"
 #include "slurm.h"
 
 /* pfid's main() up to its signal loop, for one agent: 0, 2 (configuration) or 3 (start). */
@@ -46,7 +46,8 @@ static int agent_start(pfid_agent *a, const char *conf, bool first, struct pfi_h
         pfid_log_set_level(a->cfg.log_level);
     snprintf(a->config_path, sizeof a->config_path, "%s", conf);
     memset(&a->tokens, 0, sizeof a->tokens);
-    if (a->cfg.token_file[0] != '\0' && pfi_http_tokens_load(a->cfg.token_file, &a->tokens, &d) != PFI_OK) {
+    if (a->cfg.token_file[0] != '\0' &&
+        pfi_http_tokens_load(a->cfg.token_file, &a->tokens, &d) != PFI_OK) {
         fprintf(stderr, "agent_farm: %s: %s\n", conf, d.message);
         return 2;
     }

@@ -22,7 +22,7 @@ static size_t fast_ok, cases;
     do {                                                                                           \
         if (!(c)) {                                                                                \
             failures++;                                                                            \
-            if (failures < 20) {                                                               \
+            if (failures < 20) {                                                                   \
                 fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
                 fprintf(stderr, __VA_ARGS__);                                                      \
                 fputc('\n', stderr);                                                               \
@@ -75,8 +75,8 @@ static bool check_state(const char *t, size_t n)
         fast_ok++;
         CHECK(e == PFI_OK, "state: fast took a body jansson refuses (%s): %.*s", d.message, (int)n,
               t);
-        CHECK(e != PFI_OK || state_same(&st_fast, &st_json), "state: results differ: %.*s",
-              (int)n, t);
+        CHECK(e != PFI_OK || state_same(&st_fast, &st_json), "state: results differ: %.*s", (int)n,
+              t);
     }
     /* the public parser gives the jansson parser's verdict either way */
     pfi_error p = pfi_agent_state_parse(t, n, &st_fast, &d);
@@ -148,7 +148,8 @@ static const char state_body[] =
     "\"energy_j\":189106.70101205053,\"cap_w\":700.0,\"enforced_cap_w\":700.0,\"min_cap_w\":200.0,"
     "\"max_cap_w\":700.0,\"default_cap_w\":700.0,\"original_cap_w\":700.0,\"job\":\"a1\"},"
     "{\"index\":1,\"uuid\":\"EMU-1\",\"power_w\":6.5e2,\"energy_j\":null,\"cap_w\":1e-3,"
-    "\"enforced_cap_w\":-0.0,\"job\":null}],\"jobs\":[{\"id\":\"a1\",\"gpus\":[\"EMU-0\",\"EMU-1\"],"
+    "\"enforced_cap_w\":-0.0,\"job\":null}],\"jobs\":[{\"id\":\"a1\",\"gpus\":[\"EMU-0\",\"EMU-1\"]"
+    ","
     "\"power_w\":2618.67760045833,\"throughput_tok_s\":8964,\"class\":\"moe-ft\"}],"
     "\"lease\":{\"request_id\":null,\"expires_in_s\":null,\"policy\":\"hold\"}}";
 
@@ -170,7 +171,7 @@ int main(void)
 
     /* crafted: what the fast path must leave to jansson, or agree with it on */
     static const char *crafted[] = {
-        "{\"hostname\":\"h\",\"hostname\":\"h\",\"gpus\":[]}", /* duplicate key */
+        "{\"hostname\":\"h\",\"hostname\":\"h\",\"gpus\":[]}",      /* duplicate key */
         "{\"hostname\":\"h\",\"gpus\":[],\"x\":{\"a\":1,\"a\":2}}", /* duplicate, nested */
         "{\"hostname\":\"h\",\"gpus\":[{\"index\":0,\"uuid\":\"u\",\"uuid\":\"v\"}]}",
         "{\"hostname\":\"h\",\"gpus\":[{\"index\":1.0,\"uuid\":\"u\"}]}", /* index not an integer */
@@ -188,7 +189,8 @@ int main(void)
         "{\"hostname\":\"h\"}",
         "{\"hostname\":\"h\",\"gpus\":[],\"jobs\":null}",
         "{\"hostname\":\"h\",\"gpus\":[],\"jobs\":[{\"id\":\"j\",\"gpus\":{}}]}",
-        "{\"hostname\":\"h\",\"gpus\":[],\"jobs\":[{\"id\":\"j\",\"class\":\"0123456789012345678901234567890123\"}]}",
+        "{\"hostname\":\"h\",\"gpus\":[],\"jobs\":[{\"id\":\"j\",\"class\":"
+        "\"0123456789012345678901234567890123\"}]}",
         "{\"hostname\":\"h\",\"gpus\":[],\"node\":{\"power_w\":-1}}",
         "{\"hostname\":\"h\",\"gpus\":[],\"node\":[]}",
         "{\"hostname\":\"h\",\"gpus\":[],\"node\":null}",
@@ -212,7 +214,8 @@ int main(void)
         "{\"gpus\":[{\"enforced_cap_w\":1}]}",
         "{\"gpus\":[],\"applied\":false}",
         "{\"gpus\":[],\"applied\":1}",
-        "{\"gpus\":[{\"uuid\":\"a\"},{\"uuid\":\"b\"},{\"uuid\":\"c\"},{\"uuid\":\"d\"},{\"uuid\":\"e\"}]}",
+        "{\"gpus\":[{\"uuid\":\"a\"},{\"uuid\":\"b\"},{\"uuid\":\"c\"},{\"uuid\":\"d\"},{\"uuid\":"
+        "\"e\"}]}",
         "{\"applied\":true}",
     };
     for (size_t i = 0; i < sizeof crafted_caps / sizeof *crafted_caps; i++)
@@ -233,15 +236,28 @@ int main(void)
         double u = i % 2 ? v : w;
         char num[64];
         switch (i % 6) {
-        case 0: snprintf(num, sizeof num, "%.17g", u); break;
-        case 1: snprintf(num, sizeof num, "%.15g", u); break;
-        case 2: snprintf(num, sizeof num, "%.6g", u); break;
-        case 3: snprintf(num, sizeof num, "%.1f", u); break;
-        case 4: snprintf(num, sizeof num, "%.3e", u); break;
-        default: snprintf(num, sizeof num, "%.0f", u); break;
+        case 0:
+            snprintf(num, sizeof num, "%.17g", u);
+            break;
+        case 1:
+            snprintf(num, sizeof num, "%.15g", u);
+            break;
+        case 2:
+            snprintf(num, sizeof num, "%.6g", u);
+            break;
+        case 3:
+            snprintf(num, sizeof num, "%.1f", u);
+            break;
+        case 4:
+            snprintf(num, sizeof num, "%.3e", u);
+            break;
+        default:
+            snprintf(num, sizeof num, "%.0f", u);
+            break;
         }
         snprintf(body, sizeof body,
-                 "{\"hostname\":\"h\",\"gpus\":[{\"index\":0,\"uuid\":\"u\",\"power_w\":%s}]}", num);
+                 "{\"hostname\":\"h\",\"gpus\":[{\"index\":0,\"uuid\":\"u\",\"power_w\":%s}]}",
+                 num);
         check_state(body, strlen(body));
     }
     fprintf(stderr, "agentapi_fast: %zu bodies, %zu taken by the fast path, %d failure(s)\n", cases,

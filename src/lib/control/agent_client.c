@@ -4,10 +4,10 @@
  */
 #include "control/curl_lazy.h"
 #include <arpa/inet.h>
-#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "control/ctl_internal.h"
 #include "core/memory.h"

@@ -36,8 +36,8 @@ typedef struct val {
     vkind kind;
     bool b;
     long long i;
-    double d;         /* V_INT: (double)i, as json_number_value gives */
-    const char *s;    /* V_STR: the bytes between the quotes (borrowed) */
+    double d;      /* V_INT: (double)i, as json_number_value gives */
+    const char *s; /* V_STR: the bytes between the quotes (borrowed) */
     size_t n;
 } val;
 
@@ -353,10 +353,14 @@ static bool state_gpu(scan *s, pfi_agent_gpu *o)
     if (!open_(s, '{', '}', &empty) || empty)
         return false;
     o->job[0] = '\0';
-    numkey nk[] = {{"power_w", &o->power_w},     {"energy_j", &o->energy_j},
-                   {"cap_w", &o->cap_w},         {"enforced_cap_w", &o->enforced_cap_w},
-                   {"min_cap_w", &o->min_cap_w}, {"max_cap_w", &o->max_cap_w},
-                   {"default_cap_w", &o->default_cap_w}, {"original_cap_w", &o->original_cap_w}};
+    numkey nk[] = {{"power_w", &o->power_w},
+                   {"energy_j", &o->energy_j},
+                   {"cap_w", &o->cap_w},
+                   {"enforced_cap_w", &o->enforced_cap_w},
+                   {"min_cap_w", &o->min_cap_w},
+                   {"max_cap_w", &o->max_cap_w},
+                   {"default_cap_w", &o->default_cap_w},
+                   {"original_cap_w", &o->original_cap_w}};
     for (size_t i = 0; i < sizeof nk / sizeof *nk; i++)
         *nk[i].slot = NAN;
     keyset ks = {.count = 0};

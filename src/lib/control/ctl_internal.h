@@ -40,8 +40,8 @@ pfi_error ctl_caps_parse_json(const char *text, size_t len, pfi_agent_cap_reply 
 
 /* ---- HTTP (libcurl multi): many requests at once, bounded answers ---- */
 #define CTL_HTTP_MAX_BODY (8u << 20) /* longest answer kept, bytes */
-#define CTL_HTTP_MAX_CONNECTIONS 4096 /* open at once, kept between periods (fewer when the
-                                          process's file limit is lower) */
+/* connections open at once, kept between periods (fewer when the file limit is lower) */
+#define CTL_HTTP_MAX_CONNECTIONS 4096
 #define PFI_CTL_AUTH_LEN 320
 
 typedef struct ctl_http_req {
