@@ -1,12 +1,19 @@
 #!/bin/sh
-# bench/control: real pfid agents (emulated GPUs, 8 each) on loopback, and the controller
+# bench/control: pfid agents (emulated GPUs, 8 each) on loopback, and the controller
 # (bench/control_bench: the library's pfi_ctl_step, what `pfi control` runs each period)
 # against the first N of them for each N: the time from a budget change to all caps
 # confirmed (goal at 1 000 agents: <= 500 ms), the controller's CPU per period (goal <= 50 ms),
 # its peak memory, and the agents' memory.
 # usage: bench/control.sh [BUILD_DIR] [SIZES] [PERIODS]     (default: build "64 256 1000" 12)
-# env: PFI_AGENT_INTERVAL (the agents' sampling interval; default 1s, 1 000 processes on one
-#      machine), BENCH_AUDIT=1 also runs each size with the SQLite audit log (`--db`),
+# env: BENCH_AGENTS which agents, in turn (default "pfid farm"): pfid = real pfid processes,
+#      farm = the in-process stand-in (bench/agent_farm: pfid's own code, every agent on its
+#      own port, all in one process; see bench/README.md),
+#      PFI_AGENT_INTERVAL (the agents' sampling interval; default 1s),
+#      BENCH_PACE=0 steps the periods back to back (default: paced at 1 s as `pfi control`),
+#      BENCH_TMP where the agents' files go, their cap journals among them (default /dev/shm
+#      when writable: on a cluster every node writes its journal to its own disk at once; on
+#      one machine 1 000 journals' fsyncs queue on one disk),
+#      BENCH_AUDIT=1 also runs each size with the SQLite audit log (`--db`),
 #      BENCH_WRAP a command to run the controller under (e.g. "perf record -g -o FILE"),
 #      BENCH_RACKS the rack controllers of the two-level row at the largest size (default 8;
 #      0 skips it). That row is a stand-in: see bench/control_bench.c and bench/README.md.
@@ -17,47 +24,104 @@ SIZES=${2:-64 256 1000}
 PERIODS=${3:-12}
 PFI_AGENT_BIN=${PFI_AGENT_BIN:-$BUILD/pfid}
 PFI_AGENT_INTERVAL=${PFI_AGENT_INTERVAL:-1s}
+KINDS=${BENCH_AGENTS:-pfid farm}
+if [ -z "${BENCH_TMP:-}" ]; then
+    BENCH_TMP=${TMPDIR:-/tmp}
+    [ -d /dev/shm ] && [ -w /dev/shm ] && BENCH_TMP=/dev/shm
+fi
 N=0
 for s in $SIZES; do [ "$s" -gt "$N" ] && N=$s; done
-WORK=$(mktemp -d)
+WORK=$(mktemp -d "$BENCH_TMP/pfi-bench-control.XXXXXX")
 . "$SRC/scripts/cluster-lib.sh"
 trap 'cluster_cleanup; rm -rf "$WORK"' EXIT INT TERM
-: > "$WORK/agents"
-t0=$(date +%s)
-k=1
-while [ $k -le "$N" ]; do
-    case $((k % 3)) in
-    0) start_agent "n$k" "t$k" "a$k:dense:8:0.93:24000" ;;
-    1) start_agent "n$k" "t$k" "a$k:moe-ft:4:0.5:9000" "b$k:moe-pt:4:0.8:12000" ;;
-    2) start_agent "n$k" "t$k" "a$k:dense-ft:8:0.9:15000" ;;
-    esac || exit 1
-    k=$((k + 1))
-done
-rss=0
-for p in $CLUSTER_PIDS; do
-    r=$(awk '/^VmRSS/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)
-    rss=$((rss + ${r:-0}))
-done
-echo "bench/control: $N pfid processes (emulated, 8 GPUs each, sampling every $PFI_AGENT_INTERVAL)" \
-    "started in $(($(date +%s) - t0)) s; their memory: $((rss / 1024)) MiB resident in all," \
-    "$((rss / N)) KiB each; cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "controller: pfi_ctl_step, period 1 s, $PERIODS periods, a budget change every third"
-printf '%-10s %7s %6s %12s %12s %10s %10s %9s %8s\n' run agents GPUs "change max" \
-    "change med" "CPU med" "CPU max" "RSS MiB" unconf
-printf '%-10s %7s %6s %12s %12s %10s %10s %9s %8s\n' "" "" "" "(ms)" "(ms)" "(ms)" "(ms)" "" ""
-status=0
-for s in $SIZES; do
-    ${BENCH_WRAP:-} "$BUILD/bench/control_bench" "$WORK/agents" "$PERIODS" "$s" - flat || status=1
-    if [ "${BENCH_AUDIT:-0}" = 1 ]; then
-        rm -f "$WORK/audit.db"
-        "$BUILD/bench/control_bench" "$WORK/agents" "$PERIODS" "$s" "$WORK/audit.db" flat+audit ||
-            status=1
+
+# agent K's jobs: a third dense on 8 GPUs, a third two MoE jobs on 4 each, a third dense-ft
+agent_jobs() {
+    case $(($1 % 3)) in
+    0) echo "a$1:dense:8:0.93:24000" ;;
+    1) echo "a$1:moe-ft:4:0.5:9000 b$1:moe-pt:4:0.8:12000" ;;
+    2) echo "a$1:dense-ft:8:0.9:15000" ;;
+    esac
+}
+
+# start N agents of kind $1; their memory into $rss (KiB)
+start_agents() {
+    : > "$WORK/agents"
+    k=1
+    if [ "$1" = pfid ]; then
+        while [ $k -le "$N" ]; do
+            # shellcheck disable=SC2046
+            start_agent "n$k" "t$k" $(agent_jobs $k) || return 1
+            k=$((k + 1))
+        done
+    else
+        confs=""
+        while [ $k -le "$N" ]; do
+            # shellcheck disable=SC2046
+            agent_conf "n$k" "t$k" $(agent_jobs $k) || return 1
+            rm -f "$dir/port"
+            confs="$confs $dir/pfid.conf"
+            k=$((k + 1))
+        done
+        # shellcheck disable=SC2086
+        "$BUILD/bench/agent_farm" $confs > "$WORK/farm.out" 2> "$WORK/farm.log" &
+        CLUSTER_PIDS="$CLUSTER_PIDS $!"
+        while ! grep -q '^ready' "$WORK/farm.out" 2>/dev/null; do
+            if ! kill -0 $! 2>/dev/null; then
+                echo "agent_farm did not start:" >&2
+                cat "$WORK/farm.log" >&2
+                return 1
+            fi
+            sleep 0.1
+        done
+        k=1
+        while [ $k -le "$N" ]; do
+            echo "http://127.0.0.1:$(cat "$WORK/agent.n$k/port") t$k" >> "$WORK/agents"
+            k=$((k + 1))
+        done
+        chmod 600 "$WORK/agents"
     fi
+    rss=0
+    for p in $CLUSTER_PIDS; do
+        r=$(awk '/^VmRSS/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)
+        rss=$((rss + ${r:-0}))
+    done
+}
+
+status=0
+for kind in $KINDS; do
+    t0=$(date +%s)
+    start_agents "$kind" || exit 1
+    if [ "$kind" = pfid ]; then
+        what="$N pfid processes"
+    else
+        what="the in-process stand-in (bench/agent_farm: $N pfid agents in one process)"
+    fi
+    echo "bench/control: $what (emulated, 8 GPUs each, sampling every $PFI_AGENT_INTERVAL)" \
+        "started in $(($(date +%s) - t0)) s; their memory: $((rss / 1024)) MiB resident in all," \
+        "$((rss / N)) KiB each; cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "controller: pfi_ctl_step, period 1 s$([ "${BENCH_PACE:-1}" = 0 ] && echo ' (back to back)')," \
+        "$PERIODS periods, a budget change every third"
+    printf '%-14s %7s %6s %12s %12s %10s %10s %9s %8s\n' run agents GPUs "change max" \
+        "change med" "CPU med" "CPU max" "RSS MiB" unconf
+    printf '%-14s %7s %6s %12s %12s %10s %10s %9s %8s\n' "" "" "" "(ms)" "(ms)" "(ms)" "(ms)" "" ""
+    for s in $SIZES; do
+        ${BENCH_WRAP:-} "$BUILD/bench/control_bench" "$WORK/agents" "$PERIODS" "$s" - \
+            "flat $kind" || status=1
+        if [ "${BENCH_AUDIT:-0}" = 1 ]; then
+            rm -f "$WORK/audit.db"
+            "$BUILD/bench/control_bench" "$WORK/agents" "$PERIODS" "$s" "$WORK/audit.db" \
+                "audit $kind" || status=1
+        fi
+    done
+    racks=${BENCH_RACKS:-8}
+    if [ "$racks" -gt 1 ]; then
+        ${BENCH_WRAP:-} "$BUILD/bench/control_bench" "$WORK/agents" "$PERIODS" "$N" - \
+            "2-level $kind" "$racks" || status=1
+    fi
+    cluster_cleanup
+    k=1
+    while [ $k -le "$N" ]; do rm -rf "$WORK/agent.n$k" "$WORK/agent.n$k.log"; k=$((k + 1)); done
 done
-racks=${BENCH_RACKS:-8}
-if [ "$racks" -gt 1 ]; then
-    ${BENCH_WRAP:-} "$BUILD/bench/control_bench" "$WORK/agents" "$PERIODS" "$N" - \
-        "2-level" "$racks" || status=1
-fi
 echo "goals at 1000 agents: change max <= 500 ms, CPU per period <= 50 ms"
 exit $status

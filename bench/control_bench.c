@@ -58,6 +58,19 @@ typedef struct result {
 
 static const double red[] = {0.3, 0.1, 0.4, 0.2};
 
+/* Periods paced at 1 s as `pfi control` paces them (BENCH_PACE=0: back to back). */
+static bool pace = true;
+
+/* Sleep until monotonic time t (s); at once when it has passed. */
+static void sleep_until(double t)
+{
+    double now = clk(CLOCK_MONOTONIC);
+    if (t <= now)
+        return;
+    struct timespec ts = {(time_t)(t - now), (long)((t - now - (double)(time_t)(t - now)) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
 /* One controller over agents[0..na): a warm-up period, then the periods, a change every
  * third. sync (racks): read a byte from sync_in before each period, write one to sync_out
  * after it, so that the site steps every rack at once. */
@@ -79,11 +92,16 @@ static int run_controller(pfi_ctl_agent_spec *agents, size_t na, int periods, co
     }
     pfi_ctl_report r;
     memset(res, 0, sizeof *res);
+    double t0 = clk(CLOCK_MONOTONIC);
     pfi_ctl_step(ctl, 0, false, NAN, NAN, &r, &d);
     for (int k = 0; k < periods; k++) {
         char b = 0;
         if (sync_in >= 0 && read(sync_in, &b, 1) != 1)
             return 1;
+        /* paced as `pfi control` paces its periods: period k + 1 starts at t0 + k + 1 s (at
+         * once when the last one ran over) */
+        if (sync_in < 0 && pace)
+            sleep_until(t0 + (double)(k + 1) * c.period_s);
         double w0 = clk(CLOCK_MONOTONIC), c0 = clk(CLOCK_PROCESS_CPUTIME_ID);
         if (pfi_ctl_step(ctl, (double)k + 1, true, NAN, red[(k / 3) % 4], &r, &d) != PFI_OK)
             fprintf(stderr, "step %d: %s\n", k, d.message);
@@ -132,8 +150,10 @@ static int run_racks(pfi_ctl_agent_spec *agents, size_t na, int periods, size_t 
             _exit(rc);
         }
     }
-    double sums[1000] = {0};
+    double sums[1000] = {0}, t0 = clk(CLOCK_MONOTONIC);
     for (int k = 0; k < periods; k++) {
+        if (pace) /* the racks' warm-up periods ran before the first order */
+            sleep_until(t0 + (double)(k + 1));
         double w0 = clk(CLOCK_MONOTONIC);
         char b = 1;
         for (size_t q = 0; q < racks; q++)
@@ -179,6 +199,8 @@ int main(int argc, char **argv)
                 "usage: control_bench AGENTS_FILE [PERIODS [N [AUDIT_DB [LABEL [RACKS]]]]]\n");
         return 2;
     }
+    const char *pe = getenv("BENCH_PACE");
+    pace = pe == NULL || strcmp(pe, "0") != 0;
     int periods = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 10;
     if (periods < 3 || periods > 1000)
         periods = 10;
@@ -227,7 +249,7 @@ int main(int argc, char **argv)
         change[nchange++] = res.change[k];
     qsort(res.cpu, (size_t)periods, sizeof *res.cpu, cmp);
     qsort(change, nchange, sizeof *change, cmp);
-    printf("%-10s %7zu %6zu %12.1f %12.1f %10.1f %10.1f %9.1f %8zu", label, na, res.gpus,
+    printf("%-14s %7zu %6zu %12.1f %12.1f %10.1f %10.1f %9.1f %8zu", label, na, res.gpus,
            change[nchange - 1] * 1e3, change[nchange / 2] * 1e3, res.cpu[periods / 2] * 1e3,
            res.cpu[periods - 1] * 1e3, res.rss_mib, res.unconfirmed);
     if (racks > 1)

@@ -26,6 +26,31 @@ free_port() {
 # "URL TOKEN" to $WORK/agents and sets AGENT_PID and AGENT_PORT. $PFI_AGENT_EXTRA: more
 # pfid.conf lines (a node_power_file, ...).
 start_agent() {
+    agent_conf "$@" || return 1
+    rm -f "$dir/port"
+    "$PFI_AGENT_BIN" --config "$dir/pfid.conf" 2>>"$WORK/agent.$name.log" &
+    AGENT_PID=$!
+    CLUSTER_PIDS="$CLUSTER_PIDS $AGENT_PID"
+    sa_n=0
+    while [ ! -s "$dir/port" ]; do
+        sa_n=$((sa_n + 1))
+        if [ $sa_n -gt 200 ] || ! kill -0 "$AGENT_PID" 2>/dev/null; then
+            echo "agent $name did not start:" >&2
+            cat "$WORK/agent.$name.log" >&2
+            return 1
+        fi
+        sleep 0.05
+    done
+    AGENT_PORT=$(cat "$dir/port")
+    # the agents file holds tokens: the user's alone (pfi control warns otherwise)
+    (umask 077 && echo "http://127.0.0.1:$AGENT_PORT $token" >> "$WORK/agents") &&
+        chmod 600 "$WORK/agents"
+}
+
+# agent_conf NAME TOKEN JOB... — start_agent's files without starting the agent: the
+# directory $WORK/agent.NAME (set as $dir) with its pfid.conf, jobs file and token file
+# (bench/control.sh's in-process stand-in, bench/agent_farm, runs many from theirs).
+agent_conf() {
     # (sh has no locals: the callers' loop variables k and i are left alone)
     name=$1 token=$2
     shift 2
@@ -66,24 +91,6 @@ shutdown = restore
 log_level = warning
 ${PFI_AGENT_EXTRA:-}
 CONF
-    rm -f "$dir/port"
-    "$PFI_AGENT_BIN" --config "$dir/pfid.conf" 2>>"$WORK/agent.$name.log" &
-    AGENT_PID=$!
-    CLUSTER_PIDS="$CLUSTER_PIDS $AGENT_PID"
-    sa_n=0
-    while [ ! -s "$dir/port" ]; do
-        sa_n=$((sa_n + 1))
-        if [ $sa_n -gt 200 ] || ! kill -0 "$AGENT_PID" 2>/dev/null; then
-            echo "agent $name did not start:" >&2
-            cat "$WORK/agent.$name.log" >&2
-            return 1
-        fi
-        sleep 0.05
-    done
-    AGENT_PORT=$(cat "$dir/port")
-    # the agents file holds tokens: the user's alone (pfi control warns otherwise)
-    (umask 077 && echo "http://127.0.0.1:$AGENT_PORT $token" >> "$WORK/agents") &&
-        chmod 600 "$WORK/agents"
 }
 
 # start_prometheus — Debian's prometheus on a random loopback port with its own config and

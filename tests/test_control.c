@@ -798,9 +798,33 @@ static void test_objective(void **state)
     assert_true(score[2][0][0] < score[0][0][0] - 0.01);
 }
 
+/* The share kept from period to period gives the curve found afresh, bit for bit; a PFI or
+ * a reference that moved is found again (the memo follows it). */
+static void test_curve_share_memo(void **state)
+{
+    (void)state;
+    ctl_share_memo memo = {.set = false};
+    static const double pfis[] = {1.3, 1.3, 1.8, 1.8, 1.3};
+    static const double refs[] = {600, 600, 600, 550, 550};
+    for (size_t k = 0; k < 5; k++) {
+        ctl_curve fresh, kept;
+        assert_int_equal(ctl_curve_from_pfi(pfis[k], refs[k], 200, 700, 8, 24000, NULL, &fresh),
+                         PFI_OK);
+        assert_int_equal(ctl_curve_from_pfi(pfis[k], refs[k], 200, 700, 8, 24000, &memo, &kept),
+                         PFI_OK);
+        assert_true(memo.set && memo.pfi == pfis[k] && memo.ref_w == refs[k]);
+        assert_int_equal(fresh.n, kept.n);
+        assert_memory_equal(&fresh.alpha, &kept.alpha, sizeof fresh.alpha);
+        assert_memory_equal(fresh.cap_w, kept.cap_w, fresh.n * sizeof *fresh.cap_w);
+        assert_memory_equal(fresh.power_w, kept.power_w, fresh.n * sizeof *fresh.power_w);
+        assert_memory_equal(fresh.tput, kept.tput, fresh.n * sizeof *fresh.tput);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_curve_share_memo),
         cmocka_unit_test(test_agents),
         cmocka_unit_test(test_schedule),
         cmocka_unit_test(test_policy),

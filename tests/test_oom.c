@@ -45,6 +45,7 @@
 #include <sqlite3.h>
 
 #include "checks.h"
+#include "control/ctl_internal.h"
 #include "pfi/agent_api.h"
 #include "pfi/allocate.h"
 #include "pfi/audit.h"
@@ -885,7 +886,9 @@ static pfi_error op_ctl_files(const void *arg, sig *s)
     return e;
 }
 
-/* The agent's answers (GET /v1/state, PUT /v1/caps) as data: jansson's allocations. Every
+/* The agent's answers (GET /v1/state, PUT /v1/caps) as data: jansson's allocations (the
+ * jansson parsers behind pfi_agent_state_parse's and pfi_agent_caps_parse's fast path, which
+ * allocates nothing and hands every body it does not take to them). Every
  * token is at most 13 bytes: when the allocation that grows jansson 2.14's token buffer
  * (16 bytes) fails, its lexer loses the byte and then asserts (a number) or reads and writes
  * past the buffer (a string: the closing quote is lost), so the optional keys with longer
@@ -906,11 +909,11 @@ static pfi_error op_agent_answers(const void *arg, sig *s)
     size_t n = 0;
     bool applied = false;
     arm();
-    pfi_error e = pfi_agent_state_parse(state, strlen(state), &st, &g_d);
+    pfi_error e = ctl_state_parse_json(state, strlen(state), &st, &g_d);
     disarm();
     if (e == PFI_OK) {
         arm();
-        e = pfi_agent_caps_parse(caps, strlen(caps), rep, 4, &n, &applied, &g_d);
+        e = ctl_caps_parse_json(caps, strlen(caps), rep, 4, &n, &applied, &g_d);
         disarm();
     }
     if (e == PFI_OK)

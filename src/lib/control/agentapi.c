@@ -60,6 +60,15 @@ static bool str_or_null(json_t *o, const char *key, char *dst, size_t n, bool ab
 
 pfi_error pfi_agent_state_parse(const char *text, size_t len, pfi_agent_state *out, pfi_diag *diag)
 {
+    /* the common answer without a tree (agentapi_fast.c); anything else, errors among them,
+     * through jansson */
+    if (ctl_state_parse_fast(text, len, out))
+        return PFI_OK;
+    return ctl_state_parse_json(text, len, out, diag);
+}
+
+pfi_error ctl_state_parse_json(const char *text, size_t len, pfi_agent_state *out, pfi_diag *diag)
+{
     out->hostname[0] = '\0';
     out->n_gpus = out->n_jobs = 0;
     out->sampled_at_s = NAN;
@@ -157,6 +166,14 @@ out:
 
 pfi_error pfi_agent_caps_parse(const char *text, size_t len, pfi_agent_cap_reply *out, size_t max,
                                size_t *n, bool *applied, pfi_diag *diag)
+{
+    if (ctl_caps_parse_fast(text, len, out, max, n, applied))
+        return PFI_OK;
+    return ctl_caps_parse_json(text, len, out, max, n, applied, diag);
+}
+
+pfi_error ctl_caps_parse_json(const char *text, size_t len, pfi_agent_cap_reply *out, size_t max,
+                              size_t *n, bool *applied, pfi_diag *diag)
 {
     *n = 0;
     *applied = false;

@@ -122,6 +122,7 @@ typedef struct cjob {
     double pfi;
     pfi_curve_source src;
     ctl_curve curve;
+    ctl_share_memo share; /* the curve's compute share for its PFI (curves.c) */
     double cap_w, pred_w;
     double last_power_w; /* the previous period's power while uncapped (settle check) */
     bool seen, at_ref;
@@ -518,10 +519,9 @@ static const char *answer_detail(const ctl_http_req *r, char *buf, size_t n)
     return buf;
 }
 
-/* GET /v1/state of the agents with want[a] (NULL: all); updates GPUs; returns how many
- * answered. fill_jobs: also the jobs' throughput and class. */
-static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, double *tput_job,
-                             pfi_ctl_report *rep)
+/* GET /v1/state of the agents with want[a] (NULL: all); updates their GPUs (c->up[a]: whether
+ * each answered). fill_jobs: also the jobs' throughput and class. */
+static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, pfi_ctl_report *rep)
 {
     size_t n = c->cfg.n_agents, m = 0;
     size_t *map = pfi_malloc(n * sizeof *map);
@@ -619,19 +619,20 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, doubl
                 }
             }
         }
-        if (fill_jobs && tput_job != NULL) {
-            for (size_t i = 0; i < c->st->n_jobs; i++) {
-                size_t ix;
-                cjob *j = job_slot(c, c->st->jobs[i].id, &ix);
-                if (j == NULL) {
-                    e = PFI_ERR_NOMEM;
-                    break;
-                }
-                if (c->st->jobs[i].job_class[0])
-                    ctl_copy(j->cls, sizeof j->cls, c->st->jobs[i].job_class);
-                if (isfinite(c->st->jobs[i].tput_tok_s))
-                    j->tput = fmax(isfinite(j->tput) ? j->tput : 0, c->st->jobs[i].tput_tok_s);
+        /* the jobs' class and throughput (the largest an agent reports) from the same
+         * answer: parsed once (a second parse was a fifth of the CPU at 1 000 agents) */
+        for (size_t i = 0; fill_jobs && e == PFI_OK && i < c->st->n_jobs; i++) {
+            size_t ix;
+            cjob *j = job_slot(c, c->st->jobs[i].id, &ix);
+            if (j == NULL) {
+                e = PFI_ERR_NOMEM;
+                break;
             }
+            if (c->st->jobs[i].job_class[0])
+                ctl_copy(j->cls, sizeof j->cls, c->st->jobs[i].job_class);
+            if (isfinite(c->st->jobs[i].tput_tok_s))
+                j->tput = isfinite(j->tput) ? fmax(j->tput, c->st->jobs[i].tput_tok_s)
+                                            : c->st->jobs[i].tput_tok_s;
         }
     }
     pfi_free(map);
@@ -789,7 +790,7 @@ static pfi_error wait_confirmed(pfi_ctl *c, const double *send, int phase, bool 
            now_mono() - t0 < c->cfg.confirm_timeout_s) {
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
-        e = read_agents(c, pending, false, NULL, NULL);
+        e = read_agents(c, pending, false, NULL);
         *npend = 0;
         for (size_t gi = 0; e == PFI_OK && gi < c->ng; gi++) {
             cgpu *g = &c->g[gi];
@@ -994,8 +995,8 @@ static void estimate_curve(pfi_ctl *c, size_t ix)
             j->pfi = j->model_pfi;
             j->src = PFI_CURVE_MODEL;
         }
-        if (ctl_curve_from_pfi(j->pfi, j->ref_pg_w, j->lo_w, j->hi_w, j->ngpus, ref_t, &j->curve) !=
-            PFI_OK) {
+        if (ctl_curve_from_pfi(j->pfi, j->ref_pg_w, j->lo_w, j->hi_w, j->ngpus, ref_t, &j->share,
+                               &j->curve) != PFI_OK) {
             j->curve.n = 2; /* a flat fallback keeps the job at its caps */
             j->curve.cap_w[0] = j->lo_w;
             j->curve.cap_w[1] = j->hi_w;
@@ -1442,35 +1443,6 @@ static void period_begin(pfi_ctl *c, double t_s, bool event, pfi_ctl_report *rep
     c->period_id = -1;
 }
 
-/* The jobs of the agents' last answers: each one's class and throughput (the largest an
- * agent reports). Errors: PFI_ERR_NOMEM. */
-static pfi_error read_job_lists(pfi_ctl *c)
-{
-    for (size_t a = 0; a < c->cfg.n_agents; a++) {
-        ctl_http_req *r = &c->req[a];
-        if (!c->up[a] || r->resp == NULL)
-            continue;
-        pfi_diag dd;
-        pfi_error pe = pfi_agent_state_parse(r->resp, r->resp_len, c->st, &dd);
-        if (pe == PFI_ERR_NOMEM)
-            return pe;
-        if (pe != PFI_OK)
-            continue;
-        for (size_t i = 0; i < c->st->n_jobs; i++) {
-            size_t ix;
-            cjob *j = job_slot(c, c->st->jobs[i].id, &ix);
-            if (j == NULL)
-                return PFI_ERR_NOMEM;
-            if (c->st->jobs[i].job_class[0])
-                ctl_copy(j->cls, sizeof j->cls, c->st->jobs[i].job_class);
-            if (isfinite(c->st->jobs[i].tput_tok_s))
-                j->tput = isfinite(j->tput) ? fmax(j->tput, c->st->jobs[i].tput_tok_s)
-                                            : c->st->jobs[i].tput_tok_s;
-        }
-    }
-    return PFI_OK;
-}
-
 /* Prometheus: the GPUs' power from the server when it answers for any of them; otherwise
  * the agents' power stays, and the note says why. Errors: PFI_ERR_NOMEM. */
 static pfi_error read_prometheus(pfi_ctl *c, pfi_ctl_report *rep)
@@ -1539,11 +1511,8 @@ static pfi_error read_prometheus(pfi_ctl *c, pfi_ctl_report *rep)
 /* Phase read: every agent's state (GPUs, jobs), then Prometheus. Errors: PFI_ERR_NOMEM. */
 static pfi_error period_read(pfi_ctl *c, pfi_ctl_report *rep)
 {
-    pfi_error e = read_agents(c, NULL, true, NULL, rep);
+    pfi_error e = read_agents(c, NULL, true, rep);
     if (e != PFI_OK)
-        return e;
-    /* jobs' throughput and class come with the same answers */
-    if ((e = read_job_lists(c)) != PFI_OK)
         return e;
     for (size_t a = 0; a < c->cfg.n_agents; a++)
         rep->agents_up += c->up[a];
@@ -1896,6 +1865,36 @@ static bool readings_before(const pfi_ctl *c, double t)
     return false;
 }
 
+/* The lockstep's read again (no Prometheus): only the agents with a reading stamped before
+ * t, their GPUs unseen until they answer (as period_begin leaves every GPU); the other
+ * agents' answers of this period stand (at 1 000 agents a read of all of them costs about
+ * 100 ms of CPU, and the lockstep may read two or three times); a job's throughput is the
+ * largest of the period's answers. rep->agents_up counted again. Errors: PFI_ERR_NOMEM. */
+static pfi_error reread_before(pfi_ctl *c, double t, pfi_ctl_report *rep)
+{
+    size_t n = c->cfg.n_agents;
+    bool *want = pfi_calloc(n ? n : 1, sizeof *want);
+    if (want == NULL)
+        return PFI_ERR_NOMEM;
+    for (size_t gi = 0; gi < c->ng; gi++) {
+        const cgpu *g = &c->g[gi];
+        if (g->seen && g->reading == CTL_READING_OK && isfinite(g->sample_t_s) && g->sample_t_s < t)
+            want[g->agent] = true;
+    }
+    for (size_t a = 0; a < n; a++)
+        for (size_t k = want[a] ? c->agent_first[a] : SIZE_MAX; k != SIZE_MAX;
+             k = c->g[k].next_on_agent) {
+            c->g[k].seen = false;
+            c->g[k].reading = CTL_READING_MISSING;
+        }
+    pfi_error e = read_agents(c, want, true, rep);
+    rep->agents_up = 0;
+    for (size_t a = 0; a < n; a++)
+        rep->agents_up += c->up[a];
+    pfi_free(want);
+    return e;
+}
+
 pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, double reduction,
                        pfi_ctl_report *rep, pfi_diag *d)
 {
@@ -1922,8 +1921,12 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
            readings_before(c, need) && now_mono() + CTL_RETRY_S < until) {
         struct timespec ts = {0, (long)(CTL_RETRY_S * 1e9)};
         nanosleep(&ts, NULL);
-        period_begin(c, t_s, event, rep);
-        e = period_read(c, rep);
+        if (c->prom_on) { /* Prometheus' readings: everything read again */
+            period_begin(c, t_s, event, rep);
+            e = period_read(c, rep);
+        } else {
+            e = reread_before(c, need, rep);
+        }
     }
     if (e == PFI_OK)
         e = period_estimate(c, &p, rep);

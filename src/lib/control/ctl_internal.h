@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "pfi/control.h"
+#include "pfi/agent_api.h"
 #include "pfi/error.h"
 
 /* ctl_fail — fill d (may be NULL) with line and message; return e. */
@@ -33,8 +34,23 @@ double ctl_objective_factor(pfi_ctl_objective o, double gpus, double ref_tput, d
 /* ctl_copy — copy src into dst[n]; false (dst untouched) when it does not fit. */
 bool ctl_copy(char *dst, size_t n, const char *src);
 
+/* ---- the agent's answers (agentapi.c, agentapi_fast.c) ---- */
+/* ctl_state_parse_fast, ctl_caps_parse_fast — pfi_agent_state_parse's and
+ * pfi_agent_caps_parse's fast path: true with the result exactly the jansson parser's (below),
+ * or false (out partly written) for anything it does not take — every malformed body, and
+ * strings with escapes or non-ASCII bytes — which the jansson parser then reads. */
+bool ctl_state_parse_fast(const char *text, size_t len, pfi_agent_state *out);
+bool ctl_caps_parse_fast(const char *text, size_t len, pfi_agent_cap_reply *out, size_t max,
+                         size_t *n, bool *applied);
+/* The same parses through jansson (the reference, and the one that names errors). */
+pfi_error ctl_state_parse_json(const char *text, size_t len, pfi_agent_state *out, pfi_diag *diag);
+pfi_error ctl_caps_parse_json(const char *text, size_t len, pfi_agent_cap_reply *out, size_t max,
+                              size_t *n, bool *applied, pfi_diag *diag);
+
 /* ---- HTTP (libcurl multi): many requests at once, bounded answers ---- */
 #define CTL_HTTP_MAX_BODY (8u << 20) /* longest answer kept, bytes */
+/* connections open at once, kept between periods (fewer when the file limit is lower) */
+#define CTL_HTTP_MAX_CONNECTIONS 4096
 #define PFI_CTL_AUTH_LEN 320
 
 typedef struct ctl_http_req {

@@ -19,16 +19,25 @@
 static const double pfi_grid[] = {200, 300, 400, 500, 600, 700};
 
 pfi_error ctl_curve_from_pfi(double pfi, double ref_pg_w, double lo_w, double hi_w, size_t gpus,
-                             double ref_tput, ctl_curve *c)
+                             double ref_tput, ctl_share_memo *memo, ctl_curve *c)
 {
     pfi_model_job j;
-    pfi_model_job_init(&j, 0.8, ref_pg_w > 0 ? ref_pg_w : hi_w);
+    double ref_w = ref_pg_w > 0 ? ref_pg_w : hi_w;
+    pfi_model_job_init(&j, 0.8, ref_w);
     double alpha;
     bool reached;
-    pfi_error e = pfi_model_share_for_pfi(&j, pfi_grid, sizeof pfi_grid / sizeof pfi_grid[0], 0.02,
-                                          pfi, &alpha, &reached);
-    if (e != PFI_OK)
-        return e;
+    pfi_error e = PFI_OK;
+    /* the share depends on pfi and ref_w alone (the grid and the tolerance are fixed) */
+    if (memo != NULL && memo->set && memo->pfi == pfi && memo->ref_w == ref_w) {
+        alpha = memo->alpha;
+    } else {
+        e = pfi_model_share_for_pfi(&j, pfi_grid, sizeof pfi_grid / sizeof pfi_grid[0], 0.02, pfi,
+                                    &alpha, &reached);
+        if (e != PFI_OK)
+            return e;
+        if (memo != NULL)
+            *memo = (ctl_share_memo){.set = true, .pfi = pfi, .ref_w = ref_w, .alpha = alpha};
+    }
     pfi_model_set_share(&j, alpha);
     c->alpha = alpha;
     size_t n = 0;
