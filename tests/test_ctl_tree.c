@@ -703,7 +703,8 @@ static void test_split_bands(void **state)
     /* an older child (no bands: one band, 0, over [500, 1 500]) and a silent one holding
      * 700 W. 3 800 W: 3 100 to share over the minima 2 100: 1 000 W; band 2 (1 000) in full:
      * A 1 800, B 800, the older child its minimum 500 */
-    pfi_ctl_split_child c3[] = {ch[0], ch[1],
+    pfi_ctl_split_child c3[] = {ch[0],
+                                ch[1],
                                 {.min_w = 500, .max_w = 1500, .fixed_w = NAN},
                                 {.min_w = 0, .max_w = 0, .fixed_w = 700}};
     double s4[4];
@@ -731,7 +732,8 @@ static void test_split_bands(void **state)
     /* bad input */
     pfi_ctl_band_range down[] = {{.band = 1, .min_w = 0, .max_w = 10},
                                  {.band = 1, .min_w = 0, .max_w = 10}};
-    pfi_ctl_split_child bad = {.min_w = 0, .max_w = 20, .fixed_w = NAN, .bands = down, .n_bands = 2};
+    pfi_ctl_split_child bad = {
+        .min_w = 0, .max_w = 20, .fixed_w = NAN, .bands = down, .n_bands = 2};
     assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
     down[1].band = NAN;
     assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
@@ -752,9 +754,9 @@ static void test_child_status_bands(void **state)
                        "{\"band\": 2.5, \"min_w\": 400, \"max_w\": 1200, \"future\": 1}]}";
     assert_int_equal(pfi_ctl_child_status_parse(with, strlen(with), &st, &d), PFI_OK);
     assert_true(st.has_bands && st.n_bands == 2 && st.bands[0].band == 0 &&
-                st.bands[0].min_w == 200 && st.bands[0].max_w == 600 &&
-                st.bands[1].band == 2.5 && st.bands[1].min_w == 400 &&
-                st.bands[1].max_w == 1200 && st.min_w == 1000 && st.max_w == 2800);
+                st.bands[0].min_w == 200 && st.bands[0].max_w == 600 && st.bands[1].band == 2.5 &&
+                st.bands[1].min_w == 400 && st.bands[1].max_w == 1200 && st.min_w == 1000 &&
+                st.max_w == 2800);
     const char *old = "{\"t_s\": 3, \"min_w\": 1000, \"max_w\": 2800}";
     assert_int_equal(pfi_ctl_child_status_parse(old, strlen(old), &st, &d), PFI_OK);
     assert_true(!st.has_bands && st.n_bands == 0);
@@ -787,9 +789,12 @@ static void test_child_status_bands(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_swing),         cmocka_unit_test(test_ramp_lead),
-        cmocka_unit_test(test_split),         cmocka_unit_test(test_split_bands),
-        cmocka_unit_test(test_child_status_bands), cmocka_unit_test(test_bands_ramp),
+        cmocka_unit_test(test_swing),
+        cmocka_unit_test(test_ramp_lead),
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_split_bands),
+        cmocka_unit_test(test_child_status_bands),
+        cmocka_unit_test(test_bands_ramp),
         cmocka_unit_test(test_tree_property),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

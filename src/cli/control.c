@@ -345,9 +345,9 @@ static pfi_http_next api_status(api_state *s, pfi_http_request *rq)
                   "ramp_limited", r->ramp_limited, "periods", (json_int_t)s->periods);
     json_t *bands = o && r->n_bands > 0 ? json_array() : NULL;
     for (size_t k = 0; bands != NULL && k < r->n_bands; k++)
-        json_array_append_new(bands, json_pack("{s:f,s:o,s:o}", "band", r->bands[k].band,
-                                               "min_w", jnum(r->bands[k].min_w), "max_w",
-                                               jnum(r->bands[k].max_w)));
+        json_array_append_new(bands,
+                              json_pack("{s:f,s:o,s:o}", "band", r->bands[k].band, "min_w",
+                                        jnum(r->bands[k].min_w), "max_w", jnum(r->bands[k].max_w)));
     if (bands != NULL)
         json_object_set_new(o, "bands", bands);
     pthread_mutex_unlock(&s->mu);
@@ -512,8 +512,9 @@ static void usage(FILE *f)
             "                       controller over child\n"
             "                       controllers, one a line: URL TOKEN (their --listen and\n"
             "                       --token-file); the budget split over the ranges they\n"
-            "                       report (GET /v1/status); a silent child keeps its last\n"
-            "                       budget, counted as spent (exit 6)\n"
+            "                       report by priority band (GET /v1/status): the lowest\n"
+            "                       band cut first across the site; a silent child keeps\n"
+            "                       its last budget, counted as spent (exit 6)\n"
             "  --margin F           safety margin, fraction of the budget (0.03)\n"
             "  --facility-limit-w W after the event, raise caps only under W\n"
             "  --db FILE            audit log (SQLite)\n"

@@ -234,11 +234,10 @@ static pfi_error parse_bands(json_t *a, pfi_ctl_child_status *o, pfi_diag *d)
                         json_array_size(a), PFI_CTL_MAX_BANDS);
     for (size_t k = 0; k < json_array_size(a); k++) {
         json_t *b = json_array_get(a, k);
-        pfi_ctl_band_range r = {.band = jget(b, "band"),
-                                .min_w = jget(b, "min_w"),
-                                .max_w = jget(b, "max_w")};
-        if (!json_is_object(b) || !isfinite(r.band) || !(r.min_w >= 0) ||
-            !(r.max_w >= r.min_w) || !isfinite(r.max_w))
+        pfi_ctl_band_range r = {
+            .band = jget(b, "band"), .min_w = jget(b, "min_w"), .max_w = jget(b, "max_w")};
+        if (!json_is_object(b) || !isfinite(r.band) || !(r.min_w >= 0) || !(r.max_w >= r.min_w) ||
+            !isfinite(r.max_w))
             return ctl_fail(d, 0, PFI_ERR_VALUE,
                             "child status: bands[%zu]: expected {\"band\": B, \"min_w\": W, "
                             "\"max_w\": W} with 0 <= min_w <= max_w",
@@ -481,8 +480,7 @@ pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double 
     for (size_t i = 0; i < n && event && rep->note[0] == '\0'; i++)
         if (p->c[i].up && !p->c[i].has_bands && p->c[i].max_w > p->c[i].min_w)
             snprintf(rep->note, sizeof rep->note,
-                     "child %.80s reports no bands: its range split as one band (0)",
-                     p->c[i].url);
+                     "child %.80s reports no bands: its range split as one band (0)", p->c[i].url);
     if (measured == 0)
         rep->measured_w = NAN; /* no child ever measured: missing, not 0 W */
     if (never > 0 && never == n - rep->up)
