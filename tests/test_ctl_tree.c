@@ -737,6 +737,10 @@ static void test_split_bands(void **state)
     assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
     down[1].band = NAN;
     assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+    down[1].band = INFINITY;
+    assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+    down[1].band = 2;
+    assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_OK);
     down[1] = (pfi_ctl_band_range){.band = 2, .min_w = 20, .max_w = 10};
     assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
     assert_int_equal(pfi_ctl_split_bands(NAN, ch, 2, sh, &ok), PFI_ERR_INVALID_ARGUMENT);

@@ -344,7 +344,7 @@ typedef struct pfi_ctl_split_child {
  * taken from its lowest bands up, what falls short is added to its lowest band. Children
  * without bands are one band 0 each: with no bands anywhere this is pfi_ctl_split. share_w
  * [n] out (W), *feasible as pfi_ctl_split. Errors: PFI_ERR_INVALID_ARGUMENT (a NaN budget, a
- * range or a band's range not 0 <= min <= max finite, a NaN band, bands not strictly
+ * range or a band's range not 0 <= min <= max finite, a band not finite, bands not strictly
  * ascending). Pure.
  */
 pfi_error pfi_ctl_split_bands(double budget_w, const pfi_ctl_split_child *c, size_t n,

@@ -89,7 +89,7 @@ pfi_error pfi_ctl_split_bands(double budget_w, const pfi_ctl_split_child *c, siz
             return PFI_ERR_INVALID_ARGUMENT;
         for (size_t k = 0; k < c[i].n_bands; k++) {
             const pfi_ctl_band_range *b = &c[i].bands[k];
-            if (isnan(b->band) || !(b->min_w >= 0) || !(b->max_w >= b->min_w) ||
+            if (!isfinite(b->band) || !(b->min_w >= 0) || !(b->max_w >= b->min_w) ||
                 !isfinite(b->max_w) || (k > 0 && !(b->band > c[i].bands[k - 1].band)))
                 return PFI_ERR_INVALID_ARGUMENT;
         }
