@@ -625,11 +625,180 @@ static void test_split(void **state)
     assert_int_equal(pfi_ctl_split(NAN, mn, mx, fx, 3, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
 }
 
+/* The parent's split across bands (issue 18 item 4) by hand. Rack A: 100 W of fixed draw
+ * (min 1 000 W) and bands 0 [200, 600], 1 [300, 900], 2 [400, 1 200]: headroom 400, 600, 800,
+ * max 2 800 W. Rack B: bands 0 [300, 1 100], 1 [200, 600], 2 [100, 300]: headroom 800, 400,
+ * 200, min 600, max 2 000 W. Minima 1 600 W, maxima 4 800 W. */
+static const pfi_ctl_band_range band_a[] = {
+    {.band = 0, .min_w = 200, .max_w = 600},
+    {.band = 1, .min_w = 300, .max_w = 900},
+    {.band = 2, .min_w = 400, .max_w = 1200},
+};
+static const pfi_ctl_band_range band_b[] = {
+    {.band = 0, .min_w = 300, .max_w = 1100},
+    {.band = 1, .min_w = 200, .max_w = 600},
+    {.band = 2, .min_w = 100, .max_w = 300},
+};
+
+#define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
+
+static void test_split_bands(void **state)
+{
+    (void)state;
+    pfi_ctl_split_child ch[] = {
+        {.min_w = 1000, .max_w = 2800, .fixed_w = NAN, .bands = band_a, .n_bands = 3},
+        {.min_w = 600, .max_w = 2000, .fixed_w = NAN, .bands = band_b, .n_bands = 3},
+    };
+    double sh[3];
+    bool ok;
+    /* 3 100 W: the rest over the minima 1 500 W; band 2's 1 000 W in full, then 500 W of
+     * band 1's 1 000 W (f = 0.5: A 300, B 200), band 0 cut to its floor in both racks:
+     * A 1 000 + 800 + 300 = 2 100, B 600 + 200 + 200 = 1 000 (without bands: f = 1 500 /
+     * 3 200 of the headroom, A 1 843.75, B 1 256.25 — band 2 cut while band 0 runs) */
+    assert_int_equal(pfi_ctl_split_bands(3100, ch, 2, sh, &ok), PFI_OK);
+    assert_true(ok && NEAR(sh[0], 2100) && NEAR(sh[1], 1000));
+    double mn[] = {1000, 600}, mx[] = {2800, 2000}, fx[] = {NAN, NAN};
+    assert_int_equal(pfi_ctl_split(3100, mn, mx, fx, 2, sh, &ok), PFI_OK);
+    assert_true(ok && NEAR(sh[0], 1843.75) && NEAR(sh[1], 1256.25));
+    /* 4 300 W: 2 700 over the minima; bands 2 and 1 in full (2 000), 700 of band 0's 1 200
+     * (f = 7/12): A 1 000 + 800 + 600 + 400 × 7/12, B 600 + 200 + 400 + 800 × 7/12 */
+    assert_int_equal(pfi_ctl_split_bands(4300, ch, 2, sh, &ok), PFI_OK);
+    assert_true(ok && NEAR(sh[0], 2400 + 400 * 7.0 / 12) && NEAR(sh[1], 1200 + 800 * 7.0 / 12));
+    /* 1 900 W: 300 over the minima, all to band 2 (f = 0.3: A 240, B 60) */
+    assert_int_equal(pfi_ctl_split_bands(1900, ch, 2, sh, &ok), PFI_OK);
+    assert_true(ok && NEAR(sh[0], 1240) && NEAR(sh[1], 660));
+    /* 5 800 W: above the maxima, the surplus 1 000 W in proportion to them (28 : 20) */
+    assert_int_equal(pfi_ctl_split_bands(5800, ch, 2, sh, &ok), PFI_OK);
+    assert_true(ok && NEAR(sh[0], 2800 + 1000 * 28.0 / 48) && NEAR(sh[1], 2000 + 1000 * 20.0 / 48));
+    /* below the minima: infeasible, each at its minimum */
+    assert_int_equal(pfi_ctl_split_bands(1500, ch, 2, sh, &ok), PFI_OK);
+    assert_true(!ok && sh[0] == 1000 && sh[1] == 600);
+
+    /* A's range cut by a top limit to 2 400 W: its bands' headroom 1 800 exceeds 1 400 by
+     * 400, taken from its lowest band (band 0: 400 -> 0). 4 000 W: 2 400 over the minima,
+     * bands 2 and 1 in full (2 000), 400 of band 0's 800 (B's alone): A 1 000 + 800 + 600 =
+     * 2 400, B 600 + 200 + 400 + 400 = 1 600 */
+    ch[0].max_w = 2400;
+    assert_int_equal(pfi_ctl_split_bands(4000, ch, 2, sh, &ok), PFI_OK);
+    assert_true(ok && NEAR(sh[0], 2400) && NEAR(sh[1], 1600));
+    /* cut to 2 000 W: 800 over, band 0 (400) and 400 of band 1 (600 -> 200). 2 300 W: 700
+     * over the minima; band 2 (1 000) at f = 0.7: A 1 560, B 740 */
+    ch[0].max_w = 2000;
+    assert_int_equal(pfi_ctl_split_bands(2300, ch, 2, sh, &ok), PFI_OK);
+    assert_true(ok && NEAR(sh[0], 1560) && NEAR(sh[1], 740));
+    /* 3 200 W: 1 600 over; band 2 1 000 in full, band 1 (A 200 + B 400) 600 in full: A 2 000,
+     * B 1 200 */
+    assert_int_equal(pfi_ctl_split_bands(3200, ch, 2, sh, &ok), PFI_OK);
+    assert_true(ok && NEAR(sh[0], 2000) && NEAR(sh[1], 1200));
+    /* A's range above its bands' (max 3 000: 200 W of headroom in no band) goes with its
+     * lowest band (band 0: 600). 3 100 W as above: A 2 100, B 1 000 (band 0 gets nothing);
+     * 4 600 W: 3 000 over, 2 000 to bands 2 and 1, 1 000 of band 0's 1 400 (f = 5/7) */
+    ch[0].max_w = 3000;
+    assert_int_equal(pfi_ctl_split_bands(3100, ch, 2, sh, &ok), PFI_OK);
+    assert_true(ok && NEAR(sh[0], 2100) && NEAR(sh[1], 1000));
+    assert_int_equal(pfi_ctl_split_bands(4600, ch, 2, sh, &ok), PFI_OK);
+    assert_true(ok && NEAR(sh[0], 2400 + 600 * 5.0 / 7) && NEAR(sh[1], 1200 + 800 * 5.0 / 7));
+    ch[0].max_w = 2800;
+
+    /* an older child (no bands: one band, 0, over [500, 1 500]) and a silent one holding
+     * 700 W. 3 800 W: 3 100 to share over the minima 2 100: 1 000 W; band 2 (1 000) in full:
+     * A 1 800, B 800, the older child its minimum 500 */
+    pfi_ctl_split_child c3[] = {ch[0],
+                                ch[1],
+                                {.min_w = 500, .max_w = 1500, .fixed_w = NAN},
+                                {.min_w = 0, .max_w = 0, .fixed_w = 700}};
+    double s4[4];
+    assert_int_equal(pfi_ctl_split_bands(3800, c3, 4, s4, &ok), PFI_OK);
+    assert_true(ok && NEAR(s4[0], 1800) && NEAR(s4[1], 800) && NEAR(s4[2], 500) && s4[3] == 700);
+    /* 5 000 W: 2 200 over; bands 2 and 1 (2 000), then band 0's 2 200 (A 400, B 800, the
+     * older child 1 000) at f = 200 / 2 200 */
+    assert_int_equal(pfi_ctl_split_bands(5000, c3, 4, s4, &ok), PFI_OK);
+    double f = 200.0 / 2200;
+    assert_true(ok && NEAR(s4[0], 2400 + 400 * f) && NEAR(s4[1], 1200 + 800 * f) &&
+                NEAR(s4[2], 500 + 1000 * f) && s4[3] == 700);
+
+    /* no bands anywhere: pfi_ctl_split's shares (its test's children) */
+    double m3[] = {1000, 500, 0}, x3[] = {3000, 4500, 0}, f3[] = {NAN, NAN, 2000}, r3[3];
+    pfi_ctl_split_child u[] = {{.min_w = 1000, .max_w = 3000, .fixed_w = NAN},
+                               {.min_w = 500, .max_w = 4500, .fixed_w = NAN},
+                               {.min_w = 0, .max_w = 0, .fixed_w = 2000}};
+    for (double b = 2000; b <= 12000; b += 500) {
+        bool ok2;
+        assert_int_equal(pfi_ctl_split(b, m3, x3, f3, 3, r3, &ok), PFI_OK);
+        assert_int_equal(pfi_ctl_split_bands(b, u, 3, s4, &ok2), PFI_OK);
+        assert_true(ok == ok2 && NEAR(s4[0], r3[0]) && NEAR(s4[1], r3[1]) && s4[2] == r3[2]);
+    }
+
+    /* bad input */
+    pfi_ctl_band_range down[] = {{.band = 1, .min_w = 0, .max_w = 10},
+                                 {.band = 1, .min_w = 0, .max_w = 10}};
+    pfi_ctl_split_child bad = {
+        .min_w = 0, .max_w = 20, .fixed_w = NAN, .bands = down, .n_bands = 2};
+    assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+    down[1].band = NAN;
+    assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+    down[1].band = INFINITY;
+    assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+    down[1].band = 2;
+    assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_OK);
+    down[1] = (pfi_ctl_band_range){.band = 2, .min_w = 20, .max_w = 10};
+    assert_int_equal(pfi_ctl_split_bands(10, &bad, 1, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_ctl_split_bands(NAN, ch, 2, sh, &ok), PFI_ERR_INVALID_ARGUMENT);
+}
+
+/* A child's status with and without "bands" (an older child's), and malformed ones. */
+static void test_child_status_bands(void **state)
+{
+    (void)state;
+    pfi_ctl_child_status st;
+    pfi_diag d;
+    const char *with = "{\"t_s\": 3, \"event\": true, \"budget_w\": 2000, \"measured_w\": 1900, "
+                       "\"reserved_w\": 0, \"min_w\": 1000, \"max_w\": 2800, \"periods\": 7, "
+                       "\"bands\": [{\"band\": 0, \"min_w\": 200, \"max_w\": 600}, "
+                       "{\"band\": 2.5, \"min_w\": 400, \"max_w\": 1200, \"future\": 1}]}";
+    assert_int_equal(pfi_ctl_child_status_parse(with, strlen(with), &st, &d), PFI_OK);
+    assert_true(st.has_bands && st.n_bands == 2 && st.bands[0].band == 0 &&
+                st.bands[0].min_w == 200 && st.bands[0].max_w == 600 && st.bands[1].band == 2.5 &&
+                st.bands[1].min_w == 400 && st.bands[1].max_w == 1200 && st.min_w == 1000 &&
+                st.max_w == 2800);
+    const char *old = "{\"t_s\": 3, \"min_w\": 1000, \"max_w\": 2800}";
+    assert_int_equal(pfi_ctl_child_status_parse(old, strlen(old), &st, &d), PFI_OK);
+    assert_true(!st.has_bands && st.n_bands == 0);
+    const char *empty = "{\"min_w\": 0, \"max_w\": 0, \"bands\": []}";
+    assert_int_equal(pfi_ctl_child_status_parse(empty, strlen(empty), &st, &d), PFI_OK);
+    assert_true(st.has_bands && st.n_bands == 0);
+    const struct {
+        const char *text, *says;
+    } bad[] = {
+        {"{\"min_w\": 0, \"max_w\": 9, \"bands\": 3}", "bands: expected an array"},
+        {"{\"min_w\": 0, \"max_w\": 9, \"bands\": [{\"band\": 0, \"min_w\": 5, \"max_w\": 4}]}",
+         "bands[0]: expected"},
+        {"{\"min_w\": 0, \"max_w\": 9, \"bands\": [{\"min_w\": 1, \"max_w\": 4}]}",
+         "bands[0]: expected"},
+        {"{\"min_w\": 0, \"max_w\": 9, \"bands\": [{\"band\": 1, \"min_w\": 1, \"max_w\": 4}, "
+         "{\"band\": 1, \"min_w\": 1, \"max_w\": 4}]}",
+         "bands[1]: band 1 not above the one before (1)"},
+        {"{\"min_w\": 0, \"max_w\": 9, \"bands\": [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}",
+         "bands: 17 bands, at most 16"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pfi_diag_clear(&d);
+        assert_int_equal(pfi_ctl_child_status_parse(bad[i].text, strlen(bad[i].text), &st, &d),
+                         PFI_ERR_VALUE);
+        if (strstr(d.message, bad[i].says) == NULL)
+            fail_msg("case %zu: '%s' lacks '%s'", i, d.message, bad[i].says);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_swing),         cmocka_unit_test(test_ramp_lead),
-        cmocka_unit_test(test_split),         cmocka_unit_test(test_bands_ramp),
+        cmocka_unit_test(test_swing),
+        cmocka_unit_test(test_ramp_lead),
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_split_bands),
+        cmocka_unit_test(test_child_status_bands),
+        cmocka_unit_test(test_bands_ramp),
         cmocka_unit_test(test_tree_property),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -141,6 +141,17 @@ typedef struct pfi_ctl pfi_ctl;
 pfi_error pfi_ctl_create(const pfi_ctl_config *c, pfi_ctl **out, pfi_diag *diag);
 void pfi_ctl_destroy(pfi_ctl *ctl);
 
+/* The most priority bands a controller reports by band (pfi_ctl_report, GET /v1/status); a
+ * cluster with more reports none (a parent then sees it as one band). */
+#define PFI_CTL_MAX_BANDS 16
+
+/* One priority band's feasible range (W): its jobs' power at their lowest caps (min_w) and at
+ * their references, their top (max_w), by the controller's current estimates (curves). */
+typedef struct pfi_ctl_band_range {
+    double band; /* the band (the policy's; 0 for a job without a rule): higher is cut last */
+    double min_w, max_w;
+} pfi_ctl_band_range;
+
 /* What one period did (pfi_ctl_step fills it; plain data). */
 typedef struct pfi_ctl_report {
     double t_s;            /* controller time (monotonic s since create) */
@@ -188,6 +199,12 @@ typedef struct pfi_ctl_report {
     double min_w; /* the least the cluster can draw: every job at its lowest cap (its curve),
                      plus unmanaged GPUs and the reserve for silent agents (W) — with ref_w
                      (the most) the feasible range a parent controller splits over */
+    /* that range by priority band (issue 18 item 4), for a parent controller: bands[0 ..
+       n_bands), ascending, each the seen jobs of one band; the unmanaged GPUs and the
+       reserve are in min_w and ref_w, in no band. n_bands 0: no job seen, or more than
+       PFI_CTL_MAX_BANDS bands */
+    size_t n_bands;
+    pfi_ctl_band_range bands[PFI_CTL_MAX_BANDS];
 } pfi_ctl_report;
 
 /*
@@ -306,15 +323,48 @@ void pfi_ctl_job_get(const pfi_ctl *ctl, size_t i, pfi_ctl_job_view *out);
 pfi_error pfi_ctl_split(double budget_w, const double *min_w, const double *max_w,
                         const double *fixed_w, size_t n, double *share_w, bool *feasible);
 
+/* One child for pfi_ctl_split_bands (plain data; bands borrowed). */
+typedef struct pfi_ctl_split_child {
+    double min_w, max_w; /* its feasible range, 0 <= min_w <= max_w (ignored when fixed) */
+    double fixed_w;      /* finite: a silent child's held budget, given exactly; NaN: none */
+    const pfi_ctl_band_range *bands; /* its range by band, bands strictly ascending; NULL
+                                        (n_bands 0): one band, band 0, over the whole range */
+    size_t n_bands;
+} pfi_ctl_split_child;
+
+/*
+ * pfi_ctl_split_bands — pfi_ctl_split across the children's priority bands (issue 18 item 4):
+ * a reduction is taken from the lowest band first across the whole site, a restore goes to
+ * the highest first. Each answering child gets its minimum min_w; then the bands, from the
+ * highest down: a band's headroom (max_w − min_w of that band, in every child that has it)
+ * is given in full while the rest lasts, else the same fraction f of it to every child (the
+ * share rule of pfi_ctl_split within a band), and the lower bands get nothing; a budget above
+ * every maximum gives the surplus in proportion to the maxima. A child's bands' headroom is
+ * fitted to its range first: what exceeds max_w − min_w (a top limit cuts the range) is
+ * taken from its lowest bands up, what falls short is added to its lowest band. Children
+ * without bands are one band 0 each: with no bands anywhere this is pfi_ctl_split. share_w
+ * [n] out (W), *feasible as pfi_ctl_split. Errors: PFI_ERR_INVALID_ARGUMENT (a NaN budget, a
+ * range or a band's range not 0 <= min <= max finite, a band not finite, bands not strictly
+ * ascending). Pure.
+ */
+pfi_error pfi_ctl_split_bands(double budget_w, const pfi_ctl_split_child *c, size_t n,
+                              double *share_w, bool *feasible);
+
 /* A child controller's GET /v1/status answer (plain data; a missing value is NaN). */
 typedef struct pfi_ctl_child_status {
     double t_s, budget_w, measured_w, reserved_w, min_w, max_w;
     bool event, ramp_limited;
+    bool has_bands; /* the answer had a "bands" array (an older child's has none) */
+    size_t n_bands; /* its bands, ascending */
+    pfi_ctl_band_range bands[PFI_CTL_MAX_BANDS];
 } pfi_ctl_child_status;
 
-/* pfi_ctl_child_status_parse — text[0..len) (a JSON object, numbers or null) into *out.
+/* pfi_ctl_child_status_parse — text[0..len) (a JSON object, numbers or null) into *out;
+ * "bands", when present, an array of at most PFI_CTL_MAX_BANDS {"band", "min_w", "max_w"}
+ * objects, bands strictly ascending, 0 <= min_w <= max_w finite; other members are ignored.
  * Errors: PFI_ERR_PARSE (not a JSON object), PFI_ERR_VALUE (no feasible range: min_w and
- * max_w numbers with 0 <= min_w <= max_w), diag says which. */
+ * max_w numbers with 0 <= min_w <= max_w; a malformed "bands": which element and why), diag
+ * says which. */
 pfi_error pfi_ctl_child_status_parse(const char *text, size_t len, pfi_ctl_child_status *out,
                                      pfi_diag *diag);
 
@@ -326,6 +376,8 @@ typedef struct pfi_ctl_child_view {
                              nothing is known that it could hold) */
     double measured_w;    /* what it measured (its last answer; NaN none) */
     double min_w, max_w;  /* its feasible range (its last answer; NaN none) */
+    size_t n_bands;       /* the bands in its last answer (0: none) */
+    bool has_bands;       /* its last answer had "bands" (false: an older child, one band) */
     double share_w;       /* the budget sent this period (NaN: none sent) */
     double accepted_w;    /* the last budget it accepted (NaN: none): held while it is silent */
     unsigned long silent; /* periods in a row without an answer */
@@ -358,7 +410,9 @@ pfi_error pfi_ctl_parent_create(const pfi_ctl_agent_spec *children, size_t n, do
 void pfi_ctl_parent_destroy(pfi_ctl_parent *p);
 
 /* pfi_ctl_parent_step — one period at t_s: every child's status read, the site budget
- * budget_w (event true) split (pfi_ctl_split; silent children hold their accepted budget),
+ * budget_w (event true) split across the children's bands (pfi_ctl_split_bands: the lowest
+ * band cut first across the site; a child whose status has no "bands" is one band, 0, and
+ * the note says so; silent children hold their accepted budget),
  * the decreases PUT first and then the increases; outside an event every child is sent
  * {"event": false}. A child that fails is reported, not an error. Errors: PFI_ERR_NOMEM. */
 pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double budget_w,

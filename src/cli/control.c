@@ -329,7 +329,8 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
 
 /* GET /v1/status: the last period as a parent controller reads it (pfi/control.h,
  * pfi_ctl_child_status_parse): {"t_s", "event", "budget_w", "measured_w", "reserved_w",
- * "min_w", "max_w", "ramp_limited", "periods"}; a missing value is null. */
+ * "min_w", "max_w", "ramp_limited", "periods"} and, when the jobs' range is known by band,
+ * "bands": [{"band", "min_w", "max_w"}, ...] ascending; a missing value is null. */
 static pfi_http_next api_status(api_state *s, pfi_http_request *rq)
 {
     pthread_mutex_lock(&s->mu);
@@ -342,6 +343,13 @@ static pfi_http_next api_status(api_state *s, pfi_http_request *rq)
                   "budget_w", jnum(r->budget_w), "measured_w", jnum(r->measured_w), "reserved_w",
                   jnum(r->reserved_w), "min_w", jnum(r->min_w), "max_w", jnum(max_w),
                   "ramp_limited", r->ramp_limited, "periods", (json_int_t)s->periods);
+    json_t *bands = o && r->n_bands > 0 ? json_array() : NULL;
+    for (size_t k = 0; bands != NULL && k < r->n_bands; k++)
+        json_array_append_new(bands,
+                              json_pack("{s:f,s:o,s:o}", "band", r->bands[k].band, "min_w",
+                                        jnum(r->bands[k].min_w), "max_w", jnum(r->bands[k].max_w)));
+    if (bands != NULL)
+        json_object_set_new(o, "bands", bands);
     pthread_mutex_unlock(&s->mu);
     char *b = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
@@ -504,8 +512,9 @@ static void usage(FILE *f)
             "                       controller over child\n"
             "                       controllers, one a line: URL TOKEN (their --listen and\n"
             "                       --token-file); the budget split over the ranges they\n"
-            "                       report (GET /v1/status); a silent child keeps its last\n"
-            "                       budget, counted as spent (exit 6)\n"
+            "                       report by priority band (GET /v1/status): the lowest\n"
+            "                       band cut first across the site; a silent child keeps\n"
+            "                       its last budget, counted as spent (exit 6)\n"
             "  --margin F           safety margin, fraction of the budget (0.03)\n"
             "  --facility-limit-w W after the event, raise caps only under W\n"
             "  --db FILE            audit log (SQLite)\n"

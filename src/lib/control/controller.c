@@ -1566,6 +1566,32 @@ static pfi_error tally_gpus(pfi_ctl *c, period *p, pfi_ctl_report *rep)
     return PFI_OK;
 }
 
+/* Job j's range [lo, hi] (W) added to its policy band's in rep->bands (kept ascending, for a
+ * parent controller: issue 18 item 4); past PFI_CTL_MAX_BANDS bands n_bands is left above
+ * the bound, for period_estimate to clear. */
+static void band_add(const pfi_ctl *c, const cjob *j, double lo, double hi, pfi_ctl_report *rep)
+{
+    if (rep->n_bands > PFI_CTL_MAX_BANDS)
+        return;
+    const pfi_ctl_rule *rule =
+        c->cfg.n_rules > 0 ? pfi_ctl_policy_find(c->cfg.rules, c->cfg.n_rules, j->id) : NULL;
+    double b = rule && isfinite(rule->band) ? rule->band : 0;
+    size_t k = 0;
+    while (k < rep->n_bands && rep->bands[k].band < b)
+        k++;
+    if (k == rep->n_bands || rep->bands[k].band != b) {
+        if (rep->n_bands == PFI_CTL_MAX_BANDS) {
+            rep->n_bands = PFI_CTL_MAX_BANDS + 1;
+            return;
+        }
+        memmove(&rep->bands[k + 1], &rep->bands[k], (rep->n_bands - k) * sizeof rep->bands[0]);
+        rep->bands[k] = (pfi_ctl_band_range){.band = b, .min_w = 0, .max_w = 0};
+        rep->n_bands++;
+    }
+    rep->bands[k].min_w += lo;
+    rep->bands[k].max_w += hi;
+}
+
 /* Phase estimate: the GPUs counted, each job's reference (re)learnt while it runs uncapped
  * and its curve estimated; the reference power of the cluster and the curves' prediction
  * at the confirmed caps. Errors: PFI_ERR_NOMEM. */
@@ -1613,11 +1639,15 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
         if (!isfinite(j->ref_pg_w))
             j->ref_pg_w = 0.93 * j->hi_w; /* prior: a training job draws ~93 % of its limit */
         estimate_curve(c, i);
-        p->ref_w += ctl_curve_power(&j->curve, j->hi_w);
-        p->min_w += ctl_curve_power(&j->curve, j->lo_w);
+        double hi = ctl_curve_power(&j->curve, j->hi_w), lo = ctl_curve_power(&j->curve, j->lo_w);
+        p->ref_w += hi;
+        p->min_w += lo;
+        band_add(c, j, lo, hi, rep);
         if (isfinite(j->tput))
             p->tput_tok_s = isnan(p->tput_tok_s) ? j->tput : p->tput_tok_s + j->tput;
     }
+    if (rep->n_bands > PFI_CTL_MAX_BANDS)
+        rep->n_bands = 0; /* more bands than reported: none (a parent sees one band) */
     p->predicted_w = stage_cost_total(c);
     return PFI_OK;
 }

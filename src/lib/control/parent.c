@@ -1,6 +1,7 @@
 /*
- * A controller of controllers (pfi/control.h; issue 18 item 6): the site budget split among
- * child controllers over their feasible ranges, through their GET /v1/status and
+ * A controller of controllers (pfi/control.h; issue 18 items 4 and 6): the site budget split
+ * among child controllers over their feasible ranges by priority band (the lowest band cut
+ * first across the site), through their GET /v1/status and
  * PUT /v1/budget; a silent child's accepted budget held as spent.
  */
 #include <jansson.h>
@@ -44,12 +45,112 @@ pfi_error pfi_ctl_split(double budget_w, const double *min_w, const double *max_
     return PFI_OK;
 }
 
+/* A child's headroom in its band k (k < n_bands; with no bands, k 0: the whole range),
+ * fitted to its range: the bands' headroom beyond max_w − min_w taken from the lowest bands
+ * up (a top limit cuts the range of the bands a reduction reaches first), a shortfall added
+ * to the lowest band. */
+static double band_room(const pfi_ctl_split_child *c, size_t k)
+{
+    double h = c->max_w - c->min_w;
+    if (c->n_bands == 0)
+        return h;
+    double sum = 0, below = 0;
+    for (size_t j = 0; j < c->n_bands; j++) {
+        double r = c->bands[j].max_w - c->bands[j].min_w;
+        sum += r;
+        if (j < k)
+            below += r;
+    }
+    double r = c->bands[k].max_w - c->bands[k].min_w, excess = sum - h;
+    if (excess > 0)
+        return r - fmin(r, fmax(0, excess - below));
+    return k == 0 ? r - excess : r;
+}
+
+/* Child c's band k's number (a child without bands: band 0). */
+static double band_of(const pfi_ctl_split_child *c, size_t k)
+{
+    return c->n_bands == 0 ? 0 : c->bands[k].band;
+}
+
+pfi_error pfi_ctl_split_bands(double budget_w, const pfi_ctl_split_child *c, size_t n,
+                              double *share_w, bool *feasible)
+{
+    if (isnan(budget_w))
+        return PFI_ERR_INVALID_ARGUMENT;
+    double rest = budget_w, lo = 0, top = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isfinite(c[i].fixed_w)) {
+            rest -= c[i].fixed_w;
+            continue;
+        }
+        if (!(c[i].min_w >= 0) || !(c[i].max_w >= c[i].min_w) || !isfinite(c[i].max_w) ||
+            (c[i].n_bands > 0 && c[i].bands == NULL))
+            return PFI_ERR_INVALID_ARGUMENT;
+        for (size_t k = 0; k < c[i].n_bands; k++) {
+            const pfi_ctl_band_range *b = &c[i].bands[k];
+            if (!isfinite(b->band) || !(b->min_w >= 0) || !(b->max_w >= b->min_w) ||
+                !isfinite(b->max_w) || (k > 0 && !(b->band > c[i].bands[k - 1].band)))
+                return PFI_ERR_INVALID_ARGUMENT;
+        }
+        lo += c[i].min_w;
+        top += c[i].max_w;
+    }
+    *feasible = rest >= lo;
+    for (size_t i = 0; i < n; i++)
+        share_w[i] = isfinite(c[i].fixed_w) ? c[i].fixed_w : c[i].min_w;
+    if (!*feasible)
+        return PFI_OK;
+    /* the bands from the highest down: each band's headroom across the children in full
+     * while the rest lasts, else the same fraction of it to each */
+    double avail = rest - lo, cur = INFINITY;
+    for (;;) {
+        double b = -INFINITY;
+        bool any = false;
+        for (size_t i = 0; i < n; i++) {
+            if (isfinite(c[i].fixed_w))
+                continue;
+            for (size_t k = 0; k < (c[i].n_bands ? c[i].n_bands : 1); k++) {
+                double bk = band_of(&c[i], k);
+                if (bk < cur && (!any || bk > b)) {
+                    b = bk;
+                    any = true;
+                }
+            }
+        }
+        if (!any)
+            break;
+        double room = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; !isfinite(c[i].fixed_w) && k < (c[i].n_bands ? c[i].n_bands : 1);
+                 k++)
+                if (band_of(&c[i], k) == b)
+                    room += band_room(&c[i], k);
+        double f = room > 0 ? fmin(1, avail / room) : 1;
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; !isfinite(c[i].fixed_w) && k < (c[i].n_bands ? c[i].n_bands : 1);
+                 k++)
+                if (band_of(&c[i], k) == b)
+                    share_w[i] += f * band_room(&c[i], k);
+        avail = fmax(0, avail - f * room);
+        cur = b;
+    }
+    if (avail > 0 && top > 0)
+        for (size_t i = 0; i < n; i++)
+            if (!isfinite(c[i].fixed_w))
+                share_w[i] += avail * c[i].max_w / top;
+    return PFI_OK;
+}
+
 typedef struct child {
     char url[PFI_CTL_URL_LEN];
     char token[PFI_CTL_TOKEN_LEN];
     bool up;
     bool answered; /* its status was read at least once */
     double measured_w, min_w, max_w, share_w, accepted_w;
+    bool has_bands; /* its last answer had "bands" */
+    size_t n_bands;
+    pfi_ctl_band_range bands[PFI_CTL_MAX_BANDS]; /* its last answer's */
     unsigned long silent;
     char fault[160];
 } child;
@@ -123,6 +224,35 @@ static double jget(json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* The status' "bands" array a into o (has_bands, n_bands, bands). Errors: PFI_ERR_VALUE. */
+static pfi_error parse_bands(json_t *a, pfi_ctl_child_status *o, pfi_diag *d)
+{
+    if (!json_is_array(a))
+        return ctl_fail(d, 0, PFI_ERR_VALUE, "child status: bands: expected an array");
+    if (json_array_size(a) > PFI_CTL_MAX_BANDS)
+        return ctl_fail(d, 0, PFI_ERR_VALUE, "child status: bands: %zu bands, at most %d",
+                        json_array_size(a), PFI_CTL_MAX_BANDS);
+    for (size_t k = 0; k < json_array_size(a); k++) {
+        json_t *b = json_array_get(a, k);
+        pfi_ctl_band_range r = {
+            .band = jget(b, "band"), .min_w = jget(b, "min_w"), .max_w = jget(b, "max_w")};
+        if (!json_is_object(b) || !isfinite(r.band) || !(r.min_w >= 0) || !(r.max_w >= r.min_w) ||
+            !isfinite(r.max_w))
+            return ctl_fail(d, 0, PFI_ERR_VALUE,
+                            "child status: bands[%zu]: expected {\"band\": B, \"min_w\": W, "
+                            "\"max_w\": W} with 0 <= min_w <= max_w",
+                            k);
+        if (k > 0 && !(r.band > o->bands[k - 1].band))
+            return ctl_fail(d, 0, PFI_ERR_VALUE,
+                            "child status: bands[%zu]: band %g not above the one before (%g)", k,
+                            r.band, o->bands[k - 1].band);
+        o->bands[k] = r;
+    }
+    o->n_bands = json_array_size(a);
+    o->has_bands = true;
+    return PFI_OK;
+}
+
 pfi_error pfi_ctl_child_status_parse(const char *text, size_t len, pfi_ctl_child_status *o,
                                      pfi_diag *d)
 {
@@ -141,7 +271,11 @@ pfi_error pfi_ctl_child_status_parse(const char *text, size_t len, pfi_ctl_child
     o->max_w = jget(j, "max_w");
     o->event = json_is_true(json_object_get(j, "event"));
     o->ramp_limited = json_is_true(json_object_get(j, "ramp_limited"));
+    json_t *bands = json_object_get(j, "bands");
+    pfi_error e = bands != NULL ? parse_bands(bands, o, d) : PFI_OK;
     json_decref(j);
+    if (e != PFI_OK)
+        return e;
     if (!(o->min_w >= 0) || !(o->max_w >= o->min_w) || !isfinite(o->max_w))
         return ctl_fail(d, 0, PFI_ERR_VALUE,
                         "child status: no feasible range (min_w %g, max_w %g: expected 0 <= "
@@ -184,6 +318,9 @@ static pfi_error read_children(pfi_ctl_parent *p)
         c->measured_w = st.measured_w + (isfinite(st.reserved_w) ? st.reserved_w : 0);
         c->min_w = st.min_w;
         c->max_w = st.max_w;
+        c->has_bands = st.has_bands;
+        c->n_bands = st.n_bands;
+        memcpy(c->bands, st.bands, sizeof c->bands);
         c->up = true;
         c->answered = true;
     }
@@ -248,9 +385,11 @@ pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double 
     size_t n = p->n;
     double *buf = pfi_malloc((4 * n + 1) * sizeof *buf);
     bool *want = pfi_calloc(n + 1, sizeof *want);
-    if (buf == NULL || want == NULL) {
+    pfi_ctl_split_child *sc = pfi_calloc(n + 1, sizeof *sc);
+    if (buf == NULL || want == NULL || sc == NULL) {
         pfi_free(buf);
         pfi_free(want);
+        pfi_free(sc);
         return PFI_ERR_NOMEM;
     }
     double *mn = buf, *mx = mn + n, *fx = mx + n, *sh = fx + n;
@@ -269,6 +408,11 @@ pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double 
             fx[i] = 0;
         mn[i] = c->up ? c->min_w : 0;
         mx[i] = c->up ? c->max_w : 0;
+        sc[i] = (pfi_ctl_split_child){.min_w = mn[i],
+                                      .max_w = mx[i],
+                                      .fixed_w = fx[i],
+                                      .bands = c->up ? c->bands : NULL,
+                                      .n_bands = c->up ? c->n_bands : 0};
         if (c->up) {
             rep->up++;
             rep->min_w += c->min_w;
@@ -286,7 +430,7 @@ pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double 
     }
     if (event) {
         bool feasible;
-        e = pfi_ctl_split(budget_w, mn, mx, fx, n, sh, &feasible);
+        e = pfi_ctl_split_bands(budget_w, sc, n, sh, &feasible);
         if (e != PFI_OK) {
             snprintf(rep->note, sizeof rep->note, "split failed: a NaN budget");
             e = PFI_OK;
@@ -332,6 +476,11 @@ pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double 
                      "share the budget",
                      p->c[i].url, p->c[i].fault);
     }
+    /* an older child (no "bands" in its status) with room to cut: one band, 0 */
+    for (size_t i = 0; i < n && event && rep->note[0] == '\0'; i++)
+        if (p->c[i].up && !p->c[i].has_bands && p->c[i].max_w > p->c[i].min_w)
+            snprintf(rep->note, sizeof rep->note,
+                     "child %.80s reports no bands: its range split as one band (0)", p->c[i].url);
     if (measured == 0)
         rep->measured_w = NAN; /* no child ever measured: missing, not 0 W */
     if (never > 0 && never == n - rep->up)
@@ -339,6 +488,7 @@ pfi_error pfi_ctl_parent_step(pfi_ctl_parent *p, double t_s, bool event, double 
 out:
     pfi_free(buf);
     pfi_free(want);
+    pfi_free(sc);
     return e;
 }
 
@@ -351,6 +501,8 @@ void pfi_ctl_parent_child_get(const pfi_ctl_parent *p, size_t i, pfi_ctl_child_v
                               .measured_w = c->measured_w,
                               .min_w = c->min_w,
                               .max_w = c->max_w,
+                              .n_bands = c->n_bands,
+                              .has_bands = c->has_bands,
                               .share_w = c->share_w,
                               .accepted_w = c->accepted_w,
                               .silent = c->silent,
