@@ -293,6 +293,8 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     }
     if ((e = ctl_http_create(&c->http, d)) != PFI_OK)
         goto fail;
+    if (cfg->http_libcurl_only)
+        ctl_http_set_builtin(c->http, false);
     if (cfg->prom.url != NULL) {
         if ((e = ctl_prom_init(&c->prom, &cfg->prom, d)) != PFI_OK)
             goto fail;
