@@ -57,19 +57,18 @@ typedef struct pcase {
 } pcase;
 
 static const pcase pcases[] = {
-    {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 0, CTL_HP_DONE, false, 200, "hello",
-     true, 0},
+    {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 0, CTL_HP_DONE, false, 200, "hello", true,
+     0},
     {"HTTP/1.1 404 Not Found\r\ncontent-length:  3 \r\nConnection: close\r\n\r\nabc", 0,
      CTL_HP_DONE, false, 404, "abc", false, 0},
-    {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 0, CTL_HP_DONE, false, 200, "ok", false,
-     0},
+    {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 0, CTL_HP_DONE, false, 200, "ok", false, 0},
     {"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", 0, CTL_HP_DONE,
      false, 200, "ok", true, 0},
     /* LF alone ends lines too */
     {"HTTP/1.1 200 OK\nContent-Length: 2\n\nok", 0, CTL_HP_DONE, false, 200, "ok", true, 0},
     /* bytes past the answer are not its */
-    {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", 0, CTL_HP_DONE, false, 200, "ok",
-     true, 40},
+    {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", 0, CTL_HP_DONE, false, 200, "ok", true,
+     40},
     {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\nA\r\n "
      "world!!!!\r\n0\r\nX-Trailer: 1\r\n\r\n",
      0, CTL_HP_DONE, false, 200, "hello world!!!!", true, 0},
@@ -87,8 +86,7 @@ static const pcase pcases[] = {
      0},
     {"HTTP/1.1 200 OK\r\nContent-Le", 0, CTL_HP_PARTIAL, true, 0, NULL, false, 0},
     {"", 0, CTL_HP_NOTHING, true, 0, NULL, false, 0},
-    {"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n", 10, CTL_HP_TOO_BIG, false, 0, NULL, false,
-     0},
+    {"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n", 10, CTL_HP_TOO_BIG, false, 0, NULL, false, 0},
     {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n5\r\n", 10,
      CTL_HP_TOO_BIG, false, 0, NULL, false, 0},
     {"HTTP/1.1 200 OK\r\n\r\n0123456789A", 10, CTL_HP_TOO_BIG, false, 0, NULL, false, 0},
@@ -98,10 +96,9 @@ static const pcase pcases[] = {
      false, 0, NULL, false, 0},
     {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n", 0,
      CTL_HP_BAD_CHUNK, false, 0, NULL, false, 0},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 0, CTL_HP_BAD, false, 0,
-     NULL, false, 0},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", 0, CTL_HP_BAD, false, 0, NULL, false,
-     0},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 0, CTL_HP_BAD, false, 0, NULL,
+     false, 0},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", 0, CTL_HP_BAD, false, 0, NULL, false, 0},
     {"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 0, CTL_HP_BAD, false, 0,
      NULL, false, 0},
     {"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", 0, CTL_HP_BAD, false, 0, NULL, false, 0},
@@ -148,8 +145,7 @@ static void test_reader(void)
                 CHECK(p.status == c->status, "case %zu: status %ld", k, p.status);
                 CHECK(p.len == strlen(c->body) &&
                           (p.len == 0 || memcmp(p.body, c->body, p.len) == 0),
-                      "case %zu step %zu: body '%.*s'", k, step, (int)p.len,
-                      p.body ? p.body : "");
+                      "case %zu step %zu: body '%.*s'", k, step, (int)p.len, p.body ? p.body : "");
                 CHECK(p.body == NULL || p.body[p.len] == '\0', "case %zu: not NUL-terminated", k);
                 CHECK(p.keep_alive == c->keep, "case %zu: keep_alive %d", k, p.keep_alive);
                 size_t want = c->used ? c->used : strlen(c->in);
@@ -171,12 +167,11 @@ static void test_urls(void)
         {"http://[::1]:9/a?b=c", "[::1]:9", "/a?b=c"},
         {"http://127.0.0.1:1", "127.0.0.1:1", ""},
     };
-    static const char *no[] = {"https://127.0.0.1:8080/", "http://localhost:8080/",
-                               "http://127.0.0.1:0/",     "http://127.0.0.1:65536/",
-                               "http://127.0.0.1:/",      "http://u@127.0.0.1/",
-                               "http://127.0.0.1/a b",    "http://127.0.0.1/a#f",
-                               "http://[::1/",            "http://127.0.0.1?x",
-                               "HTTP://127.0.0.1/"};
+    static const char *no[] = {
+        "https://127.0.0.1:8080/", "http://localhost:8080/", "http://127.0.0.1:0/",
+        "http://127.0.0.1:65536/", "http://127.0.0.1:/",     "http://u@127.0.0.1/",
+        "http://127.0.0.1/a b",    "http://127.0.0.1/a#f",   "http://[::1/",
+        "http://127.0.0.1?x",      "HTTP://127.0.0.1/"};
     struct sockaddr_storage sa;
     unsigned alen;
     char host[64];
@@ -192,8 +187,17 @@ static void test_urls(void)
 
 /* ---- a server that misbehaves on purpose ---- */
 
-enum { M_KEEP, M_CLOSE_AFTER, M_MIDBODY, M_CHUNKED_SLOW, M_SILENT, M_BIG, M_GARBAGE, M_NOTHING,
-       M_SLOW_READER };
+enum {
+    M_KEEP,
+    M_CLOSE_AFTER,
+    M_MIDBODY,
+    M_CHUNKED_SLOW,
+    M_SILENT,
+    M_BIG,
+    M_GARBAGE,
+    M_NOTHING,
+    M_SLOW_READER
+};
 
 static _Atomic int g_mode;
 static _Atomic int g_accepts;
@@ -276,8 +280,11 @@ static void *serve_conn(void *arg)
             break;
         }
         if (mode == M_CHUNKED_SLOW) {
-            static const char *parts[] = {"HTTP/1.1 200 OK\r\nTransfer-", "Encoding: chunked\r\n",
-                                          "\r\n4\r\nslow", "\r\n7\r\n piec", "es\r\n0\r\n",
+            static const char *parts[] = {"HTTP/1.1 200 OK\r\nTransfer-",
+                                          "Encoding: chunked\r\n",
+                                          "\r\n4\r\nslow",
+                                          "\r\n7\r\n piec",
+                                          "es\r\n0\r\n",
                                           "\r\n"};
             for (size_t k = 0; k < 6; k++) {
                 put(fd, parts[k]);
@@ -342,8 +349,8 @@ static unsigned listen_any(int *fd)
 }
 
 /* One request through h; the request is left filled (the caller clears it). */
-static void one(ctl_http *h, ctl_http_req *r, const char *method, const char *url,
-                const char *body, double timeout_s)
+static void one(ctl_http *h, ctl_http_req *r, const char *method, const char *url, const char *body,
+                double timeout_s)
 {
     memset(r, 0, sizeof *r);
     r->method = method;
@@ -408,16 +415,15 @@ static void test_misbehaving(ctl_http *wire)
         one(curl, &rc, cases[k].body ? "PUT" : "GET", url, cases[k].body, cases[k].timeout_s);
         CHECK(rw.status == cases[k].status, "%s: status %ld (%s), want %ld", cases[k].name,
               rw.status, rw.err, cases[k].status);
-        CHECK(cases[k].resp == NULL ||
-                  (rw.resp != NULL && strcmp(rw.resp, cases[k].resp) == 0),
+        CHECK(cases[k].resp == NULL || (rw.resp != NULL && strcmp(rw.resp, cases[k].resp) == 0),
               "%s: body '%s'", cases[k].name, rw.resp ? rw.resp : "(none)");
         /* (a failed request's partial body is libcurl's to keep, the built-in client's to
            drop: the controller reads only err then) */
         CHECK(rw.status == rc.status && strcmp(rw.err, rc.err) == 0 &&
                   (rw.status == 0 || ((rw.resp == NULL) == (rc.resp == NULL) &&
                                       (rw.resp == NULL || strcmp(rw.resp, rc.resp) == 0))),
-              "%s: built-in %ld '%s' '%s', libcurl %ld '%s' '%s'", cases[k].name, rw.status,
-              rw.err, rw.resp ? rw.resp : "", rc.status, rc.err, rc.resp ? rc.resp : "");
+              "%s: built-in %ld '%s' '%s', libcurl %ld '%s' '%s'", cases[k].name, rw.status, rw.err,
+              rw.resp ? rw.resp : "", rc.status, rc.err, rc.resp ? rc.resp : "");
         CHECK(dt < cases[k].timeout_s + 1.0, "%s: took %.3f s (timeout %.1f)", cases[k].name, dt,
               cases[k].timeout_s);
         ctl_http_req_clear(&rw);
@@ -535,8 +541,10 @@ static void test_pfid_server(ctl_http *wire)
     unsigned long opened, resent;
     ctl_http_counts(wire, &opened, &resent);
     /* 8 requests at once, 20 runs: 8 connections, kept (libmicrohttpd keeps them) */
-    CHECK(opened == N && resent == 0, "pfid's server: %lu connections opened, %lu resent "
-          "(want %d, 0)", opened, resent, N);
+    CHECK(opened == N && resent == 0,
+          "pfid's server: %lu connections opened, %lu resent "
+          "(want %d, 0)",
+          opened, resent, N);
     pfi_http_server_stop(s);
 }
 

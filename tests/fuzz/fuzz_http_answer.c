@@ -46,8 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t la, lb;
     int ra = run(data + 1, size - 1, step, &a, &sa, &la);
     int rb = run(data + 1, size - 1, size, &b, &sb, &lb);
-    if (ra != rb || (ra == CTL_HP_DONE && (sa != sb || la != lb ||
-                                           (la > 0 && memcmp(a.body, b.body, la) != 0))))
+    if (ra != rb || (ra == CTL_HP_DONE &&
+                     (sa != sb || la != lb || (la > 0 && memcmp(a.body, b.body, la) != 0))))
         abort();
     ctl_hparse_reset(&a);
     ctl_hparse_reset(&b);

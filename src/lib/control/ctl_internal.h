@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pfi/control.h"
 #include "pfi/agent_api.h"
+#include "pfi/control.h"
 #include "pfi/error.h"
 
 /* ctl_fail — fill d (may be NULL) with line and message; return e. */

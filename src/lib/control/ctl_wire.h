@@ -45,7 +45,7 @@ typedef struct ctl_hparse {
     /* the body: owned by the caller once taken (body set NULL); NUL-terminated */
     char *body;
     size_t len, cap;
-    size_t max; /* longest body accepted (0: CTL_HTTP_MAX_BODY) */
+    size_t max;     /* longest body accepted (0: CTL_HTTP_MAX_BODY) */
     bool head_only; /* (set by the caller) a HEAD request: no body follows */
 } ctl_hparse;
 
@@ -87,8 +87,8 @@ void ctl_wire_destroy(ctl_wire *w);
  * that the agent closed meanwhile (nothing read back) is sent once more on a new connection.
  * The caller has cleared each request. Returns 0, or -1 out of memory (requests not done
  * then carry status 0 and an error). */
-int ctl_wire_run(ctl_wire *w, struct ctl_http_req *r, const size_t *idx, size_t m,
-                 double timeout_s, size_t max_body);
+int ctl_wire_run(ctl_wire *w, struct ctl_http_req *r, const size_t *idx, size_t m, double timeout_s,
+                 size_t max_body);
 
 /* Counters for tests and the bench: connections opened, requests sent again after a kept
  * connection was found closed. */

@@ -25,8 +25,16 @@
 
 /* ---- the answer's reader ---- */
 
-enum { HS_HEAD, HS_BODY_LEN, HS_CHUNK_SIZE, HS_CHUNK_DATA, HS_CHUNK_CRLF, HS_TRAILER, HS_BODY_EOF,
-       HS_DONE };
+enum {
+    HS_HEAD,
+    HS_BODY_LEN,
+    HS_CHUNK_SIZE,
+    HS_CHUNK_DATA,
+    HS_CHUNK_CRLF,
+    HS_TRAILER,
+    HS_BODY_EOF,
+    HS_DONE
+};
 
 void ctl_hparse_reset(ctl_hparse *p)
 {
@@ -427,9 +435,9 @@ bool ctl_wire_url(const char *url, struct sockaddr_storage *addr, unsigned *alen
 typedef struct wconn {
     int fd;
     bool connecting;
-    bool reused;    /* has carried an answer: the agent may have closed it since */
-    bool want_out;  /* EPOLLOUT in its epoll mask */
-    size_t req;     /* the request on it + 1 (0: idle) */
+    bool reused;   /* has carried an answer: the agent may have closed it since */
+    bool want_out; /* EPOLLOUT in its epoll mask */
+    size_t req;    /* the request on it + 1 (0: idle) */
     uint32_t hash;
     struct wconn *chain; /* the bucket's next */
     struct sockaddr_storage addr;
@@ -756,9 +764,8 @@ static void req_recv(ctl_wire *w, wreq *q, size_t qi, size_t *active, size_t max
         req_fail_code(w, q, CURLE_GOT_NOTHING, active);
         return;
     default: /* no status line: libcurl takes it for HTTP/0.9, which it refuses */
-        req_fail_code(w, q, c->p.status == 0 ? CURLE_UNSUPPORTED_PROTOCOL
-                                             : CURLE_WEIRD_SERVER_REPLY,
-                      active);
+        req_fail_code(
+            w, q, c->p.status == 0 ? CURLE_UNSUPPORTED_PROTOCOL : CURLE_WEIRD_SERVER_REPLY, active);
         return;
     }
 }
