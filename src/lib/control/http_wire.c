@@ -73,6 +73,7 @@ static int body_room(ctl_hparse *p, size_t n)
         return CTL_HP_NOMEM;
     p->body = q;
     p->cap = nc;
+    p->body[p->len] = '\0'; /* NUL-terminated at every step */
     return CTL_HP_MORE;
 }
 
