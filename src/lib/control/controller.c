@@ -40,8 +40,11 @@ static long getpid_cached(void)
  * how often a step asks again while it waits for one. */
 #define CTL_CHANGE_SETTLE_S 0.25
 #define CTL_RETRY_S 0.05
-/* A sample is read this long after it is due (the agent's snapshot published) */
+/* A sample is read this long after it is due (the agent's snapshot published); the lockstep
+ * reads at once the agents whose samples fall due within CTL_SAMPLE_BATCH_S of the first
+ * (fewer rounds: each scans every GPU) */
 #define CTL_SAMPLE_SLACK_S 0.005
+#define CTL_SAMPLE_BATCH_S 0.02
 
 static double now_mono(void)
 {
@@ -1979,19 +1982,19 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
             continue;
         }
         /* each agent read again once its next sample is due (not every CTL_RETRY_S): the
-         * earliest due first, with those due within CTL_SAMPLE_SLACK_S of it */
+         * earliest due first, with those due within CTL_SAMPLE_BATCH_S after it */
         if (want == NULL && (want = pfi_malloc((c->cfg.n_agents + 1) * sizeof *want)) == NULL) {
             e = PFI_ERR_NOMEM;
             break;
         }
-        double wait = wanted_before(c, need, want) - ctl_wall(c);
+        double wait = wanted_before(c, need, want) + CTL_SAMPLE_BATCH_S - ctl_wall(c);
         if (now_mono() + fmax(wait, 0) >= until)
             break;
         if (wait > 0) {
             struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
             nanosleep(&ts, NULL);
         }
-        e = reread_before(c, need, ctl_wall(c) + CTL_SAMPLE_SLACK_S, rep);
+        e = reread_before(c, need, ctl_wall(c), rep);
     }
     pfi_free(want);
     if (e == PFI_OK)
