@@ -17,6 +17,10 @@
 #      BENCH_WRAP a command to run the controller under (e.g. "perf record -g -o FILE"),
 #      BENCH_RACKS the rack controllers of the two-level row at the largest size (default 8;
 #      0 skips it). That row is a stand-in: see bench/control_bench.c and bench/README.md.
+#      BENCH_CURL=1 adds a row per size with every request through libcurl (BENCH_HTTP=curl:
+#      the controller's client before its own), BENCH_BASE=PATH a row per size with another
+#      build's control_bench (an earlier commit's, against the same agents), both before the
+#      flat row.
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$SRC/build}
@@ -106,6 +110,13 @@ for kind in $KINDS; do
         "change med" "CPU med" "CPU max" "RSS MiB" unconf
     printf '%-14s %7s %6s %12s %12s %10s %10s %9s %8s\n' "" "" "" "(ms)" "(ms)" "(ms)" "(ms)" "" ""
     for s in $SIZES; do
+        if [ -n "${BENCH_BASE:-}" ]; then
+            "$BENCH_BASE" "$WORK/agents" "$PERIODS" "$s" - "base $kind" || status=1
+        fi
+        if [ "${BENCH_CURL:-0}" = 1 ]; then
+            BENCH_HTTP=curl "$BUILD/bench/control_bench" "$WORK/agents" "$PERIODS" "$s" - \
+                "curl $kind" || status=1
+        fi
         ${BENCH_WRAP:-} "$BUILD/bench/control_bench" "$WORK/agents" "$PERIODS" "$s" - \
             "flat $kind" || status=1
         if [ "${BENCH_AUDIT:-0}" = 1 ]; then

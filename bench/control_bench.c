@@ -85,6 +85,9 @@ static int run_controller(pfi_ctl_agent_spec *agents, size_t na, int periods, co
     c.period_s = 1;
     c.http_timeout_s = 2;
     c.audit_path = audit;
+    /* BENCH_HTTP=curl: every request through libcurl (the client before the built-in one) */
+    const char *hc = getenv("BENCH_HTTP");
+    c.http_libcurl_only = hc != NULL && strcmp(hc, "curl") == 0;
     pfi_ctl *ctl;
     if (pfi_ctl_create(&c, &ctl, &d) != PFI_OK) {
         fprintf(stderr, "create: %s\n", d.message);

@@ -41,6 +41,7 @@ static pfi_agent_state st_fast, st_json;
 static bool state_same(const pfi_agent_state *a, const pfi_agent_state *b)
 {
     if (strcmp(a->hostname, b->hostname) != 0 || !same(a->sampled_at_s, b->sampled_at_s) ||
+        !same(a->sampling_interval_s, b->sampling_interval_s) ||
         !same(a->node_power_w, b->node_power_w) || !same(a->node_non_gpu_w, b->node_non_gpu_w) ||
         a->n_gpus != b->n_gpus || a->n_jobs != b->n_jobs)
         return false;
@@ -142,7 +143,8 @@ static void mutate(const char *body, bool (*check)(const char *, size_t))
 
 /* pfid's answer as it writes it (src/agent/state.c, caps.c), two GPUs, one job. */
 static const char state_body[] =
-    "{\"hostname\":\"n1\",\"sampled_at_s\":1796557892.8543384,\"node\":{\"power_w\":null,"
+    "{\"hostname\":\"n1\",\"sampled_at_s\":1796557892.8543384,\"sampling_interval_s\":1,"
+    "\"node\":{\"power_w\":null,"
     "\"non_gpu_w\":412.5,\"source\":null,\"error\":null},\"gpus\":[{\"index\":0,\"uuid\":\"EMU-0\","
     "\"name\":\"Emulated GPU (DESIGN 7 model, alpha 0.50)\",\"power_w\":642.93285206559142,"
     "\"energy_j\":189106.70101205053,\"cap_w\":700.0,\"enforced_cap_w\":700.0,\"min_cap_w\":200.0,"

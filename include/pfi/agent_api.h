@@ -44,6 +44,8 @@ typedef struct pfi_agent_job {
 typedef struct pfi_agent_state {
     char hostname[PFI_CTL_ID_LEN];
     double sampled_at_s;
+    double sampling_interval_s; /* the agent's sampling interval, s ("sampling_interval_s");
+                                   NaN when absent (an agent before it) or null */
     /* the node's power and its non-GPU part from pfid's node-power source ("node": {...});
      * NaN when absent or null */
     double node_power_w, node_non_gpu_w;

@@ -122,6 +122,10 @@ typedef struct pfi_ctl_config {
     double clock_start_s;
     pfi_ctl_objective objective; /* what oracle and pfi-model maximise
                                     (PFI_CTL_OBJECTIVE_TOKENS) */
+    bool http_libcurl_only;      /* every agent request through libcurl (false: plain
+                                    http:// to numeric addresses through pfi's own HTTP/1.1
+                                    client, one kept connection per agent; https://, names
+                                    and the rest through libcurl either way) */
 } pfi_ctl_config;
 
 void pfi_ctl_config_init(pfi_ctl_config *c);

@@ -27,6 +27,7 @@ char *pfid_state_render(pfid_agent *a)
     double now = pfid_mono_s();
     json_object_set_new(root, "hostname", json_string(a->hostname));
     json_object_set_new(root, "sampled_at_s", json_real(a->sampled_wall_s));
+    json_object_set_new(root, "sampling_interval_s", json_real(a->cfg.interval_s));
     for (unsigned k = 0; k < a->n_gpus; k++) {
         const pfid_gpu_state *g = &a->gpus[k];
         bool fresh = pfid_gpu_fresh(a, k, now);

@@ -1,6 +1,8 @@
 /*
- * HTTP for the controller: libcurl's multi interface runs every agent's request at once
- * (64 agents answer in one round trip, not 64), each answer bounded (CTL_HTTP_MAX_BODY).
+ * HTTP for the controller: every agent's request at once (64 agents answer in one round trip,
+ * not 64), each answer bounded (CTL_HTTP_MAX_BODY). Plain http:// to numeric addresses goes
+ * through pfi's own HTTP/1.1 client over epoll (http_wire.c, ctl_wire.h); https://, host
+ * names and anything else through libcurl's multi interface.
  */
 #include "control/curl_lazy.h"
 #include <arpa/inet.h>
@@ -10,9 +12,13 @@
 #include <sys/resource.h>
 
 #include "control/ctl_internal.h"
+#include "control/ctl_wire.h"
 #include "core/memory.h"
 
 struct ctl_http {
+    ctl_wire *wire; /* NULL: libcurl for every request */
+    size_t *idx;    /* [n_idx]: the requests of a run, by client */
+    size_t n_idx;
     CURLM *multi;
     CURL **easy; /* [n_easy]: reused from run to run (request i on easy[i]) */
     size_t n_easy;
@@ -63,6 +69,12 @@ pfi_error ctl_http_create(ctl_http **out, pfi_diag *d)
     long conns = max_connections();
     curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, conns);
     curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, conns);
+    if (ctl_wire_create(&h->wire, conns) != 0) {
+        curl_multi_cleanup(h->multi);
+        pfi_free(h);
+        curl_global_cleanup();
+        return PFI_ERR_NOMEM;
+    }
     *out = h;
     return PFI_OK;
 }
@@ -75,8 +87,27 @@ void ctl_http_destroy(ctl_http *h)
         curl_easy_cleanup(h->easy[i]);
     pfi_free(h->easy);
     curl_multi_cleanup(h->multi);
+    ctl_wire_destroy(h->wire);
+    pfi_free(h->idx);
     pfi_free(h);
     curl_global_cleanup();
+}
+
+void ctl_http_set_builtin(ctl_http *h, bool on)
+{
+    if (on && h->wire == NULL)
+        (void)ctl_wire_create(&h->wire, max_connections());
+    else if (!on) {
+        ctl_wire_destroy(h->wire);
+        h->wire = NULL;
+    }
+}
+
+void ctl_http_counts(const ctl_http *h, unsigned long *opened, unsigned long *resent)
+{
+    *opened = *resent = 0;
+    if (h->wire != NULL)
+        ctl_wire_counts(h->wire, opened, resent);
 }
 
 void ctl_http_req_clear(ctl_http_req *r)
@@ -164,7 +195,9 @@ static pfi_error easy_reserve(ctl_http *h, size_t n)
     return PFI_OK;
 }
 
-pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s)
+/* The requests r[idx[k]] (k < n) through libcurl's multi interface. */
+static pfi_error curl_run(ctl_http *h, ctl_http_req *r, const size_t *idx, size_t n,
+                          double timeout_s)
 {
     if (n == 0)
         return PFI_OK;
@@ -176,13 +209,13 @@ pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s)
     if (ms < 1)
         ms = 1;
     for (size_t i = 0; e == PFI_OK && i < n; i++) {
-        ctl_http_req_clear(&r[i]);
-        x[i].r = &r[i];
+        ctl_http_req *ri = &r[idx[i]];
+        x[i].r = ri;
         /* a handle of an earlier run: every option a request sets is set again (GET first,
          * which drops an earlier request's body) */
         CURL *c = h->easy[i];
         x[i].easy = c;
-        curl_easy_setopt(c, CURLOPT_URL, r[i].url);
+        curl_easy_setopt(c, CURLOPT_URL, ri->url);
         curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
         curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms);
@@ -191,21 +224,21 @@ pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s)
         /* a numeric address never changes: its DNS cache entry is kept, which spares the
          * cache's pruning, a walk over every agent's entry for each request (a tenth of the
          * CPU at 1 000 agents); names expire as libcurl's default (60 s) */
-        curl_easy_setopt(c, CURLOPT_DNS_CACHE_TIMEOUT, numeric_host(r[i].url) ? -1L : 60L);
+        curl_easy_setopt(c, CURLOPT_DNS_CACHE_TIMEOUT, numeric_host(ri->url) ? -1L : 60L);
         struct curl_slist *hd = curl_slist_append(NULL, "Expect:");
-        if (r[i].token != NULL && r[i].token[0] != '\0') {
+        if (ri->token != NULL && ri->token[0] != '\0') {
             char auth[PFI_CTL_AUTH_LEN];
-            snprintf(auth, sizeof auth, "Authorization: Bearer %s", r[i].token);
+            snprintf(auth, sizeof auth, "Authorization: Bearer %s", ri->token);
             hd = curl_slist_append(hd, auth);
         }
-        if (r[i].header != NULL)
-            hd = curl_slist_append(hd, r[i].header);
-        if (r[i].body != NULL) {
+        if (ri->header != NULL)
+            hd = curl_slist_append(hd, ri->header);
+        if (ri->body != NULL) {
             hd = curl_slist_append(hd, "Content-Type: application/json");
-            curl_easy_setopt(c, CURLOPT_POSTFIELDS, r[i].body);
-            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(r[i].body));
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, ri->body);
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(ri->body));
         }
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r[i].method);
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, ri->method);
         x[i].hdr = hd;
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hd);
         curl_multi_add_handle(h->multi, c);
@@ -238,9 +271,49 @@ pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s)
         if (x[i].easy != NULL) /* the handle stays for the next run, detached */
             curl_multi_remove_handle(h->multi, x[i].easy);
         curl_slist_free_all(x[i].hdr);
-        if (r[i].status == 0 && r[i].err[0] == '\0')
-            snprintf(r[i].err, sizeof r[i].err, "no answer");
+        ctl_http_req *ri = &r[idx[i]];
+        if (ri->status == 0 && ri->err[0] == '\0')
+            snprintf(ri->err, sizeof ri->err, "no answer");
     }
     pfi_free(x);
+    return e;
+}
+
+pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s)
+{
+    if (n == 0)
+        return PFI_OK;
+    if (n > h->n_idx) {
+        size_t *q = pfi_realloc(h->idx, n * sizeof *q);
+        if (q == NULL)
+            return PFI_ERR_NOMEM;
+        h->idx = q;
+        h->n_idx = n;
+    }
+    /* the built-in client's requests first in idx (nw of them), libcurl's after */
+    size_t nw = 0, nc = 0;
+    for (size_t i = 0; i < n; i++) {
+        ctl_http_req_clear(&r[i]);
+        struct sockaddr_storage sa;
+        unsigned alen;
+        char host[INET6_ADDRSTRLEN + 10];
+        const char *path;
+        bool wire = h->wire != NULL &&
+                    ctl_wire_url(r[i].url, &sa, &alen, host, sizeof host, &path) &&
+                    (r[i].token == NULL || strpbrk(r[i].token, "\r\n") == NULL) &&
+                    (r[i].header == NULL || strpbrk(r[i].header, "\r\n") == NULL);
+        if (wire)
+            h->idx[nw++] = i;
+        else
+            h->idx[n - 1 - nc++] = i;
+    }
+    pfi_error e = PFI_OK;
+    if (nw > 0 && ctl_wire_run(h->wire, r, h->idx, nw, timeout_s, CTL_HTTP_MAX_BODY) != 0)
+        e = PFI_ERR_NOMEM;
+    if (nc > 0) {
+        pfi_error ec = curl_run(h, r, h->idx + nw, nc, timeout_s);
+        if (e == PFI_OK)
+            e = ec;
+    }
     return e;
 }

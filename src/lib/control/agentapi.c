@@ -71,7 +71,7 @@ pfi_error ctl_state_parse_json(const char *text, size_t len, pfi_agent_state *ou
 {
     out->hostname[0] = '\0';
     out->n_gpus = out->n_jobs = 0;
-    out->sampled_at_s = NAN;
+    out->sampled_at_s = out->sampling_interval_s = NAN;
     out->node_power_w = out->node_non_gpu_w = NAN;
     json_t *root;
     pfi_error e = load(text, len, &root, diag);
@@ -88,6 +88,10 @@ pfi_error ctl_state_parse_json(const char *text, size_t len, pfi_agent_state *ou
     }
     if (!num_or_null(root, "sampled_at_s", &out->sampled_at_s, true)) {
         ctl_fail(diag, 0, e, "state: \"sampled_at_s\" not a number");
+        goto out;
+    }
+    if (!num_or_null(root, "sampling_interval_s", &out->sampling_interval_s, true)) {
+        ctl_fail(diag, 0, e, "state: \"sampling_interval_s\" not a number");
         goto out;
     }
     json_t *node = json_object_get(root, "node");

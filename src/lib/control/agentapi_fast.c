@@ -473,7 +473,7 @@ bool ctl_state_parse_fast(const char *text, size_t len, pfi_agent_state *out)
     bool empty, more = true, have_host = false, have_gpus = false;
     out->hostname[0] = '\0';
     out->n_gpus = out->n_jobs = 0;
-    out->sampled_at_s = NAN;
+    out->sampled_at_s = out->sampling_interval_s = NAN;
     out->node_power_w = out->node_non_gpu_w = NAN;
     if (!open_(&s, '{', '}', &empty) || empty)
         return false;
@@ -490,6 +490,9 @@ bool ctl_state_parse_fast(const char *text, size_t len, pfi_agent_state *out)
             have_host = true;
         } else if (key_is(k, kn, "sampled_at_s")) {
             if (!num_or_null(&v, &out->sampled_at_s))
+                return false;
+        } else if (key_is(k, kn, "sampling_interval_s")) {
+            if (!num_or_null(&v, &out->sampling_interval_s))
                 return false;
         } else if (key_is(k, kn, "node")) {
             if (v.kind != V_NULL && (v.kind != V_OBJ || !state_node(&s, out)))

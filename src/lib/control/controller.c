@@ -40,6 +40,11 @@ static long getpid_cached(void)
  * how often a step asks again while it waits for one. */
 #define CTL_CHANGE_SETTLE_S 0.25
 #define CTL_RETRY_S 0.05
+/* A sample is read this long after it is due (the agent's snapshot published); the lockstep
+ * reads at once the agents whose samples fall due within CTL_SAMPLE_BATCH_S of the first
+ * (fewer rounds: each scans every GPU) */
+#define CTL_SAMPLE_SLACK_S 0.005
+#define CTL_SAMPLE_BATCH_S 0.02
 
 static double now_mono(void)
 {
@@ -150,6 +155,9 @@ struct pfi_ctl {
     bool *up;
     double *non_gpu_w; /* per agent: its node's measured non-GPU power this period (NaN none) */
     double *last_put_s;
+    /* per agent, its last answer's sampled_at_s, sampling_interval_s and when it came (wall
+     * s): when its next sample is due (the lockstep reads it again then, not before) */
+    double *samp_at, *samp_iv, *samp_read;
     ctl_http_req *req;
     char **bodies;
     pfi_agent_state *st;
@@ -235,6 +243,7 @@ void pfi_ctl_destroy(pfi_ctl *c)
     pfi_free(c->up);
     pfi_free(c->non_gpu_w);
     pfi_free(c->last_put_s);
+    pfi_free(c->samp_at);
     pfi_free(c->fault);
     pfi_free(c->refusals);
     pfi_free(c->st);
@@ -271,6 +280,7 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->up = pfi_calloc(n, sizeof *c->up);
     c->non_gpu_w = pfi_malloc((n ? n : 1) * sizeof *c->non_gpu_w);
     c->last_put_s = pfi_calloc(n, sizeof *c->last_put_s);
+    c->samp_at = pfi_malloc((n ? 3 * n : 1) * sizeof *c->samp_at);
     c->req = pfi_calloc(n, sizeof *c->req);
     c->bodies = pfi_calloc(n, sizeof *c->bodies);
     c->st = pfi_malloc(sizeof *c->st);
@@ -278,8 +288,8 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->refusals = pfi_calloc(n, sizeof *c->refusals);
     c->agent_first = pfi_malloc(n * sizeof *c->agent_first);
     c->agent_last = pfi_malloc(n * sizeof *c->agent_last);
-    if (!c->up || !c->non_gpu_w || !c->last_put_s || !c->req || !c->bodies || !c->st || !c->fault ||
-        !c->refusals || !c->agent_first || !c->agent_last)
+    if (!c->up || !c->non_gpu_w || !c->last_put_s || !c->samp_at || !c->req || !c->bodies ||
+        !c->st || !c->fault || !c->refusals || !c->agent_first || !c->agent_last)
         goto fail;
     for (size_t i = 0; i < n; i++)
         c->agent_first[i] = c->agent_last[i] = SIZE_MAX;
@@ -287,12 +297,17 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->trusted_wall_s = NAN;
     c->ramp_gain = 1;
     c->ramp_plan_w = c->ramp_meas_w = NAN;
+    c->samp_iv = c->samp_at + n;
+    c->samp_read = c->samp_at + 2 * n;
     for (size_t i = 0; i < n; i++) {
         c->last_put_s[i] = -INFINITY;
         c->non_gpu_w[i] = NAN;
+        c->samp_at[i] = c->samp_iv[i] = c->samp_read[i] = NAN;
     }
     if ((e = ctl_http_create(&c->http, d)) != PFI_OK)
         goto fail;
+    if (cfg->http_libcurl_only)
+        ctl_http_set_builtin(c->http, false);
     if (cfg->prom.url != NULL) {
         if ((e = ctl_prom_init(&c->prom, &cfg->prom, d)) != PFI_OK)
             goto fail;
@@ -573,6 +588,9 @@ static pfi_error read_agents(pfi_ctl *c, const bool *want, bool fill_jobs, pfi_c
         double now = ctl_wall(c);
         /* an agent that does not say when it sampled answered with what it has now */
         double t_sample = isfinite(c->st->sampled_at_s) ? c->st->sampled_at_s : now;
+        c->samp_at[a] = c->st->sampled_at_s;
+        c->samp_iv[a] = c->st->sampling_interval_s;
+        c->samp_read[a] = now;
         for (size_t i = 0; i < c->st->n_gpus; i++) {
             const pfi_agent_gpu *sg = &c->st->gpus[i];
             cgpu *g = gpu_slot(c, a, sg->uuid);
@@ -1895,22 +1913,56 @@ static bool readings_before(const pfi_ctl *c, double t)
     return false;
 }
 
-/* The lockstep's read again (no Prometheus): only the agents with a reading stamped before
- * t, their GPUs unseen until they answer (as period_begin leaves every GPU); the other
- * agents' answers of this period stand (at 1 000 agents a read of all of them costs about
- * 100 ms of CPU, and the lockstep may read two or three times); a job's throughput is the
- * largest of the period's answers. rep->agents_up counted again. Errors: PFI_ERR_NOMEM. */
-static pfi_error reread_before(pfi_ctl *c, double t, pfi_ctl_report *rep)
+/* When agent a's first sample stamped at or after t is due (wall s): its last sample plus
+ * whole sampling intervals (pfid says its interval in /v1/state), a little after it; without
+ * an interval, or when the sample is late (the agent was read after it was due and showed an
+ * older one), CTL_RETRY_S after the agent's last answer. */
+static double sample_due(const pfi_ctl *c, size_t a, double t)
+{
+    double s = c->samp_at[a], iv = c->samp_iv[a], last = c->samp_read[a];
+    double due = NAN;
+    if (isfinite(s) && isfinite(iv) && iv > 0) {
+        double k = ceil((t - s) / iv);
+        due = s + (k < 1 ? 1 : k) * iv + CTL_SAMPLE_SLACK_S;
+    }
+    if (!(due > last))
+        due = last + CTL_RETRY_S;
+    return due;
+}
+
+/* The agents with a GPU whose reading is stamped before t (want[a]); the earliest time one
+ * of them has a newer sample due (wall s; INFINITY when none). */
+static double wanted_before(const pfi_ctl *c, double t, bool *want)
 {
     size_t n = c->cfg.n_agents;
-    bool *want = pfi_calloc(n ? n : 1, sizeof *want);
-    if (want == NULL)
-        return PFI_ERR_NOMEM;
+    memset(want, 0, n * sizeof *want);
     for (size_t gi = 0; gi < c->ng; gi++) {
         const cgpu *g = &c->g[gi];
         if (g->seen && g->reading == CTL_READING_OK && isfinite(g->sample_t_s) && g->sample_t_s < t)
             want[g->agent] = true;
     }
+    double first = INFINITY;
+    for (size_t a = 0; a < n; a++)
+        if (want[a])
+            first = fmin(first, sample_due(c, a, t));
+    return first;
+}
+
+/* The lockstep's read again (no Prometheus): only the agents with a reading stamped before
+ * t whose next sample is due by due_by (wall s), their GPUs unseen until they answer (as
+ * period_begin leaves every GPU); the other agents' answers of this period stand (at 1 000
+ * agents a read of all of them costs about 50 ms of CPU); a job's throughput is the largest
+ * of the period's answers. rep->agents_up counted again. Errors: PFI_ERR_NOMEM. */
+static pfi_error reread_before(pfi_ctl *c, double t, double due_by, pfi_ctl_report *rep)
+{
+    size_t n = c->cfg.n_agents;
+    bool *want = pfi_calloc(n ? n : 1, sizeof *want);
+    if (want == NULL)
+        return PFI_ERR_NOMEM;
+    wanted_before(c, t, want);
+    for (size_t a = 0; a < n; a++)
+        if (want[a] && sample_due(c, a, t) > due_by)
+            want[a] = false;
     for (size_t a = 0; a < n; a++)
         for (size_t k = want[a] ? c->agent_first[a] : SIZE_MAX; k != SIZE_MAX;
              k = c->g[k].next_on_agent) {
@@ -1947,17 +1999,34 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
      * readings at t_s, after the last caps: no wait.) */
     double need = isfinite(c->cfg.clock_unix_s) ? NAN : c->last_change_wall_s + CTL_CHANGE_SETTLE_S;
     double until = now_mono() + fmin(0.5 * c->cfg.period_s, 2.0);
+    bool *want = NULL;
     while (e == PFI_OK && isfinite(need) && rep->agents_up == c->cfg.n_agents &&
-           readings_before(c, need) && now_mono() + CTL_RETRY_S < until) {
-        struct timespec ts = {0, (long)(CTL_RETRY_S * 1e9)};
-        nanosleep(&ts, NULL);
+           readings_before(c, need)) {
         if (c->prom_on) { /* Prometheus' readings: everything read again */
+            if (now_mono() + CTL_RETRY_S >= until)
+                break;
+            struct timespec ts = {0, (long)(CTL_RETRY_S * 1e9)};
+            nanosleep(&ts, NULL);
             period_begin(c, t_s, event, rep);
             e = period_read(c, rep);
-        } else {
-            e = reread_before(c, need, rep);
+            continue;
         }
+        /* each agent read again once its next sample is due (not every CTL_RETRY_S): the
+         * earliest due first, with those due within CTL_SAMPLE_BATCH_S after it */
+        if (want == NULL && (want = pfi_malloc((c->cfg.n_agents + 1) * sizeof *want)) == NULL) {
+            e = PFI_ERR_NOMEM;
+            break;
+        }
+        double wait = wanted_before(c, need, want) + CTL_SAMPLE_BATCH_S - ctl_wall(c);
+        if (now_mono() + fmax(wait, 0) >= until)
+            break;
+        if (wait > 0) {
+            struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+        e = reread_before(c, need, ctl_wall(c), rep);
     }
+    pfi_free(want);
     if (e == PFI_OK)
         e = period_estimate(c, &p, rep);
     if (e == PFI_OK)

@@ -47,7 +47,8 @@ pfi_error ctl_state_parse_json(const char *text, size_t len, pfi_agent_state *ou
 pfi_error ctl_caps_parse_json(const char *text, size_t len, pfi_agent_cap_reply *out, size_t max,
                               size_t *n, bool *applied, pfi_diag *diag);
 
-/* ---- HTTP (libcurl multi): many requests at once, bounded answers ---- */
+/* ---- HTTP (built-in for http://, libcurl multi otherwise): many requests at once,
+ * bounded answers ---- */
 #define CTL_HTTP_MAX_BODY (8u << 20) /* longest answer kept, bytes */
 /* connections open at once, kept between periods (fewer when the file limit is lower) */
 #define CTL_HTTP_MAX_CONNECTIONS 4096
@@ -72,6 +73,12 @@ void ctl_http_destroy(ctl_http *h);
 /* ctl_http_run — perform r[n] concurrently, each within timeout_s. Frees earlier resp. */
 pfi_error ctl_http_run(ctl_http *h, ctl_http_req *r, size_t n, double timeout_s);
 void ctl_http_req_clear(ctl_http_req *r);
+/* ctl_http_set_builtin — whether plain http:// requests to numeric addresses go through pfi's
+ * own HTTP/1.1 client (http_wire.c; the default) or, off, through libcurl like the rest. */
+void ctl_http_set_builtin(ctl_http *h, bool on);
+/* ctl_http_counts — the built-in client's connections opened and requests sent again on a
+ * new connection after a kept one was found closed (0 without it). */
+void ctl_http_counts(const ctl_http *h, unsigned long *opened, unsigned long *resent);
 
 /* ---- audit (SQLite) ---- */
 typedef struct ctl_audit ctl_audit;
