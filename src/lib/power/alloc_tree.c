@@ -1110,7 +1110,8 @@ static pfi_error alloc_tree_bands(const pfi_alloc_jobs *J, const pfi_alloc_optio
     return PFI_OK;
 }
 
-pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+/* The allocation of pfi_allocate_tree_ws, by strategy (its shortfall set after). */
+static pfi_error tree_dispatch(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                                const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
                                pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
 {
@@ -1153,6 +1154,25 @@ pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options 
     if (oracle)
         return tree_oracle(J, o, t, ws, r, tr, d);
     return alloc_tree_heuristic(J, o, t, r, tr, d);
+}
+
+pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+                               const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
+                               pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
+{
+    pfi_error e = tree_dispatch(J, o, t, ws, r, tr, d);
+    if (e != PFI_OK || r->feasible || r->shortfall_w > 0)
+        return e;
+    /* infeasible at a level, not at the site budget: the shortfall is the most any limit is
+       over, in its kind, with every job under it at its lowest cap (was NaN or 0) */
+    double most = 0;
+    for (size_t a = 0; a < t->n_nodes; a++) {
+        double used = t->kind[a] == PFI_LIMIT_RESERVE ? tr->reserve_w[a] : tr->drawn_w[a];
+        if (isfinite(t->limit_w[a]) && used - t->limit_w[a] > most)
+            most = used - t->limit_w[a];
+    }
+    r->shortfall_w = most;
+    return e;
 }
 
 pfi_error pfi_allocate_tree(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
