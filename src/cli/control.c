@@ -481,7 +481,7 @@ static void usage(FILE *f)
                "                       period moves every agent's clock to it (POST\n"
                "                       /v1/clock) and runs at once; a replay on emulated GPUs\n"
                "                       is then the same run however loaded the host (not\n"
-               "                       with --prometheus)\n"
+               "                       with --prometheus; S <= 1e9)\n"
                "  --period S           control period (5)\n");
     pfi_ctl_config c;
     pfi_ctl_config_init(&c);
@@ -900,8 +900,9 @@ static bool control_option(control_opts *o, int c, const char *arg)
             return true;
         }
         o->clock_emulated = true;
+        /* S within what an agent's clock takes (POST /v1/clock: t_s <= 1e9 s) */
         return strncmp(arg, "emulated:", 9) == 0 && cli_parse_double(arg + 9, &o->clock_start) &&
-               o->clock_start >= 0 && isfinite(o->clock_start);
+               o->clock_start >= 0 && o->clock_start <= 1e9;
     case O_PERIOD:
         return cli_parse_double(arg, &cfg->period_s) && cfg->period_s >= 0.05;
     case O_STRATEGY:
