@@ -831,6 +831,7 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
     enum { FLAT_MOVED = 8 };
     size_t moved[FLAT_MOVED], n_moved = 0;
     double more_d[FLAT_MOVED], more_k[FLAT_MOVED];
+    bool plain = J->cap_lo_w == NULL && J->cap_hi_w == NULL && J->floor_frac == NULL;
     for (size_t j = 0; j < n; j++) {
         if (w->kind[j] & KIND_ENV) {
             /* a point inside an envelope segment that skips candidates: the greedy's place */
@@ -853,7 +854,12 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                 break;
             }
         }
-        tree_marginals(J, j, r);
+        /* the flat marginals are the envelope's slopes around the drawn power; on a curve
+           that is its own envelope, no bounds, a job at a point (the two differ) has the
+           curve's slopes there, as the greedy's: only the others need tree_marginals */
+        if (!plain || (w->kind[j] & KIND_ENV) || r->marginal_down[j] == r->marginal_up[j] ||
+            (isnan(r->marginal_down[j]) && isnan(r->marginal_up[j])))
+            tree_marginals(J, j, r);
     }
     tree_sums(J, t, r->budget_w, r, tr);
     for (size_t i = 0; i < n_moved; i++)
