@@ -831,7 +831,6 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
     enum { FLAT_MOVED = 8 };
     size_t moved[FLAT_MOVED], n_moved = 0;
     double more_d[FLAT_MOVED], more_k[FLAT_MOVED];
-    bool plain = J->cap_lo_w == NULL && J->cap_hi_w == NULL && J->floor_frac == NULL;
     for (size_t j = 0; j < n; j++) {
         if (w->kind[j] & KIND_ENV) {
             /* a point inside an envelope segment that skips candidates: the greedy's place */
@@ -854,12 +853,6 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                 break;
             }
         }
-        /* the flat marginals are the envelope's slopes around the drawn power; on a curve
-           that is its own envelope, no bounds, a job at a point (the two differ) has the
-           curve's slopes there, as the greedy's: only the others need tree_marginals */
-        if (!plain || (w->kind[j] & KIND_ENV) || r->marginal_down[j] == r->marginal_up[j] ||
-            (isnan(r->marginal_down[j]) && isnan(r->marginal_up[j])))
-            tree_marginals(J, j, r);
     }
     tree_sums(J, t, r->budget_w, r, tr);
     for (size_t i = 0; i < n_moved; i++)
@@ -876,6 +869,15 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
     }
     if (n_moved > 0)
         tree_sums(J, t, r->budget_w, r, tr);
+    /* the flat marginals are the envelope's slopes around the drawn power; on a curve that
+       is its own envelope, no bounds, a job at a point (the two differ) has the curve's
+       slopes there, as the greedy's: only the others need tree_marginals (after the check,
+       so that a failed attempt costs less) */
+    bool plain = J->cap_lo_w == NULL && J->cap_hi_w == NULL && J->floor_frac == NULL;
+    for (size_t j = 0; j < n; j++)
+        if (!plain || (w->kind[j] & KIND_ENV) || r->marginal_down[j] == r->marginal_up[j] ||
+            (isnan(r->marginal_down[j]) && isnan(r->marginal_up[j])))
+            tree_marginals(J, j, r);
     double tp = 0, tt = 0, obj = 0;
     for (size_t j = 0; j < n; j++) {
         tp += r->power_w[j];
