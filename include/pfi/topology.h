@@ -152,8 +152,8 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  * Fujishige, "Submodular Functions and Optimization", §3) — so the envelope is taken in that
  * kind's space (cap watts when every limit is reserve); tests check it against HiGHS linprog
  * (tests/golden/alloc_tree_lp.py). With both kinds on one tree it is a feasible greedy (every
- * limit holds) but not proven optimal. Without bands, with a drawn (measured) budget and
- * continuous caps, the flat oracle's optimum under the budget comes first (pfi_allocate's
+ * limit holds) but not proven optimal. Without bands, cap bounds or floors, with a drawn
+ * (measured) budget and continuous caps, the flat oracle's optimum under the budget comes first (pfi_allocate's
  * threshold by selection, no sort) and is kept when every level holds it (checked with the
  * envelope's powers and caps): the tree's limits only shrink the flat problem, so it is then
  * the tree's optimum (whatever the kinds) and the greedy's allocation up to rounding (the

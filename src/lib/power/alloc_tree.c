@@ -810,7 +810,8 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
  * the selection sums them in its own), and this path places the partial job as the greedy
  * does (place_job: on an envelope segment that skips candidates, snapped down to the highest
  * candidate reached) and gives the greedy's marginals, totals and method. Only for a drawn
- * (measured) budget, continuous caps and one band; returns false, r and tr to be
+ * (measured) budget, continuous caps, no cap bounds or floors (the greedy's snapped partial
+ * jobs there differ by more than rounding: not held to it) and one band; returns false, r and tr to be
  * overwritten, when the flat call fails or is infeasible or a level would go over its
  * limit: the caller then runs the greedy.
  */
@@ -870,12 +871,11 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
     if (n_moved > 0)
         tree_sums(J, t, r->budget_w, r, tr);
     /* the flat marginals are the envelope's slopes around the drawn power; on a curve that
-       is its own envelope, no bounds, a job at a point (the two differ) has the curve's
-       slopes there, as the greedy's: only the others need tree_marginals (after the check,
-       so that a failed attempt costs less) */
-    bool plain = J->cap_lo_w == NULL && J->cap_hi_w == NULL && J->floor_frac == NULL;
+       is its own envelope (no bounds here), a job at a point (the two differ) has the
+       curve's slopes there, as the greedy's: only the others need tree_marginals (after the
+       check, so that a failed attempt costs less) */
     for (size_t j = 0; j < n; j++)
-        if (!plain || (w->kind[j] & KIND_ENV) || r->marginal_down[j] == r->marginal_up[j] ||
+        if ((w->kind[j] & KIND_ENV) || r->marginal_down[j] == r->marginal_up[j] ||
             (isnan(r->marginal_down[j]) && isnan(r->marginal_up[j])))
             tree_marginals(J, j, r);
     double tp = 0, tt = 0, obj = 0;
@@ -1212,6 +1212,17 @@ static pfi_error alloc_tree_bands(const pfi_alloc_jobs *J, const pfi_alloc_optio
     return PFI_OK;
 }
 
+/* A job with a cap bound or a floor (the arrays may be there, all NaN, as the command passes
+   them). */
+static bool tree_has_bounds(const pfi_alloc_jobs *J)
+{
+    for (size_t j = 0; j < J->n; j++)
+        if (!isnan(alloc_opt(J->cap_lo_w, j, NAN)) || !isnan(alloc_opt(J->cap_hi_w, j, NAN)) ||
+            !isnan(alloc_opt(J->floor_frac, j, NAN)))
+            return true;
+    return false;
+}
+
 /* More than one band among the jobs. */
 static bool tree_has_bands(const pfi_alloc_jobs *J, const pfi_alloc_tree *t)
 {
@@ -1262,7 +1273,7 @@ pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options 
         r->budget_w = isnan(o->budget_w) ? (1.0 - o->reduction) * top : o->budget_w;
     }
     if (oracle && !reserve && !(o->cap_step_w > 0) && !tree_has_bands(J, t) &&
-        tree_flat_first(J, o, t, ws, r, tr))
+        !tree_has_bounds(J) && tree_flat_first(J, o, t, ws, r, tr))
         return PFI_OK;
     if (oracle)
         return tree_oracle(J, o, t, ws, r, tr, d);
