@@ -153,10 +153,10 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  * kind's space (cap watts when every limit is reserve); tests check it against HiGHS linprog
  * (tests/golden/alloc_tree_lp.py). With both kinds on one tree it is a feasible greedy (every
  * limit holds) but not proven optimal. Without bands, cap bounds or floors, with a drawn
- * (measured) budget and continuous caps, the flat oracle's optimum under the budget comes first (pfi_allocate's
- * threshold by selection, no sort) and is kept when every level holds it (checked with the
- * envelope's powers and caps): the tree's limits only shrink the flat problem, so it is then
- * the tree's optimum (whatever the kinds) and the greedy's allocation up to rounding (the
+ * (measured) budget and continuous caps, the flat oracle's optimum under the budget comes first
+ * (pfi_allocate's threshold by selection, no sort) and is kept when every level holds it (checked
+ * with the envelope's powers and caps): the tree's limits only shrink the flat problem, so it is
+ * then the tree's optimum (whatever the kinds) and the greedy's allocation up to rounding (the
  * partial job's fraction: within 1e-10 relative in bench/alloc_diff.sh); otherwise the greedy
  * runs. Other strategies: their flat allocation under the
  * budget, then every level over its limit, deepest first, reallocated by the same strategy

@@ -811,9 +811,9 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
  * does (place_job: on an envelope segment that skips candidates, snapped down to the highest
  * candidate reached) and gives the greedy's marginals, totals and method. Only for a drawn
  * (measured) budget, continuous caps, no cap bounds or floors (the greedy's snapped partial
- * jobs there differ by more than rounding: not held to it) and one band; returns false, r and tr to be
- * overwritten, when the flat call fails or is infeasible or a level would go over its
- * limit: the caller then runs the greedy.
+ * jobs there differ by more than rounding: not held to it) and one band; returns false, r and tr to
+ * be overwritten, when the flat call fails or is infeasible or a level would go over its limit: the
+ * caller then runs the greedy.
  */
 static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                             const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
