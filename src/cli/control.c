@@ -1152,6 +1152,12 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
     }
     if (optind < argc)
         return cli_usage_unexpected(argv[optind]);
+    if (o->clock_emulated && isinf(o->run_for) && !o->check) {
+        /* the emulated clock runs as fast as the host goes: without an end it would spin */
+        cli_error("control: --clock emulated needs --run-for S (the emulated clock runs its "
+                  "periods back to back, with no wall clock to stop it)");
+        return PFI_EXIT_USAGE;
+    }
     if (o->clock_emulated && (o->cfg.prom.url != NULL || o->children)) {
         cli_error("control: --clock emulated excludes %s (%s runs on the wall clock)",
                   o->children ? "--children" : "--prometheus",

@@ -171,6 +171,9 @@ check $? "pfi control --clock fast: exit 2"
 "$PFI" control --agents "$WORK/agents" --budget-w 1000 --clock emulated:1e308 > /dev/null 2>&1
 [ $? -eq 2 ]
 check $? "pfi control --clock emulated:1e308: exit 2"
+"$PFI" control --agents "$WORK/agents" --budget-w 1000 --clock emulated > /dev/null 2> "$WORK/norun.err"
+[ $? -eq 2 ] && grep -q 'needs --run-for' "$WORK/norun.err"
+check $? "pfi control --clock emulated without --run-for: exit 2 (it would spin for ever)"
 [ "$(post "$EMU" tok-emu-0123456789abcdef '{"t_s": 1e300}')" = 400 ] &&
     [ "$(post "$EMU" tok-emu-0123456789abcdef '{"t_s": 5, "unix_s": 1e-300}')" = 400 ] &&
     [ "$(post "$EMU" tok-emu-0123456789abcdef '{"t_s": 5, "unix_s": 1e300}')" = 400 ]
