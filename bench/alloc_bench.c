@@ -19,7 +19,9 @@
  * pfi_allocate_tree_ws, its workspace reused as the flat calls' is: the goal is within 2x the
  * flat call), tree_fresh_cpu_median_s (REPEAT calls of pfi_allocate_tree, a workspace of its
  * own each call: allocation and page faults included), tree_objective, tree_binding (levels
- * that bind).
+ * that bind); then tree_tight_cpu_median_s with every other node's limit at 60 % of its
+ * jobs' top draw (inner levels bind: the flat optimum does not hold, the greedy runs) and
+ * tree_tight_binding.
  */
 #include <math.h>
 #include <stdio.h>
@@ -182,11 +184,29 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    pfi_alloc_tree_workspace_destroy(tws);
     qsort(tt, (size_t)repeat, sizeof *tt, cmp);
     qsort(tf, (size_t)repeat, sizeof *tf, cmp);
     double tree_obj = r.objective;
     size_t tree_binding = tr.n_binding;
+    /* tree_tight: every other node's limit 60 % of its jobs' top draw, so that inner levels
+       bind (the flat optimum goes over them: the oracle's greedy) */
+    for (size_t a = 69; a < NL; a += 2)
+        limit[a] = 0.6 * top[a] + 1;
+    double *tg = malloc((size_t)repeat * sizeof *tg);
+    if (tg == NULL)
+        return 1;
+    for (int i = 0; i < repeat; i++) {
+        double c0 = cpu_now();
+        err = pfi_allocate_tree_ws(&J, &o, &tree, tws, &r, &tr, &d);
+        tg[i] = cpu_now() - c0;
+        if (err != PFI_OK) {
+            fprintf(stderr, "alloc_bench: tree: %s: %s\n", pfi_strerror(err), d.message);
+            return 1;
+        }
+    }
+    qsort(tg, (size_t)repeat, sizeof *tg, cmp);
+    size_t tight_binding = tr.n_binding;
+    pfi_alloc_tree_workspace_destroy(tws);
     pfi_alloc_tree_result_clear(&tr);
     free(node);
     /* the flat result again, for the file's budget and the printed objective */
@@ -201,10 +221,13 @@ int main(int argc, char **argv)
     }
     printf("n=%zu cold_s=%.6f median_s=%.6f min_s=%.6f cpu_median_s=%.6f cpu_min_s=%.6f "
            "objective=%.17g power=%.17g budget=%.17g tree_cpu_median_s=%.6f "
-           "tree_fresh_cpu_median_s=%.6f tree_objective=%.17g tree_binding=%zu\n",
+           "tree_fresh_cpu_median_s=%.6f tree_objective=%.17g tree_binding=%zu "
+           "tree_tight_cpu_median_s=%.6f tree_tight_binding=%zu\n",
            n, cold, t[repeat / 2], t[0], ct[repeat / 2], ct[0], r.objective, r.total_power_w,
-           r.budget_w, tt[repeat / 2], tf[repeat / 2], tree_obj, tree_binding);
+           r.budget_w, tt[repeat / 2], tf[repeat / 2], tree_obj, tree_binding, tg[repeat / 2],
+           tight_binding);
     free(t);
+    free(tg);
     free(tt);
     free(tf);
     pfi_alloc_workspace_destroy(ws);

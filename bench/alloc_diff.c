@@ -12,6 +12,7 @@
  * of depth 1 to 4 (limits from below the least to above the most, some infinite, reserve,
  * measured or mixed), some jobs under the site alone, bands in a third of the cases; the
  * flat oracle on the same jobs with a random reduction or budget, a cap step now and then.
+ * With ALLOC_DIFF_WEIGHTS set in the environment, jobs get weights too (other instances).
  */
 #include <math.h>
 #include <stdio.h>
@@ -167,6 +168,14 @@ int main(int argc, char **argv)
         }
         pfi_alloc_jobs J = {
             .n = n, .offset = off, .cap_w = cap, .power_w = pw, .tput_tok_s = tp, .gpus = g};
+        /* ALLOC_DIFF_WEIGHTS set: a weight per job (none for a third, else U(0.5, 2.5)), drawn
+           here so that the instances are otherwise those of the same seed without it */
+        double *wt = NULL;
+        if (getenv("ALLOC_DIFF_WEIGHTS") != NULL && (wt = malloc(n * sizeof *wt)) != NULL) {
+            for (size_t j = 0; j < n; j++)
+                wt[j] = pfi_rng_next(&rng) % 3 == 0 ? NAN : 0.5 + 2 * pfi_rng_uniform(&rng);
+            J.weight = wt;
+        }
         pfi_alloc_tree t = {.n_nodes = m,
                             .parent = parent,
                             .limit_w = limit,
@@ -205,6 +214,7 @@ int main(int argc, char **argv)
         print_result(&r, pfi_allocate(&J, &o, &r, &d));
         pfi_alloc_result_clear(&r);
         pfi_alloc_tree_result_clear(&tr);
+        free(wt);
         free(off), free(cap), free(pw), free(tp), free(g), free(band), free(node);
         free(parent), free(limit), free(kind);
     }

@@ -43,6 +43,17 @@ while [ $# -gt 0 ]; do
     *) usage_error "unknown option '$1' (see 'pfi demo grid-event --help')" ;;
     esac
 done
+# the strategies: each a known one, once, at least one (two controllers on one cluster would
+# fight over its caps and write one audit log)
+[ -n "$(echo "$STRATEGIES" | tr -d ' ')" ] || usage_error "--strategies: empty: expected one or more of equal, fair-headroom, pfi-weighted, pfi-model, oracle"
+seen=" "
+for s in $STRATEGIES; do
+    case $s in equal | fair-headroom | pfi-weighted | pfi-model | oracle) ;;
+    *) usage_error "--strategies: bad value '$s': expected equal, fair-headroom, pfi-weighted, pfi-model or oracle" ;;
+    esac
+    case "$seen" in *" $s "*) usage_error "--strategies: '$s' given twice" ;; esac
+    seen="$seen$s "
+done
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 DATA=$SRC/data/emerald_phoenix_2025
 JOBS=$SRC/scripts/grid-event-jobs.csv
@@ -196,8 +207,8 @@ done
 set -- $STRATEGIES
 dbs=""; for s in "$@"; do dbs="$dbs $OUT/$s.db"; done
 # shellcheck disable=SC2086
-"$PFI" report $dbs -o "$OUT/grid-event.png" --title "SRP event replayed at ${SPEED}x" > /dev/null 2>&1 ||
-    say "(no figure: PLplot unavailable)"
+"$PFI" report $dbs -o "$OUT/grid-event.png" --title "SRP event replayed at ${SPEED}x" > /dev/null 2> "$WORK/report.err" ||
+    say "(no figure: $(tail -n 1 "$WORK/report.err"))"
 python3 - "$OUT" "$JSON" "$SPEED" "$OBJECTIVE" "$@" <<'PY'
 import json, sys
 out, as_json, speed, objective = sys.argv[1], sys.argv[2] == "1", float(sys.argv[3]), sys.argv[4]

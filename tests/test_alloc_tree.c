@@ -603,6 +603,66 @@ static void test_tree_near_equal_slopes(void **state)
     }
 }
 
+/*
+ * The oracle's flat-first path (the flat optimum kept when every level holds it) against the
+ * greedy, by hand. X (under level A, measured) has a straight curve: 100 -> 200 -> 300 W
+ * drawn at caps 100, 200, 300 W for 0, 100, 200 tokens/s (slope 1, one envelope segment over
+ * three candidates); Y (the site alone) 100 -> 200 W for 0 -> 50 tokens/s (slope 0.5).
+ * Case 1, A 220 W, budget 350 W: the greedy takes X's segment to 0.6 (A's 120 W left), places
+ * X at the highest candidate reached (200 W: 100 tokens/s) and gives the site's 30 W left to Y
+ * (cap 130 W, 15 tokens/s): 115 tokens/s. The flat optimum would put X at 250 W, over A, then
+ * at 200 W once placed, and Y at 100: A's check must count the 250 W, not the 200.
+ * Case 2, X's curve 0, 100, 150 tokens/s (slopes 1, 0.5), Y 0 -> 80 (0.8), A 1000 W, budget
+ * 420 W: X's first segment (100 W), Y's (100 W), then 20 of X's second: X at 220 W (110
+ * tokens/s), Y at 200 W (80): 190 tokens/s; A (220 W) does not bind, the budget does.
+ */
+static void test_tree_flat_first(void **state)
+{
+    (void)state;
+    const size_t off[] = {0, 3, 5}, node[] = {0, PFI_TOPO_NONE}, parent[] = {PFI_TOPO_NONE};
+    const double cap[] = {100, 200, 300, 100, 200}, pw[] = {100, 200, 300, 100, 200};
+    double tp[] = {0, 100, 200, 0, 50}, limit[] = {220};
+    const pfi_limit_kind kind[] = {PFI_LIMIT_MEASURED};
+    pfi_alloc_jobs J = {.n = 2, .offset = off, .cap_w = cap, .power_w = pw, .tput_tok_s = tp};
+    pfi_alloc_tree t = {.n_nodes = 1,
+                        .parent = parent,
+                        .limit_w = limit,
+                        .kind = kind,
+                        .job_node = node,
+                        .budget_kind = PFI_LIMIT_MEASURED};
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    o.budget_w = 350;
+    pfi_alloc_result r;
+    pfi_alloc_tree_result tr;
+    assert_int_equal(pfi_alloc_result_init(&r, 2), PFI_OK);
+    assert_int_equal(pfi_alloc_tree_result_init(&tr, 1), PFI_OK);
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    assert_int_equal(pfi_allocate_tree(&J, &o, &t, &r, &tr, &d), PFI_OK);
+    assert_true(r.feasible);
+    assert_true(r.cap_w[0] == 200 && r.power_w[0] == 200 && r.tput_tok_s[0] == 100);
+    assert_true(fabs(r.cap_w[1] - 130) < 1e-9 && fabs(r.power_w[1] - 130) < 1e-9);
+    assert_true(fabs(r.tput_tok_s[1] - 15) < 1e-9);
+    assert_true(fabs(r.objective - 115) < 1e-9);
+    /* case 2 */
+    tp[2] = 150;
+    tp[4] = 80;
+    limit[0] = 1000;
+    o.budget_w = 420;
+    assert_int_equal(pfi_allocate_tree(&J, &o, &t, &r, &tr, &d), PFI_OK);
+    assert_true(r.feasible);
+    assert_true(fabs(r.cap_w[0] - 220) < 1e-9 && fabs(r.power_w[0] - 220) < 1e-9);
+    assert_true(fabs(r.tput_tok_s[0] - 110) < 1e-9);
+    assert_true(r.cap_w[1] == 200 && r.tput_tok_s[1] == 80);
+    assert_true(fabs(r.objective - 190) < 1e-9 && fabs(r.upper_bound - 190) < 1e-9);
+    assert_true(fabs(tr.drawn_w[0] - 220) < 1e-9 && !tr.binding[0] && tr.budget_binding);
+    assert_true(fabs(r.marginal_down[0] - 0.5) < 1e-12 && fabs(r.marginal_up[0] - 0.5) < 1e-12);
+    assert_true(isnan(r.lambda));
+    pfi_alloc_result_clear(&r);
+    pfi_alloc_tree_result_clear(&tr);
+}
+
 /* pfi_allocate_tree_ws with one workspace reused over instances that grow, shrink and grow
    again (kinds, bands, depths varied) gives pfi_allocate_tree's results bit for bit; a NULL
    workspace is refused. */
@@ -673,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_tree_marginals),
         cmocka_unit_test(test_tree_near_equal_slopes),
         cmocka_unit_test(test_tree_workspace),
+        cmocka_unit_test(test_tree_flat_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

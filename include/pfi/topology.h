@@ -152,7 +152,13 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  * Fujishige, "Submodular Functions and Optimization", §3) — so the envelope is taken in that
  * kind's space (cap watts when every limit is reserve); tests check it against HiGHS linprog
  * (tests/golden/alloc_tree_lp.py). With both kinds on one tree it is a feasible greedy (every
- * limit holds) but not proven optimal. Other strategies: their flat allocation under the
+ * limit holds) but not proven optimal. Without bands, cap bounds or floors, with a drawn
+ * (measured) budget and continuous caps, the flat oracle's optimum under the budget comes first
+ * (pfi_allocate's threshold by selection, no sort) and is kept when every level holds it (checked
+ * with the envelope's powers and caps): the tree's limits only shrink the flat problem, so it is
+ * then the tree's optimum (whatever the kinds) and the greedy's allocation up to rounding (the
+ * partial job's fraction: within 1e-10 relative in bench/alloc_diff.sh); otherwise the greedy
+ * runs. Other strategies: their flat allocation under the
  * budget, then every level over its limit, deepest first, reallocated by the same strategy
  * among its jobs with the level's limit as their budget (caps only ever lowered); with bands,
  * once per band, highest first, the higher bands held at their caps and the lower ones at
@@ -164,8 +170,9 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  * which level (name, line); r->shortfall_w (W) is the budget's shortfall, or, when the budget
  * holds, the most any level's limit is below what its jobs take (in its kind). Errors:
  * PFI_ERR_INVALID_ARGUMENT (as pfi_allocate; a parent or job level out of range; tr or r sized
- * differently; a limit < 0 or NaN), PFI_ERR_NOMEM. Cost: O(S) for S envelope segments (a radix
- * sort), times the tree's depth for the walk.
+ * differently; a limit < 0 or NaN), PFI_ERR_NOMEM. Cost: about one pfi_allocate when the flat
+ * optimum holds; otherwise that plus O(S) for S envelope segments (a radix sort), times the
+ * tree's depth for the walk.
  */
 pfi_error pfi_allocate_tree(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
                             const pfi_alloc_tree *t, pfi_alloc_result *r, pfi_alloc_tree_result *tr,

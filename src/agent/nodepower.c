@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -117,12 +118,22 @@ void pfid_node_power_round(pfid_agent *a)
     char buf[64], err[200] = "";
     size_t len = 0;
     double v = NAN, mono = pfid_mono_s();
+    /* the frozen timer runs on the host's monotonic clock, as the file's mtime does on the
+     * host's: on the emulated clock (clock = emulated) a replay's fast-forwarded seconds
+     * would call a static file frozen after a fraction of a real second */
+    struct timespec now_ts;
+    clock_gettime(CLOCK_MONOTONIC, &now_ts);
+    double host_s = (double)now_ts.tv_sec + 1e-9 * (double)now_ts.tv_nsec;
     struct timespec mt = {0, 0};
     const bool watts = a->cfg.node_power_kind == PFID_NODE_WATTS;
     bool frozen = false, moved = false;
     if (read_small(path, buf, sizeof buf, &len, &mt, err, sizeof err)) {
         char shown[200];
-        escaped(buf, len, shown, sizeof shown);
+        size_t shown_len = len; /* the value as written, without its line end */
+        while (shown_len > 0 && (buf[shown_len - 1] == '\n' || buf[shown_len - 1] == '\r' ||
+                                 buf[shown_len - 1] == ' ' || buf[shown_len - 1] == '\t'))
+            shown_len--;
+        escaped(buf, shown_len, shown, sizeof shown);
         if (!pfid_node_value_parse(buf, len, &v))
             snprintf(err, sizeof err, "%s: expected one number >= 0 (%s), found '%s'", path,
                      watts ? "watts" : "microjoules", shown);
@@ -140,12 +151,12 @@ void pfid_node_power_round(pfid_agent *a)
         a->node.last_v = v;
         a->node.mtime = mt;
         if (moved) {
-            a->node.change_mono_s = mono;
+            a->node.change_mono_s = host_s;
             a->node.unchanged_rounds = 0;
         } else {
             a->node.unchanged_rounds++;
         }
-        double still = mono - a->node.change_mono_s;
+        double still = host_s - a->node.change_mono_s;
         frozen = a->cfg.node_power_frozen_s > 0 && a->node.unchanged_rounds >= 2 &&
                  still >= a->cfg.node_power_frozen_s;
         if (frozen)

@@ -208,10 +208,11 @@ bool pfid_clock_parse(const char *body, size_t len, double *t_s, double *unix_s,
         bad(msg, msg_len,
             "the body must be {\"t_s\": number} or {\"t_s\": number, \"unix_s\": "
             "number}");
-    else if (!number(t, t_s) || *t_s < 0)
-        ok = bad(msg, msg_len, "t_s must be a number of seconds >= 0");
-    else if (u != NULL && (!number(u, unix_s) || !(*unix_s > 0)))
-        ok = bad(msg, msg_len, "unix_s must be a Unix time in seconds > 0");
+    else if (!number(t, t_s) || !(*t_s >= 0 && *t_s <= PFID_CLOCK_MAX_T_S))
+        ok = bad(msg, msg_len, "t_s must be a number of seconds in [0, 1e9]");
+    else if (u != NULL &&
+             (!number(u, unix_s) || !(*unix_s >= 1 && *unix_s <= PFID_CLOCK_MAX_UNIX_S)))
+        ok = bad(msg, msg_len, "unix_s must be a Unix time in seconds in [1, 1e11]");
     json_decref(root);
     return ok;
 }

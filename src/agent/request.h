@@ -47,10 +47,15 @@ void pfid_caps_request_clear(pfid_caps_request *r);
  */
 bool pfid_throughput_parse(const char *body, size_t len, double *tok_s, char *msg, size_t msg_len);
 
+/* The emulated clock's bounds (POST /v1/clock): t_s in [0, 1e9] s (31 years of replay),
+ * unix_s in [1, 1e11] s (to the year 5138); outside them the body is refused (400). */
+#define PFID_CLOCK_MAX_T_S 1e9
+#define PFID_CLOCK_MAX_UNIX_S 1e11
+
 /*
- * pfid_clock_parse — POST /v1/clock body {"t_s": number >= 0} or {"t_s": ..., "unix_s":
- * number > 0} (the emulated clock's time, s, and the Unix time it stands for) into *t_s and
- * *unix_s (NaN when not given). false with msg as above.
+ * pfid_clock_parse — POST /v1/clock body {"t_s": number in [0, 1e9]} or {"t_s": ..., "unix_s":
+ * number in [1, 1e11]} (the emulated clock's time, s, and the Unix time it stands for) into *t_s
+ * and *unix_s (NaN when not given). false with msg as above.
  */
 bool pfid_clock_parse(const char *body, size_t len, double *t_s, double *unix_s, char *msg,
                       size_t msg_len);

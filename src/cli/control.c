@@ -481,7 +481,7 @@ static void usage(FILE *f)
                "                       period moves every agent's clock to it (POST\n"
                "                       /v1/clock) and runs at once; a replay on emulated GPUs\n"
                "                       is then the same run however loaded the host (not\n"
-               "                       with --prometheus)\n"
+               "                       with --prometheus; S <= 1e9)\n"
                "  --period S           control period (5)\n");
     pfi_ctl_config c;
     pfi_ctl_config_init(&c);
@@ -900,8 +900,9 @@ static bool control_option(control_opts *o, int c, const char *arg)
             return true;
         }
         o->clock_emulated = true;
+        /* S within what an agent's clock takes (POST /v1/clock: t_s <= 1e9 s) */
         return strncmp(arg, "emulated:", 9) == 0 && cli_parse_double(arg + 9, &o->clock_start) &&
-               o->clock_start >= 0 && isfinite(o->clock_start);
+               o->clock_start >= 0 && o->clock_start <= 1e9;
     case O_PERIOD:
         return cli_parse_double(arg, &cfg->period_s) && cfg->period_s >= 0.05;
     case O_STRATEGY:
@@ -1151,6 +1152,12 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
     }
     if (optind < argc)
         return cli_usage_unexpected(argv[optind]);
+    if (o->clock_emulated && isinf(o->run_for) && !o->check) {
+        /* the emulated clock runs as fast as the host goes: without an end it would spin */
+        cli_error("control: --clock emulated needs --run-for S (the emulated clock runs its "
+                  "periods back to back, with no wall clock to stop it)");
+        return PFI_EXIT_USAGE;
+    }
     if (o->clock_emulated && (o->cfg.prom.url != NULL || o->children)) {
         cli_error("control: --clock emulated excludes %s (%s runs on the wall clock)",
                   o->children ? "--children" : "--prometheus",

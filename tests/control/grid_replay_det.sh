@@ -168,5 +168,23 @@ check $? "pfi control --clock emulated --prometheus: exit 2"
 "$PFI" control --agents "$WORK/agents" --budget-w 1000 --clock fast > /dev/null 2>&1
 [ $? -eq 2 ]
 check $? "pfi control --clock fast: exit 2"
+"$PFI" control --agents "$WORK/agents" --budget-w 1000 --clock emulated:1e308 > /dev/null 2>&1
+[ $? -eq 2 ]
+check $? "pfi control --clock emulated:1e308: exit 2"
+"$PFI" control --agents "$WORK/agents" --budget-w 1000 --clock emulated > /dev/null 2> "$WORK/norun.err"
+[ $? -eq 2 ] && grep -q 'needs --run-for' "$WORK/norun.err"
+check $? "pfi control --clock emulated without --run-for: exit 2 (it would spin for ever)"
+[ "$(post "$EMU" tok-emu-0123456789abcdef '{"t_s": 1e300}')" = 400 ] &&
+    [ "$(post "$EMU" tok-emu-0123456789abcdef '{"t_s": 5, "unix_s": 1e-300}')" = 400 ] &&
+    [ "$(post "$EMU" tok-emu-0123456789abcdef '{"t_s": 5, "unix_s": 1e300}')" = 400 ]
+check $? "POST /v1/clock with t_s or unix_s out of their ranges: 400"
+# an emulated-clock controller over a wall-clock agent stops at once: a wrong set-up (exit 2),
+# not a run of stale periods
+sed -n 2p "$WORK/agents" > "$WORK/agents.wall"
+"$PFI" control --agents "$WORK/agents.wall" --budget-w 1000 --clock emulated --run-for 20 \
+    > "$WORK/wallctl.out" 2> "$WORK/wallctl.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q 'refuses the emulated clock' "$WORK/wallctl.err"
+check $? "pfi control --clock emulated over a wall-clock agent: exit 2 naming it (got $rc)"
 if [ $fail -ne 0 ]; then cat "$WORK/r1.err" "$WORK/r2.err"; fi
 exit $fail

@@ -186,6 +186,7 @@ struct pfi_ctl {
     double ramp_plan_w; /* the move planned last period (predicted W; NaN none) */
     double ramp_meas_w; /* the parts' measured power when it was planned (W) */
     double clock_now_s; /* the emulated clock's Unix time this step (cfg.clock_unix_s) */
+    bool clock_moved;   /* the emulated clock advanced once: a refusal is then a fault */
 };
 
 /* The controller's Unix time: the system's, or this step's on the emulated clock. */
@@ -885,8 +886,10 @@ static double stage_cost_total(pfi_ctl *c)
 
 /* The emulated clock: every agent's moved to clock_start_s + t_s (POST /v1/clock {t_s,
  * unix_s}), concurrently; an agent that does not move is this period's fault (its readings
- * age and go stale). Errors: PFI_ERR_NOMEM. */
-static pfi_error advance_clocks(pfi_ctl *c, double t_s)
+ * age and go stale). At the first advance an agent that refuses the clock (409: it runs on
+ * the wall clock, or its clock is already past t_s) is a wrong set-up, not a fault to run
+ * on: PFI_ERR_INVALID_ARGUMENT naming it. Errors: PFI_ERR_NOMEM, PFI_ERR_INVALID_ARGUMENT. */
+static pfi_error advance_clocks(pfi_ctl *c, double t_s, pfi_diag *d)
 {
     size_t n = c->cfg.n_agents;
     for (size_t a = 0; a < n; a++) {
@@ -907,9 +910,17 @@ static pfi_error advance_clocks(pfi_ctl *c, double t_s)
     for (size_t a = 0; e == PFI_OK && a < n; a++)
         if (c->req[a].status != 200) {
             char det[120];
-            agent_fault(c, a, c->req[a].status, "POST /v1/clock",
-                        answer_detail(&c->req[a], det, sizeof det));
+            answer_detail(&c->req[a], det, sizeof det);
+            if (!c->clock_moved && c->req[a].status == 409)
+                return ctl_fail(d, 0, PFI_ERR_INVALID_ARGUMENT,
+                                "agent %s refuses the emulated clock (409: %s): --clock emulated "
+                                "needs every agent started with clock = emulated, and fresh "
+                                "(an agent's clock does not go back)",
+                                c->cfg.agents[a].url, det);
+            agent_fault(c, a, c->req[a].status, "POST /v1/clock", det);
         }
+    if (e == PFI_OK)
+        c->clock_moved = true;
     return e;
 }
 
@@ -1987,7 +1998,7 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
     pfi_error e = PFI_OK;
     if (isfinite(c->cfg.clock_unix_s)) { /* the emulated clock: every agent at t_s first */
         c->clock_now_s = c->cfg.clock_unix_s + t_s;
-        e = advance_clocks(c, t_s);
+        e = advance_clocks(c, t_s, d);
     }
     if (e == PFI_OK)
         e = period_read(c, rep);

@@ -797,6 +797,108 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     return PFI_OK;
 }
 
+/*
+ * The oracle on the tree by the flat oracle first. The tree's limits only shrink the flat
+ * problem's feasible set (the site budget alone), so when the flat optimum under the site
+ * budget keeps every level within its limit it is the tree's optimum too, and it is the
+ * allocation the tree's greedy reaches: both take the envelope segments by descending
+ * slope, ties in job order, the last one in part; a level that never fills never stops the
+ * greedy. The flat oracle finds its threshold by selection over a sampled bracket (no sort
+ * of the segments), so a tree whose inner limits do not bind costs about one flat call
+ * (issue 18 item 3: 100 000 jobs, 4 levels). The two differ only in rounding (the partial
+ * job's fraction: the greedy subtracts the segments' widths from the budget in slope order,
+ * the selection sums them in its own), and this path places the partial job as the greedy
+ * does (place_job: on an envelope segment that skips candidates, snapped down to the highest
+ * candidate reached) and gives the greedy's marginals, totals and method. Only for a drawn
+ * (measured) budget, continuous caps, no cap bounds or floors (the greedy's snapped partial
+ * jobs there differ by more than rounding: not held to it) and one band; returns false, r and tr to
+ * be overwritten, when the flat call fails or is infeasible or a level would go over its limit: the
+ * caller then runs the greedy.
+ */
+static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+                            const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
+                            pfi_alloc_result *r, pfi_alloc_tree_result *tr)
+{
+    size_t n = J->n, nn = t->n_nodes;
+    pfi_alloc_options fo = *o;
+    fo.budget_w = r->budget_w; /* as the tree's greedy sums it */
+    pfi_alloc_workspace *w = ws->w;
+    if (pfi_allocate_ws(J, &fo, w, r, NULL) != PFI_OK || !r->feasible)
+        return false;
+    alloc_ctx x = {J, &fo, w, false};
+    double tol = 1e-12;
+    /* jobs placed below their point on the envelope (at most FLAT_MOVED): what the greedy
+       charges the levels above them beyond what they draw and reserve once placed */
+    enum { FLAT_MOVED = 8 };
+    size_t moved[FLAT_MOVED], n_moved = 0;
+    double more_d[FLAT_MOVED], more_k[FLAT_MOVED];
+    for (size_t j = 0; j < n; j++) {
+        if (w->kind[j] & KIND_ENV) {
+            /* a point inside an envelope segment that skips candidates: the greedy's place */
+            alloc_view v = alloc_true_view(&x, j);
+            double pw = r->power_w[j];
+            size_t ne = alloc_n_vtx(&x, j, false);
+            for (size_t s = 1; s < ne; s++) {
+                size_t p = alloc_vtx(&x, j, false, s - 1), q = alloc_vtx(&x, j, false, s);
+                if (v.d[q] <= pw * (1 + tol))
+                    continue;
+                if (q > p + 1 && pw > v.d[p] * (1 + tol)) {
+                    if (n_moved == FLAT_MOVED)
+                        return false;
+                    double f = (pw - v.d[p]) / (v.d[q] - v.d[p]), g = alloc_opt(J->gpus, j, 1.0);
+                    place_job(&x, j, p, q, f, r);
+                    moved[n_moved] = j;
+                    more_d[n_moved] = pw - r->power_w[j];
+                    more_k[n_moved++] = g * (v.c[p] + f * (v.c[q] - v.c[p])) - g * r->cap_w[j];
+                }
+                break;
+            }
+        }
+    }
+    tree_sums(J, t, r->budget_w, r, tr);
+    for (size_t i = 0; i < n_moved; i++)
+        for (size_t a = job_node(t, moved[i]); a != PFI_TOPO_NONE; a = t->parent[a]) {
+            tr->drawn_w[a] += more_d[i];
+            tr->reserve_w[a] += more_k[i];
+        }
+    bool all_measured = true;
+    for (size_t a = 0; a < nn; a++) {
+        double used = t->kind[a] == PFI_LIMIT_RESERVE ? tr->reserve_w[a] : tr->drawn_w[a];
+        if (!(used <= t->limit_w[a]))
+            return false;
+        all_measured &= !isfinite(t->limit_w[a]) || t->kind[a] == PFI_LIMIT_MEASURED;
+    }
+    if (n_moved > 0)
+        tree_sums(J, t, r->budget_w, r, tr);
+    /* the flat marginals are the envelope's slopes around the drawn power; on a curve that
+       is its own envelope (no bounds here), a job at a point (the two differ) has the
+       curve's slopes there, as the greedy's: only the others need tree_marginals (after the
+       check, so that a failed attempt costs less) */
+    for (size_t j = 0; j < n; j++)
+        if ((w->kind[j] & KIND_ENV) || r->marginal_down[j] == r->marginal_up[j] ||
+            (isnan(r->marginal_down[j]) && isnan(r->marginal_up[j])))
+            tree_marginals(J, j, r);
+    double tp = 0, tt = 0, obj = 0;
+    for (size_t j = 0; j < n; j++) {
+        tp += r->power_w[j];
+        tt += r->tput_tok_s[j];
+        obj += alloc_opt(J->weight, j, 1.0) * r->tput_tok_s[j];
+    }
+    r->total_power_w = tp;
+    r->total_tput_tok_s = tt;
+    r->objective = obj;
+    r->shortfall_w = 0;
+    r->lambda = NAN;
+    if (!all_measured)
+        r->upper_bound = NAN;
+    r->method = all_measured
+                    ? "tree: greedy on marginal tokens/s per W within every level's capacity "
+                      "(exact: laminar limits of one kind)"
+                    : "tree: greedy on marginal tokens/s per W within every level's capacity "
+                      "(reserve and measured limits: feasible, not proven optimal)";
+    return true;
+}
+
 /* Is level a at or above job j's level? */
 static bool under(const pfi_alloc_tree *t, size_t j, size_t a)
 {
@@ -1110,6 +1212,26 @@ static pfi_error alloc_tree_bands(const pfi_alloc_jobs *J, const pfi_alloc_optio
     return PFI_OK;
 }
 
+/* A job with a cap bound or a floor (the arrays may be there, all NaN, as the command passes
+   them). */
+static bool tree_has_bounds(const pfi_alloc_jobs *J)
+{
+    for (size_t j = 0; j < J->n; j++)
+        if (!isnan(alloc_opt(J->cap_lo_w, j, NAN)) || !isnan(alloc_opt(J->cap_hi_w, j, NAN)) ||
+            !isnan(alloc_opt(J->floor_frac, j, NAN)))
+            return true;
+    return false;
+}
+
+/* More than one band among the jobs. */
+static bool tree_has_bands(const pfi_alloc_jobs *J, const pfi_alloc_tree *t)
+{
+    for (size_t j = 1; t->band != NULL && j < J->n; j++)
+        if (alloc_opt(t->band, j, 0.0) != alloc_opt(t->band, 0, 0.0))
+            return true;
+    return false;
+}
+
 /* The allocation of pfi_allocate_tree_ws, by strategy (its shortfall set after). */
 static pfi_error tree_dispatch(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                                const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
@@ -1151,6 +1273,9 @@ static pfi_error tree_dispatch(const pfi_alloc_jobs *J, const pfi_alloc_options 
             top += alloc_opt(J->gpus, j, 1.0) * J->cap_w[J->offset[j + 1] - 1];
         r->budget_w = isnan(o->budget_w) ? (1.0 - o->reduction) * top : o->budget_w;
     }
+    if (oracle && !reserve && !(o->cap_step_w > 0) && !tree_has_bands(J, t) &&
+        !tree_has_bounds(J) && tree_flat_first(J, o, t, ws, r, tr))
+        return PFI_OK;
     if (oracle)
         return tree_oracle(J, o, t, ws, r, tr, d);
     return alloc_tree_heuristic(J, o, t, r, tr, d);
