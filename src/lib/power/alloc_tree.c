@@ -1286,11 +1286,15 @@ pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options 
                                pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
 {
     pfi_error e = tree_dispatch(J, o, t, ws, r, tr, d);
-    if (e != PFI_OK || r->feasible || r->shortfall_w > 0)
+    if (e != PFI_OK || r->feasible)
         return e;
+    double site = t->budget_kind == PFI_LIMIT_RESERVE ? tr->site_reserve_w : tr->site_drawn_w;
+    if (site > r->budget_w * (1 + 1e-9) + 1e-9)
+        return e; /* the budget's own shortfall */
     /* infeasible at a level, not at the site budget: the shortfall is the most any limit is
-       over, in its kind, with every job under it at its lowest cap (was NaN or 0) */
-    double most = 0;
+       over, in its kind, with every job under it at its lowest cap (was NaN, 0 or a rounding
+       residue of the budget's) */
+    double most = r->shortfall_w > 0 ? r->shortfall_w : 0;
     for (size_t a = 0; a < t->n_nodes; a++) {
         double used = t->kind[a] == PFI_LIMIT_RESERVE ? tr->reserve_w[a] : tr->drawn_w[a];
         if (isfinite(t->limit_w[a]) && used - t->limit_w[a] > most)
