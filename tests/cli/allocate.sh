@@ -181,6 +181,10 @@ assert abs(j["moe-pt"]["power_w"] - 4220) < 1e-6, j
 assert abs(j["dense-pt"]["shed_w"]) < 1e-6 and abs(j["moe-ft"]["shed_w"]) < 1e-6, j
 PY
 done
+# --explain reads the band-held job on its own curve: moe-pt at 4220 W sheds 6180 of 10400 W
+# (59.4%), between caps 200 and 500 (slope (105000-60000)/(8000-3200) = 9.375 both sides)
+check allocate-bands-explain 0 "$PFI" allocate --explain --strategy equal --reduction 30% "$JT"
+grep_out allocate-bands-explain-why "moe-pt .* 9.375       9.375  sheds 59.4% of its power"
 # The jobs file's checks: file:line:column and the job; a job's class or gpus given twice,
 # differently, names both lines; gpus and band whole numbers; no band "nan"; no unphysical power
 bad_input() { # bad_input NAME CSV_TEXT PATTERN [STRATEGY]: exit 1, stderr matches

@@ -1206,6 +1206,10 @@ static pfi_error alloc_tree_bands(const pfi_alloc_jobs *J, const pfi_alloc_optio
         if (d != NULL)
             pfi_diag_clear(d);
     }
+    /* the marginals on each job's own curve at its cap: a band pass's allocation pinned the
+       other bands, so its marginals said 'at the lowest cap' of a job above it */
+    for (size_t j = 0; j < J->n; j++)
+        tree_marginals(J, j, r);
     r->method = "tree: the strategy's allocation, each priority band in turn (highest first, "
                 "the lower bands at their lowest caps), then each level over its limit "
                 "(deepest first) reallocated among its jobs by the same strategy";
