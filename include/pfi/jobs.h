@@ -36,6 +36,9 @@ extern "C" {
 #define PFI_JOBS_MAX_GPU_W 100000.0
 #define PFI_JOBS_MAX_GPUS 1000000
 #define PFI_JOBS_MAX_BAND 1000000
+/* The most tokens/s a job's row may give (1e15: far above any cluster; above, a typo or an
+   overflow that would fill the table with digits). */
+#define PFI_JOBS_MAX_TPUT 1e15
 
 /* pfi_jobs — owned (pfi_jobs_destroy); arrays as in pfi_alloc_jobs, n entries per job. */
 typedef struct pfi_jobs {

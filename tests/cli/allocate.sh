@@ -204,6 +204,7 @@ bad_input band-nan "${H}a,x,1,200,200,10,nan,\n" "in.csv:2: .*band.*'nan' is not
 bad_input band-fraction "${H}a,x,1,200,200,10,1.5,\n" "in.csv:2: .*band.*1.5: must be a whole number"
 bad_input power-huge "${H}a,x,8,200,1e308,10,,\n" "in.csv:2: .*power_w.*job 'a': 1e+308 W is above 100000 W a GPU"
 bad_input power-per-gpu "${H}a,x,2,200,200001,10,,\n" "in.csv:2: .*power_w.*job 'a': 200001 W is above 100000 W a GPU (2 GPUs)"
+bad_input tput-huge "${H}a,x,1,200,200,1e308,,\n" "in.csv:2: .*tput_tok_s.*1e+308 tokens/s: above 1e+15"
 bad_input cap-huge "${H}a,x,1,1e308,200,10,,\n" "in.csv:2: .*cap_w.*per-GPU cap above 100000 W"
 bad_input feature-none "${H}a,x,1,200,200,10,,1\na,x,1,300,300,12,,\nb,x,1,200,200,10,,\n" \
     "in.csv:4: feature: job 'b': strategy raw-telemetry needs a feature value >= 0" raw-telemetry

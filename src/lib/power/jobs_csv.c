@@ -468,7 +468,8 @@ static bool blank(const char *text, size_t n)
 }
 
 /* The checks of one row's numbers v[N_COLS] (NaN absent) that need no other row: gpus a whole
-   number >= 1, band a whole number <= PFI_JOBS_MAX_BAND, the caps at most PFI_JOBS_MAX_GPU_W. */
+   number >= 1, band a whole number <= PFI_JOBS_MAX_BAND, the caps at most PFI_JOBS_MAX_GPU_W,
+   the throughput at most PFI_JOBS_MAX_TPUT. */
 static pfi_error row_bounds(const double *v, long line, const char *name, pfi_diag *d)
 {
     if (!isnan(v[C_GPUS]) &&
@@ -479,6 +480,10 @@ static pfi_error row_bounds(const double *v, long line, const char *name, pfi_di
         return fail(d, name, line, "band", PFI_ERR_VALUE,
                     "%g: must be a whole number, 0 to %d (higher: kept longer)", v[C_BAND],
                     PFI_JOBS_MAX_BAND);
+    if (v[C_TPUT] > PFI_JOBS_MAX_TPUT)
+        return fail(d, name, line, "tput_tok_s", PFI_ERR_VALUE,
+                    "%g tokens/s: above %g a job, not a measured throughput", v[C_TPUT],
+                    PFI_JOBS_MAX_TPUT);
     const int caps[] = {C_CAP, C_CAP_MIN, C_CAP_MAX};
     for (int k = 0; k < 3; k++)
         if (v[caps[k]] > PFI_JOBS_MAX_GPU_W)
