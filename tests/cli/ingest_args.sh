@@ -148,4 +148,15 @@ grep_out empty-devnull-failed "1 of 1 telemetry file(s) failed" "$T/err"
 no_out empty-devnull-no-summary "dry run" "$T/out"
 check empty-pipe 1 sh -c "'$PFI' ingest --dry-run --telemetry - </dev/null"
 grep_out empty-pipe-says "-: empty file" "$T/err"
+# nan is not a number, as inf is: both noted (file:line) and counted missing.
+{ echo "timestamp, index, power.draw [W]"
+  for s in 0 1 2 3; do echo "2025/01/01 00:00:0$s.000, 0, 300.00 W"; done
+  echo "2025/01/01 00:00:04.000, 0, inf"; echo "2025/01/01 00:00:05.000, 0, nan"
+  echo "2025/01/01 00:00:06.000, 0, NaN W"; echo "2025/01/01 00:00:07.000, 0, 300.00 W"
+} >"$T/nan.csv"
+check nan-inf 0 ingest --dry-run --telemetry "$T/nan.csv"
+grep_out nan-inf-inf "nan.csv:6: .*'inf' is not a number" "$T/err"
+grep_out nan-inf-nan "nan.csv:7: .*'nan' is not a number" "$T/err"
+grep_out nan-inf-nan-unit "nan.csv:8: .*'NaN W' is not a number" "$T/err"
+grep_out nan-inf-counted "power_w 5 valid / 3 missing" "$T/out"
 exit $fail
