@@ -159,4 +159,17 @@ grep_out nan-inf-inf "nan.csv:6: .*'inf' is not a number" "$T/err"
 grep_out nan-inf-nan "nan.csv:7: .*'nan' is not a number" "$T/err"
 grep_out nan-inf-nan-unit "nan.csv:8: .*'NaN W' is not a number" "$T/err"
 grep_out nan-inf-counted "power_w 5 valid / 3 missing" "$T/out"
+# A capture cut short: a last line without its newline is said (file:line); complete, it is
+# read (mean (4 x 300 + 25) / 5 = 245 W); a field cut off, it is skipped (mean 300 W).
+{ echo "timestamp, index, power.draw [W]"
+  for s in 0 1 2 3; do echo "2025/01/01 00:00:0$s.000, 0, 300.00 W"; done
+} >"$T/cut-base.csv"
+{ cat "$T/cut-base.csv"; printf '2025/01/01 00:00:04.000, 0, 25'; } >"$T/cut.csv"
+check cut-last 0 ingest --dry-run --telemetry "$T/cut.csv"
+grep_out cut-last-says "cut.csv:6: the last line has no newline" "$T/err"
+grep_out cut-last-read "power_w 5 valid / 0 missing / 0 out of range, mean 245.0000 W" "$T/out"
+{ cat "$T/cut-base.csv"; printf '2025/01/01 00:00:04.000, 0'; } >"$T/cut2.csv"
+check cut-field 0 ingest --dry-run --telemetry "$T/cut2.csv"
+grep_out cut-field-says "cut2.csv:6: row has 2 fields, header has 3: skipped" "$T/err"
+grep_out cut-field-dropped "power_w 4 valid / 0 missing / 0 out of range, mean 300.0000 W" "$T/out"
 exit $fail

@@ -1043,6 +1043,15 @@ pfi_error tm_read_smi_csv(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_
             return e;
         if (eof)
             break;
+        /* A capture cut short (the tool killed mid-write): a last line without its newline
+           is read as it is when its fields are all there (fewer: skipped, as any short
+           row), but said, since its last value may be cut ("25" of "250.00 W"). */
+        span tail = span_trim((span){s, n});
+        if (r->cut && tail.n > 0)
+            tm_note(tm,
+                    "%s:%ld: the last line has no newline (a capture cut short?): its last "
+                    "value may be cut",
+                    name, r->line);
         if ((e = csv_line(tm, &st, s, n, r->line, name, diag)) != PFI_OK)
             return e;
     }
