@@ -75,6 +75,37 @@ sys.exit(0 if ok else 1)
 PY
     check $? "--interval $iv: each interval's target, measured and shed kWh as the golden script"
 done
+# missing readings: three event periods' power gone (two NULL, one a stale 0 W from a log
+# written before it was NULL): in no measured or shed sum, counted, each interval as the golden
+cp "$WORK/s.db" "$WORK/m.db"
+python3 - "$WORK/m.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+ids = [r[0] for r in c.execute("select id from ctl_periods where event = 1 order by id")]
+c.execute("update ctl_periods set measured_w = NULL where id in (?, ?)", (ids[3], ids[8]))
+c.execute("update ctl_periods set measured_w = 0 where id = ?", (ids[12],))
+c.commit()
+PY
+"$PFI" report --settlement --json --speed 60 --interval 50 --pre-window 120 "$WORK/m.db" \
+    > "$WORK/m.json" &&
+    /usr/bin/python3 "$SRC/tests/golden/settlement_reference.py" --interval 50 "$WORK/m.db" 60 120 \
+        > "$WORK/gm.json"
+check $? "settlement of a log with missing readings"
+python3 - "$WORK/m.json" "$WORK/gm.json" <<'PY'
+import json, math, sys
+s, g = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ok = s.get("missing_periods") == g["missing_periods"] == 3
+ok &= math.isclose(s["energy_shed_kwh"], g["energy_shed_kwh"], rel_tol=1e-6)
+for a, b in zip(s["intervals"], g["intervals"]):
+    for k in ("measured_kwh", "shed_kwh", "missing_periods"):
+        ok &= math.isclose(a.get(k, math.nan), b[k], rel_tol=1e-6, abs_tol=1e-9)
+print(f"  missing {s.get('missing_periods')}, shed {s['energy_shed_kwh']:.4f} kWh "
+      f"(golden {g['energy_shed_kwh']:.4f})")
+sys.exit(0 if ok else 1)
+PY
+check $? "missing readings: in no sum, counted (3), each interval as the golden script"
+"$PFI" report --settlement --interval 50 --speed 60 "$WORK/m.db" | grep -q '^missing: 3 event periods'
+check $? "the table says how many periods were missing"
 "$PFI" report --settlement "$WORK/s.db" > "$WORK/s.txt"
 grep -q '^weighted performance (by GPUs)' "$WORK/s.txt"
 check $? "the table form"
