@@ -47,15 +47,17 @@ static void usage(FILE *f)
                "  --non-gpu-w W      non-GPU power of the whole cluster, added to every power\n"
                "                     (facility power); in [0, 1e9] (0)\n"
                "  --tiers FILE       the jobs' tiers (as pfi control --tiers) for compliance\n"
-               "  --reference FILE   the jobs' reference tokens/s, CSV job,tput_tok_s (a job\n"
-               "                     not in it: the pre-event window's)\n"
+               "  --reference FILE   the jobs' reference tokens/s, CSV job,tput_tok_s, each job\n"
+               "                     once, in [1e-6, 1e12] (a job not in it: the pre-event\n"
+               "                     window's)\n"
                "  --json             JSON instead of the table\n"
                "  -o, --output FILE  write there instead of stdout (atomically)\n"
                "  -h, --help         this help\n"
                "\n"
-               "Exit codes: 0 success, 1 audit log or tiers file missing, unreadable, without\n"
-               "an event or without any power reading in the event, 2 bad command line or a\n"
-               "value outside its range, 3 output not written.\n");
+               "Exit codes: 0 success, 1 audit log, tiers or reference file missing, unreadable\n"
+               "or bad (a reference naming no job of the event), an audit log without an event\n"
+               "or without any power reading in the event, 2 bad command line or a value\n"
+               "outside its range, 3 output not written.\n");
 }
 
 static void jnum(FILE *f, const char *key, double v, bool comma)
