@@ -183,6 +183,8 @@ typedef struct pfi_grid_settle_interval {
     double target_kwh, measured_kwh;
     double shed_pre_kwh;      /* against the pre-event level */
     double shed_uncapped_kwh; /* against the uncapped predictions (the jobs' reference power) */
+    size_t missing_periods;   /* periods overlapping it without a measured power (none, or
+                                 0 W: stale): counted in its target, in no measured or shed sum */
 } pfi_grid_settle_interval;
 
 /* One event period, for the figure: W. */
@@ -229,6 +231,8 @@ typedef struct pfi_grid_settlement {
     size_t n_intervals;
     pfi_grid_settle_point *series;
     size_t n_series;
+    size_t missing_periods; /* event periods without a measured power (none, or 0 W: a stale
+                               reading): in no measured or shed sum, never taken as 0 W */
 } pfi_grid_settlement;
 
 /*

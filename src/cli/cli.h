@@ -104,8 +104,13 @@ void cli_telemetry_quiet_files(bool on);
  * files must be the array later given to cli_read_telemetry. True when every non-regular
  * file was copied (a read or write error is kept and reported by the read, as the reader
  * would); false when none was or a temporary file could not be made (nothing spooled, the
- * files untouched but for those already copied, which stay spooled). Undone by
- * cli_telemetry_unspool. */
+ * files untouched but for those already copied, which stay spooled). "-" is the standard
+ * input, copied the same way. The first 64 KiB are read before anything is written: a NUL
+ * byte on their first line (binary input, /dev/zero) is kept as the file's error, "not text
+ * (a NUL byte at offset N)", and the rest left unread; a copy reaching PFI_MAX_INPUT_BYTES
+ * (environment, bytes with an optional K/M/G/T suffix; default 64 GiB) stops there with an
+ * error naming the limit. A bad PFI_MAX_INPUT_BYTES exits 2 (PFI_EXIT_USAGE) with its
+ * message. Undone by cli_telemetry_unspool. */
 bool cli_telemetry_spool(const char *const *files, size_t n);
 
 /* cli_telemetry_unspool — closes (and so deletes) the copies of cli_telemetry_spool. */

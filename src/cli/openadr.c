@@ -209,8 +209,10 @@ static int load_measured(const char *csv, const char *audit, samples *s)
             pfi_free(p);
             return PFI_EXIT_INTERNAL;
         }
+        /* a missing reading (NULL; 0 W: a stale one in a log written before it was NULL)
+         * is in no interval's mean */
         for (size_t i = 0; i < n; i++)
-            if (isfinite(p[i].measured_w)) {
+            if (isfinite(p[i].measured_w) && p[i].measured_w > 0) {
                 s->t[s->n] = p[i].wall_s;
                 s->w[s->n++] = p[i].measured_w;
             }

@@ -47,15 +47,17 @@ static void usage(FILE *f)
                "  --non-gpu-w W      non-GPU power of the whole cluster, added to every power\n"
                "                     (facility power); in [0, 1e9] (0)\n"
                "  --tiers FILE       the jobs' tiers (as pfi control --tiers) for compliance\n"
-               "  --reference FILE   the jobs' reference tokens/s, CSV job,tput_tok_s (a job\n"
-               "                     not in it: the pre-event window's)\n"
+               "  --reference FILE   the jobs' reference tokens/s, CSV job,tput_tok_s, each job\n"
+               "                     once, in [1e-6, 1e12] (a job not in it: the pre-event\n"
+               "                     window's)\n"
                "  --json             JSON instead of the table\n"
                "  -o, --output FILE  write there instead of stdout (atomically)\n"
                "  -h, --help         this help\n"
                "\n"
-               "Exit codes: 0 success, 1 audit log or tiers file missing, unreadable, without\n"
-               "an event or without any power reading in the event, 2 bad command line or a\n"
-               "value outside its range, 3 output not written.\n");
+               "Exit codes: 0 success, 1 audit log, tiers or reference file missing, unreadable\n"
+               "or bad (a reference naming no job of the event), an audit log without an event\n"
+               "or without any power reading in the event, 2 bad command line or a value\n"
+               "outside its range, 3 output not written.\n");
 }
 
 static void jnum(FILE *f, const char *key, double v, bool comma)
@@ -99,6 +101,7 @@ void settle_write_json(FILE *f, const pfi_grid_settlement *s, bool per_interval)
     jnum(f, "longest_over_target_s", s->longest_over_target_s, true);
     jnum(f, "weighted_performance", s->weighted_performance, true);
     jnum(f, "mean_performance", s->mean_performance, true);
+    fprintf(f, "\"missing_periods\": %zu, ", s->missing_periods);
     fprintf(f, "\"tier_violations\": %zu,\n \"per_job\": [", s->tier_violations);
     for (size_t i = 0; i < s->n_jobs; i++) {
         const pfi_grid_settle_job *j = &s->jobs[i];
@@ -131,8 +134,8 @@ void settle_write_json(FILE *f, const pfi_grid_settlement *s, bool per_interval)
             jnum(f, "target_kwh", v->target_kwh, true);
             jnum(f, "measured_kwh", v->measured_kwh, true);
             jnum(f, "shed_kwh", v->shed_pre_kwh, true);
-            jnum(f, "shed_uncapped_kwh", v->shed_uncapped_kwh, false);
-            fputs("}", f);
+            jnum(f, "shed_uncapped_kwh", v->shed_uncapped_kwh, true);
+            fprintf(f, "\"missing_periods\": %zu}", v->missing_periods);
         }
         fputs("]", f);
     }
@@ -153,6 +156,11 @@ static void write_table(FILE *f, const char *path, const pfi_grid_settlement *s)
             cli_num(s->max_over_target_w, 'f', 0, "undefined").s,
             cli_num(s->max_over_target_pct, 'f', 2, "undefined").s, s->seconds_over_target,
             s->longest_over_target_s);
+    if (s->missing_periods > 0)
+        fprintf(f,
+                "missing: %zu event period%s without a measured power (in no measured or shed "
+                "sum)\n",
+                s->missing_periods, s->missing_periods == 1 ? "" : "s");
     fprintf(f, "\n  %-10s %-10s %12s %12s %12s %12s\n", "start_s", "end_s", "target_kWh",
             "measured_kWh", "shed_kWh", "shed_unc_kWh");
     for (size_t i = 0; i < s->n_intervals; i++) {
@@ -161,19 +169,25 @@ static void write_table(FILE *f, const char *path, const pfi_grid_settlement *s)
                 v->target_kwh, v->measured_kwh, cli_num(v->shed_pre_kwh, 'f', 3, "-").s,
                 v->shed_uncapped_kwh);
     }
-    fprintf(f, "\n  %-32s %5s %-7s %11s %11s %14s  %s\n", "job", "gpus", "tier", "performance",
-            "life_perf", "tokens_lost", "tier");
+    fprintf(f, "\n  %-32s %5s %-7s %11s %11s %14s  %-6s %-24s\n", "job", "gpus", "tier",
+            "performance", "life_perf", "tokens_lost", "tier", "reference tokens/s");
     for (size_t i = 0; i < s->n_jobs; i++) {
         const pfi_grid_settle_job *j = &s->jobs[i];
         char tier[16] = "-";
         if (j->tier)
             snprintf(tier, sizeof tier, "Flex %d", j->tier);
-        fprintf(f, "  %-32s %5zu %-7s %11s %11s %14.0f  %s\n", j->job, j->gpus, tier,
+        char ref[72];
+        snprintf(ref, sizeof ref, "%s (%s)", cli_num(j->ref_tput_tok_s, 'g', 6, "-").s,
+                 j->ref_given       ? "given"
+                 : j->ref_pre_event ? "pre-event"
+                                    : "controller");
+        fprintf(f, "  %-32s %5zu %-7s %11s %11s %14s  %-6s %s\n", j->job, j->gpus, tier,
                 cli_num(j->performance, 'f', 4, "-").s, cli_num(j->life_performance, 'f', 4, "-").s,
-                j->tokens_lost,
+                cli_num(j->tokens_lost, 'f', 0, "-").s,
                 isnan(j->allowance) ? "-"
                 : j->tier_compliant ? "within"
-                                    : "VIOLATED");
+                                    : "VIOLATED",
+                ref);
     }
     fprintf(f, "\nweighted performance (by GPUs) %s, mean %s; %zu tier violation%s\n",
             cli_num(s->weighted_performance, 'f', 4, "-").s,
@@ -201,12 +215,21 @@ int settle_tiers_load(const char *path, pfi_grid_tier_job **t, size_t *n)
     return PFI_EXIT_OK;
 }
 
+/* The smallest and largest reference tokens/s taken (a job's throughput: below 1e-6 tokens/s
+ * or above 1e12 is a unit slip, and would print performances of 1e300 or tokens lost of inf). */
+#define REF_MIN_TOK_S 1e-6
+#define REF_MAX_TOK_S 1e12
+
 /* --reference FILE: CSV with a header naming job and tput_tok_s (other columns ignored),
- * one job a row, tokens/s > 0. *out owned (free). Errors name the file, line and field. */
-static int settle_refs_load(const char *path, pfi_grid_settle_ref **out, size_t *n)
+ * one job a row, tokens/s in [REF_MIN_TOK_S, REF_MAX_TOK_S], each job once, at least one.
+ * *out and *lines (each row's line in the file) owned (free). Errors name the file, line and
+ * field. */
+static int settle_refs_load(const char *path, pfi_grid_settle_ref **out, long **lines, size_t *n)
 {
     *out = NULL;
+    *lines = NULL;
     *n = 0;
+    long *ln = NULL;
     pfi_csv_reader *r = NULL;
     pfi_diag d;
     pfi_diag_clear(&d);
@@ -244,39 +267,66 @@ static int settle_refs_load(const char *path, pfi_grid_settle_ref **out, size_t 
             continue;
         }
         double t;
-        if (nf <= (size_t)ij || nf <= (size_t)it || fl[ij][0] == '\0' ||
-            strlen(fl[ij]) >= PFI_CTL_ID_LEN) {
+        if (nf <= (size_t)ij || fl[ij][0] == '\0' || strlen(fl[ij]) >= PFI_CTL_ID_LEN) {
             cli_error("reference %s:%ld: job: missing, empty or longer than %d bytes", path, line,
                       PFI_CTL_ID_LEN - 1);
             rc = PFI_EXIT_DATA;
             break;
         }
-        if (!cli_parse_double(fl[it], &t) || !(t > 0) || !isfinite(t)) {
-            cli_error("reference %s:%ld: tput_tok_s: '%s' (expected tokens/s > 0)", path, line,
-                      fl[it]);
+        if (nf <= (size_t)it || fl[it][0] == '\0') {
+            cli_error("reference %s:%ld: tput_tok_s: missing (job %s)", path, line, fl[ij]);
+            rc = PFI_EXIT_DATA;
+            break;
+        }
+        if (!cli_parse_double(fl[it], &t) || !isfinite(t) || t < REF_MIN_TOK_S ||
+            t > REF_MAX_TOK_S) {
+            cli_error("reference %s:%ld: tput_tok_s: '%s' (expected tokens/s in [%g, %g])", path,
+                      line, fl[it], REF_MIN_TOK_S, REF_MAX_TOK_S);
+            rc = PFI_EXIT_DATA;
+            break;
+        }
+        size_t dup = 0;
+        while (dup < cnt && strcmp(v[dup].job, fl[ij]) != 0)
+            dup++;
+        if (dup < cnt) {
+            cli_error("reference %s:%ld: job %s: also on line %ld (one row a job)", path, line,
+                      fl[ij], ln[dup]);
             rc = PFI_EXIT_DATA;
             break;
         }
         if (cnt == cap) {
             size_t nc = cap ? 2 * cap : 16;
             pfi_grid_settle_ref *q = nc <= 4096 ? realloc(v, nc * sizeof *q) : NULL;
-            if (q == NULL) {
+            if (q != NULL)
+                v = q;
+            long *ql = q != NULL ? realloc(ln, nc * sizeof *ql) : NULL;
+            if (ql != NULL)
+                ln = ql;
+            if (q == NULL || ql == NULL) {
                 cli_error("reference %s: more than 4096 jobs or out of memory", path);
                 rc = PFI_EXIT_DATA;
                 break;
             }
-            v = q;
             cap = nc;
         }
+        ln[cnt] = line;
         snprintf(v[cnt].job, sizeof v[cnt].job, "%s", fl[ij]);
         v[cnt++].tput_tok_s = t;
     }
     pfi_csv_close(r);
+    if (rc == PFI_EXIT_OK && cnt == 0) {
+        cli_error("reference %s: no job of the audit log named (expected a header job,tput_tok_s "
+                  "and a row a job)",
+                  path);
+        rc = PFI_EXIT_DATA;
+    }
     if (rc != PFI_EXIT_OK) {
         free(v);
+        free(ln);
         return rc;
     }
     *out = v;
+    *lines = ln;
     *n = cnt;
     return PFI_EXIT_OK;
 }
@@ -365,7 +415,8 @@ int cmd_settlement(int argc, char **argv)
     so.tiers = tj;
     so.n_tiers = nt;
     pfi_grid_settle_ref *rv = NULL;
-    if (refs != NULL && (rc = settle_refs_load(refs, &rv, &so.n_refs)) != PFI_EXIT_OK) {
+    long *rl = NULL;
+    if (refs != NULL && (rc = settle_refs_load(refs, &rv, &rl, &so.n_refs)) != PFI_EXIT_OK) {
         pfi_free(tj);
         return rc;
     }
@@ -375,9 +426,27 @@ int cmd_settlement(int argc, char **argv)
     pfi_diag_clear(&d);
     pfi_error e = pfi_grid_settle(argv[optind], &so, &s, &d);
     pfi_free(tj);
+    /* a reference row naming no job of the event: a warning each; none named: an error */
+    size_t matched = 0;
+    for (size_t q = 0; e == PFI_OK && q < so.n_refs; q++) {
+        size_t k = 0;
+        while (k < s->n_jobs && strcmp(s->jobs[k].job, rv[q].job) != 0)
+            k++;
+        if (k < s->n_jobs)
+            matched++;
+        else
+            cli_error("warning: reference %s:%ld: job %s is not in the audit log's event (ignored)",
+                      refs, rl[q], rv[q].job);
+    }
     free(rv);
+    free(rl);
     if (e != PFI_OK)
         return cli_report(e, &d);
+    if (so.n_refs > 0 && matched == 0) {
+        cli_error("reference %s: no job of the audit log named", refs);
+        pfi_grid_settlement_destroy(s);
+        return PFI_EXIT_DATA;
+    }
     cli_output out;
     if (!cli_output_open(&out, output)) {
         rc = PFI_EXIT_OUTPUT;

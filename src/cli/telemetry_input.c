@@ -65,11 +65,22 @@ void cli_telemetry_quiet_files(bool on)
 }
 
 /* cli_telemetry_spool's copies: for files[i] of spool_of, spools[i] (NULL: read the path)
- * and the error met copying it (0: none). */
+ * and the error met copying it (0: none; SPOOL_BINARY: a NUL byte at spool_nul[i] on the
+ * first line of the first block; SPOOL_LIMIT: more than spool_limit bytes). */
 static const char *const *spool_of;
 static FILE **spools;
 static int *spool_err;
+static unsigned long long *spool_nul;
 static size_t n_spools;
+static unsigned long long spool_limit;
+
+enum { SPOOL_BINARY = -1, SPOOL_LIMIT = -2 };
+
+/* The first block looked at before anything is copied. */
+#define SPOOL_SNIFF_BYTES ((size_t)64 << 10)
+
+/* The most bytes copied from one pipe: PFI_MAX_INPUT_BYTES, else 64 GiB. */
+#define SPOOL_DEFAULT_LIMIT (64ULL << 30)
 
 void cli_telemetry_unspool(void)
 {
@@ -78,18 +89,62 @@ void cli_telemetry_unspool(void)
             fclose(spools[i]);
     free(spools);
     free(spool_err);
+    free(spool_nul);
     spools = NULL;
     spool_err = NULL;
+    spool_nul = NULL;
     spool_of = NULL;
     n_spools = 0;
+}
+
+/* PFI_MAX_INPUT_BYTES (a whole number of bytes, or with a K, M, G or T suffix: powers of
+ * 1024), else SPOOL_DEFAULT_LIMIT; false (with a message) when it is not such a number. */
+static bool max_input_bytes(unsigned long long *out)
+{
+    *out = SPOOL_DEFAULT_LIMIT;
+    const char *v = getenv("PFI_MAX_INPUT_BYTES");
+    if (v == NULL || v[0] == '\0')
+        return true;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    unsigned shift = 0;
+    if (end != v && *end != '\0' && end[1] == '\0') {
+        const char *u = strchr("KMGT", *end);
+        if (u != NULL) {
+            shift = 10 * (unsigned)(u - "KMGT" + 1);
+            end++;
+        }
+    }
+    if (v[0] < '0' || v[0] > '9' || end == v || *end != '\0' || errno != 0 || n == 0 ||
+        (shift > 0 && n > (~0ULL >> shift))) {
+        cli_error("PFI_MAX_INPUT_BYTES: bad value '%s': want a positive number of bytes "
+                  "(a K, M, G or T suffix allowed)",
+                  v);
+        return false;
+    }
+    *out = n << shift;
+    return true;
+}
+
+/* A NUL byte before the first line's end in b[0..n): its offset, else -1. */
+static long long first_line_nul(const unsigned char *b, size_t n)
+{
+    for (size_t k = 0; k < n && b[k] != '\n'; k++)
+        if (b[k] == '\0')
+            return (long long)k;
+    return -1;
 }
 
 bool cli_telemetry_spool(const char *const *files, size_t n)
 {
     cli_telemetry_unspool();
+    if (!max_input_bytes(&spool_limit))
+        exit(PFI_EXIT_USAGE); /* a usage error: nothing read yet */
     spools = calloc(n ? n : 1, sizeof *spools);
     spool_err = calloc(n ? n : 1, sizeof *spool_err);
-    if (spools == NULL || spool_err == NULL) {
+    spool_nul = calloc(n ? n : 1, sizeof *spool_nul);
+    if (spools == NULL || spool_err == NULL || spool_nul == NULL) {
         cli_telemetry_unspool();
         return false;
     }
@@ -98,12 +153,13 @@ bool cli_telemetry_spool(const char *const *files, size_t n)
     const char *dir = getenv("TMPDIR");
     if (dir == NULL || dir[0] == '\0')
         dir = "/tmp";
-    static char buf[1 << 20];
+    static unsigned char buf[1 << 20];
     for (size_t i = 0; i < n; i++) {
         struct stat st;
+        bool std_in = strcmp(files[i], "-") == 0;
         /* a regular file is read where it is; a directory is left to the read, which says
            what was expected */
-        if (stat(files[i], &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+        if (!std_in && stat(files[i], &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
             continue;
         /* The copy first: when it cannot be made, the input is left unread. */
         char tmpl[4096];
@@ -118,26 +174,48 @@ bool cli_telemetry_spool(const char *const *files, size_t n)
                 close(fd);
             return false;
         }
-        FILE *in = fopen(files[i], "rb");
+        FILE *in = std_in ? stdin : fopen(files[i], "rb");
         if (in == NULL) {
             fclose(out);
             continue; /* not readable: the read says so, as before */
         }
-        size_t got;
-        while (spool_err[i] == 0 && (got = fread(buf, 1, sizeof buf, in)) > 0)
-            if (fwrite(buf, 1, got, out) != got)
+        /* The first block before anything is written: a binary input (/dev/zero, an
+           archive) is refused at once, not copied to its end (or without end). */
+        size_t head = 0, got;
+        while (head < SPOOL_SNIFF_BYTES &&
+               (got = fread(buf + head, 1, SPOOL_SNIFF_BYTES - head, in)) > 0)
+            head += got;
+        long long nul = first_line_nul(buf, head);
+        unsigned long long total = head;
+        if (nul >= 0) {
+            spool_err[i] = SPOOL_BINARY;
+            spool_nul[i] = (unsigned long long)nul;
+        } else if (total > spool_limit) {
+            spool_err[i] = SPOOL_LIMIT;
+        } else if (head > 0 && fwrite(buf, 1, head, out) != head) {
+            spool_err[i] = errno ? errno : EIO;
+        }
+        while (spool_err[i] == 0 && !ferror(in) && !feof(in) &&
+               (got = fread(buf, 1, sizeof buf, in)) > 0) {
+            total += got;
+            if (total > spool_limit)
+                spool_err[i] = SPOOL_LIMIT;
+            else if (fwrite(buf, 1, got, out) != got)
                 spool_err[i] = errno ? errno : EIO;
+        }
         if (spool_err[i] == 0 && ferror(in))
             spool_err[i] = errno ? errno : EIO;
         if (spool_err[i] == 0 && fflush(out) != 0)
             spool_err[i] = errno ? errno : EIO;
-        fclose(in);
+        if (!std_in)
+            fclose(in);
         spools[i] = out;
     }
     return true;
 }
 
-/* files[i] into tm: its spooled copy (from the start, under its name) when there is one. */
+/* files[i] into tm: its spooled copy (from the start, under its name) when there is one;
+ * "-" is the standard input. */
 static pfi_error read_input(pfi_telemetry *tm, const char *const *files, size_t i, int fmt,
                             pfi_diag *d)
 {
@@ -145,13 +223,46 @@ static pfi_error read_input(pfi_telemetry *tm, const char *const *files, size_t 
         if (spool_err[i] != 0) {
             pfi_diag_clear(d);
             snprintf(d->file, sizeof d->file, "%s", files[i]);
+            if (spool_err[i] == SPOOL_BINARY) {
+                snprintf(d->message, sizeof d->message,
+                         "not text (a NUL byte at offset %llu): is this a telemetry file?",
+                         spool_nul[i]);
+                return PFI_ERR_PARSE;
+            }
+            if (spool_err[i] == SPOOL_LIMIT) {
+                snprintf(d->message, sizeof d->message,
+                         "more than %llu bytes (the limit on a pipe's input, copied to "
+                         "$TMPDIR): raise it with PFI_MAX_INPUT_BYTES, e.g. "
+                         "PFI_MAX_INPUT_BYTES=256G",
+                         spool_limit);
+                return PFI_ERR_LIMIT;
+            }
             snprintf(d->message, sizeof d->message, "cannot read: %s", strerror(spool_err[i]));
             return PFI_ERR_IO;
         }
         rewind(spools[i]);
         return pfi_telemetry_read_stream(tm, spools[i], files[i], (pfi_telemetry_format)fmt, d);
     }
+    if (strcmp(files[i], "-") == 0)
+        return pfi_telemetry_read_stream(tm, stdin, "-", (pfi_telemetry_format)fmt, d);
     return pfi_telemetry_read_file(tm, files[i], (pfi_telemetry_format)fmt, d);
+}
+
+/* file_is_empty for files[i], or for its spooled copy when there is one: /dev/null or an
+ * empty pipe is an empty file as a regular one is. */
+static bool input_is_empty(const char *const *files, size_t i)
+{
+    if (files == spool_of && i < n_spools && spools[i] != NULL) {
+        struct stat st;
+        if (spool_err[i] != 0 || fstat(fileno(spools[i]), &st) != 0 || st.st_size > 3)
+            return false;
+        if (st.st_size == 0)
+            return true;
+        unsigned char b[3] = {0};
+        return st.st_size == 3 && pread(fileno(spools[i]), b, 3, 0) == 3 && b[0] == 0xEF &&
+               b[1] == 0xBB && b[2] == 0xBF;
+    }
+    return file_is_empty(files[i]);
 }
 
 /* The second read of pfi_reduce_stream: the files as the first read took them (hosts, empty
@@ -165,7 +276,6 @@ typedef struct replay_ctx {
 } replay_ctx;
 
 static bool file_host(const char *path, size_t n_files, const regex_t *re, char *out, size_t size);
-static bool file_is_empty(const char *path);
 
 static pfi_error replay_files(void *ctx, pfi_telemetry_sample_fn fn, void *fctx)
 {
@@ -185,7 +295,7 @@ static pfi_error replay_files(void *ctx, pfi_telemetry_sample_fn fn, void *fctx)
         }
         bool prom = rx->fmt == PFI_TELEMETRY_PROM ||
                     (rx->fmt == PFI_TELEMETRY_AUTO && tm->last_format == PFI_TELEMETRY_PROM);
-        if (!prom && file_is_empty(rx->files[i]))
+        if (!prom && input_is_empty(rx->files, i))
             continue;
         pfi_diag d;
         e = read_input(tm, rx->files, i, rx->fmt, &d);
@@ -346,7 +456,7 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
          * data; only an empty Prometheus scrape is data: a hole in its time slot. */
         bool prom = fmt == PFI_TELEMETRY_PROM ||
                     (fmt == PFI_TELEMETRY_AUTO && tm->last_format == PFI_TELEMETRY_PROM);
-        if (!prom && file_is_empty(files[i])) {
+        if (!prom && input_is_empty(files, i)) {
             char safe[4 * 256 + 4];
             cli_error("%s: empty file: no telemetry samples",
                       cli_safe(safe, sizeof safe, files[i], strlen(files[i])));

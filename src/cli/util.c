@@ -258,6 +258,17 @@ bool cli_opt_take(const cli_opt *o, const char *text)
 
 void cli_opt_complain(const struct option *opts, const cli_opt *o, const char *text)
 {
+    /* "--cap --telemetry F": the value was forgotten and the next option taken for it */
+    if (text != NULL && text[0] == '-' && text[1] == '-' && text[2] != '\0') {
+        size_t len = strcspn(text + 2, "=");
+        for (const struct option *p = opts; p != NULL && p->name != NULL; p++)
+            if (strlen(p->name) == len && strncmp(p->name, text + 2, len) == 0) {
+                char name[128];
+                snprintf(name, sizeof name, "--%s", cli_option_name(opts, o->c));
+                cli_usage_missing(name);
+                return;
+            }
+    }
     cli_usage_bad_value(cli_option_name(opts, o->c), text, o->error);
 }
 

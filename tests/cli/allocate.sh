@@ -250,5 +250,12 @@ check simulate-model-undefined 1 "$PFI" simulate --workloads 5 --model "$T/null.
 check simulate-model-missing 1 "$PFI" simulate --workloads 5 --model "$T/none.json"
 check simulate-bad-reduction 2 "$PFI" simulate --reductions 0,120
 check simulate-bad-plot 2 env ASAN_OPTIONS=detect_leaks=0 "$PFI" simulate --workloads 2 --plot-gap "$T/x.gif"
+# Binary input (/dev/zero, an endless pipe) refused from its first block, not read on.
+check allocate-zero-device 1 timeout 20 "$PFI" allocate /dev/zero
+grep -q "/dev/zero: not text (a NUL byte at offset 0)" "$T/err" && echo "ok   allocate-zero-device-says" \
+    || { echo "FAIL allocate-zero-device-says"; cat "$T/err"; fail=1; }
+check allocate-zero-pipe 1 sh -c "cat /dev/zero | timeout 20 '$PFI' allocate -"
+grep -q "not text (a NUL byte at offset 0)" "$T/err" && echo "ok   allocate-zero-pipe-says" \
+    || { echo "FAIL allocate-zero-pipe-says"; cat "$T/err"; fail=1; }
 rm -rf "$T"
 exit $fail

@@ -119,4 +119,57 @@ grep_out dry-run-last-line "dry run: nothing stored" "$T/out"
 # A warm-up longer than the capture: said as such, not as a GPU without power.
 check warmup-too-long 1 ingest --dry-run --warmup 100000 --telemetry "$T/smi4.csv"
 grep_out warmup-too-long-says "warmup 100000 s drops all" "$T/err"
+# 7. Binary or endless input through a pipe or device: refused from its first block, not
+# copied to $TMPDIR to its end (timeout: a regression must not hang the test).
+mkdir "$T/spool"
+check zero-device 1 env TMPDIR="$T/spool" timeout 20 "$PFI" ingest --dry-run --telemetry /dev/zero
+grep_out zero-device-says "/dev/zero.*not text (a NUL byte at offset 0)" "$T/err"
+check zero-pipe 1 sh -c "head -c 4000000 /dev/zero | TMPDIR='$T/spool' timeout 20 '$PFI' ingest --dry-run --telemetry /dev/stdin"
+grep_out zero-pipe-says "/dev/stdin.*not text (a NUL byte at offset 0)" "$T/err"
+check zero-endless 1 sh -c "cat /dev/zero | TMPDIR='$T/spool' timeout 20 '$PFI' ingest --dry-run --telemetry -"
+grep_out zero-endless-says "not text (a NUL byte at offset 0)" "$T/err"
+# An endless text stream stops at PFI_MAX_INPUT_BYTES, naming it.
+check endless-limit 1 sh -c "yes '2025/01/01 00:00:00.000, 0, 300.00' | TMPDIR='$T/spool' PFI_MAX_INPUT_BYTES=1M timeout 20 '$PFI' ingest --dry-run --telemetry -"
+grep_out endless-limit-says "more than 1048576 bytes.*PFI_MAX_INPUT_BYTES" "$T/err"
+check limit-bad 2 sh -c "PFI_MAX_INPUT_BYTES=lots '$PFI' ingest --dry-run --telemetry - <'$T/smi4.csv'"
+grep_out limit-bad-says "PFI_MAX_INPUT_BYTES: bad value 'lots'" "$T/err"
+# "-" is the standard input, as for pfi allocate.
+check stdin-dash 0 sh -c "'$PFI' ingest --dry-run --telemetry - <'$T/smi4.csv'"
+grep_out stdin-dash-power "1200" "$T/out"
+# A value forgotten before the next option: said as a missing value, not a bad one.
+check cap-no-value 2 ingest --group g --cap --telemetry "$T/smi4.csv"
+grep_out cap-no-value-says "option '--cap' needs a value" "$T/err"
+# /dev/null and an empty pipe are empty files, as an empty regular file is.
+check empty-regular 1 ingest --dry-run --telemetry "$T/empty.csv"
+grep_out empty-regular-says "1 of 1 telemetry file(s) failed" "$T/err"
+check empty-devnull 1 ingest --dry-run --telemetry /dev/null
+grep_out empty-devnull-says "/dev/null: empty file" "$T/err"
+grep_out empty-devnull-failed "1 of 1 telemetry file(s) failed" "$T/err"
+no_out empty-devnull-no-summary "dry run" "$T/out"
+check empty-pipe 1 sh -c "'$PFI' ingest --dry-run --telemetry - </dev/null"
+grep_out empty-pipe-says "-: empty file" "$T/err"
+# nan is not a number, as inf is: both noted (file:line) and counted missing.
+{ echo "timestamp, index, power.draw [W]"
+  for s in 0 1 2 3; do echo "2025/01/01 00:00:0$s.000, 0, 300.00 W"; done
+  echo "2025/01/01 00:00:04.000, 0, inf"; echo "2025/01/01 00:00:05.000, 0, nan"
+  echo "2025/01/01 00:00:06.000, 0, NaN W"; echo "2025/01/01 00:00:07.000, 0, 300.00 W"
+} >"$T/nan.csv"
+check nan-inf 0 ingest --dry-run --telemetry "$T/nan.csv"
+grep_out nan-inf-inf "nan.csv:6: .*'inf' is not a number" "$T/err"
+grep_out nan-inf-nan "nan.csv:7: .*'nan' is not a number" "$T/err"
+grep_out nan-inf-nan-unit "nan.csv:8: .*'NaN W' is not a number" "$T/err"
+grep_out nan-inf-counted "power_w 5 valid / 3 missing" "$T/out"
+# A capture cut short: a last line without its newline is said (file:line); complete, it is
+# read (mean (4 x 300 + 25) / 5 = 245 W); a field cut off, it is skipped (mean 300 W).
+{ echo "timestamp, index, power.draw [W]"
+  for s in 0 1 2 3; do echo "2025/01/01 00:00:0$s.000, 0, 300.00 W"; done
+} >"$T/cut-base.csv"
+{ cat "$T/cut-base.csv"; printf '2025/01/01 00:00:04.000, 0, 25'; } >"$T/cut.csv"
+check cut-last 0 ingest --dry-run --telemetry "$T/cut.csv"
+grep_out cut-last-says "cut.csv:6: the last line has no newline" "$T/err"
+grep_out cut-last-read "power_w 5 valid / 0 missing / 0 out of range, mean 245.0000 W" "$T/out"
+{ cat "$T/cut-base.csv"; printf '2025/01/01 00:00:04.000, 0'; } >"$T/cut2.csv"
+check cut-field 0 ingest --dry-run --telemetry "$T/cut2.csv"
+grep_out cut-field-says "cut2.csv:6: row has 2 fields, header has 3: skipped" "$T/err"
+grep_out cut-field-dropped "power_w 4 valid / 0 missing / 0 out of range, mean 300.0000 W" "$T/out"
 exit $fail

@@ -186,5 +186,26 @@ sed -n 2p "$WORK/agents" > "$WORK/agents.wall"
 rc=$?
 [ $rc -eq 2 ] && grep -q 'refuses the emulated clock' "$WORK/wallctl.err"
 check $? "pfi control --clock emulated over a wall-clock agent: exit 2 naming it (got $rc)"
+# a missing reading is missing, never 0 W: an emulated-clock agent nobody moves on keeps its
+# first sample, stale after a few seconds; the period table shows '-', the audit log NULL
+# (cluster and job), pfi control status '-'
+sed -n 1p "$WORK/agents" > "$WORK/emu_agents"
+"$PFI" control --agents "$WORK/emu_agents" --budget-w 1000 --period 0.5 --run-for 8 \
+    --db "$WORK/stale.db" > "$WORK/stale.out" 2>&1
+python3 - "$WORK/stale.db" "$WORK/stale.out" <<'PY'
+import re, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+last = c.execute("select id, measured_w from ctl_periods order by id desc limit 1").fetchone()
+jobs = c.execute("select power_w from ctl_jobs where period = ?", (last[0],)).fetchall()
+table = [l.split() for l in open(sys.argv[2]) if re.match(r" +[0-9.]+ +(yes|no) ", l)][-1:]
+ok = last[1] is None and jobs and all(p is None for (p,) in jobs)
+ok &= len(table) == 1 and table[0][3] == "-"
+print(f"  last period: measured_w {last[1]}, jobs' power_w {jobs}, table {table}")
+sys.exit(0 if ok else 1)
+PY
+check $? "stale readings: measured power missing (NULL, '-'), never 0 W"
+"$PFI" control status --db "$WORK/stale.db" > "$WORK/stale.status"
+grep -q '^measured     - ' "$WORK/stale.status" && ! grep -q 'measured  *0 W' "$WORK/stale.status"
+check $? "pfi control status: the stale period's measured power '-'"
 if [ $fail -ne 0 ]; then cat "$WORK/r1.err" "$WORK/r2.err"; fi
 exit $fail

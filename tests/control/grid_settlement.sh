@@ -51,6 +51,61 @@ print(f"  shed {s['energy_shed_kwh']:.4f} kWh, weighted performance {s['weighted
 sys.exit(0 if ok else 1)
 PY
 check $? "baseline, kWh shed and per-job performance and tokens lost as the golden script"
+# per interval: 50-s intervals against 15-s periods (0.25 s x 60), so periods straddle the
+# boundaries: each period's energy split by time overlap, as the golden script's integral
+for iv in 60 50; do
+    "$PFI" report --settlement --json --speed 60 --interval $iv --pre-window 120 "$WORK/s.db" \
+        > "$WORK/i$iv.json" &&
+        /usr/bin/python3 "$SRC/tests/golden/settlement_reference.py" --interval $iv "$WORK/s.db" \
+            60 120 > "$WORK/gi$iv.json"
+    check $? "pfi report --settlement --interval $iv and the golden settlement"
+    python3 - "$WORK/i$iv.json" "$WORK/gi$iv.json" <<'PY'
+import json, math, sys
+s, g = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ok = len(s["intervals"]) == len(g["intervals"]) and s.get("missing_periods") == g["missing_periods"]
+for a, b in zip(s["intervals"], g["intervals"]):
+    for k in ("start_s", "end_s", "target_kwh", "measured_kwh", "shed_kwh", "shed_uncapped_kwh",
+              "missing_periods"):
+        if not math.isclose(a.get(k, math.nan), b[k], rel_tol=1e-6, abs_tol=1e-9):
+            print(f"  interval {b['start_s']:.0f} s {k}: pfi {a.get(k)}, golden {b[k]}")
+            ok = False
+print("  per interval target/measured/shed kWh: " + "; ".join(
+    f"{i['target_kwh']:.4f}/{i['measured_kwh']:.4f}/{i['shed_kwh']:.4f}" for i in s["intervals"]))
+sys.exit(0 if ok else 1)
+PY
+    check $? "--interval $iv: each interval's target, measured and shed kWh as the golden script"
+done
+# missing readings: three event periods' power gone (two NULL, one a stale 0 W from a log
+# written before it was NULL): in no measured or shed sum, counted, each interval as the golden
+cp "$WORK/s.db" "$WORK/m.db"
+python3 - "$WORK/m.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+ids = [r[0] for r in c.execute("select id from ctl_periods where event = 1 order by id")]
+c.execute("update ctl_periods set measured_w = NULL where id in (?, ?)", (ids[3], ids[8]))
+c.execute("update ctl_periods set measured_w = 0 where id = ?", (ids[12],))
+c.commit()
+PY
+"$PFI" report --settlement --json --speed 60 --interval 50 --pre-window 120 "$WORK/m.db" \
+    > "$WORK/m.json" &&
+    /usr/bin/python3 "$SRC/tests/golden/settlement_reference.py" --interval 50 "$WORK/m.db" 60 120 \
+        > "$WORK/gm.json"
+check $? "settlement of a log with missing readings"
+python3 - "$WORK/m.json" "$WORK/gm.json" <<'PY'
+import json, math, sys
+s, g = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ok = s.get("missing_periods") == g["missing_periods"] == 3
+ok &= math.isclose(s["energy_shed_kwh"], g["energy_shed_kwh"], rel_tol=1e-6)
+for a, b in zip(s["intervals"], g["intervals"]):
+    for k in ("measured_kwh", "shed_kwh", "missing_periods"):
+        ok &= math.isclose(a.get(k, math.nan), b[k], rel_tol=1e-6, abs_tol=1e-9)
+print(f"  missing {s.get('missing_periods')}, shed {s['energy_shed_kwh']:.4f} kWh "
+      f"(golden {g['energy_shed_kwh']:.4f})")
+sys.exit(0 if ok else 1)
+PY
+check $? "missing readings: in no sum, counted (3), each interval as the golden script"
+"$PFI" report --settlement --interval 50 --speed 60 "$WORK/m.db" | grep -q '^missing: 3 event periods'
+check $? "the table says how many periods were missing"
 "$PFI" report --settlement "$WORK/s.db" > "$WORK/s.txt"
 grep -q '^weighted performance (by GPUs)' "$WORK/s.txt"
 check $? "the table form"
@@ -86,6 +141,42 @@ printf 'job,tput_tok_s\ndense-a,0\n' > "$WORK/bad.csv"
 "$PFI" report --settlement --reference "$WORK/bad.csv" "$WORK/s.db" > /dev/null 2> "$WORK/bad.err"
 [ $? -eq 1 ] && grep -q "bad.csv:2: tput_tok_s" "$WORK/bad.err"
 check $? "a reference of 0 tokens/s: exit 1 naming the file and line"
+# --reference files that name no job, a job twice, absurd values or a row without its value
+for body in "" 'job,tput_tok_s\n'; do
+    printf "$body" > "$WORK/empty.csv"
+    "$PFI" report --settlement --reference "$WORK/empty.csv" "$WORK/s.db" > /dev/null \
+        2> "$WORK/bad.err"
+    [ $? -eq 1 ] && grep -q "empty.csv: no job of the audit log named" "$WORK/bad.err"
+    check $? "an empty or header-only reference: exit 1 naming the file"
+done
+printf 'job,tput_tok_s\nnobody,100\n' > "$WORK/unk.csv"
+"$PFI" report --settlement --reference "$WORK/unk.csv" "$WORK/s.db" > /dev/null 2> "$WORK/bad.err"
+[ $? -eq 1 ] && grep -q "unk.csv:2: job nobody is not in" "$WORK/bad.err" &&
+    grep -q "unk.csv: no job of the audit log named" "$WORK/bad.err"
+check $? "a reference naming only unknown jobs: a warning each, exit 1"
+printf 'job,tput_tok_s\ndense-a,20000\nnobody,100\n' > "$WORK/unk.csv"
+"$PFI" report --settlement --reference "$WORK/unk.csv" "$WORK/s.db" > "$WORK/unk.txt" \
+    2> "$WORK/bad.err"
+[ $? -eq 0 ] && grep -q "unk.csv:3: job nobody is not in" "$WORK/bad.err" &&
+    grep -q '^  dense-a .* 20000 (given)$' "$WORK/unk.txt" &&
+    grep -q '^  moe-a .*(pre-event)$' "$WORK/unk.txt"
+check $? "one unknown job among known ones: a warning naming its line; the table names each reference"
+printf 'job,tput_tok_s\ndense-a,20000\nmoe-a,100\ndense-a,1\n' > "$WORK/dup.csv"
+"$PFI" report --settlement --reference "$WORK/dup.csv" "$WORK/s.db" > /dev/null 2> "$WORK/bad.err"
+[ $? -eq 1 ] && grep -q "dup.csv:4: job dense-a: also on line 2" "$WORK/bad.err"
+check $? "a job twice in the reference: exit 1 with both lines"
+for v in 1e308 1e-300 -5 inf nan; do
+    printf 'job,tput_tok_s\ndense-a,%s\n' $v > "$WORK/bad.csv"
+    "$PFI" report --settlement --reference "$WORK/bad.csv" "$WORK/s.db" > "$WORK/bad.txt" \
+        2> "$WORK/bad.err"
+    [ $? -eq 1 ] && grep -q "bad.csv:2: tput_tok_s" "$WORK/bad.err" &&
+        ! grep -qiw 'inf\|nan' "$WORK/bad.txt"
+    check $? "a reference of $v tokens/s: exit 1 naming the file and line"
+done
+printf 'job,tput_tok_s\ndense-a\n' > "$WORK/bad.csv"
+"$PFI" report --settlement --reference "$WORK/bad.csv" "$WORK/s.db" > /dev/null 2> "$WORK/bad.err"
+[ $? -eq 1 ] && grep -q "bad.csv:2: tput_tok_s: missing" "$WORK/bad.err"
+check $? "a reference row without its value: the tput_tok_s column named"
 "$PFI" report --settlement --interval 0 "$WORK/s.db" > /dev/null 2>&1
 [ $? -eq 2 ]
 check $? "--interval 0: exit 2"

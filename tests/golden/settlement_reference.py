@@ -18,19 +18,33 @@ lost = sum (ref - min(tput, ref)) dt x speed.
 With REFERENCE.csv (job,tput_tok_s: pfi report --settlement --reference), a job listed there
 has that reference instead.
 
-usage: settlement_reference.py AUDIT.db SPEED PRE_WINDOW_S [REFERENCE.csv]  -> JSON on stdout
+Per interval (--interval S, default 300): the event (first event period's start to the first
+period after it, in event time) cut into S-second intervals from its start, the last one
+shorter; each period's power held over [t, t + dt) x speed and integrated over the part of it
+inside each interval (a period straddling a boundary counts in both, by time): target kWh
+(budget_w), measured kWh, kWh shed against the pre-event level and against ref_w. A period
+without a measured power (NULL, or 0 W: a stale reading) counts in no measured or shed sum
+(nor in the pre-event baseline): missing_periods says how many.
+
+usage: settlement_reference.py [--interval S] AUDIT.db SPEED PRE_WINDOW_S [REFERENCE.csv]
+       -> JSON on stdout
 """
 import csv
 import json
+import math
 import sqlite3
 import sys
 
 
 def main():
-    db, speed, pre_window = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+    args = sys.argv[1:]
+    interval = 300.0
+    if args[:1] == ["--interval"]:
+        interval, args = float(args[1]), args[2:]
+    db, speed, pre_window = args[0], float(args[1]), float(args[2])
     given = {}
-    if len(sys.argv) > 4:
-        given = {r["job"]: float(r["tput_tok_s"]) for r in csv.DictReader(open(sys.argv[4]))}
+    if len(args) > 3:
+        given = {r["job"]: float(r["tput_tok_s"]) for r in csv.DictReader(open(args[3]))}
     c = sqlite3.connect(db)
     run = c.execute("select max(run) from ctl_periods").fetchone()[0]
     try:
@@ -49,19 +63,46 @@ def main():
         last += 1
     start = rows[first][1] * speed
     pre = [(rows[k][4], dts[k]) for k in range(first)
-           if rows[k][1] * speed >= start - pre_window and rows[k][4] is not None]
+           if rows[k][1] * speed >= start - pre_window and (rows[k][4] or 0) > 0]
     pre_w = sum(m * d for m, d in pre) / sum(d for _, d in pre) if pre else None
     shed_pre = shed_unc = 0.0
+    missing = 0
     for k in range(first, last):
         _, t, ev, b, _, ref, _ = rows[k]
         m = rows[k + 1][4] if k + 1 < n else rows[k][4]
-        if m is None:
+        if not (m or 0) > 0:  # missing (NULL, or a stale 0 W): in no sum
+            missing += 1
             continue
         e = dts[k] * speed / 3.6e6
         if pre_w is not None:
             shed_pre += (pre_w - m) * e
         if ref is not None:
             shed_unc += (ref - m) * e
+    end = rows[last][1] * speed if last < n else (rows[last - 1][1] + dts[last - 1]) * speed
+    n_iv = max(1, math.ceil((end - start) / interval - 1e-9))
+    ivs = []
+    for i in range(n_iv):
+        lo, hi = start + i * interval, min(start + (i + 1) * interval, end)
+        iv = {"start_s": lo, "end_s": hi, "target_kwh": 0.0, "measured_kwh": 0.0,
+              "shed_kwh": 0.0 if pre_w is not None else None, "shed_uncapped_kwh": 0.0,
+              "missing_periods": 0}
+        for k in range(first, last):
+            a, b = rows[k][1] * speed, (rows[k][1] + dts[k]) * speed
+            h = (min(b, hi) - max(a, lo)) / 3.6e6  # hours x 1e-3: kWh per W
+            if h <= 0:
+                continue
+            m = rows[k + 1][4] if k + 1 < n else rows[k][4]
+            if rows[k][3] is not None:
+                iv["target_kwh"] += rows[k][3] * h
+            if not (m or 0) > 0:
+                iv["missing_periods"] += 1
+                continue
+            iv["measured_kwh"] += m * h
+            if pre_w is not None:
+                iv["shed_kwh"] += (pre_w - m) * h
+            if rows[k][5] is not None:
+                iv["shed_uncapped_kwh"] += (rows[k][5] - m) * h
+        ivs.append(iv)
     ids = {rows[k][0]: k for k in range(n)}
     jrows = [(ids[pid], job, gpus, ref_pg, tput) for pid, job, gpus, ref_pg, tput in c.execute(
         "select period, job, gpus, ref_tput, tput from ctl_jobs order by period") if pid in ids]
@@ -87,6 +128,8 @@ def main():
         "pre_event_w": pre_w,
         "energy_shed_kwh": shed_pre,
         "energy_shed_uncapped_kwh": shed_unc,
+        "missing_periods": missing,
+        "intervals": ivs,
         "per_job": {name: {"performance": j["tput"] / j["ref"], "tokens_lost": j["lost"]}
                     for name, j in sorted(jobs.items())},
     }

@@ -137,6 +137,11 @@ for i, t in enumerate(range(E + 100, E + 1000, 10)):
     w = 6100 if t < E + 400 else 5100 if t < E + 700 else 4300
     db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, measured_w) VALUES (1, ?, ?, 1, ?)",
                (t - E, t, w))
+# missing readings between them: NULL, and a stale 0 W of a log written before it was NULL;
+# neither is power drawn (the first interval's mean stays 6.1 kW, not 5.9)
+for t, w in ((E + 105, None), (E + 115, 0.0)):
+    db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, measured_w) VALUES (1, ?, ?, 1, ?)",
+               (t - E, t, w))
 db.commit()
 PY
 $PFI openadr poll --vtn "$URL" --program dc-flex --credentials "$T/creds" --epoch "$E" \

@@ -115,6 +115,7 @@ typedef struct cjob {
     char id[PFI_CTL_ID_LEN];
     char cls[32];
     size_t ngpus;
+    size_t n_power; /* of them, with a power reading this period (none: power_w NaN) */
     double power_w, tput;
     double ref_pg_w, ref_tput_pg; /* reference per GPU (draw at original caps, tokens/s) */
     double ref_hist[CTL_REF_WINDOW], tput_hist[CTL_REF_WINDOW]; /* last uncapped readings */
@@ -419,6 +420,7 @@ static void job_reset(cjob *j)
 {
     j->seen = false;
     j->ngpus = 0;
+    j->n_power = 0;
     j->power_w = 0;
     j->tput = NAN;
     j->lo_w = 0;
@@ -1552,6 +1554,7 @@ static pfi_error period_read(pfi_ctl *c, pfi_ctl_report *rep)
  * each job's GPUs, power and cap range. Errors: PFI_ERR_NOMEM. */
 static pfi_error tally_gpus(pfi_ctl *c, period *p, pfi_ctl_report *rep)
 {
+    size_t n_read = 0;
     for (size_t gi = 0; gi < c->ng; gi++) {
         cgpu *g = &c->g[gi];
         if (!g->seen) {
@@ -1565,8 +1568,10 @@ static pfi_error tally_gpus(pfi_ctl *c, period *p, pfi_ctl_report *rep)
             rep->glitch_gpus++;
         if (g->reading == CTL_READING_STALE || g->reading == CTL_READING_GLITCH)
             p->blind = true; /* a missing reading (none offered) was never trusted */
-        if (isfinite(g->power_w))
+        if (isfinite(g->power_w)) {
             p->measured_w += g->power_w;
+            n_read++;
+        }
         if (g->job[0] == '\0') {
             p->unmanaged_w += isfinite(g->power_w) ? g->power_w : g->confirmed_w;
             continue;
@@ -1579,6 +1584,7 @@ static pfi_error tally_gpus(pfi_ctl *c, period *p, pfi_ctl_report *rep)
         j->seen = true;
         j->ngpus++;
         j->power_w += isfinite(g->power_w) ? g->power_w : 0;
+        j->n_power += isfinite(g->power_w);
         /* a reading that is not new (a frozen source repeats itself and looks settled) is
          * no ground to learn a reference on */
         if (g->reading == CTL_READING_STALE || g->reading == CTL_READING_GLITCH)
@@ -1592,6 +1598,13 @@ static pfi_error tally_gpus(pfi_ctl *c, period *p, pfi_ctl_report *rep)
         if (!(g->confirmed_w >= g->original_w - 0.5))
             j->at_ref = false;
     }
+    /* no GPU read (every agent silent or refusing, every reading stale): the power is
+     * missing, never 0 W drawn */
+    if (n_read == 0)
+        p->measured_w = NAN;
+    for (size_t i = 0; i < c->nj; i++)
+        if (c->j[i].seen && c->j[i].n_power == 0)
+            c->j[i].power_w = NAN;
     return PFI_OK;
 }
 

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -156,7 +157,7 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
     for (size_t k = 0; k < a; k++) {
         double dt = period_dt(p, n, k);
         if (p[k].t * sp >= s->event_start_s - o->pre_window_s && isfinite(p[k].measured) &&
-            !(p[k].lead > 0)) {
+            p[k].measured > 0 && !(p[k].lead > 0)) {
             sum += (p[k].measured + ng) * dt;
             w += dt;
         }
@@ -187,27 +188,43 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
         pt->target_w = p[k].budget + ng;
         /* a row's power is read at its tick, before its caps: the power during period k
            is what the next period read */
-        pt->measured_w = (k + 1 < n ? p[k + 1].measured : p[k].measured) + ng;
-        pt->uncapped_w = p[k].ref + ng;
+        /* a missing reading (NULL; 0 W: a stale one in a log written before it was NULL) is
+         * missing: in no measured or shed sum, never 0 W drawn */
         double raw = k + 1 < n ? p[k + 1].measured : p[k].measured;
-        n_read += isfinite(raw) && raw > 0;
-        size_t i = (size_t)((t - s->event_start_s) / o->interval_s);
-        if (i >= ni)
-            i = ni - 1;
-        pfi_grid_settle_interval *iv = &s->intervals[i];
-        double kwh = dt * sp / 3.6e6;
-        if (isfinite(pt->measured_w)) {
-            iv->measured_kwh += pt->measured_w * kwh;
-            if (isfinite(s->pre_event_w))
-                iv->shed_pre_kwh += (s->pre_event_w - pt->measured_w) * kwh;
-            if (isfinite(pt->uncapped_w)) {
-                iv->shed_uncapped_kwh += (pt->uncapped_w - pt->measured_w) * kwh;
-                unc_e += pt->uncapped_w * dt;
-                unc_t += dt;
+        bool have = isfinite(raw) && raw > 0;
+        pt->measured_w = have ? raw + ng : NAN;
+        pt->uncapped_w = p[k].ref + ng;
+        n_read += have;
+        s->missing_periods += !have;
+        /* the period's energy split across the intervals it overlaps, by time (a period
+         * longer than an interval, or straddling a boundary, counts in each) */
+        double p0 = t, p1 = t + dt * sp;
+        size_t i0 = p1 > p0 ? (size_t)fmax(0, floor((p0 - s->event_start_s) / o->interval_s)) : ni;
+        for (size_t i = i0; i < ni; i++) {
+            pfi_grid_settle_interval *iv = &s->intervals[i];
+            if (iv->start_s >= p1)
+                break;
+            /* the last interval takes any of the period past the event's end */
+            double hi = i + 1 == ni ? p1 : fmin(p1, iv->end_s);
+            double ov = hi - fmax(p0, iv->start_s);
+            if (!(ov > 0))
+                continue;
+            iv->missing_periods += !have;
+            double kwh = ov / 3.6e6;
+            if (isfinite(pt->measured_w)) {
+                iv->measured_kwh += pt->measured_w * kwh;
+                if (isfinite(s->pre_event_w))
+                    iv->shed_pre_kwh += (s->pre_event_w - pt->measured_w) * kwh;
+                if (isfinite(pt->uncapped_w))
+                    iv->shed_uncapped_kwh += (pt->uncapped_w - pt->measured_w) * kwh;
             }
+            if (isfinite(pt->target_w))
+                iv->target_kwh += pt->target_w * kwh;
         }
-        if (isfinite(pt->target_w))
-            iv->target_kwh += pt->target_w * kwh;
+        if (isfinite(pt->measured_w) && isfinite(pt->uncapped_w)) {
+            unc_e += pt->uncapped_w * dt;
+            unc_t += dt;
+        }
         if (t - s->event_start_s < o->skip_s || !isfinite(pt->target_w) ||
             !isfinite(pt->measured_w)) {
             run = 0;

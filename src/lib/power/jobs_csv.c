@@ -844,6 +844,9 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
     return ordered_end(s, PFI_OK);
 }
 
+/* The first bytes looked at for a NUL (binary input) before reading on. */
+#define JOBS_SNIFF_BYTES ((size_t)64 << 10)
+
 /* The most bytes a jobs file may have (more: PFI_ERR_LIMIT). */
 #define PFI_JOBS_MAX_BYTES ((size_t)1 << 32)
 
@@ -863,6 +866,18 @@ static pfi_error slurp(FILE *stream, const char *name, char **out, size_t *n, pf
             return PFI_ERR_NOMEM;
         errno = 0;
         size_t got = fread(buf + len, 1, cap - len, stream);
+        /* A NUL in the first block: binary (/dev/zero, an archive), refused before the
+           rest is read (without end from a device or an endless pipe). */
+        if (len < JOBS_SNIFF_BYTES) {
+            size_t end = len + got < JOBS_SNIFF_BYTES ? len + got : JOBS_SNIFF_BYTES;
+            const char *nul = memchr(buf + len, '\0', end - len);
+            if (nul != NULL) {
+                size_t at = (size_t)(nul - buf);
+                pfi_free(buf);
+                return fail(d, name, 0, NULL, PFI_ERR_PARSE,
+                            "not text (a NUL byte at offset %zu): is this a jobs file?", at);
+            }
+        }
         len += got;
         if (got == 0) {
             if (ferror(stream)) {

@@ -28,6 +28,7 @@ typedef struct tm_lines {
     bool started; /* the first bytes were looked at for a byte order mark */
     int err;      /* errno of a failed read, 0 */
     long line;    /* lines handed out; on PFI_ERR_LINE_TOO_LONG, the long line's number */
+    bool cut;     /* the line last handed out ended the input without a newline */
 } tm_lines;
 
 /* Every line handed out is followed by at least TM_LINE_PAD readable bytes (the rest of the

@@ -47,6 +47,7 @@ pfi_error tm_lines_next(tm_lines *r, const char **s, size_t *n, bool *eof)
             if (len > 0 && start[len - 1] == '\r')
                 len--;
             r->line++;
+            r->cut = nl == NULL;
             *s = start;
             *n = len;
             *eof = false;

@@ -787,6 +787,15 @@ static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t
 }
 #endif
 
+/* Whether x is a NaN spelling ("nan", "NaN", "-nan", ...): not a number, though the core
+ * takes it as a missing token; a reader that prints it met a bug, said as inf is. */
+static bool nan_word(span x)
+{
+    size_t i = x.n > 0 && (x.s[0] == '-' || x.s[0] == '+') ? 1 : 0;
+    return x.n - i == 3 && (x.s[i] | 0x20) == 'n' && (x.s[i + 1] | 0x20) == 'a' &&
+           (x.s[i + 2] | 0x20) == 'n';
+}
+
 /* A value cell x of column i with a unit after its number (from its first blank, b, as the
  * fast paths split it): the unit must agree with the header's; mW under [W] is converted
  * (noted once per column), another unit rejects the cell (noted once per column), a blank
@@ -798,6 +807,8 @@ static pfi_value_status csv_cell_with_unit(pfi_telemetry *tm, csv_state *st, siz
     span num = {x.s, b};
     span unit = span_trim((span){x.s + b + 1, x.n - num.n - 1});
     pfi_value_status vs = tm_number(num.s, num.n, v);
+    if (vs == PFI_VALUE_MISSING && nan_word(num))
+        return PFI_VALUE_INVALID;
     if (vs == PFI_VALUE_OK && !span_eq(unit, col->unit)) {
         if (span_eq(unit, "mW") && strcmp(col->unit, "W") == 0) {
             *v /= 1000.0; /* explicit conversion, never a silent rescale */
@@ -843,6 +854,8 @@ static pfi_value_status csv_cell(pfi_telemetry *tm, csv_state *st, size_t i, spa
     size_t b = tm_find_blank(x.s, 0, x.n);
     pfi_value_status vs =
         b < x.n ? csv_cell_with_unit(tm, st, i, x, b, v, name, line) : tm_number(x.s, x.n, v);
+    if (vs == PFI_VALUE_MISSING && nan_word(x))
+        vs = PFI_VALUE_INVALID; /* noted as inf is, and missing */
     if (vs == PFI_VALUE_INVALID) {
         char q[TM_QUOTE_LEN], c[TM_QUOTE_LEN];
         const char *src = tm->fields[st->cols[i].field].source;
@@ -1030,6 +1043,15 @@ pfi_error tm_read_smi_csv(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_
             return e;
         if (eof)
             break;
+        /* A capture cut short (the tool killed mid-write): a last line without its newline
+           is read as it is when its fields are all there (fewer: skipped, as any short
+           row), but said, since its last value may be cut ("25" of "250.00 W"). */
+        span tail = span_trim((span){s, n});
+        if (r->cut && tail.n > 0)
+            tm_note(tm,
+                    "%s:%ld: the last line has no newline (a capture cut short?): its last "
+                    "value may be cut",
+                    name, r->line);
         if ((e = csv_line(tm, &st, s, n, r->line, name, diag)) != PFI_OK)
             return e;
     }
