@@ -7,8 +7,9 @@
  *   optional, per job (the first non-empty cell of the job's rows counts): class, gpus,
  *             weight (objective weight), floor (SLA: keep this fraction of the reference
  *             throughput), pfi (estimated PFI), feature (raw telemetry), cap_min_w, cap_max_w,
- *             band (priority band, a number: higher is kept longer; pfi/topology.h), node
- *             (the topology level the job runs under; one per job: two differ is an error)
+ *             band (priority band, a whole number: higher is kept longer; pfi/topology.h),
+ *             node (the topology level the job runs under; one per job: two differ is an
+ *             error; so are two classes or two gpus counts of one job)
  * A job's rows need not be adjacent; jobs keep the order of their first row. Empty cells and
  * the missing markers of pfi/value.h are missing (NaN), never zero. Points are sorted by cap;
  * two points at one cap are an error. Monotonicity is not checked here (pfi/curve.h).
@@ -28,6 +29,16 @@ extern "C" {
 
 /* Most jobs and points in one file (more is PFI_ERR_LIMIT). */
 #define PFI_JOBS_MAX_POINTS 50000000
+/* The bounds a row is held to (PFI_ERR_VALUE above them, naming line and column): a per-GPU
+   cap (cap_w, cap_min_w, cap_max_w) or a job's power_w over its gpus (1 when absent) above
+   PFI_JOBS_MAX_GPU_W watts is not a physical power; gpus a whole number 1 ..
+   PFI_JOBS_MAX_GPUS; band a whole number 0 .. PFI_JOBS_MAX_BAND. */
+#define PFI_JOBS_MAX_GPU_W 100000.0
+#define PFI_JOBS_MAX_GPUS 1000000
+#define PFI_JOBS_MAX_BAND 1000000
+/* The most tokens/s a job's row may give (1e15: far above any cluster; above, a typo or an
+   overflow that would fill the table with digits). */
+#define PFI_JOBS_MAX_TPUT 1e15
 
 /* pfi_jobs — owned (pfi_jobs_destroy); arrays as in pfi_alloc_jobs, n entries per job. */
 typedef struct pfi_jobs {
@@ -42,6 +53,7 @@ typedef struct pfi_jobs {
     double *band;    /* [n], NaN absent */
     char **node;     /* [n], NULL when absent */
     long *node_line; /* [n], the jobs file line of each job's first node cell, 0 when absent */
+    long *line;      /* [n], the jobs file line of each job's first row */
     /* private */
     size_t cap_jobs, cap_points;
     void *strings; /* the blocks that hold name, job_class and node's strings */

@@ -167,10 +167,12 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  *
  * Infeasible: when a level's limit (or the budget) is below the least its jobs can take at
  * their lowest caps, every job stays at its lowest cap, r->feasible is false, and diag says
- * which level (name, line). Errors: PFI_ERR_INVALID_ARGUMENT (as pfi_allocate; a parent or
- * job level out of range; tr or r sized differently; a limit < 0 or NaN), PFI_ERR_NOMEM.
- * Cost: about one pfi_allocate when the flat optimum holds; otherwise that plus O(S) for S
- * envelope segments (a radix sort), times the tree's depth for the walk.
+ * which level (name, line); r->shortfall_w (W) is the budget's shortfall, or, when the budget
+ * holds, the most any level's limit is below what its jobs take (in its kind). Errors:
+ * PFI_ERR_INVALID_ARGUMENT (as pfi_allocate; a parent or job level out of range; tr or r sized
+ * differently; a limit < 0 or NaN), PFI_ERR_NOMEM. Cost: about one pfi_allocate when the flat
+ * optimum holds; otherwise that plus O(S) for S envelope segments (a radix sort), times the
+ * tree's depth for the walk.
  */
 pfi_error pfi_allocate_tree(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
                             const pfi_alloc_tree *t, pfi_alloc_result *r, pfi_alloc_tree_result *tr,

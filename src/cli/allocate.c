@@ -36,7 +36,7 @@ static void usage(FILE *f)
             "by isotonic regression (pool adjacent violators) unless --no-repair.\n"
             "\n"
             "budget (one of):\n"
-            "  --budget-w W           cluster budget in watts\n"
+            "  --budget-w W           cluster budget in watts (0 to 1e12)\n"
             "  --budget-kind K        measured (default): predicted drawn power <= budget;\n"
             "                         reserve: the sum of the caps (GPUs x cap) <= budget\n"
             "  --reduction R          shed R of the jobs' uncapped power: a fraction (0.3) or a\n"
@@ -129,9 +129,12 @@ static void json_str(FILE *f, const char *s)
 }
 
 /* The power tree of --topology (or a reserve budget alone): the levels, each job's level,
- * and what the allocation left at each level. on: the tree allocator ran. */
+ * and what the allocation left at each level. on: the tree allocator ran and the output shows
+ * the tree's figures; bands: the tree allocator ran on the site budget alone only because the
+ * jobs are in more than one priority band (the flat allocator has no bands), the output is
+ * the flat one's. */
 typedef struct tree_ctx {
-    bool on;
+    bool on, bands;
     pfi_topology *topo;
     size_t *job_node;
     pfi_alloc_tree t;
@@ -189,6 +192,14 @@ static void write_levels(FILE *f, const tree_ctx *tc)
                 tc->tr.reserve_w[a], tc->tr.drawn_w[a], tc->tr.binding[a] ? "yes" : "no");
 }
 
+/* Infeasible at a level of the tree while the site budget holds (the shortfall is then the
+ * most a level's limit is over, and the library's warning names it). */
+static bool level_short(const pfi_alloc_result *r, const tree_ctx *tc, pfi_limit_kind kind)
+{
+    double site = kind == PFI_LIMIT_RESERVE ? tc->tr.site_reserve_w : tc->tr.site_drawn_w;
+    return !r->feasible && (tc->on || tc->bands) && site <= r->budget_w * (1 + 1e-9) + 1e-9;
+}
+
 static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, const tree_ctx *tc,
                           pfi_limit_kind kind)
 {
@@ -207,9 +218,11 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
         snprintf(red_text, sizeof red_text, "%.1f%% reduction", red);
     fprintf(f, "budget %.1f W of %.1f W uncapped (%s); lowest possible %.1f W\n", r->budget_w,
             r->ref_power_w, red_text, r->min_power_w);
-    if (!r->feasible && isnan(r->shortfall_w))
-        fprintf(f, "INFEASIBLE: a level's limit is below the least its jobs can take (see the "
-                   "warning); every job is at its lowest cap\n");
+    if (level_short(r, tc, kind))
+        fprintf(f,
+                "INFEASIBLE: a level's limit is below the least its jobs can take, by %.1f W "
+                "at the most (see the warning); every job is at its lowest cap\n",
+                r->shortfall_w);
     else if (!r->feasible)
         fprintf(f,
                 "INFEASIBLE: the jobs draw at least %.1f W at their lowest caps, %.1f W over "
@@ -493,7 +506,7 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->o.budget_w,
          .lo = 0,
-         .hi = HUGE_VAL,
+         .hi = 1e12, /* a terawatt: no site draws more; above, a typo or an overflow */
          .given = &a->have_budget},
         {.c = OPT_CAP_STEP,
          .kind = CLI_OPT_DOUBLE,
@@ -617,9 +630,17 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
 static int load_tree(const allocate_args *a, const pfi_jobs *J, tree_ctx *tc, pfi_diag *d)
 {
     memset(tc, 0, sizeof *tc);
-    if (a->topology == NULL && a->budget_kind == PFI_LIMIT_MEASURED)
-        return PFI_EXIT_OK;
-    tc->on = true;
+    if (a->topology == NULL && a->budget_kind == PFI_LIMIT_MEASURED) {
+        /* jobs in more than one band (absent: band 0): a one-level tree, the site budget as
+           its only level, so that every strategy cuts the lowest band first */
+        double b0 = J->n > 0 && isfinite(J->band[0]) ? J->band[0] : 0;
+        for (size_t j = 1; j < J->n && !tc->bands; j++)
+            tc->bands = (isfinite(J->band[j]) ? J->band[j] : 0) != b0;
+        if (!tc->bands)
+            return PFI_EXIT_OK;
+    } else {
+        tc->on = true;
+    }
     if (a->topology != NULL) {
         pfi_error e = pfi_topology_read(a->topology, &tc->topo, d);
         if (e != PFI_OK) {
@@ -695,10 +716,10 @@ static int run_allocation(const allocate_args *a, const pfi_jobs *J, const unsig
     pfi_error e = pfi_alloc_result_init(r, J->n);
     pfi_diag_clear(d);
     if (e == PFI_OK)
-        e = tc->on ? pfi_allocate_tree(&v, &a->o, &tc->t, r, &tc->tr, d)
-                   : pfi_allocate(&v, &a->o, r, d);
+        e = tc->on || tc->bands ? pfi_allocate_tree(&v, &a->o, &tc->t, r, &tc->tr, d)
+                                : pfi_allocate(&v, &a->o, r, d);
     if (e == PFI_OK) {
-        if (tc->on && !r->feasible && d->message[0] != '\0')
+        if ((tc->on || tc->bands) && !r->feasible && d->message[0] != '\0')
             cli_error("warning: %s", d->message);
         return PFI_EXIT_OK;
     }
@@ -728,7 +749,8 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
     }
-    if (!r->feasible && isfinite(r->shortfall_w) && r->shortfall_w > 0)
+    if (!r->feasible && isfinite(r->shortfall_w) && r->shortfall_w > 0 &&
+        !level_short(r, tc, a->budget_kind))
         cli_error("warning: the budget cannot be met: %.1f W short", r->shortfall_w);
     return rc;
 }
@@ -758,6 +780,28 @@ static int check_cap_step(const allocate_args *a, const pfi_jobs *J)
         "--cap-step %g W is larger than every job's cap range: it would hold every job at "
         "its lowest or its top cap; give at most %g W (job '%s' spans that) or 0 (continuous)",
         step, widest, J->name[wj]);
+}
+
+/* The per-job values the strategy needs (raw-telemetry: a feature >= 0; pfi-weighted and
+ * pfi-model: a PFI estimate > 0), refused naming the file, the job's first line, the column and
+ * the job, before the library's check (which knows only the job's index). An exit code. */
+static int check_needs(const allocate_args *a, const pfi_jobs *J)
+{
+    pfi_strategy st = a->o.strategy;
+    bool feature = st == PFI_STRATEGY_RAW_TELEMETRY;
+    bool pfi = st == PFI_STRATEGY_PFI_WEIGHTED || st == PFI_STRATEGY_PFI_MODEL;
+    for (size_t j = 0; j < J->n && (feature || pfi); j++) {
+        double v = feature ? J->feature[j] : J->pfi[j];
+        if (feature ? v >= 0 && isfinite(v) : v > 0 && isfinite(v))
+            continue;
+        cli_error("%s:%ld: %s: job '%s': strategy %s needs a %s (%s)",
+                  strcmp(a->input, "-") == 0 ? "(stdin)" : a->input, J->line[j],
+                  feature ? "feature" : "pfi", J->name[j], pfi_strategy_name(st),
+                  feature ? "feature value >= 0" : "PFI estimate > 0",
+                  isnan(v) ? "none in the job's rows" : "it is 0");
+        return PFI_EXIT_DATA;
+    }
+    return PFI_EXIT_OK;
 }
 
 /* The heap the command will use for a jobs file at path (about 2.6 times its size at 100 000
@@ -809,7 +853,7 @@ int cmd_allocate(int argc, char **argv)
     if (e != PFI_OK)
         return cli_report(e, &d);
     unsigned char *deep = NULL;
-    if ((rc = check_cap_step(&a, J)) != PFI_EXIT_OK) {
+    if ((rc = check_cap_step(&a, J)) != PFI_EXIT_OK || (rc = check_needs(&a, J)) != PFI_EXIT_OK) {
         pfi_jobs_destroy(J);
         return rc;
     }

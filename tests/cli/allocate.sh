@@ -73,6 +73,13 @@ check allocate-budget-kind-bad 2 "$PFI" allocate --budget-kind metered "$J"
 printf 'feed site - 20000\nrack r1 site 2000\nrack r2 site 9000\n' >"$T/tight.txt"
 check allocate-tree-infeasible 0 "$PFI" allocate --topology "$T/tight.txt" "$JT"
 grep_out allocate-tree-infeasible-msg "INFEASIBLE: a level's limit"
+# the shortfall of a level, not the budget: r1's jobs take 3200 W of reserve at their lowest
+# caps (dense-pt and moe-ft, 8 GPUs x 200 W each), 1200 W over its 2000 W; a number in JSON
+grep_out allocate-tree-infeasible-by "by 1200.0 W at the most"
+for st in oracle equal; do
+    check "allocate-tree-infeasible-json-$st" 0 "$PFI" allocate --topology "$T/tight.txt" --strategy "$st" --format json "$JT"
+    grep_out "allocate-tree-infeasible-json-$st-shortfall" '"feasible": false, "shortfall_w": 1200,'
+done
 grep -q "level 'r1' (line 2): its reserve limit 2000.0 W is below the least its jobs can take at their lowest caps (3200.0 W)" "$T/err" \
     && echo "ok   allocate-tree-infeasible-level" || { echo "FAIL allocate-tree-infeasible-level"; cat "$T/err"; fail=1; }
 printf 'feed site - 20000\nrack r1 site 2000\nrack r1 site 9000\n' >"$T/dup.txt"
@@ -152,6 +159,58 @@ for kb in "measured 14420" "measured 6400" "measured 9000" "reserve 6400" "reser
     [ -z "$bad" ] && echo "ok   allocate-cap-step-feasible-$1-$2" \
         || { echo "FAIL allocate-cap-step-feasible-$1-$2: $(echo $bad | head -c 300)"; fail=1; }
 done
+# Priority bands without --topology (a one-level tree, the site budget its only level): every
+# strategy cuts band 0 (moe-pt, 16 GPUs x 200 W = 3200 W at its lowest) before band 1 (moe-ft)
+# and band 2 (dense-pt, 5200 W at its top). By hand: 50% of 20600 W is 10300 W, so moe-pt at
+# 3200, dense-pt at 5200 and moe-ft at 10300 - 3200 - 5200 = 1900 W; 30% is 14420 W, all
+# from moe-pt: 10400 - 6180 = 4220 W, the other two uncut.
+for st in oracle equal pfi-model fair-headroom; do
+    check "allocate-bands-$st-50" 0 "$PFI" allocate --strategy "$st" --reduction 50% --format json "$JT"
+    python3 - "$T/out" <<'PY' && echo "ok   allocate-bands-$st-50-order" || { echo "FAIL allocate-bands-$st-50-order"; cat "$T/out"; fail=1; }
+import json, sys
+j = {x["job"]: x for x in json.load(open(sys.argv[1]))["jobs"]}
+assert abs(j["moe-pt"]["cap_w"] - 200) < 1e-6 and abs(j["moe-pt"]["power_w"] - 3200) < 1e-6, j
+assert abs(j["dense-pt"]["shed_w"]) < 1e-6 and abs(j["dense-pt"]["power_w"] - 5200) < 1e-6, j
+assert abs(j["moe-ft"]["power_w"] - 1900) < 1e-6, j
+PY
+    check "allocate-bands-$st-30" 0 "$PFI" allocate --strategy "$st" --reduction 30% --format json "$JT"
+    python3 - "$T/out" <<'PY' && echo "ok   allocate-bands-$st-30-order" || { echo "FAIL allocate-bands-$st-30-order"; cat "$T/out"; fail=1; }
+import json, sys
+j = {x["job"]: x for x in json.load(open(sys.argv[1]))["jobs"]}
+assert abs(j["moe-pt"]["power_w"] - 4220) < 1e-6, j
+assert abs(j["dense-pt"]["shed_w"]) < 1e-6 and abs(j["moe-ft"]["shed_w"]) < 1e-6, j
+PY
+done
+# --explain reads the band-held job on its own curve: moe-pt at 4220 W sheds 6180 of 10400 W
+# (59.4%), between caps 200 and 500 (slope (105000-60000)/(8000-3200) = 9.375 both sides)
+check allocate-bands-explain 0 "$PFI" allocate --explain --strategy equal --reduction 30% "$JT"
+grep_out allocate-bands-explain-why "moe-pt .* 9.375       9.375  sheds 59.4% of its power"
+# The jobs file's checks: file:line:column and the job; a job's class or gpus given twice,
+# differently, names both lines; gpus and band whole numbers; no band "nan"; no unphysical power
+bad_input() { # bad_input NAME CSV_TEXT PATTERN [STRATEGY]: exit 1, stderr matches
+    printf "$2" >"$T/in.csv"
+    check "allocate-input-$1" 1 "$PFI" allocate --strategy "${4:-oracle}" "$T/in.csv"
+    grep -q -- "$3" "$T/err" && echo "ok   allocate-input-$1-msg" \
+        || { echo "FAIL allocate-input-$1-msg: no '$3'"; cat "$T/err"; fail=1; }
+}
+H='job,class,gpus,cap_w,power_w,tput_tok_s,band,feature\n'
+bad_input class-twice "${H}a,x,1,200,200,10,,\nb,x,1,200,200,10,,\na,y,1,300,300,12,,\n" \
+    "in.csv:4: .*class.*job 'a': class 'x' at line 2, 'y' at line 4"
+bad_input gpus-twice "${H}a,x,2,200,400,10,,\nb,x,1,200,200,10,,\na,x,4,300,1200,12,,\n" \
+    "in.csv:4: .*gpus.*job 'a': gpus 2 at line 2, 4 at line 4"
+bad_input gpus-fraction "${H}a,x,2.5,200,500,10,,\n" "in.csv:2: .*gpus.*2.5: must be a whole number"
+bad_input gpus-zero "${H}a,x,1,200,200,10,,\nb,x,0,200,200,10,,\n" "in.csv:3: .*gpus.*0: must be a whole number of GPUs, 1 to"
+bad_input band-nan "${H}a,x,1,200,200,10,nan,\n" "in.csv:2: .*band.*'nan' is not a number"
+bad_input band-fraction "${H}a,x,1,200,200,10,1.5,\n" "in.csv:2: .*band.*1.5: must be a whole number"
+bad_input power-huge "${H}a,x,8,200,1e308,10,,\n" "in.csv:2: .*power_w.*job 'a': 1e+308 W is above 100000 W a GPU"
+bad_input power-per-gpu "${H}a,x,2,200,200001,10,,\n" "in.csv:2: .*power_w.*job 'a': 200001 W is above 100000 W a GPU (2 GPUs)"
+bad_input tput-huge "${H}a,x,1,200,200,1e308,,\n" "in.csv:2: .*tput_tok_s.*1e+308 tokens/s: above 1e+15"
+bad_input cap-huge "${H}a,x,1,1e308,200,10,,\n" "in.csv:2: .*cap_w.*per-GPU cap above 100000 W"
+bad_input feature-none "${H}a,x,1,200,200,10,,1\na,x,1,300,300,12,,\nb,x,1,200,200,10,,\n" \
+    "in.csv:4: feature: job 'b': strategy raw-telemetry needs a feature value >= 0" raw-telemetry
+bad_input pfi-none "${H}a,x,1,200,200,10,,\n" "in.csv:2: pfi: job 'a': strategy pfi-weighted needs a PFI estimate > 0" pfi-weighted
+check allocate-budget-huge 2 "$PFI" allocate --budget-w 1e308 "$J"
+check allocate-budget-bound 0 "$PFI" allocate --budget-w 1e12 "$J"
 check allocate-bad-strategy 2 "$PFI" allocate --strategy nope "$J"
 check allocate-missing-file 1 "$PFI" allocate /nonexistent.csv
 printf 'job,cap_w,power_w\na,1,2\n' >"$T/bad.csv"

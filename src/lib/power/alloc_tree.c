@@ -1206,6 +1206,10 @@ static pfi_error alloc_tree_bands(const pfi_alloc_jobs *J, const pfi_alloc_optio
         if (d != NULL)
             pfi_diag_clear(d);
     }
+    /* the marginals on each job's own curve at its cap: a band pass's allocation pinned the
+       other bands, so its marginals said 'at the lowest cap' of a job above it */
+    for (size_t j = 0; j < J->n; j++)
+        tree_marginals(J, j, r);
     r->method = "tree: the strategy's allocation, each priority band in turn (highest first, "
                 "the lower bands at their lowest caps), then each level over its limit "
                 "(deepest first) reallocated among its jobs by the same strategy";
@@ -1232,7 +1236,8 @@ static bool tree_has_bands(const pfi_alloc_jobs *J, const pfi_alloc_tree *t)
     return false;
 }
 
-pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+/* The allocation of pfi_allocate_tree_ws, by strategy (its shortfall set after). */
+static pfi_error tree_dispatch(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                                const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
                                pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
 {
@@ -1278,6 +1283,29 @@ pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options 
     if (oracle)
         return tree_oracle(J, o, t, ws, r, tr, d);
     return alloc_tree_heuristic(J, o, t, r, tr, d);
+}
+
+pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+                               const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
+                               pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
+{
+    pfi_error e = tree_dispatch(J, o, t, ws, r, tr, d);
+    if (e != PFI_OK || r->feasible)
+        return e;
+    double site = t->budget_kind == PFI_LIMIT_RESERVE ? tr->site_reserve_w : tr->site_drawn_w;
+    if (site > r->budget_w * (1 + 1e-9) + 1e-9)
+        return e; /* the budget's own shortfall */
+    /* infeasible at a level, not at the site budget: the shortfall is the most any limit is
+       over, in its kind, with every job under it at its lowest cap (was NaN, 0 or a rounding
+       residue of the budget's) */
+    double most = r->shortfall_w > 0 ? r->shortfall_w : 0;
+    for (size_t a = 0; a < t->n_nodes; a++) {
+        double used = t->kind[a] == PFI_LIMIT_RESERVE ? tr->reserve_w[a] : tr->drawn_w[a];
+        if (isfinite(t->limit_w[a]) && used - t->limit_w[a] > most)
+            most = used - t->limit_w[a];
+    }
+    r->shortfall_w = most;
+    return e;
 }
 
 pfi_error pfi_allocate_tree(const pfi_alloc_jobs *J, const pfi_alloc_options *o,

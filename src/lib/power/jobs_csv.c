@@ -96,6 +96,7 @@ void pfi_jobs_destroy(pfi_jobs *j)
     str_blocks_free(j->strings);
     pfi_free(j->node);
     pfi_free(j->node_line);
+    pfi_free(j->line);
     pfi_free(j->name);
     pfi_free(j->job_class);
     pfi_free(j->offset);
@@ -188,8 +189,10 @@ typedef struct reader_state {
                                   NaN for every job, shared by the columns the file lacks */
     bool has_jobv[N_JOBV + 1]; /* the header has the column (the last: it lacks one) */
     char **cls, **node;
-    long *node_line; /* the line of each job's first node cell, 0 none */
-    size_t *first;   /* ordered: each job's first row */
+    long *node_line;            /* the line of each job's first node cell, 0 none */
+    long *cls_line, *gpus_line; /* the line of each job's first class / gpus cell, 0 none */
+    long *job_line;             /* the line of each job's first row */
+    size_t *first;              /* ordered: each job's first row */
     size_t cap_jobv;
     /* ordered: rows are taken on the promise that each job's rows are adjacent and rise in
        cap (row_job, row_line not kept; the row arrays are the result); a row that breaks it
@@ -253,6 +256,15 @@ static pfi_error job_new(reader_state *s, const char *name, size_t len, size_t *
     if (!grow((void **)&s->node_line, &c, need, sizeof(long)))
         return PFI_ERR_NOMEM;
     c = old;
+    if (!grow((void **)&s->cls_line, &c, need, sizeof(long)))
+        return PFI_ERR_NOMEM;
+    c = old;
+    if (!grow((void **)&s->job_line, &c, need, sizeof(long)))
+        return PFI_ERR_NOMEM;
+    c = old;
+    if (!grow((void **)&s->gpus_line, &c, need, sizeof(long)))
+        return PFI_ERR_NOMEM;
+    c = old;
     if (!grow((void **)&s->first, &c, need, sizeof(size_t)))
         return PFI_ERR_NOMEM;
     s->names[s->n_names] = str_copy(&s->strings, name, len);
@@ -264,6 +276,9 @@ static pfi_error job_new(reader_state *s, const char *name, size_t len, size_t *
     s->cls[s->n_names] = NULL;
     s->node[s->n_names] = NULL;
     s->node_line[s->n_names] = 0;
+    s->cls_line[s->n_names] = 0;
+    s->job_line[s->n_names] = 0;
+    s->gpus_line[s->n_names] = 0;
     s->first[s->n_names] = s->n_rows;
     *out = s->n_names++;
     return PFI_OK;
@@ -310,10 +325,14 @@ static void state_free(reader_state *s, bool keep_names)
         pfi_free(s->cls);
         pfi_free(s->node);
         pfi_free(s->node_line);
+        pfi_free(s->job_line);
         for (int k = 0; k <= N_JOBV; k++)
             pfi_free(s->jobv[k]);
     }
     pfi_free(s->first);
+    pfi_free(s->cls_line);
+    pfi_free(s->gpus_line);
+    s->cls_line = s->gpus_line = NULL;
     pfi_free(s->table);
     pfi_free(s->row_job);
     pfi_free(s->row_c);
@@ -439,6 +458,41 @@ static pfi_error ordered_end(reader_state *s, pfi_error e)
     return e;
 }
 
+/* Whether text[0..n) is only blanks. */
+static bool blank(const char *text, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (text[i] != ' ' && text[i] != '\t')
+            return false;
+    return true;
+}
+
+/* The checks of one row's numbers v[N_COLS] (NaN absent) that need no other row: gpus a whole
+   number >= 1, band a whole number <= PFI_JOBS_MAX_BAND, the caps at most PFI_JOBS_MAX_GPU_W,
+   the throughput at most PFI_JOBS_MAX_TPUT. */
+static pfi_error row_bounds(const double *v, long line, const char *name, pfi_diag *d)
+{
+    if (!isnan(v[C_GPUS]) &&
+        (!(v[C_GPUS] >= 1) || v[C_GPUS] != floor(v[C_GPUS]) || v[C_GPUS] > PFI_JOBS_MAX_GPUS))
+        return fail(d, name, line, "gpus", PFI_ERR_VALUE,
+                    "%g: must be a whole number of GPUs, 1 to %d", v[C_GPUS], PFI_JOBS_MAX_GPUS);
+    if (!isnan(v[C_BAND]) && (v[C_BAND] != floor(v[C_BAND]) || v[C_BAND] > PFI_JOBS_MAX_BAND))
+        return fail(d, name, line, "band", PFI_ERR_VALUE,
+                    "%g: must be a whole number, 0 to %d (higher: kept longer)", v[C_BAND],
+                    PFI_JOBS_MAX_BAND);
+    if (v[C_TPUT] > PFI_JOBS_MAX_TPUT)
+        return fail(d, name, line, "tput_tok_s", PFI_ERR_VALUE,
+                    "%g tokens/s: above %g a job, not a measured throughput", v[C_TPUT],
+                    PFI_JOBS_MAX_TPUT);
+    const int caps[] = {C_CAP, C_CAP_MIN, C_CAP_MAX};
+    for (int k = 0; k < 3; k++)
+        if (v[caps[k]] > PFI_JOBS_MAX_GPU_W)
+            return fail(d, name, line, col_names[caps[k]], PFI_ERR_VALUE,
+                        "%g W: a per-GPU cap above %g W is not a physical power", v[caps[k]],
+                        PFI_JOBS_MAX_GPU_W);
+    return PFI_OK;
+}
+
 /* One data row (fields f[0..nf) of line, f[i] of len[i] bytes, not NUL-terminated; slen[i]
    the length of a text field: len[i], or up to its first NUL from pfi/csv.h): its numbers
    checked, its job found or added, the point appended. last: the job of the previous row
@@ -464,6 +518,8 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             continue;
         }
         pfi_value_status st = pfi_value_parse(cell, cl, &v[c]);
+        if (st == PFI_VALUE_MISSING && c == C_BAND && !blank(cell, cl))
+            st = PFI_VALUE_INVALID; /* a priority is a number or left empty, never "nan" */
         if (st == PFI_VALUE_INVALID)
             return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "'%.*s' is not a number",
                         (int)(slen[col[c]] < 60 ? slen[col[c]] : 60), cell);
@@ -479,6 +535,9 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
     if (!(v[C_CAP] > 0) || !(v[C_POWER] > 0))
         return fail(d, name, line, v[C_CAP] > 0 ? "power_w" : "cap_w", PFI_ERR_VALUE,
                     "must be > 0");
+    pfi_error be = row_bounds(v, line, name, d);
+    if (be != PFI_OK)
+        return be;
     size_t j;
     const char *job = f[col[C_JOB]];
     size_t jl = slen[col[C_JOB]];
@@ -497,16 +556,43 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             return e;
         *last = j;
         s->last_len = strlen(s->names[j]);
+        if (s->job_line[j] == 0)
+            s->job_line[j] = line;
     }
     for (int k = 0; k < s->n_jobvs; k++) {
         int c = s->jobvs[k];
-        if (isnan(s->jobv[c - C_GPUS][j]))
+        if (isnan(s->jobv[c - C_GPUS][j])) {
             s->jobv[c - C_GPUS][j] = v[c];
+            if (c == C_GPUS && !isnan(v[c]))
+                s->gpus_line[j] = line;
+        } else if (c == C_GPUS && !isnan(v[c]) && v[c] != s->jobv[c - C_GPUS][j]) {
+            return fail(d, name, line, "gpus", PFI_ERR_VALUE,
+                        "job '%.100s': gpus %g at line %ld, %g at line %ld", s->names[j],
+                        s->jobv[c - C_GPUS][j], s->gpus_line[j], v[c], line);
+        }
     }
-    if (col[C_CLASS] >= 0 && (size_t)col[C_CLASS] < nf && slen[col[C_CLASS]] > 0 &&
-        s->cls[j] == NULL &&
-        (s->cls[j] = str_copy(&s->strings, f[col[C_CLASS]], slen[col[C_CLASS]])) == NULL)
-        return PFI_ERR_NOMEM;
+    /* the whole job's power at a per-GPU power above PFI_JOBS_MAX_GPU_W: its gpus when known
+       by this row; a gpus column that may give them later: the most GPUs; else 1 GPU */
+    double g = !s->has_jobv[C_GPUS - C_GPUS]         ? 1
+               : !isnan(s->jobv[C_GPUS - C_GPUS][j]) ? s->jobv[C_GPUS - C_GPUS][j]
+                                                     : PFI_JOBS_MAX_GPUS;
+    if (v[C_POWER] > PFI_JOBS_MAX_GPU_W * g)
+        return fail(d, name, line, "power_w", PFI_ERR_VALUE,
+                    "job '%.100s': %g W is above %g W a GPU (%g GPUs): not a physical power",
+                    s->names[j], v[C_POWER], PFI_JOBS_MAX_GPU_W, g);
+    if (col[C_CLASS] >= 0 && (size_t)col[C_CLASS] < nf && slen[col[C_CLASS]] > 0) {
+        const char *cc = f[col[C_CLASS]];
+        size_t cn = slen[col[C_CLASS]];
+        if (s->cls[j] == NULL) {
+            if ((s->cls[j] = str_copy(&s->strings, cc, cn)) == NULL)
+                return PFI_ERR_NOMEM;
+            s->cls_line[j] = line;
+        } else if (!same_name(s->cls[j], cc, cn)) {
+            return fail(d, name, line, "class", PFI_ERR_VALUE,
+                        "job '%.100s': class '%.100s' at line %ld, '%.*s' at line %ld", s->names[j],
+                        s->cls[j], s->cls_line[j], (int)(cn < 100 ? cn : 100), cc, line);
+        }
+    }
     if (col[C_NODE] >= 0 && (size_t)col[C_NODE] < nf && slen[col[C_NODE]] > 0) {
         const char *nd = f[col[C_NODE]];
         size_t nl = slen[col[C_NODE]];
@@ -870,6 +956,7 @@ static void take_jobs(pfi_jobs *j, reader_state *s)
     j->band = v[C_BAND - C_GPUS];
     j->node = s->node;
     j->node_line = s->node_line;
+    j->line = s->job_line;
     j->strings = s->strings;
     s->strings = NULL;
     state_free(s, true);
