@@ -15,32 +15,10 @@ SRC=$3
 start_agent node1 tok1 "hi:dense:2:0.93:24000" "mid:dense:2:0.93:24000" "lo:dense:2:0.93:24000" || exit 1
 printf 'hi band=2\nmid band=1\nlo band=0\n' > "$WORK/policy"
 # the agent's power settled before the controller learns its references
-python3 - "$WORK/agents" <<'PY'
-import json, sys, time, urllib.request
-agents = [l.split()[0] for l in open(sys.argv[1]) if l.strip()]
-last = []
-for _ in range(100):
-    tot = sum(g["power_w"] or 0 for a in agents
-              for g in json.load(urllib.request.urlopen(a + "/v1/state", timeout=2))["gpus"])
-    last = (last + [tot])[-3:]
-    if len(last) == 3 and min(last) > 0 and max(last) <= 1.01 * min(last):
-        sys.exit(0)
-    time.sleep(0.3)
-sys.exit(1)
-PY
+wait_power_settled "$WORK/agents"
 check $? "the agent's power settled before the controller starts"
 # each job's lowest and top caps, from the agent
-python3 - "$WORK/agents" > "$WORK/bounds" <<'PY'
-import json, sys, urllib.request
-lo, top = {}, {}
-for l in open(sys.argv[1]):
-    for g in json.load(urllib.request.urlopen(l.split()[0] + "/v1/state", timeout=2))["gpus"]:
-        j = g.get("job") or ""
-        if j:
-            lo[j] = max(lo.get(j, 0), g["min_cap_w"])
-            top[j] = min(top.get(j, 1e9), g["original_cap_w"])
-print(json.dumps({"lo": lo, "top": top}))
-PY
+job_cap_bounds "$WORK/agents" > "$WORK/bounds"
 
 for st in oracle equal; do
     "$PFI" control --agents "$WORK/agents" --policy "$WORK/policy" --strategy $st \

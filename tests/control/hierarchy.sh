@@ -37,19 +37,7 @@ cat "$WORK/agentsA" "$WORK/agentsB" > "$WORK/agents"
 # the rack controllers learn each job's reference from its first readings: they start once
 # the agents' power has settled (three readings 0.3 s apart within 1 % of each other), not
 # while the emulated jobs still ramp up (a reference learnt then is low: pfi-control.md)
-python3 - "$WORK/agents" <<'PY'
-import json, sys, time, urllib.request
-agents = [l.split()[0] for l in open(sys.argv[1]) if l.strip()]
-last = []
-for _ in range(100):
-    tot = sum(g["power_w"] or 0 for a in agents
-              for g in json.load(urllib.request.urlopen(a + "/v1/state", timeout=2))["gpus"])
-    last = (last + [tot])[-3:]
-    if len(last) == 3 and min(last) > 0 and max(last) <= 1.01 * min(last):
-        sys.exit(0)
-    time.sleep(0.3)
-sys.exit(1)
-PY
+wait_power_settled "$WORK/agents"
 check $? "the agents' power settled before the controllers start"
 printf 'rack rA - 3000\nnode node1 rA -\nnode node2 rA -\n' > "$WORK/topoA"
 printf 'rack rB - 6000\nnode node3 rB -\nnode node4 rB -\n' > "$WORK/topoB"

@@ -71,3 +71,41 @@ with open(sys.argv[2], "w", buffering=1) as out:
 PY
     TRUTH_PID=$!
 }
+
+# wait_power_settled AGENTS_FILE: a bounded poll (100 tries, 0.3 s apart) until the agents'
+# summed GPU power has settled: three readings in a row within 1 % of each other, so that a
+# controller started then learns each job's reference from settled power, not from emulated
+# jobs still ramping up (a reference learnt then is low: pfi-control.md). Exit status 0 when
+# settled, 1 when not in time.
+wait_power_settled() {
+    python3 - "$1" <<'PY'
+import json, sys, time, urllib.request
+agents = [l.split()[0] for l in open(sys.argv[1]) if l.strip()]
+last = []
+for _ in range(100):
+    tot = sum(g["power_w"] or 0 for a in agents
+              for g in json.load(urllib.request.urlopen(a + "/v1/state", timeout=2))["gpus"])
+    last = (last + [tot])[-3:]
+    if len(last) == 3 and min(last) > 0 and max(last) <= 1.01 * min(last):
+        sys.exit(0)
+    time.sleep(0.3)
+sys.exit(1)
+PY
+}
+
+# job_cap_bounds AGENTS_FILE: each job's lowest and top caps (W per GPU) from its agents'
+# GET /v1/state, as JSON {"lo": {job: W}, "top": {job: W}} on stdout (the largest minimum
+# and the smallest default limit over the job's GPUs).
+job_cap_bounds() {
+    python3 - "$1" <<'PY'
+import json, sys, urllib.request
+lo, top = {}, {}
+for l in open(sys.argv[1]):
+    for g in json.load(urllib.request.urlopen(l.split()[0] + "/v1/state", timeout=2))["gpus"]:
+        j = g.get("job") or ""
+        if j:
+            lo[j] = max(lo.get(j, 0), g["min_cap_w"])
+            top[j] = min(top.get(j, 1e9), g["original_cap_w"])
+print(json.dumps({"lo": lo, "top": top}))
+PY
+}

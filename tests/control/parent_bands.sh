@@ -30,32 +30,10 @@ mv "$WORK/agents" "$WORK/agentsB"
 cat "$WORK/agentsA" "$WORK/agentsB" > "$WORK/agents"
 # the racks learn each job's reference from its first readings: they start once the agents'
 # power has settled (three readings 0.3 s apart within 1 %), as control_hierarchy does
-python3 - "$WORK/agents" <<'PY'
-import json, sys, time, urllib.request
-agents = [l.split()[0] for l in open(sys.argv[1]) if l.strip()]
-last = []
-for _ in range(100):
-    tot = sum(g["power_w"] or 0 for a in agents
-              for g in json.load(urllib.request.urlopen(a + "/v1/state", timeout=2))["gpus"])
-    last = (last + [tot])[-3:]
-    if len(last) == 3 and min(last) > 0 and max(last) <= 1.01 * min(last):
-        sys.exit(0)
-    time.sleep(0.3)
-sys.exit(1)
-PY
+wait_power_settled "$WORK/agents"
 check $? "the agents' power settled before the controllers start"
 # each job's lowest and top caps, from its agent (the policy sets no floors)
-python3 - "$WORK/agents" > "$WORK/bounds" <<'PY'
-import json, sys, urllib.request
-lo, top = {}, {}
-for l in open(sys.argv[1]):
-    for g in json.load(urllib.request.urlopen(l.split()[0] + "/v1/state", timeout=2))["gpus"]:
-        j = g.get("job") or ""
-        if j:
-            lo[j] = max(lo.get(j, 0), g["min_cap_w"])
-            top[j] = min(top.get(j, 1e9), g["original_cap_w"])
-print(json.dumps({"lo": lo, "top": top}))
-PY
+job_cap_bounds "$WORK/agents" > "$WORK/bounds"
 printf 'a2 band=2\na1 band=1\nb1 band=1\nb0 band=0\n' > "$WORK/policy"
 for r in A B; do
     (umask 077 && printf 'tok%s-%s\n' "$r" "$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$WORK/token$r")

@@ -39,19 +39,7 @@ T
 # then learns references (and curves) from a rising power, and its first ramp steps follow
 # curves whose knee is misplaced. Wait (a bounded poll) until the agents' summed power has
 # settled: three readings 0.3 s apart within 1 % of each other.
-python3 - "$WORK/agents" <<'PY'
-import json, sys, time, urllib.request
-agents = [l.split()[0] for l in open(sys.argv[1]) if l.strip()]
-last = []
-for _ in range(100):
-    tot = sum(g["power_w"] or 0 for a in agents
-              for g in json.load(urllib.request.urlopen(a + "/v1/state", timeout=2))["gpus"])
-    last = (last + [tot])[-3:]
-    if len(last) == 3 and min(last) > 0 and max(last) <= 1.01 * min(last):
-        sys.exit(0)
-    time.sleep(0.3)
-sys.exit(1)
-PY
+wait_power_settled "$WORK/agents"
 check $? "the agents' power settled before the controller starts"
 
 # steps DB RATE FROM_T [UNTIL_T] — 0 when every measured step between periods from FROM_T
