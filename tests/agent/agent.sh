@@ -102,6 +102,32 @@ originals() {
     fi
     ok "$1: original limits"
 }
+# poll TRIES CMD...: a bounded poll (TRIES x 0.05 s) until CMD succeeds; the assertion after
+# it checks the same condition again (so a poll that runs out fails there, named)
+poll() {
+    n=$1
+    shift
+    k=0
+    while ! "$@" && [ $k -lt "$n" ]; do
+        sleep 0.05
+        k=$((k + 1))
+    done
+}
+# state_is EXPR: GET /v1/state and the Python expression EXPR over it prints True
+state_is() { api GET /v1/state "" - && [ "$(jget "$1" 2>/dev/null)" = True ]; }
+# healthz_is CODE: GET /healthz answers CODE
+healthz_is() { api GET /healthz "" - && [ "$CODE" = "$1" ]; }
+# metrics_have REGEX: GET /metrics has a line matching REGEX
+metrics_have() { curl -s "http://127.0.0.1:$PORT/metrics" | grep -q "$1"; }
+# until_originals TRIES: a bounded poll (TRIES x 0.05 s) until every GPU shows its original
+# limit and the journal is gone (the assertion is then originals' own)
+until_originals() {
+    k=0
+    while { [ "$(caps)" != "[700.0, 700.0]" ] || [ -e "$T/journal" ]; } && [ $k -lt "$1" ]; do
+        sleep 0.05
+        k=$((k + 1))
+    done
+}
 # originals_stopped NAME: after pfid exited (fake NVML: the state file; both: no journal)
 originals_stopped() {
     if [ -e "$T/journal" ]; then bad "$1: journal left"; return; fi
@@ -194,7 +220,7 @@ suite() {
     put r3 60 '[{"job": "job-a", "cap_w": 420}]'; expect "$N: PUT by job" 200 '"applied":true'
     if [ "$BACKEND" = emulated ]; then want="[420.0, 420.0]"; else want="[420.0, 500.5]"; fi
     [ "$(caps)" = "$want" ] && ok "$N: job cap on the job's GPUs" || bad "$N: job caps $(caps), want $want"
-    sleep 0.3
+    poll 100 state_is "d['lease'] is not None and d['lease']['request_id'] == 'r3'"
     api GET /v1/state "" -
     [ "$(jget "d['lease']['request_id']")" = r3 ] && ok "$N: lease shows the request" || bad "$N: lease"
     check_metrics "$N: capped"
@@ -209,7 +235,7 @@ suite() {
     api POST /v1/jobs/job-zzz/throughput '{"throughput_tok_s": 1}'; expect "$N: throughput of an unknown job" 404
     api POST /v1/jobs/job-a/throughput '{"throughput_tok_s": -1}'; expect "$N: negative throughput" 400
     if [ "$BACKEND" = emulated ]; then
-        sleep 1.2
+        poll 200 state_is "d['jobs'][0]['throughput_tok_s'] is not None and (d['jobs'][0]['power_w'] or 0) > 0"
         api GET /v1/state "" -
         [ "$(jget "d['jobs'][0]['throughput_tok_s'] is not None and d['jobs'][0]['power_w'] > 0")" = True ] \
             && ok "$N: emulated job's throughput and power" || { bad "$N: emulated throughput"; cat "$T/body"; }
@@ -224,22 +250,26 @@ suite() {
     # --- lease expiry, policy restore
     # shellcheck disable=SC2086
     start_agent "$N-restore" $ARGS -s lease_policy=restore || return
-    put r4 1 "[{\"uuid\": \"$U0\", \"cap_w\": 300}]"; expect "$N: PUT with a 1 s lease" 200
+    put r4 2 "[{\"uuid\": \"$U0\", \"cap_w\": 300}]"; expect "$N: PUT with a 2 s lease" 200
     [ "$(caps)" = "[300.0, 700.0]" ] && ok "$N: capped under lease" || bad "$N: lease cap"
-    sleep 1.6
+    until_originals 200
     originals "$N: lease expired, policy restore"
     grep -q 'policy restore' "$T/$N-restore.log" && ok "$N: restore logged" || bad "$N: restore not logged"
     stop_agent "$N-restore" 0
 
     # --- lease expiry, policy hold for hold_max, then restore
     # shellcheck disable=SC2086
-    start_agent "$N-hold" $ARGS -s lease_policy=hold -s hold_max=1500ms || return
+    start_agent "$N-hold" $ARGS -s lease_policy=hold -s hold_max=5s || return
     put r5 1 "[{\"uuid\": \"$U1\", \"cap_w\": 333}]"; expect "$N: PUT (hold policy)" 200
-    sleep 1.5
+    # bounded polls, not sleeps: the lease ends after 1 s and the caps are held until 6 s
+    holding() {
+        curl -s "http://127.0.0.1:$PORT/metrics" | grep -q '^pfi_cap_lease_holding{hostname="[^"]*"} 1$'
+    }
+    k=0
+    while ! holding && [ $k -lt 100 ]; do sleep 0.05; k=$((k + 1)); done
+    holding && ok "$N: holding metric" || bad "$N: holding metric"
     [ "$(caps)" = "[700.0, 333.0]" ] && ok "$N: lease expired, caps held" || bad "$N: hold: caps $(caps)"
-    curl -s "http://127.0.0.1:$PORT/metrics" | grep -q '^pfi_cap_lease_holding{hostname="[^"]*"} 1$' \
-        && ok "$N: holding metric" || bad "$N: holding metric"
-    sleep 1.5
+    until_originals 300
     originals "$N: hold_max over, restored"
     # SIGTERM while capped: caps restored
     put r6 60 "[{\"uuid\": \"$U0\", \"cap_w\": 250}]"; expect "$N: PUT before SIGTERM" 200
@@ -286,7 +316,7 @@ state
 start_agent lost $ARGS || exit 1
 put r8 60 '[{"uuid": "GPU-0", "cap_w": 400}, {"uuid": "GPU-1", "cap_w": 410}]'; expect "lost: PUT" 200
 echo "lost 1" >"$FAKE_NVML_CTL"
-sleep 0.4
+poll 200 metrics_have '^pfi_gpu_up{gpu="1",[^}]*} 0$'
 check_metrics "lost: metrics with a lost GPU"
 grep -q '^pfi_gpu_up{gpu="1",[^}]*} 0$' "$T/metrics" && ok "lost: pfi_gpu_up 0" || bad "lost: up"
 grep -q '^pfi_gpu_power_watts{gpu="1",' "$T/metrics" && bad "lost: power sample of a lost GPU" || ok "lost: no power sample"
@@ -314,14 +344,14 @@ expect "rollback: GPU 1 refuses" 500 'not applied'
 grep -q 'NVML_ERROR_NO_PERMISSION' "$T/body" && ok "rollback: NVML's error named" || bad "rollback: message"
 grep -q '^set 0 400000 0$' "$FAKE_NVML_TRACE" && grep -q '^set 0 700000 0$' "$FAKE_NVML_TRACE" \
     && ok "rollback: GPU 0 was lowered, then put back" || { bad "rollback trace"; cat "$FAKE_NVML_TRACE"; }
-sleep 0.3
+until_originals 200
 originals "rollback"
 stop_agent rollback 0
 
 # --- a stalled driver: /healthz 503, /metrics still answers (never a GPU call in a scrape)
 start_agent stall $ARGS || exit 1
 echo hang >"$FAKE_NVML_CTL"
-sleep 1.5
+poll 300 healthz_is 503
 api GET /healthz "" -; expect "stall: healthz" 503 'stalled'
 t0=$(date +%s%N)
 api GET /metrics "" -; expect "stall: metrics answer" 200
@@ -332,7 +362,7 @@ grep -q '^pfi_gpu_power_watts' "$T/body" && bad "stall: stale power has a sample
 put r10 60 '[{"uuid": "GPU-0", "cap_w": 400}]'
 expect "stall: PUT while the driver hangs" 503 'not responding'
 rm -f "$FAKE_NVML_CTL"
-sleep 0.5
+poll 300 healthz_is 200
 api GET /healthz "" -; expect "stall: healthz recovered" 200
 originals "stall"
 stop_agent stall 0
@@ -343,7 +373,7 @@ SPID=$!
 PIDS="$PIDS $SPID"
 state "pids=$SPID"
 start_agent slurm -b nvml -s nvml_library="$FAKE" -s jobs=slurm -s jobs_refresh=100ms || exit 1
-sleep 0.4
+poll 200 state_is "[g['job'] for g in d['gpus']] == ['4242', None]"
 api GET /v1/state "" -
 [ "$(jget "[g['job'] for g in d['gpus']]")" = "['4242', None]" ] && ok "slurm: GPU 0 belongs to job 4242" || { bad "slurm mapping"; cat "$T/body"; }
 put r11 60 '[{"job": "4242", "cap_w": 480}]'; expect "slurm: PUT by Slurm job" 200 'GPU-0'
@@ -358,13 +388,13 @@ printf '01/15/2025 10:00:00 [INFO]: iteration: 1 / 100 | consumed_tokens: 1M | e
 printf '01/15/2025 10:00:02 [INFO]: iteration: 2 / 100 | consumed_tokens: 2M | elapsed_time_per_iteration_ms: 2K | tokens_per_sec: 500K\n' >>"$T/train.log"
 # shellcheck disable=SC2086
 start_agent tlog $ARGS -s "throughput_log=job-a nanotron $T/train.log" || exit 1
-sleep 0.3
+poll 200 state_is "[j['throughput_tok_s'] for j in d['jobs'] if j['id'] == 'job-a'][0] is not None"
 api GET /v1/state "" -
 got=$(jget "[j['throughput_tok_s'] for j in d['jobs'] if j['id'] == 'job-a'][0]")
 [ "$got" != None ] && ok "tlog: throughput $got tokens/s from the log" || { bad "tlog: no throughput"; cat "$T/body"; }
 printf 'GPU-0 job-a\nGPU-1 job-c\n' >"$T/map"
 kill -HUP "$PID"
-sleep 0.5
+poll 200 state_is "d['gpus'][1]['job'] == 'job-c'"
 api GET /v1/state "" -
 [ "$(jget "d['gpus'][1]['job']")" = job-c ] && ok "SIGHUP reloaded the mapping" || bad "SIGHUP mapping"
 curl -s "http://127.0.0.1:$PORT/metrics" | grep -q '^pfi_job_throughput_tokens_per_second{job="job-a"' \
