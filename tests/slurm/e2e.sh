@@ -152,6 +152,31 @@ G1=$(gpu_of "$J1")
 G2=$(gpu_of "$J2")
 G3=$(gpu_of "$J3")
 
+# pfid's uncapped baseline of a job's tokens/s (what its tokens lost are measured against)
+# is the mean while uncapped: the event starts once the jobs that report throughput have
+# settled (three readings 0.3 s apart within 3 %), not while the emulated jobs ramp up (a
+# slow host, the sanitizer build, left job 2 a baseline below its capped tokens/s)
+settled_tput() {
+    python3 - "$URL" "$J1" "$J2" <<'PY'
+import re, sys, time, urllib.request
+url, jobs = sys.argv[1], sys.argv[2:]
+hist = []
+for _ in range(3):
+    t = urllib.request.urlopen(url + "/metrics", timeout=2).read().decode()
+    v = []
+    for j in jobs:
+        m = re.search(r'^pfi_job_throughput_tokens_per_second\{job="%s"[^}]*\} (\S+)$' % j, t, re.M)
+        v.append(float(m.group(1)) if m else 0.0)
+    hist.append(v)
+    time.sleep(0.3)
+ok = all(min(h[k] for h in hist) > 0 and max(h[k] for h in hist) <= 1.03 * min(h[k] for h in hist)
+         for k in range(len(jobs)))
+sys.exit(0 if ok else 1)
+PY
+}
+slurm_poll 60 settled_tput && ok "jobs $J1 and $J2 report settled throughput before the event" ||
+    bad "jobs $J1 and $J2: throughput not settled in 60 s"
+
 # a 30 % event: the pausable job cut deepest, the rigid one not at all
 "$PFI" control --agents "$SL/agents" --reduction 30% --duration 30 --run-for 30 --period 1 \
     --slurm --db "$SL/audit.db" >"$SL/ctl1.out" 2>"$SL/ctl1.err" &
