@@ -413,6 +413,22 @@ static void place_job(const alloc_ctx *x, size_t j, size_t i, size_t q, double f
     r->shed_w[j] = x->J->power_w[last] - r->power_w[j];
 }
 
+/* The result's totals from its per-job powers and tokens/s (r->power_w, r->tput_tok_s, J->n
+ * each): total power (W), total tokens/s and the weighted objective Σ weight·tokens/s, summed
+ * in job order (every tree path sums so: results are bit-identical whichever path ran). */
+static void tree_totals(const pfi_alloc_jobs *J, pfi_alloc_result *r)
+{
+    double tp = 0, tt = 0, obj = 0;
+    for (size_t j = 0; j < J->n; j++) {
+        tp += r->power_w[j];
+        tt += r->tput_tok_s[j];
+        obj += alloc_opt(J->weight, j, 1.0) * r->tput_tok_s[j];
+    }
+    r->total_power_w = tp;
+    r->total_tput_tok_s = tt;
+    r->objective = obj;
+}
+
 /* Job j's marginal weighted tokens/s per drawn W just below and just above its cap r->cap_w[j]
    on its curve (the slope of the curve's segment on each side; NaN at the lowest or top cap
    it may take), so that --explain reads the same on a tree as without one. */
@@ -768,17 +784,11 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
                 break; /* no later segment can be taken (see greedy_bucketed) */
         }
     }
-    double tp = 0, tt = 0, obj = 0;
     for (size_t j = 0; j < n; j++) {
         place_job(&x, j, pos[j].at, pos[j].nx, pos[j].fr, r);
         tree_marginals(J, j, r);
-        tp += r->power_w[j];
-        tt += r->tput_tok_s[j];
-        obj += alloc_opt(J->weight, j, 1.0) * r->tput_tok_s[j];
     }
-    r->total_power_w = tp;
-    r->total_tput_tok_s = tt;
-    r->objective = obj;
+    tree_totals(J, r);
     r->feasible = feasible;
     if (feasible)
         r->shortfall_w = 0;
@@ -878,15 +888,7 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
         if ((w->kind[j] & KIND_ENV) || r->marginal_down[j] == r->marginal_up[j] ||
             (isnan(r->marginal_down[j]) && isnan(r->marginal_up[j])))
             tree_marginals(J, j, r);
-    double tp = 0, tt = 0, obj = 0;
-    for (size_t j = 0; j < n; j++) {
-        tp += r->power_w[j];
-        tt += r->tput_tok_s[j];
-        obj += alloc_opt(J->weight, j, 1.0) * r->tput_tok_s[j];
-    }
-    r->total_power_w = tp;
-    r->total_tput_tok_s = tt;
-    r->objective = obj;
+    tree_totals(J, r);
     r->shortfall_w = 0;
     r->lambda = NAN;
     if (!all_measured)
@@ -1080,15 +1082,7 @@ static pfi_error alloc_tree_heuristic(const pfi_alloc_jobs *J, const pfi_alloc_o
             e = reallocate_level(J, o, t, PFI_TOPO_NONE, r, &b, &feasible, d);
     }
     if (e == PFI_OK) {
-        double tp = 0, tt = 0, obj = 0;
-        for (size_t j = 0; j < n; j++) {
-            tp += r->power_w[j];
-            tt += r->tput_tok_s[j];
-            obj += alloc_opt(J->weight, j, 1.0) * r->tput_tok_s[j];
-        }
-        r->total_power_w = tp;
-        r->total_tput_tok_s = tt;
-        r->objective = obj;
+        tree_totals(J, r);
         r->feasible = feasible;
         r->upper_bound = NAN;
         r->lambda = NAN;
