@@ -55,19 +55,7 @@ static int agent_start(pfid_agent *a, const char *conf, bool first, struct pfi_h
         fprintf(stderr, "agent_farm: %s: %s\n", conf, d.message);
         return 2;
     }
-    if (a->cfg.hostname[0] != '\0')
-        snprintf(a->hostname, sizeof a->hostname, "%s", a->cfg.hostname);
-    else if (gethostname(a->hostname, sizeof a->hostname - 1) != 0)
-        snprintf(a->hostname, sizeof a->hostname, "localhost");
-    pthread_mutex_init(&a->gpu_lock, NULL);
-    pthread_mutex_init(&a->snap_lock, NULL);
-    pthread_mutex_init(&a->caps_lock, NULL);
-    pthread_mutex_init(&a->stop_lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&a->stop_cond, &ca);
-    pthread_condattr_destroy(&ca);
+    pfid_agent_init(a);
     pfi_gpu_config gc = {.kind = a->cfg.backend,
                          .library = a->cfg.nvml_library[0] ? a->cfg.nvml_library : NULL,
                          .emulate = a->cfg.emulate[0] ? a->cfg.emulate : NULL,

@@ -180,6 +180,11 @@ void pfid_node_power_round(pfid_agent *a);
 void pfid_node_power(const pfid_agent *a, double now_mono, double *node_w, double *non_gpu_w);
 
 /* ---- sampler.c ---- */
+/* The agent's identity and synchronisation, before any thread starts: a->hostname from the
+ * config's hostname, else gethostname(2), else "localhost"; the GPU, snapshot, caps and stop
+ * mutexes and the stop condition on CLOCK_MONOTONIC. pfid and bench/agent_farm call it alike.
+ * Cannot fail (default attributes). */
+void pfid_agent_init(pfid_agent *a);
 /* Count the GPUs, read their identities and limits into a fresh snapshot. 0 or -1 (logged). */
 int pfid_sampler_init(pfid_agent *a);
 /* One round now (so the first scrape has data), then the sampler thread. 0 or -1 (logged). */

@@ -434,10 +434,7 @@ int main(int argc, char **argv)
         printf("pfid: configuration valid\n");
         return 0;
     }
-    if (a->cfg.hostname[0] != '\0')
-        snprintf(a->hostname, sizeof a->hostname, "%s", a->cfg.hostname);
-    else if (gethostname(a->hostname, sizeof a->hostname - 1) != 0)
-        snprintf(a->hostname, sizeof a->hostname, "localhost");
+    pfid_agent_init(a);
 
     /* signals: taken synchronously by this thread only */
     sigset_t set;
@@ -447,16 +444,6 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-
-    pthread_mutex_init(&a->gpu_lock, NULL);
-    pthread_mutex_init(&a->snap_lock, NULL);
-    pthread_mutex_init(&a->caps_lock, NULL);
-    pthread_mutex_init(&a->stop_lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&a->stop_cond, &ca);
-    pthread_condattr_destroy(&ca);
 
     if (a->cfg.clock_emulated)
         pfid_clock_emulate();

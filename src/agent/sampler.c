@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "log.h"
@@ -33,6 +34,23 @@ pfid_job_tput *pfid_tput_slot(pfid_agent *a, const char *job, bool create)
     snprintf(t->id, sizeof t->id, "%s", job);
     t->tok_s = NAN;
     return t;
+}
+
+void pfid_agent_init(pfid_agent *a)
+{
+    if (a->cfg.hostname[0] != '\0')
+        snprintf(a->hostname, sizeof a->hostname, "%s", a->cfg.hostname);
+    else if (gethostname(a->hostname, sizeof a->hostname - 1) != 0)
+        snprintf(a->hostname, sizeof a->hostname, "localhost");
+    pthread_mutex_init(&a->gpu_lock, NULL);
+    pthread_mutex_init(&a->snap_lock, NULL);
+    pthread_mutex_init(&a->caps_lock, NULL);
+    pthread_mutex_init(&a->stop_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->stop_cond, &ca);
+    pthread_condattr_destroy(&ca);
 }
 
 int pfid_sampler_init(pfid_agent *a)
