@@ -52,13 +52,7 @@ for r in A B; do
     eval "PID$r=\$!"
     CTL_PID="$CTL_PID $!"
 done
-: > "$WORK/children"
-for r in A B; do
-    port=$(wait_ctl_port "$WORK/rack$r.err")
-    [ -n "$port" ] || { echo "rack $r did not listen"; cat "$WORK/rack$r.err"; exit 1; }
-    echo "http://127.0.0.1:$port $(cat "$WORK/token$r")" >> "$WORK/children"
-done
-chmod 600 "$WORK/children"
+write_children A B || exit 1
 echo "$START $END ${FEED}W 2" > "$WORK/sched"
 start_truth_sampler "$WORK/agents" "$WORK/truth"
 T0=$(date +%s.%N)

@@ -109,3 +109,16 @@ for l in open(sys.argv[1]):
 print(json.dumps({"lo": lo, "top": top}))
 PY
 }
+
+# write_children RACK...: $WORK/children (mode 600), a line "URL TOKEN" per rack controller
+# started with --listen 0 (its port from $WORK/rackR.err by wait_ctl_port, its token
+# $WORK/tokenR); 1, with the rack's stderr shown, when one did not listen.
+write_children() {
+    : > "$WORK/children"
+    for r in "$@"; do
+        port=$(wait_ctl_port "$WORK/rack$r.err")
+        [ -n "$port" ] || { echo "rack $r did not listen"; cat "$WORK/rack$r.err"; return 1; }
+        echo "http://127.0.0.1:$port $(cat "$WORK/token$r")" >> "$WORK/children"
+    done
+    chmod 600 "$WORK/children"
+}

@@ -43,13 +43,7 @@ for r in A B; do
     eval "PID$r=\$!"
     CTL_PID="$CTL_PID $!"
 done
-: > "$WORK/children"
-for r in A B; do
-    port=$(wait_ctl_port "$WORK/rack$r.err")
-    [ -n "$port" ] || { echo "rack $r did not listen"; cat "$WORK/rack$r.err"; exit 1; }
-    echo "http://127.0.0.1:$port $(cat "$WORK/token$r")" >> "$WORK/children"
-done
-chmod 600 "$WORK/children"
+write_children A B || exit 1
 
 # the racks' status (bounded poll until each has run 4 periods and reports its bands); the
 # budget: every minimum, band 2's headroom and half of band 1's (band 0 cut to its floor)
