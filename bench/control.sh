@@ -18,8 +18,9 @@
 #      BENCH_WRAP a command to run the controller under (e.g. "perf record -g -o FILE"),
 #      BENCH_RACKS the rack controllers of the two-level row at the largest size (default 8;
 #      0 skips it): `pfi control --children` over BENCH_RACKS `pfi control --agents --listen`
-#      processes (bench/control_hier.py reads their audit logs); BENCH_STANDIN=1 adds the
-#      earlier stand-in row (control_bench's rack children: see bench/README.md).
+#      processes (bench/control_hier.py reads their audit logs), the site's ticks BENCH_LEAD s
+#      (0.3) ahead of the racks' (a rack applies a budget at its next tick); BENCH_STANDIN=1
+#      adds the earlier stand-in row (control_bench's rack children: see bench/README.md).
 #      BENCH_CURL=1 adds a row per size with every request through libcurl (BENCH_HTTP=curl:
 #      the controller's client before its own), BENCH_BASE=PATH a row per size with another
 #      build's control_bench (an earlier commit's, against the same agents), both before the
@@ -151,9 +152,19 @@ hier_real() {
         ticks="$ticks${ticks:+,}$s"
         j=$((j + 1))
     done
-    wall0=$(date +%s.%N)
+    # the site's ticks BENCH_LEAD s (0.3) ahead of the earliest rack's
+    # shellcheck disable=SC2086
+    BENCH_LEAD=${BENCH_LEAD:-0.3} /usr/bin/python3 "$SRC/bench/control_hier.py" --lead \
+        "${BENCH_LEAD:-0.3}" $dbs
+    # the site's lines stamped as they come (each printed once its PUTs are answered)
+    rm -f "$WORK/site.fifo"
+    mkfifo "$WORK/site.fifo" || return 1
+    /usr/bin/python3 -u -c 'import sys, time
+for l in sys.stdin:
+    print("%.6f %s" % (time.time(), l), end="", flush=True)' < "$WORK/site.fifo" > "$WORK/site.out" &
+    stamper=$!
     "$BUILD/pfi" control --children "$WORK/children" --schedule "$WORK/sched" --period 1 \
-        --run-for $run > "$WORK/site.out" 2> "$WORK/site.err" &
+        --run-for $run > "$WORK/site.fifo" 2> "$WORK/site.err" &
     site=$!
     # CPU from the site's tick 0.5 to tick run - 0.5 (run - 1 periods), every process alive
     sleep 0.5
@@ -174,11 +185,13 @@ hier_real() {
     done
     wait $site
     src=$?
+    wait $stamper
     [ $src -eq 0 ] || { echo "the site controller exited $src:" >&2; tail -5 "$WORK/site.err" >&2; }
     kill -TERM $rpids 2>/dev/null
     for p in $rpids; do wait "$p" 2>/dev/null; done
     # shellcheck disable=SC2086
-    /usr/bin/python3 "$SRC/bench/control_hier.py" "2-level $kind" "$N" $((N * 8)) "$wall0" \
+    BENCH_LEAD=${BENCH_LEAD:-0.3} /usr/bin/python3 "$SRC/bench/control_hier.py" "2-level $kind" "$N" \
+        $((N * 8)) "$WORK/site.out" \
         "$ticks" "$WORK/cpu" $dbs
     rc=$?
     [ $src -eq 0 ] && return $rc
