@@ -133,6 +133,7 @@ hier_real() {
             if [ $n -gt 600 ] || ! kill -0 "$p" 2>/dev/null; then
                 echo "rack controller $q did not start:" >&2
                 cat "$WORK/rack$q.err" >&2
+                # shellcheck disable=SC2086
                 kill $rpids 2>/dev/null
                 return 1
             fi
@@ -153,9 +154,9 @@ hier_real() {
         j=$((j + 1))
     done
     # the site's ticks BENCH_LEAD s (0.3) ahead of the earliest rack's
+    lead=${BENCH_LEAD:-0.3}
     # shellcheck disable=SC2086
-    BENCH_LEAD=${BENCH_LEAD:-0.3} /usr/bin/python3 "$SRC/bench/control_hier.py" --lead \
-        "${BENCH_LEAD:-0.3}" $dbs
+    /usr/bin/python3 "$SRC/bench/control_hier.py" --lead "$lead" $dbs
     # the site's lines stamped as they come (each printed once its PUTs are answered)
     rm -f "$WORK/site.fifo"
     mkfifo "$WORK/site.fifo" || return 1
@@ -174,6 +175,7 @@ for l in sys.stdin:
     for p in $rpids; do echo "rack$q $(cpu_s "$p")" >> "$WORK/cpu0"; q=$((q + 1)); done
     sleep $((run - 1))
     : > "$WORK/cpu"
+    # shellcheck disable=SC2086
     set -- $site $rpids
     for name in site $(q=0; while [ $q -lt "$racks" ]; do echo rack$q; q=$((q + 1)); done); do
         c1=$(cpu_s "$1")
@@ -187,10 +189,11 @@ for l in sys.stdin:
     src=$?
     wait $stamper
     [ $src -eq 0 ] || { echo "the site controller exited $src:" >&2; tail -5 "$WORK/site.err" >&2; }
+    # shellcheck disable=SC2086
     kill -TERM $rpids 2>/dev/null
     for p in $rpids; do wait "$p" 2>/dev/null; done
     # shellcheck disable=SC2086
-    BENCH_LEAD=${BENCH_LEAD:-0.3} /usr/bin/python3 "$SRC/bench/control_hier.py" "2-level $kind" "$N" \
+    BENCH_LEAD=$lead /usr/bin/python3 "$SRC/bench/control_hier.py" "2-level $kind" "$N" \
         $((N * 8)) "$WORK/site.out" \
         "$ticks" "$WORK/cpu" $dbs
     rc=$?
