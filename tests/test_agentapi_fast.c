@@ -208,6 +208,12 @@ int main(void)
         "{\"hostname\":\"h\",\"gpus\":[],\"sampled_at_s\":+1}",
         "{\"hostname\":\"h\",\"gpus\":[],\"sampled_at_s\":1e}",
         "{\"hostname\":\"h\",\"gpus\":[],\"sampled_at_s\":-0}",
+        /* midpoints between two doubles (2^53 + 1, + 3, 2^54 + 2): ties to even, as strtod */
+        "{\"hostname\":\"h\",\"gpus\":[],\"sampled_at_s\":9007199254740993.0}",
+        "{\"hostname\":\"h\",\"gpus\":[],\"sampled_at_s\":9007199254740995.0}",
+        "{\"hostname\":\"h\",\"gpus\":[],\"sampled_at_s\":-18014398509481986.0}",
+        "{\"hostname\":\"h\",\"gpus\":[],\"sampled_at_s\":90071992547409930e-1}",
+        "{\"hostname\":\"h\",\"gpus\":[],\"sampled_at_s\":0.0000000000000000000}",
     };
     for (size_t i = 0; i < sizeof crafted / sizeof *crafted; i++)
         check_state(crafted[i], strlen(crafted[i]));
@@ -237,7 +243,20 @@ int main(void)
         double w = (double)(x % 2000000) / (double)(1 + (x >> 40) % 1000);
         double u = i % 2 ? v : w;
         char num[64];
-        switch (i % 6) {
+        switch (i % 10) {
+        case 6: /* 16, 18, 19 significant digits: the long double path (agentapi_fast.c) */
+            snprintf(num, sizeof num, "%.16g", u);
+            break;
+        case 7:
+            snprintf(num, sizeof num, "%.18g", w * 1e-3);
+            break;
+        case 8:
+            snprintf(num, sizeof num, "%.19g", u);
+            break;
+        case 9: /* 17-19 digits and a power of ten within 10^±27, and beyond */
+            snprintf(num, sizeof num, "%llue%d", (unsigned long long)(x % 10000000000000000000ull),
+                     (int)((x >> 20) % 61) - 30);
+            break;
         case 0:
             snprintf(num, sizeof num, "%.17g", u);
             break;
