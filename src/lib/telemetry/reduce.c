@@ -1746,7 +1746,7 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
             pfi_error e = PFI_OK;
             char name[32];
             while (e == PFI_OK && sh->n_entities <= (size_t)x->e) {
-                size_t id;
+                size_t id = (size_t)-1; /* (tm_entity reads it as a hint: none) */
                 int n = snprintf(name, sizeof name, "%zu", sh->n_entities);
                 e = tm_entity(sh, name, (size_t)n, &id);
             }
