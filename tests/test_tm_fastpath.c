@@ -6,9 +6,9 @@
  * here is read three times — with options.generic_rows, as shipped, and with
  * options.no_simd (the fast paths' baseline copy, without the run-time-selected AVX2/BMI
  * one), and inputs over 200 kB a fourth time from a temporary file through mapped windows
- * (options.map_files) — under several formats and options, and tm_compare (tm_compare.h) must find no difference
- * in counters, notes, entities, fields or series (sums and samples bit for bit), nor in the error
- * returned.
+ * (options.map_files) — under several formats and options, and tm_compare (tm_compare.h) must find
+ * no difference in counters, notes, entities, fields or series (sums and samples bit for bit), nor
+ * in the error returned.
  *
  * Inputs: every file under the directories given on the command line (the fuzz corpora
  * and the field-report cases), and generated ones: bench-like dcgmi and CSV streams of up
@@ -113,7 +113,10 @@ static int check(const char *name, const char *data, size_t size)
                             "%s (format %d, variant %d%s): fast and general paths "
                             "differ: %s\n",
                             name, (int)fmts[fi], variant,
-                            simd == 2 ? ", mapped" : simd ? ", no SIMD" : "", why);
+                            simd == 2 ? ", mapped"
+                            : simd    ? ", no SIMD"
+                                      : "",
+                            why);
                     pfi_telemetry_destroy(b);
                     return 0;
                 }

@@ -225,7 +225,7 @@ static void on_sigbus(int sig)
 {
     (void)sig;
     static const char a[] = "pfi: ", b[] = ": the file was truncated while it was read (another "
-                                          "program shrank it): nothing stored\n";
+                                           "program shrank it): nothing stored\n";
     const char *name = mapped_name != NULL ? mapped_name : "telemetry input";
     ssize_t w = write(STDERR_FILENO, a, sizeof a - 1);
     w = write(STDERR_FILENO, name, strlen(name));

@@ -32,10 +32,10 @@ typedef struct tm_lines {
     char *own;    /* the allocated buffer (buf, unless buf is a mapped window) */
     /* options.map_files (tm_lines_map): a regular file's bytes are read through windows
      * mapped from it (no copy into own) while more than a window is left; the rest read. */
-    int fd;            /* the file mapped from (-1: reading) */
-    char *map;         /* the window mapped now (NULL: none), map_len bytes */
+    int fd;    /* the file mapped from (-1: reading) */
+    char *map; /* the window mapped now (NULL: none), map_len bytes */
     size_t map_len;
-    long long base;    /* the file offset of buf[0] */
+    long long base; /* the file offset of buf[0] */
 } tm_lines;
 
 /* Every line handed out is followed by at least TM_LINE_PAD readable bytes (the rest of the
@@ -439,7 +439,7 @@ static inline double tm_row_time_nominal(pfi_telemetry *tm, size_t e)
     en->rows++;
     tm->time_nominal = true;
     tm->time_relative = true;
-    return (double)(en->rows - 1) * (tm->opt.interval_s > 0     ? tm->opt.interval_s
+    return (double)(en->rows - 1) * (tm->opt.interval_s > 0 ? tm->opt.interval_s
                                      : tm->interval_assumed ? 1.0
                                                             : tm_interval(tm));
 }

@@ -826,8 +826,8 @@ static pfi_error power_bins_close(power_bins *b, pfi_reduced *out)
  * first row's time); with it, loops are binned on that grid (bin numbers never decrease in
  * time order, so a bin is done when the next one starts). One row r, the next in time order.
  */
-static inline __attribute__((always_inline)) pfi_error power_bins_add(power_bins *b, const grid_row *r,
-                                                                       pfi_reduced *out)
+static inline __attribute__((always_inline)) pfi_error
+power_bins_add(power_bins *b, const grid_row *r, pfi_reduced *out)
 {
     if (b->track && b->first != -INFINITY) {
         double x = r->t - b->first;
