@@ -143,6 +143,14 @@ typedef struct pfi_telemetry_options {
                                TM_STREAM_STEPS distinct steps, implausible dates, ...)
                                tm->counted_inexact is set: read again without it. Off: the
                                default. */
+    bool map_files;         /* read regular files through a sliding window of mappings (mmap,
+                               1 MiB at a time; the last part of a file is read) instead of
+                               copying them into a buffer: the same results, less CPU. A
+                               file truncated by another program while it is read then
+                               raises SIGBUS in the reading thread: set it only when the
+                               caller handles that (pfi ingest reports the file and stops).
+                               Pipes, FIFOs and streams without a file offset are read as
+                               before. Off: the default. */
 } pfi_telemetry_options;
 
 /* Why a DCGM value was blank (dcgm_structs.h DCGM_*_BLANK and the codes above it). */

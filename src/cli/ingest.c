@@ -747,6 +747,9 @@ static int read_run_spooled(const ingest_args *a, ingest_run *run, bool spool)
      * Where it cannot vouch for them, the files are read again as before, their notes
      * (said by the first read) not repeated. */
     topt.stream_power = topt.count_means_only && (spool || regular_files(a->tel, a->n_tel));
+    /* Regular files (and spooled pipes) through mapped windows: no copy into a buffer; a
+     * file truncated meanwhile is reported (cli_read_telemetry's SIGBUS handler). */
+    topt.map_files = true;
     rc = cli_read_telemetry(a->tel, a->n_tel, a->fmt, &topt, &ro, a->quiet, "nothing stored",
                             run->kl ? &run->klog : NULL, &run->tm, &run->red);
     if (rc != PFI_EXIT_OK)

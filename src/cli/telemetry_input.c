@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <regex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,11 +215,44 @@ bool cli_telemetry_spool(const char *const *files, size_t n)
     return true;
 }
 
+/* options.map_files: the file being read, for the SIGBUS handler's message. */
+static const char *volatile mapped_name;
+
+/* A mapped file truncated by another program while it was read (logrotate's copytruncate, a
+ * capture restarted over it): the pages past its new end are gone and reading them raises
+ * SIGBUS. Nothing has been stored yet (reading comes first): say which file and stop. */
+static void on_sigbus(int sig)
+{
+    (void)sig;
+    static const char a[] = "pfi: ", b[] = ": the file was truncated while it was read (another "
+                                           "program shrank it): nothing stored\n";
+    const char *name = mapped_name != NULL ? mapped_name : "telemetry input";
+    ssize_t w = write(STDERR_FILENO, a, sizeof a - 1);
+    w = write(STDERR_FILENO, name, strlen(name));
+    w = write(STDERR_FILENO, b, sizeof b - 1);
+    (void)w;
+    _exit(PFI_EXIT_DATA);
+}
+
+/* The SIGBUS handler, once, when files are read mapped. */
+static void map_files_guard(const pfi_telemetry_options *topt)
+{
+    static bool installed;
+    if (!topt->map_files || installed)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    installed = sigaction(SIGBUS, &sa, NULL) == 0;
+}
+
 /* files[i] into tm: its spooled copy (from the start, under its name) when there is one;
  * "-" is the standard input. */
 static pfi_error read_input(pfi_telemetry *tm, const char *const *files, size_t i, int fmt,
                             pfi_diag *d)
 {
+    mapped_name = files[i];
     if (files == spool_of && i < n_spools && spools[i] != NULL) {
         if (spool_err[i] != 0) {
             pfi_diag_clear(d);
@@ -407,6 +441,7 @@ int cli_read_telemetry(const char *const *files, size_t n_files, int fmt,
                   zone_default ? "the machine's zone" : "--timezone", topt_zone.timezone);
         return zone_default ? PFI_EXIT_DATA : PFI_EXIT_USAGE;
     }
+    map_files_guard(topt);
     if (ce == PFI_OK && topt->stream_power)
         ce = pfi_reduce_stream_begin(tm, ro);
     if (ce != PFI_OK) {

@@ -357,7 +357,7 @@ static pfi_error derive_power(pfi_telemetry *tm, size_t fe, size_t fp)
                 continue;
             first = false;
             err = tm_put(tm, e, fp, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING,
-                         ok ? de / 1000.0 / dt : NAN, -1, false);
+                         ok ? tm_derived_power_w(de, dt) : NAN, -1, false);
             if (err != PFI_OK)
                 return err;
         }

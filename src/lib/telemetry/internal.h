@@ -29,6 +29,13 @@ typedef struct tm_lines {
     int err;      /* errno of a failed read, 0 */
     long line;    /* lines handed out; on PFI_ERR_LINE_TOO_LONG, the long line's number */
     bool cut;     /* the line last handed out ended the input without a newline */
+    char *own;    /* the allocated buffer (buf, unless buf is a mapped window) */
+    /* options.map_files (tm_lines_map): a regular file's bytes are read through windows
+     * mapped from it (no copy into own) while more than a window is left; the rest read. */
+    int fd;    /* the file mapped from (-1: reading) */
+    char *map; /* the window mapped now (NULL: none), map_len bytes */
+    size_t map_len;
+    long long base; /* the file offset of buf[0] */
 } tm_lines;
 
 /* Every line handed out is followed by at least TM_LINE_PAD readable bytes (the rest of the
@@ -38,6 +45,10 @@ typedef struct tm_lines {
 
 pfi_error tm_lines_init(tm_lines *r, FILE *f);
 void tm_lines_free(tm_lines *r);
+/* Read r's file, from the next refill on, through mapped windows (options.map_files) when
+ * it is a regular file whose offset is known; else nothing changes. Call before
+ * tm_lines_head. The caller must survive SIGBUS (a file truncated while mapped). */
+void tm_lines_map(tm_lines *r);
 /* The stream's first read, 64 KiB at most (what detection looks at; r->len bytes), then a
  * byte order mark dropped. PFI_ERR_IO when the read fails (r->err). */
 pfi_error tm_lines_head(tm_lines *r);
@@ -398,6 +409,16 @@ tm_put_row(pfi_telemetry *tm, size_t e, const size_t *fields, const double *fv, 
     return PFI_OK;
 }
 
+/* The power derived from an energy counter's increase: de mJ over dt s, in W, computed as
+ * de / 1000.0 / dt everywhere (the stored path, the streamed reads) so that they agree bit
+ * for bit; the second division is skipped when dt is 1 (nominal times: most dmon captures),
+ * where it is exact (x / 1 == x). */
+static inline double tm_derived_power_w(double de, double dt)
+{
+    double w = de / 1000.0;
+    return dt == 1.0 ? w : w / dt;
+}
+
 /* Time of a new row of entity e: t when has_t, else nominal index x interval. Handles
  * backwards jumps (segment split) and, when tod is true, midnight rollover. */
 /* 2000-01-01T00:00:00Z and a year of 365.25 d, in s: a wall-clock time before the first,
@@ -418,7 +439,9 @@ static inline double tm_row_time_nominal(pfi_telemetry *tm, size_t e)
     en->rows++;
     tm->time_nominal = true;
     tm->time_relative = true;
-    return (double)(en->rows - 1) * (tm->opt.interval_s > 0 ? tm->opt.interval_s : tm_interval(tm));
+    return (double)(en->rows - 1) * (tm->opt.interval_s > 0 ? tm->opt.interval_s
+                                     : tm->interval_assumed ? 1.0
+                                                            : tm_interval(tm));
 }
 void tm_note(pfi_telemetry *tm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tm_tool_error(pfi_telemetry *tm, const char *name, long line, const char *s, size_t n);

@@ -251,6 +251,8 @@ pfi_error pfi_telemetry_read_stream(pfi_telemetry *tm, FILE *f, const char *name
     pfi_error e = tm_lines_init(&r, f);
     if (e != PFI_OK)
         return e;
+    if (tm->opt.map_files)
+        tm_lines_map(&r);
     /* Fill the first block, detect, then parse from the start of the buffer. */
     if ((e = tm_lines_head(&r)) != PFI_OK) {
         tm_lines_io_diag(&r, diag);

@@ -514,7 +514,8 @@ static excl_series excl_series_of(const pfi_telemetry *tm, size_t e)
     return (excl_series){ls, rf >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)rf) : NULL};
 }
 
-static unsigned sample_excluded(const excl_series *xs, const pfi_reduce_options *o, double t)
+static inline __attribute__((always_inline)) unsigned
+sample_excluded(const excl_series *xs, const pfi_reduce_options *o, double t)
 {
     unsigned x = 0;
     const pfi_telemetry_series *both[2] = {xs->limit, xs->reasons};
@@ -825,7 +826,8 @@ static pfi_error power_bins_close(power_bins *b, pfi_reduced *out)
  * first row's time); with it, loops are binned on that grid (bin numbers never decrease in
  * time order, so a bin is done when the next one starts). One row r, the next in time order.
  */
-static pfi_error power_bins_add(power_bins *b, const grid_row *r, pfi_reduced *out)
+static inline __attribute__((always_inline)) pfi_error
+power_bins_add(power_bins *b, const grid_row *r, pfi_reduced *out)
 {
     if (b->track && b->first != -INFINITY) {
         double x = r->t - b->first;
@@ -1105,7 +1107,7 @@ typedef struct stream_pass {
     double *emitted; /* per GPU: its last row's time out of the merge (-INFINITY) */
 } stream_pass;
 
-static void lt_set(stream_pass *p, size_t g, double t)
+static inline __attribute__((always_inline)) void lt_set(stream_pass *p, size_t g, double t)
 {
     size_t k = p->leaves + g;
     p->lt[k] = t;
@@ -1148,9 +1150,15 @@ static void q_up(stream_pass *p, size_t k)
 /* A row of GPU g at t leaves the first read's merge: its GPU's limit and clock-reason series
  * taken at its first row (excl_series_of; the same at the end, checked there), its time kept
  * for tm_spec_change (a later change at or before it would have changed its look-up). */
-static bool spec_row_ok(stream_pass *p, size_t g, double t)
+static inline bool spec_row_ok(stream_pass *p, size_t g, double t)
 {
     long *ix = &p->xs_idx[2 * g];
+    if (ix[0] == -1 && ix[1] == -1) { /* neither series (the common dmon capture) */
+        p->xs[g] = (excl_series){NULL, NULL};
+        if (!p->eof)
+            p->emitted[g] = t;
+        return true;
+    }
     if (ix[0] == -2) {
         excl_series xs = excl_series_of(p->tm, p->red->gpus[g]);
         ix[0] = xs.limit ? (long)(xs.limit - p->tm->series) : -1;
@@ -1166,7 +1174,8 @@ static bool spec_row_ok(stream_pass *p, size_t g, double t)
 
 /* The rows every GPU has passed, into the bins. */
 /* One row out of the merge, in order, into the bins. */
-static inline pfi_error stream_emit(stream_pass *p, size_t g, double t, double v, bool valid)
+static inline __attribute__((always_inline)) pfi_error stream_emit(stream_pass *p, size_t g,
+                                                                   double t, double v, bool valid)
 {
     if (p->spec && !spec_row_ok(p, g, t)) {
         p->dead = true;
@@ -1177,11 +1186,13 @@ static inline pfi_error stream_emit(stream_pass *p, size_t g, double t, double v
                    .v = v,
                    .g = (unsigned)g,
                    .valid = valid,
-                   .excl = valid ? sample_excluded(&p->xs[g], p->o, t) : 0};
+                   .excl = valid && (p->xs[g].limit != NULL || p->xs[g].reasons != NULL)
+                               ? sample_excluded(&p->xs[g], p->o, t)
+                               : 0};
     return power_bins_add(&p->b, &gr, &p->red->jp);
 }
 
-static pfi_error stream_drain(stream_pass *p)
+static inline __attribute__((always_inline)) pfi_error stream_drain(stream_pass *p)
 {
     /* The first read's rows wait until every GPU is past t + 1e-6 (the rows that give the
      * limits at t are then in: sample_excluded looks 1e-6 ahead) and the step is guessed. */
@@ -1265,7 +1276,8 @@ static pfi_error stream_unfifo(stream_pass *p)
     return PFI_OK;
 }
 
-static pfi_error stream_push(stream_pass *p, size_t g, double t, double v, bool valid)
+static inline __attribute__((always_inline)) pfi_error stream_push(stream_pass *p, size_t g,
+                                                                   double t, double v, bool valid)
 {
     stream_queue *q = &p->q[g];
     if (q->pushed == q->expected || p->buffered >= STREAM_WINDOW) {
@@ -1343,7 +1355,7 @@ static pfi_error stream_sample(void *ctx, size_t k, double t, double v, bool val
             p->tm->line_now = 0; /* derived: its notes name no line (as derive_power) */
             pfi_error e =
                 tm_put(p->tm, (size_t)x->e, p->fpd, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING,
-                       ok ? de / 1000.0 / dt : NAN, -1, false);
+                       ok ? tm_derived_power_w(de, dt) : NAN, -1, false);
             if (e != PFI_OK)
                 return e;
         }
@@ -1734,11 +1746,11 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
             pfi_error e = PFI_OK;
             char name[32];
             while (e == PFI_OK && sh->n_entities <= (size_t)x->e) {
-                size_t id;
+                size_t id = (size_t)-1; /* (tm_entity reads it as a hint: none) */
                 int n = snprintf(name, sizeof name, "%zu", sh->n_entities);
                 e = tm_entity(sh, name, (size_t)n, &id);
             }
-            double d = ok ? de / 1000.0 / dt : NAN;
+            double d = ok ? tm_derived_power_w(de, dt) : NAN;
             if (ok && !(d <= sp->derived_max))
                 sp->derived_max = d;
             if (e == PFI_OK) /* tm_put_ok: tm_put(..., PFI_VALUE_OK, d, -1, false) inlined */
