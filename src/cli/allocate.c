@@ -642,7 +642,14 @@ static int load_tree(const allocate_args *a, const pfi_jobs *J, tree_ctx *tc, pf
         tc->on = true;
     }
     if (a->topology != NULL) {
-        pfi_error e = pfi_topology_read(a->topology, &tc->topo, d);
+        FILE *sp; /* a pipe: bounded by PFI_MAX_INPUT_BYTES (cli.h) */
+        int src = cli_input_spool("--topology", a->topology, &sp);
+        if (src != PFI_EXIT_OK)
+            return src;
+        pfi_error e = sp != NULL ? pfi_topology_read_stream(sp, a->topology, &tc->topo, d)
+                                 : pfi_topology_read(a->topology, &tc->topo, d);
+        if (sp != NULL)
+            fclose(sp);
         if (e != PFI_OK) {
             cli_report(e, d);
             return e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_DATA;
@@ -848,8 +855,15 @@ int cmd_allocate(int argc, char **argv)
     pfi_diag d;
     pfi_diag_clear(&d);
     pfi_jobs *J = NULL;
-    pfi_error e = strcmp(a.input, "-") == 0 ? pfi_jobs_read_stream(stdin, "(stdin)", &J, &d)
-                                            : pfi_jobs_read(a.input, &J, &d);
+    FILE *sp; /* a pipe or "-": bounded by PFI_MAX_INPUT_BYTES, binary refused (cli.h) */
+    if ((rc = cli_input_spool(NULL, a.input, &sp)) != PFI_EXIT_OK)
+        return rc;
+    pfi_error e =
+        sp != NULL
+            ? pfi_jobs_read_stream(sp, strcmp(a.input, "-") == 0 ? "(stdin)" : a.input, &J, &d)
+            : pfi_jobs_read(a.input, &J, &d);
+    if (sp != NULL)
+        fclose(sp);
     if (e != PFI_OK)
         return cli_report(e, &d);
     unsigned char *deep = NULL;

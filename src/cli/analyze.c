@@ -403,7 +403,16 @@ static int load_input(const settings *s, const char *input, pfi_runs_table *t, d
     }
     if (rc == PFI_EXIT_OK) {
         pfi_error e = PFI_OK;
-        if (is_stdin) {
+        FILE *sp = NULL; /* a pipe or "-": bounded by PFI_MAX_INPUT_BYTES (cli.h) */
+        if (!is_dir && (rc = cli_input_spool(NULL, input, &sp)) != PFI_EXIT_OK) {
+            pfi_mapping_clear(&mapping);
+            pfi_manifest_clear(&man);
+            return rc;
+        }
+        if (sp != NULL) {
+            e = pfi_runs_read_stream(t, sp, is_stdin ? "(stdin)" : input, &mapping, &d);
+            fclose(sp);
+        } else if (is_stdin) {
             e = pfi_runs_read_stream(t, stdin, "(stdin)", &mapping, &d);
         } else if (is_dir) {
             char **paths = NULL;

@@ -55,45 +55,6 @@ static void take_sighup(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
-/* read a whole small file (≤ 16 MiB) */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    size_t r;
-    while (b != NULL && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (n + 1 == cap) {
-            if (cap > (16u << 20)) {
-                free(b);
-                b = NULL;
-                break;
-            }
-            char *q = realloc(b, cap * 2);
-            if (q == NULL) {
-                free(b);
-                b = NULL;
-                break;
-            }
-            b = q;
-            cap *= 2;
-        }
-    }
-    if (b != NULL && ferror(f)) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b != NULL) {
-        b[n] = '\0';
-        *len = n;
-    }
-    return b;
-}
-
 static double now_mono(void)
 {
     struct timespec ts;
@@ -790,9 +751,9 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
 
 static int load_file(const char *what, const char *path, char **text, size_t *len)
 {
-    *text = slurp(path, len);
+    *text = cli_read_text(path, 16u << 20, len); /* a small file (16 MiB) */
     if (*text == NULL) {
-        cli_error("%s %s: %s", what, path, errno ? strerror(errno) : "cannot read");
+        cli_error("%s %s: %s", what, path, cli_input_why());
         return PFI_EXIT_DATA;
     }
     return PFI_EXIT_OK;
@@ -1066,7 +1027,7 @@ static int control_config(control_opts *o, const char *path)
     char *text = cli_read_head(path, PFI_CONF_MAX_BYTES + 1, &len); /* larger: the parse says */
     if (text == NULL) {
         cli_error("control: --config %s: %s", path,
-                  errno == EISDIR ? "is a directory, not a config file" : strerror(errno));
+                  errno == EISDIR ? "is a directory, not a config file" : cli_input_why());
         return PFI_EXIT_DATA;
     }
     pfi_diag d;
@@ -1266,8 +1227,17 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         if ((e = pfi_ctl_policy_parse(in->ptext, len, &in->rules, &in->nr, &d)) != PFI_OK)
             return report_file(e, &d, o->policy_path);
     }
-    if (o->topo_path != NULL && (e = pfi_topology_read(o->topo_path, &in->topo, &d)) != PFI_OK)
-        return cli_report(e, &d);
+    FILE *tsp = NULL; /* a pipe: bounded by PFI_MAX_INPUT_BYTES (cli.h) */
+    if (o->topo_path != NULL && (rc = cli_input_spool("topology", o->topo_path, &tsp)) != 0)
+        return rc;
+    if (o->topo_path != NULL) {
+        e = tsp != NULL ? pfi_topology_read_stream(tsp, o->topo_path, &in->topo, &d)
+                        : pfi_topology_read(o->topo_path, &in->topo, &d);
+        if (tsp != NULL)
+            fclose(tsp);
+        if (e != PFI_OK)
+            return cli_report(e, &d);
+    }
     if (o->tiers_path != NULL) { /* after the policy: each tier job gets its own rule */
         if ((in->tiers = calloc(1, sizeof *in->tiers)) == NULL)
             return PFI_EXIT_INTERNAL;

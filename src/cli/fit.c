@@ -399,7 +399,11 @@ static int groups_from_telemetry(const char *const *files, size_t n, pfi_telemet
 {
     pfi_telemetry *tm = NULL;
     pfi_reduced *red = NULL;
+    /* a pipe or FIFO copied first, as pfi ingest does: bounded by PFI_MAX_INPUT_BYTES, binary
+       refused from its first block (cli.h) */
+    (void)cli_telemetry_spool(files, n); /* false: what was not copied is read in place */
     int rc = cli_read_telemetry(files, n, fmt, topt, ro, quiet, "no estimate", NULL, &tm, &red);
+    cli_telemetry_unspool();
     if (rc != PFI_EXIT_OK)
         return rc;
     pfi_groups *g = NULL;
@@ -789,9 +793,8 @@ int cmd_predict(int argc, char **argv)
     pfi_fit_model *m = NULL;
     pfi_diag d;
     pfi_diag_clear(&d);
-    pfi_error e = pfi_fit_model_load(a.model_path, &m, &d);
-    if (e != PFI_OK)
-        return cli_report(e, &d);
+    if ((rc = cli_load_model(a.model_path, &m)) != PFI_EXIT_OK)
+        return rc;
     pfi_groups *g = NULL;
     const char *source;
     bool measured = a.groups_in != NULL || a.db != NULL;

@@ -118,7 +118,7 @@ int grid_tiers_load(const char *path, const pfi_ctl_rule *policy, size_t n_polic
     errno = 0;
     char *text = cli_read_text(path, 16u << 20, &len);
     if (text == NULL) {
-        cli_error("tiers %s: %s", path, errno ? strerror(errno) : "cannot read");
+        cli_error("tiers %s: %s", path, cli_input_why());
         return PFI_EXIT_DATA;
     }
     pfi_diag d;

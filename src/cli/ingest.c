@@ -224,7 +224,18 @@ static int read_kernel_logs(const char *const *files, size_t n, pfi_kernlog **ou
     size_t failed = 0;
     for (size_t i = 0; i < n; i++) {
         pfi_diag d;
-        pfi_error e = pfi_kernlog_read_file(kl, files[i], &d);
+        FILE *sp; /* a pipe: bounded by PFI_MAX_INPUT_BYTES (cli.h) */
+        int src = cli_input_spool("--kernel-log", files[i], &sp);
+        if (src != PFI_EXIT_OK) {
+            if (rc == PFI_EXIT_OK)
+                rc = src;
+            failed++;
+            continue;
+        }
+        pfi_error e = sp != NULL ? pfi_kernlog_read_stream(kl, sp, files[i], &d)
+                                 : pfi_kernlog_read_file(kl, files[i], &d);
+        if (sp != NULL)
+            fclose(sp);
         if (e != PFI_OK) {
             int frc = cli_report(e, &d);
             if (rc == PFI_EXIT_OK || frc == PFI_EXIT_INTERNAL)
@@ -675,8 +686,14 @@ static int read_throughput(const ingest_args *a, ingest_run *run)
     }
     int rc = PFI_EXIT_OK;
     pfi_diag d;
-    pfi_error e = pfi_trainlog_read_file(a->tlog, a->regex ? PFI_TRAINLOG_REGEX : a->lfmt, a->regex,
-                                         &run->log, &d);
+    FILE *sp; /* a pipe: bounded by PFI_MAX_INPUT_BYTES (cli.h) */
+    if ((rc = cli_input_spool("--throughput-log", a->tlog, &sp)) != PFI_EXIT_OK)
+        return rc;
+    pfi_trainlog_format lf = a->regex ? PFI_TRAINLOG_REGEX : a->lfmt;
+    pfi_error e = sp != NULL ? pfi_trainlog_read_stream(sp, a->tlog, lf, a->regex, &run->log, &d)
+                             : pfi_trainlog_read_file(a->tlog, lf, a->regex, &run->log, &d);
+    if (sp != NULL)
+        fclose(sp);
     if (e != PFI_OK)
         rc = cli_report(e, &d);
     else if ((e = pfi_trainlog_reduce(run->log, a->ro.warmup_s, a->ro.q, &run->tls)) != PFI_OK &&
@@ -707,12 +724,11 @@ static int read_run_spooled(const ingest_args *a, ingest_run *run, bool spool);
 /* Phase 2, reading: the kernel logs, the telemetry (reduced, with the kernel-log events
  * applied), the training log. An exit code; run owns what was read either way. A pipe or
  * FIFO among the telemetry inputs is copied to a temporary file first (cli_telemetry_spool)
- * so that it streams like a file (read twice when a guess fails, bounded memory), unless
- * a warm-up stores the samples anyway. */
+ * so that it streams like a file (read twice when a guess fails, bounded memory) and is
+ * bounded by PFI_MAX_INPUT_BYTES, a warm-up or not. */
 static int read_run(const ingest_args *a, ingest_run *run)
 {
-    bool spool = a->ro.warmup_s == 0 && !regular_files(a->tel, a->n_tel) &&
-                 cli_telemetry_spool(a->tel, a->n_tel);
+    bool spool = !regular_files(a->tel, a->n_tel) && cli_telemetry_spool(a->tel, a->n_tel);
     int rc = read_run_spooled(a, run, spool);
     cli_telemetry_unspool();
     return rc;

@@ -201,7 +201,7 @@ int settle_tiers_load(const char *path, pfi_grid_tier_job **t, size_t *n)
     errno = 0;
     char *text = cli_read_text(path, 16u << 20, &len);
     if (text == NULL) {
-        cli_error("tiers %s: %s", path, errno ? strerror(errno) : "cannot read");
+        cli_error("tiers %s: %s", path, cli_input_why());
         return PFI_EXIT_DATA;
     }
     pfi_diag d;
