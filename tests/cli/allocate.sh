@@ -257,5 +257,34 @@ grep -q "/dev/zero: not text (a NUL byte at offset 0)" "$T/err" && echo "ok   al
 check allocate-zero-pipe 1 sh -c "cat /dev/zero | timeout 20 '$PFI' allocate -"
 grep -q "not text (a NUL byte at offset 0)" "$T/err" && echo "ok   allocate-zero-pipe-says" \
     || { echo "FAIL allocate-zero-pipe-says"; cat "$T/err"; fail=1; }
+# Per-job numbers out of range (review of issue 18): nan, inf, 1e308 or past the bound in
+# weight, floor, pfi, feature, gpus, band, cap_min_w: refused with file:line:column and the
+# accepted range (they were taken: a weight of 1e308, a pfi of nan).
+bad_value() { # bad_value NAME COLUMN VALUE EXPECTED_TEXT
+    printf 'job,cap_w,power_w,tput_tok_s,%s\nj,200,1600,100,\nj,300,2000,150,%s\n' "$2" "$3" >"$T/bad.csv"
+    check "$1" 1 "$PFI" allocate --budget-w 1800 "$T/bad.csv"
+    grep -q -- "bad.csv:3: column '$2': $4" "$T/err" && echo "ok   $1-says" \
+        || { echo "FAIL $1-says: want \"bad.csv:3: column '$2': $4\""; cat "$T/err"; fail=1; }
+}
+bad_value jobs-weight-nan weight nan "'nan' is not a number (expected 0 to 1e6; leave the cell empty for none)"
+bad_value jobs-weight-inf weight inf "'inf' is not a number (expected 0 to 1e6"
+bad_value jobs-weight-huge weight 1e308 "1e+308: out of range (expected 0 to 1e6)"
+bad_value jobs-floor-2 floor 2 "2: out of range (expected a fraction of the uncapped throughput, 0 to 1)"
+bad_value jobs-floor-inf floor inf "'inf' is not a number (expected a fraction"
+bad_value jobs-pfi-nan pfi nan "'nan' is not a number (expected above 0, at most 100"
+bad_value jobs-pfi-huge pfi 1e308 "1e+308: out of range (expected above 0, at most 100)"
+bad_value jobs-pfi-zero pfi 0 "0: out of range (expected above 0, at most 100)"
+bad_value jobs-feature-huge feature 1e308 "1e+308: out of range (expected 0 to 1e15)"
+bad_value jobs-feature-inf feature inf "'inf' is not a number (expected 0 to 1e15"
+bad_value jobs-gpus-nan gpus nan "'nan' is not a number (expected a whole number of GPUs, 1 to 1000000"
+bad_value jobs-cap-min-nan cap_min_w nan "'nan' is not a number (expected W a GPU, 0 to 100000"
+# the bounds themselves are accepted
+printf 'job,cap_w,power_w,tput_tok_s,weight,floor,pfi,feature\nj,200,1600,100,1e6,0.5,100,1e15\nj,300,2000,150,,,,\n' >"$T/edge.csv"
+check jobs-bounds-accepted 0 "$PFI" allocate --budget-w 1800 "$T/edge.csv"
+# a topology level's limit or ramp past 1e12 W (nan, inf, 1e308): refused with the range
+printf 'feed site - 1e308\n' >"$T/topo-huge.txt"
+check topology-limit-huge 1 "$PFI" allocate --budget-w 20000 --topology "$T/topo-huge.txt" "$J"
+grep -q "topo-huge.txt:1: column 'LIMIT_W': feed 'site': limit '1e308' is not watts in (0, 1e+12\]" "$T/err" &&
+    echo "ok   topology-limit-huge-says" || { echo "FAIL topology-limit-huge-says"; cat "$T/err"; fail=1; }
 rm -rf "$T"
 exit $fail
