@@ -141,7 +141,6 @@ typedef struct tree_ctx {
     pfi_alloc_tree_result tr;
 } tree_ctx;
 
-
 /* The solver's relative tolerance on sums of tokens/s: the objective and the envelope's bound
  * are sums of the same terms in other orders, so they can differ by rounding alone. */
 #define GAP_TOL 1e-9
@@ -156,6 +155,7 @@ static double shown_bound(const pfi_alloc_result *r)
         return obj;
     return ub;
 }
+
 /* What bound: the site budget and every level whose limit binds, with its kind. */
 static void write_bound(FILE *f, const pfi_alloc_result *r, const tree_ctx *tc,
                         pfi_limit_kind budget_kind)
@@ -250,8 +250,8 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
     fprintf(f, "drawn %.1f W; throughput %.1f tokens/s of %.1f uncapped (%s)\n", r->total_power_w,
             r->total_tput_tok_s, r->ref_tput_tok_s, kept_text);
     if (isfinite(r->upper_bound) && isfinite(r->objective))
-        fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective,
-                shown_bound(r), shown_bound(r) - r->objective);
+        fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective, shown_bound(r),
+                shown_bound(r) - r->objective);
     if (tc->on)
         fprintf(f, "caps sum %.1f W; drawn %.1f W\n", tc->tr.site_reserve_w, tc->tr.site_drawn_w);
     write_bound(f, r, tc, kind);
