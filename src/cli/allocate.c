@@ -331,7 +331,15 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
 {
     write_summary(f, r, st, tc, kind);
     write_levels(f, tc);
-    fprintf(f, "\n%-24s %-8s %5s %9s %11s %10s %13s %6s", "job", "class", "gpus", "cap_w",
+    /* the job and class columns as wide as their longest value (names are not cut: two jobs
+       alike in their first 24 characters stay apart) */
+    int wj = 24, wc = 8;
+    for (size_t j = 0; j < J->n; j++) {
+        size_t nj = strlen(J->name[j]), nc = J->job_class[j] ? strlen(J->job_class[j]) : 1;
+        wj = nj > (size_t)wj ? (nj > 256 ? 256 : (int)nj) : wj;
+        wc = nc > (size_t)wc ? (nc > 64 ? 64 : (int)nc) : wc;
+    }
+    fprintf(f, "\n%-*s %-*s %5s %9s %11s %10s %13s %6s", wj, "job", wc, "class", "gpus", "cap_w",
             "power_w", "shed_w", "tput_tok_s", "kept");
     if (explain)
         fprintf(f, " %11s %11s  why", "tok/s/W-dn", "tok/s/W-up");
@@ -339,12 +347,14 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     for (size_t j = 0; j < J->n; j++) {
         size_t last = J->offset[j + 1] - 1;
         /* a value the job lacks (no marginal at an end of its curve) is "-" */
-        char b[5][32];
-        fprintf(f, "%-24.24s %-8.8s %5.0f %9s %11s %10s %13s %5s%%", J->name[j],
+        char b[5][32], kept[40] = "-"; /* missing: "-", never "-%" */
+        double kp = 100 * r->tput_tok_s[j] / J->tput_tok_s[last];
+        if (isfinite(kp))
+            snprintf(kept, sizeof kept, "%s%%", fmt1(b[4], kp));
+        fprintf(f, "%-*s %-*s %5.0f %9s %11s %10s %13s %6s", wj, J->name[j], wc,
                 J->job_class[j] ? J->job_class[j] : "-", isnan(J->gpus[j]) ? 1 : J->gpus[j],
                 fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]), fmt1(b[2], r->shed_w[j]),
-                fmt1(b[3], r->tput_tok_s[j]),
-                fmt1(b[4], 100 * r->tput_tok_s[j] / J->tput_tok_s[last]));
+                fmt1(b[3], r->tput_tok_s[j]), kept);
         if (explain) {
             fprintf(f, " %11s %11s  ", cli_num(r->marginal_down[j], 'g', 4, "-").s,
                     cli_num(r->marginal_up[j], 'g', 4, "-").s);

@@ -306,5 +306,24 @@ sys.exit(0 if d["upper_bound"] is None or d["upper_bound"] >= d["objective"] els
         { echo "  $args: JSON upper_bound below the objective"; neg=1; }
 done
 [ $neg -eq 0 ] && echo "ok   gap-never-negative" || { echo "FAIL gap-never-negative"; fail=1; }
+# The table with a long job name and a job without throughput (review of issue 18): the
+# name whole (it was cut at 24 characters) and every column aligned under its header; a
+# missing share kept is "-", never "-%".
+printf 'job,cap_w,power_w,tput_tok_s\nidle,200,1600,0\nidle,400,3200,0\nllama-70b-fine-tuning-on-the-long-context-data,200,1600,100\nllama-70b-fine-tuning-on-the-long-context-data,400,3200,150\n' >"$T/long.csv"
+check table-long-name 0 "$PFI" allocate --budget-w 4000 "$T/long.csv"
+python3 - "$T/out" <<'PY' && echo "ok   table-long-name-aligned" || { echo "FAIL table-long-name-aligned"; cat "$T/out"; fail=1; }
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith("job "))
+head, rows = lines[i], lines[i + 1:i + 3]
+want = [head.index(h) + len(h) for h in ("gpus", "cap_w", "power_w", "shed_w", "tput_tok_s", "kept")]
+ok = any(r.startswith("llama-70b-fine-tuning-on-the-long-context-data ") for r in rows)
+for r in rows:
+    ends = {m.end() for m in re.finditer(r"\S+", r)}
+    ok &= all(e in ends for e in want)
+idle = next(r for r in rows if r.startswith("idle "))
+ok &= idle.endswith(" -") and "-%" not in idle
+sys.exit(0 if ok else 1)
+PY
 rm -rf "$T"
 exit $fail

@@ -109,6 +109,37 @@ check $? "the table says how many periods were missing"
 "$PFI" report --settlement "$WORK/s.db" > "$WORK/s.txt"
 grep -q '^weighted performance (by GPUs)' "$WORK/s.txt"
 check $? "the table form"
+# a long job name (renamed in a copy of the log) shifts no column: every row's numbers end
+# where the header's names end (review: the names overran a fixed 32-character column)
+cp "$WORK/s.db" "$WORK/long.db"
+python3 -c "import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute(\"update ctl_jobs set job = 'dense-a-fine-tuning-with-a-very-long-run-name' where job = 'dense-a'\")
+c.commit()" "$WORK/long.db"
+"$PFI" report --settlement "$WORK/long.db" > "$WORK/long.txt"
+python3 - "$WORK/long.txt" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith("  job "))
+head = lines[i]
+rows = [l for l in lines[i + 1:] if l.strip()][:3]
+ok = len(rows) == 3 and any("very-long-run-name" in r for r in rows)
+# the right ends of the numeric columns' names; every row has a cell ending at each
+want = [head.index(h) + len(h) for h in ("gpus", "performance", "life_perf", "tokens_lost")]
+for r in rows:
+    ends = {m.end() for m in re.finditer(r"\S+", r)}
+    ok &= all(e in ends for e in want)
+print("  header:", head.rstrip())
+print("  row:   ", rows[0].rstrip() if rows else None)
+sys.exit(0 if ok else 1)
+PY
+check $? "a long job name: the columns stay aligned"
+# --skip past the event's end: refused, naming the file and saying every sample was left out
+# (it printed 'largest excess over target: undefined W (undefined%)' and exit 0)
+"$PFI" report --settlement --skip 99999 "$WORK/s.db" > "$WORK/skip.out" 2> "$WORK/skip.err"
+[ $? -eq 2 ] && grep -q "s.db: --skip 99999 s leaves out every sample of the event" "$WORK/skip.err" &&
+    ! grep -q 'undefined W\|undefined%' "$WORK/skip.out"
+check $? "--skip past the event: exit 2, every sample left out, named ($(cat "$WORK/skip.err"))"
 "$PFI" report --settlement "$WORK/none.db" > /dev/null 2>&1
 [ $? -eq 1 ]
 check $? "a missing audit log: exit 1"
