@@ -78,9 +78,9 @@ typedef struct pfi_topology {
  * pfi_topology_read_stream — parse a topology file from stream (borrowed), named name in
  * diagnostics, into *out (owned). Errors: PFI_ERR_PARSE (a line with too few or too many
  * fields, an unknown kind or option; diag names line and level), PFI_ERR_VALUE (a limit or
- * ramp rate that is not a number in (0, PFI_TOPO_MAX_W]: nan, inf, 1e308 refused), a name given twice, an unknown parent, a cycle), PFI_ERR_EMPTY (no
- * levels), PFI_ERR_LIMIT, PFI_ERR_LINE_TOO_LONG (a line over 4096 bytes), PFI_ERR_IO,
- * PFI_ERR_NOMEM.
+ * ramp rate that is not a number in (0, PFI_TOPO_MAX_W]: nan, inf, 1e308 refused), a name given
+ * twice, an unknown parent, a cycle), PFI_ERR_EMPTY (no levels), PFI_ERR_LIMIT,
+ * PFI_ERR_LINE_TOO_LONG (a line over 4096 bytes), PFI_ERR_IO, PFI_ERR_NOMEM.
  */
 pfi_error pfi_topology_read_stream(FILE *stream, const char *name, pfi_topology **out,
                                    pfi_diag *diag);

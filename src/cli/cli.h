@@ -158,6 +158,8 @@ int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_control(int argc, char **argv);
+/* pfi control status (src/cli/control_status.c): argv[0] is "status". */
+int cmd_control_status(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);

@@ -157,12 +157,11 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
         return PFI_ERR_PARSE;
     }
     double lim = INFINITY;
-    if (strcmp(w[3], "-") != 0 &&
-        (pfi_value_parse(w[3], strlen(w[3]), &lim) != PFI_VALUE_OK || !(lim > 0) ||
-         lim > PFI_TOPO_MAX_W)) {
+    if (strcmp(w[3], "-") != 0 && (pfi_value_parse(w[3], strlen(w[3]), &lim) != PFI_VALUE_OK ||
+                                   !(lim > 0) || lim > PFI_TOPO_MAX_W)) {
         pfi_diag_set(d, file, line, "LIMIT_W",
-                     "%.60s '%.100s': limit '%.60s' is not watts in (0, %g] (or '-' for none)",
-                     lvl, w[1], w[3], PFI_TOPO_MAX_W);
+                     "%.60s '%.100s': limit '%.60s' is not watts in (0, %g] (or '-' for none)", lvl,
+                     w[1], w[3], PFI_TOPO_MAX_W);
         return PFI_ERR_VALUE;
     }
     pfi_limit_kind kind = PFI_LIMIT_RESERVE;
