@@ -181,9 +181,9 @@ static void write_table(FILE *f, const char *path, const pfi_grid_settlement *s)
             "measured_kWh", "shed_kWh", "shed_unc_kWh");
     for (size_t i = 0; i < s->n_intervals; i++) {
         const pfi_grid_settle_interval *v = &s->intervals[i];
-        fprintf(f, "  %-10.0f %-10.0f %12.3f %12.3f %12s %12.3f\n", v->start_s, v->end_s,
+        fprintf(f, "  %-10.0f %-10.0f %12.3f %12.3f %12s %12s\n", v->start_s, v->end_s,
                 v->target_kwh, v->measured_kwh, cli_num(v->shed_pre_kwh, 'f', 3, "-").s,
-                v->shed_uncapped_kwh);
+                cli_num(v->shed_uncapped_kwh, 'f', 3, "-").s);
     }
     /* the job column as wide as the longest name: a long name shifts no other column */
     int w = 3;

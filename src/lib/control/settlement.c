@@ -259,6 +259,11 @@ static pfi_error settle(sqlite3 *db, const char *path, const prow *p, size_t n,
         s->energy_shed_pre_kwh += s->intervals[i].shed_pre_kwh;
         s->energy_shed_uncapped_kwh += s->intervals[i].shed_uncapped_kwh;
     }
+    if (!(unc_t > 0)) { /* no uncapped prediction beside a reading: shed undefined, never 0 */
+        s->energy_shed_uncapped_kwh = NAN;
+        for (size_t i = 0; i < ni; i++)
+            s->intervals[i].shed_uncapped_kwh = NAN;
+    }
     if (!isfinite(s->pre_event_w)) { /* no baseline: shed undefined, never 0 */
         s->energy_shed_pre_kwh = NAN;
         for (size_t i = 0; i < ni; i++)
@@ -350,6 +355,8 @@ static pfi_error settle(sqlite3 *db, const char *path, const prow *p, size_t n,
         pfi_grid_settle_job *j = &s->jobs[i];
         j->performance = js[i].ev_ref > 0 ? js[i].ev_tput / js[i].ev_ref : NAN;
         j->life_performance = js[i].life_ref > 0 ? js[i].life_tput / js[i].life_ref : NAN;
+        if (!(js[i].ev_ref > 0))  /* no reference or no tokens/s in the event: none lost is */
+            j->tokens_lost = NAN; /* not known, never 0 */
         for (size_t t = 0; t < o->n_tiers; t++)
             if (strcmp(o->tiers[t].job, j->job) == 0) {
                 j->tier = o->tiers[t].tier;
