@@ -41,6 +41,9 @@ long long cli_first_line_nul(const unsigned char *b, size_t n);
  * looked at before anything is written: 0, or CLI_INPUT_BINARY (*nul: the NUL's offset),
  * CLI_INPUT_LIMIT, or an errno of the read or write. */
 int cli_spool_copy(FILE *in, FILE *out, unsigned long long limit, unsigned long long *nul);
+/* cli_spool_file — an unlinked temporary file under $TMPDIR (else /tmp), open for update
+ * (gone when closed); NULL with errno set when none can be made. */
+FILE *cli_spool_file(void);
 /* cli_input_message — what cli_spool_copy's err means, in buf ("not text (...)", "more than
  * LIMIT bytes (...): raise it with PFI_MAX_INPUT_BYTES", strerror). */
 void cli_input_message(char *buf, size_t size, int err, unsigned long long nul,

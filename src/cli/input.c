@@ -110,8 +110,7 @@ int cli_spool_copy(FILE *in, FILE *out, unsigned long long limit, unsigned long 
     return 0;
 }
 
-/* An unlinked temporary file under $TMPDIR (else /tmp), open for update; NULL when none. */
-static FILE *spool_file(void)
+FILE *cli_spool_file(void)
 {
     const char *dir = getenv("TMPDIR");
     if (dir == NULL || dir[0] == '\0')
@@ -150,7 +149,7 @@ int cli_input_spool(const char *what, const char *path, FILE **out)
     FILE *in = std_in ? stdin : fopen(path, "rb");
     if (in == NULL)
         return PFI_EXIT_OK; /* not readable: the reader says so */
-    FILE *copy = spool_file();
+    FILE *copy = cli_spool_file();
     if (copy == NULL) {
         int e = errno;
         if (!std_in)

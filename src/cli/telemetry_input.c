@@ -103,9 +103,6 @@ bool cli_telemetry_spool(const char *const *files, size_t n)
     }
     spool_of = files;
     n_spools = n;
-    const char *dir = getenv("TMPDIR");
-    if (dir == NULL || dir[0] == '\0')
-        dir = "/tmp";
     for (size_t i = 0; i < n; i++) {
         struct stat st;
         bool std_in = strcmp(files[i], "-") == 0;
@@ -114,18 +111,9 @@ bool cli_telemetry_spool(const char *const *files, size_t n)
         if (!std_in && stat(files[i], &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
             continue;
         /* The copy first: when it cannot be made, the input is left unread. */
-        char tmpl[4096];
-        int fd = -1;
-        if (snprintf(tmpl, sizeof tmpl, "%s/pfi-spool-XXXXXX", dir) < (int)sizeof tmpl)
-            fd = mkstemp(tmpl);
-        FILE *out = fd >= 0 ? fdopen(fd, "w+b") : NULL;
-        if (fd >= 0)
-            unlink(tmpl); /* gone when closed, whatever happens */
-        if (out == NULL) {
-            if (fd >= 0)
-                close(fd);
+        FILE *out = cli_spool_file();
+        if (out == NULL)
             return false;
-        }
         FILE *in = std_in ? stdin : fopen(files[i], "rb");
         if (in == NULL) {
             fclose(out);
