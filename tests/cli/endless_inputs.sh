@@ -50,6 +50,8 @@ endless analyze "-" "(echo g,c,p,t; yes a,300,1000,100)" \
     "'$PFI' analyze --group g --cap c --power p --throughput t -"
 endless analyze-fifo "/dev/stdin" "(echo g,c,p,t; yes a,300,1000,100)" \
     "'$PFI' analyze --group g --cap c --power p --throughput t /dev/stdin"
+check analyze-manifest-pipe 1 sh -c "yes ' ' | timeout ${TMO:-60} '$PFI' analyze --manifest /dev/stdin '$SRC/examples/runs.csv'"
+grep_out analyze-manifest-pipe-says "/dev/stdin: not a regular file: a manifest (pfi-dataset.json) is read from a file" "$T/err"
 endless simulate-model "/dev/stdin" "yes ' '" "'$PFI' simulate --model /dev/stdin --workloads 1"
 endless schedule "schedule -" "yes '# a comment'" "'$PFI' schedule -"
 WANT=2 endless control-schedule "schedule /dev/stdin" "yes '# a comment'" \

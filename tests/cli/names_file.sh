@@ -44,6 +44,7 @@ for f in /dev/null "$T/empty.csv" "$T/adir" "$T/missing.db"; do
     # shellcheck disable=SC2086
     names "analyze-mapped-$k" "$f" "$PFI" analyze $MAP "$f"
     names "analyze-db-$k" "$f" "$PFI" analyze --db "$f"
+    names "analyze-manifest-$k" "$f" "$PFI" analyze --manifest "$f" "$T/empty.csv"
     names "predict-telemetry-$k" "$f" "$PFI" predict -m "$M" --telemetry "$f"
     names "predict-model-$k" "$f" "$PFI" predict -m "$f" x=1
     names "predict-groups-$k" "$f" "$PFI" predict -m "$M" --groups "$f"
