@@ -198,11 +198,18 @@ static void write_levels(FILE *f, const tree_ctx *tc)
     if (!tc->on || tc->topo == NULL)
         return;
     const pfi_topology *T = tc->topo;
-    fprintf(f, "\n%-8s %-20s %-20s %-8s %11s %11s %11s  %s\n", "level", "name", "parent", "kind",
-            "limit_w", "caps_sum_w", "drawn_w", "binds");
+    /* the level and name columns as wide as their longest value (names are not cut) */
+    int wl = 8, wn = 20;
+    for (size_t a = 0; a < T->n; a++) {
+        size_t nl = strlen(T->level[a]), nn = strlen(T->name[a]);
+        wl = nl > (size_t)wl ? (nl > 64 ? 64 : (int)nl) : wl;
+        wn = nn > (size_t)wn ? (nn > 256 ? 256 : (int)nn) : wn;
+    }
+    fprintf(f, "\n%-*s %-*s %-*s %-8s %11s %11s %11s  %s\n", wl, "level", wn, "name", wn, "parent",
+            "kind", "limit_w", "caps_sum_w", "drawn_w", "binds");
     for (size_t a = 0; a < T->n; a++)
-        fprintf(f, "%-8.8s %-20.20s %-20.20s %-8s %11s %11.1f %11.1f  %s\n", T->level[a],
-                T->name[a], T->parent[a] == PFI_TOPO_NONE ? "-" : T->name[T->parent[a]],
+        fprintf(f, "%-*s %-*s %-*s %-8s %11s %11.1f %11.1f  %s\n", wl, T->level[a], wn, T->name[a],
+                wn, T->parent[a] == PFI_TOPO_NONE ? "-" : T->name[T->parent[a]],
                 pfi_limit_kind_name(T->kind[a]), cli_num(T->limit_w[a], 'f', 1, "-").s,
                 tc->tr.reserve_w[a], tc->tr.drawn_w[a], tc->tr.binding[a] ? "yes" : "no");
 }

@@ -1168,20 +1168,39 @@ static void runs_usage(FILE *f)
                "3 output not written.\n");
 }
 
+/* pfi runs' table: where it goes, and its group and class columns' widths. */
+typedef struct runs_table {
+    FILE *f;
+    int wg, wc;
+} runs_table;
+
+/* The first pass of pfi runs' table: the group and class columns as wide as their longest
+ * value (names are not cut, and a long one shifts no column). */
+static pfi_error runs_table_width(void *ctx, const pfi_store_row *r)
+{
+    runs_table *t = ctx;
+    size_t ng = r->group ? strlen(r->group) : 1, nc = r->job_class ? strlen(r->job_class) : 1;
+    t->wg = ng > (size_t)t->wg ? (ng > 256 ? 256 : (int)ng) : t->wg;
+    t->wc = nc > (size_t)t->wc ? (nc > 64 ? 64 : (int)nc) : t->wc;
+    return PFI_OK;
+}
+
 /* One row of pfi runs' table: text cells as stored ("-" when empty), numbers for people. */
 static pfi_error runs_table_row(void *ctx, const pfi_store_row *r)
 {
-    FILE *f = ctx;
+    const runs_table *t = ctx;
+    FILE *f = t->f;
     char gpus[24] = "-", cap[32] = "-";
     if (r->has_gpus)
         snprintf(gpus, sizeof gpus, "%lld", r->gpus);
     if (!isnan(r->cap_w))
         snprintf(cap, sizeof cap, "%.17g", r->cap_w);
-    fprintf(
-        f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6u\n", r->group && r->group[0] ? r->group : "-",
-        r->job_class && r->job_class[0] ? r->job_class : "-", gpus, cap,
-        cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
-        cli_num(r->throughput, 'g', 6, "-").s, cli_num(r->throughput_se, 'g', 3, "-").s, r->flags);
+    fprintf(f, "%-*s %-*s %5s %8s %12s %10s %14s %10s %6u\n", t->wg,
+            r->group && r->group[0] ? r->group : "-", t->wc,
+            r->job_class && r->job_class[0] ? r->job_class : "-", gpus, cap,
+            cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
+            cli_num(r->throughput, 'g', 6, "-").s, cli_num(r->throughput_se, 'g', 3, "-").s,
+            r->flags);
     return PFI_OK;
 }
 
@@ -1242,9 +1261,14 @@ int cmd_runs(int argc, char **argv)
     } else if (strcmp(format, "csv") == 0) {
         e = pfi_store_export_csv(st, out.f, false, group, &n, &d);
     } else {
-        fprintf(out.f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6s\n", "group", "class", "gpus",
-                "cap_w", "power_w", "power_se", "throughput", "tput_se", "flags");
-        e = pfi_store_each_run(st, group, runs_table_row, out.f, &n, &d);
+        runs_table t = {.f = out.f, .wg = 24, .wc = 8};
+        e = pfi_store_each_run(st, group, runs_table_width, &t, &n, &d);
+        if (e == PFI_OK) {
+            fprintf(out.f, "%-*s %-*s %5s %8s %12s %10s %14s %10s %6s\n", t.wg, "group", t.wc,
+                    "class", "gpus", "cap_w", "power_w", "power_se", "throughput", "tput_se",
+                    "flags");
+            e = pfi_store_each_run(st, group, runs_table_row, &t, &n, &d);
+        }
     }
     pfi_store_close(st);
     if (e != PFI_OK) {
