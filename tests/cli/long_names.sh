@@ -1,7 +1,8 @@
 #!/bin/sh
 # Tables with long names (review: columns shifted by a long job or group name, or the name cut
 # at 20-32 characters): pfi runs, pfi predict --groups, pfi allocate's jobs and --topology
-# levels keep every name whole and every right-aligned column under its header.
+# levels, pfi sweep's summary keep every name whole and every right-aligned column under its
+# header.
 # usage: long_names.sh PFI SOURCE_DIR
 set -u
 PFI=$1
@@ -13,12 +14,12 @@ LONG=a-very-long-name-for-the-alignment-check-of-every-table
 
 # aligned NAME FILE HEADER_START COLUMN... — the table whose header line starts with
 # HEADER_START: LONG in a row whole, and every row has a cell ending where each COLUMN's
-# header ends
+# header ends (at least $MINROWS rows, 2 unless given)
 aligned() {
     name=$1 file=$2 start=$3
     shift 3
     if python3 - "$file" "$start" "$LONG" "$@" <<'PY'; then echo "ok   $name"; else echo "FAIL $name"; cat "$file"; fail=1; fi
-import re, sys
+import os, re, sys
 lines = open(sys.argv[1]).read().splitlines()
 start, long_name, cols = sys.argv[2], sys.argv[3], sys.argv[4:]
 i = next(k for k, l in enumerate(lines) if l.startswith(start))
@@ -28,7 +29,7 @@ for l in lines[i + 1:]:
         break
     rows.append(l)
 want = [head.index(c) + len(c) for c in cols]
-ok = len(rows) >= 2 and any(re.search(r"(^|\s)%s(\s|$)" % re.escape(long_name), r) for r in rows)
+ok = len(rows) >= int(os.environ.get("MINROWS", "2")) and any(re.search(r"(^|\s)%s(\s|$)" % re.escape(long_name), r) for r in rows)
 for r in rows:
     ends = {m.end() for m in re.finditer(r"\S+", r)}
     ok &= all(e in ends for e in want)
@@ -53,4 +54,9 @@ printf 'feed %s - 20000\nrack r1 %s 4000\n' "$LONG" "$LONG" > "$T/topo.txt"
 "$PFI" allocate --budget-w 5000 --topology "$T/topo.txt" "$T/jobs.csv" > "$T/alloc.out" 2> /dev/null
 aligned allocate-levels "$T/alloc.out" "level " limit_w caps_sum_w drawn_w
 aligned allocate-jobs "$T/alloc.out" "job " gpus cap_w power_w shed_w tput_tok_s kept
+
+# (a sweep's summary has its own group's row only)
+"$PFI" sweep --backend emulated --emulate gpus=2,noise=0.01 --caps 300,250,200 --duration 2m \
+    --interval 5s --db "$T/sw.db" --group "$LONG" > "$T/sweep.out" 2> /dev/null
+MINROWS=1 aligned sweep "$T/sweep.out" "group " runs PFI area ce
 exit $fail
