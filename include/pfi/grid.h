@@ -182,7 +182,8 @@ typedef struct pfi_grid_settle_interval {
     double start_s, end_s;
     double target_kwh, measured_kwh;
     double shed_pre_kwh;      /* against the pre-event level */
-    double shed_uncapped_kwh; /* against the uncapped predictions (the jobs' reference power) */
+    double shed_uncapped_kwh; /* against the uncapped predictions (the jobs' reference power);
+                                 NaN when the event has none beside a reading */
     size_t missing_periods;   /* periods overlapping it without a measured power (none, or
                                  0 W: stale): counted in its target, in no measured or shed sum */
 } pfi_grid_settle_interval;
@@ -207,7 +208,8 @@ typedef struct pfi_grid_settle_job {
     double performance;      /* Σ T dt ÷ Σ T_ref dt over the event (the demonstration's) */
     double life_performance; /* over every period of the run, T capped at the controller's
                                 reference, against it (what its tier accounting spent) */
-    double tokens_lost;      /* Σ (T_ref − min(T, T_ref)) dt over the event, event time */
+    double tokens_lost;      /* Σ (T_ref − min(T, T_ref)) dt over the event, event time; NaN
+                                when no event period has both T and T_ref */
     bool tier_compliant;     /* life_performance >= 1 − allowance (true without a tier) */
 } pfi_grid_settle_job;
 

@@ -39,6 +39,13 @@ extern "C" {
 /* The most tokens/s a job's row may give (1e15: far above any cluster; above, a typo or an
    overflow that would fill the table with digits). */
 #define PFI_JOBS_MAX_TPUT 1e15
+/* The other per-job numbers' bounds (PFI_ERR_VALUE outside, naming line, column and the
+   range; "nan", "inf" and a value past the bound refused, an empty cell is missing): weight 0
+   to PFI_JOBS_MAX_WEIGHT (as pfi control's policy), floor a fraction 0 to 1, pfi above 0 and at
+   most PFI_JOBS_MAX_PFI, feature 0 to PFI_JOBS_MAX_FEATURE. */
+#define PFI_JOBS_MAX_WEIGHT 1e6
+#define PFI_JOBS_MAX_PFI 100.0
+#define PFI_JOBS_MAX_FEATURE 1e15
 
 /* pfi_jobs — owned (pfi_jobs_destroy); arrays as in pfi_alloc_jobs, n entries per job. */
 typedef struct pfi_jobs {

@@ -70,13 +70,17 @@ typedef struct pfi_topology {
     size_t max_depth;          /* the deepest level's depth + 1 */
 } pfi_topology;
 
+/* The largest limit (W) and ramp rate (W/s) a level may give: 1e12, as pfi allocate's
+   --budget-w (above: a typo or an overflow, not a power). */
+#define PFI_TOPO_MAX_W 1e12
+
 /*
  * pfi_topology_read_stream — parse a topology file from stream (borrowed), named name in
  * diagnostics, into *out (owned). Errors: PFI_ERR_PARSE (a line with too few or too many
- * fields, an unknown kind or option; diag names line and level), PFI_ERR_VALUE (a limit that
- * is not a number > 0, a name given twice, an unknown parent, a cycle), PFI_ERR_EMPTY (no
- * levels), PFI_ERR_LIMIT, PFI_ERR_LINE_TOO_LONG (a line over 4096 bytes), PFI_ERR_IO,
- * PFI_ERR_NOMEM.
+ * fields, an unknown kind or option; diag names line and level), PFI_ERR_VALUE (a limit or
+ * ramp rate that is not a number in (0, PFI_TOPO_MAX_W]: nan, inf, 1e308 refused), a name given
+ * twice, an unknown parent, a cycle), PFI_ERR_EMPTY (no levels), PFI_ERR_LIMIT,
+ * PFI_ERR_LINE_TOO_LONG (a line over 4096 bytes), PFI_ERR_IO, PFI_ERR_NOMEM.
  */
 pfi_error pfi_topology_read_stream(FILE *stream, const char *name, pfi_topology **out,
                                    pfi_diag *diag);

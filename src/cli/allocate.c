@@ -141,6 +141,21 @@ typedef struct tree_ctx {
     pfi_alloc_tree_result tr;
 } tree_ctx;
 
+/* The solver's relative tolerance on sums of tokens/s: the objective and the envelope's bound
+ * are sums of the same terms in other orders, so they can differ by rounding alone. */
+#define GAP_TOL 1e-9
+
+/* The upper bound shown: the bound, or the objective when the two differ by less than
+ * GAP_TOL of it (a rounding residue, 2.91e-11 at 224 000 tokens/s). The gap shown is then an
+ * exact 0, never a tiny negative number: the bound is never below the objective. */
+static double shown_bound(const pfi_alloc_result *r)
+{
+    double ub = r->upper_bound, obj = r->objective;
+    if (isfinite(ub) && isfinite(obj) && fabs(ub - obj) <= GAP_TOL * (1 + fabs(obj)))
+        return obj;
+    return ub;
+}
+
 /* What bound: the site budget and every level whose limit binds, with its kind. */
 static void write_bound(FILE *f, const pfi_alloc_result *r, const tree_ctx *tc,
                         pfi_limit_kind budget_kind)
@@ -183,11 +198,18 @@ static void write_levels(FILE *f, const tree_ctx *tc)
     if (!tc->on || tc->topo == NULL)
         return;
     const pfi_topology *T = tc->topo;
-    fprintf(f, "\n%-8s %-20s %-20s %-8s %11s %11s %11s  %s\n", "level", "name", "parent", "kind",
-            "limit_w", "caps_sum_w", "drawn_w", "binds");
+    /* the level and name columns as wide as their longest value (names are not cut) */
+    int wl = 8, wn = 20;
+    for (size_t a = 0; a < T->n; a++) {
+        size_t nl = strlen(T->level[a]), nn = strlen(T->name[a]);
+        wl = nl > (size_t)wl ? (nl > 64 ? 64 : (int)nl) : wl;
+        wn = nn > (size_t)wn ? (nn > 256 ? 256 : (int)nn) : wn;
+    }
+    fprintf(f, "\n%-*s %-*s %-*s %-8s %11s %11s %11s  %s\n", wl, "level", wn, "name", wn, "parent",
+            "kind", "limit_w", "caps_sum_w", "drawn_w", "binds");
     for (size_t a = 0; a < T->n; a++)
-        fprintf(f, "%-8.8s %-20.20s %-20.20s %-8s %11s %11.1f %11.1f  %s\n", T->level[a],
-                T->name[a], T->parent[a] == PFI_TOPO_NONE ? "-" : T->name[T->parent[a]],
+        fprintf(f, "%-*s %-*s %-*s %-8s %11s %11.1f %11.1f  %s\n", wl, T->level[a], wn, T->name[a],
+                wn, T->parent[a] == PFI_TOPO_NONE ? "-" : T->name[T->parent[a]],
                 pfi_limit_kind_name(T->kind[a]), cli_num(T->limit_w[a], 'f', 1, "-").s,
                 tc->tr.reserve_w[a], tc->tr.drawn_w[a], tc->tr.binding[a] ? "yes" : "no");
 }
@@ -235,8 +257,8 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
     fprintf(f, "drawn %.1f W; throughput %.1f tokens/s of %.1f uncapped (%s)\n", r->total_power_w,
             r->total_tput_tok_s, r->ref_tput_tok_s, kept_text);
     if (isfinite(r->upper_bound) && isfinite(r->objective))
-        fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective, r->upper_bound,
-                r->upper_bound - r->objective);
+        fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective, shown_bound(r),
+                shown_bound(r) - r->objective);
     if (tc->on)
         fprintf(f, "caps sum %.1f W; drawn %.1f W\n", tc->tr.site_reserve_w, tc->tr.site_drawn_w);
     write_bound(f, r, tc, kind);
@@ -316,7 +338,15 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
 {
     write_summary(f, r, st, tc, kind);
     write_levels(f, tc);
-    fprintf(f, "\n%-24s %-8s %5s %9s %11s %10s %13s %6s", "job", "class", "gpus", "cap_w",
+    /* the job and class columns as wide as their longest value (names are not cut: two jobs
+       alike in their first 24 characters stay apart) */
+    int wj = 24, wc = 8;
+    for (size_t j = 0; j < J->n; j++) {
+        size_t nj = strlen(J->name[j]), nc = J->job_class[j] ? strlen(J->job_class[j]) : 1;
+        wj = nj > (size_t)wj ? (nj > 256 ? 256 : (int)nj) : wj;
+        wc = nc > (size_t)wc ? (nc > 64 ? 64 : (int)nc) : wc;
+    }
+    fprintf(f, "\n%-*s %-*s %5s %9s %11s %10s %13s %6s", wj, "job", wc, "class", "gpus", "cap_w",
             "power_w", "shed_w", "tput_tok_s", "kept");
     if (explain)
         fprintf(f, " %11s %11s  why", "tok/s/W-dn", "tok/s/W-up");
@@ -324,12 +354,14 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     for (size_t j = 0; j < J->n; j++) {
         size_t last = J->offset[j + 1] - 1;
         /* a value the job lacks (no marginal at an end of its curve) is "-" */
-        char b[5][32];
-        fprintf(f, "%-24.24s %-8.8s %5.0f %9s %11s %10s %13s %5s%%", J->name[j],
+        char b[5][32], kept[40] = "-"; /* missing: "-", never "-%" */
+        double kp = 100 * r->tput_tok_s[j] / J->tput_tok_s[last];
+        if (isfinite(kp))
+            snprintf(kept, sizeof kept, "%s%%", fmt1(b[4], kp));
+        fprintf(f, "%-*s %-*s %5.0f %9s %11s %10s %13s %6s", wj, J->name[j], wc,
                 J->job_class[j] ? J->job_class[j] : "-", isnan(J->gpus[j]) ? 1 : J->gpus[j],
                 fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]), fmt1(b[2], r->shed_w[j]),
-                fmt1(b[3], r->tput_tok_s[j]),
-                fmt1(b[4], 100 * r->tput_tok_s[j] / J->tput_tok_s[last]));
+                fmt1(b[3], r->tput_tok_s[j]), kept);
         if (explain) {
             fprintf(f, " %11s %11s  ", cli_num(r->marginal_down[j], 'g', 4, "-").s,
                     cli_num(r->marginal_up[j], 'g', 4, "-").s);
@@ -430,7 +462,7 @@ static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pf
                           "objective",     "upper_bound",      "lambda"};
     double vals[] = {r->budget_w,      r->ref_power_w,      r->min_power_w,
                      r->total_power_w, r->total_tput_tok_s, r->ref_tput_tok_s,
-                     r->objective,     r->upper_bound,      r->lambda};
+                     r->objective,     shown_bound(r),      r->lambda};
     for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
         fprintf(f, ", \"%s\": ", keys[k]);
         json_num(f, vals[k]);
@@ -642,7 +674,14 @@ static int load_tree(const allocate_args *a, const pfi_jobs *J, tree_ctx *tc, pf
         tc->on = true;
     }
     if (a->topology != NULL) {
-        pfi_error e = pfi_topology_read(a->topology, &tc->topo, d);
+        FILE *sp; /* a pipe: bounded by PFI_MAX_INPUT_BYTES (cli.h) */
+        int src = cli_input_spool("--topology", a->topology, &sp);
+        if (src != PFI_EXIT_OK)
+            return src;
+        pfi_error e = sp != NULL ? pfi_topology_read_stream(sp, a->topology, &tc->topo, d)
+                                 : pfi_topology_read(a->topology, &tc->topo, d);
+        if (sp != NULL)
+            fclose(sp);
         if (e != PFI_OK) {
             cli_report(e, d);
             return e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_DATA;
@@ -848,8 +887,15 @@ int cmd_allocate(int argc, char **argv)
     pfi_diag d;
     pfi_diag_clear(&d);
     pfi_jobs *J = NULL;
-    pfi_error e = strcmp(a.input, "-") == 0 ? pfi_jobs_read_stream(stdin, "(stdin)", &J, &d)
-                                            : pfi_jobs_read(a.input, &J, &d);
+    FILE *sp; /* a pipe or "-": bounded by PFI_MAX_INPUT_BYTES, binary refused (cli.h) */
+    if ((rc = cli_input_spool(NULL, a.input, &sp)) != PFI_EXIT_OK)
+        return rc;
+    pfi_error e =
+        sp != NULL
+            ? pfi_jobs_read_stream(sp, strcmp(a.input, "-") == 0 ? "(stdin)" : a.input, &J, &d)
+            : pfi_jobs_read(a.input, &J, &d);
+    if (sp != NULL)
+        fclose(sp);
     if (e != PFI_OK)
         return cli_report(e, &d);
     unsigned char *deep = NULL;

@@ -366,6 +366,12 @@ static int load_input(const settings *s, const char *input, pfi_runs_table *t, d
     memset(&man, 0, sizeof man);
     bool have_manifest = man_path[0] != '\0';
     int rc = PFI_EXIT_OK;
+    struct stat mst; /* a pipe is no manifest: it is read from a file (its folder's files) */
+    if (have_manifest && stat(man_path, &mst) == 0 && !S_ISREG(mst.st_mode)) {
+        cli_error("%s: %s: a manifest (pfi-dataset.json) is read from a file", man_path,
+                  S_ISDIR(mst.st_mode) ? "is a directory" : "not a regular file");
+        return PFI_EXIT_DATA;
+    }
     if (have_manifest) {
         pfi_error e = pfi_manifest_load(man_path, &man, &d);
         if (e != PFI_OK) {
@@ -403,7 +409,16 @@ static int load_input(const settings *s, const char *input, pfi_runs_table *t, d
     }
     if (rc == PFI_EXIT_OK) {
         pfi_error e = PFI_OK;
-        if (is_stdin) {
+        FILE *sp = NULL; /* a pipe or "-": bounded by PFI_MAX_INPUT_BYTES (cli.h) */
+        if (!is_dir && (rc = cli_input_spool(NULL, input, &sp)) != PFI_EXIT_OK) {
+            pfi_mapping_clear(&mapping);
+            pfi_manifest_clear(&man);
+            return rc;
+        }
+        if (sp != NULL) {
+            e = pfi_runs_read_stream(t, sp, is_stdin ? "(stdin)" : input, &mapping, &d);
+            fclose(sp);
+        } else if (is_stdin) {
             e = pfi_runs_read_stream(t, stdin, "(stdin)", &mapping, &d);
         } else if (is_dir) {
             char **paths = NULL;

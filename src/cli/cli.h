@@ -21,14 +21,49 @@ enum {
     PFI_EXIT_INTERNAL = 4 /* out of memory or another internal failure */
 };
 
-/* The whole of the file at path, in a buffer of *len bytes (not NUL-terminated; the caller
- * frees it with free()). NULL with errno set: the open's or read's error, EFBIG when the file
- * is larger than about max_bytes, ENOMEM. */
+/*
+ * Input files, every verb alike (src/cli/input.c). What is not a regular file (a pipe, a
+ * FIFO, /dev/stdin, a device; "-" is the standard input) is read at most PFI_MAX_INPUT_BYTES
+ * (environment: bytes with an optional K/M/G/T suffix, powers of 1024; default 64 GiB), and
+ * one with a NUL byte on its first line within its first 64 KiB is binary, refused at once
+ * ("not text (a NUL byte at offset N)"), never read to its end (a regular file's reader says
+ * where it is not text itself). A bad PFI_MAX_INPUT_BYTES
+ * exits 2 (PFI_EXIT_USAGE) with its message before anything is read.
+ */
+enum { CLI_INPUT_BINARY = -1, CLI_INPUT_LIMIT = -2 };
+
+/* cli_max_input_bytes — PFI_MAX_INPUT_BYTES in *out (default 64 GiB); false, said, when it is
+ * not a positive number of bytes. */
+bool cli_max_input_bytes(unsigned long long *out);
+/* cli_first_line_nul — the offset of a NUL byte before the first '\n' of b[0..n), else -1. */
+long long cli_first_line_nul(const unsigned char *b, size_t n);
+/* cli_spool_copy — in copied to out (both borrowed), at most limit bytes, its first 64 KiB
+ * looked at before anything is written: 0, or CLI_INPUT_BINARY (*nul: the NUL's offset),
+ * CLI_INPUT_LIMIT, or an errno of the read or write. */
+int cli_spool_copy(FILE *in, FILE *out, unsigned long long limit, unsigned long long *nul);
+/* cli_spool_file — an unlinked temporary file under $TMPDIR (else /tmp), open for update
+ * (gone when closed); NULL with errno set when none can be made. */
+FILE *cli_spool_file(void);
+/* cli_input_message — what cli_spool_copy's err means, in buf ("not text (...)", "more than
+ * LIMIT bytes (...): raise it with PFI_MAX_INPUT_BYTES", strerror). */
+void cli_input_message(char *buf, size_t size, int err, unsigned long long nul,
+                       unsigned long long limit);
+/* cli_input_spool — path for a reader with a stream entry point: a regular file, a directory
+ * or a path that cannot be opened gives *out NULL (the reader opens the path and says what
+ * it is); anything else ("-", a FIFO, a device) is copied to an unlinked temporary file under
+ * $TMPDIR under the rules above, *out that copy from its start (the caller fcloses it).
+ * PFI_EXIT_OK, or PFI_EXIT_DATA with the error said ("WHAT PATH: ..." or "PATH: ..."). */
+int cli_input_spool(const char *what, const char *path, FILE **out);
+/* cli_read_text — the whole of the file at path ("-": the standard input) in a buffer of
+ * *len bytes (NUL-terminated; the caller frees it with free()), under the rules above. NULL
+ * with errno set and cli_input_why() saying why: the open's or read's error, a directory,
+ * binary, over PFI_MAX_INPUT_BYTES (a pipe), larger than about max_bytes (EFBIG), ENOMEM. */
 char *cli_read_text(const char *path, size_t max_bytes, size_t *len);
-/* The first max_bytes bytes (or fewer: the whole) of the file at path, as cli_read_text
- * (*len bytes, free()); a larger file is not an error: the reader judges its head. NULL with
- * errno set: the open's or read's error (EISDIR for a directory), ENOMEM. */
+/* cli_read_head — the first max_bytes bytes (or fewer: the whole) of the file at path, as
+ * cli_read_text; a larger file is not an error: the reader judges its head. */
 char *cli_read_head(const char *path, size_t max_bytes, size_t *len);
+/* cli_input_why — why the last cli_read_text / cli_read_head returned NULL (borrowed). */
+const char *cli_input_why(void);
 
 int cmd_analyze(int argc, char **argv);
 int cmd_allocate(int argc, char **argv);
@@ -39,8 +74,14 @@ int cmd_fit(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 
 struct pfi_groups;
-/* cli_load_groups — the groups table of input (a dataset directory or a groups CSV); prints
- * the error and returns its exit code on failure. */
+struct pfi_fit_model;
+/* cli_load_model — the model (pfi fit -m) at path into *out (owned; pfi_fit_model_destroy);
+ * a pipe read as every input is (PFI_MAX_INPUT_BYTES, binary refused). Prints the error,
+ * naming the file, and returns its exit code on failure. */
+int cli_load_model(const char *path, struct pfi_fit_model **out);
+/* cli_load_groups — the groups table of input (a dataset directory, a run store or a groups
+ * CSV; a pipe is a groups CSV read as every input is); prints the error and returns its exit
+ * code on failure. */
 int cli_load_groups(const char *input, const char *pfi_column, const char *feature_glob,
                     struct pfi_groups **out);
 
@@ -120,6 +161,8 @@ int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_control(int argc, char **argv);
+/* pfi control status (src/cli/control_status.c): argv[0] is "status". */
+int cmd_control_status(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);

@@ -55,45 +55,6 @@ static void take_sighup(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
-/* read a whole small file (≤ 16 MiB) */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    size_t r;
-    while (b != NULL && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (n + 1 == cap) {
-            if (cap > (16u << 20)) {
-                free(b);
-                b = NULL;
-                break;
-            }
-            char *q = realloc(b, cap * 2);
-            if (q == NULL) {
-                free(b);
-                b = NULL;
-                break;
-            }
-            b = q;
-            cap *= 2;
-        }
-    }
-    if (b != NULL && ferror(f)) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b != NULL) {
-        b[n] = '\0';
-        *len = n;
-    }
-    return b;
-}
-
 static double now_mono(void)
 {
     struct timespec ts;
@@ -440,7 +401,7 @@ static void usage(FILE *f)
                "       pfi control --children FILE (--budget-w W | --schedule FILE) [OPTIONS]\n"
                "       pfi control --config FILE [OPTIONS]\n"
                "       pfi control --config FILE --check\n"
-               "       pfi control status --db FILE\n"
+               "       pfi control status --db FILE [--json]\n"
                "\n"
                "Keep the cluster's GPU power under a grid power budget with the most tokens/s:\n"
                "every period read the agents (and Prometheus), estimate each job's curve,\n"
@@ -565,124 +526,13 @@ static void usage(FILE *f)
             "actuator; with --children: a child did not answer).\n");
 }
 
-/* "123 W", or missing when w is not a number (pfi control status's prose) */
+/* "123 W", or missing when w is not a number (the summary's prose) */
 static cli_numtext watts(double w, const char *missing)
 {
     cli_numtext t = cli_num(w, 'f', 0, missing);
     if (isfinite(w))
         snprintf(t.s + strlen(t.s), sizeof t.s - strlen(t.s), " W");
     return t;
-}
-
-static int status_cmd(int argc, char **argv)
-{
-    const char *db = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
-            db = argv[++i];
-        else if (strcmp(argv[i], "--db") == 0)
-            return cli_usage_missing("--db");
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: pfi control status --db FILE\n"
-                   "\n"
-                   "Print the last period of the controller's audit log (budget, measured,\n"
-                   "predicted power, tokens/s, agents; a value the period lacks is a word,\n"
-                   "e.g. budget none outside an event) and its per-job table ('-': missing).\n"
-                   "\n"
-                   "Exit codes: 0 success, 1 audit log missing or unreadable, 2 bad command\n"
-                   "line.\n");
-            return PFI_EXIT_OK;
-        } else if (argv[i][0] == '-') {
-            return cli_usage_unknown(argv[i]);
-        } else {
-            return cli_usage_unexpected(argv[i]);
-        }
-    }
-    if (db == NULL) {
-        cli_error("control status: --db FILE is required");
-        return PFI_EXIT_USAGE;
-    }
-    pfi_audit_period *p;
-    size_t n;
-    pfi_diag d;
-    pfi_error e = pfi_audit_read(db, 0, &p, &n, &d);
-    if (e != PFI_OK)
-        return cli_report(e, &d);
-    const pfi_audit_period *q = &p[n - 1];
-    printf("periods      %zu (strategy %s)\n", n, q->strategy);
-    printf("event        %s\n", q->event ? "active" : "none");
-    /* a value the period did not have (no budget outside an event) is a word, never nan */
-    printf("budget       %s\n", watts(q->budget_w, "none (no event in force)").s);
-    /* no agent answered: nothing was measured ('-'), not 0 W */
-    printf("measured     %s (+ %s reserved for silent agents)\n",
-           q->agents_up > 0 ? watts(q->measured_w, "-").s : "-", watts(q->reserved_w, "-").s);
-    printf("predicted    %s, correction %s\n", watts(q->predicted_w, "unavailable").s,
-           watts(q->correction_w, "unavailable").s);
-    printf("tokens/s     %s\n", cli_num(q->tput_tok_s, 'f', 0, "unavailable").s);
-    printf("agents       %d of %d answering\n", q->agents_up, q->agents);
-    if (q->note[0])
-        printf("note         %s\n", q->note);
-    if (q->bound[0])
-        printf("bound        %s%s\n", q->bound, q->ramp_limited ? " (held back by a ramp)" : "");
-    long last_id = q->id;
-    pfi_free(p);
-    sqlite3 *s;
-    if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-        sqlite3_stmt *st;
-        /* the last period's failures, and how many periods of this run had any (a log
-         * from before the faults column has none to show) */
-        if (sqlite3_prepare_v2(s,
-                               "SELECT (SELECT faults FROM ctl_periods WHERE id = ?1),"
-                               " (SELECT COUNT(*) FROM ctl_periods WHERE run = (SELECT run FROM"
-                               " ctl_periods WHERE id = ?1) AND faults IS NOT NULL)",
-                               -1, &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(st, 1, last_id);
-            if (sqlite3_step(st) == SQLITE_ROW) {
-                const unsigned char *f = sqlite3_column_text(st, 0);
-                printf("faults       %s (%d period(s) of this run with faults)\n",
-                       f ? (const char *)f : "none", sqlite3_column_int(st, 1));
-            }
-            sqlite3_finalize(st);
-        }
-        /* cap_w is the cap requested; in_force what the agent confirmed ("refused (401)",
-         * '-' none confirmed; a log from before cap_state has '-' throughout) */
-        const char *q_state =
-            "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput, cap_state FROM"
-            " ctl_jobs WHERE period = (SELECT MAX(id) FROM ctl_periods) ORDER BY job";
-        const char *q_old =
-            "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput, NULL FROM"
-            " ctl_jobs WHERE period = (SELECT MAX(id) FROM ctl_periods) ORDER BY job";
-        if (sqlite3_prepare_v2(s, q_state, -1, &st, NULL) == SQLITE_OK ||
-            sqlite3_prepare_v2(s, q_old, -1, &st, NULL) == SQLITE_OK) {
-            printf("\n%-20s %-8s %5s %6s %-6s %8s %-14s %9s %10s\n", "job", "class", "gpus", "pfi",
-                   "curve", "cap_w", "in_force", "power_w", "tokens/s");
-            while (sqlite3_step(st) == SQLITE_ROW) {
-                const unsigned char *job = sqlite3_column_text(st, 0),
-                                    *cls = sqlite3_column_text(st, 1),
-                                    *src = sqlite3_column_text(st, 4);
-                double v[4];
-                for (int k = 0; k < 4; k++) /* pfi, cap_w, power_w, tput: NULL is missing */
-                    v[k] = sqlite3_column_type(st, k < 2 ? 3 + 2 * k : 4 + k) == SQLITE_NULL
-                               ? NAN
-                               : sqlite3_column_double(st, k < 2 ? 3 + 2 * k : 4 + k);
-                const unsigned char *cs = sqlite3_column_text(st, 8);
-                cli_numtext cap_text = cli_num(v[1], 'f', 0, "-");
-                const char *force = "-";
-                if (cs != NULL && strcmp((const char *)cs, "confirmed") == 0)
-                    force = cap_text.s;
-                else if (cs != NULL)
-                    force = (const char *)cs;
-                printf("%-20s %-8s %5d %6s %-6s %8s %-14s %9s %10s\n",
-                       job ? (const char *)job : "-", cls ? (const char *)cls : "-",
-                       sqlite3_column_int(st, 2), cli_num(v[0], 'f', 2, "-").s,
-                       src ? (const char *)src : "-", cli_num(v[1], 'f', 0, "-").s, force,
-                       cli_num(v[2], 'f', 0, "-").s, cli_num(v[3], 'f', 0, "-").s);
-            }
-            sqlite3_finalize(st);
-        }
-        sqlite3_close(s);
-    }
-    return PFI_EXIT_OK;
 }
 
 /* --reduction: "30%" or "0.3", one parser for every command (pfi_reduction_parse). */
@@ -790,9 +640,9 @@ static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENT
 
 static int load_file(const char *what, const char *path, char **text, size_t *len)
 {
-    *text = slurp(path, len);
+    *text = cli_read_text(path, 16u << 20, len); /* a small file (16 MiB) */
     if (*text == NULL) {
-        cli_error("%s %s: %s", what, path, errno ? strerror(errno) : "cannot read");
+        cli_error("%s %s: %s", what, path, cli_input_why());
         return PFI_EXIT_DATA;
     }
     return PFI_EXIT_OK;
@@ -1066,7 +916,7 @@ static int control_config(control_opts *o, const char *path)
     char *text = cli_read_head(path, PFI_CONF_MAX_BYTES + 1, &len); /* larger: the parse says */
     if (text == NULL) {
         cli_error("control: --config %s: %s", path,
-                  errno == EISDIR ? "is a directory, not a config file" : strerror(errno));
+                  errno == EISDIR ? "is a directory, not a config file" : cli_input_why());
         return PFI_EXIT_DATA;
     }
     pfi_diag d;
@@ -1266,8 +1116,17 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         if ((e = pfi_ctl_policy_parse(in->ptext, len, &in->rules, &in->nr, &d)) != PFI_OK)
             return report_file(e, &d, o->policy_path);
     }
-    if (o->topo_path != NULL && (e = pfi_topology_read(o->topo_path, &in->topo, &d)) != PFI_OK)
-        return cli_report(e, &d);
+    FILE *tsp = NULL; /* a pipe: bounded by PFI_MAX_INPUT_BYTES (cli.h) */
+    if (o->topo_path != NULL && (rc = cli_input_spool("topology", o->topo_path, &tsp)) != 0)
+        return rc;
+    if (o->topo_path != NULL) {
+        e = tsp != NULL ? pfi_topology_read_stream(tsp, o->topo_path, &in->topo, &d)
+                        : pfi_topology_read(o->topo_path, &in->topo, &d);
+        if (tsp != NULL)
+            fclose(tsp);
+        if (e != PFI_OK)
+            return cli_report(e, &d);
+    }
     if (o->tiers_path != NULL) { /* after the policy: each tier job gets its own rule */
         if ((in->tiers = calloc(1, sizeof *in->tiers)) == NULL)
             return PFI_EXIT_INTERNAL;
@@ -2082,7 +1941,7 @@ int cmd_control(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "status") == 0) {
         cli_set_command("control status");
-        return status_cmd(argc - 1, argv + 1);
+        return cmd_control_status(argc - 1, argv + 1);
     }
     control_opts o;
     bool done;

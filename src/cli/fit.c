@@ -399,7 +399,11 @@ static int groups_from_telemetry(const char *const *files, size_t n, pfi_telemet
 {
     pfi_telemetry *tm = NULL;
     pfi_reduced *red = NULL;
+    /* a pipe or FIFO copied first, as pfi ingest does: bounded by PFI_MAX_INPUT_BYTES, binary
+       refused from its first block (cli.h) */
+    (void)cli_telemetry_spool(files, n); /* false: what was not copied is read in place */
     int rc = cli_read_telemetry(files, n, fmt, topt, ro, quiet, "no estimate", NULL, &tm, &red);
+    cli_telemetry_unspool();
     if (rc != PFI_EXIT_OK)
         return rc;
     pfi_groups *g = NULL;
@@ -690,7 +694,7 @@ typedef struct estimate {
     bool missing, outside; /* a feature missing; a feature outside the training range */
 } estimate;
 
-static void write_estimate_table(FILE *f, const char *name, const estimate *e, double pfi,
+static void write_estimate_table(FILE *f, int w, const char *name, const estimate *e, double pfi,
                                  bool measured)
 {
     char est[32], iv[48], meas[32];
@@ -700,7 +704,7 @@ static void write_estimate_table(FILE *f, const char *name, const estimate *e, d
     else
         snprintf(iv, sizeof iv, "[%.3f, %.3f]", e->lo, e->hi);
     fmt(meas, sizeof meas, pfi);
-    fprintf(f, "  %-32.32s %9s  %-19s %9s  %s\n", name, est, iv, measured ? meas : "-",
+    fprintf(f, "  %-*s %9s  %-19s %9s  %s\n", w, name, est, iv, measured ? meas : "-",
             e->missing   ? "a feature is missing"
             : e->outside ? "outside training range"
                          : "");
@@ -738,8 +742,13 @@ static size_t write_estimates(FILE *f, const predict_args *a, const pfi_fit_mode
                               const pfi_groups *g, const size_t *idx, bool measured)
 {
     size_t outside_count = 0;
+    /* the group column as wide as the longest name (names are not cut) */
+    int w = 32;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->names[i] != NULL && strlen(g->names[i]) > (size_t)w)
+            w = strlen(g->names[i]) > 256 ? 256 : (int)strlen(g->names[i]);
     if (!strcmp(a->format, "table"))
-        fprintf(f, "  %-32s %9s  %-19s %9s  %s\n", "group", "PFI est", "interval", "measured",
+        fprintf(f, "  %-*s %9s  %-19s %9s  %s\n", w, "group", "PFI est", "interval", "measured",
                 "note");
     else if (!strcmp(a->format, "csv"))
         fprintf(f, "group,pfi_estimate,pi_lo,pi_hi,level,pfi_measured,outside_training_range\n");
@@ -756,7 +765,7 @@ static size_t write_estimates(FILE *f, const predict_args *a, const pfi_fit_mode
             pfi_fit_model_predict(m, x0, a->level, &e.yhat, &e.lo, &e.hi, &e.outside);
         outside_count += e.outside;
         if (!strcmp(a->format, "table"))
-            write_estimate_table(f, g->names[i], &e, g->pfi[i], measured);
+            write_estimate_table(f, w, g->names[i], &e, g->pfi[i], measured);
         else if (!strcmp(a->format, "csv"))
             write_estimate_csv(f, g->names[i], &e, a->level, g->pfi[i]);
         else
@@ -789,9 +798,8 @@ int cmd_predict(int argc, char **argv)
     pfi_fit_model *m = NULL;
     pfi_diag d;
     pfi_diag_clear(&d);
-    pfi_error e = pfi_fit_model_load(a.model_path, &m, &d);
-    if (e != PFI_OK)
-        return cli_report(e, &d);
+    if ((rc = cli_load_model(a.model_path, &m)) != PFI_EXIT_OK)
+        return rc;
     pfi_groups *g = NULL;
     const char *source;
     bool measured = a.groups_in != NULL || a.db != NULL;

@@ -118,7 +118,7 @@ int grid_tiers_load(const char *path, const pfi_ctl_rule *policy, size_t n_polic
     errno = 0;
     char *text = cli_read_text(path, 16u << 20, &len);
     if (text == NULL) {
-        cli_error("tiers %s: %s", path, errno ? strerror(errno) : "cannot read");
+        cli_error("tiers %s: %s", path, cli_input_why());
         return PFI_EXIT_DATA;
     }
     pfi_diag d;
@@ -208,13 +208,18 @@ double grid_event_left_s(const pfi_ctl_event *ev, size_t n, double t, int target
 void grid_tiers_summary(FILE *f, const grid_tiers *t)
 {
     fprintf(f, "pfi control: tiers (life-average throughput / reference, allowed loss):\n");
+    int w = 32; /* the job column as wide as the longest name (names are not cut) */
+    for (size_t k = 0; k < t->n; k++) {
+        size_t nj = strlen(t->jobs[k].job);
+        w = nj > (size_t)w ? (nj > 256 ? 256 : (int)nj) : w;
+    }
     for (size_t k = 0; k < t->n; k++) {
         const pfi_grid_tier_job *j = &t->jobs[k];
         double p = pfi_grid_tier_performance(j);
         char tier[16] = "custom";
         if (j->tier)
             snprintf(tier, sizeof tier, "Flex %d", j->tier);
-        fprintf(f, "  %-32s %-6s  performance %s  allowance %.0f%%  %s\n", j->job, tier,
+        fprintf(f, "  %-*s %-6s  performance %s  allowance %.0f%%  %s\n", w, j->job, tier,
                 cli_num(p, 'f', 4, "-").s, 100 * j->allowance,
                 pfi_grid_tier_compliant(j) ? "within tier" : "TIER VIOLATED");
     }

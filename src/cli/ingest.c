@@ -224,7 +224,18 @@ static int read_kernel_logs(const char *const *files, size_t n, pfi_kernlog **ou
     size_t failed = 0;
     for (size_t i = 0; i < n; i++) {
         pfi_diag d;
-        pfi_error e = pfi_kernlog_read_file(kl, files[i], &d);
+        FILE *sp; /* a pipe: bounded by PFI_MAX_INPUT_BYTES (cli.h) */
+        int src = cli_input_spool("--kernel-log", files[i], &sp);
+        if (src != PFI_EXIT_OK) {
+            if (rc == PFI_EXIT_OK)
+                rc = src;
+            failed++;
+            continue;
+        }
+        pfi_error e = sp != NULL ? pfi_kernlog_read_stream(kl, sp, files[i], &d)
+                                 : pfi_kernlog_read_file(kl, files[i], &d);
+        if (sp != NULL)
+            fclose(sp);
         if (e != PFI_OK) {
             int frc = cli_report(e, &d);
             if (rc == PFI_EXIT_OK || frc == PFI_EXIT_INTERNAL)
@@ -675,8 +686,14 @@ static int read_throughput(const ingest_args *a, ingest_run *run)
     }
     int rc = PFI_EXIT_OK;
     pfi_diag d;
-    pfi_error e = pfi_trainlog_read_file(a->tlog, a->regex ? PFI_TRAINLOG_REGEX : a->lfmt, a->regex,
-                                         &run->log, &d);
+    FILE *sp; /* a pipe: bounded by PFI_MAX_INPUT_BYTES (cli.h) */
+    if ((rc = cli_input_spool("--throughput-log", a->tlog, &sp)) != PFI_EXIT_OK)
+        return rc;
+    pfi_trainlog_format lf = a->regex ? PFI_TRAINLOG_REGEX : a->lfmt;
+    pfi_error e = sp != NULL ? pfi_trainlog_read_stream(sp, a->tlog, lf, a->regex, &run->log, &d)
+                             : pfi_trainlog_read_file(a->tlog, lf, a->regex, &run->log, &d);
+    if (sp != NULL)
+        fclose(sp);
     if (e != PFI_OK)
         rc = cli_report(e, &d);
     else if ((e = pfi_trainlog_reduce(run->log, a->ro.warmup_s, a->ro.q, &run->tls)) != PFI_OK &&
@@ -707,12 +724,11 @@ static int read_run_spooled(const ingest_args *a, ingest_run *run, bool spool);
 /* Phase 2, reading: the kernel logs, the telemetry (reduced, with the kernel-log events
  * applied), the training log. An exit code; run owns what was read either way. A pipe or
  * FIFO among the telemetry inputs is copied to a temporary file first (cli_telemetry_spool)
- * so that it streams like a file (read twice when a guess fails, bounded memory), unless
- * a warm-up stores the samples anyway. */
+ * so that it streams like a file (read twice when a guess fails, bounded memory) and is
+ * bounded by PFI_MAX_INPUT_BYTES, a warm-up or not. */
 static int read_run(const ingest_args *a, ingest_run *run)
 {
-    bool spool = a->ro.warmup_s == 0 && !regular_files(a->tel, a->n_tel) &&
-                 cli_telemetry_spool(a->tel, a->n_tel);
+    bool spool = !regular_files(a->tel, a->n_tel) && cli_telemetry_spool(a->tel, a->n_tel);
     int rc = read_run_spooled(a, run, spool);
     cli_telemetry_unspool();
     return rc;
@@ -1155,20 +1171,39 @@ static void runs_usage(FILE *f)
                "3 output not written.\n");
 }
 
+/* pfi runs' table: where it goes, and its group and class columns' widths. */
+typedef struct runs_table {
+    FILE *f;
+    int wg, wc;
+} runs_table;
+
+/* The first pass of pfi runs' table: the group and class columns as wide as their longest
+ * value (names are not cut, and a long one shifts no column). */
+static pfi_error runs_table_width(void *ctx, const pfi_store_row *r)
+{
+    runs_table *t = ctx;
+    size_t ng = r->group ? strlen(r->group) : 1, nc = r->job_class ? strlen(r->job_class) : 1;
+    t->wg = ng > (size_t)t->wg ? (ng > 256 ? 256 : (int)ng) : t->wg;
+    t->wc = nc > (size_t)t->wc ? (nc > 64 ? 64 : (int)nc) : t->wc;
+    return PFI_OK;
+}
+
 /* One row of pfi runs' table: text cells as stored ("-" when empty), numbers for people. */
 static pfi_error runs_table_row(void *ctx, const pfi_store_row *r)
 {
-    FILE *f = ctx;
+    const runs_table *t = ctx;
+    FILE *f = t->f;
     char gpus[24] = "-", cap[32] = "-";
     if (r->has_gpus)
         snprintf(gpus, sizeof gpus, "%lld", r->gpus);
     if (!isnan(r->cap_w))
         snprintf(cap, sizeof cap, "%.17g", r->cap_w);
-    fprintf(
-        f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6u\n", r->group && r->group[0] ? r->group : "-",
-        r->job_class && r->job_class[0] ? r->job_class : "-", gpus, cap,
-        cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
-        cli_num(r->throughput, 'g', 6, "-").s, cli_num(r->throughput_se, 'g', 3, "-").s, r->flags);
+    fprintf(f, "%-*s %-*s %5s %8s %12s %10s %14s %10s %6u\n", t->wg,
+            r->group && r->group[0] ? r->group : "-", t->wc,
+            r->job_class && r->job_class[0] ? r->job_class : "-", gpus, cap,
+            cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
+            cli_num(r->throughput, 'g', 6, "-").s, cli_num(r->throughput_se, 'g', 3, "-").s,
+            r->flags);
     return PFI_OK;
 }
 
@@ -1229,9 +1264,14 @@ int cmd_runs(int argc, char **argv)
     } else if (strcmp(format, "csv") == 0) {
         e = pfi_store_export_csv(st, out.f, false, group, &n, &d);
     } else {
-        fprintf(out.f, "%-24s %-8s %5s %8s %12s %10s %14s %10s %6s\n", "group", "class", "gpus",
-                "cap_w", "power_w", "power_se", "throughput", "tput_se", "flags");
-        e = pfi_store_each_run(st, group, runs_table_row, out.f, &n, &d);
+        runs_table t = {.f = out.f, .wg = 24, .wc = 8};
+        e = pfi_store_each_run(st, group, runs_table_width, &t, &n, &d);
+        if (e == PFI_OK) {
+            fprintf(out.f, "%-*s %-*s %5s %8s %12s %10s %14s %10s %6s\n", t.wg, "group", t.wc,
+                    "class", "gpus", "cap_w", "power_w", "power_se", "throughput", "tput_se",
+                    "flags");
+            e = pfi_store_each_run(st, group, runs_table_row, &t, &n, &d);
+        }
     }
     pfi_store_close(st);
     if (e != PFI_OK) {

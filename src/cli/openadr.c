@@ -78,36 +78,6 @@ static void usage(FILE *f)
         "refused (401/403).\n");
 }
 
-static char *read_small(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 65536, n = 0, r;
-    char *b = malloc(cap + 1);
-    while (b != NULL && (r = fread(b + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            char *q = cap < (64u << 20) ? realloc(b, cap * 2 + 1) : NULL;
-            if (q == NULL) {
-                free(b);
-                errno = EFBIG;
-            }
-            b = q;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || b == NULL) {
-        free(b);
-        return NULL;
-    }
-    b[n] = '\0';
-    *len = n;
-    return b;
-}
-
 typedef struct creds {
     char id[4097], secret[4097], token_url[2048], scope[1024];
 } creds;
@@ -222,9 +192,9 @@ static int load_measured(const char *csv, const char *audit, samples *s)
     if (csv == NULL)
         return PFI_EXIT_OK;
     size_t len;
-    char *text = read_small(csv, &len);
+    char *text = cli_read_text(csv, 64u << 20, &len);
     if (text == NULL) {
-        cli_error("openadr: --measured %s: %s", csv, strerror(errno));
+        cli_error("openadr: --measured %s: %s", csv, cli_input_why());
         return PFI_EXIT_DATA;
     }
     size_t cap = 0;
@@ -569,9 +539,9 @@ static int poll_cmd(int argc, char **argv)
     size_t nl = 0;
     if (o.levels_path != NULL) {
         size_t len;
-        char *t = read_small(o.levels_path, &len);
+        char *t = cli_read_text(o.levels_path, 64u << 20, &len);
         if (t == NULL) {
-            cli_error("openadr: --levels %s: %s", o.levels_path, strerror(errno));
+            cli_error("openadr: --levels %s: %s", o.levels_path, cli_input_why());
             memset(&cr, 0, sizeof cr);
             return PFI_EXIT_DATA;
         }
@@ -593,7 +563,7 @@ static int poll_cmd(int argc, char **argv)
     if (o.client_name == NULL)
         o.client_name = cr.id;
     size_t slen;
-    char *state = read_small(o.state_path, &slen); /* absent: nothing reported yet */
+    char *state = cli_read_text(o.state_path, 64u << 20, &slen); /* absent: nothing reported yet */
     pfi_oadr_client_config cfg = {o.vtn,     cr.token_url[0] ? cr.token_url : NULL, cr.id,
                                   cr.secret, cr.scope[0] ? cr.scope : NULL,         o.timeout};
     pfi_oadr_client *cl;

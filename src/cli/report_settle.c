@@ -43,7 +43,8 @@ static void usage(FILE *f)
                "                     multiplied back; in (0, 10000] (1)\n"
                "  --pre-window S     pre-event baseline window, event time, in [0, 604800] (1800)\n"
                "  --skip S           leave the first S s of the event (its ramp) out of the\n"
-               "                     excess; in [0, 604800] (0)\n"
+               "                     excess; in [0, 604800] (0), and shorter than the event\n"
+               "                     (one that leaves out every sample is refused: exit 2)\n"
                "  --non-gpu-w W      non-GPU power of the whole cluster, added to every power\n"
                "                     (facility power); in [0, 1e9] (0)\n"
                "  --tiers FILE       the jobs' tiers (as pfi control --tiers) for compliance\n"
@@ -142,20 +143,35 @@ void settle_write_json(FILE *f, const pfi_grid_settlement *s, bool per_interval)
     fputs("}", f);
 }
 
+/* v with its unit ("7652 W"), or "undefined" alone (never "undefined W"); in a static buffer
+ * of slot k (0..3: one line's values). */
+static const char *with_unit(double v, int prec, const char *unit, int k)
+{
+    static char b[4][64];
+    if (!isfinite(v))
+        return "undefined";
+    snprintf(b[k], sizeof b[k], "%s%s", cli_num(v, 'f', prec, "-").s, unit);
+    return b[k];
+}
+
 static void write_table(FILE *f, const char *path, const pfi_grid_settlement *s)
 {
     fprintf(f, "settlement of %s: event %.0f-%.0f s (event time)%s\n", path, s->event_start_s,
             s->event_end_s, s->non_gpu_w > 0 ? ", facility power (non-GPU included)" : "");
-    fprintf(f, "baseline: pre-event %s W (over %.0f s), uncapped predictions %s W (mean)\n",
-            cli_num(s->pre_event_w, 'f', 0, "undefined").s, s->pre_event_s,
-            cli_num(s->uncapped_mean_w, 'f', 0, "undefined").s);
-    fprintf(f, "energy shed: %s kWh against the pre-event level, %s kWh against uncapped\n",
-            cli_num(s->energy_shed_pre_kwh, 'f', 3, "undefined").s,
-            cli_num(s->energy_shed_uncapped_kwh, 'f', 3, "undefined").s);
-    fprintf(f, "largest excess over target: %s W (%s%%); over target %.1f s, longest %.1f s\n",
-            cli_num(s->max_over_target_w, 'f', 0, "undefined").s,
-            cli_num(s->max_over_target_pct, 'f', 2, "undefined").s, s->seconds_over_target,
-            s->longest_over_target_s);
+    fprintf(f, "baseline: pre-event %s (over %.0f s), uncapped predictions %s (mean)\n",
+            with_unit(s->pre_event_w, 0, " W", 0), s->pre_event_s,
+            with_unit(s->uncapped_mean_w, 0, " W", 1));
+    fprintf(f, "energy shed: %s against the pre-event level, %s against uncapped\n",
+            with_unit(s->energy_shed_pre_kwh, 3, " kWh", 0),
+            with_unit(s->energy_shed_uncapped_kwh, 3, " kWh", 1));
+    if (isfinite(s->max_over_target_w))
+        fprintf(f, "largest excess over target: %s (%s); over target %.1f s, longest %.1f s\n",
+                with_unit(s->max_over_target_w, 0, " W", 0),
+                with_unit(s->max_over_target_pct, 2, "%", 1), s->seconds_over_target,
+                s->longest_over_target_s);
+    else
+        fprintf(f, "largest excess over target: undefined (no power reading against a target in "
+                   "the event)\n");
     if (s->missing_periods > 0)
         fprintf(f,
                 "missing: %zu event period%s without a measured power (in no measured or shed "
@@ -165,11 +181,16 @@ static void write_table(FILE *f, const char *path, const pfi_grid_settlement *s)
             "measured_kWh", "shed_kWh", "shed_unc_kWh");
     for (size_t i = 0; i < s->n_intervals; i++) {
         const pfi_grid_settle_interval *v = &s->intervals[i];
-        fprintf(f, "  %-10.0f %-10.0f %12.3f %12.3f %12s %12.3f\n", v->start_s, v->end_s,
+        fprintf(f, "  %-10.0f %-10.0f %12.3f %12.3f %12s %12s\n", v->start_s, v->end_s,
                 v->target_kwh, v->measured_kwh, cli_num(v->shed_pre_kwh, 'f', 3, "-").s,
-                v->shed_uncapped_kwh);
+                cli_num(v->shed_uncapped_kwh, 'f', 3, "-").s);
     }
-    fprintf(f, "\n  %-32s %5s %-7s %11s %11s %14s  %-6s %-24s\n", "job", "gpus", "tier",
+    /* the job column as wide as the longest name: a long name shifts no other column */
+    int w = 3;
+    for (size_t i = 0; i < s->n_jobs; i++)
+        if (strlen(s->jobs[i].job) > (size_t)w)
+            w = strlen(s->jobs[i].job) > 256 ? 256 : (int)strlen(s->jobs[i].job);
+    fprintf(f, "\n  %-*s %5s %-7s %11s %11s %14s  %-6s %s\n", w, "job", "gpus", "tier",
             "performance", "life_perf", "tokens_lost", "tier", "reference tokens/s");
     for (size_t i = 0; i < s->n_jobs; i++) {
         const pfi_grid_settle_job *j = &s->jobs[i];
@@ -181,7 +202,7 @@ static void write_table(FILE *f, const char *path, const pfi_grid_settlement *s)
                  j->ref_given       ? "given"
                  : j->ref_pre_event ? "pre-event"
                                     : "controller");
-        fprintf(f, "  %-32s %5zu %-7s %11s %11s %14s  %-6s %s\n", j->job, j->gpus, tier,
+        fprintf(f, "  %-*s %5zu %-7s %11s %11s %14s  %-6s %s\n", w, j->job, j->gpus, tier,
                 cli_num(j->performance, 'f', 4, "-").s, cli_num(j->life_performance, 'f', 4, "-").s,
                 cli_num(j->tokens_lost, 'f', 0, "-").s,
                 isnan(j->allowance) ? "-"
@@ -201,7 +222,7 @@ int settle_tiers_load(const char *path, pfi_grid_tier_job **t, size_t *n)
     errno = 0;
     char *text = cli_read_text(path, 16u << 20, &len);
     if (text == NULL) {
-        cli_error("tiers %s: %s", path, errno ? strerror(errno) : "cannot read");
+        cli_error("tiers %s: %s", path, cli_input_why());
         return PFI_EXIT_DATA;
     }
     pfi_diag d;
@@ -446,6 +467,15 @@ int cmd_settlement(int argc, char **argv)
         cli_error("reference %s: no job of the audit log named", refs);
         pfi_grid_settlement_destroy(s);
         return PFI_EXIT_DATA;
+    }
+    double event_s = s->event_end_s - s->event_start_s;
+    if (so.skip_s > 0 && so.skip_s >= event_s) { /* a value outside its range: this event's */
+        cli_error("report --settlement: %s: --skip %g s leaves out every sample of the event "
+                  "(%.0f-%.0f s event time, %g s long): nothing left to measure the excess over "
+                  "target on; give --skip below %g",
+                  argv[optind], so.skip_s, s->event_start_s, s->event_end_s, event_s, event_s);
+        pfi_grid_settlement_destroy(s);
+        return PFI_EXIT_USAGE;
     }
     cli_output out;
     if (!cli_output_open(&out, output)) {

@@ -280,9 +280,9 @@ static int noise_from_model(settings *s)
     pfi_diag d;
     pfi_diag_clear(&d);
     pfi_fit_model *m = NULL;
-    pfi_error e = pfi_fit_model_load(s->model, &m, &d);
-    if (e != PFI_OK)
-        return cli_report(e, &d);
+    int rc = cli_load_model(s->model, &m);
+    if (rc != PFI_EXIT_OK)
+        return rc;
     double rmse = m->loo.rmse;
     pfi_fit_model_destroy(m);
     if (s->noise_given)

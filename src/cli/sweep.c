@@ -479,8 +479,14 @@ static int print_pfi(const settings *s, const char *runs_path)
         printf("{\"groups\": [");
     else if (csv)
         printf("group,runs,pfi,ci_lo,ci_hi,label,area,ce,points_used\n");
-    else
-        printf("%-20s %5s %8s %19s %-10s %7s %7s\n", "group", "runs", "PFI", "95% CI", "label",
+    /* the group column as wide as the longest name (names are not cut) */
+    int wg = 20;
+    for (size_t gi = 0; gi < t->n_groups; gi++) {
+        size_t ng = strlen(t->groups[gi].key_values[0]);
+        wg = ng > (size_t)wg ? (ng > 256 ? 256 : (int)ng) : wg;
+    }
+    if (!json && !csv)
+        printf("%-*s %5s %8s %19s %-10s %7s %7s\n", wg, "group", "runs", "PFI", "95% CI", "label",
                "area", "ce");
     int rc = PFI_EXIT_OK;
     for (size_t gi = 0; gi < t->n_groups; gi++) {
@@ -529,7 +535,7 @@ static int print_pfi(const settings *s, const char *runs_path)
             if (r.ci_available) /* an unbounded end is "-" */
                 snprintf(ci, sizeof ci, "[%s, %s]", cli_num(r.ci_lo, 'f', 3, "-").s,
                          cli_num(r.ci_hi, 'f', 3, "-").s);
-            printf("%-20s %5zu %8s %19s %-10s %7s %7s\n", name, t->groups[gi].n_runs,
+            printf("%-*s %5zu %8s %19s %-10s %7s %7s\n", wg, name, t->groups[gi].n_runs,
                    cli_num(r.ratio, 'f', 3, "undefined").s, ci, pfi_label_name(r.label),
                    cli_num(r.area, 'f', 3, "-").s, cli_num(r.ce, 'f', 3, "-").s);
             if (r.undefined_reason != NULL)

@@ -146,10 +146,19 @@ if command -v promtool > /dev/null 2>&1; then
     fi
 fi
 
-# a dcgm-exporter consumer: pfi ingest on the DCGM series alone, three scrapes
+# a dcgm-exporter consumer: pfi ingest on the DCGM series alone, three scrapes of three
+# sampling rounds (each a bounded poll until pfi_agent_samples_total has moved on)
+samples() { sed -n 's/^pfi_agent_samples_total \(.*\)/\1/p' "$T/$1"; }
+prev=$(samples m0)
 for k in 1 2 3; do
-    sleep 0.2
-    scrape "s$k" && grep -v '^pfi_\|^# [A-Z]* pfi_' "$T/s$k" > "$T/d$k.prom"
+    i=0
+    until scrape "s$k" && [ -n "$(samples "s$k")" ] && [ "$(samples "s$k")" != "$prev" ]; do
+        i=$((i + 1))
+        [ $i -gt 100 ] && { bad "pfi_agent_samples_total did not move within 10 s"; break; }
+        sleep 0.1
+    done
+    prev=$(samples "s$k")
+    grep -v '^pfi_\|^# [A-Z]* pfi_' "$T/s$k" > "$T/d$k.prom"
 done
 if "$pfi" ingest --dry-run --format prometheus --interval 0.2 --telemetry "$T/d1.prom" \
     --telemetry "$T/d2.prom" --telemetry "$T/d3.prom" > "$T/ingest.log" 2>&1; then
@@ -178,11 +187,10 @@ wait_for() { # wait_for FILE PATTERN: scrape into FILE until PATTERN (10 s)
         sleep 0.1
     done
 }
-# both caps in force (seen in one scrape), then 1 s more under them
+# both caps in force (seen in one scrape), then under them until the features have moved
+# (a bounded poll: the model on m3's features differs from m1's estimate)
 wait_for m1 '^pfi_gpu_power_cap_watts{gpu="1",[^}]*} 300$' &&
     grep -q '^pfi_gpu_power_cap_watts{gpu="0",[^}]*} 300$' "$T/m1" || bad "caps not in force"
-sleep 1
-scrape m3
 # live: what the model gives on m3's features (python, as above); kept: m1's and m3's estimate
 live() {
     python3 - "$T/$1" "$T/model.json" <<'PY'
@@ -195,20 +203,29 @@ print(c["intercept"] + c["dcgm_dram_active*dcgm_mem_copy_util"] * x)
 PY
 }
 e1=$(sed -n 's/^pfi_job_pfi_estimate{[^}]*} //p' "$T/m1")
+i=0
+until scrape m3 && l3=$(live m3) && python3 -c "import sys; sys.exit(not abs($l3 - ${e1:-0}) >= 1e-3)"; do
+    i=$((i + 1))
+    [ $i -gt 100 ] && break
+    sleep 0.1
+done
 e3=$(sed -n 's/^pfi_job_pfi_estimate{[^}]*} //p' "$T/m3")
-l3=$(live m3)
 if [ -n "$e1" ] && [ "$e1" = "$e3" ] && python3 -c "import sys; sys.exit(abs($l3 - $e3) < 1e-3)"; then
-    ok "capped: estimate kept at $e3 for 1 s (the features under the cap would give $l3)"
+    ok "capped: estimate kept at $e3 while the features moved (under the cap they give $l3)"
 else
     bad "capped: estimate $e1 then $e3; the live features give $l3"
 fi
 code=$(caps DELETE "")
 [ "$code" = 200 ] || { cat "$T/put.log"; bad "DELETE caps: $code"; }
 wait_for m4 '^pfi_gpu_power_cap_watts{gpu="1",[^}]*} 700$'
-sleep 1
-scrape m5
-e5=$(sed -n 's/^pfi_job_pfi_estimate{[^}]*} //p' "$T/m5")
-l5=$(live m5)
+# a bounded poll until the estimate follows the live features again (10 s)
+i=0
+until scrape m5 && e5=$(sed -n 's/^pfi_job_pfi_estimate{[^}]*} //p' "$T/m5") && l5=$(live m5) &&
+    [ -n "$e5" ] && python3 -c "import sys; sys.exit(not abs($l5 - $e5) < 1e-9 * $l5)"; do
+    i=$((i + 1))
+    [ $i -gt 100 ] && break
+    sleep 0.1
+done
 python3 -c "import sys; sys.exit(not abs($l5 - $e5) < 1e-9 * $l5)" &&
     ok "uncapped again: estimate $e5 = the model on the live features" ||
     bad "uncapped again: estimate $e5, the live features give $l5"

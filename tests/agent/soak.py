@@ -56,6 +56,21 @@ def round_cpu_s(port):
     return float("nan")
 
 
+def samples_total(port):
+    """The agent's pfi_agent_samples_total (0 while it does not answer)."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+        c.close()
+    except OSError:
+        return 0
+    for line in text.splitlines():
+        if line.startswith("pfi_agent_samples_total "):
+            return int(line.split()[1])
+    return 0
+
+
 def start(tmp, name, interval, extra=()):
     port_file = os.path.join(tmp, name + ".port")
     log = open(os.path.join(tmp, name + ".log"), "w")
@@ -94,7 +109,10 @@ def main():
         # --- idle agent: 8 emulated GPUs sampled every second
         idle, iport = start(tmp, "idle", "1s")
         procs.append(idle)
-        time.sleep(1.0)
+        # start-up over: a bounded poll until the first sampling round (8 GPUs) is done
+        end = time.monotonic() + 20
+        while samples_total(iport) < 8 and time.monotonic() < end:
+            time.sleep(0.05)
         c0, t0 = cpu_s(idle.pid), time.monotonic()
         secs = 4.0
         time.sleep(secs)

@@ -257,5 +257,73 @@ grep -q "/dev/zero: not text (a NUL byte at offset 0)" "$T/err" && echo "ok   al
 check allocate-zero-pipe 1 sh -c "cat /dev/zero | timeout 20 '$PFI' allocate -"
 grep -q "not text (a NUL byte at offset 0)" "$T/err" && echo "ok   allocate-zero-pipe-says" \
     || { echo "FAIL allocate-zero-pipe-says"; cat "$T/err"; fail=1; }
+# Per-job numbers out of range (review of issue 18): nan, inf, 1e308 or past the bound in
+# weight, floor, pfi, feature, gpus, band, cap_min_w: refused with file:line:column and the
+# accepted range (they were taken: a weight of 1e308, a pfi of nan).
+bad_value() { # bad_value NAME COLUMN VALUE EXPECTED_TEXT
+    printf 'job,cap_w,power_w,tput_tok_s,%s\nj,200,1600,100,\nj,300,2000,150,%s\n' "$2" "$3" >"$T/bad.csv"
+    check "$1" 1 "$PFI" allocate --budget-w 1800 "$T/bad.csv"
+    grep -q -- "bad.csv:3: column '$2': $4" "$T/err" && echo "ok   $1-says" \
+        || { echo "FAIL $1-says: want \"bad.csv:3: column '$2': $4\""; cat "$T/err"; fail=1; }
+}
+bad_value jobs-weight-nan weight nan "'nan' is not a number (expected 0 to 1e6; leave the cell empty for none)"
+bad_value jobs-weight-inf weight inf "'inf' is not a number (expected 0 to 1e6"
+bad_value jobs-weight-huge weight 1e308 "1e+308: out of range (expected 0 to 1e6)"
+bad_value jobs-floor-2 floor 2 "2: out of range (expected a fraction of the uncapped throughput, 0 to 1)"
+bad_value jobs-floor-inf floor inf "'inf' is not a number (expected a fraction"
+bad_value jobs-pfi-nan pfi nan "'nan' is not a number (expected above 0, at most 100"
+bad_value jobs-pfi-huge pfi 1e308 "1e+308: out of range (expected above 0, at most 100)"
+bad_value jobs-pfi-zero pfi 0 "0: out of range (expected above 0, at most 100)"
+bad_value jobs-feature-huge feature 1e308 "1e+308: out of range (expected 0 to 1e15)"
+bad_value jobs-feature-inf feature inf "'inf' is not a number (expected 0 to 1e15"
+bad_value jobs-gpus-nan gpus nan "'nan' is not a number (expected a whole number of GPUs, 1 to 1000000"
+bad_value jobs-cap-min-nan cap_min_w nan "'nan' is not a number (expected W a GPU, 0 to 100000"
+# the bounds themselves are accepted
+printf 'job,cap_w,power_w,tput_tok_s,weight,floor,pfi,feature\nj,200,1600,100,1e6,0.5,100,1e15\nj,300,2000,150,,,,\n' >"$T/edge.csv"
+check jobs-bounds-accepted 0 "$PFI" allocate --budget-w 1800 "$T/edge.csv"
+# a topology level's limit or ramp past 1e12 W (nan, inf, 1e308): refused with the range
+printf 'feed site - 1e308\n' >"$T/topo-huge.txt"
+check topology-limit-huge 1 "$PFI" allocate --budget-w 20000 --topology "$T/topo-huge.txt" "$J"
+grep -q "topo-huge.txt:1: column 'LIMIT_W': feed 'site': limit '1e308' is not watts in (0, 1e+12\]" "$T/err" &&
+    echo "ok   topology-limit-huge-says" || { echo "FAIL topology-limit-huge-says"; cat "$T/err"; fail=1; }
+# The gap between the envelope's bound and the objective (review of issue 18): a rounding
+# residue is 0, never "gap -2.91e-11" (the tree oracle's reserve budget printed it); no gap
+# is negative and the JSON's upper_bound is never below its objective, over budgets, kinds and
+# the tree.
+check gap-reserve 0 "$PFI" allocate --budget-kind reserve "$SRC/examples/jobs_tree.csv"
+grep_out gap-reserve-zero "upper bound 224000.000 (gap 0)$"
+neg=0
+for args in "--budget-kind reserve" "--reduction 40%" "--reduction 20%" "--budget-w 10000" \
+    "--budget-w 12000 --budget-kind reserve" "--topology $SRC/examples/topology.txt --reduction 30%"; do
+    # shellcheck disable=SC2086
+    "$PFI" allocate $args "$SRC/examples/jobs_tree.csv" >"$T/out" 2>/dev/null
+    grep -q 'gap -' "$T/out" && { echo "  $args: $(grep gap "$T/out")"; neg=1; }
+    # shellcheck disable=SC2086
+    "$PFI" allocate $args --format json "$SRC/examples/jobs_tree.csv" 2>/dev/null |
+        python3 -c 'import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if d["upper_bound"] is None or d["upper_bound"] >= d["objective"] else 1)' ||
+        { echo "  $args: JSON upper_bound below the objective"; neg=1; }
+done
+[ $neg -eq 0 ] && echo "ok   gap-never-negative" || { echo "FAIL gap-never-negative"; fail=1; }
+# The table with a long job name and a job without throughput (review of issue 18): the
+# name whole (it was cut at 24 characters) and every column aligned under its header; a
+# missing share kept is "-", never "-%".
+printf 'job,cap_w,power_w,tput_tok_s\nidle,200,1600,0\nidle,400,3200,0\nllama-70b-fine-tuning-on-the-long-context-data,200,1600,100\nllama-70b-fine-tuning-on-the-long-context-data,400,3200,150\n' >"$T/long.csv"
+check table-long-name 0 "$PFI" allocate --budget-w 4000 "$T/long.csv"
+python3 - "$T/out" <<'PY' && echo "ok   table-long-name-aligned" || { echo "FAIL table-long-name-aligned"; cat "$T/out"; fail=1; }
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith("job "))
+head, rows = lines[i], lines[i + 1:i + 3]
+want = [head.index(h) + len(h) for h in ("gpus", "cap_w", "power_w", "shed_w", "tput_tok_s", "kept")]
+ok = any(r.startswith("llama-70b-fine-tuning-on-the-long-context-data ") for r in rows)
+for r in rows:
+    ends = {m.end() for m in re.finditer(r"\S+", r)}
+    ok &= all(e in ends for e in want)
+idle = next(r for r in rows if r.startswith("idle "))
+ok &= idle.endswith(" -") and "-%" not in idle
+sys.exit(0 if ok else 1)
+PY
 rm -rf "$T"
 exit $fail

@@ -79,11 +79,19 @@ grep -q 'cap not effective: enforced 700 W > requested 500 W' "$T/err" && ok "no
 grep -q '^sweep,700.000,.*cap_not_effective,500.000' "$T/s4/runs.csv" && ok "run labelled with the enforced limit" || bad "enforced label"
 originals not-effective "$T/s4"
 
+# capped_500 — a bounded poll (10 s) until the fake NVML holds the sweep's first cap (500 W)
+capped_500() {
+    n=0
+    until grep -q 'limit=500000' "$FAKE_NVML_STATE"; do
+        n=$((n + 1)); [ $n -gt 200 ] && return 1; sleep 0.05
+    done
+}
+
 # SIGTERM mid-sweep: limits restored, exit 128+15
 state
 (EXEC=exec sweep "$T/s5" 500,400,700 --duration 20s >"$T/out" 2>"$T/err") &
 pid=$!
-sleep 1
+capped_500 # a bounded poll until the first cap is applied
 grep -q 'limit=500000' "$FAKE_NVML_STATE" && ok "sigterm: cap was applied" || bad "sigterm: cap not applied"
 kill -TERM $pid; wait $pid; expect sigterm 143 $?
 originals sigterm "$T/s5"
@@ -92,7 +100,7 @@ originals sigterm "$T/s5"
 state
 (EXEC=exec sweep "$T/s6" 500,700 --duration 20s >"$T/out" 2>"$T/err") &
 pid=$!
-sleep 1
+capped_500
 kill -KILL $pid; wait $pid 2>/dev/null
 [ -e "$T/s6/cap-journal" ] && grep -q 'limit=500000' "$FAKE_NVML_STATE" && ok "kill -9 leaves journal and cap" || bad "kill -9 state"
 "$PFI" restore "$T/s6" >"$T/out" 2>"$T/err"; expect restore 0 $?

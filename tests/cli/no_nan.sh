@@ -114,6 +114,68 @@ run report-null "$PFI" report "$T/null.db" -o "$T/null.svg"
 grep -q 'budget *none' "$T/o/control-status-null.out" ||
     { echo "FAIL control-status-null: the missing budget is not a word"; fail=1; }
 
+# the review's cases (issues 14, 18, 20): control status --json, report --json and the
+# settlement (table and JSON; a --skip past the event) on both audit logs; allocate with a job
+# without throughput (its share kept missing) and a long name; schedule --format json
+# an audit log whose event has readings but no pre-event window, no reference power, a
+# period without a reading and a job without a reference: the settlement's undefined values
+python3 - "$T/part.db" <<'PY' || { echo "FAIL audit log with a partial event"; fail=1; }
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL, wall_s REAL,"
+           " event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL, reserved_w REAL,"
+           " predicted_w REAL, correction_w REAL, ref_w REAL, tput_tok_s REAL, cap_sum_w REAL,"
+           " strategy TEXT, agents_up INTEGER, agents INTEGER, note TEXT)")
+db.execute("CREATE TABLE ctl_jobs(period INTEGER, job TEXT, class TEXT, gpus INTEGER, pfi REAL,"
+           " source TEXT, cap_w REAL, ref_power_w REAL, ref_tput REAL, power_w REAL,"
+           " pred_power_w REAL, tput REAL)")
+for i in range(8):
+    m = None if i == 5 else 1000.0 + 10 * i
+    db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, budget_w, measured_w, tput_tok_s,"
+               " strategy, agents_up, agents) VALUES(1, ?, ?, 1, 1000, ?, NULL, 'equal', 1, 1)",
+               (1.0 * i, 1e9 + i, m))
+    db.execute("INSERT INTO ctl_jobs(period, job, gpus, ref_tput, tput) VALUES(?, 'j1', 4, NULL, NULL)",
+               (i + 1,))
+    db.execute("INSERT INTO ctl_jobs(period, job, gpus, ref_tput, tput) VALUES(?, 'j2', 4, 100, 90)",
+               (i + 1,))
+db.commit()
+PY
+printf 'job,tier\nj1,Flex 1\nj2,Flex 2\n' >"$T/tiers.csv"
+run settlement-part "$PFI" report --settlement --tiers "$T/tiers.csv" "$T/part.db"
+run settlement-part-json "$PFI" report --settlement --json --tiers "$T/tiers.csv" "$T/part.db"
+run settlement-part-skip "$PFI" report --settlement --skip 6.5 "$T/part.db"
+run settlement-part-skip-all "$PFI" report --settlement --skip 99999 "$T/part.db"
+# ... and missing is never 0: no uncapped prediction, no kWh shed against it (it was 0.000);
+# a job with no reference has no tokens lost (it was 0); an excess past --skip is refused
+grep -q '^energy shed: undefined against the pre-event level, undefined against uncapped$' \
+    "$T/o/settlement-part.out" && grep -q '^  j1  *4 Flex 1  *-  *-  *- ' "$T/o/settlement-part.out" ||
+    { echo "FAIL settlement-part: a missing value shown as a number"; cat "$T/o/settlement-part.out"; fail=1; }
+python3 - "$T/o/settlement-part-json.out" <<'PY' || { echo "FAIL settlement-part-json: a missing value not null"; fail=1; }
+import json, sys
+s = json.load(open(sys.argv[1]))
+j1 = next(j for j in s["per_job"] if j["name"] == "j1")
+sys.exit(0 if s["energy_shed_uncapped_kwh"] is None and j1["tokens_lost"] is None
+         and all(i["shed_uncapped_kwh"] is None for i in s["intervals"]) else 1)
+PY
+grep -q 'leaves out every sample of the event' "$T/o/settlement-part-skip-all.err" ||
+    { echo "FAIL settlement-part-skip-all: not refused"; fail=1; }
+for db in c null part; do
+    run "control-status-json-$db" "$PFI" control status --db "$T/$db.db" --json
+    run "report-json-$db" "$PFI" report --json "$T/$db.db"
+    run "settlement-$db" "$PFI" report --settlement "$T/$db.db"
+    run "settlement-json-$db" "$PFI" report --settlement --json "$T/$db.db"
+    run "settlement-skip-$db" "$PFI" report --settlement --skip 99999 "$T/$db.db"
+done
+printf 'job,cap_w,power_w,tput_tok_s\nidle,200,1600,0\nidle,400,3200,0\nllama-70b-fine-tuning-on-the-long-context-data,200,1600,100\nllama-70b-fine-tuning-on-the-long-context-data,400,3200,150\n' >"$T/idle.csv"
+for f in table csv json; do
+    run "allocate-idle-$f" "$PFI" allocate --explain --budget-w 4000 --format "$f" "$T/idle.csv"
+    run "allocate-tree-$f" "$PFI" allocate --explain --budget-kind reserve --format "$f" \
+        "$SRC/examples/jobs_tree.csv"
+done
+printf '0 600 30%%\n600 1200 5200W 60\n' >"$T/sched.txt"
+run schedule-json "$PFI" schedule --format json "$T/sched.txt"
+run schedule-table "$PFI" schedule "$T/sched.txt"
+
 # pfi ingest on every telemetry reader's corpus (tests/fuzz/corpus: every layout, version and
 # past crash), plain and with a cap and a zone (cap-lost / throttled / zone summaries), then
 # the runs of a store holding a cap-short run (no power) in every format

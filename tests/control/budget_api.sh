@@ -70,7 +70,9 @@ expect() { [ "$CODE" = "$2" ]; check $? "$1: HTTP $CODE (want $2) $(head -c 120 
 metric() { curl -sf --max-time 5 "$BASE/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
 now() { python3 -c 'import time; print(time.time())'; }
 
-sleep 1.5 # a few uncapped periods: the jobs' references are learned
+# a few uncapped periods (counted in the audit log): the jobs' references are learned
+wait_periods "$WORK/api.db" 3
+check $? "three uncapped periods recorded"
 [ "$(metric pfi_ctl_event_active)" = 0 ]
 check $? "no target given: no event"
 
@@ -91,19 +93,25 @@ put "$big";                                   expect "body over 4 KiB" 413
 put "$big" -;                                 expect "body over 4 KiB, no token: refused first" 401
 CODE=$(curl -s -o "$WORK/body" -w '%{http_code}' --max-time 5 "$BASE/v1/budget")
 expect "GET /v1/budget" 404
-sleep 1.2
+# three more periods after the refused requests
+n_before=$(sql "$WORK/api.db" "select count(*) from ctl_periods")
+wait_periods "$WORK/api.db" $((n_before + 3))
+check $? "three more periods recorded"
 [ "$(metric pfi_ctl_event_active)" = 0 ]
 check $? "after the refused requests: still no event"
 
 # ---- budgets --------------------------------------------------------------------------------
 : > "$WORK/puts"
-# step LABEL BODY — PUT it (recording the wall time), then wait for the caps to settle
+# step LABEL BODY — PUT it (recording the wall time), then wait for the caps to settle: a
+# bounded poll until the audit log holds 5 periods begun after the PUT (the check below
+# wants the third on within the budget)
 step() {
     t=$(now)
     put "$2"
     expect "PUT $2" 200
     echo "$1 $t" >> "$WORK/puts"
-    sleep 2.5
+    wait_periods "$WORK/api.db" 5 "wall_s > $t"
+    check $? "$1: five periods after the PUT"
 }
 # agents_power — the agents' own sum of GPU power and the caps they hold, per job
 agents_view() {

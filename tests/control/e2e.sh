@@ -118,19 +118,40 @@ run_ctl() {
         $PROM_ARGS >> "$WORK/faults.out" 2>> "$WORK/faults.err" &
     CTL_PID=$!
 }
+# periods DB [WHERE] — how many control periods the audit log holds (0 while unreadable)
+periods() {
+    python3 -c "import sqlite3, sys
+try:
+    print(sqlite3.connect(sys.argv[1]).execute('select count(*) from ctl_periods where ' + sys.argv[2]).fetchone()[0])
+except sqlite3.Error:
+    print(0)" "$1" "${2:-1}"
+}
+# wait_periods N [WHERE] — a bounded poll (60 s) until faults.db holds N periods: the steps
+# below wait for the controller's periods, never for a fixed time
+wait_periods() {
+    wp_end=$(( $(date +%s) + 60 ))
+    until [ "$(periods "$WORK/faults.db" "${2:-1}")" -ge "$1" ]; do
+        [ "$(date +%s)" -ge $wp_end ] && return 1
+        sleep 0.1
+    done
+}
 run_ctl 30
-sleep 3
+wait_periods 3 "event = 1"
+check $? "faults: three event periods before the first fault"
 # an agent dies mid-event
 dead_url=$(sed -n 4p "$WORK/agents" | cut -d' ' -f1)
 echo "$dead_url" > "$WORK/dead"
 kill -9 "$(echo $CLUSTER_PIDS | cut -d' ' -f4)"
-sleep 1.5
+wait_periods $(( $(periods "$WORK/faults.db") + 3 ))
+check $? "faults: three periods with the agent dead"
 # the controller is killed and restarted with the same epoch and audit log
 kill -9 $CTL_PID
 wait $CTL_PID 2>/dev/null
+n_first=$(periods "$WORK/faults.db")
 elapsed=$(python3 -c "import time; print(time.time() - $EPOCH)")
 run_ctl "$(python3 -c "print(11.5 - $elapsed)")"
-sleep 1.5
+wait_periods $((n_first + 3))
+check $? "faults: three periods of the restarted controller"
 # Prometheus stops
 if [ $have_prom -eq 1 ]; then
     stop_prometheus

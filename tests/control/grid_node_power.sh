@@ -103,11 +103,23 @@ curl -s "$URL3/metrics" | grep -q '^pfi_node_power_frozen{hostname="node3"} 1$' 
 check $? "/metrics: pfi_node_power_frozen 1, counted once, no pfi_node_power_watts"
 grep -q "node power: .*node3.uj: frozen" "$WORK/agent.node3.log"
 check $? "pfid logs the frozen source"
-python3 -c "import sys; open(sys.argv[1], 'w').write('6000000000000\n')" "$WORK/node3.uj"
-sleep 0.3
-python3 -c "import sys; open(sys.argv[1], 'w').write('6000090000000\n')" "$WORK/node3.uj"
+# the counter moves again (a writer advancing it every 0.1 s) until pfid says so: a bounded
+# poll, not two writes a fixed time apart that a slow sampler could see as one
+python3 - "$WORK/node3.uj" <<'PY' &
+import os, sys, time
+e = 6000000000000
+while True:
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        f.write("%d\n" % e)
+    os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+    e += 18000000
+    time.sleep(0.1)
+PY
+WRITER=$!
+CTL_PID="$WRITER"
 state "$URL3" tok3 's["node"]["frozen"] is False and s["node"]["error"] is None'
 check $? "the counter moving again: not frozen"
+kill "$WRITER" 2>/dev/null
 if [ $fail -ne 0 ] || [ -n "${PFI_TEST_VERBOSE:-}" ]; then
     for f in "$WORK"/*.out "$WORK"/*.err "$WORK"/agent.*.log; do echo "--- $f"; cat "$f"; done
 fi

@@ -109,6 +109,81 @@ check $? "the table says how many periods were missing"
 "$PFI" report --settlement "$WORK/s.db" > "$WORK/s.txt"
 grep -q '^weighted performance (by GPUs)' "$WORK/s.txt"
 check $? "the table form"
+# a long job name (renamed in a copy of the log) shifts no column: every row's numbers end
+# where the header's names end (review: the names overran a fixed 32-character column)
+cp "$WORK/s.db" "$WORK/long.db"
+python3 -c "import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute(\"update ctl_jobs set job = 'dense-a-fine-tuning-with-a-very-long-run-name' where job = 'dense-a'\")
+c.commit()" "$WORK/long.db"
+"$PFI" report --settlement "$WORK/long.db" > "$WORK/long.txt"
+python3 - "$WORK/long.txt" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith("  job "))
+head = lines[i]
+rows = [l for l in lines[i + 1:] if l.strip()][:3]
+ok = len(rows) == 3 and any("very-long-run-name" in r for r in rows)
+# the right ends of the numeric columns' names; every row has a cell ending at each
+want = [head.index(h) + len(h) for h in ("gpus", "performance", "life_perf", "tokens_lost")]
+for r in rows:
+    ends = {m.end() for m in re.finditer(r"\S+", r)}
+    ok &= all(e in ends for e in want)
+print("  header:", head.rstrip())
+print("  row:   ", rows[0].rstrip() if rows else None)
+sys.exit(0 if ok else 1)
+PY
+check $? "a long job name: the columns stay aligned"
+# --skip past the event's end: refused, naming the file and saying every sample was left out
+# (it printed 'largest excess over target: undefined W (undefined%)' and exit 0)
+"$PFI" report --settlement --skip 99999 "$WORK/s.db" > "$WORK/skip.out" 2> "$WORK/skip.err"
+[ $? -eq 2 ] && grep -q "s.db: --skip 99999 s leaves out every sample of the event" "$WORK/skip.err" &&
+    ! grep -q 'undefined W\|undefined%' "$WORK/skip.out"
+check $? "--skip past the event: exit 2, every sample left out, named ($(cat "$WORK/skip.err"))"
+# pfi control status --json (review: every command has --json for machines): parsed with
+# python3's json, each value against the audit log read with sqlite3
+"$PFI" control status --db "$WORK/long.db" --json > "$WORK/status.json"
+check $? "pfi control status --json"
+python3 - "$WORK/status.json" "$WORK/long.db" <<'PY'
+import json, math, sqlite3, sys
+s = json.load(open(sys.argv[1]), parse_constant=lambda c: sys.exit(f"  {c} in the JSON"))
+c = sqlite3.connect(sys.argv[2])
+run = c.execute("select max(run) from ctl_periods").fetchone()[0]
+n = c.execute("select count(*) from ctl_periods where run = ?", (run,)).fetchone()[0]
+pid, ev, b, m, tp, up, ag = c.execute(
+    "select id, event, budget_w, measured_w, tput_tok_s, agents_up, agents from ctl_periods "
+    "where run = ? order by id desc limit 1", (run,)).fetchone()
+def same(a, b):
+    return (a is None and b is None) or (a is not None and b is not None and math.isclose(a, b, rel_tol=1e-12))
+ok = s["periods"] == n and s["period_id"] == pid and s["event"] == bool(ev)
+ok &= same(s["budget_w"], b) and same(s["measured_w"], m) and same(s["tput_tok_s"], tp)
+ok &= s["agents_up"] == up and s["agents"] == ag and s["db"] == sys.argv[2]
+rows = c.execute("select job, class, gpus, pfi, source, cap_w, power_w, tput from ctl_jobs "
+                 "where period = ? order by job", (pid,)).fetchall()
+ok &= len(s["jobs"]) == len(rows) == 3
+for j, r in zip(s["jobs"], rows):
+    ok &= (j["job"], j["class"], j["gpus"], j["curve"]) == (r[0], r[1], r[2], r[4])
+    ok &= same(j["pfi"], r[3]) and same(j["cap_w"], r[5]) and same(j["power_w"], r[6]) and same(j["tput_tok_s"], r[7])
+print(f"  status --json: {s['periods']} periods, event {s['event']}, budget {s['budget_w']}, "
+      f"measured {s['measured_w']:.0f} W, jobs {[j['job'] for j in s['jobs']]}")
+sys.exit(0 if ok else 1)
+PY
+check $? "pfi control status --json: every value as the audit log has it"
+# and its table keeps a long job name whole, the columns aligned
+"$PFI" control status --db "$WORK/long.db" > "$WORK/status.txt"
+python3 - "$WORK/status.txt" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith("job "))
+head, rows = lines[i], [l for l in lines[i + 1:] if l.strip()]
+want = [head.index(h) + len(h) for h in ("gpus", "pfi", "cap_w", "power_w", "tokens/s")]
+ok = len(rows) == 3 and any(r.startswith("dense-a-fine-tuning-with-a-very-long-run-name ") for r in rows)
+for r in rows:
+    ends = {m.end() for m in re.finditer(r"\S+", r)}
+    ok &= all(e in ends for e in want)
+sys.exit(0 if ok else 1)
+PY
+check $? "pfi control status: a long job name whole, the columns aligned"
 "$PFI" report --settlement "$WORK/none.db" > /dev/null 2>&1
 [ $? -eq 1 ]
 check $? "a missing audit log: exit 1"

@@ -41,6 +41,29 @@ args = sys.argv[2:]
 $script" "$db" "$@"
 }
 
+# poll_until SECONDS CMD... — a bounded poll: run CMD every 0.1 s until it succeeds (0) or
+# SECONDS have passed (1). Every wait of a test is one of these, never a fixed sleep: on a
+# loaded 2-core machine a period, a scrape or a start-up takes as long as it takes.
+poll_until() {
+    pu_end=$(( $(date +%s) + $1 ))
+    shift
+    until "$@"; do
+        [ "$(date +%s)" -ge "$pu_end" ] && return 1
+        sleep 0.1
+    done
+}
+
+# periods_at_least DB N [WHERE] — 0 when the audit log DB holds at least N control periods
+# (those matching the SQL condition WHERE, when given); 1 otherwise (also while unreadable).
+periods_at_least() {
+    pal_n=$(sql "$1" "select count(*) from ctl_periods where ${3:-1}" 2>/dev/null)
+    [ "${pal_n:-0}" -ge "$2" ] 2>/dev/null
+}
+
+# wait_periods DB N [WHERE] — a bounded poll (60 s) until periods_at_least DB N [WHERE]: a
+# test that lets the controller run "a few periods" counts them rather than sleeping.
+wait_periods() { poll_until 60 periods_at_least "$@"; }
+
 # wait_ctl_port ERRFILE — the port a controller started with --listen 0 reports on stderr.
 wait_ctl_port() {
     wp_n=0

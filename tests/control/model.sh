@@ -64,10 +64,25 @@ run_ctl() {
 run_ctl 3.6
 run_ctl "$(python3 -c "import time; print(max(1.0, 7.5 - (time.time() - $EPOCH)))")"
 
-# every GPU uncapped again: the jobs' reference DRAM activity, as Prometheus has it
-sleep 1
-agents_restored
+# every GPU uncapped again: the jobs' reference DRAM activity, as Prometheus has it once it
+# has scraped the uncapped agents (a bounded poll on the samples' own timestamps)
+poll_until 10 agents_restored
 check $? "every GPU back on its original limit"
+t_restored=$(python3 -c 'import time; print(time.time())')
+python3 - "$PROM_URL" "$t_restored" <<'PY'
+import json, sys, time, urllib.parse, urllib.request
+url, t = sys.argv[1], float(sys.argv[2])
+end = time.time() + 20
+while time.time() < end:
+    q = urllib.parse.urlencode({"query": "min(timestamp(pfi_gpu_dram_active_ratio))"})
+    r = json.load(urllib.request.urlopen(url + "/api/v1/query?" + q, timeout=5))["data"]["result"]
+    # two agent samples (0.1 s apart) after the caps were seen restored
+    if r and float(r[0]["value"][1]) > t + 0.3:
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+PY
+check $? "Prometheus has scraped the uncapped agents"
 q() { curl -sf --max-time 5 "$PROM_URL/api/v1/query" --data-urlencode "query=$1"; }
 q pfi_gpu_dram_active_ratio > "$WORK/dram.json"
 q pfi_gpu_job_info > "$WORK/jobs.json"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Telemetry that lies (issue 16): the controller reads Prometheus through a proxy that
-# freezes every answer for 8 s mid-event (frozen samples, old timestamps) and then sends one
-# counter glitch (an energy counter x1000: an impossible rate). The controller must say so
+# freezes every answer for 16 periods (8 s) mid-event (frozen samples, old timestamps) and
+# then sends one counter glitch (an energy counter x1000: an impossible rate). The controller must say so
 # (stderr, /metrics pfi_ctl_prometheus_stale_gpus, exit 6), fall back to the agents, keep the
 # power (the agents' own readings, sampled every 0.2 s once the caps are in force) within
 # 1.05 x budget, keep the feedback
@@ -50,12 +50,13 @@ check $? "the controller reads Prometheus through the proxy"
 # budget is checked against, whatever the controller was told
 start_truth_sampler "$WORK/agents" "$WORK/truth"
 CTL_PID="$CTL_PID $TRUTH_PID"
-# ---- freeze for 8 s
+# ---- freeze for 16 periods (8 s at least; counted in the audit log, not slept)
+n_freeze=$(sql "$WORK/ctl.db" "select count(*) from ctl_periods")
 echo freeze > "$WORK/mode"
-t0=$(date +%s)
 wait_for sh -c "[ \"\$(curl -sf http://127.0.0.1:$PORT/metrics | sed -n 's/^pfi_ctl_prometheus_stale_gpus //p')\" -gt 0 ] 2>/dev/null"
 check $? "frozen Prometheus: pfi_ctl_prometheus_stale_gpus > 0 in /metrics"
-while [ $(( $(date +%s) - t0 )) -lt 8 ]; do sleep 0.2; done
+wait_periods "$WORK/ctl.db" $((n_freeze + 16))
+check $? "16 periods under the frozen Prometheus"
 echo pass > "$WORK/mode"
 wait_for sh -c "[ \"\$(curl -sf http://127.0.0.1:$PORT/metrics | sed -n 's/^pfi_ctl_prometheus_stale_gpus //p')\" = 0 ]"
 check $? "Prometheus fresh again: stale GPUs back to 0"
@@ -65,8 +66,10 @@ wait_for sh -c "[ \"\$(cat $WORK/mode)\" = pass ]"
 check $? "the proxy sent the glitch"
 wait_for grep -q "impossible readings rejected" "$WORK/ctl.err"
 check $? "the glitch is rejected, said on stderr"
-sleep_periods=0
-while [ $sleep_periods -lt 20 ]; do sleep 0.1; sleep_periods=$((sleep_periods + 1)); done
+# four periods after the glitch
+n_glitch=$(sql "$WORK/ctl.db" "select count(*) from ctl_periods")
+wait_periods "$WORK/ctl.db" $((n_glitch + 4))
+check $? "four periods after the glitch"
 kill $TRUTH_PID
 wait $TRUTH_PID 2>/dev/null
 kill -INT $CPID

@@ -134,9 +134,10 @@ raw "end of a job never registered" 'b"{\"op\":\"end\",\"job\":\"999\"}"'
 raw "report of an unknown job" 'b"{\"op\":\"report\",\"job\":\"999\"}"'
 # a client that connects and says nothing: answered within the connection timeout, and
 # pfid serves the next one
-python3 -c "import socket,time,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(10)" "$T/s.sock" &
+python3 -c "import socket,time,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); open(sys.argv[2], 'w').close(); time.sleep(10)" "$T/s.sock" "$T/slow.connected" &
 SLOW=$!
-sleep 0.2
+n=0 # a bounded poll until the silent client has connected
+until [ -e "$T/slow.connected" ] || [ $n -gt 100 ]; do n=$((n + 1)); sleep 0.05; done
 t0=$(date +%s)
 "$PFI" slurm prolog $S --job 10 --gpus 3 >"$T/out" 2>&1 && [ $(($(date +%s) - t0)) -le 6 ] &&
     ok "a client silent for 10 s delays the next registration by the 2 s connection timeout only" || bad "after a silent client ($(($(date +%s) - t0)) s): $(cat "$T/out")"

@@ -44,9 +44,7 @@ static const char *schema =
     " original_w REAL);"
     "CREATE INDEX IF NOT EXISTS ctl_jobs_job ON ctl_jobs(job);";
 
-/* A directory or a missing file named as the audit log: said plainly (SQLite would say "disk
- * I/O error" or "unable to open database file"). PFI_OK when path is neither. */
-static pfi_error not_a_file(const char *path, bool must_exist, pfi_diag *d)
+pfi_error ctl_audit_not_a_file(const char *path, bool must_exist, pfi_diag *d)
 {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
@@ -69,7 +67,7 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     if (a == NULL)
         return PFI_ERR_NOMEM;
     pfi_error e;
-    if ((e = not_a_file(path, false, d)) != PFI_OK)
+    if ((e = ctl_audit_not_a_file(path, false, d)) != PFI_OK)
         goto fail;
     if (sqlite3_open_v2(path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
@@ -327,7 +325,7 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
 {
     *out = NULL;
     *n = 0;
-    pfi_error ne = not_a_file(path, true, diag);
+    pfi_error ne = ctl_audit_not_a_file(path, true, diag);
     if (ne != PFI_OK)
         return ne;
     sqlite3 *db = NULL;

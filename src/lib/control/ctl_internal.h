@@ -15,6 +15,12 @@
 pfi_error ctl_fail(pfi_diag *d, long line, pfi_error e, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* ctl_audit_not_a_file — a directory named as the audit log, or (must_exist) a path that
+ * does not exist: PFI_ERR_IO with "audit log: PATH: is a directory, not an audit log" or the
+ * stat's error (SQLite would say "disk I/O error" or "unable to open database file"); else
+ * PFI_OK. */
+pfi_error ctl_audit_not_a_file(const char *path, bool must_exist, pfi_diag *d);
+
 /* ctl_parse_num — a whole-string finite number. */
 bool ctl_parse_num(const char *s, double *out);
 

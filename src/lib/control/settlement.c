@@ -40,9 +40,10 @@ typedef struct prow {
     double t, event, budget, measured, ref, tput, lead;
 } prow;
 
-static pfi_error sql_fail(sqlite3 *db, pfi_diag *d, const char *what)
+/* "audit log: PATH: WHAT: SQLite's message": every error names the file. */
+static pfi_error sql_fail(sqlite3 *db, pfi_diag *d, const char *path, const char *what)
 {
-    return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: %s", what,
+    return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: %s: %s", path, what,
                     db ? sqlite3_errmsg(db) : "cannot open");
 }
 
@@ -79,7 +80,7 @@ typedef struct jsum {
     double pre_tput, pre_dt; /* Σ T dt, Σ dt over the pre-event window */
 } jsum;
 
-static pfi_error read_periods(sqlite3 *db, prow **out, size_t *n, pfi_diag *d)
+static pfi_error read_periods(sqlite3 *db, const char *path, prow **out, size_t *n, pfi_diag *d)
 {
     sqlite3_stmt *st = NULL;
     /* a log written before the ramp's lead was told from the event has no lead column */
@@ -89,7 +90,8 @@ static pfi_error read_periods(sqlite3 *db, prow **out, size_t *n, pfi_diag *d)
     if (sqlite3_prepare_v2(db, PERIODS_SQL("lead"), -1, &st, NULL) != SQLITE_OK &&
         sqlite3_prepare_v2(db, PERIODS_SQL("NULL"), -1, &st, NULL) != SQLITE_OK)
 #undef PERIODS_SQL
-        return sql_fail(db, d, "reading periods");
+        return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: not a pfi control audit log (%s)", path,
+                        sqlite3_errmsg(db));
     prow *p = NULL;
     size_t m = 0, cap = 0;
     pfi_error e = PFI_OK;
@@ -116,10 +118,10 @@ static pfi_error read_periods(sqlite3 *db, prow **out, size_t *n, pfi_diag *d)
         p[m++] = r;
     }
     if (e == PFI_OK && rc != SQLITE_DONE)
-        e = sql_fail(db, d, "reading periods");
+        e = sql_fail(db, d, path, "reading periods");
     sqlite3_finalize(st);
     if (e == PFI_OK && m == 0)
-        e = ctl_fail(d, 0, PFI_ERR_EMPTY, "the audit log holds no period");
+        e = ctl_fail(d, 0, PFI_ERR_EMPTY, "audit log: %s: holds no period", path);
     if (e != PFI_OK) {
         pfi_free(p);
         return e;
@@ -137,15 +139,16 @@ static double period_dt(const prow *p, size_t n, size_t k)
     return n >= 2 ? p[n - 1].t - p[n - 2].t : 0;
 }
 
-static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_settle_options *o,
-                        pfi_grid_settlement *s, pfi_diag *d)
+static pfi_error settle(sqlite3 *db, const char *path, const prow *p, size_t n,
+                        const pfi_grid_settle_options *o, pfi_grid_settlement *s, pfi_diag *d)
 {
     double sp = o->speed, ng = o->non_gpu_w;
     size_t a = 0;
     while (a < n && !(p[a].event > 0))
         a++;
     if (a == n)
-        return ctl_fail(d, 0, PFI_ERR_EMPTY, "the audit log's latest run has no event period");
+        return ctl_fail(d, 0, PFI_ERR_EMPTY, "audit log: %s: its latest run has no event period",
+                        path);
     size_t b = a;
     while (b < n && p[b].event > 0)
         b++;
@@ -246,15 +249,20 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
     }
     if (n_read == 0)
         return ctl_fail(d, 0, PFI_ERR_EMPTY,
-                        "the audit log's event (%.0f-%.0f s) has no power reading (every "
+                        "audit log: %s: its event (%.0f-%.0f s) has no power reading (every "
                         "measured power missing or 0 W): nothing to settle",
-                        s->event_start_s, s->event_end_s);
+                        path, s->event_start_s, s->event_end_s);
     if (!isfinite(s->max_over_target_w))
         s->max_over_target_w = s->max_over_target_pct = NAN;
     s->uncapped_mean_w = unc_t > 0 ? unc_e / unc_t : NAN;
     for (size_t i = 0; i < ni; i++) {
         s->energy_shed_pre_kwh += s->intervals[i].shed_pre_kwh;
         s->energy_shed_uncapped_kwh += s->intervals[i].shed_uncapped_kwh;
+    }
+    if (!(unc_t > 0)) { /* no uncapped prediction beside a reading: shed undefined, never 0 */
+        s->energy_shed_uncapped_kwh = NAN;
+        for (size_t i = 0; i < ni; i++)
+            s->intervals[i].shed_uncapped_kwh = NAN;
     }
     if (!isfinite(s->pre_event_w)) { /* no baseline: shed undefined, never 0 */
         s->energy_shed_pre_kwh = NAN;
@@ -268,7 +276,7 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
             "SELECT period, job, gpus, ref_tput, tput FROM ctl_jobs WHERE period >= ?1"
             " AND period <= ?2 ORDER BY period",
             -1, &st, NULL) != SQLITE_OK)
-        return sql_fail(db, d, "reading jobs");
+        return sql_fail(db, d, path, "reading jobs");
     sqlite3_bind_int64(st, 1, p[0].id);
     sqlite3_bind_int64(st, 2, p[n - 1].id);
     size_t cap = 0, k = 0;
@@ -339,7 +347,7 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
         }
     }
     if (e == PFI_OK && rc != SQLITE_DONE)
-        e = sql_fail(db, d, "reading jobs");
+        e = sql_fail(db, d, path, "reading jobs");
     sqlite3_finalize(st);
     double wsum = 0, wg = 0, msum = 0;
     size_t mn = 0;
@@ -347,6 +355,8 @@ static pfi_error settle(sqlite3 *db, const prow *p, size_t n, const pfi_grid_set
         pfi_grid_settle_job *j = &s->jobs[i];
         j->performance = js[i].ev_ref > 0 ? js[i].ev_tput / js[i].ev_ref : NAN;
         j->life_performance = js[i].life_ref > 0 ? js[i].life_tput / js[i].life_ref : NAN;
+        if (!(js[i].ev_ref > 0))  /* no reference or no tokens/s in the event: none lost is */
+            j->tokens_lost = NAN; /* not known, never 0 */
         for (size_t t = 0; t < o->n_tiers; t++)
             if (strcmp(o->tiers[t].job, j->job) == 0) {
                 j->tier = o->tiers[t].tier;
@@ -380,9 +390,12 @@ pfi_error pfi_grid_settle(const char *audit_path, const pfi_grid_settle_options 
         return ctl_fail(diag, 0, PFI_ERR_INVALID_ARGUMENT,
                         "settlement: interval and speed must be > 0, the pre-event window, "
                         "the skip and the non-GPU power >= 0, a given reference > 0");
+    pfi_error ne = ctl_audit_not_a_file(audit_path, true, diag);
+    if (ne != PFI_OK)
+        return ne;
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(audit_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        pfi_error e = sql_fail(db, diag, audit_path);
+        pfi_error e = sql_fail(db, diag, audit_path, "cannot open");
         db_close(db);
         return e;
     }
@@ -390,10 +403,10 @@ pfi_error pfi_grid_settle(const char *audit_path, const pfi_grid_settle_options 
     prow *p = NULL;
     size_t n = 0;
     pfi_grid_settlement *s = pfi_calloc(1, sizeof *s);
-    pfi_error e = s == NULL ? PFI_ERR_NOMEM : read_periods(db, &p, &n, diag);
+    pfi_error e = s == NULL ? PFI_ERR_NOMEM : read_periods(db, audit_path, &p, &n, diag);
     if (e == PFI_OK) {
         s->non_gpu_w = o->non_gpu_w;
-        e = settle(db, p, n, o, s, diag);
+        e = settle(db, audit_path, p, n, o, s, diag);
     }
     pfi_free(p);
     db_close(db);

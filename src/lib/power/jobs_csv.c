@@ -467,11 +467,56 @@ static bool blank(const char *text, size_t n)
     return true;
 }
 
+/* The values column c accepts, said when a cell is refused (pfi/jobs.h's bounds). */
+static const char *col_range(int c)
+{
+    switch (c) {
+    case C_CAP:
+    case C_CAP_MIN:
+    case C_CAP_MAX:
+        return "W a GPU, 0 to 100000";
+    case C_POWER:
+        return "W, above 0, at most 100000 times the job's GPUs";
+    case C_TPUT:
+        return "tokens/s, 0 to 1e15";
+    case C_GPUS:
+        return "a whole number of GPUs, 1 to 1000000";
+    case C_WEIGHT:
+        return "0 to 1e6";
+    case C_FLOOR:
+        return "a fraction of the uncapped throughput, 0 to 1";
+    case C_PFI:
+        return "above 0, at most 100";
+    case C_FEATURE:
+        return "0 to 1e15";
+    case C_BAND:
+        return "a whole number, 0 to 1000000";
+    default:
+        return "a number";
+    }
+}
+
 /* The checks of one row's numbers v[N_COLS] (NaN absent) that need no other row: gpus a whole
    number >= 1, band a whole number <= PFI_JOBS_MAX_BAND, the caps at most PFI_JOBS_MAX_GPU_W,
-   the throughput at most PFI_JOBS_MAX_TPUT. */
+   the throughput at most PFI_JOBS_MAX_TPUT, weight at most PFI_JOBS_MAX_WEIGHT, floor at most
+   1, pfi above 0 and at most PFI_JOBS_MAX_PFI, feature at most PFI_JOBS_MAX_FEATURE (each
+   refused with its line, column and accepted range). */
 static pfi_error row_bounds(const double *v, long line, const char *name, pfi_diag *d)
 {
+    const struct {
+        int c;
+        double hi;
+        bool zero_ok;
+    } top[] = {{C_WEIGHT, PFI_JOBS_MAX_WEIGHT, true},
+               {C_FLOOR, 1.0, true},
+               {C_PFI, PFI_JOBS_MAX_PFI, false},
+               {C_FEATURE, PFI_JOBS_MAX_FEATURE, true}};
+    for (size_t k = 0; k < sizeof top / sizeof top[0]; k++) {
+        double x = v[top[k].c];
+        if (!isnan(x) && (x > top[k].hi || (!top[k].zero_ok && !(x > 0))))
+            return fail(d, name, line, col_names[top[k].c], PFI_ERR_VALUE,
+                        "%g: out of range (expected %s)", x, col_range(top[k].c));
+    }
     if (!isnan(v[C_GPUS]) &&
         (!(v[C_GPUS] >= 1) || v[C_GPUS] != floor(v[C_GPUS]) || v[C_GPUS] > PFI_JOBS_MAX_GPUS))
         return fail(d, name, line, "gpus", PFI_ERR_VALUE,
@@ -518,11 +563,15 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             continue;
         }
         pfi_value_status st = pfi_value_parse(cell, cl, &v[c]);
-        if (st == PFI_VALUE_MISSING && c == C_BAND && !blank(cell, cl))
-            st = PFI_VALUE_INVALID; /* a priority is a number or left empty, never "nan" */
-        if (st == PFI_VALUE_INVALID)
-            return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "'%.*s' is not a number",
-                        (int)(slen[col[c]] < 60 ? slen[col[c]] : 60), cell);
+        /* a per-job number is a number or left empty, never "nan" (an empty cell is the
+           missing value: a NaN written out by a script is a bug to be told, not a default) */
+        bool spelled_missing =
+            st == PFI_VALUE_MISSING && c >= C_GPUS && c <= C_BAND && !blank(cell, cl);
+        if (st == PFI_VALUE_INVALID || spelled_missing)
+            return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
+                        "'%.*s' is not a number (expected %s%s)",
+                        (int)(slen[col[c]] < 60 ? slen[col[c]] : 60), cell, col_range(c),
+                        c >= C_GPUS && c <= C_BAND ? "; leave the cell empty for none" : "");
         if (st == PFI_VALUE_OK && v[c] < 0)
             return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
     }

@@ -157,11 +157,11 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
         return PFI_ERR_PARSE;
     }
     double lim = INFINITY;
-    if (strcmp(w[3], "-") != 0 &&
-        (pfi_value_parse(w[3], strlen(w[3]), &lim) != PFI_VALUE_OK || !(lim > 0))) {
+    if (strcmp(w[3], "-") != 0 && (pfi_value_parse(w[3], strlen(w[3]), &lim) != PFI_VALUE_OK ||
+                                   !(lim > 0) || lim > PFI_TOPO_MAX_W)) {
         pfi_diag_set(d, file, line, "LIMIT_W",
-                     "%.60s '%.100s': limit '%.60s' is not watts > 0 (or '-' for none)", lvl, w[1],
-                     w[3]);
+                     "%.60s '%.100s': limit '%.60s' is not watts in (0, %g] (or '-' for none)", lvl,
+                     w[1], w[3], PFI_TOPO_MAX_W);
         return PFI_ERR_VALUE;
     }
     pfi_limit_kind kind = PFI_LIMIT_RESERVE;
@@ -177,9 +177,11 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
         if (rk > 0) {
             double x;
             const char *v = w[k] + rk;
-            if (pfi_value_parse(v, strlen(v), &x) != PFI_VALUE_OK || !(x > 0)) {
+            if (pfi_value_parse(v, strlen(v), &x) != PFI_VALUE_OK || !(x > 0) ||
+                x > PFI_TOPO_MAX_W) {
                 pfi_diag_set(d, file, line, "ramp",
-                             "%.60s '%.100s': '%.60s': a ramp rate is W/s > 0", lvl, w[1], w[k]);
+                             "%.60s '%.100s': '%.60s': a ramp rate is W/s in (0, %g]", lvl, w[1],
+                             w[k], PFI_TOPO_MAX_W);
                 return PFI_ERR_VALUE;
             }
             const char *twice = rk != 10 && up_by != NULL    ? up_by
