@@ -33,30 +33,58 @@
 
 /* ---- the sample ----------------------------------------------------------------------- */
 
+/* Two doubles in one register (SSE2 on x86-64, NEON on AArch64; GCC's and Clang's vector
+   extension, lowered to scalar code elsewhere): scan_k takes a curve's segments two at a
+   time. Each lane does the scalar expression's IEEE operations, so the bits are the same. */
+typedef double alloc_v2d __attribute__((vector_size(16)));
+typedef int64_t alloc_v2i __attribute__((vector_size(16))); /* a comparison's lane masks */
+
+static inline alloc_v2d v2_load(const double *p)
+{
+    alloc_v2d v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 /*
- * One curve of FAST_K points, unrolled: whether it passes pfi_curve_check without violations
- * (caps rising, power and throughput not falling; with the ends checked every value is
- * finite, and NaN fails every comparison) and every point is a vertex of its envelope (power
- * rising, slopes falling), in which case sv and wd hold its segments' slopes (the bits of
- * slope_of) and widths. Branch-free, so that the compiler keeps it in registers.
+ * One curve of FAST_K points, two segments a step: whether it passes pfi_curve_check without
+ * violations (caps rising, power and throughput not falling; with the ends checked every
+ * value is finite, and NaN fails every comparison) and every point is a vertex of its
+ * envelope (power rising, slopes falling), in which case sv and wd hold its segments' slopes
+ * (the bits of slope_of: (wt·T[i+1] − wt·T[i]) / (D[i+1] − D[i]), lane by lane) and widths.
+ * Segments (0, 1), (2, 3) and (4, –): the last pair's second lane is (x5 − x5), a dummy that
+ * the checks leave out. "Power not falling" is implied by the width > 0 test. Branch-free.
  */
 static inline int scan_k(const double *c, const double *D, const double *T, double wt,
                          double sv[FAST_K - 1], double wd[FAST_K - 1])
 {
-    int ok = (c[0] > 0) & (c[FAST_K - 1] < INFINITY) & (D[0] > 0) & (D[FAST_K - 1] < INFINITY) &
-             (T[0] >= 0) & (T[FAST_K - 1] < INFINITY);
-    /* written out (gcc -O2 keeps a loop, and the arrays on the stack) */
-#define SCAN_SEG(i)                                                                                \
-    wd[i] = D[i + 1] - D[i];                                                                       \
-    sv[i] = (wt * T[i + 1] - wt * T[i]) / wd[i];                                                   \
-    ok &= (c[i + 1] > c[i]) & (D[i + 1] >= D[i]) & (T[i + 1] >= T[i]) & (wd[i] > 0)
-    SCAN_SEG(0);
-    SCAN_SEG(1);
-    SCAN_SEG(2);
-    SCAN_SEG(3);
-    SCAN_SEG(4);
-#undef SCAN_SEG
-    return ok & (sv[1] < sv[0]) & (sv[2] < sv[1]) & (sv[3] < sv[2]) & (sv[4] < sv[3]);
+    const alloc_v2d w2 = {wt, wt}, zero = {0, 0};
+    alloc_v2d c01 = v2_load(c), c12 = v2_load(c + 1), c23 = v2_load(c + 2), c34 = v2_load(c + 3),
+              c45 = v2_load(c + 4);
+    alloc_v2d d01 = v2_load(D), d12 = v2_load(D + 1), d23 = v2_load(D + 2), d34 = v2_load(D + 3),
+              d45 = v2_load(D + 4);
+    alloc_v2d t01 = v2_load(T), t12 = v2_load(T + 1), t23 = v2_load(T + 2), t34 = v2_load(T + 3),
+              t45 = v2_load(T + 4);
+    alloc_v2d c55 = {c45[1], c45[1]}, d55 = {d45[1], d45[1]}, t55 = {t45[1], t45[1]};
+    alloc_v2d wa = d12 - d01, wb = d34 - d23, wc = d55 - d45;
+    alloc_v2d sa = (w2 * t12 - w2 * t01) / wa, sb = (w2 * t34 - w2 * t23) / wb,
+              sc = (w2 * t55 - w2 * t45) / wc;
+    /* lane masks (all ones: true); the dummy lane of the third pair forced true */
+    const alloc_v2i dummy = {0, -1};
+    alloc_v2i m = (c12 > c01) & (wa > zero) & (t12 >= t01) & (c34 > c23) &
+                            (wb > zero) & (t34 >= t23) & (((c55 > c45) & (wc > zero)) | dummy) &
+                            (t55 >= t45);
+    /* slopes falling: (s1, s2) < (s0, s1) and (s3, s4) < (s2, s3) */
+    alloc_v2d s12 = {sa[1], sb[0]}, s34 = {sb[1], sc[0]};
+    m &= (s12 < sa) & (s34 < sb);
+    memcpy(sv, &sa, sizeof sa);
+    memcpy(sv + 2, &sb, sizeof sb);
+    sv[4] = sc[0];
+    memcpy(wd, &wa, sizeof wa);
+    memcpy(wd + 2, &wb, sizeof wb);
+    wd[4] = wc[0];
+    return (m[0] & m[1] & 1) & (c[0] > 0) & (c[FAST_K - 1] < INFINITY) & (D[0] > 0) &
+           (D[FAST_K - 1] < INFINITY) & (T[0] >= 0) & (T[FAST_K - 1] < INFINITY);
 }
 
 /* The sample's running totals (sample_bracket). */
