@@ -33,6 +33,8 @@ struct pfi_alloc_workspace {
     size_t *list, n_list; /* oracle, sampled: jobs left for after the selection */
     uint32_t *at;         /* cap step: each job's candidate index (alloc_fill_grid) */
     double *cc, *cd, *ct; /* copied candidates: cap, true power, true throughput */
+    double *cs;           /* KIND_COPY: the slope of the segment from each copied point to the
+                             next (slope_of's bits; the oracle's large-instance pass) */
     size_t cap_c, n_c;
     double *ed, *et; /* estimated power and throughput at the candidates */
     size_t cap_e, n_e;

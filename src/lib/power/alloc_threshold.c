@@ -79,6 +79,63 @@ double pfi_alloc_select(double *slope, double *width, size_t m, double cap, doub
     }
 }
 
+/*
+ * alloc_pick's walk and outputs for a job whose whole curve the sampled pass copied, every
+ * point a vertex (kind KIND_MAT | KIND_COPY), with the slopes it stored (w->cs): the same
+ * comparisons and formulas on the same bits, without a division. Returns the job's value
+ * (weighted tokens/s); *rem as alloc_pick's.
+ */
+static inline double pick_copied(const pfi_alloc_workspace *w, size_t j, double wt, double lam,
+                                 double *rem, pfi_alloc_result *out)
+{
+    size_t c0 = w->c0[j], m = w->nc[j], p = 0;
+    const double *c = w->cc + c0, *d = w->cd + c0, *t = w->ct + c0, *sl = w->cs + c0;
+    double pw = d[0], val = wt * t[0];
+    for (size_t q = 1; q < m; q++) {
+        double s = sl[q - 1], wd = d[q] - d[p];
+        if (s > lam || (s == lam && *rem > 0 && wd <= *rem)) {
+            if (!(s > lam))
+                *rem -= wd;
+            pw = d[q];
+            val = wt * t[q];
+            p = q;
+            continue;
+        }
+        if (s == lam && *rem > 0) {
+            pw += *rem;
+            val += *rem * s;
+            *rem = 0;
+        }
+        break;
+    }
+    w->pick[j] = pw;
+    if (out == NULL) {
+        w->flag[j] = 0;
+        return val;
+    }
+    double part = pw - d[p];
+    if (part > 0 && p + 1 < m) {
+        double f = part / (d[p + 1] - d[p]);
+        double cp = c[p] + f * (c[p + 1] - c[p]);
+        if (cp > c[p + 1])
+            cp = c[p + 1];
+        double g = (cp - c[p]) / (c[p + 1] - c[p]);
+        out->cap_w[j] = cp;
+        out->power_w[j] = d[p] + g * (d[p + 1] - d[p]);
+        out->tput_tok_s[j] = t[p] + g * (t[p + 1] - t[p]);
+        out->marginal_down[j] = out->marginal_up[j] = sl[p];
+    } else {
+        out->cap_w[j] = c[p];
+        out->power_w[j] = d[p];
+        out->tput_tok_s[j] = t[p];
+        out->marginal_down[j] = p > 0 ? sl[p - 1] : NAN;
+        out->marginal_up[j] = p + 1 < m ? sl[p] : NAN;
+    }
+    out->shed_w[j] = d[m - 1] - out->power_w[j];
+    w->flag[j] = 1;
+    return val;
+}
+
 double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, const size_t *list,
                   size_t n_list, pfi_alloc_result *out, double *lambda)
 {
@@ -90,6 +147,10 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
     size_t nj = list != NULL ? n_list : x->J->n;
     for (size_t l = 0; l < nj; l++) {
         size_t j = list != NULL ? list[l] : l;
+        if (!est && w->kind[j] == (KIND_MAT | KIND_COPY)) {
+            value += pick_copied(w, j, alloc_opt(x->J->weight, j, 1.0), lam, &rem, out);
+            continue;
+        }
         alloc_view v = alloc_view_of(x, j, est);
         size_t ne = alloc_n_vtx(x, j, est);
         size_t p = alloc_vtx(x, j, est, 0);

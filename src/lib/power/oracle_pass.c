@@ -295,15 +295,18 @@ static inline void fast_place(const fast_io *io, fast_acc *acc, size_t j, const 
     acc->tt += T[v];
 }
 
-/* Job j decided after the selection: its k points copied next to each other now, while they
-   are in cache, so that the later passes read them in sequence (room made by the caller). */
+/* Job j decided after the selection: its k points and k - 1 segment slopes sl copied next to
+   each other now, while they are in cache, so that the later passes read them in sequence and
+   divide no more (room made by the caller). */
 static inline void fast_defer(pfi_alloc_workspace *w, const fast_io *io, fast_acc *acc, size_t j,
-                              const double *c, const double *D, const double *T, size_t k)
+                              const double *c, const double *D, const double *T, size_t k,
+                              const double *sl)
 {
     size_t c0 = w->n_c;
     memcpy(w->cc + c0, c, k * sizeof *c);
     memcpy(w->cd + c0, D, k * sizeof *D);
     memcpy(w->ct + c0, T, k * sizeof *T);
+    memcpy(w->cs + c0, sl, (k - 1) * sizeof *sl);
     w->n_c += k;
     w->c0[j] = c0;
     w->nc[j] = (uint32_t)k;
@@ -339,7 +342,7 @@ static inline pfi_error fast_job_k(pfi_alloc_workspace *w, const fast_io *io, fa
             w->bs[acc->n_b] = sv[i];
             w->bw[acc->n_b] = wd[i];
         }
-        fast_defer(w, io, acc, j, c, D, T, FAST_K);
+        fast_defer(w, io, acc, j, c, D, T, FAST_K, sv);
         return PFI_OK;
     }
     fast_place(io, acc, j, c, D, T, FAST_K, up, sv, wt);
@@ -452,7 +455,7 @@ static inline pfi_error fast_job_any(const alloc_ctx *x, const fast_io *io, fast
     if (s.n_in > 0 || s.n_above != s.v) {
         if (!alloc_ws_cand(w, k))
             return PFI_ERR_NOMEM;
-        fast_defer(w, io, acc, j, c, D, T, k);
+        fast_defer(w, io, acc, j, c, D, T, k, sl);
         return PFI_OK;
     }
     fast_place(io, acc, j, c, D, T, k, s.v, sl, wt);
