@@ -11,19 +11,38 @@
 #include "pfi/allocate.h"
 #include "power/alloc_internal.h"
 
-static inline void swap2(double *a, double *b, size_t i, size_t j)
+/*
+ * Moves the pairs of [lo, hi) whose slope is above the pivot (gt) or equal to it (!gt) to the
+ * front of the range, in one pass without a branch on the data (Lomuto's partition with the
+ * swap always made and the boundary moved by the comparison: the pairs between the boundary
+ * and i are all left behind, so swapping two of them changes nothing). Returns the new
+ * boundary; *wsum: the width moved to the front.
+ */
+static inline size_t part_front(double *slope, double *width, size_t lo, size_t hi, double pivot,
+                                bool gt, double *wsum)
 {
-    double t = a[i];
-    a[i] = a[j];
-    a[j] = t;
-    t = b[i];
-    b[i] = b[j];
-    b[j] = t;
+    size_t k = lo;
+    double acc = 0;
+    for (size_t i = lo; i < hi; i++) {
+        double s = slope[i], w = width[i];
+        bool take = gt ? s > pivot : s == pivot;
+        slope[i] = slope[k];
+        width[i] = width[k];
+        slope[k] = s;
+        width[k] = w;
+        acc += take ? w : 0.0;
+        k += take;
+    }
+    *wsum = acc;
+    return k;
 }
 
 /*
- * Quickselect on slopes with weights: three-way partition around a pivot (median of three),
- * keep the side where the capacity runs out. Each round is one pass over the live range.
+ * Quickselect on slopes with weights: a pivot (median of three at random), the pairs above it
+ * moved to the front, and only when the capacity does not run out there, those equal to it
+ * next; keep the side where the capacity runs out. Each round is one or two passes over the
+ * live range, without a branch on the data (was: a three-way partition whose branches the
+ * processor could not predict, 3–4x slower).
  */
 double pfi_alloc_select(double *slope, double *width, size_t m, double cap, double *above)
 {
@@ -45,32 +64,19 @@ double pfi_alloc_select(double *slope, double *width, size_t m, double cap, doub
         double a = slope[lo + state % n], b = slope[lo + (state >> 20) % n],
                c = slope[lo + (state >> 40) % n];
         double pivot = fmax(fmin(a, b), fmin(fmax(a, b), c));
-        /* Dutch flag: [lo, gt) > pivot, [gt, eq) == pivot, [lt, hi) < pivot */
-        size_t gt = lo, i = lo, lt = hi;
-        double w_gt = 0, w_eq = 0;
-        while (i < lt) {
-            double s = slope[i];
-            if (s > pivot) {
-                w_gt += width[i];
-                swap2(slope, width, i, gt);
-                gt++;
-                i++;
-            } else if (s < pivot) {
-                lt--;
-                swap2(slope, width, i, lt);
-            } else {
-                w_eq += width[i];
-                i++;
-            }
-        }
+        /* [lo, gt) > pivot, then [gt, eq) == pivot, [eq, hi) < pivot */
+        double w_gt, w_eq;
+        size_t gt = part_front(slope, width, lo, hi, pivot, true, &w_gt);
         if (acc + w_gt > cap) {
             hi = gt;
-        } else if (acc + w_gt + w_eq >= cap) {
-            *above = acc + w_gt;
-            return pivot;
         } else {
+            size_t eq = part_front(slope, width, gt, hi, pivot, false, &w_eq);
+            if (acc + w_gt + w_eq >= cap) {
+                *above = acc + w_gt;
+                return pivot;
+            }
             acc += w_gt + w_eq;
-            lo = lt;
+            lo = eq;
         }
         if (lo >= hi) { /* cannot happen while total > cap; keep the loop finite anyway */
             *above = acc;
