@@ -290,7 +290,7 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
 
 /*
  * A bracket [*lo, *hi] for the oracle's threshold slope from a sample of the jobs, for a
- * large plain instance (at least 2048 jobs, no bounds, floors or cap step); false (no
+ * large instance (at least 2048 jobs, no cap step); false (no
  * bracket, *hi = INFINITY, *lo = -INFINITY) when the instance does not qualify or the sample
  * holds no usable job. Only a guess: see alloc_bracket_holds.
  */

@@ -1,6 +1,6 @@
 /*
- * The oracle's pass for large plain instances (>= SAMPLE_MIN_JOBS jobs without bounds,
- * floors or cap step): a bracket for the threshold slope guessed from a sample of the jobs,
+ * The oracle's pass for large instances (>= SAMPLE_MIN_JOBS jobs, no cap step; a job with a
+ * cap bound or a floor takes the general path inside it): a bracket for the threshold slope guessed from a sample of the jobs,
  * then one pass that validates every curve, places at once each job with no segment inside
  * the bracket and hands only the segments inside it to the selection. The caller checks the
  * guess (alloc_bracket_holds) and redoes the selection with every segment when it missed, so
@@ -242,8 +242,7 @@ bool alloc_oracle_bracket(const alloc_ctx *x, double *hi, double *lo)
     const pfi_alloc_jobs *J = x->J;
     *hi = INFINITY;
     *lo = -INFINITY;
-    return J->n >= SAMPLE_MIN_JOBS && !x->discrete && J->cap_lo_w == NULL && J->cap_hi_w == NULL &&
-           J->floor_frac == NULL && sample_bracket(x, hi, lo);
+    return J->n >= SAMPLE_MIN_JOBS && !x->discrete && sample_bracket(x, hi, lo);
 }
 
 /* ---- the one pass --------------------------------------------------------------------- */
@@ -463,12 +462,12 @@ static inline pfi_error fast_job_any(const alloc_ctx *x, const fast_io *io, fast
 }
 
 /*
- * The oracle's single pass for a large plain instance (no bounds, floors or cap step) with a
- * bracketed threshold: validate each job (as pfi_curve_check), and when its curve is its own
+ * The oracle's single pass for a large instance (no cap step) with a bracketed threshold: validate each job (as pfi_curve_check), and when its curve is its own
  * envelope, sort its segments against the bracket. A job with no segment inside the bracket
  * is placed at once (at the end of its segments above it, whatever the exact threshold);
  * the others go to w->list for after the selection. Jobs whose curve is not concave, or that
- * fail the check (alloc_job_prepare then says why), take the general path.
+ * fail the check (alloc_job_prepare then says why), or that have a cap bound or a floor (not
+ * NaN), take the general path.
  */
 pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r,
                           alloc_sums *S, pfi_diag *d)
@@ -490,13 +489,20 @@ pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_allo
                   .list = w->list};
     fast_acc acc = {.n_b = w->n_b};
     size_t n = J->n;
+    /* the optional per-job arrays that send a job to the general path where not NaN (a file's
+       absent columns are arrays of NaN) */
+    bool bounded = J->floor_frac != NULL || J->cap_lo_w != NULL || J->cap_hi_w != NULL;
     pfi_error e = PFI_OK;
     for (size_t j = 0; j < n; j++) {
         size_t a = io.off[j], b = io.off[j + 1], k = b > a ? b - a : 0;
         const double *c = io.cap + a, *D = io.pow_w + a, *T = io.tput + a;
         double wt = io.wts != NULL ? alloc_opt(io.wts, j, 1.0) : 1.0;
         double sv[FAST_K - 1], wd[FAST_K - 1];
-        if (k == FAST_K && scan_k(c, D, T, wt, sv, wd))
+        if (bounded && (!isnan(alloc_opt(J->floor_frac, j, NAN)) ||
+                        !isnan(alloc_opt(J->cap_lo_w, j, NAN)) ||
+                        !isnan(alloc_opt(J->cap_hi_w, j, NAN))))
+            e = fast_general(x, &io, &acc, j, b_hi, b_lo, S, d); /* a bound or a floor */
+        else if (k == FAST_K && scan_k(c, D, T, wt, sv, wd))
             e = fast_job_k(w, &io, &acc, j, c, D, T, wt, sv, wd, b_hi, b_lo);
         else
             e = fast_job_any(x, &io, &acc, j, c, D, T, k, wt, b_hi, b_lo, S, d);
