@@ -196,6 +196,7 @@ static bool sample_bracket(const alloc_ctx *x, double *hi, double *lo)
     *hi = INFINITY;
     *lo = -INFINITY;
     w->n_b = 0;
+    w->guess_in = 0;
     sample s;
     memset(&s, 0, sizeof s);
     sample_blocks(x, S, 0.0, INFINITY, -INFINITY, &s);
@@ -218,6 +219,12 @@ static bool sample_bracket(const alloc_ctx *x, double *hi, double *lo)
             break;
         *hi = h;
         *lo = l;
+        /* how many segments of all the jobs will lie inside: the pass's buffers are sized
+           for them at once (grown by doubling, each copy touched fresh memory) */
+        size_t in = 0;
+        for (size_t i = 0; i < w->n_b; i++)
+            in += w->bs[i] <= h && w->bs[i] >= l;
+        w->guess_in = (size_t)((double)in * (double)n / (double)s.got);
         if (stage == 1 || S2 == 0)
             break;
         /* keep the stage's segments inside the bracket, then sample more between its blocks */
@@ -492,6 +499,10 @@ pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_allo
     /* the optional per-job arrays that send a job to the general path where not NaN (a file's
        absent columns are arrays of NaN) */
     bool bounded = J->floor_frac != NULL || J->cap_lo_w != NULL || J->cap_hi_w != NULL;
+    /* room for the segments and the jobs' copies the sample expects, and a quarter more */
+    size_t guess = w->guess_in + w->guess_in / 4 + 64, per_job = J->offset[n] / n + 1;
+    if (!alloc_ws_buf(w, guess) || !alloc_ws_cand(w, guess < n ? guess * per_job : J->offset[n]))
+        return PFI_ERR_NOMEM;
     pfi_error e = PFI_OK;
     for (size_t j = 0; j < n; j++) {
         size_t a = io.off[j], b = io.off[j + 1], k = b > a ? b - a : 0;
