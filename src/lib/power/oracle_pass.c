@@ -30,6 +30,9 @@
 /* The point count that pass (and the sample) handles fully unrolled: the usual cap sweep
    (scan_k is written out for it). */
 #define FAST_K 6
+/* The pass asks for the curves of the job this many ahead: the first use of each job's loads
+   was its main stall (perf); 8, 16 and 32 measured, 32 best (100 000 jobs -4 %, 1 M -7 %). */
+#define PREFETCH_JOBS 32
 
 /* ---- the sample ----------------------------------------------------------------------- */
 
@@ -507,6 +510,12 @@ pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_allo
     for (size_t j = 0; j < n; j++) {
         size_t a = io.off[j], b = io.off[j + 1], k = b > a ? b - a : 0;
         const double *c = io.cap + a, *D = io.pow_w + a, *T = io.tput + a;
+        if (j + PREFETCH_JOBS < n) {
+            size_t f = io.off[j + PREFETCH_JOBS];
+            __builtin_prefetch(io.cap + f);
+            __builtin_prefetch(io.pow_w + f);
+            __builtin_prefetch(io.tput + f);
+        }
         double wt = io.wts != NULL ? alloc_opt(io.wts, j, 1.0) : 1.0;
         double sv[FAST_K - 1], wd[FAST_K - 1];
         if (bounded && (!isnan(alloc_opt(J->floor_frac, j, NAN)) ||
