@@ -1,10 +1,10 @@
 /*
  * The oracle's pass for large instances (>= SAMPLE_MIN_JOBS jobs, no cap step; a job with a
- * cap bound or a floor takes the general path inside it): a bracket for the threshold slope guessed from a sample of the jobs,
- * then one pass that validates every curve, places at once each job with no segment inside
- * the bracket and hands only the segments inside it to the selection. The caller checks the
- * guess (alloc_bracket_holds) and redoes the selection with every segment when it missed, so
- * the result never depends on the sample.
+ * cap bound or a floor takes the general path inside it): a bracket for the threshold slope guessed
+ * from a sample of the jobs, then one pass that validates every curve, places at once each job with
+ * no segment inside the bracket and hands only the segments inside it to the selection. The caller
+ * checks the guess (alloc_bracket_holds) and redoes the selection with every segment when it
+ * missed, so the result never depends on the sample.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -74,9 +74,8 @@ static inline int scan_k(const double *c, const double *D, const double *T, doub
               sc = (w2 * t55 - w2 * t45) / wc;
     /* lane masks (all ones: true); the dummy lane of the third pair forced true */
     const alloc_v2i dummy = {0, -1};
-    alloc_v2i m = (c12 > c01) & (wa > zero) & (t12 >= t01) & (c34 > c23) &
-                            (wb > zero) & (t34 >= t23) & (((c55 > c45) & (wc > zero)) | dummy) &
-                            (t55 >= t45);
+    alloc_v2i m = (c12 > c01) & (wa > zero) & (t12 >= t01) & (c34 > c23) & (wb > zero) &
+                  (t34 >= t23) & (((c55 > c45) & (wc > zero)) | dummy) & (t55 >= t45);
     /* slopes falling: (s1, s2) < (s0, s1) and (s3, s4) < (s2, s3) */
     alloc_v2d s12 = {sa[1], sb[0]}, s34 = {sb[1], sc[0]};
     m &= (s12 < sa) & (s34 < sb);
@@ -472,12 +471,12 @@ static inline pfi_error fast_job_any(const alloc_ctx *x, const fast_io *io, fast
 }
 
 /*
- * The oracle's single pass for a large instance (no cap step) with a bracketed threshold: validate each job (as pfi_curve_check), and when its curve is its own
- * envelope, sort its segments against the bracket. A job with no segment inside the bracket
- * is placed at once (at the end of its segments above it, whatever the exact threshold);
- * the others go to w->list for after the selection. Jobs whose curve is not concave, or that
- * fail the check (alloc_job_prepare then says why), or that have a cap bound or a floor (not
- * NaN), take the general path.
+ * The oracle's single pass for a large instance (no cap step) with a bracketed threshold: validate
+ * each job (as pfi_curve_check), and when its curve is its own envelope, sort its segments against
+ * the bracket. A job with no segment inside the bracket is placed at once (at the end of its
+ * segments above it, whatever the exact threshold); the others go to w->list for after the
+ * selection. Jobs whose curve is not concave, or that fail the check (alloc_job_prepare then says
+ * why), or that have a cap bound or a floor (not NaN), take the general path.
  */
 pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r,
                           alloc_sums *S, pfi_diag *d)
@@ -518,9 +517,9 @@ pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_allo
         }
         double wt = io.wts != NULL ? alloc_opt(io.wts, j, 1.0) : 1.0;
         double sv[FAST_K - 1], wd[FAST_K - 1];
-        if (bounded && (!isnan(alloc_opt(J->floor_frac, j, NAN)) ||
-                        !isnan(alloc_opt(J->cap_lo_w, j, NAN)) ||
-                        !isnan(alloc_opt(J->cap_hi_w, j, NAN))))
+        if (bounded &&
+            (!isnan(alloc_opt(J->floor_frac, j, NAN)) || !isnan(alloc_opt(J->cap_lo_w, j, NAN)) ||
+             !isnan(alloc_opt(J->cap_hi_w, j, NAN))))
             e = fast_general(x, &io, &acc, j, b_hi, b_lo, S, d); /* a bound or a floor */
         else if (k == FAST_K && scan_k(c, D, T, wt, sv, wd))
             e = fast_job_k(w, &io, &acc, j, c, D, T, wt, sv, wd, b_hi, b_lo);
