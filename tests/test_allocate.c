@@ -917,8 +917,9 @@ static void test_oracle_large(void **state)
 
 /*
  * 6-point curves without weights take the unrolled path of the large-instance pass (and of
- * the sample). Check it job by job against the general path (the same instance with a
- * cap_hi_w of NaN — no bound, but not a plain instance, so no sample and no fast pass):
+ * the sample). Check it job by job against the general path (the same instance with every
+ * job's cap_hi_w its top cap — no bound in effect, but a bound given sends each job to the
+ * general path inside the pass):
  * concave curves; an instance whose sampled blocks (both stages: j mod 2048 in [0, 64) and
  * [1024, 1088) at 65536 jobs) mislead the bracket, so that the fallback runs; some curves
  * with a collinear point (the general path inside the pass); and a falling curve, reported
@@ -972,6 +973,8 @@ static void test_oracle_large6(void **state)
         J.power_w = pw;
         J.tput_tok_s = tp;
         pfi_alloc_jobs G = J;
+        for (size_t j = 0; j < n; j++)
+            nan_hi[j] = cap[k * j + k - 1];
         G.cap_hi_w = nan_hi;
         for (int ri = 0; ri < 3; ri++) {
             pfi_alloc_options o;
@@ -1025,6 +1028,115 @@ static void test_oracle_large6(void **state)
     free(pw);
     free(tp);
     free(nan_hi);
+}
+
+/*
+ * Cap bounds in a large instance (the sampled pass: a job with a bound not NaN takes the
+ * general path inside it, the others, their bounds NaN, the unrolled one). A bound at one of
+ * the curve's points is the curve cut there, so the same instance with those curves cut and
+ * no bounds (every job on the unrolled or the sweep path) must give the same caps, powers,
+ * throughputs and objective under the same budget in watts.
+ */
+static void test_oracle_large_bounds(void **state)
+{
+    (void)state;
+    const size_t n = 20000, k = 6;
+    size_t *off = malloc((n + 1) * sizeof *off), *offb = malloc((n + 1) * sizeof *offb);
+    double *cap = malloc(k * n * sizeof *cap), *pw = malloc(k * n * sizeof *pw),
+           *tp = malloc(k * n * sizeof *tp), *lo = malloc(n * sizeof *lo),
+           *hi = malloc(n * sizeof *hi), *ff = malloc(n * sizeof *ff);
+    double *capb = malloc(k * n * sizeof *capb), *pwb = malloc(k * n * sizeof *pwb),
+           *tpb = malloc(k * n * sizeof *tpb);
+    assert_true(off && offb && cap && pw && tp && lo && hi && ff && capb && pwb && tpb);
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 31, 0);
+    size_t qb = 0;
+    for (size_t j = 0; j < n; j++) {
+        off[j] = k * j;
+        double p = 1000 + 1000 * pfi_rng_uniform(&rng), t = 1000 * pfi_rng_uniform(&rng);
+        double slope = 1 + 20 * pfi_rng_uniform(&rng);
+        for (size_t i = 0; i < k; i++) {
+            size_t q = k * j + i;
+            cap[q] = 200 + 100 * (double)i;
+            pw[q] = p;
+            tp[q] = t;
+            double dp = 100 + 400 * pfi_rng_uniform(&rng);
+            p += dp;
+            t += slope * dp;
+            slope *= 0.3 + 0.6 * pfi_rng_uniform(&rng);
+        }
+        /* every 7th job capped at its fourth point, every 11th held at or above its second */
+        lo[j] = j % 11 == 0 ? cap[k * j + 1] : NAN;
+        hi[j] = j % 7 == 0 ? cap[k * j + 3] : NAN;
+        ff[j] = NAN;
+        size_t first = j % 11 == 0 ? 1 : 0, last = j % 7 == 0 ? 3 : k - 1;
+        offb[j] = qb;
+        for (size_t i = first; i <= last; i++, qb++) {
+            capb[qb] = cap[k * j + i];
+            pwb[qb] = pw[k * j + i];
+            tpb[qb] = tp[k * j + i];
+        }
+    }
+    off[n] = k * n;
+    offb[n] = qb;
+    pfi_alloc_jobs A, B;
+    memset(&A, 0, sizeof A);
+    A.n = n;
+    A.offset = off;
+    A.cap_w = cap;
+    A.power_w = pw;
+    A.tput_tok_s = tp;
+    A.cap_lo_w = lo;
+    A.cap_hi_w = hi;
+    A.floor_frac = ff;
+    memset(&B, 0, sizeof B);
+    B.n = n;
+    B.offset = offb;
+    B.cap_w = capb;
+    B.power_w = pwb;
+    B.tput_tok_s = tpb;
+    double top = 0, bottom = 0;
+    for (size_t j = 0; j < n; j++) {
+        top += pwb[offb[j + 1] - 1];
+        bottom += pwb[offb[j]];
+    }
+    pfi_alloc_result ra, rb;
+    assert_int_equal(pfi_alloc_result_init(&ra, n), PFI_OK);
+    assert_int_equal(pfi_alloc_result_init(&rb, n), PFI_OK);
+    for (int bi = 0; bi < 3; bi++) {
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        o.budget_w = bottom + (0.2 + 0.3 * bi) * (top - bottom);
+        assert_int_equal(pfi_allocate(&A, &o, &ra, NULL), PFI_OK);
+        assert_int_equal(pfi_allocate(&B, &o, &rb, NULL), PFI_OK);
+        assert_true(ra.feasible && rb.feasible);
+        NEAR(ra.objective, rb.objective, 1e-12);
+        NEAR(ra.total_power_w, o.budget_w, 1e-12);
+        size_t differ = 0;
+        for (size_t j = 0; j < n; j++) {
+            /* the job on the threshold segment absorbs the rounding of the budget's sums */
+            if (!(fabs(ra.cap_w[j] - rb.cap_w[j]) <= 1e-9 * rb.cap_w[j]))
+                differ++;
+            assert_true(fabs(ra.power_w[j] - rb.power_w[j]) <= 1e-12 * o.budget_w);
+            assert_true(fabs(ra.tput_tok_s[j] - rb.tput_tok_s[j]) <= 1e-9 * (1 + rb.tput_tok_s[j]));
+            assert_true(ra.cap_w[j] >= (isnan(lo[j]) ? cap[k * j] : lo[j]) - 1e-9);
+            assert_true(ra.cap_w[j] <= (isnan(hi[j]) ? cap[k * j + k - 1] : hi[j]) + 1e-9);
+        }
+        assert_true(differ <= 1);
+    }
+    pfi_alloc_result_clear(&ra);
+    pfi_alloc_result_clear(&rb);
+    free(off);
+    free(offb);
+    free(cap);
+    free(pw);
+    free(tp);
+    free(lo);
+    free(hi);
+    free(ff);
+    free(capb);
+    free(pwb);
+    free(tpb);
 }
 
 /*
@@ -1125,6 +1237,7 @@ int main(void)
         cmocka_unit_test(test_strategies),
         cmocka_unit_test(test_oracle_large),
         cmocka_unit_test(test_oracle_large6),
+        cmocka_unit_test(test_oracle_large_bounds),
         cmocka_unit_test(test_strategy_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -206,7 +206,8 @@ pfi_error pfi_allocate(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o, p
  * pfi_allocate_ws — pfi_allocate with the caller's workspace w (borrowed, grown as needed;
  * its contents on entry do not matter). pfi_allocate is this with a workspace of its own.
  * Cost: O(total curve points) time, no allocation once w is large enough. For the oracle on
- * large instances without bounds, floors or cap step (>= 2048 jobs) the threshold is first
+ * large instances without a cap step (>= 2048 jobs; jobs with bounds or floors are placed
+ * after the selection, as every job is on smaller ones) the threshold is first
  * bracketed from a sample (16384 jobs, then 16384 more to narrow it), so that one pass over
  * the jobs hands only the segments inside the bracket to the selection (6-point curves take
  * an unrolled path in it); a missed bracket is detected and redone with every segment, so

@@ -33,6 +33,8 @@ struct pfi_alloc_workspace {
     size_t *list, n_list; /* oracle, sampled: jobs left for after the selection */
     uint32_t *at;         /* cap step: each job's candidate index (alloc_fill_grid) */
     double *cc, *cd, *ct; /* copied candidates: cap, true power, true throughput */
+    double *cs;           /* KIND_COPY: the slope of the segment from each copied point to the
+                             next (slope_of's bits; the oracle's large-instance pass) */
     size_t cap_c, n_c;
     double *ed, *et; /* estimated power and throughput at the candidates */
     size_t cap_e, n_e;
@@ -40,7 +42,8 @@ struct pfi_alloc_workspace {
     size_t cap_env, n_env, cap_eenv, n_eenv;
     double *bs, *bw; /* segments handed to the selection */
     size_t cap_b, n_b;
-    size_t *idx; /* per-job scratch for pfi_envelope */
+    size_t guess_in; /* the oracle's sample: segments of all jobs likely inside its bracket */
+    size_t *idx;     /* per-job scratch for pfi_envelope */
     double *y;
     size_t cap_s;
 };
@@ -288,7 +291,7 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
 
 /*
  * A bracket [*lo, *hi] for the oracle's threshold slope from a sample of the jobs, for a
- * large plain instance (at least 2048 jobs, no bounds, floors or cap step); false (no
+ * large instance (at least 2048 jobs, no cap step); false (no
  * bracket, *hi = INFINITY, *lo = -INFINITY) when the instance does not qualify or the sample
  * holds no usable job. Only a guess: see alloc_bracket_holds.
  */

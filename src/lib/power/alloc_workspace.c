@@ -21,9 +21,9 @@ void pfi_alloc_workspace_destroy(pfi_alloc_workspace *w)
 {
     if (w == NULL)
         return;
-    void *p[] = {w->kind,  w->c0,      w->ec0,  w->eo,   w->eeo, w->nc, w->ne,   w->nee, w->pick,
-                 w->share, w->maxshed, w->shed, w->flag, w->cc,  w->cd, w->ct,   w->ed,  w->et,
-                 w->env,   w->eenv,    w->bs,   w->bw,   w->idx, w->y,  w->list, w->at};
+    void *p[] = {w->kind,  w->c0,      w->ec0,  w->eo,   w->eeo, w->nc,  w->ne, w->nee,  w->pick,
+                 w->share, w->maxshed, w->shed, w->flag, w->cc,  w->cd,  w->ct, w->ed,   w->et,
+                 w->cs,    w->env,     w->eenv, w->bs,   w->bw,  w->idx, w->y,  w->list, w->at};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         pfi_free(p[i]);
     pfi_free(w);
@@ -70,7 +70,7 @@ bool alloc_ws_cand_grow(pfi_alloc_workspace *w, size_t more)
         return true;
     size_t n = next_cap(w->cap_c, need);
     if (!(regrow(&w->cc, n, sizeof(double)) && regrow(&w->cd, n, sizeof(double)) &&
-          regrow(&w->ct, n, sizeof(double))))
+          regrow(&w->ct, n, sizeof(double)) && regrow(&w->cs, n, sizeof(double))))
         return false;
     w->cap_c = n;
     return true;
