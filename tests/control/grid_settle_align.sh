@@ -29,17 +29,21 @@ mklog() { # FILE ROWS: the first ROWS rows
     python3 - "$1" "$2" <<'PY'
 import sqlite3, sys
 rows = [(0, 0, 0, None, 5000, None), (10, 0, 0, None, 1000, None), (20, 0, 1, None, 1000, None),
-        (30, 1, 0, 600, 900, 1100), (40, 1, 0, 600, 700, 1100), (50, 1, 0, 600, 600, 1100),
+        (30, 1, 0, 600, 900, 1100), (40, 1, 0, 600, 700, 1100), (50, 1, 0, 550, 600, 1100),
         (60, 0, 0, None, 500, None), (70, 0, 0, None, 1000, None)]
 tput = {"a": [400, 100, 100, 90, 50, 60, 40, 100], "b": [30, 30, 30, 27, 30, 15, 15, 30]}
 c = sqlite3.connect(sys.argv[1])
-c.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL, event INTEGER,"
-          " budget_w REAL, measured_w REAL, ref_w REAL, tput_tok_s REAL, lead INTEGER)")
+c.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL, wall_s REAL,"
+          " event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL, reserved_w REAL,"
+          " predicted_w REAL, correction_w REAL, ref_w REAL, tput_tok_s REAL, cap_sum_w REAL,"
+          " strategy TEXT, note TEXT, agents_up INTEGER, agents INTEGER, bound TEXT,"
+          " ramp_limited INTEGER, lead INTEGER)")
 c.execute("CREATE TABLE ctl_jobs(period INTEGER, job TEXT, gpus INTEGER, ref_tput REAL, tput REAL)")
 for k, (t, ev, lead, b, m, ref) in enumerate(rows[:int(sys.argv[2])]):
-    pid = c.execute("INSERT INTO ctl_periods(run, t_s, event, budget_w, measured_w, ref_w,"
-                    " tput_tok_s, lead) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
-                    (t, ev, b, m, ref, tput["a"][k] + tput["b"][k], lead)).lastrowid
+    pid = c.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, budget_w, measured_w,"
+                    " reserved_w, ref_w, tput_tok_s, strategy, agents_up, agents, lead)"
+                    " VALUES (1, ?, ?, ?, ?, ?, 0, ?, ?, 'equal', 1, 1, ?)",
+                    (t, 1.7e9 + t, ev, b, m, ref, tput["a"][k] + tput["b"][k], lead)).lastrowid
     c.execute("INSERT INTO ctl_jobs VALUES (?, 'a', 2, 50, ?)", (pid, tput["a"][k]))
     c.execute("INSERT INTO ctl_jobs VALUES (?, 'b', 6, 5, ?)", (pid, tput["b"][k]))
 c.commit()
@@ -80,7 +84,8 @@ want("golden kWh shed (uncapped)", g["energy_shed_uncapped_kwh"], 15000 / 3.6e6)
 want("measured kWh", s["intervals"][0]["measured_kwh"], 18000 / 3.6e6)
 want("golden measured kWh", g["intervals"][0]["measured_kwh"], 18000 / 3.6e6)
 want("uncapped mean", s["baseline"]["uncapped_mean_w"], 1100)
-# the largest excess: 700 - 600 W = 16.67 %, for the first 10 s only
+# the largest excess: 700 - 600 W = 16.67 %, for the first 10 s only (then 600 W against
+# 600 W, 500 W against 550 W)
 want("max over target", s["max_over_target_w"], 100)
 want("max over target %", s["max_over_target_pct"], 100 * 100 / 600)
 want("seconds over target", s["seconds_over_target"], 10)
@@ -131,4 +136,20 @@ print(f"  missing {s['missing_periods']}, shed {s['energy_shed_kwh'] * 1e3:.4f} 
 sys.exit(0 if ok else 1)
 PY
 check $? "a log ending inside the event: the last period's time unread, missing, in no sum"
+
+# pfi report (the figure's summary) pairs them the same way: the event's tokens/s read by rows
+# 4-6, (50 + 30, 60 + 15, 40 + 15) = 70 on average (the rows' own: 90.7); the largest excess
+# from the event's second period: 600 - 600 W and 500 - 550 W, so 0 W (the rows' own from the
+# third row: 600 - 550 = 50 W)
+"$PFI" report --json "$T/full.db" > "$T/report.json"
+check $? "pfi report --json"
+python3 - "$T/report.json" <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+ok = r["event_periods"] == 3 and math.isclose(r["mean_tput_tok_s"], 70, rel_tol=1e-12)
+ok &= r["largest_excess_w"] == 0
+print(f"  mean tokens/s {r['mean_tput_tok_s']}, largest excess {r['largest_excess_w']} W")
+sys.exit(0 if ok else 1)
+PY
+check $? "pfi report: the event's tokens/s and largest excess from the readings of each period's time"
 exit $fail
