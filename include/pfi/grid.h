@@ -155,8 +155,8 @@ bool pfi_grid_tier_compliant(const pfi_grid_tier_job *j);
  * (the excess, the kWh shed, the pre-event baseline, each job's performance, tokens lost and
  * life-average). The last period's interval has no reading (missing), the first period's
  * reading (of the time before the log) none. Times and energies are in event time: the log's
- * seconds × speed (a replay at --speed 60 settles as the hour it stands for). Every power includes non_gpu_w (facility
- * power; 0: the GPUs' power as logged). */
+ * seconds × speed (a replay at --speed 60 settles as the hour it stands for). Every power includes
+ * non_gpu_w (facility power; 0: the GPUs' power as logged). */
 /* A job's reference tokens/s given to the settlement (its uncapped throughput known from
  * elsewhere: a noise-free sweep, the job's own logs). */
 typedef struct pfi_grid_settle_ref {

@@ -218,8 +218,7 @@ static int load_measured(const char *csv, const char *audit, samples *s)
          * time before the log, of no known span: in no interval). A missing reading (NULL;
          * 0 W: a stale one in a log written before it was NULL) is in no interval's mean */
         for (size_t i = 1; i < n; i++)
-            if (isfinite(p[i].measured_w) && p[i].measured_w > 0 &&
-                p[i].wall_s > p[i - 1].wall_s) {
+            if (isfinite(p[i].measured_w) && p[i].measured_w > 0 && p[i].wall_s > p[i - 1].wall_s) {
                 s->t0[s->n] = p[i - 1].wall_s;
                 s->t[s->n] = p[i].wall_s;
                 s->w[s->n++] = p[i].measured_w;
