@@ -5,9 +5,9 @@ strategy lies on it (issue 20's ranking; docs/commands/pfi-demo.md).
 The true curves: each job's emulated GPUs (scripts/grid-event-jobs.csv, the demo's spec and
 seed k + 1, no reading noise) swept with `pfi sweep` at every whole watt 100-400 W: what the
 agents deliver at a cap, up to their reading noise (checked: the 400 W throughput equals the
-demo's reference.csv). The event as the settlement counts it: the audit log's event rows, a
-row's tokens/s from the caps of the row before; the first event row at the uncapped caps. The
-decisions: each job's cap (whole watts, one cap for all its GPUs, as the controller sets them)
+demo's reference.csv). The event as the settlement counts it: the audit log's event rows,
+each row's time under its own caps (the controller reads before it caps: what a row's caps
+delivered is what the next row read, and the settlement pairs them so). The decisions: each job's cap (whole watts, one cap for all its GPUs, as the controller sets them)
 in every event row, under that row's budget less the controller's margin (budget_w x (1 -
 margin)); the tiers (Flex 1/2/3: 10/25/50 %) on the job's life-average performance over every
 row of the log, the rows outside the event uncapped.
@@ -155,7 +155,7 @@ def strategy_point(log, curves, refs, gpus):
     per, a, b = log["per"], log["a"], log["b"]
     perf = {}
     for j in gpus:
-        perf[j] = np.mean([perf_at(curves, refs, j, log["caps"].get((per[k - 1][0], j)))
+        perf[j] = np.mean([perf_at(curves, refs, j, log["caps"].get((per[k][0], j)))
                            for k in range(a, b)])
     G = sum(gpus.values())
     return (sum(gpus[j] * perf[j] for j in gpus) / G, sum(perf.values()) / len(perf), perf)
@@ -226,17 +226,11 @@ class Event:
         self.gpus, self.allow = gpus, allow
         per, a, b = log["per"], log["a"], log["b"]
         self.N = b - a  # the event rows the scores average
-        self.D = b - a  # decision rows: the caps of rows a .. b - 1
-        # the caps of row a .. b - 2 enter the scores (rows a + 1 .. b - 1); the last event
-        # row's caps only the lives (row b: the settlement counts a row's tokens/s, read at
-        # its start, over the period after it); row a's tokens/s are the uncapped ones. The
-        # last row is planned as the others (weighted as a scored row: no allocation may
-        # spend it on the tiers alone, which no controller could know to do); its value
-        # stays out of the scores, so the bound holds the more
-        self.scored = [k <= b - 2 for k in range(a, b)]
+        self.D = b - a  # decision rows: the caps of rows a .. b - 1, each row's time scored
+        # (read by the row after it; the event's last row's time by row b)
+        self.scored = [True for k in range(a, b)]
         self.rows = [(per[k][2] * (1 - log["margin"]), True) for k in range(a, b)]
-        self.rows_bound = [(per[k][2] * (1 - log["margin"]), sc)
-                           for k, sc in zip(range(a, b), self.scored)]
+        self.rows_bound = self.rows
         self.perf = {j: curves[j]["tput"] / refs[j] for j in self.names}
         self.power = {j: curves[j]["power"] for j in self.names}
         self.hull = {j: upper_hull(self.power[j], self.perf[j]) for j in self.names}
@@ -260,7 +254,7 @@ class Event:
         count = {g: rows.count(g) for g in set(rows)}
         v = self.weights(theta)
         sol = {}
-        dual = primal = sum(v[j] / self.N for j in self.names)  # row a: uncapped, perf 1
+        dual = primal = 0.0
         for g in sorted(count):
             budget, scored = g
             k = {j: v[j] / self.N * scored + mu[j] for j in self.names}
@@ -282,8 +276,8 @@ class Event:
         v0 = self.weights(0.0)
         W = M = 0.0
         for j in self.names:
-            s = (1 + sum(self.perf[j][r[j]] for r, scored in zip(rows, self.scored)
-                         if scored)) / self.N
+            s = sum(self.perf[j][r[j]] for r, scored in zip(rows, self.scored)
+                    if scored) / self.N
             W += v1[j] * s
             M += v0[j] * s
         return W, M
@@ -321,7 +315,7 @@ class Event:
                 mu[j] = hi
                 self._lo = dict(mu, **{j: lo})
         sol_hi, _ = self.solve(theta, mu)
-        # the bound: the scores' own objective (the last row's caps in the tiers only)
+        # the bound: the scores' own objective
         _, dual = self.solve(theta, mu, self.rows_bound)
         rows = self.expand(sol_hi)
         # the primal: the feasible solution's rows swapped one by one for the bracketing

@@ -149,12 +149,14 @@ bool pfi_grid_tier_compliant(const pfi_grid_tier_job *j);
 /* ---- settlement: a power event from the audit log ------------------------------------------
  * The first event of the audit log's latest controller run (a contiguous run of event
  * periods). A period stands for the seconds to the next one (the last: as long as the one
- * before); its power is the next period's reading (a period reads power at its tick, before
- * it sets its caps, so the reading of period k + 1 is the power under period k's caps and
- * target; the last period: its own). Times and energies are in event time: the log's seconds ×
- * speed (a replay at
- * --speed 60 settles as the hour it stands for). Every power includes non_gpu_w (facility
- * power; 0: the GPUs' power as logged). */
+ * before). The controller reads power and tokens/s at a period's tick, before it sets that
+ * period's caps: the readings of period k + 1 (the cluster's power, each job's tokens/s) are
+ * what period k's caps and target drew and delivered, and every figure here pairs them so
+ * (the excess, the kWh shed, the pre-event baseline, each job's performance, tokens lost and
+ * life-average). The last period's interval has no reading (missing), the first period's
+ * reading (of the time before the log) none. Times and energies are in event time: the log's
+ * seconds × speed (a replay at --speed 60 settles as the hour it stands for). Every power includes
+ * non_gpu_w (facility power; 0: the GPUs' power as logged). */
 /* A job's reference tokens/s given to the settlement (its uncapped throughput known from
  * elsewhere: a noise-free sweep, the job's own logs). */
 typedef struct pfi_grid_settle_ref {
@@ -202,12 +204,13 @@ typedef struct pfi_grid_settle_job {
     double ref_tput_tok_s;   /* T_ref of the event: the one given (options' refs), else the
                                 job's mean measured tokens/s in the pre-event window (the
                                 power baseline's periods), else the controller's reference
-                                (the last event period's); NaN: none */
+                                (logged with the last event period's reading); NaN: none */
     bool ref_pre_event;      /* T_ref is the pre-event window's */
     bool ref_given;          /* T_ref is the one given */
     double performance;      /* Σ T dt ÷ Σ T_ref dt over the event (the demonstration's) */
-    double life_performance; /* over every period of the run, T capped at the controller's
-                                reference, against it (what its tier accounting spent) */
+    double life_performance; /* over every reading of the run (row 0's too: the period
+                                before the first), T capped at the controller's reference,
+                                against it (what its tier accounting spent) */
     double tokens_lost;      /* Σ (T_ref − min(T, T_ref)) dt over the event, event time; NaN
                                 when no event period has both T and T_ref */
     bool tier_compliant;     /* life_performance >= 1 − allowance (true without a tier) */

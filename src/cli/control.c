@@ -2139,20 +2139,26 @@ int cmd_report(int argc, char **argv)
     }
     for (size_t k = 0; k < nd; k++) {
         double peak_over = 0, tsum = 0;
-        size_t ne = 0, nt = 0;
+        size_t ne = 0, nt = 0, n_over = 0;
         for (size_t i = 0; i < n[k]; i++)
             if (p[k][i].event && isfinite(p[k][i].budget_w)) {
-                /* the first two periods of an event measure the cluster before and while
-                 * the caps come down: the excess counts from the third on */
-                double tot = p[k][i].measured_w + p[k][i].reserved_w;
-                bool settled = i >= 2 && p[k][i - 1].event && p[k][i - 2].event;
-                if (settled)
+                ne++;
+                /* a period's power and tokens/s are read at its tick, before its caps: those
+                 * of event period i are what period i + 1 read (the last period's: none).
+                 * The first event period's shows the caps coming down: the excess counts
+                 * from the second on */
+                if (i + 1 == n[k])
+                    continue;
+                const pfi_audit_period *r = &p[k][i + 1];
+                double tot = r->measured_w + r->reserved_w;
+                if (i >= 1 && p[k][i - 1].event) {
                     peak_over = fmax(peak_over, tot - p[k][i].budget_w);
-                if (isfinite(p[k][i].tput_tok_s)) {
-                    tsum += p[k][i].tput_tok_s;
+                    n_over++;
+                }
+                if (isfinite(r->tput_tok_s)) {
+                    tsum += r->tput_tok_s;
                     nt++;
                 }
-                ne++;
             }
         pfi_power_swing sw;
         if ((rc = report_swing(p[k], n[k], &sw)) != PFI_EXIT_OK)
@@ -2163,7 +2169,7 @@ int cmd_report(int argc, char **argv)
                 "audit_log", dbs[k], "strategy", p[k][0].strategy, "periods", (json_int_t)n[k],
                 "event_periods", (json_int_t)ne, "mean_tput_tok_s",
                 jnum(nt ? tsum / (double)nt : NAN), "largest_excess_w",
-                jnum(ne > 2 ? peak_over : NAN), "swing", "samples", (json_int_t)sw.n, "missing",
+                jnum(n_over > 0 ? peak_over : NAN), "swing", "samples", (json_int_t)sw.n, "missing",
                 (json_int_t)sw.n_missing, "period_s", jnum(sw.dt_s), "max_ramp_w_per_s",
                 jnum(sw.max_ramp_w_per_s), "dynamic_range_w", jnum(sw.dynamic_range_w), "min_w",
                 jnum(sw.min_w), "max_w", jnum(sw.max_w), "band_hz", sw.band_lo_hz, sw.band_hi_hz,
@@ -2179,10 +2185,10 @@ int cmd_report(int argc, char **argv)
             continue;
         }
         printf("%s: %s, %zu periods, %zu in the event, mean tokens/s in the event %s, "
-               "largest excess over the budget from its third period %s\n",
+               "largest excess over the budget from its second period %s\n",
                dbs[k], p[k][0].strategy, n[k], ne,
                cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
-               watts(peak_over, "undefined").s);
+               watts(n_over > 0 ? peak_over : NAN, "undefined").s);
         printf("  power swings: max ramp %s W/s, dynamic range %s W (%s - %s), 0.1-%s Hz "
                "oscillation %s W^2 (rms %s W) over %zu periods of %s s\n",
                cli_num(sw.max_ramp_w_per_s, 'f', 1, "-").s,

@@ -154,15 +154,18 @@ static int load_creds(const char *path, creds *c)
     return rc;
 }
 
-/* Measured power samples (Unix s, W). */
+/* Measured power samples (Unix s, W). From a CSV, point samples at t; from the audit log,
+ * readings each of the span [t0, t) before it (spans: t0 set). */
 typedef struct samples {
-    double *t, *w;
+    double *t, *w, *t0;
     size_t n;
+    double last_t; /* the audit log's latest row (Unix s; NaN: none) */
 } samples;
 
 static int load_measured(const char *csv, const char *audit, samples *s)
 {
     memset(s, 0, sizeof *s);
+    s->last_t = NAN;
     if (audit != NULL) {
         pfi_audit_period *p;
         size_t n;
@@ -175,17 +178,22 @@ static int load_measured(const char *csv, const char *audit, samples *s)
             return cli_report(e, &d);
         s->t = malloc(n * sizeof *s->t);
         s->w = malloc(n * sizeof *s->w);
-        if (s->t == NULL || s->w == NULL) {
+        s->t0 = malloc(n * sizeof *s->t0);
+        if (s->t == NULL || s->w == NULL || s->t0 == NULL) {
             pfi_free(p);
             return PFI_EXIT_INTERNAL;
         }
-        /* a missing reading (NULL; 0 W: a stale one in a log written before it was NULL)
-         * is in no interval's mean */
-        for (size_t i = 0; i < n; i++)
-            if (isfinite(p[i].measured_w) && p[i].measured_w > 0) {
+        /* the controller reads the power at a period's tick, before it sets that period's
+         * caps: a row's reading is of the time since the row before (the first row's, of a
+         * time before the log, of no known span: in no interval). A missing reading (NULL;
+         * 0 W: a stale one in a log written before it was NULL) is in no interval's mean */
+        for (size_t i = 1; i < n; i++)
+            if (isfinite(p[i].measured_w) && p[i].measured_w > 0 && p[i].wall_s > p[i - 1].wall_s) {
+                s->t0[s->n] = p[i - 1].wall_s;
                 s->t[s->n] = p[i].wall_s;
                 s->w[s->n++] = p[i].measured_w;
             }
+        s->last_t = p[n - 1].wall_s;
         pfi_free(p);
         return PFI_EXIT_OK;
     }
@@ -240,9 +248,25 @@ static int load_measured(const char *csv, const char *audit, samples *s)
     return rc;
 }
 
-/* The mean of the samples in [a, b); NaN when none. */
+/* The mean power over [a, b): of the point samples in it; of the audit log's readings, the
+ * mean over the time they cover, each by its overlap, once the log has read past b (until
+ * then the interval's last readings are to come: NaN, reported by a later poll). NaN when
+ * none. */
 static double mean_between(const samples *s, double a, double b)
 {
+    if (s->t0 != NULL) {
+        if (!(s->last_t >= b))
+            return NAN;
+        double e = 0, dt = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            double ov = fmin(s->t[i], b) - fmax(s->t0[i], a);
+            if (ov > 0) {
+                e += s->w[i] * ov;
+                dt += ov;
+            }
+        }
+        return dt > 0 ? e / dt : NAN;
+    }
     double sum = 0;
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -338,6 +362,7 @@ static int post_reports(pfi_oadr_client *cl, const poll_opts *o, const pfi_oadr_
     if (rc != PFI_EXIT_OK) {
         free(s.t);
         free(s.w);
+        free(s.t0);
         return rc;
     }
     double *mw = malloc((n ? n : 1) * sizeof *mw);
@@ -382,6 +407,7 @@ static int post_reports(pfi_oadr_client *cl, const poll_opts *o, const pfi_oadr_
     free(done);
     free(s.t);
     free(s.w);
+    free(s.t0);
     return rc;
 }
 

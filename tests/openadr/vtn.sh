@@ -126,6 +126,12 @@ rm "$T/vtn/expires_in"
 grep -q ' 401$' "$T/vtn/requests.log" && fail "an expired token was used"
 
 # ---- measured power from the controller's audit log (ctl_periods: wall_s, measured_w) ----
+# The controller reads the power at a period's tick, before it sets that period's caps: a
+# row's reading is of the 10 s before it. So the reading stamped at an interval's start (E +
+# 400: 6.1 kW) is of the interval before, and the one stamped at its end (E + 700: 5.1 kW) of
+# its last seconds; the rows before the event read 9 kW (the one stamped E + 100, of [E + 90,
+# E + 100), in no interval). Each interval's mean is then 6.1, 5.1 and 4.3 kW exactly; pairing
+# each reading with the interval it is stamped in gave 6.2, 5.13 and 4.33.
 python3 - "$T/audit.db" "$E" <<'PY'
 import sqlite3, sys
 db, E = sqlite3.connect(sys.argv[1]), int(sys.argv[2])
@@ -133,15 +139,15 @@ db.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s RE
            " event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL, reserved_w REAL,"
            " predicted_w REAL, correction_w REAL, tput_tok_s REAL, cap_sum_w REAL, strategy TEXT,"
            " note TEXT, agents_up INTEGER, agents INTEGER)")
-for i, t in enumerate(range(E + 100, E + 1000, 10)):
-    w = 6100 if t < E + 400 else 5100 if t < E + 700 else 4300
-    db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, measured_w) VALUES (1, ?, ?, 1, ?)",
-               (t - E, t, w))
+# a reading stamped t measured [t - 10, t) (5 s after a missing one's stamp)
+rows = {t: 9000 if t <= E + 100 else 6100 if t <= E + 400 else 5100 if t <= E + 700 else 4300
+        for t in range(E + 80, E + 1001, 10)}
 # missing readings between them: NULL, and a stale 0 W of a log written before it was NULL;
-# neither is power drawn (the first interval's mean stays 6.1 kW, not 5.9)
-for t, w in ((E + 105, None), (E + 115, 0.0)):
+# neither is power drawn (the first interval's mean stays 6.1 kW, not less)
+rows.update({E + 105: None, E + 115: 0.0})
+for t in sorted(rows):
     db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, measured_w) VALUES (1, ?, ?, 1, ?)",
-               (t - E, t, w))
+               (t - E, t, rows[t]))
 db.commit()
 PY
 $PFI openadr poll --vtn "$URL" --program dc-flex --credentials "$T/creds" --epoch "$E" \
@@ -152,7 +158,7 @@ import json, sys
 r = json.loads(open(sys.argv[1]).readlines()[-1])
 assert r["clientName"] == "site-a" and r["eventID"] == "ev-1", r
 ivs = r["resources"][0]["intervals"]
-assert [i["payloads"][0]["values"][0] for i in ivs] == [6.1, 5.1, 4.3], ivs
+assert [round(i["payloads"][0]["values"][0], 9) for i in ivs] == [6.1, 5.1, 4.3], ivs
 PY
 
 # ---- more than one page of events (limit 50) ----

@@ -3,6 +3,13 @@
  * counterfactual baselines (the pre-event window; the uncapped predictions), energy shed per
  * interval, the largest excess over the target and for how long, each job's performance,
  * tokens lost and tier compliance, and the ensemble's weighted performance.
+ *
+ * Which row measured what: the controller reads the cluster at the tick of row k (t_k), then
+ * decides row k's target and caps, in force over interval k, [t_k, t_k+1). Row k's measured
+ * power and tokens/s (the cluster's and each job's) were therefore read over interval k - 1,
+ * under row k - 1's caps. Every quantity here pairs interval k (row k's target, caps, event
+ * and lead flags, uncapped prediction) with the readings of row k + 1; the last row's
+ * interval has no reading (missing), and row 0's reading, of the time before the log, none.
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -131,7 +138,7 @@ static pfi_error read_periods(sqlite3 *db, const char *path, prow **out, size_t 
     return PFI_OK;
 }
 
-/* The seconds period k stands for (to the next; the last: the one before's). */
+/* The seconds interval k lasts (to the next row; the last: the one before's). */
 static double period_dt(const prow *p, size_t n, size_t k)
 {
     if (k + 1 < n)
@@ -154,14 +161,15 @@ static pfi_error settle(sqlite3 *db, const char *path, const prow *p, size_t n,
         b++;
     s->event_start_s = p[a].t * sp;
     s->event_end_s = (b < n ? p[b].t : p[b - 1].t + period_dt(p, n, b - 1)) * sp;
-    /* the pre-event window: the periods before the event within pre_window_s, less a ramp's
-     * lead (its power already falling is no baseline) */
+    /* the pre-event window: the intervals before the event starting within pre_window_s,
+     * less a ramp's lead (its power already falling is no baseline), each measured by the
+     * next row's reading (k + 1 <= a: always there) */
     double sum = 0, w = 0;
     for (size_t k = 0; k < a; k++) {
-        double dt = period_dt(p, n, k);
-        if (p[k].t * sp >= s->event_start_s - o->pre_window_s && isfinite(p[k].measured) &&
-            p[k].measured > 0 && !(p[k].lead > 0)) {
-            sum += (p[k].measured + ng) * dt;
+        double dt = period_dt(p, n, k), m = p[k + 1].measured;
+        if (p[k].t * sp >= s->event_start_s - o->pre_window_s && isfinite(m) && m > 0 &&
+            !(p[k].lead > 0)) {
+            sum += (m + ng) * dt;
             w += dt;
         }
     }
@@ -189,11 +197,12 @@ static pfi_error settle(sqlite3 *db, const char *path, const prow *p, size_t n,
         pfi_grid_settle_point *pt = &s->series[s->n_series++];
         pt->t_s = t;
         pt->target_w = p[k].budget + ng;
-        /* a row's power is read at its tick, before its caps: the power during period k
-           is what the next period read */
-        /* a missing reading (NULL; 0 W: a stale one in a log written before it was NULL) is
-         * missing: in no measured or shed sum, never 0 W drawn */
-        double raw = k + 1 < n ? p[k + 1].measured : p[k].measured;
+        /* a row's power is read at its tick, before its caps: the power during interval k
+         * is what row k + 1 read; the last row's interval was never read (missing, not its
+         * own row's reading, which is of the interval before). A missing reading (NULL; 0 W:
+         * a stale one in a log written before it was NULL) is in no measured or shed sum,
+         * never 0 W drawn */
+        double raw = k + 1 < n ? p[k + 1].measured : NAN;
         bool have = isfinite(raw) && raw > 0;
         pt->measured_w = have ? raw + ng : NAN;
         pt->uncapped_w = p[k].ref + ng;
@@ -279,17 +288,22 @@ static pfi_error settle(sqlite3 *db, const char *path, const prow *p, size_t n,
         return sql_fail(db, d, path, "reading jobs");
     sqlite3_bind_int64(st, 1, p[0].id);
     sqlite3_bind_int64(st, 2, p[n - 1].id);
-    size_t cap = 0, k = 0;
+    size_t cap = 0, r = 0;
     jsum *js = NULL;
     size_t js_cap = 0;
     pfi_error e = PFI_OK;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         long pid = sqlite3_column_int64(st, 0);
-        while (k < n && p[k].id < pid)
-            k++;
-        if (k == n || p[k].id != pid)
+        while (r < n && p[r].id < pid)
+            r++;
+        if (r == n || p[r].id != pid)
             continue;
+        /* the job's reading at row r measured interval r - 1; row 0's, the period before
+         * the log's first (as long as the one after it), is in the life-average alone (the
+         * job ran then, and the controller's tier accounting counted it), in no interval of
+         * the event or its baseline (k = n: none) */
+        size_t k = r > 0 ? r - 1 : n;
         const char *name = (const char *)sqlite3_column_text(st, 1);
         double gpus = col_num(st, 2), ref = col_num(st, 3) * gpus, tp = col_num(st, 4);
         pfi_grid_settle_job *j = job_of(s, &cap, name ? name : "");
@@ -311,7 +325,7 @@ static pfi_error settle(sqlite3 *db, const char *path, const prow *p, size_t n,
         }
         if (isfinite(gpus) && gpus > 0)
             j->gpus = (size_t)gpus;
-        double dt = period_dt(p, n, k);
+        double dt = period_dt(p, n, r > 0 ? k : 0);
         if (k < a && p[k].t * sp >= s->event_start_s - o->pre_window_s && !(p[k].lead > 0) &&
             isfinite(tp) && tp > 0) {
             js[ji].pre_tput += tp * dt;
