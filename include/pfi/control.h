@@ -190,9 +190,10 @@ typedef struct pfi_ctl_report {
     size_t competing;       /* GPUs whose limit changed under the controller */
     bool infeasible;        /* the budget is below what the jobs' floors need */
     double shortfall_w;     /* how far below (W; NaN unless infeasible) */
-    double over_w;  /* measured power (with the reserve) over budget_w, when more than 1 % over
-                       for three periods in a row from an event's third period on (W; NaN
-                       otherwise): a fault (pfi control exits 5) */
+    double over_w;  /* measured power (with the reserve) over the budget in force while it was
+                       measured (the last period's budget_w: readings come before the caps),
+                       when more than 1 % over for three periods in a row from an event's third
+                       period on (W; NaN otherwise): a fault (pfi control exits 5) */
     char note[256]; /* what was unusual this period ("" none) */
     /* the power tree (--topology) and ramps */
     char bound[160];          /* the limits that bound the allocation: "site budget (measured)",

@@ -12,6 +12,10 @@
 #      swing_reference.py) on the audit log's series.
 #   3. A 5 000 W event at t = 2 s with a 200 W/s ramp cannot be met: stderr says so and the
 #      controller exits 5 (the budget could not be met), still falling no faster than 200 W/s.
+#   4. An event ramped into over 4 s (the schedule's RAMP, no site ramp): its budget falls
+#      ~10 % a period inside the event while each period's readings were measured under the
+#      last period's caps; they are judged against the budget in force then, so the fall is
+#      no "over the budget" fault (judged against the new budget it was one: exit 5).
 # usage: ramp.sh PFI PFID SOURCE_DIR
 set -u
 PFI=$1
@@ -127,4 +131,21 @@ grep -q "t=2.00 ramp: the budget 5000 W cannot be met falling at the ramps'" "$W
 check $? "stderr says the ramp cannot meet it: $(grep -m1 'cannot be met' "$WORK/ctl2.err")"
 steps "$WORK/r2.db" 200 1.0
 check $? "still no measured step faster than 200 W/s"
+
+# ---- 4. a ramp inside the event is no overshoot -----------------------------------------
+echo "1 9 5000W 4" > "$WORK/sched3"
+"$PFI" control --agents "$WORK/agents" --schedule "$WORK/sched3" --period $PERIOD --run-for 8 \
+    --db "$WORK/r3.db" --strategy oracle > "$WORK/ctl3.out" 2> "$WORK/ctl3.err"
+rc=$?
+[ $rc -eq 0 ] || cat "$WORK/ctl3.err"
+[ $rc -eq 0 ] && ! grep -q "over the budget" "$WORK/ctl3.err"
+check $? "an event ramped over 4 s: exit 0 (got $rc), no 'over the budget' fault"
+py "$WORK/r3.db" '
+rows = c.execute("select budget_w, measured_w + coalesce(reserved_w, 0) from ctl_periods where event = 1 order by id").fetchall()
+falls = sum(1 for (a, _), (b, _) in zip(rows, rows[1:]) if b < 0.97 * a)
+over_new = sum(1 for (b, m), (b2, m2) in zip(rows, rows[1:]) if m2 > 1.01 * b2)
+over_held = sum(1 for (b, m), (b2, m2) in zip(rows, rows[1:]) if m2 > 1.01 * b)
+print(f"  event periods {len(rows)}: budget falls > 3 % {falls}, readings > 1.01 x the new budget {over_new}, > 1.01 x the budget in force {over_held}")
+sys.exit(0 if falls >= 4 and over_new >= 3 and over_held == 0 else 1)'
+check $? "the ramp fell in steps; readings over the new budget, never over the one in force"
 exit $fail

@@ -172,6 +172,8 @@ struct pfi_ctl {
     bool lead;                 /* pfi_ctl_set_lead: the event budget is a ramp's lead */
     unsigned event_k;          /* event periods in a row (a lead's not counted) */
     unsigned over_run;         /* of them, from the second on, measured over the budget */
+    double held_budget_w;      /* the last period's budget: the one in force while this
+                                  period's readings were measured */
     char pending_note[160];    /* pfi_ctl_note: leads the next period's note; "" none */
     size_t prom_stale;         /* GPUs whose Prometheus reading was stale this period */
     bool prev_settled;         /* last period's caps were all confirmed (feedback is meaningful) */
@@ -296,6 +298,7 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     for (size_t i = 0; i < n; i++)
         c->agent_first[i] = c->agent_last[i] = SIZE_MAX;
     c->fb.last_measured_w = NAN;
+    c->held_budget_w = NAN;
     c->trusted_wall_s = NAN;
     c->ramp_gain = 1;
     c->ramp_plan_w = c->ramp_meas_w = NAN;
@@ -1846,16 +1849,20 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
     rep->cap_sum_w = cap_sum;
     rep->restored = !p->event && restored;
     rep->refused = c->n_refused;
-    /* measured over the budget: the event's first two periods measure the caps before it
-     * and while they come down (pfi report's excess counts from the third too); from its
-     * third on, three periods in a row more than 1 % over is a fault (two can be GPUs whose power
-     * lags their caps by a period or two: tests/control/lag.sh) */
+    /* measured over the budget: a period's readings were measured before its caps, under the
+     * last period's budget, so they are judged against that one (on a falling ramp, against
+     * the new budget every reading would look over by a step). The event's first two periods
+     * measure the caps before it and while they come down (pfi report's excess counts from the
+     * third too); from its third on, three periods in a row more than 1 % over is a fault (two
+     * can be GPUs whose power lags their caps by a period or two: tests/control/lag.sh) */
     c->event_k = p->event && !rep->lead ? c->event_k + 1 : 0;
     double tot = p->measured_w + p->reserve_w;
-    bool over = c->event_k >= 3 && rep->agents_up > 0 && isfinite(tot) && isfinite(p->budget_w) &&
-                tot > 1.01 * p->budget_w;
+    double held = c->held_budget_w;
+    bool over = c->event_k >= 3 && rep->agents_up > 0 && isfinite(tot) && isfinite(held) &&
+                tot > 1.01 * held;
     c->over_run = over ? c->over_run + 1 : 0;
-    rep->over_w = c->over_run >= 3 ? tot - p->budget_w : NAN;
+    rep->over_w = c->over_run >= 3 ? tot - held : NAN;
+    c->held_budget_w = p->budget_w;
     for (size_t a = 0; a < c->cfg.n_agents; a++)
         rep->unreachable += !c->up[a];
     double now = ctl_wall(c);
@@ -2137,7 +2144,8 @@ bool pfi_ctl_report_faults(const pfi_ctl_report *r, char *buf, size_t n)
     if (r->refused > 0)
         FAULT("caps refused %zu", r->refused);
     if (isfinite(r->over_w))
-        FAULT("measured %.0f W over the budget %.0f W for 3 periods", r->over_w, r->budget_w);
+        FAULT("measured %.0f W over the budget %.0f W for 3 periods", r->over_w,
+              r->measured_w + r->reserved_w - r->over_w);
     if (r->unreachable > 0)
         FAULT("agents unreachable %zu", r->unreachable);
     if (r->stale_gpus > 0)
