@@ -151,7 +151,10 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  * polymatroid, on which the greedy is exact for separable concave objectives (Edmonds 1970;
  * Fujishige, "Submodular Functions and Optimization", §3) — so the envelope is taken in that
  * kind's space (cap watts when every limit is reserve); tests check it against HiGHS linprog
- * (tests/golden/alloc_tree_lp.py). With both kinds on one tree it is a feasible greedy (every
+ * (tests/golden/alloc_tree_lp.py), weighted jobs and straight curves included. A job left
+ * part way along an envelope segment that bridges curve points (collinear ones, or a dip) is
+ * placed at the highest cap on its curve within the watts the greedy charged it (with a cap
+ * step: the grid point below). With both kinds on one tree it is a feasible greedy (every
  * limit holds) but not proven optimal. Without bands, cap bounds or floors, with a drawn
  * (measured) budget and continuous caps, the flat oracle's optimum under the budget comes first
  * (pfi_allocate's threshold by selection, no sort) and is kept when every level holds it (checked

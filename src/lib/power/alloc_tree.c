@@ -384,21 +384,35 @@ static void tree_sums(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, double b
     tr->budget_kind = t->budget_kind;
 }
 
-/* Job j's outputs at candidate i plus the fraction f of the way to candidate q. */
-static void place_job(const alloc_ctx *x, size_t j, size_t i, size_t q, double f,
-                      pfi_alloc_result *r)
+/*
+ * Job j's outputs at candidate i plus the fraction f of the way to candidate q, the greedy's
+ * place (it charged f of the segment's drawn and cap watts). Between neighbouring candidates
+ * with continuous caps: the cap f of the way. Across candidates that are not envelope
+ * vertices (they lie on or below the segment: collinear points, or a dip the envelope
+ * bridges), with continuous caps: the highest cap on the curve within what was charged, in
+ * the units the limits count (by_cap: some limit counts caps, GPUs × cap; by_drawn: some
+ * counts drawn watts): on collinear points the segment's own value, so the greedy stays exact
+ * (it used to snap down to the candidate below: issue 18 item 3, a straight weighted curve
+ * left part way with its watts unspent). With a cap step: the highest candidate within both.
+ */
+static void place_job(const alloc_ctx *x, size_t j, size_t i, size_t q, double f, bool by_cap,
+                      bool by_drawn, pfi_alloc_result *r)
 {
     alloc_view v = alloc_true_view(x, j);
     double cap = v.c[i];
     if (f > 0 && q > i) {
+        double dd = v.d[i] + f * (v.d[q] - v.d[i]), cc = v.c[i] + f * (v.c[q] - v.c[i]);
         if (q == i + 1 && !x->discrete) {
-            cap = v.c[i] + f * (v.c[q] - v.c[i]);
+            cap = cc;
             if (cap > v.c[q])
                 cap = v.c[q];
+        } else if (!x->discrete) {
+            /* the curve's cap at drawn dd (power rising with the cap; where it is flat, the
+               highest cap at that power), within the segment */
+            double cd = pfi_interp(v.d + i, v.c + i, q - i + 1, dd);
+            cap = by_drawn && by_cap ? fmin(cc, cd) : by_drawn ? cd : cc;
+            cap = fmin(fmax(cap, v.c[i]), v.c[q]);
         } else {
-            /* across candidates that are not envelope vertices (or on a cap grid): the
-               highest candidate within both the drawn and the cap watts reached */
-            double dd = v.d[i] + f * (v.d[q] - v.d[i]), cc = v.c[i] + f * (v.c[q] - v.c[i]);
             size_t b = i;
             for (size_t s = i + 1; s <= q; s++)
                 if (v.d[s] <= dd * (1 + 1e-12) && v.c[s] <= cc * (1 + 1e-12))
@@ -785,7 +799,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
         }
     }
     for (size_t j = 0; j < n; j++) {
-        place_job(&x, j, pos[j].at, pos[j].nx, pos[j].fr, r);
+        place_job(&x, j, pos[j].at, pos[j].nx, pos[j].fr, !all_measured, !all_reserve, r);
         tree_marginals(J, j, r);
     }
     tree_totals(J, r);
@@ -818,12 +832,12 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
  * (issue 18 item 3: 100 000 jobs, 4 levels). The two differ only in rounding (the partial
  * job's fraction: the greedy subtracts the segments' widths from the budget in slope order,
  * the selection sums them in its own), and this path places the partial job as the greedy
- * does (place_job: on an envelope segment that skips candidates, snapped down to the highest
- * candidate reached) and gives the greedy's marginals, totals and method. Only for a drawn
- * (measured) budget, continuous caps, no cap bounds or floors (the greedy's snapped partial
- * jobs there differ by more than rounding: not held to it) and one band; returns false, r and tr to
- * be overwritten, when the flat call fails or is infeasible or a level would go over its limit: the
- * caller then runs the greedy.
+ * does (place_job: on an envelope segment that skips candidates, the highest cap within the
+ * drawn and cap watts the greedy charges) and gives the greedy's marginals, totals and method. Only
+ * for a drawn (measured) budget, continuous caps, no cap bounds or floors (the greedy's snapped
+ * partial jobs there differ by more than rounding: not held to it) and one band; returns false, r
+ * and tr to be overwritten, when the flat call fails or is infeasible or a level would go over its
+ * limit: the caller then runs the greedy.
  */
 static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                             const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
@@ -837,6 +851,9 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
         return false;
     alloc_ctx x = {J, &fo, w, false};
     double tol = 1e-12;
+    bool by_cap = false; /* a level counts caps (the budget here counts drawn watts) */
+    for (size_t a = 0; a < nn; a++)
+        by_cap |= isfinite(t->limit_w[a]) && t->kind[a] == PFI_LIMIT_RESERVE;
     /* jobs placed below their point on the envelope (at most FLAT_MOVED): what the greedy
        charges the levels above them beyond what they draw and reserve once placed */
     enum { FLAT_MOVED = 8 };
@@ -856,7 +873,7 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                     if (n_moved == FLAT_MOVED)
                         return false;
                     double f = (pw - v.d[p]) / (v.d[q] - v.d[p]), g = alloc_opt(J->gpus, j, 1.0);
-                    place_job(&x, j, p, q, f, r);
+                    place_job(&x, j, p, q, f, by_cap, true, r);
                     moved[n_moved] = j;
                     more_d[n_moved] = pw - r->power_w[j];
                     more_k[n_moved++] = g * (v.c[p] + f * (v.c[q] - v.c[p])) - g * r->cap_w[j];
