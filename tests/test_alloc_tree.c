@@ -521,6 +521,48 @@ static void test_tree_envelope_rounding(void **state)
     pfi_alloc_tree_result_clear(&tr);
 }
 
+/*
+ * Equal slopes at a level's threshold, by hand: the greedy by thresholds takes the segments
+ * at a threshold in the sorted greedy's order (job order). Three jobs, each 100 -> 200 W
+ * (cap = drawn) for 0 -> 100 tokens/s (slope 1): jobs 0 and 1 under L1 (measured, 350 W: the
+ * lowest 200 W and 1.5 segments), L1 and job 2 under L0 (500 W: the lowest 300 W and 2
+ * segments), the site 10 000 W. Job 0 takes its segment (L1 50 W left, L0 100 W), job 1 half
+ * of its (L1 full, L0 50 W left), job 2 half of its (L0 full): caps 200, 150, 150 W, 200
+ * tokens/s.
+ */
+static void test_tree_threshold_ties(void **state)
+{
+    (void)state;
+    const size_t off[] = {0, 2, 4, 6}, node[] = {1, 1, 0}, parent[] = {PFI_TOPO_NONE, 0};
+    const double cap[] = {100, 200, 100, 200, 100, 200}, tp[] = {0, 100, 0, 100, 0, 100},
+                 limit[] = {500, 350};
+    const pfi_limit_kind kind[] = {PFI_LIMIT_MEASURED, PFI_LIMIT_MEASURED};
+    pfi_alloc_jobs J = {.n = 3, .offset = off, .cap_w = cap, .power_w = cap, .tput_tok_s = tp};
+    pfi_alloc_tree t = {.n_nodes = 2,
+                        .parent = parent,
+                        .limit_w = limit,
+                        .kind = kind,
+                        .job_node = node,
+                        .budget_kind = PFI_LIMIT_MEASURED};
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    o.budget_w = 10000;
+    pfi_alloc_result r;
+    pfi_alloc_tree_result tr;
+    assert_int_equal(pfi_alloc_result_init(&r, 3), PFI_OK);
+    assert_int_equal(pfi_alloc_tree_result_init(&tr, 2), PFI_OK);
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    assert_int_equal(pfi_allocate_tree(&J, &o, &t, &r, &tr, &d), PFI_OK);
+    assert_true(r.feasible && tr.binding[0] && tr.binding[1] && !tr.budget_binding);
+    if (!(r.cap_w[0] == 200 && fabs(r.cap_w[1] - 150) < 1e-9 && fabs(r.cap_w[2] - 150) < 1e-9))
+        fail_msg("caps %.12g, %.12g, %.12g W; expected 200, 150, 150", r.cap_w[0], r.cap_w[1],
+                 r.cap_w[2]);
+    assert_true(fabs(r.objective - 200) < 1e-9 && fabs(r.upper_bound - 200) < 1e-9);
+    pfi_alloc_result_clear(&r);
+    pfi_alloc_tree_result_clear(&tr);
+}
+
 /* Three bands on a tree: a lower band gives power first, whatever the strategy (without the
    band passes the other strategies put 344 174 pairs out of order here); every strategy
    keeps every limit. */
@@ -852,6 +894,7 @@ int main(void)
         cmocka_unit_test(test_tree_linprog),
         cmocka_unit_test(test_tree_weighted),
         cmocka_unit_test(test_tree_envelope_rounding),
+        cmocka_unit_test(test_tree_threshold_ties),
         cmocka_unit_test(test_tree_bands_and_strategies),
         cmocka_unit_test(test_tree_infeasible),
         cmocka_unit_test(test_tree_marginals),

@@ -174,8 +174,11 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  * holds, the most any level's limit is below what its jobs take (in its kind). Errors:
  * PFI_ERR_INVALID_ARGUMENT (as pfi_allocate; a parent or job level out of range; tr or r sized
  * differently; a limit < 0 or NaN), PFI_ERR_NOMEM. Cost: about one pfi_allocate when the flat
- * optimum holds; otherwise that plus O(S) for S envelope segments (a radix sort), times the
- * tree's depth for the walk.
+ * optimum holds; otherwise that plus, for S envelope segments: with every limit of one kind
+ * and no bands, the greedy by thresholds — each level's filling slope by selection over the
+ * segments its subtree can still move, bottom up, then each job up to the highest threshold
+ * above it: O(S × depth), no sort (the same allocation up to rounding); otherwise the sorted
+ * greedy, O(S) (a radix sort) times the tree's depth for the walk.
  */
 pfi_error pfi_allocate_tree(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
                             const pfi_alloc_tree *t, pfi_alloc_result *r, pfi_alloc_tree_result *tr,

@@ -14,8 +14,8 @@ of the jobs under it of x_s times the segment's cap watts (GPUS x dC, reserve) o
 (dP, measured), less what the first points already take. The objective is the tokens/s of
 the segments taken, each job's times its weight (1 without WEIGHTED). With bands the optimum
 is lexicographic: the highest band's tokens/s is maximised first, then, with it held (to
-1e-14 relative; up to 1e-9 where HiGHS fails on less, by its own tolerances), the next
-band's, and so on. It is the exact optimum when the curves are concave in the space of the binding limits (the test
+1e-14 relative, without HiGHS's presolve where that finds it infeasible; up to 1e-9 where
+HiGHS fails on less, by its own tolerances), the next band's, and so on. It is the exact optimum when the curves are concave in the space of the binding limits (the test
 builds them concave in both). It shares no code with the C allocator (no envelope, no sort,
 no greedy). Prints "ID V_1 V_2 ..." per case: the (weighted) tokens/s of each band, highest
 first.
@@ -67,15 +67,20 @@ def solve(jobs, levels, budget, budget_kind):
     for bd in bands:
         mask = (band_of == bd).astype(float)
         c_obj = -(value * mask)
-        # the higher bands held to their optima less a slack: 1e-14 relative, more (to 1e-9)
-        # only when HiGHS fails on that (infeasible by its own tolerances, on large values).
-        # Small: a slack of 1e-12 let the LP trade a higher band's near-tie (segments whose
-        # slopes differ in the 12th digit, in two subtrees) for 4e-7 more of a lower band.
+        # the higher bands held to what their solutions reach less a slack: 1e-14 relative
+        # (HiGHS's presolve, then without it: its tolerances can find the held rows
+        # infeasible), more (to 1e-9) only when both fail. Small: a slack of 1e-12 let the LP
+        # trade a higher band's near-tie (segments whose slopes differ in the 12th digit, in
+        # two subtrees) for 4e-7 more of a lower band.
+        AA = vstack([A] + held_A) if held_A else A
         for slack in (1e-14, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9):
-            AA = vstack([A] + held_A) if held_A else A
             extra = [-(v - slack * (1 + abs(v))) for v in held]
             bb = np.concatenate([b, np.array(extra)]) if held else b
-            res = linprog(c_obj, A_ub=AA, b_ub=bb, bounds=(0, 1), method="highs")
+            for presolve in (True, False):
+                res = linprog(c_obj, A_ub=AA, b_ub=bb, bounds=(0, 1), method="highs",
+                              options={"presolve": presolve})
+                if res.status == 0:
+                    break
             if res.status == 0:
                 break
         if res.status != 0:
@@ -84,7 +89,7 @@ def solve(jobs, levels, budget, budget_kind):
         start = sum(wt * pts[2] for _, _, band, wt, pts in jobs if band == bd)
         out.append(start + got)
         held_A.append(csr_matrix(-(value * mask)).reshape(1, k))
-        held.append(got)
+        held.append(float((value * mask) @ res.x))
     return out
 
 
