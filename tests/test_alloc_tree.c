@@ -447,8 +447,10 @@ static void test_tree_linprog(void **state)
  * slopes of collinear points differ in their last bits, so the envelope kept a point whose
  * segment above it had a higher rounded slope than the one below; the greedy met the upper
  * segment first, skipped it, and left the job there: 8 of 9 000 weighted instances below the
- * optimum, e.g. 286 656.8 for 286 925.6 tokens/s). PFI_TREE_LP_CASES and PFI_TREE_LP_SEED
- * run more cases, or others (the default: 96 cases of seed 18).
+ * optimum, e.g. 286 656.8 for 286 925.6 tokens/s; and a job left part way along a segment
+ * over collinear points was snapped down to the point below). PFI_TREE_LP_CASES and
+ * PFI_TREE_LP_SEED run more cases, or others (the default: 96 cases of seed 18);
+ * PFI_TREE_LP_KEEP prints the cases file's path (left in place when a case fails).
  */
 static void test_tree_weighted(void **state)
 {
