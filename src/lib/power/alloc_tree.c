@@ -1047,7 +1047,14 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             xs[i] = all_reserve ? g * v.c[i] : v.d[i];
             ys[i] = v.wt * v.t[i];
         }
-        size_t ne = pfi_envelope(xs, ys, v.m, idx);
+        size_t ne;
+        if (all_reserve) {
+            ne = pfi_envelope(xs, ys, v.m, idx);
+        } else { /* on (drawn, weighted tokens/s): alloc_job_prepare's envelope, the same */
+            ne = alloc_n_vtx(&x, j, false);
+            for (size_t s = 0; s < ne; s++)
+                idx[s] = alloc_vtx(&x, j, false, s);
+        }
         ws->sbeg[j] = ns;
         pos[j].at = pos[j].nx = (uint32_t)idx[0];
         pos[j].fr = 0;
