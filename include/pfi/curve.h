@@ -68,7 +68,10 @@ double pfi_interp(const double *x, const double *y, size_t n, double x0);
  * only the largest y counts): writes the indices of its vertices, ascending, to idx (room
  * for n) and returns their count (0 when n == 0). The first vertex is the leftmost point
  * with the largest y at the smallest x; the last, the rightmost point's largest y. Between
- * vertices the envelope lies on or above every point. O(n) (monotone chain).
+ * vertices the envelope lies on or above every point. The slopes between consecutive
+ * vertices, computed as (y[q] − y[p]) / (x[q] − x[p]) in double, never rise: a point of
+ * nearly collinear ones whose computed slope above it is above the one below (by rounding,
+ * though the cross product found it above the chord) is not a vertex. O(n) (monotone chain).
  */
 size_t pfi_envelope(const double *x, const double *y, size_t n, size_t *idx);
 

@@ -155,7 +155,10 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  * polymatroid, on which the greedy is exact for separable concave objectives (Edmonds 1970;
  * Fujishige, "Submodular Functions and Optimization", §3) — so the envelope is taken in that
  * kind's space (cap watts when every limit is reserve); tests check it against HiGHS linprog
- * (tests/golden/alloc_tree_lp.py). With both kinds on one tree it is a feasible greedy (every
+ * (tests/golden/alloc_tree_lp.py), weighted jobs and straight curves included. A job left
+ * part way along an envelope segment that bridges curve points (collinear ones, or a dip) is
+ * placed at the highest cap on its curve within the watts the greedy charged it (with a cap
+ * step: the grid point below). With both kinds on one tree it is a feasible greedy (every
  * limit holds) but not proven optimal. Without bands, cap bounds or floors, with a drawn
  * (measured) budget and continuous caps, the flat oracle's optimum under the budget comes first
  * (pfi_allocate's threshold by selection, no sort) and is kept when every level holds it (checked
@@ -175,8 +178,11 @@ void pfi_alloc_tree_result_clear(pfi_alloc_tree_result *tr);
  * holds, the most any level's limit is below what its jobs take (in its kind). Errors:
  * PFI_ERR_INVALID_ARGUMENT (as pfi_allocate; a parent or job level out of range; tr or r sized
  * differently; a limit < 0 or NaN), PFI_ERR_NOMEM. Cost: about one pfi_allocate when the flat
- * optimum holds; otherwise that plus O(S) for S envelope segments (a radix sort), times the
- * tree's depth for the walk.
+ * optimum holds; otherwise that plus, for S envelope segments: with every limit of one kind
+ * and no bands, the greedy by thresholds — each level's filling slope by selection over the
+ * segments its subtree can still move, bottom up, then each job up to the highest threshold
+ * above it: O(S × depth), no sort (the same allocation up to rounding); otherwise the sorted
+ * greedy, O(S) (a radix sort) times the tree's depth for the walk.
  */
 pfi_error pfi_allocate_tree(const pfi_alloc_jobs *jobs, const pfi_alloc_options *o,
                             const pfi_alloc_tree *t, pfi_alloc_result *r, pfi_alloc_tree_result *tr,

@@ -36,6 +36,8 @@ pfi_error alloc_job_envelope(const alloc_ctx *x, size_t j, bool est)
         else if (i >= 2 && !(turn(v.d[i - 2], v.wt * v.t[i - 2], v.d[i - 1], v.wt * v.t[i - 1],
                                   v.d[i], v.wt * v.t[i]) < 0))
             identity = false;
+        else if (i >= 2 && alloc_slope(&v, i - 1, i) > alloc_slope(&v, i - 2, i - 1))
+            identity = false; /* a rounded slope that rises: pfi_envelope drops the point */
     }
     if (identity) {
         w->kind[j] &= (unsigned char)~bit;

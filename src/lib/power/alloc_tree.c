@@ -384,21 +384,35 @@ static void tree_sums(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, double b
     tr->budget_kind = t->budget_kind;
 }
 
-/* Job j's outputs at candidate i plus the fraction f of the way to candidate q. */
-static void place_job(const alloc_ctx *x, size_t j, size_t i, size_t q, double f,
-                      pfi_alloc_result *r)
+/*
+ * Job j's outputs at candidate i plus the fraction f of the way to candidate q, the greedy's
+ * place (it charged f of the segment's drawn and cap watts). Between neighbouring candidates
+ * with continuous caps: the cap f of the way. Across candidates that are not envelope
+ * vertices (they lie on or below the segment: collinear points, or a dip the envelope
+ * bridges), with continuous caps: the highest cap on the curve within what was charged, in
+ * the units the limits count (by_cap: some limit counts caps, GPUs × cap; by_drawn: some
+ * counts drawn watts): on collinear points the segment's own value, so the greedy stays exact
+ * (it used to snap down to the candidate below: issue 18 item 3, a straight weighted curve
+ * left part way with its watts unspent). With a cap step: the highest candidate within both.
+ */
+static void place_job(const alloc_ctx *x, size_t j, size_t i, size_t q, double f, bool by_cap,
+                      bool by_drawn, pfi_alloc_result *r)
 {
     alloc_view v = alloc_true_view(x, j);
     double cap = v.c[i];
     if (f > 0 && q > i) {
+        double dd = v.d[i] + f * (v.d[q] - v.d[i]), cc = v.c[i] + f * (v.c[q] - v.c[i]);
         if (q == i + 1 && !x->discrete) {
-            cap = v.c[i] + f * (v.c[q] - v.c[i]);
+            cap = cc;
             if (cap > v.c[q])
                 cap = v.c[q];
+        } else if (!x->discrete) {
+            /* the curve's cap at drawn dd (power rising with the cap; where it is flat, the
+               highest cap at that power), within the segment */
+            double cd = pfi_interp(v.d + i, v.c + i, q - i + 1, dd);
+            cap = by_drawn && by_cap ? fmin(cc, cd) : by_drawn ? cd : cc;
+            cap = fmin(fmax(cap, v.c[i]), v.c[q]);
         } else {
-            /* across candidates that are not envelope vertices (or on a cap grid): the
-               highest candidate within both the drawn and the cap watts reached */
-            double dd = v.d[i] + f * (v.d[q] - v.d[i]), cc = v.c[i] + f * (v.c[q] - v.c[i]);
             size_t b = i;
             for (size_t s = i + 1; s <= q; s++)
                 if (v.d[s] <= dd * (1 + 1e-12) && v.c[s] <= cc * (1 + 1e-12))
@@ -613,10 +627,16 @@ struct pfi_alloc_tree_workspace {
     double *jband, *rem, *xs, *ys;
     tree_pos *pos;
     size_t *idx;
-    tree_bseg *bs; /* the segments by bucket (greedy_bucketed) */
-    tree_kp *kp;   /* one bucket's keys, and scratch: 2 per segment */
+    tree_bseg *bs;      /* the segments by bucket (greedy_bucketed) */
+    tree_kp *kp;        /* one bucket's keys, and scratch: 2 per segment */
+    double *ss, *sw;    /* tree_thresholds: slopes and widths of the segments by level */
+    double *jsl, *jw;   /* the same in job order (one kind of limit: its widths) */
+    size_t *sbeg, *tie; /* each job's first segment (n + 1); the segments at a threshold */
+    size_t *nz;         /* per level: 7 × (levels + 2) */
+    double *nd;         /* per level: 4 × (levels + 1) */
+    double *smp;        /* tree_select's sample: 2 × SELECT_SAMPLE */
     size_t n_seg, n_keys, n_ord, n_tmp, n_count, n_jband, n_rem, n_xs, n_ys, n_pos, n_idx, n_bs,
-        n_kp;
+        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw;
 };
 
 pfi_error pfi_alloc_tree_workspace_create(pfi_alloc_tree_workspace **out)
@@ -641,14 +661,320 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
     if (ws == NULL)
         return;
     pfi_alloc_workspace_destroy(ws->w);
-    void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem,
-                    ws->xs,  ws->ys,   ws->pos, ws->idx, ws->bs,    ws->kp};
+    void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem, ws->xs,
+                    ws->ys,  ws->pos,  ws->idx, ws->bs,  ws->kp,    ws->ss,    ws->sw,  ws->sbeg,
+                    ws->tie, ws->nz,   ws->nd,  ws->smp, ws->jsl,   ws->jw};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         pfi_free(ptrs[i]);
     pfi_free(ws);
 }
 
 #define TREE_GROW(ws, f, need) tree_grow((void **)&(ws)->f, &(ws)->n_##f, (need), sizeof *(ws)->f)
+
+/*
+ * The threshold of capacity cap among segments (slope sl[i], width wd[i], i < m; total: the
+ * sum of the widths): λ such
+ * that the segments above it are at most cap wide and those at or above it at least; on
+ * return they are in front, [0, *n_gt) above λ (*w_gt wide), then those at λ. -∞ (every
+ * segment above, *n_gt = m) when all of them fit. Three-way quickselect (as
+ * pfi_alloc_select), expected O(m).
+ */
+static double tree_select_all(double *sl, double *wd, size_t m, double total, double cap,
+                              size_t *n_gt, double *w_gt)
+{
+    if (m == 0 || total <= cap) {
+        *n_gt = m;
+        *w_gt = total;
+        return -INFINITY;
+    }
+    size_t lo = 0, hi = m;
+    double acc = 0;
+    uint64_t state = 0x9E3779B97F4A7C15ull ^ (uint64_t)m;
+    for (;;) {
+        size_t n = hi - lo;
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        double a = sl[lo + state % n], b = sl[lo + (state >> 20) % n],
+               c = sl[lo + (state >> 40) % n];
+        double pivot = fmax(fmin(a, b), fmin(fmax(a, b), c));
+        size_t gt = lo, i = lo, lt = hi;
+        double wg = 0, we = 0;
+        while (i < lt) {
+            double v = sl[i], w = wd[i];
+            if (v > pivot) {
+                wg += w;
+                sl[i] = sl[gt];
+                wd[i] = wd[gt];
+                sl[gt] = v;
+                wd[gt] = w;
+                gt++;
+                i++;
+            } else if (v < pivot) {
+                lt--;
+                sl[i] = sl[lt];
+                wd[i] = wd[lt];
+                sl[lt] = v;
+                wd[lt] = w;
+            } else {
+                we += w;
+                i++;
+            }
+        }
+        if (acc + wg > cap) {
+            hi = gt;
+        } else if (acc + wg + we >= cap) {
+            *n_gt = gt;
+            *w_gt = acc + wg;
+            return pivot;
+        } else {
+            acc += wg + we;
+            lo = lt;
+        }
+        if (lo >= hi) { /* only by rounding (the sums' order): all of the rest fits */
+            *n_gt = lo;
+            *w_gt = acc;
+            return pivot;
+        }
+    }
+}
+
+/* tree_select on many segments: their threshold bracketed from a sample first */
+#define SELECT_SAMPLE 4096
+#define SELECT_MIN (8 * SELECT_SAMPLE)
+#define SELECT_MARGIN 0.03
+
+/*
+ * tree_select_all's result (the same threshold and arrangement, but for the rounding of the
+ * widths' sums), for m of at least SELECT_MIN segments from a bracket: the threshold of a
+ * sample of SELECT_SAMPLE segments (every m / SELECT_SAMPLE-th, widths scaled) at cap ∓
+ * SELECT_MARGIN of the total gives [lo, hi]; one pass puts the segments above hi in front
+ * and those below lo at the back, and when the threshold lies in the bracket (the width
+ * above hi fits, the width down to lo does not) only those inside it are selected; otherwise
+ * all of them. smp: 2 × SELECT_SAMPLE scratch.
+ */
+static double tree_select(double *sl, double *wd, size_t m, double total, double cap, size_t *n_gt,
+                          double *w_gt, double *smp)
+{
+    if (m < SELECT_MIN || total <= cap)
+        return tree_select_all(sl, wd, m, total, cap, n_gt, w_gt);
+    size_t stride = m / SELECT_SAMPLE, ns = 0;
+    double *ssl = smp, *swd = smp + SELECT_SAMPLE, st = 0;
+    for (size_t i = 0; i < m && ns < SELECT_SAMPLE; i += stride, ns++) {
+        ssl[ns] = sl[i];
+        swd[ns] = wd[i] * (double)stride;
+        st += swd[ns];
+    }
+    size_t dn;
+    double dw, eps = SELECT_MARGIN * total;
+    double hi = cap - eps > 0 ? tree_select_all(ssl, swd, ns, st, cap - eps, &dn, &dw) : INFINITY;
+    double lo = tree_select_all(ssl, swd, ns, st, cap + eps, &dn, &dw);
+    if (!(lo < hi) || lo == -INFINITY)
+        return tree_select_all(sl, wd, m, total, cap, n_gt, w_gt);
+    /* [0, a): above hi; [a, i): inside; [b, m): below lo */
+    size_t a = 0, i = 0, b = m;
+    double w_above = 0, w_in = 0;
+    while (i < b) {
+        double v = sl[i], w = wd[i];
+        if (v > hi) {
+            w_above += w;
+            sl[i] = sl[a];
+            wd[i] = wd[a];
+            sl[a] = v;
+            wd[a] = w;
+            a++;
+            i++;
+        } else if (v < lo) {
+            b--;
+            sl[i] = sl[b];
+            wd[i] = wd[b];
+            sl[b] = v;
+            wd[b] = w;
+        } else {
+            w_in += w;
+            i++;
+        }
+    }
+    if (!(w_above <= cap && w_above + w_in >= cap))
+        return tree_select_all(sl, wd, m, total, cap, n_gt, w_gt);
+    double lam = tree_select_all(sl + a, wd + a, b - a, w_in, cap - w_above, n_gt, w_gt);
+    if (lam == -INFINITY) { /* by rounding: everything inside fits; the threshold is below */
+        return tree_select_all(sl, wd, m, total, cap, n_gt, w_gt);
+    }
+    *n_gt += a;
+    *w_gt += w_above;
+    return lam;
+}
+
+/*
+ * The oracle's greedy on a tree whose limits are all of one kind (every level and the site
+ * count caps, or all drawn watts; widths of the segments in that unit), without bands, by
+ * thresholds instead of a sort (issue 18 item 3: 100 000 jobs, 4 levels, inner levels
+ * binding). The greedy takes the segments in descending slope, each as far as every ancestor
+ * allows; a level a fills at some slope s_a (−∞: never) and a job stops at the highest s of
+ * its ancestors, θ_j: it takes every segment above θ_j, none below, and its segments at θ_j
+ * in part. Bottom-up, each level's s_a is a selection over the segments of its subtree that
+ * can still move: its own jobs' segments and what its children pass up — a child that fills
+ * passes up only its segments above s_c, and one of slope s_c as wide as what it has left
+ * there, so that its use is its limit below s_c and its jobs' above. The segments of a
+ * subtree lie in one range of ss/sw (levels in depth-first order, each level's own jobs
+ * first), so a child's survivors are moved down next to its siblings' and selected in place.
+ * Then θ_j top-down, every segment above θ_j taken (rem charged, in one pass up the levels),
+ * and the segments at their job's θ_j — few — taken in the greedy's order (slope descending,
+ * then job order) by its own step (tree_take), as far as every ancestor's remaining capacity
+ * allows. The same allocation as the sorted greedy, but for rounding: rem is summed in
+ * another order (results within 1e-9 relative in bench/alloc_diff.sh). O(S × depth) for S
+ * segments, no sort. rem: after the lowest points; pos: at the lowest points.
+ */
+static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
+                                 pfi_alloc_tree_workspace *ws, const tree_seg *seg,
+                                 const uint64_t *keys, size_t ns, double *rem, tree_pos *pos)
+{
+    const pfi_alloc_jobs *J = x->J;
+    size_t n = J->n, nn = t->n_nodes, site = nn;
+    const double *jsl = ws->jsl, *jw = ws->jw;
+    if (!TREE_GROW(ws, ss, ns) || !TREE_GROW(ws, sw, ns) || !TREE_GROW(ws, nz, 7 * (nn + 2)) ||
+        !TREE_GROW(ws, nd, 4 * (nn + 1)) || !TREE_GROW(ws, smp, 2 * SELECT_SAMPLE))
+        return PFI_ERR_NOMEM;
+    double *sl = ws->ss, *wd = ws->sw;
+    const size_t *sbeg = ws->sbeg;
+    size_t *cbeg = ws->nz, *kids = cbeg + nn + 2, *pre = kids + nn + 1, *own = pre + nn + 1;
+    size_t *sub = own + nn + 1, *start = sub + nn + 1, *live = start + nn + 1;
+    double *sat = ws->nd, *eff = sat + nn + 1, *acc = eff + nn + 1, *tot = acc + nn + 1;
+    /* the levels' children (CSR; the site's: the levels without a parent) */
+    memset(cbeg, 0, (nn + 2) * sizeof *cbeg);
+    for (size_t a = 0; a < nn; a++)
+        cbeg[(t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]) + 1]++;
+    for (size_t a = 0; a <= nn; a++)
+        cbeg[a + 1] += cbeg[a];
+    for (size_t a = 0; a <= nn; a++)
+        live[a] = cbeg[a]; /* fill cursors, for now */
+    for (size_t a = 0; a < nn; a++)
+        kids[live[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]]++] = a;
+    /* depth-first order from the site (a stack in pre, children in order) */
+    size_t np = 0, top = 0;
+    pre[nn] = site; /* the stack grows down from the end of pre: at most nn + 1 entries */
+    top = 1;
+    while (top > 0) {
+        size_t a = pre[nn + 1 - top];
+        top--;
+        pre[np++] = a;
+        for (size_t k = cbeg[a + 1]; k-- > cbeg[a];)
+            pre[nn + 1 - ++top] = kids[k];
+    }
+    /* each level's own segments, its subtree's, and where its range starts */
+    memset(own, 0, (nn + 1) * sizeof *own);
+    for (size_t j = 0; j < n; j++) {
+        size_t a = job_node(t, j);
+        own[a == PFI_TOPO_NONE ? site : a] += sbeg[j + 1] - sbeg[j];
+    }
+    for (size_t a = 0; a <= nn; a++)
+        sub[a] = own[a];
+    for (size_t k = np; k-- > 1;) {
+        size_t a = pre[k];
+        sub[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += sub[a];
+    }
+    start[site] = 0;
+    for (size_t k = 0; k < np; k++) {
+        size_t a = pre[k], cur = start[a] + own[a];
+        for (size_t c = cbeg[a]; c < cbeg[a + 1]; c++) {
+            start[kids[c]] = cur;
+            cur += sub[kids[c]];
+        }
+    }
+    for (size_t a = 0; a <= nn; a++) {
+        live[a] = start[a]; /* fill cursors */
+        tot[a] = 0;
+    }
+    for (size_t j = 0; j < n; j++) {
+        size_t a = job_node(t, j);
+        a = a == PFI_TOPO_NONE ? site : a;
+        double w = 0;
+        size_t k = live[a];
+        for (size_t s = sbeg[j]; s < sbeg[j + 1]; s++, k++) {
+            sl[k] = jsl[s];
+            wd[k] = jw[s];
+            w += jw[s];
+        }
+        live[a] = k;
+        tot[a] += w;
+    }
+    /* bottom up: each level's survivors and threshold */
+    for (size_t k = np; k-- > 0;) {
+        size_t a = pre[k], m = own[a];
+        for (size_t c = cbeg[a]; c < cbeg[a + 1]; c++) {
+            size_t b = kids[c], to = start[a] + m;
+            if (live[b] > 0 && start[b] != to) {
+                memmove(sl + to, sl + start[b], live[b] * sizeof *sl);
+                memmove(wd + to, wd + start[b], live[b] * sizeof *wd);
+            }
+            m += live[b];
+            tot[a] += tot[b];
+        }
+        sat[a] = -INFINITY;
+        if (a == site || isfinite(t->limit_w[a])) {
+            size_t ngt;
+            double wgt, cap = rem[a] > 0 ? rem[a] : 0;
+            sat[a] = tree_select(sl + start[a], wd + start[a], m, tot[a], cap, &ngt, &wgt, ws->smp);
+            if (sat[a] > -INFINITY) {
+                m = ngt;
+                tot[a] = wgt;
+                if (cap > wgt) { /* what it has left at s_a: one segment of that slope */
+                    sl[start[a] + m] = sat[a];
+                    wd[start[a] + m++] = cap - wgt;
+                    tot[a] = cap;
+                }
+            }
+        }
+        live[a] = m;
+    }
+    /* each job's θ: the highest threshold above it */
+    for (size_t k = 0; k < np; k++) {
+        size_t a = pre[k];
+        size_t up = a == site ? site : t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
+        eff[a] = a == site ? sat[a] : fmax(sat[a], eff[up]);
+        acc[a] = 0;
+    }
+    /* every segment above its job's θ, the ones at it listed */
+    size_t nt = 0;
+    size_t *tie = ws->tie;
+    for (size_t j = 0; j < n; j++) {
+        size_t a = job_node(t, j);
+        a = a == PFI_TOPO_NONE ? site : a;
+        double th = eff[a], w = 0;
+        size_t s = sbeg[j];
+        for (; s < sbeg[j + 1] && jsl[s] > th; s++)
+            w += jw[s];
+        if (s > sbeg[j])
+            pos[j].at = pos[j].nx = seg[s - 1].q;
+        for (; s < sbeg[j + 1] && jsl[s] == th; s++)
+            tie[nt++] = s;
+        acc[a] += w;
+    }
+    for (size_t k = np; k-- > 0;) {
+        size_t a = pre[k];
+        rem[a] -= acc[a];
+        if (a != site)
+            acc[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += acc[a];
+    }
+    /* the segments at the thresholds, in the greedy's order: slope descending, then job order
+       (a stable sort by key of the list, which is in segment order) */
+    if (!TREE_GROW(ws, kp, 2 * nt))
+        return PFI_ERR_NOMEM;
+    tree_kp *kp = ws->kp;
+    for (size_t u = 0; u < nt; u++) {
+        kp[u].key = keys[tie[u]];
+        kp[u].i = (uint32_t)u;
+    }
+    kp_merge_sort(kp, kp + nt, nt);
+    for (size_t u = 0; u < nt; u++) {
+        const tree_seg *g = &seg[tie[kp[u].i]];
+        double dummy = 0; /* the caller sums the value from pos */
+        tree_take(t, nn, rem, pos, g->job, job_node(t, g->job), g->p, g->q, g->dw, g->kw, g->val,
+                  &dummy);
+    }
+    return PFI_OK;
+}
 
 /* The oracle on the tree, with the scratch memory of ws. */
 static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
@@ -662,6 +988,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             all_reserve &= t->kind[a] == PFI_LIMIT_RESERVE;
             all_measured &= t->kind[a] == PFI_LIMIT_MEASURED;
         }
+    bool one_kind = all_reserve || all_measured; /* the greedy by thresholds (no bands) */
     pfi_alloc_workspace *w = ws->w;
     pfi_error e = PFI_OK;
     if (!TREE_GROW(ws, rem, nn + 1) || !TREE_GROW(ws, pos, n) || !alloc_ws_jobs(w, n))
@@ -680,6 +1007,8 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             maxm = v.m;
     }
     if (!TREE_GROW(ws, seg, total) || !TREE_GROW(ws, keys, 2 * total) ||
+        !TREE_GROW(ws, sbeg, n + 1) || !TREE_GROW(ws, tie, total) ||
+        (one_kind && (!TREE_GROW(ws, jsl, total) || !TREE_GROW(ws, jw, total))) ||
         (t->band != NULL && !TREE_GROW(ws, jband, n)) || !TREE_GROW(ws, idx, maxm) ||
         !TREE_GROW(ws, xs, maxm) || !TREE_GROW(ws, ys, maxm))
         return PFI_ERR_NOMEM;
@@ -687,7 +1016,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     uint64_t *keys = ws->keys;
     double *jband = t->band != NULL ? ws->jband : NULL;
     size_t *idx = ws->idx;
-    double *xs = ws->xs, *ys = ws->ys;
+    double *xs = ws->xs, *ys = ws->ys, *jsl = ws->jsl, *jw = ws->jw;
     double ref_p = 0, ref_t = 0, lo_p = 0;
     for (size_t j = 0; j < n; j++) {
         size_t last = J->offset[j + 1] - 1;
@@ -718,7 +1047,15 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             xs[i] = all_reserve ? g * v.c[i] : v.d[i];
             ys[i] = v.wt * v.t[i];
         }
-        size_t ne = pfi_envelope(xs, ys, v.m, idx);
+        size_t ne;
+        if (all_reserve) {
+            ne = pfi_envelope(xs, ys, v.m, idx);
+        } else { /* on (drawn, weighted tokens/s): alloc_job_prepare's envelope, the same */
+            ne = alloc_n_vtx(&x, j, false);
+            for (size_t s = 0; s < ne; s++)
+                idx[s] = alloc_vtx(&x, j, false, s);
+        }
+        ws->sbeg[j] = ns;
         pos[j].at = pos[j].nx = (uint32_t)idx[0];
         pos[j].fr = 0;
         charge(t, j, v.d[idx[0]], g * v.c[idx[0]], rem, 1);
@@ -729,7 +1066,12 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             sg->dw = v.d[q] - v.d[p];
             sg->kw = g * (v.c[q] - v.c[p]);
             sg->val = ys[q] - ys[p];
-            uint64_t key = ~order_bits(sg->val / (xs[q] - xs[p])); /* the slope's sort key */
+            double slope = sg->val / (xs[q] - xs[p]);
+            uint64_t key = ~order_bits(slope); /* the slope's sort key */
+            if (one_kind) {
+                jsl[ns] = slope;
+                jw[ns] = all_reserve ? sg->kw : sg->dw;
+            }
             keys[ns++] = key;
             kmin = key < kmin ? key : kmin;
             kmax = key > kmax ? key : kmax;
@@ -739,6 +1081,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             sg->q = (uint32_t)q;
         }
     }
+    ws->sbeg[n] = ns;
     /* infeasible: a level (or the site) cannot hold its jobs at their lowest caps */
     bool feasible = true;
     for (size_t a = 0; a <= nn && feasible; a++) {
@@ -760,7 +1103,11 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     bool bands = false;
     for (size_t q = 0; jband != NULL && q < ns && !bands; q++)
         bands = jband[seg[q].job] != jband[seg[0].job];
-    if (feasible && !bands && nn < UINT32_MAX) {
+    bool by_thresholds = feasible && !bands && one_kind && ns < UINT32_MAX;
+    if (by_thresholds) {
+        if ((e = tree_thresholds(&x, t, ws, seg, keys, ns, rem, pos)) != PFI_OK)
+            return e;
+    } else if (feasible && !bands && nn < UINT32_MAX) {
         if (!TREE_GROW(ws, bs, ns) || !TREE_GROW(ws, kp, 2 * ns) ||
             !TREE_GROW(ws, count, 2 * BUCKET_SIZE + 1 + RADIX_SIZE))
             return PFI_ERR_NOMEM;
@@ -784,8 +1131,15 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
                 break; /* no later segment can be taken (see greedy_bucketed) */
         }
     }
+    if (by_thresholds)
+        value = 0; /* summed here, over the jobs' places on their envelopes */
     for (size_t j = 0; j < n; j++) {
-        place_job(&x, j, pos[j].at, pos[j].nx, pos[j].fr, r);
+        if (by_thresholds) {
+            alloc_view v = alloc_true_view(&x, j);
+            double y0 = v.wt * v.t[pos[j].at];
+            value += pos[j].fr > 0 ? y0 + pos[j].fr * (v.wt * v.t[pos[j].nx] - y0) : y0;
+        }
+        place_job(&x, j, pos[j].at, pos[j].nx, pos[j].fr, !all_measured, !all_reserve, r);
         tree_marginals(J, j, r);
     }
     tree_totals(J, r);
@@ -818,12 +1172,12 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
  * (issue 18 item 3: 100 000 jobs, 4 levels). The two differ only in rounding (the partial
  * job's fraction: the greedy subtracts the segments' widths from the budget in slope order,
  * the selection sums them in its own), and this path places the partial job as the greedy
- * does (place_job: on an envelope segment that skips candidates, snapped down to the highest
- * candidate reached) and gives the greedy's marginals, totals and method. Only for a drawn
- * (measured) budget, continuous caps, no cap bounds or floors (the greedy's snapped partial
- * jobs there differ by more than rounding: not held to it) and one band; returns false, r and tr to
- * be overwritten, when the flat call fails or is infeasible or a level would go over its limit: the
- * caller then runs the greedy.
+ * does (place_job: on an envelope segment that skips candidates, the highest cap within the
+ * drawn and cap watts the greedy charges) and gives the greedy's marginals, totals and method. Only
+ * for a drawn (measured) budget, continuous caps, no cap bounds or floors (the greedy's snapped
+ * partial jobs there differ by more than rounding: not held to it) and one band; returns false, r
+ * and tr to be overwritten, when the flat call fails or is infeasible or a level would go over its
+ * limit: the caller then runs the greedy.
  */
 static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                             const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
@@ -837,6 +1191,9 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
         return false;
     alloc_ctx x = {J, &fo, w, false};
     double tol = 1e-12;
+    bool by_cap = false; /* a level counts caps (the budget here counts drawn watts) */
+    for (size_t a = 0; a < nn; a++)
+        by_cap |= isfinite(t->limit_w[a]) && t->kind[a] == PFI_LIMIT_RESERVE;
     /* jobs placed below their point on the envelope (at most FLAT_MOVED): what the greedy
        charges the levels above them beyond what they draw and reserve once placed */
     enum { FLAT_MOVED = 8 };
@@ -856,7 +1213,7 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                     if (n_moved == FLAT_MOVED)
                         return false;
                     double f = (pw - v.d[p]) / (v.d[q] - v.d[p]), g = alloc_opt(J->gpus, j, 1.0);
-                    place_job(&x, j, p, q, f, r);
+                    place_job(&x, j, p, q, f, by_cap, true, r);
                     moved[n_moved] = j;
                     more_d[n_moved] = pw - r->power_w[j];
                     more_k[n_moved++] = g * (v.c[p] + f * (v.c[q] - v.c[p])) - g * r->cap_w[j];

@@ -113,10 +113,18 @@ size_t pfi_envelope(const double *x, const double *y, size_t n, size_t *idx)
             else
                 continue;
         }
-        /* pop while the last vertex is on or below the chord from its predecessor to i */
-        while (m >= 2 &&
-               turn(x[idx[m - 2]], y[idx[m - 2]], x[idx[m - 1]], y[idx[m - 1]], x[i], y[i]) >= 0)
+        /* pop while the last vertex is on or below the chord from its predecessor to i, or the
+           slope to i, as computed, is above the slope to the last vertex: nearly collinear
+           points, where the cross product and the two divisions round differently (the
+           allocators compare these very slopes; one that rose made the tree's greedy skip a
+           segment, and the flat threshold land where a job never got: issue 18 item 3) */
+        while (m >= 2) {
+            size_t a = idx[m - 2], b = idx[m - 1];
+            if (turn(x[a], y[a], x[b], y[b], x[i], y[i]) < 0 &&
+                !((y[i] - y[b]) / (x[i] - x[b]) > (y[b] - y[a]) / (x[b] - x[a])))
+                break;
             m--;
+        }
         idx[m++] = i;
     }
     return m;
