@@ -135,6 +135,7 @@ typedef struct cjob {
     bool fresh;       /* every GPU had a trustworthy reading this period */
     bool repeated;    /* a GPU's reading is the one of the last period (not a new sample) */
     bool ref_settled; /* the reference has seen a settled uncapped power */
+    double moved_s;   /* Unix s of the last period that sent one of its GPUs a cap (-inf) */
 } cjob;
 
 struct pfi_ctl {
@@ -157,8 +158,10 @@ struct pfi_ctl {
     double *non_gpu_w; /* per agent: its node's measured non-GPU power this period (NaN none) */
     double *last_put_s;
     /* per agent, its last answer's sampled_at_s, sampling_interval_s and when it came (wall
-     * s): when its next sample is due (the lockstep reads it again then, not before) */
-    double *samp_at, *samp_iv, *samp_read;
+     * s): when its next sample is due (the lockstep reads it again then, not before); the
+     * last period that sent one of its GPUs a cap (wall s, -inf none); and the lockstep's
+     * scratch: the time its readings must be stamped after (wall s) */
+    double *samp_at, *samp_iv, *samp_read, *moved_at, *need_at;
     ctl_http_req *req;
     char **bodies;
     pfi_agent_state *st;
@@ -175,6 +178,10 @@ struct pfi_ctl {
     char pending_note[160];    /* pfi_ctl_note: leads the next period's note; "" none */
     size_t prom_stale;         /* GPUs whose Prometheus reading was stale this period */
     bool prev_settled;         /* last period's caps were all confirmed (feedback is meaningful) */
+    bool stepped;              /* a period has run: the prev_ fields below hold its budget */
+    bool prev_event;           /* the last period's event flag, budget and reduction (the */
+    double prev_budget_w;      /* step's arguments): a change of them skips the lockstep's */
+    double prev_reduction;     /* wait (pfi_ctl_step) */
     int quiet;                 /* periods since caps last changed */
     double last_change_wall_s; /* Unix s of the last cap change (energy segments start) */
     unsigned long seq;
@@ -282,7 +289,7 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->up = pfi_calloc(n, sizeof *c->up);
     c->non_gpu_w = pfi_malloc((n ? n : 1) * sizeof *c->non_gpu_w);
     c->last_put_s = pfi_calloc(n, sizeof *c->last_put_s);
-    c->samp_at = pfi_malloc((n ? 3 * n : 1) * sizeof *c->samp_at);
+    c->samp_at = pfi_malloc((n ? 5 * n : 1) * sizeof *c->samp_at);
     c->req = pfi_calloc(n, sizeof *c->req);
     c->bodies = pfi_calloc(n, sizeof *c->bodies);
     c->st = pfi_malloc(sizeof *c->st);
@@ -301,8 +308,10 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->ramp_plan_w = c->ramp_meas_w = NAN;
     c->samp_iv = c->samp_at + n;
     c->samp_read = c->samp_at + 2 * n;
+    c->moved_at = c->samp_at + 3 * n;
+    c->need_at = c->samp_at + 4 * n;
     for (size_t i = 0; i < n; i++) {
-        c->last_put_s[i] = -INFINITY;
+        c->last_put_s[i] = c->moved_at[i] = -INFINITY;
         c->non_gpu_w[i] = NAN;
         c->samp_at[i] = c->samp_iv[i] = c->samp_read[i] = NAN;
     }
@@ -455,6 +464,7 @@ static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
     memset(j, 0, sizeof *j);
     ctl_copy(j->id, sizeof j->id, id);
     j->ref_pg_w = j->ref_tput_pg = j->model_pfi = j->last_power_w = NAN;
+    j->moved_s = -INFINITY;
     job_reset(j);
     double rp, rt;
     if (c->audit != NULL && ctl_audit_job_ref(c->audit, id, &rp, &rt)) {
@@ -1443,6 +1453,8 @@ typedef struct period {
     double budget_w;      /* the cluster budget B (NaN outside an event) */
     double stage_limit_w; /* what the staged increases must fit under */
     bool blind;           /* a GPU lacks a trustworthy reading: hold the last safe caps */
+    bool lagged;          /* a reading predates its agent's last cap change (a budget change
+                             did not wait): no ground for the feedback or the over-budget count */
 } period;
 
 /* A new period: the report cleared, every GPU and job unseen until read. */
@@ -1711,7 +1723,7 @@ static pfi_error period_budget(pfi_ctl *c, period *p, double budget_w, double re
     ctl_feedback_in fi = {.event = p->event,
                           .caps_confirmed = c->prev_settled,
                           .quiet = (unsigned)c->quiet,
-                          .readings_fresh = !p->blind,
+                          .readings_fresh = !p->blind && !p->lagged,
                           .measured_w = p->measured_w - p->unmanaged_w,
                           .predicted_w = predicted_managed,
                           .scale_w = scale,
@@ -1770,14 +1782,18 @@ static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl
 {
     pfi_stage_gpu *sg = pfi_malloc((c->ng + 1) * sizeof *sg);
     double *send = pfi_malloc((c->ng + 1) * sizeof *send);
-    if (sg == NULL || send == NULL) {
+    bool *moved = pfi_calloc(c->ng + 1, sizeof *moved); /* sent a cap this period */
+    if (sg == NULL || send == NULL || moved == NULL) {
         pfi_free(sg);
         pfi_free(send);
+        pfi_free(moved);
         return PFI_ERR_NOMEM;
     }
     stage_state(c, sg);
     size_t sent = 0, unconf1 = 0, unconf2 = 0;
     pfi_stage_decreases(sg, c->ng, send);
+    for (size_t gi = 0; gi < c->ng; gi++)
+        moved[gi] = isfinite(send[gi]);
     pfi_error e = push(c, send, 1, t_s, &sent, &unconf1, false);
     if (e != PFI_OK)
         goto out;
@@ -1795,6 +1811,8 @@ static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl
             send[gi] = NAN;
     else
         ninc = pfi_stage_increases(sg, c->ng, p->stage_limit_w, stage_cost, c, send, NULL);
+    for (size_t gi = 0; gi < c->ng; gi++)
+        moved[gi] = moved[gi] || isfinite(send[gi]);
     size_t want_inc = 0;
     for (size_t gi = 0; gi < c->ng; gi++)
         if (sg[gi].reachable && isfinite(sg[gi].target_w) && isfinite(sg[gi].confirmed_w) &&
@@ -1806,6 +1824,14 @@ static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl
     if (rep->decreases + ninc > 0) {
         c->last_change_wall_s = ctl_wall(c);
         c->quiet = 0;
+        /* the agents and jobs whose caps moved: the lockstep waits for their readings only */
+        for (size_t gi = 0; gi < c->ng; gi++) {
+            if (!moved[gi])
+                continue;
+            c->moved_at[c->g[gi].agent] = c->last_change_wall_s;
+            if (c->g[gi].job_ix != SIZE_MAX)
+                c->j[c->g[gi].job_ix].moved_s = c->last_change_wall_s;
+        }
     } else {
         c->quiet++;
     }
@@ -1817,6 +1843,7 @@ static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl
 out:
     pfi_free(sg);
     pfi_free(send);
+    pfi_free(moved);
     return e;
 }
 
@@ -1854,7 +1881,8 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
     double tot = p->measured_w + p->reserve_w;
     bool over = c->event_k >= 3 && rep->agents_up > 0 && isfinite(tot) && isfinite(p->budget_w) &&
                 tot > 1.01 * p->budget_w;
-    c->over_run = over ? c->over_run + 1 : 0;
+    if (!p->lagged) /* readings of the caps before: held, neither counted nor cleared */
+        c->over_run = over ? c->over_run + 1 : 0;
     rep->over_w = c->over_run >= 3 ? tot - p->budget_w : NAN;
     for (size_t a = 0; a < c->cfg.n_agents; a++)
         rep->unreachable += !c->up[a];
@@ -1927,14 +1955,41 @@ static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d
 /* One period, in phases: read, estimate, budget, actuate, then report and audit. A phase
  * that fails ends the period (its audit transaction committed as far as it got). */
 /* Whether a GPU with a trusted reading this period has one stamped before t (Unix s). */
-static bool readings_before(const pfi_ctl *c, double t)
+static bool reading_before(const pfi_ctl *c, const cgpu *g)
 {
+    return g->seen && g->reading == CTL_READING_OK && isfinite(g->sample_t_s) &&
+           g->sample_t_s < c->need_at[g->agent];
+}
+
+static bool readings_before(const pfi_ctl *c)
+{
+    for (size_t gi = 0; gi < c->ng; gi++)
+        if (reading_before(c, &c->g[gi]))
+            return true;
+    return false;
+}
+
+/* The lockstep's bound per agent (need_at): its readings must be stamped after the last
+ * period that sent a cap to one of its GPUs, or to a GPU of a job it runs (a job on several
+ * nodes slows as one), and the settling after it; -inf where none was sent. An agent none
+ * of whose caps moved at the last change has readings that already show the caps in force,
+ * and is not read again for it (at 1 000 agents a feedback correction moved 89). */
+static void lockstep_need(pfi_ctl *c)
+{
+    for (size_t a = 0; a < c->cfg.n_agents; a++)
+        c->need_at[a] = c->moved_at[a];
     for (size_t gi = 0; gi < c->ng; gi++) {
         const cgpu *g = &c->g[gi];
-        if (g->seen && g->reading == CTL_READING_OK && isfinite(g->sample_t_s) && g->sample_t_s < t)
-            return true;
+        if (!g->seen || g->job[0] == '\0')
+            continue;
+        slot_key k = {c, 0, g->job};
+        size_t ix = hidx_find(&c->j_index, hidx_hash(g->job, strlen(g->job), HIDX_SEED), job_is,
+                              &k);
+        if (ix != SIZE_MAX)
+            c->need_at[g->agent] = fmax(c->need_at[g->agent], c->j[ix].moved_s);
     }
-    return false;
+    for (size_t a = 0; a < c->cfg.n_agents; a++)
+        c->need_at[a] += CTL_CHANGE_SETTLE_S;
 }
 
 /* When agent a's first sample stamped at or after t is due (wall s): its last sample plus
@@ -1954,38 +2009,36 @@ static double sample_due(const pfi_ctl *c, size_t a, double t)
     return due;
 }
 
-/* The agents with a GPU whose reading is stamped before t (want[a]); the earliest time one
- * of them has a newer sample due (wall s; INFINITY when none). */
-static double wanted_before(const pfi_ctl *c, double t, bool *want)
+/* The agents with a GPU whose reading is stamped before their need_at (want[a]); the
+ * earliest time one of them has a newer sample due (wall s; INFINITY when none). */
+static double wanted_before(const pfi_ctl *c, bool *want)
 {
     size_t n = c->cfg.n_agents;
     memset(want, 0, n * sizeof *want);
-    for (size_t gi = 0; gi < c->ng; gi++) {
-        const cgpu *g = &c->g[gi];
-        if (g->seen && g->reading == CTL_READING_OK && isfinite(g->sample_t_s) && g->sample_t_s < t)
-            want[g->agent] = true;
-    }
+    for (size_t gi = 0; gi < c->ng; gi++)
+        if (reading_before(c, &c->g[gi]))
+            want[c->g[gi].agent] = true;
     double first = INFINITY;
     for (size_t a = 0; a < n; a++)
         if (want[a])
-            first = fmin(first, sample_due(c, a, t));
+            first = fmin(first, sample_due(c, a, c->need_at[a]));
     return first;
 }
 
 /* The lockstep's read again (no Prometheus): only the agents with a reading stamped before
- * t whose next sample is due by due_by (wall s), their GPUs unseen until they answer (as
+ * their need_at whose next sample is due by due_by (wall s), their GPUs unseen until they answer (as
  * period_begin leaves every GPU); the other agents' answers of this period stand (at 1 000
  * agents a read of all of them costs about 50 ms of CPU); a job's throughput is the largest
  * of the period's answers. rep->agents_up counted again. Errors: PFI_ERR_NOMEM. */
-static pfi_error reread_before(pfi_ctl *c, double t, double due_by, pfi_ctl_report *rep)
+static pfi_error reread_before(pfi_ctl *c, double due_by, pfi_ctl_report *rep)
 {
     size_t n = c->cfg.n_agents;
     bool *want = pfi_calloc(n ? n : 1, sizeof *want);
     if (want == NULL)
         return PFI_ERR_NOMEM;
-    wanted_before(c, t, want);
+    wanted_before(c, want);
     for (size_t a = 0; a < n; a++)
-        if (want[a] && sample_due(c, a, t) > due_by)
+        if (want[a] && sample_due(c, a, c->need_at[a]) > due_by)
             want[a] = false;
     for (size_t a = 0; a < n; a++)
         for (size_t k = want[a] ? c->agent_first[a] : SIZE_MAX; k != SIZE_MAX;
@@ -1999,6 +2052,12 @@ static pfi_error reread_before(pfi_ctl *c, double t, double due_by, pfi_ctl_repo
         rep->agents_up += c->up[a];
     pfi_free(want);
     return e;
+}
+
+/* a and b equal, or both NaN */
+static bool same_value(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
 }
 
 pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, double reduction,
@@ -2015,17 +2074,32 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
     }
     if (e == PFI_OK)
         e = period_read(c, rep);
-    /* lockstep with the caps: a reading stamped before the last confirmed change (and the
-     * settling after it) shows the caps before; a step that comes soon after the last one
-     * (a short period, a loaded host running behind) waits for newer ones, at most half a
-     * period, every agent answering. Without it the power a period measures depends on how
-     * far behind the host runs, not on the caps. (On the emulated clock the advance took
-     * readings at t_s, after the last caps: no wait.) */
-    double need = isfinite(c->cfg.clock_unix_s) ? NAN : c->last_change_wall_s + CTL_CHANGE_SETTLE_S;
+    /* lockstep with the caps: a reading stamped before the last change of its agent's caps
+     * (or its jobs', and the settling after it: lockstep_need) shows the caps before; a step
+     * that comes soon after the last one (a short period, a loaded host running behind) waits
+     * for newer ones, at most half a period, every agent answering. Without it the power a
+     * period measures depends on how far behind the host runs, not on the caps. (On the
+     * emulated clock the advance took readings at t_s, after the last caps: no wait.)
+     * A period whose budget changed does not wait (issue 18 item 7: <= 500 ms from a budget
+     * change to confirmed caps) unless the allocation reads measured power (the tree: its
+     * measured levels and ramp gain): outside the tree the caps come from the curves, whose
+     * reference and PFI are learnt only after 2-3 uncapped periods, so readings one period
+     * old give the same caps; the feedback and the over-budget count skip the period
+     * (p.lagged), and the next period's lockstep waits as before. */
+    bool moved = c->stepped && (event != c->prev_event ||
+                                (event && (!same_value(budget_w, c->prev_budget_w) ||
+                                           !same_value(reduction, c->prev_reduction))));
+    c->stepped = true;
+    c->prev_event = event;
+    c->prev_budget_w = budget_w;
+    c->prev_reduction = reduction;
+    bool lockstep = !isfinite(c->cfg.clock_unix_s);
+    if (lockstep)
+        lockstep_need(c);
     double until = now_mono() + fmin(0.5 * c->cfg.period_s, 2.0);
     bool *want = NULL;
-    while (e == PFI_OK && isfinite(need) && rep->agents_up == c->cfg.n_agents &&
-           readings_before(c, need)) {
+    while (e == PFI_OK && lockstep && !(moved && !tree_mode(c)) &&
+           rep->agents_up == c->cfg.n_agents && readings_before(c)) {
         if (c->prom_on) { /* Prometheus' readings: everything read again */
             if (now_mono() + CTL_RETRY_S >= until)
                 break;
@@ -2041,16 +2115,17 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
             e = PFI_ERR_NOMEM;
             break;
         }
-        double wait = wanted_before(c, need, want) + CTL_SAMPLE_BATCH_S - ctl_wall(c);
+        double wait = wanted_before(c, want) + CTL_SAMPLE_BATCH_S - ctl_wall(c);
         if (now_mono() + fmax(wait, 0) >= until)
             break;
         if (wait > 0) {
             struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
             nanosleep(&ts, NULL);
         }
-        e = reread_before(c, need, ctl_wall(c), rep);
+        e = reread_before(c, ctl_wall(c), rep);
     }
     pfi_free(want);
+    p.lagged = lockstep && moved && !tree_mode(c) && readings_before(c);
     if (e == PFI_OK)
         e = period_estimate(c, &p, rep);
     if (e == PFI_OK)
