@@ -1980,11 +1980,11 @@ static void lockstep_need(pfi_ctl *c)
         c->need_at[a] = c->moved_at[a];
     for (size_t gi = 0; gi < c->ng; gi++) {
         const cgpu *g = &c->g[gi];
-        if (!g->seen || g->job[0] == '\0')
+        if (g->job[0] == '\0') /* its job as last read */
             continue;
         slot_key k = {c, 0, g->job};
-        size_t ix = hidx_find(&c->j_index, hidx_hash(g->job, strlen(g->job), HIDX_SEED), job_is,
-                              &k);
+        size_t ix =
+            hidx_find(&c->j_index, hidx_hash(g->job, strlen(g->job), HIDX_SEED), job_is, &k);
         if (ix != SIZE_MAX)
             c->need_at[g->agent] = fmax(c->need_at[g->agent], c->j[ix].moved_s);
     }
@@ -2009,12 +2009,14 @@ static double sample_due(const pfi_ctl *c, size_t a, double t)
     return due;
 }
 
-/* The agents with a GPU whose reading is stamped before their need_at (want[a]); the
- * earliest time one of them has a newer sample due (wall s; INFINITY when none). */
-static double wanted_before(const pfi_ctl *c, bool *want)
+/* The agents not read yet this period (defer[a]: their last reading is before need_at and
+ * their next sample not yet due; see pfi_ctl_step) and those with a GPU whose reading is
+ * stamped before their need_at (want[a]); the earliest time one of them has a newer sample
+ * due (wall s; INFINITY when none). */
+static double wanted_before(const pfi_ctl *c, const bool *defer, bool *want)
 {
     size_t n = c->cfg.n_agents;
-    memset(want, 0, n * sizeof *want);
+    memcpy(want, defer, n * sizeof *want);
     for (size_t gi = 0; gi < c->ng; gi++)
         if (reading_before(c, &c->g[gi]))
             want[c->g[gi].agent] = true;
@@ -2026,17 +2028,17 @@ static double wanted_before(const pfi_ctl *c, bool *want)
 }
 
 /* The lockstep's read again (no Prometheus): only the agents with a reading stamped before
- * their need_at whose next sample is due by due_by (wall s), their GPUs unseen until they answer (as
- * period_begin leaves every GPU); the other agents' answers of this period stand (at 1 000
+ * their need_at whose next sample is due by due_by (wall s), their GPUs unseen until they answer
+ * (as period_begin leaves every GPU); the other agents' answers of this period stand (at 1 000
  * agents a read of all of them costs about 50 ms of CPU); a job's throughput is the largest
  * of the period's answers. rep->agents_up counted again. Errors: PFI_ERR_NOMEM. */
-static pfi_error reread_before(pfi_ctl *c, double due_by, pfi_ctl_report *rep)
+static pfi_error reread_before(pfi_ctl *c, bool *defer, double due_by, pfi_ctl_report *rep)
 {
     size_t n = c->cfg.n_agents;
     bool *want = pfi_calloc(n ? n : 1, sizeof *want);
     if (want == NULL)
         return PFI_ERR_NOMEM;
-    wanted_before(c, want);
+    wanted_before(c, defer, want);
     for (size_t a = 0; a < n; a++)
         if (want[a] && sample_due(c, a, c->need_at[a]) > due_by)
             want[a] = false;
@@ -2048,9 +2050,38 @@ static pfi_error reread_before(pfi_ctl *c, double due_by, pfi_ctl_report *rep)
         }
     pfi_error e = read_agents(c, want, true, rep);
     rep->agents_up = 0;
+    for (size_t a = 0; a < n; a++) {
+        rep->agents_up += c->up[a];
+        defer[a] = defer[a] && !want[a];
+    }
+    pfi_free(want);
+    return e;
+}
+
+/* The lockstep's first read of a period (pfi_ctl_step): the agents whose last reading is
+ * stamped before their need_at and whose next sample is not due within CTL_SAMPLE_BATCH_S
+ * would answer with a reading of the caps before (read at once, then again once due: two
+ * reads, at 1 000 agents ~20 ms of CPU): they are left out (defer[a], *any) until it is
+ * due; the others are read. Errors: PFI_ERR_NOMEM. */
+static pfi_error read_undeferred(pfi_ctl *c, bool *defer, bool *any, pfi_ctl_report *rep)
+{
+    size_t n = c->cfg.n_agents;
+    bool *now = pfi_malloc((n ? n : 1) * sizeof *now);
+    if (now == NULL)
+        return PFI_ERR_NOMEM;
+    double t = ctl_wall(c) + CTL_SAMPLE_BATCH_S;
+    *any = false;
+    for (size_t a = 0; a < n; a++) {
+        double s = c->samp_at[a], need = c->need_at[a];
+        defer[a] = c->up[a] && isfinite(need) && isfinite(s) && s < need &&
+                   isfinite(c->samp_iv[a]) && c->samp_iv[a] > 0 && sample_due(c, a, need) > t;
+        now[a] = !defer[a];
+        *any = *any || defer[a];
+    }
+    pfi_error e = read_agents(c, now, true, rep);
     for (size_t a = 0; a < n; a++)
         rep->agents_up += c->up[a];
-    pfi_free(want);
+    pfi_free(now);
     return e;
 }
 
@@ -2072,8 +2103,6 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         c->clock_now_s = c->cfg.clock_unix_s + t_s;
         e = advance_clocks(c, t_s, d);
     }
-    if (e == PFI_OK)
-        e = period_read(c, rep);
     /* lockstep with the caps: a reading stamped before the last change of its agent's caps
      * (or its jobs', and the settling after it: lockstep_need) shows the caps before; a step
      * that comes soon after the last one (a short period, a loaded host running behind) waits
@@ -2085,21 +2114,32 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
      * measured levels and ramp gain): outside the tree the caps come from the curves, whose
      * reference and PFI are learnt only after 2-3 uncapped periods, so readings one period
      * old give the same caps; the feedback and the over-budget count skip the period
-     * (p.lagged), and the next period's lockstep waits as before. */
-    bool moved = c->stepped && (event != c->prev_event ||
-                                (event && (!same_value(budget_w, c->prev_budget_w) ||
-                                           !same_value(reduction, c->prev_reduction))));
+     * (p.lagged), and the next period's lockstep waits as before. An agent whose next
+     * sample is not due yet is not read before it is (read_undeferred). */
+    bool moved = c->stepped &&
+                 (event != c->prev_event || (event && (!same_value(budget_w, c->prev_budget_w) ||
+                                                       !same_value(reduction, c->prev_reduction))));
     c->stepped = true;
     c->prev_event = event;
     c->prev_budget_w = budget_w;
     c->prev_reduction = reduction;
     bool lockstep = !isfinite(c->cfg.clock_unix_s);
+    bool wait = lockstep && !(moved && !tree_mode(c));
+    bool *defer = NULL, deferred = false;
     if (lockstep)
         lockstep_need(c);
+    if (e == PFI_OK && wait && !c->prom_on) {
+        if ((defer = pfi_calloc(c->cfg.n_agents + 1, sizeof *defer)) == NULL)
+            e = PFI_ERR_NOMEM;
+        else
+            e = read_undeferred(c, defer, &deferred, rep);
+    } else if (e == PFI_OK) {
+        e = period_read(c, rep);
+    }
     double until = now_mono() + fmin(0.5 * c->cfg.period_s, 2.0);
     bool *want = NULL;
-    while (e == PFI_OK && lockstep && !(moved && !tree_mode(c)) &&
-           rep->agents_up == c->cfg.n_agents && readings_before(c)) {
+    while (e == PFI_OK && wait && rep->agents_up == c->cfg.n_agents &&
+           (deferred || readings_before(c))) {
         if (c->prom_on) { /* Prometheus' readings: everything read again */
             if (now_mono() + CTL_RETRY_S >= until)
                 break;
@@ -2115,16 +2155,26 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
             e = PFI_ERR_NOMEM;
             break;
         }
-        double wait = wanted_before(c, want) + CTL_SAMPLE_BATCH_S - ctl_wall(c);
-        if (now_mono() + fmax(wait, 0) >= until)
+        double dt = wanted_before(c, defer, want) + CTL_SAMPLE_BATCH_S - ctl_wall(c);
+        if (now_mono() + fmax(dt, 0) >= until)
             break;
-        if (wait > 0) {
-            struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
+        if (dt > 0) {
+            struct timespec ts = {(time_t)dt, (long)((dt - floor(dt)) * 1e9)};
             nanosleep(&ts, NULL);
         }
-        e = reread_before(c, ctl_wall(c), rep);
+        e = reread_before(c, defer, ctl_wall(c), rep);
+        deferred = false;
+        for (size_t a = 0; a < c->cfg.n_agents; a++)
+            deferred = deferred || defer[a];
     }
     pfi_free(want);
+    if (e == PFI_OK && deferred) { /* the wait ran out: what they have */
+        e = read_agents(c, defer, true, rep);
+        rep->agents_up = 0;
+        for (size_t a = 0; a < c->cfg.n_agents; a++)
+            rep->agents_up += c->up[a];
+    }
+    pfi_free(defer);
     p.lagged = lockstep && moved && !tree_mode(c) && readings_before(c);
     if (e == PFI_OK)
         e = period_estimate(c, &p, rep);
