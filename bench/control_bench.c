@@ -11,7 +11,8 @@
  * change to all caps confirmed over the changes (a change every third period, the
  * reduction cycling 30, 10, 40, 20 %), the controller's CPU per period (median, max), its
  * peak resident memory, and the caps left unconfirmed. Exit 1 when a cap stayed unconfirmed
- * or the release failed.
+ * or the release failed. BENCH_TRACE=1 (environment): each period's wall and CPU time and
+ * its decreases and increases on stderr.
  *
  * RACKS > 1: the two-level stand-in. The N agents are dealt in RACKS consecutive slices, each
  * to a rack controller of its own (a child process running the same pfi_ctl_step over its
