@@ -24,7 +24,7 @@
 #      BENCH_CURL=1 adds a row per size with every request through libcurl (BENCH_HTTP=curl:
 #      the controller's client before its own), BENCH_BASE=PATH a row per size with another
 #      build's control_bench (an earlier commit's, against the same agents), both before the
-#      flat row.
+#      flat row. BENCH_TRACE=1: control_bench prints each period (wall, CPU, caps) on stderr.
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$SRC/build}

@@ -11,7 +11,8 @@
  * change to all caps confirmed over the changes (a change every third period, the
  * reduction cycling 30, 10, 40, 20 %), the controller's CPU per period (median, max), its
  * peak resident memory, and the caps left unconfirmed. Exit 1 when a cap stayed unconfirmed
- * or the release failed.
+ * or the release failed. BENCH_TRACE=1 (environment): each period's wall and CPU time and
+ * its decreases and increases on stderr.
  *
  * RACKS > 1: the two-level stand-in. The N agents are dealt in RACKS consecutive slices, each
  * to a rack controller of its own (a child process running the same pfi_ctl_step over its
@@ -87,6 +88,8 @@ static int run_controller(pfi_ctl_agent_spec *agents, size_t na, int periods, co
     c.audit_path = audit;
     /* BENCH_HTTP=curl: every request through libcurl (the client before the built-in one) */
     const char *hc = getenv("BENCH_HTTP");
+    const char *tr = getenv("BENCH_TRACE");
+    bool trace = tr != NULL && strcmp(tr, "1") == 0;
     c.http_libcurl_only = hc != NULL && strcmp(hc, "curl") == 0;
     pfi_ctl *ctl;
     if (pfi_ctl_create(&c, &ctl, &d) != PFI_OK) {
@@ -113,6 +116,9 @@ static int run_controller(pfi_ctl_agent_spec *agents, size_t na, int periods, co
             return 1;
         res->cpu[k] = c1 - c0;
         res->change[k] = w1 - w0;
+        if (trace) /* BENCH_TRACE=1: each period on stderr */
+            fprintf(stderr, "period %d: wall %.1f ms, CPU %.1f ms, decreases %zu, increases %zu\n",
+                    k, 1e3 * (w1 - w0), 1e3 * (c1 - c0), r.decreases, r.increases);
         res->gpus = r.gpus;
         res->unconfirmed += r.unconfirmed;
     }

@@ -135,6 +135,7 @@ typedef struct cjob {
     bool fresh;       /* every GPU had a trustworthy reading this period */
     bool repeated;    /* a GPU's reading is the one of the last period (not a new sample) */
     bool ref_settled; /* the reference has seen a settled uncapped power */
+    double moved_s;   /* Unix s of the last period that sent one of its GPUs a cap (-inf) */
 } cjob;
 
 struct pfi_ctl {
@@ -157,8 +158,10 @@ struct pfi_ctl {
     double *non_gpu_w; /* per agent: its node's measured non-GPU power this period (NaN none) */
     double *last_put_s;
     /* per agent, its last answer's sampled_at_s, sampling_interval_s and when it came (wall
-     * s): when its next sample is due (the lockstep reads it again then, not before) */
-    double *samp_at, *samp_iv, *samp_read;
+     * s): when its next sample is due (the lockstep reads it again then, not before); the
+     * last period that sent one of its GPUs a cap (wall s, -inf none); and the lockstep's
+     * scratch: the time its readings must be stamped after (wall s) */
+    double *samp_at, *samp_iv, *samp_read, *moved_at, *need_at;
     ctl_http_req *req;
     char **bodies;
     pfi_agent_state *st;
@@ -177,6 +180,10 @@ struct pfi_ctl {
     char pending_note[160];    /* pfi_ctl_note: leads the next period's note; "" none */
     size_t prom_stale;         /* GPUs whose Prometheus reading was stale this period */
     bool prev_settled;         /* last period's caps were all confirmed (feedback is meaningful) */
+    bool stepped;              /* a period has run: the prev_ fields below hold its budget */
+    bool prev_event;           /* the last period's event flag, budget and reduction (the */
+    double prev_budget_w;      /* step's arguments): a change of them skips the lockstep's */
+    double prev_reduction;     /* wait (pfi_ctl_step) */
     int quiet;                 /* periods since caps last changed */
     double last_change_wall_s; /* Unix s of the last cap change (energy segments start) */
     unsigned long seq;
@@ -284,7 +291,7 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->up = pfi_calloc(n, sizeof *c->up);
     c->non_gpu_w = pfi_malloc((n ? n : 1) * sizeof *c->non_gpu_w);
     c->last_put_s = pfi_calloc(n, sizeof *c->last_put_s);
-    c->samp_at = pfi_malloc((n ? 3 * n : 1) * sizeof *c->samp_at);
+    c->samp_at = pfi_malloc((n ? 5 * n : 1) * sizeof *c->samp_at);
     c->req = pfi_calloc(n, sizeof *c->req);
     c->bodies = pfi_calloc(n, sizeof *c->bodies);
     c->st = pfi_malloc(sizeof *c->st);
@@ -304,8 +311,10 @@ pfi_error pfi_ctl_create(const pfi_ctl_config *cfg, pfi_ctl **out, pfi_diag *d)
     c->ramp_plan_w = c->ramp_meas_w = NAN;
     c->samp_iv = c->samp_at + n;
     c->samp_read = c->samp_at + 2 * n;
+    c->moved_at = c->samp_at + 3 * n;
+    c->need_at = c->samp_at + 4 * n;
     for (size_t i = 0; i < n; i++) {
-        c->last_put_s[i] = -INFINITY;
+        c->last_put_s[i] = c->moved_at[i] = -INFINITY;
         c->non_gpu_w[i] = NAN;
         c->samp_at[i] = c->samp_iv[i] = c->samp_read[i] = NAN;
     }
@@ -458,6 +467,7 @@ static cjob *job_slot(pfi_ctl *c, const char *id, size_t *ix)
     memset(j, 0, sizeof *j);
     ctl_copy(j->id, sizeof j->id, id);
     j->ref_pg_w = j->ref_tput_pg = j->model_pfi = j->last_power_w = NAN;
+    j->moved_s = -INFINITY;
     job_reset(j);
     double rp, rt;
     if (c->audit != NULL && ctl_audit_job_ref(c->audit, id, &rp, &rt)) {
@@ -1446,6 +1456,8 @@ typedef struct period {
     double budget_w;      /* the cluster budget B (NaN outside an event) */
     double stage_limit_w; /* what the staged increases must fit under */
     bool blind;           /* a GPU lacks a trustworthy reading: hold the last safe caps */
+    bool lagged;          /* a reading predates its agent's last cap change (a budget change
+                             did not wait): no ground for the feedback or the over-budget count */
 } period;
 
 /* A new period: the report cleared, every GPU and job unseen until read. */
@@ -1714,7 +1726,7 @@ static pfi_error period_budget(pfi_ctl *c, period *p, double budget_w, double re
     ctl_feedback_in fi = {.event = p->event,
                           .caps_confirmed = c->prev_settled,
                           .quiet = (unsigned)c->quiet,
-                          .readings_fresh = !p->blind,
+                          .readings_fresh = !p->blind && !p->lagged,
                           .measured_w = p->measured_w - p->unmanaged_w,
                           .predicted_w = predicted_managed,
                           .scale_w = scale,
@@ -1773,14 +1785,18 @@ static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl
 {
     pfi_stage_gpu *sg = pfi_malloc((c->ng + 1) * sizeof *sg);
     double *send = pfi_malloc((c->ng + 1) * sizeof *send);
-    if (sg == NULL || send == NULL) {
+    bool *moved = pfi_calloc(c->ng + 1, sizeof *moved); /* sent a cap this period */
+    if (sg == NULL || send == NULL || moved == NULL) {
         pfi_free(sg);
         pfi_free(send);
+        pfi_free(moved);
         return PFI_ERR_NOMEM;
     }
     stage_state(c, sg);
     size_t sent = 0, unconf1 = 0, unconf2 = 0;
     pfi_stage_decreases(sg, c->ng, send);
+    for (size_t gi = 0; gi < c->ng; gi++)
+        moved[gi] = isfinite(send[gi]);
     pfi_error e = push(c, send, 1, t_s, &sent, &unconf1, false);
     if (e != PFI_OK)
         goto out;
@@ -1798,6 +1814,8 @@ static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl
             send[gi] = NAN;
     else
         ninc = pfi_stage_increases(sg, c->ng, p->stage_limit_w, stage_cost, c, send, NULL);
+    for (size_t gi = 0; gi < c->ng; gi++)
+        moved[gi] = moved[gi] || isfinite(send[gi]);
     size_t want_inc = 0;
     for (size_t gi = 0; gi < c->ng; gi++)
         if (sg[gi].reachable && isfinite(sg[gi].target_w) && isfinite(sg[gi].confirmed_w) &&
@@ -1809,6 +1827,14 @@ static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl
     if (rep->decreases + ninc > 0) {
         c->last_change_wall_s = ctl_wall(c);
         c->quiet = 0;
+        /* the agents and jobs whose caps moved: the lockstep waits for their readings only */
+        for (size_t gi = 0; gi < c->ng; gi++) {
+            if (!moved[gi])
+                continue;
+            c->moved_at[c->g[gi].agent] = c->last_change_wall_s;
+            if (c->g[gi].job_ix != SIZE_MAX)
+                c->j[c->g[gi].job_ix].moved_s = c->last_change_wall_s;
+        }
     } else {
         c->quiet++;
     }
@@ -1820,6 +1846,7 @@ static pfi_error period_actuate(pfi_ctl *c, const period *p, double t_s, pfi_ctl
 out:
     pfi_free(sg);
     pfi_free(send);
+    pfi_free(moved);
     return e;
 }
 
@@ -1860,7 +1887,8 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
     double held = c->held_budget_w;
     bool over = c->event_k >= 3 && rep->agents_up > 0 && isfinite(tot) && isfinite(held) &&
                 tot > 1.01 * held;
-    c->over_run = over ? c->over_run + 1 : 0;
+    if (!p->lagged) /* readings of the caps before: held, neither counted nor cleared */
+        c->over_run = over ? c->over_run + 1 : 0;
     rep->over_w = c->over_run >= 3 ? tot - held : NAN;
     c->held_budget_w = p->budget_w;
     for (size_t a = 0; a < c->cfg.n_agents; a++)
@@ -1934,14 +1962,41 @@ static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d
 /* One period, in phases: read, estimate, budget, actuate, then report and audit. A phase
  * that fails ends the period (its audit transaction committed as far as it got). */
 /* Whether a GPU with a trusted reading this period has one stamped before t (Unix s). */
-static bool readings_before(const pfi_ctl *c, double t)
+static bool reading_before(const pfi_ctl *c, const cgpu *g)
 {
+    return g->seen && g->reading == CTL_READING_OK && isfinite(g->sample_t_s) &&
+           g->sample_t_s < c->need_at[g->agent];
+}
+
+static bool readings_before(const pfi_ctl *c)
+{
+    for (size_t gi = 0; gi < c->ng; gi++)
+        if (reading_before(c, &c->g[gi]))
+            return true;
+    return false;
+}
+
+/* The lockstep's bound per agent (need_at): its readings must be stamped after the last
+ * period that sent a cap to one of its GPUs, or to a GPU of a job it runs (a job on several
+ * nodes slows as one), and the settling after it; -inf where none was sent. An agent none
+ * of whose caps moved at the last change has readings that already show the caps in force,
+ * and is not read again for it (at 1 000 agents a feedback correction moved 89). */
+static void lockstep_need(pfi_ctl *c)
+{
+    for (size_t a = 0; a < c->cfg.n_agents; a++)
+        c->need_at[a] = c->moved_at[a];
     for (size_t gi = 0; gi < c->ng; gi++) {
         const cgpu *g = &c->g[gi];
-        if (g->seen && g->reading == CTL_READING_OK && isfinite(g->sample_t_s) && g->sample_t_s < t)
-            return true;
+        if (g->job[0] == '\0') /* its job as last read */
+            continue;
+        slot_key k = {c, 0, g->job};
+        size_t ix =
+            hidx_find(&c->j_index, hidx_hash(g->job, strlen(g->job), HIDX_SEED), job_is, &k);
+        if (ix != SIZE_MAX)
+            c->need_at[g->agent] = fmax(c->need_at[g->agent], c->j[ix].moved_s);
     }
-    return false;
+    for (size_t a = 0; a < c->cfg.n_agents; a++)
+        c->need_at[a] += CTL_CHANGE_SETTLE_S;
 }
 
 /* When agent a's first sample stamped at or after t is due (wall s): its last sample plus
@@ -1961,38 +2016,38 @@ static double sample_due(const pfi_ctl *c, size_t a, double t)
     return due;
 }
 
-/* The agents with a GPU whose reading is stamped before t (want[a]); the earliest time one
- * of them has a newer sample due (wall s; INFINITY when none). */
-static double wanted_before(const pfi_ctl *c, double t, bool *want)
+/* The agents not read yet this period (defer[a]: their last reading is before need_at and
+ * their next sample not yet due; see pfi_ctl_step) and those with a GPU whose reading is
+ * stamped before their need_at (want[a]); the earliest time one of them has a newer sample
+ * due (wall s; INFINITY when none). */
+static double wanted_before(const pfi_ctl *c, const bool *defer, bool *want)
 {
     size_t n = c->cfg.n_agents;
-    memset(want, 0, n * sizeof *want);
-    for (size_t gi = 0; gi < c->ng; gi++) {
-        const cgpu *g = &c->g[gi];
-        if (g->seen && g->reading == CTL_READING_OK && isfinite(g->sample_t_s) && g->sample_t_s < t)
-            want[g->agent] = true;
-    }
+    memcpy(want, defer, n * sizeof *want);
+    for (size_t gi = 0; gi < c->ng; gi++)
+        if (reading_before(c, &c->g[gi]))
+            want[c->g[gi].agent] = true;
     double first = INFINITY;
     for (size_t a = 0; a < n; a++)
         if (want[a])
-            first = fmin(first, sample_due(c, a, t));
+            first = fmin(first, sample_due(c, a, c->need_at[a]));
     return first;
 }
 
 /* The lockstep's read again (no Prometheus): only the agents with a reading stamped before
- * t whose next sample is due by due_by (wall s), their GPUs unseen until they answer (as
- * period_begin leaves every GPU); the other agents' answers of this period stand (at 1 000
+ * their need_at whose next sample is due by due_by (wall s), their GPUs unseen until they answer
+ * (as period_begin leaves every GPU); the other agents' answers of this period stand (at 1 000
  * agents a read of all of them costs about 50 ms of CPU); a job's throughput is the largest
  * of the period's answers. rep->agents_up counted again. Errors: PFI_ERR_NOMEM. */
-static pfi_error reread_before(pfi_ctl *c, double t, double due_by, pfi_ctl_report *rep)
+static pfi_error reread_before(pfi_ctl *c, bool *defer, double due_by, pfi_ctl_report *rep)
 {
     size_t n = c->cfg.n_agents;
     bool *want = pfi_calloc(n ? n : 1, sizeof *want);
     if (want == NULL)
         return PFI_ERR_NOMEM;
-    wanted_before(c, t, want);
+    wanted_before(c, defer, want);
     for (size_t a = 0; a < n; a++)
-        if (want[a] && sample_due(c, a, t) > due_by)
+        if (want[a] && sample_due(c, a, c->need_at[a]) > due_by)
             want[a] = false;
     for (size_t a = 0; a < n; a++)
         for (size_t k = want[a] ? c->agent_first[a] : SIZE_MAX; k != SIZE_MAX;
@@ -2002,10 +2057,45 @@ static pfi_error reread_before(pfi_ctl *c, double t, double due_by, pfi_ctl_repo
         }
     pfi_error e = read_agents(c, want, true, rep);
     rep->agents_up = 0;
-    for (size_t a = 0; a < n; a++)
+    for (size_t a = 0; a < n; a++) {
         rep->agents_up += c->up[a];
+        defer[a] = defer[a] && !want[a];
+    }
     pfi_free(want);
     return e;
+}
+
+/* The lockstep's first read of a period (pfi_ctl_step): the agents whose last reading is
+ * stamped before their need_at and whose next sample is not due within CTL_SAMPLE_BATCH_S
+ * would answer with a reading of the caps before (read at once, then again once due: two
+ * reads, at 1 000 agents ~20 ms of CPU): they are left out (defer[a], *any) until it is
+ * due; the others are read. Errors: PFI_ERR_NOMEM. */
+static pfi_error read_undeferred(pfi_ctl *c, bool *defer, bool *any, pfi_ctl_report *rep)
+{
+    size_t n = c->cfg.n_agents;
+    bool *now = pfi_malloc((n ? n : 1) * sizeof *now);
+    if (now == NULL)
+        return PFI_ERR_NOMEM;
+    double t = ctl_wall(c) + CTL_SAMPLE_BATCH_S;
+    *any = false;
+    for (size_t a = 0; a < n; a++) {
+        double s = c->samp_at[a], need = c->need_at[a];
+        defer[a] = c->up[a] && isfinite(need) && isfinite(s) && s < need &&
+                   isfinite(c->samp_iv[a]) && c->samp_iv[a] > 0 && sample_due(c, a, need) > t;
+        now[a] = !defer[a];
+        *any = *any || defer[a];
+    }
+    pfi_error e = read_agents(c, now, true, rep);
+    for (size_t a = 0; a < n; a++)
+        rep->agents_up += c->up[a];
+    pfi_free(now);
+    return e;
+}
+
+/* a and b equal, or both NaN */
+static bool same_value(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
 }
 
 pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, double reduction,
@@ -2020,19 +2110,43 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
         c->clock_now_s = c->cfg.clock_unix_s + t_s;
         e = advance_clocks(c, t_s, d);
     }
-    if (e == PFI_OK)
+    /* lockstep with the caps: a reading stamped before the last change of its agent's caps
+     * (or its jobs', and the settling after it: lockstep_need) shows the caps before; a step
+     * that comes soon after the last one (a short period, a loaded host running behind) waits
+     * for newer ones, at most half a period, every agent answering. Without it the power a
+     * period measures depends on how far behind the host runs, not on the caps. (On the
+     * emulated clock the advance took readings at t_s, after the last caps: no wait.)
+     * A period whose budget changed does not wait (issue 18 item 7: <= 500 ms from a budget
+     * change to confirmed caps) unless the allocation reads measured power (the tree: its
+     * measured levels and ramp gain): outside the tree the caps come from the curves, whose
+     * reference and PFI are learnt only after 2-3 uncapped periods, so readings one period
+     * old give the same caps; the feedback and the over-budget count skip the period
+     * (p.lagged), and the next period's lockstep waits as before. An agent whose next
+     * sample is not due yet is not read before it is (read_undeferred). */
+    bool moved = c->stepped &&
+                 (event != c->prev_event || (event && (!same_value(budget_w, c->prev_budget_w) ||
+                                                       !same_value(reduction, c->prev_reduction))));
+    c->stepped = true;
+    c->prev_event = event;
+    c->prev_budget_w = budget_w;
+    c->prev_reduction = reduction;
+    bool lockstep = !isfinite(c->cfg.clock_unix_s);
+    bool wait = lockstep && !(moved && !tree_mode(c));
+    bool *defer = NULL, deferred = false;
+    if (lockstep)
+        lockstep_need(c);
+    if (e == PFI_OK && wait && !c->prom_on) {
+        if ((defer = pfi_calloc(c->cfg.n_agents + 1, sizeof *defer)) == NULL)
+            e = PFI_ERR_NOMEM;
+        else
+            e = read_undeferred(c, defer, &deferred, rep);
+    } else if (e == PFI_OK) {
         e = period_read(c, rep);
-    /* lockstep with the caps: a reading stamped before the last confirmed change (and the
-     * settling after it) shows the caps before; a step that comes soon after the last one
-     * (a short period, a loaded host running behind) waits for newer ones, at most half a
-     * period, every agent answering. Without it the power a period measures depends on how
-     * far behind the host runs, not on the caps. (On the emulated clock the advance took
-     * readings at t_s, after the last caps: no wait.) */
-    double need = isfinite(c->cfg.clock_unix_s) ? NAN : c->last_change_wall_s + CTL_CHANGE_SETTLE_S;
+    }
     double until = now_mono() + fmin(0.5 * c->cfg.period_s, 2.0);
     bool *want = NULL;
-    while (e == PFI_OK && isfinite(need) && rep->agents_up == c->cfg.n_agents &&
-           readings_before(c, need)) {
+    while (e == PFI_OK && wait && rep->agents_up == c->cfg.n_agents &&
+           (deferred || readings_before(c))) {
         if (c->prom_on) { /* Prometheus' readings: everything read again */
             if (now_mono() + CTL_RETRY_S >= until)
                 break;
@@ -2048,16 +2162,27 @@ pfi_error pfi_ctl_step(pfi_ctl *c, double t_s, bool event, double budget_w, doub
             e = PFI_ERR_NOMEM;
             break;
         }
-        double wait = wanted_before(c, need, want) + CTL_SAMPLE_BATCH_S - ctl_wall(c);
-        if (now_mono() + fmax(wait, 0) >= until)
+        double dt = wanted_before(c, defer, want) + CTL_SAMPLE_BATCH_S - ctl_wall(c);
+        if (now_mono() + fmax(dt, 0) >= until)
             break;
-        if (wait > 0) {
-            struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
+        if (dt > 0) {
+            struct timespec ts = {(time_t)dt, (long)((dt - floor(dt)) * 1e9)};
             nanosleep(&ts, NULL);
         }
-        e = reread_before(c, need, ctl_wall(c), rep);
+        e = reread_before(c, defer, ctl_wall(c), rep);
+        deferred = false;
+        for (size_t a = 0; a < c->cfg.n_agents; a++)
+            deferred = deferred || defer[a];
     }
     pfi_free(want);
+    if (e == PFI_OK && deferred) { /* the wait ran out: what they have */
+        e = read_agents(c, defer, true, rep);
+        rep->agents_up = 0;
+        for (size_t a = 0; a < c->cfg.n_agents; a++)
+            rep->agents_up += c->up[a];
+    }
+    pfi_free(defer);
+    p.lagged = lockstep && moved && !tree_mode(c) && readings_before(c);
     if (e == PFI_OK)
         e = period_estimate(c, &p, rep);
     if (e == PFI_OK)
