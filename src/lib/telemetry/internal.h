@@ -341,6 +341,9 @@ static inline __attribute__((always_inline)) pfi_error tm_put_in(pfi_telemetry *
         tm_count_only(tm, s, t);
         if (max_limit && tm->opt.max_power_w == 0 && v > tm->max_limit_w)
             tm->max_limit_w = v; /* as in tm_put */
+        /* The second read (pfi_reduce_stream): the warm-up sums. */
+        if (tm->sink != NULL && !tm->sink_counts)
+            return tm->sink(tm->sink_ctx, (size_t)k, t, v, true, false);
         return PFI_OK;
     }
     if (keep_series) {
