@@ -307,6 +307,8 @@ typedef struct pfi_telemetry {
     void *sink_ctx;
     bool sink_counts; /* the sink is the first read's (pfi_reduce_stream_begin): the samples
                          are counted as well */
+    bool sink_all;    /* the sink also gets the counted series' valid samples (brk false):
+                         pfi_reduce_stream's with a warm-up */
     struct tm_stream_red *stream_red; /* its sums for pfi_reduce_power (NULL: none) */
     struct tm_spec *spec;             /* pfi_reduce_stream_begin's first-read sums (NULL) */
     double warm_s, warm_t0; /* the warm-up (s) and t_0 the counted series' wsum and wn were
@@ -362,8 +364,9 @@ typedef pfi_error (*pfi_telemetry_sample_fn)(void *ctx, size_t series, double t,
                                              bool valid, bool brk);
 
 /* pfi_telemetry_set_sink — send the streamed series' samples of the files read from now on to
- * fn(ctx, ...) (pfi_reduce_stream's second read), and the valid samples of the counted series
- * (options.count_means_only: their warm-up sums) with brk false. fn NULL: back to counting. */
+ * fn(ctx, ...) (pfi_reduce_stream's second read; with a warm-up, the fn it passes, also the
+ * valid samples of the counted series, brk false: their warm-up sums). fn NULL: back to
+ * counting. */
 void pfi_telemetry_set_sink(pfi_telemetry *tm, pfi_telemetry_sample_fn fn, void *ctx);
 
 /* pfi_telemetry_field_find — index of the field with canonical name, or -1. */

@@ -1392,6 +1392,11 @@ static pfi_error stream_sample(void *ctx, size_t k, double t, double v, bool val
     return PFI_OK;
 }
 
+pfi_error tm_stream_sample_warm(void *ctx, size_t k, double t, double v, bool valid, bool brk)
+{
+    return stream_sample(ctx, k, t, v, valid, brk);
+}
+
 static void stream_pass_free(stream_pass *p)
 {
     for (size_t g = 0; p->q != NULL && g < p->ng; g++)
@@ -2130,7 +2135,7 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
             tm->series[k].wn = 0;
         }
     }
-    err = replay(ctx, stream_sample, &p);
+    err = replay(ctx, p.warm ? tm_stream_sample_warm : stream_sample, &p);
     if (p.overflow) {
         tm->counted_inexact = true;
         err = PFI_OK;
