@@ -32,7 +32,8 @@ files=$(find "$@" -type f \( -name '*.csv' -o -name '*.txt' -o -name '*.prom' -o
 n=0
 bad=0
 for f in $files; do
-    for opts in "" "--align 1" "--warmup 3" "--q 0.5" "--interval 2 --align 4 --warmup 1"; do
+    for opts in "" "--align 1" "--warmup 3" "--q 0.5" "--interval 2 --align 4 --warmup 1" \
+        "--warmup 0.5 --q 1" "--warmup 20"; do
         n=$((n + 1))
         # shellcheck disable=SC2086
         (cd "$TMP" && "$REF" ingest --dry-run --telemetry "$f" $opts >ref.out 2>ref.err; echo $? >>ref.out)

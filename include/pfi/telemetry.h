@@ -114,8 +114,10 @@ typedef struct pfi_telemetry_options {
                                summed, not stored (pfi_telemetry_series.counted; power limits
                                and clock event reasons keep their changes, the power derived
                                from the counter its times beside a measured power): bounded
-                               memory for those. Their means then take no warm-up: set it
-                               only for warm-up 0. tm->counted_inexact says when a mean could
+                               memory for those. Their means then take no warm-up unless
+                               stream_power's second read (pfi_reduce_stream) makes their
+                               warm-up sums: with a warm-up set it only with stream_power.
+                               tm->counted_inexact says when a mean could
                                differ from the stored samples' (read again without it). Off:
                                the default. */
     bool generic_rows;      /* every row through the general per-line path, none through the
@@ -209,6 +211,10 @@ typedef struct pfi_telemetry_series {
     double t_hi;       /* counted: the latest valid sample's time (-INFINITY: none) */
     struct tm_stream *stream; /* options.stream_power, power and energy fields: the sampling
                                  steps and span of the samples not stored (NULL: none) */
+    double wsum;              /* counted, with a warm-up (pfi_telemetry.warm_s > 0): the sum
+                                 of the valid values at least warm_s after warm_t0, in file
+                                 order (pfi_reduce_stream's second read) */
+    size_t wn;                /* their count */
 } pfi_telemetry_series;
 
 typedef struct pfi_telemetry_entity {
@@ -301,8 +307,12 @@ typedef struct pfi_telemetry {
     void *sink_ctx;
     bool sink_counts; /* the sink is the first read's (pfi_reduce_stream_begin): the samples
                          are counted as well */
+    bool sink_all;    /* the sink also gets the counted series' valid samples (brk false):
+                         pfi_reduce_stream's with a warm-up */
     struct tm_stream_red *stream_red; /* its sums for pfi_reduce_power (NULL: none) */
     struct tm_spec *spec;             /* pfi_reduce_stream_begin's first-read sums (NULL) */
+    double warm_s, warm_t0; /* the warm-up (s) and t_0 the counted series' wsum and wn were
+                               made for by pfi_reduce_stream (warm_s 0: none) */
 } pfi_telemetry;
 
 /*
@@ -354,7 +364,9 @@ typedef pfi_error (*pfi_telemetry_sample_fn)(void *ctx, size_t series, double t,
                                              bool valid, bool brk);
 
 /* pfi_telemetry_set_sink — send the streamed series' samples of the files read from now on to
- * fn(ctx, ...) (pfi_reduce_stream's second read). fn NULL: back to counting. */
+ * fn(ctx, ...) (pfi_reduce_stream's second read; with a warm-up, the fn it passes, also the
+ * valid samples of the counted series, brk false: their warm-up sums). fn NULL: back to
+ * counting. */
 void pfi_telemetry_set_sink(pfi_telemetry *tm, pfi_telemetry_sample_fn fn, void *ctx);
 
 /* pfi_telemetry_field_find — index of the field with canonical name, or -1. */

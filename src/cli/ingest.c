@@ -724,8 +724,8 @@ static int read_run_spooled(const ingest_args *a, ingest_run *run, bool spool);
 /* Phase 2, reading: the kernel logs, the telemetry (reduced, with the kernel-log events
  * applied), the training log. An exit code; run owns what was read either way. A pipe or
  * FIFO among the telemetry inputs is copied to a temporary file first (cli_telemetry_spool)
- * so that it streams like a file (read twice when a guess fails, bounded memory) and is
- * bounded by PFI_MAX_INPUT_BYTES, a warm-up or not. */
+ * so that it streams like a file (read twice when a guess fails or a warm-up is given,
+ * bounded memory) and is bounded by PFI_MAX_INPUT_BYTES. */
 static int read_run(const ingest_args *a, ingest_run *run)
 {
     bool spool = !regular_files(a->tel, a->n_tel) && cli_telemetry_spool(a->tel, a->n_tel);
@@ -750,19 +750,22 @@ static int read_run_spooled(const ingest_args *a, ingest_run *run, bool spool)
     ingest_zone_default = a->topt.timezone == NULL;
     pfi_reduce_options ro = a->ro;
     ro.cap_w = isnan(a->cap) ? 0 : a->cap; /* checked against the enforced limit */
-    /* Without a warm-up the means of the fields the reduction only averages need no stored
-     * samples (count_means_only: memory for power, energy, limits and clock reasons only).
+    /* The means of the fields the reduction only averages need no stored samples
+     * (count_means_only: memory for power, energy, limits and clock reasons only); with a
+     * warm-up only where the second read (stream_power, below) makes their warm-up sums.
      * Where the collector cannot vouch for those means (tm->counted_inexact: a sample before
      * its series' first), the files are read again storing every sample, its messages
      * (said by the first read, the same) silenced. */
     pfi_telemetry_options topt = a->topt;
-    topt.count_means_only = ro.warmup_s == 0 && (ro.power_field == NULL ||
-                                                 strcmp(ro.power_field, "power_energy_w") != 0);
+    bool streamable = spool || regular_files(a->tel, a->n_tel);
+    topt.count_means_only =
+        (ro.warmup_s == 0 || streamable) &&
+        (ro.power_field == NULL || strcmp(ro.power_field, "power_energy_w") != 0);
     /* And, for regular files, the power and energy series are not stored either: a second
      * read makes the reduction's sums as the samples come (stream_power, bounded memory).
      * Where it cannot vouch for them, the files are read again as before, their notes
      * (said by the first read) not repeated. */
-    topt.stream_power = topt.count_means_only && (spool || regular_files(a->tel, a->n_tel));
+    topt.stream_power = topt.count_means_only && streamable;
     /* Regular files (and spooled pipes) through mapped windows: no copy into a buffer; a
      * file truncated meanwhile is reported (cli_read_telemetry's SIGBUS handler). */
     topt.map_files = true;

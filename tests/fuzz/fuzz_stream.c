@@ -10,7 +10,9 @@
  *   byte0 & 7        format: smi csv, dcgmi dmon, dmon, smi -q, prometheus, prometheus API,
  *                    auto (6, 7)
  *   byte0 & 8        --align 0.5 (else none: the guess is tried)
- *   byte0 & 16       no guess (always the second read)
+ *   byte0 & 16       no guess (always the second read), and the next byte (taken off the
+ *                    input) picks --warmup: & 3 none, 1 s, 2.5 s, 30 s (the second read
+ *                    makes every field's warm-up sums)
  *   byte0 & 32       --q 1 (else 0.1)
  *   byte0 & 64       --interval 2 (else none)
  *   byte0 & 128      --max-power 700 (else none: the default bound)
@@ -62,6 +64,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     uint8_t b = data[0];
+    static const double warmups[4] = {0, 1, 2.5, 30};
+    double warmup = 0;
+    if (b & 16) {
+        if (size < 2)
+            return 0;
+        warmup = warmups[data[1] & 3];
+        data++;
+        size--;
+    }
     input in = {.data = data + 1, .size = size - 1, .fmt = fmts[b & 7]};
     in.o = (pfi_telemetry_options){.keep_series = true,
                                    .count_means_only = true,
@@ -72,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pfi_reduce_options_init(&ro);
     ro.align_s = b & 8 ? 0.5 : 0;
     ro.q = b & 32 ? 1 : 0.1;
+    ro.warmup_s = warmup;
     pfi_telemetry_options so = in.o;
     so.count_means_only = so.stream_power = false;
     pfi_telemetry *s = NULL, *c = NULL;

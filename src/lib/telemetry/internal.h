@@ -144,6 +144,9 @@ typedef struct tm_stream {
 /* The bookkeeping of one stored-path sample of a streamed series s (after tm_put counted it,
  * before its pending_break and last_t move on): the step table and span, or the sink. */
 pfi_error tm_stream_valid(pfi_telemetry *tm, pfi_telemetry_series *s, double t, double v);
+/* pfi_reduce_stream's sink for a read with a warm-up (reduce.c): a collector given it by
+ * pfi_telemetry_set_sink sends it the counted series' valid samples too (tm->sink_all). */
+pfi_error tm_stream_sample_warm(void *ctx, size_t k, double t, double v, bool valid, bool brk);
 /* A missing-value row at known time t of a streamed series s: its span, or the sink. */
 pfi_error tm_stream_missing(pfi_telemetry *tm, pfi_telemetry_series *s, double t);
 /* Sort s's step table (once; what tm_clean_step_select and pfi_telemetry_gaps read). */
@@ -341,6 +344,9 @@ static inline __attribute__((always_inline)) pfi_error tm_put_in(pfi_telemetry *
         tm_count_only(tm, s, t);
         if (max_limit && tm->opt.max_power_w == 0 && v > tm->max_limit_w)
             tm->max_limit_w = v; /* as in tm_put */
+        /* The second read with a warm-up (pfi_reduce_stream): the warm-up sums. */
+        if (tm->sink_all)
+            return tm->sink(tm->sink_ctx, (size_t)k, t, v, true, false);
         return PFI_OK;
     }
     if (keep_series) {

@@ -270,7 +270,10 @@ static bool field_mean(const pfi_telemetry *tm, size_t f, double t0, double warm
             continue;
         double gs = 0;
         size_t gn = 0;
-        if (s->counted) { /* summed in sample order as it came: the loop's sum (warm-up 0) */
+        if (s->counted && warmup_s > 0 && tm->warm_s == warmup_s) {
+            gs = s->wsum; /* the second read's, from the same t0 (pfi_reduce_power checks) */
+            gn = s->wn;
+        } else if (s->counted) { /* summed in sample order as it came: the loop's sum */
             gs = s->sum;
             gn = s->n_valid;
         }
@@ -1105,6 +1108,13 @@ typedef struct stream_pass {
                         -2: not taken yet): tm->series moves while it is read */
     double last_out; /* the last row's time out of the merge */
     double *emitted; /* per GPU: its last row's time out of the merge (-INFINITY) */
+    /* A warm-up (o->warmup_s > 0, the second read only): every series' valid samples at
+     * least the warm-up after t0w (the reduction's t_0, known before this read) summed into
+     * tm's wsum and wn in file order, as field_mean sums the stored samples; seen counts
+     * every series' valid samples, checked against the first read's n_valid. */
+    bool warm;
+    double t0w;
+    size_t *seen;
 } stream_pass;
 
 static inline __attribute__((always_inline)) void lt_set(stream_pass *p, size_t g, double t)
@@ -1320,6 +1330,14 @@ static pfi_error stream_sample(void *ctx, size_t k, double t, double v, bool val
     stream_pass *p = ctx;
     if (k >= p->n_series)
         return PFI_OK;
+    if (p->warm && valid) {
+        pfi_telemetry_series *ws = &p->tm->series[k];
+        p->seen[k]++;
+        if (!(t - p->t0w < p->o->warmup_s)) { /* field_mean's test, negated */
+            ws->wsum += v;
+            ws->wn++;
+        }
+    }
     stream_series *x = &p->ss[k];
     if (x->g >= 0) { /* a job GPU's power */
         size_t g = (size_t)x->g;
@@ -1353,17 +1371,30 @@ static pfi_error stream_sample(void *ctx, size_t k, double t, double v, bool val
         if (ok || !x->first) {
             x->first = false;
             p->tm->line_now = 0; /* derived: its notes name no line (as derive_power) */
-            pfi_error e =
-                tm_put(p->tm, (size_t)x->e, p->fpd, t, ok ? PFI_VALUE_OK : PFI_VALUE_MISSING,
-                       ok ? tm_derived_power_w(de, dt) : NAN, -1, false);
+            double d = ok ? tm_derived_power_w(de, dt) : NAN;
+            int kd = p->tm->map[(size_t)x->e * PFI_TELEMETRY_MAX_FIELDS + p->fpd];
+            size_t nv = kd >= 0 ? p->tm->series[kd].n_valid : 0;
+            pfi_error e = tm_put(p->tm, (size_t)x->e, p->fpd, t,
+                                 ok ? PFI_VALUE_OK : PFI_VALUE_MISSING, d, -1, false);
             if (e != PFI_OK)
                 return e;
+            kd = p->tm->map[(size_t)x->e * PFI_TELEMETRY_MAX_FIELDS + p->fpd];
+            if (p->warm && kd >= 0 && p->tm->series[kd].n_valid > nv &&
+                !(t - p->t0w < p->o->warmup_s)) { /* stored: its warm-up sums as above */
+                p->tm->series[kd].wsum += d;
+                p->tm->series[kd].wn++;
+            }
         }
     }
     x->have_prev = true;
     x->tp = t;
     x->vp = v;
     return PFI_OK;
+}
+
+pfi_error tm_stream_sample_warm(void *ctx, size_t k, double t, double v, bool valid, bool brk)
+{
+    return stream_sample(ctx, k, t, v, valid, brk);
 }
 
 static void stream_pass_free(stream_pass *p)
@@ -1376,6 +1407,7 @@ static void stream_pass_free(stream_pass *p)
     pfi_free(p->xs);
     pfi_free(p->lt);
     pfi_free(p->heap);
+    pfi_free(p->seen);
     power_bins_free(&p->b);
 }
 
@@ -2014,7 +2046,7 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
         return PFI_OK;
     for (size_t i = 0; i < tm->n_series; i++)
         tm_stream_finish(tm->series[i].stream);
-    if (!(o->q > 0 && o->q <= 1) || o->warmup_s != 0 || !(o->align_s >= 0) ||
+    if (!(o->q > 0 && o->q <= 1) || !(o->warmup_s >= 0) || !(o->align_s >= 0) ||
         !stream_eligible(tm)) {
         tm->counted_inexact = true;
         return PFI_OK;
@@ -2087,7 +2119,23 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
         err = PFI_OK;
         goto fail;
     }
-    err = replay(ctx, stream_sample, &p);
+    /* A warm-up: t_0 as pfi_reduce_power takes it (the first sample, or the job's first
+     * power row when earlier), known now; the fields' warm-up sums made by this read. */
+    tm->warm_s = 0;
+    if (o->warmup_s > 0) {
+        double t0w = red->job ? red->t0 : first_sample_time(tm);
+        p.warm = true;
+        p.t0w = isfinite(t0w) ? t0w : 0;
+        if ((p.seen = pfi_calloc(p.n_series ? p.n_series : 1, sizeof *p.seen)) == NULL) {
+            err = PFI_ERR_NOMEM;
+            goto fail;
+        }
+        for (size_t k = 0; k < tm->n_series; k++) {
+            tm->series[k].wsum = 0;
+            tm->series[k].wn = 0;
+        }
+    }
+    err = replay(ctx, p.warm ? tm_stream_sample_warm : stream_sample, &p);
     if (p.overflow) {
         tm->counted_inexact = true;
         err = PFI_OK;
@@ -2114,6 +2162,19 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
     }
     if (fe >= 0 && (err = stream_derived_end(&p, (size_t)fe, base)) != PFI_OK)
         goto fail;
+    if (p.warm) { /* every valid sample summed once, from the t_0 the reduction will take */
+        double t0c = red->job ? red->t0 : first_sample_time(tm);
+        bool same = (isfinite(t0c) ? t0c : 0) == p.t0w;
+        for (size_t k = 0; same && k < p.n_series; k++)
+            same = p.seen[k] == tm->series[k].n_valid;
+        if (!same) {
+            tm->counted_inexact = true;
+            err = PFI_OK;
+            goto fail;
+        }
+        tm->warm_s = o->warmup_s;
+        tm->warm_t0 = p.t0w;
+    }
     red->jp_err = p.err; /* the steady state's: returned by pfi_reduce_power, as there */
     stream_pass_free(&p);
     tm_stream_red_free(tm->stream_red);
@@ -2191,5 +2252,8 @@ pfi_error pfi_reduce_power(const pfi_telemetry *tm, const pfi_reduce_options *o,
         reduce_energy(tm, sr, gpus, ng, (size_t)fp, o->gpus, out);
     }
     pfi_free(gpus);
+    /* The counted series' warm-up sums were made from t0 (pfi_reduce_stream): never another. */
+    if (o->warmup_s > 0 && tm->warm_s == o->warmup_s && !(tm->warm_t0 == (isfinite(t0) ? t0 : 0)))
+        return PFI_ERR_INVALID_ARGUMENT;
     return reduce_features(tm, o, isfinite(t0) ? t0 : 0, out);
 }

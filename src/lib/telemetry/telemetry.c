@@ -147,6 +147,7 @@ void pfi_telemetry_set_sink(pfi_telemetry *tm, pfi_telemetry_sample_fn fn, void 
 {
     tm->sink = fn;
     tm->sink_ctx = ctx;
+    tm->sink_all = fn != NULL && fn == tm_stream_sample_warm;
 }
 
 pfi_error pfi_telemetry_set_host(pfi_telemetry *tm, const char *host)
@@ -470,6 +471,9 @@ pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_stat
         tm_count_only(tm, s, t);
         if (s->stream != NULL && (err = tm_stream_valid(tm, s, t, v)) != PFI_OK)
             return err;
+        if (s->stream == NULL && tm->sink_all &&
+            (err = tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, false)) != PFI_OK)
+            return err; /* the second read: the warm-up sums (pfi_reduce_stream) */
         if (s->times_only || (s->changes_only && (s->n == 0 || v != s->value[s->n - 1]))) {
             if (tm->spec != NULL && s->changes_only)
                 tm_spec_change(tm, s->entity, t);
@@ -757,6 +761,8 @@ static void zero_profiling(pfi_telemetry *tm)
             s->t_first = NAN;
             s->n_valid = s->n = 0;
             s->sum = 0;
+            s->wsum = 0; /* the warm-up's sums too (pfi_reduce_stream) */
+            s->wn = 0;
             s->last_good_t_s = NAN;
         }
         if (isnan(util))
