@@ -1208,9 +1208,13 @@ static inline __attribute__((always_inline)) pfi_error stream_drain(stream_pass 
      * limits at t are then in: sample_excluded looks 1e-6 ahead) and the step is guessed. */
     bool ahead = p->spec && !p->eof;
     if (!p->heap_mode) { /* the in-order ring: its first row is the heap's least */
-        while (p->fn > 0 && !(p->spec && !(p->b.align > 0))) {
+        if (p->spec && !(p->b.align > 0))
+            return PFI_OK;
+        /* (neither the bound nor the step moves while rows leave: stream_emit sets neither) */
+        const double lim = p->lt[1];
+        while (p->fn > 0) {
             const stream_frow *r = &p->fifo[p->fhead];
-            if (!(ahead ? r->t + 1e-6 < p->lt[1] : r->t <= p->lt[1]))
+            if (!(ahead ? r->t + 1e-6 < lim : r->t <= lim))
                 break;
             stream_frow x = *r;
             p->fhead = p->fhead + 1 == p->fcap ? 0 : p->fhead + 1;
@@ -1286,6 +1290,22 @@ static pfi_error stream_unfifo(stream_pass *p)
     return PFI_OK;
 }
 
+/* The in-order ring, full, made twice as large (out of stream_push's line: rare). */
+static __attribute__((noinline)) pfi_error stream_fifo_grow(stream_pass *p)
+{
+    size_t cap = p->fcap ? 2 * p->fcap : 64;
+    stream_frow *r = pfi_malloc(cap * sizeof *r);
+    if (r == NULL)
+        return PFI_ERR_NOMEM;
+    for (size_t i = 0; i < p->fn; i++)
+        r[i] = p->fifo[(p->fhead + i) % p->fcap];
+    pfi_free(p->fifo);
+    p->fifo = r;
+    p->fcap = cap;
+    p->fhead = 0;
+    return PFI_OK;
+}
+
 static inline __attribute__((always_inline)) pfi_error stream_push(stream_pass *p, size_t g,
                                                                    double t, double v, bool valid)
 {
@@ -1299,18 +1319,8 @@ static inline __attribute__((always_inline)) pfi_error stream_push(stream_pass *
         (e = stream_unfifo(p)) != PFI_OK)
         return e;
     if (!p->heap_mode) {
-        if (p->fn == p->fcap) {
-            size_t cap = p->fcap ? 2 * p->fcap : 64;
-            stream_frow *r = pfi_malloc(cap * sizeof *r);
-            if (r == NULL)
-                return PFI_ERR_NOMEM;
-            for (size_t i = 0; i < p->fn; i++)
-                r[i] = p->fifo[(p->fhead + i) % p->fcap];
-            pfi_free(p->fifo);
-            p->fifo = r;
-            p->fcap = cap;
-            p->fhead = 0;
-        }
+        if (p->fn == p->fcap && (e = stream_fifo_grow(p)) != PFI_OK)
+            return e;
         size_t k = p->fhead + p->fn;
         p->fifo[k >= p->fcap ? k - p->fcap : k] = (stream_frow){t, v, (unsigned)g, valid};
         p->fn++;
@@ -1682,8 +1692,9 @@ static long spec_gpu(tm_spec *sp, size_t e)
     return (long)g;
 }
 
-/* What series k feeds, taken at its first sample. */
-static bool spec_role(tm_spec *sp, size_t k)
+/* What series k feeds, taken at its first sample (spec_sample tests seen[k] first: this is
+ * out of its line). */
+static __attribute__((noinline)) bool spec_role(tm_spec *sp, size_t k)
 {
     pfi_telemetry *tm = sp->p.tm;
     if (k >= sp->ss_cap) {
@@ -1721,6 +1732,20 @@ static bool spec_role(tm_spec *sp, size_t k)
     return true;
 }
 
+/* The shadow collector's entities up to e made, named by their numbers (out of
+ * spec_sample's line: once per entity). */
+static __attribute__((noinline)) pfi_error spec_shadow_entities(pfi_telemetry *sh, size_t e)
+{
+    pfi_error err = PFI_OK;
+    char name[32];
+    while (err == PFI_OK && sh->n_entities <= e) {
+        size_t id = (size_t)-1; /* (tm_entity reads it as a hint: none) */
+        int n = snprintf(name, sizeof name, "%zu", sh->n_entities);
+        err = tm_entity(sh, name, (size_t)n, &id);
+    }
+    return err;
+}
+
 /* The first read's sink: stream_sample's work with the guesses. */
 static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk)
 {
@@ -1728,7 +1753,7 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
     stream_pass *p = &sp->p;
     if (p->dead)
         return PFI_OK;
-    if (!spec_role(sp, k)) {
+    if (!(k < sp->ss_cap && sp->seen[k]) && !spec_role(sp, k)) {
         p->dead = true;
         return PFI_OK;
     }
@@ -1775,13 +1800,8 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
         if (ok || !x->first) {
             x->first = false;
             pfi_telemetry *sh = sp->shadow;
-            pfi_error e = PFI_OK;
-            char name[32];
-            while (e == PFI_OK && sh->n_entities <= (size_t)x->e) {
-                size_t id = (size_t)-1; /* (tm_entity reads it as a hint: none) */
-                int n = snprintf(name, sizeof name, "%zu", sh->n_entities);
-                e = tm_entity(sh, name, (size_t)n, &id);
-            }
+            pfi_error e =
+                sh->n_entities <= (size_t)x->e ? spec_shadow_entities(sh, (size_t)x->e) : PFI_OK;
             double d = ok ? tm_derived_power_w(de, dt) : NAN;
             if (ok && !(d <= sp->derived_max))
                 sp->derived_max = d;
