@@ -7,8 +7,8 @@
 # Prints one line per difference and a count; exit 0 when there is none. Not a test: it
 # needs a second build. Inputs are read in place; stores go to a temp directory.
 set -u
-REF=$1
-NEW=$2
+REF=$(realpath "$1") || exit 2 # absolute: the runs below cd into a temp directory
+NEW=$(realpath "$2") || exit 2
 shift 2
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -gt 0 ] || set -- "$HERE/tests/cases" "$HERE/tests/data" "$HERE/data"
