@@ -8,12 +8,16 @@
  *       agent once (no wait for readings newer than the change) and sends its caps;
  *   (2) the period after a cap change re-reads only the agents whose caps moved: an agent
  *       whose GPU is unmanaged (no job: never capped), with a reading older than the change,
- *       is read once;
+ *       is read once; an agent sent no cap but running a GPU of a job whose caps moved is
+ *       read again;
  *   (3) an agent whose caps moved and whose next sample is not due yet is read once, when
  *       that sample is due (not also at the period's start);
  *   (4) with a topology (tree mode) the budget change still waits: the agent whose caps moved
  *       and whose sample predates the change is read again.
- * Agent "a" has one GPU of job "ja" (capped); agent "b" one GPU without a job.
+ * Agent "a" has one GPU of job "ja" (capped); agent "b" one GPU without a job; agent "c" (the
+ * job case only) one GPU of job "ja" with a single possible cap. Every case fails on the build
+ * before 8fe624d (the reads per agent printed show by how much); (3) also on 8fe624d alone.
+ * Exit 77 (skipped) where libmicrohttpd or libcurl cannot be loaded.
  */
 #include <arpa/inet.h>
 #include <math.h>
@@ -59,7 +63,8 @@ typedef struct fake {
     int mode;
     double frozen_s;         /* SAMPLE_FROZEN: every answer's sampled_at_s */
     double grid0_s, iv_s;    /* SAMPLE_GRID: samples at grid0_s + k iv_s (the newest past one) */
-    double cap_w;            /* in force (700 until a PUT) */
+    double fixed_w;          /* NaN: caps 200-700 W (700 until a PUT); else the GPU's only cap */
+    double cap_w;            /* in force */
     int gets, puts;          /* this period's (fake_reset) */
     double last_put_s;       /* wall s of the last PUT answered (NaN none) */
     double first_get_s;      /* wall s of this period's first GET (NaN none) */
@@ -97,14 +102,16 @@ static pfi_http_next on_body(void *cls, pfi_http_request *rq, const char *body, 
                      "\"throughput_tok_s\":%.1f,\"class\":null}]",
                      f->job, f->uuid, fmin(400, f->cap_w), 1000 * fmin(400, f->cap_w));
         }
+        double lo = isnan(f->fixed_w) ? 200 : f->fixed_w, hi = isnan(f->fixed_w) ? 700 : f->fixed_w;
         snprintf(out, sizeof out,
                  "{\"hostname\":\"%s\",\"sampled_at_s\":%.6f,\"sampling_interval_s\":%g,"
                  "\"node\":null,\"gpus\":[{\"index\":0,\"uuid\":\"%s\",\"name\":\"fake\","
                  "\"power_w\":%.1f,\"energy_j\":null,\"cap_w\":%.0f,\"enforced_cap_w\":%.0f,"
-                 "\"min_cap_w\":200,\"max_cap_w\":700,\"default_cap_w\":700,"
-                 "\"original_cap_w\":700,\"job\":%s}],\"jobs\":%s,"
+                 "\"min_cap_w\":%.0f,\"max_cap_w\":%.0f,\"default_cap_w\":%.0f,"
+                 "\"original_cap_w\":%.0f,\"job\":%s}],\"jobs\":%s,"
                  "\"lease\":{\"request_id\":null,\"expires_in_s\":null,\"policy\":\"hold\"}}",
-                 f->host, s, f->iv_s, f->uuid, fmin(400, f->cap_w), f->cap_w, f->cap_w, job, jobs);
+                 f->host, s, f->iv_s, f->uuid, fmin(400, f->cap_w), f->cap_w, f->cap_w, lo, hi, hi,
+                 hi, job, jobs);
     } else if (strcmp(m, "PUT") == 0 && strcmp(u, "/v1/caps") == 0) {
         const char *c = strstr(body, "\"cap_w\":");
         if (c != NULL)
@@ -120,10 +127,10 @@ static pfi_http_next on_body(void *cls, pfi_http_request *rq, const char *body, 
                  "\"requested_cap_w\":%.0f,\"enforced_cap_w\":%.0f}]}",
                  id, f->uuid, f->cap_w, f->cap_w);
     } else if (strcmp(m, "DELETE") == 0 && strcmp(u, "/v1/caps") == 0) {
-        f->cap_w = 700;
+        f->cap_w = isnan(f->fixed_w) ? 700 : f->fixed_w;
         snprintf(out, sizeof out,
-                 "{\"gpus\":[{\"uuid\":\"%s\",\"requested_cap_w\":null,\"enforced_cap_w\":700}]}",
-                 f->uuid);
+                 "{\"gpus\":[{\"uuid\":\"%s\",\"requested_cap_w\":null,\"enforced_cap_w\":%.0f}]}",
+                 f->uuid, f->cap_w);
     } else {
         pthread_mutex_unlock(&f->mu);
         return pfi_http_reply(rq, 404, "{\"error\":\"no such path\"}", NULL);
@@ -133,7 +140,7 @@ static pfi_http_next on_body(void *cls, pfi_http_request *rq, const char *body, 
     return pfi_http_reply(rq, 200, out, h);
 }
 
-static bool fake_start(fake *f, const char *host, const char *uuid, const char *job,
+static bool fake_start(fake *f, const char *host, const char *uuid, const char *job, double fixed_w,
                        pfi_ctl_agent_spec *spec)
 {
     memset(f, 0, sizeof *f);
@@ -141,7 +148,8 @@ static bool fake_start(fake *f, const char *host, const char *uuid, const char *
     f->host = host;
     f->uuid = uuid;
     f->job = job;
-    f->cap_w = 700;
+    f->fixed_w = fixed_w;
+    f->cap_w = isnan(fixed_w) ? 700 : fixed_w;
     f->iv_s = 1;
     f->last_put_s = f->first_get_s = NAN;
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
@@ -153,8 +161,11 @@ static bool fake_start(fake *f, const char *host, const char *uuid, const char *
                                   .on_body = on_body,
                                   .cls = f};
     pfi_diag d;
-    if (pfi_http_server_start(&cfg, &f->srv, &d) != PFI_OK) {
+    pfi_error e = pfi_http_server_start(&cfg, &f->srv, &d);
+    if (e != PFI_OK) {
         fprintf(stderr, "server: %s\n", d.message);
+        if (e == PFI_ERR_UNAVAILABLE) /* no libmicrohttpd here */
+            exit(77);
         return false;
     }
     memset(spec, 0, sizeof *spec);
@@ -178,23 +189,28 @@ static void fake_stop(fake *f)
 }
 
 typedef struct rig {
-    fake a, b;
-    pfi_ctl_agent_spec spec[2];
+    fake a, b, c; /* c: only with a third agent (rig_start) */
+    size_t n;
+    pfi_ctl_agent_spec spec[3];
     pfi_topology *topo;
     pfi_ctl *ctl;
     double t;
 } rig;
 
-static bool rig_start(rig *r, bool tree)
+/* Agents a and b; with_c also agent c, whose one GPU runs job ja with a's and has a single
+ * possible cap (200 W): capping ja never sends it one. */
+static bool rig_start(rig *r, bool tree, bool with_c)
 {
     memset(r, 0, sizeof *r);
-    if (!fake_start(&r->a, "na", "GPU-a", "ja", &r->spec[0]) ||
-        !fake_start(&r->b, "nb", "GPU-b", NULL, &r->spec[1]))
+    r->n = with_c ? 3 : 2;
+    if (!fake_start(&r->a, "na", "GPU-a", "ja", NAN, &r->spec[0]) ||
+        !fake_start(&r->b, "nb", "GPU-b", NULL, NAN, &r->spec[1]) ||
+        (with_c && !fake_start(&r->c, "nc", "GPU-c", "ja", 200, &r->spec[2])))
         return false;
     pfi_ctl_config cfg;
     pfi_ctl_config_init(&cfg);
     cfg.agents = r->spec;
-    cfg.n_agents = 2;
+    cfg.n_agents = r->n;
     cfg.period_s = 4; /* the lockstep waits at most 2 s */
     cfg.stale_after_s = 600;
     cfg.http_timeout_s = 10;
@@ -212,8 +228,11 @@ static bool rig_start(rig *r, bool tree)
         cfg.topology = r->topo;
     }
     pfi_diag d;
-    if (pfi_ctl_create(&cfg, &r->ctl, &d) != PFI_OK) {
+    pfi_error e = pfi_ctl_create(&cfg, &r->ctl, &d);
+    if (e != PFI_OK) {
         fprintf(stderr, "controller: %s\n", d.message);
+        if (e == PFI_ERR_UNAVAILABLE) /* no libcurl here */
+            exit(77);
         return false;
     }
     return true;
@@ -229,6 +248,8 @@ static void rig_stop(rig *r)
     }
     fake_stop(&r->a);
     fake_stop(&r->b);
+    if (r->n == 3)
+        fake_stop(&r->c);
     pfi_topology_destroy(r->topo);
 }
 
@@ -237,6 +258,8 @@ static bool step(rig *r, bool event, double budget_w, pfi_ctl_report *rep)
 {
     fake_reset(&r->a);
     fake_reset(&r->b);
+    if (r->n == 3)
+        fake_reset(&r->c);
     pfi_diag d;
     pfi_error e = pfi_ctl_step(r->ctl, r->t, event, budget_w, NAN, rep, &d);
     r->t += 4;
@@ -273,7 +296,7 @@ static int budget_change_after_cap(bool tree, int *puts, size_t *moves)
 {
     rig r;
     int n = -1;
-    if (!rig_start(&r, tree))
+    if (!rig_start(&r, tree, false))
         goto out;
     r.a.mode = r.b.mode = SAMPLE_FROZEN;
     r.a.frozen_s = r.b.frozen_s = wall() - 0.5;
@@ -321,7 +344,7 @@ static bool after_cap_change(int *a_reads, int *b_reads, double *a_sample, doubl
 {
     rig r;
     bool ok = false;
-    if (!rig_start(&r, false))
+    if (!rig_start(&r, false, false))
         goto out;
     r.a.mode = SAMPLE_GRID;
     r.a.grid0_s = wall() - 0.5;
@@ -348,10 +371,10 @@ out:
 static void test_after_cap_change(void)
 {
     for (int tries = 0; tries < 5; tries++) {
-        int ar = -1, br = -1;
+        int ar = -1, br = -1, before = failures;
         double as = NAN, cs = NAN;
         bool conclusive = after_cap_change(&ar, &br, &as, &cs);
-        if (failures)
+        if (failures != before)
             return;
         if (!conclusive) {
             fprintf(stderr, "try %d: the period began late after the change; again\n", tries);
@@ -374,11 +397,43 @@ static void test_after_cap_change(void)
     CHECK(0, "5 tries, none conclusive (the host too loaded)");
 }
 
-int main(void)
+/* (2), the job's part: agent c's GPU runs job ja (with a's) at its only cap, so capping ja
+ * sends c nothing; its samples, frozen before the change, are older than ja's last cap move:
+ * the period after the change reads c again (a job over several nodes slows as one), and
+ * still b only once. */
+static void test_job_moved(void)
 {
-    test_budget_change_flat();
-    test_budget_change_tree();
-    test_after_cap_change();
+    rig r;
+    if (!rig_start(&r, false, true))
+        goto out;
+    r.a.mode = r.b.mode = r.c.mode = SAMPLE_FROZEN;
+    r.a.frozen_s = r.b.frozen_s = r.c.frozen_s = wall() - 0.5;
+    if (!warm_then_cap(&r, 900))
+        goto out;
+    CHECK(r.c.puts == 0, "agent c's GPU has a single cap: no PUT (%d)", r.c.puts);
+    pfi_ctl_report rep;
+    if (!step(&r, true, 900, &rep))
+        goto out;
+    printf("after capping a job over two agents: agent c read %d time(s), agent b %d\n", r.c.gets,
+           r.b.gets);
+    CHECK(r.c.gets >= 2, "(2) agent c (its job's caps moved) read again: %d reads", r.c.gets);
+    CHECK(r.b.gets == 1, "(2) agent b (nothing of it moved) read once: %d reads", r.b.gets);
+out:
+    rig_stop(&r);
+}
+
+/* test_ctl_lockstep [flat|tree|after|job]: one of them (none: all) */
+int main(int argc, char **argv)
+{
+    const char *only = argc > 1 ? argv[1] : "";
+    if (!*only || strcmp(only, "flat") == 0)
+        test_budget_change_flat();
+    if (!*only || strcmp(only, "tree") == 0)
+        test_budget_change_tree();
+    if (!*only || strcmp(only, "after") == 0)
+        test_after_cap_change();
+    if (!*only || strcmp(only, "job") == 0)
+        test_job_moved();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     return failures ? 1 : 0;
