@@ -143,6 +143,11 @@ static void test_requests(void **state)
          "caps[0]"},
         {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"cap_w\": -5}]}",
          "cap_w"},
+        /* out of the shared bounds: refused with the bound (%g), never a 309-digit echo */
+        {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"cap_w\": 1e308}]}",
+         "cap_w must be a number of watts > 0 and <= 1e+12"},
+        {"{\"request_id\": \"r\", \"lease_s\": 1e308, \"caps\": [{\"uuid\": \"a\", \"cap_w\": 5}]}",
+         "lease_s must be a number of seconds > 0 and <= 1e+09"},
         {"{\"request_id\": \"r s\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"cap_w\": 5}]}",
          "request_id"},
         {"{\"request_id\": \"r\", \"lease_s\": 1, \"caps\": [{\"uuid\": \"a\", \"cap_w\": 5}], "

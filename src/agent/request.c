@@ -3,6 +3,12 @@
  */
 #include "request.h"
 
+#include "pfi/topology.h" /* PFI_TOPO_MAX_W: the watt bound every command shares */
+
+/* The longest lease (s) a request may ask for: about 31 years; above, a typo or an overflow
+ * (a node's own lease_max usually refuses far less). */
+#define PFID_MAX_LEASE_S 1e9
+
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -122,8 +128,8 @@ bool pfid_caps_request_parse(const char *body, size_t len, pfid_caps_request *ou
         bad(msg, msg_len, "lease_s is required");
         goto done;
     }
-    if (!number(v, &out->lease_s) || !(out->lease_s > 0)) {
-        bad(msg, msg_len, "lease_s must be a number of seconds > 0");
+    if (!number(v, &out->lease_s) || !(out->lease_s > 0 && out->lease_s <= PFID_MAX_LEASE_S)) {
+        bad(msg, msg_len, "lease_s must be a number of seconds > 0 and <= %g", PFID_MAX_LEASE_S);
         goto done;
     }
     json_t *caps = json_object_get(root, "caps");
@@ -167,8 +173,9 @@ bool pfid_caps_request_parse(const char *body, size_t len, pfid_caps_request *ou
                 it->by_job ? "job" : "uuid", it->by_job ? " of [A-Za-z0-9._:@+=-]" : "");
             goto done;
         }
-        if (!number(cap, &it->cap_w) || !(it->cap_w > 0)) {
-            bad(msg, msg_len, "caps[%zu]: cap_w must be a number of watts > 0", i);
+        if (!number(cap, &it->cap_w) || !(it->cap_w > 0 && it->cap_w <= PFI_TOPO_MAX_W)) {
+            bad(msg, msg_len, "caps[%zu]: cap_w must be a number of watts > 0 and <= %g", i,
+                PFI_TOPO_MAX_W);
             goto done;
         }
     }

@@ -358,8 +358,11 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
         double kp = 100 * r->tput_tok_s[j] / J->tput_tok_s[last];
         if (isfinite(kp))
             snprintf(kept, sizeof kept, "%s%%", fmt1(b[4], kp));
-        fprintf(f, "%-*s %-*s %5.0f %9s %11s %10s %13s %6s", wj, J->name[j], wc,
-                J->job_class[j] ? J->job_class[j] : "-", isnan(J->gpus[j]) ? 1 : J->gpus[j],
+        char sn[512], sc[256]; /* names escaped (cli_safe): no raw control character */
+        const char *cls = J->job_class[j] ? J->job_class[j] : "-";
+        fprintf(f, "%-*s %-*s %5.0f %9s %11s %10s %13s %6s", wj,
+                cli_safe(sn, sizeof sn, J->name[j], strlen(J->name[j])), wc,
+                cli_safe(sc, sizeof sc, cls, strlen(cls)), isnan(J->gpus[j]) ? 1 : J->gpus[j],
                 fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]), fmt1(b[2], r->shed_w[j]),
                 fmt1(b[3], r->tput_tok_s[j]), kept);
         if (explain) {
@@ -538,7 +541,7 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->o.budget_w,
          .lo = 0,
-         .hi = 1e12, /* a terawatt: no site draws more; above, a typo or an overflow */
+         .hi = PFI_TOPO_MAX_W, /* a terawatt: no site draws more; above, a typo or overflow */
          .given = &a->have_budget},
         {.c = OPT_CAP_STEP,
          .kind = CLI_OPT_DOUBLE,

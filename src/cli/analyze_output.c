@@ -20,8 +20,10 @@ static const char *file_base(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* The group's key values joined by sep, leaving out the "@file" pseudo-column. */
-static void key_text(const pfi_group *g, const char *sep, char *buf, size_t len)
+/* The group's key values joined by sep, leaving out the "@file" pseudo-column; safe: each
+ * value escaped (cli_safe: control characters as \xNN) for a human table, else the exact
+ * bytes (CSV quotes them). */
+static void key_text(const pfi_group *g, const char *sep, char *buf, size_t len, bool safe)
 {
     buf[0] = '\0';
     size_t used = 0;
@@ -29,7 +31,10 @@ static void key_text(const pfi_group *g, const char *sep, char *buf, size_t len)
     for (size_t k = 0; k < g->n_key && used + 1 < len; k++) {
         if (strcmp(g->key_names[k], PFI_FILE_COLUMN) == 0)
             continue;
-        int n = snprintf(buf + used, len - used, "%s%s", first ? "" : sep, g->key_values[k]);
+        char esc[1024];
+        const char *v = safe ? cli_safe(esc, sizeof esc, g->key_values[k], strlen(g->key_values[k]))
+                             : g->key_values[k];
+        int n = snprintf(buf + used, len - used, "%s%s", first ? "" : sep, v);
         if (n < 0)
             break;
         used += (size_t)n;
@@ -41,7 +46,7 @@ void analyze_group_title(const pfi_runs_table *t, size_t gi, char *buf, size_t l
 {
     const pfi_group *g = &t->groups[gi];
     char key[512];
-    key_text(g, "/", key, sizeof key);
+    key_text(g, "/", key, sizeof key, true);
     const char *file = file_base(t->files[g->file_index]);
     if (key[0] == '\0')
         snprintf(buf, len, "%s", file);
@@ -168,7 +173,7 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
     size_t width = 24;
     for (size_t g = 0; g < t->n_groups; g++) {
         char key[512];
-        key_text(&t->groups[g], "/", key, sizeof key);
+        key_text(&t->groups[g], "/", key, sizeof key, true);
         size_t n = key[0] ? strlen(key) : strlen(file_base(t->files[t->groups[g].file_index]));
         if (n > width)
             width = n < 60 ? n : 60;
@@ -182,7 +187,9 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
         const pfi_result *res = &r->results[g];
         if (grp->file_index != last_file) {
             last_file = grp->file_index;
-            fprintf(f, "%s%s\n", g ? "\n" : "", t->files[last_file]);
+            char fe[1024];
+            fprintf(f, "%s%s\n", g ? "\n" : "",
+                    cli_safe(fe, sizeof fe, t->files[last_file], strlen(t->files[last_file])));
             char ci[16];
             snprintf(ci, sizeof ci, "%d%% CI", level);
             fprintf(f, "  %-*s %7s %9s  %-17s%s %7s %7s  %-9s %s\n", (int)width, "group", "ref_cap",
@@ -190,7 +197,7 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
                     "used/ratio/excl");
         }
         char key[512], ratio[32], ci[100], area[32], ce[32], cap[32];
-        key_text(grp, "/", key, sizeof key);
+        key_text(grp, "/", key, sizeof key, true);
         if (key[0] == '\0')
             snprintf(key, sizeof key, "%s", file_base(t->files[grp->file_index]));
         fmt_num(ratio, sizeof ratio, res->ratio, 3);
@@ -275,7 +282,9 @@ bool analyze_write_table(FILE *f, const analyze_report *r)
         }
         char med[32];
         fmt_num(med, sizeof med, s.median, 3);
-        fprintf(f, "  class %-20s %3zu %-7s %3zu defined, median PFI %s\n", cls[i], s.groups,
+        char ce[256];
+        fprintf(f, "  class %-20s %3zu %-7s %3zu defined, median PFI %s\n",
+                cli_safe(ce, sizeof ce, cls[i], strlen(cls[i])), s.groups,
                 s.groups == 1 ? "group," : "groups,", s.defined, med);
     }
     free(cls);
@@ -323,7 +332,7 @@ bool analyze_write_csv(FILE *f, const analyze_report *r)
         const pfi_group *grp = &t->groups[g];
         const pfi_result *res = &r->results[g];
         char key[1024], count[32];
-        key_text(grp, "|", key, sizeof key);
+        key_text(grp, "|", key, sizeof key, false);
         csv_field(f, t->files[grp->file_index], false);
         csv_field(f, key, false);
         csv_field(f, grp->job_class ? grp->job_class : "", false);

@@ -262,9 +262,9 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
         (ev && !json_is_boolean(ev)) || (bw && rd) || (!bw && !rd && !(ev && json_is_false(ev)))) {
         ret = api_error(rq, 400,
                         "expected {\"budget_w\": W} or {\"reduction\": r} or {\"event\": false}");
-    } else if ((bw && !(json_number_value(bw) > 0)) ||
+    } else if ((bw && !(json_number_value(bw) > 0 && json_number_value(bw) <= PFI_TOPO_MAX_W)) ||
                (rd && !(json_number_value(rd) >= 0 && json_number_value(rd) <= 1))) {
-        ret = api_error(rq, 422, "budget_w must be > 0 and reduction in [0, 1]");
+        ret = api_error(rq, 422, "budget_w must be > 0 and <= 1e12 W and reduction in [0, 1]");
     } else {
         /* durable before it is answered: a controller killed right after the 200 resumes it */
         char *js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
@@ -697,7 +697,9 @@ static bool control_option(control_opts *o, int c, const char *arg)
         o->agents_path = arg;
         return true;
     case O_BUDGET:
-        return cli_parse_double(arg, &o->budget_w) && o->budget_w > 0;
+        /* bounded like pfi allocate's --budget-w and a topology limit (PFI_TOPO_MAX_W) */
+        return cli_parse_double(arg, &o->budget_w) && o->budget_w > 0 &&
+               o->budget_w <= PFI_TOPO_MAX_W;
     case O_REDUCTION:
         return parse_reduction(arg, &o->reduction);
     case O_SCHEDULE:
@@ -733,16 +735,18 @@ static bool control_option(control_opts *o, int c, const char *arg)
     case O_SPEED:
         return cli_parse_double(arg, &o->speed) && o->speed > 0 && isfinite(o->speed);
     case O_START:
-        return cli_parse_double(arg, &o->start) && o->start >= 0;
+        return cli_parse_double(arg, &o->start) && o->start >= 0 && o->start <= PFI_CTL_MAX_EVENT_S;
     case O_DURATION:
-        return cli_parse_double(arg, &o->duration) && o->duration > 0;
+        return cli_parse_double(arg, &o->duration) && o->duration > 0 &&
+               o->duration <= PFI_CTL_MAX_EVENT_S;
     case O_RAMP:
-        return cli_parse_double(arg, &o->ramp) && o->ramp >= 0;
+        return cli_parse_double(arg, &o->ramp) && o->ramp >= 0 && o->ramp <= PFI_CTL_MAX_EVENT_S;
     case O_EPOCH:
         o->epoch_given = true;
         return cli_parse_double(arg, &o->epoch) && o->epoch > 0;
     case O_RUNFOR:
-        return cli_parse_double(arg, &o->run_for) && o->run_for > 0;
+        return cli_parse_double(arg, &o->run_for) && o->run_for > 0 &&
+               o->run_for <= PFI_CTL_MAX_EVENT_S;
     case O_CLOCK: /* wall, emulated or emulated:S */
         o->clock_start = 0;
         if (strcmp(arg, "wall") == 0 || strcmp(arg, "emulated") == 0) {
@@ -993,7 +997,12 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
             return PFI_EXIT_USAGE;
         }
         if (!control_option(o, c, optarg))
-            return cli_usage_bad_value(cli_option_name(opts, c), optarg, NULL);
+            return cli_usage_bad_value(cli_option_name(opts, c), optarg,
+                                       c == O_BUDGET ? "watts > 0 and <= 1e12"
+                                       : c == O_START || c == O_DURATION || c == O_RAMP ||
+                                               c == O_RUNFOR
+                                           ? "seconds, at most 31536000 (a year)"
+                                           : NULL);
     }
     if (o->children && o->topo_path != NULL) {
         cli_error("control: --children and --topology exclude each other (the children hold "

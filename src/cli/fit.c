@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli.h"
+#include "pfi/csv.h"
 #include "pfi/featmap.h"
 #include "pfi/fit.h"
 #include "pfi/groups.h"
@@ -315,21 +318,21 @@ static void predict_usage(FILE *f)
     cli_telemetry_format_names(&formats);
     cli_usage_list(f, "  --telemetry-format F   ", 25, 90, &formats, &(cli_list_style){.sep = "|"},
                    " (auto: detected from content, as ingest)");
-    fprintf(f,
-            "  --interval S           sampling interval, s, for formats without timestamps\n"
-            "  --warmup S             seconds dropped at the start of the telemetry (0)\n"
-            "  --fields LIST          --query-gpu field list for CSV files without a header\n"
-            "  --db FILE              run store (pfi ingest): every stored group\n"
-            "  --group NAME           with --db: only this group\n"
-            "  --groups INPUT         every group of INPUT (with its measured PFI)\n"
-            "  --level L              prediction interval level (0.95)\n"
-            "  --format table|csv|json  output format (table)\n"
-            "  -o, --output FILE      write there instead of stdout\n"
-            "  -q, --quiet            no telemetry notes\n"
-            "  -h, --help             this help\n"
-            "\n"
-            "Exit codes: 0 success, 1 bad or missing input (a feature the model needs is not in\n"
-            "the input), 2 bad command line, 3 output not written, 4 internal error.\n");
+    fprintf(f, "  --interval S           sampling interval, s, for formats without timestamps\n"
+               "  --warmup S             seconds dropped at the start of the telemetry (0)\n"
+               "  --fields LIST          --query-gpu field list for CSV files without a header\n"
+               "  --db FILE              run store (pfi ingest): every stored group\n"
+               "  --group NAME           with --db: only this group\n"
+               "  --groups INPUT         every group of INPUT (with its measured PFI)\n"
+               "  --level L              prediction interval level (0.95)\n"
+               "  --format table|csv|json  output format (table)\n"
+               "  -o, --output FILE      write there instead of stdout\n"
+               "  -q, --quiet            no telemetry notes\n"
+               "  -h, --help             this help\n"
+               "\n"
+               "Exit codes: 0 success, 1 bad or missing input (a model file out of its ranges, a\n"
+               "feature the model needs not in the input file), 2 bad command line (a feature\n"
+               "unknown, given twice or missing there), 3 output not written, 4 internal error.\n");
 }
 
 enum {
@@ -628,6 +631,15 @@ static int check_feature_names(const pfi_fit_model *m, char **args, size_t n)
         const char *eq = strchr(args[k], '=');
         size_t len = eq ? (size_t)(eq - args[k]) : strlen(args[k]);
         snprintf(name, sizeof name, "%.*s", (int)(len < 255 ? len : 255), args[k]);
+        for (size_t q = 0; q < k; q++) { /* the same feature twice: which value is meant? */
+            const char *eq2 = strchr(args[q], '=');
+            size_t len2 = eq2 ? (size_t)(eq2 - args[q]) : strlen(args[q]);
+            if (len2 == len && !strncmp(args[q], args[k], len)) {
+                cli_error("feature '%s' is given twice ('%s' and '%s'): give each feature once",
+                          name, args[q], args[k]);
+                return PFI_EXIT_USAGE;
+            }
+        }
         double lo, hi;
         bool known = pfi_featmap_range(name, &lo, &hi);
         if (!model_uses(m, name) && !known) {
@@ -677,12 +689,15 @@ static int check_feature_ranges(const pfi_fit_model *m, const pfi_groups *g, con
 
 /* Phase 3: idx[j], the column of g holding the model's feature j; the first one missing is
  * explained (exit 1). */
-static int resolve_features(const pfi_fit_model *m, pfi_groups *g, const char *source, size_t *idx)
+/* A model feature the source lacks: a usage error (2) when the features came from the command
+ * line (like an unknown name there), a data error (1) when they came from a file or database. */
+static int resolve_features(const pfi_fit_model *m, pfi_groups *g, const char *source, size_t *idx,
+                            bool from_args)
 {
     for (size_t j = 0; j < m->p; j++) {
         if (pfi_groups_resolve(g, m->features[j], &idx[j]) != PFI_OK) {
             explain_missing(m->features[j], g, source);
-            return PFI_EXIT_DATA;
+            return from_args ? PFI_EXIT_USAGE : PFI_EXIT_DATA;
         }
     }
     return PFI_EXIT_OK;
@@ -704,16 +719,19 @@ static void write_estimate_table(FILE *f, int w, const char *name, const estimat
     else
         snprintf(iv, sizeof iv, "[%.3f, %.3f]", e->lo, e->hi);
     fmt(meas, sizeof meas, pfi);
-    fprintf(f, "  %-*s %9s  %-19s %9s  %s\n", w, name, est, iv, measured ? meas : "-",
-            e->missing   ? "a feature is missing"
-            : e->outside ? "outside training range"
-                         : "");
+    char safe[1024]; /* a control character in a name never reaches the terminal raw */
+    fprintf(f, "  %-*s %9s  %-19s %9s  %s\n", w, cli_safe(safe, sizeof safe, name, strlen(name)),
+            est, iv, measured ? meas : "-",
+            e->missing     ? "a feature is missing"
+            : e->yhat <= 0 ? "below PFI's physical range (> 0): not a PFI"
+            : e->outside   ? "outside training range"
+                           : "");
 }
 
 static void write_estimate_csv(FILE *f, const char *name, const estimate *e, double level,
                                double pfi)
 {
-    fprintf(f, "\"%s\"", name);
+    pfi_csv_write_field(f, name); /* quoted as CSV needs, the exact bytes */
     double vals[] = {e->yhat, e->lo, e->hi, level, pfi};
     for (int k = 0; k < 5; k++) {
         fputc(',', f);
@@ -725,7 +743,12 @@ static void write_estimate_csv(FILE *f, const char *name, const estimate *e, dou
 static void write_estimate_json(FILE *f, const char *name, const estimate *e, double level,
                                 double pfi, bool last)
 {
-    fprintf(f, "  {\"group\": \"%s\"", name);
+    /* the name as a JSON string, escaped by jansson (a name not valid UTF-8: null) */
+    json_t *jn = json_string(name);
+    char *js = jn != NULL ? json_dumps(jn, JSON_ENCODE_ANY) : NULL;
+    json_decref(jn);
+    fprintf(f, "  {\"group\": %s", js != NULL ? js : "null");
+    free(js);
     static const char *const keys[] = {"pfi_estimate", "pi_lo", "pi_hi", "level", "pfi_measured"};
     double vals[] = {e->yhat, e->lo, e->hi, level, pfi};
     for (int k = 0; k < 5; k++) {
@@ -741,7 +764,7 @@ static void write_estimate_json(FILE *f, const char *name, const estimate *e, do
 static size_t write_estimates(FILE *f, const predict_args *a, const pfi_fit_model *m,
                               const pfi_groups *g, const size_t *idx, bool measured)
 {
-    size_t outside_count = 0;
+    size_t outside_count = 0, nonphysical = 0;
     /* the group column as wide as the longest name (names are not cut) */
     int w = 32;
     for (size_t i = 0; i < g->n; i++)
@@ -764,6 +787,7 @@ static size_t write_estimates(FILE *f, const predict_args *a, const pfi_fit_mode
         if (!e.missing)
             pfi_fit_model_predict(m, x0, a->level, &e.yhat, &e.lo, &e.hi, &e.outside);
         outside_count += e.outside;
+        nonphysical += !e.missing && e.yhat <= 0;
         if (!strcmp(a->format, "table"))
             write_estimate_table(f, w, g->names[i], &e, g->pfi[i], measured);
         else if (!strcmp(a->format, "csv"))
@@ -784,6 +808,10 @@ static size_t write_estimates(FILE *f, const predict_args *a, const pfi_fit_mode
         fprintf(f, "%smodel: %s; %.0f%% prediction intervals; trained on %zu groups\n",
                 g->n == 1 ? "" : "\n", a->model_path, a->level * 100, m->n);
     }
+    if (nonphysical > 0) /* PFI is a ratio of two positive reductions (DESIGN.md) */
+        cli_error("warning: %zu estimate%s at or below 0, outside PFI's physical range (> 0): the "
+                  "model is extrapolating or does not fit these jobs",
+                  nonphysical, nonphysical == 1 ? " is" : "s are");
     return outside_count;
 }
 
@@ -809,7 +837,9 @@ int cmd_predict(int argc, char **argv)
         a.n_tel == 0)
         rc = check_feature_names(m, a.features, a.n_features);
     if (rc == PFI_EXIT_OK)
-        rc = resolve_features(m, g, source, idx);
+        rc = resolve_features(m, g, source, idx,
+                              a.n_features > 0 && a.groups_in == NULL && a.db == NULL &&
+                                  a.n_tel == 0);
     if (rc == PFI_EXIT_OK)
         rc = check_feature_ranges(m, g, idx, source);
     cli_output out = {0};

@@ -204,7 +204,9 @@ static void write_table(FILE *f, const char *path, const pfi_grid_settlement *s)
                  j->ref_given       ? "given"
                  : j->ref_pre_event ? "pre-event"
                                     : "controller");
-        fprintf(f, "  %-*s %5zu %-7s %11s %11s %14s  %-6s %s\n", w, j->job, j->gpus, tier,
+        char sj[512]; /* the job name escaped (cli_safe): no raw control character */
+        fprintf(f, "  %-*s %5zu %-7s %11s %11s %14s  %-6s %s\n", w,
+                cli_safe(sj, sizeof sj, j->job, strlen(j->job)), j->gpus, tier,
                 cli_num(j->performance, 'f', 4, "-").s, cli_num(j->life_performance, 'f', 4, "-").s,
                 cli_num(j->tokens_lost, 'f', 0, "-").s,
                 isnan(j->allowance) ? "-"

@@ -75,7 +75,7 @@ check predict 0 "$PFI" predict -m "$T/model.json" dcgm_dram_active=0.4 dcgm_mem_
 check predict-groups 0 "$PFI" predict -m "$T/model.json" --groups "$T/lib" --format csv
 check predict-outside 0 "$PFI" predict -m "$T/model.json" dcgm_dram_active=1 dcgm_mem_copy_util=1
 grep -q "outside the model's training range\|beyond the model's training range" "$T/err" || { echo "FAIL predict-outside warning"; fail=1; }
-check predict-missing-feature 1 "$PFI" predict -m "$T/model.json" dcgm_dram_active=0.4
+check predict-missing-feature 2 "$PFI" predict -m "$T/model.json" dcgm_dram_active=0.4
 check predict-no-model 2 "$PFI" predict dcgm_dram_active=0.4
 check fit-unknown-feature 1 "$PFI" fit "$T/lib" --features nope
 check fit-constant 1 "$PFI" fit "$T/lib" --features dcgm_mem_clock_mhz

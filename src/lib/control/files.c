@@ -14,6 +14,7 @@
 #include "core/memory.h"
 #include "pfi/control.h" /* pfi_ctl_prior_pfi, pfi_curve_source_name */
 #include "pfi/control_files.h"
+#include "pfi/topology.h" /* PFI_TOPO_MAX_W */
 
 #define MAX_LINE 1024
 #define MAX_TOKENS 16
@@ -204,8 +205,11 @@ static pfi_error event_line(void *ctx, long line, char **tok, size_t nt, pfi_dia
             return ctl_fail(d, line, PFI_ERR_PARSE, "a reduction must be 0%% to 100%%");
         ev.reduction = x / 100.0;
     } else if (tok[2][l - 1] == 'W' || tok[2][l - 1] == 'w') {
-        if (!ctl_parse_num(num, &x) || !(x > 0))
-            return ctl_fail(d, line, PFI_ERR_PARSE, "a budget must be watts > 0");
+        if (!ctl_parse_num(num, &x) || !(x > 0 && x <= PFI_TOPO_MAX_W))
+            return ctl_fail(d, line, PFI_ERR_PARSE,
+                            "budget_w %g: expected watts > 0 and <= %g (a budget's bound, as "
+                            "pfi allocate --budget-w)",
+                            x, PFI_TOPO_MAX_W);
         ev.budget_w = x;
     } else {
         return ctl_fail(d, line, PFI_ERR_PARSE, "TARGET must end in '%%' or 'W'");

@@ -13,6 +13,7 @@
 #include "core/memory.h"
 #include "pfi/csv.h"
 #include "pfi/grid.h"
+#include "pfi/topology.h"
 
 #define TRACE_MAX_SAMPLES 1000000
 #define TRACE_MIN_SAMPLES 20
@@ -78,8 +79,9 @@ static pfi_error event_check(const pfi_ctl_event *ev, long line, pfi_diag *d)
                         "expected exactly one target: budget_w, reduction_pct or target");
     if (!isnan(ev->reduction) && !(ev->reduction >= 0 && ev->reduction <= 1))
         return ctl_fail(d, line, PFI_ERR_PARSE, "reduction_pct: expected 0 to 100");
-    if (!isnan(ev->budget_w) && !(ev->budget_w > 0 && isfinite(ev->budget_w)))
-        return ctl_fail(d, line, PFI_ERR_PARSE, "budget_w: expected watts > 0");
+    if (!isnan(ev->budget_w) && !(ev->budget_w > 0 && ev->budget_w <= PFI_TOPO_MAX_W))
+        return ctl_fail(d, line, PFI_ERR_PARSE, "budget_w %g: expected watts > 0 and <= %g",
+                        ev->budget_w, PFI_TOPO_MAX_W);
     return PFI_OK;
 }
 

@@ -375,6 +375,54 @@ static bool get_scores(json_t *o, pfi_cv_scores *s)
            get_num(rho, &s->rho);
 }
 
+/* A model's numbers checked after parsing (a hand-edited or corrupt file would otherwise print
+ * an inverted or 300-digit interval): sigma null or >= 0 (null: no residual df), coefficients
+ * finite and |c| <= PFI_FIT_MAX_COEF, xtx_inv finite, symmetric (relative 1e-6) with a positive
+ * diagonal (it is (X'X)^-1, positive definite), training ranges finite with min <= max, df < n.
+ * The error names the file and the field. */
+#define PFI_FIT_MAX_COEF 1e9
+static pfi_error check_model(const pfi_fit_model *m, const char *name, pfi_diag *d)
+{
+    size_t p = m->p, np = p + 1;
+    if (!isnan(m->sigma) && !(m->sigma >= 0 && m->sigma <= PFI_FIT_MAX_COEF))
+        return set_diag(d, PFI_ERR_PARSE, name, "field 'sigma' is %g: must be >= 0 and <= %g",
+                        m->sigma, PFI_FIT_MAX_COEF);
+    if (m->df >= m->n)
+        return set_diag(d, PFI_ERR_PARSE, name, "field 'df' is %zu: must be below 'n' (%zu)", m->df,
+                        m->n);
+    for (size_t j = 0; j < np; j++)
+        if (!(fabs(m->coef[j]) <= PFI_FIT_MAX_COEF))
+            return set_diag(d, PFI_ERR_PARSE, name,
+                            "field 'coefficients.%s' is %g: must be finite with magnitude <= %g",
+                            j == 0 ? "intercept" : m->features[j - 1], m->coef[j],
+                            PFI_FIT_MAX_COEF);
+    for (size_t j = 0; j < p; j++)
+        if (!isfinite(m->train_min[j]) || !isfinite(m->train_max[j]) ||
+            m->train_min[j] > m->train_max[j])
+            return set_diag(d, PFI_ERR_PARSE, name,
+                            "field 'training_range.%s' is [%g, %g]: must be finite with "
+                            "min <= max",
+                            m->features[j], m->train_min[j], m->train_max[j]);
+    for (size_t a = 0; a < np; a++) {
+        double daa = m->xtx_inv[a * np + a];
+        if (!(daa > 0 && isfinite(daa)))
+            return set_diag(d, PFI_ERR_PARSE, name,
+                            "field 'xtx_inv[%zu][%zu]' (a diagonal entry) is %g: must be "
+                            "positive and finite",
+                            a, a, daa);
+        for (size_t b = a + 1; b < np; b++) {
+            double u = m->xtx_inv[a * np + b], l = m->xtx_inv[b * np + a];
+            if (!isfinite(u) || !isfinite(l) ||
+                fabs(u - l) > 1e-6 * fmax(fmax(fabs(u), fabs(l)), 1e-300))
+                return set_diag(d, PFI_ERR_PARSE, name,
+                                "field 'xtx_inv' is not symmetric and finite: [%zu][%zu] = %g, "
+                                "[%zu][%zu] = %g",
+                                a, b, u, b, a, l);
+        }
+    }
+    return PFI_OK;
+}
+
 static pfi_error parse_model(json_t *root, const char *name, pfi_fit_model **out, pfi_diag *d)
 {
     json_int_t version = 0, df = 0, n = 0;
@@ -434,6 +482,11 @@ static pfi_error parse_model(json_t *root, const char *name, pfi_fit_model **out
         return set_diag(d, PFI_ERR_PARSE, name,
                         "a coefficient, range or matrix entry is "
                         "missing or not a number");
+    }
+    pfi_error e = check_model(m, name, d);
+    if (e != PFI_OK) {
+        pfi_fit_model_destroy(m);
+        return e;
     }
     *out = m;
     return PFI_OK;
