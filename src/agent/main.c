@@ -434,9 +434,9 @@ int main(int argc, char **argv)
             return 2;
         /* the emulated and replay backends are configuration alone (the emulate spec, its
          * GPU counts, the replay file): opened here as start opens them, so --check judges
-         * what start would refuse. nvml is left to start (the driver is the host's, not
-         * the configuration's). */
-        if (a->cfg.backend != PFI_GPU_NVML) {
+         * what start would refuse (the virtual-clock backends: no hardware behind them).
+         * nvml is left to start (the driver is the host's, not the configuration's). */
+        if (pfi_gpu_backend_caps(a->cfg.backend) & PFI_GPU_CAP_VIRTUAL_CLOCK) {
             pfi_gpu_config cc = {.kind = a->cfg.backend,
                                  .emulate = a->cfg.emulate[0] ? a->cfg.emulate : NULL,
                                  .replay_path = a->cfg.replay};
@@ -479,7 +479,8 @@ int main(int argc, char **argv)
                   pfi_strerror(e), d.message);
         /* emulated and replay GPUs are the configuration's (the emulate spec, the replay
          * file): their refusal is a bad configuration (2); nvml's is the host's (3) */
-        return a->cfg.backend != PFI_GPU_NVML && e != PFI_ERR_NOMEM ? 2 : 3;
+        bool conf_only = (pfi_gpu_backend_caps(a->cfg.backend) & PFI_GPU_CAP_VIRTUAL_CLOCK) != 0;
+        return conf_only && e != PFI_ERR_NOMEM ? 2 : 3;
     }
     LOG_INFO("pfid %s: %s backend, hostname %s, sampling every %g s", PFI_VERSION,
              pfi_gpu_backend_name(a->gpu), a->hostname, a->cfg.interval_s);

@@ -156,6 +156,6 @@ int cmd_library(int argc, char **argv)
     }
     if (argv[1][0] == '-')
         return cli_usage_unknown(argv[1]);
-    return cli_usage_error("unknown subcommand '%s' (expected 'generate'; see 'pfi library --help')",
-                           argv[1]);
+    return cli_usage_error(
+        "unknown subcommand '%s' (expected 'generate'; see 'pfi library --help')", argv[1]);
 }

@@ -673,10 +673,20 @@ int cmd_openadr(int argc, char **argv)
         usage(stdout);
         return PFI_EXIT_OK;
     }
-    if (argc >= 2 && argv[1][0] == '-')
-        return cli_usage_error("unknown option '%s' (the polling options belong to 'pfi openadr "
-                               "poll': see 'pfi openadr poll --help')",
-                               argv[1]);
+    if (argc >= 2 && argv[1][0] == '-') {
+        /* one of poll's options given to openadr itself: point to poll */
+        static const char *const poll_flags[] = {
+            "vtn",      "program", "credentials", "epoch", "schedule-out", "levels",  "ramp",
+            "measured", "audit",   "client-name", "state", "interval",     "timeout", "once"};
+        const char *o = argv[1] + strspn(argv[1], "-");
+        size_t ol = strcspn(o, "=");
+        for (size_t k = 0; k < sizeof poll_flags / sizeof poll_flags[0]; k++)
+            if (strlen(poll_flags[k]) == ol && strncmp(o, poll_flags[k], ol) == 0)
+                return cli_usage_error("'%s' is an option of 'pfi openadr poll' (see 'pfi "
+                                       "openadr poll --help')",
+                                       argv[1]);
+        return cli_usage_unknown(argv[1]);
+    }
     usage(stderr);
     return PFI_EXIT_USAGE;
 }

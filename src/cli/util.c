@@ -55,7 +55,6 @@ void cli_error(const char *fmt, ...)
     fprintf(stderr, "pfi: %s\n", cli_safe(safe, sizeof safe, msg, len));
 }
 
-
 void cli_set_command(const char *verb)
 {
     g_command = verb != NULL ? verb : "";
