@@ -50,7 +50,7 @@ grep_out openadr-vtn-points-to-poll "pfi openadr poll" "$T/err"
 
 # --- bad values and conflicts: the same prefix --------------------------------------------
 printf 't_s,gpu,power_w\n0,0,100\n1,0,100\n' > "$T/tel.csv"
-prefix allocate-both allocate 2 allocate --budget-w 1000 --reduction 30% --jobs "$T/tel.csv"
+prefix allocate-both allocate 2 allocate --budget-w 1000 --reduction 30% "$T/tel.csv"
 prefix ingest-cap ingest 2 ingest --db "$T/s.db" --group g --cap 1e308 --telemetry "$T/tel.csv"
 prefix ingest-twice ingest 2 ingest --db "$T/s.db" --group g --cap 300 --telemetry "$T/tel.csv" \
     --telemetry "$T/tel.csv"
