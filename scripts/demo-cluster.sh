@@ -24,7 +24,8 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d)
 . "$SRC/scripts/cluster-lib.sh"
 trap 'cluster_cleanup; rm -rf "$WORK"' EXIT INT TERM
-mkdir -p "$OUT" || exit 3
+[ -e "$OUT" ] && [ ! -d "$OUT" ] && usage_error "--out: bad value '$OUT': it exists and is not a directory"
+mkdir -p "$OUT" 2>/dev/null || { echo "pfi: demo cluster: --out $OUT: cannot create the directory" >&2; exit 3; }
 mixed_cluster "$N" || exit 1
 PROM=""
 if start_prometheus; then PROM="--prometheus $PROM_URL"; echo "Prometheus: $PROM_URL (scraping $N agents)";

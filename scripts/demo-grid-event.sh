@@ -62,7 +62,8 @@ WORK=$(mktemp -d)
 CTL_PIDS=""
 trap 'for p in $CTL_PIDS; do kill "$p" 2>/dev/null; done; cluster_cleanup; rm -rf "$WORK"' EXIT
 trap 'exit 2' INT TERM
-mkdir -p "$OUT" || exit 3
+[ -e "$OUT" ] && [ ! -d "$OUT" ] && usage_error "--out: bad value '$OUT': it exists and is not a directory"
+mkdir -p "$OUT" 2>/dev/null || { echo "pfi: demo grid-event: --out $OUT: cannot create the directory" >&2; exit 3; }
 say() { [ "$JSON" = 1 ] && echo "$@" >&2 || echo "$@"; }
 
 # the event as the controller runs it: from the trace (pfi schedule), 20 event-minutes of
@@ -115,7 +116,8 @@ CONF
     echo "http://127.0.0.1:$(cat "$dir/port") tok$2" >> "$WORK/agents"
 }
 
-: > "$WORK/agents"
+# the agents files hold tokens: the user's alone (pfi control warns otherwise)
+(umask 077 && : > "$WORK/agents")
 # the operator's measurements: each job swept on its emulated GPUs (the very GPUs of its
 # agents: the same model, spread and seed) at the 50 W steps of dvfs_sweep.csv into one run
 # store, what every strategy but the oracle gets; the oracle knows the true curves: the same
@@ -141,7 +143,7 @@ while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
     done
 done < "$WORK/jobs.rows" || exit 1
 for s in $STRATEGIES; do
-    mkdir -p "$WORK/$s"; : > "$WORK/$s/agents"
+    mkdir -p "$WORK/$s"; (umask 077 && : > "$WORK/$s/agents")
     k=0
     while IFS=, read -r job cls gpus sweep alpha pu ps gamma fmin tput; do
         k=$((k + 1))

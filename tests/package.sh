@@ -140,7 +140,7 @@ if [ -n "$cunit" ]; then
     grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$cunit" || bad "$cunit: ExecReload"
 fi
 /usr/bin/pfi control --config /etc/pfi/control.conf --check > "$tmp/ccheck.log" 2>&1
-grep -q '^pfi: agents file: .*/etc/pfi/agents' "$tmp/ccheck.log" ||
+grep -q '^pfi: control: agents file: .*/etc/pfi/agents' "$tmp/ccheck.log" ||
     { cat "$tmp/ccheck.log"; bad "pfi control --check on the installed config"; }
 unit=$(grep '/pfid\.service$' "$tmp/files.pfid" | head -1)
 [ -n "$unit" ] && [ -f "$unit" ] || bad "pfid ships no pfid.service"

@@ -56,8 +56,9 @@ static const char usage_tail[] =
     "\n"
     "Signals: SIGTERM / SIGINT stop cleanly (caps restored unless shutdown = hold);\n"
     "SIGHUP reloads the config file, the token and the jobs mapping file.\n"
-    "Exit status: 0 clean stop, 1 the caps could not all be restored, 2 bad usage or config,\n"
-    "3 the GPUs or the listen socket could not be opened (--version: output not written).\n";
+    "Exit status: 0 clean stop, 1 the caps could not all be restored, 2 bad usage or config\n"
+    "(an emulate spec or replay file that cannot be opened included), 3 the NVML GPUs or the\n"
+    "listen socket could not be opened (--version: output not written).\n";
 
 /* Where the help's descriptions start, and its width. */
 #define USAGE_COLUMN 25
@@ -431,6 +432,25 @@ int main(int argc, char **argv)
         pfi_fit_model_destroy(a->model);
         if (check_journal_dir(a->cfg.journal) != 0)
             return 2;
+        /* the emulated and replay backends are configuration alone (the emulate spec, its
+         * GPU counts, the replay file): opened here as start opens them, so --check judges
+         * what start would refuse (the virtual-clock backends: no hardware behind them).
+         * nvml is left to start (the driver is the host's, not the configuration's). */
+        if (pfi_gpu_backend_caps(a->cfg.backend) & PFI_GPU_CAP_VIRTUAL_CLOCK) {
+            pfi_gpu_config cc = {.kind = a->cfg.backend,
+                                 .emulate = a->cfg.emulate[0] ? a->cfg.emulate : NULL,
+                                 .replay_path = a->cfg.replay};
+            pfi_gpu *g = NULL;
+            pfi_diag gd;
+            pfi_diag_clear(&gd);
+            pfi_error ge = pfi_gpu_open(&cc, &g, &gd);
+            if (ge != PFI_OK) {
+                LOG_ERROR("config: the %s backend: %s: %s", pfi_gpu_kind_name(a->cfg.backend),
+                          pfi_strerror(ge), gd.message);
+                return ge == PFI_ERR_NOMEM ? 3 : 2;
+            }
+            pfi_gpu_close(g);
+        }
         printf("pfid: configuration valid\n");
         return 0;
     }
@@ -457,7 +477,10 @@ int main(int argc, char **argv)
     if (e != PFI_OK) {
         LOG_ERROR("cannot open the %s backend: %s: %s", pfi_gpu_kind_name(a->cfg.backend),
                   pfi_strerror(e), d.message);
-        return 3;
+        /* emulated and replay GPUs are the configuration's (the emulate spec, the replay
+         * file): their refusal is a bad configuration (2); nvml's is the host's (3) */
+        bool conf_only = (pfi_gpu_backend_caps(a->cfg.backend) & PFI_GPU_CAP_VIRTUAL_CLOCK) != 0;
+        return conf_only && e != PFI_ERR_NOMEM ? 2 : 3;
     }
     LOG_INFO("pfid %s: %s backend, hostname %s, sampling every %g s", PFI_VERSION,
              pfi_gpu_backend_name(a->gpu), a->hostname, a->cfg.interval_s);

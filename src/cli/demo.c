@@ -32,6 +32,10 @@ int cmd_demo(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         help = help || is_help(argv[i]);
     bool grid = argc >= 2 && strcmp(argv[1], "grid-event") == 0;
+    if (grid)
+        cli_set_command("demo grid-event");
+    else if (argc >= 2 && strcmp(argv[1], "cluster") == 0)
+        cli_set_command("demo cluster");
     if (!help && argc >= 2 && argv[1][0] == '-')
         return cli_usage_unknown(argv[1]);
     if (help || argc < 2 || (strcmp(argv[1], "cluster") != 0 && !grid)) {

@@ -154,6 +154,8 @@ int cmd_library(int argc, char **argv)
         cli_set_command("library generate");
         return generate(argc - 1, argv + 1);
     }
-    cli_error("library: unknown subcommand '%s' (expected 'generate')", argv[1]);
-    return PFI_EXIT_USAGE;
+    if (argv[1][0] == '-')
+        return cli_usage_unknown(argv[1]);
+    return cli_usage_error(
+        "unknown subcommand '%s' (expected 'generate'; see 'pfi library --help')", argv[1]);
 }

@@ -54,7 +54,8 @@ static void usage(FILE *f)
                "Run 'pfi COMMAND --help' for a command's options.\n"
                "Exit codes: 0 success, 1 bad or missing input, 2 bad command line,\n"
                "3 output not written, 4 internal error (e.g. out of memory),\n"
-               "5 a GPU operation failed (sweep, restore, probe).\n");
+               "5 a GPU operation failed (sweep, restore, probe); control and openadr also\n"
+               "give 5 and 6 (see their --help), sweep 128+N (stopped by signal N).\n");
 }
 
 /* Exit code after printing to stdout: 3 when the text could not be written. */
@@ -65,6 +66,22 @@ static int stdout_ok(void)
         return PFI_EXIT_OUTPUT;
     }
     return PFI_EXIT_OK;
+}
+
+/* pfi version [-h]: the version on stdout; --help its help; anything else a usage error */
+static int cmd_version(int argc, char **argv)
+{
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: pfi version\n"
+               "\n"
+               "Print pfi's version (\"pfi X.Y.Z\") on standard output.\n"
+               "Exit codes: 0 success, 2 bad command line, 3 output not written.\n");
+        return stdout_ok();
+    }
+    if (argc >= 2)
+        return argv[1][0] == '-' ? cli_usage_unknown(argv[1]) : cli_usage_unexpected(argv[1]);
+    printf("pfi %s\n", PFI_VERSION);
+    return stdout_ok();
 }
 
 int main(int argc, char **argv)
@@ -78,9 +95,14 @@ int main(int argc, char **argv)
         usage(stdout);
         return stdout_ok();
     }
-    if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+    if (strcmp(name, "--version") == 0) {
         printf("pfi %s\n", PFI_VERSION);
         return stdout_ok();
+    }
+    opterr = 0; /* every verb words its own option errors (cli_usage_getopt) */
+    if (strcmp(name, "version") == 0) {
+        cli_set_command("version");
+        return cmd_version(argc - 1, argv + 1);
     }
     if (strcmp(name, "help") == 0) {
         if (argc < 3 || strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0 ||
@@ -88,16 +110,26 @@ int main(int argc, char **argv)
             usage(stdout);
             return stdout_ok();
         }
+        /* pfi help A [B ...] is pfi A [B ...] --help: a subcommand's own help */
+        char *help_argv[16];
+        int n = 0;
+        for (int k = 2; k < argc && n < 14; k++)
+            help_argv[n++] = argv[k];
+        help_argv[n++] = "--help";
+        help_argv[n] = NULL;
+        if (strcmp(argv[2], "version") == 0) {
+            cli_set_command("version");
+            return cmd_version(n, help_argv);
+        }
         for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
             if (strcmp(argv[2], verbs[i].name) == 0) {
-                char *help_argv[] = {argv[2], "--help", NULL};
-                return verbs[i].run(2, help_argv);
+                cli_set_command(verbs[i].name);
+                return verbs[i].run(n, help_argv);
             }
         }
         cli_error("unknown command '%s' (see 'pfi --help')", argv[2]);
         return PFI_EXIT_USAGE;
     }
-    opterr = 0; /* every verb words its own option errors (cli_usage_getopt) */
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         if (strcmp(name, verbs[i].name) == 0) {
             cli_set_command(verbs[i].name);

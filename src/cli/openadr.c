@@ -95,9 +95,16 @@ static int load_creds(const char *path, creds *c)
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) != 0 ||
         st.st_uid != geteuid()) {
-        cli_error("openadr: credentials %s must be a regular file owned by uid %u with mode "
-                  "0600 or stricter (chmod 600 %s)",
-                  path, (unsigned)geteuid(), path);
+        /* chmod is advice for a regular file alone (a device or a FIFO it would not fix) */
+        bool reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        if (reg)
+            cli_error("openadr: credentials %s must be a regular file owned by uid %u with mode "
+                      "0600 or stricter (chmod 600 %s)",
+                      path, (unsigned)geteuid(), path);
+        else
+            cli_error("openadr: credentials %s is not a regular file (it must be one, owned by "
+                      "uid %u with mode 0600 or stricter)",
+                      path, (unsigned)geteuid());
         close(fd);
         return PFI_EXIT_DATA;
     }
@@ -339,6 +346,20 @@ static int request_failed(pfi_error e, const pfi_diag *d, const char *sched)
 {
     char msg[1400];
     pfi_diag_format(d, msg, sizeof msg);
+    /* the schedule kept is the one on disk: none when no earlier poll wrote it */
+    if (access(sched, F_OK) != 0) {
+        if (e == PFI_ERR_NO_PERMISSION) {
+            cli_error("openadr: AUTHENTICATION FAILED: %s", msg);
+            return EXIT_AUTH;
+        }
+        if (e == PFI_ERR_IO || e == PFI_ERR_LIMIT) {
+            cli_error("openadr: VTN unreachable (%s): no schedule written (%s does not exist yet)",
+                      msg, sched);
+            return EXIT_UNREACHABLE;
+        }
+        cli_error("openadr: %s (no schedule written: %s does not exist yet)", msg, sched);
+        return e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_DATA;
+    }
     if (e == PFI_ERR_NO_PERMISSION) {
         cli_error("openadr: AUTHENTICATION FAILED: %s", msg);
         return EXIT_AUTH;
@@ -553,6 +574,16 @@ static int poll_cmd(int argc, char **argv)
                   "are needed (see pfi openadr poll --help)");
         return PFI_EXIT_USAGE;
     }
+    {
+        /* the VTN's URL: http:// or https:// and a host, checked before anything is read */
+        const char *v = o.vtn, *h = NULL;
+        if (strncmp(v, "http://", 7) == 0)
+            h = v + 7;
+        else if (strncmp(v, "https://", 8) == 0)
+            h = v + 8;
+        if (h == NULL || *h == '\0' || *h == '/' || *h == ':' || *h == '?' || *h == '#')
+            return cli_usage_bad_value("vtn", v, "an http:// or https:// URL with a host");
+    }
     if (o.measured != NULL && o.audit != NULL) {
         cli_error("openadr poll: --measured or --audit, not both");
         return PFI_EXIT_USAGE;
@@ -642,8 +673,20 @@ int cmd_openadr(int argc, char **argv)
         usage(stdout);
         return PFI_EXIT_OK;
     }
-    if (argc >= 2 && argv[1][0] == '-')
+    if (argc >= 2 && argv[1][0] == '-') {
+        /* one of poll's options given to openadr itself: point to poll */
+        static const char *const poll_flags[] = {
+            "vtn",      "program", "credentials", "epoch", "schedule-out", "levels",  "ramp",
+            "measured", "audit",   "client-name", "state", "interval",     "timeout", "once"};
+        const char *o = argv[1] + strspn(argv[1], "-");
+        size_t ol = strcspn(o, "=");
+        for (size_t k = 0; k < sizeof poll_flags / sizeof poll_flags[0]; k++)
+            if (strlen(poll_flags[k]) == ol && strncmp(o, poll_flags[k], ol) == 0)
+                return cli_usage_error("'%s' is an option of 'pfi openadr poll' (see 'pfi "
+                                       "openadr poll --help')",
+                                       argv[1]);
         return cli_usage_unknown(argv[1]);
+    }
     usage(stderr);
     return PFI_EXIT_USAGE;
 }

@@ -120,6 +120,8 @@ int cmd_slurm(int argc, char **argv)
         cli_set_command("slurm admit");
         return slurm_admit(argc - 1, argv + 1);
     }
+    if (argc >= 2 && argv[1][0] == '-')
+        return cli_usage_unknown(argv[1]);
     if (argc < 2 || (strcmp(argv[1], "prolog") != 0 && strcmp(argv[1], "epilog") != 0)) {
         cli_error("slurm: prolog, epilog or admit expected (see 'pfi slurm --help')");
         return PFI_EXIT_USAGE;

@@ -658,6 +658,8 @@ int cmd_stats(int argc, char **argv)
     double alpha = 0.05;
     int c;
     optind = 1;
+    if (argc >= 2 && strcmp(argv[1], "compare") == 0)
+        cli_set_command("stats compare");
     while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
         switch (c) {
         case 'h':

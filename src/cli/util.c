@@ -22,6 +22,8 @@
 
 #include "opterr.h"
 
+static const char *g_command = "";
+
 void cli_error(const char *fmt, ...)
 {
     char msg[4096], safe[4 * sizeof msg + 4];
@@ -30,10 +32,28 @@ void cli_error(const char *fmt, ...)
     int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
+    /* one wording for every command: "pfi: COMMAND: MESSAGE". A message that names the
+     * command itself, or the first words of it ("control: ..." under "control status"),
+     * is given the whole command once. */
+    const char *cmd = cli_command();
+    const char *body = msg;
+    if (cmd[0] != '\0') {
+        size_t cl = strlen(cmd);
+        for (size_t k = cl;; k--) {
+            if ((k == cl || cmd[k] == ' ') && len > k + 1 && strncmp(msg, cmd, k) == 0 &&
+                msg[k] == ':' && msg[k + 1] == ' ') {
+                body = msg + k + 2;
+                break;
+            }
+            if (k == 0)
+                break;
+        }
+        fprintf(stderr, "pfi: %s: %s\n", cmd,
+                cli_safe(safe, sizeof safe, body, len - (size_t)(body - msg)));
+        return;
+    }
     fprintf(stderr, "pfi: %s\n", cli_safe(safe, sizeof safe, msg, len));
 }
-
-static const char *g_command = "";
 
 void cli_set_command(const char *verb)
 {
