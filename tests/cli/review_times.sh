@@ -52,6 +52,14 @@ no_out not-a-date-no-nominal "nominal times" "$T/err"
 check block-path 1 "$PFI" ingest --dry-run --telemetry "$T/long.csv"
 grep_out block-path-where "long.csv:202: column 1 (timestamp): '2025/06/31 14:03:20.000' is not a valid time" "$T/err"
 
+# nvidia-smi dmon -o DT: the same rule (a bad date was skipped with a note before).
+D='#Date       Time        gpu    pwr\n#YYYYMMDD   HH:MM:SS    Idx      W\n'
+printf "$D"'20250514   10:00:00      0    250\n20250230   10:00:01      0    251\n' >"$T/dmon.txt"
+check dmon-feb30 1 "$PFI" ingest --dry-run --telemetry "$T/dmon.txt"
+grep_out dmon-feb30-where "dmon.txt:4: .*'20250230 10:00:01' is not a valid time" "$T/err"
+printf "$D"'20240229   10:00:00      0    250\n20240229   10:00:01      0    251\n' >"$T/dmon29.txt"
+check dmon-feb29-leap 0 "$PFI" ingest --dry-run --telemetry "$T/dmon29.txt"
+
 # 2. --fields names: an unknown one refused before reading (exit 2), naming it; an nvidia-smi
 # query name the table does not list (memory.used) is still taken.
 check fields-bogus 2 "$PFI" ingest --format nvidia-smi-csv --fields bogus --telemetry "$SRC/examples/noheader.csv"
