@@ -688,8 +688,8 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
  * A name that is neither ("bogus", "Power") is said, with where the names are listed. */
 static bool fields_valid(const char *list)
 {
-    static const char *const words[] = {"timestamp", "index", "gpu", "uuid", "name", "serial",
-                                        "pstate", "hostname", "host", "node", "t_s", "count"};
+    static const char *const words[] = {"timestamp", "index",    "gpu",  "uuid", "name", "serial",
+                                        "pstate",    "hostname", "host", "node", "t_s",  "count"};
     const char *p = list;
     for (;;) {
         const char *c = strchr(p, ',');
@@ -718,8 +718,8 @@ static bool fields_valid(const char *list)
             pfi_telemetry_field_info(name, &canon, &kind, &id);
             known |= kind != PFI_KIND_OTHER || canon != name;
             for (size_t i = 0; i < k; i++)
-                shaped &= (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
-                          name[i] == '.' || name[i] == '_';
+                shaped &= (name[i] >= 'a' && name[i] <= 'z') ||
+                          (name[i] >= '0' && name[i] <= '9') || name[i] == '.' || name[i] == '_';
             ok = known || shaped;
         }
         if (!ok) {
@@ -966,8 +966,7 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
                 red->align_s);
     else if (red->power_field[0]) /* said why, never a bare field name */
         fprintf(o, ": none (%s)",
-                red->n_complete == 0
-                    ? "no complete timestamp: every one lacks a GPU"
+                red->n_complete == 0 ? "no complete timestamp: every one lacks a GPU"
                 : red->power.n_valid == 0 && red->power.n_warmup > 0
                     ? "every complete timestamp within the warm-up (--warmup)"
                 : red->flags & PFI_RED_CAP_SHORT

@@ -901,8 +901,7 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
                 return PFI_ERR_PARSE;
             }
             has_t = true;
-        }
-        else if (cols[i].role == COL_TSEC && tm_number(f[i].s, f[i].n, &tsec) == PFI_VALUE_OK) {
+        } else if (cols[i].role == COL_TSEC && tm_number(f[i].s, f[i].n, &tsec) == PFI_VALUE_OK) {
             has_t = true;
             tm->time_relative = true;
         } else if (cols[i].role == COL_UUID && f[i].n > 4 && f[i].n < 96 &&
@@ -1240,9 +1239,8 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
                 snprintf(diag->message, sizeof diag->message,
                          "columns %s%s (date, time): '%s%s%s' is not a valid time (a date "
                          "YYYYMMDD of the calendar, HH:MM:SS of 00:00:00 to 23:59:60)",
-                         date_col >= 0 ? "YYYYMMDD, " : "", "HH:MM:SS",
-                         tm_quote(qd, d.s, d.n, 20), d.n > 0 ? " " : "",
-                         tm_quote(qt, f[time_col].s, f[time_col].n, 20));
+                         date_col >= 0 ? "YYYYMMDD, " : "", "HH:MM:SS", tm_quote(qd, d.s, d.n, 20),
+                         d.n > 0 ? " " : "", tm_quote(qt, f[time_col].s, f[time_col].n, 20));
             }
             return PFI_ERR_PARSE;
         }
