@@ -60,6 +60,13 @@ grep_out dmon-feb30-where "dmon.txt:4: .*'20250230 10:00:01' is not a valid time
 printf "$D"'20240229   10:00:00      0    250\n20240229   10:00:01      0    251\n' >"$T/dmon29.txt"
 check dmon-feb29-leap 0 "$PFI" ingest --dry-run --telemetry "$T/dmon29.txt"
 
+# nvidia-smi -q: a Timestamp that is no time is refused on its line (was: nominal times).
+Q=$SRC/tests/cases/case-17/nvsmi_q_d_power.txt
+check q-good 0 "$PFI" ingest --dry-run --telemetry "$Q"
+sed '0,/^Timestamp.*/s//Timestamp : Sat Feb 29 10:00:00 2025/' "$Q" >"$T/q.txt"
+check q-feb29-2025 1 "$PFI" ingest --dry-run --telemetry "$T/q.txt"
+grep_out q-feb29-2025-where "q.txt:4: Timestamp: 'Sat Feb 29 10:00:00 2025' is not a valid time" "$T/err"
+
 # 2. --fields names: an unknown one refused before reading (exit 2), naming it; an nvidia-smi
 # query name the table does not list (memory.used) is still taken.
 check fields-bogus 2 "$PFI" ingest --format nvidia-smi-csv --fields bogus --telemetry "$SRC/examples/noheader.csv"

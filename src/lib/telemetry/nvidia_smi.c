@@ -1398,8 +1398,19 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
             /* A snapshot's own time: its GPU blocks are samples at it. */
             const char *c = memchr(t.s, ':', t.n);
             have_stamp = c != NULL && tm_smi_stamp(c + 1, (size_t)(t.s + t.n - c - 1), &stamp);
-            if (have_stamp)
-                stamp = tm_local_time(tm, stamp);
+            if (!have_stamp && c != NULL) { /* "Wed Feb 30 ...": said, never nominal times */
+                if (diag != NULL) {
+                    char q[TM_QUOTE_LEN];
+                    span v = span_trim((span){c + 1, (size_t)(t.s + t.n - c - 1)});
+                    diag->line = r->line;
+                    snprintf(diag->message, sizeof diag->message,
+                             "Timestamp: '%s' is not a valid time (\"Wed Jan 14 07:21:09 2026\": "
+                             "a day of the month's calendar, 00:00:00 to 23:59:60)",
+                             tm_quote(q, v.s, v.n, 40));
+                }
+                return PFI_ERR_PARSE;
+            }
+            stamp = tm_local_time(tm, stamp);
             continue;
         }
         if (ind == 0 && t.n > 4 && memcmp(t.s, "GPU ", 4) == 0) {
