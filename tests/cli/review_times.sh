@@ -67,6 +67,13 @@ sed '0,/^Timestamp.*/s//Timestamp : Sat Feb 29 10:00:00 2025/' "$Q" >"$T/q.txt"
 check q-feb29-2025 1 "$PFI" ingest --dry-run --telemetry "$T/q.txt"
 grep_out q-feb29-2025-where "q.txt:4: Timestamp: 'Sat Feb 29 10:00:00 2025' is not a valid time" "$T/err"
 
+# nvidia-smi -q -x: the same for <timestamp>.
+X=$SRC/tests/fuzz/corpus/smi_xml/looped_timestamp_uuid.xml
+check x-good 0 "$PFI" ingest --dry-run --telemetry "$X"
+sed '0,/<timestamp>[^<]*</s//<timestamp>Sat Feb 29 10:00:00 2025</' "$X" >"$T/x.xml"
+check x-feb29-2025 1 "$PFI" ingest --dry-run --telemetry "$T/x.xml"
+grep_out x-feb29-2025-where "x.xml:4: <timestamp>: 'Sat Feb 29 10:00:00 2025' is not a valid time" "$T/err"
+
 # 2. --fields names: an unknown one refused before reading (exit 2), naming it; an nvidia-smi
 # query name the table does not list (memory.used) is still taken.
 check fields-bogus 2 "$PFI" ingest --format nvidia-smi-csv --fields bogus --telemetry "$SRC/examples/noheader.csv"
