@@ -192,6 +192,18 @@ static void test_schedule_trace(void **state)
                      PFI_ERR_PARSE);
     assert_non_null(strstr(d.message, "not after"));
     assert_int_equal(d.line, 3);
+    /* a day the month does not have is no time (was rolled into March: 2025-03-02 is after
+     * 2025-02-28, so the trace read); Feb 29 of a leap year is one */
+    const char *feb30 = "timestamp,total\n2025-02-28T10:00:00Z,5\n2025-02-30T10:00:00Z,5\n";
+    assert_int_not_equal(pfi_grid_schedule_load(feb30, strlen(feb30), &ev, &n, NULL, NULL, &d),
+                         PFI_OK);
+    assert_int_equal(d.line, 3);
+    /* 25 minutes from 2024-02-28 23:50 across Feb 29 (no drop: read, no event) */
+    l2 = (size_t)snprintf(t2, sizeof t2, "%s", flat);
+    for (int i = 0; i < 25; i++)
+        l2 += (size_t)snprintf(t2 + l2, sizeof t2 - l2, "2024-02-%02dT%02d:%02d:00Z,1000\n",
+                               i < 10 ? 28 : 29, i < 10 ? 23 : 0, i < 10 ? 50 + i : i - 10);
+    assert_int_equal(pfi_grid_schedule_load(t2, l2, &ev, &n, NULL, NULL, &d), PFI_ERR_EMPTY);
 }
 
 static void test_schedule_timelines(void **state)

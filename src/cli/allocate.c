@@ -681,6 +681,7 @@ static int load_tree(const allocate_args *a, const pfi_jobs *J, tree_ctx *tc, pf
         int src = cli_input_spool("--topology", a->topology, &sp);
         if (src != PFI_EXIT_OK)
             return src;
+        cli_note_cut_line(a->topology, sp);
         pfi_error e = sp != NULL ? pfi_topology_read_stream(sp, a->topology, &tc->topo, d)
                                  : pfi_topology_read(a->topology, &tc->topo, d);
         if (sp != NULL)
@@ -893,6 +894,7 @@ int cmd_allocate(int argc, char **argv)
     FILE *sp; /* a pipe or "-": bounded by PFI_MAX_INPUT_BYTES, binary refused (cli.h) */
     if ((rc = cli_input_spool(NULL, a.input, &sp)) != PFI_EXIT_OK)
         return rc;
+    cli_note_cut_line(a.input, sp);
     pfi_error e =
         sp != NULL
             ? pfi_jobs_read_stream(sp, strcmp(a.input, "-") == 0 ? "(stdin)" : a.input, &J, &d)

@@ -415,6 +415,8 @@ static int load_input(const settings *s, const char *input, pfi_runs_table *t, d
             pfi_manifest_clear(&man);
             return rc;
         }
+        if (!is_dir)
+            cli_note_cut_line(input, sp);
         if (sp != NULL) {
             e = pfi_runs_read_stream(t, sp, is_stdin ? "(stdin)" : input, &mapping, &d);
             fclose(sp);

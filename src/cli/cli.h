@@ -54,6 +54,12 @@ void cli_input_message(char *buf, size_t size, int err, unsigned long long nul,
  * $TMPDIR under the rules above, *out that copy from its start (the caller fcloses it).
  * PFI_EXIT_OK, or PFI_EXIT_DATA with the error said ("WHAT PATH: ..." or "PATH: ..."). */
 int cli_input_spool(const char *what, const char *path, FILE **out);
+/* cli_note_cut_line — says on stderr ("pfi: note: PATH:LINE: the last line has no newline
+ * (a capture cut short?) ...") when the input's last line has no newline; nothing else. path
+ * as given to cli_input_spool ("-": the standard input); spool its copy (read through, then
+ * rewound) or NULL for a regular file, read here (a directory, a pipe without a copy: said
+ * nothing). A note, never a refusal: the reader still takes the line. */
+void cli_note_cut_line(const char *path, FILE *spool);
 /* cli_read_text — the whole of the file at path ("-": the standard input) in a buffer of
  * *len bytes (NUL-terminated; the caller frees it with free()), under the rules above. NULL
  * with errno set and cli_input_why() saying why: the open's or read's error, a directory,

@@ -568,6 +568,8 @@ static int take_ingest_option(int c, char **argv, ingest_args *a)
     }
 }
 
+static bool fields_valid(const char *list);
+
 /* Phase 1, the options: parsed into a, then checked as a whole (what is missing, a file given
  * twice, a bad --throughput-regex). An exit code, -1 after --help. */
 static int parse_ingest_args(int argc, char **argv, ingest_args *a)
@@ -666,6 +668,8 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
             return PFI_EXIT_USAGE;
         }
     }
+    if (a->topt.csv_fields != NULL && !fields_valid(a->topt.csv_fields))
+        return PFI_EXIT_USAGE; /* before any other complaint: the list is wrong whatever else */
     if (optind < argc || a->n_tel == 0 || (!a->dry && (a->group == NULL || isnan(a->cap)))) {
         usage_problem(argc, argv, a->n_tel, a->group, a->cap, a->dry, q_value);
         return PFI_EXIT_USAGE;
@@ -675,6 +679,61 @@ static int parse_ingest_args(int argc, char **argv, ingest_args *a)
     if (a->regex != NULL && !regex_valid(a->regex))
         return PFI_EXIT_USAGE;
     return PFI_EXIT_OK;
+}
+
+/* Whether every name of --fields LIST (the --query-gpu list of a headerless capture) is one
+ * the CSV reader maps: a column it reads (timestamp, index, a known field's nvidia-smi, DCGM
+ * or canonical name) or one shaped like an nvidia-smi --query-gpu name (lower case, digits,
+ * '.' and '_', with a '.' or '_': "memory.used", "vbios_version"), kept under its own name.
+ * A name that is neither ("bogus", "Power") is said, with where the names are listed. */
+static bool fields_valid(const char *list)
+{
+    static const char *const words[] = {"timestamp", "index",    "gpu",  "uuid", "name", "serial",
+                                        "pstate",    "hostname", "host", "node", "t_s",  "count"};
+    const char *p = list;
+    for (;;) {
+        const char *c = strchr(p, ',');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        while (n > 0 && (*p == ' ' || *p == '\t')) {
+            p++;
+            n--;
+        }
+        size_t k = n;
+        const char *br = memchr(p, '[', n); /* "power.draw [W]": the name before the unit */
+        if (br != NULL)
+            k = (size_t)(br - p);
+        while (k > 0 && (p[k - 1] == ' ' || p[k - 1] == '\t'))
+            k--;
+        char name[128];
+        bool ok = k > 0 && k < sizeof name;
+        if (ok) {
+            memcpy(name, p, k);
+            name[k] = '\0';
+            bool known = false, shaped = strpbrk(name, "._") != NULL;
+            for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+                known |= strcmp(name, words[i]) == 0;
+            const char *canon;
+            pfi_telemetry_kind kind;
+            int id;
+            pfi_telemetry_field_info(name, &canon, &kind, &id);
+            known |= kind != PFI_KIND_OTHER || canon != name;
+            for (size_t i = 0; i < k; i++)
+                shaped &= (name[i] >= 'a' && name[i] <= 'z') ||
+                          (name[i] >= '0' && name[i] <= '9') || name[i] == '.' || name[i] == '_';
+            ok = known || shaped;
+        }
+        if (!ok) {
+            char safe[4 * 128 + 4];
+            cli_error("--fields: unknown field '%s': not a column the nvidia-smi CSV reader "
+                      "knows (timestamp, index, power.draw, ...: the --query-gpu names of "
+                      "'nvidia-smi --help-query-gpu'; see --fields in pfi-ingest(1))",
+                      cli_safe(safe, sizeof safe, p, n));
+            return false;
+        }
+        if (c == NULL)
+            return true;
+        p = c + 1;
+    }
 }
 
 /* The training log's throughput (--throughput-log), or the no-throughput flag without one. */
@@ -905,6 +964,14 @@ static void print_reduction(FILE *o, const ingest_args *a, const ingest_run *run
                 "incomplete left out; grid %.4g s)",
                 red->power.mean, se, red->power.m, red->power.n_valid, red->n_incomplete,
                 red->align_s);
+    else if (red->power_field[0]) /* said why, never a bare field name */
+        fprintf(o, ": none (%s)",
+                red->n_complete == 0 ? "no complete timestamp: every one lacks a GPU"
+                : red->power.n_valid == 0 && red->power.n_warmup > 0
+                    ? "every complete timestamp within the warm-up (--warmup)"
+                : red->flags & PFI_RED_CAP_SHORT
+                    ? "fewer than half the complete timestamps remain in steady state"
+                    : "no valid sample at a complete timestamp");
     fputc('\n', o);
     if (red->n_excluded > 0)
         fprintf(o,

@@ -175,6 +175,42 @@ int cli_input_spool(const char *what, const char *path, FILE **out)
     return PFI_EXIT_OK;
 }
 
+void cli_note_cut_line(const char *path, FILE *spool)
+{
+    bool std_in = strcmp(path, "-") == 0;
+    FILE *f = spool;
+    if (f == NULL) {
+        struct stat st;
+        if (std_in || stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+            return;
+        f = fopen(path, "rb");
+        if (f == NULL)
+            return;
+    }
+    long line = 1;
+    int last = '\n';
+    char buf[65536];
+    size_t n;
+    bool any = false;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        any = true;
+        for (size_t i = 0; i < n; i++)
+            line += buf[i] == '\n';
+        last = (unsigned char)buf[n - 1];
+    }
+    if (spool != NULL)
+        rewind(spool);
+    else
+        fclose(f);
+    if (!any || last == '\n')
+        return;
+    char safe[4 * 1024 + 4];
+    cli_safe(safe, sizeof safe, std_in ? "(stdin)" : path, strlen(std_in ? "(stdin)" : path));
+    cli_error("note: %s:%ld: the last line has no newline (a capture cut short?): its last "
+              "value may be cut",
+              safe, line);
+}
+
 /* The reason for cli_read_text's last NULL (cli_input_why). */
 static char last_why[512];
 

@@ -86,7 +86,7 @@ grep_out csv-noheader-fields "CSV has no header; pass the --query-gpu field list
 
 # More notes than are kept: one line with the total, not one per print.
 { echo "timestamp, index, power.draw [W]"
-  i=0; while [ $i -lt 600 ]; do echo "2024/01/01 00:00:$((i % 60)).000, 0, bad W"; i=$((i + 1)); done
+  i=0; while [ $i -lt 600 ]; do printf '2024/01/01 00:%02d:%02d.000, 0, bad W\n' $((i / 60)) $((i % 60)); i=$((i + 1)); done
 } >"$T/badcells.csv"
 check notes-dropped 1 ingest --telemetry "$T/badcells.csv"
 [ "$(grep -c 'more notes\? not shown' "$T/err")" -eq 1 ] && echo "ok   notes-dropped-once" \

@@ -173,7 +173,11 @@ static bool parse_datetime(const char *s, double *t)
         !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
         !digits(s + 17, 2, &sec))
         return false;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+    if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 60)
+        return false;
+    /* the month's length (February 29 only in a leap year): never rolled into the next */
+    if (d >
+        days_from_civil(mo == 12 ? y + 1 : y, mo == 12 ? 1 : mo + 1, 1) - days_from_civil(y, mo, 1))
         return false;
     const char *p = s + 19;
     double frac = 0;

@@ -290,7 +290,11 @@ static bool parse_time(const char *s, double *t, bool *clock)
     *clock = false;
     long y, mo, dd;
     if (!digits(&p, 4, &y) || *p++ != '-' || !digits(&p, 2, &mo) || *p++ != '-' ||
-        !digits(&p, 2, &dd) || mo < 1 || mo > 12 || dd < 1 || dd > 31 || (*p != ' ' && *p != 'T'))
+        !digits(&p, 2, &dd) || mo < 1 || mo > 12 || dd < 1 || (*p != ' ' && *p != 'T'))
+        return false;
+    /* the month's length (February 29 only in a leap year): never rolled into the next */
+    if (dd >
+        days_from_civil(mo == 12 ? y + 1 : y, mo == 12 ? 1 : mo + 1, 1) - days_from_civil(y, mo, 1))
         return false;
     p++;
     if (!clock_of(&p, &sec))

@@ -146,8 +146,11 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
             break;
         double tsec = 0;
         bool has_t = false;
-        if (has_ts)
+        if (has_ts) {
             csv_fast_time(tm, fs, ts, &tsec, &has_t);
+            if (!has_t)
+                break; /* the line path refuses it, naming the line */
+        }
         pfi_telemetry_entity *en = &tm->entities[ent];
         double tt;
         if (has_t && !(tsec < en->last_t) && tsec - en->last_t <= TM_PLAUSIBLE_SPAN_S &&

@@ -515,6 +515,11 @@ pfi_error tm_read_prom_api(pfi_telemetry *tm, tm_lines *r, const char *name, pfi
 bool tm_prom_metric_field(const char *m, size_t n, const char **as, size_t *as_n, double *scale);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
+/* Whether y-m-d is a day of the proleptic Gregorian calendar: month 1..12, day 1..the
+ * month's length (February 29 only in a leap year). The readers refuse a date that is not
+ * one rather than let tm_days_from_civil roll it into another day ("2025/02/30" is not
+ * March 2). */
+bool tm_civil_valid(long y, unsigned m, unsigned d);
 long tm_days_from_civil(long y, unsigned m, unsigned d);
 
 #endif

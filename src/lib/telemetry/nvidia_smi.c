@@ -90,7 +90,7 @@ static bool parse_date(span x, long *days)
     } else {
         return false;
     }
-    if (m < 1 || m > 12 || d < 1 || d > 31)
+    if (!tm_civil_valid((long)y, m, d))
         return false;
     *days = tm_days_from_civil((long)y, m, d);
     return true;
@@ -628,6 +628,9 @@ typedef struct csv_state {
     /* GPUs an error line of the tool marked lost: the time of their loss is that of the
      * next row read (the error line has none); the last good sample stays theirs. */
     size_t pending_lost[8], n_pending;
+    /* The timestamp column (from 1) of the row whose time does not read ("2025/02/30", a
+     * word): the row functions return PFI_ERR_PARSE, csv_line says where; 0 none. */
+    size_t bad_t_col;
     span f[MAX_COLS + 1]; /* the current line's fields */
     double fv[MAX_COLS];  /* its values, when a fast path took it */
 #if TM_FAST_LINES
@@ -644,6 +647,7 @@ static pfi_error csv_begin(pfi_telemetry *tm, csv_state *st)
     st->ncol = 0;
     st->have_header = false;
     st->ent = (size_t)-1;
+    st->bad_t_col = 0;
     memset(st->warned_mismatch, 0, sizeof st->warned_mismatch);
     memset(st->noted_mw, 0, sizeof st->noted_mw);
     st->lay.n_index = 0;
@@ -759,6 +763,16 @@ static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t
 {
     span ix = st->f[st->lay.index_col];
     size_t slot;
+    /* the time first: a row refused for it makes no GPU (as csv_general_row) */
+    double tsec = 0;
+    bool has_t = false;
+    if (st->lay.n_time == 1) {
+        csv_fast_time(tm, &st->fs, st->f[st->lay.time_col], &tsec, &has_t);
+        if (!has_t) {
+            st->bad_t_col = st->lay.time_col + 1;
+            return PFI_ERR_PARSE;
+        }
+    }
     pfi_error e;
     if (!tm_kc_get(&st->fs.kc, ix.s, ix.n, &slot, &st->ent)) {
         char ename[64];
@@ -770,10 +784,6 @@ static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t
         if (sx >= 0)
             st->fs.ix_ent[sx] = st->ent + 1;
     }
-    double tsec = 0;
-    bool has_t = false;
-    if (st->lay.n_time == 1)
-        csv_fast_time(tm, &st->fs, st->f[st->lay.time_col], &tsec, &has_t);
     double tt = tm_row_time(tm, st->ent, has_t, tsec, false, line, name);
     for (size_t i = 0; i < k; i++)
         if (st->cols[i].role == COL_VALUE &&
@@ -883,9 +893,15 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
             gpu_name(ename, f[i]);
         else if (cols[i].role == COL_BUS)
             norm_bus(f[i], bus, sizeof bus);
-        else if (cols[i].role == COL_TIMESTAMP)
-            csv_time(tm, f[i], st->last_date, sizeof st->last_date, &st->last_days, &tsec, &has_t);
-        else if (cols[i].role == COL_TSEC && tm_number(f[i].s, f[i].n, &tsec) == PFI_VALUE_OK) {
+        else if (cols[i].role == COL_TIMESTAMP) {
+            bool ok = false;
+            csv_time(tm, f[i], st->last_date, sizeof st->last_date, &st->last_days, &tsec, &ok);
+            if (!ok) { /* never a nominal time for a row whose timestamp is not one */
+                st->bad_t_col = i + 1;
+                return PFI_ERR_PARSE;
+            }
+            has_t = true;
+        } else if (cols[i].role == COL_TSEC && tm_number(f[i].s, f[i].n, &tsec) == PFI_VALUE_OK) {
             has_t = true;
             tm->time_relative = true;
         } else if (cols[i].role == COL_UUID && f[i].n > 4 && f[i].n < 96 &&
@@ -1012,6 +1028,18 @@ static inline pfi_error csv_line(pfi_telemetry *tm, csv_state *st, const char *s
     else
 #endif
         e = csv_general_row(tm, st, k, fast, name, line);
+    if (e == PFI_ERR_PARSE && st->bad_t_col > 0) {
+        if (diag != NULL) {
+            char q[TM_QUOTE_LEN];
+            span x = span_trim(st->f[st->bad_t_col - 1]);
+            diag->line = line;
+            snprintf(diag->message, sizeof diag->message,
+                     "column %zu (timestamp): '%s' is not a valid time (a date "
+                     "YYYY/MM/DD of the calendar, HH:MM:SS[.fff] of 00:00:00 to 23:59:60)",
+                     st->bad_t_col, tm_quote(q, x.s, x.n, 40));
+        }
+        return e;
+    }
     if (e == PFI_OK && st->n_pending > 0 && st->ent < tm->n_entities) {
         double t_row = tm->entities[st->ent].last_t;
         for (size_t i = 0; i < st->n_pending; i++) {
@@ -1203,10 +1231,18 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
                 tsec = tm_local_time(tm, tsec);
             has_t = !bad_t;
         }
-        if (bad_t) {
-            tm_note(tm, "%s:%ld: bad date/time: row skipped", name, r->line);
-            tm->n_skipped++;
-            continue;
+        if (bad_t) { /* never a row at another time than its own: said, as the CSV's */
+            if (diag != NULL) {
+                char qd[TM_QUOTE_LEN], qt[TM_QUOTE_LEN];
+                span d = date_col >= 0 ? f[date_col] : (span){"", 0};
+                diag->line = r->line;
+                snprintf(diag->message, sizeof diag->message,
+                         "columns %s%s (date, time): '%s%s%s' is not a valid time (a date "
+                         "YYYYMMDD of the calendar, HH:MM:SS of 00:00:00 to 23:59:60)",
+                         date_col >= 0 ? "YYYYMMDD, " : "", "HH:MM:SS", tm_quote(qd, d.s, d.n, 20),
+                         d.n > 0 ? " " : "", tm_quote(qt, f[time_col].s, f[time_col].n, 20));
+            }
+            return PFI_ERR_PARSE;
         }
         double tt = tm_row_time(tm, ent, has_t, tsec, tod_only, r->line, name);
         for (size_t i = 0; i < k; i++) {
@@ -1266,9 +1302,11 @@ bool tm_smi_stamp(const char *text, size_t len, double *out)
             return false;
         year = year * 10 + (unsigned)(w[4].s[q] - '0');
     }
-    if (m == NULL || day < 1 || day > 31 || !parse_tod(w[3], &tod))
+    if (m == NULL || !parse_tod(w[3], &tod))
         return false;
     unsigned mon = (unsigned)((m - months) / 3 + 1);
+    if (!tm_civil_valid((long)year, mon, day))
+        return false;
     *out = (double)tm_days_from_civil((long)year, mon, day) * 86400.0 + tod;
     return true;
 }
@@ -1360,8 +1398,19 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
             /* A snapshot's own time: its GPU blocks are samples at it. */
             const char *c = memchr(t.s, ':', t.n);
             have_stamp = c != NULL && tm_smi_stamp(c + 1, (size_t)(t.s + t.n - c - 1), &stamp);
-            if (have_stamp)
-                stamp = tm_local_time(tm, stamp);
+            if (!have_stamp && c != NULL) { /* "Wed Feb 30 ...": said, never nominal times */
+                if (diag != NULL) {
+                    char q[TM_QUOTE_LEN];
+                    span v = span_trim((span){c + 1, (size_t)(t.s + t.n - c - 1)});
+                    diag->line = r->line;
+                    snprintf(diag->message, sizeof diag->message,
+                             "Timestamp: '%s' is not a valid time (\"Wed Jan 14 07:21:09 2026\": "
+                             "a day of the month's calendar, 00:00:00 to 23:59:60)",
+                             tm_quote(q, v.s, v.n, 40));
+                }
+                return PFI_ERR_PARSE;
+            }
+            stamp = tm_local_time(tm, stamp);
             continue;
         }
         if (ind == 0 && t.n > 4 && memcmp(t.s, "GPU ", 4) == 0) {

@@ -157,6 +157,20 @@ static pfi_error parse_doc(pfi_telemetry *tm, const char *buf, size_t len, const
             xmlChar *txt = xmlNodeGetContent(c);
             have_stamp =
                 txt != NULL && tm_smi_stamp((const char *)txt, strlen((const char *)txt), &stamp);
+            if (!have_stamp && txt != NULL) { /* "Sat Feb 29 ...": said, never nominal times */
+                if (diag != NULL) {
+                    char q[TM_QUOTE_LEN];
+                    diag->line = first_line + (c->line > 0 ? c->line - 1 : 0);
+                    snprintf(diag->message, sizeof diag->message,
+                             "<timestamp>: '%s' is not a valid time (a day of the month's "
+                             "calendar, 00:00:00 to 23:59:60)",
+                             tm_quote(q, (const char *)txt, strlen((const char *)txt), 40));
+                }
+                xmlFree(txt);
+                xmlFreeDoc(doc);
+                xmlFreeParserCtxt(ctx);
+                return PFI_ERR_PARSE;
+            }
             xmlFree(txt);
         }
     if (have_stamp)

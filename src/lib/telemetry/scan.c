@@ -58,6 +58,15 @@ pfi_value_status tm_parse_number(const char *text, size_t len, double *out)
     return pfi_value_parse(text, len, out);
 }
 
+bool tm_civil_valid(long y, unsigned m, unsigned d)
+{
+    static const unsigned char mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m < 1 || m > 12 || d < 1)
+        return false;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return d <= (unsigned)mdays[m - 1] + (unsigned)(m == 2 && leap);
+}
+
 long tm_days_from_civil(long y, unsigned m, unsigned d)
 {
     y -= m <= 2;

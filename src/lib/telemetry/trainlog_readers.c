@@ -152,8 +152,8 @@ static bool find_timestamp(tl_rstate *st, const char *s, size_t n, double *out)
                 }
                 f[k] = f[k] * 10 + (c - '0');
             }
-        if (!ok || f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > 31 || f[3] > 23 || f[4] > 59 ||
-            f[5] > 60)
+        if (!ok || !tm_civil_valid(f[0], (unsigned)f[1], (unsigned)f[2]) || f[3] > 23 ||
+            f[4] > 59 || f[5] > 60)
             continue;
         double frac = 0, scale = 0.1;
         if (i + 20 < n && (p[19] == ',' || p[19] == '.'))
