@@ -116,7 +116,7 @@ grep_out caps-dcgmi-flags "flags: .*cap-lost throttled" "$T/out"
 check caps-never 0 "$PFI" ingest --dry-run --q 1 --cap 250 --telemetry "$T/caps_new.csv"
 grep_out caps-never-flags "flags: .*cap-lost throttled cap-short" "$T/out"
 grep_out caps-never-invalid "this run is INVALID for PFI" "$T/out"
-grep_out caps-never-nopower "^power: power_w$" "$T/out"
+grep_out caps-never-nopower "^power: power_w: none (" "$T/out"
 # sync boost (0x10) throttles too; idle (0x1) and application clocks (0x2) do not
 sed 's/0x0000000000000044/0x0000000000000013/' "$T/caps_new.csv" >"$T/caps_sync.csv"
 check caps-sync 0 "$PFI" ingest --dry-run --q 1 --cap 300 --telemetry "$T/caps_sync.csv"
