@@ -353,7 +353,7 @@ static pfi_error map_header(const char *const *f, const size_t *slen, size_t nf,
             if (slen[i] == strlen(col_names[c]) && memcmp(f[i], col_names[c], slen[i]) == 0) {
                 /* a name twice: which one is meant is ambiguous (the last won silently) */
                 if (col[c] >= 0)
-                    return fail(d, name, line, col_names[c], PFI_ERR_PARSE,
+                    return fail(d, name, line, NULL, PFI_ERR_PARSE,
                                 "column '%s' appears twice in the header", col_names[c]);
                 col[c] = (long)i;
             }
