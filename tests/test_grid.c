@@ -342,6 +342,17 @@ static void test_tiers(void **state)
     assert_int_equal(d.line, 3);
     const char *nohdr = "a,1\n";
     assert_int_equal(pfi_grid_tiers_parse(nohdr, strlen(nohdr), &t, &n, &d), PFI_ERR_PARSE);
+    /* the file's shape: a short or long row, a column named twice (the first one won) */
+    const char *shortrow = "job,tier,note\na,1,x\nb,2\n";
+    assert_int_equal(pfi_grid_tiers_parse(shortrow, strlen(shortrow), &t, &n, &d), PFI_ERR_PARSE);
+    assert_int_equal(d.line, 3);
+    assert_non_null(strstr(d.message, "expected 3 fields as in the header, found 2"));
+    const char *longrow = "job,tier\na,1,9\n";
+    assert_int_equal(pfi_grid_tiers_parse(longrow, strlen(longrow), &t, &n, &d), PFI_ERR_PARSE);
+    assert_int_equal(d.line, 2);
+    const char *dupcol = "job,tier,tier\na,1,2\n";
+    assert_int_equal(pfi_grid_tiers_parse(dupcol, strlen(dupcol), &t, &n, &d), PFI_ERR_PARSE);
+    assert_non_null(strstr(d.message, "column 'tier' appears twice in the header"));
 }
 
 int main(void)

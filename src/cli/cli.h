@@ -226,6 +226,11 @@ typedef struct cli_output {
 } cli_output;
 
 bool cli_output_open(cli_output *o, const char *path);
+/* PFI_EXIT_OK when the output path (NULL or "-": stdout) is not the same file as the input
+ * path (compared by st_dev/st_ino; an input or output that does not exist yet is not the same),
+ * else "pfi: VERB: the output FILE is the input INPUT: refusing to overwrite it" said and
+ * PFI_EXIT_USAGE returned: writing the output would replace the input it is read from. */
+int cli_output_not_input(const char *verb, const char *output, const char *input);
 /* Returns false (and removes the temporary) when a write failed. */
 bool cli_output_commit(cli_output *o);
 void cli_output_abort(cli_output *o);

@@ -127,6 +127,10 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
         return PFI_EXIT_USAGE;
     }
     a->input = argv[optind];
+    int orc;
+    if ((orc = cli_output_not_input("fit", a->output, a->input)) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input("fit", a->model_path, a->input)) != PFI_EXIT_OK)
+        return orc;
     static char default_set[] = PFI_DRAM_COPY_PRODUCT;
     if (a->n_sets == 0)
         a->sets_text[a->n_sets++] = default_set;
@@ -568,6 +572,11 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
     }
     a->features = argv + optind;
     a->n_features = (size_t)(argc - optind);
+    int orc;
+    if ((orc = cli_output_not_input("predict", a->output, a->model_path)) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input("predict", a->output, a->groups_in)) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input("predict", a->output, a->db)) != PFI_EXIT_OK)
+        return orc;
     int n_sources = (a->groups_in != NULL) + (a->n_features > 0) + (a->n_tel > 0) + (a->db != NULL);
     if (n_sources != 1) {
         cli_error("predict: give one of FEATURE=VALUE arguments, --telemetry FILE, --db FILE "

@@ -46,16 +46,17 @@ int cli_load_groups(const char *input, const char *pfi_column, const char *featu
     struct stat st;
     pfi_diag d;
     pfi_diag_clear(&d);
-    if (stat(input, &st) != 0) {
+    bool is_stdin = strcmp(input, "-") == 0; /* "-": a groups CSV on stdin, as elsewhere */
+    if (!is_stdin && stat(input, &st) != 0) {
         cli_error("%s: no such file or directory", input);
         return PFI_EXIT_DATA;
     }
-    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) { /* a pipe: a groups CSV, bounded */
+    if (is_stdin || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))) { /* a pipe: bounded */
         FILE *sp;
         int rc = cli_input_spool(NULL, input, &sp);
         if (rc != PFI_EXIT_OK || sp == NULL)
             return rc != PFI_EXIT_OK ? rc : PFI_EXIT_DATA;
-        pfi_error e = pfi_groups_read_stream(sp, input, pfi_column, out, &d);
+        pfi_error e = pfi_groups_read_stream(sp, is_stdin ? "(stdin)" : input, pfi_column, out, &d);
         fclose(sp);
         return e == PFI_OK ? PFI_EXIT_OK : cli_report(e, &d);
     }

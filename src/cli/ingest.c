@@ -1318,6 +1318,9 @@ int cmd_runs(int argc, char **argv)
                   cli_safe(safe, sizeof safe, argv[optind], strlen(argv[optind])));
         return PFI_EXIT_USAGE;
     }
+    int orc = cli_output_not_input("runs", output, db);
+    if (orc != PFI_EXIT_OK)
+        return orc;
     pfi_store *st = NULL;
     pfi_diag d;
     pfi_error e = pfi_store_open(db, PFI_STORE_READ, &st, &d);

@@ -432,6 +432,10 @@ int cmd_settlement(int argc, char **argv)
         cli_error("report --settlement: give one AUDIT.db");
         return PFI_EXIT_USAGE;
     }
+    int orc;
+    if ((orc = cli_output_not_input("report", output, argv[optind])) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input("report", output, tiers)) != PFI_EXIT_OK)
+        return orc;
     pfi_grid_tier_job *tj = NULL;
     size_t nt = 0;
     int rc = tiers ? settle_tiers_load(tiers, &tj, &nt) : PFI_EXIT_OK;

@@ -144,6 +144,9 @@ int cmd_schedule(int argc, char **argv)
         return PFI_EXIT_USAGE;
     }
     const char *path = argv[optind];
+    int orc = cli_output_not_input("schedule", output, path);
+    if (orc != PFI_EXIT_OK)
+        return orc;
     size_t len = 0;
     errno = 0;
     char *text = cli_read_text(path, 64u << 20, &len);

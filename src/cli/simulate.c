@@ -730,6 +730,11 @@ int cmd_simulate(int argc, char **argv)
         sim_set_clear(&set);
         return PFI_EXIT_USAGE;
     }
+    for (size_t i = 0; i < set.n; i++)
+        if ((rc = cli_output_not_input("simulate", s.output, set.name[i])) != PFI_EXIT_OK) {
+            sim_set_clear(&set);
+            return rc;
+        }
     if (set.n > 1 && (s.plot_gap != NULL || s.plot_classes != NULL)) {
         cli_error("--plot-gap and --plot-classes take one library, not %zu", set.n);
         sim_set_clear(&set);

@@ -338,9 +338,13 @@ static void emit_table(FILE *f, const stats_report *r)
                     d->p_holm < alpha ? "  *" : "");
         }
     }
-    fprintf(f, "\nSpearman correlation of PFI with each feature (q: Benjamini-Hochberg over %zu)\n",
-            r->nf);
-    fprintf(f, "  %-40s %3s %9s %10s %10s\n", "feature", "n", "rho", "p", "q");
+    if (r->nf == 0) /* not an empty table "over 0": said */
+        fprintf(f, "\nSpearman correlation of PFI with each feature: none (the input has no "
+                   "feature columns; a dataset's are --feature-glob, dcgm_* by default)\n");
+    else
+        fprintf(f, "\nSpearman correlation of PFI with each feature (q: Benjamini-Hochberg over "
+                   "%zu)\n  %-40s %3s %9s %10s %10s\n",
+                r->nf, "feature", "n", "rho", "p", "q");
     for (size_t j = 0; j < r->nf; j++) {
         const feature_row *fr = &r->features[j];
         fprintf(f, "  %-40s %3zu %9s %10s %10s%s\n", fr->name, fr->n, num3(b1, sizeof b1, fr->rho),
@@ -714,6 +718,10 @@ int cmd_stats(int argc, char **argv)
         cli_error("stats: expected one INPUT (a dataset directory or a groups CSV)");
         return PFI_EXIT_USAGE;
     }
+    int orc;
+    if ((orc = cli_output_not_input("stats", output, argv[optind])) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input("stats", groups_out, argv[optind])) != PFI_EXIT_OK)
+        return orc;
     pfi_groups *g = NULL;
     int rc = cli_load_groups(argv[optind], pfi_column, glob, &g);
     if (rc != PFI_EXIT_OK)

@@ -491,8 +491,9 @@ static int print_pfi(const settings *s, const char *runs_path)
     int rc = PFI_EXIT_OK;
     for (size_t gi = 0; gi < t->n_groups; gi++) {
         pfi_result r;
+        /* the group's own stream, as pfi analyze draws it: the same store, the same CI */
         if (pfi_group_compute(&t->groups[gi], &o, &r) != PFI_OK ||
-            pfi_result_ci(&r, &o, gi, work) != PFI_OK) {
+            pfi_result_ci(&r, &o, pfi_group_stream(t, gi), work) != PFI_OK) {
             pfi_result_clear(&r);
             rc = PFI_EXIT_INTERNAL;
             break;

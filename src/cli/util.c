@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pfi/allocate.h"
@@ -177,6 +178,19 @@ bool cli_parse_size(const char *s, size_t *out)
         return false;
     *out = (size_t)v;
     return true;
+}
+
+int cli_output_not_input(const char *verb, const char *output, const char *input)
+{
+    if (output == NULL || input == NULL || strcmp(output, "-") == 0 || strcmp(input, "-") == 0)
+        return PFI_EXIT_OK;
+    struct stat so, si;
+    if (stat(output, &so) != 0 || stat(input, &si) != 0)
+        return PFI_EXIT_OK;
+    if (so.st_dev != si.st_dev || so.st_ino != si.st_ino || !S_ISREG(so.st_mode))
+        return PFI_EXIT_OK;
+    cli_error("%s: the output %s is the input %s: refusing to overwrite it", verb, output, input);
+    return PFI_EXIT_USAGE;
 }
 
 bool cli_output_open(cli_output *o, const char *path)

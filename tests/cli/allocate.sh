@@ -325,5 +325,33 @@ idle = next(r for r in rows if r.startswith("idle "))
 ok &= idle.endswith(" -") and "-%" not in idle
 sys.exit(0 if ok else 1)
 PY
+# The jobs file's shape is checked as pfi analyze checks a runs file: a row with fewer or more
+# fields than the header, and a column named twice (the last one won), are refused (exit 1),
+# naming the file and line; from a file (the mapped reader) and from stdin (pfi/csv.h's).
+printf 'job,cap_w,power_w,tput_tok_s,pfi\na,200,1600,28000\na,400,3200,52000,1.3\nb,200,1600,50000,2\nb,400,3200,60000,2\n' >"$T/short.csv"
+printf 'job,cap_w,power_w,tput_tok_s\na,200,1600,28000,99,100\na,400,3200,52000\n' >"$T/long.csv"
+printf 'job,cap_w,power_w,tput_tok_s,job\na,200,1600,28000,b\na,400,3200,52000,b\n' >"$T/dupcol.csv"
+for how in file stdin; do
+    if [ $how = file ]; then run() { "$PFI" allocate "$T/$1.csv"; }; else run() { "$PFI" allocate - <"$T/$1.csv"; }; fi
+    check allocate-short-row-$how 1 run short
+    grep -q -- ':2: expected 5 fields as in the header, found 4' "$T/err" && echo "ok   allocate-short-row-$how-msg" || { echo "FAIL allocate-short-row-$how-msg"; cat "$T/err"; fail=1; }
+    check allocate-long-row-$how 1 run long
+    grep -q -- ':2: expected 4 fields as in the header, found 6' "$T/err" && echo "ok   allocate-long-row-$how-msg" || { echo "FAIL allocate-long-row-$how-msg"; cat "$T/err"; fail=1; }
+    check allocate-dup-column-$how 1 run dupcol
+    grep -q -- "column 'job' appears twice in the header" "$T/err" && echo "ok   allocate-dup-column-$how-msg" || { echo "FAIL allocate-dup-column-$how-msg"; cat "$T/err"; fail=1; }
+done
+# -o naming an input is refused (exit 2) before anything is written: the input is kept.
+cp "$J" "$T/self.csv"
+check allocate-output-is-input 2 "$PFI" allocate "$T/self.csv" -o "$T/self.csv"
+grep -q "is the input" "$T/err" && echo "ok   allocate-output-is-input-msg" || { echo "FAIL allocate-output-is-input-msg"; cat "$T/err"; fail=1; }
+if cmp -s "$J" "$T/self.csv"; then echo "ok   allocate-output-is-input-kept"; else echo "FAIL allocate-output-is-input-kept"; fail=1; fi
+ln -s "$T/self.csv" "$T/link.csv"
+check allocate-output-is-input-link 2 "$PFI" allocate "$T/link.csv" -o "$T/self.csv"
+check allocate-output-other 0 "$PFI" allocate "$T/self.csv" -o "$T/other.csv"
+check schedule-output-is-input 2 "$PFI" schedule "$T/self.csv" -o "$T/self.csv"
+check analyze-output-is-input 2 "$PFI" analyze "$T/self.csv" -o "$T/self.csv"
+check stats-output-is-input 2 "$PFI" stats "$T/self.csv" -o "$T/self.csv"
+check fit-output-is-input 2 "$PFI" fit "$T/self.csv" -o "$T/self.csv"
+if cmp -s "$J" "$T/self.csv"; then echo "ok   output-is-input-kept-all"; else echo "FAIL output-is-input-kept-all"; fail=1; fi
 rm -rf "$T"
 exit $fail

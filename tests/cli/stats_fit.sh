@@ -23,6 +23,20 @@ grep_out stats-kw "Kruskal-Wallis across classes: H = .*df = 2"
 grep_out stats-undefined "dcgm_mem_clock_mhz .*undefined"
 cp "$T/out" "$T/table"
 check stats-csv 0 "$PFI" stats "$T/groups.csv"
+# "-" reads the groups CSV from stdin, as other commands read "-": the same table as the file
+cp "$T/out" "$T/file-table"
+check stats-stdin 0 sh -c '"$1" stats - <"$2"' sh "$PFI" "$T/groups.csv"
+if cmp -s "$T/out" "$T/file-table"; then echo "ok   stats-stdin-same"; else echo "FAIL stats-stdin-same"; fail=1; fi
+check fit-stdin 0 sh -c '"$1" fit - <"$2"' sh "$PFI" "$T/groups.csv"
+# a groups table without feature columns: said, not an empty Spearman table "over 0"
+cut -d, -f1-3 "$T/groups.csv" >"$T/nofeat.csv"
+check stats-no-features 0 "$PFI" stats "$T/nofeat.csv"
+grep_out stats-no-features-said "feature: none (the input has no feature columns"
+# a groups CSV naming a column twice: refused (the last one won)
+printf 'group,job_class,pfi,pfi\ng1,x,1.2,3\ng2,x,1.3,4\n' >"$T/dup.csv"
+check stats-dup-column 1 "$PFI" stats "$T/dup.csv"
+grep -q "dup.csv:1: column 'pfi' appears twice in the header" "$T/err" && echo "ok   stats-dup-column-msg" || { echo "FAIL stats-dup-column-msg"; cat "$T/err"; fail=1; }
+if grep -q "over 0" "$T/out"; then echo "FAIL stats-no-features-over-0"; fail=1; else echo "ok   stats-no-features-no-empty-table"; fi
 # The same statistics as CSV (long form) and JSON (every section), checked against the table.
 check stats-format-csv 0 "$PFI" stats "$T/lib" --format csv
 grep_out stats-csv-header "^section,item,feature,step,n,statistic,value$"

@@ -40,6 +40,8 @@ expect "sweep --db resumes" 0 $?
 grep -q '4 run(s) measured, 2 already in '"$T/pfi.db" "$T/err" && ok "resume from the store skips the stored caps" \
     || bad "resume: $(cat "$T/err")"
 sweep_pfi=$(field 3 <"$T/out")
+sweep_lo=$(field 4 <"$T/out")
+sweep_hi=$(field 5 <"$T/out")
 [ "$(field 2 <"$T/out")" = 6 ] && ok "the PFI table counts all six runs" || bad "runs in table: $(cat "$T/out")"
 
 # 3. pfi analyze --db shows the sweep's PFI
@@ -50,6 +52,12 @@ an_hi=$(field 10 <"$T/an")
 [ "$(field 2 <"$T/an")" = job-a ] && ok "analyze --db lists the sweep group" || bad "analyze group: $(cat "$T/an")"
 awk -v a="$an_pfi" -v b="$sweep_pfi" 'BEGIN { exit !(a > 0 && (a - b < 1e-4 * b) && (b - a < 1e-4 * b)) }' \
     && ok "analyze --db PFI $an_pfi equals the sweep's $sweep_pfi" || bad "analyze PFI $an_pfi vs sweep $sweep_pfi"
+# the CI is the same computation (the group's own Monte Carlo stream in both; the sweep drew
+# stream 0, 1... and its interval differed from analyze's in the third digit)
+awk -v a="$an_lo" -v b="$sweep_lo" -v c="$an_hi" -v d="$sweep_hi" \
+    'BEGIN { exit !(a > 0 && c > a && (a - b) ^ 2 < (1e-5 * a) ^ 2 && (c - d) ^ 2 < (1e-5 * c) ^ 2) }' \
+    && ok "analyze --db CI [$an_lo, $an_hi] equals the sweep's [$sweep_lo, $sweep_hi]" \
+    || bad "analyze CI [$an_lo, $an_hi] vs sweep [$sweep_lo, $sweep_hi]"
 awk -v m="$model" -v p="$an_pfi" -v lo="$an_lo" -v hi="$an_hi" \
     'BEGIN { exit !(lo - 0.02 * m <= m && m <= hi + 0.02 * m && (p - m) * (p - m) < (0.03 * m) ^ 2) }' \
     && ok "stored PFI $an_pfi [$an_lo, $an_hi] matches the model's $model" \

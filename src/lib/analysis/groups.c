@@ -295,6 +295,12 @@ static pfi_error read_header(pfi_csv_reader *r, const char *name, char ***header
         return e;
     if (eof)
         return set_diag(d, PFI_ERR_EMPTY, name, 0, NULL, "no header");
+    /* every column is a key or a feature: a name twice is ambiguous (the last one won) */
+    for (size_t i = 0; i < nf; i++)
+        for (size_t k = 0; k < i; k++)
+            if (fields[i][0] != '\0' && strcmp(fields[i], fields[k]) == 0)
+                return set_diag(d, PFI_ERR_PARSE, name, line, NULL,
+                                "column '%s' appears twice in the header", fields[i]);
     char **h = pfi_calloc(nf, sizeof *h);
     if (h == NULL)
         return PFI_ERR_NOMEM;

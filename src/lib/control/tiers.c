@@ -33,12 +33,18 @@ static int tier_number(const char *s)
     return 0;
 }
 
-static int col_of(const char *const *h, size_t n, const char *const *names)
+/* The column of the first of names in the header h (-1: none); *twice: the name of that
+   column when it appears twice in the header (which one is meant is ambiguous), else NULL. */
+static int col_of(const char *const *h, size_t n, const char *const *names, const char **twice)
 {
     for (size_t i = 0; i < n; i++)
         for (const char *const *nm = names; *nm != NULL; nm++)
-            if (strcasecmp(h[i], *nm) == 0)
+            if (strcasecmp(h[i], *nm) == 0) {
+                for (size_t k = i + 1; k < n; k++)
+                    if (strcasecmp(h[k], h[i]) == 0 && *twice == NULL)
+                        *twice = h[i];
                 return (int)i;
+            }
     return -1;
 }
 
@@ -55,6 +61,7 @@ pfi_error pfi_grid_tiers_parse(const char *text, size_t len, pfi_grid_tier_job *
     pfi_grid_tier_job *v = NULL;
     size_t cnt = 0, cap = 0;
     int ij = -1, it = -1, ia = -1;
+    size_t nh = 0; /* the header's field count */
     bool header = true;
     while (e == PFI_OK) {
         const char *const *fl;
@@ -68,18 +75,24 @@ pfi_error pfi_grid_tiers_parse(const char *text, size_t len, pfi_grid_tier_job *
             static const char *const jn[] = {"job", "Model", "id", NULL};
             static const char *const tn[] = {"tier", "Flexibility", NULL};
             static const char *const an[] = {"allowance", NULL};
-            ij = col_of(fl, nf, jn);
-            it = col_of(fl, nf, tn);
-            ia = col_of(fl, nf, an);
-            if (ij < 0 || (it < 0 && ia < 0))
+            const char *twice = NULL;
+            ij = col_of(fl, nf, jn, &twice);
+            it = col_of(fl, nf, tn, &twice);
+            ia = col_of(fl, nf, an, &twice);
+            nh = nf;
+            if (twice != NULL)
+                e = ctl_fail(diag, line, PFI_ERR_PARSE, "column '%s' appears twice in the header",
+                             twice);
+            else if (ij < 0 || (it < 0 && ia < 0))
                 e = ctl_fail(diag, line, PFI_ERR_PARSE,
                              "expected a header with job (or Model) and tier (or Flexibility) "
                              "and/or allowance");
             header = false;
             continue;
         }
-        if (nf <= (size_t)ij || (it >= 0 && nf <= (size_t)it) || (ia >= 0 && nf <= (size_t)ia)) {
-            e = ctl_fail(diag, line, PFI_ERR_PARSE, "too few fields (%zu)", nf);
+        if (nf != nh) { /* a short or long row: its cells are not where the header says */
+            e = ctl_fail(diag, line, PFI_ERR_PARSE, "expected %zu fields as in the header, found %zu",
+                         nh, nf);
             break;
         }
         if (fl[ij][0] == '\0' || strlen(fl[ij]) >= PFI_CTL_ID_LEN) {

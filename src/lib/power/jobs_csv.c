@@ -198,6 +198,7 @@ typedef struct reader_state {
        cap (row_job, row_line not kept; the row arrays are the result); a row that breaks it
        sets unordered, and the caller reads again without the promise */
     bool ordered, unordered;
+    size_t n_header; /* the header's field count: every data row must have as many */
     int nums[N_COLS]; /* the number columns the header has, in column order */
     int n_nums;
     int jobvs[N_JOBV]; /* the per-job number columns it has (C_GPUS..C_BAND) */
@@ -349,8 +350,13 @@ static pfi_error map_header(const char *const *f, const size_t *slen, size_t nf,
     for (int c = 0; c < N_COLS; c++) {
         col[c] = -1;
         for (size_t i = 0; i < nf; i++)
-            if (slen[i] == strlen(col_names[c]) && memcmp(f[i], col_names[c], slen[i]) == 0)
+            if (slen[i] == strlen(col_names[c]) && memcmp(f[i], col_names[c], slen[i]) == 0) {
+                /* a name twice: which one is meant is ambiguous (the last won silently) */
+                if (col[c] >= 0)
+                    return fail(d, name, line, NULL, PFI_ERR_PARSE,
+                                "column '%s' appears twice in the header", col_names[c]);
                 col[c] = (long)i;
+            }
         if (c <= C_TPUT && col[c] < 0)
             return fail(d, name, line, col_names[c], PFI_ERR_MISSING_COLUMN,
                         "the header has no column '%s' (need job, cap_w, power_w, tput_tok_s)",
@@ -546,6 +552,9 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
                           const size_t *slen, size_t nf, long line, const char *name, size_t *last,
                           pfi_diag *d)
 {
+    if (nf != s->n_header)
+        return fail(d, name, line, NULL, PFI_ERR_PARSE,
+                    "expected %zu fields as in the header, found %zu", s->n_header, nf);
     if (s->n_rows >= PFI_JOBS_MAX_POINTS)
         return fail(d, name, line, NULL, PFI_ERR_LIMIT, "more than %d rows", PFI_JOBS_MAX_POINTS);
     double v[N_COLS];
@@ -705,6 +714,7 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
         return e;
     }
     plan_columns(s, col);
+    s->n_header = nf < PFI_CSV_MAX_FIELDS ? nf : PFI_CSV_MAX_FIELDS;
     size_t last = SIZE_MAX;
     for (;;) {
         e = pfi_csv_next(rd, &f, &len, &nf, &line, &eof, d);
@@ -879,6 +889,7 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
             if ((e = map_header(f, len, nf, line, name, col, d)) != PFI_OK)
                 return e;
             plan_columns(s, col);
+            s->n_header = nf;
             header = false;
         } else if ((e = take_row(s, col, f, len, len, nf, line, name, &last, d)) != PFI_OK) {
             return ordered_end(s, e);
