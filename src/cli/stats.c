@@ -342,8 +342,9 @@ static void emit_table(FILE *f, const stats_report *r)
         fprintf(f, "\nSpearman correlation of PFI with each feature: none (the input has no "
                    "feature columns; a dataset's are --feature-glob, dcgm_* by default)\n");
     else
-        fprintf(f, "\nSpearman correlation of PFI with each feature (q: Benjamini-Hochberg over "
-                   "%zu)\n  %-40s %3s %9s %10s %10s\n",
+        fprintf(f,
+                "\nSpearman correlation of PFI with each feature (q: Benjamini-Hochberg over "
+                "%zu)\n  %-40s %3s %9s %10s %10s\n",
                 r->nf, "feature", "n", "rho", "p", "q");
     for (size_t j = 0; j < r->nf; j++) {
         const feature_row *fr = &r->features[j];
