@@ -91,8 +91,8 @@ pfi_error pfi_grid_tiers_parse(const char *text, size_t len, pfi_grid_tier_job *
             continue;
         }
         if (nf != nh) { /* a short or long row: its cells are not where the header says */
-            e = ctl_fail(diag, line, PFI_ERR_PARSE, "expected %zu fields as in the header, found %zu",
-                         nh, nf);
+            e = ctl_fail(diag, line, PFI_ERR_PARSE,
+                         "expected %zu fields as in the header, found %zu", nh, nf);
             break;
         }
         if (fl[ij][0] == '\0' || strlen(fl[ij]) >= PFI_CTL_ID_LEN) {

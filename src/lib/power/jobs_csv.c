@@ -198,7 +198,7 @@ typedef struct reader_state {
        cap (row_job, row_line not kept; the row arrays are the result); a row that breaks it
        sets unordered, and the caller reads again without the promise */
     bool ordered, unordered;
-    size_t n_header; /* the header's field count: every data row must have as many */
+    size_t n_header;  /* the header's field count: every data row must have as many */
     int nums[N_COLS]; /* the number columns the header has, in column order */
     int n_nums;
     int jobvs[N_JOBV]; /* the per-job number columns it has (C_GPUS..C_BAND) */
