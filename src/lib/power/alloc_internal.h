@@ -59,6 +59,21 @@ bool alloc_ws_env_grow(uint32_t **env, size_t *cap, size_t used, size_t more);
 bool alloc_ws_buf_grow(pfi_alloc_workspace *w, size_t more);
 bool alloc_ws_scratch_grow(pfi_alloc_workspace *w, size_t m);
 
+/* The quickselects' pivot (pfi_alloc_select, the tree's per-level selection): the median of
+ * three slopes of the live range v[lo, lo + n) drawn by one xorshift64 step of *state (seeded
+ * by the caller with 0x9E3779B97F4A7C15 ^ m, so a selection is a pure function of its input).
+ * n >= 1. Source: Marsaglia, "Xorshift RNGs" (2003), the 13/7/17 triple. */
+static inline double alloc_pivot3(const double *v, size_t lo, size_t n, uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    double a = v[lo + x % n], b = v[lo + (x >> 20) % n], c = v[lo + (x >> 40) % n];
+    return fmax(fmin(a, b), fmin(fmax(a, b), c));
+}
+
 /* Room for more copied candidates (cc/cd/ct). */
 static inline bool alloc_ws_cand(pfi_alloc_workspace *w, size_t more)
 {

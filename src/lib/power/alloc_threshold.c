@@ -58,12 +58,7 @@ double pfi_alloc_select(double *slope, double *width, size_t m, double cap, doub
     uint64_t state = 0x9E3779B97F4A7C15ull ^ (uint64_t)m;
     for (;;) {
         size_t n = hi - lo;
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        double a = slope[lo + state % n], b = slope[lo + (state >> 20) % n],
-               c = slope[lo + (state >> 40) % n];
-        double pivot = fmax(fmin(a, b), fmin(fmax(a, b), c));
+        double pivot = alloc_pivot3(slope, lo, n, &state);
         /* [lo, gt) > pivot, then [gt, eq) == pivot, [eq, hi) < pivot */
         double w_gt, w_eq;
         size_t gt = part_front(slope, width, lo, hi, pivot, true, &w_gt);

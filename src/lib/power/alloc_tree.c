@@ -692,12 +692,7 @@ static double tree_select_all(double *sl, double *wd, size_t m, double total, do
     uint64_t state = 0x9E3779B97F4A7C15ull ^ (uint64_t)m;
     for (;;) {
         size_t n = hi - lo;
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        double a = sl[lo + state % n], b = sl[lo + (state >> 20) % n],
-               c = sl[lo + (state >> 40) % n];
-        double pivot = fmax(fmin(a, b), fmin(fmax(a, b), c));
+        double pivot = alloc_pivot3(sl, lo, n, &state);
         size_t gt = lo, i = lo, lt = hi;
         double wg = 0, we = 0;
         while (i < lt) {
