@@ -147,6 +147,31 @@ sed 's/Sun Nov  2 14:20:03 2025\] NVRM: Xid (PCI:0000:3D:00): 79/Thu Feb 29 23:5
 check kern-feb29-2024 0 "$PFI" ingest --dry-run --telemetry "$SRC/examples/smi.csv" --kernel-log "$T/k29.txt"
 grep_out kern-feb29-2024-kept "Thu Feb 29 23:59:59 2024" "$T/out"
 
+# The control audit log (pfi report --settlement, pfi report): a period's t_s is controller
+# seconds, finite, 0 or more, never before the period before's (was: a negative period length
+# or NaN times summed into the settlement).
+audit() { # audit FILE T3: 4 event periods at 0, 10, T3, 30 s
+    rm -f "$1"
+    sqlite3 "$1" "CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL,
+        event INTEGER, budget_w REAL, measured_w REAL, ref_w REAL, tput_tok_s REAL);
+        CREATE TABLE ctl_jobs(period INTEGER, job TEXT, gpus INTEGER, ref_tput REAL, tput REAL);
+        INSERT INTO ctl_periods(run, t_s, event, budget_w, measured_w, ref_w, tput_tok_s) VALUES
+        (1, 0, 1, 1000, 900, 1200, 10), (1, 10, 1, 1000, 900, 1200, 10),
+        (1, $2, 1, 1000, 900, 1200, 10), (1, 30, 1, 1000, 900, 1200, 10);"
+}
+if command -v sqlite3 >/dev/null 2>&1; then
+    audit "$T/ok.db" 20.5 # the last period lasts as long as the one before: 30 + 9.5
+    check audit-frac 0 "$PFI" report --settlement --json "$T/ok.db"
+    grep_out audit-frac-end '"event_end_s": 39.5,' "$T/out"
+    for bad in 5 -3 NULL; do
+        audit "$T/bad.db" "$bad"
+        check "audit-t-$bad" 1 "$PFI" report --settlement "$T/bad.db"
+        grep_out "audit-t-$bad-where" "audit log: .*bad.db: ctl_periods id 3: t_s $bad is not a valid time (controller seconds since its start: finite, 0 or more, not before the period before's 10)" "$T/err"
+    done
+else
+    echo "skip audit-*: no sqlite3"
+fi
+
 # 2. --fields names: an unknown one refused before reading (exit 2), naming it; an nvidia-smi
 # query name the table does not list (memory.used) is still taken.
 check fields-bogus 2 "$PFI" ingest --format nvidia-smi-csv --fields bogus --telemetry "$SRC/examples/noheader.csv"

@@ -327,10 +327,13 @@ pfi_error ctl_audit_period_time(pfi_diag *d, const char *path, long long id, dou
         char before[64] = "";
         if (!isnan(prev_t_s))
             snprintf(before, sizeof before, ", not before the period before's %.17g", prev_t_s);
+        char text[32] = "NULL"; /* (SQLite stores no NaN: a NaN is a NULL) */
+        if (!isnan(t_s))
+            snprintf(text, sizeof text, "%.17g", t_s);
         return ctl_fail(d, 0, PFI_ERR_PARSE,
-                        "audit log: %s: ctl_periods id %lld: t_s %.17g is not a valid time "
+                        "audit log: %s: ctl_periods id %lld: t_s %s is not a valid time "
                         "(controller seconds since its start: finite, 0 or more%s)",
-                        path, id, t_s, before);
+                        path, id, text, before);
     }
     if (!isnan(wall_s) && !(wall_s >= 0 && wall_s < 253402300800.0))
         return ctl_fail(d, 0, PFI_ERR_PARSE,
