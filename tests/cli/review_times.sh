@@ -116,6 +116,17 @@ check tz-rule-berlin 0 "$PFI" ingest --dry-run --timezone Europe/Berlin --teleme
 grep_out tz-rule-berlin-skip "1 in a skipped spring-forward hour" "$T/out"
 # 02:30 CET (the offset before the change) is 01:30 UTC, 03:00 CEST is 01:00 UTC: back 30 min
 grep_out tz-rule-berlin-back "time jumped back 1800.000 s" "$T/err"
+# A slim TZif file (no transitions, only its rule: Berlin's, CET-1CEST,M3.5.0,M10.5.0/3): the
+# rule for every year (was: CET all year, the fall-back's second pass a "jump back"). 2024-10-27
+# 02:30 and 02:59:59 CEST (00:30:00, 00:59:59 UTC), then 02:00:00 and 02:00:01 CET (01:00:00,
+# 01:00:01 UTC): 1801 s spanned, two 1 s steps integrated (600 J at 300 W), as Europe/Berlin.
+printf '%s\n2024/10/27 02:30:00.000, 0, 300 W\n2024/10/27 02:59:59.000, 0, 300 W\n2024/10/27 02:00:00.000, 0, 300 W\n2024/10/27 02:00:01.000, 0, 300 W\n' "$H" >"$T/fb.csv"
+for z in "$SRC/tests/data/tz/slim_berlin.tzif" Europe/Berlin; do
+    check "tz-slim-$z" 0 "$PFI" ingest --dry-run --timezone "$z" --telemetry "$T/fb.csv"
+    grep_out "tz-slim-$z-repeat" "4 in a repeated fall-back hour, 0 in a skipped" "$T/out"
+    grep_out "tz-slim-$z-energy" "^energy: 600.000 J (power-trapezoid; partial: gpu0 covers 2 of 1801 s)" "$T/out"
+    no_out "tz-slim-$z-no-jump" "jumped back" "$T/err"
+done
 check tz-unknown 2 "$PFI" ingest --dry-run --timezone Europe/Atlantis --telemetry "$T/be.csv"
 grep_out tz-unknown-why "--timezone 'Europe/Atlantis': no such time zone" "$T/err"
 

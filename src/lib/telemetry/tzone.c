@@ -151,7 +151,7 @@ static double tz_change_utc(const tz_rule *r, long y, int k)
 /* The rule's offset at utc. */
 static int32_t tz_rule_offset(const tz_rule *r, double utc)
 {
-    if (!r->dst)
+    if (!r->dst || !(fabs(utc) < 1e13)) /* (past any civil year: no rule to apply) */
         return r->std_off;
     long days = (long)floor((utc + r->std_off) / 86400.0);
     /* the civil year of days (Hinnant's civil_from_days, the year only) */
@@ -253,7 +253,8 @@ pfi_error tm_zone_load(const char *name, tm_zone **out)
         return PFI_ERR_INVALID_ARGUMENT;
     }
     char path[512];
-    snprintf(path, sizeof path, "%s%s", name[0] == '/' ? "" : "/usr/share/zoneinfo/", name);
+    bool is_path = name[0] == '/' || strncmp(name, "./", 2) == 0; /* a TZif file's path */
+    snprintf(path, sizeof path, "%s%s", is_path ? "" : "/usr/share/zoneinfo/", name);
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         pfi_free(z);
