@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (z == NULL)
         return 0;
     /* 1900, 1970, 2024-02-29, 2037-11-01, 2040-07-01, 2100-03-01, 9999-12-31 */
-    static const double at[] = {-2208988800.0, 0.0,           1709164800.0, 2140668000.0,
+    static const double at[] = {-2208988800.0, 0.0,          1709164800.0,  2140668000.0,
                                 2224872000.0,  4107542400.0, 253402214400.0};
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
         for (int h = 0; h < 48; h += 7) {

@@ -654,15 +654,16 @@ static bool wall_time_valid(const char *t)
                 while (j < n && is_blank(t[j]))
                     j++;
                 long dd;
-                if (j + 1 <= n && (digits_at(t, j, 1, &dd) || (j + 2 <= n && digits_at(t, j, 2, &dd))))
+                if (j + 1 <= n &&
+                    (digits_at(t, j, 1, &dd) || (j + 2 <= n && digits_at(t, j, 2, &dd))))
                     day = dd;
                 else
                     mon = 0;
             }
         }
     }
-    if (mon > 0 && !tm_civil_valid(year >= 0 ? year : 2000 /* a leap year */, (unsigned)mon,
-                                   (unsigned)day))
+    if (mon > 0 &&
+        !tm_civil_valid(year >= 0 ? year : 2000 /* a leap year */, (unsigned)mon, (unsigned)day))
         return false;
     return true;
 }

@@ -8,7 +8,10 @@
  * a time leaves that GPU's timestamp incomplete; a series without __name__ (a function's
  * result, e.g. increase()) names no field: skipped with a note. Samples are taken in time
  * order, so two series for one GPU and metric at one time are duplicates (one kept, never
- * summed). The document is parsed whole by jansson (it is one JSON value).
+ * summed). A sample's time is epoch seconds (a number, or a decimal string) from 1970 to the
+ * year 9999: anything else ("NaN", a date text, null) refuses the answer, naming the sample's
+ * JSON path (jansson keeps no line numbers). The document is parsed whole by jansson (it is one
+ * JSON value).
  */
 #include <jansson.h>
 #include <math.h>
@@ -105,7 +108,9 @@ static const char *api_time_text(json_t *jt, char *buf, size_t size)
         snprintf(buf, size, "\"%s\"", tm_quote(q, s, strlen(s), 40));
     } else
         snprintf(buf, size, "%s",
-                 json_is_null(jt) ? "null" : json_is_boolean(jt) ? "a boolean" : "not a value");
+                 json_is_null(jt)      ? "null"
+                 : json_is_boolean(jt) ? "a boolean"
+                                       : "not a value");
     return buf;
 }
 
@@ -189,8 +194,8 @@ static pfi_error api_series(pfi_telemetry *tm, json_t *res, size_t ri, bool matr
                     snprintf(path, sizeof path, "data.result[%zu].values[%zu]", ri, i);
                 else
                     snprintf(path, sizeof path, "data.result[%zu].value", ri);
-                snprintf(diag->message, sizeof diag->message, "%s (%s %s): %s", path,
-                         mname, uuid != NULL ? uuid : gpu, why);
+                snprintf(diag->message, sizeof diag->message, "%s (%s %s): %s", path, mname,
+                         uuid != NULL ? uuid : gpu, why);
             }
             return PFI_ERR_PARSE;
         }

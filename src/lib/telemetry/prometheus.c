@@ -2,7 +2,8 @@
  * The Prometheus text exposition format (0.0.4) reader, for what dcgm-exporter serves: one
  * file is one scrape. Layout: https://prometheus.io/docs/instrumenting/exposition_formats/
  * and shared/cases README "Formats confirmed from real output". What looks like a scrape is
- * decided in detect.c.
+ * decided in detect.c. A sample timestamp is an integer of epoch milliseconds (the format's
+ * int64) from 1970 to the year 9999; any other is refused on its line.
  */
 #include <math.h>
 #include <stdint.h>

@@ -52,11 +52,11 @@ typedef struct tl_rstate {
     char final_unit[16]; /* HF: the final dict's unit, used when the dict is */
     long long t0;        /* the first line timestamp, whole seconds */
     bool t0_set;
-    long line_now;       /* the line being read (set by trainlog.c before each line) */
-    long bad_time_line;  /* the first line whose time is no time (Feb 30, 25:00, a bar's
-                            "[75:80<"), 0 none: the read is refused on it when this reader
-                            is the one taken */
-    char bad_time[64];   /* that line's time text as written (cut), and what it is */
+    long line_now;      /* the line being read (set by trainlog.c before each line) */
+    long bad_time_line; /* the first line whose time is no time (Feb 30, 25:00, a bar's
+                           "[75:80<"), 0 none: the read is refused on it when this reader
+                           is the one taken */
+    char bad_time[64];  /* that line's time text as written (cut), and what it is */
     const char *bad_time_what;
     void *re, *md; /* regex: pcre2_code, pcre2_match_data */
     int group[3];  /* regex: throughput, work, time_s group numbers (-1 none) */

@@ -19,9 +19,9 @@
  * the daylight offset between the start and end days ("Mm.w.d", at a local time). */
 typedef struct tz_rule {
     bool ok, dst;
-    int32_t std_off, dst_off;          /* s east of UTC */
-    int mon[2], week[2], wday[2];      /* start, end: Mm.w.d */
-    int32_t at[2];                     /* local time of day of each change, s */
+    int32_t std_off, dst_off;     /* s east of UTC */
+    int mon[2], week[2], wday[2]; /* start, end: Mm.w.d */
+    int32_t at[2];                /* local time of day of each change, s */
 } tz_rule;
 
 /* A zone: n transitions at[i] (UTC seconds) after which the offset is off[i] (s east of
