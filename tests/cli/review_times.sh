@@ -136,8 +136,11 @@ TT=$SRC/tests/fuzz/corpus/trainlog/auto_torchtitan.log
 tail -c +2 "$TT" | sed 's/2025-01-01 12:00:10/2025-02-30 12:00:10/' >"$T/titan.log"
 check titan-feb30 1 "$PFI" ingest --dry-run --telemetry "$SRC/examples/smi.csv" --throughput-log "$T/titan.log"
 grep_out titan-feb30-where "titan.log:2: torchtitan: timestamp '2025-02-30 12:00:10' is not a valid time" "$T/err"
-tail -c +2 "$TT" | sed 's/2025-01-01 12:00:/2024-02-29 23:59:/' >"$T/titan29.log"
+# Across Feb 29 into March 1 with milliseconds: 9.5 s at 7000 tokens/s, then 20 s at 8000:
+# (7000 x 9.5 + 8000 x 20) / 29.5 = 7677.966 tokens/s.
+tail -c +2 "$TT" | sed 's/2025-01-01 12:00:00,000/2024-02-29 23:59:50,500/; s/2025-01-01 12:00:10,000/2024-03-01 00:00:00,000/; s/2025-01-01 12:00:30,000/2024-03-01 00:00:20,000/' >"$T/titan29.log"
 check titan-feb29 0 "$PFI" ingest --dry-run --telemetry "$SRC/examples/smi.csv" --throughput-log "$T/titan29.log"
+grep_out titan-feb29-rate "work/time 7677.97 tokens/s" "$T/out"
 tail -c +2 "$SRC/tests/fuzz/corpus/trainlog/auto_tqdm_sit.log" | sed 's/\[00:05</[00:75</' >"$T/bar.log"
 check tqdm-75 1 "$PFI" ingest --dry-run --telemetry "$SRC/examples/smi.csv" --throughput-log "$T/bar.log"
 grep_out tqdm-75-where "bar.log:1: tqdm: elapsed time '00:75' is not a valid time (\[H:\]MM:SS" "$T/err"
