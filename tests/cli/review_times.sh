@@ -186,6 +186,12 @@ else
     echo "skip audit-*: no sqlite3"
 fi
 
+# --epoch, the Unix time a controller's schedule counts from: before the year 10000.
+check control-epoch 2 "$PFI" control --epoch 1e300 --budget 1000
+grep_out control-epoch-says "control: --epoch: bad value '1e300'" "$T/err"
+check openadr-epoch 2 "$PFI" openadr poll --epoch 1e300
+grep_out openadr-epoch-says "openadr poll: --epoch: bad value '1e300': expected a Unix time > 0, before the year 10000" "$T/err"
+
 # 2. --fields names: an unknown one refused before reading (exit 2), naming it; an nvidia-smi
 # query name the table does not list (memory.used) is still taken.
 check fields-bogus 2 "$PFI" ingest --format nvidia-smi-csv --fields bogus --telemetry "$SRC/examples/noheader.csv"
