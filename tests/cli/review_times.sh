@@ -186,6 +186,17 @@ else
     echo "skip audit-*: no sqlite3"
 fi
 
+# The replay backend's CSV (what sweep/probe --record write, played by --backend replay): t_s
+# is seconds from the recording's start, 0 or more and finite (was: inf taken, the record never
+# replayed); the refusal names the file, line and column.
+for bad in inf -1 abc; do
+    printf 't_s,gpu,power_w\n0,0,100\n%s,0,100\n' "$bad" >"$T/rp.csv"
+    check "replay-t-$bad" 1 "$PFI" probe --backend replay --replay "$T/rp.csv"
+    grep_out "replay-t-$bad-where" "rp.csv:3: column 't_s': '$bad' is not a valid time (seconds from the recording's start" "$T/err"
+done
+printf 't_s,gpu,power_w\n0,0,100\n1.5,0,250\n' >"$T/rp.csv"
+check replay-t-frac 0 "$PFI" probe --backend replay --replay "$T/rp.csv"
+
 # --epoch, the Unix time a controller's schedule counts from: before the year 10000.
 check control-epoch 2 "$PFI" control --epoch 1e300 --budget 1000
 grep_out control-epoch-says "control: --epoch: bad value '1e300'" "$T/err"
