@@ -90,6 +90,7 @@ done
 prom "$T/p1.prom" 1709164800000; prom "$T/p2.prom" 1709251199000; prom "$T/p3.prom" 1740787200000
 check prom-leap 0 "$PFI" ingest --dry-run --telemetry "$T/p1.prom" --telemetry "$T/p2.prom" --telemetry "$T/p3.prom"
 grep_out prom-leap-energy "^energy: 25919700.000 J" "$T/out"
+no_out prom-leap-no-interval "1 s assumed" "$T/err" # timestamped: no interval assumed
 
 # Prometheus HTTP API: a time is epoch seconds, a JSON number or a decimal string, 1970 to 9999;
 # "NaN", "+Inf", an RFC 3339 text, null or a negative time are refused naming the sample.

@@ -100,7 +100,8 @@ static const char *label_get(const label *lab, size_t nl, const char *name)
 /* The scrape being read: its number and times, and what its samples so far said. */
 typedef struct prom_scrape {
     long index;       /* scrapes read before this one: tm_put's row (duplicates) */
-    double t_nominal; /* index x the nominal interval */
+    double t_nominal; /* index x the nominal interval; NaN until a sample needs it (a
+                         timestamped scrape never assumes an interval) */
     double t_stamp;   /* the first sample timestamp of this scrape; NaN: none yet */
     bool power_seen;  /* a power or energy sample */
     size_t n_samples; /* per-GPU samples */
@@ -184,6 +185,15 @@ static pfi_value_status prom_value(span x, double *v)
     return tm_parse_number(x.s, x.n, v);
 }
 
+/* The scrape's nominal time (its index x the interval), taken when first needed: only then is
+ * an interval assumed and said (tm_interval). */
+static double prom_nominal(pfi_telemetry *tm, prom_scrape *sc)
+{
+    if (isnan(sc->t_nominal))
+        sc->t_nominal = (double)sc->index * tm_interval(tm);
+    return sc->t_nominal;
+}
+
 /* A sample timestamp x: epoch milliseconds, an integer (the exposition format's int64),
  * 0 to TM_TIME_END_S in ms, into *ms. false for anything else: a fraction, an exponent, a
  * sign, a word, a time before 1970 or after the year 9999. */
@@ -207,7 +217,6 @@ static bool prom_stamp_ms(span x, double *ms)
 static bool prom_sample_time(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl, long line,
                              pfi_diag *diag, double *t)
 {
-    *t = sc->t_nominal;
     if (pl->k == 2) {
         double ms;
         if (!prom_stamp_ms(pl->tok[1], &ms)) {
@@ -226,6 +235,7 @@ static bool prom_sample_time(pfi_telemetry *tm, prom_scrape *sc, const prom_line
         if (isnan(sc->t_stamp))
             sc->t_stamp = *t;
     } else {
+        *t = prom_nominal(tm, sc);
         tm->time_nominal = true;
         tm->time_relative = true;
     }
@@ -356,14 +366,16 @@ static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line
  * (NaN): a break, but no timestamp of the grid (a nominal time there would be on another
  * clock).
  */
-static pfi_error prom_power_hole(pfi_telemetry *tm, const prom_scrape *sc, const char *name)
+static pfi_error prom_power_hole(pfi_telemetry *tm, prom_scrape *sc, const char *name)
 {
     tm_note(tm,
             "%s: no power samples in this scrape (%zu GPU samples): "
             "DCGM_FI_DEV_POWER_USAGE / DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION absent; "
             "add them to the exporter's counters CSV",
             name, sc->n_samples);
-    double t_hole = !isnan(sc->t_stamp) ? sc->t_stamp : tm->prom_stamped ? NAN : sc->t_nominal;
+    double t_hole = !isnan(sc->t_stamp) ? sc->t_stamp
+                    : tm->prom_stamped  ? NAN
+                                        : prom_nominal(tm, sc);
     long fp = pfi_telemetry_field_find(tm, "power_w");
     for (size_t en = 0; fp >= 0 && en < tm->n_entities; en++) {
         pfi_error e = tm_put(tm, en, (size_t)fp, t_hole, PFI_VALUE_MISSING, NAN, sc->index, false);
@@ -376,7 +388,7 @@ static pfi_error prom_power_hole(pfi_telemetry *tm, const prom_scrape *sc, const
 pfi_error tm_read_prom(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     prom_scrape sc = {.index = (long)tm->n_scrapes++, .t_stamp = NAN, .ent = (size_t)-1};
-    sc.t_nominal = (double)sc.index * tm_interval(tm);
+    sc.t_nominal = NAN;
     prom_line pl;
     for (;;) {
         const char *s;
