@@ -80,6 +80,8 @@ typedef struct api_state {
     bool budget_set;               /* a PUT /v1/budget is in force */
     bool event;
     double budget_w, reduction;
+    unsigned long target_seq; /* PUTs that changed the target: the loop starts a period */
+    pthread_cond_t changed;   /* signalled with target_seq (CLOCK_MONOTONIC) */
     pfi_ctl_report last;
     unsigned long periods; /* periods published (0: none yet, last is empty) */
     double top_limit_w;    /* --topology's top level's limit (NaN: none): the most it draws */
@@ -246,7 +248,8 @@ static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
 }
 
 /* PUT /v1/budget: {"budget_w": W}, {"reduction": r} or {"event": false}, in force from the
- * next period on. The token is checked before the body's size. */
+ * next period on; a PUT that changes the target wakes the loop, which starts that period at
+ * once where it may (control_loop). The token is checked before the body's size. */
 static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *body, size_t len,
                                 bool too_big)
 {
@@ -276,11 +279,20 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
             return api_error(rq, 503, "the budget could not be stored in the controller's --db");
         }
         free(js);
+        bool event = !(ev && json_is_false(ev));
+        double budget_w = bw ? json_number_value(bw) : NAN,
+               reduction = rd ? json_number_value(rd) : NAN;
         pthread_mutex_lock(&s->mu);
+        if (!s->budget_set || s->event != event ||
+            !(s->budget_w == budget_w || (isnan(s->budget_w) && isnan(budget_w))) ||
+            !(s->reduction == reduction || (isnan(s->reduction) && isnan(reduction)))) {
+            s->target_seq++; /* a new target: the loop may start a period now (control_loop) */
+            pthread_cond_broadcast(&s->changed);
+        }
         s->budget_set = true;
-        s->event = !(ev && json_is_false(ev));
-        s->budget_w = bw ? json_number_value(bw) : NAN;
-        s->reduction = rd ? json_number_value(rd) : NAN;
+        s->event = event;
+        s->budget_w = budget_w;
+        s->reduction = reduction;
         pthread_mutex_unlock(&s->mu);
         ret = api_reply(rq, 200, "application/json", strdup("{\"ok\":true}"));
     }
@@ -1467,6 +1479,48 @@ static void sleep_until(double next)
     }
 }
 
+/*
+ * Sleep until monotonic time next, as sleep_until, or until a PUT /v1/budget changes the
+ * target (api->target_seq moves past seen), but not before monotonic time earliest. true when
+ * a new target ended the sleep early (*seen updated), false at next or on a signal.
+ */
+static bool sleep_until_target(double next, api_state *api, unsigned long *seen, double earliest)
+{
+    pthread_mutex_lock(&api->mu);
+    bool woke = false;
+    for (;;) {
+        double now = now_mono();
+        if (g_stop || now >= next)
+            break;
+        if (api->target_seq != *seen && now >= earliest) {
+            *seen = api->target_seq;
+            woke = true;
+            break;
+        }
+        double until = fmin(next, now + 0.05); /* signals: every 50 ms */
+        if (api->target_seq != *seen)
+            until = fmin(until, earliest);
+        struct timespec ts = {(time_t)until, (long)((until - floor(until)) * 1e9)};
+        pthread_cond_timedwait(&api->changed, &api->mu, &ts);
+    }
+    pthread_mutex_unlock(&api->mu);
+    return woke;
+}
+
+/* The target in force may start a period between ticks (control_loop): not with ramps (the
+ * ramps' steps are a period's worth of W/s), tier accounting (a period's seconds) or the
+ * emulated clock (no ticks to wait for). */
+static bool starts_on_change(const control_opts *o, const control_inputs *in)
+{
+    if (o->clock_emulated || in->tiers != NULL || isfinite(o->cfg.ramp_up_w_per_s) ||
+        isfinite(o->cfg.ramp_down_w_per_s))
+        return false;
+    for (size_t a = 0; in->topo != NULL && a < in->topo->n; a++)
+        if (isfinite(in->topo->ramp_up_w_per_s[a]) || isfinite(in->topo->ramp_down_w_per_s[a]))
+            return false;
+    return true;
+}
+
 static bool same_text(const char *a, const char *b)
 {
     return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
@@ -1662,6 +1716,14 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
     double t_start = now_mono(), wall0 = now_wall();
     /* schedule time at t_start; on the emulated clock (--clock emulated:S) S, exactly */
     double offset = o->clock_emulated ? o->clock_start : wall0 - o->epoch;
+    /* tick k at grid0 + k periods; a PUT /v1/budget that changes the target starts the next
+     * period at once (at most one a tenth of a period after the last): the grid moves there,
+     * so a rack under a site controller acts on a new share in its own step's time, not
+     * after up to a period (issue 18 item 7); not where periods must be whole
+     * (starts_on_change) */
+    double grid0 = t_start;
+    bool on_change = starts_on_change(o, in);
+    unsigned long seen = 0;
     bool prom_was_down = false;
     unsigned unmet_run = 0;     /* event periods in a row with the budget not met */
     bool was_leading = false;   /* the ramp's lead held the budget last period */
@@ -1676,8 +1738,8 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
                "reserved", "predicted", "tokens/s", "agents", "note");
     for (unsigned long k = 0; !g_stop; k++) {
         /* the controller's time: the monotonic clock's, or the emulated clock's k periods */
-        double t_now =
-            o->clock_emulated ? (double)k * period_s : t_start + (double)k * period_s - t_start;
+        double tick = grid0 + (double)k * period_s;
+        double t_now = o->clock_emulated ? (double)k * period_s : tick - t_start;
         if (g_reload) {
             g_reload = 0;
             control_reload(argc, argv, o, in, ctl, api);
@@ -1686,6 +1748,9 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         double t_sched = t_now + offset;
         if (t_now >= o->run_for)
             break;
+        pthread_mutex_lock(&api->mu);
+        seen = api->target_seq; /* read below (period_target) */
+        pthread_mutex_unlock(&api->mu);
         double bw, red;
         size_t measured;
         double non_gpu = facility_non_gpu_w(o, ctl, in->na, &measured);
@@ -1748,8 +1813,12 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         api_publish(api, &r, ctl);
         if (!o->quiet)
             print_period(&r);
-        if (!o->clock_emulated) /* emulated: the next period at once */
-            sleep_until(t_start + (double)(k + 1) * period_s);
+        if (o->clock_emulated) /* emulated: the next period at once */
+            continue;
+        if (!on_change)
+            sleep_until(tick + period_s);
+        else if (sleep_until_target(tick + period_s, api, &seen, tick + 0.1 * period_s))
+            grid0 = now_mono() - (double)(k + 1) * period_s; /* period k + 1 starts now */
     }
     if (in->tiers != NULL && in->tiers->n > 0)
         grid_tiers_summary(stderr, in->tiers);
@@ -1973,6 +2042,11 @@ int cmd_control(int argc, char **argv)
     api_state api;
     memset(&api, 0, sizeof api);
     pthread_mutex_init(&api.mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* sleep_until_target's deadlines */
+    pthread_cond_init(&api.changed, &ca);
+    pthread_condattr_destroy(&ca);
     int warnings = 0;
     if ((rc = control_read_inputs(&o, &in, &warnings)) != PFI_EXIT_OK)
         goto out;
@@ -2036,6 +2110,7 @@ out:
     pfi_ctl_destroy(ctl);
     free(api.jobs_text);
     free(api.agents_text);
+    pthread_cond_destroy(&api.changed);
     pthread_mutex_destroy(&api.mu);
     inputs_free(&in);
     opts_free(&o);
