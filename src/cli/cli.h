@@ -181,6 +181,12 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * in buf of size len; returns buf. cli_error and every printed note go through it: input
  * text inside a message never reaches the terminal raw. */
 const char *cli_safe(char *buf, size_t len, const char *s, size_t n);
+/* Room for a table cell of up to 4096 input bytes escaped whole by cli_safe (a byte is at most
+ * "\xNN"): a name in a table is never cut. */
+#define CLI_SAFE_CELL (4 * 4096 + 4)
+/* cli_safe_width — the width in bytes of s (NUL-terminated; NULL: "-") as cli_safe writes it,
+ * at least lo and at most hi: a table's column as wide as its longest escaped value. */
+int cli_safe_width(const char *s, int lo, int hi);
 
 /*
  * Command-line errors, one wording for every verb (opterr.h), each printed as

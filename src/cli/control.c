@@ -1402,6 +1402,7 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
  * "-"). */
 static void print_period(const pfi_ctl_report *r)
 {
+    char note[4 * sizeof r->note + 4]; /* names and agents' words in it escaped (cli_safe) */
     /* no agent answered: nothing was measured ('-'), not 0 W */
     printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r->t_s,
            r->lead    ? "lead"
@@ -1410,7 +1411,8 @@ static void print_period(const pfi_ctl_report *r)
            cli_num(r->budget_w, 'f', 0, "-").s,
            cli_num(r->agents_up > 0 ? r->measured_w : NAN, 'f', 0, "-").s,
            cli_num(r->reserved_w, 'f', 0, "-").s, cli_num(r->predicted_w, 'f', 0, "-").s,
-           cli_num(r->tput_tok_s, 'f', 0, "-").s, r->agents_up, r->agents, r->note);
+           cli_num(r->tput_tok_s, 'f', 0, "-").s, r->agents_up, r->agents,
+           cli_safe(note, sizeof note, r->note, strlen(r->note)));
     fflush(stdout);
 }
 
@@ -1427,8 +1429,11 @@ static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, bool in_event, u
     for (size_t a = 0; a < r->agents; a++) {
         pfi_ctl_agent_view v;
         pfi_ctl_agent_get(ctl, a, &v);
+        char su[CLI_SAFE_CELL], sf[CLI_SAFE_CELL]; /* from the agents file, the network */
         if (v.fault[0] != '\0')
-            fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s, v.url, v.fault);
+            fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s,
+                    cli_safe(su, sizeof su, v.url, strlen(v.url)),
+                    cli_safe(sf, sizeof sf, v.fault, strlen(v.fault)));
     }
     /* ramping ahead of an event is no event yet: its budget cannot be missed */
     bool unmet = r->event && in_event && (r->infeasible || r->refused > 0);
@@ -1731,8 +1736,10 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
                                     : INFINITY);
         if (o->slurm->on)
             cli_slurm_after(o->slurm, ctl, &r, t_now);
+        char note[4 * sizeof r.note + 4];
         if (r.prom_failed && !prom_was_down)
-            fprintf(stderr, "pfi control: %s\n", r.note);
+            fprintf(stderr, "pfi control: %s\n",
+                    cli_safe(note, sizeof note, r.note, strlen(r.note)));
         else if (!r.prom_failed && prom_was_down)
             fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
         prom_was_down = r.prom_failed;

@@ -1252,13 +1252,13 @@ typedef struct runs_table {
 static pfi_error runs_table_width(void *ctx, const pfi_store_row *r)
 {
     runs_table *t = ctx;
-    size_t ng = r->group ? strlen(r->group) : 1, nc = r->job_class ? strlen(r->job_class) : 1;
-    t->wg = ng > (size_t)t->wg ? (ng > 256 ? 256 : (int)ng) : t->wg;
-    t->wc = nc > (size_t)t->wc ? (nc > 64 ? 64 : (int)nc) : t->wc;
+    t->wg = cli_safe_width(r->group, t->wg, 256);
+    t->wc = cli_safe_width(r->job_class, t->wc, 64);
     return PFI_OK;
 }
 
-/* One row of pfi runs' table: text cells as stored ("-" when empty), numbers for people. */
+/* One row of pfi runs' table: text cells as stored ("-" when empty), escaped (cli_safe: a
+ * control character in a stored name never reaches the terminal raw), numbers for people. */
 static pfi_error runs_table_row(void *ctx, const pfi_store_row *r)
 {
     const runs_table *t = ctx;
@@ -1268,10 +1268,12 @@ static pfi_error runs_table_row(void *ctx, const pfi_store_row *r)
         snprintf(gpus, sizeof gpus, "%lld", r->gpus);
     if (!isnan(r->cap_w))
         snprintf(cap, sizeof cap, "%.17g", r->cap_w);
+    const char *g = r->group && r->group[0] ? r->group : "-";
+    const char *c = r->job_class && r->job_class[0] ? r->job_class : "-";
+    char sg[CLI_SAFE_CELL], sc[CLI_SAFE_CELL];
     fprintf(f, "%-*s %-*s %5s %8s %12s %10s %14s %10s %6u\n", t->wg,
-            r->group && r->group[0] ? r->group : "-", t->wc,
-            r->job_class && r->job_class[0] ? r->job_class : "-", gpus, cap,
-            cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
+            cli_safe(sg, sizeof sg, g, strlen(g)), t->wc, cli_safe(sc, sizeof sc, c, strlen(c)),
+            gpus, cap, cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
             cli_num(r->throughput, 'g', 6, "-").s, cli_num(r->throughput_se, 'g', 3, "-").s,
             r->flags);
     return PFI_OK;

@@ -129,6 +129,13 @@ const char *cli_safe(char *buf, size_t len, const char *s, size_t n)
     return pfi_escape(buf, len, s, n, 0);
 }
 
+int cli_safe_width(const char *s, int lo, int hi)
+{
+    char buf[CLI_SAFE_CELL];
+    size_t w = s != NULL ? strlen(cli_safe(buf, sizeof buf, s, strlen(s))) : 1;
+    return w < (size_t)lo ? lo : w > (size_t)hi ? hi : (int)w;
+}
+
 int cli_exit_code(pfi_error e)
 {
     switch (e) {
