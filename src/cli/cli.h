@@ -58,7 +58,8 @@ int cli_input_spool(const char *what, const char *path, FILE **out);
  * (a capture cut short?) ...") when the input's last line has no newline; nothing else. path
  * as given to cli_input_spool ("-": the standard input); spool its copy (read through, then
  * rewound) or NULL for a regular file, read here (a directory, a pipe without a copy: said
- * nothing). A note, never a refusal: the reader still takes the line. */
+ * nothing), or one with a NUL byte (binary data, refused by its reader). A note, never a
+ * refusal: the reader still takes the line. */
 void cli_note_cut_line(const char *path, FILE *spool);
 /* cli_read_text — the whole of the file at path ("-": the standard input) in a buffer of
  * *len bytes (NUL-terminated; the caller frees it with free()), under the rules above. NULL

@@ -337,7 +337,9 @@ static pfi_http_next api_head(void *cls, pfi_http_request *rq)
             return api_error(rq, 401, "missing or wrong bearer token");
         if (t->scope != PFI_HTTP_SCOPE_CONTROL)
             return api_error(rq, 403, "this token may read, not write (scope read)");
-        fprintf(stderr, "pfi control: PUT /v1/budget by token %s\n", t->name);
+        char sn[CLI_SAFE_CELL]; /* the token's name from the token file, escaped */
+        fprintf(stderr, "pfi control: PUT /v1/budget by token %s\n",
+                cli_safe(sn, sizeof sn, t->name, strlen(t->name)));
     }
     if (pfi_http_request_body_over(rq, API_MAX_BODY))
         return api_error(rq, 413, "body larger than 4096 bytes");
@@ -1095,11 +1097,14 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         short_child = short_child || o->children;
         if (o->check)
             ++*problems;
+        char su[CLI_SAFE_CELL]; /* the URL as the file has it, escaped (cli_safe) */
         fprintf(stderr,
                 "pfi control: %s file %s: the token of %s %s is short (%zu bytes, under %d): "
                 "use 32 random bytes or more\n",
                 o->children ? "children" : "agents", o->agents_path,
-                o->children ? "child" : "agent", in->agents[k].url, tl, PFI_HTTP_TOKEN_MIN_BYTES);
+                o->children ? "child" : "agent",
+                cli_safe(su, sizeof su, in->agents[k].url, strlen(in->agents[k].url)), tl,
+                PFI_HTTP_TOKEN_MIN_BYTES);
     }
     if (short_child && !o->check)
         return PFI_EXIT_DATA; /* an input refused, as a file that does not parse */
@@ -1158,12 +1163,15 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         }
         /* the same minimum length pfid applies to the same file */
         for (size_t k = pfi_http_tokens_short(in->tokens, 0); k < in->tokens->n;
-             k = pfi_http_tokens_short(in->tokens, k + 1), ++*problems)
+             k = pfi_http_tokens_short(in->tokens, k + 1), ++*problems) {
+            char sn[CLI_SAFE_CELL]; /* the token's name from the file, escaped */
+            const char *tn = in->tokens->t[k].name;
             fprintf(stderr,
                     "pfi control: warning: token %s in %s is short (%zu bytes, under %d): use "
                     "32 random bytes or more\n",
-                    in->tokens->t[k].name, o->token_path, in->tokens->t[k].len,
+                    cli_safe(sn, sizeof sn, tn, strlen(tn)), o->token_path, in->tokens->t[k].len,
                     PFI_HTTP_TOKEN_MIN_BYTES);
+        }
     }
     return PFI_EXIT_OK;
 }
