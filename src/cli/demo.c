@@ -38,6 +38,11 @@ int cmd_demo(int argc, char **argv)
         cli_set_command("demo cluster");
     if (!help && argc >= 2 && argv[1][0] == '-')
         return cli_usage_unknown(argv[1]);
+    /* a word that is no subcommand: one line, as every verb's ("pfi: demo: ..."), not the help */
+    if (!help && argc >= 2 && strcmp(argv[1], "cluster") != 0 && !grid)
+        return cli_usage_error("unknown subcommand '%s' (expected 'cluster' or 'grid-event'; see "
+                               "'pfi demo --help')",
+                               argv[1]);
     if (help || argc < 2 || (strcmp(argv[1], "cluster") != 0 && !grid)) {
         FILE *f = help ? stdout : stderr;
         fprintf(f,

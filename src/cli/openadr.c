@@ -687,6 +687,9 @@ int cmd_openadr(int argc, char **argv)
                                        argv[1]);
         return cli_usage_unknown(argv[1]);
     }
+    if (argc >= 2) /* a word that is no subcommand: one line, as every verb's */
+        return cli_usage_error(
+            "unknown subcommand '%s' (expected 'poll'; see 'pfi openadr --help')", argv[1]);
     usage(stderr);
     return PFI_EXIT_USAGE;
 }

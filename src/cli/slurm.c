@@ -122,10 +122,14 @@ int cmd_slurm(int argc, char **argv)
     }
     if (argc >= 2 && argv[1][0] == '-')
         return cli_usage_unknown(argv[1]);
-    if (argc < 2 || (strcmp(argv[1], "prolog") != 0 && strcmp(argv[1], "epilog") != 0)) {
+    if (argc < 2) {
         cli_error("slurm: prolog, epilog or admit expected (see 'pfi slurm --help')");
         return PFI_EXIT_USAGE;
     }
+    if (strcmp(argv[1], "prolog") != 0 && strcmp(argv[1], "epilog") != 0)
+        return cli_usage_error("unknown subcommand '%s' (expected 'prolog', 'epilog' or 'admit'; "
+                               "see 'pfi slurm --help')",
+                               argv[1]);
     bool prolog = strcmp(argv[1], "prolog") == 0;
     cli_set_command(prolog ? "slurm prolog" : "slurm epilog");
     int c;
