@@ -898,8 +898,8 @@ int cmd_allocate(int argc, char **argv)
     int rc = parse_allocate_args(argc, argv, &a);
     if (rc != PFI_EXIT_OK)
         return rc < 0 ? PFI_EXIT_OK : rc;
-    if ((rc = cli_output_not_input("allocate", a.output, a.input)) != PFI_EXIT_OK ||
-        (rc = cli_output_not_input("allocate", a.output, a.topology)) != PFI_EXIT_OK)
+    if ((rc = cli_output_not_input(a.output, a.input)) != PFI_EXIT_OK ||
+        (rc = cli_output_not_input(a.output, a.topology)) != PFI_EXIT_OK)
         return rc;
     heap_in_huge_pages(a.input);
     pfi_diag d;

@@ -176,7 +176,9 @@ int cmd_schedule(int argc, char **argv);
 int cmd_openadr(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 
-/* cli_error — print "pfi: MESSAGE" on stderr. */
+/* cli_error — print "pfi: COMMAND: MESSAGE" on stderr (cli_set_command's; "pfi: MESSAGE"
+ * before a command is known), the message escaped (cli_safe). The caller never names the
+ * command in the message. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* s[0..n) made safe to print (pfi_escape: control characters and invalid UTF-8 as \xNN),
  * in buf of size len; returns buf. cli_error and every printed note go through it: input
@@ -237,7 +239,7 @@ bool cli_output_open(cli_output *o, const char *path);
  * path (compared by st_dev/st_ino; an input or output that does not exist yet is not the same),
  * else "pfi: VERB: the output FILE is the input INPUT: refusing to overwrite it" said and
  * PFI_EXIT_USAGE returned: writing the output would replace the input it is read from. */
-int cli_output_not_input(const char *verb, const char *output, const char *input);
+int cli_output_not_input(const char *output, const char *input);
 /* Returns false (and removes the temporary) when a write failed. */
 bool cli_output_commit(cli_output *o);
 void cli_output_abort(cli_output *o);

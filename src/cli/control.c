@@ -381,11 +381,11 @@ static int api_listen(api_state *api, long port, pfi_http_server **out)
     pfi_diag d;
     pfi_error e = pfi_http_server_start(&hc, out, &d);
     if (e == PFI_ERR_UNAVAILABLE) {
-        cli_error("control: %s", d.message);
+        cli_error("%s", d.message);
         return PFI_EXIT_DATA;
     }
     if (e != PFI_OK) {
-        cli_error("control: cannot listen on port %ld", port);
+        cli_error("cannot listen on port %ld", port);
         return PFI_EXIT_DATA;
     }
     if (port == 0)
@@ -543,7 +543,7 @@ static bool parse_reduction(const char *s, double *r)
     char why[256];
     if (pfi_reduction_parse(s, r, why, sizeof why) == PFI_VALUE_OK)
         return true;
-    cli_error("control: %s", why);
+    cli_error("%s", why);
     return false;
 }
 
@@ -921,7 +921,7 @@ static int control_config(control_opts *o, const char *path)
     size_t len = 0;
     char *text = cli_read_head(path, PFI_CONF_MAX_BYTES + 1, &len); /* larger: the parse says */
     if (text == NULL) {
-        cli_error("control: --config %s: %s", path,
+        cli_error("--config %s: %s", path,
                   errno == EISDIR ? "is a directory, not a config file" : cli_input_why());
         return PFI_EXIT_DATA;
     }
@@ -994,7 +994,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
         }
         if ((c == O_AGENTS && o->children) ||
             (c == O_CHILDREN && o->agents_path != NULL && !o->children)) {
-            cli_error("control: --agents and --children exclude each other (a controller "
+            cli_error("--agents and --children exclude each other (a controller "
                       "drives agents or child controllers, not both)");
             return PFI_EXIT_USAGE;
         }
@@ -1007,7 +1007,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
                                            : NULL);
     }
     if (o->children && o->topo_path != NULL) {
-        cli_error("control: --children and --topology exclude each other (the children hold "
+        cli_error("--children and --topology exclude each other (the children hold "
                   "their own trees' limits)");
         return PFI_EXIT_USAGE;
     }
@@ -1015,18 +1015,18 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
         return cli_usage_unexpected(argv[optind]);
     if (o->clock_emulated && isinf(o->run_for) && !o->check) {
         /* the emulated clock runs as fast as the host goes: without an end it would spin */
-        cli_error("control: --clock emulated needs --run-for S (the emulated clock runs its "
+        cli_error("--clock emulated needs --run-for S (the emulated clock runs its "
                   "periods back to back, with no wall clock to stop it)");
         return PFI_EXIT_USAGE;
     }
     if (o->clock_emulated && (o->cfg.prom.url != NULL || o->children)) {
-        cli_error("control: --clock emulated excludes %s (%s runs on the wall clock)",
+        cli_error("--clock emulated excludes %s (%s runs on the wall clock)",
                   o->children ? "--children" : "--prometheus",
                   o->children ? "a child controller" : "Prometheus' scraping");
         return PFI_EXIT_USAGE;
     }
     if (o->cfg.model_path != NULL && o->cfg.prom.url == NULL) {
-        cli_error("control: --model needs --prometheus URL (the model reads live features "
+        cli_error("--model needs --prometheus URL (the model reads live features "
                   "from Prometheus; the agents do not export them)");
         return PFI_EXIT_USAGE;
     }
@@ -1041,12 +1041,12 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
             given[k++] = "--reduction";
         if (o->sched_path != NULL)
             given[k++] = "--schedule";
-        cli_error("control: give one target: %s and %s%s%s both given", given[0], given[1],
+        cli_error("give one target: %s and %s%s%s both given", given[0], given[1],
                   k > 2 ? " and " : "", k > 2 ? given[2] : "");
         return PFI_EXIT_USAGE;
     }
     if (o->agents_path == NULL || (o->targets == 0 && o->listen_port < 0 && o->topo_path == NULL)) {
-        cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
+        cli_error("--agents and one of --budget-w, --reduction, --schedule (or "
                   "--listen for PUT /v1/budget, or --topology to hold its limits) are required");
         return PFI_EXIT_USAGE;
     }
@@ -1158,7 +1158,7 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         if (in->tokens == NULL)
             return PFI_EXIT_INTERNAL;
         if ((e = pfi_http_tokens_load(o->token_path, in->tokens, &d)) != PFI_OK) {
-            cli_error("control: %s", d.message);
+            cli_error("%s", d.message);
             return PFI_EXIT_DATA;
         }
         /* the same minimum length pfid applies to the same file */
@@ -1294,7 +1294,7 @@ static int intent_store_cmdline(const control_opts *o, const control_inputs *in)
     char *t = json_dumps(w, JSON_COMPACT | JSON_SORT_KEYS);
     char err[300] = "";
     if (t == NULL || !intent_save(o->cfg.audit_path, "command-line", t, err, sizeof err)) {
-        cli_error("control: cannot store the target in %s: %s", o->cfg.audit_path, err);
+        cli_error("cannot store the target in %s: %s", o->cfg.audit_path, err);
         rc = PFI_EXIT_OUTPUT;
     }
     free(t);
@@ -1341,7 +1341,7 @@ static int control_intent(control_opts *o, control_inputs *in, api_state *api)
             in->stext = strdup(json_string_value(v));
             if (in->stext == NULL || pfi_ctl_schedule_parse(in->stext, strlen(in->stext),
                                                             &in->events, &in->ne, &d) != PFI_OK) {
-                cli_error("control: the schedule stored in %s cannot be read", o->cfg.audit_path);
+                cli_error("the schedule stored in %s cannot be read", o->cfg.audit_path);
                 rc = PFI_EXIT_DATA;
             }
         }
@@ -1940,11 +1940,11 @@ static int control_check(control_opts *o)
     const char *what[] = {"--store", "--model"};
     for (int k = 0; k < 2; k++)
         if (readable[k] != NULL && access(readable[k], R_OK) != 0) {
-            cli_error("control: %s %s: %s", what[k], readable[k], strerror(errno));
+            cli_error("%s %s: %s", what[k], readable[k], strerror(errno));
             problems++;
         }
     if (o->cfg.audit_path != NULL && !db_writable(o->cfg.audit_path, why, sizeof why)) {
-        cli_error("control: --db %s %s", o->cfg.audit_path, why);
+        cli_error("--db %s %s", o->cfg.audit_path, why);
         problems++;
     }
     size_t na = in.na;
@@ -2014,7 +2014,7 @@ int cmd_control(int argc, char **argv)
     char why[600];
     if (e == PFI_ERR_IO && o.cfg.audit_path != NULL &&
         !db_writable(o.cfg.audit_path, why, sizeof why)) {
-        cli_error("control: --db %s %s: the audit log cannot be written", o.cfg.audit_path, why);
+        cli_error("--db %s %s: the audit log cannot be written", o.cfg.audit_path, why);
         rc = PFI_EXIT_OUTPUT; /* documented: 3 audit not written */
         goto out;
     }
@@ -2130,15 +2130,15 @@ int cmd_report(int argc, char **argv)
         } else if (nd < 6) {
             dbs[nd++] = argv[i];
         } else {
-            cli_error("report: at most 6 audit logs");
+            cli_error("at most 6 audit logs");
             return PFI_EXIT_USAGE;
         }
     }
     if (nd == 0 || (out == NULL && !json)) { /* say only what is missing */
-        cli_error("report: %s required", nd == 0 && out == NULL && !json
-                                             ? "an audit log and -o FIGURE (or --json) are"
-                                         : nd == 0 ? "an audit log is"
-                                                   : "-o FIGURE (or --json) is");
+        cli_error("%s required", nd == 0 && out == NULL && !json
+                                     ? "an audit log and -o FIGURE (or --json) are"
+                                 : nd == 0 ? "an audit log is"
+                                           : "-o FIGURE (or --json) is");
         return PFI_EXIT_USAGE;
     }
     pfi_audit_period *p[6] = {NULL};

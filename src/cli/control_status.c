@@ -226,7 +226,7 @@ int cmd_control_status(int argc, char **argv)
         }
     }
     if (db == NULL) {
-        cli_error("control status: --db FILE is required");
+        cli_error("--db FILE is required");
         return PFI_EXIT_USAGE;
     }
     pfi_audit_period *p;

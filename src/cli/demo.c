@@ -85,7 +85,7 @@ int cmd_demo(int argc, char **argv)
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
-        cli_error("demo: cannot find the pfi executable");
+        cli_error("cannot find the pfi executable");
         return PFI_EXIT_INTERNAL;
     }
     self[n] = '\0';
@@ -101,7 +101,7 @@ int cmd_demo(int argc, char **argv)
     if (agent == NULL || agent[0] == '\0')
         agent = access(beside, X_OK) == 0 ? beside : PFI_AGENT_DEFAULT;
     if (access(agent, X_OK) != 0) {
-        cli_error("demo: agent binary %s not found (build pfid, or set PFI_AGENT_BIN)", agent);
+        cli_error("agent binary %s not found (build pfid, or set PFI_AGENT_BIN)", agent);
         return PFI_EXIT_DATA;
     }
     const char *script_name = grid ? "demo-grid-event.sh" : "demo-cluster.sh";
@@ -121,7 +121,7 @@ int cmd_demo(int argc, char **argv)
         av[i + 2] = argv[i];
     fflush(NULL);
     execv("/bin/sh", av);
-    cli_error("demo: cannot run %s", script);
+    cli_error("cannot run %s", script);
     free(av);
     return PFI_EXIT_INTERNAL;
 }

@@ -430,11 +430,11 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
         char safe[4 * 256 + 4];
         const char *a = cli_safe(safe, sizeof safe, argv[optind], strlen(argv[optind]));
         if (q_value != NULL && strcmp(argv[optind], q_value) == 0)
-            cli_error("ingest: unexpected argument '%s': -q is --quiet and takes no value; "
+            cli_error("unexpected argument '%s': -q is --quiet and takes no value; "
                       "the top fraction averaged is --q %s",
                       a, a);
         else
-            cli_error("ingest: unexpected argument '%s' (options take one value each; every "
+            cli_error("unexpected argument '%s' (options take one value each; every "
                       "telemetry file follows its own --telemetry)",
                       a);
     }
@@ -449,11 +449,11 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
     if (n == 0)
         return;
     if (n == 1)
-        cli_error("ingest: missing %s (see 'pfi ingest --help')", miss[0]);
+        cli_error("missing %s (see 'pfi ingest --help')", miss[0]);
     else if (n == 2)
-        cli_error("ingest: missing %s and %s (see 'pfi ingest --help')", miss[0], miss[1]);
+        cli_error("missing %s and %s (see 'pfi ingest --help')", miss[0], miss[1]);
     else
-        cli_error("ingest: missing %s, %s and %s (group and cap are not needed with --dry-run; "
+        cli_error("missing %s, %s and %s (group and cap are not needed with --dry-run; "
                   "see 'pfi ingest --help')",
                   miss[0], miss[1], miss[2]);
 }
@@ -1315,12 +1315,12 @@ int cmd_runs(int argc, char **argv)
     }
     if (optind < argc) {
         char safe[4 * 256 + 4];
-        cli_error("runs: unexpected argument '%s' (the store is --db FILE, a group --group "
+        cli_error("unexpected argument '%s' (the store is --db FILE, a group --group "
                   "NAME; see 'pfi runs --help')",
                   cli_safe(safe, sizeof safe, argv[optind], strlen(argv[optind])));
         return PFI_EXIT_USAGE;
     }
-    int orc = cli_output_not_input("runs", output, db);
+    int orc = cli_output_not_input(output, db);
     if (orc != PFI_EXIT_OK)
         return orc;
     pfi_store *st = NULL;

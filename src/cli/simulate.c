@@ -741,7 +741,7 @@ int cmd_simulate(int argc, char **argv)
         return PFI_EXIT_USAGE;
     }
     for (size_t i = 0; i < set.n; i++)
-        if ((rc = cli_output_not_input("simulate", s.output, set.name[i])) != PFI_EXIT_OK) {
+        if ((rc = cli_output_not_input(s.output, set.name[i])) != PFI_EXIT_OK) {
             sim_set_clear(&set);
             return rc;
         }

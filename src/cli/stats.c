@@ -610,7 +610,7 @@ static int draw_figures(const pfi_groups *g, const stats_report *r, const char *
 static int compare(int argc, char **argv, const char *pfi_column, const char *output)
 {
     if (argc != 2) {
-        cli_error("stats compare: expected two inputs A B");
+        cli_error("expected two inputs A B");
         return PFI_EXIT_USAGE;
     }
     pfi_groups *a = NULL, *b = NULL;
@@ -726,12 +726,12 @@ int cmd_stats(int argc, char **argv)
     if (optind < argc && strcmp(argv[optind], "compare") == 0)
         return compare(argc - optind - 1, argv + optind + 1, pfi_column, output);
     if (argc - optind != 1) {
-        cli_error("stats: expected one INPUT (a dataset directory or a groups CSV)");
+        cli_error("expected one INPUT (a dataset directory or a groups CSV)");
         return PFI_EXIT_USAGE;
     }
     int orc;
-    if ((orc = cli_output_not_input("stats", output, argv[optind])) != PFI_EXIT_OK ||
-        (orc = cli_output_not_input("stats", groups_out, argv[optind])) != PFI_EXIT_OK)
+    if ((orc = cli_output_not_input(output, argv[optind])) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input(groups_out, argv[optind])) != PFI_EXIT_OK)
         return orc;
     pfi_groups *g = NULL;
     int rc = cli_load_groups(argv[optind], pfi_column, glob, &g);
