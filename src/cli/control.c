@@ -2208,10 +2208,11 @@ int cmd_report(int argc, char **argv)
             free(txt);
             continue;
         }
+        char st[4 * sizeof p[k][0].strategy + 4]; /* the log's strategy, escaped (cli_safe) */
         printf("%s: %s, %zu periods, %zu in the event, mean tokens/s in the event %s, "
                "largest excess over the budget from its second period %s\n",
-               dbs[k], p[k][0].strategy, n[k], ne,
-               cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
+               dbs[k], cli_safe(st, sizeof st, p[k][0].strategy, strlen(p[k][0].strategy)), n[k],
+               ne, cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
                watts(n_over > 0 ? peak_over : NAN, "undefined").s);
         printf("  power swings: max ramp %s W/s, dynamic range %s W (%s - %s), 0.1-%s Hz "
                "oscillation %s W^2 (rms %s W) over %zu periods of %s s\n",

@@ -29,6 +29,7 @@ check analyze-nl 0 "$PFI" analyze --group g --cap cap --power p --throughput t "
 grep_out analyze-nl-escaped 'a\\x0Ab ' "$T/out"
 if grep -q '^b ' "$T/out"; then echo "FAIL analyze-nl-row: the newline broke the row"; cat "$T/out"; fail=1
 else echo "ok   analyze-nl-row"; fi
+
 no_esc() { # no_esc NAME FILE: no raw ESC byte in FILE
     if grep -q "$ESC" "$2"; then echo "FAIL $1: an ESC byte in the table"; fail=1
     else echo "ok   $1"; fi
@@ -68,6 +69,10 @@ grep_out status-esc-strategy 'strategy eq\\x1Bual' "$T/out"
 grep_out status-esc-note 'job j\\x1B\[2J held' "$T/out"
 grep_out status-esc-bound 'rack r\\x1B1' "$T/out"
 grep_out status-esc-job '^j\\x1B\[2J ' "$T/out"
+# pfi report's summary line names the log's strategy
+check report-esc 0 "$PFI" report "$T/a.db" -o "$T/a.svg"
+no_esc report-esc-raw "$T/out"
+grep_out report-esc-strategy 'a.db: eq\\x1Bual, 1 periods' "$T/out"
 
 # pfi simulate: a library whose job class holds an ESC and a quote
 "$PFI" library generate --quiet "$T/lib" || { echo "FAIL library generate"; fail=1; }
