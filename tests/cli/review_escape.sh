@@ -2,10 +2,10 @@
 # User-review regressions: a control character in a group name (ESC, a newline in a quoted
 # field) is escaped as \xNN in human tables (analyze, predict), the way error messages are,
 # so it never reaches the terminal raw or breaks a row; CSV keeps the exact bytes, quoted.
-# The same in the tables of pfi runs (a stored class), pfi control status (an audit log's
-# strategy, note, bound and job names), pfi simulate and pfi stats (a library's job class;
-# simulate's JSON stays JSON) and pfi allocate --topology (level names in the levels table, "bound by" and
-# --explain).
+# The same in the tables of pfi runs (a stored class), pfi control status and pfi report (an
+# audit log's strategy, note, bound and job names), pfi simulate and pfi stats (a library's job
+# class; simulate's JSON stays JSON) and pfi allocate --topology (level names in the levels
+# table, "bound by" and --explain).
 # Usage: review_escape.sh PFI_BINARY SOURCE_DIR     (ctest cli_review_escape)
 set -u
 PFI=$1
