@@ -349,7 +349,9 @@ static pfi_http_next api_head(void *cls, pfi_http_request *rq)
             return api_error(rq, 401, "missing or wrong bearer token");
         if (t->scope != PFI_HTTP_SCOPE_CONTROL)
             return api_error(rq, 403, "this token may read, not write (scope read)");
-        fprintf(stderr, "pfi control: PUT /v1/budget by token %s\n", t->name);
+        char sn[CLI_SAFE_CELL]; /* the token's name from the token file, escaped */
+        fprintf(stderr, "pfi control: PUT /v1/budget by token %s\n",
+                cli_safe(sn, sizeof sn, t->name, strlen(t->name)));
     }
     if (pfi_http_request_body_over(rq, API_MAX_BODY))
         return api_error(rq, 413, "body larger than 4096 bytes");
@@ -391,11 +393,11 @@ static int api_listen(api_state *api, long port, pfi_http_server **out)
     pfi_diag d;
     pfi_error e = pfi_http_server_start(&hc, out, &d);
     if (e == PFI_ERR_UNAVAILABLE) {
-        cli_error("control: %s", d.message);
+        cli_error("%s", d.message);
         return PFI_EXIT_DATA;
     }
     if (e != PFI_OK) {
-        cli_error("control: cannot listen on port %ld", port);
+        cli_error("cannot listen on port %ld", port);
         return PFI_EXIT_DATA;
     }
     if (port == 0)
@@ -553,7 +555,7 @@ static bool parse_reduction(const char *s, double *r)
     char why[256];
     if (pfi_reduction_parse(s, r, why, sizeof why) == PFI_VALUE_OK)
         return true;
-    cli_error("control: %s", why);
+    cli_error("%s", why);
     return false;
 }
 
@@ -931,7 +933,7 @@ static int control_config(control_opts *o, const char *path)
     size_t len = 0;
     char *text = cli_read_head(path, PFI_CONF_MAX_BYTES + 1, &len); /* larger: the parse says */
     if (text == NULL) {
-        cli_error("control: --config %s: %s", path,
+        cli_error("--config %s: %s", path,
                   errno == EISDIR ? "is a directory, not a config file" : cli_input_why());
         return PFI_EXIT_DATA;
     }
@@ -1004,7 +1006,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
         }
         if ((c == O_AGENTS && o->children) ||
             (c == O_CHILDREN && o->agents_path != NULL && !o->children)) {
-            cli_error("control: --agents and --children exclude each other (a controller "
+            cli_error("--agents and --children exclude each other (a controller "
                       "drives agents or child controllers, not both)");
             return PFI_EXIT_USAGE;
         }
@@ -1017,7 +1019,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
                                            : NULL);
     }
     if (o->children && o->topo_path != NULL) {
-        cli_error("control: --children and --topology exclude each other (the children hold "
+        cli_error("--children and --topology exclude each other (the children hold "
                   "their own trees' limits)");
         return PFI_EXIT_USAGE;
     }
@@ -1025,18 +1027,18 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
         return cli_usage_unexpected(argv[optind]);
     if (o->clock_emulated && isinf(o->run_for) && !o->check) {
         /* the emulated clock runs as fast as the host goes: without an end it would spin */
-        cli_error("control: --clock emulated needs --run-for S (the emulated clock runs its "
+        cli_error("--clock emulated needs --run-for S (the emulated clock runs its "
                   "periods back to back, with no wall clock to stop it)");
         return PFI_EXIT_USAGE;
     }
     if (o->clock_emulated && (o->cfg.prom.url != NULL || o->children)) {
-        cli_error("control: --clock emulated excludes %s (%s runs on the wall clock)",
+        cli_error("--clock emulated excludes %s (%s runs on the wall clock)",
                   o->children ? "--children" : "--prometheus",
                   o->children ? "a child controller" : "Prometheus' scraping");
         return PFI_EXIT_USAGE;
     }
     if (o->cfg.model_path != NULL && o->cfg.prom.url == NULL) {
-        cli_error("control: --model needs --prometheus URL (the model reads live features "
+        cli_error("--model needs --prometheus URL (the model reads live features "
                   "from Prometheus; the agents do not export them)");
         return PFI_EXIT_USAGE;
     }
@@ -1051,12 +1053,12 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
             given[k++] = "--reduction";
         if (o->sched_path != NULL)
             given[k++] = "--schedule";
-        cli_error("control: give one target: %s and %s%s%s both given", given[0], given[1],
+        cli_error("give one target: %s and %s%s%s both given", given[0], given[1],
                   k > 2 ? " and " : "", k > 2 ? given[2] : "");
         return PFI_EXIT_USAGE;
     }
     if (o->agents_path == NULL || (o->targets == 0 && o->listen_port < 0 && o->topo_path == NULL)) {
-        cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
+        cli_error("--agents and one of --budget-w, --reduction, --schedule (or "
                   "--listen for PUT /v1/budget, or --topology to hold its limits) are required");
         return PFI_EXIT_USAGE;
     }
@@ -1107,11 +1109,14 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         short_child = short_child || o->children;
         if (o->check)
             ++*problems;
+        char su[CLI_SAFE_CELL]; /* the URL as the file has it, escaped (cli_safe) */
         fprintf(stderr,
                 "pfi control: %s file %s: the token of %s %s is short (%zu bytes, under %d): "
                 "use 32 random bytes or more\n",
                 o->children ? "children" : "agents", o->agents_path,
-                o->children ? "child" : "agent", in->agents[k].url, tl, PFI_HTTP_TOKEN_MIN_BYTES);
+                o->children ? "child" : "agent",
+                cli_safe(su, sizeof su, in->agents[k].url, strlen(in->agents[k].url)), tl,
+                PFI_HTTP_TOKEN_MIN_BYTES);
     }
     if (short_child && !o->check)
         return PFI_EXIT_DATA; /* an input refused, as a file that does not parse */
@@ -1165,17 +1170,20 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         if (in->tokens == NULL)
             return PFI_EXIT_INTERNAL;
         if ((e = pfi_http_tokens_load(o->token_path, in->tokens, &d)) != PFI_OK) {
-            cli_error("control: %s", d.message);
+            cli_error("%s", d.message);
             return PFI_EXIT_DATA;
         }
         /* the same minimum length pfid applies to the same file */
         for (size_t k = pfi_http_tokens_short(in->tokens, 0); k < in->tokens->n;
-             k = pfi_http_tokens_short(in->tokens, k + 1), ++*problems)
+             k = pfi_http_tokens_short(in->tokens, k + 1), ++*problems) {
+            char sn[CLI_SAFE_CELL]; /* the token's name from the file, escaped */
+            const char *tn = in->tokens->t[k].name;
             fprintf(stderr,
                     "pfi control: warning: token %s in %s is short (%zu bytes, under %d): use "
                     "32 random bytes or more\n",
-                    in->tokens->t[k].name, o->token_path, in->tokens->t[k].len,
+                    cli_safe(sn, sizeof sn, tn, strlen(tn)), o->token_path, in->tokens->t[k].len,
                     PFI_HTTP_TOKEN_MIN_BYTES);
+        }
     }
     return PFI_EXIT_OK;
 }
@@ -1298,7 +1306,7 @@ static int intent_store_cmdline(const control_opts *o, const control_inputs *in)
     char *t = json_dumps(w, JSON_COMPACT | JSON_SORT_KEYS);
     char err[300] = "";
     if (t == NULL || !intent_save(o->cfg.audit_path, "command-line", t, err, sizeof err)) {
-        cli_error("control: cannot store the target in %s: %s", o->cfg.audit_path, err);
+        cli_error("cannot store the target in %s: %s", o->cfg.audit_path, err);
         rc = PFI_EXIT_OUTPUT;
     }
     free(t);
@@ -1345,7 +1353,7 @@ static int control_intent(control_opts *o, control_inputs *in, api_state *api)
             in->stext = strdup(json_string_value(v));
             if (in->stext == NULL || pfi_ctl_schedule_parse(in->stext, strlen(in->stext),
                                                             &in->events, &in->ne, &d) != PFI_OK) {
-                cli_error("control: the schedule stored in %s cannot be read", o->cfg.audit_path);
+                cli_error("the schedule stored in %s cannot be read", o->cfg.audit_path);
                 rc = PFI_EXIT_DATA;
             }
         }
@@ -1414,6 +1422,7 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
  * "-"). */
 static void print_period(const pfi_ctl_report *r)
 {
+    char note[4 * sizeof r->note + 4]; /* names and agents' words in it escaped (cli_safe) */
     /* no agent answered: nothing was measured ('-'), not 0 W */
     printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r->t_s,
            r->lead    ? "lead"
@@ -1422,7 +1431,8 @@ static void print_period(const pfi_ctl_report *r)
            cli_num(r->budget_w, 'f', 0, "-").s,
            cli_num(r->agents_up > 0 ? r->measured_w : NAN, 'f', 0, "-").s,
            cli_num(r->reserved_w, 'f', 0, "-").s, cli_num(r->predicted_w, 'f', 0, "-").s,
-           cli_num(r->tput_tok_s, 'f', 0, "-").s, r->agents_up, r->agents, r->note);
+           cli_num(r->tput_tok_s, 'f', 0, "-").s, r->agents_up, r->agents,
+           cli_safe(note, sizeof note, r->note, strlen(r->note)));
     fflush(stdout);
 }
 
@@ -1439,8 +1449,11 @@ static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, bool in_event, u
     for (size_t a = 0; a < r->agents; a++) {
         pfi_ctl_agent_view v;
         pfi_ctl_agent_get(ctl, a, &v);
+        char su[CLI_SAFE_CELL], sf[CLI_SAFE_CELL]; /* from the agents file, the network */
         if (v.fault[0] != '\0')
-            fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s, v.url, v.fault);
+            fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s,
+                    cli_safe(su, sizeof su, v.url, strlen(v.url)),
+                    cli_safe(sf, sizeof sf, v.fault, strlen(v.fault)));
     }
     /* ramping ahead of an event is no event yet: its budget cannot be missed */
     bool unmet = r->event && in_event && (r->infeasible || r->refused > 0);
@@ -1796,8 +1809,10 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
                                     : INFINITY);
         if (o->slurm->on)
             cli_slurm_after(o->slurm, ctl, &r, t_now);
+        char note[4 * sizeof r.note + 4];
         if (r.prom_failed && !prom_was_down)
-            fprintf(stderr, "pfi control: %s\n", r.note);
+            fprintf(stderr, "pfi control: %s\n",
+                    cli_safe(note, sizeof note, r.note, strlen(r.note)));
         else if (!r.prom_failed && prom_was_down)
             fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
         prom_was_down = r.prom_failed;
@@ -1994,11 +2009,11 @@ static int control_check(control_opts *o)
     const char *what[] = {"--store", "--model"};
     for (int k = 0; k < 2; k++)
         if (readable[k] != NULL && access(readable[k], R_OK) != 0) {
-            cli_error("control: %s %s: %s", what[k], readable[k], strerror(errno));
+            cli_error("%s %s: %s", what[k], readable[k], strerror(errno));
             problems++;
         }
     if (o->cfg.audit_path != NULL && !db_writable(o->cfg.audit_path, why, sizeof why)) {
-        cli_error("control: --db %s %s", o->cfg.audit_path, why);
+        cli_error("--db %s %s", o->cfg.audit_path, why);
         problems++;
     }
     size_t na = in.na;
@@ -2073,7 +2088,7 @@ int cmd_control(int argc, char **argv)
     char why[600];
     if (e == PFI_ERR_IO && o.cfg.audit_path != NULL &&
         !db_writable(o.cfg.audit_path, why, sizeof why)) {
-        cli_error("control: --db %s %s: the audit log cannot be written", o.cfg.audit_path, why);
+        cli_error("--db %s %s: the audit log cannot be written", o.cfg.audit_path, why);
         rc = PFI_EXIT_OUTPUT; /* documented: 3 audit not written */
         goto out;
     }
@@ -2190,15 +2205,15 @@ int cmd_report(int argc, char **argv)
         } else if (nd < 6) {
             dbs[nd++] = argv[i];
         } else {
-            cli_error("report: at most 6 audit logs");
+            cli_error("at most 6 audit logs");
             return PFI_EXIT_USAGE;
         }
     }
     if (nd == 0 || (out == NULL && !json)) { /* say only what is missing */
-        cli_error("report: %s required", nd == 0 && out == NULL && !json
-                                             ? "an audit log and -o FIGURE (or --json) are"
-                                         : nd == 0 ? "an audit log is"
-                                                   : "-o FIGURE (or --json) is");
+        cli_error("%s required", nd == 0 && out == NULL && !json
+                                     ? "an audit log and -o FIGURE (or --json) are"
+                                 : nd == 0 ? "an audit log is"
+                                           : "-o FIGURE (or --json) is");
         return PFI_EXIT_USAGE;
     }
     pfi_audit_period *p[6] = {NULL};
@@ -2268,10 +2283,11 @@ int cmd_report(int argc, char **argv)
             free(txt);
             continue;
         }
+        char st[4 * sizeof p[k][0].strategy + 4]; /* the log's strategy, escaped (cli_safe) */
         printf("%s: %s, %zu periods, %zu in the event, mean tokens/s in the event %s, "
                "largest excess over the budget from its second period %s\n",
-               dbs[k], p[k][0].strategy, n[k], ne,
-               cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
+               dbs[k], cli_safe(st, sizeof st, p[k][0].strategy, strlen(p[k][0].strategy)), n[k],
+               ne, cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
                watts(n_over > 0 ? peak_over : NAN, "undefined").s);
         printf("  power swings: max ramp %s W/s, dynamic range %s W (%s - %s), 0.1-%s Hz "
                "oscillation %s W^2 (rms %s W) over %zu periods of %s s\n",

@@ -119,7 +119,15 @@ pfi_error hw_gpu_open(const pfi_gpu_config *c, pfi_gpu **out, pfi_diag *diag)
 {
     pfi_gpu_config open = *c;
     open.library = hw_gpu_library(c->kind, c->library);
-    return pfi_gpu_open(&open, out, diag);
+    pfi_error e = pfi_gpu_open(&open, out, diag);
+    if (e != PFI_OK && diag != NULL && diag->file[0] != '\0') {
+        char full[sizeof diag->message];
+        pfi_diag_format(diag, full, sizeof full);
+        snprintf(diag->message, sizeof diag->message, "%s", full);
+        diag->file[0] = diag->column[0] = '\0';
+        diag->line = 0;
+    }
+    return e;
 }
 
 int hw_exit_code(pfi_error e)
