@@ -517,35 +517,40 @@ static excl_series excl_series_of(const pfi_telemetry *tm, size_t e)
     return (excl_series){ls, rf >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)rf) : NULL};
 }
 
+/* The last sample of s at or before t + 1e-6 (times ascending): its index; s->n when none. */
+static inline __attribute__((always_inline)) size_t excl_at(const pfi_telemetry_series *s, double t)
+{
+    if (s->n == 0 || !(s->t_s[0] <= t + 1e-6))
+        return s->n;
+    size_t lo = 0, hi = s->n;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->t_s[mid] <= t + 1e-6)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static inline __attribute__((always_inline)) unsigned
 sample_excluded(const excl_series *xs, const pfi_reduce_options *o, double t)
 {
     unsigned x = 0;
-    const pfi_telemetry_series *both[2] = {xs->limit, xs->reasons};
-    if (both[0] == NULL && both[1] == NULL)
-        return 0;
-    for (int k = 0; k < 2; k++) {
-        const pfi_telemetry_series *s = both[k];
-        if (s == NULL || s->n == 0 || !(s->t_s[0] <= t + 1e-6))
-            continue;
-        size_t lo = 0, hi = s->n; /* the last sample at or before t (times ascending) */
-        while (hi - lo > 1) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (s->t_s[mid] <= t + 1e-6)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        double v = s->value[lo];
-        if (k == 0) {
-            double cap = o->cap_w > 0 ? o->cap_w : s->value[0];
-            double tol = cap * 0.005 > 1.0 ? cap * 0.005 : 1.0;
-            if (fabs(v - cap) > tol)
-                x |= PFI_RED_CAP_LOST;
-        } else if (v >= 0 && v < 18446744073709551616.0 &&
-                   ((unsigned long long)v & PFI_RED_THROTTLE_MASK) != 0) {
+    const pfi_telemetry_series *s = xs->limit;
+    size_t i;
+    if (s != NULL && (i = excl_at(s, t)) < s->n) {
+        double cap = o->cap_w > 0 ? o->cap_w : s->value[0];
+        double tol = cap * 0.005 > 1.0 ? cap * 0.005 : 1.0;
+        if (fabs(s->value[i] - cap) > tol)
+            x |= PFI_RED_CAP_LOST;
+    }
+    s = xs->reasons;
+    if (s != NULL && (i = excl_at(s, t)) < s->n) {
+        double v = s->value[i];
+        if (v >= 0 && v < 18446744073709551616.0 &&
+            ((unsigned long long)v & PFI_RED_THROTTLE_MASK) != 0)
             x |= PFI_RED_THROTTLED;
-        }
     }
     return x;
 }
@@ -1780,7 +1785,7 @@ static long spec_gpu(tm_spec *sp, size_t e)
     return (long)g;
 }
 
-/* What series k feeds, taken at its first sample (spec_sample tests seen[k] first: this is
+/* What series k feeds, taken at its first sample (spec_one tests seen[k] first: this is
  * out of its line). */
 static __attribute__((noinline)) bool spec_role(tm_spec *sp, size_t k)
 {
@@ -1821,7 +1826,7 @@ static __attribute__((noinline)) bool spec_role(tm_spec *sp, size_t k)
 }
 
 /* The shadow collector's entities up to e made, named by their numbers (out of
- * spec_sample's line: once per entity). */
+ * spec_one's line: once per entity). */
 static __attribute__((noinline)) pfi_error spec_shadow_entities(pfi_telemetry *sh, size_t e)
 {
     pfi_error err = PFI_OK;
@@ -1834,16 +1839,17 @@ static __attribute__((noinline)) pfi_error spec_shadow_entities(pfi_telemetry *s
     return err;
 }
 
-/* The first read's sink: stream_sample's work with the guesses. */
-static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk)
+/* The first read's sink: stream_sample's work with the guesses (tm_spec_sample, and
+ * tm_spec_valid for the readers' common sample). */
+static inline __attribute__((always_inline)) void spec_one(tm_spec *sp, size_t k, double t,
+                                                           double v, bool valid, bool brk)
 {
-    tm_spec *sp = ctx;
     stream_pass *p = &sp->p;
     if (p->dead)
-        return PFI_OK;
+        return;
     if (!(k < sp->ss_cap && sp->seen[k]) && !spec_role(sp, k)) {
         p->dead = true;
-        return PFI_OK;
+        return;
     }
     stream_series *x = &p->ss[k];
     if (!brk && valid && isnan(x->lim))
@@ -1869,15 +1875,15 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
         }
         if (t < p->last_out) {
             p->dead = true;
-            return PFI_OK;
+            return;
         }
         pfi_error e = spec_push(p, g, t, v, valid);
         if (e != PFI_OK || p->overflow)
             p->dead = true;
-        return PFI_OK;
+        return;
     }
     if (x->e < 0 || !valid)
-        return PFI_OK;
+        return;
     if (x->have_prev) {
         double dt = t - x->tp, de = v - x->vp;
         if (x->cg >= 0 && !brk && !(de < 0) && !(dt > x->lim)) {
@@ -1899,7 +1905,8 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
              * where tm_put_ok's look-ups (the series, the field's range) would lead. */
             if (e == PFI_OK && ok && x->dk >= 0 && d >= 0 && d <= tm_power_hi(sh) &&
                 d < 2147483632.0) {
-                e = tm_put_stream(sh, (size_t)x->e, sp->fpd_s, &sh->series[x->dk], t, d);
+                e = tm_put_stream(sh, (size_t)x->e, sp->fpd_s, (size_t)x->dk, &sh->series[x->dk], t,
+                                  d);
             } else if (e == PFI_OK) {
                 e = ok ? tm_put_ok(sh, (size_t)x->e, sp->fpd_s, t, d)
                        : tm_put(sh, (size_t)x->e, sp->fpd_s, t, PFI_VALUE_MISSING, d, -1, false);
@@ -1915,6 +1922,17 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
     x->have_prev = true;
     x->tp = t;
     x->vp = v;
+}
+
+pfi_error tm_spec_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk)
+{
+    spec_one(ctx, k, t, v, valid, brk);
+    return PFI_OK;
+}
+
+pfi_error tm_spec_valid(void *ctx, size_t k, double t, double v)
+{
+    spec_one(ctx, k, t, v, true, false);
     return PFI_OK;
 }
 
@@ -1968,7 +1986,7 @@ pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o
     p->b.split_min = INFINITY;
     tm_spec_free(tm->spec);
     tm->spec = sp;
-    tm->sink = spec_sample;
+    tm->sink = tm_spec_sample;
     tm->sink_ctx = sp;
     tm->sink_counts = true;
     return PFI_OK;
