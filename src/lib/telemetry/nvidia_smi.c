@@ -564,7 +564,19 @@ csv_fast_time(pfi_telemetry *tm, csv_fast_state *fs, span x, double *tsec, bool 
         *has_t = fs->ts_has;
         return;
     }
-    csv_time(tm, x, fs->last_date, sizeof fs->last_date, &fs->last_days, tsec, has_t);
+    double tod;
+    if (x.n > 11 && x.s[4] == '/' && x.s[10] == ' ' && fs->last_date[10] == '\0' &&
+        memcmp(x.s, fs->last_date, 10) == 0) {
+        /* The last date converted, "YYYY/MM/DD" (nvidia-smi's; no ISO time or epoch
+         * seconds has a '/'), and a blank: only the time of day is read, with csv_time's
+         * result. */
+        if (parse_tod(span_trim((span){x.s + 11, x.n - 11}), &tod)) {
+            *tsec = tm_local_time(tm, (double)fs->last_days * 86400.0 + tod);
+            *has_t = true;
+        }
+    } else {
+        csv_time(tm, x, fs->last_date, sizeof fs->last_date, &fs->last_days, tsec, has_t);
+    }
     if (x.n <= sizeof fs->ts_text) {
         memset(fs->ts_text, 0, sizeof fs->ts_text);
         memcpy(fs->ts_text, x.s, x.n);
