@@ -91,6 +91,8 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
     unsigned va[CSV_BYTES / 2], vn[CSV_BYTES / 2]; /* each number: first byte, length */
     const void *vsrc[CSV_BYTES / 2];
     size_t vfd[CSV_BYTES / 2];
+    CSV_M vbytes[CSV_BYTES / 2]; /* each number's bytes */
+    double tfv[CSV_BYTES / 2];   /* the template's numbers */
     bool have_tmpl = false;
     while (p < end) {
         unsigned len, xa = 0, xz = 0, ta = 0, tz = 0;
@@ -107,9 +109,12 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
             tm_shape64_in(simd, p, tb, &eqm, &dgm);
 #endif
             if ((tkeep & ~(eqm | (tdig & dgm))) == 0) {
-                for (size_t i = 0; i < nv; i++)
-                    if (!tm_number_known_in(simd, p + va[i], vn[i], vsrc[i], vfd[i], &fv[i]))
+                for (size_t i = 0; i < nv; i++) {
+                    if ((vbytes[i] & ~eqm) == 0) /* the template's number, byte for byte */
+                        fv[i] = tfv[i];
+                    else if (!tm_number_known_in(simd, p + va[i], vn[i], vsrc[i], vfd[i], &fv[i]))
                         goto done; /* (without simd only: it takes what the template took) */
+                }
                 len = tlen;
                 xa = txa;
                 xz = txz;
@@ -167,7 +172,9 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
                     goto done; /* more than " <the header's unit>" */
                 va[i] = a;
                 vn[i] = e - a;
-                vary |= CSV_SPAN(a, e);
+                vbytes[i] = CSV_SPAN(a, e);
+                tfv[i] = fv[i];
+                vary |= vbytes[i];
                 i++;
             } else if (role[j] == CSV_B_INDEX) {
                 xa = a;
