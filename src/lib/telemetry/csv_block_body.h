@@ -224,7 +224,7 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
         double tsec = 0;
         bool has_t = false;
         if (has_ts) {
-            csv_fast_time(tm, fs, ts, &tsec, &has_t);
+            csv_fast_time(tm, fs, ts, &tsec, &has_t, simd);
             if (!has_t)
                 break; /* the line path refuses it, naming the line */
         }

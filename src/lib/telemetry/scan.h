@@ -595,6 +595,20 @@ static inline __attribute__((always_inline)) bool tm_number_known_in(bool simd, 
     return true;
 }
 
+/* vzeroupper (callers compiled with target(TM_SIMD_TARGET) only): before a call into code
+ * built without AVX, where GCC does not put it itself. */
+__attribute__((target(TM_SIMD_TARGET))) static inline void tm_zero_upper_avx(void)
+{
+    _mm256_zeroupper();
+}
+
+/* tm_zero_upper_avx with simd (a constant in each compiled copy); nothing without. */
+static inline __attribute__((always_inline)) void tm_zero_upper_in(bool simd)
+{
+    if (simd)
+        tm_zero_upper_avx();
+}
+
 /* tm_shape64 or, with simd (a constant in each compiled copy), its AVX2 twin. */
 static inline __attribute__((always_inline)) void tm_shape64_in(bool simd, const char *p,
                                                                 const char *t, uint64_t *eq,
@@ -645,6 +659,10 @@ static inline __attribute__((always_inline)) bool tm_number_shape_in(bool simd, 
     *src = NULL;
     *fd = 0;
     return tm_token_number(p, len, out);
+}
+static inline __attribute__((always_inline)) void tm_zero_upper_in(bool simd)
+{
+    (void)simd;
 }
 static inline __attribute__((always_inline)) bool tm_number_known_in(bool simd, const char *p,
                                                                      size_t len, const void *src,
