@@ -576,9 +576,10 @@ static inline int csv_small_ix(const char *s, size_t n)
 
 /* The time of timestamp cell x (trimmed; its line's padding readable after it): the
  * previous cell's when the text is the same, else csv_time's, remembered for the next. */
-static inline __attribute__((always_inline)) void
-csv_fast_time(pfi_telemetry *tm, csv_fast_state *fs, span x, double *tsec, bool *has_t,
-              const bool simd)
+static inline __attribute__((always_inline)) void csv_fast_time(pfi_telemetry *tm,
+                                                                csv_fast_state *fs, span x,
+                                                                double *tsec, bool *has_t,
+                                                                const bool simd)
 {
     if (x.n == fs->ts_len && tm_eq_short(x.s, fs->ts_text, x.n)) {
         *tsec = fs->ts_t;

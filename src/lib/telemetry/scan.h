@@ -420,11 +420,10 @@ tm_shape64_avx2(const char *p, const char *t, uint64_t *eq, uint64_t *dig)
     __m256i v0 = _mm256_sub_epi8(x0, z), v1 = _mm256_sub_epi8(x1, z);
     *eq = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x0, y0)) |
           (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x1, y1)) << 32;
-    *dig = (uint64_t)(uint32_t)_mm256_movemask_epi8(
-               _mm256_cmpeq_epi8(_mm256_min_epu8(v0, nine), v0)) |
-           (uint64_t)(uint32_t)_mm256_movemask_epi8(
-               _mm256_cmpeq_epi8(_mm256_min_epu8(v1, nine), v1))
-               << 32;
+    *dig =
+        (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_min_epu8(v0, nine), v0)) |
+        (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_min_epu8(v1, nine), v1))
+            << 32;
 }
 
 /*
@@ -564,9 +563,8 @@ tm_class64_in(bool simd, const char *p, char c, uint64_t *blank, uint64_t *nl, u
 
 /* tm_number_in that also gives the token's shape for tm_number_known_in: the SIMD
  * twin's shuffle control and fraction digits (with simd; NULL and 0 without). */
-static inline __attribute__((always_inline)) bool tm_number_shape_in(bool simd, const char *p,
-                                                                     size_t len, double *out,
-                                                                     const void **src, size_t *fd)
+static inline __attribute__((always_inline)) bool
+tm_number_shape_in(bool simd, const char *p, size_t len, double *out, const void **src, size_t *fd)
 {
     if (!simd) {
         *src = NULL;
@@ -585,9 +583,8 @@ static inline __attribute__((always_inline)) bool tm_number_shape_in(bool simd, 
 /* tm_number_in of a token of a shape tm_number_shape_in took (src, fd from it), with
  * digits where that token had digits and its other bytes the same: the same value, the
  * check skipped (with simd; without, tm_token_number whole). */
-static inline __attribute__((always_inline)) bool tm_number_known_in(bool simd, const char *p,
-                                                                     size_t len, const void *src,
-                                                                     size_t fd, double *out)
+static inline __attribute__((always_inline)) bool
+tm_number_known_in(bool simd, const char *p, size_t len, const void *src, size_t fd, double *out)
 {
     if (!simd)
         return tm_token_number(p, len, out);
@@ -610,9 +607,8 @@ static inline __attribute__((always_inline)) void tm_zero_upper_in(bool simd)
 }
 
 /* tm_shape64 or, with simd (a constant in each compiled copy), its AVX2 twin. */
-static inline __attribute__((always_inline)) void tm_shape64_in(bool simd, const char *p,
-                                                                const char *t, uint64_t *eq,
-                                                                uint64_t *dig)
+static inline __attribute__((always_inline)) void
+tm_shape64_in(bool simd, const char *p, const char *t, uint64_t *eq, uint64_t *dig)
 {
     if (simd)
         tm_shape64_avx2(p, t, eq, dig);
@@ -644,16 +640,14 @@ static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const 
     (void)simd;
     return tm_token_number(p, len, out);
 }
-static inline __attribute__((always_inline)) void tm_shape64_in(bool simd, const char *p,
-                                                                const char *t, uint64_t *eq,
-                                                                uint64_t *dig)
+static inline __attribute__((always_inline)) void
+tm_shape64_in(bool simd, const char *p, const char *t, uint64_t *eq, uint64_t *dig)
 {
     (void)simd;
     tm_shape64(p, t, eq, dig);
 }
-static inline __attribute__((always_inline)) bool tm_number_shape_in(bool simd, const char *p,
-                                                                     size_t len, double *out,
-                                                                     const void **src, size_t *fd)
+static inline __attribute__((always_inline)) bool
+tm_number_shape_in(bool simd, const char *p, size_t len, double *out, const void **src, size_t *fd)
 {
     (void)simd;
     *src = NULL;
@@ -664,9 +658,8 @@ static inline __attribute__((always_inline)) void tm_zero_upper_in(bool simd)
 {
     (void)simd;
 }
-static inline __attribute__((always_inline)) bool tm_number_known_in(bool simd, const char *p,
-                                                                     size_t len, const void *src,
-                                                                     size_t fd, double *out)
+static inline __attribute__((always_inline)) bool
+tm_number_known_in(bool simd, const char *p, size_t len, const void *src, size_t fd, double *out)
 {
     (void)simd;
     (void)src;
