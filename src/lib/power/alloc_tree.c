@@ -421,8 +421,13 @@ static void place_job(const alloc_ctx *x, size_t j, size_t i, size_t q, double f
         }
     }
     r->cap_w[j] = cap;
-    r->power_w[j] = pfi_interp(v.c, v.d, v.m, cap);
-    r->tput_tok_s[j] = pfi_interp(v.c, v.t, v.m, cap);
+    if (!(f > 0 && q > i) && (i + 1 == v.m || v.c[i + 1] != v.c[i])) {
+        r->power_w[j] = v.d[i]; /* pfi_interp's value at a point whose cap is not repeated */
+        r->tput_tok_s[j] = v.t[i];
+    } else {
+        r->power_w[j] = pfi_interp(v.c, v.d, v.m, cap);
+        r->tput_tok_s[j] = pfi_interp(v.c, v.t, v.m, cap);
+    }
     size_t last = x->J->offset[j + 1] - 1;
     r->shed_w[j] = x->J->power_w[last] - r->power_w[j];
 }
@@ -675,12 +680,40 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
 #define TREE_GROW(ws, f, need) tree_grow((void **)&(ws)->f, &(ws)->n_##f, (need), sizeof *(ws)->f)
 
 /*
+ * Moves the segments of [lo, hi) whose slope is above the pivot (gt) or equal to it (!gt) to
+ * the front of the range in one pass without a branch on the data (Lomuto's partition with the
+ * swap always made, as pfi_alloc_select's part_front). Returns the new boundary; *wsum: the
+ * width moved to the front.
+ */
+static inline size_t tree_part_front(double *sl, double *wd, size_t lo, size_t hi, double pivot,
+                                     bool gt, double *wsum)
+{
+    size_t k = lo;
+    double acc = 0;
+    for (size_t i = lo; i < hi; i++) {
+        double v = sl[i], w = wd[i];
+        bool take = gt ? v > pivot : v == pivot;
+        sl[i] = sl[k];
+        wd[i] = wd[k];
+        sl[k] = v;
+        wd[k] = w;
+        acc += take ? w : 0.0;
+        k += take;
+    }
+    *wsum = acc;
+    return k;
+}
+
+/*
  * The threshold of capacity cap among segments (slope sl[i], width wd[i], i < m; total: the
- * sum of the widths): λ such
- * that the segments above it are at most cap wide and those at or above it at least; on
- * return they are in front, [0, *n_gt) above λ (*w_gt wide), then those at λ. -∞ (every
- * segment above, *n_gt = m) when all of them fit. Three-way quickselect (as
- * pfi_alloc_select), expected O(m).
+ * sum of the widths): λ such that the segments above it are at most cap wide and those at or
+ * above it at least; on return they are in front, [0, *n_gt) above λ (*w_gt wide), then those
+ * at λ. -∞ (every segment above, *n_gt = m) when all of them fit. Quickselect (a pivot as
+ * pfi_alloc_select's, median of three at random), each round one or two passes without a
+ * branch on the data (the segments above the pivot moved to the front, then, only when the
+ * capacity does not run out there, those equal to it): expected O(m). (Was a three-way
+ * partition whose branches the processor could not predict: same λ, the widths summed in
+ * another order.)
  */
 static double tree_select_all(double *sl, double *wd, size_t m, double total, double cap,
                               size_t *n_gt, double *w_gt)
@@ -696,38 +729,19 @@ static double tree_select_all(double *sl, double *wd, size_t m, double total, do
     for (;;) {
         size_t n = hi - lo;
         double pivot = alloc_pivot3(sl, lo, n, &state);
-        size_t gt = lo, i = lo, lt = hi;
-        double wg = 0, we = 0;
-        while (i < lt) {
-            double v = sl[i], w = wd[i];
-            if (v > pivot) {
-                wg += w;
-                sl[i] = sl[gt];
-                wd[i] = wd[gt];
-                sl[gt] = v;
-                wd[gt] = w;
-                gt++;
-                i++;
-            } else if (v < pivot) {
-                lt--;
-                sl[i] = sl[lt];
-                wd[i] = wd[lt];
-                sl[lt] = v;
-                wd[lt] = w;
-            } else {
-                we += w;
-                i++;
-            }
-        }
+        double wg, we;
+        size_t gt = tree_part_front(sl, wd, lo, hi, pivot, true, &wg);
         if (acc + wg > cap) {
             hi = gt;
-        } else if (acc + wg + we >= cap) {
-            *n_gt = gt;
-            *w_gt = acc + wg;
-            return pivot;
         } else {
+            size_t eq = tree_part_front(sl, wd, gt, hi, pivot, false, &we);
+            if (acc + wg + we >= cap) {
+                *n_gt = gt;
+                *w_gt = acc + wg;
+                return pivot;
+            }
             acc += wg + we;
-            lo = lt;
+            lo = eq;
         }
         if (lo >= hi) { /* only by rounding (the sums' order): all of the rest fits */
             *n_gt = lo;
