@@ -1027,14 +1027,22 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     tree_pos *pos = ws->pos;
     alloc_ctx x = {J, o, w, o->cap_step_w > 0};
     w->n_c = w->n_e = w->n_env = w->n_eenv = w->n_b = 0;
+    /* with continuous caps a job has at most its points + 2 candidates (alloc_job_prepare):
+       each job is prepared in the loop that makes its segments, its curve read once; with a
+       cap step, all of them first (their counts size the buffers) */
+    bool fused = !x.discrete;
     size_t unmet = 0, total = 0, maxm = 0;
-    for (size_t j = 0; j < n; j++) {
-        if ((e = alloc_job_prepare(&x, j, &unmet, d)) != PFI_OK)
-            return e;
-        alloc_view v = alloc_true_view(&x, j);
-        total += v.m;
-        if (v.m > maxm)
-            maxm = v.m;
+    if (fused) {
+        total = J->offset[n] + 2 * n;
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            if ((e = alloc_job_prepare(&x, j, &unmet, d)) != PFI_OK)
+                return e;
+            alloc_view v = alloc_true_view(&x, j);
+            total += v.m;
+            if (v.m > maxm)
+                maxm = v.m;
+        }
     }
     thr_only = one_kind && !tree_has_bands(J, t) && total < UINT32_MAX;
     if ((!thr_only && (!TREE_GROW(ws, seg, total) || !TREE_GROW(ws, keys, 2 * total))) ||
@@ -1050,17 +1058,6 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     size_t *idx = ws->idx;
     double *xs = ws->xs, *ys = ws->ys, *jsl = ws->jsl, *jw = ws->jw;
     double ref_p = 0, ref_t = 0, lo_p = 0;
-    for (size_t j = 0; j < n; j++) {
-        size_t last = J->offset[j + 1] - 1;
-        alloc_view v = alloc_true_view(&x, j);
-        ref_p += J->power_w[last];
-        ref_t += J->tput_tok_s[last];
-        lo_p += v.d[0];
-    }
-    r->ref_power_w = ref_p;
-    r->ref_tput_tok_s = ref_t;
-    r->min_power_w = lo_p;
-    r->floors_unmet = unmet;
     r->shortfall_w = 0;
     r->feasible = true;
     for (size_t a = 0; a < nn; a++)
@@ -1071,7 +1068,19 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     uint64_t kmin = ~UINT64_C(0), kmax = 0;
     bool site_pos = true; /* every segment needs some of the site's capacity */
     for (size_t j = 0; j < n; j++) {
+        if (fused && (e = alloc_job_prepare(&x, j, &unmet, d)) != PFI_OK)
+            return e;
         alloc_view v = alloc_true_view(&x, j);
+        if (v.m > ws->n_idx || v.m > ws->n_xs || v.m > ws->n_ys) { /* fused: grown as needed */
+            if (!TREE_GROW(ws, idx, v.m) || !TREE_GROW(ws, xs, v.m) || !TREE_GROW(ws, ys, v.m))
+                return PFI_ERR_NOMEM;
+            idx = ws->idx;
+            xs = ws->xs;
+            ys = ws->ys;
+        }
+        ref_p += J->power_w[J->offset[j + 1] - 1];
+        ref_t += J->tput_tok_s[J->offset[j + 1] - 1];
+        lo_p += v.d[0];
         double g = alloc_opt(J->gpus, j, 1.0);
         if (jband != NULL)
             jband[j] = alloc_opt(t->band, j, 0.0);
@@ -1124,6 +1133,10 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
         }
     }
     ws->sbeg[n] = ns;
+    r->ref_power_w = ref_p;
+    r->ref_tput_tok_s = ref_t;
+    r->min_power_w = lo_p;
+    r->floors_unmet = unmet;
     /* infeasible: a level (or the site) cannot hold its jobs at their lowest caps */
     bool feasible = true;
     for (size_t a = 0; a <= nn && feasible; a++) {
