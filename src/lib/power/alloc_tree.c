@@ -1334,9 +1334,11 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
  * jobs, each at the last point before its first segment of slope ≤ U, draw more than its limit
  * (by HINT_OVER) would be over it in the flat optimum too, if U is not below it. Only a hint:
  * the caller checks it (tree_oracle reports whether an inner level bound; if none did, the flat
- * optimum is tried after all), so it decides the cost, never the result. Only for trees whose
- * finite limits are all measured (tree_oracle then takes the thresholds). Scratch: ws->nd,
- * ws->nz, ws->ss, ws->sw, ws->sbeg.
+ * optimum is tried after all), so it decides the cost, not the result (but for a level that
+ * fills at exactly its ancestor's slope while the rounded flat optimum keeps within its limit:
+ * then the greedy's result, the same optimum to the rounding of its sums). Only for trees
+ * whose finite limits are all measured (tree_oracle then takes the thresholds). Scratch:
+ * ws->nd, ws->nz, ws->ss, ws->sw, ws->sbeg.
  */
 static bool tree_ref_hint(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                           const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws, bool predict,
