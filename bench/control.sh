@@ -19,7 +19,8 @@
 #      BENCH_RACKS the rack controllers of the two-level row at the largest size (default 8;
 #      0 skips it): `pfi control --children` over BENCH_RACKS `pfi control --agents --listen`
 #      processes (bench/control_hier.py reads their audit logs), the site's ticks BENCH_LEAD s
-#      (0.3) ahead of the racks' (a rack applies a budget at its next tick); BENCH_STANDIN=1
+#      (0.3) ahead of the racks' (a rack starts a period when its budget changes, at the
+#      earliest a tenth of a period after its last); BENCH_STANDIN=1
 #      adds the earlier stand-in row (control_bench's rack children: see bench/README.md).
 #      BENCH_CURL=1 adds a row per size with every request through libcurl (BENCH_HTTP=curl:
 #      the controller's client before its own), BENCH_BASE=PATH a row per size with another

@@ -19,8 +19,10 @@ RSS_KIB" (NAME site or rackQ; CPU_S the process's CPU over PERIODS periods, from
 For each change and each rack: the rack's first period after the site's order whose budget
 shows the change (the event flag flipped, or the budget moved by more than 3 %); the change's
 latency is the last rack's end of that period (its audit wall_s: caps confirmed) less the
-site's order (so it includes the wait for the rack's next tick: each controller ticks on its
-own clock, the phase between them is whatever the starts made it, up to a period). The
+site's order (so it includes the wait for the rack's period to start: a rack starts one when
+a PUT /v1/budget changes its budget, at the earliest a tenth of a period after its last began;
+before that change, each controller ticked on its own clock and a rack waited for its tick,
+up to a period). The
 rack's own part, from its tick to its caps confirmed: wall_s less its tick, the tick taken as
 the rack's fastest period (the least wall_s - t_s over its periods), so the part is the
 change period's time beyond the rack's fastest period's. Prints one row of the bench's table
@@ -115,7 +117,7 @@ def main(argv):
           f" {site[2] / 1024 if site else float('nan'):.1f} MiB)")
     print(f"{'':14} the racks' own part (tick to caps confirmed, beyond their fastest period): max {ms(max(part)):.1f} ms,"
           f" median {ms(statistics.median(part)):.1f} ms; the rest is the wait for the rack's"
-          f" next tick: median {ms(statistics.median(waits)):.0f} ms (the site started to lead"
+          f" period to start (at once on a changed budget, at the earliest a tenth of a period after its last): median {ms(statistics.median(waits)):.0f} ms (the site started to lead"
           f" the racks by {lead_s * 1e3:.0f} ms){'; ' + str(missing) + ' rack change(s) not found' if missing else ''}")
     return 1 if missing or unconf else 0
 

@@ -835,6 +835,56 @@ static void test_tree_flat_first(void **state)
     pfi_alloc_tree_result_clear(&tr);
 }
 
+/* The hint that skips the flat attempt (alloc_tree.c tree_ref_hint) may be wrong; the result
+   is the optimum either way. Level 0 (in the hint's sample of levels) holds job 0, a concave
+   curve of slopes 2, 1, 0.25 over 30, 30 and 40 W from 100 W; job 1 (level 1, no limit)
+   rises 100 → 200 W at slope 10. Budget 280 W: the hint's threshold from job 0 alone (half the
+   budget, less 3 % of its 100 W width: 37 W above its lowest) is slope 1, where job 0 would draw
+   130 W, over level 0's 120 W: the hint says a level binds. It does not: job 1 takes the 80 W
+   (slope 10), job 0 stays at 100 W (objective 800), the flat optimum, which the tree then
+   takes after all. Budget 400 W and a 105 W limit: the hint is right (flat: job 0 at 200 W);
+   job 1 at 200 W (1000), job 0 at 105 W (60 × 5 / 30 = 10 tokens/s): 1010, level 0 binding. */
+static void test_tree_flat_hint(void **state)
+{
+    (void)state;
+    const size_t off[] = {0, 4, 6}, node[] = {0, 1}, parent[] = {PFI_TOPO_NONE, PFI_TOPO_NONE};
+    const double pw[] = {100, 130, 160, 200, 100, 200}, tp[] = {0, 60, 90, 100, 0, 1000};
+    double limit[] = {120, INFINITY};
+    const pfi_limit_kind kind[] = {PFI_LIMIT_MEASURED, PFI_LIMIT_MEASURED};
+    pfi_alloc_jobs J = {.n = 2, .offset = off, .cap_w = pw, .power_w = pw, .tput_tok_s = tp};
+    pfi_alloc_tree t = {.n_nodes = 2,
+                        .parent = parent,
+                        .limit_w = limit,
+                        .kind = kind,
+                        .job_node = node,
+                        .budget_kind = PFI_LIMIT_MEASURED};
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    o.budget_w = 280;
+    pfi_alloc_result r;
+    pfi_alloc_tree_result tr;
+    assert_int_equal(pfi_alloc_result_init(&r, 2), PFI_OK);
+    assert_int_equal(pfi_alloc_tree_result_init(&tr, 2), PFI_OK);
+    pfi_diag d;
+    pfi_diag_clear(&d);
+    assert_int_equal(pfi_allocate_tree(&J, &o, &t, &r, &tr, &d), PFI_OK);
+    assert_true(r.feasible);
+    assert_true(r.power_w[0] == 100 && r.tput_tok_s[0] == 0);
+    assert_true(fabs(r.power_w[1] - 180) < 1e-9 && fabs(r.tput_tok_s[1] - 800) < 1e-9);
+    assert_true(fabs(r.objective - 800) < 1e-9);
+    assert_true(!tr.binding[0] && tr.budget_binding && tr.drawn_w[0] == 100);
+    limit[0] = 105;
+    o.budget_w = 400;
+    assert_int_equal(pfi_allocate_tree(&J, &o, &t, &r, &tr, &d), PFI_OK);
+    assert_true(r.feasible);
+    assert_true(fabs(r.power_w[0] - 105) < 1e-9 && fabs(r.tput_tok_s[0] - 10) < 1e-9);
+    assert_true(r.power_w[1] == 200 && r.tput_tok_s[1] == 1000);
+    assert_true(fabs(r.objective - 1010) < 1e-9);
+    assert_true(tr.binding[0] && fabs(tr.drawn_w[0] - 105) < 1e-9);
+    pfi_alloc_result_clear(&r);
+    pfi_alloc_tree_result_clear(&tr);
+}
+
 /* pfi_allocate_tree_ws with one workspace reused over instances that grow, shrink and grow
    again (kinds, bands, depths varied) gives pfi_allocate_tree's results bit for bit; a NULL
    workspace is refused. */
@@ -909,6 +959,7 @@ int main(void)
         cmocka_unit_test(test_tree_near_equal_slopes),
         cmocka_unit_test(test_tree_workspace),
         cmocka_unit_test(test_tree_flat_first),
+        cmocka_unit_test(test_tree_flat_hint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -445,8 +445,9 @@ int main(int argc, char **argv)
             pfi_diag_clear(&gd);
             pfi_error ge = pfi_gpu_open(&cc, &g, &gd);
             if (ge != PFI_OK) {
+                char gm[sizeof gd.message]; /* a replay file's FILE:LINE with the message */
                 LOG_ERROR("config: the %s backend: %s: %s", pfi_gpu_kind_name(a->cfg.backend),
-                          pfi_strerror(ge), gd.message);
+                          pfi_strerror(ge), pfi_diag_format(&gd, gm, sizeof gm));
                 return ge == PFI_ERR_NOMEM ? 3 : 2;
             }
             pfi_gpu_close(g);
@@ -475,8 +476,9 @@ int main(int argc, char **argv)
     pfi_diag_clear(&d);
     pfi_error e = pfi_gpu_open(&gc, &a->gpu, &d);
     if (e != PFI_OK) {
+        char dm[sizeof d.message]; /* a replay file's FILE:LINE with the message */
         LOG_ERROR("cannot open the %s backend: %s: %s", pfi_gpu_kind_name(a->cfg.backend),
-                  pfi_strerror(e), d.message);
+                  pfi_strerror(e), pfi_diag_format(&d, dm, sizeof dm));
         /* emulated and replay GPUs are the configuration's (the emulate spec, the replay
          * file): their refusal is a bad configuration (2); nvml's is the host's (3) */
         bool conf_only = (pfi_gpu_backend_caps(a->cfg.backend) & PFI_GPU_CAP_VIRTUAL_CLOCK) != 0;

@@ -183,7 +183,10 @@ static void write_bound(FILE *f, const pfi_alloc_result *r, const tree_ctx *tc,
                 fprintf(f, ", ... (%zu levels in all)", tc->tr.n_binding);
                 break;
             }
-            fprintf(f, "%s %s '%s' (%s)", k > 1 ? "," : "", tc->topo->level[a], tc->topo->name[a],
+            char sl[CLI_SAFE_CELL], sn[CLI_SAFE_CELL]; /* names from the file, escaped */
+            const char *lv = tc->topo->level[a], *nm = tc->topo->name[a];
+            fprintf(f, "%s %s '%s' (%s)", k > 1 ? "," : "", cli_safe(sl, sizeof sl, lv, strlen(lv)),
+                    cli_safe(sn, sizeof sn, nm, strlen(nm)),
                     pfi_limit_kind_name(tc->topo->kind[a]));
         }
     if (k == 0)
@@ -201,17 +204,23 @@ static void write_levels(FILE *f, const tree_ctx *tc)
     /* the level and name columns as wide as their longest value (names are not cut) */
     int wl = 8, wn = 20;
     for (size_t a = 0; a < T->n; a++) {
-        size_t nl = strlen(T->level[a]), nn = strlen(T->name[a]);
-        wl = nl > (size_t)wl ? (nl > 64 ? 64 : (int)nl) : wl;
-        wn = nn > (size_t)wn ? (nn > 256 ? 256 : (int)nn) : wn;
+        wl = cli_safe_width(T->level[a], wl, 64);
+        wn = cli_safe_width(T->name[a], wn, 256);
     }
     fprintf(f, "\n%-*s %-*s %-*s %-8s %11s %11s %11s  %s\n", wl, "level", wn, "name", wn, "parent",
             "kind", "limit_w", "caps_sum_w", "drawn_w", "binds");
-    for (size_t a = 0; a < T->n; a++)
-        fprintf(f, "%-*s %-*s %-*s %-8s %11s %11.1f %11.1f  %s\n", wl, T->level[a], wn, T->name[a],
-                wn, T->parent[a] == PFI_TOPO_NONE ? "-" : T->name[T->parent[a]],
-                pfi_limit_kind_name(T->kind[a]), cli_num(T->limit_w[a], 'f', 1, "-").s,
-                tc->tr.reserve_w[a], tc->tr.drawn_w[a], tc->tr.binding[a] ? "yes" : "no");
+    for (size_t a = 0; a < T->n; a++) {
+        /* names from the file escaped (cli_safe): no raw control character */
+        char sl[CLI_SAFE_CELL], sn[CLI_SAFE_CELL], sp[CLI_SAFE_CELL];
+        const char *lv = T->level[a], *nm = T->name[a];
+        const char *par = T->parent[a] == PFI_TOPO_NONE ? "-" : T->name[T->parent[a]];
+        fprintf(f, "%-*s %-*s %-*s %-8s %11s %11.1f %11.1f  %s\n", wl,
+                cli_safe(sl, sizeof sl, lv, strlen(lv)), wn,
+                cli_safe(sn, sizeof sn, nm, strlen(nm)), wn,
+                cli_safe(sp, sizeof sp, par, strlen(par)), pfi_limit_kind_name(T->kind[a]),
+                cli_num(T->limit_w[a], 'f', 1, "-").s, tc->tr.reserve_w[a], tc->tr.drawn_w[a],
+                tc->tr.binding[a] ? "yes" : "no");
+    }
 }
 
 /* Infeasible at a level of the tree while the site budget holds (the shortfall is then the
@@ -306,13 +315,16 @@ static void write_tree_why(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r
                            const tree_ctx *tc, pfi_limit_kind kind, size_t j, bool at_top,
                            bool at_bottom)
 {
-    char by[320] = "";
+    char by[800] = "";
     for (size_t a = tc->job_node[j]; tc->topo != NULL && a != PFI_TOPO_NONE;
          a = tc->topo->parent[a])
         if (tc->tr.binding[a]) {
-            snprintf(by, sizeof by, "%.40s '%.120s' (%s limit %.1f W) binds", tc->topo->level[a],
-                     tc->topo->name[a], pfi_limit_kind_name(tc->topo->kind[a]),
-                     tc->topo->limit_w[a]);
+            char sl[4 * 40 + 4], sn[4 * 120 + 4]; /* names from the file, escaped */
+            const char *lv = tc->topo->level[a], *nm = tc->topo->name[a];
+            snprintf(by, sizeof by, "%s '%s' (%s limit %.1f W) binds",
+                     pfi_escape(sl, sizeof sl, lv, strlen(lv), 40),
+                     pfi_escape(sn, sizeof sn, nm, strlen(nm), 120),
+                     pfi_limit_kind_name(tc->topo->kind[a]), tc->topo->limit_w[a]);
             break;
         }
     if (by[0] == '\0' && tc->tr.budget_binding)
@@ -342,9 +354,8 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
        alike in their first 24 characters stay apart) */
     int wj = 24, wc = 8;
     for (size_t j = 0; j < J->n; j++) {
-        size_t nj = strlen(J->name[j]), nc = J->job_class[j] ? strlen(J->job_class[j]) : 1;
-        wj = nj > (size_t)wj ? (nj > 256 ? 256 : (int)nj) : wj;
-        wc = nc > (size_t)wc ? (nc > 64 ? 64 : (int)nc) : wc;
+        wj = cli_safe_width(J->name[j], wj, 256);
+        wc = cli_safe_width(J->job_class[j], wc, 64);
     }
     fprintf(f, "\n%-*s %-*s %5s %9s %11s %10s %13s %6s", wj, "job", wc, "class", "gpus", "cap_w",
             "power_w", "shed_w", "tput_tok_s", "kept");
@@ -358,7 +369,7 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
         double kp = 100 * r->tput_tok_s[j] / J->tput_tok_s[last];
         if (isfinite(kp))
             snprintf(kept, sizeof kept, "%s%%", fmt1(b[4], kp));
-        char sn[512], sc[256]; /* names escaped (cli_safe): no raw control character */
+        char sn[CLI_SAFE_CELL], sc[CLI_SAFE_CELL]; /* names escaped (cli_safe) */
         const char *cls = J->job_class[j] ? J->job_class[j] : "-";
         fprintf(f, "%-*s %-*s %5.0f %9s %11s %10s %13s %6s", wj,
                 cli_safe(sn, sizeof sn, J->name[j], strlen(J->name[j])), wc,
@@ -887,8 +898,8 @@ int cmd_allocate(int argc, char **argv)
     int rc = parse_allocate_args(argc, argv, &a);
     if (rc != PFI_EXIT_OK)
         return rc < 0 ? PFI_EXIT_OK : rc;
-    if ((rc = cli_output_not_input("allocate", a.output, a.input)) != PFI_EXIT_OK ||
-        (rc = cli_output_not_input("allocate", a.output, a.topology)) != PFI_EXIT_OK)
+    if ((rc = cli_output_not_input(a.output, a.input)) != PFI_EXIT_OK ||
+        (rc = cli_output_not_input(a.output, a.topology)) != PFI_EXIT_OK)
         return rc;
     heap_in_huge_pages(a.input);
     pfi_diag d;

@@ -589,11 +589,11 @@ int cmd_analyze(int argc, char **argv)
     char *const *inputs = argv + optind;
     int n_inputs = argc - optind;
     /* -o naming an input would replace what was read (a directory input is not a file) */
-    rc = cli_output_not_input("analyze", s.output, s.db);
+    rc = cli_output_not_input(s.output, s.db);
     if (rc == PFI_EXIT_OK)
-        rc = cli_output_not_input("analyze", s.output, s.manifest);
+        rc = cli_output_not_input(s.output, s.manifest);
     for (int i = 0; rc == PFI_EXIT_OK && i < n_inputs; i++)
-        rc = cli_output_not_input("analyze", s.output, inputs[i]);
+        rc = cli_output_not_input(s.output, inputs[i]);
     if (rc == PFI_EXIT_OK && s.db != NULL)
         rc = cli_load_db(s.db, t);
     if (n_inputs == 0 && s.db == NULL) {

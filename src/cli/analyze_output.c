@@ -442,15 +442,43 @@ static json_t *group_json(const analyze_report *r, size_t g)
     return out;
 }
 
+/* The flags of every JSON dump: jansson's indented form, keys in insertion order. */
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
+
+/* j dumped as jansson would dump it nested at the depth whose lines start with pad: every line
+ * after the first indented by pad (a dumped string holds no raw newline: each one is
+ * structural). False when out of memory or the write failed. */
+static bool put_nested(FILE *f, const json_t *j, const char *pad)
+{
+    char *text = j != NULL ? json_dumps(j, JSON_FLAGS) : NULL;
+    if (text == NULL)
+        return false;
+    const char *p = text;
+    for (const char *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+        fwrite(p, 1, (size_t)(nl + 1 - p), f);
+        fputs(pad, f);
+    }
+    fputs(p, f);
+    free(text);
+    return !ferror(f);
+}
+
+/*
+ * The report as one JSON object {"groups": [...], "summary": {...}, "options": {...}}, the
+ * bytes json_dumpf of the whole tree would write (JSON_FLAGS), streamed: each group's object is
+ * made, written and freed in turn, so memory holds one group's tree, not every group's (100 000
+ * groups made a tree of about 600 MB before a byte was written).
+ */
 bool analyze_write_json(FILE *f, const analyze_report *r)
 {
     const pfi_runs_table *t = r->table;
-    json_t *root = json_object(), *groups = json_array();
-    bool ok = root && groups;
+    bool ok = fputs("{\n  \"groups\": [", f) != EOF;
     for (size_t g = 0; ok && g < t->n_groups; g++) {
         json_t *gj = group_json(r, g);
-        ok = gj != NULL && json_array_append_new(groups, gj) == 0;
+        ok = gj != NULL && fputs(g ? ",\n    " : "\n    ", f) != EOF && put_nested(f, gj, "    ");
+        json_decref(gj);
     }
+    ok = ok && fputs(t->n_groups ? "\n  ]" : "]", f) != EOF;
     summary all;
     ok = ok && summarise(r, NULL, NULL, &all);
     json_t *sum = ok ? summary_json(&all) : NULL;
@@ -469,28 +497,24 @@ bool analyze_write_json(FILE *f, const analyze_report *r)
              json_object_set_new(by_file, t->files[i], summary_json(&s)) == 0;
     }
     free(cls);
+    json_t *opts = NULL;
     if (ok) {
         json_object_set_new(sum, "by_class", by_class);
         json_object_set_new(sum, "by_file", by_file);
         by_class = by_file = NULL;
-        json_t *opts =
+        opts =
             json_pack("{s:f, s:I, s:I, s:f, s:o, s:f}", "x_min", r->options->x_min, "draws",
                       (json_int_t)r->options->draws, "seed", (json_int_t)r->options->seed,
                       "ci_level", r->options->ci_level, "noise_rel",
                       r->options->noise_rel > 0 ? cli_json_num(r->options->noise_rel) : json_null(),
                       "linear_band", r->options->linear_band);
-        json_object_set_new(root, "groups", groups);
-        json_object_set_new(root, "summary", sum);
-        json_object_set_new(root, "options", opts);
-        groups = sum = NULL;
-        ok = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) ==
-                 0 &&
-             fputc('\n', f) != EOF;
+        ok = fputs(",\n  \"summary\": ", f) != EOF && put_nested(f, sum, "  ") &&
+             fputs(",\n  \"options\": ", f) != EOF && put_nested(f, opts, "  ") &&
+             fputs("\n}\n", f) != EOF;
     }
     json_decref(by_class);
     json_decref(by_file);
-    json_decref(groups);
     json_decref(sum);
-    json_decref(root);
+    json_decref(opts);
     return ok && !ferror(f);
 }

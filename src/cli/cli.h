@@ -58,7 +58,8 @@ int cli_input_spool(const char *what, const char *path, FILE **out);
  * (a capture cut short?) ...") when the input's last line has no newline; nothing else. path
  * as given to cli_input_spool ("-": the standard input); spool its copy (read through, then
  * rewound) or NULL for a regular file, read here (a directory, a pipe without a copy: said
- * nothing). A note, never a refusal: the reader still takes the line. */
+ * nothing), or one with a NUL byte (binary data, refused by its reader). A note, never a
+ * refusal: the reader still takes the line. */
 void cli_note_cut_line(const char *path, FILE *spool);
 /* cli_read_text — the whole of the file at path ("-": the standard input) in a buffer of
  * *len bytes (NUL-terminated; the caller frees it with free()), under the rules above. NULL
@@ -175,12 +176,20 @@ int cmd_schedule(int argc, char **argv);
 int cmd_openadr(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 
-/* cli_error — print "pfi: MESSAGE" on stderr. */
+/* cli_error — print "pfi: COMMAND: MESSAGE" on stderr (cli_set_command's; "pfi: MESSAGE"
+ * before a command is known), the message escaped (cli_safe). The caller never names the
+ * command in the message. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* s[0..n) made safe to print (pfi_escape: control characters and invalid UTF-8 as \xNN),
  * in buf of size len; returns buf. cli_error and every printed note go through it: input
  * text inside a message never reaches the terminal raw. */
 const char *cli_safe(char *buf, size_t len, const char *s, size_t n);
+/* Room for a table cell of up to 4096 input bytes escaped whole by cli_safe (a byte is at most
+ * "\xNN"): a name in a table is never cut. */
+#define CLI_SAFE_CELL (4 * 4096 + 4)
+/* cli_safe_width — the width in bytes of s (NUL-terminated; NULL: "-") as cli_safe writes it,
+ * at least lo and at most hi: a table's column as wide as its longest escaped value. */
+int cli_safe_width(const char *s, int lo, int hi);
 
 /*
  * Command-line errors, one wording for every verb (opterr.h), each printed as
@@ -230,7 +239,7 @@ bool cli_output_open(cli_output *o, const char *path);
  * path (compared by st_dev/st_ino; an input or output that does not exist yet is not the same),
  * else "pfi: VERB: the output FILE is the input INPUT: refusing to overwrite it" said and
  * PFI_EXIT_USAGE returned: writing the output would replace the input it is read from. */
-int cli_output_not_input(const char *verb, const char *output, const char *input);
+int cli_output_not_input(const char *output, const char *input);
 /* Returns false (and removes the temporary) when a write failed. */
 bool cli_output_commit(cli_output *o);
 void cli_output_abort(cli_output *o);

@@ -80,6 +80,8 @@ typedef struct api_state {
     bool budget_set;               /* a PUT /v1/budget is in force */
     bool event;
     double budget_w, reduction;
+    unsigned long target_seq; /* PUTs that changed the target: the loop starts a period */
+    pthread_cond_t changed;   /* signalled with target_seq (CLOCK_MONOTONIC) */
     pfi_ctl_report last;
     unsigned long periods; /* periods published (0: none yet, last is empty) */
     double top_limit_w;    /* --topology's top level's limit (NaN: none): the most it draws */
@@ -246,7 +248,8 @@ static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
 }
 
 /* PUT /v1/budget: {"budget_w": W}, {"reduction": r} or {"event": false}, in force from the
- * next period on. The token is checked before the body's size. */
+ * next period on; a PUT that changes the target wakes the loop, which starts that period at
+ * once where it may (control_loop). The token is checked before the body's size. */
 static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *body, size_t len,
                                 bool too_big)
 {
@@ -276,11 +279,20 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
             return api_error(rq, 503, "the budget could not be stored in the controller's --db");
         }
         free(js);
+        bool event = !(ev && json_is_false(ev));
+        double budget_w = bw ? json_number_value(bw) : NAN,
+               reduction = rd ? json_number_value(rd) : NAN;
         pthread_mutex_lock(&s->mu);
+        if (!s->budget_set || s->event != event ||
+            !(s->budget_w == budget_w || (isnan(s->budget_w) && isnan(budget_w))) ||
+            !(s->reduction == reduction || (isnan(s->reduction) && isnan(reduction)))) {
+            s->target_seq++; /* a new target: the loop may start a period now (control_loop) */
+            pthread_cond_broadcast(&s->changed);
+        }
         s->budget_set = true;
-        s->event = !(ev && json_is_false(ev));
-        s->budget_w = bw ? json_number_value(bw) : NAN;
-        s->reduction = rd ? json_number_value(rd) : NAN;
+        s->event = event;
+        s->budget_w = budget_w;
+        s->reduction = reduction;
         pthread_mutex_unlock(&s->mu);
         ret = api_reply(rq, 200, "application/json", strdup("{\"ok\":true}"));
     }
@@ -337,7 +349,9 @@ static pfi_http_next api_head(void *cls, pfi_http_request *rq)
             return api_error(rq, 401, "missing or wrong bearer token");
         if (t->scope != PFI_HTTP_SCOPE_CONTROL)
             return api_error(rq, 403, "this token may read, not write (scope read)");
-        fprintf(stderr, "pfi control: PUT /v1/budget by token %s\n", t->name);
+        char sn[CLI_SAFE_CELL]; /* the token's name from the token file, escaped */
+        fprintf(stderr, "pfi control: PUT /v1/budget by token %s\n",
+                cli_safe(sn, sizeof sn, t->name, strlen(t->name)));
     }
     if (pfi_http_request_body_over(rq, API_MAX_BODY))
         return api_error(rq, 413, "body larger than 4096 bytes");
@@ -379,11 +393,11 @@ static int api_listen(api_state *api, long port, pfi_http_server **out)
     pfi_diag d;
     pfi_error e = pfi_http_server_start(&hc, out, &d);
     if (e == PFI_ERR_UNAVAILABLE) {
-        cli_error("control: %s", d.message);
+        cli_error("%s", d.message);
         return PFI_EXIT_DATA;
     }
     if (e != PFI_OK) {
-        cli_error("control: cannot listen on port %ld", port);
+        cli_error("cannot listen on port %ld", port);
         return PFI_EXIT_DATA;
     }
     if (port == 0)
@@ -541,7 +555,7 @@ static bool parse_reduction(const char *s, double *r)
     char why[256];
     if (pfi_reduction_parse(s, r, why, sizeof why) == PFI_VALUE_OK)
         return true;
-    cli_error("control: %s", why);
+    cli_error("%s", why);
     return false;
 }
 
@@ -920,7 +934,7 @@ static int control_config(control_opts *o, const char *path)
     size_t len = 0;
     char *text = cli_read_head(path, PFI_CONF_MAX_BYTES + 1, &len); /* larger: the parse says */
     if (text == NULL) {
-        cli_error("control: --config %s: %s", path,
+        cli_error("--config %s: %s", path,
                   errno == EISDIR ? "is a directory, not a config file" : cli_input_why());
         return PFI_EXIT_DATA;
     }
@@ -993,7 +1007,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
         }
         if ((c == O_AGENTS && o->children) ||
             (c == O_CHILDREN && o->agents_path != NULL && !o->children)) {
-            cli_error("control: --agents and --children exclude each other (a controller "
+            cli_error("--agents and --children exclude each other (a controller "
                       "drives agents or child controllers, not both)");
             return PFI_EXIT_USAGE;
         }
@@ -1006,7 +1020,7 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
                                            : NULL);
     }
     if (o->children && o->topo_path != NULL) {
-        cli_error("control: --children and --topology exclude each other (the children hold "
+        cli_error("--children and --topology exclude each other (the children hold "
                   "their own trees' limits)");
         return PFI_EXIT_USAGE;
     }
@@ -1014,18 +1028,18 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
         return cli_usage_unexpected(argv[optind]);
     if (o->clock_emulated && isinf(o->run_for) && !o->check) {
         /* the emulated clock runs as fast as the host goes: without an end it would spin */
-        cli_error("control: --clock emulated needs --run-for S (the emulated clock runs its "
+        cli_error("--clock emulated needs --run-for S (the emulated clock runs its "
                   "periods back to back, with no wall clock to stop it)");
         return PFI_EXIT_USAGE;
     }
     if (o->clock_emulated && (o->cfg.prom.url != NULL || o->children)) {
-        cli_error("control: --clock emulated excludes %s (%s runs on the wall clock)",
+        cli_error("--clock emulated excludes %s (%s runs on the wall clock)",
                   o->children ? "--children" : "--prometheus",
                   o->children ? "a child controller" : "Prometheus' scraping");
         return PFI_EXIT_USAGE;
     }
     if (o->cfg.model_path != NULL && o->cfg.prom.url == NULL) {
-        cli_error("control: --model needs --prometheus URL (the model reads live features "
+        cli_error("--model needs --prometheus URL (the model reads live features "
                   "from Prometheus; the agents do not export them)");
         return PFI_EXIT_USAGE;
     }
@@ -1040,12 +1054,12 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
             given[k++] = "--reduction";
         if (o->sched_path != NULL)
             given[k++] = "--schedule";
-        cli_error("control: give one target: %s and %s%s%s both given", given[0], given[1],
+        cli_error("give one target: %s and %s%s%s both given", given[0], given[1],
                   k > 2 ? " and " : "", k > 2 ? given[2] : "");
         return PFI_EXIT_USAGE;
     }
     if (o->agents_path == NULL || (o->targets == 0 && o->listen_port < 0 && o->topo_path == NULL)) {
-        cli_error("control: --agents and one of --budget-w, --reduction, --schedule (or "
+        cli_error("--agents and one of --budget-w, --reduction, --schedule (or "
                   "--listen for PUT /v1/budget, or --topology to hold its limits) are required");
         return PFI_EXIT_USAGE;
     }
@@ -1096,11 +1110,14 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         short_child = short_child || o->children;
         if (o->check)
             ++*problems;
+        char su[CLI_SAFE_CELL]; /* the URL as the file has it, escaped (cli_safe) */
         fprintf(stderr,
                 "pfi control: %s file %s: the token of %s %s is short (%zu bytes, under %d): "
                 "use 32 random bytes or more\n",
                 o->children ? "children" : "agents", o->agents_path,
-                o->children ? "child" : "agent", in->agents[k].url, tl, PFI_HTTP_TOKEN_MIN_BYTES);
+                o->children ? "child" : "agent",
+                cli_safe(su, sizeof su, in->agents[k].url, strlen(in->agents[k].url)), tl,
+                PFI_HTTP_TOKEN_MIN_BYTES);
     }
     if (short_child && !o->check)
         return PFI_EXIT_DATA; /* an input refused, as a file that does not parse */
@@ -1154,17 +1171,20 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         if (in->tokens == NULL)
             return PFI_EXIT_INTERNAL;
         if ((e = pfi_http_tokens_load(o->token_path, in->tokens, &d)) != PFI_OK) {
-            cli_error("control: %s", d.message);
+            cli_error("%s", d.message);
             return PFI_EXIT_DATA;
         }
         /* the same minimum length pfid applies to the same file */
         for (size_t k = pfi_http_tokens_short(in->tokens, 0); k < in->tokens->n;
-             k = pfi_http_tokens_short(in->tokens, k + 1), ++*problems)
+             k = pfi_http_tokens_short(in->tokens, k + 1), ++*problems) {
+            char sn[CLI_SAFE_CELL]; /* the token's name from the file, escaped */
+            const char *tn = in->tokens->t[k].name;
             fprintf(stderr,
                     "pfi control: warning: token %s in %s is short (%zu bytes, under %d): use "
                     "32 random bytes or more\n",
-                    in->tokens->t[k].name, o->token_path, in->tokens->t[k].len,
+                    cli_safe(sn, sizeof sn, tn, strlen(tn)), o->token_path, in->tokens->t[k].len,
                     PFI_HTTP_TOKEN_MIN_BYTES);
+        }
     }
     return PFI_EXIT_OK;
 }
@@ -1287,7 +1307,7 @@ static int intent_store_cmdline(const control_opts *o, const control_inputs *in)
     char *t = json_dumps(w, JSON_COMPACT | JSON_SORT_KEYS);
     char err[300] = "";
     if (t == NULL || !intent_save(o->cfg.audit_path, "command-line", t, err, sizeof err)) {
-        cli_error("control: cannot store the target in %s: %s", o->cfg.audit_path, err);
+        cli_error("cannot store the target in %s: %s", o->cfg.audit_path, err);
         rc = PFI_EXIT_OUTPUT;
     }
     free(t);
@@ -1334,7 +1354,7 @@ static int control_intent(control_opts *o, control_inputs *in, api_state *api)
             in->stext = strdup(json_string_value(v));
             if (in->stext == NULL || pfi_ctl_schedule_parse(in->stext, strlen(in->stext),
                                                             &in->events, &in->ne, &d) != PFI_OK) {
-                cli_error("control: the schedule stored in %s cannot be read", o->cfg.audit_path);
+                cli_error("the schedule stored in %s cannot be read", o->cfg.audit_path);
                 rc = PFI_EXIT_DATA;
             }
         }
@@ -1403,6 +1423,7 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
  * "-"). */
 static void print_period(const pfi_ctl_report *r)
 {
+    char note[4 * sizeof r->note + 4]; /* names and agents' words in it escaped (cli_safe) */
     /* no agent answered: nothing was measured ('-'), not 0 W */
     printf("%8.2f %5s %9s %9s %9s %9s %10s %3zu/%-2zu %s\n", r->t_s,
            r->lead    ? "lead"
@@ -1411,7 +1432,8 @@ static void print_period(const pfi_ctl_report *r)
            cli_num(r->budget_w, 'f', 0, "-").s,
            cli_num(r->agents_up > 0 ? r->measured_w : NAN, 'f', 0, "-").s,
            cli_num(r->reserved_w, 'f', 0, "-").s, cli_num(r->predicted_w, 'f', 0, "-").s,
-           cli_num(r->tput_tok_s, 'f', 0, "-").s, r->agents_up, r->agents, r->note);
+           cli_num(r->tput_tok_s, 'f', 0, "-").s, r->agents_up, r->agents,
+           cli_safe(note, sizeof note, r->note, strlen(r->note)));
     fflush(stdout);
 }
 
@@ -1428,8 +1450,11 @@ static int report_faults(pfi_ctl *ctl, const pfi_ctl_report *r, bool in_event, u
     for (size_t a = 0; a < r->agents; a++) {
         pfi_ctl_agent_view v;
         pfi_ctl_agent_get(ctl, a, &v);
+        char su[CLI_SAFE_CELL], sf[CLI_SAFE_CELL]; /* from the agents file, the network */
         if (v.fault[0] != '\0')
-            fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s, v.url, v.fault);
+            fprintf(stderr, "pfi control: t=%.2f agent %s: %s\n", r->t_s,
+                    cli_safe(su, sizeof su, v.url, strlen(v.url)),
+                    cli_safe(sf, sizeof sf, v.fault, strlen(v.fault)));
     }
     /* ramping ahead of an event is no event yet: its budget cannot be missed */
     bool unmet = r->event && in_event && (r->infeasible || r->refused > 0);
@@ -1466,6 +1491,48 @@ static void sleep_until(double next)
         struct timespec ts = {(time_t)dt, (long)((dt - floor(dt)) * 1e9)};
         nanosleep(&ts, NULL);
     }
+}
+
+/*
+ * Sleep until monotonic time next, as sleep_until, or until a PUT /v1/budget changes the
+ * target (api->target_seq moves past seen), but not before monotonic time earliest. true when
+ * a new target ended the sleep early (*seen updated), false at next or on a signal.
+ */
+static bool sleep_until_target(double next, api_state *api, unsigned long *seen, double earliest)
+{
+    pthread_mutex_lock(&api->mu);
+    bool woke = false;
+    for (;;) {
+        double now = now_mono();
+        if (g_stop || now >= next)
+            break;
+        if (api->target_seq != *seen && now >= earliest) {
+            *seen = api->target_seq;
+            woke = true;
+            break;
+        }
+        double until = fmin(next, now + 0.05); /* signals: every 50 ms */
+        if (api->target_seq != *seen)
+            until = fmin(until, earliest);
+        struct timespec ts = {(time_t)until, (long)((until - floor(until)) * 1e9)};
+        pthread_cond_timedwait(&api->changed, &api->mu, &ts);
+    }
+    pthread_mutex_unlock(&api->mu);
+    return woke;
+}
+
+/* The target in force may start a period between ticks (control_loop): not with ramps (the
+ * ramps' steps are a period's worth of W/s), tier accounting (a period's seconds) or the
+ * emulated clock (no ticks to wait for). */
+static bool starts_on_change(const control_opts *o, const control_inputs *in)
+{
+    if (o->clock_emulated || in->tiers != NULL || isfinite(o->cfg.ramp_up_w_per_s) ||
+        isfinite(o->cfg.ramp_down_w_per_s))
+        return false;
+    for (size_t a = 0; in->topo != NULL && a < in->topo->n; a++)
+        if (isfinite(in->topo->ramp_up_w_per_s[a]) || isfinite(in->topo->ramp_down_w_per_s[a]))
+            return false;
+    return true;
 }
 
 static bool same_text(const char *a, const char *b)
@@ -1663,6 +1730,14 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
     double t_start = now_mono(), wall0 = now_wall();
     /* schedule time at t_start; on the emulated clock (--clock emulated:S) S, exactly */
     double offset = o->clock_emulated ? o->clock_start : wall0 - o->epoch;
+    /* tick k at grid0 + k periods; a PUT /v1/budget that changes the target starts the next
+     * period at once (at most one a tenth of a period after the last): the grid moves there,
+     * so a rack under a site controller acts on a new share in its own step's time, not
+     * after up to a period (issue 18 item 7); not where periods must be whole
+     * (starts_on_change) */
+    double grid0 = t_start;
+    bool on_change = starts_on_change(o, in);
+    unsigned long seen = 0;
     bool prom_was_down = false;
     unsigned unmet_run = 0;     /* event periods in a row with the budget not met */
     bool was_leading = false;   /* the ramp's lead held the budget last period */
@@ -1677,8 +1752,8 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
                "reserved", "predicted", "tokens/s", "agents", "note");
     for (unsigned long k = 0; !g_stop; k++) {
         /* the controller's time: the monotonic clock's, or the emulated clock's k periods */
-        double t_now =
-            o->clock_emulated ? (double)k * period_s : t_start + (double)k * period_s - t_start;
+        double tick = grid0 + (double)k * period_s;
+        double t_now = o->clock_emulated ? (double)k * period_s : tick - t_start;
         if (g_reload) {
             g_reload = 0;
             control_reload(argc, argv, o, in, ctl, api);
@@ -1687,6 +1762,9 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         double t_sched = t_now + offset;
         if (t_now >= o->run_for)
             break;
+        pthread_mutex_lock(&api->mu);
+        seen = api->target_seq; /* read below (period_target) */
+        pthread_mutex_unlock(&api->mu);
         double bw, red;
         size_t measured;
         double non_gpu = facility_non_gpu_w(o, ctl, in->na, &measured);
@@ -1732,8 +1810,10 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
                                     : INFINITY);
         if (o->slurm->on)
             cli_slurm_after(o->slurm, ctl, &r, t_now);
+        char note[4 * sizeof r.note + 4];
         if (r.prom_failed && !prom_was_down)
-            fprintf(stderr, "pfi control: %s\n", r.note);
+            fprintf(stderr, "pfi control: %s\n",
+                    cli_safe(note, sizeof note, r.note, strlen(r.note)));
         else if (!r.prom_failed && prom_was_down)
             fprintf(stderr, "pfi control: Prometheus answers again; using it\n");
         prom_was_down = r.prom_failed;
@@ -1749,8 +1829,12 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         api_publish(api, &r, ctl);
         if (!o->quiet)
             print_period(&r);
-        if (!o->clock_emulated) /* emulated: the next period at once */
-            sleep_until(t_start + (double)(k + 1) * period_s);
+        if (o->clock_emulated) /* emulated: the next period at once */
+            continue;
+        if (!on_change)
+            sleep_until(tick + period_s);
+        else if (sleep_until_target(tick + period_s, api, &seen, tick + 0.1 * period_s))
+            grid0 = now_mono() - (double)(k + 1) * period_s; /* period k + 1 starts now */
     }
     if (in->tiers != NULL && in->tiers->n > 0)
         grid_tiers_summary(stderr, in->tiers);
@@ -1926,11 +2010,11 @@ static int control_check(control_opts *o)
     const char *what[] = {"--store", "--model"};
     for (int k = 0; k < 2; k++)
         if (readable[k] != NULL && access(readable[k], R_OK) != 0) {
-            cli_error("control: %s %s: %s", what[k], readable[k], strerror(errno));
+            cli_error("%s %s: %s", what[k], readable[k], strerror(errno));
             problems++;
         }
     if (o->cfg.audit_path != NULL && !db_writable(o->cfg.audit_path, why, sizeof why)) {
-        cli_error("control: --db %s %s", o->cfg.audit_path, why);
+        cli_error("--db %s %s", o->cfg.audit_path, why);
         problems++;
     }
     size_t na = in.na;
@@ -1974,6 +2058,11 @@ int cmd_control(int argc, char **argv)
     api_state api;
     memset(&api, 0, sizeof api);
     pthread_mutex_init(&api.mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* sleep_until_target's deadlines */
+    pthread_cond_init(&api.changed, &ca);
+    pthread_condattr_destroy(&ca);
     int warnings = 0;
     if ((rc = control_read_inputs(&o, &in, &warnings)) != PFI_EXIT_OK)
         goto out;
@@ -2000,7 +2089,7 @@ int cmd_control(int argc, char **argv)
     char why[600];
     if (e == PFI_ERR_IO && o.cfg.audit_path != NULL &&
         !db_writable(o.cfg.audit_path, why, sizeof why)) {
-        cli_error("control: --db %s %s: the audit log cannot be written", o.cfg.audit_path, why);
+        cli_error("--db %s %s: the audit log cannot be written", o.cfg.audit_path, why);
         rc = PFI_EXIT_OUTPUT; /* documented: 3 audit not written */
         goto out;
     }
@@ -2037,6 +2126,7 @@ out:
     pfi_ctl_destroy(ctl);
     free(api.jobs_text);
     free(api.agents_text);
+    pthread_cond_destroy(&api.changed);
     pthread_mutex_destroy(&api.mu);
     inputs_free(&in);
     opts_free(&o);
@@ -2116,15 +2206,15 @@ int cmd_report(int argc, char **argv)
         } else if (nd < 6) {
             dbs[nd++] = argv[i];
         } else {
-            cli_error("report: at most 6 audit logs");
+            cli_error("at most 6 audit logs");
             return PFI_EXIT_USAGE;
         }
     }
     if (nd == 0 || (out == NULL && !json)) { /* say only what is missing */
-        cli_error("report: %s required", nd == 0 && out == NULL && !json
-                                             ? "an audit log and -o FIGURE (or --json) are"
-                                         : nd == 0 ? "an audit log is"
-                                                   : "-o FIGURE (or --json) is");
+        cli_error("%s required", nd == 0 && out == NULL && !json
+                                     ? "an audit log and -o FIGURE (or --json) are"
+                                 : nd == 0 ? "an audit log is"
+                                           : "-o FIGURE (or --json) is");
         return PFI_EXIT_USAGE;
     }
     pfi_audit_period *p[6] = {NULL};
@@ -2194,10 +2284,11 @@ int cmd_report(int argc, char **argv)
             free(txt);
             continue;
         }
+        char st[4 * sizeof p[k][0].strategy + 4]; /* the log's strategy, escaped (cli_safe) */
         printf("%s: %s, %zu periods, %zu in the event, mean tokens/s in the event %s, "
                "largest excess over the budget from its second period %s\n",
-               dbs[k], p[k][0].strategy, n[k], ne,
-               cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
+               dbs[k], cli_safe(st, sizeof st, p[k][0].strategy, strlen(p[k][0].strategy)), n[k],
+               ne, cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
                watts(n_over > 0 ? peak_over : NAN, "undefined").s);
         printf("  power swings: max ramp %s W/s, dynamic range %s W (%s - %s), 0.1-%s Hz "
                "oscillation %s W^2 (rms %s W) over %zu periods of %s s\n",

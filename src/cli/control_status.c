@@ -158,7 +158,11 @@ static void print_jobs(const json_t *jobs)
 /* The prose of the last period q (n periods read) and o's details. */
 static void print_text(const pfi_audit_period *q, size_t n, const json_t *o)
 {
-    printf("periods      %zu (strategy %s)\n", n, q->strategy);
+    /* the log's texts escaped (cli_safe): a job name in a note never reaches the terminal raw */
+    char st[4 * sizeof q->strategy + 4], note[4 * sizeof q->note + 4],
+        bound[4 * sizeof q->bound + 4];
+    printf("periods      %zu (strategy %s)\n", n,
+           cli_safe(st, sizeof st, q->strategy, strlen(q->strategy)));
     printf("event        %s\n", q->event ? "active" : "none");
     /* a value the period did not have (no budget outside an event) is a word, never nan */
     printf("budget       %s\n", watts(q->budget_w, "none (no event in force)").s);
@@ -170,9 +174,10 @@ static void print_text(const pfi_audit_period *q, size_t n, const json_t *o)
     printf("tokens/s     %s\n", cli_num(q->tput_tok_s, 'f', 0, "unavailable").s);
     printf("agents       %d of %d answering\n", q->agents_up, q->agents);
     if (q->note[0])
-        printf("note         %s\n", q->note);
+        printf("note         %s\n", cli_safe(note, sizeof note, q->note, strlen(q->note)));
     if (q->bound[0])
-        printf("bound        %s%s\n", q->bound, q->ramp_limited ? " (held back by a ramp)" : "");
+        printf("bound        %s%s\n", cli_safe(bound, sizeof bound, q->bound, strlen(q->bound)),
+               q->ramp_limited ? " (held back by a ramp)" : "");
     if (json_object_get(o, "periods_with_faults") != NULL) {
         const char *f = str_of(o, "faults");
         printf("faults       %s (%.0f period(s) of this run with faults)\n", f ? f : "none",
@@ -221,7 +226,7 @@ int cmd_control_status(int argc, char **argv)
         }
     }
     if (db == NULL) {
-        cli_error("control status: --db FILE is required");
+        cli_error("--db FILE is required");
         return PFI_EXIT_USAGE;
     }
     pfi_audit_period *p;

@@ -38,6 +38,11 @@ int cmd_demo(int argc, char **argv)
         cli_set_command("demo cluster");
     if (!help && argc >= 2 && argv[1][0] == '-')
         return cli_usage_unknown(argv[1]);
+    /* a word that is no subcommand: one line, as every verb's ("pfi: demo: ..."), not the help */
+    if (!help && argc >= 2 && strcmp(argv[1], "cluster") != 0 && !grid)
+        return cli_usage_error("unknown subcommand '%s' (expected 'cluster' or 'grid-event'; see "
+                               "'pfi demo --help')",
+                               argv[1]);
     if (help || argc < 2 || (strcmp(argv[1], "cluster") != 0 && !grid)) {
         FILE *f = help ? stdout : stderr;
         fprintf(f,
@@ -80,7 +85,7 @@ int cmd_demo(int argc, char **argv)
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
-        cli_error("demo: cannot find the pfi executable");
+        cli_error("cannot find the pfi executable");
         return PFI_EXIT_INTERNAL;
     }
     self[n] = '\0';
@@ -96,7 +101,7 @@ int cmd_demo(int argc, char **argv)
     if (agent == NULL || agent[0] == '\0')
         agent = access(beside, X_OK) == 0 ? beside : PFI_AGENT_DEFAULT;
     if (access(agent, X_OK) != 0) {
-        cli_error("demo: agent binary %s not found (build pfid, or set PFI_AGENT_BIN)", agent);
+        cli_error("agent binary %s not found (build pfid, or set PFI_AGENT_BIN)", agent);
         return PFI_EXIT_DATA;
     }
     const char *script_name = grid ? "demo-grid-event.sh" : "demo-cluster.sh";
@@ -116,7 +121,7 @@ int cmd_demo(int argc, char **argv)
         av[i + 2] = argv[i];
     fflush(NULL);
     execv("/bin/sh", av);
-    cli_error("demo: cannot run %s", script);
+    cli_error("cannot run %s", script);
     free(av);
     return PFI_EXIT_INTERNAL;
 }

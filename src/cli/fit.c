@@ -123,13 +123,13 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
         return cli_usage_bad_value("format", a->format, "table, csv or json");
     }
     if (argc - optind != 1) {
-        cli_error("fit: expected one INPUT (a dataset directory or a groups CSV)");
+        cli_error("expected one INPUT (a dataset directory or a groups CSV)");
         return PFI_EXIT_USAGE;
     }
     a->input = argv[optind];
     int orc;
-    if ((orc = cli_output_not_input("fit", a->output, a->input)) != PFI_EXIT_OK ||
-        (orc = cli_output_not_input("fit", a->model_path, a->input)) != PFI_EXIT_OK)
+    if ((orc = cli_output_not_input(a->output, a->input)) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input(a->model_path, a->input)) != PFI_EXIT_OK)
         return orc;
     static char default_set[] = PFI_DRAM_COPY_PRODUCT;
     if (a->n_sets == 0)
@@ -567,24 +567,24 @@ static int parse_predict_args(int argc, char **argv, predict_args *a)
         return PFI_EXIT_USAGE;
     }
     if (a->model_path == NULL) {
-        cli_error("predict: --model FILE is required (write one with 'pfi fit --model FILE')");
+        cli_error("--model FILE is required (write one with 'pfi fit --model FILE')");
         return PFI_EXIT_USAGE;
     }
     a->features = argv + optind;
     a->n_features = (size_t)(argc - optind);
     int orc;
-    if ((orc = cli_output_not_input("predict", a->output, a->model_path)) != PFI_EXIT_OK ||
-        (orc = cli_output_not_input("predict", a->output, a->groups_in)) != PFI_EXIT_OK ||
-        (orc = cli_output_not_input("predict", a->output, a->db)) != PFI_EXIT_OK)
+    if ((orc = cli_output_not_input(a->output, a->model_path)) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input(a->output, a->groups_in)) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input(a->output, a->db)) != PFI_EXIT_OK)
         return orc;
     int n_sources = (a->groups_in != NULL) + (a->n_features > 0) + (a->n_tel > 0) + (a->db != NULL);
     if (n_sources != 1) {
-        cli_error("predict: give one of FEATURE=VALUE arguments, --telemetry FILE, --db FILE "
+        cli_error("give one of FEATURE=VALUE arguments, --telemetry FILE, --db FILE "
                   "or --groups INPUT");
         return PFI_EXIT_USAGE;
     }
     if (a->group != NULL && a->db == NULL) {
-        cli_error("predict: --group NAME needs --db FILE");
+        cli_error("--group NAME needs --db FILE");
         return PFI_EXIT_USAGE;
     }
     return PFI_EXIT_OK;

@@ -209,19 +209,18 @@ void grid_tiers_summary(FILE *f, const grid_tiers *t)
 {
     fprintf(f, "pfi control: tiers (life-average throughput / reference, allowed loss):\n");
     int w = 32; /* the job column as wide as the longest name (names are not cut) */
-    for (size_t k = 0; k < t->n; k++) {
-        size_t nj = strlen(t->jobs[k].job);
-        w = nj > (size_t)w ? (nj > 256 ? 256 : (int)nj) : w;
-    }
+    for (size_t k = 0; k < t->n; k++)
+        w = cli_safe_width(t->jobs[k].job, w, 256);
     for (size_t k = 0; k < t->n; k++) {
         const pfi_grid_tier_job *j = &t->jobs[k];
         double p = pfi_grid_tier_performance(j);
         char tier[16] = "custom";
         if (j->tier)
             snprintf(tier, sizeof tier, "Flex %d", j->tier);
-        fprintf(f, "  %-*s %-6s  performance %s  allowance %.0f%%  %s\n", w, j->job, tier,
-                cli_num(p, 'f', 4, "-").s, 100 * j->allowance,
-                pfi_grid_tier_compliant(j) ? "within tier" : "TIER VIOLATED");
+        char sj[CLI_SAFE_CELL]; /* the job name from the tiers file, escaped (cli_safe) */
+        fprintf(f, "  %-*s %-6s  performance %s  allowance %.0f%%  %s\n", w,
+                cli_safe(sj, sizeof sj, j->job, strlen(j->job)), tier, cli_num(p, 'f', 4, "-").s,
+                100 * j->allowance, pfi_grid_tier_compliant(j) ? "within tier" : "TIER VIOLATED");
     }
 }
 

@@ -121,11 +121,9 @@ pfi_error hw_gpu_open(const pfi_gpu_config *c, pfi_gpu **out, pfi_diag *diag)
     open.library = hw_gpu_library(c->kind, c->library);
     pfi_error e = pfi_gpu_open(&open, out, diag);
     if (e != PFI_OK && diag != NULL && diag->file[0] != '\0') {
-        /* a file's fault (the replay CSV): its name, line and column said in the message the
-         * callers print */
-        char line[sizeof diag->message];
-        pfi_diag_format(diag, line, sizeof line);
-        snprintf(diag->message, sizeof diag->message, "%s", line);
+        char full[sizeof diag->message];
+        pfi_diag_format(diag, full, sizeof full);
+        snprintf(diag->message, sizeof diag->message, "%s", full);
         diag->file[0] = diag->column[0] = '\0';
         diag->line = 0;
     }

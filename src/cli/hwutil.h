@@ -34,7 +34,9 @@ bool hw_parse_gpus(const char *s, unsigned *out, size_t max, size_t *n);
 const char *hw_gpu_library(pfi_gpu_kind kind, const char *option);
 
 /* hw_gpu_open — pfi_gpu_open of c with its library resolved by hw_gpu_library (c itself is
- * not changed: what a journal records is the library the user gave). */
+ * not changed: what a journal records is the library the user gave). An error about a file
+ * (the replay file's FILE:LINE and column) has them in diag->message too, as
+ * pfi_diag_format writes them: the callers print the message alone. */
 pfi_error hw_gpu_open(const pfi_gpu_config *c, pfi_gpu **out, pfi_diag *diag);
 
 /* hw_exit_code — exit code for a library error from a GPU verb. */

@@ -430,11 +430,11 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
         char safe[4 * 256 + 4];
         const char *a = cli_safe(safe, sizeof safe, argv[optind], strlen(argv[optind]));
         if (q_value != NULL && strcmp(argv[optind], q_value) == 0)
-            cli_error("ingest: unexpected argument '%s': -q is --quiet and takes no value; "
+            cli_error("unexpected argument '%s': -q is --quiet and takes no value; "
                       "the top fraction averaged is --q %s",
                       a, a);
         else
-            cli_error("ingest: unexpected argument '%s' (options take one value each; every "
+            cli_error("unexpected argument '%s' (options take one value each; every "
                       "telemetry file follows its own --telemetry)",
                       a);
     }
@@ -449,11 +449,11 @@ static void usage_problem(int argc, char **argv, size_t n_tel, const char *group
     if (n == 0)
         return;
     if (n == 1)
-        cli_error("ingest: missing %s (see 'pfi ingest --help')", miss[0]);
+        cli_error("missing %s (see 'pfi ingest --help')", miss[0]);
     else if (n == 2)
-        cli_error("ingest: missing %s and %s (see 'pfi ingest --help')", miss[0], miss[1]);
+        cli_error("missing %s and %s (see 'pfi ingest --help')", miss[0], miss[1]);
     else
-        cli_error("ingest: missing %s, %s and %s (group and cap are not needed with --dry-run; "
+        cli_error("missing %s, %s and %s (group and cap are not needed with --dry-run; "
                   "see 'pfi ingest --help')",
                   miss[0], miss[1], miss[2]);
 }
@@ -1252,13 +1252,13 @@ typedef struct runs_table {
 static pfi_error runs_table_width(void *ctx, const pfi_store_row *r)
 {
     runs_table *t = ctx;
-    size_t ng = r->group ? strlen(r->group) : 1, nc = r->job_class ? strlen(r->job_class) : 1;
-    t->wg = ng > (size_t)t->wg ? (ng > 256 ? 256 : (int)ng) : t->wg;
-    t->wc = nc > (size_t)t->wc ? (nc > 64 ? 64 : (int)nc) : t->wc;
+    t->wg = cli_safe_width(r->group, t->wg, 256);
+    t->wc = cli_safe_width(r->job_class, t->wc, 64);
     return PFI_OK;
 }
 
-/* One row of pfi runs' table: text cells as stored ("-" when empty), numbers for people. */
+/* One row of pfi runs' table: text cells as stored ("-" when empty), escaped (cli_safe: a
+ * control character in a stored name never reaches the terminal raw), numbers for people. */
 static pfi_error runs_table_row(void *ctx, const pfi_store_row *r)
 {
     const runs_table *t = ctx;
@@ -1268,10 +1268,12 @@ static pfi_error runs_table_row(void *ctx, const pfi_store_row *r)
         snprintf(gpus, sizeof gpus, "%lld", r->gpus);
     if (!isnan(r->cap_w))
         snprintf(cap, sizeof cap, "%.17g", r->cap_w);
+    const char *g = r->group && r->group[0] ? r->group : "-";
+    const char *c = r->job_class && r->job_class[0] ? r->job_class : "-";
+    char sg[CLI_SAFE_CELL], sc[CLI_SAFE_CELL];
     fprintf(f, "%-*s %-*s %5s %8s %12s %10s %14s %10s %6u\n", t->wg,
-            r->group && r->group[0] ? r->group : "-", t->wc,
-            r->job_class && r->job_class[0] ? r->job_class : "-", gpus, cap,
-            cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
+            cli_safe(sg, sizeof sg, g, strlen(g)), t->wc, cli_safe(sc, sizeof sc, c, strlen(c)),
+            gpus, cap, cli_num(r->power_w, 'f', 3, "-").s, cli_num(r->power_se_w, 'g', 3, "-").s,
             cli_num(r->throughput, 'g', 6, "-").s, cli_num(r->throughput_se, 'g', 3, "-").s,
             r->flags);
     return PFI_OK;
@@ -1313,12 +1315,12 @@ int cmd_runs(int argc, char **argv)
     }
     if (optind < argc) {
         char safe[4 * 256 + 4];
-        cli_error("runs: unexpected argument '%s' (the store is --db FILE, a group --group "
+        cli_error("unexpected argument '%s' (the store is --db FILE, a group --group "
                   "NAME; see 'pfi runs --help')",
                   cli_safe(safe, sizeof safe, argv[optind], strlen(argv[optind])));
         return PFI_EXIT_USAGE;
     }
-    int orc = cli_output_not_input("runs", output, db);
+    int orc = cli_output_not_input(output, db);
     if (orc != PFI_EXIT_OK)
         return orc;
     pfi_store *st = NULL;

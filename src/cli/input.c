@@ -191,9 +191,10 @@ void cli_note_cut_line(const char *path, FILE *spool)
     int last = '\n';
     char buf[65536];
     size_t n;
-    bool any = false;
+    bool any = false, nul = false;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
         any = true;
+        nul = nul || memchr(buf, '\0', n) != NULL;
         for (size_t i = 0; i < n; i++)
             line += buf[i] == '\n';
         last = (unsigned char)buf[n - 1];
@@ -202,7 +203,7 @@ void cli_note_cut_line(const char *path, FILE *spool)
         rewind(spool);
     else
         fclose(f);
-    if (!any || last == '\n')
+    if (!any || last == '\n' || nul) /* binary data: its reader refuses it, no note first */
         return;
     char safe[4 * 1024 + 4];
     cli_safe(safe, sizeof safe, std_in ? "(stdin)" : path, strlen(std_in ? "(stdin)" : path));

@@ -107,7 +107,7 @@ static int generate(int argc, char **argv)
         }
     }
     if (argc - optind > 1) {
-        cli_error("library generate: expected at most one directory");
+        cli_error("expected at most one directory");
         return PFI_EXIT_USAGE;
     }
     const char *dir = optind < argc ? argv[optind] : "pfi-library";

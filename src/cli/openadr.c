@@ -89,7 +89,7 @@ static int load_creds(const char *path, creds *c)
     memset(c, 0, sizeof *c);
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
-        cli_error("openadr: credentials %s: %s", path, strerror(errno));
+        cli_error("credentials %s: %s", path, strerror(errno));
         return PFI_EXIT_DATA;
     }
     struct stat st;
@@ -98,11 +98,11 @@ static int load_creds(const char *path, creds *c)
         /* chmod is advice for a regular file alone (a device or a FIFO it would not fix) */
         bool reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
         if (reg)
-            cli_error("openadr: credentials %s must be a regular file owned by uid %u with mode "
+            cli_error("credentials %s must be a regular file owned by uid %u with mode "
                       "0600 or stricter (chmod 600 %s)",
                       path, (unsigned)geteuid(), path);
         else
-            cli_error("openadr: credentials %s is not a regular file (it must be one, owned by "
+            cli_error("credentials %s is not a regular file (it must be one, owned by "
                       "uid %u with mode 0600 or stricter)",
                       path, (unsigned)geteuid());
         close(fd);
@@ -111,7 +111,7 @@ static int load_creds(const char *path, creds *c)
     FILE *f = fdopen(fd, "r");
     if (f == NULL) {
         close(fd);
-        cli_error("openadr: credentials %s: %s", path, strerror(errno));
+        cli_error("credentials %s: %s", path, strerror(errno));
         return PFI_EXIT_DATA;
     }
     char line[8300];
@@ -126,7 +126,7 @@ static int load_creds(const char *path, creds *c)
             continue;
         char *eq = strchr(line, '=');
         if (eq == NULL) {
-            cli_error("openadr: credentials %s:%ld: expected KEY=VALUE (client_id, "
+            cli_error("credentials %s:%ld: expected KEY=VALUE (client_id, "
                       "client_secret, token_url, scope)",
                       path, ln);
             rc = PFI_EXIT_DATA;
@@ -144,7 +144,7 @@ static int load_creds(const char *path, creds *c)
                                                       : sizeof c->scope;
         char kb[64];
         if (dst == NULL || strlen(v) >= cap) {
-            cli_error("openadr: credentials %s:%ld: %s '%s'", path, ln,
+            cli_error("credentials %s:%ld: %s '%s'", path, ln,
                       dst == NULL ? "unknown key" : "value too long for",
                       cli_safe(kb, sizeof kb, k, strlen(k)));
             rc = PFI_EXIT_DATA;
@@ -155,7 +155,7 @@ static int load_creds(const char *path, creds *c)
     memset(line, 0, sizeof line);
     fclose(f);
     if (rc == PFI_EXIT_OK && (c->id[0] == '\0' || c->secret[0] == '\0')) {
-        cli_error("openadr: credentials %s: client_id= and client_secret= lines are needed", path);
+        cli_error("credentials %s: client_id= and client_secret= lines are needed", path);
         rc = PFI_EXIT_DATA;
     }
     return rc;
@@ -209,7 +209,7 @@ static int load_measured(const char *csv, const char *audit, samples *s)
     size_t len;
     char *text = cli_read_text(csv, 64u << 20, &len);
     if (text == NULL) {
-        cli_error("openadr: --measured %s: %s", csv, cli_input_why());
+        cli_error("--measured %s: %s", csv, cli_input_why());
         return PFI_EXIT_DATA;
     }
     size_t cap = 0;
@@ -229,7 +229,7 @@ static int load_measured(const char *csv, const char *audit, samples *s)
                 w = strtod(end + 1, &end2);
             if (end == p || *end != ',' || end2 == end + 1 || !isfinite(t) || !isfinite(w) ||
                 (*end2 != '\0' && *end2 != '\r')) {
-                cli_error("openadr: --measured %s:%ld: expected 'unix_s,power_w'", csv, ln);
+                cli_error("--measured %s:%ld: expected 'unix_s,power_w'", csv, ln);
                 rc = PFI_EXIT_DATA;
                 break;
             }
@@ -349,26 +349,26 @@ static int request_failed(pfi_error e, const pfi_diag *d, const char *sched)
     /* the schedule kept is the one on disk: none when no earlier poll wrote it */
     if (access(sched, F_OK) != 0) {
         if (e == PFI_ERR_NO_PERMISSION) {
-            cli_error("openadr: AUTHENTICATION FAILED: %s", msg);
+            cli_error("AUTHENTICATION FAILED: %s", msg);
             return EXIT_AUTH;
         }
         if (e == PFI_ERR_IO || e == PFI_ERR_LIMIT) {
-            cli_error("openadr: VTN unreachable (%s): no schedule written (%s does not exist yet)",
-                      msg, sched);
+            cli_error("VTN unreachable (%s): no schedule written (%s does not exist yet)", msg,
+                      sched);
             return EXIT_UNREACHABLE;
         }
-        cli_error("openadr: %s (no schedule written: %s does not exist yet)", msg, sched);
+        cli_error("%s (no schedule written: %s does not exist yet)", msg, sched);
         return e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_DATA;
     }
     if (e == PFI_ERR_NO_PERMISSION) {
-        cli_error("openadr: AUTHENTICATION FAILED: %s", msg);
+        cli_error("AUTHENTICATION FAILED: %s", msg);
         return EXIT_AUTH;
     }
     if (e == PFI_ERR_IO || e == PFI_ERR_LIMIT) {
-        cli_error("openadr: VTN unreachable (%s): keeping the last schedule %s", msg, sched);
+        cli_error("VTN unreachable (%s): keeping the last schedule %s", msg, sched);
         return EXIT_UNREACHABLE;
     }
-    cli_error("openadr: %s (the last schedule %s is kept)", msg, sched);
+    cli_error("%s (the last schedule %s is kept)", msg, sched);
     return e == PFI_ERR_NOMEM ? PFI_EXIT_INTERNAL : PFI_EXIT_DATA;
 }
 
@@ -570,7 +570,7 @@ static int poll_cmd(int argc, char **argv)
     }
     if (optind < argc || o.vtn == NULL || o.program == NULL || o.cred_path == NULL ||
         o.sched_out == NULL || isnan(o.epoch)) {
-        cli_error("openadr poll: --vtn, --program, --credentials, --epoch and --schedule-out "
+        cli_error("--vtn, --program, --credentials, --epoch and --schedule-out "
                   "are needed (see pfi openadr poll --help)");
         return PFI_EXIT_USAGE;
     }
@@ -585,7 +585,7 @@ static int poll_cmd(int argc, char **argv)
             return cli_usage_bad_value("vtn", v, "an http:// or https:// URL with a host");
     }
     if (o.measured != NULL && o.audit != NULL) {
-        cli_error("openadr poll: --measured or --audit, not both");
+        cli_error("--measured or --audit, not both");
         return PFI_EXIT_USAGE;
     }
     creds cr;
@@ -598,7 +598,7 @@ static int poll_cmd(int argc, char **argv)
         size_t len;
         char *t = cli_read_text(o.levels_path, 64u << 20, &len);
         if (t == NULL) {
-            cli_error("openadr: --levels %s: %s", o.levels_path, cli_input_why());
+            cli_error("--levels %s: %s", o.levels_path, cli_input_why());
             memset(&cr, 0, sizeof cr);
             return PFI_EXIT_DATA;
         }
@@ -687,6 +687,9 @@ int cmd_openadr(int argc, char **argv)
                                        argv[1]);
         return cli_usage_unknown(argv[1]);
     }
+    if (argc >= 2) /* a word that is no subcommand: one line, as every verb's */
+        return cli_usage_error(
+            "unknown subcommand '%s' (expected 'poll'; see 'pfi openadr --help')", argv[1]);
     usage(stderr);
     return PFI_EXIT_USAGE;
 }

@@ -429,12 +429,12 @@ int cmd_settlement(int argc, char **argv)
         }
     }
     if (argc - optind != 1) {
-        cli_error("report --settlement: give one AUDIT.db");
+        cli_error("give one AUDIT.db");
         return PFI_EXIT_USAGE;
     }
     int orc;
-    if ((orc = cli_output_not_input("report", output, argv[optind])) != PFI_EXIT_OK ||
-        (orc = cli_output_not_input("report", output, tiers)) != PFI_EXIT_OK)
+    if ((orc = cli_output_not_input(output, argv[optind])) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input(output, tiers)) != PFI_EXIT_OK)
         return orc;
     pfi_grid_tier_job *tj = NULL;
     size_t nt = 0;
@@ -478,7 +478,7 @@ int cmd_settlement(int argc, char **argv)
     }
     double event_s = s->event_end_s - s->event_start_s;
     if (so.skip_s > 0 && so.skip_s >= event_s) { /* a value outside its range: this event's */
-        cli_error("report --settlement: %s: --skip %g s leaves out every sample of the event "
+        cli_error("%s: --skip %g s leaves out every sample of the event "
                   "(%.0f-%.0f s event time, %g s long): nothing left to measure the excess over "
                   "target on; give --skip below %g",
                   argv[optind], so.skip_s, s->event_start_s, s->event_end_s, event_s, event_s);

@@ -140,11 +140,11 @@ int cmd_schedule(int argc, char **argv)
         }
     }
     if (argc - optind != 1) {
-        cli_error("schedule: give one FILE (see 'pfi schedule --help')");
+        cli_error("give one FILE (see 'pfi schedule --help')");
         return PFI_EXIT_USAGE;
     }
     const char *path = argv[optind];
-    int orc = cli_output_not_input("schedule", output, path);
+    int orc = cli_output_not_input(output, path);
     if (orc != PFI_EXIT_OK)
         return orc;
     size_t len = 0;

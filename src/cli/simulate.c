@@ -348,10 +348,12 @@ static size_t find_r(const pfi_sim_result *r, double v)
 
 static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib, const settings *s)
 {
+    char lname[CLI_SAFE_CELL]; /* the library's path, escaped */
     fprintf(f,
             "pfi simulate: %zu workloads x %zu jobs, seed %llu, library %s%s (%zu jobs, "
             "%zu classes), PFI estimate error SD %.3g%s%s%s\n",
-            s->sim.workloads, s->sim.jobs, (unsigned long long)s->sim.seed, s->library,
+            s->sim.workloads, s->sim.jobs, (unsigned long long)s->sim.seed,
+            cli_safe(lname, sizeof lname, s->library, strlen(s->library)),
             lib->synthetic ? " [SYNTHETIC]" : "", lib->n, lib->n_classes, s->sim.pfi_noise,
             s->model != NULL && !s->noise_given ? " (LOO RMSE of " : "",
             s->model != NULL && !s->noise_given ? s->model : "",
@@ -442,8 +444,13 @@ static void write_table(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib,
                     continue;
                 fprintf(f, "  %s:", pfi_strategy_name((pfi_strategy)st));
                 for (size_t k = 0; k < lib->n_classes; k++)
-                    if (isfinite(c->retained[k]))
-                        fprintf(f, " %s %.3f", lib->class_name[k], c->retained[k]);
+                    if (isfinite(c->retained[k])) {
+                        char sc[CLI_SAFE_CELL]; /* a class from the library's files, escaped */
+                        fprintf(
+                            f, " %s %.3f",
+                            cli_safe(sc, sizeof sc, lib->class_name[k], strlen(lib->class_name[k])),
+                            c->retained[k]);
+                    }
             }
             fputc('\n', f);
         }
@@ -481,6 +488,21 @@ static void write_csv(FILE *f, const pfi_sim_result *r)
                 }
                 fprintf(f, ",%zu,%zu\n", c->gap_closed.n, c->below_equal);
             }
+}
+
+/* A JSON string (a library's name: a path; a class name). */
+static void put_json_string(FILE *f, const char *v)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
 }
 
 static void json_stat(FILE *f, const char *name, const pfi_sim_stat *s)
@@ -532,8 +554,9 @@ static void write_json(FILE *f, const pfi_sim_result *r, const pfi_joblib *lib, 
                 for (size_t k = 0; k < lib->n_classes; k++) {
                     if (!isfinite(c->retained[k]))
                         continue;
-                    fprintf(f, "%s\"%s\": %.10g", fc ? "" : ", ", lib->class_name[k],
-                            c->retained[k]);
+                    fputs(fc ? "" : ", ", f);
+                    put_json_string(f, lib->class_name[k]); /* a name from a file: quoted */
+                    fprintf(f, ": %.10g", c->retained[k]);
                     fc = false;
                 }
                 fputs("}}", f);
@@ -555,21 +578,6 @@ static int load_library(const settings *s, const char *name, pfi_joblib **lib)
         e = pfi_joblib_from_library(gen, lib);
     pfi_library_destroy(gen);
     return e == PFI_OK ? PFI_EXIT_OK : cli_report(e, NULL);
-}
-
-/* A JSON string (a library's name: a path). */
-static void put_json_string(FILE *f, const char *v)
-{
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
 }
 
 /* Most libraries of one --library list. */
@@ -659,7 +667,9 @@ static void write_side_by_side(FILE *f, const sim_set *set)
                     100 * r0->reductions[ri], "strategy");
             for (size_t i = 0; i < set->n; i++) {
                 const char *base = strrchr(set->name[i], '/');
-                fprintf(f, " %24s", base != NULL && base[1] ? base + 1 : set->name[i]);
+                base = base != NULL && base[1] ? base + 1 : set->name[i];
+                char sb[CLI_SAFE_CELL];
+                fprintf(f, " %24s", cli_safe(sb, sizeof sb, base, strlen(base)));
             }
             fputc('\n', f);
             for (int st = 0; st < PFI_STRATEGY_COUNT; st++) {
@@ -731,7 +741,7 @@ int cmd_simulate(int argc, char **argv)
         return PFI_EXIT_USAGE;
     }
     for (size_t i = 0; i < set.n; i++)
-        if ((rc = cli_output_not_input("simulate", s.output, set.name[i])) != PFI_EXIT_OK) {
+        if ((rc = cli_output_not_input(s.output, set.name[i])) != PFI_EXIT_OK) {
             sim_set_clear(&set);
             return rc;
         }

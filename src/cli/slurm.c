@@ -122,10 +122,14 @@ int cmd_slurm(int argc, char **argv)
     }
     if (argc >= 2 && argv[1][0] == '-')
         return cli_usage_unknown(argv[1]);
-    if (argc < 2 || (strcmp(argv[1], "prolog") != 0 && strcmp(argv[1], "epilog") != 0)) {
-        cli_error("slurm: prolog, epilog or admit expected (see 'pfi slurm --help')");
+    if (argc < 2) {
+        cli_error("prolog, epilog or admit expected (see 'pfi slurm --help')");
         return PFI_EXIT_USAGE;
     }
+    if (strcmp(argv[1], "prolog") != 0 && strcmp(argv[1], "epilog") != 0)
+        return cli_usage_error("unknown subcommand '%s' (expected 'prolog', 'epilog' or 'admit'; "
+                               "see 'pfi slurm --help')",
+                               argv[1]);
     bool prolog = strcmp(argv[1], "prolog") == 0;
     cli_set_command(prolog ? "slurm prolog" : "slurm epilog");
     int c;
@@ -199,17 +203,16 @@ int cmd_slurm(int argc, char **argv)
         built = pfi_slurm_end_request(req, sizeof req, job, err, sizeof err);
     }
     if (!built) {
-        cli_error("slurm %s: %s", argv[1], err);
+        cli_error("%s", err);
         return PFI_EXIT_USAGE;
     }
     char reply[PFI_SLURM_REPLY_MAX];
     if (pfi_slurm_call(sock, req, timeout_s, reply, sizeof reply, err, sizeof err) != 0) {
-        cli_error("slurm %s: job %s: %s%s", argv[1], job, err,
-                  strict ? "" : " (the job goes on without pfi)");
+        cli_error("job %s: %s%s", job, err, strict ? "" : " (the job goes on without pfi)");
         return strict ? PFI_EXIT_DATA : PFI_EXIT_OK;
     }
     if (strstr(reply, "\"ok\":true") == NULL) {
-        cli_error("slurm %s: job %s: pfid refused: %s", argv[1], job, reply);
+        cli_error("job %s: pfid refused: %s", job, reply);
         return strict ? PFI_EXIT_DATA : PFI_EXIT_OK;
     }
     printf("%s\n", reply);
@@ -217,7 +220,7 @@ int cmd_slurm(int argc, char **argv)
     if (prolog && !no_comment &&
         pfi_slurm_options_comment(opts_text, sizeof opts_text, cls, flex, min_tput, pfi) &&
         pfi_slurm_admin_comment(sctl, job, opts_text, timeout_s, err, sizeof err) != 0) {
-        cli_error("slurm prolog: job %s: options not written into AdminComment: %s", job, err);
+        cli_error("job %s: options not written into AdminComment: %s", job, err);
         return strict ? PFI_EXIT_DATA : PFI_EXIT_OK;
     }
     if (!prolog && !no_comment) {
@@ -232,7 +235,7 @@ int cmd_slurm(int argc, char **argv)
             snprintf(text, sizeof text, "pfi:%.*s", (int)n, open ? open : "");
             if (n > 0 &&
                 pfi_slurm_admin_comment(sctl, job, text, timeout_s, err, sizeof err) != 0) {
-                cli_error("slurm epilog: job %s: AdminComment not written: %s", job, err);
+                cli_error("job %s: AdminComment not written: %s", job, err);
                 return strict ? PFI_EXIT_DATA : PFI_EXIT_OK;
             }
         }
@@ -814,7 +817,7 @@ int cli_slurm_report(int argc, char **argv)
     char req[256], err[600], reply[PFI_SLURM_REPLY_MAX];
     if (optind < argc || job == NULL ||
         !pfi_slurm_job_request(req, sizeof req, "report", job, err, sizeof err)) {
-        cli_error("report --job: %s", job == NULL || optind < argc ? "give one --job ID" : err);
+        cli_error("%s", job == NULL || optind < argc ? "give one --job ID" : err);
         return PFI_EXIT_USAGE;
     }
     json_t *acct = NULL;
@@ -986,7 +989,7 @@ static int slurm_admit(int argc, char **argv)
     job = env_or(job, "SLURM_JOB_ID");
     if (optind < argc || ctl == NULL || job == NULL || !pfi_slurm_valid_job(job) ||
         (strncmp(ctl, "http://", 7) != 0 && strncmp(ctl, "https://", 8) != 0)) {
-        cli_error("slurm admit: --controller http://HOST:PORT and a job id (SLURM_JOB_ID) are "
+        cli_error("--controller http://HOST:PORT and a job id (SLURM_JOB_ID) are "
                   "required");
         return PFI_EXIT_USAGE;
     }

@@ -302,9 +302,15 @@ done:
     free(dropped);
     return ok;
 }
+/* s (NULL: "-") escaped into buf (cli_safe): a name from the input in a table, never raw. */
+static const char *safe_name(char *buf, size_t len, const char *s)
+{
+    return s != NULL ? cli_safe(buf, len, s, strlen(s)) : "-";
+}
+
 static void emit_table(FILE *f, const stats_report *r)
 {
-    char b1[32], b2[32], b3[32];
+    char b1[32], b2[32], b3[32], sn[CLI_SAFE_CELL], sm[CLI_SAFE_CELL];
     double alpha = r->alpha;
     fprintf(f, "PFI statistics over %zu sweep group%s (%zu with a defined PFI)\n\n", r->n_groups,
             r->n_groups == 1 ? "" : "s", r->defined);
@@ -314,7 +320,7 @@ static void emit_table(FILE *f, const stats_report *r)
         if (c == r->k && row->n == 0)
             break;
         /* a class without a defined PFI has no median: "-" */
-        fprintf(f, "  %-12s %3zu %7s %7s %7s\n", row->name, row->n,
+        fprintf(f, "  %-12s %3zu %7s %7s %7s\n", safe_name(sn, sizeof sn, row->name), row->n,
                 cli_num(row->median, 'f', 3, "-").s, cli_num(row->min, 'f', 3, "-").s,
                 cli_num(row->max, 'f', 3, "-").s);
     }
@@ -332,7 +338,8 @@ static void emit_table(FILE *f, const stats_report *r)
         for (size_t q = 0; q < r->n_pairs; q++) {
             const pfi_dunn_pair *d = &r->pairs[q];
             char pair[64];
-            snprintf(pair, sizeof pair, "%s vs %s", r->cls[d->a], r->cls[d->b]);
+            snprintf(pair, sizeof pair, "%s vs %s", safe_name(sn, sizeof sn, r->cls[d->a]),
+                     safe_name(sm, sizeof sm, r->cls[d->b]));
             fprintf(f, "  %-25s %8s %10s %10s%s\n", pair, num3(b1, sizeof b1, d->z),
                     pval(b2, sizeof b2, d->p_value), pval(b3, sizeof b3, d->p_holm),
                     d->p_holm < alpha ? "  *" : "");
@@ -348,11 +355,13 @@ static void emit_table(FILE *f, const stats_report *r)
                 r->nf, "feature", "n", "rho", "p", "q");
     for (size_t j = 0; j < r->nf; j++) {
         const feature_row *fr = &r->features[j];
-        fprintf(f, "  %-40s %3zu %9s %10s %10s%s\n", fr->name, fr->n, num3(b1, sizeof b1, fr->rho),
-                pval(b2, sizeof b2, fr->p), pval(b3, sizeof b3, fr->q), fr->q < alpha ? "  *" : "");
+        fprintf(f, "  %-40s %3zu %9s %10s %10s%s\n", safe_name(sn, sizeof sn, fr->name), fr->n,
+                num3(b1, sizeof b1, fr->rho), pval(b2, sizeof b2, fr->p),
+                pval(b3, sizeof b3, fr->q), fr->q < alpha ? "  *" : "");
     }
     if (!r->predictor_found) {
-        fprintf(f, "\nsensitivity: predictor '%s' not in the table\n", r->predictor);
+        fprintf(f, "\nsensitivity: predictor '%s' not in the table\n",
+                safe_name(sn, sizeof sn, r->predictor));
     } else if (r->sensitivity_undefined != NULL) {
         fprintf(f, "\nsensitivity: the predictor fit is undefined (%s)\n",
                 r->sensitivity_undefined);
@@ -360,7 +369,7 @@ static void emit_table(FILE *f, const stats_report *r)
         fprintf(f,
                 "\nLeverage sensitivity of rho(PFI, %s): drop the highest-leverage group, "
                 "recompute\n",
-                r->predictor);
+                safe_name(sn, sizeof sn, r->predictor));
         fprintf(f, "  %4s %-32s %8s %4s %9s %10s\n", "step", "dropped", "leverage", "n", "rho",
                 "p");
         for (size_t s = 0; s < r->n_steps; s++) {
@@ -369,17 +378,18 @@ static void emit_table(FILE *f, const stats_report *r)
                 fprintf(f, "  %4zu %-32s %8s %4zu %9s %10s\n", s, "(none)", "-", st->n,
                         num3(b1, sizeof b1, st->rho), pval(b2, sizeof b2, st->p));
             else
-                fprintf(f, "  %4zu %-32.32s %8s %4zu %9s %10s\n", s, st->dropped,
-                        cli_num(st->leverage, 'f', 3, "-").s, st->n, num3(b1, sizeof b1, st->rho),
-                        pval(b2, sizeof b2, st->p));
+                fprintf(f, "  %4zu %-32.32s %8s %4zu %9s %10s\n", s,
+                        safe_name(sn, sizeof sn, st->dropped), cli_num(st->leverage, 'f', 3, "-").s,
+                        st->n, num3(b1, sizeof b1, st->rho), pval(b2, sizeof b2, st->p));
         }
     }
     if (r->predictor_found) {
-        fprintf(f, "\nWithin-class Spearman rho(PFI, %s)\n", r->predictor);
+        fprintf(f, "\nWithin-class Spearman rho(PFI, %s)\n",
+                safe_name(sn, sizeof sn, r->predictor));
         for (size_t c = 0; c < r->k; c++) {
             const feature_row *w = &r->within[c];
-            fprintf(f, "  %-12s n %3zu  rho %9s  p %10s%s\n", w->name, w->n,
-                    num3(b1, sizeof b1, w->rho), pval(b2, sizeof b2, w->p),
+            fprintf(f, "  %-12s n %3zu  rho %9s  p %10s%s\n", safe_name(sn, sizeof sn, w->name),
+                    w->n, num3(b1, sizeof b1, w->rho), pval(b2, sizeof b2, w->p),
                     !isnan(w->p) && w->p < alpha ? "  *" : "");
         }
     }
@@ -600,7 +610,7 @@ static int draw_figures(const pfi_groups *g, const stats_report *r, const char *
 static int compare(int argc, char **argv, const char *pfi_column, const char *output)
 {
     if (argc != 2) {
-        cli_error("stats compare: expected two inputs A B");
+        cli_error("expected two inputs A B");
         return PFI_EXIT_USAGE;
     }
     pfi_groups *a = NULL, *b = NULL;
@@ -716,12 +726,12 @@ int cmd_stats(int argc, char **argv)
     if (optind < argc && strcmp(argv[optind], "compare") == 0)
         return compare(argc - optind - 1, argv + optind + 1, pfi_column, output);
     if (argc - optind != 1) {
-        cli_error("stats: expected one INPUT (a dataset directory or a groups CSV)");
+        cli_error("expected one INPUT (a dataset directory or a groups CSV)");
         return PFI_EXIT_USAGE;
     }
     int orc;
-    if ((orc = cli_output_not_input("stats", output, argv[optind])) != PFI_EXIT_OK ||
-        (orc = cli_output_not_input("stats", groups_out, argv[optind])) != PFI_EXIT_OK)
+    if ((orc = cli_output_not_input(output, argv[optind])) != PFI_EXIT_OK ||
+        (orc = cli_output_not_input(groups_out, argv[optind])) != PFI_EXIT_OK)
         return orc;
     pfi_groups *g = NULL;
     int rc = cli_load_groups(argv[optind], pfi_column, glob, &g);

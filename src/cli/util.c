@@ -33,27 +33,10 @@ void cli_error(const char *fmt, ...)
     int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
-    /* one wording for every command: "pfi: COMMAND: MESSAGE". A message that names the
-     * command itself, or the first words of it ("control: ..." under "control status"),
-     * is given the whole command once. */
+    /* one wording for every command: "pfi: COMMAND: MESSAGE" (the callers never name it) */
     const char *cmd = cli_command();
-    const char *body = msg;
-    if (cmd[0] != '\0') {
-        size_t cl = strlen(cmd);
-        for (size_t k = cl;; k--) {
-            if ((k == cl || cmd[k] == ' ') && len > k + 1 && strncmp(msg, cmd, k) == 0 &&
-                msg[k] == ':' && msg[k + 1] == ' ') {
-                body = msg + k + 2;
-                break;
-            }
-            if (k == 0)
-                break;
-        }
-        fprintf(stderr, "pfi: %s: %s\n", cmd,
-                cli_safe(safe, sizeof safe, body, len - (size_t)(body - msg)));
-        return;
-    }
-    fprintf(stderr, "pfi: %s\n", cli_safe(safe, sizeof safe, msg, len));
+    fprintf(stderr, "pfi: %s%s%s\n", cmd, cmd[0] != '\0' ? ": " : "",
+            cli_safe(safe, sizeof safe, msg, len));
 }
 
 void cli_set_command(const char *verb)
@@ -75,10 +58,7 @@ static const char *help_cmd(char *buf, size_t n)
 
 static int usage_said(const char *text)
 {
-    if (g_command[0] != '\0')
-        cli_error("%s: %s", g_command, text);
-    else
-        cli_error("%s", text);
+    cli_error("%s", text);
     return PFI_EXIT_USAGE;
 }
 
@@ -127,6 +107,13 @@ int cli_usage_unexpected(const char *arg)
 const char *cli_safe(char *buf, size_t len, const char *s, size_t n)
 {
     return pfi_escape(buf, len, s, n, 0);
+}
+
+int cli_safe_width(const char *s, int lo, int hi)
+{
+    char buf[CLI_SAFE_CELL];
+    size_t w = s != NULL ? strlen(cli_safe(buf, sizeof buf, s, strlen(s))) : 1;
+    return w < (size_t)lo ? lo : w > (size_t)hi ? hi : (int)w;
 }
 
 int cli_exit_code(pfi_error e)
@@ -180,7 +167,7 @@ bool cli_parse_size(const char *s, size_t *out)
     return true;
 }
 
-int cli_output_not_input(const char *verb, const char *output, const char *input)
+int cli_output_not_input(const char *output, const char *input)
 {
     if (output == NULL || input == NULL || strcmp(output, "-") == 0 || strcmp(input, "-") == 0)
         return PFI_EXIT_OK;
@@ -189,7 +176,7 @@ int cli_output_not_input(const char *verb, const char *output, const char *input
         return PFI_EXIT_OK;
     if (so.st_dev != si.st_dev || so.st_ino != si.st_ino || !S_ISREG(so.st_mode))
         return PFI_EXIT_OK;
-    cli_error("%s: the output %s is the input %s: refusing to overwrite it", verb, output, input);
+    cli_error("the output %s is the input %s: refusing to overwrite it", output, input);
     return PFI_EXIT_USAGE;
 }
 

@@ -102,6 +102,16 @@ run "openadr bogus" "$PFI" openadr --bogus
 expect "openadr: unknown option" "^pfi: openadr: unknown option '--bogus' \\(see 'pfi openadr --help'\\)$"
 run "demo bogus" "$PFI" demo --bogus
 expect "demo: unknown option" "^pfi: demo: unknown option '--bogus' \\(see 'pfi demo --help'\\)$"
+# a word that is no subcommand: one line with the verb's prefix, never the whole help
+for vs in "demo|'cluster' or 'grid-event'" "openadr|'poll'" "library|'generate'" \
+    "slurm|'prolog', 'epilog' or 'admit'"; do
+    v=${vs%%|*} want=${vs#*|}
+    run "$v bogus-sub" "$PFI" "$v" bogus-sub
+    expect "$v: unknown subcommand" "^pfi: $v: unknown subcommand 'bogus-sub' \\(expected $want; see 'pfi $v --help'\\)$"
+    n=$((n + 1))
+    if [ "$(wc -l < "$T/err")" -eq 1 ]; then echo "ok   $v bogus-sub: one line"
+    else echo "FAIL $v bogus-sub: $(wc -l < "$T/err") lines"; fail=1; fi
+done
 run "allocate reduction" "$PFI" allocate --reduction 5 "$J"
 expect "allocate: --reduction 5" "^pfi: allocate: --reduction: reduction '5' is ambiguous"
 run "allocate cap-step" "$PFI" allocate --cap-step 600 "$J"

@@ -24,12 +24,23 @@ export PFI_AGENT_BIN
 . "$SRC/tests/control/lib.sh"
 
 t0=$(date +%s)
+# (under the umask 022, the agents through pfid_mode_wrap.sh: the agents files' modes seen as
+# each agent starts)
+REAL_PFID=$PFI_AGENT_BIN PFI_MODES_LOG=$WORK/modes
+export REAL_PFID PFI_MODES_LOG
+: >"$WORK/modes"
 for run in 1 2; do
-    "$PFI" demo grid-event --clock emulated --speed 240 --period 0.5 \
+    (umask 022 && PFI_AGENT_BIN=$SRC/tests/control/pfid_mode_wrap.sh \
+        "$PFI" demo grid-event --clock emulated --speed 240 --period 0.5 \
         --json --out "$WORK/r$run" > "$WORK/r$run.json" \
-        2> "$WORK/r$run.err"
+        2> "$WORK/r$run.err")
     check $? "replay $run on the emulated clock"
 done
+# the agents files (the whole cluster's, each strategy's) hold the tokens: mode 0600 from
+# their creation; each strategy's file and the whole one seen as its agents start
+[ "$(grep -c '/agents$' "$WORK/modes")" -ge 20 ] && ! grep -qv '^600 ' "$WORK/modes"
+check $? "demo grid-event: its agents files are mode 600 ($(wc -l <"$WORK/modes") looks)"
+grep -v '^600 ' "$WORK/modes" | head -3
 echo "  two replays in $(($(date +%s) - t0)) s"
 
 python3 - "$WORK/r1" "$WORK/r2" <<'PY'

@@ -27,9 +27,16 @@ no_side_files() {
 
 # 1. pfi demo cluster: two controller runs, their audit logs, pfi report on both
 # (under a user's usual umask 022: the demo itself makes its agents file the user's alone)
-(umask 022 && PFI_AGENT_BIN=$PFI_AGENT_BIN "$PFI" demo cluster --agents 2 --out "$WORK/demo" \
-    >"$WORK/demo.log" 2>&1)
+# (its agents through pfid_mode_wrap.sh: the agents file's mode seen as each agent starts)
+: >"$WORK/modes"
+(umask 022 && REAL_PFID=$PFI_AGENT_BIN PFI_MODES_LOG=$WORK/modes \
+    PFI_AGENT_BIN=$SRC/tests/control/pfid_mode_wrap.sh "$PFI" demo cluster --agents 2 \
+    --out "$WORK/demo" >"$WORK/demo.log" 2>&1)
 expect "pfi demo cluster" 0 $? "$WORK/demo.log"
+# the agents file holds the tokens: mode 0600 from its creation, under the umask 022
+if [ "$(wc -l <"$WORK/modes")" -eq 2 ] && ! grep -qv '^600 ' "$WORK/modes"; then
+    ok "demo cluster: its agents file is mode 600 ($(wc -l <"$WORK/modes") looks)"
+else bad "demo cluster: agents file modes: $(cat "$WORK/modes")"; fi
 if grep -n 'warning' "$WORK/demo.log"; then bad "pfi demo cluster warns about itself"; else
     ok "pfi demo cluster: no warning"; fi
 [ -s "$WORK/demo/cluster.png" ] && [ -s "$WORK/demo/equal.db" ] && ok "demo wrote its figure and logs" \

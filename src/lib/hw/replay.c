@@ -201,13 +201,20 @@ static pfi_error read_all(pfi_csv_reader *rd, const char *name, replay_ctx *c, p
     if (eof)
         return hw_fail(diag, PFI_ERR_EMPTY, "%s: empty replay file", name);
     size_t idx[C_N];
+    size_t n_header = nf; /* every record has as many fields */
+    long header_line = line;
     for (int k = 0; k < C_N; k++) {
         c->has_col[k] = false;
         for (size_t j = 0; j < nf; j++)
             if (strcmp(f[j], col_names[k]) == 0) {
+                /* a name twice: which one is meant is ambiguous (the first won silently) */
+                if (c->has_col[k]) {
+                    pfi_diag_set(diag, name, header_line, col_names[k],
+                                 "column name appears twice in the header");
+                    return PFI_ERR_PARSE;
+                }
                 idx[k] = j;
                 c->has_col[k] = true;
-                break;
             }
     }
     for (int k = C_T; k <= C_GPU; k++)
@@ -226,6 +233,12 @@ static pfi_error read_all(pfi_csv_reader *rd, const char *name, replay_ctx *c, p
             return e;
         if (eof)
             break;
+        /* a ragged record is refused: its cells would be read under other columns */
+        if (nf != n_header) {
+            pfi_diag_set(diag, name, line, NULL, "expected %zu fields as in the header, found %zu",
+                         n_header, nf);
+            return PFI_ERR_PARSE;
+        }
         if (c->n == c->cap) {
             if (c->n >= HW_REPLAY_MAX_RECORDS)
                 return hw_fail(diag, PFI_ERR_LIMIT, "%s: more than %d records", name,
@@ -244,9 +257,7 @@ static pfi_error read_all(pfi_csv_reader *rd, const char *name, replay_ctx *c, p
                 continue;
             bool required = k == C_T || k == C_GPU;
             double v;
-            /* a short row: its missing trailing cells are missing values */
-            pfi_value_status st =
-                idx[k] < nf ? pfi_value_parse(f[idx[k]], lens[idx[k]], &v) : PFI_VALUE_MISSING;
+            pfi_value_status st = pfi_value_parse(f[idx[k]], lens[idx[k]], &v);
             if (st == PFI_VALUE_INVALID || (st == PFI_VALUE_MISSING && required) ||
                 (st == PFI_VALUE_OK && v < 0) ||
                 (k == C_T && st == PFI_VALUE_OK && !(v < 253402300800.0)) ||

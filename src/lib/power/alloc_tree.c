@@ -421,8 +421,13 @@ static void place_job(const alloc_ctx *x, size_t j, size_t i, size_t q, double f
         }
     }
     r->cap_w[j] = cap;
-    r->power_w[j] = pfi_interp(v.c, v.d, v.m, cap);
-    r->tput_tok_s[j] = pfi_interp(v.c, v.t, v.m, cap);
+    if (!(f > 0 && q > i) && (i + 1 == v.m || v.c[i + 1] != v.c[i])) {
+        r->power_w[j] = v.d[i]; /* pfi_interp's value at a point whose cap is not repeated */
+        r->tput_tok_s[j] = v.t[i];
+    } else {
+        r->power_w[j] = pfi_interp(v.c, v.d, v.m, cap);
+        r->tput_tok_s[j] = pfi_interp(v.c, v.t, v.m, cap);
+    }
     size_t last = x->J->offset[j + 1] - 1;
     r->shed_w[j] = x->J->power_w[last] - r->power_w[j];
 }
@@ -631,12 +636,15 @@ struct pfi_alloc_tree_workspace {
     tree_kp *kp;        /* one bucket's keys, and scratch: 2 per segment */
     double *ss, *sw;    /* tree_thresholds: slopes and widths of the segments by level */
     double *jsl, *jw;   /* the same in job order (one kind of limit: its widths) */
-    size_t *sbeg, *tie; /* each job's first segment (n + 1); the segments at a threshold */
+    size_t *sbeg, *tie; /* each job's first segment (n + 1); the segments at a threshold
+                           (3 each: segment, job, candidate it starts from) */
+    uint32_t *sq;       /* the greedy by thresholds: the candidate each segment ends at */
     size_t *nz;         /* per level: 7 × (levels + 2) */
     double *nd;         /* per level: 4 × (levels + 1) */
     double *smp;        /* tree_select's sample: 2 × SELECT_SAMPLE */
+    bool last_flat;     /* the last call took the flat optimum (tree_flat_first) */
     size_t n_seg, n_keys, n_ord, n_tmp, n_count, n_jband, n_rem, n_xs, n_ys, n_pos, n_idx, n_bs,
-        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw;
+        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw, n_sq;
 };
 
 pfi_error pfi_alloc_tree_workspace_create(pfi_alloc_tree_workspace **out)
@@ -663,7 +671,7 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
     pfi_alloc_workspace_destroy(ws->w);
     void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem, ws->xs,
                     ws->ys,  ws->pos,  ws->idx, ws->bs,  ws->kp,    ws->ss,    ws->sw,  ws->sbeg,
-                    ws->tie, ws->nz,   ws->nd,  ws->smp, ws->jsl,   ws->jw};
+                    ws->tie, ws->nz,   ws->nd,  ws->smp, ws->jsl,   ws->jw,    ws->sq};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         pfi_free(ptrs[i]);
     pfi_free(ws);
@@ -672,12 +680,40 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
 #define TREE_GROW(ws, f, need) tree_grow((void **)&(ws)->f, &(ws)->n_##f, (need), sizeof *(ws)->f)
 
 /*
+ * Moves the segments of [lo, hi) whose slope is above the pivot (gt) or equal to it (!gt) to
+ * the front of the range in one pass without a branch on the data (Lomuto's partition with the
+ * swap always made, as pfi_alloc_select's part_front). Returns the new boundary; *wsum: the
+ * width moved to the front.
+ */
+static inline size_t tree_part_front(double *sl, double *wd, size_t lo, size_t hi, double pivot,
+                                     bool gt, double *wsum)
+{
+    size_t k = lo;
+    double acc = 0;
+    for (size_t i = lo; i < hi; i++) {
+        double v = sl[i], w = wd[i];
+        bool take = gt ? v > pivot : v == pivot;
+        sl[i] = sl[k];
+        wd[i] = wd[k];
+        sl[k] = v;
+        wd[k] = w;
+        acc += take ? w : 0.0;
+        k += take;
+    }
+    *wsum = acc;
+    return k;
+}
+
+/*
  * The threshold of capacity cap among segments (slope sl[i], width wd[i], i < m; total: the
- * sum of the widths): λ such
- * that the segments above it are at most cap wide and those at or above it at least; on
- * return they are in front, [0, *n_gt) above λ (*w_gt wide), then those at λ. -∞ (every
- * segment above, *n_gt = m) when all of them fit. Three-way quickselect (as
- * pfi_alloc_select), expected O(m).
+ * sum of the widths): λ such that the segments above it are at most cap wide and those at or
+ * above it at least; on return they are in front, [0, *n_gt) above λ (*w_gt wide), then those
+ * at λ. -∞ (every segment above, *n_gt = m) when all of them fit. Quickselect (a pivot as
+ * pfi_alloc_select's, median of three at random), each round one or two passes without a
+ * branch on the data (the segments above the pivot moved to the front, then, only when the
+ * capacity does not run out there, those equal to it): expected O(m). (Was a three-way
+ * partition whose branches the processor could not predict: same λ, the widths summed in
+ * another order.)
  */
 static double tree_select_all(double *sl, double *wd, size_t m, double total, double cap,
                               size_t *n_gt, double *w_gt)
@@ -693,38 +729,19 @@ static double tree_select_all(double *sl, double *wd, size_t m, double total, do
     for (;;) {
         size_t n = hi - lo;
         double pivot = alloc_pivot3(sl, lo, n, &state);
-        size_t gt = lo, i = lo, lt = hi;
-        double wg = 0, we = 0;
-        while (i < lt) {
-            double v = sl[i], w = wd[i];
-            if (v > pivot) {
-                wg += w;
-                sl[i] = sl[gt];
-                wd[i] = wd[gt];
-                sl[gt] = v;
-                wd[gt] = w;
-                gt++;
-                i++;
-            } else if (v < pivot) {
-                lt--;
-                sl[i] = sl[lt];
-                wd[i] = wd[lt];
-                sl[lt] = v;
-                wd[lt] = w;
-            } else {
-                we += w;
-                i++;
-            }
-        }
+        double wg, we;
+        size_t gt = tree_part_front(sl, wd, lo, hi, pivot, true, &wg);
         if (acc + wg > cap) {
             hi = gt;
-        } else if (acc + wg + we >= cap) {
-            *n_gt = gt;
-            *w_gt = acc + wg;
-            return pivot;
         } else {
+            size_t eq = tree_part_front(sl, wd, gt, hi, pivot, false, &we);
+            if (acc + wg + we >= cap) {
+                *n_gt = gt;
+                *w_gt = acc + wg;
+                return pivot;
+            }
             acc += wg + we;
-            lo = lt;
+            lo = eq;
         }
         if (lo >= hi) { /* only by rounding (the sums' order): all of the rest fits */
             *n_gt = lo;
@@ -819,12 +836,14 @@ static double tree_select(double *sl, double *wd, size_t m, double total, double
  * then job order) by its own step (tree_take), as far as every ancestor's remaining capacity
  * allows. The same allocation as the sorted greedy, but for rounding: rem is summed in
  * another order (results within 1e-9 relative in bench/alloc_diff.sh). O(S × depth) for S
- * segments, no sort. rem: after the lowest points; pos: at the lowest points.
+ * segments, no sort. rem: after the lowest points; pos: at the lowest points. *inner set
+ * when a level other than the site fills no later (at no lower slope) than those above it.
  */
 static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
-                                 pfi_alloc_tree_workspace *ws, const tree_seg *seg,
-                                 const uint64_t *keys, size_t ns, double *rem, tree_pos *pos)
+                                 pfi_alloc_tree_workspace *ws, size_t ns, double *rem,
+                                 tree_pos *pos, bool *inner)
 {
+    const uint32_t *sq = ws->sq;
     const pfi_alloc_jobs *J = x->J;
     size_t n = J->n, nn = t->n_nodes, site = nn;
     const double *jsl = ws->jsl, *jw = ws->jw;
@@ -929,6 +948,8 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
         size_t up = a == site ? site : t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
         eff[a] = a == site ? sat[a] : fmax(sat[a], eff[up]);
         acc[a] = 0;
+        if (a != site && sat[a] > -INFINITY && sat[a] >= eff[up])
+            *inner = true; /* it fills no later than every level above it */
     }
     /* every segment above its job's θ, the ones at it listed */
     size_t nt = 0;
@@ -941,9 +962,12 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
         for (; s < sbeg[j + 1] && jsl[s] > th; s++)
             w += jw[s];
         if (s > sbeg[j])
-            pos[j].at = pos[j].nx = seg[s - 1].q;
-        for (; s < sbeg[j + 1] && jsl[s] == th; s++)
-            tie[nt++] = s;
+            pos[j].at = pos[j].nx = sq[s - 1];
+        for (; s < sbeg[j + 1] && jsl[s] == th; s++, nt++) {
+            tie[3 * nt] = s;
+            tie[3 * nt + 1] = j;
+            tie[3 * nt + 2] = s > sbeg[j] ? sq[s - 1] : pos[j].at; /* where it starts */
+        }
         acc[a] += w;
     }
     for (size_t k = np; k-- > 0;) {
@@ -958,24 +982,34 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
         return PFI_ERR_NOMEM;
     tree_kp *kp = ws->kp;
     for (size_t u = 0; u < nt; u++) {
-        kp[u].key = keys[tie[u]];
+        kp[u].key = ~order_bits(jsl[tie[3 * u]]); /* as the sorted greedy's keys */
         kp[u].i = (uint32_t)u;
     }
     kp_merge_sort(kp, kp + nt, nt);
     for (size_t u = 0; u < nt; u++) {
-        const tree_seg *g = &seg[tie[kp[u].i]];
+        const size_t *g = &tie[3 * kp[u].i];
+        size_t j = g[1], p = g[2], q = sq[g[0]];
+        alloc_view v = alloc_true_view(x, j);
+        double gp = alloc_opt(J->gpus, j, 1.0);
         double dummy = 0; /* the caller sums the value from pos */
-        tree_take(t, nn, rem, pos, g->job, job_node(t, g->job), g->p, g->q, g->dw, g->kw, g->val,
-                  &dummy);
+        /* the segment's widths and value as the segment loop of tree_oracle makes them */
+        tree_take(t, nn, rem, pos, (uint32_t)j, job_node(t, j), (uint32_t)p, (uint32_t)q,
+                  v.d[q] - v.d[p], gp * (v.c[q] - v.c[p]), v.wt * v.t[q] - v.wt * v.t[p], &dummy);
     }
     return PFI_OK;
 }
 
-/* The oracle on the tree, with the scratch memory of ws. */
+static bool tree_has_bands(const pfi_alloc_jobs *J, const pfi_alloc_tree *t);
+
+/* The oracle on the tree, with the scratch memory of ws. inner (may be NULL): set false when
+   the greedy by thresholds ran and no level but the site bound (tree_thresholds); left as it
+   is otherwise. */
 static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                              const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
-                             pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
+                             pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d,
+                             bool *inner)
 {
+    bool inner_any = false;
     size_t n = J->n, nn = t->n_nodes;
     bool all_reserve = t->budget_kind == PFI_LIMIT_RESERVE, all_measured = !all_reserve;
     for (size_t a = 0; a < nn; a++)
@@ -984,6 +1018,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             all_measured &= t->kind[a] == PFI_LIMIT_MEASURED;
         }
     bool one_kind = all_reserve || all_measured; /* the greedy by thresholds (no bands) */
+    bool thr_only; /* only the greedy by thresholds can run: no segment records */
     pfi_alloc_workspace *w = ws->w;
     pfi_error e = PFI_OK;
     if (!TREE_GROW(ws, rem, nn + 1) || !TREE_GROW(ws, pos, n) || !alloc_ws_jobs(w, n))
@@ -992,18 +1027,28 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     tree_pos *pos = ws->pos;
     alloc_ctx x = {J, o, w, o->cap_step_w > 0};
     w->n_c = w->n_e = w->n_env = w->n_eenv = w->n_b = 0;
+    /* with continuous caps a job has at most its points + 2 candidates (alloc_job_prepare):
+       each job is prepared in the loop that makes its segments, its curve read once; with a
+       cap step, all of them first (their counts size the buffers) */
+    bool fused = !x.discrete;
     size_t unmet = 0, total = 0, maxm = 0;
-    for (size_t j = 0; j < n; j++) {
-        if ((e = alloc_job_prepare(&x, j, &unmet, d)) != PFI_OK)
-            return e;
-        alloc_view v = alloc_true_view(&x, j);
-        total += v.m;
-        if (v.m > maxm)
-            maxm = v.m;
+    if (fused) {
+        total = J->offset[n] + 2 * n;
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            if ((e = alloc_job_prepare(&x, j, &unmet, d)) != PFI_OK)
+                return e;
+            alloc_view v = alloc_true_view(&x, j);
+            total += v.m;
+            if (v.m > maxm)
+                maxm = v.m;
+        }
     }
-    if (!TREE_GROW(ws, seg, total) || !TREE_GROW(ws, keys, 2 * total) ||
-        !TREE_GROW(ws, sbeg, n + 1) || !TREE_GROW(ws, tie, total) ||
-        (one_kind && (!TREE_GROW(ws, jsl, total) || !TREE_GROW(ws, jw, total))) ||
+    thr_only = one_kind && !tree_has_bands(J, t) && total < UINT32_MAX;
+    if ((!thr_only && (!TREE_GROW(ws, seg, total) || !TREE_GROW(ws, keys, 2 * total))) ||
+        !TREE_GROW(ws, sbeg, n + 1) ||
+        (one_kind && (!TREE_GROW(ws, jsl, total) || !TREE_GROW(ws, jw, total) ||
+                      !TREE_GROW(ws, sq, total) || !TREE_GROW(ws, tie, 3 * total))) ||
         (t->band != NULL && !TREE_GROW(ws, jband, n)) || !TREE_GROW(ws, idx, maxm) ||
         !TREE_GROW(ws, xs, maxm) || !TREE_GROW(ws, ys, maxm))
         return PFI_ERR_NOMEM;
@@ -1013,17 +1058,6 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     size_t *idx = ws->idx;
     double *xs = ws->xs, *ys = ws->ys, *jsl = ws->jsl, *jw = ws->jw;
     double ref_p = 0, ref_t = 0, lo_p = 0;
-    for (size_t j = 0; j < n; j++) {
-        size_t last = J->offset[j + 1] - 1;
-        alloc_view v = alloc_true_view(&x, j);
-        ref_p += J->power_w[last];
-        ref_t += J->tput_tok_s[last];
-        lo_p += v.d[0];
-    }
-    r->ref_power_w = ref_p;
-    r->ref_tput_tok_s = ref_t;
-    r->min_power_w = lo_p;
-    r->floors_unmet = unmet;
     r->shortfall_w = 0;
     r->feasible = true;
     for (size_t a = 0; a < nn; a++)
@@ -1034,7 +1068,19 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     uint64_t kmin = ~UINT64_C(0), kmax = 0;
     bool site_pos = true; /* every segment needs some of the site's capacity */
     for (size_t j = 0; j < n; j++) {
+        if (fused && (e = alloc_job_prepare(&x, j, &unmet, d)) != PFI_OK)
+            return e;
         alloc_view v = alloc_true_view(&x, j);
+        if (v.m > ws->n_idx || v.m > ws->n_xs || v.m > ws->n_ys) { /* fused: grown as needed */
+            if (!TREE_GROW(ws, idx, v.m) || !TREE_GROW(ws, xs, v.m) || !TREE_GROW(ws, ys, v.m))
+                return PFI_ERR_NOMEM;
+            idx = ws->idx;
+            xs = ws->xs;
+            ys = ws->ys;
+        }
+        ref_p += J->power_w[J->offset[j + 1] - 1];
+        ref_t += J->tput_tok_s[J->offset[j + 1] - 1];
+        lo_p += v.d[0];
         double g = alloc_opt(J->gpus, j, 1.0);
         if (jband != NULL)
             jband[j] = alloc_opt(t->band, j, 0.0);
@@ -1055,6 +1101,15 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
         pos[j].fr = 0;
         charge(t, j, v.d[idx[0]], g * v.c[idx[0]], rem, 1);
         value += ys[idx[0]];
+        if (thr_only) { /* slopes, widths and ends only */
+            for (size_t s = 1; s < ne; s++, ns++) {
+                size_t p = idx[s - 1], q = idx[s];
+                jsl[ns] = (ys[q] - ys[p]) / (xs[q] - xs[p]);
+                jw[ns] = all_reserve ? g * (v.c[q] - v.c[p]) : v.d[q] - v.d[p];
+                ws->sq[ns] = (uint32_t)q;
+            }
+            continue;
+        }
         for (size_t s = 1; s < ne; s++) {
             size_t p = idx[s - 1], q = idx[s];
             tree_seg *sg = &seg[ns];
@@ -1064,6 +1119,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
             double slope = sg->val / (xs[q] - xs[p]);
             uint64_t key = ~order_bits(slope); /* the slope's sort key */
             if (one_kind) {
+                ws->sq[ns] = (uint32_t)q;
                 jsl[ns] = slope;
                 jw[ns] = all_reserve ? sg->kw : sg->dw;
             }
@@ -1077,6 +1133,10 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
         }
     }
     ws->sbeg[n] = ns;
+    r->ref_power_w = ref_p;
+    r->ref_tput_tok_s = ref_t;
+    r->min_power_w = lo_p;
+    r->floors_unmet = unmet;
     /* infeasible: a level (or the site) cannot hold its jobs at their lowest caps */
     bool feasible = true;
     for (size_t a = 0; a <= nn && feasible; a++) {
@@ -1096,12 +1156,14 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
         }
     }
     bool bands = false;
-    for (size_t q = 0; jband != NULL && q < ns && !bands; q++)
+    for (size_t q = 0; !thr_only && jband != NULL && q < ns && !bands; q++)
         bands = jband[seg[q].job] != jband[seg[0].job];
     bool by_thresholds = feasible && !bands && one_kind && ns < UINT32_MAX;
     if (by_thresholds) {
-        if ((e = tree_thresholds(&x, t, ws, seg, keys, ns, rem, pos)) != PFI_OK)
+        if ((e = tree_thresholds(&x, t, ws, ns, rem, pos, &inner_any)) != PFI_OK)
             return e;
+        if (inner != NULL)
+            *inner = inner_any;
     } else if (feasible && !bands && nn < UINT32_MAX) {
         if (!TREE_GROW(ws, bs, ns) || !TREE_GROW(ws, kp, 2 * ns) ||
             !TREE_GROW(ws, count, 2 * BUCKET_SIZE + 1 + RADIX_SIZE))
@@ -1251,6 +1313,116 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                     : "tree: greedy on marginal tokens/s per W within every level's capacity "
                       "(reserve and measured limits: feasible, not proven optimal)";
     return true;
+}
+
+/* The hint's sample of levels: one in 2^HINT_SHIFT (by a hash of its index, so that no
+   regular numbering aliases with it); its threshold's capacity less HINT_MARGIN of its width
+   (a higher slope: less demand, fewer false alarms); a level's demand over its limit by
+   HINT_OVER. */
+#define HINT_SHIFT 5
+#define HINT_MARGIN 0.03
+#define HINT_OVER 0.02
+
+/*
+ * The site's reference power Σ top power (job order, as the caller sums it: *ref), and, with
+ * predict (the caller would try tree_flat_first), a hint that tree_flat_first will fail, so
+ * that its flat call — about a flat oracle's time, wasted when inner levels bind — can be
+ * skipped. The same pass as the reference sum lists the jobs of a sample of the levels (one in
+ * 2^HINT_SHIFT); their envelope-free slopes (alloc_slope's expression on the curve's points)
+ * give an estimate U of the flat threshold (the selection at their share of the budget, B ×
+ * their top power / the site's, less HINT_MARGIN of their width); a sampled level whose own
+ * jobs, each at the last point before its first segment of slope ≤ U, draw more than its limit
+ * (by HINT_OVER) would be over it in the flat optimum too, if U is not below it. Only a hint:
+ * the caller checks it (tree_oracle reports whether an inner level bound; if none did, the flat
+ * optimum is tried after all), so it decides the cost, not the result (but for a level that
+ * fills at exactly its ancestor's slope while the rounded flat optimum keeps within its limit:
+ * then the greedy's result, the same optimum to the rounding of its sums). Only for trees
+ * whose finite limits are all measured (tree_oracle then takes the thresholds). Scratch:
+ * ws->nd, ws->nz, ws->ss, ws->sw, ws->sbeg.
+ */
+static bool tree_ref_hint(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
+                          const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws, bool predict,
+                          double *ref)
+{
+    size_t n = J->n, nn = t->n_nodes;
+    const size_t *off = J->offset;
+    const double *P = J->power_w, *T = J->tput_tok_s;
+    for (size_t a = 0; predict && a < nn; a++)
+        predict = t->kind[a] == PFI_LIMIT_MEASURED || !isfinite(t->limit_w[a]);
+    predict = predict && nn > 0 && t->job_node != NULL && TREE_GROW(ws, nd, nn) &&
+              TREE_GROW(ws, nz, nn) && TREE_GROW(ws, sbeg, n + 1);
+    size_t n_sel = 0;
+    double *dem = ws->nd;
+    size_t *chosen = ws->nz, *list = ws->sbeg;
+    for (size_t a = 0; predict && a < nn; a++) {
+        uint32_t h = (uint32_t)a; /* MurmurHash3's finaliser (Appleby, public domain) */
+        h ^= h >> 16;
+        h *= 0x85ebca6bu;
+        h ^= h >> 13;
+        h *= 0xc2b2ae35u;
+        h ^= h >> 16;
+        chosen[a] = h >> (32 - HINT_SHIFT) == 0 && isfinite(t->limit_w[a]);
+        n_sel += chosen[a];
+        dem[a] = 0;
+    }
+    double sum = 0;
+    if (n_sel == 0) {
+        for (size_t j = 0; j < n; j++)
+            sum += P[off[j + 1] - 1];
+        *ref = sum;
+        return false;
+    }
+    size_t nl = 0, nseg = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t a0 = off[j], k = off[j + 1] - a0, a = t->job_node[j];
+        sum += P[a0 + k - 1];
+        if (a < nn && chosen[a]) { /* a < nn: not the site's own */
+            list[nl++] = j;
+            nseg += k - 1;
+        }
+    }
+    *ref = sum;
+    if (nl == 0 || !TREE_GROW(ws, ss, 2 * nseg) || !TREE_GROW(ws, sw, nseg))
+        return false;
+    /* the sampled jobs' slopes (job order, kept) and a copy with their widths to select on */
+    double *sl = ws->ss, *cs = sl + nseg, *cw = ws->sw;
+    double base = 0, top = 0, width = 0;
+    size_t m = 0;
+    for (size_t u = 0; u < nl; u++) {
+        size_t j = list[u], a0 = off[j], k = off[j + 1] - a0;
+        const double *D = P + a0, *Y = T + a0;
+        double wt = alloc_opt(J->weight, j, 1.0);
+        base += D[0];
+        top += D[k - 1];
+        for (size_t i = 0; i + 1 < k; i++, m++) {
+            sl[m] = cs[m] = (wt * Y[i + 1] - wt * Y[i]) / (D[i + 1] - D[i]);
+            cw[m] = D[i + 1] - D[i];
+            width += cw[m];
+        }
+    }
+    double budget = isnan(o->budget_w) ? (1.0 - o->reduction) * sum : o->budget_w;
+    double cap = budget * (top / sum) - base - HINT_MARGIN * width;
+    if (!(sum > 0) || !(cap > 0) || !(width > 0) || !isfinite(width))
+        return false;
+    size_t ngt;
+    double wgt, hi = tree_select_all(cs, cw, nseg, width, cap, &ngt, &wgt);
+    if (!(hi > -INFINITY))
+        return false; /* every sampled segment fits */
+    m = 0;
+    for (size_t u = 0; u < nl; u++) {
+        size_t j = list[u], a0 = off[j], k = off[j + 1] - a0;
+        const double *D = P + a0;
+        double at = D[0];
+        size_t i = 0;
+        for (; i + 1 < k && sl[m + i] > hi; i++)
+            at = D[i + 1];
+        m += k - 1;
+        dem[t->job_node[j]] += at;
+    }
+    for (size_t a = 0; a < nn; a++)
+        if (chosen[a] && dem[a] > t->limit_w[a] * (1 + HINT_OVER))
+            return true;
+    return false;
 }
 
 /* Is level a at or above job j's level? */
@@ -1611,10 +1783,17 @@ static pfi_error tree_dispatch(const pfi_alloc_jobs *J, const pfi_alloc_options 
     /* the oracle needs only the checks and the totals (its own pass): no flat allocation */
     if ((e = oracle ? alloc_check_inputs(J, &fo, r, d) : pfi_allocate(J, &fo, r, d)) != PFI_OK)
         return e;
+    /* the flat optimum first (tree_flat_first) for a drawn budget, continuous caps, no bands,
+       bounds or floors; skipped when a level surely binds */
+    bool flat_first =
+        oracle && !reserve && !(o->cap_step_w > 0) && !tree_has_bands(J, t) && !tree_has_bounds(J);
+    /* the hint, unless the last call on this workspace took the flat optimum (a controller's
+       periods change little: its cost is then saved where the flat attempt succeeds) */
+    bool hopeless = false, last_flat = ws->last_flat;
+    ws->last_flat = false;
     if (oracle && !reserve) {
-        double ref = 0;
-        for (size_t j = 0; j < J->n; j++)
-            ref += J->power_w[J->offset[j + 1] - 1];
+        double ref;
+        hopeless = tree_ref_hint(J, o, t, ws, flat_first && !last_flat, &ref);
         r->budget_w = isnan(o->budget_w) ? (1.0 - o->reduction) * ref : o->budget_w;
     }
     if (reserve) {
@@ -1623,11 +1802,23 @@ static pfi_error tree_dispatch(const pfi_alloc_jobs *J, const pfi_alloc_options 
             top += alloc_opt(J->gpus, j, 1.0) * J->cap_w[J->offset[j + 1] - 1];
         r->budget_w = isnan(o->budget_w) ? (1.0 - o->reduction) * top : o->budget_w;
     }
-    if (oracle && !reserve && !(o->cap_step_w > 0) && !tree_has_bands(J, t) &&
-        !tree_has_bounds(J) && tree_flat_first(J, o, t, ws, r, tr))
+    if (flat_first && !hopeless && tree_flat_first(J, o, t, ws, r, tr)) {
+        ws->last_flat = true;
         return PFI_OK;
-    if (oracle)
-        return tree_oracle(J, o, t, ws, r, tr, d);
+    }
+    if (oracle) {
+        bool inner = true;
+        e = tree_oracle(J, o, t, ws, r, tr, d, hopeless ? &inner : NULL);
+        if (e != PFI_OK || inner)
+            return e;
+        /* the hint was wrong, no inner level bound: the flat optimum after all, so that the
+           result is the one without the hint */
+        if (tree_flat_first(J, o, t, ws, r, tr)) {
+            ws->last_flat = true;
+            return PFI_OK;
+        }
+        return tree_oracle(J, o, t, ws, r, tr, d, NULL);
+    }
     return alloc_tree_heuristic(J, o, t, r, tr, d);
 }
 

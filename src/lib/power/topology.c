@@ -85,7 +85,9 @@ static bool topo_grow(pfi_topology *t, size_t *cap, char ***parent_name)
     return true;
 }
 
-/* The fields of one line: up to max blank-separated words, NUL-terminated in place. */
+/* The fields of one line: its blank-separated words, NUL-terminated in place, the first
+ * max + 1 of them in w (one past max: the first field too many, for the message); returns how
+ * many words the line has. */
 static size_t split(char *s, char **w, size_t max)
 {
     size_t n = 0;
@@ -94,9 +96,9 @@ static size_t split(char *s, char **w, size_t max)
             s++;
         if (*s == '\0' || *s == '#')
             return n;
-        if (n == max)
-            return max + 1;
-        w[n++] = s;
+        if (n <= max)
+            w[n] = s;
+        n++;
         while (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\n' && *s != '#')
             s++;
         if (*s == '#') {
@@ -148,12 +150,21 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
 {
     size_t i = t->n;
     const char *lvl = nw > 0 ? w[0] : "";
+    /* a short line names the first field it lacks (the column), a long one its first field
+     * too many: a ragged line is refused, never read shifted */
+    static const char *const field[] = {"LEVEL", "NAME", "PARENT", "LIMIT_W"};
     if (nw < 4 || nw > TOPO_MAX_FIELDS) {
-        pfi_diag_set(d, file, line, NULL,
+        char what[160];
+        if (nw < 4)
+            snprintf(what, sizeof what, "%s is missing", field[nw]);
+        else
+            snprintf(what, sizeof what, "field %d '%.60s' is one too many", TOPO_MAX_FIELDS + 1,
+                     w[TOPO_MAX_FIELDS]);
+        pfi_diag_set(d, file, line, nw < 4 ? field[nw] : NULL,
                      "level '%.60s': expected 'LEVEL NAME PARENT LIMIT_W [reserve|measured] "
                      "[source=TEXT] [ramp=W_PER_S] [ramp_up=W_PER_S] [ramp_down=W_PER_S]', got "
-                     "%zu fields",
-                     lvl, nw);
+                     "%zu fields: %s",
+                     lvl, nw, what);
         return PFI_ERR_PARSE;
     }
     double lim = INFINITY;

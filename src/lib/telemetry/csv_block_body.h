@@ -12,6 +12,7 @@
 #define CSV_CTZ(x) tm_ctz128(x)
 #define CSV_MSB(x) tm_msb128(x)
 #define CSV_POPCOUNT(x) tm_popcount128(x)
+#define CSV_SPAN(a, b) ((((tm_u128)1 << (b)) - 1) & ~(((tm_u128)1 << (a)) - 1))
 #else
 #define CSV_BYTES 64
 #define CSV_M uint64_t
@@ -19,6 +20,7 @@
 #define CSV_CTZ(x) ((unsigned)__builtin_ctzll(x))
 #define CSV_MSB(x) (63 - (unsigned)__builtin_clzll(x))
 #define CSV_POPCOUNT(x) ((unsigned)__builtin_popcountll(x))
+#define CSV_SPAN(a, b) (((1ULL << (b)) - 1) & ~((1ULL << (a)) - 1)) /* bits [a, b), b < 64 */
 #endif
 
 /*
@@ -78,7 +80,49 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
     }
     const unsigned n_sep = (unsigned)ncol - 1;
     const bool has_ts = lay->n_time == 1, keep_series = tm->opt.keep_series;
+    /* The last row taken the long way, as a template: a row whose bytes through its
+     * newline are the template's, but for digits where the template has digits, has the
+     * same masks, tokens, fields and units, and numbers of the same shape (no sign, the
+     * same digit count and dot): it qualifies as the template did, and its numbers convert
+     * without their checks. (The entity and the time are looked up for every row.) */
+    char tb[CSV_BYTES];
+    CSV_M tdig = 0, tkeep = 0; /* the template's digits; its bytes through the newline */
+    unsigned tlen = 0, txa = 0, txz = 0, tta = 0, ttz = 0;
+    unsigned va[CSV_BYTES / 2], vn[CSV_BYTES / 2]; /* each number: first byte, length */
+    const void *vsrc[CSV_BYTES / 2];
+    size_t vfd[CSV_BYTES / 2];
+    CSV_M vbytes[CSV_BYTES / 2]; /* each number's bytes */
+    double tfv[CSV_BYTES / 2];   /* the template's numbers */
+    bool have_tmpl = false;
     while (p < end) {
+        unsigned len, xa = 0, xz = 0, ta = 0, tz = 0;
+        CSV_M eqm, dgm;
+        if (have_tmpl && p + tlen < end) {
+#if CSV_WIDE
+            uint64_t e0, d0, e1 = ~0ULL, d1 = 0;
+            tm_shape64_in(simd, p, tb, &e0, &d0);
+            if (tlen >= 64)
+                tm_shape64_in(simd, p + 64, tb + 64, &e1, &d1);
+            eqm = (CSV_M)e1 << 64 | e0;
+            dgm = (CSV_M)d1 << 64 | d0;
+#else
+            tm_shape64_in(simd, p, tb, &eqm, &dgm);
+#endif
+            if ((tkeep & ~(eqm | (tdig & dgm))) == 0) {
+                for (size_t i = 0; i < nv; i++) {
+                    if ((vbytes[i] & ~eqm) == 0) /* the template's number, byte for byte */
+                        fv[i] = tfv[i];
+                    else if (!tm_number_known_in(simd, p + va[i], vn[i], vsrc[i], vfd[i], &fv[i]))
+                        goto done; /* (without simd only: it takes what the template took) */
+                }
+                len = tlen;
+                xa = txa;
+                xz = txz;
+                ta = tta;
+                tz = ttz;
+                goto row;
+            }
+        }
         /* The row's first CSV_BYTES bytes classified (TM_LINE_PAD readable past end): its
          * end, its blanks and commas as bit masks. */
         CSV_M bm, nlm, cm;
@@ -89,7 +133,7 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
 #endif
         if (nlm == 0)
             break; /* (longer rows: the per-line path) */
-        unsigned len = CSV_CTZ(nlm);
+        len = CSV_CTZ(nlm);
         if (p + len >= end)
             break;
         unsigned n = len - (len > 0 && p[len - 1] == '\r');
@@ -113,28 +157,61 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
         /* Field by field, in order: its first token at a, the next field's at b (the
          * row's end for the last field), its last token's end at z. */
         CSV_M nexts = ff | (CSV_M)1 << n;
-        unsigned a = CSV_CTZ(first), xa = 0, xz = 0, ta = 0, tz = 0;
+        unsigned a = CSV_CTZ(first);
         size_t i = 0;
+        CSV_M vary = 0; /* the numbers', the index's and the time's bytes */
         for (unsigned j = 0; j < ncol; j++, nexts &= nexts - 1) {
             unsigned b = CSV_CTZ(nexts);
             unsigned z = CSV_MSB(last & (((CSV_M)1 << b) - 1)) + 1;
             if (role[j] == CSV_B_VALUE) {
                 unsigned e = a + CSV_CTZ(last >> a) + 1; /* the number's end */
-                if (!tm_number_in(simd, p + a, e - a, &fv[i]))
+                if (!tm_number_shape_in(simd, p + a, e - a, &fv[i], &vsrc[i], &vfd[i]))
                     goto done;
                 if (z != e && (z != e + 1 + vulen[i] || vulen[i] == 0 ||
                                ((tm_load8(p + e) ^ vunit[i]) & vumask[i]) != 0))
                     goto done; /* more than " <the header's unit>" */
+                va[i] = a;
+                vn[i] = e - a;
+                vbytes[i] = CSV_SPAN(a, e);
+                tfv[i] = fv[i];
+                vary |= vbytes[i];
                 i++;
             } else if (role[j] == CSV_B_INDEX) {
                 xa = a;
                 xz = z;
+                vary |= CSV_SPAN(a, z);
             } else if (role[j] == CSV_B_TIME) {
                 ta = a;
                 tz = z;
+                vary |= CSV_SPAN(a, z);
             }
             a = b;
         }
+        /* The template from here on: this row (its entity and time are checked below;
+         * a row refused there ends the block, and the template with it). */
+        memcpy(tb, p, CSV_BYTES);
+#if CSV_WIDE
+        {
+            uint64_t e0, d0, e1 = 0, d1 = 0;
+            tm_shape64_in(simd, p, p, &e0, &d0);
+            if (len >= 64)
+                tm_shape64_in(simd, p + 64, p + 64, &e1, &d1);
+            (void)e0;
+            (void)e1;
+            tdig = (CSV_M)d1 << 64 | d0;
+        }
+#else
+        tm_shape64_in(simd, p, p, &eqm, &tdig);
+#endif
+        tdig &= vary; /* (a digit of a unit or another column must stay as it is) */
+        tkeep = ((CSV_M)2 << len) - 1;
+        tlen = len;
+        txa = xa;
+        txz = xz;
+        tta = ta;
+        ttz = tz;
+        have_tmpl = true;
+    row:
         if (xz - xa > 16)
             break;
         span ts = {p + ta, tz - ta};
@@ -147,7 +224,7 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
         double tsec = 0;
         bool has_t = false;
         if (has_ts) {
-            csv_fast_time(tm, fs, ts, &tsec, &has_t);
+            csv_fast_time(tm, fs, ts, &tsec, &has_t, simd);
             if (!has_t)
                 break; /* the line path refuses it, naming the line */
         }
@@ -190,4 +267,5 @@ done:
 #undef CSV_CTZ
 #undef CSV_MSB
 #undef CSV_POPCOUNT
+#undef CSV_SPAN
 #undef CSV_WIDE

@@ -280,35 +280,44 @@ static inline __attribute__((always_inline)) void tm_count_only(pfi_telemetry *t
     }
 }
 
+/* The first read's sink (reduce.c; pfi_reduce_stream_begin makes it tm->sink with
+ * sink_counts set, and only it: pfi_telemetry_set_sink clears sink_counts): a valid sample
+ * v at t of series k, no break before it — tm->sink(tm->sink_ctx, k, t, v, true, false)
+ * called directly. Always PFI_OK. */
+pfi_error tm_spec_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk);
+pfi_error tm_spec_valid(void *ctx, size_t k, double t, double v);
+
 /*
- * tm_put_in's case of a streamed series s (options.stream_power) and a value in range: the
- * common sample — not the series' first, no break before it, its step the one counted last,
- * or any such sample of a second read (the sink's) — counted here exactly as tm_put counts
- * it; anything else goes to tm_put.
+ * tm_put_in's case of a streamed series s = &tm->series[k] (options.stream_power) and a value
+ * in range: the common sample — not the series' first, no break before it, its step the one
+ * counted last, or any such sample of a second read (the sink's) — counted here exactly as
+ * tm_put counts it; anything else goes to tm_put.
  */
-static inline __attribute__((always_inline)) pfi_error
-tm_put_stream(pfi_telemetry *tm, size_t e, size_t f, pfi_telemetry_series *s, double t, double v)
+static inline __attribute__((always_inline)) pfi_error tm_put_stream(pfi_telemetry *tm, size_t e,
+                                                                     size_t f, size_t k,
+                                                                     pfi_telemetry_series *s,
+                                                                     double t, double v)
 {
     tm_stream *st = s->stream;
     if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES || s->n_valid == 0 || s->pending_break ||
         !(t > s->last_t))
         return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
     double d = t - s->last_t;
-    uint64_t k;
-    memcpy(&k, &d, sizeof k);
+    uint64_t key;
+    memcpy(&key, &d, sizeof key);
     if (tm->sink != NULL && !tm->sink_counts) {
-        pfi_error err = tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, false);
+        pfi_error err = tm->sink(tm->sink_ctx, k, t, v, true, false);
         if (err != PFI_OK)
             return err;
     } else {
-        if ((k != st->last_key && k != st->key2) || !(t > st->last_row_t))
+        if ((key != st->last_key && key != st->key2) || !(t > st->last_row_t))
             return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);
-        st->ent[k == st->last_key ? st->last_slot : st->slot2].cnt++;
+        st->ent[key == st->last_key ? st->last_slot : st->slot2].cnt++;
         st->n_clean++;
         st->last_row_t = t;
         st->t_max = t > st->t_max ? t : st->t_max;
-        if (tm->sink != NULL)
-            (void)tm->sink(tm->sink_ctx, (size_t)(s - tm->series), t, v, true, false);
+        if (tm->sink_counts) /* (the sink is tm_spec_sample) */
+            (void)tm_spec_valid(tm->sink_ctx, k, t, v);
     }
     tm_count_sample(s, t, v);
     tm_count_only(tm, s, t);
@@ -336,7 +345,7 @@ static inline __attribute__((always_inline)) pfi_error tm_put_in(pfi_telemetry *
     pfi_telemetry_series *s = &tm->series[k];
     if (keep_series && s->counted) {
         if (s->stream != NULL)
-            return tm_put_stream(tm, e, f, s, t, v);
+            return tm_put_stream(tm, e, f, (size_t)k, s, t, v);
         if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES ||
             (s->changes_only && (s->n == 0 || v != s->value[s->n - 1] || !(t >= s->last_t))))
             return tm_put(tm, e, f, t, PFI_VALUE_OK, v, -1, false);

@@ -517,35 +517,40 @@ static excl_series excl_series_of(const pfi_telemetry *tm, size_t e)
     return (excl_series){ls, rf >= 0 ? pfi_telemetry_series_get(tm, e, (size_t)rf) : NULL};
 }
 
+/* The last sample of s at or before t + 1e-6 (times ascending): its index; s->n when none. */
+static inline __attribute__((always_inline)) size_t excl_at(const pfi_telemetry_series *s, double t)
+{
+    if (s->n == 0 || !(s->t_s[0] <= t + 1e-6))
+        return s->n;
+    size_t lo = 0, hi = s->n;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->t_s[mid] <= t + 1e-6)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static inline __attribute__((always_inline)) unsigned
 sample_excluded(const excl_series *xs, const pfi_reduce_options *o, double t)
 {
     unsigned x = 0;
-    const pfi_telemetry_series *both[2] = {xs->limit, xs->reasons};
-    if (both[0] == NULL && both[1] == NULL)
-        return 0;
-    for (int k = 0; k < 2; k++) {
-        const pfi_telemetry_series *s = both[k];
-        if (s == NULL || s->n == 0 || !(s->t_s[0] <= t + 1e-6))
-            continue;
-        size_t lo = 0, hi = s->n; /* the last sample at or before t (times ascending) */
-        while (hi - lo > 1) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (s->t_s[mid] <= t + 1e-6)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        double v = s->value[lo];
-        if (k == 0) {
-            double cap = o->cap_w > 0 ? o->cap_w : s->value[0];
-            double tol = cap * 0.005 > 1.0 ? cap * 0.005 : 1.0;
-            if (fabs(v - cap) > tol)
-                x |= PFI_RED_CAP_LOST;
-        } else if (v >= 0 && v < 18446744073709551616.0 &&
-                   ((unsigned long long)v & PFI_RED_THROTTLE_MASK) != 0) {
+    const pfi_telemetry_series *s = xs->limit;
+    size_t i;
+    if (s != NULL && (i = excl_at(s, t)) < s->n) {
+        double cap = o->cap_w > 0 ? o->cap_w : s->value[0];
+        double tol = cap * 0.005 > 1.0 ? cap * 0.005 : 1.0;
+        if (fabs(s->value[i] - cap) > tol)
+            x |= PFI_RED_CAP_LOST;
+    }
+    s = xs->reasons;
+    if (s != NULL && (i = excl_at(s, t)) < s->n) {
+        double v = s->value[i];
+        if (v >= 0 && v < 18446744073709551616.0 &&
+            ((unsigned long long)v & PFI_RED_THROTTLE_MASK) != 0)
             x |= PFI_RED_THROTTLED;
-        }
     }
     return x;
 }
@@ -1070,6 +1075,7 @@ typedef struct stream_head {
  * entity e (ee: its increase, the derived power). */
 typedef struct stream_series {
     long g, e, cg; /* power of job GPU g; counter of entity e, job GPU cg (-1: none) */
+    int dk;        /* the first read's counter: its derived series in the shadow (-1: none yet) */
     bool have_prev, first;
     double tp, vp, lim; /* the previous sample; the series' gap limit (tm_gap_limit) */
     double elo, ehi;    /* power: the counter's span (counter_plausible) */
@@ -1108,6 +1114,14 @@ typedef struct stream_pass {
                         -2: not taken yet): tm->series moves while it is read */
     double last_out; /* the last row's time out of the merge */
     double *emitted; /* per GPU: its last row's time out of the merge (-INFINITY) */
+    /* spec_push's in-order ring (spec, !eof, !heap_mode): only lt's leaves are kept (the
+     * tree above them is remade by lt_rebuild before anything else reads it); nblock is how
+     * many GPUs hold the ring's first row back — !(thr < leaf), thr its time + 1e-6 —
+     * counted again when that row changes (cnt_ok false) and lowered as GPUs pass it. The
+     * first row leaves when nblock is 0: exactly when thr < lt's minimum. */
+    bool cnt_ok;
+    size_t nblock;
+    double thr;
     /* A warm-up (o->warmup_s > 0, the second read only): every series' valid samples at
      * least the warm-up after t0w (the reduction's t_0, known before this read) summed into
      * tm's wsum and wn in file order, as field_mean sums the stored samples; seen counts
@@ -1122,6 +1136,13 @@ static inline __attribute__((always_inline)) void lt_set(stream_pass *p, size_t 
     size_t k = p->leaves + g;
     p->lt[k] = t;
     for (k /= 2; k >= 1; k /= 2)
+        p->lt[k] = p->lt[2 * k] < p->lt[2 * k + 1] ? p->lt[2 * k] : p->lt[2 * k + 1];
+}
+
+/* lt's inner nodes made again from its leaves (after spec_push kept the leaves only). */
+static void lt_rebuild(stream_pass *p)
+{
+    for (size_t k = p->leaves - 1; k >= 1; k--)
         p->lt[k] = p->lt[2 * k] < p->lt[2 * k + 1] ? p->lt[2 * k] : p->lt[2 * k + 1];
 }
 
@@ -1332,6 +1353,77 @@ static inline __attribute__((always_inline)) pfi_error stream_push(stream_pass *
     p->buffered++;
     lt_set(p, g, ++q->pushed == q->expected ? INFINITY : t);
     return stream_drain(p);
+}
+
+/* The GPUs that hold the ring's first row back (spec_push): nblock and thr made again. */
+static __attribute__((noinline)) void spec_count(stream_pass *p)
+{
+    double thr = p->fifo[p->fhead].t + 1e-6;
+    size_t n = 0;
+    for (size_t g = 0; g < p->ng; g++)
+        n += !(thr < p->lt[p->leaves + g]);
+    p->thr = thr;
+    p->nblock = n;
+    p->cnt_ok = true;
+}
+
+/*
+ * stream_push for the first read (spec, before eof): while the rows come in (time, GPU) order
+ * the ring's first row leaves exactly when stream_drain would let it (every GPU's last row
+ * past its time + 1e-6), found from the count of GPUs not yet past it instead of the min
+ * tree's update and test per row; anything else (a row out of that order, a NaN time, the
+ * heap's merge) goes to stream_push with the tree made whole first.
+ */
+static inline __attribute__((always_inline)) pfi_error spec_push(stream_pass *p, size_t g, double t,
+                                                                 double v, bool valid)
+{
+    stream_queue *q = &p->q[g];
+    if (p->heap_mode || p->eof || !(t == t) ||
+        (p->f_g != SIZE_MAX && !(t > p->f_t || (t == p->f_t && g > p->f_g)))) {
+        if (!p->heap_mode) {
+            lt_rebuild(p);
+            p->cnt_ok = false;
+        }
+        return stream_push(p, g, t, v, valid);
+    }
+    if (q->pushed == q->expected || p->buffered >= STREAM_WINDOW) {
+        p->overflow = true; /* as stream_push */
+        return PFI_ERR_LIMIT;
+    }
+    pfi_error e;
+    if (p->fn == p->fcap && (e = stream_fifo_grow(p)) != PFI_OK)
+        return e;
+    size_t k = p->fhead + p->fn;
+    p->fifo[k >= p->fcap ? k - p->fcap : k] = (stream_frow){t, v, (unsigned)g, valid};
+    if (p->fn++ == 0)
+        p->cnt_ok = false; /* a new first row */
+    p->f_t = t;
+    p->f_g = g;
+    p->buffered++;
+    double *leaf = &p->lt[p->leaves + g];
+    double nv = ++q->pushed == q->expected ? INFINITY : t;
+    if (p->cnt_ok && !(p->thr < *leaf) && p->thr < nv)
+        p->nblock--; /* (a GPU's bound only grows here: none starts holding back) */
+    *leaf = nv;
+    if (!(p->b.align > 0))
+        return PFI_OK; /* (stream_drain: nothing leaves before the step is guessed) */
+    for (;;) {
+        if (!p->cnt_ok)
+            spec_count(p);
+        if (p->nblock != 0)
+            return PFI_OK;
+        stream_frow x = p->fifo[p->fhead];
+        p->fhead = p->fhead + 1 == p->fcap ? 0 : p->fhead + 1;
+        p->buffered--;
+        if (--p->fn == 0)
+            p->cnt_ok = false;
+        else if (!(p->fifo[p->fhead].t + 1e-6 == p->thr))
+            p->cnt_ok = false; /* the next row's threshold is another */
+        if ((e = stream_emit(p, x.g, x.t, x.v, x.valid)) != PFI_OK || p->dead)
+            return e;
+        if (p->fn == 0)
+            return PFI_OK;
+    }
 }
 
 /* The sink of the second read: one sample of series k of tm. */
@@ -1687,12 +1779,13 @@ static long spec_gpu(tm_spec *sp, size_t e)
             p->lt[k] = p->lt[2 * k] < p->lt[2 * k + 1] ? p->lt[2 * k] : p->lt[2 * k + 1];
     }
     lt_set(p, g, -INFINITY);
+    p->cnt_ok = false; /* a GPU that holds every row back (spec_push) */
     sp->gpu_of[e] = (long)g;
     sp->last_gpu_entity = (long)e;
     return (long)g;
 }
 
-/* What series k feeds, taken at its first sample (spec_sample tests seen[k] first: this is
+/* What series k feeds, taken at its first sample (spec_one tests seen[k] first: this is
  * out of its line). */
 static __attribute__((noinline)) bool spec_role(tm_spec *sp, size_t k)
 {
@@ -1715,7 +1808,7 @@ static __attribute__((noinline)) bool spec_role(tm_spec *sp, size_t k)
         return true;
     sp->seen[k] = true;
     stream_series *x = &sp->p.ss[k];
-    *x = (stream_series){.g = -1, .e = -1, .cg = -1, .first = true, .lim = NAN};
+    *x = (stream_series){.g = -1, .e = -1, .cg = -1, .dk = -1, .first = true, .lim = NAN};
     const pfi_telemetry_series *s = &tm->series[k];
     const pfi_telemetry_field *f = &tm->fields[s->field];
     bool gpu = tm->entities[s->entity].is_gpu;
@@ -1733,7 +1826,7 @@ static __attribute__((noinline)) bool spec_role(tm_spec *sp, size_t k)
 }
 
 /* The shadow collector's entities up to e made, named by their numbers (out of
- * spec_sample's line: once per entity). */
+ * spec_one's line: once per entity). */
 static __attribute__((noinline)) pfi_error spec_shadow_entities(pfi_telemetry *sh, size_t e)
 {
     pfi_error err = PFI_OK;
@@ -1746,16 +1839,17 @@ static __attribute__((noinline)) pfi_error spec_shadow_entities(pfi_telemetry *s
     return err;
 }
 
-/* The first read's sink: stream_sample's work with the guesses. */
-static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk)
+/* The first read's sink: stream_sample's work with the guesses (tm_spec_sample, and
+ * tm_spec_valid for the readers' common sample). */
+static inline __attribute__((always_inline)) void spec_one(tm_spec *sp, size_t k, double t,
+                                                           double v, bool valid, bool brk)
 {
-    tm_spec *sp = ctx;
     stream_pass *p = &sp->p;
     if (p->dead)
-        return PFI_OK;
+        return;
     if (!(k < sp->ss_cap && sp->seen[k]) && !spec_role(sp, k)) {
         p->dead = true;
-        return PFI_OK;
+        return;
     }
     stream_series *x = &p->ss[k];
     if (!brk && valid && isnan(x->lim))
@@ -1781,15 +1875,15 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
         }
         if (t < p->last_out) {
             p->dead = true;
-            return PFI_OK;
+            return;
         }
-        pfi_error e = stream_push(p, g, t, v, valid);
+        pfi_error e = spec_push(p, g, t, v, valid);
         if (e != PFI_OK || p->overflow)
             p->dead = true;
-        return PFI_OK;
+        return;
     }
     if (x->e < 0 || !valid)
-        return PFI_OK;
+        return;
     if (x->have_prev) {
         double dt = t - x->tp, de = v - x->vp;
         if (x->cg >= 0 && !brk && !(de < 0) && !(dt > x->lim)) {
@@ -1805,9 +1899,22 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
             double d = ok ? tm_derived_power_w(de, dt) : NAN;
             if (ok && !(d <= sp->derived_max))
                 sp->derived_max = d;
-            if (e == PFI_OK) /* tm_put_ok: tm_put(..., PFI_VALUE_OK, d, -1, false) inlined */
+            /* tm_put_ok(sh, ...): tm_put(..., PFI_VALUE_OK, d, -1, false) inlined; once the
+             * derived series is there (a streamed series: it stays one), its common case —
+             * d within the power range, no DCGM blank — straight to tm_put_stream, which is
+             * where tm_put_ok's look-ups (the series, the field's range) would lead. */
+            if (e == PFI_OK && ok && x->dk >= 0 && d >= 0 && d <= tm_power_hi(sh) &&
+                d < 2147483632.0) {
+                e = tm_put_stream(sh, (size_t)x->e, sp->fpd_s, (size_t)x->dk, &sh->series[x->dk], t,
+                                  d);
+            } else if (e == PFI_OK) {
                 e = ok ? tm_put_ok(sh, (size_t)x->e, sp->fpd_s, t, d)
                        : tm_put(sh, (size_t)x->e, sp->fpd_s, t, PFI_VALUE_MISSING, d, -1, false);
+                int kd = sh->map[(size_t)x->e * PFI_TELEMETRY_MAX_FIELDS + sp->fpd_s];
+                if (e == PFI_OK && kd >= 0 && sh->opt.keep_series && sh->series[kd].counted &&
+                    sh->series[kd].stream != NULL)
+                    x->dk = kd;
+            }
             if (e != PFI_OK)
                 p->dead = true;
         }
@@ -1815,6 +1922,17 @@ static pfi_error spec_sample(void *ctx, size_t k, double t, double v, bool valid
     x->have_prev = true;
     x->tp = t;
     x->vp = v;
+}
+
+pfi_error tm_spec_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk)
+{
+    spec_one(ctx, k, t, v, valid, brk);
+    return PFI_OK;
+}
+
+pfi_error tm_spec_valid(void *ctx, size_t k, double t, double v)
+{
+    spec_one(ctx, k, t, v, true, false);
     return PFI_OK;
 }
 
@@ -1868,7 +1986,7 @@ pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o
     p->b.split_min = INFINITY;
     tm_spec_free(tm->spec);
     tm->spec = sp;
-    tm->sink = spec_sample;
+    tm->sink = tm_spec_sample;
     tm->sink_ctx = sp;
     tm->sink_counts = true;
     return PFI_OK;
@@ -1915,6 +2033,7 @@ static pfi_error spec_finish(pfi_telemetry *tm, const pfi_reduce_options *o, lon
         pfi_telemetry_field_find(tm, "power_energy_w") >= 0)
         return PFI_OK;
     p->eof = true;
+    lt_rebuild(p); /* (spec_push kept the leaves only) */
     for (size_t g = 0; g < p->ng; g++)
         lt_set(p, g, INFINITY);
     if (!(p->b.align > 0))
@@ -2124,7 +2243,7 @@ pfi_error pfi_reduce_stream(pfi_telemetry *tm, const pfi_reduce_options *o,
         red->psum == NULL || red->pn == NULL)
         goto fail;
     for (size_t k = 0; k < tm->n_series; k++)
-        p.ss[k] = (stream_series){.g = -1, .e = -1, .cg = -1};
+        p.ss[k] = (stream_series){.g = -1, .e = -1, .cg = -1, .dk = -1};
     /* The derived series first: making them moves tm->series, which the merge's limit
      * look-ups (p.xs) point into. */
     size_t base = tm->n_series;

@@ -208,6 +208,34 @@ static inline void tm_class64_3(const char *p, char c, uint64_t *blank, uint64_t
 #endif
 }
 
+/* Masks of p[0..64) against t[0..64): bytes equal (*eq), bytes of p that are the digits
+ * 0-9 (*dig) — for the readers' row templates (csv_block_body.h). */
+static inline void tm_shape64(const char *p, const char *t, uint64_t *eq, uint64_t *dig)
+{
+#if TM_SSE2
+    const __m128i z = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+    uint64_t e = 0, d = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(t + 16 * k));
+        __m128i v = _mm_sub_epi8(x, z);
+        e |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) << (16 * k);
+        d |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, nine), v))
+             << (16 * k);
+    }
+    *eq = e;
+    *dig = d;
+#else
+    uint64_t e = 0, d = 0;
+    for (int k = 0; k < 64; k++) {
+        e |= (uint64_t)(p[k] == t[k]) << k;
+        d |= (uint64_t)(p[k] >= '0' && p[k] <= '9') << k;
+    }
+    *eq = e;
+    *dig = d;
+#endif
+}
+
 /* Bit i of the result is set when s[i] is ' ' or '\t' (blank) — or, with c != 0, equals c
  * (in *cm) — for i in [0, 64): tm_class64_3 without the newlines. */
 static inline uint64_t tm_class64(const char *s, char c, uint64_t *cm)
@@ -380,6 +408,24 @@ tm_class64_3_avx2(const char *p, char c, uint64_t *blank, uint64_t *nl, uint64_t
 #undef TM_MASK64
 }
 
+/* tm_shape64 with AVX2 (callers compiled with target(TM_SIMD_TARGET) only). */
+__attribute__((target(TM_SIMD_TARGET))) static inline void
+tm_shape64_avx2(const char *p, const char *t, uint64_t *eq, uint64_t *dig)
+{
+    const __m256i z = _mm256_set1_epi8('0'), nine = _mm256_set1_epi8(9);
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+    __m256i y0 = _mm256_loadu_si256((const __m256i *)(const void *)t);
+    __m256i y1 = _mm256_loadu_si256((const __m256i *)(const void *)(t + 32));
+    __m256i v0 = _mm256_sub_epi8(x0, z), v1 = _mm256_sub_epi8(x1, z);
+    *eq = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x0, y0)) |
+          (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x1, y1)) << 32;
+    *dig =
+        (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_min_epu8(v0, nine), v0)) |
+        (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_min_epu8(v1, nine), v1))
+            << 32;
+}
+
 /*
  * m / 10^fd correctly rounded (m < 2^53 exact, fd <= 15), without a division: the quotient
  * from the rounded reciprocal, its exact residual, one correcting FMA. Markstein's theorem
@@ -422,23 +468,41 @@ __attribute__((target(TM_SIMD_TARGET))) static inline double tm_div_pow10_fma(do
             TM_SH_ROW(nd, 13), TM_SH_ROW(nd, 14), TM_SH_ROW(nd, 15), TM_SH_ROW(nd, 16)             \
     }
 
-/*
- * tm_token_number's SIMD twin (callers compiled with target(TM_SIMD_TARGET) only; the
- * readers pick it at run time when the CPU has it) for unsigned decimals: a plain
- * "[0-9]*(\.[0-9]*)?" of 1..16 bytes and 1..15 digits is m / 10^fd, m the digits as an
- * exact integer — the double tm_token_number and the scanner give. A sign is refused (it
- * goes the per-line way, which takes it). One 16-byte load: digits and the dot from byte
- * compares, the digits right-aligned around the dot by one shuffle from a table, then
- * converted 16 at a time by multiply-adds (the method of simdjson's parse_eight_digits,
- * widened). Reads p[0..16).
- */
-__attribute__((target(TM_SIMD_TARGET))) static inline bool
-tm_token_number_simd(const char *p, size_t len, double *out)
+/* The shuffle control of tm_token_number_simd for ndig digits (1..15) with the dot at byte
+ * dot (16: none). */
+static inline const void *tm_number_shuffle(unsigned ndig, unsigned dot)
 {
     static const signed char shuf[16][17][16] = {
         TM_SH_ND(0),  TM_SH_ND(1),  TM_SH_ND(2),  TM_SH_ND(3), TM_SH_ND(4),  TM_SH_ND(5),
         TM_SH_ND(6),  TM_SH_ND(7),  TM_SH_ND(8),  TM_SH_ND(9), TM_SH_ND(10), TM_SH_ND(11),
         TM_SH_ND(12), TM_SH_ND(13), TM_SH_ND(14), TM_SH_ND(15)};
+    return shuf[ndig][dot];
+}
+
+/* The value of a token whose shape tm_token_number_simd has checked (its digits where the
+ * shape has them: the caller knows): the digits right-aligned by the shuffle control src
+ * (tm_number_shuffle), converted, m / 10^fd. Reads p[0..16). */
+__attribute__((target(TM_SIMD_TARGET))) static inline double
+tm_token_number_simd_shaped(const char *p, const void *src, size_t fd)
+{
+    __m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8('0'));
+    __m128i t =
+        _mm_maddubs_epi16(_mm_shuffle_epi8(d, _mm_loadu_si128((const __m128i *)src)),
+                          _mm_setr_epi8(10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1));
+    t = _mm_madd_epi16(t, _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
+    t = _mm_packs_epi32(t, t);
+    t = _mm_madd_epi16(t, _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
+    uint64_t hl = (uint64_t)_mm_cvtsi128_si64(t);
+    uint64_t m = (hl & 0xffffffffu) * 100000000 + (hl >> 32);
+    return tm_div_pow10_fma((double)m, fd, false);
+}
+
+/* tm_token_number_simd's check of the token p[0..len): its digit count (*ndig) and the
+ * dot's byte (*dot, 16: none); false when it is not "[0-9]*(\.[0-9]*)?" of 1..16 bytes and
+ * 1..15 digits. Reads p[0..16). */
+__attribute__((target(TM_SIMD_TARGET))) static inline bool
+tm_token_shape_simd(const char *p, size_t len, unsigned *ndig, unsigned *dot)
+{
     if (len - 1 > 15)
         return false; /* (len 0 too) */
     __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
@@ -447,21 +511,32 @@ tm_token_number_simd(const char *p, size_t len, double *out)
     unsigned dig =
         (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d));
     unsigned dotm = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('.'))) & want;
-    unsigned ndig = (unsigned)len - (dotm != 0);
-    if ((want & ~(dig | dotm)) != 0 || (dotm & (dotm - 1)) != 0 || ndig - 1 > 14)
+    unsigned nd = (unsigned)len - (dotm != 0);
+    if ((want & ~(dig | dotm)) != 0 || (dotm & (dotm - 1)) != 0 || nd - 1 > 14)
         return false; /* not a digit or the dot; two dots; no digit; 16 digits */
-    unsigned dot = (unsigned)__builtin_ctz(dotm | 0x10000u);
-    size_t fd = dotm ? len - dot - 1 : 0;
-    __m128i src = _mm_loadu_si128((const __m128i *)(const void *)shuf[ndig][dot]);
-    __m128i t =
-        _mm_maddubs_epi16(_mm_shuffle_epi8(d, src),
-                          _mm_setr_epi8(10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1));
-    t = _mm_madd_epi16(t, _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
-    t = _mm_packs_epi32(t, t);
-    t = _mm_madd_epi16(t, _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
-    uint64_t hl = (uint64_t)_mm_cvtsi128_si64(t);
-    uint64_t m = (hl & 0xffffffffu) * 100000000 + (hl >> 32);
-    *out = tm_div_pow10_fma((double)m, fd, false);
+    *ndig = nd;
+    *dot = (unsigned)__builtin_ctz(dotm | 0x10000u);
+    return true;
+}
+
+/*
+ * tm_token_number's SIMD twin (callers compiled with target(TM_SIMD_TARGET) only; the
+ * readers pick it at run time when the CPU has it) for unsigned decimals: a plain
+ * "[0-9]*(\.[0-9]*)?" of 1..16 bytes and 1..15 digits is m / 10^fd, m the digits as an
+ * exact integer — the double tm_token_number and the scanner give. A sign is refused (it
+ * goes the per-line way, which takes it). One 16-byte load: digits and the dot from byte
+ * compares (tm_token_shape_simd), the digits right-aligned around the dot by one shuffle
+ * from a table, then converted 16 at a time by multiply-adds (the method of simdjson's
+ * parse_eight_digits, widened; tm_token_number_simd_shaped). Reads p[0..16).
+ */
+__attribute__((target(TM_SIMD_TARGET))) static inline bool
+tm_token_number_simd(const char *p, size_t len, double *out)
+{
+    unsigned ndig, dot;
+    if (!tm_token_shape_simd(p, len, &ndig, &dot))
+        return false;
+    size_t fd = dot < 16 ? len - dot - 1 : 0;
+    *out = tm_token_number_simd_shaped(p, tm_number_shuffle(ndig, dot), fd);
     return true;
 }
 
@@ -486,6 +561,61 @@ tm_class64_in(bool simd, const char *p, char c, uint64_t *blank, uint64_t *nl, u
         tm_class64_3(p, c, blank, nl, chr);
 }
 
+/* tm_number_in that also gives the token's shape for tm_number_known_in: the SIMD
+ * twin's shuffle control and fraction digits (with simd; NULL and 0 without). */
+static inline __attribute__((always_inline)) bool
+tm_number_shape_in(bool simd, const char *p, size_t len, double *out, const void **src, size_t *fd)
+{
+    if (!simd) {
+        *src = NULL;
+        *fd = 0;
+        return tm_token_number(p, len, out);
+    }
+    unsigned ndig, dot;
+    if (!tm_token_shape_simd(p, len, &ndig, &dot))
+        return false;
+    *src = tm_number_shuffle(ndig, dot);
+    *fd = dot < 16 ? len - dot - 1 : 0;
+    *out = tm_token_number_simd_shaped(p, *src, *fd);
+    return true;
+}
+
+/* tm_number_in of a token of a shape tm_number_shape_in took (src, fd from it), with
+ * digits where that token had digits and its other bytes the same: the same value, the
+ * check skipped (with simd; without, tm_token_number whole). */
+static inline __attribute__((always_inline)) bool
+tm_number_known_in(bool simd, const char *p, size_t len, const void *src, size_t fd, double *out)
+{
+    if (!simd)
+        return tm_token_number(p, len, out);
+    *out = tm_token_number_simd_shaped(p, src, fd);
+    return true;
+}
+
+/* vzeroupper (callers compiled with target(TM_SIMD_TARGET) only): before a call into code
+ * built without AVX, where GCC does not put it itself. */
+__attribute__((target(TM_SIMD_TARGET))) static inline void tm_zero_upper_avx(void)
+{
+    _mm256_zeroupper();
+}
+
+/* tm_zero_upper_avx with simd (a constant in each compiled copy); nothing without. */
+static inline __attribute__((always_inline)) void tm_zero_upper_in(bool simd)
+{
+    if (simd)
+        tm_zero_upper_avx();
+}
+
+/* tm_shape64 or, with simd (a constant in each compiled copy), its AVX2 twin. */
+static inline __attribute__((always_inline)) void
+tm_shape64_in(bool simd, const char *p, const char *t, uint64_t *eq, uint64_t *dig)
+{
+    if (simd)
+        tm_shape64_avx2(p, t, eq, dig);
+    else
+        tm_shape64(p, t, eq, dig);
+}
+
 /* tm_token_number or, with simd (a constant in each compiled copy), its SIMD twin. */
 static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const char *p, size_t len,
                                                                double *out)
@@ -508,6 +638,32 @@ static inline __attribute__((always_inline)) bool tm_number_in(bool simd, const 
                                                                double *out)
 {
     (void)simd;
+    return tm_token_number(p, len, out);
+}
+static inline __attribute__((always_inline)) void
+tm_shape64_in(bool simd, const char *p, const char *t, uint64_t *eq, uint64_t *dig)
+{
+    (void)simd;
+    tm_shape64(p, t, eq, dig);
+}
+static inline __attribute__((always_inline)) bool
+tm_number_shape_in(bool simd, const char *p, size_t len, double *out, const void **src, size_t *fd)
+{
+    (void)simd;
+    *src = NULL;
+    *fd = 0;
+    return tm_token_number(p, len, out);
+}
+static inline __attribute__((always_inline)) void tm_zero_upper_in(bool simd)
+{
+    (void)simd;
+}
+static inline __attribute__((always_inline)) bool
+tm_number_known_in(bool simd, const char *p, size_t len, const void *src, size_t fd, double *out)
+{
+    (void)simd;
+    (void)src;
+    (void)fd;
     return tm_token_number(p, len, out);
 }
 #endif

@@ -147,6 +147,7 @@ void pfi_telemetry_set_sink(pfi_telemetry *tm, pfi_telemetry_sample_fn fn, void 
 {
     tm->sink = fn;
     tm->sink_ctx = ctx;
+    tm->sink_counts = false; /* (only pfi_reduce_stream_begin's sink counts: tm_spec_valid) */
     tm->sink_all = fn != NULL && fn == tm_stream_sample_warm;
 }
 

@@ -33,6 +33,7 @@ struct tm_zone {
     int32_t *off;
     int32_t off0;
     tz_rule rule;
+    bool sorted; /* at[] non-decreasing (every TZif file): tm_zone_to_utc's short cut */
     char name[128];
 };
 
@@ -223,6 +224,9 @@ static bool tzif_parse(const unsigned char *b, size_t n, tm_zone *z)
             if (end != NULL)
                 tz_rule_parse((const char *)b + foot + 1, (size_t)(end - b - foot - 1), &z->rule);
         }
+        z->sorted = true;
+        for (uint32_t i = 1; i < tcnt; i++)
+            z->sorted &= z->at[i - 1] <= z->at[i];
         return true;
     }
     return false;
@@ -245,6 +249,7 @@ pfi_error tm_zone_load(const char *name, tm_zone **out)
         return PFI_ERR_NOMEM;
     snprintf(z->name, sizeof z->name, "%s", name);
     if (strcmp(name, "UTC") == 0 || strcmp(name, "Z") == 0 || strcmp(name, "Etc/UTC") == 0) {
+        z->sorted = true;
         *out = z; /* no transitions, offset 0 */
         return PFI_OK;
     }
@@ -297,6 +302,36 @@ int32_t tm_zone_offset(const tm_zone *z, double utc)
 
 int tm_zone_to_utc(const tm_zone *z, double local, double utc[2])
 {
+    /* The common case first, with the answer the search below gives: no transition
+     * between the outer probes (local -+ two days; those between lie between them, the
+     * rounding being monotonic), so every probe finds the one offset o, and local - o
+     * inside that stretch too: one answer. */
+    if (z->sorted) {
+        double lo_t = local + -2 * 86400.0, hi_t = local + 2 * 86400.0;
+        size_t i = 0; /* 1 + the last transition at or before lo_t; 0: none */
+        if (z->n > 0 && !(lo_t < (double)z->at[0])) {
+            size_t lo = 0, hi = z->n;
+            while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if ((double)z->at[mid] <= lo_t)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            i = lo + 1;
+        }
+        int32_t o = i == 0 ? z->off0 : z->off[i - 1];
+        double u = local - o;
+        bool after_start = i == 0 ? z->n == 0 || u < (double)z->at[0] : (double)z->at[i - 1] <= u;
+        /* (past the last transition the footer's rule, when there is one, decides: the
+         * search below asks tm_zone_offset, which applies it) */
+        if (i == z->n ? !z->rule.ok : (hi_t < (double)z->at[i] && u < (double)z->at[i])) {
+            if (after_start) {
+                utc[0] = u;
+                return 1;
+            }
+        }
+    }
     /* Every offset in force within two days of local is a candidate: local - o is an
      * answer when o is the offset there. Two answers: the repeated hour; none: the skipped
      * hour. */
