@@ -149,17 +149,21 @@ static double tz_change_utc(const tz_rule *r, long y, int k)
     return (double)(first + d - 1) * 86400.0 + r->at[k] - before;
 }
 
+/* The civil year of day days since 1970 (Hinnant's civil_from_days, the year only). */
+static long tz_year_of_day(long days)
+{
+    long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+    long doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    return yoe + era * 400 + (mp >= 10);
+}
+
 /* The rule's offset at utc. */
 static int32_t tz_rule_offset(const tz_rule *r, double utc)
 {
     if (!r->dst || !(fabs(utc) < 1e13)) /* (past any civil year: no rule to apply) */
         return r->std_off;
-    long days = (long)floor((utc + r->std_off) / 86400.0);
-    /* the civil year of days (Hinnant's civil_from_days, the year only) */
-    long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
-    long doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
-    long y = yoe + era * 400 + (mp >= 10);
+    long y = tz_year_of_day((long)floor((utc + r->std_off) / 86400.0));
     double a = tz_change_utc(r, y, 0), b = tz_change_utc(r, y, 1);
     bool in = a < b ? (utc >= a && utc < b) : !(utc >= b && utc < a);
     return in ? r->dst_off : r->std_off;
@@ -175,6 +179,49 @@ static uint32_t be32(const unsigned char *p)
 static int64_t be64(const unsigned char *p)
 {
     return (int64_t)((uint64_t)be32(p) << 32 | be32(p + 4));
+}
+
+#define TZ_RULE_TABLE_END_YEAR 2200 /* the rule's changes written into the table up to it */
+
+/* The footer rule's changes from the table's end (1970 for a table without one) to
+ * TZ_RULE_TABLE_END_YEAR appended to z's table, so that its search answers them as it
+ * answers a fat file's own (and tm_zone_to_utc's short cut holds); past them the rule is
+ * applied as it stands. A rule without daylight time that repeats the table's last offset adds
+ * nothing and is dropped. false: out of memory. */
+static bool tz_rule_extend(tm_zone *z)
+{
+    tz_rule *r = &z->rule;
+    if (!r->ok)
+        return true;
+    if (!r->dst) {
+        r->ok = r->std_off != (z->n > 0 ? z->off[z->n - 1] : z->off0);
+        return true;
+    }
+    double from = z->n > 0 ? (double)z->at[z->n - 1] : 0.0;
+    long y0 = tz_year_of_day((long)floor(from / 86400.0));
+    if (y0 > TZ_RULE_TABLE_END_YEAR)
+        return true;
+    size_t room = z->n + 2 * (size_t)(TZ_RULE_TABLE_END_YEAR - y0 + 1);
+    int64_t *at = pfi_realloc(z->at, room * sizeof *at);
+    if (at == NULL)
+        return false;
+    z->at = at;
+    int32_t *off = pfi_realloc(z->off, room * sizeof *off);
+    if (off == NULL)
+        return false;
+    z->off = off;
+    for (long y = y0; y <= TZ_RULE_TABLE_END_YEAR; y++) {
+        double a = tz_change_utc(r, y, 0), b = tz_change_utc(r, y, 1);
+        double t[2] = {a < b ? a : b, a < b ? b : a};
+        int32_t o[2] = {a < b ? r->dst_off : r->std_off, a < b ? r->std_off : r->dst_off};
+        for (int k = 0; k < 2; k++)
+            if (t[k] > from && (z->n == 0 || t[k] > (double)z->at[z->n - 1])) {
+                z->at[z->n] = (int64_t)t[k];
+                z->off[z->n] = o[k];
+                z->n++;
+            }
+    }
+    return true;
 }
 
 /* The TZif data b[0..n) into z: the version 2+ (64-bit) block when there is one, else the
@@ -227,7 +274,7 @@ static bool tzif_parse(const unsigned char *b, size_t n, tm_zone *z)
         z->sorted = true;
         for (uint32_t i = 1; i < tcnt; i++)
             z->sorted &= z->at[i - 1] <= z->at[i];
-        return true;
+        return !z->sorted || tz_rule_extend(z);
     }
     return false;
 }
