@@ -201,6 +201,8 @@ static bool tz_rule_extend(tm_zone *z)
     long y0 = tz_year_of_day((long)floor(from / 86400.0));
     if (y0 > TZ_RULE_TABLE_END_YEAR)
         return true;
+    if (y0 < 1800) /* (a table ending before 1800, or a forged time: at most 401 years) */
+        y0 = 1800;
     size_t room = z->n + 2 * (size_t)(TZ_RULE_TABLE_END_YEAR - y0 + 1);
     int64_t *at = pfi_realloc(z->at, room * sizeof *at);
     if (at == NULL)
