@@ -198,6 +198,17 @@ static void test_schedule_trace(void **state)
     assert_int_not_equal(pfi_grid_schedule_load(feb30, strlen(feb30), &ev, &n, NULL, NULL, &d),
                          PFI_OK);
     assert_int_equal(d.line, 3);
+    /* a fraction of a second is digits ("00.5e3" was read as 500 s past the minute), an
+     * offset within ±23:59 ("+99:00" was 99 hours): both refused on their line */
+    const char *expo = "timestamp,total\n2025-02-28T10:00:00Z,5\n2025-02-28T10:00:00.5e3Z,5\n";
+    assert_int_equal(pfi_grid_schedule_load(expo, strlen(expo), &ev, &n, NULL, NULL, &d),
+                     PFI_ERR_PARSE);
+    assert_int_equal(d.line, 3);
+    assert_non_null(strstr(d.message, "00.5e3"));
+    const char *off99 = "timestamp,total\n2025-02-28T10:00:00Z,5\n2025-02-28T10:00:01+99:00,5\n";
+    assert_int_equal(pfi_grid_schedule_load(off99, strlen(off99), &ev, &n, NULL, NULL, &d),
+                     PFI_ERR_PARSE);
+    assert_int_equal(d.line, 3);
     /* 25 minutes from 2024-02-28 23:50 across Feb 29 (no drop: read, no event) */
     l2 = (size_t)snprintf(t2, sizeof t2, "%s", flat);
     for (int i = 0; i < 25; i++)

@@ -108,6 +108,27 @@ static void test_squeue_shapes(void **state)
         CHECK(e == PFI_ERR_PARSE && j == NULL && d.message[0] != '\0', "bad[%zu] refused: %d %s", k,
               e, d.message);
     }
+    /* start_time: Unix seconds, read exactly (2024-02-29T00:00:00Z is 1709164800, the 22.05
+     * number and the 23.x {"set","number"} shapes), unset missing, outside 1970..9999 refused */
+    const char *st = "{\"jobs\":[{\"job_id\":1,\"start_time\":1709164800},{\"job_id\":2,"
+                     "\"start_time\":{\"set\":true,\"number\":1709164800.5}},{\"job_id\":3,"
+                     "\"start_time\":{\"set\":false,\"number\":0}}]}";
+    CHECK(pfi_slurm_jobs_parse(st, strlen(st), &j, &n, &d) == PFI_OK, "start_time: %s", d.message);
+    CHECK(n == 3, "three jobs: %zu", n);
+    if (n == 3)
+        CHECK(j[0].start_time_s == 1709164800.0 && j[1].start_time_s == 1709164800.5 &&
+                  isnan(j[2].start_time_s),
+              "start times %.17g %.17g %.17g", j[0].start_time_s, j[1].start_time_s,
+              j[2].start_time_s);
+    pfi_free(j);
+    const char *bad_t[] = {"{\"jobs\":[{\"job_id\":1,\"start_time\":-5}]}",
+                           "{\"jobs\":[{\"job_id\":1,\"start_time\":1e300}]}"};
+    for (size_t k = 0; k < 2; k++) {
+        pfi_error e = pfi_slurm_jobs_parse(bad_t[k], strlen(bad_t[k]), &j, &n, &d);
+        CHECK(e == PFI_ERR_PARSE && j == NULL && strstr(d.message, "jobs[0]: start_time") != NULL &&
+                  strstr(d.message, "is not a valid time") != NULL,
+              "bad start_time %zu refused: %d %s", k, e, d.message);
+    }
     END_CHECKS();
 }
 

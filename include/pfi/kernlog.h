@@ -129,7 +129,9 @@ void pfi_kernlog_destroy(pfi_kernlog *kl);
  * a time: memory is O(PFI_KERNLOG_MAX_LINE + events kept), whatever the file's size. A file with no
  * NVIDIA event, an empty file and over-long or binary lines are not errors (see the counts).
  * Errors: PFI_ERR_IO (cannot open or read: diag names the file and the system's reason),
- * PFI_ERR_NOMEM, PFI_ERR_INVALID_ARGUMENT. On error kl keeps what was read before it.
+ * PFI_ERR_PARSE (an NVIDIA line's wall-clock timestamp is no time of the calendar, such as
+ * "Feb 30" or "25:00:00": diag names the file, the line and the text), PFI_ERR_NOMEM,
+ * PFI_ERR_INVALID_ARGUMENT. On error kl keeps what was read before it.
  */
 pfi_error pfi_kernlog_read_file(pfi_kernlog *kl, const char *path, pfi_diag *diag);
 pfi_error pfi_kernlog_read_stream(pfi_kernlog *kl, FILE *f, const char *name, pfi_diag *diag);

@@ -355,6 +355,21 @@ static int resume_held(pfid_agent *a)
         held_remove(a);
         return 0;
     }
+    /* Times no lease of this node can have (a revert past now + lease_max + hold_max, an end
+     * after the revert or none): never caps held on them; the originals come back instead. */
+    double latest = now_wall + a->cfg.lease_max_s + a->cfg.hold_max_s;
+    if (!(h.revert_wall <= latest) || !(h.expires_wall <= h.revert_wall)) {
+        char p[PFID_PATH_MAX + 8], ex[32] = "-"; /* (a missing end said as '-') */
+        held_path(a, p, sizeof p);
+        if (isfinite(h.expires_wall))
+            snprintf(ex, sizeof ex, "%.3f", h.expires_wall);
+        LOG_WARN("%s: expires_wall %s / revert_wall %.3f is not a valid time (Unix s, the "
+                 "end not after the revert, the revert within lease_max + hold_max = %.0f s of "
+                 "now): the held caps are not resumed, the originals restored",
+                 p, ex, h.revert_wall, a->cfg.lease_max_s + a->cfg.hold_max_s);
+        held_remove(a);
+        return 0;
+    }
     pfi_journal j = {0};
     pfi_diag d;
     pfi_diag_clear(&d);

@@ -190,8 +190,11 @@ static void load_registry(pfid_agent *a)
         json_t *g = json_object_get(o, "gpus"), *e0 = json_object_get(o, "e0_j");
         double start = json_number_value(json_object_get(o, "start_wall_s"));
         if (id == NULL || !pfi_slurm_valid_job(id) || !json_is_array(g) || find(a, id) != NULL ||
-            !isfinite(start) || start > wall || kept >= SJOBS_MAX) {
-            LOG_WARN("slurm: %s: entry %zu dropped (not a job this pfid can keep)", path, i);
+            !(start >= 0 && start <= wall) || kept >= SJOBS_MAX) {
+            /* (a start_wall_s before 1970, after now or none is no time a job started) */
+            LOG_WARN("slurm: %s: entry %zu dropped (not a job this pfid can keep: job id, GPU "
+                     "UUIDs, start_wall_s a Unix time not after now)",
+                     path, i);
             continue;
         }
         sjob *j = &a->slurm->jobs[kept];

@@ -757,7 +757,8 @@ static bool control_option(control_opts *o, int c, const char *arg)
         return cli_parse_double(arg, &o->ramp) && o->ramp >= 0 && o->ramp <= PFI_CTL_MAX_EVENT_S;
     case O_EPOCH:
         o->epoch_given = true;
-        return cli_parse_double(arg, &o->epoch) && o->epoch > 0;
+        return cli_parse_double(arg, &o->epoch) && o->epoch > 0 &&
+               o->epoch < 253402300800.0; /* a Unix time before the year 10000 */
     case O_RUNFOR:
         return cli_parse_double(arg, &o->run_for) && o->run_for > 0 &&
                o->run_for <= PFI_CTL_MAX_EVENT_S;

@@ -58,6 +58,21 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Authorization: Beare
 [ "$code" = 200 ] && limits 700000 700000 && [ ! -e "$T/journal" ] && [ ! -e "$T/journal.held" ] &&
     ok "DELETE: originals back, journal and held caps gone" || { bad "DELETE: $code"; ls "$T"; }
 
+# a held-caps file whose revert time is no time of a lease (1e300: caps held for ever): not
+# resumed, said with the file, the originals restored (was: caps re-applied "until 1e300 s")
+code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'Authorization: Bearer tok' \
+    -d '{"request_id":"r-4","lease_s":30,"caps":[{"uuid":"GPU-0","cap_w":400}]}' "$URL/v1/caps")
+kill -9 $PID; wait $PID 2>/dev/null
+sed -i 's/^revert_wall .*/revert_wall 1e300/' "$T/journal.held"
+start
+n=0
+until limits 700000 700000 || [ $n -gt 100 ]; do n=$((n + 1)); sleep 0.05; done
+grep -q "journal.held: expires_wall .* / revert_wall .* is not a valid time" "$T/pfid.log" &&
+    ok "a held revert time of 1e300 s refused, naming the file" || { bad "no refusal"; tail -5 "$T/pfid.log"; }
+limits 700000 700000 && ! grep -q "held caps of lease r-4 re-applied" "$T/pfid.log" &&
+    ok "the originals restored, not the held caps" || { bad "limits after a bad held file"; cat "$FAKE_NVML_STATE"; }
+curl -s -o /dev/null -X DELETE -H 'Authorization: Bearer tok' "$URL/v1/caps"
+
 # kill -9 with the journal deleted: the crash's owner lock is an alarm
 code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'Authorization: Bearer tok' \
     -d '{"request_id":"r-3","lease_s":30,"caps":[{"uuid":"GPU-0","cap_w":400}]}' "$URL/v1/caps")

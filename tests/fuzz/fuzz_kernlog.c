@@ -5,7 +5,9 @@
  * PFI_KERNLOG_MAX_EVENTS events; every text field NUL-terminated inside its array, without control
  * bytes in a message; a bus id empty or exactly "dddd:bb:dd.f" in lower-case hex; counts >= 1,
  * lines >= 1, file indices in range; a match's entity a GPU with the same bus, or -1; a GPU
- * the correlation marked lost is a GPU with a fatal event.
+ * the correlation marked lost is a GPU with a fatal event; a read refused as PFI_ERR_PARSE (an
+ * NVIDIA line's timestamp is no time of the calendar) names its line and says "is not a valid
+ * time".
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pfi_diag d;
     pfi_error e = pfi_kernlog_read_stream(kl, f, "fuzz", &d);
     fclose(f);
-    check(e == PFI_OK || e == PFI_ERR_NOMEM);
+    /* a wall-clock stamp that is no time refuses the log on its line, saying so */
+    check(e == PFI_OK || e == PFI_ERR_NOMEM || e == PFI_ERR_PARSE);
+    if (e == PFI_ERR_PARSE)
+        check(d.line >= 1 && strstr(d.message, "is not a valid time") != NULL);
     check(kl->n_events <= PFI_KERNLOG_MAX_EVENTS && kl->n_files == 1);
     check(kl->n_malformed_noted <= PFI_KERNLOG_MAX_NOTED);
     for (size_t i = 0; i < kl->n_events; i++) {

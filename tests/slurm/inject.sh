@@ -181,7 +181,7 @@ URL="http://127.0.0.1:$(cat "$T/port2")"
 curl -s "$URL/metrics" >"$T/m"
 jobs=$(sed -n 's/^pfi_slurm_job_info{hpc_job="\([^"]*\)".*/\1/p' "$T/m" | sort | tr '\n' ' ')
 [ "$jobs" = "10 7 " ] && ok "a restarted pfid keeps jobs 7 and 10 from $T/s.sock.jobs" || bad "after restart: '$jobs'"
-printf '[{"job":"1;x","gpus":["GPU-0"]},{"job":"12","gpus":["GPU-9"]},7,{"job":"13","gpus":["EMU-00000001-0002"],"start_wall_s":1e300}]' >"$T/s.sock.jobs"
+printf '[{"job":"1;x","gpus":["GPU-0"]},{"job":"12","gpus":["GPU-9"]},7,{"job":"13","gpus":["EMU-00000001-0002"],"start_wall_s":1e300},{"job":"14","gpus":["EMU-00000001-0003"],"start_wall_s":-5}]' >"$T/s.sock.jobs"
 kill -TERM "$PF"
 wait "$PF"
 "$PFID" -c "$T/pfid.conf" -l 127.0.0.1:0 -s port_file="$T/port3" -b emulated --emulate 'gpus=4,startup=0' \

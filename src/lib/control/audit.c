@@ -320,6 +320,29 @@ bool ctl_audit_last_correction(ctl_audit *a, double *corr_w)
                    NULL, corr_w, NULL);
 }
 
+pfi_error ctl_audit_period_time(pfi_diag *d, const char *path, long long id, double t_s,
+                                double wall_s, double prev_t_s)
+{
+    if (!isfinite(t_s) || t_s < 0 || (!isnan(prev_t_s) && t_s < prev_t_s)) {
+        char before[64] = "";
+        if (!isnan(prev_t_s))
+            snprintf(before, sizeof before, ", not before the period before's %.17g", prev_t_s);
+        char text[32] = "NULL"; /* (SQLite stores no NaN: a NaN is a NULL) */
+        if (!isnan(t_s))
+            snprintf(text, sizeof text, "%.17g", t_s);
+        return ctl_fail(d, 0, PFI_ERR_PARSE,
+                        "audit log: %s: ctl_periods id %lld: t_s %s is not a valid time "
+                        "(controller seconds since its start: finite, 0 or more%s)",
+                        path, id, text, before);
+    }
+    if (!isnan(wall_s) && !(wall_s >= 0 && wall_s < 253402300800.0))
+        return ctl_fail(d, 0, PFI_ERR_PARSE,
+                        "audit log: %s: ctl_periods id %lld: wall_s %.17g is not a valid time "
+                        "(Unix seconds, 0 to 253402300799, or NULL)",
+                        path, id, wall_s);
+    return PFI_OK;
+}
+
 pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, size_t *n,
                          pfi_diag *diag)
 {
@@ -394,6 +417,9 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
         snprintf(r->bound, sizeof r->bound, "%s", s ? (const char *)s : "");
         r->ramp_limited = sqlite3_column_int(st, 17);
         r->lead = sqlite3_column_int(st, 18);
+        if ((e = ctl_audit_period_time(diag, path, r->id, r->t_s, r->wall_s,
+                                       m > 1 ? p[m - 2].t_s : NAN)) != PFI_OK)
+            goto out;
     }
     if (rc != SQLITE_DONE) {
         e = db_fail(db, diag, "read");

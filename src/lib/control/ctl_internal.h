@@ -15,6 +15,14 @@
 pfi_error ctl_fail(pfi_diag *d, long line, pfi_error e, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* ctl_audit_period_time — whether a ctl_periods row of the audit log at path (its id) has
+ * times pfi reads: t_s (controller seconds since create) finite, 0 or more and not before prev_t_s
+ * (the row before's, NaN for the first); wall_s (Unix s) NULL (NaN) or 0 to 253402300799.
+ * PFI_OK, or PFI_ERR_PARSE with d naming the file, the row and the field: never a period of a
+ * negative length nor one dated outside the calendar. */
+pfi_error ctl_audit_period_time(pfi_diag *d, const char *path, long long id, double t_s,
+                                double wall_s, double prev_t_s);
+
 /* ctl_audit_not_a_file — a directory named as the audit log, or (must_exist) a path that
  * does not exist: PFI_ERR_IO with "audit log: PATH: is a directory, not an audit log" or the
  * stat's error (SQLite would say "disk I/O error" or "unable to open database file"); else

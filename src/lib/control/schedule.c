@@ -261,10 +261,12 @@ static bool clock_of(const char **s, double *sec)
         (*s)++;
         if (!digits(s, 2, &sc) || sc > 60)
             return false;
-        if (**s == '.') {
-            char *end;
-            frac = strtod(*s, &end);
-            *s = end;
+        if (**s == '.') { /* digits only: ".5e3" is no fraction of a second */
+            (*s)++;
+            if (!isdigit((unsigned char)**s))
+                return false;
+            for (double scale = 0.1; isdigit((unsigned char)**s); (*s)++, scale /= 10)
+                frac += (**s - '0') * scale;
         }
     }
     *sec = (double)(h * 3600 + m * 60 + sc) + frac;
@@ -310,6 +312,8 @@ static bool parse_time(const char *s, double *t, bool *clock)
         if (*p == ':')
             p++;
         if (*p != '\0' && !digits(&p, 2, &om))
+            return false;
+        if (oh > 23 || om > 59) /* "+99:99" is no offset */
             return false;
         off = sign * (double)(oh * 3600 + om * 60);
     }

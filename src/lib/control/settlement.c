@@ -122,6 +122,9 @@ static pfi_error read_periods(sqlite3 *db, const char *path, prow **out, size_t 
                   col_num(st, 5),
                   col_num(st, 6),
                   col_num(st, 7)};
+        if ((e = ctl_audit_period_time(d, path, (long long)r.id, r.t, NAN,
+                                       m > 0 ? p[m - 1].t : NAN)) != PFI_OK)
+            break;
         p[m++] = r;
     }
     if (e == PFI_OK && rc != SQLITE_DONE)

@@ -234,6 +234,16 @@ pfi_error pfi_slurm_jobs_parse(const char *text, size_t len, pfi_slurm_job **out
         copy_cut(j->partition, sizeof j->partition, str_of(o, "partition"));
         j->priority = num_of(o, "priority");
         j->start_time_s = num_of(o, "start_time");
+        if (!isnan(j->start_time_s) &&
+            !(j->start_time_s >= 0 && j->start_time_s < 253402300800.0)) {
+            double t = j->start_time_s; /* a time outside 1970..9999 orders no job */
+            pfi_free(v);
+            json_decref(root);
+            return ctl_fail(diag, 0, PFI_ERR_PARSE,
+                            "squeue --json: jobs[%zu]: start_time %.17g is not a valid time (Unix "
+                            "seconds, 0 to 253402300799, or unset)",
+                            k, t);
+        }
         j->gpus = gpus_of(str_of(o, "tres_alloc_str"), true);
         if (j->gpus == 0) {
             double nc = num_of(o, "node_count");

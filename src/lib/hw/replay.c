@@ -260,8 +260,18 @@ static pfi_error read_all(pfi_csv_reader *rd, const char *name, replay_ctx *c, p
             pfi_value_status st = pfi_value_parse(f[idx[k]], lens[idx[k]], &v);
             if (st == PFI_VALUE_INVALID || (st == PFI_VALUE_MISSING && required) ||
                 (st == PFI_VALUE_OK && v < 0) ||
+                (k == C_T && st == PFI_VALUE_OK && !(v < 253402300800.0)) ||
                 (k == C_GPU && st == PFI_VALUE_OK && (v != floor(v) || v >= HW_REPLAY_MAX_GPUS))) {
-                pfi_error r2 = hw_fail(diag, PFI_ERR_VALUE, "expected a non-negative number%s",
+                char q[96];
+                pfi_escape(q, sizeof q, idx[k] < nf ? f[idx[k]] : "",
+                           idx[k] < nf ? lens[idx[k]] : 0, 40);
+                /* a time that is none (a word, NaN, negative, infinite) is never replayed at */
+                pfi_error r2 =
+                    k == C_T ? hw_fail(diag, PFI_ERR_VALUE,
+                                       "'%s' is not a valid time (seconds from the recording's "
+                                       "start, a number 0 to 253402300799)",
+                                       q)
+                             : hw_fail(diag, PFI_ERR_VALUE, "expected a non-negative number%s",
                                        k == C_GPU ? " (GPU index below 1024)" : "");
                 if (diag) {
                     snprintf(diag->file, sizeof diag->file, "%s", name);

@@ -599,6 +599,75 @@ static void parse_prefix(const char *s, size_t n, record *r)
         r->clock = PFI_KERNLOG_CLOCK_NONE;
 }
 
+/* A run of exactly k digits at t[i] (not preceded nor followed by a digit) as a number. */
+static bool digits_at(const char *t, size_t i, size_t k, long *v)
+{
+    if (i > 0 && is_digit(t[i - 1]))
+        return false;
+    long x = 0;
+    for (size_t j = 0; j < k; j++) {
+        if (!is_digit(t[i + j]))
+            return false;
+        x = x * 10 + (t[i + j] - '0');
+    }
+    *v = x;
+    return !is_digit(t[i + k]);
+}
+
+/*
+ * Whether a wall-clock timestamp text t (NUL-terminated, as parse_prefix keeps it) holds only
+ * times of the calendar: each ISO date "YYYY-MM-DD" a day of its month (February 29 only in
+ * a leap year), each "Mon D" a day its month can have (with the text's year when it has one:
+ * dmesg -T's "[Sun Nov  2 14:20:03 2025]"), each clock "H:MM:SS" 00:00:00 to 23:59:60. A
+ * text in no form pfi knows is taken as it is (it is kept as text, never put on a clock).
+ */
+static bool wall_time_valid(const char *t)
+{
+    static const char months[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    size_t n = strlen(t);
+    long year = -1, mon = 0, day = 0, v;
+    for (size_t i = 0; i + 4 <= n; i++) /* a standalone year: dmesg -T's last field */
+        if (digits_at(t, i, 4, &v) && (i + 4 == n || t[i + 4] == ']' || is_blank(t[i + 4])) &&
+            (i == 0 || is_blank(t[i - 1])))
+            year = v;
+    for (size_t i = 0; i < n; i++) {
+        long y, m, d, h, mi, sec;
+        if (i + 10 <= n && digits_at(t, i, 4, &y) && t[i + 4] == '-' &&
+            digits_at(t, i + 5, 2, &m) && t[i + 7] == '-' && digits_at(t, i + 8, 2, &d)) {
+            if (!tm_civil_valid(y, (unsigned)m, (unsigned)d))
+                return false;
+            i += 9;
+            continue;
+        }
+        for (size_t k = 1; k <= 2; k++)
+            if (i + k + 6 <= n && digits_at(t, i, k, &h) && t[i + k] == ':' &&
+                digits_at(t, i + k + 1, 2, &mi) && t[i + k + 3] == ':' &&
+                digits_at(t, i + k + 4, 2, &sec) && (h > 23 || mi > 59 || sec > 60))
+                return false;
+        if (i + 3 <= n && (i == 0 || !((t[i - 1] | 32) >= 'a' && (t[i - 1] | 32) <= 'z'))) {
+            for (int q = 0; q < 12; q++)
+                if (memcmp(t + i, months[q], 3) == 0 && i + 3 < n && is_blank(t[i + 3]))
+                    mon = q + 1;
+            if (mon > 0 && day == 0) {
+                size_t j = i + 3;
+                while (j < n && is_blank(t[j]))
+                    j++;
+                long dd;
+                if (j + 1 <= n &&
+                    (digits_at(t, j, 1, &dd) || (j + 2 <= n && digits_at(t, j, 2, &dd))))
+                    day = dd;
+                else
+                    mon = 0;
+            }
+        }
+    }
+    if (mon > 0 &&
+        !tm_civil_valid(year >= 0 ? year : 2000 /* a leap year */, (unsigned)mon, (unsigned)day))
+        return false;
+    return true;
+}
+
 /* "Xid (PCI:0000:3d:00): 79, message" after "NVRM: " (s[0..n)); false when not readable. */
 static bool parse_xid(const char *s, size_t n, record *r)
 {
@@ -695,6 +764,10 @@ static pfi_error kl_line(pfi_kernlog *kl, record *r, const char *s, size_t n, lo
         rec_append(r, m, mn);
     }
     parse_prefix(s, (size_t)(nv - s), r);
+    if (r->clock == PFI_KERNLOG_CLOCK_WALL && !wall_time_valid(r->time)) {
+        r->kind = REC_OTHER; /* never an event dated on a day that is none */
+        return PFI_ERR_PARSE;
+    }
     return PFI_OK;
 }
 
@@ -793,8 +866,14 @@ pfi_error pfi_kernlog_read_stream(pfi_kernlog *kl, FILE *f, const char *name, pf
                 break;
             continue;
         }
-        if ((e = kl_line(kl, r, s, n, rd.line, fi)) != PFI_OK)
+        if ((e = kl_line(kl, r, s, n, rd.line, fi)) != PFI_OK) {
+            if (e == PFI_ERR_PARSE)
+                pfi_diag_set(diag, name, rd.line, NULL,
+                             "timestamp: '%s' is not a valid time (a day of the month's "
+                             "calendar, February 29 only in a leap year; 00:00:00 to 23:59:60)",
+                             r->time);
             break;
+        }
     }
     if (e == PFI_OK)
         e = finish(kl, r, fi);

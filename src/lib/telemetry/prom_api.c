@@ -8,7 +8,10 @@
  * a time leaves that GPU's timestamp incomplete; a series without __name__ (a function's
  * result, e.g. increase()) names no field: skipped with a note. Samples are taken in time
  * order, so two series for one GPU and metric at one time are duplicates (one kept, never
- * summed). The document is parsed whole by jansson (it is one JSON value).
+ * summed). A sample's time is epoch seconds (a number, or a decimal string) from 1970 to the
+ * year 9999: anything else ("NaN", a date text, null) refuses the answer, naming the sample's
+ * JSON path (jansson keeps no line numbers). The document is parsed whole by jansson (it is one
+ * JSON value).
  */
 #include <jansson.h>
 #include <math.h>
@@ -17,6 +20,7 @@
 
 #include "core/memory.h"
 #include "telemetry/internal.h"
+#include "telemetry/timecheck.h"
 
 /* One sample of the document, before it is stored in time order. */
 typedef struct api_sample {
@@ -69,15 +73,64 @@ static const char *label(json_t *metric, const char *a, const char *b)
     return v != NULL ? v : b ? json_string_value(json_object_get(metric, b)) : NULL;
 }
 
-/* One [time, "value"] pair into out (false: not such a pair). */
-static bool api_pair(json_t *pair, double *t, double *v, pfi_value_status *st)
+/* A pair's time jt into *t: a JSON number, or a string holding a plain decimal number
+ * (digits, one optional '.'), in epoch seconds within tm_epoch_valid. false for anything
+ * else ("NaN", "+Inf", an RFC 3339 text, null, a time before 1970 or past the year 9999). */
+static bool api_time(json_t *jt, double *t)
+{
+    if (json_is_number(jt)) {
+        *t = json_number_value(jt);
+        return tm_epoch_valid(*t);
+    }
+    const char *s = json_string_value(jt);
+    if (s == NULL)
+        return false;
+    size_t n = strlen(s), digits = 0, dots = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] >= '0' && s[i] <= '9')
+            digits++;
+        else if (s[i] == '.' && dots++ == 0)
+            continue;
+        else
+            return false;
+    }
+    return digits > 0 && tm_parse_number(s, n, t) == PFI_VALUE_OK && tm_epoch_valid(*t);
+}
+
+/* The text of a pair's time jt for a refusal, into buf[size]. */
+static const char *api_time_text(json_t *jt, char *buf, size_t size)
+{
+    if (json_is_number(jt))
+        snprintf(buf, size, "%.17g", json_number_value(jt));
+    else if (json_is_string(jt)) {
+        char q[TM_QUOTE_LEN];
+        const char *s = json_string_value(jt);
+        snprintf(buf, size, "\"%s\"", tm_quote(q, s, strlen(s), 40));
+    } else
+        snprintf(buf, size, "%s",
+                 json_is_null(jt)      ? "null"
+                 : json_is_boolean(jt) ? "a boolean"
+                                       : "not a value");
+    return buf;
+}
+
+/* One [time, "value"] pair into out: 1 when it is one, 0 when it is not a pair (or its value
+ * is not one), -1 when its time is no time (*why: the refusal, the pair's own path before it
+ * is added by the caller). */
+static int api_pair(json_t *pair, double *t, double *v, pfi_value_status *st, char *why,
+                    size_t why_size)
 {
     if (!json_is_array(pair) || json_array_size(pair) != 2)
-        return false;
+        return 0;
     json_t *jt = json_array_get(pair, 0), *jv = json_array_get(pair, 1);
-    if (!json_is_number(jt) || !json_is_string(jv))
-        return false;
-    *t = json_number_value(jt);
+    if (!api_time(jt, t)) {
+        char buf[TM_QUOTE_LEN + 8];
+        snprintf(why, why_size, "time %s is not a valid time (%s)",
+                 api_time_text(jt, buf, sizeof buf), TM_EPOCH_S_EXPECTED);
+        return -1;
+    }
+    if (!json_is_string(jv))
+        return 0;
     const char *s = json_string_value(jv);
     size_t n = strlen(s);
     *v = NAN;
@@ -86,12 +139,13 @@ static bool api_pair(json_t *pair, double *t, double *v, pfi_value_status *st)
         *st = PFI_VALUE_MISSING;
     else
         *st = tm_parse_number(s, n, v);
-    return isfinite(*t) && *st != PFI_VALUE_INVALID;
+    return *st != PFI_VALUE_INVALID;
 }
 
 /* The samples of one result series (vector: "value"; matrix: "values") appended to *a. */
-static pfi_error api_series(pfi_telemetry *tm, json_t *res, bool matrix, api_sample **a, size_t *n,
-                            size_t *cap, size_t *no_name, size_t *bad, size_t *ent_hint)
+static pfi_error api_series(pfi_telemetry *tm, json_t *res, size_t ri, bool matrix, api_sample **a,
+                            size_t *n, size_t *cap, size_t *no_name, size_t *bad, size_t *ent_hint,
+                            pfi_diag *diag)
 {
     json_t *metric = json_object_get(res, "metric");
     if (!json_is_object(metric)) {
@@ -130,8 +184,22 @@ static pfi_error api_series(pfi_telemetry *tm, json_t *res, bool matrix, api_sam
     size_t m = matrix ? json_array_size(vals) : 1;
     for (size_t i = 0; i < m; i++) {
         api_sample s = {.ent = ent, .fid = fid, .order = *n};
-        if (!api_pair(matrix ? json_array_get(vals, i) : json_object_get(res, "value"), &s.t, &s.v,
-                      &s.st)) {
+        char why[320];
+        int ok = api_pair(matrix ? json_array_get(vals, i) : json_object_get(res, "value"), &s.t,
+                          &s.v, &s.st, why, sizeof why);
+        if (ok < 0) { /* never a sample at a time that is none */
+            if (diag != NULL) {
+                char path[64];
+                if (matrix)
+                    snprintf(path, sizeof path, "data.result[%zu].values[%zu]", ri, i);
+                else
+                    snprintf(path, sizeof path, "data.result[%zu].value", ri);
+                snprintf(diag->message, sizeof diag->message, "%s (%s %s): %s", path, mname,
+                         uuid != NULL ? uuid : gpu, why);
+            }
+            return PFI_ERR_PARSE;
+        }
+        if (ok == 0) {
             (*bad)++;
             continue;
         }
@@ -190,7 +258,8 @@ pfi_error tm_read_prom_api(pfi_telemetry *tm, tm_lines *r, const char *name, pfi
     api_sample *a = NULL;
     size_t n = 0, cap = 0, no_name = 0, bad = 0, hint = (size_t)-1;
     for (size_t i = 0; e == PFI_OK && i < json_array_size(result); i++)
-        e = api_series(tm, json_array_get(result, i), matrix, &a, &n, &cap, &no_name, &bad, &hint);
+        e = api_series(tm, json_array_get(result, i), i, matrix, &a, &n, &cap, &no_name, &bad,
+                       &hint, diag);
     json_decref(root);
     if (e == PFI_OK && n > 0)
         qsort(a, n, sizeof *a, api_sample_cmp);

@@ -2,14 +2,17 @@
  * The Prometheus text exposition format (0.0.4) reader, for what dcgm-exporter serves: one
  * file is one scrape. Layout: https://prometheus.io/docs/instrumenting/exposition_formats/
  * and shared/cases README "Formats confirmed from real output". What looks like a scrape is
- * decided in detect.c.
+ * decided in detect.c. A sample timestamp is an integer of epoch milliseconds (the format's
+ * int64) from 1970 to the year 9999; any other is refused on its line.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "telemetry/internal.h"
 #include "telemetry/span.h"
+#include "telemetry/timecheck.h"
 
 #define MAX_LABELS                                                                                 \
     64 /* labels kept per sample; past it, only the identity labels (no limit on                   \
@@ -97,7 +100,8 @@ static const char *label_get(const label *lab, size_t nl, const char *name)
 /* The scrape being read: its number and times, and what its samples so far said. */
 typedef struct prom_scrape {
     long index;       /* scrapes read before this one: tm_put's row (duplicates) */
-    double t_nominal; /* index x the nominal interval */
+    double t_nominal; /* index x the nominal interval; NaN until a sample needs it (a
+                         timestamped scrape never assumes an interval) */
     double t_stamp;   /* the first sample timestamp of this scrape; NaN: none yet */
     bool power_seen;  /* a power or energy sample */
     size_t n_samples; /* per-GPU samples */
@@ -181,25 +185,61 @@ static pfi_value_status prom_value(span x, double *v)
     return tm_parse_number(x.s, x.n, v);
 }
 
-/* The sample's time: its own timestamp (ms) when it has one that parses, else the scrape's
- * nominal time (a sample without a timestamp makes the times nominal). */
-static double prom_sample_time(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl)
+/* The scrape's nominal time (its index x the interval), taken when first needed: only then is
+ * an interval assumed and said (tm_interval). */
+static double prom_nominal(pfi_telemetry *tm, prom_scrape *sc)
 {
-    double t = sc->t_nominal;
+    if (isnan(sc->t_nominal))
+        sc->t_nominal = (double)sc->index * tm_interval(tm);
+    return sc->t_nominal;
+}
+
+/* A sample timestamp x: epoch milliseconds, an integer (the exposition format's int64),
+ * 0 to TM_TIME_END_S in ms, into *ms. false for anything else: a fraction, an exponent, a
+ * sign, a word, a time before 1970 or after the year 9999. */
+static bool prom_stamp_ms(span x, double *ms)
+{
+    if (x.n == 0 || x.n > 15)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < x.n; i++) {
+        if (x.s[i] < '0' || x.s[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(x.s[i] - '0');
+    }
+    *ms = (double)v; /* (exact: below 2^53) */
+    return *ms < TM_TIME_END_S * 1000.0;
+}
+
+/* The sample's time into *t: its own timestamp (ms) when it has one, else the scrape's
+ * nominal time (a sample without a timestamp makes the times nominal). false, with diag
+ * naming the line, for a timestamp that is no time: never a nominal time in its place. */
+static bool prom_sample_time(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl, long line,
+                             pfi_diag *diag, double *t)
+{
     if (pl->k == 2) {
         double ms;
-        if (tm_parse_number(pl->tok[1].s, pl->tok[1].n, &ms) == PFI_VALUE_OK) {
-            t = ms / 1000.0;
-            tm->prom_stamped = true;
-            tm->time_utc = true; /* epoch milliseconds: UTC, no zone to apply */
-            if (isnan(sc->t_stamp))
-                sc->t_stamp = t;
+        if (!prom_stamp_ms(pl->tok[1], &ms)) {
+            if (diag != NULL) {
+                char q[TM_QUOTE_LEN];
+                diag->line = line;
+                snprintf(diag->message, sizeof diag->message,
+                         "timestamp: '%s' is not a valid time (" TM_EPOCH_MS_EXPECTED ")",
+                         tm_quote(q, pl->tok[1].s, pl->tok[1].n, 40));
+            }
+            return false;
         }
+        *t = ms / 1000.0;
+        tm->prom_stamped = true;
+        tm->time_utc = true; /* epoch milliseconds: UTC, no zone to apply */
+        if (isnan(sc->t_stamp))
+            sc->t_stamp = *t;
     } else {
+        *t = prom_nominal(tm, sc);
         tm->time_nominal = true;
         tm->time_relative = true;
     }
-    return t;
+    return true;
 }
 
 /* Store the sample (entity ent, field fid, at t) with the scrape as its row: a second
@@ -280,7 +320,7 @@ bool tm_prom_metric_field(const char *mtext, size_t mlen, const char **as_s, siz
 /* One parsed sample line: its entity and field (made even when the value is then
  * rejected), its value and time, stored. */
 static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line *pl,
-                             const char *name, long line)
+                             const char *name, long line, pfi_diag *diag)
 {
     span as;
     double scale;
@@ -313,7 +353,9 @@ static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line
         tm->n_skipped++;
         return PFI_OK;
     }
-    double t = prom_sample_time(tm, sc, pl);
+    double t;
+    if (!prom_sample_time(tm, sc, pl, line, diag, &t))
+        return PFI_ERR_PARSE;
     return prom_store(tm, sc, pl, sc->ent, fid, t, st, v, ename, name, line);
 }
 
@@ -324,14 +366,16 @@ static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line
  * (NaN): a break, but no timestamp of the grid (a nominal time there would be on another
  * clock).
  */
-static pfi_error prom_power_hole(pfi_telemetry *tm, const prom_scrape *sc, const char *name)
+static pfi_error prom_power_hole(pfi_telemetry *tm, prom_scrape *sc, const char *name)
 {
     tm_note(tm,
             "%s: no power samples in this scrape (%zu GPU samples): "
             "DCGM_FI_DEV_POWER_USAGE / DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION absent; "
             "add them to the exporter's counters CSV",
             name, sc->n_samples);
-    double t_hole = !isnan(sc->t_stamp) ? sc->t_stamp : tm->prom_stamped ? NAN : sc->t_nominal;
+    double t_hole = !isnan(sc->t_stamp) ? sc->t_stamp
+                    : tm->prom_stamped  ? NAN
+                                        : prom_nominal(tm, sc);
     long fp = pfi_telemetry_field_find(tm, "power_w");
     for (size_t en = 0; fp >= 0 && en < tm->n_entities; en++) {
         pfi_error e = tm_put(tm, en, (size_t)fp, t_hole, PFI_VALUE_MISSING, NAN, sc->index, false);
@@ -343,9 +387,8 @@ static pfi_error prom_power_hole(pfi_telemetry *tm, const prom_scrape *sc, const
 
 pfi_error tm_read_prom(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
-    (void)diag;
     prom_scrape sc = {.index = (long)tm->n_scrapes++, .t_stamp = NAN, .ent = (size_t)-1};
-    sc.t_nominal = (double)sc.index * tm_interval(tm);
+    sc.t_nominal = NAN;
     prom_line pl;
     for (;;) {
         const char *s;
@@ -357,7 +400,7 @@ pfi_error tm_read_prom(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
         if (eof)
             break;
         if (prom_parse_line(tm, s, n, name, r->line, &pl) &&
-            (e = prom_sample(tm, &sc, &pl, name, r->line)) != PFI_OK)
+            (e = prom_sample(tm, &sc, &pl, name, r->line, diag)) != PFI_OK)
             return e;
     }
     return sc.power_seen ? PFI_OK : prom_power_hole(tm, &sc, name);

@@ -385,6 +385,7 @@ keep:
 static void engine_line(engine *E, const char *s, size_t n, long rank, long line)
 {
     tl_out o = {.resume_step = -1};
+    E->st.line_now = line;
     E->rd->line(&E->st, s, n, &o);
     if (o.sig)
         E->n_sig++;
@@ -765,6 +766,26 @@ pfi_error pfi_trainlog_read_stream(FILE *f, const char *name, pfi_trainlog_forma
     for (size_t i = 0; i < ne && pick == ne; i++)
         if (eng[i].n_sig > 0 && eng[i].log->n > 0)
             pick = i;
+    /* A time that is no time (2025-02-30, a bar's "[75:80<") in the reader taken, or, none
+     * taken, in one whose layout the file has: refused on its line, never read around. */
+    size_t bad = pick;
+    for (size_t i = 0; i < ne && bad == ne; i++)
+        if (eng[i].n_sig > 0 && eng[i].st.bad_time_line > 0)
+            bad = i;
+    if (e == PFI_OK && bad < ne && eng[bad].st.bad_time_line > 0) {
+        e = PFI_ERR_PARSE;
+        if (diag != NULL) {
+            char q[4 * sizeof eng[bad].st.bad_time];
+            pfi_escape(q, sizeof q, eng[bad].st.bad_time, strlen(eng[bad].st.bad_time), 60);
+            diag->line = eng[bad].st.bad_time_line;
+            snprintf(diag->message, sizeof diag->message, "%s: %s '%s' is not a valid time (%s)",
+                     pfi_trainlog_format_name(eng[bad].rd->fmt), eng[bad].st.bad_time_what, q,
+                     strcmp(eng[bad].st.bad_time_what, "timestamp") == 0
+                         ? "YYYY-MM-DD HH:MM:SS: a day of the month's calendar (February 29 "
+                           "only in a leap year), 00:00:00 to 23:59:60"
+                         : "[H:]MM:SS, minutes and seconds 00 to 59");
+        }
+    }
     if (e == PFI_OK && pick == ne) {
         e = PFI_ERR_EMPTY;
         if (diag != NULL) {

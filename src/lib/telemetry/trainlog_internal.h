@@ -52,6 +52,12 @@ typedef struct tl_rstate {
     char final_unit[16]; /* HF: the final dict's unit, used when the dict is */
     long long t0;        /* the first line timestamp, whole seconds */
     bool t0_set;
+    long line_now;      /* the line being read (set by trainlog.c before each line) */
+    long bad_time_line; /* the first line whose time is no time (Feb 30, 25:00, a bar's
+                           "[75:80<"), 0 none: the read is refused on it when this reader
+                           is the one taken */
+    char bad_time[64];  /* that line's time text as written (cut), and what it is */
+    const char *bad_time_what;
     void *re, *md; /* regex: pcre2_code, pcre2_match_data */
     int group[3];  /* regex: throughput, work, time_s group numbers (-1 none) */
 } tl_rstate;
@@ -66,6 +72,10 @@ typedef struct tl_reader {
 extern const tl_reader tl_readers[];
 extern const size_t tl_n_readers;
 const tl_reader *tl_reader_for(pfi_trainlog_format f);
+
+/* Note the first time of st's reader that is no time: what it is ("timestamp"), its text
+ * s[0..n) (cut), on st->line_now. Later ones are not kept. */
+void tl_bad_time(tl_rstate *st, const char *what, const char *s, size_t n);
 
 /* A number with optional K/M/G/T suffix and thousands commas; nan/inf give NaN with *nonfinite
  * set. false when not a number. */

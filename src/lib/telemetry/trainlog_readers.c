@@ -131,8 +131,22 @@ static long after_long(const char *s, size_t n, const char *key)
     return (long)v;
 }
 
+void tl_bad_time(tl_rstate *st, const char *what, const char *s, size_t n)
+{
+    if (st->bad_time_line > 0)
+        return;
+    if (n > sizeof st->bad_time - 1)
+        n = sizeof st->bad_time - 1;
+    memcpy(st->bad_time, s, n);
+    st->bad_time[n] = '\0';
+    st->bad_time_what = what;
+    st->bad_time_line = st->line_now > 0 ? st->line_now : 1;
+}
+
 /* "YYYY-MM-DD HH:MM:SS[,.mmm]" (or 'T') within the first 96 bytes -> seconds since the first
- * timestamp the reader saw (whole seconds subtracted as integers: the milliseconds stay exact). */
+ * timestamp the reader saw (whole seconds subtracted as integers: the milliseconds stay exact).
+ * A text of that shape that is no time (2025-02-30, 24:00:00, minute 60) is noted
+ * (tl_bad_time): false, never a time rolled into another day. */
 static bool find_timestamp(tl_rstate *st, const char *s, size_t n, double *out)
 {
     for (size_t i = 0; i + 19 <= n && i < 96; i++) {
@@ -152,9 +166,13 @@ static bool find_timestamp(tl_rstate *st, const char *s, size_t n, double *out)
                 }
                 f[k] = f[k] * 10 + (c - '0');
             }
-        if (!ok || !tm_civil_valid(f[0], (unsigned)f[1], (unsigned)f[2]) || f[3] > 23 ||
-            f[4] > 59 || f[5] > 60)
+        if (!ok)
             continue;
+        if (!tm_civil_valid(f[0], (unsigned)f[1], (unsigned)f[2]) || f[3] > 23 || f[4] > 59 ||
+            f[5] > 60) {
+            tl_bad_time(st, "timestamp", p, 19);
+            return false;
+        }
         double frac = 0, scale = 0.1;
         if (i + 20 < n && (p[19] == ',' || p[19] == '.'))
             for (size_t j = i + 20; j < n && s[j] >= '0' && s[j] <= '9' && scale > 1e-7; j++) {
@@ -297,8 +315,9 @@ typedef struct bar {
     bool rate_nonfinite;
 } bar;
 
-/* "[H:]MM:SS" -> seconds. */
-static bool parse_clock(const char *p, const char *e, const char **end, double *out)
+/* "[H:]MM:SS" -> seconds (tqdm's format_interval: minutes and seconds 00..59, hours any).
+ * *valid false for a clock of that shape whose minutes or seconds are past 59 ("75:80"). */
+static bool parse_clock(const char *p, const char *e, const char **end, double *out, bool *valid)
 {
     double f[3];
     int k = 0;
@@ -316,13 +335,15 @@ static bool parse_clock(const char *p, const char *e, const char **end, double *
     }
     if (k < 2)
         return false;
+    *valid = f[k - 1] <= 59 && f[k - 2] <= 59;
     *out = k == 2 ? f[0] * 60 + f[1] : f[0] * 3600 + f[1] * 60 + f[2];
     *end = p;
     return true;
 }
 
-/* The last tqdm bar of a record: `n/total [elapsed<left, rate]` or `n it [elapsed, rate]`. */
-static bool parse_bar(const char *s, size_t n, bar *b)
+/* The last tqdm bar of a record: `n/total [elapsed<left, rate]` or `n it [elapsed, rate]`.
+ * A bar whose elapsed clock is no clock is noted (tl_bad_time) and not taken. */
+static bool parse_bar(tl_rstate *st, const char *s, size_t n, bar *b)
 {
     const char *e = s + n;
     for (const char *q = e; q-- > s;) {
@@ -330,8 +351,10 @@ static bool parse_bar(const char *s, size_t n, bar *b)
             continue;
         double el;
         const char *p;
-        if (!parse_clock(q + 1, e, &p, &el))
+        bool clock_ok;
+        if (!parse_clock(q + 1, e, &p, &el, &clock_ok))
             continue;
+        const char *clock_end = p;
         if (p < e && *p == '<') { /* remaining: a clock or "?" */
             p++;
             while (p < e && *p != ',' && *p != ']')
@@ -405,6 +428,10 @@ static bool parse_bar(const char *s, size_t n, bar *b)
         const char *ds = s;
         while (ds < de && (*ds == ' ' || *ds == '\t'))
             ds++;
+        if (!clock_ok) {
+            tl_bad_time(st, "elapsed time", q + 1, (size_t)(clock_end - q - 1));
+            return false;
+        }
         *b = (bar){.desc = ds,
                    .desc_n = (size_t)(de - ds),
                    .n = cnt,
@@ -511,7 +538,7 @@ static void hf_line(tl_rstate *st, const char *s, size_t n, tl_out *o)
         o->has_direct = true;
     }
     bar b;
-    if (!parse_bar(s, n, &b) || b.desc_n != 0)
+    if (!parse_bar(st, s, n, &b) || b.desc_n != 0)
         return;
     if (st->train_total < 0)
         st->train_total = st->total_steps >= 0 ? st->total_steps : b.total;
@@ -532,7 +559,7 @@ static void lightning_line(tl_rstate *st, const char *s, size_t n, tl_out *o)
         HAS(s, n, "Restored all states from the checkpoint"))
         o->events |= TL_EV_RESUME;
     bar b;
-    if (!parse_bar(s, n, &b))
+    if (!parse_bar(st, s, n, &b))
         return;
     if (desc_is(&b, "Validation") || desc_is(&b, "Validating") || desc_is(&b, "Sanity Checking") ||
         desc_is(&b, "Testing")) {
@@ -551,7 +578,7 @@ static void lightning_line(tl_rstate *st, const char *s, size_t n, tl_out *o)
 static void tqdm_line(tl_rstate *st, const char *s, size_t n, tl_out *o)
 {
     bar b;
-    if (!parse_bar(s, n, &b))
+    if (!parse_bar(st, s, n, &b))
         return;
     size_t dn = b.desc_n < sizeof st->main_desc - 1 ? b.desc_n : sizeof st->main_desc - 1;
     if (!st->main_set) {
