@@ -69,6 +69,15 @@ grep_out iso-offset-99-where "off.csv:4: column 1 (timestamp): '2025-11-02T14:20
 smi "$T/ep.csv" '99999999999999'
 check epoch-far 1 "$PFI" ingest --dry-run --telemetry "$T/ep.csv"
 grep_out epoch-far-where "ep.csv:4: column 1 (timestamp): '99999999999999' is not a valid time" "$T/err"
+# Many rows (the block path): the bad epoch and offset rows still named.
+{ echo "$H"; i=0; while [ $i -lt 300 ]; do printf '%d.000, 0, 300 W\n' $((1709164800 + i)); i=$((i + 1)); done
+  echo '99999999999999, 0, 300 W'; } >"$T/lep.csv"
+check epoch-far-block 1 "$PFI" ingest --dry-run --telemetry "$T/lep.csv"
+grep_out epoch-far-block-where "lep.csv:302: column 1 (timestamp): '99999999999999' is not a valid time" "$T/err"
+{ echo "$H"; i=0; while [ $i -lt 300 ]; do printf '2024-02-29T10:%02d:%02d+01:00, 0, 300 W\n' $((i / 60)) $((i % 60)); i=$((i + 1)); done
+  echo '2024-02-29T10:05:00+99:00, 0, 300 W'; } >"$T/liso.csv"
+check iso-offset-block 1 "$PFI" ingest --dry-run --telemetry "$T/liso.csv"
+grep_out iso-offset-block-where "liso.csv:302: column 1 (timestamp): '2024-02-29T10:05:00+99:00' is not a valid time" "$T/err"
 printf '%s\n1709164800.5, 0, 300 W\n1709164801, 0, 300 W\n' "$H" >"$T/ep2.csv" # 0.5 s at 300 W
 check epoch-frac 0 "$PFI" ingest --dry-run --telemetry "$T/ep2.csv"
 grep_out epoch-frac-energy "^energy: 150.000 J" "$T/out"
