@@ -52,6 +52,36 @@ no_out not-a-date-no-nominal "nominal times" "$T/err"
 check block-path 1 "$PFI" ingest --dry-run --telemetry "$T/long.csv"
 grep_out block-path-where "long.csv:202: column 1 (timestamp): '2025/06/31 14:03:20.000' is not a valid time" "$T/err"
 
+# pfi's replay CSV (sweep/probe --record): t_s is seconds from the recording's start, a
+# number 0 or more (was: a word or NaN silently nominal times, a negative one read); the CSV's
+# epoch seconds are 1970 to 9999 and an ISO 8601 offset is within +-23:59.
+for bad in nan -2 abc; do
+    printf 't_s,gpu,power_w\n0,0,100\n%s,0,100\n2,0,100\n' "$bad" >"$T/rec.csv"
+    check "rec-t-$bad" 1 "$PFI" ingest --dry-run --telemetry "$T/rec.csv"
+    grep_out "rec-t-$bad-where" "rec.csv:3: column 1 (t_s): '$bad' is not a valid time (seconds from the recording's start" "$T/err"
+done
+printf 't_s,gpu,power_w\n0,0,100\n1.5,0,100\n2,0,100\n' >"$T/rec.csv" # 2 s at 100 W
+check rec-t-frac 0 "$PFI" ingest --dry-run --telemetry "$T/rec.csv"
+grep_out rec-t-frac-energy "^energy: 200.000 J" "$T/out"
+smi "$T/off.csv" '2025-11-02T14:20:03+99:00'
+check iso-offset-99 1 "$PFI" ingest --dry-run --telemetry "$T/off.csv"
+grep_out iso-offset-99-where "off.csv:4: column 1 (timestamp): '2025-11-02T14:20:03+99:00' is not a valid time" "$T/err"
+smi "$T/ep.csv" '99999999999999'
+check epoch-far 1 "$PFI" ingest --dry-run --telemetry "$T/ep.csv"
+grep_out epoch-far-where "ep.csv:4: column 1 (timestamp): '99999999999999' is not a valid time" "$T/err"
+# Many rows (the block path): the bad epoch and offset rows still named.
+{ echo "$H"; i=0; while [ $i -lt 300 ]; do printf '%d.000, 0, 300 W\n' $((1709164800 + i)); i=$((i + 1)); done
+  echo '99999999999999, 0, 300 W'; } >"$T/lep.csv"
+check epoch-far-block 1 "$PFI" ingest --dry-run --telemetry "$T/lep.csv"
+grep_out epoch-far-block-where "lep.csv:302: column 1 (timestamp): '99999999999999' is not a valid time" "$T/err"
+{ echo "$H"; i=0; while [ $i -lt 300 ]; do printf '2024-02-29T10:%02d:%02d+01:00, 0, 300 W\n' $((i / 60)) $((i % 60)); i=$((i + 1)); done
+  echo '2024-02-29T10:05:00+99:00, 0, 300 W'; } >"$T/liso.csv"
+check iso-offset-block 1 "$PFI" ingest --dry-run --telemetry "$T/liso.csv"
+grep_out iso-offset-block-where "liso.csv:302: column 1 (timestamp): '2024-02-29T10:05:00+99:00' is not a valid time" "$T/err"
+printf '%s\n1709164800.5, 0, 300 W\n1709164801, 0, 300 W\n' "$H" >"$T/ep2.csv" # 0.5 s at 300 W
+check epoch-frac 0 "$PFI" ingest --dry-run --telemetry "$T/ep2.csv"
+grep_out epoch-frac-energy "^energy: 150.000 J" "$T/out"
+
 # nvidia-smi dmon -o DT: the same rule (a bad date was skipped with a note before).
 D='#Date       Time        gpu    pwr\n#YYYYMMDD   HH:MM:SS    Idx      W\n'
 printf "$D"'20250514   10:00:00      0    250\n20250230   10:00:01      0    251\n' >"$T/dmon.txt"

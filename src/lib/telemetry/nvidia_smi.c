@@ -11,6 +11,7 @@
 #include "telemetry/internal.h"
 #include "telemetry/scan.h"
 #include "telemetry/span.h"
+#include "telemetry/timecheck.h"
 
 #define MAX_COLS 512
 
@@ -449,7 +450,7 @@ static bool csv_time_abs(span x, double *t)
         memchr(x.s, ' ', x.n) == NULL) {
         const char *dp = memchr(x.s, '.', x.n);
         size_t dot = dp != NULL ? (size_t)(dp - x.s) : x.n;
-        return dot >= 9 && tm_number(x.s, x.n, t) == PFI_VALUE_OK;
+        return dot >= 9 && tm_number(x.s, x.n, t) == PFI_VALUE_OK && tm_epoch_valid(*t);
     }
     if (x.n < 20 || x.s[4] != '-' || (x.s[10] != 'T' && x.s[10] != ' '))
         return false;
@@ -474,6 +475,8 @@ static bool csv_time_abs(span x, double *t)
         else if (o.n == 2 && parse_uint(o, 2, &hh))
             mm = 0;
         else
+            return false;
+        if (hh > 23 || mm > 59) /* "+99:99" is no offset */
             return false;
         off = (x.s[k - 1] == '-' ? -1.0 : 1.0) * (hh * 3600.0 + mm * 60.0);
         z = k - 1;
@@ -942,7 +945,11 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
                 return PFI_ERR_PARSE;
             }
             has_t = true;
-        } else if (cols[i].role == COL_TSEC && tm_number(f[i].s, f[i].n, &tsec) == PFI_VALUE_OK) {
+        } else if (cols[i].role == COL_TSEC) {
+            if (tm_number(f[i].s, f[i].n, &tsec) != PFI_VALUE_OK || !tm_epoch_valid(tsec)) {
+                st->bad_t_col = i + 1; /* never nominal times for a t_s that is no time */
+                return PFI_ERR_PARSE;
+            }
             has_t = true;
             tm->time_relative = true;
         } else if (cols[i].role == COL_UUID && f[i].n > 4 && f[i].n < 96 &&
@@ -1074,10 +1081,17 @@ static inline pfi_error csv_line(pfi_telemetry *tm, csv_state *st, const char *s
             char q[TM_QUOTE_LEN];
             span x = span_trim(st->f[st->bad_t_col - 1]);
             diag->line = line;
-            snprintf(diag->message, sizeof diag->message,
-                     "column %zu (timestamp): '%s' is not a valid time (a date "
-                     "YYYY/MM/DD of the calendar, HH:MM:SS[.fff] of 00:00:00 to 23:59:60)",
-                     st->bad_t_col, tm_quote(q, x.s, x.n, 40));
+            if (st->cols[st->bad_t_col - 1].role == COL_TSEC)
+                snprintf(diag->message, sizeof diag->message,
+                         "column %zu (t_s): '%s' is not a valid time (seconds from the "
+                         "recording's start, a number 0 to 253402300799.999)",
+                         st->bad_t_col, tm_quote(q, x.s, x.n, 40));
+            else
+                snprintf(diag->message, sizeof diag->message,
+                         "column %zu (timestamp): '%s' is not a valid time (a date "
+                         "YYYY/MM/DD of the calendar, HH:MM:SS[.fff] of 00:00:00 to 23:59:60, an "
+                         "offset to +-23:59, epoch seconds 1970 to 9999)",
+                         st->bad_t_col, tm_quote(q, x.s, x.n, 40));
         }
         return e;
     }
