@@ -91,6 +91,28 @@ static inline double pick_copied(const pfi_alloc_workspace *w, size_t j, double 
 {
     size_t c0 = w->c0[j], m = w->nc[j], p = 0;
     const double *c = w->cc + c0, *d = w->cd + c0, *t = w->ct + c0, *sl = w->cs + c0;
+    /* the walk below without its branches when no slope equals lam (the pass copied only
+       curves whose slopes fall strictly, so the slopes above lam are a prefix and the walk
+       stops at its end, taking no part of a segment): the same point, the same outputs */
+    size_t v = 0;
+    int tie = 0;
+    for (size_t q = 0; q + 1 < m; q++) {
+        v += sl[q] > lam;
+        tie |= sl[q] == lam;
+    }
+    if (!tie) {
+        w->pick[j] = d[v];
+        if (out != NULL) {
+            out->cap_w[j] = c[v];
+            out->power_w[j] = d[v];
+            out->tput_tok_s[j] = t[v];
+            out->marginal_down[j] = v > 0 ? sl[v - 1] : NAN;
+            out->marginal_up[j] = v + 1 < m ? sl[v] : NAN;
+            out->shed_w[j] = d[m - 1] - d[v];
+        }
+        w->flag[j] = out != NULL;
+        return wt * t[v];
+    }
     double pw = d[0], val = wt * t[0];
     for (size_t q = 1; q < m; q++) {
         double s = sl[q - 1], wd = d[q] - d[p];
