@@ -43,6 +43,7 @@ struct pfi_alloc_workspace {
     double *bs, *bw; /* segments handed to the selection */
     size_t cap_b, n_b;
     size_t guess_in; /* the oracle's sample: segments of all jobs likely inside its bracket */
+    bool no_simd;    /* the oracle's pass without its AVX-512 copy (tests; set by the caller) */
     size_t *idx;     /* per-job scratch for pfi_envelope */
     double *y;
     size_t cap_s;
