@@ -327,10 +327,10 @@ static inline void fast_defer(pfi_alloc_workspace *w, const fast_io *io, fast_ac
  * zeros): its segments above the bracket are a prefix (slopes falling), those inside follow.
  * PFI_ERR_NOMEM.
  */
-static inline pfi_error fast_job_k(pfi_alloc_workspace *w, const fast_io *io, fast_acc *acc,
-                                   size_t j, const double *c, const double *D, const double *T,
-                                   double wt, const double sv[2 * (FAST_K - 1)],
-                                   const double wd[2 * (FAST_K - 1)], double b_hi, double b_lo)
+static inline __attribute__((always_inline)) pfi_error
+fast_job_k(pfi_alloc_workspace *w, const fast_io *io, fast_acc *acc, size_t j, const double *c,
+           const double *D, const double *T, double wt, const double sv[2 * (FAST_K - 1)],
+           const double wd[2 * (FAST_K - 1)], double b_hi, double b_lo)
 {
     size_t up =
         (size_t)(sv[0] > b_hi) + (sv[1] > b_hi) + (sv[2] > b_hi) + (sv[3] > b_hi) + (sv[4] > b_hi);
@@ -444,10 +444,10 @@ static inline pfi_error fast_general(const alloc_ctx *x, const fast_io *io, fast
 }
 
 /* Job j of any other curve: the sweep, then placed, deferred or the general path. */
-static inline pfi_error fast_job_any(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j,
-                                     const double *c, const double *D, const double *T, size_t k,
-                                     double wt, double b_hi, double b_lo, alloc_sums *S,
-                                     pfi_diag *d)
+static inline __attribute__((always_inline)) pfi_error
+fast_job_any(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, const double *c,
+             const double *D, const double *T, size_t k, double wt, double b_hi, double b_lo,
+             alloc_sums *S, pfi_diag *d)
 {
     pfi_alloc_workspace *w = x->w;
     double sl[FAST_MAX_POINTS];
