@@ -22,6 +22,11 @@
    the estimated curve of pfi-model; KIND_COPY: KIND_MAT holding the whole curve (the
    oracle's large-instance pass), so that its last point is the reference. */
 enum { KIND_MAT = 1, KIND_ENV = 2, KIND_EST_MAT = 4, KIND_EST_ENV = 8, KIND_COPY = 16 };
+/* kind[j] of a job that the oracle's large-instance pass placed provisionally: its own curve,
+   every point a vertex (kind 0 to every other reader), its slopes kept in w->cs from w->c0[j],
+   its outputs written at point w->nc[j]; alloc_pick rewrites them where the threshold says
+   otherwise */
+enum { KIND_PROV = 32 };
 
 struct pfi_alloc_workspace {
     size_t cap_jobs;
