@@ -14,8 +14,9 @@ which is the exact optimum for concave curves.
   - linprog: scipy.optimize.linprog(method="highs") on that LP (one dense row, n*(k-1)
     bounded variables); timed from the arrays to the solution, the LP's construction
     included.
-  - greedy: slopes and widths of all segments, one argsort by slope (descending), a cumsum
-    of widths, everything before the budget runs out taken and the crossing segment in part.
+  - greedy: slopes and widths of all segments, one argsort by slope (descending; NumPy's
+    default sort), a cumsum of widths, everything before the budget runs out taken and the
+    crossing segment in part.
 Prints "method=... n=... median_s=... min_s=... cpu_median_s=... objective=%.17g" (median
 and minimum wall-clock time over REPEAT runs, default 5 for greedy, 1 for linprog, and the
 median CPU time of the process over the same runs: what the run cost on a shared machine,
@@ -46,7 +47,10 @@ def greedy(budget, power, tput):
     base_p = power[:, 0].sum()
     base_t = tput[:, 0].sum()
     slope, width = segments(power, tput)
-    order = np.argsort(-slope, kind="stable")
+    # NumPy's default sort (introsort): the greedy needs no stable order (segments of equal
+    # slope are worth the same), and "stable" (timsort) cost NumPy 12 % more at 10 000 jobs
+    # (4.1 against 3.6 ms for the argsort), 5 % at 100 000 (issue 18 item 8)
+    order = np.argsort(-slope)
     w = width[order]
     s = slope[order]
     cum = np.cumsum(w)

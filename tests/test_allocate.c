@@ -22,6 +22,7 @@
 #include "pfi/curve.h"
 #include "pfi/model.h"
 #include "pfi/rng.h"
+#include "power/alloc_internal.h"
 #include "power/strategy.h"
 
 #define NEAR(a, b, tol)                                                                            \
@@ -1031,6 +1032,113 @@ static void test_oracle_large6(void **state)
 }
 
 /*
+ * The sampled pass eight jobs a step (AVX-512, where the CPU has it) against the same pass a
+ * job at a time (the workspace's no_simd), bit for bit: every output and total. The instance
+ * puts every kind of job in the blocks of eight: weights (some NaN: 1), jobs of 5 and 7 points
+ * (the block cannot start there), a cap bound not NaN (the general path), a collinear point
+ * (not its own envelope), a falling curve's neighbour, jobs repeated (ties at the threshold),
+ * a tail of n mod 8 jobs. On a CPU without AVX-512 both calls take the same path.
+ */
+static void test_oracle_simd_same(void **state)
+{
+    (void)state;
+    const size_t n = 20011;
+    size_t *off = malloc((n + 1) * sizeof *off);
+    double *cap = malloc(7 * n * sizeof *cap), *pw = malloc(7 * n * sizeof *pw),
+           *tp = malloc(7 * n * sizeof *tp), *wt = malloc(n * sizeof *wt),
+           *hi = malloc(n * sizeof *hi);
+    assert_true(off && cap && pw && tp && wt && hi);
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 31, 8);
+    size_t q = 0;
+    for (size_t j = 0; j < n; j++) {
+        off[j] = q;
+        size_t k = j % 97 == 5 ? 5 : j % 89 == 7 ? 7 : 6;
+        wt[j] = j % 3 == 0 ? NAN : 0.5 + pfi_rng_uniform(&rng);
+        hi[j] = NAN;
+        if (j % 13 == 4 && j > 0 && off[j] - off[j - 1] == k) { /* the job before again */
+            for (size_t i = 0; i < k; i++) {
+                cap[q + i] = cap[off[j - 1] + i];
+                pw[q + i] = pw[off[j - 1] + i];
+                tp[q + i] = tp[off[j - 1] + i];
+            }
+            wt[j] = wt[j - 1];
+            q += k;
+            continue;
+        }
+        double p = 1000 + 1000 * pfi_rng_uniform(&rng), t = 1000 * pfi_rng_uniform(&rng);
+        double slope = 1 + 20 * pfi_rng_uniform(&rng);
+        for (size_t i = 0; i < k; i++, q++) {
+            cap[q] = 200 + 100 * (double)i;
+            pw[q] = p;
+            tp[q] = t;
+            double dp = 100 + 400 * pfi_rng_uniform(&rng);
+            p += dp;
+            t += slope * dp;
+            if (!(j % 101 == 3 && i == 2)) /* a collinear point */
+                slope *= 0.3 + 0.6 * pfi_rng_uniform(&rng);
+        }
+        if (j % 211 == 9)
+            hi[j] = cap[q - 1]; /* a bound given: the general path */
+    }
+    off[n] = q;
+    pfi_alloc_jobs J;
+    memset(&J, 0, sizeof J);
+    J.n = n;
+    J.offset = off;
+    J.cap_w = cap;
+    J.power_w = pw;
+    J.tput_tok_s = tp;
+    J.weight = wt;
+    J.cap_hi_w = hi;
+    pfi_alloc_workspace *ws = NULL, *plain = NULL;
+    assert_int_equal(pfi_alloc_workspace_create(&ws), PFI_OK);
+    assert_int_equal(pfi_alloc_workspace_create(&plain), PFI_OK);
+    plain->no_simd = true;
+    pfi_alloc_result r, g;
+    assert_int_equal(pfi_alloc_result_init(&r, n), PFI_OK);
+    assert_int_equal(pfi_alloc_result_init(&g, n), PFI_OK);
+    for (int ri = 0; ri < 4; ri++) {
+        pfi_alloc_options o;
+        pfi_alloc_options_init(&o);
+        o.reduction = 0.05 + 0.2 * ri;
+        J.cap_hi_w = ri == 3 ? NULL : hi; /* no bound array: every block of six-point jobs */
+        assert_int_equal(pfi_allocate_ws(&J, &o, ws, &r, NULL), PFI_OK);
+        assert_int_equal(pfi_allocate_ws(&J, &o, plain, &g, NULL), PFI_OK);
+        double *a[] = {r.cap_w, r.power_w, r.tput_tok_s, r.marginal_down, r.marginal_up, r.shed_w};
+        double *b[] = {g.cap_w, g.power_w, g.tput_tok_s, g.marginal_down, g.marginal_up, g.shed_w};
+        for (size_t i = 0; i < 6; i++)
+            assert_memory_equal(a[i], b[i], n * sizeof(double));
+        double ta[] = {r.objective,        r.upper_bound, r.total_power_w,
+                       r.total_tput_tok_s, r.lambda,      r.ref_power_w};
+        double tb[] = {g.objective,        g.upper_bound, g.total_power_w,
+                       g.total_tput_tok_s, g.lambda,      g.ref_power_w};
+        assert_memory_equal(ta, tb, sizeof ta);
+    }
+    /* a falling curve: the same error, naming the same job */
+    pw[off[12345] + 3] = pw[off[12345] + 2] - 1;
+    pfi_alloc_options o;
+    pfi_alloc_options_init(&o);
+    pfi_diag d1, d2;
+    pfi_diag_clear(&d1);
+    pfi_diag_clear(&d2);
+    assert_int_equal(pfi_allocate_ws(&J, &o, ws, &r, &d1), PFI_ERR_INVALID_ARGUMENT);
+    assert_int_equal(pfi_allocate_ws(&J, &o, plain, &g, &d2), PFI_ERR_INVALID_ARGUMENT);
+    assert_string_equal(d1.message, d2.message);
+    assert_non_null(strstr(d1.message, "job 12346"));
+    pfi_alloc_result_clear(&r);
+    pfi_alloc_result_clear(&g);
+    pfi_alloc_workspace_destroy(ws);
+    pfi_alloc_workspace_destroy(plain);
+    free(off);
+    free(cap);
+    free(pw);
+    free(tp);
+    free(wt);
+    free(hi);
+}
+
+/*
  * Cap bounds in a large instance (the sampled pass: a job with a bound not NaN takes the
  * general path inside it, the others, their bounds NaN, the unrolled one). A bound at one of
  * the curve's points is the curve cut there, so the same instance with those curves cut and
@@ -1238,6 +1346,7 @@ int main(void)
         cmocka_unit_test(test_oracle_large),
         cmocka_unit_test(test_oracle_large6),
         cmocka_unit_test(test_oracle_large_bounds),
+        cmocka_unit_test(test_oracle_simd_same),
         cmocka_unit_test(test_strategy_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,11 @@
    the estimated curve of pfi-model; KIND_COPY: KIND_MAT holding the whole curve (the
    oracle's large-instance pass), so that its last point is the reference. */
 enum { KIND_MAT = 1, KIND_ENV = 2, KIND_EST_MAT = 4, KIND_EST_ENV = 8, KIND_COPY = 16 };
+/* kind[j] of a job that the oracle's large-instance pass placed provisionally: its own curve,
+   every point a vertex (kind 0 to every other reader), its slopes kept in w->cs from w->c0[j],
+   its outputs written at point w->nc[j]; alloc_pick rewrites them where the threshold says
+   otherwise */
+enum { KIND_PROV = 32 };
 
 struct pfi_alloc_workspace {
     size_t cap_jobs;
@@ -43,6 +48,7 @@ struct pfi_alloc_workspace {
     double *bs, *bw; /* segments handed to the selection */
     size_t cap_b, n_b;
     size_t guess_in; /* the oracle's sample: segments of all jobs likely inside its bracket */
+    bool no_simd;    /* the oracle's pass without its AVX-512 copy (tests; set by the caller) */
     size_t *idx;     /* per-job scratch for pfi_envelope */
     double *y;
     size_t cap_s;

@@ -91,6 +91,97 @@ static inline double pick_copied(const pfi_alloc_workspace *w, size_t j, double 
 {
     size_t c0 = w->c0[j], m = w->nc[j], p = 0;
     const double *c = w->cc + c0, *d = w->cd + c0, *t = w->ct + c0, *sl = w->cs + c0;
+    /* the walk below without its branches when no slope equals lam (the pass copied only
+       curves whose slopes fall strictly, so the slopes above lam are a prefix and the walk
+       stops at its end, taking no part of a segment): the same point, the same outputs */
+    size_t v = 0;
+    int tie = 0;
+    for (size_t q = 0; q + 1 < m; q++) {
+        v += sl[q] > lam;
+        tie |= sl[q] == lam;
+    }
+    if (!tie) {
+        w->pick[j] = d[v];
+        if (out != NULL) {
+            out->cap_w[j] = c[v];
+            out->power_w[j] = d[v];
+            out->tput_tok_s[j] = t[v];
+            out->marginal_down[j] = v > 0 ? sl[v - 1] : NAN;
+            out->marginal_up[j] = v + 1 < m ? sl[v] : NAN;
+            out->shed_w[j] = d[m - 1] - d[v];
+        }
+        w->flag[j] = out != NULL;
+        return wt * t[v];
+    }
+    double pw = d[0], val = wt * t[0];
+    for (size_t q = 1; q < m; q++) {
+        double s = sl[q - 1], wd = d[q] - d[p];
+        if (s > lam || (s == lam && *rem > 0 && wd <= *rem)) {
+            if (!(s > lam))
+                *rem -= wd;
+            pw = d[q];
+            val = wt * t[q];
+            p = q;
+            continue;
+        }
+        if (s == lam && *rem > 0) {
+            pw += *rem;
+            val += *rem * s;
+            *rem = 0;
+        }
+        break;
+    }
+    w->pick[j] = pw;
+    if (out == NULL) {
+        w->flag[j] = 0;
+        return val;
+    }
+    double part = pw - d[p];
+    if (part > 0 && p + 1 < m) {
+        double f = part / (d[p + 1] - d[p]);
+        double cp = c[p] + f * (c[p + 1] - c[p]);
+        if (cp > c[p + 1])
+            cp = c[p + 1];
+        double g = (cp - c[p]) / (c[p + 1] - c[p]);
+        out->cap_w[j] = cp;
+        out->power_w[j] = d[p] + g * (d[p + 1] - d[p]);
+        out->tput_tok_s[j] = t[p] + g * (t[p + 1] - t[p]);
+        out->marginal_down[j] = out->marginal_up[j] = sl[p];
+    } else {
+        out->cap_w[j] = c[p];
+        out->power_w[j] = d[p];
+        out->tput_tok_s[j] = t[p];
+        out->marginal_down[j] = p > 0 ? sl[p - 1] : NAN;
+        out->marginal_up[j] = p + 1 < m ? sl[p] : NAN;
+    }
+    out->shed_w[j] = d[m - 1] - out->power_w[j];
+    w->flag[j] = 1;
+    return val;
+}
+
+/*
+ * alloc_pick's walk and outputs for a job the sampled pass placed provisionally (kind
+ * KIND_PROV: its own curve, every point a vertex, slopes in w->cs, outputs written at point
+ * w->nc[j]): nothing rewritten when its point under lam is that one and no slope equals lam
+ * (its value then from the throughput written); otherwise pick_copied's comparisons and
+ * formulas on the curve as given. Returns the job's value; *rem as alloc_pick's.
+ */
+static inline double pick_prov(const alloc_ctx *x, size_t j, double lam, double *rem,
+                               pfi_alloc_result *out)
+{
+    const pfi_alloc_workspace *w = x->w;
+    const pfi_alloc_jobs *J = x->J;
+    const double *sl = w->cs + w->c0[j];
+    double wt = alloc_opt(J->weight, j, 1.0);
+    size_t v =
+        (size_t)(sl[0] > lam) + (sl[1] > lam) + (sl[2] > lam) + (sl[3] > lam) + (sl[4] > lam);
+    int tie = (sl[0] == lam) | (sl[1] == lam) | (sl[2] == lam) | (sl[3] == lam) | (sl[4] == lam);
+    if (!tie && v == w->nc[j] && out != NULL) {
+        w->flag[j] = 1;
+        return wt * out->tput_tok_s[j];
+    }
+    size_t a = J->offset[j], m = J->offset[j + 1] - a, p = 0;
+    const double *c = J->cap_w + a, *d = J->power_w + a, *t = J->tput_tok_s + a;
     double pw = d[0], val = wt * t[0];
     for (size_t q = 1; q < m; q++) {
         double s = sl[q - 1], wd = d[q] - d[p];
@@ -150,6 +241,10 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
         size_t j = list != NULL ? list[l] : l;
         if (!est && w->kind[j] == (KIND_MAT | KIND_COPY)) {
             value += pick_copied(w, j, alloc_opt(x->J->weight, j, 1.0), lam, &rem, out);
+            continue;
+        }
+        if (!est && w->kind[j] == KIND_PROV) {
+            value += pick_prov(x, j, lam, &rem, out);
             continue;
         }
         alloc_view v = alloc_view_of(x, j, est);

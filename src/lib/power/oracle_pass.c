@@ -33,6 +33,10 @@
 /* The pass asks for the curves of the job this many ahead: the first use of each job's loads
    was its main stall (perf); 8, 16 and 32 measured, 32 best (100 000 jobs -4 %, 1 M -7 %). */
 #define PREFETCH_JOBS 32
+/* Up to this many jobs the pass places a job with segments inside the bracket at once, against
+   the middle of the bracket, and keeps only its slopes (fast_prov); above, its curve is copied
+   (fast_defer), as the curves are no longer in cache when alloc_pick moves the job. */
+#define PROV_MAX_JOBS 131072
 
 /* ---- the sample ----------------------------------------------------------------------- */
 
@@ -276,6 +280,8 @@ typedef struct fast_io {
     double *o_cap, *o_pw, *o_tp, *o_shed, *o_down, *o_up;
     unsigned char *kind;
     size_t *list;
+    bool prov;  /* small instance: deferred jobs placed provisionally (fast_prov) */
+    double lam; /* the slope they are placed against */
 } fast_io;
 
 /* A concave curve of k points (its own envelope) in the totals. */
@@ -323,13 +329,41 @@ static inline void fast_defer(pfi_alloc_workspace *w, const fast_io *io, fast_ac
 }
 
 /*
- * Job j of FAST_K points that passed scan_k (slopes sv, widths wd): its segments above the
- * bracket are a prefix (slopes falling), those inside follow. PFI_ERR_NOMEM.
+ * Job j of FAST_K points with segments inside the bracket, in an instance small enough that
+ * its curves stay in cache (PROV_MAX_JOBS): instead of its curve copied (fast_defer), its
+ * slopes kept (w->cs) and the job placed now against io->lam (its outputs, not its sums:
+ * alloc_output_jobs sums the listed jobs). alloc_pick rewrites the outputs of those whose point
+ * differs under the threshold; the others are what it would have written.
  */
-static inline pfi_error fast_job_k(pfi_alloc_workspace *w, const fast_io *io, fast_acc *acc,
-                                   size_t j, const double *c, const double *D, const double *T,
-                                   double wt, const double sv[FAST_K - 1],
-                                   const double wd[FAST_K - 1], double b_hi, double b_lo)
+static inline void fast_prov(pfi_alloc_workspace *w, const fast_io *io, fast_acc *acc, size_t j,
+                             const double *c, const double *D, const double *T, const double *sv)
+{
+    double lam = io->lam;
+    size_t c0 = w->n_c, v = (size_t)(sv[0] > lam) + (sv[1] > lam) + (sv[2] > lam) + (sv[3] > lam) +
+                            (sv[4] > lam);
+    memcpy(w->cs + c0, sv, (FAST_K - 1) * sizeof *sv);
+    w->n_c += FAST_K;
+    w->c0[j] = c0;
+    w->nc[j] = (uint32_t)v;
+    io->o_cap[j] = c[v];
+    io->o_pw[j] = D[v];
+    io->o_tp[j] = T[v];
+    io->o_shed[j] = D[FAST_K - 1] - D[v];
+    io->o_down[j] = v > 0 ? sv[v - 1] : NAN;
+    io->o_up[j] = v + 1 < FAST_K ? sv[v] : NAN;
+    io->kind[j] = KIND_PROV;
+    io->list[acc->n_list++] = j;
+}
+
+/*
+ * Job j of FAST_K points that passed scan_k (slopes sv, widths wd, each followed by FAST_K - 1
+ * zeros): its segments above the bracket are a prefix (slopes falling), those inside follow.
+ * PFI_ERR_NOMEM.
+ */
+static inline __attribute__((always_inline)) pfi_error
+fast_job_k(pfi_alloc_workspace *w, const fast_io *io, fast_acc *acc, size_t j, const double *c,
+           const double *D, const double *T, double wt, const double sv[2 * (FAST_K - 1)],
+           const double wd[2 * (FAST_K - 1)], double b_hi, double b_lo)
 {
     size_t up =
         (size_t)(sv[0] > b_hi) + (sv[1] > b_hi) + (sv[2] > b_hi) + (sv[3] > b_hi) + (sv[4] > b_hi);
@@ -346,11 +380,17 @@ static inline pfi_error fast_job_k(pfi_alloc_workspace *w, const fast_io *io, fa
         w->n_b = acc->n_b;
         if (!alloc_ws_buf(w, FAST_K) || !alloc_ws_cand(w, FAST_K))
             return PFI_ERR_NOMEM;
-        for (size_t i = up; i < ge; i++, acc->n_b++) {
-            w->bs[acc->n_b] = sv[i];
-            w->bw[acc->n_b] = wd[i];
-        }
-        fast_defer(w, io, acc, j, c, D, T, FAST_K, sv);
+        /* the segments inside, sv[up, ge): FAST_K - 1 values copied from sv + up whatever
+           their count (the arrays run on by FAST_K - 1 zeros: see alloc_fast_pass; room for
+           FAST_K made above), the count added. A loop of ge - up steps became two calls of
+           memcpy of that length (6 % of the time at 10 000 jobs). */
+        memcpy(w->bs + acc->n_b, sv + up, (FAST_K - 1) * sizeof *sv);
+        memcpy(w->bw + acc->n_b, wd + up, (FAST_K - 1) * sizeof *wd);
+        acc->n_b += ge - up;
+        if (io->prov)
+            fast_prov(w, io, acc, j, c, D, T, sv);
+        else
+            fast_defer(w, io, acc, j, c, D, T, FAST_K, sv);
         return PFI_OK;
     }
     fast_place(io, acc, j, c, D, T, FAST_K, up, sv, wt);
@@ -440,10 +480,10 @@ static inline pfi_error fast_general(const alloc_ctx *x, const fast_io *io, fast
 }
 
 /* Job j of any other curve: the sweep, then placed, deferred or the general path. */
-static inline pfi_error fast_job_any(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j,
-                                     const double *c, const double *D, const double *T, size_t k,
-                                     double wt, double b_hi, double b_lo, alloc_sums *S,
-                                     pfi_diag *d)
+static inline __attribute__((always_inline)) pfi_error
+fast_job_any(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, const double *c,
+             const double *D, const double *T, size_t k, double wt, double b_hi, double b_lo,
+             alloc_sums *S, pfi_diag *d)
 {
     pfi_alloc_workspace *w = x->w;
     double sl[FAST_MAX_POINTS];
@@ -470,16 +510,187 @@ static inline pfi_error fast_job_any(const alloc_ctx *x, const fast_io *io, fast
     return PFI_OK;
 }
 
+/* One job of the pass, as the pass takes it: a bound or a floor to the general path, a curve of
+   FAST_K points that scan_k passes to fast_job_k, any other to fast_job_any. */
+static inline __attribute__((always_inline)) pfi_error
+fast_one(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool bounded, double b_hi,
+         double b_lo, alloc_sums *S, pfi_diag *d, double *sv, double *wd)
+{
+    const pfi_alloc_jobs *J = x->J;
+    size_t a = io->off[j], b = io->off[j + 1], k = b > a ? b - a : 0;
+    const double *c = io->cap + a, *D = io->pow_w + a, *T = io->tput + a;
+    double wt = io->wts != NULL ? alloc_opt(io->wts, j, 1.0) : 1.0;
+    if (bounded &&
+        (!isnan(alloc_opt(J->floor_frac, j, NAN)) || !isnan(alloc_opt(J->cap_lo_w, j, NAN)) ||
+         !isnan(alloc_opt(J->cap_hi_w, j, NAN))))
+        return fast_general(x, io, acc, j, b_hi, b_lo, S, d); /* a bound or a floor */
+    if (k == FAST_K && scan_k(c, D, T, wt, sv, wd))
+        return fast_job_k(x->w, io, acc, j, c, D, T, wt, sv, wd, b_hi, b_lo);
+    return fast_job_any(x, io, acc, j, c, D, T, k, wt, b_hi, b_lo, S, d);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+/* The pass eight jobs a step (fast_block8) where the CPU has AVX-512 (checked at run time). */
+#define ORACLE_SIMD 1
+#define ORACLE_SIMD_TARGET "avx512f,avx512dq"
+#define BLOCK 8
+
+/*
+ * Jobs j .. j + 7 (FAST_K points each, one after the other in the arrays) as fast_one takes
+ * them, eight at a time: point i of the eight curves gathered into one register, so that each
+ * lane does the scalar code's IEEE operations in its order (scan_k's slopes, checks and
+ * widths, fast_job_k's counts and width above, fast_place's outputs), and the running sums
+ * are added job by job in job order: the same bits. A job that fails a check or has a bound
+ * or floor goes to fast_one in its turn. Errors: as fast_one.
+ */
+__attribute__((target(ORACLE_SIMD_TARGET))) static inline pfi_error
+fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool bounded,
+            double b_hi, double b_lo, alloc_sums *S, pfi_diag *d, double *sv, double *wd)
+{
+    enum { M = FAST_K - 1 };
+    const pfi_alloc_jobs *J = x->J;
+    pfi_alloc_workspace *w = x->w;
+    size_t a = io->off[j];
+    const __m512i at = _mm512_setr_epi64(0, 6, 12, 18, 24, 30, 36, 42);
+    const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
+    __m512d C[FAST_K], P[FAST_K], T[FAST_K], SL[M], WD[M];
+    for (int i = 0; i < FAST_K; i++) {
+        C[i] = _mm512_i64gather_pd(at, io->cap + a + i, 8);
+        P[i] = _mm512_i64gather_pd(at, io->pow_w + a + i, 8);
+        T[i] = _mm512_i64gather_pd(at, io->tput + a + i, 8);
+    }
+    __m512d W = _mm512_set1_pd(1.0);
+    if (io->wts != NULL) { /* alloc_opt: the weight unless NaN */
+        __m512d v = _mm512_loadu_pd(io->wts + j);
+        W = _mm512_mask_mov_pd(W, _mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v);
+    }
+    /* scan_k: every comparison false on NaN, as C's */
+    __mmask8 ok =
+        _mm512_cmp_pd_mask(C[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(C[M], inf, _CMP_LT_OQ) &
+        _mm512_cmp_pd_mask(P[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(P[M], inf, _CMP_LT_OQ) &
+        _mm512_cmp_pd_mask(T[0], zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(T[M], inf, _CMP_LT_OQ);
+    for (int i = 0; i < M; i++) {
+        WD[i] = _mm512_sub_pd(P[i + 1], P[i]);
+        SL[i] =
+            _mm512_div_pd(_mm512_sub_pd(_mm512_mul_pd(W, T[i + 1]), _mm512_mul_pd(W, T[i])), WD[i]);
+        ok &= _mm512_cmp_pd_mask(C[i + 1], C[i], _CMP_GT_OQ) &
+              _mm512_cmp_pd_mask(WD[i], zero, _CMP_GT_OQ) &
+              _mm512_cmp_pd_mask(T[i + 1], T[i], _CMP_GE_OQ);
+        if (i > 0)
+            ok &= _mm512_cmp_pd_mask(SL[i], SL[i - 1], _CMP_LT_OQ);
+    }
+    if (bounded) { /* a bound or a floor not NaN: fast_one */
+        const double *opt[3] = {J->floor_frac, J->cap_lo_w, J->cap_hi_w};
+        for (int i = 0; i < 3; i++)
+            if (opt[i] != NULL) {
+                __m512d v = _mm512_loadu_pd(opt[i] + j);
+                ok &= _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);
+            }
+    }
+    /* fast_job_k: segments above the bracket (a prefix), at or above its low end, the
+       width above summed in the scalar order */
+    const __m512d hi = _mm512_set1_pd(b_hi), lo = _mm512_set1_pd(b_lo);
+    const __m512i one = _mm512_set1_epi64(1);
+    __m512i up = _mm512_setzero_si512(), ge = _mm512_setzero_si512();
+    __m512d ab = zero;
+    for (int i = 0; i < M; i++) {
+        __mmask8 u = _mm512_cmp_pd_mask(SL[i], hi, _CMP_GT_OQ);
+        up = _mm512_mask_add_epi64(up, u, up, one);
+        ge = _mm512_mask_add_epi64(ge, _mm512_cmp_pd_mask(SL[i], lo, _CMP_GE_OQ), ge, one);
+        ab = _mm512_add_pd(ab, _mm512_maskz_mov_pd(u, WD[i]));
+    }
+    __mmask8 defer = _mm512_cmp_epi64_mask(ge, up, _MM_CMPINT_GT), place = ok & (__mmask8)~defer;
+    /* fast_place at point v = up */
+    __m512d cv = C[0], dv = P[0], tv = T[0], down = _mm512_set1_pd(NAN), upm = SL[0];
+    for (int i = 1; i < FAST_K; i++) {
+        __mmask8 e = _mm512_cmpeq_epi64_mask(up, _mm512_set1_epi64(i));
+        cv = _mm512_mask_mov_pd(cv, e, C[i]);
+        dv = _mm512_mask_mov_pd(dv, e, P[i]);
+        tv = _mm512_mask_mov_pd(tv, e, T[i]);
+        down = _mm512_mask_mov_pd(down, e, SL[i - 1]);
+        upm = _mm512_mask_mov_pd(upm, e, i < M ? SL[i < M ? i : 0] : _mm512_set1_pd(NAN));
+    }
+    _mm512_mask_storeu_pd(io->o_cap + j, place, cv);
+    _mm512_mask_storeu_pd(io->o_pw + j, place, dv);
+    _mm512_mask_storeu_pd(io->o_tp + j, place, tv);
+    _mm512_mask_storeu_pd(io->o_shed + j, place, _mm512_sub_pd(P[M], dv));
+    _mm512_mask_storeu_pd(io->o_down + j, place, down);
+    _mm512_mask_storeu_pd(io->o_up + j, place, upm);
+    /* the sums job by job, in job order */
+    double l_ab[BLOCK], l_d0[BLOCK], l_dm[BLOCK], l_tm[BLOCK], l_val[BLOCK], l_dv[BLOCK],
+        l_tv[BLOCK];
+    int64_t l_up[BLOCK], l_ge[BLOCK];
+    _mm512_storeu_pd(l_ab, ab);
+    _mm512_storeu_pd(l_d0, P[0]);
+    _mm512_storeu_pd(l_dm, P[M]);
+    _mm512_storeu_pd(l_tm, T[M]);
+    _mm512_storeu_pd(l_val, _mm512_mul_pd(W, tv));
+    _mm512_storeu_pd(l_dv, dv);
+    _mm512_storeu_pd(l_tv, tv);
+    _mm512_storeu_si512(l_up, up);
+    _mm512_storeu_si512(l_ge, ge);
+    double l_sl[M][BLOCK], l_wd[M][BLOCK];
+    if (defer & ok)
+        for (int i = 0; i < M; i++) {
+            _mm512_storeu_pd(l_sl[i], SL[i]);
+            _mm512_storeu_pd(l_wd[i], WD[i]);
+        }
+    for (size_t q = 0; q < BLOCK; q++) {
+        size_t jq = j + q;
+        if (!((ok >> q) & 1)) {
+            pfi_error e = fast_one(x, io, acc, jq, bounded, b_hi, b_lo, S, d, sv, wd);
+            if (e != PFI_OK)
+                return e;
+            continue;
+        }
+        io->kind[jq] = 0;
+        acc->ref_p += l_dm[q];
+        acc->ref_t += l_tm[q];
+        acc->lo_p += l_d0[q];
+        acc->hi_p += l_dm[q];
+        acc->above += l_ab[q];
+        acc->below += FAST_K - 1 - (size_t)l_ge[q];
+        if ((defer >> q) & 1) {
+            w->n_b = acc->n_b;
+            if (!alloc_ws_buf(w, FAST_K) || !alloc_ws_cand(w, FAST_K))
+                return PFI_ERR_NOMEM;
+            double s5[M];
+            for (int i = 0; i < M; i++)
+                s5[i] = l_sl[i][q];
+            for (size_t i = (size_t)l_up[q]; i < (size_t)l_ge[q]; i++, acc->n_b++) {
+                w->bs[acc->n_b] = l_sl[i][q];
+                w->bw[acc->n_b] = l_wd[i][q];
+            }
+            size_t aq = a + FAST_K * q;
+            if (io->prov)
+                fast_prov(w, io, acc, jq, io->cap + aq, io->pow_w + aq, io->tput + aq, s5);
+            else
+                fast_defer(w, io, acc, jq, io->cap + aq, io->pow_w + aq, io->tput + aq, FAST_K, s5);
+        } else {
+            acc->value += l_val[q];
+            acc->tp += l_dv[q];
+            acc->tt += l_tv[q];
+        }
+    }
+    return PFI_OK;
+}
+#else
+#define ORACLE_SIMD 0
+#endif
+
 /*
  * The oracle's single pass for a large instance (no cap step) with a bracketed threshold: validate
  * each job (as pfi_curve_check), and when its curve is its own envelope, sort its segments against
  * the bracket. A job with no segment inside the bracket is placed at once (at the end of its
  * segments above it, whatever the exact threshold); the others go to w->list for after the
  * selection. Jobs whose curve is not concave, or that fail the check (alloc_job_prepare then says
- * why), or that have a cap bound or a floor (not NaN), take the general path.
+ * why), or that have a cap bound or a floor (not NaN), take the general path. simd: eight jobs a
+ * step where eight FAST_K-point curves follow each other (fast_block8; a constant in each copy).
  */
-pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r,
-                          alloc_sums *S, pfi_diag *d)
+static inline __attribute__((always_inline)) pfi_error
+fast_pass_body(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r, alloc_sums *S,
+               pfi_diag *d, bool simd)
 {
     const pfi_alloc_jobs *J = x->J;
     pfi_alloc_workspace *w = x->w;
@@ -495,7 +706,9 @@ pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_allo
                   .o_down = r->marginal_down,
                   .o_up = r->marginal_up,
                   .kind = w->kind,
-                  .list = w->list};
+                  .list = w->list,
+                  .prov = J->n <= PROV_MAX_JOBS,
+                  .lam = 0.5 * b_hi + 0.5 * b_lo};
     fast_acc acc = {.n_b = w->n_b};
     size_t n = J->n;
     /* the optional per-job arrays that send a job to the general path where not NaN (a file's
@@ -506,27 +719,41 @@ pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_allo
     if (!alloc_ws_buf(w, guess) || !alloc_ws_cand(w, guess < n ? guess * per_job : J->offset[n]))
         return PFI_ERR_NOMEM;
     pfi_error e = PFI_OK;
-    for (size_t j = 0; j < n; j++) {
-        size_t a = io.off[j], b = io.off[j + 1], k = b > a ? b - a : 0;
-        const double *c = io.cap + a, *D = io.pow_w + a, *T = io.tput + a;
+    /* scan_k's slopes and widths (the first FAST_K - 1 of each), and zeros after them that
+       fast_job_k's fixed-length copies read past the last segment */
+    double sv[2 * (FAST_K - 1)] = {0}, wd[2 * (FAST_K - 1)] = {0};
+    for (size_t j = 0; j < n && e == PFI_OK;) {
+        const size_t *off = io.off;
+#if ORACLE_SIMD
+        if (simd && j + BLOCK <= n) {
+            int seq = 1;
+            for (size_t q = 0; q < BLOCK; q++)
+                seq &= off[j + q + 1] - off[j + q] == FAST_K;
+            if (seq) {
+                if (j + PREFETCH_JOBS + BLOCK <= n) {
+                    size_t f = off[j + PREFETCH_JOBS];
+                    for (size_t o = 0; o < FAST_K * BLOCK; o += 8) {
+                        __builtin_prefetch(io.cap + f + o);
+                        __builtin_prefetch(io.pow_w + f + o);
+                        __builtin_prefetch(io.tput + f + o);
+                    }
+                }
+                e = fast_block8(x, &io, &acc, j, bounded, b_hi, b_lo, S, d, sv, wd);
+                j += BLOCK;
+                continue;
+            }
+        }
+#else
+        (void)simd;
+#endif
         if (j + PREFETCH_JOBS < n) {
-            size_t f = io.off[j + PREFETCH_JOBS];
+            size_t f = off[j + PREFETCH_JOBS];
             __builtin_prefetch(io.cap + f);
             __builtin_prefetch(io.pow_w + f);
             __builtin_prefetch(io.tput + f);
         }
-        double wt = io.wts != NULL ? alloc_opt(io.wts, j, 1.0) : 1.0;
-        double sv[FAST_K - 1], wd[FAST_K - 1];
-        if (bounded &&
-            (!isnan(alloc_opt(J->floor_frac, j, NAN)) || !isnan(alloc_opt(J->cap_lo_w, j, NAN)) ||
-             !isnan(alloc_opt(J->cap_hi_w, j, NAN))))
-            e = fast_general(x, &io, &acc, j, b_hi, b_lo, S, d); /* a bound or a floor */
-        else if (k == FAST_K && scan_k(c, D, T, wt, sv, wd))
-            e = fast_job_k(w, &io, &acc, j, c, D, T, wt, sv, wd, b_hi, b_lo);
-        else
-            e = fast_job_any(x, &io, &acc, j, c, D, T, k, wt, b_hi, b_lo, S, d);
-        if (e != PFI_OK)
-            break;
+        e = fast_one(x, &io, &acc, j, bounded, b_hi, b_lo, S, d, sv, wd);
+        j++;
     }
     w->n_b = acc.n_b;
     w->n_list = acc.n_list;
@@ -540,4 +767,30 @@ pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_allo
     S->tp = acc.tp;
     S->tt = acc.tt;
     return e;
+}
+
+static pfi_error fast_pass_plain(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r,
+                                 alloc_sums *S, pfi_diag *d)
+{
+    return fast_pass_body(x, b_hi, b_lo, r, S, d, false);
+}
+
+#if ORACLE_SIMD
+__attribute__((target(ORACLE_SIMD_TARGET))) static pfi_error
+fast_pass_simd(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r, alloc_sums *S,
+               pfi_diag *d)
+{
+    return fast_pass_body(x, b_hi, b_lo, r, S, d, true);
+}
+#endif
+
+pfi_error alloc_fast_pass(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r,
+                          alloc_sums *S, pfi_diag *d)
+{
+#if ORACLE_SIMD
+    __builtin_cpu_init();
+    if (!x->w->no_simd && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+        return fast_pass_simd(x, b_hi, b_lo, r, S, d);
+#endif
+    return fast_pass_plain(x, b_hi, b_lo, r, S, d);
 }
