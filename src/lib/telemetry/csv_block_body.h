@@ -99,12 +99,7 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
         CSV_M eqm, dgm;
         if (have_tmpl && p + tlen < end) {
 #if CSV_WIDE
-            uint64_t e0, d0, e1 = ~0ULL, d1 = 0;
-            tm_shape64_in(simd, p, tb, &e0, &d0);
-            if (tlen >= 64)
-                tm_shape64_in(simd, p + 64, tb + 64, &e1, &d1);
-            eqm = (CSV_M)e1 << 64 | e0;
-            dgm = (CSV_M)d1 << 64 | d0;
+            tm_shape128_in(simd, p, tb, tlen, &eqm, &dgm);
 #else
             tm_shape64_in(simd, p, tb, &eqm, &dgm);
 #endif
@@ -191,15 +186,7 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
          * a row refused there ends the block, and the template with it). */
         memcpy(tb, p, CSV_BYTES);
 #if CSV_WIDE
-        {
-            uint64_t e0, d0, e1 = 0, d1 = 0;
-            tm_shape64_in(simd, p, p, &e0, &d0);
-            if (len >= 64)
-                tm_shape64_in(simd, p + 64, p + 64, &e1, &d1);
-            (void)e0;
-            (void)e1;
-            tdig = (CSV_M)d1 << 64 | d0;
-        }
+        tm_shape128_in(simd, p, p, len, &eqm, &tdig);
 #else
         tm_shape64_in(simd, p, p, &eqm, &tdig);
 #endif

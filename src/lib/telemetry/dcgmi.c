@@ -90,14 +90,27 @@ static bool dcgmi_fast_line(const char *s, size_t n, size_t nf, span *f, double 
 #endif
 
 #if TM_FAST_LINES
+/* Bits [a, b) of a row's mask, b <= 128. */
+static inline tm_u128 dcgmi_span(unsigned a, unsigned b)
+{
+    return ((((tm_u128)1) << b) - 1) & ~((((tm_u128)1) << a) - 1);
+}
+
 /*
  * The block path: common rows taken straight from the buffer (tm_lines_peek), many per
  * call. A row qualifies when it is what the per-line path would take from its entity
  * cache: nf + 2 tokens, an entity text already in kc, every value a number
- * tm_token_number converts. The first line that does not qualify ends the block before
+ * tm_number_in converts. The first line that does not qualify ends the block before
  * anything of it is used; the per-line path then reads it. Returns the bytes of whole rows
  * consumed (*rows of them); on an error from the collector, *err, with *rows counting the
  * failing row too (so the caller's line number names it).
+ *
+ * The last row taken the long way is kept as a template (as the CSV's, csv_block_body.h):
+ * a row whose bytes through its newline are the template's, but for digits where the
+ * template has digits inside its entity text or its numbers, has the same blanks and so the
+ * same tokens, and numbers of the same shape (the same digit count and dot, no sign): it
+ * qualifies as the template did, and its numbers convert without their checks
+ * (tm_number_known_in). Its entity is looked up as any row's.
  */
 static inline __attribute__((always_inline)) size_t
 dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, const size_t *fields,
@@ -119,14 +132,41 @@ dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, con
     }
     const unsigned n_edges = 2 * ((unsigned)nf + 2);
     const bool keep = tm->opt.keep_series;
+    /* The template: its bytes (tb), the digits that may vary (tdig), its bytes through the
+     * newline (tkeep), its length and entity text; each number's first byte, length, bytes,
+     * shape (tm_number_shape_in) and value. */
+    char tb[128];
+    tm_u128 tdig = 0, tkeep = 0, vbytes[16];
+    unsigned tlen = 0, tea = 0, tez = 0, va[16], vn[16];
+    const void *vsrc[16];
+    size_t vfd[16];
+    double tfv[16];
+    bool have_tmpl = false;
     while (p < end) {
+        unsigned len, ea, ez; /* the row's newline; its entity text [ea, ez) */
+        if (have_tmpl && p + tlen < end) {
+            tm_u128 eqm, dgm;
+            tm_shape128_in(simd, p, tb, tlen, &eqm, &dgm);
+            if ((tkeep & ~(eqm | (tdig & dgm))) == 0) {
+                for (size_t i = 0; i < nf; i++) {
+                    if ((vbytes[i] & ~eqm) == 0) /* the template's number, byte for byte */
+                        fv[i] = tfv[i];
+                    else if (!tm_number_known_in(simd, p + va[i], vn[i], vsrc[i], vfd[i], &fv[i]))
+                        goto done; /* (without simd only: it takes what the template took) */
+                }
+                len = tlen;
+                ea = tea;
+                ez = tez;
+                goto row;
+            }
+        }
         /* The row's first 64 bytes classified, and the next 64 when it is longer
          * (TM_LINE_PAD readable past end): its end and its blanks as bit masks. */
         tm_u128 bl, nl, none;
         tm_class128_in(simd, p, '\0', &bl, &nl, &none);
         if (nl == 0)
             break; /* (rows of 128 bytes and more: the per-line path) */
-        unsigned len = tm_ctz128(nl);
+        len = tm_ctz128(nl);
         if (p + len >= end)
             break;
         unsigned n = len - (len > 0 && p[len - 1] == '\r');
@@ -141,14 +181,35 @@ dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, con
             pos[ne++] = 64 + (unsigned)__builtin_ctzll(e1);
         if (ne != n_edges)
             break; /* not nf + 2 tokens */
+        ea = pos[0];
+        ez = pos[3];
+        tm_u128 vary = dcgmi_span(ea, ez); /* the entity's and the numbers' bytes */
+        for (size_t i = 0; i < nf; i++) {
+            unsigned a = pos[4 + 2 * i], z = pos[5 + 2 * i];
+            if (!tm_number_shape_in(simd, p + a, z - a, &fv[i], &vsrc[i], &vfd[i]))
+                goto done;
+            va[i] = a;
+            vn[i] = z - a;
+            vbytes[i] = dcgmi_span(a, z);
+            tfv[i] = fv[i];
+            vary |= vbytes[i];
+        }
+        /* The template from here on: this row (a row refused below ends the block, and
+         * the template with it). */
+        memcpy(tb, p, sizeof tb);
+        {
+            tm_u128 eqm;
+            tm_shape128_in(simd, p, p, len, &eqm, &tdig);
+        }
+        tdig &= vary; /* (a digit elsewhere must stay as it is) */
+        tkeep = ((tm_u128)2 << len) - 1;
+        tlen = len;
+        tea = ea;
+        tez = ez;
+        have_tmpl = true;
+    row:;
         size_t slot, ent;
-        if (pos[3] - pos[0] > 16 || !tm_kc_get(kc, p + pos[0], pos[3] - pos[0], &slot, &ent))
-            break;
-        size_t i;
-        for (i = 0; i < nf; i++)
-            if (!tm_number_in(simd, p + pos[4 + 2 * i], pos[5 + 2 * i] - pos[4 + 2 * i], &fv[i]))
-                break;
-        if (i < nf)
+        if (ez - ea > 16 || !tm_kc_get(kc, p + ea, ez - ea, &slot, &ent))
             break;
         double tt = tm_row_time_nominal(tm, ent);
         tm->line_now = line0 + k + 1; /* a note on a cell names it (tm_put) */
@@ -161,6 +222,7 @@ dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, con
         p += len + 1;
         k++;
     }
+done:
     *rows = k;
     return (size_t)(p - p0);
 }

@@ -714,6 +714,21 @@ tm_class128_in(bool simd, const char *p, char c, tm_u128 *blank, tm_u128 *nl, tm
     *chr = (tm_u128)c1 << 64 | c0;
 }
 
+/* tm_shape64_in over a row of up to 127 bytes ending at byte len (its newline): bytes of p
+ * equal to t's (*eq) and the digits of p (*dig), the second 64 bytes compared only when
+ * len >= 64 (else the high words are 0) — a row template's test (csv_block_body.h,
+ * dcgmi.c). Reads p[0..128) and t[0..128). */
+static inline __attribute__((always_inline)) void
+tm_shape128_in(bool simd, const char *p, const char *t, unsigned len, tm_u128 *eq, tm_u128 *dig)
+{
+    uint64_t e0, d0, e1 = 0, d1 = 0;
+    tm_shape64_in(simd, p, t, &e0, &d0);
+    if (len >= 64)
+        tm_shape64_in(simd, p + 64, t + 64, &e1, &d1);
+    *eq = (tm_u128)e1 << 64 | e0;
+    *dig = (tm_u128)d1 << 64 | d0;
+}
+
 /* p[0..len) == ref[0..len), len <= 32; p[0..32) readable, ref zero padded to 32 bytes. */
 static inline bool tm_eq_short(const char *p, const char *ref, size_t len)
 {
