@@ -260,14 +260,29 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
     json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     json_t *bw = json_object_get(o, "budget_w"), *rd = json_object_get(o, "reduction"),
            *ev = json_object_get(o, "event");
+    const char *key; /* a key of none of the three (a typo: "budget_W") changes nothing */
+    json_t *val;
+    const char *unknown = NULL;
+    json_object_foreach(o, key, val) if (strcmp(key, "budget_w") != 0 &&
+                                         strcmp(key, "reduction") != 0 && strcmp(key, "event") != 0)
+    {
+        unknown = key;
+        break;
+    }
     pfi_http_next ret;
-    if (!json_is_object(o) || (bw && !json_is_number(bw)) || (rd && !json_is_number(rd)) ||
-        (ev && !json_is_boolean(ev)) || (bw && rd) || (!bw && !rd && !(ev && json_is_false(ev)))) {
+    if (unknown != NULL) {
+        char sk[CLI_SAFE_CELL], m[CLI_SAFE_CELL + 64];
+        snprintf(m, sizeof m, "unknown key '%s': expected budget_w, reduction or event",
+                 cli_safe(sk, sizeof sk, unknown, strlen(unknown)));
+        ret = api_error(rq, 400, m);
+    } else if (!json_is_object(o) || (bw && !json_is_number(bw)) || (rd && !json_is_number(rd)) ||
+               (ev && !json_is_boolean(ev)) || (bw && rd) ||
+               (!bw && !rd && !(ev && json_is_false(ev)))) {
         ret = api_error(rq, 400,
                         "expected {\"budget_w\": W} or {\"reduction\": r} or {\"event\": false}");
-    } else if ((bw && !(json_number_value(bw) > 0 && json_number_value(bw) <= PFI_TOPO_MAX_W)) ||
+    } else if ((bw && !(json_number_value(bw) >= 1 && json_number_value(bw) <= PFI_TOPO_MAX_W)) ||
                (rd && !(json_number_value(rd) >= 0 && json_number_value(rd) <= 1))) {
-        ret = api_error(rq, 422, "budget_w must be > 0 and <= 1e12 W and reduction in [0, 1]");
+        ret = api_error(rq, 422, "budget_w must be >= 1 W and <= 1e12 W and reduction in [0, 1]");
     } else {
         /* durable before it is answered: a controller killed right after the 200 resumes it */
         char *js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
@@ -369,6 +384,11 @@ static pfi_http_next api_body(void *cls, pfi_http_request *rq, const char *body,
         return api_status(s, rq);
     if (strcmp(url, "/v1/budget") == 0 && strcmp(method, "PUT") == 0)
         return api_budget(s, rq, body, len, too_big);
+    if (strcmp(url, "/v1/budget") == 0 || strcmp(url, "/metrics") == 0 ||
+        strcmp(url, "/v1/status") == 0)
+        return api_error(rq, 405,
+                         strcmp(url, "/v1/budget") == 0 ? "method not allowed (PUT /v1/budget)"
+                                                        : "method not allowed (GET only)");
     return api_error(rq, 404, "no such endpoint (GET /metrics, GET /v1/status, PUT /v1/budget)");
 }
 
@@ -483,8 +503,9 @@ static void usage(FILE *f)
             "                       budget is ramped to ahead of its start so that it is met\n"
             "                       then; a limit wins over a ramp, a ramp over the budget\n"
             "                       (stderr says when the ramp cannot reach it: exit 5)\n"
-            "  --children FILE      instead of --agents (not with --topology): a site\n"
-            "                       controller over child\n"
+            "  --children FILE      instead of --agents (not with --topology, --db or\n"
+            "                       --listen: the children keep those): a site controller\n"
+            "                       over child\n"
             "                       controllers, one a line: URL TOKEN (their --listen and\n"
             "                       --token-file); the budget split over the ranges they\n"
             "                       report by priority band (GET /v1/status): the lowest\n"
@@ -711,8 +732,9 @@ static bool control_option(control_opts *o, int c, const char *arg)
         o->agents_path = arg;
         return true;
     case O_BUDGET:
-        /* bounded like pfi allocate's --budget-w and a topology limit (PFI_TOPO_MAX_W) */
-        return cli_parse_double(arg, &o->budget_w) && o->budget_w > 0 &&
+        /* at most a topology limit (PFI_TOPO_MAX_W); at least 1 W (a budget of 1e-300 W is a
+         * typo, and the settlement's excess over it a percentage of 1e305) */
+        return cli_parse_double(arg, &o->budget_w) && o->budget_w >= 1 &&
                o->budget_w <= PFI_TOPO_MAX_W;
     case O_REDUCTION:
         return parse_reduction(arg, &o->reduction);
@@ -1019,6 +1041,14 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
                                            ? "seconds, at most 31536000 (a year)"
                                            : NULL);
     }
+    if (o->children && (o->cfg.audit_path != NULL || o->listen_port >= 0)) {
+        /* the site keeps no audit log and serves no API: each rack's --db records its own */
+        cli_error("--children excludes %s (a site controller keeps no %s: each child "
+                  "controller's own --db and --listen do)",
+                  o->cfg.audit_path != NULL ? "--db" : "--listen",
+                  o->cfg.audit_path != NULL ? "audit log" : "API");
+        return PFI_EXIT_USAGE;
+    }
     if (o->children && o->topo_path != NULL) {
         cli_error("--children and --topology exclude each other (the children hold "
                   "their own trees' limits)");
@@ -1088,7 +1118,13 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
         cli_error("%s file: %s", o->children ? "children" : "agents", d.message);
         return PFI_EXIT_DATA;
     }
-    in->atext = strdup(at);
+    /* all len bytes (a NUL inside is the parser's to refuse, naming its line: strdup would
+     * stop there while len goes on) */
+    in->atext = malloc(len + 1);
+    if (in->atext != NULL) {
+        memcpy(in->atext, at, len);
+        in->atext[len] = '\0';
+    }
     pfi_free(at);
     if (in->atext == NULL)
         return PFI_EXIT_INTERNAL;
@@ -1185,6 +1221,11 @@ static int control_read_inputs(const control_opts *o, control_inputs *in, int *p
                     cli_safe(sn, sizeof sn, tn, strlen(tn)), o->token_path, in->tokens->t[k].len,
                     PFI_HTTP_TOKEN_MIN_BYTES);
         }
+    } else if (o->listen_port >= 0) {
+        /* reads need no token; every write does: said, and counted as a problem by --check */
+        fprintf(stderr, "pfi control: warning: --listen without --token-file: every PUT "
+                        "/v1/budget is refused (401); the API serves GET only\n");
+        ++*problems;
     }
     return PFI_EXIT_OK;
 }

@@ -3,14 +3,18 @@
 # tree before a byte was written): its peak memory stays within 64 MB of the CSV output's on
 # the same 30 000 groups (the tree took about 190 MB more), and the JSON is whole: it parses,
 # every group in order, the summary and options after them.
-# Usage: analyze_json_stream.sh PFI_BINARY     (ctest cli_analyze_json_stream)
+# Usage: analyze_json_stream.sh PFI_BINARY [SANITIZED]     (ctest cli_analyze_json_stream)
+# SANITIZED 1: an ASan build, whose quarantine and shadow memory make peak memory no
+# measure of what the program holds: the memory check is skipped (said), the JSON still
+# checked whole.
 set -u
 PFI=$1
+SANITIZED=${2:-0}
 T=$(mktemp -d "${TMPDIR:-/tmp}/pfi-json-stream.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-/usr/bin/python3 - "$PFI" "$T" <<'PY'
+/usr/bin/python3 - "$PFI" "$T" "$SANITIZED" <<'PY'
 import json, os, sys
-pfi, tmp = sys.argv[1], sys.argv[2]
+pfi, tmp, sanitized = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 n = 30000
 path = os.path.join(tmp, "groups.csv")
 with open(path, "w") as f:
@@ -36,7 +40,9 @@ csv_kib, _ = peak_kib("csv")
 json_kib, out = peak_kib("json")
 fail = 0
 extra = (json_kib - csv_kib) / 1024.0
-if extra < 64:
+if sanitized:
+    print("skip json-peak-memory under a sanitizer (%.0f MB over the CSV output's)" % extra)
+elif extra < 64:
     print("ok   json-peak-memory: %.0f MB over the CSV output's (%d KiB, %d KiB)"
           % (extra, json_kib, csv_kib))
 else:

@@ -88,11 +88,18 @@ put '{}';                                     expect "empty object" 400
 put '{"budget_w": -5}';                       expect "negative budget" 422
 put '{"budget_w": 0}';                        expect "zero budget" 422
 put '{"reduction": 1.5}';                     expect "reduction over 1" 422
+put '{"budget_w": 0.5}';                      expect "budget under 1 W" 422
+put '{"budget_w": 1e-300}';                   expect "budget 1e-300 W" 422
+put '{"budget_w": 5000, "bogus": 1}';         expect "an unknown key beside a budget" 400
+put '{"budget_W": 5000}';                     expect "a misspelt key" 400
+CODE=$(curl -s -o "$WORK/body" -w '%{http_code}' --max-time 5 -X POST \
+    -H "Authorization: Bearer $TOKEN" --data-binary '{"budget_w": 1000}' "$BASE/v1/budget")
+expect "POST /v1/budget" 405
 big=$(python3 -c 'print("{\"budget_w\": 1000, \"pad\": \"" + "x" * 5000 + "\"}")')
 put "$big";                                   expect "body over 4 KiB" 413
 put "$big" -;                                 expect "body over 4 KiB, no token: refused first" 401
 CODE=$(curl -s -o "$WORK/body" -w '%{http_code}' --max-time 5 "$BASE/v1/budget")
-expect "GET /v1/budget" 404
+expect "GET /v1/budget: a known path, another method" 405
 # three more periods after the refused requests
 n_before=$(sql "$WORK/api.db" "select count(*) from ctl_periods")
 wait_periods "$WORK/api.db" $((n_before + 3))

@@ -201,6 +201,13 @@ check $? "--agents with --children: exit 2 ($(cat "$WORK/chk"))"
 "$PFI" control --children "$WORK/children" --topology "$WORK/sched" --budget-w 100 --check > "$WORK/chk" 2>&1
 [ $? -eq 2 ] && grep -q "control: --children and --topology exclude each other" "$WORK/chk"
 check $? "--children with --topology: exit 2 ($(cat "$WORK/chk"))"
+# the site keeps no audit log nor API: --db / --listen refused, not ignored
+"$PFI" control --children "$WORK/children" --db "$WORK/site.db" --budget-w 100 --check > "$WORK/chk" 2>&1
+[ $? -eq 2 ] && grep -q "control: --children excludes --db" "$WORK/chk" && [ ! -e "$WORK/site.db" ]
+check $? "--children with --db: exit 2, no file ($(cat "$WORK/chk"))"
+"$PFI" control --children "$WORK/children" --listen 0 --budget-w 100 --check > "$WORK/chk" 2>&1
+[ $? -eq 2 ] && grep -q "control: --children excludes --listen" "$WORK/chk"
+check $? "--children with --listen: exit 2 ($(cat "$WORK/chk"))"
 "$PFI" control --children "$WORK/none" --budget-w 100 --check > "$WORK/chk" 2>&1
 [ $? -ne 0 ] && grep -q "children file: $WORK/none" "$WORK/chk"
 check $? "--children with no such file names the children file ($(head -1 "$WORK/chk"))"
