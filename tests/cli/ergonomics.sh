@@ -53,6 +53,19 @@ grep_out runs-empty-file-msg "not a pfi store" "$T/err"
 check analyze-empty-file 1 "$PFI" analyze --db "$T/empty.db"
 grep_out analyze-empty-file-msg "not a pfi store" "$T/err"
 [ ! -s "$T/empty.db" ] && echo "ok   empty-file-untouched" || { echo "FAIL empty-file-untouched"; fail=1; }
+# another program's SQLite file (and one in WAL mode) given to a writer: refused, and left
+# byte for byte as it was (was: switched to WAL and back, its change counter moved)
+for mode in delete wal; do
+    /usr/bin/python3 -c "import sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA journal_mode = ' + sys.argv[2])
+c.execute('CREATE TABLE t(x)'); c.execute('INSERT INTO t VALUES (1)'); c.commit(); c.close()" \
+        "$T/foreign-$mode.db" "$mode"
+    cp "$T/foreign-$mode.db" "$T/foreign-$mode.before"
+    check ingest-foreign-$mode 3 "$PFI" ingest --db "$T/foreign-$mode.db" --group g --cap 300 \
+        --telemetry "$D/smi.csv"
+    grep_out ingest-foreign-$mode-msg "not a pfi store" "$T/err"
+    same ingest-foreign-$mode-untouched "$T/foreign-$mode.before" "$T/foreign-$mode.db"
+done
 check runs-missing 1 "$PFI" runs --db "$T/none.db"
 grep_out runs-missing-msg "No such file" "$T/err"
 [ ! -e "$T/none.db" ] && echo "ok   missing-not-created" || { echo "FAIL missing-not-created"; fail=1; }

@@ -90,6 +90,16 @@ static bool store_version(sqlite3 *db, int *version, int *n_tables)
     return store_exec_retry(db, NULL, version, n_tables) == SQLITE_OK;
 }
 
+/* Close a store refused before anything was written: no journal-mode change on the way out
+ * (db_close's), so a file that is not ours is left as it was. */
+static void store_close_untouched(pfi_store *s)
+{
+    for (sqlite3_stmt *st; (st = sqlite3_next_stmt(s->db, NULL)) != NULL;)
+        sqlite3_finalize(st);
+    sqlite3_close(s->db);
+    pfi_free(s);
+}
+
 /* A reader opens with SQLITE_OPEN_READONLY and changes nothing: no journal-mode switch, no
  * schema, no migration (each would write the file, bump its change counter, and fail on a
  * store the user may only read). Only a writer creates and migrates. */
@@ -123,11 +133,12 @@ pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out,
     }
     sqlite3_busy_timeout(s->db, 5000);
     int version = -1, n_tables = 0;
+    /* the checks below read only: a file refused (another program's SQLite, a newer store)
+     * is left as it was, byte for byte (no WAL switch, no journal-mode change at close) */
     if (sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK ||
-        (write && store_exec_retry(s->db, "PRAGMA journal_mode = WAL", NULL, NULL) != SQLITE_OK) ||
         !store_version(s->db, &version, &n_tables)) {
         fail(s, diag, "not a readable SQLite file");
-        pfi_store_close(s);
+        store_close_untouched(s);
         return PFI_ERR_IO;
     }
     if (version > PFI_STORE_SCHEMA_VERSION) {
@@ -135,14 +146,14 @@ pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out,
             snprintf(diag->message, sizeof diag->message,
                      "store schema version %d is newer than this pfi (%d)", version,
                      PFI_STORE_SCHEMA_VERSION);
-        pfi_store_close(s);
+        store_close_untouched(s);
         return PFI_ERR_IO;
     }
     if (version == 0 && n_tables > 0) {
         if (diag != NULL)
             snprintf(diag->message, sizeof diag->message,
                      "not a pfi store (has tables but no pfi schema version)");
-        pfi_store_close(s);
+        store_close_untouched(s);
         return PFI_ERR_IO;
     }
     if (!write && version == 0) {
@@ -150,7 +161,7 @@ pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out,
             snprintf(diag->message, sizeof diag->message,
                      "not a pfi store (empty file: no runs ingested; `pfi ingest --db` creates "
                      "one)");
-        pfi_store_close(s);
+        store_close_untouched(s);
         return PFI_ERR_IO;
     }
     if (!write && version < PFI_STORE_SCHEMA_VERSION) {
@@ -159,6 +170,11 @@ pfi_error pfi_store_open(const char *path, pfi_store_mode mode, pfi_store **out,
                      "store schema version %d is older than this pfi (%d): run a command that "
                      "writes the store (pfi ingest) once to migrate it, then read it",
                      version, PFI_STORE_SCHEMA_VERSION);
+        store_close_untouched(s);
+        return PFI_ERR_IO;
+    }
+    if (write && store_exec_retry(s->db, "PRAGMA journal_mode = WAL", NULL, NULL) != SQLITE_OK) {
+        fail(s, diag, "not a writable SQLite file");
         pfi_store_close(s);
         return PFI_ERR_IO;
     }
