@@ -1,5 +1,7 @@
 #!/bin/sh
 # Review regressions: a ragged line (too few or too many fields, a column named twice) in the
+# telemetry readers' headers (pfi ingest: nvidia-smi CSV, --fields, the replay CSV read back,
+# dcgmi dmon, nvidia-smi dmon; also two columns giving one field), the
 # topology file (pfi allocate / pfi control --topology), a replay CSV (--backend replay) and a
 # simulate library is refused with FILE:LINE naming the field, as pfi allocate's jobs reader
 # does; never read shifted or silently cut. A binary topology or agents file is refused as not
@@ -52,6 +54,54 @@ grep_out replay-twice-where "twice.csv:1: column 'power_w': column name appears 
 printf 't_s,gpu,power_w\n0,x,300\n' >"$T/bad.csv"
 check replay-bad-value 1 "$PFI" probe --backend replay --replay "$T/bad.csv"
 grep_out replay-bad-value-where "bad.csv:2: column 'gpu': " "$T/err"
+
+# --- telemetry headers (pfi ingest): a column named twice, or two giving one field --------
+# Read both, they were merged into one series: "power_w 4 valid", job 300 W where the mean
+# of the two columns is 200 W. Refused instead, as a parse error (exit 1), naming the file,
+# the header's line and the column; nothing stored.
+R1='2025/01/01 00:00:00.000, 0, 300 W, 100 W'
+R2='2025/01/01 00:00:01.000, 0, 300 W, 100 W'
+printf 'timestamp, index, power.draw [W], power.draw [W]\n%s\n%s\n' "$R1" "$R2" >"$T/smi_twice.csv"
+check smi-twice 1 "$PFI" ingest --dry-run --telemetry "$T/smi_twice.csv"
+grep_out smi-twice-where "smi_twice.csv:1: column 'power.draw \[W\]': column name appears twice in the header (columns 3 and 4" "$T/err"
+no_grep smi-twice-no-result "power_w 4 valid" "$T/out"
+check smi-twice-db 1 "$PFI" ingest --db "$T/twice.db" --group g --cap 300 --telemetry "$T/smi_twice.csv"
+grep_out smi-twice-db-nothing "nothing stored" "$T/err"
+# two names of one field (power.draw and power_draw both give power_w): which is meant?
+printf 'timestamp, index, power.draw [W], power_draw [W]\n%s\n%s\n' "$R1" "$R2" >"$T/smi_alias.csv"
+check smi-alias 1 "$PFI" ingest --dry-run --telemetry "$T/smi_alias.csv"
+grep_out smi-alias-where "smi_alias.csv:1: column 'power_draw \[W\]': gives field power_w, as column 'power.draw \[W\]' (column 3) does" "$T/err"
+# a header re-printed (appended captures) after 40 rows the block path read
+{ echo 'timestamp, index, power.draw [W]'
+  for i in $(seq 10 49); do echo "2025/01/01 00:00:$i.000, 0, 300.00 W"; done
+  echo 'timestamp, index, power.draw [W], power.draw [W]'
+  echo '2025/01/01 00:00:50.000, 0, 300 W, 100 W'; } >"$T/smi_reprint.csv"
+check smi-reprint-twice 1 "$PFI" ingest --dry-run --telemetry "$T/smi_reprint.csv"
+grep_out smi-reprint-twice-where "smi_reprint.csv:42: column 'power.draw \[W\]': column name appears twice" "$T/err"
+# a headerless CSV whose --fields list names a field twice (no line: the list is the header)
+printf '%s\n' "$R1" >"$T/smi_noheader.csv"
+check smi-fields-twice 1 "$PFI" ingest --dry-run --format nvidia-smi-csv \
+    --fields timestamp,index,power.draw,power.draw --telemetry "$T/smi_noheader.csv"
+grep_out smi-fields-twice-where "smi_noheader.csv: column 'power.draw': column name appears twice" "$T/err"
+# pfi's replay CSV (pfi sweep --record), read back by ingest
+printf 't_s,gpu,power_w,power_w\n0,0,300,100\n1,0,300,100\n' >"$T/rec_twice.csv"
+check record-twice 1 "$PFI" ingest --dry-run --telemetry "$T/rec_twice.csv"
+grep_out record-twice-where "rec_twice.csv:1: column 'power_w': column name appears twice" "$T/err"
+# dcgmi dmon: "#Entity" and "# Entity" headers (the value columns from column 2, resp. 3)
+printf '#Entity   POWER        POWER\nID\nGPU 0     300          100\nGPU 0     300          100\n' >"$T/dcgmi_twice.txt"
+check dcgmi-twice 1 "$PFI" ingest --dry-run --telemetry "$T/dcgmi_twice.txt"
+grep_out dcgmi-twice-where "dcgmi_twice.txt:1: column 'POWER': column name appears twice in the header (columns 2 and 3" "$T/err"
+printf '# Entity   POWER        DCGM_FI_DEV_POWER_USAGE\nID\nGPU 0     300          100\n' >"$T/dcgmi_alias.txt"
+check dcgmi-alias 1 "$PFI" ingest --dry-run --format dcgmi-dmon --telemetry "$T/dcgmi_alias.txt"
+grep_out dcgmi-alias-where "dcgmi_alias.txt:1: column 'DCGM_FI_DEV_POWER_USAGE': gives field power_w, as column 'POWER' (column 3) does" "$T/err"
+# nvidia-smi dmon: a value column named twice (gpu, Date, Time repeated stay read as before)
+printf '# gpu    pwr    pwr\n# Idx      W      W\n    0    300    100\n    0    300    100\n' >"$T/dmon_twice.txt"
+check dmon-twice 1 "$PFI" ingest --dry-run --telemetry "$T/dmon_twice.txt"
+grep_out dmon-twice-where "dmon_twice.txt:1: column 'pwr': column name appears twice in the header (columns 2 and 3" "$T/err"
+# the valid layouts still read: one power column each, mean 200 W
+printf 'timestamp, index, power.draw [W]\n2025/01/01 00:00:00.000, 0, 100 W\n2025/01/01 00:00:01.000, 0, 300 W\n' >"$T/smi_ok.csv"
+check smi-once 0 "$PFI" ingest --dry-run --telemetry "$T/smi_ok.csv"
+grep_out smi-once-mean "power_w 2 valid / 0 missing / 0 out of range, mean 200.0000 W" "$T/out"
 
 # --- a simulate library (a dataset directory's runs) -------------------------------------
 "$PFI" library generate --quiet "$T/lib" || { echo "FAIL library generate"; fail=1; }

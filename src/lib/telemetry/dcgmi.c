@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "telemetry/header_dup.h"
 #include "telemetry/internal.h"
 #include "telemetry/scan.h"
 #include "telemetry/span.h"
@@ -300,7 +301,8 @@ static inline size_t dcgmi_tokens(dcgmi_state *st, const char *s, size_t n, bool
 
 /* A comment line of k tokens: "#Entity A B" or "# Entity A B" names the value columns (the
  * names after "Entity"); any other is ignored. */
-static pfi_error dcgmi_header(pfi_telemetry *tm, dcgmi_state *st, size_t k)
+static pfi_error dcgmi_header(pfi_telemetry *tm, dcgmi_state *st, size_t k, long line,
+                              pfi_diag *diag)
 {
     const span *f = st->f;
     size_t first = span_eq(f[0], "#") ? 2 : 1;
@@ -311,6 +313,11 @@ static pfi_error dcgmi_header(pfi_telemetry *tm, dcgmi_state *st, size_t k)
         pfi_error e = tm_field(tm, f[i].s, f[i].n, &st->fields[st->nf++]);
         if (e != PFI_OK)
             return e;
+    }
+    /* A column named twice, or two giving one field: refused (header_dup.h). */
+    if (tm_header_twice(tm, f + first, st->fields, st->nf, first, line, false, diag) != PFI_OK) {
+        st->nf = 0;
+        return PFI_ERR_PARSE;
     }
     st->have_header = true;
     return PFI_OK;
@@ -415,7 +422,7 @@ static pfi_error dcgmi_general_row(pfi_telemetry *tm, dcgmi_state *st, const cha
 
 /* One line handed out by the line reader: a header, a units line, or a row. */
 static inline pfi_error dcgmi_line(pfi_telemetry *tm, dcgmi_state *st, const char *s, size_t n,
-                                   const char *name, long line)
+                                   const char *name, long line, pfi_diag *diag)
 {
     bool fast;
     size_t k = dcgmi_tokens(st, s, n, &fast);
@@ -424,7 +431,7 @@ static inline pfi_error dcgmi_line(pfi_telemetry *tm, dcgmi_state *st, const cha
     if (k > MAX_TOK)
         return PFI_ERR_LIMIT;
     if (!fast && st->f[0].s[0] == '#')
-        return dcgmi_header(tm, st, k);
+        return dcgmi_header(tm, st, k, line, diag);
     if (span_eq(st->f[0], "ID") || span_eq(st->f[0], "Id"))
         return PFI_OK;
 #if TM_FAST_LINES
@@ -438,7 +445,6 @@ static inline pfi_error dcgmi_line(pfi_telemetry *tm, dcgmi_state *st, const cha
 
 pfi_error tm_read_dcgmi(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
-    (void)diag;
     dcgmi_state st;
     st.generic = tm->opt.generic_rows;
     st.have_header = false;
@@ -462,7 +468,7 @@ pfi_error tm_read_dcgmi(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_di
             return e;
         if (eof)
             break;
-        if ((e = dcgmi_line(tm, &st, s, n, name, r->line)) != PFI_OK)
+        if ((e = dcgmi_line(tm, &st, s, n, name, r->line, diag)) != PFI_OK)
             return e;
     }
     return PFI_OK;

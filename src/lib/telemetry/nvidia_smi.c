@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "telemetry/header_dup.h"
 #include "telemetry/internal.h"
 #include "telemetry/scan.h"
 #include "telemetry/span.h"
@@ -268,7 +269,10 @@ static const char *documented_unit(span x)
     return NULL;
 }
 
-static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_col *cols)
+/* The n header fields f mapped to their roles and fields in cols; a column named twice, or
+ * two giving one field, refused (header_dup.h: PFI_ERR_PARSE, diag at line). */
+static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_col *cols,
+                                long line, pfi_diag *diag)
 {
     for (size_t i = 0; i < n; i++) {
         span x = f[i];
@@ -343,7 +347,11 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
             cols[i].unit_documented = true;
         }
     }
-    return PFI_OK;
+    size_t field[MAX_COLS]; /* the value columns' fields: the reason bits share theirs */
+    for (size_t i = 0; i < n && i < MAX_COLS; i++)
+        field[i] = cols[i].role == COL_VALUE ? cols[i].field : SIZE_MAX;
+    return tm_header_twice(tm, f, field, n < MAX_COLS ? n : MAX_COLS, 0, line, false,
+                           diag);
 }
 
 /* Try to pull a bus id out of "Unable to determine the device handle for GPU0000:3D:00.0: ..." */
@@ -684,7 +692,7 @@ typedef struct csv_state {
 } csv_state;
 
 /* A fresh reader state; with --fields (options.csv_fields) the header is that list. */
-static pfi_error csv_begin(pfi_telemetry *tm, csv_state *st)
+static pfi_error csv_begin(pfi_telemetry *tm, csv_state *st, pfi_diag *diag)
 {
     st->last_date[0] = '\0';
     st->last_days = 0;
@@ -707,7 +715,7 @@ static pfi_error csv_begin(pfi_telemetry *tm, csv_state *st)
         st->ncol = split_char(q, strlen(q), ',', st->f);
         if (st->ncol > MAX_COLS)
             return PFI_ERR_LIMIT;
-        pfi_error e = map_csv_header(tm, st->f, st->ncol, st->cols);
+        pfi_error e = map_csv_header(tm, st->f, st->ncol, st->cols, 0, diag);
         if (e != PFI_OK)
             return e;
         csv_layout_of(st->cols, st->ncol, &st->lay);
@@ -755,9 +763,10 @@ static inline size_t csv_split_line(csv_state *st, span t, bool *fast)
 
 /* A header of k fields (the first line, or a re-print when several captures were
  * appended): the columns mapped again. */
-static pfi_error csv_header(pfi_telemetry *tm, csv_state *st, size_t k)
+static pfi_error csv_header(pfi_telemetry *tm, csv_state *st, size_t k, long line,
+                            pfi_diag *diag)
 {
-    pfi_error e = map_csv_header(tm, st->f, k, st->cols);
+    pfi_error e = map_csv_header(tm, st->f, k, st->cols, line, diag);
     if (e != PFI_OK)
         return e;
     st->ncol = k;
@@ -1056,7 +1065,7 @@ static inline pfi_error csv_line(pfi_telemetry *tm, csv_state *st, const char *s
     if (k > MAX_COLS)
         return PFI_ERR_LIMIT;
     if (!fast && looks_like_header(st->f, k))
-        return csv_header(tm, st, k);
+        return csv_header(tm, st, k, line, diag);
     if (!st->have_header) {
         if (diag != NULL) {
             diag->line = line;
@@ -1110,7 +1119,7 @@ static inline pfi_error csv_line(pfi_telemetry *tm, csv_state *st, const char *s
 pfi_error tm_read_smi_csv(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
     csv_state st;
-    pfi_error e = csv_begin(tm, &st);
+    pfi_error e = csv_begin(tm, &st, diag);
     if (e != PFI_OK)
         return e;
     for (;;) {
@@ -1190,7 +1199,6 @@ static void dmon_units(pfi_telemetry *tm, const span *u, size_t k, size_t ncol, 
 
 pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
 {
-    (void)diag;
     span f[MAX_COLS + 1];
     size_t fields[MAX_COLS];
     double scale[MAX_COLS];
@@ -1242,6 +1250,10 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
                 else if ((e = tm_field(tm, f[i].s, f[i].n, &fields[i])) != PFI_OK)
                     return e;
             }
+            /* A value column named twice, or two giving one field: refused (Date, Time
+             * and gpu repeated stay read as before: they give no field). */
+            if (tm_header_twice(tm, f, fields, k, 0, r->line, true, diag) != PFI_OK)
+                return PFI_ERR_PARSE;
             ncol = k;
             expect_units = true;
             continue;
