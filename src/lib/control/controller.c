@@ -2264,7 +2264,10 @@ bool pfi_ctl_report_faults(const pfi_ctl_report *r, char *buf, size_t n)
             used += w_ > 0 ? (size_t)w_ : 0;                                                       \
         }                                                                                          \
     } while (0)
-    if (r->infeasible)
+    if (r->infeasible && r->ramp_limited) /* the ramp, not the jobs' floors, holds it up */
+        FAULT("budget not reached yet: the ramps allow %.0f W/s down (%.0f W to go)",
+              r->ramp_down_w_per_s, r->shortfall_w);
+    else if (r->infeasible)
         FAULT("budget infeasible (%.0f W short)", r->shortfall_w);
     if (r->refused > 0)
         FAULT("caps refused %zu", r->refused);
