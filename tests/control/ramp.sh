@@ -129,6 +129,9 @@ rc=$?
 check $? "a budget the 200 W/s ramp cannot reach in time: exit 5 (got $rc)"
 grep -q "t=2.00 ramp: the budget 5000 W cannot be met falling at the ramps'" "$WORK/ctl2.err"
 check $? "stderr says the ramp cannot meet it: $(grep -m1 'cannot be met' "$WORK/ctl2.err")"
+grep -q "budget not reached yet: the ramps allow [0-9]* W/s down" "$WORK/ctl2.err" &&
+    ! grep -q "budget infeasible" "$WORK/ctl2.err"
+check $? "the fault line names the ramp, not infeasibility: $(grep -m1 'not reached yet\|infeasible' "$WORK/ctl2.err")"
 steps "$WORK/r2.db" 200 1.0
 check $? "still no measured step faster than 200 W/s"
 
