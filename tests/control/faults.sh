@@ -216,4 +216,16 @@ check $? "--token-file with a 3-byte token: warned, as pfid warns"
 "$PFI" control status --db "$WORK/dead.db" > "$WORK/dead.status"
 grep -E -q '^measured +- ' "$WORK/dead.status"
 check $? "unreachable agent: status says measured - ($(grep '^measured' "$WORK/dead.status"))"
+# a reduction of a reference never learnt (the only agent silent from the start): the budget
+# and the prediction are missing (null, -), never 0 W
+"$PFI" control --agents "$WORK/agents.dead" --reduction 30% --period $PERIOD --run-for 1 \
+    --db "$WORK/dead2.db" > "$WORK/dead2.out" 2> "$WORK/dead2.err"
+"$PFI" control status --db "$WORK/dead2.db" --json > "$WORK/dead2.json"
+python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+print("  budget_w", s["budget_w"], "predicted_w", s["predicted_w"], "event", s["event"])
+sys.exit(0 if s["event"] and s["budget_w"] is None and s["predicted_w"] is None else 1)' "$WORK/dead2.json"
+check $? "a reduction with no reference known: budget and prediction null, not 0"
+awk '$1 != "t_s" && $2 == "yes" && ($3 != "-" || $6 != "-") { bad = 1 } END { exit bad }' "$WORK/dead2.out"
+check $? "the period lines print - for the budget and the prediction"
 exit $fail

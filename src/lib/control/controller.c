@@ -1706,6 +1706,11 @@ static pfi_error period_estimate(pfi_ctl *c, period *p, pfi_ctl_report *rep)
     if (rep->n_bands > PFI_CTL_MAX_BANDS)
         rep->n_bands = 0; /* more bands than reported: none (a parent sees one band) */
     p->predicted_w = stage_cost_total(c);
+    bool any_seen = false; /* no GPU ever read: nothing predicted, not 0 W */
+    for (size_t gi = 0; gi < c->ng && !any_seen; gi++)
+        any_seen = c->g[gi].seen;
+    if (!any_seen)
+        p->predicted_w = NAN;
     return PFI_OK;
 }
 
@@ -1717,8 +1722,10 @@ static pfi_error period_budget(pfi_ctl *c, period *p, double budget_w, double re
 {
     double predicted_managed = p->predicted_w - p->reserve_w - p->unmanaged_w;
     p->budget_w = NAN;
+    /* a reduction of a reference not known yet (no job seen: every agent silent since the
+     * start) is no budget of 0 W: missing, and nothing is allocated until it is known */
     if (p->event)
-        p->budget_w = isnan(budget_w) ? (1 - reduction) * p->ref_w : budget_w;
+        p->budget_w = !isnan(budget_w) ? budget_w : p->ref_w > 0 ? (1 - reduction) * p->ref_w : NAN;
     /* feedback: the curves' error on the managed GPUs, integrated, bounded */
     double scale = isfinite(p->budget_w) ? p->budget_w : p->ref_w;
     /* anti-windup (control/ctl_guard.h): integrate only on a settled, confirmed state with
@@ -1739,7 +1746,7 @@ static pfi_error period_budget(pfi_ctl *c, period *p, double budget_w, double re
     c->correction_w = c->fb.correction_w;
     /* targets */
     p->stage_limit_w = INFINITY;
-    if (p->event) {
+    if (p->event && isfinite(p->budget_w)) {
         double ab =
             p->budget_w * (1 - c->cfg.margin) - p->reserve_w - p->unmanaged_w - c->correction_w;
         rep->alloc_budget_w = ab;
@@ -1747,7 +1754,7 @@ static pfi_error period_budget(pfi_ctl *c, period *p, double budget_w, double re
         pfi_error e = tree_mode(c) ? allocate_tree_jobs(c, ab, rep) : allocate_jobs(c, ab, rep);
         if (e != PFI_OK)
             return e;
-    } else {
+    } else if (!p->event) {
         /* the curves' prediction is as good as during an event: the same margin keeps the
          * measured power under the limit (staged at the limit itself, it drew a little over) */
         if (isfinite(c->cfg.facility_limit_w))
