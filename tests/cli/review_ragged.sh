@@ -114,6 +114,12 @@ sed '1s/^synthetic,group,/group,group,/' "$T/lib/runs.csv" >"$T/dup/runs.csv"
 check simulate-twice 1 "$PFI" simulate --library "$T/dup" --workloads 2 --quiet
 grep_out simulate-twice-where "dup/runs.csv:1: column 'group': column name appears twice" "$T/err"
 
+# --- '#' inside a name is the name's, a comment only at a word's start -----------------------
+printf 'feed site - 20000 # the feed\nrack r#1 site 20000 #rack one\n' >"$T/hash.txt"
+sed -E 's/,r[0-9]+,/,r#1,/' "$JT" >"$T/jobs_hash.csv"
+check topo-hash-name 0 "$PFI" allocate --topology "$T/hash.txt" "$T/jobs_hash.csv" --budget-w 5000
+grep_out topo-hash-name-level "r#1" "$T/out"
+
 # --- binary topology and agents files ----------------------------------------------------
 printf '\037\213\010\000\033[2J\001\002\177 x\nfeed\033 site - 1' >"$T/bin.dat"
 check topo-binary 1 "$PFI" allocate --topology "$T/bin.dat" "$JT"

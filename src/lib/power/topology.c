@@ -87,7 +87,8 @@ static bool topo_grow(pfi_topology *t, size_t *cap, char ***parent_name)
 
 /* The fields of one line: its blank-separated words, NUL-terminated in place, the first
  * max + 1 of them in w (one past max: the first field too many, for the message); returns how
- * many words the line has. */
+ * many words the line has. A '#' that starts a word starts a comment; inside a word it is
+ * part of the name (`r#1`, as the jobs file's node column takes it). */
 static size_t split(char *s, char **w, size_t max)
 {
     size_t n = 0;
@@ -99,12 +100,8 @@ static size_t split(char *s, char **w, size_t max)
         if (n <= max)
             w[n] = s;
         n++;
-        while (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\n' && *s != '#')
+        while (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\n')
             s++;
-        if (*s == '#') {
-            *s = '\0';
-            return n;
-        }
         if (*s)
             *s++ = '\0';
     }
