@@ -81,38 +81,17 @@ double pfi_alloc_select(double *slope, double *width, size_t m, double cap, doub
 }
 
 /*
- * alloc_pick's walk and outputs for a job whose whole curve the sampled pass copied, every
- * point a vertex (kind KIND_MAT | KIND_COPY), with the slopes it stored (w->cs): the same
- * comparisons and formulas on the same bits, without a division. Returns the job's value
- * (weighted tokens/s); *rem as alloc_pick's.
+ * alloc_pick's walk along one job's curve (m points c, d, t; slopes sl, m - 1 of them) to
+ * the threshold lam, and its outputs (pick_copied's and pick_prov's common part): the point
+ * where the slope falls under lam, a segment at lam taken while *rem lasts (all of it or
+ * part). Returns the job's value (weight wt times tokens/s); writes w->pick[j], w->flag[j]
+ * and, with out, the job's row.
  */
-static inline double pick_copied(const pfi_alloc_workspace *w, size_t j, double wt, double lam,
-                                 double *rem, pfi_alloc_result *out)
+static inline double pick_walk(const pfi_alloc_workspace *w, size_t j, const double *c,
+                               const double *d, const double *t, const double *sl, size_t m,
+                               double wt, double lam, double *rem, pfi_alloc_result *out)
 {
-    size_t c0 = w->c0[j], m = w->nc[j], p = 0;
-    const double *c = w->cc + c0, *d = w->cd + c0, *t = w->ct + c0, *sl = w->cs + c0;
-    /* the walk below without its branches when no slope equals lam (the pass copied only
-       curves whose slopes fall strictly, so the slopes above lam are a prefix and the walk
-       stops at its end, taking no part of a segment): the same point, the same outputs */
-    size_t v = 0;
-    int tie = 0;
-    for (size_t q = 0; q + 1 < m; q++) {
-        v += sl[q] > lam;
-        tie |= sl[q] == lam;
-    }
-    if (!tie) {
-        w->pick[j] = d[v];
-        if (out != NULL) {
-            out->cap_w[j] = c[v];
-            out->power_w[j] = d[v];
-            out->tput_tok_s[j] = t[v];
-            out->marginal_down[j] = v > 0 ? sl[v - 1] : NAN;
-            out->marginal_up[j] = v + 1 < m ? sl[v] : NAN;
-            out->shed_w[j] = d[m - 1] - d[v];
-        }
-        w->flag[j] = out != NULL;
-        return wt * t[v];
-    }
+    size_t p = 0;
     double pw = d[0], val = wt * t[0];
     for (size_t q = 1; q < m; q++) {
         double s = sl[q - 1], wd = d[q] - d[p];
@@ -160,6 +139,42 @@ static inline double pick_copied(const pfi_alloc_workspace *w, size_t j, double 
 }
 
 /*
+ * alloc_pick's walk and outputs for a job whose whole curve the sampled pass copied, every
+ * point a vertex (kind KIND_MAT | KIND_COPY), with the slopes it stored (w->cs): the same
+ * comparisons and formulas on the same bits, without a division. Returns the job's value
+ * (weighted tokens/s); *rem as alloc_pick's.
+ */
+static inline double pick_copied(const pfi_alloc_workspace *w, size_t j, double wt, double lam,
+                                 double *rem, pfi_alloc_result *out)
+{
+    size_t c0 = w->c0[j], m = w->nc[j];
+    const double *c = w->cc + c0, *d = w->cd + c0, *t = w->ct + c0, *sl = w->cs + c0;
+    /* the walk below without its branches when no slope equals lam (the pass copied only
+       curves whose slopes fall strictly, so the slopes above lam are a prefix and the walk
+       stops at its end, taking no part of a segment): the same point, the same outputs */
+    size_t v = 0;
+    int tie = 0;
+    for (size_t q = 0; q + 1 < m; q++) {
+        v += sl[q] > lam;
+        tie |= sl[q] == lam;
+    }
+    if (!tie) {
+        w->pick[j] = d[v];
+        if (out != NULL) {
+            out->cap_w[j] = c[v];
+            out->power_w[j] = d[v];
+            out->tput_tok_s[j] = t[v];
+            out->marginal_down[j] = v > 0 ? sl[v - 1] : NAN;
+            out->marginal_up[j] = v + 1 < m ? sl[v] : NAN;
+            out->shed_w[j] = d[m - 1] - d[v];
+        }
+        w->flag[j] = out != NULL;
+        return wt * t[v];
+    }
+    return pick_walk(w, j, c, d, t, sl, m, wt, lam, rem, out);
+}
+
+/*
  * alloc_pick's walk and outputs for a job the sampled pass placed provisionally (kind
  * KIND_PROV: its own curve, every point a vertex, slopes in w->cs, outputs written at point
  * w->nc[j]): nothing rewritten when its point under lam is that one and no slope equals lam
@@ -180,52 +195,9 @@ static inline double pick_prov(const alloc_ctx *x, size_t j, double lam, double 
         w->flag[j] = 1;
         return wt * out->tput_tok_s[j];
     }
-    size_t a = J->offset[j], m = J->offset[j + 1] - a, p = 0;
+    size_t a = J->offset[j], m = J->offset[j + 1] - a;
     const double *c = J->cap_w + a, *d = J->power_w + a, *t = J->tput_tok_s + a;
-    double pw = d[0], val = wt * t[0];
-    for (size_t q = 1; q < m; q++) {
-        double s = sl[q - 1], wd = d[q] - d[p];
-        if (s > lam || (s == lam && *rem > 0 && wd <= *rem)) {
-            if (!(s > lam))
-                *rem -= wd;
-            pw = d[q];
-            val = wt * t[q];
-            p = q;
-            continue;
-        }
-        if (s == lam && *rem > 0) {
-            pw += *rem;
-            val += *rem * s;
-            *rem = 0;
-        }
-        break;
-    }
-    w->pick[j] = pw;
-    if (out == NULL) {
-        w->flag[j] = 0;
-        return val;
-    }
-    double part = pw - d[p];
-    if (part > 0 && p + 1 < m) {
-        double f = part / (d[p + 1] - d[p]);
-        double cp = c[p] + f * (c[p + 1] - c[p]);
-        if (cp > c[p + 1])
-            cp = c[p + 1];
-        double g = (cp - c[p]) / (c[p + 1] - c[p]);
-        out->cap_w[j] = cp;
-        out->power_w[j] = d[p] + g * (d[p + 1] - d[p]);
-        out->tput_tok_s[j] = t[p] + g * (t[p + 1] - t[p]);
-        out->marginal_down[j] = out->marginal_up[j] = sl[p];
-    } else {
-        out->cap_w[j] = c[p];
-        out->power_w[j] = d[p];
-        out->tput_tok_s[j] = t[p];
-        out->marginal_down[j] = p > 0 ? sl[p - 1] : NAN;
-        out->marginal_up[j] = p + 1 < m ? sl[p] : NAN;
-    }
-    out->shed_w[j] = d[m - 1] - out->power_w[j];
-    w->flag[j] = 1;
-    return val;
+    return pick_walk(w, j, c, d, t, sl, m, wt, lam, rem, out);
 }
 
 double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, const size_t *list,
