@@ -752,8 +752,8 @@ static void write_estimate_csv(FILE *f, const char *name, const estimate *e, dou
 static void write_estimate_json(FILE *f, const char *name, const estimate *e, double level,
                                 double pfi, bool last)
 {
-    /* the name as a JSON string, escaped by jansson (a name not valid UTF-8: null) */
-    json_t *jn = json_string(name);
+    /* the name as a JSON string, escaped by jansson (invalid UTF-8 as U+FFFD: cli_json_text) */
+    json_t *jn = cli_json_text(name);
     char *js = jn != NULL ? json_dumps(jn, JSON_ENCODE_ANY) : NULL;
     json_decref(jn);
     fprintf(f, "  {\"group\": %s", js != NULL ? js : "null");

@@ -490,19 +490,10 @@ static void write_csv(FILE *f, const pfi_sim_result *r)
             }
 }
 
-/* A JSON string (a library's name: a path; a class name). */
+/* A JSON string (a library's name: a path; a class name; invalid UTF-8 as U+FFFD). */
 static void put_json_string(FILE *f, const char *v)
 {
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
+    cli_put_json_text(f, v);
 }
 
 static void json_stat(FILE *f, const char *name, const pfi_sim_stat *s)

@@ -108,4 +108,54 @@ check openadr-unreachable 5 "$PFI" openadr poll --vtn http://127.0.0.1:1 --progr
 grep_out openadr-unreachable-says-none "does not exist" "$T/err"
 no_grep openadr-unreachable-no-phantom "keeping the last schedule" "$T/err"
 
+# --- a standard output that cannot be written: exit 3 and one line, for every verb -------
+# (README's exit codes: 3 output not written; the verbs' own output and their --help alike)
+full() { # full NAME ARGS...: pfi ARGS > /dev/full exits 3 saying "standard output: cannot write"
+    name=$1
+    shift
+    "$PFI" "$@" >/dev/full 2>"$T/err"
+    got=$?
+    if [ "$got" -ne 3 ]; then
+        echo "FAIL $name: exit $got, want 3"; cat "$T/err"; fail=1
+    elif ! grep -q "^pfi: .*standard output: cannot write: No space left on device" "$T/err"; then
+        echo "FAIL $name: no 'standard output: cannot write' line"; cat "$T/err"; fail=1
+    elif [ "$(grep -c 'cannot write' "$T/err")" -ne 1 ]; then
+        echo "FAIL $name: said more than once"; cat "$T/err"; fail=1
+    else
+        echo "ok   $name"
+    fi
+}
+if [ -w /dev/full ]; then
+    for v in analyze stats fit predict library ingest runs allocate simulate sweep restore probe \
+        control schedule openadr report slurm demo version; do
+        full "full-help-$v" "$v" --help
+    done
+    full full-help-control-status control status --help
+    full full-ingest-dry-run ingest --dry-run --telemetry "$T/tel.csv"
+    python3 - "$T/audit.db" <<'PY' || { echo "FAIL audit log for /dev/full"; fail=1; }
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL, wall_s REAL,"
+           " event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL, reserved_w REAL,"
+           " predicted_w REAL, correction_w REAL, ref_w REAL, tput_tok_s REAL, cap_sum_w REAL,"
+           " strategy TEXT, agents_up INTEGER, agents INTEGER, jobs INTEGER, gpus INTEGER,"
+           " decreases INTEGER, increases INTEGER, unconfirmed INTEGER, telemetry TEXT,"
+           " restored INTEGER, note TEXT)")
+db.execute("CREATE TABLE ctl_jobs(period INTEGER, job TEXT, class TEXT, gpus INTEGER, pfi REAL,"
+           " source TEXT, cap_w REAL, ref_power_w REAL, ref_tput REAL, power_w REAL,"
+           " pred_power_w REAL, tput REAL)")
+for i in range(4):
+    db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, budget_w, measured_w, strategy,"
+               " agents_up, agents) VALUES(1, ?, ?, ?, 1000, 900, 'equal', 1, 1)",
+               (0.5 * i, 1e9 + 0.5 * i, 1 if i == 2 else 0))
+db.commit()
+PY
+    full full-report-json report "$T/audit.db" --json
+    full full-report-png report "$T/audit.db" -o "$T/x.png"
+    full full-control-status control status --db "$T/audit.db"
+    full full-control-status-json control status --db "$T/audit.db" --json
+else
+    echo "FAIL full: /dev/full is missing: cannot test a failing standard output"; fail=1
+fi
+
 exit $fail
