@@ -108,6 +108,15 @@ check openadr-unreachable 5 "$PFI" openadr poll --vtn http://127.0.0.1:1 --progr
 grep_out openadr-unreachable-says-none "does not exist" "$T/err"
 no_grep openadr-unreachable-no-phantom "keeping the last schedule" "$T/err"
 
+# --- pfi demo cluster: its arguments checked before an agent or Prometheus starts ---------
+prefix demo-cluster-strategy "demo cluster" 2 demo cluster --strategy bogus --out "$T/demo"
+grep_out demo-cluster-strategy-lists "bad value 'bogus': expected oracle, equal, " "$T/err"
+if [ -e "$T/demo" ] || [ "$(wc -l <"$T/err")" -ne 1 ]; then
+    echo "FAIL demo-cluster-strategy-first: started before refusing"; cat "$T/err"; fail=1
+else echo "ok   demo-cluster-strategy-first"; fi
+prefix demo-cluster-extra "demo cluster" 2 demo cluster extra
+grep_out demo-cluster-extra-says "unexpected argument 'extra'" "$T/err"
+
 # --- a standard output that cannot be written: exit 3 and one line, for every verb -------
 # (README's exit codes: 3 output not written; the verbs' own output and their --help alike)
 full() { # full NAME ARGS...: pfi ARGS > /dev/full exits 3 saying "standard output: cannot write"
