@@ -151,7 +151,7 @@ int cmd_schedule(int argc, char **argv)
     errno = 0;
     char *text = cli_read_text(path, 64u << 20, &len);
     if (text == NULL) {
-        cli_error("schedule %s: %s", path, cli_input_why());
+        cli_error("%s: %s", path, cli_input_why());
         return PFI_EXIT_DATA;
     }
     pfi_ctl_event *ev = NULL;

@@ -648,9 +648,11 @@ static int compare(int argc, char **argv, const char *pfi_column, const char *ou
         fprintf(out.f, "matched groups: %zu (A: %zu, B: %zu)\n", m, a->n, b->n);
         fprintf(out.f, "Spearman rho = %s, p = %s\n", num3(b1, sizeof b1, s.rho),
                 pval(b2, sizeof b2, s.p_value));
-        fprintf(out.f,
-                "median difference B - A = %s; median relative difference (B - A)/A = %s%%\n",
-                num3(b1, sizeof b1, mdiff), num3(b2, sizeof b2, 100 * md));
+        char pct[64] = "-"; /* undefined (every A is 0): '-', never "undefined%" */
+        if (isfinite(md))
+            snprintf(pct, sizeof pct, "%s%%", cli_num(100 * md, 'f', 3, "-").s);
+        fprintf(out.f, "median difference B - A = %s; median relative difference (B - A)/A = %s\n",
+                num3(b1, sizeof b1, mdiff), pct);
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
     }

@@ -82,6 +82,12 @@ check stats-plot-unwritable 3 "$PFI" stats "$T/lib" --plot-feature "$T/nope/feat
 grep -q "nope/feature.png" "$T/err" || { echo "FAIL stats-plot-unwritable message"; fail=1; }
 check compare 0 "$PFI" stats compare "$T/groups.csv" "$T/lib"
 grep_out compare-self "Spearman rho = 1.000"
+# every A is 0: the relative difference is undefined, printed '-' (never "undefined%")
+printf 'group,job_class,pfi\na,x,0\nb,x,0\nc,x,0\n' >"$T/zero.csv"
+printf 'group,job_class,pfi\na,x,1\nb,x,2\nc,x,3\n' >"$T/pos.csv"
+check compare-zero 0 "$PFI" stats compare "$T/zero.csv" "$T/pos.csv"
+grep_out compare-zero-dash "median difference B - A = 2.000; median relative difference (B - A)/A = -$"
+grep -q "undefined%" "$T/out" && { echo "FAIL compare-zero: undefined%"; fail=1; }
 check fit 0 "$PFI" fit "$T/lib" --features 'dcgm_dram_active*dcgm_mem_copy_util' --features dcgm_dram_active -m "$T/model.json"
 grep_out fit-loco "LOCO"
 check fit-json 0 "$PFI" fit "$T/groups.csv" --format json

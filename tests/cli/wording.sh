@@ -117,6 +117,15 @@ else echo "ok   demo-cluster-strategy-first"; fi
 prefix demo-cluster-extra "demo cluster" 2 demo cluster extra
 grep_out demo-cluster-extra-says "unexpected argument 'extra'" "$T/err"
 
+# --- binary inputs: the shared wording of src/cli/input.c, the file named once ------------
+printf 'ELF\001\000\000\000x\n' >"$T/bin"
+check schedule-dev-zero 1 "$PFI" schedule /dev/zero
+grep_out schedule-dev-zero-says "^pfi: schedule: /dev/zero: not text (a NUL byte at offset 0)" "$T/err"
+check tlog-binary 1 "$PFI" ingest --dry-run --telemetry "$T/tel.csv" --throughput-log "$T/bin"
+grep_out tlog-binary-says "^pfi: ingest: --throughput-log $T/bin: not text (a NUL byte at offset 4)" \
+    "$T/err"
+no_grep tlog-binary-no-formats "no throughput interval found" "$T/err"
+
 # --- a standard output that cannot be written: exit 3 and one line, for every verb -------
 # (README's exit codes: 3 output not written; the verbs' own output and their --help alike)
 full() { # full NAME ARGS...: pfi ARGS > /dev/full exits 3 saying "standard output: cannot write"
