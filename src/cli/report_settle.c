@@ -73,16 +73,7 @@ static void jnum(FILE *f, const char *key, double v, bool comma)
 
 static void put_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
+    cli_put_json_text(f, s); /* a job name from the audit log: invalid UTF-8 as U+FFFD */
 }
 
 void settle_write_json(FILE *f, const pfi_grid_settlement *s, bool per_interval)

@@ -122,6 +122,16 @@ utf8_json runs-ff-json-class "$T/out" 'd[0]["group"] == "g" and d[0]["job_class"
 printf 'job,cap_w,power_w,tput_tok_s\nj\377,200,1600,100\nj\377,400,3200,150\n' >"$T/ffjobs.csv"
 check allocate-ff-json 0 "$PFI" allocate --budget-w 2400 --format json "$T/ffjobs.csv"
 utf8_json allocate-ff-json-name "$T/out" '[j["job"] for j in d["jobs"]] == ["j\ufffd"]'
+# control status --json: the texts exact (ESC as \u001b by the JSON writer, not \xNN), a job
+# name that is not UTF-8 with U+FFFD
+python3 - "$T/a.db" <<'PY' || { echo "FAIL audit log with a 0xFF job"; fail=1; }
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE ctl_jobs SET job = CAST(? AS TEXT)", (b"j\xff",))
+db.commit()
+PY
+check status-ff-json 0 "$PFI" control status --db "$T/a.db" --json
+utf8_json status-ff-json-texts "$T/out" 'd["strategy"] == "eq\x1bual" and d["bound"] == "rack r\x1b1" and [j["job"] for j in d["jobs"]] == ["j\ufffd"]'
 # --group refuses invalid UTF-8 as it refuses control characters (exit 2, saying why)
 check ingest-group-ff 2 "$PFI" ingest --db "$T/ff.db" --group "$(printf 'g\377')" --cap 300 \
     --telemetry "$SRC/tests/data/ergonomics/smi.csv"
