@@ -1,5 +1,6 @@
 /*
- * Unit tests of pfi/value.h: locale-independent number parsing with a "missing" state.
+ * Unit tests of pfi/value.h: locale-independent number parsing with a "missing" state; and
+ * pfi_utf8_repair (pfi/error.h), the text every JSON string of pfi goes through.
  */
 #include <locale.h>
 #include <math.h>
@@ -14,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "pfi/error.h"
+#include "pfi/memory.h"
 #include "pfi/value.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -375,6 +378,42 @@ static void test_threads(void **state)
     }
 }
 
+/* pfi_utf8_repair (pfi/error.h): valid UTF-8 kept byte for byte, each byte that does not begin
+ * a well-formed sequence (and a NUL) one U+FFFD (EF BF BD); the cases worked by hand. */
+static void test_utf8_repair(void **state)
+{
+    (void)state;
+#define R "\xEF\xBF\xBD"
+    static const struct {
+        const char *in;
+        size_t n;
+        const char *want;
+    } c[] = {
+        {"abc", 3, "abc"},
+        {"b\xFFx", 3, "b" R "x"},
+        {"\xC3\xA9", 2, "\xC3\xA9"},                 /* U+00E9 */
+        {"\xC2\x85", 2, "\xC2\x85"},                 /* U+0085, a C1 control: valid UTF-8 */
+        {"\xF0\x9F\x98\x80", 4, "\xF0\x9F\x98\x80"}, /* U+1F600 */
+        {"\xC0\x80", 2, R R},                        /* overlong NUL: C0 never starts one */
+        {"\xE0\x80\xAF", 3, R R R},                  /* overlong '/' */
+        {"\xED\xA0\x80", 3, R R R},                  /* a surrogate, U+D800 */
+        {"\xF4\x90\x80\x80", 4, R R R R},            /* U+110000, past the last code point */
+        {"x\xE2\x82", 3, "x" R R},                   /* cut at the end */
+        {"\x80y", 2, R "y"},                         /* a stray continuation byte */
+        {"a\0b", 3, "a" R "b"},                      /* a NUL inside the n bytes */
+        {"", 0, ""},
+    };
+#undef R
+    for (size_t i = 0; i < ARRAY_LEN(c); i++) {
+        char *got = pfi_utf8_repair(c[i].in, c[i].n);
+        assert_non_null(got);
+        if (strcmp(got, c[i].want) != 0)
+            fail_msg("case %zu: got '%s', want '%s'", i, got, c[i].want);
+        pfi_free(got);
+    }
+    assert_null(pfi_utf8_repair(NULL, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_locale_untouched),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_reduction),
+        cmocka_unit_test(test_utf8_repair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

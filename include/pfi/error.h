@@ -93,6 +93,18 @@ char *pfi_diag_format(const pfi_diag *d, char *buf, size_t len);
  */
 char *pfi_escape(char *buf, size_t len, const char *s, size_t n, size_t max);
 
+/*
+ * pfi_utf8_repair — s[0..n) as well-formed UTF-8, NUL-terminated, for a JSON string (JSON
+ * text is UTF-8: jansson refuses a string that is not): every well-formed sequence is kept as
+ * is (control characters too: the JSON writer escapes them); each byte that does not begin
+ * one (a stray continuation byte, a cut, overlong or surrogate sequence, 0xF5-0xFF) and a NUL
+ * byte become U+FFFD, the replacement character (bytes EF BF BD). A name read from a file or
+ * a command line that is not UTF-8 thus reaches JSON outputs readable, never dropped. Returns
+ * a string from pfi_malloc (the caller frees it with pfi_free), NULL when out of memory (or s
+ * NULL). Thread-safe.
+ */
+char *pfi_utf8_repair(const char *s, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

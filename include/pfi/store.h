@@ -91,7 +91,8 @@ typedef struct pfi_store_run {
 /*
  * pfi_store_group_check — NULL when name can name a sweep group in the store, else a static
  * sentence saying what is expected: not empty or blanks only, no control characters (they
- * would reach a terminal in `pfi runs`), at most PFI_STORE_MAX_GROUP bytes. Thread-safe.
+ * would reach a terminal in `pfi runs`), well-formed UTF-8 (JSON outputs are UTF-8), at most
+ * PFI_STORE_MAX_GROUP bytes. Thread-safe.
  */
 const char *pfi_store_group_check(const char *name);
 

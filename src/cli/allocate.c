@@ -113,19 +113,10 @@ static void json_num(FILE *f, double v)
         fwrite(b, 1, (size_t)fmt_g10(b, v), f);
 }
 
+/* A JSON string (a job or level name from a file: invalid UTF-8 as U+FFFD). */
 static void json_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    cli_put_json_text(f, s);
 }
 
 /* The power tree of --topology (or a reserve budget alone): the levels, each job's level,

@@ -518,8 +518,7 @@ static int write_outputs(const settings *s, const analyze_report *rep)
     else
         ok = analyze_write_table(out.f, rep);
     if (!ok) {
-        cli_error("%s: cannot write: %s", s->output ? s->output : "standard output",
-                  strerror(errno ? errno : EIO));
+        cli_write_error(s->output, errno);
         cli_output_abort(&out);
         return PFI_EXIT_OUTPUT;
     }

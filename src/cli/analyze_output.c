@@ -395,7 +395,7 @@ static json_t *group_json(const analyze_report *r, size_t g)
     const pfi_result *res = &r->results[g];
     json_t *key = json_object(), *excluded = json_array(), *points = json_array();
     for (size_t k = 0; k < grp->n_key; k++)
-        json_object_set_new(key, grp->key_names[k], json_string(grp->key_values[k]));
+        cli_json_set(key, grp->key_names[k], cli_json_text(grp->key_values[k]));
     for (size_t i = 0; i < res->n_points; i++) {
         const pfi_point *p = &res->points[i];
         json_array_append_new(points, point_json(p));
@@ -413,16 +413,16 @@ static json_t *group_json(const analyze_report *r, size_t g)
     json_t *ci =
         res->ci_available ? json_pack("[o, o]", num(res->ci_lo), num(res->ci_hi)) : json_null();
     json_t *out = json_pack(
-        "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:I, "
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:I, "
         "s:o, s:o}",
-        "file", r->table->files[grp->file_index], "key", key, "job_class",
-        grp->job_class ? json_string(grp->job_class) : json_null(), "reference", ref, "pfi_ratio",
-        num(res->ratio), "pfi_ratio_ci", ci, "pfi_ratio_ci_median", num(res->ci_median), "pfi_area",
-        num(res->area), "pfi_ce", num(res->ce), "label", pfi_label_name(res->label), "points_used",
+        "file", cli_json_text(r->table->files[grp->file_index]), "key", key, "job_class",
+        cli_json_text(grp->job_class), "reference", ref, "pfi_ratio", num(res->ratio),
+        "pfi_ratio_ci", ci, "pfi_ratio_ci_median", num(res->ci_median), "pfi_area", num(res->area),
+        "pfi_ce", num(res->ce), "label", pfi_label_name(res->label), "points_used",
         (json_int_t)res->n_used, "points_ratio", (json_int_t)res->n_ratio, "undefined_reason",
-        res->undefined_reason ? json_string(res->undefined_reason) : json_null(), "ci_note",
-        res->ci_note && r->options->draws > 0 ? json_string(res->ci_note) : json_null(), "excluded",
-        excluded, "points", points, "ci_undefined_draws", (json_int_t)res->ci_undefined, "ci_draws",
+        cli_json_text(res->undefined_reason), "ci_note",
+        cli_json_text(r->options->draws > 0 ? res->ci_note : NULL), "excluded", excluded, "points",
+        points, "ci_undefined_draws", (json_int_t)res->ci_undefined, "ci_draws",
         json_integer((json_int_t)res->ci_draws), "gpus",
         res->has_reference && grp->n_runs > 0 && (grp->runs[0].valid & PFI_RUN_GPUS)
             ? cli_json_num(grp->runs[0].gpus)
@@ -489,12 +489,12 @@ bool analyze_write_json(FILE *f, const analyze_report *r)
     for (size_t i = 0; ok && i < n_cls; i++) {
         summary s;
         ok = summarise(r, in_class, cls[i], &s) &&
-             json_object_set_new(by_class, cls[i], summary_json(&s)) == 0;
+             cli_json_set(by_class, cls[i], summary_json(&s)) == 0;
     }
     for (size_t i = 0; ok && i < t->n_files; i++) {
         summary s;
         ok = summarise(r, in_file, &i, &s) &&
-             json_object_set_new(by_file, t->files[i], summary_json(&s)) == 0;
+             cli_json_set(by_file, t->files[i], summary_json(&s)) == 0;
     }
     free(cls);
     json_t *opts = NULL;

@@ -242,6 +242,14 @@ bool cli_output_open(cli_output *o, const char *path);
 int cli_output_not_input(const char *output, const char *input);
 /* Returns false (and removes the temporary) when a write failed. */
 bool cli_output_commit(cli_output *o);
+/* cli_write_error — say "pfi: VERB: PATH: cannot write: STRERROR(err)" (path NULL or "-":
+ * "standard output"; err 0: EIO). A standard output said so is not said again by
+ * cli_stdout_finish. */
+void cli_write_error(const char *path, int err);
+/* cli_stdout_finish — main's last word on every verb: flush stdout; when it or an earlier write
+ * to it failed, say so once (cli_write_error) and return PFI_EXIT_OUTPUT in place of rc 0
+ * (README's exit codes: 3 output not written); else rc. */
+int cli_stdout_finish(int rc);
 void cli_output_abort(cli_output *o);
 
 struct option;
@@ -309,6 +317,17 @@ void cli_put_num(FILE *f, double v, int sig, const char *missing);
 struct json_t;
 /* cli_json_num — a JSON real, or null when v is not finite (jansson refuses NaN and Inf). */
 struct json_t *cli_json_num(double v);
+/* cli_json_text — s (a name from a file or a command line: any bytes) as a JSON string, its
+ * invalid UTF-8 each byte U+FFFD (pfi_utf8_repair; jansson refuses a string that is not
+ * UTF-8, which dropped the member); null when s is NULL. NULL only when out of memory.
+ * Every JSON writer of src/cli builds a name's string with it. */
+struct json_t *cli_json_text(const char *s);
+/* cli_json_set — json_object_set_new(o, key, v) with key made UTF-8 the same way; v is
+ * released when it cannot be set. Returns 0, or -1 (out of memory). */
+int cli_json_set(struct json_t *o, const char *key, struct json_t *v);
+/* cli_put_json_text — fputs of s as a JSON string (quotes, \\, \", control characters
+ * \u00XX, invalid UTF-8 each byte U+FFFD as cli_json_text), for hand-written JSON. */
+void cli_put_json_text(FILE *f, const char *s);
 
 /*
  * Usage texts name the library's registries from their tables, so a new strategy, telemetry

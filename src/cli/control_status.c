@@ -36,10 +36,14 @@ static void status_usage(void)
            "line, 3 output not written.\n");
 }
 
-/* s as a JSON string made safe (cli_safe: control characters and invalid UTF-8 as \xNN), or
- * null when s is NULL. */
+static bool g_json_out; /* --json: the exact text (cli_json_text), no \xNN escapes */
+
+/* s as a JSON string: for the text (read back by print_text) made safe (cli_safe: control
+ * characters and invalid UTF-8 as \xNN); for --json exact; null when s is NULL. */
 static json_t *jstr(const char *s)
 {
+    if (g_json_out)
+        return cli_json_text(s); /* invalid UTF-8 as U+FFFD; JSON escapes control characters */
     if (s == NULL)
         return json_null();
     char safe[4 * 1024 + 4];
@@ -236,6 +240,7 @@ int cmd_control_status(int argc, char **argv)
     if (e != PFI_OK)
         return cli_report(e, &d);
     const pfi_audit_period *q = &p[n - 1];
+    g_json_out = json;
     json_t *o = period_json(q, n, db);
     int rc = PFI_EXIT_OK;
     if (o == NULL || !read_details(db, q->id, o)) {

@@ -13,6 +13,8 @@
 
 #include "cli.h"
 
+#include "pfi/allocate.h"
+
 #ifndef PFI_SOURCE_DIR
 #define PFI_SOURCE_DIR "."
 #endif
@@ -23,6 +25,34 @@
 static bool is_help(const char *a)
 {
     return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* pfi demo cluster's arguments checked before anything starts (agents, Prometheus): a word
+ * that is no option is unexpected, an option it does not take unknown, a --strategy the
+ * library does not have refused listing its strategies (exit 2). The values' own ranges
+ * (--agents, --out) are the script's. An exit code. */
+static int check_cluster_args(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-')
+            return cli_usage_unexpected(a);
+        if (strcmp(a, "--agents") != 0 && strcmp(a, "--out") != 0 && strcmp(a, "--strategy") != 0)
+            return cli_usage_unknown(a);
+        if (i + 1 >= argc)
+            return cli_usage_missing(a);
+        pfi_strategy st;
+        if (strcmp(a, "--strategy") == 0 && pfi_strategy_parse(argv[i + 1], &st) != PFI_OK) {
+            cli_names names;
+            cli_strategy_names(&names);
+            char list[1024];
+            cli_join_names(list, sizeof list, &names,
+                           &(cli_list_style){.sep = ", ", .last_sep = " or "});
+            return cli_usage_bad_value("strategy", argv[i + 1], list);
+        }
+        i++;
+    }
+    return PFI_EXIT_OK;
 }
 
 int cmd_demo(int argc, char **argv)
@@ -82,6 +112,9 @@ int cmd_demo(int argc, char **argv)
                 "command line, 3 output folder not writable, 4 internal error.\n");
         return f == stdout ? PFI_EXIT_OK : PFI_EXIT_USAGE;
     }
+    int rc = grid ? PFI_EXIT_OK : check_cluster_args(argc, argv);
+    if (rc != PFI_EXIT_OK)
+        return rc;
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {

@@ -213,7 +213,9 @@ static void write_fit_csv_row(FILE *f, const char *label, const pfi_fit_model *m
 static void write_fit_json_row(FILE *f, const char *label, const pfi_fit_model *m,
                                const double vals[8], bool last)
 {
-    fprintf(f, "  {\"features\": \"%s\", \"n\": %zu, \"r2\": ", label, m->n);
+    fputs("  {\"features\": ", f);
+    cli_put_json_text(f, label); /* feature names from a file: quoted, invalid UTF-8 U+FFFD */
+    fprintf(f, ", \"n\": %zu, \"r2\": ", m->n);
     cli_put_num(f, m->r2, 17, "null");
     static const char *const keys[] = {"loo_r2",  "loo_rmse",  "loo_mae",  "loo_spearman",
                                        "loco_r2", "loco_rmse", "loco_mae", "loco_spearman"};
@@ -752,8 +754,8 @@ static void write_estimate_csv(FILE *f, const char *name, const estimate *e, dou
 static void write_estimate_json(FILE *f, const char *name, const estimate *e, double level,
                                 double pfi, bool last)
 {
-    /* the name as a JSON string, escaped by jansson (a name not valid UTF-8: null) */
-    json_t *jn = json_string(name);
+    /* the name as a JSON string, escaped by jansson (invalid UTF-8 as U+FFFD: cli_json_text) */
+    json_t *jn = cli_json_text(name);
     char *js = jn != NULL ? json_dumps(jn, JSON_ENCODE_ANY) : NULL;
     json_decref(jn);
     fprintf(f, "  {\"group\": %s", js != NULL ? js : "null");

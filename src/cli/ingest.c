@@ -736,6 +736,19 @@ static bool fields_valid(const char *list)
     }
 }
 
+/* The offset of a NUL byte in the first line (within 64 KiB) of the regular file path, else
+ * -1 (also when it cannot be read: its reader said why). */
+static long long head_nul(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return -1;
+    unsigned char b[64 * 1024];
+    size_t n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    return cli_first_line_nul(b, n);
+}
+
 /* The training log's throughput (--throughput-log), or the no-throughput flag without one. */
 static int read_throughput(const ingest_args *a, ingest_run *run)
 {
@@ -753,7 +766,14 @@ static int read_throughput(const ingest_args *a, ingest_run *run)
                              : pfi_trainlog_read_file(a->tlog, lf, a->regex, &run->log, &d);
     if (sp != NULL)
         fclose(sp);
-    if (e != PFI_OK)
+    long long nul = e != PFI_OK && sp == NULL ? head_nul(a->tlog) : -1;
+    if (nul >= 0) { /* a binary file: the shared wording (input.c), not every format's miss */
+        char why[128], safe[4 * 1024 + 4];
+        cli_input_message(why, sizeof why, CLI_INPUT_BINARY, (unsigned long long)nul, 0);
+        cli_error("--throughput-log %s: %s", cli_safe(safe, sizeof safe, a->tlog, strlen(a->tlog)),
+                  why);
+        rc = PFI_EXIT_DATA;
+    } else if (e != PFI_OK)
         rc = cli_report(e, &d);
     else if ((e = pfi_trainlog_reduce(run->log, a->ro.warmup_s, a->ro.q, &run->tls)) != PFI_OK &&
              e != PFI_ERR_EMPTY) {

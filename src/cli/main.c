@@ -61,11 +61,7 @@ static void usage(FILE *f)
 /* Exit code after printing to stdout: 3 when the text could not be written. */
 static int stdout_ok(void)
 {
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_error("cannot write to standard output");
-        return PFI_EXIT_OUTPUT;
-    }
-    return PFI_EXIT_OK;
+    return cli_stdout_finish(PFI_EXIT_OK);
 }
 
 /* pfi version [-h]: the version on stdout; --help its help; anything else a usage error */
@@ -84,7 +80,7 @@ static int cmd_version(int argc, char **argv)
     return stdout_ok();
 }
 
-int main(int argc, char **argv)
+static int run_main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -137,4 +133,11 @@ int main(int argc, char **argv)
         }
     cli_error("unknown command '%s' (see 'pfi --help')", name);
     return PFI_EXIT_USAGE;
+}
+
+/* Every verb ends here: a standard output that could not be written is exit 3 and said once
+ * ("pfi: VERB: standard output: cannot write: ..."), whatever the verb printed (its --help too). */
+int main(int argc, char **argv)
+{
+    return cli_stdout_finish(run_main(argc, argv));
 }

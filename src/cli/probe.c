@@ -192,8 +192,11 @@ static int parse_probe_args(int argc, char **argv, probe_opts *o)
 static void print_gpu_json(unsigned i, const pfi_gpu_info *info, const pfi_gpu_limits *l,
                            const pfi_gpu_sample *sm)
 {
-    printf("%s{\"index\": %u, \"uuid\": \"%s\", \"name\": \"%s\", \"limits_w\": {", i ? ", " : "",
-           i, info->uuid, info->name);
+    printf("%s{\"index\": %u, \"uuid\": ", i ? ", " : "", i);
+    cli_put_json_text(stdout, info->uuid); /* the driver's texts: quoted, UTF-8 */
+    fputs(", \"name\": ", stdout);
+    cli_put_json_text(stdout, info->name);
+    fputs(", \"limits_w\": {", stdout);
     const char *ln[] = {"current", "enforced", "default", "min", "max"};
     uint32_t lv[] = {l->current_mw, l->enforced_mw, l->default_mw, l->min_mw, l->max_mw};
     for (int k = 0; k < 5; k++) {

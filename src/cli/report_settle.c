@@ -42,7 +42,7 @@ static void usage(FILE *f)
                "options:\n"
                "  --interval S       settlement interval, event time, in (0, 86400] (300)\n"
                "  --speed N          the log was a replay N times faster: times and energies are\n"
-               "                     multiplied back; in (0, 10000] (1)\n"
+               "                     multiplied back; in [0.0001, 10000] (1)\n"
                "  --pre-window S     pre-event baseline window, event time, in [0, 604800] (1800)\n"
                "  --skip S           leave the first S s of the event (its ramp) out of the\n"
                "                     excess; in [0, 604800] (0), and shorter than the event\n"
@@ -73,16 +73,7 @@ static void jnum(FILE *f, const char *key, double v, bool comma)
 
 static void put_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
+    cli_put_json_text(f, s); /* a job name from the audit log: invalid UTF-8 as U+FFFD */
 }
 
 void settle_write_json(FILE *f, const pfi_grid_settlement *s, bool per_interval)
@@ -391,7 +382,7 @@ int cmd_settlement(int argc, char **argv)
                 double lo, hi;
                 bool open_lo;
             } range[] = {[O_INTERVAL - O_INTERVAL] = {0, 86400, true},
-                         [O_SPEED - O_INTERVAL] = {0, 1e4, true},
+                         [O_SPEED - O_INTERVAL] = {1e-4, 1e4, false},
                          [O_PRE - O_INTERVAL] = {0, 604800, false},
                          [O_SKIP - O_INTERVAL] = {0, 604800, false},
                          [O_NONGPU - O_INTERVAL] = {0, 1e9, false}};

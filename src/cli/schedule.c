@@ -33,7 +33,7 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --speed N            divide every time by N (60: a minute of the event a second);\n"
-            "                       in (0, 10000]. Event times end by 31536000 s (a year), a\n"
+            "                       in [0.0001, 10000]. Event times end by 31536000 s (a year), a\n"
             "                       ramp within its event (ramp_s <= end_s - start_s).\n"
             "  --format table|json  (table)\n"
             "  -o, --output FILE    write there instead of stdout (atomically)\n"
@@ -122,8 +122,8 @@ int cmd_schedule(int argc, char **argv)
             usage(stdout);
             return PFI_EXIT_OK;
         case 's':
-            if (!cli_parse_double(optarg, &speed) || !(speed > 0) || !(speed <= 1e4)) {
-                return cli_usage_bad_value("speed", optarg, "a number in (0, 10000]");
+            if (!cli_parse_double(optarg, &speed) || !(speed >= 1e-4) || !(speed <= 1e4)) {
+                return cli_usage_bad_value("speed", optarg, "a number in [0.0001, 10000]");
             }
             break;
         case 'f':
@@ -151,7 +151,7 @@ int cmd_schedule(int argc, char **argv)
     errno = 0;
     char *text = cli_read_text(path, 64u << 20, &len);
     if (text == NULL) {
-        cli_error("schedule %s: %s", path, cli_input_why());
+        cli_error("%s: %s", path, cli_input_why());
         return PFI_EXIT_DATA;
     }
     pfi_ctl_event *ev = NULL;

@@ -57,8 +57,10 @@ static void usage(FILE *f)
         "  --curves measured|model  pfi-model's curve for a job's estimated PFI: the measured\n"
         "                         curves of the library's other jobs whose PFIs bracket it\n"
         "                         (measured, default), or the section-7 model (model)\n"
-        "  --cap-step W           caps on multiples of W watts (0: continuous)\n"
-        "  --deep-class NAME      class cut deeper by class-weighted (moe-ft)\n"
+        "  --cap-step W           caps on multiples of W watts (0: continuous); a W larger\n"
+        "                         than every job's cap range is refused (exit 2)\n"
+        "  --deep-class NAME      class cut deeper by class-weighted (moe-ft); a class the\n"
+        "                         library does not have is refused, listing its classes\n"
         "  --class-factor F       how much deeper (2)\n"
         "  --seed N               random seed (1); same seed, same numbers\n"
         "  --threads N            worker threads (0: one per CPU)\n"
@@ -129,6 +131,7 @@ typedef struct settings {
     const char *format, *output, *plot_gap, *plot_classes;
     const char *model; /* --model: take the noise SD from this predictor's LOO RMSE */
     bool noise_given;  /* --pfi-noise given (it wins over --model) */
+    bool deep_given;   /* --deep-class given: it must name one of the library's classes */
     bool quiet;
 } settings;
 
@@ -215,7 +218,10 @@ static int parse_args(int argc, char **argv, settings *s)
          .given = &s->noise_given},
         {.c = OPT_MODEL, .kind = CLI_OPT_TEXT, .dst = &s->model},
         {.c = OPT_CAP_STEP, .kind = CLI_OPT_DOUBLE, .dst = &o->cap_step_w, .lo = 0, .hi = HUGE_VAL},
-        {.c = OPT_DEEP_CLASS, .kind = CLI_OPT_TEXT, .dst = &o->deep_cut_class},
+        {.c = OPT_DEEP_CLASS,
+         .kind = CLI_OPT_TEXT,
+         .dst = &o->deep_cut_class,
+         .given = &s->deep_given},
         {.c = OPT_CLASS_FACTOR,
          .kind = CLI_OPT_DOUBLE,
          .dst = &o->class_factor,
@@ -490,19 +496,10 @@ static void write_csv(FILE *f, const pfi_sim_result *r)
             }
 }
 
-/* A JSON string (a library's name: a path; a class name). */
+/* A JSON string (a library's name: a path; a class name; invalid UTF-8 as U+FFFD). */
 static void put_json_string(FILE *f, const char *v)
 {
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
+    cli_put_json_text(f, v);
 }
 
 static void json_stat(FILE *f, const char *name, const pfi_sim_stat *s)
@@ -726,6 +723,44 @@ static void write_outputs(FILE *f, const sim_set *set, settings *s)
     s->library = library;
 }
 
+/* The options a library's jobs bound, as pfi allocate bounds them (an exit code): --cap-step
+ * larger than every job's cap range (it would hold every job at its lowest or top cap) and a
+ * --deep-class the library has no job of are refused, naming what is allowed. */
+static int check_library_options(const settings *s, const char *name, const pfi_joblib *lib)
+{
+    double step = s->sim.cap_step_w, widest = 0;
+    size_t wj = 0;
+    for (size_t j = 0; j < lib->n; j++) {
+        double range = lib->cap_w[lib->offset[j + 1] - 1] - lib->cap_w[lib->offset[j]];
+        if (range > widest) {
+            widest = range;
+            wj = j;
+        }
+    }
+    char sn[CLI_SAFE_CELL];
+    if (step > 0 && widest > 0 && step > widest)
+        return cli_usage_error(
+            "--cap-step %g W is larger than every job's cap range: it would hold every job at "
+            "its lowest or its top cap; give at most %g W (job '%s' spans that) or 0 (continuous)",
+            step, widest, cli_safe(sn, sizeof sn, lib->name[wj], strlen(lib->name[wj])));
+    if (!s->deep_given)
+        return PFI_EXIT_OK;
+    for (size_t k = 0; k < lib->n_classes; k++)
+        if (strcmp(lib->class_name[k], s->sim.deep_cut_class) == 0)
+            return PFI_EXIT_OK;
+    char list[1024] = "", one[4 * 256 + 4];
+    size_t used = 0;
+    for (size_t k = 0; k < lib->n_classes && used < sizeof list; k++)
+        used += (size_t)snprintf(
+            list + used, sizeof list - used, "%s%s", k ? ", " : "",
+            cli_safe(one, sizeof one, lib->class_name[k], strlen(lib->class_name[k])));
+    char sv[4 * 256 + 4];
+    return cli_usage_error(
+        "--deep-class: library %s has no class '%s'; its classes: %s",
+        cli_safe(sn, sizeof sn, name, strlen(name)),
+        cli_safe(sv, sizeof sv, s->sim.deep_cut_class, strlen(s->sim.deep_cut_class)), list);
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     settings s;
@@ -759,6 +794,8 @@ int cmd_simulate(int argc, char **argv)
     pfi_diag_clear(&d);
     for (size_t i = 0; rc == PFI_EXIT_OK && i < set.n; i++) {
         rc = load_library(&s, set.name[i], &set.lib[i]);
+        if (rc == PFI_EXIT_OK)
+            rc = check_library_options(&s, set.name[i], set.lib[i]);
         if (rc != PFI_EXIT_OK)
             break;
         last = SIZE_MAX;

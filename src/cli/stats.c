@@ -468,7 +468,7 @@ static json_t *jnum(double v)
 
 static json_t *jstr(const char *s)
 {
-    return s ? json_string(s) : json_null();
+    return cli_json_text(s); /* a name from a file: invalid UTF-8 as U+FFFD */
 }
 
 /* The report as one JSON object (undefined values are null). NULL when out of memory. */
@@ -489,9 +489,9 @@ static json_t *report_json(const stats_report *r)
     json_t *all = NULL;
     for (size_t c = 0; c <= r->k; c++) {
         const class_row *row = &r->classes[c];
-        json_t *o =
-            json_pack("{s:s, s:I, s:o, s:o, s:o}", "class", row->name, "n", (json_int_t)row->n,
-                      "median", jnum(row->median), "min", jnum(row->min), "max", jnum(row->max));
+        json_t *o = json_pack("{s:o, s:I, s:o, s:o, s:o}", "class", jstr(row->name), "n",
+                              (json_int_t)row->n, "median", jnum(row->median), "min",
+                              jnum(row->min), "max", jnum(row->max));
         if (c < r->k)
             ok = ok && json_array_append_new(classes, o) == 0;
         else
@@ -505,17 +505,17 @@ static json_t *report_json(const stats_report *r)
                        jnum(r->kw.p_value));
     for (size_t q = 0; r->has_dunn && q < r->n_pairs; q++) {
         const pfi_dunn_pair *d = &r->pairs[q];
-        ok = ok && json_array_append_new(dunn, json_pack("{s:s, s:s, s:o, s:o, s:o}", "a",
-                                                         r->cls[d->a], "b", r->cls[d->b], "z",
-                                                         jnum(d->z), "p", jnum(d->p_value),
-                                                         "p_holm", jnum(d->p_holm))) == 0;
+        ok = ok && json_array_append_new(
+                       dunn, json_pack("{s:o, s:o, s:o, s:o, s:o}", "a", jstr(r->cls[d->a]), "b",
+                                       jstr(r->cls[d->b]), "z", jnum(d->z), "p", jnum(d->p_value),
+                                       "p_holm", jnum(d->p_holm))) == 0;
     }
     for (size_t j = 0; j < r->nf; j++) {
         const feature_row *fr = &r->features[j];
-        ok = ok && json_array_append_new(spearman,
-                                         json_pack("{s:s, s:I, s:o, s:o, s:o}", "feature", fr->name,
-                                                   "n", (json_int_t)fr->n, "rho", jnum(fr->rho),
-                                                   "p", jnum(fr->p), "q_bh", jnum(fr->q))) == 0;
+        ok = ok && json_array_append_new(spearman, json_pack("{s:o, s:I, s:o, s:o, s:o}", "feature",
+                                                             jstr(fr->name), "n", (json_int_t)fr->n,
+                                                             "rho", jnum(fr->rho), "p", jnum(fr->p),
+                                                             "q_bh", jnum(fr->q))) == 0;
     }
     for (size_t s = 0; s < r->n_steps; s++) {
         const step_row *st = &r->steps[s];
@@ -527,9 +527,10 @@ static json_t *report_json(const stats_report *r)
     }
     for (size_t c = 0; r->predictor_found && c < r->k; c++) {
         const feature_row *w = &r->within[c];
-        ok = ok && json_array_append_new(within, json_pack("{s:s, s:I, s:o, s:o}", "class", w->name,
-                                                           "n", (json_int_t)w->n, "rho",
-                                                           jnum(w->rho), "p", jnum(w->p))) == 0;
+        ok = ok &&
+             json_array_append_new(within, json_pack("{s:o, s:I, s:o, s:o}", "class", jstr(w->name),
+                                                     "n", (json_int_t)w->n, "rho", jnum(w->rho),
+                                                     "p", jnum(w->p))) == 0;
     }
     ok = ok && json_object_set_new(root, "groups", json_integer((json_int_t)r->n_groups)) == 0 &&
          json_object_set_new(root, "defined", json_integer((json_int_t)r->defined)) == 0 &&
@@ -542,12 +543,12 @@ static json_t *report_json(const stats_report *r)
                              json_pack("{s:s, s:o}", "correction", "benjamini-hochberg", "features",
                                        spearman)) == 0 &&
          json_object_set_new(root, "sensitivity",
-                             json_pack("{s:s, s:b, s:o, s:o}", "predictor", r->predictor, "found",
-                                       r->predictor_found, "undefined_reason",
+                             json_pack("{s:o, s:b, s:o, s:o}", "predictor", jstr(r->predictor),
+                                       "found", r->predictor_found, "undefined_reason",
                                        jstr(r->sensitivity_undefined), "steps", steps)) == 0 &&
          json_object_set_new(
              root, "within_class",
-             json_pack("{s:s, s:o}", "predictor", r->predictor, "classes", within)) == 0;
+             json_pack("{s:o, s:o}", "predictor", jstr(r->predictor), "classes", within)) == 0;
     if (!ok) {
         json_decref(root);
         return NULL;
@@ -647,9 +648,11 @@ static int compare(int argc, char **argv, const char *pfi_column, const char *ou
         fprintf(out.f, "matched groups: %zu (A: %zu, B: %zu)\n", m, a->n, b->n);
         fprintf(out.f, "Spearman rho = %s, p = %s\n", num3(b1, sizeof b1, s.rho),
                 pval(b2, sizeof b2, s.p_value));
-        fprintf(out.f,
-                "median difference B - A = %s; median relative difference (B - A)/A = %s%%\n",
-                num3(b1, sizeof b1, mdiff), num3(b2, sizeof b2, 100 * md));
+        char pct[64] = "-"; /* undefined (every A is 0): '-', never "undefined%" */
+        if (isfinite(md))
+            snprintf(pct, sizeof pct, "%s%%", cli_num(100 * md, 'f', 3, "-").s);
+        fprintf(out.f, "median difference B - A = %s; median relative difference (B - A)/A = %s\n",
+                num3(b1, sizeof b1, mdiff), pct);
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
     }

@@ -18,6 +18,7 @@
 
 #include "pfi/allocate.h"
 #include "pfi/gpu.h"
+#include "pfi/memory.h"
 #include "pfi/telemetry.h"
 #include "pfi/value.h"
 
@@ -202,7 +203,7 @@ bool cli_output_commit(cli_output *o)
     if (o->f == stdout) {
         bool ok = fflush(stdout) == 0 && !ferror(stdout);
         if (!ok)
-            cli_error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+            cli_write_error(NULL, errno);
         o->f = NULL;
         return ok;
     }
@@ -212,6 +213,37 @@ bool cli_output_commit(cli_output *o)
     if (e != PFI_OK)
         cli_report(e, &d);
     return e == PFI_OK;
+}
+
+static bool g_stdout_said; /* cli_write_error said standard output failed */
+
+void cli_write_error(const char *path, int err)
+{
+    bool out = path == NULL || strcmp(path, "-") == 0;
+    if (out)
+        g_stdout_said = true;
+    cli_error("%s: cannot write: %s", out ? "standard output" : path, strerror(err ? err : EIO));
+}
+
+/* Whether err is what a failed write says (an errno left by an earlier write to stdout, when
+ * the final flush had nothing left to write). */
+static bool write_errno(int err)
+{
+    return err == ENOSPC || err == EPIPE || err == EIO || err == EFBIG || err == EDQUOT ||
+           err == EBADF || err == EAGAIN || err == EINVAL || err == EROFS;
+}
+
+int cli_stdout_finish(int rc)
+{
+    int before = errno; /* a write that failed before (a long --help) set it */
+    errno = 0;
+    bool failed = fflush(stdout) != 0;
+    int err = failed ? errno : write_errno(before) ? before : 0;
+    if (!failed && !ferror(stdout))
+        return rc;
+    if (!g_stdout_said)
+        cli_write_error(NULL, err);
+    return rc == PFI_EXIT_OK ? PFI_EXIT_OUTPUT : rc;
 }
 
 void cli_output_abort(cli_output *o)
@@ -326,6 +358,46 @@ void cli_put_num(FILE *f, double v, int sig, const char *missing)
 json_t *cli_json_num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *cli_json_text(const char *s)
+{
+    if (s == NULL)
+        return json_null();
+    char *u = pfi_utf8_repair(s, strlen(s));
+    if (u == NULL)
+        return NULL;
+    json_t *j = json_string(u);
+    pfi_free(u);
+    return j;
+}
+
+int cli_json_set(json_t *o, const char *key, json_t *v)
+{
+    char *u = key != NULL ? pfi_utf8_repair(key, strlen(key)) : NULL;
+    if (u == NULL) {
+        json_decref(v);
+        return -1;
+    }
+    int rc = json_object_set_new(o, u, v);
+    pfi_free(u);
+    return rc;
+}
+
+void cli_put_json_text(FILE *f, const char *s)
+{
+    char *u = pfi_utf8_repair(s != NULL ? s : "", s != NULL ? strlen(s) : 0);
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)(u != NULL ? u : ""); *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+    pfi_free(u);
 }
 
 _Static_assert(PFI_STRATEGY_COUNT <= CLI_NAMES_MAX && PFI_TELEMETRY_FORMAT_COUNT <= CLI_NAMES_MAX &&

@@ -26,4 +26,18 @@ check schedule-budget-max 0 "$PFI" schedule "$T/s12.txt"
 printf 'start_s,end_s,ramp_s,budget_w\n0,600,60,2e12\n' >"$T/s.csv"
 check schedule-budget-csv 1 "$PFI" schedule "$T/s.csv"
 grep_out schedule-budget-csv-says "s.csv:2: budget_w 2e+12: expected watts > 0 and <= 1e+12" "$T/err"
+# --speed bounded both ways ([0.0001, 10000]: 1e-300 made every event time overflow a year);
+# simulate's --cap-step bounded as pfi allocate's (every job's cap range), --deep-class a class
+# of the library, listed when it is not.
+for v in 1e-300 0.00009; do
+    check "schedule-speed-$v" 2 "$PFI" schedule --speed "$v" "$T/s12.txt"
+    grep_out "schedule-speed-$v-says" "speed: bad value '$v': expected a number in \[0.0001, 10000\]" "$T/err"
+    check "settle-speed-$v" 2 "$PFI" report --settlement --speed "$v" "$T/none.db"
+    grep_out "settle-speed-$v-says" "speed: bad value '$v': expected a number in \[0.0001, 10000\]" "$T/err"
+done
+check schedule-speed-min 0 "$PFI" schedule --speed 0.0001 "$T/s12.txt"
+check simulate-cap-step 2 "$PFI" simulate --cap-step 1e308 --workloads 2
+grep_out simulate-cap-step-says "cap-step 1e+308 W is larger than every job's cap range" "$T/err"
+check simulate-deep-class 2 "$PFI" simulate --deep-class bogus --workloads 2
+grep_out simulate-deep-class-says "has no class 'bogus'; its classes: dense, moe-pt, moe-ft" "$T/err"
 exit $fail

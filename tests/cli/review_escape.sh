@@ -100,4 +100,40 @@ check allocate-topo-esc 0 "$PFI" allocate --topology "$T/topo.txt" --explain \
 no_esc allocate-topo-esc-raw "$T/out"
 grep_out allocate-topo-esc-level '^fe\\x1Bed  *s\\x1Bite  *- ' "$T/out"
 grep_out allocate-topo-esc-parent '^rack  *r1  *s\\x1Bite ' "$T/out"
+# Names that are not UTF-8 (a 0xFF byte) in JSON outputs: the JSON stays UTF-8 and whole, each
+# invalid byte U+FFFD (docs/commands/pfi-analyze.md), never a dropped member, an empty key
+# object, a truncated document or the raw byte.
+utf8_json() { # utf8_json NAME FILE PYTHON_EXPR: FILE is strict UTF-8 JSON d and EXPR holds
+    if /usr/bin/python3 - "$2" "$3" <<'PY'; then echo "ok   $1"; else echo "FAIL $1"; cat "$2"; fail=1; fi
+import json, sys
+d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+printf 'g,c,cap,p,t\nb\377x,k\377,400,400,100\nb\377x,k\377,300,300,90\n' >"$T/ff.csv"
+check analyze-ff-json 0 "$PFI" analyze --group g --class c --cap cap --power p --throughput t \
+    --format json "$T/ff.csv"
+utf8_json analyze-ff-json-key "$T/out" \
+    'd["groups"][0]["key"] == {"g": "b\ufffdx"} and d["groups"][0]["job_class"] == "k\ufffd" and list(d["summary"]["by_class"]) == ["k\ufffd"]'
+check runs-ff-store 0 "$PFI" ingest --db "$T/ff.db" --group g --cap 300 \
+    --class "$(printf 'c\377')" --telemetry "$SRC/tests/data/ergonomics/smi.csv"
+check runs-ff-json 0 "$PFI" runs --db "$T/ff.db" --format json
+utf8_json runs-ff-json-class "$T/out" 'd[0]["group"] == "g" and d[0]["job_class"] == "c\ufffd"'
+printf 'job,cap_w,power_w,tput_tok_s\nj\377,200,1600,100\nj\377,400,3200,150\n' >"$T/ffjobs.csv"
+check allocate-ff-json 0 "$PFI" allocate --budget-w 2400 --format json "$T/ffjobs.csv"
+utf8_json allocate-ff-json-name "$T/out" '[j["job"] for j in d["jobs"]] == ["j\ufffd"]'
+# control status --json: the texts exact (ESC as \u001b by the JSON writer, not \xNN), a job
+# name that is not UTF-8 with U+FFFD
+python3 - "$T/a.db" <<'PY' || { echo "FAIL audit log with a 0xFF job"; fail=1; }
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE ctl_jobs SET job = CAST(? AS TEXT)", (b"j\xff",))
+db.commit()
+PY
+check status-ff-json 0 "$PFI" control status --db "$T/a.db" --json
+utf8_json status-ff-json-texts "$T/out" 'd["strategy"] == "eq\x1bual" and d["bound"] == "rack r\x1b1" and [j["job"] for j in d["jobs"]] == ["j\ufffd"]'
+# --group refuses invalid UTF-8 as it refuses control characters (exit 2, saying why)
+check ingest-group-ff 2 "$PFI" ingest --db "$T/ff.db" --group "$(printf 'g\377')" --cap 300 \
+    --telemetry "$SRC/tests/data/ergonomics/smi.csv"
+grep_out ingest-group-ff-says "must be UTF-8 text" "$T/err"
 exit $fail

@@ -17,7 +17,7 @@ printf 'start_s,end_s,ramp_s,budget_w\n0,600,60,5000\n700,800,200,5000\n' >"$T/r
 check schedule-ramp 1 "$PFI" schedule "$T/ramp.csv"
 grep_out schedule-ramp-says "ramp.csv:3: ramp_s 200 is longer than its event (100 s" "$T/err"
 check schedule-speed 2 "$PFI" schedule --speed 1e308 "$T/ramp.csv"
-grep_out schedule-speed-says "schedule: --speed: bad value '1e308': expected a number in (0, 10000]" "$T/err"
+grep_out schedule-speed-says "schedule: --speed: bad value '1e308': expected a number in \\[0.0001, 10000\\]" "$T/err"
 
 check settle-interval 2 "$PFI" report --settlement --interval -5 "$T/none.db"
 grep_out settle-interval-says "report --settlement: --interval: bad value '-5': expected a number in (0, 86400]" "$T/err"

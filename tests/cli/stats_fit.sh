@@ -82,6 +82,21 @@ check stats-plot-unwritable 3 "$PFI" stats "$T/lib" --plot-feature "$T/nope/feat
 grep -q "nope/feature.png" "$T/err" || { echo "FAIL stats-plot-unwritable message"; fail=1; }
 check compare 0 "$PFI" stats compare "$T/groups.csv" "$T/lib"
 grep_out compare-self "Spearman rho = 1.000"
+# every A is 0: the relative difference is undefined, printed '-' (never "undefined%")
+printf 'group,job_class,pfi\na,x,0\nb,x,0\nc,x,0\n' >"$T/zero.csv"
+printf 'group,job_class,pfi\na,x,1\nb,x,2\nc,x,3\n' >"$T/pos.csv"
+check compare-zero 0 "$PFI" stats compare "$T/zero.csv" "$T/pos.csv"
+grep_out compare-zero-dash "median difference B - A = 2.000; median relative difference (B - A)/A = -$"
+grep -q "undefined%" "$T/out" && { echo "FAIL compare-zero: undefined%"; fail=1; }
+# fit --format json: a feature name with a quote and a byte that is not UTF-8 stays JSON
+/usr/bin/python3 - "$T/groups.csv" "$T/qff.csv" <<'PY' || { echo "FAIL qff.csv"; fail=1; }
+import sys
+b = open(sys.argv[1], "rb").read().replace(b"dcgm_dram_active,", b'"dr""am\xff",', 1)
+open(sys.argv[2], "wb").write(b)
+PY
+check fit-json-quote 0 "$PFI" fit "$T/qff.csv" --features "$(printf 'dr"am\377')" --format json
+/usr/bin/python3 -c 'import json, sys; d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8")); sys.exit(d[0]["features"] != "dr\"am\ufffd")' "$T/out" \
+    && echo "ok   fit-json-quote-parsed" || { echo "FAIL fit-json-quote-parsed"; cat "$T/out"; fail=1; }
 check fit 0 "$PFI" fit "$T/lib" --features 'dcgm_dram_active*dcgm_mem_copy_util' --features dcgm_dram_active -m "$T/model.json"
 grep_out fit-loco "LOCO"
 check fit-json 0 "$PFI" fit "$T/groups.csv" --format json

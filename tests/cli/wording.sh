@@ -108,4 +108,72 @@ check openadr-unreachable 5 "$PFI" openadr poll --vtn http://127.0.0.1:1 --progr
 grep_out openadr-unreachable-says-none "does not exist" "$T/err"
 no_grep openadr-unreachable-no-phantom "keeping the last schedule" "$T/err"
 
+# --- pfi demo cluster: its arguments checked before an agent or Prometheus starts ---------
+prefix demo-cluster-strategy "demo cluster" 2 demo cluster --strategy bogus --out "$T/demo"
+grep_out demo-cluster-strategy-lists "bad value 'bogus': expected oracle, equal, " "$T/err"
+if [ -e "$T/demo" ] || [ "$(wc -l <"$T/err")" -ne 1 ]; then
+    echo "FAIL demo-cluster-strategy-first: started before refusing"; cat "$T/err"; fail=1
+else echo "ok   demo-cluster-strategy-first"; fi
+prefix demo-cluster-extra "demo cluster" 2 demo cluster extra
+grep_out demo-cluster-extra-says "unexpected argument 'extra'" "$T/err"
+
+# --- binary inputs: the shared wording of src/cli/input.c, the file named once ------------
+printf 'ELF\001\000\000\000x\n' >"$T/bin"
+check schedule-dev-zero 1 "$PFI" schedule /dev/zero
+grep_out schedule-dev-zero-says "^pfi: schedule: /dev/zero: not text (a NUL byte at offset 0)" "$T/err"
+check tlog-binary 1 "$PFI" ingest --dry-run --telemetry "$T/tel.csv" --throughput-log "$T/bin"
+grep_out tlog-binary-says "^pfi: ingest: --throughput-log $T/bin: not text (a NUL byte at offset 4)" \
+    "$T/err"
+no_grep tlog-binary-no-formats "no throughput interval found" "$T/err"
+
+# --- a standard output that cannot be written: exit 3 and one line, for every verb -------
+# (README's exit codes: 3 output not written; the verbs' own output and their --help alike)
+full() { # full NAME ARGS...: pfi ARGS > /dev/full exits 3 saying "standard output: cannot write"
+    name=$1
+    shift
+    "$PFI" "$@" >/dev/full 2>"$T/err"
+    got=$?
+    if [ "$got" -ne 3 ]; then
+        echo "FAIL $name: exit $got, want 3"; cat "$T/err"; fail=1
+    elif ! grep -q "^pfi: .*standard output: cannot write: No space left on device" "$T/err"; then
+        echo "FAIL $name: no 'standard output: cannot write' line"; cat "$T/err"; fail=1
+    elif [ "$(grep -c 'cannot write' "$T/err")" -ne 1 ]; then
+        echo "FAIL $name: said more than once"; cat "$T/err"; fail=1
+    else
+        echo "ok   $name"
+    fi
+}
+if [ -w /dev/full ]; then
+    for v in analyze stats fit predict library ingest runs allocate simulate sweep restore probe \
+        control schedule openadr report slurm demo version; do
+        full "full-help-$v" "$v" --help
+    done
+    full full-help-control-status control status --help
+    full full-ingest-dry-run ingest --dry-run --telemetry "$T/tel.csv"
+    python3 - "$T/audit.db" <<'PY' || { echo "FAIL audit log for /dev/full"; fail=1; }
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL, wall_s REAL,"
+           " event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL, reserved_w REAL,"
+           " predicted_w REAL, correction_w REAL, ref_w REAL, tput_tok_s REAL, cap_sum_w REAL,"
+           " strategy TEXT, agents_up INTEGER, agents INTEGER, jobs INTEGER, gpus INTEGER,"
+           " decreases INTEGER, increases INTEGER, unconfirmed INTEGER, telemetry TEXT,"
+           " restored INTEGER, note TEXT)")
+db.execute("CREATE TABLE ctl_jobs(period INTEGER, job TEXT, class TEXT, gpus INTEGER, pfi REAL,"
+           " source TEXT, cap_w REAL, ref_power_w REAL, ref_tput REAL, power_w REAL,"
+           " pred_power_w REAL, tput REAL)")
+for i in range(4):
+    db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, budget_w, measured_w, strategy,"
+               " agents_up, agents) VALUES(1, ?, ?, ?, 1000, 900, 'equal', 1, 1)",
+               (0.5 * i, 1e9 + 0.5 * i, 1 if i == 2 else 0))
+db.commit()
+PY
+    full full-report-json report "$T/audit.db" --json
+    full full-report-png report "$T/audit.db" -o "$T/x.png"
+    full full-control-status control status --db "$T/audit.db"
+    full full-control-status-json control status --db "$T/audit.db" --json
+else
+    echo "FAIL full: /dev/full is missing: cannot test a failing standard output"; fail=1
+fi
+
 exit $fail

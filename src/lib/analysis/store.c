@@ -240,6 +240,42 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
+/* Whether s (NUL-terminated) is well-formed UTF-8: no stray continuation byte, cut,
+ * overlong or surrogate sequence, nothing above U+10FFFF. */
+static bool utf8_valid(const unsigned char *s)
+{
+    while (*s) {
+        unsigned c = *s, cp;
+        size_t k;
+        if (c < 0x80) {
+            s++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+            k = 2;
+            cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            k = 3;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            k = 4;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        for (size_t i = 1; i < k; i++) {
+            if ((s[i] & 0xC0) != 0x80) /* a NUL ends the check here too */
+                return false;
+            cp = (cp << 6) | (s[i] & 0x3F);
+        }
+        if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        s += k;
+    }
+    return true;
+}
+
 const char *pfi_store_group_check(const char *name)
 {
     if (name == NULL || name[0] == '\0')
@@ -253,6 +289,8 @@ const char *pfi_store_group_check(const char *name)
     }
     if (blank)
         return "a group name must not be blanks only";
+    if (!utf8_valid((const unsigned char *)name))
+        return "a group name must be UTF-8 text";
     if (n > PFI_STORE_MAX_GROUP)
         return "a group name must be at most " STR(PFI_STORE_MAX_GROUP) " bytes";
     return NULL;
@@ -598,6 +636,18 @@ pfi_error pfi_store_export_csv(pfi_store *s, FILE *f, bool usable_only, const ch
     return ferror(f) ? PFI_ERR_IO : PFI_OK;
 }
 
+/* s (any bytes: a name from a file or a command line) as a JSON string, invalid UTF-8 as
+ * U+FFFD (pfi_utf8_repair; jansson refuses it); null when s is NULL; NULL when out of memory. */
+static json_t *json_text(const char *s)
+{
+    if (s == NULL)
+        return json_null();
+    char *u = pfi_utf8_repair(s, strlen(s));
+    json_t *j = u != NULL ? json_string(u) : NULL;
+    pfi_free(u);
+    return j;
+}
+
 static json_t *col_json(sqlite3_stmt *st, int col)
 {
     switch (sqlite3_column_type(st, col)) {
@@ -608,7 +658,7 @@ static json_t *col_json(sqlite3_stmt *st, int col)
     case SQLITE_FLOAT:
         return json_real(sqlite3_column_double(st, col));
     default:
-        return json_string((const char *)sqlite3_column_text(st, col));
+        return json_text((const char *)sqlite3_column_text(st, col));
     }
 }
 
@@ -641,31 +691,40 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
     bind_text(st, 1, group_filter);
     int rc;
     size_t n = 0;
+    bool nomem = false; /* a name's UTF-8 copy (pfi_utf8_repair) not allocated */
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *o = json_object();
         for (int c = 0; c < 14; c++) {
             /* a standard error (after its estimate): rounding noise is 0, as in the CSV */
             bool se = (c == 5 || c == 7) && sqlite3_column_type(st, c) != SQLITE_NULL;
-            json_object_set_new(
-                o, names[c],
-                se ? json_real(pfi_se_rounded(col_double(st, c), col_double(st, c - 1)))
-                   : col_json(st, c));
+            if (json_object_set_new(
+                    o, names[c],
+                    se ? json_real(pfi_se_rounded(col_double(st, c), col_double(st, c - 1)))
+                       : col_json(st, c)) != 0)
+                nomem = true;
         }
         sqlite3_int64 rid = sqlite3_column_int64(st, 14);
         json_t *feat = json_object();
         sqlite3_reset(fs);
         sqlite3_bind_int64(fs, 1, rid);
-        while (sqlite3_step(fs) == SQLITE_ROW)
-            json_object_set_new(feat, (const char *)sqlite3_column_text(fs, 0), col_json(fs, 1));
+        while (sqlite3_step(fs) == SQLITE_ROW) {
+            const char *fname = (const char *)sqlite3_column_text(fs, 0);
+            char *key = fname != NULL ? pfi_utf8_repair(fname, strlen(fname)) : NULL;
+            json_t *v = col_json(fs, 1);
+            if (key == NULL || json_object_set_new(feat, key, v) != 0)
+                nomem = true;
+            pfi_free(key);
+        }
         json_object_set_new(o, "features", feat);
         json_t *src = json_array();
         sqlite3_reset(ss);
         sqlite3_bind_int64(ss, 1, rid);
         while (sqlite3_step(ss) == SQLITE_ROW)
-            json_array_append_new(src,
-                                  json_pack("{s:s, s:s, s:s}", "path", sqlite3_column_text(ss, 0),
-                                            "reader", sqlite3_column_text(ss, 1), "ingested_at",
-                                            sqlite3_column_text(ss, 2)));
+            json_array_append_new(
+                src, json_pack("{s:o, s:o, s:o}", "path",
+                               json_text((const char *)sqlite3_column_text(ss, 0)), "reader",
+                               json_text((const char *)sqlite3_column_text(ss, 1)), "ingested_at",
+                               json_text((const char *)sqlite3_column_text(ss, 2))));
         json_object_set_new(o, "sources", src);
         json_array_append_new(arr, o);
         n++;
@@ -680,7 +739,7 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
         return fail(s, diag, "cannot read runs");
     }
     /* a member or run jansson could not allocate is left out without an error */
-    if (pfi_json_failed(jf)) {
+    if (nomem || pfi_json_failed(jf)) {
         json_decref(arr);
         return PFI_ERR_NOMEM;
     }

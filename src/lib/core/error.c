@@ -2,8 +2,11 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "core/memory.h"
 
 static const char *const error_names[PFI_ERROR_COUNT] = {
     [PFI_OK] = "success",
@@ -93,8 +96,9 @@ char *pfi_diag_format(const pfi_diag *d, char *buf, size_t len)
     return buf;
 }
 
-/* Length of the well-formed UTF-8 sequence at s[0..n) that is not a C1 control, or 0. */
-static size_t utf8_ok(const unsigned char *s, size_t n)
+/* Length of the well-formed UTF-8 sequence of 2 to 4 bytes at s[0..n) (a C1 control too
+ * when c1), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n, bool c1)
 {
     unsigned c = s[0];
     size_t k;
@@ -119,9 +123,42 @@ static size_t utf8_ok(const unsigned char *s, size_t n)
         cp = (cp << 6) | (s[i] & 0x3F);
     }
     if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF) || cp <= 0x9F)
+        (cp >= 0xD800 && cp <= 0xDFFF) || (!c1 && cp <= 0x9F))
         return 0; /* overlong, out of range, surrogate, or C1 control (U+0080-U+009F) */
     return k;
+}
+
+/* Length of the well-formed UTF-8 sequence at s[0..n) that is not a C1 control, or 0. */
+static size_t utf8_ok(const unsigned char *s, size_t n)
+{
+    return utf8_seq(s, n, false);
+}
+
+char *pfi_utf8_repair(const char *s, size_t n)
+{
+    if (s == NULL || n > (SIZE_MAX - 1) / 3)
+        return NULL;
+    char *out = pfi_malloc(3 * n + 1); /* a byte is at most U+FFFD's three */
+    if (out == NULL)
+        return NULL;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = u[i] >= 0x01 && u[i] < 0x80 ? 1
+                   : u[i] >= 0x80              ? utf8_seq(u + i, n - i, true)
+                                               : 0;
+        if (k == 0) {
+            memcpy(out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        } else {
+            memcpy(out + o, u + i, k);
+            o += k;
+            i += k;
+        }
+    }
+    out[o] = '\0';
+    return out;
 }
 
 /* Input text reaches the user's terminal inside messages: an ESC or OSC sequence copied
