@@ -429,55 +429,57 @@ static int api_listen(api_state *api, long port, pfi_http_server **out)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: pfi control --agents FILE (--budget-w W | --reduction R | --schedule FILE |"
-               " --listen PORT\n"
-               "                   | --topology FILE) [OPTIONS]\n"
-               "       pfi control --children FILE (--budget-w W | --schedule FILE) [OPTIONS]\n"
-               "       pfi control --config FILE [OPTIONS]\n"
-               "       pfi control --config FILE --check\n"
-               "       pfi control status --db FILE [--json]\n"
-               "\n"
-               "Keep the cluster's GPU power under a grid power budget with the most tokens/s:\n"
-               "every period read the agents (and Prometheus), estimate each job's curve,\n"
-               "allocate, push caps (decreases first, confirmed, then increases), audit.\n"
-               "\n"
-               "options:\n"
-               "  --config FILE        options from a file, pfid.conf's syntax: one 'key = value'\n"
-               "                       a line, the key a long option below (budget_w or\n"
-               "                       budget-w), a flag true or false; the command line\n"
-               "                       overrides it; SIGHUP re-reads it\n"
-               "  --check              check the config, the files it names (agents, schedule,\n"
-               "                       policy, tiers, tokens: readable, parsed, tokens 16+\n"
-               "                       bytes, agents file with tokens not readable by others),\n"
-               "                       the --db's directory, and exit 0 (valid) or 2; contacts\n"
-               "                       no agent\n"
-               "  --agents FILE        one agent a line: URL [TOKEN]\n"
-               "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
-               "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
-               "  --schedule FILE      events: START END TARGET [RAMP] (s since --epoch), a CSV\n"
-               "                       or JSON timeline, or a measured power trace\n"
-               "                       (timestamp,total): see 'pfi schedule --help'\n"
-               "  --speed N            replay the schedule N times faster (60: a minute a second)\n"
-               "  --tiers FILE         flexibility tiers, CSV job,tier[,allowance]: Flex 1/2/3\n"
-               "                       may lose 10/25/50%% of life-average tokens/s, spent\n"
-               "                       across the event (floors from what each has lost)\n"
-               "  --non-gpu-w W        every node's non-GPU power (W, one node an agent): targets\n"
-               "                       are then facility power, and the GPUs get what is left;\n"
-               "                       a node whose pfid has node_power_file counts its measured\n"
-               "                       non-GPU power instead of W\n"
-               "  --start S            event start, s since --epoch (0)\n"
-               "  --duration S         event length, s (until stopped)\n"
-               "  --ramp S             ramp into the event over S s (0)\n"
-               "  --epoch T            Unix time the schedule counts from (now); a restarted\n"
-               "                       controller given the same epoch continues the event\n"
-               "  --run-for S          stop after S s (until SIGINT/SIGTERM)\n"
-               "  --clock emulated[:S] the agents' emulated clock (pfid clock = emulated), the\n"
-               "                       schedule's time (S s after --epoch first, 0): each\n"
-               "                       period moves every agent's clock to it (POST\n"
-               "                       /v1/clock) and runs at once; a replay on emulated GPUs\n"
-               "                       is then the same run however loaded the host (not\n"
-               "                       with --prometheus; S <= 1e9)\n"
-               "  --period S           control period (5)\n");
+    fprintf(f,
+            "usage: pfi control --agents FILE (--budget-w W | --reduction R | --schedule FILE |"
+            " --listen PORT\n"
+            "                   | --topology FILE) [OPTIONS]\n"
+            "       pfi control --children FILE (--budget-w W | --schedule FILE) [OPTIONS]\n"
+            "       pfi control --config FILE [OPTIONS]\n"
+            "       pfi control --config FILE --check\n"
+            "       pfi control status --db FILE [--json]\n"
+            "\n"
+            "Keep the cluster's GPU power under a grid power budget with the most tokens/s:\n"
+            "every period read the agents (and Prometheus), estimate each job's curve,\n"
+            "allocate, push caps (decreases first, confirmed, then increases), audit.\n"
+            "\n"
+            "options:\n"
+            "  --config FILE        options from a file, pfid.conf's syntax: one 'key = value'\n"
+            "                       a line, the key a long option below (budget_w or\n"
+            "                       budget-w), a flag true or false; the command line\n"
+            "                       overrides it; SIGHUP re-reads it\n"
+            "  --check              check the config, the files it names (agents, schedule,\n"
+            "                       policy, tiers, tokens: readable, parsed, tokens 16+\n"
+            "                       bytes, agents file with tokens not readable by others),\n"
+            "                       the --db's directory, and exit 0 (valid) or 2; contacts\n"
+            "                       no agent\n"
+            "  --agents FILE        one agent a line: URL [TOKEN]\n"
+            "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
+            "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
+            "  --schedule FILE      events: START END TARGET [RAMP] (s since --epoch), a CSV\n"
+            "                       or JSON timeline, or a measured power trace\n"
+            "                       (timestamp,total): see 'pfi schedule --help'\n"
+            "  --speed N            replay the schedule N times faster (60: a minute a second),\n"
+            "                       in [0.0001, 10000]\n"
+            "  --tiers FILE         flexibility tiers, CSV job,tier[,allowance]: Flex 1/2/3\n"
+            "                       may lose 10/25/50%% of life-average tokens/s, spent\n"
+            "                       across the event (floors from what each has lost)\n"
+            "  --non-gpu-w W        every node's non-GPU power (W, one node an agent): targets\n"
+            "                       are then facility power, and the GPUs get what is left;\n"
+            "                       a node whose pfid has node_power_file counts its measured\n"
+            "                       non-GPU power instead of W\n"
+            "  --start S            event start, s since --epoch (0)\n"
+            "  --duration S         event length, s (until stopped)\n"
+            "  --ramp S             ramp into the event over S s (0)\n"
+            "  --epoch T            Unix time the schedule counts from (now); a restarted\n"
+            "                       controller given the same epoch continues the event\n"
+            "  --run-for S          stop after S s (until SIGINT/SIGTERM)\n"
+            "  --clock emulated[:S] the agents' emulated clock (pfid clock = emulated), the\n"
+            "                       schedule's time (S s after --epoch first, 0): each\n"
+            "                       period moves every agent's clock to it (POST\n"
+            "                       /v1/clock) and runs at once; a replay on emulated GPUs\n"
+            "                       is then the same run however loaded the host (not\n"
+            "                       with --prometheus; S <= 1e9)\n"
+            "  --period S           control period (5)\n");
     pfi_ctl_config c;
     pfi_ctl_config_init(&c);
     cli_names names;
@@ -769,7 +771,8 @@ static bool control_option(control_opts *o, int c, const char *arg)
     case O_NON_GPU:
         return cli_parse_double(arg, &o->non_gpu_w) && o->non_gpu_w >= 0 && isfinite(o->non_gpu_w);
     case O_SPEED:
-        return cli_parse_double(arg, &o->speed) && o->speed > 0 && isfinite(o->speed);
+        /* as pfi schedule's and pfi report --settlement's (1e-300: event ends past a year) */
+        return cli_parse_double(arg, &o->speed) && o->speed >= 1e-4 && o->speed <= 1e4;
     case O_START:
         return cli_parse_double(arg, &o->start) && o->start >= 0 && o->start <= PFI_CTL_MAX_EVENT_S;
     case O_DURATION:
@@ -1035,7 +1038,8 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
         }
         if (!control_option(o, c, optarg))
             return cli_usage_bad_value(cli_option_name(opts, c), optarg,
-                                       c == O_BUDGET ? "watts > 0 and <= 1e12"
+                                       c == O_BUDGET  ? "watts from 1 to 1e12"
+                                       : c == O_SPEED ? "a number in [0.0001, 10000]"
                                        : c == O_START || c == O_DURATION || c == O_RAMP ||
                                                c == O_RUNFOR
                                            ? "seconds, at most 31536000 (a year)"

@@ -13,7 +13,10 @@ trap 'rm -rf "$T"' EXIT
 printf 'localhost:1\n' >"$T/ag"
 check allocate-budget 2 "$PFI" allocate --budget-w 1e308 "$T/none.csv"
 check control-budget 2 "$PFI" control --agents "$T/ag" --budget-w 1e308 --run-for 2 --db "$T/big.db"
-grep_out control-budget-says "budget-w: bad value '1e308': expected watts > 0 and <= 1e12" "$T/err"
+grep_out control-budget-says "budget-w: bad value '1e308': expected watts from 1 to 1e12" "$T/err"
+check control-budget-tiny 2 "$PFI" control --agents "$T/ag" --budget-w 1e-300 --run-for 2 --db "$T/big.db"
+check control-speed-tiny 2 "$PFI" control --agents "$T/ag" --schedule /dev/null --speed 1e-300 --run-for 2 --db "$T/big.db"
+grep_out control-speed-says "speed: bad value '1e-300': expected a number in \[0.0001, 10000\]" "$T/err"
 if [ -e "$T/big.db" ]; then echo "FAIL control-budget: wrote a store"; fail=1; fi
 check control-runfor 2 "$PFI" control --agents "$T/ag" --budget-w 5000 --run-for 1e308 --db "$T/big.db"
 grep_out control-runfor-says "run-for: bad value '1e308': expected seconds, at most 31536000" "$T/err"
