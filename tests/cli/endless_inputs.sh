@@ -53,7 +53,7 @@ endless analyze-fifo "/dev/stdin" "(echo g,c,p,t; yes a,300,1000,100)" \
 check analyze-manifest-pipe 1 sh -c "yes ' ' | timeout ${TMO:-60} '$PFI' analyze --manifest /dev/stdin '$SRC/examples/runs.csv'"
 grep_out analyze-manifest-pipe-says "/dev/stdin: not a regular file: a manifest (pfi-dataset.json) is read from a file" "$T/err"
 endless simulate-model "/dev/stdin" "yes ' '" "'$PFI' simulate --model /dev/stdin --workloads 1"
-endless schedule "schedule -" "yes '# a comment'" "'$PFI' schedule -"
+endless schedule "schedule: -" "yes '# a comment'" "'$PFI' schedule -"
 WANT=2 endless control-schedule "schedule /dev/stdin" "yes '# a comment'" \
     "'$PFI' control --agents '$T/agents' --schedule /dev/stdin --check"
 WANT=2 endless control-tiers "tiers /dev/stdin" "yes '# a comment'" \
@@ -76,7 +76,7 @@ binary zero-predict-telemetry "-" "'$PFI' predict -m '$M' --telemetry -"
 binary zero-predict-model "-" "'$PFI' predict -m - x=1"
 binary zero-allocate-topology "--topology -" "'$PFI' allocate --topology - '$SRC/examples/jobs.csv'"
 binary zero-analyze "-" "'$PFI' analyze --group g --cap c --power p --throughput t -"
-binary zero-schedule "schedule -" "'$PFI' schedule -"
+binary zero-schedule "schedule: -" "'$PFI' schedule -"
 WANT=2 binary zero-control-tiers "tiers /dev/stdin" "'$PFI' control --agents '$T/agents' --budget-w 1000 --tiers /dev/stdin --check"
 
 # under the limit a pipe is read as the file is

@@ -711,20 +711,30 @@ pfi_error pfi_store_export_json(pfi_store *s, FILE *f, const char *group_filter,
             const char *fname = (const char *)sqlite3_column_text(fs, 0);
             char *key = fname != NULL ? pfi_utf8_repair(fname, strlen(fname)) : NULL;
             json_t *v = col_json(fs, 1);
-            if (key == NULL || json_object_set_new(feat, key, v) != 0)
+            if (key == NULL) { /* v is ours still: set_new did not take it */
+                json_decref(v);
                 nomem = true;
+            } else if (json_object_set_new(feat, key, v) != 0) {
+                nomem = true;
+            }
             pfi_free(key);
         }
         json_object_set_new(o, "features", feat);
         json_t *src = json_array();
         sqlite3_reset(ss);
         sqlite3_bind_int64(ss, 1, rid);
-        while (sqlite3_step(ss) == SQLITE_ROW)
-            json_array_append_new(
-                src, json_pack("{s:o, s:o, s:o}", "path",
-                               json_text((const char *)sqlite3_column_text(ss, 0)), "reader",
-                               json_text((const char *)sqlite3_column_text(ss, 1)), "ingested_at",
-                               json_text((const char *)sqlite3_column_text(ss, 2))));
+        while (sqlite3_step(ss) == SQLITE_ROW) {
+            /* json_object_set_new takes each value's reference even when it fails (a
+             * json_pack of three "o" would leak the others when one is NULL) */
+            static const char *const skey[3] = {"path", "reader", "ingested_at"};
+            json_t *so = json_object();
+            for (int k = 0; k < 3; k++)
+                if (json_object_set_new(so, skey[k],
+                                        json_text((const char *)sqlite3_column_text(ss, k))) != 0)
+                    nomem = true;
+            if (json_array_append_new(src, so) != 0)
+                nomem = true;
+        }
         json_object_set_new(o, "sources", src);
         json_array_append_new(arr, o);
         n++;

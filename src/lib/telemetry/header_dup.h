@@ -17,16 +17,16 @@
  * Check the n columns of one header line. name[i]: column i's header text (trimmed);
  * field[i]: the field it gives (an index into tm->fields), SIZE_MAX when it gives none or
  * shares one by design (the clock event reason bits of one mask). col0: the header's
- * columns before name[0] (the message numbers columns from 1 on the header line). line: the header's
- * line, 0 for a field list given on the command line. value_only: compare only the columns
- * that give a field (a reader that tolerates its key columns repeated). PFI_OK when every name and every
- * field is given once; else PFI_ERR_PARSE with diag (may be NULL) set to the first pair,
- * its column the second one: "column name appears twice in the header", or "gives field F,
- * as column 'X' (column i) does".
+ * columns before name[0] (the message numbers columns from 1 on the header line). line: the
+ * header's line, 0 for a field list given on the command line. value_only: compare only the columns
+ * that give a field (a reader that tolerates its key columns repeated). PFI_OK when every name and
+ * every field is given once; else PFI_ERR_PARSE with diag (may be NULL) set to the first pair, its
+ * column the second one: "column name appears twice in the header", or "gives field F, as column
+ * 'X' (column i) does".
  */
 static inline pfi_error tm_header_twice(const pfi_telemetry *tm, const span *name,
-                                        const size_t *field, size_t n, size_t col0,
-                                        long line, bool value_only, pfi_diag *diag)
+                                        const size_t *field, size_t n, size_t col0, long line,
+                                        bool value_only, pfi_diag *diag)
 {
     for (size_t j = 1; j < n; j++) {
         span b = span_trim(name[j]);
@@ -51,8 +51,7 @@ static inline pfi_error tm_header_twice(const pfi_telemetry *tm, const span *nam
                     snprintf(diag->message, sizeof diag->message,
                              "gives field %s, as column '%.*s' (column %zu) does: which one is "
                              "meant is ambiguous; give one of them (column %zu)",
-                             tm->fields[field[j]].name, an, a.s, col0 + i + 1,
-                             col0 + j + 1);
+                             tm->fields[field[j]].name, an, a.s, col0 + i + 1, col0 + j + 1);
             }
             return PFI_ERR_PARSE;
         }

@@ -350,8 +350,7 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
     size_t field[MAX_COLS]; /* the value columns' fields: the reason bits share theirs */
     for (size_t i = 0; i < n && i < MAX_COLS; i++)
         field[i] = cols[i].role == COL_VALUE ? cols[i].field : SIZE_MAX;
-    return tm_header_twice(tm, f, field, n < MAX_COLS ? n : MAX_COLS, 0, line, false,
-                           diag);
+    return tm_header_twice(tm, f, field, n < MAX_COLS ? n : MAX_COLS, 0, line, false, diag);
 }
 
 /* Try to pull a bus id out of "Unable to determine the device handle for GPU0000:3D:00.0: ..." */
@@ -763,8 +762,7 @@ static inline size_t csv_split_line(csv_state *st, span t, bool *fast)
 
 /* A header of k fields (the first line, or a re-print when several captures were
  * appended): the columns mapped again. */
-static pfi_error csv_header(pfi_telemetry *tm, csv_state *st, size_t k, long line,
-                            pfi_diag *diag)
+static pfi_error csv_header(pfi_telemetry *tm, csv_state *st, size_t k, long line, pfi_diag *diag)
 {
     pfi_error e = map_csv_header(tm, st->f, k, st->cols, line, diag);
     if (e != PFI_OK)
