@@ -409,9 +409,14 @@ static void test_utf8_repair(void **state)
         assert_non_null(got);
         if (strcmp(got, c[i].want) != 0)
             fail_msg("case %zu: got '%s', want '%s'", i, got, c[i].want);
+        /* pfi_utf8_valid: true exactly when the repair keeps the bytes as they are */
+        bool same = strlen(c[i].want) == c[i].n && memcmp(c[i].want, c[i].in, c[i].n) == 0;
+        if (pfi_utf8_valid(c[i].in, c[i].n) != same)
+            fail_msg("case %zu: pfi_utf8_valid says %d", i, !same);
         pfi_free(got);
     }
     assert_null(pfi_utf8_repair(NULL, 0));
+    assert_false(pfi_utf8_valid(NULL, 0));
 }
 
 int main(void)

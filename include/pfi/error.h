@@ -12,6 +12,7 @@
 #define PFI_ERROR_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -104,6 +105,14 @@ char *pfi_escape(char *buf, size_t len, const char *s, size_t n, size_t max);
  * NULL). Thread-safe.
  */
 char *pfi_utf8_repair(const char *s, size_t n);
+
+/*
+ * pfi_utf8_valid — whether s[0..n) is well-formed UTF-8 with no NUL byte: the sequences
+ * pfi_utf8_repair keeps (no stray continuation byte, cut, overlong or surrogate sequence,
+ * nothing above U+10FFFF). Control characters are valid here (callers that refuse them
+ * check them apart). Source: RFC 3629 §4. Thread-safe; s NULL: false.
+ */
+bool pfi_utf8_valid(const char *s, size_t n);
 
 #ifdef __cplusplus
 }

@@ -240,42 +240,6 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* Whether s (NUL-terminated) is well-formed UTF-8: no stray continuation byte, cut,
- * overlong or surrogate sequence, nothing above U+10FFFF. */
-static bool utf8_valid(const unsigned char *s)
-{
-    while (*s) {
-        unsigned c = *s, cp;
-        size_t k;
-        if (c < 0x80) {
-            s++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF) {
-            k = 2;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            k = 3;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            k = 4;
-            cp = c & 0x07;
-        } else {
-            return false;
-        }
-        for (size_t i = 1; i < k; i++) {
-            if ((s[i] & 0xC0) != 0x80) /* a NUL ends the check here too */
-                return false;
-            cp = (cp << 6) | (s[i] & 0x3F);
-        }
-        if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        s += k;
-    }
-    return true;
-}
-
 const char *pfi_store_group_check(const char *name)
 {
     if (name == NULL || name[0] == '\0')
@@ -289,7 +253,7 @@ const char *pfi_store_group_check(const char *name)
     }
     if (blank)
         return "a group name must not be blanks only";
-    if (!utf8_valid((const unsigned char *)name))
+    if (!pfi_utf8_valid(name, strlen(name)))
         return "a group name must be UTF-8 text";
     if (n > PFI_STORE_MAX_GROUP)
         return "a group name must be at most " STR(PFI_STORE_MAX_GROUP) " bytes";

@@ -134,6 +134,22 @@ static size_t utf8_ok(const unsigned char *s, size_t n)
     return utf8_seq(s, n, false);
 }
 
+bool pfi_utf8_valid(const char *s, size_t n)
+{
+    if (s == NULL)
+        return false;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = u[i] >= 0x01 && u[i] < 0x80 ? 1
+                   : u[i] >= 0x80              ? utf8_seq(u + i, n - i, true)
+                                               : 0;
+        if (k == 0)
+            return false;
+        i += k;
+    }
+    return true;
+}
+
 char *pfi_utf8_repair(const char *s, size_t n)
 {
     if (s == NULL || n > (SIZE_MAX - 1) / 3)
