@@ -80,6 +80,33 @@ static inline double alloc_pivot3(const double *v, size_t lo, size_t n, uint64_t
     return fmax(fmin(a, b), fmin(fmax(a, b), c));
 }
 
+/*
+ * The quickselects' partition step (pfi_alloc_select, the tree's per-level selection): moves
+ * the pairs of [lo, hi) whose slope is above the pivot (gt) or equal to it (!gt) to the
+ * front of the range, in one pass without a branch on the data (Lomuto's partition with the
+ * swap always made and the boundary moved by the comparison: the pairs between the boundary
+ * and i are all left behind, so swapping two of them changes nothing). Returns the new
+ * boundary; *wsum: the width moved to the front.
+ */
+static inline size_t alloc_part_front(double *slope, double *width, size_t lo, size_t hi,
+                                      double pivot, bool gt, double *wsum)
+{
+    size_t k = lo;
+    double acc = 0;
+    for (size_t i = lo; i < hi; i++) {
+        double s = slope[i], w = width[i];
+        bool take = gt ? s > pivot : s == pivot;
+        slope[i] = slope[k];
+        width[i] = width[k];
+        slope[k] = s;
+        width[k] = w;
+        acc += take ? w : 0.0;
+        k += take;
+    }
+    *wsum = acc;
+    return k;
+}
+
 /* Room for more copied candidates (cc/cd/ct). */
 static inline bool alloc_ws_cand(pfi_alloc_workspace *w, size_t more)
 {

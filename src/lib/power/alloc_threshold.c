@@ -12,32 +12,6 @@
 #include "power/alloc_internal.h"
 
 /*
- * Moves the pairs of [lo, hi) whose slope is above the pivot (gt) or equal to it (!gt) to the
- * front of the range, in one pass without a branch on the data (Lomuto's partition with the
- * swap always made and the boundary moved by the comparison: the pairs between the boundary
- * and i are all left behind, so swapping two of them changes nothing). Returns the new
- * boundary; *wsum: the width moved to the front.
- */
-static inline size_t part_front(double *slope, double *width, size_t lo, size_t hi, double pivot,
-                                bool gt, double *wsum)
-{
-    size_t k = lo;
-    double acc = 0;
-    for (size_t i = lo; i < hi; i++) {
-        double s = slope[i], w = width[i];
-        bool take = gt ? s > pivot : s == pivot;
-        slope[i] = slope[k];
-        width[i] = width[k];
-        slope[k] = s;
-        width[k] = w;
-        acc += take ? w : 0.0;
-        k += take;
-    }
-    *wsum = acc;
-    return k;
-}
-
-/*
  * Quickselect on slopes with weights: a pivot (median of three at random), the pairs above it
  * moved to the front, and only when the capacity does not run out there, those equal to it
  * next; keep the side where the capacity runs out. Each round is one or two passes over the
@@ -61,11 +35,11 @@ double pfi_alloc_select(double *slope, double *width, size_t m, double cap, doub
         double pivot = alloc_pivot3(slope, lo, n, &state);
         /* [lo, gt) > pivot, then [gt, eq) == pivot, [eq, hi) < pivot */
         double w_gt, w_eq;
-        size_t gt = part_front(slope, width, lo, hi, pivot, true, &w_gt);
+        size_t gt = alloc_part_front(slope, width, lo, hi, pivot, true, &w_gt);
         if (acc + w_gt > cap) {
             hi = gt;
         } else {
-            size_t eq = part_front(slope, width, gt, hi, pivot, false, &w_eq);
+            size_t eq = alloc_part_front(slope, width, gt, hi, pivot, false, &w_eq);
             if (acc + w_gt + w_eq >= cap) {
                 *above = acc + w_gt;
                 return pivot;

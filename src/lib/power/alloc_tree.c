@@ -680,31 +680,6 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
 #define TREE_GROW(ws, f, need) tree_grow((void **)&(ws)->f, &(ws)->n_##f, (need), sizeof *(ws)->f)
 
 /*
- * Moves the segments of [lo, hi) whose slope is above the pivot (gt) or equal to it (!gt) to
- * the front of the range in one pass without a branch on the data (Lomuto's partition with the
- * swap always made, as pfi_alloc_select's part_front). Returns the new boundary; *wsum: the
- * width moved to the front.
- */
-static inline size_t tree_part_front(double *sl, double *wd, size_t lo, size_t hi, double pivot,
-                                     bool gt, double *wsum)
-{
-    size_t k = lo;
-    double acc = 0;
-    for (size_t i = lo; i < hi; i++) {
-        double v = sl[i], w = wd[i];
-        bool take = gt ? v > pivot : v == pivot;
-        sl[i] = sl[k];
-        wd[i] = wd[k];
-        sl[k] = v;
-        wd[k] = w;
-        acc += take ? w : 0.0;
-        k += take;
-    }
-    *wsum = acc;
-    return k;
-}
-
-/*
  * The threshold of capacity cap among segments (slope sl[i], width wd[i], i < m; total: the
  * sum of the widths): λ such that the segments above it are at most cap wide and those at or
  * above it at least; on return they are in front, [0, *n_gt) above λ (*w_gt wide), then those
@@ -730,11 +705,11 @@ static double tree_select_all(double *sl, double *wd, size_t m, double total, do
         size_t n = hi - lo;
         double pivot = alloc_pivot3(sl, lo, n, &state);
         double wg, we;
-        size_t gt = tree_part_front(sl, wd, lo, hi, pivot, true, &wg);
+        size_t gt = alloc_part_front(sl, wd, lo, hi, pivot, true, &wg);
         if (acc + wg > cap) {
             hi = gt;
         } else {
-            size_t eq = tree_part_front(sl, wd, gt, hi, pivot, false, &we);
+            size_t eq = alloc_part_front(sl, wd, gt, hi, pivot, false, &we);
             if (acc + wg + we >= cap) {
                 *n_gt = gt;
                 *w_gt = acc + wg;
