@@ -302,6 +302,8 @@ typedef struct pfi_ctl_job_view {
     size_t gpus;
     double pfi;
     pfi_curve_source source;
+    /* cap_w: the mean per-GPU cap the agents confirmed as the last period ended (the caps it
+     * applied; NaN when not seen); power_w was measured under the caps before them */
     double cap_w, ref_power_w, power_w, pred_power_w, tput_tok_s, ref_tput_tok_s;
 } pfi_ctl_job_view;
 size_t pfi_ctl_job_count(const pfi_ctl *ctl);
