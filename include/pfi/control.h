@@ -166,7 +166,8 @@ typedef struct pfi_ctl_report {
     double alloc_budget_w; /* what the allocator was given (budget − margin − correction −
                               reserve − unmanaged) */
     double measured_w;     /* measured power of the answering agents' GPUs */
-    double reserved_w;     /* held for agents that do not answer (last caps or max) */
+    double reserved_w;     /* held for agents that do not answer (last caps or max); NaN
+                              while one never seen is silent (its GPUs unknown) */
     double predicted_w;    /* curves' prediction at the confirmed caps */
     double correction_w;   /* feedback term in force */
     double ref_w;          /* Σ jobs' reference power + unmanaged GPUs + reserve */

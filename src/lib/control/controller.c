@@ -1886,7 +1886,13 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
             c->j[i].cap_set_w /= (double)c->j[i].ngpus;
     rep->budget_w = p->budget_w;
     rep->measured_w = p->measured_w;
-    rep->reserved_w = p->reserve_w;
+    /* a silent agent never seen (nor in the audit log) has GPUs unknown: the power to hold
+     * for them is unknown (NaN: '-', null), never 0 W; the allocation keeps what is known */
+    bool reserve_known = true;
+    for (size_t a = 0; a < c->cfg.n_agents; a++)
+        if (!c->up[a] && c->agent_first[a] == SIZE_MAX)
+            reserve_known = false;
+    rep->reserved_w = reserve_known ? p->reserve_w : NAN;
     rep->predicted_w = p->predicted_w;
     rep->correction_w = c->correction_w;
     rep->ref_w = p->ref_w;
@@ -1902,7 +1908,7 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
      * third too); from its third on, three periods in a row more than 1 % over is a fault (two
      * can be GPUs whose power lags their caps by a period or two: tests/control/lag.sh) */
     c->event_k = p->event && !rep->lead ? c->event_k + 1 : 0;
-    double tot = p->measured_w + p->reserve_w;
+    double tot = p->measured_w + (reserve_known ? p->reserve_w : 0); /* at least */
     double held = c->held_budget_w;
     bool over = c->event_k >= 3 && rep->agents_up > 0 && isfinite(tot) && isfinite(held) &&
                 tot > 1.01 * held;
@@ -2292,7 +2298,7 @@ bool pfi_ctl_report_faults(const pfi_ctl_report *r, char *buf, size_t n)
         FAULT("caps refused %zu", r->refused);
     if (isfinite(r->over_w))
         FAULT("measured %.0f W over the budget %.0f W for 3 periods", r->over_w,
-              r->measured_w + r->reserved_w - r->over_w);
+              r->measured_w + (isfinite(r->reserved_w) ? r->reserved_w : 0) - r->over_w);
     if (r->unreachable > 0)
         FAULT("agents unreachable %zu", r->unreachable);
     if (r->stale_gpus > 0)
