@@ -1,14 +1,11 @@
 /*
  * pfi allocate — per-job power caps under a cluster power budget.
  */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <getopt.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -779,12 +776,18 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
 {
     int rc = PFI_EXIT_OK;
     cli_output out;
-    static char obuf[1 << 20]; /* one write per MiB, not per line (a terminal: per line) */
+    /* one write per MiB, not per line (a terminal: per line); for a file (-o), from the heap,
+       where the allocator's freed workspace lies, rather than fresh pages; standard output
+       keeps its buffer to the end: the static one (untouched, it costs nothing) */
+    static char sbuf[1 << 20];
+    char *obuf = NULL;
     if (!cli_output_open(&out, a->output)) {
         rc = PFI_EXIT_OUTPUT;
     } else {
-        if (!isatty(fileno(out.f)))
-            setvbuf(out.f, obuf, _IOFBF, sizeof obuf);
+        if (!isatty(fileno(out.f))) {
+            obuf = out.f != stdout ? malloc(sizeof sbuf) : NULL;
+            setvbuf(out.f, obuf != NULL ? obuf : sbuf, _IOFBF, sizeof sbuf);
+        }
         if (strcmp(a->format, "csv") == 0)
             write_csv(out.f, J, r, tc);
         else if (strcmp(a->format, "json") == 0)
@@ -794,6 +797,7 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
     }
+    free(obuf); /* the file's stream is closed (cli_output_commit) */
     if (!r->feasible && isfinite(r->shortfall_w) && r->shortfall_w > 0 &&
         !level_short(r, tc, a->budget_kind))
         cli_error("warning: the budget cannot be met: %.1f W short", r->shortfall_w);
@@ -849,34 +853,6 @@ static int check_needs(const allocate_args *a, const pfi_jobs *J)
     return PFI_EXIT_OK;
 }
 
-/* The heap the command will use for a jobs file at path (about 2.6 times its size at 100 000
-   jobs; 4 times and 8 MiB are reserved) asked for in transparent huge pages, where the system
-   leaves that to the program (THP "madvise", Linux): one fault per 2 MiB instead of per 4 KiB
-   page (at 100 000 jobs: 16 000 faults, about a fifth of the command's time). Untouched
-   reserved pages cost nothing; the block is freed at once and its memory kept for the
-   command's allocations (M_TRIM_THRESHOLD). A failure changes nothing but the speed. */
-static void heap_in_huge_pages(const char *path)
-{
-#if defined(MADV_HUGEPAGE)
-    const size_t huge = (size_t)2 << 20, most = (size_t)1 << 29;
-    struct stat st;
-    if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_size < (off_t)huge)
-        return;
-    size_t want = (size_t)st.st_size < most / 4 ? 4 * (size_t)st.st_size + (8 << 20) : most;
-    char *p = malloc(want);
-    if (p == NULL)
-        return;
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
-    uintptr_t hi = ((uintptr_t)p + want) & ~(uintptr_t)(huge - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    free(p);
-#else
-    (void)path;
-#endif
-}
-
 /* pfi allocate: the options, the jobs file, its curves checked, the caps, the output. */
 int cmd_allocate(int argc, char **argv)
 {
@@ -892,7 +868,6 @@ int cmd_allocate(int argc, char **argv)
     if ((rc = cli_output_not_input(a.output, a.input)) != PFI_EXIT_OK ||
         (rc = cli_output_not_input(a.output, a.topology)) != PFI_EXIT_OK)
         return rc;
-    heap_in_huge_pages(a.input);
     pfi_diag d;
     pfi_diag_clear(&d);
     pfi_jobs *J = NULL;
