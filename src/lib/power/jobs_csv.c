@@ -407,26 +407,25 @@ static inline bool fast_number(const char *p, size_t n, double *v)
     bool neg = false;
     if (q < end && (*q == '-' || *q == '+'))
         neg = *q++ == '-';
-    /* the digits after the integer part's leading zeros: at most 19 are taken (more: the
-       general parser), so m cannot wrap */
-    const char *z = q;
-    while (q < end && *q == '0')
-        q++;
+    /* one loop over the digits and the point: the digits from the first one not 0 are
+       counted (at most 19 are taken, more: the general parser, so m cannot wrap) */
     uint64_t m = 0;
-    const char *d0 = q;
-    while (q < end && (unsigned)(*q - '0') < 10)
-        m = m * 10 + (uint64_t)(*q++ - '0');
-    size_t digits = (size_t)(q - d0), frac = 0;
-    bool any = q > z;
-    if (q < end && *q == '.') {
-        const char *f0 = ++q;
-        while (q < end && (unsigned)(*q - '0') < 10)
-            m = m * 10 + (uint64_t)(*q++ - '0');
-        frac = (size_t)(q - f0);
-        digits += frac;
-        any = any || frac > 0;
+    size_t digits = 0, any = 0;
+    const char *dot = NULL;
+    for (; q < end; q++) {
+        unsigned c = (unsigned)(*q - '0');
+        if (c < 10) {
+            m = m * 10 + c;
+            digits += m != 0;
+            any++;
+        } else if (*q == '.' && dot == NULL) {
+            dot = q;
+        } else {
+            return false;
+        }
     }
-    if (q != end || !any || digits > 19 || m > (UINT64_C(1) << 53) || frac > 22)
+    size_t frac = dot != NULL ? (size_t)(end - dot - 1) : 0;
+    if (any == 0 || digits > 19 || m > (UINT64_C(1) << 53) || frac > 22)
         return false;
     double x = frac > 0 ? (double)m / pow10_exact[frac] : (double)m; /* a whole number: exact */
     *v = neg ? -x : x;
