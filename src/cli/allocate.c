@@ -395,9 +395,9 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     }
 }
 
-/* The text s appended to the row row[0..n) as a CSV field: copied when it needs no quotes and
-   is short (the common case), else the row so far written and s through pfi_csv_write_field;
-   returns the row's new length. NULL: nothing. */
+/* The text s appended to the rows row[0..n) as a CSV field: copied when it needs no quotes and
+   is short (the common case), else the rows so far written and s through pfi_csv_write_field;
+   returns the rows' new length. NULL: nothing. */
 static size_t row_text(FILE *f, char *row, size_t n, const char *s)
 {
     if (s == NULL)
@@ -418,10 +418,13 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
           "marginal_up",
           f);
     fputs(tc->on ? ",node,band\n" : "\n", f);
-    /* each row in one write: names, class and node up to 256 bytes, 9 numbers of at most 32 */
-    char row[3 * 257 + 10 * 33 + 4];
+    /* the rows gathered, one write per 64 KiB: a row adds names, class and node up to 256
+       bytes and 10 numbers of at most 32 */
+    enum { CHUNK = 1 << 16 };
+    char row[CHUNK + 3 * 257 + 10 * 33 + 4];
+    size_t n = 0;
     for (size_t j = 0; j < J->n; j++) {
-        size_t n = row_text(f, row, 0, J->name[j]);
+        n = row_text(f, row, n, J->name[j]);
         row[n++] = ',';
         n = row_text(f, row, n, J->job_class[j]);
         double v[] = {J->gpus[j],          r->cap_w[j],      r->power_w[j],
@@ -440,8 +443,12 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
                 n += (size_t)fmt_g10(row + n, J->band[j]);
         }
         row[n++] = '\n';
-        fwrite(row, 1, n, f);
+        if (n >= CHUNK) {
+            fwrite(row, 1, n, f);
+            n = 0;
+        }
     }
+    fwrite(row, 1, n, f);
 }
 
 static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
