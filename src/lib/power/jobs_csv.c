@@ -771,22 +771,24 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
 /* The separators of a buffer in order, found 64 bytes at a time (one mask a block, then a bit
    a field, rather than a search from each field's start), and in the same pass what sends
    the input to pfi/csv.h: the block at base, m its separators not yet given; odd: a quote or
-   a NUL byte in the blocks so far, cr: a carriage return (both before end, the data's end). */
+   a NUL byte in the blocks so far, cr: a carriage return, blank: a space or a tab (all
+   three before end, the data's end). */
 typedef struct sep_scan {
     const char *base, *end;
     uint64_t m;
-    bool odd, cr;
+    bool odd, cr, blank;
 } sep_scan;
 
-/* sc->m from the 64 bytes at sc->base (readable: base <= end, JOBS_BUFFER_PAD), and odd and
-   cr from those before end. */
+/* sc->m from the 64 bytes at sc->base (readable: base <= end, JOBS_BUFFER_PAD), and odd, cr
+   and blank from those before end. */
 static inline void scan_block(sep_scan *sc)
 {
     const char *b = sc->base;
-    uint64_t sep = 0, odd = 0, cr = 0;
+    uint64_t sep = 0, odd = 0, cr = 0, blank = 0;
 #if defined(__SSE2__)
     const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n'), quote = _mm_set1_epi8('"'),
-                  zero = _mm_setzero_si128(), crv = _mm_set1_epi8('\r');
+                  zero = _mm_setzero_si128(), crv = _mm_set1_epi8('\r'), space = _mm_set1_epi8(' '),
+                  tab = _mm_set1_epi8('\t');
     for (int i = 0; i < 4; i++) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * i));
         unsigned ks = (unsigned)_mm_movemask_epi8(
@@ -794,25 +796,31 @@ static inline void scan_block(sep_scan *sc)
         unsigned ko = (unsigned)_mm_movemask_epi8(
             _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, zero)));
         unsigned kc = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, crv));
+        unsigned kb = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)));
         sep |= (uint64_t)ks << (16 * i);
         odd |= (uint64_t)ko << (16 * i);
         cr |= (uint64_t)kc << (16 * i);
+        blank |= (uint64_t)kb << (16 * i);
     }
 #else
     for (int i = 0; i < 64; i++) {
         sep |= (uint64_t)(b[i] == ',' || b[i] == '\n') << i;
         odd |= (uint64_t)(b[i] == '"' || b[i] == '\0') << i;
         cr |= (uint64_t)(b[i] == '\r') << i;
+        blank |= (uint64_t)(b[i] == ' ' || b[i] == '\t') << i;
     }
 #endif
     if (sc->end - b < 64) { /* the last block: the sentinel and zeros after end */
         uint64_t keep = (UINT64_C(1) << (sc->end - b)) - 1;
         odd &= keep;
         cr &= keep;
+        blank &= keep;
     }
     sc->m = sep;
     sc->odd = sc->odd || odd != 0;
     sc->cr = sc->cr || cr != 0;
+    sc->blank = sc->blank || blank != 0;
 }
 
 /* The next separator; one lies ahead (the sentinel at end). */
@@ -899,7 +907,7 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
             *used = false; /* a CR inside a line ends a record for pfi/csv.h */
             return PFI_OK;
         }
-        for (size_t i = 0; i < nf; i++) {
+        for (size_t i = 0; i < nf && sc.blank; i++) { /* no blank yet: nothing to trim */
             const char *a = f[i], *b = a + len[i];
             while (a < b && (*a == ' ' || *a == '\t'))
                 a++;
