@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -110,10 +111,32 @@ static void json_num(FILE *f, double v)
         fwrite(b, 1, (size_t)fmt_g10(b, v), f);
 }
 
-/* A JSON string (a job or level name from a file: invalid UTF-8 as U+FFFD). */
+/* A JSON string (a job or level name from a file: invalid UTF-8 as U+FFFD). Printable ASCII
+   without '"' or '\\' (the usual name) is written as it is, in one write; anything else by
+   cli_put_json_text (the same bytes for such a name). */
+/* The length of s when it is such a name of at most 256 bytes, else SIZE_MAX. */
+static size_t json_plain(const char *s)
+{
+    size_t n = 0;
+    if (s == NULL)
+        return SIZE_MAX;
+    while (n < 256 && s[n] >= 0x20 && s[n] < 0x7f && s[n] != '"' && s[n] != '\\')
+        n++;
+    return s[n] == '\0' ? n : SIZE_MAX;
+}
+
 static void json_str(FILE *f, const char *s)
 {
-    cli_put_json_text(f, s);
+    size_t n = json_plain(s);
+    if (n == SIZE_MAX) {
+        cli_put_json_text(f, s);
+        return;
+    }
+    char b[256 + 2];
+    b[0] = '"';
+    memcpy(b + 1, s, n);
+    b[n + 1] = '"';
+    fwrite(b, 1, n + 2, f);
 }
 
 /* The power tree of --topology (or a reserve budget alone): the levels, each job's level,
@@ -333,6 +356,41 @@ static void write_tree_why(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r
     }
 }
 
+/* s appended to row[0..n) padded with spaces to w bytes: after it (left), or before it (as
+   printf's "%-*s" and "%*s"); returns the row's new length. */
+static size_t put_cell(char *row, size_t n, const char *s, int w, bool left)
+{
+    size_t len = strlen(s), pad = w > 0 && (size_t)w > len ? (size_t)w - len : 0;
+    if (!left) {
+        memset(row + n, ' ', pad);
+        n += pad;
+    }
+    memcpy(row + n, s, len);
+    n += len;
+    if (left) {
+        memset(row + n, ' ', pad);
+        n += pad;
+    }
+    return n;
+}
+
+/* g as printf's "%.0f" (b: 48 bytes): a whole number below 10^15 by its digits. */
+static const char *fmt0(char *b, double g)
+{
+    if (!(g >= 0 && g < 1e15 && g == floor(g))) {
+        snprintf(b, 48, "%.0f", g);
+        return b;
+    }
+    unsigned long long u = (unsigned long long)g;
+    char *p = b + 47;
+    *p = '\0';
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u > 0);
+    return p;
+}
+
 static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
                         bool explain, const tree_ctx *tc, pfi_limit_kind kind)
 {
@@ -355,16 +413,36 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
         /* a value the job lacks (no marginal at an end of its curve) is "-" */
         char b[5][32], kept[40] = "-"; /* missing: "-", never "-%" */
         double kp = 100 * r->tput_tok_s[j] / J->tput_tok_s[last];
-        if (isfinite(kp))
-            snprintf(kept, sizeof kept, "%s%%", fmt1(b[4], kp));
+        if (isfinite(kp)) {
+            const char *k = fmt1(b[4], kp);
+            size_t kl = strlen(k);
+            memcpy(kept, k, kl);
+            memcpy(kept + kl, "%", 2);
+        }
         char sn[CLI_SAFE_CELL], sc[CLI_SAFE_CELL]; /* names escaped (cli_safe) */
         const char *cls = J->job_class[j] ? J->job_class[j] : "-";
-        fprintf(f, "%-*s %-*s %5.0f %9s %11s %10s %13s %6s", wj,
-                cli_safe(sn, sizeof sn, J->name[j], strlen(J->name[j])), wc,
-                cli_safe(sc, sizeof sc, cls, strlen(cls)), isnan(J->gpus[j]) ? 1 : J->gpus[j],
-                fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]), fmt1(b[2], r->shed_w[j]),
-                fmt1(b[3], r->tput_tok_s[j]), kept);
-        if (explain) {
+        /* the row as "%-*s %-*s %5.0f %9s %11s %10s %13s %6s" writes it, in one write */
+        static char row[2 * CLI_SAFE_CELL + 512];
+        char gb[48];
+        size_t n =
+            put_cell(row, 0, cli_safe(sn, sizeof sn, J->name[j], strlen(J->name[j])), wj, true);
+        row[n++] = ' ';
+        n = put_cell(row, n, cli_safe(sc, sizeof sc, cls, strlen(cls)), wc, true);
+        row[n++] = ' ';
+        n = put_cell(row, n, fmt0(gb, isnan(J->gpus[j]) ? 1 : J->gpus[j]), 5, false);
+        const char *cells[] = {fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]),
+                               fmt1(b[2], r->shed_w[j]), fmt1(b[3], r->tput_tok_s[j]), kept};
+        const int widths[] = {9, 11, 10, 13, 6};
+        for (size_t k = 0; k < 5; k++) {
+            row[n++] = ' ';
+            n = put_cell(row, n, cells[k], widths[k], false);
+        }
+        if (!explain)
+            row[n++] = '\n';
+        fwrite(row, 1, n, f);
+        if (!explain)
+            continue;
+        { /* --explain: the marginals and why, after the row */
             fprintf(f, " %11s %11s  ", cli_num(r->marginal_down[j], 'g', 4, "-").s,
                     cli_num(r->marginal_up[j], 'g', 4, "-").s);
             bool at_top = isnan(r->marginal_up[j]), at_bottom = isnan(r->marginal_down[j]);
@@ -477,18 +555,40 @@ static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pf
         json_num(f, vals[k]);
     }
     fputs(",\n  \"jobs\": [", f);
-    for (size_t j = 0; j < J->n; j++) {
-        fputs(j ? ",\n    {\"job\": " : "\n    {\"job\": ", f);
-        json_str(f, J->name[j]);
-        const char *k2[] = {"cap_w",      "power_w",       "shed_w",
-                            "tput_tok_s", "marginal_down", "marginal_up"};
+    const char *k2[] = {", \"cap_w\": ",      ", \"power_w\": ",       ", \"shed_w\": ",
+                        ", \"tput_tok_s\": ", ", \"marginal_down\": ", ", \"marginal_up\": "};
+    size_t k2len[6];
+    for (size_t k = 0; k < 6; k++)
+        k2len[k] = strlen(k2[k]);
+    for (size_t j = 0; j < J->n; j++) { /* a job in one write (a name to escape: two) */
+        char row[16 + 258 + 6 * (20 + 32) + 4];
+        const char *pre = j ? ",\n    {\"job\": " : "\n    {\"job\": ";
+        size_t n = strlen(pre), nl = json_plain(J->name[j]);
+        memcpy(row, pre, n);
+        if (nl == SIZE_MAX) {
+            fwrite(row, 1, n, f);
+            json_str(f, J->name[j]);
+            n = 0;
+        } else {
+            row[n++] = '"';
+            memcpy(row + n, J->name[j], nl);
+            n += nl;
+            row[n++] = '"';
+        }
         double v2[] = {r->cap_w[j],      r->power_w[j],       r->shed_w[j],
                        r->tput_tok_s[j], r->marginal_down[j], r->marginal_up[j]};
         for (size_t k = 0; k < 6; k++) {
-            fprintf(f, ", \"%s\": ", k2[k]);
-            json_num(f, v2[k]);
+            memcpy(row + n, k2[k], k2len[k]);
+            n += k2len[k];
+            if (isnan(v2[k]) || isinf(v2[k])) {
+                memcpy(row + n, "null", 4);
+                n += 4;
+            } else {
+                n += (size_t)fmt_g10(row + n, v2[k]);
+            }
         }
-        fputc('}', f);
+        row[n++] = '}';
+        fwrite(row, 1, n, f);
     }
     fputs("\n  ]", f);
     if (tc->on && tc->topo != NULL) {
