@@ -356,6 +356,31 @@ static void write_tree_why(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r
     }
 }
 
+/* The length of s when it is printable ASCII alone (what cli_safe leaves as it is), else
+   SIZE_MAX. */
+static size_t plain_len(const char *s)
+{
+    size_t n = 0;
+    while (s[n] >= 0x20 && s[n] < 0x7f)
+        n++;
+    return s[n] == '\0' && n + 4 <= CLI_SAFE_CELL ? n : SIZE_MAX;
+}
+
+/* cli_safe(buf, CLI_SAFE_CELL, s, strlen(s)) without the copy for a plain s (s itself). */
+static const char *safe_cell(char *buf, const char *s)
+{
+    return plain_len(s) != SIZE_MAX ? s : cli_safe(buf, CLI_SAFE_CELL, s, strlen(s));
+}
+
+/* cli_safe_width(s, lo, hi), as safe_cell. */
+static int safe_width(const char *s, int lo, int hi)
+{
+    size_t n = s != NULL ? plain_len(s) : SIZE_MAX;
+    if (n == SIZE_MAX)
+        return cli_safe_width(s, lo, hi);
+    return n < (size_t)lo ? lo : n > (size_t)hi ? hi : (int)n;
+}
+
 /* s appended to row[0..n) padded with spaces to w bytes: after it (left), or before it (as
    printf's "%-*s" and "%*s"); returns the row's new length. */
 static size_t put_cell(char *row, size_t n, const char *s, int w, bool left)
@@ -400,8 +425,8 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
        alike in their first 24 characters stay apart) */
     int wj = 24, wc = 8;
     for (size_t j = 0; j < J->n; j++) {
-        wj = cli_safe_width(J->name[j], wj, 256);
-        wc = cli_safe_width(J->job_class[j], wc, 64);
+        wj = safe_width(J->name[j], wj, 256);
+        wc = safe_width(J->job_class[j], wc, 64);
     }
     fprintf(f, "\n%-*s %-*s %5s %9s %11s %10s %13s %6s", wj, "job", wc, "class", "gpus", "cap_w",
             "power_w", "shed_w", "tput_tok_s", "kept");
@@ -424,10 +449,9 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
         /* the row as "%-*s %-*s %5.0f %9s %11s %10s %13s %6s" writes it, in one write */
         static char row[2 * CLI_SAFE_CELL + 512];
         char gb[48];
-        size_t n =
-            put_cell(row, 0, cli_safe(sn, sizeof sn, J->name[j], strlen(J->name[j])), wj, true);
+        size_t n = put_cell(row, 0, safe_cell(sn, J->name[j]), wj, true);
         row[n++] = ' ';
-        n = put_cell(row, n, cli_safe(sc, sizeof sc, cls, strlen(cls)), wc, true);
+        n = put_cell(row, n, safe_cell(sc, cls), wc, true);
         row[n++] = ' ';
         n = put_cell(row, n, fmt0(gb, isnan(J->gpus[j]) ? 1 : J->gpus[j]), 5, false);
         const char *cells[] = {fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]),
