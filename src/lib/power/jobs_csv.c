@@ -840,10 +840,11 @@ static inline const char *next_sep(sep_scan *sc)
  * the first a '\n'): when it holds no quote, no NUL byte, no CR but at a line's end, no line of
  * blanks only, no line over PFI_CSV_MAX_LINE bytes and no more than FAST_MAX_FIELDS fields on a
  * line, its lines are split on ',' (fields trimmed of blanks, a UTF-8 BOM and CRs dropped, empty
- * lines skipped: what pfi/csv.h does) by a vector search for the separators; buf is not written.
- * *used false: the input is not for this path (s left empty); the caller takes the general
- * one. A line the path cannot take is found when it is reached; any error before it is the
- * general path's too, which reads the lines before it alike. ordered: s->ordered (see
+ * lines skipped: what pfi/csv.h does) by one vector scan of 64 bytes a step (sep_scan); buf is
+ * not written. *used false: the input is not for this path (s left empty); the caller takes
+ * the general one. A line the path cannot take (a quote or a NUL byte: when the scan reaches
+ * its 64-byte block) is found before it is taken; any error before it is the general path's
+ * too, which reads the lines before it alike. ordered: s->ordered (see
  * reader_state); s->unordered on return means: read again without it.
  */
 static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_state *s,
