@@ -601,41 +601,99 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
         ab = _mm512_add_pd(ab, _mm512_maskz_mov_pd(u, WD[i]));
     }
     __mmask8 defer = _mm512_cmp_epi64_mask(ge, up, _MM_CMPINT_GT), place = ok & (__mmask8)~defer;
-    /* fast_place at point v = up */
+    /* the point each lane's outputs are written at: fast_place's (v = up) for a job placed at
+       once; with io->prov, fast_prov's for a deferred one (its slopes above io->lam) */
+    __m512i vpt = up;
+    __mmask8 wr = place;
+    if (io->prov) {
+        const __m512d lam = _mm512_set1_pd(io->lam);
+        __m512i vp = _mm512_setzero_si512();
+        for (int i = 0; i < M; i++)
+            vp = _mm512_mask_add_epi64(vp, _mm512_cmp_pd_mask(SL[i], lam, _CMP_GT_OQ), vp, one);
+        vpt = _mm512_mask_mov_epi64(up, defer, vp);
+        wr = ok;
+    }
     __m512d cv = C[0], dv = P[0], tv = T[0], down = _mm512_set1_pd(NAN), upm = SL[0];
     for (int i = 1; i < FAST_K; i++) {
-        __mmask8 e = _mm512_cmpeq_epi64_mask(up, _mm512_set1_epi64(i));
+        __mmask8 e = _mm512_cmpeq_epi64_mask(vpt, _mm512_set1_epi64(i));
         cv = _mm512_mask_mov_pd(cv, e, C[i]);
         dv = _mm512_mask_mov_pd(dv, e, P[i]);
         tv = _mm512_mask_mov_pd(tv, e, T[i]);
         down = _mm512_mask_mov_pd(down, e, SL[i - 1]);
         upm = _mm512_mask_mov_pd(upm, e, i < M ? SL[i < M ? i : 0] : _mm512_set1_pd(NAN));
     }
-    _mm512_mask_storeu_pd(io->o_cap + j, place, cv);
-    _mm512_mask_storeu_pd(io->o_pw + j, place, dv);
-    _mm512_mask_storeu_pd(io->o_tp + j, place, tv);
-    _mm512_mask_storeu_pd(io->o_shed + j, place, _mm512_sub_pd(P[M], dv));
-    _mm512_mask_storeu_pd(io->o_down + j, place, down);
-    _mm512_mask_storeu_pd(io->o_up + j, place, upm);
-    /* the sums job by job, in job order */
+    _mm512_mask_storeu_pd(io->o_cap + j, wr, cv);
+    _mm512_mask_storeu_pd(io->o_pw + j, wr, dv);
+    _mm512_mask_storeu_pd(io->o_tp + j, wr, tv);
+    _mm512_mask_storeu_pd(io->o_shed + j, wr, _mm512_sub_pd(P[M], dv));
+    _mm512_mask_storeu_pd(io->o_down + j, wr, down);
+    _mm512_mask_storeu_pd(io->o_up + j, wr, upm);
+    /* the sums job by job, in job order; a deferred job's value, power and throughput as zero
+       (the sums are >= +0, so adding +0 leaves their bits: the same as not adding) */
     double l_ab[BLOCK], l_d0[BLOCK], l_dm[BLOCK], l_tm[BLOCK], l_val[BLOCK], l_dv[BLOCK],
         l_tv[BLOCK];
-    int64_t l_up[BLOCK], l_ge[BLOCK];
+    int64_t l_up[BLOCK], l_ge[BLOCK], l_vp[BLOCK];
     _mm512_storeu_pd(l_ab, ab);
     _mm512_storeu_pd(l_d0, P[0]);
     _mm512_storeu_pd(l_dm, P[M]);
     _mm512_storeu_pd(l_tm, T[M]);
-    _mm512_storeu_pd(l_val, _mm512_mul_pd(W, tv));
-    _mm512_storeu_pd(l_dv, dv);
-    _mm512_storeu_pd(l_tv, tv);
+    _mm512_storeu_pd(l_val, _mm512_maskz_mov_pd(place, _mm512_mul_pd(W, tv)));
+    _mm512_storeu_pd(l_dv, _mm512_maskz_mov_pd(place, dv));
+    _mm512_storeu_pd(l_tv, _mm512_maskz_mov_pd(place, tv));
     _mm512_storeu_si512(l_up, up);
     _mm512_storeu_si512(l_ge, ge);
+    _mm512_storeu_si512(l_vp, vpt);
     double l_sl[M][BLOCK], l_wd[M][BLOCK];
     if (defer & ok)
         for (int i = 0; i < M; i++) {
             _mm512_storeu_pd(l_sl[i], SL[i]);
             _mm512_storeu_pd(l_wd[i], WD[i]);
         }
+    if (ok == 0xFF && io->prov) {
+        /* every lane passed, so no job of the block takes fast_one: the sums without a branch,
+           then the deferred jobs in job order (fast_prov's bookkeeping; their outputs are
+           written above) */
+        uint64_t kinds = 0;
+        for (int q = 0; q < BLOCK; q++)
+            kinds |= (uint64_t)(((defer >> q) & 1) * KIND_PROV) << (8 * q);
+        memcpy(io->kind + j, &kinds, sizeof kinds);
+        for (int q = 0; q < BLOCK; q++) {
+            acc->ref_p += l_dm[q];
+            acc->ref_t += l_tm[q];
+            acc->lo_p += l_d0[q];
+            acc->hi_p += l_dm[q];
+            acc->above += l_ab[q];
+            acc->value += l_val[q];
+            acc->tp += l_dv[q];
+            acc->tt += l_tv[q];
+        }
+        acc->below += (FAST_K - 1) * BLOCK - (size_t)_mm512_reduce_add_epi64(ge);
+        if (defer == 0)
+            return PFI_OK;
+        w->n_b = acc->n_b;
+        if (!alloc_ws_buf(w, FAST_K * BLOCK) || !alloc_ws_cand(w, FAST_K * BLOCK))
+            return PFI_ERR_NOMEM;
+        for (unsigned m = defer; m != 0; m &= m - 1) {
+            int q = __builtin_ctz(m);
+            size_t jq = j + (size_t)q, c0 = w->n_c;
+            /* job q's slopes and widths, then M zeros: the segments inside, [up, ge), copied
+               with fixed lengths as fast_job_k's */
+            double s5[2 * M] = {0}, w5[2 * M] = {0};
+            for (int i = 0; i < M; i++) {
+                s5[i] = l_sl[i][q];
+                w5[i] = l_wd[i][q];
+            }
+            memcpy(w->bs + acc->n_b, s5 + l_up[q], M * sizeof *s5);
+            memcpy(w->bw + acc->n_b, w5 + l_up[q], M * sizeof *w5);
+            acc->n_b += (size_t)(l_ge[q] - l_up[q]);
+            memcpy(w->cs + c0, s5, M * sizeof *s5);
+            w->n_c += FAST_K;
+            w->c0[jq] = c0;
+            w->nc[jq] = (uint32_t)l_vp[q];
+            io->list[acc->n_list++] = jq;
+        }
+        return PFI_OK;
+    }
     for (size_t q = 0; q < BLOCK; q++) {
         size_t jq = j + q;
         if (!((ok >> q) & 1)) {
