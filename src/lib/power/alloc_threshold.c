@@ -210,17 +210,34 @@ pick_prov8(const alloc_ctx *x, const size_t *list, double lam, double *rem, pfi_
         wt = _mm512_mask_mov_pd(wt, _mm512_cmp_pd_mask(g, g, _CMP_ORD_Q), g);
     }
     double val[8];
+    int64_t vq[8];
     _mm512_storeu_pd(val, _mm512_mul_pd(wt, _mm512_i64gather_pd(jv, out->tput_tok_s, 8)));
+    _mm512_storeu_si512(vq, v);
     /* pick_walk is not AVX code: leave the upper halves clean before it (GCC puts no
        vzeroupper before a call here; the walk ran at half speed) */
     _mm256_zeroupper();
     double sum = *value;
     for (int q = 0; q < 8; q++) {
         size_t j = list[q];
-        if ((moved >> q) & 1) {
+        if ((tie >> q) & 1) {
             size_t a = J->offset[j], m = J->offset[j + 1] - a;
             val[q] = pick_walk(w, j, J->cap_w + a, J->power_w + a, J->tput_tok_s + a,
                                w->cs + w->c0[j], m, alloc_opt(J->weight, j, 1.0), lam, rem, out);
+        } else if ((moved >> q) & 1) {
+            /* pick_walk without a slope at lam (pick_copied's short cut): the point is the
+               count of slopes above lam, no part of a segment taken */
+            size_t a = J->offset[j], m = J->offset[j + 1] - a, p = (size_t)vq[q];
+            const double *c = J->cap_w + a, *d = J->power_w + a, *t = J->tput_tok_s + a,
+                         *sl = w->cs + w->c0[j];
+            w->pick[j] = d[p];
+            out->cap_w[j] = c[p];
+            out->power_w[j] = d[p];
+            out->tput_tok_s[j] = t[p];
+            out->marginal_down[j] = p > 0 ? sl[p - 1] : NAN;
+            out->marginal_up[j] = p + 1 < m ? sl[p] : NAN;
+            out->shed_w[j] = d[m - 1] - d[p];
+            w->flag[j] = 1;
+            val[q] = alloc_opt(J->weight, j, 1.0) * t[p];
         } else {
             w->flag[j] = 1;
         }
