@@ -107,6 +107,55 @@ static inline size_t alloc_part_front(double *slope, double *width, size_t lo, s
     return k;
 }
 
+/*
+ * The sum of w[0 .. n) by eight partial sums (no chain of n dependent additions; for
+ * decisions only) and *err, a bound on its distance from the sum in order (w[0] + w[1] + ...
+ * from the left): each is within γ_n·Σ|w| of the exact sum (Higham, "Accuracy and Stability
+ * of Numerical Algorithms", 2nd ed., §4.2), so twice that, γ_n ≤ 1.01·n·u, covers both; the
+ * bound is taken four times over. *err is INFINITY when the sum is not finite.
+ */
+static inline double alloc_sum8(const double *w, size_t n, double *err)
+{
+    double s[8] = {0}, a[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) {
+            s[k] += w[i + (size_t)k];
+            a[k] += fabs(w[i + (size_t)k]);
+        }
+    for (; i < n; i++) {
+        s[0] += w[i];
+        a[0] += fabs(w[i]);
+    }
+    double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    double abs = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+    *err = isfinite(abs) ? 8.0 * ((double)n + 8.0) * 0x1p-53 * abs : INFINITY;
+    return t;
+}
+
+/* The sum of w[0 .. n) in order, as the partition's running sum makes it (the widths left
+   behind add +0, which leaves a sum of positive widths unchanged). */
+static inline double alloc_sum_seq(const double *w, size_t n)
+{
+    double acc = 0;
+    for (size_t i = 0; i < n; i++)
+        acc += w[i];
+    return acc;
+}
+
+/*
+ * Whether acc + (the in-order sum of n widths) > cap, decided from alloc_sum8's t and err where
+ * they settle it: 1 surely greater, 0 surely not, -1 too close to tell (the caller sums in
+ * order). The margin covers err and the rounding of the addition itself.
+ */
+static inline int alloc_sum_above(double acc, double t, double err, double cap)
+{
+    double x = acc + t, margin = err + 0x1p-50 * (fabs(acc) + fabs(t) + fabs(cap));
+    if (!(margin < INFINITY))
+        return -1;
+    return x - cap > margin ? 1 : cap - x > margin ? 0 : -1;
+}
+
 /* Room for more copied candidates (cc/cd/ct). */
 static inline bool alloc_ws_cand(pfi_alloc_workspace *w, size_t more)
 {

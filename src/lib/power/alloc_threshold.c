@@ -12,58 +12,9 @@
 #include "power/alloc_internal.h"
 
 /*
- * The sum of w[0 .. n) by eight partial sums (no chain of n dependent additions; for
- * decisions only) and *err, a bound on its distance from the sum in order (w[0] + w[1] + ...
- * from the left): each is within γ_n·Σ|w| of the exact sum (Higham, "Accuracy and Stability
- * of Numerical Algorithms", 2nd ed., §4.2), so twice that, γ_n ≤ 1.01·n·u, covers both; the
- * bound is taken four times over. *err is INFINITY when the sum is not finite.
- */
-static inline double sum8(const double *w, size_t n, double *err)
-{
-    double s[8] = {0}, a[8] = {0};
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++) {
-            s[k] += w[i + (size_t)k];
-            a[k] += fabs(w[i + (size_t)k]);
-        }
-    for (; i < n; i++) {
-        s[0] += w[i];
-        a[0] += fabs(w[i]);
-    }
-    double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    double abs = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-    *err = isfinite(abs) ? 8.0 * ((double)n + 8.0) * 0x1p-53 * abs : INFINITY;
-    return t;
-}
-
-/* The sum of w[0 .. n) in order, as the partition's running sum makes it (the widths left
-   behind add +0, which leaves a sum of positive widths unchanged). */
-static inline double sum_seq(const double *w, size_t n)
-{
-    double acc = 0;
-    for (size_t i = 0; i < n; i++)
-        acc += w[i];
-    return acc;
-}
-
-/*
- * Whether acc + (the in-order sum of n widths) > cap, decided from sum8's t and err where
- * they settle it: 1 surely greater, 0 surely not, -1 too close to tell (the caller sums in
- * order). The margin covers err and the rounding of the addition itself.
- */
-static inline int sum_above(double acc, double t, double err, double cap)
-{
-    double x = acc + t, margin = err + 0x1p-50 * (fabs(acc) + fabs(t) + fabs(cap));
-    if (!(margin < INFINITY))
-        return -1;
-    return x - cap > margin ? 1 : cap - x > margin ? 0 : -1;
-}
-
-/*
  * alloc_part_front without its running sum: the same swaps, so the same order; the width
  * moved to the front is then that of [lo, k) in order, which the caller sums only when it
- * needs its bits (sum_seq gives alloc_part_front's).
+ * needs its bits (alloc_sum_seq gives alloc_part_front's).
  */
 static inline size_t part_front(double *slope, double *width, size_t lo, size_t hi, double pivot,
                                 bool gt)
@@ -90,16 +41,16 @@ static inline size_t part_front(double *slope, double *width, size_t lo, size_t 
  * after another, 4 cycles each) only where the bits reach the result: the total when it is
  * returned, the width above the pivot when the live range moves below it or the pivot is
  * the answer; a round that keeps the range above the pivot, and the first test of the
- * total, decide from eight partial sums with a bound on their error (sum8, sum_above), in
+ * total, decide from eight partial sums with a bound on their error (alloc_sum8, alloc_sum_above), in
  * order too when the bound cannot tell. The same decisions and the same sums as summing
  * everything in order (which this function did before): λ and *above are bit for bit those.
  */
 double pfi_alloc_select(double *slope, double *width, size_t m, double cap, double *above)
 {
-    double err, t = sum8(width, m, &err);
-    int surely = m == 0 ? -1 : sum_above(0.0, t, err, cap);
+    double err, t = alloc_sum8(width, m, &err);
+    int surely = m == 0 ? -1 : alloc_sum_above(0.0, t, err, cap);
     if (surely != 1) {
-        double total = sum_seq(width, m);
+        double total = alloc_sum_seq(width, m);
         if (total <= cap || m == 0) {
             *above = total;
             return -INFINITY;
@@ -114,20 +65,20 @@ double pfi_alloc_select(double *slope, double *width, size_t m, double cap, doub
         /* [lo, gt) > pivot, then [gt, eq) == pivot, [eq, hi) < pivot */
         double w_gt, w_eq;
         size_t gt = part_front(slope, width, lo, hi, pivot, true);
-        t = sum8(width + lo, gt - lo, &err);
-        surely = sum_above(acc, t, err, cap);
+        t = alloc_sum8(width + lo, gt - lo, &err);
+        surely = alloc_sum_above(acc, t, err, cap);
         bool left;
         if (surely == 1) {
             left = true;
         } else {
-            w_gt = sum_seq(width + lo, gt - lo);
+            w_gt = alloc_sum_seq(width + lo, gt - lo);
             left = acc + w_gt > cap;
         }
         if (left) {
             hi = gt;
         } else {
             size_t eq = part_front(slope, width, gt, hi, pivot, false);
-            w_eq = sum_seq(width + gt, eq - gt);
+            w_eq = alloc_sum_seq(width + gt, eq - gt);
             if (acc + w_gt + w_eq >= cap) {
                 *above = acc + w_gt;
                 return pivot;
