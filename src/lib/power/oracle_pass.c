@@ -103,8 +103,8 @@ typedef struct sample {
 /* Sample job j (the true curve, no bounds): its envelope segments with slope in [lo, hi] go
    to the buffer, the width above hi to s->above. A job that fails the checks is skipped (the
    main pass reports it). */
-static void sample_job(pfi_alloc_workspace *w, const pfi_alloc_jobs *J, size_t j, double hi,
-                       double lo, sample *s)
+static inline void sample_job(pfi_alloc_workspace *w, const pfi_alloc_jobs *J, size_t j,
+                              double hi, double lo, sample *s)
 {
     size_t a = J->offset[j], k = J->offset[j + 1] - a;
     if (k == 0 || k > ALLOC_MAX_CANDIDATES_PER_JOB)
@@ -116,9 +116,26 @@ static void sample_job(pfi_alloc_workspace *w, const pfi_alloc_jobs *J, size_t j
     double sv[FAST_K - 1], wd[FAST_K - 1];
     size_t ne;
     if (k == FAST_K && scan_k(J->cap_w + a, D, T, wt, sv, wd)) {
-        ne = FAST_K;
-        for (size_t q = 0; q < FAST_K; q++)
-            w->idx[q] = q;
+        /* the loop below without a branch on the data: every segment written to the buffer,
+           its count advanced by the test; a width not above hi adds +0 to s->above (a sum of
+           widths >= +0 keeps its bits) */
+        size_t nb = w->n_b;
+        double total = s->total, above = s->above;
+        for (size_t q = 0; q + 1 < FAST_K; q++) {
+            total += wd[q];
+            bool up = sv[q] > hi, in = !up && sv[q] >= lo;
+            above += up ? wd[q] : 0.0;
+            w->bs[nb] = sv[q];
+            w->bw[nb] = wd[q];
+            nb += in;
+        }
+        w->n_b = nb;
+        s->total = total;
+        s->above = above;
+        s->ref += D[FAST_K - 1];
+        s->base += D[0];
+        s->got++;
+        return;
     } else {
         pfi_curve_report rep;
         if (pfi_curve_check(k, J->cap_w + a, D, T, &rep) != PFI_OK || rep.power_violations ||
@@ -162,13 +179,15 @@ static void sample_blocks(const alloc_ctx *x, size_t S, double first_frac, doubl
 {
     const pfi_alloc_jobs *J = x->J;
     size_t n = J->n, nblk = (S + SAMPLE_BLOCK - 1) / SAMPLE_BLOCK;
+    sample t = *s; /* in a local: the buffer's stores cannot reach it (they could reach *s) */
     for (size_t i = 0; i < S; i++) {
         size_t blk = i / SAMPLE_BLOCK;
         size_t j =
             (size_t)(((double)blk + first_frac) * (double)n / (double)nblk) + i % SAMPLE_BLOCK;
         if (j < n)
-            sample_job(x->w, J, j, hi, lo, s);
+            sample_job(x->w, J, j, hi, lo, &t);
     }
+    *s = t;
 }
 
 /* The cut-off slope of the buffer (above: the width already above it) for capacity cap,
