@@ -692,21 +692,22 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
         w->n_b = acc->n_b;
         if (!alloc_ws_buf(w, FAST_K * BLOCK) || !alloc_ws_cand(w, FAST_K * BLOCK))
             return PFI_ERR_NOMEM;
+        const __m512i lane5 = _mm512_setr_epi64(0, BLOCK, 2 * BLOCK, 3 * BLOCK, 4 * BLOCK, 0, 0, 0);
         for (unsigned m = defer; m != 0; m &= m - 1) {
             int q = __builtin_ctz(m);
             size_t jq = j + (size_t)q, c0 = w->n_c;
-            /* the segments inside, [up, ge), copied with a fixed length as fast_job_k's (the
-               rest of the M copied is past the count); element by element from the lanes
-               stored above: a vector load of scalar stores would wait for them (the store
-               could not be forwarded: 30 % of the pass) */
-            int64_t u = l_up[q];
-            for (int i = 0; i < M; i++) {
-                int64_t k = u + i < M ? u + i : M - 1;
-                w->bs[acc->n_b + (size_t)i] = l_sl[k][q];
-                w->bw[acc->n_b + (size_t)i] = l_wd[k][q];
-                w->cs[c0 + (size_t)i] = l_sl[i][q];
-            }
-            acc->n_b += (size_t)(l_ge[q] - u);
+            /* job q's slopes and widths gathered from the lanes stored above (a vector load
+               of a job's values there would straddle stores and wait for them); the segments
+               inside, [up, ge), packed to the buffer's end (eight stored, the count added:
+               room for the block's 48 made above) */
+            __m512i ix = _mm512_add_epi64(lane5, _mm512_set1_epi64(q));
+            __m512d xs = _mm512_mask_i64gather_pd(zero, 0x1F, ix, &l_sl[0][0], 8);
+            __m512d xw = _mm512_mask_i64gather_pd(zero, 0x1F, ix, &l_wd[0][0], 8);
+            __mmask8 in = (__mmask8)(((1u << l_ge[q]) - 1) & ~((1u << l_up[q]) - 1));
+            _mm512_storeu_pd(w->bs + acc->n_b, _mm512_maskz_compress_pd(in, xs));
+            _mm512_storeu_pd(w->bw + acc->n_b, _mm512_maskz_compress_pd(in, xw));
+            _mm512_mask_storeu_pd(w->cs + c0, 0x1F, xs);
+            acc->n_b += (size_t)(l_ge[q] - l_up[q]);
             w->n_c += FAST_K;
             w->c0[jq] = c0;
             w->nc[jq] = (uint32_t)l_vp[q];
