@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pfi/allocate.h"
 
@@ -114,21 +115,39 @@ static inline size_t alloc_part_front(double *slope, double *width, size_t lo, s
  * of Numerical Algorithms", 2nd ed., §4.2), so twice that, γ_n ≤ 1.01·n·u, covers both; the
  * bound is taken four times over. *err is INFINITY when the sum is not finite.
  */
+typedef double alloc_sum_v2d __attribute__((vector_size(16)));
+typedef uint64_t alloc_sum_v2u __attribute__((vector_size(16)));
 static inline double alloc_sum8(const double *w, size_t n, double *err)
 {
-    double s[8] = {0}, a[8] = {0};
+    /* four pairs of partial sums (SSE2 on x86-64), and the OR of every width's bits: with no
+       sign bit set, Σ|w| is the sum itself */
+    alloc_sum_v2d s0 = {0, 0}, s1 = s0, s2 = s0, s3 = s0;
+    alloc_sum_v2u sign = {0, 0};
     size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++) {
-            s[k] += w[i + (size_t)k];
-            a[k] += fabs(w[i + (size_t)k]);
-        }
-    for (; i < n; i++) {
-        s[0] += w[i];
-        a[0] += fabs(w[i]);
+    for (; i + 8 <= n; i += 8) {
+        alloc_sum_v2d v0, v1, v2, v3;
+        memcpy(&v0, w + i, sizeof v0);
+        memcpy(&v1, w + i + 2, sizeof v1);
+        memcpy(&v2, w + i + 4, sizeof v2);
+        memcpy(&v3, w + i + 6, sizeof v3);
+        s0 += v0;
+        s1 += v1;
+        s2 += v2;
+        s3 += v3;
+        sign |= (alloc_sum_v2u)v0 | (alloc_sum_v2u)v1 | (alloc_sum_v2u)v2 | (alloc_sum_v2u)v3;
     }
-    double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    double abs = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+    alloc_sum_v2d q = (s0 + s1) + (s2 + s3);
+    double t = q[0] + q[1], abs = 0;
+    bool neg = ((sign[0] | sign[1]) >> 63) != 0;
+    for (; i < n; i++) {
+        t += w[i];
+        neg |= signbit(w[i]) != 0;
+    }
+    if (neg)
+        for (size_t k = 0; k < n; k++)
+            abs += fabs(w[k]);
+    else
+        abs = t;
     *err = isfinite(abs) ? 8.0 * ((double)n + 8.0) * 0x1p-53 * abs : INFINITY;
     return t;
 }
