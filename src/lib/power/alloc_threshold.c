@@ -41,8 +41,8 @@ static inline size_t part_front(double *slope, double *width, size_t lo, size_t 
  * after another, 4 cycles each) only where the bits reach the result: the total when it is
  * returned, the width above the pivot when the live range moves below it or the pivot is
  * the answer; a round that keeps the range above the pivot, and the first test of the
- * total, decide from eight partial sums with a bound on their error (alloc_sum8, alloc_sum_above), in
- * order too when the bound cannot tell. The same decisions and the same sums as summing
+ * total, decide from eight partial sums with a bound on their error (alloc_sum8, alloc_sum_above),
+ * in order too when the bound cannot tell. The same decisions and the same sums as summing
  * everything in order (which this function did before): λ and *above are bit for bit those.
  */
 double pfi_alloc_select(double *slope, double *width, size_t m, double cap, double *above)

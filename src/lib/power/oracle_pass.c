@@ -105,8 +105,8 @@ typedef struct sample {
 /* Sample job j (the true curve, no bounds): its envelope segments with slope in [lo, hi] go
    to the buffer, the width above hi to s->above. A job that fails the checks is skipped (the
    main pass reports it). */
-static inline void sample_job(pfi_alloc_workspace *w, const pfi_alloc_jobs *J, size_t j,
-                              double hi, double lo, sample *s)
+static inline void sample_job(pfi_alloc_workspace *w, const pfi_alloc_jobs *J, size_t j, double hi,
+                              double lo, sample *s)
 {
     size_t a = J->offset[j], k = J->offset[j + 1] - a;
     if (k == 0 || k > ALLOC_MAX_CANDIDATES_PER_JOB)
