@@ -171,6 +171,21 @@ want_rec=$(awk -F, 'NR > 1 { s[$1 < 0 ? 0 : int($1 * 2 + 0.5)] += $3 } END { for
 check probe-record-ingest 0 "$PFI" ingest --dry-run --q 1 --telemetry "$T/rec.csv"
 near probe-record-power "$(job_power "$T/out")" "$want_rec" 0.01
 grep_out probe-record-gpus "^  gpu3: 10 rows" "$T/out"
+# its enforced_limit_w column is the enforced limit (the emulated GPUs' 700 W): a run that
+# claims 300 W is cap-lost at all 10 timestamps (cap-short: no power); one that claims 700 W
+# leaves nothing out
+check probe-record-cap 0 "$PFI" ingest --dry-run --q 1 --cap 300 --telemetry "$T/rec.csv"
+grep_out probe-record-caplost "steady state: 10 of 10 complete timestamps left out (10 cap-lost: .*; 0 throttled" "$T/out"
+grep_out probe-record-capshort "flags: .*cap-lost cap-short" "$T/out"
+check probe-record-cap-700 0 "$PFI" ingest --dry-run --q 1 --cap 700 --telemetry "$T/rec.csv"
+if grep -q "cap-lost\|^steady state:" "$T/out"; then echo "FAIL probe-record-cap-held"; cat "$T/out"; fail=1; else echo "ok   probe-record-cap-held"; fi
+# and its clock_event_reasons column the reasons: gpu0 held by HW thermal slowdown (0x40 = 64)
+# in the first two loops leaves those 2 timestamps out, the job power the mean of the other 8
+awk -F, -v OFS=, 'NR == 2 || NR == 6 { $13 = 64 } { print }' "$T/rec.csv" >"$T/rec_hot.csv"
+want_hot=$(awk -F, 'NR > 1 && int($1 * 2 + 0.5) > 2 { s[int($1 * 2 + 0.5)] += $3 } END { for (k in s) { t += s[k]; n++ } printf "%.4f", t / n }' "$T/rec_hot.csv")
+check probe-record-hot 0 "$PFI" ingest --dry-run --q 1 --cap 700 --telemetry "$T/rec_hot.csv"
+grep_out probe-record-hot-count "steady state: 2 of 10 complete timestamps left out (0 cap-lost: .*; 2 throttled" "$T/out"
+near probe-record-hot-power "$(job_power "$T/out")" "$want_hot" 0.01
 # pfid's /metrics, two scrapes of an emulated node: 2 GPUs keyed (hostname, uuid)
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/token"; chmod 600 "$T/token"
 PFID=$(dirname "$PFI")/pfid
