@@ -106,6 +106,38 @@ def glitch():
     write("glitch.csv", "\n".join(rows) + "\n")
 
 
+def fallback():
+    """nvidia-smi CSV of 2 GPUs sampled every minute in Europe/Berlin's local time (zone-less,
+    nvidia-smi's default) across the fall-back of 2025-10-26: 00:30 to 01:30 UTC, that is
+    02:30 to 02:59 CEST, then 02:00 to 02:30 CET — the hour 02:00-03:00 is written twice.
+    gpu0 draws 300 W, gpu1 200 W, except 10 W more at every tenth minute."""
+    rows = ["timestamp, index, power.draw [W]"]
+    for m in range(61):
+        utc = 30 + m                      # minutes after 00:00 UTC
+        local = utc + (120 if utc < 60 else 60)  # CEST is UTC+2, CET UTC+1
+        for g in range(2):
+            w = (300.0 if g == 0 else 200.0) + (10.0 if m % 10 == 0 else 0.0)
+            rows.append("2025/10/26 %02d:%02d:00.%03d, %d, %.2f W" % (
+                local // 60, local % 60, 5 * g, g, w))
+    write("fallback.csv", "\n".join(rows) + "\n")
+
+
+def query_range():
+    """The answer of Prometheus' HTTP API to a query_range for DCGM_FI_DEV_POWER_USAGE over
+    two nodes (one GPU each, 15 s steps): node-b's third value is NaN (a missed scrape)."""
+    series = []
+    for host, uuid, base in (("node-a", "GPU-0a0a0a0a-0000-0000-0000-000000000000", 300),
+                             ("node-b", "GPU-0b0b0b0b-0000-0000-0000-000000000000", 200)):
+        values = []
+        for k in range(4):
+            v = "NaN" if host == "node-b" and k == 2 else "%d" % (base + 10 * k)
+            values.append('[%d,"%s"]' % (1767268800 + 15 * k, v))
+        series.append('{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"0","UUID":"%s",'
+                      '"Hostname":"%s"},"values":[%s]}' % (uuid, host, ",".join(values)))
+    write("query_range.json", '{"status":"success","data":{"resultType":"matrix","result":[\n'
+          + ",\n".join(series) + "\n]}}\n")
+
+
 if __name__ == "__main__":
     runs_csv()
     nodes()
@@ -113,3 +145,5 @@ if __name__ == "__main__":
     dcgmi_and_megatron()
     noheader()
     glitch()
+    fallback()
+    query_range()

@@ -125,6 +125,21 @@ sed 's/0x0000000000000044/0x0000000000000003/' "$T/caps_new.csv" >"$T/caps_idle.
 check caps-idle 0 "$PFI" ingest --dry-run --q 1 --cap 300 --telemetry "$T/caps_idle.csv"
 grep_out caps-idle-counts "4 of 20 complete timestamps left out (4 cap-lost: .*; 0 throttled" "$T/out"
 
+# dcgm-exporter's names for the same fields: 4 scrapes of one GPU at a 300 W cap drawing 290,
+# 291, 292, 293 W; in the third DCGM_FI_DEV_ENFORCED_POWER_LIMIT says 700 W (cap-lost), in the
+# fourth DCGM_FI_DEV_CLOCKS_EVENT_REASONS says HW thermal slowdown (0x40 = 64; SW power cap 0x4
+# elsewhere): the steady state (q = 1) is (290 + 291) / 2 = 290.5 W
+for s in 0 1 2 3; do
+    lim=300; r=4; [ $s = 2 ] && lim=700; [ $s = 3 ] && r=64
+    { echo "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-c0\",Hostname=\"h\"} 29$s"
+      echo "DCGM_FI_DEV_ENFORCED_POWER_LIMIT{gpu=\"0\",UUID=\"GPU-c0\",Hostname=\"h\"} $lim"
+      echo "DCGM_FI_DEV_CLOCKS_EVENT_REASONS{gpu=\"0\",UUID=\"GPU-c0\",Hostname=\"h\"} $r"; } >"$T/caps$s.prom"
+done
+check caps-exporter 0 "$PFI" ingest --dry-run --q 1 --cap 300 --interval 15 --telemetry "$T/caps0.prom" \
+    --telemetry "$T/caps1.prom" --telemetry "$T/caps2.prom" --telemetry "$T/caps3.prom"
+near caps-exporter-power "$(job_power "$T/out")" 290.5 0.0001
+grep_out caps-exporter-counts "steady state: 2 of 4 complete timestamps left out (1 cap-lost: .*; 1 throttled" "$T/out"
+
 # ---- Prometheus HTTP API answers (query_range matrix, query vector) ----
 # matrix: node-a's GPU 300, 310, NaN, 320 W; node-b's 200, 210, 220, 230 W every 15 s; a second
 # node-b series (another instance) is a duplicate, dropped; a series without __name__ is
@@ -171,6 +186,21 @@ want_rec=$(awk -F, 'NR > 1 { s[$1 < 0 ? 0 : int($1 * 2 + 0.5)] += $3 } END { for
 check probe-record-ingest 0 "$PFI" ingest --dry-run --q 1 --telemetry "$T/rec.csv"
 near probe-record-power "$(job_power "$T/out")" "$want_rec" 0.01
 grep_out probe-record-gpus "^  gpu3: 10 rows" "$T/out"
+# its enforced_limit_w column is the enforced limit (the emulated GPUs' 700 W): a run that
+# claims 300 W is cap-lost at all 10 timestamps (cap-short: no power); one that claims 700 W
+# leaves nothing out
+check probe-record-cap 0 "$PFI" ingest --dry-run --q 1 --cap 300 --telemetry "$T/rec.csv"
+grep_out probe-record-caplost "steady state: 10 of 10 complete timestamps left out (10 cap-lost: .*; 0 throttled" "$T/out"
+grep_out probe-record-capshort "flags: .*cap-lost cap-short" "$T/out"
+check probe-record-cap-700 0 "$PFI" ingest --dry-run --q 1 --cap 700 --telemetry "$T/rec.csv"
+if grep -q "cap-lost\|^steady state:" "$T/out"; then echo "FAIL probe-record-cap-held"; cat "$T/out"; fail=1; else echo "ok   probe-record-cap-held"; fi
+# and its clock_event_reasons column the reasons: gpu0 held by HW thermal slowdown (0x40 = 64)
+# in the first two loops leaves those 2 timestamps out, the job power the mean of the other 8
+awk -F, -v OFS=, 'NR == 2 || NR == 6 { $13 = 64 } { print }' "$T/rec.csv" >"$T/rec_hot.csv"
+want_hot=$(awk -F, 'NR > 1 && int($1 * 2 + 0.5) > 2 { s[int($1 * 2 + 0.5)] += $3 } END { for (k in s) { t += s[k]; n++ } printf "%.4f", t / n }' "$T/rec_hot.csv")
+check probe-record-hot 0 "$PFI" ingest --dry-run --q 1 --cap 700 --telemetry "$T/rec_hot.csv"
+grep_out probe-record-hot-count "steady state: 2 of 10 complete timestamps left out (0 cap-lost: .*; 2 throttled" "$T/out"
+near probe-record-hot-power "$(job_power "$T/out")" "$want_hot" 0.01
 # pfid's /metrics, two scrapes of an emulated node: 2 GPUs keyed (hostname, uuid)
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/token"; chmod 600 "$T/token"
 PFID=$(dirname "$PFI")/pfid
@@ -215,6 +245,17 @@ for spec in "fall_local Europe/Berlin" "fall_utc UTC" "fall_iso Europe/Berlin" "
     near "tz-$1-energy" "$(energy "$T/out")" "$e_want" 0.001
     grep_out "tz-$1-timestamps" "of 181 complete timestamps; 0 incomplete" "$T/out"
     if grep -q "jumped back\|time gap\|partial" "$T/out" "$T/err"; then echo "FAIL tz-$1-clean"; cat "$T/err"; fail=1; else echo "ok   tz-$1-clean"; fi
+done
+# the same runs in nvidia-smi dmon -o DT's layout (a date and a time of day, zone-less, whole
+# seconds and watts: the reference's powers are whole): the same 181 timestamps and energy
+for s in fall spring; do
+    awk -F', ' 'NR == 1 { print "#Date       Time        gpu   pwr"; print "#YYYYMMDD   HH:MM:SS    Idx     W"; next }
+        { split($1, d, " "); gsub("/", "", d[1]); printf " %s   %s   %4d  %5d\n", d[1], substr(d[2], 1, 8), $2, $3 }' \
+        "$T/dst/${s}_local.csv" >"$T/dst/${s}_dmon.txt"
+    check "tz-$s-dmon" 0 "$PFI" ingest --dry-run --timezone Europe/Berlin --telemetry "$T/dst/${s}_dmon.txt"
+    grep_out "tz-$s-dmon-format" "format dmon, 362 rows" "$T/out"
+    near "tz-$s-dmon-energy" "$(energy "$T/out")" "$e_want" 0.001
+    grep_out "tz-$s-dmon-timestamps" "of 181 complete timestamps; 0 incomplete" "$T/out"
 done
 check tz-fall-said 0 "$PFI" ingest --dry-run --timezone Europe/Berlin --telemetry "$T/dst/fall_local.csv"
 grep_out tz-fall-repeated "read in time zone Europe/Berlin (--timezone); 240 in a repeated fall-back hour" "$T/out"
