@@ -355,6 +355,8 @@ static void charge(const pfi_alloc_tree *t, size_t j, double d, double k, double
     rem[t->n_nodes] -= site_sign * (t->budget_kind == PFI_LIMIT_RESERVE ? k : d);
 }
 
+static void tree_flags(const pfi_alloc_tree *t, double budget_w, pfi_alloc_tree_result *tr);
+
 /* The per-level sums of r's caps and powers into tr, and which limits bind. */
 static void tree_sums(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, double budget_w,
                       const pfi_alloc_result *r, pfi_alloc_tree_result *tr)
@@ -373,6 +375,12 @@ static void tree_sums(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, double b
         tr->site_reserve_w += k;
         tr->site_drawn_w += dpw;
     }
+    tree_flags(t, budget_w, tr);
+}
+
+/* Which limits bind, from the per-level sums in tr. */
+static void tree_flags(const pfi_alloc_tree *t, double budget_w, pfi_alloc_tree_result *tr)
+{
     tr->n_binding = 0;
     for (size_t a = 0; a < t->n_nodes; a++) {
         double used = t->kind[a] == PFI_LIMIT_RESERVE ? tr->reserve_w[a] : tr->drawn_w[a];
@@ -642,9 +650,11 @@ struct pfi_alloc_tree_workspace {
     size_t *nz;         /* per level: 7 × (levels + 2) */
     double *nd;         /* per level: 4 × (levels + 1) */
     double *smp;        /* tree_select's sample: 2 × SELECT_SAMPLE */
+    size_t *rng;        /* tree_fast: the levels' survivors as ranges of ss/sw (2 each) */
+    size_t *jl;         /* tree_fast: the jobs by level, in job order within each */
     bool last_flat;     /* the last call took the flat optimum (tree_flat_first) */
     size_t n_seg, n_keys, n_ord, n_tmp, n_count, n_jband, n_rem, n_xs, n_ys, n_pos, n_idx, n_bs,
-        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw, n_sq;
+        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw, n_sq, n_rng, n_jl;
 };
 
 pfi_error pfi_alloc_tree_workspace_create(pfi_alloc_tree_workspace **out)
@@ -671,7 +681,8 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
     pfi_alloc_workspace_destroy(ws->w);
     void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem, ws->xs,
                     ws->ys,  ws->pos,  ws->idx, ws->bs,  ws->kp,    ws->ss,    ws->sw,  ws->sbeg,
-                    ws->tie, ws->nz,   ws->nd,  ws->smp, ws->jsl,   ws->jw,    ws->sq};
+                    ws->tie, ws->nz,   ws->nd,  ws->smp, ws->jsl,   ws->jw,    ws->sq,
+                    ws->rng, ws->jl};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         pfi_free(ptrs[i]);
     pfi_free(ws);
@@ -974,6 +985,419 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
     return PFI_OK;
 }
 
+/*
+ * Job j's preparation for the greedy by thresholds on drawn watts, when it is the common
+ * case: no cap bounds or floor, a curve that passes alloc_job_prepare's checks (pfi_curve_check
+ * without violations, at most ALLOC_MAX_CANDIDATES_PER_JOB points) and is its own envelope
+ * (alloc_job_envelope's test: power rising, turn() < 0, no rounded slope that rises). Then the
+ * workspace is set as alloc_job_prepare sets it and the job's slopes (alloc_slope's
+ * expression) and widths are in sl[k - 1] and wd[k - 1]; false otherwise (sl and wd may be
+ * written: the caller then runs alloc_job_prepare, which says why or stores the envelope).
+ * The same decisions from the same expressions, in one pass over the curve instead of four.
+ */
+static bool tree_fast_job(const alloc_ctx *x, size_t j, double *sl, double *wd)
+{
+    const pfi_alloc_jobs *J = x->J;
+    size_t a0 = J->offset[j], b0 = J->offset[j + 1];
+    if (b0 <= a0 || b0 - a0 > ALLOC_MAX_CANDIDATES_PER_JOB ||
+        !isnan(alloc_opt(J->cap_lo_w, j, NAN)) || !isnan(alloc_opt(J->cap_hi_w, j, NAN)) ||
+        alloc_opt(J->floor_frac, j, 0.0) != 0.0)
+        return false;
+    size_t k = b0 - a0;
+    const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
+    double wt = alloc_opt(J->weight, j, 1.0);
+    int ok = isfinite(c[0]) & isfinite(D[0]) & isfinite(T[0]) & (c[0] > 0) & (D[0] > 0) &
+             (T[0] >= 0);
+    for (size_t i = 1; i < k; i++) {
+        ok &= isfinite(c[i]) & isfinite(D[i]) & isfinite(T[i]) & (c[i] > c[i - 1]) &
+              (D[i] > D[i - 1]) & (T[i] >= T[i - 1]);
+        double s = (wt * T[i] - wt * T[i - 1]) / (D[i] - D[i - 1]);
+        sl[i - 1] = s;
+        wd[i - 1] = D[i] - D[i - 1];
+        if (i >= 2) {
+            double ax = D[i - 2], ay = wt * T[i - 2], bx = D[i - 1], by = wt * T[i - 1];
+            double cx = D[i], cy = wt * T[i];
+            ok &= ((bx - ax) * (cy - ay) - (by - ay) * (cx - ax) < 0) & !(s > sl[i - 2]);
+        }
+    }
+    if (!ok)
+        return false;
+    pfi_alloc_workspace *w = x->w;
+    w->kind[j] = 0;
+    w->nc[j] = w->ne[j] = (uint32_t)k;
+    return true;
+}
+
+/* Most ranges in a level's list of survivors before they are gathered (tree_fast). */
+#define TREE_RANGES 64
+/* How many jobs ahead tree_fast fetches the curves of the jobs it reads out of order. */
+#define TREE_AHEAD 16
+
+/* The ranges rs[0..nr) of ss/sw (2 each: offset, length; in ascending order, none below dst)
+   moved down to one range from dst, in order (what the children's survivors are when a level
+   is selected: tree_thresholds moves them so). */
+static void tree_gather(double *sl, double *wd, const size_t *rs, size_t nr, size_t dst)
+{
+    for (size_t i = 0; i < nr; i++) {
+        size_t off = rs[2 * i], len = rs[2 * i + 1];
+        if (off != dst && len > 0) {
+            memmove(sl + dst, sl + off, len * sizeof *sl);
+            memmove(wd + dst, wd + off, len * sizeof *wd);
+        }
+        dst += len;
+    }
+}
+
+/*
+ * The greedy by thresholds (tree_thresholds) and the outputs of tree_oracle for its common
+ * case — every finite limit and the budget in drawn watts, continuous caps, one band, and
+ * every job as tree_fast_job takes it — in fewer passes over memory, the same operations on
+ * the same values in the same order, so the same results bit for bit (issue 18 item 3: the
+ * tight tree). Differences from tree_oracle + tree_thresholds:
+ *  - each level's own segments are made straight into its range, a level at a time, its jobs
+ *    read in job order (a counting sort of the jobs by level), so that a leaf's selection
+ *    runs on what was just written, in cache; no job-order copy of the slopes, widths and
+ *    ends (24 bytes a segment written, then read twice);
+ *  - a level that cannot fill (its segments fit within its capacity, tree_select_all's
+ *    first test, or no limit) leaves its children's survivors where they are: its survivors
+ *    are a list of ranges (at most TREE_RANGES, then gathered), moved down only where a level
+ *    selects (tree_thresholds moved them at every level: depth copies of the survivors);
+ *  - each job's θ is found from its curve (the slopes' expression again), with its outputs
+ *    at that point, in one pass; the jobs at a threshold placed again after the ties; the
+ *    value, totals and the levels' sums in one last pass.
+ * The job-order sums (reference, lowest power, each level's capacity after the lowest
+ * points) in a first pass as tree_oracle makes them. *done false (nothing in r or tr
+ * written, the workspace's scratch changed) when a job is not the common case: the caller
+ * then runs tree_oracle's general path. Errors: PFI_ERR_NOMEM.
+ */
+static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
+                           pfi_alloc_tree_workspace *ws, pfi_alloc_result *r,
+                           pfi_alloc_tree_result *tr, pfi_diag *d, bool *inner, bool *done)
+{
+    const pfi_alloc_jobs *J = x->J;
+    size_t n = J->n, nn = t->n_nodes, site = nn;
+    const size_t *off = J->offset;
+    *done = false;
+    size_t nseg = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (off[j + 1] <= off[j])
+            return PFI_OK; /* alloc_job_prepare says why */
+        nseg += off[j + 1] - off[j] - 1;
+    }
+    if (nseg >= UINT32_MAX || !TREE_GROW(ws, ss, nseg) || !TREE_GROW(ws, sw, nseg) ||
+        !TREE_GROW(ws, nz, 11 * (nn + 2)) || !TREE_GROW(ws, nd, 4 * (nn + 1)) ||
+        !TREE_GROW(ws, smp, 2 * SELECT_SAMPLE) || !TREE_GROW(ws, rng, 8 * (nn + 1)) ||
+        !TREE_GROW(ws, jl, n) || !TREE_GROW(ws, tie, 3 * nseg))
+        return PFI_ERR_NOMEM;
+    double *sl = ws->ss, *wd = ws->sw, *rem = ws->rem;
+    tree_pos *pos = ws->pos;
+    size_t *cbeg = ws->nz, *kids = cbeg + nn + 2, *pre = kids + nn + 1, *own = pre + nn + 1;
+    size_t *sub = own + nn + 1, *start = sub + nn + 1, *live = start + nn + 1;
+    size_t *jbeg = live + nn + 1, *jcur = jbeg + nn + 2, *rbeg = jcur + nn + 1;
+    size_t *rcnt = rbeg + nn + 1;
+    size_t *stk = ws->rng, *tmp = ws->rng + 4 * (nn + 1); /* 2 (nn + 1) ranges each */
+    double *sat = ws->nd, *eff = sat + nn + 1, *acc = eff + nn + 1, *tot = acc + nn + 1;
+    /* the levels' children (CSR; the site's: the levels without a parent), depth-first order
+       from the site, as tree_thresholds */
+    memset(cbeg, 0, (nn + 2) * sizeof *cbeg);
+    for (size_t a = 0; a < nn; a++)
+        cbeg[(t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]) + 1]++;
+    for (size_t a = 0; a <= nn; a++)
+        cbeg[a + 1] += cbeg[a];
+    for (size_t a = 0; a <= nn; a++)
+        live[a] = cbeg[a];
+    for (size_t a = 0; a < nn; a++)
+        kids[live[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]]++] = a;
+    size_t np = 0, top = 1;
+    pre[nn] = site;
+    while (top > 0) {
+        size_t a = pre[nn + 1 - top];
+        top--;
+        pre[np++] = a;
+        for (size_t k = cbeg[a + 1]; k-- > cbeg[a];)
+            pre[nn + 1 - ++top] = kids[k];
+    }
+    /* each level's own segments and jobs, its subtree's segments, where its range starts */
+    memset(own, 0, (nn + 1) * sizeof *own);
+    memset(jbeg, 0, (nn + 2) * sizeof *jbeg);
+    for (size_t j = 0; j < n; j++) {
+        size_t a = job_node(t, j);
+        a = a == PFI_TOPO_NONE ? site : a;
+        own[a] += off[j + 1] - off[j] - 1;
+        jbeg[a + 1]++;
+    }
+    for (size_t a = 0; a <= nn; a++) {
+        sub[a] = own[a];
+        jbeg[a + 1] += jbeg[a];
+        jcur[a] = jbeg[a];
+    }
+    for (size_t j = 0; j < n; j++) {
+        size_t a = job_node(t, j);
+        ws->jl[jcur[a == PFI_TOPO_NONE ? site : a]++] = j;
+    }
+    for (size_t k = np; k-- > 1;) {
+        size_t a = pre[k];
+        sub[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += sub[a];
+    }
+    start[site] = 0;
+    for (size_t k = 0; k < np; k++) {
+        size_t a = pre[k], cur = start[a] + own[a];
+        for (size_t c = cbeg[a]; c < cbeg[a + 1]; c++) {
+            start[kids[c]] = cur;
+            cur += sub[kids[c]];
+        }
+    }
+    /* the job-order sums: the reference, the lowest power, each level's capacity after the
+       lowest points (tree_oracle's loop; drawn watts everywhere: a level that counts caps
+       has no limit, its capacity stays infinite either way) */
+    double ref_p = 0, ref_t = 0, lo_p = 0;
+    for (size_t a = 0; a < nn; a++)
+        rem[a] = t->limit_w[a];
+    rem[nn] = r->budget_w;
+    for (size_t j = 0; j < n; j++) {
+        size_t a0 = off[j], k = off[j + 1] - a0;
+        double d0 = J->power_w[a0];
+        ref_p += J->power_w[a0 + k - 1];
+        ref_t += J->tput_tok_s[a0 + k - 1];
+        lo_p += d0;
+        for (size_t a = job_node(t, j); a != PFI_TOPO_NONE; a = t->parent[a])
+            rem[a] -= d0;
+        rem[nn] -= d0;
+        pos[j].at = pos[j].nx = 0;
+        pos[j].fr = 0;
+    }
+    bool feasible = true;
+    for (size_t a = 0; a <= nn && feasible; a++) {
+        double lim = a < nn ? t->limit_w[a] : r->budget_w;
+        if (rem[a] < -1e-9 * (1 + fabs(lim)))
+            feasible = false;
+    }
+    /* bottom up: each level's own segments made, its survivors (a list of ranges on the stack
+       stk, its children's on top of it in reverse order) and its threshold */
+    size_t sp = 0;
+    for (size_t k = np; k-- > 0;) {
+        size_t a = pre[k], m = own[a], at = start[a];
+        tot[a] = 0;
+        for (size_t u = jbeg[a]; u < jbeg[a + 1]; u++) {
+            /* the jobs are read out of order: their curves fetched TREE_AHEAD jobs ahead */
+            if (u + 2 * TREE_AHEAD < jbeg[a + 1])
+                __builtin_prefetch(&off[ws->jl[u + 2 * TREE_AHEAD]]);
+            if (u + TREE_AHEAD < jbeg[a + 1]) {
+                size_t f = ws->jl[u + TREE_AHEAD], f0 = off[f], f1 = off[f + 1] - 1;
+                __builtin_prefetch(J->cap_w + f0);
+                __builtin_prefetch(J->cap_w + f1);
+                __builtin_prefetch(J->power_w + f0);
+                __builtin_prefetch(J->power_w + f1);
+                __builtin_prefetch(J->tput_tok_s + f0);
+                __builtin_prefetch(J->tput_tok_s + f1);
+            }
+            size_t j = ws->jl[u], ks = off[j + 1] - off[j] - 1;
+            if (!tree_fast_job(x, j, sl + at, wd + at))
+                return PFI_OK;
+            double w = 0;
+            for (size_t s = 0; s < ks; s++)
+                w += wd[at + s];
+            tot[a] += w;
+            at += ks;
+        }
+        size_t nt = 0, base = sp;
+        if (m > 0) {
+            tmp[0] = start[a];
+            tmp[1] = m;
+            nt = 1;
+        }
+        if (cbeg[a + 1] > cbeg[a])
+            base = rbeg[kids[cbeg[a + 1] - 1]];
+        for (size_t c = cbeg[a]; c < cbeg[a + 1]; c++) {
+            size_t b = kids[c];
+            m += live[b];
+            tot[a] += tot[b];
+            for (size_t i = rbeg[b]; i < rbeg[b] + rcnt[b]; i++) {
+                size_t o = stk[2 * i], l = stk[2 * i + 1];
+                if (l == 0)
+                    continue;
+                if (nt > 0 && tmp[2 * nt - 2] + tmp[2 * nt - 1] == o) {
+                    tmp[2 * nt - 1] += l;
+                } else {
+                    tmp[2 * nt] = o;
+                    tmp[2 * nt + 1] = l;
+                    nt++;
+                }
+            }
+        }
+        sat[a] = -INFINITY;
+        double cap = rem[a] > 0 ? rem[a] : 0;
+        bool sel = feasible && (a == site || isfinite(t->limit_w[a])) && m > 0 && !(tot[a] <= cap);
+        if (sel || nt > TREE_RANGES) {
+            tree_gather(sl, wd, tmp, nt, start[a]);
+            tmp[0] = start[a];
+            tmp[1] = m;
+            nt = m > 0;
+        }
+        if (sel) {
+            size_t ngt;
+            double wgt;
+            sat[a] = tree_select(sl + start[a], wd + start[a], m, tot[a], cap, &ngt, &wgt, ws->smp);
+            if (sat[a] > -INFINITY) {
+                m = ngt;
+                tot[a] = wgt;
+                if (cap > wgt) { /* what it has left at s_a: one segment of that slope */
+                    sl[start[a] + m] = sat[a];
+                    wd[start[a] + m++] = cap - wgt;
+                    tot[a] = cap;
+                }
+                tmp[1] = m;
+            }
+        }
+        live[a] = m;
+        memcpy(stk + 2 * base, tmp, 2 * nt * sizeof *stk);
+        rbeg[a] = base;
+        rcnt[a] = nt;
+        sp = base + nt;
+    }
+    if (!feasible) {
+        for (size_t a = 0; a <= nn; a++) {
+            double lim = a < nn ? t->limit_w[a] : r->budget_w;
+            if (rem[a] < -1e-9 * (1 + fabs(lim))) {
+                if (a < nn)
+                    tree_fail(d, PFI_OK,
+                              "%s: its %s limit %.1f W is below the least its jobs can take at "
+                              "their lowest caps (%.1f W): every job stays there",
+                              where(t, a).s, pfi_limit_kind_name(t->kind[a]), lim, lim - rem[a]);
+                else
+                    tree_fail(d, PFI_OK,
+                              "the site budget %.1f W (%s) is below the least the jobs can take "
+                              "(%.1f W): every job stays at its lowest cap",
+                              lim, pfi_limit_kind_name(t->budget_kind), lim - rem[a]);
+                break;
+            }
+        }
+    }
+    /* each job's θ: the highest threshold above it (tree_thresholds) */
+    bool inner_any = false;
+    for (size_t k = 0; k < np; k++) {
+        size_t a = pre[k];
+        size_t up = a == site ? site : t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
+        eff[a] = a == site ? sat[a] : fmax(sat[a], eff[up]);
+        acc[a] = 0;
+        if (a != site && sat[a] > -INFINITY && sat[a] >= eff[up])
+            inner_any = true;
+    }
+    /* every job at its last point above its θ (every job at its lowest when infeasible),
+       its outputs there; the segments at θ listed (job, the candidates at its ends) */
+    size_t nt = 0, *tie = ws->tie;
+    for (size_t j = 0; j < n; j++) {
+        size_t a0 = off[j], k = off[j + 1] - a0, a = job_node(t, j);
+        a = a == PFI_TOPO_NONE ? site : a;
+        const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
+        double wt = alloc_opt(J->weight, j, 1.0), th = eff[a], w = 0;
+        size_t s = 0;
+        if (feasible) {
+            double sv = 0;
+            for (; s + 1 < k; s++) {
+                sv = (wt * T[s + 1] - wt * T[s]) / (D[s + 1] - D[s]);
+                if (!(sv > th))
+                    break;
+                w += D[s + 1] - D[s];
+            }
+            pos[j].at = pos[j].nx = (uint32_t)s;
+            for (size_t q = s; q + 1 < k; q++) {
+                if (q > s)
+                    sv = (wt * T[q + 1] - wt * T[q]) / (D[q + 1] - D[q]);
+                if (!(sv == th))
+                    break;
+                tie[3 * nt] = j;
+                tie[3 * nt + 1] = q;
+                tie[3 * nt + 2] = q + 1;
+                nt++;
+            }
+            acc[a] += w;
+        }
+        r->cap_w[j] = c[s]; /* place_job at a point (caps rising) */
+        r->power_w[j] = D[s];
+        r->tput_tok_s[j] = T[s];
+        r->shed_w[j] = D[k - 1] - D[s];
+        tree_marginals(J, j, r);
+    }
+    if (feasible) {
+        for (size_t k = np; k-- > 0;) {
+            size_t a = pre[k];
+            rem[a] -= acc[a];
+            if (a != site)
+                acc[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += acc[a];
+        }
+        /* the segments at the thresholds in the greedy's order (tree_thresholds) */
+        if (!TREE_GROW(ws, kp, 2 * nt))
+            return PFI_ERR_NOMEM;
+        tree_kp *kp = ws->kp;
+        for (size_t u = 0; u < nt; u++) {
+            size_t j = tie[3 * u], p = tie[3 * u + 1], q = tie[3 * u + 2];
+            alloc_view v = alloc_true_view(x, j);
+            kp[u].key = ~order_bits((v.wt * v.t[q] - v.wt * v.t[p]) / (v.d[q] - v.d[p]));
+            kp[u].i = (uint32_t)u;
+        }
+        kp_merge_sort(kp, kp + nt, nt);
+        for (size_t u = 0; u < nt; u++) {
+            const size_t *g = &tie[3 * kp[u].i];
+            size_t j = g[0], p = g[1], q = g[2];
+            alloc_view v = alloc_true_view(x, j);
+            double gp = alloc_opt(J->gpus, j, 1.0), dummy = 0;
+            tree_take(t, nn, rem, pos, (uint32_t)j, job_node(t, j), (uint32_t)p, (uint32_t)q,
+                      v.d[q] - v.d[p], gp * (v.c[q] - v.c[p]), v.wt * v.t[q] - v.wt * v.t[p],
+                      &dummy);
+        }
+        for (size_t u = 0; u < nt; u++) { /* the jobs at a threshold where they got to */
+            size_t j = tie[3 * u];
+            place_job(x, j, pos[j].at, pos[j].nx, pos[j].fr, false, true, r);
+            tree_marginals(J, j, r);
+        }
+        if (inner != NULL)
+            *inner = inner_any;
+    }
+    /* the value on the envelopes, the totals (tree_totals) and the levels' sums (tree_sums),
+       each summed in job order as there */
+    double value = 0, tp = 0, tt = 0, obj = 0;
+    for (size_t a = 0; a < nn; a++)
+        tr->reserve_w[a] = tr->drawn_w[a] = 0;
+    tr->site_reserve_w = tr->site_drawn_w = 0;
+    for (size_t j = 0; j < n; j++) {
+        double wt = alloc_opt(J->weight, j, 1.0), pw = r->power_w[j], tk = r->tput_tok_s[j];
+        double y = wt * tk; /* wt × the tokens/s at its point: the value there */
+        if (pos[j].fr > 0) {
+            const double *T = J->tput_tok_s + off[j];
+            double y0 = wt * T[pos[j].at];
+            y = y0 + pos[j].fr * (wt * T[pos[j].nx] - y0);
+        }
+        value += y;
+        tp += pw;
+        tt += tk;
+        obj += wt * tk;
+        double kc = alloc_opt(J->gpus, j, 1.0) * r->cap_w[j];
+        for (size_t a = job_node(t, j); a != PFI_TOPO_NONE; a = t->parent[a]) {
+            tr->reserve_w[a] += kc;
+            tr->drawn_w[a] += pw;
+        }
+        tr->site_reserve_w += kc;
+        tr->site_drawn_w += pw;
+    }
+    r->total_power_w = tp;
+    r->total_tput_tok_s = tt;
+    r->objective = obj;
+    r->ref_power_w = ref_p;
+    r->ref_tput_tok_s = ref_t;
+    r->min_power_w = lo_p;
+    r->floors_unmet = 0;
+    r->feasible = feasible;
+    r->shortfall_w = feasible ? 0 : rem[nn] < 0 ? -rem[nn] : NAN;
+    r->lambda = NAN;
+    r->upper_bound = feasible ? value : NAN;
+    r->method = "tree: greedy on marginal tokens/s per W within every level's capacity "
+                "(exact: laminar limits of one kind)";
+    tree_flags(t, r->budget_w, tr);
+    *done = true;
+    return PFI_OK;
+}
+
 static bool tree_has_bands(const pfi_alloc_jobs *J, const pfi_alloc_tree *t);
 
 /* The oracle on the tree, with the scratch memory of ws. inner (may be NULL): set false when
@@ -1002,6 +1426,11 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     tree_pos *pos = ws->pos;
     alloc_ctx x = {J, o, w, o->cap_step_w > 0};
     w->n_c = w->n_e = w->n_env = w->n_eenv = w->n_b = 0;
+    if (!x.discrete && all_measured && !tree_has_bands(J, t)) {
+        bool done; /* the common case in fewer passes (tree_fast) */
+        if ((e = tree_fast(&x, t, ws, r, tr, d, inner, &done)) != PFI_OK || done)
+            return e;
+    }
     /* with continuous caps a job has at most its points + 2 candidates (alloc_job_prepare):
        each job is prepared in the loop that makes its segments, its curve read once; with a
        cap step, all of them first (their counts size the buffers) */
@@ -1042,7 +1471,25 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     double value = 0;
     uint64_t kmin = ~UINT64_C(0), kmax = 0;
     bool site_pos = true; /* every segment needs some of the site's capacity */
+    /* the common job of the greedy by thresholds on drawn watts in one pass (tree_fast_job) */
+    bool fast = fused && thr_only && all_measured;
+    uint32_t *sq = ws->sq;
     for (size_t j = 0; j < n; j++) {
+        if (fast && tree_fast_job(&x, j, jsl + ns, jw + ns)) {
+            size_t a0 = J->offset[j], k = J->offset[j + 1] - a0;
+            const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
+            ref_p += D[k - 1];
+            ref_t += T[k - 1];
+            lo_p += D[0];
+            ws->sbeg[j] = ns;
+            pos[j].at = pos[j].nx = 0;
+            pos[j].fr = 0;
+            charge(t, j, D[0], alloc_opt(J->gpus, j, 1.0) * c[0], rem, 1);
+            value += alloc_opt(J->weight, j, 1.0) * T[0];
+            for (size_t s = 1; s < k; s++)
+                sq[ns++] = (uint32_t)s;
+            continue;
+        }
         if (fused && (e = alloc_job_prepare(&x, j, &unmet, d)) != PFI_OK)
             return e;
         alloc_view v = alloc_true_view(&x, j);
