@@ -989,21 +989,20 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
  * Job j's preparation for the greedy by thresholds on drawn watts, when it is the common
  * case: no cap bounds or floor, a curve that passes alloc_job_prepare's checks (pfi_curve_check
  * without violations, at most ALLOC_MAX_CANDIDATES_PER_JOB points) and is its own envelope
- * (alloc_job_envelope's test: power rising, turn() < 0, no rounded slope that rises). Then the
- * workspace is set as alloc_job_prepare sets it and the job's slopes (alloc_slope's
- * expression) and widths are in sl[k - 1] and wd[k - 1]; false otherwise (sl and wd may be
- * written: the caller then runs alloc_job_prepare, which says why or stores the envelope).
- * The same decisions from the same expressions, in one pass over the curve instead of four.
+ * (alloc_job_envelope's test: power rising, turn() < 0, no rounded slope that rises): true,
+ * and the job's slopes (alloc_slope's expression) and widths in sl[k - 1] and wd[k - 1]; its
+ * curve: k points from a0. The caller sets the workspace as alloc_job_prepare would (kind 0:
+ * its own curve, its own envelope). False otherwise (sl and wd may be written: the caller then
+ * runs alloc_job_prepare, which says why or stores the envelope). The same decisions from the
+ * same expressions, in one pass over the curve instead of four.
  */
-static bool tree_fast_job(const alloc_ctx *x, size_t j, double *sl, double *wd)
+static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, size_t k,
+                                 double *sl, double *wd)
 {
-    const pfi_alloc_jobs *J = x->J;
-    size_t a0 = J->offset[j], b0 = J->offset[j + 1];
-    if (b0 <= a0 || b0 - a0 > ALLOC_MAX_CANDIDATES_PER_JOB ||
+    if (k == 0 || k > ALLOC_MAX_CANDIDATES_PER_JOB ||
         !isnan(alloc_opt(J->cap_lo_w, j, NAN)) || !isnan(alloc_opt(J->cap_hi_w, j, NAN)) ||
         alloc_opt(J->floor_frac, j, 0.0) != 0.0)
         return false;
-    size_t k = b0 - a0;
     const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
     double wt = alloc_opt(J->weight, j, 1.0);
     int ok = isfinite(c[0]) & isfinite(D[0]) & isfinite(T[0]) & (c[0] > 0) & (D[0] > 0) &
@@ -1020,33 +1019,11 @@ static bool tree_fast_job(const alloc_ctx *x, size_t j, double *sl, double *wd)
             ok &= ((bx - ax) * (cy - ay) - (by - ay) * (cx - ax) < 0) & !(s > sl[i - 2]);
         }
     }
-    if (!ok)
-        return false;
-    pfi_alloc_workspace *w = x->w;
-    w->kind[j] = 0;
-    w->nc[j] = w->ne[j] = (uint32_t)k;
-    return true;
+    return ok;
 }
 
-/* Most ranges in a level's list of survivors before they are gathered (tree_fast). */
-#define TREE_RANGES 64
 /* How many jobs ahead tree_fast fetches the curves of the jobs it reads out of order. */
 #define TREE_AHEAD 16
-
-/* The ranges rs[0..nr) of ss/sw (2 each: offset, length; in ascending order, none below dst)
-   moved down to one range from dst, in order (what the children's survivors are when a level
-   is selected: tree_thresholds moves them so). */
-static void tree_gather(double *sl, double *wd, const size_t *rs, size_t nr, size_t dst)
-{
-    for (size_t i = 0; i < nr; i++) {
-        size_t off = rs[2 * i], len = rs[2 * i + 1];
-        if (off != dst && len > 0) {
-            memmove(sl + dst, sl + off, len * sizeof *sl);
-            memmove(wd + dst, wd + off, len * sizeof *wd);
-        }
-        dst += len;
-    }
-}
 
 /*
  * The greedy by thresholds (tree_thresholds) and the outputs of tree_oracle for its common
@@ -1054,14 +1031,14 @@ static void tree_gather(double *sl, double *wd, const size_t *rs, size_t nr, siz
  * every job as tree_fast_job takes it — in fewer passes over memory, the same operations on
  * the same values in the same order, so the same results bit for bit (issue 18 item 3: the
  * tight tree). Differences from tree_oracle + tree_thresholds:
- *  - each level's own segments are made straight into its range, a level at a time, its jobs
- *    read in job order (a counting sort of the jobs by level), so that a leaf's selection
- *    runs on what was just written, in cache; no job-order copy of the slopes, widths and
- *    ends (24 bytes a segment written, then read twice);
- *  - a level that cannot fill (its segments fit within its capacity, tree_select_all's
- *    first test, or no limit) leaves its children's survivors where they are: its survivors
- *    are a list of ranges (at most TREE_RANGES, then gathered), moved down only where a level
- *    selects (tree_thresholds moved them at every level: depth copies of the survivors);
+ *  - the levels are visited depth first with one cursor in ss/sw: on the way down, a level's
+ *    own segments are made at the cursor (its jobs read in job order, out of the jobs' order
+ *    overall: a counting sort of the jobs by level, their curves fetched ahead); on the way
+ *    up, its range — its own segments, then each child's survivors, as tree_thresholds lays
+ *    it out — is selected where it lies and the cursor goes back to the end of its survivors.
+ *    So a leaf's selection runs on what was just written, in cache, and no survivor is ever
+ *    moved (tree_thresholds wrote every segment twice, job order then level order, and moved
+ *    the survivors up at every level);
  *  - each job's θ is found from its curve (the slopes' expression again), with its outputs
  *    at that point, in one pass; the jobs at a threshold placed again after the ties; the
  *    value, totals and the levels' sums in one last pass.
@@ -1080,22 +1057,21 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
     *done = false;
     size_t nseg = 0;
     for (size_t j = 0; j < n; j++) {
-        if (off[j + 1] <= off[j])
+        if (off[j + 1] <= off[j] || off[j + 1] - off[j] > ALLOC_MAX_CANDIDATES_PER_JOB)
             return PFI_OK; /* alloc_job_prepare says why */
         nseg += off[j + 1] - off[j] - 1;
     }
-    if (nseg >= UINT32_MAX || !TREE_GROW(ws, ss, nseg) || !TREE_GROW(ws, sw, nseg) ||
-        !TREE_GROW(ws, nz, 11 * (nn + 2)) || !TREE_GROW(ws, nd, 4 * (nn + 1)) ||
-        !TREE_GROW(ws, smp, 2 * SELECT_SAMPLE) || !TREE_GROW(ws, rng, 8 * (nn + 1)) ||
-        !TREE_GROW(ws, jl, n) || !TREE_GROW(ws, tie, 3 * nseg))
+    /* ss/sw: a level's leftover segment may go one past its range */
+    if (nseg >= UINT32_MAX || !TREE_GROW(ws, ss, nseg + 1) || !TREE_GROW(ws, sw, nseg + 1) ||
+        !TREE_GROW(ws, nz, 6 * (nn + 2)) || !TREE_GROW(ws, nd, 4 * (nn + 1)) ||
+        !TREE_GROW(ws, smp, 2 * SELECT_SAMPLE) || !TREE_GROW(ws, jl, 3 * n) ||
+        !TREE_GROW(ws, tie, 3 * nseg))
         return PFI_ERR_NOMEM;
     double *sl = ws->ss, *wd = ws->sw, *rem = ws->rem;
     tree_pos *pos = ws->pos;
-    size_t *cbeg = ws->nz, *kids = cbeg + nn + 2, *pre = kids + nn + 1, *own = pre + nn + 1;
-    size_t *sub = own + nn + 1, *start = sub + nn + 1, *live = start + nn + 1;
-    size_t *jbeg = live + nn + 1, *jcur = jbeg + nn + 2, *rbeg = jcur + nn + 1;
-    size_t *rcnt = rbeg + nn + 1;
-    size_t *stk = ws->rng, *tmp = ws->rng + 4 * (nn + 1); /* 2 (nn + 1) ranges each */
+    size_t *cbeg = ws->nz, *kids = cbeg + nn + 2, *pre = kids + nn + 1, *jbeg = pre + nn + 1;
+    size_t *jcur = jbeg + nn + 2, *bst = jcur + nn + 1; /* bst: where a level's range starts */
+    size_t *jl = ws->jl; /* per job by level: the job, its first point, its points */
     double *sat = ws->nd, *eff = sat + nn + 1, *acc = eff + nn + 1, *tot = acc + nn + 1;
     /* the levels' children (CSR; the site's: the levels without a parent), depth-first order
        from the site, as tree_thresholds */
@@ -1105,9 +1081,9 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
     for (size_t a = 0; a <= nn; a++)
         cbeg[a + 1] += cbeg[a];
     for (size_t a = 0; a <= nn; a++)
-        live[a] = cbeg[a];
+        jcur[a] = cbeg[a];
     for (size_t a = 0; a < nn; a++)
-        kids[live[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]]++] = a;
+        kids[jcur[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]]++] = a;
     size_t np = 0, top = 1;
     pre[nn] = site;
     while (top > 0) {
@@ -1117,50 +1093,34 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         for (size_t k = cbeg[a + 1]; k-- > cbeg[a];)
             pre[nn + 1 - ++top] = kids[k];
     }
-    /* each level's own segments and jobs, its subtree's segments, where its range starts */
-    memset(own, 0, (nn + 1) * sizeof *own);
+    /* the jobs by level (job order within each), and the job-order sums: the reference, the
+       lowest power, each level's capacity after the lowest points (tree_oracle's loop; drawn
+       watts everywhere: a level that counts caps has no limit, its capacity stays infinite
+       either way) */
     memset(jbeg, 0, (nn + 2) * sizeof *jbeg);
     for (size_t j = 0; j < n; j++) {
         size_t a = job_node(t, j);
-        a = a == PFI_TOPO_NONE ? site : a;
-        own[a] += off[j + 1] - off[j] - 1;
-        jbeg[a + 1]++;
+        jbeg[(a == PFI_TOPO_NONE ? site : a) + 1]++;
     }
     for (size_t a = 0; a <= nn; a++) {
-        sub[a] = own[a];
         jbeg[a + 1] += jbeg[a];
         jcur[a] = jbeg[a];
     }
-    for (size_t j = 0; j < n; j++) {
-        size_t a = job_node(t, j);
-        ws->jl[jcur[a == PFI_TOPO_NONE ? site : a]++] = j;
-    }
-    for (size_t k = np; k-- > 1;) {
-        size_t a = pre[k];
-        sub[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += sub[a];
-    }
-    start[site] = 0;
-    for (size_t k = 0; k < np; k++) {
-        size_t a = pre[k], cur = start[a] + own[a];
-        for (size_t c = cbeg[a]; c < cbeg[a + 1]; c++) {
-            start[kids[c]] = cur;
-            cur += sub[kids[c]];
-        }
-    }
-    /* the job-order sums: the reference, the lowest power, each level's capacity after the
-       lowest points (tree_oracle's loop; drawn watts everywhere: a level that counts caps
-       has no limit, its capacity stays infinite either way) */
     double ref_p = 0, ref_t = 0, lo_p = 0;
     for (size_t a = 0; a < nn; a++)
         rem[a] = t->limit_w[a];
     rem[nn] = r->budget_w;
     for (size_t j = 0; j < n; j++) {
-        size_t a0 = off[j], k = off[j + 1] - a0;
+        size_t a0 = off[j], k = off[j + 1] - a0, a = job_node(t, j);
+        size_t *e = &jl[3 * jcur[a == PFI_TOPO_NONE ? site : a]++];
+        e[0] = j;
+        e[1] = a0;
+        e[2] = k;
         double d0 = J->power_w[a0];
         ref_p += J->power_w[a0 + k - 1];
         ref_t += J->tput_tok_s[a0 + k - 1];
         lo_p += d0;
-        for (size_t a = job_node(t, j); a != PFI_TOPO_NONE; a = t->parent[a])
+        for (; a != PFI_TOPO_NONE; a = t->parent[a])
             rem[a] -= d0;
         rem[nn] -= d0;
         pos[j].at = pos[j].nx = 0;
@@ -1172,18 +1132,47 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         if (rem[a] < -1e-9 * (1 + fabs(lim)))
             feasible = false;
     }
-    /* bottom up: each level's own segments made, its survivors (a list of ranges on the stack
-       stk, its children's on top of it in reverse order) and its threshold */
-    size_t sp = 0;
-    for (size_t k = np; k-- > 0;) {
-        size_t a = pre[k], m = own[a], at = start[a];
+    /* depth first: a level's own segments made at the cursor on the way down; on the way up
+       its range selected (tree_thresholds' selection and leftover segment) and the cursor put
+       after its survivors; pre doubles as the stack of open levels (below the visit index) */
+    size_t cur = 0, sp = 0;
+    size_t *open = jcur; /* jcur is free again */
+    for (size_t k = 0; k <= np; k++) {
+        size_t a = k < np ? pre[k] : site, par = site;
+        if (k < np && a != site && t->parent[a] != PFI_TOPO_NONE)
+            par = t->parent[a];
+        while (sp > 0 && (k == np || open[sp - 1] != par)) { /* close: its subtree is done */
+            size_t b = open[--sp], m = cur - bst[b];
+            sat[b] = -INFINITY;
+            double cap = rem[b] > 0 ? rem[b] : 0;
+            if (feasible && (b == site || isfinite(t->limit_w[b])) && m > 0 && !(tot[b] <= cap)) {
+                size_t ngt;
+                double wgt;
+                sat[b] = tree_select(sl + bst[b], wd + bst[b], m, tot[b], cap, &ngt, &wgt,
+                                     ws->smp);
+                if (sat[b] > -INFINITY) {
+                    m = ngt;
+                    tot[b] = wgt;
+                    if (cap > wgt) { /* what it has left at s_b: one segment of that slope */
+                        sl[bst[b] + m] = sat[b];
+                        wd[bst[b] + m++] = cap - wgt;
+                        tot[b] = cap;
+                    }
+                }
+            }
+            cur = bst[b] + m;
+            if (b != site)
+                tot[t->parent[b] == PFI_TOPO_NONE ? site : t->parent[b]] += tot[b];
+        }
+        if (k == np)
+            break;
+        bst[a] = cur; /* open: its own segments */
         tot[a] = 0;
-        for (size_t u = jbeg[a]; u < jbeg[a + 1]; u++) {
-            /* the jobs are read out of order: their curves fetched TREE_AHEAD jobs ahead */
-            if (u + 2 * TREE_AHEAD < jbeg[a + 1])
-                __builtin_prefetch(&off[ws->jl[u + 2 * TREE_AHEAD]]);
-            if (u + TREE_AHEAD < jbeg[a + 1]) {
-                size_t f = ws->jl[u + TREE_AHEAD], f0 = off[f], f1 = off[f + 1] - 1;
+        size_t u1 = jbeg[a + 1];
+        for (size_t u = jbeg[a]; u < u1; u++) {
+            if (u + TREE_AHEAD < u1) { /* the curves of the jobs ahead */
+                const size_t *f = &jl[3 * (u + TREE_AHEAD)];
+                size_t f0 = f[1], f1 = f[1] + f[2] - 1;
                 __builtin_prefetch(J->cap_w + f0);
                 __builtin_prefetch(J->cap_w + f1);
                 __builtin_prefetch(J->power_w + f0);
@@ -1191,70 +1180,19 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
                 __builtin_prefetch(J->tput_tok_s + f0);
                 __builtin_prefetch(J->tput_tok_s + f1);
             }
-            size_t j = ws->jl[u], ks = off[j + 1] - off[j] - 1;
-            if (!tree_fast_job(x, j, sl + at, wd + at))
+            const size_t *e = &jl[3 * u];
+            size_t ks = e[2] - 1;
+            if (!tree_fast_job(J, e[0], e[1], e[2], sl + cur, wd + cur))
                 return PFI_OK;
             double w = 0;
             for (size_t s = 0; s < ks; s++)
-                w += wd[at + s];
+                w += wd[cur + s];
             tot[a] += w;
-            at += ks;
+            cur += ks;
         }
-        size_t nt = 0, base = sp;
-        if (m > 0) {
-            tmp[0] = start[a];
-            tmp[1] = m;
-            nt = 1;
-        }
-        if (cbeg[a + 1] > cbeg[a])
-            base = rbeg[kids[cbeg[a + 1] - 1]];
-        for (size_t c = cbeg[a]; c < cbeg[a + 1]; c++) {
-            size_t b = kids[c];
-            m += live[b];
-            tot[a] += tot[b];
-            for (size_t i = rbeg[b]; i < rbeg[b] + rcnt[b]; i++) {
-                size_t o = stk[2 * i], l = stk[2 * i + 1];
-                if (l == 0)
-                    continue;
-                if (nt > 0 && tmp[2 * nt - 2] + tmp[2 * nt - 1] == o) {
-                    tmp[2 * nt - 1] += l;
-                } else {
-                    tmp[2 * nt] = o;
-                    tmp[2 * nt + 1] = l;
-                    nt++;
-                }
-            }
-        }
-        sat[a] = -INFINITY;
-        double cap = rem[a] > 0 ? rem[a] : 0;
-        bool sel = feasible && (a == site || isfinite(t->limit_w[a])) && m > 0 && !(tot[a] <= cap);
-        if (sel || nt > TREE_RANGES) {
-            tree_gather(sl, wd, tmp, nt, start[a]);
-            tmp[0] = start[a];
-            tmp[1] = m;
-            nt = m > 0;
-        }
-        if (sel) {
-            size_t ngt;
-            double wgt;
-            sat[a] = tree_select(sl + start[a], wd + start[a], m, tot[a], cap, &ngt, &wgt, ws->smp);
-            if (sat[a] > -INFINITY) {
-                m = ngt;
-                tot[a] = wgt;
-                if (cap > wgt) { /* what it has left at s_a: one segment of that slope */
-                    sl[start[a] + m] = sat[a];
-                    wd[start[a] + m++] = cap - wgt;
-                    tot[a] = cap;
-                }
-                tmp[1] = m;
-            }
-        }
-        live[a] = m;
-        memcpy(stk + 2 * base, tmp, 2 * nt * sizeof *stk);
-        rbeg[a] = base;
-        rcnt[a] = nt;
-        sp = base + nt;
+        open[sp++] = a;
     }
+    memset(x->w->kind, 0, n); /* every job on its own curve, its own envelope */
     if (!feasible) {
         for (size_t a = 0; a <= nn; a++) {
             double lim = a < nn ? t->limit_w[a] : r->budget_w;
@@ -1475,8 +1413,10 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     bool fast = fused && thr_only && all_measured;
     uint32_t *sq = ws->sq;
     for (size_t j = 0; j < n; j++) {
-        if (fast && tree_fast_job(&x, j, jsl + ns, jw + ns)) {
-            size_t a0 = J->offset[j], k = J->offset[j + 1] - a0;
+        size_t a0 = J->offset[j], k = J->offset[j + 1] - a0;
+        if (fast && a0 < J->offset[j + 1] && tree_fast_job(J, j, a0, k, jsl + ns, jw + ns)) {
+            w->kind[j] = 0; /* as alloc_job_prepare sets it */
+            w->nc[j] = w->ne[j] = (uint32_t)k;
             const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
             ref_p += D[k - 1];
             ref_t += T[k - 1];
