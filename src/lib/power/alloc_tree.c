@@ -1043,7 +1043,8 @@ static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, s
  *    at that point, in one pass; the jobs at a threshold placed again after the ties; the
  *    value, totals and the levels' sums in one last pass.
  * The job-order sums (reference, lowest power, each level's capacity after the lowest
- * points) in a first pass as tree_oracle makes them. *done false (nothing in r or tr
+ * points) as tree_oracle makes them, from the lowest powers kept in job order and in the θ
+ * pass. *done false (nothing in r or tr
  * written, the workspace's scratch changed) when a job is not the common case: the caller
  * then runs tree_oracle's general path. Errors: PFI_ERR_NOMEM.
  */
@@ -1063,15 +1064,17 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
     }
     /* ss/sw: a level's leftover segment may go one past its range */
     if (nseg >= UINT32_MAX || !TREE_GROW(ws, ss, nseg + 1) || !TREE_GROW(ws, sw, nseg + 1) ||
-        !TREE_GROW(ws, nz, 6 * (nn + 2)) || !TREE_GROW(ws, nd, 4 * (nn + 1)) ||
+        !TREE_GROW(ws, nz, 9 * (nn + 2)) || !TREE_GROW(ws, nd, 4 * (nn + 1)) ||
         !TREE_GROW(ws, smp, 2 * SELECT_SAMPLE) || !TREE_GROW(ws, jl, 3 * n) ||
-        !TREE_GROW(ws, tie, 3 * nseg))
+        !TREE_GROW(ws, tie, 3 * nseg) || !TREE_GROW(ws, jw, n))
         return PFI_ERR_NOMEM;
     double *sl = ws->ss, *wd = ws->sw, *rem = ws->rem;
     tree_pos *pos = ws->pos;
     size_t *cbeg = ws->nz, *kids = cbeg + nn + 2, *pre = kids + nn + 1, *jbeg = pre + nn + 1;
     size_t *jcur = jbeg + nn + 2, *bst = jcur + nn + 1; /* bst: where a level's range starts */
+    size_t *own = bst + nn + 1, *live = own + nn + 1, *post = live + nn + 1;
     size_t *jl = ws->jl; /* per job by level: the job, its first point, its points */
+    double *d0 = ws->jw; /* each job's lowest power, in job order */
     double *sat = ws->nd, *eff = sat + nn + 1, *acc = eff + nn + 1, *tot = acc + nn + 1;
     /* the levels' children (CSR; the site's: the levels without a parent), depth-first order
        from the site, as tree_thresholds */
@@ -1093,10 +1096,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         for (size_t k = cbeg[a + 1]; k-- > cbeg[a];)
             pre[nn + 1 - ++top] = kids[k];
     }
-    /* the jobs by level (job order within each), and the job-order sums: the reference, the
-       lowest power, each level's capacity after the lowest points (tree_oracle's loop; drawn
-       watts everywhere: a level that counts caps has no limit, its capacity stays infinite
-       either way) */
+    /* the jobs by level, job order within each (a counting sort) */
     memset(jbeg, 0, (nn + 2) * sizeof *jbeg);
     for (size_t j = 0; j < n; j++) {
         size_t a = job_node(t, j);
@@ -1106,36 +1106,20 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         jbeg[a + 1] += jbeg[a];
         jcur[a] = jbeg[a];
     }
-    double ref_p = 0, ref_t = 0, lo_p = 0;
-    for (size_t a = 0; a < nn; a++)
-        rem[a] = t->limit_w[a];
-    rem[nn] = r->budget_w;
     for (size_t j = 0; j < n; j++) {
-        size_t a0 = off[j], k = off[j + 1] - a0, a = job_node(t, j);
+        size_t a = job_node(t, j);
         size_t *e = &jl[3 * jcur[a == PFI_TOPO_NONE ? site : a]++];
         e[0] = j;
-        e[1] = a0;
-        e[2] = k;
-        double d0 = J->power_w[a0];
-        ref_p += J->power_w[a0 + k - 1];
-        ref_t += J->tput_tok_s[a0 + k - 1];
-        lo_p += d0;
-        for (; a != PFI_TOPO_NONE; a = t->parent[a])
-            rem[a] -= d0;
-        rem[nn] -= d0;
-        pos[j].at = pos[j].nx = 0;
-        pos[j].fr = 0;
+        e[1] = off[j];
+        e[2] = off[j + 1] - off[j];
     }
-    bool feasible = true;
-    for (size_t a = 0; a <= nn && feasible; a++) {
-        double lim = a < nn ? t->limit_w[a] : r->budget_w;
-        if (rem[a] < -1e-9 * (1 + fabs(lim)))
-            feasible = false;
-    }
-    /* depth first: a level's own segments made at the cursor on the way down; on the way up
-       its range selected (tree_thresholds' selection and leftover segment) and the cursor put
-       after its survivors; pre doubles as the stack of open levels (below the visit index) */
-    size_t cur = 0, sp = 0;
+    /* depth first, one cursor: on the way down a level's own segments made at the cursor
+       (each job's lowest power kept in job order, d0), on the way up a level without
+       children selected where it lies (tree_thresholds' selection and leftover segment; its
+       capacity after its jobs' lowest points summed here as tree_oracle's loop sums it: its
+       own jobs, job order) and the cursor put after its survivors; the levels with children
+       are listed in the order they close (post) for after */
+    size_t cur = 0, sp = 0, npost = 0;
     size_t *open = jcur; /* jcur is free again */
     for (size_t k = 0; k <= np; k++) {
         size_t a = k < np ? pre[k] : site, par = site;
@@ -1143,9 +1127,17 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             par = t->parent[a];
         while (sp > 0 && (k == np || open[sp - 1] != par)) { /* close: its subtree is done */
             size_t b = open[--sp], m = cur - bst[b];
+            live[b] = m;
+            if (cbeg[b + 1] > cbeg[b]) {
+                post[npost++] = b;
+                continue;
+            }
+            double rb = b < nn ? t->limit_w[b] : r->budget_w;
+            for (size_t u = jbeg[b]; u < jbeg[b + 1]; u++)
+                rb -= d0[jl[3 * u]];
             sat[b] = -INFINITY;
-            double cap = rem[b] > 0 ? rem[b] : 0;
-            if (feasible && (b == site || isfinite(t->limit_w[b])) && m > 0 && !(tot[b] <= cap)) {
+            double cap = rb > 0 ? rb : 0;
+            if ((b == site || isfinite(t->limit_w[b])) && m > 0 && !(tot[b] <= cap)) {
                 size_t ngt;
                 double wgt;
                 sat[b] = tree_select(sl + bst[b], wd + bst[b], m, tot[b], cap, &ngt, &wgt,
@@ -1160,9 +1152,8 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
                     }
                 }
             }
+            live[b] = m;
             cur = bst[b] + m;
-            if (b != site)
-                tot[t->parent[b] == PFI_TOPO_NONE ? site : t->parent[b]] += tot[b];
         }
         if (k == np)
             break;
@@ -1184,32 +1175,81 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             size_t ks = e[2] - 1;
             if (!tree_fast_job(J, e[0], e[1], e[2], sl + cur, wd + cur))
                 return PFI_OK;
+            d0[e[0]] = J->power_w[e[1]];
             double w = 0;
             for (size_t s = 0; s < ks; s++)
                 w += wd[cur + s];
             tot[a] += w;
             cur += ks;
         }
+        own[a] = cur - bst[a];
         open[sp++] = a;
     }
     memset(x->w->kind, 0, n); /* every job on its own curve, its own envelope */
-    if (!feasible) {
-        for (size_t a = 0; a <= nn; a++) {
-            double lim = a < nn ? t->limit_w[a] : r->budget_w;
-            if (rem[a] < -1e-9 * (1 + fabs(lim))) {
-                if (a < nn)
-                    tree_fail(d, PFI_OK,
-                              "%s: its %s limit %.1f W is below the least its jobs can take at "
-                              "their lowest caps (%.1f W): every job stays there",
-                              where(t, a).s, pfi_limit_kind_name(t->kind[a]), lim, lim - rem[a]);
-                else
-                    tree_fail(d, PFI_OK,
-                              "the site budget %.1f W (%s) is below the least the jobs can take "
-                              "(%.1f W): every job stays at its lowest cap",
-                              lim, pfi_limit_kind_name(t->budget_kind), lim - rem[a]);
-                break;
+    /* the job-order sums: the lowest power, each level's capacity after the lowest points
+       (tree_oracle's loop; drawn watts everywhere: a level that counts caps has no limit, its
+       capacity stays infinite either way) */
+    double ref_p = 0, ref_t = 0, lo_p = 0;
+    for (size_t a = 0; a < nn; a++)
+        rem[a] = t->limit_w[a];
+    rem[nn] = r->budget_w;
+    for (size_t j = 0; j < n; j++) {
+        double dj = d0[j];
+        lo_p += dj;
+        for (size_t a = job_node(t, j); a != PFI_TOPO_NONE; a = t->parent[a])
+            rem[a] -= dj;
+        rem[nn] -= dj;
+        pos[j].at = pos[j].nx = 0;
+        pos[j].fr = 0;
+    }
+    bool feasible = true;
+    for (size_t a = 0; a <= nn && feasible; a++) {
+        double lim = a < nn ? t->limit_w[a] : r->budget_w;
+        if (rem[a] < -1e-9 * (1 + fabs(lim))) {
+            feasible = false;
+            if (a < nn)
+                tree_fail(d, PFI_OK,
+                          "%s: its %s limit %.1f W is below the least its jobs can take at "
+                          "their lowest caps (%.1f W): every job stays there",
+                          where(t, a).s, pfi_limit_kind_name(t->kind[a]), lim, lim - rem[a]);
+            else
+                tree_fail(d, PFI_OK,
+                          "the site budget %.1f W (%s) is below the least the jobs can take "
+                          "(%.1f W): every job stays at its lowest cap",
+                          lim, pfi_limit_kind_name(t->budget_kind), lim - rem[a]);
+        }
+    }
+    /* the levels with children, children first: the range of each is its own segments, then
+       each child's survivors, moved down next to them where a child's selection left a gap
+       (tree_thresholds' layout); then its selection */
+    for (size_t i = 0; i < npost && feasible; i++) {
+        size_t a = post[i], m = own[a];
+        for (size_t c = cbeg[a]; c < cbeg[a + 1]; c++) {
+            size_t b = kids[c], to = bst[a] + m;
+            if (live[b] > 0 && bst[b] != to) {
+                memmove(sl + to, sl + bst[b], live[b] * sizeof *sl);
+                memmove(wd + to, wd + bst[b], live[b] * sizeof *wd);
+            }
+            m += live[b];
+            tot[a] += tot[b];
+        }
+        sat[a] = -INFINITY;
+        double cap = rem[a] > 0 ? rem[a] : 0;
+        if ((a == site || isfinite(t->limit_w[a])) && m > 0 && !(tot[a] <= cap)) {
+            size_t ngt;
+            double wgt;
+            sat[a] = tree_select(sl + bst[a], wd + bst[a], m, tot[a], cap, &ngt, &wgt, ws->smp);
+            if (sat[a] > -INFINITY) {
+                m = ngt;
+                tot[a] = wgt;
+                if (cap > wgt) {
+                    sl[bst[a] + m] = sat[a];
+                    wd[bst[a] + m++] = cap - wgt;
+                    tot[a] = cap;
+                }
             }
         }
+        live[a] = m;
     }
     /* each job's θ: the highest threshold above it (tree_thresholds) */
     bool inner_any = false;
@@ -1230,6 +1270,8 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
         double wt = alloc_opt(J->weight, j, 1.0), th = eff[a], w = 0;
         size_t s = 0;
+        ref_p += D[k - 1];
+        ref_t += T[k - 1];
         if (feasible) {
             double sv = 0;
             for (; s + 1 < k; s++) {
