@@ -985,6 +985,15 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
     return PFI_OK;
 }
 
+/* A curve's caps c[0..k) as pfi_curve_check wants them: finite, > 0, strictly rising. */
+static inline bool tree_caps_ok(const double *c, size_t k)
+{
+    int ok = isfinite(c[0]) & (c[0] > 0);
+    for (size_t i = 1; i < k; i++)
+        ok &= isfinite(c[i]) & (c[i] > c[i - 1]);
+    return ok;
+}
+
 /*
  * Job j's preparation for the greedy by thresholds on drawn watts, when it is the common
  * case: no cap bounds or floor, a curve that passes alloc_job_prepare's checks (pfi_curve_check
@@ -992,12 +1001,13 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
  * (alloc_job_envelope's test: power rising, turn() < 0, no rounded slope that rises): true,
  * and the job's slopes (alloc_slope's expression) and widths in sl[k - 1] and wd[k - 1]; its
  * curve: k points from a0. The caller sets the workspace as alloc_job_prepare would (kind 0:
- * its own curve, its own envelope). False otherwise (sl and wd may be written: the caller then
- * runs alloc_job_prepare, which says why or stores the envelope). The same decisions from the
+ * its own curve, its own envelope). Without caps, the caps are left to the caller
+ * (tree_caps_ok). False otherwise (sl and wd may be written: the caller then runs
+ * alloc_job_prepare, which says why or stores the envelope). The same decisions from the
  * same expressions, in one pass over the curve instead of four.
  */
 static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, size_t k,
-                                 double *sl, double *wd)
+                                 double *sl, double *wd, bool caps)
 {
     if (k == 0 || k > ALLOC_MAX_CANDIDATES_PER_JOB ||
         !isnan(alloc_opt(J->cap_lo_w, j, NAN)) || !isnan(alloc_opt(J->cap_hi_w, j, NAN)) ||
@@ -1005,11 +1015,10 @@ static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, s
         return false;
     const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
     double wt = alloc_opt(J->weight, j, 1.0);
-    int ok = isfinite(c[0]) & isfinite(D[0]) & isfinite(T[0]) & (c[0] > 0) & (D[0] > 0) &
-             (T[0] >= 0);
+    int ok = isfinite(D[0]) & isfinite(T[0]) & (D[0] > 0) & (T[0] >= 0) &
+             (!caps || tree_caps_ok(c, k));
     for (size_t i = 1; i < k; i++) {
-        ok &= isfinite(c[i]) & isfinite(D[i]) & isfinite(T[i]) & (c[i] > c[i - 1]) &
-              (D[i] > D[i - 1]) & (T[i] >= T[i - 1]);
+        ok &= isfinite(D[i]) & isfinite(T[i]) & (D[i] > D[i - 1]) & (T[i] >= T[i - 1]);
         double s = (wt * T[i] - wt * T[i - 1]) / (D[i] - D[i - 1]);
         sl[i - 1] = s;
         wd[i - 1] = D[i] - D[i - 1];
@@ -1044,9 +1053,9 @@ static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, s
  *    value, totals and the levels' sums in one last pass.
  * The job-order sums (reference, lowest power, each level's capacity after the lowest
  * points) as tree_oracle makes them, from the lowest powers kept in job order and in the θ
- * pass. *done false (nothing in r or tr
- * written, the workspace's scratch changed) when a job is not the common case: the caller
- * then runs tree_oracle's general path. Errors: PFI_ERR_NOMEM.
+ * pass. *done false (r's outputs and the workspace's scratch may be written) when a job is
+ * not the common case (its caps are checked in the θ pass, the rest of its curve in the
+ * fill): the caller then runs tree_oracle's general path, which writes every output again. Errors: PFI_ERR_NOMEM.
  */
 static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
                            pfi_alloc_tree_workspace *ws, pfi_alloc_result *r,
@@ -1164,8 +1173,6 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             if (u + TREE_AHEAD < u1) { /* the curves of the jobs ahead */
                 const size_t *f = &jl[3 * (u + TREE_AHEAD)];
                 size_t f0 = f[1], f1 = f[1] + f[2] - 1;
-                __builtin_prefetch(J->cap_w + f0);
-                __builtin_prefetch(J->cap_w + f1);
                 __builtin_prefetch(J->power_w + f0);
                 __builtin_prefetch(J->power_w + f1);
                 __builtin_prefetch(J->tput_tok_s + f0);
@@ -1173,8 +1180,8 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             }
             const size_t *e = &jl[3 * u];
             size_t ks = e[2] - 1;
-            if (!tree_fast_job(J, e[0], e[1], e[2], sl + cur, wd + cur))
-                return PFI_OK;
+            if (!tree_fast_job(J, e[0], e[1], e[2], sl + cur, wd + cur, false))
+                return PFI_OK; /* the caps are checked in the θ pass */
             d0[e[0]] = J->power_w[e[1]];
             double w = 0;
             for (size_t s = 0; s < ks; s++)
@@ -1270,6 +1277,8 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
         double wt = alloc_opt(J->weight, j, 1.0), th = eff[a], w = 0;
         size_t s = 0;
+        if (!tree_caps_ok(c, k))
+            return PFI_OK; /* r is written over by the general path */
         ref_p += D[k - 1];
         ref_t += T[k - 1];
         if (feasible) {
@@ -1456,7 +1465,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     uint32_t *sq = ws->sq;
     for (size_t j = 0; j < n; j++) {
         size_t a0 = J->offset[j], k = J->offset[j + 1] - a0;
-        if (fast && a0 < J->offset[j + 1] && tree_fast_job(J, j, a0, k, jsl + ns, jw + ns)) {
+        if (fast && a0 < J->offset[j + 1] && tree_fast_job(J, j, a0, k, jsl + ns, jw + ns, true)) {
             w->kind[j] = 0; /* as alloc_job_prepare sets it */
             w->nc[j] = w->ne[j] = (uint32_t)k;
             const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
