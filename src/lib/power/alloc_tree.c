@@ -1053,9 +1053,9 @@ static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, s
  *    value, totals and the levels' sums in one last pass.
  * The job-order sums (reference, lowest power, each level's capacity after the lowest
  * points) as tree_oracle makes them, from the lowest powers kept in job order and in the θ
- * pass. *done false (r's outputs and the workspace's scratch may be written) when a job is
- * not the common case (its caps are checked in the θ pass, the rest of its curve in the
- * fill): the caller then runs tree_oracle's general path, which writes every output again. Errors: PFI_ERR_NOMEM.
+ * pass. *done false (nothing in r or tr written, the workspace's scratch changed) when a job
+ * is not the common case (its caps checked first, the rest of its curve in the fill): the
+ * caller then runs tree_oracle's general path. Errors: PFI_ERR_NOMEM.
  */
 static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
                            pfi_alloc_tree_workspace *ws, pfi_alloc_result *r,
@@ -1066,8 +1066,9 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
     const size_t *off = J->offset;
     *done = false;
     size_t nseg = 0;
-    for (size_t j = 0; j < n; j++) {
-        if (off[j + 1] <= off[j] || off[j + 1] - off[j] > ALLOC_MAX_CANDIDATES_PER_JOB)
+    for (size_t j = 0; j < n; j++) { /* the caps checked here, in order; the rest in the fill */
+        if (off[j + 1] <= off[j] || off[j + 1] - off[j] > ALLOC_MAX_CANDIDATES_PER_JOB ||
+            !tree_caps_ok(J->cap_w + off[j], off[j + 1] - off[j]))
             return PFI_OK; /* alloc_job_prepare says why */
         nseg += off[j + 1] - off[j] - 1;
     }
@@ -1181,7 +1182,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             const size_t *e = &jl[3 * u];
             size_t ks = e[2] - 1;
             if (!tree_fast_job(J, e[0], e[1], e[2], sl + cur, wd + cur, false))
-                return PFI_OK; /* the caps are checked in the θ pass */
+                return PFI_OK;
             d0[e[0]] = J->power_w[e[1]];
             double w = 0;
             for (size_t s = 0; s < ks; s++)
@@ -1277,8 +1278,6 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
         double wt = alloc_opt(J->weight, j, 1.0), th = eff[a], w = 0;
         size_t s = 0;
-        if (!tree_caps_ok(c, k))
-            return PFI_OK; /* r is written over by the general path */
         ref_p += D[k - 1];
         ref_t += T[k - 1];
         if (feasible) {
