@@ -486,6 +486,25 @@ static void tree_marginals(const pfi_alloc_jobs *J, size_t j, pfi_alloc_result *
     r->marginal_up[j] = cap >= hi - tol ? NAN : up;
 }
 
+/* tree_marginals for job j (no cap bounds, its k caps c rising) at its point s, with the slopes
+   of its segments either side of it (down: s > 0, up: s + 1 < k; alloc_slope's expression, as
+   tree_marginals computes them) already at hand: the same values without the work, unless a
+   cap lies within tree_marginals' tolerance of c[s] (then tree_marginals itself). */
+static inline void tree_marginals_at(const pfi_alloc_jobs *J, size_t j, const double *c, size_t k,
+                                     size_t s, double down, double up, pfi_alloc_result *r)
+{
+    double cap = c[s], tol = 1e-9 * (1 + fabs(cap));
+    size_t i = 0;
+    while (i + 1 < k && c[i] < cap - tol)
+        i++;
+    if (i != s) {
+        tree_marginals(J, j, r);
+        return;
+    }
+    r->marginal_down[j] = cap <= c[0] + tol || s == 0 ? NAN : down;
+    r->marginal_up[j] = cap >= c[k - 1] - tol || s + 1 == k ? NAN : up;
+}
+
 /* Grow *p to hold need elements of size elem (contents not kept); false when out of memory
    (then *p is NULL and *cap 0). */
 static bool tree_grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -1280,6 +1299,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         size_t s = 0;
         ref_p += D[k - 1];
         ref_t += T[k - 1];
+        double down = NAN, up = NAN; /* the slopes either side of point s (feasible) */
         if (feasible) {
             double sv = 0;
             for (; s + 1 < k; s++) {
@@ -1287,7 +1307,9 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
                 if (!(sv > th))
                     break;
                 w += D[s + 1] - D[s];
+                down = sv;
             }
+            up = s + 1 < k ? sv : NAN;
             pos[j].at = pos[j].nx = (uint32_t)s;
             for (size_t q = s; q + 1 < k; q++) {
                 if (q > s)
@@ -1305,7 +1327,10 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         r->power_w[j] = D[s];
         r->tput_tok_s[j] = T[s];
         r->shed_w[j] = D[k - 1] - D[s];
-        tree_marginals(J, j, r);
+        if (feasible)
+            tree_marginals_at(J, j, c, k, s, down, up, r);
+        else
+            tree_marginals(J, j, r);
     }
     if (feasible) {
         for (size_t k = np; k-- > 0;) {
