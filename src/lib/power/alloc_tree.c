@@ -1050,8 +1050,9 @@ static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, s
     return ok;
 }
 
-/* How many jobs ahead tree_fast fetches the curves of the jobs it reads out of order. */
-#define TREE_AHEAD 16
+/* How many jobs ahead tree_fast fetches the curves of the jobs it reads out of order (into the
+   second-level cache: 16 jobs into the first was about 1 ms slower at 100 000 jobs). */
+#define TREE_AHEAD 48
 
 /*
  * The greedy by thresholds (tree_thresholds) and the outputs of tree_oracle for its common
@@ -1193,10 +1194,10 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             if (u + TREE_AHEAD < u1) { /* the curves of the jobs ahead */
                 const size_t *f = &jl[3 * (u + TREE_AHEAD)];
                 size_t f0 = f[1], f1 = f[1] + f[2] - 1;
-                __builtin_prefetch(J->power_w + f0);
-                __builtin_prefetch(J->power_w + f1);
-                __builtin_prefetch(J->tput_tok_s + f0);
-                __builtin_prefetch(J->tput_tok_s + f1);
+                __builtin_prefetch(J->power_w + f0, 0, 2);
+                __builtin_prefetch(J->power_w + f1, 0, 2);
+                __builtin_prefetch(J->tput_tok_s + f0, 0, 2);
+                __builtin_prefetch(J->tput_tok_s + f1, 0, 2);
             }
             const size_t *e = &jl[3 * u];
             size_t ks = e[2] - 1;
