@@ -698,10 +698,10 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
     if (ws == NULL)
         return;
     pfi_alloc_workspace_destroy(ws->w);
-    void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem, ws->xs,
-                    ws->ys,  ws->pos,  ws->idx, ws->bs,  ws->kp,    ws->ss,    ws->sw,  ws->sbeg,
-                    ws->tie, ws->nz,   ws->nd,  ws->smp, ws->jsl,   ws->jw,    ws->sq,
-                    ws->rng, ws->jl};
+    void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem,
+                    ws->xs,  ws->ys,   ws->pos, ws->idx, ws->bs,    ws->kp,    ws->ss,
+                    ws->sw,  ws->sbeg, ws->tie, ws->nz,  ws->nd,    ws->smp,   ws->jsl,
+                    ws->jw,  ws->sq,   ws->rng, ws->jl};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         pfi_free(ptrs[i]);
     pfi_free(ws);
@@ -1025,17 +1025,16 @@ static inline bool tree_caps_ok(const double *c, size_t k)
  * alloc_job_prepare, which says why or stores the envelope). The same decisions from the
  * same expressions, in one pass over the curve instead of four.
  */
-static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, size_t k,
-                                 double *sl, double *wd, bool caps)
+static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, size_t k, double *sl,
+                                 double *wd, bool caps)
 {
-    if (k == 0 || k > ALLOC_MAX_CANDIDATES_PER_JOB ||
-        !isnan(alloc_opt(J->cap_lo_w, j, NAN)) || !isnan(alloc_opt(J->cap_hi_w, j, NAN)) ||
-        alloc_opt(J->floor_frac, j, 0.0) != 0.0)
+    if (k == 0 || k > ALLOC_MAX_CANDIDATES_PER_JOB || !isnan(alloc_opt(J->cap_lo_w, j, NAN)) ||
+        !isnan(alloc_opt(J->cap_hi_w, j, NAN)) || alloc_opt(J->floor_frac, j, 0.0) != 0.0)
         return false;
     const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
     double wt = alloc_opt(J->weight, j, 1.0);
-    int ok = isfinite(D[0]) & isfinite(T[0]) & (D[0] > 0) & (T[0] >= 0) &
-             (!caps || tree_caps_ok(c, k));
+    int ok =
+        isfinite(D[0]) & isfinite(T[0]) & (D[0] > 0) & (T[0] >= 0) & (!caps || tree_caps_ok(c, k));
     for (size_t i = 1; i < k; i++) {
         ok &= isfinite(D[i]) & isfinite(T[i]) & (D[i] > D[i - 1]) & (T[i] >= T[i - 1]);
         double s = (wt * T[i] - wt * T[i - 1]) / (D[i] - D[i - 1]);
@@ -1170,8 +1169,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             if ((b == site || isfinite(t->limit_w[b])) && m > 0 && !(tot[b] <= cap)) {
                 size_t ngt;
                 double wgt;
-                sat[b] = tree_select(sl + bst[b], wd + bst[b], m, tot[b], cap, &ngt, &wgt,
-                                     ws->smp);
+                sat[b] = tree_select(sl + bst[b], wd + bst[b], m, tot[b], cap, &ngt, &wgt, ws->smp);
                 if (sat[b] > -INFINITY) {
                     m = ngt;
                     tot[b] = wgt;
