@@ -666,14 +666,13 @@ struct pfi_alloc_tree_workspace {
     size_t *sbeg, *tie; /* each job's first segment (n + 1); the segments at a threshold
                            (3 each: segment, job, candidate it starts from) */
     uint32_t *sq;       /* the greedy by thresholds: the candidate each segment ends at */
-    size_t *nz;         /* per level: 7 × (levels + 2) */
+    size_t *nz;         /* per level: 7 × (levels + 2); tree_fast: 9 × */
     double *nd;         /* per level: 4 × (levels + 1) */
     double *smp;        /* tree_select's sample: 2 × SELECT_SAMPLE */
-    size_t *rng;        /* tree_fast: the levels' survivors as ranges of ss/sw (2 each) */
-    size_t *jl;         /* tree_fast: the jobs by level, in job order within each */
+    size_t *jl;         /* tree_fast: the jobs by level, in job order within each (3 each) */
     bool last_flat;     /* the last call took the flat optimum (tree_flat_first) */
     size_t n_seg, n_keys, n_ord, n_tmp, n_count, n_jband, n_rem, n_xs, n_ys, n_pos, n_idx, n_bs,
-        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw, n_sq, n_rng, n_jl;
+        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw, n_sq, n_jl;
 };
 
 pfi_error pfi_alloc_tree_workspace_create(pfi_alloc_tree_workspace **out)
@@ -698,10 +697,9 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
     if (ws == NULL)
         return;
     pfi_alloc_workspace_destroy(ws->w);
-    void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem,
-                    ws->xs,  ws->ys,   ws->pos, ws->idx, ws->bs,    ws->kp,    ws->ss,
-                    ws->sw,  ws->sbeg, ws->tie, ws->nz,  ws->nd,    ws->smp,   ws->jsl,
-                    ws->jw,  ws->sq,   ws->rng, ws->jl};
+    void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem, ws->xs,
+                    ws->ys,  ws->pos,  ws->idx, ws->bs,  ws->kp,    ws->ss,    ws->sw,  ws->sbeg,
+                    ws->tie, ws->nz,   ws->nd,  ws->smp, ws->jsl,   ws->jw,    ws->sq,  ws->jl};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         pfi_free(ptrs[i]);
     pfi_free(ws);
@@ -1049,8 +1047,8 @@ static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, s
     return ok;
 }
 
-/* How many jobs ahead tree_fast fetches the curves of the jobs it reads out of order (into the
-   second-level cache: 16 jobs into the first was about 1 ms slower at 100 000 jobs). */
+/* How many jobs ahead tree_fast fetches the curves of the jobs it reads out of order, into the
+   second-level cache (16 jobs ahead into the first was slower at 100 000 jobs). */
 #define TREE_AHEAD 48
 
 /*
@@ -1062,11 +1060,12 @@ static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, s
  *  - the levels are visited depth first with one cursor in ss/sw: on the way down, a level's
  *    own segments are made at the cursor (its jobs read in job order, out of the jobs' order
  *    overall: a counting sort of the jobs by level, their curves fetched ahead); on the way
- *    up, its range — its own segments, then each child's survivors, as tree_thresholds lays
- *    it out — is selected where it lies and the cursor goes back to the end of its survivors.
- *    So a leaf's selection runs on what was just written, in cache, and no survivor is ever
- *    moved (tree_thresholds wrote every segment twice, job order then level order, and moved
- *    the survivors up at every level);
+ *    up, a level without children is selected where it lies, on what was just written (in
+ *    cache), and the cursor goes back to the end of its survivors. The levels with children
+ *    are selected after (their capacities need every job), children first, on
+ *    tree_thresholds' layout — own segments, then each child's survivors, moved down only
+ *    where a child's selection left a gap (tree_thresholds wrote every segment twice, job
+ *    order then level order, and moved the survivors up at every level);
  *  - each job's θ is found from its curve (the slopes' expression again), with its outputs
  *    at that point, in one pass; the jobs at a threshold placed again after the ties; the
  *    value, totals and the levels' sums in one last pass.
@@ -1091,11 +1090,11 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             return PFI_OK; /* alloc_job_prepare says why */
         nseg += off[j + 1] - off[j] - 1;
     }
-    /* ss/sw: a level's leftover segment may go one past its range */
-    if (nseg >= UINT32_MAX || !TREE_GROW(ws, ss, nseg + 1) || !TREE_GROW(ws, sw, nseg + 1) ||
-        !TREE_GROW(ws, nz, 9 * (nn + 2)) || !TREE_GROW(ws, nd, 4 * (nn + 1)) ||
-        !TREE_GROW(ws, smp, 2 * SELECT_SAMPLE) || !TREE_GROW(ws, jl, 3 * n) ||
-        !TREE_GROW(ws, tie, 3 * nseg) || !TREE_GROW(ws, jw, n))
+    /* ss/sw: a level's leftover segment may go one past its range (at most one a level) */
+    if (nseg >= UINT32_MAX || !TREE_GROW(ws, ss, nseg + nn + 1) ||
+        !TREE_GROW(ws, sw, nseg + nn + 1) || !TREE_GROW(ws, nz, 9 * (nn + 2)) ||
+        !TREE_GROW(ws, nd, 4 * (nn + 1)) || !TREE_GROW(ws, smp, 2 * SELECT_SAMPLE) ||
+        !TREE_GROW(ws, jl, 3 * n) || !TREE_GROW(ws, tie, 3 * nseg) || !TREE_GROW(ws, jw, n))
         return PFI_ERR_NOMEM;
     double *sl = ws->ss, *wd = ws->sw, *rem = ws->rem;
     tree_pos *pos = ws->pos;
@@ -1157,6 +1156,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         while (sp > 0 && (k == np || open[sp - 1] != par)) { /* close: its subtree is done */
             size_t b = open[--sp], m = cur - bst[b];
             live[b] = m;
+            sat[b] = -INFINITY;
             if (cbeg[b + 1] > cbeg[b]) {
                 post[npost++] = b;
                 continue;
@@ -1164,7 +1164,6 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             double rb = b < nn ? t->limit_w[b] : r->budget_w;
             for (size_t u = jbeg[b]; u < jbeg[b + 1]; u++)
                 rb -= d0[jl[3 * u]];
-            sat[b] = -INFINITY;
             double cap = rb > 0 ? rb : 0;
             if ((b == site || isfinite(t->limit_w[b])) && m > 0 && !(tot[b] <= cap)) {
                 size_t ngt;
