@@ -1,8 +1,8 @@
 /*
  * Unit tests of pfid's pieces that need no server: the constant-time token comparison, the
  * config parser (durations, sizes, inline comments, errors with line numbers), the mapping
- * file, the Slurm environment scan, the request body parsers, Prometheus label escaping, and
- * the GPU process list through the fake NVML.
+ * file, the Slurm environment scan, the request body parsers, Prometheus label escaping, the
+ * GPU process list through the fake NVML, and the log's escaping of the text it quotes.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -21,6 +21,7 @@
 
 #include "agent.h"
 #include "buf.h"
+#include "log.h"
 #include "pfi/http.h"
 #include "request.h"
 
@@ -349,6 +350,54 @@ static void test_node_power_file(void **state)
     END_CHECKS();
 }
 
+/* pfid_log's line "job ARG" at level, as written on stderr, into out[n]. */
+static void log_line(int level, const char *arg, char *out, size_t n)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    assert_non_null(tmp);
+    assert_true(saved >= 0 && dup2(fileno(tmp), 2) >= 0);
+    pfid_log(level, "job %s", arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t got = fread(out, 1, n - 1, tmp);
+    out[got] = '\0';
+    fclose(tmp);
+}
+
+/* The log's text from requests, files and drivers (a job name, a path, a GPU name): a
+ * newline or carriage return cannot forge a line, an ESC sequence reach the terminal, a byte
+ * of invalid UTF-8 pass raw; each is \xNN (pfi_escape), well-formed UTF-8 kept. The expected
+ * lines are written by hand from those rules. */
+static void test_log_escape(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *arg, *want;
+    } cases[] = {
+        {"j1\npfid: error: forged", "pfid: warning: job j1\\x0Apfid: error: forged\n"},
+        {"a\rb", "pfid: warning: job a\\x0Db\n"},
+        {"\x1b[31mred\x1b[0m", "pfid: warning: job \\x1B[31mred\\x1B[0m\n"},
+        {"bad\xff\xc3", "pfid: warning: job bad\\xFF\\xC3\n"},
+        {"caf\xc3\xa9 \xe2\x82\xac", "pfid: warning: job caf\xc3\xa9 \xe2\x82\xac\n"},
+        {"tab\there", "pfid: warning: job tab\\x09here\n"},
+        {"plain-job_1", "pfid: warning: job plain-job_1\n"},
+    };
+    int was = pfid_log_level();
+    pfid_log_set_level(PFID_LOG_INFO);
+    char got[512];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        log_line(PFID_LOG_WARN, cases[k].arg, got, sizeof got);
+        CHECK(strcmp(got, cases[k].want) == 0, "log case %zu: got '%s', want '%s'\n", k, got,
+              cases[k].want);
+    }
+    pfid_log_set_level(was);
+    END_CHECKS();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_mapping),        cmocka_unit_test(test_requests),
         cmocka_unit_test(test_label_escape),   cmocka_unit_test(test_processes),
         cmocka_unit_test(test_tail_rate_rule), cmocka_unit_test(test_node_power_file),
+        cmocka_unit_test(test_log_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,6 +144,128 @@ static void test_select(void **state)
     }
 }
 
+/* pfi_alloc_select as it was before its sums were split (every partition summing its widths
+   as it goes, issue 18 item 8): the reference its results must equal bit for bit. */
+static double select_summing(double *slope, double *width, size_t m, double cap, double *above)
+{
+    double total = 0;
+    for (size_t i = 0; i < m; i++)
+        total += width[i];
+    if (total <= cap || m == 0) {
+        *above = total;
+        return -INFINITY;
+    }
+    size_t lo = 0, hi = m;
+    double acc = 0;
+    uint64_t state = 0x9E3779B97F4A7C15ull ^ (uint64_t)m;
+    for (;;) {
+        size_t n = hi - lo;
+        double pivot = alloc_pivot3(slope, lo, n, &state);
+        double w_gt, w_eq;
+        size_t gt = alloc_part_front(slope, width, lo, hi, pivot, true, &w_gt);
+        if (acc + w_gt > cap) {
+            hi = gt;
+        } else {
+            size_t eq = alloc_part_front(slope, width, gt, hi, pivot, false, &w_eq);
+            if (acc + w_gt + w_eq >= cap) {
+                *above = acc + w_gt;
+                return pivot;
+            }
+            acc += w_gt + w_eq;
+            lo = eq;
+        }
+        if (lo >= hi) {
+            *above = acc;
+            return pivot;
+        }
+    }
+}
+
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/*
+ * pfi_alloc_select decides most rounds from partial sums with an error bound and sums in
+ * order only where the bits matter; its λ, *above and the order it leaves equal
+ * select_summing's bit for bit. The capacities are put where the bound cannot tell: on sums
+ * of the widths sorted by slope, added in several orders, and a few ulps either side.
+ */
+static void test_select_same_bits(void **state)
+{
+    (void)state;
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 18, 8);
+    size_t cases = 0, close = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        size_t m = 1 + pfi_rng_next(&rng) % (trial % 4 == 0 ? 5000 : 300);
+        double *s = malloc(m * sizeof *s), *w = malloc(m * sizeof *w);
+        double *s2 = malloc(m * sizeof *s2), *w2 = malloc(m * sizeof *w2);
+        double *pairs = malloc(2 * m * sizeof *pairs);
+        assert_non_null(s);
+        assert_non_null(w);
+        assert_non_null(s2);
+        assert_non_null(w2);
+        assert_non_null(pairs);
+        unsigned ties = (unsigned)(pfi_rng_next(&rng) % 3);
+        for (size_t i = 0; i < m; i++) {
+            s[i] = ties == 0   ? pfi_rng_uniform(&rng)
+                   : ties == 1 ? (double)(pfi_rng_next(&rng) % 17)
+                               : (double)(pfi_rng_next(&rng) % 3);
+            /* widths over many binades, so that the orders of addition round differently */
+            w[i] = ldexp(0.5 + pfi_rng_uniform(&rng), (int)(pfi_rng_next(&rng) % 40) - 20);
+            pairs[2 * i] = s[i];
+            pairs[2 * i + 1] = w[i];
+        }
+        qsort(pairs, m, 2 * sizeof(double), by_desc);
+        for (int c = 0; c < 24; c++) {
+            /* a prefix of the sorted widths, summed forwards, backwards or in the given order */
+            size_t k = pfi_rng_next(&rng) % (m + 1);
+            double cap = 0;
+            if (c % 3 == 0)
+                for (size_t i = 0; i < k; i++)
+                    cap += pairs[2 * i + 1];
+            else if (c % 3 == 1)
+                for (size_t i = k; i-- > 0;)
+                    cap += pairs[2 * i + 1];
+            else
+                for (size_t i = 0; i < m; i++)
+                    cap += s[i] >= pairs[2 * (k > 0 ? k - 1 : 0)] ? w[i] : 0.0;
+            int ulps = (int)(pfi_rng_next(&rng) % 7) - 3;
+            for (; ulps > 0; ulps--)
+                cap = nextafter(cap, INFINITY);
+            for (; ulps < 0; ulps++)
+                cap = nextafter(cap, 0);
+            memcpy(s2, s, m * sizeof *s);
+            memcpy(w2, w, m * sizeof *w);
+            double a1, a2, l1, l2;
+            double *s1 = malloc(m * sizeof *s1), *w1 = malloc(m * sizeof *w1);
+            assert_non_null(s1);
+            assert_non_null(w1);
+            memcpy(s1, s, m * sizeof *s);
+            memcpy(w1, w, m * sizeof *w);
+            l1 = pfi_alloc_select(s1, w1, m, cap, &a1);
+            l2 = select_summing(s2, w2, m, cap, &a2);
+            assert_true(same_bits(l1, l2));
+            assert_true(same_bits(a1, a2));
+            assert_memory_equal(s1, s2, m * sizeof *s1);
+            assert_memory_equal(w1, w2, m * sizeof *w1);
+            close += fabs(a2 - cap) < 1e-12 * cap || fabs(cap - a2) < 1e-9;
+            cases++;
+            free(s1);
+            free(w1);
+        }
+        free(s);
+        free(w);
+        free(s2);
+        free(w2);
+        free(pairs);
+    }
+    assert_int_equal(cases, 400 * 24);
+    assert_true(close > 100); /* the capacities did land on the sums the bound cannot tell */
+}
+
 /* A job of the DESIGN §7 model: compute share alpha, P_u (W), uncapped tokens/s, GPUs. */
 static pfi_model_job model_job(double alpha, double p_u, double tput, unsigned gpus)
 {
@@ -1336,6 +1458,7 @@ int main(void)
         cmocka_unit_test(test_interp),
         cmocka_unit_test(test_envelope),
         cmocka_unit_test(test_select),
+        cmocka_unit_test(test_select_same_bits),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_oracle_brute_force),
         cmocka_unit_test(test_oracle_grid_rounding),

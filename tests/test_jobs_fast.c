@@ -1,8 +1,8 @@
 /*
  * The speed-ups of `pfi allocate` held to what they replace (issue 18 item 8):
  *  - fmt_g10 (src/cli/fmt_num.h) against snprintf "%.10g", byte for byte, on 3 million
- *    values (random bit patterns, decimals of the jobs files' kind, every decade, ties) and
- *    edge cases;
+ *    values (random bit patterns, decimals of the jobs files' kind, every decade, ties, whole
+ *    numbers of every length) and edge cases;
  *  - the reader's number fast path (jobs_fast_number) against strtod, bit for bit, on 4
  *    million random decimals (signs, leading zeros, 1 to 24 digits, any point position,
  *    printf's decimals of random doubles) and edge cases;
@@ -75,6 +75,9 @@ static void test_fmt(void)
                            10,
                            100,
                            1e9,
+                           9999999999.0,
+                           123456789.0,
+                           8,
                            999999999.95,
                            99.99999999995,
                            1360.000,
@@ -91,9 +94,13 @@ static void test_fmt(void)
     for (long i = 0; i < 3000000; i++) {
         uint64_t s = next();
         double v;
-        switch (i % 5) {
+        switch (i % 6) {
         case 0:
             memcpy(&v, &s, sizeof v);
+            break;
+        case 5: /* whole numbers (gpus, caps): every length up to 10 digits and 1e10 */
+            v = (double)(s % 10000000001ull) / (double)(1ull << ((s >> 40) % 34));
+            v = floor(v);
             break;
         case 1:
             v = (double)(s % 100000000000ull) / 1000.0; /* %.3f-like decimals */

@@ -166,7 +166,8 @@ typedef struct pfi_ctl_report {
     double alloc_budget_w; /* what the allocator was given (budget − margin − correction −
                               reserve − unmanaged) */
     double measured_w;     /* measured power of the answering agents' GPUs */
-    double reserved_w;     /* held for agents that do not answer (last caps or max) */
+    double reserved_w;     /* held for agents that do not answer (last caps or max); NaN
+                              while one never seen is silent (its GPUs unknown) */
     double predicted_w;    /* curves' prediction at the confirmed caps */
     double correction_w;   /* feedback term in force */
     double ref_w;          /* Σ jobs' reference power + unmanaged GPUs + reserve */
@@ -302,6 +303,8 @@ typedef struct pfi_ctl_job_view {
     size_t gpus;
     double pfi;
     pfi_curve_source source;
+    /* cap_w: the mean per-GPU cap the agents confirmed as the last period ended (the caps it
+     * applied; NaN when not seen); power_w was measured under the caps before them */
     double cap_w, ref_power_w, power_w, pred_power_w, tput_tok_s, ref_tput_tok_s;
 } pfi_ctl_job_view;
 size_t pfi_ctl_job_count(const pfi_ctl *ctl);

@@ -41,6 +41,10 @@ extern "C" {
 
 #define PFI_SIM_MIXES 2
 #define PFI_SIM_MAX_REDUCTIONS 16
+/* The largest pfi_noise (PFI units) [ours]: 15 times the largest PFI measured (67, Zeus):
+ * every estimate is noise long before it; past about 1e305 the estimates overflowed
+ * pfi-weighted's P x PFI / (T/P) and its cells came out n/a (inf at 1e308: refused). */
+#define PFI_SIM_MAX_PFI_NOISE 1000.0
 
 typedef enum pfi_sim_mix { PFI_MIX_RANDOM = 0, PFI_MIX_PRODUCTION = 1 } pfi_sim_mix;
 
@@ -77,8 +81,9 @@ typedef struct pfi_sim_options {
     size_t n_reductions;                       /* 5 */
     bool mix_enabled[PFI_SIM_MIXES];           /* both */
     double prod_ft_share;                      /* 0.8 [ours] */
-    double pfi_noise;           /* SD of the PFI estimate error, PFI units: 0.25 [ours] */
-    double cap_step_w;          /* 0: continuous caps */
+    double pfi_noise;  /* SD of the PFI estimate error, PFI units, in [0, PFI_SIM_MAX_PFI_NOISE]:
+                          0.25 [ours] */
+    double cap_step_w; /* 0: continuous caps */
     const char *deep_cut_class; /* class-weighted: "moe-ft" */
     double class_factor;        /* 2 */
     unsigned threads;           /* 0: one per online CPU */

@@ -1,6 +1,8 @@
 /*
  * pfid's log: one line per event on stderr, "pfid: LEVEL: message". journald (or whoever
- * runs pfid) adds the time. Thread-safe (one fprintf per line).
+ * runs pfid) adds the time. Thread-safe (one fprintf per line). Control characters and
+ * invalid UTF-8 in the message (a job name, a path, a header value) are written as \xNN
+ * (pfi_escape): text from requests, files or drivers cannot forge a line.
  */
 #ifndef PFID_LOG_H
 #define PFID_LOG_H

@@ -1,14 +1,12 @@
 /*
  * pfi allocate — per-job power caps under a cluster power budget.
  */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <getopt.h>
 #include <malloc.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -113,10 +111,32 @@ static void json_num(FILE *f, double v)
         fwrite(b, 1, (size_t)fmt_g10(b, v), f);
 }
 
-/* A JSON string (a job or level name from a file: invalid UTF-8 as U+FFFD). */
+/* A JSON string (a job or level name from a file: invalid UTF-8 as U+FFFD). Printable ASCII
+   without '"' or '\\' (the usual name) is written as it is, in one write; anything else by
+   cli_put_json_text (the same bytes for such a name). */
+/* The length of s when it is such a name of at most 256 bytes, else SIZE_MAX. */
+static size_t json_plain(const char *s)
+{
+    size_t n = 0;
+    if (s == NULL)
+        return SIZE_MAX;
+    while (n < 256 && s[n] >= 0x20 && s[n] < 0x7f && s[n] != '"' && s[n] != '\\')
+        n++;
+    return s[n] == '\0' ? n : SIZE_MAX;
+}
+
 static void json_str(FILE *f, const char *s)
 {
-    cli_put_json_text(f, s);
+    size_t n = json_plain(s);
+    if (n == SIZE_MAX) {
+        cli_put_json_text(f, s);
+        return;
+    }
+    char b[256 + 2];
+    b[0] = '"';
+    memcpy(b + 1, s, n);
+    b[n + 1] = '"';
+    fwrite(b, 1, n + 2, f);
 }
 
 /* The power tree of --topology (or a reserve budget alone): the levels, each job's level,
@@ -336,6 +356,66 @@ static void write_tree_why(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r
     }
 }
 
+/* The length of s when it is printable ASCII alone (what cli_safe leaves as it is), else
+   SIZE_MAX. */
+static size_t plain_len(const char *s)
+{
+    size_t n = 0;
+    while (s[n] >= 0x20 && s[n] < 0x7f)
+        n++;
+    return s[n] == '\0' && n + 4 <= CLI_SAFE_CELL ? n : SIZE_MAX;
+}
+
+/* cli_safe(buf, CLI_SAFE_CELL, s, strlen(s)) without the copy for a plain s (s itself). */
+static const char *safe_cell(char *buf, const char *s)
+{
+    return plain_len(s) != SIZE_MAX ? s : cli_safe(buf, CLI_SAFE_CELL, s, strlen(s));
+}
+
+/* cli_safe_width(s, lo, hi), as safe_cell. */
+static int safe_width(const char *s, int lo, int hi)
+{
+    size_t n = s != NULL ? plain_len(s) : SIZE_MAX;
+    if (n == SIZE_MAX)
+        return cli_safe_width(s, lo, hi);
+    return n < (size_t)lo ? lo : n > (size_t)hi ? hi : (int)n;
+}
+
+/* s appended to row[0..n) padded with spaces to w bytes: after it (left), or before it (as
+   printf's "%-*s" and "%*s"); returns the row's new length. */
+static size_t put_cell(char *row, size_t n, const char *s, int w, bool left)
+{
+    size_t len = strlen(s), pad = w > 0 && (size_t)w > len ? (size_t)w - len : 0;
+    if (!left) {
+        memset(row + n, ' ', pad);
+        n += pad;
+    }
+    memcpy(row + n, s, len);
+    n += len;
+    if (left) {
+        memset(row + n, ' ', pad);
+        n += pad;
+    }
+    return n;
+}
+
+/* g as printf's "%.0f" (b: 48 bytes): a whole number below 10^15 by its digits. */
+static const char *fmt0(char *b, double g)
+{
+    if (!(g >= 0 && g < 1e15 && g == floor(g))) {
+        snprintf(b, 48, "%.0f", g);
+        return b;
+    }
+    unsigned long long u = (unsigned long long)g;
+    char *p = b + 47;
+    *p = '\0';
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u > 0);
+    return p;
+}
+
 static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
                         bool explain, const tree_ctx *tc, pfi_limit_kind kind)
 {
@@ -345,8 +425,8 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
        alike in their first 24 characters stay apart) */
     int wj = 24, wc = 8;
     for (size_t j = 0; j < J->n; j++) {
-        wj = cli_safe_width(J->name[j], wj, 256);
-        wc = cli_safe_width(J->job_class[j], wc, 64);
+        wj = safe_width(J->name[j], wj, 256);
+        wc = safe_width(J->job_class[j], wc, 64);
     }
     fprintf(f, "\n%-*s %-*s %5s %9s %11s %10s %13s %6s", wj, "job", wc, "class", "gpus", "cap_w",
             "power_w", "shed_w", "tput_tok_s", "kept");
@@ -358,16 +438,35 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
         /* a value the job lacks (no marginal at an end of its curve) is "-" */
         char b[5][32], kept[40] = "-"; /* missing: "-", never "-%" */
         double kp = 100 * r->tput_tok_s[j] / J->tput_tok_s[last];
-        if (isfinite(kp))
-            snprintf(kept, sizeof kept, "%s%%", fmt1(b[4], kp));
+        if (isfinite(kp)) {
+            const char *k = fmt1(b[4], kp);
+            size_t kl = strlen(k);
+            memcpy(kept, k, kl);
+            memcpy(kept + kl, "%", 2);
+        }
         char sn[CLI_SAFE_CELL], sc[CLI_SAFE_CELL]; /* names escaped (cli_safe) */
         const char *cls = J->job_class[j] ? J->job_class[j] : "-";
-        fprintf(f, "%-*s %-*s %5.0f %9s %11s %10s %13s %6s", wj,
-                cli_safe(sn, sizeof sn, J->name[j], strlen(J->name[j])), wc,
-                cli_safe(sc, sizeof sc, cls, strlen(cls)), isnan(J->gpus[j]) ? 1 : J->gpus[j],
-                fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]), fmt1(b[2], r->shed_w[j]),
-                fmt1(b[3], r->tput_tok_s[j]), kept);
-        if (explain) {
+        /* the row as "%-*s %-*s %5.0f %9s %11s %10s %13s %6s" writes it, in one write */
+        static char row[2 * CLI_SAFE_CELL + 512];
+        char gb[48];
+        size_t n = put_cell(row, 0, safe_cell(sn, J->name[j]), wj, true);
+        row[n++] = ' ';
+        n = put_cell(row, n, safe_cell(sc, cls), wc, true);
+        row[n++] = ' ';
+        n = put_cell(row, n, fmt0(gb, isnan(J->gpus[j]) ? 1 : J->gpus[j]), 5, false);
+        const char *cells[] = {fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]),
+                               fmt1(b[2], r->shed_w[j]), fmt1(b[3], r->tput_tok_s[j]), kept};
+        const int widths[] = {9, 11, 10, 13, 6};
+        for (size_t k = 0; k < 5; k++) {
+            row[n++] = ' ';
+            n = put_cell(row, n, cells[k], widths[k], false);
+        }
+        if (!explain)
+            row[n++] = '\n';
+        fwrite(row, 1, n, f);
+        if (!explain)
+            continue;
+        { /* --explain: the marginals and why, after the row */
             fprintf(f, " %11s %11s  ", cli_num(r->marginal_down[j], 'g', 4, "-").s,
                     cli_num(r->marginal_up[j], 'g', 4, "-").s);
             bool at_top = isnan(r->marginal_up[j]), at_bottom = isnan(r->marginal_down[j]);
@@ -398,9 +497,9 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     }
 }
 
-/* The text s appended to the row row[0..n) as a CSV field: copied when it needs no quotes and
-   is short (the common case), else the row so far written and s through pfi_csv_write_field;
-   returns the row's new length. NULL: nothing. */
+/* The text s appended to the rows row[0..n) as a CSV field: copied when it needs no quotes and
+   is short (the common case), else the rows so far written and s through pfi_csv_write_field;
+   returns the rows' new length. NULL: nothing. */
 static size_t row_text(FILE *f, char *row, size_t n, const char *s)
 {
     if (s == NULL)
@@ -421,10 +520,13 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
           "marginal_up",
           f);
     fputs(tc->on ? ",node,band\n" : "\n", f);
-    /* each row in one write: names, class and node up to 256 bytes, 9 numbers of at most 32 */
-    char row[3 * 257 + 10 * 33 + 4];
+    /* the rows gathered, one write per 64 KiB: a row adds names, class and node up to 256
+       bytes and 10 numbers of at most 32 */
+    enum { CHUNK = 1 << 16 };
+    char row[CHUNK + 3 * 257 + 10 * 33 + 4];
+    size_t n = 0;
     for (size_t j = 0; j < J->n; j++) {
-        size_t n = row_text(f, row, 0, J->name[j]);
+        n = row_text(f, row, n, J->name[j]);
         row[n++] = ',';
         n = row_text(f, row, n, J->job_class[j]);
         double v[] = {J->gpus[j],          r->cap_w[j],      r->power_w[j],
@@ -443,8 +545,12 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
                 n += (size_t)fmt_g10(row + n, J->band[j]);
         }
         row[n++] = '\n';
-        fwrite(row, 1, n, f);
+        if (n >= CHUNK) {
+            fwrite(row, 1, n, f);
+            n = 0;
+        }
     }
+    fwrite(row, 1, n, f);
 }
 
 static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
@@ -473,18 +579,40 @@ static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pf
         json_num(f, vals[k]);
     }
     fputs(",\n  \"jobs\": [", f);
-    for (size_t j = 0; j < J->n; j++) {
-        fputs(j ? ",\n    {\"job\": " : "\n    {\"job\": ", f);
-        json_str(f, J->name[j]);
-        const char *k2[] = {"cap_w",      "power_w",       "shed_w",
-                            "tput_tok_s", "marginal_down", "marginal_up"};
+    const char *k2[] = {", \"cap_w\": ",      ", \"power_w\": ",       ", \"shed_w\": ",
+                        ", \"tput_tok_s\": ", ", \"marginal_down\": ", ", \"marginal_up\": "};
+    size_t k2len[6];
+    for (size_t k = 0; k < 6; k++)
+        k2len[k] = strlen(k2[k]);
+    for (size_t j = 0; j < J->n; j++) { /* a job in one write (a name to escape: two) */
+        char row[16 + 258 + 6 * (20 + 32) + 4];
+        const char *pre = j ? ",\n    {\"job\": " : "\n    {\"job\": ";
+        size_t n = strlen(pre), nl = json_plain(J->name[j]);
+        memcpy(row, pre, n);
+        if (nl == SIZE_MAX) {
+            fwrite(row, 1, n, f);
+            json_str(f, J->name[j]);
+            n = 0;
+        } else {
+            row[n++] = '"';
+            memcpy(row + n, J->name[j], nl);
+            n += nl;
+            row[n++] = '"';
+        }
         double v2[] = {r->cap_w[j],      r->power_w[j],       r->shed_w[j],
                        r->tput_tok_s[j], r->marginal_down[j], r->marginal_up[j]};
         for (size_t k = 0; k < 6; k++) {
-            fprintf(f, ", \"%s\": ", k2[k]);
-            json_num(f, v2[k]);
+            memcpy(row + n, k2[k], k2len[k]);
+            n += k2len[k];
+            if (isnan(v2[k]) || isinf(v2[k])) {
+                memcpy(row + n, "null", 4);
+                n += 4;
+            } else {
+                n += (size_t)fmt_g10(row + n, v2[k]);
+            }
         }
-        fputc('}', f);
+        row[n++] = '}';
+        fwrite(row, 1, n, f);
     }
     fputs("\n  ]", f);
     if (tc->on && tc->topo != NULL) {
@@ -779,12 +907,18 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
 {
     int rc = PFI_EXIT_OK;
     cli_output out;
-    static char obuf[1 << 20]; /* one write per MiB, not per line (a terminal: per line) */
+    /* one write per MiB, not per line (a terminal: per line); for a file (-o), from the heap,
+       where the allocator's freed workspace lies, rather than fresh pages; standard output
+       keeps its buffer to the end: the static one (untouched, it costs nothing) */
+    static char sbuf[1 << 20];
+    char *obuf = NULL;
     if (!cli_output_open(&out, a->output)) {
         rc = PFI_EXIT_OUTPUT;
     } else {
-        if (!isatty(fileno(out.f)))
-            setvbuf(out.f, obuf, _IOFBF, sizeof obuf);
+        if (!isatty(fileno(out.f))) {
+            obuf = out.f != stdout ? malloc(sizeof sbuf) : NULL;
+            setvbuf(out.f, obuf != NULL ? obuf : sbuf, _IOFBF, sizeof sbuf);
+        }
         if (strcmp(a->format, "csv") == 0)
             write_csv(out.f, J, r, tc);
         else if (strcmp(a->format, "json") == 0)
@@ -794,6 +928,7 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
         if (!cli_output_commit(&out))
             rc = PFI_EXIT_OUTPUT;
     }
+    free(obuf); /* the file's stream is closed (cli_output_commit) */
     if (!r->feasible && isfinite(r->shortfall_w) && r->shortfall_w > 0 &&
         !level_short(r, tc, a->budget_kind))
         cli_error("warning: the budget cannot be met: %.1f W short", r->shortfall_w);
@@ -849,34 +984,6 @@ static int check_needs(const allocate_args *a, const pfi_jobs *J)
     return PFI_EXIT_OK;
 }
 
-/* The heap the command will use for a jobs file at path (about 2.6 times its size at 100 000
-   jobs; 4 times and 8 MiB are reserved) asked for in transparent huge pages, where the system
-   leaves that to the program (THP "madvise", Linux): one fault per 2 MiB instead of per 4 KiB
-   page (at 100 000 jobs: 16 000 faults, about a fifth of the command's time). Untouched
-   reserved pages cost nothing; the block is freed at once and its memory kept for the
-   command's allocations (M_TRIM_THRESHOLD). A failure changes nothing but the speed. */
-static void heap_in_huge_pages(const char *path)
-{
-#if defined(MADV_HUGEPAGE)
-    const size_t huge = (size_t)2 << 20, most = (size_t)1 << 29;
-    struct stat st;
-    if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_size < (off_t)huge)
-        return;
-    size_t want = (size_t)st.st_size < most / 4 ? 4 * (size_t)st.st_size + (8 << 20) : most;
-    char *p = malloc(want);
-    if (p == NULL)
-        return;
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
-    uintptr_t hi = ((uintptr_t)p + want) & ~(uintptr_t)(huge - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    free(p);
-#else
-    (void)path;
-#endif
-}
-
 /* pfi allocate: the options, the jobs file, its curves checked, the caps, the output. */
 int cmd_allocate(int argc, char **argv)
 {
@@ -892,7 +999,6 @@ int cmd_allocate(int argc, char **argv)
     if ((rc = cli_output_not_input(a.output, a.input)) != PFI_EXIT_OK ||
         (rc = cli_output_not_input(a.output, a.topology)) != PFI_EXIT_OK)
         return rc;
-    heap_in_huge_pages(a.input);
     pfi_diag d;
     pfi_diag_clear(&d);
     pfi_jobs *J = NULL;

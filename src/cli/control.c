@@ -217,8 +217,8 @@ static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
     gauge(&o, &len, &cap, "pfi_ctl_budget_watts", "cluster power budget", r->budget_w);
     gauge(&o, &len, &cap, "pfi_ctl_measured_watts", "measured cluster GPU power", r->measured_w);
     gauge(&o, &len, &cap, "pfi_ctl_reserved_watts", "power held for silent agents", r->reserved_w);
-    gauge(&o, &len, &cap, "pfi_ctl_predicted_watts", "curves' prediction at the caps",
-          r->predicted_w);
+    gauge(&o, &len, &cap, "pfi_ctl_predicted_watts",
+          "curves' prediction at the caps the readings were taken under", r->predicted_w);
     gauge(&o, &len, &cap, "pfi_ctl_correction_watts", "feedback correction", r->correction_w);
     gauge(&o, &len, &cap, "pfi_ctl_tokens_per_second", "measured tokens/s of all jobs",
           r->tput_tok_s);
@@ -1420,9 +1420,10 @@ static void api_publish(api_state *api, const pfi_ctl_report *r, pfi_ctl *ctl)
     char *jt = malloc(cap);
     if (jt != NULL) {
         jt[0] = '\0';
-        metric(&jt, &l, &cap,
-               "# HELP pfi_ctl_job_cap_watts per-GPU cap of a job\n"
-               "# TYPE pfi_ctl_job_cap_watts gauge\n");
+        metric(
+            &jt, &l, &cap,
+            "# HELP pfi_ctl_job_cap_watts per-GPU cap of a job as the period left it (confirmed)\n"
+            "# TYPE pfi_ctl_job_cap_watts gauge\n");
         for (size_t i = 0; i < pfi_ctl_job_count(ctl); i++) {
             pfi_ctl_job_view v;
             pfi_ctl_job_get(ctl, i, &v);

@@ -170,9 +170,10 @@ static void print_text(const pfi_audit_period *q, size_t n, const json_t *o)
     printf("event        %s\n", q->event ? "active" : "none");
     /* a value the period did not have (no budget outside an event) is a word, never nan */
     printf("budget       %s\n", watts(q->budget_w, "none (no event in force)").s);
-    /* no agent answered: nothing was measured ('-'), not 0 W */
+    /* no agent answered: nothing was measured ('-'), not 0 W; a silent agent never seen: its
+     * GPUs, and the power held for them, unknown (never 0 W) */
     printf("measured     %s (+ %s reserved for silent agents)\n",
-           q->agents_up > 0 ? watts(q->measured_w, "-").s : "-", watts(q->reserved_w, "-").s);
+           q->agents_up > 0 ? watts(q->measured_w, "-").s : "-", watts(q->reserved_w, "unknown").s);
     printf("predicted    %s, correction %s\n", watts(q->predicted_w, "unavailable").s,
            watts(q->correction_w, "unavailable").s);
     printf("tokens/s     %s\n", cli_num(q->tput_tok_s, 'f', 0, "unavailable").s);

@@ -14,7 +14,8 @@
 
 /*
  * fmt_g10 — v written as snprintf(b, 32, "%.10g", v) writes it; returns the length (b has
- * room for 32 bytes and is NUL-terminated). Path: 0 and -0 directly; 1e-4 <= |v| < 1e10
+ * room for 32 bytes and is NUL-terminated). Path: 0 and -0 directly; a whole number below
+ * 10^10 as its digits; other 1e-4 <= |v| < 1e10
  * scaled by an exact power of ten to 10 significant digits (one rounding, error below 1e-6
  * of a unit), rounded to the nearest integer unless within 1e-5 of a tie (then snprintf
  * decides), the digits placed around the point and trailing zeros dropped as %g does.
@@ -35,6 +36,22 @@ static inline int fmt_g10(char *b, double v)
     }
     if (!(a >= 1e-4 && a < 1e10))
         return snprintf(b, 32, "%.10g", v);
+    if (a == (double)(uint64_t)a) { /* a whole number below 10^10: its digits, no point */
+        char tmp[16];
+        int n = 16;
+        uint64_t m = (uint64_t)a;
+        do {
+            tmp[--n] = (char)('0' + m % 10);
+            m /= 10;
+        } while (m > 0);
+        int k = 0;
+        if (v < 0)
+            b[k++] = '-';
+        memcpy(b + k, tmp + n, (size_t)(16 - n));
+        k += 16 - n;
+        b[k] = '\0';
+        return k;
+    }
     int e = 9; /* the decimal exponent of a: 10^e <= a < 10^(e+1) */
     if (a < 1) {
         e = -1;

@@ -187,6 +187,19 @@ void cli_note_cut_line(const char *path, FILE *spool)
         if (f == NULL)
             return;
     }
+    /* the last byte first: a newline there (nearly every file) needs no count of the lines,
+       which would read the whole input once more (24 MB at 100 000 jobs) */
+    int end = EOF;
+    if (fseeko(f, -1, SEEK_END) == 0)
+        end = fgetc(f);
+    if (end == '\n') {
+        if (spool != NULL)
+            rewind(spool);
+        else
+            fclose(f);
+        return;
+    }
+    rewind(f);
     long line = 1;
     int last = '\n';
     char buf[65536];

@@ -50,8 +50,8 @@ static void usage(FILE *f)
         "                         (10%%,20%%,30%%,40%%,50%%)\n"
         "  --mix random|production|both  (both)\n"
         "  --prod-ft-share F      production mix: share of fine-tuning jobs (0.8)\n"
-        "  --pfi-noise SD         SD of the error of estimated PFIs, PFI units (0.25, or the\n"
-        "                         --model's LOO RMSE)\n"
+        "  --pfi-noise SD         SD of the error of estimated PFIs, PFI units in [0, 1000]\n"
+        "                         (0.25, or the --model's LOO RMSE)\n"
         "  --model FILE           a predictor written by 'pfi fit -m': its leave-one-out RMSE\n"
         "                         is the default --pfi-noise (how far its estimates miss)\n"
         "  --curves measured|model  pfi-model's curve for a job's estimated PFI: the measured\n"
@@ -214,8 +214,9 @@ static int parse_args(int argc, char **argv, settings *s)
          .kind = CLI_OPT_DOUBLE,
          .dst = &o->pfi_noise,
          .lo = 0,
-         .hi = HUGE_VAL,
-         .given = &s->noise_given},
+         .hi = PFI_SIM_MAX_PFI_NOISE,
+         .given = &s->noise_given,
+         .error = "an SD in PFI units in [0, 1000]"},
         {.c = OPT_MODEL, .kind = CLI_OPT_TEXT, .dst = &s->model},
         {.c = OPT_CAP_STEP, .kind = CLI_OPT_DOUBLE, .dst = &o->cap_step_w, .lo = 0, .hi = HUGE_VAL},
         {.c = OPT_DEEP_CLASS,
@@ -241,7 +242,7 @@ static int parse_args(int argc, char **argv, settings *s)
         const cli_opt *t = cli_opt_find(table, sizeof table / sizeof table[0], c);
         if (t != NULL) {
             if (!cli_opt_take(t, optarg))
-                return bad_value(c, optarg);
+                return cli_usage_bad_value(cli_option_name(long_options, c), optarg, t->error);
             continue;
         }
         switch (c) {
@@ -296,6 +297,12 @@ static int noise_from_model(settings *s)
     if (!(rmse >= 0) || !isfinite(rmse)) {
         cli_error("%s: the model has no leave-one-out RMSE (undefined); give --pfi-noise",
                   s->model);
+        return PFI_EXIT_DATA;
+    }
+    if (rmse > PFI_SIM_MAX_PFI_NOISE) { /* as --pfi-noise's bound */
+        cli_error("%s: the model's leave-one-out RMSE %g is above %g PFI units (its estimates "
+                  "are noise); give --pfi-noise",
+                  s->model, rmse, PFI_SIM_MAX_PFI_NOISE);
         return PFI_EXIT_DATA;
     }
     s->sim.pfi_noise = rmse;

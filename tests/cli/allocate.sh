@@ -248,6 +248,18 @@ grep_out simulate-model-option-noise "error SD 0.4$"
 sed 's/"rmse": [0-9.e+-]*/"rmse": null/' "$T/m.json" >"$T/null.json"
 check simulate-model-undefined 1 "$PFI" simulate --workloads 5 --model "$T/null.json"
 check simulate-model-missing 1 "$PFI" simulate --workloads 5 --model "$T/none.json"
+# --pfi-noise in [0, 1000] PFI units: a huge SD overflowed pfi-weighted's P x PFI / (T/P)
+# (its cells n/a from about 1e305, exit 2 'invalid argument' at 1e308); the bound itself runs
+# with every cell computed, and a model whose LOO RMSE is past it is refused naming it
+check simulate-noise-huge 2 "$PFI" simulate --workloads 5 --jobs 10 --quiet --pfi-noise 1e305
+grep -q "pfi-noise: bad value '1e305': expected an SD in PFI units in \[0, 1000\]" "$T/err" &&
+    echo "ok   simulate-noise-huge-says" || { echo "FAIL simulate-noise-huge-says"; cat "$T/err"; fail=1; }
+check simulate-noise-max 0 "$PFI" simulate --workloads 5 --jobs 10 --quiet --pfi-noise 1000
+if grep -q "n/a" "$T/out"; then echo "FAIL simulate-noise-max-cells: n/a"; fail=1; else echo "ok   simulate-noise-max-cells"; fi
+sed 's/"rmse": [0-9.e+-]*/"rmse": 1e6/' "$T/m.json" >"$T/big.json"
+check simulate-model-noise-huge 1 "$PFI" simulate --workloads 5 --quiet --model "$T/big.json"
+grep -q "big.json: the model's leave-one-out RMSE 1e+06 is above 1000 PFI units" "$T/err" &&
+    echo "ok   simulate-model-noise-huge-says" || { echo "FAIL simulate-model-noise-huge-says"; cat "$T/err"; fail=1; }
 check simulate-bad-reduction 2 "$PFI" simulate --reductions 0,120
 check simulate-bad-plot 2 env ASAN_OPTIONS=detect_leaks=0 "$PFI" simulate --workloads 2 --plot-gap "$T/x.gif"
 # Binary input (/dev/zero, an endless pipe) refused from its first block, not read on.

@@ -60,6 +60,44 @@ static pfi_error db_fail(sqlite3 *db, pfi_diag *d, const char *what)
                     db ? sqlite3_errmsg(db) : "cannot open");
 }
 
+/* A file at path that the audit log must not be appended to: another program's SQLite
+ * database, or no SQLite database at all (a CSV given as --db). An audit log (ctl_runs), a
+ * pfi run store (user_version and its runs and groups: the ctl_* tables live beside its
+ * own), an empty database or file, or no file, is taken. Read-only: a file refused is left
+ * as it was, byte for byte (no journal mode switched, no table made). Errors: PFI_ERR_IO. */
+static pfi_error audit_foreign(const char *path, pfi_diag *d)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || st.st_size == 0)
+        return PFI_OK; /* a new log */
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    pfi_error e = PFI_OK;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
+                           " name = 'ctl_runs'), (SELECT count(*) FROM sqlite_master WHERE type ="
+                           " 'table' AND name IN ('runs', 'groups')), (SELECT count(*) FROM"
+                           " sqlite_master), (SELECT user_version FROM pragma_user_version)",
+                           -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_step(q) != SQLITE_ROW) {
+        e = ctl_fail(d, 0, PFI_ERR_IO,
+                     "audit log: %s: not a pfi control audit log (%s): refused, left as it "
+                     "was; give --db a new file or an audit log",
+                     path, db ? sqlite3_errmsg(db) : "cannot open");
+    } else if (sqlite3_column_int(q, 0) == 0 && sqlite3_column_int(q, 2) > 0 &&
+               !(sqlite3_column_int(q, 3) > 0 && sqlite3_column_int(q, 1) == 2)) {
+        e = ctl_fail(d, 0, PFI_ERR_IO,
+                     "audit log: %s: not a pfi control audit log (an SQLite database with "
+                     "other tables, no ctl_runs; nor a pfi run store): refused, left as it was; "
+                     "give --db a new file or an audit log",
+                     path);
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return e;
+}
+
 pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **out, pfi_diag *d)
 {
     *out = NULL;
@@ -67,7 +105,8 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     if (a == NULL)
         return PFI_ERR_NOMEM;
     pfi_error e;
-    if ((e = ctl_audit_not_a_file(path, false, d)) != PFI_OK)
+    if ((e = ctl_audit_not_a_file(path, false, d)) != PFI_OK ||
+        (e = audit_foreign(path, d)) != PFI_OK)
         goto fail;
     if (sqlite3_open_v2(path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {

@@ -124,7 +124,8 @@ typedef struct cjob {
     unsigned uncapped_run; /* periods in a row it has run uncapped (this one included) */
     double pfi_hist[CTL_REF_WINDOW];
     size_t pfi_n;
-    double lo_w, hi_w, cap_now_w;
+    double lo_w, hi_w, cap_now_w; /* cap_now_w: mean confirmed cap as read (the readings') */
+    double cap_set_w; /* mean confirmed cap after the period's actuation (NaN: not reached) */
     double pfi;
     pfi_curve_source src;
     ctl_curve curve;
@@ -438,6 +439,7 @@ static void job_reset(cjob *j)
     j->lo_w = 0;
     j->hi_w = INFINITY;
     j->cap_now_w = 0;
+    j->cap_set_w = NAN;
     j->at_ref = true;
     j->fresh = true;
     j->repeated = false;
@@ -1863,6 +1865,9 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
 {
     double cap_sum = 0;
     bool restored = true;
+    for (size_t i = 0; i < c->nj; i++)
+        if (c->j[i].seen)
+            c->j[i].cap_set_w = 0;
     for (size_t gi = 0; gi < c->ng; gi++) {
         const cgpu *g = &c->g[gi];
         if (!g->seen)
@@ -1871,10 +1876,23 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
             cap_sum += g->confirmed_w;
         if (!(fabs(g->confirmed_w - g->original_w) <= 0.5))
             restored = false;
+        /* each job's caps as this period left them (its /metrics gauge, status): the
+         * readings' cap_now_w is the period before's */
+        if (g->job[0] != '\0' && g->job_ix < c->nj)
+            c->j[g->job_ix].cap_set_w += g->confirmed_w;
     }
+    for (size_t i = 0; i < c->nj; i++)
+        if (c->j[i].seen)
+            c->j[i].cap_set_w /= (double)c->j[i].ngpus;
     rep->budget_w = p->budget_w;
     rep->measured_w = p->measured_w;
-    rep->reserved_w = p->reserve_w;
+    /* a silent agent never seen (nor in the audit log) has GPUs unknown: the power to hold
+     * for them is unknown (NaN: '-', null), never 0 W; the allocation keeps what is known */
+    bool reserve_known = true;
+    for (size_t a = 0; a < c->cfg.n_agents; a++)
+        if (!c->up[a] && c->agent_first[a] == SIZE_MAX)
+            reserve_known = false;
+    rep->reserved_w = reserve_known ? p->reserve_w : NAN;
     rep->predicted_w = p->predicted_w;
     rep->correction_w = c->correction_w;
     rep->ref_w = p->ref_w;
@@ -1890,7 +1908,7 @@ static void period_report(pfi_ctl *c, const period *p, pfi_ctl_report *rep)
      * third too); from its third on, three periods in a row more than 1 % over is a fault (two
      * can be GPUs whose power lags their caps by a period or two: tests/control/lag.sh) */
     c->event_k = p->event && !rep->lead ? c->event_k + 1 : 0;
-    double tot = p->measured_w + p->reserve_w;
+    double tot = p->measured_w + (reserve_known ? p->reserve_w : 0); /* at least */
     double held = c->held_budget_w;
     bool over = c->event_k >= 3 && rep->agents_up > 0 && isfinite(tot) && isfinite(held) &&
                 tot > 1.01 * held;
@@ -2280,7 +2298,7 @@ bool pfi_ctl_report_faults(const pfi_ctl_report *r, char *buf, size_t n)
         FAULT("caps refused %zu", r->refused);
     if (isfinite(r->over_w))
         FAULT("measured %.0f W over the budget %.0f W for 3 periods", r->over_w,
-              r->measured_w + r->reserved_w - r->over_w);
+              r->measured_w + (isfinite(r->reserved_w) ? r->reserved_w : 0) - r->over_w);
     if (r->unreachable > 0)
         FAULT("agents unreachable %zu", r->unreachable);
     if (r->stale_gpus > 0)
@@ -2325,7 +2343,8 @@ void pfi_ctl_job_get(const pfi_ctl *c, size_t i, pfi_ctl_job_view *o)
     o->gpus = j->seen ? j->ngpus : 0;
     o->pfi = j->pfi;
     o->source = j->src;
-    o->cap_w = j->seen ? j->cap_now_w : NAN;
+    /* the caps the last period applied and confirmed (as read when it ended early) */
+    o->cap_w = !j->seen ? NAN : !isnan(j->cap_set_w) ? j->cap_set_w : j->cap_now_w;
     o->ref_power_w = j->ref_pg_w * (double)j->ngpus;
     o->power_w = j->seen ? j->power_w : NAN;
     o->pred_power_w = j->pred_w;

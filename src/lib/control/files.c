@@ -174,9 +174,31 @@ pfi_error pfi_ctl_agents_parse(const char *text, size_t len, pfi_ctl_agent_spec 
 
 /* ---- schedule ---------------------------------------------------------------------------- */
 
+/* The headers a schedule may begin with, for a message about a file that is not one. */
+#define SCHEDULE_FORMS                                                                             \
+    "expected a text schedule (lines 'START END TARGET [RAMP]'), a CSV header with start_s, "      \
+    "end_s and budget_w, reduction_pct or target, a JSON timeline or a trace header "              \
+    "timestamp,total"
+
 static pfi_error event_line(void *ctx, long line, char **tok, size_t nt, pfi_diag *d)
 {
     vec *v = ctx;
+    double x;
+    /* a first line that begins with a name, not a number (nor inf or nan: a bad START), is
+     * another file's header (a jobs CSV, a telemetry CSV without timestamp) given as the
+     * schedule: say which header was expected */
+    char *end;
+    if (v->n == 0 && isalpha((unsigned char)tok[0][0]) && (strtod(tok[0], &end), *end != '\0')) {
+        char head[64] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < nt && used < sizeof head; i++) {
+            int w = snprintf(head + used, sizeof head - used, "%s%s", i ? " " : "", tok[i]);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        return ctl_fail(d, line, PFI_ERR_PARSE,
+                        "header '%s%s' is not a schedule's: " SCHEDULE_FORMS, head,
+                        used >= sizeof head ? " ..." : "");
+    }
     if (nt < 3 || nt > 4)
         return ctl_fail(d, line, PFI_ERR_PARSE,
                         "expected 'START END TARGET [RAMP]' (seconds, '30%%' or '5200W')");
@@ -199,7 +221,6 @@ static pfi_error event_line(void *ctx, long line, char **tok, size_t nt, pfi_dia
         return ctl_fail(d, line, PFI_ERR_PARSE, "TARGET must be like '30%%' or '5200W'");
     memcpy(num, tok[2], l - 1);
     num[l - 1] = '\0';
-    double x;
     if (tok[2][l - 1] == '%') {
         if (!ctl_parse_num(num, &x) || x < 0 || x > 100)
             return ctl_fail(d, line, PFI_ERR_PARSE, "a reduction must be 0%% to 100%%");

@@ -167,8 +167,22 @@ static int col(const char *const *h, size_t n, const char *name)
 
 enum { C_START, C_END, C_RAMP, C_BUDGET, C_RED, C_TARGET, C_N };
 
-static pfi_error load_csv_timeline(csv_text *c, const char *const *hdr, size_t nh, evec *ev,
-                                   pfi_diag *d)
+/* The header's fields joined by commas into buf[n] (cut with " ..."), for a message. */
+static const char *header_text(const char *const *h, size_t nh, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < nh && used + 1 < n; i++) {
+        int w = snprintf(buf + used, n - used, "%s%s", i ? "," : "", h[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    if (used >= n && n > 5)
+        memcpy(buf + n - 5, " ...", 5);
+    return buf;
+}
+
+static pfi_error load_csv_timeline(csv_text *c, const char *const *hdr, size_t nh, long hline,
+                                   evec *ev, pfi_diag *d)
 {
     static const char *const names[C_N] = {"start_s",  "end_s",         "ramp_s",
                                            "budget_w", "reduction_pct", "target"};
@@ -180,13 +194,13 @@ static pfi_error load_csv_timeline(csv_text *c, const char *const *hdr, size_t n
         for (int k = 0; k < C_N; k++)
             known = known || ix[k] == (int)i;
         if (!known)
-            return ctl_fail(d, 1, PFI_ERR_PARSE,
+            return ctl_fail(d, hline, PFI_ERR_PARSE,
                             "unknown column '%s' (expected start_s, end_s, ramp_s, budget_w, "
                             "reduction_pct, target)",
                             hdr[i]);
     }
     if (ix[C_START] < 0 || ix[C_END] < 0 || (ix[C_BUDGET] < 0 && ix[C_RED] < 0 && ix[C_TARGET] < 0))
-        return ctl_fail(d, 1, PFI_ERR_PARSE,
+        return ctl_fail(d, hline, PFI_ERR_PARSE,
                         "expected columns start_s, end_s and budget_w, reduction_pct or target");
     for (;;) {
         const char *const *f;
@@ -405,12 +419,17 @@ static pfi_error trace_event(const double *t, const double *p, size_t n, double 
     return PFI_OK;
 }
 
-static pfi_error load_trace(csv_text *c, const char *const *hdr, size_t nh, evec *ev,
+static pfi_error load_trace(csv_text *c, const char *const *hdr, size_t nh, long hline, evec *ev,
                             pfi_grid_trace_info *ti, pfi_diag *d)
 {
     int it = col(hdr, nh, "timestamp"), ip = col(hdr, nh, "total");
+    char found[96];
+    /* a telemetry CSV (nvidia-smi's begins with timestamp) given as the schedule lands here */
     if (it < 0 || ip < 0)
-        return ctl_fail(d, 1, PFI_ERR_PARSE, "a trace needs columns timestamp and total (W)");
+        return ctl_fail(d, hline, PFI_ERR_PARSE,
+                        "header '%s' is not a trace's: expected a trace header timestamp,total "
+                        "(W), or a schedule's (pfi schedule --help)",
+                        header_text(hdr, nh, found, sizeof found));
     double *t = NULL, *p = NULL;
     size_t n = 0, cap = 0;
     pfi_error e = PFI_OK;
@@ -648,8 +667,8 @@ pfi_error pfi_grid_schedule_load(const char *text, size_t len, pfi_ctl_event **o
         }
         if (e == PFI_OK)
             e = f == PFI_GRID_FORM_TRACE
-                    ? load_trace(&c, (const char *const *)hdr, nh, &ev, trace, diag)
-                    : load_csv_timeline(&c, (const char *const *)hdr, nh, &ev, diag);
+                    ? load_trace(&c, (const char *const *)hdr, nh, line, &ev, trace, diag)
+                    : load_csv_timeline(&c, (const char *const *)hdr, nh, line, &ev, diag);
         for (size_t k = 0; k < nkeep; k++)
             pfi_free(hdr[k]);
         csv_text_close(&c);

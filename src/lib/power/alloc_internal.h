@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pfi/allocate.h"
 
@@ -105,6 +106,73 @@ static inline size_t alloc_part_front(double *slope, double *width, size_t lo, s
     }
     *wsum = acc;
     return k;
+}
+
+/*
+ * The sum of w[0 .. n) by eight partial sums (no chain of n dependent additions; for
+ * decisions only) and *err, a bound on its distance from the sum in order (w[0] + w[1] + ...
+ * from the left): each is within γ_n·Σ|w| of the exact sum (Higham, "Accuracy and Stability
+ * of Numerical Algorithms", 2nd ed., §4.2), so twice that, γ_n ≤ 1.01·n·u, covers both; the
+ * bound is taken four times over. *err is INFINITY when the sum is not finite.
+ */
+typedef double alloc_sum_v2d __attribute__((vector_size(16)));
+typedef uint64_t alloc_sum_v2u __attribute__((vector_size(16)));
+static inline double alloc_sum8(const double *w, size_t n, double *err)
+{
+    /* four pairs of partial sums (SSE2 on x86-64), and the OR of every width's bits: with no
+       sign bit set, Σ|w| is the sum itself */
+    alloc_sum_v2d s0 = {0, 0}, s1 = s0, s2 = s0, s3 = s0;
+    alloc_sum_v2u sign = {0, 0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        alloc_sum_v2d v0, v1, v2, v3;
+        memcpy(&v0, w + i, sizeof v0);
+        memcpy(&v1, w + i + 2, sizeof v1);
+        memcpy(&v2, w + i + 4, sizeof v2);
+        memcpy(&v3, w + i + 6, sizeof v3);
+        s0 += v0;
+        s1 += v1;
+        s2 += v2;
+        s3 += v3;
+        sign |= (alloc_sum_v2u)v0 | (alloc_sum_v2u)v1 | (alloc_sum_v2u)v2 | (alloc_sum_v2u)v3;
+    }
+    alloc_sum_v2d q = (s0 + s1) + (s2 + s3);
+    double t = q[0] + q[1], abs = 0;
+    bool neg = ((sign[0] | sign[1]) >> 63) != 0;
+    for (; i < n; i++) {
+        t += w[i];
+        neg |= signbit(w[i]) != 0;
+    }
+    if (neg)
+        for (size_t k = 0; k < n; k++)
+            abs += fabs(w[k]);
+    else
+        abs = t;
+    *err = isfinite(abs) ? 8.0 * ((double)n + 8.0) * 0x1p-53 * abs : INFINITY;
+    return t;
+}
+
+/* The sum of w[0 .. n) in order, as the partition's running sum makes it (the widths left
+   behind add +0, which leaves a sum of positive widths unchanged). */
+static inline double alloc_sum_seq(const double *w, size_t n)
+{
+    double acc = 0;
+    for (size_t i = 0; i < n; i++)
+        acc += w[i];
+    return acc;
+}
+
+/*
+ * Whether acc + (the in-order sum of n widths) > cap, decided from alloc_sum8's t and err where
+ * they settle it: 1 surely greater, 0 surely not, -1 too close to tell (the caller sums in
+ * order). The margin covers err and the rounding of the addition itself.
+ */
+static inline int alloc_sum_above(double acc, double t, double err, double cap)
+{
+    double x = acc + t, margin = err + 0x1p-50 * (fabs(acc) + fabs(t) + fabs(cap));
+    if (!(margin < INFINITY))
+        return -1;
+    return x - cap > margin ? 1 : cap - x > margin ? 0 : -1;
 }
 
 /* Room for more copied candidates (cc/cd/ct). */

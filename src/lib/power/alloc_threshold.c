@@ -12,20 +12,49 @@
 #include "power/alloc_internal.h"
 
 /*
+ * alloc_part_front without its running sum: the same swaps, so the same order; the width
+ * moved to the front is then that of [lo, k) in order, which the caller sums only when it
+ * needs its bits (alloc_sum_seq gives alloc_part_front's).
+ */
+static inline size_t part_front(double *slope, double *width, size_t lo, size_t hi, double pivot,
+                                bool gt)
+{
+    size_t k = lo;
+    for (size_t i = lo; i < hi; i++) {
+        double s = slope[i], w = width[i];
+        bool take = gt ? s > pivot : s == pivot;
+        slope[i] = slope[k];
+        width[i] = width[k];
+        slope[k] = s;
+        width[k] = w;
+        k += take;
+    }
+    return k;
+}
+
+/*
  * Quickselect on slopes with weights: a pivot (median of three at random), the pairs above it
  * moved to the front, and only when the capacity does not run out there, those equal to it
  * next; keep the side where the capacity runs out. Each round is one or two passes over the
  * live range, without a branch on the data (was: a three-way partition whose branches the
- * processor could not predict, 3–4x slower).
+ * processor could not predict, 3–4x slower). The widths are summed in order (one addition
+ * after another, 4 cycles each) only where the bits reach the result: the total when it is
+ * returned, the width above the pivot when the live range moves below it or the pivot is
+ * the answer; a round that keeps the range above the pivot, and the first test of the
+ * total, decide from eight partial sums with a bound on their error (alloc_sum8, alloc_sum_above),
+ * in order too when the bound cannot tell. The same decisions and the same sums as summing
+ * everything in order (which this function did before): λ and *above are bit for bit those.
  */
 double pfi_alloc_select(double *slope, double *width, size_t m, double cap, double *above)
 {
-    double total = 0;
-    for (size_t i = 0; i < m; i++)
-        total += width[i];
-    if (total <= cap || m == 0) {
-        *above = total;
-        return -INFINITY;
+    double err, t = alloc_sum8(width, m, &err);
+    int surely = m == 0 ? -1 : alloc_sum_above(0.0, t, err, cap);
+    if (surely != 1) {
+        double total = alloc_sum_seq(width, m);
+        if (total <= cap || m == 0) {
+            *above = total;
+            return -INFINITY;
+        }
     }
     size_t lo = 0, hi = m; /* live range [lo, hi) */
     double acc = 0;        /* width of segments already known to be above the live range */
@@ -35,11 +64,21 @@ double pfi_alloc_select(double *slope, double *width, size_t m, double cap, doub
         double pivot = alloc_pivot3(slope, lo, n, &state);
         /* [lo, gt) > pivot, then [gt, eq) == pivot, [eq, hi) < pivot */
         double w_gt, w_eq;
-        size_t gt = alloc_part_front(slope, width, lo, hi, pivot, true, &w_gt);
-        if (acc + w_gt > cap) {
+        size_t gt = part_front(slope, width, lo, hi, pivot, true);
+        t = alloc_sum8(width + lo, gt - lo, &err);
+        surely = alloc_sum_above(acc, t, err, cap);
+        bool left;
+        if (surely == 1) {
+            left = true;
+        } else {
+            w_gt = alloc_sum_seq(width + lo, gt - lo);
+            left = acc + w_gt > cap;
+        }
+        if (left) {
             hi = gt;
         } else {
-            size_t eq = alloc_part_front(slope, width, gt, hi, pivot, false, &w_eq);
+            size_t eq = part_front(slope, width, gt, hi, pivot, false);
+            w_eq = alloc_sum_seq(width + gt, eq - gt);
             if (acc + w_gt + w_eq >= cap) {
                 *above = acc + w_gt;
                 return pivot;
@@ -174,6 +213,81 @@ static inline double pick_prov(const alloc_ctx *x, size_t j, double lam, double 
     return pick_walk(w, j, c, d, t, sl, m, wt, lam, rem, out);
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define PICK_SIMD 1
+/*
+ * pick_prov for the listed jobs list[0 .. 8), all of kind KIND_PROV (out not NULL), eight at a
+ * time where the CPU has AVX-512: each lane's slopes gathered and compared with lam as
+ * pick_prov's; a job whose point is unchanged and has no slope equal to lam gets flag 1 and
+ * the value wt · (its throughput written), the others pick_walk in their turn (lane order,
+ * which is list order: only a job with a slope at lam spends *rem). The values are added to
+ * *value job by job in list order: the same bits as pick_prov's loop.
+ */
+__attribute__((target("avx512f,avx512dq"))) static void
+pick_prov8(const alloc_ctx *x, const size_t *list, double lam, double *rem, pfi_alloc_result *out,
+           double *value)
+{
+    pfi_alloc_workspace *w = x->w;
+    const pfi_alloc_jobs *J = x->J;
+    const __m512i jv = _mm512_loadu_si512(list);
+    const __m512i c0 = _mm512_i64gather_epi64(jv, (const void *)w->c0, 8);
+    const __m512d lm = _mm512_set1_pd(lam);
+    const __m512i one = _mm512_set1_epi64(1);
+    __m512i v = _mm512_setzero_si512();
+    __mmask8 tie = 0;
+    for (int i = 0; i < 5; i++) {
+        __m512d s = _mm512_i64gather_pd(c0, w->cs + i, 8);
+        v = _mm512_mask_add_epi64(v, _mm512_cmp_pd_mask(s, lm, _CMP_GT_OQ), v, one);
+        tie |= _mm512_cmp_pd_mask(s, lm, _CMP_EQ_OQ);
+    }
+    __m512i nc = _mm512_cvtepu32_epi64(_mm512_i64gather_epi32(jv, (const void *)w->nc, 4));
+    __mmask8 moved = tie | _mm512_cmpneq_epi64_mask(v, nc);
+    __m512d wt = _mm512_set1_pd(1.0);
+    if (J->weight != NULL) { /* alloc_opt: the weight unless NaN */
+        __m512d g = _mm512_i64gather_pd(jv, J->weight, 8);
+        wt = _mm512_mask_mov_pd(wt, _mm512_cmp_pd_mask(g, g, _CMP_ORD_Q), g);
+    }
+    double val[8];
+    int64_t vq[8];
+    _mm512_storeu_pd(val, _mm512_mul_pd(wt, _mm512_i64gather_pd(jv, out->tput_tok_s, 8)));
+    _mm512_storeu_si512(vq, v);
+    /* pick_walk is not AVX code: leave the upper halves clean before it (GCC puts no
+       vzeroupper before a call here; the walk ran at half speed) */
+    _mm256_zeroupper();
+    double sum = *value;
+    for (int q = 0; q < 8; q++) {
+        size_t j = list[q];
+        if ((tie >> q) & 1) {
+            size_t a = J->offset[j], m = J->offset[j + 1] - a;
+            val[q] = pick_walk(w, j, J->cap_w + a, J->power_w + a, J->tput_tok_s + a,
+                               w->cs + w->c0[j], m, alloc_opt(J->weight, j, 1.0), lam, rem, out);
+        } else if ((moved >> q) & 1) {
+            /* pick_walk without a slope at lam (pick_copied's short cut): the point is the
+               count of slopes above lam, no part of a segment taken */
+            size_t a = J->offset[j], m = J->offset[j + 1] - a, p = (size_t)vq[q];
+            const double *c = J->cap_w + a, *d = J->power_w + a, *t = J->tput_tok_s + a,
+                         *sl = w->cs + w->c0[j];
+            w->pick[j] = d[p];
+            out->cap_w[j] = c[p];
+            out->power_w[j] = d[p];
+            out->tput_tok_s[j] = t[p];
+            out->marginal_down[j] = p > 0 ? sl[p - 1] : NAN;
+            out->marginal_up[j] = p + 1 < m ? sl[p] : NAN;
+            out->shed_w[j] = d[m - 1] - d[p];
+            w->flag[j] = 1;
+            val[q] = alloc_opt(J->weight, j, 1.0) * t[p];
+        } else {
+            w->flag[j] = 1;
+        }
+        sum += val[q];
+    }
+    *value = sum;
+}
+#else
+#define PICK_SIMD 0
+#endif
+
 double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, const size_t *list,
                   size_t n_list, pfi_alloc_result *out, double *lambda)
 {
@@ -183,8 +297,25 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
     double rem = cap - above_hi - above;
     double value = 0;
     size_t nj = list != NULL ? n_list : x->J->n;
+#if PICK_SIMD
+    __builtin_cpu_init();
+    bool simd = list != NULL && out != NULL && !est && !w->no_simd &&
+                __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#endif
     for (size_t l = 0; l < nj; l++) {
         size_t j = list != NULL ? list[l] : l;
+#if PICK_SIMD
+        if (simd && l + 8 <= nj) {
+            int prov = 1;
+            for (size_t q = 0; q < 8; q++)
+                prov &= w->kind[list[l + q]] == KIND_PROV;
+            if (prov) {
+                pick_prov8(x, list + l, lam, &rem, out, &value);
+                l += 7;
+                continue;
+            }
+        }
+#endif
         if (!est && w->kind[j] == (KIND_MAT | KIND_COPY)) {
             value += pick_copied(w, j, alloc_opt(x->J->weight, j, 1.0), lam, &rem, out);
             continue;

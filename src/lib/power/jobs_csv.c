@@ -185,15 +185,21 @@ typedef struct reader_state {
     double *row_c, *row_p, *row_t;
     long *row_line;
     size_t n_rows, cap_rows, cap_rows2, cap_rows3, cap_rows4, cap_rows5;
-    double *jobv[N_JOBV + 1];  /* per-job optional numbers: gpus..band (C_GPUS..C_BAND), then
-                                  NaN for every job, shared by the columns the file lacks */
+    double *jobv[N_JOBV];      /* per-job optional numbers: gpus..band (C_GPUS..C_BAND) */
     bool has_jobv[N_JOBV + 1]; /* the header has the column (the last: it lacks one) */
+    bool has_cls, has_node;    /* the header has a class, a node column */
+    /* the per-job arrays exist only for the columns the header has (cls, node and node_line
+       for class and node, jobv[k] for has_jobv[k]); those it lacks are made once the file is
+       read (take_jobs), in the memory the reader has freed by then, not in fresh pages */
     char **cls, **node;
-    long *node_line;            /* the line of each job's first node cell, 0 none */
-    long *cls_line, *gpus_line; /* the line of each job's first class / gpus cell, 0 none */
-    long *job_line;             /* the line of each job's first row */
-    size_t *first;              /* ordered: each job's first row */
-    size_t cap_jobv;
+    long *node_line;                  /* the line of each job's first node cell, 0 none */
+    long *cls_line, *gpus_line;       /* not ordered: the line of each job's first class / gpus
+                                         cell, 0 none */
+    long cur_cls_line, cur_gpus_line; /* ordered: the same for the last job (the only one a
+                                         row can add to) */
+    long *job_line;                   /* the line of each job's first row */
+    size_t *first;                    /* ordered: each job's first row */
+    size_t cap_jobv;                  /* the capacity of the per-job arrays but names */
     /* ordered: rows are taken on the promise that each job's rows are adjacent and rise in
        cap (row_job, row_line not kept; the row arrays are the result); a row that breaks it
        sets unordered, and the caller reads again without the promise */
@@ -224,6 +230,30 @@ static void plan_columns(reader_state *s, const long *col)
         }
     }
     s->has_jobv[N_JOBV] = s->n_jobvs < N_JOBV;
+    s->has_cls = col[C_CLASS] >= 0;
+    s->has_node = col[C_NODE] >= 0;
+}
+
+/* *p reallocated to n elements of elem bytes; false (*p unchanged) when out of memory. */
+static bool resize(void **p, size_t n, size_t elem)
+{
+    void *q = pfi_realloc(*p, n * elem);
+    if (q == NULL)
+        return false;
+    *p = q;
+    return true;
+}
+
+/* The line of job j's first class cell (ordered: j is the last job, see reader_state). */
+static long *cls_line_of(reader_state *s, size_t j)
+{
+    return s->ordered ? &s->cur_cls_line : &s->cls_line[j];
+}
+
+/* The line of job j's first gpus cell, as cls_line_of. */
+static long *gpus_line_of(reader_state *s, size_t j)
+{
+    return s->ordered ? &s->cur_gpus_line : &s->gpus_line[j];
 }
 
 /* A new job named name[0..len) (not looked up): its per-job slots, empty; *out its index. */
@@ -239,48 +269,44 @@ static pfi_error job_new(reader_state *s, const char *name, size_t len, size_t *
     }
     if (!grow((void **)&s->names, &s->cap_names, need, sizeof *s->names))
         return PFI_ERR_NOMEM;
-    size_t old = s->cap_jobv, grown = old;
-    for (int k = 0; k <= N_JOBV; k++) { /* the header's columns, and the NaN one if it lacks one */
-        size_t c = old;
-        if (s->has_jobv[k] && !grow((void **)&s->jobv[k], &c, need, sizeof(double)))
+    if (need > s->cap_jobv) { /* every per-job array to one new capacity */
+        size_t c = s->cap_jobv ? s->cap_jobv : 16;
+        while (c < need)
+            c *= 2;
+        for (int k = 0; k < N_JOBV; k++)
+            if (s->has_jobv[k] && !resize((void **)&s->jobv[k], c, sizeof(double)))
+                return PFI_ERR_NOMEM;
+        if ((s->has_cls && !resize((void **)&s->cls, c, sizeof(char *))) ||
+            (s->has_node && (!resize((void **)&s->node, c, sizeof(char *)) ||
+                             !resize((void **)&s->node_line, c, sizeof(long)))) ||
+            !resize((void **)&s->job_line, c, sizeof(long)) ||
+            (s->ordered ? !resize((void **)&s->first, c, sizeof(size_t))
+                        : !resize((void **)&s->cls_line, c, sizeof(long)) ||
+                              !resize((void **)&s->gpus_line, c, sizeof(long))))
             return PFI_ERR_NOMEM;
-        grown = s->has_jobv[k] ? c : grown;
+        s->cap_jobv = c;
     }
-    s->cap_jobv = grown;
-    size_t c = old;
-    if (!grow((void **)&s->cls, &c, need, sizeof(char *)))
+    size_t n = s->n_names;
+    s->names[n] = str_copy(&s->strings, name, len);
+    if (s->names[n] == NULL)
         return PFI_ERR_NOMEM;
-    c = old;
-    if (!grow((void **)&s->node, &c, need, sizeof(char *)))
-        return PFI_ERR_NOMEM;
-    c = old;
-    if (!grow((void **)&s->node_line, &c, need, sizeof(long)))
-        return PFI_ERR_NOMEM;
-    c = old;
-    if (!grow((void **)&s->cls_line, &c, need, sizeof(long)))
-        return PFI_ERR_NOMEM;
-    c = old;
-    if (!grow((void **)&s->job_line, &c, need, sizeof(long)))
-        return PFI_ERR_NOMEM;
-    c = old;
-    if (!grow((void **)&s->gpus_line, &c, need, sizeof(long)))
-        return PFI_ERR_NOMEM;
-    c = old;
-    if (!grow((void **)&s->first, &c, need, sizeof(size_t)))
-        return PFI_ERR_NOMEM;
-    s->names[s->n_names] = str_copy(&s->strings, name, len);
-    if (s->names[s->n_names] == NULL)
-        return PFI_ERR_NOMEM;
-    for (int k = 0; k <= N_JOBV; k++)
+    for (int k = 0; k < N_JOBV; k++)
         if (s->has_jobv[k])
-            s->jobv[k][s->n_names] = NAN;
-    s->cls[s->n_names] = NULL;
-    s->node[s->n_names] = NULL;
-    s->node_line[s->n_names] = 0;
-    s->cls_line[s->n_names] = 0;
-    s->job_line[s->n_names] = 0;
-    s->gpus_line[s->n_names] = 0;
-    s->first[s->n_names] = s->n_rows;
+            s->jobv[k][n] = NAN;
+    if (s->has_cls)
+        s->cls[n] = NULL;
+    if (s->has_node) {
+        s->node[n] = NULL;
+        s->node_line[n] = 0;
+    }
+    s->job_line[n] = 0;
+    if (s->ordered) {
+        s->first[n] = s->n_rows;
+        s->cur_cls_line = s->cur_gpus_line = 0;
+    } else {
+        s->cls_line[n] = 0;
+        s->gpus_line[n] = 0;
+    }
     *out = s->n_names++;
     return PFI_OK;
 }
@@ -327,7 +353,7 @@ static void state_free(reader_state *s, bool keep_names)
         pfi_free(s->node);
         pfi_free(s->node_line);
         pfi_free(s->job_line);
-        for (int k = 0; k <= N_JOBV; k++)
+        for (int k = 0; k < N_JOBV; k++)
             pfi_free(s->jobv[k]);
     }
     pfi_free(s->first);
@@ -381,28 +407,27 @@ static inline bool fast_number(const char *p, size_t n, double *v)
     bool neg = false;
     if (q < end && (*q == '-' || *q == '+'))
         neg = *q++ == '-';
-    /* the digits after the integer part's leading zeros: at most 19 are taken (more: the
-       general parser), so m cannot wrap */
-    const char *z = q;
-    while (q < end && *q == '0')
-        q++;
+    /* one loop over the digits and the point: the digits from the first one not 0 are
+       counted (at most 19 are taken, more: the general parser, so m cannot wrap) */
     uint64_t m = 0;
-    const char *d0 = q;
-    while (q < end && (unsigned)(*q - '0') < 10)
-        m = m * 10 + (uint64_t)(*q++ - '0');
-    size_t digits = (size_t)(q - d0), frac = 0;
-    bool any = q > z;
-    if (q < end && *q == '.') {
-        const char *f0 = ++q;
-        while (q < end && (unsigned)(*q - '0') < 10)
-            m = m * 10 + (uint64_t)(*q++ - '0');
-        frac = (size_t)(q - f0);
-        digits += frac;
-        any = any || frac > 0;
+    size_t digits = 0, any = 0;
+    const char *dot = NULL;
+    for (; q < end; q++) {
+        unsigned c = (unsigned)(*q - '0');
+        if (c < 10) {
+            m = m * 10 + c;
+            digits += m != 0;
+            any++;
+        } else if (*q == '.' && dot == NULL) {
+            dot = q;
+        } else {
+            return false;
+        }
     }
-    if (q != end || !any || digits > 19 || m > (UINT64_C(1) << 53) || frac > 22)
+    size_t frac = dot != NULL ? (size_t)(end - dot - 1) : 0;
+    if (any == 0 || digits > 19 || m > (UINT64_C(1) << 53) || frac > 22)
         return false;
-    double x = (double)m / pow10_exact[frac];
+    double x = frac > 0 ? (double)m / pow10_exact[frac] : (double)m; /* a whole number: exact */
     *v = neg ? -x : x;
     return true;
 }
@@ -622,11 +647,11 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
         if (isnan(s->jobv[c - C_GPUS][j])) {
             s->jobv[c - C_GPUS][j] = v[c];
             if (c == C_GPUS && !isnan(v[c]))
-                s->gpus_line[j] = line;
+                *gpus_line_of(s, j) = line;
         } else if (c == C_GPUS && !isnan(v[c]) && v[c] != s->jobv[c - C_GPUS][j]) {
             return fail(d, name, line, "gpus", PFI_ERR_VALUE,
                         "job '%.100s': gpus %g at line %ld, %g at line %ld", s->names[j],
-                        s->jobv[c - C_GPUS][j], s->gpus_line[j], v[c], line);
+                        s->jobv[c - C_GPUS][j], *gpus_line_of(s, j), v[c], line);
         }
     }
     /* the whole job's power at a per-GPU power above PFI_JOBS_MAX_GPU_W: its gpus when known
@@ -642,20 +667,26 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
         const char *cc = f[col[C_CLASS]];
         size_t cn = slen[col[C_CLASS]];
         if (s->cls[j] == NULL) {
-            if ((s->cls[j] = str_copy(&s->strings, cc, cn)) == NULL)
+            /* the class of the job before when the same (one copy of a class for a run of
+               jobs: most files have a few classes), else a copy */
+            if (j > 0 && s->cls[j - 1] != NULL && same_name(s->cls[j - 1], cc, cn))
+                s->cls[j] = s->cls[j - 1];
+            else if ((s->cls[j] = str_copy(&s->strings, cc, cn)) == NULL)
                 return PFI_ERR_NOMEM;
-            s->cls_line[j] = line;
+            *cls_line_of(s, j) = line;
         } else if (!same_name(s->cls[j], cc, cn)) {
             return fail(d, name, line, "class", PFI_ERR_VALUE,
                         "job '%.100s': class '%.100s' at line %ld, '%.*s' at line %ld", s->names[j],
-                        s->cls[j], s->cls_line[j], (int)(cn < 100 ? cn : 100), cc, line);
+                        s->cls[j], *cls_line_of(s, j), (int)(cn < 100 ? cn : 100), cc, line);
         }
     }
     if (col[C_NODE] >= 0 && (size_t)col[C_NODE] < nf && slen[col[C_NODE]] > 0) {
         const char *nd = f[col[C_NODE]];
         size_t nl = slen[col[C_NODE]];
         if (s->node[j] == NULL) {
-            if ((s->node[j] = str_copy(&s->strings, nd, nl)) == NULL)
+            if (j > 0 && s->node[j - 1] != NULL && same_name(s->node[j - 1], nd, nl))
+                s->node[j] = s->node[j - 1]; /* as the class */
+            else if ((s->node[j] = str_copy(&s->strings, nd, nl)) == NULL)
                 return PFI_ERR_NOMEM;
             s->node_line[j] = line;
         } else if (!same_name(s->node[j], nd, nl)) {
@@ -737,61 +768,71 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
 /* Most fields per line on the fast path (more: the general path). */
 #define FAST_MAX_FIELDS 64
 
-/* The first ',' or '\n' at or after q; one lies ahead (the sentinel), and JOBS_BUFFER_PAD bytes
-   past it are readable. */
-static inline const char *find_sep(const char *q)
+/* The separators of a buffer in order, found 64 bytes at a time (one mask a block, then a bit
+   a field, rather than a search from each field's start), and in the same pass what sends
+   the input to pfi/csv.h: the block at base, m its separators not yet given; odd: a quote or
+   a NUL byte in the blocks so far, cr: a carriage return, blank: a space or a tab (all
+   three before end, the data's end). */
+typedef struct sep_scan {
+    const char *base, *end;
+    uint64_t m;
+    bool odd, cr, blank;
+} sep_scan;
+
+/* sc->m from the 64 bytes at sc->base (readable: base <= end, JOBS_BUFFER_PAD), and odd, cr
+   and blank from those before end. */
+static inline void scan_block(sep_scan *sc)
 {
+    const char *b = sc->base;
+    uint64_t sep = 0, odd = 0, cr = 0, blank = 0;
 #if defined(__SSE2__)
-    const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n');
-    for (;;) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-        unsigned m = (unsigned)_mm_movemask_epi8(
+    const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n'), quote = _mm_set1_epi8('"'),
+                  zero = _mm_setzero_si128(), crv = _mm_set1_epi8('\r'), space = _mm_set1_epi8(' '),
+                  tab = _mm_set1_epi8('\t');
+    for (int i = 0; i < 4; i++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * i));
+        unsigned ks = (unsigned)_mm_movemask_epi8(
             _mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)));
-        if (m != 0)
-            return q + __builtin_ctz(m);
-        q += 16;
+        unsigned ko = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, zero)));
+        unsigned kc = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, crv));
+        unsigned kb = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)));
+        sep |= (uint64_t)ks << (16 * i);
+        odd |= (uint64_t)ko << (16 * i);
+        cr |= (uint64_t)kc << (16 * i);
+        blank |= (uint64_t)kb << (16 * i);
     }
 #else
-    while (*q != ',' && *q != '\n')
-        q++;
-    return q;
+    for (int i = 0; i < 64; i++) {
+        sep |= (uint64_t)(b[i] == ',' || b[i] == '\n') << i;
+        odd |= (uint64_t)(b[i] == '"' || b[i] == '\0') << i;
+        cr |= (uint64_t)(b[i] == '\r') << i;
+        blank |= (uint64_t)(b[i] == ' ' || b[i] == '\t') << i;
+    }
 #endif
+    if (sc->end - b < 64) { /* the last block: the sentinel and zeros after end */
+        uint64_t keep = (UINT64_C(1) << (sc->end - b)) - 1;
+        odd &= keep;
+        cr &= keep;
+        blank &= keep;
+    }
+    sc->m = sep;
+    sc->odd = sc->odd || odd != 0;
+    sc->cr = sc->cr || cr != 0;
+    sc->blank = sc->blank || blank != 0;
 }
 
-/* Whether buf[0..n) has a quote or a NUL byte (for the general path); *lines counts the
-   newlines, *cr whether there is a carriage return. buf is readable to n + JOBS_BUFFER_PAD. */
-static bool needs_general(const char *buf, size_t n, size_t *lines, bool *cr)
+/* The next separator; one lies ahead (the sentinel at end). */
+static inline const char *next_sep(sep_scan *sc)
 {
-    size_t nl = 0, i = 0;
-    bool anycr = false;
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), zero = _mm_setzero_si128(), lf = _mm_set1_epi8('\n'),
-                  crv = _mm_set1_epi8('\r');
-    while (i + 16 <= n) {
-        /* newlines counted bytewise (each compare is -1 per match), summed every 255 blocks;
-           carriage returns in the same pass */
-        __m128i acc = zero, crs = zero;
-        for (int k = 0; k < 255 && i + 16 <= n; k++, i += 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(buf + i));
-            if (_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, zero))))
-                return true;
-            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, lf));
-            crs = _mm_or_si128(crs, _mm_cmpeq_epi8(v, crv));
-        }
-        __m128i sum = _mm_sad_epu8(acc, zero);
-        nl += (size_t)_mm_cvtsi128_si64(sum) + (size_t)_mm_extract_epi16(sum, 4);
-        anycr = anycr || _mm_movemask_epi8(crs) != 0;
+    while (sc->m == 0) {
+        sc->base += 64;
+        scan_block(sc);
     }
-#endif
-    for (; i < n; i++) {
-        if (buf[i] == '"' || buf[i] == '\0')
-            return true;
-        nl += buf[i] == '\n';
-        anycr = anycr || buf[i] == '\r';
-    }
-    *lines = nl;
-    *cr = anycr;
-    return false;
+    const char *q = sc->base + __builtin_ctzll(sc->m);
+    sc->m &= sc->m - 1;
+    return q;
 }
 
 /*
@@ -799,32 +840,18 @@ static bool needs_general(const char *buf, size_t n, size_t *lines, bool *cr)
  * the first a '\n'): when it holds no quote, no NUL byte, no CR but at a line's end, no line of
  * blanks only, no line over PFI_CSV_MAX_LINE bytes and no more than FAST_MAX_FIELDS fields on a
  * line, its lines are split on ',' (fields trimmed of blanks, a UTF-8 BOM and CRs dropped, empty
- * lines skipped: what pfi/csv.h does) by a vector search for the separators; buf is not written.
- * *used false: the input is not for this path (s left empty); the caller takes the general
- * one. A line the path cannot take is found when it is reached; any error before it is the
- * general path's too, which reads the lines before it alike. ordered: s->ordered (see
+ * lines skipped: what pfi/csv.h does) by one vector scan of 64 bytes a step (sep_scan); buf is
+ * not written. *used false: the input is not for this path (s left empty); the caller takes
+ * the general one. A line the path cannot take (a quote or a NUL byte: when the scan reaches
+ * its 64-byte block) is found before it is taken; any error before it is the general path's
+ * too, which reads the lines before it alike. ordered: s->ordered (see
  * reader_state); s->unordered on return means: read again without it.
  */
 static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_state *s,
                            bool ordered, bool *used, pfi_diag *d)
 {
-    *used = false;
-    size_t lines = 0;
-    bool cr = false;
-    if (needs_general(buf, n, &lines, &cr))
-        return PFI_OK;
     *used = true;
     s->ordered = ordered;
-    /* every row is a line: the row arrays once, at their most (untouched pages cost nothing) */
-    size_t most = lines + 1 < PFI_JOBS_MAX_POINTS ? lines + 1 : PFI_JOBS_MAX_POINTS;
-    s->rows_hint = most;
-    if (!grow((void **)&s->row_c, &s->cap_rows2, most, sizeof(double)) ||
-        !grow((void **)&s->row_p, &s->cap_rows3, most, sizeof(double)) ||
-        !grow((void **)&s->row_t, &s->cap_rows4, most, sizeof(double)))
-        return PFI_ERR_NOMEM;
-    if (!ordered && (!grow((void **)&s->row_job, &s->cap_rows, most, sizeof *s->row_job) ||
-                     !grow((void **)&s->row_line, &s->cap_rows5, most, sizeof(long))))
-        return PFI_ERR_NOMEM;
     const char *p = buf, *end = buf + n;
     if (n >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
         (unsigned char)p[2] == 0xBF)
@@ -835,12 +862,14 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
     bool header = true;
     long line = 0;
     size_t last = SIZE_MAX;
+    sep_scan sc = {.base = p, .end = end};
+    scan_block(&sc);
     while (p < end) {
         line++;
         const char *ls = p, *q = p;
         size_t nf = 0;
         for (;;) {
-            q = find_sep(q);
+            q = next_sep(&sc);
             if (nf == FAST_MAX_FIELDS) {
                 *used = false;
                 return PFI_OK;
@@ -854,6 +883,10 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
         }
         const char *le = q < end ? q : end; /* the line's end (its '\n', or the file's) */
         p = le + 1;
+        if (sc.odd) { /* a quote or a NUL byte in this line or ahead: pfi/csv.h reads it */
+            *used = false;
+            return PFI_OK;
+        }
         if (le - ls + 1 > PFI_CSV_MAX_LINE) {
             *used = false;
             return PFI_OK;
@@ -871,11 +904,11 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
         }
         if (le[-1] == '\r')
             len[nf - 1]--;
-        if (cr && memchr(ls, '\r', (size_t)(le - ls) - (le[-1] == '\r')) != NULL) {
+        if (sc.cr && memchr(ls, '\r', (size_t)(le - ls) - (le[-1] == '\r')) != NULL) {
             *used = false; /* a CR inside a line ends a record for pfi/csv.h */
             return PFI_OK;
         }
-        for (size_t i = 0; i < nf; i++) {
+        for (size_t i = 0; i < nf && sc.blank; i++) { /* no blank yet: nothing to trim */
             const char *a = f[i], *b = a + len[i];
             while (a < b && (*a == ' ' || *a == '\t'))
                 a++;
@@ -891,6 +924,19 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
             plan_columns(s, col);
             s->n_header = nf;
             header = false;
+            /* the row arrays once, at their most: a row has n_header - 1 commas, four
+               values of a byte or more and a newline (untouched pages cost nothing) */
+            size_t rest = p < end ? (size_t)(end - p) : 0, most = rest / (nf + 3) + 1;
+            most = most < PFI_JOBS_MAX_POINTS ? most : PFI_JOBS_MAX_POINTS;
+            s->rows_hint = most;
+            if (!resize((void **)&s->row_c, most, sizeof(double)) ||
+                !resize((void **)&s->row_p, most, sizeof(double)) ||
+                !resize((void **)&s->row_t, most, sizeof(double)) ||
+                (!ordered && (!resize((void **)&s->row_job, most, sizeof *s->row_job) ||
+                              !resize((void **)&s->row_line, most, sizeof(long)))))
+                return PFI_ERR_NOMEM;
+            s->cap_rows2 = s->cap_rows3 = s->cap_rows4 = most;
+            s->cap_rows = s->cap_rows5 = ordered ? 0 : most;
         } else if ((e = take_row(s, col, f, len, len, nf, line, name, &last, d)) != PFI_OK) {
             return ordered_end(s, e);
         }
@@ -996,16 +1042,32 @@ static pfi_error read_buffer(char *buf, size_t nb, const char *name, bool genera
     return e;
 }
 
-/* The per-job arrays and names of s move to j; the rest of s is freed. */
-static void take_jobs(pfi_jobs *j, reader_state *s)
+/* The per-job arrays and names of s move to j; the rest of s is freed; then the arrays of the
+   columns the file lacks are made: one array of NaN shared by the per-job numbers (one array
+   written, not seven), no class and no node (NULL) and no node line (0) for every job. Made
+   last, they take the memory just freed. PFI_ERR_NOMEM (j then partly filled: destroy it). */
+static pfi_error take_jobs(pfi_jobs *j, reader_state *s)
 {
-    j->n = s->n_names;
+    size_t n = s->n_names, n1 = n ? n : 1;
+    j->n = n;
     j->name = s->names;
     j->job_class = s->cls;
-    /* a column the file lacks: the shared array of NaN (one array written, not seven) */
+    j->node = s->node;
+    j->node_line = s->node_line;
+    j->line = s->job_line;
+    j->strings = s->strings;
+    s->strings = NULL;
     double *v[N_JOBV];
+    bool lacks = s->has_jobv[N_JOBV];
     for (int k = 0; k < N_JOBV; k++)
-        v[k] = s->has_jobv[k] ? s->jobv[k] : s->jobv[N_JOBV];
+        v[k] = s->has_jobv[k] ? s->jobv[k] : NULL;
+    bool has_cls = s->has_cls, has_node = s->has_node;
+    state_free(s, true);
+    double *nan = lacks ? pfi_malloc(n1 * sizeof *nan) : NULL;
+    for (size_t i = 0; nan != NULL && i < n; i++)
+        nan[i] = NAN;
+    for (int k = 0; k < N_JOBV; k++)
+        v[k] = v[k] != NULL ? v[k] : nan;
     j->gpus = v[C_GPUS - C_GPUS];
     j->weight = v[C_WEIGHT - C_GPUS];
     j->floor_frac = v[C_FLOOR - C_GPUS];
@@ -1014,12 +1076,15 @@ static void take_jobs(pfi_jobs *j, reader_state *s)
     j->cap_lo_w = v[C_CAP_MIN - C_GPUS];
     j->cap_hi_w = v[C_CAP_MAX - C_GPUS];
     j->band = v[C_BAND - C_GPUS];
-    j->node = s->node;
-    j->node_line = s->node_line;
-    j->line = s->job_line;
-    j->strings = s->strings;
-    s->strings = NULL;
-    state_free(s, true);
+    if (!has_cls)
+        j->job_class = pfi_calloc(n1, sizeof *j->job_class);
+    if (!has_node) {
+        j->node = pfi_calloc(n1, sizeof *j->node);
+        j->node_line = pfi_calloc(n1, sizeof *j->node_line);
+    }
+    if ((lacks && nan == NULL) || j->job_class == NULL || j->node == NULL || j->node_line == NULL)
+        return PFI_ERR_NOMEM;
+    return PFI_OK;
 }
 
 /* The jobs of s (emptied: its arrays move to *out or are freed). */
@@ -1029,9 +1094,12 @@ static pfi_error jobs_from_state(reader_state *sp, const char *name, pfi_jobs **
     memset(sp, 0, sizeof *sp);
     pfi_error e = PFI_OK;
     if (s.ordered) { /* the rows are the result: each job's rows adjacent, caps rising */
+        /* the offsets are the jobs' first rows, one slot more */
         pfi_jobs *j = pfi_calloc(1, sizeof *j);
-        if (j != NULL && (j->offset = pfi_malloc((s.n_names + 1) * sizeof *j->offset)) != NULL) {
-            memcpy(j->offset, s.first, s.n_names * sizeof *j->offset);
+        size_t *off = j != NULL ? pfi_realloc(s.first, (s.n_names + 1) * sizeof *off) : NULL;
+        if (off != NULL) {
+            s.first = NULL;
+            j->offset = off;
             j->offset[s.n_names] = s.n_rows;
             j->cap_w = s.row_c;
             j->power_w = s.row_p;
@@ -1042,7 +1110,10 @@ static pfi_error jobs_from_state(reader_state *sp, const char *name, pfi_jobs **
             state_free(&s, false);
             return PFI_ERR_NOMEM;
         }
-        take_jobs(j, &s);
+        if (take_jobs(j, &s) != PFI_OK) {
+            pfi_jobs_destroy(j);
+            return PFI_ERR_NOMEM;
+        }
         *out = j;
         return PFI_OK;
     }
@@ -1108,7 +1179,8 @@ static pfi_error jobs_from_state(reader_state *sp, const char *name, pfi_jobs **
                 break;
             }
     pfi_free(lines_at);
-    take_jobs(j, &s);
+    pfi_error te = take_jobs(j, &s);
+    e = e != PFI_OK ? e : te;
     if (e != PFI_OK) {
         pfi_jobs_destroy(j);
         return e;

@@ -10,7 +10,7 @@
 #include "pfi/jobs.h"
 
 /* Bytes a buffer given to jobs_read_buffer has past its data (readable, any content). */
-#define JOBS_BUFFER_PAD 32
+#define JOBS_BUFFER_PAD 64
 
 /*
  * jobs_read_buffer — the jobs of buf[0..nb) (named name in diagnostics) into *out (owned:

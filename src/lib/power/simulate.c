@@ -428,8 +428,14 @@ static pfi_error check_options(const pfi_joblib *lib, const pfi_sim_options *o, 
     for (size_t i = 0; i < o->n_reductions; i++)
         if (!(o->reductions[i] > 0 && o->reductions[i] < 1))
             return fail(diag, "every reduction must lie in (0, 1)");
-    if (!(o->pfi_noise >= 0) || !isfinite(o->pfi_noise))
-        return fail(diag, "the PFI noise must be >= 0");
+    if (!(o->pfi_noise >= 0 && o->pfi_noise <= PFI_SIM_MAX_PFI_NOISE)) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "the PFI noise (the SD of the estimates' error) %g: expected PFI units in "
+                 "[0, %g]",
+                 o->pfi_noise, PFI_SIM_MAX_PFI_NOISE);
+        return fail(diag, msg);
+    }
     if (!(o->prod_ft_share >= 0 && o->prod_ft_share <= 1))
         return fail(diag, "the production fine-tuning share must lie in [0, 1]");
     for (size_t t = 0; t < lib->n; t++)

@@ -32,10 +32,15 @@ pfi_error alloc_oracle_place(alloc_run *run, pfi_alloc_result *r, pfi_diag *d)
     alloc_ctx *x = &run->x;
     pfi_alloc_workspace *w = x->w;
     alloc_sums *S = &run->S;
-    double cap = run->budget_w - S->lo_p, inside = 0;
-    for (size_t i = 0; i < w->n_b; i++)
-        inside += w->bw[i];
-    if (run->sampled && alloc_bracket_holds(S->above, cap, inside, S->below)) {
+    double cap = run->budget_w - S->lo_p, err, inside = alloc_sum8(w->bw, w->n_b, &err);
+    /* alloc_bracket_holds on the widths inside summed in order, which eight partial sums
+       settle unless too close to tell */
+    int reach = alloc_sum_above(S->above, inside, err, cap);
+    if (reach < 0)
+        inside = alloc_sum_seq(w->bw, w->n_b);
+    bool holds = reach < 0 ? alloc_bracket_holds(S->above, cap, inside, S->below)
+                           : S->above <= cap && (S->below == 0 || reach == 1);
+    if (run->sampled && holds) {
         run->list = w->list;
         run->n_list = w->n_list;
     } else if (run->sampled) {

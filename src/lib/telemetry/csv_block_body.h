@@ -80,6 +80,8 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
     }
     const unsigned n_sep = (unsigned)ncol - 1;
     const bool has_ts = lay->n_time == 1, keep_series = tm->opt.keep_series;
+    tm_rows rw; /* the rows' puts with their times deferred (tm_rows_put) */
+    tm_rows_init(&rw, tm, nv, plain);
     /* The last row taken the long way, as a template: a row whose bytes through its
      * newline are the template's, but for digits where the template has digits, has the
      * same masks, tokens, fields and units, and numbers of the same shape (no sign, the
@@ -228,11 +230,13 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
             en->last_t = tsec;
             tt = tsec;
         } else {
+            tm_rows_flush(tm, &rw); /* (tm_row_time may mark the entity's series) */
             tt = tm_row_time(tm, ent, has_t, tsec, false, line0 + k + 1, name);
         }
         tm->line_now = line0 + k + 1; /* a note on a cell names it (tm_put) */
-        *err = tm_put_row(tm, ent, vfield, fv, vlo, vhi, nv, tt, plain, keep_series);
+        *err = tm_rows_put(tm, &rw, ent, vfield, fv, vlo, vhi, nv, tt, plain, keep_series);
         if (*err != PFI_OK) {
+            tm_rows_flush(tm, &rw);
             *rows = k + 1;
             return (size_t)(p - p0);
         }
@@ -244,6 +248,7 @@ CSV_BLOCK_BODY(pfi_telemetry *tm, const char *p0, size_t avail, const csv_col *c
         k++;
     }
 done:
+    tm_rows_flush(tm, &rw);
     *rows = k;
     return (size_t)(p - p0);
 }

@@ -133,6 +133,8 @@ dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, con
     }
     const unsigned n_edges = 2 * ((unsigned)nf + 2);
     const bool keep = tm->opt.keep_series;
+    tm_rows rw; /* the rows' puts with their times deferred (tm_rows_put) */
+    tm_rows_init(&rw, tm, nf, plain);
     /* The template: its bytes (tb), the digits that may vary (tdig), its bytes through the
      * newline (tkeep), its length and entity text; each number's first byte, length, bytes,
      * shape (tm_number_shape_in) and value. */
@@ -214,8 +216,9 @@ dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, con
             break;
         double tt = tm_row_time_nominal(tm, ent);
         tm->line_now = line0 + k + 1; /* a note on a cell names it (tm_put) */
-        *err = tm_put_row(tm, ent, fields, fv, lo, hi, nf, tt, plain, keep);
+        *err = tm_rows_put(tm, &rw, ent, fields, fv, lo, hi, nf, tt, plain, keep);
         if (*err != PFI_OK) {
+            tm_rows_flush(tm, &rw);
             *rows = k + 1;
             return (size_t)(p - p0);
         }
@@ -224,6 +227,7 @@ dcgmi_block_body(pfi_telemetry *tm, const char *p0, size_t avail, size_t nf, con
         k++;
     }
 done:
+    tm_rows_flush(tm, &rw);
     *rows = k;
     return (size_t)(p - p0);
 }

@@ -286,6 +286,14 @@ static inline __attribute__((always_inline)) void tm_count_only(pfi_telemetry *t
  * called directly. Always PFI_OK. */
 pfi_error tm_spec_sample(void *ctx, size_t k, double t, double v, bool valid, bool brk);
 pfi_error tm_spec_valid(void *ctx, size_t k, double t, double v);
+/* tm_spec_valid for each of in[0..n), in order (tm_rows_put holds a block's samples for
+ * it: the sink reads nothing the collector changes meanwhile but through tm_put, which
+ * tm_rows_put calls only after handing them over). */
+typedef struct tm_spec_in {
+    size_t k;
+    double t, v;
+} tm_spec_in;
+void tm_spec_valid_n(void *ctx, const tm_spec_in *in, size_t n);
 
 /*
  * tm_put_in's case of a streamed series s = &tm->series[k] (options.stream_power) and a value
@@ -422,6 +430,234 @@ tm_put_row(pfi_telemetry *tm, size_t e, const size_t *fields, const double *fv, 
                 return err;
     }
     return PFI_OK;
+}
+
+/*
+ * The block paths' rows of the first read (tm_rows_put): per entity a plan — the series of
+ * each of the block's fields, taken once — and the time bookkeeping of its rows deferred.
+ * A row of entity e whose every sample is tm_put_in's common case of a counted series
+ * (options.count_means_only: counted, a changes_only value that stays, a streamed series'
+ * known step) and whose time is after the entity's last row's costs per sample a count, a
+ * sum (in file order, as before) and, streamed, the step's count and the sink call; what
+ * every sample of the row would have written alike — the series' last time, last valid time,
+ * break and row flags, t_hi, the t_first test, the stream's last row time and t_max — is
+ * written once, for the entity's rows so far, by tm_rows_flush: before any other put (a
+ * row the long way: tm_put_row), before anything that reads or writes those fields
+ * (tm_row_time), and when the block ends. The values are those tm_put_in would have left:
+ * the rows' times ascend strictly, so the last is the largest and the first the smallest.
+ */
+#define TM_ROWS_SLOTS 64
+#define TM_ROWS_FIELDS 16
+typedef struct tm_rows_ent {
+    size_t e;            /* the entity (SIZE_MAX: the slot is empty) */
+    bool ok;             /* the plan holds; false: e's rows the long way (for this block) */
+    unsigned npend;      /* rows counted here whose times and counts are not written yet */
+    double t_last, t_lo; /* their last and first time */
+    unsigned nc, ns;     /* the series in order: nc counted (changes_only last: from nx on),
+                            then ns streamed */
+    unsigned nx;
+    const pfi_telemetry_series *base; /* tm->series when ps was taken */
+    pfi_telemetry_series *ps[TM_ROWS_FIELDS];
+    int ks[TM_ROWS_FIELDS];           /* their indices in tm->series */
+    unsigned char fi[TM_ROWS_FIELDS]; /* their fields' places in the row */
+} tm_rows_ent;
+#define TM_ROWS_QUEUE 256 /* (room for a row's samples past its limit: TM_ROWS_FIELDS) */
+typedef struct tm_rows {
+    bool on;        /* keep_series, plain, no second read's sink (tm_rows_init) */
+    uint64_t dirty; /* slots with npend > 0 */
+    unsigned nq;    /* the first read's sink: samples held for tm_spec_valid_n */
+    tm_spec_in q[TM_ROWS_QUEUE];
+    tm_rows_ent ent[TM_ROWS_SLOTS];
+} tm_rows;
+
+static inline void tm_rows_init(tm_rows *rw, const pfi_telemetry *tm, size_t n, bool plain)
+{
+    rw->on = plain && tm->opt.keep_series && tm->opt.count_means_only && !tm->sink_all &&
+             (tm->sink == NULL || tm->sink_counts) && n <= TM_ROWS_FIELDS;
+    rw->dirty = 0;
+    rw->nq = 0;
+    for (size_t i = 0; i < TM_ROWS_SLOTS; i++) {
+        rw->ent[i].e = SIZE_MAX;
+        rw->ent[i].npend = 0;
+    }
+}
+
+/* Slot x's deferred bookkeeping written into its series: what tm_put_in's fast cases (for
+ * a streamed series tm_put_stream's) would have left after its npend rows. */
+static inline void tm_rows_flush_one(pfi_telemetry *tm, tm_rows_ent *x)
+{
+    const double tl = x->t_last, t0 = x->t_lo;
+    const unsigned np = x->npend, n = x->nc + x->ns;
+    for (unsigned j = 0; j < n; j++) {
+        pfi_telemetry_series *s = &tm->series[x->ks[j]];
+        s->n_valid += np;
+        s->last_row = -1;
+        s->last_pod = false;
+        s->last_good_t_s = tl;
+        s->pending_break = false;
+        s->last_t = tl;
+        s->t_hi = tl > s->t_hi ? tl : s->t_hi;
+        if (t0 < s->t_first)
+            tm->counted_inexact = true; /* (tm_count_only's test) */
+        if (j >= x->nc) {
+            tm_stream *st = s->stream;
+            st->n_clean += np;
+            st->last_row_t = tl;
+            st->t_max = tl > st->t_max ? tl : st->t_max;
+        }
+    }
+    x->npend = 0;
+}
+
+static inline void tm_rows_flush(pfi_telemetry *tm, tm_rows *rw)
+{
+    if (rw->nq > 0) { /* the sink's samples first, in order: it reads none of the rest */
+        tm_spec_valid_n(tm->sink_ctx, rw->q, rw->nq);
+        rw->nq = 0;
+    }
+    for (uint64_t d = rw->dirty; d != 0; d &= d - 1)
+        tm_rows_flush_one(tm, &rw->ent[__builtin_ctzll(d)]);
+    rw->dirty = 0;
+}
+
+/* Slot x for entity e: the old entity's bookkeeping written, e's plan taken (out of the
+ * rows' line: once per entity and block). False when e's series are not all there yet (a
+ * first sample: the long way, and tried again at e's next row). */
+static __attribute__((noinline, unused)) bool tm_rows_take(pfi_telemetry *tm, tm_rows *rw,
+                                                           tm_rows_ent *x, size_t e,
+                                                           const size_t *fields, size_t n)
+{
+    if (x->npend > 0) {
+        tm_rows_flush_one(tm, x);
+        rw->dirty &= ~((uint64_t)1 << (x - rw->ent));
+    }
+    const int *row = &tm->map[e * PFI_TELEMETRY_MAX_FIELDS];
+    x->e = SIZE_MAX;
+    x->ok = true;
+    x->nc = x->ns = x->nx = 0;
+    for (int pass = 0; pass < 3; pass++) /* counted, changes_only, streamed */
+        for (size_t i = 0; i < n; i++) {
+            int k = row[fields[i]];
+            if (k < 0)
+                return false;
+            pfi_telemetry_series *s = &tm->series[k];
+            if (s->n_valid == 0)
+                return false;
+            if (!s->counted || s->times_only)
+                x->ok = false; /* (a stored series: never here) */
+            int cls = s->stream != NULL ? 2 : s->changes_only ? 1 : 0;
+            if (cls != pass)
+                continue;
+            unsigned j = x->nc + x->ns;
+            x->ks[j] = k;
+            x->ps[j] = s;
+            x->fi[j] = (unsigned char)i;
+            if (pass < 2)
+                x->nc++;
+            else
+                x->ns++;
+            if (pass == 0)
+                x->nx = x->nc;
+        }
+    x->base = tm->series;
+    x->e = e;
+    return true;
+}
+
+/*
+ * tm_put_row(tm, e, fields, fv, lo, hi, n, t, plain, keep_series) for a block path that
+ * made rw with tm_rows_init(rw, tm, n, plain) and calls tm_rows_flush(tm, rw) before it
+ * returns and before tm_row_time: the same result (see tm_rows).
+ */
+static inline __attribute__((always_inline)) pfi_error
+tm_rows_put(pfi_telemetry *tm, tm_rows *rw, size_t e, const size_t *fields, const double *fv,
+            const double *lo, const double *hi, size_t n, double t, bool plain, bool keep_series)
+{
+    if (rw->on) {
+        size_t slot = e & (TM_ROWS_SLOTS - 1);
+        tm_rows_ent *x = &rw->ent[slot];
+        if (x->e != e && !tm_rows_take(tm, rw, x, e, fields, n))
+            goto slow;
+        const unsigned np = x->npend;
+        if (!x->ok || !(t == t) || (np > 0 && !(t > x->t_last)) ||
+            tm->n_stored > PFI_TELEMETRY_MAX_SAMPLES - n)
+            goto slow;
+        for (size_t i = 0; i < n; i++) {
+            double v = fv[i];
+            if (!(v >= lo[i] && v <= hi[i]) || (v >= 2147483632.0 && tm_is_dcgm_blank(v)))
+                goto slow;
+        }
+        if (x->base != tm->series) { /* (tm_put made a series: the array moved) */
+            for (unsigned j = 0; j < x->nc + x->ns; j++)
+                x->ps[j] = &tm->series[x->ks[j]];
+            x->base = tm->series;
+        }
+        pfi_telemetry_series *const *ps = x->ps;
+        const unsigned char *fi = x->fi;
+        const unsigned nc = x->nc, n_all = nc + x->ns;
+        for (unsigned j = x->nx; j < nc; j++) { /* changes_only: the value stays */
+            const pfi_telemetry_series *s = ps[j];
+            if (s->n == 0 || fv[fi[j]] != s->value[s->n - 1] || (np == 0 && !(t >= s->last_t)))
+                goto slow;
+        }
+        size_t sl[TM_ROWS_FIELDS];
+        if (n_all > nc) {
+            uint64_t key = 0;
+            if (np > 0) { /* every series' last time is t_last: one step for all */
+                double d = t - x->t_last;
+                memcpy(&key, &d, sizeof key);
+            }
+            unsigned j = nc;
+            do {
+                const pfi_telemetry_series *s = ps[j];
+                const tm_stream *st = s->stream;
+                uint64_t ki = key;
+                if (np == 0) { /* tm_put_stream's own tests */
+                    if (s->pending_break || !(t > s->last_t) || !(t > st->last_row_t))
+                        goto slow;
+                    double d = t - s->last_t;
+                    memcpy(&ki, &d, sizeof ki);
+                }
+                if (ki == st->last_key)
+                    sl[j] = st->last_slot;
+                else if (ki == st->key2)
+                    sl[j] = st->slot2;
+                else
+                    goto slow;
+            } while (++j < n_all);
+        }
+        unsigned j = 0;
+        for (; j < nc; j++)
+            ps[j]->sum += fv[fi[j]];
+        if (j < n_all) {
+            tm_spec_in *q = &rw->q[rw->nq];
+            const bool spec = tm->sink_counts;
+            do {
+                pfi_telemetry_series *s = ps[j];
+                double v = fv[fi[j]];
+                s->stream->ent[sl[j]].cnt++;
+                s->sum += v;
+                /* (the sink is tm_spec_sample: it reads none of the above) */
+                *q = (tm_spec_in){.k = (size_t)x->ks[j], .t = t, .v = v};
+                q += spec;
+            } while (++j < n_all);
+            rw->nq = (unsigned)(q - rw->q);
+            if (rw->nq > TM_ROWS_QUEUE - TM_ROWS_FIELDS) {
+                tm_spec_valid_n(tm->sink_ctx, rw->q, rw->nq);
+                rw->nq = 0;
+            }
+        }
+        tm->n_stored += n;
+        if (np == 0)
+            x->t_lo = t;
+        x->t_last = t;
+        x->npend = np + 1;
+        rw->dirty |= (uint64_t)1 << slot;
+        return PFI_OK;
+    }
+slow:
+    tm_rows_flush(tm, rw);
+    return tm_put_row(tm, e, fields, fv, lo, hi, n, t, plain, keep_series);
 }
 
 /* The power derived from an energy counter's increase: de mJ over dt s, in W, computed as

@@ -1071,6 +1071,17 @@ typedef struct stream_head {
     size_t g;
 } stream_head;
 
+/* The first read's look-ups of a GPU's limit and clock reasons (spec_row_ok, stream_emit):
+ * xs taken while tm->series is base; sample_excluded's answer x for every row time t with
+ * t + 1e-6 in [lo, hi) while the series hold ln and rn samples — between two of their
+ * stored times excl_at finds the same sample (the times ascend: else the read is redone). */
+typedef struct excl_memo {
+    const pfi_telemetry_series *base;
+    size_t ln, rn;
+    double lo, hi;
+    unsigned x;
+} excl_memo;
+
 /* Per series of tm what its samples feed: the job GPU g's power rows (pg), the counter of
  * entity e (ee: its increase, the derived power). */
 typedef struct stream_series {
@@ -1114,6 +1125,7 @@ typedef struct stream_pass {
                         -2: not taken yet): tm->series moves while it is read */
     double last_out; /* the last row's time out of the merge */
     double *emitted; /* per GPU: its last row's time out of the merge (-INFINITY) */
+    excl_memo *memo; /* per GPU (the first read's; NULL: none) */
     /* spec_push's in-order ring (spec, !eof, !heap_mode): only lt's leaves are kept (the
      * tree above them is remade by lt_rebuild before anything else reads it); nblock is how
      * many GPUs hold the ring's first row back — !(thr < leaf), thr its time + 1e-6 —
@@ -1195,15 +1207,55 @@ static inline bool spec_row_ok(stream_pass *p, size_t g, double t)
         ix[0] = xs.limit ? (long)(xs.limit - p->tm->series) : -1;
         ix[1] = xs.reasons ? (long)(xs.reasons - p->tm->series) : -1;
     }
-    p->xs[g] = (excl_series){ix[0] >= 0 ? &p->tm->series[ix[0]] : NULL,
-                             ix[1] >= 0 ? &p->tm->series[ix[1]] : NULL};
+    excl_memo *m = &p->memo[g];
+    if (m->base != p->tm->series) { /* (taken again when tm->series moved) */
+        p->xs[g] = (excl_series){ix[0] >= 0 ? &p->tm->series[ix[0]] : NULL,
+                                 ix[1] >= 0 ? &p->tm->series[ix[1]] : NULL};
+        m->base = p->tm->series;
+        m->lo = INFINITY; /* (no time in it) */
+        m->hi = -INFINITY;
+    }
     if (p->eof)
         return true;
     p->emitted[g] = t;
     return true;
 }
 
-/* The rows every GPU has passed, into the bins. */
+/* sample_excluded for GPU g at t, with the stretch of times around t that give the same
+ * answer kept in its memo (out of stream_emit's line: once per change of the answer's
+ * stretch). */
+static __attribute__((noinline)) unsigned excl_memo_fill(stream_pass *p, size_t g, double t)
+{
+    const excl_series *xs = &p->xs[g];
+    excl_memo *m = &p->memo[g];
+    double u = t + 1e-6, lo = -INFINITY, hi = INFINITY;
+    bool keep = true;
+    const pfi_telemetry_series *ser[2] = {xs->limit, xs->reasons};
+    for (int j = 0; j < 2; j++) {
+        const pfi_telemetry_series *s = ser[j];
+        if (s == NULL || s->n == 0)
+            continue;
+        size_t i = excl_at(s, t);
+        double a = i < s->n ? s->t_s[i] : -INFINITY;
+        double b = i < s->n ? (i + 1 < s->n ? s->t_s[i + 1] : INFINITY) : s->t_s[0];
+        keep &= !isnan(a) && !isnan(b); /* (a NaN time: excl_at's answer is its path's) */
+        lo = a > lo ? a : lo;
+        hi = b < hi ? b : hi;
+    }
+    unsigned x = sample_excluded(xs, p->o, t);
+    m->ln = xs->limit != NULL ? xs->limit->n : 0;
+    m->rn = xs->reasons != NULL ? xs->reasons->n : 0;
+    if (keep && lo <= u && u < hi) { /* (a NaN row time: nothing kept) */
+        m->lo = lo;
+        m->hi = hi;
+        m->x = x;
+    } else {
+        m->lo = INFINITY;
+        m->hi = -INFINITY;
+    }
+    return x;
+}
+
 /* One row out of the merge, in order, into the bins. */
 static inline __attribute__((always_inline)) pfi_error stream_emit(stream_pass *p, size_t g,
                                                                    double t, double v, bool valid)
@@ -1213,13 +1265,20 @@ static inline __attribute__((always_inline)) pfi_error stream_emit(stream_pass *
         return PFI_OK;
     }
     p->last_out = t;
-    grid_row gr = {.t = t,
-                   .v = v,
-                   .g = (unsigned)g,
-                   .valid = valid,
-                   .excl = valid && (p->xs[g].limit != NULL || p->xs[g].reasons != NULL)
-                               ? sample_excluded(&p->xs[g], p->o, t)
-                               : 0};
+    unsigned excl = 0;
+    const excl_series *xs = &p->xs[g];
+    if (valid && (xs->limit != NULL || xs->reasons != NULL)) {
+        const excl_memo *m = p->memo != NULL ? &p->memo[g] : NULL;
+        double u = t + 1e-6;
+        if (m == NULL)
+            excl = sample_excluded(xs, p->o, t);
+        else if (m->lo <= u && u < m->hi && m->ln == (xs->limit != NULL ? xs->limit->n : 0) &&
+                 m->rn == (xs->reasons != NULL ? xs->reasons->n : 0))
+            excl = m->x; /* the same sample of each as the last row's look-up */
+        else
+            excl = excl_memo_fill(p, g, t);
+    }
+    grid_row gr = {.t = t, .v = v, .g = (unsigned)g, .valid = valid, .excl = excl};
     return power_bins_add(&p->b, &gr, &p->red->jp);
 }
 
@@ -1731,6 +1790,7 @@ void tm_spec_free(tm_spec *sp)
     stream_pass_free(&sp->p);
     pfi_free(sp->p.xs_idx);
     pfi_free(sp->p.emitted);
+    pfi_free(sp->p.memo);
     tm_stream_red_free(sp->p.red);
     pfi_free(sp->gpu_of);
     pfi_free(sp->seen);
@@ -1936,6 +1996,12 @@ pfi_error tm_spec_valid(void *ctx, size_t k, double t, double v)
     return PFI_OK;
 }
 
+void tm_spec_valid_n(void *ctx, const tm_spec_in *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        spec_one(ctx, in[i].k, in[i].t, in[i].v, true, false);
+}
+
 pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o)
 {
     if (!tm->opt.stream_power || o->align_s > 0 || o->warmup_s != 0)
@@ -1962,6 +2028,7 @@ pfi_error pfi_reduce_stream_begin(pfi_telemetry *tm, const pfi_reduce_options *o
         (p->xs = pfi_calloc(n, sizeof *p->xs)) == NULL ||
         (p->xs_idx = pfi_malloc(2 * n * sizeof *p->xs_idx)) == NULL ||
         (p->emitted = pfi_malloc(n * sizeof *p->emitted)) == NULL ||
+        (p->memo = pfi_calloc(n, sizeof *p->memo)) == NULL ||
         (p->lt = pfi_malloc(2 * n * sizeof *p->lt)) == NULL ||
         (p->heap = pfi_malloc(n * sizeof *p->heap)) == NULL ||
         power_bins_init(&p->b, n, 0, true, 0, 0, NAN, STREAM_TOPQ_DISTINCT) != PFI_OK ||

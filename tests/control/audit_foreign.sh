@@ -1,0 +1,84 @@
+#!/bin/sh
+# pfi control --db appends only to what can hold its audit log: a foreign file given as the
+# audit path — a CSV, another program's SQLite database — is refused (exit 1, the message
+# names the file and says it is not a pfi control audit log) and left byte for byte as it
+# was (no table added, no journal mode switched, no -wal/-shm/-journal left beside it). A new
+# file, an empty one, an audit log (its earlier run kept) and a pfi run store (its runs kept,
+# the ctl_* tables beside them) are taken. The one agent is a URL nobody answers: each
+# controller run records its periods all the same (exit 6, ran degraded).
+# usage: audit_foreign.sh PFI PFID SOURCE_DIR
+set -u
+PFI=$1
+SRC=$3
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/pfi-audit-foreign.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+trap 'exit 2' HUP INT TERM
+fail=0
+check() { if [ "$1" -ne 0 ]; then echo "FAIL: $2"; fail=1; else echo "ok: $2"; fi; }
+# a loopback port just free (bound, then closed): nobody answers there
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+(umask 077 && printf 'http://127.0.0.1:%s tok-nobody-0123456789\n' "$port" > "$WORK/agents")
+# ctl DB — one controller run of 2 periods on DB; its exit status
+ctl() {
+    timeout 60 "$PFI" control --agents "$WORK/agents" --budget-w 1000 --period 0.5 \
+        --run-for 0.8 --db "$1" > "$WORK/out" 2> "$WORK/err"
+}
+# tables DB — the names of DB's tables, sorted, on one line
+tables() {
+    python3 -c 'import sqlite3, sys
+c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+print(" ".join(sorted(r[0] for r in c.execute("select name from sqlite_master where type = '"'"'table'"'"'"))))' "$1"
+}
+no_side_files() { ! ls -A "$WORK" | grep -qE -- '-(wal|shm|journal)$'; }
+
+# ---- refused: a CSV, another program's SQLite database ----------------------------------------
+printf 'job,class,gpus\ndense-a,dense,8\n' > "$WORK/jobs.csv"
+python3 - "$WORK/notes.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("create table notes(id integer primary key, text text)")
+c.execute("insert into notes(text) values ('keep me')")
+c.commit()
+PY
+for f in jobs.csv notes.db; do
+    cp "$WORK/$f" "$WORK/$f.orig"
+    ctl "$WORK/$f"
+    rc=$?
+    [ $rc -eq 1 ]
+    check $? "$f as --db: refused, exit $rc (want 1)"
+    grep -q "audit log: $WORK/$f: not a pfi control audit log" "$WORK/err"
+    check $? "$f: the message names it: $(head -c 300 "$WORK/err")"
+    cmp -s "$WORK/$f" "$WORK/$f.orig"
+    check $? "$f: left byte for byte as it was"
+    no_side_files
+    check $? "$f: no SQLite side file left beside it"
+done
+[ "$(tables "$WORK/notes.db")" = notes ]
+check $? "notes.db: its one table, no ctl_* added ($(tables "$WORK/notes.db"))"
+
+# ---- taken: a new file, an empty one, an audit log, a run store ----------------------------
+ctl "$WORK/new.db"
+rc=$?
+[ $rc -eq 6 ] && tables "$WORK/new.db" | grep -q ctl_runs
+check $? "a new file: becomes an audit log (exit $rc: ran degraded)"
+ctl "$WORK/new.db"
+[ $? -eq 6 ] && [ "$(python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print(c.execute("select count(*) from ctl_runs").fetchone()[0],
+      c.execute("select count(distinct run) from ctl_periods").fetchone()[0])' "$WORK/new.db")" = "2 2" ]
+check $? "an audit log: the second run appended, the first kept"
+: > "$WORK/empty.db"
+ctl "$WORK/empty.db"
+[ $? -eq 6 ] && tables "$WORK/empty.db" | grep -q ctl_runs
+check $? "an empty file: becomes an audit log"
+"$PFI" ingest --db "$WORK/store.db" --group g --cap 300 --telemetry "$SRC/examples/smi.csv" \
+    > /dev/null 2>&1
+check $? "a run store ingested"
+runs=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from runs").fetchone()[0])' "$WORK/store.db")
+ctl "$WORK/store.db"
+[ $? -eq 6 ] && tables "$WORK/store.db" | grep -q 'ctl_runs' &&
+    [ "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from runs").fetchone()[0])' "$WORK/store.db")" = "$runs" ]
+check $? "a run store: the audit tables beside its $runs run(s), kept"
+no_side_files
+check $? "no SQLite side file left"
+exit $fail
