@@ -355,6 +355,8 @@ static void charge(const pfi_alloc_tree *t, size_t j, double d, double k, double
     rem[t->n_nodes] -= site_sign * (t->budget_kind == PFI_LIMIT_RESERVE ? k : d);
 }
 
+static void tree_flags(const pfi_alloc_tree *t, double budget_w, pfi_alloc_tree_result *tr);
+
 /* The per-level sums of r's caps and powers into tr, and which limits bind. */
 static void tree_sums(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, double budget_w,
                       const pfi_alloc_result *r, pfi_alloc_tree_result *tr)
@@ -373,6 +375,12 @@ static void tree_sums(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, double b
         tr->site_reserve_w += k;
         tr->site_drawn_w += dpw;
     }
+    tree_flags(t, budget_w, tr);
+}
+
+/* Which limits bind, from the per-level sums in tr. */
+static void tree_flags(const pfi_alloc_tree *t, double budget_w, pfi_alloc_tree_result *tr)
+{
     tr->n_binding = 0;
     for (size_t a = 0; a < t->n_nodes; a++) {
         double used = t->kind[a] == PFI_LIMIT_RESERVE ? tr->reserve_w[a] : tr->drawn_w[a];
@@ -476,6 +484,25 @@ static void tree_marginals(const pfi_alloc_jobs *J, size_t j, pfi_alloc_result *
     }
     r->marginal_down[j] = cap <= lo + tol ? NAN : down;
     r->marginal_up[j] = cap >= hi - tol ? NAN : up;
+}
+
+/* tree_marginals for job j (no cap bounds, its k caps c rising) at its point s, with the slopes
+   of its segments either side of it (down: s > 0, up: s + 1 < k; alloc_slope's expression, as
+   tree_marginals computes them) already at hand: the same values without the work, unless a
+   cap lies within tree_marginals' tolerance of c[s] (then tree_marginals itself). */
+static inline void tree_marginals_at(const pfi_alloc_jobs *J, size_t j, const double *c, size_t k,
+                                     size_t s, double down, double up, pfi_alloc_result *r)
+{
+    double cap = c[s], tol = 1e-9 * (1 + fabs(cap));
+    size_t i = 0;
+    while (i + 1 < k && c[i] < cap - tol)
+        i++;
+    if (i != s) {
+        tree_marginals(J, j, r);
+        return;
+    }
+    r->marginal_down[j] = cap <= c[0] + tol || s == 0 ? NAN : down;
+    r->marginal_up[j] = cap >= c[k - 1] - tol || s + 1 == k ? NAN : up;
 }
 
 /* Grow *p to hold need elements of size elem (contents not kept); false when out of memory
@@ -639,12 +666,13 @@ struct pfi_alloc_tree_workspace {
     size_t *sbeg, *tie; /* each job's first segment (n + 1); the segments at a threshold
                            (3 each: segment, job, candidate it starts from) */
     uint32_t *sq;       /* the greedy by thresholds: the candidate each segment ends at */
-    size_t *nz;         /* per level: 7 × (levels + 2) */
+    size_t *nz;         /* per level: 7 × (levels + 2); tree_fast: 9 × */
     double *nd;         /* per level: 4 × (levels + 1) */
     double *smp;        /* tree_select's sample: 2 × SELECT_SAMPLE */
+    size_t *jl;         /* tree_fast: the jobs by level, in job order within each (3 each) */
     bool last_flat;     /* the last call took the flat optimum (tree_flat_first) */
     size_t n_seg, n_keys, n_ord, n_tmp, n_count, n_jband, n_rem, n_xs, n_ys, n_pos, n_idx, n_bs,
-        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw, n_sq;
+        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw, n_sq, n_jl;
 };
 
 pfi_error pfi_alloc_tree_workspace_create(pfi_alloc_tree_workspace **out)
@@ -671,7 +699,7 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
     pfi_alloc_workspace_destroy(ws->w);
     void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem, ws->xs,
                     ws->ys,  ws->pos,  ws->idx, ws->bs,  ws->kp,    ws->ss,    ws->sw,  ws->sbeg,
-                    ws->tie, ws->nz,   ws->nd,  ws->smp, ws->jsl,   ws->jw,    ws->sq};
+                    ws->tie, ws->nz,   ws->nd,  ws->smp, ws->jsl,   ws->jw,    ws->sq,  ws->jl};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         pfi_free(ptrs[i]);
     pfi_free(ws);
@@ -974,6 +1002,413 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
     return PFI_OK;
 }
 
+/* A curve's caps c[0..k) as pfi_curve_check wants them: finite, > 0, strictly rising. */
+static inline bool tree_caps_ok(const double *c, size_t k)
+{
+    int ok = isfinite(c[0]) & (c[0] > 0);
+    for (size_t i = 1; i < k; i++)
+        ok &= isfinite(c[i]) & (c[i] > c[i - 1]);
+    return ok;
+}
+
+/*
+ * Job j's preparation for the greedy by thresholds on drawn watts, when it is the common
+ * case: no cap bounds or floor, a curve that passes alloc_job_prepare's checks (pfi_curve_check
+ * without violations, at most ALLOC_MAX_CANDIDATES_PER_JOB points) and is its own envelope
+ * (alloc_job_envelope's test: power rising, turn() < 0, no rounded slope that rises): true,
+ * and the job's slopes (alloc_slope's expression) and widths in sl[k - 1] and wd[k - 1]; its
+ * curve: k points from a0. The caller sets the workspace as alloc_job_prepare would (kind 0:
+ * its own curve, its own envelope). Without caps, the caps are left to the caller
+ * (tree_caps_ok). False otherwise (sl and wd may be written: the caller then runs
+ * alloc_job_prepare, which says why or stores the envelope). The same decisions from the
+ * same expressions, in one pass over the curve instead of four.
+ */
+static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, size_t k, double *sl,
+                                 double *wd, bool caps)
+{
+    if (k == 0 || k > ALLOC_MAX_CANDIDATES_PER_JOB || !isnan(alloc_opt(J->cap_lo_w, j, NAN)) ||
+        !isnan(alloc_opt(J->cap_hi_w, j, NAN)) || alloc_opt(J->floor_frac, j, 0.0) != 0.0)
+        return false;
+    const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
+    double wt = alloc_opt(J->weight, j, 1.0);
+    int ok =
+        isfinite(D[0]) & isfinite(T[0]) & (D[0] > 0) & (T[0] >= 0) & (!caps || tree_caps_ok(c, k));
+    for (size_t i = 1; i < k; i++) {
+        ok &= isfinite(D[i]) & isfinite(T[i]) & (D[i] > D[i - 1]) & (T[i] >= T[i - 1]);
+        double s = (wt * T[i] - wt * T[i - 1]) / (D[i] - D[i - 1]);
+        sl[i - 1] = s;
+        wd[i - 1] = D[i] - D[i - 1];
+        if (i >= 2) {
+            double ax = D[i - 2], ay = wt * T[i - 2], bx = D[i - 1], by = wt * T[i - 1];
+            double cx = D[i], cy = wt * T[i];
+            ok &= ((bx - ax) * (cy - ay) - (by - ay) * (cx - ax) < 0) & !(s > sl[i - 2]);
+        }
+    }
+    return ok;
+}
+
+/* How many jobs ahead tree_fast fetches the curves of the jobs it reads out of order, into the
+   second-level cache (16 jobs ahead into the first was slower at 100 000 jobs). */
+#define TREE_AHEAD 48
+
+/*
+ * The greedy by thresholds (tree_thresholds) and the outputs of tree_oracle for its common
+ * case — every finite limit and the budget in drawn watts, continuous caps, one band, and
+ * every job as tree_fast_job takes it — in fewer passes over memory, the same operations on
+ * the same values in the same order, so the same results bit for bit (issue 18 item 3: the
+ * tight tree). Differences from tree_oracle + tree_thresholds:
+ *  - the levels are visited depth first with one cursor in ss/sw: on the way down, a level's
+ *    own segments are made at the cursor (its jobs read in job order, out of the jobs' order
+ *    overall: a counting sort of the jobs by level, their curves fetched ahead); on the way
+ *    up, a level without children is selected where it lies, on what was just written (in
+ *    cache), and the cursor goes back to the end of its survivors. The levels with children
+ *    are selected after (their capacities need every job), children first, on
+ *    tree_thresholds' layout — own segments, then each child's survivors, moved down only
+ *    where a child's selection left a gap (tree_thresholds wrote every segment twice, job
+ *    order then level order, and moved the survivors up at every level);
+ *  - each job's θ is found from its curve (the slopes' expression again), with its outputs
+ *    at that point, in one pass; the jobs at a threshold placed again after the ties; the
+ *    value, totals and the levels' sums in one last pass.
+ * The job-order sums (reference, lowest power, each level's capacity after the lowest
+ * points) as tree_oracle makes them, from the lowest powers kept in job order and in the θ
+ * pass. *done false (nothing in r or tr written, the workspace's scratch changed) when a job
+ * is not the common case (its caps checked first, the rest of its curve in the fill): the
+ * caller then runs tree_oracle's general path. Errors: PFI_ERR_NOMEM.
+ */
+static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
+                           pfi_alloc_tree_workspace *ws, pfi_alloc_result *r,
+                           pfi_alloc_tree_result *tr, pfi_diag *d, bool *inner, bool *done)
+{
+    const pfi_alloc_jobs *J = x->J;
+    size_t n = J->n, nn = t->n_nodes, site = nn;
+    const size_t *off = J->offset;
+    *done = false;
+    size_t nseg = 0;
+    for (size_t j = 0; j < n; j++) { /* the caps checked here, in order; the rest in the fill */
+        if (off[j + 1] <= off[j] || off[j + 1] - off[j] > ALLOC_MAX_CANDIDATES_PER_JOB ||
+            !tree_caps_ok(J->cap_w + off[j], off[j + 1] - off[j]))
+            return PFI_OK; /* alloc_job_prepare says why */
+        nseg += off[j + 1] - off[j] - 1;
+    }
+    /* ss/sw: a level's leftover segment may go one past its range (at most one a level) */
+    if (nseg >= UINT32_MAX || !TREE_GROW(ws, ss, nseg + nn + 1) ||
+        !TREE_GROW(ws, sw, nseg + nn + 1) || !TREE_GROW(ws, nz, 9 * (nn + 2)) ||
+        !TREE_GROW(ws, nd, 4 * (nn + 1)) || !TREE_GROW(ws, smp, 2 * SELECT_SAMPLE) ||
+        !TREE_GROW(ws, jl, 3 * n) || !TREE_GROW(ws, tie, 3 * nseg) || !TREE_GROW(ws, jw, n))
+        return PFI_ERR_NOMEM;
+    double *sl = ws->ss, *wd = ws->sw, *rem = ws->rem;
+    tree_pos *pos = ws->pos;
+    size_t *cbeg = ws->nz, *kids = cbeg + nn + 2, *pre = kids + nn + 1, *jbeg = pre + nn + 1;
+    size_t *jcur = jbeg + nn + 2, *bst = jcur + nn + 1; /* bst: where a level's range starts */
+    size_t *own = bst + nn + 1, *live = own + nn + 1, *post = live + nn + 1;
+    size_t *jl = ws->jl; /* per job by level: the job, its first point, its points */
+    double *d0 = ws->jw; /* each job's lowest power, in job order */
+    double *sat = ws->nd, *eff = sat + nn + 1, *acc = eff + nn + 1, *tot = acc + nn + 1;
+    /* the levels' children (CSR; the site's: the levels without a parent), depth-first order
+       from the site, as tree_thresholds */
+    memset(cbeg, 0, (nn + 2) * sizeof *cbeg);
+    for (size_t a = 0; a < nn; a++)
+        cbeg[(t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]) + 1]++;
+    for (size_t a = 0; a <= nn; a++)
+        cbeg[a + 1] += cbeg[a];
+    for (size_t a = 0; a <= nn; a++)
+        jcur[a] = cbeg[a];
+    for (size_t a = 0; a < nn; a++)
+        kids[jcur[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]]++] = a;
+    size_t np = 0, top = 1;
+    pre[nn] = site;
+    while (top > 0) {
+        size_t a = pre[nn + 1 - top];
+        top--;
+        pre[np++] = a;
+        for (size_t k = cbeg[a + 1]; k-- > cbeg[a];)
+            pre[nn + 1 - ++top] = kids[k];
+    }
+    /* the jobs by level, job order within each (a counting sort) */
+    memset(jbeg, 0, (nn + 2) * sizeof *jbeg);
+    for (size_t j = 0; j < n; j++) {
+        size_t a = job_node(t, j);
+        jbeg[(a == PFI_TOPO_NONE ? site : a) + 1]++;
+    }
+    for (size_t a = 0; a <= nn; a++) {
+        jbeg[a + 1] += jbeg[a];
+        jcur[a] = jbeg[a];
+    }
+    for (size_t j = 0; j < n; j++) {
+        size_t a = job_node(t, j);
+        size_t *e = &jl[3 * jcur[a == PFI_TOPO_NONE ? site : a]++];
+        e[0] = j;
+        e[1] = off[j];
+        e[2] = off[j + 1] - off[j];
+    }
+    /* depth first, one cursor: on the way down a level's own segments made at the cursor
+       (each job's lowest power kept in job order, d0), on the way up a level without
+       children selected where it lies (tree_thresholds' selection and leftover segment; its
+       capacity after its jobs' lowest points summed here as tree_oracle's loop sums it: its
+       own jobs, job order) and the cursor put after its survivors; the levels with children
+       are listed in the order they close (post) for after */
+    size_t cur = 0, sp = 0, npost = 0;
+    size_t *open = jcur; /* jcur is free again */
+    for (size_t k = 0; k <= np; k++) {
+        size_t a = k < np ? pre[k] : site, par = site;
+        if (k < np && a != site && t->parent[a] != PFI_TOPO_NONE)
+            par = t->parent[a];
+        while (sp > 0 && (k == np || open[sp - 1] != par)) { /* close: its subtree is done */
+            size_t b = open[--sp], m = cur - bst[b];
+            live[b] = m;
+            sat[b] = -INFINITY;
+            if (cbeg[b + 1] > cbeg[b]) {
+                post[npost++] = b;
+                continue;
+            }
+            double rb = b < nn ? t->limit_w[b] : r->budget_w;
+            for (size_t u = jbeg[b]; u < jbeg[b + 1]; u++)
+                rb -= d0[jl[3 * u]];
+            double cap = rb > 0 ? rb : 0;
+            if ((b == site || isfinite(t->limit_w[b])) && m > 0 && !(tot[b] <= cap)) {
+                size_t ngt;
+                double wgt;
+                sat[b] = tree_select(sl + bst[b], wd + bst[b], m, tot[b], cap, &ngt, &wgt, ws->smp);
+                if (sat[b] > -INFINITY) {
+                    m = ngt;
+                    tot[b] = wgt;
+                    if (cap > wgt) { /* what it has left at s_b: one segment of that slope */
+                        sl[bst[b] + m] = sat[b];
+                        wd[bst[b] + m++] = cap - wgt;
+                        tot[b] = cap;
+                    }
+                }
+            }
+            live[b] = m;
+            cur = bst[b] + m;
+        }
+        if (k == np)
+            break;
+        bst[a] = cur; /* open: its own segments */
+        tot[a] = 0;
+        size_t u1 = jbeg[a + 1];
+        for (size_t u = jbeg[a]; u < u1; u++) {
+            if (u + TREE_AHEAD < u1) { /* the curves of the jobs ahead */
+                const size_t *f = &jl[3 * (u + TREE_AHEAD)];
+                size_t f0 = f[1], f1 = f[1] + f[2] - 1;
+                __builtin_prefetch(J->power_w + f0, 0, 2);
+                __builtin_prefetch(J->power_w + f1, 0, 2);
+                __builtin_prefetch(J->tput_tok_s + f0, 0, 2);
+                __builtin_prefetch(J->tput_tok_s + f1, 0, 2);
+            }
+            const size_t *e = &jl[3 * u];
+            size_t ks = e[2] - 1;
+            if (!tree_fast_job(J, e[0], e[1], e[2], sl + cur, wd + cur, false))
+                return PFI_OK;
+            d0[e[0]] = J->power_w[e[1]];
+            double w = 0;
+            for (size_t s = 0; s < ks; s++)
+                w += wd[cur + s];
+            tot[a] += w;
+            cur += ks;
+        }
+        own[a] = cur - bst[a];
+        open[sp++] = a;
+    }
+    memset(x->w->kind, 0, n); /* every job on its own curve, its own envelope */
+    /* the job-order sums: the lowest power, each level's capacity after the lowest points
+       (tree_oracle's loop; drawn watts everywhere: a level that counts caps has no limit, its
+       capacity stays infinite either way) */
+    double ref_p = 0, ref_t = 0, lo_p = 0;
+    for (size_t a = 0; a < nn; a++)
+        rem[a] = t->limit_w[a];
+    rem[nn] = r->budget_w;
+    for (size_t j = 0; j < n; j++) {
+        double dj = d0[j];
+        lo_p += dj;
+        for (size_t a = job_node(t, j); a != PFI_TOPO_NONE; a = t->parent[a])
+            rem[a] -= dj;
+        rem[nn] -= dj;
+        pos[j].at = pos[j].nx = 0;
+        pos[j].fr = 0;
+    }
+    bool feasible = true;
+    for (size_t a = 0; a <= nn && feasible; a++) {
+        double lim = a < nn ? t->limit_w[a] : r->budget_w;
+        if (rem[a] < -1e-9 * (1 + fabs(lim))) {
+            feasible = false;
+            if (a < nn)
+                tree_fail(d, PFI_OK,
+                          "%s: its %s limit %.1f W is below the least its jobs can take at "
+                          "their lowest caps (%.1f W): every job stays there",
+                          where(t, a).s, pfi_limit_kind_name(t->kind[a]), lim, lim - rem[a]);
+            else
+                tree_fail(d, PFI_OK,
+                          "the site budget %.1f W (%s) is below the least the jobs can take "
+                          "(%.1f W): every job stays at its lowest cap",
+                          lim, pfi_limit_kind_name(t->budget_kind), lim - rem[a]);
+        }
+    }
+    /* the levels with children, children first: the range of each is its own segments, then
+       each child's survivors, moved down next to them where a child's selection left a gap
+       (tree_thresholds' layout); then its selection */
+    for (size_t i = 0; i < npost && feasible; i++) {
+        size_t a = post[i], m = own[a];
+        for (size_t c = cbeg[a]; c < cbeg[a + 1]; c++) {
+            size_t b = kids[c], to = bst[a] + m;
+            if (live[b] > 0 && bst[b] != to) {
+                memmove(sl + to, sl + bst[b], live[b] * sizeof *sl);
+                memmove(wd + to, wd + bst[b], live[b] * sizeof *wd);
+            }
+            m += live[b];
+            tot[a] += tot[b];
+        }
+        sat[a] = -INFINITY;
+        double cap = rem[a] > 0 ? rem[a] : 0;
+        if ((a == site || isfinite(t->limit_w[a])) && m > 0 && !(tot[a] <= cap)) {
+            size_t ngt;
+            double wgt;
+            sat[a] = tree_select(sl + bst[a], wd + bst[a], m, tot[a], cap, &ngt, &wgt, ws->smp);
+            if (sat[a] > -INFINITY) {
+                m = ngt;
+                tot[a] = wgt;
+                if (cap > wgt) {
+                    sl[bst[a] + m] = sat[a];
+                    wd[bst[a] + m++] = cap - wgt;
+                    tot[a] = cap;
+                }
+            }
+        }
+        live[a] = m;
+    }
+    /* each job's θ: the highest threshold above it (tree_thresholds) */
+    bool inner_any = false;
+    for (size_t k = 0; k < np; k++) {
+        size_t a = pre[k];
+        size_t up = a == site ? site : t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
+        eff[a] = a == site ? sat[a] : fmax(sat[a], eff[up]);
+        acc[a] = 0;
+        if (a != site && sat[a] > -INFINITY && sat[a] >= eff[up])
+            inner_any = true;
+    }
+    /* every job at its last point above its θ (every job at its lowest when infeasible),
+       its outputs there; the segments at θ listed (job, the candidates at its ends) */
+    size_t nt = 0, *tie = ws->tie;
+    for (size_t j = 0; j < n; j++) {
+        size_t a0 = off[j], k = off[j + 1] - a0, a = job_node(t, j);
+        a = a == PFI_TOPO_NONE ? site : a;
+        const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
+        double wt = alloc_opt(J->weight, j, 1.0), th = eff[a], w = 0;
+        size_t s = 0;
+        ref_p += D[k - 1];
+        ref_t += T[k - 1];
+        double down = NAN, up = NAN; /* the slopes either side of point s (feasible) */
+        if (feasible) {
+            double sv = 0;
+            for (; s + 1 < k; s++) {
+                sv = (wt * T[s + 1] - wt * T[s]) / (D[s + 1] - D[s]);
+                if (!(sv > th))
+                    break;
+                w += D[s + 1] - D[s];
+                down = sv;
+            }
+            up = s + 1 < k ? sv : NAN;
+            pos[j].at = pos[j].nx = (uint32_t)s;
+            for (size_t q = s; q + 1 < k; q++) {
+                if (q > s)
+                    sv = (wt * T[q + 1] - wt * T[q]) / (D[q + 1] - D[q]);
+                if (!(sv == th))
+                    break;
+                tie[3 * nt] = j;
+                tie[3 * nt + 1] = q;
+                tie[3 * nt + 2] = q + 1;
+                nt++;
+            }
+            acc[a] += w;
+        }
+        r->cap_w[j] = c[s]; /* place_job at a point (caps rising) */
+        r->power_w[j] = D[s];
+        r->tput_tok_s[j] = T[s];
+        r->shed_w[j] = D[k - 1] - D[s];
+        if (feasible)
+            tree_marginals_at(J, j, c, k, s, down, up, r);
+        else
+            tree_marginals(J, j, r);
+    }
+    if (feasible) {
+        for (size_t k = np; k-- > 0;) {
+            size_t a = pre[k];
+            rem[a] -= acc[a];
+            if (a != site)
+                acc[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += acc[a];
+        }
+        /* the segments at the thresholds in the greedy's order (tree_thresholds) */
+        if (!TREE_GROW(ws, kp, 2 * nt))
+            return PFI_ERR_NOMEM;
+        tree_kp *kp = ws->kp;
+        for (size_t u = 0; u < nt; u++) {
+            size_t j = tie[3 * u], p = tie[3 * u + 1], q = tie[3 * u + 2];
+            alloc_view v = alloc_true_view(x, j);
+            kp[u].key = ~order_bits((v.wt * v.t[q] - v.wt * v.t[p]) / (v.d[q] - v.d[p]));
+            kp[u].i = (uint32_t)u;
+        }
+        kp_merge_sort(kp, kp + nt, nt);
+        for (size_t u = 0; u < nt; u++) {
+            const size_t *g = &tie[3 * kp[u].i];
+            size_t j = g[0], p = g[1], q = g[2];
+            alloc_view v = alloc_true_view(x, j);
+            double gp = alloc_opt(J->gpus, j, 1.0), dummy = 0;
+            tree_take(t, nn, rem, pos, (uint32_t)j, job_node(t, j), (uint32_t)p, (uint32_t)q,
+                      v.d[q] - v.d[p], gp * (v.c[q] - v.c[p]), v.wt * v.t[q] - v.wt * v.t[p],
+                      &dummy);
+        }
+        for (size_t u = 0; u < nt; u++) { /* the jobs at a threshold where they got to */
+            size_t j = tie[3 * u];
+            place_job(x, j, pos[j].at, pos[j].nx, pos[j].fr, false, true, r);
+            tree_marginals(J, j, r);
+        }
+        if (inner != NULL)
+            *inner = inner_any;
+    }
+    /* the value on the envelopes, the totals (tree_totals) and the levels' sums (tree_sums),
+       each summed in job order as there */
+    double value = 0, tp = 0, tt = 0, obj = 0;
+    for (size_t a = 0; a < nn; a++)
+        tr->reserve_w[a] = tr->drawn_w[a] = 0;
+    tr->site_reserve_w = tr->site_drawn_w = 0;
+    for (size_t j = 0; j < n; j++) {
+        double wt = alloc_opt(J->weight, j, 1.0), pw = r->power_w[j], tk = r->tput_tok_s[j];
+        double y = wt * tk; /* wt × the tokens/s at its point: the value there */
+        if (pos[j].fr > 0) {
+            const double *T = J->tput_tok_s + off[j];
+            double y0 = wt * T[pos[j].at];
+            y = y0 + pos[j].fr * (wt * T[pos[j].nx] - y0);
+        }
+        value += y;
+        tp += pw;
+        tt += tk;
+        obj += wt * tk;
+        double kc = alloc_opt(J->gpus, j, 1.0) * r->cap_w[j];
+        for (size_t a = job_node(t, j); a != PFI_TOPO_NONE; a = t->parent[a]) {
+            tr->reserve_w[a] += kc;
+            tr->drawn_w[a] += pw;
+        }
+        tr->site_reserve_w += kc;
+        tr->site_drawn_w += pw;
+    }
+    r->total_power_w = tp;
+    r->total_tput_tok_s = tt;
+    r->objective = obj;
+    r->ref_power_w = ref_p;
+    r->ref_tput_tok_s = ref_t;
+    r->min_power_w = lo_p;
+    r->floors_unmet = 0;
+    r->feasible = feasible;
+    r->shortfall_w = feasible ? 0 : rem[nn] < 0 ? -rem[nn] : NAN;
+    r->lambda = NAN;
+    r->upper_bound = feasible ? value : NAN;
+    r->method = "tree: greedy on marginal tokens/s per W within every level's capacity "
+                "(exact: laminar limits of one kind)";
+    tree_flags(t, r->budget_w, tr);
+    *done = true;
+    return PFI_OK;
+}
+
 static bool tree_has_bands(const pfi_alloc_jobs *J, const pfi_alloc_tree *t);
 
 /* The oracle on the tree, with the scratch memory of ws. inner (may be NULL): set false when
@@ -1002,6 +1437,11 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     tree_pos *pos = ws->pos;
     alloc_ctx x = {J, o, w, o->cap_step_w > 0};
     w->n_c = w->n_e = w->n_env = w->n_eenv = w->n_b = 0;
+    if (!x.discrete && all_measured && !tree_has_bands(J, t)) {
+        bool done; /* the common case in fewer passes (tree_fast) */
+        if ((e = tree_fast(&x, t, ws, r, tr, d, inner, &done)) != PFI_OK || done)
+            return e;
+    }
     /* with continuous caps a job has at most its points + 2 candidates (alloc_job_prepare):
        each job is prepared in the loop that makes its segments, its curve read once; with a
        cap step, all of them first (their counts size the buffers) */
@@ -1042,7 +1482,27 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     double value = 0;
     uint64_t kmin = ~UINT64_C(0), kmax = 0;
     bool site_pos = true; /* every segment needs some of the site's capacity */
+    /* the common job of the greedy by thresholds on drawn watts in one pass (tree_fast_job) */
+    bool fast = fused && thr_only && all_measured;
+    uint32_t *sq = ws->sq;
     for (size_t j = 0; j < n; j++) {
+        size_t a0 = J->offset[j], k = J->offset[j + 1] - a0;
+        if (fast && a0 < J->offset[j + 1] && tree_fast_job(J, j, a0, k, jsl + ns, jw + ns, true)) {
+            w->kind[j] = 0; /* as alloc_job_prepare sets it */
+            w->nc[j] = w->ne[j] = (uint32_t)k;
+            const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
+            ref_p += D[k - 1];
+            ref_t += T[k - 1];
+            lo_p += D[0];
+            ws->sbeg[j] = ns;
+            pos[j].at = pos[j].nx = 0;
+            pos[j].fr = 0;
+            charge(t, j, D[0], alloc_opt(J->gpus, j, 1.0) * c[0], rem, 1);
+            value += alloc_opt(J->weight, j, 1.0) * T[0];
+            for (size_t s = 1; s < k; s++)
+                sq[ns++] = (uint32_t)s;
+            continue;
+        }
         if (fused && (e = alloc_job_prepare(&x, j, &unmet, d)) != PFI_OK)
             return e;
         alloc_view v = alloc_true_view(&x, j);
