@@ -934,9 +934,12 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
             double wgt, cap = rem[a] > 0 ? rem[a] : 0;
             sat[a] = tree_select(sl + start[a], wd + start[a], m, tot[a], cap, &ngt, &wgt, ws->smp);
             if (sat[a] > -INFINITY) {
+                /* the leftover stands for the segments at s_a: none when every one was kept
+                   (rounding only), and no room after the range then (the next sibling's) */
+                bool at = ngt < m;
                 m = ngt;
                 tot[a] = wgt;
-                if (cap > wgt) { /* what it has left at s_a: one segment of that slope */
+                if (cap > wgt && at) { /* what it has left at s_a: one segment of that slope */
                     sl[start[a] + m] = sat[a];
                     wd[start[a] + m++] = cap - wgt;
                     tot[a] = cap;
@@ -1170,9 +1173,10 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
                 double wgt;
                 sat[b] = tree_select(sl + bst[b], wd + bst[b], m, tot[b], cap, &ngt, &wgt, ws->smp);
                 if (sat[b] > -INFINITY) {
+                    bool at = ngt < m; /* as tree_thresholds: a leftover only for ties */
                     m = ngt;
                     tot[b] = wgt;
-                    if (cap > wgt) { /* what it has left at s_b: one segment of that slope */
+                    if (cap > wgt && at) { /* what it has left at s_b: one segment of that slope */
                         sl[bst[b] + m] = sat[b];
                         wd[bst[b] + m++] = cap - wgt;
                         tot[b] = cap;
@@ -1265,9 +1269,10 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             double wgt;
             sat[a] = tree_select(sl + bst[a], wd + bst[a], m, tot[a], cap, &ngt, &wgt, ws->smp);
             if (sat[a] > -INFINITY) {
+                bool at = ngt < m; /* as tree_thresholds: a leftover only for ties */
                 m = ngt;
                 tot[a] = wgt;
-                if (cap > wgt) {
+                if (cap > wgt && at) {
                     sl[bst[a] + m] = sat[a];
                     wd[bst[a] + m++] = cap - wgt;
                     tot[a] = cap;
