@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "control_topo.h"
 #include "grid_cli.h"
 #include "pfi/audit.h"
 #include "pfi/conf.h"
@@ -378,8 +379,10 @@ static pfi_http_next api_job(api_state *s, pfi_http_request *rq, const char *id,
             ret = api_error(rq, 422, "at most 256 jobs' bands may be set through the API");
         } else {
             if (json_is_null(b))
-                fprintf(stderr, "pfi control: PUT /v1/jobs/%s: its API band dropped (from the "
-                                "next period)\n", sid);
+                fprintf(stderr,
+                        "pfi control: PUT /v1/jobs/%s: its API band dropped (from the "
+                        "next period)\n",
+                        sid);
             else
                 fprintf(stderr, "pfi control: PUT /v1/jobs/%s: band %g (from the next period)\n",
                         sid, json_number_value(b));
@@ -474,8 +477,9 @@ static pfi_http_next api_body(void *cls, pfi_http_request *rq, const char *body,
         return api_error(rq, 405,
                          strcmp(url, "/v1/budget") == 0 ? "method not allowed (PUT /v1/budget)"
                                                         : "method not allowed (GET only)");
-    return api_error(rq, 404, "no such endpoint (GET /metrics, GET /v1/status, PUT /v1/budget, "
-                              "PUT /v1/jobs/ID)");
+    return api_error(rq, 404,
+                     "no such endpoint (GET /metrics, GET /v1/status, PUT /v1/budget, "
+                     "PUT /v1/jobs/ID)");
 }
 
 /* Serve the API on 127.0.0.1:port (loopback only). PFI_EXIT_OK, or an exit code (the error
@@ -536,8 +540,9 @@ static void usage(FILE *f)
             "  --check              check the config, the files it names (agents, schedule,\n"
             "                       policy, tiers, tokens: readable, parsed, tokens 16+\n"
             "                       bytes, agents file with tokens not readable by others),\n"
-            "                       the --db's directory, and exit 0 (valid) or 2; contacts\n"
-            "                       no agent\n"
+            "                       the --db's directory, --topology levels with a limit\n"
+            "                       that no agent's URL host names, and exit 0 (valid)\n"
+            "                       or 2; contacts no agent\n"
             "  --agents FILE        one agent a line: URL [TOKEN]\n"
             "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
             "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
@@ -804,8 +809,9 @@ typedef struct control_inputs {
     pfi_ctl_event *events;
     pfi_ctl_rule *rules;
     size_t na, ne, nr;
-    grid_tiers *tiers;  /* --tiers (its rules replace the policy's); NULL without */
-    pfi_topology *topo; /* --topology (NULL without) */
+    grid_tiers *tiers;        /* --tiers (its rules replace the policy's); NULL without */
+    pfi_topology *topo;       /* --topology (NULL without) */
+    unsigned char *topo_said; /* [na + 1]: what cli_topo_period said (owned) */
 } control_inputs;
 
 /* One option's value (getopt's c, its argument arg) into o; false when arg is not valid. */
@@ -1334,6 +1340,7 @@ static void inputs_free(control_inputs *in)
         grid_tiers_free(in->tiers);
     free(in->tiers);
     pfi_topology_destroy(in->topo);
+    free(in->topo_said);
 }
 
 /*
@@ -1854,11 +1861,11 @@ static void api_apply_bands(api_state *api, const control_opts *o, const control
                             pfi_ctl *ctl)
 {
     const pfi_ctl_rule *base = o->slurm->on && o->slurm->rules != NULL ? o->slurm->rules
-                               : in->tiers != NULL                      ? in->tiers->rules
-                                                                        : in->rules;
+                               : in->tiers != NULL                     ? in->tiers->rules
+                                                                       : in->rules;
     size_t nb = o->slurm->on && o->slurm->rules != NULL ? o->slurm->nr
-                : in->tiers != NULL                      ? in->tiers->n_rules
-                                                         : in->nr;
+                : in->tiers != NULL                     ? in->tiers->n_rules
+                                                        : in->nr;
     static char job[API_MAX_BANDS][PFI_CTL_ID_LEN]; /* the loop's thread only */
     double band[API_MAX_BANDS];
     pthread_mutex_lock(&api->mu);
@@ -1966,6 +1973,8 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         pfi_error e = pfi_ctl_step(ctl, t_now, event, bw, red, &r, &d);
         if (e != PFI_OK)
             return cli_report(e, &d);
+        if (in->topo_said != NULL) /* hostnames that name no level, limits nothing sits under */
+            cli_topo_period(in->topo, ctl, in->na, in->topo_said);
         if (in->tiers != NULL) /* job-average accounting: next period's floors */
             grid_tiers_period(in->tiers, ctl, period_s,
                               event ? grid_event_left_s(in->events, in->ne, t_sched, o->targets,
@@ -2180,6 +2189,8 @@ static int control_check(control_opts *o)
         cli_error("--db %s %s", o->cfg.audit_path, why);
         problems++;
     }
+    if (rc == PFI_EXIT_OK && in.topo != NULL && cli_topo_check(in.topo, in.agents, in.na) > 0)
+        problems++; /* a limited level no agent sits under holds nothing */
     size_t na = in.na;
     inputs_free(&in);
     if (rc != PFI_EXIT_OK || problems > 0) {
@@ -2260,6 +2271,8 @@ int cmd_control(int argc, char **argv)
         rc = cli_report(e, &d);
         goto out;
     }
+    if (in.topo != NULL)
+        in.topo_said = calloc(in.na + 1, 1);
     api.tokens = in.tokens;
     api.last.budget_w = NAN;
     api.top_limit_w = NAN;

@@ -381,8 +381,7 @@ static bool qos_band_parse(cli_slurm *s, const char *arg)
             dup = strlen(s->qos[k]) == (size_t)(eq - p) &&
                   strncmp(s->qos[k], p, (size_t)(eq - p)) == 0;
         if (nl == 0 || nl >= sizeof num || *e != '\0' || errno != 0 || !(fabs(b) <= 1e6) || dup) {
-            fprintf(stderr,
-                    "pfi control: --qos-band: '%.*s': %s\n", (int)(len > 80 ? 80 : len), p,
+            fprintf(stderr, "pfi control: --qos-band: '%.*s': %s\n", (int)(len > 80 ? 80 : len), p,
                     dup ? "QOS named twice" : "BAND must be a number in [-1e6, 1e6]");
             return false;
         }

@@ -37,8 +37,8 @@ typedef struct cli_slurm {
     unsigned unseen_periods;
     unsigned quiet_periods; /* periods since the last suspend or resume */
     bool squeue_failed;
-    bool tiers_full; /* a job's tier could not join the accounting (said once) */
-    char qos[CLI_SLURM_QOS_MAX][64]; /* --qos-band NAME=BAND,...: a running job whose QOS is */
+    bool tiers_full;                    /* a job's tier could not join the accounting (said once) */
+    char qos[CLI_SLURM_QOS_MAX][64];    /* --qos-band NAME=BAND,...: a running job whose QOS is */
     double qos_band[CLI_SLURM_QOS_MAX]; /* NAME gets BAND unless its --policy line has band= */
     size_t nqos;
 } cli_slurm;
@@ -57,10 +57,10 @@ typedef struct cli_slurm {
     "  --slurm-suspend      when caps alone cannot meet the budget, suspend the most\n"            \
     "                       flexible job (tier high/pausable), one at a time; resume\n"            \
     "                       after the event (implies --slurm)\n"                                   \
-    "  --squeue PATH, --scontrol PATH  the Slurm commands (/usr/bin/...)\n"                   \
-    "  --qos-band QOS=BAND,...  a running job's priority band from its Slurm QOS\n"            \
-    "                       (BAND a number in [-1e6, 1e6], higher cut last); its\n"          \
-    "                       --policy line's band= wins, PUT /v1/jobs/ID over both\n"         \
+    "  --squeue PATH, --scontrol PATH  the Slurm commands (/usr/bin/...)\n"                        \
+    "  --qos-band QOS=BAND,...  a running job's priority band from its Slurm QOS\n"                \
+    "                       (BAND a number in [-1e6, 1e6], higher cut last); its\n"                \
+    "                       --policy line's band= wins, PUT /v1/jobs/ID over both\n"               \
     "                       (implies --slurm)\n"
 
 void cli_slurm_init(cli_slurm *s);
