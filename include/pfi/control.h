@@ -290,6 +290,8 @@ typedef struct pfi_ctl_agent_view {
     bool up;           /* answered its state this period */
     double non_gpu_w;  /* its node's measured non-GPU power this period, W (NaN: none) */
     const char *fault; /* this period's failure ("" none; borrowed) */
+    const char *host;  /* the hostname it last reported with a GPU ("" none yet; borrowed):
+                          the --topology level its GPUs sit under */
     unsigned long refusals[PFI_CTL_N_REASONS]; /* failed requests since create, by reason */
 } pfi_ctl_agent_view;
 

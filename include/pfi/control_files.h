@@ -83,8 +83,8 @@ typedef struct pfi_ctl_rule {
     char job[PFI_CTL_ID_LEN];
     double floor_frac; /* NaN: none */
     double weight;     /* NaN: 1 */
-    double band;       /* priority band (0): with --topology a reduction comes from the lowest
-                          band first, a restore goes to the highest first */
+    double band;       /* priority band (NaN when not given: band 0): a reduction comes from
+                          the lowest band first, a restore goes to the highest first */
     char job_class[32];
 } pfi_ctl_rule;
 

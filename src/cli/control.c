@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "control_topo.h"
 #include "grid_cli.h"
 #include "pfi/audit.h"
 #include "pfi/conf.h"
@@ -72,6 +73,7 @@ static double now_wall(void)
 /* ---- the controller's HTTP API ------------------------------------------------------------ */
 
 #define API_MAX_BODY 4096 /* bytes of a PUT /v1/budget body */
+#define API_MAX_BANDS 256 /* jobs whose band PUT /v1/jobs/ID set */
 
 typedef struct api_state {
     pthread_mutex_t mu;
@@ -87,6 +89,10 @@ typedef struct api_state {
     double top_limit_w;    /* --topology's top level's limit (NaN: none): the most it draws */
     char *jobs_text;       /* per-job metric lines of the last period (owned) */
     char *agents_text;     /* per-agent metric lines (refusals by reason, up) (owned) */
+    char band_job[API_MAX_BANDS][PFI_CTL_ID_LEN]; /* PUT /v1/jobs/ID {"band": B}: in force */
+    double band[API_MAX_BANDS];                   /* from the next period, over every other */
+    size_t n_band;                                /* source (api_apply_bands) */
+    pfi_ctl_rule *band_rules; /* the loop's: the rules with those bands (owned) */
 } api_state;
 
 /* ---- durable intent (DESIGN §10) ----------------------------------------------------------
@@ -315,6 +321,78 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
     return ret;
 }
 
+/* PUT /v1/jobs/ID: {"band": B} (a number in [-1e6, 1e6], as --policy's band=; higher is cut
+ * last) sets job ID's priority band from the next period on, over its --policy line's and its
+ * --qos-band's; {"band": null} drops it. Unknown keys, a band not a number: 400; out of
+ * range: 422; over API_MAX_BANDS jobs: 422. The token was checked from the headers. */
+static pfi_http_next api_job(api_state *s, pfi_http_request *rq, const char *id, const char *body,
+                             size_t len, bool too_big)
+{
+    if (too_big)
+        return api_error(rq, 413, "body larger than 4096 bytes");
+    size_t il = strlen(id);
+    bool id_ok = il > 0 && il < PFI_CTL_ID_LEN;
+    for (size_t k = 0; id_ok && k < il; k++)
+        id_ok = id[k] > ' ' && id[k] < 0x7f && id[k] != '/' && id[k] != '%' && id[k] != '?';
+    if (!id_ok)
+        return api_error(rq, 400, "expected PUT /v1/jobs/ID with ID a job id (printable, no '/')");
+    json_error_t je;
+    json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *b = json_object_get(o, "band");
+    const char *key;
+    json_t *val;
+    const char *unknown = NULL;
+    json_object_foreach(o, key, val) if (strcmp(key, "band") != 0)
+    {
+        unknown = key;
+        break;
+    }
+    pfi_http_next ret;
+    if (unknown != NULL) {
+        char sk[CLI_SAFE_CELL], m[CLI_SAFE_CELL + 64];
+        snprintf(m, sizeof m, "unknown key '%s': expected band",
+                 cli_safe(sk, sizeof sk, unknown, strlen(unknown)));
+        ret = api_error(rq, 400, m);
+    } else if (!json_is_object(o) || b == NULL || !(json_is_number(b) || json_is_null(b))) {
+        ret = api_error(rq, 400, "expected {\"band\": B} (a number) or {\"band\": null}");
+    } else if (json_is_number(b) && !(fabs(json_number_value(b)) <= 1e6)) {
+        ret = api_error(rq, 422, "band must be a number in [-1e6, 1e6] (higher: cut last)");
+    } else {
+        pthread_mutex_lock(&s->mu);
+        size_t k = 0;
+        while (k < s->n_band && strcmp(s->band_job[k], id) != 0)
+            k++;
+        bool full = k == s->n_band && k == API_MAX_BANDS && !json_is_null(b);
+        if (!full && json_is_null(b) && k < s->n_band) { /* dropped: the last one moves here */
+            s->n_band--;
+            memcpy(s->band_job[k], s->band_job[s->n_band], sizeof s->band_job[k]);
+            s->band[k] = s->band[s->n_band];
+        } else if (!full && !json_is_null(b)) {
+            if (k == s->n_band)
+                snprintf(s->band_job[s->n_band++], PFI_CTL_ID_LEN, "%s", id);
+            s->band[k] = json_number_value(b);
+        }
+        pthread_mutex_unlock(&s->mu);
+        char sid[CLI_SAFE_CELL];
+        cli_safe(sid, sizeof sid, id, il);
+        if (full) {
+            ret = api_error(rq, 422, "at most 256 jobs' bands may be set through the API");
+        } else {
+            if (json_is_null(b))
+                fprintf(stderr,
+                        "pfi control: PUT /v1/jobs/%s: its API band dropped (from the "
+                        "next period)\n",
+                        sid);
+            else
+                fprintf(stderr, "pfi control: PUT /v1/jobs/%s: band %g (from the next period)\n",
+                        sid, json_number_value(b));
+            ret = api_reply(rq, 200, "application/json", strdup("{\"ok\":true}"));
+        }
+    }
+    json_decref(o);
+    return ret;
+}
+
 /* GET /v1/status: the last period as a parent controller reads it (pfi/control.h,
  * pfi_ctl_child_status_parse): {"t_s", "event", "budget_w", "measured_w", "reserved_w",
  * "min_w", "max_w", "ramp_limited", "periods"} and, when the jobs' range is known by band,
@@ -338,6 +416,11 @@ static pfi_http_next api_status(api_state *s, pfi_http_request *rq)
                                         jnum(r->bands[k].min_w), "max_w", jnum(r->bands[k].max_w)));
     if (bands != NULL)
         json_object_set_new(o, "bands", bands);
+    json_t *jb = o && s->n_band > 0 ? json_object() : NULL; /* PUT /v1/jobs/ID's bands */
+    for (size_t k = 0; jb != NULL && k < s->n_band; k++)
+        json_object_set_new(jb, s->band_job[k], json_real(s->band[k]));
+    if (jb != NULL)
+        json_object_set_new(o, "job_bands", jb);
     pthread_mutex_unlock(&s->mu);
     char *b = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
@@ -353,7 +436,8 @@ static pfi_http_next api_head(void *cls, pfi_http_request *rq)
     /* an unauthenticated write is refused before its body is read (pfi/http.h); strict:
      * "Bearer TOKEN" and nothing else; a read-scoped token may not write (403) */
     if (strcmp(pfi_http_request_method(rq), "PUT") == 0 &&
-        strcmp(pfi_http_request_url(rq), "/v1/budget") == 0) {
+        (strcmp(pfi_http_request_url(rq), "/v1/budget") == 0 ||
+         strncmp(pfi_http_request_url(rq), "/v1/jobs/", 9) == 0)) {
         const char *h = NULL;
         size_t hl = 0;
         const pfi_http_token *t =
@@ -365,7 +449,8 @@ static pfi_http_next api_head(void *cls, pfi_http_request *rq)
         if (t->scope != PFI_HTTP_SCOPE_CONTROL)
             return api_error(rq, 403, "this token may read, not write (scope read)");
         char sn[CLI_SAFE_CELL]; /* the token's name from the token file, escaped */
-        fprintf(stderr, "pfi control: PUT /v1/budget by token %s\n",
+        fprintf(stderr, "pfi control: PUT %s by token %s\n",
+                pfi_http_request_url(rq)[4] == 'b' ? "/v1/budget" : "/v1/jobs/ID",
                 cli_safe(sn, sizeof sn, t->name, strlen(t->name)));
     }
     if (pfi_http_request_body_over(rq, API_MAX_BODY))
@@ -384,12 +469,17 @@ static pfi_http_next api_body(void *cls, pfi_http_request *rq, const char *body,
         return api_status(s, rq);
     if (strcmp(url, "/v1/budget") == 0 && strcmp(method, "PUT") == 0)
         return api_budget(s, rq, body, len, too_big);
+    if (strncmp(url, "/v1/jobs/", 9) == 0)
+        return strcmp(method, "PUT") == 0 ? api_job(s, rq, url + 9, body, len, too_big)
+                                          : api_error(rq, 405, "method not allowed (PUT only)");
     if (strcmp(url, "/v1/budget") == 0 || strcmp(url, "/metrics") == 0 ||
         strcmp(url, "/v1/status") == 0)
         return api_error(rq, 405,
                          strcmp(url, "/v1/budget") == 0 ? "method not allowed (PUT /v1/budget)"
                                                         : "method not allowed (GET only)");
-    return api_error(rq, 404, "no such endpoint (GET /metrics, GET /v1/status, PUT /v1/budget)");
+    return api_error(rq, 404,
+                     "no such endpoint (GET /metrics, GET /v1/status, PUT /v1/budget, "
+                     "PUT /v1/jobs/ID)");
 }
 
 /* Serve the API on 127.0.0.1:port (loopback only). PFI_EXIT_OK, or an exit code (the error
@@ -450,8 +540,9 @@ static void usage(FILE *f)
             "  --check              check the config, the files it names (agents, schedule,\n"
             "                       policy, tiers, tokens: readable, parsed, tokens 16+\n"
             "                       bytes, agents file with tokens not readable by others),\n"
-            "                       the --db's directory, and exit 0 (valid) or 2; contacts\n"
-            "                       no agent\n"
+            "                       the --db's directory, --topology levels with a limit\n"
+            "                       that no agent's URL host names, and exit 0 (valid)\n"
+            "                       or 2; contacts no agent\n"
             "  --agents FILE        one agent a line: URL [TOKEN]\n"
             "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
             "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
@@ -521,9 +612,10 @@ static void usage(FILE *f)
             "  --prometheus URL     telemetry from a Prometheus server\n"
             "  --prom-power M, --prom-energy M, --prom-host-label L, --prom-uuid-label L,\n"
             "  --prom-join-label L, --prom-features NAME=METRIC,...\n"
-            "  --listen PORT        serve GET /metrics, GET /v1/status and PUT /v1/budget on\n"
-            "                       127.0.0.1:PORT\n"
-            "  --token-file FILE    bearer token for PUT /v1/budget\n"
+            "  --listen PORT        serve GET /metrics, GET /v1/status, PUT /v1/budget and\n"
+            "                       PUT /v1/jobs/ID {\"band\": B} (a job's band, over the\n"
+            "                       policy's and --qos-band's) on 127.0.0.1:PORT\n"
+            "  --token-file FILE    bearer token for the PUTs\n"
             "  --keep-caps-on-exit  leave the caps in force when stopped (says which, and until\n"
             "                       when: the lease, then the agents' lease_policy); the\n"
             "                       default puts every GPU back on its original limit\n"
@@ -626,7 +718,7 @@ enum {
     O_CHECK,
     O_CLOCK,
     O_HELP,
-    O_SLURM /* the CLI_SLURM_OPTIONS: O_SLURM .. O_SLURM + 3 */
+    O_SLURM /* the CLI_SLURM_OPTIONS: O_SLURM .. O_SLURM + 4 */
 };
 
 static const struct option opts[] = {{"agents", required_argument, NULL, O_AGENTS},
@@ -717,15 +809,16 @@ typedef struct control_inputs {
     pfi_ctl_event *events;
     pfi_ctl_rule *rules;
     size_t na, ne, nr;
-    grid_tiers *tiers;  /* --tiers (its rules replace the policy's); NULL without */
-    pfi_topology *topo; /* --topology (NULL without) */
+    grid_tiers *tiers;        /* --tiers (its rules replace the policy's); NULL without */
+    pfi_topology *topo;       /* --topology (NULL without) */
+    unsigned char *topo_said; /* [na + 1]: what cli_topo_period said (owned) */
 } control_inputs;
 
 /* One option's value (getopt's c, its argument arg) into o; false when arg is not valid. */
 static bool control_option(control_opts *o, int c, const char *arg)
 {
     pfi_ctl_config *cfg = &o->cfg;
-    if (c >= O_SLURM && c < O_SLURM + 4)
+    if (c >= O_SLURM && c < O_SLURM + 5)
         return cli_slurm_option(o->slurm, c - O_SLURM, arg);
     switch (c) {
     case O_AGENTS:
@@ -1247,6 +1340,7 @@ static void inputs_free(control_inputs *in)
         grid_tiers_free(in->tiers);
     free(in->tiers);
     pfi_topology_destroy(in->topo);
+    free(in->topo_said);
 }
 
 /*
@@ -1761,6 +1855,35 @@ static void control_reload(int argc, char **argv, control_opts *o, control_input
         intent_store_cmdline(o, in); /* a restart resumes the new target */
 }
 
+/* PUT /v1/jobs/ID's bands over the rules in force (this period's --slurm ones, else the
+ * tiers' or the policy's), handed to the controller; untouched while none was ever set. */
+static void api_apply_bands(api_state *api, const control_opts *o, const control_inputs *in,
+                            pfi_ctl *ctl)
+{
+    const pfi_ctl_rule *base = o->slurm->on && o->slurm->rules != NULL ? o->slurm->rules
+                               : in->tiers != NULL                     ? in->tiers->rules
+                                                                       : in->rules;
+    size_t nb = o->slurm->on && o->slurm->rules != NULL ? o->slurm->nr
+                : in->tiers != NULL                     ? in->tiers->n_rules
+                                                        : in->nr;
+    static char job[API_MAX_BANDS][PFI_CTL_ID_LEN]; /* the loop's thread only */
+    double band[API_MAX_BANDS];
+    pthread_mutex_lock(&api->mu);
+    size_t n = api->n_band;
+    memcpy(job, api->band_job, n * sizeof job[0]);
+    memcpy(band, api->band, n * sizeof band[0]);
+    pthread_mutex_unlock(&api->mu);
+    if (n == 0 && api->band_rules == NULL)
+        return;
+    pfi_ctl_rule *m = NULL;
+    size_t nm = cli_rules_set_bands(base, nb, (const char(*)[PFI_CTL_ID_LEN])job, band, n, &m);
+    if (m == NULL)
+        return; /* out of memory: the last rules stay */
+    pfi_ctl_set_rules(ctl, m, nm);
+    free(api->band_rules);
+    api->band_rules = m;
+}
+
 /*
  * The control loop: one step a period until --run-for, SIGINT or SIGTERM; SIGHUP reloads
  * (control_reload) at the next period boundary. PFI_EXIT_OK, or the exit code of a step that
@@ -1845,10 +1968,13 @@ static int control_loop(int argc, char **argv, control_opts *o, control_inputs *
         pfi_diag d;
         if (o->slurm->on)
             cli_slurm_before(o->slurm, ctl, in->tiers, t_now);
+        api_apply_bands(api, o, in, ctl);
         pfi_ctl_set_lead(ctl, leading && !in_event); /* inside an event: the event */
         pfi_error e = pfi_ctl_step(ctl, t_now, event, bw, red, &r, &d);
         if (e != PFI_OK)
             return cli_report(e, &d);
+        if (in->topo_said != NULL) /* hostnames that name no level, limits nothing sits under */
+            cli_topo_period(in->topo, ctl, in->na, in->topo_said);
         if (in->tiers != NULL) /* job-average accounting: next period's floors */
             grid_tiers_period(in->tiers, ctl, period_s,
                               event ? grid_event_left_s(in->events, in->ne, t_sched, o->targets,
@@ -2063,6 +2189,8 @@ static int control_check(control_opts *o)
         cli_error("--db %s %s", o->cfg.audit_path, why);
         problems++;
     }
+    if (rc == PFI_EXIT_OK && in.topo != NULL && cli_topo_check(in.topo, in.agents, in.na) > 0)
+        problems++; /* a limited level no agent sits under holds nothing */
     size_t na = in.na;
     inputs_free(&in);
     if (rc != PFI_EXIT_OK || problems > 0) {
@@ -2143,6 +2271,8 @@ int cmd_control(int argc, char **argv)
         rc = cli_report(e, &d);
         goto out;
     }
+    if (in.topo != NULL)
+        in.topo_said = calloc(in.na + 1, 1);
     api.tokens = in.tokens;
     api.last.budget_w = NAN;
     api.top_limit_w = NAN;
@@ -2170,6 +2300,7 @@ int cmd_control(int argc, char **argv)
 out:
     pfi_http_server_stop(srv);
     pfi_ctl_destroy(ctl);
+    free(api.band_rules);
     free(api.jobs_text);
     free(api.agents_text);
     pthread_cond_destroy(&api.changed);

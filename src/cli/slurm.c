@@ -355,6 +355,79 @@ void cli_slurm_init(cli_slurm *s)
     s->quiet_periods = 1000;
 }
 
+/* --qos-band QOS=BAND,... into s->qos, s->qos_band (replacing an earlier one). */
+static bool qos_band_parse(cli_slurm *s, const char *arg)
+{
+    s->nqos = 0;
+    const char *p = arg;
+    while (*p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        if (eq == NULL || eq == p || (size_t)(eq - p) >= sizeof s->qos[0] ||
+            s->nqos == CLI_SLURM_QOS_MAX) {
+            fprintf(stderr,
+                    "pfi control: --qos-band: '%.*s': expected QOS=BAND (at most %d pairs)\n",
+                    (int)(len > 80 ? 80 : len), p, CLI_SLURM_QOS_MAX);
+            return false;
+        }
+        char num[64], *e;
+        size_t nl = len - (size_t)(eq + 1 - p);
+        snprintf(num, sizeof num, "%.*s", (int)(nl < sizeof num - 1 ? nl : sizeof num - 1), eq + 1);
+        errno = 0;
+        double b = strtod(num, &e);
+        bool dup = false;
+        for (size_t k = 0; k < s->nqos && !dup; k++)
+            dup = strlen(s->qos[k]) == (size_t)(eq - p) &&
+                  strncmp(s->qos[k], p, (size_t)(eq - p)) == 0;
+        if (nl == 0 || nl >= sizeof num || *e != '\0' || errno != 0 || !(fabs(b) <= 1e6) || dup) {
+            fprintf(stderr, "pfi control: --qos-band: '%.*s': %s\n", (int)(len > 80 ? 80 : len), p,
+                    dup ? "QOS named twice" : "BAND must be a number in [-1e6, 1e6]");
+            return false;
+        }
+        snprintf(s->qos[s->nqos], sizeof s->qos[0], "%.*s", (int)(eq - p), p);
+        s->qos_band[s->nqos++] = b;
+        p = end ? end + 1 : p + len;
+        if (end != NULL && *p == '\0') {
+            fprintf(stderr, "pfi control: --qos-band: a trailing ','\n");
+            return false;
+        }
+    }
+    if (s->nqos == 0)
+        fprintf(stderr, "pfi control: --qos-band: no QOS=BAND pair\n");
+    return s->nqos > 0;
+}
+
+size_t cli_rules_set_bands(const pfi_ctl_rule *base, size_t nb, const char (*job)[PFI_CTL_ID_LEN],
+                           const double *band, size_t n, pfi_ctl_rule **out)
+{
+    pfi_ctl_rule *r = malloc((nb + n + 1) * sizeof *r);
+    *out = r;
+    if (r == NULL)
+        return 0;
+    if (nb)
+        memcpy(r, base, nb * sizeof *r);
+    size_t m = nb;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = 0;
+        while (i < m && strcmp(r[i].job, job[k]) != 0)
+            i++;
+        if (i == m) { /* a rule of its own: the "*" rule's weight, floor and class */
+            const pfi_ctl_rule *star = pfi_ctl_policy_find(base, nb, "*");
+            if (star != NULL && strcmp(star->job, "*") == 0) {
+                r[i] = *star;
+            } else {
+                memset(&r[i], 0, sizeof r[i]);
+                r[i].floor_frac = r[i].weight = NAN;
+            }
+            snprintf(r[i].job, sizeof r[i].job, "%s", job[k]);
+            m++;
+        }
+        r[i].band = band[k];
+    }
+    return m;
+}
+
 bool cli_slurm_option(cli_slurm *s, int k, const char *arg)
 {
     switch (k) {
@@ -370,6 +443,9 @@ bool cli_slurm_option(cli_slurm *s, int k, const char *arg)
     case 3:
         s->scontrol = arg;
         return arg[0] == '/';
+    case 4:
+        s->on = true;
+        return qos_band_parse(s, arg);
     default:
         return false;
     }
@@ -498,10 +574,14 @@ void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, grid_tiers *tiers, double t_s)
         for (size_t i = 0; i < s->nknown && !was; i++)
             was = strcmp(s->known[i], jobs[k].id) == 0;
         if (!was) {
-            char why[400];
-            snprintf(why, sizeof why, "%u GPU(s) on %.200s, priority %.0f, QOS %.60s, class %.60s",
-                     jobs[k].gpus, jobs[k].nodes[0] ? jobs[k].nodes : "-", jobs[k].priority,
-                     jobs[k].qos[0] ? jobs[k].qos : "-",
+            char why[400], qb[48] = "";
+            for (size_t q = 0; q < s->nqos; q++) /* --qos-band's (its --policy band= wins) */
+                if (strcmp(s->qos[q], jobs[k].qos) == 0)
+                    snprintf(qb, sizeof qb, " (--qos-band: band %g)", s->qos_band[q]);
+            snprintf(why, sizeof why,
+                     "%u GPU(s) on %.200s, priority %.0f, QOS %.60s%s, class %.60s", jobs[k].gpus,
+                     jobs[k].nodes[0] ? jobs[k].nodes : "-", jobs[k].priority,
+                     jobs[k].qos[0] ? jobs[k].qos : "-", qb,
                      jobs[k].job_class[0] ? jobs[k].job_class : "-");
             audit(s, t_s, jobs[k].id, "joined", jobs[k].flex, why, true);
         }
@@ -533,6 +613,7 @@ void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, grid_tiers *tiers, double t_s)
         snprintf(proto.job_class, sizeof proto.job_class, "%.31s", j->job_class);
         proto.weight = tier_weight(t);
         proto.floor_frac = NAN;
+        proto.band = NAN;
         if (!grid_tiers_add(tiers, j->id, pfi_slurm_tier_flex(t), t->allowance, &proto,
                             j->min_tput))
             full = true;
@@ -570,6 +651,7 @@ void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, grid_tiers *tiers, double t_s)
             snprintf(x->job, sizeof x->job, "%s", j->id);
             snprintf(x->job_class, sizeof x->job_class, "%.31s", j->job_class);
             x->weight = NAN;
+            x->band = NAN;
             x->floor_frac = j->min_tput;
         }
         if (ours) { /* paused: its GPUs idle; cut it first */
@@ -577,6 +659,34 @@ void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, grid_tiers *tiers, double t_s)
             r[i].floor_frac = NAN;
         }
     }
+    /* --qos-band: a running job's band from its QOS, unless its own --policy line gives one
+     * (the policy's rules are tiers->rules[0 .. n_policy)) */
+    char(*qj)[PFI_CTL_ID_LEN] = s->nqos && nj ? calloc(nj, sizeof *qj) : NULL;
+    double *qb = qj ? calloc(nj, sizeof *qb) : NULL;
+    size_t nq = 0;
+    for (size_t k = 0; qb != NULL && k < nj; k++) {
+        const pfi_slurm_job *j = &jobs[k];
+        size_t q = 0;
+        while (q < s->nqos && strcmp(s->qos[q], j->qos) != 0)
+            q++;
+        size_t p = rule_of(tiers->rules, tiers->n_policy, j->id);
+        if (!running(j) || q == s->nqos || strlen(j->id) >= PFI_CTL_ID_LEN ||
+            (p < tiers->n_policy && isfinite(tiers->rules[p].band)))
+            continue;
+        snprintf(qj[nq], PFI_CTL_ID_LEN, "%s", j->id);
+        qb[nq++] = s->qos_band[q];
+    }
+    if (nq > 0) {
+        pfi_ctl_rule *m = NULL;
+        size_t nm = cli_rules_set_bands(r, n, qj, qb, nq, &m);
+        if (m != NULL) {
+            free(r);
+            r = m;
+            n = nm;
+        }
+    }
+    free(qj);
+    free(qb);
     pfi_ctl_set_rules(ctl, r, n);
     free(s->rules);
     s->rules = r;

@@ -86,4 +86,40 @@ printf 'rack r1 - 4000\nrack r2 - 4000\nnode n1 r1 -\nnode n1 r2 -\n' > "$WORK/b
 rc=$?
 grep -q "bad.topo:4:.*line 3" "$WORK/bad.err"
 check $(( rc == 0 || $? != 0 )) "a node in two racks: refused (exit $rc) naming both lines: $(head -1 "$WORK/bad.err")"
+
+# A node name mistyped (issue 18 item 1: a 1 000 W rack whose node name matches no agent held
+# nothing and drew 2 636 W, silently): --check fails naming the level when the agents' URLs
+# name their hosts, says it cannot tell when they are IP addresses; a run says once which
+# agent's hostname names no level (its GPUs under the site budget alone) and which limited
+# levels no agent sits under (stderr and the audit note). The right file passes --check.
+printf 'feed feed - 9000 measured\nrack r1 feed 4000\nnode node1 r1 -\nnode node2 r1 -\nrack r2 feed 1000\nnode nod3 r2 -\nnode node4 feed -\n' > "$WORK/typo.topo"
+i=0
+: > "$WORK/agents.named"
+while read -r url tok; do
+    i=$((i + 1))
+    echo "http://node$i:${url##*:} 0123456789abcdef0123456789abcdef" >> "$WORK/agents.named"
+done < "$WORK/agents"
+chmod 600 "$WORK/agents.named"
+"$PFI" control --agents "$WORK/agents.named" --topology "$WORK/typo.topo" --check > "$WORK/chk2.out" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "1 level(s) with a limit that no agent sits under.*rack 'r2' (1000 W, line 5)" "$WORK/chk2.out" &&
+    grep -q "agent http://node3:.*names no --topology level" "$WORK/chk2.out"
+check $? "--check, a mistyped node under a 1000 W rack: exit 2 naming rack r2 and the agent (exit $rc: $(cat "$WORK/chk2.out"))"
+"$PFI" control --agents "$WORK/agents.named" --topology "$WORK/topo" --check > "$WORK/chk3.out" 2>&1
+check $? "--check, the right file with the same agents: valid ($(cat "$WORK/chk3.out"))"
+"$PFI" control --agents "$WORK/agents.long" --topology "$WORK/typo.topo" --check > "$WORK/chk4.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q "4 agent(s) addressed by an IP address" "$WORK/chk4.out"
+check $? "--check, agents by IP address: valid with a note that the first period will tell (exit $rc)"
+"$PFI" control --agents "$WORK/agents" --topology "$WORK/typo.topo" --budget-w 7000 \
+    --period 0.5 --run-for 2 --db "$WORK/typo.db" > "$WORK/typo.out" 2> "$WORK/typo.err"
+check $? "pfi control with the mistyped topology ran (exit 0)"
+[ "$(grep -c "reports hostname 'node3', which names no --topology level: its GPUs sit under the site budget alone" "$WORK/typo.err")" = 1 ] &&
+    [ "$(grep -c 'names no --topology level' "$WORK/typo.err")" = 1 ] &&
+    grep -q "warning: --topology: 1 level(s) with a limit that no agent sits under (4 of 4 agent(s) answered): rack 'r2' (1000 W, line 5)" "$WORK/typo.err"
+check $? "the run says once that node3 names no level and that rack r2 holds no agent: $(grep -i 'topology' "$WORK/typo.err")"
+[ "$(sqlite3 "$WORK/typo.db" "select count(*) from ctl_periods where note like 'topology: 1 limited level(s) no agent sits under: rack ''r2''%'")" = 1 ]
+check $? "the audit log's note says it once"
+! grep -q "topology" "$WORK/ctl.err"
+check $? "the right file's run says nothing of the kind"
 exit $fail

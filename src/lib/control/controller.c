@@ -2321,6 +2321,8 @@ void pfi_ctl_agent_get(const pfi_ctl *c, size_t a, pfi_ctl_agent_view *o)
     o->up = c->up[a];
     o->non_gpu_w = c->non_gpu_w[a];
     o->fault = c->fault[a];
+    /* the hostname it last reported with its GPUs (every GPU of an answer gets it) */
+    o->host = c->agent_first[a] != SIZE_MAX ? c->g[c->agent_first[a]].host : "";
     memcpy(o->refusals, c->refusals[a], sizeof o->refusals);
 }
 

@@ -304,6 +304,7 @@ static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag
     memset(&r, 0, sizeof r);
     r.floor_frac = NAN;
     r.weight = NAN;
+    r.band = NAN; /* not given: band 0, and a --qos-band mapping may give one */
     bool have_band = false;
     if (!ctl_copy(r.job, sizeof r.job, tok[0]))
         return ctl_fail(d, line, PFI_ERR_PARSE, "job id longer than %d bytes", PFI_CTL_ID_LEN - 1);
