@@ -1134,6 +1134,14 @@ typedef struct stream_pass {
     bool cnt_ok;
     size_t nblock;
     double thr;
+    /* spec_push's direct mode (spec, !eof, !heap_mode; once the step is guessed and the
+     * first loop closed): the ring emptied, every row goes to the bins as it comes, in
+     * (time, GPU) order (anything else kills the guess). What the ring's wait protected is
+     * checked as it was: a limit or clock-reason change at or before a row out
+     * (tm_spec_change, emitted), a GPU's limit series taken at its first row (spec_finish),
+     * a GPU after the first loop (spec_gpu) — each kills the guess, so the second read
+     * gives the figures; a surviving guess took every look-up on what the ring's would. */
+    bool direct;
     /* A warm-up (o->warmup_s > 0, the second read only): every series' valid samples at
      * least the warm-up after t0w (the reduction's t_0, known before this read) summed into
      * tm's wsum and wn in file order, as field_mean sums the stored samples; seen counts
@@ -1426,6 +1434,30 @@ static __attribute__((noinline)) void spec_count(stream_pass *p)
     p->cnt_ok = true;
 }
 
+/* spec_push's switch to its direct mode (once): the ring's rows out, in order, then row
+ * (t, v, valid) of GPU g (after them in (time, GPU) order: spec_push checked it). The rows
+ * leave before every GPU is past them; each one's own row was read whole before this one
+ * (the readers hand a row's samples over after it), and what comes later and would have
+ * changed a look-up kills the guess (stream_pass.direct). */
+static __attribute__((noinline)) pfi_error spec_go_direct(stream_pass *p, size_t g, double t,
+                                                           double v, bool valid)
+{
+    while (p->fn > 0) {
+        stream_frow x = p->fifo[p->fhead];
+        p->fhead = p->fhead + 1 == p->fcap ? 0 : p->fhead + 1;
+        p->fn--;
+        p->buffered--;
+        pfi_error e = stream_emit(p, x.g, x.t, x.v, x.valid);
+        if (e != PFI_OK || p->dead)
+            return e;
+    }
+    p->direct = true;
+    p->cnt_ok = false;
+    p->f_t = t;
+    p->f_g = g;
+    return stream_emit(p, g, t, v, valid);
+}
+
 /*
  * stream_push for the first read (spec, before eof): while the rows come in (time, GPU) order
  * the ring's first row leaves exactly when stream_drain would let it (every GPU's last row
@@ -1436,6 +1468,15 @@ static __attribute__((noinline)) void spec_count(stream_pass *p)
 static inline __attribute__((always_inline)) pfi_error spec_push(stream_pass *p, size_t g, double t,
                                                                  double v, bool valid)
 {
+    if (p->direct) { /* (spec_finish, at eof, finds the ring empty) */
+        if (!(t > p->f_t || (t == p->f_t && g > p->f_g))) {
+            p->dead = true; /* out of (time, GPU) order (or a NaN time): the second read */
+            return PFI_OK;
+        }
+        p->f_t = t;
+        p->f_g = g;
+        return stream_emit(p, g, t, v, valid);
+    }
     stream_queue *q = &p->q[g];
     if (p->heap_mode || p->eof || !(t == t) ||
         (p->f_g != SIZE_MAX && !(t > p->f_t || (t == p->f_t && g > p->f_g)))) {
@@ -1450,6 +1491,8 @@ static inline __attribute__((always_inline)) pfi_error spec_push(stream_pass *p,
         return PFI_ERR_LIMIT;
     }
     pfi_error e;
+    if (p->red->jp.n_bins > 0 && p->b.align > 0) /* (n_bins: rows left, so the step is known) */
+        return spec_go_direct(p, g, t, v, valid);
     if (p->fn == p->fcap && (e = stream_fifo_grow(p)) != PFI_OK)
         return e;
     size_t k = p->fhead + p->fn;
