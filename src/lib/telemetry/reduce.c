@@ -1441,7 +1441,7 @@ static __attribute__((noinline)) void spec_count(stream_pass *p)
  * read whole before this one came, and what comes later and would have changed a look-up
  * kills the guess (stream_pass.direct). */
 static __attribute__((noinline)) pfi_error spec_go_direct(stream_pass *p, size_t g, double t,
-                                                           double v, bool valid)
+                                                          double v, bool valid)
 {
     pfi_error err;
     if (p->fcap == 0 && (err = stream_fifo_grow(p)) != PFI_OK)
