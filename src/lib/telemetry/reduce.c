@@ -1134,6 +1134,15 @@ typedef struct stream_pass {
     bool cnt_ok;
     size_t nblock;
     double thr;
+    /* spec_push's direct mode (spec, !heap_mode; once the step is guessed and the first
+     * loop closed): the ring holds one row, the last, and it goes to the bins when the next
+     * comes (its own row read whole by then), in (time, GPU) order — anything else kills
+     * the guess — instead of waiting for every GPU to be past it. What that wait protected
+     * is checked as it was: a limit or clock-reason change at or before a row out
+     * (tm_spec_change, emitted), a GPU's limit series taken at its first row (spec_finish),
+     * a GPU after the first loop (spec_gpu): each kills the guess and the second read gives
+     * the figures; a guess that survives took every look-up on what the ring's would. */
+    bool direct;
     /* A warm-up (o->warmup_s > 0, the second read only): every series' valid samples at
      * least the warm-up after t0w (the reduction's t_0, known before this read) summed into
      * tm's wsum and wn in file order, as field_mean sums the stored samples; seen counts
@@ -1426,6 +1435,37 @@ static __attribute__((noinline)) void spec_count(stream_pass *p)
     p->cnt_ok = true;
 }
 
+/* spec_push's switch to its direct mode (once): the ring's rows out, in order, and row
+ * (t, v, valid) of GPU g (after them in (time, GPU) order: spec_push checked it) kept as
+ * the ring's only row. The rows leave before every GPU is past them; each one's own row was
+ * read whole before this one came, and what comes later and would have changed a look-up
+ * kills the guess (stream_pass.direct). */
+static __attribute__((noinline)) pfi_error spec_go_direct(stream_pass *p, size_t g, double t,
+                                                          double v, bool valid)
+{
+    pfi_error err;
+    if (p->fcap == 0 && (err = stream_fifo_grow(p)) != PFI_OK)
+        return err; /* (never: rows went through the ring before the first loop closed) */
+    while (p->fn > 0) {
+        stream_frow x = p->fifo[p->fhead];
+        p->fhead = p->fhead + 1 == p->fcap ? 0 : p->fhead + 1;
+        p->fn--;
+        p->buffered--;
+        pfi_error e = stream_emit(p, x.g, x.t, x.v, x.valid);
+        if (e != PFI_OK || p->dead)
+            return e;
+    }
+    p->direct = true;
+    p->cnt_ok = false;
+    p->fhead = 0; /* (fcap >= 64: rows went through the ring) */
+    p->fifo[0] = (stream_frow){t, v, (unsigned)g, valid};
+    p->fn = 1;
+    p->buffered++;
+    p->f_t = t;
+    p->f_g = g;
+    return PFI_OK;
+}
+
 /*
  * stream_push for the first read (spec, before eof): while the rows come in (time, GPU) order
  * the ring's first row leaves exactly when stream_drain would let it (every GPU's last row
@@ -1436,6 +1476,18 @@ static __attribute__((noinline)) void spec_count(stream_pass *p)
 static inline __attribute__((always_inline)) pfi_error spec_push(stream_pass *p, size_t g, double t,
                                                                  double v, bool valid)
 {
+    if (p->direct) { /* the ring holds the last row alone (spec_finish drains it at eof) */
+        if (!(t > p->f_t || (t == p->f_t && g > p->f_g))) {
+            p->dead = true; /* out of (time, GPU) order (or a NaN time): the second read */
+            return PFI_OK;
+        }
+        stream_frow *r = &p->fifo[p->fhead];
+        stream_frow x = *r;
+        *r = (stream_frow){t, v, (unsigned)g, valid};
+        p->f_t = t;
+        p->f_g = g;
+        return stream_emit(p, x.g, x.t, x.v, x.valid);
+    }
     stream_queue *q = &p->q[g];
     if (p->heap_mode || p->eof || !(t == t) ||
         (p->f_g != SIZE_MAX && !(t > p->f_t || (t == p->f_t && g > p->f_g)))) {
@@ -1450,6 +1502,8 @@ static inline __attribute__((always_inline)) pfi_error spec_push(stream_pass *p,
         return PFI_ERR_LIMIT;
     }
     pfi_error e;
+    if (p->red->jp.n_bins > 0 && p->b.align > 0) /* (n_bins: rows left, so the step is known) */
+        return spec_go_direct(p, g, t, v, valid);
     if (p->fn == p->fcap && (e = stream_fifo_grow(p)) != PFI_OK)
         return e;
     size_t k = p->fhead + p->fn;
