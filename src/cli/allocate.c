@@ -263,6 +263,8 @@ static bool level_short(const pfi_alloc_result *r, const tree_ctx *tc, pfi_limit
     return !r->feasible && (tc->on || tc->bands) && site <= r->budget_w * (1 + 1e-9) + 1e-9;
 }
 
+static const char *fmt_tput(char *b, double v);
+
 static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, const tree_ctx *tc,
                           pfi_limit_kind kind)
 {
@@ -295,11 +297,22 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
     char kept_text[48] = "share kept undefined: no uncapped throughput";
     if (isfinite(kept))
         snprintf(kept_text, sizeof kept_text, "%.1f%% kept", kept);
-    fprintf(f, "drawn %.1f W; throughput %.1f tokens/s of %.1f uncapped (%s)\n", r->total_power_w,
-            r->total_tput_tok_s, r->ref_tput_tok_s, kept_text);
-    if (isfinite(r->upper_bound) && isfinite(r->objective))
-        fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective, shown_bound(r),
+    char tb[2][32]; /* four significant digits at least (fmt_tput): relative units too */
+    fprintf(f, "drawn %.1f W; throughput %s tokens/s of %s uncapped (%s)\n", r->total_power_w,
+            fmt_tput(tb[0], r->total_tput_tok_s), fmt_tput(tb[1], r->ref_tput_tok_s), kept_text);
+    if (isfinite(r->upper_bound) && isfinite(r->objective)) {
+        /* below 1 (relative units) four significant digits, as the throughputs */
+        char ob[2][32];
+        if (fabs(r->objective) < 1 && fabs(shown_bound(r)) < 1) {
+            fmt_tput(ob[0], r->objective);
+            fmt_tput(ob[1], shown_bound(r));
+        } else {
+            snprintf(ob[0], sizeof ob[0], "%.3f", r->objective);
+            snprintf(ob[1], sizeof ob[1], "%.3f", shown_bound(r));
+        }
+        fprintf(f, "objective %s, upper bound %s (gap %.3g)\n", ob[0], ob[1],
                 shown_bound(r) - r->objective);
+    }
     if (tc->on)
         fprintf(f, "caps sum %.1f W; drawn %.1f W\n", tc->tr.site_reserve_w, tc->tr.site_drawn_w);
     write_bound(f, r, tc, kind);
@@ -338,6 +351,24 @@ static const char *fmt1(char *b, double v)
     while (n > 0)
         b[k++] = tmp[--n];
     b[k] = '\0';
+    return b;
+}
+
+/* A throughput v (tokens/s, or the relative units of a normalised curve such as the Phoenix
+ * demonstration's, 0.0475) for the table and its summary, to four significant digits at
+ * least: from 100 up as "%.1f" (fmt1, as before), below with as many decimals as four
+ * significant digits need (0.04750, 1.500, 52.34), below 1e-9 as "%.4g"; 0 as "0.0"; a value
+ * the job lacks "-". b has room for 32 bytes. */
+static const char *fmt_tput(char *b, double v)
+{
+    double a = fabs(v);
+    if (!isfinite(v) || a >= 100 || a == 0)
+        return fmt1(b, v);
+    int dec = 3 - (int)floor(log10(a));
+    if (dec > 12)
+        snprintf(b, 32, "%.4g", v);
+    else
+        snprintf(b, 32, "%.*f", dec < 1 ? 1 : dec, v);
     return b;
 }
 
@@ -488,7 +519,7 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
         row[n++] = ' ';
         n = put_cell(row, n, fmt0(gb, isnan(J->gpus[j]) ? 1 : J->gpus[j]), 5, false);
         const char *cells[] = {fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]),
-                               fmt1(b[2], r->shed_w[j]), fmt1(b[3], r->tput_tok_s[j]), kept};
+                               fmt1(b[2], r->shed_w[j]), fmt_tput(b[3], r->tput_tok_s[j]), kept};
         const int widths[] = {9, 11, 10, 13, 6};
         for (size_t k = 0; k < 5; k++) {
             row[n++] = ' ';

@@ -106,6 +106,23 @@ check allocate-bound-none-json 0 "$PFI" allocate --topology "$T/loose.topo" --bu
 grep_out allocate-bound-none-json-ra '"node": "ra", "band": 2, "bound_level": null, "bound_kind": null}'
 check allocate-bound-none-table 0 "$PFI" allocate --topology "$T/loose.topo" --budget-w 100000 "$T/bk.csv"
 grep_out allocate-bound-none-table-ra "^dense-pt .* ra  *2 -  *-$"
+# Throughputs in relative units (the Phoenix curves': 0.0475) keep four significant digits in
+# the table and its summary (issue 18 item 2; '%.1f' printed 0.0). By hand: two 1-GPU jobs,
+# 200 -> 400 W; a earns 0.0175 / 200 per W, b 0.005 / 200: a 600 W budget takes a to its
+# top, b stays at 200 W; 0.0475 + 0.02 = 0.0675 of 0.0725 (93.1 %). CSV keeps every digit.
+printf 'job,gpus,cap_w,power_w,tput_tok_s\na,1,200,200,0.03\na,1,400,400,0.0475\nb,1,200,200,0.02\nb,1,400,400,0.025\n' >"$T/rel.csv"
+check allocate-relative 0 "$PFI" allocate --budget-w 600 "$T/rel.csv"
+grep_out allocate-relative-summary "^drawn 600.0 W; throughput 0.06750 tokens/s of 0.07250 uncapped (93.1% kept)$"
+grep_out allocate-relative-objective "^objective 0.06750, upper bound 0.06750 (gap 0)$"
+grep_out allocate-relative-a "^a  .* 400.0  *400.0  *0.0  *0.04750 100.0%$"
+grep_out allocate-relative-b "^b  .* 200.0  *200.0  *200.0  *0.02000  80.0%$"
+check allocate-relative-csv 0 "$PFI" allocate --budget-w 600 --format csv "$T/rel.csv"
+grep_out allocate-relative-csv-a "^a,,1,400,400,0,0.0475,0.0475,"
+# from 100 tokens/s up as before ('%.1f'): 80000.0 above, and here 52.34 between
+printf 'job,gpus,cap_w,power_w,tput_tok_s\nc,1,200,200,52.3412\nc,1,400,400,152.25\n' >"$T/mid.csv"
+check allocate-relative-mid 0 "$PFI" allocate --budget-w 200 "$T/mid.csv"
+grep_out allocate-relative-mid-row "^c  .* 200.0  *200.0  *200.0  *52.34  34.4%$"
+grep_out allocate-relative-mid-summary "throughput 52.34 tokens/s of 152.2 uncapped (34.4% kept)$"
 # without --topology no new column (the output as before)
 check allocate-bound-flat 0 "$PFI" allocate --budget-w 9000 --format csv "$T/bk.csv"
 grep_out allocate-bound-flat-header "^job,class,gpus,cap_w,power_w,shed_w,tput_tok_s,tput_ref_tok_s,marginal_down,marginal_up$"
