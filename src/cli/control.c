@@ -203,6 +203,58 @@ static void gauge(char **b, size_t *len, size_t *cap, const char *name, const ch
         metric(b, len, cap, "%s %.17g\n", name, v);
 }
 
+/* The limits that bound the period's allocation (r->bound, the audit log's bound column:
+ * "site budget (measured)", "rack 'r1' (reserve 4000 W, line 3)", "ramp", ...), one series a
+ * limit, labelled with its kind (reserve, measured; ramp: a ramp held the caps back; other)
+ * and the limit as the column names it. Items end at ", " outside parentheses and quotes (a
+ * level's NAME holds no space). No series when nothing bound. */
+static void bound_metrics(char **b, size_t *len, size_t *cap, const char *bound)
+{
+    metric(b, len, cap,
+           "# HELP pfi_ctl_limit_bound 1 for each limit that bound the period's allocation "
+           "(the audit log's bound column), by kind: reserve, measured, ramp\n"
+           "# TYPE pfi_ctl_limit_bound gauge\n");
+    for (const char *p = bound; *p != '\0';) {
+        const char *q = p, *open = NULL;
+        int depth = 0;
+        bool quote = false;
+        for (; *q != '\0'; q++) {
+            if (*q == '\'') {
+                quote = !quote;
+            } else if (quote) {
+                continue;
+            } else if (*q == '(') {
+                if (depth++ == 0 && open == NULL)
+                    open = q + 1; /* the first parenthesis: its first word is the kind */
+            } else if (*q == ')' && depth > 0) {
+                depth--;
+            } else if (depth == 0 && q[0] == ',' && q[1] == ' ') {
+                break;
+            }
+        }
+        const char *kind = strncmp(p, "ramp", 4) == 0 ? "ramp" : "other";
+        if (kind[0] == 'o' && open != NULL && strncmp(open, "reserve", 7) == 0)
+            kind = "reserve";
+        else if (kind[0] == 'o' && open != NULL && strncmp(open, "measured", 8) == 0)
+            kind = "measured";
+        char lab[4 * 160 + 4]; /* the item as a label value: \\, \" and \n escaped */
+        size_t n = 0;
+        for (const char *c = p; c < q && n + 3 < sizeof lab; c++) {
+            if (*c == '\\' || *c == '"')
+                lab[n++] = '\\';
+            if (*c == '\n') {
+                lab[n++] = '\\';
+                lab[n++] = 'n';
+            } else {
+                lab[n++] = *c;
+            }
+        }
+        lab[n] = '\0';
+        metric(b, len, cap, "pfi_ctl_limit_bound{kind=\"%s\",limit=\"%s\"} 1\n", kind, lab);
+        p = *q != '\0' ? q + 2 : q;
+    }
+}
+
 /* GET /metrics: the last period's report and per-job caps, Prometheus text. */
 static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
 {
@@ -239,6 +291,7 @@ static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
           "1 while the budget is below what the jobs' floors need", r->infeasible);
     gauge(&o, &len, &cap, "pfi_ctl_increases_held",
           "1 while increases are held for want of trustworthy readings", r->held);
+    bound_metrics(&o, &len, &cap, r->bound);
     if (s->jobs_text != NULL)
         metric(&o, &len, &cap, "%s", s->jobs_text);
     if (s->agents_text != NULL)
