@@ -492,8 +492,7 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     fprintf(f, "\n%-*s %-*s %5s %9s %11s %10s %13s %6s", wj, "job", wc, "class", "gpus", "cap_w",
             "power_w", "shed_w", "tput_tok_s", "kept");
     if (topo)
-        fprintf(f, " %-*s %4s %-*s %-10s", wnode, "node", "band", wby, "bound_level",
-                "bound_kind");
+        fprintf(f, " %-*s %4s %-*s %-10s", wnode, "node", "band", wby, "bound_level", "bound_kind");
     if (explain)
         fprintf(f, " %11s %11s  why", "tok/s/W-dn", "tok/s/W-up");
     fputc('\n', f);
@@ -539,7 +538,8 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
             row[n++] = ' ';
             n = put_cell(row, n, by != NULL ? safe_cell(sby, by) : "-", wby, true);
             row[n++] = ' ';
-            n = put_cell(row, n, by != NULL ? pfi_limit_kind_name(bk) : "-", explain ? 10 : 0, true);
+            n = put_cell(row, n, by != NULL ? pfi_limit_kind_name(bk) : "-", explain ? 10 : 0,
+                         true);
         }
         if (!explain)
             row[n++] = '\n';

@@ -2274,7 +2274,8 @@ int cmd_report(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: pfi report AUDIT.db [AUDIT.db ...] (-o FIGURE.png|.svg | --json) "
-                   "[--title T]\n                  [--speed N]\n\nPlot the budget, measured power and tokens/s of the latest "
+                   "[--title T]\n                  [--speed N]\n\nPlot the budget, measured power "
+                   "and tokens/s of the latest "
                    "controller run\nin each audit log (one per strategy: up to 6), and print "
                    "its figures:\nmean tokens/s and largest excess in the event, and the "
                    "measured power's\nswings: the largest ramp (W/s, between periods), the "
@@ -2377,11 +2378,12 @@ int cmd_report(int argc, char **argv)
                 "audit_log", dbs[k], "strategy", p[k][0].strategy, "periods", (json_int_t)n[k],
                 "event_periods", (json_int_t)ne, "mean_tput_tok_s",
                 jnum(nt ? tsum / (double)nt : NAN), "largest_excess_w",
-                jnum(n_over > 0 ? peak_over : NAN), "swing", "speed", speed, "samples", (json_int_t)sw.n, "missing",
-                (json_int_t)sw.n_missing, "period_s", jnum(sw.dt_s), "max_ramp_w_per_s",
-                jnum(sw.max_ramp_w_per_s), "dynamic_range_w", jnum(sw.dynamic_range_w), "min_w",
-                jnum(sw.min_w), "max_w", jnum(sw.max_w), "band_hz", sw.band_lo_hz, sw.band_hi_hz,
-                "osc_energy_w2", jnum(sw.osc_energy_w2), "osc_rms_w", jnum(sw.osc_rms_w));
+                jnum(n_over > 0 ? peak_over : NAN), "swing", "speed", speed, "samples",
+                (json_int_t)sw.n, "missing", (json_int_t)sw.n_missing, "period_s", jnum(sw.dt_s),
+                "max_ramp_w_per_s", jnum(sw.max_ramp_w_per_s), "dynamic_range_w",
+                jnum(sw.dynamic_range_w), "min_w", jnum(sw.min_w), "max_w", jnum(sw.max_w),
+                "band_hz", sw.band_lo_hz, sw.band_hi_hz, "osc_energy_w2", jnum(sw.osc_energy_w2),
+                "osc_rms_w", jnum(sw.osc_rms_w));
             char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
             json_decref(o);
             if (txt == NULL) {
