@@ -209,7 +209,10 @@ done
 set -- $STRATEGIES
 dbs=""; for s in "$@"; do dbs="$dbs $OUT/$s.db"; done
 # shellcheck disable=SC2086
-"$PFI" report $dbs -o "$OUT/grid-event.png" --title "SRP event replayed at ${SPEED}x" > /dev/null 2> "$WORK/report.err" ||
+# (--speed: the power swings in event time, the log's seconds x SPEED: what a grid operator
+# reads; printed after the table)
+"$PFI" report $dbs -o "$OUT/grid-event.png" --title "SRP event replayed at ${SPEED}x" \
+    --speed "$SPEED" > "$OUT/report.txt" 2> "$WORK/report.err" ||
     say "(no figure: $(tail -n 1 "$WORK/report.err"))"
 python3 - "$OUT" "$JSON" "$SPEED" "$OBJECTIVE" "$@" <<'PY'
 import json, sys
@@ -253,4 +256,9 @@ for n in names:
     print(f"  {n:30} {tier:7} " + " ".join(
         f"{f(by[s][n]['performance'] if n in by[s] else None, '.4f'):>13}" for s in res))
 PY
+# each strategy's power swings in event time (pfi report --speed; the log's line shortened)
+swings=$(awk -F': ' '/^[^ ]/ { split($2, a, ","); s = a[1] }
+    /^  power swings/ { sub(/^  power swings( in event time \([^)]*\))?: /, ""); print "  " s ": " $0 }' \
+    "$OUT/report.txt" 2>/dev/null)
+[ -n "$swings" ] && say "power swings in event time (the replay's seconds x $SPEED):" && say "$swings"
 agents_restored >/dev/null 2>&1 || true

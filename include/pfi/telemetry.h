@@ -313,6 +313,8 @@ typedef struct pfi_telemetry {
     struct tm_spec *spec;             /* pfi_reduce_stream_begin's first-read sums (NULL) */
     double warm_s, warm_t0; /* the warm-up (s) and t_0 the counted series' wsum and wn were
                                made for by pfi_reduce_stream (warm_s 0: none) */
+    bool time_from_start;   /* the relative times are a t_s column: seconds from the
+                               recording's start (pfi probe/sweep --record), not times of day */
 } pfi_telemetry;
 
 /*

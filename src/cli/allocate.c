@@ -152,6 +152,27 @@ typedef struct tree_ctx {
     pfi_alloc_tree_result tr;
 } tree_ctx;
 
+/* What job j's bound_level says for the site budget: a space never occurs in a level's NAME
+ * (a topology line's fields are split at white space), so it is never a level's. */
+#define BOUND_BUDGET "site budget"
+
+/* The limit that holds job j on a tree (--topology): the nearest level above the job's node
+ * whose limit binds, its NAME returned (borrowed from tc) and its kind in *kind; else the site
+ * budget when it binds (BOUND_BUDGET, *kind = budget_kind); else NULL (nothing binds above
+ * the job). The same limit as --explain's "why". */
+static const char *job_bound(const tree_ctx *tc, pfi_limit_kind budget_kind, size_t j,
+                             pfi_limit_kind *kind)
+{
+    for (size_t a = tc->job_node[j]; tc->topo != NULL && a != PFI_TOPO_NONE;
+         a = tc->topo->parent[a])
+        if (tc->tr.binding[a]) {
+            *kind = tc->topo->kind[a];
+            return tc->topo->name[a];
+        }
+    *kind = budget_kind;
+    return tc->tr.budget_binding ? BOUND_BUDGET : NULL;
+}
+
 /* The solver's relative tolerance on sums of tokens/s: the objective and the envelope's bound
  * are sums of the same terms in other orders, so they can differ by rounding alone. */
 #define GAP_TOL 1e-9
@@ -242,6 +263,8 @@ static bool level_short(const pfi_alloc_result *r, const tree_ctx *tc, pfi_limit
     return !r->feasible && (tc->on || tc->bands) && site <= r->budget_w * (1 + 1e-9) + 1e-9;
 }
 
+static const char *fmt_tput(char *b, double v);
+
 static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, const tree_ctx *tc,
                           pfi_limit_kind kind)
 {
@@ -274,11 +297,22 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
     char kept_text[48] = "share kept undefined: no uncapped throughput";
     if (isfinite(kept))
         snprintf(kept_text, sizeof kept_text, "%.1f%% kept", kept);
-    fprintf(f, "drawn %.1f W; throughput %.1f tokens/s of %.1f uncapped (%s)\n", r->total_power_w,
-            r->total_tput_tok_s, r->ref_tput_tok_s, kept_text);
-    if (isfinite(r->upper_bound) && isfinite(r->objective))
-        fprintf(f, "objective %.3f, upper bound %.3f (gap %.3g)\n", r->objective, shown_bound(r),
+    char tb[2][32]; /* four significant digits at least (fmt_tput): relative units too */
+    fprintf(f, "drawn %.1f W; throughput %s tokens/s of %s uncapped (%s)\n", r->total_power_w,
+            fmt_tput(tb[0], r->total_tput_tok_s), fmt_tput(tb[1], r->ref_tput_tok_s), kept_text);
+    if (isfinite(r->upper_bound) && isfinite(r->objective)) {
+        /* below 1 (relative units) four significant digits, as the throughputs */
+        char ob[2][32];
+        if (fabs(r->objective) < 1 && fabs(shown_bound(r)) < 1) {
+            fmt_tput(ob[0], r->objective);
+            fmt_tput(ob[1], shown_bound(r));
+        } else {
+            snprintf(ob[0], sizeof ob[0], "%.3f", r->objective);
+            snprintf(ob[1], sizeof ob[1], "%.3f", shown_bound(r));
+        }
+        fprintf(f, "objective %s, upper bound %s (gap %.3g)\n", ob[0], ob[1],
                 shown_bound(r) - r->objective);
+    }
     if (tc->on)
         fprintf(f, "caps sum %.1f W; drawn %.1f W\n", tc->tr.site_reserve_w, tc->tr.site_drawn_w);
     write_bound(f, r, tc, kind);
@@ -317,6 +351,24 @@ static const char *fmt1(char *b, double v)
     while (n > 0)
         b[k++] = tmp[--n];
     b[k] = '\0';
+    return b;
+}
+
+/* A throughput v (tokens/s, or the relative units of a normalised curve such as the Phoenix
+ * demonstration's, 0.0475) for the table and its summary, to four significant digits at
+ * least: from 100 up as "%.1f" (fmt1, as before), below with as many decimals as four
+ * significant digits need (0.04750, 1.500, 52.34), below 1e-9 as "%.4g"; 0 as "0.0"; a value
+ * the job lacks "-". b has room for 32 bytes. */
+static const char *fmt_tput(char *b, double v)
+{
+    double a = fabs(v);
+    if (!isfinite(v) || a >= 100 || a == 0)
+        return fmt1(b, v);
+    int dec = 3 - (int)floor(log10(a));
+    if (dec > 12)
+        snprintf(b, 32, "%.4g", v);
+    else
+        snprintf(b, 32, "%.*f", dec < 1 ? 1 : dec, v);
     return b;
 }
 
@@ -428,8 +480,19 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
         wj = safe_width(J->name[j], wj, 256);
         wc = safe_width(J->job_class[j], wc, 64);
     }
+    /* with --topology: the job's node and band, and the limit that holds it (job_bound) */
+    bool topo = tc->on && tc->topo != NULL;
+    int wnode = 4, wby = 11;
+    for (size_t j = 0; topo && j < J->n; j++) {
+        pfi_limit_kind k;
+        const char *by = job_bound(tc, kind, j, &k);
+        wnode = safe_width(J->node[j] != NULL ? J->node[j] : "-", wnode, 256);
+        wby = safe_width(by != NULL ? by : "-", wby, 256);
+    }
     fprintf(f, "\n%-*s %-*s %5s %9s %11s %10s %13s %6s", wj, "job", wc, "class", "gpus", "cap_w",
             "power_w", "shed_w", "tput_tok_s", "kept");
+    if (topo)
+        fprintf(f, " %-*s %4s %-*s %-10s", wnode, "node", "band", wby, "bound_level", "bound_kind");
     if (explain)
         fprintf(f, " %11s %11s  why", "tok/s/W-dn", "tok/s/W-up");
     fputc('\n', f);
@@ -447,7 +510,7 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
         char sn[CLI_SAFE_CELL], sc[CLI_SAFE_CELL]; /* names escaped (cli_safe) */
         const char *cls = J->job_class[j] ? J->job_class[j] : "-";
         /* the row as "%-*s %-*s %5.0f %9s %11s %10s %13s %6s" writes it, in one write */
-        static char row[2 * CLI_SAFE_CELL + 512];
+        static char row[4 * CLI_SAFE_CELL + 640];
         char gb[48];
         size_t n = put_cell(row, 0, safe_cell(sn, J->name[j]), wj, true);
         row[n++] = ' ';
@@ -455,11 +518,28 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
         row[n++] = ' ';
         n = put_cell(row, n, fmt0(gb, isnan(J->gpus[j]) ? 1 : J->gpus[j]), 5, false);
         const char *cells[] = {fmt1(b[0], r->cap_w[j]), fmt1(b[1], r->power_w[j]),
-                               fmt1(b[2], r->shed_w[j]), fmt1(b[3], r->tput_tok_s[j]), kept};
+                               fmt1(b[2], r->shed_w[j]), fmt_tput(b[3], r->tput_tok_s[j]), kept};
         const int widths[] = {9, 11, 10, 13, 6};
         for (size_t k = 0; k < 5; k++) {
             row[n++] = ' ';
             n = put_cell(row, n, cells[k], widths[k], false);
+        }
+        if (topo) {
+            char snode[CLI_SAFE_CELL], sby[CLI_SAFE_CELL], bb[32] = "-";
+            pfi_limit_kind bk;
+            const char *by = job_bound(tc, kind, j, &bk);
+            if (isfinite(J->band[j]))
+                fmt_g10(bb, J->band[j]);
+            row[n++] = ' ';
+            n = put_cell(row, n, safe_cell(snode, J->node[j] != NULL ? J->node[j] : "-"), wnode,
+                         true);
+            row[n++] = ' ';
+            n = put_cell(row, n, bb, 4, false);
+            row[n++] = ' ';
+            n = put_cell(row, n, by != NULL ? safe_cell(sby, by) : "-", wby, true);
+            row[n++] = ' ';
+            n = put_cell(row, n, by != NULL ? pfi_limit_kind_name(bk) : "-", explain ? 10 : 0,
+                         true);
         }
         if (!explain)
             row[n++] = '\n';
@@ -514,16 +594,20 @@ static size_t row_text(FILE *f, char *row, size_t n, const char *s)
     return 0;
 }
 
-static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, const tree_ctx *tc)
+/* CSV: one row per job; on a tree the job's node and band, and with --topology the limit
+ * that holds it (bound_level, bound_kind: job_bound; empty when nothing binds above it). */
+static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, const tree_ctx *tc,
+                      pfi_limit_kind budget_kind)
 {
     fputs("job,class,gpus,cap_w,power_w,shed_w,tput_tok_s,tput_ref_tok_s,marginal_down,"
           "marginal_up",
           f);
-    fputs(tc->on ? ",node,band\n" : "\n", f);
-    /* the rows gathered, one write per 64 KiB: a row adds names, class and node up to 256
-       bytes and 10 numbers of at most 32 */
+    bool topo = tc->on && tc->topo != NULL;
+    fputs(topo ? ",node,band,bound_level,bound_kind\n" : tc->on ? ",node,band\n" : "\n", f);
+    /* the rows gathered, one write per 64 KiB: a row adds names, class, node and bound level
+       up to 256 bytes, 10 numbers of at most 32 and a kind */
     enum { CHUNK = 1 << 16 };
-    char row[CHUNK + 3 * 257 + 10 * 33 + 4];
+    char row[CHUNK + 4 * 257 + 10 * 33 + 16];
     size_t n = 0;
     for (size_t j = 0; j < J->n; j++) {
         n = row_text(f, row, n, J->name[j]);
@@ -543,6 +627,15 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
             row[n++] = ',';
             if (isfinite(J->band[j]))
                 n += (size_t)fmt_g10(row + n, J->band[j]);
+        }
+        if (topo) {
+            pfi_limit_kind k;
+            const char *by = job_bound(tc, budget_kind, j, &k);
+            row[n++] = ',';
+            n = row_text(f, row, n, by);
+            row[n++] = ',';
+            if (by != NULL)
+                n = row_text(f, row, n, pfi_limit_kind_name(k));
         }
         row[n++] = '\n';
         if (n >= CHUNK) {
@@ -609,6 +702,26 @@ static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pf
                 n += 4;
             } else {
                 n += (size_t)fmt_g10(row + n, v2[k]);
+            }
+        }
+        if (tc->on && tc->topo != NULL) { /* the job's place in the tree and what holds it */
+            fwrite(row, 1, n, f);
+            n = 0;
+            fputs(", \"node\": ", f);
+            if (J->node[j] != NULL)
+                json_str(f, J->node[j]);
+            else
+                fputs("null", f);
+            fputs(", \"band\": ", f);
+            json_num(f, J->band[j]);
+            pfi_limit_kind bk;
+            const char *by = job_bound(tc, kind, j, &bk);
+            fputs(", \"bound_level\": ", f);
+            if (by != NULL) {
+                json_str(f, by);
+                fprintf(f, ", \"bound_kind\": \"%s\"", pfi_limit_kind_name(bk));
+            } else {
+                fputs("null, \"bound_kind\": null", f);
             }
         }
         row[n++] = '}';
@@ -920,7 +1033,7 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
             setvbuf(out.f, obuf != NULL ? obuf : sbuf, _IOFBF, sizeof sbuf);
         }
         if (strcmp(a->format, "csv") == 0)
-            write_csv(out.f, J, r, tc);
+            write_csv(out.f, J, r, tc, a->budget_kind);
         else if (strcmp(a->format, "json") == 0)
             write_json(out.f, J, r, a->o.strategy, tc, a->budget_kind);
         else

@@ -209,6 +209,58 @@ static void gauge(char **b, size_t *len, size_t *cap, const char *name, const ch
         metric(b, len, cap, "%s %.17g\n", name, v);
 }
 
+/* The limits that bound the period's allocation (r->bound, the audit log's bound column:
+ * "site budget (measured)", "rack 'r1' (reserve 4000 W, line 3)", "ramp", ...), one series a
+ * limit, labelled with its kind (reserve, measured; ramp: a ramp held the caps back; other)
+ * and the limit as the column names it. Items end at ", " outside parentheses and quotes (a
+ * level's NAME holds no space). No series when nothing bound. */
+static void bound_metrics(char **b, size_t *len, size_t *cap, const char *bound)
+{
+    metric(b, len, cap,
+           "# HELP pfi_ctl_limit_bound 1 for each limit that bound the period's allocation "
+           "(the audit log's bound column), by kind: reserve, measured, ramp\n"
+           "# TYPE pfi_ctl_limit_bound gauge\n");
+    for (const char *p = bound; *p != '\0';) {
+        const char *q = p, *open = NULL;
+        int depth = 0;
+        bool quote = false;
+        for (; *q != '\0'; q++) {
+            if (*q == '\'') {
+                quote = !quote;
+            } else if (quote) {
+                continue;
+            } else if (*q == '(') {
+                if (depth++ == 0 && open == NULL)
+                    open = q + 1; /* the first parenthesis: its first word is the kind */
+            } else if (*q == ')' && depth > 0) {
+                depth--;
+            } else if (depth == 0 && q[0] == ',' && q[1] == ' ') {
+                break;
+            }
+        }
+        const char *kind = strncmp(p, "ramp", 4) == 0 ? "ramp" : "other";
+        if (kind[0] == 'o' && open != NULL && strncmp(open, "reserve", 7) == 0)
+            kind = "reserve";
+        else if (kind[0] == 'o' && open != NULL && strncmp(open, "measured", 8) == 0)
+            kind = "measured";
+        char lab[4 * 160 + 4]; /* the item as a label value: \\, \" and \n escaped */
+        size_t n = 0;
+        for (const char *c = p; c < q && n + 3 < sizeof lab; c++) {
+            if (*c == '\\' || *c == '"')
+                lab[n++] = '\\';
+            if (*c == '\n') {
+                lab[n++] = '\\';
+                lab[n++] = 'n';
+            } else {
+                lab[n++] = *c;
+            }
+        }
+        lab[n] = '\0';
+        metric(b, len, cap, "pfi_ctl_limit_bound{kind=\"%s\",limit=\"%s\"} 1\n", kind, lab);
+        p = *q != '\0' ? q + 2 : q;
+    }
+}
+
 /* GET /metrics: the last period's report and per-job caps, Prometheus text. */
 static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
 {
@@ -245,6 +297,7 @@ static pfi_http_next api_metrics(api_state *s, pfi_http_request *rq)
           "1 while the budget is below what the jobs' floors need", r->infeasible);
     gauge(&o, &len, &cap, "pfi_ctl_increases_held",
           "1 while increases are held for want of trustworthy readings", r->held);
+    bound_metrics(&o, &len, &cap, r->bound);
     if (s->jobs_text != NULL)
         metric(&o, &len, &cap, "%s", s->jobs_text);
     if (s->agents_text != NULL)
@@ -2313,15 +2366,16 @@ out:
 /* ---- pfi report --------------------------------------------------------------------------- */
 
 /* The power-swing figures (pfi/audit.h) of a run's measured power (reserve for silent agents
- * included, as in the figure) over its periods' times. PFI_EXIT_OK or an exit code. */
-static int report_swing(const pfi_audit_period *p, size_t n, pfi_power_swing *sw)
+ * included, as in the figure) over its periods' times, in event time: the log's seconds x
+ * speed (a replay speed times faster; 1: the log's own). PFI_EXIT_OK or an exit code. */
+static int report_swing(const pfi_audit_period *p, size_t n, double speed, pfi_power_swing *sw)
 {
     double *t = malloc((2 * n + 1) * sizeof *t);
     if (t == NULL)
         return PFI_EXIT_INTERNAL;
     double *w = t + n;
     for (size_t i = 0; i < n; i++) {
-        t[i] = p[i].t_s;
+        t[i] = p[i].t_s * speed;
         w[i] = p[i].measured_w + (isfinite(p[i].reserved_w) ? p[i].reserved_w : 0);
     }
     pfi_diag d;
@@ -2347,10 +2401,12 @@ int cmd_report(int argc, char **argv)
     const char *dbs[6];
     size_t nd = 0;
     bool json = false;
+    double speed = 1; /* --speed: the log's seconds x speed are event seconds */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: pfi report AUDIT.db [AUDIT.db ...] (-o FIGURE.png|.svg | --json) "
-                   "[--title T]\n\nPlot the budget, measured power and tokens/s of the latest "
+                   "[--title T]\n                  [--speed N]\n\nPlot the budget, measured power "
+                   "and tokens/s of the latest "
                    "controller run\nin each audit log (one per strategy: up to 6), and print "
                    "its figures:\nmean tokens/s and largest excess in the event, and the "
                    "measured power's\nswings: the largest ramp (W/s, between periods), the "
@@ -2361,6 +2417,9 @@ int cmd_report(int argc, char **argv)
                    "series is sampled below 0.2 Hz.\n"
                    "  -o, --output FILE  the figure (.png or .svg)\n"
                    "  --title T          its title\n"
+                   "  --speed N          the log was a replay N times faster (pfi control\n"
+                   "                     --speed): the swings in event time, the log's\n"
+                   "                     seconds x N (a ramp / N); in [0.0001, 10000] (1)\n"
                    "  --json             one JSON object a log on stdout (no figure unless -o)\n"
                    "With --settlement: the event's settlement (pfi report --settlement -h).\n"
                    "With --job ID: a Slurm job's pfi accounting (energy, time under caps,\n"
@@ -2375,8 +2434,12 @@ int cmd_report(int argc, char **argv)
             title = argv[++i];
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[i], "--speed") == 0 && i + 1 < argc) {
+            i++;
+            if (!cli_parse_double(argv[i], &speed) || !(speed >= 1e-4) || !(speed <= 1e4))
+                return cli_usage_bad_value("speed", argv[i], "a number in [0.0001, 10000]");
         } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0 ||
-                   strcmp(argv[i], "--title") == 0) {
+                   strcmp(argv[i], "--title") == 0 || strcmp(argv[i], "--speed") == 0) {
             return cli_usage_missing(argv[i]);
         } else if (argv[i][0] == '-') {
             return cli_usage_unknown(argv[i]);
@@ -2438,19 +2501,20 @@ int cmd_report(int argc, char **argv)
                 }
             }
         pfi_power_swing sw;
-        if ((rc = report_swing(p[k], n[k], &sw)) != PFI_EXIT_OK)
+        if ((rc = report_swing(p[k], n[k], speed, &sw)) != PFI_EXIT_OK)
             goto done;
         if (json) {
             json_t *o = json_pack(
-                "{s:s,s:s,s:I,s:I,s:o,s:o,s:{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:[f,f],s:o,s:o}}",
+                "{s:s,s:s,s:I,s:I,s:o,s:o,s:{s:f,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:[f,f],s:o,s:o}}",
                 "audit_log", dbs[k], "strategy", p[k][0].strategy, "periods", (json_int_t)n[k],
                 "event_periods", (json_int_t)ne, "mean_tput_tok_s",
                 jnum(nt ? tsum / (double)nt : NAN), "largest_excess_w",
-                jnum(n_over > 0 ? peak_over : NAN), "swing", "samples", (json_int_t)sw.n, "missing",
-                (json_int_t)sw.n_missing, "period_s", jnum(sw.dt_s), "max_ramp_w_per_s",
-                jnum(sw.max_ramp_w_per_s), "dynamic_range_w", jnum(sw.dynamic_range_w), "min_w",
-                jnum(sw.min_w), "max_w", jnum(sw.max_w), "band_hz", sw.band_lo_hz, sw.band_hi_hz,
-                "osc_energy_w2", jnum(sw.osc_energy_w2), "osc_rms_w", jnum(sw.osc_rms_w));
+                jnum(n_over > 0 ? peak_over : NAN), "swing", "speed", speed, "samples",
+                (json_int_t)sw.n, "missing", (json_int_t)sw.n_missing, "period_s", jnum(sw.dt_s),
+                "max_ramp_w_per_s", jnum(sw.max_ramp_w_per_s), "dynamic_range_w",
+                jnum(sw.dynamic_range_w), "min_w", jnum(sw.min_w), "max_w", jnum(sw.max_w),
+                "band_hz", sw.band_lo_hz, sw.band_hi_hz, "osc_energy_w2", jnum(sw.osc_energy_w2),
+                "osc_rms_w", jnum(sw.osc_rms_w));
             char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
             json_decref(o);
             if (txt == NULL) {
@@ -2467,13 +2531,21 @@ int cmd_report(int argc, char **argv)
                dbs[k], cli_safe(st, sizeof st, p[k][0].strategy, strlen(p[k][0].strategy)), n[k],
                ne, cli_num(nt ? tsum / (double)nt : NAN, 'f', 0, "undefined").s,
                watts(n_over > 0 ? peak_over : NAN, "undefined").s);
-        printf("  power swings: max ramp %s W/s, dynamic range %s W (%s - %s), 0.1-%s Hz "
-               "oscillation %s W^2 (rms %s W) over %zu periods of %s s\n",
+        /* a replay's swings in event time, and said so (a grid operator reads real seconds) */
+        char when[96] = "";
+        if (speed != 1)
+            snprintf(when, sizeof when, " in event time (the log's seconds x %g, a replay)", speed);
+        printf("  power swings%s: max ramp %s W/s, dynamic range %s W (%s - %s), ", when,
                cli_num(sw.max_ramp_w_per_s, 'f', 1, "-").s,
                cli_num(sw.dynamic_range_w, 'f', 0, "-").s, cli_num(sw.min_w, 'f', 0, "-").s,
-               cli_num(sw.max_w, 'f', 0, "-").s, cli_num(sw.band_hi_used_hz, 'g', 3, "-").s,
-               cli_num(sw.osc_energy_w2, 'f', 1, "-").s, cli_num(sw.osc_rms_w, 'f', 1, "-").s, sw.n,
-               cli_num(sw.dt_s, 'g', 3, "-").s);
+               cli_num(sw.max_w, 'f', 0, "-").s);
+        if (sw.band_hi_used_hz <= sw.band_lo_hz) /* sampled too slowly: no band to cover */
+            printf("0.1-20 Hz oscillation undefined (sampled below 0.2 Hz)");
+        else
+            printf("0.1-%s Hz oscillation %s W^2 (rms %s W)",
+                   cli_num(sw.band_hi_used_hz, 'g', 3, "-").s,
+                   cli_num(sw.osc_energy_w2, 'f', 1, "-").s, cli_num(sw.osc_rms_w, 'f', 1, "-").s);
+        printf(" over %zu periods of %s s\n", sw.n, cli_num(sw.dt_s, 'g', 3, "-").s);
     }
     if (out != NULL && !json)
         printf("figure: %s\n", out);

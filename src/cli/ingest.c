@@ -927,6 +927,8 @@ static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced 
                 "timestamps\n",
                 tm->opt.interval_s > 0 ? tm->opt.interval_s : 1.0,
                 tm->interval_assumed ? ", assumed" : "");
+    else if (tm->time_relative && tm->time_from_start)
+        fprintf(o, "  times are relative (seconds from the recording's start, its t_s column)\n");
     else if (tm->time_relative)
         fprintf(o, "  times are relative (time of day without a date)\n");
     else if (tm->time_zone[0] != '\0' && tm->n_zone_local > 0)

@@ -54,7 +54,78 @@ check allocate-tree-json 0 "$PFI" allocate --topology "$TP" --format json "$JT"
 grep_out allocate-tree-json-level '"name": "r1", "parent": "pdu-a", "kind": "reserve", "limit_w": 9000, "caps_sum_w": 8800'
 grep_out allocate-tree-json-kind '"budget_kind": "measured", "budget_binding": false'
 check allocate-tree-csv 0 "$PFI" allocate --topology "$TP" --format csv "$JT"
-grep_out allocate-tree-csv-node "^moe-pt,moe-pt,16,200,.*,r2,0$"
+grep_out allocate-tree-csv-node "^moe-pt,moe-pt,16,200,.*,r2,0,pdu-a,reserve$"
+# Every output says which limit bound, of which kind, per job (issue 18 item 2). By hand, a
+# 9000 W measured budget over: feed site 20000 W measured; rack ra 3200 W reserve (dense-pt,
+# 8 GPUs, band 2); rack rb 20000 W reserve (moe-pt, 16 GPUs, band 0); 'free' (1 GPU, no
+# node: under the top level 'site'). dense-pt earns 15 then 14 tokens/s per W above 200 and
+# 400 W, but ra holds its caps to 8 x 400 = 3200 W (ra binds, reserve). free earns 1/500 per
+# W: at 200 W. moe-pt earns 45000 / 4800 = 9.375 per W from 3200 W at 200 W: 9000 - 3200 -
+# 200 = 5600 W, cap 200 + 2400 / 16 = 350 W, 82500 tokens/s; ra is not above it, rb (caps
+# 5600 W) and the feed (drawn 9000 W) do not bind: the site budget (measured) holds it, and
+# free too.
+printf 'feed site - 20000 measured\nrack ra site 3200\nrack rb site 20000\n' >"$T/bk.topo"
+{
+    echo "job,class,gpus,cap_w,power_w,tput_tok_s,node,band"
+    echo "dense-pt,dense,8,200,1600,28000,ra,2"
+    echo "dense-pt,dense,8,400,3200,52000,,"
+    echo "dense-pt,dense,8,700,5200,80000,,"
+    echo "moe-pt,moe-pt,16,200,3200,60000,rb,0"
+    echo "moe-pt,moe-pt,16,500,8000,105000,,"
+    echo "free,,1,200,200,1000,,"
+    echo "free,,1,700,700,1001,,"
+} >"$T/bk.csv"
+check allocate-bound-csv 0 "$PFI" allocate --topology "$T/bk.topo" --budget-w 9000 --format csv "$T/bk.csv"
+grep_out allocate-bound-csv-header "^job,class,gpus,cap_w,power_w,shed_w,tput_tok_s,tput_ref_tok_s,marginal_down,marginal_up,node,band,bound_level,bound_kind$"
+grep_out allocate-bound-csv-ra "^dense-pt,dense,8,400,3200,2000,52000,80000,15,14,ra,2,ra,reserve$"
+grep_out allocate-bound-csv-site "^moe-pt,moe-pt,16,350,5600,2400,82500,105000,9.375,9.375,rb,0,site budget,measured$"
+grep_out allocate-bound-csv-free "^free,,1,200,200,500,1000,1001,,0.002,,,site budget,measured$"
+check allocate-bound-json 0 "$PFI" allocate --topology "$T/bk.topo" --budget-w 9000 --format json "$T/bk.csv"
+python3 - "$T/out" <<'PY' && echo "ok   allocate-bound-json-jobs" || { echo "FAIL allocate-bound-json-jobs"; cat "$T/out"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = {j["job"]: (j["node"], j["band"], j["bound_level"], j["bound_kind"], j["cap_w"]) for j in d["jobs"]}
+want = {"dense-pt": ("ra", 2, "ra", "reserve", 400), "moe-pt": ("rb", 0, "site budget", "measured", 350),
+        "free": (None, None, "site budget", "measured", 200)}
+assert got == want, got
+assert d["budget_binding"] and d["budget_kind"] == "measured", d
+assert [(l["name"], l["kind"], l["binding"]) for l in d["levels"]] == \
+    [("site", "measured", False), ("ra", "reserve", True), ("rb", "reserve", False)], d["levels"]
+PY
+check allocate-bound-table 0 "$PFI" allocate --topology "$T/bk.topo" --budget-w 9000 "$T/bk.csv"
+grep_out allocate-bound-table-header " kept node band bound_level bound_kind$"
+grep_out allocate-bound-table-ra "^dense-pt .* 400.0 .* ra  *2 ra  *reserve$"
+grep_out allocate-bound-table-site "^moe-pt .* 350.0 .* rb  *0 site budget measured$"
+grep_out allocate-bound-table-free "^free .* 200.0 .* -  *- site budget measured$"
+grep_out allocate-bound-table-run "bound by: the site budget (measured), rack 'ra' (reserve)$"
+# nothing binds (every limit and the budget above the top caps): the columns empty, null, '-'
+printf 'feed site - 1e6 measured\nrack ra site 1e6\nrack rb site 1e6\n' >"$T/loose.topo"
+check allocate-bound-none-csv 0 "$PFI" allocate --topology "$T/loose.topo" --budget-w 100000 --format csv "$T/bk.csv"
+grep_out allocate-bound-none-csv-ra "^dense-pt,dense,8,700,5200,0,80000,80000,14,,ra,2,,$"
+check allocate-bound-none-json 0 "$PFI" allocate --topology "$T/loose.topo" --budget-w 100000 --format json "$T/bk.csv"
+grep_out allocate-bound-none-json-ra '"node": "ra", "band": 2, "bound_level": null, "bound_kind": null}'
+check allocate-bound-none-table 0 "$PFI" allocate --topology "$T/loose.topo" --budget-w 100000 "$T/bk.csv"
+grep_out allocate-bound-none-table-ra "^dense-pt .* ra  *2 -  *-$"
+# Throughputs in relative units (the Phoenix curves': 0.0475) keep four significant digits in
+# the table and its summary (issue 18 item 2; '%.1f' printed 0.0). By hand: two 1-GPU jobs,
+# 200 -> 400 W; a earns 0.0175 / 200 per W, b 0.005 / 200: a 600 W budget takes a to its
+# top, b stays at 200 W; 0.0475 + 0.02 = 0.0675 of 0.0725 (93.1 %). CSV keeps every digit.
+printf 'job,gpus,cap_w,power_w,tput_tok_s\na,1,200,200,0.03\na,1,400,400,0.0475\nb,1,200,200,0.02\nb,1,400,400,0.025\n' >"$T/rel.csv"
+check allocate-relative 0 "$PFI" allocate --budget-w 600 "$T/rel.csv"
+grep_out allocate-relative-summary "^drawn 600.0 W; throughput 0.06750 tokens/s of 0.07250 uncapped (93.1% kept)$"
+grep_out allocate-relative-objective "^objective 0.06750, upper bound 0.06750 (gap 0)$"
+grep_out allocate-relative-a "^a  .* 400.0  *400.0  *0.0  *0.04750 100.0%$"
+grep_out allocate-relative-b "^b  .* 200.0  *200.0  *200.0  *0.02000  80.0%$"
+check allocate-relative-csv 0 "$PFI" allocate --budget-w 600 --format csv "$T/rel.csv"
+grep_out allocate-relative-csv-a "^a,,1,400,400,0,0.0475,0.0475,"
+# from 100 tokens/s up as before ('%.1f'): 80000.0 above, and here 52.34 between
+printf 'job,gpus,cap_w,power_w,tput_tok_s\nc,1,200,200,52.3412\nc,1,400,400,152.25\n' >"$T/mid.csv"
+check allocate-relative-mid 0 "$PFI" allocate --budget-w 200 "$T/mid.csv"
+grep_out allocate-relative-mid-row "^c  .* 200.0  *200.0  *200.0  *52.34  34.4%$"
+grep_out allocate-relative-mid-summary "throughput 52.34 tokens/s of 152.2 uncapped (34.4% kept)$"
+# without --topology no new column (the output as before)
+check allocate-bound-flat 0 "$PFI" allocate --budget-w 9000 --format csv "$T/bk.csv"
+grep_out allocate-bound-flat-header "^job,class,gpus,cap_w,power_w,shed_w,tput_tok_s,tput_ref_tok_s,marginal_down,marginal_up$"
 for st in equal class-weighted pfi-weighted pfi-model fair-headroom; do
     check "allocate-tree-$st" 0 "$PFI" allocate --topology "$TP" --strategy "$st" --format json "$JT"
     python3 - "$T/out" <<'PY' && echo "ok   allocate-tree-$st-limits" || { echo "FAIL allocate-tree-$st-limits"; fail=1; }

@@ -186,6 +186,9 @@ want_rec=$(awk -F, 'NR > 1 { s[$1 < 0 ? 0 : int($1 * 2 + 0.5)] += $3 } END { for
 check probe-record-ingest 0 "$PFI" ingest --dry-run --q 1 --telemetry "$T/rec.csv"
 near probe-record-power "$(job_power "$T/out")" "$want_rec" 0.01
 grep_out probe-record-gpus "^  gpu3: 10 rows" "$T/out"
+# its t_s column is seconds from the recording's start, not a time of day (issue 18 item 2)
+grep_out probe-record-times "^  times are relative (seconds from the recording's start, its t_s column)$" "$T/out"
+if grep -q "time of day" "$T/out"; then echo "FAIL probe-record-times-not-tod"; fail=1; else echo "ok   probe-record-times-not-tod"; fi
 # its enforced_limit_w column is the enforced limit (the emulated GPUs' 700 W): a run that
 # claims 300 W is cap-lost at all 10 timestamps (cap-short: no power); one that claims 700 W
 # leaves nothing out

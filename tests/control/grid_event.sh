@@ -72,6 +72,27 @@ PY
 check $? "ranking (weighted, mean, their sum): oracle and pfi-model above fair-headroom and equal, oracle >= pfi-model - 0.002"
 [ -s "$T/out/pfi-model.db" ] && [ -s "$T/out/equal.json" ]
 check $? "audit logs and settlements in --out"
+# the power swings in event time (issue 18 item 2: a replay's figures are of the event, not
+# of the replay): each strategy's max ramp is the audit log's largest |dW| / dt over its
+# times x 240 (by hand here from the log), and 0.1-20 Hz cannot be told at 120 s periods
+grep -q "^power swings in event time (the replay's seconds x 240):" "$T/demo.err"
+check $? "the demo says its power swings are in event time"
+python3 - "$T/demo.err" "$T/out" <<'PY'
+import math, re, sqlite3, sys
+said = {m.group(1): m.group(2) for m in re.finditer(r"^  ([\w-]+): max ramp ([0-9.]+) W/s, .*0\.1-20 Hz oscillation undefined \(sampled below 0\.2 Hz\)", open(sys.argv[1]).read(), re.M)}
+bad = 0
+for s in ("equal", "fair-headroom", "pfi-weighted", "pfi-model", "oracle"):
+    c = sqlite3.connect(f"{sys.argv[2]}/{s}.db")
+    rows = c.execute("select t_s, measured_w + coalesce(reserved_w, 0) from ctl_periods where run = "
+                     "(select max(run) from ctl_periods) order by id").fetchall()
+    rows = [(t * 240, w) for t, w in rows if w is not None and math.isfinite(w)]
+    ramp = max(abs(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(rows, rows[1:]))
+    ok = s in said and abs(float(said[s]) - ramp) <= 0.05 + 1e-9
+    print(f"  {s}: said {said.get(s)} W/s, the log's {ramp:.3f} W/s" + ("" if ok else "  DIFFERENT"))
+    bad += not ok
+sys.exit(1 if bad else 0)
+PY
+check $? "each strategy's max ramp in event time (the log's over its times x 240)"
 "$PFI" demo grid-event --bogus > /dev/null 2>&1
 [ $? -eq 2 ]
 check $? "an unknown option: exit 2"

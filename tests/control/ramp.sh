@@ -118,6 +118,35 @@ check $? "pfi report --json: max ramp, dynamic range, 0.1-20 Hz energy equal Num
 "$PFI" report "$WORK/r.db" -o "$WORK/r.png" > "$WORK/rep.txt"
 grep -q "power swings: max ramp [0-9.]* W/s, dynamic range [0-9]* W" "$WORK/rep.txt"
 check $? "pfi report's table: $(grep 'power swings' "$WORK/rep.txt")"
+# a replay's log (issue 18 item 2): --speed N gives the swings in event time, the log's
+# seconds x N; NumPy's reference on the times x 4 (a ramp a quarter, a period 4 x as long,
+# the band to the new Nyquist frequency, 0.25 Hz at 2 s)
+"$PFI" report "$WORK/r.db" --json --speed 4 > "$WORK/rep4.json"
+check $? "pfi report --json --speed 4"
+sql "$WORK/r.db" "select group_concat((4 * t_s) || ' ' || (measured_w + coalesce(reserved_w, 0)), char(10)) from (select * from ctl_periods where run = (select max(run) from ctl_periods) order by id)" |
+    /usr/bin/python3 "$SRC/tests/golden/swing_reference.py" > "$WORK/ref4.json"
+/usr/bin/python3 - "$WORK/rep4.json" "$WORK/ref4.json" "$WORK/rep.json" <<'PY'
+import json, sys
+got = json.load(open(sys.argv[1]))["swing"]
+ref = json.load(open(sys.argv[2]))
+one = json.load(open(sys.argv[3]))["swing"]
+bad = 0 if got["speed"] == 4 and one["speed"] == 1 else 1
+for k in ("max_ramp_w_per_s", "dynamic_range_w", "period_s", "osc_energy_w2"):
+    g, r = got[k], ref[k]
+    ok = (g is None and r is None) or (g is not None and r is not None and abs(g - r) <= 1e-9 * max(1, abs(r)))
+    print(f"  --speed 4 {k}: pfi {g}, numpy {r}" + ("" if ok else "  DIFFERENT"))
+    bad += not ok
+# by hand from the log-time figures: a quarter of the ramp, four times the period
+bad += abs(got["max_ramp_w_per_s"] - one["max_ramp_w_per_s"] / 4) > 1e-9 * one["max_ramp_w_per_s"]
+bad += abs(got["period_s"] - 4 * one["period_s"]) > 1e-12
+sys.exit(1 if bad else 0)
+PY
+check $? "pfi report --speed 4: the swings in event time equal NumPy's on the times x 4"
+"$PFI" report "$WORK/r.db" -o "$WORK/r240.png" --speed 240 > "$WORK/rep240.txt"
+grep -q "power swings in event time (the log's seconds x 240, a replay): max ramp [0-9.]* W/s, .*, 0.1-20 Hz oscillation undefined (sampled below 0.2 Hz) over [0-9]* periods of [0-9.]* s$" "$WORK/rep240.txt"
+check $? "pfi report --speed 240 says event time and no 0.1-20 Hz figure at 120 s periods (0.5 s x 240): $(grep 'power swings' "$WORK/rep240.txt")"
+"$PFI" report "$WORK/r.db" --json --speed 0 > /dev/null 2>&1
+check $(( $? == 2 ? 0 : 1 )) "pfi report --speed 0: a usage error (exit 2)"
 
 # ---- 3. a budget the ramp cannot reach in time ------------------------------------------
 echo "2 8 5000W" > "$WORK/sched2"

@@ -79,6 +79,36 @@ last_bound=$(sqlite3 "$WORK/t.db" "select bound from ctl_periods order by id des
 [ -n "$last_bound" ] && grep "^bound " "$WORK/status" | grep -qF "$last_bound"
 check $? "pfi control status names the level that bound in the last period: $(grep '^bound' "$WORK/status") (audit: $last_bound)"
 
+# GET /metrics says which limits bound, each with its kind (issue 18 item 2): without a
+# budget, rack r1's reserve limit binds (its 8 GPUs' top caps sum above 4 000 W)
+"$PFI" control --agents "$WORK/agents" --topology "$WORK/topo" --period 0.5 --listen 0 \
+    --run-for 60 --db "$WORK/m.db" > "$WORK/m.out" 2> "$WORK/m.err" &
+CTL_PID=$!
+PORT=$(wait_ctl_port "$WORK/m.err")
+metrics_name_r1() {
+    curl -sf --max-time 5 "http://127.0.0.1:$PORT/metrics" > "$WORK/metrics" &&
+        grep -qF "pfi_ctl_limit_bound{kind=\"reserve\",limit=\"rack 'r1' (reserve 4000 W, line 3)\"} 1" "$WORK/metrics"
+}
+[ -n "$PORT" ] && poll_until 60 metrics_name_r1
+check $? "GET /metrics: $(grep '^pfi_ctl_limit_bound' "$WORK/metrics" | head -3 | tr '\n' ' ')"
+# every series' kind is the one its limit names (the audit's text: '(reserve ...', '(measured')
+python3 - "$WORK/metrics" <<'PY'
+import re, sys
+rows = [l for l in open(sys.argv[1]) if l.startswith("pfi_ctl_limit_bound{")]
+bad = 0
+for l in rows:
+    m = re.match(r'pfi_ctl_limit_bound\{kind="(\w+)",limit="(.*)"\} 1$', l.rstrip("\n"))
+    want = None if m is None else "ramp" if m.group(2).startswith("ramp") else \
+        re.search(r"\((reserve|measured)", m.group(2)).group(1)
+    if m is None or m.group(1) != want:
+        bad += 1; print("  wrong:", l.strip())
+sys.exit(1 if bad or not rows else 0)
+PY
+check $? "GET /metrics: each bound limit's kind label is its kind ($(grep -c '^pfi_ctl_limit_bound{' "$WORK/metrics") series)"
+kill -TERM $CTL_PID
+wait $CTL_PID
+CTL_PID=""
+
 # a node in two racks is refused, naming both lines
 printf 'rack r1 - 4000\nrack r2 - 4000\nnode n1 r1 -\nnode n1 r2 -\n' > "$WORK/bad.topo"
 "$PFI" control --agents "$WORK/agents" --topology "$WORK/bad.topo" --budget-w 7000 \

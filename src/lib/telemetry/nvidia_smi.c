@@ -959,6 +959,7 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
             }
             has_t = true;
             tm->time_relative = true;
+            tm->time_from_start = true;
         } else if (cols[i].role == COL_UUID && f[i].n > 4 && f[i].n < 96 &&
                    (memcmp(f[i].s, "GPU-", 4) == 0 || memcmp(f[i].s, "MIG-", 4) == 0))
             uuid = f[i];
