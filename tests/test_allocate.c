@@ -266,6 +266,119 @@ static void test_select_same_bits(void **state)
     assert_true(close > 100); /* the capacities did land on the sums the bound cannot tell */
 }
 
+/*
+ * alloc_select_buckets (the sampled oracle's selections) against the definition, with sums in
+ * long double: λ is one of the slopes (or −∞ when every width fits), the widths strictly
+ * above it sum to at most cap and those at or above it to at least cap (up to 1e-12 relative:
+ * its sums run in another order than pfi_alloc_select's), *above is the width strictly above
+ * λ to 1e-12, and λ is pfi_alloc_select's except where cap lies within 1e-12 of a boundary
+ * sum. Two calls on the same input give the same bits. Slopes spread, tied (3 values: buckets
+ * of more than BUCKET_COPY segments, moved in place), all equal (the empty range:
+ * pfi_alloc_select) or with an infinite one (a range not finite); capacities on
+ * prefix sums of the sorted widths, a few ulps either side, and between them.
+ */
+static void test_select_buckets(void **state)
+{
+    (void)state;
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 18, 9);
+    size_t cases = 0, same = 0, bucketed = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        size_t m = 200 + pfi_rng_next(&rng) % (trial % 3 == 0 ? 9000 : 1500);
+        double *s = malloc(m * sizeof *s), *w = malloc(m * sizeof *w);
+        double *s1 = malloc(m * sizeof *s1), *w1 = malloc(m * sizeof *w1);
+        double *pairs = malloc(2 * m * sizeof *pairs);
+        assert_non_null(s);
+        assert_non_null(w);
+        assert_non_null(s1);
+        assert_non_null(w1);
+        assert_non_null(pairs);
+        unsigned kind = (unsigned)(trial % 5);
+        for (size_t i = 0; i < m; i++) {
+            s[i] = kind <= 1   ? 3.0 + pfi_rng_uniform(&rng)
+                   : kind == 2 ? (double)(pfi_rng_next(&rng) % (trial % 2 ? 17 : 3))
+                   : kind == 3 ? 0.25
+                               : -1.0 + 2.0 * pfi_rng_uniform(&rng);
+            w[i] = ldexp(0.5 + pfi_rng_uniform(&rng), (int)(pfi_rng_next(&rng) % 30) - 15);
+        }
+        if (kind == 4 && trial % 2 == 0)
+            s[pfi_rng_next(&rng) % m] = INFINITY;
+        for (size_t i = 0; i < m; i++) {
+            pairs[2 * i] = s[i];
+            pairs[2 * i + 1] = w[i];
+        }
+        qsort(pairs, m, 2 * sizeof(double), by_desc);
+        long double total = 0;
+        for (size_t i = 0; i < m; i++)
+            total += w[i];
+        for (int c = 0; c < 12; c++) {
+            size_t k = pfi_rng_next(&rng) % (m + 1);
+            double cap = 0;
+            for (size_t i = 0; i < k; i++)
+                cap += pairs[2 * i + 1];
+            if (c % 2 == 1 && k < m) /* between two boundaries */
+                cap += pfi_rng_uniform(&rng) * pairs[2 * k + 1];
+            int ulps = (int)(pfi_rng_next(&rng) % 5) - 2;
+            for (; ulps > 0; ulps--)
+                cap = nextafter(cap, INFINITY);
+            for (; ulps < 0 && cap > 0; ulps++)
+                cap = nextafter(cap, 0);
+            double a1, a2, a3, l1, l2, l3;
+            memcpy(s1, s, m * sizeof *s);
+            memcpy(w1, w, m * sizeof *w);
+            l1 = alloc_select_buckets(s1, w1, m, cap, &a1);
+            memcpy(s1, s, m * sizeof *s);
+            memcpy(w1, w, m * sizeof *w);
+            l3 = alloc_select_buckets(s1, w1, m, cap, &a3);
+            assert_true(same_bits(l1, l3));
+            assert_true(same_bits(a1, a3));
+            memcpy(s1, s, m * sizeof *s);
+            memcpy(w1, w, m * sizeof *w);
+            l2 = pfi_alloc_select(s1, w1, m, cap, &a2);
+            long double gt = 0, ge = 0;
+            bool found = l1 == -INFINITY;
+            for (size_t i = 0; i < m; i++) {
+                gt += s[i] > l1 ? w[i] : 0.0;
+                ge += s[i] >= l1 ? w[i] : 0.0;
+                found |= s[i] == l1;
+            }
+            assert_true(found);
+            long double tol = 1e-12L * (total + cap) + 1e-300L;
+            assert_true(gt <= (long double)cap + tol);
+            if (l1 == -INFINITY)
+                assert_true(total <= (long double)cap + tol);
+            else
+                assert_true(ge >= (long double)cap - tol);
+            /* (or, with cap on the sum at or above λ to rounding, that sum: pfi_alloc_select's
+               last pivot when the range runs out, as the fallback may return) */
+            assert_true(fabsl((long double)a1 - gt) <= 1e-12L * gt + 1e-300L ||
+                        (fabsl((long double)a1 - ge) <= 1e-12L * ge && fabsl(ge - cap) <= tol));
+            if (same_bits(l1, l2)) {
+                same++;
+            } else { /* only where cap sits on a boundary sum */
+                long double g2 = 0, e2 = 0;
+                for (size_t i = 0; i < m; i++) {
+                    g2 += s[i] > l2 ? w[i] : 0.0;
+                    e2 += s[i] >= l2 ? w[i] : 0.0;
+                }
+                long double d = fminl(fminl(fabsl(gt - cap), fabsl(ge - cap)),
+                                      fminl(fabsl(g2 - cap), fabsl(e2 - cap)));
+                assert_true(d <= tol);
+            }
+            bucketed += kind != 3 && !(kind == 4 && trial % 2 == 0);
+            cases++;
+        }
+        free(s);
+        free(w);
+        free(s1);
+        free(w1);
+        free(pairs);
+    }
+    assert_int_equal(cases, 300 * 12);
+    assert_true(same > cases * 9 / 10);
+    assert_true(bucketed > 1000);
+}
+
 /* A job of the DESIGN §7 model: compute share alpha, P_u (W), uncapped tokens/s, GPUs. */
 static pfi_model_job model_job(double alpha, double p_u, double tput, unsigned gpus)
 {
@@ -1459,6 +1572,7 @@ int main(void)
         cmocka_unit_test(test_envelope),
         cmocka_unit_test(test_select),
         cmocka_unit_test(test_select_same_bits),
+        cmocka_unit_test(test_select_buckets),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_oracle_brute_force),
         cmocka_unit_test(test_oracle_grid_rounding),

@@ -390,6 +390,10 @@ void alloc_fill_grid(const alloc_run *run, pfi_alloc_result *r);
 
 /* ---- the threshold (alloc_threshold.c) ------------------------------------------------- */
 
+/* pfi_alloc_select's λ by buckets of slope (fewer moves, *above summed in another order):
+   the oracle's sampled selections (alloc_threshold.c). */
+double alloc_select_buckets(double *slope, double *width, size_t m, double cap, double *above);
+
 /*
  * The Lagrangian threshold on the envelopes (true or estimated) for a budget cap above the
  * jobs' lowest power: every job starts at its lowest candidate; segments with slope > λ are

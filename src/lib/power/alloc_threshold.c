@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pfi/allocate.h"
 #include "power/alloc_internal.h"
@@ -91,6 +92,115 @@ double pfi_alloc_select(double *slope, double *width, size_t m, double cap, doub
             return pivot;
         }
     }
+}
+
+/* alloc_select_buckets: the selections it takes (fewer segments: pfi_alloc_select), the most
+   buckets (on the stack) and the segments a bucket holds on average [ours]. */
+#define BUCKET_MIN 256
+#define BUCKET_MAX 4096
+#define BUCKET_PER 8
+#define BUCKET_COPY 1024
+
+/*
+ * pfi_alloc_select's λ by buckets, for the oracle's main selection (the segments inside the
+ * sampled bracket): the slopes' range cut into K equal buckets (K about m / BUCKET_PER, a
+ * power of two), the widths summed bucket by bucket in one pass, the bucket where the
+ * capacity runs out found by adding the buckets' sums from the top, and its segments moved
+ * to the front (a permutation, as pfi_alloc_select's) for pfi_alloc_select with what is left
+ * of the capacity. The bucket of a slope, (max − s)·K/(max − min) rounded down, never falls
+ * as the slope falls, so every segment of an earlier bucket lies strictly above the chosen
+ * bucket's and every later one strictly below: the same λ as one selection over all m
+ * segments; *above (the earlier buckets' sums, then the bucket's width above λ) is the same
+ * width summed in another order, so its last bits may differ from pfi_alloc_select's (the
+ * oracle's determinism is per input: the order is a pure function of it). Falls back to
+ * pfi_alloc_select over every segment when m < BUCKET_MIN, when the range is empty or not
+ * finite, or when the bucket's segments all fit (sums that rounding leaves at the edge).
+ * Expected O(m + K).
+ */
+double alloc_select_buckets(double *slope, double *width, size_t m, double cap, double *above)
+{
+    if (m < BUCKET_MIN)
+        return pfi_alloc_select(slope, width, m, cap, above);
+    /* the range in eight chains (one chain of m dependent maxima waited 4 cycles a slope) */
+    double hi8[8], lo8[8];
+    for (int c = 0; c < 8; c++)
+        hi8[c] = lo8[c] = slope[0];
+    size_t r = 0;
+    for (; r + 8 <= m; r += 8)
+        for (int c = 0; c < 8; c++) {
+            double v = slope[r + (size_t)c];
+            hi8[c] = v > hi8[c] ? v : hi8[c];
+            lo8[c] = v < lo8[c] ? v : lo8[c];
+        }
+    for (; r < m; r++) {
+        hi8[0] = slope[r] > hi8[0] ? slope[r] : hi8[0];
+        lo8[0] = slope[r] < lo8[0] ? slope[r] : lo8[0];
+    }
+    double mx = hi8[0], mn = lo8[0];
+    for (int c = 1; c < 8; c++) {
+        mx = hi8[c] > mx ? hi8[c] : mx;
+        mn = lo8[c] < mn ? lo8[c] : mn;
+    }
+    size_t K = 64;
+    while (K < BUCKET_MAX && K * BUCKET_PER < m)
+        K *= 2;
+    double range = mx - mn;
+    if (!(range > 0) || !isfinite(range))
+        return pfi_alloc_select(slope, width, m, cap, above);
+    double sum[BUCKET_MAX];
+    uint32_t cnt[BUCKET_MAX];
+    memset(sum, 0, K * sizeof sum[0]);
+    memset(cnt, 0, K * sizeof cnt[0]);
+    const double scale = (double)K / range;
+    const int64_t top = (int64_t)K - 1;
+    /* a slope's bucket: >= 0 as s <= mx; converted as a signed integer (no branch) */
+#define BUCKET_OF(s) ((size_t)((int64_t)((mx - (s)) * scale) < top ? (int64_t)((mx - (s)) * scale) : top))
+    for (size_t i = 0; i < m; i++) {
+        size_t b = BUCKET_OF(slope[i]);
+        sum[b] += width[i];
+        cnt[b]++;
+    }
+    double acc = 0;
+    size_t B = 0;
+    for (; B < K; B++) {
+        if (acc + sum[B] >= cap)
+            break;
+        acc += sum[B];
+    }
+    if (B == K) /* every width fits (or nearly): the plain selection says */
+        return pfi_alloc_select(slope, width, m, cap, above);
+    /* the bucket's segments, in their order: copied to the stack when they fit there, else
+       moved to the front of the arrays */
+    double ts[BUCKET_COPY], tw[BUCKET_COPY];
+    double *bs = ts, *bw = tw;
+    size_t k = 0;
+    if (cnt[B] <= BUCKET_COPY) {
+        for (size_t i = 0; i < m && k < cnt[B]; i++) {
+            size_t b = BUCKET_OF(slope[i]);
+            ts[k] = slope[i];
+            tw[k] = width[i];
+            k += b == B;
+        }
+    } else {
+        for (size_t i = 0; i < m; i++) {
+            size_t b = BUCKET_OF(slope[i]);
+            double s = slope[i], w = width[i];
+            slope[i] = slope[k];
+            width[i] = width[k];
+            slope[k] = s;
+            width[k] = w;
+            k += b == B;
+        }
+        bs = slope;
+        bw = width;
+    }
+#undef BUCKET_OF
+    double in_above;
+    double lam = pfi_alloc_select(bs, bw, k, cap - acc, &in_above);
+    if (lam == -INFINITY)
+        return pfi_alloc_select(slope, width, m, cap, above);
+    *above = acc + in_above;
+    return lam;
 }
 
 /*
@@ -293,7 +403,11 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
 {
     pfi_alloc_workspace *w = x->w;
     double above = 0;
-    double lam = pfi_alloc_select(w->bs, w->bw, w->n_b, cap - above_hi, &above);
+    /* the sampled pass's segments inside its bracket (list): by buckets, the others (every
+       segment, or the estimated world's) by pfi_alloc_select alone */
+    double lam = list != NULL && !est
+                     ? alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above_hi, &above)
+                     : pfi_alloc_select(w->bs, w->bw, w->n_b, cap - above_hi, &above);
     double rem = cap - above_hi - above;
     double value = 0;
     size_t nj = list != NULL ? n_list : x->J->n;
