@@ -154,7 +154,8 @@ double alloc_select_buckets(double *slope, double *width, size_t m, double cap, 
     const double scale = (double)K / range;
     const int64_t top = (int64_t)K - 1;
     /* a slope's bucket: >= 0 as s <= mx; converted as a signed integer (no branch) */
-#define BUCKET_OF(s) ((size_t)((int64_t)((mx - (s)) * scale) < top ? (int64_t)((mx - (s)) * scale) : top))
+#define BUCKET_OF(s)                                                                               \
+    ((size_t)((int64_t)((mx - (s)) * scale) < top ? (int64_t)((mx - (s)) * scale) : top))
     for (size_t i = 0; i < m; i++) {
         size_t b = BUCKET_OF(slope[i]);
         sum[b] += width[i];
