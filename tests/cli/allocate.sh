@@ -202,6 +202,16 @@ bad_input gpus-fraction "${H}a,x,2.5,200,500,10,,\n" "in.csv:2: .*gpus.*2.5: mus
 bad_input gpus-zero "${H}a,x,1,200,200,10,,\nb,x,0,200,200,10,,\n" "in.csv:3: .*gpus.*0: must be a whole number of GPUs, 1 to"
 bad_input band-nan "${H}a,x,1,200,200,10,nan,\n" "in.csv:2: .*band.*'nan' is not a number"
 bad_input band-fraction "${H}a,x,1,200,200,10,1.5,\n" "in.csv:2: .*band.*1.5: must be a whole number"
+# a spelled-out NaN in a curve column is not a number, the words of 'inf' (it was "a curve
+# point needs a value here", an empty cell's): the fast path and pfi/csv.h's (a quoted cell)
+bad_input curve-nan-power "${H}a,x,1,200,nan,10,,\n" \
+    "in.csv:2: column 'power_w': 'nan' is not a number (expected W, above 0, at most 100000 times the job's GPUs)"
+bad_input curve-nan-cap "${H}a,x,1,NaN,200,10,,\n" "in.csv:2: column 'cap_w': 'NaN' is not a number (expected W a GPU, 0 to 100000)"
+bad_input curve-nan-tput "${H}a,x,1,200,200,nan,,\n" "in.csv:2: column 'tput_tok_s': 'nan' is not a number (expected tokens/s, 0 to 1e15)"
+bad_input curve-nan-quoted "${H}\"a\",x,1,200,NaN,10,,\n" \
+    "in.csv:2: column 'power_w': 'NaN' is not a number (expected W, above 0, at most 100000 times the job's GPUs)"
+bad_input curve-inf-power "${H}a,x,1,200,inf,10,,\n" "in.csv:2: column 'power_w': 'inf' is not a number (expected W, above 0"
+bad_input curve-empty-power "${H}a,x,1,200,,10,,\n" "in.csv:2: column 'power_w': a curve point needs a value here"
 bad_input power-huge "${H}a,x,8,200,1e308,10,,\n" "in.csv:2: .*power_w.*job 'a': 1e+308 W is above 100000 W a GPU"
 bad_input power-per-gpu "${H}a,x,2,200,200001,10,,\n" "in.csv:2: .*power_w.*job 'a': 200001 W is above 100000 W a GPU (2 GPUs)"
 bad_input tput-huge "${H}a,x,1,200,200,1e308,,\n" "in.csv:2: .*tput_tok_s.*1e+308 tokens/s: above 1e+15"

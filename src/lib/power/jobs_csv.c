@@ -597,10 +597,10 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             continue;
         }
         pfi_value_status st = pfi_value_parse(cell, cl, &v[c]);
-        /* a per-job number is a number or left empty, never "nan" (an empty cell is the
-           missing value: a NaN written out by a script is a bug to be told, not a default) */
-        bool spelled_missing =
-            st == PFI_VALUE_MISSING && c >= C_GPUS && c <= C_BAND && !blank(cell, cl);
+        /* a number is a number or left empty, never "nan" (an empty cell is the missing
+           value: a NaN written out by a script is a bug to be told, not a default); a curve
+           point's "nan" is told so too, not as an empty cell */
+        bool spelled_missing = st == PFI_VALUE_MISSING && !blank(cell, cl);
         if (st == PFI_VALUE_INVALID || spelled_missing)
             return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
                         "'%.*s' is not a number (expected %s%s)",
