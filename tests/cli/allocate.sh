@@ -223,6 +223,16 @@ check allocate-budget-huge 2 "$PFI" allocate --budget-w 1e308 "$J"
 check allocate-budget-bound 0 "$PFI" allocate --budget-w 1e12 "$J"
 check allocate-bad-strategy 2 "$PFI" allocate --strategy nope "$J"
 check allocate-missing-file 1 "$PFI" allocate /nonexistent.csv
+# an unreadable jobs file says why, as --topology does (it said "cannot open" alone)
+grep -q "/nonexistent.csv: cannot open: No such file or directory" "$T/err" \
+    && echo "ok   allocate-missing-file-msg" || { echo "FAIL allocate-missing-file-msg"; cat "$T/err"; fail=1; }
+ln -sf "$T/nowhere.csv" "$T/dangling.csv"
+check allocate-dangling-link 1 "$PFI" allocate "$T/dangling.csv"
+grep -q "dangling.csv: cannot open: No such file or directory" "$T/err" \
+    && echo "ok   allocate-dangling-link-msg" || { echo "FAIL allocate-dangling-link-msg"; cat "$T/err"; fail=1; }
+check allocate-jobs-dir 1 "$PFI" allocate "$T"
+grep -q "is a directory, not a jobs file" "$T/err" \
+    && echo "ok   allocate-jobs-dir-msg" || { echo "FAIL allocate-jobs-dir-msg"; cat "$T/err"; fail=1; }
 printf 'job,cap_w,power_w\na,1,2\n' >"$T/bad.csv"
 check allocate-missing-column 1 "$PFI" allocate "$T/bad.csv"
 printf 'job,cap_w,power_w,tput_tok_s\na,200,1000,10\na,300,900,12\na,400,1500,11\n' >"$T/nm.csv"

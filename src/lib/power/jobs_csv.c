@@ -1273,7 +1273,7 @@ pfi_error pfi_jobs_read(const char *path, pfi_jobs **out, pfi_diag *d)
     *out = NULL;
     FILE *f = fopen(path, "r");
     if (f == NULL)
-        return fail(d, path, 0, NULL, PFI_ERR_IO, "cannot open");
+        return fail(d, path, 0, NULL, PFI_ERR_IO, "cannot open: %s", strerror(errno));
     pfi_error e = pfi_jobs_read_stream(f, path, out, d);
     fclose(f);
     return e;
