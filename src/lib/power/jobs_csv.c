@@ -593,7 +593,8 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
         size_t cl = len[col[c]];
         if (cl > 0 && fast_number(cell, cl, &v[c])) {
             if (v[c] < 0)
-                return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
+                return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
+                            "negative value %g (expected %s)", v[c], col_range(c));
             continue;
         }
         pfi_value_status st = pfi_value_parse(cell, cl, &v[c]);
@@ -607,7 +608,8 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
                         (int)(slen[col[c]] < 60 ? slen[col[c]] : 60), cell, col_range(c),
                         c >= C_GPUS && c <= C_BAND ? "; leave the cell empty for none" : "");
         if (st == PFI_VALUE_OK && v[c] < 0)
-            return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
+            return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
+                        "negative value %g (expected %s)", v[c], col_range(c));
     }
     if ((size_t)col[C_JOB] >= nf || slen[col[C_JOB]] == 0)
         return fail(d, name, line, "job", PFI_ERR_VALUE, "the job name is empty");
