@@ -351,7 +351,12 @@ if [ -n "$CASES" ] && [ -d "$CASES" ]; then
     # case-02: noheader CSV without --fields -> refused with the remedy.
     check case02-noheader 1 "$PFI" ingest --dry-run --format nvidia-smi-csv \
         --telemetry "$CASES/case-02/noheader_nounits.csv"
-    grep_out case02-msg "no header" "$T/err"
+    grep_out case02-msg "CSV has no header; pass the --query-gpu field list" "$T/err"
+    # case-03's kernel log given as telemetry: no telemetry format, not a header-less CSV
+    check case03-dmesg-as-telemetry 1 "$PFI" ingest --dry-run \
+        --telemetry "$CASES/case-03/dmesg_excerpt.txt"
+    grep_out case03-dmesg-msg "dmesg_excerpt.txt: telemetry format not recognised: a log (first line" "$T/err"
+    if grep -q "no header" "$T/err"; then echo "FAIL case03-dmesg-no-csv"; fail=1; else echo "ok   case03-dmesg-no-csv"; fi
     # case-25: same numbers under a decimal-comma locale.
     if locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
         LC_ALL=de_DE.UTF-8 "$PFI" ingest --dry-run --telemetry "$CASES/case-25/query.csv" >"$T/de" 2>&1
