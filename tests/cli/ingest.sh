@@ -294,6 +294,21 @@ grep_out odd-mnan-missing "power_w not available (1 of 3 samples missing)" "$T/e
 grep_out odd-mnan-alike "'-nan W' is not a number" "$T/err"
 odd neg "-5 W"
 grep_out odd-neg "1 of 3 power_w samples negative (largest -5): negative values are refused" "$T/err"
+# A Prometheus scrape's NaN / +Inf sample: missing, and its series' first one named by
+# file:line (the "not available" count has no line; an out-of-range value's note has one)
+{ echo '# TYPE DCGM_FI_DEV_POWER_USAGE gauge'
+  echo 'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-0003-1",Hostname="node3"} 300'
+  echo 'DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-0003-2",Hostname="node3"} NaN'
+  echo 'DCGM_FI_DEV_POWER_USAGE{gpu="2",UUID="GPU-0003-3",Hostname="node3"} +Inf'; } >"$T/nan1.prom"
+{ echo 'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-0003-1",Hostname="node3"} 300'
+  echo 'DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-0003-2",Hostname="node3"} NaN'
+  echo 'DCGM_FI_DEV_POWER_USAGE{gpu="2",UUID="GPU-0003-3",Hostname="node3"} 290'; } >"$T/nan2.prom"
+check prom-nan 1 "$PFI" ingest --dry-run --telemetry "$T/nan1.prom" --telemetry "$T/nan2.prom"
+grep_out prom-nan-line "nan1.prom:3: node3/GPU-0003-2: power_w is 'NaN': a missing sample (the series' first" "$T/err"
+grep_out prom-inf-line "nan1.prom:4: node3/GPU-0003-3: power_w is '+Inf': a missing sample (the series' first" "$T/err"
+grep_out prom-nan-count "node3/GPU-0003-2: power_w not available (2 of 2 samples missing)" "$T/err"
+grep_out prom-inf-count "node3/GPU-0003-3: power_w not available (1 of 2 samples missing)" "$T/err"
+if grep -q "nan2.prom:2: node3/GPU-0003-2" "$T/err"; then echo "FAIL prom-nan-once"; fail=1; else echo "ok   prom-nan-once"; fi
 # --interval on a timestamped CSV: the timestamps are used, and the summary says so
 check interval-timestamped 0 "$PFI" ingest --dry-run --interval 5 --telemetry "$T/nan.csv"
 grep_out interval-timestamped-said "times are the file's timestamps: --interval 5 s is not used for times" "$T/out"
