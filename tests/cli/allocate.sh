@@ -273,6 +273,25 @@ bad_input gpus-fraction "${H}a,x,2.5,200,500,10,,\n" "in.csv:2: .*gpus.*2.5: mus
 bad_input gpus-zero "${H}a,x,1,200,200,10,,\nb,x,0,200,200,10,,\n" "in.csv:3: .*gpus.*0: must be a whole number of GPUs, 1 to"
 bad_input band-nan "${H}a,x,1,200,200,10,nan,\n" "in.csv:2: .*band.*'nan' is not a number"
 bad_input band-fraction "${H}a,x,1,200,200,10,1.5,\n" "in.csv:2: .*band.*1.5: must be a whole number"
+# a spelled-out NaN in a curve column is not a number, the words of 'inf' (it was "a curve
+# point needs a value here", an empty cell's): the fast path and pfi/csv.h's (a quoted cell)
+bad_input curve-nan-power "${H}a,x,1,200,nan,10,,\n" \
+    "in.csv:2: column 'power_w': 'nan' is not a number (expected W, above 0, at most 100000 times the job's GPUs)"
+bad_input curve-nan-cap "${H}a,x,1,NaN,200,10,,\n" "in.csv:2: column 'cap_w': 'NaN' is not a number (expected W a GPU, 0 to 100000)"
+bad_input curve-nan-tput "${H}a,x,1,200,200,nan,,\n" "in.csv:2: column 'tput_tok_s': 'nan' is not a number (expected tokens/s, 0 to 1e15)"
+bad_input curve-nan-quoted "${H}\"a\",x,1,200,NaN,10,,\n" \
+    "in.csv:2: column 'power_w': 'NaN' is not a number (expected W, above 0, at most 100000 times the job's GPUs)"
+bad_input curve-inf-power "${H}a,x,1,200,inf,10,,\n" "in.csv:2: column 'power_w': 'inf' is not a number (expected W, above 0"
+bad_input curve-empty-power "${H}a,x,1,200,,10,,\n" "in.csv:2: column 'power_w': a curve point needs a value here"
+# every band error gives the range (a negative band said "negative value -1" alone)
+BR="(expected a whole number, 0 to 1000000"
+bad_input band-negative "${H}a,x,1,200,200,10,-1,\n" "in.csv:2: column 'band': negative value -1 $BR)"
+bad_input band-negative-quoted "${H}\"a\",x,1,200,200,10,-2,\n" "in.csv:2: column 'band': negative value -2 $BR)"
+bad_input band-negative-fraction "${H}a,x,1,200,200,10,-0.5,\n" "in.csv:2: column 'band': negative value -0.5 $BR)"
+bad_input band-huge "${H}a,x,1,200,200,10,1e7,\n" "in.csv:2: column 'band': 1e+07: must be a whole number, 0 to 1000000"
+bad_input band-fraction-range "${H}a,x,1,200,200,10,1.5,\n" "in.csv:2: column 'band': 1.5: must be a whole number, 0 to 1000000"
+bad_input band-nan-range "${H}a,x,1,200,200,10,nan,\n" "in.csv:2: column 'band': 'nan' is not a number $BR"
+bad_input band-inf-range "${H}a,x,1,200,200,10,inf,\n" "in.csv:2: column 'band': 'inf' is not a number $BR"
 bad_input power-huge "${H}a,x,8,200,1e308,10,,\n" "in.csv:2: .*power_w.*job 'a': 1e+308 W is above 100000 W a GPU"
 bad_input power-per-gpu "${H}a,x,2,200,200001,10,,\n" "in.csv:2: .*power_w.*job 'a': 200001 W is above 100000 W a GPU (2 GPUs)"
 bad_input tput-huge "${H}a,x,1,200,200,1e308,,\n" "in.csv:2: .*tput_tok_s.*1e+308 tokens/s: above 1e+15"
@@ -284,6 +303,16 @@ check allocate-budget-huge 2 "$PFI" allocate --budget-w 1e308 "$J"
 check allocate-budget-bound 0 "$PFI" allocate --budget-w 1e12 "$J"
 check allocate-bad-strategy 2 "$PFI" allocate --strategy nope "$J"
 check allocate-missing-file 1 "$PFI" allocate /nonexistent.csv
+# an unreadable jobs file says why, as --topology does (it said "cannot open" alone)
+grep -q "/nonexistent.csv: cannot open: No such file or directory" "$T/err" \
+    && echo "ok   allocate-missing-file-msg" || { echo "FAIL allocate-missing-file-msg"; cat "$T/err"; fail=1; }
+ln -sf "$T/nowhere.csv" "$T/dangling.csv"
+check allocate-dangling-link 1 "$PFI" allocate "$T/dangling.csv"
+grep -q "dangling.csv: cannot open: No such file or directory" "$T/err" \
+    && echo "ok   allocate-dangling-link-msg" || { echo "FAIL allocate-dangling-link-msg"; cat "$T/err"; fail=1; }
+check allocate-jobs-dir 1 "$PFI" allocate "$T"
+grep -q "is a directory, not a jobs file" "$T/err" \
+    && echo "ok   allocate-jobs-dir-msg" || { echo "FAIL allocate-jobs-dir-msg"; cat "$T/err"; fail=1; }
 printf 'job,cap_w,power_w\na,1,2\n' >"$T/bad.csv"
 check allocate-missing-column 1 "$PFI" allocate "$T/bad.csv"
 printf 'job,cap_w,power_w,tput_tok_s\na,200,1000,10\na,300,900,12\na,400,1500,11\n' >"$T/nm.csv"

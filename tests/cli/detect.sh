@@ -70,6 +70,23 @@ check foreign-caps 1 ingest --telemetry "$T/tables.csv"
 grep_out foreign-caps-why "a CSV whose header (table_section, Model, # GPUs" "$T/err"
 no_out foreign-caps-no-fields "CSV has no header" "$T/err"
 
+# A log given as telemetry (case-03's dmesg excerpt: its first line has a comma and starts
+# with '[', once read as a headerless CSV and asked for --fields): refused as no telemetry
+# format, the formats named; a syslog line, and a line of prose before a CSV, alike.
+{ echo '[ 8123.441915] NVRM: Xid (PCI:0000:3d:00): 79, GPU has fallen off the bus.'
+  echo '[ 8123.452100] NVRM: The NVIDIA GPU 0000:3d:00.0'; } >"$T/dmesg.txt"
+check dmesg 1 ingest --telemetry "$T/dmesg.txt"
+grep_out dmesg-why "dmesg.txt: telemetry format not recognised: a log (first line '\[ 8123.441915\] NVRM: Xid" "$T/err"
+grep_out dmesg-formats "expected nvidia-smi --query-gpu CSV, nvidia-smi dmon, nvidia-smi -q (text or XML), dcgmi dmon, a Prometheus scrape or a Prometheus API answer (a kernel log goes to --kernel-log)" "$T/err"
+no_out dmesg-no-csv "CSV has no header" "$T/err"
+printf 'Dec  6 22:17:42 node3 kernel: NVRM: Xid (PCI:0000:3d:00): 79, pid=1, GPU fell off\n' >"$T/syslog.txt"
+check syslog 1 ingest --telemetry "$T/syslog.txt"
+grep_out syslog-why "syslog.txt: telemetry format not recognised: a log (first line 'Dec  6 22:17:42" "$T/err"
+printf 'power readings of node 3\n0, 300.5, 400\n' >"$T/prose.txt"
+check prose 1 ingest --telemetry "$T/prose.txt"
+grep_out prose-why "prose.txt: telemetry format not recognised (first line: 'power readings of node 3'); pass --format (nvidia-smi-csv, dmon" "$T/err"
+no_out prose-no-csv "CSV has no header" "$T/err"
+
 # Still detected: a dcgm-exporter scrape with a damaged line, a generic metric whose labels
 # hold commas, a headerless nvidia-smi CSV (the reader asks for --fields).
 { echo '# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).'; echo '# TYPE DCGM_FI_DEV_POWER_USAGE gauge'

@@ -294,6 +294,21 @@ grep_out odd-mnan-missing "power_w not available (1 of 3 samples missing)" "$T/e
 grep_out odd-mnan-alike "'-nan W' is not a number" "$T/err"
 odd neg "-5 W"
 grep_out odd-neg "1 of 3 power_w samples negative (largest -5): negative values are refused" "$T/err"
+# A Prometheus scrape's NaN / +Inf sample: missing, and its series' first one named by
+# file:line (the "not available" count has no line; an out-of-range value's note has one)
+{ echo '# TYPE DCGM_FI_DEV_POWER_USAGE gauge'
+  echo 'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-0003-1",Hostname="node3"} 300'
+  echo 'DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-0003-2",Hostname="node3"} NaN'
+  echo 'DCGM_FI_DEV_POWER_USAGE{gpu="2",UUID="GPU-0003-3",Hostname="node3"} +Inf'; } >"$T/nan1.prom"
+{ echo 'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-0003-1",Hostname="node3"} 300'
+  echo 'DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-0003-2",Hostname="node3"} NaN'
+  echo 'DCGM_FI_DEV_POWER_USAGE{gpu="2",UUID="GPU-0003-3",Hostname="node3"} 290'; } >"$T/nan2.prom"
+check prom-nan 1 "$PFI" ingest --dry-run --telemetry "$T/nan1.prom" --telemetry "$T/nan2.prom"
+grep_out prom-nan-line "nan1.prom:3: node3/GPU-0003-2: power_w is 'NaN': a missing sample (the series' first" "$T/err"
+grep_out prom-inf-line "nan1.prom:4: node3/GPU-0003-3: power_w is '+Inf': a missing sample (the series' first" "$T/err"
+grep_out prom-nan-count "node3/GPU-0003-2: power_w not available (2 of 2 samples missing)" "$T/err"
+grep_out prom-inf-count "node3/GPU-0003-3: power_w not available (1 of 2 samples missing)" "$T/err"
+if grep -q "nan2.prom:2: node3/GPU-0003-2" "$T/err"; then echo "FAIL prom-nan-once"; fail=1; else echo "ok   prom-nan-once"; fi
 # --interval on a timestamped CSV: the timestamps are used, and the summary says so
 check interval-timestamped 0 "$PFI" ingest --dry-run --interval 5 --telemetry "$T/nan.csv"
 grep_out interval-timestamped-said "times are the file's timestamps: --interval 5 s is not used for times" "$T/out"
@@ -351,7 +366,12 @@ if [ -n "$CASES" ] && [ -d "$CASES" ]; then
     # case-02: noheader CSV without --fields -> refused with the remedy.
     check case02-noheader 1 "$PFI" ingest --dry-run --format nvidia-smi-csv \
         --telemetry "$CASES/case-02/noheader_nounits.csv"
-    grep_out case02-msg "no header" "$T/err"
+    grep_out case02-msg "CSV has no header; pass the --query-gpu field list" "$T/err"
+    # case-03's kernel log given as telemetry: no telemetry format, not a header-less CSV
+    check case03-dmesg-as-telemetry 1 "$PFI" ingest --dry-run \
+        --telemetry "$CASES/case-03/dmesg_excerpt.txt"
+    grep_out case03-dmesg-msg "dmesg_excerpt.txt: telemetry format not recognised: a log (first line" "$T/err"
+    if grep -q "no header" "$T/err"; then echo "FAIL case03-dmesg-no-csv"; fail=1; else echo "ok   case03-dmesg-no-csv"; fi
     # case-25: same numbers under a decimal-comma locale.
     if locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
         LC_ALL=de_DE.UTF-8 "$PFI" ingest --dry-run --telemetry "$CASES/case-25/query.csv" >"$T/de" 2>&1

@@ -42,6 +42,8 @@ check topo-few-control 2 "$PFI" control --topology "$T/few.txt" --agents "$T/goo
 grep_out topo-few-control-where "few.txt:2: column 'LIMIT_W': " "$T/err"
 
 # --- a replay CSV (pfi probe --backend replay) -------------------------------------------
+check replay-missing 1 "$PFI" probe --backend replay --replay "$T/nowhere.csv"
+grep_out replay-missing-why "nowhere.csv: cannot open replay file: No such file or directory" "$T/err"
 printf 't_s,gpu,power_w\n0,0,300\n1,0\n' >"$T/short.csv"
 check replay-short 1 "$PFI" probe --backend replay --replay "$T/short.csv"
 grep_out replay-short-where "short.csv:3: expected 3 fields as in the header, found 2" "$T/err"

@@ -5,6 +5,7 @@
  */
 #include "hw/replay.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,7 +327,8 @@ static pfi_error replay_open(const pfi_gpu_config *cfg, const pfi_gpu_ops **ops,
         return hw_fail(diag, PFI_ERR_INVALID_ARGUMENT, "replay: no file given");
     FILE *f = fopen(cfg->replay_path, "r");
     if (f == NULL)
-        return hw_fail(diag, PFI_ERR_IO, "%s: cannot open replay file", cfg->replay_path);
+        return hw_fail(diag, PFI_ERR_IO, "%s: cannot open replay file: %s", cfg->replay_path,
+                       strerror(errno));
     pfi_error e = hw_replay_open_stream(f, cfg->replay_path, ops, out, diag);
     fclose(f);
     return e;

@@ -593,21 +593,23 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
         size_t cl = len[col[c]];
         if (cl > 0 && fast_number(cell, cl, &v[c])) {
             if (v[c] < 0)
-                return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
+                return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
+                            "negative value %g (expected %s)", v[c], col_range(c));
             continue;
         }
         pfi_value_status st = pfi_value_parse(cell, cl, &v[c]);
-        /* a per-job number is a number or left empty, never "nan" (an empty cell is the
-           missing value: a NaN written out by a script is a bug to be told, not a default) */
-        bool spelled_missing =
-            st == PFI_VALUE_MISSING && c >= C_GPUS && c <= C_BAND && !blank(cell, cl);
+        /* a number is a number or left empty, never "nan" (an empty cell is the missing
+           value: a NaN written out by a script is a bug to be told, not a default); a curve
+           point's "nan" is told so too, not as an empty cell */
+        bool spelled_missing = st == PFI_VALUE_MISSING && !blank(cell, cl);
         if (st == PFI_VALUE_INVALID || spelled_missing)
             return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
                         "'%.*s' is not a number (expected %s%s)",
                         (int)(slen[col[c]] < 60 ? slen[col[c]] : 60), cell, col_range(c),
                         c >= C_GPUS && c <= C_BAND ? "; leave the cell empty for none" : "");
         if (st == PFI_VALUE_OK && v[c] < 0)
-            return fail(d, name, line, col_names[c], PFI_ERR_VALUE, "negative value %g", v[c]);
+            return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
+                        "negative value %g (expected %s)", v[c], col_range(c));
     }
     if ((size_t)col[C_JOB] >= nf || slen[col[C_JOB]] == 0)
         return fail(d, name, line, "job", PFI_ERR_VALUE, "the job name is empty");
@@ -1273,7 +1275,7 @@ pfi_error pfi_jobs_read(const char *path, pfi_jobs **out, pfi_diag *d)
     *out = NULL;
     FILE *f = fopen(path, "r");
     if (f == NULL)
-        return fail(d, path, 0, NULL, PFI_ERR_IO, "cannot open");
+        return fail(d, path, 0, NULL, PFI_ERR_IO, "cannot open: %s", strerror(errno));
     pfi_error e = pfi_jobs_read_stream(f, path, out, d);
     fclose(f);
     return e;

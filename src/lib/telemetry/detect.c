@@ -243,6 +243,39 @@ static bool csv_foreign_header(const char *l, size_t len, char *why, size_t wlen
     return true;
 }
 
+/* Whether a first line is a log line, not telemetry: a dmesg one ("[ 8123.441915] ..."), a
+ * syslog / journalctl one ("Dec  6 22:17:42 host kernel: ...") or one naming the kernel's
+ * NVIDIA driver ("NVRM:", "kernel:"). */
+static bool log_line(const char *l, size_t len)
+{
+    size_t a = 0;
+    if (len > 0 && l[0] == '[') { /* dmesg: [ seconds.fraction] */
+        a = 1;
+        while (a < len && l[a] == ' ')
+            a++;
+        size_t d = a;
+        while (a < len && l[a] >= '0' && l[a] <= '9')
+            a++;
+        if (a > d && a < len && l[a] == '.') {
+            size_t f = ++a;
+            while (a < len && l[a] >= '0' && l[a] <= '9')
+                a++;
+            if (a > f && a < len && l[a] == ']')
+                return true;
+        }
+    }
+    static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                         "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    if (len >= 16 && l[3] == ' ' && l[9] == ':' && l[12] == ':') /* syslog: Mmm dd hh:mm:ss */
+        for (size_t k = 0; k < 12; k++)
+            if (memcmp(l, months[k], 3) == 0)
+                return true;
+    for (size_t i = 0; i + 6 <= len; i++)
+        if (memcmp(l + i, "NVRM: ", 6) == 0 || (i + 8 <= len && memcmp(l + i, "kernel: ", 8) == 0))
+            return true;
+    return false;
+}
+
 /* Prometheus only when at least half of the lines that say anything (comments other than
  * HELP / TYPE say nothing) are exposition lines; a last line cut by the end of head is left
  * out. */
@@ -359,9 +392,23 @@ pfi_telemetry_format tm_detect(const char *head, size_t n, bool cut, char *why, 
                 return PFI_TELEMETRY_SMI_QUERY;
             if (len >= 8 && memcmp(l, "t_s,gpu,", 8) == 0)
                 return PFI_TELEMETRY_SMI_CSV; /* pfi's own replay CSV (sweep/probe --record) */
+            if (log_line(l, len)) {
+                if (why != NULL && wlen > 0) {
+                    char q[TM_QUOTE_LEN];
+                    snprintf(why, wlen,
+                             "a log (first line '%s'), not telemetry: expected nvidia-smi "
+                             "--query-gpu CSV, nvidia-smi dmon, nvidia-smi -q (text or XML), "
+                             "dcgmi dmon, a Prometheus scrape or a Prometheus API answer (a "
+                             "kernel log goes to --kernel-log)",
+                             tm_quote(q, l, len, 60));
+                }
+                return PFI_TELEMETRY_AUTO;
+            }
             if (memchr(l, ',', len) != NULL)
                 return csv_foreign_header(l, len, why, wlen) ? PFI_TELEMETRY_AUTO
                                                              : PFI_TELEMETRY_SMI_CSV;
+            /* no comma, no format's mark: not telemetry (the caller names the formats) */
+            return PFI_TELEMETRY_AUTO;
         }
         i = j + 1;
     }

@@ -353,6 +353,14 @@ static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line
         tm->n_skipped++;
         return PFI_OK;
     }
+    /* A NaN or +-Inf sample is missing: its series' first one is named by file and line (the
+     * summary's "not available" note counts them, with no line). */
+    if (st == PFI_VALUE_MISSING && (ds == NULL || ds->n_missing == 0))
+        tm_note(tm,
+                "%s:%ld: %s: %s is '%.*s': a missing sample (the series' first; all are "
+                "counted in its \"not available\" note)",
+                name, line, ename, fl->name, (int)(pl->tok[0].n > 40 ? 40 : pl->tok[0].n),
+                pl->tok[0].s);
     double t;
     if (!prom_sample_time(tm, sc, pl, line, diag, &t))
         return PFI_ERR_PARSE;
