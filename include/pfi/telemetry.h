@@ -272,6 +272,9 @@ typedef struct pfi_telemetry {
     size_t n_notes;
     size_t n_notes_dropped;
     char tool_error[PFI_TELEMETRY_NOTE_LEN]; /* first tool error sentence, verbatim ("" if none) */
+    size_t n_entities_dropped; /* GPUs past PFI_TELEMETRY_MAX_ENTITIES, not read (noted) */
+    size_t n_fields_dropped;   /* fields past PFI_TELEMETRY_MAX_FIELDS - 1, not read (noted) */
+    size_t n_limit_rows;       /* rows, Prometheus samples, API series of those GPUs */
     /* private */
     size_t series_cap, entities_cap;
     size_t n_miss_stored; /* miss_t entries over all series (at most PFI_TELEMETRY_MAX_SAMPLES) */
@@ -311,6 +314,8 @@ typedef struct pfi_telemetry {
                          pfi_reduce_stream's with a warm-up */
     struct tm_stream_red *stream_red; /* its sums for pfi_reduce_power (NULL: none) */
     struct tm_spec *spec;             /* pfi_reduce_stream_begin's first-read sums (NULL) */
+    struct tm_names *ent_index;       /* entities by name (hash index) */
+    struct tm_names *dropped_names;   /* the entities and fields dropped past a limit */
     double warm_s, warm_t0; /* the warm-up (s) and t_0 the counted series' wsum and wn were
                                made for by pfi_reduce_stream (warm_s 0: none) */
 } pfi_telemetry;

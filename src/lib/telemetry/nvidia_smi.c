@@ -298,7 +298,9 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
             cols[i].role = COL_VALUE;
             cols[i].scale = rc->scale;
             pfi_error e = tm_field(tm, rc->as, strlen(rc->as), &cols[i].field);
-            if (e != PFI_OK)
+            if (e == PFI_ERR_LIMIT)
+                cols[i].role = COL_TEXT; /* past the field limit (noted): not read */
+            else if (e != PFI_OK)
                 return e;
         } else if (span_eq(x, "t_s"))
             cols[i].role = COL_TSEC;
@@ -306,7 +308,9 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
             cols[i].role = COL_REASON;
             cols[i].bit = 0;
             pfi_error e = tm_field(tm, "clocks_event_reasons.active", 27, &cols[i].field);
-            if (e != PFI_OK)
+            if (e == PFI_ERR_LIMIT)
+                cols[i].role = COL_TEXT; /* past the field limit (noted): not read */
+            else if (e != PFI_OK)
                 return e;
         } else if (span_eq(x, "timestamp"))
             cols[i].role = COL_TIMESTAMP;
@@ -321,7 +325,9 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
         else if (reason_column(x, &cols[i].bit)) {
             cols[i].role = COL_REASON; /* every reason column fills one mask field */
             pfi_error e = tm_field(tm, "clocks_event_reasons.active", 27, &cols[i].field);
-            if (e != PFI_OK)
+            if (e == PFI_ERR_LIMIT)
+                cols[i].role = COL_TEXT; /* past the field limit (noted): not read */
+            else if (e != PFI_OK)
                 return e;
         } else if (span_eq(x, "name") || span_eq(x, "driver_version") || span_eq(x, "serial") ||
                    span_eq(x, "pstate") ||
@@ -331,7 +337,9 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
         else {
             cols[i].role = COL_VALUE;
             pfi_error e = tm_field(tm, x.s, x.n, &cols[i].field);
-            if (e != PFI_OK)
+            if (e == PFI_ERR_LIMIT)
+                cols[i].role = COL_TEXT; /* past the field limit (noted): not read */
+            else if (e != PFI_OK)
                 return e;
         }
         /* A DCGM ratio (profiling fields, 0..1 by their definition) given in percent:
@@ -829,7 +837,7 @@ static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t
         char ename[64];
         gpu_name(ename, ix);
         if ((e = tm_entity(tm, ename, strlen(ename), &st->ent)) != PFI_OK)
-            return e;
+            return e == PFI_ERR_LIMIT ? PFI_OK : e; /* past the entity limit: noted, dropped */
         tm_kc_put(&st->fs.kc, ix.s, ix.n, st->ent);
         int sx = csv_small_ix(ix.s, ix.n);
         if (sx >= 0)
@@ -1014,7 +1022,7 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
         snprintf(key, sizeof key, "%s", ename);
     pfi_error e;
     if ((e = tm_entity(tm, key, strlen(key), &st->ent)) != PFI_OK)
-        return e;
+        return e == PFI_ERR_LIMIT ? PFI_OK : e; /* past the entity limit: noted, dropped */
     pfi_telemetry_entity *en = &tm->entities[st->ent];
     if (uuid.n > 0 && host.n == 0 && en->host == NULL && tm->file_host != NULL)
         en->host = tm_strndup(tm->file_host, strlen(tm->file_host));
@@ -1060,8 +1068,10 @@ static inline pfi_error csv_line(pfi_telemetry *tm, csv_state *st, const char *s
         return PFI_OK;
     bool fast;
     size_t k = csv_split_line(st, t, &fast);
-    if (k > MAX_COLS)
-        return PFI_ERR_LIMIT;
+    if (k > MAX_COLS) {
+        tm_too_many_columns(tm, name, line, MAX_COLS, "MAX_COLS", "src/lib/telemetry/nvidia_smi.c");
+        return PFI_OK;
+    }
     if (!fast && looks_like_header(st->f, k))
         return csv_header(tm, st, k, line, diag);
     if (!st->have_header) {
@@ -1219,8 +1229,11 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
             continue;
         if (t.s[0] == '#') {
             size_t k = span_split_ws(t.s + 1, t.n - 1, f, MAX_COLS);
-            if (k > MAX_COLS)
-                return PFI_ERR_LIMIT;
+            if (k > MAX_COLS) {
+                tm_too_many_columns(tm, name, r->line, MAX_COLS, "MAX_COLS",
+                                    "src/lib/telemetry/nvidia_smi.c");
+                continue;
+            }
             bool units = k > 0 && (span_eq(f[0], "Idx") || span_eq(f[0], "YYYYMMDD") ||
                                    span_eq(f[0], "HH:MM:SS"));
             if (units || expect_units) {
@@ -1245,7 +1258,9 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
                     time_col = (int)i;
                 else if (span_eq(f[i], "gpu") || span_eq(f[i], "Idx"))
                     gpu_col = (int)i;
-                else if ((e = tm_field(tm, f[i].s, f[i].n, &fields[i])) != PFI_OK)
+                else if ((e = tm_field(tm, f[i].s, f[i].n, &fields[i])) == PFI_ERR_LIMIT)
+                    fields[i] = SIZE_MAX; /* past the field limit (noted): not read */
+                else if (e != PFI_OK)
                     return e;
             }
             /* A value column named twice, or two giving one field: refused (Date, Time
@@ -1269,7 +1284,9 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
         }
         char ename[64];
         gpu_name(ename, f[gpu_col]);
-        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) == PFI_ERR_LIMIT)
+            continue; /* past the entity limit: noted, the row dropped */
+        if (e != PFI_OK)
             return e;
         double tsec = 0, tod = 0;
         long days = 0;
@@ -1430,6 +1447,8 @@ static pfi_error query_reasons_flush(pfi_telemetry *tm, query_reasons *qr, size_
     size_t fid;
     if (qr->have && (e = tm_field(tm, "clocks_event_reasons.active", 27, &fid)) == PFI_OK)
         e = tm_put(tm, ent, fid, t, PFI_VALUE_OK, (double)qr->mask, -1, false);
+    if (e == PFI_ERR_LIMIT)
+        e = PFI_OK; /* past the field limit (noted): not read */
     *qr = (query_reasons){0};
     return e;
 }
@@ -1484,7 +1503,11 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
             char bus[32] = "";
             if (!norm_bus(span_trim((span){t.s + 4, t.n - 4}), bus, sizeof bus))
                 bus[0] = '\0';
-            if ((e = query_entity(tm, bus, &ordinal, &ent)) != PFI_OK)
+            if ((e = query_entity(tm, bus, &ordinal, &ent)) == PFI_ERR_LIMIT) {
+                have_ent = false; /* past the entity limit (noted): the block is not read */
+                continue;
+            }
+            if (e != PFI_OK)
                 return e;
             tt = tm_row_time(tm, ent, have_stamp, stamp, false, r->line, name);
             have_ent = true;
@@ -1536,7 +1559,9 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
         if (kind != PFI_KIND_POWER_W && kind != PFI_KIND_LIMIT_W)
             continue;
         size_t fid;
-        if ((e = tm_field(tm, kb, strlen(kb), &fid)) != PFI_OK)
+        if ((e = tm_field(tm, kb, strlen(kb), &fid)) == PFI_ERR_LIMIT)
+            continue; /* past the field limit (noted): not read */
+        if (e != PFI_OK)
             return e;
         double v = NAN;
         pfi_value_status st;
