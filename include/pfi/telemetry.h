@@ -49,7 +49,7 @@ extern "C" {
 
 #define PFI_TELEMETRY_MAX_LINE 65536        /* longest input line, bytes */
 #define PFI_TELEMETRY_MAX_ENTITIES 65536    /* most GPUs/entities in one collector */
-#define PFI_TELEMETRY_MAX_FIELDS 256        /* most distinct fields */
+#define PFI_TELEMETRY_MAX_FIELDS 256        /* most distinct fields (255 read, 1 derived) */
 #define PFI_TELEMETRY_MAX_SAMPLES 100000000 /* most stored samples over all series */
 /* The most power one GPU draws, W, when no limit bounds it (no max limit column and no
  * options.max_power_w): above it a power sample is implausible (a unit mix-up, a counter read
@@ -335,7 +335,11 @@ void pfi_telemetry_destroy(pfi_telemetry *tm);
  * fmt (PFI_TELEMETRY_AUTO: detected from the first bytes) into tm. name is used in notes and diag.
  * Bad lines (error sentences, rows with the wrong token count) are skipped and noted with
  * their line number; a tool error sentence is kept verbatim in tm->tool_error.
- * Errors: PFI_ERR_IO, PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT (entity/field/sample limits),
+ * A GPU past PFI_TELEMETRY_MAX_ENTITIES, a field past PFI_TELEMETRY_MAX_FIELDS - 1 (one
+ * kept for the power derived from energy), a line of more columns than a reader takes, an
+ * XML document over 16 MiB: that one is not read, the rest is (a note naming the limit;
+ * n_entities_dropped, n_fields_dropped, n_skipped count them).
+ * Errors: PFI_ERR_IO, PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT (the stored samples' limit),
  * PFI_ERR_PARSE (format not recognised, diag saying what was seen; CSV without header and
  * no csv_fields; fmt forced and almost nothing parsed in a file that does not look like fmt:
  * diag says so and what it looks like, and that file's notes are dropped),
