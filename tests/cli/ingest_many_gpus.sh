@@ -118,4 +118,20 @@ grep_out dcgmi-fields-rows "format dcgmi-dmon, 6 rows, 0 lines skipped" "$T/out"
 # (300.5 + 302.5 + 304.5) / 3, +20 for GPU 1
 grep_out dcgmi-fields-gpu0 "GPU 0: 3 rows, power_w 3 valid / 0 missing / 0 out of range, mean 302.5000 W" "$T/out"
 grep_out dcgmi-fields-gpu1 "GPU 1: 3 rows, power_w 3 valid / 0 missing / 0 out of range, mean 322.5000 W" "$T/out"
+
+# A row of more columns than the CSV reader takes (MAX_COLS, 512): that line skipped with a
+# note naming the constant, the rows around it read.
+awk 'BEGIN {
+    print "timestamp, index, power.draw [W]"
+    print "2025/01/01 00:00:00.000, 0, 100.00 W"
+    printf "2025/01/01 00:00:01.000, 0, 999.00 W"
+    for (k = 0; k < 600; k++) printf ", 1"
+    printf "\n"
+    print "2025/01/01 00:00:02.000, 0, 102.00 W"
+}' >"$T/cols.csv"
+check csv-columns 0 "$PFI" ingest --dry-run --telemetry "$T/cols.csv"
+grep_out csv-columns-note "cols.csv:3: more than 512 columns: line skipped, the rest is read (MAX_COLS in src/lib/telemetry/nvidia_smi.c: raise it and rebuild)" "$T/err"
+grep_out csv-columns-rows "2 rows, 1 lines skipped" "$T/out"
+# (100 + 102) / 2: the long row's 999 W is not read
+grep_out csv-columns-mean "gpu0: 2 rows, power_w 2 valid / 0 missing / 0 out of range, mean 101.0000 W" "$T/out"
 exit $fail
