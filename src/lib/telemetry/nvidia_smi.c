@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/hidx.h"
 #include "telemetry/header_dup.h"
 #include "telemetry/internal.h"
 #include "telemetry/scan.h"
@@ -1393,14 +1394,30 @@ bool tm_smi_stamp(const char *text, size_t len, double *out)
     return true;
 }
 
+/* A bus id looked up in query_entity's index. */
+typedef struct query_bus_key {
+    const pfi_telemetry *tm;
+    const char *bus;
+} query_bus_key;
+
+static bool query_bus_eq(const void *ctx, size_t ix)
+{
+    const query_bus_key *k = ctx;
+    const pfi_telemetry_entity *en = &k->tm->entities[ix];
+    return en->bus != NULL && strcmp(en->bus, k->bus) == 0 && en->file_no == k->tm->n_files;
+}
+
 /* The entity of a -q GPU block for bus id bus ("" when none): the GPU of this file with that
  * bus (a looped -q -l capture repeats its GPUs), else a new "gpu<n>", n the GPUs of this file
- * so far. */
-static pfi_error query_entity(pfi_telemetry *tm, const char *bus, size_t *ordinal, size_t *ent)
+ * so far. bix indexes by bus the entities this file's blocks were given (only they have this
+ * file's file_no), so that a capture of many GPUs is not a scan of them all per block. */
+static pfi_error query_entity(pfi_telemetry *tm, hidx *bix, const char *bus, size_t *ordinal,
+                              size_t *ent)
 {
-    for (size_t i = 0; bus[0] != '\0' && i < tm->n_entities; i++) {
-        const pfi_telemetry_entity *en = &tm->entities[i];
-        if (en->bus != NULL && strcmp(en->bus, bus) == 0 && en->file_no == tm->n_files) {
+    if (bus[0] != '\0') {
+        query_bus_key k = {tm, bus};
+        size_t i = hidx_find(bix, hidx_hash(bus, strlen(bus), HIDX_SEED), query_bus_eq, &k);
+        if (i != SIZE_MAX) {
             *ent = i;
             return PFI_OK;
         }
@@ -1410,6 +1427,9 @@ static pfi_error query_entity(pfi_telemetry *tm, const char *bus, size_t *ordina
     pfi_error e = tm_entity(tm, ename, strlen(ename), ent);
     if (e == PFI_OK && bus[0] != '\0' && tm->entities[*ent].bus == NULL &&
         (tm->entities[*ent].bus = tm_strndup(bus, strlen(bus))) == NULL)
+        e = PFI_ERR_NOMEM;
+    const char *eb = e == PFI_OK ? tm->entities[*ent].bus : NULL;
+    if (eb != NULL && hidx_add(bix, hidx_hash(eb, strlen(eb), HIDX_SEED), *ent) != PFI_OK)
         e = PFI_ERR_NOMEM;
     return e;
 }
@@ -1453,9 +1473,9 @@ static pfi_error query_reasons_flush(pfi_telemetry *tm, query_reasons *qr, size_
     return e;
 }
 
-pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
+static pfi_error query_read(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag,
+                            hidx *bix)
 {
-    (void)diag;
     size_t ent = (size_t)-1;
     bool have_ent = false, skip_section = false;
     size_t section_indent = 0;
@@ -1503,7 +1523,7 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
             char bus[32] = "";
             if (!norm_bus(span_trim((span){t.s + 4, t.n - 4}), bus, sizeof bus))
                 bus[0] = '\0';
-            if ((e = query_entity(tm, bus, &ordinal, &ent)) == PFI_ERR_LIMIT) {
+            if ((e = query_entity(tm, bix, bus, &ordinal, &ent)) == PFI_ERR_LIMIT) {
                 have_ent = false; /* past the entity limit (noted): the block is not read */
                 continue;
             }
@@ -1577,4 +1597,12 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
     if (have_ent)
         return query_reasons_flush(tm, &qr, ent, tt);
     return PFI_OK;
+}
+
+pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    hidx bix = {0};
+    pfi_error e = query_read(tm, r, name, diag, &bix);
+    hidx_free(&bix);
+    return e;
 }
