@@ -5,7 +5,8 @@
 # naming the limit and how to raise it — at a size that a scan of every known GPU per new
 # GPU (quadratic) would take minutes to reach; a scrape and an nvidia-smi CSV with more
 # distinct fields than PFI_TELEMETRY_MAX_FIELDS allows (255 from the input) drop the
-# fields past it with a note and read the rest. The expected sums are awk's, over the
+# fields past it with a note and read the rest; so do a CSV row of more than MAX_COLS
+# columns and an XML document over 16 MiB. The expected sums are awk's, over the
 # generated files (the same lines pfi reads), never pfi's.
 # usage: ingest_many_gpus.sh PFI
 set -u
@@ -134,4 +135,21 @@ grep_out csv-columns-note "cols.csv:3: more than 512 columns: line skipped, the 
 grep_out csv-columns-rows "2 rows, 1 lines skipped" "$T/out"
 # (100 + 102) / 2: the long row's 999 W is not read
 grep_out csv-columns-mean "gpu0: 2 rows, power_w 2 valid / 0 missing / 0 out of range, mean 101.0000 W" "$T/out"
+
+# An nvidia-smi -q -x capture whose middle document is past PFI_TELEMETRY_MAX_XML_DOC
+# (16 MiB; 300 000 comment lines of 65 bytes): that document not read, with a note naming
+# the constant; the two around it are (mean (100 + 102) / 2). Skipped without libxml2.
+xdoc() { printf '<?xml version="1.0" ?>\n<nvidia_smi_log>\n<timestamp>Wed Jan 14 07:21:%02d 2026</timestamp>\n' "$1"; }
+xgpu() { printf '<gpu id="00000000:06:00.0"><gpu_power_readings><average_power_draw>%s W</average_power_draw></gpu_power_readings></gpu>\n</nvidia_smi_log>\n' "$1"; }
+{
+    xdoc 9; xgpu 100.00
+    xdoc 10; awk 'BEGIN { for (i = 0; i < 300000; i++) print "<!-- padding padding padding padding padding padding padding -->" }'; xgpu 999.00
+    xdoc 11; xgpu 102.00
+} >"$T/big.xml"
+"$PFI" ingest --dry-run --telemetry "$T/big.xml" >"$T/out" 2>"$T/err"
+if grep -q "needs libxml2" "$T/err"; then echo "skip xml-doc-limit: no libxml2"; else
+    grep_out xml-doc-note "big.xml:6: XML document longer than 16777216 bytes: not read, the rest is (PFI_TELEMETRY_MAX_XML_DOC in src/lib/telemetry/nvidia_smi_xml.c: raise it and rebuild)" "$T/err"
+    grep_out xml-doc-rows "format nvidia-smi-xml, 2 rows, 1 lines skipped" "$T/out"
+    grep_out xml-doc-mean "gpu0: 2 rows, power_avg_w 2 valid / 0 missing / 0 out of range, mean 101.0000 W" "$T/out"
+fi
 exit $fail
