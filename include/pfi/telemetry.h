@@ -49,7 +49,7 @@ extern "C" {
 
 #define PFI_TELEMETRY_MAX_LINE 65536        /* longest input line, bytes */
 #define PFI_TELEMETRY_MAX_ENTITIES 65536    /* most GPUs/entities in one collector */
-#define PFI_TELEMETRY_MAX_FIELDS 256        /* most distinct fields */
+#define PFI_TELEMETRY_MAX_FIELDS 256        /* most distinct fields (255 read, 1 derived) */
 #define PFI_TELEMETRY_MAX_SAMPLES 100000000 /* most stored samples over all series */
 /* The most power one GPU draws, W, when no limit bounds it (no max limit column and no
  * options.max_power_w): above it a power sample is implausible (a unit mix-up, a counter read
@@ -272,6 +272,9 @@ typedef struct pfi_telemetry {
     size_t n_notes;
     size_t n_notes_dropped;
     char tool_error[PFI_TELEMETRY_NOTE_LEN]; /* first tool error sentence, verbatim ("" if none) */
+    size_t n_entities_dropped; /* GPUs past PFI_TELEMETRY_MAX_ENTITIES, not read (noted) */
+    size_t n_fields_dropped;   /* fields past PFI_TELEMETRY_MAX_FIELDS - 1, not read (noted) */
+    size_t n_limit_rows;       /* rows, Prometheus samples, API series of those GPUs */
     /* private */
     size_t series_cap, entities_cap;
     size_t n_miss_stored; /* miss_t entries over all series (at most PFI_TELEMETRY_MAX_SAMPLES) */
@@ -311,6 +314,8 @@ typedef struct pfi_telemetry {
                          pfi_reduce_stream's with a warm-up */
     struct tm_stream_red *stream_red; /* its sums for pfi_reduce_power (NULL: none) */
     struct tm_spec *spec;             /* pfi_reduce_stream_begin's first-read sums (NULL) */
+    struct tm_names *ent_index;       /* entities by name (hash index) */
+    struct tm_names *dropped_names;   /* the entities and fields dropped past a limit */
     double warm_s, warm_t0; /* the warm-up (s) and t_0 the counted series' wsum and wn were
                                made for by pfi_reduce_stream (warm_s 0: none) */
     bool time_from_start;   /* the relative times are a t_s column: seconds from the
@@ -332,7 +337,11 @@ void pfi_telemetry_destroy(pfi_telemetry *tm);
  * fmt (PFI_TELEMETRY_AUTO: detected from the first bytes) into tm. name is used in notes and diag.
  * Bad lines (error sentences, rows with the wrong token count) are skipped and noted with
  * their line number; a tool error sentence is kept verbatim in tm->tool_error.
- * Errors: PFI_ERR_IO, PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT (entity/field/sample limits),
+ * A GPU past PFI_TELEMETRY_MAX_ENTITIES, a field past PFI_TELEMETRY_MAX_FIELDS - 1 (one
+ * kept for the power derived from energy), a line of more columns than a reader takes, an
+ * XML document over 16 MiB: that one is not read, the rest is (a note naming the limit;
+ * n_entities_dropped, n_fields_dropped, n_skipped count them).
+ * Errors: PFI_ERR_IO, PFI_ERR_LINE_TOO_LONG, PFI_ERR_LIMIT (the stored samples' limit),
  * PFI_ERR_PARSE (format not recognised, diag saying what was seen; CSV without header and
  * no csv_fields; fmt forced and almost nothing parsed in a file that does not look like fmt:
  * diag says so and what it looks like, and that file's notes are dropped),

@@ -912,6 +912,19 @@ static void print_telemetry(FILE *o, const pfi_telemetry *tm, const pfi_reduced 
             "%zu tool errors\n",
             tm->n_files, pfi_telemetry_format_name(tm->last_format), tm->n_rows, tm->n_skipped,
             tm->n_tool_errors);
+    if (tm->n_entities_dropped > 0)
+        fprintf(o,
+                "  %zu GPU%s past the limit of %d not read (%zu rows): PFI_TELEMETRY_MAX_ENTITIES "
+                "in pfi/telemetry.h (raise it and rebuild, or ingest the nodes' files as "
+                "separate runs)\n",
+                tm->n_entities_dropped, tm->n_entities_dropped == 1 ? "" : "s",
+                PFI_TELEMETRY_MAX_ENTITIES, tm->n_limit_rows);
+    if (tm->n_fields_dropped > 0)
+        fprintf(o,
+                "  %zu field%s past the limit of %d not read: PFI_TELEMETRY_MAX_FIELDS in "
+                "pfi/telemetry.h (query fewer fields, or raise it and rebuild)\n",
+                tm->n_fields_dropped, tm->n_fields_dropped == 1 ? "" : "s",
+                PFI_TELEMETRY_MAX_FIELDS - 1);
     char safe[4 * sizeof tm->tool_error + 4];
     if (tm->tool_error[0] != '\0')
         fprintf(o, "  the tool reported: %s\n",

@@ -315,7 +315,11 @@ static pfi_error dcgmi_header(pfi_telemetry *tm, dcgmi_state *st, size_t k, long
     st->nf = 0;
     for (size_t i = first; i < k; i++) {
         pfi_error e = tm_field(tm, f[i].s, f[i].n, &st->fields[st->nf++]);
-        if (e != PFI_OK)
+        if (e == PFI_ERR_LIMIT) {
+            /* past PFI_TELEMETRY_MAX_FIELDS (noted): the column is not read, nor fast */
+            st->fields[st->nf - 1] = SIZE_MAX;
+            st->generic = true;
+        } else if (e != PFI_OK)
             return e;
     }
     /* A column named twice, or two giving one field: refused (header_dup.h). */
@@ -398,7 +402,7 @@ static pfi_error dcgmi_general_row(pfi_telemetry *tm, dcgmi_state *st, const cha
     }
     pfi_error e;
     if ((e = tm_entity(tm, ename, strlen(ename), &st->ent)) != PFI_OK)
-        return e;
+        return e == PFI_ERR_LIMIT ? PFI_OK : e; /* past the entity limit: noted, dropped */
 #if TM_FAST_LINES
     size_t key_n = fast ? (size_t)(st->f[1].s + st->f[1].n - st->f[0].s) : 0;
     if (fast && key_n <= 16)
@@ -407,6 +411,8 @@ static pfi_error dcgmi_general_row(pfi_telemetry *tm, dcgmi_state *st, const cha
     double tt = tm_row_time(tm, st->ent, false, 0, false, line, name);
     for (size_t i = 0; i < st->nf; i++) {
         span x = st->f[skip + i];
+        if (st->fields[i] == SIZE_MAX)
+            continue; /* a column past the field limit */
         double v = NAN;
         pfi_value_status vs = fast ? (v = st->fv[i], PFI_VALUE_OK) : tm_number(x.s, x.n, &v);
         if (vs != PFI_VALUE_OK && (span_eq(x, "N/W") || span_eq(x, "N/S") || span_eq(x, "N/A")))
@@ -432,8 +438,10 @@ static inline pfi_error dcgmi_line(pfi_telemetry *tm, dcgmi_state *st, const cha
     size_t k = dcgmi_tokens(st, s, n, &fast);
     if (k == 0)
         return PFI_OK;
-    if (k > MAX_TOK)
-        return PFI_ERR_LIMIT;
+    if (k > MAX_TOK) {
+        tm_too_many_columns(tm, name, line, MAX_TOK, "MAX_TOK", "src/lib/telemetry/dcgmi.c");
+        return PFI_OK;
+    }
     if (!fast && st->f[0].s[0] == '#')
         return dcgmi_header(tm, st, k, line, diag);
     if (span_eq(st->f[0], "ID") || span_eq(st->f[0], "Id"))

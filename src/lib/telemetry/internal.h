@@ -94,6 +94,14 @@ pfi_value_status tm_parse_number(const char *text, size_t len, double *out);
 /* Collector internals. */
 pfi_error tm_entity(pfi_telemetry *tm, const char *name, size_t len, size_t *id);
 pfi_error tm_field(pfi_telemetry *tm, const char *source, size_t len, size_t *id);
+/* A line of file name at line with more than max columns (the constant what, in src): noted
+ * and counted skipped, the rest of the file read. */
+void tm_too_many_columns(pfi_telemetry *tm, const char *name, long line, int max, const char *what,
+                         const char *src);
+/* tm_entity / tm_field answer PFI_ERR_LIMIT for a new entity or field past
+ * PFI_TELEMETRY_MAX_ENTITIES / _FIELDS with the note and the counts done (n_entities_dropped
+ * and n_limit_rows; n_fields_dropped): the reader drops that row, Prometheus sample or column
+ * and reads on. */
 /* Store one sample: status OK with value, or MISSING. row groups samples of one scrape for
  * duplicate detection (-1: no duplicate check); pod: the sample came with pod labels. */
 pfi_error tm_put(pfi_telemetry *tm, size_t e, size_t f, double t, pfi_value_status st, double v,

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/hidx.h"
 #include "telemetry/header_dup.h"
 #include "telemetry/internal.h"
 #include "telemetry/scan.h"
@@ -298,7 +299,9 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
             cols[i].role = COL_VALUE;
             cols[i].scale = rc->scale;
             pfi_error e = tm_field(tm, rc->as, strlen(rc->as), &cols[i].field);
-            if (e != PFI_OK)
+            if (e == PFI_ERR_LIMIT)
+                cols[i].role = COL_TEXT; /* past the field limit (noted): not read */
+            else if (e != PFI_OK)
                 return e;
         } else if (span_eq(x, "t_s"))
             cols[i].role = COL_TSEC;
@@ -306,7 +309,9 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
             cols[i].role = COL_REASON;
             cols[i].bit = 0;
             pfi_error e = tm_field(tm, "clocks_event_reasons.active", 27, &cols[i].field);
-            if (e != PFI_OK)
+            if (e == PFI_ERR_LIMIT)
+                cols[i].role = COL_TEXT; /* past the field limit (noted): not read */
+            else if (e != PFI_OK)
                 return e;
         } else if (span_eq(x, "timestamp"))
             cols[i].role = COL_TIMESTAMP;
@@ -321,7 +326,9 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
         else if (reason_column(x, &cols[i].bit)) {
             cols[i].role = COL_REASON; /* every reason column fills one mask field */
             pfi_error e = tm_field(tm, "clocks_event_reasons.active", 27, &cols[i].field);
-            if (e != PFI_OK)
+            if (e == PFI_ERR_LIMIT)
+                cols[i].role = COL_TEXT; /* past the field limit (noted): not read */
+            else if (e != PFI_OK)
                 return e;
         } else if (span_eq(x, "name") || span_eq(x, "driver_version") || span_eq(x, "serial") ||
                    span_eq(x, "pstate") ||
@@ -331,7 +338,9 @@ static pfi_error map_csv_header(pfi_telemetry *tm, const span *f, size_t n, csv_
         else {
             cols[i].role = COL_VALUE;
             pfi_error e = tm_field(tm, x.s, x.n, &cols[i].field);
-            if (e != PFI_OK)
+            if (e == PFI_ERR_LIMIT)
+                cols[i].role = COL_TEXT; /* past the field limit (noted): not read */
+            else if (e != PFI_OK)
                 return e;
         }
         /* A DCGM ratio (profiling fields, 0..1 by their definition) given in percent:
@@ -829,7 +838,7 @@ static inline pfi_error csv_indexed_row(pfi_telemetry *tm, csv_state *st, size_t
         char ename[64];
         gpu_name(ename, ix);
         if ((e = tm_entity(tm, ename, strlen(ename), &st->ent)) != PFI_OK)
-            return e;
+            return e == PFI_ERR_LIMIT ? PFI_OK : e; /* past the entity limit: noted, dropped */
         tm_kc_put(&st->fs.kc, ix.s, ix.n, st->ent);
         int sx = csv_small_ix(ix.s, ix.n);
         if (sx >= 0)
@@ -1015,7 +1024,7 @@ static pfi_error csv_general_row(pfi_telemetry *tm, csv_state *st, size_t k, boo
         snprintf(key, sizeof key, "%s", ename);
     pfi_error e;
     if ((e = tm_entity(tm, key, strlen(key), &st->ent)) != PFI_OK)
-        return e;
+        return e == PFI_ERR_LIMIT ? PFI_OK : e; /* past the entity limit: noted, dropped */
     pfi_telemetry_entity *en = &tm->entities[st->ent];
     if (uuid.n > 0 && host.n == 0 && en->host == NULL && tm->file_host != NULL)
         en->host = tm_strndup(tm->file_host, strlen(tm->file_host));
@@ -1061,8 +1070,10 @@ static inline pfi_error csv_line(pfi_telemetry *tm, csv_state *st, const char *s
         return PFI_OK;
     bool fast;
     size_t k = csv_split_line(st, t, &fast);
-    if (k > MAX_COLS)
-        return PFI_ERR_LIMIT;
+    if (k > MAX_COLS) {
+        tm_too_many_columns(tm, name, line, MAX_COLS, "MAX_COLS", "src/lib/telemetry/nvidia_smi.c");
+        return PFI_OK;
+    }
     if (!fast && looks_like_header(st->f, k))
         return csv_header(tm, st, k, line, diag);
     if (!st->have_header) {
@@ -1220,8 +1231,11 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
             continue;
         if (t.s[0] == '#') {
             size_t k = span_split_ws(t.s + 1, t.n - 1, f, MAX_COLS);
-            if (k > MAX_COLS)
-                return PFI_ERR_LIMIT;
+            if (k > MAX_COLS) {
+                tm_too_many_columns(tm, name, r->line, MAX_COLS, "MAX_COLS",
+                                    "src/lib/telemetry/nvidia_smi.c");
+                continue;
+            }
             bool units = k > 0 && (span_eq(f[0], "Idx") || span_eq(f[0], "YYYYMMDD") ||
                                    span_eq(f[0], "HH:MM:SS"));
             if (units || expect_units) {
@@ -1246,7 +1260,9 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
                     time_col = (int)i;
                 else if (span_eq(f[i], "gpu") || span_eq(f[i], "Idx"))
                     gpu_col = (int)i;
-                else if ((e = tm_field(tm, f[i].s, f[i].n, &fields[i])) != PFI_OK)
+                else if ((e = tm_field(tm, f[i].s, f[i].n, &fields[i])) == PFI_ERR_LIMIT)
+                    fields[i] = SIZE_MAX; /* past the field limit (noted): not read */
+                else if (e != PFI_OK)
                     return e;
             }
             /* A value column named twice, or two giving one field: refused (Date, Time
@@ -1270,7 +1286,9 @@ pfi_error tm_read_dmon(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_dia
         }
         char ename[64];
         gpu_name(ename, f[gpu_col]);
-        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+        if ((e = tm_entity(tm, ename, strlen(ename), &ent)) == PFI_ERR_LIMIT)
+            continue; /* past the entity limit: noted, the row dropped */
+        if (e != PFI_OK)
             return e;
         double tsec = 0, tod = 0;
         long days = 0;
@@ -1377,14 +1395,30 @@ bool tm_smi_stamp(const char *text, size_t len, double *out)
     return true;
 }
 
+/* A bus id looked up in query_entity's index. */
+typedef struct query_bus_key {
+    const pfi_telemetry *tm;
+    const char *bus;
+} query_bus_key;
+
+static bool query_bus_eq(const void *ctx, size_t ix)
+{
+    const query_bus_key *k = ctx;
+    const pfi_telemetry_entity *en = &k->tm->entities[ix];
+    return en->bus != NULL && strcmp(en->bus, k->bus) == 0 && en->file_no == k->tm->n_files;
+}
+
 /* The entity of a -q GPU block for bus id bus ("" when none): the GPU of this file with that
  * bus (a looped -q -l capture repeats its GPUs), else a new "gpu<n>", n the GPUs of this file
- * so far. */
-static pfi_error query_entity(pfi_telemetry *tm, const char *bus, size_t *ordinal, size_t *ent)
+ * so far. bix indexes by bus the entities this file's blocks were given (only they have this
+ * file's file_no), so that a capture of many GPUs is not a scan of them all per block. */
+static pfi_error query_entity(pfi_telemetry *tm, hidx *bix, const char *bus, size_t *ordinal,
+                              size_t *ent)
 {
-    for (size_t i = 0; bus[0] != '\0' && i < tm->n_entities; i++) {
-        const pfi_telemetry_entity *en = &tm->entities[i];
-        if (en->bus != NULL && strcmp(en->bus, bus) == 0 && en->file_no == tm->n_files) {
+    if (bus[0] != '\0') {
+        query_bus_key k = {tm, bus};
+        size_t i = hidx_find(bix, hidx_hash(bus, strlen(bus), HIDX_SEED), query_bus_eq, &k);
+        if (i != SIZE_MAX) {
             *ent = i;
             return PFI_OK;
         }
@@ -1394,6 +1428,9 @@ static pfi_error query_entity(pfi_telemetry *tm, const char *bus, size_t *ordina
     pfi_error e = tm_entity(tm, ename, strlen(ename), ent);
     if (e == PFI_OK && bus[0] != '\0' && tm->entities[*ent].bus == NULL &&
         (tm->entities[*ent].bus = tm_strndup(bus, strlen(bus))) == NULL)
+        e = PFI_ERR_NOMEM;
+    const char *eb = e == PFI_OK ? tm->entities[*ent].bus : NULL;
+    if (eb != NULL && hidx_add(bix, hidx_hash(eb, strlen(eb), HIDX_SEED), *ent) != PFI_OK)
         e = PFI_ERR_NOMEM;
     return e;
 }
@@ -1431,13 +1468,15 @@ static pfi_error query_reasons_flush(pfi_telemetry *tm, query_reasons *qr, size_
     size_t fid;
     if (qr->have && (e = tm_field(tm, "clocks_event_reasons.active", 27, &fid)) == PFI_OK)
         e = tm_put(tm, ent, fid, t, PFI_VALUE_OK, (double)qr->mask, -1, false);
+    if (e == PFI_ERR_LIMIT)
+        e = PFI_OK; /* past the field limit (noted): not read */
     *qr = (query_reasons){0};
     return e;
 }
 
-pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
+static pfi_error query_read(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag,
+                            hidx *bix)
 {
-    (void)diag;
     size_t ent = (size_t)-1;
     bool have_ent = false, skip_section = false;
     size_t section_indent = 0;
@@ -1485,7 +1524,11 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
             char bus[32] = "";
             if (!norm_bus(span_trim((span){t.s + 4, t.n - 4}), bus, sizeof bus))
                 bus[0] = '\0';
-            if ((e = query_entity(tm, bus, &ordinal, &ent)) != PFI_OK)
+            if ((e = query_entity(tm, bix, bus, &ordinal, &ent)) == PFI_ERR_LIMIT) {
+                have_ent = false; /* past the entity limit (noted): the block is not read */
+                continue;
+            }
+            if (e != PFI_OK)
                 return e;
             tt = tm_row_time(tm, ent, have_stamp, stamp, false, r->line, name);
             have_ent = true;
@@ -1537,7 +1580,9 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
         if (kind != PFI_KIND_POWER_W && kind != PFI_KIND_LIMIT_W)
             continue;
         size_t fid;
-        if ((e = tm_field(tm, kb, strlen(kb), &fid)) != PFI_OK)
+        if ((e = tm_field(tm, kb, strlen(kb), &fid)) == PFI_ERR_LIMIT)
+            continue; /* past the field limit (noted): not read */
+        if (e != PFI_OK)
             return e;
         double v = NAN;
         pfi_value_status st;
@@ -1553,4 +1598,12 @@ pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pf
     if (have_ent)
         return query_reasons_flush(tm, &qr, ent, tt);
     return PFI_OK;
+}
+
+pfi_error tm_read_smi_query(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_diag *diag)
+{
+    hidx bix = {0};
+    pfi_error e = query_read(tm, r, name, diag, &bix);
+    hidx_free(&bix);
+    return e;
 }

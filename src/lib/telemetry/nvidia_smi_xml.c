@@ -42,6 +42,8 @@ static pfi_error put_readings(pfi_telemetry *tm, size_t e, double t, const xmlNo
             continue; /* power_state, power_management, clamp values, ... */
         size_t fid;
         pfi_error err = tm_field(tm, tag, strlen(tag), &fid);
+        if (err == PFI_ERR_LIMIT)
+            continue; /* past the field limit (noted): not read */
         if (err != PFI_OK)
             return err;
         xmlChar *txt = xmlNodeGetContent(c);
@@ -181,11 +183,16 @@ static pfi_error parse_doc(pfi_telemetry *tm, const char *buf, size_t len, const
             double t = tm_row_time(tm, ent, false, 0, false, first_line, name);
             err = walk(tm, ent, t, root, 0);
             tm->n_rows++;
-        }
+        } else if (err == PFI_ERR_LIMIT)
+            err = PFI_OK; /* past the entity limit (noted): not read */
     }
     for (size_t g = 0; g < ng && err == PFI_OK; g++) {
         snprintf(ename, sizeof ename, "gpu%zu", g);
-        if ((err = tm_entity(tm, ename, strlen(ename), &ent)) != PFI_OK)
+        if ((err = tm_entity(tm, ename, strlen(ename), &ent)) == PFI_ERR_LIMIT) {
+            err = PFI_OK; /* past the entity limit (noted): this GPU is not read */
+            continue;
+        }
+        if (err != PFI_OK)
             break;
         xmlChar *bus = xmlGetProp(gpus[g], (const xmlChar *)"id");
         if (bus != NULL && tm->entities[ent].bus == NULL) {
@@ -238,6 +245,7 @@ pfi_error tm_read_smi_xml(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_
         return PFI_ERR_NOMEM;
     long doc_line = 1;
     pfi_error err = PFI_OK;
+    bool too_long = false; /* the document being read is past PFI_TELEMETRY_MAX_XML_DOC */
     for (;;) {
         const char *s;
         size_t n;
@@ -250,20 +258,28 @@ pfi_error tm_read_smi_xml(pfi_telemetry *tm, tm_lines *r, const char *name, pfi_
             size_t k = 0;
             while (k < len && (doc[k] == ' ' || doc[k] == '\t' || doc[k] == '\n'))
                 k++;
-            if (k < len && (err = parse_doc(tm, doc, len, name, doc_line, diag)) != PFI_OK)
+            if (!too_long && k < len &&
+                (err = parse_doc(tm, doc, len, name, doc_line, diag)) != PFI_OK)
                 break;
             len = 0;
+            too_long = false;
         }
         if (eof)
             break;
         if (len == 0)
             doc_line = r->line;
+        if (too_long)
+            continue;
         if (len + n + 1 > PFI_TELEMETRY_MAX_XML_DOC) {
-            if (diag != NULL)
-                snprintf(diag->message, sizeof diag->message, "XML document longer than %u bytes",
-                         PFI_TELEMETRY_MAX_XML_DOC);
-            err = PFI_ERR_LIMIT;
-            break;
+            /* that document (one sample of a -l capture) is not read, the rest is */
+            tm_note(tm,
+                    "%s:%ld: XML document longer than %u bytes: not read, the rest is "
+                    "(PFI_TELEMETRY_MAX_XML_DOC in src/lib/telemetry/nvidia_smi_xml.c: raise it "
+                    "and rebuild)",
+                    name, doc_line, PFI_TELEMETRY_MAX_XML_DOC);
+            tm->n_skipped++;
+            too_long = true;
+            continue;
         }
         if (len + n + 1 > cap) {
             while (len + n + 1 > cap)

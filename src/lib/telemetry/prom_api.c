@@ -175,10 +175,14 @@ static pfi_error api_series(pfi_telemetry *tm, json_t *res, size_t ri, bool matr
         snprintf(ename, sizeof ename, "%.256s/gpu%.64s", host, gpu);
     size_t ent, fid;
     pfi_error e = tm_entity(tm, ename, strlen(ename), ent_hint);
+    if (e == PFI_ERR_LIMIT)
+        return PFI_OK; /* past the entity limit (noted): the series is not read */
     if (e != PFI_OK)
         return e;
     ent = *ent_hint;
-    if ((e = tm_field(tm, as, as_n, &fid)) != PFI_OK)
+    if ((e = tm_field(tm, as, as_n, &fid)) == PFI_ERR_LIMIT)
+        return PFI_OK; /* past the field limit (noted): the series is not read */
+    if (e != PFI_OK)
         return e;
     json_t *vals = matrix ? json_object_get(res, "values") : NULL;
     size_t m = matrix ? json_array_size(vals) : 1;

@@ -329,14 +329,14 @@ static pfi_error prom_sample(pfi_telemetry *tm, prom_scrape *sc, const prom_line
     pfi_error e;
     size_t fid;
     if ((e = tm_field(tm, as.s, as.n, &fid)) != PFI_OK)
-        return e;
+        return e == PFI_ERR_LIMIT ? PFI_OK : e; /* past the field limit (noted): not read */
     const pfi_telemetry_field *fl = &tm->fields[fid];
     bool device = tm_device_level(fl->kind, fl->dcgm_id);
     char ename[3 * LABEL_LEN + 16];
     if (!prom_entity_name(tm, pl, ename, sizeof ename, device))
         return PFI_OK; /* not a per-GPU metric (exporter self-metrics) */
     if ((e = tm_entity(tm, ename, strlen(ename), &sc->ent)) != PFI_OK)
-        return e;
+        return e == PFI_ERR_LIMIT ? PFI_OK : e; /* past the entity limit (noted): not read */
     /* The device's metric on a second MIG instance's series of this scrape: the same
      * reading again, taken once (not a duplicate source). */
     const char *gi = label_get(pl->lab, pl->nl, "GPU_I_ID");

@@ -212,24 +212,26 @@ static void finish_file(pfi_telemetry *tm, const tm_lines *r, pfi_error e, bool 
         diag->line = 0;
     if (e == PFI_ERR_LINE_TOO_LONG)
         tm_line_too_long_diag(diag);
-    /* A limit: which one, and how to raise it (README "Limits"). */
+    /* A limit: which one, and how to raise it (README "Limits"). The entity and field limits
+     * drop the one GPU or field with a note (tm_entity, tm_field): the stored samples' is the
+     * one left that refuses. */
     if (e == PFI_ERR_LIMIT && diag != NULL && diag->message[0] == '\0') {
-        if (tm->n_entities >= PFI_TELEMETRY_MAX_ENTITIES)
+        if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
+            snprintf(diag->message, sizeof diag->message,
+                     "more than %d stored samples (PFI_TELEMETRY_MAX_SAMPLES in "
+                     "pfi/telemetry.h): ingest fewer files per run, or a coarser capture",
+                     PFI_TELEMETRY_MAX_SAMPLES);
+        else if (tm->n_entities >= PFI_TELEMETRY_MAX_ENTITIES)
             snprintf(diag->message, sizeof diag->message,
                      "more than %d GPUs and other entities in one run "
                      "(PFI_TELEMETRY_MAX_ENTITIES in pfi/telemetry.h: raise it and rebuild, "
                      "or ingest the nodes' files as separate runs)",
                      PFI_TELEMETRY_MAX_ENTITIES);
-        else if (tm->n_fields >= PFI_TELEMETRY_MAX_FIELDS)
+        else if (tm->n_fields >= PFI_TELEMETRY_MAX_FIELDS - 1)
             snprintf(diag->message, sizeof diag->message,
                      "more than %d distinct fields (PFI_TELEMETRY_MAX_FIELDS in "
                      "pfi/telemetry.h): query fewer fields, or raise it and rebuild",
-                     PFI_TELEMETRY_MAX_FIELDS);
-        else if (tm->n_stored >= PFI_TELEMETRY_MAX_SAMPLES)
-            snprintf(diag->message, sizeof diag->message,
-                     "more than %d stored samples (PFI_TELEMETRY_MAX_SAMPLES in "
-                     "pfi/telemetry.h): ingest fewer files per run, or a coarser capture",
-                     PFI_TELEMETRY_MAX_SAMPLES);
+                     PFI_TELEMETRY_MAX_FIELDS - 1);
     }
     if (e == PFI_ERR_IO)
         tm_lines_io_diag(r, diag);

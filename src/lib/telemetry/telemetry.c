@@ -11,8 +11,28 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/hidx.h"
 #include "core/memory.h"
 #include "telemetry/internal.h"
+
+/* A set of names by hash: the entities' (names[] unused: the names are tm->entities[i].name)
+ * and the items dropped past a limit ("e:" or "f:" before the name). */
+struct tm_names {
+    hidx ix;
+    char **names;
+    size_t n, cap;
+};
+
+static void names_free(struct tm_names *t)
+{
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        pfi_free(t->names[i]);
+    pfi_free(t->names);
+    hidx_free(&t->ix);
+    pfi_free(t);
+}
 
 char *tm_strndup(const char *s, size_t n)
 {
@@ -81,6 +101,8 @@ void pfi_telemetry_destroy(pfi_telemetry *tm)
     pfi_free(tm->file_names);
     pfi_free(tm->file_host);
     tm_zone_free(tm->zone);
+    names_free(tm->ent_index);
+    names_free(tm->dropped_names);
     pfi_free(tm->entities);
     if (tm->fields != NULL) {
         for (size_t i = 0; i < tm->n_fields; i++) {
@@ -201,23 +223,124 @@ pfi_error tm_entity(pfi_telemetry *tm, const char *name, size_t len, size_t *id)
     return entity_find(tm, key, (size_t)w, id);
 }
 
+void tm_too_many_columns(pfi_telemetry *tm, const char *name, long line, int max, const char *what,
+                         const char *src)
+{
+    tm_note(tm,
+            "%s:%ld: more than %d columns: line skipped, the rest is read (%s in %s: raise it "
+            "and rebuild)",
+            name, line, max, what, src);
+    tm->n_skipped++;
+}
+
+/* The key an entity_find looks up. */
+typedef struct ent_key {
+    const pfi_telemetry *tm;
+    const char *name;
+    size_t len;
+} ent_key;
+
+static bool ent_eq(const void *ctx, size_t ix)
+{
+    const ent_key *k = ctx;
+    const char *e = k->tm->entities[ix].name;
+    return strncmp(e, k->name, k->len) == 0 && e[k->len] == '\0';
+}
+
+static bool dropped_eq(const void *ctx, size_t ix)
+{
+    const ent_key *k = ctx;
+    const char *d = k->tm->dropped_names->names[ix];
+    return strncmp(d, k->name, k->len) == 0 && d[k->len] == '\0';
+}
+
+/* Whether the item named "<kind>:name" was dropped past a limit before; else, when add,
+ * remember it (a set: each one counted once). Memory short: it is not remembered (counted
+ * again, no other harm). */
+static bool dropped_seen(pfi_telemetry *tm, char kind, const char *name, size_t len, bool add)
+{
+    char key[520];
+    int w = snprintf(key, sizeof key, "%c:%.*s", kind, (int)(len < 500 ? len : 500), name);
+    size_t kn = w > 0 && (size_t)w < sizeof key ? (size_t)w : sizeof key - 1;
+    uint64_t h = hidx_hash(key, kn, HIDX_SEED);
+    struct tm_names *d = tm->dropped_names;
+    ent_key k = {tm, key, kn};
+    if (d != NULL && hidx_find(&d->ix, h, dropped_eq, &k) != SIZE_MAX)
+        return true;
+    if (!add)
+        return false;
+    if (d == NULL && (d = tm->dropped_names = pfi_calloc(1, sizeof *d)) == NULL)
+        return false;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 16;
+        char **nn = pfi_realloc(d->names, cap * sizeof *nn);
+        if (nn == NULL)
+            return false;
+        d->names = nn;
+        d->cap = cap;
+    }
+    char *c = tm_strndup(key, kn);
+    if (c == NULL)
+        return false;
+    if (hidx_add(&d->ix, h, d->n) != PFI_OK) {
+        pfi_free(c);
+        return false;
+    }
+    d->names[d->n++] = c;
+    return false;
+}
+
+/* The file being read, for a note ("" when not known). */
+static const char *file_now(const pfi_telemetry *tm)
+{
+    return tm->file_names != NULL && tm->n_files > 0 ? tm->file_names[tm->n_files - 1] : "";
+}
+
+/* A GPU or other entity past PFI_TELEMETRY_MAX_ENTITIES: its samples are dropped, the rest of
+ * the input read; a note for the first one, each counted once (n_entities_dropped). */
+static pfi_error entity_over_limit(pfi_telemetry *tm, const char *name, size_t len)
+{
+    tm->n_limit_rows++;
+    if (!dropped_seen(tm, 'e', name, len, true)) {
+        if (tm->n_entities_dropped++ == 0)
+            tm_note(tm,
+                    "%s: more than %d GPUs and other entities in one run: '%.*s' and any "
+                    "later new ones are not read, the rest is (PFI_TELEMETRY_MAX_ENTITIES in "
+                    "pfi/telemetry.h: raise it and rebuild, or ingest the nodes' files as "
+                    "separate runs)",
+                    file_now(tm), PFI_TELEMETRY_MAX_ENTITIES, (int)(len < 200 ? len : 200), name);
+    }
+    return PFI_ERR_LIMIT;
+}
+
 static pfi_error entity_find(pfi_telemetry *tm, const char *name, size_t len, size_t *id)
 {
-    /* Linear scan from the most recent hit: GPU counts per file are small (<= a few hundred)
-     * and rows cycle through them in order, so the next entity is usually the next slot. */
+    /* Rows cycle through the GPUs in order: the hint (the last row's entity) and the slot
+     * after it are tried first, then the index by name. */
     static const size_t none = (size_t)-1;
     size_t n = tm->n_entities;
-    size_t start = (*id != none && *id < n) ? *id : 0;
-    for (size_t k = 0; k < n; k++) {
-        size_t i = (start + k) % n;
-        const char *e = tm->entities[i].name;
-        if (strncmp(e, name, len) == 0 && e[len] == '\0') {
+    if (*id != none && *id < n) {
+        for (size_t k = 0, i = *id; k < 2 && k < n; k++, i = i + 1 < n ? i + 1 : 0) {
+            const char *e = tm->entities[i].name;
+            if (strncmp(e, name, len) == 0 && e[len] == '\0') {
+                *id = i;
+                return PFI_OK;
+            }
+        }
+    }
+    uint64_t h = hidx_hash(name, len, HIDX_SEED);
+    ent_key key = {tm, name, len};
+    if (tm->ent_index != NULL) {
+        size_t i = hidx_find(&tm->ent_index->ix, h, ent_eq, &key);
+        if (i != SIZE_MAX) {
             *id = i;
             return PFI_OK;
         }
     }
     if (n >= PFI_TELEMETRY_MAX_ENTITIES)
-        return PFI_ERR_LIMIT;
+        return entity_over_limit(tm, name, len);
+    if (tm->ent_index == NULL && (tm->ent_index = pfi_calloc(1, sizeof *tm->ent_index)) == NULL)
+        return PFI_ERR_NOMEM;
     if (n == tm->entities_cap) {
         size_t cap = n ? 2 * n : 16;
         pfi_telemetry_entity *ne = pfi_realloc(tm->entities, cap * sizeof *ne);
@@ -247,7 +370,7 @@ static pfi_error entity_find(pfi_telemetry *tm, const char *name, size_t len, si
                   strncmp(loc, "GI", 2) == 0);
     e->prior_lo = e->prior_hi = NAN;
     e->last_step_s = NAN;
-    if (entity_identity(tm, e) != PFI_OK) {
+    if (entity_identity(tm, e) != PFI_OK || hidx_add(&tm->ent_index->ix, h, n) != PFI_OK) {
         pfi_free(e->name);
         pfi_free(e->host);
         pfi_free(e->uuid);
@@ -277,8 +400,19 @@ pfi_error tm_field(pfi_telemetry *tm, const char *source, size_t len, size_t *id
             return PFI_OK;
         }
     }
-    if (tm->n_fields >= PFI_TELEMETRY_MAX_FIELDS)
+    /* Past the limit this field (column, metric family) is not read, the rest is; the last
+     * slot is kept for the power derived from the energy counter (energy.c, reduce.c). */
+    bool derived = strcmp(canon, "power_energy_w") == 0;
+    if (tm->n_fields >= PFI_TELEMETRY_MAX_FIELDS - (derived ? 0 : 1)) {
+        if (!dropped_seen(tm, 'f', canon, strlen(canon), true) && tm->n_fields_dropped++ == 0)
+            tm_note(tm,
+                    "%s: more than %d distinct fields: '%.200s' and any later new ones are "
+                    "not read, the rest is (PFI_TELEMETRY_MAX_FIELDS in pfi/telemetry.h, less "
+                    "one kept for the power derived from energy: query fewer fields, or raise "
+                    "it and rebuild)",
+                    file_now(tm), PFI_TELEMETRY_MAX_FIELDS - 1, canon);
         return PFI_ERR_LIMIT;
+    }
     pfi_telemetry_field *f = &tm->fields[tm->n_fields];
     f->name = tm_strndup(canon, strlen(canon));
     f->source = tm_strndup(name, strlen(name));
