@@ -60,6 +60,104 @@ static pfi_error db_fail(sqlite3 *db, pfi_diag *d, const char *what)
                     db ? sqlite3_errmsg(db) : "cannot open");
 }
 
+/* The columns of each table the audit log makes, in the order pfi makes them; a log written
+ * before a column was added (ALTER TABLE ... ADD COLUMN, at the end) has the first `least`
+ * of them only. */
+static const struct {
+    const char *name;
+    int least;
+    const char *cols[30];
+} audit_cols[] = {
+    {"ctl_runs", 3, {"id", "started_wall", "config"}},
+    {"ctl_periods",
+     25,
+     {"id",
+      "run",
+      "t_s",
+      "wall_s",
+      "event",
+      "budget_w",
+      "alloc_budget_w",
+      "measured_w",
+      "reserved_w",
+      "predicted_w",
+      "correction_w",
+      "ref_w",
+      "tput_tok_s",
+      "cap_sum_w",
+      "strategy",
+      "agents_up",
+      "agents",
+      "jobs",
+      "gpus",
+      "decreases",
+      "increases",
+      "unconfirmed",
+      "telemetry",
+      "restored",
+      "note",
+      "faults",
+      "bound",
+      "ramp_limited",
+      "lead"}},
+    {"ctl_jobs",
+     12,
+     {"period", "job", "class", "gpus", "pfi", "source", "cap_w", "ref_power_w", "ref_tput",
+      "power_w", "pred_power_w", "tput", "cap_state"}},
+    {"ctl_caps", 7, {"period", "phase", "agent", "uuid", "requested_w", "enforced_w", "what"}},
+    {"ctl_originals", 3, {"uuid", "agent", "original_w"}},
+};
+
+/* Each audit table present in db has the columns pfi makes, in pfi's order (at least those
+ * every pfi version wrote, none of another's); a table named ctl_runs another program made
+ * (`create table ctl_runs(x)`) is no audit log. Read-only. Errors: PFI_ERR_IO naming path,
+ * the table and the first column that differs. */
+static pfi_error audit_tables(sqlite3 *db, const char *path, pfi_diag *d)
+{
+    for (size_t t = 0; t < sizeof audit_cols / sizeof audit_cols[0]; t++) {
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?) ORDER BY cid", -1, &q,
+                               NULL) != SQLITE_OK)
+            return ctl_fail(d, 0, PFI_ERR_IO,
+                            "audit log: %s: not a pfi control audit log (%s): refused, left as "
+                            "it was; give --db a new file or an audit log",
+                            path, sqlite3_errmsg(db));
+        sqlite3_bind_text(q, 1, audit_cols[t].name, -1, SQLITE_STATIC);
+        int n = 0, max = audit_cols[t].least;
+        while (max < 30 && audit_cols[t].cols[max] != NULL)
+            max++;
+        const char *bad = NULL;
+        int rc;
+        char got[128] = "";
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            const char *c = (const char *)sqlite3_column_text(q, 0);
+            if (n >= max || c == NULL || strcmp(c, audit_cols[t].cols[n]) != 0) {
+                snprintf(got, sizeof got, "%s", c ? c : "");
+                bad = n < max ? audit_cols[t].cols[n] : "";
+                break;
+            }
+            n++;
+        }
+        sqlite3_finalize(q);
+        if (bad == NULL && rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return ctl_fail(d, 0, PFI_ERR_IO,
+                            "audit log: %s: not a pfi control audit log (%s): refused, left as "
+                            "it was; give --db a new file or an audit log",
+                            path, sqlite3_errmsg(db));
+        if (bad == NULL && n > 0 && n < audit_cols[t].least)
+            bad = audit_cols[t].cols[n];
+        if (bad != NULL)
+            return ctl_fail(d, 0, PFI_ERR_IO,
+                            "audit log: %s: not a pfi control audit log (table %s: column %d is "
+                            "%s%s%s, pfi writes %s): refused, left as it was; give --db a new "
+                            "file or an audit log",
+                            path, audit_cols[t].name, n + 1, got[0] ? "\"" : "",
+                            got[0] ? got : "missing", got[0] ? "\"" : "",
+                            bad[0] ? bad : "no more columns");
+    }
+    return PFI_OK;
+}
+
 /* A file at path that the audit log must not be appended to: another program's SQLite
  * database, or no SQLite database at all (a CSV given as --db). An audit log (ctl_runs), a
  * pfi run store (user_version and its runs and groups: the ctl_* tables live beside its
@@ -94,6 +192,9 @@ static pfi_error audit_foreign(const char *path, pfi_diag *d)
                      path);
     }
     sqlite3_finalize(q);
+    q = NULL;
+    if (e == PFI_OK)
+        e = audit_tables(db, path, d);
     sqlite3_close(db);
     return e;
 }
