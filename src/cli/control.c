@@ -540,9 +540,9 @@ static void usage(FILE *f)
             "  --check              check the config, the files it names (agents, schedule,\n"
             "                       policy, tiers, tokens: readable, parsed, tokens 16+\n"
             "                       bytes, agents file with tokens not readable by others),\n"
-            "                       the --db's directory, --topology levels with a limit\n"
-            "                       that no agent's URL host names, and exit 0 (valid)\n"
-            "                       or 2; contacts no agent\n"
+            "                       the --db (writable, no other program's file), --topology\n"
+            "                       levels with a limit that no agent's URL host names, and\n"
+            "                       exit 0 (valid) or 2; contacts no agent\n"
             "  --agents FILE        one agent a line: URL [TOKEN]\n"
             "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
             "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
@@ -2185,8 +2185,12 @@ static int control_check(control_opts *o)
             cli_error("%s %s: %s", what[k], readable[k], strerror(errno));
             problems++;
         }
+    pfi_diag ad;
     if (o->cfg.audit_path != NULL && !db_writable(o->cfg.audit_path, why, sizeof why)) {
         cli_error("--db %s %s", o->cfg.audit_path, why);
+        problems++;
+    } else if (o->cfg.audit_path != NULL && pfi_audit_check(o->cfg.audit_path, &ad) != PFI_OK) {
+        cli_error("--db: %s", ad.message); /* a start refuses it: so does the check */
         problems++;
     }
     if (rc == PFI_EXIT_OK && in.topo != NULL && cli_topo_check(in.topo, in.agents, in.na) > 0)

@@ -62,6 +62,18 @@ for f in jobs.csv notes.db ctlruns.db; do
     no_side_files
     check $? "$f: no SQLite side file left beside it"
 done
+# --check reads the --db as a start would: each foreign file is not valid (exit 2, named),
+# left as it was
+for f in jobs.csv notes.db ctlruns.db; do
+    timeout 60 "$PFI" control --agents "$WORK/agents" --budget-w 1000 --period 0.5 \
+        --db "$WORK/$f" --check > "$WORK/out" 2> "$WORK/err"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "$WORK/$f: not a pfi control audit log" "$WORK/err" &&
+        ! grep -q "configuration valid" "$WORK/out"
+    check $? "--check with $f as --db: not valid, exit $rc (want 2), named: $(head -c 300 "$WORK/err")"
+    cmp -s "$WORK/$f" "$WORK/$f.orig" && no_side_files
+    check $? "--check: $f left byte for byte as it was"
+done
 [ "$(tables "$WORK/notes.db")" = notes ]
 check $? "notes.db: its one table, no ctl_* added ($(tables "$WORK/notes.db"))"
 [ "$(tables "$WORK/ctlruns.db")" = ctl_runs ]
@@ -119,4 +131,5 @@ ctl "$WORK/store.db"
 check $? "a run store: the audit tables beside its $runs run(s), kept"
 no_side_files
 check $? "no SQLite side file left"
+
 exit $fail

@@ -199,6 +199,15 @@ static pfi_error audit_foreign(const char *path, pfi_diag *d)
     return e;
 }
 
+pfi_error pfi_audit_check(const char *path, pfi_diag *diag)
+{
+    pfi_diag_clear(diag);
+    if (path == NULL)
+        return ctl_fail(diag, 0, PFI_ERR_INVALID_ARGUMENT, "audit log: no path");
+    pfi_error e = ctl_audit_not_a_file(path, false, diag);
+    return e != PFI_OK ? e : audit_foreign(path, diag);
+}
+
 pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **out, pfi_diag *d)
 {
     *out = NULL;
