@@ -2149,6 +2149,10 @@ static bool db_writable(const char *path, char *why, size_t n)
             snprintf(why, n, "is a directory");
             return false;
         }
+        if (!S_ISREG(st.st_mode)) { /* /dev/full: SQLite would make FILE-journal beside it */
+            snprintf(why, n, "is not a regular file (a device, a FIFO)");
+            return false;
+        }
         int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK);
         if (fd < 0) {
             snprintf(why, n, "cannot be written: %s", strerror(errno));
@@ -2263,12 +2267,21 @@ int cmd_control(int argc, char **argv)
         o.cfg.clock_start_s = o.clock_start;
     }
     pfi_diag d;
-    pfi_error e = pfi_ctl_create(&o.cfg, &ctl, &d);
+    /* another program's file: refused (exit 1) before anything is written; what fails after
+       is the audit log not written (exit 3) */
+    bool foreign = o.cfg.audit_path != NULL && pfi_audit_check(o.cfg.audit_path, &d) != PFI_OK;
+    pfi_error e = foreign ? PFI_ERR_IO : pfi_ctl_create(&o.cfg, &ctl, &d);
     char why[600];
-    if (e == PFI_ERR_IO && o.cfg.audit_path != NULL &&
+    if (e == PFI_ERR_IO && o.cfg.audit_path != NULL && !foreign &&
         !db_writable(o.cfg.audit_path, why, sizeof why)) {
         cli_error("--db %s %s: the audit log cannot be written", o.cfg.audit_path, why);
         rc = PFI_EXIT_OUTPUT; /* documented: 3 audit not written */
+        goto out;
+    }
+    if (e == PFI_ERR_IO && o.cfg.audit_path != NULL && !foreign &&
+        strncmp(d.message, "audit log: ", 11) == 0) { /* a full disk, a device (/dev/full) */
+        cli_error("%s", d.message);                   /* "audit log: FILE: what: why" */
+        rc = PFI_EXIT_OUTPUT;
         goto out;
     }
     if (e != PFI_OK) {

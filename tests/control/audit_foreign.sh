@@ -132,4 +132,23 @@ check $? "a run store: the audit tables beside its $runs run(s), kept"
 no_side_files
 check $? "no SQLite side file left"
 
+# ---- not written: a device (/dev/full), a file that cannot grow (a full disk) --------------
+if [ -w /dev/full ] && [ ! -e /dev/full-journal ]; then
+    ctl /dev/full
+    rc=$?
+    [ $rc -eq 3 ] && grep -q -- "/dev/full" "$WORK/err"
+    check $? "/dev/full as --db: the audit log not written, exit $rc (want 3), named: $(head -c 300 "$WORK/err")"
+    [ ! -e /dev/full-journal ]
+    check $? "/dev/full: no journal made beside it"
+else
+    echo "ok: /dev/full missing (or a journal beside it): cannot test a device as --db"
+fi
+# no byte may be written to any file (RLIMIT_FSIZE 0, SIGXFSZ ignored: write fails, EFBIG)
+# (its messages through a pipe, which the limit does not stop)
+(ulimit -f 0 && trap '' XFSZ && timeout 60 "$PFI" control --agents "$WORK/agents" \
+    --budget-w 1000 --period 0.5 --run-for 0.8 --db "$WORK/nospace.db" 2>&1; echo "exit=$?") |
+    cat > "$WORK/err"
+rc=$(sed -n 's/^exit=//p' "$WORK/err")
+[ "$rc" = 3 ] && grep -q "audit log: $WORK/nospace.db: " "$WORK/err"
+check $? "a file that cannot grow as --db: exit $rc (want 3), named: $(head -c 300 "$WORK/err")"
 exit $fail

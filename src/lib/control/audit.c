@@ -54,10 +54,11 @@ pfi_error ctl_audit_not_a_file(const char *path, bool must_exist, pfi_diag *d)
     return PFI_OK;
 }
 
-static pfi_error db_fail(sqlite3 *db, pfi_diag *d, const char *what)
+/* "audit log: PATH: WHAT: why" (what NULL: "audit log: PATH: why"); PFI_ERR_IO. */
+static pfi_error db_fail(sqlite3 *db, pfi_diag *d, const char *path, const char *what)
 {
-    return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: %s", what,
-                    db ? sqlite3_errmsg(db) : "cannot open");
+    return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: %s%s%s", path ? path : "?", what ? what : "",
+                    what ? ": " : "", db ? sqlite3_errmsg(db) : "cannot open");
 }
 
 /* The columns of each table the audit log makes, in the order pfi makes them; a log written
@@ -218,16 +219,23 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     if ((e = ctl_audit_not_a_file(path, false, d)) != PFI_OK ||
         (e = audit_foreign(path, d)) != PFI_OK)
         goto fail;
+    struct stat fs; /* a device (/dev/full) holds no database: no journal made beside it */
+    if (stat(path, &fs) == 0 && !S_ISREG(fs.st_mode)) {
+        e = ctl_fail(d, 0, PFI_ERR_IO,
+                     "audit log: %s: cannot be written: not a regular file (a device, a FIFO)",
+                     path);
+        goto fail;
+    }
     if (sqlite3_open_v2(path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
-        e = db_fail(a->db, d, path);
+        e = db_fail(a->db, d, path, NULL);
         goto fail;
     }
     sqlite3_busy_timeout(a->db, 2000);
     if (sqlite3_exec(a->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
                      NULL) != SQLITE_OK ||
         sqlite3_exec(a->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
-        e = db_fail(a->db, d, "schema");
+        e = db_fail(a->db, d, path, "schema");
         goto fail;
     }
     /* a log written before the faults column: add it (an error says it is there) */
@@ -243,7 +251,7 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(a->db, "INSERT INTO ctl_runs(started_wall, config) VALUES(?, ?)", -1,
                            &st, NULL) != SQLITE_OK) {
-        e = db_fail(a->db, d, "prepare");
+        e = db_fail(a->db, d, path, "prepare");
         goto fail;
     }
     sqlite3_bind_double(st, 1, (double)time(NULL));
@@ -251,7 +259,7 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
-        e = db_fail(a->db, d, "insert run");
+        e = db_fail(a->db, d, path, "insert run");
         goto fail;
     }
     a->run = (long)sqlite3_last_insert_rowid(a->db);
@@ -269,7 +277,7 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
                            NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(a->db, "INSERT OR IGNORE INTO ctl_originals VALUES(?,?,?)", -1, &a->orig,
                            NULL) != SQLITE_OK) {
-        e = db_fail(a->db, d, "prepare");
+        e = db_fail(a->db, d, path, "prepare");
         goto fail;
     }
     *out = a;
@@ -304,7 +312,7 @@ pfi_error ctl_audit_begin(ctl_audit *a)
 pfi_error ctl_audit_commit(ctl_audit *a, pfi_diag *d)
 {
     if (sqlite3_exec(a->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        pfi_error e = db_fail(a->db, d, "commit");
+        pfi_error e = db_fail(a->db, d, sqlite3_db_filename(a->db, "main"), "commit");
         sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
         return e;
     }
@@ -502,7 +510,7 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
         return ne;
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        pfi_error e = db_fail(db, diag, path);
+        pfi_error e = db_fail(db, diag, path, NULL);
         db_close(db);
         return e;
     }
@@ -571,7 +579,7 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
             goto out;
     }
     if (rc != SQLITE_DONE) {
-        e = db_fail(db, diag, "read");
+        e = db_fail(db, diag, path, "read");
         goto out;
     }
     if (m == 0) {
