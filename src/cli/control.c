@@ -2210,6 +2210,15 @@ static int control_check(control_opts *o)
     printf("pfi control: configuration valid: %zu agent(s), target %s, period %g s%s%s\n", na, t,
            o->cfg.period_s, o->cfg.audit_path ? ", audit log " : "",
            o->cfg.audit_path ? o->cfg.audit_path : "");
+    if (o->slurm != NULL && o->slurm->on) { /* --qos-band and --slurm-suspend turn it on */
+        char q[96] = "";
+        if (o->slurm->nqos > 0)
+            snprintf(q, sizeof q, ", a job's band from its QOS (--qos-band: %zu QOS named)",
+                     o->slurm->nqos);
+        printf("pfi control: Slurm (--slurm%s): running jobs from %s --json every period%s%s\n",
+               o->slurm->nqos ? ", turned on by --qos-band" : "", o->slurm->squeue, q,
+               o->slurm->suspend ? ", jobs suspended when caps alone cannot meet the budget" : "");
+    }
     return PFI_EXIT_OK;
 }
 
