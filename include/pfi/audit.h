@@ -45,6 +45,16 @@ typedef struct pfi_audit_period {
 pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, size_t *n,
                          pfi_diag *diag);
 
+/* pfi_audit_check — whether the file at path can take pfi control's audit log (--db), as
+ * pfi_ctl_create would judge it before writing anything: no file, an empty one, an audit log
+ * pfi wrote (every ctl_* table with pfi's columns) or a pfi run store is taken; a directory, a
+ * file that is no SQLite database (a CSV) or another program's database (a table named
+ * ctl_runs with other columns included) is refused. Read-only: opens path read-only, writes
+ * nothing, makes no file beside it. Says nothing of whether path can be written. Errors:
+ * PFI_ERR_IO (refused; diag's message names path and why), PFI_ERR_INVALID_ARGUMENT (path
+ * NULL). */
+pfi_error pfi_audit_check(const char *path, pfi_diag *diag);
+
 /* pfi_audit_plot — the figure of nruns controller runs (run k: periods p[k][n[k]], e.g.
  * one per strategy on the same scenario): top, measured power (W, or kW from 10 kW; reserve
  * for silent agents included; solid) and the cluster budget (dashed in the run's colour, with

@@ -92,6 +92,13 @@ pfi_error pfi_topology_read(const char *path, pfi_topology **out, pfi_diag *diag
  * PFI_ERR_INVALID_ARGUMENT (no such level). O(n). */
 pfi_error pfi_topology_find(const pfi_topology *t, const char *name, size_t *idx);
 
+/* pfi_topology_find_host — the index of the level a machine with hostname host sits under
+ * (a node named as the host) in *idx: the level called host exactly, else the first in the
+ * file whose name equals host but for ASCII case (hostnames are case-insensitive, RFC 4343:
+ * a node "NODE1" is the agent reporting "node1"). Errors: PFI_ERR_INVALID_ARGUMENT (no such
+ * level, host NULL). O(n). */
+pfi_error pfi_topology_find_host(const pfi_topology *t, const char *host, size_t *idx);
+
 /* pfi_topology_destroy — free t. NULL is a no-op. */
 void pfi_topology_destroy(pfi_topology *t);
 

@@ -593,9 +593,9 @@ static void usage(FILE *f)
             "  --check              check the config, the files it names (agents, schedule,\n"
             "                       policy, tiers, tokens: readable, parsed, tokens 16+\n"
             "                       bytes, agents file with tokens not readable by others),\n"
-            "                       the --db's directory, --topology levels with a limit\n"
-            "                       that no agent's URL host names, and exit 0 (valid)\n"
-            "                       or 2; contacts no agent\n"
+            "                       the --db (writable, no other program's file), --topology\n"
+            "                       levels with a limit that no agent's URL host names, and\n"
+            "                       exit 0 (valid) or 2; contacts no agent\n"
             "  --agents FILE        one agent a line: URL [TOKEN]\n"
             "  --budget-w W         cluster budget in watts (from --start for --duration)\n"
             "  --reduction R        shed R of the reference power (0.3 or 30%%)\n"
@@ -2202,6 +2202,10 @@ static bool db_writable(const char *path, char *why, size_t n)
             snprintf(why, n, "is a directory");
             return false;
         }
+        if (!S_ISREG(st.st_mode)) { /* /dev/full: SQLite would make FILE-journal beside it */
+            snprintf(why, n, "is not a regular file (a device, a FIFO)");
+            return false;
+        }
         int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK);
         if (fd < 0) {
             snprintf(why, n, "cannot be written: %s", strerror(errno));
@@ -2238,8 +2242,12 @@ static int control_check(control_opts *o)
             cli_error("%s %s: %s", what[k], readable[k], strerror(errno));
             problems++;
         }
+    pfi_diag ad;
     if (o->cfg.audit_path != NULL && !db_writable(o->cfg.audit_path, why, sizeof why)) {
         cli_error("--db %s %s", o->cfg.audit_path, why);
+        problems++;
+    } else if (o->cfg.audit_path != NULL && pfi_audit_check(o->cfg.audit_path, &ad) != PFI_OK) {
+        cli_error("--db: %s", ad.message); /* a start refuses it: so does the check */
         problems++;
     }
     if (rc == PFI_EXIT_OK && in.topo != NULL && cli_topo_check(in.topo, in.agents, in.na) > 0)
@@ -2255,6 +2263,15 @@ static int control_check(control_opts *o)
     printf("pfi control: configuration valid: %zu agent(s), target %s, period %g s%s%s\n", na, t,
            o->cfg.period_s, o->cfg.audit_path ? ", audit log " : "",
            o->cfg.audit_path ? o->cfg.audit_path : "");
+    if (o->slurm != NULL && o->slurm->on) { /* --qos-band and --slurm-suspend turn it on */
+        char q[96] = "";
+        if (o->slurm->nqos > 0)
+            snprintf(q, sizeof q, ", a job's band from its QOS (--qos-band: %zu QOS named)",
+                     o->slurm->nqos);
+        printf("pfi control: Slurm (--slurm%s): running jobs from %s --json every period%s%s\n",
+               o->slurm->nqos ? ", turned on by --qos-band" : "", o->slurm->squeue, q,
+               o->slurm->suspend ? ", jobs suspended when caps alone cannot meet the budget" : "");
+    }
     return PFI_EXIT_OK;
 }
 
@@ -2312,12 +2329,21 @@ int cmd_control(int argc, char **argv)
         o.cfg.clock_start_s = o.clock_start;
     }
     pfi_diag d;
-    pfi_error e = pfi_ctl_create(&o.cfg, &ctl, &d);
+    /* another program's file: refused (exit 1) before anything is written; what fails after
+       is the audit log not written (exit 3) */
+    bool foreign = o.cfg.audit_path != NULL && pfi_audit_check(o.cfg.audit_path, &d) != PFI_OK;
+    pfi_error e = foreign ? PFI_ERR_IO : pfi_ctl_create(&o.cfg, &ctl, &d);
     char why[600];
-    if (e == PFI_ERR_IO && o.cfg.audit_path != NULL &&
+    if (e == PFI_ERR_IO && o.cfg.audit_path != NULL && !foreign &&
         !db_writable(o.cfg.audit_path, why, sizeof why)) {
         cli_error("--db %s %s: the audit log cannot be written", o.cfg.audit_path, why);
         rc = PFI_EXIT_OUTPUT; /* documented: 3 audit not written */
+        goto out;
+    }
+    if (e == PFI_ERR_IO && o.cfg.audit_path != NULL && !foreign &&
+        strncmp(d.message, "audit log: ", 11) == 0) { /* a full disk, a device (/dev/full) */
+        cli_error("%s", d.message);                   /* "audit log: FILE: what: why" */
+        rc = PFI_EXIT_OUTPUT;
         goto out;
     }
     if (e != PFI_OK) {

@@ -35,7 +35,8 @@ size_t cli_topo_unmatched(const pfi_topology *t, const char *const *host, size_t
         return 0;
     for (size_t k = 0; k < n; k++) {
         size_t ix;
-        if (host[k] == NULL || host[k][0] == '\0' || pfi_topology_find(t, host[k], &ix) != PFI_OK)
+        if (host[k] == NULL || host[k][0] == '\0' ||
+            pfi_topology_find_host(t, host[k], &ix) != PFI_OK)
             continue;
         for (size_t a = ix; a != PFI_TOPO_NONE && !under[a]; a = t->parent[a])
             under[a] = 1;
@@ -99,8 +100,8 @@ size_t cli_topo_check(const pfi_topology *t, const pfi_ctl_agent_spec *agents, s
         hp[2 * a] = h[2 * a];
         hp[2 * a + 1] = h[2 * a + 1];
         size_t ix;
-        if (pfi_topology_find(t, h[2 * a], &ix) != PFI_OK &&
-            pfi_topology_find(t, h[2 * a + 1], &ix) != PFI_OK) {
+        if (pfi_topology_find_host(t, h[2 * a], &ix) != PFI_OK &&
+            pfi_topology_find_host(t, h[2 * a + 1], &ix) != PFI_OK) {
             char su[CLI_SAFE_CELL];
             fprintf(stderr,
                     "pfi control: --check: note: agent %s: its host names no --topology level: "
@@ -145,7 +146,7 @@ void cli_topo_period(const pfi_topology *t, pfi_ctl *ctl, size_t na, unsigned ch
         up++;
         hp[a] = v.host;
         size_t ix;
-        if (said[a] || pfi_topology_find(t, v.host, &ix) == PFI_OK)
+        if (said[a] || pfi_topology_find_host(t, v.host, &ix) == PFI_OK)
             continue;
         said[a] = 1;
         astray++;

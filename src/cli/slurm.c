@@ -6,6 +6,7 @@
  * prolog (SLURM_JOB_ID, SLURM_JOB_USER, SLURM_JOB_GPUS) unless the flags give them.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -371,6 +372,15 @@ static bool qos_band_parse(cli_slurm *s, const char *arg)
                     (int)(len > 80 ? 80 : len), p, CLI_SLURM_QOS_MAX);
             return false;
         }
+        for (const char *c = p; c < eq; c++)
+            if (isspace((unsigned char)*c) || iscntrl((unsigned char)*c)) {
+                /* sacctmgr splits its command line on blanks: no QOS is named with one */
+                fprintf(stderr,
+                        "pfi control: --qos-band: '%.*s': a QOS name holds no space or control "
+                        "character (Slurm's QOS names are single words)\n",
+                        (int)(len > 80 ? 80 : len), p);
+                return false;
+            }
         char num[64], *e;
         size_t nl = len - (size_t)(eq + 1 - p);
         snprintf(num, sizeof num, "%.*s", (int)(nl < sizeof num - 1 ? nl : sizeof num - 1), eq + 1);

@@ -11,7 +11,8 @@
 #  2. Slurm QOS: a stand-in squeue gives 201 QOS scavenger, 202 normal, 203 premium;
 #     --qos-band premium=2,normal=1,scavenger=0 turns the order of (1) around: 201 at its
 #     lowest cap, 203 at its top; with a --policy line "202 band=5" 202's own band wins over
-#     its QOS (202 at top, 203 in between, 201 lowest). Malformed --qos-band: exit 2.
+#     its QOS (202 at top, 203 in between, 201 lowest). Malformed --qos-band (a QOS name
+#     with a blank too): exit 2. --qos-band alone turns --slurm on; --check says so.
 # Every wait is a bounded poll. usage: band_sources.sh PFI PFID SOURCE_DIR
 set -u
 PFI=$1
@@ -110,13 +111,24 @@ J
 SQ
 chmod +x "$WORK/squeue"
 QB=premium=2,normal=1,scavenger=0
-for bad in premium 'premium=2,premium=1' 'premium=2e6' 'premium=2,' '=1'; do
+# (a QOS name with a blank: sacctmgr splits its command line on blanks, so none has one)
+for bad in premium 'premium=2,premium=1' 'premium=2e6' 'premium=2,' '=1' 'pre mium=1' \
+    'premium=2, normal=1'; do
     "$PFI" control --agents "$WORK/agents" --budget-w 2600 --qos-band "$bad" --check \
         > "$WORK/bad.out" 2> "$WORK/bad.err"
     rc=$?
     [ $rc -eq 2 ] && grep -q -- '--qos-band' "$WORK/bad.err"
     check $? "--qos-band '$bad': exit 2 with a message (exit $rc: $(head -1 "$WORK/bad.err"))"
 done
+# --qos-band alone turns --slurm on: --check says so (the agents' test tokens made long:
+# --check wants 16 bytes)
+sed 's/ [^ ]*$/ 0123456789abcdef0123456789abcdef/' "$WORK/agents" > "$WORK/agents.long"
+chmod 600 "$WORK/agents.long"
+"$PFI" control --agents "$WORK/agents.long" --squeue "$WORK/squeue" --budget-w 2600 \
+    --qos-band $QB --check > "$WORK/chk.out" 2> "$WORK/chk.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "Slurm (--slurm, turned on by --qos-band): running jobs from $WORK/squeue --json every period, a job's band from its QOS (--qos-band: 3 QOS named)" "$WORK/chk.out"
+check $? "--qos-band without --slurm: --check says Slurm is on (exit $rc: $(cat "$WORK/chk.out" "$WORK/chk.err"))"
 "$PFI" control --agents "$WORK/agents" --slurm --squeue "$WORK/squeue" --scontrol /bin/false \
     --qos-band $QB --budget-w 2600 --start 1 --duration 30 --period 0.5 --run-for 5 \
     --db "$WORK/qos.db" > "$WORK/qos.out" 2> "$WORK/qos.err"

@@ -152,4 +152,34 @@ check $? "the run says once that node3 names no level and that rack r2 holds no 
 check $? "the audit log's note says it once"
 ! grep -q "topology" "$WORK/ctl.err"
 check $? "the right file's run says nothing of the kind"
+
+# Hostnames are case-insensitive (RFC 4343): a topology naming its nodes NODE1..NODE4 holds
+# the agents whose hosts are node1..node4 (--check valid; a run with the tree's limits alone
+# says no node astray, the caps under rack R1 keep to its 4 000 W from the second period and
+# R1 is named as bound: its 8 GPUs draw about 5 kW uncapped)
+sed 's/node \(node[0-9]\)/node \U\1/; s/ r1 / R1 /; s/rack r1/rack R1/' "$WORK/topo" > "$WORK/upper.topo"
+grep -q '^node NODE3 r2 -$' "$WORK/upper.topo" && grep -q '^node NODE1 R1 -$' "$WORK/upper.topo"
+check $? "the upper-case topology written: $(tr '\n' ';' < "$WORK/upper.topo")"
+"$PFI" control --agents "$WORK/agents.named" --topology "$WORK/upper.topo" --check > "$WORK/chk5.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ! grep -q "names no --topology level" "$WORK/chk5.out"
+check $? "--check, nodes NODE1..NODE4 for hosts node1..node4: valid (exit $rc: $(cat "$WORK/chk5.out"))"
+"$PFI" control --agents "$WORK/agents" --topology "$WORK/upper.topo" \
+    --period 0.5 --run-for 2 --db "$WORK/upper.db" > "$WORK/upper.out" 2> "$WORK/upper.err"
+rc=$?
+[ $rc -eq 0 ] && ! grep -q "topology" "$WORK/upper.err"
+check $? "a run with nodes NODE1..NODE4: exit $rc, nothing said of the topology ($(grep -i topology "$WORK/upper.err"))"
+py "$WORK/upper.db" '
+pids = [r[0] for r in c.execute("select id from ctl_periods order by id")]
+bad = 0
+for pid in pids[1:]:
+    s = sum(cap * g for job, cap, g in c.execute(
+        "select job, cap_w, gpus from ctl_jobs where period = ?", (pid,)) if job in ("a1", "b1"))
+    if s > 4000 + 1e-6:
+        bad += 1; print(f"  period {pid}: caps under R1 sum to {s:.0f} W > 4000")
+bound = [b for (b,) in c.execute("select bound from ctl_periods order by id")]
+if not any("rack \x27R1\x27" in (b or "") for b in bound):
+    bad += 1; print("  no period says rack R1 bound:", bound)
+sys.exit(1 if bad or len(pids) < 3 else 0)'
+check $? "the caps under rack R1 (nodes NODE1, NODE2) keep to its 4000 W, R1 named as bound"
 exit $fail

@@ -54,10 +54,109 @@ pfi_error ctl_audit_not_a_file(const char *path, bool must_exist, pfi_diag *d)
     return PFI_OK;
 }
 
-static pfi_error db_fail(sqlite3 *db, pfi_diag *d, const char *what)
+/* "audit log: PATH: WHAT: why" (what NULL: "audit log: PATH: why"); PFI_ERR_IO. */
+static pfi_error db_fail(sqlite3 *db, pfi_diag *d, const char *path, const char *what)
 {
-    return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: %s", what,
-                    db ? sqlite3_errmsg(db) : "cannot open");
+    return ctl_fail(d, 0, PFI_ERR_IO, "audit log: %s: %s%s%s", path ? path : "?", what ? what : "",
+                    what ? ": " : "", db ? sqlite3_errmsg(db) : "cannot open");
+}
+
+/* The columns of each table the audit log makes, in the order pfi makes them; a log written
+ * before a column was added (ALTER TABLE ... ADD COLUMN, at the end) has the first `least`
+ * of them only. */
+static const struct {
+    const char *name;
+    int least;
+    const char *cols[30];
+} audit_cols[] = {
+    {"ctl_runs", 3, {"id", "started_wall", "config"}},
+    {"ctl_periods",
+     25,
+     {"id",
+      "run",
+      "t_s",
+      "wall_s",
+      "event",
+      "budget_w",
+      "alloc_budget_w",
+      "measured_w",
+      "reserved_w",
+      "predicted_w",
+      "correction_w",
+      "ref_w",
+      "tput_tok_s",
+      "cap_sum_w",
+      "strategy",
+      "agents_up",
+      "agents",
+      "jobs",
+      "gpus",
+      "decreases",
+      "increases",
+      "unconfirmed",
+      "telemetry",
+      "restored",
+      "note",
+      "faults",
+      "bound",
+      "ramp_limited",
+      "lead"}},
+    {"ctl_jobs",
+     12,
+     {"period", "job", "class", "gpus", "pfi", "source", "cap_w", "ref_power_w", "ref_tput",
+      "power_w", "pred_power_w", "tput", "cap_state"}},
+    {"ctl_caps", 7, {"period", "phase", "agent", "uuid", "requested_w", "enforced_w", "what"}},
+    {"ctl_originals", 3, {"uuid", "agent", "original_w"}},
+};
+
+/* Each audit table present in db has the columns pfi makes, in pfi's order (at least those
+ * every pfi version wrote, none of another's); a table named ctl_runs another program made
+ * (`create table ctl_runs(x)`) is no audit log. Read-only. Errors: PFI_ERR_IO naming path,
+ * the table and the first column that differs. */
+static pfi_error audit_tables(sqlite3 *db, const char *path, pfi_diag *d)
+{
+    for (size_t t = 0; t < sizeof audit_cols / sizeof audit_cols[0]; t++) {
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?) ORDER BY cid", -1, &q,
+                               NULL) != SQLITE_OK)
+            return ctl_fail(d, 0, PFI_ERR_IO,
+                            "audit log: %s: not a pfi control audit log (%s): refused, left as "
+                            "it was; give --db a new file or an audit log",
+                            path, sqlite3_errmsg(db));
+        sqlite3_bind_text(q, 1, audit_cols[t].name, -1, SQLITE_STATIC);
+        int n = 0, max = audit_cols[t].least;
+        while (max < 30 && audit_cols[t].cols[max] != NULL)
+            max++;
+        const char *bad = NULL;
+        int rc;
+        char got[128] = "";
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            const char *c = (const char *)sqlite3_column_text(q, 0);
+            if (n >= max || c == NULL || strcmp(c, audit_cols[t].cols[n]) != 0) {
+                snprintf(got, sizeof got, "%s", c ? c : "");
+                bad = n < max ? audit_cols[t].cols[n] : "";
+                break;
+            }
+            n++;
+        }
+        sqlite3_finalize(q);
+        if (bad == NULL && rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return ctl_fail(d, 0, PFI_ERR_IO,
+                            "audit log: %s: not a pfi control audit log (%s): refused, left as "
+                            "it was; give --db a new file or an audit log",
+                            path, sqlite3_errmsg(db));
+        if (bad == NULL && n > 0 && n < audit_cols[t].least)
+            bad = audit_cols[t].cols[n];
+        if (bad != NULL)
+            return ctl_fail(d, 0, PFI_ERR_IO,
+                            "audit log: %s: not a pfi control audit log (table %s: column %d is "
+                            "%s%s%s, pfi writes %s): refused, left as it was; give --db a new "
+                            "file or an audit log",
+                            path, audit_cols[t].name, n + 1, got[0] ? "\"" : "",
+                            got[0] ? got : "missing", got[0] ? "\"" : "",
+                            bad[0] ? bad : "no more columns");
+    }
+    return PFI_OK;
 }
 
 /* A file at path that the audit log must not be appended to: another program's SQLite
@@ -94,8 +193,20 @@ static pfi_error audit_foreign(const char *path, pfi_diag *d)
                      path);
     }
     sqlite3_finalize(q);
+    q = NULL;
+    if (e == PFI_OK)
+        e = audit_tables(db, path, d);
     sqlite3_close(db);
     return e;
+}
+
+pfi_error pfi_audit_check(const char *path, pfi_diag *diag)
+{
+    pfi_diag_clear(diag);
+    if (path == NULL)
+        return ctl_fail(diag, 0, PFI_ERR_INVALID_ARGUMENT, "audit log: no path");
+    pfi_error e = ctl_audit_not_a_file(path, false, diag);
+    return e != PFI_OK ? e : audit_foreign(path, diag);
 }
 
 pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **out, pfi_diag *d)
@@ -108,16 +219,23 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     if ((e = ctl_audit_not_a_file(path, false, d)) != PFI_OK ||
         (e = audit_foreign(path, d)) != PFI_OK)
         goto fail;
+    struct stat fs; /* a device (/dev/full) holds no database: no journal made beside it */
+    if (stat(path, &fs) == 0 && !S_ISREG(fs.st_mode)) {
+        e = ctl_fail(d, 0, PFI_ERR_IO,
+                     "audit log: %s: cannot be written: not a regular file (a device, a FIFO)",
+                     path);
+        goto fail;
+    }
     if (sqlite3_open_v2(path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
-        e = db_fail(a->db, d, path);
+        e = db_fail(a->db, d, path, NULL);
         goto fail;
     }
     sqlite3_busy_timeout(a->db, 2000);
     if (sqlite3_exec(a->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
                      NULL) != SQLITE_OK ||
         sqlite3_exec(a->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
-        e = db_fail(a->db, d, "schema");
+        e = db_fail(a->db, d, path, "schema");
         goto fail;
     }
     /* a log written before the faults column: add it (an error says it is there) */
@@ -133,7 +251,7 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(a->db, "INSERT INTO ctl_runs(started_wall, config) VALUES(?, ?)", -1,
                            &st, NULL) != SQLITE_OK) {
-        e = db_fail(a->db, d, "prepare");
+        e = db_fail(a->db, d, path, "prepare");
         goto fail;
     }
     sqlite3_bind_double(st, 1, (double)time(NULL));
@@ -141,7 +259,7 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
-        e = db_fail(a->db, d, "insert run");
+        e = db_fail(a->db, d, path, "insert run");
         goto fail;
     }
     a->run = (long)sqlite3_last_insert_rowid(a->db);
@@ -159,7 +277,7 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
                            NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(a->db, "INSERT OR IGNORE INTO ctl_originals VALUES(?,?,?)", -1, &a->orig,
                            NULL) != SQLITE_OK) {
-        e = db_fail(a->db, d, "prepare");
+        e = db_fail(a->db, d, path, "prepare");
         goto fail;
     }
     *out = a;
@@ -194,7 +312,7 @@ pfi_error ctl_audit_begin(ctl_audit *a)
 pfi_error ctl_audit_commit(ctl_audit *a, pfi_diag *d)
 {
     if (sqlite3_exec(a->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        pfi_error e = db_fail(a->db, d, "commit");
+        pfi_error e = db_fail(a->db, d, sqlite3_db_filename(a->db, "main"), "commit");
         sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
         return e;
     }
@@ -392,7 +510,7 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
         return ne;
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        pfi_error e = db_fail(db, diag, path);
+        pfi_error e = db_fail(db, diag, path, NULL);
         db_close(db);
         return e;
     }
@@ -461,7 +579,7 @@ pfi_error pfi_audit_read(const char *path, long run_id, pfi_audit_period **out, 
             goto out;
     }
     if (rc != SQLITE_DONE) {
-        e = db_fail(db, diag, "read");
+        e = db_fail(db, diag, path, "read");
         goto out;
     }
     if (m == 0) {

@@ -1235,7 +1235,7 @@ static size_t gpu_topo(const pfi_ctl *c, cgpu *g)
     if (g->topo_ix == SIZE_MAX - 1) {
         size_t ix;
         g->topo_ix = c->cfg.topology != NULL && g->host[0] != '\0' &&
-                             pfi_topology_find(c->cfg.topology, g->host, &ix) == PFI_OK
+                             pfi_topology_find_host(c->cfg.topology, g->host, &ix) == PFI_OK
                          ? ix
                          : PFI_TOPO_NONE;
     }

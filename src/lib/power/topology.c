@@ -55,6 +55,35 @@ pfi_error pfi_topology_find(const pfi_topology *t, const char *name, size_t *idx
     return PFI_ERR_INVALID_ARGUMENT;
 }
 
+/* a and b equal but for ASCII case (no locale: "I" is "i" in every one) */
+static bool ascii_case_equal(const char *a, const char *b)
+{
+    for (; *a != '\0' && *b != '\0'; a++, b++) {
+        unsigned char x = (unsigned char)*a, y = (unsigned char)*b;
+        if (x >= 'A' && x <= 'Z')
+            x = (unsigned char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z')
+            y = (unsigned char)(y - 'A' + 'a');
+        if (x != y)
+            return false;
+    }
+    return *a == *b;
+}
+
+pfi_error pfi_topology_find_host(const pfi_topology *t, const char *host, size_t *idx)
+{
+    if (host == NULL)
+        return PFI_ERR_INVALID_ARGUMENT;
+    if (pfi_topology_find(t, host, idx) == PFI_OK)
+        return PFI_OK;
+    for (size_t i = 0; t != NULL && i < t->n; i++)
+        if (ascii_case_equal(t->name[i], host)) {
+            *idx = i;
+            return PFI_OK;
+        }
+    return PFI_ERR_INVALID_ARGUMENT;
+}
+
 /* Room for one more level in every array. */
 static bool topo_grow(pfi_topology *t, size_t *cap, char ***parent_name)
 {
