@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -389,7 +390,7 @@ static bool qos_band_parse(cli_slurm *s, const char *arg)
         bool dup = false;
         for (size_t k = 0; k < s->nqos && !dup; k++)
             dup = strlen(s->qos[k]) == (size_t)(eq - p) &&
-                  strncmp(s->qos[k], p, (size_t)(eq - p)) == 0;
+                  strncasecmp(s->qos[k], p, (size_t)(eq - p)) == 0;
         if (nl == 0 || nl >= sizeof num || *e != '\0' || errno != 0 || !(fabs(b) <= 1e6) || dup) {
             fprintf(stderr, "pfi control: --qos-band: '%.*s': %s\n", (int)(len > 80 ? 80 : len), p,
                     dup ? "QOS named twice" : "BAND must be a number in [-1e6, 1e6]");
@@ -586,7 +587,7 @@ void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, grid_tiers *tiers, double t_s)
         if (!was) {
             char why[400], qb[48] = "";
             for (size_t q = 0; q < s->nqos; q++) /* --qos-band's (its --policy band= wins) */
-                if (strcmp(s->qos[q], jobs[k].qos) == 0)
+                if (strcasecmp(s->qos[q], jobs[k].qos) == 0)
                     snprintf(qb, sizeof qb, " (--qos-band: band %g)", s->qos_band[q]);
             snprintf(why, sizeof why,
                      "%u GPU(s) on %.200s, priority %.0f, QOS %.60s%s, class %.60s", jobs[k].gpus,
@@ -677,7 +678,8 @@ void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, grid_tiers *tiers, double t_s)
     for (size_t k = 0; qb != NULL && k < nj; k++) {
         const pfi_slurm_job *j = &jobs[k];
         size_t q = 0;
-        while (q < s->nqos && strcmp(s->qos[q], j->qos) != 0)
+        while (q < s->nqos &&
+               strcasecmp(s->qos[q], j->qos) != 0) /* Slurm keeps names in lower case */
             q++;
         size_t p = rule_of(tiers->rules, tiers->n_policy, j->id);
         if (!running(j) || q == s->nqos || strlen(j->id) >= PFI_CTL_ID_LEN ||

@@ -110,9 +110,10 @@ cat <<'J'
 J
 SQ
 chmod +x "$WORK/squeue"
-QB=premium=2,normal=1,scavenger=0
+# (QOS names matched ignoring case: Slurm keeps them in lower case; squeue says 'premium')
+QB=Premium=2,NORMAL=1,scavenger=0
 # (a QOS name with a blank: sacctmgr splits its command line on blanks, so none has one)
-for bad in premium 'premium=2,premium=1' 'premium=2e6' 'premium=2,' '=1' 'pre mium=1' \
+for bad in premium 'premium=2,premium=1' 'premium=2,PREMIUM=1' 'premium=2e6' 'premium=2,' '=1' 'pre mium=1' \
     'premium=2, normal=1'; do
     "$PFI" control --agents "$WORK/agents" --budget-w 2600 --qos-band "$bad" --check \
         > "$WORK/bad.out" 2> "$WORK/bad.err"
