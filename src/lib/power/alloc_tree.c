@@ -1005,6 +1005,31 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
     return PFI_OK;
 }
 
+/* Whether every level (and the site, rem[nn]) holds its jobs at their lowest caps: rem (length
+   nn + 1, W) is what each has left there; the first that cannot is said in d (PFI_OK: an
+   infeasible level is a result, not an error). */
+static bool tree_feasible(const pfi_alloc_tree *t, double budget_w, const double *rem, pfi_diag *d)
+{
+    size_t nn = t->n_nodes;
+    for (size_t a = 0; a <= nn; a++) {
+        double lim = a < nn ? t->limit_w[a] : budget_w;
+        if (rem[a] < -1e-9 * (1 + fabs(lim))) {
+            if (a < nn)
+                tree_fail(d, PFI_OK,
+                          "%s: its %s limit %.1f W is below the least its jobs can take at their "
+                          "lowest caps (%.1f W): every job stays there",
+                          where(t, a).s, pfi_limit_kind_name(t->kind[a]), lim, lim - rem[a]);
+            else
+                tree_fail(d, PFI_OK,
+                          "the site budget %.1f W (%s) is below the least the jobs can take "
+                          "(%.1f W): every job stays at its lowest cap",
+                          lim, pfi_limit_kind_name(t->budget_kind), lim - rem[a]);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* A curve's caps c[0..k) as pfi_curve_check wants them: finite, > 0, strictly rising. */
 static inline bool tree_caps_ok(const double *c, size_t k)
 {
@@ -1231,23 +1256,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         pos[j].at = pos[j].nx = 0;
         pos[j].fr = 0;
     }
-    bool feasible = true;
-    for (size_t a = 0; a <= nn && feasible; a++) {
-        double lim = a < nn ? t->limit_w[a] : r->budget_w;
-        if (rem[a] < -1e-9 * (1 + fabs(lim))) {
-            feasible = false;
-            if (a < nn)
-                tree_fail(d, PFI_OK,
-                          "%s: its %s limit %.1f W is below the least its jobs can take at "
-                          "their lowest caps (%.1f W): every job stays there",
-                          where(t, a).s, pfi_limit_kind_name(t->kind[a]), lim, lim - rem[a]);
-            else
-                tree_fail(d, PFI_OK,
-                          "the site budget %.1f W (%s) is below the least the jobs can take "
-                          "(%.1f W): every job stays at its lowest cap",
-                          lim, pfi_limit_kind_name(t->budget_kind), lim - rem[a]);
-        }
-    }
+    bool feasible = tree_feasible(t, r->budget_w, rem, d);
     /* the levels with children, children first: the range of each is its own segments, then
        each child's survivors, moved down next to them where a child's selection left a gap
        (tree_thresholds' layout); then its selection */
@@ -1578,23 +1587,7 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     r->min_power_w = lo_p;
     r->floors_unmet = unmet;
     /* infeasible: a level (or the site) cannot hold its jobs at their lowest caps */
-    bool feasible = true;
-    for (size_t a = 0; a <= nn && feasible; a++) {
-        double lim = a < nn ? t->limit_w[a] : r->budget_w;
-        if (rem[a] < -1e-9 * (1 + fabs(lim))) {
-            feasible = false;
-            if (a < nn)
-                tree_fail(d, PFI_OK,
-                          "%s: its %s limit %.1f W is below the least its jobs can take at their "
-                          "lowest caps (%.1f W): every job stays there",
-                          where(t, a).s, pfi_limit_kind_name(t->kind[a]), lim, lim - rem[a]);
-            else
-                tree_fail(d, PFI_OK,
-                          "the site budget %.1f W (%s) is below the least the jobs can take "
-                          "(%.1f W): every job stays at its lowest cap",
-                          lim, pfi_limit_kind_name(t->budget_kind), lim - rem[a]);
-        }
-    }
+    bool feasible = tree_feasible(t, r->budget_w, rem, d);
     bool bands = false;
     for (size_t q = 0; !thr_only && jband != NULL && q < ns && !bands; q++)
         bands = jband[seg[q].job] != jband[seg[0].job];
