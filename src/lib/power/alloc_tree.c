@@ -822,6 +822,37 @@ static double tree_select(double *sl, double *wd, size_t m, double total, double
 }
 
 /*
+ * The levels' children in CSR (cbeg: nn + 2 entries, kids: nn; the site, index nn, has the
+ * levels without a parent) and the depth-first order from the site, children in order (pre:
+ * nn + 1 entries, also the walk's stack, growing down from its end). cur: nn + 1 entries of
+ * scratch. Returns the number of entries in pre (nn + 1).
+ */
+static size_t tree_preorder(const pfi_alloc_tree *t, size_t *cbeg, size_t *kids, size_t *pre,
+                            size_t *cur)
+{
+    size_t nn = t->n_nodes, site = nn;
+    memset(cbeg, 0, (nn + 2) * sizeof *cbeg);
+    for (size_t a = 0; a < nn; a++)
+        cbeg[(t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]) + 1]++;
+    for (size_t a = 0; a <= nn; a++)
+        cbeg[a + 1] += cbeg[a];
+    for (size_t a = 0; a <= nn; a++)
+        cur[a] = cbeg[a];
+    for (size_t a = 0; a < nn; a++)
+        kids[cur[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]]++] = a;
+    size_t np = 0, top = 1;
+    pre[nn] = site;
+    while (top > 0) {
+        size_t a = pre[nn + 1 - top];
+        top--;
+        pre[np++] = a;
+        for (size_t k = cbeg[a + 1]; k-- > cbeg[a];)
+            pre[nn + 1 - ++top] = kids[k];
+    }
+    return np;
+}
+
+/*
  * The oracle's greedy on a tree whose limits are all of one kind (every level and the site
  * count caps, or all drawn watts; widths of the segments in that unit), without bands, by
  * thresholds instead of a sort (issue 18 item 3: 100 000 jobs, 4 levels, inner levels
@@ -858,27 +889,7 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
     size_t *cbeg = ws->nz, *kids = cbeg + nn + 2, *pre = kids + nn + 1, *own = pre + nn + 1;
     size_t *sub = own + nn + 1, *start = sub + nn + 1, *live = start + nn + 1;
     double *sat = ws->nd, *eff = sat + nn + 1, *acc = eff + nn + 1, *tot = acc + nn + 1;
-    /* the levels' children (CSR; the site's: the levels without a parent) */
-    memset(cbeg, 0, (nn + 2) * sizeof *cbeg);
-    for (size_t a = 0; a < nn; a++)
-        cbeg[(t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]) + 1]++;
-    for (size_t a = 0; a <= nn; a++)
-        cbeg[a + 1] += cbeg[a];
-    for (size_t a = 0; a <= nn; a++)
-        live[a] = cbeg[a]; /* fill cursors, for now */
-    for (size_t a = 0; a < nn; a++)
-        kids[live[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]]++] = a;
-    /* depth-first order from the site (a stack in pre, children in order) */
-    size_t np = 0, top = 0;
-    pre[nn] = site; /* the stack grows down from the end of pre: at most nn + 1 entries */
-    top = 1;
-    while (top > 0) {
-        size_t a = pre[nn + 1 - top];
-        top--;
-        pre[np++] = a;
-        for (size_t k = cbeg[a + 1]; k-- > cbeg[a];)
-            pre[nn + 1 - ++top] = kids[k];
-    }
+    size_t np = tree_preorder(t, cbeg, kids, pre, live);
     /* each level's own segments, its subtree's, and where its range starts */
     memset(own, 0, (nn + 1) * sizeof *own);
     for (size_t j = 0; j < n; j++) {
@@ -1132,26 +1143,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
     size_t *jl = ws->jl; /* per job by level: the job, its first point, its points */
     double *d0 = ws->jw; /* each job's lowest power, in job order */
     double *sat = ws->nd, *eff = sat + nn + 1, *acc = eff + nn + 1, *tot = acc + nn + 1;
-    /* the levels' children (CSR; the site's: the levels without a parent), depth-first order
-       from the site, as tree_thresholds */
-    memset(cbeg, 0, (nn + 2) * sizeof *cbeg);
-    for (size_t a = 0; a < nn; a++)
-        cbeg[(t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]) + 1]++;
-    for (size_t a = 0; a <= nn; a++)
-        cbeg[a + 1] += cbeg[a];
-    for (size_t a = 0; a <= nn; a++)
-        jcur[a] = cbeg[a];
-    for (size_t a = 0; a < nn; a++)
-        kids[jcur[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]]++] = a;
-    size_t np = 0, top = 1;
-    pre[nn] = site;
-    while (top > 0) {
-        size_t a = pre[nn + 1 - top];
-        top--;
-        pre[np++] = a;
-        for (size_t k = cbeg[a + 1]; k-- > cbeg[a];)
-            pre[nn + 1 - ++top] = kids[k];
-    }
+    size_t np = tree_preorder(t, cbeg, kids, pre, jcur);
     /* the jobs by level, job order within each (a counting sort) */
     memset(jbeg, 0, (nn + 2) * sizeof *jbeg);
     for (size_t j = 0; j < n; j++) {
