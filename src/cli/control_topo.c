@@ -96,7 +96,8 @@ size_t cli_topo_check(const pfi_topology *t, const pfi_ctl_agent_spec *agents, s
         }
         /* a domain name: its first label too (a node named as the short hostname) */
         size_t dot = strcspn(h[2 * a], ".");
-        snprintf(h[2 * a + 1], sizeof h[0], "%.*s", (int)dot, h[2 * a]);
+        memcpy(h[2 * a + 1], h[2 * a], dot); /* dot < strlen(h[2 * a]) + 1 <= sizeof h[0] */
+        h[2 * a + 1][dot] = '\0';
         hp[2 * a] = h[2 * a];
         hp[2 * a + 1] = h[2 * a + 1];
         size_t ix;
