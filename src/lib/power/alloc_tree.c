@@ -822,6 +822,32 @@ static double tree_select(double *sl, double *wd, size_t m, double total, double
 }
 
 /*
+ * A level's selection over its m surviving segments (sl, wd; *tot their width, W) under cap
+ * (W): *sat its threshold (tree_select's; -∞ when all fit), and the survivors in front; the
+ * capacity left at the threshold kept as one segment of that slope after them, standing for
+ * the segments at it (none when every one was kept, by rounding only: then the range has no
+ * room after it, the next sibling's first survivor is there). *tot: the survivors' width.
+ * Returns how many survivors the level hands up (at most m).
+ */
+static size_t tree_level_select(double *sl, double *wd, size_t m, double *tot, double cap,
+                                double *smp, double *sat)
+{
+    size_t ngt;
+    double wgt;
+    *sat = tree_select(sl, wd, m, *tot, cap, &ngt, &wgt, smp);
+    if (!(*sat > -INFINITY))
+        return m;
+    bool at = ngt < m;
+    *tot = wgt;
+    if (cap > wgt && at) { /* what it has left at the threshold */
+        sl[ngt] = *sat;
+        wd[ngt++] = cap - wgt;
+        *tot = cap;
+    }
+    return ngt;
+}
+
+/*
  * The levels' children in CSR (cbeg: nn + 2 entries, kids: nn; the site, index nn, has the
  * levels without a parent) and the depth-first order from the site, children in order (pre:
  * nn + 1 entries, also the walk's stack, growing down from its end). cur: nn + 1 entries of
@@ -941,21 +967,8 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
         }
         sat[a] = -INFINITY;
         if (a == site || isfinite(t->limit_w[a])) {
-            size_t ngt;
-            double wgt, cap = rem[a] > 0 ? rem[a] : 0;
-            sat[a] = tree_select(sl + start[a], wd + start[a], m, tot[a], cap, &ngt, &wgt, ws->smp);
-            if (sat[a] > -INFINITY) {
-                /* the leftover stands for the segments at s_a: none when every one was kept
-                   (rounding only), and no room after the range then (the next sibling's) */
-                bool at = ngt < m;
-                m = ngt;
-                tot[a] = wgt;
-                if (cap > wgt && at) { /* what it has left at s_a: one segment of that slope */
-                    sl[start[a] + m] = sat[a];
-                    wd[start[a] + m++] = cap - wgt;
-                    tot[a] = cap;
-                }
-            }
+            double cap = rem[a] > 0 ? rem[a] : 0;
+            m = tree_level_select(sl + start[a], wd + start[a], m, &tot[a], cap, ws->smp, &sat[a]);
         }
         live[a] = m;
     }
@@ -1186,19 +1199,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
                 rb -= d0[jl[3 * u]];
             double cap = rb > 0 ? rb : 0;
             if ((b == site || isfinite(t->limit_w[b])) && m > 0 && !(tot[b] <= cap)) {
-                size_t ngt;
-                double wgt;
-                sat[b] = tree_select(sl + bst[b], wd + bst[b], m, tot[b], cap, &ngt, &wgt, ws->smp);
-                if (sat[b] > -INFINITY) {
-                    bool at = ngt < m; /* as tree_thresholds: a leftover only for ties */
-                    m = ngt;
-                    tot[b] = wgt;
-                    if (cap > wgt && at) { /* what it has left at s_b: one segment of that slope */
-                        sl[bst[b] + m] = sat[b];
-                        wd[bst[b] + m++] = cap - wgt;
-                        tot[b] = cap;
-                    }
-                }
+                m = tree_level_select(sl + bst[b], wd + bst[b], m, &tot[b], cap, ws->smp, &sat[b]);
             }
             live[b] = m;
             cur = bst[b] + m;
@@ -1266,19 +1267,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         sat[a] = -INFINITY;
         double cap = rem[a] > 0 ? rem[a] : 0;
         if ((a == site || isfinite(t->limit_w[a])) && m > 0 && !(tot[a] <= cap)) {
-            size_t ngt;
-            double wgt;
-            sat[a] = tree_select(sl + bst[a], wd + bst[a], m, tot[a], cap, &ngt, &wgt, ws->smp);
-            if (sat[a] > -INFINITY) {
-                bool at = ngt < m; /* as tree_thresholds: a leftover only for ties */
-                m = ngt;
-                tot[a] = wgt;
-                if (cap > wgt && at) {
-                    sl[bst[a] + m] = sat[a];
-                    wd[bst[a] + m++] = cap - wgt;
-                    tot[a] = cap;
-                }
-            }
+            m = tree_level_select(sl + bst[a], wd + bst[a], m, &tot[a], cap, ws->smp, &sat[a]);
         }
         live[a] = m;
     }
