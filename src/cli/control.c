@@ -179,6 +179,30 @@ static pfi_http_next api_error(pfi_http_request *rq, unsigned status, const char
     return api_reply(rq, status, "application/json", b);
 }
 
+/* Whether the JSON object o (or a non-object: false) has a key not in known (NULL-ended):
+   then *ret is the 400 answer naming it and what was expected (expected: the known keys in
+   words). */
+static bool api_unknown_key(pfi_http_request *rq, json_t *o, const char *const *known,
+                            const char *expected, pfi_http_next *ret)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(o, key, val)
+    {
+        size_t k = 0;
+        while (known[k] != NULL && strcmp(key, known[k]) != 0)
+            k++;
+        if (known[k] == NULL) {
+            char sk[CLI_SAFE_CELL], m[CLI_SAFE_CELL + 96];
+            snprintf(m, sizeof m, "unknown key '%s': expected %s",
+                     cli_safe(sk, sizeof sk, key, strlen(key)), expected);
+            *ret = api_error(rq, 400, m);
+            return true;
+        }
+    }
+    return false;
+}
+
 static void metric(char **b, size_t *len, size_t *cap, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void metric(char **b, size_t *len, size_t *cap, const char *fmt, ...)
@@ -319,21 +343,11 @@ static pfi_http_next api_budget(api_state *s, pfi_http_request *rq, const char *
     json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     json_t *bw = json_object_get(o, "budget_w"), *rd = json_object_get(o, "reduction"),
            *ev = json_object_get(o, "event");
-    const char *key; /* a key of none of the three (a typo: "budget_W") changes nothing */
-    json_t *val;
-    const char *unknown = NULL;
-    json_object_foreach(o, key, val) if (strcmp(key, "budget_w") != 0 &&
-                                         strcmp(key, "reduction") != 0 && strcmp(key, "event") != 0)
-    {
-        unknown = key;
-        break;
-    }
+    /* a key of none of the three (a typo: "budget_W") would change nothing: refused */
+    static const char *const known[] = {"budget_w", "reduction", "event", NULL};
     pfi_http_next ret;
-    if (unknown != NULL) {
-        char sk[CLI_SAFE_CELL], m[CLI_SAFE_CELL + 64];
-        snprintf(m, sizeof m, "unknown key '%s': expected budget_w, reduction or event",
-                 cli_safe(sk, sizeof sk, unknown, strlen(unknown)));
-        ret = api_error(rq, 400, m);
+    if (api_unknown_key(rq, o, known, "budget_w, reduction or event", &ret)) {
+        /* ret: the 400 naming the key */
     } else if (!json_is_object(o) || (bw && !json_is_number(bw)) || (rd && !json_is_number(rd)) ||
                (ev && !json_is_boolean(ev)) || (bw && rd) ||
                (!bw && !rd && !(ev && json_is_false(ev)))) {
@@ -392,20 +406,10 @@ static pfi_http_next api_job(api_state *s, pfi_http_request *rq, const char *id,
     json_error_t je;
     json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     json_t *b = json_object_get(o, "band");
-    const char *key;
-    json_t *val;
-    const char *unknown = NULL;
-    json_object_foreach(o, key, val) if (strcmp(key, "band") != 0)
-    {
-        unknown = key;
-        break;
-    }
+    static const char *const known[] = {"band", NULL};
     pfi_http_next ret;
-    if (unknown != NULL) {
-        char sk[CLI_SAFE_CELL], m[CLI_SAFE_CELL + 64];
-        snprintf(m, sizeof m, "unknown key '%s': expected band",
-                 cli_safe(sk, sizeof sk, unknown, strlen(unknown)));
-        ret = api_error(rq, 400, m);
+    if (api_unknown_key(rq, o, known, "band", &ret)) {
+        /* ret: the 400 naming the key */
     } else if (!json_is_object(o) || b == NULL || !(json_is_number(b) || json_is_null(b))) {
         ret = api_error(rq, 400, "expected {\"band\": B} (a number) or {\"band\": null}");
     } else if (json_is_number(b) && !(fabs(json_number_value(b)) <= 1e6)) {
