@@ -40,6 +40,9 @@ enum {
     C_NODE,
     N_COLS
 };
+/* Most fields per line on the fast path (more: the general path). */
+#define FAST_MAX_FIELDS 64
+
 /* per-job numbers: gpus..band (C_GPUS..C_BAND) */
 #define N_JOBV (C_BAND - C_GPUS + 1)
 static const char *const col_names[N_COLS] = {
@@ -212,6 +215,9 @@ typedef struct reader_state {
     size_t last_len;  /* strlen of the name of take_row's last job */
     void *strings;    /* the blocks of names, classes and nodes (str_copy) */
     size_t rows_hint; /* the fast path: the most rows the file can have (0: unknown) */
+    bool padded;      /* the fields lie in the fast path's buffer (JOBS_BUFFER_PAD after it) */
+    bool is_num[N_COLS];          /* column c holds a number (not job, class, node) */
+    signed char field_col[FAST_MAX_FIELDS]; /* the fast path: the column of each header field, -1 none */
 } reader_state;
 
 /* s->nums and s->jobvs from the header's columns col. */
@@ -232,6 +238,8 @@ static void plan_columns(reader_state *s, const long *col)
     s->has_jobv[N_JOBV] = s->n_jobvs < N_JOBV;
     s->has_cls = col[C_CLASS] >= 0;
     s->has_node = col[C_NODE] >= 0;
+    for (int c = 0; c < N_COLS; c++)
+        s->is_num[c] = c != C_JOB && c != C_CLASS && c != C_NODE;
 }
 
 /* *p reallocated to n elements of elem bytes; false (*p unchanged) when out of memory. */
@@ -432,9 +440,84 @@ static inline bool fast_number(const char *p, size_t n, double *v)
     return true;
 }
 
+#if defined(__SSE2__)
+/* The value of the k digits at p (0 <= k <= 8; 8 bytes readable at p, those after the k
+   digits any): the digits moved to the top of a word, the bytes below them zeros (leading
+   zeros), then the pairs, quads and halves combined by three multiplications (simdjson's
+   parse_eight_digits_unrolled). */
+static inline uint64_t digits8(const char *p, unsigned k)
+{
+    if (k == 0)
+        return 0;
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+    w = (w - UINT64_C(0x3030303030303030)) << (8 * (8 - k));
+    w = w * 10 + (w >> 8);
+    return ((w & UINT64_C(0x000000FF000000FF)) * (100 + (UINT64_C(1000000) << 32)) +
+            ((w >> 16) & UINT64_C(0x000000FF000000FF)) * (1 + (UINT64_C(10000) << 32))) >>
+           32;
+}
+
+/* fast_number for the usual cell without a branch on each byte (the loop's exit was a
+   mispredicted branch for most numbers): "D[.D]" or ".D" of 1 <= n <= 16 bytes, at most 8
+   digits on each side of the point, no sign; x: the 16 bytes at p (p[n..] any bytes, and 8
+   bytes readable past p + n: the fast path's buffer and its JOBS_BUFFER_PAD). The same m and
+   the same division as fast_number, so the same double; false for anything else (the caller
+   asks fast_number). */
+static inline bool simd_number_x(__m128i x, const char *p, size_t n, double *v)
+{
+    __m128i t = _mm_sub_epi8(x, _mm_set1_epi8('0'));
+    unsigned keep = (1u << n) - 1;
+    unsigned dig = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t));
+    unsigned dot = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('.'))) & keep;
+    dig &= keep;
+    if ((dig | dot) != keep || (dot & (dot - 1)) != 0 || dig == 0)
+        return false;
+    unsigned ni = dot != 0 ? (unsigned)__builtin_ctz(dot) : (unsigned)n; /* before the point */
+    unsigned nf = dot != 0 ? (unsigned)n - ni - 1 : 0;                    /* after it */
+    if (ni > 8 || nf > 8)
+        return false;
+    static const uint64_t p10[] = {1,      10,      100,      1000,     10000,
+                                   100000, 1000000, 10000000, 100000000};
+    uint64_t m = digits8(p, ni) * p10[nf] + digits8(p + ni + 1, nf);
+    if (m > (UINT64_C(1) << 53))
+        return false;
+    *v = nf > 0 ? (double)m / pow10_exact[nf] : (double)m;
+    return true;
+}
+
+/* simd_number_x for the cell p[0..n), its 16 bytes loaded here. */
+static inline bool simd_number(const char *p, size_t n, double *v)
+{
+    if (n == 0 || n > 16)
+        return false;
+    return simd_number_x(_mm_loadu_si128((const __m128i *)(const void *)p), p, n, v);
+}
+#endif
+
+/* A number cell p[0..n) of the reader: simd_number when padded (16 bytes readable at p,
+   the fast path's buffer), else or when it declines fast_number. */
+static inline bool cell_number(const char *p, size_t n, bool padded, double *v)
+{
+#if defined(__SSE2__)
+    if (padded && simd_number(p, n, v))
+        return true;
+#else
+    (void)padded;
+#endif
+    return fast_number(p, n, v);
+}
+
 bool jobs_fast_number(const char *p, size_t n, double *v)
 {
-    return fast_number(p, n, v);
+    /* what the fast path does: the cell in a padded copy, the bytes after it digits (which
+       simd_number must leave out) */
+    char b[16 + JOBS_BUFFER_PAD];
+    if (n > 16)
+        return fast_number(p, n, v);
+    memcpy(b, p, n);
+    memset(b + n, '7', sizeof b - n);
+    return cell_number(b, n, true, v);
 }
 
 /* Whether the names of s's jobs are all different (*unique): one hash table of their
@@ -591,7 +674,7 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             continue;
         const char *cell = f[col[c]];
         size_t cl = len[col[c]];
-        if (cl > 0 && fast_number(cell, cl, &v[c])) {
+        if (cl > 0 && cell_number(cell, cl, s->padded, &v[c])) {
             if (v[c] < 0)
                 return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
                             "negative value %g (expected %s)", v[c], col_range(c));
@@ -767,93 +850,217 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
     return PFI_OK;
 }
 
-/* Most fields per line on the fast path (more: the general path). */
-#define FAST_MAX_FIELDS 64
-
-/* The separators of a buffer in order, found 64 bytes at a time (one mask a block, then a bit
-   a field, rather than a search from each field's start), and in the same pass what sends
-   the input to pfi/csv.h: the block at base, m its separators not yet given; odd: a quote or
-   a NUL byte in the blocks so far, cr: a carriage return, blank: a space or a tab (all
-   three before end, the data's end). */
-typedef struct sep_scan {
-    const char *base, *end;
-    uint64_t m;
-    bool odd, cr, blank;
-} sep_scan;
-
-/* sc->m from the 64 bytes at sc->base (readable: base <= end, JOBS_BUFFER_PAD), and odd, cr
-   and blank from those before end. */
-static inline void scan_block(sep_scan *sc)
-{
-    const char *b = sc->base;
-    uint64_t sep = 0, odd = 0, cr = 0, blank = 0;
 #if defined(__SSE2__)
-    const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n'), quote = _mm_set1_epi8('"'),
-                  zero = _mm_setzero_si128(), crv = _mm_set1_epi8('\r'), space = _mm_set1_epi8(' '),
-                  tab = _mm_set1_epi8('\t');
+/* The bytes that end a field for the line-at-once path (fast_line), as a mask of the 64 at
+   b: a separator (',' '\n') or what it leaves to the line-by-line path (a quote, a NUL, a CR,
+   a blank). */
+static inline uint64_t field_stops(const char *b)
+{
+    uint64_t m = 0;
     for (int i = 0; i < 4; i++) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * i));
-        unsigned ks = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)));
-        unsigned ko = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, zero)));
-        unsigned kc = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, crv));
-        unsigned kb = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)));
-        sep |= (uint64_t)ks << (16 * i);
-        odd |= (uint64_t)ko << (16 * i);
-        cr |= (uint64_t)kc << (16 * i);
-        blank |= (uint64_t)kb << (16 * i);
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * i));
+        __m128i sep = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(',')),
+                                   _mm_cmpeq_epi8(x, _mm_set1_epi8('\n')));
+        __m128i odd = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                   _mm_cmpeq_epi8(x, _mm_setzero_si128()));
+        __m128i ws = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\r')),
+                                  _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')),
+                                               _mm_cmpeq_epi8(x, _mm_set1_epi8('\t'))));
+        m |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(sep, _mm_or_si128(odd, ws)))
+             << (16 * i);
     }
-#else
-    for (int i = 0; i < 64; i++) {
-        sep |= (uint64_t)(b[i] == ',' || b[i] == '\n') << i;
-        odd |= (uint64_t)(b[i] == '"' || b[i] == '\0') << i;
-        cr |= (uint64_t)(b[i] == '\r') << i;
-        blank |= (uint64_t)(b[i] == ' ' || b[i] == '\t') << i;
-    }
-#endif
-    if (sc->end - b < 64) { /* the last block: the sentinel and zeros after end */
-        uint64_t keep = (UINT64_C(1) << (sc->end - b)) - 1;
-        odd &= keep;
-        cr &= keep;
-        blank &= keep;
-    }
-    sc->m = sep;
-    sc->odd = sc->odd || odd != 0;
-    sc->cr = sc->cr || cr != 0;
-    sc->blank = sc->blank || blank != 0;
+    return m;
 }
 
-/* The next separator; one lies ahead (the sentinel at end). */
-static inline const char *next_sep(sep_scan *sc)
+/* The stops (field_stops) of a buffer in order, 64 bytes at a time (one mask a block, then a
+   bit a field; the blocks at 64-byte offsets from the buffer's start, so that no field's
+   search waits for the one before it): the block at base, m its stops not yet given. One
+   stop always lies ahead: the sentinel '\n' at the data's end. */
+typedef struct stop_scan {
+    const char *buf, *base;
+    uint64_t m;
+} stop_scan;
+
+/* sc at p: the stops from p on. */
+static inline void stops_seek(stop_scan *sc, const char *p)
+{
+    size_t off = (size_t)(p - sc->buf);
+    sc->base = sc->buf + (off & ~(size_t)63);
+    sc->m = field_stops(sc->base) & (~UINT64_C(0) << (off & 63));
+}
+
+/* The next stop. */
+static inline const char *stops_next(stop_scan *sc)
 {
     while (sc->m == 0) {
         sc->base += 64;
-        scan_block(sc);
+        sc->m = field_stops(sc->base);
     }
     const char *q = sc->base + __builtin_ctzll(sc->m);
     sc->m &= sc->m - 1;
     return q;
 }
 
+/* Whether the per-job number x (NaN: none) of column c passes row_bounds. */
+static inline bool jobv_ok(int c, double x)
+{
+    if (isnan(x))
+        return true;
+    switch (c) {
+    case C_GPUS:
+        return x >= 1 && x == floor(x) && x <= PFI_JOBS_MAX_GPUS;
+    case C_BAND:
+        return x == floor(x) && x <= PFI_JOBS_MAX_BAND;
+    case C_WEIGHT:
+        return x <= PFI_JOBS_MAX_WEIGHT;
+    case C_FLOOR:
+        return x <= 1.0;
+    case C_PFI:
+        return x > 0 && x <= PFI_JOBS_MAX_PFI;
+    case C_FEATURE:
+        return x <= PFI_JOBS_MAX_FEATURE;
+    default: /* C_CAP_MIN, C_CAP_MAX */
+        return x <= PFI_JOBS_MAX_GPU_W;
+    }
+}
+
+/*
+ * A data row of an ordered read taken at once, without the line's fields gathered first: each
+ * field found by a 16-byte compare, its number read from the same 16 bytes (simd_number_x),
+ * then what take_row does with a row that passes every check. Only the usual row: every
+ * field plain (no quote, NUL, blank, or CR but before the '\n'), as many as the header's,
+ * every number taken by simd_number_x or fast_number and >= 0, every check of take_row met
+ * (bounds, gpus, class and node as in the job's earlier rows, caps rising). Returns the next
+ * line's start; NULL when the line is not such a row (nothing taken: the caller gives it to
+ * the line-by-line path, whose take_row says what is wrong), or when out of memory (*e).
+ */
+static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long line,
+                             size_t *last, pfi_error *e)
+{
+    const char *ls = p, *job = NULL, *cc = NULL, *nd = NULL;
+    size_t jl = 0, cn = 0, nl = 0;
+    double v[N_COLS];
+    size_t nh = s->n_header;
+    for (size_t i = 0; i < nh; i++) {
+        const char *q = stops_next(sc);
+        size_t n = (size_t)(q - p);
+        if (i + 1 < nh) {
+            if (*q != ',')
+                return NULL;
+        } else if (*q == '\r' && q[1] == '\n') { /* CRLF: the CR is dropped */
+            q = stops_next(sc);
+        } else if (*q != '\n') {
+            return NULL;
+        }
+        int c = s->field_col[i];
+        if (c >= 0 && s->is_num[c]) {
+            if (n == 0) {
+                v[c] = NAN; /* none (a curve point's: take_row says it needs one) */
+            } else if (!simd_number(p, n, &v[c])) {
+                if (!fast_number(p, n, &v[c]) || v[c] < 0)
+                    return NULL;
+            }
+        } else if (c == C_JOB) {
+            job = p;
+            jl = n;
+        } else if (c == C_CLASS) {
+            cc = p;
+            cn = n;
+        } else if (c == C_NODE) {
+            nd = p;
+            nl = n;
+        }
+        p = q + 1;
+    }
+    if (p - ls > PFI_CSV_MAX_LINE || s->n_rows >= PFI_JOBS_MAX_POINTS || jl == 0)
+        return NULL;
+    double cap = v[C_CAP], pw = v[C_POWER], tp = v[C_TPUT];
+    if (!(cap > 0) || !(pw > 0) || isnan(tp) || cap > PFI_JOBS_MAX_GPU_W || tp > PFI_JOBS_MAX_TPUT)
+        return NULL;
+    for (int k = 0; k < s->n_jobvs; k++)
+        if (!jobv_ok(s->jobvs[k], v[s->jobvs[k]]))
+            return NULL;
+    bool same = *last != SIZE_MAX && jl == s->last_len && memcmp(s->names[*last], job, jl) == 0;
+    size_t j = same ? *last : SIZE_MAX;
+    /* the checks against the job's earlier rows (a new job has none) */
+    double *gpus = s->has_jobv[C_GPUS - C_GPUS] ? s->jobv[C_GPUS - C_GPUS] : NULL;
+    double g = gpus == NULL ? 1 : isnan(v[C_GPUS]) ? PFI_JOBS_MAX_GPUS : v[C_GPUS];
+    if (same) {
+        if (!(cap > s->row_c[s->n_rows - 1]))
+            return NULL; /* take_row: not ordered */
+        if (gpus != NULL && !isnan(gpus[j])) {
+            if (!isnan(v[C_GPUS]) && v[C_GPUS] != gpus[j])
+                return NULL;
+            g = gpus[j];
+        }
+        if ((cn > 0 && s->cls[j] != NULL && !same_name(s->cls[j], cc, cn)) ||
+            (nl > 0 && s->node[j] != NULL && !same_name(s->node[j], nd, nl)))
+            return NULL;
+    }
+    if (pw > PFI_JOBS_MAX_GPU_W * g)
+        return NULL;
+    /* taken: what take_row does */
+    if (!same) {
+        if ((*e = job_new(s, job, jl, &j)) != PFI_OK)
+            return NULL;
+        *last = j;
+        s->last_len = jl;
+        s->job_line[j] = line;
+    }
+    for (int k = 0; k < s->n_jobvs; k++) {
+        int c = s->jobvs[k];
+        if (isnan(s->jobv[c - C_GPUS][j])) {
+            s->jobv[c - C_GPUS][j] = v[c];
+            if (c == C_GPUS && !isnan(v[c]))
+                s->cur_gpus_line = line;
+        }
+    }
+    if (cn > 0 && s->cls[j] == NULL) {
+        if (j > 0 && s->cls[j - 1] != NULL && same_name(s->cls[j - 1], cc, cn))
+            s->cls[j] = s->cls[j - 1];
+        else if ((s->cls[j] = str_copy(&s->strings, cc, cn)) == NULL)
+            return *e = PFI_ERR_NOMEM, NULL;
+        s->cur_cls_line = line;
+    }
+    if (nl > 0 && s->node[j] == NULL) {
+        if (j > 0 && s->node[j - 1] != NULL && same_name(s->node[j - 1], nd, nl))
+            s->node[j] = s->node[j - 1];
+        else if ((s->node[j] = str_copy(&s->strings, nd, nl)) == NULL)
+            return *e = PFI_ERR_NOMEM, NULL;
+        s->node_line[j] = line;
+    }
+    size_t n = s->n_rows + 1;
+    if (!grow((void **)&s->row_c, &s->cap_rows2, n, sizeof(double)) ||
+        !grow((void **)&s->row_p, &s->cap_rows3, n, sizeof(double)) ||
+        !grow((void **)&s->row_t, &s->cap_rows4, n, sizeof(double)))
+        return *e = PFI_ERR_NOMEM, NULL;
+    s->row_c[s->n_rows] = cap;
+    s->row_p[s->n_rows] = pw;
+    s->row_t[s->n_rows] = tp;
+    s->n_rows++;
+    return p;
+}
+#endif
+
 /*
  * The fast path, for a whole file in memory (buf[0..n), followed by JOBS_BUFFER_PAD readable bytes,
  * the first a '\n'): when it holds no quote, no NUL byte, no CR but at a line's end, no line of
  * blanks only, no line over PFI_CSV_MAX_LINE bytes and no more than FAST_MAX_FIELDS fields on a
  * line, its lines are split on ',' (fields trimmed of blanks, a UTF-8 BOM and CRs dropped, empty
- * lines skipped: what pfi/csv.h does) by one vector scan of 64 bytes a step (sep_scan); buf is
- * not written. *used false: the input is not for this path (s left empty); the caller takes
- * the general one. A line the path cannot take (a quote or a NUL byte: when the scan reaches
- * its 64-byte block) is found before it is taken; any error before it is the general path's
- * too, which reads the lines before it alike. ordered: s->ordered (see
- * reader_state); s->unordered on return means: read again without it.
+ * lines skipped: what pfi/csv.h does); buf is not written. A data row of an ordered read is
+ * first offered to fast_line, which takes the usual row at once; any other line is found by
+ * memchr, checked and split here, and given to take_row. *used false: the input is not for
+ * this path (s left empty); the caller takes the general one. A line the path cannot take (a
+ * quote or a NUL byte) is found before it is taken; any error before it is the general path's
+ * too, which reads the lines before it alike. ordered: s->ordered (see reader_state);
+ * s->unordered on return means: read again without it.
  */
 static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_state *s,
                            bool ordered, bool *used, pfi_diag *d)
 {
     *used = true;
     s->ordered = ordered;
+    s->padded = true;
     const char *p = buf, *end = buf + n;
     if (n >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
         (unsigned char)p[2] == 0xBF)
@@ -864,37 +1071,51 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
     bool header = true;
     long line = 0;
     size_t last = SIZE_MAX;
-    sep_scan sc = {.base = p, .end = end};
-    scan_block(&sc);
+#if defined(__SSE2__)
+    stop_scan sc = {.buf = buf};
+    bool synced = false; /* sc is at p */
+#endif
     while (p < end) {
         line++;
-        const char *ls = p, *q = p;
+#if defined(__SSE2__)
+        if (!header && ordered) {
+            if (!synced)
+                stops_seek(&sc, p);
+            pfi_error e = PFI_OK;
+            const char *next = fast_line(s, &sc, p, line, &last, &e);
+            if (e != PFI_OK)
+                return ordered_end(s, e);
+            synced = next != NULL;
+            if (synced) {
+                p = next;
+                continue;
+            }
+        }
+#endif
+        /* the line: up to its '\n' (the sentinel at end for the last one) */
+        const char *ls = p, *le = memchr(p, '\n', (size_t)(end - p) + 1);
+        p = le + 1;
+        if (le - ls + 1 > PFI_CSV_MAX_LINE || memchr(ls, '"', (size_t)(le - ls)) != NULL ||
+            memchr(ls, '\0', (size_t)(le - ls)) != NULL) {
+            *used = false; /* a quote or a NUL byte: pfi/csv.h reads it; a long line too */
+            return PFI_OK;
+        }
+        if (le == ls)
+            continue; /* an empty line */
         size_t nf = 0;
-        for (;;) {
-            q = next_sep(&sc);
+        for (const char *a = ls;;) {
+            const char *c = memchr(a, ',', (size_t)(le - a));
             if (nf == FAST_MAX_FIELDS) {
                 *used = false;
                 return PFI_OK;
             }
-            f[nf] = p;
-            len[nf] = (size_t)(q - p);
+            f[nf] = a;
+            len[nf] = (size_t)((c != NULL ? c : le) - a);
             nf++;
-            if (*q == '\n' || q >= end)
+            if (c == NULL)
                 break;
-            p = ++q;
+            a = c + 1;
         }
-        const char *le = q < end ? q : end; /* the line's end (its '\n', or the file's) */
-        p = le + 1;
-        if (sc.odd) { /* a quote or a NUL byte in this line or ahead: pfi/csv.h reads it */
-            *used = false;
-            return PFI_OK;
-        }
-        if (le - ls + 1 > PFI_CSV_MAX_LINE) {
-            *used = false;
-            return PFI_OK;
-        }
-        if (le == ls)
-            continue;  /* an empty line */
         if (nf == 1) { /* blanks only (a CR alone too): let pfi/csv.h decide */
             const char *a = ls;
             while (a < le && (*a == ' ' || *a == '\t' || *a == '\r'))
@@ -906,11 +1127,11 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
         }
         if (le[-1] == '\r')
             len[nf - 1]--;
-        if (sc.cr && memchr(ls, '\r', (size_t)(le - ls) - (le[-1] == '\r')) != NULL) {
+        if (memchr(ls, '\r', (size_t)(le - ls) - (le[-1] == '\r')) != NULL) {
             *used = false; /* a CR inside a line ends a record for pfi/csv.h */
             return PFI_OK;
         }
-        for (size_t i = 0; i < nf && sc.blank; i++) { /* no blank yet: nothing to trim */
+        for (size_t i = 0; i < nf; i++) { /* blanks trimmed */
             const char *a = f[i], *b = a + len[i];
             while (a < b && (*a == ' ' || *a == '\t'))
                 a++;
@@ -925,6 +1146,11 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
                 return e;
             plan_columns(s, col);
             s->n_header = nf;
+            for (size_t i = 0; i < nf; i++)
+                s->field_col[i] = -1;
+            for (int c = 0; c < N_COLS; c++)
+                if (col[c] >= 0)
+                    s->field_col[col[c]] = (signed char)c;
             header = false;
             /* the row arrays once, at their most: a row has n_header - 1 commas, four
                values of a byte or more and a newline (untouched pages cost nothing) */
