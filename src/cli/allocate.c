@@ -584,13 +584,29 @@ static size_t row_text(FILE *f, char *row, size_t n, const char *s)
 {
     if (s == NULL)
         return n;
-    size_t len = strlen(s);
-    if (len <= 256 && !pfi_csv_field_needs_quotes(s)) {
-        memcpy(row + n, s, len);
-        return n + len;
+    /* the usual name (at most 256 bytes, no byte that needs quotes, no blank at either end)
+       copied while it is checked; anything else quoted by pfi_csv_write_field */
+    size_t len = 0;
+    for (; len <= 256 && s[len] != '\0'; len++) {
+        char c = s[len];
+        if (c == ',' || c == '"' || c == '\r' || c == '\n')
+            break;
+        row[n + len] = c;
     }
+    if (s[len] == '\0' && len <= 256 &&
+        (len == 0 || (s[0] != ' ' && s[0] != '\t' && s[len - 1] != ' ' && s[len - 1] != '\t')))
+        return n + len;
+    /* the row so far, then the field in one write (f may be unbuffered: not a byte a write) */
     fwrite(row, 1, n, f);
-    pfi_csv_write_field(f, s);
+    size_t need = pfi_csv_format_field(NULL, 0, s);
+    char *q = malloc(need + 1);
+    if (q != NULL) {
+        pfi_csv_format_field(q, need + 1, s);
+        fwrite(q, 1, need, f);
+        free(q);
+    } else {
+        pfi_csv_write_field(f, s);
+    }
     return 0;
 }
 
@@ -604,10 +620,14 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
           f);
     bool topo = tc->on && tc->topo != NULL;
     fputs(topo ? ",node,band,bound_level,bound_kind\n" : tc->on ? ",node,band\n" : "\n", f);
-    /* the rows gathered, one write per 64 KiB: a row adds names, class, node and bound level
-       up to 256 bytes, 10 numbers of at most 32 and a kind */
-    enum { CHUNK = 1 << 16 };
-    char row[CHUNK + 4 * 257 + 10 * 33 + 16];
+    /* the rows gathered, one write per MiB (f is unbuffered: no copy into its buffer), from
+       the heap (where the allocator's freed workspace lies), else 64 KiB on the stack: a row
+       adds names, class, node and bound level up to 256 bytes, 10 numbers of at most 32 and
+       a kind */
+    enum { SMALL = 1 << 16, LARGE = 1 << 20, ROOM = 4 * 257 + 10 * 33 + 16 };
+    char small[SMALL + ROOM];
+    char *heap = malloc(LARGE + ROOM), *row = heap != NULL ? heap : small;
+    size_t chunk = heap != NULL ? LARGE : SMALL;
     size_t n = 0;
     for (size_t j = 0; j < J->n; j++) {
         n = row_text(f, row, n, J->name[j]);
@@ -638,12 +658,13 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
                 n = row_text(f, row, n, pfi_limit_kind_name(k));
         }
         row[n++] = '\n';
-        if (n >= CHUNK) {
+        if (n >= chunk) {
             fwrite(row, 1, n, f);
             n = 0;
         }
     }
     fwrite(row, 1, n, f);
+    free(heap);
 }
 
 static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
@@ -1028,11 +1049,14 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
     if (!cli_output_open(&out, a->output)) {
         rc = PFI_EXIT_OUTPUT;
     } else {
-        if (!isatty(fileno(out.f))) {
+        bool csv = strcmp(a->format, "csv") == 0;
+        if (csv && !isatty(fileno(out.f))) {
+            setvbuf(out.f, NULL, _IONBF, 0); /* write_csv gathers a MiB a write itself */
+        } else if (!isatty(fileno(out.f))) {
             obuf = out.f != stdout ? malloc(sizeof sbuf) : NULL;
             setvbuf(out.f, obuf != NULL ? obuf : sbuf, _IOFBF, sizeof sbuf);
         }
-        if (strcmp(a->format, "csv") == 0)
+        if (csv)
             write_csv(out.f, J, r, tc, a->budget_kind);
         else if (strcmp(a->format, "json") == 0)
             write_json(out.f, J, r, a->o.strategy, tc, a->budget_kind);
