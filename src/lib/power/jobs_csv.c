@@ -98,7 +98,8 @@ void pfi_jobs_destroy(pfi_jobs *j)
         return;
     str_blocks_free(j->strings);
     pfi_free(j->node);
-    pfi_free(j->node_line);
+    if ((void *)j->node_line != (void *)j->node) /* a file without nodes: one array (take_jobs) */
+        pfi_free(j->node_line);
     pfi_free(j->line);
     pfi_free(j->name);
     pfi_free(j->job_class);
@@ -218,6 +219,10 @@ typedef struct reader_state {
     bool padded;      /* the fields lie in the fast path's buffer (JOBS_BUFFER_PAD after it) */
     bool is_num[N_COLS];          /* column c holds a number (not job, class, node) */
     signed char field_col[FAST_MAX_FIELDS]; /* the fast path: the column of each header field, -1 none */
+    /* fast_line: the job cell of the row before when it took it (NULL: take_row did), the
+       class cell of that row (NULL: none) and its job */
+    const char *prev_job, *prev_cls;
+    size_t prev_cls_len, prev_cls_job;
 } reader_state;
 
 /* s->nums and s->jobvs from the header's columns col. */
@@ -441,21 +446,27 @@ static inline bool fast_number(const char *p, size_t n, double *v)
 }
 
 #if defined(__SSE2__)
-/* The value of the k digits at p (0 <= k <= 8; 8 bytes readable at p, those after the k
-   digits any): the digits moved to the top of a word, the bytes below them zeros (leading
+/* The value of the k digits in the low bytes of w (0 <= k <= 8, memory order; the bytes after
+   the k digits any): the digits moved to the top of a word, the bytes below them zeros (leading
    zeros), then the pairs, quads and halves combined by three multiplications (simdjson's
    parse_eight_digits_unrolled). */
-static inline uint64_t digits8(const char *p, unsigned k)
+static inline uint64_t digits8w(uint64_t w, unsigned k)
 {
     if (k == 0)
         return 0;
-    uint64_t w;
-    memcpy(&w, p, sizeof w);
     w = (w - UINT64_C(0x3030303030303030)) << (8 * (8 - k));
     w = w * 10 + (w >> 8);
     return ((w & UINT64_C(0x000000FF000000FF)) * (100 + (UINT64_C(1000000) << 32)) +
             ((w >> 16) & UINT64_C(0x000000FF000000FF)) * (1 + (UINT64_C(10000) << 32))) >>
            32;
+}
+
+/* digits8w of the 8 bytes at p. */
+static inline uint64_t digits8(const char *p, unsigned k)
+{
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+    return digits8w(w, k);
 }
 
 /* fast_number for the usual cell without a branch on each byte (the loop's exit was a
@@ -479,7 +490,15 @@ static inline bool simd_number_x(__m128i x, const char *p, size_t n, double *v)
         return false;
     static const uint64_t p10[] = {1,      10,      100,      1000,     10000,
                                    100000, 1000000, 10000000, 100000000};
-    uint64_t m = digits8(p, ni) * p10[nf] + digits8(p + ni + 1, nf);
+    uint64_t m;
+    if (n <= 8 && dot != 0) { /* one word: the point taken out, the digits joined */
+        uint64_t w, low = (UINT64_C(1) << (8 * ni)) - 1; /* ni < 8 */
+        memcpy(&w, p, sizeof w);
+        w = (w & low) | ((w >> 8) & ~low);
+        m = digits8w(w, (unsigned)n - 1);
+    } else {
+        m = digits8(p, ni) * p10[nf] + digits8(p + ni + 1, nf);
+    }
     if (m > (UINT64_C(1) << 53))
         return false;
     *v = nf > 0 ? (double)m / pow10_exact[nf] : (double)m;
@@ -529,20 +548,22 @@ static pfi_error names_unique(const reader_state *s, bool *unique)
     while (size < 2 * n)
         size *= 2;
     uint32_t *t = pfi_calloc(size, sizeof *t); /* name index + 1 (n <= PFI_JOBS_MAX_POINTS) */
-    size_t mask = size - 1;
-    uint64_t *hs = pfi_malloc((n ? n : 1) * sizeof *hs);
-    if (t == NULL || hs == NULL) {
-        pfi_free(t);
-        pfi_free(hs);
+    if (t == NULL)
         return PFI_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        hs[i] = hash(s->names[i], strlen(s->names[i]));
+    size_t mask = size - 1;
+    /* the hashes of the next 16 names in a ring (not an array of n: less memory touched) */
+    enum { AHEAD = 16, RING = 32 };
+    uint64_t ring[RING];
+    for (size_t i = 0; i < n && i < AHEAD; i++)
+        ring[i] = hash(s->names[i], strlen(s->names[i]));
     *unique = true;
     for (size_t i = 0; i < n && *unique; i++) {
-        if (i + 16 < n)
-            __builtin_prefetch(&t[hs[i + 16] & mask]);
-        size_t h = hs[i] & mask;
+        if (i + AHEAD < n) {
+            uint64_t ha = hash(s->names[i + AHEAD], strlen(s->names[i + AHEAD]));
+            ring[(i + AHEAD) % RING] = ha;
+            __builtin_prefetch(&t[ha & mask]);
+        }
+        size_t h = ring[i % RING] & mask;
         while (t[h] && *unique) {
             *unique = strcmp(s->names[t[h] - 1], s->names[i]) != 0;
             h = (h + 1) & mask;
@@ -550,7 +571,6 @@ static pfi_error names_unique(const reader_state *s, bool *unique)
         t[h] = (uint32_t)(i + 1);
     }
     pfi_free(t);
-    pfi_free(hs);
     return PFI_OK;
 }
 
@@ -901,6 +921,19 @@ static inline const char *stops_next(stop_scan *sc)
     return q;
 }
 
+/* Whether the n bytes at a and b are the same (both in the fast path's buffer: 16 bytes
+   readable at each). */
+static inline bool same_cells(const char *a, const char *b, size_t n)
+{
+    if (n > 16)
+        return memcmp(a, b, n) == 0;
+    unsigned eq = (unsigned)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)a),
+                       _mm_loadu_si128((const __m128i *)(const void *)b)));
+    unsigned keep = (1u << n) - 1;
+    return (eq & keep) == keep;
+}
+
 /* Whether the per-job number x (NaN: none) of column c passes row_bounds. */
 static inline bool jobv_ok(int c, double x)
 {
@@ -980,7 +1013,11 @@ static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long
     for (int k = 0; k < s->n_jobvs; k++)
         if (!jobv_ok(s->jobvs[k], v[s->jobvs[k]]))
             return NULL;
-    bool same = *last != SIZE_MAX && jl == s->last_len && memcmp(s->names[*last], job, jl) == 0;
+    /* the job of the row before, compared with that row's cell when fast_line took it (two
+       places in the buffer: 16 bytes at once), else with its name */
+    bool same = *last != SIZE_MAX && jl == s->last_len &&
+                (s->prev_job != NULL ? same_cells(s->prev_job, job, jl)
+                                     : memcmp(s->names[*last], job, jl) == 0);
     size_t j = same ? *last : SIZE_MAX;
     /* the checks against the job's earlier rows (a new job has none) */
     double *gpus = s->has_jobv[C_GPUS - C_GPUS] ? s->jobv[C_GPUS - C_GPUS] : NULL;
@@ -993,7 +1030,12 @@ static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long
                 return NULL;
             g = gpus[j];
         }
-        if ((cn > 0 && s->cls[j] != NULL && !same_name(s->cls[j], cc, cn)) ||
+        /* the class as the row before's cell when that row was this job's (it set the
+           job's class or was held to it), else as the job's class */
+        bool same_cls = s->prev_cls != NULL && s->prev_cls_job == j
+                            ? cn == s->prev_cls_len && same_cells(s->prev_cls, cc, cn)
+                            : same_name(s->cls[j], cc, cn);
+        if ((cn > 0 && s->cls[j] != NULL && !same_cls) ||
             (nl > 0 && s->node[j] != NULL && !same_name(s->node[j], nd, nl)))
             return NULL;
     }
@@ -1038,6 +1080,10 @@ static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long
     s->row_p[s->n_rows] = pw;
     s->row_t[s->n_rows] = tp;
     s->n_rows++;
+    s->prev_job = job;
+    s->prev_cls = cn > 0 ? cc : NULL;
+    s->prev_cls_len = cn;
+    s->prev_cls_job = j;
     return p;
 }
 #endif
@@ -1165,8 +1211,10 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
                 return PFI_ERR_NOMEM;
             s->cap_rows2 = s->cap_rows3 = s->cap_rows4 = most;
             s->cap_rows = s->cap_rows5 = ordered ? 0 : most;
-        } else if ((e = take_row(s, col, f, len, len, nf, line, name, &last, d)) != PFI_OK) {
-            return ordered_end(s, e);
+        } else {
+            s->prev_job = s->prev_cls = NULL; /* for fast_line: this row is take_row's */
+            if ((e = take_row(s, col, f, len, len, nf, line, name, &last, d)) != PFI_OK)
+                return ordered_end(s, e);
         }
         if (s->unordered)
             return PFI_OK;
@@ -1306,9 +1354,10 @@ static pfi_error take_jobs(pfi_jobs *j, reader_state *s)
     j->band = v[C_BAND - C_GPUS];
     if (!has_cls)
         j->job_class = pfi_calloc(n1, sizeof *j->job_class);
-    if (!has_node) {
+    if (!has_node) { /* no node (NULL) and no line (0) for any job: one array of zeros */
+        _Static_assert(sizeof *j->node == sizeof *j->node_line, "one array of zeros for both");
         j->node = pfi_calloc(n1, sizeof *j->node);
-        j->node_line = pfi_calloc(n1, sizeof *j->node_line);
+        j->node_line = (long *)(void *)j->node;
     }
     if ((lacks && nan == NULL) || j->job_class == NULL || j->node == NULL || j->node_line == NULL)
         return PFI_ERR_NOMEM;
