@@ -91,24 +91,31 @@ static inline int fmt_g10(char *b, double v)
     /* the digits kept: trailing zeros after the point dropped (the last digits are the
        high bytes of lo) */
     int nd = lo != 0 ? 10 - (__builtin_clzll(lo) >> 3) : pairs[2 * hi + 1] != '0' ? 2 : 1;
-    char dig[16];
-    dig[0] = pairs[2 * hi];
-    dig[1] = pairs[2 * hi + 1];
+    /* the ten digits in two words (the first eight, then two), written and shifted in
+       registers: a copy through a byte array read back the bytes just stored (a stalled
+       store-to-load forward per number) */
     lo |= UINT64_C(0x3030303030303030);
-    memcpy(dig + 2, &lo, sizeof lo);
+    uint64_t w0 = (uint64_t)(unsigned char)pairs[2 * hi] |
+                  (uint64_t)(unsigned char)pairs[2 * hi + 1] << 8 | lo << 16,
+             w1 = lo >> 48;
     if (e >= 0) {
-        int ip = e + 1; /* digits before the point */
-        memcpy(b + k, dig, 10);
+        int ip = e + 1, s = 8 * ip; /* digits before the point: 1..10 */
+        memcpy(b + k, &w0, sizeof w0);
+        memcpy(b + k + 8, &w1, sizeof w1);
         k += ip;
-        if (nd > ip) {
+        if (nd > ip) { /* the digits after the point: the words shifted down by ip bytes */
+            uint64_t r0 = s < 64 ? w0 >> s | w1 << (64 - s) : w1 >> (s - 64),
+                     r1 = s < 64 ? w1 >> s : 0;
             b[k++] = '.';
-            memcpy(b + k, dig + ip, 10);
+            memcpy(b + k, &r0, sizeof r0);
+            memcpy(b + k + 8, &r1, sizeof r1);
             k += nd - ip;
         }
     } else {
         memcpy(b + k, "0.000", 5);
         k += 1 - e; /* "0." and -e - 1 zeros */
-        memcpy(b + k, dig, 10);
+        memcpy(b + k, &w0, sizeof w0);
+        memcpy(b + k + 8, &w1, sizeof w1);
         k += nd;
     }
     b[k] = '\0';
