@@ -475,7 +475,8 @@ static inline uint64_t digits8(const char *p, unsigned k)
    bytes readable past p + n: the fast path's buffer and its JOBS_BUFFER_PAD). The same m and
    the same division as fast_number, so the same double; false for anything else (the caller
    asks fast_number). */
-static inline bool simd_number_x(__m128i x, const char *p, size_t n, double *v)
+__attribute__((always_inline)) static inline bool simd_number_x(__m128i x, const char *p, size_t n,
+                                                                double *v)
 {
     __m128i t = _mm_sub_epi8(x, _mm_set1_epi8('0'));
     unsigned keep = (1u << n) - 1;
@@ -491,11 +492,13 @@ static inline bool simd_number_x(__m128i x, const char *p, size_t n, double *v)
     static const uint64_t p10[] = {1,      10,      100,      1000,     10000,
                                    100000, 1000000, 10000000, 100000000};
     uint64_t m;
-    if (n <= 8 && dot != 0) { /* one word: the point taken out, the digits joined */
-        uint64_t w, low = (UINT64_C(1) << (8 * ni)) - 1; /* ni < 8 */
-        memcpy(&w, p, sizeof w);
-        w = (w & low) | ((w >> 8) & ~low);
-        m = digits8w(w, (unsigned)n - 1);
+    if (dot != 0 && n <= 9 && ni < 8) { /* at most 8 digits: the point taken out, one word */
+        uint64_t w0, w1, low = (UINT64_C(1) << (8 * ni)) - 1; /* ni < 8 */
+        memcpy(&w0, p, sizeof w0);
+        memcpy(&w1, p + 8, sizeof w1);
+        m = digits8w((w0 & low) | (((w0 >> 8) | (w1 << 56)) & ~low), (unsigned)n - 1);
+    } else if (dot == 0 && n <= 8) {
+        m = digits8(p, (unsigned)n);
     } else {
         m = digits8(p, ni) * p10[nf] + digits8(p + ni + 1, nf);
     }
