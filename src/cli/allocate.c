@@ -899,7 +899,8 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
         return PFI_EXIT_INTERNAL;
     }
     int rc = PFI_EXIT_OK;
-    bool repair = !a->no_repair;
+    bool repair = !a->no_repair, have = false, cls_deep = false;
+    const char *cls = NULL;
     for (size_t j = 0; j < J->n && rc == PFI_EXIT_OK; j++) {
         size_t first = J->offset[j], k = J->offset[j + 1] - first;
         pfi_curve_report rep;
@@ -917,7 +918,14 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
             else
                 pfi_curve_repair(k, J->power_w + first, J->tput_tok_s + first, work);
         }
-        deep[j] = J->job_class[j] != NULL && strcmp(J->job_class[j], a->deep_class) == 0;
+        /* a class shared with the job before (the reader keeps one copy of a run of equal
+           classes) is compared once */
+        if (!have || J->job_class[j] != cls) {
+            cls = J->job_class[j];
+            cls_deep = cls != NULL && strcmp(cls, a->deep_class) == 0;
+            have = true;
+        }
+        deep[j] = cls_deep;
     }
     free(work);
     *deep_out = deep;

@@ -1035,11 +1035,12 @@ static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long
         }
         /* the class as the row before's cell when that row was this job's (it set the
            job's class or was held to it), else as the job's class */
-        bool same_cls = s->prev_cls != NULL && s->prev_cls_job == j
-                            ? cn == s->prev_cls_len && same_cells(s->prev_cls, cc, cn)
-                            : same_name(s->cls[j], cc, cn);
-        if ((cn > 0 && s->cls[j] != NULL && !same_cls) ||
-            (nl > 0 && s->node[j] != NULL && !same_name(s->node[j], nd, nl)))
+        if (cn > 0 && s->cls[j] != NULL &&
+            !(s->prev_cls != NULL && s->prev_cls_job == j
+                  ? cn == s->prev_cls_len && same_cells(s->prev_cls, cc, cn)
+                  : same_name(s->cls[j], cc, cn)))
+            return NULL;
+        if (nl > 0 && s->node[j] != NULL && !same_name(s->node[j], nd, nl))
             return NULL;
     }
     if (pw > PFI_JOBS_MAX_GPU_W * g)
