@@ -509,7 +509,7 @@ __attribute__((always_inline)) static inline bool simd_number_x(__m128i x, const
 }
 
 /* simd_number_x for the cell p[0..n), its 16 bytes loaded here. */
-static inline bool simd_number(const char *p, size_t n, double *v)
+__attribute__((always_inline)) static inline bool simd_number(const char *p, size_t n, double *v)
 {
     if (n == 0 || n > 16)
         return false;
