@@ -43,6 +43,9 @@ enum {
 /* Most fields per line on the fast path (more: the general path). */
 #define FAST_MAX_FIELDS 64
 
+/* the columns that hold a number (all but job, class and node), one bit each */
+#define NUM_COLS (((1u << N_COLS) - 1) & ~(1u << C_JOB | 1u << C_CLASS | 1u << C_NODE))
+
 /* per-job numbers: gpus..band (C_GPUS..C_BAND) */
 #define N_JOBV (C_BAND - C_GPUS + 1)
 static const char *const col_names[N_COLS] = {
@@ -217,7 +220,6 @@ typedef struct reader_state {
     void *strings;    /* the blocks of names, classes and nodes (str_copy) */
     size_t rows_hint; /* the fast path: the most rows the file can have (0: unknown) */
     bool padded;      /* the fields lie in the fast path's buffer (JOBS_BUFFER_PAD after it) */
-    bool is_num[N_COLS];          /* column c holds a number (not job, class, node) */
     signed char field_col[FAST_MAX_FIELDS]; /* the fast path: the column of each header field, -1 none */
     /* fast_line: the job cell of the row before when it took it (NULL: take_row did), the
        class cell of that row (NULL: none) and its job */
@@ -243,8 +245,6 @@ static void plan_columns(reader_state *s, const long *col)
     s->has_jobv[N_JOBV] = s->n_jobvs < N_JOBV;
     s->has_cls = col[C_CLASS] >= 0;
     s->has_node = col[C_NODE] >= 0;
-    for (int c = 0; c < N_COLS; c++)
-        s->is_num[c] = c != C_JOB && c != C_CLASS && c != C_NODE;
 }
 
 /* *p reallocated to n elements of elem bytes; false (*p unchanged) when out of memory. */
@@ -483,12 +483,11 @@ __attribute__((always_inline)) static inline bool simd_number_x(__m128i x, const
     unsigned dig = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t));
     unsigned dot = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('.'))) & keep;
     dig &= keep;
-    if ((dig | dot) != keep || (dot & (dot - 1)) != 0 || dig == 0)
+    /* digits and at most one point, at least one digit (one test for the three) */
+    if ((((dig | dot) ^ keep) | (dot & (dot - 1)) | (unsigned)(dig == 0)) != 0)
         return false;
     unsigned ni = dot != 0 ? (unsigned)__builtin_ctz(dot) : (unsigned)n; /* before the point */
     unsigned nf = dot != 0 ? (unsigned)n - ni - 1 : 0;                    /* after it */
-    if (ni > 8 || nf > 8)
-        return false;
     static const uint64_t p10[] = {1,      10,      100,      1000,     10000,
                                    100000, 1000000, 10000000, 100000000};
     uint64_t m;
@@ -499,8 +498,10 @@ __attribute__((always_inline)) static inline bool simd_number_x(__m128i x, const
         m = digits8w((w0 & low) | (((w0 >> 8) | (w1 << 56)) & ~low), (unsigned)n - 1);
     } else if (dot == 0 && n <= 8) {
         m = digits8(p, (unsigned)n);
-    } else {
+    } else if (ni <= 8 && nf <= 8) {
         m = digits8(p, ni) * p10[nf] + digits8(p + ni + 1, nf);
+    } else {
+        return false;
     }
     if (m > (UINT64_C(1) << 53))
         return false;
@@ -943,10 +944,10 @@ static inline bool jobv_ok(int c, double x)
     if (isnan(x))
         return true;
     switch (c) {
-    case C_GPUS:
-        return x >= 1 && x == floor(x) && x <= PFI_JOBS_MAX_GPUS;
-    case C_BAND:
-        return x == floor(x) && x <= PFI_JOBS_MAX_BAND;
+    case C_GPUS: /* whole: in range, then as a 64-bit integer and back */
+        return x >= 1 && x <= PFI_JOBS_MAX_GPUS && x == (double)(int64_t)x;
+    case C_BAND: /* x >= 0 (fast_line takes no negative number) */
+        return x <= PFI_JOBS_MAX_BAND && x == (double)(int64_t)x;
     case C_WEIGHT:
         return x <= PFI_JOBS_MAX_WEIGHT;
     case C_FLOOR:
@@ -980,16 +981,16 @@ static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long
     for (size_t i = 0; i < nh; i++) {
         const char *q = stops_next(sc);
         size_t n = (size_t)(q - p);
-        if (i + 1 < nh) {
-            if (*q != ',')
+        if (*q != ',' || i + 1 == nh) { /* a line's last field ends it, no other does */
+            if (i + 1 < nh || *q == ',')
                 return NULL;
-        } else if (*q == '\r' && q[1] == '\n') { /* CRLF: the CR is dropped */
-            q = stops_next(sc);
-        } else if (*q != '\n') {
-            return NULL;
+            if (*q == '\r' && q[1] == '\n') /* CRLF: the CR is dropped */
+                q = stops_next(sc);
+            else if (*q != '\n')
+                return NULL;
         }
         int c = s->field_col[i];
-        if (c >= 0 && s->is_num[c]) {
+        if (c >= 0 && (NUM_COLS >> c & 1) != 0) {
             if (n == 0) {
                 v[c] = NAN; /* none (a curve point's: take_row says it needs one) */
             } else if (!simd_number(p, n, &v[c])) {
