@@ -418,13 +418,45 @@ static void test_reader(void)
 
 /* One cell of column c (a name of the table below) for gen_wide: the usual value, or now and
    then one of the odd ones (blanks, signs, exponents, long digit strings, words, a quote). */
-static const char *const oddities[] = {
-    "",      " 5",  "5 ", "+5", "-0", "-3", "1e3", "abc", "007", "0",
-    ".5",    "5.",  ".",  "1.2.3", "99999999999999999999", "12345678.123456789",
-    "1000001", "0.5", "\t7", "8\"", "123456789012345678", "00000000000000000000001.5",
-    "1.5",   "2",   "100.5", "100001", "1000000000000001", "9999999", "1000000", "100000",
-    "1e15",  "1000000000000000", "1e16", "9007199254740993", "0.0000000001", "65390517.",
-    "8\r",   "\"8\"", "n 1"};
+static const char *const oddities[] = {"",
+                                       " 5",
+                                       "5 ",
+                                       "+5",
+                                       "-0",
+                                       "-3",
+                                       "1e3",
+                                       "abc",
+                                       "007",
+                                       "0",
+                                       ".5",
+                                       "5.",
+                                       ".",
+                                       "1.2.3",
+                                       "99999999999999999999",
+                                       "12345678.123456789",
+                                       "1000001",
+                                       "0.5",
+                                       "\t7",
+                                       "8\"",
+                                       "123456789012345678",
+                                       "00000000000000000000001.5",
+                                       "1.5",
+                                       "2",
+                                       "100.5",
+                                       "100001",
+                                       "1000000000000001",
+                                       "9999999",
+                                       "1000000",
+                                       "100000",
+                                       "1e15",
+                                       "1000000000000000",
+                                       "1e16",
+                                       "9007199254740993",
+                                       "0.0000000001",
+                                       "65390517.",
+                                       "8\r",
+                                       "\"8\"",
+                                       "n 1"};
 #define N_ODD (sizeof oddities / sizeof oddities[0])
 
 /* The forced odd cell of gen_wide: column force_col (a name), point force_point of job
@@ -439,8 +471,9 @@ static int wide_cell(char *b, size_t cap, const char *c, size_t j, int i, bool o
         return snprintf(b, cap, "%s", oddities[next() % N_ODD]);
     if (strcmp(c, "job") == 0)
         return j % 23 == 7   ? snprintf(b, cap, "job %zu with a space", j)
-               : j % 31 == 3 ? snprintf(b, cap, "a-long-job-name-of-more-than-sixty-four-bytes-"
-                                                "to-cross-a-block-%zu",
+               : j % 31 == 3 ? snprintf(b, cap,
+                                        "a-long-job-name-of-more-than-sixty-four-bytes-"
+                                        "to-cross-a-block-%zu",
                                         j)
                              : snprintf(b, cap, "job%zu", j);
     if (strcmp(c, "cap_w") == 0)
@@ -453,7 +486,8 @@ static int wide_cell(char *b, size_t cap, const char *c, size_t j, int i, bool o
     if (strcmp(c, "class") == 0)
         return snprintf(b, cap, "%s", j % 4 == 0 ? "" : j % 3 ? "dense" : "moe-ft");
     if (strcmp(c, "gpus") == 0)
-        return i > 0 && j % 3 == 0 ? snprintf(b, cap, "%s", "") : snprintf(b, cap, "%zu", 1 + j % 16);
+        return i > 0 && j % 3 == 0 ? snprintf(b, cap, "%s", "")
+                                   : snprintf(b, cap, "%zu", 1 + j % 16);
     if (strcmp(c, "node") == 0)
         return snprintf(b, cap, "%s", j % 5 == 0 ? "" : j % 2 ? "n1" : "rack-b-node-17");
     if (strcmp(c, "band") == 0)
@@ -474,8 +508,8 @@ static int wide_cell(char *b, size_t cap, const char *c, size_t j, int i, bool o
    rows. What the fast path takes at once and what it leaves to take_row. */
 static size_t gen_wide(char *out, size_t cap, size_t n_jobs, unsigned odd_in)
 {
-    const char *cols[] = {"job",     "cap_w",     "power_w",   "tput_tok_s", "class",
-                          "gpus",    "weight",    "floor",     "pfi",        "feature",
+    const char *cols[] = {"job",       "cap_w",     "power_w", "tput_tok_s", "class",
+                          "gpus",      "weight",    "floor",   "pfi",        "feature",
                           "cap_min_w", "cap_max_w", "band",    "node",       "note"};
     const char *use[15];
     size_t nu = 0;
@@ -544,8 +578,8 @@ static void test_reader_wide(void)
     /* both outcomes seen often: the comparison covers taken files and every kind of error */
     CHECK(ok > 100 && refused > 100, "wide files: %zu read, %zu refused", ok, refused);
     /* every odd value in every column, in a job's first row and in a later one */
-    const char *cols[] = {"job",     "cap_w",     "power_w",   "tput_tok_s", "class",
-                          "gpus",    "weight",    "floor",     "pfi",        "feature",
+    const char *cols[] = {"job",       "cap_w",     "power_w", "tput_tok_s", "class",
+                          "gpus",      "weight",    "floor",   "pfi",        "feature",
                           "cap_min_w", "cap_max_w", "band",    "node",       "note"};
     for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
         for (size_t o = 0; o < N_ODD; o++)

@@ -57,7 +57,7 @@ typedef struct pfi_jobs {
     /* [n], NaN absent; the columns the file does not have may share one array of NaN, so
        these are to be read, not written */
     double *gpus, *weight, *floor_frac, *pfi, *feature, *cap_lo_w, *cap_hi_w;
-    double *band;    /* [n], NaN absent */
+    double *band; /* [n], NaN absent */
     /* a file without a node column: node and node_line may share one array of zeros (to be
        read, not written) */
     char **node;     /* [n], NULL when absent */

@@ -220,7 +220,8 @@ typedef struct reader_state {
     void *strings;    /* the blocks of names, classes and nodes (str_copy) */
     size_t rows_hint; /* the fast path: the most rows the file can have (0: unknown) */
     bool padded;      /* the fields lie in the fast path's buffer (JOBS_BUFFER_PAD after it) */
-    signed char field_col[FAST_MAX_FIELDS]; /* the fast path: the column of each header field, -1 none */
+    /* the fast path: the column of each header field, -1 none */
+    signed char field_col[FAST_MAX_FIELDS];
     /* fast_line: the job cell of the row before when it took it (NULL: take_row did), the
        class cell of that row (NULL: none) and its job */
     const char *prev_job, *prev_cls;
@@ -480,16 +481,16 @@ __attribute__((always_inline)) static inline bool simd_number_x(__m128i x, const
 {
     __m128i t = _mm_sub_epi8(x, _mm_set1_epi8('0'));
     unsigned keep = (1u << n) - 1;
-    unsigned dig = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t));
+    unsigned dig =
+        (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t));
     unsigned dot = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('.'))) & keep;
     dig &= keep;
     /* digits and at most one point, at least one digit (one test for the three) */
     if ((((dig | dot) ^ keep) | (dot & (dot - 1)) | (unsigned)(dig == 0)) != 0)
         return false;
     unsigned ni = dot != 0 ? (unsigned)__builtin_ctz(dot) : (unsigned)n; /* before the point */
-    unsigned nf = dot != 0 ? (unsigned)n - ni - 1 : 0;                    /* after it */
-    static const uint64_t p10[] = {1,      10,      100,      1000,     10000,
-                                   100000, 1000000, 10000000, 100000000};
+    unsigned nf = dot != 0 ? (unsigned)n - ni - 1 : 0;                   /* after it */
+    static const uint64_t p10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
     uint64_t m;
     if (dot != 0 && n <= 9 && ni < 8) { /* at most 8 digits: the point taken out, one word */
         uint64_t w0, w1, low = (UINT64_C(1) << (8 * ni)) - 1; /* ni < 8 */
@@ -971,8 +972,8 @@ static inline bool jobv_ok(int c, double x)
  * line's start; NULL when the line is not such a row (nothing taken: the caller gives it to
  * the line-by-line path, whose take_row says what is wrong), or when out of memory (*e).
  */
-static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long line,
-                             size_t *last, pfi_error *e)
+static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long line, size_t *last,
+                             pfi_error *e)
 {
     const char *ls = p, *job = NULL, *cc = NULL, *nd = NULL;
     size_t jl = 0, cn = 0, nl = 0;
