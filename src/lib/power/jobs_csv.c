@@ -964,8 +964,8 @@ static inline bool jobv_ok(int c, double x)
 
 /*
  * A data row of an ordered read taken at once, without the line's fields gathered first: each
- * field found by a 16-byte compare, its number read from the same 16 bytes (simd_number_x),
- * then what take_row does with a row that passes every check. Only the usual row: every
+ * field's end the next stop of sc (stop_scan), its number read by simd_number (else
+ * fast_number), then what take_row does with a row that passes every check. Only the usual row: every
  * field plain (no quote, NUL, blank, or CR but before the '\n'), as many as the header's,
  * every number taken by simd_number_x or fast_number and >= 0, every check of take_row met
  * (bounds, gpus, class and node as in the job's earlier rows, caps rising). Returns the next
