@@ -328,14 +328,29 @@ static const char *fmt1(char *b, double v)
 {
     if (!isfinite(v))
         return "-";
-    double x = v * 10, t = nearbyint(x);
-    if (!(fabs(v) < 1e15) || fabs(fabs(x - trunc(x)) - 0.5) < 1e-6) {
+    /* |x| rounded by adding and taking away 2^52 (below 2^52; above, |x| is whole already),
+       its fraction by truncation: nearbyint and trunc without their calls */
+    double x = v * 10, ax = fabs(x), t = ax < 0x1p52 ? (ax + 0x1p52) - 0x1p52 : ax;
+    if (!(fabs(v) < 1e15) || fabs(fabs(ax - (double)(int64_t)ax) - 0.5) < 1e-6) {
         snprintf(b, 32, "%.1f", v);
         return b;
     }
-    long long q = (long long)t;
-    bool neg = q < 0 || (q == 0 && signbit(v));
-    unsigned long long u = q < 0 ? (unsigned long long)(-q) : (unsigned long long)q;
+    unsigned long long u = (unsigned long long)t;
+    size_t k = 0;
+    if (signbit(v)) /* "-0.0" too, as printf writes a negative that rounds to zero */
+        b[k++] = '-';
+    if (u < 100000000) { /* the digits of u by SWAR (fmt_digits8), at least two of them */
+        uint64_t d = fmt_digits8((uint32_t)u);
+        int lead = d != 0 ? __builtin_ctzll(d) >> 3 : 8;
+        lead = lead < 6 ? lead : 6;
+        int nint = 7 - lead; /* the digits before the point */
+        uint64_t w = (d | UINT64_C(0x3030303030303030)) >> (8 * lead);
+        memcpy(b + k, &w, sizeof w);
+        b[k + (size_t)nint] = '.';
+        b[k + (size_t)nint + 1] = (char)('0' + (d >> 56));
+        b[k + (size_t)nint + 2] = '\0';
+        return b;
+    }
     char tmp[32];
     size_t n = 0;
     tmp[n++] = (char)('0' + u % 10);
@@ -345,9 +360,6 @@ static const char *fmt1(char *b, double v)
         tmp[n++] = (char)('0' + u % 10);
         u /= 10;
     } while (u > 0);
-    size_t k = 0;
-    if (neg)
-        b[k++] = '-';
     while (n > 0)
         b[k++] = tmp[--n];
     b[k] = '\0';
@@ -499,7 +511,9 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     for (size_t j = 0; j < J->n; j++) {
         size_t last = J->offset[j + 1] - 1;
         /* a value the job lacks (no marginal at an end of its curve) is "-" */
-        char b[5][32], kept[40] = "-"; /* missing: "-", never "-%" */
+        char b[5][32], kept[40]; /* missing: "-", never "-%" */
+        kept[0] = '-';
+        kept[1] = '\0';
         double kp = 100 * r->tput_tok_s[j] / J->tput_tok_s[last];
         if (isfinite(kp)) {
             const char *k = fmt1(b[4], kp);
