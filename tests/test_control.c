@@ -88,9 +88,15 @@ static void test_policy(void **state)
     CHECK(a && a->floor_frac == 0.8 && a->weight == 2, "exact rule");
     CHECK(b && strcmp(b->job, "*") == 0 && strcmp(b->job_class, "moe-ft") == 0, "default rule");
     pfi_free(r);
-    const char *bad[] = {"j floor=2\n", "j\n", "j speed=1\n", "j class=gpu\n",
-                         "j weight=1\nj floor=0\n", "j band=1000001\n", "j band=-2e6\n",
-                         "j band=nan\n", "j band=1 band=1\n"};
+    const char *bad[] = {"j floor=2\n",
+                         "j\n",
+                         "j speed=1\n",
+                         "j class=gpu\n",
+                         "j weight=1\nj floor=0\n",
+                         "j band=1000001\n",
+                         "j band=-2e6\n",
+                         "j band=nan\n",
+                         "j band=1 band=1\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK(pfi_ctl_policy_parse(bad[i], strlen(bad[i]), &r, &n, &d) == PFI_ERR_PARSE,
               "bad policy %zu", i);

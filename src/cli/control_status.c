@@ -106,13 +106,13 @@ static bool read_details(const char *db, long last_id, json_t *o)
         while (ok && sqlite3_step(st) == SQLITE_ROW) {
             const char *job = col_text(st, 0), *cls = col_text(st, 1), *src = col_text(st, 4),
                        *cs = col_text(st, 8);
-            json_t *j = json_pack(
-                "{s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "job", jstr(job), "class",
-                jstr(cls), "gpus", (json_int_t)sqlite3_column_int(st, 2), "pfi",
-                cli_json_num(col_num(st, 3)), "curve", jstr(src), "band",
-                cli_json_num(col_num(st, 9)), "cap_w", cli_json_num(col_num(st, 5)), "cap_state",
-                jstr(cs), "power_w", cli_json_num(col_num(st, 6)), "tput_tok_s",
-                cli_json_num(col_num(st, 7)));
+            json_t *j =
+                json_pack("{s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "job", jstr(job),
+                          "class", jstr(cls), "gpus", (json_int_t)sqlite3_column_int(st, 2), "pfi",
+                          cli_json_num(col_num(st, 3)), "curve", jstr(src), "band",
+                          cli_json_num(col_num(st, 9)), "cap_w", cli_json_num(col_num(st, 5)),
+                          "cap_state", jstr(cs), "power_w", cli_json_num(col_num(st, 6)),
+                          "tput_tok_s", cli_json_num(col_num(st, 7)));
             ok = j != NULL && json_array_append_new(jobs, j) == 0;
         }
         sqlite3_finalize(st);

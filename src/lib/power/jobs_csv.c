@@ -199,7 +199,7 @@ typedef struct reader_state {
     long *band_line;                  /* and of its first band cell (the header has band) */
     long cur_cls_line, cur_gpus_line; /* ordered: the same for the last job (the only one a
                                          row can add to) */
-    long cur_band_line;
+    long cur_band_line;               /* and its band cell's */
     long *job_line;                   /* the line of each job's first row */
     size_t *first;                    /* ordered: each job's first row */
     size_t cap_jobv;                  /* the capacity of the per-job arrays but names */
@@ -542,10 +542,10 @@ static const char *col_range(int c)
 }
 
 /* The checks of one row's numbers v[N_COLS] (NaN absent) that need no other row: gpus a whole
-   number >= 1, band a priority band (pfi_band_valid: the rule of every band pfi reads), the caps at most PFI_JOBS_MAX_GPU_W,
-   the throughput at most PFI_JOBS_MAX_TPUT, weight at most PFI_JOBS_MAX_WEIGHT, floor at most
-   1, pfi above 0 and at most PFI_JOBS_MAX_PFI, feature at most PFI_JOBS_MAX_FEATURE (each
-   refused with its line, column and accepted range). */
+   number >= 1, band pfi_band_valid's (the rule of every band pfi reads), the caps at most
+   PFI_JOBS_MAX_GPU_W, the throughput at most PFI_JOBS_MAX_TPUT, weight at most
+   PFI_JOBS_MAX_WEIGHT, floor at most 1, pfi above 0 and at most PFI_JOBS_MAX_PFI, feature at
+   most PFI_JOBS_MAX_FEATURE (each refused with its line, column and accepted range). */
 static pfi_error row_bounds(const double *v, long line, const char *name, pfi_diag *d)
 {
     const struct {
