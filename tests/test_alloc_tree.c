@@ -1069,7 +1069,8 @@ static void assert_same_bits(const pfi_alloc_result *r, const pfi_alloc_tree_res
  * that bind the same; the objective and each level's sums within 1e-9 relative; every job's
  * cap, power and tokens/s within 1e-12 of the instance's top power and tokens/s (a job at a
  * threshold takes what is left, a difference of sums over every job whose order may differ),
- * its marginals within 1e-9 relative. what: the comparison, for the message.
+ * its marginals within 1e-9 relative (unless its cap is within 1e-8 of a curve end, where
+ * tree_marginals' tolerance may decide either way). what: the comparison, for the message.
  */
 static void assert_close(const tree_case *c, const pfi_alloc_result *r,
                          const pfi_alloc_tree_result *tr, const pfi_alloc_result *r2,
@@ -1083,14 +1084,20 @@ static void assert_close(const tree_case *c, const pfi_alloc_result *r,
         top_p += c->pw[c->off[j + 1] - 1];
         top_t += c->tp[c->off[j + 1] - 1];
     }
-    for (size_t j = 0; j < c->n; j++)
+    for (size_t j = 0; j < c->n; j++) {
+        /* a marginal is NaN at a curve's end, within tree_marginals' tolerance of it: where
+           the cap is that near an end, the two may differ by rounding */
+        const double *cc = c->cap + c->off[j];
+        double cap = r->cap_w[j], lo = cc[0], hi = cc[c->off[j + 1] - c->off[j] - 1];
+        bool at_end = fabs(cap - lo) < 1e-8 * (1 + cap) || fabs(cap - hi) < 1e-8 * (1 + cap);
         if (fabs(r->cap_w[j] - r2->cap_w[j]) > 1e-12 * top_p ||
             fabs(r->power_w[j] - r2->power_w[j]) > 1e-12 * top_p ||
             fabs(r->tput_tok_s[j] - r2->tput_tok_s[j]) > 1e-12 * top_t ||
-            !near(r->marginal_down[j], r2->marginal_down[j], 1e-9) ||
-            !near(r->marginal_up[j], r2->marginal_up[j], 1e-9))
+            (!at_end && (!near(r->marginal_down[j], r2->marginal_down[j], 1e-9) ||
+                         !near(r->marginal_up[j], r2->marginal_up[j], 1e-9))))
             fail_msg("%s: job %zu: cap %.17g power %.17g, %.17g %.17g", what, j, r->cap_w[j],
                      r->power_w[j], r2->cap_w[j], r2->power_w[j]);
+    }
     for (size_t a = 0; a < c->m; a++)
         if (!near(tr->drawn_w[a], tr2->drawn_w[a], 1e-9))
             fail_msg("%s: level %zu drawn %.17g, %.17g", what, a, tr->drawn_w[a], tr2->drawn_w[a]);
