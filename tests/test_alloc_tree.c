@@ -272,8 +272,10 @@ static void make_case(pfi_rng *rng, size_t n, size_t depth, int kinds, bool band
     make_case_w(rng, n, depth, kinds, bands, 0, false, c);
 }
 
-static void run_case(const tree_case *c, pfi_strategy st, pfi_alloc_result *r,
-                     pfi_alloc_tree_result *tr)
+/* Strategy st on case c (the budget c->budget, or by_reduction a 25 % reduction), with
+   workspace ws (NULL: pfi_allocate_tree's own): r and tr initialised and filled. */
+static void run_case_with(const tree_case *c, pfi_strategy st, pfi_alloc_tree_workspace *ws,
+                          bool by_reduction, pfi_alloc_result *r, pfi_alloc_tree_result *tr)
 {
     pfi_alloc_jobs J = {.n = c->n,
                         .offset = c->off,
@@ -292,14 +294,24 @@ static void run_case(const tree_case *c, pfi_strategy st, pfi_alloc_result *r,
     pfi_alloc_options o;
     pfi_alloc_options_init(&o);
     o.strategy = st;
-    o.budget_w = c->budget;
+    if (by_reduction)
+        o.reduction = 0.25;
+    else
+        o.budget_w = c->budget;
     assert_int_equal(pfi_alloc_result_init(r, c->n), PFI_OK);
     assert_int_equal(pfi_alloc_tree_result_init(tr, c->m), PFI_OK);
     pfi_diag d;
     pfi_diag_clear(&d);
-    pfi_error e = pfi_allocate_tree(&J, &o, &t, r, tr, &d);
+    pfi_error e = ws != NULL ? pfi_allocate_tree_ws(&J, &o, &t, ws, r, tr, &d)
+                             : pfi_allocate_tree(&J, &o, &t, r, tr, &d);
     if (e != PFI_OK)
         fail_msg("pfi_allocate_tree: %s", d.message);
+}
+
+static void run_case(const tree_case *c, pfi_strategy st, pfi_alloc_result *r,
+                     pfi_alloc_tree_result *tr)
+{
+    run_case_with(c, st, NULL, false, r, tr);
 }
 
 /* Every level's limit and the budget hold, from the caps and powers themselves. */
@@ -1004,35 +1016,11 @@ static void make_fast_case(pfi_rng *rng, size_t n, size_t depth, int variant, tr
     free(hi);
 }
 
-/* The oracle on case c with workspace ws: r and tr initialised and filled. */
+/* The oracle on case c with workspace ws (run_case_with). */
 static void run_fast_case(const tree_case *c, pfi_alloc_tree_workspace *ws, bool by_reduction,
                           pfi_alloc_result *r, pfi_alloc_tree_result *tr)
 {
-    pfi_alloc_jobs J = {.n = c->n,
-                        .offset = c->off,
-                        .cap_w = c->cap,
-                        .power_w = c->pw,
-                        .tput_tok_s = c->tp,
-                        .gpus = c->gpus,
-                        .weight = c->wt};
-    pfi_alloc_tree t = {.n_nodes = c->m,
-                        .parent = c->parent,
-                        .limit_w = c->limit,
-                        .kind = c->kind,
-                        .job_node = c->node,
-                        .budget_kind = c->budget_kind};
-    pfi_alloc_options o;
-    pfi_alloc_options_init(&o);
-    if (by_reduction)
-        o.reduction = 0.25;
-    else
-        o.budget_w = c->budget;
-    assert_int_equal(pfi_alloc_result_init(r, c->n), PFI_OK);
-    assert_int_equal(pfi_alloc_tree_result_init(tr, c->m), PFI_OK);
-    pfi_diag d;
-    pfi_diag_clear(&d);
-    if (pfi_allocate_tree_ws(&J, &o, &t, ws, r, tr, &d) != PFI_OK)
-        fail_msg("pfi_allocate_tree_ws: %s", d.message);
+    run_case_with(c, PFI_STRATEGY_ORACLE, ws, by_reduction, r, tr);
 }
 
 /* Whether a and b are within rel of each other (both NaN: equal). */
