@@ -20,6 +20,7 @@
 #include "pfi/allocate.h"
 #include "pfi/rng.h"
 #include "pfi/topology.h"
+#include "power/alloc_internal.h"
 
 static pfi_error read_text(const char *text, pfi_topology **t, pfi_diag *d)
 {
@@ -271,8 +272,10 @@ static void make_case(pfi_rng *rng, size_t n, size_t depth, int kinds, bool band
     make_case_w(rng, n, depth, kinds, bands, 0, false, c);
 }
 
-static void run_case(const tree_case *c, pfi_strategy st, pfi_alloc_result *r,
-                     pfi_alloc_tree_result *tr)
+/* Strategy st on case c (the budget c->budget, or by_reduction a 25 % reduction), with
+   workspace ws (NULL: pfi_allocate_tree's own): r and tr initialised and filled. */
+static void run_case_with(const tree_case *c, pfi_strategy st, pfi_alloc_tree_workspace *ws,
+                          bool by_reduction, pfi_alloc_result *r, pfi_alloc_tree_result *tr)
 {
     pfi_alloc_jobs J = {.n = c->n,
                         .offset = c->off,
@@ -291,14 +294,24 @@ static void run_case(const tree_case *c, pfi_strategy st, pfi_alloc_result *r,
     pfi_alloc_options o;
     pfi_alloc_options_init(&o);
     o.strategy = st;
-    o.budget_w = c->budget;
+    if (by_reduction)
+        o.reduction = 0.25;
+    else
+        o.budget_w = c->budget;
     assert_int_equal(pfi_alloc_result_init(r, c->n), PFI_OK);
     assert_int_equal(pfi_alloc_tree_result_init(tr, c->m), PFI_OK);
     pfi_diag d;
     pfi_diag_clear(&d);
-    pfi_error e = pfi_allocate_tree(&J, &o, &t, r, tr, &d);
+    pfi_error e = ws != NULL ? pfi_allocate_tree_ws(&J, &o, &t, ws, r, tr, &d)
+                             : pfi_allocate_tree(&J, &o, &t, r, tr, &d);
     if (e != PFI_OK)
         fail_msg("pfi_allocate_tree: %s", d.message);
+}
+
+static void run_case(const tree_case *c, pfi_strategy st, pfi_alloc_result *r,
+                     pfi_alloc_tree_result *tr)
+{
+    run_case_with(c, st, NULL, false, r, tr);
 }
 
 /* Every level's limit and the budget hold, from the caps and powers themselves. */
@@ -885,6 +898,289 @@ static void test_tree_flat_hint(void **state)
     pfi_alloc_tree_result_clear(&tr);
 }
 
+/* ---- tree_fast against the general path ------------------------------------------------ */
+
+/*
+ * A random tree for tree_fast (every limit measured, one band, continuous caps) of n jobs and
+ * the given depth, in one of eight variants: 0 six-point concave curves; 1 curves of 1-9
+ * points (a single point has no segment); 2 every job a copy of one of five (equal slopes
+ * across jobs: segments at a threshold); 3 weights in [0.5, 2.5], one in five NaN; 4 every
+ * limit in the lowest 30 % of its range, one in eight at its least exactly (nothing left
+ * above the lowest points); 5 one level below its least (infeasible); 6 a fifth of the curves
+ * straight (not their own envelope: the general path); 7 a wide tree, 2 000-5 000 leaves.
+ */
+static void make_fast_case(pfi_rng *rng, size_t n, size_t depth, int variant, tree_case *c)
+{
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    size_t width = variant == 7 ? 2000 + pfi_rng_next(rng) % 3000 : 2, cap_m = 1;
+    for (size_t l = 0, w = width; l < depth; l++, w *= 4)
+        cap_m += w;
+    c->parent = malloc(cap_m * sizeof *c->parent);
+    c->limit = malloc(cap_m * sizeof *c->limit);
+    c->kind = malloc(cap_m * sizeof *c->kind);
+    size_t m = 0, lo_l = 0, hi_l;
+    size_t tops = variant == 7 ? width : 1 + pfi_rng_next(rng) % 2;
+    for (size_t a = 0; a < tops; a++)
+        c->parent[m++] = PFI_TOPO_NONE;
+    hi_l = m;
+    for (size_t l = 1; l < depth; l++) {
+        size_t next = m;
+        for (size_t a = lo_l; a < hi_l; a++)
+            for (size_t k = 1 + pfi_rng_next(rng) % 4; k > 0; k--)
+                c->parent[m++] = a;
+        lo_l = next;
+        hi_l = m;
+    }
+    c->m = m;
+    c->off = malloc((n + 1) * sizeof *c->off);
+    c->node = malloc(n * sizeof *c->node);
+    c->gpus = malloc(n * sizeof(double));
+    c->band = calloc(n, sizeof(double));
+    size_t *pts = malloc(n * sizeof *pts), total = 0;
+    for (size_t j = 0; j < n; j++) {
+        pts[j] = variant == 1 ? 1 + pfi_rng_next(rng) % 9 : K;
+        c->off[j] = total;
+        total += pts[j];
+    }
+    c->off[n] = total;
+    c->cap = malloc(total * sizeof(double));
+    c->pw = malloc(total * sizeof(double));
+    c->tp = malloc(total * sizeof(double));
+    for (size_t j = 0; j < n; j++) {
+        uint64_t u = pfi_rng_next(rng) % 10;
+        c->node[j] = u == 0   ? PFI_TOPO_NONE
+                     : u == 1 ? pfi_rng_next(rng) % m
+                              : lo_l + pfi_rng_next(rng) % (hi_l - lo_l);
+        c->gpus[j] = (double)(1 + pfi_rng_next(rng) % 8);
+        size_t proto = j % 5;
+        if (variant == 2 && j >= 5) { /* a copy of job proto's curve and GPUs */
+            c->gpus[j] = c->gpus[proto];
+            for (size_t i = 0; i < K; i++) {
+                c->cap[c->off[j] + i] = c->cap[c->off[proto] + i];
+                c->pw[c->off[j] + i] = c->pw[c->off[proto] + i];
+                c->tp[c->off[j] + i] = c->tp[c->off[proto] + i];
+            }
+            continue;
+        }
+        double p = 100 + 500 * pfi_rng_uniform(rng), dp = 40 + 60 * pfi_rng_uniform(rng);
+        double t = 1000 * pfi_rng_uniform(rng), dt = 500 + 1500 * pfi_rng_uniform(rng);
+        bool str = variant == 6 && pfi_rng_uniform(rng) < 0.2;
+        for (size_t i = 0; i < pts[j]; i++) {
+            size_t q = c->off[j] + i;
+            c->cap[q] = 200 + 100 * (double)i;
+            c->pw[q] = c->gpus[j] * p;
+            c->tp[q] = t;
+            p += dp;
+            t += dt;
+            if (!str) {
+                dp *= 1 + 0.3 * pfi_rng_uniform(rng);
+                dt *= 0.3 + 0.7 * pfi_rng_uniform(rng);
+            }
+        }
+    }
+    free(pts);
+    c->budget_kind = PFI_LIMIT_MEASURED;
+    for (size_t a = 0; a < m; a++)
+        c->kind[a] = PFI_LIMIT_MEASURED;
+    double *lo = calloc(m + 1, sizeof(double)), *hi = calloc(m + 1, sizeof(double));
+    for (size_t j = 0; j < n; j++) {
+        size_t k = c->off[j + 1] - c->off[j];
+        for (size_t b = c->node[j];; b = c->parent[b]) {
+            size_t x = b == PFI_TOPO_NONE ? m : b;
+            lo[x] += c->pw[c->off[j]];
+            hi[x] += c->pw[c->off[j] + k - 1];
+            if (b == PFI_TOPO_NONE)
+                break;
+        }
+    }
+    for (size_t a = 0; a < m; a++) {
+        double u = pfi_rng_uniform(rng);
+        double span = variant == 4 ? 0.3 * u : 0.2 + 0.9 * u;
+        c->limit[a] = u < 0.1 || hi[a] == 0 ? INFINITY : lo[a] + span * (hi[a] - lo[a]) + 1;
+        if (variant == 4 && pfi_rng_next(rng) % 8 == 0)
+            c->limit[a] = lo[a];
+    }
+    if (variant == 5)
+        c->limit[pfi_rng_next(rng) % m] = -1; /* below anything: replaced below */
+    for (size_t a = 0; a < m; a++)
+        if (c->limit[a] < 0)
+            c->limit[a] = lo[a] > 10 ? 0.5 * lo[a] : 0;
+    c->budget = lo[m] + (0.3 + 0.6 * pfi_rng_uniform(rng)) * (hi[m] - lo[m]);
+    if (variant == 3) {
+        c->wt = malloc(n * sizeof *c->wt);
+        for (size_t j = 0; j < n; j++)
+            c->wt[j] = pfi_rng_next(rng) % 5 == 0 ? NAN : 0.5 + 2 * pfi_rng_uniform(rng);
+    }
+    free(lo);
+    free(hi);
+}
+
+/* The oracle on case c with workspace ws (run_case_with). */
+static void run_fast_case(const tree_case *c, pfi_alloc_tree_workspace *ws, bool by_reduction,
+                          pfi_alloc_result *r, pfi_alloc_tree_result *tr)
+{
+    run_case_with(c, PFI_STRATEGY_ORACLE, ws, by_reduction, r, tr);
+}
+
+/* Whether a and b are within rel of each other (both NaN: equal). */
+static bool near(double a, double b, double rel)
+{
+    return (isnan(a) && isnan(b)) || fabs(a - b) <= rel * (1 + fabs(a) + fabs(b));
+}
+
+/* r and tr bit for bit the same as r2 and tr2 (what: the comparison, for the message). */
+static void assert_same_bits(const pfi_alloc_result *r, const pfi_alloc_tree_result *tr,
+                             const pfi_alloc_result *r2, const pfi_alloc_tree_result *tr2, size_t n,
+                             size_t m, const char *what)
+{
+    const double *x[] = {r->cap_w,         r->power_w,     r->tput_tok_s, r->shed_w,
+                         r->marginal_down, r->marginal_up, tr->drawn_w,   tr->reserve_w};
+    const double *y[] = {r2->cap_w,         r2->power_w,     r2->tput_tok_s, r2->shed_w,
+                         r2->marginal_down, r2->marginal_up, tr2->drawn_w,   tr2->reserve_w};
+    static const char *names[] = {"cap",           "power",       "tokens/s", "shed",
+                                  "marginal down", "marginal up", "drawn",    "reserve"};
+    for (int u = 0; u < 8; u++)
+        for (size_t i = 0; i < (u < 6 ? n : m); i++)
+            if (memcmp(&x[u][i], &y[u][i], sizeof(double)) != 0)
+                fail_msg("%s: %s[%zu] %.17g, %.17g", what, names[u], i, x[u][i], y[u][i]);
+    double sx[] = {r->objective, r->total_power_w, r->budget_w};
+    double sy[] = {r2->objective, r2->total_power_w, r2->budget_w};
+    if (memcmp(sx, sy, sizeof sx) != 0)
+        fail_msg("%s: objective %.17g, %.17g", what, sx[0], sy[0]);
+    assert_int_equal(r->feasible, r2->feasible);
+    assert_int_equal(tr->n_binding, tr2->n_binding);
+}
+
+/*
+ * r and tr within rounding of r2 and tr2 on case c: feasibility, the budget and the levels
+ * that bind the same; the objective and each level's sums within 1e-9 relative; every job's
+ * cap, power and tokens/s within 1e-12 of the instance's top power and tokens/s (a job at a
+ * threshold takes what is left, a difference of sums over every job whose order may differ),
+ * its marginals within 1e-9 relative (unless its cap is within 1e-8 of a curve end, where
+ * tree_marginals' tolerance may decide either way). what: the comparison, for the message.
+ */
+static void assert_close(const tree_case *c, const pfi_alloc_result *r,
+                         const pfi_alloc_tree_result *tr, const pfi_alloc_result *r2,
+                         const pfi_alloc_tree_result *tr2, const char *what)
+{
+    assert_int_equal(r->feasible, r2->feasible);
+    if (!near(r->objective, r2->objective, 1e-9) || !near(r->budget_w, r2->budget_w, 1e-15))
+        fail_msg("%s: objective %.17g, %.17g", what, r->objective, r2->objective);
+    double top_p = 0, top_t = 0;
+    for (size_t j = 0; j < c->n; j++) {
+        top_p += c->pw[c->off[j + 1] - 1];
+        top_t += c->tp[c->off[j + 1] - 1];
+    }
+    for (size_t j = 0; j < c->n; j++) {
+        /* a marginal is NaN at a curve's end, within tree_marginals' tolerance of it: where
+           the cap is that near an end, the two may differ by rounding */
+        const double *cc = c->cap + c->off[j];
+        double cap = r->cap_w[j], lo = cc[0], hi = cc[c->off[j + 1] - c->off[j] - 1];
+        bool at_end = fabs(cap - lo) < 1e-8 * (1 + cap) || fabs(cap - hi) < 1e-8 * (1 + cap);
+        if (fabs(r->cap_w[j] - r2->cap_w[j]) > 1e-12 * top_p ||
+            fabs(r->power_w[j] - r2->power_w[j]) > 1e-12 * top_p ||
+            fabs(r->tput_tok_s[j] - r2->tput_tok_s[j]) > 1e-12 * top_t ||
+            (!at_end && (!near(r->marginal_down[j], r2->marginal_down[j], 1e-9) ||
+                         !near(r->marginal_up[j], r2->marginal_up[j], 1e-9))))
+            fail_msg("%s: job %zu: cap %.17g power %.17g, %.17g %.17g", what, j, r->cap_w[j],
+                     r->power_w[j], r2->cap_w[j], r2->power_w[j]);
+    }
+    for (size_t a = 0; a < c->m; a++)
+        if (!near(tr->drawn_w[a], tr2->drawn_w[a], 1e-9))
+            fail_msg("%s: level %zu drawn %.17g, %.17g", what, a, tr->drawn_w[a], tr2->drawn_w[a]);
+    assert_int_equal(tr->n_binding, tr2->n_binding);
+}
+
+/*
+ * tree_fast (the greedy by histogram thresholds, issue 18 item 3) against the general path
+ * (the greedy by thresholds, tree_thresholds, held to HiGHS by test_tree_linprog) on 400 random
+ * trees of make_fast_case's variants, depth 1-4, 2-20 000 jobs: within rounding (assert_close);
+ * the fast path without its AVX-512 copy, and the same workspace called again (the greedy at
+ * once where an inner level bound, the reference power summed in its first pass), bit for bit
+ * the same; a workspace last used on another instance within rounding (where a level fills at
+ * exactly its parent's slope, the flat optimum or the greedy's may be taken); every limit
+ * kept. tree_fast must have run in most cases (all but
+ * variants 6 and 7, which it leaves to the general path where a curve is straight or the
+ * levels too many for its histograms).
+ */
+static void test_tree_fast_paths(void **state)
+{
+    (void)state;
+    pfi_rng rng;
+    pfi_rng_seed(&rng, 18, 11);
+    static const size_t sizes[] = {2, 7, 64, 300, 2500, 20000, 40};
+    const char *env = getenv("PFI_TREE_FAST_CASES");
+    int cases = env != NULL ? atoi(env) : 400, fast = 0, general = 0;
+    pfi_alloc_tree_workspace *ws = NULL, *wg = NULL;
+    assert_int_equal(pfi_alloc_tree_workspace_create(&ws), PFI_OK);
+    assert_int_equal(pfi_alloc_tree_workspace_create(&wg), PFI_OK);
+    for (int k = 0; k < cases; k++) {
+        int variant = k % 8;
+        size_t n = sizes[(k / 8) % 7], depth = 1 + (size_t)(k / 56) % 4;
+        bool by_reduction = (k / 3) % 2 == 1;
+        tree_case c;
+        make_fast_case(&rng, n, depth, variant, &c);
+        pfi_alloc_result r, rg, rp, ra;
+        pfi_alloc_tree_result tr, trg, trp, tra;
+        pfi_alloc_tree_workspace *wf = NULL, *wp = NULL;
+        char what[128];
+        assert_int_equal(pfi_alloc_tree_workspace_create(&wf), PFI_OK);
+        assert_int_equal(pfi_alloc_tree_workspace_create(&wp), PFI_OK);
+        run_fast_case(&c, wf, by_reduction, &r, &tr);
+        bool took = alloc_tree_ws_took_fast(wf);
+        fast += took;
+        run_fast_case(&c, wf, by_reduction, &ra, &tra); /* again: the workspace's memory */
+        snprintf(what, sizeof what, "case %d (variant %d, n %zu, depth %zu) again", k, variant, n,
+                 depth);
+        assert_same_bits(&r, &tr, &ra, &tra, c.n, c.m, what);
+        pfi_alloc_result_clear(&ra);
+        pfi_alloc_tree_result_clear(&tra);
+        run_fast_case(&c, ws, by_reduction, &ra, &tra); /* after the last case's call */
+        snprintf(what, sizeof what, "case %d (variant %d, n %zu, depth %zu) after another", k,
+                 variant, n, depth);
+        assert_close(&c, &r, &tr, &ra, &tra, what);
+        alloc_tree_ws_paths(wg, true, false);
+        run_fast_case(&c, wg, by_reduction, &rg, &trg);
+        general += !alloc_tree_ws_took_fast(wg);
+        assert_false(alloc_tree_ws_took_fast(wg));
+        alloc_tree_ws_paths(wp, false, true);
+        run_fast_case(&c, wp, by_reduction, &rp, &trp);
+        if (alloc_tree_ws_took_fast(wp) != took)
+            fail_msg("case %d (variant %d, n %zu, depth %zu): tree_fast %d, without AVX-512 %d", k,
+                     variant, n, depth, (int)took, (int)alloc_tree_ws_took_fast(wp));
+        snprintf(what, sizeof what, "case %d (variant %d, n %zu, depth %zu) without AVX-512", k,
+                 variant, n, depth);
+        assert_same_bits(&r, &tr, &rp, &trp, c.n, c.m, what);
+        pfi_alloc_tree_workspace_destroy(wf);
+        pfi_alloc_tree_workspace_destroy(wp);
+        snprintf(what, sizeof what, "case %d (variant %d, n %zu, depth %zu): general path", k,
+                 variant, n, depth);
+        assert_close(&c, &r, &tr, &rg, &trg, what);
+        if (getenv("PFI_TREE_FAST_DEBUG") != NULL)
+            print_message("case %d (variant %d, n %zu, depth %zu, m %zu): fast %d feasible %d\n", k,
+                          variant, n, depth, c.m, (int)took, (int)r.feasible);
+        c.budget = r.budget_w; /* by reduction: the budget the call derived */
+        if (r.feasible)
+            check_limits(&c, &r);
+        pfi_alloc_result_clear(&r);
+        pfi_alloc_result_clear(&rg);
+        pfi_alloc_result_clear(&rp);
+        pfi_alloc_result_clear(&ra);
+        pfi_alloc_tree_result_clear(&tr);
+        pfi_alloc_tree_result_clear(&trg);
+        pfi_alloc_tree_result_clear(&trp);
+        pfi_alloc_tree_result_clear(&tra);
+        case_free(&c);
+    }
+    pfi_alloc_tree_workspace_destroy(ws);
+    pfi_alloc_tree_workspace_destroy(wg);
+    print_message("tree_fast: %d of %d cases (the others the flat optimum or the general path); "
+                  "the general path %d\n",
+                  fast, cases, general);
+    assert_true(fast >= cases / 2);
+}
+
 /* pfi_allocate_tree_ws with one workspace reused over instances that grow, shrink and grow
    again (kinds, bands, depths varied) gives pfi_allocate_tree's results bit for bit; a NULL
    workspace is refused. */
@@ -958,6 +1254,7 @@ int main(void)
         cmocka_unit_test(test_tree_marginals),
         cmocka_unit_test(test_tree_near_equal_slopes),
         cmocka_unit_test(test_tree_workspace),
+        cmocka_unit_test(test_tree_fast_paths),
         cmocka_unit_test(test_tree_flat_first),
         cmocka_unit_test(test_tree_flat_hint),
     };

@@ -20,6 +20,7 @@
 #include "pfi/control_files.h"
 #include "pfi/rng.h"
 #include "pfi/stage.h"
+#include "pfi/topology.h"
 
 #include "control/ctl_curves.h"
 #include "control/ctl_guard.h"
@@ -87,11 +88,33 @@ static void test_policy(void **state)
     CHECK(a && a->floor_frac == 0.8 && a->weight == 2, "exact rule");
     CHECK(b && strcmp(b->job, "*") == 0 && strcmp(b->job_class, "moe-ft") == 0, "default rule");
     pfi_free(r);
-    const char *bad[] = {"j floor=2\n", "j\n", "j speed=1\n", "j class=gpu\n",
-                         "j weight=1\nj floor=0\n"};
+    const char *bad[] = {"j floor=2\n",
+                         "j\n",
+                         "j speed=1\n",
+                         "j class=gpu\n",
+                         "j weight=1\nj floor=0\n",
+                         "j band=1000001\n",
+                         "j band=-2e6\n",
+                         "j band=nan\n",
+                         "j band=1 band=1\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK(pfi_ctl_policy_parse(bad[i], strlen(bad[i]), &r, &n, &d) == PFI_ERR_PARSE,
               "bad policy %zu", i);
+    /* a band is pfi_band_valid's (any number in [-1e6, 1e6]); a job's two rules (two bands)
+       name both lines */
+    const char *bands = "a band=-1e6\nb band=-0.5\nc band=1e6\n";
+    CHECK(pfi_ctl_policy_parse(bands, strlen(bands), &r, &n, &d) == PFI_OK && n == 3 &&
+              r[0].band == -1e6 && r[1].band == -0.5 && r[2].band == 1e6,
+          "bands -1e6, -0.5, 1e6: %s", d.message);
+    pfi_free(r);
+    const char *two = "a band=2\n# a comment\nb band=0\na band=1\n";
+    CHECK(pfi_ctl_policy_parse(two, strlen(two), &r, &n, &d) == PFI_ERR_PARSE && d.line == 4 &&
+              strstr(d.message, "job 'a' has two rules: at line 1 and at line 4") != NULL,
+          "two rules for a: line %ld: %s", d.line, d.message);
+    CHECK(pfi_band_valid(-1e6) && pfi_band_valid(1e6) && pfi_band_valid(0.25) &&
+              !pfi_band_valid(1e6 + 1) && !pfi_band_valid(-1e6 - 1) && !pfi_band_valid(NAN) &&
+              !pfi_band_valid(INFINITY),
+          "pfi_band_valid's bounds");
     END_CHECKS();
 }
 

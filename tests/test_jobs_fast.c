@@ -490,8 +490,11 @@ static int wide_cell(char *b, size_t cap, const char *c, size_t j, int i, bool o
                                    : snprintf(b, cap, "%zu", 1 + j % 16);
     if (strcmp(c, "node") == 0)
         return snprintf(b, cap, "%s", j % 5 == 0 ? "" : j % 2 ? "n1" : "rack-b-node-17");
-    if (strcmp(c, "band") == 0)
-        return i == 1 ? snprintf(b, cap, "%zu", j % 3) : snprintf(b, cap, "%s", "");
+    if (strcmp(c, "band") == 0) /* whole, negative or fractional, in one row or in all */
+        return j % 7 == 3   ? snprintf(b, cap, "%s", "-2.5")
+               : j % 5 == 1 ? snprintf(b, cap, "%zu", j % 4)
+               : i == 1     ? snprintf(b, cap, "%zu", j % 3)
+                            : snprintf(b, cap, "%s", "");
     if (strcmp(c, "floor") == 0)
         return snprintf(b, cap, "%.2f", (double)(j % 10) / 10);
     if (strcmp(c, "pfi") == 0)
@@ -504,7 +507,7 @@ static int wide_cell(char *b, size_t cap, const char *c, size_t j, int i, bool o
 /* A jobs file of n_jobs jobs of 1 to 6 points under a random header: the required columns and
    a random half of the optional ones (and sometimes an unknown one) in a random order, CRLF or
    LF, and one cell in about odd_in odd (wide_cell); now and then a job's later row with other
-   gpus, class or node, a cap that does not rise, or a job that comes back after another's
+   gpus, band, class or node, a cap that does not rise, or a job that comes back after another's
    rows. What the fast path takes at once and what it leaves to take_row. */
 static size_t gen_wide(char *out, size_t cap, size_t n_jobs, unsigned odd_in)
 {
@@ -547,6 +550,7 @@ static size_t gen_wide(char *out, size_t cap, size_t n_jobs, unsigned odd_in)
                              strcmp(use[c], "gpus") == 0    ? "3"
                              : strcmp(use[c], "class") == 0 ? "other"
                              : strcmp(use[c], "node") == 0  ? "n9"
+                             : strcmp(use[c], "band") == 0  ? "7"
                              : strcmp(use[c], "cap_w") == 0 ? "100"
                                                             : cell);
                 k += (size_t)snprintf(out + k, cap - k, "%s%s", c ? "," : "", cell);

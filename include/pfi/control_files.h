@@ -76,9 +76,10 @@ bool pfi_ctl_schedule_at(const pfi_ctl_event *ev, size_t n, double t_s, double r
 /* ---- policy file ------------------------------------------------------------------------
  * One rule a line: "JOB key=value ..." with keys floor (SLA floor: fraction of the job's
  * reference throughput, [0, 1]), weight (priority weight >= 0, default 1), band (priority
- * band, a number, default 0: higher bands are cut last) and class
- * (dense, moe-pt, moe-ft, dense-ft: overrides what the agent says). JOB is a job id or "*"
- * (every job without its own rule). '#' comments, blank lines ignored. */
+ * band, default 0: higher bands are cut last; pfi_band_valid's rule, pfi/topology.h) and
+ * class (dense, moe-pt, moe-ft, dense-ft: overrides what the agent says). JOB is a job id or
+ * "*" (every job without its own rule); a job with two rules is an error naming both lines.
+ * '#' comments, blank lines ignored. */
 typedef struct pfi_ctl_rule {
     char job[PFI_CTL_ID_LEN];
     double floor_frac; /* NaN: none */

@@ -7,9 +7,10 @@
  *   optional, per job (the first non-empty cell of the job's rows counts): class, gpus,
  *             weight (objective weight), floor (SLA: keep this fraction of the reference
  *             throughput), pfi (estimated PFI), feature (raw telemetry), cap_min_w, cap_max_w,
- *             band (priority band, a whole number: higher is kept longer; pfi/topology.h),
- *             node (the topology level the job runs under; one per job: two differ is an
- *             error; so are two classes or two gpus counts of one job)
+ *             band (priority band, a number in [-1e6, 1e6]: higher is kept longer;
+ *             pfi_band_valid, pfi/topology.h), node (the topology level the job runs under;
+ *             one per job: two differ is an error naming both lines; so are two classes,
+ *             two gpus counts or two bands of one job)
  * A job's rows need not be adjacent; jobs keep the order of their first row. Empty cells and
  * the missing markers of pfi/value.h are missing (NaN), never zero. Points are sorted by cap;
  * two points at one cap are an error. Monotonicity is not checked here (pfi/curve.h).
@@ -32,7 +33,9 @@ extern "C" {
 /* The bounds a row is held to (PFI_ERR_VALUE above them, naming line and column): a per-GPU
    cap (cap_w, cap_min_w, cap_max_w) or a job's power_w over its gpus (1 when absent) above
    PFI_JOBS_MAX_GPU_W watts is not a physical power; gpus a whole number 1 ..
-   PFI_JOBS_MAX_GPUS; band a whole number 0 .. PFI_JOBS_MAX_BAND. */
+   PFI_JOBS_MAX_GPUS; band pfi_band_valid's (pfi/topology.h: a number in [-1e6, 1e6], the
+   rule of every band pfi reads; PFI_JOBS_MAX_BAND, its top, was once the only bound of a
+   band that had to be a whole number >= 0). */
 #define PFI_JOBS_MAX_GPU_W 100000.0
 #define PFI_JOBS_MAX_GPUS 1000000
 #define PFI_JOBS_MAX_BAND 1000000

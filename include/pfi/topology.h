@@ -123,6 +123,19 @@ typedef struct pfi_alloc_tree {
     const long *line;        /* [n_nodes] or NULL */
 } pfi_alloc_tree;
 
+/*
+ * A priority band (higher: cut last, restored first) is a finite number in [-PFI_BAND_MAX,
+ * PFI_BAND_MAX], one rule wherever a band is given: `pfi allocate`'s jobs file (its band
+ * column, pfi/jobs.h), `pfi control`'s --policy band=, --qos-band QOS=BAND and
+ * PUT /v1/jobs/ID {"band": B}. Each refusal says the band's value, then PFI_BAND_RULE.
+ */
+#define PFI_BAND_MAX 1e6
+#define PFI_BAND_RULE "must be a number in [-1e6, 1e6] (higher: cut last)"
+
+/* pfi_band_valid — whether b is a priority band: finite and |b| <= PFI_BAND_MAX (NaN, an
+ * infinity, a value past the bound: false). Pure; thread-safe. */
+bool pfi_band_valid(double b);
+
 /* pfi_alloc_tree_from — *t from topology topo (borrowed) and the jobs' levels; budget_kind
  * measured, no bands. */
 void pfi_alloc_tree_from(const pfi_topology *topo, const size_t *job_node, pfi_alloc_tree *t);

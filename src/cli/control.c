@@ -412,8 +412,10 @@ static pfi_http_next api_job(api_state *s, pfi_http_request *rq, const char *id,
         /* ret: the 400 naming the key */
     } else if (!json_is_object(o) || b == NULL || !(json_is_number(b) || json_is_null(b))) {
         ret = api_error(rq, 400, "expected {\"band\": B} (a number) or {\"band\": null}");
-    } else if (json_is_number(b) && !(fabs(json_number_value(b)) <= 1e6)) {
-        ret = api_error(rq, 422, "band must be a number in [-1e6, 1e6] (higher: cut last)");
+    } else if (json_is_number(b) && !pfi_band_valid(json_number_value(b))) {
+        char m[96]; /* every band's rule and words (pfi/topology.h) */
+        snprintf(m, sizeof m, "band %.10g: " PFI_BAND_RULE, json_number_value(b));
+        ret = api_error(rq, 422, m);
     } else {
         pthread_mutex_lock(&s->mu);
         size_t k = 0;

@@ -63,7 +63,7 @@ static double col_num(sqlite3_stmt *st, int i)
 
 /* The last period's faults and the number of periods of its run with any (into o: "faults",
  * "periods_with_faults"; a log from before the faults column has neither), and its per-job
- * rows (into o's "jobs" array: job, class, gpus, pfi, curve, cap_w, cap_state, power_w,
+ * rows (into o's "jobs" array: job, class, gpus, pfi, curve, band, cap_w, cap_state, power_w,
  * tput_tok_s). False when out of memory. */
 static bool read_details(const char *db, long last_id, json_t *o)
 {
@@ -92,23 +92,27 @@ static bool read_details(const char *db, long last_id, json_t *o)
         sqlite3_finalize(st);
     }
     /* cap_w is the cap requested; cap_state what the agent said ("confirmed", "refused
-     * (401)"; NULL none confirmed, and in a log from before cap_state) */
-    const char *q_state =
-        "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput, cap_state FROM"
-        " ctl_jobs WHERE period = (SELECT MAX(id) FROM ctl_periods) ORDER BY job";
-    const char *q_old = "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput, NULL FROM"
-                        " ctl_jobs WHERE period = (SELECT MAX(id) FROM ctl_periods) ORDER BY job";
-    if (sqlite3_prepare_v2(s, q_state, -1, &st, NULL) == SQLITE_OK ||
+     * (401)"; NULL none confirmed, and in a log from before cap_state); band the job's
+     * priority band in force (NULL in a log from before it was kept) */
+#define JOBS_SQL(more)                                                                             \
+    "SELECT job, class, gpus, pfi, source, cap_w, power_w, tput, " more " FROM ctl_jobs WHERE"     \
+    " period = (SELECT MAX(id) FROM ctl_periods) ORDER BY job"
+    const char *q_band = JOBS_SQL("cap_state, band"), *q_state = JOBS_SQL("cap_state, NULL"),
+               *q_old = JOBS_SQL("NULL, NULL");
+#undef JOBS_SQL
+    if (sqlite3_prepare_v2(s, q_band, -1, &st, NULL) == SQLITE_OK ||
+        sqlite3_prepare_v2(s, q_state, -1, &st, NULL) == SQLITE_OK ||
         sqlite3_prepare_v2(s, q_old, -1, &st, NULL) == SQLITE_OK) {
         while (ok && sqlite3_step(st) == SQLITE_ROW) {
             const char *job = col_text(st, 0), *cls = col_text(st, 1), *src = col_text(st, 4),
                        *cs = col_text(st, 8);
             json_t *j =
-                json_pack("{s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "job", jstr(job),
+                json_pack("{s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "job", jstr(job),
                           "class", jstr(cls), "gpus", (json_int_t)sqlite3_column_int(st, 2), "pfi",
-                          cli_json_num(col_num(st, 3)), "curve", jstr(src), "cap_w",
-                          cli_json_num(col_num(st, 5)), "cap_state", jstr(cs), "power_w",
-                          cli_json_num(col_num(st, 6)), "tput_tok_s", cli_json_num(col_num(st, 7)));
+                          cli_json_num(col_num(st, 3)), "curve", jstr(src), "band",
+                          cli_json_num(col_num(st, 9)), "cap_w", cli_json_num(col_num(st, 5)),
+                          "cap_state", jstr(cs), "power_w", cli_json_num(col_num(st, 6)),
+                          "tput_tok_s", cli_json_num(col_num(st, 7)));
             ok = j != NULL && json_array_append_new(jobs, j) == 0;
         }
         sqlite3_finalize(st);
@@ -143,8 +147,9 @@ static void print_jobs(const json_t *jobs)
         wj = nj > (size_t)wj ? (nj > 256 ? 256 : (int)nj) : wj;
         wc = nc > (size_t)wc ? (nc > 64 ? 64 : (int)nc) : wc;
     }
-    printf("\n%-*s %-*s %5s %6s %-6s %8s %-14s %9s %10s\n", wj, "job", wc, "class", "gpus", "pfi",
-           "curve", "cap_w", "in_force", "power_w", "tokens/s");
+    /* (band last: the columns before it as they were, for scripts that split the rows) */
+    printf("\n%-*s %-*s %5s %6s %-6s %8s %-14s %9s %10s %6s\n", wj, "job", wc, "class", "gpus",
+           "pfi", "curve", "cap_w", "in_force", "power_w", "tokens/s", "band");
     json_array_foreach(jobs, i, j)
     {
         const char *cs = str_of(j, "cap_state"), *name = str_of(j, "job"),
@@ -152,10 +157,11 @@ static void print_jobs(const json_t *jobs)
         cli_numtext cap_text = cli_num(num_of(j, "cap_w"), 'f', 0, "-");
         /* in force: the cap when the agent confirmed it, else what it said; '-' none */
         const char *force = cs == NULL ? "-" : strcmp(cs, "confirmed") == 0 ? cap_text.s : cs;
-        printf("%-*s %-*s %5.0f %6s %-6s %8s %-14s %9s %10s\n", wj, name ? name : "-", wc,
+        printf("%-*s %-*s %5.0f %6s %-6s %8s %-14s %9s %10s %6s\n", wj, name ? name : "-", wc,
                cls ? cls : "-", num_of(j, "gpus"), cli_num(num_of(j, "pfi"), 'f', 2, "-").s,
                src ? src : "-", cap_text.s, force, cli_num(num_of(j, "power_w"), 'f', 0, "-").s,
-               cli_num(num_of(j, "tput_tok_s"), 'f', 0, "-").s);
+               cli_num(num_of(j, "tput_tok_s"), 'f', 0, "-").s,
+               cli_num(num_of(j, "band"), 'g', 6, "-").s);
     }
 }
 

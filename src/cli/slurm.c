@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "pfi/memory.h"
+#include "pfi/topology.h"
 #include "slurm/proto.h"
 #include "slurm_ctl.h"
 
@@ -391,9 +392,9 @@ static bool qos_band_parse(cli_slurm *s, const char *arg)
         for (size_t k = 0; k < s->nqos && !dup; k++)
             dup = strlen(s->qos[k]) == (size_t)(eq - p) &&
                   strncasecmp(s->qos[k], p, (size_t)(eq - p)) == 0;
-        if (nl == 0 || nl >= sizeof num || *e != '\0' || errno != 0 || !(fabs(b) <= 1e6) || dup) {
+        if (nl == 0 || nl >= sizeof num || *e != '\0' || errno != 0 || !pfi_band_valid(b) || dup) {
             fprintf(stderr, "pfi control: --qos-band: '%.*s': %s\n", (int)(len > 80 ? 80 : len), p,
-                    dup ? "QOS named twice" : "BAND must be a number in [-1e6, 1e6]");
+                    dup ? "QOS named twice" : "band " PFI_BAND_RULE);
             return false;
         }
         snprintf(s->qos[s->nqos], sizeof s->qos[0], "%.*s", (int)(eq - p), p);

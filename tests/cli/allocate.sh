@@ -256,8 +256,9 @@ done
 # (59.4%), between caps 200 and 500 (slope (105000-60000)/(8000-3200) = 9.375 both sides)
 check allocate-bands-explain 0 "$PFI" allocate --explain --strategy equal --reduction 30% "$JT"
 grep_out allocate-bands-explain-why "moe-pt .* 9.375       9.375  sheds 59.4% of its power"
-# The jobs file's checks: file:line:column and the job; a job's class or gpus given twice,
-# differently, names both lines; gpus and band whole numbers; no band "nan"; no unphysical power
+# The jobs file's checks: file:line:column and the job; a job's class, gpus or band given
+# twice, differently, names both lines; gpus whole numbers; a band pfi control's rule (a
+# number in [-1e6, 1e6]); no band "nan"; no unphysical power
 bad_input() { # bad_input NAME CSV_TEXT PATTERN [STRATEGY]: exit 1, stderr matches
     printf "$2" >"$T/in.csv"
     check "allocate-input-$1" 1 "$PFI" allocate --strategy "${4:-oracle}" "$T/in.csv"
@@ -272,7 +273,6 @@ bad_input gpus-twice "${H}a,x,2,200,400,10,,\nb,x,1,200,200,10,,\na,x,4,300,1200
 bad_input gpus-fraction "${H}a,x,2.5,200,500,10,,\n" "in.csv:2: .*gpus.*2.5: must be a whole number"
 bad_input gpus-zero "${H}a,x,1,200,200,10,,\nb,x,0,200,200,10,,\n" "in.csv:3: .*gpus.*0: must be a whole number of GPUs, 1 to"
 bad_input band-nan "${H}a,x,1,200,200,10,nan,\n" "in.csv:2: .*band.*'nan' is not a number"
-bad_input band-fraction "${H}a,x,1,200,200,10,1.5,\n" "in.csv:2: .*band.*1.5: must be a whole number"
 # a spelled-out NaN in a curve column is not a number, the words of 'inf' (it was "a curve
 # point needs a value here", an empty cell's): the fast path and pfi/csv.h's (a quoted cell)
 bad_input curve-nan-power "${H}a,x,1,200,nan,10,,\n" \
@@ -283,15 +283,36 @@ bad_input curve-nan-quoted "${H}\"a\",x,1,200,NaN,10,,\n" \
     "in.csv:2: column 'power_w': 'NaN' is not a number (expected W, above 0, at most 100000 times the job's GPUs)"
 bad_input curve-inf-power "${H}a,x,1,200,inf,10,,\n" "in.csv:2: column 'power_w': 'inf' is not a number (expected W, above 0"
 bad_input curve-empty-power "${H}a,x,1,200,,10,,\n" "in.csv:2: column 'power_w': a curve point needs a value here"
-# every band error gives the range (a negative band said "negative value -1" alone)
-BR="(expected a whole number, 0 to 1000000"
-bad_input band-negative "${H}a,x,1,200,200,10,-1,\n" "in.csv:2: column 'band': negative value -1 $BR)"
-bad_input band-negative-quoted "${H}\"a\",x,1,200,200,10,-2,\n" "in.csv:2: column 'band': negative value -2 $BR)"
-bad_input band-negative-fraction "${H}a,x,1,200,200,10,-0.5,\n" "in.csv:2: column 'band': negative value -0.5 $BR)"
-bad_input band-huge "${H}a,x,1,200,200,10,1e7,\n" "in.csv:2: column 'band': 1e+07: must be a whole number, 0 to 1000000"
-bad_input band-fraction-range "${H}a,x,1,200,200,10,1.5,\n" "in.csv:2: column 'band': 1.5: must be a whole number, 0 to 1000000"
-bad_input band-nan-range "${H}a,x,1,200,200,10,nan,\n" "in.csv:2: column 'band': 'nan' is not a number $BR"
-bad_input band-inf-range "${H}a,x,1,200,200,10,inf,\n" "in.csv:2: column 'band': 'inf' is not a number $BR"
+# a band is pfi control's (--policy band=, --qos-band, PUT /v1/jobs/ID): any number in
+# [-1e6, 1e6], the same words (it was a whole number 0 to 1000000 here alone); a job with two
+# bands names both lines (it took the first, silently), on the fast path (rows adjacent, in
+# order; not adjacent) and pfi/csv.h's (a quoted cell)
+BR="must be a number in \\[-1e6, 1e6\\] (higher: cut last)"
+bad_input band-huge "${H}a,x,1,200,200,10,1e7,\n" "in.csv:2: column 'band': 10000000: $BR"
+bad_input band-above "${H}a,x,1,200,200,10,1000001,\n" "in.csv:2: column 'band': 1000001: $BR"
+bad_input band-below "${H}a,x,1,200,200,10,-2e6,\n" "in.csv:2: column 'band': -2000000: $BR"
+bad_input band-below-quoted "${H}\"a\",x,1,200,200,10,-1000001,\n" "in.csv:2: column 'band': -1000001: $BR"
+bad_input band-nan-range "${H}a,x,1,200,200,10,nan,\n" \
+    "in.csv:2: column 'band': 'nan' is not a number (expected a number in \\[-1e6, 1e6\\]; leave"
+bad_input band-inf-range "${H}a,x,1,200,200,10,inf,\n" "in.csv:2: column 'band': 'inf' is not a number (expected a number in"
+bad_input band-twice "${H}a,x,1,200,200,10,2,\nb,x,1,200,200,10,,\na,x,1,300,300,12,1,\n" \
+    "in.csv:4: column 'band': job 'a': band 2 at line 2, 1 at line 4"
+bad_input band-twice-adjacent "${H}a,x,1,200,200,10,-1,\na,x,1,300,300,12,,\na,x,1,400,350,13,0.5,\n" \
+    "in.csv:4: column 'band': job 'a': band -1 at line 2, 0.5 at line 4"
+bad_input band-twice-quoted "${H}\"a\",x,1,200,200,10,3,\n\"a\",x,1,300,300,12,4,\n" \
+    "in.csv:3: column 'band': job 'a': band 3 at line 2, 4 at line 3"
+# taken: a band below 0, a fraction, the same band on two rows, the bounds themselves. Two
+# alike jobs (10 tokens/s at 200 W, 12 at 300 W: 0.02 per W) under 420 W (30% of 600):
+# both at their lowest 200 W leave 20 W, which goes to the higher band alone: a (band -1)
+# stays at 200 W (10 tokens/s), b (band 0.5) gets 220 W (10.4 tokens/s); swapped, swapped
+printf "${H}a,x,1,200,200,10,-1,\na,x,1,300,300,12,-1,\nb,x,1,200,200,10,0.5,\nb,x,1,300,300,12,,\n" >"$T/bneg.csv"
+check allocate-band-negative 0 "$PFI" allocate --format csv "$T/bneg.csv"
+grep_out allocate-band-negative-low "^a,x,1,200,200,100,10,12,"
+grep_out allocate-band-negative-high "^b,x,1,220,220,80,10.4,12,"
+printf "${H}a,x,1,200,200,10,1e6,\na,x,1,300,300,12,,\nb,x,1,200,200,10,-1e6,\nb,x,1,300,300,12,,\n" >"$T/bmax.csv"
+check allocate-band-bounds 0 "$PFI" allocate --format csv "$T/bmax.csv"
+grep_out allocate-band-bounds-high "^a,x,1,220,220,80,10.4,12,"
+grep_out allocate-band-bounds-low "^b,x,1,200,200,100,10,12,"
 bad_input power-huge "${H}a,x,8,200,1e308,10,,\n" "in.csv:2: .*power_w.*job 'a': 1e+308 W is above 100000 W a GPU"
 bad_input power-per-gpu "${H}a,x,2,200,200001,10,,\n" "in.csv:2: .*power_w.*job 'a': 200001 W is above 100000 W a GPU (2 GPUs)"
 bad_input tput-huge "${H}a,x,1,200,200,1e308,,\n" "in.csv:2: .*tput_tok_s.*1e+308 tokens/s: above 1e+15"

@@ -4,8 +4,10 @@
 # too: an audit table whose columns are not pfi's) — is refused (exit 1, the message
 # names the file and says it is not a pfi control audit log) and left byte for byte as it
 # was (no table added, no journal mode switched, no -wal/-shm/-journal left beside it). A new
-# file, an empty one, an audit log (its earlier run kept) and a pfi run store (its runs kept,
-# the ctl_* tables beside them) are taken. The one agent is a URL nobody answers: each
+# file, an empty one, an audit log (its earlier run kept; one an earlier pfi wrote, without
+# the columns added since — ctl_jobs.band the latest —, gets them) and a pfi run store (its
+# runs kept, the ctl_* tables beside them) are taken; a ctl_jobs with a column after pfi's
+# that pfi does not write is refused. The one agent is a URL nobody answers: each
 # controller run records its periods all the same (exit 6, ran degraded).
 # usage: audit_foreign.sh PFI PFID SOURCE_DIR
 set -u
@@ -121,6 +123,43 @@ c = sqlite3.connect(sys.argv[1])
 print(c.execute("select count(*) from ctl_runs").fetchone()[0],
       c.execute("select count(*) from pragma_table_info(\"ctl_periods\") where name = \"lead\"").fetchone()[0])' "$WORK/old.db")" = "2 1" ]
 check $? "an audit log an earlier pfi wrote: taken, its run kept, the new columns added (exit $rc)"
+[ "$(python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print([r[0] for r in c.execute("select name from pragma_table_info(\"ctl_jobs\") order by cid")][-2:])' "$WORK/old.db")" = "['cap_state', 'band']" ]
+check $? "the earlier log's ctl_jobs: cap_state, then band added at its end"
+# a log the pfi before ctl_jobs.band wrote (every column but band): taken, band added
+python3 - "$WORK/old.db" "$WORK/noband.db" <<'PY'
+import sqlite3, sys
+src = sqlite3.connect(sys.argv[1])
+dst = sqlite3.connect(sys.argv[2])
+for (sql,) in src.execute("select sql from sqlite_master where type = 'table'"):
+    dst.execute(sql.replace(", band REAL", ""))
+dst.execute("insert into ctl_runs(started_wall, config) values (1, '{}')")
+dst.commit()
+assert [r[1] for r in dst.execute("pragma table_info(ctl_jobs)")][-1] == "cap_state"
+PY
+ctl "$WORK/noband.db"
+rc=$?
+[ $rc -eq 6 ] && [ "$(python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print(c.execute("select count(*) from ctl_runs").fetchone()[0],
+      [r[1] for r in c.execute("pragma table_info(ctl_jobs)")][-1])' "$WORK/noband.db")" = "2 band" ]
+check $? "a log from before ctl_jobs.band: taken, its run kept, band added (exit $rc)"
+# one whose ctl_jobs has a column after cap_state that pfi does not write: no pfi log
+python3 - "$WORK/noband.db" "$WORK/otherband.db" <<'PY'
+import sqlite3, sys
+src = sqlite3.connect(sys.argv[1])
+dst = sqlite3.connect(sys.argv[2])
+for (sql,) in src.execute("select sql from sqlite_master where type = 'table'"):
+    dst.execute(sql.replace("cap_state TEXT", "cap_state TEXT, priority TEXT"))
+dst.commit()
+PY
+cp "$WORK/otherband.db" "$WORK/otherband.db.orig"
+ctl "$WORK/otherband.db"
+rc=$?
+[ $rc -eq 1 ] && grep -q "audit log: $WORK/otherband.db: not a pfi control audit log (table ctl_jobs: column 14 is \"priority\", pfi writes band)" "$WORK/err" &&
+    cmp -s "$WORK/otherband.db" "$WORK/otherband.db.orig"
+check $? "ctl_jobs with another 14th column: refused, exit $rc (want 1), left as it was: $(head -c 300 "$WORK/err")"
 "$PFI" ingest --db "$WORK/store.db" --group g --cap 300 --telemetry "$SRC/examples/smi.csv" \
     > /dev/null 2>&1
 check $? "a run store ingested"

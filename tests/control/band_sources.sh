@@ -13,6 +13,9 @@
 #     lowest cap, 203 at its top; with a --policy line "202 band=5" 202's own band wins over
 #     its QOS (202 at top, 203 in between, 201 lowest). Malformed --qos-band (a QOS name
 #     with a blank too): exit 2. --qos-band alone turns --slurm on; --check says so.
+#  3. The audit log keeps each job's band every period, whichever source gave it
+#     (ctl_jobs.band; the API's were held in memory alone): 203 in band 0, then 3 from the
+#     PUT on; the QOS's bands; pfi control status (text and --json) shows the last period's.
 # Every wait is a bounded poll. usage: band_sources.sh PFI PFID SOURCE_DIR
 set -u
 PFI=$1
@@ -72,8 +75,9 @@ check $? "PUT /v1/jobs/203 {\"band\": \"high\"}: 400 (got $code: $(cat "$WORK/pu
 code=$(put "$PORT" /v1/jobs/203 '{"band": 3, "weight": 2}'); [ "$code" = 400 ] &&
     grep -q "unknown key 'weight'" "$WORK/put.body"
 check $? "an unknown key: 400 naming it (got $code: $(cat "$WORK/put.body"))"
-code=$(put "$PORT" /v1/jobs/203 '{"band": 2e6}'); [ "$code" = 422 ]
-check $? "band 2e6 (outside [-1e6, 1e6]): 422 (got $code)"
+code=$(put "$PORT" /v1/jobs/203 '{"band": 2e6}'); [ "$code" = 422 ] &&
+    grep -qF 'band 2000000: must be a number in [-1e6, 1e6] (higher: cut last)' "$WORK/put.body"
+check $? "band 2e6 (outside [-1e6, 1e6]): 422 in every band's words (got $code: $(cat "$WORK/put.body"))"
 code=$(put "$PORT" /v1/jobs/203 '{"band": 3}' wrong-token); [ "$code" = 401 ]
 check $? "without the token: 401 (got $code)"
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/v1/jobs/203")
@@ -94,6 +98,45 @@ kill -TERM $CTL_PID
 wait $CTL_PID
 grep -q 'PUT /v1/jobs/203: band 3 (from the next period)' "$WORK/api.err"
 check $? "the API's band is said on stderr"
+# bands DB JOB=BANDS... — the audit log keeps each job's band every period (ctl_jobs.band:
+# the API's were memory alone): JOB's bands in period order, runs of one band joined, are
+# BANDS ("0,3": 0 in every period to some one, 3 in every one after)
+bands() {
+    db=$1
+    shift
+    py "$db" '
+bad = 0
+for a in args:
+    job, want = a.split("=")
+    seq = [b for (b,) in c.execute("select band from ctl_jobs where job = ? order by period", (job,))]
+    runs = [x for k, x in enumerate(seq) if k == 0 or x != seq[k - 1]]
+    got = ",".join("null" if x is None else "%g" % x for x in runs)
+    print(f"  job {job}: {len(seq)} periods, bands {got} (want {want})")
+    bad += got != want or len(seq) < 3
+sys.exit(1 if bad else 0)' "$@"
+}
+bands "$WORK/api.db" 201=2 202=1 203=0,3
+check $? "the audit log: 201 in band 2, 202 in 1 every period; 203 in 0, then 3 from the PUT on"
+py "$WORK/api.db" '
+got = [b for (b,) in c.execute("select j.band from ctl_periods p join ctl_jobs j on j.period = p.id"
+       " where p.wall_s > ? and j.job = \"203\" order by p.id", (float(args[0]),))][1:]
+print(f"  203 after the PUT, from the second period: bands {got}")
+sys.exit(0 if len(got) >= 4 and all(b == 3 for b in got) else 1)' "$t_put"
+check $? "the audit log: 203 in band 3 in the periods after the PUT (but the first: it may race)"
+"$PFI" control status --db "$WORK/api.db" --json > "$WORK/status.json" 2> "$WORK/status.err"
+python3 -c 'import json, sys
+d = {j["job"]: j["band"] for j in json.load(open(sys.argv[1]))["jobs"]}
+sys.exit(0 if d == {"201": 2, "202": 1, "203": 3} else 1)' "$WORK/status.json"
+check $? "pfi control status --json: each job's band of the last period ($(head -c 400 "$WORK/status.json"))"
+"$PFI" control status --db "$WORK/api.db" > "$WORK/status.txt" 2> "$WORK/status.err"
+python3 - "$WORK/status.txt" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n\n", 1)[1].splitlines()
+ok = lines[0].split()[-1] == "band"
+got = {l.split()[0]: l.split()[-1] for l in lines[1:] if l.strip()}
+sys.exit(0 if ok and got == {"201": "2", "202": "1", "203": "3"} else 1)
+PY
+check $? "pfi control status: a band column, each job's band ($(cat "$WORK/status.txt" | tail -4))"
 
 # ---- 2. Slurm's QOS --------------------------------------------------------------------------
 cat > "$WORK/squeue" <<'SQ'
@@ -138,6 +181,8 @@ rc=$?
 check $? "pfi control --slurm --qos-band $QB ran (exit $rc)"
 order "$WORK/qos.db" 201 202 203
 check $? "QOS: 201 (scavenger, band 0) at its lowest cap, 203 (premium, 2) at its top, 202 between"
+bands "$WORK/qos.db" 201=0 202=1 203=2
+check $? "the audit log: the QOS's bands, 201 in 0, 202 in 1, 203 in 2 every period"
 printf '202 band=5\n' > "$WORK/policy5"
 "$PFI" control --agents "$WORK/agents" --slurm --squeue "$WORK/squeue" --scontrol /bin/false \
     --qos-band $QB --policy "$WORK/policy5" --budget-w 2600 --start 1 --duration 30 \
@@ -147,6 +192,8 @@ rc=$?
 check $? "with --policy '202 band=5' (exit $rc)"
 order "$WORK/qos5.db" 201 203 202
 check $? "the policy's band wins over the QOS: 202 (band 5) at its top, 203 (2) between, 201 lowest"
+bands "$WORK/qos5.db" 201=0 202=5 203=2
+check $? "the audit log: 202's policy band 5 over its QOS's, every period"
 
 if [ $fail -ne 0 ] || [ -n "${PFI_TEST_VERBOSE:-}" ]; then
     for f in "$WORK"/*.out "$WORK"/*.err; do echo "--- $f"; cat "$f"; done

@@ -37,7 +37,7 @@ static const char *schema =
     " ramp_limited INTEGER, lead INTEGER);"
     "CREATE TABLE IF NOT EXISTS ctl_jobs(period INTEGER, job TEXT, class TEXT, gpus INTEGER,"
     " pfi REAL, source TEXT, cap_w REAL, ref_power_w REAL, ref_tput REAL, power_w REAL,"
-    " pred_power_w REAL, tput REAL, cap_state TEXT);"
+    " pred_power_w REAL, tput REAL, cap_state TEXT, band REAL);"
     "CREATE TABLE IF NOT EXISTS ctl_caps(period INTEGER, phase INTEGER, agent TEXT,"
     " uuid TEXT, requested_w REAL, enforced_w REAL, what TEXT);"
     "CREATE TABLE IF NOT EXISTS ctl_originals(uuid TEXT PRIMARY KEY, agent TEXT,"
@@ -104,7 +104,7 @@ static const struct {
     {"ctl_jobs",
      12,
      {"period", "job", "class", "gpus", "pfi", "source", "cap_w", "ref_power_w", "ref_tput",
-      "power_w", "pred_power_w", "tput", "cap_state"}},
+      "power_w", "pred_power_w", "tput", "cap_state", "band"}},
     {"ctl_caps", 7, {"period", "phase", "agent", "uuid", "requested_w", "enforced_w", "what"}},
     {"ctl_originals", 3, {"uuid", "agent", "original_w"}},
 };
@@ -248,6 +248,9 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
                  NULL);
     /* and before the ramp's lead was told from the event (1: a lead period, event 0) */
     sqlite3_exec(a->db, "ALTER TABLE ctl_periods ADD COLUMN lead INTEGER", NULL, NULL, NULL);
+    /* and before each job's priority band was kept (the band in force that period, from
+     * --policy, --qos-band or PUT /v1/jobs/ID; NULL in the rows of an older pfi) */
+    sqlite3_exec(a->db, "ALTER TABLE ctl_jobs ADD COLUMN band REAL", NULL, NULL, NULL);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(a->db, "INSERT INTO ctl_runs(started_wall, config) VALUES(?, ?)", -1,
                            &st, NULL) != SQLITE_OK) {
@@ -271,7 +274,7 @@ pfi_error ctl_audit_open(const char *path, const char *config_json, ctl_audit **
             " telemetry, restored, note, faults, bound, ramp_limited, lead)"
             " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             -1, &a->period, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(a->db, "INSERT INTO ctl_jobs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
+        sqlite3_prepare_v2(a->db, "INSERT INTO ctl_jobs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
                            &a->job, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(a->db, "INSERT INTO ctl_caps VALUES(?,?,?,?,?,?,?)", -1, &a->cap,
                            NULL) != SQLITE_OK ||
@@ -384,7 +387,7 @@ pfi_error ctl_audit_period(ctl_audit *a, const pfi_ctl_report *r, const char *st
 pfi_error ctl_audit_job(ctl_audit *a, long period, const char *job, const char *cls, size_t gpus,
                         double pfi, const char *source, double cap_w, double ref_power_w,
                         double ref_tput, double power_w, double pred_power_w, double tput,
-                        const char *cap_state)
+                        const char *cap_state, double band)
 {
     sqlite3_stmt *s = a->job;
     sqlite3_bind_int64(s, 1, period);
@@ -404,6 +407,7 @@ pfi_error ctl_audit_job(ctl_audit *a, long period, const char *job, const char *
         sqlite3_bind_text(s, 13, cap_state, -1, SQLITE_TRANSIENT);
     else
         sqlite3_bind_null(s, 13);
+    bind_num(s, 14, band);
     return finish(s);
 }
 

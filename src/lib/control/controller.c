@@ -1971,9 +1971,13 @@ static pfi_error period_audit(pfi_ctl *c, const pfi_ctl_report *rep, pfi_diag *d
             snprintf(state, sizeof state, "refused (%ld)", jc[i].refused);
         else if (jc[i].any && jc[i].all && isfinite(j->cap_w))
             snprintf(state, sizeof state, "confirmed");
+        /* the band in force (its rule's, from --policy, --qos-band or the API; none: 0) */
+        const pfi_ctl_rule *rule =
+            c->cfg.n_rules > 0 ? pfi_ctl_policy_find(c->cfg.rules, c->cfg.n_rules, j->id) : NULL;
         if (ctl_audit_job(c->audit, id, j->id, j->cls, j->ngpus, j->pfi,
                           pfi_curve_source_name(j->src), j->cap_w, j->ref_pg_w, j->ref_tput_pg,
-                          j->power_w, j->pred_w, j->tput, state) != PFI_OK) {
+                          j->power_w, j->pred_w, j->tput, state,
+                          rule && isfinite(rule->band) ? rule->band : 0) != PFI_OK) {
             pfi_error e = ctl_fail(d, 0, PFI_ERR_IO, "audit log: cannot record job %s", j->id);
             pfi_free(jc);
             ctl_audit_commit(c->audit, NULL);

@@ -108,7 +108,7 @@ pfi_error ctl_audit_period(ctl_audit *a, const struct pfi_ctl_report *r, const c
 pfi_error ctl_audit_job(ctl_audit *a, long period, const char *job, const char *cls, size_t gpus,
                         double pfi, const char *source, double cap_w, double ref_power_w,
                         double ref_tput, double power_w, double pred_power_w, double tput,
-                        const char *cap_state);
+                        const char *cap_state, double band);
 pfi_error ctl_audit_cap(ctl_audit *a, long period, int phase, const char *agent, const char *uuid,
                         double requested_w, double enforced_w, const char *what);
 pfi_error ctl_audit_original(ctl_audit *a, const char *agent, const char *uuid, double w);

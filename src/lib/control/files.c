@@ -14,7 +14,7 @@
 #include "core/memory.h"
 #include "pfi/control.h" /* pfi_ctl_prior_pfi, pfi_curve_source_name */
 #include "pfi/control_files.h"
-#include "pfi/topology.h" /* PFI_TOPO_MAX_W */
+#include "pfi/topology.h" /* PFI_TOPO_MAX_W, pfi_band_valid */
 
 #define MAX_LINE 1024
 #define MAX_TOKENS 16
@@ -297,9 +297,15 @@ bool pfi_ctl_schedule_at(const pfi_ctl_event *ev, size_t n, double t_s, double r
 
 /* ---- policy ------------------------------------------------------------------------------ */
 
+/* The rules read so far (v) and the line of each (lines: longs). */
+typedef struct rules_read {
+    vec v, lines;
+} rules_read;
+
 static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag *d)
 {
-    vec *v = ctx;
+    rules_read *rr = ctx;
+    vec *v = &rr->v;
     pfi_ctl_rule r;
     memset(&r, 0, sizeof r);
     r.floor_frac = NAN;
@@ -329,10 +335,10 @@ static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag
                                 "weight must be given once, a number in [0, 1e6]");
             r.weight = x;
         } else if (strcmp(key, "band") == 0) {
-            if (have_band || !ctl_parse_num(val, &x) || fabs(x) > 1e6)
-                return ctl_fail(d, line, PFI_ERR_PARSE,
-                                "band must be given once, a number in [-1e6, 1e6] (higher: kept "
-                                "longer)");
+            if (have_band)
+                return ctl_fail(d, line, PFI_ERR_PARSE, "band must be given once");
+            if (!ctl_parse_num(val, &x) || !pfi_band_valid(x)) /* every band's rule and words */
+                return ctl_fail(d, line, PFI_ERR_PARSE, "band '%.32s': " PFI_BAND_RULE, val);
             r.band = x;
             have_band = true;
         } else if (strcmp(key, "class") == 0) {
@@ -347,11 +353,16 @@ static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag
                             "unknown key '%.32s' (floor, weight, band, class)", key);
         }
     }
+    /* one rule a job: two (two bands, say) would leave one of them unsaid: both lines named */
     const pfi_ctl_rule *have = v->items;
     for (size_t i = 0; i < v->n; i++)
         if (strcmp(have[i].job, r.job) == 0)
-            return ctl_fail(d, line, PFI_ERR_PARSE, "job '%s' has two rules", r.job);
-    return vec_push(v, &r, line, d);
+            return ctl_fail(d, line, PFI_ERR_PARSE,
+                            "job '%s' has two rules: at line %ld and at line %ld (give each job "
+                            "one line)",
+                            r.job, ((const long *)rr->lines.items)[i], line);
+    pfi_error e = vec_push(v, &r, line, d);
+    return e != PFI_OK ? e : vec_push(&rr->lines, &line, line, d);
 }
 
 pfi_error pfi_ctl_policy_parse(const char *text, size_t len, pfi_ctl_rule **out, size_t *n,
@@ -359,14 +370,16 @@ pfi_error pfi_ctl_policy_parse(const char *text, size_t len, pfi_ctl_rule **out,
 {
     *out = NULL;
     *n = 0;
-    vec v = {NULL, 0, 0, sizeof(pfi_ctl_rule), PFI_CTL_MAX_RULES};
-    pfi_error e = each_line(text, len, rule_line, &v, diag);
+    rules_read rr = {{NULL, 0, 0, sizeof(pfi_ctl_rule), PFI_CTL_MAX_RULES},
+                     {NULL, 0, 0, sizeof(long), PFI_CTL_MAX_RULES}};
+    pfi_error e = each_line(text, len, rule_line, &rr, diag);
+    pfi_free(rr.lines.items);
     if (e != PFI_OK) {
-        pfi_free(v.items);
+        pfi_free(rr.v.items);
         return e;
     }
-    *out = v.items;
-    *n = v.n;
+    *out = rr.v.items;
+    *n = rr.v.n;
     return PFI_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "pfi/allocate.h"
+#include "pfi/topology.h"
 
 /* Most candidate caps per job (a tiny cap step on a wide range is a mistake, not a plan). */
 #define ALLOC_MAX_CANDIDATES_PER_JOB 100000
@@ -446,5 +447,15 @@ static inline bool alloc_bracket_holds(double above, double cap, double inside, 
  * powers.
  */
 void alloc_shed_by_shares(alloc_run *run);
+
+/* ---- the tree's paths (alloc_tree.c), for tests ------------------------------------- */
+
+/* Which of its paths the tree oracle may take with workspace ws: no_fast, never tree_fast (the
+   general path on the same instance); no_simd, tree_fast and the flat pass without their
+   AVX-512 copies (the same bits). Set by tests before a call; kept until changed. */
+void alloc_tree_ws_paths(pfi_alloc_tree_workspace *ws, bool no_fast, bool no_simd);
+
+/* Whether the last pfi_allocate_tree_ws call on ws ended in tree_fast. */
+bool alloc_tree_ws_took_fast(const pfi_alloc_tree_workspace *ws);
 
 #endif

@@ -494,10 +494,9 @@ static inline void tree_marginals_at(const pfi_alloc_jobs *J, size_t j, const do
                                      size_t s, double down, double up, pfi_alloc_result *r)
 {
     double cap = c[s], tol = 1e-9 * (1 + fabs(cap));
-    size_t i = 0;
-    while (i + 1 < k && c[i] < cap - tol)
-        i++;
-    if (i != s) {
+    /* tree_marginals' point: the first cap not below cap − tol, s itself unless the cap before
+       it is within tol (the caps rise) */
+    if (s > 0 && !(c[s - 1] < cap - tol)) {
         tree_marginals(J, j, r);
         return;
     }
@@ -659,20 +658,28 @@ struct pfi_alloc_tree_workspace {
     double *jband, *rem, *xs, *ys;
     tree_pos *pos;
     size_t *idx;
-    tree_bseg *bs;      /* the segments by bucket (greedy_bucketed) */
-    tree_kp *kp;        /* one bucket's keys, and scratch: 2 per segment */
-    double *ss, *sw;    /* tree_thresholds: slopes and widths of the segments by level */
-    double *jsl, *jw;   /* the same in job order (one kind of limit: its widths) */
-    size_t *sbeg, *tie; /* each job's first segment (n + 1); the segments at a threshold
-                           (3 each: segment, job, candidate it starts from) */
-    uint32_t *sq;       /* the greedy by thresholds: the candidate each segment ends at */
-    size_t *nz;         /* per level: 7 × (levels + 2); tree_fast: 9 × */
-    double *nd;         /* per level: 4 × (levels + 1) */
-    double *smp;        /* tree_select's sample: 2 × SELECT_SAMPLE */
-    size_t *jl;         /* tree_fast: the jobs by level, in job order within each (3 each) */
-    bool last_flat;     /* the last call took the flat optimum (tree_flat_first) */
+    tree_bseg *bs;        /* the segments by bucket (greedy_bucketed) */
+    tree_kp *kp;          /* one bucket's keys, and scratch: 2 per segment */
+    double *ss, *sw;      /* tree_thresholds: slopes and widths of the segments by level */
+    double *jsl, *jw;     /* the same in job order (one kind of limit: its widths) */
+    size_t *sbeg, *tie;   /* each job's first segment (n + 1); the segments at a threshold
+                             (3 each: segment, job, candidate it starts from) */
+    uint32_t *sq;         /* the greedy by thresholds: the candidate each segment ends at */
+    size_t *nz;           /* per level: 7 × (levels + 2); tree_fast: 8 × */
+    double *nd;           /* per level: 4 × (levels + 1); tree_fast: 7 × */
+    double *smp;          /* tree_select's sample: 2 × SELECT_SAMPLE */
+    double *hist;         /* tree_fast: each level's histogram of slope buckets */
+    uint8_t *hb;          /* tree_fast: each segment's bucket, job order */
+    uint64_t *hm;         /* tree_fast: each level's mask of binding buckets (HIST_WORDS each) */
+    struct tree_hit *hit; /* tree_fast: the segments in a binding bucket, by level */
+    uint64_t *hq;         /* tree_fast: the same listed (job | segment << 32), job order */
+    bool no_fast;         /* never tree_fast (tests: the general path on the same instance) */
+    bool took_fast;       /* the last call ended in tree_fast (tests) */
+    bool last_flat;       /* the last call took the flat optimum (tree_flat_first) */
+    bool last_inner;      /* the last call's greedy found an inner level binding */
     size_t n_seg, n_keys, n_ord, n_tmp, n_count, n_jband, n_rem, n_xs, n_ys, n_pos, n_idx, n_bs,
-        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw, n_sq, n_jl;
+        n_kp, n_ss, n_sw, n_sbeg, n_tie, n_nz, n_nd, n_smp, n_jsl, n_jw, n_sq, n_hist, n_hb, n_hm,
+        n_hit, n_hq;
 };
 
 pfi_error pfi_alloc_tree_workspace_create(pfi_alloc_tree_workspace **out)
@@ -697,9 +704,10 @@ void pfi_alloc_tree_workspace_destroy(pfi_alloc_tree_workspace *ws)
     if (ws == NULL)
         return;
     pfi_alloc_workspace_destroy(ws->w);
-    void *ptrs[] = {ws->seg, ws->keys, ws->ord, ws->tmp, ws->count, ws->jband, ws->rem, ws->xs,
-                    ws->ys,  ws->pos,  ws->idx, ws->bs,  ws->kp,    ws->ss,    ws->sw,  ws->sbeg,
-                    ws->tie, ws->nz,   ws->nd,  ws->smp, ws->jsl,   ws->jw,    ws->sq,  ws->jl};
+    void *ptrs[] = {ws->seg, ws->keys, ws->ord,  ws->tmp, ws->count, ws->jband, ws->rem,
+                    ws->xs,  ws->ys,   ws->pos,  ws->idx, ws->bs,    ws->kp,    ws->ss,
+                    ws->sw,  ws->sbeg, ws->tie,  ws->nz,  ws->nd,    ws->smp,   ws->jsl,
+                    ws->jw,  ws->sq,   ws->hist, ws->hb,  ws->hm,    ws->hit,   ws->hq};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         pfi_free(ptrs[i]);
     pfi_free(ws);
@@ -1075,8 +1083,9 @@ static inline bool tree_caps_ok(const double *c, size_t k)
  * alloc_job_prepare, which says why or stores the envelope). The same decisions from the
  * same expressions, in one pass over the curve instead of four.
  */
-static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, size_t k, double *sl,
-                                 double *wd, bool caps)
+static inline __attribute__((always_inline)) bool tree_fast_job(const pfi_alloc_jobs *J, size_t j,
+                                                                size_t a0, size_t k, double *sl,
+                                                                double *wd, bool caps)
 {
     if (k == 0 || k > ALLOC_MAX_CANDIDATES_PER_JOB || !isnan(alloc_opt(J->cap_lo_w, j, NAN)) ||
         !isnan(alloc_opt(J->cap_hi_w, j, NAN)) || alloc_opt(J->floor_frac, j, 0.0) != 0.0)
@@ -1099,33 +1108,649 @@ static inline bool tree_fast_job(const pfi_alloc_jobs *J, size_t j, size_t a0, s
     return ok;
 }
 
-/* How many jobs ahead tree_fast fetches the curves of the jobs it reads out of order, into the
-   second-level cache (16 jobs ahead into the first was slower at 100 000 jobs). */
-#define TREE_AHEAD 48
+/* The greedy's thresholds by histogram (tree_fast): each level's survivors counted by slope in
+   HIST_BUCKETS buckets, fewer (halved down to HIST_MIN_BUCKETS) where the levels are many, so
+   that the histograms stay within HIST_CELLS cells or twice the segments; a tree that needs
+   more takes the general path. The buckets split the range of a sample of HIST_SAMPLE jobs'
+   slopes evenly in their order_bits, one bucket left at each end for the slopes outside it. */
+#define HIST_BUCKETS 128               /* 256: fewer segments to list, more histogram: slower */
+#define HIST_WORDS (HIST_BUCKETS / 64) /* a level's mask of buckets: HIST_BUCKETS bits */
+#define HIST_MIN_BUCKETS 16
+#define HIST_CELLS (1u << 17)
+#define HIST_SAMPLE 1024
+
+/* One segment in the bucket of a level that binds on its path (tree_fast): its slope and
+   width, its job's level (by depth-first index) and its bucket, HIT_DEAD set once a level below
+   the one being refined has not passed it (hist_passes' test, made once a level). */
+#define HIT_DEAD (UINT32_C(1) << 31)
+typedef struct tree_hit {
+    double v, w;
+    uint32_t lv, b;
+} tree_hit;
+
+/* The bucket of slope v: 0 below the sample's range (kmin), 1 + (order_bits − kmin) >> sh
+   inside it, nb − 1 above. */
+static inline unsigned hist_bucket(double v, uint64_t kmin, int sh, unsigned nb)
+{
+    uint64_t k = order_bits(v);
+    if (k < kmin)
+        return 0;
+    uint64_t b = ((k - kmin) >> sh) + 1;
+    return b < nb ? (unsigned)b : nb - 1;
+}
+
+/* Whether a survivor of slope v in bucket b at level e's parent side passes every level from e
+   up to (not including) level a: a level whose threshold's bucket is above b keeps nothing in
+   b; one in b keeps only what lies above its threshold (bk: each level's bucket, SIZE_MAX when
+   it does not bind). */
+static inline bool hist_passes(const pfi_alloc_tree *t, const size_t *bk, const double *sat,
+                               size_t e, size_t a, size_t b, double v)
+{
+    size_t nn = t->n_nodes;
+    for (size_t x = e; x != a; x = t->parent[x] == PFI_TOPO_NONE ? nn : t->parent[x]) {
+        if (bk[x] == SIZE_MAX)
+            continue;
+        if (bk[x] > b || (bk[x] == b && !(v > sat[x])))
+            return false;
+    }
+    return true;
+}
+
+/* What the first pass of tree_fast fills and sums (hist_pass). */
+typedef struct hist_io {
+    double *hist;  /* (levels + 1) rows of nb */
+    uint8_t *hb;   /* each segment's bucket, job order */
+    double *d0;    /* each level's own jobs' lowest power */
+    double lo_p;   /* Σ lowest power, job order */
+    double top_p;  /* Σ top power, job order (as tree_ref_hint sums it) */
+    uint64_t kmin; /* hist_bucket's range */
+    int sh;
+    unsigned nb;
+} hist_io;
+
+/* Job j's slopes sl and widths wd (k − 1 each) into its level's row, their buckets kept from
+   hb + s0; its lowest and top power (lo, hi) summed. The widths of a run of segments in one bucket
+   are summed first, then added to the row (slopes fall along a curve: a bucket's segments follow
+   each other). False when a slope is not finite (an overflowing product: the general path). */
+static inline __attribute__((always_inline)) bool hist_put(const pfi_alloc_tree *t, hist_io *io,
+                                                           size_t j, size_t s0, const double *sl,
+                                                           const double *wd, size_t k, double lo,
+                                                           double hi)
+{
+    size_t a = job_node(t, j), nb = io->nb;
+    a = a == PFI_TOPO_NONE ? t->n_nodes : a;
+    double *row = io->hist + a * nb, run = 0;
+    size_t bp = nb;
+    int fin = 1;
+    for (size_t i = 0; i + 1 < k; i++) {
+        fin &= isfinite(sl[i]);
+        size_t b = hist_bucket(sl[i], io->kmin, io->sh, io->nb);
+        io->hb[s0 + i] = (uint8_t)b;
+        if (b != bp) {
+            if (bp < nb)
+                row[bp] += run;
+            bp = b;
+            run = 0;
+        }
+        run += wd[i];
+    }
+    if (bp < nb)
+        row[bp] += run;
+    io->d0[a] += lo;
+    io->lo_p += lo;
+    io->top_p += hi;
+    return fin;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define TREE_SIMD 1
+#define TREE_SIMD_TARGET "avx512f,avx512dq"
+#define TREE_K 6 /* the curve length the pass takes eight at a time: the usual cap sweep */
+/* The pass asks for the curves of the jobs this many ahead (the flat pass's PREFETCH_JOBS). */
+#define TREE_PREFETCH 32
+
+/* Points 0 .. TREE_K − 1 of the eight curves of x (one of a job's per-point arrays) from
+   x + a, one after the other: out[i] holds point i of each. */
+__attribute__((target(TREE_SIMD_TARGET))) static inline void curve8(const double *x,
+                                                                    __m512d out[TREE_K])
+{
+    const __m512i at = _mm512_setr_epi64(0, 6, 12, 18, 24, 30, 36, 42);
+    for (int i = 0; i < TREE_K; i++)
+        out[i] = _mm512_i64gather_pd(at, x + i, 8);
+}
+
+/* alloc_opt for jobs j .. j + 7: v[j + q] unless v is NULL or the value NaN, else dflt. */
+__attribute__((target(TREE_SIMD_TARGET))) static inline __m512d opt8(const double *v, size_t j,
+                                                                     double dflt)
+{
+    __m512d d = _mm512_set1_pd(dflt);
+    if (v == NULL)
+        return d;
+    __m512d x = _mm512_loadu_pd(v + j);
+    return _mm512_mask_mov_pd(d, _mm512_cmp_pd_mask(x, x, _CMP_ORD_Q), x);
+}
 
 /*
- * The greedy by thresholds (tree_thresholds) and the outputs of tree_oracle for its common
- * case — every finite limit and the budget in drawn watts, continuous caps, one band, and
- * every job as tree_fast_job takes it — in fewer passes over memory, the same operations on
- * the same values in the same order, so the same results bit for bit (issue 18 item 3: the
- * tight tree). Differences from tree_oracle + tree_thresholds:
- *  - the levels are visited depth first with one cursor in ss/sw: on the way down, a level's
- *    own segments are made at the cursor (its jobs read in job order, out of the jobs' order
- *    overall: a counting sort of the jobs by level, their curves fetched ahead); on the way
- *    up, a level without children is selected where it lies, on what was just written (in
- *    cache), and the cursor goes back to the end of its survivors. The levels with children
- *    are selected after (their capacities need every job), children first, on
- *    tree_thresholds' layout — own segments, then each child's survivors, moved down only
- *    where a child's selection left a gap (tree_thresholds wrote every segment twice, job
- *    order then level order, and moved the survivors up at every level);
- *  - each job's θ is found from its curve (the slopes' expression again), with its outputs
- *    at that point, in one pass; the jobs at a threshold placed again after the ties; the
- *    value, totals and the levels' sums in one last pass.
- * The job-order sums (reference, lowest power, each level's capacity after the lowest
- * points) as tree_oracle makes them, from the lowest powers kept in job order and in the θ
- * pass. *done false (nothing in r or tr written, the workspace's scratch changed) when a job
- * is not the common case (its caps checked first, the rest of its curve in the fill): the
- * caller then runs tree_oracle's general path. Errors: PFI_ERR_NOMEM.
+ * Jobs j .. j + 7 (TREE_K points each, one after the other) as tree_fast_job (its caps left
+ * to theta_pass) and hist_put take them, point i of the eight curves in one register so that each
+ * lane does the scalar expressions' IEEE operations (the same bits); their buckets by hist_bucket's
+ * arithmetic. False when a lane fails a check or has a bound, a floor or a slope that is not
+ * finite (the caller then takes the eight one by one, and the scalar code says).
+ */
+__attribute__((target(TREE_SIMD_TARGET))) static inline bool
+hist_block8(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, hist_io *io, size_t j, size_t s0)
+{
+    enum { M = TREE_K - 1 };
+    size_t a = J->offset[j];
+    const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
+    __m512d P[TREE_K], T[TREE_K], WT[TREE_K], SL[M], WD[M];
+    curve8(J->power_w + a, P);
+    curve8(J->tput_tok_s + a, T);
+    __m512d W = opt8(J->weight, j, 1.0);
+    /* |x| < inf: finite (false on NaN) */
+    const __m512d absm = _mm512_castsi512_pd(_mm512_set1_epi64(INT64_MAX));
+#define FIN(v) _mm512_cmp_pd_mask(_mm512_and_pd(v, absm), inf, _CMP_LT_OQ)
+    __mmask8 ok = FIN(P[0]) & FIN(T[0]) & _mm512_cmp_pd_mask(P[0], zero, _CMP_GT_OQ) &
+                  _mm512_cmp_pd_mask(T[0], zero, _CMP_GE_OQ);
+    for (int i = 0; i < TREE_K; i++)
+        WT[i] = _mm512_mul_pd(W, T[i]);
+    for (int i = 1; i < TREE_K; i++) {
+        ok &= FIN(P[i]) & FIN(T[i]) & _mm512_cmp_pd_mask(P[i], P[i - 1], _CMP_GT_OQ) &
+              _mm512_cmp_pd_mask(T[i], T[i - 1], _CMP_GE_OQ);
+        WD[i - 1] = _mm512_sub_pd(P[i], P[i - 1]);
+        SL[i - 1] = _mm512_div_pd(_mm512_sub_pd(WT[i], WT[i - 1]), WD[i - 1]);
+        ok &= FIN(SL[i - 1]);
+        if (i >= 2) { /* turn() < 0 and no rounded slope that rises */
+            __m512d cr = _mm512_sub_pd(
+                _mm512_mul_pd(_mm512_sub_pd(P[i - 1], P[i - 2]), _mm512_sub_pd(WT[i], WT[i - 2])),
+                _mm512_mul_pd(_mm512_sub_pd(WT[i - 1], WT[i - 2]), _mm512_sub_pd(P[i], P[i - 2])));
+            ok &= _mm512_cmp_pd_mask(cr, zero, _CMP_LT_OQ) &
+                  ~_mm512_cmp_pd_mask(SL[i - 1], SL[i - 2], _CMP_GT_OQ);
+        }
+    }
+#undef FIN
+    const double *opt[2] = {J->cap_lo_w, J->cap_hi_w};
+    for (int i = 0; i < 2; i++)
+        if (opt[i] != NULL) { /* a cap bound not NaN: the general path */
+            __m512d v = _mm512_loadu_pd(opt[i] + j);
+            ok &= _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);
+        }
+    if (J->floor_frac != NULL) { /* a floor not NaN nor 0 */
+        __m512d v = _mm512_loadu_pd(J->floor_frac + j);
+        ok &= _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q) | _mm512_cmp_pd_mask(v, zero, _CMP_EQ_OQ);
+    }
+    if (ok != 0xFF)
+        return false;
+    /* the buckets: order_bits, then hist_bucket */
+    const __m512i top = _mm512_set1_epi64((long long)(UINT64_C(1) << 63));
+    const __m512i kmin = _mm512_set1_epi64((long long)io->kmin), one = _mm512_set1_epi64(1);
+    const __m512i last = _mm512_set1_epi64((long long)io->nb - 1);
+    const __m128i sh = _mm_cvtsi32_si128(io->sh);
+    uint64_t bk[M][8];
+    double wd[M][8], d0[8], dm[8];
+    for (int i = 0; i < M; i++) {
+        __m512i bits = _mm512_castpd_si512(SL[i]);
+        __mmask8 neg = _mm512_cmplt_epi64_mask(bits, _mm512_setzero_si512());
+        __m512i key = _mm512_mask_mov_epi64(_mm512_or_si512(bits, top), neg,
+                                            _mm512_xor_si512(bits, _mm512_set1_epi64(-1)));
+        __mmask8 below = _mm512_cmplt_epu64_mask(key, kmin);
+        __m512i b = _mm512_add_epi64(_mm512_srl_epi64(_mm512_sub_epi64(key, kmin), sh), one);
+        b = _mm512_maskz_mov_epi64((__mmask8)~below, _mm512_min_epu64(b, last));
+        _mm512_storeu_si512(bk[i], b);
+        _mm512_storeu_pd(wd[i], WD[i]);
+    }
+    _mm512_storeu_pd(d0, P[0]);
+    _mm512_storeu_pd(dm, P[M]);
+    /* hist_put's bookkeeping, job by job in job order (the sums in registers: through io, a
+       chain of stores and loads, a store-to-load forwarding a job, was half the pass) */
+    size_t nb = io->nb;
+    double lo_p = io->lo_p, top_p = io->top_p;
+    for (int q = 0; q < 8; q++) {
+        size_t aq = job_node(t, j + (size_t)q);
+        aq = aq == PFI_TOPO_NONE ? t->n_nodes : aq;
+        double *row = io->hist + aq * nb, run = 0;
+        size_t bp = nb;
+        uint8_t *h = io->hb + s0 + (size_t)M * (size_t)q;
+        for (int i = 0; i < M; i++) {
+            size_t b = bk[i][q];
+            h[i] = (uint8_t)b;
+            if (b != bp) {
+                if (bp < nb)
+                    row[bp] += run;
+                bp = b;
+                run = 0;
+            }
+            run += wd[i][q];
+        }
+        row[bp] += run;
+        io->d0[aq] += d0[q];
+        lo_p += d0[q];
+        top_p += dm[q];
+    }
+    io->lo_p = lo_p;
+    io->top_p = top_p;
+    return true;
+}
+#else
+#define TREE_SIMD 0
+#endif
+
+/*
+ * tree_fast's first pass over the jobs, job order: each job checked (tree_fast_job; its caps in
+ * theta_pass, which reads them),
+ * its segments into its level's histogram row and their buckets kept (hist_put), eight jobs
+ * of TREE_K points at a time where simd (hist_block8; the same bits). sl, wd: scratch of the
+ * longest curve's points. False when a job is not tree_fast's case.
+ */
+static inline __attribute__((always_inline)) bool hist_pass_body(const pfi_alloc_jobs *J,
+                                                                 const pfi_alloc_tree *t,
+                                                                 hist_io *io, double *sl,
+                                                                 double *wd, bool simd)
+{
+    const size_t *off = J->offset;
+    size_t n = J->n, s0 = 0;
+    for (size_t j = 0; j < n;) {
+#if TREE_SIMD
+        if (simd && j + 8 <= n) {
+            int seq = 1;
+            for (size_t q = 0; q < 8; q++)
+                seq &= off[j + q + 1] - off[j + q] == TREE_K;
+            if (seq && j + TREE_PREFETCH + 8 <= n) { /* as the flat pass (PREFETCH_JOBS) */
+                size_t f = off[j + TREE_PREFETCH];
+                for (size_t o = 0; o < TREE_K * 8; o += 8) {
+                    __builtin_prefetch(J->power_w + f + o);
+                    __builtin_prefetch(J->tput_tok_s + f + o);
+                }
+            }
+            if (seq && hist_block8(J, t, io, j, s0)) {
+                s0 += 8 * (TREE_K - 1);
+                j += 8;
+                continue;
+            }
+        }
+#else
+        (void)simd;
+#endif
+        size_t a0 = off[j], k = off[j + 1] - a0;
+        if (!tree_fast_job(J, j, a0, k, sl, wd, false) ||
+            !hist_put(t, io, j, s0, sl, wd, k, J->power_w[a0], J->power_w[a0 + k - 1]))
+            return false;
+        s0 += k - 1;
+        j++;
+    }
+    return true;
+}
+
+static bool hist_pass_plain(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, hist_io *io,
+                            double *sl, double *wd)
+{
+    return hist_pass_body(J, t, io, sl, wd, false);
+}
+
+#if TREE_SIMD
+__attribute__((target(TREE_SIMD_TARGET))) static bool hist_pass_simd(const pfi_alloc_jobs *J,
+                                                                     const pfi_alloc_tree *t,
+                                                                     hist_io *io, double *sl,
+                                                                     double *wd)
+{
+    return hist_pass_body(J, t, io, sl, wd, true);
+}
+#endif
+
+/* tree_fast's first pass (hist_pass_body), eight jobs at a time where the CPU has AVX-512 and
+   no_simd is not set. */
+static bool hist_pass(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, hist_io *io, double *sl,
+                      double *wd, bool no_simd)
+{
+#if TREE_SIMD
+    __builtin_cpu_init();
+    if (!no_simd && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+        return hist_pass_simd(J, t, io, sl, wd);
+#endif
+    (void)no_simd;
+    return hist_pass_plain(J, t, io, sl, wd);
+}
+
+/* What tree_fast's pass at the thresholds reads and fills (theta_pass). */
+typedef struct theta_io {
+    const double *eff;   /* each level's θ (levels + 1) */
+    double *acc;         /* each level's own jobs' width above θ, summed */
+    tree_pos *pos;       /* each job's point */
+    size_t *tie, nt;     /* the segments at θ: job, its candidates at the ends (3 each) */
+    double ref_p, ref_t; /* Σ top power, Σ top tokens/s, job order */
+    /* the jobs not at a threshold (the others added after the greedy's steps there), job
+       order: Σ weighted tokens/s, power and tokens/s; each level's own Σ GPUs × cap and power */
+    double value, tp, tt;
+    double *own_k, *own_d;
+} theta_io;
+
+/* Job j's segments at θ (those from point s on whose slope equals it) listed. */
+static inline void theta_ties(const pfi_alloc_jobs *J, theta_io *io, size_t j, size_t s, double th)
+{
+    size_t a0 = J->offset[j], k = J->offset[j + 1] - a0;
+    const double *D = J->power_w + a0, *T = J->tput_tok_s + a0;
+    double wt = alloc_opt(J->weight, j, 1.0);
+    for (size_t q = s; q + 1 < k; q++) {
+        double sv = (wt * T[q + 1] - wt * T[q]) / (D[q + 1] - D[q]);
+        if (!(sv == th))
+            break;
+        io->tie[3 * io->nt] = j;
+        io->tie[3 * io->nt + 1] = q;
+        io->tie[3 * io->nt + 2] = q + 1;
+        io->nt++;
+    }
+}
+
+/* Job j at its last point above its θ (the segments above it are a prefix: slopes fall), its
+   outputs there (place_job at a point, tree_marginals), the width it takes added to its
+   level's, its segments at θ listed; false (r partly written) when its caps fail
+   tree_caps_ok (the first pass left them). */
+static inline __attribute__((always_inline)) bool theta_job(const pfi_alloc_jobs *J,
+                                                            const pfi_alloc_tree *t, theta_io *io,
+                                                            pfi_alloc_result *r, size_t j)
+{
+    size_t a0 = J->offset[j], k = J->offset[j + 1] - a0, a = job_node(t, j);
+    a = a == PFI_TOPO_NONE ? t->n_nodes : a;
+    const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
+    if (!tree_caps_ok(c, k))
+        return false;
+    double wt = alloc_opt(J->weight, j, 1.0), th = io->eff[a], w = 0, sv = 0;
+    double down = NAN, up = NAN; /* the slopes either side of point s */
+    size_t s = 0;
+    io->ref_p += D[k - 1];
+    io->ref_t += T[k - 1];
+    for (; s + 1 < k; s++) {
+        sv = (wt * T[s + 1] - wt * T[s]) / (D[s + 1] - D[s]);
+        if (!(sv > th))
+            break;
+        w += D[s + 1] - D[s];
+        down = sv;
+    }
+    up = s + 1 < k ? sv : NAN;
+    io->pos[j].at = io->pos[j].nx = (uint32_t)s;
+    io->pos[j].fr = 0;
+    if (s + 1 < k && sv == th) {
+        theta_ties(J, io, j, s, th);
+    } else {
+        io->value += wt * T[s];
+        io->tp += D[s];
+        io->tt += T[s];
+        io->own_k[a] += alloc_opt(J->gpus, j, 1.0) * c[s];
+        io->own_d[a] += D[s];
+    }
+    io->acc[a] += w;
+    r->cap_w[j] = c[s];
+    r->power_w[j] = D[s];
+    r->tput_tok_s[j] = T[s];
+    r->shed_w[j] = D[k - 1] - D[s];
+    tree_marginals_at(J, j, c, k, s, down, up, r);
+    return true;
+}
+
+#if TREE_SIMD
+/*
+ * Jobs j .. j + 7 (TREE_K points each, one after the other, checked by the first pass) as
+ * theta_job takes them, point i of the eight curves in one register: the same IEEE operations
+ * lane by lane (the same bits); the sums, the lists and the rare cases (segments at θ, a cap
+ * within tree_marginals' tolerance of the one before) job by job in job order. False (nothing
+ * written) when a lane's caps fail tree_caps_ok.
+ */
+__attribute__((target(TREE_SIMD_TARGET))) static inline bool
+theta_block8(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, theta_io *io, pfi_alloc_result *r,
+             size_t j)
+{
+    enum { M = TREE_K - 1 };
+    size_t a = J->offset[j];
+    const __m512d zero = _mm512_setzero_pd(), nan = _mm512_set1_pd(NAN);
+    __m512d C[TREE_K], P[TREE_K], T[TREE_K], WT[TREE_K], SL[M];
+    curve8(J->cap_w + a, C);
+    curve8(J->power_w + a, P);
+    curve8(J->tput_tok_s + a, T);
+    __m512d W = opt8(J->weight, j, 1.0);
+    __m512i lvl = _mm512_set1_epi64((long long)t->n_nodes);
+    if (t->job_node != NULL) {
+        __m512i v = _mm512_loadu_si512(t->job_node + j);
+        lvl = _mm512_mask_mov_epi64(v, _mm512_cmpeq_epi64_mask(v, _mm512_set1_epi64(-1)), lvl);
+    }
+    /* tree_caps_ok: finite (|c| < inf, false on NaN), > 0, rising */
+    const __m512d absm = _mm512_castsi512_pd(_mm512_set1_epi64(INT64_MAX)),
+                  inf = _mm512_set1_pd(INFINITY);
+    __mmask8 ok = _mm512_cmp_pd_mask(C[0], zero, _CMP_GT_OQ);
+    for (int i = 0; i < TREE_K; i++) {
+        ok &= _mm512_cmp_pd_mask(_mm512_and_pd(C[i], absm), inf, _CMP_LT_OQ);
+        if (i > 0)
+            ok &= _mm512_cmp_pd_mask(C[i], C[i - 1], _CMP_GT_OQ);
+    }
+    if (ok != 0xFF)
+        return false;
+    __m512d th = _mm512_i64gather_pd(lvl, io->eff, 8);
+    for (int i = 0; i < TREE_K; i++)
+        WT[i] = _mm512_mul_pd(W, T[i]);
+    const __m512i one = _mm512_set1_epi64(1);
+    __m512i s = _mm512_setzero_si512();
+    __m512d w = zero;
+    for (int i = 0; i < M; i++) {
+        __m512d wd = _mm512_sub_pd(P[i + 1], P[i]);
+        SL[i] = _mm512_div_pd(_mm512_sub_pd(WT[i + 1], WT[i]), wd);
+        __mmask8 gt = _mm512_cmp_pd_mask(SL[i], th, _CMP_GT_OQ);
+        s = _mm512_mask_add_epi64(s, gt, s, one);
+        w = _mm512_add_pd(w, _mm512_maskz_mov_pd(gt, wd));
+    }
+    /* the outputs at point s; the cap before it (for tree_marginals_at's test) */
+    __m512d cv = C[0], dv = P[0], tv = T[0], down = nan, up = SL[0], cb = C[0];
+    for (int i = 1; i < TREE_K; i++) {
+        __mmask8 e = _mm512_cmpeq_epi64_mask(s, _mm512_set1_epi64(i));
+        cv = _mm512_mask_mov_pd(cv, e, C[i]);
+        dv = _mm512_mask_mov_pd(dv, e, P[i]);
+        tv = _mm512_mask_mov_pd(tv, e, T[i]);
+        cb = _mm512_mask_mov_pd(cb, e, C[i - 1]);
+        down = _mm512_mask_mov_pd(down, e, SL[i - 1]);
+        up = _mm512_mask_mov_pd(up, e, i < M ? SL[i < M ? i : 0] : nan);
+    }
+    __mmask8 s0 = _mm512_cmpeq_epi64_mask(s, _mm512_setzero_si512());
+    __mmask8 sm = _mm512_cmpeq_epi64_mask(s, _mm512_set1_epi64(M));
+    __mmask8 ties = _mm512_cmp_pd_mask(up, th, _CMP_EQ_OQ); /* NaN at the top: never */
+    __m512d tol = _mm512_mul_pd(_mm512_set1_pd(1e-9),
+                                _mm512_add_pd(_mm512_set1_pd(1.0), _mm512_and_pd(cv, absm)));
+    __mmask8 gen =
+        (__mmask8)~s0 & (__mmask8)~_mm512_cmp_pd_mask(cb, _mm512_sub_pd(cv, tol), _CMP_LT_OQ);
+    __mmask8 dn_nan = s0 | _mm512_cmp_pd_mask(cv, _mm512_add_pd(C[0], tol), _CMP_LE_OQ);
+    __mmask8 up_nan = sm | _mm512_cmp_pd_mask(cv, _mm512_sub_pd(C[M], tol), _CMP_GE_OQ);
+    _mm512_storeu_pd(r->cap_w + j, cv);
+    _mm512_storeu_pd(r->power_w + j, dv);
+    _mm512_storeu_pd(r->tput_tok_s + j, tv);
+    _mm512_storeu_pd(r->shed_w + j, _mm512_sub_pd(P[M], dv));
+    _mm512_storeu_pd(r->marginal_down + j, _mm512_mask_mov_pd(down, dn_nan, nan));
+    _mm512_storeu_pd(r->marginal_up + j, _mm512_mask_mov_pd(up, up_nan, nan));
+    __m512d G = opt8(J->gpus, j, 1.0);
+    double l_w[8], l_pm[8], l_tm[8], l_th[8], l_y[8], l_dv[8], l_tv[8], l_kc[8];
+    int64_t l_s[8], l_lv[8];
+    _mm512_storeu_pd(l_y, _mm512_mul_pd(W, tv));
+    _mm512_storeu_pd(l_dv, dv);
+    _mm512_storeu_pd(l_tv, tv);
+    _mm512_storeu_pd(l_kc, _mm512_mul_pd(G, cv));
+    _mm512_storeu_pd(l_w, w);
+    _mm512_storeu_pd(l_pm, P[M]);
+    _mm512_storeu_pd(l_tm, T[M]);
+    _mm512_storeu_si512(l_s, s);
+    _mm512_storeu_si512(l_lv, lvl);
+    if (ties)
+        _mm512_storeu_pd(l_th, th);
+    double ref_p = io->ref_p, ref_t = io->ref_t; /* in registers (hist_block8) */
+    double value = io->value, tp = io->tp, tt = io->tt;
+    for (int q = 0; q < 8; q++) {
+        size_t jq = j + (size_t)q;
+        ref_p += l_pm[q];
+        ref_t += l_tm[q];
+        io->pos[jq].at = io->pos[jq].nx = (uint32_t)l_s[q];
+        io->pos[jq].fr = 0;
+        if ((ties >> q) & 1) {
+            theta_ties(J, io, jq, (size_t)l_s[q], l_th[q]);
+        } else {
+            value += l_y[q];
+            tp += l_dv[q];
+            tt += l_tv[q];
+            io->own_k[l_lv[q]] += l_kc[q];
+            io->own_d[l_lv[q]] += l_dv[q];
+        }
+        io->acc[l_lv[q]] += l_w[q];
+        if ((gen >> q) & 1)
+            tree_marginals(J, jq, r);
+    }
+    io->ref_p = ref_p;
+    io->ref_t = ref_t;
+    io->value = value;
+    io->tp = tp;
+    io->tt = tt;
+    return true;
+}
+#endif
+
+/* tree_fast's pass at the thresholds (feasible), job order: theta_job, eight jobs of TREE_K
+   points at a time where simd (theta_block8; the same bits). */
+static inline __attribute__((always_inline)) bool theta_pass_body(const pfi_alloc_jobs *J,
+                                                                  const pfi_alloc_tree *t,
+                                                                  theta_io *io, pfi_alloc_result *r,
+                                                                  bool simd)
+{
+    const size_t *off = J->offset;
+    size_t n = J->n;
+    for (size_t j = 0; j < n;) {
+#if TREE_SIMD
+        if (simd && j + 8 <= n) {
+            int seq = 1;
+            for (size_t q = 0; q < 8; q++)
+                seq &= off[j + q + 1] - off[j + q] == TREE_K;
+            if (seq) {
+                if (j + TREE_PREFETCH + 8 <= n) {
+                    size_t f = off[j + TREE_PREFETCH];
+                    for (size_t o = 0; o < TREE_K * 8; o += 8) {
+                        __builtin_prefetch(J->cap_w + f + o);
+                        __builtin_prefetch(J->power_w + f + o);
+                        __builtin_prefetch(J->tput_tok_s + f + o);
+                    }
+                }
+                if (!theta_block8(J, t, io, r, j))
+                    return false;
+                j += 8;
+                continue;
+            }
+        }
+#else
+        (void)simd;
+#endif
+        if (!theta_job(J, t, io, r, j))
+            return false;
+        j++;
+    }
+    return true;
+}
+
+static bool theta_pass_plain(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, theta_io *io,
+                             pfi_alloc_result *r)
+{
+    return theta_pass_body(J, t, io, r, false);
+}
+
+#if TREE_SIMD
+__attribute__((target(TREE_SIMD_TARGET))) static bool
+theta_pass_simd(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, theta_io *io, pfi_alloc_result *r)
+{
+    return theta_pass_body(J, t, io, r, true);
+}
+#endif
+
+/* tree_fast's pass at the thresholds (theta_pass_body), eight jobs at a time where the CPU
+   has AVX-512 and no_simd is not set. False (r partly written) when a job's caps fail
+   tree_caps_ok. */
+static bool theta_pass(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, theta_io *io,
+                       pfi_alloc_result *r, bool no_simd)
+{
+#if TREE_SIMD
+    if (!no_simd && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+        return theta_pass_simd(J, t, io, r);
+#endif
+    (void)no_simd;
+    return theta_pass_plain(J, t, io, r);
+}
+
+/* What tree_fast's second pass reads and lists (list_pass). */
+typedef struct list_io {
+    const uint8_t *hb;  /* each segment's bucket, job order */
+    const uint64_t *hm; /* each level's mask of binding buckets (HIST_WORDS each) */
+    uint64_t *hq;       /* the segments listed: job | segment << 32, room for all and one */
+    size_t nh;          /* how many */
+} list_io;
+
+/* Job j's segments (k − 1, buckets from hb + s0) in a bucket its level's mask has listed,
+   without a branch. */
+static inline void list_job(const pfi_alloc_tree *t, list_io *io, size_t j, size_t s0, size_t k)
+{
+    size_t a = job_node(t, j);
+    const uint64_t *m = io->hm + HIST_WORDS * (a == PFI_TOPO_NONE ? t->n_nodes : a);
+    uint64_t any = 0;
+    for (size_t u = 0; u < HIST_WORDS; u++)
+        any |= m[u];
+    if (any == 0)
+        return;
+    size_t nh = io->nh;
+    for (size_t i = 0; i + 1 < k; i++) {
+        unsigned b = io->hb[s0 + i];
+        io->hq[nh] = (uint64_t)j | (uint64_t)i << 32;
+        nh += (m[b >> 6] >> (b & 63)) & 1;
+    }
+    io->nh = nh;
+}
+
+/* tree_fast's second pass, job order: list_job for each job. (Eight jobs at a time by
+   AVX-512, each segment's bucket gathered and tested lane by lane, was slower: 0.73 against
+   0.51 ms at 100 000 jobs.) */
+static void list_pass(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, list_io *io)
+{
+    const size_t *off = J->offset;
+    size_t s0 = 0;
+    for (size_t j = 0; j < J->n; j++) {
+        size_t k = off[j + 1] - off[j];
+        list_job(t, io, j, s0, k);
+        s0 += k - 1;
+    }
+}
+
+/*
+ * tree_thresholds' greedy by thresholds, and the outputs of tree_oracle, for its common case —
+ * every finite limit and the budget in drawn watts, continuous caps, one band, and every job as
+ * tree_fast_job takes it — in two passes over the curves in job order, no segment moved
+ * (issue 18 item 3: 100 000 jobs on a 4-level tree within 2x the flat oracle, inner levels
+ * binding; the flat oracle reads the curves once, its threshold bracketed from a sample, which
+ * cannot bracket the thresholds of levels of a hundred jobs). A level's survivors (its own
+ * jobs' segments, and what each child hands up: its segments above the child's threshold s_c
+ * and one of slope s_c as wide as the child has left there) are counted in a histogram of
+ * slope buckets: the first pass (hist_pass) checks every curve but its caps, adds each
+ * segment's width to its job's level's row and keeps its bucket; bottom up, a level's row gets
+ * its children's rows, and when its width is over its capacity the bucket where it fills is
+ * found from the top (the width above it, A) and the row cut there (that bucket cap − A wide,
+ * none below): the level's hand-up in histogram form. A pass over the kept buckets
+ * (list_pass) lists the segments that lie in the bucket of a binding level on their job's path
+ * (a bit mask per level); bottom up, each binding level's threshold is the selection
+ * (tree_select_all) over its survivors in its bucket — the listed segments of its subtree that
+ * no level below has cut (HIT_DEAD), and the leftover segments of the binding levels below in
+ * the same bucket — at capacity cap − A, and its leftover the capacity left at it. Then, as
+ * tree_thresholds: each job's θ (the highest threshold above it); the second pass over the
+ * curves (theta_pass) checks the caps, takes every segment above θ and writes each job's
+ * outputs there, lists the segments at θ, sums the others' totals; those at θ are taken in the
+ * greedy's order (tree_take) and their totals added after. The thresholds are
+ * tree_thresholds' (slopes of segments: the same values) but for widths summed in another
+ * order deciding a level within rounding of full; the capacities after the lowest points and
+ * each level's sums are summed per level, then up the tree, and the totals of the jobs at a
+ * threshold are added after the others': the last bits of the jobs placed part way, the totals
+ * and the levels' sums may differ from the general path's (tests: test_tree_fast_paths). With
+ * AVX-512 (and the workspace's no_simd not set), eight jobs of TREE_K points a step in both
+ * passes: the same bits. *done false (r may be partly written, the workspace's scratch
+ * changed) when a job is not the common case, the tree needs more histogram than allowed, or
+ * the histogram and the exact widths disagree by rounding on a level's bucket: the caller then
+ * runs tree_oracle's general path, which writes all of r and tr. r->budget_w NaN: left to the
+ * first pass (tree_dispatch), B from the options and Σ top power. Errors: PFI_ERR_NOMEM.
  */
 static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
                            pfi_alloc_tree_workspace *ws, pfi_alloc_result *r,
@@ -1135,141 +1760,199 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
     size_t n = J->n, nn = t->n_nodes, site = nn;
     const size_t *off = J->offset;
     *done = false;
-    size_t nseg = 0;
-    for (size_t j = 0; j < n; j++) { /* the caps checked here, in order; the rest in the fill */
-        if (off[j + 1] <= off[j] || off[j + 1] - off[j] > ALLOC_MAX_CANDIDATES_PER_JOB ||
-            !tree_caps_ok(J->cap_w + off[j], off[j + 1] - off[j]))
+    if (ws->no_fast)
+        return PFI_OK;
+    size_t nseg = 0, kmax = 0;
+    for (size_t j = 0; j < n; j++) { /* the point counts: the rest of the checks in the pass */
+        size_t k = off[j + 1] > off[j] ? off[j + 1] - off[j] : 0;
+        if (k == 0 || k > ALLOC_MAX_CANDIDATES_PER_JOB)
             return PFI_OK; /* alloc_job_prepare says why */
-        nseg += off[j + 1] - off[j] - 1;
+        nseg += k - 1;
+        kmax = k > kmax ? k : kmax;
     }
-    /* ss/sw: a level's leftover segment may go one past its range (at most one a level) */
-    if (nseg >= UINT32_MAX || !TREE_GROW(ws, ss, nseg + nn + 1) ||
-        !TREE_GROW(ws, sw, nseg + nn + 1) || !TREE_GROW(ws, nz, 9 * (nn + 2)) ||
-        !TREE_GROW(ws, nd, 4 * (nn + 1)) || !TREE_GROW(ws, smp, 2 * SELECT_SAMPLE) ||
-        !TREE_GROW(ws, jl, 3 * n) || !TREE_GROW(ws, tie, 3 * nseg) || !TREE_GROW(ws, jw, n))
+    size_t room = 2 * nseg > HIST_CELLS ? 2 * nseg : HIST_CELLS;
+    unsigned nb = HIST_BUCKETS;
+    while (nb > HIST_MIN_BUCKETS && (nn + 1) * nb > room)
+        nb /= 2;
+    if ((nn + 1) * nb > room || nseg >= UINT32_MAX || nn >= UINT32_MAX)
+        return PFI_OK;
+    if (!TREE_GROW(ws, ss, kmax) || !TREE_GROW(ws, sw, kmax) || !TREE_GROW(ws, nz, 8 * (nn + 2)) ||
+        !TREE_GROW(ws, nd, 7 * (nn + 1)) || !TREE_GROW(ws, hist, (nn + 1) * nb) ||
+        !TREE_GROW(ws, hb, nseg) || !TREE_GROW(ws, hm, HIST_WORDS * (nn + 1)) ||
+        !TREE_GROW(ws, tie, 3 * nseg) || !TREE_GROW(ws, hit, nseg) || !TREE_GROW(ws, hq, nseg + 1))
         return PFI_ERR_NOMEM;
-    double *sl = ws->ss, *wd = ws->sw, *rem = ws->rem;
+    double *sl = ws->ss, *wd = ws->sw, *rem = ws->rem, *hist = ws->hist;
+    uint8_t *hb = ws->hb;
+    uint64_t *hm = ws->hm;
     tree_pos *pos = ws->pos;
-    size_t *cbeg = ws->nz, *kids = cbeg + nn + 2, *pre = kids + nn + 1, *jbeg = pre + nn + 1;
-    size_t *jcur = jbeg + nn + 2, *bst = jcur + nn + 1; /* bst: where a level's range starts */
-    size_t *own = bst + nn + 1, *live = own + nn + 1, *post = live + nn + 1;
-    size_t *jl = ws->jl; /* per job by level: the job, its first point, its points */
-    double *d0 = ws->jw; /* each job's lowest power, in job order */
-    double *sat = ws->nd, *eff = sat + nn + 1, *acc = eff + nn + 1, *tot = acc + nn + 1;
-    size_t np = tree_preorder(t, cbeg, kids, pre, jcur);
-    /* the jobs by level, job order within each (a counting sort) */
-    memset(jbeg, 0, (nn + 2) * sizeof *jbeg);
-    for (size_t j = 0; j < n; j++) {
-        size_t a = job_node(t, j);
-        jbeg[(a == PFI_TOPO_NONE ? site : a) + 1]++;
+    size_t *cbeg = ws->nz, *kids = cbeg + nn + 2, *pre = kids + nn + 1, *pix = pre + nn + 1;
+    size_t *send = pix + nn + 1, *bk = send + nn + 1, *hbeg = bk + nn + 1; /* hbeg: nn + 2 */
+    size_t *hcur = hbeg + nn + 2;
+    double *sat = ws->nd, *eff = sat + nn + 1, *acc = eff + nn + 1, *abv = acc + nn + 1;
+    double *capv = abv + nn + 1, *lw = capv + nn + 1, *d0 = lw + nn + 1;
+    size_t np = tree_preorder(t, cbeg, kids, pre, send);
+    for (size_t k = 0; k < np; k++)
+        pix[pre[k]] = k;
+    for (size_t k = np; k-- > 0;) { /* where each level's subtree ends in the depth-first order */
+        size_t a = pre[k];
+        send[a] = k + 1;
+        for (size_t c = cbeg[a]; c < cbeg[a + 1]; c++)
+            send[a] = send[kids[c]] > send[a] ? send[kids[c]] : send[a];
     }
-    for (size_t a = 0; a <= nn; a++) {
-        jbeg[a + 1] += jbeg[a];
-        jcur[a] = jbeg[a];
-    }
-    for (size_t j = 0; j < n; j++) {
-        size_t a = job_node(t, j);
-        size_t *e = &jl[3 * jcur[a == PFI_TOPO_NONE ? site : a]++];
-        e[0] = j;
-        e[1] = off[j];
-        e[2] = off[j + 1] - off[j];
-    }
-    /* depth first, one cursor: on the way down a level's own segments made at the cursor
-       (each job's lowest power kept in job order, d0), on the way up a level without
-       children selected where it lies (tree_thresholds' selection and leftover segment; its
-       capacity after its jobs' lowest points summed here as tree_oracle's loop sums it: its
-       own jobs, job order) and the cursor put after its survivors; the levels with children
-       are listed in the order they close (post) for after */
-    size_t cur = 0, sp = 0, npost = 0;
-    size_t *open = jcur; /* jcur is free again */
-    for (size_t k = 0; k <= np; k++) {
-        size_t a = k < np ? pre[k] : site, par = site;
-        if (k < np && a != site && t->parent[a] != PFI_TOPO_NONE)
-            par = t->parent[a];
-        while (sp > 0 && (k == np || open[sp - 1] != par)) { /* close: its subtree is done */
-            size_t b = open[--sp], m = cur - bst[b];
-            live[b] = m;
-            sat[b] = -INFINITY;
-            if (cbeg[b + 1] > cbeg[b]) {
-                post[npost++] = b;
-                continue;
-            }
-            double rb = b < nn ? t->limit_w[b] : r->budget_w;
-            for (size_t u = jbeg[b]; u < jbeg[b + 1]; u++)
-                rb -= d0[jl[3 * u]];
-            double cap = rb > 0 ? rb : 0;
-            if ((b == site || isfinite(t->limit_w[b])) && m > 0 && !(tot[b] <= cap)) {
-                m = tree_level_select(sl + bst[b], wd + bst[b], m, &tot[b], cap, ws->smp, &sat[b]);
-            }
-            live[b] = m;
-            cur = bst[b] + m;
+    /* the buckets: the order_bits range of a sample's slopes (jobs that fail a check are left
+       to the pass) */
+    uint64_t kmin = UINT64_MAX, kmx = 0;
+    size_t step = n > HIST_SAMPLE ? n / HIST_SAMPLE : 1;
+    for (size_t j = 0; j < n; j += step) {
+        size_t a0 = off[j], k = off[j + 1] - a0;
+        if (!tree_fast_job(J, j, a0, k, sl, wd, true))
+            continue;
+        for (size_t i = 0; i + 1 < k; i++) {
+            uint64_t key = order_bits(sl[i]);
+            kmin = key < kmin ? key : kmin;
+            kmx = key > kmx ? key : kmx;
         }
-        if (k == np)
-            break;
-        bst[a] = cur; /* open: its own segments */
-        tot[a] = 0;
-        size_t u1 = jbeg[a + 1];
-        for (size_t u = jbeg[a]; u < u1; u++) {
-            if (u + TREE_AHEAD < u1) { /* the curves of the jobs ahead */
-                const size_t *f = &jl[3 * (u + TREE_AHEAD)];
-                size_t f0 = f[1], f1 = f[1] + f[2] - 1;
-                __builtin_prefetch(J->power_w + f0, 0, 2);
-                __builtin_prefetch(J->power_w + f1, 0, 2);
-                __builtin_prefetch(J->tput_tok_s + f0, 0, 2);
-                __builtin_prefetch(J->tput_tok_s + f1, 0, 2);
-            }
-            const size_t *e = &jl[3 * u];
-            size_t ks = e[2] - 1;
-            if (!tree_fast_job(J, e[0], e[1], e[2], sl + cur, wd + cur, false))
-                return PFI_OK;
-            d0[e[0]] = J->power_w[e[1]];
-            double w = 0;
-            for (size_t s = 0; s < ks; s++)
-                w += wd[cur + s];
-            tot[a] += w;
-            cur += ks;
-        }
-        own[a] = cur - bst[a];
-        open[sp++] = a;
     }
+    int sh = 0;
+    if (kmx < kmin)
+        kmin = kmx = 0;
+    while (((kmx - kmin) >> sh) >= nb - 2)
+        sh++;
+    /* the first pass, job order: each job checked, its segments' widths into its level's row
+       and their buckets kept; its lowest power into its level's sum */
+    memset(hist, 0, (nn + 1) * nb * sizeof *hist);
+    for (size_t a = 0; a <= nn; a++)
+        d0[a] = 0;
+    hist_io io = {hist, hb, d0, 0, 0, kmin, sh, nb};
+    if (!hist_pass(J, t, &io, sl, wd, x->w->no_simd))
+        return PFI_OK;
+    if (isnan(r->budget_w)) /* left to this pass by tree_dispatch: B from Σ top power */
+        r->budget_w = isnan(x->o->budget_w) ? (1.0 - x->o->reduction) * io.top_p : x->o->budget_w;
+    double ref_p = 0, ref_t = 0, lo_p = io.lo_p;
     memset(x->w->kind, 0, n); /* every job on its own curve, its own envelope */
-    /* the job-order sums: the lowest power, each level's capacity after the lowest points
-       (tree_oracle's loop; drawn watts everywhere: a level that counts caps has no limit, its
-       capacity stays infinite either way) */
-    double ref_p = 0, ref_t = 0, lo_p = 0;
-    for (size_t a = 0; a < nn; a++)
-        rem[a] = t->limit_w[a];
-    rem[nn] = r->budget_w;
-    for (size_t j = 0; j < n; j++) {
-        double dj = d0[j];
-        lo_p += dj;
-        for (size_t a = job_node(t, j); a != PFI_TOPO_NONE; a = t->parent[a])
-            rem[a] -= dj;
-        rem[nn] -= dj;
-        pos[j].at = pos[j].nx = 0;
-        pos[j].fr = 0;
+    /* each level's capacity after its jobs' lowest points (its own, then its children's) */
+    for (size_t k = np; k-- > 0;) {
+        size_t a = pre[k];
+        rem[a] = (a < nn ? t->limit_w[a] : r->budget_w) - d0[a];
+        if (a != site)
+            d0[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += d0[a];
     }
     bool feasible = tree_feasible(t, r->budget_w, rem, d);
-    /* the levels with children, children first: the range of each is its own segments, then
-       each child's survivors, moved down next to them where a child's selection left a gap
-       (tree_thresholds' layout); then its selection */
-    for (size_t i = 0; i < npost && feasible; i++) {
-        size_t a = post[i], m = own[a];
-        for (size_t c = cbeg[a]; c < cbeg[a + 1]; c++) {
-            size_t b = kids[c], to = bst[a] + m;
-            if (live[b] > 0 && bst[b] != to) {
-                memmove(sl + to, sl + bst[b], live[b] * sizeof *sl);
-                memmove(wd + to, wd + bst[b], live[b] * sizeof *wd);
-            }
-            m += live[b];
-            tot[a] += tot[b];
-        }
+    /* bottom up: each level's row with its children's hand-ups; where it is over its
+       capacity, the bucket where it fills (from the top: the first whose width reaches the
+       capacity, the width above it abv) and the row cut there */
+    for (size_t k = np; k-- > 0 && feasible;) {
+        size_t a = pre[k];
+        double *row = hist + a * nb, cap = rem[a] > 0 ? rem[a] : 0, tot = 0;
+        bk[a] = SIZE_MAX;
         sat[a] = -INFINITY;
-        double cap = rem[a] > 0 ? rem[a] : 0;
-        if ((a == site || isfinite(t->limit_w[a])) && m > 0 && !(tot[a] <= cap)) {
-            m = tree_level_select(sl + bst[a], wd + bst[a], m, &tot[a], cap, ws->smp, &sat[a]);
+        lw[a] = 0;
+        for (unsigned b = nb; b-- > 0;)
+            tot += row[b];
+        if ((a == site || isfinite(t->limit_w[a])) && !(tot <= cap)) {
+            double above = 0;
+            unsigned b = nb;
+            while (b-- > 0 && !(row[b] > 0 && above + row[b] >= cap))
+                above += row[b];
+            if (b >= nb)
+                return PFI_OK; /* by rounding only */
+            bk[a] = b;
+            abv[a] = above;
+            capv[a] = cap;
+            row[b] = cap - above;
+            memset(row, 0, b * sizeof *row);
         }
-        live[a] = m;
+        if (a != site) {
+            double *up = hist + (t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]) * nb;
+            for (unsigned b = 0; b < nb; b++)
+                up[b] += row[b];
+        }
+    }
+    if (feasible) {
+        /* each level's mask: the buckets of the binding levels on its path (itself and above) */
+        for (size_t k = 0; k < np; k++) {
+            size_t a = pre[k];
+            size_t up = a == site ? SIZE_MAX : t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
+            for (size_t u = 0; u < HIST_WORDS; u++)
+                hm[HIST_WORDS * a + u] = up == SIZE_MAX ? 0 : hm[HIST_WORDS * up + u];
+            if (bk[a] != SIZE_MAX)
+                hm[HIST_WORDS * a + (bk[a] >> 6)] |= UINT64_C(1) << (bk[a] & 63);
+        }
+        /* the second pass: the segments in the bucket of a binding level on their path, listed
+           without a branch (job, segment), then their slopes and widths (as tree_fast_job's) by
+           their level's depth-first index (a counting sort): a subtree's are one range,
+           [hbeg[pix[a]], hbeg[send[a]]) */
+        list_io li = {hb, hm, ws->hq, 0};
+        list_pass(J, t, &li);
+        size_t nh = li.nh;
+        const uint64_t *hq = ws->hq;
+        tree_hit *hs = ws->hit;
+        memset(hbeg, 0, (np + 1) * sizeof *hbeg);
+        for (size_t u = 0; u < nh; u++) {
+            size_t a = job_node(t, (uint32_t)hq[u]);
+            hbeg[pix[a == PFI_TOPO_NONE ? site : a] + 1]++;
+        }
+        for (size_t k = 0; k < np; k++) {
+            hbeg[k + 1] += hbeg[k];
+            hcur[k] = hbeg[k];
+        }
+        for (size_t u = 0; u < nh; u++) {
+            if (u + 8 < nh) { /* the curves ahead (the hits are far apart) */
+                size_t f = off[(uint32_t)hq[u + 8]] + (hq[u + 8] >> 32);
+                __builtin_prefetch(J->power_w + f);
+                __builtin_prefetch(J->tput_tok_s + f);
+            }
+            size_t j = (uint32_t)hq[u], i = hq[u] >> 32, a = job_node(t, j), a0 = off[j];
+            size_t lv = pix[a == PFI_TOPO_NONE ? site : a];
+            const double *D = J->power_w + a0, *T = J->tput_tok_s + a0;
+            double wt = alloc_opt(J->weight, j, 1.0);
+            tree_hit *h = &hs[hcur[lv]++];
+            h->v = (wt * T[i + 1] - wt * T[i]) / (D[i + 1] - D[i]);
+            h->w = D[i + 1] - D[i];
+            h->lv = (uint32_t)lv;
+            h->b = hist_bucket(h->v, kmin, sh, nb);
+        }
+        /* bottom up: each binding level's threshold among its survivors in its bucket */
+        if (!TREE_GROW(ws, ss, nh + nn + 1) || !TREE_GROW(ws, sw, nh + nn + 1))
+            return PFI_ERR_NOMEM;
+        sl = ws->ss;
+        wd = ws->sw;
+        for (size_t k = np; k-- > 0;) {
+            size_t a = pre[k], b = bk[a], m = 0;
+            if (b == SIZE_MAX)
+                continue;
+            double w_in = 0;
+            for (size_t u = hbeg[k]; u < hbeg[send[a]];
+                 u++) { /* alive: the levels below passed it */
+                const tree_hit *h = &hs[u];
+                if (h->b == b) {
+                    sl[m] = h->v;
+                    wd[m++] = h->w;
+                    w_in += h->w;
+                }
+            }
+            for (size_t p = k + 1; p < send[a]; p++) { /* the leftovers below in this bucket */
+                size_t e = pre[p];
+                size_t up = t->parent[e] == PFI_TOPO_NONE ? site : t->parent[e];
+                if (bk[e] == b && lw[e] > 0 && hist_passes(t, bk, sat, up, a, b, sat[e])) {
+                    sl[m] = sat[e];
+                    wd[m++] = lw[e];
+                    w_in += lw[e];
+                }
+            }
+            double cap = capv[a] - abv[a], w_gt;
+            size_t n_gt;
+            double lam = tree_select_all(sl, wd, m, w_in, cap, &n_gt, &w_gt);
+            if (!(lam > -INFINITY))
+                return PFI_OK; /* the histogram's widths and these disagree by rounding */
+            sat[a] = lam;
+            lw[a] = cap > w_gt ? cap - w_gt : 0;
+            for (size_t u = hbeg[k]; a != site && u < hbeg[send[a]]; u++) { /* what a keeps */
+                tree_hit *h = &hs[u];
+                if (h->b < b || (h->b == b && !(h->v > lam)))
+                    h->b |= HIT_DEAD;
+            }
+        }
     }
     /* each job's θ: the highest threshold above it (tree_thresholds) */
     bool inner_any = false;
@@ -1281,49 +1964,42 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         if (a != site && sat[a] > -INFINITY && sat[a] >= eff[up])
             inner_any = true;
     }
-    /* every job at its last point above its θ (every job at its lowest when infeasible),
-       its outputs there; the segments at θ listed (job, the candidates at its ends) */
+    /* every job at its last point above its θ, its outputs there, the segments at θ listed
+       (theta_pass); every job at its lowest when infeasible */
     size_t nt = 0, *tie = ws->tie;
-    for (size_t j = 0; j < n; j++) {
-        size_t a0 = off[j], k = off[j + 1] - a0, a = job_node(t, j);
-        a = a == PFI_TOPO_NONE ? site : a;
-        const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
-        double wt = alloc_opt(J->weight, j, 1.0), th = eff[a], w = 0;
-        size_t s = 0;
-        ref_p += D[k - 1];
-        ref_t += T[k - 1];
-        double down = NAN, up = NAN; /* the slopes either side of point s (feasible) */
-        if (feasible) {
-            double sv = 0;
-            for (; s + 1 < k; s++) {
-                sv = (wt * T[s + 1] - wt * T[s]) / (D[s + 1] - D[s]);
-                if (!(sv > th))
-                    break;
-                w += D[s + 1] - D[s];
-                down = sv;
-            }
-            up = s + 1 < k ? sv : NAN;
-            pos[j].at = pos[j].nx = (uint32_t)s;
-            for (size_t q = s; q + 1 < k; q++) {
-                if (q > s)
-                    sv = (wt * T[q + 1] - wt * T[q]) / (D[q + 1] - D[q]);
-                if (!(sv == th))
-                    break;
-                tie[3 * nt] = j;
-                tie[3 * nt + 1] = q;
-                tie[3 * nt + 2] = q + 1;
-                nt++;
-            }
-            acc[a] += w;
-        }
-        r->cap_w[j] = c[s]; /* place_job at a point (caps rising) */
-        r->power_w[j] = D[s];
-        r->tput_tok_s[j] = T[s];
-        r->shed_w[j] = D[k - 1] - D[s];
-        if (feasible)
-            tree_marginals_at(J, j, c, k, s, down, up, r);
-        else
+    double *own_k = capv, *own_d = d0; /* free again */
+    for (size_t a = 0; a <= nn; a++)
+        own_k[a] = own_d[a] = 0;
+    theta_io ti = {eff, acc, pos, tie, 0, 0, 0, 0, 0, 0, own_k, own_d};
+    if (feasible) {
+        if (!theta_pass(J, t, &ti, r, x->w->no_simd))
+            return PFI_OK; /* a job's caps: alloc_job_prepare says why */
+        nt = ti.nt;
+        ref_p = ti.ref_p;
+        ref_t = ti.ref_t;
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            size_t a0 = off[j], k = off[j + 1] - a0;
+            const double *D = J->power_w + a0;
+            if (!tree_caps_ok(J->cap_w + a0, k))
+                return PFI_OK; /* alloc_job_prepare says why */
+            ref_p += D[k - 1];
+            ref_t += J->tput_tok_s[a0 + k - 1];
+            r->cap_w[j] = J->cap_w[a0];
+            r->power_w[j] = D[0];
+            r->tput_tok_s[j] = J->tput_tok_s[a0];
+            r->shed_w[j] = D[k - 1] - D[0];
+            pos[j].at = pos[j].nx = 0;
+            pos[j].fr = 0;
             tree_marginals(J, j, r);
+            size_t a = job_node(t, j);
+            a = a == PFI_TOPO_NONE ? site : a;
+            ti.value += alloc_opt(J->weight, j, 1.0) * r->tput_tok_s[j];
+            ti.tp += D[0];
+            ti.tt += r->tput_tok_s[j];
+            own_k[a] += alloc_opt(J->gpus, j, 1.0) * r->cap_w[j];
+            own_d[a] += D[0];
+        }
     }
     if (feasible) {
         for (size_t k = np; k-- > 0;) {
@@ -1360,32 +2036,39 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         if (inner != NULL)
             *inner = inner_any;
     }
-    /* the value on the envelopes, the totals (tree_totals) and the levels' sums (tree_sums),
-       each summed in job order as there */
-    double value = 0, tp = 0, tt = 0, obj = 0;
-    for (size_t a = 0; a < nn; a++)
-        tr->reserve_w[a] = tr->drawn_w[a] = 0;
-    tr->site_reserve_w = tr->site_drawn_w = 0;
-    for (size_t j = 0; j < n; j++) {
+    /* the value on the envelopes and the totals: the jobs at a threshold added (once each:
+       the list is in job order) to the others' sums (theta_pass); the levels' sums (tree_sums):
+       each level's own jobs, then its children's sums added, bottom up */
+    double value = ti.value, obj = ti.value, tp = ti.tp, tt = ti.tt;
+    for (size_t u = 0; u < nt; u++) {
+        size_t j = tie[3 * u];
+        if (u > 0 && tie[3 * (u - 1)] == j)
+            continue;
         double wt = alloc_opt(J->weight, j, 1.0), pw = r->power_w[j], tk = r->tput_tok_s[j];
-        double y = wt * tk; /* wt × the tokens/s at its point: the value there */
-        if (pos[j].fr > 0) {
-            const double *T = J->tput_tok_s + off[j];
-            double y0 = wt * T[pos[j].at];
-            y = y0 + pos[j].fr * (wt * T[pos[j].nx] - y0);
-        }
+        const double *T = J->tput_tok_s + off[j];
+        double y0 = wt * T[pos[j].at],
+               y = pos[j].fr > 0 ? y0 + pos[j].fr * (wt * T[pos[j].nx] - y0) : wt * tk;
         value += y;
+        obj += wt * tk;
         tp += pw;
         tt += tk;
-        obj += wt * tk;
-        double kc = alloc_opt(J->gpus, j, 1.0) * r->cap_w[j];
-        for (size_t a = job_node(t, j); a != PFI_TOPO_NONE; a = t->parent[a]) {
-            tr->reserve_w[a] += kc;
-            tr->drawn_w[a] += pw;
-        }
-        tr->site_reserve_w += kc;
-        tr->site_drawn_w += pw;
+        size_t a = job_node(t, j);
+        a = a == PFI_TOPO_NONE ? site : a;
+        own_k[a] += alloc_opt(J->gpus, j, 1.0) * r->cap_w[j];
+        own_d[a] += pw;
     }
+    for (size_t k = np; k-- > 0;) {
+        size_t a = pre[k];
+        if (a == site)
+            break; /* the depth-first order starts at the site */
+        size_t up = t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
+        tr->reserve_w[a] = own_k[a];
+        tr->drawn_w[a] = own_d[a];
+        own_k[up] += own_k[a];
+        own_d[up] += own_d[a];
+    }
+    tr->site_reserve_w = own_k[site];
+    tr->site_drawn_w = own_d[site];
     r->total_power_w = tp;
     r->total_tput_tok_s = tt;
     r->objective = obj;
@@ -1434,8 +2117,16 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     w->n_c = w->n_e = w->n_env = w->n_eenv = w->n_b = 0;
     if (!x.discrete && all_measured && !tree_has_bands(J, t)) {
         bool done; /* the common case in fewer passes (tree_fast) */
-        if ((e = tree_fast(&x, t, ws, r, tr, d, inner, &done)) != PFI_OK || done)
+        e = tree_fast(&x, t, ws, r, tr, d, inner, &done);
+        ws->took_fast = e == PFI_OK && done;
+        if (e != PFI_OK || done)
             return e;
+    }
+    if (isnan(r->budget_w)) { /* left to tree_fast by tree_dispatch, which did not take it */
+        double top = 0;
+        for (size_t j = 0; j < n; j++)
+            top += J->power_w[J->offset[j + 1] - 1];
+        r->budget_w = isnan(o->budget_w) ? (1.0 - o->reduction) * top : o->budget_w;
     }
     /* with continuous caps a job has at most its points + 2 candidates (alloc_job_prepare):
        each job is prepared in the loop that makes its segments, its curve read once; with a
@@ -2201,11 +2892,17 @@ static pfi_error tree_dispatch(const pfi_alloc_jobs *J, const pfi_alloc_options 
        bounds or floors; skipped when a level surely binds */
     bool flat_first =
         oracle && !reserve && !(o->cap_step_w > 0) && !tree_has_bands(J, t) && !tree_has_bounds(J);
-    /* the hint, unless the last call on this workspace took the flat optimum (a controller's
-       periods change little: its cost is then saved where the flat attempt succeeds) */
-    bool hopeless = false, last_flat = ws->last_flat;
-    ws->last_flat = false;
-    if (oracle && !reserve) {
+    /* the hint, unless the last call on this workspace settled it (a controller's periods
+       change little): it took the flat optimum (the hint's cost saved where the flat attempt
+       succeeds), or its greedy found an inner level binding (the greedy at once, the flat
+       attempt skipped; the greedy's first pass sums the reference power, r->budget_w NaN
+       until then) */
+    bool hopeless = false, last_flat = ws->last_flat, last_inner = ws->last_inner;
+    ws->last_flat = ws->last_inner = false;
+    if (oracle && !reserve && flat_first && last_inner) {
+        hopeless = true;
+        r->budget_w = NAN;
+    } else if (oracle && !reserve) {
         double ref;
         hopeless = tree_ref_hint(J, o, t, ws, flat_first && !last_flat, &ref);
         r->budget_w = isnan(o->budget_w) ? (1.0 - o->reduction) * ref : o->budget_w;
@@ -2223,6 +2920,8 @@ static pfi_error tree_dispatch(const pfi_alloc_jobs *J, const pfi_alloc_options 
     if (oracle) {
         bool inner = true;
         e = tree_oracle(J, o, t, ws, r, tr, d, hopeless ? &inner : NULL);
+        /* the greedy's result stands (an inner level bound, or the flat attempt failed) */
+        ws->last_inner = e == PFI_OK && flat_first && inner;
         if (e != PFI_OK || inner)
             return e;
         /* the hint was wrong, no inner level bound: the flat optimum after all, so that the
@@ -2231,15 +2930,30 @@ static pfi_error tree_dispatch(const pfi_alloc_jobs *J, const pfi_alloc_options 
             ws->last_flat = true;
             return PFI_OK;
         }
-        return tree_oracle(J, o, t, ws, r, tr, d, NULL);
+        e = tree_oracle(J, o, t, ws, r, tr, d, NULL);
+        ws->last_inner = e == PFI_OK;
+        return e;
     }
     return alloc_tree_heuristic(J, o, t, r, tr, d);
+}
+
+void alloc_tree_ws_paths(pfi_alloc_tree_workspace *ws, bool no_fast, bool no_simd)
+{
+    ws->no_fast = no_fast;
+    ws->w->no_simd = no_simd;
+}
+
+bool alloc_tree_ws_took_fast(const pfi_alloc_tree_workspace *ws)
+{
+    return ws->took_fast;
 }
 
 pfi_error pfi_allocate_tree_ws(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                                const pfi_alloc_tree *t, pfi_alloc_tree_workspace *ws,
                                pfi_alloc_result *r, pfi_alloc_tree_result *tr, pfi_diag *d)
 {
+    if (ws != NULL)
+        ws->took_fast = false;
     pfi_error e = tree_dispatch(J, o, t, ws, r, tr, d);
     if (e != PFI_OK || r->feasible)
         return e;

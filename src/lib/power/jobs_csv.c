@@ -20,6 +20,7 @@
 
 #include "core/memory.h"
 #include "pfi/csv.h"
+#include "pfi/topology.h"
 #include "pfi/value.h"
 #include "power/jobs_internal.h"
 
@@ -202,8 +203,10 @@ typedef struct reader_state {
     long *node_line;                  /* the line of each job's first node cell, 0 none */
     long *cls_line, *gpus_line;       /* not ordered: the line of each job's first class / gpus
                                          cell, 0 none */
+    long *band_line;                  /* and of its first band cell (the header has band) */
     long cur_cls_line, cur_gpus_line; /* ordered: the same for the last job (the only one a
                                          row can add to) */
+    long cur_band_line;               /* and its band cell's */
     long *job_line;                   /* the line of each job's first row */
     size_t *first;                    /* ordered: each job's first row */
     size_t cap_jobv;                  /* the capacity of the per-job arrays but names */
@@ -270,6 +273,12 @@ static long *gpus_line_of(reader_state *s, size_t j)
     return s->ordered ? &s->cur_gpus_line : &s->gpus_line[j];
 }
 
+/* The line of job j's first band cell, as cls_line_of (the header has a band column). */
+static long *band_line_of(reader_state *s, size_t j)
+{
+    return s->ordered ? &s->cur_band_line : &s->band_line[j];
+}
+
 /* A new job named name[0..len) (not looked up): its per-job slots, empty; *out its index. */
 static pfi_error job_new(reader_state *s, const char *name, size_t len, size_t *out)
 {
@@ -296,7 +305,9 @@ static pfi_error job_new(reader_state *s, const char *name, size_t len, size_t *
             !resize((void **)&s->job_line, c, sizeof(long)) ||
             (s->ordered ? !resize((void **)&s->first, c, sizeof(size_t))
                         : !resize((void **)&s->cls_line, c, sizeof(long)) ||
-                              !resize((void **)&s->gpus_line, c, sizeof(long))))
+                              !resize((void **)&s->gpus_line, c, sizeof(long)) ||
+                              (s->has_jobv[C_BAND - C_GPUS] &&
+                               !resize((void **)&s->band_line, c, sizeof(long)))))
             return PFI_ERR_NOMEM;
         s->cap_jobv = c;
     }
@@ -316,10 +327,12 @@ static pfi_error job_new(reader_state *s, const char *name, size_t len, size_t *
     s->job_line[n] = 0;
     if (s->ordered) {
         s->first[n] = s->n_rows;
-        s->cur_cls_line = s->cur_gpus_line = 0;
+        s->cur_cls_line = s->cur_gpus_line = s->cur_band_line = 0;
     } else {
         s->cls_line[n] = 0;
         s->gpus_line[n] = 0;
+        if (s->band_line != NULL)
+            s->band_line[n] = 0;
     }
     *out = s->n_names++;
     return PFI_OK;
@@ -373,7 +386,8 @@ static void state_free(reader_state *s, bool keep_names)
     pfi_free(s->first);
     pfi_free(s->cls_line);
     pfi_free(s->gpus_line);
-    s->cls_line = s->gpus_line = NULL;
+    pfi_free(s->band_line);
+    s->cls_line = s->gpus_line = s->band_line = NULL;
     pfi_free(s->table);
     pfi_free(s->row_job);
     pfi_free(s->row_c);
@@ -629,17 +643,17 @@ static const char *col_range(int c)
     case C_FEATURE:
         return "0 to 1e15";
     case C_BAND:
-        return "a whole number, 0 to 1000000";
+        return "a number in [-1e6, 1e6]"; /* pfi_band_valid's PFI_BAND_RULE */
     default:
         return "a number";
     }
 }
 
 /* The checks of one row's numbers v[N_COLS] (NaN absent) that need no other row: gpus a whole
-   number >= 1, band a whole number <= PFI_JOBS_MAX_BAND, the caps at most PFI_JOBS_MAX_GPU_W,
-   the throughput at most PFI_JOBS_MAX_TPUT, weight at most PFI_JOBS_MAX_WEIGHT, floor at most
-   1, pfi above 0 and at most PFI_JOBS_MAX_PFI, feature at most PFI_JOBS_MAX_FEATURE (each
-   refused with its line, column and accepted range). */
+   number >= 1, band pfi_band_valid's (the rule of every band pfi reads), the caps at most
+   PFI_JOBS_MAX_GPU_W, the throughput at most PFI_JOBS_MAX_TPUT, weight at most
+   PFI_JOBS_MAX_WEIGHT, floor at most 1, pfi above 0 and at most PFI_JOBS_MAX_PFI, feature at
+   most PFI_JOBS_MAX_FEATURE (each refused with its line, column and accepted range). */
 static pfi_error row_bounds(const double *v, long line, const char *name, pfi_diag *d)
 {
     const struct {
@@ -660,10 +674,8 @@ static pfi_error row_bounds(const double *v, long line, const char *name, pfi_di
         (!(v[C_GPUS] >= 1) || v[C_GPUS] != floor(v[C_GPUS]) || v[C_GPUS] > PFI_JOBS_MAX_GPUS))
         return fail(d, name, line, "gpus", PFI_ERR_VALUE,
                     "%g: must be a whole number of GPUs, 1 to %d", v[C_GPUS], PFI_JOBS_MAX_GPUS);
-    if (!isnan(v[C_BAND]) && (v[C_BAND] != floor(v[C_BAND]) || v[C_BAND] > PFI_JOBS_MAX_BAND))
-        return fail(d, name, line, "band", PFI_ERR_VALUE,
-                    "%g: must be a whole number, 0 to %d (higher: kept longer)", v[C_BAND],
-                    PFI_JOBS_MAX_BAND);
+    if (!isnan(v[C_BAND]) && !pfi_band_valid(v[C_BAND]))
+        return fail(d, name, line, "band", PFI_ERR_VALUE, "%.10g: " PFI_BAND_RULE, v[C_BAND]);
     if (v[C_TPUT] > PFI_JOBS_MAX_TPUT)
         return fail(d, name, line, "tput_tok_s", PFI_ERR_VALUE,
                     "%g tokens/s: above %g a job, not a measured throughput", v[C_TPUT],
@@ -700,7 +712,7 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
         const char *cell = f[col[c]];
         size_t cl = len[col[c]];
         if (cl > 0 && cell_number(cell, cl, s->padded, &v[c])) {
-            if (v[c] < 0)
+            if (v[c] < 0 && c != C_BAND) /* a band may be below 0 (row_bounds) */
                 return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
                             "negative value %g (expected %s)", v[c], col_range(c));
             continue;
@@ -715,7 +727,7 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
                         "'%.*s' is not a number (expected %s%s)",
                         (int)(slen[col[c]] < 60 ? slen[col[c]] : 60), cell, col_range(c),
                         c >= C_GPUS && c <= C_BAND ? "; leave the cell empty for none" : "");
-        if (st == PFI_VALUE_OK && v[c] < 0)
+        if (st == PFI_VALUE_OK && v[c] < 0 && c != C_BAND)
             return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
                         "negative value %g (expected %s)", v[c], col_range(c));
     }
@@ -752,16 +764,19 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
         if (s->job_line[j] == 0)
             s->job_line[j] = line;
     }
+    /* a job's gpus and band are one each: a later row with another is an error naming both
+       lines (the other per-job numbers are taken from the job's first row that has them) */
     for (int k = 0; k < s->n_jobvs; k++) {
         int c = s->jobvs[k];
+        long *at = c == C_GPUS ? gpus_line_of(s, j) : c == C_BAND ? band_line_of(s, j) : NULL;
         if (isnan(s->jobv[c - C_GPUS][j])) {
             s->jobv[c - C_GPUS][j] = v[c];
-            if (c == C_GPUS && !isnan(v[c]))
-                *gpus_line_of(s, j) = line;
-        } else if (c == C_GPUS && !isnan(v[c]) && v[c] != s->jobv[c - C_GPUS][j]) {
-            return fail(d, name, line, "gpus", PFI_ERR_VALUE,
-                        "job '%.100s': gpus %g at line %ld, %g at line %ld", s->names[j],
-                        s->jobv[c - C_GPUS][j], *gpus_line_of(s, j), v[c], line);
+            if (at != NULL && !isnan(v[c]))
+                *at = line;
+        } else if (at != NULL && !isnan(v[c]) && v[c] != s->jobv[c - C_GPUS][j]) {
+            return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
+                        "job '%.100s': %s %g at line %ld, %g at line %ld", s->names[j],
+                        col_names[c], s->jobv[c - C_GPUS][j], *at, v[c], line);
         }
     }
     /* the whole job's power at a per-GPU power above PFI_JOBS_MAX_GPU_W: its gpus when known
@@ -947,8 +962,8 @@ static inline bool jobv_ok(int c, double x)
     switch (c) {
     case C_GPUS: /* whole: in range, then as a 64-bit integer and back */
         return x >= 1 && x <= PFI_JOBS_MAX_GPUS && x == (double)(int64_t)x;
-    case C_BAND: /* x >= 0 (fast_line takes no negative number) */
-        return x <= PFI_JOBS_MAX_BAND && x == (double)(int64_t)x;
+    case C_BAND: /* the rule of every band (row_bounds) */
+        return pfi_band_valid(x);
     case C_WEIGHT:
         return x <= PFI_JOBS_MAX_WEIGHT;
     case C_FLOOR:
@@ -965,10 +980,10 @@ static inline bool jobv_ok(int c, double x)
 /*
  * A data row of an ordered read taken at once, without the line's fields gathered first: each
  * field's end the next stop of sc (stop_scan), its number read by simd_number (else
- * fast_number), then what take_row does with a row that passes every check. Only the usual row: every
- * field plain (no quote, NUL, blank, or CR but before the '\n'), as many as the header's,
+ * fast_number), then what take_row does with a row that passes every check. Only the usual row:
+ * every field plain (no quote, NUL, blank, or CR but before the '\n'), as many as the header's,
  * every number taken by simd_number_x or fast_number and >= 0, every check of take_row met
- * (bounds, gpus, class and node as in the job's earlier rows, caps rising). Returns the next
+ * (bounds, gpus, band, class and node as in the job's earlier rows, caps rising). Returns the next
  * line's start; NULL when the line is not such a row (nothing taken: the caller gives it to
  * the line-by-line path, whose take_row says what is wrong), or when out of memory (*e).
  */
@@ -1035,6 +1050,9 @@ static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long
                 return NULL;
             g = gpus[j];
         }
+        const double *band = s->has_jobv[C_BAND - C_GPUS] ? s->jobv[C_BAND - C_GPUS] : NULL;
+        if (band != NULL && !isnan(band[j]) && !isnan(v[C_BAND]) && v[C_BAND] != band[j])
+            return NULL; /* take_row: a job's band is one */
         /* the class as the row before's cell when that row was this job's (it set the
            job's class or was held to it), else as the job's class */
         if (cn > 0 && s->cls[j] != NULL &&
@@ -1061,6 +1079,8 @@ static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long
             s->jobv[c - C_GPUS][j] = v[c];
             if (c == C_GPUS && !isnan(v[c]))
                 s->cur_gpus_line = line;
+            else if (c == C_BAND && !isnan(v[c]))
+                s->cur_band_line = line;
         }
     }
     if (cn > 0 && s->cls[j] == NULL) {

@@ -23,6 +23,11 @@ const char *pfi_limit_kind_name(pfi_limit_kind k)
     return k == PFI_LIMIT_RESERVE ? "reserve" : k == PFI_LIMIT_MEASURED ? "measured" : "unknown";
 }
 
+bool pfi_band_valid(double b)
+{
+    return isfinite(b) && fabs(b) <= PFI_BAND_MAX;
+}
+
 void pfi_topology_destroy(pfi_topology *t)
 {
     if (t == NULL)
