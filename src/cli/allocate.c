@@ -287,7 +287,7 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
     if (level_short(r, tc, kind))
         fprintf(f,
                 "INFEASIBLE: a level's limit is below the least its jobs can take, by %.1f W "
-                "at the most (see the warning); every job is at its lowest cap\n",
+                "at the most (see the warning); the jobs under it stay at their lowest caps\n",
                 r->shortfall_w);
     else if (!r->feasible)
         fprintf(f,

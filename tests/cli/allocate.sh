@@ -151,8 +151,16 @@ for st in oracle equal; do
     check "allocate-tree-infeasible-json-$st" 0 "$PFI" allocate --topology "$T/tight.txt" --strategy "$st" --format json "$JT"
     grep_out "allocate-tree-infeasible-json-$st-shortfall" '"feasible": false, "shortfall_w": 1200,'
 done
-grep -q "level 'r1' (line 2): its reserve limit 2000.0 W is below the least its jobs can take at their lowest caps (3200.0 W)" "$T/err" \
+grep -q "level 'r1' (line 2): its reserve limit 2000.0 W is below the least its jobs can take at their lowest caps (3200.0 W, 1200.0 W short)" "$T/err" \
     && echo "ok   allocate-tree-infeasible-level" || { echo "FAIL allocate-tree-infeasible-level"; cat "$T/err"; fail=1; }
+# two levels short: the warning names the one short by the most (r2: its job moe-pt, 16
+# GPUs x 200 W, takes 3200 W of reserve, 2300 W over 900 W; r1 1200 W over), not
+# the first in the file, and counts them; the summary's shortfall is the same level's
+printf 'feed site - 20000\nrack r1 site 2000\nrack r2 site 900\n' >"$T/tight2.txt"
+check allocate-tree-infeasible-two 0 "$PFI" allocate --topology "$T/tight2.txt" "$JT"
+grep_out allocate-tree-infeasible-two-by "by 2300.0 W at the most"
+grep -q "level 'r2' (line 3): its reserve limit 900.0 W is below the least its jobs can take at their lowest caps (3200.0 W, 2300.0 W short, the most of 2 levels short)" "$T/err" \
+    && echo "ok   allocate-tree-infeasible-worst" || { echo "FAIL allocate-tree-infeasible-worst"; cat "$T/err"; fail=1; }
 printf 'feed site - 20000\nrack r1 site 2000\nrack r1 site 9000\n' >"$T/dup.txt"
 check allocate-tree-dup 1 "$PFI" allocate --topology "$T/dup.txt" "$JT"
 grep -q "dup.txt:3: .*rack 'r1' is given twice (line 2 and here" "$T/err" \
