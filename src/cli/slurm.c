@@ -383,16 +383,14 @@ static bool qos_band_parse(cli_slurm *s, const char *arg)
                         (int)(len > 80 ? 80 : len), p);
                 return false;
             }
-        char num[64], *e;
         size_t nl = len - (size_t)(eq + 1 - p);
-        snprintf(num, sizeof num, "%.*s", (int)(nl < sizeof num - 1 ? nl : sizeof num - 1), eq + 1);
-        errno = 0;
-        double b = strtod(num, &e);
+        double b;
+        bool bad = pfi_band_parse(eq + 1, nl, &b) != PFI_BAND_OK; /* every band's reading */
         bool dup = false;
         for (size_t k = 0; k < s->nqos && !dup; k++)
             dup = strlen(s->qos[k]) == (size_t)(eq - p) &&
                   strncasecmp(s->qos[k], p, (size_t)(eq - p)) == 0;
-        if (nl == 0 || nl >= sizeof num || *e != '\0' || errno != 0 || !pfi_band_valid(b) || dup) {
+        if (bad || dup) {
             fprintf(stderr, "pfi control: --qos-band: '%.*s': %s\n", (int)(len > 80 ? 80 : len), p,
                     dup ? "QOS named twice" : "band " PFI_BAND_RULE);
             return false;

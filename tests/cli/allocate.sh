@@ -288,10 +288,17 @@ bad_input curve-empty-power "${H}a,x,1,200,,10,,\n" "in.csv:2: column 'power_w':
 # bands names both lines (it took the first, silently), on the fast path (rows adjacent, in
 # order; not adjacent) and pfi/csv.h's (a quoted cell)
 BR="must be a number in \\[-1e6, 1e6\\] (higher: cut last)"
-bad_input band-huge "${H}a,x,1,200,200,10,1e7,\n" "in.csv:2: column 'band': 10000000: $BR"
-bad_input band-above "${H}a,x,1,200,200,10,1000001,\n" "in.csv:2: column 'band': 1000001: $BR"
-bad_input band-below "${H}a,x,1,200,200,10,-2e6,\n" "in.csv:2: column 'band': -2000000: $BR"
-bad_input band-below-quoted "${H}\"a\",x,1,200,200,10,-1000001,\n" "in.csv:2: column 'band': -1000001: $BR"
+bad_input band-huge "${H}a,x,1,200,200,10,1e7,\n" "in.csv:2: column 'band': '1e7': $BR"
+bad_input band-above "${H}a,x,1,200,200,10,1000001,\n" "in.csv:2: column 'band': '1000001': $BR"
+bad_input band-below "${H}a,x,1,200,200,10,-2e6,\n" "in.csv:2: column 'band': '-2e6': $BR"
+bad_input band-below-quoted "${H}\"a\",x,1,200,200,10,-1000001,\n" "in.csv:2: column 'band': '-1000001': $BR"
+# the cell's text, not a rounding of it (1000000.0000001 was said as 1000000); hex is no band
+# (pfi_band_parse, pfi control's --policy and --qos-band alike); an overflow is out of range
+bad_input band-just-above "${H}a,x,1,200,200,10,1000000.0000001,\n" \
+    "in.csv:2: column 'band': '1000000.0000001': $BR"
+bad_input band-hex "${H}a,x,1,200,200,10,0x10,\n" \
+    "in.csv:2: column 'band': '0x10' is not a number (expected a number in \\[-1e6, 1e6\\]; leave"
+bad_input band-overflow-quoted "${H}\"a\",x,1,200,200,10,-1e400,\n" "in.csv:2: column 'band': '-1e400': $BR"
 bad_input band-nan-range "${H}a,x,1,200,200,10,nan,\n" \
     "in.csv:2: column 'band': 'nan' is not a number (expected a number in \\[-1e6, 1e6\\]; leave"
 bad_input band-inf-range "${H}a,x,1,200,200,10,inf,\n" "in.csv:2: column 'band': 'inf' is not a number (expected a number in"

@@ -542,7 +542,7 @@ static const char *col_range(int c)
 }
 
 /* The checks of one row's numbers v[N_COLS] (NaN absent) that need no other row: gpus a whole
-   number >= 1, band pfi_band_valid's (the rule of every band pfi reads), the caps at most
+   number >= 1 (the band is checked as it is read: take_row), the caps at most
    PFI_JOBS_MAX_GPU_W, the throughput at most PFI_JOBS_MAX_TPUT, weight at most
    PFI_JOBS_MAX_WEIGHT, floor at most 1, pfi above 0 and at most PFI_JOBS_MAX_PFI, feature at
    most PFI_JOBS_MAX_FEATURE (each refused with its line, column and accepted range). */
@@ -566,8 +566,6 @@ static pfi_error row_bounds(const double *v, long line, const char *name, pfi_di
         (!(v[C_GPUS] >= 1) || v[C_GPUS] != floor(v[C_GPUS]) || v[C_GPUS] > PFI_JOBS_MAX_GPUS))
         return fail(d, name, line, "gpus", PFI_ERR_VALUE,
                     "%g: must be a whole number of GPUs, 1 to %d", v[C_GPUS], PFI_JOBS_MAX_GPUS);
-    if (!isnan(v[C_BAND]) && !pfi_band_valid(v[C_BAND]))
-        return fail(d, name, line, "band", PFI_ERR_VALUE, "%.10g: " PFI_BAND_RULE, v[C_BAND]);
     if (v[C_TPUT] > PFI_JOBS_MAX_TPUT)
         return fail(d, name, line, "tput_tok_s", PFI_ERR_VALUE,
                     "%g tokens/s: above %g a job, not a measured throughput", v[C_TPUT],
@@ -603,8 +601,28 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             continue;
         const char *cell = f[col[c]];
         size_t cl = len[col[c]];
+        if (c == C_BAND) { /* pfi_band_parse's reading, every band's; refused: its text said */
+            int tl = (int)(slen[col[c]] < 60 ? slen[col[c]] : 60);
+            if (cl > 0 && fast_number(cell, cl, &v[c])) {
+                if (!pfi_band_valid(v[c]))
+                    return fail(d, name, line, "band", PFI_ERR_VALUE, "'%.*s': " PFI_BAND_RULE,
+                                tl, cell);
+                continue;
+            }
+            if (blank(cell, cl))
+                continue;
+            pfi_band_status bs = pfi_band_parse(cell, cl, &v[c]);
+            if (bs == PFI_BAND_OUT_OF_RANGE)
+                return fail(d, name, line, "band", PFI_ERR_VALUE, "'%.*s': " PFI_BAND_RULE, tl,
+                            cell);
+            if (bs != PFI_BAND_OK)
+                return fail(d, name, line, "band", PFI_ERR_VALUE,
+                            "'%.*s' is not a number (expected %s; leave the cell empty for none)",
+                            tl, cell, col_range(c));
+            continue;
+        }
         if (cl > 0 && fast_number(cell, cl, &v[c])) {
-            if (v[c] < 0 && c != C_BAND) /* a band may be below 0 (row_bounds) */
+            if (v[c] < 0)
                 return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
                             "negative value %g (expected %s)", v[c], col_range(c));
             continue;
@@ -619,7 +637,7 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
                         "'%.*s' is not a number (expected %s%s)",
                         (int)(slen[col[c]] < 60 ? slen[col[c]] : 60), cell, col_range(c),
                         c >= C_GPUS && c <= C_BAND ? "; leave the cell empty for none" : "");
-        if (st == PFI_VALUE_OK && v[c] < 0 && c != C_BAND)
+        if (st == PFI_VALUE_OK && v[c] < 0)
             return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
                         "negative value %g (expected %s)", v[c], col_range(c));
     }
