@@ -584,10 +584,12 @@ void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, grid_tiers *tiers, double t_s)
         for (size_t i = 0; i < s->nknown && !was; i++)
             was = strcmp(s->known[i], jobs[k].id) == 0;
         if (!was) {
-            char why[800], qb[48] = "";          /* up to 724 bytes: a priority of 309 digits */
+            char why[800], qb[64] = "", bt[PFI_BAND_TEXT]; /* up to 724 bytes: a priority of
+                                                              309 digits */
             for (size_t q = 0; q < s->nqos; q++) /* --qos-band's (its --policy band= wins) */
                 if (strcasecmp(s->qos[q], jobs[k].qos) == 0)
-                    snprintf(qb, sizeof qb, " (--qos-band: band %g)", s->qos_band[q]);
+                    snprintf(qb, sizeof qb, " (--qos-band: band %s)",
+                             pfi_band_format(s->qos_band[q], bt));
             snprintf(why, sizeof why,
                      "%u GPU(s) on %.200s, priority %.0f, QOS %.60s%s, class %.60s", jobs[k].gpus,
                      jobs[k].nodes[0] ? jobs[k].nodes : "-", jobs[k].priority,

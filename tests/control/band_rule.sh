@@ -79,6 +79,12 @@ printf '%s\na,x,1,200,200,10,-1\na,x,1,300,300,12,\na,x,1,400,350,13,-2\n' "$H" 
 rc=$?
 [ $rc -eq 1 ] && grep -qF "$WORK/two.csv:4: column 'band': job 'a': band -1 at line 2, -2 at line 4" "$WORK/err"
 check $? "allocate: job a in bands -1 and -2, exit $rc (want 1), both lines: $(head -c 300 "$WORK/err")"
+# two bands that %g said alike (1, 1): each in its shortest exact form
+printf '%s\na,x,1,200,200,10,1.0000001\na,x,1,300,300,12,1.0000002\n' "$H" > "$WORK/two.csv"
+"$PFI" allocate "$WORK/two.csv" > "$WORK/out" 2> "$WORK/err"
+rc=$?
+[ $rc -eq 1 ] && grep -qF "$WORK/two.csv:3: column 'band': job 'a': band 1.0000001 at line 2, 1.0000002 at line 3" "$WORK/err"
+check $? "allocate: job a in bands 1.0000001 and 1.0000002 told apart, exit $rc: $(head -c 300 "$WORK/err")"
 # the same band again, or none on a later row: one band, taken
 printf '%s\na,x,1,200,200,10,2\nb,x,1,200,200,10,\na,x,1,300,300,12,2\na,x,1,400,350,13,\n' "$H" > "$WORK/same.csv"
 "$PFI" allocate "$WORK/same.csv" > "$WORK/out" 2> "$WORK/err"
@@ -90,4 +96,30 @@ printf 'a band=2\n# a comment\nb band=0\na band=1\n' > "$WORK/policy"
 rc=$?
 [ $rc -eq 2 ] && grep -qF "$WORK/policy:4: job 'a' has two rules: at line 1 and at line 4" "$WORK/err"
 check $? "--policy: job a in bands 2 and 1, exit $rc (want 2), both lines: $(head -c 300 "$WORK/err")"
+# pfi control status prints each job's band in plain digits, the shortest that reads back
+# (1e6 was "1e+06", 1.0000001 was "1", 0.00001 "1e-05"): an audit log of one period made here
+python3 - "$WORK/bands.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE TABLE ctl_periods(id INTEGER PRIMARY KEY, run INTEGER, t_s REAL, wall_s REAL,"
+           " event INTEGER, budget_w REAL, alloc_budget_w REAL, measured_w REAL, reserved_w REAL,"
+           " predicted_w REAL, correction_w REAL, ref_w REAL, tput_tok_s REAL, cap_sum_w REAL,"
+           " strategy TEXT, agents_up INTEGER, agents INTEGER, jobs INTEGER, gpus INTEGER,"
+           " decreases INTEGER, increases INTEGER, unconfirmed INTEGER, telemetry TEXT,"
+           " restored INTEGER, note TEXT)")
+db.execute("CREATE TABLE ctl_jobs(period INTEGER, job TEXT, class TEXT, gpus INTEGER, pfi REAL,"
+           " source TEXT, cap_w REAL, ref_power_w REAL, ref_tput REAL, power_w REAL,"
+           " pred_power_w REAL, tput REAL, cap_state TEXT, band REAL)")
+db.execute("INSERT INTO ctl_periods(run, t_s, wall_s, event, strategy, agents_up, agents)"
+           " VALUES(1, 0, 1e9, 0, 'equal', 1, 1)")
+for j, b in (("a", 1e6), ("b", 1.0000001), ("c", -0.5), ("d", None), ("e", 1e-5), ("f", -1e6)):
+    db.execute("INSERT INTO ctl_jobs(period, job, gpus, source, cap_w, band)"
+               " VALUES(1, ?, 1, 'x', 300, ?)", (j, b))
+db.commit()
+PY
+"$PFI" control status --db "$WORK/bands.db" > "$WORK/out" 2> "$WORK/err"
+rc=$?
+got=$(awk 'f && NF { printf "%s=%s ", $1, $NF } /^job / { f = 1 }' "$WORK/out")
+[ $rc -eq 0 ] && [ "$got" = "a=1000000 b=1.0000001 c=-0.5 d=- e=0.00001 f=-1000000 " ]
+check $? "control status: bands in plain digits, exit $rc: $got"
 exit $fail

@@ -684,9 +684,12 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             if (at != NULL && !isnan(v[c]))
                 *at = line;
         } else if (at != NULL && !isnan(v[c]) && v[c] != s->jobv[c - C_GPUS][j]) {
+            /* each value in its shortest exact form: two values never print alike */
+            char was[PFI_BAND_TEXT], now[PFI_BAND_TEXT];
             return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
-                        "job '%.100s': %s %g at line %ld, %g at line %ld", s->names[j],
-                        col_names[c], s->jobv[c - C_GPUS][j], *at, v[c], line);
+                        "job '%.100s': %s %s at line %ld, %s at line %ld", s->names[j],
+                        col_names[c], pfi_band_format(s->jobv[c - C_GPUS][j], was), *at,
+                        pfi_band_format(v[c], now), line);
         }
     }
     /* the whole job's power at a per-GPU power above PFI_JOBS_MAX_GPU_W: its gpus when known
