@@ -308,6 +308,15 @@ bad_input band-twice-adjacent "${H}a,x,1,200,200,10,-1,\na,x,1,300,300,12,,\na,x
     "in.csv:4: column 'band': job 'a': band -1 at line 2, 0.5 at line 4"
 bad_input band-twice-quoted "${H}\"a\",x,1,200,200,10,3,\n\"a\",x,1,300,300,12,4,\n" \
     "in.csv:3: column 'band': job 'a': band 3 at line 2, 4 at line 3"
+# a job on two nodes names both lines, as class, gpus and band do (it named the earlier row
+# alone: "in an earlier row"), on the fast path (adjacent rows; rows apart) and pfi/csv.h's
+HN='job,cap_w,power_w,tput_tok_s,node\n'
+bad_input node-twice "${HN}a,200,200,10,r1\na,300,300,12,r2\n" \
+    "in.csv:3: column 'node': job 'a': node 'r1' at line 2, 'r2' at line 3"
+bad_input node-twice-apart "${HN}a,200,200,10,r1\nb,200,200,10,r1\na,300,300,12,r2\n" \
+    "in.csv:4: column 'node': job 'a': node 'r1' at line 2, 'r2' at line 4"
+bad_input node-twice-quoted "${HN}\"a\",200,200,10,r1\n\n\"a\",300,300,12,\"r2\"\n" \
+    "in.csv:4: column 'node': job 'a': node 'r1' at line 2, 'r2' at line 4"
 # taken: a band below 0, a fraction, the same band on two rows, the bounds themselves. Two
 # alike jobs (10 tokens/s at 200 W, 12 at 300 W: 0.02 per W) under 420 W (30% of 600):
 # both at their lowest 200 W leave 20 W, which goes to the higher band alone: a (band -1)

@@ -729,8 +729,9 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             s->node_line[j] = line;
         } else if (!same_name(s->node[j], nd, nl)) {
             return fail(d, name, line, "node", PFI_ERR_VALUE,
-                        "job '%.100s' is on node '%.100s' in an earlier row, '%.*s' here",
-                        s->names[j], s->node[j], (int)(nl < 100 ? nl : 100), nd);
+                        "job '%.100s': node '%.100s' at line %ld, '%.*s' at line %ld",
+                        s->names[j], s->node[j], s->node_line[j], (int)(nl < 100 ? nl : 100), nd,
+                        line);
         }
     }
     size_t n = s->n_rows + 1;
