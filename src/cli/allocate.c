@@ -1128,6 +1128,11 @@ int cmd_allocate(int argc, char **argv)
         fclose(sp);
     if (e != PFI_OK)
         return cli_report(e, &d);
+    if (J->unknown_columns != NULL) /* a misspelt column drops its values: said, not fatal */
+        cli_error("note: %s: column(s) %s not read: not a jobs file column (known: job, cap_w, "
+                  "power_w, tput_tok_s, class, gpus, weight, floor, pfi, feature, cap_min_w, "
+                  "cap_max_w, band, node; names are matched exactly, lowercase)",
+                  strcmp(a.input, "-") == 0 ? "(stdin)" : a.input, J->unknown_columns);
     unsigned char *deep = NULL;
     if ((rc = check_cap_step(&a, J)) != PFI_EXIT_OK || (rc = check_needs(&a, J)) != PFI_EXIT_OK) {
         pfi_jobs_destroy(J);

@@ -317,6 +317,22 @@ bad_input node-twice-apart "${HN}a,200,200,10,r1\nb,200,200,10,r1\na,300,300,12,
     "in.csv:4: column 'node': job 'a': node 'r1' at line 2, 'r2' at line 4"
 bad_input node-twice-quoted "${HN}\"a\",200,200,10,r1\n\n\"a\",300,300,12,\"r2\"\n" \
     "in.csv:4: column 'node': job 'a': node 'r1' at line 2, 'r2' at line 4"
+# a column the reader does not know (a misspelt band: every priority dropped unsaid) is noted
+# once on stderr, naming it and the known ones; the file is still read (exit 0); a file with
+# known columns alone has no note
+printf 'job,cap_w,power_w,tput_tok_s,bnad,Band\na,200,200,10,2,2\na,300,300,12,,\n' >"$T/bnad.csv"
+check allocate-unknown-column 0 "$PFI" allocate "$T/bnad.csv"
+grep_err() { # grep_err NAME PATTERN: the last command's stderr matches
+    if grep -q -- "$2" "$T/err"; then echo "ok   $1"; else echo "FAIL $1: no '$2'"; cat "$T/err"; fail=1; fi
+}
+grep_err allocate-unknown-column-note "note: .*bnad.csv: column(s) 'bnad', 'Band' not read: not a jobs file column (known: job, cap_w, power_w, tput_tok_s, class, gpus, weight, floor, pfi, feature, cap_min_w, cap_max_w, band, node"
+[ "$(grep -c 'not a jobs file column' "$T/err")" = 1 ] && echo "ok   allocate-unknown-column-once" ||
+    { echo "FAIL allocate-unknown-column-once"; cat "$T/err"; fail=1; }
+printf '"job",cap_w,power_w,tput_tok_s,bnad\na,200,200,10,2\na,300,300,12,\n' >"$T/bnadq.csv"
+check allocate-unknown-column-quoted 0 "$PFI" allocate "$T/bnadq.csv"
+grep_err allocate-unknown-column-quoted-note "column(s) 'bnad' not read"
+check allocate-known-columns 0 "$PFI" allocate "$SRC/examples/jobs_tree.csv"
+if grep -q 'not a jobs file column' "$T/err"; then echo "FAIL allocate-known-columns-no-note"; cat "$T/err"; fail=1; else echo "ok   allocate-known-columns-no-note"; fi
 # taken: a band below 0, a fraction, the same band on two rows, the bounds themselves. Two
 # alike jobs (10 tokens/s at 200 W, 12 at 300 W: 0.02 per W) under 420 W (30% of 600):
 # both at their lowest 200 W leave 20 W, which goes to the higher band alone: a (band -1)

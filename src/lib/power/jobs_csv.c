@@ -215,6 +215,7 @@ typedef struct reader_state {
     size_t last_len;  /* strlen of the name of take_row's last job */
     void *strings;    /* the blocks of names, classes and nodes (str_copy) */
     size_t rows_hint; /* the fast path: the most rows the file can have (0: unknown) */
+    char *unknown;    /* the header's names that are no column, "'a', 'b'" (in strings), or NULL */
 } reader_state;
 
 /* s->nums and s->jobvs from the header's columns col. */
@@ -403,6 +404,38 @@ static pfi_error map_header(const char *const *f, const size_t *slen, size_t nf,
                         col_names[c]);
     }
     return PFI_OK;
+}
+
+/* s->unknown from the header's names (f[i] of slen[i] bytes) that are no column of col_names
+   (a misspelt "bnad" would drop every band unsaid): each quoted, at most 400 bytes in all; an
+   empty name (a trailing comma) is not one. false: out of memory. */
+static bool note_unknown(reader_state *s, const char *const *f, const size_t *slen, size_t nf)
+{
+    char buf[480];
+    size_t at = 0, more = 0;
+    for (size_t i = 0; i < nf; i++) {
+        bool known = slen[i] == 0;
+        for (int c = 0; c < N_COLS && !known; c++)
+            known = slen[i] == strlen(col_names[c]) && memcmp(f[i], col_names[c], slen[i]) == 0;
+        if (known)
+            continue;
+        if (at > 400) {
+            more++;
+            continue;
+        }
+        int w = snprintf(buf + at, sizeof buf - at, "%s'%.*s'", at ? ", " : "",
+                         (int)(slen[i] < 40 ? slen[i] : 40), f[i]);
+        /* a byte that is no printable ASCII (a control character) is shown as '?' */
+        for (size_t k = at; k < at + (size_t)w; k++)
+            if ((unsigned char)buf[k] < 0x20 || (unsigned char)buf[k] >= 0x7f)
+                buf[k] = '?';
+        at += (size_t)w;
+    }
+    if (more > 0)
+        at += (size_t)snprintf(buf + at, sizeof buf - at, " and %zu more", more);
+    if (at == 0)
+        return true;
+    return (s->unknown = str_copy(&s->strings, buf, at)) != NULL;
 }
 
 /* 10^k, k <= 22: exact in a double. */
@@ -785,6 +818,10 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
     }
     plan_columns(s, col);
     s->n_header = nf < PFI_CSV_MAX_FIELDS ? nf : PFI_CSV_MAX_FIELDS;
+    if (!note_unknown(s, f, slen, s->n_header)) {
+        pfi_free(slen);
+        return PFI_ERR_NOMEM;
+    }
     size_t last = SIZE_MAX;
     for (;;) {
         e = pfi_csv_next(rd, &f, &len, &nf, &line, &eof, d);
@@ -961,6 +998,8 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
             if ((e = map_header(f, len, nf, line, name, col, d)) != PFI_OK)
                 return e;
             plan_columns(s, col);
+            if (!note_unknown(s, f, len, nf))
+                return PFI_ERR_NOMEM;
             s->n_header = nf;
             header = false;
             /* the row arrays once, at their most: a row has n_header - 1 commas, four
@@ -1095,6 +1134,7 @@ static pfi_error take_jobs(pfi_jobs *j, reader_state *s)
     j->node_line = s->node_line;
     j->line = s->job_line;
     j->strings = s->strings;
+    j->unknown_columns = s->unknown;
     s->strings = NULL;
     double *v[N_JOBV];
     bool lacks = s->has_jobv[N_JOBV];
