@@ -11,9 +11,10 @@
  *             pfi_band_valid, pfi/topology.h), node (the topology level the job runs under;
  *             one per job: two differ is an error naming both lines; so are two classes,
  *             two gpus counts or two bands of one job)
- * Other columns are not read (unknown_columns names them, for a note). A job's rows need not be adjacent; jobs keep the order of their first row. Empty cells and
- * the missing markers of pfi/value.h are missing (NaN), never zero. Points are sorted by cap;
- * two points at one cap are an error. Monotonicity is not checked here (pfi/curve.h).
+ * Other columns are not read (unknown_columns names them, for a note). A job's rows need not be
+ * adjacent; jobs keep the order of their first row. Empty cells and the missing markers of
+ * pfi/value.h are missing (NaN), never zero. Points are sorted by cap; two points at one cap are an
+ * error. Monotonicity is not checked here (pfi/curve.h).
  */
 #ifndef PFI_JOBS_H
 #define PFI_JOBS_H

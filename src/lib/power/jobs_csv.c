@@ -638,8 +638,8 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             int tl = (int)(slen[col[c]] < 60 ? slen[col[c]] : 60);
             if (cl > 0 && fast_number(cell, cl, &v[c])) {
                 if (!pfi_band_valid(v[c]))
-                    return fail(d, name, line, "band", PFI_ERR_VALUE, "'%.*s': " PFI_BAND_RULE,
-                                tl, cell);
+                    return fail(d, name, line, "band", PFI_ERR_VALUE, "'%.*s': " PFI_BAND_RULE, tl,
+                                cell);
                 continue;
             }
             if (blank(cell, cl))
@@ -762,9 +762,8 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             s->node_line[j] = line;
         } else if (!same_name(s->node[j], nd, nl)) {
             return fail(d, name, line, "node", PFI_ERR_VALUE,
-                        "job '%.100s': node '%.100s' at line %ld, '%.*s' at line %ld",
-                        s->names[j], s->node[j], s->node_line[j], (int)(nl < 100 ? nl : 100), nd,
-                        line);
+                        "job '%.100s': node '%.100s' at line %ld, '%.*s' at line %ld", s->names[j],
+                        s->node[j], s->node_line[j], (int)(nl < 100 ? nl : 100), nd, line);
         }
     }
     size_t n = s->n_rows + 1;
