@@ -1188,7 +1188,10 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
                       "drives agents or child controllers, not both)");
             return PFI_EXIT_USAGE;
         }
-        if (!control_option(o, c, optarg))
+        bool ok = control_option(o, c, optarg);
+        if (!ok && c == O_SLURM + 4)
+            return PFI_EXIT_USAGE; /* --qos-band said what is wrong, in one line */
+        if (!ok)
             return cli_usage_bad_value(cli_option_name(opts, c), optarg,
                                        c == O_BUDGET  ? "watts from 1 to 1e12"
                                        : c == O_SPEED ? "a number in [0.0001, 10000]"

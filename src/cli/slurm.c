@@ -369,18 +369,16 @@ static bool qos_band_parse(cli_slurm *s, const char *arg)
         const char *eq = memchr(p, '=', len);
         if (eq == NULL || eq == p || (size_t)(eq - p) >= sizeof s->qos[0] ||
             s->nqos == CLI_SLURM_QOS_MAX) {
-            fprintf(stderr,
-                    "pfi control: --qos-band: '%.*s': expected QOS=BAND (at most %d pairs)\n",
-                    (int)(len > 80 ? 80 : len), p, CLI_SLURM_QOS_MAX);
+            cli_error("--qos-band: '%.*s': expected QOS=BAND (at most %d pairs)",
+                      (int)(len > 80 ? 80 : len), p, CLI_SLURM_QOS_MAX);
             return false;
         }
         for (const char *c = p; c < eq; c++)
             if (isspace((unsigned char)*c) || iscntrl((unsigned char)*c)) {
                 /* sacctmgr splits its command line on blanks: no QOS is named with one */
-                fprintf(stderr,
-                        "pfi control: --qos-band: '%.*s': a QOS name holds no space or control "
-                        "character (Slurm's QOS names are single words)\n",
-                        (int)(len > 80 ? 80 : len), p);
+                cli_error("--qos-band: '%.*s': a QOS name holds no space or control "
+                          "character (Slurm's QOS names are single words)",
+                          (int)(len > 80 ? 80 : len), p);
                 return false;
             }
         size_t nl = len - (size_t)(eq + 1 - p);
@@ -391,20 +389,20 @@ static bool qos_band_parse(cli_slurm *s, const char *arg)
             dup = strlen(s->qos[k]) == (size_t)(eq - p) &&
                   strncasecmp(s->qos[k], p, (size_t)(eq - p)) == 0;
         if (bad || dup) {
-            fprintf(stderr, "pfi control: --qos-band: '%.*s': %s\n", (int)(len > 80 ? 80 : len), p,
-                    dup ? "QOS named twice" : "band " PFI_BAND_RULE);
+            cli_error("--qos-band: '%.*s': %s", (int)(len > 80 ? 80 : len), p,
+                      dup ? "QOS named twice" : "band " PFI_BAND_RULE);
             return false;
         }
         snprintf(s->qos[s->nqos], sizeof s->qos[0], "%.*s", (int)(eq - p), p);
         s->qos_band[s->nqos++] = b;
         p = end ? end + 1 : p + len;
         if (end != NULL && *p == '\0') {
-            fprintf(stderr, "pfi control: --qos-band: a trailing ','\n");
+            cli_error("--qos-band: a trailing ','");
             return false;
         }
     }
     if (s->nqos == 0)
-        fprintf(stderr, "pfi control: --qos-band: no QOS=BAND pair\n");
+        cli_error("--qos-band: no QOS=BAND pair");
     return s->nqos > 0;
 }
 

@@ -64,8 +64,10 @@ for b in 1000001 -1000001 2e6 -2e6 1000000.0000001 1e400 nan inf 0x10 0x1p3; do
     check $? "--policy: band=$b refused, exit $rc (want 2): $(head -c 300 "$WORK/err")"
     qos "$b"
     rc=$?
-    [ $rc -eq 2 ] && grep -qF -- "--qos-band: 'premium=$b': band $RULE" "$WORK/err"
-    check $? "--qos-band: premium=$b refused, exit $rc (want 2): $(head -c 300 "$WORK/err")"
+    # one line (a second, "pfi: control: --qos-band: bad value ...", followed it)
+    [ $rc -eq 2 ] && grep -qF -- "pfi: control: --qos-band: 'premium=$b': band $RULE" "$WORK/err" &&
+        [ "$(wc -l < "$WORK/err")" -eq 1 ]
+    check $? "--qos-band: premium=$b refused in one line, exit $rc (want 2): $(head -c 300 "$WORK/err")"
 done
 
 # a job with two bands: both lines named. The jobs file: its rows apart, and adjacent
