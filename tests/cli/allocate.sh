@@ -333,6 +333,15 @@ check allocate-unknown-column-quoted 0 "$PFI" allocate "$T/bnadq.csv"
 grep_err allocate-unknown-column-quoted-note "column(s) 'bnad' not read"
 check allocate-known-columns 0 "$PFI" allocate "$SRC/examples/jobs_tree.csv"
 if grep -q 'not a jobs file column' "$T/err"; then echo "FAIL allocate-known-columns-no-note"; cat "$T/err"; fail=1; else echo "ok   allocate-known-columns-no-note"; fi
+# --budget-w above its bound names the bound (it said only "bad value '2e12'")
+check allocate-budget-huge 2 "$PFI" allocate --budget-w 2e12 "$J"
+grep_err allocate-budget-huge-msg "allocate: --budget-w: bad value '2e12': expected watts, 0 to 1e12"
+# a --deep-class no job has is noted with the file's classes (it was taken silently: no job
+# cut deeper); one some job has, no note
+check allocate-deep-class-unknown 0 "$PFI" allocate --strategy class-weighted --deep-class nosuch "$J"
+grep_err allocate-deep-class-unknown-note "note: --deep-class 'nosuch': no job of .*jobs.csv has that class (its classes: 'dense', 'moe-ft', 'moe-pt'): no job is cut deeper"
+check allocate-deep-class-known 0 "$PFI" allocate --strategy class-weighted --deep-class moe-pt "$J"
+if grep -q 'deep-class' "$T/err"; then echo "FAIL allocate-deep-class-known-no-note"; cat "$T/err"; fail=1; else echo "ok   allocate-deep-class-known-no-note"; fi
 # taken: a band below 0, a fraction, the same band on two rows, the bounds themselves. Two
 # alike jobs (10 tokens/s at 200 W, 12 at 300 W: 0.02 per W) under 420 W (30% of 600):
 # both at their lowest 200 W leave 20 W, which goes to the higher band alone: a (band -1)
