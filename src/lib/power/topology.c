@@ -98,7 +98,7 @@ char *pfi_band_format(double b, char buf[PFI_BAND_TEXT])
             return buf;
         }
         /* the same digits in plain form: as many decimals as the digits below the point */
-        int x = a == 0 ? 0 : atoi(strchr(e, 'e') + 1);
+        int x = a == 0 ? 0 : (int)strtol(strchr(e, 'e') + 1, NULL, 10); /* "%e": one exponent */
         int dec = p - 1 - x > 0 ? p - 1 - x : 0;
         snprintf(buf, PFI_BAND_TEXT, "%.*f", dec, b);
         char *dot = strchr(buf, '.');
