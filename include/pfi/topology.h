@@ -127,7 +127,9 @@ typedef struct pfi_alloc_tree {
  * A priority band (higher: cut last, restored first) is a finite number in [-PFI_BAND_MAX,
  * PFI_BAND_MAX], one rule wherever a band is given: `pfi allocate`'s jobs file (its band
  * column, pfi/jobs.h), `pfi control`'s --policy band=, --qos-band QOS=BAND and
- * PUT /v1/jobs/ID {"band": B}. Each refusal says the band's value, then PFI_BAND_RULE.
+ * PUT /v1/jobs/ID {"band": B}; a band's text is read by pfi_band_parse wherever one is given.
+ * Each refusal says the band as given (its text; a JSON number by pfi_band_format), then
+ * PFI_BAND_RULE.
  */
 #define PFI_BAND_MAX 1e6
 #define PFI_BAND_RULE "must be a number in [-1e6, 1e6] (higher: cut last)"
