@@ -762,7 +762,7 @@ typedef struct allocate_args {
     const char *input;    /* the jobs file, "-": stdin */
     const char *topology; /* --topology, or NULL */
     pfi_limit_kind budget_kind;
-    bool explain, no_repair, have_budget, have_reduction, have_kind;
+    bool explain, no_repair, have_budget, have_reduction, have_kind, have_deep;
 } allocate_args;
 
 /* The complaint about a value an option does not take; returns the exit code. */
@@ -786,13 +786,14 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
          .dst = &a->o.budget_w,
          .lo = 0,
          .hi = PFI_TOPO_MAX_W, /* a terawatt: no site draws more; above, a typo or overflow */
-         .given = &a->have_budget},
+         .given = &a->have_budget,
+         .error = "watts, 0 to 1e12 (a terawatt: no site draws more)"},
         {.c = OPT_CAP_STEP,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->o.cap_step_w,
          .lo = 0,
          .hi = HUGE_VAL},
-        {.c = OPT_DEEP, .kind = CLI_OPT_TEXT, .dst = &a->deep_class},
+        {.c = OPT_DEEP, .kind = CLI_OPT_TEXT, .dst = &a->deep_class, .given = &a->have_deep},
         {.c = OPT_FACTOR,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->o.class_factor,
@@ -808,8 +809,10 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
     while ((c = getopt_long(argc, argv, ":ho:", long_options, NULL)) != -1) {
         const cli_opt *o = cli_opt_find(table, sizeof table / sizeof table[0], c);
         if (o != NULL) {
-            if (!cli_opt_take(o, optarg))
-                return bad_value(c, optarg);
+            if (!cli_opt_take(o, optarg)) { /* what it takes said (o->error; NULL: see --help) */
+                cli_opt_complain(long_options, o, optarg);
+                return PFI_EXIT_USAGE;
+            }
             continue;
         }
         char why[256];
@@ -898,6 +901,33 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
                 pfi_curve_repair(k, J->power_w + first, J->tput_tok_s + first, work);
         }
         deep[j] = J->job_class[j] != NULL && strcmp(J->job_class[j], a->deep_class) == 0;
+    }
+    /* a --deep-class no job has (a typo, another file's class) would cut none deeper unsaid:
+       noted, with the file's classes, when given or when class-weighted reads it */
+    size_t n_deep = 0;
+    for (size_t j = 0; j < J->n; j++)
+        n_deep += deep[j];
+    if (n_deep == 0 && J->n > 0 && (a->have_deep || a->o.strategy == PFI_STRATEGY_CLASS_WEIGHTED)) {
+        char cls[400] = "";
+        const char *named[8]; /* each class once, the first 8 (8 compares a job at most) */
+        size_t at = 0, shown = 0;
+        for (size_t j = 0; j < J->n && shown < 8; j++) {
+            if (J->job_class[j] == NULL)
+                continue;
+            bool seen = false;
+            for (size_t i = 0; i < shown && !seen; i++)
+                seen = strcmp(named[i], J->job_class[j]) == 0;
+            if (seen)
+                continue;
+            named[shown] = J->job_class[j];
+            at += (size_t)snprintf(cls + at, sizeof cls - at, "%s'%.40s'", at ? ", " : "",
+                                   J->job_class[j]);
+            shown++;
+        }
+        cli_error("note: --deep-class '%s': no job of %s has that class (%s%s): no job is cut "
+                  "deeper",
+                  a->deep_class, strcmp(a->input, "-") == 0 ? "(stdin)" : a->input,
+                  at ? "its classes: " : "it gives no class", cls);
     }
     free(work);
     *deep_out = deep;
@@ -1128,6 +1158,11 @@ int cmd_allocate(int argc, char **argv)
         fclose(sp);
     if (e != PFI_OK)
         return cli_report(e, &d);
+    if (J->unknown_columns != NULL) /* a misspelt column drops its values: said, not fatal */
+        cli_error("note: %s: column(s) %s not read: not a jobs file column (known: job, cap_w, "
+                  "power_w, tput_tok_s, class, gpus, weight, floor, pfi, feature, cap_min_w, "
+                  "cap_max_w, band, node; names are matched exactly, lowercase)",
+                  strcmp(a.input, "-") == 0 ? "(stdin)" : a.input, J->unknown_columns);
     unsigned char *deep = NULL;
     if ((rc = check_cap_step(&a, J)) != PFI_EXIT_OK || (rc = check_needs(&a, J)) != PFI_EXIT_OK) {
         pfi_jobs_destroy(J);
