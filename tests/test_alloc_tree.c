@@ -631,19 +631,27 @@ static void test_tree_bands_and_strategies(void **state)
     assert_true(bands_checked > 1000);
 }
 
-/* An infeasible level: every job at its lowest cap, the level named. */
+/* An infeasible level: its jobs at their lowest caps, the level named with how much it is
+   short; a job under another level allocated as usual (by hand: r1 holds 3000 W of reserve
+   and its two jobs take 2 x 8 x 200 W = 3200 W at their lowest caps, 200 W short; job 2 under
+   r2, whose limit is ample, goes to its top cap, 700 W: the site budget, 100 000 W measured,
+   holds 1600 + 1600 + 5200 W). Two levels short: the one short by the most is named. Reserve
+   racks (the general path), measured ones (tree_fast; power = GPUs x cap here, the same
+   numbers) and measured ones on the general path. */
 static void test_tree_infeasible(void **state)
 {
     (void)state;
-    const size_t off[] = {0, 2, 4}, node[] = {1, 1}, parent[] = {PFI_TOPO_NONE, 0};
-    const double cap[] = {200, 700, 200, 700}, pw[] = {1600, 5200, 1600, 5200},
-                 tp[] = {10, 20, 10, 20}, gpus[] = {8, 8}, limit[] = {100000, 3000};
-    const pfi_limit_kind kind[] = {PFI_LIMIT_MEASURED, PFI_LIMIT_RESERVE};
-    const char *const names[] = {"site", "r1"};
-    const long lines[] = {1, 2};
+    const size_t off[] = {0, 2, 4, 6}, node[] = {1, 1, 2}, parent[] = {PFI_TOPO_NONE, 0, 0};
+    const double cap[] = {200, 700, 200, 700, 200, 700},
+                 pw[] = {1600, 5200, 1600, 5200, 1600, 5200}, tp[] = {10, 20, 10, 20, 10, 20},
+                 gpus[] = {8, 8, 8};
+    double limit[] = {100000, 3000, 50000};
+    pfi_limit_kind kind[] = {PFI_LIMIT_MEASURED, PFI_LIMIT_RESERVE, PFI_LIMIT_RESERVE};
+    const char *const names[] = {"site", "r1", "r2"};
+    const long lines[] = {1, 2, 3};
     pfi_alloc_jobs J = {
-        .n = 2, .offset = off, .cap_w = cap, .power_w = pw, .tput_tok_s = tp, .gpus = gpus};
-    pfi_alloc_tree t = {.n_nodes = 2,
+        .n = 3, .offset = off, .cap_w = cap, .power_w = pw, .tput_tok_s = tp, .gpus = gpus};
+    pfi_alloc_tree t = {.n_nodes = 3,
                         .parent = parent,
                         .limit_w = limit,
                         .kind = kind,
@@ -653,20 +661,46 @@ static void test_tree_infeasible(void **state)
                         .budget_kind = PFI_LIMIT_MEASURED};
     pfi_alloc_options o;
     pfi_alloc_options_init(&o);
-    pfi_alloc_result r;
-    pfi_alloc_tree_result tr;
-    assert_int_equal(pfi_alloc_result_init(&r, 2), PFI_OK);
-    assert_int_equal(pfi_alloc_tree_result_init(&tr, 2), PFI_OK);
-    pfi_diag d;
-    pfi_diag_clear(&d);
-    assert_int_equal(pfi_allocate_tree(&J, &o, &t, &r, &tr, &d), PFI_OK);
-    assert_false(r.feasible);
-    assert_non_null(strstr(d.message,
-                           "level 'r1' (line 2): its reserve limit 3000.0 W is below "
-                           "the least its jobs can take at their lowest caps (3200.0 W)"));
-    assert_true(r.cap_w[0] == 200 && r.cap_w[1] == 200);
-    pfi_alloc_result_clear(&r);
-    pfi_alloc_tree_result_clear(&tr);
+    o.budget_w = 100000;
+    for (int v = 0; v < 3; v++) { /* reserve racks; measured (tree_fast); measured, general */
+        pfi_alloc_tree_workspace *ws = NULL;
+        assert_int_equal(pfi_alloc_tree_workspace_create(&ws), PFI_OK);
+        alloc_tree_ws_paths(ws, v == 2, false);
+        kind[1] = kind[2] = v == 0 ? PFI_LIMIT_RESERVE : PFI_LIMIT_MEASURED;
+        char w1[256], w2[256];
+        snprintf(w1, sizeof w1,
+                 "level 'r1' (line 2): its %s limit 3000.0 W is below the least its jobs can take "
+                 "at their lowest caps (3200.0 W, 200.0 W short): its jobs stay there",
+                 v == 0 ? "reserve" : "measured");
+        snprintf(w2, sizeof w2,
+                 "level 'r2' (line 3): its %s limit 1000.0 W is below the least its jobs can take "
+                 "at their lowest caps (1600.0 W, 600.0 W short, the most of 2 levels short)",
+                 v == 0 ? "reserve" : "measured");
+        pfi_alloc_result r;
+        pfi_alloc_tree_result tr;
+        assert_int_equal(pfi_alloc_result_init(&r, 3), PFI_OK);
+        assert_int_equal(pfi_alloc_tree_result_init(&tr, 3), PFI_OK);
+        pfi_diag d;
+        pfi_diag_clear(&d);
+        limit[2] = 50000;
+        assert_int_equal(pfi_allocate_tree_ws(&J, &o, &t, ws, &r, &tr, &d), PFI_OK);
+        assert_false(r.feasible);
+        if (strstr(d.message, w1) == NULL)
+            fail_msg("variant %d: %s", v, d.message);
+        assert_int_equal(alloc_tree_ws_took_fast(ws), v == 1);
+        assert_true(r.cap_w[0] == 200 && r.cap_w[1] == 200 && r.cap_w[2] == 700);
+        assert_true(fabs(r.shortfall_w - 200) < 1e-9);
+        limit[2] = 1000; /* r2 600 W short, more than r1 */
+        pfi_diag_clear(&d);
+        assert_int_equal(pfi_allocate_tree_ws(&J, &o, &t, ws, &r, &tr, &d), PFI_OK);
+        if (strstr(d.message, w2) == NULL)
+            fail_msg("variant %d: %s", v, d.message);
+        assert_true(r.cap_w[0] == 200 && r.cap_w[1] == 200 && r.cap_w[2] == 200);
+        assert_true(fabs(r.shortfall_w - 600) < 1e-9);
+        pfi_alloc_result_clear(&r);
+        pfi_alloc_tree_result_clear(&tr);
+        pfi_alloc_tree_workspace_destroy(ws);
+    }
 }
 
 /* The marginals on a tree (review item 2): each job's curve slope (tokens/s per drawn W) on

@@ -118,6 +118,88 @@ static void test_policy(void **state)
     END_CHECKS();
 }
 
+/* pfi_band_parse: one reading of a band's text everywhere (decimal only; an underflow 0; an
+   overflow out of range, as a value past 1e6); the policy's band= takes it */
+static void test_band_parse(void **state)
+{
+    (void)state;
+    const struct {
+        const char *text;
+        pfi_band_status want;
+        double v; /* PFI_BAND_OK: the value (by hand) */
+    } c[] = {{"2", PFI_BAND_OK, 2},
+             {" -0.5\t", PFI_BAND_OK, -0.5},
+             {"+1.5e3", PFI_BAND_OK, 1500},
+             {".5", PFI_BAND_OK, 0.5},
+             {"5.", PFI_BAND_OK, 5},
+             {"1e6", PFI_BAND_OK, 1e6},
+             {"-1000000", PFI_BAND_OK, -1e6},
+             {"1e-400", PFI_BAND_OK, 0}, /* below the least subnormal: 0, as the jobs file */
+             {"0x10", PFI_BAND_NOT_NUMBER, 0},
+             {"0x1p3", PFI_BAND_NOT_NUMBER, 0},
+             {"inf", PFI_BAND_NOT_NUMBER, 0},
+             {"-infinity", PFI_BAND_NOT_NUMBER, 0},
+             {"nan", PFI_BAND_NOT_NUMBER, 0},
+             {"-", PFI_BAND_NOT_NUMBER, 0},
+             {"", PFI_BAND_NOT_NUMBER, 0},
+             {"1e", PFI_BAND_NOT_NUMBER, 0},
+             {"e5", PFI_BAND_NOT_NUMBER, 0},
+             {"1 2", PFI_BAND_NOT_NUMBER, 0},
+             {"1e6x", PFI_BAND_NOT_NUMBER, 0},
+             {"1000000.0000001", PFI_BAND_OUT_OF_RANGE, 0},
+             {"-2e6", PFI_BAND_OUT_OF_RANGE, 0},
+             {"1e400", PFI_BAND_OUT_OF_RANGE, 0},
+             {"-1e400", PFI_BAND_OUT_OF_RANGE, 0}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        double v = -7;
+        pfi_band_status st = pfi_band_parse(c[i].text, strlen(c[i].text), &v);
+        CHECK(st == c[i].want && (st != PFI_BAND_OK || v == c[i].v) &&
+                  (st != PFI_BAND_NOT_NUMBER || isnan(v)),
+              "'%s': status %d (want %d), %g", c[i].text, (int)st, (int)c[i].want, v);
+    }
+    double v;
+    CHECK(pfi_band_parse("1e400", 5, &v) == PFI_BAND_OUT_OF_RANGE && v == INFINITY &&
+              pfi_band_parse("-1e400", 6, &v) == PFI_BAND_OUT_OF_RANGE && v == -INFINITY,
+          "an overflow: out of range, an infinity of its sign");
+    CHECK(pfi_band_parse("12345", 2, &v) == PFI_BAND_OK && v == 12, "text need not end at len");
+    pfi_ctl_rule *r = NULL;
+    size_t n = 0;
+    pfi_diag d;
+    const char *tiny = "a band=1e-400\n";
+    CHECK(pfi_ctl_policy_parse(tiny, strlen(tiny), &r, &n, &d) == PFI_OK && n == 1 &&
+              r[0].band == 0,
+          "policy band=1e-400: 0 (%s)", d.message);
+    pfi_free(r);
+    const char *hex = "a band=0x10\n";
+    CHECK(pfi_ctl_policy_parse(hex, strlen(hex), &r, &n, &d) == PFI_ERR_PARSE &&
+              strstr(d.message, "band '0x10': " PFI_BAND_RULE) != NULL,
+          "policy band=0x10 refused: %s", d.message);
+    /* pfi_band_format: the shortest text that reads back, plain digits (by hand) */
+    const struct {
+        double b;
+        const char *want;
+    } f[] = {{1e6, "1000000"},
+             {-1e6, "-1000000"},
+             {1000000.0000001, "1000000.0000001"},
+             {1.0000001, "1.0000001"},
+             {1.0000002, "1.0000002"},
+             {0.1, "0.1"},
+             {2.5, "2.5"},
+             {0, "0"},
+             {1e-5, "0.00001"},
+             {0.1 + 0.2, "0.30000000000000004"}, /* 17 digits: 0.3 is another double */
+             {1e16, "10000000000000000"},
+             {1e17, "1e+17"},
+             {1e-16, "1e-16"},
+             {NAN, "-"}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        char buf[PFI_BAND_TEXT];
+        CHECK(strcmp(pfi_band_format(f[i].b, buf), f[i].want) == 0, "format %zu: '%s', want '%s'",
+              i, buf, f[i].want);
+    }
+    END_CHECKS();
+}
+
 static void test_answers(void **state)
 {
     (void)state;
@@ -851,6 +933,7 @@ int main(void)
         cmocka_unit_test(test_agents),
         cmocka_unit_test(test_schedule),
         cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_band_parse),
         cmocka_unit_test(test_answers),
         cmocka_unit_test(test_staging_property),
         cmocka_unit_test(test_partial_increase),

@@ -11,9 +11,10 @@
  *             pfi_band_valid, pfi/topology.h), node (the topology level the job runs under;
  *             one per job: two differ is an error naming both lines; so are two classes,
  *             two gpus counts or two bands of one job)
- * A job's rows need not be adjacent; jobs keep the order of their first row. Empty cells and
- * the missing markers of pfi/value.h are missing (NaN), never zero. Points are sorted by cap;
- * two points at one cap are an error. Monotonicity is not checked here (pfi/curve.h).
+ * Other columns are not read (unknown_columns names them, for a note). A job's rows need not be
+ * adjacent; jobs keep the order of their first row. Empty cells and the missing markers of
+ * pfi/value.h are missing (NaN), never zero. Points are sorted by cap; two points at one cap are an
+ * error. Monotonicity is not checked here (pfi/curve.h).
  */
 #ifndef PFI_JOBS_H
 #define PFI_JOBS_H
@@ -66,6 +67,10 @@ typedef struct pfi_jobs {
     char **node;     /* [n], NULL when absent */
     long *node_line; /* [n], the jobs file line of each job's first node cell, 0 when absent */
     long *line;      /* [n], the jobs file line of each job's first row */
+    /* the header's names that are none of the columns above, each quoted ("'bnad', 'Band'":
+       names are matched exactly, case included), NULL when none: their cells are not read,
+       and a command says so (a misspelt band column would drop every band unsaid) */
+    const char *unknown_columns;
     /* private */
     size_t cap_jobs, cap_points;
     void *strings; /* the blocks that hold name, job_class and node's strings */

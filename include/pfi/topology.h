@@ -127,7 +127,9 @@ typedef struct pfi_alloc_tree {
  * A priority band (higher: cut last, restored first) is a finite number in [-PFI_BAND_MAX,
  * PFI_BAND_MAX], one rule wherever a band is given: `pfi allocate`'s jobs file (its band
  * column, pfi/jobs.h), `pfi control`'s --policy band=, --qos-band QOS=BAND and
- * PUT /v1/jobs/ID {"band": B}. Each refusal says the band's value, then PFI_BAND_RULE.
+ * PUT /v1/jobs/ID {"band": B}; a band's text is read by pfi_band_parse wherever one is given.
+ * Each refusal says the band as given (its text; a JSON number by pfi_band_format), then
+ * PFI_BAND_RULE.
  */
 #define PFI_BAND_MAX 1e6
 #define PFI_BAND_RULE "must be a number in [-1e6, 1e6] (higher: cut last)"
@@ -135,6 +137,37 @@ typedef struct pfi_alloc_tree {
 /* pfi_band_valid — whether b is a priority band: finite and |b| <= PFI_BAND_MAX (NaN, an
  * infinity, a value past the bound: false). Pure; thread-safe. */
 bool pfi_band_valid(double b);
+
+/* What pfi_band_parse made of a band's text. */
+typedef enum pfi_band_status {
+    PFI_BAND_OK = 0,          /* *out holds the band */
+    PFI_BAND_NOT_NUMBER = 1,  /* not a decimal number (hex, inf, nan, a word, empty); *out NaN */
+    PFI_BAND_OUT_OF_RANGE = 2 /* a decimal number outside [-1e6, 1e6] (one too large for a
+                                 double too); *out the value (an infinity for those) */
+} pfi_band_status;
+
+/*
+ * pfi_band_parse — text[0..len) (need not be NUL-terminated; blanks around it ignored) as a
+ * priority band: the one reading of a band's text wherever one is given (the jobs file's band
+ * column, --policy's band=, --qos-band QOS=BAND). Decimal numbers only ("2", "-0.5",
+ * "1.5e3"; no hex, no inf or nan words), in the C locale; a value too small for a double
+ * (1e-400) is 0, one too large (1e400) is out of range, as is any past PFI_BAND_MAX. A refusal
+ * says the text, then PFI_BAND_RULE. Pure; thread-safe.
+ */
+pfi_band_status pfi_band_parse(const char *text, size_t len, double *out);
+
+/* The most bytes pfi_band_format writes, its NUL included. */
+#define PFI_BAND_TEXT 40
+
+/*
+ * pfi_band_format — b as text into buf[PFI_BAND_TEXT] (returned): the shortest decimal that
+ * reads back as b ("%.15g", else "%.17g"), in plain digits whenever it fits in them
+ * ("1000000", never "1e+06"; "0.00001", not "1e-05"), with an exponent only for magnitudes
+ * below 1e-15 or at least 1e17; NaN: "-". For messages that name a band given as a number
+ * (JSON) and for printing one; where a band came as text, messages quote the text. Pure;
+ * thread-safe.
+ */
+char *pfi_band_format(double b, char buf[PFI_BAND_TEXT]);
 
 /* pfi_alloc_tree_from — *t from topology topo (borrowed) and the jobs' levels; budget_kind
  * measured, no bands. */

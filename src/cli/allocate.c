@@ -287,7 +287,7 @@ static void write_summary(FILE *f, const pfi_alloc_result *r, pfi_strategy st, c
     if (level_short(r, tc, kind))
         fprintf(f,
                 "INFEASIBLE: a level's limit is below the least its jobs can take, by %.1f W "
-                "at the most (see the warning); every job is at its lowest cap\n",
+                "at the most (see the warning); the jobs under it stay at their lowest caps\n",
                 r->shortfall_w);
     else if (!r->feasible)
         fprintf(f,
@@ -797,7 +797,7 @@ typedef struct allocate_args {
     const char *input;    /* the jobs file, "-": stdin */
     const char *topology; /* --topology, or NULL */
     pfi_limit_kind budget_kind;
-    bool explain, no_repair, have_budget, have_reduction, have_kind;
+    bool explain, no_repair, have_budget, have_reduction, have_kind, have_deep;
 } allocate_args;
 
 /* The complaint about a value an option does not take; returns the exit code. */
@@ -821,13 +821,14 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
          .dst = &a->o.budget_w,
          .lo = 0,
          .hi = PFI_TOPO_MAX_W, /* a terawatt: no site draws more; above, a typo or overflow */
-         .given = &a->have_budget},
+         .given = &a->have_budget,
+         .error = "watts, 0 to 1e12 (a terawatt: no site draws more)"},
         {.c = OPT_CAP_STEP,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->o.cap_step_w,
          .lo = 0,
          .hi = HUGE_VAL},
-        {.c = OPT_DEEP, .kind = CLI_OPT_TEXT, .dst = &a->deep_class},
+        {.c = OPT_DEEP, .kind = CLI_OPT_TEXT, .dst = &a->deep_class, .given = &a->have_deep},
         {.c = OPT_FACTOR,
          .kind = CLI_OPT_DOUBLE,
          .dst = &a->o.class_factor,
@@ -843,8 +844,10 @@ static int parse_allocate_args(int argc, char **argv, allocate_args *a)
     while ((c = getopt_long(argc, argv, ":ho:", long_options, NULL)) != -1) {
         const cli_opt *o = cli_opt_find(table, sizeof table / sizeof table[0], c);
         if (o != NULL) {
-            if (!cli_opt_take(o, optarg))
-                return bad_value(c, optarg);
+            if (!cli_opt_take(o, optarg)) { /* what it takes said (o->error; NULL: see --help) */
+                cli_opt_complain(long_options, o, optarg);
+                return PFI_EXIT_USAGE;
+            }
             continue;
         }
         char why[256];
@@ -915,7 +918,7 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
     }
     int rc = PFI_EXIT_OK;
     bool repair = !a->no_repair, have = false, cls_deep = false;
-    const char *cls = NULL;
+    const char *last_cls = NULL;
     for (size_t j = 0; j < J->n && rc == PFI_EXIT_OK; j++) {
         size_t first = J->offset[j], k = J->offset[j + 1] - first;
         pfi_curve_report rep;
@@ -935,12 +938,39 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
         }
         /* a class shared with the job before (the reader keeps one copy of a run of equal
            classes) is compared once */
-        if (!have || J->job_class[j] != cls) {
-            cls = J->job_class[j];
-            cls_deep = cls != NULL && strcmp(cls, a->deep_class) == 0;
+        if (!have || J->job_class[j] != last_cls) {
+            last_cls = J->job_class[j];
+            cls_deep = last_cls != NULL && strcmp(last_cls, a->deep_class) == 0;
             have = true;
         }
         deep[j] = cls_deep;
+    }
+    /* a --deep-class no job has (a typo, another file's class) would cut none deeper unsaid:
+       noted, with the file's classes, when given or when class-weighted reads it */
+    size_t n_deep = 0;
+    for (size_t j = 0; j < J->n; j++)
+        n_deep += deep[j];
+    if (n_deep == 0 && J->n > 0 && (a->have_deep || a->o.strategy == PFI_STRATEGY_CLASS_WEIGHTED)) {
+        char cls[400] = "";
+        const char *named[8]; /* each class once, the first 8 (8 compares a job at most) */
+        size_t at = 0, shown = 0;
+        for (size_t j = 0; j < J->n && shown < 8; j++) {
+            if (J->job_class[j] == NULL)
+                continue;
+            bool seen = false;
+            for (size_t i = 0; i < shown && !seen; i++)
+                seen = strcmp(named[i], J->job_class[j]) == 0;
+            if (seen)
+                continue;
+            named[shown] = J->job_class[j];
+            at += (size_t)snprintf(cls + at, sizeof cls - at, "%s'%.40s'", at ? ", " : "",
+                                   J->job_class[j]);
+            shown++;
+        }
+        cli_error("note: --deep-class '%s': no job of %s has that class (%s%s): no job is cut "
+                  "deeper",
+                  a->deep_class, strcmp(a->input, "-") == 0 ? "(stdin)" : a->input,
+                  at ? "its classes: " : "it gives no class", cls);
     }
     free(work);
     *deep_out = deep;
@@ -1174,6 +1204,11 @@ int cmd_allocate(int argc, char **argv)
         fclose(sp);
     if (e != PFI_OK)
         return cli_report(e, &d);
+    if (J->unknown_columns != NULL) /* a misspelt column drops its values: said, not fatal */
+        cli_error("note: %s: column(s) %s not read: not a jobs file column (known: job, cap_w, "
+                  "power_w, tput_tok_s, class, gpus, weight, floor, pfi, feature, cap_min_w, "
+                  "cap_max_w, band, node; names are matched exactly, lowercase)",
+                  strcmp(a.input, "-") == 0 ? "(stdin)" : a.input, J->unknown_columns);
     unsigned char *deep = NULL;
     if ((rc = check_cap_step(&a, J)) != PFI_EXIT_OK || (rc = check_needs(&a, J)) != PFI_EXIT_OK) {
         pfi_jobs_destroy(J);

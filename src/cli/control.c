@@ -413,8 +413,8 @@ static pfi_http_next api_job(api_state *s, pfi_http_request *rq, const char *id,
     } else if (!json_is_object(o) || b == NULL || !(json_is_number(b) || json_is_null(b))) {
         ret = api_error(rq, 400, "expected {\"band\": B} (a number) or {\"band\": null}");
     } else if (json_is_number(b) && !pfi_band_valid(json_number_value(b))) {
-        char m[96]; /* every band's rule and words (pfi/topology.h) */
-        snprintf(m, sizeof m, "band %.10g: " PFI_BAND_RULE, json_number_value(b));
+        char m[128], bt[PFI_BAND_TEXT]; /* every band's rule and words (pfi/topology.h) */
+        snprintf(m, sizeof m, "band %s: " PFI_BAND_RULE, pfi_band_format(json_number_value(b), bt));
         ret = api_error(rq, 422, m);
     } else {
         pthread_mutex_lock(&s->mu);
@@ -443,8 +443,8 @@ static pfi_http_next api_job(api_state *s, pfi_http_request *rq, const char *id,
                         "next period)\n",
                         sid);
             else
-                fprintf(stderr, "pfi control: PUT /v1/jobs/%s: band %g (from the next period)\n",
-                        sid, json_number_value(b));
+                fprintf(stderr, "pfi control: PUT /v1/jobs/%s: band %s (from the next period)\n",
+                        sid, pfi_band_format(json_number_value(b), (char[PFI_BAND_TEXT]){0}));
             ret = api_reply(rq, 200, "application/json", strdup("{\"ok\":true}"));
         }
     }
@@ -1188,7 +1188,10 @@ static int control_options(int argc, char **argv, control_opts *o, bool *done, c
                       "drives agents or child controllers, not both)");
             return PFI_EXIT_USAGE;
         }
-        if (!control_option(o, c, optarg))
+        bool ok = control_option(o, c, optarg);
+        if (!ok && c == O_SLURM + 4)
+            return PFI_EXIT_USAGE; /* --qos-band said what is wrong, in one line */
+        if (!ok)
             return cli_usage_bad_value(cli_option_name(opts, c), optarg,
                                        c == O_BUDGET  ? "watts from 1 to 1e12"
                                        : c == O_SPEED ? "a number in [0.0001, 10000]"

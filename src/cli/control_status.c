@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "pfi/audit.h"
 #include "pfi/memory.h"
+#include "pfi/topology.h"
 
 /* "123 W", or missing when w is not a number (the prose) */
 static cli_numtext watts(double w, const char *missing)
@@ -161,7 +162,7 @@ static void print_jobs(const json_t *jobs)
                cls ? cls : "-", num_of(j, "gpus"), cli_num(num_of(j, "pfi"), 'f', 2, "-").s,
                src ? src : "-", cap_text.s, force, cli_num(num_of(j, "power_w"), 'f', 0, "-").s,
                cli_num(num_of(j, "tput_tok_s"), 'f', 0, "-").s,
-               cli_num(num_of(j, "band"), 'g', 6, "-").s);
+               pfi_band_format(num_of(j, "band"), (char[PFI_BAND_TEXT]){0}));
     }
 }
 

@@ -369,44 +369,40 @@ static bool qos_band_parse(cli_slurm *s, const char *arg)
         const char *eq = memchr(p, '=', len);
         if (eq == NULL || eq == p || (size_t)(eq - p) >= sizeof s->qos[0] ||
             s->nqos == CLI_SLURM_QOS_MAX) {
-            fprintf(stderr,
-                    "pfi control: --qos-band: '%.*s': expected QOS=BAND (at most %d pairs)\n",
-                    (int)(len > 80 ? 80 : len), p, CLI_SLURM_QOS_MAX);
+            cli_error("--qos-band: '%.*s': expected QOS=BAND (at most %d pairs)",
+                      (int)(len > 80 ? 80 : len), p, CLI_SLURM_QOS_MAX);
             return false;
         }
         for (const char *c = p; c < eq; c++)
             if (isspace((unsigned char)*c) || iscntrl((unsigned char)*c)) {
                 /* sacctmgr splits its command line on blanks: no QOS is named with one */
-                fprintf(stderr,
-                        "pfi control: --qos-band: '%.*s': a QOS name holds no space or control "
-                        "character (Slurm's QOS names are single words)\n",
-                        (int)(len > 80 ? 80 : len), p);
+                cli_error("--qos-band: '%.*s': a QOS name holds no space or control "
+                          "character (Slurm's QOS names are single words)",
+                          (int)(len > 80 ? 80 : len), p);
                 return false;
             }
-        char num[64], *e;
         size_t nl = len - (size_t)(eq + 1 - p);
-        snprintf(num, sizeof num, "%.*s", (int)(nl < sizeof num - 1 ? nl : sizeof num - 1), eq + 1);
-        errno = 0;
-        double b = strtod(num, &e);
+        double b;
+        bool bad = pfi_band_parse(eq + 1, nl, &b) != PFI_BAND_OK; /* every band's reading */
         bool dup = false;
         for (size_t k = 0; k < s->nqos && !dup; k++)
             dup = strlen(s->qos[k]) == (size_t)(eq - p) &&
                   strncasecmp(s->qos[k], p, (size_t)(eq - p)) == 0;
-        if (nl == 0 || nl >= sizeof num || *e != '\0' || errno != 0 || !pfi_band_valid(b) || dup) {
-            fprintf(stderr, "pfi control: --qos-band: '%.*s': %s\n", (int)(len > 80 ? 80 : len), p,
-                    dup ? "QOS named twice" : "band " PFI_BAND_RULE);
+        if (bad || dup) {
+            cli_error("--qos-band: '%.*s': %s", (int)(len > 80 ? 80 : len), p,
+                      dup ? "QOS named twice" : "band " PFI_BAND_RULE);
             return false;
         }
         snprintf(s->qos[s->nqos], sizeof s->qos[0], "%.*s", (int)(eq - p), p);
         s->qos_band[s->nqos++] = b;
         p = end ? end + 1 : p + len;
         if (end != NULL && *p == '\0') {
-            fprintf(stderr, "pfi control: --qos-band: a trailing ','\n");
+            cli_error("--qos-band: a trailing ','");
             return false;
         }
     }
     if (s->nqos == 0)
-        fprintf(stderr, "pfi control: --qos-band: no QOS=BAND pair\n");
+        cli_error("--qos-band: no QOS=BAND pair");
     return s->nqos > 0;
 }
 
@@ -586,10 +582,12 @@ void cli_slurm_before(cli_slurm *s, pfi_ctl *ctl, grid_tiers *tiers, double t_s)
         for (size_t i = 0; i < s->nknown && !was; i++)
             was = strcmp(s->known[i], jobs[k].id) == 0;
         if (!was) {
-            char why[800], qb[48] = "";          /* up to 724 bytes: a priority of 309 digits */
+            char why[800], qb[64] = "", bt[PFI_BAND_TEXT]; /* up to 724 bytes: a priority of
+                                                              309 digits */
             for (size_t q = 0; q < s->nqos; q++) /* --qos-band's (its --policy band= wins) */
                 if (strcasecmp(s->qos[q], jobs[k].qos) == 0)
-                    snprintf(qb, sizeof qb, " (--qos-band: band %g)", s->qos_band[q]);
+                    snprintf(qb, sizeof qb, " (--qos-band: band %s)",
+                             pfi_band_format(s->qos_band[q], bt));
             snprintf(why, sizeof why,
                      "%u GPU(s) on %.200s, priority %.0f, QOS %.60s%s, class %.60s", jobs[k].gpus,
                      jobs[k].nodes[0] ? jobs[k].nodes : "-", jobs[k].priority,

@@ -151,8 +151,16 @@ for st in oracle equal; do
     check "allocate-tree-infeasible-json-$st" 0 "$PFI" allocate --topology "$T/tight.txt" --strategy "$st" --format json "$JT"
     grep_out "allocate-tree-infeasible-json-$st-shortfall" '"feasible": false, "shortfall_w": 1200,'
 done
-grep -q "level 'r1' (line 2): its reserve limit 2000.0 W is below the least its jobs can take at their lowest caps (3200.0 W)" "$T/err" \
+grep -q "level 'r1' (line 2): its reserve limit 2000.0 W is below the least its jobs can take at their lowest caps (3200.0 W, 1200.0 W short)" "$T/err" \
     && echo "ok   allocate-tree-infeasible-level" || { echo "FAIL allocate-tree-infeasible-level"; cat "$T/err"; fail=1; }
+# two levels short: the warning names the one short by the most (r2: its job moe-pt, 16
+# GPUs x 200 W, takes 3200 W of reserve, 2300 W over 900 W; r1 1200 W over), not
+# the first in the file, and counts them; the summary's shortfall is the same level's
+printf 'feed site - 20000\nrack r1 site 2000\nrack r2 site 900\n' >"$T/tight2.txt"
+check allocate-tree-infeasible-two 0 "$PFI" allocate --topology "$T/tight2.txt" "$JT"
+grep_out allocate-tree-infeasible-two-by "by 2300.0 W at the most"
+grep -q "level 'r2' (line 3): its reserve limit 900.0 W is below the least its jobs can take at their lowest caps (3200.0 W, 2300.0 W short, the most of 2 levels short)" "$T/err" \
+    && echo "ok   allocate-tree-infeasible-worst" || { echo "FAIL allocate-tree-infeasible-worst"; cat "$T/err"; fail=1; }
 printf 'feed site - 20000\nrack r1 site 2000\nrack r1 site 9000\n' >"$T/dup.txt"
 check allocate-tree-dup 1 "$PFI" allocate --topology "$T/dup.txt" "$JT"
 grep -q "dup.txt:3: .*rack 'r1' is given twice (line 2 and here" "$T/err" \
@@ -288,10 +296,17 @@ bad_input curve-empty-power "${H}a,x,1,200,,10,,\n" "in.csv:2: column 'power_w':
 # bands names both lines (it took the first, silently), on the fast path (rows adjacent, in
 # order; not adjacent) and pfi/csv.h's (a quoted cell)
 BR="must be a number in \\[-1e6, 1e6\\] (higher: cut last)"
-bad_input band-huge "${H}a,x,1,200,200,10,1e7,\n" "in.csv:2: column 'band': 10000000: $BR"
-bad_input band-above "${H}a,x,1,200,200,10,1000001,\n" "in.csv:2: column 'band': 1000001: $BR"
-bad_input band-below "${H}a,x,1,200,200,10,-2e6,\n" "in.csv:2: column 'band': -2000000: $BR"
-bad_input band-below-quoted "${H}\"a\",x,1,200,200,10,-1000001,\n" "in.csv:2: column 'band': -1000001: $BR"
+bad_input band-huge "${H}a,x,1,200,200,10,1e7,\n" "in.csv:2: column 'band': '1e7': $BR"
+bad_input band-above "${H}a,x,1,200,200,10,1000001,\n" "in.csv:2: column 'band': '1000001': $BR"
+bad_input band-below "${H}a,x,1,200,200,10,-2e6,\n" "in.csv:2: column 'band': '-2e6': $BR"
+bad_input band-below-quoted "${H}\"a\",x,1,200,200,10,-1000001,\n" "in.csv:2: column 'band': '-1000001': $BR"
+# the cell's text, not a rounding of it (1000000.0000001 was said as 1000000); hex is no band
+# (pfi_band_parse, pfi control's --policy and --qos-band alike); an overflow is out of range
+bad_input band-just-above "${H}a,x,1,200,200,10,1000000.0000001,\n" \
+    "in.csv:2: column 'band': '1000000.0000001': $BR"
+bad_input band-hex "${H}a,x,1,200,200,10,0x10,\n" \
+    "in.csv:2: column 'band': '0x10' is not a number (expected a number in \\[-1e6, 1e6\\]; leave"
+bad_input band-overflow-quoted "${H}\"a\",x,1,200,200,10,-1e400,\n" "in.csv:2: column 'band': '-1e400': $BR"
 bad_input band-nan-range "${H}a,x,1,200,200,10,nan,\n" \
     "in.csv:2: column 'band': 'nan' is not a number (expected a number in \\[-1e6, 1e6\\]; leave"
 bad_input band-inf-range "${H}a,x,1,200,200,10,inf,\n" "in.csv:2: column 'band': 'inf' is not a number (expected a number in"
@@ -301,6 +316,40 @@ bad_input band-twice-adjacent "${H}a,x,1,200,200,10,-1,\na,x,1,300,300,12,,\na,x
     "in.csv:4: column 'band': job 'a': band -1 at line 2, 0.5 at line 4"
 bad_input band-twice-quoted "${H}\"a\",x,1,200,200,10,3,\n\"a\",x,1,300,300,12,4,\n" \
     "in.csv:3: column 'band': job 'a': band 3 at line 2, 4 at line 3"
+# a job on two nodes names both lines, as class, gpus and band do (it named the earlier row
+# alone: "in an earlier row"), on the fast path (adjacent rows; rows apart) and pfi/csv.h's
+HN='job,cap_w,power_w,tput_tok_s,node\n'
+bad_input node-twice "${HN}a,200,200,10,r1\na,300,300,12,r2\n" \
+    "in.csv:3: column 'node': job 'a': node 'r1' at line 2, 'r2' at line 3"
+bad_input node-twice-apart "${HN}a,200,200,10,r1\nb,200,200,10,r1\na,300,300,12,r2\n" \
+    "in.csv:4: column 'node': job 'a': node 'r1' at line 2, 'r2' at line 4"
+bad_input node-twice-quoted "${HN}\"a\",200,200,10,r1\n\n\"a\",300,300,12,\"r2\"\n" \
+    "in.csv:4: column 'node': job 'a': node 'r1' at line 2, 'r2' at line 4"
+# a column the reader does not know (a misspelt band: every priority dropped unsaid) is noted
+# once on stderr, naming it and the known ones; the file is still read (exit 0); a file with
+# known columns alone has no note
+printf 'job,cap_w,power_w,tput_tok_s,bnad,Band\na,200,200,10,2,2\na,300,300,12,,\n' >"$T/bnad.csv"
+check allocate-unknown-column 0 "$PFI" allocate "$T/bnad.csv"
+grep_err() { # grep_err NAME PATTERN: the last command's stderr matches
+    if grep -q -- "$2" "$T/err"; then echo "ok   $1"; else echo "FAIL $1: no '$2'"; cat "$T/err"; fail=1; fi
+}
+grep_err allocate-unknown-column-note "note: .*bnad.csv: column(s) 'bnad', 'Band' not read: not a jobs file column (known: job, cap_w, power_w, tput_tok_s, class, gpus, weight, floor, pfi, feature, cap_min_w, cap_max_w, band, node"
+[ "$(grep -c 'not a jobs file column' "$T/err")" = 1 ] && echo "ok   allocate-unknown-column-once" ||
+    { echo "FAIL allocate-unknown-column-once"; cat "$T/err"; fail=1; }
+printf '"job",cap_w,power_w,tput_tok_s,bnad\na,200,200,10,2\na,300,300,12,\n' >"$T/bnadq.csv"
+check allocate-unknown-column-quoted 0 "$PFI" allocate "$T/bnadq.csv"
+grep_err allocate-unknown-column-quoted-note "column(s) 'bnad' not read"
+check allocate-known-columns 0 "$PFI" allocate "$SRC/examples/jobs_tree.csv"
+if grep -q 'not a jobs file column' "$T/err"; then echo "FAIL allocate-known-columns-no-note"; cat "$T/err"; fail=1; else echo "ok   allocate-known-columns-no-note"; fi
+# --budget-w above its bound names the bound (it said only "bad value '2e12'")
+check allocate-budget-huge 2 "$PFI" allocate --budget-w 2e12 "$J"
+grep_err allocate-budget-huge-msg "allocate: --budget-w: bad value '2e12': expected watts, 0 to 1e12"
+# a --deep-class no job has is noted with the file's classes (it was taken silently: no job
+# cut deeper); one some job has, no note
+check allocate-deep-class-unknown 0 "$PFI" allocate --strategy class-weighted --deep-class nosuch "$J"
+grep_err allocate-deep-class-unknown-note "note: --deep-class 'nosuch': no job of .*jobs.csv has that class (its classes: 'dense', 'moe-ft', 'moe-pt'): no job is cut deeper"
+check allocate-deep-class-known 0 "$PFI" allocate --strategy class-weighted --deep-class moe-pt "$J"
+if grep -q 'deep-class' "$T/err"; then echo "FAIL allocate-deep-class-known-no-note"; cat "$T/err"; fail=1; else echo "ok   allocate-deep-class-known-no-note"; fi
 # taken: a band below 0, a fraction, the same band on two rows, the bounds themselves. Two
 # alike jobs (10 tokens/s at 200 W, 12 at 300 W: 0.02 per W) under 420 W (30% of 600):
 # both at their lowest 200 W leave 20 W, which goes to the higher band alone: a (band -1)

@@ -78,6 +78,10 @@ check $? "an unknown key: 400 naming it (got $code: $(cat "$WORK/put.body"))"
 code=$(put "$PORT" /v1/jobs/203 '{"band": 2e6}'); [ "$code" = 422 ] &&
     grep -qF 'band 2000000: must be a number in [-1e6, 1e6] (higher: cut last)' "$WORK/put.body"
 check $? "band 2e6 (outside [-1e6, 1e6]): 422 in every band's words (got $code: $(cat "$WORK/put.body"))"
+# the value in its shortest exact form (%.10g said 1000000, inside the range)
+code=$(put "$PORT" /v1/jobs/203 '{"band": 1000000.0000001}'); [ "$code" = 422 ] &&
+    grep -qF 'band 1000000.0000001: must be a number in [-1e6, 1e6] (higher: cut last)' "$WORK/put.body"
+check $? "band 1000000.0000001: 422 naming it as given (got $code: $(cat "$WORK/put.body"))"
 code=$(put "$PORT" /v1/jobs/203 '{"band": 3}' wrong-token); [ "$code" = 401 ]
 check $? "without the token: 401 (got $code)"
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/v1/jobs/203")
@@ -94,10 +98,15 @@ python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["job_ba
 check $? "GET /v1/status: job_bands {\"203\": 3} ($(cat "$WORK/status.json"))"
 order "$WORK/api.db" 202 201 203 "wall_s > $t_put"
 check $? "after the PUT: 202 (band 1) at its lowest cap, 203 (band 3) at its top, 201 (2) in between"
+# a band for a job not running (no period changes): said in plain digits (it was "1e+06")
+code=$(put "$PORT" /v1/jobs/999 '{"band": 1e6}'); [ "$code" = 200 ]
+check $? "PUT /v1/jobs/999 {\"band\": 1e6}: 200 (got $code)"
 kill -TERM $CTL_PID
 wait $CTL_PID
 grep -q 'PUT /v1/jobs/203: band 3 (from the next period)' "$WORK/api.err"
 check $? "the API's band is said on stderr"
+grep -qF 'PUT /v1/jobs/999: band 1000000 (from the next period)' "$WORK/api.err"
+check $? "the API's band 1e6 is said 1000000 on stderr"
 # bands DB JOB=BANDS... — the audit log keeps each job's band every period (ctl_jobs.band:
 # the API's were memory alone): JOB's bands in period order, runs of one band joined, are
 # BANDS ("0,3": 0 in every period to some one, 3 in every one after)

@@ -14,7 +14,7 @@
 #include "core/memory.h"
 #include "pfi/control.h" /* pfi_ctl_prior_pfi, pfi_curve_source_name */
 #include "pfi/control_files.h"
-#include "pfi/topology.h" /* PFI_TOPO_MAX_W, pfi_band_valid */
+#include "pfi/topology.h" /* PFI_TOPO_MAX_W, pfi_band_parse */
 
 #define MAX_LINE 1024
 #define MAX_TOKENS 16
@@ -337,7 +337,7 @@ static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag
         } else if (strcmp(key, "band") == 0) {
             if (have_band)
                 return ctl_fail(d, line, PFI_ERR_PARSE, "band must be given once");
-            if (!ctl_parse_num(val, &x) || !pfi_band_valid(x)) /* every band's rule and words */
+            if (pfi_band_parse(val, strlen(val), &x) != PFI_BAND_OK) /* every band's reading */
                 return ctl_fail(d, line, PFI_ERR_PARSE, "band '%.32s': " PFI_BAND_RULE, val);
             r.band = x;
             have_band = true;

@@ -1038,28 +1038,40 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
 }
 
 /* Whether every level (and the site, rem[nn]) holds its jobs at their lowest caps: rem (length
-   nn + 1, W) is what each has left there; the first that cannot is said in d (PFI_OK: an
-   infeasible level is a result, not an error). */
+   nn + 1, W) is what each has left there. When one cannot, d says which (PFI_OK: an infeasible
+   level is a result, not an error): the site budget if it is short, else the level short by the
+   most watts, and how many levels are short (was the first in file order, not the worst, and
+   none of the others). */
 static bool tree_feasible(const pfi_alloc_tree *t, double budget_w, const double *rem, pfi_diag *d)
 {
-    size_t nn = t->n_nodes;
-    for (size_t a = 0; a <= nn; a++) {
-        double lim = a < nn ? t->limit_w[a] : budget_w;
-        if (rem[a] < -1e-9 * (1 + fabs(lim))) {
-            if (a < nn)
-                tree_fail(d, PFI_OK,
-                          "%s: its %s limit %.1f W is below the least its jobs can take at their "
-                          "lowest caps (%.1f W): every job stays there",
-                          where(t, a).s, pfi_limit_kind_name(t->kind[a]), lim, lim - rem[a]);
-            else
-                tree_fail(d, PFI_OK,
-                          "the site budget %.1f W (%s) is below the least the jobs can take "
-                          "(%.1f W): every job stays at its lowest cap",
-                          lim, pfi_limit_kind_name(t->budget_kind), lim - rem[a]);
-            return false;
+    size_t nn = t->n_nodes, n_short = 0, worst = SIZE_MAX;
+    for (size_t a = 0; a < nn; a++)
+        if (rem[a] < -1e-9 * (1 + fabs(t->limit_w[a]))) {
+            n_short++;
+            if (worst == SIZE_MAX || rem[a] < rem[worst])
+                worst = a;
         }
+    char more[96] = "";
+    if (rem[nn] < -1e-9 * (1 + fabs(budget_w))) {
+        if (n_short > 0)
+            snprintf(more, sizeof more, "; %zu level%s short too", n_short, n_short > 1 ? "s" : "");
+        tree_fail(d, PFI_OK,
+                  "the site budget %.1f W (%s) is below the least the jobs can take (%.1f W)%s: "
+                  "every job stays at its lowest cap",
+                  budget_w, pfi_limit_kind_name(t->budget_kind), budget_w - rem[nn], more);
+        return false;
     }
-    return true;
+    if (worst == SIZE_MAX)
+        return true;
+    if (n_short > 1)
+        snprintf(more, sizeof more, ", the most of %zu levels short", n_short);
+    double lim = t->limit_w[worst];
+    tree_fail(d, PFI_OK,
+              "%s: its %s limit %.1f W is below the least its jobs can take at their lowest caps "
+              "(%.1f W, %.1f W short%s): its jobs stay there",
+              where(t, worst).s, pfi_limit_kind_name(t->kind[worst]), lim, lim - rem[worst],
+              -rem[worst], more);
+    return false;
 }
 
 /* A curve's caps c[0..k) as pfi_curve_check wants them: finite, > 0, strictly rising. */
@@ -1841,7 +1853,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
     /* bottom up: each level's row with its children's hand-ups; where it is over its
        capacity, the bucket where it fills (from the top: the first whose width reaches the
        capacity, the width above it abv) and the row cut there */
-    for (size_t k = np; k-- > 0 && feasible;) {
+    for (size_t k = np; k-- > 0;) {
         size_t a = pre[k];
         double *row = hist + a * nb, cap = rem[a] > 0 ? rem[a] : 0, tot = 0;
         bk[a] = SIZE_MAX;
@@ -1868,90 +1880,87 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
                 up[b] += row[b];
         }
     }
-    if (feasible) {
-        /* each level's mask: the buckets of the binding levels on its path (itself and above) */
-        for (size_t k = 0; k < np; k++) {
-            size_t a = pre[k];
-            size_t up = a == site ? SIZE_MAX : t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
-            for (size_t u = 0; u < HIST_WORDS; u++)
-                hm[HIST_WORDS * a + u] = up == SIZE_MAX ? 0 : hm[HIST_WORDS * up + u];
-            if (bk[a] != SIZE_MAX)
-                hm[HIST_WORDS * a + (bk[a] >> 6)] |= UINT64_C(1) << (bk[a] & 63);
+    /* each level's mask: the buckets of the binding levels on its path (itself and above) */
+    for (size_t k = 0; k < np; k++) {
+        size_t a = pre[k];
+        size_t up = a == site ? SIZE_MAX : t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
+        for (size_t u = 0; u < HIST_WORDS; u++)
+            hm[HIST_WORDS * a + u] = up == SIZE_MAX ? 0 : hm[HIST_WORDS * up + u];
+        if (bk[a] != SIZE_MAX)
+            hm[HIST_WORDS * a + (bk[a] >> 6)] |= UINT64_C(1) << (bk[a] & 63);
+    }
+    /* the second pass: the segments in the bucket of a binding level on their path, listed
+       without a branch (job, segment), then their slopes and widths (as tree_fast_job's) by
+       their level's depth-first index (a counting sort): a subtree's are one range,
+       [hbeg[pix[a]], hbeg[send[a]]) */
+    list_io li = {hb, hm, ws->hq, 0};
+    list_pass(J, t, &li);
+    size_t nh = li.nh;
+    const uint64_t *hq = ws->hq;
+    tree_hit *hs = ws->hit;
+    memset(hbeg, 0, (np + 1) * sizeof *hbeg);
+    for (size_t u = 0; u < nh; u++) {
+        size_t a = job_node(t, (uint32_t)hq[u]);
+        hbeg[pix[a == PFI_TOPO_NONE ? site : a] + 1]++;
+    }
+    for (size_t k = 0; k < np; k++) {
+        hbeg[k + 1] += hbeg[k];
+        hcur[k] = hbeg[k];
+    }
+    for (size_t u = 0; u < nh; u++) {
+        if (u + 8 < nh) { /* the curves ahead (the hits are far apart) */
+            size_t f = off[(uint32_t)hq[u + 8]] + (hq[u + 8] >> 32);
+            __builtin_prefetch(J->power_w + f);
+            __builtin_prefetch(J->tput_tok_s + f);
         }
-        /* the second pass: the segments in the bucket of a binding level on their path, listed
-           without a branch (job, segment), then their slopes and widths (as tree_fast_job's) by
-           their level's depth-first index (a counting sort): a subtree's are one range,
-           [hbeg[pix[a]], hbeg[send[a]]) */
-        list_io li = {hb, hm, ws->hq, 0};
-        list_pass(J, t, &li);
-        size_t nh = li.nh;
-        const uint64_t *hq = ws->hq;
-        tree_hit *hs = ws->hit;
-        memset(hbeg, 0, (np + 1) * sizeof *hbeg);
-        for (size_t u = 0; u < nh; u++) {
-            size_t a = job_node(t, (uint32_t)hq[u]);
-            hbeg[pix[a == PFI_TOPO_NONE ? site : a] + 1]++;
+        size_t j = (uint32_t)hq[u], i = hq[u] >> 32, a = job_node(t, j), a0 = off[j];
+        size_t lv = pix[a == PFI_TOPO_NONE ? site : a];
+        const double *D = J->power_w + a0, *T = J->tput_tok_s + a0;
+        double wt = alloc_opt(J->weight, j, 1.0);
+        tree_hit *h = &hs[hcur[lv]++];
+        h->v = (wt * T[i + 1] - wt * T[i]) / (D[i + 1] - D[i]);
+        h->w = D[i + 1] - D[i];
+        h->lv = (uint32_t)lv;
+        h->b = hist_bucket(h->v, kmin, sh, nb);
+    }
+    /* bottom up: each binding level's threshold among its survivors in its bucket */
+    if (!TREE_GROW(ws, ss, nh + nn + 1) || !TREE_GROW(ws, sw, nh + nn + 1))
+        return PFI_ERR_NOMEM;
+    sl = ws->ss;
+    wd = ws->sw;
+    for (size_t k = np; k-- > 0;) {
+        size_t a = pre[k], b = bk[a], m = 0;
+        if (b == SIZE_MAX)
+            continue;
+        double w_in = 0;
+        for (size_t u = hbeg[k]; u < hbeg[send[a]]; u++) { /* alive: the levels below passed it */
+            const tree_hit *h = &hs[u];
+            if (h->b == b) {
+                sl[m] = h->v;
+                wd[m++] = h->w;
+                w_in += h->w;
+            }
         }
-        for (size_t k = 0; k < np; k++) {
-            hbeg[k + 1] += hbeg[k];
-            hcur[k] = hbeg[k];
+        for (size_t p = k + 1; p < send[a]; p++) { /* the leftovers below in this bucket */
+            size_t e = pre[p];
+            size_t up = t->parent[e] == PFI_TOPO_NONE ? site : t->parent[e];
+            if (bk[e] == b && lw[e] > 0 && hist_passes(t, bk, sat, up, a, b, sat[e])) {
+                sl[m] = sat[e];
+                wd[m++] = lw[e];
+                w_in += lw[e];
+            }
         }
-        for (size_t u = 0; u < nh; u++) {
-            if (u + 8 < nh) { /* the curves ahead (the hits are far apart) */
-                size_t f = off[(uint32_t)hq[u + 8]] + (hq[u + 8] >> 32);
-                __builtin_prefetch(J->power_w + f);
-                __builtin_prefetch(J->tput_tok_s + f);
-            }
-            size_t j = (uint32_t)hq[u], i = hq[u] >> 32, a = job_node(t, j), a0 = off[j];
-            size_t lv = pix[a == PFI_TOPO_NONE ? site : a];
-            const double *D = J->power_w + a0, *T = J->tput_tok_s + a0;
-            double wt = alloc_opt(J->weight, j, 1.0);
-            tree_hit *h = &hs[hcur[lv]++];
-            h->v = (wt * T[i + 1] - wt * T[i]) / (D[i + 1] - D[i]);
-            h->w = D[i + 1] - D[i];
-            h->lv = (uint32_t)lv;
-            h->b = hist_bucket(h->v, kmin, sh, nb);
-        }
-        /* bottom up: each binding level's threshold among its survivors in its bucket */
-        if (!TREE_GROW(ws, ss, nh + nn + 1) || !TREE_GROW(ws, sw, nh + nn + 1))
-            return PFI_ERR_NOMEM;
-        sl = ws->ss;
-        wd = ws->sw;
-        for (size_t k = np; k-- > 0;) {
-            size_t a = pre[k], b = bk[a], m = 0;
-            if (b == SIZE_MAX)
-                continue;
-            double w_in = 0;
-            for (size_t u = hbeg[k]; u < hbeg[send[a]];
-                 u++) { /* alive: the levels below passed it */
-                const tree_hit *h = &hs[u];
-                if (h->b == b) {
-                    sl[m] = h->v;
-                    wd[m++] = h->w;
-                    w_in += h->w;
-                }
-            }
-            for (size_t p = k + 1; p < send[a]; p++) { /* the leftovers below in this bucket */
-                size_t e = pre[p];
-                size_t up = t->parent[e] == PFI_TOPO_NONE ? site : t->parent[e];
-                if (bk[e] == b && lw[e] > 0 && hist_passes(t, bk, sat, up, a, b, sat[e])) {
-                    sl[m] = sat[e];
-                    wd[m++] = lw[e];
-                    w_in += lw[e];
-                }
-            }
-            double cap = capv[a] - abv[a], w_gt;
-            size_t n_gt;
-            double lam = tree_select_all(sl, wd, m, w_in, cap, &n_gt, &w_gt);
-            if (!(lam > -INFINITY))
-                return PFI_OK; /* the histogram's widths and these disagree by rounding */
-            sat[a] = lam;
-            lw[a] = cap > w_gt ? cap - w_gt : 0;
-            for (size_t u = hbeg[k]; a != site && u < hbeg[send[a]]; u++) { /* what a keeps */
-                tree_hit *h = &hs[u];
-                if (h->b < b || (h->b == b && !(h->v > lam)))
-                    h->b |= HIT_DEAD;
-            }
+        double cap = capv[a] - abv[a], w_gt;
+        size_t n_gt;
+        double lam = tree_select_all(sl, wd, m, w_in, cap, &n_gt, &w_gt);
+        if (!(lam > -INFINITY))
+            return PFI_OK; /* the histogram's widths and these disagree by rounding */
+        sat[a] = lam;
+        lw[a] = cap > w_gt ? cap - w_gt : 0;
+        for (size_t u = hbeg[k]; a != site && u < hbeg[send[a]]; u++) { /* what a keeps */
+            tree_hit *h = &hs[u];
+            if (h->b < b || (h->b == b && !(h->v > lam)))
+                h->b |= HIT_DEAD;
         }
     }
     /* each job's θ: the highest threshold above it (tree_thresholds) */
@@ -1965,77 +1974,49 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             inner_any = true;
     }
     /* every job at its last point above its θ, its outputs there, the segments at θ listed
-       (theta_pass); every job at its lowest when infeasible */
+       (theta_pass) */
     size_t nt = 0, *tie = ws->tie;
     double *own_k = capv, *own_d = d0; /* free again */
     for (size_t a = 0; a <= nn; a++)
         own_k[a] = own_d[a] = 0;
     theta_io ti = {eff, acc, pos, tie, 0, 0, 0, 0, 0, 0, own_k, own_d};
-    if (feasible) {
-        if (!theta_pass(J, t, &ti, r, x->w->no_simd))
-            return PFI_OK; /* a job's caps: alloc_job_prepare says why */
-        nt = ti.nt;
-        ref_p = ti.ref_p;
-        ref_t = ti.ref_t;
-    } else {
-        for (size_t j = 0; j < n; j++) {
-            size_t a0 = off[j], k = off[j + 1] - a0;
-            const double *D = J->power_w + a0;
-            if (!tree_caps_ok(J->cap_w + a0, k))
-                return PFI_OK; /* alloc_job_prepare says why */
-            ref_p += D[k - 1];
-            ref_t += J->tput_tok_s[a0 + k - 1];
-            r->cap_w[j] = J->cap_w[a0];
-            r->power_w[j] = D[0];
-            r->tput_tok_s[j] = J->tput_tok_s[a0];
-            r->shed_w[j] = D[k - 1] - D[0];
-            pos[j].at = pos[j].nx = 0;
-            pos[j].fr = 0;
-            tree_marginals(J, j, r);
-            size_t a = job_node(t, j);
-            a = a == PFI_TOPO_NONE ? site : a;
-            ti.value += alloc_opt(J->weight, j, 1.0) * r->tput_tok_s[j];
-            ti.tp += D[0];
-            ti.tt += r->tput_tok_s[j];
-            own_k[a] += alloc_opt(J->gpus, j, 1.0) * r->cap_w[j];
-            own_d[a] += D[0];
-        }
+    if (!theta_pass(J, t, &ti, r, x->w->no_simd))
+        return PFI_OK; /* a job's caps: alloc_job_prepare says why */
+    nt = ti.nt;
+    ref_p = ti.ref_p;
+    ref_t = ti.ref_t;
+    for (size_t k = np; k-- > 0;) {
+        size_t a = pre[k];
+        rem[a] -= acc[a];
+        if (a != site)
+            acc[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += acc[a];
     }
-    if (feasible) {
-        for (size_t k = np; k-- > 0;) {
-            size_t a = pre[k];
-            rem[a] -= acc[a];
-            if (a != site)
-                acc[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += acc[a];
-        }
-        /* the segments at the thresholds in the greedy's order (tree_thresholds) */
-        if (!TREE_GROW(ws, kp, 2 * nt))
-            return PFI_ERR_NOMEM;
-        tree_kp *kp = ws->kp;
-        for (size_t u = 0; u < nt; u++) {
-            size_t j = tie[3 * u], p = tie[3 * u + 1], q = tie[3 * u + 2];
-            alloc_view v = alloc_true_view(x, j);
-            kp[u].key = ~order_bits((v.wt * v.t[q] - v.wt * v.t[p]) / (v.d[q] - v.d[p]));
-            kp[u].i = (uint32_t)u;
-        }
-        kp_merge_sort(kp, kp + nt, nt);
-        for (size_t u = 0; u < nt; u++) {
-            const size_t *g = &tie[3 * kp[u].i];
-            size_t j = g[0], p = g[1], q = g[2];
-            alloc_view v = alloc_true_view(x, j);
-            double gp = alloc_opt(J->gpus, j, 1.0), dummy = 0;
-            tree_take(t, nn, rem, pos, (uint32_t)j, job_node(t, j), (uint32_t)p, (uint32_t)q,
-                      v.d[q] - v.d[p], gp * (v.c[q] - v.c[p]), v.wt * v.t[q] - v.wt * v.t[p],
-                      &dummy);
-        }
-        for (size_t u = 0; u < nt; u++) { /* the jobs at a threshold where they got to */
-            size_t j = tie[3 * u];
-            place_job(x, j, pos[j].at, pos[j].nx, pos[j].fr, false, true, r);
-            tree_marginals(J, j, r);
-        }
-        if (inner != NULL)
-            *inner = inner_any;
+    /* the segments at the thresholds in the greedy's order (tree_thresholds) */
+    if (!TREE_GROW(ws, kp, 2 * nt))
+        return PFI_ERR_NOMEM;
+    tree_kp *kp = ws->kp;
+    for (size_t u = 0; u < nt; u++) {
+        size_t j = tie[3 * u], p = tie[3 * u + 1], q = tie[3 * u + 2];
+        alloc_view v = alloc_true_view(x, j);
+        kp[u].key = ~order_bits((v.wt * v.t[q] - v.wt * v.t[p]) / (v.d[q] - v.d[p]));
+        kp[u].i = (uint32_t)u;
     }
+    kp_merge_sort(kp, kp + nt, nt);
+    for (size_t u = 0; u < nt; u++) {
+        const size_t *g = &tie[3 * kp[u].i];
+        size_t j = g[0], p = g[1], q = g[2];
+        alloc_view v = alloc_true_view(x, j);
+        double gp = alloc_opt(J->gpus, j, 1.0), dummy = 0;
+        tree_take(t, nn, rem, pos, (uint32_t)j, job_node(t, j), (uint32_t)p, (uint32_t)q,
+                  v.d[q] - v.d[p], gp * (v.c[q] - v.c[p]), v.wt * v.t[q] - v.wt * v.t[p], &dummy);
+    }
+    for (size_t u = 0; u < nt; u++) { /* the jobs at a threshold where they got to */
+        size_t j = tie[3 * u];
+        place_job(x, j, pos[j].at, pos[j].nx, pos[j].fr, false, true, r);
+        tree_marginals(J, j, r);
+    }
+    if (inner != NULL)
+        *inner = inner_any;
     /* the value on the envelopes and the totals: the jobs at a threshold added (once each:
        the list is in job order) to the others' sums (theta_pass); the levels' sums (tree_sums):
        each level's own jobs, then its children's sums added, bottom up */
@@ -2258,24 +2239,27 @@ static pfi_error tree_oracle(const pfi_alloc_jobs *J, const pfi_alloc_options *o
     r->ref_tput_tok_s = ref_t;
     r->min_power_w = lo_p;
     r->floors_unmet = unmet;
-    /* infeasible: a level (or the site) cannot hold its jobs at their lowest caps */
+    /* infeasible: a level (or the site) cannot hold its jobs at their lowest caps; the greedy
+       still runs: such a level's capacity is none (its jobs stay at their lowest caps, tree_take
+       charges nothing under it), the other levels' as without it (was every job at its lowest
+       cap when any level was short: one rack's mistyped limit held the whole site there) */
     bool feasible = tree_feasible(t, r->budget_w, rem, d);
     bool bands = false;
     for (size_t q = 0; !thr_only && jband != NULL && q < ns && !bands; q++)
         bands = jband[seg[q].job] != jband[seg[0].job];
-    bool by_thresholds = feasible && !bands && one_kind && ns < UINT32_MAX;
+    bool by_thresholds = !bands && one_kind && ns < UINT32_MAX;
     if (by_thresholds) {
         if ((e = tree_thresholds(&x, t, ws, ns, rem, pos, &inner_any)) != PFI_OK)
             return e;
         if (inner != NULL)
             *inner = inner_any;
-    } else if (feasible && !bands && nn < UINT32_MAX) {
+    } else if (!bands && nn < UINT32_MAX) {
         if (!TREE_GROW(ws, bs, ns) || !TREE_GROW(ws, kp, 2 * ns) ||
             !TREE_GROW(ws, count, 2 * BUCKET_SIZE + 1 + RADIX_SIZE))
             return PFI_ERR_NOMEM;
         greedy_bucketed(t, nn, rem, pos, seg, keys, ns, kmin, kmax, site_pos, ws->bs, ws->kp,
                         ws->count, &value);
-    } else if (feasible) {
+    } else {
         if (!TREE_GROW(ws, ord, ns) || !TREE_GROW(ws, tmp, ns) ||
             !TREE_GROW(ws, count, 2 * RADIX_SIZE))
             return PFI_ERR_NOMEM;
@@ -2556,12 +2540,45 @@ static void sub_free(sub_buf *b)
         pfi_free(ptrs[i]);
 }
 
+/* The levels the other strategies found short (reallocate_level): whether all held, the
+   site budget's least if it is short, how many levels are, the one short by the most. */
+typedef struct tree_short {
+    bool feasible, site;
+    double site_least;
+    size_t n, a;
+    double limit, least;
+} tree_short;
+
+/* What tree_short holds said in d, as tree_feasible says it (PFI_OK: a result, not an
+   error); nothing when every limit held. */
+static void tree_short_say(const pfi_alloc_tree *t, double budget_w, const tree_short *sh,
+                           pfi_diag *d)
+{
+    char more[96] = "";
+    if (sh->site) {
+        if (sh->n > 0)
+            snprintf(more, sizeof more, "; %zu level%s short too", sh->n, sh->n > 1 ? "s" : "");
+        tree_fail(d, PFI_OK,
+                  "the site budget %.1f W (reserve) is below the least the jobs can take "
+                  "(%.1f W)%s: every job stays at its lowest cap",
+                  budget_w, sh->site_least, more);
+    } else if (sh->n > 0) {
+        if (sh->n > 1)
+            snprintf(more, sizeof more, ", the most of %zu levels short", sh->n);
+        tree_fail(d, PFI_OK,
+                  "%s: its %s limit %.1f W is below the least its jobs can take at their lowest "
+                  "caps (%.1f W, %.1f W short%s): its jobs stay there",
+                  where(t, sh->a).s, pfi_limit_kind_name(t->kind[sh->a]), sh->limit, sh->least,
+                  sh->least - sh->limit, more);
+    }
+}
+
 /* One level over its limit: the strategy again on the jobs under it, with the limit as their
    budget (in cap watts for a reserve level: each curve's power replaced by GPUs × cap) and
    their current caps as upper bounds; their caps in r updated. */
 static pfi_error reallocate_level(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
                                   const pfi_alloc_tree *t, size_t a, pfi_alloc_result *r,
-                                  sub_buf *b, bool *feasible, pfi_diag *d)
+                                  sub_buf *b, tree_short *sh, pfi_diag *d)
 {
     size_t n = J->n, m = 0, pts = 0;
     for (size_t j = 0; j < n; j++)
@@ -2622,18 +2639,19 @@ static pfi_error reallocate_level(const pfi_alloc_jobs *J, const pfi_alloc_optio
     if (e == PFI_OK)
         e = pfi_allocate(&S, &so, &sr, d);
     if (e == PFI_OK) {
-        if (!sr.feasible && *feasible) { /* the first level found infeasible is named */
-            *feasible = false;
-            if (site)
-                tree_fail(d, PFI_OK,
-                          "the site budget %.1f W (reserve) is below the least the jobs can take "
-                          "(%.1f W): every job stays at its lowest cap",
-                          limit, sr.min_power_w);
-            else
-                tree_fail(d, PFI_OK,
-                          "%s: its %s limit %.1f W is below the least its jobs can take at "
-                          "their lowest caps (%.1f W): they stay there",
-                          where(t, a).s, pfi_limit_kind_name(t->kind[a]), limit, sr.min_power_w);
+        if (!sr.feasible) { /* named after every level (tree_short_say) */
+            sh->feasible = false;
+            if (site) {
+                sh->site = true;
+                sh->site_least = sr.min_power_w;
+            } else {
+                sh->n++;
+                if (sh->a == SIZE_MAX || sr.min_power_w - limit > sh->least - sh->limit) {
+                    sh->a = a;
+                    sh->limit = limit;
+                    sh->least = sr.min_power_w;
+                }
+            }
         }
         for (size_t i = 0; i < m; i++) {
             size_t j = b->list[i], a0 = J->offset[j], k = J->offset[j + 1] - a0;
@@ -2689,7 +2707,7 @@ static pfi_error alloc_tree_heuristic(const pfi_alloc_jobs *J, const pfi_alloc_o
                 order[k++] = a;
     /* an infeasible level leaves its jobs at their lowest caps; the other levels are still
        brought within their limits (caps only lowered), so every limit that can hold does */
-    bool feasible = r->feasible;
+    tree_short sh = {.feasible = r->feasible, .a = SIZE_MAX};
     for (size_t i = 0; i < k && e == PFI_OK; i++) {
         size_t a = order[i];
         if (!isfinite(t->limit_w[a]))
@@ -2700,7 +2718,7 @@ static pfi_error alloc_tree_heuristic(const pfi_alloc_jobs *J, const pfi_alloc_o
                 used += t->kind[a] == PFI_LIMIT_RESERVE ? alloc_opt(J->gpus, j, 1.0) * r->cap_w[j]
                                                         : r->power_w[j];
         if (used > t->limit_w[a] * (1 + 1e-12))
-            e = reallocate_level(J, o, t, a, r, &b, &feasible, d);
+            e = reallocate_level(J, o, t, a, r, &b, &sh, d);
     }
     if (e == PFI_OK && t->budget_kind == PFI_LIMIT_RESERVE) {
         /* the site budget counts caps: the flat allocation ran without it */
@@ -2708,11 +2726,12 @@ static pfi_error alloc_tree_heuristic(const pfi_alloc_jobs *J, const pfi_alloc_o
         for (size_t j = 0; j < n; j++)
             used += alloc_opt(J->gpus, j, 1.0) * r->cap_w[j];
         if (used > r->budget_w * (1 + 1e-12))
-            e = reallocate_level(J, o, t, PFI_TOPO_NONE, r, &b, &feasible, d);
+            e = reallocate_level(J, o, t, PFI_TOPO_NONE, r, &b, &sh, d);
     }
     if (e == PFI_OK) {
+        tree_short_say(t, r->budget_w, &sh, d);
         tree_totals(J, r);
-        r->feasible = feasible;
+        r->feasible = sh.feasible;
         r->upper_bound = NAN;
         r->lambda = NAN;
         r->method = "tree: the strategy's allocation, then each level over its limit (deepest "

@@ -222,6 +222,7 @@ typedef struct reader_state {
     size_t last_len;  /* strlen of the name of take_row's last job */
     void *strings;    /* the blocks of names, classes and nodes (str_copy) */
     size_t rows_hint; /* the fast path: the most rows the file can have (0: unknown) */
+    char *unknown;    /* the header's names that are no column, "'a', 'b'" (in strings), or NULL */
     bool padded;      /* the fields lie in the fast path's buffer (JOBS_BUFFER_PAD after it) */
     /* the fast path: the column of each header field, -1 none */
     signed char field_col[FAST_MAX_FIELDS];
@@ -417,6 +418,38 @@ static pfi_error map_header(const char *const *f, const size_t *slen, size_t nf,
                         col_names[c]);
     }
     return PFI_OK;
+}
+
+/* s->unknown from the header's names (f[i] of slen[i] bytes) that are no column of col_names
+   (a misspelt "bnad" would drop every band unsaid): each quoted, at most 400 bytes in all; an
+   empty name (a trailing comma) is not one. false: out of memory. */
+static bool note_unknown(reader_state *s, const char *const *f, const size_t *slen, size_t nf)
+{
+    char buf[480];
+    size_t at = 0, more = 0;
+    for (size_t i = 0; i < nf; i++) {
+        bool known = slen[i] == 0;
+        for (int c = 0; c < N_COLS && !known; c++)
+            known = slen[i] == strlen(col_names[c]) && memcmp(f[i], col_names[c], slen[i]) == 0;
+        if (known)
+            continue;
+        if (at > 400) {
+            more++;
+            continue;
+        }
+        int w = snprintf(buf + at, sizeof buf - at, "%s'%.*s'", at ? ", " : "",
+                         (int)(slen[i] < 40 ? slen[i] : 40), f[i]);
+        /* a byte that is no printable ASCII (a control character) is shown as '?' */
+        for (size_t k = at; k < at + (size_t)w; k++)
+            if ((unsigned char)buf[k] < 0x20 || (unsigned char)buf[k] >= 0x7f)
+                buf[k] = '?';
+        at += (size_t)w;
+    }
+    if (more > 0)
+        at += (size_t)snprintf(buf + at, sizeof buf - at, " and %zu more", more);
+    if (at == 0)
+        return true;
+    return (s->unknown = str_copy(&s->strings, buf, at)) != NULL;
 }
 
 /* 10^k, k <= 22: exact in a double. */
@@ -650,7 +683,7 @@ static const char *col_range(int c)
 }
 
 /* The checks of one row's numbers v[N_COLS] (NaN absent) that need no other row: gpus a whole
-   number >= 1, band pfi_band_valid's (the rule of every band pfi reads), the caps at most
+   number >= 1 (the band is checked as it is read: take_row), the caps at most
    PFI_JOBS_MAX_GPU_W, the throughput at most PFI_JOBS_MAX_TPUT, weight at most
    PFI_JOBS_MAX_WEIGHT, floor at most 1, pfi above 0 and at most PFI_JOBS_MAX_PFI, feature at
    most PFI_JOBS_MAX_FEATURE (each refused with its line, column and accepted range). */
@@ -674,8 +707,6 @@ static pfi_error row_bounds(const double *v, long line, const char *name, pfi_di
         (!(v[C_GPUS] >= 1) || v[C_GPUS] != floor(v[C_GPUS]) || v[C_GPUS] > PFI_JOBS_MAX_GPUS))
         return fail(d, name, line, "gpus", PFI_ERR_VALUE,
                     "%g: must be a whole number of GPUs, 1 to %d", v[C_GPUS], PFI_JOBS_MAX_GPUS);
-    if (!isnan(v[C_BAND]) && !pfi_band_valid(v[C_BAND]))
-        return fail(d, name, line, "band", PFI_ERR_VALUE, "%.10g: " PFI_BAND_RULE, v[C_BAND]);
     if (v[C_TPUT] > PFI_JOBS_MAX_TPUT)
         return fail(d, name, line, "tput_tok_s", PFI_ERR_VALUE,
                     "%g tokens/s: above %g a job, not a measured throughput", v[C_TPUT],
@@ -711,8 +742,28 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             continue;
         const char *cell = f[col[c]];
         size_t cl = len[col[c]];
+        if (c == C_BAND) { /* pfi_band_parse's reading, every band's; refused: its text said */
+            int tl = (int)(slen[col[c]] < 60 ? slen[col[c]] : 60);
+            if (cl > 0 && cell_number(cell, cl, s->padded, &v[c])) {
+                if (!pfi_band_valid(v[c]))
+                    return fail(d, name, line, "band", PFI_ERR_VALUE, "'%.*s': " PFI_BAND_RULE, tl,
+                                cell);
+                continue;
+            }
+            if (blank(cell, cl))
+                continue;
+            pfi_band_status bs = pfi_band_parse(cell, cl, &v[c]);
+            if (bs == PFI_BAND_OUT_OF_RANGE)
+                return fail(d, name, line, "band", PFI_ERR_VALUE, "'%.*s': " PFI_BAND_RULE, tl,
+                            cell);
+            if (bs != PFI_BAND_OK)
+                return fail(d, name, line, "band", PFI_ERR_VALUE,
+                            "'%.*s' is not a number (expected %s; leave the cell empty for none)",
+                            tl, cell, col_range(c));
+            continue;
+        }
         if (cl > 0 && cell_number(cell, cl, s->padded, &v[c])) {
-            if (v[c] < 0 && c != C_BAND) /* a band may be below 0 (row_bounds) */
+            if (v[c] < 0)
                 return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
                             "negative value %g (expected %s)", v[c], col_range(c));
             continue;
@@ -727,7 +778,7 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
                         "'%.*s' is not a number (expected %s%s)",
                         (int)(slen[col[c]] < 60 ? slen[col[c]] : 60), cell, col_range(c),
                         c >= C_GPUS && c <= C_BAND ? "; leave the cell empty for none" : "");
-        if (st == PFI_VALUE_OK && v[c] < 0 && c != C_BAND)
+        if (st == PFI_VALUE_OK && v[c] < 0)
             return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
                         "negative value %g (expected %s)", v[c], col_range(c));
     }
@@ -774,9 +825,12 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             if (at != NULL && !isnan(v[c]))
                 *at = line;
         } else if (at != NULL && !isnan(v[c]) && v[c] != s->jobv[c - C_GPUS][j]) {
+            /* each value in its shortest exact form: two values never print alike */
+            char was[PFI_BAND_TEXT], now[PFI_BAND_TEXT];
             return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
-                        "job '%.100s': %s %g at line %ld, %g at line %ld", s->names[j],
-                        col_names[c], s->jobv[c - C_GPUS][j], *at, v[c], line);
+                        "job '%.100s': %s %s at line %ld, %s at line %ld", s->names[j],
+                        col_names[c], pfi_band_format(s->jobv[c - C_GPUS][j], was), *at,
+                        pfi_band_format(v[c], now), line);
         }
     }
     /* the whole job's power at a per-GPU power above PFI_JOBS_MAX_GPU_W: its gpus when known
@@ -816,8 +870,8 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
             s->node_line[j] = line;
         } else if (!same_name(s->node[j], nd, nl)) {
             return fail(d, name, line, "node", PFI_ERR_VALUE,
-                        "job '%.100s' is on node '%.100s' in an earlier row, '%.*s' here",
-                        s->names[j], s->node[j], (int)(nl < 100 ? nl : 100), nd);
+                        "job '%.100s': node '%.100s' at line %ld, '%.*s' at line %ld", s->names[j],
+                        s->node[j], s->node_line[j], (int)(nl < 100 ? nl : 100), nd, line);
         }
     }
     size_t n = s->n_rows + 1;
@@ -871,6 +925,10 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
     }
     plan_columns(s, col);
     s->n_header = nf < PFI_CSV_MAX_FIELDS ? nf : PFI_CSV_MAX_FIELDS;
+    if (!note_unknown(s, f, slen, s->n_header)) {
+        pfi_free(slen);
+        return PFI_ERR_NOMEM;
+    }
     size_t last = SIZE_MAX;
     for (;;) {
         e = pfi_csv_next(rd, &f, &len, &nf, &line, &eof, d);
@@ -1217,6 +1275,8 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
             if ((e = map_header(f, len, nf, line, name, col, d)) != PFI_OK)
                 return e;
             plan_columns(s, col);
+            if (!note_unknown(s, f, len, nf))
+                return PFI_ERR_NOMEM;
             s->n_header = nf;
             for (size_t i = 0; i < nf; i++)
                 s->field_col[i] = -1;
@@ -1358,6 +1418,7 @@ static pfi_error take_jobs(pfi_jobs *j, reader_state *s)
     j->node_line = s->node_line;
     j->line = s->job_line;
     j->strings = s->strings;
+    j->unknown_columns = s->unknown;
     s->strings = NULL;
     double *v[N_JOBV];
     bool lacks = s->has_jobv[N_JOBV];

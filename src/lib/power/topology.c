@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,6 +27,93 @@ const char *pfi_limit_kind_name(pfi_limit_kind k)
 bool pfi_band_valid(double b)
 {
     return isfinite(b) && fabs(b) <= PFI_BAND_MAX;
+}
+
+/* Whether t[0..n) is a decimal number: [+-] digits [. digits] or [+-] . digits, then an
+   optional [eE] [+-] digits (what strtod reads as decimal, no hex, no words). */
+static bool decimal_text(const char *t, size_t n)
+{
+    size_t i = 0, d = 0;
+    if (i < n && (t[i] == '+' || t[i] == '-'))
+        i++;
+    for (; i < n && t[i] >= '0' && t[i] <= '9'; i++)
+        d++;
+    if (i < n && t[i] == '.')
+        for (i++; i < n && t[i] >= '0' && t[i] <= '9'; i++)
+            d++;
+    if (d == 0)
+        return false;
+    if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+        i++;
+        if (i < n && (t[i] == '+' || t[i] == '-'))
+            i++;
+        size_t e = 0;
+        for (; i < n && t[i] >= '0' && t[i] <= '9'; i++)
+            e++;
+        if (e == 0)
+            return false;
+    }
+    return i == n;
+}
+
+pfi_band_status pfi_band_parse(const char *text, size_t len, double *out)
+{
+    *out = NAN;
+    if (text == NULL)
+        return PFI_BAND_NOT_NUMBER;
+    while (len > 0 && (*text == ' ' || *text == '\t')) {
+        text++;
+        len--;
+    }
+    while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t'))
+        len--;
+    if (!decimal_text(text, len))
+        return PFI_BAND_NOT_NUMBER;
+    double v;
+    /* decimal: pfi_value_parse's value (C locale, an underflow 0 or subnormal); refused only
+       when it does not fit a double */
+    if (pfi_value_parse(text, len, &v) != PFI_VALUE_OK) {
+        *out = text[0] == '-' ? -INFINITY : INFINITY;
+        return PFI_BAND_OUT_OF_RANGE;
+    }
+    *out = v;
+    return pfi_band_valid(v) ? PFI_BAND_OK : PFI_BAND_OUT_OF_RANGE;
+}
+
+char *pfi_band_format(double b, char buf[PFI_BAND_TEXT])
+{
+    if (isnan(b) || isinf(b)) {
+        snprintf(buf, PFI_BAND_TEXT, "%s", isnan(b) ? "-" : b < 0 ? "-inf" : "inf");
+        return buf;
+    }
+    double a = fabs(b), back;
+    bool plain = a == 0 || (a >= 1e-15 && a < 1e17);
+    for (int p = 15; p <= 17; p++) {
+        char e[PFI_BAND_TEXT];
+        snprintf(e, sizeof e, "%.*e", p - 1, b);
+        if (p < 17 && (pfi_value_parse(e, strlen(e), &back) != PFI_VALUE_OK || back != b))
+            continue;
+        if (!plain) { /* the %g form of those digits: trailing zeros dropped */
+            snprintf(buf, PFI_BAND_TEXT, "%.*g", p, b);
+            return buf;
+        }
+        /* the same digits in plain form: as many decimals as the digits below the point */
+        int x = a == 0 ? 0 : (int)strtol(strchr(e, 'e') + 1, NULL, 10); /* "%e": one exponent */
+        int dec = p - 1 - x > 0 ? p - 1 - x : 0;
+        snprintf(buf, PFI_BAND_TEXT, "%.*f", dec, b);
+        char *dot = strchr(buf, '.');
+        if (dot != NULL) {
+            char *z = buf + strlen(buf);
+            while (z > dot + 1 && z[-1] == '0')
+                z--;
+            if (z == dot + 1)
+                z = dot;
+            *z = '\0';
+        }
+        if (p == 17 || (pfi_value_parse(buf, strlen(buf), &back) == PFI_VALUE_OK && back == b))
+            return buf;
+    }
+    return buf;
 }
 
 void pfi_topology_destroy(pfi_topology *t)
