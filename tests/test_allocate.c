@@ -272,7 +272,8 @@ static void test_select_same_bits(void **state)
  * above it sum to at most cap and those at or above it to at least cap (up to 1e-12 relative:
  * its sums run in another order than pfi_alloc_select's), *above is the width strictly above
  * λ to 1e-12, and λ is pfi_alloc_select's except where cap lies within 1e-12 of a boundary
- * sum. Two calls on the same input give the same bits. Slopes spread, tied (3 values: buckets
+ * sum. Two calls on the same input, with AVX-512 (where the CPU has it) and without, give the
+ * same bits. Slopes spread, tied (3 values: buckets
  * of more than BUCKET_COPY segments, moved in place), all equal (the empty range:
  * pfi_alloc_select) or with an infinite one (a range not finite); capacities on
  * prefix sums of the sorted widths, a few ulps either side, and between them.
@@ -287,7 +288,8 @@ static void test_select_buckets(void **state)
         size_t m = 200 + pfi_rng_next(&rng) % (trial % 3 == 0 ? 9000 : 1500);
         double *s = malloc(m * sizeof *s), *w = malloc(m * sizeof *w);
         double *s1 = malloc(m * sizeof *s1), *w1 = malloc(m * sizeof *w1);
-        double *pairs = malloc(2 * m * sizeof *pairs);
+        double *pairs = malloc(2 * m * sizeof *pairs), *s2 = malloc(m * sizeof *s2);
+        assert_non_null(s2);
         assert_non_null(s);
         assert_non_null(w);
         assert_non_null(s1);
@@ -326,12 +328,14 @@ static void test_select_buckets(void **state)
             double a1, a2, a3, l1, l2, l3;
             memcpy(s1, s, m * sizeof *s);
             memcpy(w1, w, m * sizeof *w);
-            l1 = alloc_select_buckets(s1, w1, m, cap, &a1);
+            l1 = alloc_select_buckets(s1, w1, m, cap, &a1, true);
+            memcpy(s2, s1, m * sizeof *s); /* the order it left (a bucket moved in place) */
             memcpy(s1, s, m * sizeof *s);
             memcpy(w1, w, m * sizeof *w);
-            l3 = alloc_select_buckets(s1, w1, m, cap, &a3);
-            assert_true(same_bits(l1, l3));
+            l3 = alloc_select_buckets(s1, w1, m, cap, &a3, false);
+            assert_true(same_bits(l1, l3)); /* with and without AVX-512 */
             assert_true(same_bits(a1, a3));
+            assert_true(memcmp(s1, s2, m * sizeof *s) == 0);
             memcpy(s1, s, m * sizeof *s);
             memcpy(w1, w, m * sizeof *w);
             l2 = pfi_alloc_select(s1, w1, m, cap, &a2);
@@ -373,6 +377,7 @@ static void test_select_buckets(void **state)
         free(s1);
         free(w1);
         free(pairs);
+        free(s2);
     }
     assert_int_equal(cases, 300 * 12);
     assert_true(same > cases * 9 / 10);

@@ -391,8 +391,10 @@ void alloc_fill_grid(const alloc_run *run, pfi_alloc_result *r);
 /* ---- the threshold (alloc_threshold.c) ------------------------------------------------- */
 
 /* pfi_alloc_select's λ by buckets of slope (fewer moves, *above summed in another order):
-   the oracle's sampled selections (alloc_threshold.c). */
-double alloc_select_buckets(double *slope, double *width, size_t m, double cap, double *above);
+   the oracle's sampled selections (alloc_threshold.c); simd: its passes with AVX-512 where
+   the CPU has it (the same bits; false: the scalar passes, the workspace's no_simd). */
+double alloc_select_buckets(double *slope, double *width, size_t m, double cap, double *above,
+                            bool simd);
 
 /*
  * The Lagrangian threshold on the envelopes (true or estimated) for a budget cap above the

@@ -117,21 +117,117 @@ double pfi_alloc_select(double *slope, double *width, size_t m, double cap, doub
  * finite, or when the bucket's segments all fit (sums that rounding leaves at the edge).
  * Expected O(m + K).
  */
-double alloc_select_buckets(double *slope, double *width, size_t m, double cap, double *above)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define BUCKET_SIMD 1
+#define BUCKET_CHUNK 256
+/*
+ * alloc_select_buckets' three passes over the segments eight at a time where the CPU has
+ * AVX-512 (the scalar ones took 12 % of a 10 000-job call): the eight chains of maxima and
+ * minima as the lanes of one register (lane c is chain c, the tail and the reduction as the
+ * scalar code's); each slope's bucket by the same IEEE operations and the same conversion
+ * (truncation to int64, then the signed minimum with top), the sums and counts then added
+ * in order from a chunk of indices; the chosen bucket's segments packed in order with a
+ * compress. The same buckets, sums and copies as the scalar passes: the same bits.
+ */
+__attribute__((target("avx512f,avx512dq"))) static void
+buckets_range8(const double *slope, size_t m, double hi8[8], double lo8[8])
+{
+    __m512d hi = _mm512_set1_pd(slope[0]), lo = hi;
+    size_t r = 0;
+    for (; r + 8 <= m; r += 8) {
+        __m512d v = _mm512_loadu_pd(slope + r);
+        hi = _mm512_max_pd(v, hi); /* v > hi ? v : hi, as the scalar chain */
+        lo = _mm512_min_pd(v, lo); /* v < lo ? v : lo */
+    }
+    _mm512_storeu_pd(hi8, hi);
+    _mm512_storeu_pd(lo8, lo);
+}
+
+__attribute__((target("avx512f,avx512dq"))) static void
+buckets_fill8(const double *slope, const double *width, size_t m, double mx, double scale,
+              int64_t top, double *sum, uint32_t *cnt)
+{
+    const __m512d mxv = _mm512_set1_pd(mx), sc = _mm512_set1_pd(scale);
+    const __m512i tv = _mm512_set1_epi64(top);
+    int64_t idx[BUCKET_CHUNK];
+    for (size_t c = 0; c < m; c += BUCKET_CHUNK) {
+        size_t e = m - c < BUCKET_CHUNK ? m - c : BUCKET_CHUNK, i = 0;
+        for (; i + 8 <= e; i += 8) {
+            __m512d v = _mm512_loadu_pd(slope + c + i);
+            __m512i b = _mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_sub_pd(mxv, v), sc));
+            _mm512_storeu_si512(idx + i, _mm512_min_epi64(b, tv));
+        }
+        for (; i < e; i++) {
+            int64_t b = (int64_t)((mx - slope[c + i]) * scale);
+            idx[i] = b < top ? b : top;
+        }
+        for (i = 0; i < e; i++) {
+            sum[idx[i]] += width[c + i];
+            cnt[idx[i]]++;
+        }
+    }
+}
+
+/* The segments of bucket B (want of them) packed in order into bs/bw (room for want + 8). */
+__attribute__((target("avx512f,avx512dq"))) static size_t
+buckets_copy8(const double *slope, const double *width, size_t m, double mx, double scale,
+              int64_t top, int64_t B, size_t want, double *bs, double *bw)
+{
+    const __m512d mxv = _mm512_set1_pd(mx), sc = _mm512_set1_pd(scale);
+    const __m512i tv = _mm512_set1_epi64(top), bv = _mm512_set1_epi64(B);
+    size_t k = 0, i = 0;
+    for (; i + 8 <= m && k < want; i += 8) {
+        __m512d v = _mm512_loadu_pd(slope + i);
+        __m512i b = _mm512_min_epi64(
+            _mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_sub_pd(mxv, v), sc)), tv);
+        __mmask8 e = _mm512_cmpeq_epi64_mask(b, bv);
+        _mm512_storeu_pd(bs + k, _mm512_maskz_compress_pd(e, v));
+        _mm512_storeu_pd(bw + k, _mm512_maskz_compress_pd(e, _mm512_loadu_pd(width + i)));
+        k += (size_t)__builtin_popcount(e);
+    }
+    for (; i < m && k < want; i++) {
+        int64_t b = (int64_t)((mx - slope[i]) * scale);
+        bs[k] = slope[i];
+        bw[k] = width[i];
+        k += (b < top ? b : top) == B;
+    }
+    return k;
+}
+#else
+#define BUCKET_SIMD 0
+#endif
+
+double alloc_select_buckets(double *slope, double *width, size_t m, double cap, double *above,
+                            bool simd)
 {
     if (m < BUCKET_MIN)
         return pfi_alloc_select(slope, width, m, cap, above);
+#if BUCKET_SIMD
+    __builtin_cpu_init();
+    simd = simd && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#else
+    simd = false;
+#endif
     /* the range in eight chains (one chain of m dependent maxima waited 4 cycles a slope) */
     double hi8[8], lo8[8];
-    for (int c = 0; c < 8; c++)
-        hi8[c] = lo8[c] = slope[0];
     size_t r = 0;
-    for (; r + 8 <= m; r += 8)
-        for (int c = 0; c < 8; c++) {
-            double v = slope[r + (size_t)c];
-            hi8[c] = v > hi8[c] ? v : hi8[c];
-            lo8[c] = v < lo8[c] ? v : lo8[c];
-        }
+#if BUCKET_SIMD
+    if (simd) {
+        buckets_range8(slope, m, hi8, lo8);
+        r = m & ~(size_t)7;
+    } else
+#endif
+    {
+        for (int c = 0; c < 8; c++)
+            hi8[c] = lo8[c] = slope[0];
+        for (; r + 8 <= m; r += 8)
+            for (int c = 0; c < 8; c++) {
+                double v = slope[r + (size_t)c];
+                hi8[c] = v > hi8[c] ? v : hi8[c];
+                lo8[c] = v < lo8[c] ? v : lo8[c];
+            }
+    }
     for (; r < m; r++) {
         hi8[0] = slope[r] > hi8[0] ? slope[r] : hi8[0];
         lo8[0] = slope[r] < lo8[0] ? slope[r] : lo8[0];
@@ -156,11 +252,16 @@ double alloc_select_buckets(double *slope, double *width, size_t m, double cap, 
     /* a slope's bucket: >= 0 as s <= mx; converted as a signed integer (no branch) */
 #define BUCKET_OF(s)                                                                               \
     ((size_t)((int64_t)((mx - (s)) * scale) < top ? (int64_t)((mx - (s)) * scale) : top))
-    for (size_t i = 0; i < m; i++) {
-        size_t b = BUCKET_OF(slope[i]);
-        sum[b] += width[i];
-        cnt[b]++;
-    }
+#if BUCKET_SIMD
+    if (simd)
+        buckets_fill8(slope, width, m, mx, scale, top, sum, cnt);
+    else
+#endif
+        for (size_t i = 0; i < m; i++) {
+            size_t b = BUCKET_OF(slope[i]);
+            sum[b] += width[i];
+            cnt[b]++;
+        }
     double acc = 0;
     size_t B = 0;
     for (; B < K; B++) {
@@ -171,17 +272,22 @@ double alloc_select_buckets(double *slope, double *width, size_t m, double cap, 
     if (B == K) /* every width fits (or nearly): the plain selection says */
         return pfi_alloc_select(slope, width, m, cap, above);
     /* the bucket's segments, in their order: copied to the stack when they fit there, else
-       moved to the front of the arrays */
-    double ts[BUCKET_COPY], tw[BUCKET_COPY];
+       moved to the front of the arrays (room for 8 more: the packed copy's last store) */
+    double ts[BUCKET_COPY + 8], tw[BUCKET_COPY + 8];
     double *bs = ts, *bw = tw;
     size_t k = 0;
     if (cnt[B] <= BUCKET_COPY) {
-        for (size_t i = 0; i < m && k < cnt[B]; i++) {
-            size_t b = BUCKET_OF(slope[i]);
-            ts[k] = slope[i];
-            tw[k] = width[i];
-            k += b == B;
-        }
+#if BUCKET_SIMD
+        if (simd)
+            k = buckets_copy8(slope, width, m, mx, scale, top, (int64_t)B, cnt[B], ts, tw);
+        else
+#endif
+            for (size_t i = 0; i < m && k < cnt[B]; i++) {
+                size_t b = BUCKET_OF(slope[i]);
+                ts[k] = slope[i];
+                tw[k] = width[i];
+                k += b == B;
+            }
     } else {
         for (size_t i = 0; i < m; i++) {
             size_t b = BUCKET_OF(slope[i]);
@@ -407,7 +513,7 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
     /* the sampled pass's segments inside its bracket (list): by buckets, the others (every
        segment, or the estimated world's) by pfi_alloc_select alone */
     double lam = list != NULL && !est
-                     ? alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above_hi, &above)
+                     ? alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above_hi, &above, !w->no_simd)
                      : pfi_alloc_select(w->bs, w->bw, w->n_b, cap - above_hi, &above);
     double rem = cap - above_hi - above;
     double value = 0;

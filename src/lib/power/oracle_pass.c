@@ -202,7 +202,7 @@ static double sample_cut(pfi_alloc_workspace *w, double cap, double above, doubl
         return hi;
     if (cap - above >= inside)
         return lo;
-    return alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above, &dummy);
+    return alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above, &dummy, !w->no_simd);
 }
 
 /*
