@@ -37,6 +37,9 @@ struct pfi_alloc_workspace {
     double *pick, *share, *maxshed, *shed;
     unsigned char *flag;
     size_t *list, n_list; /* oracle, sampled: jobs left for after the selection */
+    double *lval;         /* alloc_pick, AVX-512: each listed job's value, in list order */
+    size_t *lmv;          /* alloc_pick, AVX-512: the listed jobs it rewrites (position·8 +
+                             point, or + 7: the general steps) */
     uint32_t *at;         /* cap step: each job's candidate index (alloc_fill_grid) */
     double *cc, *cd, *ct; /* copied candidates: cap, true power, true throughput */
     double *cs;           /* KIND_COPY: the slope of the segment from each copied point to the

@@ -179,8 +179,8 @@ buckets_copy8(const double *slope, const double *width, size_t m, double mx, dou
     size_t k = 0, i = 0;
     for (; i + 8 <= m && k < want; i += 8) {
         __m512d v = _mm512_loadu_pd(slope + i);
-        __m512i b = _mm512_min_epi64(
-            _mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_sub_pd(mxv, v), sc)), tv);
+        __m512i b =
+            _mm512_min_epi64(_mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_sub_pd(mxv, v), sc)), tv);
         __mmask8 e = _mm512_cmpeq_epi64_mask(b, bv);
         _mm512_storeu_pd(bs + k, _mm512_maskz_compress_pd(e, v));
         _mm512_storeu_pd(bw + k, _mm512_maskz_compress_pd(e, _mm512_loadu_pd(width + i)));
@@ -430,59 +430,164 @@ static inline double pick_prov(const alloc_ctx *x, size_t j, double lam, double 
     return pick_walk(w, j, c, d, t, sl, m, wt, lam, rem, out);
 }
 
+/*
+ * alloc_pick's step for one job (the threshold lam, what is left of the budget *rem): its
+ * walk to the threshold and, for a copied whole curve, its outputs. Returns its value
+ * (weight times tokens/s).
+ */
+static inline double pick_job(const alloc_ctx *x, size_t j, bool est, double lam, double *rem,
+                              pfi_alloc_result *out)
+{
+    pfi_alloc_workspace *w = x->w;
+    if (!est && w->kind[j] == (KIND_MAT | KIND_COPY))
+        return pick_copied(w, j, alloc_opt(x->J->weight, j, 1.0), lam, rem, out);
+    if (!est && w->kind[j] == KIND_PROV)
+        return pick_prov(x, j, lam, rem, out);
+    alloc_view v = alloc_view_of(x, j, est);
+    size_t ne = alloc_n_vtx(x, j, est);
+    size_t p = alloc_vtx(x, j, est, 0);
+    double pw = v.d[p], val = v.wt * v.t[p];
+    for (size_t s = 1; s < ne; s++) {
+        size_t q = alloc_vtx(x, j, est, s);
+        double sl = alloc_slope(&v, p, q), wd = v.d[q] - v.d[p];
+        if (sl > lam || (sl == lam && *rem > 0 && wd <= *rem)) {
+            if (!(sl > lam))
+                *rem -= wd;
+            pw = v.d[q];
+            val = v.wt * v.t[q];
+            p = q;
+            continue;
+        }
+        if (sl == lam && *rem > 0) {
+            /* the threshold segment in part; with a cap step the output phase snaps
+               this power down to the grid point below it (never the envelope vertex
+               below: the grid points between vertices are caps too) */
+            pw += *rem;
+            val += *rem * sl;
+            *rem = 0;
+        }
+        break;
+    }
+    w->pick[j] = pw;
+    w->flag[j] = 0;
+    if (out != NULL && (w->kind[j] & KIND_COPY) && !(w->kind[j] & KIND_ENV)) {
+        /* a copied whole curve, every point a vertex: its outputs at once */
+        double part = pw - v.d[p];
+        size_t m = v.m;
+        if (part > 0 && p + 1 < m) {
+            double f = part / (v.d[p + 1] - v.d[p]);
+            double cp = v.c[p] + f * (v.c[p + 1] - v.c[p]);
+            if (cp > v.c[p + 1])
+                cp = v.c[p + 1];
+            double g = (cp - v.c[p]) / (v.c[p + 1] - v.c[p]);
+            out->cap_w[j] = cp;
+            out->power_w[j] = v.d[p] + g * (v.d[p + 1] - v.d[p]);
+            out->tput_tok_s[j] = v.t[p] + g * (v.t[p + 1] - v.t[p]);
+            out->marginal_down[j] = out->marginal_up[j] = alloc_slope(&v, p, p + 1);
+        } else {
+            out->cap_w[j] = v.c[p];
+            out->power_w[j] = v.d[p];
+            out->tput_tok_s[j] = v.t[p];
+            out->marginal_down[j] = p > 0 ? alloc_slope(&v, p - 1, p) : NAN;
+            out->marginal_up[j] = p + 1 < m ? alloc_slope(&v, p, p + 1) : NAN;
+        }
+        out->shed_w[j] = v.d[m - 1] - out->power_w[j];
+        w->flag[j] = 1;
+    }
+    return val;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define PICK_SIMD 1
+/* How many of the rewritten jobs ahead pick_listed8 asks for the curve lines of (their
+   loads missed the cache: the curves were read long before, by the pass) [ours]. */
+#define PICK_PREFETCH 6
 /*
- * pick_prov for the listed jobs list[0 .. 8), all of kind KIND_PROV (out not NULL), eight at a
- * time where the CPU has AVX-512: each lane's slopes gathered and compared with lam as
- * pick_prov's; a job whose point is unchanged and has no slope equal to lam gets flag 1 and
- * the value wt · (its throughput written), the others pick_walk in their turn (lane order,
- * which is list order: only a job with a slope at lam spends *rem). The values are added to
- * *value job by job in list order: the same bits as pick_prov's loop.
+ * alloc_pick's steps for the sampled pass's listed jobs (out not NULL, the true curves) where
+ * the CPU has AVX-512, in three rounds: (1) eight jobs of kind KIND_PROV a step: each lane's
+ * slopes gathered and compared with lam as pick_prov's; a job whose point is unchanged and
+ * has no slope at lam gets flag 1 and the value wt · (its throughput written) in w->lval;
+ * every other job (moved, a slope at lam, another kind, or not in a full step of eight) goes
+ * to w->lmv with its point; (2) those jobs in list order — only a job with a slope at lam or
+ * of another kind spends *rem, as in the one-round loop — the curve lines of the jobs a few
+ * ahead asked for first (each was a cache miss); (3) the values added in list order. The same
+ * outputs, *rem and sum as pick_job over the list in order: the same bits.
  */
-__attribute__((target("avx512f,avx512dq"))) static void
-pick_prov8(const alloc_ctx *x, const size_t *list, double lam, double *rem, pfi_alloc_result *out,
-           double *value)
+__attribute__((target("avx512f,avx512dq"))) static double
+pick_listed8(const alloc_ctx *x, const size_t *list, size_t nj, double lam, double *rem,
+             pfi_alloc_result *out)
 {
     pfi_alloc_workspace *w = x->w;
     const pfi_alloc_jobs *J = x->J;
-    const __m512i jv = _mm512_loadu_si512(list);
-    const __m512i c0 = _mm512_i64gather_epi64(jv, (const void *)w->c0, 8);
+    double *lval = w->lval;
+    size_t *lmv = w->lmv, n_mv = 0;
     const __m512d lm = _mm512_set1_pd(lam);
     const __m512i one = _mm512_set1_epi64(1);
-    __m512i v = _mm512_setzero_si512();
-    __mmask8 tie = 0;
-    for (int i = 0; i < 5; i++) {
-        __m512d s = _mm512_i64gather_pd(c0, w->cs + i, 8);
-        v = _mm512_mask_add_epi64(v, _mm512_cmp_pd_mask(s, lm, _CMP_GT_OQ), v, one);
-        tie |= _mm512_cmp_pd_mask(s, lm, _CMP_EQ_OQ);
+    size_t l = 0;
+    for (; l + 8 <= nj; l += 8) {
+        int prov = 1;
+        for (size_t q = 0; q < 8; q++)
+            prov &= w->kind[list[l + q]] == KIND_PROV;
+        if (!prov) {
+            for (size_t q = 0; q < 8; q++)
+                lmv[n_mv++] = (l + q) * 8 + 7;
+            continue;
+        }
+        const __m512i jv = _mm512_loadu_si512(list + l);
+        const __m512i c0 = _mm512_i64gather_epi64(jv, (const void *)w->c0, 8);
+        __m512i v = _mm512_setzero_si512();
+        __mmask8 tie = 0;
+        for (int i = 0; i < 5; i++) {
+            __m512d s = _mm512_i64gather_pd(c0, w->cs + i, 8);
+            v = _mm512_mask_add_epi64(v, _mm512_cmp_pd_mask(s, lm, _CMP_GT_OQ), v, one);
+            tie |= _mm512_cmp_pd_mask(s, lm, _CMP_EQ_OQ);
+        }
+        __m512i nc = _mm512_cvtepu32_epi64(_mm512_i64gather_epi32(jv, (const void *)w->nc, 4));
+        __mmask8 moved = tie | _mm512_cmpneq_epi64_mask(v, nc);
+        __m512d wt = _mm512_set1_pd(1.0);
+        if (J->weight != NULL) { /* alloc_opt: the weight unless NaN */
+            __m512d g = _mm512_i64gather_pd(jv, J->weight, 8);
+            wt = _mm512_mask_mov_pd(wt, _mm512_cmp_pd_mask(g, g, _CMP_ORD_Q), g);
+        }
+        _mm512_storeu_pd(lval + l, _mm512_mul_pd(wt, _mm512_i64gather_pd(jv, out->tput_tok_s, 8)));
+        /* the moved jobs: position·8 + point (a slope at lam: 6, the walk) */
+        __m512i code = _mm512_add_epi64(
+            _mm512_slli_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)l),
+                                               _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7)),
+                              3),
+            _mm512_mask_mov_epi64(v, tie, _mm512_set1_epi64(6)));
+        _mm512_storeu_si512(lmv + n_mv, _mm512_maskz_compress_epi64(moved, code));
+        n_mv += (size_t)__builtin_popcount(moved);
+        /* every job of the step ends with its outputs written: now, or by the second round */
+        for (size_t q = 0; q < 8; q++)
+            w->flag[list[l + q]] = 1;
     }
-    __m512i nc = _mm512_cvtepu32_epi64(_mm512_i64gather_epi32(jv, (const void *)w->nc, 4));
-    __mmask8 moved = tie | _mm512_cmpneq_epi64_mask(v, nc);
-    __m512d wt = _mm512_set1_pd(1.0);
-    if (J->weight != NULL) { /* alloc_opt: the weight unless NaN */
-        __m512d g = _mm512_i64gather_pd(jv, J->weight, 8);
-        wt = _mm512_mask_mov_pd(wt, _mm512_cmp_pd_mask(g, g, _CMP_ORD_Q), g);
-    }
-    double val[8];
-    int64_t vq[8];
-    _mm512_storeu_pd(val, _mm512_mul_pd(wt, _mm512_i64gather_pd(jv, out->tput_tok_s, 8)));
-    _mm512_storeu_si512(vq, v);
-    /* pick_walk is not AVX code: leave the upper halves clean before it (GCC puts no
+    for (; l < nj; l++)
+        lmv[n_mv++] = l * 8 + 7;
+    /* the walk below is not AVX code: leave the upper halves clean before it (GCC puts no
        vzeroupper before a call here; the walk ran at half speed) */
     _mm256_zeroupper();
-    double sum = *value;
-    for (int q = 0; q < 8; q++) {
-        size_t j = list[q];
-        if ((tie >> q) & 1) {
+    for (size_t i = 0; i < n_mv; i++) {
+        if (i + PICK_PREFETCH < n_mv && (lmv[i + PICK_PREFETCH] & 7) < 6) {
+            size_t e = lmv[i + PICK_PREFETCH], f = list[e >> 3];
+            size_t a = J->offset[f] + (e & 7);
+            __builtin_prefetch(J->power_w + a);
+            __builtin_prefetch(J->cap_w + a);
+            __builtin_prefetch(J->tput_tok_s + a);
+            __builtin_prefetch(J->power_w + J->offset[f + 1] - 1);
+        }
+        size_t e = lmv[i], l2 = e >> 3, p = e & 7, j = list[l2];
+        if (p == 7) {
+            lval[l2] = pick_job(x, j, false, lam, rem, out);
+        } else if (p == 6) {
             size_t a = J->offset[j], m = J->offset[j + 1] - a;
-            val[q] = pick_walk(w, j, J->cap_w + a, J->power_w + a, J->tput_tok_s + a,
-                               w->cs + w->c0[j], m, alloc_opt(J->weight, j, 1.0), lam, rem, out);
-        } else if ((moved >> q) & 1) {
+            lval[l2] = pick_walk(w, j, J->cap_w + a, J->power_w + a, J->tput_tok_s + a,
+                                 w->cs + w->c0[j], m, alloc_opt(J->weight, j, 1.0), lam, rem, out);
+        } else {
             /* pick_walk without a slope at lam (pick_copied's short cut): the point is the
                count of slopes above lam, no part of a segment taken */
-            size_t a = J->offset[j], m = J->offset[j + 1] - a, p = (size_t)vq[q];
+            size_t a = J->offset[j], m = J->offset[j + 1] - a;
             const double *c = J->cap_w + a, *d = J->power_w + a, *t = J->tput_tok_s + a,
                          *sl = w->cs + w->c0[j];
             w->pick[j] = d[p];
@@ -493,13 +598,13 @@ pick_prov8(const alloc_ctx *x, const size_t *list, double lam, double *rem, pfi_
             out->marginal_up[j] = p + 1 < m ? sl[p] : NAN;
             out->shed_w[j] = d[m - 1] - d[p];
             w->flag[j] = 1;
-            val[q] = alloc_opt(J->weight, j, 1.0) * t[p];
-        } else {
-            w->flag[j] = 1;
+            lval[l2] = alloc_opt(J->weight, j, 1.0) * t[p];
         }
-        sum += val[q];
     }
-    *value = sum;
+    double sum = 0;
+    for (size_t i = 0; i < nj; i++)
+        sum += lval[i];
+    return sum;
 }
 #else
 #define PICK_SIMD 0
@@ -512,92 +617,21 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
     double above = 0;
     /* the sampled pass's segments inside its bracket (list): by buckets, the others (every
        segment, or the estimated world's) by pfi_alloc_select alone */
-    double lam = list != NULL && !est
-                     ? alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above_hi, &above, !w->no_simd)
-                     : pfi_alloc_select(w->bs, w->bw, w->n_b, cap - above_hi, &above);
+    double lam =
+        list != NULL && !est
+            ? alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above_hi, &above, !w->no_simd)
+            : pfi_alloc_select(w->bs, w->bw, w->n_b, cap - above_hi, &above);
     double rem = cap - above_hi - above;
     double value = 0;
     size_t nj = list != NULL ? n_list : x->J->n;
+    *lambda = lam;
 #if PICK_SIMD
     __builtin_cpu_init();
-    bool simd = list != NULL && out != NULL && !est && !w->no_simd &&
-                __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    if (list != NULL && out != NULL && !est && !w->no_simd && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512dq"))
+        return pick_listed8(x, list, nj, lam, &rem, out);
 #endif
-    for (size_t l = 0; l < nj; l++) {
-        size_t j = list != NULL ? list[l] : l;
-#if PICK_SIMD
-        if (simd && l + 8 <= nj) {
-            int prov = 1;
-            for (size_t q = 0; q < 8; q++)
-                prov &= w->kind[list[l + q]] == KIND_PROV;
-            if (prov) {
-                pick_prov8(x, list + l, lam, &rem, out, &value);
-                l += 7;
-                continue;
-            }
-        }
-#endif
-        if (!est && w->kind[j] == (KIND_MAT | KIND_COPY)) {
-            value += pick_copied(w, j, alloc_opt(x->J->weight, j, 1.0), lam, &rem, out);
-            continue;
-        }
-        if (!est && w->kind[j] == KIND_PROV) {
-            value += pick_prov(x, j, lam, &rem, out);
-            continue;
-        }
-        alloc_view v = alloc_view_of(x, j, est);
-        size_t ne = alloc_n_vtx(x, j, est);
-        size_t p = alloc_vtx(x, j, est, 0);
-        double pw = v.d[p], val = v.wt * v.t[p];
-        for (size_t s = 1; s < ne; s++) {
-            size_t q = alloc_vtx(x, j, est, s);
-            double sl = alloc_slope(&v, p, q), wd = v.d[q] - v.d[p];
-            if (sl > lam || (sl == lam && rem > 0 && wd <= rem)) {
-                if (!(sl > lam))
-                    rem -= wd;
-                pw = v.d[q];
-                val = v.wt * v.t[q];
-                p = q;
-                continue;
-            }
-            if (sl == lam && rem > 0) {
-                /* the threshold segment in part; with a cap step the output phase snaps
-                   this power down to the grid point below it (never the envelope vertex
-                   below: the grid points between vertices are caps too) */
-                pw += rem;
-                val += rem * sl;
-                rem = 0;
-            }
-            break;
-        }
-        w->pick[j] = pw;
-        value += val;
-        w->flag[j] = 0;
-        if (out != NULL && (w->kind[j] & KIND_COPY) && !(w->kind[j] & KIND_ENV)) {
-            /* a copied whole curve, every point a vertex: its outputs at once */
-            double part = pw - v.d[p];
-            size_t m = v.m;
-            if (part > 0 && p + 1 < m) {
-                double f = part / (v.d[p + 1] - v.d[p]);
-                double cp = v.c[p] + f * (v.c[p + 1] - v.c[p]);
-                if (cp > v.c[p + 1])
-                    cp = v.c[p + 1];
-                double g = (cp - v.c[p]) / (v.c[p + 1] - v.c[p]);
-                out->cap_w[j] = cp;
-                out->power_w[j] = v.d[p] + g * (v.d[p + 1] - v.d[p]);
-                out->tput_tok_s[j] = v.t[p] + g * (v.t[p + 1] - v.t[p]);
-                out->marginal_down[j] = out->marginal_up[j] = alloc_slope(&v, p, p + 1);
-            } else {
-                out->cap_w[j] = v.c[p];
-                out->power_w[j] = v.d[p];
-                out->tput_tok_s[j] = v.t[p];
-                out->marginal_down[j] = p > 0 ? alloc_slope(&v, p - 1, p) : NAN;
-                out->marginal_up[j] = p + 1 < m ? alloc_slope(&v, p, p + 1) : NAN;
-            }
-            out->shed_w[j] = v.d[m - 1] - out->power_w[j];
-            w->flag[j] = 1;
-        }
-    }
-    *lambda = lam;
+    for (size_t l = 0; l < nj; l++)
+        value += pick_job(x, list != NULL ? list[l] : l, est, lam, &rem, out);
     return value;
 }

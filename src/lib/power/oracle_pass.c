@@ -576,6 +576,7 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     const __m512i at = _mm512_setr_epi64(0, 6, 12, 18, 24, 30, 36, 42);
     const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
     __m512d C[FAST_K], P[FAST_K], T[FAST_K], SL[M], WD[M];
+#pragma GCC unroll 8
     for (int i = 0; i < FAST_K; i++) {
         C[i] = _mm512_i64gather_pd(at, io->cap + a + i, 8);
         P[i] = _mm512_i64gather_pd(at, io->pow_w + a + i, 8);
@@ -591,6 +592,7 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
         _mm512_cmp_pd_mask(C[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(C[M], inf, _CMP_LT_OQ) &
         _mm512_cmp_pd_mask(P[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(P[M], inf, _CMP_LT_OQ) &
         _mm512_cmp_pd_mask(T[0], zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(T[M], inf, _CMP_LT_OQ);
+#pragma GCC unroll 8
     for (int i = 0; i < M; i++) {
         WD[i] = _mm512_sub_pd(P[i + 1], P[i]);
         SL[i] =
@@ -615,6 +617,7 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     const __m512i one = _mm512_set1_epi64(1);
     __m512i up = _mm512_setzero_si512(), ge = _mm512_setzero_si512();
     __m512d ab = zero;
+#pragma GCC unroll 8
     for (int i = 0; i < M; i++) {
         __mmask8 u = _mm512_cmp_pd_mask(SL[i], hi, _CMP_GT_OQ);
         up = _mm512_mask_add_epi64(up, u, up, one);
@@ -629,12 +632,14 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     if (io->prov) {
         const __m512d lam = _mm512_set1_pd(io->lam);
         __m512i vp = _mm512_setzero_si512();
+#pragma GCC unroll 8
         for (int i = 0; i < M; i++)
             vp = _mm512_mask_add_epi64(vp, _mm512_cmp_pd_mask(SL[i], lam, _CMP_GT_OQ), vp, one);
         vpt = _mm512_mask_mov_epi64(up, defer, vp);
         wr = ok;
     }
     __m512d cv = C[0], dv = P[0], tv = T[0], down = _mm512_set1_pd(NAN), upm = SL[0];
+#pragma GCC unroll 8
     for (int i = 1; i < FAST_K; i++) {
         __mmask8 e = _mm512_cmpeq_epi64_mask(vpt, _mm512_set1_epi64(i));
         cv = _mm512_mask_mov_pd(cv, e, C[i]);
@@ -665,19 +670,23 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     _mm512_storeu_si512(l_ge, ge);
     _mm512_storeu_si512(l_vp, vpt);
     double l_sl[M][BLOCK], l_wd[M][BLOCK];
-    if (defer & ok)
+    if (defer & ok) {
+#pragma GCC unroll 8
         for (int i = 0; i < M; i++) {
             _mm512_storeu_pd(l_sl[i], SL[i]);
             _mm512_storeu_pd(l_wd[i], WD[i]);
         }
+    }
     if (ok == 0xFF && io->prov) {
         /* every lane passed, so no job of the block takes fast_one: the sums without a branch,
            then the deferred jobs in job order (fast_prov's bookkeeping; their outputs are
            written above) */
         uint64_t kinds = 0;
+#pragma GCC unroll 8
         for (int q = 0; q < BLOCK; q++)
             kinds |= (uint64_t)(((defer >> q) & 1) * KIND_PROV) << (8 * q);
         memcpy(io->kind + j, &kinds, sizeof kinds);
+#pragma GCC unroll 8
         for (int q = 0; q < BLOCK; q++) {
             acc->ref_p += l_dm[q];
             acc->ref_t += l_tm[q];
