@@ -290,7 +290,9 @@ bool alloc_oracle_bracket(const alloc_ctx *x, double *hi, double *lo)
  */
 typedef struct fast_acc {
     size_t n_b, n_list, below; /* segments in the buffer, jobs listed, segments below */
-    double ref_p, ref_t, lo_p, hi_p, above, value, tp, tt; /* as alloc_sums */
+    /* as alloc_sums; one after the other, in this order (fast_block8 adds to them as one
+       register) */
+    double ref_p, ref_t, lo_p, hi_p, above, value, tp, tt;
 } fast_acc;
 
 /* The arrays the pass reads and writes, in a local for the same reason (reloaded from the
@@ -656,16 +658,7 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     _mm512_mask_storeu_pd(io->o_up + j, wr, upm);
     /* the sums job by job, in job order; a deferred job's value, power and throughput as zero
        (the sums are >= +0, so adding +0 leaves their bits: the same as not adding) */
-    double l_ab[BLOCK], l_d0[BLOCK], l_dm[BLOCK], l_tm[BLOCK], l_val[BLOCK], l_dv[BLOCK],
-        l_tv[BLOCK];
     int64_t l_up[BLOCK], l_ge[BLOCK], l_vp[BLOCK];
-    _mm512_storeu_pd(l_ab, ab);
-    _mm512_storeu_pd(l_d0, P[0]);
-    _mm512_storeu_pd(l_dm, P[M]);
-    _mm512_storeu_pd(l_tm, T[M]);
-    _mm512_storeu_pd(l_val, _mm512_maskz_mov_pd(place, _mm512_mul_pd(W, tv)));
-    _mm512_storeu_pd(l_dv, _mm512_maskz_mov_pd(place, dv));
-    _mm512_storeu_pd(l_tv, _mm512_maskz_mov_pd(place, tv));
     _mm512_storeu_si512(l_up, up);
     _mm512_storeu_si512(l_ge, ge);
     _mm512_storeu_si512(l_vp, vpt);
@@ -677,26 +670,54 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
             _mm512_storeu_pd(l_wd[i], WD[i]);
         }
     }
+    /* each job's eight addends (fast_acc's order: reference power and throughput, lowest and
+       highest power, width above, value, power, throughput), lane q of row i */
+    __m512d add[BLOCK] = {P[M],
+                          T[M],
+                          P[0],
+                          P[M],
+                          ab,
+                          _mm512_maskz_mov_pd(place, _mm512_mul_pd(W, tv)),
+                          _mm512_maskz_mov_pd(place, dv),
+                          _mm512_maskz_mov_pd(place, tv)};
     if (ok == 0xFF && io->prov) {
-        /* every lane passed, so no job of the block takes fast_one: the sums without a branch,
-           then the deferred jobs in job order (fast_prov's bookkeeping; their outputs are
-           written above) */
+        /* every lane passed, so no job of the block takes fast_one: the sums, then the deferred
+           jobs in job order (fast_prov's bookkeeping; their outputs are written above). The
+           eight running sums are the lanes of one register, fed job by job in job order from
+           the addends transposed (job q's eight in one register): each lane adds what the
+           scalar sums add, in their order, so the bits are theirs */
         uint64_t kinds = 0;
 #pragma GCC unroll 8
         for (int q = 0; q < BLOCK; q++)
             kinds |= (uint64_t)(((defer >> q) & 1) * KIND_PROV) << (8 * q);
         memcpy(io->kind + j, &kinds, sizeof kinds);
+        __m512d t[BLOCK], u[BLOCK];
 #pragma GCC unroll 8
-        for (int q = 0; q < BLOCK; q++) {
-            acc->ref_p += l_dm[q];
-            acc->ref_t += l_tm[q];
-            acc->lo_p += l_d0[q];
-            acc->hi_p += l_dm[q];
-            acc->above += l_ab[q];
-            acc->value += l_val[q];
-            acc->tp += l_dv[q];
-            acc->tt += l_tv[q];
+        for (int i = 0; i < BLOCK; i += 2) {
+            t[i] = _mm512_unpacklo_pd(add[i], add[i + 1]);
+            t[i + 1] = _mm512_unpackhi_pd(add[i], add[i + 1]);
         }
+#pragma GCC unroll 8
+        for (int i = 0; i < BLOCK; i += 4)
+#pragma GCC unroll 8
+            for (int h = 0; h < 2; h++) {
+                u[i + 2 * h] = _mm512_shuffle_f64x2(t[i + h], t[i + h + 2], 0x88);
+                u[i + 2 * h + 1] = _mm512_shuffle_f64x2(t[i + h], t[i + h + 2], 0xDD);
+            }
+        /* u[0]: jobs 0 and 4 of rows 0-3, u[1]: 2 and 6, u[2]: 1 and 5, u[3]: 3 and 7; u[4..7]
+           the same of rows 4-7 */
+        static const int first[BLOCK / 2] = {0, 2, 1, 3};
+        __m512d job[BLOCK];
+#pragma GCC unroll 8
+        for (int h = 0; h < BLOCK / 2; h++) {
+            job[first[h]] = _mm512_shuffle_f64x2(u[h], u[h + 4], 0x88);
+            job[first[h] + 4] = _mm512_shuffle_f64x2(u[h], u[h + 4], 0xDD);
+        }
+        __m512d sums = _mm512_loadu_pd(&acc->ref_p);
+#pragma GCC unroll 8
+        for (int q = 0; q < BLOCK; q++)
+            sums = _mm512_add_pd(sums, job[q]);
+        _mm512_storeu_pd(&acc->ref_p, sums);
         acc->below += (FAST_K - 1) * BLOCK - (size_t)_mm512_reduce_add_epi64(ge);
         if (defer == 0)
             return PFI_OK;
@@ -726,6 +747,15 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
         }
         return PFI_OK;
     }
+    double l_dm[BLOCK], l_tm[BLOCK], l_d0[BLOCK], l_ab[BLOCK], l_val[BLOCK], l_dv[BLOCK],
+        l_tv[BLOCK];
+    _mm512_storeu_pd(l_dm, add[0]);
+    _mm512_storeu_pd(l_tm, add[1]);
+    _mm512_storeu_pd(l_d0, add[2]);
+    _mm512_storeu_pd(l_ab, add[4]);
+    _mm512_storeu_pd(l_val, add[5]);
+    _mm512_storeu_pd(l_dv, add[6]);
+    _mm512_storeu_pd(l_tv, add[7]);
     for (size_t q = 0; q < BLOCK; q++) {
         size_t jq = j + q;
         if (!((ok >> q) & 1)) {
