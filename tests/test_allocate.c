@@ -283,7 +283,7 @@ static void test_select_buckets(void **state)
     (void)state;
     pfi_rng rng;
     pfi_rng_seed(&rng, 18, 9);
-    size_t cases = 0, same = 0, bucketed = 0;
+    size_t cases = 0, same = 0, bucketed = 0, kept = 0;
     for (int trial = 0; trial < 300; trial++) {
         size_t m = 200 + pfi_rng_next(&rng) % (trial % 3 == 0 ? 9000 : 1500);
         double *s = malloc(m * sizeof *s), *w = malloc(m * sizeof *w);
@@ -326,16 +326,22 @@ static void test_select_buckets(void **state)
             for (; ulps < 0 && cap > 0; ulps++)
                 cap = nextafter(cap, 0);
             double a1, a2, a3, l1, l2, l3;
+            bool k1, k3;
             memcpy(s1, s, m * sizeof *s);
             memcpy(w1, w, m * sizeof *w);
-            l1 = alloc_select_buckets(s1, w1, m, cap, &a1, true);
+            l1 = alloc_select_buckets(s1, w1, m, cap, &a1, true, &k1);
             memcpy(s2, s1, m * sizeof *s); /* the order it left (a bucket moved in place) */
             memcpy(s1, s, m * sizeof *s);
             memcpy(w1, w, m * sizeof *w);
-            l3 = alloc_select_buckets(s1, w1, m, cap, &a3, false);
+            l3 = alloc_select_buckets(s1, w1, m, cap, &a3, false, &k3);
             assert_true(same_bits(l1, l3)); /* with and without AVX-512 */
             assert_true(same_bits(a1, a3));
             assert_true(memcmp(s1, s2, m * sizeof *s) == 0);
+            assert_true(k1 == k3);
+            /* kept: the arrays in their order */
+            assert_true(!k1 ||
+                        (memcmp(s1, s, m * sizeof *s) == 0 && memcmp(w1, w, m * sizeof *w) == 0));
+            kept += k1;
             memcpy(s1, s, m * sizeof *s);
             memcpy(w1, w, m * sizeof *w);
             l2 = pfi_alloc_select(s1, w1, m, cap, &a2);
@@ -382,6 +388,7 @@ static void test_select_buckets(void **state)
     assert_int_equal(cases, 300 * 12);
     assert_true(same > cases * 9 / 10);
     assert_true(bucketed > 1000);
+    assert_true(kept > 1000 && kept < cases); /* both: arrays kept, and permuted */
 }
 
 /* A job of the DESIGN §7 model: compute share alpha, P_u (W), uncapped tokens/s, GPUs. */

@@ -199,8 +199,9 @@ buckets_copy8(const double *slope, const double *width, size_t m, double mx, dou
 #endif
 
 double alloc_select_buckets(double *slope, double *width, size_t m, double cap, double *above,
-                            bool simd)
+                            bool simd, bool *kept)
 {
+    *kept = false;
     if (m < BUCKET_MIN)
         return pfi_alloc_select(slope, width, m, cap, above);
 #if BUCKET_SIMD
@@ -307,6 +308,7 @@ double alloc_select_buckets(double *slope, double *width, size_t m, double cap, 
     if (lam == -INFINITY)
         return pfi_alloc_select(slope, width, m, cap, above);
     *above = acc + in_above;
+    *kept = bs == ts;
     return lam;
 }
 
@@ -516,7 +518,7 @@ static inline double pick_job(const alloc_ctx *x, size_t j, bool est, double lam
  */
 __attribute__((target("avx512f,avx512dq"))) static double
 pick_listed8(const alloc_ctx *x, const size_t *list, size_t nj, double lam, double *rem,
-             pfi_alloc_result *out)
+             pfi_alloc_result *out, bool kept)
 {
     pfi_alloc_workspace *w = x->w;
     const pfi_alloc_jobs *J = x->J;
@@ -525,6 +527,33 @@ pick_listed8(const alloc_ctx *x, const size_t *list, size_t nj, double lam, doub
     const __m512d lm = _mm512_set1_pd(lam);
     const __m512i one = _mm512_set1_epi64(1);
     size_t l = 0;
+    if (kept && w->lseg_ok) {
+        /* the first round from the segments inside the bracket, still in the pass's order
+           (each listed job's one after the other): a job of the pass's blocks keeps its
+           provisional point (at prov_lam) unless one of its segments lies between lam and
+           prov_lam (the slopes above the bracket are above both, those below it below both)
+           or equals lam; its value, flag and outputs are the pass's then. The others to the
+           second round. */
+        const __m512d lp = _mm512_set1_pd(w->prov_lam);
+        const double *bs = w->bs;
+        size_t off = 0;
+        for (; l < nj; l++) {
+            uint32_t e = w->lseg[l];
+            if (e & LSEG_OTHER) {
+                lmv[n_mv++] = l * 8 + 7;
+                off += e & ~LSEG_OTHER;
+                continue;
+            }
+            __mmask8 cm = (__mmask8)((1u << e) - 1);
+            __m512d s = _mm512_maskz_loadu_pd(cm, bs + off);
+            __mmask8 mv = (__mmask8)((_mm512_mask_cmp_pd_mask(cm, s, lm, _CMP_GT_OQ) ^
+                                      _mm512_mask_cmp_pd_mask(cm, s, lp, _CMP_GT_OQ)) |
+                                     _mm512_mask_cmp_pd_mask(cm, s, lm, _CMP_EQ_OQ));
+            lmv[n_mv] = l * 8 + 7;
+            n_mv += mv != 0;
+            off += e;
+        }
+    }
     for (; l + 8 <= nj; l += 8) {
         int prov = 1;
         for (size_t q = 0; q < 8; q++)
@@ -569,15 +598,28 @@ pick_listed8(const alloc_ctx *x, const size_t *list, size_t nj, double lam, doub
        vzeroupper before a call here; the walk ran at half speed) */
     _mm256_zeroupper();
     for (size_t i = 0; i < n_mv; i++) {
-        if (i + PICK_PREFETCH < n_mv && (lmv[i + PICK_PREFETCH] & 7) < 6) {
+        if (i + PICK_PREFETCH < n_mv) {
             size_t e = lmv[i + PICK_PREFETCH], f = list[e >> 3];
-            size_t a = J->offset[f] + (e & 7);
+            size_t a = J->offset[f] + ((e & 7) < 6 ? e & 7 : 0), b = J->offset[f + 1] - 1;
             __builtin_prefetch(J->power_w + a);
             __builtin_prefetch(J->cap_w + a);
             __builtin_prefetch(J->tput_tok_s + a);
-            __builtin_prefetch(J->power_w + J->offset[f + 1] - 1);
+            __builtin_prefetch(J->power_w + b);
+            if ((e & 7) >= 6) { /* the walk: the whole curve */
+                __builtin_prefetch(J->cap_w + b);
+                __builtin_prefetch(J->tput_tok_s + b);
+            }
         }
         size_t e = lmv[i], l2 = e >> 3, p = e & 7, j = list[l2];
+        if (p == 7 && w->kind[j] == KIND_PROV) {
+            /* its point and ties from its slopes, as the first round's steps of eight */
+            const double *sl = w->cs + w->c0[j];
+            size_t v = (size_t)(sl[0] > lam) + (sl[1] > lam) + (sl[2] > lam) + (sl[3] > lam) +
+                       (sl[4] > lam);
+            int tie = (sl[0] == lam) | (sl[1] == lam) | (sl[2] == lam) | (sl[3] == lam) |
+                      (sl[4] == lam);
+            p = tie ? 6 : v;
+        }
         if (p == 7) {
             lval[l2] = pick_job(x, j, false, lam, rem, out);
         } else if (p == 6) {
@@ -617,9 +659,10 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
     double above = 0;
     /* the sampled pass's segments inside its bracket (list): by buckets, the others (every
        segment, or the estimated world's) by pfi_alloc_select alone */
+    bool kept = false;
     double lam =
         list != NULL && !est
-            ? alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above_hi, &above, !w->no_simd)
+            ? alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above_hi, &above, !w->no_simd, &kept)
             : pfi_alloc_select(w->bs, w->bw, w->n_b, cap - above_hi, &above);
     double rem = cap - above_hi - above;
     double value = 0;
@@ -629,7 +672,7 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
     __builtin_cpu_init();
     if (list != NULL && out != NULL && !est && !w->no_simd && __builtin_cpu_supports("avx512f") &&
         __builtin_cpu_supports("avx512dq"))
-        return pick_listed8(x, list, nj, lam, &rem, out);
+        return pick_listed8(x, list, nj, lam, &rem, out, kept);
 #endif
     for (size_t l = 0; l < nj; l++)
         value += pick_job(x, list != NULL ? list[l] : l, est, lam, &rem, out);

@@ -59,7 +59,7 @@ bool alloc_ws_jobs(pfi_alloc_workspace *w, size_t n)
               regrow(&w->maxshed, n, sizeof(double)) && regrow(&w->shed, n, sizeof(double)) &&
               regrow(&w->flag, n, 1) && regrow(&w->list, n, sizeof(size_t)) &&
               regrow(&w->at, n, sizeof(uint32_t)) && regrow(&w->lval, n, sizeof(double)) &&
-              regrow(&w->lmv, n, sizeof(size_t));
+              regrow(&w->lmv, n, sizeof(size_t)) && regrow(&w->lseg, n, sizeof(uint32_t));
     if (ok)
         w->cap_jobs = n;
     return ok;

@@ -198,11 +198,12 @@ static double sample_cut(pfi_alloc_workspace *w, double cap, double above, doubl
                          double lo)
 {
     double dummy;
+    bool kept;
     if (cap <= above)
         return hi;
     if (cap - above >= inside)
         return lo;
-    return alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above, &dummy, !w->no_simd);
+    return alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above, &dummy, !w->no_simd, &kept);
 }
 
 /*
@@ -290,6 +291,7 @@ bool alloc_oracle_bracket(const alloc_ctx *x, double *hi, double *lo)
  */
 typedef struct fast_acc {
     size_t n_b, n_list, below; /* segments in the buffer, jobs listed, segments below */
+    size_t n_b_listed;         /* segments in the buffer at the last job listed */
     /* as alloc_sums; one after the other, in this order (fast_block8 adds to them as one
        register) */
     double ref_p, ref_t, lo_p, hi_p, above, value, tp, tt;
@@ -301,11 +303,22 @@ typedef struct fast_io {
     const size_t *off;
     const double *cap, *pow_w, *tput, *wts;
     double *o_cap, *o_pw, *o_tp, *o_shed, *o_down, *o_up;
-    unsigned char *kind;
+    unsigned char *kind, *flag;
     size_t *list;
+    uint32_t *lseg;
+    double *lval;
     bool prov;  /* small instance: deferred jobs placed provisionally (fast_prov) */
     double lam; /* the slope they are placed against */
 } fast_io;
+
+/* Job j listed for after the selection, not as one of fast_block8's provisional jobs: its
+   segments added to the buffer since the last job listed, marked LSEG_OTHER. */
+static inline void fast_list(const fast_io *io, fast_acc *acc, size_t j)
+{
+    io->lseg[acc->n_list] = (uint32_t)(acc->n_b - acc->n_b_listed) | LSEG_OTHER;
+    acc->n_b_listed = acc->n_b;
+    io->list[acc->n_list++] = j;
+}
 
 /* A concave curve of k points (its own envelope) in the totals. */
 static inline void fast_add_curve(fast_acc *acc, const double *D, const double *T, size_t k)
@@ -348,7 +361,7 @@ static inline void fast_defer(pfi_alloc_workspace *w, const fast_io *io, fast_ac
     w->c0[j] = c0;
     w->nc[j] = (uint32_t)k;
     io->kind[j] = KIND_MAT | KIND_COPY;
-    io->list[acc->n_list++] = j;
+    fast_list(io, acc, j);
 }
 
 /*
@@ -375,7 +388,7 @@ static inline void fast_prov(pfi_alloc_workspace *w, const fast_io *io, fast_acc
     io->o_down[j] = v > 0 ? sv[v - 1] : NAN;
     io->o_up[j] = v + 1 < FAST_K ? sv[v] : NAN;
     io->kind[j] = KIND_PROV;
-    io->list[acc->n_list++] = j;
+    fast_list(io, acc, j);
 }
 
 /*
@@ -497,8 +510,8 @@ static inline pfi_error fast_general(const alloc_ctx *x, const fast_io *io, fast
     acc->ref_t += io->tput[b - 1];
     acc->lo_p += vw.d[0];
     acc->hi_p += vw.d[vw.m - 1];
-    io->list[acc->n_list++] = j;
     acc->n_b = w->n_b;
+    fast_list(io, acc, j);
     return PFI_OK;
 }
 
@@ -659,6 +672,8 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     /* the sums job by job, in job order; a deferred job's value, power and throughput as zero
        (the sums are >= +0, so adding +0 leaves their bits: the same as not adding) */
     int64_t l_up[BLOCK], l_ge[BLOCK], l_vp[BLOCK];
+    double l_wv[BLOCK]; /* each job's value at the point its outputs are written at */
+    _mm512_storeu_pd(l_wv, _mm512_mul_pd(W, tv));
     _mm512_storeu_si512(l_up, up);
     _mm512_storeu_si512(l_ge, ge);
     _mm512_storeu_si512(l_vp, vpt);
@@ -743,6 +758,12 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
             w->n_c += FAST_K;
             w->c0[jq] = c0;
             w->nc[jq] = (uint32_t)l_vp[q];
+            /* what alloc_pick needs of it unless it moves: its segments' count, its value at
+               the provisional point; its outputs are written */
+            io->lseg[acc->n_list] = (uint32_t)(l_ge[q] - l_up[q]);
+            io->lval[acc->n_list] = l_wv[q];
+            io->flag[jq] = 1;
+            acc->n_b_listed = acc->n_b;
             io->list[acc->n_list++] = jq;
         }
         return PFI_OK;
@@ -826,10 +847,13 @@ fast_pass_body(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r
                   .o_down = r->marginal_down,
                   .o_up = r->marginal_up,
                   .kind = w->kind,
+                  .flag = w->flag,
                   .list = w->list,
+                  .lseg = w->lseg,
+                  .lval = w->lval,
                   .prov = simd || J->n <= PROV_MAX_JOBS,
                   .lam = 0.5 * b_hi + 0.5 * b_lo};
-    fast_acc acc = {.n_b = w->n_b};
+    fast_acc acc = {.n_b = w->n_b, .n_b_listed = w->n_b};
     size_t n = J->n;
     /* the optional per-job arrays that send a job to the general path where not NaN (a file's
        absent columns are arrays of NaN) */
@@ -877,6 +901,8 @@ fast_pass_body(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r
     }
     w->n_b = acc.n_b;
     w->n_list = acc.n_list;
+    w->lseg_ok = simd;
+    w->prov_lam = io.lam;
     S->ref_p = acc.ref_p;
     S->ref_t = acc.ref_t;
     S->lo_p = acc.lo_p;
