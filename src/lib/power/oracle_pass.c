@@ -174,20 +174,132 @@ static inline void sample_job(pfi_alloc_workspace *w, const pfi_alloc_jobs *J, s
     s->got++;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SAMPLE_SIMD 1
+/*
+ * sample_job for jobs j .. j + 7 (FAST_K points each, one after the other in the arrays) where
+ * the CPU has AVX-512: point i of the eight curves gathered into one register, each lane doing
+ * scan_k's IEEE operations and checks (and sample_job's on the weight); then, job by job in job
+ * order, the loop of sample_job's FAST_K-point path on the lanes' slopes and widths (the same
+ * sums in the same order: the same bits). A job that fails a check takes sample_job in its turn.
+ */
+__attribute__((target("avx512f,avx512dq"))) static void sample_block8(pfi_alloc_workspace *w,
+                                                                      const pfi_alloc_jobs *J,
+                                                                      size_t j, double hi,
+                                                                      double lo, sample *s)
+{
+    enum { M = FAST_K - 1, B = 8 };
+    if (!alloc_ws_buf(w, M * B) || !alloc_ws_scratch(w, FAST_K)) {
+        for (size_t q = 0; q < B; q++)
+            sample_job(w, J, j + q, hi, lo, s);
+        return;
+    }
+    size_t a = J->offset[j];
+    const __m512i at = _mm512_setr_epi64(0, 6, 12, 18, 24, 30, 36, 42);
+    const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
+    __m512d C[FAST_K], P[FAST_K], T[FAST_K], SL[M], WD[M];
+#pragma GCC unroll 8
+    for (int i = 0; i < FAST_K; i++) {
+        C[i] = _mm512_i64gather_pd(at, J->cap_w + a + i, 8);
+        P[i] = _mm512_i64gather_pd(at, J->power_w + a + i, 8);
+        T[i] = _mm512_i64gather_pd(at, J->tput_tok_s + a + i, 8);
+    }
+    __m512d W = _mm512_set1_pd(1.0);
+    if (J->weight != NULL) { /* alloc_opt: the weight unless NaN */
+        __m512d v = _mm512_loadu_pd(J->weight + j);
+        W = _mm512_mask_mov_pd(W, _mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v);
+    }
+    /* sample_job's weight test, then scan_k's (every comparison false on NaN, as C's) */
+    __mmask8 ok =
+        _mm512_cmp_pd_mask(W, zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(W, inf, _CMP_LT_OQ) &
+        _mm512_cmp_pd_mask(C[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(C[M], inf, _CMP_LT_OQ) &
+        _mm512_cmp_pd_mask(P[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(P[M], inf, _CMP_LT_OQ) &
+        _mm512_cmp_pd_mask(T[0], zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(T[M], inf, _CMP_LT_OQ);
+#pragma GCC unroll 8
+    for (int i = 0; i < M; i++) {
+        WD[i] = _mm512_sub_pd(P[i + 1], P[i]);
+        SL[i] =
+            _mm512_div_pd(_mm512_sub_pd(_mm512_mul_pd(W, T[i + 1]), _mm512_mul_pd(W, T[i])), WD[i]);
+        ok &= _mm512_cmp_pd_mask(C[i + 1], C[i], _CMP_GT_OQ) &
+              _mm512_cmp_pd_mask(WD[i], zero, _CMP_GT_OQ) &
+              _mm512_cmp_pd_mask(T[i + 1], T[i], _CMP_GE_OQ);
+        if (i > 0)
+            ok &= _mm512_cmp_pd_mask(SL[i], SL[i - 1], _CMP_LT_OQ);
+    }
+    double l_sl[M][B], l_wd[M][B], l_d0[B], l_dm[B];
+#pragma GCC unroll 8
+    for (int i = 0; i < M; i++) {
+        _mm512_storeu_pd(l_sl[i], SL[i]);
+        _mm512_storeu_pd(l_wd[i], WD[i]);
+    }
+    _mm512_storeu_pd(l_d0, P[0]);
+    _mm512_storeu_pd(l_dm, P[M]);
+    /* the scalar code from here: leave the upper halves clean for sample_job */
+    _mm256_zeroupper();
+    sample t = *s;
+    for (size_t q = 0; q < B; q++) {
+        if (!((ok >> q) & 1)) {
+            sample_job(w, J, j + q, hi, lo, &t);
+            continue;
+        }
+        size_t nb = w->n_b;
+        double *bs = w->bs, *bw = w->bw;
+        for (int i = 0; i < M; i++) {
+            double sv = l_sl[i][q], wd = l_wd[i][q];
+            t.total += wd;
+            bool up = sv > hi, in = !up && sv >= lo;
+            t.above += up ? wd : 0.0;
+            bs[nb] = sv;
+            bw[nb] = wd;
+            nb += in;
+        }
+        w->n_b = nb;
+        t.ref += l_dm[q];
+        t.base += l_d0[q];
+        t.got++;
+    }
+    *s = t;
+}
+#else
+#define SAMPLE_SIMD 0
+#endif
+
 /* Sample S jobs in blocks of SAMPLE_BLOCK consecutive jobs (read in sequence), evenly spaced
-   from job first_frac·n/blocks on. */
+   from job first_frac·n/blocks on; simd: eight FAST_K-point jobs a step where they follow each
+   other (sample_block8; the same bits). */
 static void sample_blocks(const alloc_ctx *x, size_t S, double first_frac, double hi, double lo,
-                          sample *s)
+                          sample *s, bool simd)
 {
     const pfi_alloc_jobs *J = x->J;
     size_t n = J->n, nblk = (S + SAMPLE_BLOCK - 1) / SAMPLE_BLOCK;
+    const size_t *off = J->offset;
     sample t = *s; /* in a local: the buffer's stores cannot reach it (they could reach *s) */
-    for (size_t i = 0; i < S; i++) {
-        size_t blk = i / SAMPLE_BLOCK;
-        size_t j =
-            (size_t)(((double)blk + first_frac) * (double)n / (double)nblk) + i % SAMPLE_BLOCK;
-        if (j < n)
-            sample_job(x->w, J, j, hi, lo, &t);
+    for (size_t blk = 0; blk < nblk; blk++) {
+        size_t j0 = (size_t)(((double)blk + first_frac) * (double)n / (double)nblk);
+        size_t r_end =
+            S - blk * SAMPLE_BLOCK < SAMPLE_BLOCK ? S - blk * SAMPLE_BLOCK : SAMPLE_BLOCK;
+        for (size_t r = 0; r < r_end;) {
+            size_t j = j0 + r;
+#if SAMPLE_SIMD
+            if (simd && r + 8 <= r_end && j + 8 <= n) {
+                int seq = 1;
+                for (size_t q = 0; q < 8; q++)
+                    seq &= off[j + q + 1] - off[j + q] == FAST_K;
+                if (seq) {
+                    sample_block8(x->w, J, j, hi, lo, &t);
+                    r += 8;
+                    continue;
+                }
+            }
+#else
+            (void)simd;
+            (void)off;
+#endif
+            if (j < n)
+                sample_job(x->w, J, j, hi, lo, &t);
+            r++;
+        }
     }
     *s = t;
 }
@@ -227,7 +339,12 @@ static bool sample_bracket(const alloc_ctx *x, double *hi, double *lo)
     w->guess_in = 0;
     sample s;
     memset(&s, 0, sizeof s);
-    sample_blocks(x, S, 0.0, INFINITY, -INFINITY, &s);
+    bool simd = !w->no_simd;
+#if SAMPLE_SIMD
+    __builtin_cpu_init();
+    simd = simd && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#endif
+    sample_blocks(x, S, 0.0, INFINITY, -INFINITY, &s, simd);
     if (s.got == 0 || !(s.total > 0)) {
         w->n_b = 0;
         return false;
@@ -251,22 +368,24 @@ static bool sample_bracket(const alloc_ctx *x, double *hi, double *lo)
            for them at once (grown by doubling, each copy touched fresh memory) */
         size_t in = 0;
         for (size_t i = 0; i < w->n_b; i++)
-            in += w->bs[i] <= h && w->bs[i] >= l;
+            in += (size_t)(w->bs[i] <= h) & (size_t)(w->bs[i] >= l); /* no branch on the data */
         w->guess_in = (size_t)((double)in * (double)n / (double)s.got);
         if (stage == 1 || S2 == 0)
             break;
         /* keep the stage's segments inside the bracket, then sample more between its blocks */
+        /* without a branch on the data: each pair written at m, m advanced when it is kept; a
+           width not above h adds +0 to s.above (a sum of widths >= +0 keeps its bits) */
         size_t m = 0;
         for (size_t i = 0; i < w->n_b; i++) {
-            if (w->bs[i] > h) {
-                s.above += w->bw[i];
-            } else if (w->bs[i] >= l) {
-                w->bs[m] = w->bs[i];
-                w->bw[m++] = w->bw[i];
-            }
+            double sv = w->bs[i], wd = w->bw[i];
+            bool up = sv > h;
+            s.above += up ? wd : 0.0;
+            w->bs[m] = sv;
+            w->bw[m] = wd;
+            m += (size_t)!up & (size_t)(sv >= l);
         }
         w->n_b = m;
-        sample_blocks(x, S2, 0.5, h, l, &s);
+        sample_blocks(x, S2, 0.5, h, l, &s, simd);
     }
     w->n_b = 0;
     return true;
