@@ -691,6 +691,14 @@ fast_one(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool bo
 #define ORACLE_SIMD_TARGET "avx512f,avx512dq"
 #define BLOCK 8
 
+/* Whether jobs j .. j + 7 have FAST_K points each (their offsets one vector apart). */
+__attribute__((target(ORACLE_SIMD_TARGET))) static inline bool fast_seq8(const size_t *off,
+                                                                         size_t j)
+{
+    __m512i d = _mm512_sub_epi64(_mm512_loadu_si512(off + j + 1), _mm512_loadu_si512(off + j));
+    return _mm512_cmpeq_epi64_mask(d, _mm512_set1_epi64(FAST_K)) == 0xFF;
+}
+
 /*
  * Jobs j .. j + 7 (FAST_K points each, one after the other in the arrays) as fast_one takes
  * them, eight at a time: point i of the eight curves gathered into one register, so that each
@@ -820,10 +828,13 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
            eight running sums are the lanes of one register, fed job by job in job order from
            the addends transposed (job q's eight in one register): each lane adds what the
            scalar sums add, in their order, so the bits are theirs */
-        uint64_t kinds = 0;
-#pragma GCC unroll 8
-        for (int q = 0; q < BLOCK; q++)
-            kinds |= (uint64_t)(((defer >> q) & 1) * KIND_PROV) << (8 * q);
+        /* each job's kind, a byte each: bit q of defer spread to byte q (three shifts and
+           masks), times KIND_PROV */
+        uint64_t kinds = defer;
+        kinds = (kinds | kinds << 28) & 0x0000000F0000000Full;
+        kinds = (kinds | kinds << 14) & 0x0003000300030003ull;
+        kinds = (kinds | kinds << 7) & 0x0101010101010101ull;
+        kinds *= KIND_PROV;
         memcpy(io->kind + j, &kinds, sizeof kinds);
         __m512d t[BLOCK], u[BLOCK];
 #pragma GCC unroll 8
@@ -989,10 +1000,7 @@ fast_pass_body(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r
         const size_t *off = io.off;
 #if ORACLE_SIMD
         if (simd && j + BLOCK <= n) {
-            int seq = 1;
-            for (size_t q = 0; q < BLOCK; q++)
-                seq &= off[j + q + 1] - off[j + q] == FAST_K;
-            if (seq) {
+            if (fast_seq8(off, j)) {
                 if (j + PREFETCH_JOBS + BLOCK <= n) {
                     size_t f = off[j + PREFETCH_JOBS];
                     for (size_t o = 0; o < FAST_K * BLOCK; o += 8) {
