@@ -46,6 +46,11 @@ struct pfi_alloc_workspace {
                              the AVX-512 pass's blocks, placed at prov_lam */
     bool lseg_ok;         /* lseg, lval and flag written for every listed job (AVX-512 pass) */
     double prov_lam;      /* the slope the sampled pass placed its listed jobs against */
+    double tot_in[3];     /* alloc_output_jobs' starting totals (power, throughput, objective:
+                             the sampled pass's), set before alloc_pick */
+    double tot[3];        /* the totals over the listed jobs too, when alloc_pick (AVX-512)
+                             summed them with its values (tot_ok; every listed job placed) */
+    bool tot_ok;
     size_t *lmv;          /* alloc_pick, AVX-512: the listed jobs it rewrites (position·8 +
                              point, or + 7: the general steps) */
     uint32_t *at;         /* cap step: each job's candidate index (alloc_fill_grid) */

@@ -524,6 +524,7 @@ pick_listed8(const alloc_ctx *x, const size_t *list, size_t nj, double lam, doub
     const pfi_alloc_jobs *J = x->J;
     double *lval = w->lval;
     size_t *lmv = w->lmv, n_mv = 0;
+    bool all = true; /* every listed job ends placed (flag 1) */
     const __m512d lm = _mm512_set1_pd(lam);
     const __m512i one = _mm512_set1_epi64(1);
     size_t l = 0;
@@ -616,12 +617,13 @@ pick_listed8(const alloc_ctx *x, const size_t *list, size_t nj, double lam, doub
             const double *sl = w->cs + w->c0[j];
             size_t v = (size_t)(sl[0] > lam) + (sl[1] > lam) + (sl[2] > lam) + (sl[3] > lam) +
                        (sl[4] > lam);
-            int tie = (sl[0] == lam) | (sl[1] == lam) | (sl[2] == lam) | (sl[3] == lam) |
-                      (sl[4] == lam);
+            int tie =
+                (sl[0] == lam) | (sl[1] == lam) | (sl[2] == lam) | (sl[3] == lam) | (sl[4] == lam);
             p = tie ? 6 : v;
         }
         if (p == 7) {
             lval[l2] = pick_job(x, j, false, lam, rem, out);
+            all &= w->flag[j] != 0;
         } else if (p == 6) {
             size_t a = J->offset[j], m = J->offset[j + 1] - a;
             lval[l2] = pick_walk(w, j, J->cap_w + a, J->power_w + a, J->tput_tok_s + a,
@@ -644,8 +646,28 @@ pick_listed8(const alloc_ctx *x, const size_t *list, size_t nj, double lam, doub
         }
     }
     double sum = 0;
-    for (size_t i = 0; i < nj; i++)
+    if (!all) {
+        for (size_t i = 0; i < nj; i++)
+            sum += lval[i];
+        return sum;
+    }
+    /* every listed job placed: alloc_output_jobs' totals over them too, in the same loop
+       (four chains of additions side by side, not two loops one after the other; the same
+       order and operands as alloc_output_jobs') */
+    double tp = w->tot_in[0], tt = w->tot_in[1], obj = w->tot_in[2];
+    const double *wts = J->weight;
+    for (size_t i = 0; i < nj; i++) {
+        size_t j = list[i];
+        double pw = out->power_w[j], tk = out->tput_tok_s[j];
         sum += lval[i];
+        tp += pw;
+        tt += tk;
+        obj += (wts != NULL ? alloc_opt(wts, j, 1.0) : 1.0) * tk;
+    }
+    w->tot[0] = tp;
+    w->tot[1] = tt;
+    w->tot[2] = obj;
+    w->tot_ok = true;
     return sum;
 }
 #else
@@ -668,6 +690,7 @@ double alloc_pick(const alloc_ctx *x, bool est, double cap, double above_hi, con
     double value = 0;
     size_t nj = list != NULL ? n_list : x->J->n;
     *lambda = lam;
+    w->tot_ok = false;
 #if PICK_SIMD
     __builtin_cpu_init();
     if (list != NULL && out != NULL && !est && !w->no_simd && __builtin_cpu_supports("avx512f") &&
