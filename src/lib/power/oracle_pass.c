@@ -305,15 +305,16 @@ static void sample_blocks(const alloc_ctx *x, size_t S, double first_frac, doubl
 }
 
 /* The cut-off slope of the buffer (above: the width already above it) for capacity cap,
-   clamped to [lo, hi], the range the buffer covers. */
-static double sample_cut(pfi_alloc_workspace *w, double cap, double above, double inside, double hi,
+   clamped to [lo, hi], the range the buffer covers; all_in: cap - above >= the buffer's
+   widths summed in order (sample_fits). */
+static double sample_cut(pfi_alloc_workspace *w, double cap, double above, bool all_in, double hi,
                          double lo)
 {
     double dummy;
     bool kept;
     if (cap <= above)
         return hi;
-    if (cap - above >= inside)
+    if (all_in)
         return lo;
     return alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above, &dummy, !w->no_simd, &kept);
 }
@@ -354,12 +355,23 @@ static bool sample_bracket(const alloc_ctx *x, double *hi, double *lo)
                                               : x->o->budget_w * (double)s.got / (double)n;
         /* the margin: SAMPLE_MARGIN at SAMPLE_JOBS, narrower for a larger sample (1/√S) */
         double eps = SAMPLE_MARGIN * sqrt((double)SAMPLE_JOBS / (double)s.got) * s.total;
-        double cap = budget - s.base, inside = 0;
-        for (size_t i = 0; i < w->n_b; i++)
-            inside += w->bw[i];
-        double h = cap - eps > 0 ? sample_cut(w, cap - eps, s.above, inside, *hi, *lo) : INFINITY;
-        double l =
-            cap + eps < s.total ? sample_cut(w, cap + eps, s.above, inside, *hi, *lo) : -INFINITY;
+        double cap = budget - s.base;
+        /* whether cap ∓ eps - s.above reaches the buffer's widths summed in order: from eight
+           partial sums and their error bound where it settles it (alloc_sum_above), else
+           from the sum in order, taken before a selection moves the buffer */
+        double err, t = alloc_sum8(w->bw, w->n_b, &err), inside = NAN;
+        bool all_in[2];
+        for (int c = 0; c < 2; c++) {
+            double room = (c == 0 ? cap - eps : cap + eps) - s.above;
+            int over = alloc_sum_above(0.0, t, err, room);
+            if (over < 0 && isnan(inside))
+                inside = alloc_sum_seq(w->bw, w->n_b);
+            all_in[c] = over < 0 ? room >= inside : over == 0;
+        }
+        double h =
+            cap - eps > 0 ? sample_cut(w, cap - eps, s.above, all_in[0], *hi, *lo) : INFINITY;
+        double l = cap + eps < s.total ? sample_cut(w, cap + eps, s.above, all_in[1], *hi, *lo)
+                                       : -INFINITY;
         if (!(l <= h)) /* cannot happen; keep the bracket sound anyway */
             break;
         *hi = h;
