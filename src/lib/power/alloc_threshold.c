@@ -376,8 +376,9 @@ static inline double pick_walk(const pfi_alloc_workspace *w, size_t j, const dou
  * comparisons and formulas on the same bits, without a division. Returns the job's value
  * (weighted tokens/s); *rem as alloc_pick's.
  */
-static inline double pick_copied(const pfi_alloc_workspace *w, size_t j, double wt, double lam,
-                                 double *rem, pfi_alloc_result *out)
+static inline __attribute__((always_inline)) double pick_copied(const pfi_alloc_workspace *w,
+                                                                size_t j, double wt, double lam,
+                                                                double *rem, pfi_alloc_result *out)
 {
     size_t c0 = w->c0[j], m = w->nc[j];
     const double *c = w->cc + c0, *d = w->cd + c0, *t = w->ct + c0, *sl = w->cs + c0;
@@ -413,8 +414,8 @@ static inline double pick_copied(const pfi_alloc_workspace *w, size_t j, double 
  * (its value then from the throughput written); otherwise pick_copied's comparisons and
  * formulas on the curve as given. Returns the job's value; *rem as alloc_pick's.
  */
-static inline double pick_prov(const alloc_ctx *x, size_t j, double lam, double *rem,
-                               pfi_alloc_result *out)
+static inline __attribute__((always_inline)) double
+pick_prov(const alloc_ctx *x, size_t j, double lam, double *rem, pfi_alloc_result *out)
 {
     const pfi_alloc_workspace *w = x->w;
     const pfi_alloc_jobs *J = x->J;
@@ -437,8 +438,8 @@ static inline double pick_prov(const alloc_ctx *x, size_t j, double lam, double 
  * walk to the threshold and, for a copied whole curve, its outputs. Returns its value
  * (weight times tokens/s).
  */
-static inline double pick_job(const alloc_ctx *x, size_t j, bool est, double lam, double *rem,
-                              pfi_alloc_result *out)
+static inline __attribute__((always_inline)) double
+pick_job(const alloc_ctx *x, size_t j, bool est, double lam, double *rem, pfi_alloc_result *out)
 {
     pfi_alloc_workspace *w = x->w;
     if (!est && w->kind[j] == (KIND_MAT | KIND_COPY))
