@@ -1362,6 +1362,64 @@ static void test_oracle_simd_same(void **state)
                        g.total_tput_tok_s, g.lambda,      g.ref_power_w};
         assert_memory_equal(ta, tb, sizeof ta);
     }
+    /* every job one of three curves (6 points, no weights): the selection's bucket holds
+       thousands of equal slopes and is moved in place, so alloc_pick's first round takes the
+       kept slopes (not the buffer, no longer in the pass's order); and the slopes at lambda
+       are shared by hundreds of jobs, which spend the budget left in list order */
+    {
+        size_t m = 12000;
+        pfi_alloc_jobs T3;
+        memset(&T3, 0, sizeof T3);
+        T3.n = m;
+        T3.offset = off;
+        T3.cap_w = cap;
+        T3.power_w = pw;
+        T3.tput_tok_s = tp;
+        size_t *o3 = malloc((m + 1) * sizeof *o3);
+        double *c3 = malloc(6 * m * sizeof *c3), *p3 = malloc(6 * m * sizeof *p3),
+               *t3 = malloc(6 * m * sizeof *t3);
+        assert_true(o3 && c3 && p3 && t3);
+        for (size_t j = 0; j < m; j++) {
+            o3[j] = 6 * j;
+            for (size_t i = 0; i < 6; i++) {
+                c3[6 * j + i] = 200 + 100 * (double)i;
+                p3[6 * j + i] = (1000 + 100 * (double)(j % 3)) * (1 + 0.2 * (double)i);
+                t3[6 * j + i] = 1000 * (double)(j % 3 + 1) * sqrt(1 + 0.2 * (double)i);
+            }
+        }
+        o3[m] = 6 * m;
+        T3.offset = o3;
+        T3.cap_w = c3;
+        T3.power_w = p3;
+        T3.tput_tok_s = t3;
+        pfi_alloc_result r3, g3;
+        assert_int_equal(pfi_alloc_result_init(&r3, m), PFI_OK);
+        assert_int_equal(pfi_alloc_result_init(&g3, m), PFI_OK);
+        for (int ri = 0; ri < 3; ri++) {
+            pfi_alloc_options o3o;
+            pfi_alloc_options_init(&o3o);
+            o3o.reduction = 0.1 + 0.25 * ri;
+            assert_int_equal(pfi_allocate_ws(&T3, &o3o, ws, &r3, NULL), PFI_OK);
+            assert_int_equal(pfi_allocate_ws(&T3, &o3o, plain, &g3, NULL), PFI_OK);
+            double *a[] = {r3.cap_w,         r3.power_w,     r3.tput_tok_s,
+                           r3.marginal_down, r3.marginal_up, r3.shed_w};
+            double *b[] = {g3.cap_w,         g3.power_w,     g3.tput_tok_s,
+                           g3.marginal_down, g3.marginal_up, g3.shed_w};
+            for (size_t i = 0; i < 6; i++)
+                assert_memory_equal(a[i], b[i], m * sizeof(double));
+            double ta[] = {r3.objective, r3.upper_bound, r3.total_power_w, r3.total_tput_tok_s,
+                           r3.lambda};
+            double tb[] = {g3.objective, g3.upper_bound, g3.total_power_w, g3.total_tput_tok_s,
+                           g3.lambda};
+            assert_memory_equal(ta, tb, sizeof ta);
+        }
+        pfi_alloc_result_clear(&r3);
+        pfi_alloc_result_clear(&g3);
+        free(o3);
+        free(c3);
+        free(p3);
+        free(t3);
+    }
     /* a falling curve: the same error, naming the same job */
     pw[off[12345] + 3] = pw[off[12345] + 2] - 1;
     pfi_alloc_options o;
