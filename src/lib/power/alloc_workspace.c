@@ -21,10 +21,10 @@ void pfi_alloc_workspace_destroy(pfi_alloc_workspace *w)
 {
     if (w == NULL)
         return;
-    void *p[] = {w->kind, w->c0,    w->ec0,     w->eo,   w->eeo,  w->nc, w->ne, w->nee,
-                 w->pick, w->share, w->maxshed, w->shed, w->flag, w->cc, w->cd, w->ct,
-                 w->ed,   w->et,    w->cs,      w->env,  w->eenv, w->bs, w->bw, w->idx,
-                 w->y,    w->list,  w->at,      w->lval, w->lmv};
+    void *p[] = {w->kind, w->c0,    w->ec0,     w->eo,   w->eeo,  w->nc,  w->ne, w->nee,
+                 w->pick, w->share, w->maxshed, w->shed, w->flag, w->cc,  w->cd, w->ct,
+                 w->ed,   w->et,    w->cs,      w->env,  w->eenv, w->bs,  w->bw, w->idx,
+                 w->y,    w->list,  w->at,      w->lval, w->lmv,  w->lseg};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         pfi_free(p[i]);
     pfi_free(w);
