@@ -144,9 +144,10 @@ buckets_range8(const double *slope, size_t m, double hi8[8], double lo8[8])
     _mm512_storeu_pd(lo8, lo);
 }
 
-__attribute__((target("avx512f,avx512dq"))) static void
-buckets_fill8(const double *slope, const double *width, size_t m, double mx, double scale,
-              int64_t top, double *sum, uint32_t *cnt)
+__attribute__((target("avx512f,avx512dq"))) static void buckets_fill8(const double *slope,
+                                                                      const double *width, size_t m,
+                                                                      double mx, double scale,
+                                                                      int64_t top, double *sum)
 {
     const __m512d mxv = _mm512_set1_pd(mx), sc = _mm512_set1_pd(scale);
     const __m512i tv = _mm512_set1_epi64(top);
@@ -162,22 +163,22 @@ buckets_fill8(const double *slope, const double *width, size_t m, double mx, dou
             int64_t b = (int64_t)((mx - slope[c + i]) * scale);
             idx[i] = b < top ? b : top;
         }
-        for (i = 0; i < e; i++) {
+        for (i = 0; i < e; i++)
             sum[idx[i]] += width[c + i];
-            cnt[idx[i]]++;
-        }
     }
 }
 
-/* The segments of bucket B (want of them) packed in order into bs/bw (room for want + 8). */
+/* The segments of bucket B packed in order into bs/bw (room for BUCKET_COPY + 8): their
+   count, or BUCKET_COPY + 1 as soon as there are more than BUCKET_COPY (the bucket is then
+   moved in place; no counts kept: the fill above does not count). */
 __attribute__((target("avx512f,avx512dq"))) static size_t
 buckets_copy8(const double *slope, const double *width, size_t m, double mx, double scale,
-              int64_t top, int64_t B, size_t want, double *bs, double *bw)
+              int64_t top, int64_t B, double *bs, double *bw)
 {
     const __m512d mxv = _mm512_set1_pd(mx), sc = _mm512_set1_pd(scale);
     const __m512i tv = _mm512_set1_epi64(top), bv = _mm512_set1_epi64(B);
     size_t k = 0, i = 0;
-    for (; i + 8 <= m && k < want; i += 8) {
+    for (; i + 8 <= m; i += 8) {
         __m512d v = _mm512_loadu_pd(slope + i);
         __m512i b =
             _mm512_min_epi64(_mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_sub_pd(mxv, v), sc)), tv);
@@ -185,12 +186,16 @@ buckets_copy8(const double *slope, const double *width, size_t m, double mx, dou
         _mm512_storeu_pd(bs + k, _mm512_maskz_compress_pd(e, v));
         _mm512_storeu_pd(bw + k, _mm512_maskz_compress_pd(e, _mm512_loadu_pd(width + i)));
         k += (size_t)__builtin_popcount(e);
+        if (k > BUCKET_COPY)
+            return BUCKET_COPY + 1;
     }
-    for (; i < m && k < want; i++) {
+    for (; i < m; i++) {
         int64_t b = (int64_t)((mx - slope[i]) * scale);
         bs[k] = slope[i];
         bw[k] = width[i];
         k += (b < top ? b : top) == B;
+        if (k > BUCKET_COPY)
+            return BUCKET_COPY + 1;
     }
     return k;
 }
@@ -245,9 +250,10 @@ double alloc_select_buckets(double *slope, double *width, size_t m, double cap, 
     if (!(range > 0) || !isfinite(range))
         return pfi_alloc_select(slope, width, m, cap, above);
     double sum[BUCKET_MAX];
-    uint32_t cnt[BUCKET_MAX];
+    uint32_t cnt[BUCKET_MAX]; /* the scalar passes only */
     memset(sum, 0, K * sizeof sum[0]);
-    memset(cnt, 0, K * sizeof cnt[0]);
+    if (!simd)
+        memset(cnt, 0, K * sizeof cnt[0]);
     const double scale = (double)K / range;
     const int64_t top = (int64_t)K - 1;
     /* a slope's bucket: >= 0 as s <= mx; converted as a signed integer (no branch) */
@@ -255,7 +261,7 @@ double alloc_select_buckets(double *slope, double *width, size_t m, double cap, 
     ((size_t)((int64_t)((mx - (s)) * scale) < top ? (int64_t)((mx - (s)) * scale) : top))
 #if BUCKET_SIMD
     if (simd)
-        buckets_fill8(slope, width, m, mx, scale, top, sum, cnt);
+        buckets_fill8(slope, width, m, mx, scale, top, sum);
     else
 #endif
         for (size_t i = 0; i < m; i++) {
@@ -277,19 +283,26 @@ double alloc_select_buckets(double *slope, double *width, size_t m, double cap, 
     double ts[BUCKET_COPY + 8], tw[BUCKET_COPY + 8];
     double *bs = ts, *bw = tw;
     size_t k = 0;
-    if (cnt[B] <= BUCKET_COPY) {
+    bool copied;
 #if BUCKET_SIMD
-        if (simd)
-            k = buckets_copy8(slope, width, m, mx, scale, top, (int64_t)B, cnt[B], ts, tw);
-        else
+    if (simd) {
+        k = buckets_copy8(slope, width, m, mx, scale, top, (int64_t)B, ts, tw);
+        copied = k <= BUCKET_COPY;
+        if (!copied)
+            k = 0;
+    } else
 #endif
+    {
+        copied = cnt[B] <= BUCKET_COPY;
+        if (copied)
             for (size_t i = 0; i < m && k < cnt[B]; i++) {
                 size_t b = BUCKET_OF(slope[i]);
                 ts[k] = slope[i];
                 tw[k] = width[i];
                 k += b == B;
             }
-    } else {
+    }
+    if (!copied) {
         for (size_t i = 0; i < m; i++) {
             size_t b = BUCKET_OF(slope[i]);
             double s = slope[i], w = width[i];
