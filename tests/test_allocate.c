@@ -272,7 +272,8 @@ static void test_select_same_bits(void **state)
  * above it sum to at most cap and those at or above it to at least cap (up to 1e-12 relative:
  * its sums run in another order than pfi_alloc_select's), *above is the width strictly above
  * λ to 1e-12, and λ is pfi_alloc_select's except where cap lies within 1e-12 of a boundary
- * sum. Two calls on the same input give the same bits. Slopes spread, tied (3 values: buckets
+ * sum. Two calls on the same input, with AVX-512 (where the CPU has it) and without, give the
+ * same bits. Slopes spread, tied (3 values: buckets
  * of more than BUCKET_COPY segments, moved in place), all equal (the empty range:
  * pfi_alloc_select) or with an infinite one (a range not finite); capacities on
  * prefix sums of the sorted widths, a few ulps either side, and between them.
@@ -282,12 +283,13 @@ static void test_select_buckets(void **state)
     (void)state;
     pfi_rng rng;
     pfi_rng_seed(&rng, 18, 9);
-    size_t cases = 0, same = 0, bucketed = 0;
+    size_t cases = 0, same = 0, bucketed = 0, kept = 0;
     for (int trial = 0; trial < 300; trial++) {
         size_t m = 200 + pfi_rng_next(&rng) % (trial % 3 == 0 ? 9000 : 1500);
         double *s = malloc(m * sizeof *s), *w = malloc(m * sizeof *w);
         double *s1 = malloc(m * sizeof *s1), *w1 = malloc(m * sizeof *w1);
-        double *pairs = malloc(2 * m * sizeof *pairs);
+        double *pairs = malloc(2 * m * sizeof *pairs), *s2 = malloc(m * sizeof *s2);
+        assert_non_null(s2);
         assert_non_null(s);
         assert_non_null(w);
         assert_non_null(s1);
@@ -324,14 +326,22 @@ static void test_select_buckets(void **state)
             for (; ulps < 0 && cap > 0; ulps++)
                 cap = nextafter(cap, 0);
             double a1, a2, a3, l1, l2, l3;
+            bool k1, k3;
             memcpy(s1, s, m * sizeof *s);
             memcpy(w1, w, m * sizeof *w);
-            l1 = alloc_select_buckets(s1, w1, m, cap, &a1);
+            l1 = alloc_select_buckets(s1, w1, m, cap, &a1, true, &k1);
+            memcpy(s2, s1, m * sizeof *s); /* the order it left (a bucket moved in place) */
             memcpy(s1, s, m * sizeof *s);
             memcpy(w1, w, m * sizeof *w);
-            l3 = alloc_select_buckets(s1, w1, m, cap, &a3);
-            assert_true(same_bits(l1, l3));
+            l3 = alloc_select_buckets(s1, w1, m, cap, &a3, false, &k3);
+            assert_true(same_bits(l1, l3)); /* with and without AVX-512 */
             assert_true(same_bits(a1, a3));
+            assert_true(memcmp(s1, s2, m * sizeof *s) == 0);
+            assert_true(k1 == k3);
+            /* kept: the arrays in their order */
+            assert_true(!k1 ||
+                        (memcmp(s1, s, m * sizeof *s) == 0 && memcmp(w1, w, m * sizeof *w) == 0));
+            kept += k1;
             memcpy(s1, s, m * sizeof *s);
             memcpy(w1, w, m * sizeof *w);
             l2 = pfi_alloc_select(s1, w1, m, cap, &a2);
@@ -373,10 +383,12 @@ static void test_select_buckets(void **state)
         free(s1);
         free(w1);
         free(pairs);
+        free(s2);
     }
     assert_int_equal(cases, 300 * 12);
     assert_true(same > cases * 9 / 10);
     assert_true(bucketed > 1000);
+    assert_true(kept > 1000 && kept < cases); /* both: arrays kept, and permuted */
 }
 
 /* A job of the DESIGN §7 model: compute share alpha, P_u (W), uncapped tokens/s, GPUs. */
@@ -1349,6 +1361,64 @@ static void test_oracle_simd_same(void **state)
         double tb[] = {g.objective,        g.upper_bound, g.total_power_w,
                        g.total_tput_tok_s, g.lambda,      g.ref_power_w};
         assert_memory_equal(ta, tb, sizeof ta);
+    }
+    /* every job one of three curves (6 points, no weights): the selection's bucket holds
+       thousands of equal slopes and is moved in place, so alloc_pick's first round takes the
+       kept slopes (not the buffer, no longer in the pass's order); and the slopes at lambda
+       are shared by hundreds of jobs, which spend the budget left in list order */
+    {
+        size_t m = 12000;
+        pfi_alloc_jobs T3;
+        memset(&T3, 0, sizeof T3);
+        T3.n = m;
+        T3.offset = off;
+        T3.cap_w = cap;
+        T3.power_w = pw;
+        T3.tput_tok_s = tp;
+        size_t *o3 = malloc((m + 1) * sizeof *o3);
+        double *c3 = malloc(6 * m * sizeof *c3), *p3 = malloc(6 * m * sizeof *p3),
+               *t3 = malloc(6 * m * sizeof *t3);
+        assert_true(o3 && c3 && p3 && t3);
+        for (size_t j = 0; j < m; j++) {
+            o3[j] = 6 * j;
+            for (size_t i = 0; i < 6; i++) {
+                c3[6 * j + i] = 200 + 100 * (double)i;
+                p3[6 * j + i] = (1000 + 100 * (double)(j % 3)) * (1 + 0.2 * (double)i);
+                t3[6 * j + i] = 1000 * (double)(j % 3 + 1) * sqrt(1 + 0.2 * (double)i);
+            }
+        }
+        o3[m] = 6 * m;
+        T3.offset = o3;
+        T3.cap_w = c3;
+        T3.power_w = p3;
+        T3.tput_tok_s = t3;
+        pfi_alloc_result r3, g3;
+        assert_int_equal(pfi_alloc_result_init(&r3, m), PFI_OK);
+        assert_int_equal(pfi_alloc_result_init(&g3, m), PFI_OK);
+        for (int ri = 0; ri < 3; ri++) {
+            pfi_alloc_options o3o;
+            pfi_alloc_options_init(&o3o);
+            o3o.reduction = 0.1 + 0.25 * ri;
+            assert_int_equal(pfi_allocate_ws(&T3, &o3o, ws, &r3, NULL), PFI_OK);
+            assert_int_equal(pfi_allocate_ws(&T3, &o3o, plain, &g3, NULL), PFI_OK);
+            double *a[] = {r3.cap_w,         r3.power_w,     r3.tput_tok_s,
+                           r3.marginal_down, r3.marginal_up, r3.shed_w};
+            double *b[] = {g3.cap_w,         g3.power_w,     g3.tput_tok_s,
+                           g3.marginal_down, g3.marginal_up, g3.shed_w};
+            for (size_t i = 0; i < 6; i++)
+                assert_memory_equal(a[i], b[i], m * sizeof(double));
+            double ta[] = {r3.objective, r3.upper_bound, r3.total_power_w, r3.total_tput_tok_s,
+                           r3.lambda};
+            double tb[] = {g3.objective, g3.upper_bound, g3.total_power_w, g3.total_tput_tok_s,
+                           g3.lambda};
+            assert_memory_equal(ta, tb, sizeof ta);
+        }
+        pfi_alloc_result_clear(&r3);
+        pfi_alloc_result_clear(&g3);
+        free(o3);
+        free(c3);
+        free(p3);
+        free(t3);
     }
     /* a falling curve: the same error, naming the same job */
     pw[off[12345] + 3] = pw[off[12345] + 2] - 1;

@@ -29,6 +29,8 @@ enum { KIND_MAT = 1, KIND_ENV = 2, KIND_EST_MAT = 4, KIND_EST_ENV = 8, KIND_COPY
    its outputs written at point w->nc[j]; alloc_pick rewrites them where the threshold says
    otherwise */
 enum { KIND_PROV = 32 };
+/* w->lseg: a listed job that is not one of the AVX-512 pass's provisional block jobs */
+#define LSEG_OTHER 0x80000000u
 
 struct pfi_alloc_workspace {
     size_t cap_jobs;
@@ -38,6 +40,20 @@ struct pfi_alloc_workspace {
     double *pick, *share, *maxshed, *shed;
     unsigned char *flag;
     size_t *list, n_list; /* oracle, sampled: jobs left for after the selection */
+    double *lval;         /* each listed job's value, in list order (the AVX-512 pass writes
+                             its provisional one; alloc_pick, AVX-512, the final one) */
+    uint32_t *lseg;       /* the sampled pass: each listed job's segments in bs/bw (in list
+                             order, one after the other), | LSEG_OTHER unless it is a job of
+                             the AVX-512 pass's blocks, placed at prov_lam */
+    bool lseg_ok;         /* lseg, lval and flag written for every listed job (AVX-512 pass) */
+    double prov_lam;      /* the slope the sampled pass placed its listed jobs against */
+    double tot_in[3];     /* alloc_output_jobs' starting totals (power, throughput, objective:
+                             the sampled pass's), set before alloc_pick */
+    double tot[3];        /* the totals over the listed jobs too, when alloc_pick (AVX-512)
+                             summed them with its values (tot_ok; every listed job placed) */
+    bool tot_ok;
+    size_t *lmv;          /* alloc_pick, AVX-512: the listed jobs it rewrites (position·8 +
+                             point, or + 7: the general steps) */
     uint32_t *at;         /* cap step: each job's candidate index (alloc_fill_grid) */
     double *cc, *cd, *ct; /* copied candidates: cap, true power, true throughput */
     double *cs;           /* KIND_COPY: the slope of the segment from each copied point to the
@@ -392,8 +408,11 @@ void alloc_fill_grid(const alloc_run *run, pfi_alloc_result *r);
 /* ---- the threshold (alloc_threshold.c) ------------------------------------------------- */
 
 /* pfi_alloc_select's λ by buckets of slope (fewer moves, *above summed in another order):
-   the oracle's sampled selections (alloc_threshold.c). */
-double alloc_select_buckets(double *slope, double *width, size_t m, double cap, double *above);
+   the oracle's sampled selections (alloc_threshold.c); simd: its passes with AVX-512 where
+   the CPU has it (the same bits; false: the scalar passes, the workspace's no_simd); *kept:
+   whether slope and width are left in their order (they are permuted otherwise). */
+double alloc_select_buckets(double *slope, double *width, size_t m, double cap, double *above,
+                            bool simd, bool *kept);
 
 /*
  * The Lagrangian threshold on the envelopes (true or estimated) for a budget cap above the

@@ -314,6 +314,13 @@ void alloc_output_jobs(const alloc_run *run, pfi_alloc_result *r)
     const size_t *list = run->list;
     size_t n_list = run->n_list;
     bool snap = x->discrete || !r->feasible;
+    if (list != NULL && run->placed && w->tot_ok) {
+        /* alloc_pick placed every listed job and summed the totals as below */
+        r->total_power_w = w->tot[0];
+        r->total_tput_tok_s = w->tot[1];
+        r->objective = w->tot[2];
+        return;
+    }
     for (size_t l = 0; l < n_list; l++) {
         size_t j = list != NULL ? list[l] : l;
         if (!(run->placed && w->flag[j]))

@@ -357,24 +357,46 @@ static void charge(const pfi_alloc_tree *t, size_t j, double d, double k, double
 
 static void tree_flags(const pfi_alloc_tree *t, double budget_w, pfi_alloc_tree_result *tr);
 
-/* The per-level sums of r's caps and powers into tr, and which limits bind. */
+/* The per-level sums of r's caps and powers into tr, and which limits bind: each level's own
+   jobs summed first (job order), then added to the level and every level above it (was every
+   job added to each of its ancestors: 0.37 ms of 3.4 at 100 000 jobs on 4 levels); without the
+   memory for the own sums, job by job as before. */
 static void tree_sums(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, double budget_w,
                       const pfi_alloc_result *r, pfi_alloc_tree_result *tr)
 {
-    for (size_t a = 0; a < t->n_nodes; a++) {
+    size_t nn = t->n_nodes;
+    double *own = pfi_malloc(2 * (nn + 1) * sizeof *own);
+    for (size_t a = 0; a < nn; a++) {
         tr->reserve_w[a] = tr->drawn_w[a] = 0;
         tr->binding[a] = false;
     }
+    for (size_t a = 0; own != NULL && a <= 2 * nn + 1; a++)
+        own[a] = 0;
     tr->site_reserve_w = tr->site_drawn_w = 0;
     for (size_t j = 0; j < J->n; j++) {
         double k = alloc_opt(J->gpus, j, 1.0) * r->cap_w[j], dpw = r->power_w[j];
-        for (size_t a = job_node(t, j); a != PFI_TOPO_NONE; a = t->parent[a]) {
+        size_t a = job_node(t, j);
+        if (own != NULL) {
+            own[a == PFI_TOPO_NONE ? nn : a] += k;
+            own[nn + 1 + (a == PFI_TOPO_NONE ? nn : a)] += dpw;
+            continue;
+        }
+        for (; a != PFI_TOPO_NONE; a = t->parent[a]) {
             tr->reserve_w[a] += k;
             tr->drawn_w[a] += dpw;
         }
         tr->site_reserve_w += k;
         tr->site_drawn_w += dpw;
     }
+    for (size_t a = 0; own != NULL && a <= nn; a++) {
+        for (size_t b = a; a < nn && b != PFI_TOPO_NONE; b = t->parent[b]) {
+            tr->reserve_w[b] += own[a];
+            tr->drawn_w[b] += own[nn + 1 + a];
+        }
+        tr->site_reserve_w += own[a];
+        tr->site_drawn_w += own[nn + 1 + a];
+    }
+    pfi_free(own);
     tree_flags(t, budget_w, tr);
 }
 
@@ -2387,9 +2409,9 @@ static bool tree_flat_first(const pfi_alloc_jobs *J, const pfi_alloc_options *o,
        is its own envelope (no bounds here), a job at a point (the two differ) has the
        curve's slopes there, as the greedy's: only the others need tree_marginals (after the
        check, so that a failed attempt costs less) */
-    for (size_t j = 0; j < n; j++)
-        if ((w->kind[j] & KIND_ENV) || r->marginal_down[j] == r->marginal_up[j] ||
-            (isnan(r->marginal_down[j]) && isnan(r->marginal_up[j])))
+    const double *md = r->marginal_down, *mu = r->marginal_up;
+    for (size_t j = 0; j < n; j++) /* without a branch on the data (most jobs are at a point) */
+        if ((int)(w->kind[j] & KIND_ENV) | (md[j] == mu[j]) | (isnan(md[j]) & isnan(mu[j])))
             tree_marginals(J, j, r);
     tree_totals(J, r);
     r->shortfall_w = 0;

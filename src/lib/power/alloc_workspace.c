@@ -21,9 +21,10 @@ void pfi_alloc_workspace_destroy(pfi_alloc_workspace *w)
 {
     if (w == NULL)
         return;
-    void *p[] = {w->kind,  w->c0,      w->ec0,  w->eo,   w->eeo, w->nc,  w->ne, w->nee,  w->pick,
-                 w->share, w->maxshed, w->shed, w->flag, w->cc,  w->cd,  w->ct, w->ed,   w->et,
-                 w->cs,    w->env,     w->eenv, w->bs,   w->bw,  w->idx, w->y,  w->list, w->at};
+    void *p[] = {w->kind, w->c0,    w->ec0,     w->eo,   w->eeo,  w->nc,  w->ne, w->nee,
+                 w->pick, w->share, w->maxshed, w->shed, w->flag, w->cc,  w->cd, w->ct,
+                 w->ed,   w->et,    w->cs,      w->env,  w->eenv, w->bs,  w->bw, w->idx,
+                 w->y,    w->list,  w->at,      w->lval, w->lmv,  w->lseg};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         pfi_free(p[i]);
     pfi_free(w);
@@ -57,7 +58,8 @@ bool alloc_ws_jobs(pfi_alloc_workspace *w, size_t n)
               regrow(&w->pick, n, sizeof(double)) && regrow(&w->share, n, sizeof(double)) &&
               regrow(&w->maxshed, n, sizeof(double)) && regrow(&w->shed, n, sizeof(double)) &&
               regrow(&w->flag, n, 1) && regrow(&w->list, n, sizeof(size_t)) &&
-              regrow(&w->at, n, sizeof(uint32_t));
+              regrow(&w->at, n, sizeof(uint32_t)) && regrow(&w->lval, n, sizeof(double)) &&
+              regrow(&w->lmv, n, sizeof(size_t)) && regrow(&w->lseg, n, sizeof(uint32_t));
     if (ok)
         w->cap_jobs = n;
     return ok;

@@ -174,35 +174,149 @@ static inline void sample_job(pfi_alloc_workspace *w, const pfi_alloc_jobs *J, s
     s->got++;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SAMPLE_SIMD 1
+/*
+ * sample_job for jobs j .. j + 7 (FAST_K points each, one after the other in the arrays) where
+ * the CPU has AVX-512: point i of the eight curves gathered into one register, each lane doing
+ * scan_k's IEEE operations and checks (and sample_job's on the weight); then, job by job in job
+ * order, the loop of sample_job's FAST_K-point path on the lanes' slopes and widths (the same
+ * sums in the same order: the same bits). A job that fails a check takes sample_job in its turn.
+ */
+__attribute__((target("avx512f,avx512dq"))) static void sample_block8(pfi_alloc_workspace *w,
+                                                                      const pfi_alloc_jobs *J,
+                                                                      size_t j, double hi,
+                                                                      double lo, sample *s)
+{
+    enum { M = FAST_K - 1, B = 8 };
+    if (!alloc_ws_buf(w, M * B) || !alloc_ws_scratch(w, FAST_K)) {
+        for (size_t q = 0; q < B; q++)
+            sample_job(w, J, j + q, hi, lo, s);
+        return;
+    }
+    size_t a = J->offset[j];
+    const __m512i at = _mm512_setr_epi64(0, 6, 12, 18, 24, 30, 36, 42);
+    const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
+    __m512d C[FAST_K], P[FAST_K], T[FAST_K], SL[M], WD[M];
+#pragma GCC unroll 8
+    for (int i = 0; i < FAST_K; i++) {
+        C[i] = _mm512_i64gather_pd(at, J->cap_w + a + i, 8);
+        P[i] = _mm512_i64gather_pd(at, J->power_w + a + i, 8);
+        T[i] = _mm512_i64gather_pd(at, J->tput_tok_s + a + i, 8);
+    }
+    __m512d W = _mm512_set1_pd(1.0);
+    if (J->weight != NULL) { /* alloc_opt: the weight unless NaN */
+        __m512d v = _mm512_loadu_pd(J->weight + j);
+        W = _mm512_mask_mov_pd(W, _mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v);
+    }
+    /* sample_job's weight test, then scan_k's (every comparison false on NaN, as C's) */
+    __mmask8 ok =
+        _mm512_cmp_pd_mask(W, zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(W, inf, _CMP_LT_OQ) &
+        _mm512_cmp_pd_mask(C[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(C[M], inf, _CMP_LT_OQ) &
+        _mm512_cmp_pd_mask(P[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(P[M], inf, _CMP_LT_OQ) &
+        _mm512_cmp_pd_mask(T[0], zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(T[M], inf, _CMP_LT_OQ);
+#pragma GCC unroll 8
+    for (int i = 0; i < M; i++) {
+        WD[i] = _mm512_sub_pd(P[i + 1], P[i]);
+        SL[i] =
+            _mm512_div_pd(_mm512_sub_pd(_mm512_mul_pd(W, T[i + 1]), _mm512_mul_pd(W, T[i])), WD[i]);
+        ok &= _mm512_cmp_pd_mask(C[i + 1], C[i], _CMP_GT_OQ) &
+              _mm512_cmp_pd_mask(WD[i], zero, _CMP_GT_OQ) &
+              _mm512_cmp_pd_mask(T[i + 1], T[i], _CMP_GE_OQ);
+        if (i > 0)
+            ok &= _mm512_cmp_pd_mask(SL[i], SL[i - 1], _CMP_LT_OQ);
+    }
+    double l_sl[M][B], l_wd[M][B], l_d0[B], l_dm[B];
+#pragma GCC unroll 8
+    for (int i = 0; i < M; i++) {
+        _mm512_storeu_pd(l_sl[i], SL[i]);
+        _mm512_storeu_pd(l_wd[i], WD[i]);
+    }
+    _mm512_storeu_pd(l_d0, P[0]);
+    _mm512_storeu_pd(l_dm, P[M]);
+    /* the scalar code from here: leave the upper halves clean for sample_job */
+    _mm256_zeroupper();
+    sample t = *s;
+    for (size_t q = 0; q < B; q++) {
+        if (!((ok >> q) & 1)) {
+            sample_job(w, J, j + q, hi, lo, &t);
+            continue;
+        }
+        size_t nb = w->n_b;
+        double *bs = w->bs, *bw = w->bw;
+        for (int i = 0; i < M; i++) {
+            double sv = l_sl[i][q], wd = l_wd[i][q];
+            t.total += wd;
+            bool up = sv > hi, in = !up && sv >= lo;
+            t.above += up ? wd : 0.0;
+            bs[nb] = sv;
+            bw[nb] = wd;
+            nb += in;
+        }
+        w->n_b = nb;
+        t.ref += l_dm[q];
+        t.base += l_d0[q];
+        t.got++;
+    }
+    *s = t;
+}
+#else
+#define SAMPLE_SIMD 0
+#endif
+
 /* Sample S jobs in blocks of SAMPLE_BLOCK consecutive jobs (read in sequence), evenly spaced
-   from job first_frac·n/blocks on. */
+   from job first_frac·n/blocks on; simd: eight FAST_K-point jobs a step where they follow each
+   other (sample_block8; the same bits). */
 static void sample_blocks(const alloc_ctx *x, size_t S, double first_frac, double hi, double lo,
-                          sample *s)
+                          sample *s, bool simd)
 {
     const pfi_alloc_jobs *J = x->J;
     size_t n = J->n, nblk = (S + SAMPLE_BLOCK - 1) / SAMPLE_BLOCK;
+    const size_t *off = J->offset;
     sample t = *s; /* in a local: the buffer's stores cannot reach it (they could reach *s) */
-    for (size_t i = 0; i < S; i++) {
-        size_t blk = i / SAMPLE_BLOCK;
-        size_t j =
-            (size_t)(((double)blk + first_frac) * (double)n / (double)nblk) + i % SAMPLE_BLOCK;
-        if (j < n)
-            sample_job(x->w, J, j, hi, lo, &t);
+    for (size_t blk = 0; blk < nblk; blk++) {
+        size_t j0 = (size_t)(((double)blk + first_frac) * (double)n / (double)nblk);
+        size_t r_end =
+            S - blk * SAMPLE_BLOCK < SAMPLE_BLOCK ? S - blk * SAMPLE_BLOCK : SAMPLE_BLOCK;
+        for (size_t r = 0; r < r_end;) {
+            size_t j = j0 + r;
+#if SAMPLE_SIMD
+            if (simd && r + 8 <= r_end && j + 8 <= n) {
+                int seq = 1;
+                for (size_t q = 0; q < 8; q++)
+                    seq &= off[j + q + 1] - off[j + q] == FAST_K;
+                if (seq) {
+                    sample_block8(x->w, J, j, hi, lo, &t);
+                    r += 8;
+                    continue;
+                }
+            }
+#else
+            (void)simd;
+            (void)off;
+#endif
+            if (j < n)
+                sample_job(x->w, J, j, hi, lo, &t);
+            r++;
+        }
     }
     *s = t;
 }
 
 /* The cut-off slope of the buffer (above: the width already above it) for capacity cap,
-   clamped to [lo, hi], the range the buffer covers. */
-static double sample_cut(pfi_alloc_workspace *w, double cap, double above, double inside, double hi,
+   clamped to [lo, hi], the range the buffer covers; all_in: cap - above >= the buffer's
+   widths summed in order (sample_fits). */
+static double sample_cut(pfi_alloc_workspace *w, double cap, double above, bool all_in, double hi,
                          double lo)
 {
     double dummy;
+    bool kept;
     if (cap <= above)
         return hi;
-    if (cap - above >= inside)
+    if (all_in)
         return lo;
-    return alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above, &dummy);
+    return alloc_select_buckets(w->bs, w->bw, w->n_b, cap - above, &dummy, !w->no_simd, &kept);
 }
 
 /*
@@ -226,7 +340,12 @@ static bool sample_bracket(const alloc_ctx *x, double *hi, double *lo)
     w->guess_in = 0;
     sample s;
     memset(&s, 0, sizeof s);
-    sample_blocks(x, S, 0.0, INFINITY, -INFINITY, &s);
+    bool simd = !w->no_simd;
+#if SAMPLE_SIMD
+    __builtin_cpu_init();
+    simd = simd && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#endif
+    sample_blocks(x, S, 0.0, INFINITY, -INFINITY, &s, simd);
     if (s.got == 0 || !(s.total > 0)) {
         w->n_b = 0;
         return false;
@@ -236,12 +355,23 @@ static bool sample_bracket(const alloc_ctx *x, double *hi, double *lo)
                                               : x->o->budget_w * (double)s.got / (double)n;
         /* the margin: SAMPLE_MARGIN at SAMPLE_JOBS, narrower for a larger sample (1/√S) */
         double eps = SAMPLE_MARGIN * sqrt((double)SAMPLE_JOBS / (double)s.got) * s.total;
-        double cap = budget - s.base, inside = 0;
-        for (size_t i = 0; i < w->n_b; i++)
-            inside += w->bw[i];
-        double h = cap - eps > 0 ? sample_cut(w, cap - eps, s.above, inside, *hi, *lo) : INFINITY;
-        double l =
-            cap + eps < s.total ? sample_cut(w, cap + eps, s.above, inside, *hi, *lo) : -INFINITY;
+        double cap = budget - s.base;
+        /* whether cap ∓ eps - s.above reaches the buffer's widths summed in order: from eight
+           partial sums and their error bound where it settles it (alloc_sum_above), else
+           from the sum in order, taken before a selection moves the buffer */
+        double err, t = alloc_sum8(w->bw, w->n_b, &err), inside = NAN;
+        bool all_in[2];
+        for (int c = 0; c < 2; c++) {
+            double room = (c == 0 ? cap - eps : cap + eps) - s.above;
+            int over = alloc_sum_above(0.0, t, err, room);
+            if (over < 0 && isnan(inside))
+                inside = alloc_sum_seq(w->bw, w->n_b);
+            all_in[c] = over < 0 ? room >= inside : over == 0;
+        }
+        double h =
+            cap - eps > 0 ? sample_cut(w, cap - eps, s.above, all_in[0], *hi, *lo) : INFINITY;
+        double l = cap + eps < s.total ? sample_cut(w, cap + eps, s.above, all_in[1], *hi, *lo)
+                                       : -INFINITY;
         if (!(l <= h)) /* cannot happen; keep the bracket sound anyway */
             break;
         *hi = h;
@@ -250,22 +380,24 @@ static bool sample_bracket(const alloc_ctx *x, double *hi, double *lo)
            for them at once (grown by doubling, each copy touched fresh memory) */
         size_t in = 0;
         for (size_t i = 0; i < w->n_b; i++)
-            in += w->bs[i] <= h && w->bs[i] >= l;
+            in += (size_t)(w->bs[i] <= h) & (size_t)(w->bs[i] >= l); /* no branch on the data */
         w->guess_in = (size_t)((double)in * (double)n / (double)s.got);
         if (stage == 1 || S2 == 0)
             break;
         /* keep the stage's segments inside the bracket, then sample more between its blocks */
+        /* without a branch on the data: each pair written at m, m advanced when it is kept; a
+           width not above h adds +0 to s.above (a sum of widths >= +0 keeps its bits) */
         size_t m = 0;
         for (size_t i = 0; i < w->n_b; i++) {
-            if (w->bs[i] > h) {
-                s.above += w->bw[i];
-            } else if (w->bs[i] >= l) {
-                w->bs[m] = w->bs[i];
-                w->bw[m++] = w->bw[i];
-            }
+            double sv = w->bs[i], wd = w->bw[i];
+            bool up = sv > h;
+            s.above += up ? wd : 0.0;
+            w->bs[m] = sv;
+            w->bw[m] = wd;
+            m += (size_t)!up & (size_t)(sv >= l);
         }
         w->n_b = m;
-        sample_blocks(x, S2, 0.5, h, l, &s);
+        sample_blocks(x, S2, 0.5, h, l, &s, simd);
     }
     w->n_b = 0;
     return true;
@@ -290,7 +422,10 @@ bool alloc_oracle_bracket(const alloc_ctx *x, double *hi, double *lo)
  */
 typedef struct fast_acc {
     size_t n_b, n_list, below; /* segments in the buffer, jobs listed, segments below */
-    double ref_p, ref_t, lo_p, hi_p, above, value, tp, tt; /* as alloc_sums */
+    size_t n_b_listed;         /* segments in the buffer at the last job listed */
+    /* as alloc_sums; one after the other, in this order (fast_block8 adds to them as one
+       register) */
+    double ref_p, ref_t, lo_p, hi_p, above, value, tp, tt;
 } fast_acc;
 
 /* The arrays the pass reads and writes, in a local for the same reason (reloaded from the
@@ -299,11 +434,22 @@ typedef struct fast_io {
     const size_t *off;
     const double *cap, *pow_w, *tput, *wts;
     double *o_cap, *o_pw, *o_tp, *o_shed, *o_down, *o_up;
-    unsigned char *kind;
+    unsigned char *kind, *flag;
     size_t *list;
+    uint32_t *lseg;
+    double *lval;
     bool prov;  /* small instance: deferred jobs placed provisionally (fast_prov) */
     double lam; /* the slope they are placed against */
 } fast_io;
+
+/* Job j listed for after the selection, not as one of fast_block8's provisional jobs: its
+   segments added to the buffer since the last job listed, marked LSEG_OTHER. */
+static inline void fast_list(const fast_io *io, fast_acc *acc, size_t j)
+{
+    io->lseg[acc->n_list] = (uint32_t)(acc->n_b - acc->n_b_listed) | LSEG_OTHER;
+    acc->n_b_listed = acc->n_b;
+    io->list[acc->n_list++] = j;
+}
 
 /* A concave curve of k points (its own envelope) in the totals. */
 static inline void fast_add_curve(fast_acc *acc, const double *D, const double *T, size_t k)
@@ -346,7 +492,7 @@ static inline void fast_defer(pfi_alloc_workspace *w, const fast_io *io, fast_ac
     w->c0[j] = c0;
     w->nc[j] = (uint32_t)k;
     io->kind[j] = KIND_MAT | KIND_COPY;
-    io->list[acc->n_list++] = j;
+    fast_list(io, acc, j);
 }
 
 /*
@@ -373,7 +519,7 @@ static inline void fast_prov(pfi_alloc_workspace *w, const fast_io *io, fast_acc
     io->o_down[j] = v > 0 ? sv[v - 1] : NAN;
     io->o_up[j] = v + 1 < FAST_K ? sv[v] : NAN;
     io->kind[j] = KIND_PROV;
-    io->list[acc->n_list++] = j;
+    fast_list(io, acc, j);
 }
 
 /*
@@ -495,8 +641,8 @@ static inline pfi_error fast_general(const alloc_ctx *x, const fast_io *io, fast
     acc->ref_t += io->tput[b - 1];
     acc->lo_p += vw.d[0];
     acc->hi_p += vw.d[vw.m - 1];
-    io->list[acc->n_list++] = j;
     acc->n_b = w->n_b;
+    fast_list(io, acc, j);
     return PFI_OK;
 }
 
@@ -557,6 +703,14 @@ fast_one(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool bo
 #define ORACLE_SIMD_TARGET "avx512f,avx512dq"
 #define BLOCK 8
 
+/* Whether jobs j .. j + 7 have FAST_K points each (their offsets one vector apart). */
+__attribute__((target(ORACLE_SIMD_TARGET))) static inline bool fast_seq8(const size_t *off,
+                                                                         size_t j)
+{
+    __m512i d = _mm512_sub_epi64(_mm512_loadu_si512(off + j + 1), _mm512_loadu_si512(off + j));
+    return _mm512_cmpeq_epi64_mask(d, _mm512_set1_epi64(FAST_K)) == 0xFF;
+}
+
 /*
  * Jobs j .. j + 7 (FAST_K points each, one after the other in the arrays) as fast_one takes
  * them, eight at a time: point i of the eight curves gathered into one register, so that each
@@ -576,6 +730,7 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     const __m512i at = _mm512_setr_epi64(0, 6, 12, 18, 24, 30, 36, 42);
     const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
     __m512d C[FAST_K], P[FAST_K], T[FAST_K], SL[M], WD[M];
+#pragma GCC unroll 8
     for (int i = 0; i < FAST_K; i++) {
         C[i] = _mm512_i64gather_pd(at, io->cap + a + i, 8);
         P[i] = _mm512_i64gather_pd(at, io->pow_w + a + i, 8);
@@ -591,6 +746,7 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
         _mm512_cmp_pd_mask(C[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(C[M], inf, _CMP_LT_OQ) &
         _mm512_cmp_pd_mask(P[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(P[M], inf, _CMP_LT_OQ) &
         _mm512_cmp_pd_mask(T[0], zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(T[M], inf, _CMP_LT_OQ);
+#pragma GCC unroll 8
     for (int i = 0; i < M; i++) {
         WD[i] = _mm512_sub_pd(P[i + 1], P[i]);
         SL[i] =
@@ -615,6 +771,7 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     const __m512i one = _mm512_set1_epi64(1);
     __m512i up = _mm512_setzero_si512(), ge = _mm512_setzero_si512();
     __m512d ab = zero;
+#pragma GCC unroll 8
     for (int i = 0; i < M; i++) {
         __mmask8 u = _mm512_cmp_pd_mask(SL[i], hi, _CMP_GT_OQ);
         up = _mm512_mask_add_epi64(up, u, up, one);
@@ -629,12 +786,14 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     if (io->prov) {
         const __m512d lam = _mm512_set1_pd(io->lam);
         __m512i vp = _mm512_setzero_si512();
+#pragma GCC unroll 8
         for (int i = 0; i < M; i++)
             vp = _mm512_mask_add_epi64(vp, _mm512_cmp_pd_mask(SL[i], lam, _CMP_GT_OQ), vp, one);
         vpt = _mm512_mask_mov_epi64(up, defer, vp);
         wr = ok;
     }
     __m512d cv = C[0], dv = P[0], tv = T[0], down = _mm512_set1_pd(NAN), upm = SL[0];
+#pragma GCC unroll 8
     for (int i = 1; i < FAST_K; i++) {
         __mmask8 e = _mm512_cmpeq_epi64_mask(vpt, _mm512_set1_epi64(i));
         cv = _mm512_mask_mov_pd(cv, e, C[i]);
@@ -651,43 +810,71 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     _mm512_mask_storeu_pd(io->o_up + j, wr, upm);
     /* the sums job by job, in job order; a deferred job's value, power and throughput as zero
        (the sums are >= +0, so adding +0 leaves their bits: the same as not adding) */
-    double l_ab[BLOCK], l_d0[BLOCK], l_dm[BLOCK], l_tm[BLOCK], l_val[BLOCK], l_dv[BLOCK],
-        l_tv[BLOCK];
     int64_t l_up[BLOCK], l_ge[BLOCK], l_vp[BLOCK];
-    _mm512_storeu_pd(l_ab, ab);
-    _mm512_storeu_pd(l_d0, P[0]);
-    _mm512_storeu_pd(l_dm, P[M]);
-    _mm512_storeu_pd(l_tm, T[M]);
-    _mm512_storeu_pd(l_val, _mm512_maskz_mov_pd(place, _mm512_mul_pd(W, tv)));
-    _mm512_storeu_pd(l_dv, _mm512_maskz_mov_pd(place, dv));
-    _mm512_storeu_pd(l_tv, _mm512_maskz_mov_pd(place, tv));
+    double l_wv[BLOCK]; /* each job's value at the point its outputs are written at */
+    _mm512_storeu_pd(l_wv, _mm512_mul_pd(W, tv));
     _mm512_storeu_si512(l_up, up);
     _mm512_storeu_si512(l_ge, ge);
     _mm512_storeu_si512(l_vp, vpt);
     double l_sl[M][BLOCK], l_wd[M][BLOCK];
-    if (defer & ok)
+    if (defer & ok) {
+#pragma GCC unroll 8
         for (int i = 0; i < M; i++) {
             _mm512_storeu_pd(l_sl[i], SL[i]);
             _mm512_storeu_pd(l_wd[i], WD[i]);
         }
+    }
+    /* each job's eight addends (fast_acc's order: reference power and throughput, lowest and
+       highest power, width above, value, power, throughput), lane q of row i */
+    __m512d add[BLOCK] = {P[M],
+                          T[M],
+                          P[0],
+                          P[M],
+                          ab,
+                          _mm512_maskz_mov_pd(place, _mm512_mul_pd(W, tv)),
+                          _mm512_maskz_mov_pd(place, dv),
+                          _mm512_maskz_mov_pd(place, tv)};
     if (ok == 0xFF && io->prov) {
-        /* every lane passed, so no job of the block takes fast_one: the sums without a branch,
-           then the deferred jobs in job order (fast_prov's bookkeeping; their outputs are
-           written above) */
-        uint64_t kinds = 0;
-        for (int q = 0; q < BLOCK; q++)
-            kinds |= (uint64_t)(((defer >> q) & 1) * KIND_PROV) << (8 * q);
+        /* every lane passed, so no job of the block takes fast_one: the sums, then the deferred
+           jobs in job order (fast_prov's bookkeeping; their outputs are written above). The
+           eight running sums are the lanes of one register, fed job by job in job order from
+           the addends transposed (job q's eight in one register): each lane adds what the
+           scalar sums add, in their order, so the bits are theirs */
+        /* each job's kind, a byte each: bit q of defer spread to byte q (three shifts and
+           masks), times KIND_PROV */
+        uint64_t kinds = defer;
+        kinds = (kinds | kinds << 28) & 0x0000000F0000000Full;
+        kinds = (kinds | kinds << 14) & 0x0003000300030003ull;
+        kinds = (kinds | kinds << 7) & 0x0101010101010101ull;
+        kinds *= KIND_PROV;
         memcpy(io->kind + j, &kinds, sizeof kinds);
-        for (int q = 0; q < BLOCK; q++) {
-            acc->ref_p += l_dm[q];
-            acc->ref_t += l_tm[q];
-            acc->lo_p += l_d0[q];
-            acc->hi_p += l_dm[q];
-            acc->above += l_ab[q];
-            acc->value += l_val[q];
-            acc->tp += l_dv[q];
-            acc->tt += l_tv[q];
+        __m512d t[BLOCK], u[BLOCK];
+#pragma GCC unroll 8
+        for (int i = 0; i < BLOCK; i += 2) {
+            t[i] = _mm512_unpacklo_pd(add[i], add[i + 1]);
+            t[i + 1] = _mm512_unpackhi_pd(add[i], add[i + 1]);
         }
+#pragma GCC unroll 8
+        for (int i = 0; i < BLOCK; i += 4)
+#pragma GCC unroll 8
+            for (int h = 0; h < 2; h++) {
+                u[i + 2 * h] = _mm512_shuffle_f64x2(t[i + h], t[i + h + 2], 0x88);
+                u[i + 2 * h + 1] = _mm512_shuffle_f64x2(t[i + h], t[i + h + 2], 0xDD);
+            }
+        /* u[0]: jobs 0 and 4 of rows 0-3, u[1]: 2 and 6, u[2]: 1 and 5, u[3]: 3 and 7; u[4..7]
+           the same of rows 4-7 */
+        static const int first[BLOCK / 2] = {0, 2, 1, 3};
+        __m512d job[BLOCK];
+#pragma GCC unroll 8
+        for (int h = 0; h < BLOCK / 2; h++) {
+            job[first[h]] = _mm512_shuffle_f64x2(u[h], u[h + 4], 0x88);
+            job[first[h] + 4] = _mm512_shuffle_f64x2(u[h], u[h + 4], 0xDD);
+        }
+        __m512d sums = _mm512_loadu_pd(&acc->ref_p);
+#pragma GCC unroll 8
+        for (int q = 0; q < BLOCK; q++)
+            sums = _mm512_add_pd(sums, job[q]);
+        _mm512_storeu_pd(&acc->ref_p, sums);
         acc->below += (FAST_K - 1) * BLOCK - (size_t)_mm512_reduce_add_epi64(ge);
         if (defer == 0)
             return PFI_OK;
@@ -713,10 +900,25 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
             w->n_c += FAST_K;
             w->c0[jq] = c0;
             w->nc[jq] = (uint32_t)l_vp[q];
+            /* what alloc_pick needs of it unless it moves: its segments' count, its value at
+               the provisional point; its outputs are written */
+            io->lseg[acc->n_list] = (uint32_t)(l_ge[q] - l_up[q]);
+            io->lval[acc->n_list] = l_wv[q];
+            io->flag[jq] = 1;
+            acc->n_b_listed = acc->n_b;
             io->list[acc->n_list++] = jq;
         }
         return PFI_OK;
     }
+    double l_dm[BLOCK], l_tm[BLOCK], l_d0[BLOCK], l_ab[BLOCK], l_val[BLOCK], l_dv[BLOCK],
+        l_tv[BLOCK];
+    _mm512_storeu_pd(l_dm, add[0]);
+    _mm512_storeu_pd(l_tm, add[1]);
+    _mm512_storeu_pd(l_d0, add[2]);
+    _mm512_storeu_pd(l_ab, add[4]);
+    _mm512_storeu_pd(l_val, add[5]);
+    _mm512_storeu_pd(l_dv, add[6]);
+    _mm512_storeu_pd(l_tv, add[7]);
     for (size_t q = 0; q < BLOCK; q++) {
         size_t jq = j + q;
         if (!((ok >> q) & 1)) {
@@ -787,10 +989,13 @@ fast_pass_body(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r
                   .o_down = r->marginal_down,
                   .o_up = r->marginal_up,
                   .kind = w->kind,
+                  .flag = w->flag,
                   .list = w->list,
+                  .lseg = w->lseg,
+                  .lval = w->lval,
                   .prov = simd || J->n <= PROV_MAX_JOBS,
                   .lam = 0.5 * b_hi + 0.5 * b_lo};
-    fast_acc acc = {.n_b = w->n_b};
+    fast_acc acc = {.n_b = w->n_b, .n_b_listed = w->n_b};
     size_t n = J->n;
     /* the optional per-job arrays that send a job to the general path where not NaN (a file's
        absent columns are arrays of NaN) */
@@ -807,10 +1012,7 @@ fast_pass_body(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r
         const size_t *off = io.off;
 #if ORACLE_SIMD
         if (simd && j + BLOCK <= n) {
-            int seq = 1;
-            for (size_t q = 0; q < BLOCK; q++)
-                seq &= off[j + q + 1] - off[j + q] == FAST_K;
-            if (seq) {
+            if (fast_seq8(off, j)) {
                 if (j + PREFETCH_JOBS + BLOCK <= n) {
                     size_t f = off[j + PREFETCH_JOBS];
                     for (size_t o = 0; o < FAST_K * BLOCK; o += 8) {
@@ -838,6 +1040,8 @@ fast_pass_body(const alloc_ctx *x, double b_hi, double b_lo, pfi_alloc_result *r
     }
     w->n_b = acc.n_b;
     w->n_list = acc.n_list;
+    w->lseg_ok = simd;
+    w->prov_lam = io.lam;
     S->ref_p = acc.ref_p;
     S->ref_t = acc.ref_t;
     S->lo_p = acc.lo_p;

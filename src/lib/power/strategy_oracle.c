@@ -57,6 +57,9 @@ pfi_error alloc_oracle_place(alloc_run *run, pfi_alloc_result *r, pfi_diag *d)
                 return e;
     }
     double lam;
+    w->tot_in[0] = S->tp;
+    w->tot_in[1] = S->tt;
+    w->tot_in[2] = S->value;
     r->upper_bound =
         S->value + alloc_pick(x, false, cap, S->above, run->list, run->n_list, r, &lam);
     run->placed = true;
