@@ -97,6 +97,9 @@ static void test_topology_file(void **state)
         {"feed site - 10 ramp=0\n", PFI_ERR_VALUE, 1, "a ramp rate is W/s in (0, 1e+12]"},
         {"feed site - 10 ramp_down=fast\n", PFI_ERR_VALUE, 1, "'ramp_down=fast'"},
         {"feed site - 10 metered\n", PFI_ERR_PARSE, 1, "'metered' is not a kind"},
+        /* a kind in other case: the KIND column, said lowercase (was no column named) */
+        {"feed site - 10 Reserve\n", PFI_ERR_PARSE, 1,
+         "'Reserve' is not a kind (reserve, measured: lowercase)"},
         /* a setting given twice (the last one silently won) */
         {"feed site - 10\nrack r1 site 4 measured reserve\n", PFI_ERR_VALUE, 2,
          "rack 'r1': 'measured' and 'reserve': the limit's kind given twice"},

@@ -147,6 +147,7 @@ static void json_str(FILE *f, const char *s)
  * the flat one's. */
 typedef struct tree_ctx {
     bool on, bands;
+    bool multi_band; /* the jobs are in more than one band (with --topology too) */
     pfi_topology *topo;
     size_t *job_node;
     pfi_alloc_tree t;
@@ -419,6 +420,11 @@ static void write_tree_why(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r
                 100 * r->shed_w[j] / J->power_w[last], pfi_strategy_name(st), by[0] ? "; " : "",
                 by);
     }
+    if (tc->multi_band && !at_top) { /* a cut taken from the lower bands first */
+        char bt[PFI_BAND_TEXT];
+        fprintf(f, "; band %s (the lower bands are cut first)",
+                pfi_band_format(isfinite(J->band[j]) ? J->band[j] : 0, bt));
+    }
 }
 
 /* The length of s when it is printable ASCII alone (what cli_safe leaves as it is), else
@@ -565,7 +571,7 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
             fprintf(f, " %11s %11s  ", cli_num(r->marginal_down[j], 'g', 4, "-").s,
                     cli_num(r->marginal_up[j], 'g', 4, "-").s);
             bool at_top = isnan(r->marginal_up[j]), at_bottom = isnan(r->marginal_down[j]);
-            if (tc->on) {
+            if (tc->on || tc->bands) { /* bands alone: the tree allocator on the site budget */
                 write_tree_why(f, J, r, st, tc, kind, j, at_top, at_bottom);
             } else if (st == PFI_STRATEGY_ORACLE && !isnan(r->lambda)) {
                 if (at_top)
@@ -982,12 +988,13 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
 static int load_tree(const allocate_args *a, const pfi_jobs *J, tree_ctx *tc, pfi_diag *d)
 {
     memset(tc, 0, sizeof *tc);
+    double b0 = J->n > 0 && isfinite(J->band[0]) ? J->band[0] : 0; /* absent: band 0 */
+    for (size_t j = 1; j < J->n && !tc->multi_band; j++)
+        tc->multi_band = (isfinite(J->band[j]) ? J->band[j] : 0) != b0;
     if (a->topology == NULL && a->budget_kind == PFI_LIMIT_MEASURED) {
-        /* jobs in more than one band (absent: band 0): a one-level tree, the site budget as
-           its only level, so that every strategy cuts the lowest band first */
-        double b0 = J->n > 0 && isfinite(J->band[0]) ? J->band[0] : 0;
-        for (size_t j = 1; j < J->n && !tc->bands; j++)
-            tc->bands = (isfinite(J->band[j]) ? J->band[j] : 0) != b0;
+        /* jobs in more than one band: a one-level tree, the site budget as its only level,
+           so that every strategy cuts the lowest band first */
+        tc->bands = tc->multi_band;
         if (!tc->bands)
             return PFI_EXIT_OK;
     } else {

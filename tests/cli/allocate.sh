@@ -141,6 +141,12 @@ check allocate-budget-reserve 0 "$PFI" allocate --budget-kind reserve --budget-w
 grep_out allocate-budget-reserve-kind "budget kind: reserve"
 grep_out allocate-budget-reserve-sum "caps sum 14000.0 W"
 check allocate-budget-kind-bad 2 "$PFI" allocate --budget-kind metered "$J"
+# bands without a topology: --explain gives the oracle's marginals and the binding budget, and
+# says the band (moe-pt, band 0, is cut while moe-ft, band 1, keeps its top cap although its
+# marginal 3.333 is below moe-pt's 9.375); was "sheds 59.4% of its power (its share under oracle)"
+check allocate-bands-explain-oracle 0 "$PFI" allocate --explain "$JT"
+grep_out allocate-bands-explain-oracle-band "moe-pt .*a W above earns 9.375 <= 9.375 a W below; the site budget (measured, 14420.0 W) binds; band 0 (the lower bands are cut first)"
+if grep -q "its share under oracle" "$T/out"; then echo "FAIL allocate-bands-explain-oracle-share"; fail=1; else echo "ok   allocate-bands-explain-oracle-share"; fi
 printf 'feed site - 20000\nrack r1 site 2000\nrack r2 site 9000\n' >"$T/tight.txt"
 check allocate-tree-infeasible 0 "$PFI" allocate --topology "$T/tight.txt" "$JT"
 grep_out allocate-tree-infeasible-msg "INFEASIBLE: a level's limit"

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "core/memory.h"
@@ -354,10 +355,12 @@ static pfi_error parse_level(pfi_topology *t, char **w, size_t nw, char **parent
         else if (is_source)
             source_by = w[k];
         else {
-            pfi_diag_set(d, file, line, NULL,
-                         "%.60s '%.100s': '%.60s' is not a kind (reserve, measured), "
+            /* a kind in other case ("Reserve") is named as the KIND column, said lowercase */
+            bool kind_case = strcasecmp(w[k], "reserve") == 0 || strcasecmp(w[k], "measured") == 0;
+            pfi_diag_set(d, file, line, kind_case ? "KIND" : NULL,
+                         "%.60s '%.100s': '%.60s' is not a kind (reserve, measured%s), "
                          "source=TEXT or ramp[_up|_down]=W_PER_S",
-                         lvl, w[1], w[k]);
+                         lvl, w[1], w[k], kind_case ? ": lowercase" : "");
             return PFI_ERR_PARSE;
         }
     }
