@@ -416,11 +416,198 @@ static void test_reader(void)
     free(text);
 }
 
+/* One cell of column c (a name of the table below) for gen_wide: the usual value, or now and
+   then one of the odd ones (blanks, signs, exponents, long digit strings, words, a quote). */
+static const char *const oddities[] = {"",
+                                       " 5",
+                                       "5 ",
+                                       "+5",
+                                       "-0",
+                                       "-3",
+                                       "1e3",
+                                       "abc",
+                                       "007",
+                                       "0",
+                                       ".5",
+                                       "5.",
+                                       ".",
+                                       "1.2.3",
+                                       "99999999999999999999",
+                                       "12345678.123456789",
+                                       "1000001",
+                                       "0.5",
+                                       "\t7",
+                                       "8\"",
+                                       "123456789012345678",
+                                       "00000000000000000000001.5",
+                                       "1.5",
+                                       "2",
+                                       "100.5",
+                                       "100001",
+                                       "1000000000000001",
+                                       "9999999",
+                                       "1000000",
+                                       "100000",
+                                       "1e15",
+                                       "1000000000000000",
+                                       "1e16",
+                                       "9007199254740993",
+                                       "0.0000000001",
+                                       "65390517.",
+                                       "8\r",
+                                       "\"8\"",
+                                       "n 1"};
+#define N_ODD (sizeof oddities / sizeof oddities[0])
+
+/* The forced odd cell of gen_wide: column force_col (a name), point force_point of job
+   force_job, value oddities[force_odd]. */
+static const char *force_col;
+static size_t force_job, force_odd;
+static int force_point;
+
+static int wide_cell(char *b, size_t cap, const char *c, size_t j, int i, bool odd)
+{
+    if (odd)
+        return snprintf(b, cap, "%s", oddities[next() % N_ODD]);
+    if (strcmp(c, "job") == 0)
+        return j % 23 == 7   ? snprintf(b, cap, "job %zu with a space", j)
+               : j % 31 == 3 ? snprintf(b, cap,
+                                        "a-long-job-name-of-more-than-sixty-four-bytes-"
+                                        "to-cross-a-block-%zu",
+                                        j)
+                             : snprintf(b, cap, "job%zu", j);
+    if (strcmp(c, "cap_w") == 0)
+        return snprintf(b, cap, "%d", 100 * (i + 1) + (j % 5 == 0 ? 50 : 0));
+    if (strcmp(c, "power_w") == 0)
+        return snprintf(b, cap, "%.3f", (double)(100 * (i + 1)) * (1 + (double)(j % 7) / 10));
+    if (strcmp(c, "tput_tok_s") == 0)
+        return j % 11 == 4 ? snprintf(b, cap, "%.10g", 0.001 * (i + 1) / 3)
+                           : snprintf(b, cap, "%.3f", 1000.0 * (i + 1) + (double)(j % 97));
+    if (strcmp(c, "class") == 0)
+        return snprintf(b, cap, "%s", j % 4 == 0 ? "" : j % 3 ? "dense" : "moe-ft");
+    if (strcmp(c, "gpus") == 0)
+        return i > 0 && j % 3 == 0 ? snprintf(b, cap, "%s", "")
+                                   : snprintf(b, cap, "%zu", 1 + j % 16);
+    if (strcmp(c, "node") == 0)
+        return snprintf(b, cap, "%s", j % 5 == 0 ? "" : j % 2 ? "n1" : "rack-b-node-17");
+    if (strcmp(c, "band") == 0) /* whole, negative or fractional, in one row or in all */
+        return j % 7 == 3   ? snprintf(b, cap, "%s", "-2.5")
+               : j % 5 == 1 ? snprintf(b, cap, "%zu", j % 4)
+               : i == 1     ? snprintf(b, cap, "%zu", j % 3)
+                            : snprintf(b, cap, "%s", "");
+    if (strcmp(c, "floor") == 0)
+        return snprintf(b, cap, "%.2f", (double)(j % 10) / 10);
+    if (strcmp(c, "pfi") == 0)
+        return snprintf(b, cap, "%.4g", 0.5 + (double)(j % 9));
+    if (strcmp(c, "note") == 0)
+        return snprintf(b, cap, "%s", j % 2 ? "x" : "");
+    return snprintf(b, cap, "%zu", 1 + (j * 7 + (size_t)i) % 400); /* weight, feature, caps */
+}
+
+/* A jobs file of n_jobs jobs of 1 to 6 points under a random header: the required columns and
+   a random half of the optional ones (and sometimes an unknown one) in a random order, CRLF or
+   LF, and one cell in about odd_in odd (wide_cell); now and then a job's later row with other
+   gpus, band, class or node, a cap that does not rise, or a job that comes back after another's
+   rows. What the fast path takes at once and what it leaves to take_row. */
+static size_t gen_wide(char *out, size_t cap, size_t n_jobs, unsigned odd_in)
+{
+    const char *cols[] = {"job",       "cap_w",     "power_w", "tput_tok_s", "class",
+                          "gpus",      "weight",    "floor",   "pfi",        "feature",
+                          "cap_min_w", "cap_max_w", "band",    "node",       "note"};
+    const char *use[15];
+    size_t nu = 0;
+    for (size_t c = 0; c < 15; c++)
+        if (c < 4 || next() % 2 == 0 || (force_col != NULL && strcmp(cols[c], force_col) == 0))
+            use[nu++] = cols[c];
+    for (size_t c = nu - 1; c > 0; c--) { /* shuffled */
+        size_t q = next() % (c + 1);
+        const char *t = use[c];
+        use[c] = use[q];
+        use[q] = t;
+    }
+    const char *eol = next() % 4 == 0 ? "\r\n" : "\n";
+    size_t k = 0;
+    for (size_t c = 0; c < nu; c++)
+        k += (size_t)snprintf(out + k, cap - k, "%s%s", c ? "," : "", use[c]);
+    k += (size_t)snprintf(out + k, cap - k, "%s", eol);
+    for (size_t j = 0; j < n_jobs && k + 4096 < cap; j++) {
+        size_t jj = next() % 400 == 0 && j > 2 ? j - 2 : j; /* a job that comes back */
+        int np = 1 + (int)(next() % 6);
+        if (force_col != NULL && j == force_job && np <= force_point)
+            np = force_point + 1;
+        for (int i = 0; i < np; i++) {
+            for (size_t c = 0; c < nu; c++) {
+                char cell[128];
+                bool odd = next() % odd_in == 0;
+                wide_cell(cell, sizeof cell, use[c], jj, i, odd);
+                if (force_col != NULL && j == force_job && i == force_point &&
+                    strcmp(use[c], force_col) == 0) {
+                    snprintf(cell, sizeof cell, "%s", oddities[force_odd]);
+                    odd = true;
+                }
+                if (!odd && i > 0 && next() % 300 == 0) /* a later row disagrees */
+                    snprintf(cell, sizeof cell, "%s",
+                             strcmp(use[c], "gpus") == 0    ? "3"
+                             : strcmp(use[c], "class") == 0 ? "other"
+                             : strcmp(use[c], "node") == 0  ? "n9"
+                             : strcmp(use[c], "band") == 0  ? "7"
+                             : strcmp(use[c], "cap_w") == 0 ? "100"
+                                                            : cell);
+                k += (size_t)snprintf(out + k, cap - k, "%s%s", c ? "," : "", cell);
+            }
+            k += (size_t)snprintf(out + k, cap - k, "%s", eol);
+        }
+    }
+    return k;
+}
+
+static void test_reader_wide(void)
+{
+    size_t cap = 4 << 20;
+    char *text = malloc(cap);
+    if (text == NULL)
+        abort();
+    size_t ok = 0, refused = 0;
+    for (int f = 0; f < 600; f++) {
+        char what[64];
+        size_t jobs = f % 3 == 0 ? 5 : f % 3 == 1 ? 60 : 700;
+        unsigned odd_in = f % 4 == 0 ? 1000000 : f % 4 == 1 ? 20000 : f % 4 == 2 ? 3000 : 300;
+        snprintf(what, sizeof what, "wide file %d (%zu jobs, odd 1 in %u)", f, jobs, odd_in);
+        size_t n = gen_wide(text, cap, jobs, odd_in);
+        if (compare(text, n, what, false) == PFI_OK)
+            ok++;
+        else
+            refused++;
+    }
+    /* both outcomes seen often: the comparison covers taken files and every kind of error */
+    CHECK(ok > 100 && refused > 100, "wide files: %zu read, %zu refused", ok, refused);
+    /* every odd value in every column, in a job's first row and in a later one */
+    const char *cols[] = {"job",       "cap_w",     "power_w", "tput_tok_s", "class",
+                          "gpus",      "weight",    "floor",   "pfi",        "feature",
+                          "cap_min_w", "cap_max_w", "band",    "node",       "note"};
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+        for (size_t o = 0; o < N_ODD; o++)
+            for (int pt = 0; pt < 2; pt++) {
+                char what[96];
+                snprintf(what, sizeof what, "column %s, point %d: '%s'", cols[c], pt, oddities[o]);
+                force_col = cols[c];
+                force_job = 5; /* "job5": a name the fast path takes */
+                force_point = pt;
+                force_odd = o;
+                /* the other columns drawn at random, twice */
+                for (int t = 0; t < 2; t++)
+                    compare(text, gen_wide(text, cap, 20, 1000000), what, false);
+            }
+    force_col = NULL;
+    free(text);
+}
+
 int main(void)
 {
     test_fmt();
     test_number();
     test_reader();
+    test_reader_wide();
     if (failures > 0) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;

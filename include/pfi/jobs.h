@@ -61,7 +61,9 @@ typedef struct pfi_jobs {
     /* [n], NaN absent; the columns the file does not have may share one array of NaN, so
        these are to be read, not written */
     double *gpus, *weight, *floor_frac, *pfi, *feature, *cap_lo_w, *cap_hi_w;
-    double *band;    /* [n], NaN absent */
+    double *band; /* [n], NaN absent */
+    /* a file without a node column: node and node_line may share one array of zeros (to be
+       read, not written) */
     char **node;     /* [n], NULL when absent */
     long *node_line; /* [n], the jobs file line of each job's first node cell, 0 when absent */
     long *line;      /* [n], the jobs file line of each job's first row */

@@ -330,14 +330,29 @@ static const char *fmt1(char *b, double v)
 {
     if (!isfinite(v))
         return "-";
-    double x = v * 10, t = nearbyint(x);
-    if (!(fabs(v) < 1e15) || fabs(fabs(x - trunc(x)) - 0.5) < 1e-6) {
+    /* |x| rounded by adding and taking away 2^52 (below 2^52; above, |x| is whole already),
+       its fraction by truncation: nearbyint and trunc without their calls */
+    double x = v * 10, ax = fabs(x), t = ax < 0x1p52 ? (ax + 0x1p52) - 0x1p52 : ax;
+    if (!(fabs(v) < 1e15) || fabs(fabs(ax - (double)(int64_t)ax) - 0.5) < 1e-6) {
         snprintf(b, 32, "%.1f", v);
         return b;
     }
-    long long q = (long long)t;
-    bool neg = q < 0 || (q == 0 && signbit(v));
-    unsigned long long u = q < 0 ? (unsigned long long)(-q) : (unsigned long long)q;
+    unsigned long long u = (unsigned long long)t;
+    size_t k = 0;
+    if (signbit(v)) /* "-0.0" too, as printf writes a negative that rounds to zero */
+        b[k++] = '-';
+    if (u < 100000000) { /* the digits of u by SWAR (fmt_digits8), at least two of them */
+        uint64_t d = fmt_digits8((uint32_t)u);
+        int lead = d != 0 ? __builtin_ctzll(d) >> 3 : 8;
+        lead = lead < 6 ? lead : 6;
+        int nint = 7 - lead; /* the digits before the point */
+        uint64_t w = (d | UINT64_C(0x3030303030303030)) >> (8 * lead);
+        memcpy(b + k, &w, sizeof w);
+        b[k + (size_t)nint] = '.';
+        b[k + (size_t)nint + 1] = (char)('0' + (d >> 56));
+        b[k + (size_t)nint + 2] = '\0';
+        return b;
+    }
     char tmp[32];
     size_t n = 0;
     tmp[n++] = (char)('0' + u % 10);
@@ -347,9 +362,6 @@ static const char *fmt1(char *b, double v)
         tmp[n++] = (char)('0' + u % 10);
         u /= 10;
     } while (u > 0);
-    size_t k = 0;
-    if (neg)
-        b[k++] = '-';
     while (n > 0)
         b[k++] = tmp[--n];
     b[k] = '\0';
@@ -506,7 +518,9 @@ static void write_table(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, p
     for (size_t j = 0; j < J->n; j++) {
         size_t last = J->offset[j + 1] - 1;
         /* a value the job lacks (no marginal at an end of its curve) is "-" */
-        char b[5][32], kept[40] = "-"; /* missing: "-", never "-%" */
+        char b[5][32], kept[40]; /* missing: "-", never "-%" */
+        kept[0] = '-';
+        kept[1] = '\0';
         double kp = 100 * r->tput_tok_s[j] / J->tput_tok_s[last];
         if (isfinite(kp)) {
             const char *k = fmt1(b[4], kp);
@@ -591,13 +605,29 @@ static size_t row_text(FILE *f, char *row, size_t n, const char *s)
 {
     if (s == NULL)
         return n;
-    size_t len = strlen(s);
-    if (len <= 256 && !pfi_csv_field_needs_quotes(s)) {
-        memcpy(row + n, s, len);
-        return n + len;
+    /* the usual name (at most 256 bytes, no byte that needs quotes, no blank at either end)
+       copied while it is checked; anything else quoted by pfi_csv_write_field */
+    size_t len = 0;
+    for (; len <= 256 && s[len] != '\0'; len++) {
+        char c = s[len];
+        if (c == ',' || c == '"' || c == '\r' || c == '\n')
+            break;
+        row[n + len] = c;
     }
+    if (s[len] == '\0' && len <= 256 &&
+        (len == 0 || (s[0] != ' ' && s[0] != '\t' && s[len - 1] != ' ' && s[len - 1] != '\t')))
+        return n + len;
+    /* the row so far, then the field in one write (f may be unbuffered: not a byte a write) */
     fwrite(row, 1, n, f);
-    pfi_csv_write_field(f, s);
+    size_t need = pfi_csv_format_field(NULL, 0, s);
+    char *q = malloc(need + 1);
+    if (q != NULL) {
+        pfi_csv_format_field(q, need + 1, s);
+        fwrite(q, 1, need, f);
+        free(q);
+    } else {
+        pfi_csv_write_field(f, s);
+    }
     return 0;
 }
 
@@ -611,10 +641,14 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
           f);
     bool topo = tc->on && tc->topo != NULL;
     fputs(topo ? ",node,band,bound_level,bound_kind\n" : tc->on ? ",node,band\n" : "\n", f);
-    /* the rows gathered, one write per 64 KiB: a row adds names, class, node and bound level
-       up to 256 bytes, 10 numbers of at most 32 and a kind */
-    enum { CHUNK = 1 << 16 };
-    char row[CHUNK + 4 * 257 + 10 * 33 + 16];
+    /* the rows gathered, one write per MiB (f is unbuffered: no copy into its buffer), from
+       the heap (where the allocator's freed workspace lies), else 64 KiB on the stack: a row
+       adds names, class, node and bound level up to 256 bytes, 10 numbers of at most 32 and
+       a kind */
+    enum { SMALL = 1 << 16, LARGE = 1 << 20, ROOM = 4 * 257 + 10 * 33 + 16 };
+    char small[SMALL + ROOM];
+    char *heap = malloc(LARGE + ROOM), *row = heap != NULL ? heap : small;
+    size_t chunk = heap != NULL ? LARGE : SMALL;
     size_t n = 0;
     for (size_t j = 0; j < J->n; j++) {
         n = row_text(f, row, n, J->name[j]);
@@ -645,12 +679,13 @@ static void write_csv(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, con
                 n = row_text(f, row, n, pfi_limit_kind_name(k));
         }
         row[n++] = '\n';
-        if (n >= CHUNK) {
+        if (n >= chunk) {
             fwrite(row, 1, n, f);
             n = 0;
         }
     }
     fwrite(row, 1, n, f);
+    free(heap);
 }
 
 static void write_json(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r, pfi_strategy st,
@@ -888,7 +923,8 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
         return PFI_EXIT_INTERNAL;
     }
     int rc = PFI_EXIT_OK;
-    bool repair = !a->no_repair;
+    bool repair = !a->no_repair, have = false, cls_deep = false;
+    const char *last_cls = NULL;
     for (size_t j = 0; j < J->n && rc == PFI_EXIT_OK; j++) {
         size_t first = J->offset[j], k = J->offset[j + 1] - first;
         pfi_curve_report rep;
@@ -906,7 +942,14 @@ static int check_curves(const allocate_args *a, pfi_jobs *J, unsigned char **dee
             else
                 pfi_curve_repair(k, J->power_w + first, J->tput_tok_s + first, work);
         }
-        deep[j] = J->job_class[j] != NULL && strcmp(J->job_class[j], a->deep_class) == 0;
+        /* a class shared with the job before (the reader keeps one copy of a run of equal
+           classes) is compared once */
+        if (!have || J->job_class[j] != last_cls) {
+            last_cls = J->job_class[j];
+            cls_deep = last_cls != NULL && strcmp(last_cls, a->deep_class) == 0;
+            have = true;
+        }
+        deep[j] = cls_deep;
     }
     /* a --deep-class no job has (a typo, another file's class) would cut none deeper unsaid:
        noted, with the file's classes, when given or when class-weighted reads it */
@@ -1066,11 +1109,14 @@ static int write_allocation(const allocate_args *a, const pfi_jobs *J, const pfi
     if (!cli_output_open(&out, a->output)) {
         rc = PFI_EXIT_OUTPUT;
     } else {
-        if (!isatty(fileno(out.f))) {
+        bool csv = strcmp(a->format, "csv") == 0;
+        if (csv && !isatty(fileno(out.f))) {
+            setvbuf(out.f, NULL, _IONBF, 0); /* write_csv gathers a MiB a write itself */
+        } else if (!isatty(fileno(out.f))) {
             obuf = out.f != stdout ? malloc(sizeof sbuf) : NULL;
             setvbuf(out.f, obuf != NULL ? obuf : sbuf, _IOFBF, sizeof sbuf);
         }
-        if (strcmp(a->format, "csv") == 0)
+        if (csv)
             write_csv(out.f, J, r, tc, a->budget_kind);
         else if (strcmp(a->format, "json") == 0)
             write_json(out.f, J, r, a->o.strategy, tc, a->budget_kind);

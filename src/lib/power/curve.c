@@ -3,6 +3,7 @@
  */
 #include "pfi/curve.h"
 
+#include <float.h>
 #include <math.h>
 
 pfi_error pfi_curve_check(size_t n, const double *cap_w, const double *power_w, const double *tput,
@@ -11,6 +12,19 @@ pfi_error pfi_curve_check(size_t n, const double *cap_w, const double *power_w, 
     if (n == 0 || cap_w == NULL || power_w == NULL || tput == NULL)
         return PFI_ERR_INVALID_ARGUMENT;
     pfi_curve_report r = {0, 0, 0.0, 0.0};
+    /* the usual curve in one branch-free sweep: every point valid, the caps rising, nothing
+       falling (then the loop below would find nothing) */
+    bool plain = cap_w[0] > 0 && cap_w[0] <= DBL_MAX && power_w[0] > 0 && power_w[0] <= DBL_MAX &&
+                 tput[0] >= 0 && tput[0] <= DBL_MAX;
+    for (size_t i = 1; i < n; i++)
+        plain &= (cap_w[i] > cap_w[i - 1]) & (cap_w[i] <= DBL_MAX) &
+                 (power_w[i] >= power_w[i - 1]) & (power_w[i] <= DBL_MAX) &
+                 (tput[i] >= tput[i - 1]) & (tput[i] <= DBL_MAX);
+    if (plain) {
+        if (rep != NULL)
+            *rep = r;
+        return PFI_OK;
+    }
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(cap_w[i]) || !isfinite(power_w[i]) || !isfinite(tput[i]) || !(cap_w[i] > 0) ||
             !(power_w[i] > 0) || !(tput[i] >= 0))

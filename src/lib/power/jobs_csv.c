@@ -41,6 +41,12 @@ enum {
     C_NODE,
     N_COLS
 };
+/* Most fields per line on the fast path (more: the general path). */
+#define FAST_MAX_FIELDS 64
+
+/* the columns that hold a number (all but job, class and node), one bit each */
+#define NUM_COLS (((1u << N_COLS) - 1) & ~(1u << C_JOB | 1u << C_CLASS | 1u << C_NODE))
+
 /* per-job numbers: gpus..band (C_GPUS..C_BAND) */
 #define N_JOBV (C_BAND - C_GPUS + 1)
 static const char *const col_names[N_COLS] = {
@@ -96,7 +102,8 @@ void pfi_jobs_destroy(pfi_jobs *j)
         return;
     str_blocks_free(j->strings);
     pfi_free(j->node);
-    pfi_free(j->node_line);
+    if ((void *)j->node_line != (void *)j->node) /* a file without nodes: one array (take_jobs) */
+        pfi_free(j->node_line);
     pfi_free(j->line);
     pfi_free(j->name);
     pfi_free(j->job_class);
@@ -216,6 +223,13 @@ typedef struct reader_state {
     void *strings;    /* the blocks of names, classes and nodes (str_copy) */
     size_t rows_hint; /* the fast path: the most rows the file can have (0: unknown) */
     char *unknown;    /* the header's names that are no column, "'a', 'b'" (in strings), or NULL */
+    bool padded;      /* the fields lie in the fast path's buffer (JOBS_BUFFER_PAD after it) */
+    /* the fast path: the column of each header field, -1 none */
+    signed char field_col[FAST_MAX_FIELDS];
+    /* fast_line: the job cell of the row before when it took it (NULL: take_row did), the
+       class cell of that row (NULL: none) and its job */
+    const char *prev_job, *prev_cls;
+    size_t prev_cls_len, prev_cls_job;
 } reader_state;
 
 /* s->nums and s->jobvs from the header's columns col. */
@@ -479,9 +493,102 @@ static inline bool fast_number(const char *p, size_t n, double *v)
     return true;
 }
 
+#if defined(__SSE2__)
+/* The value of the k digits in the low bytes of w (0 <= k <= 8, memory order; the bytes after
+   the k digits any): the digits moved to the top of a word, the bytes below them zeros (leading
+   zeros), then the pairs, quads and halves combined by three multiplications (simdjson's
+   parse_eight_digits_unrolled). */
+static inline uint64_t digits8w(uint64_t w, unsigned k)
+{
+    if (k == 0)
+        return 0;
+    w = (w - UINT64_C(0x3030303030303030)) << (8 * (8 - k));
+    w = w * 10 + (w >> 8);
+    return ((w & UINT64_C(0x000000FF000000FF)) * (100 + (UINT64_C(1000000) << 32)) +
+            ((w >> 16) & UINT64_C(0x000000FF000000FF)) * (1 + (UINT64_C(10000) << 32))) >>
+           32;
+}
+
+/* digits8w of the 8 bytes at p. */
+static inline uint64_t digits8(const char *p, unsigned k)
+{
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+    return digits8w(w, k);
+}
+
+/* fast_number for the usual cell without a branch on each byte (the loop's exit was a
+   mispredicted branch for most numbers): "D[.D]" or ".D" of 1 <= n <= 16 bytes, at most 8
+   digits on each side of the point, no sign; x: the 16 bytes at p (p[n..] any bytes, and 8
+   bytes readable past p + n: the fast path's buffer and its JOBS_BUFFER_PAD). The same m and
+   the same division as fast_number, so the same double; false for anything else (the caller
+   asks fast_number). */
+__attribute__((always_inline)) static inline bool simd_number_x(__m128i x, const char *p, size_t n,
+                                                                double *v)
+{
+    __m128i t = _mm_sub_epi8(x, _mm_set1_epi8('0'));
+    unsigned keep = (1u << n) - 1;
+    unsigned dig =
+        (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t));
+    unsigned dot = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('.'))) & keep;
+    dig &= keep;
+    /* digits and at most one point, at least one digit (one test for the three) */
+    if ((((dig | dot) ^ keep) | (dot & (dot - 1)) | (unsigned)(dig == 0)) != 0)
+        return false;
+    unsigned ni = dot != 0 ? (unsigned)__builtin_ctz(dot) : (unsigned)n; /* before the point */
+    unsigned nf = dot != 0 ? (unsigned)n - ni - 1 : 0;                   /* after it */
+    static const uint64_t p10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+    uint64_t m;
+    if (dot != 0 && n <= 9 && ni < 8) { /* at most 8 digits: the point taken out, one word */
+        uint64_t w0, w1, low = (UINT64_C(1) << (8 * ni)) - 1; /* ni < 8 */
+        memcpy(&w0, p, sizeof w0);
+        memcpy(&w1, p + 8, sizeof w1);
+        m = digits8w((w0 & low) | (((w0 >> 8) | (w1 << 56)) & ~low), (unsigned)n - 1);
+    } else if (dot == 0 && n <= 8) {
+        m = digits8(p, (unsigned)n);
+    } else if (ni <= 8 && nf <= 8) {
+        m = digits8(p, ni) * p10[nf] + digits8(p + ni + 1, nf);
+    } else {
+        return false;
+    }
+    if (m > (UINT64_C(1) << 53))
+        return false;
+    *v = nf > 0 ? (double)m / pow10_exact[nf] : (double)m;
+    return true;
+}
+
+/* simd_number_x for the cell p[0..n), its 16 bytes loaded here. */
+__attribute__((always_inline)) static inline bool simd_number(const char *p, size_t n, double *v)
+{
+    if (n == 0 || n > 16)
+        return false;
+    return simd_number_x(_mm_loadu_si128((const __m128i *)(const void *)p), p, n, v);
+}
+#endif
+
+/* A number cell p[0..n) of the reader: simd_number when padded (16 bytes readable at p,
+   the fast path's buffer), else or when it declines fast_number. */
+static inline bool cell_number(const char *p, size_t n, bool padded, double *v)
+{
+#if defined(__SSE2__)
+    if (padded && simd_number(p, n, v))
+        return true;
+#else
+    (void)padded;
+#endif
+    return fast_number(p, n, v);
+}
+
 bool jobs_fast_number(const char *p, size_t n, double *v)
 {
-    return fast_number(p, n, v);
+    /* what the fast path does: the cell in a padded copy, the bytes after it digits (which
+       simd_number must leave out) */
+    char b[16 + JOBS_BUFFER_PAD];
+    if (n > 16)
+        return fast_number(p, n, v);
+    memcpy(b, p, n);
+    memset(b + n, '7', sizeof b - n);
+    return cell_number(b, n, true, v);
 }
 
 /* Whether the names of s's jobs are all different (*unique): one hash table of their
@@ -493,20 +600,22 @@ static pfi_error names_unique(const reader_state *s, bool *unique)
     while (size < 2 * n)
         size *= 2;
     uint32_t *t = pfi_calloc(size, sizeof *t); /* name index + 1 (n <= PFI_JOBS_MAX_POINTS) */
-    size_t mask = size - 1;
-    uint64_t *hs = pfi_malloc((n ? n : 1) * sizeof *hs);
-    if (t == NULL || hs == NULL) {
-        pfi_free(t);
-        pfi_free(hs);
+    if (t == NULL)
         return PFI_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        hs[i] = hash(s->names[i], strlen(s->names[i]));
+    size_t mask = size - 1;
+    /* the hashes of the next 16 names in a ring (not an array of n: less memory touched) */
+    enum { AHEAD = 16, RING = 32 };
+    uint64_t ring[RING];
+    for (size_t i = 0; i < n && i < AHEAD; i++)
+        ring[i] = hash(s->names[i], strlen(s->names[i]));
     *unique = true;
     for (size_t i = 0; i < n && *unique; i++) {
-        if (i + 16 < n)
-            __builtin_prefetch(&t[hs[i + 16] & mask]);
-        size_t h = hs[i] & mask;
+        if (i + AHEAD < n) {
+            uint64_t ha = hash(s->names[i + AHEAD], strlen(s->names[i + AHEAD]));
+            ring[(i + AHEAD) % RING] = ha;
+            __builtin_prefetch(&t[ha & mask]);
+        }
+        size_t h = ring[i % RING] & mask;
         while (t[h] && *unique) {
             *unique = strcmp(s->names[t[h] - 1], s->names[i]) != 0;
             h = (h + 1) & mask;
@@ -514,7 +623,6 @@ static pfi_error names_unique(const reader_state *s, bool *unique)
         t[h] = (uint32_t)(i + 1);
     }
     pfi_free(t);
-    pfi_free(hs);
     return PFI_OK;
 }
 
@@ -636,7 +744,7 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
         size_t cl = len[col[c]];
         if (c == C_BAND) { /* pfi_band_parse's reading, every band's; refused: its text said */
             int tl = (int)(slen[col[c]] < 60 ? slen[col[c]] : 60);
-            if (cl > 0 && fast_number(cell, cl, &v[c])) {
+            if (cl > 0 && cell_number(cell, cl, s->padded, &v[c])) {
                 if (!pfi_band_valid(v[c]))
                     return fail(d, name, line, "band", PFI_ERR_VALUE, "'%.*s': " PFI_BAND_RULE, tl,
                                 cell);
@@ -654,7 +762,7 @@ static pfi_error take_row(reader_state *s, const long *col, const char *const *f
                             tl, cell, col_range(c));
             continue;
         }
-        if (cl > 0 && fast_number(cell, cl, &v[c])) {
+        if (cl > 0 && cell_number(cell, cl, s->padded, &v[c])) {
             if (v[c] < 0)
                 return fail(d, name, line, col_names[c], PFI_ERR_VALUE,
                             "negative value %g (expected %s)", v[c], col_range(c));
@@ -840,93 +948,249 @@ static pfi_error read_rows(pfi_csv_reader *rd, const char *name, reader_state *s
     return PFI_OK;
 }
 
-/* Most fields per line on the fast path (more: the general path). */
-#define FAST_MAX_FIELDS 64
-
-/* The separators of a buffer in order, found 64 bytes at a time (one mask a block, then a bit
-   a field, rather than a search from each field's start), and in the same pass what sends
-   the input to pfi/csv.h: the block at base, m its separators not yet given; odd: a quote or
-   a NUL byte in the blocks so far, cr: a carriage return, blank: a space or a tab (all
-   three before end, the data's end). */
-typedef struct sep_scan {
-    const char *base, *end;
-    uint64_t m;
-    bool odd, cr, blank;
-} sep_scan;
-
-/* sc->m from the 64 bytes at sc->base (readable: base <= end, JOBS_BUFFER_PAD), and odd, cr
-   and blank from those before end. */
-static inline void scan_block(sep_scan *sc)
-{
-    const char *b = sc->base;
-    uint64_t sep = 0, odd = 0, cr = 0, blank = 0;
 #if defined(__SSE2__)
-    const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n'), quote = _mm_set1_epi8('"'),
-                  zero = _mm_setzero_si128(), crv = _mm_set1_epi8('\r'), space = _mm_set1_epi8(' '),
-                  tab = _mm_set1_epi8('\t');
+/* The bytes that end a field for the line-at-once path (fast_line), as a mask of the 64 at
+   b: a separator (',' '\n') or what it leaves to the line-by-line path (a quote, a NUL, a CR,
+   a blank). */
+static inline uint64_t field_stops(const char *b)
+{
+    uint64_t m = 0;
     for (int i = 0; i < 4; i++) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * i));
-        unsigned ks = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)));
-        unsigned ko = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, zero)));
-        unsigned kc = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, crv));
-        unsigned kb = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)));
-        sep |= (uint64_t)ks << (16 * i);
-        odd |= (uint64_t)ko << (16 * i);
-        cr |= (uint64_t)kc << (16 * i);
-        blank |= (uint64_t)kb << (16 * i);
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * i));
+        __m128i sep = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(',')),
+                                   _mm_cmpeq_epi8(x, _mm_set1_epi8('\n')));
+        __m128i odd = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                   _mm_cmpeq_epi8(x, _mm_setzero_si128()));
+        __m128i ws = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\r')),
+                                  _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')),
+                                               _mm_cmpeq_epi8(x, _mm_set1_epi8('\t'))));
+        m |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(sep, _mm_or_si128(odd, ws)))
+             << (16 * i);
     }
-#else
-    for (int i = 0; i < 64; i++) {
-        sep |= (uint64_t)(b[i] == ',' || b[i] == '\n') << i;
-        odd |= (uint64_t)(b[i] == '"' || b[i] == '\0') << i;
-        cr |= (uint64_t)(b[i] == '\r') << i;
-        blank |= (uint64_t)(b[i] == ' ' || b[i] == '\t') << i;
-    }
-#endif
-    if (sc->end - b < 64) { /* the last block: the sentinel and zeros after end */
-        uint64_t keep = (UINT64_C(1) << (sc->end - b)) - 1;
-        odd &= keep;
-        cr &= keep;
-        blank &= keep;
-    }
-    sc->m = sep;
-    sc->odd = sc->odd || odd != 0;
-    sc->cr = sc->cr || cr != 0;
-    sc->blank = sc->blank || blank != 0;
+    return m;
 }
 
-/* The next separator; one lies ahead (the sentinel at end). */
-static inline const char *next_sep(sep_scan *sc)
+/* The stops (field_stops) of a buffer in order, 64 bytes at a time (one mask a block, then a
+   bit a field; the blocks at 64-byte offsets from the buffer's start, so that no field's
+   search waits for the one before it): the block at base, m its stops not yet given. One
+   stop always lies ahead: the sentinel '\n' at the data's end. */
+typedef struct stop_scan {
+    const char *buf, *base;
+    uint64_t m;
+} stop_scan;
+
+/* sc at p: the stops from p on. */
+static inline void stops_seek(stop_scan *sc, const char *p)
+{
+    size_t off = (size_t)(p - sc->buf);
+    sc->base = sc->buf + (off & ~(size_t)63);
+    sc->m = field_stops(sc->base) & (~UINT64_C(0) << (off & 63));
+}
+
+/* The next stop. */
+static inline const char *stops_next(stop_scan *sc)
 {
     while (sc->m == 0) {
         sc->base += 64;
-        scan_block(sc);
+        sc->m = field_stops(sc->base);
     }
     const char *q = sc->base + __builtin_ctzll(sc->m);
     sc->m &= sc->m - 1;
     return q;
 }
 
+/* Whether the n bytes at a and b are the same (both in the fast path's buffer: 16 bytes
+   readable at each). */
+static inline bool same_cells(const char *a, const char *b, size_t n)
+{
+    if (n > 16)
+        return memcmp(a, b, n) == 0;
+    unsigned eq = (unsigned)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)a),
+                       _mm_loadu_si128((const __m128i *)(const void *)b)));
+    unsigned keep = (1u << n) - 1;
+    return (eq & keep) == keep;
+}
+
+/* Whether the per-job number x (NaN: none) of column c passes row_bounds. */
+static inline bool jobv_ok(int c, double x)
+{
+    if (isnan(x))
+        return true;
+    switch (c) {
+    case C_GPUS: /* whole: in range, then as a 64-bit integer and back */
+        return x >= 1 && x <= PFI_JOBS_MAX_GPUS && x == (double)(int64_t)x;
+    case C_BAND: /* the rule of every band (row_bounds) */
+        return pfi_band_valid(x);
+    case C_WEIGHT:
+        return x <= PFI_JOBS_MAX_WEIGHT;
+    case C_FLOOR:
+        return x <= 1.0;
+    case C_PFI:
+        return x > 0 && x <= PFI_JOBS_MAX_PFI;
+    case C_FEATURE:
+        return x <= PFI_JOBS_MAX_FEATURE;
+    default: /* C_CAP_MIN, C_CAP_MAX */
+        return x <= PFI_JOBS_MAX_GPU_W;
+    }
+}
+
+/*
+ * A data row of an ordered read taken at once, without the line's fields gathered first: each
+ * field's end the next stop of sc (stop_scan), its number read by simd_number (else
+ * fast_number), then what take_row does with a row that passes every check. Only the usual row:
+ * every field plain (no quote, NUL, blank, or CR but before the '\n'), as many as the header's,
+ * every number taken by simd_number_x or fast_number and >= 0, every check of take_row met
+ * (bounds, gpus, band, class and node as in the job's earlier rows, caps rising). Returns the next
+ * line's start; NULL when the line is not such a row (nothing taken: the caller gives it to
+ * the line-by-line path, whose take_row says what is wrong), or when out of memory (*e).
+ */
+static const char *fast_line(reader_state *s, stop_scan *sc, const char *p, long line, size_t *last,
+                             pfi_error *e)
+{
+    const char *ls = p, *job = NULL, *cc = NULL, *nd = NULL;
+    size_t jl = 0, cn = 0, nl = 0;
+    double v[N_COLS];
+    size_t nh = s->n_header;
+    for (size_t i = 0; i < nh; i++) {
+        const char *q = stops_next(sc);
+        size_t n = (size_t)(q - p);
+        if (*q != ',' || i + 1 == nh) { /* a line's last field ends it, no other does */
+            if (i + 1 < nh || *q == ',')
+                return NULL;
+            if (*q == '\r' && q[1] == '\n') /* CRLF: the CR is dropped */
+                q = stops_next(sc);
+            else if (*q != '\n')
+                return NULL;
+        }
+        int c = s->field_col[i];
+        if (c >= 0 && (NUM_COLS >> c & 1) != 0) {
+            if (n == 0) {
+                v[c] = NAN; /* none (a curve point's: take_row says it needs one) */
+            } else if (!simd_number(p, n, &v[c])) {
+                if (!fast_number(p, n, &v[c]) || v[c] < 0)
+                    return NULL;
+            }
+        } else if (c == C_JOB) {
+            job = p;
+            jl = n;
+        } else if (c == C_CLASS) {
+            cc = p;
+            cn = n;
+        } else if (c == C_NODE) {
+            nd = p;
+            nl = n;
+        }
+        p = q + 1;
+    }
+    if (p - ls > PFI_CSV_MAX_LINE || s->n_rows >= PFI_JOBS_MAX_POINTS || jl == 0)
+        return NULL;
+    double cap = v[C_CAP], pw = v[C_POWER], tp = v[C_TPUT];
+    if (!(cap > 0) || !(pw > 0) || isnan(tp) || cap > PFI_JOBS_MAX_GPU_W || tp > PFI_JOBS_MAX_TPUT)
+        return NULL;
+    for (int k = 0; k < s->n_jobvs; k++)
+        if (!jobv_ok(s->jobvs[k], v[s->jobvs[k]]))
+            return NULL;
+    /* the job of the row before, compared with that row's cell when fast_line took it (two
+       places in the buffer: 16 bytes at once), else with its name */
+    bool same = *last != SIZE_MAX && jl == s->last_len &&
+                (s->prev_job != NULL ? same_cells(s->prev_job, job, jl)
+                                     : memcmp(s->names[*last], job, jl) == 0);
+    size_t j = same ? *last : SIZE_MAX;
+    /* the checks against the job's earlier rows (a new job has none) */
+    double *gpus = s->has_jobv[C_GPUS - C_GPUS] ? s->jobv[C_GPUS - C_GPUS] : NULL;
+    double g = gpus == NULL ? 1 : isnan(v[C_GPUS]) ? PFI_JOBS_MAX_GPUS : v[C_GPUS];
+    if (same) {
+        if (!(cap > s->row_c[s->n_rows - 1]))
+            return NULL; /* take_row: not ordered */
+        if (gpus != NULL && !isnan(gpus[j])) {
+            if (!isnan(v[C_GPUS]) && v[C_GPUS] != gpus[j])
+                return NULL;
+            g = gpus[j];
+        }
+        const double *band = s->has_jobv[C_BAND - C_GPUS] ? s->jobv[C_BAND - C_GPUS] : NULL;
+        if (band != NULL && !isnan(band[j]) && !isnan(v[C_BAND]) && v[C_BAND] != band[j])
+            return NULL; /* take_row: a job's band is one */
+        /* the class as the row before's cell when that row was this job's (it set the
+           job's class or was held to it), else as the job's class */
+        if (cn > 0 && s->cls[j] != NULL &&
+            !(s->prev_cls != NULL && s->prev_cls_job == j
+                  ? cn == s->prev_cls_len && same_cells(s->prev_cls, cc, cn)
+                  : same_name(s->cls[j], cc, cn)))
+            return NULL;
+        if (nl > 0 && s->node[j] != NULL && !same_name(s->node[j], nd, nl))
+            return NULL;
+    }
+    if (pw > PFI_JOBS_MAX_GPU_W * g)
+        return NULL;
+    /* taken: what take_row does */
+    if (!same) {
+        if ((*e = job_new(s, job, jl, &j)) != PFI_OK)
+            return NULL;
+        *last = j;
+        s->last_len = jl;
+        s->job_line[j] = line;
+    }
+    for (int k = 0; k < s->n_jobvs; k++) {
+        int c = s->jobvs[k];
+        if (isnan(s->jobv[c - C_GPUS][j])) {
+            s->jobv[c - C_GPUS][j] = v[c];
+            if (c == C_GPUS && !isnan(v[c]))
+                s->cur_gpus_line = line;
+            else if (c == C_BAND && !isnan(v[c]))
+                s->cur_band_line = line;
+        }
+    }
+    if (cn > 0 && s->cls[j] == NULL) {
+        if (j > 0 && s->cls[j - 1] != NULL && same_name(s->cls[j - 1], cc, cn))
+            s->cls[j] = s->cls[j - 1];
+        else if ((s->cls[j] = str_copy(&s->strings, cc, cn)) == NULL)
+            return *e = PFI_ERR_NOMEM, NULL;
+        s->cur_cls_line = line;
+    }
+    if (nl > 0 && s->node[j] == NULL) {
+        if (j > 0 && s->node[j - 1] != NULL && same_name(s->node[j - 1], nd, nl))
+            s->node[j] = s->node[j - 1];
+        else if ((s->node[j] = str_copy(&s->strings, nd, nl)) == NULL)
+            return *e = PFI_ERR_NOMEM, NULL;
+        s->node_line[j] = line;
+    }
+    size_t n = s->n_rows + 1;
+    if (!grow((void **)&s->row_c, &s->cap_rows2, n, sizeof(double)) ||
+        !grow((void **)&s->row_p, &s->cap_rows3, n, sizeof(double)) ||
+        !grow((void **)&s->row_t, &s->cap_rows4, n, sizeof(double)))
+        return *e = PFI_ERR_NOMEM, NULL;
+    s->row_c[s->n_rows] = cap;
+    s->row_p[s->n_rows] = pw;
+    s->row_t[s->n_rows] = tp;
+    s->n_rows++;
+    s->prev_job = job;
+    s->prev_cls = cn > 0 ? cc : NULL;
+    s->prev_cls_len = cn;
+    s->prev_cls_job = j;
+    return p;
+}
+#endif
+
 /*
  * The fast path, for a whole file in memory (buf[0..n), followed by JOBS_BUFFER_PAD readable bytes,
  * the first a '\n'): when it holds no quote, no NUL byte, no CR but at a line's end, no line of
  * blanks only, no line over PFI_CSV_MAX_LINE bytes and no more than FAST_MAX_FIELDS fields on a
  * line, its lines are split on ',' (fields trimmed of blanks, a UTF-8 BOM and CRs dropped, empty
- * lines skipped: what pfi/csv.h does) by one vector scan of 64 bytes a step (sep_scan); buf is
- * not written. *used false: the input is not for this path (s left empty); the caller takes
- * the general one. A line the path cannot take (a quote or a NUL byte: when the scan reaches
- * its 64-byte block) is found before it is taken; any error before it is the general path's
- * too, which reads the lines before it alike. ordered: s->ordered (see
- * reader_state); s->unordered on return means: read again without it.
+ * lines skipped: what pfi/csv.h does); buf is not written. A data row of an ordered read is
+ * first offered to fast_line, which takes the usual row at once; any other line is found by
+ * memchr, checked and split here, and given to take_row. *used false: the input is not for
+ * this path (s left empty); the caller takes the general one. A line the path cannot take (a
+ * quote or a NUL byte) is found before it is taken; any error before it is the general path's
+ * too, which reads the lines before it alike. ordered: s->ordered (see reader_state);
+ * s->unordered on return means: read again without it.
  */
 static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_state *s,
                            bool ordered, bool *used, pfi_diag *d)
 {
     *used = true;
     s->ordered = ordered;
+    s->padded = true;
     const char *p = buf, *end = buf + n;
     if (n >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
         (unsigned char)p[2] == 0xBF)
@@ -937,37 +1201,51 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
     bool header = true;
     long line = 0;
     size_t last = SIZE_MAX;
-    sep_scan sc = {.base = p, .end = end};
-    scan_block(&sc);
+#if defined(__SSE2__)
+    stop_scan sc = {.buf = buf};
+    bool synced = false; /* sc is at p */
+#endif
     while (p < end) {
         line++;
-        const char *ls = p, *q = p;
+#if defined(__SSE2__)
+        if (!header && ordered) {
+            if (!synced)
+                stops_seek(&sc, p);
+            pfi_error e = PFI_OK;
+            const char *next = fast_line(s, &sc, p, line, &last, &e);
+            if (e != PFI_OK)
+                return ordered_end(s, e);
+            synced = next != NULL;
+            if (synced) {
+                p = next;
+                continue;
+            }
+        }
+#endif
+        /* the line: up to its '\n' (the sentinel at end for the last one) */
+        const char *ls = p, *le = memchr(p, '\n', (size_t)(end - p) + 1);
+        p = le + 1;
+        if (le - ls + 1 > PFI_CSV_MAX_LINE || memchr(ls, '"', (size_t)(le - ls)) != NULL ||
+            memchr(ls, '\0', (size_t)(le - ls)) != NULL) {
+            *used = false; /* a quote or a NUL byte: pfi/csv.h reads it; a long line too */
+            return PFI_OK;
+        }
+        if (le == ls)
+            continue; /* an empty line */
         size_t nf = 0;
-        for (;;) {
-            q = next_sep(&sc);
+        for (const char *a = ls;;) {
+            const char *c = memchr(a, ',', (size_t)(le - a));
             if (nf == FAST_MAX_FIELDS) {
                 *used = false;
                 return PFI_OK;
             }
-            f[nf] = p;
-            len[nf] = (size_t)(q - p);
+            f[nf] = a;
+            len[nf] = (size_t)((c != NULL ? c : le) - a);
             nf++;
-            if (*q == '\n' || q >= end)
+            if (c == NULL)
                 break;
-            p = ++q;
+            a = c + 1;
         }
-        const char *le = q < end ? q : end; /* the line's end (its '\n', or the file's) */
-        p = le + 1;
-        if (sc.odd) { /* a quote or a NUL byte in this line or ahead: pfi/csv.h reads it */
-            *used = false;
-            return PFI_OK;
-        }
-        if (le - ls + 1 > PFI_CSV_MAX_LINE) {
-            *used = false;
-            return PFI_OK;
-        }
-        if (le == ls)
-            continue;  /* an empty line */
         if (nf == 1) { /* blanks only (a CR alone too): let pfi/csv.h decide */
             const char *a = ls;
             while (a < le && (*a == ' ' || *a == '\t' || *a == '\r'))
@@ -979,11 +1257,11 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
         }
         if (le[-1] == '\r')
             len[nf - 1]--;
-        if (sc.cr && memchr(ls, '\r', (size_t)(le - ls) - (le[-1] == '\r')) != NULL) {
+        if (memchr(ls, '\r', (size_t)(le - ls) - (le[-1] == '\r')) != NULL) {
             *used = false; /* a CR inside a line ends a record for pfi/csv.h */
             return PFI_OK;
         }
-        for (size_t i = 0; i < nf && sc.blank; i++) { /* no blank yet: nothing to trim */
+        for (size_t i = 0; i < nf; i++) { /* blanks trimmed */
             const char *a = f[i], *b = a + len[i];
             while (a < b && (*a == ' ' || *a == '\t'))
                 a++;
@@ -1000,6 +1278,11 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
             if (!note_unknown(s, f, len, nf))
                 return PFI_ERR_NOMEM;
             s->n_header = nf;
+            for (size_t i = 0; i < nf; i++)
+                s->field_col[i] = -1;
+            for (int c = 0; c < N_COLS; c++)
+                if (col[c] >= 0)
+                    s->field_col[col[c]] = (signed char)c;
             header = false;
             /* the row arrays once, at their most: a row has n_header - 1 commas, four
                values of a byte or more and a newline (untouched pages cost nothing) */
@@ -1014,8 +1297,10 @@ static pfi_error read_fast(const char *buf, size_t n, const char *name, reader_s
                 return PFI_ERR_NOMEM;
             s->cap_rows2 = s->cap_rows3 = s->cap_rows4 = most;
             s->cap_rows = s->cap_rows5 = ordered ? 0 : most;
-        } else if ((e = take_row(s, col, f, len, len, nf, line, name, &last, d)) != PFI_OK) {
-            return ordered_end(s, e);
+        } else {
+            s->prev_job = s->prev_cls = NULL; /* for fast_line: this row is take_row's */
+            if ((e = take_row(s, col, f, len, len, nf, line, name, &last, d)) != PFI_OK)
+                return ordered_end(s, e);
         }
         if (s->unordered)
             return PFI_OK;
@@ -1156,9 +1441,10 @@ static pfi_error take_jobs(pfi_jobs *j, reader_state *s)
     j->band = v[C_BAND - C_GPUS];
     if (!has_cls)
         j->job_class = pfi_calloc(n1, sizeof *j->job_class);
-    if (!has_node) {
+    if (!has_node) { /* no node (NULL) and no line (0) for any job: one array of zeros */
+        _Static_assert(sizeof *j->node == sizeof *j->node_line, "one array of zeros for both");
         j->node = pfi_calloc(n1, sizeof *j->node);
-        j->node_line = pfi_calloc(n1, sizeof *j->node_line);
+        j->node_line = (long *)(void *)j->node;
     }
     if ((lacks && nan == NULL) || j->job_class == NULL || j->node == NULL || j->node_line == NULL)
         return PFI_ERR_NOMEM;

@@ -26,8 +26,11 @@ pfi_error jobs_read_buffer(char *buf, size_t nb, const char *name, bool general,
  * blanks trimmed): true with *v the value strtod gives when the cell is a plain decimal
  * "[-+]D[.D]" of at most 19 significant digits (the integer part's leading zeros aside),
  * below 2^53 as an integer and at most 22 after the point; false (and *v untouched) for
- * anything else, which the caller hands to pfi_value_parse. Exposed for the test that holds
- * it to strtod (tests/test_jobs_fast.c).
+ * anything else, which the caller hands to pfi_value_parse. As the reader does it: a cell of
+ * at most 16 bytes first through its SWAR path (simd_number: no sign, at most 8 digits each
+ * side of the point; the cell copied into a padded buffer here), then the scalar one. Exposed
+ * for the test and the fuzzer that hold it to strtod (tests/test_jobs_fast.c,
+ * tests/fuzz/fuzz_jobs.c).
  */
 bool jobs_fast_number(const char *p, size_t n, double *v);
 
