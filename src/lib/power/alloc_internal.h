@@ -467,6 +467,37 @@ static inline bool alloc_bracket_holds(double above, double cap, double inside, 
  */
 void alloc_shed_by_shares(alloc_run *run);
 
+/* ---- eight jobs at a time (AVX-512, where the compiler has it) -------------------------- */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ALLOC_HAVE_GATHER8 1
+
+/* Points 0 .. k − 1 of eight curves of k points each, one after the other from x (one of the
+   jobs' per-point arrays: cap_w, power_w or tput_tok_s at a job's first point): out[i] holds
+   point i of each (k constant where inlined: the loop unrolled, the registers kept). For the
+   eight-jobs-a-step passes of oracle_pass.c and alloc_tree.c. */
+__attribute__((target("avx512f,avx512dq"), always_inline)) static inline void
+alloc_gather8(const double *x, int k, __m512d *out)
+{
+    const __m512i at = _mm512_setr_epi64(0, k, 2 * k, 3 * k, 4 * k, 5 * k, 6 * k, 7 * k);
+#pragma GCC unroll 16
+    for (int i = 0; i < k; i++)
+        out[i] = _mm512_i64gather_pd(at, x + i, 8);
+}
+
+/* alloc_opt for jobs j .. j + 7: v[j + q] unless v is NULL or the value NaN, else dflt. */
+__attribute__((target("avx512f,avx512dq"), always_inline)) static inline __m512d
+alloc_opt8(const double *v, size_t j, double dflt)
+{
+    __m512d d = _mm512_set1_pd(dflt);
+    if (v == NULL)
+        return d;
+    __m512d x = _mm512_loadu_pd(v + j);
+    return _mm512_mask_mov_pd(d, _mm512_cmp_pd_mask(x, x, _CMP_ORD_Q), x);
+}
+#endif
+
 /* ---- the tree's paths (alloc_tree.c), for tests ------------------------------------- */
 
 /* Which of its paths the tree oracle may take with workspace ws: no_fast, never tree_fast (the

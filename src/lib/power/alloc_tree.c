@@ -1244,27 +1244,6 @@ static inline __attribute__((always_inline)) bool hist_put(const pfi_alloc_tree 
 /* The pass asks for the curves of the jobs this many ahead (the flat pass's PREFETCH_JOBS). */
 #define TREE_PREFETCH 32
 
-/* Points 0 .. TREE_K − 1 of the eight curves of x (one of a job's per-point arrays) from
-   x + a, one after the other: out[i] holds point i of each. */
-__attribute__((target(TREE_SIMD_TARGET))) static inline void curve8(const double *x,
-                                                                    __m512d out[TREE_K])
-{
-    const __m512i at = _mm512_setr_epi64(0, 6, 12, 18, 24, 30, 36, 42);
-    for (int i = 0; i < TREE_K; i++)
-        out[i] = _mm512_i64gather_pd(at, x + i, 8);
-}
-
-/* alloc_opt for jobs j .. j + 7: v[j + q] unless v is NULL or the value NaN, else dflt. */
-__attribute__((target(TREE_SIMD_TARGET))) static inline __m512d opt8(const double *v, size_t j,
-                                                                     double dflt)
-{
-    __m512d d = _mm512_set1_pd(dflt);
-    if (v == NULL)
-        return d;
-    __m512d x = _mm512_loadu_pd(v + j);
-    return _mm512_mask_mov_pd(d, _mm512_cmp_pd_mask(x, x, _CMP_ORD_Q), x);
-}
-
 /*
  * Jobs j .. j + 7 (TREE_K points each, one after the other) as tree_fast_job (its caps left
  * to theta_pass) and hist_put take them, point i of the eight curves in one register so that each
@@ -1279,9 +1258,9 @@ hist_block8(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, hist_io *io, size_
     size_t a = J->offset[j];
     const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
     __m512d P[TREE_K], T[TREE_K], WT[TREE_K], SL[M], WD[M];
-    curve8(J->power_w + a, P);
-    curve8(J->tput_tok_s + a, T);
-    __m512d W = opt8(J->weight, j, 1.0);
+    alloc_gather8(J->power_w + a, TREE_K, P);
+    alloc_gather8(J->tput_tok_s + a, TREE_K, T);
+    __m512d W = alloc_opt8(J->weight, j, 1.0);
     /* |x| < inf: finite (false on NaN) */
     const __m512d absm = _mm512_castsi512_pd(_mm512_set1_epi64(INT64_MAX));
 #define FIN(v) _mm512_cmp_pd_mask(_mm512_and_pd(v, absm), inf, _CMP_LT_OQ)
@@ -1538,10 +1517,10 @@ theta_block8(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, theta_io *io, pfi
     size_t a = J->offset[j];
     const __m512d zero = _mm512_setzero_pd(), nan = _mm512_set1_pd(NAN);
     __m512d C[TREE_K], P[TREE_K], T[TREE_K], WT[TREE_K], SL[M];
-    curve8(J->cap_w + a, C);
-    curve8(J->power_w + a, P);
-    curve8(J->tput_tok_s + a, T);
-    __m512d W = opt8(J->weight, j, 1.0);
+    alloc_gather8(J->cap_w + a, TREE_K, C);
+    alloc_gather8(J->power_w + a, TREE_K, P);
+    alloc_gather8(J->tput_tok_s + a, TREE_K, T);
+    __m512d W = alloc_opt8(J->weight, j, 1.0);
     __m512i lvl = _mm512_set1_epi64((long long)t->n_nodes);
     if (t->job_node != NULL) {
         __m512i v = _mm512_loadu_si512(t->job_node + j);
@@ -1597,7 +1576,7 @@ theta_block8(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, theta_io *io, pfi
     _mm512_storeu_pd(r->shed_w + j, _mm512_sub_pd(P[M], dv));
     _mm512_storeu_pd(r->marginal_down + j, _mm512_mask_mov_pd(down, dn_nan, nan));
     _mm512_storeu_pd(r->marginal_up + j, _mm512_mask_mov_pd(up, up_nan, nan));
-    __m512d G = opt8(J->gpus, j, 1.0);
+    __m512d G = alloc_opt8(J->gpus, j, 1.0);
     double l_w[8], l_pm[8], l_tm[8], l_th[8], l_y[8], l_dv[8], l_tv[8], l_kc[8];
     int64_t l_s[8], l_lv[8];
     _mm512_storeu_pd(l_y, _mm512_mul_pd(W, tv));
