@@ -196,12 +196,20 @@ __attribute__((target("avx512f,avx512dq"))) static void sample_block8(pfi_alloc_
         return;
     }
     size_t a = J->offset[j];
+    const __m512i at = _mm512_setr_epi64(0, 6, 12, 18, 24, 30, 36, 42);
     const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
     __m512d C[FAST_K], P[FAST_K], T[FAST_K], SL[M], WD[M];
-    alloc_gather8(J->cap_w + a, FAST_K, C);
-    alloc_gather8(J->power_w + a, FAST_K, P);
-    alloc_gather8(J->tput_tok_s + a, FAST_K, T);
-    __m512d W = alloc_opt8(J->weight, j, 1.0);
+#pragma GCC unroll 8
+    for (int i = 0; i < FAST_K; i++) {
+        C[i] = _mm512_i64gather_pd(at, J->cap_w + a + i, 8);
+        P[i] = _mm512_i64gather_pd(at, J->power_w + a + i, 8);
+        T[i] = _mm512_i64gather_pd(at, J->tput_tok_s + a + i, 8);
+    }
+    __m512d W = _mm512_set1_pd(1.0);
+    if (J->weight != NULL) { /* alloc_opt: the weight unless NaN */
+        __m512d v = _mm512_loadu_pd(J->weight + j);
+        W = _mm512_mask_mov_pd(W, _mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v);
+    }
     /* sample_job's weight test, then scan_k's (every comparison false on NaN, as C's) */
     __mmask8 ok =
         _mm512_cmp_pd_mask(W, zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(W, inf, _CMP_LT_OQ) &
@@ -719,12 +727,20 @@ fast_block8(const alloc_ctx *x, const fast_io *io, fast_acc *acc, size_t j, bool
     const pfi_alloc_jobs *J = x->J;
     pfi_alloc_workspace *w = x->w;
     size_t a = io->off[j];
+    const __m512i at = _mm512_setr_epi64(0, 6, 12, 18, 24, 30, 36, 42);
     const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
     __m512d C[FAST_K], P[FAST_K], T[FAST_K], SL[M], WD[M];
-    alloc_gather8(io->cap + a, FAST_K, C);
-    alloc_gather8(io->pow_w + a, FAST_K, P);
-    alloc_gather8(io->tput + a, FAST_K, T);
-    __m512d W = alloc_opt8(io->wts, j, 1.0);
+#pragma GCC unroll 8
+    for (int i = 0; i < FAST_K; i++) {
+        C[i] = _mm512_i64gather_pd(at, io->cap + a + i, 8);
+        P[i] = _mm512_i64gather_pd(at, io->pow_w + a + i, 8);
+        T[i] = _mm512_i64gather_pd(at, io->tput + a + i, 8);
+    }
+    __m512d W = _mm512_set1_pd(1.0);
+    if (io->wts != NULL) { /* alloc_opt: the weight unless NaN */
+        __m512d v = _mm512_loadu_pd(io->wts + j);
+        W = _mm512_mask_mov_pd(W, _mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v);
+    }
     /* scan_k: every comparison false on NaN, as C's */
     __mmask8 ok =
         _mm512_cmp_pd_mask(C[0], zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(C[M], inf, _CMP_LT_OQ) &
