@@ -476,7 +476,8 @@ void alloc_shed_by_shares(alloc_run *run);
 /* Points 0 .. k − 1 of eight curves of k points each, one after the other from x (one of the
    jobs' per-point arrays: cap_w, power_w or tput_tok_s at a job's first point): out[i] holds
    point i of each (k constant where inlined: the loop unrolled, the registers kept). For the
-   eight-jobs-a-step passes of oracle_pass.c and alloc_tree.c. */
+   tree's eight-jobs-a-step passes (alloc_tree.c; oracle_pass.c keeps its own gathers, measured
+   2-4 % faster at 10 000 jobs). */
 __attribute__((target("avx512f,avx512dq"), always_inline)) static inline void
 alloc_gather8(const double *x, int k, __m512d *out)
 {
