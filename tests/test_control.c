@@ -172,7 +172,7 @@ static void test_band_parse(void **state)
     pfi_free(r);
     const char *hex = "a band=0x10\n";
     CHECK(pfi_ctl_policy_parse(hex, strlen(hex), &r, &n, &d) == PFI_ERR_PARSE &&
-              strstr(d.message, "band '0x10': " PFI_BAND_RULE) != NULL,
+              strstr(d.message, "band '0x10' " PFI_BAND_NAN_RULE) != NULL,
           "policy band=0x10 refused: %s", d.message);
     /* pfi_band_format: the shortest text that reads back, plain digits (by hand) */
     const struct {

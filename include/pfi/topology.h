@@ -133,6 +133,9 @@ typedef struct pfi_alloc_tree {
  */
 #define PFI_BAND_MAX 1e6
 #define PFI_BAND_RULE "must be a number in [-1e6, 1e6] (higher: cut last)"
+/* The words after a band's text that pfi_band_parse finds no decimal number (as the jobs
+   file's number cells say it). */
+#define PFI_BAND_NAN_RULE "is not a number (expected a number in [-1e6, 1e6])"
 
 /* pfi_band_valid — whether b is a priority band: finite and |b| <= PFI_BAND_MAX (NaN, an
  * infinity, a value past the bound: false). Pure; thread-safe. */

@@ -383,14 +383,17 @@ static bool qos_band_parse(cli_slurm *s, const char *arg)
             }
         size_t nl = len - (size_t)(eq + 1 - p);
         double b;
-        bool bad = pfi_band_parse(eq + 1, nl, &b) != PFI_BAND_OK; /* every band's reading */
+        pfi_band_status bs = pfi_band_parse(eq + 1, nl, &b); /* every band's reading */
+        bool bad = bs != PFI_BAND_OK;
         bool dup = false;
         for (size_t k = 0; k < s->nqos && !dup; k++)
             dup = strlen(s->qos[k]) == (size_t)(eq - p) &&
                   strncasecmp(s->qos[k], p, (size_t)(eq - p)) == 0;
         if (bad || dup) {
             cli_error("--qos-band: '%.*s': %s", (int)(len > 80 ? 80 : len), p,
-                      dup ? "QOS named twice" : "band " PFI_BAND_RULE);
+                      dup                         ? "QOS named twice"
+                      : bs == PFI_BAND_NOT_NUMBER ? "band " PFI_BAND_NAN_RULE /* as the jobs file */
+                                                  : "band " PFI_BAND_RULE);
             return false;
         }
         snprintf(s->qos[s->nqos], sizeof s->qos[0], "%.*s", (int)(eq - p), p);

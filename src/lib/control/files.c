@@ -337,7 +337,10 @@ static pfi_error rule_line(void *ctx, long line, char **tok, size_t nt, pfi_diag
         } else if (strcmp(key, "band") == 0) {
             if (have_band)
                 return ctl_fail(d, line, PFI_ERR_PARSE, "band must be given once");
-            if (pfi_band_parse(val, strlen(val), &x) != PFI_BAND_OK) /* every band's reading */
+            pfi_band_status bs = pfi_band_parse(val, strlen(val), &x); /* every band's reading */
+            if (bs == PFI_BAND_NOT_NUMBER)                             /* the jobs file's words */
+                return ctl_fail(d, line, PFI_ERR_PARSE, "band '%.32s' " PFI_BAND_NAN_RULE, val);
+            if (bs != PFI_BAND_OK)
                 return ctl_fail(d, line, PFI_ERR_PARSE, "band '%.32s': " PFI_BAND_RULE, val);
             r.band = x;
             have_band = true;
