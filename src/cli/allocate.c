@@ -398,10 +398,17 @@ static void write_tree_why(FILE *f, const pfi_jobs *J, const pfi_alloc_result *r
         if (tc->tr.binding[a]) {
             char sl[4 * 40 + 4], sn[4 * 120 + 4]; /* names from the file, escaped */
             const char *lv = tc->topo->level[a], *nm = tc->topo->name[a];
-            snprintf(by, sizeof by, "%s '%s' (%s limit %.1f W) binds",
+            double lim = tc->topo->limit_w[a];
+            double used =
+                tc->topo->kind[a] == PFI_LIMIT_RESERVE ? tc->tr.reserve_w[a] : tc->tr.drawn_w[a];
+            /* over its limit with its jobs at their lowest caps: short, not merely binding */
+            snprintf(by, sizeof by, "%s '%s' (%s limit %.1f W) %s",
                      pfi_escape(sl, sizeof sl, lv, strlen(lv), 40),
                      pfi_escape(sn, sizeof sn, nm, strlen(nm), 120),
-                     pfi_limit_kind_name(tc->topo->kind[a]), tc->topo->limit_w[a]);
+                     pfi_limit_kind_name(tc->topo->kind[a]), lim,
+                     used > lim * (1 + 1e-9) + 1e-9
+                         ? "is below what its jobs take at their lowest caps"
+                         : "binds");
             break;
         }
     if (by[0] == '\0' && tc->tr.budget_binding)

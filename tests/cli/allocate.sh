@@ -153,6 +153,9 @@ grep_out allocate-tree-infeasible-msg "INFEASIBLE: a level's limit"
 # the shortfall of a level, not the budget: r1's jobs take 3200 W of reserve at their lowest
 # caps (dense-pt and moe-ft, 8 GPUs x 200 W each), 1200 W over its 2000 W; a number in JSON
 grep_out allocate-tree-infeasible-by "by 1200.0 W at the most"
+# --explain: the jobs under the short rack are there because it is short, not merely binding
+check allocate-tree-infeasible-explain 0 "$PFI" allocate --explain --topology "$T/tight.txt" "$JT"
+grep_out allocate-tree-infeasible-explain-why "dense-pt .*at its lowest allowed cap: rack 'r1' (reserve limit 2000.0 W) is below what its jobs take at their lowest caps"
 for st in oracle equal; do
     check "allocate-tree-infeasible-json-$st" 0 "$PFI" allocate --topology "$T/tight.txt" --strategy "$st" --format json "$JT"
     grep_out "allocate-tree-infeasible-json-$st-shortfall" '"feasible": false, "shortfall_w": 1200,'
