@@ -346,6 +346,20 @@ static size_t job_node(const pfi_alloc_tree *t, size_t j)
     return t->job_node != NULL ? t->job_node[j] : PFI_TOPO_NONE;
 }
 
+/* Job j's level as an index of the per-level arrays that have the site last: t->n_nodes for a
+   job under the site alone. */
+static inline size_t job_slot(const pfi_alloc_tree *t, size_t j)
+{
+    size_t a = job_node(t, j);
+    return a == PFI_TOPO_NONE ? t->n_nodes : a;
+}
+
+/* Level a's parent, the site (t->n_nodes) for a level without one. */
+static inline size_t level_up(const pfi_alloc_tree *t, size_t a)
+{
+    return t->parent[a] == PFI_TOPO_NONE ? t->n_nodes : t->parent[a];
+}
+
 /* Add power (drawn d, cap k) to every level above job j and to the site. */
 static void charge(const pfi_alloc_tree *t, size_t j, double d, double k, double *rem,
                    double site_sign)
@@ -377,8 +391,8 @@ static void tree_sums(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, double b
         double k = alloc_opt(J->gpus, j, 1.0) * r->cap_w[j], dpw = r->power_w[j];
         size_t a = job_node(t, j);
         if (own != NULL) {
-            own[a == PFI_TOPO_NONE ? nn : a] += k;
-            own[nn + 1 + (a == PFI_TOPO_NONE ? nn : a)] += dpw;
+            own[job_slot(t, j)] += k;
+            own[nn + 1 + job_slot(t, j)] += dpw;
             continue;
         }
         for (; a != PFI_TOPO_NONE; a = t->parent[a]) {
@@ -889,13 +903,13 @@ static size_t tree_preorder(const pfi_alloc_tree *t, size_t *cbeg, size_t *kids,
     size_t nn = t->n_nodes, site = nn;
     memset(cbeg, 0, (nn + 2) * sizeof *cbeg);
     for (size_t a = 0; a < nn; a++)
-        cbeg[(t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]) + 1]++;
+        cbeg[level_up(t, a) + 1]++;
     for (size_t a = 0; a <= nn; a++)
         cbeg[a + 1] += cbeg[a];
     for (size_t a = 0; a <= nn; a++)
         cur[a] = cbeg[a];
     for (size_t a = 0; a < nn; a++)
-        kids[cur[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]]++] = a;
+        kids[cur[level_up(t, a)]++] = a;
     size_t np = 0, top = 1;
     pre[nn] = site;
     while (top > 0) {
@@ -949,14 +963,13 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
     /* each level's own segments, its subtree's, and where its range starts */
     memset(own, 0, (nn + 1) * sizeof *own);
     for (size_t j = 0; j < n; j++) {
-        size_t a = job_node(t, j);
-        own[a == PFI_TOPO_NONE ? site : a] += sbeg[j + 1] - sbeg[j];
+        own[job_slot(t, j)] += sbeg[j + 1] - sbeg[j];
     }
     for (size_t a = 0; a <= nn; a++)
         sub[a] = own[a];
     for (size_t k = np; k-- > 1;) {
         size_t a = pre[k];
-        sub[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += sub[a];
+        sub[level_up(t, a)] += sub[a];
     }
     start[site] = 0;
     for (size_t k = 0; k < np; k++) {
@@ -971,8 +984,7 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
         tot[a] = 0;
     }
     for (size_t j = 0; j < n; j++) {
-        size_t a = job_node(t, j);
-        a = a == PFI_TOPO_NONE ? site : a;
+        size_t a = job_slot(t, j);
         double w = 0;
         size_t k = live[a];
         for (size_t s = sbeg[j]; s < sbeg[j + 1]; s++, k++) {
@@ -1005,7 +1017,7 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
     /* each job's θ: the highest threshold above it */
     for (size_t k = 0; k < np; k++) {
         size_t a = pre[k];
-        size_t up = a == site ? site : t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
+        size_t up = a == site ? site : level_up(t, a);
         eff[a] = a == site ? sat[a] : fmax(sat[a], eff[up]);
         acc[a] = 0;
         if (a != site && sat[a] > -INFINITY && sat[a] >= eff[up])
@@ -1015,8 +1027,7 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
     size_t nt = 0;
     size_t *tie = ws->tie;
     for (size_t j = 0; j < n; j++) {
-        size_t a = job_node(t, j);
-        a = a == PFI_TOPO_NONE ? site : a;
+        size_t a = job_slot(t, j);
         double th = eff[a], w = 0;
         size_t s = sbeg[j];
         for (; s < sbeg[j + 1] && jsl[s] > th; s++)
@@ -1034,7 +1045,7 @@ static pfi_error tree_thresholds(const alloc_ctx *x, const pfi_alloc_tree *t,
         size_t a = pre[k];
         rem[a] -= acc[a];
         if (a != site)
-            acc[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += acc[a];
+            acc[level_up(t, a)] += acc[a];
     }
     /* the segments at the thresholds, in the greedy's order: slope descending, then job order
        (a stable sort by key of the list, which is in segment order) */
@@ -1180,8 +1191,7 @@ static inline unsigned hist_bucket(double v, uint64_t kmin, int sh, unsigned nb)
 static inline bool hist_passes(const pfi_alloc_tree *t, const size_t *bk, const double *sat,
                                size_t e, size_t a, size_t b, double v)
 {
-    size_t nn = t->n_nodes;
-    for (size_t x = e; x != a; x = t->parent[x] == PFI_TOPO_NONE ? nn : t->parent[x]) {
+    for (size_t x = e; x != a; x = level_up(t, x)) {
         if (bk[x] == SIZE_MAX)
             continue;
         if (bk[x] > b || (bk[x] == b && !(v > sat[x])))
@@ -1211,8 +1221,7 @@ static inline __attribute__((always_inline)) bool hist_put(const pfi_alloc_tree 
                                                            const double *wd, size_t k, double lo,
                                                            double hi)
 {
-    size_t a = job_node(t, j), nb = io->nb;
-    a = a == PFI_TOPO_NONE ? t->n_nodes : a;
+    size_t a = job_slot(t, j), nb = io->nb;
     double *row = io->hist + a * nb, run = 0;
     size_t bp = nb;
     int fin = 1;
@@ -1320,8 +1329,7 @@ hist_block8(const pfi_alloc_jobs *J, const pfi_alloc_tree *t, hist_io *io, size_
     size_t nb = io->nb;
     double lo_p = io->lo_p, top_p = io->top_p;
     for (int q = 0; q < 8; q++) {
-        size_t aq = job_node(t, j + (size_t)q);
-        aq = aq == PFI_TOPO_NONE ? t->n_nodes : aq;
+        size_t aq = job_slot(t, j + (size_t)q);
         double *row = io->hist + aq * nb, run = 0;
         size_t bp = nb;
         uint8_t *h = io->hb + s0 + (size_t)M * (size_t)q;
@@ -1463,8 +1471,7 @@ static inline __attribute__((always_inline)) bool theta_job(const pfi_alloc_jobs
                                                             const pfi_alloc_tree *t, theta_io *io,
                                                             pfi_alloc_result *r, size_t j)
 {
-    size_t a0 = J->offset[j], k = J->offset[j + 1] - a0, a = job_node(t, j);
-    a = a == PFI_TOPO_NONE ? t->n_nodes : a;
+    size_t a0 = J->offset[j], k = J->offset[j + 1] - a0, a = job_slot(t, j);
     const double *c = J->cap_w + a0, *D = J->power_w + a0, *T = J->tput_tok_s + a0;
     if (!tree_caps_ok(c, k))
         return false;
@@ -1700,8 +1707,7 @@ typedef struct list_io {
    without a branch. */
 static inline void list_job(const pfi_alloc_tree *t, list_io *io, size_t j, size_t s0, size_t k)
 {
-    size_t a = job_node(t, j);
-    const uint64_t *m = io->hm + HIST_WORDS * (a == PFI_TOPO_NONE ? t->n_nodes : a);
+    const uint64_t *m = io->hm + HIST_WORDS * job_slot(t, j);
     uint64_t any = 0;
     for (size_t u = 0; u < HIST_WORDS; u++)
         any |= m[u];
@@ -1848,7 +1854,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         size_t a = pre[k];
         rem[a] = (a < nn ? t->limit_w[a] : r->budget_w) - d0[a];
         if (a != site)
-            d0[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += d0[a];
+            d0[level_up(t, a)] += d0[a];
     }
     bool feasible = tree_feasible(t, r->budget_w, rem, d);
     /* bottom up: each level's row with its children's hand-ups; where it is over its
@@ -1876,7 +1882,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             memset(row, 0, b * sizeof *row);
         }
         if (a != site) {
-            double *up = hist + (t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]) * nb;
+            double *up = hist + level_up(t, a) * nb;
             for (unsigned b = 0; b < nb; b++)
                 up[b] += row[b];
         }
@@ -1884,7 +1890,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
     /* each level's mask: the buckets of the binding levels on its path (itself and above) */
     for (size_t k = 0; k < np; k++) {
         size_t a = pre[k];
-        size_t up = a == site ? SIZE_MAX : t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
+        size_t up = a == site ? SIZE_MAX : level_up(t, a);
         for (size_t u = 0; u < HIST_WORDS; u++)
             hm[HIST_WORDS * a + u] = up == SIZE_MAX ? 0 : hm[HIST_WORDS * up + u];
         if (bk[a] != SIZE_MAX)
@@ -1901,8 +1907,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
     tree_hit *hs = ws->hit;
     memset(hbeg, 0, (np + 1) * sizeof *hbeg);
     for (size_t u = 0; u < nh; u++) {
-        size_t a = job_node(t, (uint32_t)hq[u]);
-        hbeg[pix[a == PFI_TOPO_NONE ? site : a] + 1]++;
+        hbeg[pix[job_slot(t, (uint32_t)hq[u])] + 1]++;
     }
     for (size_t k = 0; k < np; k++) {
         hbeg[k + 1] += hbeg[k];
@@ -1914,8 +1919,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
             __builtin_prefetch(J->power_w + f);
             __builtin_prefetch(J->tput_tok_s + f);
         }
-        size_t j = (uint32_t)hq[u], i = hq[u] >> 32, a = job_node(t, j), a0 = off[j];
-        size_t lv = pix[a == PFI_TOPO_NONE ? site : a];
+        size_t j = (uint32_t)hq[u], i = hq[u] >> 32, a0 = off[j], lv = pix[job_slot(t, j)];
         const double *D = J->power_w + a0, *T = J->tput_tok_s + a0;
         double wt = alloc_opt(J->weight, j, 1.0);
         tree_hit *h = &hs[hcur[lv]++];
@@ -1944,7 +1948,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         }
         for (size_t p = k + 1; p < send[a]; p++) { /* the leftovers below in this bucket */
             size_t e = pre[p];
-            size_t up = t->parent[e] == PFI_TOPO_NONE ? site : t->parent[e];
+            size_t up = level_up(t, e);
             if (bk[e] == b && lw[e] > 0 && hist_passes(t, bk, sat, up, a, b, sat[e])) {
                 sl[m] = sat[e];
                 wd[m++] = lw[e];
@@ -1968,7 +1972,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
     bool inner_any = false;
     for (size_t k = 0; k < np; k++) {
         size_t a = pre[k];
-        size_t up = a == site ? site : t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
+        size_t up = a == site ? site : level_up(t, a);
         eff[a] = a == site ? sat[a] : fmax(sat[a], eff[up]);
         acc[a] = 0;
         if (a != site && sat[a] > -INFINITY && sat[a] >= eff[up])
@@ -1990,7 +1994,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         size_t a = pre[k];
         rem[a] -= acc[a];
         if (a != site)
-            acc[t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a]] += acc[a];
+            acc[level_up(t, a)] += acc[a];
     }
     /* the segments at the thresholds in the greedy's order (tree_thresholds) */
     if (!TREE_GROW(ws, kp, 2 * nt))
@@ -2034,8 +2038,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         obj += wt * tk;
         tp += pw;
         tt += tk;
-        size_t a = job_node(t, j);
-        a = a == PFI_TOPO_NONE ? site : a;
+        size_t a = job_slot(t, j);
         own_k[a] += alloc_opt(J->gpus, j, 1.0) * r->cap_w[j];
         own_d[a] += pw;
     }
@@ -2043,7 +2046,7 @@ static pfi_error tree_fast(const alloc_ctx *x, const pfi_alloc_tree *t,
         size_t a = pre[k];
         if (a == site)
             break; /* the depth-first order starts at the site */
-        size_t up = t->parent[a] == PFI_TOPO_NONE ? site : t->parent[a];
+        size_t up = level_up(t, a);
         tr->reserve_w[a] = own_k[a];
         tr->drawn_w[a] = own_d[a];
         own_k[up] += own_k[a];
@@ -2801,14 +2804,14 @@ static pfi_error alloc_tree_bands(const pfi_alloc_jobs *J, const pfi_alloc_optio
         for (size_t a = 0; a <= nn; a++)
             cut[a] = -INFINITY;
         for (size_t j = 0; j < n; j++) {
-            size_t a = job_node(t, j) == PFI_TOPO_NONE ? nn : job_node(t, j);
+            size_t a = job_slot(t, j);
             double bj = alloc_opt(t->band, j, 0.0);
             if (bj > b && got[j] < top[j] * (1 - 1e-9))
                 cut[a] = fmax(cut[a], bj);
         }
         for (size_t j = 0; j < n; j++) {
             double bj = alloc_opt(t->band, j, 0.0);
-            size_t a = job_node(t, j) == PFI_TOPO_NONE ? nn : job_node(t, j);
+            size_t a = job_slot(t, j);
             bool pin_low = bj < b || (bj == b && cut[a] > b);
             lo[j] = bj > b ? got[j] : pin_low ? low[j] : alloc_opt(J->cap_lo_w, j, NAN);
             hi[j] = bj > b ? got[j] : pin_low ? low[j] : alloc_opt(J->cap_hi_w, j, NAN);
