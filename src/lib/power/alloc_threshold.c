@@ -332,6 +332,22 @@ double alloc_select_buckets(double *slope, double *width, size_t m, double cap, 
  * part). Returns the job's value (weight wt times tokens/s); writes w->pick[j], w->flag[j]
  * and, with out, the job's row.
  */
+/* Job j's row in out at point p of its curve (m points: caps c, drawn power d, tokens/s t; its
+   slopes sl, m − 1): the point's values, the slopes either side (NaN past an end), the power
+   shed from its top. */
+static inline __attribute__((always_inline)) void out_at_point(pfi_alloc_result *out, size_t j,
+                                                               const double *c, const double *d,
+                                                               const double *t, const double *sl,
+                                                               size_t m, size_t p)
+{
+    out->cap_w[j] = c[p];
+    out->power_w[j] = d[p];
+    out->tput_tok_s[j] = t[p];
+    out->marginal_down[j] = p > 0 ? sl[p - 1] : NAN;
+    out->marginal_up[j] = p + 1 < m ? sl[p] : NAN;
+    out->shed_w[j] = d[m - 1] - d[p];
+}
+
 static inline double pick_walk(const pfi_alloc_workspace *w, size_t j, const double *c,
                                const double *d, const double *t, const double *sl, size_t m,
                                double wt, double lam, double *rem, pfi_alloc_result *out)
@@ -371,14 +387,10 @@ static inline double pick_walk(const pfi_alloc_workspace *w, size_t j, const dou
         out->power_w[j] = d[p] + g * (d[p + 1] - d[p]);
         out->tput_tok_s[j] = t[p] + g * (t[p + 1] - t[p]);
         out->marginal_down[j] = out->marginal_up[j] = sl[p];
+        out->shed_w[j] = d[m - 1] - out->power_w[j];
     } else {
-        out->cap_w[j] = c[p];
-        out->power_w[j] = d[p];
-        out->tput_tok_s[j] = t[p];
-        out->marginal_down[j] = p > 0 ? sl[p - 1] : NAN;
-        out->marginal_up[j] = p + 1 < m ? sl[p] : NAN;
+        out_at_point(out, j, c, d, t, sl, m, p);
     }
-    out->shed_w[j] = d[m - 1] - out->power_w[j];
     w->flag[j] = 1;
     return val;
 }
@@ -406,14 +418,8 @@ static inline __attribute__((always_inline)) double pick_copied(const pfi_alloc_
     }
     if (!tie) {
         w->pick[j] = d[v];
-        if (out != NULL) {
-            out->cap_w[j] = c[v];
-            out->power_w[j] = d[v];
-            out->tput_tok_s[j] = t[v];
-            out->marginal_down[j] = v > 0 ? sl[v - 1] : NAN;
-            out->marginal_up[j] = v + 1 < m ? sl[v] : NAN;
-            out->shed_w[j] = d[m - 1] - d[v];
-        }
+        if (out != NULL)
+            out_at_point(out, j, c, d, t, sl, m, v);
         w->flag[j] = out != NULL;
         return wt * t[v];
     }
@@ -649,12 +655,7 @@ pick_listed8(const alloc_ctx *x, const size_t *list, size_t nj, double lam, doub
             const double *c = J->cap_w + a, *d = J->power_w + a, *t = J->tput_tok_s + a,
                          *sl = w->cs + w->c0[j];
             w->pick[j] = d[p];
-            out->cap_w[j] = c[p];
-            out->power_w[j] = d[p];
-            out->tput_tok_s[j] = t[p];
-            out->marginal_down[j] = p > 0 ? sl[p - 1] : NAN;
-            out->marginal_up[j] = p + 1 < m ? sl[p] : NAN;
-            out->shed_w[j] = d[m - 1] - d[p];
+            out_at_point(out, j, c, d, t, sl, m, p);
             w->flag[j] = 1;
             lval[l2] = alloc_opt(J->weight, j, 1.0) * t[p];
         }
