@@ -129,7 +129,7 @@ typedef struct pfi_alloc_tree {
  * column, pfi/jobs.h), `pfi control`'s --policy band=, --qos-band QOS=BAND and
  * PUT /v1/jobs/ID {"band": B}; a band's text is read by pfi_band_parse wherever one is given.
  * Each refusal says the band as given (its text; a JSON number by pfi_band_format), then
- * PFI_BAND_RULE.
+ * PFI_BAND_RULE, or PFI_BAND_NAN_RULE where the text is no decimal number.
  */
 #define PFI_BAND_MAX 1e6
 #define PFI_BAND_RULE "must be a number in [-1e6, 1e6] (higher: cut last)"
@@ -154,8 +154,10 @@ typedef enum pfi_band_status {
  * priority band: the one reading of a band's text wherever one is given (the jobs file's band
  * column, --policy's band=, --qos-band QOS=BAND). Decimal numbers only ("2", "-0.5",
  * "1.5e3"; no hex, no inf or nan words), in the C locale; a value too small for a double
- * (1e-400) is 0, one too large (1e400) is out of range, as is any past PFI_BAND_MAX. A refusal
- * says the text, then PFI_BAND_RULE. Pure; thread-safe.
+ * (1e-400) is 0, one too large (1e400) is out of range, as is any past PFI_BAND_MAX. text is
+ * borrowed; *out (not NULL) is written in every case (see pfi_band_status). A refusal says the
+ * text, then PFI_BAND_NAN_RULE (PFI_BAND_NOT_NUMBER) or PFI_BAND_RULE (PFI_BAND_OUT_OF_RANGE).
+ * Pure; thread-safe.
  */
 pfi_band_status pfi_band_parse(const char *text, size_t len, double *out);
 
@@ -166,9 +168,9 @@ pfi_band_status pfi_band_parse(const char *text, size_t len, double *out);
  * pfi_band_format — b as text into buf[PFI_BAND_TEXT] (returned): the shortest decimal that
  * reads back as b ("%.15g", else "%.17g"), in plain digits whenever it fits in them
  * ("1000000", never "1e+06"; "0.00001", not "1e-05"), with an exponent only for magnitudes
- * below 1e-15 or at least 1e17; NaN: "-". For messages that name a band given as a number
- * (JSON) and for printing one; where a band came as text, messages quote the text. Pure;
- * thread-safe.
+ * below 1e-15 or at least 1e17; NaN: "-". buf is the caller's, PFI_BAND_TEXT bytes; no
+ * error. For messages that name a band given as a number (JSON) and for printing one; where a
+ * band came as text, messages quote the text. Pure; thread-safe.
  */
 char *pfi_band_format(double b, char buf[PFI_BAND_TEXT]);
 
